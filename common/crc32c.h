@@ -1,0 +1,18 @@
+/*
+ * crc32c.h - CRC-32C (Castagnoli), the checksum of the MDS protocol frames
+ * and of journal entries.  Uses SSE4.2 crc32 instructions when the CPU has
+ * them, a slicing-by-8 table otherwise.
+ */
+#ifndef LOLIGO_COMMON_CRC32C_H
+#define LOLIGO_COMMON_CRC32C_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/**
+ * crc32c - extend @crc over @len bytes of @buf.  Start with crc = 0; the
+ * result of crc32c(0, "123456789", 9) is 0xe3069283.
+ */
+uint32_t crc32c(uint32_t crc, const void *buf, size_t len);
+
+#endif

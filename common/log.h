@@ -1,0 +1,79 @@
+/*
+ * log.h - logging with per-subsystem debug levels, ceph style.
+ *
+ * Each subsystem has a level (0..30) set by the config option "debug_<name>"
+ * (debug_mds = 10).  A message at level L is written when L <= the level of
+ * its subsystem; level 0 and negative levels (errors) are always written.
+ * The check is one relaxed atomic load, so dout()s on hot paths are cheap
+ * when disabled.  Output goes to stderr or to the file set by log_set_file();
+ * each line carries a timestamp, the thread id, the subsystem and the level.
+ */
+#ifndef LOLIGO_COMMON_LOG_H
+#define LOLIGO_COMMON_LOG_H
+
+#include <stdarg.h>
+#include <stdatomic.h>
+
+/* X(enum suffix, name used in debug_<name>, default level) */
+#define LOG_SUBSYSTEMS(X)        \
+	X(COMMON, common, 1)     \
+	X(ASOK, asok, 1)         \
+	X(STORE, store, 1)       \
+	X(PROTO, proto, 1)       \
+	X(MDS, mds, 1)           \
+	X(JOURNAL, journal, 1)   \
+	X(CLIENT, client, 1)     \
+	X(FUSE, fuse, 1)         \
+	X(RPC, rpc, 1)           \
+	X(NFS, nfs, 1)           \
+	X(TOOLS, tools, 1)
+
+enum log_subsys {
+#define X(e, n, d) LOG_SS_##e,
+	LOG_SUBSYSTEMS(X)
+#undef X
+	LOG_SS_MAX
+};
+
+extern _Atomic int log_levels[LOG_SS_MAX];
+
+/**
+ * log_init - name the program in log lines and reset levels to defaults.
+ * Call once from main() before starting threads.
+ */
+void log_init(const char *progname);
+
+/**
+ * log_set_file - send log output to @path (appending); NULL means stderr.
+ * Return: 0 or -errno.
+ */
+int log_set_file(const char *path);
+
+/** log_set_level - set the level of subsystem @ss. */
+void log_set_level(enum log_subsys ss, int level);
+
+/** log_subsys_by_name - "mds" -> LOG_SS_MDS, or -1. */
+int log_subsys_by_name(const char *name);
+const char *log_subsys_name(enum log_subsys ss);
+
+static inline int log_enabled(enum log_subsys ss, int level)
+{
+	return level <= atomic_load_explicit(&log_levels[ss], memory_order_relaxed);
+}
+
+void log_write(enum log_subsys ss, int level, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+void log_vwrite(enum log_subsys ss, int level, const char *fmt, va_list ap);
+
+/* dout(ss, level, fmt, ...): debug output at @level for subsystem LOG_SS_<ss>. */
+#define dout(ss, level, ...)                                      \
+	do {                                                      \
+		if (log_enabled(LOG_SS_##ss, (level)))            \
+			log_write(LOG_SS_##ss, (level), __VA_ARGS__); \
+	} while (0)
+/* derr: always written (level -1). */
+#define derr(ss, ...) log_write(LOG_SS_##ss, -1, __VA_ARGS__)
+/* dinfo: level 0, always written, not an error (start-up, shutdown). */
+#define dinfo(ss, ...) log_write(LOG_SS_##ss, 0, __VA_ARGS__)
+
+#endif

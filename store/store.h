@@ -1,0 +1,148 @@
+/*
+ * store.h - the object store API (librados-shaped).
+ *
+ * A store holds pools; a pool holds objects named by strings (an optional
+ * namespace in front, as RADOS namespaces); an object has byte data and an
+ * omap, a sorted map of string keys to byte values.  Writes are built as a
+ * compound op (struct store_op) that applies atomically to one object, like
+ * rados_write_op_t: all of it or none of it, even across a crash.  Every
+ * operation is asynchronous with a completion callback; the blocking
+ * wrappers wait on a completion.  A write's completion means the change is
+ * durable (on stable storage), as with RADOS.
+ *
+ * Backends (local, rados) sit behind the table in store_backend.h and pass
+ * the same conformance suite (tests/unit/test_store_conformance.c).
+ *
+ * Lock order: none visible to callers.  Callbacks run on a backend thread:
+ * they must not block for long and must not call blocking store functions.
+ */
+#ifndef LOLIGO_STORE_STORE_H
+#define LOLIGO_STORE_STORE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+struct store;
+struct store_pool;
+struct store_op;
+struct store_read_op;
+
+/* Object names are at most this long (RADOS' default limit is 2048). */
+#define STORE_OID_MAX 1024
+#define STORE_OMAP_KEY_MAX 1024
+
+struct store_config {
+	const char *backend;      /* "local" or "rados" */
+	const char *local_path;   /* local: the store directory (must exist unless create) */
+	bool create;              /* local: mkdir -p the directory and initialise it */
+	const char *rados_conf;   /* rados: ceph.conf */
+	const char *rados_id;     /* rados: client id, e.g. "admin" */
+	double rados_mon_op_timeout;  /* seconds; 0 = default */
+	double rados_osd_op_timeout;  /* seconds; 0 = default */
+};
+
+/** store_config_from_cfg - fill @sc from the daemon's config options (CFG_store_*, CFG_rados_*). */
+void store_config_from_cfg(struct store_config *sc);
+
+/**
+ * store_open - connect to a backend.
+ * Return: 0 or -errno: -ENOENT (no such local store, create not set),
+ * -EACCES, -ENOTSUP (unknown backend or not built), -ETIMEDOUT / -ECONNREFUSED
+ * (rados cluster unreachable).  A message for the user is logged.
+ */
+int store_open(const struct store_config *cfg, struct store **out);
+void store_close(struct store *st);
+/** store_backend_name - "local" or "rados". */
+const char *store_backend_name(const struct store *st);
+
+/** store_pool_create - create pool @name; -EEXIST if it exists. */
+int store_pool_create(struct store *st, const char *name);
+/** store_pool_open - open pool @name in namespace @nspace ("" or NULL: default); -ENOENT. */
+int store_pool_open(struct store *st, const char *name, const char *nspace, struct store_pool **out);
+void store_pool_close(struct store_pool *p);
+
+struct store_stat {
+	uint64_t size;
+	struct timespec mtime;
+};
+
+struct store_kv {
+	char *key;
+	void *val;
+	size_t len;
+};
+void store_kv_free(struct store_kv *kvs, size_t n);
+
+typedef void (*store_cb_t)(int r, void *arg);
+
+/* ---- compound write ops: everything in one op applies atomically ----- */
+
+struct store_op *store_op_new(void);
+void store_op_free(struct store_op *op);
+/* Fail the whole op with -EEXIST if the object exists (exclusive) or just create it. */
+void store_op_create(struct store_op *op, bool exclusive);
+/* Fail with -ENOENT unless the object exists (guard, like rados assert_exists). */
+void store_op_assert_exists(struct store_op *op);
+/* The op copies @buf: the caller may free it as soon as this returns. */
+void store_op_write(struct store_op *op, uint64_t off, const void *buf, size_t len);
+void store_op_write_full(struct store_op *op, const void *buf, size_t len);
+void store_op_append(struct store_op *op, const void *buf, size_t len);
+void store_op_truncate(struct store_op *op, uint64_t size);
+void store_op_zero(struct store_op *op, uint64_t off, uint64_t len);
+void store_op_remove(struct store_op *op);
+void store_op_omap_set(struct store_op *op, const char *key, const void *val, size_t len);
+void store_op_omap_rm(struct store_op *op, const char *key);
+/* Remove every key in [start, end) (end NULL: to the end). */
+void store_op_omap_rm_range(struct store_op *op, const char *start, const char *end);
+void store_op_omap_clear(struct store_op *op);
+
+/**
+ * store_op_submit - apply @op to object @oid asynchronously; @cb(r, arg) runs
+ * when it is durable (r = 0) or failed (-errno; nothing of it was applied).
+ * Writing to a missing object creates it, as in RADOS.  The op is consumed
+ * (freed by the store) whether or not submission succeeds.
+ * Return: 0 if submitted, -errno if not (cb will not run).
+ */
+int store_op_submit(struct store_pool *p, const char *oid, struct store_op *op, store_cb_t cb, void *arg);
+/** store_op_exec - blocking store_op_submit; consumes @op. */
+int store_op_exec(struct store_pool *p, const char *oid, struct store_op *op);
+
+/* ---- reads ----------------------------------------------------------- */
+
+/**
+ * store_read_submit - read up to @len bytes at @off into @buf.  @cb gets the
+ * byte count (short at end of object; holes read as zeros) or -ENOENT.
+ */
+int store_read_submit(struct store_pool *p, const char *oid, uint64_t off, size_t len, void *buf,
+		      store_cb_t cb, void *arg);
+/** store_read - blocking read; returns bytes read or -errno. */
+ssize_t store_read(struct store_pool *p, const char *oid, uint64_t off, size_t len, void *buf);
+int store_stat(struct store_pool *p, const char *oid, struct store_stat *st);
+
+/** store_omap_get - value of @key; -ENOENT if the object or key is missing. Caller frees *val. */
+int store_omap_get(struct store_pool *p, const char *oid, const char *key, void **val, size_t *len);
+
+/**
+ * store_omap_list - up to @max pairs with keys > @after (NULL: from the
+ * start) and starting with @prefix (NULL: any), in key order.  *@more is set
+ * when more keys follow.  Caller frees with store_kv_free().
+ * Return: 0 or -ENOENT (no object).
+ */
+int store_omap_list(struct store_pool *p, const char *oid, const char *after, const char *prefix,
+		    size_t max, struct store_kv **out, size_t *n, bool *more);
+
+/** store_list_objects - names of objects in the pool (for tools and tests); free each and the array. */
+int store_list_objects(struct store_pool *p, char ***names, size_t *n);
+
+/* ---- async wrappers for blocking callers ----------------------------- */
+
+/* A completion to wait on: pass store_completion_cb and the completion. */
+struct store_completion;
+struct store_completion *store_completion_new(void);
+void store_completion_cb(int r, void *arg);
+/** store_completion_wait - wait and return r; frees the completion. */
+int store_completion_wait(struct store_completion *c);
+
+#endif
