@@ -1,0 +1,195 @@
+/*
+ * client.h - libloligo-client: the filesystem client library.
+ *
+ * One struct lclient is one mounted client: an MDS session (mds_client.c),
+ * the inode and dentry caches, and direct access to the data pool of the
+ * object store.  The FUSE frontend (client/fuse/) and the NFS gateway
+ * (nfs_gw/) are both built on this API alone and share one lclient when they
+ * run in the same process, so they see one cache and one session.
+ *
+ * The API is shaped like libcephfs' ll_* calls: operations take inode
+ * references (struct lc_inode *) rather than paths.  Every function that
+ * hands out an inode hands out a new reference; drop it with lc_put()
+ * (lc_forget() drops n at once, for FUSE's forget nlookup).  Every operation
+ * takes the caller's credentials and the MDS checks permissions with them.
+ *
+ * Returns: 0 (or a byte count) on success, -errno on failure.
+ * Threading: every call may be made from any thread concurrently.
+ */
+#ifndef LOLIGO_CLIENT_CLIENT_H
+#define LOLIGO_CLIENT_CLIENT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/types.h>
+#include <time.h>
+
+struct lclient;
+struct lc_inode;
+struct lc_fh;
+struct asok;
+
+#define LC_MAX_GROUPS 64
+
+struct lc_cred {
+	uid_t uid;
+	gid_t gid;
+	int ngroups;
+	gid_t groups[LC_MAX_GROUPS];
+	pid_t pid;
+};
+
+struct lc_attr {
+	uint64_t ino;
+	uint64_t generation;       /* with ino: stable identity for NFS file handles */
+	uint64_t change;           /* NFS change attribute: bumps on every change */
+	mode_t mode;
+	uid_t uid;
+	gid_t gid;
+	uint32_t nlink;
+	uint64_t size;
+	uint64_t blocks;           /* 512-byte units */
+	uint32_t blksize;
+	dev_t rdev;
+	struct timespec atime, mtime, ctime, btime;
+};
+
+/* lc_setattr mask */
+#define LC_SET_MODE   0x01
+#define LC_SET_UID    0x02
+#define LC_SET_GID    0x04
+#define LC_SET_SIZE   0x08
+#define LC_SET_ATIME  0x10
+#define LC_SET_MTIME  0x20
+#define LC_SET_ATIME_NOW 0x40
+#define LC_SET_MTIME_NOW 0x80
+
+/* Invalidation callbacks: the client calls them when a cap revoke or a
+ * change seen from the MDS makes the frontend's kernel caches stale. */
+struct lc_callbacks {
+	void (*inval_inode)(void *arg, uint64_t ino, off_t off, off_t len);
+	void (*inval_dentry)(void *arg, uint64_t parent_ino, const char *name);
+};
+
+/* ---- lifetime --------------------------------------------------------- */
+
+/**
+ * lclient_create - build a client from the process configuration ([client]
+ * options: mds address, client_mountpoint, cache sizes, timeouts; [global]
+ * store options for the data pool).  Does no I/O.
+ */
+int lclient_create(struct lclient **out);
+
+/**
+ * lclient_mount - open the object store, open an MDS session (bounded by
+ * client_mount_timeout: a dead MDS gives -ETIMEDOUT or -ECONNREFUSED, never
+ * a hang) and resolve @root_path ("/" or client_mountpoint) as the root.
+ */
+int lclient_mount(struct lclient *c, const char *root_path);
+
+/** lclient_unmount - flush dirty data, wait for SAFE replies, close the session. */
+void lclient_unmount(struct lclient *c);
+void lclient_destroy(struct lclient *c);
+
+void lclient_set_callbacks(struct lclient *c, const struct lc_callbacks *cb, void *arg);
+
+/** lclient_register_asok - add the client's commands (mds_requests, mds_sessions, dump cache) to @a. */
+int lclient_register_asok(struct lclient *c, struct asok *a);
+
+/* ---- inodes ------------------------------------------------------------ */
+
+/** lc_root - the mount's root inode (a new reference). */
+struct lc_inode *lc_root(struct lclient *c);
+void lc_get(struct lc_inode *in);
+void lc_put(struct lclient *c, struct lc_inode *in);
+/** lc_forget - drop @n references at once (FUSE forget). */
+void lc_forget(struct lclient *c, struct lc_inode *in, uint64_t n);
+uint64_t lc_ino(const struct lc_inode *in);
+/** lc_ino_to_inode - the cached inode for @ino with a new reference, or NULL. */
+struct lc_inode *lc_ino_to_inode(struct lclient *c, uint64_t ino);
+
+int lc_lookup(struct lclient *c, struct lc_inode *dir, const char *name, const struct lc_cred *cr,
+	      struct lc_attr *attr, struct lc_inode **out);
+/** lc_lookup_ino - inode by number (NFS file handles); -ESTALE if gone or generation differs (gen 0: any). */
+int lc_lookup_ino(struct lclient *c, uint64_t ino, uint64_t generation, struct lc_attr *attr,
+		  struct lc_inode **out);
+/** lc_lookup_parent - parent directory of directory @dir (root's parent is root). */
+int lc_lookup_parent(struct lclient *c, struct lc_inode *dir, struct lc_attr *attr, struct lc_inode **out);
+
+/** lc_getattr - @force: ask the MDS even if the cache is valid. */
+int lc_getattr(struct lclient *c, struct lc_inode *in, const struct lc_cred *cr, bool force,
+	       struct lc_attr *attr);
+int lc_setattr(struct lclient *c, struct lc_inode *in, const struct lc_attr *set, int mask,
+	       const struct lc_cred *cr, struct lc_attr *attr);
+int lc_access(struct lclient *c, struct lc_inode *in, int mask, const struct lc_cred *cr);
+
+int lc_mknod(struct lclient *c, struct lc_inode *dir, const char *name, mode_t mode, dev_t rdev,
+	     const struct lc_cred *cr, struct lc_attr *attr, struct lc_inode **out);
+int lc_mkdir(struct lclient *c, struct lc_inode *dir, const char *name, mode_t mode,
+	     const struct lc_cred *cr, struct lc_attr *attr, struct lc_inode **out);
+int lc_symlink(struct lclient *c, struct lc_inode *dir, const char *name, const char *target,
+	       const struct lc_cred *cr, struct lc_attr *attr, struct lc_inode **out);
+int lc_link(struct lclient *c, struct lc_inode *in, struct lc_inode *newdir, const char *name,
+	    const struct lc_cred *cr, struct lc_attr *attr);
+int lc_unlink(struct lclient *c, struct lc_inode *dir, const char *name, const struct lc_cred *cr);
+int lc_rmdir(struct lclient *c, struct lc_inode *dir, const char *name, const struct lc_cred *cr);
+/** lc_rename - @flags: 0, RENAME_NOREPLACE or RENAME_EXCHANGE (Linux values). */
+int lc_rename(struct lclient *c, struct lc_inode *olddir, const char *oldname, struct lc_inode *newdir,
+	      const char *newname, unsigned int flags, const struct lc_cred *cr);
+/** lc_readlink - copy the target into @buf (NUL-terminated if it fits); returns its length. */
+ssize_t lc_readlink(struct lclient *c, struct lc_inode *in, char *buf, size_t size, const struct lc_cred *cr);
+
+/*
+ * lc_readdir - entries of @dir after @cookie (0: from the start), in cookie
+ * order, with attributes.  For each entry @cb is called with a new inode
+ * reference when @plus (else @in is NULL).  @cb returns 0 to continue, or
+ * non-zero when the entry did not fit: that entry is not consumed (its
+ * reference, if any, is dropped by lc_readdir) and it stops.  @next_cookie
+ * resumes after the entry.  Cookies stay valid across concurrent inserts
+ * and removes.  "." and ".." are not listed.  *@eof is set at the end.
+ */
+typedef int (*lc_readdir_cb)(void *arg, const char *name, struct lc_inode *in,
+			     const struct lc_attr *attr, uint64_t next_cookie);
+int lc_readdir(struct lclient *c, struct lc_inode *dir, uint64_t cookie, bool plus,
+	       const struct lc_cred *cr, lc_readdir_cb cb, void *arg, bool *eof);
+
+int lc_statfs(struct lclient *c, struct lc_inode *in, struct statvfs *st);
+
+ssize_t lc_getxattr(struct lclient *c, struct lc_inode *in, const char *name, void *buf, size_t size,
+		    const struct lc_cred *cr);
+int lc_setxattr(struct lclient *c, struct lc_inode *in, const char *name, const void *val, size_t size,
+		int flags, const struct lc_cred *cr);
+ssize_t lc_listxattr(struct lclient *c, struct lc_inode *in, char *buf, size_t size, const struct lc_cred *cr);
+int lc_removexattr(struct lclient *c, struct lc_inode *in, const char *name, const struct lc_cred *cr);
+
+/* ---- files -------------------------------------------------------------- */
+
+/**
+ * lc_create - create and open @name in @dir (O_CREAT semantics from @flags:
+ * O_EXCL gives -EEXIST if it exists).  Returns the inode and an open handle.
+ */
+int lc_create(struct lclient *c, struct lc_inode *dir, const char *name, mode_t mode, int flags,
+	      const struct lc_cred *cr, struct lc_attr *attr, struct lc_inode **out, struct lc_fh **fh);
+int lc_open(struct lclient *c, struct lc_inode *in, int flags, const struct lc_cred *cr, struct lc_fh **fh);
+/** lc_read - returns bytes read (0 at EOF); holes read as zeros. */
+ssize_t lc_read(struct lclient *c, struct lc_fh *fh, off_t off, size_t len, void *buf);
+/** lc_write - buffered (bounded in memory) unless the handle is O_SYNC/O_DIRECT; returns bytes written. */
+ssize_t lc_write(struct lclient *c, struct lc_fh *fh, off_t off, size_t len, const void *buf);
+/** lc_flush - write back dirty data and report size/mtime to the MDS (close-to-open). */
+int lc_flush(struct lclient *c, struct lc_fh *fh);
+/** lc_fsync - data on stable storage, size/mtime reported, and (unless @datasync) the MDS reply SAFE. */
+int lc_fsync(struct lclient *c, struct lc_fh *fh, bool datasync);
+int lc_release(struct lclient *c, struct lc_fh *fh);
+struct lc_inode *lc_fh_inode(struct lc_fh *fh);
+
+/** lc_sync_fs - every dirty byte written and every MDS reply SAFE (syncfs / NFS COMMIT). */
+int lc_sync_fs(struct lclient *c);
+
+/** lc_entry_timeout, lc_attr_timeout - seconds the frontend may cache (from config / caps). */
+double lc_entry_timeout(struct lclient *c, struct lc_inode *in);
+double lc_attr_timeout(struct lclient *c, struct lc_inode *in);
+
+#endif

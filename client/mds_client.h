@@ -1,0 +1,78 @@
+/*
+ * mds_client.h - the client's MDS session layer (private to client/).
+ *
+ * Shape (DESIGN.md section 6, the Linux ceph client after its
+ * mutex-contention series):
+ *   - tids come from an atomic counter; oldest_tid is an atomic u64 that the
+ *     send path reads without a lock;
+ *   - the request map is a common/xarray keyed by tid: RCU lookups without a
+ *     lock, the tree's own lock for insert/erase, tid-ordered iteration;
+ *   - requests waiting for a session sit on a wait list under
+ *     wait_list_lock;
+ *   - mdsc->mutex guards the session table only, held for session choice and
+ *     registration and around replay setup/teardown, never while encoding or
+ *     sending; handle_reply finds its request without it.
+ *
+ * Lock order: mdsc->mutex -> wait_list_lock -> (xarray internal lock);
+ * session->send_lock is a leaf (serialises writes to the socket).
+ */
+#ifndef LOLIGO_CLIENT_MDS_CLIENT_H
+#define LOLIGO_CLIENT_MDS_CLIENT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "mds_proto/proto.h"
+
+struct mds_client;
+struct asok;
+
+/* One request.  Refcounted: the map holds one ref, the caller another. */
+struct mds_request {
+	struct mdsp_request args;   /* caller fills op, caller, ino, name, ...; tid set at submit */
+	struct mdsp_reply *reply;   /* the last reply (UNSAFE or SAFE); owned by the request */
+	int result;                 /* reply->result, or -errno from the session layer */
+	/* the rest is private to mds_client.c */
+	void *priv;
+};
+
+struct mdsc_ops {
+	/* a CAPS message from the MDS (grant/revoke/flush_ack); runs on the reader thread */
+	void (*handle_caps)(void *arg, const struct mdsp_caps *caps);
+	/* the session went stale / was evicted / came back */
+	void (*session_event)(void *arg, uint32_t session_op);
+};
+
+/**
+ * mdsc_create - a session layer talking to the MDS at @addr ("host:port").
+ * Connects lazily; mdsc_open_session() waits for the first session.
+ */
+int mdsc_create(const char *addr, const char *client_name, const struct mdsc_ops *ops, void *arg,
+		struct mds_client **out);
+/** mdsc_open_session - connect and open the session within @timeout_ms. */
+int mdsc_open_session(struct mds_client *mdsc, int timeout_ms);
+/** mdsc_close - close the session (after waiting for SAFE on everything) and free. */
+void mdsc_destroy(struct mds_client *mdsc);
+
+/** mdsc_request_new - a request for @op with one reference held by the caller. */
+struct mds_request *mdsc_request_new(struct mds_client *mdsc, uint32_t op);
+void mdsc_request_put(struct mds_request *req);
+
+/**
+ * mdsc_do_request - submit @req and wait for its first reply (UNSAFE or
+ * SAFE) or a session-layer failure.  Return: the reply's result (0 or
+ * -errno); -ETIMEDOUT/-EIO/-ESHUTDOWN for session failures.  Survives MDS
+ * restarts: the request is resent/replayed on reconnect.
+ */
+int mdsc_do_request(struct mds_client *mdsc, struct mds_request *req);
+/** mdsc_wait_safe - wait until @req got its SAFE reply. */
+int mdsc_wait_safe(struct mds_client *mdsc, struct mds_request *req);
+/** mdsc_sync - wait until every request submitted so far is SAFE (fsync, syncfs). */
+int mdsc_sync(struct mds_client *mdsc);
+
+/** mdsc_send_caps - send a CAPS message (flush, ack, release).  Never blocks on the MDS. */
+int mdsc_send_caps(struct mds_client *mdsc, const struct mdsp_caps *caps);
+
+int mdsc_register_asok(struct mds_client *mdsc, struct asok *a);
+
+#endif
