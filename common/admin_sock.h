@@ -24,6 +24,9 @@
 struct json_object;
 struct asok;
 
+/* version reported by `version` on every admin socket and by `loligo --version` */
+#define LOLIGO_VERSION "0.1.0"
+
 /**
  * asok_handler_t - run one command.
  * @args: the request object (owned by the caller; read only).
@@ -57,6 +60,9 @@ void asok_stop(struct asok *a);
  * asok_request - client side: send @req to the socket at @path and return
  * the parsed reply in @reply.  @timeout_ms bounds the whole exchange.
  * Return: 0 or -errno (-ECONNREFUSED: no daemon, -ETIMEDOUT, -EPROTO).
+ * -ENOENT means no socket file at all.  A daemon-side failure is still a
+ * return of 0: the reply then holds "error" and "errno" (EOPNOTSUPP for a
+ * command the daemon does not know, EINVAL for bad or missing arguments).
  */
 int asok_request(const char *path, struct json_object *req, struct json_object **reply, int timeout_ms);
 

@@ -78,6 +78,9 @@ const char *cfg_get_string(int id, char *buf, size_t len);
  */
 void cfg_observe(enum cfg_opt_id id, void (*fn)(int id, void *arg), void *arg);
 
+/** cfg_value_json - option @id's current value as a typed JSON value (new ref). */
+struct json_object *cfg_value_json(int id);
+
 /** cfg_show_json - every option with its current value, for `config show`. */
 struct json_object *cfg_show_json(void);
 

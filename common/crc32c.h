@@ -15,4 +15,12 @@
  */
 uint32_t crc32c(uint32_t crc, const void *buf, size_t len);
 
+/*
+ * The two implementations behind crc32c(), exposed for tests and
+ * benchmarks.  crc32c_hw() may only be called when crc32c_hw_available().
+ */
+uint32_t crc32c_sw(uint32_t crc, const void *buf, size_t len);
+uint32_t crc32c_hw(uint32_t crc, const void *buf, size_t len);
+int crc32c_hw_available(void);
+
 #endif

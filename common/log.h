@@ -56,6 +56,16 @@ void log_set_level(enum log_subsys ss, int level);
 int log_subsys_by_name(const char *name);
 const char *log_subsys_name(enum log_subsys ss);
 
+/** log_default_level - built-in level of @ss (the table above). */
+int log_default_level(enum log_subsys ss);
+
+/**
+ * log_cfg_attach - follow the debug_<subsys> and log_file options: apply
+ * their current values now and again whenever one changes (file, command
+ * line or runtime `config set`).  cfg_init() calls it; idempotent.
+ */
+void log_cfg_attach(void);
+
 static inline int log_enabled(enum log_subsys ss, int level)
 {
 	return level <= atomic_load_explicit(&log_levels[ss], memory_order_relaxed);
