@@ -1,0 +1,101 @@
+/*
+ * names.c - names of message types, ops and session ops for logs, perf
+ * counters and admin output; which ops are journaled writes.
+ */
+#include "mds_proto/proto_int.h"
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+static const char *const op_names[] = {
+	[MDSP_OP_LOOKUP] = "lookup",
+	[MDSP_OP_GETATTR] = "getattr",
+	[MDSP_OP_SETATTR] = "setattr",
+	[MDSP_OP_CREATE] = "create",
+	[MDSP_OP_OPEN] = "open",
+	[MDSP_OP_MKNOD] = "mknod",
+	[MDSP_OP_MKDIR] = "mkdir",
+	[MDSP_OP_SYMLINK] = "symlink",
+	[MDSP_OP_LINK] = "link",
+	[MDSP_OP_UNLINK] = "unlink",
+	[MDSP_OP_RMDIR] = "rmdir",
+	[MDSP_OP_RENAME] = "rename",
+	[MDSP_OP_READDIR] = "readdir",
+	[MDSP_OP_READLINK] = "readlink",
+	[MDSP_OP_STATFS] = "statfs",
+	[MDSP_OP_GETXATTR] = "getxattr",
+	[MDSP_OP_SETXATTR] = "setxattr",
+	[MDSP_OP_LISTXATTR] = "listxattr",
+	[MDSP_OP_REMOVEXATTR] = "removexattr",
+	[MDSP_OP_GETLK] = "getlk",
+	[MDSP_OP_SETLK] = "setlk",
+	[MDSP_OP_LOOKUPINO] = "lookupino",
+	[MDSP_OP_LOOKUPPARENT] = "lookupparent",
+};
+
+static const char *const msg_type_names[] = {
+	[MDSP_MSG_SESSION] = "session",
+	[MDSP_MSG_REQUEST] = "request",
+	[MDSP_MSG_REPLY] = "reply",
+	[MDSP_MSG_CAPS] = "caps",
+	[MDSP_MSG_COMMAND] = "command",
+	[MDSP_MSG_COMMAND_REPLY] = "command_reply",
+};
+
+static const char *const session_op_names[] = {
+	[MDSP_SESSION_REQUEST_OPEN] = "request_open",
+	[MDSP_SESSION_OPEN] = "open",
+	[MDSP_SESSION_REQUEST_RENEW] = "request_renew",
+	[MDSP_SESSION_RENEW] = "renew",
+	[MDSP_SESSION_REQUEST_CLOSE] = "request_close",
+	[MDSP_SESSION_CLOSE] = "close",
+	[MDSP_SESSION_RECONNECT] = "reconnect",
+	[MDSP_SESSION_STALE] = "stale",
+	[MDSP_SESSION_EVICTED] = "evicted",
+	[MDSP_SESSION_REJECT] = "reject",
+};
+
+static const char *lookup(const char *const *tab, size_t n, uint32_t i)
+{
+	return i < n && tab[i] ? tab[i] : "unknown";
+}
+
+const char *mdsp_op_name(uint32_t op)
+{
+	return lookup(op_names, ARRAY_SIZE(op_names), op);
+}
+
+const char *mdsp_msg_type_name(uint32_t type)
+{
+	return lookup(msg_type_names, ARRAY_SIZE(msg_type_names), type);
+}
+
+const char *mdsp_session_op_name(uint32_t op)
+{
+	return lookup(session_op_names, ARRAY_SIZE(session_op_names), op);
+}
+
+/*
+ * Writes change the namespace and are journaled before their SAFE reply.
+ * OPEN is not one by its op alone: whether an open with O_TRUNC or O_CREAT
+ * changes anything depends on its flags, which only the MDS can judge.
+ * File locks are not namespace state.
+ */
+bool mdsp_op_is_write(uint32_t op)
+{
+	switch (op) {
+	case MDSP_OP_SETATTR:
+	case MDSP_OP_CREATE:
+	case MDSP_OP_MKNOD:
+	case MDSP_OP_MKDIR:
+	case MDSP_OP_SYMLINK:
+	case MDSP_OP_LINK:
+	case MDSP_OP_UNLINK:
+	case MDSP_OP_RMDIR:
+	case MDSP_OP_RENAME:
+	case MDSP_OP_SETXATTR:
+	case MDSP_OP_REMOVEXATTR:
+		return true;
+	default:
+		return false;
+	}
+}

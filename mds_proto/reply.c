@@ -1,0 +1,133 @@
+/*
+ * reply.c - REPLY messages: the result of a request, with the trace (the
+ * directory and target inodes, so the client can fill its cache without a
+ * second round trip), caps granted on the target, and the op's output:
+ * readdir entries, a symlink target, xattr data, a lock, statfs.
+ *
+ * A readdir reply is the one large message: up to MDSP_READDIR_MAX entries.
+ * The entry array is allocated only after its count has been checked
+ * against both that bound and the bytes actually left in the message.
+ */
+#include <stdlib.h>
+
+#include "mds_proto/proto_int.h"
+
+int enc_reply(struct mdsp_buf *b, const struct mdsp_reply *rp)
+{
+	size_t off, eoff;
+	uint32_t i;
+	int r;
+
+	if ((r = enc_check_str(rp->dname, MDSP_NAME_MAX, "reply dname")) ||
+	    (r = enc_check_count(rp->nentries, MDSP_READDIR_MAX, rp->entries, "readdir entries")) ||
+	    (r = enc_check_str(rp->link, MDSP_PATH_MAX, "reply link")) ||
+	    (r = enc_check_blob(rp->data, rp->data_len, MDSP_XATTR_SIZE_MAX, "reply data")))
+		return r;
+	for (i = 0; i < rp->nentries; i++)
+		if ((r = enc_check_str(rp->entries[i].name, MDSP_NAME_MAX, "readdir entry name")))
+			return r;
+
+	off = struct_open(b, V_REPLY, 1);
+	put_u64(b, rp->tid);
+	put_s32(b, rp->result);
+	put_u32(b, rp->flags);
+	put_bool(b, rp->has_dir);
+	if (rp->has_dir)
+		enc_inode(b, &rp->dir);
+	put_str(b, rp->dname);
+	put_bool(b, rp->has_target);
+	if (rp->has_target)
+		enc_inode(b, &rp->target);
+	put_u32(b, rp->caps);
+	put_u64(b, rp->cap_seq);
+	put_u32(b, rp->nentries);
+	for (i = 0; i < rp->nentries; i++) {
+		eoff = struct_open(b, V_DIRENT, 1);
+		put_str(b, rp->entries[i].name);
+		put_u64(b, rp->entries[i].cookie);
+		enc_inode(b, &rp->entries[i].inode);
+		struct_close(b, eoff);
+	}
+	put_bool(b, rp->end);
+	put_str(b, rp->link);
+	put_blob(b, rp->data, rp->data_len);
+	enc_lock(b, &rp->lock);
+	enc_statfs(b, &rp->statfs);
+	struct_close(b, off);
+	return 0;
+}
+
+static int dec_dirent(struct cur *c, struct mdsp_dirent *de)
+{
+	const uint8_t *outer;
+	int r;
+
+	if ((r = struct_enter(c, V_DIRENT, &outer, NULL)))
+		return r;
+	if ((r = get_str(c, &de->name, MDSP_NAME_MAX)) || (r = get_u64(c, &de->cookie)) ||
+	    (r = dec_inode(c, &de->inode)))
+		return r;
+	struct_leave(c, outer);
+	return 0;
+}
+
+int dec_reply(struct cur *c, struct mdsp_reply *rp)
+{
+	const uint8_t *outer;
+	uint32_t i, n;
+	int r;
+
+	if ((r = struct_enter(c, V_REPLY, &outer, NULL)))
+		return r;
+	if ((r = get_u64(c, &rp->tid)) || (r = get_s32(c, &rp->result)) ||
+	    (r = get_u32(c, &rp->flags)) || (r = get_bool(c, &rp->has_dir)))
+		goto bad;
+	if (rp->has_dir && (r = dec_inode(c, &rp->dir)))
+		goto bad;
+	if ((r = get_str(c, &rp->dname, MDSP_NAME_MAX)) || (r = get_bool(c, &rp->has_target)))
+		goto bad;
+	if (rp->has_target && (r = dec_inode(c, &rp->target)))
+		goto bad;
+	if ((r = get_u32(c, &rp->caps)) || (r = get_u64(c, &rp->cap_seq)) ||
+	    (r = get_count(c, &n, MDSP_READDIR_MAX, DIRENT_WIRE_MIN)))
+		goto bad;
+	if (n) {
+		rp->entries = calloc(n, sizeof(*rp->entries));
+		if (!rp->entries) {
+			r = -ENOMEM;
+			goto bad;
+		}
+		rp->nentries = n;
+		for (i = 0; i < n; i++)
+			if ((r = dec_dirent(c, &rp->entries[i])))
+				goto bad;
+	}
+	if ((r = get_bool(c, &rp->end)) || (r = get_str(c, &rp->link, MDSP_PATH_MAX)) ||
+	    (r = get_blob(c, &rp->data, &rp->data_len, MDSP_XATTR_SIZE_MAX)) ||
+	    (r = dec_lock(c, &rp->lock)) || (r = dec_statfs(c, &rp->statfs)))
+		goto bad;
+	struct_leave(c, outer);
+	return 0;
+bad:
+	free_reply(rp);
+	return r;
+}
+
+void free_reply(struct mdsp_reply *rp)
+{
+	uint32_t i;
+
+	free(rp->dname);
+	if (rp->entries)
+		for (i = 0; i < rp->nentries; i++)
+			free(rp->entries[i].name);
+	free(rp->entries);
+	free(rp->link);
+	free(rp->data);
+	rp->dname = NULL;
+	rp->entries = NULL;
+	rp->nentries = 0;
+	rp->link = NULL;
+	rp->data = NULL;
+	rp->data_len = 0;
+}

@@ -1,0 +1,98 @@
+/*
+ * session.c - SESSION messages: open, renew, close, reconnect (with the
+ * caps the client still holds), stale, evicted, reject.  One struct serves
+ * every session op; fields an op does not use travel as zeros.
+ */
+#include <stdlib.h>
+
+#include "mds_proto/proto_int.h"
+
+int enc_session(struct mdsp_buf *b, const struct mdsp_session *s)
+{
+	size_t off, coff;
+	uint32_t i;
+	int r;
+
+	if ((r = enc_check_str(s->client_name, MDSP_CLIENT_NAME_MAX, "session client_name")) ||
+	    (r = enc_check_str(s->reason, REASON_MAX, "session reason")) ||
+	    (r = enc_check_count(s->ncaps, UINT32_MAX, s->caps, "session caps")))
+		return r;
+
+	off = struct_open(b, V_SESSION, 1);
+	put_u32(b, s->op);
+	put_u64(b, s->session_id);
+	put_u64(b, s->seq);
+	put_str(b, s->client_name);
+	put_bytes(b, s->client_uuid, sizeof(s->client_uuid));
+	put_u32(b, s->lease_ms);
+	put_s32(b, s->result);
+	put_str(b, s->reason);
+	put_u64(b, s->mds_epoch);
+	put_u32(b, s->ncaps);
+	for (i = 0; i < s->ncaps; i++) {
+		coff = struct_open(b, V_CAP_RECONNECT, 1);
+		put_u64(b, s->caps[i].ino);
+		put_u32(b, s->caps[i].caps);
+		put_u32(b, s->caps[i].wanted);
+		struct_close(b, coff);
+	}
+	struct_close(b, off);
+	return 0;
+}
+
+static int dec_cap_reconnect(struct cur *c, struct mdsp_cap_reconnect *cr)
+{
+	const uint8_t *outer;
+
+	if (struct_enter(c, V_CAP_RECONNECT, &outer, NULL))
+		return -EBADMSG;
+	if (get_u64(c, &cr->ino) || get_u32(c, &cr->caps) || get_u32(c, &cr->wanted))
+		return -EBADMSG;
+	struct_leave(c, outer);
+	return 0;
+}
+
+int dec_session(struct cur *c, struct mdsp_session *s)
+{
+	const uint8_t *outer;
+	uint32_t i, n;
+	int r;
+
+	if ((r = struct_enter(c, V_SESSION, &outer, NULL)))
+		return r;
+	if ((r = get_u32(c, &s->op)) || (r = get_u64(c, &s->session_id)) ||
+	    (r = get_u64(c, &s->seq)) ||
+	    (r = get_str(c, &s->client_name, MDSP_CLIENT_NAME_MAX)) ||
+	    (r = get_bytes(c, s->client_uuid, sizeof(s->client_uuid))) ||
+	    (r = get_u32(c, &s->lease_ms)) || (r = get_s32(c, &s->result)) ||
+	    (r = get_str(c, &s->reason, REASON_MAX)) || (r = get_u64(c, &s->mds_epoch)) ||
+	    (r = get_count(c, &n, UINT32_MAX, CAP_RECONNECT_WIRE_MIN)))
+		goto bad;
+	if (n) {
+		s->caps = calloc(n, sizeof(*s->caps));
+		if (!s->caps) {
+			r = -ENOMEM;
+			goto bad;
+		}
+		s->ncaps = n;
+		for (i = 0; i < n; i++)
+			if ((r = dec_cap_reconnect(c, &s->caps[i])))
+				goto bad;
+	}
+	struct_leave(c, outer);
+	return 0;
+bad:
+	free_session(s);
+	return r;
+}
+
+void free_session(struct mdsp_session *s)
+{
+	free(s->client_name);
+	free(s->reason);
+	free(s->caps);
+	s->client_name = NULL;
+	s->reason = NULL;
+	s->caps = NULL;
+	s->ncaps = 0;
+}

@@ -1,0 +1,165 @@
+/*
+ * structs.c - the structs shared by several messages (inode, caller, lock,
+ * statfs).  The inode encoding is also what the MDS journals and stores in
+ * its directory objects (through mdsp_encode_inode), so it must stay
+ * decodable forever: only ever append fields and bump V_INODE.
+ */
+#include "mds_proto/proto_int.h"
+
+void enc_inode(struct mdsp_buf *b, const struct mdsp_inode *in)
+{
+	size_t off = struct_open(b, V_INODE, 1);
+
+	put_u64(b, in->ino);
+	put_u64(b, in->generation);
+	put_u32(b, in->mode);
+	put_u32(b, in->uid);
+	put_u32(b, in->gid);
+	put_u32(b, in->nlink);
+	put_u64(b, in->size);
+	put_u64(b, in->rdev);
+	put_time(b, &in->atime);
+	put_time(b, &in->mtime);
+	put_time(b, &in->ctime);
+	put_time(b, &in->btime);
+	put_u64(b, in->change);
+	put_u32(b, in->object_size);
+	put_u64(b, in->max_size);
+	put_u64(b, in->files);
+	struct_close(b, off);
+}
+
+int dec_inode(struct cur *c, struct mdsp_inode *in)
+{
+	const uint8_t *outer;
+
+	if (struct_enter(c, V_INODE, &outer, NULL))
+		return -EBADMSG;
+	if (get_u64(c, &in->ino) || get_u64(c, &in->generation) ||
+	    get_u32(c, &in->mode) || get_u32(c, &in->uid) || get_u32(c, &in->gid) ||
+	    get_u32(c, &in->nlink) || get_u64(c, &in->size) || get_u64(c, &in->rdev) ||
+	    get_time(c, &in->atime) || get_time(c, &in->mtime) ||
+	    get_time(c, &in->ctime) || get_time(c, &in->btime) ||
+	    get_u64(c, &in->change) || get_u32(c, &in->object_size) ||
+	    get_u64(c, &in->max_size) || get_u64(c, &in->files))
+		return -EBADMSG;
+	struct_leave(c, outer);
+	return 0;
+}
+
+int enc_caller(struct mdsp_buf *b, const struct mdsp_caller *cl)
+{
+	size_t off;
+	uint32_t i;
+
+	if (cl->ngroups > MDSP_MAX_GROUPS)
+		return enc_check_count(cl->ngroups, MDSP_MAX_GROUPS, cl->groups, "caller groups");
+	off = struct_open(b, V_CALLER, 1);
+	put_u32(b, cl->uid);
+	put_u32(b, cl->gid);
+	put_u32(b, cl->ngroups);
+	for (i = 0; i < cl->ngroups; i++)
+		put_u32(b, cl->groups[i]);
+	put_u32(b, cl->pid);
+	struct_close(b, off);
+	return 0;
+}
+
+int dec_caller(struct cur *c, struct mdsp_caller *cl)
+{
+	const uint8_t *outer;
+	uint32_t i;
+
+	if (struct_enter(c, V_CALLER, &outer, NULL))
+		return -EBADMSG;
+	if (get_u32(c, &cl->uid) || get_u32(c, &cl->gid) ||
+	    get_count(c, &cl->ngroups, MDSP_MAX_GROUPS, 4))
+		goto bad;
+	for (i = 0; i < cl->ngroups; i++)
+		if (get_u32(c, &cl->groups[i]))
+			goto bad;
+	if (get_u32(c, &cl->pid))
+		goto bad;
+	struct_leave(c, outer);
+	return 0;
+bad:
+	cl->ngroups = 0;
+	return -EBADMSG;
+}
+
+void enc_lock(struct mdsp_buf *b, const struct mdsp_lock *l)
+{
+	size_t off = struct_open(b, V_LOCK, 1);
+
+	put_u32(b, l->type);
+	put_u32(b, l->flags);
+	put_u64(b, l->start);
+	put_u64(b, l->len);
+	put_u64(b, l->owner);
+	put_u32(b, l->pid);
+	struct_close(b, off);
+}
+
+int dec_lock(struct cur *c, struct mdsp_lock *l)
+{
+	const uint8_t *outer;
+
+	if (struct_enter(c, V_LOCK, &outer, NULL))
+		return -EBADMSG;
+	if (get_u32(c, &l->type) || get_u32(c, &l->flags) || get_u64(c, &l->start) ||
+	    get_u64(c, &l->len) || get_u64(c, &l->owner) || get_u32(c, &l->pid))
+		return -EBADMSG;
+	struct_leave(c, outer);
+	return 0;
+}
+
+void enc_statfs(struct mdsp_buf *b, const struct mdsp_statfs *s)
+{
+	size_t off = struct_open(b, V_STATFS, 1);
+
+	put_u64(b, s->bsize);
+	put_u64(b, s->blocks);
+	put_u64(b, s->bfree);
+	put_u64(b, s->bavail);
+	put_u64(b, s->files);
+	put_u64(b, s->ffree);
+	put_u32(b, s->namemax);
+	struct_close(b, off);
+}
+
+int dec_statfs(struct cur *c, struct mdsp_statfs *s)
+{
+	const uint8_t *outer;
+
+	if (struct_enter(c, V_STATFS, &outer, NULL))
+		return -EBADMSG;
+	if (get_u64(c, &s->bsize) || get_u64(c, &s->blocks) || get_u64(c, &s->bfree) ||
+	    get_u64(c, &s->bavail) || get_u64(c, &s->files) || get_u64(c, &s->ffree) ||
+	    get_u32(c, &s->namemax))
+		return -EBADMSG;
+	struct_leave(c, outer);
+	return 0;
+}
+
+/* ---- public: the MDS journal and directory objects embed inodes ---------- */
+
+int mdsp_encode_inode(struct mdsp_buf *b, const struct mdsp_inode *in)
+{
+	enc_inode(b, in);
+	return b->oom ? -ENOMEM : 0;
+}
+
+int mdsp_decode_inode(const uint8_t **p, const uint8_t *end, struct mdsp_inode *in)
+{
+	struct cur c = { .p = *p, .end = end };
+	struct mdsp_inode tmp;
+
+	if (!*p || end < *p)
+		return -EBADMSG;
+	memset(&tmp, 0, sizeof(tmp));
+	if (dec_inode(&c, &tmp))
+		return -EBADMSG;
+	*in = tmp;
+	*p = c.p;
+	return 0;
+}

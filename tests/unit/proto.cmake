@@ -1,0 +1,12 @@
+# mds_proto: the wire codec (round trips, truncation, corruption, bounds,
+# forward compatibility) and the blocking socket helpers.
+loligo_check_test(test_proto
+  SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/unit/test_proto.c
+  LIBS loligo_proto
+  LABELS unit proto
+  TIMEOUT 120)
+loligo_check_test(test_proto_sock
+  SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/unit/test_proto_sock.c
+  LIBS loligo_proto
+  LABELS unit proto
+  TIMEOUT 60)
