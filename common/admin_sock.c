@@ -497,7 +497,7 @@ static struct json_object *dispatch(struct asok *a, struct json_object *req)
 }
 
 /* Read one request: up to a newline or the peer's shutdown(SHUT_WR). */
-static struct json_object *read_request(int fd, struct json_object **err)
+static struct json_object *read_request(int fd, struct json_object **err, bool *empty)
 {
 	char *buf = malloc(MAX_REQUEST + 1);
 	size_t len = 0;
@@ -543,6 +543,7 @@ static struct json_object *read_request(int fd, struct json_object **err)
 	if (nl)
 		len = (size_t)(nl - buf);
 	buf[len] = '\0';
+	*empty = len == 0;
 	if (len == 0 || strlen(buf) != len) {
 		*err = error_obj(EINVAL, "empty or binary request; send one JSON object");
 		goto out_free;
@@ -576,10 +577,16 @@ out_free:
 static void serve_one(struct asok *a, int fd)
 {
 	struct json_object *req, *reply, *err = NULL;
+	bool empty = false;
 
-	req = read_request(fd, &err);
+	req = read_request(fd, &err, &empty);
 	if (!req) {
-		if (err) {
+		if (err && empty) {
+			/* a connect-and-close probe (asok_start's liveness check) */
+			dout(ASOK, 10, "empty request");
+			send_reply(fd, err);
+			json_object_put(err);
+		} else if (err) {
 			dout(ASOK, 1, "bad request: %s",
 			     json_object_get_string(json_object_object_get(err, "error")));
 			send_reply(fd, err);

@@ -554,6 +554,8 @@ static char *line_reader(char *str, int num, void *stream)
 static int entry_handler(void *user, const char *section, const char *name, const char *value)
 {
 	struct ini_ctx *c = user;
+	char clean[4096];
+	const char *hash;
 	bool global;
 	int id;
 
@@ -565,6 +567,19 @@ static int entry_handler(void *user, const char *section, const char *name, cons
 		global = false;
 	else
 		return 1;	/* another daemon's section: not ours to judge */
+
+	/* inih strips "  ; comment"; strip ceph's "  # comment" too */
+	for (hash = value; (hash = strchr(hash, '#')); hash++) {
+		if (hash > value && isspace((unsigned char)hash[-1])) {
+			size_t n = (size_t)(hash - value);
+
+			while (n && isspace((unsigned char)value[n - 1]))
+				n--;
+			snprintf(clean, sizeof(clean), "%.*s", (int)n, value);
+			value = clean;
+			break;
+		}
+	}
 
 	id = cfg_lookup(name);
 	if (id < 0) {
@@ -660,7 +675,7 @@ int cfg_load_file(const char *path, char *err, size_t errlen)
 			}
 		}
 	}
-	dout(COMMON, 1, "loaded config file %s (%zu options for [global]/[%s])", path, c.n,
+	dout(COMMON, 2, "loaded config file %s (%zu options for [global]/[%s])", path, c.n,
 	     cfg_section);
 out_free:
 	for (i = 0; i < c.n; i++)

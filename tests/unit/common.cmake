@@ -1,0 +1,19 @@
+# Unit suites of common/ and of the loligo CLI (tools/cli).
+loligo_check_test(test_log SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_log.c
+                  LIBS loligo_common LABELS unit common TIMEOUT 60)
+loligo_check_test(test_config SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_config.c
+                  LIBS loligo_common LABELS unit common TIMEOUT 60)
+loligo_check_test(test_crc32c SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_crc32c.c
+                  LIBS loligo_common LABELS unit common TIMEOUT 60)
+loligo_check_test(test_perf SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_perf.c
+                  LIBS loligo_common LABELS unit common TIMEOUT 60)
+loligo_check_test(test_admin_sock SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_admin_sock.c
+                  LIBS loligo_common LABELS unit common TIMEOUT 60)
+loligo_check_test(test_xarray SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_xarray.c
+                  LIBS loligo_common LABELS unit common TIMEOUT 120)
+if(TARGET loligo)
+  loligo_check_test(test_cli SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_cli.c
+                    LIBS loligo_common LABELS unit common cli TIMEOUT 60)
+  add_dependencies(test_cli loligo)
+  set_property(TEST test_cli APPEND PROPERTY ENVIRONMENT "LOLIGO_CLI=$<TARGET_FILE:loligo>")
+endif()
