@@ -415,7 +415,6 @@ static int cmd_config_set(struct json_object *args, struct json_object **out, vo
 	*out = json_object_new_object();
 	if (!*out)
 		return -ENOMEM;
-	json_object_object_add(*out, "success", json_object_new_string(""));
 	json_object_object_add(*out, cfg_options[id].name, cfg_value_json(id));
 	return 0;
 }

@@ -11,7 +11,7 @@ loligo_check_test(test_admin_sock SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_admin_s
                   LIBS loligo_common LABELS unit common TIMEOUT 60)
 loligo_check_test(test_xarray SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_xarray.c
                   LIBS loligo_common LABELS unit common TIMEOUT 120)
-if(TARGET loligo)
+if(TARGET loligo AND EXISTS ${CMAKE_CURRENT_LIST_DIR}/test_cli.c)
   loligo_check_test(test_cli SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_cli.c
                     LIBS loligo_common LABELS unit common cli TIMEOUT 60)
   add_dependencies(test_cli loligo)
