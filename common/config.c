@@ -325,13 +325,34 @@ __attribute__((constructor)) static void cfg_early_defaults(void)
 
 void cfg_init(const char *section)
 {
+	static uint64_t before[CFG_MAX];
+	static char *sbefore[CFG_MAX];
 	int id;
 
 	snprintf(cfg_section, sizeof(cfg_section), "%s", section && *section ? section : "global");
+	/* remember the old values, so only options that really change notify */
+	for (id = 0; id < CFG_MAX; id++) {
+		before[id] = atomic_load(&num_vals[id]);
+		if (cfg_options[id].type == CFG_T_STR)
+			sbefore[id] = cfg_strdup(id);
+	}
 	set_defaults();
 	log_cfg_attach();
-	for (id = 0; id < CFG_MAX; id++)
-		notify(id);
+	for (id = 0; id < CFG_MAX; id++) {
+		bool changed;
+
+		if (cfg_options[id].type == CFG_T_STR) {
+			pthread_mutex_lock(&str_lock);
+			changed = !sbefore[id] || strcmp(sbefore[id], str_vals[id]);
+			pthread_mutex_unlock(&str_lock);
+			free(sbefore[id]);
+			sbefore[id] = NULL;
+		} else {
+			changed = before[id] != atomic_load(&num_vals[id]);
+		}
+		if (changed)
+			notify(id);
+	}
 }
 
 int cfg_lookup(const char *name)

@@ -33,7 +33,13 @@ struct cfg_option {
 
 extern const struct cfg_option cfg_options[CFG_MAX];
 
-/** cfg_init - reset every option to its default; @section is this daemon's INI section. */
+/**
+ * cfg_init - reset every option to its default; @section is this daemon's
+ * INI section.  Also makes log.c follow debug_* and log_file (see
+ * log_cfg_attach()).  Call from main() before starting threads.  Values are
+ * valid (the defaults) even before cfg_init(); observers run for options
+ * whose value the reset changes.
+ */
 void cfg_init(const char *section);
 
 /**
@@ -75,6 +81,9 @@ const char *cfg_get_string(int id, char *buf, size_t len);
 /**
  * cfg_observe - call @fn(id, arg) after option @id changes at runtime
  * (used to apply debug_* levels).  Callbacks run in the setter's thread.
+ * They also run for changes from the config file and the command line, so
+ * an observer registered before cfg_parse_args() sees start-up values too.
+ * At most 8 observers per option; they cannot be removed.
  */
 void cfg_observe(enum cfg_opt_id id, void (*fn)(int id, void *arg), void *arg);
 
