@@ -554,11 +554,11 @@ static struct json_object *read_request(int fd, struct json_object **err, bool *
 	}
 	req = json_tokener_parse_ex(tok, buf, (int)len);
 	if (!req || json_tokener_get_error(tok) != json_tokener_success ||
-	    tok->char_offset != (int)len) {
+	    json_tokener_get_parse_end(tok) != len) {
 		/* trailing blanks after the object are fine, anything else is not */
 		bool trailing_ok = req && json_tokener_get_error(tok) == json_tokener_success;
 
-		for (size_t i = trailing_ok ? (size_t)tok->char_offset : len; i < len; i++)
+		for (size_t i = trailing_ok ? json_tokener_get_parse_end(tok) : len; i < len; i++)
 			if (!strchr(" \t\r", buf[i]))
 				trailing_ok = false;
 		if (!trailing_ok) {
