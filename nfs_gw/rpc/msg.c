@@ -1,0 +1,154 @@
+/*
+ * msg.c - ONC RPC call headers and reply headers (RFC 5531 section 9).
+ *
+ * A call is: xid, CALL, rpcvers, prog, vers, proc, cred, verf, args.  We
+ * accept AUTH_NONE and AUTH_SYS credentials with an AUTH_NONE verifier;
+ * any other flavour is AUTH_BADCRED (as knfsd answers a flavour it has no
+ * authenticator for), a malformed credential body is AUTH_BADCRED and a
+ * bad verifier AUTH_BADVERF.  Everything is decoded with the bounded xdr.h
+ * helpers, so this file is safe to feed raw network bytes (it is fuzzed by
+ * tests/fuzz/fuzz_rpc_call.c).
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "nfs_gw/rpc/rpc.h"
+
+#define NOBODY 65534u
+
+static int decode_authsys(const uint8_t *body, uint32_t len, struct rpc_cred *cr)
+{
+	struct xdr_dec d;
+	uint32_t i;
+
+	xdr_dec_init(&d, body, len);
+	xdr_get_u32(&d, &cr->stamp);
+	xdr_get_string(&d, cr->machine, sizeof(cr->machine), RPC_AUTHSYS_MAX_MACHINE);
+	xdr_get_u32(&d, &cr->uid);
+	xdr_get_u32(&d, &cr->gid);
+	xdr_get_u32(&d, &cr->ngids);
+	if (d.err || cr->ngids > RPC_AUTHSYS_MAX_GIDS)
+		return -EBADMSG;
+	for (i = 0; i < cr->ngids; i++)
+		xdr_get_u32(&d, &cr->gids[i]);
+	/* trailing bytes inside the credential body are malformed too */
+	if (d.err || xdr_dec_left(&d))
+		return -EBADMSG;
+	return 0;
+}
+
+enum rpc_decode_result rpc_decode_call(const uint8_t *rec, size_t len, struct rpc_call *c,
+				       enum rpc_auth_stat *auth_stat)
+{
+	struct xdr_dec d;
+	uint32_t mtype, cflavor, vflavor, clen, vlen;
+	const uint8_t *cbody, *vbody;
+
+	memset(c, 0, sizeof(*c));
+	*auth_stat = RPC_AUTH_OK;
+	xdr_dec_init(&d, rec, len);
+	if (xdr_get_u32(&d, &c->xid) || xdr_get_u32(&d, &mtype) || mtype != RPC_CALL)
+		return RPC_DEC_UNPARSABLE;
+	if (xdr_get_u32(&d, &c->rpcvers))
+		return RPC_DEC_UNPARSABLE;
+	if (c->rpcvers != RPC_VERSION)
+		return RPC_DEC_RPC_MISMATCH;
+	xdr_get_u32(&d, &c->prog);
+	xdr_get_u32(&d, &c->vers);
+	xdr_get_u32(&d, &c->proc);
+	if (d.err)
+		return RPC_DEC_UNPARSABLE;
+
+	xdr_get_u32(&d, &cflavor);
+	xdr_get_opaque(&d, &cbody, &clen, RPC_MAX_AUTH_BYTES);
+	if (d.err) {
+		*auth_stat = RPC_AUTH_BADCRED;
+		return RPC_DEC_AUTH_ERROR;
+	}
+	xdr_get_u32(&d, &vflavor);
+	xdr_get_opaque(&d, &vbody, &vlen, RPC_MAX_AUTH_BYTES);
+	if (d.err) {
+		*auth_stat = RPC_AUTH_BADVERF;
+		return RPC_DEC_AUTH_ERROR;
+	}
+	c->verf_flavor = vflavor;
+	c->cred.flavor = cflavor;
+	switch (cflavor) {
+	case RPC_AUTH_NONE:
+		c->cred.uid = c->cred.gid = NOBODY;
+		break;
+	case RPC_AUTH_SYS:
+		if (decode_authsys(cbody, clen, &c->cred)) {
+			*auth_stat = RPC_AUTH_BADCRED;
+			return RPC_DEC_AUTH_ERROR;
+		}
+		break;
+	default:
+		*auth_stat = RPC_AUTH_BADCRED;
+		return RPC_DEC_AUTH_ERROR;
+	}
+	if (vflavor != RPC_AUTH_NONE) {
+		*auth_stat = RPC_AUTH_BADVERF;
+		return RPC_DEC_AUTH_ERROR;
+	}
+	c->args = d.p;
+	c->args_len = xdr_dec_left(&d);
+	return RPC_DEC_OK;
+}
+
+void rpc_reply_begin(struct xdr_enc *e)
+{
+	xdr_reserve(e, RPC_RM_HDR);
+}
+
+static void reply_head(struct xdr_enc *e, uint32_t xid, enum rpc_reply_stat st)
+{
+	xdr_put_u32(e, xid);
+	xdr_put_u32(e, RPC_REPLY);
+	xdr_put_u32(e, st);
+}
+
+static void accepted_head(struct xdr_enc *e, uint32_t xid, enum rpc_accept_stat st)
+{
+	reply_head(e, xid, RPC_MSG_ACCEPTED);
+	xdr_put_u32(e, RPC_AUTH_NONE);   /* verifier */
+	xdr_put_u32(e, 0);
+	xdr_put_u32(e, (uint32_t)st);
+}
+
+void rpc_reply_accepted(struct xdr_enc *e, uint32_t xid, enum rpc_accept_stat st)
+{
+	accepted_head(e, xid, st);
+}
+
+void rpc_reply_prog_mismatch(struct xdr_enc *e, uint32_t xid, uint32_t low, uint32_t high)
+{
+	accepted_head(e, xid, RPC_PROG_MISMATCH);
+	xdr_put_u32(e, low);
+	xdr_put_u32(e, high);
+}
+
+void rpc_reply_rpc_mismatch(struct xdr_enc *e, uint32_t xid)
+{
+	reply_head(e, xid, RPC_MSG_DENIED);
+	xdr_put_u32(e, RPC_MISMATCH);
+	xdr_put_u32(e, RPC_VERSION);
+	xdr_put_u32(e, RPC_VERSION);
+}
+
+void rpc_reply_auth_error(struct xdr_enc *e, uint32_t xid, enum rpc_auth_stat why)
+{
+	reply_head(e, xid, RPC_MSG_DENIED);
+	xdr_put_u32(e, RPC_AUTH_ERROR);
+	xdr_put_u32(e, why);
+}
+
+int rpc_reply_end(struct xdr_enc *e)
+{
+	if (e->err)
+		return e->err;
+	if (e->len < RPC_RM_HDR)
+		return -EINVAL;
+	xdr_patch_u32(e, 0, RPC_RM_LAST | (uint32_t)(e->len - RPC_RM_HDR));
+	return 0;
+}

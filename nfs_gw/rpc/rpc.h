@@ -1,0 +1,311 @@
+/*
+ * rpc.h - ONC RPC (RFC 5531) server for the NFS gateway: private to nfs_gw/.
+ *
+ * Layers, bottom up:
+ *   xdr.h        bounded XDR primitives
+ *   record.c     TCP record marking: fragments reassembled into records
+ *   msg.c        call header decoding, AUTH_SYS/AUTH_NONE, reply headers
+ *   transport.c  one io_uring thread: accept, receive, send (struct rpc_xprt)
+ *   svc.c        the program table, the worker pool and the DRC around
+ *                each call
+ *   drc.c        the duplicate reply cache (drc.h)
+ *
+ * A program (NFSv4, later NFSv3 and MOUNT) registers a struct rpc_program;
+ * its dispatch function runs in a worker thread with the decoded call and
+ * appends its results to an encoder that already holds the reply header.
+ * The NULL procedure (0) of every registered version is answered here.
+ *
+ * Lock order: svc->lock (program table, work queue) and the transport's
+ * pending lock are leaves; the DRC's bucket locks are never held while
+ * calling out of drc.c.
+ */
+#ifndef LOLIGO_NFS_GW_RPC_RPC_H
+#define LOLIGO_NFS_GW_RPC_RPC_H
+
+#include <netinet/in.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+#include "nfs_gw/rpc/xdr.h"
+
+/* ---- RFC 5531 constants ------------------------------------------------ */
+
+#define RPC_VERSION 2
+
+enum rpc_msg_type { RPC_CALL = 0, RPC_REPLY = 1 };
+enum rpc_reply_stat { RPC_MSG_ACCEPTED = 0, RPC_MSG_DENIED = 1 };
+enum rpc_accept_stat {
+	RPC_SUCCESS = 0,
+	RPC_PROG_UNAVAIL = 1,
+	RPC_PROG_MISMATCH = 2,
+	RPC_PROC_UNAVAIL = 3,
+	RPC_GARBAGE_ARGS = 4,
+	RPC_SYSTEM_ERR = 5,
+	RPC_DROP_REPLY = -1,    /* not on the wire: send nothing */
+};
+enum rpc_reject_stat { RPC_MISMATCH = 0, RPC_AUTH_ERROR = 1 };
+enum rpc_auth_stat {
+	RPC_AUTH_OK = 0,
+	RPC_AUTH_BADCRED = 1,
+	RPC_AUTH_REJECTEDCRED = 2,
+	RPC_AUTH_BADVERF = 3,
+	RPC_AUTH_REJECTEDVERF = 4,
+	RPC_AUTH_TOOWEAK = 5,
+	RPC_AUTH_INVALIDRESP = 6,
+	RPC_AUTH_FAILED = 7,
+};
+enum rpc_auth_flavor { RPC_AUTH_NONE = 0, RPC_AUTH_SYS = 1, RPC_AUTH_SHORT = 2, RPC_AUTH_DH = 3, RPCSEC_GSS = 6 };
+
+#define RPC_MAX_AUTH_BYTES 400
+#define RPC_AUTHSYS_MAX_MACHINE 255
+#define RPC_AUTHSYS_MAX_GIDS 16
+/* bytes of record mark in front of every record */
+#define RPC_RM_HDR 4
+#define RPC_RM_LAST 0x80000000u
+
+/* ---- decoded call -------------------------------------------------------- */
+
+struct rpc_cred {
+	uint32_t flavor;                 /* RPC_AUTH_NONE or RPC_AUTH_SYS */
+	uint32_t stamp;
+	uint32_t uid, gid;               /* AUTH_NONE: 65534/65534 (nobody) */
+	uint32_t ngids;
+	uint32_t gids[RPC_AUTHSYS_MAX_GIDS];
+	char machine[RPC_AUTHSYS_MAX_MACHINE + 1];
+};
+
+struct rpc_call {
+	uint32_t xid;
+	uint32_t rpcvers, prog, vers, proc;
+	struct rpc_cred cred;
+	uint32_t verf_flavor;
+	const uint8_t *args;             /* into the record */
+	size_t args_len;
+};
+
+/* What rpc_decode_call() concluded about a record. */
+enum rpc_decode_result {
+	RPC_DEC_OK = 0,
+	RPC_DEC_UNPARSABLE,      /* no xid or not a CALL: nothing to answer */
+	RPC_DEC_RPC_MISMATCH,    /* answer MSG_DENIED / RPC_MISMATCH 2..2 */
+	RPC_DEC_AUTH_ERROR,      /* answer MSG_DENIED / AUTH_ERROR (*auth_stat) */
+};
+
+/**
+ * rpc_decode_call - parse the call header at the start of a record.
+ * Pure function over @rec; never reads outside [rec, rec+len).
+ * On every result but RPC_DEC_UNPARSABLE, c->xid is valid.
+ * Return: the verdict; on RPC_DEC_AUTH_ERROR *@auth_stat says why.
+ */
+enum rpc_decode_result rpc_decode_call(const uint8_t *rec, size_t len, struct rpc_call *c,
+				       enum rpc_auth_stat *auth_stat);
+
+/*
+ * Reply headers.  Each appends to @e; start the encoder with
+ * rpc_reply_begin() (it reserves the record mark) and end with
+ * rpc_reply_end() (which fills it in).
+ */
+void rpc_reply_begin(struct xdr_enc *e);
+void rpc_reply_accepted(struct xdr_enc *e, uint32_t xid, enum rpc_accept_stat st);
+void rpc_reply_prog_mismatch(struct xdr_enc *e, uint32_t xid, uint32_t low, uint32_t high);
+void rpc_reply_rpc_mismatch(struct xdr_enc *e, uint32_t xid);
+void rpc_reply_auth_error(struct xdr_enc *e, uint32_t xid, enum rpc_auth_stat why);
+/** rpc_reply_end - write the record mark; return 0 or the encoder's error. */
+int rpc_reply_end(struct xdr_enc *e);
+
+/* ---- record marking ------------------------------------------------------- */
+
+struct rpc_rm {
+	size_t max;              /* largest record accepted */
+	uint8_t hdr[4];
+	unsigned int hdr_have;
+	uint32_t frag_left;      /* bytes of the current fragment still to come */
+	bool in_frag;
+	bool last;               /* current fragment is the last of its record */
+	uint8_t *rec;
+	size_t len, cap;
+	uint32_t bad_mark;       /* the fragment length that broke the limit */
+};
+
+void rpc_rm_init(struct rpc_rm *rm, size_t max);
+void rpc_rm_free(struct rpc_rm *rm);
+/**
+ * rpc_rm_feed - consume bytes of the stream.
+ * @used: set to how many bytes of @in were consumed.
+ * Return: 1 a record is complete (take it with rpc_rm_take() before feeding
+ * again), 0 everything consumed and no record complete yet, -EMSGSIZE a
+ * fragment would make the record larger than rm->max (rm->bad_mark holds
+ * the offending length; the stream cannot be resynchronised: close it),
+ * -ENOMEM.
+ */
+int rpc_rm_feed(struct rpc_rm *rm, const uint8_t *in, size_t n, size_t *used);
+/** rpc_rm_take - the completed record (caller frees it) and its length. */
+uint8_t *rpc_rm_take(struct rpc_rm *rm, size_t *len);
+
+/* ---- transports -------------------------------------------------------------- */
+
+/*
+ * struct rpc_xprt - one transport (a TCP connection; a datagram endpoint
+ * would be one too).  Refcounted: the ring thread holds a reference while
+ * the connection is open, each request in a worker holds one, and so does
+ * each DRC entry, which is how the cache can look at last_recv and
+ * closed_at of a connection long after it closed.
+ */
+struct rpc_xprt {
+	uint64_t id;                     /* unique, never reused */
+	_Atomic uint64_t last_recv;      /* mono ns: newest complete record */
+	_Atomic uint64_t closed_at;      /* mono ns, 0 while open */
+	bool conn_oriented;              /* TCP: replies arrive in order */
+	struct sockaddr_storage peer;
+	socklen_t peer_len;
+	char peer_str[64];               /* "1.2.3.4:567" for log lines */
+	_Atomic int refs;
+	void (*release)(struct rpc_xprt *x);  /* frees it at refs == 0 */
+};
+
+/** rpc_xprt_next_id - a new transport id (process-wide u64 counter). */
+uint64_t rpc_xprt_next_id(void);
+/** rpc_xprt_init - fill the common fields; refs = 1. */
+void rpc_xprt_init(struct rpc_xprt *x, bool conn_oriented, const struct sockaddr *peer, socklen_t len,
+		   void (*release)(struct rpc_xprt *));
+
+static inline struct rpc_xprt *rpc_xprt_get(struct rpc_xprt *x)
+{
+	atomic_fetch_add_explicit(&x->refs, 1, memory_order_relaxed);
+	return x;
+}
+
+static inline void rpc_xprt_put(struct rpc_xprt *x)
+{
+	if (x && atomic_fetch_sub_explicit(&x->refs, 1, memory_order_acq_rel) == 1)
+		x->release(x);
+}
+
+/** rpc_xprt_peer_port - the peer's source port (0 if not IP). */
+uint16_t rpc_xprt_peer_port(const struct rpc_xprt *x);
+
+/* ---- the service ----------------------------------------------------------- */
+
+struct rpc_svc;
+struct drc;
+
+/* One call being served: owned by the worker running it. */
+struct rpc_req {
+	struct rpc_svc *svc;
+	struct rpc_xprt *xprt;           /* holds a reference */
+	uint8_t *rec;                    /* the record; call.args points into it */
+	size_t rec_len;
+	uint64_t recv_ns;                /* when the record was complete */
+	struct rpc_call call;
+	/* set by a dispatch function that used the DRC to say this reply must
+	 * not be kept (the NFSv4.0 compound turned out to change nothing) */
+	bool drc_nocache;
+	struct rpc_req *next;            /* work queue link */
+};
+
+/**
+ * rpc_dispatch_fn - run one call of a registered program.
+ * @args: decoder over the call's arguments.
+ * @res:  encoder that already holds an accepted/SUCCESS reply header:
+ *        append the procedure's results.
+ * Return: RPC_SUCCESS, or RPC_PROC_UNAVAIL / RPC_GARBAGE_ARGS /
+ * RPC_SYSTEM_ERR (whatever was appended is discarded and that status is
+ * answered instead), or RPC_DROP_REPLY to send nothing.
+ */
+typedef int (*rpc_dispatch_fn)(void *priv, struct rpc_req *req, struct xdr_dec *args, struct xdr_enc *res);
+
+struct rpc_program {
+	uint32_t prog;
+	uint32_t vers_lo, vers_hi;
+	const char *name;
+	rpc_dispatch_fn dispatch;
+	/* Optional: true when this call must go through the duplicate reply
+	 * cache (non-idempotent).  Called before dispatch. */
+	bool (*cacheable)(void *priv, const struct rpc_req *req);
+	void *priv;
+};
+
+/**
+ * rpc_port_check_fn - decide whether a call from an unprivileged source port
+ * (>= 1024) is served; returning false answers AUTH_ERROR / AUTH_TOOWEAK.
+ */
+typedef bool (*rpc_port_check_fn)(void *arg, const struct rpc_req *req);
+
+struct rpc_svc_params {
+	size_t max_record;               /* record-size limit */
+	unsigned int max_inflight;       /* per connection */
+	unsigned int max_conns;
+	unsigned int workers;
+	size_t max_reply;                /* encoder bound for one reply */
+};
+
+/** rpc_svc_params_from_config - fill @p from the [nfs] options. */
+void rpc_svc_params_from_config(struct rpc_svc_params *p);
+
+/**
+ * rpc_svc_create - a service with no program and no listener yet.
+ * @drc: duplicate reply cache to use for cacheable calls, or NULL (then no
+ *       call is cached).  Not owned.
+ */
+int rpc_svc_create(const struct rpc_svc_params *p, struct drc *drc, struct rpc_svc **out);
+
+/** rpc_svc_register - add a program version range (before rpc_svc_start). */
+int rpc_svc_register(struct rpc_svc *svc, const struct rpc_program *prog);
+
+/** rpc_svc_set_port_check - install the privileged-port policy hook. */
+void rpc_svc_set_port_check(struct rpc_svc *svc, rpc_port_check_fn fn, void *arg);
+
+/**
+ * rpc_svc_start - bind and listen on @addr_port ("ADDR:PORT", "[V6]:PORT",
+ * ":PORT"), start the ring thread and the workers.
+ * Return: 0, -EINVAL (unparsable address), -EADDRINUSE, or -errno.
+ */
+int rpc_svc_start(struct rpc_svc *svc, const char *addr_port);
+
+/** rpc_svc_port - the port actually bound (after rpc_svc_start). */
+uint16_t rpc_svc_port(const struct rpc_svc *svc);
+
+/**
+ * rpc_svc_stop - close the listener and every connection, finish the calls
+ * already running, join every thread.  Idempotent.
+ */
+void rpc_svc_stop(struct rpc_svc *svc);
+
+/** rpc_svc_destroy - stop (if needed) and free.  NULL is fine. */
+void rpc_svc_destroy(struct rpc_svc *svc);
+
+/** rpc_svc_conns - number of open connections (for tests and dumps). */
+unsigned int rpc_svc_conns(struct rpc_svc *svc);
+
+/* ---- internal: between svc.c and transport.c ----------------------------- */
+
+struct rpc_transport;
+
+int rpc_transport_start(struct rpc_svc *svc, const struct rpc_svc_params *p, const char *addr_port,
+			struct rpc_transport **out);
+uint16_t rpc_transport_port(const struct rpc_transport *t);
+unsigned int rpc_transport_conns(struct rpc_transport *t);
+void rpc_transport_stop(struct rpc_transport *t);
+void rpc_transport_destroy(struct rpc_transport *t);
+
+/* svc.c: a complete record arrived on @x (called by the ring thread; takes
+ * ownership of @rec and a new reference on @x). */
+void rpc_svc_enqueue(struct rpc_svc *svc, struct rpc_xprt *x, uint8_t *rec, size_t len, uint64_t now);
+/* svc.c: one-second tick from the ring thread (DRC pruning). */
+void rpc_svc_tick(struct rpc_svc *svc, uint64_t now);
+
+struct drc_entry;
+/*
+ * transport.c: the call that came on @x is finished.  @buf (ownership
+ * passes; NULL: no reply) is sent in order after earlier replies; @drc, if
+ * set, is told when the reply has been sent (a reference passes).  Drops
+ * the request's reference on @x.  Any thread.
+ */
+void rpc_xprt_complete(struct rpc_xprt *x, uint8_t *buf, size_t len, struct drc_entry *drc);
+/* transport.c: close @x after the replies already queued (any thread). */
+void rpc_xprt_close(struct rpc_xprt *x);
+
+#endif

@@ -1,0 +1,387 @@
+/*
+ * svc.c - the RPC service: program table, worker pool, and the path of one
+ * call from a reassembled record to a reply on the transport.
+ *
+ * A worker decodes the call header (msg.c), answers at the RPC level what
+ * needs no program (RPC_MISMATCH, AUTH_ERROR, PROG_UNAVAIL, PROG_MISMATCH
+ * and the NULL procedure), consults the duplicate reply cache when the
+ * program says the call is non-idempotent, runs the program's dispatch
+ * function and hands the encoded reply back to the transport.  A record
+ * that is not even a call (no xid, a REPLY, garbage) has nobody to answer
+ * to: the connection is closed, which is what a client that desynchronised
+ * its record stream needs anyway.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/config.h"
+#include "common/log.h"
+#include "common/time.h"
+#include "nfs_gw/rpc/drc.h"
+#include "nfs_gw/rpc/rpc.h"
+
+#define MAX_PROGRAMS 16
+
+struct rpc_svc {
+	struct rpc_svc_params p;
+	struct drc *drc;
+	struct rpc_program progs[MAX_PROGRAMS];  /* fixed before start */
+	int nprogs;
+	rpc_port_check_fn port_check;
+	void *port_check_arg;
+	struct rpc_transport *t;
+
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	struct rpc_req *qhead, *qtail;   /* protected by lock */
+	bool stopping;                   /* protected by lock */
+	pthread_t *workers;
+	unsigned int nworkers;
+	bool stopped;
+};
+
+void rpc_svc_params_from_config(struct rpc_svc_params *p)
+{
+	memset(p, 0, sizeof(*p));
+	p->max_record = cfg_uint(CFG_nfs_max_record_size);
+	p->max_inflight = (unsigned int)cfg_uint(CFG_nfs_max_inflight);
+	p->max_conns = (unsigned int)cfg_uint(CFG_nfs_max_conns);
+	p->workers = (unsigned int)cfg_uint(CFG_nfs_workers);
+	p->max_reply = cfg_uint(CFG_nfs_max_reply_size);
+}
+
+int rpc_svc_create(const struct rpc_svc_params *p, struct drc *drc, struct rpc_svc **out)
+{
+	struct rpc_svc *svc = calloc(1, sizeof(*svc));
+
+	if (!svc)
+		return -ENOMEM;
+	svc->p = *p;
+	if (!svc->p.max_record)
+		svc->p.max_record = 1056 * 1024;
+	if (!svc->p.max_inflight)
+		svc->p.max_inflight = 1;
+	if (!svc->p.max_conns)
+		svc->p.max_conns = 1;
+	if (!svc->p.workers)
+		svc->p.workers = 1;
+	if (svc->p.max_reply < 4096)
+		svc->p.max_reply = 4096;
+	svc->drc = drc;
+	pthread_mutex_init(&svc->lock, NULL);
+	pthread_cond_init(&svc->cond, NULL);
+	*out = svc;
+	return 0;
+}
+
+int rpc_svc_register(struct rpc_svc *svc, const struct rpc_program *prog)
+{
+	if (svc->nprogs >= MAX_PROGRAMS || prog->vers_lo > prog->vers_hi || !prog->dispatch)
+		return -EINVAL;
+	svc->progs[svc->nprogs++] = *prog;
+	return 0;
+}
+
+void rpc_svc_set_port_check(struct rpc_svc *svc, rpc_port_check_fn fn, void *arg)
+{
+	svc->port_check = fn;
+	svc->port_check_arg = arg;
+}
+
+static void req_free(struct rpc_req *req)
+{
+	free(req->rec);
+	free(req);
+}
+
+/* Finish @req: hand @e's buffer (or nothing) to the transport. */
+static void req_complete(struct rpc_req *req, struct xdr_enc *e, struct drc_entry *de)
+{
+	uint8_t *buf = NULL;
+	size_t len = 0;
+
+	if (e) {
+		if (rpc_reply_end(e) == 0) {
+			buf = xdr_enc_steal(e, &len);
+		} else {
+			derr(RPC, "xprt %llu %s: xid %#x: reply could not be encoded (%d)",
+			     (unsigned long long)req->xprt->id, req->xprt->peer_str, req->call.xid, e->err);
+			xdr_enc_free(e);
+		}
+	}
+	rpc_xprt_complete(req->xprt, buf, len, de);   /* passes the xprt reference */
+	req->xprt = NULL;
+	req_free(req);
+}
+
+static const struct rpc_program *find_prog(struct rpc_svc *svc, uint32_t prog, uint32_t vers, bool *prog_known,
+					   uint32_t *lo, uint32_t *hi)
+{
+	int i;
+
+	*prog_known = false;
+	*lo = UINT32_MAX;
+	*hi = 0;
+	for (i = 0; i < svc->nprogs; i++) {
+		const struct rpc_program *p = &svc->progs[i];
+		if (p->prog != prog)
+			continue;
+		*prog_known = true;
+		if (vers >= p->vers_lo && vers <= p->vers_hi)
+			return p;
+		if (p->vers_lo < *lo)
+			*lo = p->vers_lo;
+		if (p->vers_hi > *hi)
+			*hi = p->vers_hi;
+	}
+	return NULL;
+}
+
+static void process(struct rpc_svc *svc, struct rpc_req *req)
+{
+	struct rpc_call *c = &req->call;
+	enum rpc_auth_stat why;
+	enum rpc_decode_result dr;
+	const struct rpc_program *prog;
+	struct drc_entry *de = NULL;
+	struct drc_key key;
+	struct xdr_enc e;
+	struct xdr_dec args;
+	bool known;
+	uint32_t lo, hi;
+	size_t stat_off;
+	int st;
+
+	xdr_enc_init(&e, svc->p.max_reply);
+	rpc_reply_begin(&e);
+	dr = rpc_decode_call(req->rec, req->rec_len, c, &why);
+	switch (dr) {
+	case RPC_DEC_UNPARSABLE:
+		dout(RPC, 1, "xprt %llu %s: record of %zu bytes is not an RPC call; closing",
+		     (unsigned long long)req->xprt->id, req->xprt->peer_str, req->rec_len);
+		rpc_xprt_close(req->xprt);
+		xdr_enc_free(&e);
+		req_complete(req, NULL, NULL);
+		return;
+	case RPC_DEC_RPC_MISMATCH:
+		rpc_reply_rpc_mismatch(&e, c->xid);
+		req_complete(req, &e, NULL);
+		return;
+	case RPC_DEC_AUTH_ERROR:
+		dout(RPC, 5, "xprt %llu %s: xid %#x: auth error %d", (unsigned long long)req->xprt->id,
+		     req->xprt->peer_str, c->xid, why);
+		rpc_reply_auth_error(&e, c->xid, why);
+		req_complete(req, &e, NULL);
+		return;
+	case RPC_DEC_OK:
+		break;
+	}
+	dout(RPC, 15, "xprt %llu: call xid %#x prog %u vers %u proc %u", (unsigned long long)req->xprt->id,
+	     c->xid, c->prog, c->vers, c->proc);
+
+	prog = find_prog(svc, c->prog, c->vers, &known, &lo, &hi);
+	if (!prog) {
+		if (known)
+			rpc_reply_prog_mismatch(&e, c->xid, lo, hi);
+		else
+			rpc_reply_accepted(&e, c->xid, RPC_PROG_UNAVAIL);
+		req_complete(req, &e, NULL);
+		return;
+	}
+	if (svc->port_check && rpc_xprt_peer_port(req->xprt) >= 1024 &&
+	    !svc->port_check(svc->port_check_arg, req)) {
+		rpc_reply_auth_error(&e, c->xid, RPC_AUTH_TOOWEAK);
+		req_complete(req, &e, NULL);
+		return;
+	}
+	if (c->proc == 0) {             /* NULL: every program, every version */
+		rpc_reply_accepted(&e, c->xid, RPC_SUCCESS);
+		req_complete(req, &e, NULL);
+		return;
+	}
+
+	if (svc->drc && prog->cacheable && prog->cacheable(prog->priv, req)) {
+		uint8_t *cached;
+		size_t clen;
+
+		drc_make_key(svc->drc, c, req->xprt, &key);
+		switch (drc_lookup(svc->drc, req->xprt, &key, &de, &cached, &clen)) {
+		case DRC_HIT:
+			dout(RPC, 5, "xprt %llu %s: xid %#x: replay from the DRC", (unsigned long long)req->xprt->id,
+			     req->xprt->peer_str, c->xid);
+			xdr_enc_free(&e);
+			rpc_xprt_complete(req->xprt, cached, clen, de);
+			req->xprt = NULL;
+			req_free(req);
+			return;
+		case DRC_INPROGRESS:
+			dout(RPC, 5, "xprt %llu %s: xid %#x: in progress, dropping the duplicate",
+			     (unsigned long long)req->xprt->id, req->xprt->peer_str, c->xid);
+			xdr_enc_free(&e);
+			req_complete(req, NULL, NULL);
+			return;
+		case DRC_MISS:
+			break;
+		}
+	}
+
+	rpc_reply_accepted(&e, c->xid, RPC_SUCCESS);
+	stat_off = e.len - 4;
+	xdr_dec_init(&args, c->args, c->args_len);
+	st = prog->dispatch(prog->priv, req, &args, &e);
+	if (st == RPC_SUCCESS && e.err) {
+		derr(RPC, "xprt %llu %s: xid %#x: reply over %zu bytes", (unsigned long long)req->xprt->id,
+		     req->xprt->peer_str, c->xid, svc->p.max_reply);
+		st = RPC_SYSTEM_ERR;
+	}
+	if (st == RPC_DROP_REPLY) {
+		if (de)
+			drc_abort(svc->drc, de);
+		xdr_enc_free(&e);
+		req_complete(req, NULL, NULL);
+		return;
+	}
+	if (st != RPC_SUCCESS) {
+		xdr_enc_truncate(&e, stat_off);
+		xdr_put_u32(&e, (uint32_t)st);
+	}
+	if (de) {
+		if (req->drc_nocache || st != RPC_SUCCESS || rpc_reply_end(&e)) {
+			drc_abort(svc->drc, de);
+			de = NULL;
+		} else {
+			drc_finish(svc->drc, de, e.buf, e.len);
+		}
+	}
+	req_complete(req, &e, de);
+}
+
+static void *worker(void *arg)
+{
+	struct rpc_svc *svc = arg;
+	struct rpc_req *req;
+
+	for (;;) {
+		pthread_mutex_lock(&svc->lock);
+		while (!svc->qhead && !svc->stopping)
+			pthread_cond_wait(&svc->cond, &svc->lock);
+		req = svc->qhead;
+		if (!req) {
+			pthread_mutex_unlock(&svc->lock);
+			break;
+		}
+		svc->qhead = req->next;
+		if (!svc->qhead)
+			svc->qtail = NULL;
+		pthread_mutex_unlock(&svc->lock);
+		process(svc, req);
+	}
+	return NULL;
+}
+
+void rpc_svc_enqueue(struct rpc_svc *svc, struct rpc_xprt *x, uint8_t *rec, size_t len, uint64_t now)
+{
+	struct rpc_req *req = calloc(1, sizeof(*req));
+
+	if (!req) {
+		free(rec);
+		rpc_xprt_complete(x, NULL, 0, NULL);
+		return;
+	}
+	req->svc = svc;
+	req->xprt = x;
+	req->rec = rec;
+	req->rec_len = len;
+	req->recv_ns = now;
+	pthread_mutex_lock(&svc->lock);
+	if (svc->qtail)
+		svc->qtail->next = req;
+	else
+		svc->qhead = req;
+	svc->qtail = req;
+	pthread_cond_signal(&svc->cond);
+	pthread_mutex_unlock(&svc->lock);
+}
+
+void rpc_svc_tick(struct rpc_svc *svc, uint64_t now)
+{
+	if (svc->drc)
+		drc_prune(svc->drc);
+}
+
+int rpc_svc_start(struct rpc_svc *svc, const char *addr_port)
+{
+	unsigned int i;
+	int r;
+
+	svc->workers = calloc(svc->p.workers, sizeof(*svc->workers));
+	if (!svc->workers)
+		return -ENOMEM;
+	for (i = 0; i < svc->p.workers; i++) {
+		r = -pthread_create(&svc->workers[i], NULL, worker, svc);
+		if (r)
+			goto out_stop;
+		svc->nworkers++;
+	}
+	r = rpc_transport_start(svc, &svc->p, addr_port, &svc->t);
+	if (r)
+		goto out_stop;
+	return 0;
+
+out_stop:
+	rpc_svc_stop(svc);
+	return r;
+}
+
+uint16_t rpc_svc_port(const struct rpc_svc *svc)
+{
+	return svc->t ? rpc_transport_port(svc->t) : 0;
+}
+
+unsigned int rpc_svc_conns(struct rpc_svc *svc)
+{
+	return svc->t ? rpc_transport_conns(svc->t) : 0;
+}
+
+void rpc_svc_stop(struct rpc_svc *svc)
+{
+	struct rpc_req *req;
+	unsigned int i;
+
+	if (svc->stopped)
+		return;
+	svc->stopped = true;
+	/* 1. no more input: the ring closes every connection and exits */
+	rpc_transport_stop(svc->t);
+	/* 2. finish what is queued or running; replies go nowhere now */
+	pthread_mutex_lock(&svc->lock);
+	svc->stopping = true;
+	pthread_cond_broadcast(&svc->cond);
+	pthread_mutex_unlock(&svc->lock);
+	for (i = 0; i < svc->nworkers; i++)
+		pthread_join(svc->workers[i], NULL);
+	svc->nworkers = 0;
+	while ((req = svc->qhead)) {   /* only if there were no workers */
+		svc->qhead = req->next;
+		rpc_xprt_complete(req->xprt, NULL, 0, NULL);
+		req_free(req);
+	}
+	svc->qtail = NULL;
+	/* 3. free the completions the workers handed back */
+	rpc_transport_destroy(svc->t);
+	svc->t = NULL;
+	free(svc->workers);
+	svc->workers = NULL;
+}
+
+void rpc_svc_destroy(struct rpc_svc *svc)
+{
+	if (!svc)
+		return;
+	rpc_svc_stop(svc);
+	pthread_cond_destroy(&svc->cond);
+	pthread_mutex_destroy(&svc->lock);
+	free(svc);
+}

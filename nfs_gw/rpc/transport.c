@@ -1,0 +1,732 @@
+/*
+ * transport.c - TCP transports on one io_uring thread.
+ *
+ * One thread owns the ring and every connection's I/O state: a multishot
+ * accept on the listener, one receive armed per connection, at most one
+ * send in flight per connection (its queue of replies goes out in order),
+ * a read on an eventfd by which workers hand finished replies back, and a
+ * one-second timeout that drives DRC pruning.  Workers never touch a
+ * socket: rpc_xprt_complete() puts the reply on a locked list and pokes
+ * the eventfd; the ring thread moves it onto the connection's send queue.
+ *
+ * Flow control: a connection with max_inflight requests being served is
+ * not read from (its receive is not re-armed, unparsed bytes wait in its
+ * buffer) until one of them completes.
+ *
+ * Closing: shutdown(2) the socket so the armed receive/send complete, and
+ * free the connection's I/O state when neither is outstanding.  The struct
+ * rpc_xprt itself lives on as long as requests or DRC entries reference it;
+ * its closed_at tells the DRC the connection is gone.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <liburing.h>
+#include <netdb.h>
+#include <netinet/tcp.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include "common/log.h"
+#include "common/time.h"
+#include "nfs_gw/rpc/drc.h"
+#include "nfs_gw/rpc/rpc.h"
+
+#define RING_ENTRIES 256
+#define RBUF_SIZE (64 * 1024)
+
+enum op_type { OP_ACCEPT = 1, OP_RECV, OP_SEND, OP_WAKE, OP_TIMER, OP_IGNORE };
+
+struct ring_op {
+	enum op_type type;
+	struct conn *c;
+};
+
+struct out {
+	struct out *next;
+	struct conn *c;                  /* holds the request's xprt reference */
+	uint8_t *buf;                    /* NULL: request finished with no reply */
+	size_t len;
+	struct drc_entry *drc;
+};
+
+/* Everything but `x` is touched by the ring thread only. */
+struct conn {
+	struct rpc_xprt x;               /* first: container_of by cast */
+	struct rpc_transport *t;
+	int fd;
+	struct ring_op recv_op, send_op;
+	bool recv_armed, send_armed, closing, close_after_send, dead;
+	uint8_t *rbuf;
+	size_t roff, rlen;               /* unparsed bytes are rbuf[roff, rlen) */
+	struct rpc_rm rm;
+	unsigned int inflight;
+	struct out *sq_head, *sq_tail;   /* replies to send, in order */
+	size_t sq_done;                  /* bytes of sq_head already sent */
+	struct conn *prev, *next;        /* t->conns */
+};
+
+struct rpc_transport {
+	struct rpc_svc *svc;
+	struct rpc_svc_params p;
+	struct io_uring ring;
+	int lfd, efd;
+	uint16_t port;
+	pthread_t thread;
+	bool thread_started;
+	struct ring_op accept_op, wake_op, timer_op, ignore_op;
+	bool accept_armed, timer_armed;
+	uint64_t efd_val;
+	struct __kernel_timespec tick;
+	struct conn *conns;              /* ring thread only */
+	_Atomic unsigned int nconns;
+
+	pthread_mutex_t lock;
+	struct out *pending, *pending_tail;  /* protected by lock */
+	bool stopping;                       /* protected by lock */
+};
+
+static _Atomic uint64_t xprt_ids;
+
+uint64_t rpc_xprt_next_id(void)
+{
+	return atomic_fetch_add_explicit(&xprt_ids, 1, memory_order_relaxed) + 1;
+}
+
+void rpc_xprt_init(struct rpc_xprt *x, bool conn_oriented, const struct sockaddr *peer, socklen_t len,
+		   void (*release)(struct rpc_xprt *))
+{
+	char host[INET6_ADDRSTRLEN] = "?";
+	uint16_t port = 0;
+
+	memset(x, 0, sizeof(*x));
+	x->id = rpc_xprt_next_id();
+	x->conn_oriented = conn_oriented;
+	x->release = release;
+	atomic_init(&x->refs, 1);
+	if (peer && len <= sizeof(x->peer)) {
+		memcpy(&x->peer, peer, len);
+		x->peer_len = len;
+		if (peer->sa_family == AF_INET) {
+			inet_ntop(AF_INET, &((const struct sockaddr_in *)peer)->sin_addr, host, sizeof(host));
+			port = ntohs(((const struct sockaddr_in *)peer)->sin_port);
+		} else if (peer->sa_family == AF_INET6) {
+			inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)peer)->sin6_addr, host, sizeof(host));
+			port = ntohs(((const struct sockaddr_in6 *)peer)->sin6_port);
+		}
+	}
+	snprintf(x->peer_str, sizeof(x->peer_str), peer && peer->sa_family == AF_INET6 ? "[%s]:%u" : "%s:%u",
+		 host, port);
+}
+
+uint16_t rpc_xprt_peer_port(const struct rpc_xprt *x)
+{
+	if (x->peer.ss_family == AF_INET)
+		return ntohs(((const struct sockaddr_in *)&x->peer)->sin_port);
+	if (x->peer.ss_family == AF_INET6)
+		return ntohs(((const struct sockaddr_in6 *)&x->peer)->sin6_port);
+	return 0;
+}
+
+static void conn_release(struct rpc_xprt *x)
+{
+	struct conn *c = (struct conn *)x;
+
+	rpc_rm_free(&c->rm);
+	free(c->rbuf);
+	free(c);
+}
+
+/* ---- submission helpers (ring thread) ------------------------------------ */
+
+static struct io_uring_sqe *get_sqe(struct rpc_transport *t)
+{
+	struct io_uring_sqe *sqe = io_uring_get_sqe(&t->ring);
+
+	if (!sqe) {
+		io_uring_submit(&t->ring);
+		sqe = io_uring_get_sqe(&t->ring);
+	}
+	return sqe;
+}
+
+static void arm_accept(struct rpc_transport *t)
+{
+	struct io_uring_sqe *sqe = get_sqe(t);
+
+	if (!sqe)
+		return;
+	io_uring_prep_multishot_accept(sqe, t->lfd, NULL, NULL, SOCK_CLOEXEC);
+	io_uring_sqe_set_data(sqe, &t->accept_op);
+	t->accept_armed = true;
+}
+
+static void arm_wake(struct rpc_transport *t)
+{
+	struct io_uring_sqe *sqe = get_sqe(t);
+
+	if (!sqe)
+		return;
+	io_uring_prep_read(sqe, t->efd, &t->efd_val, sizeof(t->efd_val), 0);
+	io_uring_sqe_set_data(sqe, &t->wake_op);
+}
+
+static void arm_timer(struct rpc_transport *t)
+{
+	struct io_uring_sqe *sqe = get_sqe(t);
+
+	if (!sqe)
+		return;
+	t->tick.tv_sec = 1;
+	t->tick.tv_nsec = 0;
+	io_uring_prep_timeout(sqe, &t->tick, 0, 0);
+	io_uring_sqe_set_data(sqe, &t->timer_op);
+	t->timer_armed = true;
+}
+
+static void arm_recv(struct conn *c)
+{
+	struct io_uring_sqe *sqe;
+
+	if (c->recv_armed || c->closing)
+		return;
+	sqe = get_sqe(c->t);
+	if (!sqe)
+		return;
+	c->roff = c->rlen = 0;
+	io_uring_prep_recv(sqe, c->fd, c->rbuf, RBUF_SIZE, 0);
+	io_uring_sqe_set_data(sqe, &c->recv_op);
+	c->recv_armed = true;
+}
+
+static void arm_send(struct conn *c)
+{
+	struct io_uring_sqe *sqe;
+	struct out *o = c->sq_head;
+
+	if (c->send_armed || !o || c->closing)
+		return;
+	sqe = get_sqe(c->t);
+	if (!sqe)
+		return;
+	io_uring_prep_send(sqe, c->fd, o->buf + c->sq_done, o->len - c->sq_done, MSG_NOSIGNAL);
+	io_uring_sqe_set_data(sqe, &c->send_op);
+	c->send_armed = true;
+}
+
+static void out_free(struct out *o)
+{
+	drc_entry_put(o->drc);
+	free(o->buf);
+	rpc_xprt_put(&o->c->x);
+	free(o);
+}
+
+/* ---- connection lifetime (ring thread) ----------------------------------- */
+
+static void conn_maybe_free(struct conn *c)
+{
+	struct rpc_transport *t = c->t;
+	struct out *o;
+
+	if (!c->closing || c->recv_armed || c->send_armed || c->dead)
+		return;
+	c->dead = true;
+	while ((o = c->sq_head)) {
+		c->sq_head = o->next;
+		out_free(o);
+	}
+	c->sq_tail = NULL;
+	close(c->fd);
+	c->fd = -1;
+	atomic_store_explicit(&c->x.closed_at, now_mono_ns(), memory_order_release);
+	if (c->prev)
+		c->prev->next = c->next;
+	else
+		t->conns = c->next;
+	if (c->next)
+		c->next->prev = c->prev;
+	atomic_fetch_sub(&t->nconns, 1);
+	dout(RPC, 5, "xprt %llu %s: closed", (unsigned long long)c->x.id, c->x.peer_str);
+	rpc_xprt_put(&c->x);   /* the ring's reference */
+}
+
+static void conn_close(struct conn *c, const char *why)
+{
+	if (c->closing)
+		return;
+	if (why)
+		dout(RPC, 1, "xprt %llu %s: closing: %s", (unsigned long long)c->x.id, c->x.peer_str, why);
+	c->closing = true;
+	shutdown(c->fd, SHUT_RDWR);
+	if (c->recv_armed) {
+		struct io_uring_sqe *sqe = get_sqe(c->t);
+		if (sqe) {
+			io_uring_prep_cancel(sqe, &c->recv_op, 0);
+			io_uring_sqe_set_data(sqe, &c->t->ignore_op);
+		}
+	}
+	conn_maybe_free(c);
+}
+
+/* Parse what is buffered; hand complete records to the service. */
+static void conn_input(struct conn *c)
+{
+	struct rpc_transport *t = c->t;
+	uint64_t now;
+	size_t used, len;
+	uint8_t *rec;
+	int r;
+	char why[160];
+
+	while (!c->closing && c->roff < c->rlen && c->inflight < t->p.max_inflight) {
+		r = rpc_rm_feed(&c->rm, c->rbuf + c->roff, c->rlen - c->roff, &used);
+		c->roff += used;
+		if (r == 0)
+			break;
+		if (r < 0) {
+			if (r == -EMSGSIZE) {
+				snprintf(why, sizeof(why), "record fragment of %u bytes over the limit of %zu bytes",
+					 c->rm.bad_mark, t->p.max_record);
+				derr(RPC, "xprt %llu %s: closing: %s", (unsigned long long)c->x.id, c->x.peer_str,
+				     why);
+				conn_close(c, NULL);
+			} else {
+				conn_close(c, "out of memory");
+			}
+			return;
+		}
+		rec = rpc_rm_take(&c->rm, &len);
+		if (!rec) {
+			conn_close(c, "out of memory");
+			return;
+		}
+		now = now_mono_ns();
+		atomic_store_explicit(&c->x.last_recv, now, memory_order_release);
+		c->inflight++;
+		rpc_svc_enqueue(t->svc, rpc_xprt_get(&c->x), rec, len, now);
+	}
+	if (c->roff >= c->rlen && !c->closing)
+		arm_recv(c);
+}
+
+static void on_accept(struct rpc_transport *t, struct io_uring_cqe *cqe)
+{
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof(ss);
+	struct conn *c;
+	int fd = cqe->res, one = 1;
+	bool stopping;
+
+	if (!(cqe->flags & IORING_CQE_F_MORE))
+		t->accept_armed = false;
+	pthread_mutex_lock(&t->lock);
+	stopping = t->stopping;
+	pthread_mutex_unlock(&t->lock);
+	if (fd < 0) {
+		if (fd != -ECANCELED && !stopping)
+			dout(RPC, 1, "accept: %s", strerror(-fd));
+		goto rearm;
+	}
+	if (stopping) {
+		close(fd);
+		return;
+	}
+	if (getpeername(fd, (struct sockaddr *)&ss, &sl) < 0)
+		sl = 0;
+	if (atomic_load(&t->nconns) >= t->p.max_conns) {
+		char host[64] = "?";
+		if (sl && ss.ss_family == AF_INET)
+			inet_ntop(AF_INET, &((struct sockaddr_in *)&ss)->sin_addr, host, sizeof(host));
+		derr(RPC, "connection from %s refused: nfs_max_conns (%u) reached", host, t->p.max_conns);
+		close(fd);
+		goto rearm;
+	}
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	c = calloc(1, sizeof(*c));
+	if (c)
+		c->rbuf = malloc(RBUF_SIZE);
+	if (!c || !c->rbuf) {
+		free(c);
+		close(fd);
+		goto rearm;
+	}
+	rpc_xprt_init(&c->x, true, sl ? (struct sockaddr *)&ss : NULL, sl, conn_release);
+	c->t = t;
+	c->fd = fd;
+	c->recv_op = (struct ring_op){ OP_RECV, c };
+	c->send_op = (struct ring_op){ OP_SEND, c };
+	rpc_rm_init(&c->rm, t->p.max_record);
+	c->next = t->conns;
+	if (t->conns)
+		t->conns->prev = c;
+	t->conns = c;
+	atomic_fetch_add(&t->nconns, 1);
+	dout(RPC, 5, "xprt %llu %s: accepted", (unsigned long long)c->x.id, c->x.peer_str);
+	arm_recv(c);
+rearm:
+	if (!t->accept_armed && !stopping)
+		arm_accept(t);
+}
+
+static void on_recv(struct conn *c, int res)
+{
+	c->recv_armed = false;
+	if (res <= 0 || c->closing) {
+		if (!c->closing)
+			conn_close(c, res == 0 ? NULL : strerror(-res));
+		conn_maybe_free(c);
+		return;
+	}
+	c->roff = 0;
+	c->rlen = (size_t)res;
+	conn_input(c);
+}
+
+static void on_send(struct conn *c, int res)
+{
+	struct out *o = c->sq_head;
+
+	c->send_armed = false;
+	if (res < 0 || c->closing || !o) {
+		if (!c->closing)
+			conn_close(c, strerror(-res));
+		conn_maybe_free(c);
+		return;
+	}
+	c->sq_done += (size_t)res;
+	if (c->sq_done >= o->len) {
+		drc_reply_sent(o->drc, now_mono_ns());
+		c->sq_head = o->next;
+		if (!c->sq_head)
+			c->sq_tail = NULL;
+		c->sq_done = 0;
+		out_free(o);
+	}
+	if (c->sq_head)
+		arm_send(c);
+	else if (c->close_after_send)
+		conn_close(c, NULL);
+}
+
+/* Replies handed back by workers. */
+static void on_wake(struct rpc_transport *t)
+{
+	struct out *list, *o;
+	struct conn *c;
+
+	pthread_mutex_lock(&t->lock);
+	list = t->pending;
+	t->pending = t->pending_tail = NULL;
+	pthread_mutex_unlock(&t->lock);
+	while ((o = list)) {
+		list = o->next;
+		o->next = NULL;
+		c = o->c;
+		rpc_xprt_get(&c->x);             /* out_free() may drop the last other one */
+		if (o->len == (size_t)-1) {      /* close request, not a completion */
+			c->close_after_send = true;
+			if (!c->sq_head)
+				conn_close(c, NULL);
+			out_free(o);
+			rpc_xprt_put(&c->x);
+			continue;
+		}
+		if (c->inflight)
+			c->inflight--;
+		if (!o->buf || c->closing || c->fd < 0) {
+			out_free(o);
+		} else {
+			if (c->sq_tail)
+				c->sq_tail->next = o;
+			else
+				c->sq_head = o;
+			c->sq_tail = o;
+			arm_send(c);
+		}
+		if (!c->closing && c->fd >= 0 && !c->recv_armed)
+			conn_input(c);   /* resume a connection paused at max_inflight */
+		rpc_xprt_put(&c->x);
+	}
+}
+
+static void *ring_thread(void *arg)
+{
+	struct rpc_transport *t = arg;
+	struct io_uring_cqe *cqe;
+	struct ring_op *op;
+	unsigned int head, n;
+	bool stopping = false, stop_done = false;
+	struct conn *c, *next;
+
+	arm_accept(t);
+	arm_wake(t);
+	arm_timer(t);
+	for (;;) {
+		io_uring_submit_and_wait(&t->ring, 1);
+		n = 0;
+		io_uring_for_each_cqe(&t->ring, head, cqe) {
+			n++;
+			op = io_uring_cqe_get_data(cqe);
+			if (!op)
+				continue;
+			switch (op->type) {
+			case OP_ACCEPT:
+				on_accept(t, cqe);
+				break;
+			case OP_RECV:
+				/* the handlers may drop the ring's reference */
+				rpc_xprt_get(&op->c->x);
+				on_recv(op->c, cqe->res);
+				rpc_xprt_put(&op->c->x);
+				break;
+			case OP_SEND:
+				c = op->c;
+				rpc_xprt_get(&c->x);
+				on_send(c, cqe->res);
+				rpc_xprt_put(&c->x);
+				break;
+			case OP_WAKE:
+				on_wake(t);
+				pthread_mutex_lock(&t->lock);
+				stopping = t->stopping;
+				pthread_mutex_unlock(&t->lock);
+				if (!stopping)
+					arm_wake(t);
+				break;
+			case OP_TIMER:
+				t->timer_armed = false;
+				if (!stopping) {
+					rpc_svc_tick(t->svc, now_mono_ns());
+					arm_timer(t);
+				}
+				break;
+			case OP_IGNORE:
+				break;
+			}
+		}
+		io_uring_cq_advance(&t->ring, n);
+		if (stopping && !stop_done) {
+			struct io_uring_sqe *sqe;
+			stop_done = true;
+			shutdown(t->lfd, SHUT_RDWR);
+			if (t->accept_armed && (sqe = get_sqe(t))) {
+				io_uring_prep_cancel(sqe, &t->accept_op, 0);
+				io_uring_sqe_set_data(sqe, &t->ignore_op);
+			}
+			if (t->timer_armed && (sqe = get_sqe(t))) {
+				io_uring_prep_timeout_remove(sqe, (__u64)(uintptr_t)&t->timer_op, 0);
+				io_uring_sqe_set_data(sqe, &t->ignore_op);
+			}
+			for (c = t->conns; c; c = next) {
+				next = c->next;
+				conn_close(c, NULL);
+			}
+		}
+		if (stop_done && !t->conns && !t->accept_armed && !t->timer_armed)
+			break;
+	}
+	return NULL;
+}
+
+/* ---- API --------------------------------------------------------------- */
+
+static void push_pending(struct rpc_transport *t, struct out *o)
+{
+	uint64_t one = 1;
+	bool was_empty;
+
+	pthread_mutex_lock(&t->lock);
+	was_empty = !t->pending;
+	if (t->pending_tail)
+		t->pending_tail->next = o;
+	else
+		t->pending = o;
+	t->pending_tail = o;
+	pthread_mutex_unlock(&t->lock);
+	if (was_empty && write(t->efd, &one, sizeof(one)) < 0)
+		derr(RPC, "eventfd write: %s", strerror(errno));
+}
+
+void rpc_xprt_complete(struct rpc_xprt *x, uint8_t *buf, size_t len, struct drc_entry *drc)
+{
+	struct conn *c = (struct conn *)x;
+	struct out *o = calloc(1, sizeof(*o));
+
+	if (!o) {
+		/* cannot queue the completion: the connection would stay
+		 * accounted busy; losing the reply is the lesser harm */
+		derr(RPC, "xprt %llu: out of memory queueing a reply", (unsigned long long)x->id);
+		free(buf);
+		drc_entry_put(drc);
+		rpc_xprt_put(x);
+		return;
+	}
+	o->c = c;
+	o->buf = buf;
+	o->len = buf ? len : 0;
+	o->drc = drc;
+	push_pending(c->t, o);
+}
+
+void rpc_xprt_close(struct rpc_xprt *x)
+{
+	struct conn *c = (struct conn *)x;
+	struct out *o = calloc(1, sizeof(*o));
+
+	if (!o)
+		return;
+	o->c = c;
+	o->len = (size_t)-1;
+	rpc_xprt_get(x);
+	push_pending(c->t, o);
+}
+
+static int parse_addr(const char *addr_port, struct addrinfo **res)
+{
+	char host[256];
+	const char *colon, *h;
+	struct addrinfo hints = { .ai_socktype = SOCK_STREAM, .ai_flags = AI_PASSIVE | AI_NUMERICSERV };
+	size_t hl;
+	int r;
+
+	if (!addr_port)
+		return -EINVAL;
+	colon = strrchr(addr_port, ':');
+	if (!colon || !colon[1])
+		return -EINVAL;
+	h = addr_port;
+	hl = (size_t)(colon - addr_port);
+	if (hl >= 2 && h[0] == '[' && h[hl - 1] == ']') {
+		h++;
+		hl -= 2;
+	}
+	if (hl >= sizeof(host))
+		return -EINVAL;
+	memcpy(host, h, hl);
+	host[hl] = 0;
+	r = getaddrinfo(hl ? host : NULL, colon + 1, &hints, res);
+	if (r)
+		return -EINVAL;
+	return 0;
+}
+
+int rpc_transport_start(struct rpc_svc *svc, const struct rpc_svc_params *p, const char *addr_port,
+			struct rpc_transport **out)
+{
+	struct rpc_transport *t;
+	struct addrinfo *ai = NULL;
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof(ss);
+	int r, one = 1;
+
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	t->svc = svc;
+	t->p = *p;
+	t->lfd = t->efd = -1;
+	t->accept_op.type = OP_ACCEPT;
+	t->wake_op.type = OP_WAKE;
+	t->timer_op.type = OP_TIMER;
+	t->ignore_op.type = OP_IGNORE;
+	pthread_mutex_init(&t->lock, NULL);
+
+	r = parse_addr(addr_port, &ai);
+	if (r) {
+		derr(RPC, "cannot parse listen address '%s' (want ADDR:PORT)", addr_port ? addr_port : "");
+		goto out_free;
+	}
+	t->lfd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (t->lfd < 0) {
+		r = -errno;
+		goto out_ai;
+	}
+	setsockopt(t->lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(t->lfd, ai->ai_addr, ai->ai_addrlen) < 0 || listen(t->lfd, 128) < 0) {
+		r = -errno;
+		derr(RPC, "cannot listen on %s: %s", addr_port, strerror(-r));
+		goto out_ai;
+	}
+	if (getsockname(t->lfd, (struct sockaddr *)&ss, &sl) == 0)
+		t->port = ntohs(ss.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&ss)->sin6_port
+							  : ((struct sockaddr_in *)&ss)->sin_port);
+	t->efd = eventfd(0, EFD_CLOEXEC);
+	if (t->efd < 0) {
+		r = -errno;
+		goto out_ai;
+	}
+	r = io_uring_queue_init(RING_ENTRIES, &t->ring, 0);
+	if (r < 0) {
+		derr(RPC, "io_uring_queue_init: %s", strerror(-r));
+		goto out_ai;
+	}
+	r = -pthread_create(&t->thread, NULL, ring_thread, t);
+	if (r) {
+		io_uring_queue_exit(&t->ring);
+		goto out_ai;
+	}
+	t->thread_started = true;
+	freeaddrinfo(ai);
+	dinfo(RPC, "listening on %s (port %u)", addr_port, t->port);
+	*out = t;
+	return 0;
+
+out_ai:
+	freeaddrinfo(ai);
+out_free:
+	if (t->lfd >= 0)
+		close(t->lfd);
+	if (t->efd >= 0)
+		close(t->efd);
+	pthread_mutex_destroy(&t->lock);
+	free(t);
+	return r;
+}
+
+uint16_t rpc_transport_port(const struct rpc_transport *t)
+{
+	return t->port;
+}
+
+unsigned int rpc_transport_conns(struct rpc_transport *t)
+{
+	return atomic_load(&t->nconns);
+}
+
+void rpc_transport_stop(struct rpc_transport *t)
+{
+	uint64_t one = 1;
+
+	if (!t || !t->thread_started)
+		return;
+	pthread_mutex_lock(&t->lock);
+	t->stopping = true;
+	pthread_mutex_unlock(&t->lock);
+	if (write(t->efd, &one, sizeof(one)) < 0)
+		derr(RPC, "eventfd write: %s", strerror(errno));
+	pthread_join(t->thread, NULL);
+	t->thread_started = false;
+}
+
+void rpc_transport_destroy(struct rpc_transport *t)
+{
+	struct out *o;
+
+	if (!t)
+		return;
+	rpc_transport_stop(t);
+	/* completions that arrived after the ring thread left */
+	while ((o = t->pending)) {
+		t->pending = o->next;
+		out_free(o);
+	}
+	io_uring_queue_exit(&t->ring);
+	close(t->lfd);
+	close(t->efd);
+	pthread_mutex_destroy(&t->lock);
+	free(t);
+}

@@ -1,0 +1,8 @@
+# nfs_gw/rpc and nfs_gw/nfs4 core: XDR, record marking, DRC, slot table,
+# and RPC over a real loopback socket.
+loligo_check_test(test_xdr SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_xdr.c
+                  LIBS loligo_rpc LABELS unit nfs TIMEOUT 30)
+loligo_check_test(test_drc SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_drc.c
+                  LIBS loligo_rpc LABELS unit nfs TIMEOUT 30)
+loligo_check_test(test_rpc SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_rpc.c
+                  LIBS loligo_rpc LABELS unit nfs TIMEOUT 60)
