@@ -53,7 +53,10 @@ static inline uint64_t perf_get(const struct perf_counter *c)
 
 /*
  * Registration: the objects must stay valid until unregistered.  Names are
- * copied.  perf_register_fn() adds a computed value (a gauge read on dump).
+ * copied.  perf_register_fn() adds a computed value (a gauge read on dump);
+ * @fn runs under the registry's lock, so it must be quick and must not
+ * register or unregister anything.  Registering a group/name pair again
+ * replaces the old entry.
  */
 void perf_register_counter(const char *group, const char *name, struct perf_counter *c);
 void perf_register_hist(const char *group, const char *name, struct hist *h);

@@ -243,9 +243,8 @@ int xa_store(struct xarray *xa, uint64_t index, void *entry)
 {
 	int r;
 
-	if (!entry) {
+	if (!entry)
 		return -EINVAL;
-	}
 	pthread_mutex_lock(&xa->lock);
 	r = store_locked(xa, index, entry, true);
 	pthread_mutex_unlock(&xa->lock);
