@@ -247,7 +247,8 @@ static struct json_object *coerce(struct json_object *v, enum arg_type type)
 
 			s = json_object_get_string(v);
 			errno = 0;
-			x = strtoll(s, &end, 0);
+			/* decimal, or 0x hex; a leading zero is not octal */
+			x = strtoll(s, &end, (s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) ? 16 : 10);
 			if (*s && !*end && !errno)
 				return json_object_new_int64(x);
 		}

@@ -164,6 +164,14 @@ static int parse_size(const char *s, uint64_t *out)
 	return 0;
 }
 
+/* decimal, or hex with 0x; never octal: "010" in a config file means ten */
+static int int_base(const char *s)
+{
+	if (*s == '-' || *s == '+')
+		s++;
+	return s[0] == '0' && (s[1] == 'x' || s[1] == 'X') ? 16 : 10;
+}
+
 /*
  * Parse @str as a value of option @id's type into @v.
  * Return: 0 or -EINVAL/-ERANGE with a reason in @err.
@@ -186,14 +194,14 @@ static int parse_value(int id, const char *str, union cfg_val *v, char *err, siz
 	case CFG_T_STR:
 		break;
 	case CFG_T_INT:
-		v->i = strtoll(s, &end, 0);
+		v->i = strtoll(s, &end, int_base(s));
 		if (!*s || *end)
 			r = -EINVAL;
 		else if (errno)
 			r = -ERANGE;
 		break;
 	case CFG_T_UINT:
-		v->u = strtoull(s, &end, 0);
+		v->u = strtoull(s, &end, int_base(s));
 		if (!*s || *end || strchr(s, '-'))
 			r = -EINVAL;
 		else if (errno)

@@ -188,6 +188,8 @@ START_TEST(test_types)
 	ck_assert_int_eq(cfg_set(CFG_debug_mds, " -3 ", false, err, sizeof(err)), 0);
 	v = cfg_int(CFG_debug_mds);
 	ck_assert_int_eq(v, -3);
+	ck_assert_int_eq(cfg_set(CFG_debug_mds, "010", false, err, sizeof(err)), 0);
+	ck_assert_int_eq(cfg_int(CFG_debug_mds), 10);	/* not octal */
 	ck_assert_int_eq(cfg_set(CFG_debug_mds, "", false, err, sizeof(err)), -EINVAL);
 	/* SECS: doubles */
 	ck_assert_int_eq(cfg_set(CFG_rados_mon_op_timeout, "0.25", false, err, sizeof(err)), 0);
