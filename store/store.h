@@ -22,6 +22,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 #include <time.h>
 
 struct store;
@@ -41,6 +42,7 @@ struct store_config {
 	const char *rados_id;     /* rados: client id, e.g. "admin" */
 	double rados_mon_op_timeout;  /* seconds; 0 = default */
 	double rados_osd_op_timeout;  /* seconds; 0 = default */
+	uint64_t local_map_size;  /* local: LMDB map size (bytes, upper bound of metadata + redo log); 0 = 64 GiB */
 };
 
 /** store_config_from_cfg - fill @sc from the daemon's config options (CFG_store_*, CFG_rados_*). */

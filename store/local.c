@@ -1,0 +1,2518 @@
+/*
+ * local.c - the embedded object store ("local" backend).
+ *
+ * One directory holds everything:
+ *
+ *   data.mdb, lock.mdb   LMDB: pools, the object table, every omap, the
+ *                        redo log ("intents") and a few counters
+ *   objects/<fid hex>    the bytes of one object incarnation (sparse file)
+ *   store.lock           flock()ed while a process has the store open
+ *
+ * An object's record in LMDB names its file id (fid), its logical size and
+ * mtime.  A fid is never reused: removing an object and creating it again
+ * gives a new file, so nothing of the old incarnation can leak into the new
+ * one.  Objects that only ever have omap (directories) never get a file.
+ *
+ * Atomicity and durability: write-ahead redo records in LMDB.
+ *
+ *   All changes of one compound op are made in one LMDB (child) transaction:
+ *   the object record (new size, mtime), the omap changes, and - when the
+ *   op touches file data - one "intent" record keyed by a sequence number
+ *   that describes every file effect of the op (write off/len + the data,
+ *   punch a range, truncate, unlink).  A failing sub-op aborts the child
+ *   transaction, so a failed op leaves nothing behind.  The commit of the
+ *   LMDB transaction is the commit point: it is synchronous (LMDB fsyncs its
+ *   data and then its meta page), and only after it returns is the op's
+ *   callback run.  Then the file effects are applied to the files through
+ *   io_uring.  A later checkpoint fdatasync()s every file written since the
+ *   previous one (and the objects/ directory when files were created or
+ *   unlinked), and only then are the intents it covers deleted, in a later
+ *   transaction.
+ *
+ *   After a crash, store_open() replays every intent still in LMDB in
+ *   sequence order before serving anything.  Replaying is idempotent:
+ *   every effect is a write of known bytes at an absolute offset, a punch,
+ *   an absolute truncate or an unlink of a fid that is never reused, so
+ *   applying a suffix of the history again over files that already have
+ *   some of it gives the same bytes.  Intents are only ever cleared as a
+ *   prefix (everything <= a sequence number whose effects were all applied
+ *   and synced), so replay always starts from a durable state.  An op is
+ *   therefore either wholly in LMDB (and its data is redone) or not at all.
+ *   The cost is that data is written twice (log + file), like a database
+ *   WAL; the gain is a single sync point per batch.
+ *
+ * Group commit: one worker thread owns the LMDB write transaction and the
+ * io_uring ring.  Submitters queue requests and poke an eventfd; the worker
+ * takes everything queued (bounded: BATCH_MAX_*), runs all of it in one
+ * write transaction and commits once, so ops that complete in the same
+ * batch share one sync.  The sync is never skipped.
+ *
+ * Ordering: the worker handles requests in submission order, so metadata
+ * (and omap) changes of one object apply in order.  File effects go on a
+ * per-file FIFO with at most one I/O in flight per file, so they apply in
+ * order too, and a read is queued behind the writes submitted before it.
+ * Reads, stats and omap reads that share a batch with writes see those
+ * writes and complete after the batch's commit.
+ *
+ * Memory is bounded: each queued or unfinished request is charged its
+ * payload bytes against INFLIGHT_BUDGET; submitters (other than the worker
+ * itself, i.e. callbacks) wait for room.  Open files are only those with
+ * queued work or unsynced writes.
+ *
+ * LMDB keys are limited to 511 bytes, but object names and omap keys may be
+ * 1024.  Long object names are keyed by a hash (the full name is in the
+ * record and checked).  Long omap keys are stored as their first
+ * OMAP_INLINE bytes plus a hash, with the full key in front of the value; a
+ * run of such keys sharing the same first OMAP_INLINE bytes is contiguous
+ * in LMDB and is sorted by full key when listed, so iteration order is
+ * exactly bytewise key order, as in RADOS.
+ *
+ * Locking: ls->lock protects the request queue, the budget and the flags
+ * next to them.  Everything else (LMDB writes, the ring, the file table)
+ * belongs to the worker thread.  pool_create/pool_open use their own LMDB
+ * transactions from the caller's thread; LMDB serialises writers itself.
+ */
+#include <assert.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <liburing.h>
+#include <lmdb.h>
+
+#include "common/log.h"
+#include "common/time.h"
+#include "store/store_backend.h"
+
+#define OMAP_INLINE 480               /* longer omap keys: first 480 bytes + hash */
+#define OBJ_INLINE 480                /* longer ns+oid: hash */
+#define HASH_LEN 8
+#define BATCH_MAX_REQS 512
+#define BATCH_MAX_BYTES (32u << 20)
+#define INFLIGHT_BUDGET (64ull << 20)
+#define CKPT_INTERVAL_NS (100ull * 1000 * 1000)
+#define CKPT_BYTES (16ull << 20)
+#define RING_ENTRIES 256
+#define DEFAULT_MAP_SIZE (64ull << 30)
+#define FORMAT_VERSION 1
+
+/* ---- small encoding helpers ----------------------------------------- */
+
+static void put_be64(unsigned char *p, uint64_t v)
+{
+	for (int i = 7; i >= 0; i--, v >>= 8)
+		p[i] = (unsigned char)v;
+}
+
+static void put_be32(unsigned char *p, uint32_t v)
+{
+	for (int i = 3; i >= 0; i--, v >>= 8)
+		p[i] = (unsigned char)v;
+}
+
+static uint64_t get_be64(const unsigned char *p)
+{
+	uint64_t v = 0;
+	for (int i = 0; i < 8; i++)
+		v = v << 8 | p[i];
+	return v;
+}
+
+static void put_le64(unsigned char *p, uint64_t v)
+{
+	for (int i = 0; i < 8; i++, v >>= 8)
+		p[i] = (unsigned char)v;
+}
+
+static uint64_t get_le64(const unsigned char *p)
+{
+	uint64_t v = 0;
+	for (int i = 7; i >= 0; i--)
+		v = v << 8 | p[i];
+	return v;
+}
+
+static void put_le32(unsigned char *p, uint32_t v)
+{
+	for (int i = 0; i < 4; i++, v >>= 8)
+		p[i] = (unsigned char)v;
+}
+
+static uint32_t get_le32(const unsigned char *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static uint64_t fnv64(uint64_t h, const void *buf, size_t len)
+{
+	const unsigned char *p = buf;
+	for (size_t i = 0; i < len; i++) {
+		h ^= p[i];
+		h *= 0x100000001b3ull;
+	}
+	return h;
+}
+#define FNV_INIT 0xcbf29ce484222325ull
+
+static int mdb_err(int rc)
+{
+	if (rc == 0)
+		return 0;
+	if (rc > 0 && rc < MDB_KEYEXIST)   /* a plain errno */
+		return -rc;
+	if (rc == MDB_MAP_FULL || rc == MDB_TXN_FULL)
+		return -ENOSPC;
+	if (rc == MDB_NOTFOUND)
+		return -ENOENT;
+	return -EIO;
+}
+
+/* ---- structures ----------------------------------------------------- */
+
+enum uctx_kind { U_EVENT, U_FWORK, U_FSYNC };
+
+struct uctx {
+	enum uctx_kind kind;
+};
+
+enum lreq_kind { LR_WRITE, LR_READ, LR_STAT, LR_OMAP_GET, LR_OMAP_LIST, LR_LIST };
+
+struct local_pool;
+struct fwork;
+
+struct lreq {
+	struct lreq *next;           /* submission queue, then batch list */
+	enum lreq_kind kind;
+	struct local_pool *pool;
+	char *oid;
+	store_cb_t cb;
+	void *arg;
+	int r;
+	size_t charge;               /* bytes charged to the budget */
+	struct store_op *op;         /* LR_WRITE: kept until the file effects are applied */
+	uint64_t seq;                /* intent sequence, 0: none */
+	unsigned pending;            /* file works not yet done */
+	bool cb_done;
+	bool finished;               /* all file works done */
+	struct fwork *fw_head, *fw_tail;  /* planned file works, queued after the commit */
+	struct lreq *fnext;          /* the worker's FIFO of write requests by seq */
+	/* LR_READ */
+	uint64_t off;
+	size_t len;
+	void *buf;
+	/* blocking queries: results go straight to the caller's variables */
+	struct store_stat *st_out;
+	const char *key, *after, *prefix;
+	size_t max;
+	void **val;
+	size_t *vlen;
+	struct store_kv **kvs;
+	size_t *nkv;
+	bool *more;
+	char ***names;
+};
+
+enum fw_kind { FW_WRITE, FW_ZERO, FW_TRUNC, FW_UNLINK, FW_READ };
+
+struct lfile;
+
+struct fwork {
+	struct uctx u;
+	struct fwork *next;
+	enum fw_kind kind;
+	uint64_t fid;
+	struct lfile *f;
+	struct lreq *req;
+	uint64_t off, len;
+	char *data;                  /* FW_WRITE source (in req->op) / FW_READ destination */
+	uint64_t done;
+};
+
+struct lfile {
+	uint64_t fid;
+	int fd;                      /* -1: not open */
+	bool rw;
+	bool busy;                   /* the head work has an SQE in flight */
+	bool dirty;                  /* on ls->dirty: written since the last checkpoint began */
+	unsigned fsyncing;           /* checkpoint fsyncs in flight */
+	struct lfile *hnext;         /* file table chain */
+	struct lfile *dnext;         /* dirty list */
+	struct fwork *head, *tail;   /* FIFO of work, the head is the one running */
+};
+
+struct fsync_ctx {
+	struct uctx u;
+	struct lfile *f;             /* NULL: the objects directory */
+};
+
+struct local_store {
+	struct store base;
+	char *path;
+	int dirfd, objfd, lockfd;
+	MDB_env *env;
+	MDB_dbi db_meta, db_pools, db_objs, db_omap, db_intents;
+
+	pthread_t worker;
+	bool worker_started;
+	struct io_uring ring;
+	bool ring_ok;
+	int evfd;
+	uint64_t evbuf;
+	struct uctx ev_ctx;
+
+	pthread_mutex_t lock;        /* protects the fields below up to the blank line */
+	pthread_cond_t space;        /* signalled when budget is returned */
+	struct lreq *q_head, **q_tail;
+	uint64_t budget;             /* bytes charged by unfinished requests */
+	bool sleeping;               /* the worker waits for the eventfd */
+	bool stopping;
+
+	_Atomic int broken;          /* sticky -errno after a failed file effect */
+
+	/* worker thread only (and open/close before/after it runs) */
+	uint64_t next_fid, saved_fid;
+	uint64_t next_seq;
+	struct lfile **ftab;
+	size_t ftab_mask, nfiles;
+	struct lreq *fifo_head, *fifo_tail;
+	uint64_t applied_upto;       /* the effects of every intent <= this are in the files */
+	uint64_t synced_upto;        /* ... and synced: those intents may be deleted */
+	uint64_t cleared_upto;       /* intents <= this are deleted */
+	struct lfile *dirty;
+	bool dir_dirty;
+	unsigned ckpt_pending;
+	uint64_t ckpt_target;
+	int ckpt_err;
+	uint64_t ckpt_last_ns;
+	uint64_t bytes_since_ckpt;
+	unsigned busy_reqs;          /* requests taken off the queue, not yet freed */
+	uint64_t st_ops, st_batches, st_ckpts;
+};
+
+struct local_pool {
+	struct store_pool base;
+	struct local_store *ls;
+	uint32_t id;
+	char *ns;
+};
+
+static inline struct local_store *LS(struct store *st)
+{
+	return container_of(st, struct local_store, base);
+}
+
+static inline struct local_pool *LP(struct store_pool *p)
+{
+	return container_of(p, struct local_pool, base);
+}
+
+/* ---- object table --------------------------------------------------- */
+
+struct objrec {
+	bool exists;
+	uint64_t fid;
+	uint64_t size;
+	uint64_t mtime_ns;
+};
+
+#define OBJ_EKEY_MAX (4 + 2 + OBJ_INLINE)
+#define OBJREC_HDR 36
+
+static size_t obj_ekey(const struct local_pool *lp, const char *oid, unsigned char *out)
+{
+	size_t nl = strlen(lp->ns), ol = strlen(oid);
+
+	put_be32(out, lp->id);
+	if (nl + 1 + ol <= OBJ_INLINE) {
+		out[4] = 0;
+		memcpy(out + 5, lp->ns, nl);
+		out[5 + nl] = 0;
+		memcpy(out + 6 + nl, oid, ol);
+		return 6 + nl + ol;
+	}
+	uint64_t h = fnv64(FNV_INIT, lp->ns, nl + 1);
+	h = fnv64(h, oid, ol);
+	out[4] = 1;
+	put_be64(out + 5, h);
+	return 13;
+}
+
+/* Record value: u8 version, 3 pad, u32 nslen, u64 fid, u64 size, u64 mtime, u32 oidlen, ns, oid. */
+static int obj_decode(const MDB_val *v, struct objrec *rec, const char **ns, size_t *nslen,
+		      const char **oid, size_t *oidlen)
+{
+	const unsigned char *p = v->mv_data;
+	size_t nl, ol;
+
+	if (v->mv_size < OBJREC_HDR || p[0] != 1)
+		return -EIO;
+	nl = get_le32(p + 4);
+	ol = get_le32(p + 32);
+	if (v->mv_size != OBJREC_HDR + nl + ol)
+		return -EIO;
+	rec->exists = true;
+	rec->fid = get_le64(p + 8);
+	rec->size = get_le64(p + 16);
+	rec->mtime_ns = get_le64(p + 24);
+	*ns = (const char *)p + OBJREC_HDR;
+	*nslen = nl;
+	*oid = (const char *)p + OBJREC_HDR + nl;
+	*oidlen = ol;
+	return 0;
+}
+
+static int obj_lookup(struct local_store *ls, MDB_txn *txn, const struct local_pool *lp, const char *oid,
+		      struct objrec *rec)
+{
+	unsigned char k[OBJ_EKEY_MAX];
+	MDB_val key = { obj_ekey(lp, oid, k), k }, val;
+	const char *ns, *o;
+	size_t nl, ol;
+	int rc;
+
+	memset(rec, 0, sizeof(*rec));
+	rc = mdb_get(txn, ls->db_objs, &key, &val);
+	if (rc == MDB_NOTFOUND)
+		return 0;
+	if (rc)
+		return mdb_err(rc);
+	if (obj_decode(&val, rec, &ns, &nl, &o, &ol)) {
+		derr(STORE, "local store %s: corrupt object record for '%s'", ls->path, oid);
+		return -EIO;
+	}
+	if (nl != strlen(lp->ns) || memcmp(ns, lp->ns, nl) || ol != strlen(oid) || memcmp(o, oid, ol)) {
+		derr(STORE, "local store %s: object key hash collision for '%s'", ls->path, oid);
+		return -EIO;
+	}
+	return 0;
+}
+
+static int obj_put(struct local_store *ls, MDB_txn *txn, const struct local_pool *lp, const char *oid,
+		   const struct objrec *rec)
+{
+	unsigned char k[OBJ_EKEY_MAX];
+	size_t nl = strlen(lp->ns), ol = strlen(oid);
+	MDB_val key = { obj_ekey(lp, oid, k), k }, val = { OBJREC_HDR + nl + ol, NULL };
+	unsigned char *p;
+	int rc = mdb_put(txn, ls->db_objs, &key, &val, MDB_RESERVE);
+
+	if (rc)
+		return mdb_err(rc);
+	p = val.mv_data;
+	memset(p, 0, OBJREC_HDR);
+	p[0] = 1;
+	put_le32(p + 4, (uint32_t)nl);
+	put_le64(p + 8, rec->fid);
+	put_le64(p + 16, rec->size);
+	put_le64(p + 24, rec->mtime_ns);
+	put_le32(p + 32, (uint32_t)ol);
+	memcpy(p + OBJREC_HDR, lp->ns, nl);
+	memcpy(p + OBJREC_HDR + nl, oid, ol);
+	return 0;
+}
+
+static int obj_del(struct local_store *ls, MDB_txn *txn, const struct local_pool *lp, const char *oid)
+{
+	unsigned char k[OBJ_EKEY_MAX];
+	MDB_val key = { obj_ekey(lp, oid, k), k };
+	int rc = mdb_del(txn, ls->db_objs, &key, NULL);
+	return rc == MDB_NOTFOUND ? 0 : mdb_err(rc);
+}
+
+/* ---- omap ----------------------------------------------------------- */
+
+#define OMAP_EKEY_MAX (8 + OMAP_INLINE + HASH_LEN)
+
+static size_t omap_ekey(uint64_t fid, const char *k, size_t klen, unsigned char *out)
+{
+	put_be64(out, fid);
+	if (klen <= OMAP_INLINE) {
+		memcpy(out + 8, k, klen);
+		return 8 + klen;
+	}
+	memcpy(out + 8, k, OMAP_INLINE);
+	put_be64(out + 8 + OMAP_INLINE, fnv64(FNV_INIT, k, klen));
+	return OMAP_EKEY_MAX;
+}
+
+/* One omap entry as stored: pointers into LMDB pages (valid until the txn writes). */
+struct oent {
+	const char *key;             /* full key */
+	size_t klen;
+	const char *ep;              /* encoded key part without fid and hash */
+	size_t eplen;
+	const void *val;
+	size_t vlen;
+	MDB_val ek;                  /* the LMDB key */
+};
+
+static int oent_decode(const MDB_val *k, const MDB_val *v, struct oent *e)
+{
+	e->ek = *k;
+	e->ep = (const char *)k->mv_data + 8;
+	if (k->mv_size != OMAP_EKEY_MAX) {
+		e->eplen = k->mv_size - 8;
+		e->key = e->ep;
+		e->klen = e->eplen;
+		e->val = v->mv_data;
+		e->vlen = v->mv_size;
+		return 0;
+	}
+	e->eplen = OMAP_INLINE;
+	if (v->mv_size < 4)
+		return -EIO;
+	e->klen = get_le32(v->mv_data);
+	if (e->klen > v->mv_size - 4 || e->klen <= OMAP_INLINE)
+		return -EIO;
+	e->key = (const char *)v->mv_data + 4;
+	e->val = (const char *)v->mv_data + 4 + e->klen;
+	e->vlen = v->mv_size - 4 - e->klen;
+	return 0;
+}
+
+static int oent_cmp(const void *a, const void *b)
+{
+	const struct oent *x = a, *y = b;
+	return store_keycmp(x->key, x->klen, y->key, y->klen);
+}
+
+/* Iterates one object's omap in full-key order from a seek position. */
+struct omap_it {
+	MDB_cursor *cur;
+	uint64_t fid;
+	bool valid;                  /* cur is on an entry not consumed yet */
+	MDB_val ck, cv;
+	struct oent *run;
+	size_t nrun, irun, caprun;
+};
+
+static bool it_in_obj(const struct omap_it *it)
+{
+	return it->ck.mv_size >= 8 && get_be64(it->ck.mv_data) == it->fid;
+}
+
+static int it_step(struct omap_it *it, MDB_cursor_op op)
+{
+	int rc = mdb_cursor_get(it->cur, &it->ck, &it->cv, op);
+
+	if (rc == MDB_NOTFOUND) {
+		it->valid = false;
+		return 0;
+	}
+	if (rc)
+		return mdb_err(rc);
+	it->valid = it_in_obj(it);
+	return 0;
+}
+
+static int it_open(struct omap_it *it, MDB_txn *txn, MDB_dbi dbi, uint64_t fid, const char *seek)
+{
+	unsigned char k[OMAP_EKEY_MAX];
+	size_t sl = seek ? strlen(seek) : 0;
+	int rc;
+
+	memset(it, 0, sizeof(*it));
+	it->fid = fid;
+	rc = mdb_cursor_open(txn, dbi, &it->cur);
+	if (rc)
+		return mdb_err(rc);
+	/* seek to fid + the first OMAP_INLINE bytes: every entry before it sorts before @seek */
+	put_be64(k, fid);
+	if (sl > OMAP_INLINE)
+		sl = OMAP_INLINE;
+	memcpy(k + 8, seek ? seek : "", sl);
+	it->ck.mv_data = k;
+	it->ck.mv_size = 8 + sl;
+	return it_step(it, MDB_SET_RANGE);
+}
+
+static void it_close(struct omap_it *it)
+{
+	if (it->cur)
+		mdb_cursor_close(it->cur);
+	free(it->run);
+	it->cur = NULL;
+	it->run = NULL;
+}
+
+/* Return 1 with the next entry in *e, 0 at the end, -errno. */
+static int it_next(struct omap_it *it, struct oent *e)
+{
+	int r;
+
+	if (it->irun < it->nrun) {
+		*e = it->run[it->irun++];
+		return 1;
+	}
+	if (!it->valid)
+		return 0;
+	if ((r = oent_decode(&it->ck, &it->cv, e)))
+		return r;
+	if (it->ck.mv_size != OMAP_EKEY_MAX) {
+		if ((r = it_step(it, MDB_NEXT)))
+			return r;
+		return 1;
+	}
+	/* a run of long keys sharing their first OMAP_INLINE bytes: sort it by full key */
+	it->nrun = it->irun = 0;
+	for (;;) {
+		if (it->nrun == it->caprun) {
+			size_t cap = it->caprun ? it->caprun * 2 : 8;
+			struct oent *v = realloc(it->run, cap * sizeof(*v));
+			if (!v)
+				return -ENOMEM;
+			it->run = v;
+			it->caprun = cap;
+		}
+		if ((r = oent_decode(&it->ck, &it->cv, &it->run[it->nrun])))
+			return r;
+		it->nrun++;
+		if ((r = it_step(it, MDB_NEXT)))
+			return r;
+		if (!it->valid || it->ck.mv_size != OMAP_EKEY_MAX ||
+		    memcmp((char *)it->ck.mv_data + 8, it->run[0].ep, OMAP_INLINE) != 0)
+			break;
+	}
+	qsort(it->run, it->nrun, sizeof(*it->run), oent_cmp);
+	*e = it->run[it->irun++];
+	return 1;
+}
+
+static int omap_put(struct local_store *ls, MDB_txn *txn, uint64_t fid, const char *key, const void *val,
+		    size_t vlen)
+{
+	unsigned char k[OMAP_EKEY_MAX];
+	size_t klen = strlen(key);
+	MDB_val ek = { omap_ekey(fid, key, klen, k), k }, v;
+	int rc;
+
+	if (klen <= OMAP_INLINE) {
+		v.mv_size = vlen;
+		v.mv_data = (void *)(vlen ? val : "");
+		return mdb_err(mdb_put(txn, ls->db_omap, &ek, &v, 0));
+	}
+	v.mv_size = 4 + klen + vlen;
+	rc = mdb_put(txn, ls->db_omap, &ek, &v, MDB_RESERVE);
+	if (rc)
+		return mdb_err(rc);
+	put_le32(v.mv_data, (uint32_t)klen);
+	memcpy((char *)v.mv_data + 4, key, klen);
+	if (vlen)
+		memcpy((char *)v.mv_data + 4 + klen, val, vlen);
+	return 0;
+}
+
+static int omap_lookup(struct local_store *ls, MDB_txn *txn, uint64_t fid, const char *key, struct oent *e)
+{
+	unsigned char k[OMAP_EKEY_MAX];
+	size_t klen = strlen(key);
+	MDB_val ek = { omap_ekey(fid, key, klen, k), k }, v;
+	int rc = mdb_get(txn, ls->db_omap, &ek, &v);
+
+	if (rc)
+		return mdb_err(rc);
+	ek.mv_data = k;   /* oent_decode only reads the size and the ep pointer: stack is fine here */
+	if (oent_decode(&ek, &v, e))
+		return -EIO;
+	if (store_keycmp(e->key, e->klen, key, klen) != 0)
+		return -ENOENT;   /* another long key with the same hash: ours is not there */
+	return 0;
+}
+
+static int omap_del(struct local_store *ls, MDB_txn *txn, uint64_t fid, const char *key)
+{
+	unsigned char k[OMAP_EKEY_MAX];
+	size_t klen = strlen(key);
+	MDB_val ek = { omap_ekey(fid, key, klen, k), k };
+	struct oent e;
+	int r = omap_lookup(ls, txn, fid, key, &e);
+
+	if (r == -ENOENT)
+		return 0;
+	if (r)
+		return r;
+	return mdb_err(mdb_del(txn, ls->db_omap, &ek, NULL));
+}
+
+static int omap_clear(struct local_store *ls, MDB_txn *txn, uint64_t fid)
+{
+	unsigned char k[8];
+	MDB_cursor *cur;
+	MDB_val key = { 8, k }, val;
+	int rc;
+
+	put_be64(k, fid);
+	rc = mdb_cursor_open(txn, ls->db_omap, &cur);
+	if (rc)
+		return mdb_err(rc);
+	rc = mdb_cursor_get(cur, &key, &val, MDB_SET_RANGE);
+	while (rc == 0 && key.mv_size >= 8 && get_be64(key.mv_data) == fid) {
+		rc = mdb_cursor_del(cur, 0);
+		if (rc)
+			break;
+		rc = mdb_cursor_get(cur, &key, &val, MDB_NEXT);
+	}
+	mdb_cursor_close(cur);
+	return rc == MDB_NOTFOUND ? 0 : mdb_err(rc);
+}
+
+/* Delete keys in [start, end); end NULL: to the end. */
+static int omap_rm_range(struct local_store *ls, MDB_txn *txn, uint64_t fid, const char *start, const char *end)
+{
+	struct omap_it it;
+	struct oent e;
+	MDB_val *del = NULL;
+	size_t ndel = 0, cap = 0, sl = strlen(start), el = end ? strlen(end) : 0;
+	int r;
+
+	r = it_open(&it, txn, ls->db_omap, fid, start);
+	while (r == 0 && (r = it_next(&it, &e)) == 1) {
+		r = 0;
+		if (end && store_keycmp(e.ep, e.eplen, end, el) >= 0)
+			break;   /* every later entry sorts after end too */
+		if (store_keycmp(e.key, e.klen, start, sl) < 0)
+			continue;
+		if (end && store_keycmp(e.key, e.klen, end, el) >= 0)
+			continue;
+		if (ndel == cap) {
+			cap = cap ? cap * 2 : 16;
+			MDB_val *v = realloc(del, cap * sizeof(*v));
+			if (!v) {
+				r = -ENOMEM;
+				break;
+			}
+			del = v;
+		}
+		del[ndel].mv_size = e.ek.mv_size;
+		del[ndel].mv_data = malloc(e.ek.mv_size);
+		if (!del[ndel].mv_data) {
+			r = -ENOMEM;
+			break;
+		}
+		memcpy(del[ndel].mv_data, e.ek.mv_data, e.ek.mv_size);
+		ndel++;
+	}
+	it_close(&it);
+	for (size_t i = 0; i < ndel; i++) {
+		if (r == 0)
+			r = mdb_err(mdb_del(txn, ls->db_omap, &del[i], NULL));
+		free(del[i].mv_data);
+	}
+	free(del);
+	return r;
+}
+
+static bool has_prefix(const char *k, size_t klen, const char *p, size_t plen)
+{
+	return klen >= plen && memcmp(k, p, plen) == 0;
+}
+
+static int omap_list(struct local_store *ls, MDB_txn *txn, uint64_t fid, const char *after, const char *prefix,
+		     size_t max, struct store_kv **out, size_t *n, bool *more)
+{
+	size_t al = after ? strlen(after) : 0, pl = prefix ? strlen(prefix) : 0;
+	size_t ppl = pl > OMAP_INLINE ? OMAP_INLINE : pl;   /* the part of the prefix an ep can show */
+	const char *seek = "";
+	struct store_kv *kv = NULL;
+	size_t cnt = 0, cap = 0;
+	struct omap_it it;
+	struct oent e;
+	int r;
+
+	if (after && (!prefix || store_keycmp(after, al, prefix, pl) > 0))
+		seek = after;
+	else if (prefix)
+		seek = prefix;
+	r = it_open(&it, txn, ls->db_omap, fid, seek);
+	while (r == 0 && (r = it_next(&it, &e)) == 1) {
+		r = 0;
+		if (prefix && !has_prefix(e.ep, e.eplen, prefix, ppl)) {
+			if (store_keycmp(e.ep, e.eplen, prefix, ppl) > 0)
+				break;   /* past every key that can carry the prefix */
+			continue;
+		}
+		if (after && store_keycmp(e.key, e.klen, after, al) <= 0)
+			continue;
+		if (prefix && !has_prefix(e.key, e.klen, prefix, pl))
+			continue;
+		if (cnt == max) {
+			*more = true;
+			break;
+		}
+		if (cnt == cap) {
+			cap = cap ? cap * 2 : 16;
+			struct store_kv *v = realloc(kv, cap * sizeof(*v));
+			if (!v) {
+				r = -ENOMEM;
+				break;
+			}
+			kv = v;
+		}
+		kv[cnt].key = strndup(e.key, e.klen);
+		kv[cnt].val = malloc(e.vlen ? e.vlen : 1);
+		kv[cnt].len = e.vlen;
+		if (!kv[cnt].key || !kv[cnt].val) {
+			free(kv[cnt].key);
+			free(kv[cnt].val);
+			r = -ENOMEM;
+			break;
+		}
+		memcpy(kv[cnt].val, e.val, e.vlen);
+		cnt++;
+	}
+	it_close(&it);
+	if (r < 0) {
+		store_kv_free(kv, cnt);
+		*more = false;
+		return r;
+	}
+	*out = kv;
+	*n = cnt;
+	return 0;
+}
+
+/* ---- intents (the redo log) ----------------------------------------- */
+
+/*
+ * Value: u8 version, 3 pad, u32 nrec, then per record: u8 kind, 7 pad,
+ * u64 fid, u64 a, u64 b, and for FW_WRITE b bytes of data.
+ *   FW_WRITE a=off b=len, FW_ZERO a=off b=len, FW_TRUNC a=size, FW_UNLINK.
+ */
+#define INTENT_HDR 8
+#define IREC_HDR 32
+
+struct irec {
+	enum fw_kind kind;
+	uint64_t fid, a, b;
+	const void *data;
+};
+
+struct irecs {
+	struct irec *v;
+	size_t n, cap;
+	size_t bytes;
+};
+
+static int irecs_add(struct irecs *rs, enum fw_kind kind, uint64_t fid, uint64_t a, uint64_t b, const void *data)
+{
+	if (rs->n == rs->cap) {
+		size_t cap = rs->cap ? rs->cap * 2 : 4;
+		struct irec *v = realloc(rs->v, cap * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		rs->v = v;
+		rs->cap = cap;
+	}
+	rs->v[rs->n++] = (struct irec){ kind, fid, a, b, data };
+	rs->bytes += IREC_HDR + (kind == FW_WRITE ? b : 0);
+	return 0;
+}
+
+static int intent_put(struct local_store *ls, MDB_txn *txn, uint64_t seq, const struct irecs *rs)
+{
+	unsigned char k[8], *p;
+	MDB_val key = { 8, k }, val = { INTENT_HDR + rs->bytes, NULL };
+	int rc;
+
+	put_be64(k, seq);
+	rc = mdb_put(txn, ls->db_intents, &key, &val, MDB_RESERVE | MDB_APPEND);
+	if (rc)
+		return mdb_err(rc);
+	p = val.mv_data;
+	memset(p, 0, INTENT_HDR);
+	p[0] = 1;
+	put_le32(p + 4, (uint32_t)rs->n);
+	p += INTENT_HDR;
+	for (size_t i = 0; i < rs->n; i++) {
+		const struct irec *r = &rs->v[i];
+		memset(p, 0, 8);
+		p[0] = (unsigned char)r->kind;
+		put_le64(p + 8, r->fid);
+		put_le64(p + 16, r->a);
+		put_le64(p + 24, r->b);
+		p += IREC_HDR;
+		if (r->kind == FW_WRITE) {
+			memcpy(p, r->data, r->b);
+			p += r->b;
+		}
+	}
+	return 0;
+}
+
+/* Decode record @i at *pos; returns 0 or -EIO. */
+static int intent_next(const MDB_val *v, size_t *pos, struct irec *r)
+{
+	const unsigned char *p = (const unsigned char *)v->mv_data + *pos;
+
+	if (v->mv_size - *pos < IREC_HDR)
+		return -EIO;
+	r->kind = p[0];
+	r->fid = get_le64(p + 8);
+	r->a = get_le64(p + 16);
+	r->b = get_le64(p + 24);
+	r->data = p + IREC_HDR;
+	*pos += IREC_HDR;
+	if (r->kind > FW_UNLINK)
+		return -EIO;
+	if (r->kind == FW_WRITE) {
+		if (r->b > v->mv_size - *pos)
+			return -EIO;
+		*pos += r->b;
+	}
+	return 0;
+}
+
+/* ---- files ---------------------------------------------------------- */
+
+static void fid_name(uint64_t fid, char *buf)
+{
+	snprintf(buf, 17, "%016" PRIx64, fid);
+}
+
+static int pwrite_all(int fd, const void *buf, size_t len, uint64_t off)
+{
+	const char *p = buf;
+	while (len) {
+		ssize_t n = pwrite(fd, p, len, (off_t)off);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		p += n;
+		len -= (size_t)n;
+		off += (uint64_t)n;
+	}
+	return 0;
+}
+
+/* Zero [off, off+len) keeping the size: punch a hole, or write zeros where that is not supported. */
+static int zero_range_sync(int fd, uint64_t off, uint64_t len)
+{
+	static const char zeros[65536];
+
+	if (fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)off, (off_t)len) == 0)
+		return 0;
+	if (errno != EOPNOTSUPP)
+		return -errno;
+	while (len) {
+		size_t n = len < sizeof(zeros) ? len : sizeof(zeros);
+		int r = pwrite_all(fd, zeros, n, off);
+		if (r)
+			return r;
+		off += n;
+		len -= n;
+	}
+	return 0;
+}
+
+static struct lfile *file_get(struct local_store *ls, uint64_t fid)
+{
+	size_t h = (size_t)(fid * 0x9e3779b97f4a7c15ull) & ls->ftab_mask;
+	struct lfile *f;
+
+	for (f = ls->ftab[h]; f; f = f->hnext)
+		if (f->fid == fid)
+			return f;
+	if (ls->nfiles >= ls->ftab_mask + 1) {
+		/* grow the table (x2) */
+		size_t nsize = (ls->ftab_mask + 1) * 2;
+		struct lfile **nt = calloc(nsize, sizeof(*nt));
+		if (nt) {
+			for (size_t i = 0; i <= ls->ftab_mask; i++) {
+				while ((f = ls->ftab[i])) {
+					ls->ftab[i] = f->hnext;
+					size_t nh = (size_t)(f->fid * 0x9e3779b97f4a7c15ull) & (nsize - 1);
+					f->hnext = nt[nh];
+					nt[nh] = f;
+				}
+			}
+			free(ls->ftab);
+			ls->ftab = nt;
+			ls->ftab_mask = nsize - 1;
+			h = (size_t)(fid * 0x9e3779b97f4a7c15ull) & ls->ftab_mask;
+		}
+	}
+	f = calloc(1, sizeof(*f));
+	if (!f)
+		return NULL;
+	f->fid = fid;
+	f->fd = -1;
+	f->hnext = ls->ftab[h];
+	ls->ftab[h] = f;
+	ls->nfiles++;
+	return f;
+}
+
+/* Close and forget @f when nothing refers to it any more. */
+static void file_maybe_release(struct local_store *ls, struct lfile *f)
+{
+	struct lfile **pp;
+
+	if (f->head || f->busy || f->dirty || f->fsyncing)
+		return;
+	pp = &ls->ftab[(size_t)(f->fid * 0x9e3779b97f4a7c15ull) & ls->ftab_mask];
+	while (*pp != f)
+		pp = &(*pp)->hnext;
+	*pp = f->hnext;
+	ls->nfiles--;
+	if (f->fd >= 0)
+		close(f->fd);
+	free(f);
+}
+
+static int file_open(struct local_store *ls, struct lfile *f, bool create)
+{
+	char name[17];
+	int fd;
+
+	if (f->fd >= 0 && (f->rw || !create))
+		return 0;
+	fid_name(f->fid, name);
+	if (create) {
+		fd = openat(ls->objfd, name, O_RDWR | O_CLOEXEC);
+		if (fd < 0 && errno == ENOENT) {
+			fd = openat(ls->objfd, name, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+			ls->dir_dirty = true;   /* a new directory entry: the checkpoint syncs objects/ */
+		}
+	} else {
+		fd = openat(ls->objfd, name, O_RDONLY | O_CLOEXEC);
+	}
+	if (fd < 0)
+		return -errno;
+	if (f->fd >= 0)
+		close(f->fd);
+	f->fd = fd;
+	f->rw = create;
+	return 0;
+}
+
+static void file_mark_dirty(struct local_store *ls, struct lfile *f)
+{
+	if (!f->dirty) {
+		f->dirty = true;
+		f->dnext = ls->dirty;
+		ls->dirty = f;
+	}
+}
+
+static struct io_uring_sqe *get_sqe(struct local_store *ls)
+{
+	struct io_uring_sqe *sqe;
+
+	while (!(sqe = io_uring_get_sqe(&ls->ring)))
+		io_uring_submit(&ls->ring);
+	return sqe;
+}
+
+/* ---- request completion --------------------------------------------- */
+
+static void budget_return(struct local_store *ls, size_t charge)
+{
+	pthread_mutex_lock(&ls->lock);
+	ls->budget -= charge;
+	pthread_cond_broadcast(&ls->space);
+	pthread_mutex_unlock(&ls->lock);
+}
+
+static void req_free(struct local_store *ls, struct lreq *req)
+{
+	struct fwork *w, *n;
+
+	for (w = req->fw_head; w; w = n) {   /* planned but never queued (failed batch) */
+		n = w->next;
+		free(w);
+	}
+	budget_return(ls, req->charge);
+	store_op_free(req->op);
+	free(req->oid);
+	free(req);
+	ls->busy_reqs--;
+}
+
+static void req_callback(struct lreq *req)
+{
+	if (!req->cb_done) {
+		req->cb_done = true;
+		req->cb(req->r, req->arg);
+	}
+}
+
+/* Pop finished write requests off the FIFO head: their intents are applied. */
+static void fifo_advance(struct local_store *ls)
+{
+	struct lreq *req;
+
+	while ((req = ls->fifo_head) && req->finished && req->cb_done) {
+		ls->fifo_head = req->fnext;
+		if (!ls->fifo_head)
+			ls->fifo_tail = NULL;
+		ls->applied_upto = req->seq;
+		req_free(ls, req);
+	}
+}
+
+/* Every file work of @req is done. */
+static void req_works_done(struct local_store *ls, struct lreq *req)
+{
+	req->finished = true;
+	if (req->kind == LR_READ) {
+		req_callback(req);
+		req_free(ls, req);
+	} else if (req->seq) {
+		fifo_advance(ls);
+	} else if (req->cb_done) {
+		req_free(ls, req);
+	}
+}
+
+static void fwork_done(struct local_store *ls, struct fwork *w, int r)
+{
+	struct lfile *f = w->f;
+	struct lreq *req = w->req;
+
+	assert(f->head == w);
+	f->head = w->next;
+	if (!f->head)
+		f->tail = NULL;
+	if (r < 0) {
+		if (w->kind == FW_READ) {
+			req->r = r;
+		} else {
+			int expected = 0;
+			derr(STORE, "local store %s: applying a committed write to objects/%016" PRIx64
+			     " failed: %s; the store is now read-only, reopen it to replay",
+			     ls->path, w->fid, strerror(-r));
+			atomic_compare_exchange_strong(&ls->broken, &expected, -EIO);
+		}
+	}
+	free(w);
+	if (--req->pending == 0)
+		req_works_done(ls, req);
+}
+
+/* Start the work at the head of @f (synchronous ones run right here). */
+static void file_kick(struct local_store *ls, struct lfile *f)
+{
+	struct io_uring_sqe *sqe;
+	struct fwork *w;
+	int r;
+
+	while ((w = f->head) && !f->busy) {
+		switch (w->kind) {
+		case FW_TRUNC:
+			r = file_open(ls, f, true);
+			if (r == 0 && ftruncate(f->fd, (off_t)w->off) < 0)
+				r = -errno;
+			file_mark_dirty(ls, f);
+			fwork_done(ls, w, r);
+			continue;
+		case FW_UNLINK: {
+			char name[17];
+			if (f->fd >= 0) {
+				close(f->fd);
+				f->fd = -1;
+			}
+			fid_name(f->fid, name);
+			r = unlinkat(ls->objfd, name, 0) < 0 && errno != ENOENT ? -errno : 0;
+			ls->dir_dirty = true;
+			fwork_done(ls, w, r);
+			continue;
+		}
+		case FW_READ:
+			r = file_open(ls, f, false);
+			if (r == -ENOENT) {   /* no data written yet: all zeros */
+				memset(w->data, 0, w->len);
+				fwork_done(ls, w, 0);
+				continue;
+			}
+			if (r) {
+				fwork_done(ls, w, r);
+				continue;
+			}
+			sqe = get_sqe(ls);
+			io_uring_prep_read(sqe, f->fd, w->data + w->done, (unsigned)(w->len - w->done), w->off + w->done);
+			break;
+		case FW_WRITE:
+			r = file_open(ls, f, true);
+			if (r) {
+				fwork_done(ls, w, r);
+				continue;
+			}
+			file_mark_dirty(ls, f);
+			sqe = get_sqe(ls);
+			io_uring_prep_write(sqe, f->fd, w->data + w->done, (unsigned)(w->len - w->done), w->off + w->done);
+			break;
+		case FW_ZERO:
+			r = file_open(ls, f, true);
+			if (r) {
+				fwork_done(ls, w, r);
+				continue;
+			}
+			file_mark_dirty(ls, f);
+			sqe = get_sqe(ls);
+			io_uring_prep_fallocate(sqe, f->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+						(off_t)w->off, (off_t)w->len);
+			break;
+		default:
+			abort();
+		}
+		io_uring_sqe_set_data(sqe, &w->u);
+		f->busy = true;
+	}
+	file_maybe_release(ls, f);
+}
+
+static void fwork_cqe(struct local_store *ls, struct fwork *w, int res)
+{
+	struct lfile *f = w->f;
+
+	f->busy = false;
+	if (res == -EINTR || res == -EAGAIN) {
+		file_kick(ls, f);   /* retry as is */
+		return;
+	}
+	switch (w->kind) {
+	case FW_READ:
+		if (res < 0)
+			break;
+		if (res == 0) {   /* the file is shorter than the object: the rest is a hole */
+			memset(w->data + w->done, 0, w->len - w->done);
+			w->done = w->len;
+		} else {
+			w->done += (uint64_t)res;
+		}
+		if (w->done < w->len) {
+			file_kick(ls, f);
+			return;
+		}
+		res = 0;
+		break;
+	case FW_WRITE:
+		if (res < 0)
+			break;
+		w->done += (uint64_t)res;
+		if (res > 0 && w->done < w->len) {
+			file_kick(ls, f);
+			return;
+		}
+		res = w->done < w->len ? -EIO : 0;
+		break;
+	case FW_ZERO:
+		if (res == -EOPNOTSUPP)
+			res = zero_range_sync(f->fd, w->off, w->len);
+		break;
+	default:
+		break;
+	}
+	fwork_done(ls, w, res);
+	file_kick(ls, f);
+}
+
+/* Queue the planned works of @req on their files (after the commit). */
+static void req_queue_works(struct local_store *ls, struct lreq *req)
+{
+	struct fwork *w = req->fw_head, *n;
+
+	/* @req may be freed by the last work completing synchronously: do not touch it after */
+	req->fw_head = req->fw_tail = NULL;
+	for (; w; w = n) {
+		n = w->next;
+		w->next = NULL;
+		w->f = file_get(ls, w->fid);
+		if (!w->f) {
+			/* cannot even track the file: treat as a failed effect */
+			derr(STORE, "local store %s: out of memory applying a write", ls->path);
+			atomic_store(&ls->broken, -EIO);
+			free(w);
+			if (--req->pending == 0)
+				req_works_done(ls, req);
+			continue;
+		}
+		if (w->f->tail)
+			w->f->tail->next = w;
+		else
+			w->f->head = w;
+		w->f->tail = w;
+		if (w->kind == FW_WRITE)
+			ls->bytes_since_ckpt += w->len;
+		file_kick(ls, w->f);
+	}
+}
+
+static int plan_work(struct lreq *req, enum fw_kind kind, uint64_t fid, uint64_t off, uint64_t len, void *data)
+{
+	struct fwork *w = calloc(1, sizeof(*w));
+
+	if (!w)
+		return -ENOMEM;
+	w->u.kind = U_FWORK;
+	w->kind = kind;
+	w->fid = fid;
+	w->req = req;
+	w->off = off;
+	w->len = len;
+	w->data = data;
+	if (req->fw_tail)
+		req->fw_tail->next = w;
+	else
+		req->fw_head = w;
+	req->fw_tail = w;
+	req->pending++;
+	return 0;
+}
+
+static void drop_planned(struct lreq *req)
+{
+	struct fwork *w, *n;
+
+	for (w = req->fw_head; w; w = n) {
+		n = w->next;
+		free(w);
+	}
+	req->fw_head = req->fw_tail = NULL;
+	req->pending = 0;
+}
+
+/* ---- checkpoints ---------------------------------------------------- */
+
+static void ckpt_start(struct local_store *ls)
+{
+	struct io_uring_sqe *sqe;
+	struct lfile *f;
+	struct fsync_ctx *c;
+
+	ls->ckpt_target = ls->applied_upto;
+	ls->ckpt_err = 0;
+	ls->ckpt_last_ns = now_mono_ns();
+	ls->bytes_since_ckpt = 0;
+	ls->st_ckpts++;
+	while ((f = ls->dirty)) {
+		ls->dirty = f->dnext;
+		f->dirty = false;
+		c = malloc(sizeof(*c));
+		if (!c || f->fd < 0) {
+			/* fd < 0 only after an unlink: nothing left to sync for it */
+			free(c);
+			if (!c)
+				ls->ckpt_err = -ENOMEM;
+			file_maybe_release(ls, f);
+			continue;
+		}
+		c->u.kind = U_FSYNC;
+		c->f = f;
+		f->fsyncing++;
+		sqe = get_sqe(ls);
+		io_uring_prep_fsync(sqe, f->fd, IORING_FSYNC_DATASYNC);
+		io_uring_sqe_set_data(sqe, &c->u);
+		ls->ckpt_pending++;
+	}
+	if (ls->dir_dirty) {
+		ls->dir_dirty = false;
+		c = malloc(sizeof(*c));
+		if (c) {
+			c->u.kind = U_FSYNC;
+			c->f = NULL;
+			sqe = get_sqe(ls);
+			io_uring_prep_fsync(sqe, ls->objfd, 0);
+			io_uring_sqe_set_data(sqe, &c->u);
+			ls->ckpt_pending++;
+		} else {
+			ls->ckpt_err = -ENOMEM;
+		}
+	}
+	if (ls->ckpt_pending == 0 && ls->ckpt_err == 0)
+		ls->synced_upto = ls->ckpt_target;
+}
+
+static void fsync_cqe(struct local_store *ls, struct fsync_ctx *c, int res)
+{
+	if (res < 0 && ls->ckpt_err == 0)
+		ls->ckpt_err = res;
+	if (c->f) {
+		c->f->fsyncing--;
+		file_maybe_release(ls, c->f);
+	}
+	free(c);
+	if (--ls->ckpt_pending)
+		return;
+	if (ls->ckpt_err) {
+		/* the intents stay in LMDB and are replayed by the next open */
+		derr(STORE, "local store %s: checkpoint fsync failed: %s", ls->path, strerror(-ls->ckpt_err));
+		if (ls->ckpt_err != -ENOMEM)
+			atomic_store(&ls->broken, -EIO);
+		return;
+	}
+	ls->synced_upto = ls->ckpt_target;
+}
+
+/* Start a checkpoint when there are unsynced writes and it is time (or @force). */
+static void maybe_checkpoint(struct local_store *ls, bool force)
+{
+	if (ls->ckpt_pending || atomic_load(&ls->broken))
+		return;
+	if (!ls->dirty && !ls->dir_dirty) {
+		/* every applied effect was covered by an earlier, finished checkpoint */
+		ls->synced_upto = ls->applied_upto;
+		return;
+	}
+	if (force || ls->bytes_since_ckpt >= CKPT_BYTES || now_mono_ns() - ls->ckpt_last_ns >= CKPT_INTERVAL_NS)
+		ckpt_start(ls);
+}
+
+/* Delete intents <= synced_upto (called inside a write txn). */
+static int clear_intents(struct local_store *ls, MDB_txn *txn)
+{
+	MDB_cursor *cur;
+	MDB_val k, v;
+	int rc;
+
+	if (ls->synced_upto <= ls->cleared_upto)
+		return 0;
+	rc = mdb_cursor_open(txn, ls->db_intents, &cur);
+	if (rc)
+		return mdb_err(rc);
+	rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST);
+	while (rc == 0 && k.mv_size == 8 && get_be64(k.mv_data) <= ls->synced_upto) {
+		rc = mdb_cursor_del(cur, 0);
+		if (rc)
+			break;
+		rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT);
+	}
+	mdb_cursor_close(cur);
+	if (rc && rc != MDB_NOTFOUND)
+		return mdb_err(rc);
+	ls->cleared_upto = ls->synced_upto;
+	return 0;
+}
+
+static int save_counters(struct local_store *ls, MDB_txn *txn)
+{
+	unsigned char b[8];
+	MDB_val k = { 8, "next_fid" }, v = { 8, b };
+
+	if (ls->next_fid == ls->saved_fid)
+		return 0;
+	put_le64(b, ls->next_fid);
+	return mdb_err(mdb_put(txn, ls->db_meta, &k, &v, 0));
+}
+
+/* ---- executing requests inside the batch transaction ---------------- */
+
+static int exec_write(struct local_store *ls, MDB_txn *ptxn, struct lreq *req)
+{
+	struct local_pool *lp = req->pool;
+	struct store_op *op = req->op;
+	struct irecs rs = { 0 };
+	struct objrec rec;
+	bool existed, mutated = false;
+	MDB_txn *txn;
+	int r, rc;
+
+	rc = mdb_txn_begin(ls->env, ptxn, 0, &txn);
+	if (rc)
+		return mdb_err(rc);
+	r = obj_lookup(ls, txn, lp, req->oid, &rec);
+	if (r)
+		goto out_abort;
+	existed = rec.exists;
+
+#define ENSURE_EXISTS()                              \
+	do {                                         \
+		if (!rec.exists) {                   \
+			rec.exists = true;           \
+			rec.fid = ls->next_fid++;    \
+			rec.size = 0;                \
+		}                                    \
+	} while (0)
+
+	for (size_t i = 0; i < op->n && r == 0; i++) {
+		struct store_subop *s = &op->v[i];
+
+		switch (s->kind) {
+		case SOP_CREATE:
+			if (rec.exists && s->excl) {
+				r = -EEXIST;
+				break;
+			}
+			ENSURE_EXISTS();
+			mutated = true;
+			break;
+		case SOP_ASSERT_EXISTS:
+			if (!rec.exists)
+				r = -ENOENT;
+			break;
+		case SOP_WRITE:
+			ENSURE_EXISTS();
+			mutated = true;
+			if (s->len)
+				r = irecs_add(&rs, FW_WRITE, rec.fid, s->off, s->len, s->data);
+			if (s->len && s->off + s->len > rec.size)
+				rec.size = s->off + s->len;
+			break;
+		case SOP_WRITE_FULL:
+			ENSURE_EXISTS();
+			mutated = true;
+			r = irecs_add(&rs, FW_TRUNC, rec.fid, 0, 0, NULL);
+			if (r == 0 && s->len)
+				r = irecs_add(&rs, FW_WRITE, rec.fid, 0, s->len, s->data);
+			rec.size = s->len;
+			break;
+		case SOP_APPEND:
+			ENSURE_EXISTS();
+			mutated = true;
+			if (s->len)
+				r = irecs_add(&rs, FW_WRITE, rec.fid, rec.size, s->len, s->data);
+			rec.size += s->len;
+			break;
+		case SOP_TRUNCATE:
+			ENSURE_EXISTS();
+			mutated = true;
+			r = irecs_add(&rs, FW_TRUNC, rec.fid, s->off, 0, NULL);
+			rec.size = s->off;
+			break;
+		case SOP_ZERO:
+			/* zeroing never changes the size, and on a missing object does nothing */
+			if (!rec.exists || s->off >= rec.size || !s->len)
+				break;
+			mutated = true;
+			r = irecs_add(&rs, FW_ZERO, rec.fid, s->off,
+				      s->len < rec.size - s->off ? s->len : rec.size - s->off, NULL);
+			break;
+		case SOP_REMOVE:
+			if (!rec.exists) {
+				r = -ENOENT;
+				break;
+			}
+			r = omap_clear(ls, txn, rec.fid);
+			if (r == 0)
+				r = irecs_add(&rs, FW_UNLINK, rec.fid, 0, 0, NULL);
+			rec.exists = false;
+			mutated = true;
+			break;
+		case SOP_OMAP_SET:
+			ENSURE_EXISTS();
+			mutated = true;
+			r = omap_put(ls, txn, rec.fid, s->key, s->data, s->len);
+			break;
+		case SOP_OMAP_RM:
+			if (!rec.exists) {
+				r = -ENOENT;
+				break;
+			}
+			mutated = true;
+			r = omap_del(ls, txn, rec.fid, s->key);
+			break;
+		case SOP_OMAP_RM_RANGE:
+			if (!rec.exists) {
+				r = -ENOENT;
+				break;
+			}
+			mutated = true;
+			r = omap_rm_range(ls, txn, rec.fid, s->key, s->key2);
+			break;
+		case SOP_OMAP_CLEAR:
+			if (!rec.exists) {
+				r = -ENOENT;
+				break;
+			}
+			mutated = true;
+			r = omap_clear(ls, txn, rec.fid);
+			break;
+		}
+	}
+#undef ENSURE_EXISTS
+	if (r)
+		goto out_abort;
+	if (mutated) {
+		if (rec.exists) {
+			rec.mtime_ns = now_real_ns();
+			r = obj_put(ls, txn, lp, req->oid, &rec);
+		} else if (existed) {
+			r = obj_del(ls, txn, lp, req->oid);
+		}
+	}
+	if (r == 0 && rs.n) {
+		req->seq = ls->next_seq++;
+		r = intent_put(ls, txn, req->seq, &rs);
+	}
+	for (size_t i = 0; i < rs.n && r == 0; i++)
+		r = plan_work(req, rs.v[i].kind, rs.v[i].fid, rs.v[i].a, rs.v[i].b, (void *)rs.v[i].data);
+	if (r)
+		goto out_abort;
+	free(rs.v);
+	r = mdb_err(mdb_txn_commit(txn));
+	if (r) {
+		drop_planned(req);
+		req->seq = 0;
+	}
+	return r;
+
+out_abort:
+	mdb_txn_abort(txn);
+	free(rs.v);
+	drop_planned(req);
+	req->seq = 0;
+	return r;
+}
+
+static int exec_read(struct local_store *ls, MDB_txn *txn, struct lreq *req)
+{
+	struct objrec rec;
+	size_t n;
+	int r = obj_lookup(ls, txn, req->pool, req->oid, &rec);
+
+	if (r)
+		return r;
+	if (!rec.exists)
+		return -ENOENT;
+	n = req->off >= rec.size ? 0 : (rec.size - req->off < req->len ? (size_t)(rec.size - req->off) : req->len);
+	if (n == 0)
+		return 0;
+	r = plan_work(req, FW_READ, rec.fid, req->off, n, req->buf);
+	return r ? r : (int)n;
+}
+
+static int exec_query(struct local_store *ls, MDB_txn *txn, struct lreq *req)
+{
+	struct objrec rec;
+	struct oent e;
+	int r;
+
+	if (req->kind == LR_LIST) {
+		struct local_pool *lp = req->pool;
+		size_t nl = strlen(lp->ns), cnt = 0, cap = 0;
+		unsigned char k[4];
+		MDB_cursor *cur;
+		MDB_val key = { 4, k }, val;
+		char **names = NULL;
+		int rc;
+
+		put_be32(k, lp->id);
+		rc = mdb_cursor_open(txn, ls->db_objs, &cur);
+		if (rc)
+			return mdb_err(rc);
+		r = 0;
+		for (rc = mdb_cursor_get(cur, &key, &val, MDB_SET_RANGE);
+		     rc == 0 && key.mv_size >= 4 && memcmp(key.mv_data, k, 4) == 0;
+		     rc = mdb_cursor_get(cur, &key, &val, MDB_NEXT)) {
+			const char *ns, *oid;
+			size_t rnl, ol;
+			if (obj_decode(&val, &rec, &ns, &rnl, &oid, &ol)) {
+				r = -EIO;
+				break;
+			}
+			if (rnl != nl || memcmp(ns, lp->ns, nl))
+				continue;
+			if (cnt == cap) {
+				cap = cap ? cap * 2 : 64;
+				char **v = realloc(names, cap * sizeof(*v));
+				if (!v) {
+					r = -ENOMEM;
+					break;
+				}
+				names = v;
+			}
+			if (!(names[cnt] = strndup(oid, ol))) {
+				r = -ENOMEM;
+				break;
+			}
+			cnt++;
+		}
+		mdb_cursor_close(cur);
+		if (r == 0 && rc && rc != MDB_NOTFOUND)
+			r = mdb_err(rc);
+		if (r) {
+			for (size_t i = 0; i < cnt; i++)
+				free(names[i]);
+			free(names);
+			return r;
+		}
+		*req->names = names;
+		*req->nkv = cnt;
+		return 0;
+	}
+
+	r = obj_lookup(ls, txn, req->pool, req->oid, &rec);
+	if (r)
+		return r;
+	if (!rec.exists)
+		return -ENOENT;
+	switch (req->kind) {
+	case LR_STAT:
+		req->st_out->size = rec.size;
+		req->st_out->mtime = ns_to_timespec(rec.mtime_ns);
+		return 0;
+	case LR_OMAP_GET:
+		r = omap_lookup(ls, txn, rec.fid, req->key, &e);
+		if (r)
+			return r;
+		*req->val = malloc(e.vlen ? e.vlen : 1);
+		if (!*req->val)
+			return -ENOMEM;
+		memcpy(*req->val, e.val, e.vlen);
+		*req->vlen = e.vlen;
+		return 0;
+	case LR_OMAP_LIST:
+		return omap_list(ls, txn, rec.fid, req->after, req->prefix, req->max, req->kvs, req->nkv, req->more);
+	default:
+		return -EINVAL;
+	}
+}
+
+static void run_batch(struct local_store *ls, struct lreq *batch)
+{
+	bool writes = ls->synced_upto > ls->cleared_upto;
+	struct lreq *req, *next;
+	MDB_txn *txn;
+	int rc, r;
+
+	for (req = batch; req; req = req->next)
+		writes |= req->kind == LR_WRITE;
+	rc = mdb_txn_begin(ls->env, NULL, writes ? 0 : MDB_RDONLY, &txn);
+	r = mdb_err(rc);
+	if (r == 0 && writes)
+		r = clear_intents(ls, txn);
+	if (r == 0) {
+		for (req = batch; req; req = req->next) {
+			int broken = atomic_load(&ls->broken);
+			if (req->kind == LR_WRITE)
+				req->r = broken ? broken : exec_write(ls, txn, req);
+			else if (req->kind == LR_READ)
+				req->r = exec_read(ls, txn, req);
+			else
+				req->r = exec_query(ls, txn, req);
+		}
+		if (writes) {
+			r = save_counters(ls, txn);
+			if (r == 0) {
+				r = mdb_err(mdb_txn_commit(txn));
+				if (r == 0)
+					ls->saved_fid = ls->next_fid;
+			} else {
+				mdb_txn_abort(txn);
+			}
+		} else {
+			mdb_txn_abort(txn);
+		}
+	} else if (rc == 0) {
+		mdb_txn_abort(txn);
+	}
+	ls->st_batches++;
+	if (r) {
+		/* nothing of this batch reached the disk: fail every request in it */
+		derr(STORE, "local store %s: commit failed: %s", ls->path, strerror(-r));
+		for (req = batch; req; req = next) {
+			next = req->next;
+			if (req->kind == LR_OMAP_LIST && req->r == 0) {
+				store_kv_free(*req->kvs, *req->nkv);
+				*req->kvs = NULL;
+				*req->nkv = 0;
+			}
+			if (req->kind == LR_OMAP_GET && req->r == 0) {
+				free(*req->val);
+				*req->val = NULL;
+			}
+			if (req->kind == LR_LIST && req->r == 0) {
+				for (size_t i = 0; i < *req->nkv; i++)
+					free((*req->names)[i]);
+				free(*req->names);
+				*req->names = NULL;
+				*req->nkv = 0;
+			}
+			drop_planned(req);
+			req->seq = 0;
+			req->r = r;
+			req_callback(req);
+			req_free(ls, req);
+		}
+		return;
+	}
+	/*
+	 * Committed, so durable: call back (reads excepted: they wait for their
+	 * data), then queue the file effects in order.  A request whose works
+	 * all complete synchronously may be freed inside req_queue_works().
+	 */
+	for (req = batch; req; req = next) {
+		next = req->next;
+		ls->st_ops++;
+		if (req->kind != LR_READ)
+			req_callback(req);
+		if (req->seq) {
+			req->fnext = NULL;
+			if (ls->fifo_tail)
+				ls->fifo_tail->fnext = req;
+			else
+				ls->fifo_head = req;
+			ls->fifo_tail = req;
+		}
+		if (req->pending) {
+			req_queue_works(ls, req);
+			continue;
+		}
+		req_callback(req);
+		req_free(ls, req);
+	}
+}
+
+/* ---- the worker ----------------------------------------------------- */
+
+static void arm_event(struct local_store *ls)
+{
+	struct io_uring_sqe *sqe = get_sqe(ls);
+	io_uring_prep_read(sqe, ls->evfd, &ls->evbuf, sizeof(ls->evbuf), 0);
+	io_uring_sqe_set_data(sqe, &ls->ev_ctx);
+}
+
+static void reap(struct local_store *ls)
+{
+	struct io_uring_cqe *cqe;
+
+	while (io_uring_peek_cqe(&ls->ring, &cqe) == 0) {
+		struct uctx *u = io_uring_cqe_get_data(cqe);
+		int res = cqe->res;
+
+		io_uring_cqe_seen(&ls->ring, cqe);
+		switch (u->kind) {
+		case U_EVENT:
+			arm_event(ls);
+			break;
+		case U_FWORK:
+			fwork_cqe(ls, container_of(u, struct fwork, u), res);
+			break;
+		case U_FSYNC:
+			fsync_cqe(ls, container_of(u, struct fsync_ctx, u), res);
+			break;
+		}
+	}
+}
+
+static struct lreq *take_batch_locked(struct local_store *ls)
+{
+	struct lreq *head = ls->q_head, *last = NULL, *req;
+	size_t n = 0, bytes = 0;
+
+	for (req = head; req && n < BATCH_MAX_REQS && (n == 0 || bytes + req->charge <= BATCH_MAX_BYTES);
+	     req = req->next) {
+		n++;
+		bytes += req->charge;
+		last = req;
+	}
+	if (!last)
+		return NULL;
+	ls->q_head = last->next;
+	if (!ls->q_head)
+		ls->q_tail = &ls->q_head;
+	last->next = NULL;
+	ls->busy_reqs += (unsigned)n;
+	return head;
+}
+
+/* The final flush at close: sync what is dirty and clear every applied intent. */
+static void final_sync(struct local_store *ls)
+{
+	struct lfile *f;
+	MDB_txn *txn;
+	int err = 0;
+
+	while ((f = ls->dirty)) {
+		ls->dirty = f->dnext;
+		f->dirty = false;
+		if (f->fd >= 0 && fdatasync(f->fd) < 0)
+			err = -errno;
+		file_maybe_release(ls, f);
+	}
+	if (ls->dir_dirty && fsync(ls->objfd) < 0)
+		err = -errno;
+	if (err || atomic_load(&ls->broken))
+		return;   /* leave the intents for the next open to replay */
+	ls->synced_upto = ls->applied_upto;
+	if (mdb_txn_begin(ls->env, NULL, 0, &txn) == 0) {
+		if (clear_intents(ls, txn) == 0 && save_counters(ls, txn) == 0)
+			mdb_txn_commit(txn);
+		else
+			mdb_txn_abort(txn);
+	}
+}
+
+static void *worker_main(void *arg)
+{
+	struct local_store *ls = arg;
+
+	arm_event(ls);
+	io_uring_submit(&ls->ring);
+	for (;;) {
+		struct lreq *batch;
+		bool stopping, idle;
+
+		reap(ls);
+		pthread_mutex_lock(&ls->lock);
+		batch = take_batch_locked(ls);
+		stopping = ls->stopping;
+		pthread_mutex_unlock(&ls->lock);
+		if (batch) {
+			run_batch(ls, batch);
+			maybe_checkpoint(ls, false);
+			io_uring_submit(&ls->ring);
+			continue;
+		}
+		idle = ls->busy_reqs == 0;
+		maybe_checkpoint(ls, stopping && idle);
+		if (stopping && idle && !ls->ckpt_pending)
+			break;
+		if (idle && !ls->ckpt_pending && ls->synced_upto > ls->cleared_upto) {
+			/* idle with synced intents: delete them now (one small commit) */
+			MDB_txn *txn;
+			if (mdb_txn_begin(ls->env, NULL, 0, &txn) == 0) {
+				if (clear_intents(ls, txn) == 0)
+					mdb_txn_commit(txn);
+				else
+					mdb_txn_abort(txn);
+			}
+		}
+
+		bool sleep = false;
+		pthread_mutex_lock(&ls->lock);
+		if (!ls->q_head && !ls->stopping)
+			sleep = ls->sleeping = true;
+		pthread_mutex_unlock(&ls->lock);
+		io_uring_submit(&ls->ring);
+		if (sleep) {
+			struct io_uring_cqe *cqe;
+			if (ls->dirty || ls->dir_dirty) {
+				struct __kernel_timespec ts = { 0, (long long)CKPT_INTERVAL_NS };
+				io_uring_wait_cqe_timeout(&ls->ring, &cqe, &ts);
+			} else {
+				io_uring_wait_cqe(&ls->ring, &cqe);
+			}
+			pthread_mutex_lock(&ls->lock);
+			ls->sleeping = false;
+			pthread_mutex_unlock(&ls->lock);
+		}
+	}
+	final_sync(ls);
+	dout(STORE, 5, "local store %s: %" PRIu64 " ops in %" PRIu64 " batches (%.1f per commit), %" PRIu64
+	     " checkpoints", ls->path, ls->st_ops, ls->st_batches,
+	     ls->st_batches ? (double)ls->st_ops / (double)ls->st_batches : 0.0, ls->st_ckpts);
+	return NULL;
+}
+
+static int enqueue(struct local_store *ls, struct lreq *req)
+{
+	bool wake;
+	int broken = atomic_load(&ls->broken);
+
+	if (broken && req->kind == LR_WRITE)
+		return broken;
+	pthread_mutex_lock(&ls->lock);
+	if (ls->stopping) {
+		pthread_mutex_unlock(&ls->lock);
+		return -ESHUTDOWN;
+	}
+	/* throttle, except the worker itself (callbacks): it would wait for itself */
+	if (!pthread_equal(pthread_self(), ls->worker))
+		while (ls->budget && ls->budget + req->charge > INFLIGHT_BUDGET)
+			pthread_cond_wait(&ls->space, &ls->lock);
+	ls->budget += req->charge;
+	req->next = NULL;
+	*ls->q_tail = req;
+	ls->q_tail = &req->next;
+	wake = ls->sleeping;
+	ls->sleeping = false;
+	pthread_mutex_unlock(&ls->lock);
+	if (wake) {
+		uint64_t one = 1;
+		if (write(ls->evfd, &one, sizeof(one)) < 0)
+			derr(STORE, "local store: eventfd write: %s", strerror(errno));
+	}
+	return 0;
+}
+
+static struct lreq *req_new(struct local_pool *lp, enum lreq_kind kind, const char *oid)
+{
+	struct lreq *req = calloc(1, sizeof(*req));
+
+	if (!req)
+		return NULL;
+	req->kind = kind;
+	req->pool = lp;
+	if (oid && !(req->oid = strdup(oid))) {
+		free(req);
+		return NULL;
+	}
+	req->charge = sizeof(*req) + (oid ? strlen(oid) : 0);
+	return req;
+}
+
+/* ---- backend operations --------------------------------------------- */
+
+static int local_op_submit(struct store_pool *p, const char *oid, struct store_op *op, store_cb_t cb, void *arg)
+{
+	struct local_pool *lp = LP(p);
+	struct lreq *req = req_new(lp, LR_WRITE, oid);
+	int r;
+
+	if (!req) {
+		store_op_free(op);
+		return -ENOMEM;
+	}
+	req->op = op;
+	req->cb = cb;
+	req->arg = arg;
+	req->charge += op->bytes + op->n * sizeof(struct store_subop);
+	r = enqueue(lp->ls, req);
+	if (r) {
+		store_op_free(op);
+		free(req->oid);
+		free(req);
+	}
+	return r;
+}
+
+static int local_read_submit(struct store_pool *p, const char *oid, uint64_t off, size_t len, void *buf,
+			     store_cb_t cb, void *arg)
+{
+	struct local_pool *lp = LP(p);
+	struct lreq *req = req_new(lp, LR_READ, oid);
+	int r;
+
+	if (!req)
+		return -ENOMEM;
+	if (len > INT_MAX)
+		len = INT_MAX;
+	req->off = off;
+	req->len = len;
+	req->buf = buf;
+	req->cb = cb;
+	req->arg = arg;
+	r = enqueue(lp->ls, req);
+	if (r) {
+		free(req->oid);
+		free(req);
+	}
+	return r;
+}
+
+/* Run a query request in the worker (ordered after earlier writes) and wait. */
+static int query_wait(struct local_pool *lp, struct lreq *req)
+{
+	struct store_completion *c = store_completion_new();
+	int r;
+
+	if (!c) {
+		free(req->oid);
+		free(req);
+		return -ENOMEM;
+	}
+	req->cb = store_completion_cb;
+	req->arg = c;
+	r = enqueue(lp->ls, req);
+	if (r) {
+		free(req->oid);
+		free(req);
+		store_completion_free(c);
+		return r;
+	}
+	return store_completion_wait(c);
+}
+
+static int local_stat(struct store_pool *p, const char *oid, struct store_stat *st)
+{
+	struct local_pool *lp = LP(p);
+	struct lreq *req = req_new(lp, LR_STAT, oid);
+
+	if (!req)
+		return -ENOMEM;
+	req->st_out = st;
+	return query_wait(lp, req);
+}
+
+static int local_omap_get(struct store_pool *p, const char *oid, const char *key, void **val, size_t *len)
+{
+	struct local_pool *lp = LP(p);
+	struct lreq *req = req_new(lp, LR_OMAP_GET, oid);
+
+	if (!req)
+		return -ENOMEM;
+	req->key = key;
+	req->val = val;
+	req->vlen = len;
+	return query_wait(lp, req);
+}
+
+static int local_omap_list(struct store_pool *p, const char *oid, const char *after, const char *prefix,
+			   size_t max, struct store_kv **out, size_t *n, bool *more)
+{
+	struct local_pool *lp = LP(p);
+	struct lreq *req = req_new(lp, LR_OMAP_LIST, oid);
+
+	if (!req)
+		return -ENOMEM;
+	req->after = after;
+	req->prefix = prefix;
+	req->max = max;
+	req->kvs = out;
+	req->nkv = n;
+	req->more = more;
+	return query_wait(lp, req);
+}
+
+static int local_list_objects(struct store_pool *p, char ***names, size_t *n)
+{
+	struct local_pool *lp = LP(p);
+	struct lreq *req = req_new(lp, LR_LIST, NULL);
+
+	if (!req)
+		return -ENOMEM;
+	req->names = names;
+	req->nkv = n;
+	return query_wait(lp, req);
+}
+
+static int local_pool_create(struct store *st, const char *name)
+{
+	struct local_store *ls = LS(st);
+	MDB_val k = { strlen(name), (void *)name }, v, mk = { 9, "next_pool" };
+	unsigned char b[4];
+	uint32_t id = 1;
+	MDB_txn *txn;
+	int r;
+
+	r = mdb_err(mdb_txn_begin(ls->env, NULL, 0, &txn));
+	if (r)
+		return r;
+	r = mdb_get(txn, ls->db_pools, &k, &v);
+	if (r == 0) {
+		r = -EEXIST;
+		goto out_abort;
+	}
+	if (r != MDB_NOTFOUND) {
+		r = mdb_err(r);
+		goto out_abort;
+	}
+	if (mdb_get(txn, ls->db_meta, &mk, &v) == 0 && v.mv_size == 4)
+		id = get_le32(v.mv_data);
+	put_le32(b, id);
+	v.mv_size = 4;
+	v.mv_data = b;
+	r = mdb_err(mdb_put(txn, ls->db_pools, &k, &v, 0));
+	if (r)
+		goto out_abort;
+	put_le32(b, id + 1);
+	r = mdb_err(mdb_put(txn, ls->db_meta, &mk, &v, 0));
+	if (r)
+		goto out_abort;
+	r = mdb_err(mdb_txn_commit(txn));
+	if (r == 0)
+		dout(STORE, 5, "local store %s: created pool %s (id %u)", ls->path, name, id);
+	return r;
+out_abort:
+	mdb_txn_abort(txn);
+	return r;
+}
+
+static int local_pool_open(struct store *st, const char *name, const char *nspace, struct store_pool **out)
+{
+	struct local_store *ls = LS(st);
+	MDB_val k = { strlen(name), (void *)name }, v;
+	struct local_pool *lp;
+	MDB_txn *txn;
+	uint32_t id;
+	int r;
+
+	r = mdb_err(mdb_txn_begin(ls->env, NULL, MDB_RDONLY, &txn));
+	if (r)
+		return r;
+	r = mdb_get(txn, ls->db_pools, &k, &v);
+	if (r == 0 && v.mv_size != 4)
+		r = EIO;
+	if (r == 0)
+		id = get_le32(v.mv_data);
+	mdb_txn_abort(txn);
+	if (r)
+		return mdb_err(r);
+	lp = calloc(1, sizeof(*lp));
+	if (!lp || !(lp->ns = strdup(nspace))) {
+		free(lp);
+		return -ENOMEM;
+	}
+	lp->ls = ls;
+	lp->id = id;
+	*out = &lp->base;
+	return 0;
+}
+
+static void local_pool_close(struct store_pool *p)
+{
+	struct local_pool *lp = LP(p);
+	free(lp->ns);
+	free(lp);
+}
+
+/* ---- open, replay, close -------------------------------------------- */
+
+static int mkdir_p(const char *path)
+{
+	char buf[PATH_MAX];
+	size_t len = strlen(path);
+
+	if (len >= sizeof(buf))
+		return -ENAMETOOLONG;
+	memcpy(buf, path, len + 1);
+	for (char *p = buf + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = 0;
+		if (mkdir(buf, 0755) < 0 && errno != EEXIST)
+			return -errno;
+		*p = '/';
+	}
+	if (mkdir(buf, 0755) < 0 && errno != EEXIST)
+		return -errno;
+	return 0;
+}
+
+struct rfile {
+	uint64_t fid;
+	int fd;
+};
+
+/* Redo every intent left by a crash, sync, and delete them. */
+static int replay(struct local_store *ls)
+{
+	struct rfile *fs = NULL;
+	size_t nfs = 0, cap = 0, nint = 0;
+	MDB_cursor *cur;
+	MDB_txn *txn;
+	MDB_val k, v;
+	int r, rc;
+
+	r = mdb_err(mdb_txn_begin(ls->env, NULL, MDB_RDONLY, &txn));
+	if (r)
+		return r;
+	r = mdb_err(mdb_cursor_open(txn, ls->db_intents, &cur));
+	if (r) {
+		mdb_txn_abort(txn);
+		return r;
+	}
+	for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0 && r == 0;
+	     rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+		const unsigned char *p = v.mv_data;
+		size_t pos = INTENT_HDR;
+		uint32_t n;
+
+		if (v.mv_size < INTENT_HDR || p[0] != 1) {
+			r = -EIO;
+			break;
+		}
+		n = get_le32(p + 4);
+		nint++;
+		for (uint32_t i = 0; i < n && r == 0; i++) {
+			struct irec rec;
+			struct rfile *f = NULL;
+			char name[17];
+
+			r = intent_next(&v, &pos, &rec);
+			if (r)
+				break;
+			for (size_t j = 0; j < nfs; j++)
+				if (fs[j].fid == rec.fid)
+					f = &fs[j];
+			fid_name(rec.fid, name);
+			if (rec.kind == FW_UNLINK) {
+				if (f && f->fd >= 0) {
+					close(f->fd);
+					f->fd = -1;
+				}
+				if (unlinkat(ls->objfd, name, 0) < 0 && errno != ENOENT)
+					r = -errno;
+				continue;
+			}
+			if (!f) {
+				if (nfs == cap) {
+					cap = cap ? cap * 2 : 16;
+					struct rfile *nv = realloc(fs, cap * sizeof(*nv));
+					if (!nv) {
+						r = -ENOMEM;
+						break;
+					}
+					fs = nv;
+				}
+				f = &fs[nfs++];
+				f->fid = rec.fid;
+				f->fd = -1;
+			}
+			if (f->fd < 0 && (f->fd = openat(ls->objfd, name, O_RDWR | O_CREAT | O_CLOEXEC, 0644)) < 0) {
+				r = -errno;
+				break;
+			}
+			switch (rec.kind) {
+			case FW_WRITE:
+				r = pwrite_all(f->fd, rec.data, rec.b, rec.a);
+				break;
+			case FW_ZERO:
+				r = zero_range_sync(f->fd, rec.a, rec.b);
+				break;
+			case FW_TRUNC:
+				if (ftruncate(f->fd, (off_t)rec.a) < 0)
+					r = -errno;
+				break;
+			default:
+				r = -EIO;
+			}
+		}
+	}
+	if (r == 0 && rc && rc != MDB_NOTFOUND)
+		r = mdb_err(rc);
+	mdb_cursor_close(cur);
+	mdb_txn_abort(txn);
+	for (size_t j = 0; j < nfs; j++) {
+		if (fs[j].fd >= 0) {
+			if (r == 0 && fdatasync(fs[j].fd) < 0)
+				r = -errno;
+			close(fs[j].fd);
+		}
+	}
+	free(fs);
+	if (r == 0 && nint && fsync(ls->objfd) < 0)
+		r = -errno;
+	if (r) {
+		derr(STORE, "local store %s: replaying the redo log failed: %s", ls->path, strerror(-r));
+		return r;
+	}
+	if (nint == 0)
+		return 0;
+	r = mdb_err(mdb_txn_begin(ls->env, NULL, 0, &txn));
+	if (r)
+		return r;
+	r = mdb_err(mdb_drop(txn, ls->db_intents, 0));
+	if (r == 0)
+		r = mdb_err(mdb_txn_commit(txn));
+	else
+		mdb_txn_abort(txn);
+	dinfo(STORE, "local store %s: replayed %zu pending ops after an unclean shutdown", ls->path, nint);
+	return r;
+}
+
+static int open_dbs(struct local_store *ls, bool create)
+{
+	MDB_val k = { 6, "format" }, v;
+	unsigned char b[8];
+	MDB_txn *txn;
+	int r;
+
+	r = mdb_err(mdb_txn_begin(ls->env, NULL, 0, &txn));
+	if (r)
+		return r;
+	if ((r = mdb_err(mdb_dbi_open(txn, "meta", MDB_CREATE, &ls->db_meta))) ||
+	    (r = mdb_err(mdb_dbi_open(txn, "pools", MDB_CREATE, &ls->db_pools))) ||
+	    (r = mdb_err(mdb_dbi_open(txn, "objects", MDB_CREATE, &ls->db_objs))) ||
+	    (r = mdb_err(mdb_dbi_open(txn, "omap", MDB_CREATE, &ls->db_omap))) ||
+	    (r = mdb_err(mdb_dbi_open(txn, "intents", MDB_CREATE, &ls->db_intents))))
+		goto out_abort;
+	r = mdb_get(txn, ls->db_meta, &k, &v);
+	if (r == MDB_NOTFOUND) {
+		if (!create) {
+			derr(STORE, "local store %s: not initialised (open it with create)", ls->path);
+			r = -ENOENT;
+			goto out_abort;
+		}
+		put_le32(b, FORMAT_VERSION);
+		v.mv_size = 4;
+		v.mv_data = b;
+		if ((r = mdb_err(mdb_put(txn, ls->db_meta, &k, &v, 0))))
+			goto out_abort;
+	} else if (r) {
+		r = mdb_err(r);
+		goto out_abort;
+	} else if (v.mv_size != 4 || get_le32(v.mv_data) != FORMAT_VERSION) {
+		derr(STORE, "local store %s: unknown format version", ls->path);
+		r = -EINVAL;
+		goto out_abort;
+	}
+	k.mv_size = 8;
+	k.mv_data = "next_fid";
+	ls->next_fid = 1;
+	if (mdb_get(txn, ls->db_meta, &k, &v) == 0 && v.mv_size == 8)
+		ls->next_fid = get_le64(v.mv_data);
+	ls->saved_fid = ls->next_fid;
+	return mdb_err(mdb_txn_commit(txn));
+out_abort:
+	mdb_txn_abort(txn);
+	return r;
+}
+
+static void local_close(struct store *st);
+
+static int local_open(const struct store_config *cfg, struct store **out)
+{
+	struct local_store *ls;
+	struct stat sb;
+	int r;
+
+	if (!cfg->local_path || !*cfg->local_path) {
+		derr(STORE, "local store: no directory configured (store_local_path)");
+		return -EINVAL;
+	}
+	ls = calloc(1, sizeof(*ls));
+	if (!ls)
+		return -ENOMEM;
+	ls->dirfd = ls->objfd = ls->lockfd = ls->evfd = -1;
+	ls->q_tail = &ls->q_head;
+	ls->next_seq = 1;
+	ls->ev_ctx.kind = U_EVENT;
+	pthread_mutex_init(&ls->lock, NULL);
+	pthread_cond_init(&ls->space, NULL);
+	ls->path = strdup(cfg->local_path);
+	ls->ftab_mask = 63;
+	ls->ftab = calloc(ls->ftab_mask + 1, sizeof(*ls->ftab));
+	if (!ls->path || !ls->ftab) {
+		r = -ENOMEM;
+		goto out_fail;
+	}
+
+	if (cfg->create && (r = mkdir_p(ls->path))) {
+		derr(STORE, "local store: cannot create %s: %s", ls->path, strerror(-r));
+		goto out_fail;
+	}
+	ls->dirfd = open(ls->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (ls->dirfd < 0) {
+		r = -errno;
+		derr(STORE, "local store: cannot open %s: %s", ls->path, strerror(errno));
+		goto out_fail;
+	}
+	if (!cfg->create && fstatat(ls->dirfd, "data.mdb", &sb, 0) < 0) {
+		r = -errno;
+		if (r == -ENOENT)
+			derr(STORE, "local store: %s is not an object store (no data.mdb); create it first", ls->path);
+		else
+			derr(STORE, "local store: %s/data.mdb: %s", ls->path, strerror(errno));
+		goto out_fail;
+	}
+	ls->lockfd = openat(ls->dirfd, "store.lock", O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	if (ls->lockfd < 0) {
+		r = -errno;
+		derr(STORE, "local store: %s/store.lock: %s", ls->path, strerror(errno));
+		goto out_fail;
+	}
+	if (flock(ls->lockfd, LOCK_EX | LOCK_NB) < 0) {
+		r = errno == EWOULDBLOCK ? -EBUSY : -errno;
+		derr(STORE, "local store: %s is in use by another process", ls->path);
+		goto out_fail;
+	}
+	if (mkdirat(ls->dirfd, "objects", 0755) < 0 && errno != EEXIST) {
+		r = -errno;
+		derr(STORE, "local store: %s/objects: %s", ls->path, strerror(errno));
+		goto out_fail;
+	}
+	ls->objfd = openat(ls->dirfd, "objects", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (ls->objfd < 0) {
+		r = -errno;
+		derr(STORE, "local store: %s/objects: %s", ls->path, strerror(errno));
+		goto out_fail;
+	}
+	if ((r = mdb_err(mdb_env_create(&ls->env))) ||
+	    (r = mdb_err(mdb_env_set_maxdbs(ls->env, 8))) ||
+	    (r = mdb_err(mdb_env_set_mapsize(ls->env, cfg->local_map_size ? cfg->local_map_size : DEFAULT_MAP_SIZE))) ||
+	    (r = mdb_err(mdb_env_open(ls->env, ls->path, MDB_NOTLS, 0644)))) {
+		derr(STORE, "local store %s: cannot open LMDB: %s", ls->path, strerror(-r));
+		goto out_fail;
+	}
+	if ((r = open_dbs(ls, cfg->create)))
+		goto out_fail;
+	if (cfg->create && fsync(ls->dirfd) < 0) {
+		r = -errno;
+		goto out_fail;
+	}
+	if ((r = replay(ls)))
+		goto out_fail;
+
+	ls->evfd = eventfd(0, EFD_CLOEXEC);
+	if (ls->evfd < 0) {
+		r = -errno;
+		goto out_fail;
+	}
+	r = io_uring_queue_init(RING_ENTRIES, &ls->ring, 0);
+	if (r) {
+		derr(STORE, "local store %s: io_uring_queue_init: %s", ls->path, strerror(-r));
+		goto out_fail;
+	}
+	ls->ring_ok = true;
+	ls->ckpt_last_ns = now_mono_ns();
+	r = -pthread_create(&ls->worker, NULL, worker_main, ls);
+	if (r)
+		goto out_fail;
+	ls->worker_started = true;
+	dout(STORE, 2, "local store %s opened", ls->path);
+	*out = &ls->base;
+	return 0;
+
+out_fail:
+	local_close(&ls->base);
+	return r;
+}
+
+static void local_close(struct store *st)
+{
+	struct local_store *ls = LS(st);
+
+	if (ls->worker_started) {
+		uint64_t one = 1;
+		pthread_mutex_lock(&ls->lock);
+		ls->stopping = true;
+		pthread_mutex_unlock(&ls->lock);
+		if (write(ls->evfd, &one, sizeof(one)) < 0)
+			derr(STORE, "local store: eventfd write: %s", strerror(errno));
+		pthread_join(ls->worker, NULL);
+	}
+	if (ls->ring_ok)
+		io_uring_queue_exit(&ls->ring);
+	if (ls->env)
+		mdb_env_close(ls->env);
+	for (size_t i = 0; ls->ftab && i <= ls->ftab_mask; i++) {
+		struct lfile *f, *n;
+		for (f = ls->ftab[i]; f; f = n) {
+			n = f->hnext;
+			if (f->fd >= 0)
+				close(f->fd);
+			free(f);
+		}
+	}
+	free(ls->ftab);
+	if (ls->evfd >= 0)
+		close(ls->evfd);
+	if (ls->objfd >= 0)
+		close(ls->objfd);
+	if (ls->lockfd >= 0)
+		close(ls->lockfd);   /* drops the flock */
+	if (ls->dirfd >= 0)
+		close(ls->dirfd);
+	pthread_mutex_destroy(&ls->lock);
+	pthread_cond_destroy(&ls->space);
+	free(ls->path);
+	free(ls);
+}
+
+const struct store_backend store_local_backend = {
+	.name = "local",
+	.open = local_open,
+	.close = local_close,
+	.pool_create = local_pool_create,
+	.pool_open = local_pool_open,
+	.pool_close = local_pool_close,
+	.op_submit = local_op_submit,
+	.read_submit = local_read_submit,
+	.stat = local_stat,
+	.omap_get = local_omap_get,
+	.omap_list = local_omap_list,
+	.list_objects = local_list_objects,
+};

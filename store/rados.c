@@ -1,0 +1,455 @@
+/*
+ * rados.c - the RADOS backend ("rados"): the store API mapped onto librados.
+ *
+ * The store API was modelled on librados, so this is mostly a translation:
+ * a store is a connected rados_t, a pool an ioctx with its namespace set, a
+ * compound op a rados_write_op_t submitted with aio (RADOS applies it
+ * atomically on the OSD, and completes it once it is durable on every
+ * replica), reads go through rados_aio_read, and omap reads through read ops.
+ *
+ * Fail fast: rados_mon_op_timeout, rados_osd_op_timeout and
+ * client_mount_timeout are set from the config before connecting, so a dead
+ * or unreachable cluster gives -ETIMEDOUT (or the connect error) instead of
+ * hanging the caller forever.
+ *
+ * Callbacks run on librados' finisher thread.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rados/librados.h>
+
+#include "common/log.h"
+#include "store/store_backend.h"
+
+/* An end key that sorts after every key the store accepts: 0xff x (MAX + 1). */
+static char omap_end_key[STORE_OMAP_KEY_MAX + 1];
+
+struct rados_store {
+	struct store base;
+	rados_t cluster;
+};
+
+struct rados_pool {
+	struct store_pool base;
+	rados_ioctx_t io;
+};
+
+static inline struct rados_store *RS(struct store *st)
+{
+	return container_of(st, struct rados_store, base);
+}
+
+static inline struct rados_pool *RP(struct store_pool *p)
+{
+	return container_of(p, struct rados_pool, base);
+}
+
+static int set_timeout(rados_t c, const char *opt, double secs)
+{
+	char buf[32];
+	int r;
+
+	if (secs <= 0)
+		return 0;
+	snprintf(buf, sizeof(buf), "%g", secs);
+	r = rados_conf_set(c, opt, buf);
+	if (r < 0)
+		derr(STORE, "rados: cannot set %s = %s: %s", opt, buf, strerror(-r));
+	return r;
+}
+
+static int rados_store_open(const struct store_config *cfg, struct store **out)
+{
+	struct rados_store *rs = calloc(1, sizeof(*rs));
+	char name[160];
+	int r;
+
+	if (!rs)
+		return -ENOMEM;
+	memset(omap_end_key, 0xff, STORE_OMAP_KEY_MAX);
+	snprintf(name, sizeof(name), "client.%s", cfg->rados_id && *cfg->rados_id ? cfg->rados_id : "admin");
+	r = rados_create2(&rs->cluster, "ceph", name, 0);
+	if (r < 0) {
+		derr(STORE, "rados: rados_create2(%s): %s", name, strerror(-r));
+		free(rs);
+		return r;
+	}
+	r = rados_conf_read_file(rs->cluster, cfg->rados_conf && *cfg->rados_conf ? cfg->rados_conf : NULL);
+	if (r < 0) {
+		derr(STORE, "rados: cannot read ceph config %s: %s",
+		     cfg->rados_conf && *cfg->rados_conf ? cfg->rados_conf : "(default search path)", strerror(-r));
+		goto out_shutdown;
+	}
+	/* connecting waits for the monitors for client_mount_timeout: bound it too */
+	if ((r = set_timeout(rs->cluster, "rados_mon_op_timeout", cfg->rados_mon_op_timeout)) < 0 ||
+	    (r = set_timeout(rs->cluster, "client_mount_timeout", cfg->rados_mon_op_timeout)) < 0 ||
+	    (r = set_timeout(rs->cluster, "rados_osd_op_timeout", cfg->rados_osd_op_timeout)) < 0)
+		goto out_shutdown;
+	r = rados_connect(rs->cluster);
+	if (r < 0) {
+		derr(STORE, "rados: cannot connect to the cluster (conf %s, id %s): %s",
+		     cfg->rados_conf && *cfg->rados_conf ? cfg->rados_conf : "default", name, strerror(-r));
+		goto out_shutdown;
+	}
+	dout(STORE, 1, "rados: connected as %s", name);
+	*out = &rs->base;
+	return 0;
+
+out_shutdown:
+	rados_shutdown(rs->cluster);
+	free(rs);
+	return r;
+}
+
+static void rados_store_close(struct store *st)
+{
+	struct rados_store *rs = RS(st);
+	rados_shutdown(rs->cluster);
+	free(rs);
+}
+
+static int rados_store_pool_create(struct store *st, const char *name)
+{
+	int r = rados_pool_create(RS(st)->cluster, name);
+	if (r < 0 && r != -EEXIST)
+		derr(STORE, "rados: creating pool %s: %s", name, strerror(-r));
+	return r;
+}
+
+static int rados_store_pool_open(struct store *st, const char *name, const char *nspace, struct store_pool **out)
+{
+	struct rados_pool *rp = calloc(1, sizeof(*rp));
+	int r;
+
+	if (!rp)
+		return -ENOMEM;
+	r = rados_ioctx_create(RS(st)->cluster, name, &rp->io);
+	if (r < 0) {
+		free(rp);
+		return r;
+	}
+	rados_ioctx_set_namespace(rp->io, nspace && *nspace ? nspace : NULL);
+	*out = &rp->base;
+	return 0;
+}
+
+static void rados_store_pool_close(struct store_pool *p)
+{
+	struct rados_pool *rp = RP(p);
+	rados_ioctx_destroy(rp->io);
+	free(rp);
+}
+
+/* One in-flight aio request. */
+struct aio {
+	store_cb_t cb;
+	void *arg;
+	rados_write_op_t wop;
+	rados_completion_t c;
+};
+
+static void aio_done(rados_completion_t c, void *arg)
+{
+	struct aio *a = arg;
+	int r = rados_aio_get_return_value(c);
+	store_cb_t cb = a->cb;
+	void *cbarg = a->arg;
+
+	if (a->wop)
+		rados_release_write_op(a->wop);
+	/* librados holds its own reference while it calls us: releasing here is safe */
+	rados_aio_release(c);
+	free(a);
+	cb(r, cbarg);
+}
+
+static void translate(rados_write_op_t w, const struct store_op *op)
+{
+	for (size_t i = 0; i < op->n; i++) {
+		const struct store_subop *s = &op->v[i];
+		const char *k;
+		size_t kl, vl;
+
+		switch (s->kind) {
+		case SOP_CREATE:
+			rados_write_op_create(w, s->excl ? LIBRADOS_CREATE_EXCLUSIVE : LIBRADOS_CREATE_IDEMPOTENT, NULL);
+			break;
+		case SOP_ASSERT_EXISTS:
+			rados_write_op_assert_exists(w);
+			break;
+		case SOP_WRITE:
+			rados_write_op_write(w, s->data ? s->data : "", s->len, s->off);
+			break;
+		case SOP_WRITE_FULL:
+			rados_write_op_write_full(w, s->data ? s->data : "", s->len);
+			break;
+		case SOP_APPEND:
+			rados_write_op_append(w, s->data ? s->data : "", s->len);
+			break;
+		case SOP_TRUNCATE:
+			rados_write_op_truncate(w, s->off);
+			break;
+		case SOP_ZERO:
+			rados_write_op_zero(w, s->off, s->len);
+			break;
+		case SOP_REMOVE:
+			rados_write_op_remove(w);
+			break;
+		case SOP_OMAP_SET:
+			k = s->key;
+			kl = strlen(s->key);
+			vl = s->len;
+			{
+				const char *v = s->data ? s->data : "";
+				rados_write_op_omap_set2(w, &k, &v, &kl, &vl, 1);
+			}
+			break;
+		case SOP_OMAP_RM:
+			k = s->key;
+			kl = strlen(s->key);
+			rados_write_op_omap_rm_keys2(w, &k, &kl, 1);
+			break;
+		case SOP_OMAP_RM_RANGE:
+			if (s->key2)
+				rados_write_op_omap_rm_range2(w, s->key, strlen(s->key), s->key2, strlen(s->key2));
+			else
+				rados_write_op_omap_rm_range2(w, s->key, strlen(s->key), omap_end_key,
+							      sizeof(omap_end_key));
+			break;
+		case SOP_OMAP_CLEAR:
+			rados_write_op_omap_clear(w);
+			break;
+		}
+	}
+}
+
+static int rados_store_op_submit(struct store_pool *p, const char *oid, struct store_op *op, store_cb_t cb,
+				 void *arg)
+{
+	struct aio *a = calloc(1, sizeof(*a));
+	int r;
+
+	if (!a) {
+		store_op_free(op);
+		return -ENOMEM;
+	}
+	a->cb = cb;
+	a->arg = arg;
+	a->wop = rados_create_write_op();
+	if (!a->wop) {
+		r = -ENOMEM;
+		goto out_free;
+	}
+	translate(a->wop, op);   /* librados copies the data into its own buffers */
+	store_op_free(op);
+	op = NULL;
+	r = rados_aio_create_completion2(a, aio_done, &a->c);
+	if (r < 0)
+		goto out_free;
+	r = rados_aio_write_op_operate(a->wop, RP(p)->io, a->c, oid, NULL, 0);
+	if (r < 0) {
+		rados_aio_release(a->c);
+		goto out_free;
+	}
+	return 0;
+
+out_free:
+	if (a->wop)
+		rados_release_write_op(a->wop);
+	store_op_free(op);
+	free(a);
+	return r;
+}
+
+static int rados_store_read_submit(struct store_pool *p, const char *oid, uint64_t off, size_t len, void *buf,
+				   store_cb_t cb, void *arg)
+{
+	struct aio *a = calloc(1, sizeof(*a));
+	int r;
+
+	if (!a)
+		return -ENOMEM;
+	a->cb = cb;
+	a->arg = arg;
+	r = rados_aio_create_completion2(a, aio_done, &a->c);
+	if (r < 0) {
+		free(a);
+		return r;
+	}
+	r = rados_aio_read(RP(p)->io, oid, a->c, buf, len, off);
+	if (r < 0) {
+		rados_aio_release(a->c);
+		free(a);
+	}
+	return r;
+}
+
+static int rados_store_stat(struct store_pool *p, const char *oid, struct store_stat *st)
+{
+	uint64_t size;
+	time_t mtime;
+	int r = rados_stat(RP(p)->io, oid, &size, &mtime);   /* pacific has no rados_stat2 */
+
+	if (r < 0)
+		return r;
+	st->size = size;
+	st->mtime.tv_sec = mtime;
+	st->mtime.tv_nsec = 0;
+	return 0;
+}
+
+/* Copy an omap iterator into a store_kv array. */
+static int iter_collect(rados_omap_iter_t it, struct store_kv **out, size_t *n)
+{
+	struct store_kv *kv = NULL;
+	size_t cnt = 0, cap = 0;
+	char *k, *v;
+	size_t kl, vl;
+	int r;
+
+	while ((r = rados_omap_get_next2(it, &k, &v, &kl, &vl)) == 0 && k) {
+		if (cnt == cap) {
+			cap = cap ? cap * 2 : 16;
+			struct store_kv *nv = realloc(kv, cap * sizeof(*nv));
+			if (!nv) {
+				r = -ENOMEM;
+				break;
+			}
+			kv = nv;
+		}
+		kv[cnt].key = strndup(k, kl);
+		kv[cnt].val = malloc(vl ? vl : 1);
+		kv[cnt].len = vl;
+		if (!kv[cnt].key || !kv[cnt].val) {
+			free(kv[cnt].key);
+			free(kv[cnt].val);
+			r = -ENOMEM;
+			break;
+		}
+		if (vl)
+			memcpy(kv[cnt].val, v, vl);
+		cnt++;
+	}
+	if (r < 0) {
+		store_kv_free(kv, cnt);
+		return r;
+	}
+	*out = kv;
+	*n = cnt;
+	return 0;
+}
+
+static int rados_store_omap_get(struct store_pool *p, const char *oid, const char *key, void **val, size_t *len)
+{
+	rados_read_op_t rop = rados_create_read_op();
+	rados_omap_iter_t it = NULL;
+	size_t kl = strlen(key);
+	struct store_kv *kv = NULL;
+	size_t n = 0;
+	int prval = 0, r;
+
+	if (!rop)
+		return -ENOMEM;
+	rados_read_op_omap_get_vals_by_keys2(rop, &key, 1, &kl, &it, &prval);
+	r = rados_read_op_operate(rop, RP(p)->io, oid, 0);
+	if (r == 0)
+		r = prval;
+	if (r == 0)
+		r = iter_collect(it, &kv, &n);
+	if (it)
+		rados_omap_get_end(it);
+	rados_release_read_op(rop);
+	if (r < 0)
+		return r;
+	if (n != 1) {
+		store_kv_free(kv, n);
+		return -ENOENT;
+	}
+	*val = kv[0].val;
+	*len = kv[0].len;
+	free(kv[0].key);
+	free(kv);
+	return 0;
+}
+
+static int rados_store_omap_list(struct store_pool *p, const char *oid, const char *after, const char *prefix,
+				 size_t max, struct store_kv **out, size_t *n, bool *more)
+{
+	rados_read_op_t rop = rados_create_read_op();
+	rados_omap_iter_t it = NULL;
+	unsigned char pmore = 0;
+	int prval = 0, r;
+
+	if (!rop)
+		return -ENOMEM;
+	rados_read_op_omap_get_vals2(rop, after ? after : "", prefix ? prefix : "", max, &it, &pmore, &prval);
+	r = rados_read_op_operate(rop, RP(p)->io, oid, 0);
+	if (r == 0)
+		r = prval;
+	if (r == 0)
+		r = iter_collect(it, out, n);
+	if (it)
+		rados_omap_get_end(it);
+	rados_release_read_op(rop);
+	if (r == 0)
+		*more = pmore != 0;
+	return r;
+}
+
+static int rados_store_list_objects(struct store_pool *p, char ***names, size_t *n)
+{
+	rados_list_ctx_t ctx;
+	char **v = NULL;
+	size_t cnt = 0, cap = 0;
+	const char *entry;
+	size_t elen;
+	int r = rados_nobjects_list_open(RP(p)->io, &ctx);
+
+	if (r < 0)
+		return r;
+	while ((r = rados_nobjects_list_next2(ctx, &entry, NULL, NULL, &elen, NULL, NULL)) == 0) {
+		if (cnt == cap) {
+			cap = cap ? cap * 2 : 64;
+			char **nv = realloc(v, cap * sizeof(*nv));
+			if (!nv) {
+				r = -ENOMEM;
+				break;
+			}
+			v = nv;
+		}
+		if (!(v[cnt] = strndup(entry, elen))) {
+			r = -ENOMEM;
+			break;
+		}
+		cnt++;
+	}
+	rados_nobjects_list_close(ctx);
+	if (r != -ENOENT) {   /* -ENOENT ends the listing */
+		for (size_t i = 0; i < cnt; i++)
+			free(v[i]);
+		free(v);
+		return r < 0 ? r : -EIO;
+	}
+	*names = v;
+	*n = cnt;
+	return 0;
+}
+
+const struct store_backend store_rados_backend = {
+	.name = "rados",
+	.open = rados_store_open,
+	.close = rados_store_close,
+	.pool_create = rados_store_pool_create,
+	.pool_open = rados_store_pool_open,
+	.pool_close = rados_store_pool_close,
+	.op_submit = rados_store_op_submit,
+	.read_submit = rados_store_read_submit,
+	.stat = rados_store_stat,
+	.omap_get = rados_store_omap_get,
+	.omap_list = rados_store_omap_list,
+	.list_objects = rados_store_list_objects,
+};

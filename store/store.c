@@ -1,0 +1,474 @@
+/*
+ * store.c - the backend-independent half of the object store: building
+ * compound ops, argument checks, completions and the blocking wrappers, and
+ * reading the store's options from the config table.
+ *
+ * Everything that touches data goes through the backend table
+ * (store_backend.h) chosen by store_open() from cfg->backend.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/config.h"
+#include "common/log.h"
+#include "store/store_backend.h"
+
+/* ---- config --------------------------------------------------------- */
+
+void store_config_from_cfg(struct store_config *sc)
+{
+	/*
+	 * The strings live in static storage so the config is a plain value
+	 * the daemon can keep; it is read once at start-up (the options are
+	 * not runtime-changeable), so there is no reader to race with.
+	 */
+	static char backend[32], path[PATH_MAX], conf[PATH_MAX], id[128];
+
+	memset(sc, 0, sizeof(*sc));
+	sc->backend = cfg_str(CFG_store_backend, backend, sizeof(backend));
+	sc->local_path = cfg_str(CFG_store_local_path, path, sizeof(path));
+	sc->local_map_size = cfg_uint(CFG_store_local_map_size);
+	sc->rados_conf = cfg_str(CFG_rados_conf, conf, sizeof(conf));
+	sc->rados_id = cfg_str(CFG_rados_id, id, sizeof(id));
+	sc->rados_mon_op_timeout = cfg_double(CFG_rados_mon_op_timeout);
+	sc->rados_osd_op_timeout = cfg_double(CFG_rados_osd_op_timeout);
+}
+
+/* ---- open / close --------------------------------------------------- */
+
+static const struct store_backend *backends[] = {
+	&store_local_backend,
+#ifdef LOLIGO_HAVE_RADOS
+	&store_rados_backend,
+#endif
+};
+
+int store_open(const struct store_config *cfg, struct store **out)
+{
+	const char *name = cfg->backend && *cfg->backend ? cfg->backend : "local";
+
+	*out = NULL;
+	for (size_t i = 0; i < sizeof(backends) / sizeof(backends[0]); i++) {
+		if (strcmp(backends[i]->name, name) == 0) {
+			int r = backends[i]->open(cfg, out);
+			if (r == 0)
+				(*out)->be = backends[i];
+			return r;
+		}
+	}
+	if (strcmp(name, "rados") == 0)
+		derr(STORE, "store: the rados backend is not built in (configure with -DLOLIGO_RADOS=ON)");
+	else
+		derr(STORE, "store: unknown backend '%s' (store_backend = local | rados)", name);
+	return -ENOTSUP;
+}
+
+void store_close(struct store *st)
+{
+	if (st)
+		st->be->close(st);
+}
+
+const char *store_backend_name(const struct store *st)
+{
+	return st->be->name;
+}
+
+/* ---- argument checks ------------------------------------------------ */
+
+static int check_oid(const char *oid)
+{
+	if (!oid || !*oid)
+		return -EINVAL;
+	if (strlen(oid) > STORE_OID_MAX)
+		return -ENAMETOOLONG;
+	return 0;
+}
+
+static int check_key(const char *key)
+{
+	if (!key)
+		return -EINVAL;
+	if (strlen(key) > STORE_OMAP_KEY_MAX)
+		return -ENAMETOOLONG;
+	return 0;
+}
+
+int store_keycmp(const char *a, size_t alen, const char *b, size_t blen)
+{
+	int c = memcmp(a, b, alen < blen ? alen : blen);
+	if (c)
+		return c;
+	return alen < blen ? -1 : alen > blen ? 1 : 0;
+}
+
+/* ---- pools ---------------------------------------------------------- */
+
+int store_pool_create(struct store *st, const char *name)
+{
+	if (!name || !*name || strlen(name) > 255)
+		return -EINVAL;
+	return st->be->pool_create(st, name);
+}
+
+int store_pool_open(struct store *st, const char *name, const char *nspace, struct store_pool **out)
+{
+	int r;
+
+	*out = NULL;
+	if (!name || !*name || strlen(name) > 255)
+		return -EINVAL;
+	if (nspace && strlen(nspace) > 255)
+		return -ENAMETOOLONG;
+	r = st->be->pool_open(st, name, nspace ? nspace : "", out);
+	if (r == 0)
+		(*out)->st = st;
+	return r;
+}
+
+void store_pool_close(struct store_pool *p)
+{
+	if (p)
+		p->st->be->pool_close(p);
+}
+
+void store_kv_free(struct store_kv *kvs, size_t n)
+{
+	if (!kvs)
+		return;
+	for (size_t i = 0; i < n; i++) {
+		free(kvs[i].key);
+		free(kvs[i].val);
+	}
+	free(kvs);
+}
+
+/* ---- op building ---------------------------------------------------- */
+
+struct store_op *store_op_new(void)
+{
+	return calloc(1, sizeof(struct store_op));
+}
+
+void store_op_free(struct store_op *op)
+{
+	if (!op)
+		return;
+	for (size_t i = 0; i < op->n; i++) {
+		free(op->v[i].key);
+		free(op->v[i].key2);
+		free(op->v[i].data);
+	}
+	free(op->v);
+	free(op);
+}
+
+/* Append a sub-op; on failure remember the error in op->err (reported at submit). */
+static struct store_subop *add(struct store_op *op, enum store_subop_kind kind)
+{
+	struct store_subop *s;
+
+	if (!op || op->err)
+		return NULL;
+	if (op->n == op->cap) {
+		size_t cap = op->cap ? op->cap * 2 : 4;
+		struct store_subop *v = realloc(op->v, cap * sizeof(*v));
+		if (!v) {
+			op->err = -ENOMEM;
+			return NULL;
+		}
+		op->v = v;
+		op->cap = cap;
+	}
+	s = &op->v[op->n++];
+	memset(s, 0, sizeof(*s));
+	s->kind = kind;
+	return s;
+}
+
+static bool copy_data(struct store_op *op, struct store_subop *s, const void *buf, size_t len)
+{
+	s->len = len;
+	if (len == 0)
+		return true;
+	if (!buf) {
+		op->err = -EINVAL;
+		return false;
+	}
+	s->data = malloc(len);
+	if (!s->data) {
+		op->err = -ENOMEM;
+		return false;
+	}
+	memcpy(s->data, buf, len);
+	op->bytes += len;
+	return true;
+}
+
+static bool copy_key(struct store_op *op, char **dst, const char *key)
+{
+	int r = check_key(key);
+
+	if (r) {
+		op->err = r;
+		return false;
+	}
+	*dst = strdup(key);
+	if (!*dst) {
+		op->err = -ENOMEM;
+		return false;
+	}
+	op->bytes += strlen(key);
+	return true;
+}
+
+void store_op_create(struct store_op *op, bool exclusive)
+{
+	struct store_subop *s = add(op, SOP_CREATE);
+	if (s)
+		s->excl = exclusive;
+}
+
+void store_op_assert_exists(struct store_op *op)
+{
+	add(op, SOP_ASSERT_EXISTS);
+}
+
+void store_op_write(struct store_op *op, uint64_t off, const void *buf, size_t len)
+{
+	struct store_subop *s = add(op, SOP_WRITE);
+	if (!s)
+		return;
+	if (off + len < off) {
+		op->err = -EINVAL;
+		return;
+	}
+	s->off = off;
+	copy_data(op, s, buf, len);
+}
+
+void store_op_write_full(struct store_op *op, const void *buf, size_t len)
+{
+	struct store_subop *s = add(op, SOP_WRITE_FULL);
+	if (s)
+		copy_data(op, s, buf, len);
+}
+
+void store_op_append(struct store_op *op, const void *buf, size_t len)
+{
+	struct store_subop *s = add(op, SOP_APPEND);
+	if (s)
+		copy_data(op, s, buf, len);
+}
+
+void store_op_truncate(struct store_op *op, uint64_t size)
+{
+	struct store_subop *s = add(op, SOP_TRUNCATE);
+	if (s)
+		s->off = size;
+}
+
+void store_op_zero(struct store_op *op, uint64_t off, uint64_t len)
+{
+	struct store_subop *s = add(op, SOP_ZERO);
+	if (!s)
+		return;
+	if (off + len < off) {
+		op->err = -EINVAL;
+		return;
+	}
+	s->off = off;
+	s->len = len;
+}
+
+void store_op_remove(struct store_op *op)
+{
+	add(op, SOP_REMOVE);
+}
+
+void store_op_omap_set(struct store_op *op, const char *key, const void *val, size_t len)
+{
+	struct store_subop *s = add(op, SOP_OMAP_SET);
+	if (s && copy_key(op, &s->key, key))
+		copy_data(op, s, val, len);
+}
+
+void store_op_omap_rm(struct store_op *op, const char *key)
+{
+	struct store_subop *s = add(op, SOP_OMAP_RM);
+	if (s)
+		copy_key(op, &s->key, key);
+}
+
+void store_op_omap_rm_range(struct store_op *op, const char *start, const char *end)
+{
+	struct store_subop *s = add(op, SOP_OMAP_RM_RANGE);
+	if (!s || !copy_key(op, &s->key, start ? start : ""))
+		return;
+	if (end)
+		copy_key(op, &s->key2, end);
+}
+
+void store_op_omap_clear(struct store_op *op)
+{
+	add(op, SOP_OMAP_CLEAR);
+}
+
+int store_op_submit(struct store_pool *p, const char *oid, struct store_op *op, store_cb_t cb, void *arg)
+{
+	int r;
+
+	if (!op)
+		return -ENOMEM;   /* store_op_new() failed and the caller went on */
+	r = op->err ? op->err : check_oid(oid);
+	if (r == 0 && !cb)
+		r = -EINVAL;
+	if (r) {
+		store_op_free(op);
+		return r;
+	}
+	return p->st->be->op_submit(p, oid, op, cb, arg);
+}
+
+/* ---- completions ---------------------------------------------------- */
+
+struct store_completion {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	bool done;  /* protected by lock */
+	int r;      /* protected by lock */
+};
+
+struct store_completion *store_completion_new(void)
+{
+	struct store_completion *c = calloc(1, sizeof(*c));
+	if (!c)
+		return NULL;
+	pthread_mutex_init(&c->lock, NULL);
+	pthread_cond_init(&c->cond, NULL);
+	return c;
+}
+
+void store_completion_cb(int r, void *arg)
+{
+	struct store_completion *c = arg;
+
+	pthread_mutex_lock(&c->lock);
+	c->r = r;
+	c->done = true;
+	/* signal under the lock: the waiter frees c as soon as it sees done */
+	pthread_cond_signal(&c->cond);
+	pthread_mutex_unlock(&c->lock);
+}
+
+void store_completion_free(struct store_completion *c)
+{
+	if (!c)
+		return;
+	pthread_mutex_destroy(&c->lock);
+	pthread_cond_destroy(&c->cond);
+	free(c);
+}
+
+int store_completion_wait(struct store_completion *c)
+{
+	int r;
+
+	pthread_mutex_lock(&c->lock);
+	while (!c->done)
+		pthread_cond_wait(&c->cond, &c->lock);
+	r = c->r;
+	pthread_mutex_unlock(&c->lock);
+	store_completion_free(c);
+	return r;
+}
+
+/* ---- blocking wrappers ---------------------------------------------- */
+
+int store_op_exec(struct store_pool *p, const char *oid, struct store_op *op)
+{
+	struct store_completion *c = store_completion_new();
+	int r;
+
+	if (!c) {
+		store_op_free(op);
+		return -ENOMEM;
+	}
+	r = store_op_submit(p, oid, op, store_completion_cb, c);
+	if (r) {
+		store_completion_free(c);
+		return r;
+	}
+	return store_completion_wait(c);
+}
+
+int store_read_submit(struct store_pool *p, const char *oid, uint64_t off, size_t len, void *buf,
+		      store_cb_t cb, void *arg)
+{
+	int r = check_oid(oid);
+
+	if (r)
+		return r;
+	if (!cb || (len && !buf) || off + len < off || len > SSIZE_MAX)
+		return -EINVAL;
+	return p->st->be->read_submit(p, oid, off, len, buf, cb, arg);
+}
+
+ssize_t store_read(struct store_pool *p, const char *oid, uint64_t off, size_t len, void *buf)
+{
+	struct store_completion *c = store_completion_new();
+	int r;
+
+	if (!c)
+		return -ENOMEM;
+	if (len > INT_MAX)   /* the callback carries an int */
+		len = INT_MAX & ~4095;
+	r = store_read_submit(p, oid, off, len, buf, store_completion_cb, c);
+	if (r) {
+		store_completion_free(c);
+		return r;
+	}
+	return store_completion_wait(c);
+}
+
+int store_stat(struct store_pool *p, const char *oid, struct store_stat *st)
+{
+	int r = check_oid(oid);
+	return r ? r : p->st->be->stat(p, oid, st);
+}
+
+int store_omap_get(struct store_pool *p, const char *oid, const char *key, void **val, size_t *len)
+{
+	int r = check_oid(oid);
+
+	*val = NULL;
+	*len = 0;
+	if (r == 0)
+		r = check_key(key);
+	return r ? r : p->st->be->omap_get(p, oid, key, val, len);
+}
+
+int store_omap_list(struct store_pool *p, const char *oid, const char *after, const char *prefix,
+		    size_t max, struct store_kv **out, size_t *n, bool *more)
+{
+	int r = check_oid(oid);
+
+	*out = NULL;
+	*n = 0;
+	*more = false;
+	if (r == 0 && after)
+		r = check_key(after);
+	if (r == 0 && prefix)
+		r = check_key(prefix);
+	return r ? r : p->st->be->omap_list(p, oid, after, prefix, max, out, n, more);
+}
+
+int store_list_objects(struct store_pool *p, char ***names, size_t *n)
+{
+	*names = NULL;
+	*n = 0;
+	return p->st->be->list_objects(p, names, n);
+}

@@ -1,0 +1,91 @@
+/*
+ * store_backend.h - private to store/: the table of backend operations and
+ * the in-memory form of a compound op.
+ *
+ * store.c builds ops and validates arguments, then calls through the table
+ * of the backend chosen at store_open() time, the way redis' ae.c picks
+ * ae_epoll.c.  A backend embeds struct store / struct store_pool as the first
+ * member of its own structs and gets back to them with container_of.
+ */
+#ifndef LOLIGO_STORE_BACKEND_H
+#define LOLIGO_STORE_BACKEND_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "store/store.h"
+
+#ifndef container_of
+#define container_of(ptr, type, member) ((type *)((char *)(ptr) - offsetof(type, member)))
+#endif
+
+enum store_subop_kind {
+	SOP_CREATE,        /* excl */
+	SOP_ASSERT_EXISTS,
+	SOP_WRITE,         /* off, len, data */
+	SOP_WRITE_FULL,    /* len, data */
+	SOP_APPEND,        /* len, data */
+	SOP_TRUNCATE,      /* off = new size */
+	SOP_ZERO,          /* off, len */
+	SOP_REMOVE,
+	SOP_OMAP_SET,      /* key, data, len */
+	SOP_OMAP_RM,       /* key */
+	SOP_OMAP_RM_RANGE, /* key = start, key2 = end (NULL: to the end) */
+	SOP_OMAP_CLEAR,
+};
+
+struct store_subop {
+	enum store_subop_kind kind;
+	bool excl;
+	uint64_t off;
+	uint64_t len;
+	char *key;
+	char *key2;
+	void *data;   /* owned; write data or omap value */
+};
+
+struct store_op {
+	struct store_subop *v;
+	size_t n, cap;
+	size_t bytes;   /* payload bytes (data, keys, values): for throttling */
+	int err;        /* first error while building (-ENOMEM, -ENAMETOOLONG, -EINVAL) */
+};
+
+struct store_backend {
+	const char *name;
+	int (*open)(const struct store_config *cfg, struct store **out);
+	void (*close)(struct store *st);
+	int (*pool_create)(struct store *st, const char *name);
+	int (*pool_open)(struct store *st, const char *name, const char *nspace, struct store_pool **out);
+	void (*pool_close)(struct store_pool *p);
+	/* consumes @op in every case; cb runs only when 0 is returned */
+	int (*op_submit)(struct store_pool *p, const char *oid, struct store_op *op, store_cb_t cb, void *arg);
+	int (*read_submit)(struct store_pool *p, const char *oid, uint64_t off, size_t len, void *buf,
+			   store_cb_t cb, void *arg);
+	int (*stat)(struct store_pool *p, const char *oid, struct store_stat *st);
+	int (*omap_get)(struct store_pool *p, const char *oid, const char *key, void **val, size_t *len);
+	int (*omap_list)(struct store_pool *p, const char *oid, const char *after, const char *prefix,
+			 size_t max, struct store_kv **out, size_t *n, bool *more);
+	int (*list_objects)(struct store_pool *p, char ***names, size_t *n);
+};
+
+/* Every handle starts with one of these. */
+struct store {
+	const struct store_backend *be;
+};
+
+struct store_pool {
+	struct store *st;
+};
+
+extern const struct store_backend store_local_backend;
+#ifdef LOLIGO_HAVE_RADOS
+extern const struct store_backend store_rados_backend;
+#endif
+
+/* Helpers shared by the backends (store.c). */
+void store_completion_free(struct store_completion *c);
+/* key comparison as RADOS and LMDB do it: bytewise, a prefix sorts first */
+int store_keycmp(const char *a, size_t alen, const char *b, size_t blen);
+
+#endif

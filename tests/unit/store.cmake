@@ -1,0 +1,8 @@
+# store/: the conformance suite every backend must pass (here against the
+# local backend; tests/integration/store_rados.cmake runs the same binary
+# against a real Ceph cluster) and the crash test of the local backend.
+loligo_check_test(test_store_conformance
+  SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_store_conformance.c
+  LIBS loligo_store
+  LABELS unit store
+  TIMEOUT 120)

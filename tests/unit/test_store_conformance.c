@@ -1,0 +1,1180 @@
+/*
+ * test_store_conformance.c - the behaviour every object store backend must
+ * have (store/store.h).  The same binary runs against each backend:
+ *
+ *   LOLIGO_STORE_BACKEND=local  (default) a fresh store in a temp dir per test
+ *   LOLIGO_STORE_BACKEND=rados  LOLIGO_STORE_RADOS_CONF=ceph.conf
+ *                               [LOLIGO_STORE_RADOS_POOL=rbdtest]: a fresh
+ *                               namespace of that pool per test
+ *
+ * Only behaviour RADOS itself has is asserted here, so the local backend can
+ * be checked against the real thing (tests/integration/store_rados.cmake).
+ */
+#include <check.h>
+#include <errno.h>
+#include <ftw.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/log.h"
+#include "store/store.h"
+
+static char basedir[PATH_MAX];   /* unchecked fixture: removed after the suite */
+static char storedir[PATH_MAX + 16];
+static struct store *st;
+static struct store_pool *pool;
+static char pool_name[64];
+static char nspace[64];
+
+static bool is_local(void)
+{
+	const char *b = getenv("LOLIGO_STORE_BACKEND");
+	return !b || !*b || strcmp(b, "local") == 0;
+}
+
+static void fill_config(struct store_config *cfg)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	if (is_local()) {
+		cfg->backend = "local";
+		cfg->local_path = storedir;
+		cfg->create = true;
+		cfg->local_map_size = 1ull << 30;
+	} else {
+		cfg->backend = "rados";
+		cfg->rados_conf = getenv("LOLIGO_STORE_RADOS_CONF");
+		cfg->rados_id = "admin";
+		cfg->rados_mon_op_timeout = 20;
+		cfg->rados_osd_op_timeout = 20;
+	}
+}
+
+static int rm_cb(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+	(void)sb; (void)flag; (void)ftw;
+	remove(path);
+	return 0;
+}
+
+static void suite_setup(void)
+{
+	snprintf(basedir, sizeof(basedir), "/tmp/loligo-store-test-XXXXXX");
+	if (!mkdtemp(basedir))
+		abort();
+}
+
+static void suite_teardown(void)
+{
+	nftw(basedir, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+static void open_store(void)
+{
+	struct store_config cfg;
+	fill_config(&cfg);
+	ck_assert_int_eq(store_open(&cfg, &st), 0);
+}
+
+static void open_pool(const char *ns)
+{
+	ck_assert_int_eq(store_pool_open(st, pool_name, ns, &pool), 0);
+}
+
+static void setup(void)
+{
+	snprintf(storedir, sizeof(storedir), "%s/XXXXXX", basedir);
+	ck_assert_ptr_nonnull(mkdtemp(storedir));
+	open_store();
+	if (is_local()) {
+		snprintf(pool_name, sizeof(pool_name), "data");
+		ck_assert_int_eq(store_pool_create(st, pool_name), 0);
+		nspace[0] = 0;
+	} else {
+		const char *p = getenv("LOLIGO_STORE_RADOS_POOL");
+		struct timespec ts;
+		snprintf(pool_name, sizeof(pool_name), "%s", p && *p ? p : "rbdtest");
+		clock_gettime(CLOCK_REALTIME, &ts);
+		snprintf(nspace, sizeof(nspace), "t%d-%ld%09ld", (int)getpid(), (long)ts.tv_sec, ts.tv_nsec);
+	}
+	open_pool(nspace);
+}
+
+static void teardown(void)
+{
+	store_pool_close(pool);
+	store_close(st);
+	pool = NULL;
+	st = NULL;
+}
+
+/* ---- helpers -------------------------------------------------------- */
+
+static int exec(struct store_op *op, const char *oid)
+{
+	return store_op_exec(pool, oid, op);
+}
+
+static void put_full(const char *oid, const void *buf, size_t len)
+{
+	struct store_op *op = store_op_new();
+	store_op_write_full(op, buf, len);
+	ck_assert_int_eq(exec(op, oid), 0);
+}
+
+static void omap_put1(const char *oid, const char *key, const char *val)
+{
+	struct store_op *op = store_op_new();
+	store_op_omap_set(op, key, val, strlen(val));
+	ck_assert_int_eq(exec(op, oid), 0);
+}
+
+static void expect_read(const char *oid, uint64_t off, size_t len, const void *want, ssize_t wantlen)
+{
+	char *buf = malloc(len + 1);
+	ssize_t n = store_read(pool, oid, off, len, buf);
+	ck_assert_int_eq(n, wantlen);
+	if (wantlen > 0)
+		ck_assert_int_eq(memcmp(buf, want, (size_t)wantlen), 0);
+	free(buf);
+}
+
+static void expect_omap(const char *oid, const char *key, const char *val)
+{
+	void *v;
+	size_t len;
+	int r = store_omap_get(pool, oid, key, &v, &len);
+	if (!val) {
+		ck_assert_int_eq(r, -ENOENT);
+		return;
+	}
+	ck_assert_int_eq(r, 0);
+	ck_assert_uint_eq(len, strlen(val));
+	ck_assert_int_eq(memcmp(v, val, len), 0);
+	free(v);
+}
+
+static uint64_t obj_size(const char *oid)
+{
+	struct store_stat s;
+	ck_assert_int_eq(store_stat(pool, oid, &s), 0);
+	return s.size;
+}
+
+/* A counter of outstanding async ops. */
+struct waiter {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	int outstanding;
+	int errors;
+	int first_err;
+};
+
+static void waiter_init(struct waiter *w)
+{
+	pthread_mutex_init(&w->lock, NULL);
+	pthread_cond_init(&w->cond, NULL);
+	w->outstanding = w->errors = w->first_err = 0;
+}
+
+static void waiter_add(struct waiter *w)
+{
+	pthread_mutex_lock(&w->lock);
+	w->outstanding++;
+	pthread_mutex_unlock(&w->lock);
+}
+
+static void waiter_done(struct waiter *w, int r)
+{
+	pthread_mutex_lock(&w->lock);
+	if (r < 0 && !w->errors++)
+		w->first_err = r;
+	if (--w->outstanding == 0)
+		pthread_cond_broadcast(&w->cond);
+	pthread_mutex_unlock(&w->lock);
+}
+
+static void waiter_wait(struct waiter *w)
+{
+	pthread_mutex_lock(&w->lock);
+	while (w->outstanding)
+		pthread_cond_wait(&w->cond, &w->lock);
+	pthread_mutex_unlock(&w->lock);
+}
+
+static void op_cb(int r, void *arg)
+{
+	waiter_done(arg, r);
+}
+
+/* ---- pools ---------------------------------------------------------- */
+
+START_TEST(t_pools)
+{
+	char name[80], name2[96];
+	struct store_pool *p, *p2;
+
+	snprintf(name, sizeof(name), "lolt%s", nspace);
+	snprintf(name2, sizeof(name2), "%s-none", name);
+	ck_assert_int_eq(store_pool_create(st, name), 0);
+	ck_assert_int_eq(store_pool_create(st, name), -EEXIST);
+	ck_assert_int_eq(store_pool_open(st, name2, NULL, &p), -ENOENT);
+	ck_assert_int_eq(store_pool_open(st, name, NULL, &p), 0);
+	ck_assert_int_eq(store_pool_open(st, name, "other", &p2), 0);
+
+	/* the same name in two pools (and two namespaces) are different objects */
+	put_full("obj", "in-test-pool", 12);
+	struct store_op *op = store_op_new();
+	store_op_write_full(op, "in-new", 6);
+	ck_assert_int_eq(store_op_exec(p, "obj", op), 0);
+	expect_read("obj", 0, 100, "in-test-pool", 12);
+	char buf[32];
+	ck_assert_int_eq(store_read(p, "obj", 0, sizeof(buf), buf), 6);
+	ck_assert_int_eq(memcmp(buf, "in-new", 6), 0);
+	ck_assert_int_eq(store_read(p2, "obj", 0, sizeof(buf), buf), -ENOENT);
+	store_pool_close(p);
+	store_pool_close(p2);
+	ck_assert_str_eq(store_backend_name(st), is_local() ? "local" : "rados");
+}
+END_TEST
+
+START_TEST(t_namespaces)
+{
+	struct store_pool *a, *b;
+	char **names;
+	size_t n;
+	char nsa[80], nsb[80];
+
+	snprintf(nsa, sizeof(nsa), "%s-a", nspace);
+	snprintf(nsb, sizeof(nsb), "%s-b", nspace);
+	ck_assert_int_eq(store_pool_open(st, pool_name, nsa, &a), 0);
+	ck_assert_int_eq(store_pool_open(st, pool_name, nsb, &b), 0);
+	struct store_op *op = store_op_new();
+	store_op_write_full(op, "AAA", 3);
+	ck_assert_int_eq(store_op_exec(a, "x", op), 0);
+	op = store_op_new();
+	store_op_write_full(op, "BB", 2);
+	store_op_omap_set(op, "k", "b", 1);
+	ck_assert_int_eq(store_op_exec(b, "x", op), 0);
+	op = store_op_new();
+	store_op_write_full(op, "B2", 2);
+	ck_assert_int_eq(store_op_exec(b, "y", op), 0);
+
+	char buf[8];
+	ck_assert_int_eq(store_read(a, "x", 0, 8, buf), 3);
+	ck_assert_int_eq(store_read(b, "x", 0, 8, buf), 2);
+	void *v;
+	size_t len;
+	ck_assert_int_eq(store_omap_get(a, "x", "k", &v, &len), -ENOENT);
+
+	ck_assert_int_eq(store_list_objects(a, &names, &n), 0);
+	ck_assert_uint_eq(n, 1);
+	ck_assert_str_eq(names[0], "x");
+	free(names[0]);
+	free(names);
+	ck_assert_int_eq(store_list_objects(b, &names, &n), 0);
+	ck_assert_uint_eq(n, 2);
+	ck_assert(strcmp(names[0], names[1]) != 0);
+	for (size_t i = 0; i < n; i++) {
+		ck_assert(strcmp(names[i], "x") == 0 || strcmp(names[i], "y") == 0);
+		free(names[i]);
+	}
+	free(names);
+	store_pool_close(a);
+	store_pool_close(b);
+}
+END_TEST
+
+START_TEST(t_list_objects)
+{
+	char **names;
+	size_t n;
+	int seen = 0;
+	char longname[STORE_OID_MAX + 1];
+
+	memset(longname, 'L', STORE_OID_MAX);
+	longname[STORE_OID_MAX] = 0;
+	ck_assert_int_eq(store_list_objects(pool, &names, &n), 0);
+	ck_assert_uint_eq(n, 0);
+	free(names);
+	for (int i = 0; i < 5; i++) {
+		char oid[16];
+		snprintf(oid, sizeof(oid), "o%d", i);
+		put_full(oid, "x", 1);
+	}
+	put_full(longname, "long", 4);   /* the longest name allowed works */
+	expect_read(longname, 0, 10, "long", 4);
+	ck_assert_int_eq(store_list_objects(pool, &names, &n), 0);
+	ck_assert_uint_eq(n, 6);
+	for (size_t i = 0; i < n; i++) {
+		if (strcmp(names[i], longname) == 0)
+			seen |= 1 << 5;
+		else if (names[i][0] == 'o')
+			seen |= 1 << (names[i][1] - '0');
+		free(names[i]);
+	}
+	free(names);
+	ck_assert_int_eq(seen, 0x3f);
+}
+END_TEST
+
+/* ---- objects -------------------------------------------------------- */
+
+START_TEST(t_create_exclusive)
+{
+	struct store_op *op = store_op_new();
+	store_op_create(op, true);
+	ck_assert_int_eq(exec(op, "a"), 0);
+	ck_assert_uint_eq(obj_size("a"), 0);
+
+	op = store_op_new();
+	store_op_create(op, true);
+	ck_assert_int_eq(exec(op, "a"), -EEXIST);
+
+	op = store_op_new();
+	store_op_create(op, false);
+	ck_assert_int_eq(exec(op, "a"), 0);
+
+	op = store_op_new();
+	store_op_assert_exists(op);
+	ck_assert_int_eq(exec(op, "a"), 0);
+
+	op = store_op_new();
+	store_op_assert_exists(op);
+	ck_assert_int_eq(exec(op, "nope"), -ENOENT);
+	struct store_stat s;
+	ck_assert_int_eq(store_stat(pool, "nope", &s), -ENOENT);
+
+	/* omap only objects exist too */
+	omap_put1("dir", "k", "v");
+	op = store_op_new();
+	store_op_create(op, true);
+	ck_assert_int_eq(exec(op, "dir"), -EEXIST);
+	ck_assert_uint_eq(obj_size("dir"), 0);
+}
+END_TEST
+
+START_TEST(t_write_read)
+{
+	struct store_op *op = store_op_new();
+	store_op_write(op, 0, "hello", 5);
+	store_op_write(op, 10, "world", 5);
+	ck_assert_int_eq(exec(op, "o"), 0);
+	ck_assert_uint_eq(obj_size("o"), 15);
+	expect_read("o", 0, 15, "hello\0\0\0\0\0world", 15);
+	expect_read("o", 3, 4, "lo\0\0", 4);
+	expect_read("o", 12, 100, "rld", 3);      /* short read at EOF */
+	expect_read("o", 15, 10, "", 0);          /* at EOF */
+	expect_read("o", 1000, 10, "", 0);        /* past EOF */
+	expect_read("missing", 0, 10, "", -ENOENT);
+
+	op = store_op_new();
+	store_op_write(op, 2, "XY", 2);
+	ck_assert_int_eq(exec(op, "o"), 0);
+	expect_read("o", 0, 15, "heXYo\0\0\0\0\0world", 15);
+	ck_assert_uint_eq(obj_size("o"), 15);
+
+	/* a zero-length read is fine */
+	expect_read("o", 0, 0, "", 0);
+}
+END_TEST
+
+START_TEST(t_holes)
+{
+	size_t len = (1 << 20) + 1;
+	char *buf = malloc(len), *want = calloc(1, len);
+	struct store_op *op = store_op_new();
+
+	store_op_write(op, 1 << 20, "z", 1);
+	ck_assert_int_eq(exec(op, "sparse"), 0);
+	ck_assert_uint_eq(obj_size("sparse"), len);
+	want[len - 1] = 'z';
+	ck_assert_int_eq(store_read(pool, "sparse", 0, len, buf), (ssize_t)len);
+	ck_assert_int_eq(memcmp(buf, want, len), 0);
+	expect_read("sparse", 4096, 10, want, 10);
+
+	/* a hole between two writes in separate ops */
+	op = store_op_new();
+	store_op_write(op, 0, "a", 1);
+	ck_assert_int_eq(exec(op, "h2"), 0);
+	op = store_op_new();
+	store_op_write(op, 100, "b", 1);
+	ck_assert_int_eq(exec(op, "h2"), 0);
+	memset(want, 0, 101);
+	want[0] = 'a';
+	want[100] = 'b';
+	expect_read("h2", 0, 200, want, 101);
+	free(buf);
+	free(want);
+}
+END_TEST
+
+START_TEST(t_truncate_append_zero)
+{
+	char data[100], want[200];
+
+	for (int i = 0; i < 100; i++)
+		data[i] = (char)('A' + i % 26);
+	put_full("t", data, 100);
+	struct store_op *op = store_op_new();
+	store_op_truncate(op, 50);
+	ck_assert_int_eq(exec(op, "t"), 0);
+	ck_assert_uint_eq(obj_size("t"), 50);
+	expect_read("t", 0, 100, data, 50);
+
+	op = store_op_new();
+	store_op_truncate(op, 200);
+	ck_assert_int_eq(exec(op, "t"), 0);
+	ck_assert_uint_eq(obj_size("t"), 200);
+	memset(want, 0, sizeof(want));
+	memcpy(want, data, 50);
+	expect_read("t", 0, 300, want, 200);   /* what was cut off does not come back */
+
+	put_full("t", "abc", 3);
+	ck_assert_uint_eq(obj_size("t"), 3);
+	op = store_op_new();
+	store_op_append(op, "de", 2);
+	store_op_append(op, "fg", 2);
+	ck_assert_int_eq(exec(op, "t"), 0);
+	expect_read("t", 0, 10, "abcdefg", 7);
+
+	op = store_op_new();
+	store_op_zero(op, 1, 2);
+	ck_assert_int_eq(exec(op, "t"), 0);
+	expect_read("t", 0, 10, "a\0\0defg", 7);
+	ck_assert_uint_eq(obj_size("t"), 7);
+
+	/* truncate to 0 then write in one op */
+	op = store_op_new();
+	store_op_truncate(op, 0);
+	store_op_write(op, 2, "Q", 1);
+	ck_assert_int_eq(exec(op, "t"), 0);
+	expect_read("t", 0, 10, "\0\0Q", 3);
+
+	/* a big zero inside a big object */
+	char *big = malloc(256 << 10);
+	memset(big, 0x5a, 256 << 10);
+	put_full("z", big, 256 << 10);
+	op = store_op_new();
+	store_op_zero(op, 4096, 128 << 10);
+	ck_assert_int_eq(exec(op, "z"), 0);
+	memset(big + 4096, 0, 128 << 10);
+	expect_read("z", 0, 256 << 10, big, 256 << 10);
+	free(big);
+}
+END_TEST
+
+START_TEST(t_remove)
+{
+	struct store_op *op = store_op_new();
+	store_op_write_full(op, "data", 4);
+	store_op_omap_set(op, "k", "v", 1);
+	ck_assert_int_eq(exec(op, "r"), 0);
+
+	op = store_op_new();
+	store_op_remove(op);
+	ck_assert_int_eq(exec(op, "r"), 0);
+
+	struct store_stat s;
+	struct store_kv *kv;
+	size_t n;
+	bool more;
+	ck_assert_int_eq(store_stat(pool, "r", &s), -ENOENT);
+	expect_read("r", 0, 10, "", -ENOENT);
+	expect_omap("r", "k", NULL);
+	ck_assert_int_eq(store_omap_list(pool, "r", NULL, NULL, 10, &kv, &n, &more), -ENOENT);
+
+	op = store_op_new();
+	store_op_remove(op);
+	ck_assert_int_eq(exec(op, "r"), -ENOENT);
+
+	/* a new incarnation starts empty */
+	op = store_op_new();
+	store_op_write(op, 0, "x", 1);
+	ck_assert_int_eq(exec(op, "r"), 0);
+	expect_read("r", 0, 10, "x", 1);
+	ck_assert_int_eq(store_omap_list(pool, "r", NULL, NULL, 10, &kv, &n, &more), 0);
+	ck_assert_uint_eq(n, 0);
+	ck_assert(!more);
+	store_kv_free(kv, n);
+
+	/* remove and recreate in one op */
+	op = store_op_new();
+	store_op_remove(op);
+	store_op_write_full(op, "new", 3);
+	ck_assert_int_eq(exec(op, "r"), 0);
+	expect_read("r", 0, 10, "new", 3);
+
+	char **names;
+	ck_assert_int_eq(store_list_objects(pool, &names, &n), 0);
+	ck_assert_uint_eq(n, 1);
+	free(names[0]);
+	free(names);
+}
+END_TEST
+
+START_TEST(t_stat)
+{
+	struct store_stat s;
+	time_t before = time(NULL);
+
+	put_full("s", "12345", 5);
+	ck_assert_int_eq(store_stat(pool, "s", &s), 0);
+	ck_assert_uint_eq(s.size, 5);
+	ck_assert(s.mtime.tv_sec >= before - 2 && s.mtime.tv_sec <= time(NULL) + 2);
+}
+END_TEST
+
+START_TEST(t_bad_args)
+{
+	char longname[STORE_OID_MAX + 2];
+	char longkey[STORE_OMAP_KEY_MAX + 2];
+	struct store_op *op;
+	void *v;
+	size_t len;
+
+	memset(longname, 'a', sizeof(longname) - 1);
+	longname[sizeof(longname) - 1] = 0;
+	memset(longkey, 'k', sizeof(longkey) - 1);
+	longkey[sizeof(longkey) - 1] = 0;
+	op = store_op_new();
+	store_op_write(op, 0, "x", 1);
+	ck_assert_int_eq(exec(op, ""), -EINVAL);
+	op = store_op_new();
+	store_op_write(op, 0, "x", 1);
+	ck_assert_int_eq(exec(op, longname), -ENAMETOOLONG);
+	op = store_op_new();
+	store_op_omap_set(op, longkey, "v", 1);
+	ck_assert_int_eq(exec(op, "o"), -ENAMETOOLONG);
+	ck_assert_int_eq(store_omap_get(pool, "o", longkey, &v, &len), -ENAMETOOLONG);
+	struct store_stat s;
+	ck_assert_int_eq(store_stat(pool, "o", &s), -ENOENT);   /* nothing was applied */
+}
+END_TEST
+
+/* ---- omap ----------------------------------------------------------- */
+
+START_TEST(t_omap_basic)
+{
+	struct store_op *op = store_op_new();
+	const char bin[] = { 'a', 0, 'b', 0, 0, 'c' };
+	void *v;
+	size_t len;
+
+	store_op_omap_set(op, "k1", "v1", 2);
+	store_op_omap_set(op, "k2", "", 0);
+	store_op_omap_set(op, "k3", bin, sizeof(bin));
+	ck_assert_int_eq(exec(op, "m"), 0);
+	expect_omap("m", "k1", "v1");
+	expect_omap("m", "k2", "");
+	ck_assert_int_eq(store_omap_get(pool, "m", "k3", &v, &len), 0);
+	ck_assert_uint_eq(len, sizeof(bin));
+	ck_assert_int_eq(memcmp(v, bin, len), 0);
+	free(v);
+	expect_omap("m", "nokey", NULL);
+	ck_assert_int_eq(store_omap_get(pool, "noobj", "k1", &v, &len), -ENOENT);
+	ck_assert_uint_eq(obj_size("m"), 0);   /* omap does not count in the size */
+
+	omap_put1("m", "k1", "overwritten");
+	expect_omap("m", "k1", "overwritten");
+
+	op = store_op_new();
+	store_op_omap_rm(op, "k1");
+	store_op_omap_rm(op, "never-there");
+	ck_assert_int_eq(exec(op, "m"), 0);
+	expect_omap("m", "k1", NULL);
+	expect_omap("m", "k2", "");
+
+	/* set then rm of the same key in one op: applied in order */
+	op = store_op_new();
+	store_op_omap_set(op, "tmp", "1", 1);
+	store_op_omap_rm(op, "tmp");
+	store_op_omap_set(op, "k2", "late", 4);
+	ck_assert_int_eq(exec(op, "m"), 0);
+	expect_omap("m", "tmp", NULL);
+	expect_omap("m", "k2", "late");
+
+	op = store_op_new();
+	store_op_omap_clear(op);
+	ck_assert_int_eq(exec(op, "m"), 0);
+	struct store_kv *kv;
+	size_t n;
+	bool more;
+	ck_assert_int_eq(store_omap_list(pool, "m", NULL, NULL, 100, &kv, &n, &more), 0);
+	ck_assert_uint_eq(n, 0);
+	ck_assert(!more);
+	store_kv_free(kv, n);
+	ck_assert_uint_eq(obj_size("m"), 0);   /* the object itself is still there */
+
+	/* data and omap are independent */
+	put_full("m", "bytes", 5);
+	omap_put1("m", "a", "b");
+	expect_read("m", 0, 10, "bytes", 5);
+	expect_omap("m", "a", "b");
+}
+END_TEST
+
+/* List everything with paging of @max, check it matches @want (sorted). */
+static void list_all_paged(const char *oid, const char *start_after, const char *prefix, size_t max,
+			   char **want, size_t nwant)
+{
+	char *after = start_after ? strdup(start_after) : NULL;
+	size_t got = 0;
+	bool more = true;
+
+	while (more) {
+		struct store_kv *kv;
+		size_t n;
+		ck_assert_int_eq(store_omap_list(pool, oid, after, prefix, max, &kv, &n, &more), 0);
+		ck_assert_uint_le(n, max);
+		if (more)
+			ck_assert_uint_eq(n, max);
+		for (size_t i = 0; i < n; i++) {
+			ck_assert_uint_lt(got, nwant);
+			ck_assert_str_eq(kv[i].key, want[got]);
+			ck_assert_uint_eq(kv[i].len, strlen(want[got]) + 2);
+			ck_assert_int_eq(memcmp(kv[i].val, "v:", 2), 0);
+			got++;
+		}
+		free(after);
+		after = n ? strdup(kv[n - 1].key) : NULL;
+		store_kv_free(kv, n);
+		if (!n)
+			break;
+	}
+	free(after);
+	ck_assert_uint_eq(got, nwant);
+}
+
+static int strp_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void omap_set_keys(const char *oid, char **keys, size_t n)
+{
+	/* a few ops, several keys each */
+	for (size_t i = 0; i < n; i += 16) {
+		struct store_op *op = store_op_new();
+		for (size_t j = i; j < n && j < i + 16; j++) {
+			char val[STORE_OMAP_KEY_MAX + 8];
+			snprintf(val, sizeof(val), "v:%s", keys[j]);
+			store_op_omap_set(op, keys[j], val, strlen(val));
+		}
+		ck_assert_int_eq(exec(op, oid), 0);
+	}
+}
+
+START_TEST(t_omap_list)
+{
+	char *keys[120], *sel[120];
+	size_t nk = 0, ns;
+	struct store_kv *kv;
+	size_t n;
+	bool more;
+
+	for (int i = 99; i >= 0; i--) {
+		keys[nk] = malloc(16);
+		snprintf(keys[nk++], 16, "key%03d", i);
+	}
+	for (int i = 0; i < 10; i++) {
+		keys[nk] = malloc(16);
+		snprintf(keys[nk++], 16, "other%d", i);
+	}
+	keys[nk++] = strdup("k");
+	keys[nk++] = strdup("key");   /* the prefix itself is a key */
+	omap_set_keys("l", keys, nk);
+	qsort(keys, nk, sizeof(keys[0]), strp_cmp);
+
+	/* everything, in pages of 7 and in one go */
+	list_all_paged("l", NULL, NULL, 7, keys, nk);
+	list_all_paged("l", NULL, NULL, 1000, keys, nk);
+	ck_assert_int_eq(store_omap_list(pool, "l", NULL, NULL, nk, &kv, &n, &more), 0);
+	ck_assert_uint_eq(n, nk);
+	ck_assert(!more);
+	store_kv_free(kv, n);
+	ck_assert_int_eq(store_omap_list(pool, "l", NULL, NULL, nk - 1, &kv, &n, &more), 0);
+	ck_assert_uint_eq(n, nk - 1);
+	ck_assert(more);
+	store_kv_free(kv, n);
+
+	/* prefix */
+	ns = 0;
+	for (size_t i = 0; i < nk; i++)
+		if (strncmp(keys[i], "key", 3) == 0)
+			sel[ns++] = keys[i];
+	ck_assert_uint_eq(ns, 101);
+	list_all_paged("l", NULL, "key", 10, sel, ns);
+	ns = 0;
+	for (size_t i = 0; i < nk; i++)
+		if (strncmp(keys[i], "key05", 5) == 0)
+			sel[ns++] = keys[i];
+	ck_assert_uint_eq(ns, 10);
+	list_all_paged("l", NULL, "key05", 3, sel, ns);
+
+	/* after + prefix */
+	ns = 0;
+	for (size_t i = 0; i < nk; i++)
+		if (strncmp(keys[i], "key0", 4) == 0 && strcmp(keys[i], "key050") > 0)
+			sel[ns++] = keys[i];
+	ck_assert_uint_eq(ns, 49);
+	list_all_paged("l", "key050", "key0", 5, sel, ns);
+
+	/* after alone, after past the end, prefix matching nothing */
+	ns = 0;
+	for (size_t i = 0; i < nk; i++)
+		if (strcmp(keys[i], "other5") > 0)
+			sel[ns++] = keys[i];
+	ck_assert_uint_eq(ns, 4);
+	list_all_paged("l", "other5", NULL, 2, sel, ns);
+	ck_assert_int_eq(store_omap_list(pool, "l", "zzz", NULL, 10, &kv, &n, &more), 0);
+	ck_assert_uint_eq(n, 0);
+	ck_assert(!more);
+	store_kv_free(kv, n);
+	ck_assert_int_eq(store_omap_list(pool, "l", NULL, "nope", 10, &kv, &n, &more), 0);
+	ck_assert_uint_eq(n, 0);
+	ck_assert(!more);
+	store_kv_free(kv, n);
+	/* after sorting beyond every key with the prefix */
+	ck_assert_int_eq(store_omap_list(pool, "l", "kez", "key", 10, &kv, &n, &more), 0);
+	ck_assert_uint_eq(n, 0);
+	store_kv_free(kv, n);
+
+	ck_assert_int_eq(store_omap_list(pool, "nolist", NULL, NULL, 10, &kv, &n, &more), -ENOENT);
+	for (size_t i = 0; i < nk; i++)
+		free(keys[i]);
+}
+END_TEST
+
+START_TEST(t_omap_rm_range)
+{
+	char *keys[26];
+	char *left[26];
+	size_t nl = 0;
+
+	for (int i = 0; i < 26; i++) {
+		keys[i] = malloc(4);
+		snprintf(keys[i], 4, "%c", 'a' + i);
+	}
+	omap_set_keys("rr", keys, 26);
+	struct store_op *op = store_op_new();
+	store_op_omap_rm_range(op, "c", "f");    /* c d e */
+	store_op_omap_rm_range(op, "x", NULL);   /* x y z */
+	store_op_omap_rm_range(op, "j", "j");    /* empty range */
+	ck_assert_int_eq(exec(op, "rr"), 0);
+	for (int i = 0; i < 26; i++) {
+		char c = (char)('a' + i);
+		if ((c >= 'c' && c < 'f') || c >= 'x')
+			continue;
+		left[nl++] = keys[i];
+	}
+	list_all_paged("rr", NULL, NULL, 100, left, nl);
+	expect_omap("rr", "f", "v:f");
+	expect_omap("rr", "c", NULL);
+	for (int i = 0; i < 26; i++)
+		free(keys[i]);
+}
+END_TEST
+
+/* Keys up to STORE_OMAP_KEY_MAX, many sharing long prefixes: order, get, rm, paging. */
+START_TEST(t_omap_long_keys)
+{
+	enum { N = 60 };
+	char *keys[N], *sel[N];
+	size_t ns = 0;
+	char base[STORE_OMAP_KEY_MAX + 1];
+	unsigned seed = 12345;
+
+	memset(base, 'p', sizeof(base));
+	for (int i = 0; i < N; i++) {
+		size_t len;
+		if (i < 10)
+			len = 470 + (size_t)i * 3;          /* around the 480 byte boundary */
+		else if (i < 50)
+			len = 490 + rand_r(&seed) % (STORE_OMAP_KEY_MAX - 490 + 1);
+		else
+			len = STORE_OMAP_KEY_MAX - (size_t)(i - 50);
+		keys[i] = malloc(len + 1);
+		memcpy(keys[i], base, len);
+		keys[i][len] = 0;
+		/* vary a byte before and after the 480 mark so runs form and split */
+		if (i % 3 == 1 && len > 500)
+			keys[i][len - 1] = (char)('a' + i % 26);
+		if (i % 5 == 2 && len > 20)
+			keys[i][10] = 'q';
+		if (i % 7 == 3 && len > 485)
+			keys[i][482] = (char)('A' + i % 20);
+	}
+	/* de-duplicate */
+	qsort(keys, N, sizeof(keys[0]), strp_cmp);
+	size_t nk = 0;
+	for (int i = 0; i < N; i++) {
+		if (nk && strcmp(keys[nk - 1], keys[i]) == 0) {
+			free(keys[i]);
+			continue;
+		}
+		keys[nk++] = keys[i];
+	}
+	/* insert in a scrambled order */
+	char *scr[N];
+	memcpy(scr, keys, nk * sizeof(*scr));
+	for (size_t i = nk - 1; i > 0; i--) {
+		size_t j = rand_r(&seed) % (i + 1);
+		char *t = scr[i];
+		scr[i] = scr[j];
+		scr[j] = t;
+	}
+	omap_set_keys("lk", scr, nk);
+	list_all_paged("lk", NULL, NULL, 4, keys, nk);
+	for (size_t i = 0; i < nk; i += 7) {
+		char val[STORE_OMAP_KEY_MAX + 8];
+		snprintf(val, sizeof(val), "v:%s", keys[i]);
+		expect_omap("lk", keys[i], val);
+	}
+	/* prefix longer than 480 bytes */
+	char pfx[520];
+	memset(pfx, 'p', 500);
+	pfx[500] = 0;
+	for (size_t i = 0; i < nk; i++)
+		if (strncmp(keys[i], pfx, 500) == 0)
+			sel[ns++] = keys[i];
+	ck_assert_uint_gt(ns, 5);
+	list_all_paged("lk", NULL, pfx, 3, sel, ns);
+	/* after = a long key in the middle */
+	list_all_paged("lk", keys[nk / 2], NULL, 5, keys + nk / 2 + 1, nk - nk / 2 - 1);
+
+	/* remove a few long keys and a range in the long region */
+	struct store_op *op = store_op_new();
+	store_op_omap_rm(op, keys[20]);
+	store_op_omap_rm_range(op, keys[30], keys[35]);
+	ck_assert_int_eq(exec(op, "lk"), 0);
+	ns = 0;
+	for (size_t i = 0; i < nk; i++)
+		if (i != 20 && !(i >= 30 && i < 35))
+			sel[ns++] = keys[i];
+	list_all_paged("lk", NULL, NULL, 6, sel, ns);
+	expect_omap("lk", keys[20], NULL);
+	for (size_t i = 0; i < nk; i++)
+		free(keys[i]);
+}
+END_TEST
+
+/* ---- atomicity ------------------------------------------------------ */
+
+static void check_untouched(const char *oid)
+{
+	expect_read(oid, 0, 100, "original", 8);
+	ck_assert_uint_eq(obj_size(oid), 8);
+	expect_omap(oid, "k", "v");
+	expect_omap(oid, "k2", NULL);
+}
+
+START_TEST(t_atomic)
+{
+	struct store_op *op = store_op_new();
+	store_op_write_full(op, "original", 8);
+	store_op_omap_set(op, "k", "v", 1);
+	ck_assert_int_eq(exec(op, "at"), 0);
+
+	/* writes, omap changes, then a create exclusive that fails: nothing applies */
+	op = store_op_new();
+	store_op_write(op, 0, "CHANGED!!!!", 11);
+	store_op_append(op, "more", 4);
+	store_op_omap_set(op, "k", "changed", 7);
+	store_op_omap_set(op, "k2", "new", 3);
+	store_op_omap_rm(op, "k");
+	store_op_truncate(op, 2);
+	store_op_create(op, true);
+	ck_assert_int_eq(exec(op, "at"), -EEXIST);
+	check_untouched("at");
+
+	/* a remove and a rewrite in the failing op */
+	op = store_op_new();
+	store_op_omap_clear(op);
+	store_op_write_full(op, "zzz", 3);
+	store_op_create(op, true);
+	ck_assert_int_eq(exec(op, "at"), -EEXIST);
+	check_untouched("at");
+
+	/* a guard at the front: the object does not exist, nothing is created */
+	op = store_op_new();
+	store_op_assert_exists(op);
+	store_op_write(op, 0, "data", 4);
+	store_op_omap_set(op, "k", "v", 1);
+	ck_assert_int_eq(exec(op, "ghost"), -ENOENT);
+	struct store_stat s;
+	ck_assert_int_eq(store_stat(pool, "ghost", &s), -ENOENT);
+	expect_omap("ghost", "k", NULL);
+
+	/* and a successful compound op applies all of it */
+	op = store_op_new();
+	store_op_assert_exists(op);
+	store_op_write(op, 8, "+tail", 5);
+	store_op_omap_set(op, "k2", "new", 3);
+	store_op_omap_rm(op, "k");
+	ck_assert_int_eq(exec(op, "at"), 0);
+	expect_read("at", 0, 100, "original+tail", 13);
+	expect_omap("at", "k", NULL);
+	expect_omap("at", "k2", "new");
+}
+END_TEST
+
+/* ---- async, ordering, size ------------------------------------------ */
+
+START_TEST(t_async_many)
+{
+	enum { NOPS = 256, NOBJ = 32, BLK = 4096 };
+	struct waiter w;
+	char *buf = malloc(BLK);
+
+	waiter_init(&w);
+	for (int i = 0; i < NOPS; i++) {
+		char oid[16], key[16], val[16];
+		struct store_op *op = store_op_new();
+		snprintf(oid, sizeof(oid), "a%d", i % NOBJ);
+		snprintf(key, sizeof(key), "op%04d", i);
+		snprintf(val, sizeof(val), "%d", i);
+		memset(buf, 'a' + i % 26, BLK);
+		memcpy(buf, &i, sizeof(i));
+		store_op_write(op, (uint64_t)(i / NOBJ) * BLK, buf, BLK);
+		store_op_omap_set(op, key, val, strlen(val));
+		waiter_add(&w);
+		ck_assert_int_eq(store_op_submit(pool, oid, op, op_cb, &w), 0);
+	}
+	waiter_wait(&w);
+	ck_assert_int_eq(w.errors, 0);
+
+	/* async reads of everything, all in flight at once */
+	char *rbuf = malloc((size_t)NOPS * BLK);
+	waiter_init(&w);
+	for (int i = 0; i < NOPS; i++) {
+		char oid[16];
+		snprintf(oid, sizeof(oid), "a%d", i % NOBJ);
+		waiter_add(&w);
+		ck_assert_int_eq(store_read_submit(pool, oid, (uint64_t)(i / NOBJ) * BLK, BLK, rbuf + (size_t)i * BLK,
+						   op_cb, &w), 0);
+	}
+	waiter_wait(&w);
+	ck_assert_int_eq(w.errors, 0);
+	for (int i = 0; i < NOPS; i++) {
+		int v;
+		char oid[16], key[16], val[16];
+		memcpy(&v, rbuf + (size_t)i * BLK, sizeof(v));
+		ck_assert_int_eq(v, i);
+		ck_assert_int_eq(rbuf[(size_t)i * BLK + BLK - 1], 'a' + i % 26);
+		snprintf(oid, sizeof(oid), "a%d", i % NOBJ);
+		snprintf(key, sizeof(key), "op%04d", i);
+		snprintf(val, sizeof(val), "%d", i);
+		if (i % 17 == 0)
+			expect_omap(oid, key, val);
+	}
+	for (int o = 0; o < NOBJ; o++) {
+		char oid[16];
+		snprintf(oid, sizeof(oid), "a%d", o);
+		ck_assert_uint_eq(obj_size(oid), (uint64_t)(NOPS / NOBJ) * BLK);
+	}
+	free(rbuf);
+	free(buf);
+}
+END_TEST
+
+struct read_check {
+	struct waiter *w;
+	char buf[8];
+	int expect;
+	_Atomic int *bad;
+};
+
+static void read_check_cb(int r, void *arg)
+{
+	struct read_check *rc = arg;
+	int v = -1;
+	if (r == 4)
+		memcpy(&v, rc->buf, 4);
+	if (v != rc->expect)
+		atomic_fetch_add(rc->bad, 1);
+	waiter_done(rc->w, r < 0 ? r : 0);
+}
+
+START_TEST(t_ordering)
+{
+	enum { N = 200 };
+	struct waiter w;
+	struct read_check *rc = calloc(N, sizeof(*rc));
+	_Atomic int bad = 0;
+
+	waiter_init(&w);
+	for (int i = 0; i < N; i++) {
+		char val[16];
+		struct store_op *op = store_op_new();
+		snprintf(val, sizeof(val), "%d", i);
+		store_op_append(op, &i, sizeof(i));
+		store_op_omap_set(op, "last", val, strlen(val));
+		waiter_add(&w);
+		ck_assert_int_eq(store_op_submit(pool, "ord", op, op_cb, &w), 0);
+		/* the same bytes of another object rewritten by each op... */
+		op = store_op_new();
+		store_op_write(op, 4096, &i, sizeof(i));
+		waiter_add(&w);
+		ck_assert_int_eq(store_op_submit(pool, "ord2", op, op_cb, &w), 0);
+		/* ...and a read submitted right behind the write sees it */
+		rc[i].w = &w;
+		rc[i].expect = i;
+		rc[i].bad = &bad;
+		waiter_add(&w);
+		ck_assert_int_eq(store_read_submit(pool, "ord2", 4096, 4, rc[i].buf, read_check_cb, &rc[i]), 0);
+	}
+	waiter_wait(&w);
+	ck_assert_int_eq(w.errors, 0);
+	ck_assert_int_eq(atomic_load(&bad), 0);
+	int *data = malloc(N * sizeof(int));
+	ck_assert_int_eq(store_read(pool, "ord", 0, N * sizeof(int), data), (ssize_t)(N * sizeof(int)));
+	for (int i = 0; i < N; i++)
+		ck_assert_int_eq(data[i], i);
+	char last[16];
+	snprintf(last, sizeof(last), "%d", N - 1);
+	expect_omap("ord", "last", last);
+	free(data);
+	free(rc);
+}
+END_TEST
+
+static void fill_pattern(unsigned char *p, size_t len, unsigned seed)
+{
+	uint32_t x = seed * 2654435761u + 1;
+	for (size_t i = 0; i < len; i++) {
+		x ^= x << 13;
+		x ^= x >> 17;
+		x ^= x << 5;
+		p[i] = (unsigned char)x;
+	}
+}
+
+START_TEST(t_large)
+{
+	size_t four = 4u << 20, two = 2u << 20;
+	unsigned char *a = malloc(four), *b = malloc(6u << 20), *r = malloc(6u << 20);
+
+	fill_pattern(a, four, 1);
+	put_full("big", a, four);
+	ck_assert_uint_eq(obj_size("big"), four);
+	ck_assert_int_eq(store_read(pool, "big", 0, four, r), (ssize_t)four);
+	ck_assert_int_eq(memcmp(r, a, four), 0);
+	ck_assert_int_eq(store_read(pool, "big", 12345, 1 << 20, r), 1 << 20);
+	ck_assert_int_eq(memcmp(r, a + 12345, 1 << 20), 0);
+
+	/* three 2 MiB writes in one op make a 6 MiB object */
+	fill_pattern(b, 6u << 20, 2);
+	struct store_op *op = store_op_new();
+	for (int i = 0; i < 3; i++)
+		store_op_write(op, (uint64_t)i * two, b + (size_t)i * two, two);
+	ck_assert_int_eq(exec(op, "big6"), 0);
+	ck_assert_int_eq(store_read(pool, "big6", 0, 6u << 20, r), (ssize_t)(6u << 20));
+	ck_assert_int_eq(memcmp(r, b, 6u << 20), 0);
+	free(a);
+	free(b);
+	free(r);
+}
+END_TEST
+
+/* ---- local backend only --------------------------------------------- */
+
+START_TEST(t_local_persist)
+{
+	char *big = malloc(1 << 20);
+
+	fill_pattern((unsigned char *)big, 1 << 20, 7);
+	struct store_op *op = store_op_new();
+	store_op_write_full(op, big, 1 << 20);
+	store_op_omap_set(op, "k", "v", 1);
+	ck_assert_int_eq(exec(op, "p"), 0);
+	op = store_op_new();
+	store_op_remove(op);
+	put_full("gone", "x", 1);
+	ck_assert_int_eq(exec(op, "gone"), 0);
+	store_pool_close(pool);
+	store_close(st);
+	open_store();
+	open_pool(nspace);
+	ck_assert_int_eq(store_pool_create(st, pool_name), -EEXIST);
+	expect_read("p", 0, 1 << 20, big, 1 << 20);
+	expect_omap("p", "k", "v");
+	struct store_stat s;
+	ck_assert_int_eq(store_stat(pool, "gone", &s), -ENOENT);
+	free(big);
+}
+END_TEST
+
+START_TEST(t_local_open_errors)
+{
+	struct store_config cfg;
+	struct store *st2;
+	char path[PATH_MAX + 64];
+
+	fill_config(&cfg);
+	/* the store is open: a second open is refused */
+	ck_assert_int_eq(store_open(&cfg, &st2), -EBUSY);
+	snprintf(path, sizeof(path), "%s/does-not-exist", storedir);
+	cfg.local_path = path;
+	cfg.create = false;
+	ck_assert_int_eq(store_open(&cfg, &st2), -ENOENT);
+	/* an existing directory that is not a store */
+	cfg.local_path = basedir;
+	ck_assert_int_eq(store_open(&cfg, &st2), -ENOENT);
+	cfg.backend = "nosuch";
+	ck_assert_int_eq(store_open(&cfg, &st2), -ENOTSUP);
+	cfg.backend = "local";
+	cfg.local_path = "";
+	ck_assert_int_eq(store_open(&cfg, &st2), -EINVAL);
+}
+END_TEST
+
+static Suite *store_suite(void)
+{
+	Suite *s = suite_create(is_local() ? "store_conformance_local" : "store_conformance_rados");
+	TCase *tc = tcase_create("conformance");
+
+	tcase_add_unchecked_fixture(tc, suite_setup, suite_teardown);
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, t_pools);
+	tcase_add_test(tc, t_namespaces);
+	tcase_add_test(tc, t_list_objects);
+	tcase_add_test(tc, t_create_exclusive);
+	tcase_add_test(tc, t_write_read);
+	tcase_add_test(tc, t_holes);
+	tcase_add_test(tc, t_truncate_append_zero);
+	tcase_add_test(tc, t_remove);
+	tcase_add_test(tc, t_stat);
+	tcase_add_test(tc, t_bad_args);
+	tcase_add_test(tc, t_omap_basic);
+	tcase_add_test(tc, t_omap_list);
+	tcase_add_test(tc, t_omap_rm_range);
+	tcase_add_test(tc, t_omap_long_keys);
+	tcase_add_test(tc, t_atomic);
+	tcase_add_test(tc, t_async_many);
+	tcase_add_test(tc, t_ordering);
+	tcase_add_test(tc, t_large);
+	if (is_local()) {
+		tcase_add_test(tc, t_local_persist);
+		tcase_add_test(tc, t_local_open_errors);
+	}
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(store_suite());
+	int failed;
+
+	log_init("test_store_conformance");
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
