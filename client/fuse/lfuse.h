@@ -1,0 +1,78 @@
+/*
+ * lfuse.h - private to client/fuse/: the state shared by the FUSE frontend's
+ * files.
+ *
+ *   main.c     command line, -o options, daemonizing, mount and teardown
+ *   ops.c      the libfuse lowlevel operations, each mapped onto one lc_* call
+ *   inval.c    the invalidation thread: lc_callbacks -> fuse_lowlevel_notify_*
+ *   nfs_hook.c starting the embedded NFS gateway (--nfs / --no-mount)
+ *
+ * Node ids: the kernel's node id of an inode is the address of its struct
+ * lc_inode, except the mount root, which is FUSE_ROOT_ID.  Every node id the
+ * kernel holds carries one client reference per lookup the kernel counts
+ * (lookup, create, mknod, mkdir, symlink, link, readdirplus entries), and
+ * FORGET drops them with lc_forget().  So a node id is a valid pointer for as
+ * long as the kernel may send it, and no hash lookup is needed per request.
+ * The root's reference is held by struct lfuse for the mount's lifetime;
+ * lookups that return the root drop their extra reference at once.
+ */
+#ifndef LOLIGO_CLIENT_FUSE_LFUSE_H
+#define LOLIGO_CLIENT_FUSE_LFUSE_H
+
+#define FUSE_USE_VERSION 312
+#include <fuse_lowlevel.h>
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "client/client.h"
+
+struct lfuse_inval;
+
+struct lfuse {
+	struct lclient *c;
+	struct lc_inode *root;      /* FUSE_ROOT_ID; one reference held until teardown */
+	uint64_t root_ino;
+	struct fuse_session *se;
+	struct lfuse_inval *inval;
+
+	/* read once at start-up from the fuse_* options */
+	bool set_user_groups;       /* fetch supplementary groups for non-root callers */
+	bool cache_readdir;         /* let the kernel cache directory listings */
+	bool readdirplus;
+	double negative_timeout;    /* kernel negative dentry caching (0: none) */
+	unsigned max_write;
+	unsigned max_readahead;
+	bool ro;
+};
+
+/* ops.c */
+extern const struct fuse_lowlevel_ops lfuse_ops;
+
+static inline fuse_ino_t lfuse_nodeid(const struct lfuse *lf, struct lc_inode *in)
+{
+	return in == lf->root ? FUSE_ROOT_ID : (fuse_ino_t)(uintptr_t)in;
+}
+
+/* inval.c: lc_callbacks are queued and delivered from a thread of their own,
+ * never from the thread that reported them (which may hold client locks, or be
+ * a FUSE worker the kernel is waiting on). */
+int lfuse_inval_start(struct lfuse *lf);
+/** lfuse_inval_stop - deliver nothing more, join the thread.  Callbacks after it are dropped. */
+void lfuse_inval_stop(struct lfuse *lf);
+/** lfuse_inval_free - free the stopped queue; after the client can no longer call back. */
+void lfuse_inval_free(struct lfuse *lf);
+extern const struct lc_callbacks lfuse_inval_callbacks;
+
+/* nfs_hook.c */
+struct asok;
+/**
+ * lfuse_nfs_start - start the embedded NFS gateway on @addr_port for @c.
+ * Return: 0, or -ENOSYS when this binary was built without nfs_gw (a message
+ * has been printed), or another -errno.
+ */
+int lfuse_nfs_start(const char *addr_port, struct lclient *c, struct asok *asok, void **gw);
+void lfuse_nfs_stop(void *gw);
+
+#endif

@@ -1,0 +1,585 @@
+/*
+ * main.c - loligo-fuse: mount loligo through FUSE (libfuse3 lowlevel API).
+ *
+ *   loligo-fuse [-f] [-d] [-o OPT,...] [-c FILE] [--OPTION=VALUE] MOUNTPOINT
+ *   loligo-fuse --no-mount --nfs ADDR:PORT [...]
+ *
+ * Start-up order, and why:
+ *   1. parse everything (no threads yet): our flags, -o options (ours go to
+ *      the config, the rest to libfuse), -c/--conf and --key=value;
+ *   2. daemonize unless -f, *before* any thread exists (the client library,
+ *      the admin socket and libfuse all start threads; fork keeps only the
+ *      caller).  The parent waits on a pipe and exits 0 only once the child
+ *      reports the mount live, or non-zero with the child's error, which the
+ *      child printed on the still shared stderr;
+ *   3. block SIGINT/SIGTERM/SIGHUP/SIGQUIT so every thread started from here
+ *      on inherits the mask: libfuse's handlers then run in the main thread,
+ *      the one waiting in fuse_session_loop_mt(), which wakes and returns;
+ *   4. lclient_create, the admin socket, fuse_session_new (checks the FUSE
+ *      options before anything is mounted), lclient_mount (bounded by
+ *      client_mount_timeout: a dead MDS fails here, with nothing mounted),
+ *      fuse_session_mount;
+ *   5. report success to the parent, detach stdio, run the loop.
+ * Teardown mirrors it: on a signal or an external `fusermount3 -u` the loop
+ * returns; we unmount, flush and close the client session, stop the admin
+ * socket and exit 0.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "client/fuse/lfuse.h"
+#include "common/admin_sock.h"
+#include "common/config.h"
+#include "common/log.h"
+
+#define PROG "loligo-fuse"
+
+/* The client option -o mds= sets (defined by the client library). */
+#define MDS_ADDR_OPTION "client_mds_addr"
+
+struct args {
+	char *mountpoint;
+	bool foreground, debug, single_thread, no_mount;
+	const char *nfs_addr;
+	char *fuse_opts;           /* comma-separated, for fuse_session_new */
+	char *client_mountpoint;   /* -o client_mountpoint= */
+	char **cfg_sets;           /* "name=value" from -o, applied after --conf */
+	int n_cfg_sets;
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: " PROG " [options] MOUNTPOINT\n"
+		"       " PROG " --no-mount --nfs ADDR:PORT [options]\n"
+		"\n"
+		"Mount the loligo filesystem at MOUNTPOINT.  Runs in the background once the\n"
+		"mount is live (exit status 0), or exits non-zero with the reason.\n"
+		"\n"
+		"  -o OPT[,OPT...]        mount options:\n"
+		"       allow_other            let other users use the mount\n"
+		"       default_permissions    permission checks in the kernel (else the MDS checks)\n"
+		"       ro | rw                read-only / read-write mount\n"
+		"       client_mountpoint=/sub mount /sub of the filesystem as the root\n"
+		"       conf=FILE              read FILE as the config (like -c)\n"
+		"       mds=HOST:PORT          MDS address (config option " MDS_ADDR_OPTION ")\n"
+		"       OPTION=VALUE           any loligo config option (see --help-options)\n"
+		"       other FUSE mount options (fsname=, max_read=, auto_unmount, ...)\n"
+		"  -f                     stay in the foreground\n"
+		"  -d                     debug: foreground, log every FUSE request\n"
+		"  -s                     single-threaded request loop\n"
+		"  -c, --conf FILE        config file ([global] and [client] sections)\n"
+		"  --OPTION=VALUE         override a config option\n"
+		"  --nfs ADDR:PORT        also serve NFS from this process (embedded gateway)\n"
+		"  --no-mount             serve NFS only, mount nothing\n"
+		"  -h, --help             this text\n"
+		"  --help-options         every config option with its default\n"
+		"  -V, --version          version\n"
+		"\n"
+		"Unmount with `fusermount3 -u MOUNTPOINT` (or umount as root), or send SIGTERM.\n");
+}
+
+static int append_opt(char **list, const char *opt)
+{
+	size_t old = *list ? strlen(*list) : 0, n = strlen(opt);
+	char *s = realloc(*list, old + n + 2);
+
+	if (!s)
+		return -ENOMEM;
+	if (old)
+		s[old++] = ',';
+	memcpy(s + old, opt, n + 1);
+	*list = s;
+	return 0;
+}
+
+static int add_cfg_set(struct args *a, const char *set)
+{
+	char **v = realloc(a->cfg_sets, (size_t)(a->n_cfg_sets + 1) * sizeof(*v));
+	char *dup = strdup(set);
+
+	if (v)
+		a->cfg_sets = v;
+	if (!v || !dup) {
+		free(dup);
+		return -ENOMEM;
+	}
+	v[a->n_cfg_sets++] = dup;
+	return 0;
+}
+
+/*
+ * One -o list.  Ours: conf= (loaded now, so --key=value still overrides it),
+ * mds=, client_mountpoint= and any loligo option name; everything else is a
+ * FUSE mount option for fuse_session_new(), which rejects what it does not
+ * know.
+ */
+static int parse_o(struct args *a, const char *list)
+{
+	char *dup = strdup(list), *save = NULL, *tok;
+	int r = 0;
+
+	if (!dup)
+		return -ENOMEM;
+	for (tok = strtok_r(dup, ",", &save); tok && !r; tok = strtok_r(NULL, ",", &save)) {
+		char *eq = strchr(tok, '=');
+		char name[128];
+
+		if (!*tok)
+			continue;
+		snprintf(name, sizeof(name), "%.*s", eq ? (int)(eq - tok) : (int)strlen(tok), tok);
+		if (eq && !strcmp(name, "conf")) {
+			char err[512];
+			r = cfg_load_file(eq + 1, err, sizeof(err));
+			if (r)
+				fprintf(stderr, PROG ": %s\n", err);
+		} else if (eq && !strcmp(name, "mds")) {
+			char set[512];
+			snprintf(set, sizeof(set), MDS_ADDR_OPTION "=%s", eq + 1);
+			r = add_cfg_set(a, set);
+		} else if (eq && !strcmp(name, "client_mountpoint")) {
+			free(a->client_mountpoint);
+			a->client_mountpoint = strdup(eq + 1);
+		} else if (eq && cfg_lookup(name) >= 0) {
+			r = add_cfg_set(a, tok);
+		} else if (!strcmp(tok, "debug")) {
+			a->debug = a->foreground = true;
+			r = append_opt(&a->fuse_opts, tok);
+		} else {
+			r = append_opt(&a->fuse_opts, tok);
+		}
+	}
+	free(dup);
+	return r;
+}
+
+/*
+ * Take our own flags out of argv (so cfg_parse_args never sees them), load
+ * -o conf=, let cfg_parse_args take -c/--conf and --key=value, then what is
+ * left must be the mount point.
+ * Return: 0, 1 when the program should exit 0 (--help), or -errno.
+ */
+static int parse_args(int argc, char **argv, struct args *a)
+{
+	char **rest = calloc((size_t)argc + 1, sizeof(char *));
+	int nrest = 0, r = 0;
+	char err[512];
+
+	if (!rest)
+		return -ENOMEM;
+	rest[nrest++] = argv[0];
+	for (int i = 1; i < argc; i++) {
+		const char *s = argv[i];
+
+		if (!strcmp(s, "--")) {
+			while (i < argc)
+				rest[nrest++] = argv[i++];
+			break;
+		}
+		if (!strcmp(s, "-o") || !strncmp(s, "-o", 2)) {
+			const char *list = s[2] ? s + 2 : (i + 1 < argc ? argv[++i] : NULL);
+			if (!list) {
+				fprintf(stderr, PROG ": -o needs an argument\n");
+				r = -EINVAL;
+				goto out;
+			}
+			r = parse_o(a, list);
+			if (r)
+				goto out;
+		} else if (!strcmp(s, "-f")) {
+			a->foreground = true;
+		} else if (!strcmp(s, "-d") || !strcmp(s, "--debug")) {
+			a->debug = a->foreground = true;
+		} else if (!strcmp(s, "-s")) {
+			a->single_thread = true;
+		} else if (!strcmp(s, "-h") || !strcmp(s, "--help")) {
+			usage(stdout);
+			r = 1;
+			goto out;
+		} else if (!strcmp(s, "--help-options")) {
+			cfg_print_help(stdout, NULL);
+			r = 1;
+			goto out;
+		} else if (!strcmp(s, "-V") || !strcmp(s, "--version")) {
+			printf(PROG " (loligo) 0.1, FUSE library %s\n", fuse_pkgversion());
+			r = 1;
+			goto out;
+		} else if (!strcmp(s, "--no-mount")) {
+			a->no_mount = true;
+		} else if (!strcmp(s, "--nfs") || !strncmp(s, "--nfs=", 6)) {
+			a->nfs_addr = s[5] == '=' ? s + 6 : (i + 1 < argc ? argv[++i] : NULL);
+			if (!a->nfs_addr || !*a->nfs_addr) {
+				fprintf(stderr, PROG ": --nfs needs ADDR:PORT\n");
+				r = -EINVAL;
+				goto out;
+			}
+		} else {
+			rest[nrest++] = argv[i];
+		}
+	}
+	rest[nrest] = NULL;
+
+	r = cfg_parse_args(&nrest, rest, err, sizeof(err));
+	if (r) {
+		fprintf(stderr, PROG ": %s\n", err);
+		goto out;
+	}
+	for (int i = 0; i < a->n_cfg_sets; i++) {
+		char *set = a->cfg_sets[i], *eq = strchr(set, '=');
+		int id;
+
+		*eq = '\0';
+		id = cfg_lookup(set);
+		if (id < 0) {
+			fprintf(stderr, PROG ": -o %s: this build has no option %s\n", set, set);
+			r = -EINVAL;
+			goto out;
+		}
+		r = cfg_set(id, eq + 1, false, err, sizeof(err));
+		if (r) {
+			fprintf(stderr, PROG ": -o %s=%s: %s\n", set, eq + 1, err);
+			goto out;
+		}
+	}
+	for (int i = 1; i < nrest; i++) {
+		const char *s = rest[i];
+
+		if (!strcmp(s, "--"))
+			continue;
+		if (s[0] == '-') {
+			fprintf(stderr, PROG ": unknown option '%s' (try --help)\n", s);
+			r = -EINVAL;
+			goto out;
+		}
+		if (a->mountpoint) {
+			fprintf(stderr, PROG ": more than one mount point ('%s' and '%s')\n", a->mountpoint, s);
+			r = -EINVAL;
+			goto out;
+		}
+		a->mountpoint = strdup(s);
+	}
+	if (a->no_mount && !a->nfs_addr) {
+		fprintf(stderr, PROG ": --no-mount needs --nfs ADDR:PORT\n");
+		r = -EINVAL;
+	} else if (a->no_mount && a->mountpoint) {
+		fprintf(stderr, PROG ": --no-mount takes no mount point\n");
+		r = -EINVAL;
+	} else if (!a->no_mount && !a->mountpoint) {
+		fprintf(stderr, PROG ": no mount point given (try --help)\n");
+		r = -EINVAL;
+	}
+out:
+	free(rest);
+	return r;
+}
+
+/* ---- daemonizing -------------------------------------------------------- */
+
+static int status_fd = -1; /* the child's end of the pipe to a waiting parent */
+
+/*
+ * Fork; the parent waits until the child reports its result (one byte: 0
+ * mounted, else an exit status) and exits with it.  Returns in the child.
+ */
+static int daemonize(void)
+{
+	int fds[2];
+	pid_t pid;
+
+	if (pipe2(fds, O_CLOEXEC) < 0)
+		return -errno;
+	pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (pid > 0) {
+		unsigned char st = 1;
+		ssize_t n;
+
+		close(fds[1]);
+		do
+			n = read(fds[0], &st, 1);
+		while (n < 0 && errno == EINTR);
+		if (n != 1) {
+			fprintf(stderr, PROG ": the mount process died before the mount was up\n");
+			_exit(1);
+		}
+		_exit(st);
+	}
+	close(fds[0]);
+	status_fd = fds[1];
+	setsid();
+	return 0;
+}
+
+static void report_status(unsigned char st)
+{
+	if (status_fd < 0)
+		return;
+	if (write(status_fd, &st, 1) != 1) {
+		/* the parent is gone: nothing to tell */
+	}
+	close(status_fd);
+	status_fd = -1;
+}
+
+/* After the mount is up: stop holding the terminal and the caller's cwd. */
+static void detach_stdio(void)
+{
+	int fd = open("/dev/null", O_RDWR);
+
+	if (chdir("/") < 0) {
+		/* stays where it was; harmless */
+	}
+	if (fd < 0)
+		return;
+	dup2(fd, STDIN_FILENO);
+	dup2(fd, STDOUT_FILENO);
+	dup2(fd, STDERR_FILENO); /* logs: set log_file to keep them */
+	if (fd > STDERR_FILENO)
+		close(fd);
+}
+
+/* ---- main --------------------------------------------------------------- */
+
+static const char *errmsg(int r)
+{
+	switch (r) {
+	case -ETIMEDOUT:
+		return "timed out (is loligo-mds running and reachable? see client_mount_timeout)";
+	case -ECONNREFUSED:
+		return "connection refused (is loligo-mds running at that address?)";
+	default:
+		return strerror(-r);
+	}
+}
+
+static struct fuse_args build_fuse_args(const char *argv0, struct args *a, const struct lfuse *lf)
+{
+	struct fuse_args fa = FUSE_ARGS_INIT(0, NULL);
+	char fsname[256];
+
+	fuse_opt_add_arg(&fa, argv0);
+	if (a->debug)
+		fuse_opt_add_arg(&fa, "-d");
+	/* /proc/mounts shows "loligo /mnt fuse.loligo ...", as ceph-fuse shows ceph-fuse */
+	snprintf(fsname, sizeof(fsname), "fsname=loligo,subtype=loligo");
+	fuse_opt_add_arg(&fa, "-o");
+	fuse_opt_add_arg(&fa, fsname);
+	if (cfg_bool(CFG_fuse_allow_other)) {
+		fuse_opt_add_arg(&fa, "-o");
+		fuse_opt_add_arg(&fa, "allow_other");
+	}
+	if (cfg_bool(CFG_fuse_default_permissions)) {
+		fuse_opt_add_arg(&fa, "-o");
+		fuse_opt_add_arg(&fa, "default_permissions");
+	}
+	if (a->fuse_opts) {
+		fuse_opt_add_arg(&fa, "-o");
+		fuse_opt_add_arg(&fa, a->fuse_opts);
+	}
+	(void)lf;
+	return fa;
+}
+
+int main(int argc, char **argv)
+{
+	struct args a = {0};
+	struct lfuse lf = {0};
+	struct fuse_args fa = FUSE_ARGS_INIT(0, NULL);
+	struct fuse_loop_config *lcfg = NULL;
+	struct asok *asok = NULL;
+	void *gw = NULL;
+	char root_path[PATH_MAX], asok_path[PATH_MAX];
+	sigset_t sigs, old;
+	bool mounted = false, sig_handlers = false, started_client = false;
+	int r, ret = 1;
+
+	log_init(PROG);
+	cfg_init("client");
+	r = parse_args(argc, argv, &a);
+	if (r)
+		return r > 0 ? 0 : (r == -EINVAL ? 2 : 1);
+	if (a.mountpoint) {
+		char *abs = realpath(a.mountpoint, NULL);
+		struct stat st;
+
+		if (!abs || stat(abs, &st) < 0 || !S_ISDIR(st.st_mode)) {
+			fprintf(stderr, PROG ": mount point %s: %s\n", a.mountpoint,
+				abs ? "not a directory" : strerror(errno));
+			free(abs);
+			return 1;
+		}
+		free(a.mountpoint);
+		a.mountpoint = abs;
+	}
+	if (a.client_mountpoint)
+		snprintf(root_path, sizeof(root_path), "%s", a.client_mountpoint);
+	else
+		cfg_str(CFG_client_mountpoint, root_path, sizeof(root_path));
+	if (!root_path[0])
+		snprintf(root_path, sizeof(root_path), "/");
+
+	lf.set_user_groups = cfg_bool(CFG_fuse_set_user_groups);
+	lf.cache_readdir = cfg_bool(CFG_fuse_cache_readdir);
+	lf.readdirplus = cfg_bool(CFG_fuse_readdirplus);
+	lf.negative_timeout = cfg_double(CFG_fuse_negative_timeout);
+	lf.max_write = (unsigned)cfg_uint(CFG_fuse_max_write);
+	lf.max_readahead = (unsigned)cfg_uint(CFG_fuse_max_readahead);
+
+	if (!a.foreground) {
+		r = daemonize();
+		if (r) {
+			fprintf(stderr, PROG ": cannot fork: %s\n", strerror(-r));
+			return 1;
+		}
+	}
+
+	sigemptyset(&sigs);
+	sigaddset(&sigs, SIGINT);
+	sigaddset(&sigs, SIGTERM);
+	sigaddset(&sigs, SIGHUP);
+	sigaddset(&sigs, SIGQUIT);
+	pthread_sigmask(SIG_BLOCK, &sigs, &old);
+
+	r = lclient_create(&lf.c);
+	if (r) {
+		fprintf(stderr, PROG ": cannot create the client: %s\n", strerror(-r));
+		goto out;
+	}
+	cfg_str(CFG_admin_socket, asok_path, sizeof(asok_path));
+	if (asok_path[0]) {
+		r = asok_start(asok_path, &asok);
+		if (r) {
+			fprintf(stderr, PROG ": admin socket %s: %s\n", asok_path, strerror(-r));
+			goto out;
+		}
+		r = lclient_register_asok(lf.c, asok);
+		if (r)
+			fprintf(stderr, PROG ": admin socket commands: %s (continuing)\n", strerror(-r));
+	}
+
+	if (!a.no_mount) {
+		fa = build_fuse_args(argv[0], &a, &lf);
+		lf.se = fuse_session_new(&fa, &lfuse_ops, sizeof(lfuse_ops), &lf);
+		if (!lf.se) {
+			fprintf(stderr, PROG ": bad FUSE options (%s)\n", a.fuse_opts ? a.fuse_opts : "");
+			goto out;
+		}
+		r = lfuse_inval_start(&lf);
+		if (r) {
+			fprintf(stderr, PROG ": cannot start the invalidation thread: %s\n", strerror(-r));
+			goto out;
+		}
+		lclient_set_callbacks(lf.c, &lfuse_inval_callbacks, &lf);
+	}
+
+	r = lclient_mount(lf.c, root_path);
+	if (r) {
+		char addr[256];
+		int id = cfg_lookup(MDS_ADDR_OPTION);
+
+		fprintf(stderr, PROG ": cannot mount loligo:%s from the MDS at %s: %s\n", root_path,
+			id >= 0 ? cfg_get_string(id, addr, sizeof(addr)) : "?", errmsg(r));
+		goto out;
+	}
+	started_client = true;
+	lf.root = lc_root(lf.c);
+	if (!lf.root) {
+		fprintf(stderr, PROG ": the client has no root inode\n");
+		goto out;
+	}
+	lf.root_ino = lc_ino(lf.root);
+
+	if (a.nfs_addr) {
+		r = lfuse_nfs_start(a.nfs_addr, lf.c, asok, &gw);
+		if (r)
+			goto out;
+	}
+
+	if (!a.no_mount) {
+		if (fuse_set_signal_handlers(lf.se) != 0) {
+			fprintf(stderr, PROG ": cannot install signal handlers\n");
+			goto out;
+		}
+		sig_handlers = true;
+		if (fuse_session_mount(lf.se, a.mountpoint) != 0) {
+			fprintf(stderr, PROG ": cannot mount at %s (see the message above)\n", a.mountpoint);
+			goto out;
+		}
+		mounted = true;
+		dinfo(FUSE, "mounted loligo:%s at %s", root_path, a.mountpoint);
+	}
+
+	report_status(0);
+	if (!a.foreground)
+		detach_stdio();
+
+	if (a.no_mount) {
+		/* The gateway serves from its own threads; wait for a signal. */
+		int sig = 0;
+		sigwait(&sigs, &sig);
+		dinfo(FUSE, "signal %d: stopping", sig);
+		ret = 0;
+		goto out;
+	}
+
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (a.single_thread) {
+		r = fuse_session_loop(lf.se);
+	} else {
+		lcfg = fuse_loop_cfg_create();
+		if (!lcfg) {
+			r = -ENOMEM;
+		} else {
+			fuse_loop_cfg_set_clone_fd(lcfg, cfg_bool(CFG_fuse_clone_fd));
+			fuse_loop_cfg_set_idle_threads(lcfg, (unsigned)cfg_uint(CFG_fuse_max_idle_threads));
+			fuse_loop_cfg_set_max_threads(lcfg, (unsigned)cfg_uint(CFG_fuse_max_threads));
+			r = fuse_session_loop_mt(lf.se, lcfg);
+		}
+	}
+	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
+	/* >0: the signal that ended it; 0: unmounted from outside */
+	if (r < 0)
+		derr(FUSE, "request loop failed: %s", strerror(-r));
+	ret = r < 0 ? 1 : 0;
+	dinfo(FUSE, "unmounting %s", a.mountpoint);
+
+out:
+	if (ret && status_fd >= 0)
+		report_status(1);
+	lfuse_inval_stop(&lf);
+	if (mounted)
+		fuse_session_unmount(lf.se);
+	if (sig_handlers)
+		fuse_remove_signal_handlers(lf.se);
+	if (gw)
+		lfuse_nfs_stop(gw);
+	if (lf.root)
+		lc_put(lf.c, lf.root);
+	if (started_client)
+		lclient_unmount(lf.c);
+	if (asok)
+		asok_stop(asok);
+	if (lf.c)
+		lclient_destroy(lf.c);
+	lfuse_inval_free(&lf);
+	if (lf.se)
+		fuse_session_destroy(lf.se);
+	if (lcfg)
+		fuse_loop_cfg_destroy(lcfg);
+	fuse_opt_free_args(&fa);
+	for (int i = 0; i < a.n_cfg_sets; i++)
+		free(a.cfg_sets[i]);
+	free(a.cfg_sets);
+	free(a.fuse_opts);
+	free(a.client_mountpoint);
+	free(a.mountpoint);
+	return ret;
+}

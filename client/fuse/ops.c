@@ -1,0 +1,819 @@
+/*
+ * ops.c - the FUSE lowlevel operations of loligo-fuse.
+ *
+ * Each handler is a thin edge: it turns the kernel's node ids into inode
+ * references (see lfuse.h), the request context into a struct lc_cred, calls
+ * one lc_* function of libloligo-client and maps its -errno to
+ * fuse_reply_err(req, -r).  No handler holds a lock of its own; the client
+ * library does its own locking, and the kernel's caches are invalidated from
+ * inval.c's thread, never from here.
+ *
+ * Lookup counting: every reply that hands the kernel a node id (entry,
+ * create, readdirplus entries) hands over exactly one client reference.  When
+ * the kernel refuses such a reply (the request was interrupted: the reply
+ * functions return -ENOENT) the reference is dropped here, so nothing leaks;
+ * readdirplus entries that did not fit are dropped by lc_readdir itself.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "client/fuse/lfuse.h"
+#include "common/log.h"
+
+#ifndef RENAME_NOREPLACE
+#define RENAME_NOREPLACE (1 << 0)
+#endif
+#ifndef RENAME_EXCHANGE
+#define RENAME_EXCHANGE (1 << 1)
+#endif
+
+/* readdir offsets: 0 start, 1 after ".", 2 after ".." == client cookie 0;
+ * an entry whose client cookie is k resumes at offset k + DOT_OFFSETS. */
+#define DOT_OFFSETS 2
+
+static inline struct lfuse *LF(fuse_req_t req)
+{
+	return fuse_req_userdata(req);
+}
+
+static inline struct lc_inode *IN(struct lfuse *lf, fuse_ino_t ino)
+{
+	return ino == FUSE_ROOT_ID ? lf->root : (struct lc_inode *)(uintptr_t)ino;
+}
+
+static inline struct lc_fh *FH(const struct fuse_file_info *fi)
+{
+	return (struct lc_fh *)(uintptr_t)fi->fh;
+}
+
+static void get_cred(struct lfuse *lf, fuse_req_t req, struct lc_cred *cr)
+{
+	const struct fuse_ctx *ctx = fuse_req_ctx(req);
+
+	cr->uid = ctx->uid;
+	cr->gid = ctx->gid;
+	cr->pid = ctx->pid;
+	cr->ngroups = 0;
+	/* fuse_req_getgroups() reads /proc/PID/task/TID/status: a file open per
+	 * request.  root needs no supplementary groups (it passes every check
+	 * they could grant), and the hot stat path mostly runs as root in
+	 * benchmarks, so only other callers pay for it. */
+	if (lf->set_user_groups && ctx->uid != 0) {
+		int n = fuse_req_getgroups(req, LC_MAX_GROUPS, cr->groups);
+		if (n > LC_MAX_GROUPS)
+			n = LC_MAX_GROUPS;
+		cr->ngroups = n > 0 ? n : 0;
+	}
+}
+
+static void attr_to_stat(const struct lc_attr *a, struct stat *st)
+{
+	memset(st, 0, sizeof(*st));
+	st->st_ino = a->ino;
+	st->st_mode = a->mode;
+	st->st_nlink = a->nlink;
+	st->st_uid = a->uid;
+	st->st_gid = a->gid;
+	st->st_rdev = a->rdev;
+	st->st_size = (off_t)a->size;
+	st->st_blocks = (blkcnt_t)a->blocks;
+	st->st_blksize = a->blksize ? (blksize_t)a->blksize : 4096;
+	st->st_atim = a->atime;
+	st->st_mtim = a->mtime;
+	st->st_ctim = a->ctime;
+}
+
+/* Fill @e for @in, whose reference the caller passes to the kernel.  A
+ * reference to the root is dropped at once (the root's node id is
+ * FUSE_ROOT_ID, covered by the reference lfuse holds). */
+static void fill_entry(struct lfuse *lf, struct lc_inode *in, const struct lc_attr *a,
+		       struct fuse_entry_param *e)
+{
+	memset(e, 0, sizeof(*e));
+	e->ino = lfuse_nodeid(lf, in);
+	e->generation = a->generation;
+	attr_to_stat(a, &e->attr);
+	e->attr_timeout = lc_attr_timeout(lf->c, in);
+	e->entry_timeout = lc_entry_timeout(lf->c, in);
+}
+
+/* Reply with a new entry for @in (one reference, handed to the kernel). */
+static void reply_entry(struct lfuse *lf, fuse_req_t req, struct lc_inode *in, const struct lc_attr *a)
+{
+	struct fuse_entry_param e;
+
+	fill_entry(lf, in, a, &e);
+	if (in == lf->root)
+		lc_put(lf->c, in);
+	if (fuse_reply_entry(req, &e) != 0 && in != lf->root)
+		lc_put(lf->c, in); /* interrupted: the kernel did not take it */
+}
+
+static void reply_attr(struct lfuse *lf, fuse_req_t req, struct lc_inode *in, const struct lc_attr *a)
+{
+	struct stat st;
+
+	attr_to_stat(a, &st);
+	fuse_reply_attr(req, &st, lc_attr_timeout(lf->c, in));
+}
+
+/* ---- lifetime ------------------------------------------------------------ */
+
+static void ll_init(void *userdata, struct fuse_conn_info *conn)
+{
+	struct lfuse *lf = userdata;
+
+	/* Big writes: one WRITE carries up to max_write bytes (libfuse negotiates
+	 * max_pages from it; its buffer caps it at 1 MiB). */
+	conn->max_write = lf->max_write;
+	if (lf->max_readahead && lf->max_readahead < conn->max_readahead)
+		conn->max_readahead = lf->max_readahead;
+
+	/* Reads of one file run in parallel (the client library serialises what
+	 * it must). */
+	if (conn->capable & FUSE_CAP_ASYNC_READ)
+		conn->want |= FUSE_CAP_ASYNC_READ;
+	/* Lookups and readdirs of one directory in parallel: the MDS orders
+	 * them, not the directory's i_rwsem. */
+	if (conn->capable & FUSE_CAP_PARALLEL_DIROPS)
+		conn->want |= FUSE_CAP_PARALLEL_DIROPS;
+	/* A listing fills the dentry and attribute caches: the following
+	 * stat()s need no LOOKUP.  AUTO lets the kernel fall back to plain
+	 * READDIR when nobody looks at the attributes. */
+	if (lf->readdirplus && (conn->capable & FUSE_CAP_READDIRPLUS)) {
+		conn->want |= FUSE_CAP_READDIRPLUS;
+		if (conn->capable & FUSE_CAP_READDIRPLUS_AUTO)
+			conn->want |= FUSE_CAP_READDIRPLUS_AUTO;
+	} else {
+		conn->want &= ~(FUSE_CAP_READDIRPLUS | FUSE_CAP_READDIRPLUS_AUTO);
+	}
+	/* Drop cached pages when the size or mtime the MDS reports changed:
+	 * close-to-open consistency between clients. */
+	if (conn->capable & FUSE_CAP_AUTO_INVAL_DATA)
+		conn->want |= FUSE_CAP_AUTO_INVAL_DATA;
+	/* Let the kernel keep symlink targets; inval_inode drops them. */
+	if (conn->capable & FUSE_CAP_CACHE_SYMLINKS)
+		conn->want |= FUSE_CAP_CACHE_SYMLINKS;
+	/* O_TRUNC comes as a separate SETATTR(size 0), which the MDS journals
+	 * like any truncate; suid/sgid clearing on write stays in the kernel. */
+	conn->want &= ~(FUSE_CAP_ATOMIC_O_TRUNC | FUSE_CAP_HANDLE_KILLPRIV);
+	/* Write-through page cache: the client library buffers (bounded) and
+	 * writes back; a kernel writeback cache would defeat the bound and the
+	 * size reporting on close. */
+	conn->want &= ~FUSE_CAP_WRITEBACK_CACHE;
+	/* Locks are local to this mount until the MDS serves them. */
+	conn->want &= ~(FUSE_CAP_POSIX_LOCKS | FUSE_CAP_FLOCK_LOCKS);
+	conn->time_gran = 1;
+	dout(FUSE, 1, "init: proto %u.%u max_write %u max_readahead %u want 0x%x",
+	     conn->proto_major, conn->proto_minor, conn->max_write, conn->max_readahead, conn->want);
+}
+
+static void ll_destroy(void *userdata)
+{
+	(void)userdata;
+}
+
+/* ---- names --------------------------------------------------------------- */
+
+static void ll_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+	struct lfuse *lf = LF(req);
+	struct lc_cred cr;
+	struct lc_attr a;
+	struct lc_inode *in = NULL;
+	int r;
+
+	get_cred(lf, req, &cr);
+	r = lc_lookup(lf->c, IN(lf, parent), name, &cr, &a, &in);
+	if (r == -ENOENT && lf->negative_timeout > 0) {
+		struct fuse_entry_param e;
+		memset(&e, 0, sizeof(e));
+		e.entry_timeout = lf->negative_timeout;
+		fuse_reply_entry(req, &e);
+		return;
+	}
+	if (r < 0) {
+		fuse_reply_err(req, -r);
+		return;
+	}
+	reply_entry(lf, req, in, &a);
+}
+
+static void ll_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup)
+{
+	struct lfuse *lf = LF(req);
+
+	if (ino != FUSE_ROOT_ID)
+		lc_forget(lf->c, IN(lf, ino), nlookup);
+	fuse_reply_none(req);
+}
+
+static void ll_forget_multi(fuse_req_t req, size_t count, struct fuse_forget_data *forgets)
+{
+	struct lfuse *lf = LF(req);
+
+	for (size_t i = 0; i < count; i++)
+		if (forgets[i].ino != FUSE_ROOT_ID)
+			lc_forget(lf->c, IN(lf, forgets[i].ino), forgets[i].nlookup);
+	fuse_reply_none(req);
+}
+
+static void ll_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	struct lfuse *lf = LF(req);
+	struct lc_inode *in = IN(lf, ino);
+	struct lc_cred cr;
+	struct lc_attr a;
+	int r;
+
+	(void)fi;
+	get_cred(lf, req, &cr);
+	r = lc_getattr(lf->c, in, &cr, false, &a);
+	if (r < 0)
+		fuse_reply_err(req, -r);
+	else
+		reply_attr(lf, req, in, &a);
+}
+
+static void ll_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *st, int to_set,
+		       struct fuse_file_info *fi)
+{
+	struct lfuse *lf = LF(req);
+	struct lc_inode *in = IN(lf, ino);
+	struct lc_attr set, a;
+	struct lc_cred cr;
+	struct timespec now;
+	int mask = 0, r;
+
+	(void)fi; /* truncate through a handle: the client flushes its own buffers */
+	get_cred(lf, req, &cr);
+	memset(&set, 0, sizeof(set));
+	clock_gettime(CLOCK_REALTIME, &now);
+	if (to_set & FUSE_SET_ATTR_MODE) {
+		set.mode = st->st_mode;
+		mask |= LC_SET_MODE;
+	}
+	if (to_set & FUSE_SET_ATTR_UID) {
+		set.uid = st->st_uid;
+		mask |= LC_SET_UID;
+	}
+	if (to_set & FUSE_SET_ATTR_GID) {
+		set.gid = st->st_gid;
+		mask |= LC_SET_GID;
+	}
+	if (to_set & FUSE_SET_ATTR_SIZE) {
+		set.size = (uint64_t)st->st_size;
+		mask |= LC_SET_SIZE;
+	}
+	/* UTIME_NOW arrives as ATIME|ATIME_NOW: pass both, with the time filled
+	 * in, so "now" is right whichever bit the library honours. */
+	if (to_set & FUSE_SET_ATTR_ATIME_NOW) {
+		set.atime = now;
+		mask |= LC_SET_ATIME | LC_SET_ATIME_NOW;
+	} else if (to_set & FUSE_SET_ATTR_ATIME) {
+		set.atime = st->st_atim;
+		mask |= LC_SET_ATIME;
+	}
+	if (to_set & FUSE_SET_ATTR_MTIME_NOW) {
+		set.mtime = now;
+		mask |= LC_SET_MTIME | LC_SET_MTIME_NOW;
+	} else if (to_set & FUSE_SET_ATTR_MTIME) {
+		set.mtime = st->st_mtim;
+		mask |= LC_SET_MTIME;
+	}
+	if (mask)
+		r = lc_setattr(lf->c, in, &set, mask, &cr, &a);
+	else /* ctime only (or nothing we store): answer with current attributes */
+		r = lc_getattr(lf->c, in, &cr, false, &a);
+	if (r < 0)
+		fuse_reply_err(req, -r);
+	else
+		reply_attr(lf, req, in, &a);
+}
+
+static void ll_readlink(fuse_req_t req, fuse_ino_t ino)
+{
+	struct lfuse *lf = LF(req);
+	struct lc_cred cr;
+	char buf[PATH_MAX + 1];
+	ssize_t n;
+
+	get_cred(lf, req, &cr);
+	n = lc_readlink(lf->c, IN(lf, ino), buf, sizeof(buf), &cr);
+	if (n < 0) {
+		fuse_reply_err(req, (int)-n);
+		return;
+	}
+	if ((size_t)n >= sizeof(buf)) {
+		fuse_reply_err(req, ENAMETOOLONG);
+		return;
+	}
+	buf[n] = '\0';
+	fuse_reply_readlink(req, buf);
+}
+
+static void ll_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode, dev_t rdev)
+{
+	struct lfuse *lf = LF(req);
+	struct lc_cred cr;
+	struct lc_attr a;
+	struct lc_inode *in = NULL;
+	int r;
+
+	get_cred(lf, req, &cr);
+	r = lc_mknod(lf->c, IN(lf, parent), name, mode, rdev, &cr, &a, &in);
+	if (r < 0)
+		fuse_reply_err(req, -r);
+	else
+		reply_entry(lf, req, in, &a);
+}
+
+static void ll_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode)
+{
+	struct lfuse *lf = LF(req);
+	struct lc_cred cr;
+	struct lc_attr a;
+	struct lc_inode *in = NULL;
+	int r;
+
+	get_cred(lf, req, &cr);
+	r = lc_mkdir(lf->c, IN(lf, parent), name, mode & 07777, &cr, &a, &in);
+	if (r < 0)
+		fuse_reply_err(req, -r);
+	else
+		reply_entry(lf, req, in, &a);
+}
+
+static void ll_symlink(fuse_req_t req, const char *link, fuse_ino_t parent, const char *name)
+{
+	struct lfuse *lf = LF(req);
+	struct lc_cred cr;
+	struct lc_attr a;
+	struct lc_inode *in = NULL;
+	int r;
+
+	get_cred(lf, req, &cr);
+	r = lc_symlink(lf->c, IN(lf, parent), name, link, &cr, &a, &in);
+	if (r < 0)
+		fuse_reply_err(req, -r);
+	else
+		reply_entry(lf, req, in, &a);
+}
+
+static void ll_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const char *newname)
+{
+	struct lfuse *lf = LF(req);
+	struct lc_inode *in = IN(lf, ino);
+	struct lc_cred cr;
+	struct lc_attr a;
+	int r;
+
+	get_cred(lf, req, &cr);
+	r = lc_link(lf->c, in, IN(lf, newparent), newname, &cr, &a);
+	if (r < 0) {
+		fuse_reply_err(req, -r);
+		return;
+	}
+	lc_get(in); /* the entry reply counts one more lookup of @in */
+	reply_entry(lf, req, in, &a);
+}
+
+static void ll_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+	struct lfuse *lf = LF(req);
+	struct lc_cred cr;
+
+	get_cred(lf, req, &cr);
+	fuse_reply_err(req, -lc_unlink(lf->c, IN(lf, parent), name, &cr));
+}
+
+static void ll_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+	struct lfuse *lf = LF(req);
+	struct lc_cred cr;
+
+	get_cred(lf, req, &cr);
+	fuse_reply_err(req, -lc_rmdir(lf->c, IN(lf, parent), name, &cr));
+}
+
+static void ll_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_t newparent,
+		      const char *newname, unsigned int flags)
+{
+	struct lfuse *lf = LF(req);
+	struct lc_cred cr;
+
+	/* RENAME_WHITEOUT (overlayfs) and combinations are not supported. */
+	if (flags & ~(unsigned)(RENAME_NOREPLACE | RENAME_EXCHANGE) ||
+	    flags == (RENAME_NOREPLACE | RENAME_EXCHANGE)) {
+		fuse_reply_err(req, EINVAL);
+		return;
+	}
+	get_cred(lf, req, &cr);
+	fuse_reply_err(req, -lc_rename(lf->c, IN(lf, parent), name, IN(lf, newparent), newname, flags, &cr));
+}
+
+/* ---- files --------------------------------------------------------------- */
+
+static void ll_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
+		      struct fuse_file_info *fi)
+{
+	struct lfuse *lf = LF(req);
+	struct lc_cred cr;
+	struct lc_attr a;
+	struct lc_inode *in = NULL;
+	struct lc_fh *fh = NULL;
+	struct fuse_entry_param e;
+	int r;
+
+	get_cred(lf, req, &cr);
+	r = lc_create(lf->c, IN(lf, parent), name, mode, fi->flags, &cr, &a, &in, &fh);
+	if (r < 0) {
+		fuse_reply_err(req, -r);
+		return;
+	}
+	fill_entry(lf, in, &a, &e);
+	fi->fh = (uint64_t)(uintptr_t)fh;
+	fi->keep_cache = 0;
+	if (fuse_reply_create(req, &e, fi) != 0) {
+		/* interrupted: no release will come for this handle, no forget for the entry */
+		lc_release(lf->c, fh);
+		lc_put(lf->c, in);
+	}
+}
+
+static void ll_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	struct lfuse *lf = LF(req);
+	struct lc_cred cr;
+	struct lc_fh *fh = NULL;
+	int r;
+
+	get_cred(lf, req, &cr);
+	r = lc_open(lf->c, IN(lf, ino), fi->flags, &cr, &fh);
+	if (r < 0) {
+		fuse_reply_err(req, -r);
+		return;
+	}
+	fi->fh = (uint64_t)(uintptr_t)fh;
+	/* Drop cached pages on open: close-to-open consistency with other
+	 * clients until caps say the cache is ours. */
+	fi->keep_cache = 0;
+	if (fuse_reply_open(req, fi) != 0)
+		lc_release(lf->c, fh);
+}
+
+static void ll_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi)
+{
+	struct lfuse *lf = LF(req);
+	char *buf;
+	ssize_t n;
+
+	(void)ino;
+	buf = malloc(size ? size : 1);
+	if (!buf) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	n = lc_read(lf->c, FH(fi), off, size, buf);
+	if (n < 0)
+		fuse_reply_err(req, (int)-n);
+	else
+		fuse_reply_buf(req, buf, (size_t)n);
+	free(buf);
+}
+
+static void ll_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size, off_t off,
+		     struct fuse_file_info *fi)
+{
+	struct lfuse *lf = LF(req);
+	ssize_t n;
+
+	(void)ino;
+	n = lc_write(lf->c, FH(fi), off, size, buf);
+	if (n < 0)
+		fuse_reply_err(req, (int)-n);
+	else
+		fuse_reply_write(req, (size_t)n);
+}
+
+static void ll_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	(void)ino;
+	fuse_reply_err(req, -lc_flush(LF(req)->c, FH(fi)));
+}
+
+static void ll_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	(void)ino;
+	fuse_reply_err(req, -lc_release(LF(req)->c, FH(fi)));
+}
+
+static void ll_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi)
+{
+	(void)ino;
+	fuse_reply_err(req, -lc_fsync(LF(req)->c, FH(fi), datasync != 0));
+}
+
+/* ---- directories --------------------------------------------------------- */
+
+static void ll_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	struct lfuse *lf = LF(req);
+
+	(void)ino;
+	/* No per-open state: offsets are client cookies, valid across opens.
+	 * With cache_readdir the kernel keeps the listing in the directory's
+	 * page cache and serves later opendir/readdir from it; it drops it when
+	 * the directory's mtime changes (AUTO_INVAL_DATA checks it against the
+	 * attributes, refreshed after attr_timeout) or on inval_inode. */
+	fi->fh = 0;
+	if (lf->cache_readdir) {
+		fi->cache_readdir = 1;
+		fi->keep_cache = 1;
+	}
+	fuse_reply_open(req, fi);
+}
+
+static void ll_releasedir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	(void)ino;
+	(void)fi;
+	fuse_reply_err(req, 0);
+}
+
+static void ll_fsyncdir(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi)
+{
+	(void)ino;
+	(void)datasync;
+	(void)fi;
+	/* Directory changes are MDS requests: wait until they are all SAFE. */
+	fuse_reply_err(req, -lc_sync_fs(LF(req)->c));
+}
+
+struct rd_ctx {
+	struct lfuse *lf;
+	fuse_req_t req;
+	bool plus;
+	char *buf;
+	size_t size, pos;
+	/* readdirplus: references handed over in this buffer, dropped again if
+	 * the reply does not reach the kernel */
+	struct lc_inode **ins;
+	size_t nins, cap;
+};
+
+static int rd_fill(void *arg, const char *name, struct lc_inode *in, const struct lc_attr *a,
+		   uint64_t next_cookie)
+{
+	struct rd_ctx *rc = arg;
+	off_t off = (off_t)(next_cookie + DOT_OFFSETS);
+	size_t n, room = rc->size - rc->pos;
+
+	if (!rc->plus) {
+		struct stat st;
+		memset(&st, 0, sizeof(st));
+		st.st_ino = a->ino;
+		st.st_mode = a->mode & S_IFMT;
+		n = fuse_add_direntry(rc->req, rc->buf + rc->pos, room, name, &st, off);
+		if (n > room)
+			return 1;
+		rc->pos += n;
+		return 0;
+	}
+	if (rc->nins == rc->cap)
+		return 1; /* cannot happen (cap covers the smallest entry), but never leak */
+	struct fuse_entry_param e;
+	fill_entry(rc->lf, in, a, &e);
+	n = fuse_add_direntry_plus(rc->req, rc->buf + rc->pos, room, name, &e, off);
+	if (n > room)
+		return 1; /* lc_readdir drops the reference */
+	rc->pos += n;
+	if (in == rc->lf->root)
+		lc_put(rc->lf->c, in);
+	else
+		rc->ins[rc->nins++] = in;
+	return 0;
+}
+
+static int add_dot(struct rd_ctx *rc, const char *name, uint64_t ino, off_t off)
+{
+	struct stat st;
+	size_t n, room = rc->size - rc->pos;
+
+	memset(&st, 0, sizeof(st));
+	st.st_ino = ino;
+	st.st_mode = S_IFDIR;
+	if (rc->plus) {
+		/* node id 0: the kernel creates no dentry, counts no lookup */
+		struct fuse_entry_param e;
+		memset(&e, 0, sizeof(e));
+		e.attr = st;
+		n = fuse_add_direntry_plus(rc->req, rc->buf + rc->pos, room, name, &e, off);
+	} else {
+		n = fuse_add_direntry(rc->req, rc->buf + rc->pos, room, name, &st, off);
+	}
+	if (n > room)
+		return 1;
+	rc->pos += n;
+	return 0;
+}
+
+static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, bool plus)
+{
+	struct lfuse *lf = LF(req);
+	struct lc_inode *dir = IN(lf, ino);
+	struct rd_ctx rc = {.lf = lf, .req = req, .plus = plus, .size = size};
+	struct lc_cred cr;
+	bool eof = false;
+	int r = 0;
+
+	if (off < 0) {
+		fuse_reply_err(req, EINVAL);
+		return;
+	}
+	rc.buf = malloc(size ? size : 1);
+	if (plus) {
+		/* a direntplus is at least 128 bytes of fuse_entry_out plus a dirent */
+		rc.cap = size / 128 + 1;
+		rc.ins = malloc(rc.cap * sizeof(*rc.ins));
+	}
+	if (!rc.buf || (plus && !rc.ins)) {
+		free(rc.buf);
+		free(rc.ins);
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	get_cred(lf, req, &cr);
+	if (off == 0 && add_dot(&rc, ".", lc_ino(dir), 1))
+		goto reply;
+	if (off <= 1 && add_dot(&rc, "..", 0, DOT_OFFSETS))
+		goto reply;
+	r = lc_readdir(lf->c, dir, off >= DOT_OFFSETS ? (uint64_t)off - DOT_OFFSETS : 0, plus, &cr,
+		       rd_fill, &rc, &eof);
+	if (r < 0 && rc.pos == 0) {
+		free(rc.buf);
+		free(rc.ins);
+		fuse_reply_err(req, -r);
+		return;
+	}
+reply:
+	if (fuse_reply_buf(req, rc.buf, rc.pos) != 0)
+		for (size_t i = 0; i < rc.nins; i++)
+			lc_put(lf->c, rc.ins[i]);
+	free(rc.buf);
+	free(rc.ins);
+}
+
+static void ll_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi)
+{
+	(void)fi;
+	do_readdir(req, ino, size, off, false);
+}
+
+static void ll_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+			   struct fuse_file_info *fi)
+{
+	(void)fi;
+	do_readdir(req, ino, size, off, true);
+}
+
+/* ---- filesystem, xattrs, access --------------------------------------- */
+
+static void ll_statfs(fuse_req_t req, fuse_ino_t ino)
+{
+	struct lfuse *lf = LF(req);
+	struct statvfs st;
+	int r;
+
+	memset(&st, 0, sizeof(st));
+	r = lc_statfs(lf->c, ino ? IN(lf, ino) : lf->root, &st);
+	if (r < 0)
+		fuse_reply_err(req, -r);
+	else
+		fuse_reply_statfs(req, &st);
+}
+
+static void ll_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const char *value, size_t size,
+			int flags)
+{
+	struct lfuse *lf = LF(req);
+	struct lc_cred cr;
+
+	get_cred(lf, req, &cr);
+	fuse_reply_err(req, -lc_setxattr(lf->c, IN(lf, ino), name, value, size, flags, &cr));
+}
+
+static void ll_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size)
+{
+	struct lfuse *lf = LF(req);
+	struct lc_cred cr;
+	char *buf = NULL;
+	ssize_t n;
+
+	get_cred(lf, req, &cr);
+	if (size) {
+		buf = malloc(size);
+		if (!buf) {
+			fuse_reply_err(req, ENOMEM);
+			return;
+		}
+	}
+	n = lc_getxattr(lf->c, IN(lf, ino), name, buf, size, &cr);
+	if (n < 0)
+		fuse_reply_err(req, (int)-n);
+	else if (!size)
+		fuse_reply_xattr(req, (size_t)n);
+	else if ((size_t)n > size)
+		fuse_reply_err(req, ERANGE);
+	else
+		fuse_reply_buf(req, buf, (size_t)n);
+	free(buf);
+}
+
+static void ll_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
+{
+	struct lfuse *lf = LF(req);
+	struct lc_cred cr;
+	char *buf = NULL;
+	ssize_t n;
+
+	get_cred(lf, req, &cr);
+	if (size) {
+		buf = malloc(size);
+		if (!buf) {
+			fuse_reply_err(req, ENOMEM);
+			return;
+		}
+	}
+	n = lc_listxattr(lf->c, IN(lf, ino), buf, size, &cr);
+	if (n < 0)
+		fuse_reply_err(req, (int)-n);
+	else if (!size)
+		fuse_reply_xattr(req, (size_t)n);
+	else if ((size_t)n > size)
+		fuse_reply_err(req, ERANGE);
+	else
+		fuse_reply_buf(req, buf, (size_t)n);
+	free(buf);
+}
+
+static void ll_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
+{
+	struct lfuse *lf = LF(req);
+	struct lc_cred cr;
+
+	get_cred(lf, req, &cr);
+	fuse_reply_err(req, -lc_removexattr(lf->c, IN(lf, ino), name, &cr));
+}
+
+static void ll_access(fuse_req_t req, fuse_ino_t ino, int mask)
+{
+	struct lfuse *lf = LF(req);
+	struct lc_cred cr;
+
+	get_cred(lf, req, &cr);
+	fuse_reply_err(req, -lc_access(lf->c, IN(lf, ino), mask, &cr));
+}
+
+const struct fuse_lowlevel_ops lfuse_ops = {
+	.init = ll_init,
+	.destroy = ll_destroy,
+	.lookup = ll_lookup,
+	.forget = ll_forget,
+	.forget_multi = ll_forget_multi,
+	.getattr = ll_getattr,
+	.setattr = ll_setattr,
+	.readlink = ll_readlink,
+	.mknod = ll_mknod,
+	.mkdir = ll_mkdir,
+	.unlink = ll_unlink,
+	.rmdir = ll_rmdir,
+	.symlink = ll_symlink,
+	.rename = ll_rename,
+	.link = ll_link,
+	.open = ll_open,
+	.read = ll_read,
+	.write = ll_write,
+	.flush = ll_flush,
+	.release = ll_release,
+	.fsync = ll_fsync,
+	.opendir = ll_opendir,
+	.readdir = ll_readdir,
+	.readdirplus = ll_readdirplus,
+	.releasedir = ll_releasedir,
+	.fsyncdir = ll_fsyncdir,
+	.statfs = ll_statfs,
+	.setxattr = ll_setxattr,
+	.getxattr = ll_getxattr,
+	.listxattr = ll_listxattr,
+	.removexattr = ll_removexattr,
+	.access = ll_access,
+	.create = ll_create,
+};

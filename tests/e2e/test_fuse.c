@@ -1,0 +1,919 @@
+/*
+ * test_fuse.c - end-to-end tests of loligo-fuse on a real FUSE mount.
+ *
+ * Each TCase gets a fresh filesystem: a temp dir, a loligo-mds on an
+ * ephemeral port and (for most) a loligo-fuse mount, set up and torn down by
+ * unchecked fixtures in the check parent, so the teardown runs (unmount with
+ * fusermount3 -u, then -uz; kill both daemons) even when a forked test case
+ * fails or crashes.  What a user would notice is asserted: file contents and
+ * sizes, errno values, listings, and that data survives restarts.
+ */
+#include <check.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+#include <sys/xattr.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "tests/e2e/test_fuse_harness.h"
+
+#define MiB (1024 * 1024)
+
+static struct lfs fs;
+
+static const char *P(const char *rel)
+{
+	static __thread char buf[8][PATH_MAX];
+	static __thread int i;
+	i = (i + 1) % 8;
+	return lfs_path(&fs, rel, buf[i], sizeof(buf[i]));
+}
+
+static void setup_fs_with(const char *opts, bool mount)
+{
+	if (lfs_init(&fs) != 0 || lfs_mds_start(&fs) != 0 || (mount && lfs_mount(&fs, opts) != 0)) {
+		lfs_dump_logs(&fs);
+		lfs_cleanup(&fs);
+		fprintf(stderr, "e2e setup failed\n");
+		exit(1); /* unchecked setup: fail the whole suite loudly */
+	}
+}
+
+static void setup_mounted(void)
+{
+	/* allow_other: the permission test runs as uid 65534; no
+	 * default_permissions, so the MDS's checks are what is tested */
+	setup_fs_with("allow_other", true);
+}
+
+/* Test cases that restart daemons start them themselves, so the daemons are
+ * their children (waitable, exit statuses known); the parent's teardown
+ * still finds them through the pid files. */
+static void setup_fs_only(void)
+{
+	if (lfs_init(&fs) != 0) {
+		lfs_cleanup(&fs);
+		fprintf(stderr, "e2e setup failed\n");
+		exit(1);
+	}
+}
+
+static void start_all(void)
+{
+	if (lfs_mds_start(&fs) != 0 || lfs_mount(&fs, "allow_other") != 0) {
+		lfs_dump_logs(&fs);
+		ck_abort_msg("cannot start loligo-mds and mount loligo-fuse");
+	}
+}
+
+static void teardown(void)
+{
+	lfs_cleanup(&fs);
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* ---- data ---------------------------------------------------------------- */
+
+START_TEST(test_file_sizes)
+{
+	static const off_t sizes[] = {0, 1, 4 * MiB - 1, 4 * MiB + 1, 20 * MiB};
+	char name[64];
+
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		snprintf(name, sizeof(name), "size_%lld", (long long)sizes[i]);
+		ck_assert_int_eq(lfs_write_file(P(name), sizes[i], (unsigned)i + 1), 0);
+	}
+	/* read back through new opens (the page cache is dropped on open) */
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		snprintf(name, sizeof(name), "size_%lld", (long long)sizes[i]);
+		ck_assert_msg(lfs_check_file(P(name), sizes[i], (unsigned)i + 1) == 0, "%s differs", name);
+	}
+	/* unaligned read across the 4 MiB object boundary */
+	int fd = open(P("size_4194305"), O_RDONLY);
+	ck_assert_int_ge(fd, 0);
+	unsigned char b[100];
+	ck_assert_int_eq(pread(fd, b, sizeof(b), 4 * MiB - 50), 51);
+	for (int i = 0; i < 51; i++)
+		ck_assert_int_eq(b[i], lfs_pat(4, 4 * MiB - 50 + i));
+	close(fd);
+}
+END_TEST
+
+START_TEST(test_sparse)
+{
+	const off_t far = 9 * MiB + 123;
+	unsigned char buf[8192];
+	struct stat st;
+	int fd = open(P("sparse"), O_RDWR | O_CREAT | O_TRUNC, 0644);
+
+	ck_assert_int_ge(fd, 0);
+	memset(buf, 0xab, sizeof(buf));
+	ck_assert_int_eq(pwrite(fd, "head", 4, 0), 4);
+	ck_assert_int_eq(pwrite(fd, buf, 4096, far), 4096);
+	ck_assert_int_eq(fsync(fd), 0);
+	ck_assert_int_eq(close(fd), 0);
+
+	ck_assert_int_eq(stat(P("sparse"), &st), 0);
+	ck_assert_int_eq(st.st_size, far + 4096);
+	fd = open(P("sparse"), O_RDONLY);
+	ck_assert_int_ge(fd, 0);
+	/* the hole (including whole missing objects) reads as zeros */
+	for (off_t off = 4; off < far; off += 1 * MiB - 7) {
+		ssize_t n = pread(fd, buf, sizeof(buf), off);
+		ck_assert_int_gt(n, 0);
+		for (ssize_t i = 0; i < n && off + i < far; i++)
+			ck_assert_msg(buf[i] == 0, "byte %lld of the hole is 0x%x", (long long)(off + i), buf[i]);
+	}
+	ck_assert_int_eq(pread(fd, buf, 8, 0), 8);
+	ck_assert(memcmp(buf, "head\0\0\0\0", 8) == 0);
+	ck_assert_int_eq(pread(fd, buf, sizeof(buf), far), 4096);
+	ck_assert_int_eq(buf[0], 0xab);
+	ck_assert_int_eq(buf[4095], 0xab);
+	ck_assert_int_eq(pread(fd, buf, sizeof(buf), far + 4096), 0); /* EOF */
+	close(fd);
+}
+END_TEST
+
+START_TEST(test_truncate)
+{
+	const char *f = P("trunc");
+	unsigned char buf[4096];
+	struct stat st;
+	int fd;
+
+	ck_assert_int_eq(lfs_write_file(f, 6 * MiB, 9), 0);
+	/* down, across an object boundary */
+	ck_assert_int_eq(truncate(f, 100), 0);
+	ck_assert_int_eq(stat(f, &st), 0);
+	ck_assert_int_eq(st.st_size, 100);
+	ck_assert_int_eq(lfs_check_file(f, 100, 9), 0);
+	/* up again: what was cut must read as zeros, not as the old data */
+	fd = open(f, O_RDWR);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(ftruncate(fd, 5 * MiB), 0);
+	ck_assert_int_eq(fstat(fd, &st), 0);
+	ck_assert_int_eq(st.st_size, 5 * MiB);
+	for (off_t off = 100; off < 5 * MiB; off += 512 * 1024 + 1) {
+		ssize_t n = pread(fd, buf, sizeof(buf), off);
+		ck_assert_int_gt(n, 0);
+		for (ssize_t i = 0; i < n; i++)
+			ck_assert_msg(buf[i] == 0, "byte %lld after truncate up is 0x%x", (long long)(off + i),
+				      buf[i]);
+	}
+	ck_assert_int_eq(pread(fd, buf, 100, 0), 100);
+	for (int i = 0; i < 100; i++)
+		ck_assert_int_eq(buf[i], lfs_pat(9, i));
+	/* O_TRUNC */
+	close(fd);
+	fd = open(f, O_WRONLY | O_TRUNC);
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	ck_assert_int_eq(stat(f, &st), 0);
+	ck_assert_int_eq(st.st_size, 0);
+	/* truncate of a file with unflushed writes in an open handle */
+	fd = open(f, O_RDWR);
+	ck_assert_int_eq(pwrite(fd, "0123456789", 10, 0), 10);
+	ck_assert_int_eq(ftruncate(fd, 4), 0);
+	ck_assert_int_eq(pread(fd, buf, sizeof(buf), 0), 4);
+	ck_assert(memcmp(buf, "0123", 4) == 0);
+	close(fd);
+}
+END_TEST
+
+struct cw_arg {
+	int id;
+	int err;
+};
+
+static void *cw_main(void *p)
+{
+	struct cw_arg *a = p;
+	char name[64];
+
+	snprintf(name, sizeof(name), "cw/%d", a->id);
+	a->err = lfs_write_file(P(name), 3 * MiB + a->id * 4097, 100 + (unsigned)a->id);
+	return NULL;
+}
+
+START_TEST(test_concurrent_writers)
+{
+	enum { N = 8 };
+	pthread_t th[N];
+	struct cw_arg args[N];
+	char name[64];
+
+	ck_assert_int_eq(mkdir(P("cw"), 0755), 0);
+	for (int i = 0; i < N; i++) {
+		args[i].id = i;
+		pthread_create(&th[i], NULL, cw_main, &args[i]);
+	}
+	for (int i = 0; i < N; i++) {
+		pthread_join(th[i], NULL);
+		ck_assert_msg(args[i].err == 0, "writer %d: %s", i, strerror(-args[i].err));
+	}
+	for (int i = 0; i < N; i++) {
+		snprintf(name, sizeof(name), "cw/%d", i);
+		ck_assert_int_eq(lfs_check_file(P(name), 3 * MiB + i * 4097, 100 + (unsigned)i), 0);
+	}
+}
+END_TEST
+
+/* ---- namespace ----------------------------------------------------------- */
+
+START_TEST(test_rename)
+{
+	struct stat st, st2;
+
+	ck_assert_int_eq(mkdir(P("r1"), 0755), 0);
+	ck_assert_int_eq(mkdir(P("r2"), 0755), 0);
+	ck_assert_int_eq(lfs_write_file(P("r1/a"), 5000, 21), 0);
+	ck_assert_int_eq(stat(P("r1/a"), &st), 0);
+	/* across directories: same inode, same data, gone from the source */
+	ck_assert_int_eq(rename(P("r1/a"), P("r2/b")), 0);
+	ck_assert_int_eq(stat(P("r1/a"), &st2), -1);
+	ck_assert_int_eq(errno, ENOENT);
+	ck_assert_int_eq(stat(P("r2/b"), &st2), 0);
+	ck_assert_int_eq(st.st_ino, st2.st_ino);
+	ck_assert_int_eq(lfs_check_file(P("r2/b"), 5000, 21), 0);
+	/* over an existing file */
+	ck_assert_int_eq(lfs_write_file(P("r1/c"), 10, 22), 0);
+	ck_assert_int_eq(rename(P("r1/c"), P("r2/b")), 0);
+	ck_assert_int_eq(lfs_check_file(P("r2/b"), 10, 22), 0);
+	/* a directory with content, across directories */
+	ck_assert_int_eq(mkdir(P("r1/d"), 0755), 0);
+	ck_assert_int_eq(lfs_write_file(P("r1/d/x"), 3, 23), 0);
+	ck_assert_int_eq(rename(P("r1/d"), P("r2/d")), 0);
+	ck_assert_int_eq(lfs_check_file(P("r2/d/x"), 3, 23), 0);
+	/* never into its own subtree */
+	ck_assert_int_eq(rename(P("r2"), P("r2/d/sub")), -1);
+	ck_assert_int_eq(errno, EINVAL);
+	/* over a non-empty directory */
+	ck_assert_int_eq(mkdir(P("r1/e"), 0755), 0);
+	ck_assert_int_eq(rename(P("r1/e"), P("r2/d")), -1);
+	ck_assert(errno == ENOTEMPTY || errno == EEXIST);
+	/* rename flags */
+	ck_assert_int_eq(lfs_write_file(P("r1/p"), 7, 24), 0);
+	ck_assert_int_eq(lfs_write_file(P("r1/q"), 8, 25), 0);
+	ck_assert_int_eq(renameat2(AT_FDCWD, P("r1/p"), AT_FDCWD, P("r1/q"), RENAME_NOREPLACE), -1);
+	ck_assert_int_eq(errno, EEXIST);
+	ck_assert_int_eq(renameat2(AT_FDCWD, P("r1/p"), AT_FDCWD, P("r2/p"), RENAME_NOREPLACE), 0);
+	ck_assert_int_eq(renameat2(AT_FDCWD, P("r2/p"), AT_FDCWD, P("r1/q"), RENAME_EXCHANGE), 0);
+	ck_assert_int_eq(lfs_check_file(P("r1/q"), 7, 24), 0);
+	ck_assert_int_eq(lfs_check_file(P("r2/p"), 8, 25), 0);
+	ck_assert_int_eq(renameat2(AT_FDCWD, P("r2/p"), AT_FDCWD, P("r1/q"), RENAME_WHITEOUT), -1);
+	ck_assert(errno == EINVAL || errno == EPERM);
+}
+END_TEST
+
+START_TEST(test_links)
+{
+	struct stat st;
+	char buf[256];
+	ssize_t n;
+
+	ck_assert_int_eq(mkdir(P("l"), 0755), 0);
+	ck_assert_int_eq(mkdir(P("l/sub"), 0755), 0);
+	ck_assert_int_eq(lfs_write_file(P("l/f"), 70000, 31), 0);
+	/* hard link in another directory */
+	ck_assert_int_eq(link(P("l/f"), P("l/sub/h")), 0);
+	ck_assert_int_eq(stat(P("l/f"), &st), 0);
+	ck_assert_int_eq(st.st_nlink, 2);
+	ck_assert_int_eq(unlink(P("l/f")), 0);
+	ck_assert_int_eq(stat(P("l/sub/h"), &st), 0);
+	ck_assert_int_eq(st.st_nlink, 1);
+	ck_assert_int_eq(lfs_check_file(P("l/sub/h"), 70000, 31), 0);
+	ck_assert_int_eq(link(P("l/sub"), P("l/dirlink")), -1);
+	ck_assert_int_eq(errno, EPERM);
+	ck_assert_int_eq(link(P("l/sub/h"), P("l/sub")), -1);
+	ck_assert_int_eq(errno, EEXIST);
+	/* symlinks: relative, absolute, dangling */
+	ck_assert_int_eq(symlink("sub/h", P("l/s")), 0);
+	ck_assert_int_eq(lstat(P("l/s"), &st), 0);
+	ck_assert(S_ISLNK(st.st_mode));
+	ck_assert_int_eq(st.st_size, 5);
+	n = readlink(P("l/s"), buf, sizeof(buf));
+	ck_assert_int_eq(n, 5);
+	ck_assert(memcmp(buf, "sub/h", 5) == 0);
+	ck_assert_int_eq(lfs_check_file(P("l/s"), 70000, 31), 0);
+	ck_assert_int_eq(symlink("/nonexistent/target/of/some/length", P("l/dangling")), 0);
+	ck_assert_int_eq(stat(P("l/dangling"), &st), -1);
+	ck_assert_int_eq(errno, ENOENT);
+	ck_assert_int_eq(lstat(P("l/dangling"), &st), 0);
+	ck_assert_int_eq(symlink("x", P("l/s")), -1);
+	ck_assert_int_eq(errno, EEXIST);
+}
+END_TEST
+
+START_TEST(test_dirs_and_attrs)
+{
+	struct stat st;
+	struct statvfs sv;
+	struct timespec ts[2];
+	double t0;
+
+	ck_assert_int_eq(mkdir(P("m"), 0750), 0);
+	ck_assert_int_eq(stat(P("m"), &st), 0);
+	ck_assert(S_ISDIR(st.st_mode));
+	ck_assert_int_eq(mkdir(P("m"), 0750), -1);
+	ck_assert_int_eq(errno, EEXIST);
+	ck_assert_int_eq(lfs_write_file(P("m/f"), 1, 41), 0);
+	ck_assert_int_eq(rmdir(P("m")), -1);
+	ck_assert_int_eq(errno, ENOTEMPTY);
+	ck_assert_int_eq(rmdir(P("m/f")), -1);
+	ck_assert_int_eq(errno, ENOTDIR);
+	ck_assert_int_eq(unlink(P("m/nope")), -1);
+	ck_assert_int_eq(errno, ENOENT);
+	/* chmod, chown, explicit times, UTIME_NOW */
+	ck_assert_int_eq(chmod(P("m/f"), 0604), 0);
+	ck_assert_int_eq(chown(P("m/f"), 1234, 5678), 0);
+	ts[0].tv_sec = 1000000000;
+	ts[0].tv_nsec = 5;
+	ts[1].tv_sec = 1200000000;
+	ts[1].tv_nsec = 7;
+	ck_assert_int_eq(utimensat(AT_FDCWD, P("m/f"), ts, 0), 0);
+	ck_assert_int_eq(stat(P("m/f"), &st), 0);
+	ck_assert_int_eq(st.st_mode & 07777, 0604);
+	ck_assert_int_eq(st.st_uid, 1234);
+	ck_assert_int_eq(st.st_gid, 5678);
+	ck_assert_int_eq(st.st_atim.tv_sec, 1000000000);
+	ck_assert_int_eq(st.st_mtim.tv_sec, 1200000000);
+	ck_assert_int_eq(st.st_mtim.tv_nsec, 7);
+	t0 = (double)time(NULL);
+	ts[0].tv_nsec = UTIME_OMIT;
+	ts[1].tv_nsec = UTIME_NOW;
+	ck_assert_int_eq(utimensat(AT_FDCWD, P("m/f"), ts, 0), 0);
+	ck_assert_int_eq(stat(P("m/f"), &st), 0);
+	ck_assert_int_eq(st.st_atim.tv_sec, 1000000000);
+	ck_assert_msg(st.st_mtim.tv_sec >= t0 - 2 && st.st_mtim.tv_sec <= t0 + 2, "UTIME_NOW gave %ld",
+		      (long)st.st_mtim.tv_sec);
+	/* mtime moves on write */
+	ts[1].tv_sec = 1200000000;
+	ts[1].tv_nsec = 0;
+	ck_assert_int_eq(utimensat(AT_FDCWD, P("m/f"), ts, 0), 0);
+	int fd = open(P("m/f"), O_WRONLY);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(write(fd, "zz", 2), 2);
+	ck_assert_int_eq(close(fd), 0);
+	ck_assert_int_eq(stat(P("m/f"), &st), 0);
+	ck_assert_int_eq(st.st_size, 2);
+	ck_assert_int_gt(st.st_mtim.tv_sec, 1200000000);
+	/* special files */
+	ck_assert_int_eq(mkfifo(P("m/fifo"), 0644), 0);
+	ck_assert_int_eq(stat(P("m/fifo"), &st), 0);
+	ck_assert(S_ISFIFO(st.st_mode));
+	/* statfs, access */
+	ck_assert_int_eq(statvfs(fs.mnt, &sv), 0);
+	ck_assert_int_gt(sv.f_bsize, 0);
+	ck_assert_int_eq(access(P("m/f"), R_OK | W_OK), 0);
+	/* O_EXCL */
+	ck_assert_int_eq(open(P("m/f"), O_CREAT | O_EXCL | O_WRONLY, 0644), -1);
+	ck_assert_int_eq(errno, EEXIST);
+	/* /proc/mounts shows the type */
+	ck_assert(lfs_is_mounted(fs.mnt));
+}
+END_TEST
+
+START_TEST(test_xattrs)
+{
+	char buf[256];
+	ssize_t n;
+
+	ck_assert_int_eq(lfs_write_file(P("x"), 1, 51), 0);
+	ck_assert_int_eq(setxattr(P("x"), "user.color", "blue", 4, 0), 0);
+	ck_assert_int_eq(setxattr(P("x"), "user.empty", "", 0, 0), 0);
+	n = getxattr(P("x"), "user.color", buf, sizeof(buf));
+	ck_assert_int_eq(n, 4);
+	ck_assert(memcmp(buf, "blue", 4) == 0);
+	ck_assert_int_eq(getxattr(P("x"), "user.color", NULL, 0), 4);
+	ck_assert_int_eq(getxattr(P("x"), "user.color", buf, 2), -1);
+	ck_assert_int_eq(errno, ERANGE);
+	ck_assert_int_eq(setxattr(P("x"), "user.color", "red", 3, XATTR_CREATE), -1);
+	ck_assert_int_eq(errno, EEXIST);
+	ck_assert_int_eq(setxattr(P("x"), "user.nope", "1", 1, XATTR_REPLACE), -1);
+	ck_assert_int_eq(errno, ENODATA);
+	ck_assert_int_eq(setxattr(P("x"), "user.color", "red", 3, XATTR_REPLACE), 0);
+	n = listxattr(P("x"), buf, sizeof(buf));
+	ck_assert_int_gt(n, 0);
+	bool color = false, empty = false;
+	for (char *p = buf; p < buf + n; p += strlen(p) + 1) {
+		color |= !strcmp(p, "user.color");
+		empty |= !strcmp(p, "user.empty");
+	}
+	ck_assert(color && empty);
+	ck_assert_int_eq(removexattr(P("x"), "user.color"), 0);
+	ck_assert_int_eq(getxattr(P("x"), "user.color", buf, sizeof(buf)), -1);
+	ck_assert_int_eq(errno, ENODATA);
+	ck_assert_int_eq(removexattr(P("x"), "user.color"), -1);
+	ck_assert_int_eq(errno, ENODATA);
+}
+END_TEST
+
+START_TEST(test_readdir_5000)
+{
+	enum { N = 5000 };
+	static unsigned char seen[N];
+	char name[64];
+	struct dirent *de;
+	DIR *d;
+	int n = 0, dots = 0;
+
+	ck_assert_int_eq(mkdir(P("big"), 0755), 0);
+	for (int i = 0; i < N; i++) {
+		snprintf(name, sizeof(name), "big/entry_%05d", i);
+		ck_assert_msg(mknod(P(name), S_IFREG | 0644, 0) == 0, "mknod %s: %s", name, strerror(errno));
+	}
+	for (int pass = 0; pass < 2; pass++) {
+		memset(seen, 0, sizeof(seen));
+		n = dots = 0;
+		d = opendir(P("big"));
+		ck_assert_ptr_nonnull(d);
+		while ((de = readdir(d))) {
+			int i;
+			if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..")) {
+				dots++;
+				continue;
+			}
+			ck_assert_msg(sscanf(de->d_name, "entry_%05d", &i) == 1 && i >= 0 && i < N,
+				      "unexpected entry %s", de->d_name);
+			ck_assert_msg(!seen[i], "entry %s listed twice", de->d_name);
+			seen[i] = 1;
+			n++;
+		}
+		closedir(d);
+		ck_assert_int_eq(dots, 2);
+		ck_assert_int_eq(n, N - pass); /* pass 1: after one unlink */
+		/* the listing's attributes are usable right away */
+		struct stat st;
+		ck_assert_int_eq(stat(P("big/entry_04999"), &st), 0);
+		ck_assert(S_ISREG(st.st_mode));
+		/* a change must show up in the next listing (no stale cache) */
+		if (pass == 0)
+			ck_assert_int_eq(unlink(P("big/entry_00000")), 0);
+	}
+	ck_assert(!seen[0]);
+}
+END_TEST
+
+START_TEST(test_permissions_nonroot)
+{
+	struct stat st;
+	pid_t pid;
+	int status;
+
+	ck_assert_int_eq(mkdir(P("perm"), 0755), 0);
+	ck_assert_int_eq(lfs_write_file(P("perm/secret"), 10, 61), 0);
+	ck_assert_int_eq(chmod(P("perm/secret"), 0600), 0);
+	ck_assert_int_eq(lfs_write_file(P("perm/public"), 10, 62), 0);
+	ck_assert_int_eq(chmod(P("perm/public"), 0644), 0);
+	ck_assert_int_eq(mkdir(P("perm/open"), 0777), 0);
+	ck_assert_int_eq(chmod(P("perm/open"), 0777), 0);
+	ck_assert_int_eq(mkdir(P("perm/closed"), 0700), 0);
+
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		int bad = 0;
+#define EXPECT(cond, what)                                                            \
+	do {                                                                          \
+		if (!(cond)) {                                                        \
+			fprintf(stderr, "as uid 65534: %s (errno %s)\n", what, strerror(errno)); \
+			bad++;                                                        \
+		}                                                                     \
+	} while (0)
+		if (setgroups(0, NULL) < 0 || setgid(65534) < 0 || setuid(65534) < 0)
+			_exit(100);
+		errno = 0;
+		EXPECT(open(P("perm/secret"), O_RDONLY) < 0 && errno == EACCES, "read of a 0600 root file");
+		EXPECT(access(P("perm/secret"), R_OK) < 0 && errno == EACCES, "access(R_OK) of a 0600 file");
+		EXPECT(open(P("perm/public"), O_WRONLY) < 0 && errno == EACCES, "write to a 0644 root file");
+		int fd = open(P("perm/public"), O_RDONLY);
+		EXPECT(fd >= 0, "read of a 0644 file");
+		if (fd >= 0)
+			close(fd);
+		EXPECT(open(P("perm/new"), O_CREAT | O_WRONLY, 0644) < 0 && errno == EACCES,
+		       "create in a 0755 root directory");
+		EXPECT(mkdir(P("perm/newdir"), 0755) < 0 && errno == EACCES, "mkdir in a 0755 root directory");
+		EXPECT(unlink(P("perm/public")) < 0 && errno == EACCES, "unlink in a 0755 root directory");
+		EXPECT(chmod(P("perm/public"), 0666) < 0 && errno == EPERM, "chmod of someone else's file");
+		EXPECT(opendir(P("perm/closed")) == NULL && errno == EACCES, "opendir of a 0700 root directory");
+		EXPECT(stat(P("perm/closed/x"), &st) < 0 && errno == EACCES, "lookup in a 0700 root directory");
+		fd = open(P("perm/open/mine"), O_CREAT | O_WRONLY, 0640);
+		EXPECT(fd >= 0, "create in a 0777 directory");
+		if (fd >= 0) {
+			EXPECT(write(fd, "hi", 2) == 2, "write to my file");
+			close(fd);
+		}
+		EXPECT(stat(P("perm/open/mine"), &st) == 0 && st.st_uid == 65534 && st.st_gid == 65534,
+		       "a new file belongs to its creator");
+		EXPECT(chmod(P("perm/open/mine"), 0600) == 0, "chmod of my own file");
+		EXPECT(chown(P("perm/open/mine"), 0, 0) < 0 && errno == EPERM, "giving a file to root");
+		_exit(bad);
+	}
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "%d permission checks failed as uid 65534",
+		      WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+	/* root still can */
+	ck_assert_int_eq(lfs_check_file(P("perm/secret"), 10, 61), 0);
+	ck_assert_int_eq(stat(P("perm/open/mine"), &st), 0);
+	ck_assert_int_eq(st.st_mode & 0777, 0600);
+}
+END_TEST
+
+/* ---- restarts --------------------------------------------------------- */
+
+static void make_tree(void)
+{
+	ck_assert_int_eq(mkdir(P("a"), 0755), 0);
+	ck_assert_int_eq(mkdir(P("a/b"), 0711), 0);
+	ck_assert_int_eq(lfs_write_file(P("a/b/f"), 5 * MiB + 3, 71), 0);
+	ck_assert_int_eq(lfs_write_file(P("a/small"), 1000, 72), 0);
+	ck_assert_int_eq(symlink("b/f", P("a/l")), 0);
+	ck_assert_int_eq(link(P("a/b/f"), P("a/h")), 0);
+	ck_assert_int_eq(setxattr(P("a/b/f"), "user.k", "v1", 2, 0), 0);
+	ck_assert_int_eq(chmod(P("a/small"), 0640), 0);
+	int fd = open(P("a/sparse"), O_CREAT | O_WRONLY, 0644);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(pwrite(fd, "end", 3, 12345), 3);
+	ck_assert_int_eq(close(fd), 0);
+	ck_assert_int_eq(mkdir(P("a/gone"), 0755), 0);
+	ck_assert_int_eq(rmdir(P("a/gone")), 0);
+}
+
+static void check_tree(void)
+{
+	struct stat st;
+	char buf[64];
+
+	ck_assert_int_eq(lfs_check_file(P("a/b/f"), 5 * MiB + 3, 71), 0);
+	ck_assert_int_eq(lfs_check_file(P("a/h"), 5 * MiB + 3, 71), 0);
+	ck_assert_int_eq(lfs_check_file(P("a/l"), 5 * MiB + 3, 71), 0);
+	ck_assert_int_eq(lfs_check_file(P("a/small"), 1000, 72), 0);
+	ck_assert_int_eq(stat(P("a/small"), &st), 0);
+	ck_assert_int_eq(st.st_mode & 07777, 0640);
+	ck_assert_int_eq(stat(P("a/b"), &st), 0);
+	ck_assert_int_eq(st.st_mode & 07777, 0711);
+	ck_assert_int_eq(stat(P("a/b/f"), &st), 0);
+	ck_assert_int_eq(st.st_nlink, 2);
+	ck_assert_int_eq(readlink(P("a/l"), buf, sizeof(buf)), 3);
+	ck_assert_int_eq(getxattr(P("a/b/f"), "user.k", buf, sizeof(buf)), 2);
+	ck_assert(memcmp(buf, "v1", 2) == 0);
+	ck_assert_int_eq(stat(P("a/sparse"), &st), 0);
+	ck_assert_int_eq(st.st_size, 12348);
+	ck_assert_int_eq(stat(P("a/gone"), &st), -1);
+	ck_assert_int_eq(errno, ENOENT);
+}
+
+START_TEST(test_survives_remount_and_mds_restart)
+{
+	start_all();
+	make_tree();
+	check_tree();
+	ck_assert_int_eq(lfs_umount(&fs), 0); /* loligo-fuse exits 0 after an unmount */
+	ck_assert(!lfs_is_mounted(fs.mnt));
+	lfs_mds_stop(&fs, SIGTERM);
+	ck_assert_int_eq(lfs_mds_start(&fs), 0);
+	ck_assert_int_eq(lfs_mount(&fs, NULL), 0);
+	check_tree();
+	/* and once more with a crashed MDS in between (journal replay) */
+	ck_assert_int_eq(lfs_umount(&fs), 0);
+	lfs_mds_stop(&fs, SIGKILL);
+	ck_assert_int_eq(lfs_mds_start(&fs), 0);
+	ck_assert_int_eq(lfs_mount(&fs, NULL), 0);
+	check_tree();
+}
+END_TEST
+
+struct writer {
+	pthread_t th;
+	atomic_bool stop;
+	_Atomic long long synced;     /* bytes of /w that fsync() acknowledged */
+	atomic_int synced_files;      /* /wf_<i> created and fsync()ed */
+	int err;
+	const char *err_what;
+};
+
+static void *writer_main(void *p)
+{
+	struct writer *w = p;
+	enum { CHUNK = 64 * 1024 };
+	unsigned char *buf = malloc(CHUNK);
+	int fd = open(P("w"), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	long long off = 0;
+
+	if (fd < 0 || !buf) {
+		w->err = errno;
+		w->err_what = "open";
+		free(buf);
+		return NULL;
+	}
+	for (int i = 0; !atomic_load(&w->stop); i++) {
+		for (int k = 0; k < CHUNK; k++)
+			buf[k] = lfs_pat(81, off + k);
+		if (pwrite(fd, buf, CHUNK, off) != CHUNK) {
+			w->err = errno;
+			w->err_what = "pwrite";
+			break;
+		}
+		if (fsync(fd) != 0) {
+			w->err = errno;
+			w->err_what = "fsync";
+			break;
+		}
+		off += CHUNK;
+		atomic_store(&w->synced, off);
+		if (i % 8 == 0) { /* metadata too: a new file, fsync'd */
+			char name[32];
+			snprintf(name, sizeof(name), "wf_%d", atomic_load(&w->synced_files));
+			int f2 = open(P(name), O_WRONLY | O_CREAT | O_EXCL, 0644);
+			if (f2 < 0 || write(f2, name, strlen(name)) != (ssize_t)strlen(name) || fsync(f2) != 0) {
+				w->err = errno;
+				w->err_what = "create+fsync";
+				if (f2 >= 0)
+					close(f2);
+				break;
+			}
+			close(f2);
+			atomic_fetch_add(&w->synced_files, 1);
+		}
+	}
+	close(fd);
+	free(buf);
+	return NULL;
+}
+
+static void check_writer_output(struct writer *w)
+{
+	long long synced = atomic_load(&w->synced);
+	struct stat st;
+	int fd;
+
+	ck_assert_int_eq(stat(P("w"), &st), 0);
+	ck_assert_msg(st.st_size >= synced, "size %lld < %lld fsync'd bytes", (long long)st.st_size, synced);
+	fd = open(P("w"), O_RDONLY);
+	ck_assert_int_ge(fd, 0);
+	unsigned char *buf = malloc(1 << 20);
+	for (long long off = 0; off < synced;) {
+		ssize_t n = pread(fd, buf, 1 << 20, off);
+		ck_assert_int_gt(n, 0);
+		for (ssize_t i = 0; i < n && off + i < synced; i++)
+			ck_assert_msg(buf[i] == lfs_pat(81, off + i), "fsync'd byte %lld lost", off + i);
+		off += n;
+	}
+	free(buf);
+	close(fd);
+	for (int i = 0; i < atomic_load(&w->synced_files); i++) {
+		char name[32];
+		snprintf(name, sizeof(name), "wf_%d", i);
+		ck_assert_msg(stat(P(name), &st) == 0 && st.st_size == (off_t)strlen(name),
+			      "fsync'd file %s lost", name);
+	}
+}
+
+START_TEST(test_mds_kill9_during_writes)
+{
+	struct writer w = {0};
+	long long before, at_restart;
+	pid_t fuse_pid;
+
+	start_all();
+	fuse_pid = fs.fuse_pid;
+	pthread_create(&w.th, NULL, writer_main, &w);
+	usleep(1500 * 1000);
+	before = atomic_load(&w.synced);
+	lfs_mds_stop(&fs, SIGKILL);
+	usleep(500 * 1000);
+	ck_assert_int_eq(lfs_mds_start(&fs), 0); /* same store, same port */
+	at_restart = atomic_load(&w.synced);
+	/* the mount carries on: fsync()s complete again */
+	double end = now_s() + 15;
+	while (now_s() < end && !w.err && atomic_load(&w.synced) < at_restart + 4 * 64 * 1024)
+		usleep(50 * 1000);
+	usleep(500 * 1000);
+	atomic_store(&w.stop, true);
+	pthread_join(w.th, NULL);
+	ck_assert_msg(w.err == 0, "writer: %s failed: %s", w.err_what, strerror(w.err));
+	ck_assert_msg(before > 0, "nothing was fsync'd before the kill");
+	ck_assert_msg(atomic_load(&w.synced) >= at_restart + 4 * 64 * 1024,
+		      "no progress after the MDS restart (%lld bytes at restart, %lld now)", at_restart,
+		      (long long)atomic_load(&w.synced));
+	ck_assert_msg(kill(fuse_pid, 0) == 0 && lfs_is_mounted(fs.mnt), "the mount did not survive");
+	check_writer_output(&w);
+	/* and from a fresh mount, after another MDS restart */
+	ck_assert_int_eq(lfs_umount(&fs), 0);
+	lfs_mds_stop(&fs, SIGKILL);
+	ck_assert_int_eq(lfs_mds_start(&fs), 0);
+	ck_assert_int_eq(lfs_mount(&fs, NULL), 0);
+	check_writer_output(&w);
+}
+END_TEST
+
+/* ---- mounting ----------------------------------------------------------- */
+
+static int free_port(void)
+{
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	socklen_t len = sizeof(a);
+	int s = socket(AF_INET, SOCK_STREAM, 0), port;
+
+	if (s < 0 || bind(s, (struct sockaddr *)&a, sizeof(a)) < 0 ||
+	    getsockname(s, (struct sockaddr *)&a, &len) < 0)
+		return -1;
+	port = ntohs(a.sin_port);
+	close(s);
+	return port;
+}
+
+static bool file_contains(const char *path, const char *needle)
+{
+	char buf[8192];
+	FILE *f = fopen(path, "r");
+	size_t n;
+
+	if (!f)
+		return false;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	buf[n] = '\0';
+	fclose(f);
+	return strstr(buf, needle) != NULL;
+}
+
+START_TEST(test_dead_mds_at_mount)
+{
+	char fuse[PATH_MAX], addr[64], out[PATH_MAX + 16];
+	int port = free_port();
+	double t0, el;
+	int st;
+
+	ck_assert_int_gt(port, 0);
+	snprintf(addr, sizeof(addr), "--client_mds_addr=127.0.0.1:%d", port);
+	snprintf(out, sizeof(out), "%s/deadmds.out", fs.dir);
+	/* the default (daemonizing) mode: the exit status is the mount's result */
+	char *argv[] = {(char *)lfs_bin("client/fuse/loligo-fuse", fuse, sizeof(fuse)), "-c", fs.conf, addr,
+			"--client_mount_timeout=5", fs.mnt, NULL};
+	t0 = now_s();
+	st = lfs_run(argv, 30000, out);
+	el = now_s() - t0;
+	ck_assert_msg(st > 0 && st < 128, "loligo-fuse exit status %d with no MDS", st);
+	ck_assert_msg(el < 15, "took %.1f s to fail", el);
+	ck_assert(!lfs_is_mounted(fs.mnt));
+	ck_assert_msg(file_contains(out, "cannot mount") && file_contains(out, addr + 18),
+		      "no clear message in %s", out);
+	/* and a bad mount point is reported before anything else */
+	char *argv2[] = {fuse, "-c", fs.conf, "/nonexistent/mnt", NULL};
+	ck_assert_int_ne(lfs_run(argv2, 10000, out), 0);
+	ck_assert(file_contains(out, "/nonexistent/mnt"));
+}
+END_TEST
+
+static pid_t find_fuse_daemon(const char *mnt)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *de;
+	pid_t found = 0;
+
+	while (d && (de = readdir(d)) && !found) {
+		char p[64], cmd[4096];
+		pid_t pid = atoi(de->d_name);
+		if (pid <= 0)
+			continue;
+		snprintf(p, sizeof(p), "/proc/%d/cmdline", pid);
+		FILE *f = fopen(p, "r");
+		if (!f)
+			continue;
+		size_t n = fread(cmd, 1, sizeof(cmd) - 1, f);
+		fclose(f);
+		cmd[n] = '\0';
+		if (!strstr(cmd, "loligo-fuse"))
+			continue;
+		for (size_t i = 0; i < n; i += strlen(cmd + i) + 1)
+			if (!strcmp(cmd + i, mnt))
+				found = pid;
+	}
+	if (d)
+		closedir(d);
+	return found;
+}
+
+START_TEST(test_mount_helper)
+{
+	char helper[PATH_MAX], opts[PATH_MAX + 128], src[64], out[PATH_MAX + 16];
+	struct stat st;
+	pid_t daemon;
+
+	ck_assert_int_eq(lfs_mds_start(&fs), 0);
+	snprintf(out, sizeof(out), "%s/helper.out", fs.dir);
+	lfs_bin("client/fuse/mount.fuse.loligo", helper, sizeof(helper));
+	/* mount(8)'s convention: SOURCE MOUNTPOINT -o OPTIONS, with fstab-only
+	 * options mixed in */
+	snprintf(opts, sizeof(opts), "rw,conf=%s,allow_other,_netdev,nofail,defaults", fs.conf);
+	snprintf(src, sizeof(src), "127.0.0.1:%d:/", fs.mds_port);
+	char *argv[] = {helper, src, fs.mnt, "-o", opts, NULL};
+	ck_assert_int_eq(lfs_run(argv, 30000, out), 0);
+	/* the helper returned: the mount must be live now, not eventually */
+	ck_assert(lfs_is_mounted(fs.mnt));
+	daemon = find_fuse_daemon(fs.mnt);
+	ck_assert_int_gt(daemon, 0);
+	ck_assert_int_eq(lfs_write_file(P("via_helper"), 100, 91), 0);
+	ck_assert_int_eq(lfs_check_file(P("via_helper"), 100, 91), 0);
+	ck_assert_int_eq(lfs_umount(&fs), 0);
+	for (int i = 0; i < 500 && kill(daemon, 0) == 0; i++)
+		usleep(10000);
+	ck_assert_msg(kill(daemon, 0) != 0, "the daemon did not exit after the unmount");
+
+	/* client_mountpoint through the source, read-only */
+	ck_assert_int_eq(lfs_mount(&fs, NULL), 0);
+	ck_assert_int_eq(mkdir(P("sub"), 0755), 0);
+	ck_assert_int_eq(lfs_write_file(P("sub/inner"), 10, 92), 0);
+	ck_assert_int_eq(lfs_umount(&fs), 0);
+	snprintf(opts, sizeof(opts), "ro,conf=%s", fs.conf);
+	snprintf(src, sizeof(src), "127.0.0.1:%d:/sub", fs.mds_port);
+	char *argv2[] = {helper, src, fs.mnt, "-o", opts, NULL};
+	ck_assert_int_eq(lfs_run(argv2, 30000, out), 0);
+	ck_assert(lfs_is_mounted(fs.mnt));
+	daemon = find_fuse_daemon(fs.mnt);
+	ck_assert_int_eq(lfs_check_file(P("inner"), 10, 92), 0);
+	ck_assert_int_eq(stat(P("sub"), &st), -1);
+	ck_assert_int_eq(open(P("new"), O_CREAT | O_WRONLY, 0644), -1);
+	ck_assert_int_eq(errno, EROFS);
+	ck_assert_int_eq(lfs_umount(&fs), 0);
+	for (int i = 0; i < 500 && daemon > 0 && kill(daemon, 0) == 0; i++)
+		usleep(10000);
+}
+END_TEST
+
+static Suite *fuse_suite(void)
+{
+	Suite *s = suite_create("fuse_e2e");
+	TCase *tc;
+
+	tc = tcase_create("fs");
+	tcase_add_unchecked_fixture(tc, setup_mounted, teardown);
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, test_file_sizes);
+	tcase_add_test(tc, test_sparse);
+	tcase_add_test(tc, test_truncate);
+	tcase_add_test(tc, test_concurrent_writers);
+	tcase_add_test(tc, test_rename);
+	tcase_add_test(tc, test_links);
+	tcase_add_test(tc, test_dirs_and_attrs);
+	tcase_add_test(tc, test_xattrs);
+	tcase_add_test(tc, test_readdir_5000);
+	tcase_add_test(tc, test_permissions_nonroot);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("restart");
+	tcase_add_unchecked_fixture(tc, setup_fs_only, teardown);
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, test_survives_remount_and_mds_restart);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("mds_crash");
+	tcase_add_unchecked_fixture(tc, setup_fs_only, teardown);
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, test_mds_kill9_during_writes);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("mounting");
+	tcase_add_unchecked_fixture(tc, setup_fs_only, teardown);
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, test_dead_mds_at_mount);
+	tcase_add_test(tc, test_mount_helper);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(fuse_suite());
+	int failed;
+
+	if (geteuid() != 0 || access("/dev/fuse", R_OK | W_OK) != 0) {
+		fprintf(stderr, "test_fuse: needs root and /dev/fuse; skipped\n");
+		return 77;
+	}
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? 1 : 0;
+}

@@ -1,0 +1,534 @@
+/*
+ * test_fuse_harness.c - daemons and mounts for the FUSE e2e suites (see the
+ * header).  Only plain POSIX here; no check assertions, so the parent's
+ * fixtures can use it too.
+ */
+#include "tests/e2e/test_fuse_harness.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static long now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
+}
+
+static void sleep_ms(long ms)
+{
+	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+	nanosleep(&ts, NULL);
+}
+
+const char *lfs_bin(const char *rel, char *buf, size_t len)
+{
+	const char *b = getenv("LOLIGO_BUILD_DIR");
+	snprintf(buf, len, "%s/%s", b && *b ? b : ".", rel);
+	return buf;
+}
+
+const char *lfs_path(const struct lfs *fs, const char *rel, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s/%s", fs->mnt, rel);
+	return buf;
+}
+
+static void write_text(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+	if (f) {
+		fputs(text, f);
+		fclose(f);
+	}
+}
+
+static pid_t read_pid(const char *dir, const char *name)
+{
+	char p[PATH_MAX + 32];
+	long pid = 0;
+	FILE *f;
+
+	snprintf(p, sizeof(p), "%s/%s", dir, name);
+	f = fopen(p, "r");
+	if (!f)
+		return 0;
+	if (fscanf(f, "%ld", &pid) != 1)
+		pid = 0;
+	fclose(f);
+	return (pid_t)pid;
+}
+
+static void write_pid(const char *dir, const char *name, pid_t pid)
+{
+	char p[PATH_MAX + 32], t[32];
+
+	snprintf(p, sizeof(p), "%s/%s", dir, name);
+	snprintf(t, sizeof(t), "%ld\n", (long)pid);
+	write_text(p, t);
+}
+
+/* fork+exec with stdout/stderr to @log (appended) and a parent-death signal. */
+static pid_t spawn(char *const argv[], const char *log, int deathsig)
+{
+	pid_t parent = getpid();
+	pid_t pid = fork();
+
+	if (pid != 0)
+		return pid;
+	if (deathsig) {
+		prctl(PR_SET_PDEATHSIG, deathsig);
+		if (getppid() != parent)
+			_exit(127);
+	}
+	if (log) {
+		int fd = open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+		if (fd >= 0) {
+			dup2(fd, 1);
+			dup2(fd, 2);
+		}
+	}
+	execv(argv[0], argv);
+	fprintf(stderr, "exec %s: %s\n", argv[0], strerror(errno));
+	_exit(127);
+}
+
+/* @pid no longer runs (gone, or a zombie someone else must reap). */
+static bool gone(pid_t pid)
+{
+	char p[64], buf[512], *rp;
+	FILE *f;
+	size_t n;
+
+	if (kill(pid, 0) < 0)
+		return true;
+	snprintf(p, sizeof(p), "/proc/%d/stat", (int)pid);
+	f = fopen(p, "r");
+	if (!f)
+		return true;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	rp = strrchr(buf, ')');
+	return rp && rp[1] == ' ' && (rp[2] == 'Z' || rp[2] == 'X');
+}
+
+/* waitpid with a deadline; returns the wait status or -1 on timeout.  For a
+ * process that is not our child, 0 once it is gone (status unknown). */
+static int wait_for(pid_t pid, int timeout_ms)
+{
+	long end = now_ms() + timeout_ms;
+	int st;
+
+	for (;;) {
+		pid_t r = waitpid(pid, &st, WNOHANG);
+		if (r == pid)
+			return st;
+		if (r < 0 && gone(pid))
+			return 0;
+		if (now_ms() > end)
+			return -1;
+		sleep_ms(10);
+	}
+}
+
+int lfs_run(char *const argv[], int timeout_ms, const char *out_file)
+{
+	pid_t pid = spawn(argv, out_file, SIGKILL);
+	int st;
+
+	if (pid < 0)
+		return -1;
+	st = wait_for(pid, timeout_ms);
+	if (st == -1) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		return -1;
+	}
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+bool lfs_is_mounted(const char *mnt)
+{
+	FILE *f = fopen("/proc/self/mountinfo", "r");
+	char line[4096];
+	bool found = false;
+
+	if (!f)
+		return false;
+	while (!found && fgets(line, sizeof(line), f)) {
+		/* id parent maj:min root MOUNTPOINT opts ... - FSTYPE source super */
+		char mp[PATH_MAX], *sep = strstr(line, " - ");
+		if (sscanf(line, "%*s %*s %*s %*s %4095s", mp) != 1 || !sep)
+			continue;
+		if (!strcmp(mp, mnt) && !strncmp(sep + 3, "fuse.loligo ", 12))
+			found = true;
+	}
+	fclose(f);
+	return found;
+}
+
+int lfs_init(struct lfs *fs)
+{
+	char tmpl[] = "/tmp/loligo-e2e.XXXXXX", p[PATH_MAX + 64], mds[PATH_MAX], text[8192];
+	const char *base;
+
+	memset(fs, 0, sizeof(*fs));
+	if (!mkdtemp(tmpl))
+		return -1;
+	snprintf(fs->dir, sizeof(fs->dir), "%s", tmpl);
+	snprintf(fs->mnt, sizeof(fs->mnt), "%s/mnt", fs->dir);
+	snprintf(fs->conf, sizeof(fs->conf), "%s/loligo.conf", fs->dir);
+	snprintf(fs->asok, sizeof(fs->asok), "%s/client.asok", fs->dir);
+	snprintf(p, sizeof(p), "%s/store", fs->dir);
+	if (mkdir(fs->mnt, 0755) < 0 || mkdir(p, 0755) < 0)
+		return -1;
+	/* the non-root test user must be able to reach the mount point */
+	chmod(fs->dir, 0755);
+	base = fs->dir;
+	snprintf(text, sizeof(text),
+		 "[global]\n"
+		 "store_backend = local\n"
+		 "store_local_path = %s/store\n"
+		 "[mds]\n"
+		 "mds_addr = 127.0.0.1\n"
+		 "log_file = %s/mds.log\n"
+		 "admin_socket = %s/mds.asok\n"
+		 "[client]\n"
+		 "log_file = %s/client.log\n"
+		 "admin_socket = %s/client.asok\n"
+		 "client_mount_timeout = 10\n",
+		 base, base, base, base, base);
+	write_text(fs->conf, text);
+	{
+		char *argv[] = {(char *)lfs_bin("mds/loligo-mds", mds, sizeof(mds)), "-c", fs->conf,
+				"--mkfs", NULL};
+		snprintf(p, sizeof(p), "%s/mds.out", fs->dir);
+		if (lfs_run(argv, 30000, p) != 0) {
+			fprintf(stderr, "harness: loligo-mds --mkfs failed (see %s)\n", p);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+int lfs_mds_start(struct lfs *fs)
+{
+	char mds[PATH_MAX], portfile[PATH_MAX + 16], out[PATH_MAX + 16], port[32];
+	long end;
+
+	snprintf(portfile, sizeof(portfile), "%s/mds.port", fs->dir);
+	snprintf(out, sizeof(out), "%s/mds.out", fs->dir);
+	snprintf(port, sizeof(port), "--mds_port=%d", fs->mds_port);
+	unlink(portfile);
+	char *argv[] = {(char *)lfs_bin("mds/loligo-mds", mds, sizeof(mds)), "-c", fs->conf, port,
+			"--port-file", portfile, NULL};
+	fs->mds_pid = spawn(argv, out, SIGKILL);
+	if (fs->mds_pid < 0)
+		return -1;
+	write_pid(fs->dir, "mds.pid", fs->mds_pid);
+	/* the port file appears once it listens; a restart on the old port may
+	 * need a moment for the kernel to let go of it */
+	end = now_ms() + 15000;
+	while (now_ms() < end) {
+		FILE *f = fopen(portfile, "r");
+		int pn = 0;
+		if (f) {
+			if (fscanf(f, "%d", &pn) != 1)
+				pn = 0;
+			fclose(f);
+		}
+		if (pn > 0) {
+			fs->mds_port = pn;
+			return 0;
+		}
+		if (waitpid(fs->mds_pid, NULL, WNOHANG) == fs->mds_pid) {
+			fprintf(stderr, "harness: loligo-mds exited at start-up (see %s)\n", out);
+			fs->mds_pid = 0;
+			return -1;
+		}
+		sleep_ms(20);
+	}
+	fprintf(stderr, "harness: loligo-mds did not write %s\n", portfile);
+	return -1;
+}
+
+void lfs_mds_stop(struct lfs *fs, int sig)
+{
+	if (fs->mds_pid <= 0)
+		return;
+	kill(fs->mds_pid, sig);
+	if (wait_for(fs->mds_pid, 10000) == -1) {
+		kill(fs->mds_pid, SIGKILL);
+		waitpid(fs->mds_pid, NULL, 0);
+	}
+	fs->mds_pid = 0;
+	write_pid(fs->dir, "mds.pid", 0);
+}
+
+int lfs_mount(struct lfs *fs, const char *opts)
+{
+	char fuse[PATH_MAX], out[PATH_MAX + 16], mds[64], o[1024];
+	long end;
+	int i = 0;
+	char *argv[16];
+
+	snprintf(out, sizeof(out), "%s/client.out", fs->dir);
+	snprintf(mds, sizeof(mds), "--client_mds_addr=127.0.0.1:%d", fs->mds_port);
+	argv[i++] = (char *)lfs_bin("client/fuse/loligo-fuse", fuse, sizeof(fuse));
+	argv[i++] = "-f";
+	argv[i++] = "-c";
+	argv[i++] = fs->conf;
+	argv[i++] = mds;
+	if (opts && *opts) {
+		snprintf(o, sizeof(o), "%s", opts);
+		argv[i++] = "-o";
+		argv[i++] = o;
+	}
+	argv[i++] = fs->mnt;
+	argv[i] = NULL;
+	fs->fuse_pid = spawn(argv, out, SIGTERM);
+	if (fs->fuse_pid < 0)
+		return -1;
+	write_pid(fs->dir, "fuse.pid", fs->fuse_pid);
+	end = now_ms() + 20000;
+	while (now_ms() < end) {
+		if (lfs_is_mounted(fs->mnt))
+			return 0;
+		if (waitpid(fs->fuse_pid, NULL, WNOHANG) == fs->fuse_pid) {
+			fprintf(stderr, "harness: loligo-fuse exited before mounting (see %s)\n", out);
+			fs->fuse_pid = 0;
+			return -1;
+		}
+		sleep_ms(20);
+	}
+	fprintf(stderr, "harness: %s not mounted after 20 s\n", fs->mnt);
+	return -1;
+}
+
+static void fusermount(const char *mnt, bool lazy)
+{
+	char *argv[] = {"/usr/bin/fusermount3", lazy ? "-uz" : "-u", (char *)mnt, NULL};
+	char *argv2[] = {"/bin/fusermount3", lazy ? "-uz" : "-u", (char *)mnt, NULL};
+
+	if (access(argv[0], X_OK) == 0)
+		lfs_run(argv, 10000, "/dev/null");
+	else
+		lfs_run(argv2, 10000, "/dev/null");
+}
+
+int lfs_umount(struct lfs *fs)
+{
+	int st = 0;
+
+	if (lfs_is_mounted(fs->mnt)) {
+		fusermount(fs->mnt, false);
+		if (lfs_is_mounted(fs->mnt))
+			fusermount(fs->mnt, true);
+	}
+	if (fs->fuse_pid > 0) {
+		st = wait_for(fs->fuse_pid, 15000);
+		if (st == -1) {
+			fprintf(stderr, "harness: loligo-fuse did not exit after unmount; killing it\n");
+			kill(fs->fuse_pid, SIGKILL);
+			waitpid(fs->fuse_pid, NULL, 0);
+		}
+		fs->fuse_pid = 0;
+		write_pid(fs->dir, "fuse.pid", 0);
+	}
+	if (st == -1)
+		return -1;
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+static void kill_pidfile(const char *dir, const char *name, int sig)
+{
+	pid_t pid = read_pid(dir, name);
+
+	if (pid <= 0 || gone(pid))
+		return;
+	kill(pid, sig);
+	for (int i = 0; i < 500 && !gone(pid); i++) {
+		waitpid(pid, NULL, WNOHANG); /* reaps it if it is our child */
+		sleep_ms(10);
+	}
+	if (!gone(pid))
+		kill(pid, SIGKILL);
+	waitpid(pid, NULL, WNOHANG);
+}
+
+static void rm_rf(const char *path)
+{
+	struct stat st;
+	DIR *d;
+	struct dirent *de;
+
+	if (lstat(path, &st) < 0)
+		return;
+	if (!S_ISDIR(st.st_mode)) {
+		unlink(path);
+		return;
+	}
+	d = opendir(path);
+	if (d) {
+		while ((de = readdir(d))) {
+			char p[PATH_MAX];
+			if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+				continue;
+			snprintf(p, sizeof(p), "%s/%s", path, de->d_name);
+			rm_rf(p);
+		}
+		closedir(d);
+	}
+	rmdir(path);
+}
+
+void lfs_cleanup(struct lfs *fs)
+{
+	if (!fs->dir[0])
+		return;
+	/* unmount first so nothing can hang on a dead daemon */
+	if (lfs_is_mounted(fs->mnt)) {
+		fusermount(fs->mnt, false);
+		if (lfs_is_mounted(fs->mnt))
+			fusermount(fs->mnt, true);
+		if (lfs_is_mounted(fs->mnt))
+			umount2(fs->mnt, MNT_DETACH);
+	}
+	kill_pidfile(fs->dir, "fuse.pid", SIGTERM);
+	kill_pidfile(fs->dir, "mds.pid", SIGKILL);
+	if (fs->fuse_pid > 0)
+		waitpid(fs->fuse_pid, NULL, WNOHANG);
+	if (fs->mds_pid > 0)
+		waitpid(fs->mds_pid, NULL, WNOHANG);
+	if (!getenv("LOLIGO_E2E_KEEP"))
+		rm_rf(fs->dir);
+	else
+		fprintf(stderr, "harness: kept %s\n", fs->dir);
+	fs->dir[0] = '\0';
+}
+
+static void tail_file(const char *path, int lines)
+{
+	char cmd[PATH_MAX + 64];
+	snprintf(cmd, sizeof(cmd), "tail -n %d '%s' >&2 2>/dev/null", lines, path);
+	fprintf(stderr, "---- %s\n", path);
+	if (system(cmd) != 0) {
+		/* missing file: nothing to show */
+	}
+}
+
+void lfs_dump_logs(const struct lfs *fs)
+{
+	static const char *names[] = {"mds.out", "mds.log", "client.out", "client.log"};
+	char p[PATH_MAX + 16];
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		snprintf(p, sizeof(p), "%s/%s", fs->dir, names[i]);
+		tail_file(p, 15);
+	}
+}
+
+/* ---- file content ------------------------------------------------------- */
+
+unsigned char lfs_pat(unsigned seed, off_t off)
+{
+	uint64_t x = (uint64_t)off * 0x9E3779B97F4A7C15ull + seed * 0x632BE59BD9B4E019ull;
+	x ^= x >> 29;
+	return (unsigned char)(x ^ (x >> 17) ^ ((uint64_t)off >> 12));
+}
+
+int lfs_write_file(const char *path, off_t size, unsigned seed)
+{
+	const size_t chunk = 1 << 20;
+	unsigned char *buf = malloc(chunk);
+	int fd, r = 0;
+
+	if (!buf)
+		return -ENOMEM;
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	if (fd < 0) {
+		free(buf);
+		return -errno;
+	}
+	for (off_t off = 0; off < size;) {
+		size_t n = (size_t)(size - off) < chunk ? (size_t)(size - off) : chunk;
+		for (size_t i = 0; i < n; i++)
+			buf[i] = lfs_pat(seed, off + (off_t)i);
+		ssize_t w = pwrite(fd, buf, n, off);
+		if (w <= 0) {
+			r = w < 0 ? -errno : -EIO;
+			break;
+		}
+		off += w;
+	}
+	if (close(fd) < 0 && !r)
+		r = -errno;
+	free(buf);
+	return r;
+}
+
+int lfs_check_file(const char *path, off_t size, unsigned seed)
+{
+	const size_t chunk = 1 << 20;
+	unsigned char *buf = malloc(chunk);
+	struct stat st;
+	int fd, r = 0;
+	off_t off = 0;
+
+	if (!buf)
+		return -1;
+	fd = open(path, O_RDONLY);
+	if (fd < 0 || fstat(fd, &st) < 0) {
+		fprintf(stderr, "check %s: %s\n", path, strerror(errno));
+		free(buf);
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	if (st.st_size != size) {
+		fprintf(stderr, "check %s: size %lld, expected %lld\n", path, (long long)st.st_size,
+			(long long)size);
+		r = -1;
+	}
+	while (!r) {
+		ssize_t n = pread(fd, buf, chunk, off);
+		if (n < 0) {
+			fprintf(stderr, "check %s: read at %lld: %s\n", path, (long long)off, strerror(errno));
+			r = -1;
+			break;
+		}
+		if (n == 0)
+			break;
+		for (ssize_t i = 0; i < n; i++) {
+			if (buf[i] != lfs_pat(seed, off + i)) {
+				fprintf(stderr, "check %s: byte %lld is 0x%02x, expected 0x%02x\n", path,
+					(long long)(off + i), buf[i], lfs_pat(seed, off + i));
+				r = -1;
+				break;
+			}
+		}
+		off += n;
+	}
+	if (!r && off != size) {
+		fprintf(stderr, "check %s: read %lld bytes, expected %lld\n", path, (long long)off,
+			(long long)size);
+		r = -1;
+	}
+	close(fd);
+	free(buf);
+	return r;
+}

@@ -1,0 +1,62 @@
+/*
+ * test_fuse_harness.h - start a real loligo-mds and a real loligo-fuse mount
+ * for the FUSE end-to-end suites, and always clean up.
+ *
+ * Everything lives in one mkdtemp directory: the config, the store, the mount
+ * point, the logs and pid files.  The pid files let the check parent (whose
+ * unchecked teardown runs even when a forked test case failed or crashed)
+ * kill daemons that a test case restarted itself.  As a second safety net
+ * every daemon gets PR_SET_PDEATHSIG: SIGTERM for loligo-fuse (it unmounts
+ * cleanly), SIGKILL for loligo-mds, so a killed test runner leaves nothing.
+ */
+#ifndef LOLIGO_TESTS_E2E_FUSE_HARNESS_H
+#define LOLIGO_TESTS_E2E_FUSE_HARNESS_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+struct lfs {
+	char dir[256];          /* the temp dir (short: every path below fits) */
+	char mnt[PATH_MAX];     /* DIR/mnt */
+	char conf[PATH_MAX];    /* DIR/loligo.conf */
+	char asok[PATH_MAX];    /* DIR/client.asok */
+	int mds_port;           /* 0 until the first start picked one */
+	pid_t mds_pid, fuse_pid;
+};
+
+/** lfs_bin - path of a built program: "mds/loligo-mds" -> $LOLIGO_BUILD_DIR/mds/loligo-mds. */
+const char *lfs_bin(const char *rel, char *buf, size_t len);
+
+/** lfs_init - temp dir, config and a freshly made filesystem (mkfs).  0 or -1. */
+int lfs_init(struct lfs *fs);
+/** lfs_mds_start - start loligo-mds (same port as before, if any); waits until it listens. */
+int lfs_mds_start(struct lfs *fs);
+/** lfs_mds_stop - send @sig (SIGTERM or SIGKILL) and reap it. */
+void lfs_mds_stop(struct lfs *fs, int sig);
+/** lfs_mount - run loligo-fuse -f with extra -o @opts (may be NULL); waits until mounted. */
+int lfs_mount(struct lfs *fs, const char *opts);
+/** lfs_umount - fusermount3 -u (then -uz), wait for loligo-fuse to exit; its exit status or -1. */
+int lfs_umount(struct lfs *fs);
+/** lfs_is_mounted - @mnt is a fuse.loligo mount point now. */
+bool lfs_is_mounted(const char *mnt);
+/** lfs_cleanup - unmount, kill everything started from @fs->dir (pid files), remove the dir. */
+void lfs_cleanup(struct lfs *fs);
+/** lfs_dump_logs - print the tails of the logs to stderr (for failures). */
+void lfs_dump_logs(const struct lfs *fs);
+
+/** lfs_path - DIR/mnt/@rel into @buf. */
+const char *lfs_path(const struct lfs *fs, const char *rel, char *buf, size_t len);
+
+/** lfs_run - fork+exec @argv, wait at most @timeout_ms; exit status, or -1 (killed on timeout). */
+int lfs_run(char *const argv[], int timeout_ms, const char *out_file);
+
+/* File content helpers: a deterministic pattern per (seed, offset). */
+unsigned char lfs_pat(unsigned seed, off_t off);
+/** lfs_write_file - create/truncate @path and write @size pattern bytes (1 MiB writes). 0 or -errno. */
+int lfs_write_file(const char *path, off_t size, unsigned seed);
+/** lfs_check_file - size is @size and every byte matches; 0, or -1 with a message on stderr. */
+int lfs_check_file(const char *path, off_t size, unsigned seed);
+
+#endif
