@@ -1,0 +1,460 @@
+/*
+ * client.c - libloligo-client: lifetime of a client, its configuration,
+ * perf counters and admin commands, and the helper every namespace
+ * operation uses to talk to the MDS.
+ *
+ * lclient_create reads the [client] options; lclient_mount opens the object
+ * store (for file data, read and written directly, DESIGN.md section 8),
+ * opens the MDS session through mds_client.c within client_mount_timeout,
+ * resolves client_mountpoint and starts the flusher thread.  Every MDS reply
+ * carries a trace (the directory and the target inode) that lc_req_run
+ * folds into the caches, so a create or a lookup leaves the inode cached
+ * with fresh attributes and the dentry known.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <json-c/json.h>
+
+#include "client/client_int.h"
+#include "common/admin_sock.h"
+#include "common/config.h"
+#include "common/log.h"
+#include "common/time.h"
+#include "store/store.h"
+
+static _Atomic unsigned int client_seq;
+
+void lc_cred_to_caller(const struct lc_cred *cr, struct mdsp_caller *caller)
+{
+	memset(caller, 0, sizeof(*caller));
+	if (!cr)
+		return; /* root */
+	caller->uid = cr->uid;
+	caller->gid = cr->gid;
+	int n = cr->ngroups;
+	if (n < 0)
+		n = 0;
+	if (n > MDSP_MAX_GROUPS)
+		n = MDSP_MAX_GROUPS;
+	if (n > LC_MAX_GROUPS)
+		n = LC_MAX_GROUPS;
+	caller->ngroups = (uint32_t)n;
+	for (int i = 0; i < n; i++)
+		caller->groups[i] = cr->groups[i];
+	caller->pid = (uint32_t)cr->pid;
+}
+
+struct mds_request *lc_req_new(struct lclient *c, uint32_t op, uint64_t ino, const struct lc_cred *cr)
+{
+	struct mds_request *req;
+
+	if (!c->mdsc)
+		return NULL;
+	req = mdsc_request_new(c->mdsc, op);
+	if (!req)
+		return NULL;
+	lc_cred_to_caller(cr, &req->args.caller);
+	req->args.ino = ino;
+	return req;
+}
+
+int lc_req_run(struct lclient *c, struct mds_request *req, struct lc_inode **target)
+{
+	int r = mdsc_do_request(c->mdsc, req);
+	struct mdsp_reply *rep = req->reply;
+	struct lc_inode *din = NULL, *tin = NULL;
+
+	if (target)
+		*target = NULL;
+	if (!rep)
+		return r;
+	if (rep->has_dir && rep->dir.ino)
+		din = lc_inode_update(c, &rep->dir, 0, 0);
+	if (rep->has_target && rep->target.ino)
+		tin = lc_inode_update(c, &rep->target, rep->caps, rep->cap_seq);
+	if (r == 0 && din && rep->dname && tin)
+		lc_dcache_add(c, din, rep->dname, tin->ino);
+	lc_put(c, din);
+	if (target && r == 0)
+		*target = tin;
+	else
+		lc_put(c, tin);
+	return r;
+}
+
+/* ---- perf counters ------------------------------------------------------- */
+
+static uint64_t gauge_inodes(void *arg)
+{
+	return atomic_load(&((struct lclient *)arg)->ninodes);
+}
+
+static uint64_t gauge_dentries(void *arg)
+{
+	return atomic_load(&((struct lclient *)arg)->ndentries);
+}
+
+static uint64_t gauge_dirty(void *arg)
+{
+	return atomic_load(&((struct lclient *)arg)->oc_dirty);
+}
+
+static void perf_register(struct lclient *c)
+{
+	struct lc_perf *p = &c->perf;
+	const char *g = c->perf_group;
+	unsigned int seq = atomic_fetch_add(&client_seq, 1);
+
+	if (seq == 0)
+		snprintf(c->perf_group, sizeof(c->perf_group), "client");
+	else
+		snprintf(c->perf_group, sizeof(c->perf_group), "client.%u", seq);
+#define C(name) perf_register_counter(g, #name, &p->name)
+	C(attr_hit);
+	C(attr_miss);
+	C(dentry_hit);
+	C(dentry_miss);
+	C(dentry_neg_hit);
+	C(readdir_cached);
+	C(readdir_fetch);
+	C(rd_bytes);
+	C(wr_bytes);
+	C(ra_hit);
+	C(ra_miss);
+	C(ra_bytes);
+	C(wb_bytes);
+	C(wb_ops);
+	C(wb_throttle);
+	C(size_reports);
+	C(caps_grant);
+	C(caps_revoke);
+	C(ino_evicted);
+#undef C
+	perf_register_hist(g, "read_lat", &p->read_lat);
+	perf_register_hist(g, "write_lat", &p->write_lat);
+	perf_register_hist(g, "flush_lat", &p->flush_lat);
+	perf_register_fn(g, "inodes", gauge_inodes, c);
+	perf_register_fn(g, "dentries", gauge_dentries, c);
+	perf_register_fn(g, "dirty_bytes", gauge_dirty, c);
+}
+
+/* ---- lifetime --------------------------------------------------------------- */
+
+static int client_alloc(struct lclient **out)
+{
+	struct lclient *c = calloc(1, sizeof(*c));
+	pthread_condattr_t ca;
+	int r;
+
+	if (!c)
+		return -ENOMEM;
+	uint64_t os = cfg_uint(CFG_client_object_size);
+	c->default_object_size = os && os <= (1u << 30) ? (uint32_t)os : LC_DEFAULT_OBJECT_SIZE;
+	pthread_mutex_init(&c->dirty_lock, NULL);
+	pthread_mutex_init(&c->oc_lock, NULL);
+	pthread_mutex_init(&c->work_lock, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&c->oc_cond, &ca);
+	pthread_cond_init(&c->work_cond, &ca);
+	pthread_condattr_destroy(&ca);
+	c->work_tail = &c->work;
+	r = lc_icache_init(c);
+	if (r == 0)
+		r = lc_dcache_init(c);
+	if (r < 0) {
+		lclient_destroy(c);
+		return r;
+	}
+	perf_register(c);
+	*out = c;
+	return 0;
+}
+
+int lclient_create(struct lclient **out)
+{
+	struct lclient *c;
+	int r = client_alloc(&c);
+
+	if (r < 0)
+		return r;
+	c->mds_addr = cfg_strdup(CFG_client_mds_addr);
+	c->mountpoint = cfg_strdup(CFG_client_mountpoint);
+	c->data_pool_name = cfg_strdup(CFG_store_data_pool);
+	if (!c->data_pool_name || !c->data_pool_name[0]) {
+		char fs[256];
+		free(c->data_pool_name);
+		cfg_str(CFG_fs_name, fs, sizeof(fs));
+		if (asprintf(&c->data_pool_name, "%s_data", fs) < 0)
+			c->data_pool_name = NULL;
+	}
+	if (!c->mds_addr || !c->mountpoint || !c->data_pool_name) {
+		lclient_destroy(c);
+		return -ENOMEM;
+	}
+	*out = c;
+	return 0;
+}
+
+int lclient_create_local(struct store_pool *data, struct lclient **out)
+{
+	struct lclient *c;
+	int r = client_alloc(&c);
+
+	if (r < 0)
+		return r;
+	c->data = data;
+	r = lc_flusher_start(c);
+	if (r < 0) {
+		c->data = NULL;
+		lclient_destroy(c);
+		return r;
+	}
+	*out = c;
+	return 0;
+}
+
+void lclient_set_callbacks(struct lclient *c, const struct lc_callbacks *cb, void *arg)
+{
+	if (cb)
+		c->cb = *cb;
+	else
+		memset(&c->cb, 0, sizeof(c->cb));
+	c->cb_arg = arg;
+}
+
+static const struct mdsc_ops client_mdsc_ops = {
+	.handle_caps = lc_handle_caps,
+	.session_event = lc_session_event,
+};
+
+/* walk @path from the filesystem root with LOOKUPs */
+static int resolve_root(struct lclient *c, const char *path, struct lc_inode **out)
+{
+	struct mds_request *req;
+	struct lc_inode *cur = NULL, *next;
+	int r;
+
+	req = lc_req_new(c, MDSP_OP_GETATTR, MDSP_ROOT_INO, NULL);
+	if (!req)
+		return -ENOMEM;
+	r = lc_req_run(c, req, &cur);
+	mdsc_request_put(req);
+	if (r < 0)
+		return r;
+	if (!cur)
+		return -EIO;
+
+	char *dup = strdup(path ? path : "/"), *save = NULL;
+	if (!dup) {
+		lc_put(c, cur);
+		return -ENOMEM;
+	}
+	for (char *comp = strtok_r(dup, "/", &save); comp; comp = strtok_r(NULL, "/", &save)) {
+		if (strcmp(comp, ".") == 0)
+			continue;
+		r = lc_lookup(c, cur, comp, NULL, NULL, &next);
+		if (r < 0) {
+			derr(CLIENT, "mount: cannot resolve client_mountpoint %s at \"%s\": %s", path, comp,
+			     strerror(-r));
+			lc_put(c, cur);
+			free(dup);
+			return r;
+		}
+		lc_put(c, cur);
+		cur = next;
+	}
+	free(dup);
+	if (!S_ISDIR(cur->mi.mode)) {
+		derr(CLIENT, "mount: %s is not a directory", path);
+		lc_put(c, cur);
+		return -ENOTDIR;
+	}
+	*out = cur;
+	return 0;
+}
+
+int lclient_mount(struct lclient *c, const char *root_path)
+{
+	struct store_config sc;
+	char name[128], host[64];
+	int r;
+
+	if (c->mounted)
+		return -EBUSY;
+	store_config_from_cfg(&sc);
+	r = store_open(&sc, &c->store);
+	if (r < 0) {
+		derr(CLIENT, "mount: cannot open the %s object store: %s", sc.backend ? sc.backend : "?",
+		     strerror(-r));
+		return r;
+	}
+	r = store_pool_open(c->store, c->data_pool_name, NULL, &c->data);
+	if (r == -ENOENT) {
+		/* the MDS creates the pools at mkfs; a client may be first on a fresh store */
+		r = store_pool_create(c->store, c->data_pool_name);
+		if (r == 0 || r == -EEXIST)
+			r = store_pool_open(c->store, c->data_pool_name, NULL, &c->data);
+	}
+	if (r < 0) {
+		derr(CLIENT, "mount: cannot open data pool %s: %s", c->data_pool_name, strerror(-r));
+		goto out_store;
+	}
+
+	if (gethostname(host, sizeof(host)) < 0)
+		snprintf(host, sizeof(host), "localhost");
+	host[sizeof(host) - 1] = 0;
+	snprintf(name, sizeof(name), "client.%s.%d", host, (int)getpid());
+	r = mdsc_create(c->mds_addr, name, &client_mdsc_ops, c, &c->mdsc);
+	if (r < 0) {
+		derr(CLIENT, "mount: bad MDS address %s: %s", c->mds_addr, strerror(-r));
+		goto out_pool;
+	}
+	double tmo = lc_secs(CFG_client_mount_timeout);
+	int tmo_ms = tmo <= 0 ? 10000 : (int)(tmo * 1000);
+	r = mdsc_open_session(c->mdsc, tmo_ms);
+	if (r < 0) {
+		derr(CLIENT, "mount: no session with the MDS at %s within %d ms: %s", c->mds_addr, tmo_ms,
+		     strerror(-r));
+		goto out_mdsc;
+	}
+	r = resolve_root(c, root_path ? root_path : c->mountpoint, &c->root);
+	if (r < 0)
+		goto out_mdsc;
+	r = lc_flusher_start(c);
+	if (r < 0)
+		goto out_root;
+	if (c->asok)
+		mdsc_register_asok(c->mdsc, c->asok);
+	c->mounted = true;
+	dinfo(CLIENT, "mounted %s (root ino %" PRIx64 ") from MDS %s, data pool %s",
+	      root_path ? root_path : c->mountpoint, c->root->ino, c->mds_addr, c->data_pool_name);
+	return 0;
+
+out_root:
+	lc_put(c, c->root);
+	c->root = NULL;
+out_mdsc:
+	mdsc_destroy(c->mdsc);
+	c->mdsc = NULL;
+out_pool:
+	store_pool_close(c->data);
+	c->data = NULL;
+out_store:
+	store_close(c->store);
+	c->store = NULL;
+	return r;
+}
+
+void lclient_unmount(struct lclient *c)
+{
+	if (!c)
+		return;
+	lc_flusher_stop(c);
+	if (c->data) {
+		int r = lc_flush_all(c);
+		if (r < 0)
+			derr(CLIENT, "unmount: writeback failed: %s", strerror(-r));
+	}
+	if (c->mdsc) {
+		mdsc_sync(c->mdsc);
+		mdsc_destroy(c->mdsc);
+		c->mdsc = NULL;
+	}
+	lc_put(c, c->root);
+	c->root = NULL;
+	c->mounted = false;
+}
+
+void lclient_destroy(struct lclient *c)
+{
+	if (!c)
+		return;
+	lclient_unmount(c);
+	if (c->perf_group[0])
+		perf_unregister_group(c->perf_group);
+	lc_dcache_destroy(c);
+	lc_icache_destroy(c);
+	if (c->store) {
+		if (c->data)
+			store_pool_close(c->data);
+		store_close(c->store);
+	}
+	pthread_mutex_destroy(&c->dirty_lock);
+	pthread_mutex_destroy(&c->oc_lock);
+	pthread_mutex_destroy(&c->work_lock);
+	pthread_cond_destroy(&c->oc_cond);
+	pthread_cond_destroy(&c->work_cond);
+	free(c->mds_addr);
+	free(c->mountpoint);
+	free(c->data_pool_name);
+	free(c);
+}
+
+struct lc_inode *lc_root(struct lclient *c)
+{
+	if (!c->root)
+		return NULL;
+	lc_get(c->root);
+	return c->root;
+}
+
+double lc_entry_timeout(struct lclient *c, struct lc_inode *in)
+{
+	bool shared = false;
+
+	if (in) {
+		pthread_mutex_lock(&in->lock);
+		shared = in->caps & MDSP_CAP_SHARED;
+		pthread_mutex_unlock(&in->lock);
+	}
+	return lc_secs(shared ? CFG_client_caps_timeout : CFG_client_entry_timeout);
+}
+
+double lc_attr_timeout(struct lclient *c, struct lc_inode *in)
+{
+	bool shared = false;
+
+	if (in) {
+		pthread_mutex_lock(&in->lock);
+		shared = in->caps & MDSP_CAP_SHARED;
+		pthread_mutex_unlock(&in->lock);
+	}
+	return lc_secs(shared ? CFG_client_caps_timeout : CFG_client_attr_timeout);
+}
+
+/* ---- admin socket ------------------------------------------------------------ */
+
+static int cmd_dump_cache(struct json_object *args, struct json_object **out, void *priv)
+{
+	struct lclient *c = priv;
+	struct json_object *o = json_object_new_object();
+
+	json_object_object_add(o, "inodes", json_object_new_uint64(atomic_load(&c->ninodes)));
+	json_object_object_add(o, "dentries", json_object_new_uint64(atomic_load(&c->ndentries)));
+	json_object_object_add(o, "dirty_bytes", json_object_new_uint64(atomic_load(&c->oc_dirty)));
+	json_object_object_add(o, "root", json_object_new_uint64(c->root ? c->root->ino : 0));
+	json_object_object_add(o, "inode_list", lc_icache_dump(c));
+	*out = o;
+	return 0;
+}
+
+static const struct asok_cmd client_cmds[] = {
+	{ "dump cache", "", "the client's cached inodes (refs, caps, sizes, dirty state)", cmd_dump_cache },
+};
+
+int lclient_register_asok(struct lclient *c, struct asok *a)
+{
+	int r = asok_register(a, client_cmds, (int)(sizeof(client_cmds) / sizeof(client_cmds[0])), c);
+	if (r < 0)
+		return r;
+	c->asok = a;
+	if (c->mdsc)
+		r = mdsc_register_asok(c->mdsc, a);
+	return r;
+}

@@ -1,0 +1,327 @@
+/*
+ * client_int.h - private to client/: the structures behind client.h.
+ *
+ * Pieces and the files that own them:
+ *   client.c     lifetime (create/mount/unmount), config, perf counters,
+ *                the admin socket, MDS request helpers
+ *   inode.c      the inode cache: a cds_lfht keyed by ino, refcounts, attrs
+ *   dentry.c     the dentry cache: one cds_lfht keyed by (parent ino, name)
+ *   caps.c       caps granted by the MDS, GRANT/REVOKE handling, cap work
+ *   namei.c      namespace operations mapped to MDS requests
+ *   readdir.c    READDIR paging and the per-directory batch cache
+ *   objio.c      striping: file ranges -> data objects, parallel store I/O
+ *   file.c       open handles, read with readahead, write, flush, fsync
+ *   writeback.c  dirty extents, the client_oc_size bound, the flusher thread
+ *
+ * Lifetime of an inode: every pointer handed out carries a reference
+ * (in->ref).  The cache itself holds none: an unreferenced inode stays
+ * hashed (it still serves lookups) until the trimmer evicts it, which it
+ * does with a CAS ref 0 -> LC_REF_DEAD so a concurrent lookup either gets
+ * its reference first or sees the inode dead.  An inode unhashed while
+ * referenced (stale generation, unmount) is freed by the lc_put that drops
+ * the last reference.  Freeing always goes through call_rcu, so hash
+ * lookups under rcu_read_lock() never touch freed memory.
+ *
+ * Lock order (top to bottom; never the other way):
+ *   in->lock                (one inode; never two inode locks at once)
+ *     c->dirty_lock         (the list of inodes with dirty data/metadata)
+ *     c->oc_lock            (dirty byte accounting waiters)
+ *     c->work_lock          (cap work queue)
+ *   fh->ra_lock is taken without any inode lock held, and in->lock may be
+ *   taken under it.
+ * No lock is held across store I/O or an MDS request.
+ */
+#ifndef LOLIGO_CLIENT_CLIENT_INT_H
+#define LOLIGO_CLIENT_CLIENT_INT_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "client/client.h"
+#include "client/mds_client.h"
+#include "common/perf.h"
+#include "common/rcu.h"
+#include "mds_proto/proto.h"
+
+struct store;
+struct store_pool;
+struct store_op;
+
+/*
+ * cds_lfht_for_each_entry() computes container_of(NULL) at the end of the
+ * table, which UBSan rightly flags; this one tests the node first.
+ * Context: rcu_read_lock() held.
+ */
+#define LC_LFHT_FOR_EACH(ht, iter, pos, member)                                          \
+	for (cds_lfht_first(ht, iter);                                                   \
+	     cds_lfht_iter_get_node(iter) &&                                              \
+	     ((pos = caa_container_of(cds_lfht_iter_get_node(iter), __typeof__(*(pos)), member)), 1); \
+	     cds_lfht_next(ht, iter))
+
+#define LC_REF_DEAD (INT64_MIN / 2)
+#define LC_DEFAULT_OBJECT_SIZE (4u << 20)
+
+/* A range of dirty file data, inside one object.  Owned by its inode. */
+struct lc_extent {
+	struct lc_extent *next;    /* sorted by off, disjoint, not adjacent */
+	uint64_t off;              /* file offset */
+	size_t len, cap;
+	char *buf;
+};
+
+struct rd_batch;
+
+struct lc_inode {
+	struct cds_lfht_node hnode;  /* c->inodes, key ino */
+	struct rcu_head rcu;
+	struct lclient *c;
+	uint64_t ino;
+	_Atomic int64_t ref;         /* references handed out; LC_REF_DEAD once evicted */
+	_Atomic uint64_t last_used;  /* mono ns of the last lookup: trimming order */
+	_Atomic bool unhashed;       /* removed from c->inodes: last put frees */
+	_Atomic uint64_t dgen;       /* dirs: bumping it invalidates every cached dentry below */
+	_Atomic uint64_t data_gen;   /* bumped on every write/truncate: stale readahead check */
+
+	pthread_mutex_t lock;        /* protects everything below */
+	pthread_cond_t cond;         /* flushing done, dirty bytes written */
+	struct mdsp_inode mi;        /* attributes as last known (size: see wsize) */
+	uint64_t attr_until;         /* mono ns: attrs valid until then without caps */
+	uint32_t caps;               /* MDSP_CAP_* issued */
+	uint64_t cap_seq;
+	char *symlink;               /* symlinks: cached target (immutable) */
+	struct rd_batch *rd;         /* dirs: last READDIR batch */
+
+	/* buffered writes (writeback.c) */
+	struct lc_extent *dirty;     /* dirty extents, sorted */
+	struct lc_extent *flushing;  /* extents being written (read overlay) */
+	size_t dirty_bytes;          /* bytes in dirty (capacity, for the bound) */
+	bool flushing_now;           /* one writeback per inode at a time */
+	int wb_err;                  /* first writeback error, reported by flush/fsync */
+	uint64_t wsize;              /* size including buffered writes (>= mi.size while dirty_meta) */
+	struct mdsp_time wmtime;     /* mtime of the last local write */
+	uint32_t dirty_meta;         /* MDSP_DIRTY_SIZE|MTIME not yet reported to the MDS */
+	bool on_dirty_list;          /* holds a reference while set */
+	struct lc_inode *dirty_next; /* c->dirty_list link; protected by c->dirty_lock */
+	struct lc_cred wcred;        /* credentials of the last writer (size reports) */
+	int nwriters;                /* open handles with write access */
+};
+
+struct lc_fh {
+	struct lc_inode *in;         /* holds a reference */
+	int flags;                   /* open flags */
+	struct lc_cred cred;
+	bool wrote;                  /* something written through this handle */
+	/* readahead, protected by ra_lock */
+	pthread_mutex_t ra_lock;
+	uint64_t ra_last_end;        /* end of the previous read: sequential detection */
+	size_t ra_win;               /* current window */
+	uint64_t ra_off;             /* data in ra_buf: [ra_off, ra_off + ra_len) */
+	size_t ra_len;
+	char *ra_buf;
+	uint64_t ra_gen;             /* in->data_gen when ra_buf was filled */
+	struct ra_pending *ra_next;  /* an asynchronous prefetch in flight, or NULL */
+};
+
+struct lc_perf {
+	struct perf_counter attr_hit, attr_miss;
+	struct perf_counter dentry_hit, dentry_miss, dentry_neg_hit;
+	struct perf_counter readdir_cached, readdir_fetch;
+	struct perf_counter rd_bytes, wr_bytes;
+	struct perf_counter ra_hit, ra_miss, ra_bytes;
+	struct perf_counter wb_bytes, wb_ops, wb_throttle;
+	struct perf_counter size_reports;
+	struct perf_counter caps_grant, caps_revoke;
+	struct perf_counter ino_evicted;
+	struct hist read_lat, write_lat, flush_lat;
+};
+
+/* queued cap work for the flusher thread (revokes need I/O and MDS calls) */
+struct cap_work {
+	struct cap_work *next;
+	struct mdsp_caps caps;
+};
+
+struct lclient {
+	/* configuration, read at create (timeouts re-read at use) */
+	char *mds_addr;
+	char *mountpoint;
+	char *data_pool_name;
+	uint32_t default_object_size;
+
+	struct store *store;
+	struct store_pool *data;
+	struct mds_client *mdsc;
+	bool mounted;
+	struct lc_inode *root;       /* holds a reference */
+
+	struct lc_callbacks cb;
+	void *cb_arg;
+	struct asok *asok;           /* registered before mount: mdsc commands follow at mount */
+
+	/* caches */
+	struct cds_lfht *inodes;
+	_Atomic uint64_t ninodes;
+	struct cds_lfht *dentries;
+	_Atomic uint64_t ndentries;
+
+	/* writeback */
+	pthread_mutex_t dirty_lock;  /* protects dirty_list */
+	struct lc_inode *dirty_list;
+	pthread_mutex_t oc_lock;     /* with oc_cond: writers waiting for the bound */
+	pthread_cond_t oc_cond;
+	_Atomic uint64_t oc_dirty;   /* buffered dirty bytes, all inodes */
+
+	/* the flusher thread: periodic writeback, cap work, cache trimming */
+	pthread_t flusher;
+	bool flusher_running;
+	pthread_mutex_t work_lock;   /* protects work, stop, kick */
+	pthread_cond_t work_cond;
+	struct cap_work *work, **work_tail;
+	bool stop, kick;
+
+	struct lc_perf perf;
+	char perf_group[64];
+};
+
+/* ---- client.c ---------------------------------------------------------- */
+void lc_cred_to_caller(const struct lc_cred *cr, struct mdsp_caller *caller);
+/** lc_req_new - a request for @op on @ino as @cr (NULL cred: root). */
+struct mds_request *lc_req_new(struct lclient *c, uint32_t op, uint64_t ino, const struct lc_cred *cr);
+/**
+ * lc_req_run - send @req, wait for its first reply, apply its trace (dir and
+ * target inodes, caps) to the cache.  If @target is non-NULL and the reply
+ * has a target, *@target gets a new reference to its inode.
+ */
+int lc_req_run(struct lclient *c, struct mds_request *req, struct lc_inode **target);
+double lc_secs(int id);
+uint64_t lc_secs_ns(int id);
+
+/* ---- inode.c ------------------------------------------------------------- */
+int lc_icache_init(struct lclient *c);
+/** lc_icache_destroy - free every inode (no concurrent users left). */
+void lc_icache_destroy(struct lclient *c);
+/**
+ * lc_inode_update - insert or refresh the inode described by @mi (an MDS
+ * reply), grant @caps with @cap_seq (0: none).  Returns a new reference,
+ * or NULL on allocation failure.
+ */
+struct lc_inode *lc_inode_update(struct lclient *c, const struct mdsp_inode *mi, uint32_t caps,
+				 uint64_t cap_seq);
+/** lc_inode_refresh - apply @mi (from the MDS) to a cached inode. */
+void lc_inode_refresh(struct lc_inode *in, const struct mdsp_inode *mi);
+/** lc_inode_fill_attr_locked - in->lock held: @attr from the inode. */
+void lc_inode_fill_attr_locked(const struct lc_inode *in, struct lc_attr *attr);
+void lc_inode_fill_attr(struct lc_inode *in, struct lc_attr *attr);
+/** lc_inode_attr_valid_locked - in->lock held: cached attributes may be used. */
+bool lc_inode_attr_valid_locked(const struct lc_inode *in, uint64_t now);
+void lc_inode_invalidate(struct lc_inode *in);
+/** lc_inode_unhash - drop @in from the cache; it is freed with its last reference. */
+void lc_inode_unhash(struct lclient *c, struct lc_inode *in);
+uint32_t lc_inode_object_size(struct lc_inode *in);
+uint64_t lc_inode_size(struct lc_inode *in);
+/** lc_icache_trim - evict unreferenced clean inodes past client_cache_size. */
+void lc_icache_trim(struct lclient *c);
+int lc_perm_check(const struct lc_attr *a, int mask, const struct lc_cred *cr);
+struct json_object *lc_icache_dump(struct lclient *c);
+void lc_attr_from_mdsp(const struct mdsp_inode *mi, struct lc_attr *a);
+
+/* ---- dentry.c ------------------------------------------------------------ */
+int lc_dcache_init(struct lclient *c);
+void lc_dcache_destroy(struct lclient *c);
+/**
+ * lc_dcache_lookup - cached dentry @name in @dir: 1 with *@ino (0 = known
+ * not to exist), or 0 if not cached / expired.
+ */
+int lc_dcache_lookup(struct lclient *c, struct lc_inode *dir, const char *name, uint64_t *ino);
+/** lc_dcache_add - cache @name -> @ino (0: negative) in @dir. */
+void lc_dcache_add(struct lclient *c, struct lc_inode *dir, const char *name, uint64_t ino);
+void lc_dcache_remove(struct lclient *c, uint64_t dir_ino, const char *name);
+/** lc_dcache_invalidate_dir - forget every cached dentry of @dir (O(1)). */
+void lc_dcache_invalidate_dir(struct lc_inode *dir);
+void lc_dcache_trim(struct lclient *c);
+
+/* ---- caps.c -------------------------------------------------------------- */
+/** lc_caps_apply_locked - in->lock held: record caps granted in a reply. */
+void lc_caps_apply_locked(struct lc_inode *in, uint32_t caps, uint64_t seq);
+void lc_handle_caps(void *arg, const struct mdsp_caps *caps);
+void lc_session_event(void *arg, uint32_t op);
+/** lc_caps_process - the flusher thread runs queued revokes. */
+void lc_caps_process(struct lclient *c, struct cap_work *w);
+
+/* ---- readdir.c ----------------------------------------------------------- */
+void lc_rd_batch_put(struct rd_batch *b);
+
+/* ---- objio.c ------------------------------------------------------------- */
+/* a group of store operations in flight; the caller waits for all of them */
+struct lc_io_batch {
+	pthread_mutex_t m;
+	pthread_cond_t cv;
+	unsigned int pending;  /* protected by m */
+	int err;               /* first error; protected by m */
+	unsigned int maxq;     /* client_max_io_inflight */
+};
+void lc_io_batch_init(struct lc_io_batch *b);
+/** lc_io_batch_submit_op - submit @op (consumed) on @oid; may wait for room in the batch. */
+void lc_io_batch_submit_op(struct lclient *c, struct lc_io_batch *b, const char *oid, struct store_op *op);
+/** lc_io_batch_read - submit reads of a file range (see lc_obj_read) into @b. */
+void lc_io_batch_read(struct lclient *c, struct lc_io_batch *b, uint64_t ino, uint32_t osize, uint64_t off,
+		      size_t len, char *buf);
+/** lc_io_batch_wait - wait for every op; return the first error.  The batch is done after. */
+int lc_io_batch_wait(struct lc_io_batch *b);
+/** lc_obj_name - "<ino hex>.<objno %08x>" into @buf (>= 32 bytes). */
+void lc_obj_name(char *buf, size_t len, uint64_t ino, uint64_t objno);
+/**
+ * lc_obj_read - read [@off, @off+@len) of the file's objects into @buf,
+ * objects in parallel; holes and missing objects read as zeros.  Does not
+ * clamp to the file size.  Return: 0 or -errno.
+ */
+int lc_obj_read(struct lclient *c, uint64_t ino, uint32_t osize, uint64_t off, size_t len, char *buf);
+/** lc_obj_write - write through, objects in parallel, durable on return. */
+int lc_obj_write(struct lclient *c, uint64_t ino, uint32_t osize, uint64_t off, size_t len, const char *buf);
+/** lc_obj_truncate - drop data past @new_size (objects up to @old_size). */
+int lc_obj_truncate(struct lclient *c, uint64_t ino, uint32_t osize, uint64_t old_size, uint64_t new_size);
+
+/* ---- writeback.c --------------------------------------------------------- */
+/** lc_wb_write - buffer a write; may block on the client_oc_size bound. */
+int lc_wb_write(struct lclient *c, struct lc_inode *in, uint64_t *off, size_t len, const char *buf,
+		const struct lc_cred *cr, bool append);
+/** lc_wb_overlay_snapshot - copy dirty data overlapping a read (see file.c). */
+struct lc_extent *lc_wb_snapshot(struct lc_inode *in, uint64_t off, size_t len);
+void lc_wb_apply_snapshot(struct lc_extent *snap, uint64_t off, size_t len, char *buf);
+/** lc_wb_flush_data - write back @in's dirty extents and wait.  Return: 0 or the writeback error. */
+int lc_wb_flush_data(struct lclient *c, struct lc_inode *in);
+/** lc_wb_report - send dirty size/mtime to the MDS (SETATTR). */
+int lc_wb_report(struct lclient *c, struct lc_inode *in);
+/** lc_wb_flush - data then metadata for one inode. */
+int lc_wb_flush(struct lclient *c, struct lc_inode *in);
+/** lc_wb_discard_past - drop buffered data at or past @size (truncate). */
+void lc_wb_discard_past(struct lclient *c, struct lc_inode *in, uint64_t size);
+/** lc_mark_dirty_locked - in->lock held: put @in on the dirty list. */
+void lc_mark_dirty_locked(struct lclient *c, struct lc_inode *in);
+int lc_flush_all(struct lclient *c);
+int lc_flusher_start(struct lclient *c);
+void lc_flusher_stop(struct lclient *c);
+void lc_flusher_kick(struct lclient *c);
+void lc_queue_cap_work(struct lclient *c, const struct mdsp_caps *caps);
+
+/* ---- file.c -------------------------------------------------------------- */
+/** lc_fh_new - an open handle on @in (takes its own reference). */
+struct lc_fh *lc_fh_new(struct lclient *c, struct lc_inode *in, int flags, const struct lc_cred *cr);
+void lc_fh_free(struct lclient *c, struct lc_fh *fh);
+/** lc_truncate_data - flush/discard buffers and trim objects for a size change. */
+int lc_truncate_data(struct lclient *c, struct lc_inode *in, uint64_t old_size, uint64_t new_size);
+
+/* ---- internal construction for tests (no MDS) ----------------------------- */
+/** lclient_create_local - a client on an open data pool, no MDS session. */
+int lclient_create_local(struct store_pool *data, struct lclient **out);
+
+static inline struct mdsp_time lc_now_mdsp(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (struct mdsp_time){ .sec = ts.tv_sec, .nsec = (uint32_t)ts.tv_nsec };
+}
+
+#endif

@@ -1,0 +1,197 @@
+/*
+ * dentry.c - the client's dentry cache.
+ *
+ * One cds_lfht for all directories, keyed by (parent ino, name): lookups of
+ * a cached name take no lock at all, which is what a storm of stat()s
+ * through FUSE on one big directory needs.  An entry maps the name to an
+ * ino (0: a negative entry, the name is known not to exist) and is valid
+ * until its deadline (client_entry_timeout, client_negative_timeout, or
+ * client_caps_timeout while the directory holds shared caps) and while the
+ * parent's dentry generation (dir->dgen) is the one it was cached under.
+ * Bumping dgen invalidates every entry of a directory in O(1); the stale
+ * entries are replaced on the next lookup or dropped by the trimmer.
+ *
+ * Entries hold no inode reference: a hit resolves the ino through the inode
+ * cache, and an evicted inode simply turns the hit into a miss.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "client/client_int.h"
+#include "common/config.h"
+#include "common/log.h"
+#include "common/time.h"
+
+struct lc_dentry {
+	struct cds_lfht_node hnode;
+	struct rcu_head rcu;
+	uint64_t parent;
+	uint64_t ino;       /* 0: negative */
+	uint64_t dgen;      /* parent's dgen at insert */
+	uint64_t until;     /* mono ns */
+	char name[];
+};
+
+struct dkey {
+	uint64_t parent;
+	const char *name;
+};
+
+static unsigned long dhash(uint64_t parent, const char *name)
+{
+	/* FNV-1a over the name, mixed with the parent */
+	uint64_t h = 0xcbf29ce484222325ull ^ (parent * 0x9e3779b97f4a7c15ull);
+	for (const unsigned char *p = (const unsigned char *)name; *p; p++) {
+		h ^= *p;
+		h *= 0x100000001b3ull;
+	}
+	return (unsigned long)(h ^ (h >> 32));
+}
+
+static int dmatch(struct cds_lfht_node *node, const void *key)
+{
+	const struct lc_dentry *d = caa_container_of(node, struct lc_dentry, hnode);
+	const struct dkey *k = key;
+	return d->parent == k->parent && strcmp(d->name, k->name) == 0;
+}
+
+static void dentry_free_rcu(struct rcu_head *h)
+{
+	free(caa_container_of(h, struct lc_dentry, rcu));
+}
+
+int lc_dcache_init(struct lclient *c)
+{
+	c->dentries = cds_lfht_new(1024, 1024, 0, CDS_LFHT_AUTO_RESIZE | CDS_LFHT_ACCOUNTING, NULL);
+	return c->dentries ? 0 : -ENOMEM;
+}
+
+void lc_dcache_destroy(struct lclient *c)
+{
+	struct cds_lfht_iter it;
+	struct lc_dentry *d;
+
+	if (!c->dentries)
+		return;
+	rcu_read_lock();
+	LC_LFHT_FOR_EACH(c->dentries, &it, d, hnode) {
+		if (!cds_lfht_del(c->dentries, &d->hnode))
+			call_rcu(&d->rcu, dentry_free_rcu);
+	}
+	rcu_read_unlock();
+	rcu_barrier_bp();
+	cds_lfht_destroy(c->dentries, NULL);
+	c->dentries = NULL;
+}
+
+int lc_dcache_lookup(struct lclient *c, struct lc_inode *dir, const char *name, uint64_t *ino)
+{
+	struct dkey k = { .parent = dir->ino, .name = name };
+	struct cds_lfht_iter it;
+	struct cds_lfht_node *node;
+	int found = 0;
+
+	rcu_read_lock();
+	cds_lfht_lookup(c->dentries, dhash(k.parent, name), dmatch, &k, &it);
+	node = cds_lfht_iter_get_node(&it);
+	if (node) {
+		struct lc_dentry *d = caa_container_of(node, struct lc_dentry, hnode);
+		if (d->dgen == atomic_load_explicit(&dir->dgen, memory_order_acquire) && now_mono_ns() < d->until) {
+			*ino = d->ino;
+			found = 1;
+		}
+	}
+	rcu_read_unlock();
+	return found;
+}
+
+void lc_dcache_add(struct lclient *c, struct lc_inode *dir, const char *name, uint64_t ino)
+{
+	size_t nl = strlen(name);
+	struct lc_dentry *d = malloc(sizeof(*d) + nl + 1);
+	uint64_t tmo;
+
+	if (!d)
+		return;
+	if (ino == 0)
+		tmo = lc_secs_ns(CFG_client_negative_timeout);
+	else {
+		pthread_mutex_lock(&dir->lock);
+		bool shared = dir->caps & MDSP_CAP_SHARED;
+		pthread_mutex_unlock(&dir->lock);
+		tmo = lc_secs_ns(shared ? CFG_client_caps_timeout : CFG_client_entry_timeout);
+	}
+	if (tmo == 0) {
+		free(d);
+		lc_dcache_remove(c, dir->ino, name);
+		return;
+	}
+	cds_lfht_node_init(&d->hnode);
+	d->parent = dir->ino;
+	d->ino = ino;
+	d->dgen = atomic_load(&dir->dgen);
+	d->until = now_mono_ns() + tmo;
+	memcpy(d->name, name, nl + 1);
+
+	struct dkey k = { .parent = dir->ino, .name = d->name };
+	rcu_read_lock();
+	struct cds_lfht_node *old = cds_lfht_add_replace(c->dentries, dhash(k.parent, name), dmatch, &k, &d->hnode);
+	rcu_read_unlock();
+	if (old)
+		call_rcu(&caa_container_of(old, struct lc_dentry, hnode)->rcu, dentry_free_rcu);
+	else
+		atomic_fetch_add(&c->ndentries, 1);
+}
+
+void lc_dcache_remove(struct lclient *c, uint64_t dir_ino, const char *name)
+{
+	struct dkey k = { .parent = dir_ino, .name = name };
+	struct cds_lfht_iter it;
+	struct cds_lfht_node *node;
+
+	rcu_read_lock();
+	cds_lfht_lookup(c->dentries, dhash(dir_ino, name), dmatch, &k, &it);
+	node = cds_lfht_iter_get_node(&it);
+	if (node && !cds_lfht_del(c->dentries, node)) {
+		atomic_fetch_sub(&c->ndentries, 1);
+		call_rcu(&caa_container_of(node, struct lc_dentry, hnode)->rcu, dentry_free_rcu);
+	}
+	rcu_read_unlock();
+}
+
+void lc_dcache_invalidate_dir(struct lc_inode *dir)
+{
+	atomic_fetch_add_explicit(&dir->dgen, 1, memory_order_release);
+}
+
+/*
+ * Drop expired entries once the table is larger than the inode cache bound
+ * (a dentry is tiny, but a long-running mount must not grow without end).
+ * Stale-generation entries are caught by their deadline: the longest one is
+ * client_caps_timeout.
+ */
+void lc_dcache_trim(struct lclient *c)
+{
+	uint64_t max = cfg_uint(CFG_client_cache_size) * 2;
+	struct cds_lfht_iter it;
+	struct lc_dentry *d;
+	uint64_t now = now_mono_ns();
+
+	if (atomic_load(&c->ndentries) <= max)
+		return;
+	for (int pass = 0; pass < 2 && atomic_load(&c->ndentries) > max - max / 8; pass++) {
+		rcu_read_lock();
+		LC_LFHT_FOR_EACH(c->dentries, &it, d, hnode) {
+			if (atomic_load(&c->ndentries) <= max - max / 8)
+				break;
+			if (pass == 0 && now < d->until)
+				continue;
+			if (!cds_lfht_del(c->dentries, &d->hnode)) {
+				atomic_fetch_sub(&c->ndentries, 1);
+				call_rcu(&d->rcu, dentry_free_rcu);
+			}
+		}
+		rcu_read_unlock();
+	}
+}

@@ -1,0 +1,365 @@
+/*
+ * file.c - open files: read with sequential readahead, write, flush, fsync.
+ *
+ * Reads go straight to the data objects (objio.c) and are clamped to the
+ * size the client knows (the MDS's, or larger after local buffered writes).
+ * Buffered data not yet written back is overlaid on what the store returns:
+ * the overlay is copied before the store read is issued, so a writeback that
+ * completes in between cannot make the read see older bytes.
+ *
+ * Readahead is per open handle, like the kernel's file_ra_state: a read that
+ * starts where the previous one ended is sequential; the window starts at
+ * 128 KiB (or the read size) and doubles up to client_readahead_max.  A
+ * sequential miss reads the whole window at once (objects in parallel) and
+ * serves the following reads from it; when the reader has consumed half of
+ * the buffer the next window is prefetched asynchronously, so a streaming
+ * reader finds its data already there.  Buffers are tagged with the inode's
+ * data_gen and dropped when a write or truncate bumped it.  Reads through
+ * one handle are serialised by fh->ra_lock (the handle's stream position,
+ * as Linux' f_pos_lock), which is held across the read of that handle only.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "client/client_int.h"
+#include "common/config.h"
+#include "common/log.h"
+#include "common/time.h"
+
+#define RA_MIN (128u << 10)
+
+struct ra_pending {
+	uint64_t off;
+	size_t len;
+	char *buf;
+	uint64_t gen;
+	struct lc_io_batch b;
+};
+
+struct lc_fh *lc_fh_new(struct lclient *c, struct lc_inode *in, int flags, const struct lc_cred *cr)
+{
+	struct lc_fh *fh = calloc(1, sizeof(*fh));
+
+	if (!fh)
+		return NULL;
+	lc_get(in);
+	fh->in = in;
+	fh->flags = flags;
+	if (cr)
+		fh->cred = *cr;
+	pthread_mutex_init(&fh->ra_lock, NULL);
+	fh->ra_last_end = UINT64_MAX;
+	if ((flags & O_ACCMODE) != O_RDONLY) {
+		pthread_mutex_lock(&in->lock);
+		in->nwriters++;
+		pthread_mutex_unlock(&in->lock);
+	}
+	return fh;
+}
+
+static void ra_drop_pending(struct lc_fh *fh)
+{
+	struct ra_pending *p = fh->ra_next;
+
+	if (!p)
+		return;
+	fh->ra_next = NULL;
+	lc_io_batch_wait(&p->b);
+	free(p->buf);
+	free(p);
+}
+
+static void ra_drop(struct lc_fh *fh)
+{
+	ra_drop_pending(fh);
+	free(fh->ra_buf);
+	fh->ra_buf = NULL;
+	fh->ra_len = 0;
+}
+
+void lc_fh_free(struct lclient *c, struct lc_fh *fh)
+{
+	pthread_mutex_lock(&fh->ra_lock);
+	ra_drop(fh);
+	pthread_mutex_unlock(&fh->ra_lock);
+	if ((fh->flags & O_ACCMODE) != O_RDONLY) {
+		pthread_mutex_lock(&fh->in->lock);
+		fh->in->nwriters--;
+		pthread_mutex_unlock(&fh->in->lock);
+	}
+	pthread_mutex_destroy(&fh->ra_lock);
+	lc_put(c, fh->in);
+	free(fh);
+}
+
+struct lc_inode *lc_fh_inode(struct lc_fh *fh)
+{
+	return fh->in;
+}
+
+static bool has_buffered(struct lc_inode *in)
+{
+	pthread_mutex_lock(&in->lock);
+	bool b = in->dirty || in->flushing;
+	pthread_mutex_unlock(&in->lock);
+	return b;
+}
+
+/* read [off, off+len) from the objects with the buffered overlay */
+static int read_direct(struct lclient *c, struct lc_inode *in, uint32_t osize, uint64_t off, size_t len,
+		       char *buf)
+{
+	struct lc_extent *snap = NULL;
+	int r;
+
+	if (has_buffered(in))
+		snap = lc_wb_snapshot(in, off, len);
+	r = lc_obj_read(c, in->ino, osize, off, len, buf);
+	lc_wb_apply_snapshot(snap, off, len, buf);
+	return r;
+}
+
+static void ra_prefetch(struct lclient *c, struct lc_fh *fh, uint32_t osize, uint64_t off, size_t len, uint64_t gen)
+{
+	struct ra_pending *p = calloc(1, sizeof(*p));
+
+	if (!p)
+		return;
+	p->buf = malloc(len);
+	if (!p->buf) {
+		free(p);
+		return;
+	}
+	p->off = off;
+	p->len = len;
+	p->gen = gen;
+	lc_io_batch_init(&p->b);
+	lc_io_batch_read(c, &p->b, fh->in->ino, osize, off, len, p->buf);
+	fh->ra_next = p;
+}
+
+/* fh->ra_lock held.  Try to serve the read from the readahead buffers. */
+static bool ra_serve(struct lclient *c, struct lc_fh *fh, uint64_t off, size_t len, char *buf, uint64_t gen)
+{
+	struct ra_pending *p = fh->ra_next;
+
+	/* the prefetch holds the start of this read: wait for it, make it current */
+	if (p && off >= p->off && off < p->off + p->len) {
+		fh->ra_next = NULL;
+		int r = lc_io_batch_wait(&p->b);
+		free(fh->ra_buf);
+		fh->ra_buf = NULL;
+		fh->ra_len = 0;
+		if (r == 0 && p->gen == gen) {
+			fh->ra_buf = p->buf;
+			fh->ra_off = p->off;
+			fh->ra_len = p->len;
+			fh->ra_gen = p->gen;
+		} else {
+			free(p->buf);
+		}
+		free(p);
+	}
+	if (!fh->ra_buf || fh->ra_gen != gen)
+		return false;
+	if (off < fh->ra_off || off + len > fh->ra_off + fh->ra_len)
+		return false;
+	memcpy(buf, fh->ra_buf + (off - fh->ra_off), len);
+	return true;
+}
+
+ssize_t lc_read(struct lclient *c, struct lc_fh *fh, off_t offset, size_t len, void *vbuf)
+{
+	struct lc_inode *in = fh->in;
+	char *buf = vbuf;
+	uint64_t off = (uint64_t)offset;
+	uint64_t t0 = now_mono_ns();
+	int r = 0;
+
+	if (offset < 0)
+		return -EINVAL;
+	if ((fh->flags & O_ACCMODE) == O_WRONLY)
+		return -EBADF;
+	uint64_t size = lc_inode_size(in);
+	if (off >= size || len == 0)
+		return 0;
+	if (len > size - off)
+		len = (size_t)(size - off);
+	uint32_t osize = lc_inode_object_size(in);
+	uint64_t ramax = cfg_uint(CFG_client_readahead_max);
+
+	if (!ramax || has_buffered(in)) {
+		r = read_direct(c, in, osize, off, len, buf);
+		goto out;
+	}
+
+	pthread_mutex_lock(&fh->ra_lock);
+	uint64_t gen = atomic_load(&in->data_gen);
+	bool seq = off == fh->ra_last_end ||
+		   (fh->ra_buf && off >= fh->ra_off && off < fh->ra_off + fh->ra_len);
+	if (ra_serve(c, fh, off, len, buf, gen)) {
+		perf_inc(&c->perf.ra_hit, 1);
+	} else if (seq) {
+		/* sequential miss: read a whole window, keep it */
+		perf_inc(&c->perf.ra_miss, 1);
+		size_t win = fh->ra_win ? fh->ra_win * 2 : RA_MIN;
+		if (win < len)
+			win = len;
+		if (win > ramax)
+			win = ramax > len ? (size_t)ramax : len;
+		fh->ra_win = win;
+		uint64_t want = win;
+		if (want > size - off)
+			want = size - off;
+		ra_drop(fh);
+		char *nb = malloc(want);
+		if (!nb) {
+			r = read_direct(c, in, osize, off, len, buf);
+		} else {
+			r = lc_obj_read(c, in->ino, osize, off, want, nb);
+			if (r == 0) {
+				memcpy(buf, nb, len);
+				fh->ra_buf = nb;
+				fh->ra_off = off;
+				fh->ra_len = want;
+				fh->ra_gen = gen;
+				perf_inc(&c->perf.ra_bytes, want - len);
+			} else {
+				free(nb);
+			}
+		}
+	} else {
+		/* random access: no readahead, shrink the window */
+		fh->ra_win = 0;
+		r = read_direct(c, in, osize, off, len, buf);
+	}
+	fh->ra_last_end = off + len;
+	/* keep one window ahead of a sequential reader */
+	if (r == 0 && seq && fh->ra_buf && !fh->ra_next && fh->ra_win) {
+		uint64_t bend = fh->ra_off + fh->ra_len;
+		if (bend < size && bend - (off + len) <= fh->ra_win / 2) {
+			size_t n = fh->ra_win;
+			if (n > size - bend)
+				n = (size_t)(size - bend);
+			ra_prefetch(c, fh, osize, bend, n, gen);
+			perf_inc(&c->perf.ra_bytes, n);
+		}
+	}
+	pthread_mutex_unlock(&fh->ra_lock);
+out:
+	if (r < 0)
+		return r;
+	perf_inc(&c->perf.rd_bytes, len);
+	hist_add(&c->perf.read_lat, now_mono_ns() - t0);
+	return (ssize_t)len;
+}
+
+ssize_t lc_write(struct lclient *c, struct lc_fh *fh, off_t offset, size_t len, const void *buf)
+{
+	struct lc_inode *in = fh->in;
+	uint64_t off = (uint64_t)offset;
+	uint64_t t0 = now_mono_ns();
+	bool append = fh->flags & O_APPEND;
+	int r;
+
+	if (offset < 0)
+		return -EINVAL;
+	if ((fh->flags & O_ACCMODE) == O_RDONLY)
+		return -EBADF;
+	if (len == 0)
+		return 0;
+	if (fh->flags & (O_SYNC | O_DSYNC | O_DIRECT)) {
+		/* write through: buffered data of this inode goes first */
+		r = lc_wb_flush_data(c, in);
+		if (r < 0)
+			return r;
+		uint32_t osize = lc_inode_object_size(in);
+		if (append)
+			off = lc_inode_size(in);
+		r = lc_obj_write(c, in->ino, osize, off, len, buf);
+		if (r < 0)
+			return r;
+		pthread_mutex_lock(&in->lock);
+		uint64_t cur = in->mi.size;
+		if ((in->dirty_meta & MDSP_DIRTY_SIZE) && in->wsize > cur)
+			cur = in->wsize;
+		in->wsize = off + len > cur ? off + len : cur;
+		in->wmtime = lc_now_mdsp();
+		in->dirty_meta |= MDSP_DIRTY_SIZE | MDSP_DIRTY_MTIME;
+		in->wcred = fh->cred;
+		atomic_fetch_add(&in->data_gen, 1);
+		lc_mark_dirty_locked(c, in);
+		pthread_mutex_unlock(&in->lock);
+		if (fh->flags & (O_SYNC | O_DSYNC)) {
+			r = lc_wb_report(c, in);
+			if (r == 0 && c->mdsc)
+				r = mdsc_sync(c->mdsc);
+			if (r < 0)
+				return r;
+		}
+	} else {
+		r = lc_wb_write(c, in, &off, len, buf, &fh->cred, append);
+		if (r < 0)
+			return r;
+	}
+	fh->wrote = true;
+	perf_inc(&c->perf.wr_bytes, len);
+	hist_add(&c->perf.write_lat, now_mono_ns() - t0);
+	return (ssize_t)len;
+}
+
+int lc_flush(struct lclient *c, struct lc_fh *fh)
+{
+	if ((fh->flags & O_ACCMODE) == O_RDONLY && !fh->wrote)
+		return 0;
+	return lc_wb_flush(c, fh->in);
+}
+
+int lc_fsync(struct lclient *c, struct lc_fh *fh, bool datasync)
+{
+	int r = lc_wb_flush(c, fh->in);
+
+	if (r < 0)
+		return r;
+	/* the size report (and any earlier namespace change) must be journaled */
+	if (c->mdsc)
+		r = mdsc_sync(c->mdsc);
+	return r;
+}
+
+int lc_release(struct lclient *c, struct lc_fh *fh)
+{
+	int r = 0;
+
+	if ((fh->flags & O_ACCMODE) != O_RDONLY || fh->wrote)
+		r = lc_wb_flush(c, fh->in);
+	lc_fh_free(c, fh);
+	return r;
+}
+
+int lc_sync_fs(struct lclient *c)
+{
+	int r = lc_flush_all(c);
+	if (c->mdsc) {
+		int r2 = mdsc_sync(c->mdsc);
+		if (r == 0)
+			r = r2;
+	}
+	return r;
+}
+
+int lc_truncate_data(struct lclient *c, struct lc_inode *in, uint64_t old_size, uint64_t new_size)
+{
+	uint32_t osize = lc_inode_object_size(in);
+
+	lc_wb_discard_past(c, in, new_size);
+	pthread_mutex_lock(&in->lock);
+	in->mi.size = new_size;
+	pthread_mutex_unlock(&in->lock);
+	if (new_size >= old_size)
+		return 0;
+	return lc_obj_truncate(c, in->ino, osize, old_size, new_size);
+}

@@ -1,0 +1,497 @@
+/*
+ * inode.c - the client's inode cache.
+ *
+ * A cds_lfht keyed by ino holds every inode the client knows.  Lookups
+ * (lc_ino_to_inode, lc_inode_update's find step) run under rcu_read_lock()
+ * and take no lock: they find the node and take a reference with a CAS that
+ * refuses inodes already marked dead by the trimmer.  Attributes live under
+ * the inode's own mutex, so the hot paths (getattr of a cached inode from
+ * 32 FUSE threads) contend only when they hit the same inode.
+ *
+ * References: lc_get/lc_put/lc_forget count the pointers handed out (FUSE's
+ * nlookup, open handles, the dirty list, callers in between).  The cache
+ * holds no reference; see client_int.h for how unreferenced inodes are
+ * evicted and freed.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <json-c/json.h>
+
+#include "client/client_int.h"
+#include "common/config.h"
+#include "common/log.h"
+#include "common/time.h"
+
+static inline unsigned long ino_hash(uint64_t ino)
+{
+	uint64_t h = ino * 0x9e3779b97f4a7c15ull;
+	return (unsigned long)(h ^ (h >> 29));
+}
+
+static int ino_match(struct cds_lfht_node *node, const void *key)
+{
+	const struct lc_inode *in = caa_container_of(node, struct lc_inode, hnode);
+	return in->ino == *(const uint64_t *)key;
+}
+
+int lc_icache_init(struct lclient *c)
+{
+	c->inodes = cds_lfht_new(1024, 1024, 0, CDS_LFHT_AUTO_RESIZE | CDS_LFHT_ACCOUNTING, NULL);
+	return c->inodes ? 0 : -ENOMEM;
+}
+
+static void extents_free(struct lc_extent *e)
+{
+	while (e) {
+		struct lc_extent *n = e->next;
+		free(e->buf);
+		free(e);
+		e = n;
+	}
+}
+
+static void inode_free(struct lc_inode *in)
+{
+	pthread_mutex_destroy(&in->lock);
+	pthread_cond_destroy(&in->cond);
+	free(in->symlink);
+	if (in->rd)
+		lc_rd_batch_put(in->rd);
+	extents_free(in->dirty);
+	extents_free(in->flushing);
+	free(in);
+}
+
+static void inode_free_rcu(struct rcu_head *h)
+{
+	inode_free(caa_container_of(h, struct lc_inode, rcu));
+}
+
+void lc_icache_destroy(struct lclient *c)
+{
+	struct cds_lfht_iter it;
+	struct lc_inode *in;
+
+	if (!c->inodes)
+		return;
+	rcu_read_lock();
+	LC_LFHT_FOR_EACH(c->inodes, &it, in, hnode) {
+		if (!cds_lfht_del(c->inodes, &in->hnode))
+			call_rcu(&in->rcu, inode_free_rcu);
+	}
+	rcu_read_unlock();
+	/* every callback must have run before the table goes */
+	rcu_barrier_bp();
+	cds_lfht_destroy(c->inodes, NULL);
+	c->inodes = NULL;
+}
+
+/* a reference unless the inode is already dead (evicted) */
+static bool get_unless_dead(struct lc_inode *in)
+{
+	int64_t v = atomic_load_explicit(&in->ref, memory_order_relaxed);
+
+	do {
+		if (v < 0)
+			return false;
+	} while (!atomic_compare_exchange_weak_explicit(&in->ref, &v, v + 1, memory_order_acquire,
+						       memory_order_relaxed));
+	return true;
+}
+
+void lc_get(struct lc_inode *in)
+{
+	atomic_fetch_add_explicit(&in->ref, 1, memory_order_relaxed);
+}
+
+static void put_n(struct lclient *c, struct lc_inode *in, int64_t n)
+{
+	int64_t old = atomic_fetch_sub_explicit(&in->ref, n, memory_order_acq_rel);
+
+	if (old < n) {
+		derr(CLIENT, "inode %llx: reference count underflow (%lld - %lld)", (unsigned long long)in->ino,
+		     (long long)old, (long long)n);
+		atomic_store(&in->ref, 0);
+	}
+	if (old > n)
+		return;
+	if (!atomic_load_explicit(&in->unhashed, memory_order_acquire))
+		return; /* stays cached, unreferenced, until trimmed */
+	int64_t zero = 0;
+	if (atomic_compare_exchange_strong(&in->ref, &zero, LC_REF_DEAD))
+		call_rcu(&in->rcu, inode_free_rcu);
+}
+
+void lc_put(struct lclient *c, struct lc_inode *in)
+{
+	if (in)
+		put_n(c, in, 1);
+}
+
+void lc_forget(struct lclient *c, struct lc_inode *in, uint64_t n)
+{
+	if (in && n)
+		put_n(c, in, (int64_t)n);
+}
+
+uint64_t lc_ino(const struct lc_inode *in)
+{
+	return in->ino;
+}
+
+struct lc_inode *lc_ino_to_inode(struct lclient *c, uint64_t ino)
+{
+	struct cds_lfht_iter it;
+	struct cds_lfht_node *node;
+	struct lc_inode *in = NULL;
+
+	rcu_read_lock();
+	cds_lfht_lookup(c->inodes, ino_hash(ino), ino_match, &ino, &it);
+	node = cds_lfht_iter_get_node(&it);
+	if (node) {
+		in = caa_container_of(node, struct lc_inode, hnode);
+		if (!get_unless_dead(in))
+			in = NULL;
+	}
+	rcu_read_unlock();
+	if (in)
+		atomic_store_explicit(&in->last_used, now_mono_ns(), memory_order_relaxed);
+	return in;
+}
+
+void lc_inode_unhash(struct lclient *c, struct lc_inode *in)
+{
+	bool was = atomic_exchange(&in->unhashed, true);
+
+	if (was)
+		return;
+	rcu_read_lock();
+	if (!cds_lfht_del(c->inodes, &in->hnode))
+		atomic_fetch_sub(&c->ninodes, 1);
+	rcu_read_unlock();
+}
+
+static struct lc_inode *inode_alloc(struct lclient *c, uint64_t ino)
+{
+	struct lc_inode *in = calloc(1, sizeof(*in));
+	pthread_condattr_t ca;
+
+	if (!in)
+		return NULL;
+	cds_lfht_node_init(&in->hnode);
+	in->c = c;
+	in->ino = ino;
+	atomic_init(&in->ref, 1);
+	atomic_init(&in->last_used, now_mono_ns());
+	atomic_init(&in->dgen, 1);
+	pthread_mutex_init(&in->lock, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&in->cond, &ca);
+	pthread_condattr_destroy(&ca);
+	return in;
+}
+
+uint64_t lc_secs_ns(int id)
+{
+	double s = cfg_double((enum cfg_opt_id)id);
+	return s <= 0 ? 0 : (uint64_t)(s * 1e9);
+}
+
+double lc_secs(int id)
+{
+	return cfg_double((enum cfg_opt_id)id);
+}
+
+static void apply_mi_locked(struct lc_inode *in, const struct mdsp_inode *mi, bool fresh)
+{
+	/* an older reply must not overwrite a newer state (change only grows) */
+	if (!fresh && mi->change < in->mi.change)
+		return;
+	uint64_t old_mtime = (uint64_t)in->mi.mtime.sec;
+	uint32_t old_nsec = in->mi.mtime.nsec;
+	in->mi = *mi;
+	if (in->mi.object_size == 0)
+		in->mi.object_size = in->c->default_object_size;
+	if (!fresh && S_ISDIR(mi->mode) && (old_mtime != (uint64_t)mi->mtime.sec || old_nsec != mi->mtime.nsec)) {
+		/* the directory changed under us (another client): drop its listing */
+		if (in->rd) {
+			lc_rd_batch_put(in->rd);
+			in->rd = NULL;
+		}
+	}
+	in->attr_until = now_mono_ns() + lc_secs_ns(CFG_client_attr_timeout);
+}
+
+struct lc_inode *lc_inode_update(struct lclient *c, const struct mdsp_inode *mi, uint32_t caps,
+				 uint64_t cap_seq)
+{
+	struct lc_inode *in, *nin = NULL;
+	uint64_t ino = mi->ino;
+	int spins = 0;
+
+	for (;;) {
+		in = lc_ino_to_inode(c, ino);
+		if (in && mi->generation && in->mi.generation && in->mi.generation != mi->generation) {
+			/* the ino was reused: the old inode is stale */
+			dout(CLIENT, 10, "inode %llx: generation %llu -> %llu, replacing", (unsigned long long)ino,
+			     (unsigned long long)in->mi.generation, (unsigned long long)mi->generation);
+			lc_inode_unhash(c, in);
+			lc_put(c, in);
+			in = NULL;
+		}
+		if (in)
+			break;
+		if (!nin) {
+			nin = inode_alloc(c, ino);
+			if (!nin)
+				return NULL;
+			nin->mi = *mi;
+			if (nin->mi.object_size == 0)
+				nin->mi.object_size = c->default_object_size;
+			nin->attr_until = now_mono_ns() + lc_secs_ns(CFG_client_attr_timeout);
+		}
+		rcu_read_lock();
+		struct cds_lfht_node *got =
+			cds_lfht_add_unique(c->inodes, ino_hash(ino), ino_match, &ino, &nin->hnode);
+		rcu_read_unlock();
+		if (got == &nin->hnode) {
+			atomic_fetch_add(&c->ninodes, 1);
+			in = nin;
+			nin = NULL;
+			pthread_mutex_lock(&in->lock);
+			lc_caps_apply_locked(in, caps, cap_seq);
+			pthread_mutex_unlock(&in->lock);
+			return in;
+		}
+		/* someone else inserted it (or a dead one is being removed): retry */
+		if (++spins > 1000) {
+			inode_free(nin);
+			return NULL;
+		}
+		if (spins > 10)
+			sched_yield();
+	}
+	if (nin)
+		inode_free(nin);
+	pthread_mutex_lock(&in->lock);
+	apply_mi_locked(in, mi, false);
+	lc_caps_apply_locked(in, caps, cap_seq);
+	pthread_mutex_unlock(&in->lock);
+	return in;
+}
+
+void lc_inode_refresh(struct lc_inode *in, const struct mdsp_inode *mi)
+{
+	pthread_mutex_lock(&in->lock);
+	apply_mi_locked(in, mi, false);
+	pthread_mutex_unlock(&in->lock);
+}
+
+bool lc_inode_attr_valid_locked(const struct lc_inode *in, uint64_t now)
+{
+	return now < in->attr_until;
+}
+
+void lc_inode_invalidate(struct lc_inode *in)
+{
+	pthread_mutex_lock(&in->lock);
+	in->attr_until = 0;
+	pthread_mutex_unlock(&in->lock);
+}
+
+static struct timespec ts_of(struct mdsp_time t)
+{
+	return (struct timespec){ .tv_sec = (time_t)t.sec, .tv_nsec = (long)t.nsec };
+}
+
+void lc_attr_from_mdsp(const struct mdsp_inode *mi, struct lc_attr *a)
+{
+	memset(a, 0, sizeof(*a));
+	a->ino = mi->ino;
+	a->generation = mi->generation;
+	a->change = mi->change;
+	a->mode = mi->mode;
+	a->uid = mi->uid;
+	a->gid = mi->gid;
+	a->nlink = mi->nlink;
+	a->size = mi->size;
+	a->blocks = (mi->size + 511) / 512;
+	a->blksize = mi->object_size ? mi->object_size : LC_DEFAULT_OBJECT_SIZE;
+	if (a->blksize > (1u << 22))
+		a->blksize = 1u << 22;
+	a->rdev = (dev_t)mi->rdev;
+	a->atime = ts_of(mi->atime);
+	a->mtime = ts_of(mi->mtime);
+	a->ctime = ts_of(mi->ctime);
+	a->btime = ts_of(mi->btime);
+	if (S_ISDIR(mi->mode))
+		a->size = mi->files;
+}
+
+void lc_inode_fill_attr_locked(const struct lc_inode *in, struct lc_attr *attr)
+{
+	lc_attr_from_mdsp(&in->mi, attr);
+	if (in->dirty_meta & MDSP_DIRTY_SIZE) {
+		if (in->wsize > attr->size) {
+			attr->size = in->wsize;
+			attr->blocks = (in->wsize + 511) / 512;
+		}
+	}
+	if (in->dirty_meta & MDSP_DIRTY_MTIME) {
+		attr->mtime = ts_of(in->wmtime);
+		attr->ctime = attr->mtime;
+		attr->change = in->mi.change + 1;
+	}
+}
+
+void lc_inode_fill_attr(struct lc_inode *in, struct lc_attr *attr)
+{
+	pthread_mutex_lock(&in->lock);
+	lc_inode_fill_attr_locked(in, attr);
+	pthread_mutex_unlock(&in->lock);
+}
+
+uint32_t lc_inode_object_size(struct lc_inode *in)
+{
+	uint32_t os;
+
+	pthread_mutex_lock(&in->lock);
+	os = in->mi.object_size ? in->mi.object_size : in->c->default_object_size;
+	pthread_mutex_unlock(&in->lock);
+	return os;
+}
+
+uint64_t lc_inode_size(struct lc_inode *in)
+{
+	uint64_t s;
+
+	pthread_mutex_lock(&in->lock);
+	s = in->mi.size;
+	if ((in->dirty_meta & MDSP_DIRTY_SIZE) && in->wsize > s)
+		s = in->wsize;
+	pthread_mutex_unlock(&in->lock);
+	return s;
+}
+
+static bool in_groups(const struct lc_cred *cr, gid_t g)
+{
+	if (cr->gid == g)
+		return true;
+	for (int i = 0; i < cr->ngroups && i < LC_MAX_GROUPS; i++)
+		if (cr->groups[i] == g)
+			return true;
+	return false;
+}
+
+int lc_perm_check(const struct lc_attr *a, int mask, const struct lc_cred *cr)
+{
+	mode_t m = a->mode;
+
+	mask &= 7;
+	if (!cr || cr->uid == 0) {
+		/* root: everything but executing a file nobody may execute */
+		if ((mask & 1) && !S_ISDIR(m) && !(m & 0111))
+			return -EACCES;
+		return 0;
+	}
+	unsigned int bits;
+	if (cr->uid == a->uid)
+		bits = (m >> 6) & 7;
+	else if (in_groups(cr, a->gid))
+		bits = (m >> 3) & 7;
+	else
+		bits = m & 7;
+	return (bits & (unsigned int)mask) == (unsigned int)mask ? 0 : -EACCES;
+}
+
+static bool inode_clean_locked(const struct lc_inode *in)
+{
+	return !in->dirty && !in->flushing && !in->dirty_meta && !in->on_dirty_list && !in->flushing_now;
+}
+
+/* evict one unreferenced inode; rcu_read_lock held */
+static bool try_evict(struct lclient *c, struct lc_inode *in)
+{
+	int64_t zero = 0;
+
+	if (in == c->root)
+		return false;
+	pthread_mutex_lock(&in->lock);
+	bool clean = inode_clean_locked(in);
+	uint32_t caps = in->caps;
+	uint64_t seq = in->cap_seq;
+	pthread_mutex_unlock(&in->lock);
+	if (!clean)
+		return false;
+	if (!atomic_compare_exchange_strong(&in->ref, &zero, LC_REF_DEAD))
+		return false;
+	if (!atomic_exchange(&in->unhashed, true)) {
+		if (!cds_lfht_del(c->inodes, &in->hnode))
+			atomic_fetch_sub(&c->ninodes, 1);
+	}
+	if (caps && c->mdsc) {
+		struct mdsp_caps m = { .op = MDSP_CAPS_RELEASE, .ino = in->ino, .caps = 0, .seq = seq };
+		mdsc_send_caps(c->mdsc, &m);
+	}
+	perf_inc(&c->perf.ino_evicted, 1);
+	call_rcu(&in->rcu, inode_free_rcu);
+	return true;
+}
+
+void lc_icache_trim(struct lclient *c)
+{
+	uint64_t max = cfg_uint(CFG_client_cache_size);
+	uint64_t n = atomic_load(&c->ninodes);
+	struct cds_lfht_iter it;
+	struct lc_inode *in;
+
+	if (n <= max)
+		return;
+	uint64_t target = max - max / 8;
+	uint64_t now = now_mono_ns();
+	/* first pass spares what was used in the last second; second takes any */
+	for (int pass = 0; pass < 2 && atomic_load(&c->ninodes) > target; pass++) {
+		rcu_read_lock();
+		LC_LFHT_FOR_EACH(c->inodes, &it, in, hnode) {
+			if (atomic_load(&c->ninodes) <= target)
+				break;
+			if (atomic_load_explicit(&in->ref, memory_order_relaxed) != 0)
+				continue;
+			if (pass == 0 && now - atomic_load(&in->last_used) < 1000000000ull)
+				continue;
+			try_evict(c, in);
+		}
+		rcu_read_unlock();
+	}
+}
+
+struct json_object *lc_icache_dump(struct lclient *c)
+{
+	struct json_object *arr = json_object_new_array();
+	struct cds_lfht_iter it;
+	struct lc_inode *in;
+	uint64_t now = now_mono_ns();
+
+	rcu_read_lock();
+	LC_LFHT_FOR_EACH(c->inodes, &it, in, hnode) {
+		struct json_object *o = json_object_new_object();
+		pthread_mutex_lock(&in->lock);
+		json_object_object_add(o, "ino", json_object_new_uint64(in->ino));
+		json_object_object_add(o, "ref", json_object_new_int64(atomic_load(&in->ref)));
+		json_object_object_add(o, "mode", json_object_new_int((int)in->mi.mode));
+		json_object_object_add(o, "size", json_object_new_uint64(in->mi.size));
+		json_object_object_add(o, "wsize", json_object_new_uint64(in->wsize));
+		json_object_object_add(o, "caps", json_object_new_int((int)in->caps));
+		json_object_object_add(o, "cap_seq", json_object_new_uint64(in->cap_seq));
+		json_object_object_add(o, "attr_valid", json_object_new_boolean(now < in->attr_until));
+		json_object_object_add(o, "dirty_bytes", json_object_new_uint64(in->dirty_bytes));
+		json_object_object_add(o, "dirty_meta", json_object_new_int((int)in->dirty_meta));
+		pthread_mutex_unlock(&in->lock);
+		json_object_array_add(arr, o);
+	}
+	rcu_read_unlock();
+	return arr;
+}

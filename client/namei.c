@@ -1,0 +1,777 @@
+/*
+ * namei.c - namespace operations of client.h mapped to MDS requests.
+ *
+ * Each operation builds one request (op and arguments as the comments on
+ * enum mdsp_op say, the caller's credentials in mdsp_caller), runs it
+ * through lc_req_run, which folds the reply's trace into the caches, and
+ * then fixes up what the trace cannot say (a removed name becomes a
+ * negative dentry, a renamed one moves).
+ *
+ * The cached fast paths: lc_getattr of an inode whose attributes are still
+ * valid, and lc_lookup of a name whose dentry and inode are both valid,
+ * answer without the MDS and without any lock but the inode's own.  They
+ * check the caller's permission locally from the cached mode, as the MDS
+ * would (search permission on the directory).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "client/client_int.h"
+#include "common/config.h"
+#include "common/log.h"
+#include "common/time.h"
+
+static int check_name(const char *name)
+{
+	size_t n;
+
+	if (!name || !name[0])
+		return -ENOENT;
+	n = strlen(name);
+	if (n > MDSP_NAME_MAX)
+		return -ENAMETOOLONG;
+	if (strchr(name, '/'))
+		return -EINVAL;
+	return 0;
+}
+
+static int set_name(struct mds_request *req, const char *name)
+{
+	req->args.name = strdup(name);
+	return req->args.name ? 0 : -ENOMEM;
+}
+
+/* the attributes of @in as the caller sees them, from the cache (valid or not) */
+static void fill(struct lc_inode *in, struct lc_attr *attr)
+{
+	if (attr)
+		lc_inode_fill_attr(in, attr);
+}
+
+static int refresh(struct lclient *c, struct lc_inode *in, const struct lc_cred *cr)
+{
+	struct mds_request *req = lc_req_new(c, MDSP_OP_GETATTR, in->ino, cr);
+	struct lc_inode *t = NULL;
+	int r;
+
+	if (!req)
+		return c->mdsc ? -ENOMEM : -ENOTCONN;
+	r = lc_req_run(c, req, &t);
+	mdsc_request_put(req);
+	if (r == -ENOENT)
+		r = -ESTALE;
+	lc_put(c, t);
+	return r;
+}
+
+int lc_getattr(struct lclient *c, struct lc_inode *in, const struct lc_cred *cr, bool force, struct lc_attr *attr)
+{
+	if (!force) {
+		uint64_t now = now_mono_ns();
+		pthread_mutex_lock(&in->lock);
+		if (lc_inode_attr_valid_locked(in, now)) {
+			if (attr)
+				lc_inode_fill_attr_locked(in, attr);
+			pthread_mutex_unlock(&in->lock);
+			perf_inc(&in->c->perf.attr_hit, 1);
+			return 0;
+		}
+		pthread_mutex_unlock(&in->lock);
+	}
+	perf_inc(&c->perf.attr_miss, 1);
+	int r = refresh(c, in, cr);
+	if (r < 0)
+		return r;
+	fill(in, attr);
+	return 0;
+}
+
+/* search permission on @dir from cached attributes: 1 ok, 0 unknown, <0 denied */
+static int dir_search_ok(struct lc_inode *dir, const struct lc_cred *cr)
+{
+	struct lc_attr a;
+	uint64_t now = now_mono_ns();
+
+	pthread_mutex_lock(&dir->lock);
+	bool valid = lc_inode_attr_valid_locked(dir, now);
+	if (valid)
+		lc_inode_fill_attr_locked(dir, &a);
+	pthread_mutex_unlock(&dir->lock);
+	if (!valid)
+		return 0;
+	if (!S_ISDIR(a.mode))
+		return -ENOTDIR;
+	int r = lc_perm_check(&a, 1, cr);
+	return r < 0 ? r : 1;
+}
+
+int lc_lookup_parent(struct lclient *c, struct lc_inode *dir, struct lc_attr *attr, struct lc_inode **out)
+{
+	struct mds_request *req;
+	int r;
+
+	if (dir == c->root || dir->ino == MDSP_ROOT_INO || (c->root && dir->ino == c->root->ino)) {
+		struct lc_inode *r0 = c->root ? c->root : dir;
+		lc_get(r0);
+		fill(r0, attr);
+		*out = r0;
+		return 0;
+	}
+	req = lc_req_new(c, MDSP_OP_LOOKUPPARENT, dir->ino, NULL);
+	if (!req)
+		return -ENOMEM;
+	r = lc_req_run(c, req, out);
+	mdsc_request_put(req);
+	if (r == 0 && !*out)
+		r = -EIO;
+	if (r == 0)
+		fill(*out, attr);
+	return r;
+}
+
+int lc_lookup(struct lclient *c, struct lc_inode *dir, const char *name, const struct lc_cred *cr,
+	      struct lc_attr *attr, struct lc_inode **out)
+{
+	struct mds_request *req;
+	struct lc_inode *in;
+	uint64_t ino;
+	int r;
+
+	*out = NULL;
+	if (name && strcmp(name, ".") == 0) {
+		r = lc_getattr(c, dir, cr, false, attr);
+		if (r == 0) {
+			lc_get(dir);
+			*out = dir;
+		}
+		return r;
+	}
+	if (name && strcmp(name, "..") == 0)
+		return lc_lookup_parent(c, dir, attr, out);
+	r = check_name(name);
+	if (r < 0)
+		return r;
+
+	int ok = dir_search_ok(dir, cr);
+	if (ok < 0)
+		return ok;
+	if (ok > 0 && lc_dcache_lookup(c, dir, name, &ino)) {
+		if (ino == 0) {
+			perf_inc(&c->perf.dentry_neg_hit, 1);
+			return -ENOENT;
+		}
+		in = lc_ino_to_inode(c, ino);
+		if (in) {
+			uint64_t now = now_mono_ns();
+			pthread_mutex_lock(&in->lock);
+			bool valid = lc_inode_attr_valid_locked(in, now);
+			if (valid && attr)
+				lc_inode_fill_attr_locked(in, attr);
+			pthread_mutex_unlock(&in->lock);
+			if (valid) {
+				perf_inc(&c->perf.dentry_hit, 1);
+				*out = in;
+				return 0;
+			}
+			lc_put(c, in);
+		}
+	}
+	perf_inc(&c->perf.dentry_miss, 1);
+	req = lc_req_new(c, MDSP_OP_LOOKUP, dir->ino, cr);
+	if (!req)
+		return c->mdsc ? -ENOMEM : -ENOTCONN;
+	r = set_name(req, name);
+	if (r == 0)
+		r = lc_req_run(c, req, &in);
+	mdsc_request_put(req);
+	if (r == -ENOENT)
+		lc_dcache_add(c, dir, name, 0);
+	if (r < 0)
+		return r;
+	if (!in)
+		return -EIO;
+	lc_dcache_add(c, dir, name, in->ino);
+	fill(in, attr);
+	*out = in;
+	return 0;
+}
+
+int lc_lookup_ino(struct lclient *c, uint64_t ino, uint64_t generation, struct lc_attr *attr,
+		  struct lc_inode **out)
+{
+	struct lc_inode *in = lc_ino_to_inode(c, ino);
+	struct mds_request *req;
+	int r;
+
+	*out = NULL;
+	if (in) {
+		uint64_t now = now_mono_ns();
+		pthread_mutex_lock(&in->lock);
+		bool valid = lc_inode_attr_valid_locked(in, now);
+		uint64_t gen = in->mi.generation;
+		pthread_mutex_unlock(&in->lock);
+		if (!valid) {
+			r = refresh(c, in, NULL);
+			if (r < 0) {
+				lc_put(c, in);
+				return r == -ENOENT ? -ESTALE : r;
+			}
+			pthread_mutex_lock(&in->lock);
+			gen = in->mi.generation;
+			pthread_mutex_unlock(&in->lock);
+		}
+		if (generation && gen && gen != generation) {
+			lc_put(c, in);
+			return -ESTALE;
+		}
+		fill(in, attr);
+		*out = in;
+		return 0;
+	}
+	req = lc_req_new(c, MDSP_OP_LOOKUPINO, ino, NULL);
+	if (!req)
+		return c->mdsc ? -ENOMEM : -ENOTCONN;
+	r = lc_req_run(c, req, &in);
+	mdsc_request_put(req);
+	if (r == -ENOENT)
+		return -ESTALE;
+	if (r < 0)
+		return r;
+	if (!in)
+		return -ESTALE;
+	if (generation && in->mi.generation && in->mi.generation != generation) {
+		lc_put(c, in);
+		return -ESTALE;
+	}
+	fill(in, attr);
+	*out = in;
+	return 0;
+}
+
+static uint32_t map_setattr_mask(int mask)
+{
+	uint32_t m = 0;
+
+	if (mask & LC_SET_MODE)
+		m |= MDSP_SETATTR_MODE;
+	if (mask & LC_SET_UID)
+		m |= MDSP_SETATTR_UID;
+	if (mask & LC_SET_GID)
+		m |= MDSP_SETATTR_GID;
+	if (mask & LC_SET_SIZE)
+		m |= MDSP_SETATTR_SIZE;
+	if (mask & LC_SET_ATIME)
+		m |= MDSP_SETATTR_ATIME;
+	if (mask & LC_SET_MTIME)
+		m |= MDSP_SETATTR_MTIME;
+	if (mask & LC_SET_ATIME_NOW)
+		m |= MDSP_SETATTR_ATIME_NOW;
+	if (mask & LC_SET_MTIME_NOW)
+		m |= MDSP_SETATTR_MTIME_NOW;
+	return m;
+}
+
+static struct mdsp_time mt(struct timespec ts)
+{
+	return (struct mdsp_time){ .sec = ts.tv_sec, .nsec = (uint32_t)ts.tv_nsec };
+}
+
+int lc_setattr(struct lclient *c, struct lc_inode *in, const struct lc_attr *set, int mask,
+	       const struct lc_cred *cr, struct lc_attr *attr)
+{
+	struct mds_request *req;
+	uint64_t old_size = 0;
+	int r;
+
+	if (mask & (LC_SET_SIZE | LC_SET_MTIME | LC_SET_MTIME_NOW)) {
+		/* buffered data and its pending size/mtime go first, so neither
+		 * a later writeback nor a later report undoes this change */
+		r = lc_wb_flush(c, in);
+		if (r < 0)
+			return r;
+	}
+	if (mask & LC_SET_SIZE) {
+		pthread_mutex_lock(&in->lock);
+		bool dir = S_ISDIR(in->mi.mode);
+		pthread_mutex_unlock(&in->lock);
+		if (dir)
+			return -EISDIR;
+		old_size = lc_inode_size(in);
+	}
+	req = lc_req_new(c, MDSP_OP_SETATTR, in->ino, cr);
+	if (!req)
+		return c->mdsc ? -ENOMEM : -ENOTCONN;
+	req->args.mask = map_setattr_mask(mask);
+	req->args.attr.ino = in->ino;
+	req->args.attr.mode = set->mode;
+	req->args.attr.uid = set->uid;
+	req->args.attr.gid = set->gid;
+	req->args.attr.size = set->size;
+	req->args.attr.atime = mt(set->atime);
+	req->args.attr.mtime = mt(set->mtime);
+	struct lc_inode *t = NULL;
+	r = lc_req_run(c, req, &t);
+	mdsc_request_put(req);
+	lc_put(c, t);
+	if (r < 0)
+		return r;
+	if (mask & LC_SET_SIZE) {
+		r = lc_truncate_data(c, in, old_size, set->size);
+		if (r < 0)
+			return r;
+	}
+	fill(in, attr);
+	return 0;
+}
+
+int lc_access(struct lclient *c, struct lc_inode *in, int mask, const struct lc_cred *cr)
+{
+	struct lc_attr a;
+	int r = lc_getattr(c, in, cr, false, &a);
+
+	if (r < 0)
+		return r;
+	if (mask == F_OK)
+		return 0;
+	return lc_perm_check(&a, mask, cr);
+}
+
+/* CREATE-like ops: dir + name -> a new target */
+static int make_node(struct lclient *c, struct mds_request *req, struct lc_inode *dir, const char *name,
+		     struct lc_attr *attr, struct lc_inode **out)
+{
+	struct lc_inode *in = NULL;
+	int r = set_name(req, name);
+
+	if (r == 0)
+		r = lc_req_run(c, req, &in);
+	mdsc_request_put(req);
+	if (r < 0)
+		return r;
+	if (!in)
+		return -EIO;
+	lc_dcache_add(c, dir, name, in->ino);
+	fill(in, attr);
+	if (out)
+		*out = in;
+	else
+		lc_put(c, in);
+	return 0;
+}
+
+int lc_mknod(struct lclient *c, struct lc_inode *dir, const char *name, mode_t mode, dev_t rdev,
+	     const struct lc_cred *cr, struct lc_attr *attr, struct lc_inode **out)
+{
+	struct mds_request *req;
+	int r = check_name(name);
+
+	if (r < 0)
+		return r;
+	req = lc_req_new(c, MDSP_OP_MKNOD, dir->ino, cr);
+	if (!req)
+		return -ENOTCONN;
+	req->args.mode = mode;
+	req->args.rdev = rdev;
+	return make_node(c, req, dir, name, attr, out);
+}
+
+int lc_mkdir(struct lclient *c, struct lc_inode *dir, const char *name, mode_t mode, const struct lc_cred *cr,
+	     struct lc_attr *attr, struct lc_inode **out)
+{
+	struct mds_request *req;
+	int r = check_name(name);
+
+	if (r < 0)
+		return r;
+	req = lc_req_new(c, MDSP_OP_MKDIR, dir->ino, cr);
+	if (!req)
+		return -ENOTCONN;
+	req->args.mode = (mode & 07777) | S_IFDIR;
+	return make_node(c, req, dir, name, attr, out);
+}
+
+int lc_symlink(struct lclient *c, struct lc_inode *dir, const char *name, const char *target,
+	       const struct lc_cred *cr, struct lc_attr *attr, struct lc_inode **out)
+{
+	struct mds_request *req;
+	int r = check_name(name);
+
+	if (r < 0)
+		return r;
+	if (!target || strlen(target) >= MDSP_PATH_MAX)
+		return -ENAMETOOLONG;
+	req = lc_req_new(c, MDSP_OP_SYMLINK, dir->ino, cr);
+	if (!req)
+		return -ENOTCONN;
+	req->args.target = strdup(target);
+	if (!req->args.target) {
+		mdsc_request_put(req);
+		return -ENOMEM;
+	}
+	return make_node(c, req, dir, name, attr, out);
+}
+
+int lc_link(struct lclient *c, struct lc_inode *in, struct lc_inode *newdir, const char *name,
+	    const struct lc_cred *cr, struct lc_attr *attr)
+{
+	struct mds_request *req;
+	int r = check_name(name);
+
+	if (r < 0)
+		return r;
+	req = lc_req_new(c, MDSP_OP_LINK, newdir->ino, cr);
+	if (!req)
+		return -ENOTCONN;
+	req->args.ino2 = in->ino;
+	r = make_node(c, req, newdir, name, NULL, NULL);
+	if (r < 0)
+		return r;
+	/* nlink and ctime changed; the trace normally refreshed them already */
+	fill(in, attr);
+	return 0;
+}
+
+static int remove_name(struct lclient *c, uint32_t op, struct lc_inode *dir, const char *name,
+		       const struct lc_cred *cr)
+{
+	struct mds_request *req;
+	uint64_t ino = 0;
+	int r = check_name(name);
+
+	if (r < 0)
+		return r;
+	lc_dcache_lookup(c, dir, name, &ino);
+	req = lc_req_new(c, op, dir->ino, cr);
+	if (!req)
+		return -ENOTCONN;
+	r = set_name(req, name);
+	struct lc_inode *t = NULL;
+	if (r == 0)
+		r = lc_req_run(c, req, &t);
+	mdsc_request_put(req);
+	if (t) {
+		ino = t->ino;
+		lc_put(c, t);
+	}
+	if (r < 0 && r != -ENOENT)
+		return r;
+	lc_dcache_add(c, dir, name, 0);
+	if (ino) {
+		/* nlink dropped: cached attributes of the victim are stale */
+		struct lc_inode *victim = lc_ino_to_inode(c, ino);
+		if (victim) {
+			lc_inode_invalidate(victim);
+			lc_put(c, victim);
+		}
+	}
+	return r;
+}
+
+int lc_unlink(struct lclient *c, struct lc_inode *dir, const char *name, const struct lc_cred *cr)
+{
+	return remove_name(c, MDSP_OP_UNLINK, dir, name, cr);
+}
+
+int lc_rmdir(struct lclient *c, struct lc_inode *dir, const char *name, const struct lc_cred *cr)
+{
+	return remove_name(c, MDSP_OP_RMDIR, dir, name, cr);
+}
+
+int lc_rename(struct lclient *c, struct lc_inode *olddir, const char *oldname, struct lc_inode *newdir,
+	      const char *newname, unsigned int flags, const struct lc_cred *cr)
+{
+	struct mds_request *req;
+	uint64_t src = 0, dst = 0;
+	int r;
+
+	if ((r = check_name(oldname)) < 0 || (r = check_name(newname)) < 0)
+		return r;
+	if (flags & ~(unsigned int)(MDSP_RENAME_NOREPLACE | MDSP_RENAME_EXCHANGE))
+		return -EINVAL;
+	if ((flags & MDSP_RENAME_NOREPLACE) && (flags & MDSP_RENAME_EXCHANGE))
+		return -EINVAL;
+	lc_dcache_lookup(c, olddir, oldname, &src);
+	lc_dcache_lookup(c, newdir, newname, &dst);
+	req = lc_req_new(c, MDSP_OP_RENAME, olddir->ino, cr);
+	if (!req)
+		return -ENOTCONN;
+	req->args.ino2 = newdir->ino;
+	req->args.oflags = flags;
+	r = set_name(req, oldname);
+	if (r == 0) {
+		req->args.name2 = strdup(newname);
+		if (!req->args.name2)
+			r = -ENOMEM;
+	}
+	struct lc_inode *t = NULL;
+	if (r == 0)
+		r = lc_req_run(c, req, &t);
+	mdsc_request_put(req);
+	lc_put(c, t);
+	if (r < 0)
+		return r;
+	/* both names changed; what they point to now is known only for the moved ones */
+	lc_dcache_remove(c, olddir->ino, oldname);
+	lc_dcache_remove(c, newdir->ino, newname);
+	if (flags & MDSP_RENAME_EXCHANGE) {
+		if (dst)
+			lc_dcache_add(c, olddir, oldname, dst);
+	} else {
+		lc_dcache_add(c, olddir, oldname, 0);
+	}
+	if (src)
+		lc_dcache_add(c, newdir, newname, src);
+	uint64_t touched[2] = { src, dst };
+	for (int i = 0; i < 2; i++) {
+		struct lc_inode *x = touched[i] ? lc_ino_to_inode(c, touched[i]) : NULL;
+		if (x) {
+			lc_inode_invalidate(x);
+			lc_put(c, x);
+		}
+	}
+	lc_inode_invalidate(olddir);
+	lc_inode_invalidate(newdir);
+	return 0;
+}
+
+ssize_t lc_readlink(struct lclient *c, struct lc_inode *in, char *buf, size_t size, const struct lc_cred *cr)
+{
+	struct mds_request *req;
+	char *target = NULL;
+	int r;
+
+	pthread_mutex_lock(&in->lock);
+	if (!S_ISLNK(in->mi.mode)) {
+		pthread_mutex_unlock(&in->lock);
+		return -EINVAL;
+	}
+	if (in->symlink)
+		target = strdup(in->symlink);
+	pthread_mutex_unlock(&in->lock);
+	if (!target) {
+		req = lc_req_new(c, MDSP_OP_READLINK, in->ino, cr);
+		if (!req)
+			return -ENOTCONN;
+		r = lc_req_run(c, req, NULL);
+		if (r == 0 && req->reply && req->reply->link)
+			target = strdup(req->reply->link);
+		else if (r == 0)
+			r = -EIO;
+		mdsc_request_put(req);
+		if (r < 0)
+			return r;
+		if (!target)
+			return -ENOMEM;
+		pthread_mutex_lock(&in->lock);
+		if (!in->symlink)
+			in->symlink = strdup(target); /* a symlink's target never changes */
+		pthread_mutex_unlock(&in->lock);
+	}
+	size_t n = strlen(target);
+	if (size) {
+		size_t cp = n < size ? n : size;
+		memcpy(buf, target, cp);
+		if (n < size)
+			buf[n] = 0;
+	}
+	free(target);
+	return (ssize_t)n;
+}
+
+int lc_statfs(struct lclient *c, struct lc_inode *in, struct statvfs *st)
+{
+	struct mds_request *req = lc_req_new(c, MDSP_OP_STATFS, in ? in->ino : MDSP_ROOT_INO, NULL);
+	int r;
+
+	if (!req)
+		return -ENOTCONN;
+	r = lc_req_run(c, req, NULL);
+	if (r == 0 && req->reply) {
+		const struct mdsp_statfs *s = &req->reply->statfs;
+		memset(st, 0, sizeof(*st));
+		st->f_bsize = s->bsize ? s->bsize : 4096;
+		st->f_frsize = st->f_bsize;
+		st->f_blocks = s->blocks;
+		st->f_bfree = s->bfree;
+		st->f_bavail = s->bavail;
+		st->f_files = s->files;
+		st->f_ffree = s->ffree;
+		st->f_favail = s->ffree;
+		st->f_namemax = s->namemax ? s->namemax : MDSP_NAME_MAX;
+	}
+	mdsc_request_put(req);
+	return r;
+}
+
+/* ---- xattrs ----------------------------------------------------------------- */
+
+static ssize_t xattr_data(struct lclient *c, struct mds_request *req, void *buf, size_t size)
+{
+	int r = lc_req_run(c, req, NULL);
+	ssize_t ret = r;
+
+	if (r == 0) {
+		uint32_t n = req->reply ? req->reply->data_len : 0;
+		ret = n;
+		if (size) {
+			if (n > size)
+				ret = -ERANGE;
+			else if (n)
+				memcpy(buf, req->reply->data, n);
+		}
+	}
+	mdsc_request_put(req);
+	return ret;
+}
+
+ssize_t lc_getxattr(struct lclient *c, struct lc_inode *in, const char *name, void *buf, size_t size,
+		    const struct lc_cred *cr)
+{
+	struct mds_request *req;
+
+	if (!name || !name[0] || strlen(name) > MDSP_XATTR_NAME_MAX)
+		return -ERANGE;
+	req = lc_req_new(c, MDSP_OP_GETXATTR, in->ino, cr);
+	if (!req)
+		return -ENOTCONN;
+	if (set_name(req, name) < 0) {
+		mdsc_request_put(req);
+		return -ENOMEM;
+	}
+	return xattr_data(c, req, buf, size);
+}
+
+ssize_t lc_listxattr(struct lclient *c, struct lc_inode *in, char *buf, size_t size, const struct lc_cred *cr)
+{
+	struct mds_request *req = lc_req_new(c, MDSP_OP_LISTXATTR, in->ino, cr);
+
+	if (!req)
+		return -ENOTCONN;
+	return xattr_data(c, req, buf, size);
+}
+
+int lc_setxattr(struct lclient *c, struct lc_inode *in, const char *name, const void *val, size_t size, int flags,
+		const struct lc_cred *cr)
+{
+	struct mds_request *req;
+	int r;
+
+	if (!name || !name[0] || strlen(name) > MDSP_XATTR_NAME_MAX)
+		return -ERANGE;
+	if (size > MDSP_XATTR_SIZE_MAX)
+		return -E2BIG;
+	req = lc_req_new(c, MDSP_OP_SETXATTR, in->ino, cr);
+	if (!req)
+		return -ENOTCONN;
+	r = set_name(req, name);
+	if (r == 0 && size) {
+		req->args.data = malloc(size);
+		if (!req->args.data)
+			r = -ENOMEM;
+		else {
+			memcpy(req->args.data, val, size);
+			req->args.data_len = (uint32_t)size;
+		}
+	}
+	req->args.oflags = (uint32_t)flags;
+	if (r == 0)
+		r = lc_req_run(c, req, NULL);
+	mdsc_request_put(req);
+	return r;
+}
+
+int lc_removexattr(struct lclient *c, struct lc_inode *in, const char *name, const struct lc_cred *cr)
+{
+	struct mds_request *req;
+	int r;
+
+	if (!name || !name[0] || strlen(name) > MDSP_XATTR_NAME_MAX)
+		return -ERANGE;
+	req = lc_req_new(c, MDSP_OP_REMOVEXATTR, in->ino, cr);
+	if (!req)
+		return -ENOTCONN;
+	r = set_name(req, name);
+	if (r == 0)
+		r = lc_req_run(c, req, NULL);
+	mdsc_request_put(req);
+	return r;
+}
+
+/* ---- open and create ------------------------------------------------------- */
+
+/* O_TRUNC is done here, not by the MDS: the client knows the old size and trims the objects */
+static int open_truncate(struct lclient *c, struct lc_inode *in, int flags, const struct lc_cred *cr)
+{
+	if (!(flags & O_TRUNC) || (flags & O_ACCMODE) == O_RDONLY)
+		return 0;
+	if (lc_inode_size(in) == 0)
+		return 0;
+	struct lc_attr set = { .size = 0 };
+	return lc_setattr(c, in, &set, LC_SET_SIZE, cr, NULL);
+}
+
+int lc_open(struct lclient *c, struct lc_inode *in, int flags, const struct lc_cred *cr, struct lc_fh **fh)
+{
+	struct mds_request *req;
+	struct lc_inode *t = NULL;
+	int r;
+
+	*fh = NULL;
+	req = lc_req_new(c, MDSP_OP_OPEN, in->ino, cr);
+	if (!req)
+		return -ENOTCONN;
+	req->args.oflags = (uint32_t)(flags & ~O_TRUNC);
+	r = lc_req_run(c, req, &t); /* close-to-open: fresh attributes */
+	mdsc_request_put(req);
+	lc_put(c, t);
+	if (r < 0)
+		return r;
+	r = open_truncate(c, in, flags, cr);
+	if (r < 0)
+		return r;
+	*fh = lc_fh_new(c, in, flags, cr);
+	return *fh ? 0 : -ENOMEM;
+}
+
+int lc_create(struct lclient *c, struct lc_inode *dir, const char *name, mode_t mode, int flags,
+	      const struct lc_cred *cr, struct lc_attr *attr, struct lc_inode **out, struct lc_fh **fh)
+{
+	struct mds_request *req;
+	struct lc_inode *in = NULL;
+	int r = check_name(name);
+
+	*out = NULL;
+	*fh = NULL;
+	if (r < 0)
+		return r;
+	req = lc_req_new(c, MDSP_OP_CREATE, dir->ino, cr);
+	if (!req)
+		return -ENOTCONN;
+	req->args.mode = (mode & 07777) | S_IFREG;
+	req->args.oflags = (uint32_t)((flags | O_CREAT) & ~O_TRUNC);
+	r = set_name(req, name);
+	if (r == 0)
+		r = lc_req_run(c, req, &in);
+	mdsc_request_put(req);
+	if (r < 0)
+		return r;
+	if (!in)
+		return -EIO;
+	lc_dcache_add(c, dir, name, in->ino);
+	r = open_truncate(c, in, flags, cr);
+	if (r == 0) {
+		*fh = lc_fh_new(c, in, flags & ~(O_CREAT | O_EXCL | O_TRUNC), cr);
+		if (!*fh)
+			r = -ENOMEM;
+	}
+	if (r < 0) {
+		lc_put(c, in);
+		return r;
+	}
+	fill(in, attr);
+	*out = in;
+	return 0;
+}

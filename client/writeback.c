@@ -1,0 +1,554 @@
+/*
+ * writeback.c - buffered writes, bounded in memory, and their writeback.
+ *
+ * A buffered write lands in the inode's list of dirty extents (sorted,
+ * disjoint, never crossing an object boundary, so writeback is one atomic
+ * store op per object).  Sequential writes grow the last extent in place.
+ * The total of buffered bytes over all inodes is bounded by client_oc_size:
+ * a writer that pushes it past the bound writes its own inode back before
+ * returning and then waits for the flusher if it is still over; past
+ * client_oc_target_dirty the flusher thread starts writing in the
+ * background, so a steady sequential writer keeps the store busy.
+ *
+ * Writeback of an inode moves its dirty list to in->flushing (readers still
+ * overlay it), submits the object writes in parallel without any lock held,
+ * and waits.  One writeback per inode at a time keeps two generations of
+ * one range from racing in the store.  Size and mtime follow the data to
+ * the MDS (lc_wb_report) on flush, fsync, release and every
+ * client_flush_interval.
+ *
+ * The flusher thread also runs queued cap revokes (they need I/O and MDS
+ * round trips, which the session reader thread must never wait for) and
+ * trims the caches.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "client/client_int.h"
+#include "common/config.h"
+#include "common/log.h"
+#include "common/time.h"
+#include "store/store.h"
+
+static struct lc_extent *extent_new(uint64_t off, size_t len, size_t cap)
+{
+	struct lc_extent *e = calloc(1, sizeof(*e));
+
+	if (!e)
+		return NULL;
+	e->buf = malloc(cap ? cap : 1);
+	if (!e->buf) {
+		free(e);
+		return NULL;
+	}
+	e->off = off;
+	e->len = len;
+	e->cap = cap;
+	return e;
+}
+
+static void extent_free(struct lc_extent *e)
+{
+	free(e->buf);
+	free(e);
+}
+
+/*
+ * in->lock held.  Insert [off, off+len) (inside one object) into the dirty
+ * list, merging with overlapping or adjacent extents of the same object.
+ * *@delta gets the change in buffered capacity.
+ */
+static int insert_locked(struct lc_inode *in, uint32_t osize, uint64_t off, size_t len, const char *buf,
+			 int64_t *delta)
+{
+	uint64_t obj = off / osize;
+	uint64_t end = off + len;
+	struct lc_extent **pp = &in->dirty, *e;
+
+	/* first extent of this object that ends at or after off (adjacent counts) */
+	while (*pp && ((*pp)->off + (*pp)->len < off || (*pp)->off / osize < obj))
+		pp = &(*pp)->next;
+	e = *pp;
+	*delta = 0;
+
+	if (!e || e->off > end || e->off / osize != obj) {
+		/* touches nothing: a new extent, room to grow for sequential writes */
+		size_t cap = len < 65536 ? 65536 : len;
+		uint64_t room = osize - off % osize;
+		if (cap > room)
+			cap = (size_t)room;
+		if (cap < len)
+			cap = len;
+		struct lc_extent *n = extent_new(off, len, cap);
+		if (!n)
+			return -ENOMEM;
+		memcpy(n->buf, buf, len);
+		n->next = e;
+		*pp = n;
+		*delta = (int64_t)cap;
+		return 0;
+	}
+	/* fast path: e contains or extends at its end, and nothing after overlaps */
+	if (e->off <= off && e->off / osize == obj &&
+	    (!e->next || e->next->off > end || e->next->off / osize != obj)) {
+		size_t need = (size_t)(end > e->off + e->len ? end - e->off : e->len);
+		if (need > e->cap) {
+			size_t ncap = e->cap * 2;
+			uint64_t room = osize - e->off % osize;
+			if (ncap < need)
+				ncap = need;
+			if (ncap > room)
+				ncap = (size_t)room;
+			if (ncap < need)
+				ncap = need;
+			char *nb = realloc(e->buf, ncap);
+			if (!nb)
+				return -ENOMEM;
+			*delta = (int64_t)(ncap - e->cap);
+			e->buf = nb;
+			e->cap = ncap;
+		}
+		memcpy(e->buf + (off - e->off), buf, len);
+		if (need > e->len)
+			e->len = need;
+		return 0;
+	}
+	/* general case: union of [off, end) and every touching extent of this object */
+	uint64_t lo = off < e->off ? off : e->off;
+	uint64_t hi = end;
+	struct lc_extent *last = e;
+	int64_t freed = 0;
+	for (struct lc_extent *x = e; x && x->off <= end && x->off / osize == obj; x = x->next) {
+		if (x->off + x->len > hi)
+			hi = x->off + x->len;
+		last = x;
+	}
+	struct lc_extent *n = extent_new(lo, (size_t)(hi - lo), (size_t)(hi - lo));
+	if (!n)
+		return -ENOMEM;
+	struct lc_extent *x = e, *stop = last->next;
+	while (x != stop) {
+		struct lc_extent *nx = x->next;
+		memcpy(n->buf + (x->off - lo), x->buf, x->len);
+		freed += (int64_t)x->cap;
+		extent_free(x);
+		x = nx;
+	}
+	memcpy(n->buf + (off - lo), buf, len);
+	n->next = stop;
+	*pp = n;
+	*delta = (int64_t)n->cap - freed;
+	return 0;
+}
+
+void lc_mark_dirty_locked(struct lclient *c, struct lc_inode *in)
+{
+	if (in->on_dirty_list)
+		return;
+	in->on_dirty_list = true;
+	lc_get(in);
+	pthread_mutex_lock(&c->dirty_lock);
+	in->dirty_next = c->dirty_list;
+	c->dirty_list = in;
+	pthread_mutex_unlock(&c->dirty_lock);
+}
+
+static void oc_account(struct lclient *c, int64_t delta)
+{
+	if (delta >= 0) {
+		atomic_fetch_add(&c->oc_dirty, (uint64_t)delta);
+		return;
+	}
+	atomic_fetch_sub(&c->oc_dirty, (uint64_t)-delta);
+	pthread_mutex_lock(&c->oc_lock);
+	pthread_cond_broadcast(&c->oc_cond);
+	pthread_mutex_unlock(&c->oc_lock);
+}
+
+int lc_wb_write(struct lclient *c, struct lc_inode *in, uint64_t *offp, size_t len, const char *buf,
+		const struct lc_cred *cr, bool append)
+{
+	int64_t total = 0, delta;
+	int r = 0;
+
+	pthread_mutex_lock(&in->lock);
+	if (append) {
+		uint64_t sz = in->mi.size;
+		if ((in->dirty_meta & MDSP_DIRTY_SIZE) && in->wsize > sz)
+			sz = in->wsize;
+		*offp = sz;
+	}
+	uint64_t off = *offp;
+	uint32_t osize = in->mi.object_size ? in->mi.object_size : c->default_object_size;
+	uint64_t o = off;
+	size_t left = len;
+	const char *p = buf;
+	while (left > 0) {
+		size_t n = osize - o % osize;
+		if (n > left)
+			n = left;
+		r = insert_locked(in, osize, o, n, p, &delta);
+		if (r < 0)
+			break;
+		total += delta;
+		o += n;
+		p += n;
+		left -= n;
+	}
+	if (o > off) {
+		uint64_t cur = in->mi.size;
+		if ((in->dirty_meta & MDSP_DIRTY_SIZE) && in->wsize > cur)
+			cur = in->wsize;
+		in->wsize = o > cur ? o : cur;
+		in->wmtime = lc_now_mdsp();
+		in->dirty_meta |= MDSP_DIRTY_SIZE | MDSP_DIRTY_MTIME;
+		if (cr)
+			in->wcred = *cr;
+		atomic_fetch_add(&in->data_gen, 1);
+		lc_mark_dirty_locked(c, in);
+	}
+	in->dirty_bytes += (size_t)total;
+	size_t in_dirty = in->dirty_bytes;
+	pthread_mutex_unlock(&in->lock);
+	oc_account(c, total);
+	if (r < 0)
+		return r;
+
+	uint64_t bound = cfg_uint(CFG_client_oc_size);
+	uint64_t target = cfg_uint(CFG_client_oc_target_dirty);
+	uint64_t now_dirty = atomic_load(&c->oc_dirty);
+	if (bound && now_dirty > bound) {
+		/* over the bound: this writer pays, first with its own data */
+		perf_inc(&c->perf.wb_throttle, 1);
+		r = lc_wb_flush_data(c, in);
+		pthread_mutex_lock(&c->oc_lock);
+		while (atomic_load(&c->oc_dirty) > bound) {
+			lc_flusher_kick(c);
+			struct timespec dl = deadline_ms(100);
+			pthread_cond_timedwait(&c->oc_cond, &c->oc_lock, &dl);
+		}
+		pthread_mutex_unlock(&c->oc_lock);
+		return r;
+	}
+	if ((target && now_dirty > target) || in_dirty >= 2 * (size_t)osize)
+		lc_flusher_kick(c);
+	return 0;
+}
+
+struct lc_extent *lc_wb_snapshot(struct lc_inode *in, uint64_t off, size_t len)
+{
+	struct lc_extent *head = NULL, **tail = &head;
+	uint64_t end = off + len;
+
+	pthread_mutex_lock(&in->lock);
+	struct lc_extent *lists[2] = { in->flushing, in->dirty };
+	for (int i = 0; i < 2; i++) {
+		for (struct lc_extent *e = lists[i]; e; e = e->next) {
+			if (e->off >= end)
+				break;
+			if (e->off + e->len <= off)
+				continue;
+			uint64_t lo = e->off > off ? e->off : off;
+			uint64_t hi = e->off + e->len < end ? e->off + e->len : end;
+			struct lc_extent *s = extent_new(lo, (size_t)(hi - lo), (size_t)(hi - lo));
+			if (!s)
+				continue; /* best effort under OOM */
+			memcpy(s->buf, e->buf + (lo - e->off), (size_t)(hi - lo));
+			*tail = s;
+			tail = &s->next;
+		}
+	}
+	pthread_mutex_unlock(&in->lock);
+	return head;
+}
+
+void lc_wb_apply_snapshot(struct lc_extent *snap, uint64_t off, size_t len, char *buf)
+{
+	while (snap) {
+		struct lc_extent *n = snap->next;
+		if (snap->off >= off && snap->off + snap->len <= off + len)
+			memcpy(buf + (snap->off - off), snap->buf, snap->len);
+		extent_free(snap);
+		snap = n;
+	}
+}
+
+int lc_wb_flush_data(struct lclient *c, struct lc_inode *in)
+{
+	struct lc_io_batch b;
+	char oid[64];
+	int r;
+
+	pthread_mutex_lock(&in->lock);
+	while (in->flushing_now)
+		pthread_cond_wait(&in->cond, &in->lock);
+	if (!in->dirty) {
+		r = in->wb_err;
+		in->wb_err = 0;
+		pthread_mutex_unlock(&in->lock);
+		return r;
+	}
+	struct lc_extent *list = in->dirty;
+	size_t bytes = in->dirty_bytes;
+	uint32_t osize = in->mi.object_size ? in->mi.object_size : c->default_object_size;
+	in->flushing = list;
+	in->dirty = NULL;
+	in->dirty_bytes = 0;
+	in->flushing_now = true;
+	pthread_mutex_unlock(&in->lock);
+
+	uint64_t t0 = now_mono_ns(), nbytes = 0, nops = 0;
+	lc_io_batch_init(&b);
+	for (struct lc_extent *e = list; e;) {
+		/* one atomic op per object: every extent of that object */
+		uint64_t obj = e->off / osize;
+		struct store_op *op = store_op_new();
+		if (!op) {
+			pthread_mutex_lock(&b.m);
+			if (!b.err)
+				b.err = -ENOMEM;
+			pthread_mutex_unlock(&b.m);
+			break;
+		}
+		while (e && e->off / osize == obj) {
+			store_op_write(op, e->off % osize, e->buf, e->len);
+			nbytes += e->len;
+			e = e->next;
+		}
+		lc_obj_name(oid, sizeof(oid), in->ino, obj);
+		lc_io_batch_submit_op(c, &b, oid, op);
+		nops++;
+	}
+	r = lc_io_batch_wait(&b);
+	hist_add(&c->perf.flush_lat, now_mono_ns() - t0);
+	perf_inc(&c->perf.wb_bytes, nbytes);
+	perf_inc(&c->perf.wb_ops, nops);
+
+	pthread_mutex_lock(&in->lock);
+	in->flushing = NULL;
+	in->flushing_now = false;
+	if (r < 0) {
+		derr(CLIENT, "writeback of inode %" PRIx64 " failed: %s (%" PRIu64 " bytes lost)", in->ino,
+		     strerror(-r), nbytes);
+	}
+	int err = r < 0 ? r : in->wb_err;
+	in->wb_err = 0;
+	pthread_cond_broadcast(&in->cond);
+	pthread_mutex_unlock(&in->lock);
+
+	while (list) {
+		struct lc_extent *n = list->next;
+		extent_free(list);
+		list = n;
+	}
+	oc_account(c, -(int64_t)bytes);
+	return err;
+}
+
+int lc_wb_report(struct lclient *c, struct lc_inode *in)
+{
+	struct mds_request *req;
+	int r;
+
+	if (!c->mdsc)
+		return 0;
+	pthread_mutex_lock(&in->lock);
+	uint32_t dirty = in->dirty_meta;
+	uint64_t size = in->wsize > in->mi.size ? in->wsize : in->mi.size;
+	struct mdsp_time mtime = in->wmtime;
+	pthread_mutex_unlock(&in->lock);
+	if (!dirty)
+		return 0;
+
+	/* A cap flush in SETATTR form.  Root credentials: the writer's right
+	 * to write was checked at open, and a non-owner may not set an
+	 * explicit mtime (utimes rules) although its writes move it. */
+	req = lc_req_new(c, MDSP_OP_SETATTR, in->ino, NULL);
+	if (!req)
+		return -ENOMEM;
+	if (dirty & MDSP_DIRTY_SIZE) {
+		req->args.mask |= MDSP_SETATTR_SIZE;
+		req->args.attr.size = size;
+	}
+	if (dirty & MDSP_DIRTY_MTIME) {
+		req->args.mask |= MDSP_SETATTR_MTIME | MDSP_SETATTR_CTIME;
+		req->args.attr.mtime = mtime;
+		req->args.attr.ctime = mtime;
+	}
+	perf_inc(&c->perf.size_reports, 1);
+	r = lc_req_run(c, req, NULL);
+	mdsc_request_put(req);
+	if (r < 0) {
+		derr(CLIENT, "size/mtime report of inode %" PRIx64 " failed: %s", in->ino, strerror(-r));
+		return r;
+	}
+	pthread_mutex_lock(&in->lock);
+	/* newer writes since the snapshot keep their flags for the next report */
+	if (in->wsize <= size && in->wmtime.sec == mtime.sec && in->wmtime.nsec == mtime.nsec) {
+		in->dirty_meta = 0;
+		if (in->mi.size < size)
+			in->mi.size = size;
+	}
+	pthread_mutex_unlock(&in->lock);
+	return 0;
+}
+
+int lc_wb_flush(struct lclient *c, struct lc_inode *in)
+{
+	int r = lc_wb_flush_data(c, in);
+	int r2 = lc_wb_report(c, in);
+	return r < 0 ? r : r2;
+}
+
+void lc_wb_discard_past(struct lclient *c, struct lc_inode *in, uint64_t size)
+{
+	int64_t freed = 0;
+
+	pthread_mutex_lock(&in->lock);
+	while (in->flushing_now)
+		pthread_cond_wait(&in->cond, &in->lock);
+	struct lc_extent **pp = &in->dirty;
+	while (*pp) {
+		struct lc_extent *e = *pp;
+		if (e->off >= size) {
+			*pp = e->next;
+			freed += (int64_t)e->cap;
+			extent_free(e);
+			continue;
+		}
+		if (e->off + e->len > size)
+			e->len = (size_t)(size - e->off);
+		pp = &e->next;
+	}
+	in->dirty_bytes -= (size_t)freed;
+	in->wsize = size;
+	atomic_fetch_add(&in->data_gen, 1);
+	pthread_mutex_unlock(&in->lock);
+	if (freed)
+		oc_account(c, -freed);
+}
+
+/* take the whole dirty list and write everything back */
+int lc_flush_all(struct lclient *c)
+{
+	struct lc_inode *list, *in;
+	int err = 0;
+
+	pthread_mutex_lock(&c->dirty_lock);
+	list = c->dirty_list;
+	c->dirty_list = NULL;
+	pthread_mutex_unlock(&c->dirty_lock);
+	while ((in = list)) {
+		list = in->dirty_next;
+		pthread_mutex_lock(&in->lock);
+		in->on_dirty_list = false;
+		in->dirty_next = NULL;
+		pthread_mutex_unlock(&in->lock);
+		int r = lc_wb_flush(c, in);
+		if (r < 0 && !err)
+			err = r;
+		pthread_mutex_lock(&in->lock);
+		if (in->dirty || in->dirty_meta)
+			lc_mark_dirty_locked(c, in);
+		pthread_mutex_unlock(&in->lock);
+		lc_put(c, in);
+	}
+	return err;
+}
+
+void lc_flusher_kick(struct lclient *c)
+{
+	pthread_mutex_lock(&c->work_lock);
+	if (!c->kick) {
+		c->kick = true;
+		pthread_cond_signal(&c->work_cond);
+	}
+	pthread_mutex_unlock(&c->work_lock);
+}
+
+void lc_queue_cap_work(struct lclient *c, const struct mdsp_caps *caps)
+{
+	struct cap_work *w = calloc(1, sizeof(*w));
+
+	if (!w) {
+		derr(CLIENT, "no memory for a cap message of inode %" PRIx64, caps->ino);
+		return;
+	}
+	w->caps = *caps;
+	pthread_mutex_lock(&c->work_lock);
+	*c->work_tail = w;
+	c->work_tail = &w->next;
+	pthread_cond_signal(&c->work_cond);
+	pthread_mutex_unlock(&c->work_lock);
+}
+
+static void *flusher_main(void *arg)
+{
+	struct lclient *c = arg;
+	uint64_t last_flush = now_mono_ns();
+
+	pthread_mutex_lock(&c->work_lock);
+	while (!c->stop) {
+		if (!c->work && !c->kick) {
+			struct timespec dl = deadline_ms(250);
+			pthread_cond_timedwait(&c->work_cond, &c->work_lock, &dl);
+		}
+		struct cap_work *w = c->work;
+		c->work = NULL;
+		c->work_tail = &c->work;
+		bool kicked = c->kick;
+		c->kick = false;
+		pthread_mutex_unlock(&c->work_lock);
+
+		while (w) {
+			struct cap_work *n = w->next;
+			lc_caps_process(c, w);
+			free(w);
+			w = n;
+		}
+		uint64_t now = now_mono_ns();
+		uint64_t ival = lc_secs_ns(CFG_client_flush_interval);
+		if (kicked || (ival && now - last_flush >= ival)) {
+			lc_flush_all(c);
+			last_flush = now;
+		}
+		lc_icache_trim(c);
+		lc_dcache_trim(c);
+		pthread_mutex_lock(&c->work_lock);
+	}
+	pthread_mutex_unlock(&c->work_lock);
+	return NULL;
+}
+
+int lc_flusher_start(struct lclient *c)
+{
+	int r = pthread_create(&c->flusher, NULL, flusher_main, c);
+	if (r)
+		return -r;
+	c->flusher_running = true;
+	return 0;
+}
+
+void lc_flusher_stop(struct lclient *c)
+{
+	if (!c->flusher_running)
+		return;
+	pthread_mutex_lock(&c->work_lock);
+	c->stop = true;
+	pthread_cond_signal(&c->work_cond);
+	pthread_mutex_unlock(&c->work_lock);
+	pthread_join(c->flusher, NULL);
+	c->flusher_running = false;
+	/* run what is still queued */
+	struct cap_work *w = c->work;
+	c->work = NULL;
+	c->work_tail = &c->work;
+	while (w) {
+		struct cap_work *n = w->next;
+		lc_caps_process(c, w);
+		free(w);
+		w = n;
+	}
+}

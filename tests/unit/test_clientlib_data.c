@@ -1,0 +1,564 @@
+/*
+ * test_clientlib_data.c - the client library without an MDS: the data path
+ * (striping, holes, buffered writes bounded in memory, readahead, truncate)
+ * against the embedded local store, and the inode and dentry caches.
+ *
+ * A client made with lclient_create_local() has no session; inodes are put
+ * in its cache as an MDS reply would (lc_inode_update) and files opened
+ * with lc_fh_new().  Size reports to the MDS are skipped without a session.
+ */
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "client/client_int.h"
+#include "common/config.h"
+#include "common/log.h"
+#include "common/time.h"
+#include "store/store.h"
+
+static char tmpdir[256];
+static struct store *st;
+static struct store_pool *pool;
+static struct lclient *c;
+
+static void rm_rf(const char *p)
+{
+	char cmd[512];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", p);
+	if (system(cmd) != 0)
+		fprintf(stderr, "cleanup of %s failed\n", p);
+}
+
+static void setup(void)
+{
+	struct store_config sc = { 0 };
+	char err[256];
+
+	cfg_init("client");
+	snprintf(tmpdir, sizeof(tmpdir), "/tmp/lc-data-XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(tmpdir));
+	sc.backend = "local";
+	sc.local_path = tmpdir;
+	sc.create = true;
+	ck_assert_int_eq(store_open(&sc, &st), 0);
+	ck_assert_int_eq(store_pool_create(st, "t_data"), 0);
+	ck_assert_int_eq(store_pool_open(st, "t_data", NULL, &pool), 0);
+	ck_assert_int_eq(cfg_set(cfg_lookup("client_flush_interval"), "60", false, err, sizeof(err)), 0);
+	ck_assert_int_eq(lclient_create_local(pool, &c), 0);
+}
+
+static void teardown(void)
+{
+	lclient_destroy(c);
+	c = NULL;
+	store_pool_close(pool);
+	store_close(st);
+	rm_rf(tmpdir);
+}
+
+static void set_opt(const char *k, const char *v)
+{
+	char err[256];
+	ck_assert_msg(cfg_set(cfg_lookup(k), v, false, err, sizeof(err)) == 0, "%s=%s: %s", k, v, err);
+}
+
+static struct lc_inode *mkfile(uint64_t ino, uint32_t osize)
+{
+	struct mdsp_inode mi = { .ino = ino, .generation = 1, .mode = S_IFREG | 0644, .nlink = 1,
+				 .object_size = osize };
+	struct lc_inode *in = lc_inode_update(c, &mi, 0, 0);
+	ck_assert_ptr_nonnull(in);
+	return in;
+}
+
+static unsigned char pat(uint64_t ino, uint64_t off)
+{
+	uint64_t x = (off + 1) * 0x9e3779b97f4a7c15ull ^ ino;
+	return (unsigned char)(x >> 56);
+}
+
+static void fill_pat(uint64_t ino, uint64_t off, size_t len, unsigned char *buf)
+{
+	for (size_t i = 0; i < len; i++)
+		buf[i] = pat(ino, off + i);
+}
+
+static void write_file(struct lc_fh *fh, uint64_t ino, uint64_t size, size_t chunk)
+{
+	unsigned char *b = malloc(chunk);
+	for (uint64_t off = 0; off < size; off += chunk) {
+		size_t n = size - off < chunk ? (size_t)(size - off) : chunk;
+		fill_pat(ino, off, n, b);
+		ck_assert_int_eq(lc_write(c, fh, (off_t)off, n, b), (ssize_t)n);
+	}
+	free(b);
+}
+
+static void check_file(struct lc_fh *fh, uint64_t ino, uint64_t size, size_t chunk)
+{
+	unsigned char *b = malloc(chunk), *want = malloc(chunk);
+	uint64_t off = 0;
+	for (;;) {
+		ssize_t n = lc_read(c, fh, (off_t)off, chunk, b);
+		ck_assert_int_ge(n, 0);
+		if (n == 0)
+			break;
+		fill_pat(ino, off, (size_t)n, want);
+		ck_assert_msg(memcmp(b, want, (size_t)n) == 0, "ino %llx: data differs in [%llu, +%zd)",
+			      (unsigned long long)ino, (unsigned long long)off, n);
+		off += (uint64_t)n;
+	}
+	ck_assert_uint_eq(off, size);
+	free(b);
+	free(want);
+}
+
+static bool obj_exists(uint64_t ino, uint64_t objno)
+{
+	char oid[64];
+	struct store_stat ss;
+	lc_obj_name(oid, sizeof(oid), ino, objno);
+	return store_stat(pool, oid, &ss) == 0;
+}
+
+START_TEST(test_obj_name)
+{
+	char oid[64];
+	lc_obj_name(oid, sizeof(oid), 0x10000000abcull, 5);
+	ck_assert_str_eq(oid, "10000000abc.00000005");
+}
+END_TEST
+
+/* files of 0, 1, 4 MiB-1, 4 MiB+1 and 20 MiB: before and after writeback */
+START_TEST(test_sizes)
+{
+	static const uint64_t sizes[] = { 0, 1, (4u << 20) - 1, (4u << 20) + 1, 20u << 20 };
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		uint64_t ino = 0x100 + i;
+		struct lc_inode *in = mkfile(ino, 0);
+		struct lc_fh *fh = lc_fh_new(c, in, O_RDWR, NULL);
+		write_file(fh, ino, sizes[i], 128 << 10);
+		ck_assert_uint_eq(lc_inode_size(in), sizes[i]);
+		check_file(fh, ino, sizes[i], 100000);       /* from the buffers */
+		ck_assert_int_eq(lc_flush(c, fh), 0);
+		check_file(fh, ino, sizes[i], 1 << 20);      /* from the store */
+		ck_assert_int_eq(lc_release(c, fh), 0);
+		/* layout: objects of 4 MiB, named <ino hex>.<objno %08x> */
+		uint64_t nobj = (sizes[i] + (4u << 20) - 1) / (4u << 20);
+		for (uint64_t o = 0; o < nobj; o++)
+			ck_assert_msg(obj_exists(ino, o), "object %llu of %llx missing", (unsigned long long)o,
+				      (unsigned long long)ino);
+		ck_assert(!obj_exists(ino, nobj));
+		/* a fresh handle reads it back from the store (no buffers left) */
+		fh = lc_fh_new(c, in, O_RDONLY, NULL);
+		check_file(fh, ino, sizes[i], 65536);
+		lc_release(c, fh);
+		lc_put(c, in);
+	}
+	ck_assert_uint_eq(atomic_load(&c->oc_dirty), 0);
+}
+END_TEST
+
+START_TEST(test_sparse_and_holes)
+{
+	struct lc_inode *in = mkfile(0x200, 1 << 20);
+	struct lc_fh *fh = lc_fh_new(c, in, O_RDWR, NULL);
+	char b[4096];
+
+	ck_assert_int_eq(lc_write(c, fh, 10 << 20, 3, "xyz"), 3);
+	ck_assert_uint_eq(lc_inode_size(in), (10u << 20) + 3);
+	ck_assert_int_eq(lc_flush(c, fh), 0);
+	/* only the last object exists */
+	ck_assert(obj_exists(0x200, 10));
+	ck_assert(!obj_exists(0x200, 0));
+	ck_assert(!obj_exists(0x200, 9));
+	char *big = malloc(10 << 20);
+	memset(big, 1, 10 << 20);
+	ck_assert_int_eq(lc_read(c, fh, 0, 10 << 20, big), 10 << 20);
+	for (size_t i = 0; i < (10u << 20); i++)
+		if (big[i]) {
+			ck_abort_msg("hole at %zu reads %d", i, big[i]);
+			break;
+		}
+	free(big);
+	ck_assert_int_eq(lc_read(c, fh, (10 << 20) - 2, sizeof(b), b), 5);
+	ck_assert(b[0] == 0 && b[1] == 0 && memcmp(b + 2, "xyz", 3) == 0);
+	/* past EOF */
+	ck_assert_int_eq(lc_read(c, fh, (10 << 20) + 3, sizeof(b), b), 0);
+	lc_release(c, fh);
+	lc_put(c, in);
+}
+END_TEST
+
+START_TEST(test_truncate)
+{
+	struct lc_inode *in = mkfile(0x300, 1 << 20);
+	struct lc_fh *fh = lc_fh_new(c, in, O_RDWR, NULL);
+	char b[16];
+
+	write_file(fh, 0x300, 5u << 20, 1 << 20);
+	ck_assert_int_eq(lc_flush(c, fh), 0);
+	ck_assert(obj_exists(0x300, 4));
+	/* down into the middle of object 1 */
+	ck_assert_int_eq(lc_truncate_data(c, in, 5u << 20, (1u << 20) + 10), 0);
+	ck_assert_uint_eq(lc_inode_size(in), (1u << 20) + 10);
+	ck_assert(obj_exists(0x300, 1));
+	ck_assert(!obj_exists(0x300, 2));
+	ck_assert(!obj_exists(0x300, 4));
+	struct store_stat ss;
+	char oid[64];
+	lc_obj_name(oid, sizeof(oid), 0x300, 1);
+	ck_assert_int_eq(store_stat(pool, oid, &ss), 0);
+	ck_assert_uint_eq(ss.size, 10);
+	/* up again: the cut part reads as zeros */
+	ck_assert_int_eq(lc_truncate_data(c, in, (1u << 20) + 10, 3u << 20), 0);
+	ck_assert_int_eq(lc_read(c, fh, (1 << 20) + 8, 4, b), 4);
+	ck_assert_int_eq((unsigned char)b[0], pat(0x300, (1 << 20) + 8));
+	ck_assert_int_eq((unsigned char)b[1], pat(0x300, (1 << 20) + 9));
+	ck_assert(b[2] == 0 && b[3] == 0);
+	/* buffered data past a truncate is dropped */
+	ck_assert_int_eq(lc_write(c, fh, 100, 5, "hello"), 5);
+	ck_assert_int_eq(lc_truncate_data(c, in, 3u << 20, 102), 0);
+	ck_assert_int_eq(lc_flush(c, fh), 0);
+	ck_assert_uint_eq(lc_inode_size(in), 102);
+	ck_assert_int_eq(lc_read(c, fh, 99, 8, b), 3);
+	ck_assert_int_eq((unsigned char)b[0], pat(0x300, 99));
+	ck_assert(b[1] == 'h' && b[2] == 'e');
+	lc_release(c, fh);
+	lc_put(c, in);
+}
+END_TEST
+
+/* overlapping, unaligned writes against a reference copy */
+START_TEST(test_overlapping_writes)
+{
+	const size_t size = 3u << 20;
+	unsigned char *ref = calloc(1, size), *got = malloc(size), *buf = malloc(300000);
+	struct lc_inode *in = mkfile(0x400, 1 << 20);
+	struct lc_fh *fh = lc_fh_new(c, in, O_RDWR, NULL);
+	unsigned int seed = 42;
+	uint64_t maxend = 0;
+
+	for (int i = 0; i < 400; i++) {
+		size_t off = (size_t)rand_r(&seed) % size;
+		size_t len = 1 + (size_t)rand_r(&seed) % (i % 10 == 0 ? 300000 : 5000);
+		if (off + len > size)
+			len = size - off;
+		for (size_t j = 0; j < len; j++)
+			buf[j] = (unsigned char)rand_r(&seed);
+		ck_assert_int_eq(lc_write(c, fh, (off_t)off, len, buf), (ssize_t)len);
+		memcpy(ref + off, buf, len);
+		if (off + len > maxend)
+			maxend = off + len;
+		if (i == 200)
+			ck_assert_int_eq(lc_flush(c, fh), 0); /* half in the store, half buffered */
+	}
+	ck_assert_uint_eq(lc_inode_size(in), maxend);
+	ck_assert_int_eq(lc_read(c, fh, 0, size, got), (ssize_t)maxend);
+	ck_assert(memcmp(got, ref, maxend) == 0);
+	ck_assert_int_eq(lc_flush(c, fh), 0);
+	memset(got, 0, size);
+	ck_assert_int_eq(lc_read(c, fh, 0, size, got), (ssize_t)maxend);
+	ck_assert(memcmp(got, ref, maxend) == 0);
+	lc_release(c, fh);
+	lc_put(c, in);
+	free(ref);
+	free(got);
+	free(buf);
+}
+END_TEST
+
+START_TEST(test_append)
+{
+	struct lc_inode *in = mkfile(0x450, 0);
+	struct lc_fh *fh = lc_fh_new(c, in, O_WRONLY | O_APPEND, NULL);
+	struct lc_fh *rfh = lc_fh_new(c, in, O_RDONLY, NULL);
+	char b[16];
+
+	ck_assert_int_eq(lc_write(c, fh, 0, 3, "abc"), 3);
+	ck_assert_int_eq(lc_write(c, fh, 0, 3, "def"), 3);
+	ck_assert_int_eq(lc_read(c, rfh, 0, sizeof(b), b), 6);
+	ck_assert(memcmp(b, "abcdef", 6) == 0);
+	ck_assert_int_eq(lc_read(c, fh, 0, sizeof(b), b), -EBADF);
+	ck_assert_int_eq(lc_write(c, rfh, 0, 1, "x"), -EBADF);
+	lc_release(c, fh);
+	lc_release(c, rfh);
+	lc_put(c, in);
+}
+END_TEST
+
+/* writers block at client_oc_size instead of buffering without end */
+START_TEST(test_oc_bound)
+{
+	set_opt("client_oc_size", "2M");
+	set_opt("client_oc_target_dirty", "1M");
+	struct lc_inode *in = mkfile(0x500, 1 << 20);
+	struct lc_fh *fh = lc_fh_new(c, in, O_RDWR, NULL);
+	unsigned char *b = malloc(256 << 10);
+	uint64_t peak = 0;
+
+	for (uint64_t off = 0; off < (24u << 20); off += 256 << 10) {
+		fill_pat(0x500, off, 256 << 10, b);
+		ck_assert_int_eq(lc_write(c, fh, (off_t)off, 256 << 10, b), 256 << 10);
+		uint64_t d = atomic_load(&c->oc_dirty);
+		if (d > peak)
+			peak = d;
+	}
+	/* a writer may overshoot by at most one object's buffer before it blocks */
+	ck_assert_msg(peak <= (3u << 20), "dirty peaked at %llu", (unsigned long long)peak);
+	ck_assert_uint_gt(perf_get(&c->perf.wb_throttle), 0);
+	ck_assert_int_eq(lc_flush(c, fh), 0);
+	check_file(fh, 0x500, 24u << 20, 1 << 20);
+	lc_release(c, fh);
+	lc_put(c, in);
+	free(b);
+}
+END_TEST
+
+START_TEST(test_readahead)
+{
+	set_opt("client_readahead_max", "4M");
+	struct lc_inode *in = mkfile(0x600, 1 << 20);
+	struct lc_fh *fh = lc_fh_new(c, in, O_RDWR, NULL);
+
+	write_file(fh, 0x600, 20u << 20, 1 << 20);
+	ck_assert_int_eq(lc_flush(c, fh), 0);
+	lc_release(c, fh);
+	fh = lc_fh_new(c, in, O_RDONLY, NULL);
+	uint64_t hits0 = perf_get(&c->perf.ra_hit);
+	check_file(fh, 0x600, 20u << 20, 128 << 10);
+	uint64_t hits = perf_get(&c->perf.ra_hit) - hits0;
+	/* 160 reads of 128 KiB: all but the first few come from readahead */
+	ck_assert_msg(hits >= 140, "only %llu readahead hits", (unsigned long long)hits);
+	/* a write invalidates what was read ahead */
+	char b[4];
+	ck_assert_int_eq(lc_read(c, fh, 0, 4, b), 4);
+	struct lc_fh *wfh = lc_fh_new(c, in, O_WRONLY, NULL);
+	ck_assert_int_eq(lc_write(c, wfh, 1, 2, "QQ"), 2);
+	ck_assert_int_eq(lc_read(c, fh, 0, 4, b), 4);
+	ck_assert(b[1] == 'Q' && b[2] == 'Q');
+	lc_release(c, wfh);
+	lc_release(c, fh);
+	lc_put(c, in);
+}
+END_TEST
+
+struct wr_arg {
+	uint64_t ino;
+};
+
+static void *writer(void *p)
+{
+	struct wr_arg *a = p;
+	struct lc_inode *in = mkfile(a->ino, 1 << 20);
+	struct lc_fh *fh = lc_fh_new(c, in, O_RDWR, NULL);
+	write_file(fh, a->ino, 6u << 20, 64 << 10);
+	ck_assert_int_eq(lc_fsync(c, fh, false), 0);
+	lc_release(c, fh);
+	lc_put(c, in);
+	return NULL;
+}
+
+START_TEST(test_concurrent_writers)
+{
+	set_opt("client_oc_size", "8M");
+	pthread_t t[6];
+	struct wr_arg a[6];
+	for (int i = 0; i < 6; i++) {
+		a[i].ino = 0x700 + (uint64_t)i;
+		pthread_create(&t[i], NULL, writer, &a[i]);
+	}
+	for (int i = 0; i < 6; i++)
+		pthread_join(t[i], NULL);
+	for (int i = 0; i < 6; i++) {
+		struct lc_inode *in = lc_ino_to_inode(c, a[i].ino);
+		ck_assert_ptr_nonnull(in);
+		struct lc_fh *fh = lc_fh_new(c, in, O_RDONLY, NULL);
+		check_file(fh, a[i].ino, 6u << 20, 1 << 20);
+		lc_release(c, fh);
+		lc_put(c, in);
+	}
+}
+END_TEST
+
+START_TEST(test_write_through)
+{
+	struct lc_inode *in = mkfile(0x800, 0);
+	struct lc_fh *fh = lc_fh_new(c, in, O_RDWR | O_SYNC, NULL);
+	ck_assert_int_eq(lc_write(c, fh, 5, 4, "sync"), 4);
+	ck_assert(obj_exists(0x800, 0));
+	ck_assert_uint_eq(atomic_load(&c->oc_dirty), 0);
+	char b[9];
+	ck_assert_int_eq(lc_read(c, fh, 0, 9, b), 9);
+	ck_assert(memcmp(b, "\0\0\0\0\0sync", 9) == 0);
+	lc_release(c, fh);
+	lc_put(c, in);
+}
+END_TEST
+
+/* ---- caches ------------------------------------------------------------- */
+
+START_TEST(test_inode_refs_and_trim)
+{
+	set_opt("client_cache_size", "10");
+	struct lc_inode *keep = mkfile(0x900, 0);
+	for (uint64_t i = 1; i <= 50; i++)
+		lc_put(c, mkfile(0x900 + i, 0));
+	ck_assert_uint_eq(atomic_load(&c->ninodes), 51);
+	/* an unreferenced inode still serves lookups until trimmed */
+	struct lc_inode *x = lc_ino_to_inode(c, 0x905);
+	ck_assert_ptr_nonnull(x);
+	ck_assert_uint_eq(lc_ino(x), 0x905);
+	lc_get(x);
+	lc_forget(c, x, 2);
+	lc_icache_trim(c);
+	ck_assert_uint_le(atomic_load(&c->ninodes), 10);
+	/* the referenced one survives */
+	struct lc_inode *k2 = lc_ino_to_inode(c, 0x900);
+	ck_assert_ptr_eq(k2, keep);
+	lc_put(c, k2);
+	/* an update of a cached inode returns the same object with new attrs */
+	struct mdsp_inode mi = { .ino = 0x900, .generation = 1, .mode = S_IFREG | 0600, .size = 77, .change = 5 };
+	struct lc_inode *k3 = lc_inode_update(c, &mi, 0, 0);
+	ck_assert_ptr_eq(k3, keep);
+	struct lc_attr a;
+	lc_inode_fill_attr(k3, &a);
+	ck_assert_uint_eq(a.size, 77);
+	ck_assert_uint_eq(a.mode, S_IFREG | 0600);
+	/* an older reply (smaller change) does not go back in time */
+	mi.size = 5;
+	mi.change = 4;
+	lc_put(c, lc_inode_update(c, &mi, 0, 0));
+	lc_inode_fill_attr(k3, &a);
+	ck_assert_uint_eq(a.size, 77);
+	/* a new generation of the ino replaces the inode */
+	mi.generation = 2;
+	mi.change = 1;
+	struct lc_inode *k4 = lc_inode_update(c, &mi, 0, 0);
+	ck_assert_ptr_ne(k4, keep);
+	lc_put(c, k4);
+	lc_put(c, k3);
+	lc_put(c, keep); /* unhashed and unreferenced: freed (ASan checks) */
+}
+END_TEST
+
+START_TEST(test_attr_timeout_and_caps)
+{
+	set_opt("client_attr_timeout", "0.05");
+	set_opt("client_caps_timeout", "30");
+	struct lc_inode *in = mkfile(0xa00, 0);
+	uint64_t now = now_mono_ns();
+	pthread_mutex_lock(&in->lock);
+	ck_assert(lc_inode_attr_valid_locked(in, now));
+	pthread_mutex_unlock(&in->lock);
+	usleep(80000);
+	pthread_mutex_lock(&in->lock);
+	ck_assert(!lc_inode_attr_valid_locked(in, now_mono_ns()));
+	/* shared caps make them valid for longer */
+	lc_caps_apply_locked(in, MDSP_CAP_PIN | MDSP_CAP_SHARED, 3);
+	ck_assert(lc_inode_attr_valid_locked(in, now_mono_ns() + 1000000000ull));
+	/* a reply older than the caps we hold cannot change them */
+	lc_caps_apply_locked(in, MDSP_CAP_WR, 2);
+	ck_assert_uint_eq(in->caps, MDSP_CAP_PIN | MDSP_CAP_SHARED);
+	pthread_mutex_unlock(&in->lock);
+	ck_assert(lc_attr_timeout(c, in) > 10);
+	/* a revoke (run as the flusher would) drops the shared cap and the attrs */
+	struct cap_work w = { .caps = { .op = MDSP_CAPS_REVOKE, .ino = 0xa00, .caps = MDSP_CAP_PIN, .seq = 4 } };
+	lc_caps_process(c, &w);
+	pthread_mutex_lock(&in->lock);
+	ck_assert_uint_eq(in->caps, MDSP_CAP_PIN);
+	ck_assert(!lc_inode_attr_valid_locked(in, now_mono_ns()));
+	pthread_mutex_unlock(&in->lock);
+	lc_put(c, in);
+}
+END_TEST
+
+START_TEST(test_dentries)
+{
+	set_opt("client_entry_timeout", "0.1");
+	set_opt("client_negative_timeout", "0.1");
+	struct mdsp_inode dmi = { .ino = 0xb00, .generation = 1, .mode = S_IFDIR | 0755, .nlink = 2 };
+	struct lc_inode *dir = lc_inode_update(c, &dmi, 0, 0);
+	uint64_t ino = 0;
+
+	ck_assert_int_eq(lc_dcache_lookup(c, dir, "a", &ino), 0);
+	lc_dcache_add(c, dir, "a", 0xb01);
+	lc_dcache_add(c, dir, "gone", 0);
+	ck_assert_int_eq(lc_dcache_lookup(c, dir, "a", &ino), 1);
+	ck_assert_uint_eq(ino, 0xb01);
+	ck_assert_int_eq(lc_dcache_lookup(c, dir, "gone", &ino), 1);
+	ck_assert_uint_eq(ino, 0);
+	/* replace */
+	lc_dcache_add(c, dir, "a", 0xb02);
+	ck_assert_int_eq(lc_dcache_lookup(c, dir, "a", &ino), 1);
+	ck_assert_uint_eq(ino, 0xb02);
+	ck_assert_uint_eq(atomic_load(&c->ndentries), 2);
+	/* invalidating the directory drops them all at once */
+	lc_dcache_invalidate_dir(dir);
+	ck_assert_int_eq(lc_dcache_lookup(c, dir, "a", &ino), 0);
+	lc_dcache_add(c, dir, "b", 0xb03);
+	ck_assert_int_eq(lc_dcache_lookup(c, dir, "b", &ino), 1);
+	usleep(150000);
+	ck_assert_int_eq(lc_dcache_lookup(c, dir, "b", &ino), 0);
+	lc_dcache_remove(c, 0xb00, "b");
+	ck_assert_uint_eq(atomic_load(&c->ndentries), 2);
+	lc_put(c, dir);
+}
+END_TEST
+
+START_TEST(test_perm_check)
+{
+	struct lc_attr a = { .mode = S_IFREG | 0640, .uid = 100, .gid = 200 };
+	struct lc_cred owner = { .uid = 100, .gid = 1 }, grp = { .uid = 5, .gid = 7, .ngroups = 1, .groups = { 200 } };
+	struct lc_cred other = { .uid = 6, .gid = 6 }, root = { 0 };
+	ck_assert_int_eq(lc_perm_check(&a, 6, &owner), 0);
+	ck_assert_int_eq(lc_perm_check(&a, 4, &grp), 0);
+	ck_assert_int_eq(lc_perm_check(&a, 2, &grp), -EACCES);
+	ck_assert_int_eq(lc_perm_check(&a, 4, &other), -EACCES);
+	ck_assert_int_eq(lc_perm_check(&a, 6, &root), 0);
+	ck_assert_int_eq(lc_perm_check(&a, 1, &root), -EACCES);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+	Suite *s = suite_create("clientlib_data");
+	TCase *tc = tcase_create("data");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, test_obj_name);
+	tcase_add_test(tc, test_sizes);
+	tcase_add_test(tc, test_sparse_and_holes);
+	tcase_add_test(tc, test_truncate);
+	tcase_add_test(tc, test_overlapping_writes);
+	tcase_add_test(tc, test_append);
+	tcase_add_test(tc, test_oc_bound);
+	tcase_add_test(tc, test_readahead);
+	tcase_add_test(tc, test_concurrent_writers);
+	tcase_add_test(tc, test_write_through);
+	suite_add_tcase(s, tc);
+	TCase *tc2 = tcase_create("cache");
+	tcase_add_checked_fixture(tc2, setup, teardown);
+	tcase_add_test(tc2, test_inode_refs_and_trim);
+	tcase_add_test(tc2, test_attr_timeout_and_caps);
+	tcase_add_test(tc2, test_dentries);
+	tcase_add_test(tc2, test_perm_check);
+	suite_add_tcase(s, tc2);
+	return s;
+}
+
+int main(void)
+{
+	log_init("test_clientlib_data");
+	SRunner *sr = srunner_create(suite());
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
