@@ -48,10 +48,26 @@ static const struct asok_cmd test_cmds[] = {
 	{ "test fail", "", "always fails", cmd_fail },
 };
 
+#define SUITE "asok"
+
+/* the temporary dir is made and removed in the parent, so a failing test leaves nothing */
+static void dir_setup(void)
+{
+	snprintf(dir, sizeof(dir), "/tmp/loligo-test-%s-XXXXXX", SUITE);
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+}
+
+static void dir_teardown(void)
+{
+	char cmd[512];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	if (system(cmd) != 0)
+		fprintf(stderr, "could not remove %s\n", dir);
+}
+
 static void setup(void)
 {
-	snprintf(dir, sizeof(dir), "/tmp/loligo-test-asok-XXXXXX");
-	ck_assert_ptr_nonnull(mkdtemp(dir));
 	snprintf(path, sizeof(path), "%s/test.asok", dir);
 	cfg_init("mds");
 	log_init("test_admin_sock");
@@ -64,7 +80,6 @@ static void teardown(void)
 	asok_stop(as);
 	as = NULL;
 	unlink(path);
-	rmdir(dir);
 }
 
 /* send @json (a string) and return the reply */
@@ -405,6 +420,7 @@ int main(void)
 	SRunner *sr;
 	int failed;
 
+	tcase_add_unchecked_fixture(tc, dir_setup, dir_teardown);
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_help);
 	tcase_add_test(tc, test_config_commands);

@@ -65,6 +65,24 @@ static const struct asok_cmd mds_cmds[] = {
 	{ "client evict", "id:int", "evict a client session", cmd_evict },
 };
 
+#define SUITE "cli"
+
+/* the temporary dir is made and removed in the parent, so a failing test leaves nothing */
+static void dir_setup(void)
+{
+	snprintf(dir, sizeof(dir), "/tmp/loligo-test-%s-XXXXXX", SUITE);
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+}
+
+static void dir_teardown(void)
+{
+	char cmd[512];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	if (system(cmd) != 0)
+		fprintf(stderr, "could not remove %s\n", dir);
+}
+
 static void setup(void)
 {
 	const char *env = getenv("LOLIGO_CLI"), *bdir = getenv("LOLIGO_BUILD_DIR");
@@ -74,8 +92,6 @@ static void setup(void)
 	else
 		snprintf(cli, sizeof(cli), "%s/tools/cli/loligo", bdir ? bdir : ".");
 	ck_assert_msg(access(cli, X_OK) == 0, "no CLI at %s", cli);
-	snprintf(dir, sizeof(dir), "/tmp/loligo-test-cli-XXXXXX");
-	ck_assert_ptr_nonnull(mkdtemp(dir));
 	snprintf(sock, sizeof(sock), "%s/mds.asok", dir);
 	cfg_init("mds");
 	log_init("test_cli");
@@ -85,11 +101,8 @@ static void setup(void)
 
 static void teardown(void)
 {
-	char cmd[512];
-
 	asok_stop(as);
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	ck_assert_int_eq(system(cmd), 0);
+	as = NULL;
 }
 
 struct run {
@@ -345,6 +358,7 @@ int main(void)
 	SRunner *sr;
 	int failed;
 
+	tcase_add_unchecked_fixture(tc, dir_setup, dir_teardown);
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_daemon_builtins);
 	tcase_add_test(tc, test_daemon_errors);

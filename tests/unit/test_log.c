@@ -9,13 +9,30 @@
 #include "common/config.h"
 #include "common/log.h"
 
-static char logpath[256];
+static char dir[256], logpath[300];
+#define SUITE "log"
+
+/* the temporary dir is made and removed in the parent, so a failing test leaves nothing */
+static void dir_setup(void)
+{
+	snprintf(dir, sizeof(dir), "/tmp/loligo-test-%s-XXXXXX", SUITE);
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+}
+
+static void dir_teardown(void)
+{
+	char cmd[512];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	if (system(cmd) != 0)
+		fprintf(stderr, "could not remove %s\n", dir);
+}
 
 static void setup(void)
 {
 	int fd;
 
-	snprintf(logpath, sizeof(logpath), "/tmp/loligo-test-log-XXXXXX");
+	snprintf(logpath, sizeof(logpath), "%s/log-XXXXXX", dir);
 	fd = mkstemp(logpath);
 	ck_assert_int_ge(fd, 0);
 	close(fd);
@@ -127,10 +144,10 @@ END_TEST
 
 START_TEST(test_log_file_option)
 {
-	char other[256], err[256], *s;
+	char other[320], err[256], *s;
 	int fd;
 
-	snprintf(other, sizeof(other), "/tmp/loligo-test-log2-XXXXXX");
+	snprintf(other, sizeof(other), "%s/other-XXXXXX", dir);
 	fd = mkstemp(other);
 	ck_assert_int_ge(fd, 0);
 	close(fd);
@@ -172,6 +189,7 @@ int main(void)
 	SRunner *sr;
 	int failed;
 
+	tcase_add_unchecked_fixture(tc, dir_setup, dir_teardown);
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_defaults_and_names);
 	tcase_add_test(tc, test_level_filters_output);
