@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# run-make-check.sh - install what is missing, build, run the whole test
+# suite (as Ceph's script of the same name does).
+#
+#   ./run-make-check.sh            gcc build + every ctest suite, then a clang
+#                                  build with the libFuzzer targets, each fuzzed
+#                                  for LOLIGO_FUZZ_SECONDS (default 20)
+#   --asan                         also build with ASan+UBSan and run the suite
+#   --no-fuzz                      skip the clang/fuzz stage
+#   -j N                           build parallelism (default: nproc)
+# Environment: BUILD_DIR (default ./build), CTEST_ARGS (extra ctest args).
+set -euo pipefail
+cd "$(dirname "$0")"
+top=$PWD
+
+asan=0 fuzz=1 jobs=$(nproc)
+while (($#)); do
+	case $1 in
+	--asan) asan=1 ;;
+	--no-fuzz) fuzz=0 ;;
+	-j) jobs=$2; shift ;;
+	-h|--help) sed -n '2,12p' "$0"; exit 0 ;;
+	*) echo "run-make-check: unknown argument $1 (try --help)" >&2; exit 2 ;;
+	esac
+	shift
+done
+
+./install-deps.sh
+
+build=${BUILD_DIR:-$top/build}
+rc=0
+
+stage() { echo; echo "==== $* ===="; }
+
+stage "build (gcc) in $build"
+cmake -S "$top" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo
+ninja -C "$build" -j "$jobs"
+
+stage "test suite (gcc build)"
+(cd "$build" && ctest --output-on-failure --timeout 900 -LE fuzz ${CTEST_ARGS:-}) || rc=1
+
+if ((fuzz)); then
+	stage "build (clang, libFuzzer targets) in $build-fuzz"
+	CC=clang CXX=clang++ cmake -S "$top" -B "$build-fuzz" -G Ninja -DLOLIGO_FUZZ=ON \
+		-DLOLIGO_FUZZ_SECONDS="${LOLIGO_FUZZ_SECONDS:-20}" -DCMAKE_BUILD_TYPE=RelWithDebInfo
+	ninja -C "$build-fuzz" -j "$jobs"
+	stage "fuzz targets"
+	(cd "$build-fuzz" && ctest --output-on-failure -L fuzz) || rc=1
+fi
+
+if ((asan)); then
+	stage "build (ASan+UBSan) in $build-asan"
+	cmake -S "$top" -B "$build-asan" -G Ninja -DLOLIGO_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug
+	ninja -C "$build-asan" -j "$jobs"
+	stage "test suite (ASan+UBSan build)"
+	(cd "$build-asan" && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure --timeout 1800 -LE fuzz ${CTEST_ARGS:-}) || rc=1
+fi
+
+if ((rc)); then echo "run-make-check: FAILED" >&2; else echo "run-make-check: all stages passed"; fi
+exit $rc

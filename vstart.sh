@@ -1,0 +1,162 @@
+#!/usr/bin/env bash
+# vstart.sh - build loligo and bring up a local filesystem, as Ceph's
+# vstart.sh does: a loligo-mds on the embedded local object store, a
+# loligo-fuse mount, and the embedded NFS gateway in the same client process.
+#
+#   ./vstart.sh [--dir DIR] [--mnt MNT] [--nfs-port PORT] [--mds-port PORT]
+#               [--no-nfs] [--no-build]
+#   ./vstart.sh --stop [--dir DIR] [--mnt MNT]
+#
+#   --dir DIR        state: config, store, logs, admin sockets (default ./vstart)
+#   --mnt MNT        FUSE mount point (default ./mnt)
+#   --nfs-port PORT  NFS gateway port on 127.0.0.1 (default 2049)
+#   --mds-port PORT  MDS port on 127.0.0.1 (default 6800)
+#   --no-nfs         do not start the NFS gateway
+#   --no-build       do not (re)build; use ./build as it is
+#   --stop           unmount and stop everything started with this --dir
+#
+# Running it again starts only what is not running: a crashed MDS comes
+# back, a live mount is left alone (never mounted twice).
+set -euo pipefail
+cd "$(dirname "$0")"
+top=$PWD
+
+dir=$top/vstart mnt=$top/mnt nfs_port=2049 mds_port=6800 nfs=1 build=1 stop=0
+while (($#)); do
+	case $1 in
+	--dir) dir=$2; shift ;;
+	--mnt) mnt=$2; shift ;;
+	--nfs-port) nfs_port=$2; shift ;;
+	--mds-port) mds_port=$2; shift ;;
+	--no-nfs) nfs=0 ;;
+	--no-build) build=0 ;;
+	--stop) stop=1 ;;
+	-h|--help) sed -n '2,20p' "$0"; exit 0 ;;
+	*) echo "vstart: unknown argument '$1' (try --help)" >&2; exit 2 ;;
+	esac
+	shift
+done
+mkdir -p "$dir"
+dir=$(cd "$dir" && pwd)
+mkdir -p "$mnt"
+mnt=$(cd "$mnt" && pwd)
+out=$dir/out
+conf=$dir/loligo.conf
+bin=$top/build
+
+alive() { [[ -f $1 ]] && kill -0 "$(cat "$1")" 2>/dev/null; }
+mounted() { grep -q " $mnt fuse" /proc/mounts; }
+
+stop_pid() { # pidfile name
+	local pf=$1 name=$2 pid i
+	alive "$pf" || { rm -f "$pf"; return 0; }
+	pid=$(cat "$pf")
+	kill -TERM "$pid" 2>/dev/null || true
+	for i in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+	if kill -0 "$pid" 2>/dev/null; then
+		echo "vstart: $name (pid $pid) did not stop in 10 s; killing it" >&2
+		kill -KILL "$pid" 2>/dev/null || true
+	fi
+	rm -f "$pf"
+	echo "stopped $name"
+}
+
+if ((stop)); then
+	if mounted; then
+		fusermount3 -u "$mnt" 2>/dev/null || fusermount3 -uz "$mnt" 2>/dev/null || umount -l "$mnt" 2>/dev/null || true
+		echo "unmounted $mnt"
+	fi
+	stop_pid "$out/client.pid" loligo-fuse
+	stop_pid "$out/mds.pid" loligo-mds
+	exit 0
+fi
+
+if ((build)); then
+	./install-deps.sh --runtime
+	cmake -S "$top" -B "$bin" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+	ninja -C "$bin" loligo-mds loligo-fuse loligo >/dev/null
+fi
+for b in mds/loligo-mds client/fuse/loligo-fuse tools/cli/loligo; do
+	[[ -x $bin/$b ]] || { echo "vstart: $bin/$b missing: build first (drop --no-build)" >&2; exit 1; }
+done
+
+mkdir -p "$out" "$dir/store"
+if [[ ! -f $conf ]]; then
+	cat > "$conf" <<CONF
+# written by vstart.sh; edit freely, it is not rewritten while it exists
+[global]
+fs_name = loligo
+store_backend = local
+store_local_path = $dir/store
+
+[mds]
+mds_addr = 127.0.0.1
+mds_port = $mds_port
+admin_socket = $out/mds.asok
+log_file = $out/mds.log
+
+[client]
+client_mds_addr = 127.0.0.1:$mds_port
+admin_socket = $out/client.asok
+log_file = $out/client.log
+
+[nfs]
+CONF
+fi
+
+# ---- MDS
+if alive "$out/mds.pid"; then
+	echo "loligo-mds already running (pid $(cat "$out/mds.pid"))"
+else
+	if [[ ! -f $dir/store/.mkfs-done ]]; then
+		"$bin/mds/loligo-mds" -c "$conf" --mkfs
+		touch "$dir/store/.mkfs-done"
+	fi
+	rm -f "$out/mds.port"
+	"$bin/mds/loligo-mds" -c "$conf" --port-file "$out/mds.port" >>"$out/mds.stderr" 2>&1 &
+	echo $! > "$out/mds.pid"
+	for i in $(seq 1 100); do [[ -s $out/mds.port ]] && break; alive "$out/mds.pid" || break; sleep 0.1; done
+	if ! [[ -s $out/mds.port ]]; then
+		echo "vstart: loligo-mds did not start; see $out/mds.stderr and $out/mds.log:" >&2
+		tail -5 "$out/mds.stderr" >&2 || true
+		exit 1
+	fi
+	echo "started loligo-mds (pid $(cat "$out/mds.pid")) on 127.0.0.1:$(cat "$out/mds.port")"
+fi
+
+# ---- FUSE mount (+ NFS gateway in the same process)
+if mounted && alive "$out/client.pid"; then
+	echo "loligo-fuse already mounted at $mnt (pid $(cat "$out/client.pid"))"
+else
+	if mounted; then   # a dead client leaves "transport endpoint is not connected"
+		fusermount3 -uz "$mnt" 2>/dev/null || umount -l "$mnt" 2>/dev/null || true
+	fi
+	args=(-c "$conf" -f)
+	((nfs)) && args+=(--nfs "127.0.0.1:$nfs_port")
+	"$bin/client/fuse/loligo-fuse" "${args[@]}" "$mnt" >>"$out/client.stderr" 2>&1 &
+	echo $! > "$out/client.pid"
+	for i in $(seq 1 150); do mounted && break; alive "$out/client.pid" || break; sleep 0.1; done
+	if ! mounted; then
+		echo "vstart: loligo-fuse did not mount $mnt; see $out/client.stderr and $out/client.log:" >&2
+		tail -5 "$out/client.stderr" >&2 || true
+		exit 1
+	fi
+	echo "started loligo-fuse (pid $(cat "$out/client.pid")), mounted at $mnt"
+fi
+
+cat <<MSG
+
+loligo is up.
+  mount point     $mnt
+  config          $conf
+  MDS admin sock  $out/mds.asok      ($bin/tools/cli/loligo daemon $out/mds.asok help)
+  client asok     $out/client.asok   ($bin/tools/cli/loligo daemon $out/client.asok perf dump)
+  logs            $out/
+MSG
+((nfs)) && cat <<MSG
+  NFS export      127.0.0.1:$nfs_port:/
+                  mount -t nfs4 -o vers=4.1,port=$nfs_port,proto=tcp 127.0.0.1:/ /some/dir
+MSG
+cat <<MSG
+  stop            $0 --stop --dir $dir --mnt $mnt
+MSG
