@@ -87,18 +87,30 @@ int mdsp_send(int fd, const struct mdsp_buf *b)
  * Read exactly @n bytes.  @timeout_ms bounds each wait for more data.
  * *@got counts what arrived of the current frame, so the caller can tell a
  * quiet connection (nothing yet) from a peer that stalled mid-frame.
+ *
+ * Data that is already there is taken with one non-blocking recv() and no
+ * poll(): the usual case for a payload right behind its header.  Only when
+ * nothing is there do we poll, which is also what makes the timeout work on
+ * a blocking socket.  Non-sockets (pipes, in tests) always poll, then read.
  */
 static int read_full(int fd, uint8_t *buf, size_t n, int timeout_ms, size_t *got)
 {
+	bool sock = true, wait = false;
 	size_t done = 0;
 	ssize_t k;
 	int r;
 
 	while (done < n) {
-		r = wait_fd(fd, POLLIN, timeout_ms);
-		if (r)
-			return r;
-		k = read(fd, buf + done, n - done);
+		if (wait || !sock) {
+			r = wait_fd(fd, POLLIN, timeout_ms);
+			if (r)
+				return r;
+			wait = false;
+		}
+		if (sock)
+			k = recv(fd, buf + done, n - done, MSG_DONTWAIT);
+		else
+			k = read(fd, buf + done, n - done);
 		if (k > 0) {
 			done += (size_t)k;
 			*got += (size_t)k;
@@ -106,8 +118,16 @@ static int read_full(int fd, uint8_t *buf, size_t n, int timeout_ms, size_t *got
 		}
 		if (k == 0)
 			return -ECONNRESET;
-		if (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK)
+		if (errno == EINTR)
 			continue;
+		if (errno == EAGAIN || errno == EWOULDBLOCK) {
+			wait = true;
+			continue;
+		}
+		if (errno == ENOTSOCK && sock) {
+			sock = false;
+			continue;
+		}
 		return -errno;
 	}
 	return 0;
