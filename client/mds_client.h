@@ -27,7 +27,17 @@
 struct mds_client;
 struct asok;
 
-/* One request.  Refcounted: the map holds one ref, the caller another. */
+/*
+ * One request.  Refcounted: the map holds one ref, the caller another.
+ *
+ * Ownership of @args: the strings and blobs the caller hangs on it (name,
+ * name2, target, data) must be malloc'd and belong to the request from then
+ * on; the last mdsc_request_put() frees them.  They must outlive the call
+ * because a request stays registered until its SAFE reply and may be
+ * replayed after an MDS restart long after mdsc_do_request() returned.
+ * tid, oldest_tid, attempt and flags are the session layer's: it sets them
+ * on each send (on a copy, so a concurrent resend never races the caller).
+ */
 struct mds_request {
 	struct mdsp_request args;   /* caller fills op, caller, ino, name, ...; tid set at submit */
 	struct mdsp_reply *reply;   /* the last reply (UNSAFE or SAFE); owned by the request */
@@ -41,17 +51,33 @@ struct mdsc_ops {
 	void (*handle_caps)(void *arg, const struct mdsp_caps *caps);
 	/* the session went stale / was evicted / came back */
 	void (*session_event)(void *arg, uint32_t session_op);
+	/*
+	 * Optional (may be NULL): the caps to report in SESSION RECONNECT after
+	 * the connection to the MDS was lost.  Set *caps to a malloc'd array
+	 * (the session layer frees it) and *ncaps to its length; return 0 or
+	 * -errno (then no caps are reported).  Runs on the session thread with
+	 * no session-layer lock held.
+	 */
+	int (*reconnect_caps)(void *arg, struct mdsp_cap_reconnect **caps, uint32_t *ncaps);
 };
 
 /**
- * mdsc_create - a session layer talking to the MDS at @addr ("host:port").
- * Connects lazily; mdsc_open_session() waits for the first session.
+ * mdsc_create - a session layer talking to the MDS at @addr ("host:port";
+ * NULL: the client_mds_addr option).  @client_name NULL: "client.<host>.<pid>".
+ * @ops is copied.  Connects lazily; mdsc_open_session() waits for the first
+ * session.  Reads the mdsc options (common/options/mdsc.def) once.
  */
 int mdsc_create(const char *addr, const char *client_name, const struct mdsc_ops *ops, void *arg,
 		struct mds_client **out);
-/** mdsc_open_session - connect and open the session within @timeout_ms. */
+/**
+ * mdsc_open_session - connect and open the session within @timeout_ms
+ * (retrying a refused or failed connection with backoff until then).
+ * Return: 0, or -ECONNREFUSED (nothing listening at the address),
+ * -ETIMEDOUT (no answer), -EPERM and friends (the MDS rejected the client);
+ * the reason is logged.
+ */
 int mdsc_open_session(struct mds_client *mdsc, int timeout_ms);
-/** mdsc_close - close the session (after waiting for SAFE on everything) and free. */
+/** mdsc_destroy - close the session (after waiting for SAFE on everything) and free. */
 void mdsc_destroy(struct mds_client *mdsc);
 
 /** mdsc_request_new - a request for @op with one reference held by the caller. */
@@ -73,6 +99,17 @@ int mdsc_sync(struct mds_client *mdsc);
 /** mdsc_send_caps - send a CAPS message (flush, ack, release).  Never blocks on the MDS. */
 int mdsc_send_caps(struct mds_client *mdsc, const struct mdsp_caps *caps);
 
+/**
+ * mdsc_register_asok - add `mds_requests` and `mds_sessions` to @a.  The
+ * admin socket must be stopped before mdsc_destroy().
+ */
 int mdsc_register_asok(struct mds_client *mdsc, struct asok *a);
+
+/** mdsc_oldest_tid - the oldest tid not yet SAFE (what requests carry as oldest_tid). */
+uint64_t mdsc_oldest_tid(struct mds_client *mdsc);
+/** mdsc_last_tid - the last tid handed out (0: none yet). */
+uint64_t mdsc_last_tid(struct mds_client *mdsc);
+/** mdsc_is_open - true while the session is open (not connecting or reconnecting). */
+bool mdsc_is_open(struct mds_client *mdsc);
 
 #endif

@@ -1,0 +1,842 @@
+/*
+ * mds_client.c - the client's MDS session layer: requests and replies.
+ *
+ * Every metadata operation of the client is a request to the MDS.  This
+ * file gives each one a transaction id, keeps it in the request map until
+ * the MDS says it is durable, and matches replies to it; the session itself
+ * (connection, handshake, renewals, reconnect and replay) lives in
+ * mds_client_session.c.  The shape is the one the Linux ceph client reached
+ * with its mutex-contention series (DESIGN.md section 6), because the
+ * obvious shape -- one client mutex around the request tree, the session
+ * table and the send -- serialises every thread of a busy mount on it:
+ *
+ *  - tids come from an atomic counter and oldest_tid is an atomic the send
+ *    path reads with no lock;
+ *  - the request map is a common/xarray keyed by tid.  handle_reply, on the
+ *    connection's reader thread, finds its request under rcu_read_lock()
+ *    and pins it with a refcount increment that fails once the count hit
+ *    zero; requests are freed with call_rcu(), so a reader that found one
+ *    never touches freed memory.  Iteration is in tid order, which is the
+ *    order of replay and what makes oldest_tid the first key of the map;
+ *  - mdsc->mutex guards the session table only.  Registration and session
+ *    choice are two short sections; encoding and sending happen outside it;
+ *  - a request submitted while there is no open session (none yet, or the
+ *    MDS is being reconnected) waits on the wait list under wait_list_lock
+ *    and is kicked when the session opens.
+ *
+ * A request gets an UNSAFE reply when the MDS applied it in memory and a
+ * SAFE one when it is journaled (reads get one final reply, which counts as
+ * SAFE).  mdsc_do_request() returns on the first reply; the request stays in
+ * the map until SAFE so that an MDS restart can replay it and so that
+ * oldest_tid tells the MDS which completed results it may forget.
+ * mdsc_wait_safe() and mdsc_sync() (fsync, syncfs) wait for SAFE.
+ *
+ * oldest_tid: tids are allocated and inserted into the map in the same
+ * client-mutex section, so registration happens in tid order and any tid
+ * below the first key of the map is either SAFE or was given up.  A
+ * completion therefore publishes "first key, or (map empty) one past the
+ * highest tid that ever left the map" with a monotonic max; the value is never ahead of a request the MDS may
+ * still have to answer from its completed table, which is what keeps a
+ * retried request from being executed twice.
+ *
+ * Measurements: every client-mutex section records its hold time in a
+ * histogram of `perf dump` group "mds_client" (hold_submit_request,
+ * hold_do_request, hold_handle_reply, hold_replay, hold_session,
+ * hold_other); handle_reply takes no client mutex, so hold_handle_reply
+ * stays empty by construction.  USDT probes (provider "loligo") mark
+ * mdsc_submit_*, mdsc_do_request_*, mdsc_handle_reply_* entry and return,
+ * and mdsc_mutex_hold(section, ns) fires on every release.
+ */
+#include "client/mds_client_int.h"
+
+#include <errno.h>
+#include <json-c/json.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/sdt.h>
+#include <unistd.h>
+
+#include "common/admin_sock.h"
+#include "common/config.h"
+#include "common/log.h"
+
+static const char *const section_names[SEC_MAX] = {
+	[SEC_SUBMIT] = "hold_submit_request",
+	[SEC_DO_REQUEST] = "hold_do_request",
+	[SEC_HANDLE_REPLY] = "hold_handle_reply",
+	[SEC_REPLAY] = "hold_replay",
+	[SEC_SESSION] = "hold_session",
+	[SEC_OTHER] = "hold_other",
+};
+
+static pthread_condattr_t mono_attr;
+static pthread_once_t mono_once = PTHREAD_ONCE_INIT;
+
+static void mono_attr_init(void)
+{
+	pthread_condattr_init(&mono_attr);
+	pthread_condattr_setclock(&mono_attr, CLOCK_MONOTONIC);
+}
+
+void mdsc_cond_init(pthread_cond_t *c)
+{
+	pthread_once(&mono_once, mono_attr_init);
+	pthread_cond_init(c, &mono_attr);
+}
+
+/* ---- the client mutex, measured -------------------------------------- */
+
+uint64_t mdsc_lock(struct mds_client *m)
+{
+	pthread_mutex_lock(&m->mutex);
+	return now_mono_ns();
+}
+
+void mdsc_unlock(struct mds_client *m, enum mdsc_section sec, uint64_t t0)
+{
+	uint64_t held = now_mono_ns() - t0;
+
+	pthread_mutex_unlock(&m->mutex);
+	hist_add(&m->hold[sec], held);
+	DTRACE_PROBE2(loligo, mdsc_mutex_hold, (int)sec, held);
+}
+
+int mdsc_cond_wait(struct mds_client *m, pthread_cond_t *cond, uint64_t deadline_ns,
+		   enum mdsc_section sec, uint64_t *t0)
+{
+	struct timespec ts;
+	int r;
+
+	hist_add(&m->hold[sec], now_mono_ns() - *t0);
+	if (deadline_ns) {
+		ts = ns_to_timespec(deadline_ns);
+		r = pthread_cond_timedwait(cond, &m->mutex, &ts);
+	} else {
+		r = pthread_cond_wait(cond, &m->mutex);
+	}
+	*t0 = now_mono_ns();
+	return r == ETIMEDOUT ? -ETIMEDOUT : 0;
+}
+
+uint64_t mdsc_secs_to_ns(enum cfg_opt_id id)
+{
+	double s = cfg_double(id);
+
+	return s <= 0 ? 0 : (uint64_t)(s * 1e9);
+}
+
+/* ---- requests: lifetime ------------------------------------------------ */
+
+static inline struct mdsc_req *to_req(struct mds_request *pub)
+{
+	return caa_container_of(pub, struct mdsc_req, pub);
+}
+
+struct mds_request *mdsc_request_new(struct mds_client *m, uint32_t op)
+{
+	struct mdsc_req *r = calloc(1, sizeof(*r));
+
+	if (!r)
+		return NULL;
+	r->mdsc = m;
+	atomic_init(&r->ref, 1);
+	pthread_mutex_init(&r->lock, NULL);
+	mdsc_cond_init(&r->cond);
+	CDS_INIT_LIST_HEAD(&r->wait_item);
+	r->pub.args.op = op;
+	r->pub.priv = r;
+	return &r->pub;
+}
+
+static void req_free_rcu(struct rcu_head *head)
+{
+	struct mdsc_req *r = caa_container_of(head, struct mdsc_req, rcu);
+	struct mdsp_msg tmp = { .type = MDSP_MSG_REQUEST };
+
+	tmp.request = r->pub.args;
+	mdsp_msg_free(&tmp);
+	if (r->reply_msg) {
+		mdsp_msg_free(r->reply_msg);
+		free(r->reply_msg);
+	}
+	pthread_cond_destroy(&r->cond);
+	pthread_mutex_destroy(&r->lock);
+	free(r);
+}
+
+void mdsc_req_get(struct mdsc_req *r)
+{
+	atomic_fetch_add_explicit(&r->ref, 1, memory_order_relaxed);
+}
+
+/*
+ * A reference on a request found in the map under RCU: fails once the count
+ * reached zero (the request is on its way to call_rcu).
+ * Context: rcu_read_lock() held.
+ */
+bool mdsc_req_get_unless_zero(struct mdsc_req *r)
+{
+	int v = atomic_load_explicit(&r->ref, memory_order_relaxed);
+
+	while (v > 0) {
+		if (atomic_compare_exchange_weak_explicit(&r->ref, &v, v + 1, memory_order_acquire,
+							  memory_order_relaxed))
+			return true;
+	}
+	return false;
+}
+
+void mdsc_req_put(struct mdsc_req *r)
+{
+	if (atomic_fetch_sub_explicit(&r->ref, 1, memory_order_acq_rel) == 1)
+		call_rcu(&r->rcu, req_free_rcu);
+}
+
+void mdsc_request_put(struct mds_request *pub)
+{
+	if (pub)
+		mdsc_req_put(to_req(pub));
+}
+
+/* ---- the request map and oldest_tid ------------------------------------ */
+
+/*
+ * Publish the oldest_tid that holds once @done_tid has left the map: the
+ * first key other than @done_tid, or @done_tid + 1 when there is none.  It
+ * is published before the erase, so whoever sees the request gone (sync, a
+ * woken waiter) sees oldest_tid moved too.  No lock: the map is read under
+ * RCU, and the max keeps concurrent completions from moving the value
+ * backwards (each candidate is safe on its own, see the top of the file).
+ */
+static void update_oldest(struct mds_client *m, uint64_t done_tid)
+{
+	uint64_t idx = 0, v, cur, hi;
+	void *first;
+
+	/*
+	 * The highest tid that left the map, loaded before the scan: every tid
+	 * below it was registered before it, so if the scan finds none of them
+	 * they are all done and the map-empty candidate may jump past it.
+	 */
+	cur = atomic_load_explicit(&m->max_done_tid, memory_order_relaxed);
+	while (done_tid > cur && !atomic_compare_exchange_weak_explicit(&m->max_done_tid, &cur, done_tid,
+									memory_order_acq_rel,
+									memory_order_relaxed))
+		;
+	hi = atomic_load_explicit(&m->max_done_tid, memory_order_acquire);
+	rcu_read_lock();
+	first = xa_find(&m->requests, &idx);
+	if (first && idx == done_tid) {
+		idx = done_tid + 1;
+		first = done_tid == UINT64_MAX ? NULL : xa_find(&m->requests, &idx);
+	}
+	rcu_read_unlock();
+	v = first ? idx : (hi > done_tid ? hi : done_tid) + 1;
+	cur = atomic_load_explicit(&m->oldest_tid, memory_order_relaxed);
+	while (v > cur && !atomic_compare_exchange_weak_explicit(&m->oldest_tid, &cur, v,
+								 memory_order_release,
+								 memory_order_relaxed))
+		;
+}
+
+/* Take @r out of the map (once) and drop the map's reference. */
+void mdsc_unregister(struct mds_client *m, struct mdsc_req *r)
+{
+	if (!(atomic_fetch_and(&r->state, ~RS_REGISTERED) & RS_REGISTERED))
+		return;
+	update_oldest(m, r->tid);
+	xa_erase(&m->requests, r->tid);
+	mdsc_req_put(r);
+}
+
+/* Take @r off the wait list if it is on it.  Lock: wait_list_lock (taken). */
+static void wait_list_remove(struct mds_client *m, struct mdsc_req *r)
+{
+	bool was = false;
+
+	pthread_mutex_lock(&m->wait_list_lock);
+	if (atomic_load(&r->state) & RS_WAITING) {
+		cds_list_del_init(&r->wait_item);
+		atomic_fetch_and(&r->state, ~RS_WAITING);
+		atomic_fetch_sub(&m->nr_waiting, 1);
+		was = true;
+	}
+	pthread_mutex_unlock(&m->wait_list_lock);
+	if (was)
+		mdsc_req_put(r);
+}
+
+/*
+ * mdsc_abort_request - give up on @r with @err: wake its waiters, take it
+ * off the wait list and out of the map.  @only_unanswered: leave a request
+ * that already got a reply alone.  Return: true if this call aborted it.
+ */
+bool mdsc_abort_request(struct mds_client *m, struct mdsc_req *r, int err, bool only_unanswered)
+{
+	uint32_t st;
+
+	pthread_mutex_lock(&r->lock);
+	st = atomic_load(&r->state);
+	if ((st & (RS_GOT_SAFE | RS_ABORTED)) || (only_unanswered && (st & RS_GOT_REPLY))) {
+		pthread_mutex_unlock(&r->lock);
+		return false;
+	}
+	r->abort_err = err;
+	if (!(st & RS_GOT_REPLY))
+		r->pub.result = err;
+	atomic_fetch_or(&r->state, RS_ABORTED);
+	pthread_cond_broadcast(&r->cond);
+	pthread_mutex_unlock(&r->lock);
+	wait_list_remove(m, r);
+	mdsc_unregister(m, r);
+	return true;
+}
+
+/* ---- sending ------------------------------------------------------------- */
+
+/*
+ * Encode @r on a copy of its args (a replay may send it concurrently with
+ * the original sender) and send it on @c.  No lock held: the frame's
+ * sequence number and crc are set under the connection's send_lock.
+ */
+int mdsc_send_request(struct mds_client *m, struct mds_conn *c, struct mdsc_req *r, uint32_t flags)
+{
+	struct mdsp_msg msg = { .type = MDSP_MSG_REQUEST };
+	struct mdsp_buf b;
+	int ret;
+
+	msg.request = r->pub.args;
+	msg.request.tid = r->tid;
+	msg.request.oldest_tid = atomic_load_explicit(&m->oldest_tid, memory_order_acquire);
+	if (msg.request.oldest_tid > r->tid)    /* cannot happen (see the top); never trim ourselves */
+		msg.request.oldest_tid = r->tid;
+	msg.request.attempt = atomic_fetch_add(&r->attempts, 1) + 1;
+	msg.request.flags = flags;
+	mdsp_buf_init(&b);
+	ret = mdsp_encode(&b, &msg);
+	if (ret) {
+		derr(CLIENT, "mds request tid %llu (%s): cannot encode: %s",
+		     (unsigned long long)r->tid, mdsp_op_name(r->pub.args.op), strerror(-ret));
+		mdsp_buf_free(&b);
+		return ret;
+	}
+	perf_inc(&m->c_sent, 1);                /* before the send: the reply may beat us back */
+	r->sent_ns = now_mono_ns();
+	ret = mdsc_conn_send(c, &b);
+	mdsp_buf_free(&b);
+	if (!ret) {
+		dout(CLIENT, 15, "mds request tid %llu %s attempt %u flags %#x sent", (unsigned long long)r->tid,
+		     mdsp_op_name(r->pub.args.op), msg.request.attempt, flags);
+	}
+	return ret;
+}
+
+/*
+ * do_request - send @r on the open session, or park it on the wait list.
+ * The client mutex covers only the session choice and binding the request
+ * to the connection's generation; encoding and sending run after it.
+ * Caller holds a reference on @r; no lock held.
+ */
+static void do_request(struct mds_client *m, struct mdsc_req *r)
+{
+	struct mds_session *s;
+	struct mds_conn *c = NULL;
+	uint64_t t0;
+
+	if (atomic_load(&r->state) & (RS_ABORTED | RS_GOT_REPLY))
+		return;
+	t0 = mdsc_lock(m);
+	s = &m->session;
+	if (s->state != SESS_OPEN || !s->conn || m->stopping) {
+		if (!m->stopping) {
+			pthread_mutex_lock(&m->wait_list_lock);
+			if (!(atomic_load(&r->state) & (RS_WAITING | RS_ABORTED))) {
+				mdsc_req_get(r);
+				cds_list_add_tail(&r->wait_item, &m->wait_list);
+				atomic_fetch_or(&r->state, RS_WAITING);
+				atomic_fetch_add(&m->nr_waiting, 1);
+			}
+			pthread_mutex_unlock(&m->wait_list_lock);
+			if (!m->want_session) {
+				m->want_session = true;
+				mdsc_kick_locked(m);
+			}
+		}
+		mdsc_unlock(m, SEC_DO_REQUEST, t0);
+		if (m->stopping)
+			mdsc_abort_request(m, r, -ESHUTDOWN, false);
+		return;
+	}
+	c = s->conn;
+	mdsc_conn_get(c);
+	atomic_store(&r->sent_gen, c->gen);
+	mdsc_unlock(m, SEC_DO_REQUEST, t0);
+
+	/* A failed send means the connection is going; the session thread
+	 * re-drives every unanswered request once it is back. */
+	mdsc_send_request(m, c, r, 0);
+	mdsc_conn_put(c);
+}
+
+/*
+ * submit_request - give @r a tid, register it, and drive it.  The tid is
+ * allocated inside the registration section so that registration happens
+ * in tid order (what oldest_tid relies on).
+ */
+static int submit_request(struct mds_client *m, struct mdsc_req *r)
+{
+	uint64_t t0, tid;
+	int ret;
+
+	DTRACE_PROBE1(loligo, mdsc_submit_entry, r->pub.args.op);
+	if (atomic_load(&r->state) != 0) {
+		ret = -EINVAL;                  /* submitted twice */
+		goto out;
+	}
+	r->submit_ns = now_mono_ns();
+	mdsc_req_get(r);                        /* the map's reference */
+	t0 = mdsc_lock(m);
+	if (m->stopping) {
+		mdsc_unlock(m, SEC_SUBMIT, t0);
+		mdsc_req_put(r);
+		ret = -ESHUTDOWN;
+		goto out;
+	}
+	tid = atomic_fetch_add(&m->last_tid, 1) + 1;
+	r->tid = tid;
+	r->pub.args.tid = tid;
+	ret = xa_insert(&m->requests, tid, r);
+	if (!ret)
+		atomic_fetch_or(&r->state, RS_REGISTERED);
+	mdsc_unlock(m, SEC_SUBMIT, t0);
+	if (ret) {
+		mdsc_req_put(r);
+		goto out;
+	}
+	do_request(m, r);
+out:
+	DTRACE_PROBE2(loligo, mdsc_submit_return, r->tid, ret);
+	return ret;
+}
+
+/* Wait under r->lock until @mask is set in r->state, ABORTED, or @deadline_ns (0: none). */
+static int wait_state(struct mdsc_req *r, uint32_t mask, uint64_t deadline_ns)
+{
+	struct timespec ts = ns_to_timespec(deadline_ns);
+	int ret = 0;
+
+	pthread_mutex_lock(&r->lock);
+	while (!(atomic_load(&r->state) & (mask | RS_ABORTED))) {
+		if (!deadline_ns) {
+			pthread_cond_wait(&r->cond, &r->lock);
+		} else if (pthread_cond_timedwait(&r->cond, &r->lock, &ts) == ETIMEDOUT) {
+			ret = -ETIMEDOUT;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&r->lock);
+	return ret;
+}
+
+int mdsc_do_request(struct mds_client *m, struct mds_request *pub)
+{
+	struct mdsc_req *r = to_req(pub);
+	uint64_t tmo = mdsc_secs_to_ns(CFG_client_request_timeout), t0 = now_mono_ns();
+	uint32_t st;
+	int ret;
+
+	DTRACE_PROBE1(loligo, mdsc_do_request_entry, pub->args.op);
+	ret = submit_request(m, r);
+	if (ret)
+		goto out;
+	if (wait_state(r, RS_GOT_REPLY, tmo ? t0 + tmo : 0) == -ETIMEDOUT &&
+	    mdsc_abort_request(m, r, -ETIMEDOUT, true)) {
+		perf_inc(&m->c_timeouts, 1);
+		derr(CLIENT, "mds request tid %llu (%s) got no reply within %.1f s (client_request_timeout): "
+		     "giving up with ETIMEDOUT", (unsigned long long)r->tid, mdsp_op_name(pub->args.op),
+		     (double)tmo / 1e9);
+	}
+	pthread_mutex_lock(&r->lock);
+	st = atomic_load(&r->state);
+	ret = (st & RS_GOT_REPLY) ? pub->result : r->abort_err;
+	pthread_mutex_unlock(&r->lock);
+	hist_add(&m->lat_reply, now_mono_ns() - t0);
+out:
+	DTRACE_PROBE3(loligo, mdsc_do_request_return, r->tid, ret, now_mono_ns() - t0);
+	return ret;
+}
+
+int mdsc_wait_safe(struct mds_client *m, struct mds_request *pub)
+{
+	struct mdsc_req *r = to_req(pub);
+	uint64_t tmo = mdsc_secs_to_ns(CFG_client_request_timeout);
+	uint32_t st;
+	int ret;
+
+	if (!(atomic_load(&r->state) & (RS_REGISTERED | RS_GOT_SAFE | RS_ABORTED)))
+		return -EINVAL;                 /* never submitted */
+	ret = wait_state(r, RS_GOT_SAFE, tmo ? now_mono_ns() + tmo : 0);
+	if (ret)
+		return ret;
+	st = atomic_load(&r->state);
+	return (st & RS_GOT_SAFE) ? 0 : r->abort_err;
+}
+
+int mdsc_sync(struct mds_client *m)
+{
+	uint64_t target = atomic_load(&m->last_tid), idx = 0;
+	struct mdsc_req *r;
+	int ret, first_err = 0;
+
+	for (;;) {
+		rcu_read_lock();
+		r = xa_find(&m->requests, &idx);
+		if (r && (idx > target || !mdsc_req_get_unless_zero(r))) {
+			if (idx > target) {
+				rcu_read_unlock();
+				break;
+			}
+			rcu_read_unlock();
+			idx++;
+			continue;
+		}
+		rcu_read_unlock();
+		if (!r)
+			break;
+		ret = mdsc_wait_safe(m, &r->pub);
+		mdsc_req_put(r);
+		if (ret == -ETIMEDOUT)
+			return ret;
+		if (ret && !first_err)
+			first_err = ret;
+		idx++;
+	}
+	return first_err;
+}
+
+/* ---- replies --------------------------------------------------------------- */
+
+/*
+ * mdsc_handle_reply - a REPLY arrived on a connection's reader thread.
+ * Finds the request without the client mutex (RCU lookup plus a refcount
+ * that fails on a dying request), keeps the first reply (the caller may be
+ * reading it; later ones only move the state), and unregisters on SAFE.
+ * Takes ownership of @msg.
+ */
+void mdsc_handle_reply(struct mds_client *m, struct mdsp_msg *msg)
+{
+	const struct mdsp_reply *rep = &msg->reply;
+	uint64_t tid = rep->tid;
+	bool safe = !(rep->flags & MDSP_REPLY_UNSAFE), took = false, done = false;
+	struct mdsc_req *r;
+	uint32_t st;
+
+	DTRACE_PROBE2(loligo, mdsc_handle_reply_entry, tid, rep->flags);
+	rcu_read_lock();
+	r = xa_load(&m->requests, tid);
+	if (r && !mdsc_req_get_unless_zero(r))
+		r = NULL;
+	rcu_read_unlock();
+	if (!r) {
+		dout(CLIENT, 10, "mds reply for tid %llu (flags %#x): no such request (already safe or given up)",
+		     (unsigned long long)tid, rep->flags);
+		goto out;
+	}
+	if (rep->flags & MDSP_REPLY_REPLAYED)
+		perf_inc(&m->c_replies_replayed, 1);
+	perf_inc(safe ? &m->c_replies_safe : &m->c_replies_unsafe, 1);
+
+	/*
+	 * SAFE: out of the map first, so that oldest_tid has moved by the time
+	 * a waiter wakes up (erasing twice, or a request given up, is a no-op).
+	 */
+	if (safe)
+		mdsc_unregister(m, r);
+	pthread_mutex_lock(&r->lock);
+	st = atomic_load(&r->state);
+	if (!(st & (RS_ABORTED | RS_GOT_SAFE))) {
+		if (!(st & RS_GOT_REPLY)) {
+			r->reply_msg = msg;
+			r->pub.reply = &msg->reply;
+			r->pub.result = rep->result;
+			took = true;
+			st |= RS_GOT_REPLY;
+		}
+		st |= safe ? RS_GOT_SAFE : RS_GOT_UNSAFE;
+		atomic_fetch_or(&r->state, st);
+		pthread_cond_broadcast(&r->cond);
+		done = safe;
+	}
+	pthread_mutex_unlock(&r->lock);
+	dout(CLIENT, 15, "mds reply tid %llu result %d %s%s", (unsigned long long)tid, rep->result,
+	     safe ? "safe" : "unsafe", (rep->flags & MDSP_REPLY_REPLAYED) ? " (replayed)" : "");
+	if (done)
+		hist_add(&m->lat_safe, now_mono_ns() - r->submit_ns);
+	mdsc_req_put(r);
+out:
+	if (!took) {
+		mdsp_msg_free(msg);
+		free(msg);
+	}
+	DTRACE_PROBE2(loligo, mdsc_handle_reply_return, tid, (int)done);
+}
+
+/* ---- creation and teardown ------------------------------------------------ */
+
+static uint64_t gauge_inflight(void *arg)
+{
+	return xa_count(&((struct mds_client *)arg)->requests);
+}
+
+static uint64_t gauge_oldest(void *arg)
+{
+	return mdsc_oldest_tid(arg);
+}
+
+static uint64_t gauge_last(void *arg)
+{
+	return mdsc_last_tid(arg);
+}
+
+static uint64_t gauge_waiting(void *arg)
+{
+	struct mds_client *m = arg;
+
+	return atomic_load_explicit(&m->nr_waiting, memory_order_relaxed);
+}
+
+static void perf_setup(struct mds_client *m)
+{
+	int i;
+
+	for (i = 0; i < SEC_MAX; i++)
+		perf_register_hist(MDSC_PERF_GROUP, section_names[i], &m->hold[i]);
+	perf_register_hist(MDSC_PERF_GROUP, "lat_first_reply", &m->lat_reply);
+	perf_register_hist(MDSC_PERF_GROUP, "lat_safe", &m->lat_safe);
+	perf_register_counter(MDSC_PERF_GROUP, "requests_sent", &m->c_sent);
+	perf_register_counter(MDSC_PERF_GROUP, "replies_unsafe", &m->c_replies_unsafe);
+	perf_register_counter(MDSC_PERF_GROUP, "replies_safe", &m->c_replies_safe);
+	perf_register_counter(MDSC_PERF_GROUP, "replies_replayed", &m->c_replies_replayed);
+	perf_register_counter(MDSC_PERF_GROUP, "replays", &m->c_replays);
+	perf_register_counter(MDSC_PERF_GROUP, "retries", &m->c_retries);
+	perf_register_counter(MDSC_PERF_GROUP, "reconnects", &m->c_reconnects);
+	perf_register_counter(MDSC_PERF_GROUP, "sessions_opened", &m->c_opens);
+	perf_register_counter(MDSC_PERF_GROUP, "reconnects_rejected", &m->c_rejects);
+	perf_register_counter(MDSC_PERF_GROUP, "request_timeouts", &m->c_timeouts);
+	perf_register_counter(MDSC_PERF_GROUP, "unsafe_lost", &m->c_unsafe_lost);
+	perf_register_fn(MDSC_PERF_GROUP, "inflight", gauge_inflight, m);
+	perf_register_fn(MDSC_PERF_GROUP, "waiting", gauge_waiting, m);
+	perf_register_fn(MDSC_PERF_GROUP, "oldest_tid", gauge_oldest, m);
+	perf_register_fn(MDSC_PERF_GROUP, "last_tid", gauge_last, m);
+}
+
+int mdsc_create(const char *addr, const char *client_name, const struct mdsc_ops *ops, void *arg,
+		struct mds_client **out)
+{
+	struct mds_client *m;
+	char host[128];
+	int ret = -ENOMEM;
+
+	m = calloc(1, sizeof(*m));
+	if (!m)
+		return -ENOMEM;
+	pthread_mutex_init(&m->mutex, NULL);
+	pthread_mutex_init(&m->wait_list_lock, NULL);
+	mdsc_cond_init(&m->session_cond);
+	mdsc_cond_init(&m->tick_cond);
+	CDS_INIT_LIST_HEAD(&m->wait_list);
+	xa_init(&m->requests);
+	atomic_init(&m->last_tid, 0);
+	atomic_init(&m->oldest_tid, 1);
+	if (ops)
+		m->ops = *ops;
+	m->ops_arg = arg;
+	m->addr = addr ? strdup(addr) : cfg_strdup(CFG_client_mds_addr);
+	if (client_name) {
+		m->name = strdup(client_name);
+	} else {
+		if (gethostname(host, sizeof(host)))
+			strcpy(host, "localhost");
+		host[sizeof(host) - 1] = '\0';
+		if (asprintf(&m->name, "client.%s.%d", host, (int)getpid()) < 0)
+			m->name = NULL;
+	}
+	if (!m->addr || !m->name)
+		goto out_free;
+	if (!*m->addr || !strrchr(m->addr, ':')) {
+		derr(CLIENT, "mds address '%s' is not host:port", m->addr);
+		ret = -EINVAL;
+		goto out_free;
+	}
+	mdsc_session_init(m);
+	ret = mdsc_session_thread_start(m);
+	if (ret)
+		goto out_free;
+	perf_setup(m);
+	*out = m;
+	return 0;
+
+out_free:
+	xa_destroy(&m->requests);
+	free(m->addr);
+	free(m->name);
+	free(m);
+	return ret;
+}
+
+/* Give up on every request still in the map (teardown). */
+static void abort_all(struct mds_client *m, int err)
+{
+	struct mdsc_req *r;
+	uint64_t idx = 0;
+
+	for (;;) {
+		rcu_read_lock();
+		r = xa_find(&m->requests, &idx);
+		if (r && !mdsc_req_get_unless_zero(r)) {
+			rcu_read_unlock();
+			idx++;
+			continue;
+		}
+		rcu_read_unlock();
+		if (!r)
+			break;
+		mdsc_abort_request(m, r, err, false);
+		mdsc_req_put(r);
+		idx++;
+	}
+}
+
+void mdsc_destroy(struct mds_client *m)
+{
+	uint64_t n;
+
+	if (!m)
+		return;
+	mdsc_session_close(m);          /* waits for SAFE (bounded), closes, stops threads */
+	n = xa_count(&m->requests);
+	if (n)
+		derr(CLIENT, "mds session closed with %llu request(s) not safe: giving up on them",
+		     (unsigned long long)n);
+	abort_all(m, -ESHUTDOWN);
+	perf_unregister_group(MDSC_PERF_GROUP);
+	rcu_barrier();                  /* every req_free_rcu has run */
+	xa_destroy(&m->requests);
+	mdsc_session_fini(m);
+	pthread_cond_destroy(&m->session_cond);
+	pthread_cond_destroy(&m->tick_cond);
+	pthread_mutex_destroy(&m->wait_list_lock);
+	pthread_mutex_destroy(&m->mutex);
+	free(m->addr);
+	free(m->name);
+	free(m);
+}
+
+uint64_t mdsc_oldest_tid(struct mds_client *m)
+{
+	return atomic_load_explicit(&m->oldest_tid, memory_order_acquire);
+}
+
+uint64_t mdsc_last_tid(struct mds_client *m)
+{
+	return atomic_load_explicit(&m->last_tid, memory_order_acquire);
+}
+
+/* ---- wait list ------------------------------------------------------------- */
+
+/*
+ * mdsc_kick_wait_list - the session opened: drive every parked request.
+ * The list is spliced out under wait_list_lock alone; do_request then takes
+ * the client mutex per request, as a fresh submission would.
+ */
+void mdsc_kick_wait_list(struct mds_client *m)
+{
+	struct cds_list_head local, *pos, *tmp;
+	struct mdsc_req *r;
+	unsigned int n = 0;
+
+	CDS_INIT_LIST_HEAD(&local);
+	pthread_mutex_lock(&m->wait_list_lock);
+	cds_list_splice(&m->wait_list, &local);
+	CDS_INIT_LIST_HEAD(&m->wait_list);
+	cds_list_for_each(pos, &local) {
+		r = cds_list_entry(pos, struct mdsc_req, wait_item);
+		atomic_fetch_and(&r->state, ~RS_WAITING);
+		atomic_fetch_sub(&m->nr_waiting, 1);
+	}
+	pthread_mutex_unlock(&m->wait_list_lock);
+
+	cds_list_for_each_safe(pos, tmp, &local) {
+		r = cds_list_entry(pos, struct mdsc_req, wait_item);
+		cds_list_del_init(&r->wait_item);
+		do_request(m, r);
+		mdsc_req_put(r);                /* the wait list's reference */
+		n++;
+	}
+	if (n)
+		dout(CLIENT, 5, "mds session open: sent %u waiting request(s)", n);
+}
+
+/* ---- admin socket -------------------------------------------------------------- */
+
+static int asok_requests(struct json_object *args, struct json_object **out, void *priv)
+{
+	struct mds_client *m = priv;
+	struct json_object *o = json_object_new_object(), *arr = json_object_new_array(), *e;
+	uint64_t now = now_mono_ns(), idx;
+	struct mdsc_req *r;
+	uint32_t st;
+
+	if (!o || !arr) {
+		json_object_put(o);
+		json_object_put(arr);
+		return -ENOMEM;
+	}
+	rcu_read_lock();
+	xa_for_each(&m->requests, idx, r) {
+		st = atomic_load(&r->state);
+		e = json_object_new_object();
+		if (!e)
+			break;
+		json_object_object_add(e, "tid", json_object_new_uint64(r->tid));
+		json_object_object_add(e, "op", json_object_new_string(mdsp_op_name(r->pub.args.op)));
+		json_object_object_add(e, "ino", json_object_new_uint64(r->pub.args.ino));
+		if (r->pub.args.name)
+			json_object_object_add(e, "name", json_object_new_string(r->pub.args.name));
+		json_object_object_add(e, "attempt", json_object_new_int64(atomic_load(&r->attempts)));
+		json_object_object_add(e, "age_ms", json_object_new_double((double)(now - r->submit_ns) / 1e6));
+		json_object_object_add(e, "waiting_for_session", json_object_new_boolean(st & RS_WAITING));
+		json_object_object_add(e, "got_unsafe", json_object_new_boolean(st & RS_GOT_UNSAFE));
+		json_object_object_add(e, "got_reply", json_object_new_boolean(st & RS_GOT_REPLY));
+		json_object_object_add(e, "conn_gen", json_object_new_uint64(atomic_load(&r->sent_gen)));
+		json_object_array_add(arr, e);
+	}
+	rcu_read_unlock();
+	json_object_object_add(o, "oldest_tid", json_object_new_uint64(mdsc_oldest_tid(m)));
+	json_object_object_add(o, "last_tid", json_object_new_uint64(mdsc_last_tid(m)));
+	json_object_object_add(o, "requests", arr);
+	*out = o;
+	return 0;
+}
+
+static int asok_sessions(struct json_object *args, struct json_object **out, void *priv)
+{
+	struct mds_client *m = priv;
+	struct json_object *arr = json_object_new_array();
+
+	if (!arr)
+		return -ENOMEM;
+	json_object_array_add(arr, mdsc_session_json(m));
+	*out = arr;
+	return 0;
+}
+
+static const struct asok_cmd mdsc_cmds[] = {
+	{ "mds_requests", "", "metadata requests in flight (tid, op, attempt, age, unsafe)", asok_requests },
+	{ "mds_sessions", "", "the MDS session: state, id, address, renew sequence and age", asok_sessions },
+};
+
+int mdsc_register_asok(struct mds_client *m, struct asok *a)
+{
+	return asok_register(a, mdsc_cmds, (int)(sizeof(mdsc_cmds) / sizeof(mdsc_cmds[0])), m);
+}

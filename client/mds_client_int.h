@@ -1,0 +1,175 @@
+/*
+ * mds_client_int.h - private to the session layer (mds_client.c, the
+ * request path; mds_client_session.c, connections and the session thread).
+ *
+ * Lock order (outermost first):
+ *   mdsc->mutex -> mdsc->wait_list_lock -> requests xarray's internal lock
+ *   req->lock is taken alone (never while holding another of these);
+ *   conn->send_lock is a leaf.
+ * RCU: lookups in mdsc->requests run under rcu_read_lock() and pin a
+ * request with mdsc_req_get_unless_zero(); requests are freed by call_rcu.
+ */
+#ifndef LOLIGO_CLIENT_MDS_CLIENT_INT_H
+#define LOLIGO_CLIENT_MDS_CLIENT_INT_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "client/mds_client.h"
+#include "common/options.h"
+#include "common/perf.h"
+#include "common/rcu.h"
+#include "common/time.h"
+#include "common/xarray.h"
+
+#define MDSC_PERF_GROUP "mds_client"
+
+/* Client-mutex sections, each with a hold-time histogram. */
+enum mdsc_section {
+	SEC_SUBMIT,        /* submit_request: tid + registration */
+	SEC_DO_REQUEST,    /* do_request: session choice, bind to the connection */
+	SEC_HANDLE_REPLY,  /* handle_reply: never taken (RCU lookup instead) */
+	SEC_REPLAY,        /* reconnect replay: setup and teardown */
+	SEC_SESSION,       /* session thread, session messages, open/close */
+	SEC_OTHER,         /* send_caps, admin socket */
+	SEC_MAX
+};
+
+/* req->state bits.  Changed with atomic ops; GOT_* and ABORTED under req->lock. */
+#define RS_REGISTERED  0x01   /* in mdsc->requests (holds a reference) */
+#define RS_WAITING     0x02   /* on mdsc->wait_list (holds a reference); wait_list_lock */
+#define RS_GOT_REPLY   0x04   /* first reply arrived: pub.reply/pub.result set */
+#define RS_GOT_UNSAFE  0x08
+#define RS_GOT_SAFE    0x10
+#define RS_ABORTED     0x20   /* given up: abort_err says why */
+
+struct mdsc_req {
+	struct mds_request pub;
+	struct mds_client *mdsc;
+	_Atomic int ref;
+	uint64_t tid;                   /* set once, at registration */
+	_Atomic uint32_t state;         /* RS_* */
+	_Atomic uint32_t attempts;      /* sends so far */
+	_Atomic uint64_t sent_gen;      /* connection generation of the last send; 0: never sent */
+	uint64_t submit_ns, sent_ns;
+	int abort_err;                  /* protected by lock */
+	struct mdsp_msg *reply_msg;     /* protected by lock; owns pub.reply */
+	pthread_mutex_t lock;           /* reply, result, and the waits on cond */
+	pthread_cond_t cond;
+	struct cds_list_head wait_item; /* protected by mdsc->wait_list_lock */
+	struct rcu_head rcu;
+};
+
+/* One connection to the MDS.  Refcounted; the fd is closed by the last put,
+ * so a sender still holding a dead connection never writes to a reused fd. */
+struct mds_conn {
+	_Atomic int ref;
+	int fd;
+	uint64_t gen;                   /* set before the connection is published */
+	struct mds_client *mdsc;
+	pthread_mutex_t send_lock;      /* leaf: one frame at a time on the socket */
+	uint64_t out_seq;               /* protected by send_lock */
+	_Atomic bool dead;
+	_Atomic uint64_t last_rx_ns;
+	pthread_t reader;
+	bool has_reader;                /* owned by the session thread */
+	/* receive buffer: the handshake (session thread), then the reader thread */
+	uint8_t *rx;
+	size_t rx_cap, rx_start, rx_end;
+};
+
+enum sess_state {
+	SESS_NEW = 0,          /* no session yet */
+	SESS_OPENING,          /* REQUEST_OPEN sent */
+	SESS_RECONNECTING,     /* connection lost; resuming the session */
+	SESS_OPEN,
+	SESS_CLOSING,
+	SESS_CLOSED,
+};
+
+/* The session table (one MDS).  Every field protected by mdsc->mutex. */
+struct mds_session {
+	enum sess_state state;
+	uint64_t id;                    /* MDS-assigned; 0 until the first OPEN */
+	uint64_t gen;                   /* bumps on every new connection */
+	struct mds_conn *conn;          /* holds a reference; NULL when not connected */
+	uint64_t mds_epoch;
+	uint32_t lease_ms;
+	uint64_t renew_seq;
+	uint64_t last_renew_sent_ns, last_renew_ack_ns;
+	uint64_t opened_ns;
+	uint64_t next_attempt_ns, backoff_ns;
+	int last_error;                 /* of the last failed attempt */
+	bool rejected;                  /* the MDS refused to open a session at all */
+	bool lost;                      /* evicted: the next open fails the UNSAFE requests */
+	uint32_t reconnects;
+	uint32_t stale_count;
+};
+
+struct mds_client {
+	pthread_mutex_t mutex;          /* the client mutex: the session table only */
+	struct mds_session session;     /* protected by mutex */
+	pthread_cond_t session_cond;    /* with mutex: session state changed */
+	pthread_cond_t tick_cond;       /* with mutex: wake the session thread */
+	bool kick;                      /* protected by mutex */
+	bool want_session;              /* protected by mutex */
+	bool stopping;                  /* protected by mutex; read racily by fast paths */
+	pthread_t session_thread;
+
+	struct xarray requests;         /* tid -> struct mdsc_req; its own lock */
+	_Atomic uint64_t last_tid;
+	_Atomic uint64_t oldest_tid;
+	_Atomic uint64_t max_done_tid;  /* highest tid that left the map */
+
+	pthread_mutex_t wait_list_lock;
+	struct cds_list_head wait_list; /* protected by wait_list_lock */
+	_Atomic uint64_t nr_waiting;    /* changed under wait_list_lock */
+
+	char *addr;
+	char *name;
+	uint8_t uuid[16];
+	struct mdsc_ops ops;
+	void *ops_arg;
+
+	struct hist hold[SEC_MAX];
+	struct hist lat_reply, lat_safe;
+	struct perf_counter c_sent, c_replies_unsafe, c_replies_safe, c_replies_replayed;
+	struct perf_counter c_replays, c_retries, c_reconnects, c_opens, c_rejects;
+	struct perf_counter c_timeouts, c_unsafe_lost;
+};
+
+/* mds_client.c */
+void mdsc_cond_init(pthread_cond_t *c);
+uint64_t mdsc_lock(struct mds_client *m);
+void mdsc_unlock(struct mds_client *m, enum mdsc_section sec, uint64_t t0);
+/* cond wait on mdsc->mutex: closes the hold section before sleeping, reopens it after. */
+int mdsc_cond_wait(struct mds_client *m, pthread_cond_t *cond, uint64_t deadline_ns,
+		   enum mdsc_section sec, uint64_t *t0);
+uint64_t mdsc_secs_to_ns(enum cfg_opt_id id);
+
+void mdsc_req_get(struct mdsc_req *r);
+bool mdsc_req_get_unless_zero(struct mdsc_req *r);
+void mdsc_req_put(struct mdsc_req *r);
+void mdsc_unregister(struct mds_client *m, struct mdsc_req *r);
+bool mdsc_abort_request(struct mds_client *m, struct mdsc_req *r, int err, bool only_unanswered);
+int mdsc_send_request(struct mds_client *m, struct mds_conn *c, struct mdsc_req *r, uint32_t flags);
+void mdsc_handle_reply(struct mds_client *m, struct mdsp_msg *msg);
+void mdsc_kick_wait_list(struct mds_client *m);
+
+/* mds_client_session.c */
+void mdsc_session_init(struct mds_client *m);
+void mdsc_session_fini(struct mds_client *m);
+int mdsc_session_thread_start(struct mds_client *m);
+/* mdsc_session_close - wait for SAFE (bounded), close the session, stop every thread. */
+void mdsc_session_close(struct mds_client *m);
+/* mdsc_kick_locked - wake the session thread.  Caller holds mdsc->mutex. */
+void mdsc_kick_locked(struct mds_client *m);
+void mdsc_conn_get(struct mds_conn *c);
+void mdsc_conn_put(struct mds_conn *c);
+/* mdsc_conn_send - send one encoded frame (seq and crc are set here). */
+int mdsc_conn_send(struct mds_conn *c, struct mdsp_buf *b);
+struct json_object *mdsc_session_json(struct mds_client *m);
+
+#endif

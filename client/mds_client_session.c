@@ -1,0 +1,1066 @@
+/*
+ * mds_client_session.c - the client's session with the MDS: connections,
+ * the session handshake, a reader thread per connection, renewals, dead-MDS
+ * detection, reconnect with backoff and the replay that follows.
+ *
+ * One session thread owns the session's life.  It connects (bounded by
+ * client_connect_timeout), sends SESSION REQUEST_OPEN -- or, when a session
+ * existed, SESSION RECONNECT with the old session id -- and reads the answer
+ * itself before any reader thread exists, so nothing else can consume the
+ * handshake.  Then it starts the connection's reader thread and replays:
+ *
+ *   1. requests that got only an UNSAFE reply are resent in tid order with
+ *      MDSP_REQ_REPLAY: the MDS applied them in memory but may have lost
+ *      them in a crash; it answers the ones it journaled from its
+ *      completed-request table and re-executes the rest;
+ *   2. requests that were sent but never answered are re-driven in tid
+ *      order with MDSP_REQ_RETRY; a tid the MDS already executed is again
+ *      answered from the completed table, so nothing runs twice;
+ *   3. the session becomes OPEN and the wait list (requests submitted while
+ *      there was no session) is kicked.
+ *
+ * The client mutex is held for the setup (publish the connection, bump the
+ * generation; the session is not OPEN yet, so new requests park on the
+ * wait list) and the teardown (mark it OPEN), never while replaying.
+ * A request bound to an older connection generation is exactly the set
+ * step 2 re-drives; its original sender's write fails on the dead socket.
+ *
+ * If the MDS refuses to resume the session (it was evicted or forgotten),
+ * a new session is opened.  Requests that had only an UNSAFE reply cannot
+ * be replayed into a session that never saw them without risking a second
+ * execution, so they fail (mdsc_wait_safe/mdsc_sync return -EIO, as the
+ * Linux client does); unanswered ones are re-driven.  Both are logged.
+ *
+ * The connection is declared dead on EOF/reset from the reader, on a send
+ * error, or when nothing arrived for client_session_timeout while a renew
+ * is outstanding (an MDS that hangs without closing the socket).
+ */
+#include "client/mds_client_int.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <json-c/json.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "common/config.h"
+#include "common/crc32c.h"
+#include "common/log.h"
+
+#define RX_INITIAL  (64u << 10)
+#define CLOSE_WAIT_MS 2000
+#define DESTROY_SYNC_MS 10000
+
+static const char *state_name(enum sess_state st)
+{
+	switch (st) {
+	case SESS_NEW: return "new";
+	case SESS_OPENING: return "opening";
+	case SESS_RECONNECTING: return "reconnecting";
+	case SESS_OPEN: return "open";
+	case SESS_CLOSING: return "closing";
+	case SESS_CLOSED: return "closed";
+	}
+	return "?";
+}
+
+void mdsc_kick_locked(struct mds_client *m)
+{
+	m->kick = true;
+	pthread_cond_signal(&m->tick_cond);
+}
+
+static void kick(struct mds_client *m)
+{
+	uint64_t t0 = mdsc_lock(m);
+
+	mdsc_kick_locked(m);
+	mdsc_unlock(m, SEC_SESSION, t0);
+}
+
+/* ---- connections ---------------------------------------------------------- */
+
+static struct mds_conn *conn_new(struct mds_client *m, int fd)
+{
+	struct mds_conn *c = calloc(1, sizeof(*c));
+
+	if (!c)
+		return NULL;
+	c->rx = malloc(RX_INITIAL);
+	if (!c->rx) {
+		free(c);
+		return NULL;
+	}
+	c->rx_cap = RX_INITIAL;
+	atomic_init(&c->ref, 1);
+	c->fd = fd;
+	c->mdsc = m;
+	pthread_mutex_init(&c->send_lock, NULL);
+	atomic_init(&c->last_rx_ns, now_mono_ns());
+	return c;
+}
+
+void mdsc_conn_get(struct mds_conn *c)
+{
+	atomic_fetch_add_explicit(&c->ref, 1, memory_order_relaxed);
+}
+
+void mdsc_conn_put(struct mds_conn *c)
+{
+	if (atomic_fetch_sub_explicit(&c->ref, 1, memory_order_acq_rel) != 1)
+		return;
+	close(c->fd);
+	pthread_mutex_destroy(&c->send_lock);
+	free(c->rx);
+	free(c);
+}
+
+/*
+ * Mark @c dead (once): shut the socket down so the reader and every sender
+ * fail at once, and wake the session thread unless the caller is it.
+ */
+static void conn_mark_dead(struct mds_conn *c, bool wake, int err, const char *why)
+{
+	if (atomic_exchange(&c->dead, true))
+		return;
+	shutdown(c->fd, SHUT_RDWR);
+	if (err)
+		derr(CLIENT, "mds %s: connection (generation %llu) lost: %s (%s)", c->mdsc->addr,
+		     (unsigned long long)c->gen, why ? why : "error", strerror(-err));
+	if (wake)
+		kick(c->mdsc);
+}
+
+int mdsc_conn_send(struct mds_conn *c, struct mdsp_buf *b)
+{
+	uint32_t crc;
+	int r;
+
+	if (b->oom || b->len < MDSP_HDR_LEN)
+		return -ENOMEM;
+	if (atomic_load(&c->dead))
+		return -ENOTCONN;
+	/*
+	 * The frame was encoded outside any lock with seq 0; the sequence number
+	 * must follow the order frames go out, so it is set here, and the crc
+	 * (first 24 header bytes, then the payload; see mds_proto/frame.c) with it.
+	 */
+	pthread_mutex_lock(&c->send_lock);
+	c->out_seq++;
+	for (int i = 0; i < 8; i++)
+		b->data[12 + i] = (uint8_t)(c->out_seq >> (8 * i));
+	crc = crc32c(crc32c(0, b->data, 24), b->data + MDSP_HDR_LEN, b->len - MDSP_HDR_LEN);
+	for (int i = 0; i < 4; i++)
+		b->data[24 + i] = (uint8_t)(crc >> (8 * i));
+	r = mdsp_send(c->fd, b);
+	pthread_mutex_unlock(&c->send_lock);
+	if (r)
+		conn_mark_dead(c, true, r, "send failed");
+	return r;
+}
+
+/*
+ * Read one frame from @c's buffered stream.  @timeout_ms < 0 waits forever.
+ * Return: 0, -EOPNOTSUPP (unknown message type: the frame was skipped),
+ * -ECONNRESET (closed), -ETIMEDOUT, -ECONNABORTED (stalled mid-frame) or a
+ * decode error; @why says which.
+ */
+static int conn_recv(struct mds_conn *c, struct mdsp_msg *msg, int timeout_ms, const char **why)
+{
+	uint64_t deadline = timeout_ms >= 0 ? now_mono_ns() + (uint64_t)timeout_ms * 1000000ull : 0;
+	struct mdsp_hdr h;
+	size_t have, need;
+	ssize_t n;
+	int r;
+
+	for (;;) {
+		have = c->rx_end - c->rx_start;
+		need = MDSP_HDR_LEN;
+		if (have >= MDSP_HDR_LEN) {
+			r = mdsp_decode_hdr(c->rx + c->rx_start, &h, why);
+			if (r)
+				return r;
+			need = MDSP_HDR_LEN + (size_t)h.len;
+			if (have >= need) {
+				r = mdsp_decode_payload(&h, c->rx + c->rx_start + MDSP_HDR_LEN, h.len, msg, why);
+				c->rx_start += need;
+				if (c->rx_start == c->rx_end)
+					c->rx_start = c->rx_end = 0;
+				if (!r)
+					msg->seq = h.seq;
+				return r;
+			}
+		}
+		if (c->rx_start + need > c->rx_cap) {
+			memmove(c->rx, c->rx + c->rx_start, have);
+			c->rx_start = 0;
+			c->rx_end = have;
+			if (need > c->rx_cap) {
+				size_t cap = c->rx_cap * 2 > need ? c->rx_cap * 2 : need;
+				uint8_t *nb = realloc(c->rx, cap);
+
+				if (!nb) {
+					*why = "out of memory";
+					return -ENOMEM;
+				}
+				c->rx = nb;
+				c->rx_cap = cap;
+			}
+		}
+		if (deadline) {
+			struct pollfd pfd = { .fd = c->fd, .events = POLLIN };
+			uint64_t now = now_mono_ns();
+			int left = now >= deadline ? 0 : (int)((deadline - now + 999999) / 1000000);
+
+			r = poll(&pfd, 1, left);
+			if (r < 0 && errno == EINTR)
+				continue;
+			if (r < 0) {
+				*why = "poll failed";
+				return -errno;
+			}
+			if (r == 0) {
+				*why = have ? "mds stalled in the middle of a frame" : "timed out";
+				return have ? -ECONNABORTED : -ETIMEDOUT;
+			}
+		}
+		n = read(c->fd, c->rx + c->rx_end, c->rx_cap - c->rx_end);
+		if (n > 0) {
+			c->rx_end += (size_t)n;
+			continue;
+		}
+		if (n == 0) {
+			*why = "mds closed the connection";
+			return -ECONNRESET;
+		}
+		if (errno == EINTR)
+			continue;
+		*why = "receive error";
+		return -errno;
+	}
+}
+
+/* Parse "host:port" ("[v6]:port" too) and connect within @timeout_ms. */
+static int tcp_connect(const char *addr, int timeout_ms, int *out, const char **why)
+{
+	struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM }, *res, *ai;
+	const char *colon = strrchr(addr, ':');
+	char host[256], port[16];
+	size_t hl;
+	int fd, r, ret = -ECONNREFUSED, one = 1, err;
+	socklen_t elen;
+
+	if (!colon || colon == addr || strlen(colon + 1) == 0 || strlen(colon + 1) >= sizeof(port) ||
+	    (size_t)(colon - addr) >= sizeof(host)) {
+		*why = "address is not host:port";
+		return -EINVAL;
+	}
+	hl = (size_t)(colon - addr);
+	memcpy(host, addr, hl);
+	host[hl] = '\0';
+	if (hl >= 2 && host[0] == '[' && host[hl - 1] == ']') {
+		memmove(host, host + 1, hl - 2);
+		host[hl - 2] = '\0';
+	}
+	strcpy(port, colon + 1);
+	r = getaddrinfo(host, port, &hints, &res);
+	if (r) {
+		*why = gai_strerror(r);
+		return -EHOSTUNREACH;
+	}
+	*why = NULL;
+	for (ai = res; ai; ai = ai->ai_next) {
+		fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+		if (fd < 0) {
+			ret = -errno;
+			continue;
+		}
+		if (connect(fd, ai->ai_addr, ai->ai_addrlen) < 0) {
+			struct pollfd pfd = { .fd = fd, .events = POLLOUT };
+
+			if (errno != EINPROGRESS) {
+				ret = -errno;
+				close(fd);
+				continue;
+			}
+			do {
+				r = poll(&pfd, 1, timeout_ms);
+			} while (r < 0 && errno == EINTR);
+			if (r <= 0) {
+				ret = r == 0 ? -ETIMEDOUT : -errno;
+				close(fd);
+				continue;
+			}
+			elen = sizeof(err);
+			if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &elen) < 0)
+				err = errno;
+			if (err) {
+				ret = -err;
+				close(fd);
+				continue;
+			}
+		}
+		fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+		freeaddrinfo(res);
+		*out = fd;
+		return 0;
+	}
+	freeaddrinfo(res);
+	*why = ret == -ETIMEDOUT ? "connect timed out" : strerror(-ret);
+	return ret;
+}
+
+/* ---- messages from the MDS --------------------------------------------------- */
+
+static void handle_session(struct mds_client *m, struct mds_conn *c, const struct mdsp_session *ss)
+{
+	struct mds_session *s = &m->session;
+	uint32_t event = 0;
+	uint64_t t0;
+
+	t0 = mdsc_lock(m);
+	if (s->conn != c) {
+		mdsc_unlock(m, SEC_SESSION, t0);
+		return;
+	}
+	switch (ss->op) {
+	case MDSP_SESSION_RENEW:
+		s->last_renew_ack_ns = now_mono_ns();
+		if (ss->lease_ms)
+			s->lease_ms = ss->lease_ms;
+		break;
+	case MDSP_SESSION_STALE:
+		s->stale_count++;
+		s->last_renew_sent_ns = 0;      /* renew right away */
+		mdsc_kick_locked(m);
+		event = ss->op;
+		derr(CLIENT, "mds %s: session %llu went stale (%s): renewing", m->addr,
+		     (unsigned long long)s->id, ss->reason ? ss->reason : "lease ran out");
+		break;
+	case MDSP_SESSION_CLOSE:
+		if (s->state == SESS_CLOSING) {
+			s->state = SESS_CLOSED;
+			pthread_cond_broadcast(&m->session_cond);
+			break;
+		}
+		/* an unsolicited close is an eviction */
+		__attribute__((fallthrough));
+	case MDSP_SESSION_EVICTED:
+	case MDSP_SESSION_REJECT:
+		derr(CLIENT, "mds %s: session %llu %s (%s): opening a new session", m->addr,
+		     (unsigned long long)s->id, ss->op == MDSP_SESSION_EVICTED ? "evicted" : "closed by the mds",
+		     ss->reason ? ss->reason : "no reason given");
+		s->id = 0;
+		s->lost = true;
+		event = MDSP_SESSION_EVICTED;
+		conn_mark_dead(c, false, 0, NULL);
+		mdsc_kick_locked(m);
+		break;
+	default:
+		dout(CLIENT, 1, "mds %s: unexpected session message %s ignored", m->addr,
+		     mdsp_session_op_name(ss->op));
+		break;
+	}
+	mdsc_unlock(m, SEC_SESSION, t0);
+	if (event && m->ops.session_event)
+		m->ops.session_event(m->ops_arg, event);
+}
+
+/* Takes ownership of @msg. */
+static void dispatch(struct mds_client *m, struct mds_conn *c, struct mdsp_msg *msg)
+{
+	switch (msg->type) {
+	case MDSP_MSG_REPLY:
+		mdsc_handle_reply(m, msg);
+		return;
+	case MDSP_MSG_SESSION:
+		handle_session(m, c, &msg->session);
+		break;
+	case MDSP_MSG_CAPS:
+		if (m->ops.handle_caps)
+			m->ops.handle_caps(m->ops_arg, &msg->caps);
+		break;
+	default:
+		dout(CLIENT, 1, "mds %s: %s message ignored", m->addr, mdsp_msg_type_name(msg->type));
+		break;
+	}
+	mdsp_msg_free(msg);
+	free(msg);
+}
+
+static void *reader_main(void *arg)
+{
+	struct mds_conn *c = arg;
+	struct mds_client *m = c->mdsc;
+	const char *why = NULL;
+	struct mdsp_msg *msg;
+	int r;
+
+	for (;;) {
+		msg = malloc(sizeof(*msg));
+		if (!msg) {
+			r = -ENOMEM;
+			why = "out of memory";
+			break;
+		}
+		r = conn_recv(c, msg, -1, &why);
+		if (r == -EOPNOTSUPP) {
+			dout(CLIENT, 1, "mds %s: message of unknown type skipped", m->addr);
+			free(msg);
+			continue;
+		}
+		if (r) {
+			free(msg);
+			break;
+		}
+		atomic_store_explicit(&c->last_rx_ns, now_mono_ns(), memory_order_relaxed);
+		dispatch(m, c, msg);
+	}
+	/* a connection we shut down ourselves ends quietly */
+	conn_mark_dead(c, true, atomic_load(&c->dead) ? 0 : r, why);
+	return NULL;
+}
+
+/* Stop and release a connection the session no longer uses.  No lock held. */
+static void conn_reap(struct mds_conn *c)
+{
+	conn_mark_dead(c, false, 0, NULL);
+	if (c->has_reader)
+		pthread_join(c->reader, NULL);
+	c->has_reader = false;
+	mdsc_conn_put(c);
+}
+
+/* ---- handshake ------------------------------------------------------------------ */
+
+struct granted {
+	uint64_t id, seq, epoch;
+	uint32_t lease_ms;
+};
+
+/*
+ * Send REQUEST_OPEN (or RECONNECT of @resume_id) on @c and read the answer.
+ * Return: 0 with @g filled; -ESTALE when the MDS refused (reason logged,
+ * @result gets its errno); -ETIMEDOUT or a connection error.
+ */
+static int handshake(struct mds_client *m, struct mds_conn *c, uint64_t resume_id, int timeout_ms,
+		     struct granted *g, int *result)
+{
+	struct mdsp_msg out = { .type = MDSP_MSG_SESSION }, in;
+	uint64_t deadline = now_mono_ns() + (uint64_t)timeout_ms * 1000000ull, now;
+	struct mdsp_cap_reconnect *caps = NULL;
+	uint32_t ncaps = 0;
+	const char *why = NULL;
+	struct mdsp_buf b;
+	int r;
+
+	out.session.op = resume_id ? MDSP_SESSION_RECONNECT : MDSP_SESSION_REQUEST_OPEN;
+	out.session.session_id = resume_id;
+	out.session.client_name = m->name;
+	memcpy(out.session.client_uuid, m->uuid, sizeof(m->uuid));
+	if (resume_id && m->ops.reconnect_caps && m->ops.reconnect_caps(m->ops_arg, &caps, &ncaps) == 0) {
+		out.session.caps = caps;
+		out.session.ncaps = ncaps;
+	}
+	mdsp_buf_init(&b);
+	r = mdsp_encode(&b, &out);
+	free(caps);
+	if (!r)
+		r = mdsc_conn_send(c, &b);
+	mdsp_buf_free(&b);
+	if (r)
+		return r;
+	for (;;) {
+		now = now_mono_ns();
+		if (now >= deadline)
+			return -ETIMEDOUT;
+		r = conn_recv(c, &in, (int)((deadline - now) / 1000000ull) + 1, &why);
+		if (r == -EOPNOTSUPP)
+			continue;
+		if (r) {
+			dout(CLIENT, 1, "mds %s: no session answer: %s", m->addr, why ? why : strerror(-r));
+			return r;
+		}
+		if (in.type != MDSP_MSG_SESSION) {
+			dout(CLIENT, 1, "mds %s: %s before the session opened: ignored", m->addr,
+			     mdsp_msg_type_name(in.type));
+			mdsp_msg_free(&in);
+			continue;
+		}
+		switch (in.session.op) {
+		case MDSP_SESSION_OPEN:
+			g->id = in.session.session_id;
+			g->seq = in.session.seq;
+			g->epoch = in.session.mds_epoch;
+			g->lease_ms = in.session.lease_ms;
+			mdsp_msg_free(&in);
+			return 0;
+		case MDSP_SESSION_REJECT:
+		case MDSP_SESSION_CLOSE:
+		case MDSP_SESSION_EVICTED:
+			*result = in.session.result < 0 ? in.session.result : -EPERM;
+			derr(CLIENT, "mds %s refused to %s: %s (%s)", m->addr,
+			     resume_id ? "resume the session" : "open a session",
+			     in.session.reason ? in.session.reason : "no reason given", strerror(-*result));
+			mdsp_msg_free(&in);
+			return -ESTALE;
+		default:
+			mdsp_msg_free(&in);
+			continue;
+		}
+	}
+}
+
+/* ---- replay ---------------------------------------------------------------------- */
+
+/* Requests that got only an UNSAFE reply, when the MDS lost the session. */
+static unsigned int fail_unsafe(struct mds_client *m)
+{
+	struct mdsc_req *r;
+	uint64_t idx = 0;
+	unsigned int n = 0;
+
+	for (;;) {
+		rcu_read_lock();
+		r = xa_find(&m->requests, &idx);
+		if (r && !mdsc_req_get_unless_zero(r)) {
+			rcu_read_unlock();
+			idx++;
+			continue;
+		}
+		rcu_read_unlock();
+		if (!r)
+			break;
+		if ((atomic_load(&r->state) & (RS_GOT_UNSAFE | RS_GOT_SAFE)) == RS_GOT_UNSAFE &&
+		    mdsc_abort_request(m, r, -EIO, false)) {
+			derr(CLIENT, "mds request tid %llu (%s) had only an UNSAFE reply and the mds lost the "
+			     "session: it may not be durable (EIO to fsync)",
+			     (unsigned long long)r->tid, mdsp_op_name(r->pub.args.op));
+			n++;
+		}
+		mdsc_req_put(r);
+		idx++;
+	}
+	perf_inc(&m->c_unsafe_lost, n);
+	return n;
+}
+
+/*
+ * Resend in tid order on @c: @replay_pass: requests with only an UNSAFE
+ * reply (MDSP_REQ_REPLAY); otherwise requests sent on an older connection
+ * and never answered (MDSP_REQ_RETRY).  No lock held.
+ */
+static unsigned int resend(struct mds_client *m, struct mds_conn *c, bool replay_pass)
+{
+	struct mdsc_req *r;
+	uint64_t idx = 0, g;
+	unsigned int n = 0;
+	uint32_t st;
+	bool want;
+
+	for (;;) {
+		rcu_read_lock();
+		r = xa_find(&m->requests, &idx);
+		if (r && !mdsc_req_get_unless_zero(r)) {
+			rcu_read_unlock();
+			idx++;
+			continue;
+		}
+		rcu_read_unlock();
+		if (!r)
+			break;
+		st = atomic_load(&r->state);
+		g = atomic_load(&r->sent_gen);
+		if (replay_pass)
+			want = (st & (RS_GOT_UNSAFE | RS_GOT_SAFE | RS_ABORTED)) == RS_GOT_UNSAFE;
+		else
+			want = !(st & (RS_GOT_REPLY | RS_ABORTED | RS_WAITING)) && g && g < c->gen;
+		if (want) {
+			atomic_store(&r->sent_gen, c->gen);
+			if (mdsc_send_request(m, c, r, replay_pass ? MDSP_REQ_REPLAY : MDSP_REQ_RETRY)) {
+				mdsc_req_put(r);
+				break;          /* connection gone again: the next reconnect redoes it */
+			}
+			n++;
+		}
+		mdsc_req_put(r);
+		idx++;
+	}
+	perf_inc(replay_pass ? &m->c_replays : &m->c_retries, n);
+	return n;
+}
+
+static void backoff_locked(struct mds_client *m, int err)
+{
+	struct mds_session *s = &m->session;
+	uint64_t lo = mdsc_secs_to_ns(CFG_client_reconnect_backoff_min);
+	uint64_t hi = mdsc_secs_to_ns(CFG_client_reconnect_backoff_max);
+
+	if (hi < lo)
+		hi = lo;
+	s->backoff_ns = s->backoff_ns ? s->backoff_ns * 2 : lo;
+	if (s->backoff_ns > hi)
+		s->backoff_ns = hi;
+	s->next_attempt_ns = now_mono_ns() + s->backoff_ns;
+	s->last_error = err;
+}
+
+/*
+ * One attempt to bring the session up: connect, open or resume, replay,
+ * open the gate.  Runs on the session thread with no lock held.
+ */
+static void connect_session(struct mds_client *m)
+{
+	struct mds_session *s = &m->session;
+	int tmo = (int)(mdsc_secs_to_ns(CFG_client_connect_timeout) / 1000000ull);
+	uint64_t t0, resume_id, old_epoch;
+	struct granted g = { 0 };
+	const char *why = NULL;
+	struct mds_conn *c = NULL;
+	unsigned int nreplay = 0, nretry = 0, nlost = 0;
+	bool resumed, was_open_before, lost;
+	int r, fd = -1, refused = 0;
+
+	if (tmo <= 0)
+		tmo = 5000;
+	t0 = mdsc_lock(m);
+	lost = s->lost;
+	s->lost = false;
+	resume_id = s->id;
+	old_epoch = s->mds_epoch;
+	was_open_before = s->opened_ns != 0;
+	s->state = resume_id ? SESS_RECONNECTING : SESS_OPENING;
+	mdsc_unlock(m, SEC_SESSION, t0);
+
+	if (lost) {
+		nlost = fail_unsafe(m);
+		if (nlost)
+			derr(CLIENT, "mds %s: session was evicted: %u request(s) with only an UNSAFE reply "
+			     "failed", m->addr, nlost);
+	}
+	r = tcp_connect(m->addr, tmo, &fd, &why);
+	if (r)
+		goto fail;
+	c = conn_new(m, fd);
+	if (!c) {
+		close(fd);
+		r = -ENOMEM;
+		why = "out of memory";
+		goto fail;
+	}
+	r = handshake(m, c, resume_id, tmo, &g, &refused);
+	if (r == -ESTALE && resume_id) {
+		perf_inc(&m->c_rejects, 1);
+		nlost = fail_unsafe(m);
+		derr(CLIENT, "mds %s: session %llu is gone: opening a new one; %u request(s) with only an "
+		     "UNSAFE reply failed, unanswered requests will be sent again", m->addr,
+		     (unsigned long long)resume_id, nlost);
+		conn_reap(c);
+		t0 = mdsc_lock(m);
+		s->id = 0;
+		s->next_attempt_ns = 0;         /* open the new session right away */
+		m->want_session = true;
+		mdsc_unlock(m, SEC_SESSION, t0);
+		if (m->ops.session_event)
+			m->ops.session_event(m->ops_arg, MDSP_SESSION_EVICTED);
+		return;
+	}
+	if (r == -ESTALE) {
+		/* a fresh open refused: transient while the MDS starts (EAGAIN, EBUSY) */
+		r = refused;
+		why = "refused by the mds";
+		if (refused != -EAGAIN && refused != -EBUSY) {
+			t0 = mdsc_lock(m);
+			s->rejected = true;
+			mdsc_unlock(m, SEC_SESSION, t0);
+		}
+		goto fail_conn;
+	}
+	if (r) {
+		why = why ? why : strerror(-r);
+		goto fail_conn;
+	}
+
+	/* replay, setup: publish the connection, not yet OPEN (new requests park) */
+	t0 = mdsc_lock(m);
+	s->gen++;
+	c->gen = s->gen;
+	mdsc_conn_get(c);
+	s->conn = c;
+	s->id = g.id;
+	s->lease_ms = g.lease_ms;
+	s->mds_epoch = g.epoch;
+	s->renew_seq = g.seq;
+	s->last_renew_sent_ns = s->last_renew_ack_ns = now_mono_ns();
+	s->rejected = false;
+	resumed = resume_id && g.id == resume_id;
+	mdsc_unlock(m, SEC_REPLAY, t0);
+
+	if (pthread_create(&c->reader, NULL, reader_main, c) == 0) {
+		c->has_reader = true;
+	} else {
+		derr(CLIENT, "mds %s: cannot start the reader thread", m->addr);
+		conn_mark_dead(c, false, 0, NULL);
+	}
+	if (resume_id && !resumed) {
+		nlost = fail_unsafe(m);
+		derr(CLIENT, "mds %s: asked to resume session %llu, got a new session %llu: %u request(s) with "
+		     "only an UNSAFE reply failed, unanswered ones are sent again", m->addr,
+		     (unsigned long long)resume_id, (unsigned long long)g.id, nlost);
+	}
+	if (resumed)
+		nreplay = resend(m, c, true);
+	nretry = resend(m, c, false);
+
+	/* replay, teardown: open the gate */
+	t0 = mdsc_lock(m);
+	if (s->conn == c && !atomic_load(&c->dead)) {
+		s->state = SESS_OPEN;
+		s->backoff_ns = 0;
+		s->last_error = 0;
+		s->opened_ns = now_mono_ns();
+		if (resume_id)
+			s->reconnects++;
+		m->want_session = true;         /* from now on the session is kept up */
+	}
+	pthread_cond_broadcast(&m->session_cond);
+	mdsc_unlock(m, SEC_REPLAY, t0);
+
+	if (resume_id)
+		perf_inc(&m->c_reconnects, 1);
+	else
+		perf_inc(&m->c_opens, 1);
+	if (resume_id || was_open_before)
+		dinfo(CLIENT, "mds %s: session %llu %s (mds epoch %llu%s): %u replayed, %u re-sent", m->addr,
+		      (unsigned long long)g.id, resumed ? "resumed" : "opened anew",
+		      (unsigned long long)g.epoch, g.epoch != old_epoch ? ", mds restarted" : "", nreplay,
+		      nretry);
+	else
+		dout(CLIENT, 1, "mds %s: session %llu open (lease %u ms)", m->addr, (unsigned long long)g.id,
+		     g.lease_ms);
+	mdsc_kick_wait_list(m);
+	if (m->ops.session_event && (resume_id || was_open_before))
+		m->ops.session_event(m->ops_arg, resumed ? MDSP_SESSION_RECONNECT : MDSP_SESSION_OPEN);
+	mdsc_conn_put(c);
+	return;
+
+fail_conn:
+	conn_reap(c);
+fail:
+	t0 = mdsc_lock(m);
+	backoff_locked(m, r);
+	s->state = resume_id ? SESS_RECONNECTING : SESS_NEW;
+	pthread_cond_broadcast(&m->session_cond);
+	dout(CLIENT, 1, "mds %s: %s failed: %s; next attempt in %.2f s", m->addr,
+	     resume_id ? "reconnect" : "session open", why ? why : strerror(-r), (double)s->backoff_ns / 1e9);
+	mdsc_unlock(m, SEC_SESSION, t0);
+}
+
+/* ---- the session thread -------------------------------------------------------------- */
+
+static int send_session_msg(struct mds_client *m, struct mds_conn *c, uint32_t op, uint64_t id, uint64_t seq)
+{
+	struct mdsp_msg msg = { .type = MDSP_MSG_SESSION };
+	struct mdsp_buf b;
+	int r;
+
+	msg.session.op = op;
+	msg.session.session_id = id;
+	msg.session.seq = seq;
+	msg.session.client_name = m->name;
+	memcpy(msg.session.client_uuid, m->uuid, sizeof(m->uuid));
+	mdsp_buf_init(&b);
+	r = mdsp_encode(&b, &msg);
+	if (!r)
+		r = mdsc_conn_send(c, &b);
+	mdsp_buf_free(&b);
+	return r;
+}
+
+static uint64_t renew_interval_locked(struct mds_client *m)
+{
+	uint64_t iv = mdsc_secs_to_ns(CFG_client_session_renew_interval);
+	uint64_t lease = (uint64_t)m->session.lease_ms * 1000000ull;
+
+	if (!iv)
+		iv = 5000000000ull;
+	if (lease && iv > lease / 3)
+		iv = lease / 3;
+	if (iv < 10000000ull)
+		iv = 10000000ull;
+	return iv;
+}
+
+static void *session_main(void *arg)
+{
+	struct mds_client *m = arg;
+	struct mds_session *s = &m->session;
+	uint64_t t0, now, next, iv, tmo, id, seq;
+	struct mds_conn *c;
+
+	t0 = mdsc_lock(m);
+	while (!m->stopping) {
+		m->kick = false;
+		now = now_mono_ns();
+		next = now + 1000000000ull;
+		c = s->conn;
+		if (c && atomic_load(&c->dead)) {
+			s->conn = NULL;
+			if (s->state != SESS_CLOSING && s->state != SESS_CLOSED)
+				s->state = s->id ? SESS_RECONNECTING : SESS_NEW;
+			s->next_attempt_ns = now;       /* first attempt at once, then back off */
+			pthread_cond_broadcast(&m->session_cond);
+			mdsc_unlock(m, SEC_SESSION, t0);
+			conn_reap(c);
+			t0 = mdsc_lock(m);
+			continue;
+		}
+		if (!c && (m->want_session || s->id) && s->state != SESS_CLOSING && s->state != SESS_CLOSED) {
+			if (now >= s->next_attempt_ns) {
+				mdsc_unlock(m, SEC_SESSION, t0);
+				connect_session(m);
+				t0 = mdsc_lock(m);
+				continue;
+			}
+			if (s->next_attempt_ns < next)
+				next = s->next_attempt_ns;
+		}
+		if (c && s->state == SESS_OPEN) {
+			iv = renew_interval_locked(m);
+			tmo = mdsc_secs_to_ns(CFG_client_session_timeout);
+			if (tmo && s->last_renew_sent_ns > s->last_renew_ack_ns &&
+			    now - atomic_load(&c->last_rx_ns) > tmo) {
+				derr(CLIENT, "mds %s: nothing heard for %.0f s with a renew outstanding: "
+				     "declaring the connection dead", m->addr, (double)tmo / 1e9);
+				conn_mark_dead(c, false, 0, NULL);
+				continue;
+			}
+			if (now >= s->last_renew_sent_ns + iv) {
+				s->last_renew_sent_ns = now;
+				seq = ++s->renew_seq;
+				id = s->id;
+				mdsc_conn_get(c);
+				mdsc_unlock(m, SEC_SESSION, t0);
+				send_session_msg(m, c, MDSP_SESSION_REQUEST_RENEW, id, seq);
+				mdsc_conn_put(c);
+				t0 = mdsc_lock(m);
+				continue;
+			}
+			if (s->last_renew_sent_ns + iv < next)
+				next = s->last_renew_sent_ns + iv;
+			if (tmo && s->last_renew_sent_ns > s->last_renew_ack_ns &&
+			    atomic_load(&c->last_rx_ns) + tmo < next)
+				next = atomic_load(&c->last_rx_ns) + tmo + 1;
+		}
+		if (!m->kick)
+			mdsc_cond_wait(m, &m->tick_cond, next, SEC_SESSION, &t0);
+	}
+	mdsc_unlock(m, SEC_SESSION, t0);
+	return NULL;
+}
+
+void mdsc_session_init(struct mds_client *m)
+{
+	if (getrandom(m->uuid, sizeof(m->uuid), 0) != (ssize_t)sizeof(m->uuid)) {
+		uint64_t x = now_real_ns() ^ ((uint64_t)getpid() << 32);
+
+		memcpy(m->uuid, &x, sizeof(x));
+		memcpy(m->uuid + 8, &m, sizeof(void *) < 8 ? sizeof(void *) : 8);
+	}
+	m->session.state = SESS_NEW;
+}
+
+void mdsc_session_fini(struct mds_client *m)
+{
+}
+
+int mdsc_session_thread_start(struct mds_client *m)
+{
+	int r = pthread_create(&m->session_thread, NULL, session_main, m);
+
+	return r ? -r : 0;
+}
+
+int mdsc_open_session(struct mds_client *m, int timeout_ms)
+{
+	struct mds_session *s = &m->session;
+	uint64_t deadline = now_mono_ns() + (uint64_t)(timeout_ms > 0 ? timeout_ms : 0) * 1000000ull;
+	uint64_t t0;
+	bool ok, rejected;
+	int err;
+
+	t0 = mdsc_lock(m);
+	s->rejected = false;
+	m->want_session = true;
+	if (!s->conn)
+		s->next_attempt_ns = 0;
+	mdsc_kick_locked(m);
+	while (s->state != SESS_OPEN && !s->rejected && !m->stopping) {
+		if (mdsc_cond_wait(m, &m->session_cond, deadline, SEC_SESSION, &t0) == -ETIMEDOUT)
+			break;
+	}
+	ok = s->state == SESS_OPEN;
+	err = s->last_error;
+	rejected = s->rejected;
+	if (!ok && !s->id && !atomic_load(&m->nr_waiting))
+		m->want_session = false;        /* nobody waits for it: stop trying */
+	mdsc_unlock(m, SEC_SESSION, t0);
+	if (ok)
+		return 0;
+	if (!rejected && err != -ECONNREFUSED && err != -EINVAL && err != -EHOSTUNREACH)
+		err = -ETIMEDOUT;
+	derr(CLIENT, "no session with the mds at %s within %d ms: %s%s", m->addr, timeout_ms, strerror(-err),
+	     err == -ECONNREFUSED ? " (is loligo-mds running there? see client_mds_addr)" : "");
+	return err;
+}
+
+/* mdsc_sync bounded by @ms (teardown must not hang on a dead MDS). */
+static int sync_bounded(struct mds_client *m, int ms)
+{
+	uint64_t target = mdsc_last_tid(m), idx = 0, deadline = now_mono_ns() + (uint64_t)ms * 1000000ull;
+	struct mdsc_req *r;
+	struct timespec ts = ns_to_timespec(deadline);
+	int ret = 0;
+
+	for (;;) {
+		rcu_read_lock();
+		r = xa_find(&m->requests, &idx);
+		if (r && idx <= target && !mdsc_req_get_unless_zero(r)) {
+			rcu_read_unlock();
+			idx++;
+			continue;
+		}
+		rcu_read_unlock();
+		if (!r || idx > target)
+			break;
+		pthread_mutex_lock(&r->lock);
+		while (!(atomic_load(&r->state) & (RS_GOT_SAFE | RS_ABORTED)) && ret == 0)
+			if (pthread_cond_timedwait(&r->cond, &r->lock, &ts) == ETIMEDOUT)
+				ret = -ETIMEDOUT;
+		pthread_mutex_unlock(&r->lock);
+		mdsc_req_put(r);
+		if (ret)
+			break;
+		idx++;
+	}
+	return ret;
+}
+
+void mdsc_session_close(struct mds_client *m)
+{
+	struct mds_session *s = &m->session;
+	uint64_t t0, deadline, id;
+	struct mds_conn *c = NULL;
+
+	t0 = mdsc_lock(m);
+	if (s->state == SESS_OPEN && s->conn) {
+		mdsc_unlock(m, SEC_SESSION, t0);
+		if (sync_bounded(m, DESTROY_SYNC_MS))
+			derr(CLIENT, "mds %s: requests still not safe after %d ms at unmount", m->addr,
+			     DESTROY_SYNC_MS);
+		t0 = mdsc_lock(m);
+	}
+	if (s->state == SESS_OPEN && s->conn) {
+		s->state = SESS_CLOSING;
+		c = s->conn;
+		mdsc_conn_get(c);
+		id = s->id;
+		mdsc_unlock(m, SEC_SESSION, t0);
+		send_session_msg(m, c, MDSP_SESSION_REQUEST_CLOSE, id, 0);
+		mdsc_conn_put(c);
+		deadline = now_mono_ns() + CLOSE_WAIT_MS * 1000000ull;
+		t0 = mdsc_lock(m);
+		while (s->state == SESS_CLOSING && s->conn && !atomic_load(&s->conn->dead))
+			if (mdsc_cond_wait(m, &m->session_cond, deadline, SEC_SESSION, &t0) == -ETIMEDOUT)
+				break;
+		if (s->state == SESS_CLOSED)
+			dout(CLIENT, 1, "mds %s: session %llu closed", m->addr, (unsigned long long)id);
+	}
+	m->stopping = true;
+	mdsc_kick_locked(m);
+	mdsc_unlock(m, SEC_SESSION, t0);
+	pthread_join(m->session_thread, NULL);
+
+	t0 = mdsc_lock(m);
+	c = s->conn;
+	s->conn = NULL;
+	s->state = SESS_CLOSED;
+	pthread_cond_broadcast(&m->session_cond);
+	mdsc_unlock(m, SEC_SESSION, t0);
+	if (c)
+		conn_reap(c);
+}
+
+/* ---- caps, state, admin ------------------------------------------------------------------ */
+
+int mdsc_send_caps(struct mds_client *m, const struct mdsp_caps *caps)
+{
+	struct mdsp_msg msg = { .type = MDSP_MSG_CAPS };
+	struct mds_conn *c = NULL;
+	struct mdsp_buf b;
+	uint64_t t0;
+	int r;
+
+	t0 = mdsc_lock(m);
+	if (m->session.state == SESS_OPEN && m->session.conn) {
+		c = m->session.conn;
+		mdsc_conn_get(c);
+	}
+	mdsc_unlock(m, SEC_OTHER, t0);
+	if (!c)
+		return -ENOTCONN;
+	msg.caps = *caps;
+	mdsp_buf_init(&b);
+	r = mdsp_encode(&b, &msg);
+	if (!r)
+		r = mdsc_conn_send(c, &b);
+	mdsp_buf_free(&b);
+	mdsc_conn_put(c);
+	return r;
+}
+
+bool mdsc_is_open(struct mds_client *m)
+{
+	uint64_t t0 = mdsc_lock(m);
+	bool open = m->session.state == SESS_OPEN;
+
+	mdsc_unlock(m, SEC_OTHER, t0);
+	return open;
+}
+
+struct json_object *mdsc_session_json(struct mds_client *m)
+{
+	struct mds_session *s = &m->session;
+	struct json_object *o = json_object_new_object();
+	uint64_t now = now_mono_ns(), t0;
+
+	if (!o)
+		return NULL;
+	t0 = mdsc_lock(m);
+	json_object_object_add(o, "mds", json_object_new_string(m->addr));
+	json_object_object_add(o, "client", json_object_new_string(m->name));
+	json_object_object_add(o, "state", json_object_new_string(state_name(s->state)));
+	json_object_object_add(o, "session_id", json_object_new_uint64(s->id));
+	json_object_object_add(o, "conn_gen", json_object_new_uint64(s->gen));
+	json_object_object_add(o, "seq", json_object_new_uint64(s->renew_seq));
+	json_object_object_add(o, "lease_ms", json_object_new_int64(s->lease_ms));
+	json_object_object_add(o, "mds_epoch", json_object_new_uint64(s->mds_epoch));
+	json_object_object_add(o, "last_renew_ack_age_ms",
+			       json_object_new_double(s->last_renew_ack_ns ?
+						      (double)(now - s->last_renew_ack_ns) / 1e6 : -1));
+	json_object_object_add(o, "reconnects", json_object_new_int64(s->reconnects));
+	json_object_object_add(o, "stale", json_object_new_int64(s->stale_count));
+	if (s->last_error)
+		json_object_object_add(o, "last_error", json_object_new_string(strerror(-s->last_error)));
+	mdsc_unlock(m, SEC_OTHER, t0);
+	return o;
+}

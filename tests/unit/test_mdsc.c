@@ -1,0 +1,712 @@
+/*
+ * test_mdsc.c - the MDS session layer (client/mds_client*.c) against a fake
+ * MDS: a thread in the test speaking the real protocol (loligo_proto) whose
+ * behaviour each test scripts, so that the cases a real MDS cannot be made
+ * to produce on demand are exercised deterministically: a reply that stays
+ * UNSAFE, a request that is never answered, a dropped connection at a
+ * chosen moment, a refused reconnect, a dead or silent MDS at open time.
+ */
+#include <check.h>
+#include <errno.h>
+#include <json-c/json.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "client/mds_client.h"
+#include "common/config.h"
+#include "common/log.h"
+#include "common/perf.h"
+#include "common/time.h"
+
+/* ---- the fake MDS ------------------------------------------------------ */
+
+enum reply_mode {
+	RM_SAFE,        /* one SAFE reply at once */
+	RM_UNSAFE,      /* UNSAFE at once; SAFE only when flushed */
+	RM_NONE,        /* never answer */
+	RM_UNSAFE_LAG,  /* UNSAFE at once, SAFE after 4 more requests arrived */
+};
+
+struct rec {
+	uint64_t tid, oldest;
+	uint32_t attempt, flags, op;
+	int conn;
+	uint64_t min_unsafe;    /* lowest tid the fake had answered UNSAFE only, at arrival */
+};
+
+#define MAX_REC 20000
+#define MAX_PEND 4096
+
+struct fake {
+	int lfd;
+	uint16_t port;
+	pthread_t thr;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	bool stop;
+	/* scripted behaviour, protected by lock */
+	enum reply_mode mode;
+	bool drop;              /* close the current connection */
+	bool flush_safe;        /* send SAFE for every pending UNSAFE tid */
+	bool reject_reconnect;
+	int hold_accept_ms;     /* after a drop, wait this long before accepting */
+	/* state, protected by lock */
+	uint64_t next_sid, sid;
+	int nconn, nopen, nreconnect, nrenew;
+	uint64_t last_reconnect_sid;
+	struct rec *recs;
+	int nrec;
+	uint64_t pend[MAX_PEND];        /* UNSAFE-answered tids */
+	int npend;
+	int since_lag;
+	uint64_t seq;
+};
+
+static struct fake F;
+
+static void fsend(int fd, struct mdsp_msg *m)
+{
+	struct mdsp_buf b;
+
+	m->seq = ++F.seq;
+	mdsp_buf_init(&b);
+	ck_assert_int_eq(mdsp_encode(&b, m), 0);
+	mdsp_send(fd, &b);
+	mdsp_buf_free(&b);
+}
+
+static void send_reply(int fd, uint64_t tid, uint32_t flags)
+{
+	struct mdsp_msg m = { .type = MDSP_MSG_REPLY };
+
+	m.reply.tid = tid;
+	m.reply.flags = flags;
+	fsend(fd, &m);
+}
+
+static void send_session(int fd, uint32_t op, uint64_t sid)
+{
+	struct mdsp_msg m = { .type = MDSP_MSG_SESSION };
+
+	m.session.op = op;
+	m.session.session_id = sid;
+	m.session.lease_ms = 60000;
+	m.session.mds_epoch = 7;
+	if (op == MDSP_SESSION_REJECT) {
+		m.session.result = -ESTALE;
+		m.session.reason = "session unknown";
+	}
+	fsend(fd, &m);
+}
+
+static uint64_t min_pend_locked(void)
+{
+	uint64_t mn = UINT64_MAX;
+
+	for (int i = 0; i < F.npend; i++)
+		if (F.pend[i] < mn)
+			mn = F.pend[i];
+	return mn;
+}
+
+/* Serve one connection until it is dropped or the fake stops. */
+static void serve(int fd)
+{
+	struct mdsp_msg m;
+	const char *why;
+	int r;
+
+	pthread_mutex_lock(&F.lock);
+	F.nconn++;
+	pthread_mutex_unlock(&F.lock);
+	for (;;) {
+		pthread_mutex_lock(&F.lock);
+		if (F.stop || F.drop) {
+			F.drop = false;
+			pthread_mutex_unlock(&F.lock);
+			break;
+		}
+		if (F.flush_safe) {
+			F.flush_safe = false;
+			for (int i = 0; i < F.npend; i++)
+				send_reply(fd, F.pend[i], MDSP_REPLY_SAFE);
+			F.npend = 0;
+			pthread_cond_broadcast(&F.cond);
+		}
+		pthread_mutex_unlock(&F.lock);
+		r = mdsp_recv(fd, &m, 20, &why);
+		if (r == -ETIMEDOUT)
+			continue;
+		if (r)
+			break;
+		pthread_mutex_lock(&F.lock);
+		if (m.type == MDSP_MSG_SESSION) {
+			switch (m.session.op) {
+			case MDSP_SESSION_REQUEST_OPEN:
+				F.nopen++;
+				F.sid = ++F.next_sid;
+				send_session(fd, MDSP_SESSION_OPEN, F.sid);
+				break;
+			case MDSP_SESSION_RECONNECT:
+				F.nreconnect++;
+				F.last_reconnect_sid = m.session.session_id;
+				if (F.reject_reconnect || m.session.session_id != F.sid)
+					send_session(fd, MDSP_SESSION_REJECT, m.session.session_id);
+				else
+					send_session(fd, MDSP_SESSION_OPEN, F.sid);
+				break;
+			case MDSP_SESSION_REQUEST_RENEW:
+				F.nrenew++;
+				send_session(fd, MDSP_SESSION_RENEW, F.sid);
+				break;
+			case MDSP_SESSION_REQUEST_CLOSE:
+				send_session(fd, MDSP_SESSION_CLOSE, F.sid);
+				break;
+			}
+		} else if (m.type == MDSP_MSG_REQUEST) {
+			struct mdsp_request *q = &m.request;
+			bool replay = q->flags & MDSP_REQ_REPLAY;
+
+			if (F.nrec < MAX_REC)
+				F.recs[F.nrec++] = (struct rec){ q->tid, q->oldest_tid, q->attempt, q->flags, q->op,
+								 F.nconn, min_pend_locked() };
+			if (replay) {
+				/* answered from the completed table */
+				for (int i = 0; i < F.npend; i++)
+					if (F.pend[i] == q->tid)
+						F.pend[i] = F.pend[--F.npend];
+				send_reply(fd, q->tid, MDSP_REPLY_SAFE | MDSP_REPLY_REPLAYED);
+			} else if (F.mode == RM_SAFE) {
+				send_reply(fd, q->tid, MDSP_REPLY_SAFE);
+			} else if (F.mode == RM_UNSAFE || F.mode == RM_UNSAFE_LAG) {
+				send_reply(fd, q->tid, MDSP_REPLY_UNSAFE);
+				if (F.npend < MAX_PEND)
+					F.pend[F.npend++] = q->tid;
+				if (F.mode == RM_UNSAFE_LAG && ++F.since_lag >= 4 && F.npend > 0) {
+					/* make the oldest pending one safe */
+					int oi = 0;
+
+					for (int i = 1; i < F.npend; i++)
+						if (F.pend[i] < F.pend[oi])
+							oi = i;
+					send_reply(fd, F.pend[oi], MDSP_REPLY_SAFE);
+					F.pend[oi] = F.pend[--F.npend];
+				}
+			}
+			pthread_cond_broadcast(&F.cond);
+		}
+		pthread_mutex_unlock(&F.lock);
+		mdsp_msg_free(&m);
+	}
+	close(fd);
+}
+
+static void *fake_main(void *arg)
+{
+	int hold;
+
+	for (;;) {
+		struct pollfd p = { .fd = F.lfd, .events = POLLIN };
+
+		pthread_mutex_lock(&F.lock);
+		if (F.stop) {
+			pthread_mutex_unlock(&F.lock);
+			break;
+		}
+		hold = F.hold_accept_ms;
+		F.hold_accept_ms = 0;
+		pthread_mutex_unlock(&F.lock);
+		if (hold)
+			usleep((useconds_t)hold * 1000);
+		if (poll(&p, 1, 20) == 1) {
+			int fd = accept(F.lfd, NULL, NULL);
+
+			if (fd >= 0)
+				serve(fd);
+		}
+	}
+	return NULL;
+}
+
+static int listen_any(uint16_t *port)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t al = sizeof(a);
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), one = 1;
+
+	ck_assert_int_ge(fd, 0);
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	ck_assert_int_eq(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	ck_assert_int_eq(listen(fd, 16), 0);
+	ck_assert_int_eq(getsockname(fd, (struct sockaddr *)&a, &al), 0);
+	*port = ntohs(a.sin_port);
+	return fd;
+}
+
+static void set_opt(const char *name, const char *val)
+{
+	char err[256];
+
+	ck_assert_int_eq(cfg_set(cfg_lookup(name), val, false, err, sizeof(err)), 0);
+}
+
+static void setup(void)
+{
+	log_init("test_mdsc");
+	cfg_init("client");
+	set_opt("client_reconnect_backoff_min", "0.02");
+	set_opt("client_reconnect_backoff_max", "0.1");
+	set_opt("client_connect_timeout", "2");
+	memset(&F, 0, sizeof(F));
+	F.recs = calloc(MAX_REC, sizeof(*F.recs));
+	pthread_mutex_init(&F.lock, NULL);
+	pthread_cond_init(&F.cond, NULL);
+	F.lfd = listen_any(&F.port);
+	F.mode = RM_SAFE;
+	pthread_create(&F.thr, NULL, fake_main, NULL);
+}
+
+static void teardown(void)
+{
+	pthread_mutex_lock(&F.lock);
+	F.stop = true;
+	pthread_mutex_unlock(&F.lock);
+	pthread_join(F.thr, NULL);
+	close(F.lfd);
+	free(F.recs);
+}
+
+static struct mds_client *new_client(void)
+{
+	struct mds_client *m;
+	char addr[64];
+
+	snprintf(addr, sizeof(addr), "127.0.0.1:%u", F.port);
+	ck_assert_int_eq(mdsc_create(addr, "client.test", NULL, NULL, &m), 0);
+	return m;
+}
+
+static struct mds_request *mkreq(struct mds_client *m, uint32_t op, const char *name)
+{
+	struct mds_request *r = mdsc_request_new(m, op);
+
+	ck_assert_ptr_nonnull(r);
+	r->args.ino = MDSP_ROOT_INO;
+	r->args.name = name ? strdup(name) : NULL;
+	return r;
+}
+
+/* Wait (bounded) until the fake has recorded @n requests. */
+static void wait_recs(int n)
+{
+	uint64_t end = now_mono_ns() + 5000000000ull;
+
+	pthread_mutex_lock(&F.lock);
+	while (F.nrec < n && now_mono_ns() < end) {
+		pthread_mutex_unlock(&F.lock);
+		usleep(2000);
+		pthread_mutex_lock(&F.lock);
+	}
+	ck_assert_int_ge(F.nrec, n);
+	pthread_mutex_unlock(&F.lock);
+}
+
+static void fake_set(enum reply_mode mode)
+{
+	pthread_mutex_lock(&F.lock);
+	F.mode = mode;
+	pthread_mutex_unlock(&F.lock);
+}
+
+static void fake_flush(void)
+{
+	pthread_mutex_lock(&F.lock);
+	F.flush_safe = true;
+	pthread_mutex_unlock(&F.lock);
+}
+
+static void fake_drop(int hold_ms)
+{
+	pthread_mutex_lock(&F.lock);
+	F.drop = true;
+	F.hold_accept_ms = hold_ms;
+	pthread_mutex_unlock(&F.lock);
+}
+
+/* A thread running one blocking session-layer call. */
+struct bg {
+	pthread_t t;
+	struct mds_client *m;
+	struct mds_request *req;
+	int what;               /* 0 do_request, 1 wait_safe, 2 sync */
+	_Atomic int done;
+	int ret;
+};
+
+static void *bg_main(void *arg)
+{
+	struct bg *b = arg;
+
+	if (b->what == 0)
+		b->ret = mdsc_do_request(b->m, b->req);
+	else if (b->what == 1)
+		b->ret = mdsc_wait_safe(b->m, b->req);
+	else
+		b->ret = mdsc_sync(b->m);
+	atomic_store(&b->done, 1);
+	return NULL;
+}
+
+static void bg_start(struct bg *b, struct mds_client *m, struct mds_request *req, int what)
+{
+	memset(b, 0, sizeof(*b));
+	b->m = m;
+	b->req = req;
+	b->what = what;
+	pthread_create(&b->t, NULL, bg_main, b);
+}
+
+static int bg_join(struct bg *b)
+{
+	pthread_join(b->t, NULL);
+	return b->ret;
+}
+
+static uint64_t perf_hist_count(const char *name)
+{
+	struct json_object *d = perf_dump_json(), *g, *h, *c;
+	uint64_t v = UINT64_MAX;
+
+	if (json_object_object_get_ex(d, "mds_client", &g) && json_object_object_get_ex(g, name, &h)) {
+		if (json_object_object_get_ex(h, "count", &c))
+			v = (uint64_t)json_object_get_int64(c);
+		else
+			v = (uint64_t)json_object_get_int64(h);
+	}
+	json_object_put(d);
+	return v;
+}
+
+/* ---- tests ----------------------------------------------------------------- */
+
+START_TEST(test_frame_seq_patch)
+{
+	/* mdsc_conn_send patches seq and crc into a frame encoded with seq 0:
+	 * the result must decode exactly like a frame encoded with that seq. */
+	struct mds_client *m = new_client();
+	struct mds_request *r = mkreq(m, MDSP_OP_GETATTR, NULL);
+
+	ck_assert_int_eq(mdsc_open_session(m, 2000), 0);
+	ck_assert_int_eq(mdsc_do_request(m, r), 0);     /* the fake decoded (crc checked) our frames */
+	ck_assert_int_eq(r->result, 0);
+	ck_assert_ptr_nonnull(r->reply);
+	mdsc_request_put(r);
+	mdsc_destroy(m);
+}
+END_TEST
+
+START_TEST(test_unsafe_then_safe)
+{
+	struct mds_client *m = new_client();
+	struct mds_request *a = mkreq(m, MDSP_OP_MKDIR, "a"), *b;
+	struct bg ws, sy;
+	uint64_t tid;
+
+	ck_assert_int_eq(mdsc_open_session(m, 2000), 0);
+	fake_set(RM_UNSAFE);
+	ck_assert_int_eq(mdsc_do_request(m, a), 0);     /* returns on the UNSAFE reply */
+	tid = a->args.tid;
+	ck_assert_uint_eq(mdsc_oldest_tid(m), tid);     /* still registered */
+	bg_start(&ws, m, a, 1);
+	bg_start(&sy, m, NULL, 2);
+	usleep(150000);
+	ck_assert_int_eq(atomic_load(&ws.done), 0);     /* wait_safe waits for SAFE */
+	ck_assert_int_eq(atomic_load(&sy.done), 0);     /* and so does sync */
+	fake_flush();
+	ck_assert_int_eq(bg_join(&ws), 0);
+	ck_assert_int_eq(bg_join(&sy), 0);
+	ck_assert_uint_gt(mdsc_oldest_tid(m), tid);
+
+	/* the next request carries the advanced oldest_tid */
+	fake_set(RM_SAFE);
+	b = mkreq(m, MDSP_OP_GETATTR, NULL);
+	ck_assert_int_eq(mdsc_do_request(m, b), 0);
+	pthread_mutex_lock(&F.lock);
+	ck_assert_uint_eq(F.recs[F.nrec - 1].tid, b->args.tid);
+	ck_assert_uint_eq(F.recs[F.nrec - 1].oldest, b->args.tid);
+	pthread_mutex_unlock(&F.lock);
+	ck_assert_uint_eq(mdsc_oldest_tid(m), b->args.tid + 1);
+	/* handle_reply never takes the client mutex */
+	ck_assert_uint_eq(perf_hist_count("hold_handle_reply"), 0);
+	ck_assert_uint_ge(perf_hist_count("hold_submit_request"), 2);
+	mdsc_request_put(a);
+	mdsc_request_put(b);
+	mdsc_destroy(m);
+}
+END_TEST
+
+struct worker {
+	struct mds_client *m;
+	int n, fails;
+	pthread_t t;
+};
+
+static void *worker_main(void *arg)
+{
+	struct worker *w = arg;
+
+	for (int i = 0; i < w->n; i++) {
+		struct mds_request *r = mkreq(w->m, i % 3 ? MDSP_OP_GETATTR : MDSP_OP_CREATE, "x");
+
+		if (mdsc_do_request(w->m, r) != 0)
+			w->fails++;
+		mdsc_request_put(r);
+	}
+	return NULL;
+}
+
+START_TEST(test_concurrent_oldest_tid)
+{
+	/* 16 threads, replies UNSAFE first and SAFE a few requests later: every
+	 * request must carry an oldest_tid no higher than any tid the MDS has
+	 * only answered UNSAFE (else it could trim a result it still needs). */
+	struct mds_client *m = new_client();
+	struct worker w[16];
+	int total = 0;
+
+	ck_assert_int_eq(mdsc_open_session(m, 2000), 0);
+	fake_set(RM_UNSAFE_LAG);
+	for (int i = 0; i < 16; i++) {
+		w[i] = (struct worker){ .m = m, .n = 150 };
+		pthread_create(&w[i].t, NULL, worker_main, &w[i]);
+	}
+	for (int i = 0; i < 16; i++) {
+		pthread_join(w[i].t, NULL);
+		ck_assert_int_eq(w[i].fails, 0);
+		total += w[i].n;
+	}
+	fake_flush();
+	ck_assert_int_eq(mdsc_sync(m), 0);
+	ck_assert_uint_eq(mdsc_last_tid(m), (uint64_t)total);
+	ck_assert_uint_eq(mdsc_oldest_tid(m), (uint64_t)total + 1);
+	pthread_mutex_lock(&F.lock);
+	ck_assert_int_eq(F.nrec, total);
+	for (int i = 0; i < F.nrec; i++) {
+		ck_assert_uint_le(F.recs[i].oldest, F.recs[i].tid);
+		ck_assert_uint_le(F.recs[i].oldest, F.recs[i].min_unsafe);
+		ck_assert_uint_eq(F.recs[i].attempt, 1);
+	}
+	pthread_mutex_unlock(&F.lock);
+	ck_assert_uint_eq(perf_hist_count("hold_submit_request"), (uint64_t)total);
+	ck_assert_uint_ge(perf_hist_count("hold_do_request"), (uint64_t)total);
+	ck_assert_uint_eq(perf_hist_count("hold_handle_reply"), 0);
+	mdsc_destroy(m);
+}
+END_TEST
+
+START_TEST(test_reconnect_replay_order)
+{
+	/* A got UNSAFE, B got nothing; the connection drops; C is submitted while
+	 * there is no session.  On reconnect: RECONNECT with the old id, then A
+	 * with REPLAY, then B with RETRY (tid order), then C fresh. */
+	struct mds_client *m = new_client();
+	struct mds_request *a = mkreq(m, MDSP_OP_CREATE, "a"), *b = mkreq(m, MDSP_OP_CREATE, "b");
+	struct mds_request *c = mkreq(m, MDSP_OP_CREATE, "c");
+	struct bg bb, bc, ws;
+	uint64_t sid;
+	int base;
+
+	ck_assert_int_eq(mdsc_open_session(m, 2000), 0);
+	sid = F.sid;
+	fake_set(RM_UNSAFE);
+	ck_assert_int_eq(mdsc_do_request(m, a), 0);
+	fake_set(RM_NONE);
+	bg_start(&bb, m, b, 0);
+	wait_recs(2);
+	ck_assert_int_eq(atomic_load(&bb.done), 0);
+	bg_start(&ws, m, a, 1);
+
+	fake_drop(300);
+	usleep(100000);
+	ck_assert(!mdsc_is_open(m));
+	fake_set(RM_SAFE);
+	bg_start(&bc, m, c, 0);          /* parks on the wait list */
+	ck_assert_int_eq(bg_join(&bb), 0);
+	ck_assert_int_eq(bg_join(&bc), 0);
+	ck_assert_int_eq(bg_join(&ws), 0);
+	ck_assert(mdsc_is_open(m));
+
+	pthread_mutex_lock(&F.lock);
+	ck_assert_int_eq(F.nreconnect, 1);
+	ck_assert_uint_eq(F.last_reconnect_sid, sid);
+	ck_assert_int_eq(F.nopen, 1);
+	ck_assert_int_eq(F.nrec, 5);
+	base = 2;
+	ck_assert_uint_eq(F.recs[base].tid, a->args.tid);
+	ck_assert_uint_eq(F.recs[base].flags, MDSP_REQ_REPLAY);
+	ck_assert_uint_eq(F.recs[base].attempt, 2);
+	ck_assert_uint_eq(F.recs[base + 1].tid, b->args.tid);
+	ck_assert_uint_eq(F.recs[base + 1].flags, MDSP_REQ_RETRY);
+	ck_assert_uint_eq(F.recs[base + 1].attempt, 2);
+	ck_assert_uint_eq(F.recs[base + 2].tid, c->args.tid);
+	ck_assert_uint_eq(F.recs[base + 2].flags, 0);
+	ck_assert_uint_eq(F.recs[base + 2].attempt, 1);
+	ck_assert_int_eq(F.recs[base].conn, 2);
+	pthread_mutex_unlock(&F.lock);
+	ck_assert_uint_eq(mdsc_oldest_tid(m), c->args.tid + 1);
+	mdsc_request_put(a);
+	mdsc_request_put(b);
+	mdsc_request_put(c);
+	mdsc_destroy(m);
+}
+END_TEST
+
+START_TEST(test_reconnect_rejected)
+{
+	/* The MDS forgot the session: a new one is opened, the unanswered request
+	 * is re-driven, the UNSAFE-only one fails its wait for SAFE with EIO. */
+	struct mds_client *m = new_client();
+	struct mds_request *a = mkreq(m, MDSP_OP_CREATE, "a"), *b = mkreq(m, MDSP_OP_CREATE, "b");
+	struct bg bb;
+
+	ck_assert_int_eq(mdsc_open_session(m, 2000), 0);
+	fake_set(RM_UNSAFE);
+	ck_assert_int_eq(mdsc_do_request(m, a), 0);
+	fake_set(RM_NONE);
+	bg_start(&bb, m, b, 0);
+	wait_recs(2);
+	pthread_mutex_lock(&F.lock);
+	F.reject_reconnect = true;
+	F.mode = RM_SAFE;
+	F.drop = true;
+	pthread_mutex_unlock(&F.lock);
+	ck_assert_int_eq(bg_join(&bb), 0);
+	ck_assert_int_eq(mdsc_wait_safe(m, a), -EIO);
+	ck_assert_int_eq(mdsc_sync(m), 0);
+	pthread_mutex_lock(&F.lock);
+	ck_assert_int_eq(F.nreconnect, 1);
+	ck_assert_int_eq(F.nopen, 2);
+	ck_assert_int_eq(F.nrec, 3);
+	ck_assert_uint_eq(F.recs[2].tid, b->args.tid);
+	ck_assert_uint_eq(F.recs[2].flags, MDSP_REQ_RETRY);
+	pthread_mutex_unlock(&F.lock);
+	mdsc_request_put(a);
+	mdsc_request_put(b);
+	mdsc_destroy(m);
+}
+END_TEST
+
+START_TEST(test_open_refused_is_bounded)
+{
+	struct mds_client *m;
+	uint16_t port;
+	int fd = listen_any(&port);
+	char addr[64];
+	uint64_t t0;
+
+	close(fd);                      /* nothing listens there now */
+	snprintf(addr, sizeof(addr), "127.0.0.1:%u", port);
+	ck_assert_int_eq(mdsc_create(addr, NULL, NULL, NULL, &m), 0);
+	t0 = now_mono_ns();
+	ck_assert_int_eq(mdsc_open_session(m, 800), -ECONNREFUSED);
+	ck_assert_uint_lt(now_mono_ns() - t0, 1500000000ull);
+	t0 = now_mono_ns();
+	mdsc_destroy(m);
+	ck_assert_uint_lt(now_mono_ns() - t0, 1000000000ull);
+}
+END_TEST
+
+START_TEST(test_open_silent_is_bounded)
+{
+	/* something accepts connections but never answers the session open */
+	struct mds_client *m;
+	uint16_t port;
+	int fd = listen_any(&port);
+	char addr[64];
+	uint64_t t0;
+
+	snprintf(addr, sizeof(addr), "127.0.0.1:%u", port);
+	set_opt("client_connect_timeout", "0.5");
+	ck_assert_int_eq(mdsc_create(addr, NULL, NULL, NULL, &m), 0);
+	t0 = now_mono_ns();
+	ck_assert_int_eq(mdsc_open_session(m, 700), -ETIMEDOUT);
+	ck_assert_uint_lt(now_mono_ns() - t0, 1500000000ull);
+	mdsc_destroy(m);
+	close(fd);
+}
+END_TEST
+
+START_TEST(test_request_timeout)
+{
+	struct mds_client *m = new_client();
+	struct mds_request *r = mkreq(m, MDSP_OP_GETATTR, NULL);
+	uint64_t t0;
+
+	set_opt("client_request_timeout", "0.3");
+	ck_assert_int_eq(mdsc_open_session(m, 2000), 0);
+	fake_set(RM_NONE);
+	t0 = now_mono_ns();
+	ck_assert_int_eq(mdsc_do_request(m, r), -ETIMEDOUT);
+	ck_assert_uint_lt(now_mono_ns() - t0, 1500000000ull);
+	ck_assert_uint_eq(mdsc_oldest_tid(m), r->args.tid + 1);   /* given up: unregistered */
+	mdsc_request_put(r);
+	mdsc_destroy(m);
+}
+END_TEST
+
+START_TEST(test_lazy_connect_and_asok)
+{
+	/* no mdsc_open_session(): the first request brings the session up */
+	struct mds_client *m = new_client();
+	struct mds_request *r = mkreq(m, MDSP_OP_LOOKUP, "x");
+	struct json_object *d, *g, *v;
+
+	ck_assert_int_eq(mdsc_do_request(m, r), 0);
+	mdsc_request_put(r);
+	d = perf_dump_json();
+	ck_assert(json_object_object_get_ex(d, "mds_client", &g));
+	ck_assert(json_object_object_get_ex(g, "requests_sent", &v));
+	ck_assert_int_eq(json_object_get_int64(v), 1);
+	ck_assert(json_object_object_get_ex(g, "hold_replay", &v));
+	json_object_put(d);
+	mdsc_destroy(m);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+	Suite *s = suite_create("mdsc");
+	TCase *tc = tcase_create("fake_mds");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 30);
+	tcase_add_test(tc, test_frame_seq_patch);
+	tcase_add_test(tc, test_unsafe_then_safe);
+	tcase_add_test(tc, test_concurrent_oldest_tid);
+	tcase_add_test(tc, test_reconnect_replay_order);
+	tcase_add_test(tc, test_reconnect_rejected);
+	tcase_add_test(tc, test_open_refused_is_bounded);
+	tcase_add_test(tc, test_open_silent_is_bounded);
+	tcase_add_test(tc, test_request_timeout);
+	tcase_add_test(tc, test_lazy_connect_and_asok);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
