@@ -1452,11 +1452,12 @@ static int exec_write(struct local_store *ls, MDB_txn *ptxn, struct lreq *req)
 				r = -ENOENT;
 			break;
 		case SOP_WRITE:
+			/* as in RADOS, a 0-byte write still extends the size to its offset */
 			ENSURE_EXISTS();
 			mutated = true;
 			if (s->len)
 				r = irecs_add(&rs, FW_WRITE, rec.fid, s->off, s->len, s->data);
-			if (s->len && s->off + s->len > rec.size)
+			if (s->off + s->len > rec.size)
 				rec.size = s->off + s->len;
 			break;
 		case SOP_WRITE_FULL:
@@ -1475,18 +1476,26 @@ static int exec_write(struct local_store *ls, MDB_txn *ptxn, struct lreq *req)
 			rec.size += s->len;
 			break;
 		case SOP_TRUNCATE:
-			ENSURE_EXISTS();
+			if (!rec.exists)
+				break;   /* RADOS: truncating a missing object does not create it */
 			mutated = true;
 			r = irecs_add(&rs, FW_TRUNC, rec.fid, s->off, 0, NULL);
 			rec.size = s->off;
 			break;
 		case SOP_ZERO:
-			/* zeroing never changes the size, and on a missing object does nothing */
+			/*
+			 * As in RADOS: nothing on a missing object or past the end;
+			 * a range reaching the end truncates the object to its start.
+			 */
 			if (!rec.exists || s->off >= rec.size || !s->len)
 				break;
 			mutated = true;
-			r = irecs_add(&rs, FW_ZERO, rec.fid, s->off,
-				      s->len < rec.size - s->off ? s->len : rec.size - s->off, NULL);
+			if (s->off + s->len >= rec.size) {
+				r = irecs_add(&rs, FW_TRUNC, rec.fid, s->off, 0, NULL);
+				rec.size = s->off;
+			} else {
+				r = irecs_add(&rs, FW_ZERO, rec.fid, s->off, s->len, NULL);
+			}
 			break;
 		case SOP_REMOVE:
 			if (!rec.exists) {

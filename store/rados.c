@@ -95,7 +95,7 @@ static int rados_store_open(const struct store_config *cfg, struct store **out)
 		     cfg->rados_conf && *cfg->rados_conf ? cfg->rados_conf : "default", name, strerror(-r));
 		goto out_shutdown;
 	}
-	dout(STORE, 1, "rados: connected as %s", name);
+	dout(STORE, 2, "rados: connected as %s", name);
 	*out = &rs->base;
 	return 0;
 
@@ -150,6 +150,9 @@ struct aio {
 	void *arg;
 	rados_write_op_t wop;
 	rados_completion_t c;
+	bool stat_only;      /* a 0-byte read: only check that the object exists */
+	uint64_t size;
+	time_t mtime;
 };
 
 static void aio_done(rados_completion_t c, void *arg)
@@ -161,6 +164,8 @@ static void aio_done(rados_completion_t c, void *arg)
 
 	if (a->wop)
 		rados_release_write_op(a->wop);
+	if (a->stat_only && r > 0)
+		r = 0;
 	/* librados holds its own reference while it calls us: releasing here is safe */
 	rados_aio_release(c);
 	free(a);
@@ -280,7 +285,12 @@ static int rados_store_read_submit(struct store_pool *p, const char *oid, uint64
 		free(a);
 		return r;
 	}
-	r = rados_aio_read(RP(p)->io, oid, a->c, buf, len, off);
+	/* librados reads the whole object for len 0; the store API reads nothing */
+	a->stat_only = len == 0;
+	if (len == 0)
+		r = rados_aio_stat(RP(p)->io, oid, a->c, &a->size, &a->mtime);
+	else
+		r = rados_aio_read(RP(p)->io, oid, a->c, buf, len, off);
 	if (r < 0) {
 		rados_aio_release(a->c);
 		free(a);

@@ -324,7 +324,7 @@ int store_op_submit(struct store_pool *p, const char *oid, struct store_op *op, 
 	if (!op)
 		return -ENOMEM;   /* store_op_new() failed and the caller went on */
 	r = op->err ? op->err : check_oid(oid);
-	if (r == 0 && !cb)
+	if (r == 0 && (!cb || op->n == 0))   /* RADOS refuses an empty op too */
 		r = -EINVAL;
 	if (r) {
 		store_op_free(op);

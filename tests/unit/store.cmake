@@ -6,3 +6,11 @@ loligo_check_test(test_store_conformance
   LIBS loligo_store
   LABELS unit store
   TIMEOUT 120)
+if(LOLIGO_RADOS)
+  # fail fast: a dead cluster is an error within the timeout, not a hang
+  loligo_check_test(test_store_rados
+    SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_store_rados.c
+    LIBS loligo_store
+    LABELS unit store rados
+    TIMEOUT 60)
+endif()

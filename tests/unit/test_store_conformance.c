@@ -557,6 +557,68 @@ START_TEST(t_bad_args)
 }
 END_TEST
 
+/* Corner cases where the local backend follows what RADOS does. */
+START_TEST(t_edge_semantics)
+{
+	struct store_op *op;
+	struct store_stat s;
+
+	/* omap removal on a missing object fails and does not create it */
+	op = store_op_new();
+	store_op_omap_rm(op, "k");
+	ck_assert_int_eq(exec(op, "e1"), -ENOENT);
+	op = store_op_new();
+	store_op_omap_rm_range(op, "a", "b");
+	ck_assert_int_eq(exec(op, "e1"), -ENOENT);
+	op = store_op_new();
+	store_op_omap_clear(op);
+	ck_assert_int_eq(exec(op, "e1"), -ENOENT);
+	/* zero and truncate on a missing object do nothing */
+	op = store_op_new();
+	store_op_zero(op, 0, 10);
+	ck_assert_int_eq(exec(op, "e1"), 0);
+	op = store_op_new();
+	store_op_truncate(op, 10);
+	ck_assert_int_eq(exec(op, "e1"), 0);
+	ck_assert_int_eq(store_stat(pool, "e1", &s), -ENOENT);
+	/* an empty op is refused */
+	ck_assert_int_eq(exec(store_op_new(), "e1"), -EINVAL);
+
+	/* a 0-byte write creates the object and extends it to its offset */
+	op = store_op_new();
+	store_op_write(op, 100, "", 0);
+	ck_assert_int_eq(exec(op, "e2"), 0);
+	ck_assert_uint_eq(obj_size("e2"), 100);
+	char zeros[100] = { 0 };
+	expect_read("e2", 0, 200, zeros, 100);
+	op = store_op_new();
+	store_op_append(op, "x", 1);
+	ck_assert_int_eq(exec(op, "e2"), 0);
+	ck_assert_uint_eq(obj_size("e2"), 101);
+	expect_read("e2", 99, 10, "\0x", 2);
+
+	/* zeroing through the end truncates to the start of the range */
+	put_full("z", "0123456789", 10);
+	op = store_op_new();
+	store_op_zero(op, 50, 10);   /* past the end: nothing */
+	ck_assert_int_eq(exec(op, "z"), 0);
+	ck_assert_uint_eq(obj_size("z"), 10);
+	op = store_op_new();
+	store_op_zero(op, 5, 100);
+	ck_assert_int_eq(exec(op, "z"), 0);
+	ck_assert_uint_eq(obj_size("z"), 5);
+	expect_read("z", 0, 20, "01234", 5);
+
+	/* a write and a remove in one op: gone */
+	op = store_op_new();
+	store_op_write(op, 0, "a", 1);
+	store_op_omap_set(op, "k", "v", 1);
+	store_op_remove(op);
+	ck_assert_int_eq(exec(op, "e3"), 0);
+	ck_assert_int_eq(store_stat(pool, "e3", &s), -ENOENT);
+}
+END_TEST
+
 /* ---- omap ----------------------------------------------------------- */
 
 START_TEST(t_omap_basic)
@@ -1151,6 +1213,7 @@ static Suite *store_suite(void)
 	tcase_add_test(tc, t_remove);
 	tcase_add_test(tc, t_stat);
 	tcase_add_test(tc, t_bad_args);
+	tcase_add_test(tc, t_edge_semantics);
 	tcase_add_test(tc, t_omap_basic);
 	tcase_add_test(tc, t_omap_list);
 	tcase_add_test(tc, t_omap_rm_range);
