@@ -14,3 +14,9 @@ if(LOLIGO_RADOS)
     LABELS unit store rados
     TIMEOUT 60)
 endif()
+# kill -9 a writer mid-stream: every acknowledged op survives, none is half applied
+loligo_check_test(test_store_crash
+  SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_store_crash.c
+  LIBS loligo_store
+  LABELS unit store
+  TIMEOUT 120)
