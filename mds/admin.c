@@ -1,0 +1,305 @@
+/*
+ * admin.c - the MDS's admin commands, served on the admin socket (and over
+ * the MDS port as COMMAND messages, for `loligo tell mds.0 ...`).
+ *
+ * The CLI maps `loligo status`, `loligo fs ls|status`, `loligo mds stat`,
+ * `loligo df` and `loligo tell mds.0 session ls|client evict id=N|dump cache`
+ * to the prefixes in the table below; keep the names.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <json-c/json.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "common/admin_sock.h"
+#include "common/log.h"
+#include "common/rcu.h"
+#include "common/time.h"
+#include "mds/mds.h"
+
+#define DUMP_CACHE_MAX 100000
+
+static struct json_object *jerr(const char *msg)
+{
+	struct json_object *o = json_object_new_object();
+
+	json_object_object_add(o, "error", json_object_new_string(msg));
+	return o;
+}
+
+static uint64_t nsessions(struct mds *m)
+{
+	uint64_t n;
+
+	pthread_mutex_lock(&m->lock);
+	n = xa_count(&m->sessions);
+	pthread_mutex_unlock(&m->lock);
+	return n;
+}
+
+static struct json_object *pools_json(struct mds *m)
+{
+	struct json_object *o = json_object_new_object();
+
+	json_object_object_add(o, "metadata_pool", json_object_new_string(m->meta_pool_name));
+	json_object_object_add(o, "data_pool", json_object_new_string(m->data_pool_name));
+	return o;
+}
+
+static int cmd_status(struct json_object *args, struct json_object **out, void *priv)
+{
+	struct mds *m = priv;
+	struct json_object *o = json_object_new_object();
+
+	json_object_object_add(o, "fs_name", json_object_new_string(m->fs_name));
+	json_object_object_add(o, "state", json_object_new_string("active"));
+	json_object_object_add(o, "epoch", json_object_new_int64((int64_t)m->epoch));
+	json_object_object_add(o, "port", json_object_new_int(m->port));
+	json_object_object_add(o, "uptime_s",
+			       json_object_new_double((double)(now_real_ns() - m->start_real_ns) / 1e9));
+	json_object_object_add(o, "store_backend", json_object_new_string(store_backend_name(m->st)));
+	json_object_object_add(o, "pools", pools_json(m));
+	json_object_object_add(o, "sessions", json_object_new_int64((int64_t)nsessions(m)));
+	pthread_mutex_lock(&m->lock);
+	json_object_object_add(o, "inodes", json_object_new_int64((int64_t)m->nfiles));
+	json_object_object_add(o, "inodes_cached", json_object_new_int64((int64_t)m->ninodes_cached));
+	json_object_object_add(o, "dirs_cached", json_object_new_int64((int64_t)m->ndirs_cached));
+	pthread_mutex_unlock(&m->lock);
+	json_object_object_add(o, "requests", json_object_new_int64((int64_t)perf_get(&m->req_total)));
+	json_object_object_add(o, "journal", journal_status_json(m));
+	*out = o;
+	return 0;
+}
+
+static int cmd_fs_ls(struct json_object *args, struct json_object **out, void *priv)
+{
+	struct mds *m = priv;
+	struct json_object *a = json_object_new_array(), *o = pools_json(m);
+
+	json_object_object_add(o, "name", json_object_new_string(m->fs_name));
+	json_object_array_add(a, o);
+	*out = a;
+	return 0;
+}
+
+static int cmd_fs_status(struct json_object *args, struct json_object **out, void *priv)
+{
+	struct mds *m = priv;
+	struct json_object *o = json_object_new_object(), *mds = json_object_new_object();
+	struct mdsp_statfs sf;
+
+	json_object_object_add(o, "name", json_object_new_string(m->fs_name));
+	json_object_object_add(mds, "rank", json_object_new_int(0));
+	json_object_object_add(mds, "state", json_object_new_string("active"));
+	json_object_object_add(mds, "port", json_object_new_int(m->port));
+	json_object_object_add(mds, "sessions", json_object_new_int64((int64_t)nsessions(m)));
+	json_object_object_add(mds, "requests", json_object_new_int64((int64_t)perf_get(&m->req_total)));
+	json_object_object_add(o, "mds", mds);
+	json_object_object_add(o, "pools", pools_json(m));
+	pthread_mutex_lock(&m->lock);
+	server_statfs(m, &sf);
+	pthread_mutex_unlock(&m->lock);
+	json_object_object_add(o, "inodes", json_object_new_int64((int64_t)sf.files));
+	json_object_object_add(o, "bytes_total", json_object_new_int64((int64_t)(sf.blocks * sf.bsize)));
+	json_object_object_add(o, "bytes_avail", json_object_new_int64((int64_t)(sf.bavail * sf.bsize)));
+	*out = o;
+	return 0;
+}
+
+static int cmd_df(struct json_object *args, struct json_object **out, void *priv)
+{
+	struct mds *m = priv;
+	struct json_object *o = json_object_new_object();
+	struct mdsp_statfs sf;
+
+	pthread_mutex_lock(&m->lock);
+	server_statfs(m, &sf);
+	pthread_mutex_unlock(&m->lock);
+	json_object_object_add(o, "bsize", json_object_new_int64((int64_t)sf.bsize));
+	json_object_object_add(o, "blocks", json_object_new_int64((int64_t)sf.blocks));
+	json_object_object_add(o, "bfree", json_object_new_int64((int64_t)sf.bfree));
+	json_object_object_add(o, "bavail", json_object_new_int64((int64_t)sf.bavail));
+	json_object_object_add(o, "bytes_total", json_object_new_int64((int64_t)(sf.blocks * sf.bsize)));
+	json_object_object_add(o, "bytes_used", json_object_new_int64((int64_t)((sf.blocks - sf.bfree) * sf.bsize)));
+	json_object_object_add(o, "bytes_avail", json_object_new_int64((int64_t)(sf.bavail * sf.bsize)));
+	json_object_object_add(o, "files", json_object_new_int64((int64_t)sf.files));
+	json_object_object_add(o, "pools", pools_json(m));
+	*out = o;
+	return 0;
+}
+
+static int cmd_session_ls(struct json_object *args, struct json_object **out, void *priv)
+{
+	*out = session_ls_json(priv);
+	return 0;
+}
+
+static int cmd_client_evict(struct json_object *args, struct json_object **out, void *priv)
+{
+	struct json_object *v;
+	int64_t id;
+	int r;
+
+	if (!json_object_object_get_ex(args, "id", &v)) {
+		*out = jerr("client evict needs id");
+		return -EINVAL;
+	}
+	id = json_object_get_int64(v);
+	r = session_evict(priv, (uint64_t)id, "evicted by the admin");
+	if (r) {
+		*out = jerr("no such session");
+		return r;
+	}
+	*out = json_object_new_object();
+	json_object_object_add(*out, "evicted", json_object_new_int64(id));
+	return 0;
+}
+
+static const char *type_name(uint32_t mode)
+{
+	switch (mode & S_IFMT) {
+	case S_IFDIR: return "dir";
+	case S_IFREG: return "file";
+	case S_IFLNK: return "symlink";
+	case S_IFCHR: return "chr";
+	case S_IFBLK: return "blk";
+	case S_IFIFO: return "fifo";
+	case S_IFSOCK: return "sock";
+	}
+	return "?";
+}
+
+static int cmd_dump_cache(struct json_object *args, struct json_object **out, void *priv)
+{
+	struct mds *m = priv;
+	struct json_object *o = json_object_new_object(), *a = json_object_new_array();
+	struct minode *in;
+	uint64_t idx, n = 0;
+
+	pthread_mutex_lock(&m->lock);
+	rcu_read_lock();
+	xa_for_each(&m->inodes, idx, in) {
+		struct json_object *e;
+
+		if (n++ >= DUMP_CACHE_MAX)
+			break;
+		e = json_object_new_object();
+		json_object_object_add(e, "ino", json_object_new_int64((int64_t)in->a.ino));
+		json_object_object_add(e, "type", json_object_new_string(type_name(in->a.mode)));
+		json_object_object_add(e, "mode", json_object_new_int((int)(in->a.mode & 07777)));
+		json_object_object_add(e, "uid", json_object_new_int64(in->a.uid));
+		json_object_object_add(e, "gid", json_object_new_int64(in->a.gid));
+		json_object_object_add(e, "nlink", json_object_new_int64(in->a.nlink));
+		json_object_object_add(e, "size", json_object_new_int64((int64_t)in->a.size));
+		if (in->primary) {
+			json_object_object_add(e, "parent", json_object_new_int64((int64_t)in->primary->dir->ino));
+			json_object_object_add(e, "name", json_object_new_string(in->primary->name));
+		}
+		json_object_object_add(e, "in_inode_table", json_object_new_boolean(in->in_table));
+		if (S_ISDIR(in->a.mode)) {
+			struct mdir *d = xa_load(&m->dirs, in->a.ino);
+
+			json_object_object_add(e, "dir_loaded", json_object_new_boolean(d != NULL));
+			if (d)
+				json_object_object_add(e, "entries", json_object_new_int64(d->count));
+		}
+		json_object_array_add(a, e);
+	}
+	rcu_read_unlock();
+	json_object_object_add(o, "inodes_cached", json_object_new_int64((int64_t)m->ninodes_cached));
+	json_object_object_add(o, "dirs_cached", json_object_new_int64((int64_t)m->ndirs_cached));
+	pthread_mutex_unlock(&m->lock);
+	json_object_object_add(o, "inodes", a);
+	*out = o;
+	return 0;
+}
+
+static int cmd_journal_status(struct json_object *args, struct json_object **out, void *priv)
+{
+	*out = journal_status_json(priv);
+	return 0;
+}
+
+static const struct asok_cmd mds_cmds[] = {
+	{ "status", "", "MDS and filesystem status", cmd_status },
+	{ "mds stat", "", "MDS state (same as status)", cmd_status },
+	{ "fs ls", "", "list filesystems and their pools", cmd_fs_ls },
+	{ "fs status", "", "filesystem status: MDS, pools, usage", cmd_fs_status },
+	{ "df", "", "space and inode usage", cmd_df },
+	{ "session ls", "", "list client sessions", cmd_session_ls },
+	{ "client evict", "id:int", "close a client session and drop its connection", cmd_client_evict },
+	{ "dump cache", "", "inodes held in the MDS cache", cmd_dump_cache },
+	{ "journal status", "", "journal positions and group-commit statistics", cmd_journal_status },
+};
+
+#define NCMDS ((int)(sizeof(mds_cmds) / sizeof(mds_cmds[0])))
+
+int admin_start(struct mds *m, const char *path)
+{
+	int r;
+
+	if (!path || !*path)
+		return 0;
+	r = asok_start(path, &m->asok);
+	if (r)
+		return r;
+	r = asok_register(m->asok, mds_cmds, NCMDS, m);
+	if (r) {
+		asok_stop(m->asok);
+		m->asok = NULL;
+	}
+	return r;
+}
+
+void admin_stop(struct mds *m)
+{
+	if (m->asok)
+		asok_stop(m->asok);
+	m->asok = NULL;
+}
+
+int admin_command_json(struct mds *m, const char *json, char **out)
+{
+	struct json_object *req = json_tokener_parse(json), *p, *res = NULL;
+	const char *prefix;
+	int i, r = -EINVAL;
+
+	*out = NULL;
+	if (!req || !json_object_object_get_ex(req, "prefix", &p) || !json_object_is_type(p, json_type_string)) {
+		res = jerr("a command is a JSON object with a \"prefix\"");
+		goto out;
+	}
+	prefix = json_object_get_string(p);
+	for (i = 0; i < NCMDS; i++)
+		if (!strcmp(prefix, mds_cmds[i].prefix))
+			break;
+	if (i == NCMDS) {
+		res = jerr("unknown command");
+		r = -ENOSYS;
+		goto out;
+	}
+	if (!strcmp(mds_cmds[i].args, "id:int")) {
+		struct json_object *v;
+
+		if (!json_object_object_get_ex(req, "id", &v) ||
+		    !(json_object_is_type(v, json_type_int) ||
+		      (json_object_is_type(v, json_type_string) && *json_object_get_string(v)))) {
+			res = jerr("missing or bad argument id:int");
+			goto out;
+		}
+		if (json_object_is_type(v, json_type_string))
+			json_object_object_add(req, "id",
+					       json_object_new_int64(strtoll(json_object_get_string(v), NULL, 10)));
+	}
+	r = mds_cmds[i].fn(req, &res, m);
+out:
+	if (res) {
+		*out = strdup(json_object_to_json_string_ext(res, JSON_C_TO_STRING_PLAIN));
+		json_object_put(res);
+	}
+	if (req)
+		json_object_put(req);
+	return r;
+}

@@ -1,0 +1,404 @@
+/*
+ * main.c - loligo-mds: start-up, signals and shutdown.
+ *
+ *   loligo-mds [-c loligo.conf] [--key=value ...] [--mkfs] [--port-file PATH]
+ *
+ * --mkfs creates the pools and an empty filesystem (root directory, empty
+ * journal) in the configured store and exits, as ceph-mds/ceph-osd --mkfs
+ * do; it refuses a store that already holds a filesystem.  Without --mkfs
+ * the MDS opens the existing filesystem, replays its journal, listens on
+ * mds_addr:mds_port (port 0 = ephemeral; the bound port is logged and, with
+ * --port-file, written to PATH) and serves until SIGTERM/SIGINT, on which it
+ * stops taking requests, flushes the journal into the directory objects and
+ * frees everything.
+ *
+ * Errors the user can fix (missing store, unreadable config, port in use)
+ * are one line on stderr and exit status 1.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/config.h"
+#include "common/log.h"
+#include "common/perf.h"
+#include "common/rcu.h"
+#include "common/time.h"
+#include "mds/mds.h"
+
+struct mds *g_mds;
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: loligo-mds [-c loligo.conf] [--key=value ...] [--mkfs] [--port-file PATH]\n"
+		"\n"
+		"The loligo metadata server.  Reads [global] and [mds] of the config file.\n"
+		"  -c, --conf FILE     config file\n"
+		"  --mkfs              create the pools and an empty filesystem in the store, then exit\n"
+		"  --port-file PATH    write the TCP port the MDS listens on to PATH once it serves\n"
+		"  -h, --help          this help\n"
+		"\n"
+		"MDS options (any option also works as --name=value):\n");
+	cfg_print_help(f, "mds_");
+	fprintf(f, "\nStore and general options:\n");
+	cfg_print_help(f, "store_");
+	cfg_print_help(f, "fs_name");
+	cfg_print_help(f, "admin_socket");
+	cfg_print_help(f, "log_file");
+	cfg_print_help(f, "debug_mds");
+	cfg_print_help(f, "debug_journal");
+}
+
+static int fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int fail(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "loligo-mds: ");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	return 1;
+}
+
+static int write_port_file(const char *path, unsigned port)
+{
+	char tmp[4096];
+	FILE *f;
+
+	snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, (int)getpid());
+	f = fopen(tmp, "w");
+	if (!f)
+		return -errno;
+	fprintf(f, "%u\n", port);
+	if (fclose(f)) {
+		unlink(tmp);
+		return -EIO;
+	}
+	if (rename(tmp, path)) {
+		int e = -errno;
+
+		unlink(tmp);
+		return e;
+	}
+	return 0;
+}
+
+static void *ticker_main(void *arg)
+{
+	struct mds *m = arg;
+
+	pthread_mutex_lock(&m->tick_lock);
+	while (!m->tick_stop) {
+		double iv = cfg_double(CFG_mds_tick_interval);
+		struct timespec ts = ns_to_timespec(now_mono_ns() + (uint64_t)((iv > 0.01 ? iv : 0.01) * 1e9));
+
+		pthread_cond_timedwait(&m->tick_cond, &m->tick_lock, &ts);
+		if (m->tick_stop)
+			break;
+		pthread_mutex_unlock(&m->tick_lock);
+		session_tick(m);
+		journal_tick(m);
+		pthread_mutex_lock(&m->tick_lock);
+	}
+	pthread_mutex_unlock(&m->tick_lock);
+	return NULL;
+}
+
+static void perf_register_all(struct mds *m)
+{
+	char name[64];
+	uint32_t op;
+
+	for (op = 1; op < MDSP_OP_MAX; op++) {
+		snprintf(name, sizeof(name), "op_%s", mdsp_op_name(op));
+		perf_register_counter("mds", name, &m->op_count[op]);
+		snprintf(name, sizeof(name), "op_%s_lat", mdsp_op_name(op));
+		perf_register_hist("mds", name, &m->op_lat[op]);
+	}
+	perf_register_hist("mds", "safe_reply_lat", &m->safe_lat);
+	perf_register_counter("mds", "requests", &m->req_total);
+	perf_register_counter("mds", "requests_replayed", &m->req_replayed);
+	perf_register_counter("mds", "bad_peers", &m->bad_peers);
+	perf_register_counter("mds", "sessions_opened", &m->sessions_opened);
+	perf_register_counter("mds", "sessions_evicted", &m->sessions_evicted);
+	perf_register_counter("mds", "sessions_stale", &m->sessions_stale);
+}
+
+static char *pool_name(enum cfg_opt_id opt, const char *fs, const char *suffix)
+{
+	char *v = cfg_strdup(opt), *n;
+
+	if (v && *v)
+		return v;
+	free(v);
+	if (asprintf(&n, "%s_%s", fs, suffix) < 0)
+		return NULL;
+	return n;
+}
+
+static int open_pool(struct mds *m, const char *name, bool create, struct store_pool **out)
+{
+	int r;
+
+	if (create) {
+		r = store_pool_create(m->st, name);
+		if (r && r != -EEXIST)
+			return r;
+	}
+	return store_pool_open(m->st, name, NULL, out);
+}
+
+int main(int argc, char **argv)
+{
+	struct mds *m;
+	struct store_config sc;
+	char err[512], addr[256];
+	const char *port_file = NULL;
+	bool mkfs = false;
+	sigset_t sigs;
+	int i, r, rc = 1, sig;
+
+	log_init("loligo-mds");
+	cfg_init("mds");
+	for (i = 1; i < argc; i++)
+		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+			usage(stdout);
+			return 0;
+		}
+	if (cfg_parse_args(&argc, argv, err, sizeof(err)))
+		return fail("%s", err);
+	for (i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--mkfs")) {
+			mkfs = true;
+		} else if (!strcmp(argv[i], "--port-file") && i + 1 < argc) {
+			port_file = argv[++i];
+		} else if (!strncmp(argv[i], "--port-file=", 12)) {
+			port_file = argv[i] + 12;
+		} else if (!strcmp(argv[i], "-f") || !strcmp(argv[i], "--foreground") || !strcmp(argv[i], "-d")) {
+			/* always in the foreground */
+		} else {
+			return fail("unknown argument '%s' (try --help)", argv[i]);
+		}
+	}
+
+	m = calloc(1, sizeof(*m));
+	if (!m)
+		return fail("out of memory");
+	g_mds = m;
+	pthread_mutex_init(&m->lock, NULL);
+	pthread_mutex_init(&m->conns_lock, NULL);
+	pthread_mutex_init(&m->tick_lock, NULL);
+	{
+		pthread_condattr_t ca;
+
+		pthread_condattr_init(&ca);
+		pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+		pthread_cond_init(&m->tick_cond, &ca);
+		pthread_condattr_destroy(&ca);
+	}
+	xa_init(&m->inodes);
+	xa_init(&m->dirs);
+	xa_init(&m->sessions);
+	m->listen_fd = -1;
+	m->stop_pipe[0] = m->stop_pipe[1] = -1;
+	m->epoch = now_real_ns();
+	m->start_real_ns = now_real_ns();
+	m->next_sid = 1;
+	m->object_size = (uint32_t)cfg_uint(CFG_mds_default_object_size);
+	if (!m->object_size)
+		m->object_size = 4u << 20;
+	m->fs_name = cfg_strdup(CFG_fs_name);
+	m->meta_pool_name = pool_name(CFG_store_metadata_pool, m->fs_name, "metadata");
+	m->data_pool_name = pool_name(CFG_store_data_pool, m->fs_name, "data");
+
+	/* signals: handled by sigwait() in this thread only */
+	signal(SIGPIPE, SIG_IGN);
+	sigemptyset(&sigs);
+	sigaddset(&sigs, SIGTERM);
+	sigaddset(&sigs, SIGINT);
+	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
+
+	store_config_from_cfg(&sc);
+	sc.create = mkfs;
+	if (!strcmp(sc.backend, "local")) {
+		struct stat st;
+
+		if (!sc.local_path || !*sc.local_path) {
+			rc = fail("store_local_path is not set (in [global] of the config or --store_local_path=DIR)");
+			goto out_free;
+		}
+		m->store_path = strdup(sc.local_path);
+		if (!mkfs && stat(sc.local_path, &st)) {
+			rc = fail("store directory %s: %s (create a filesystem with loligo-mds --mkfs)", sc.local_path,
+				  strerror(errno));
+			goto out_free;
+		}
+		if (!mkfs && (!S_ISDIR(st.st_mode) || access(sc.local_path, R_OK | W_OK | X_OK))) {
+			rc = fail("store directory %s is not a readable and writable directory", sc.local_path);
+			goto out_free;
+		}
+	}
+	r = store_open(&sc, &m->st);
+	if (r) {
+		rc = fail("cannot open the %s object store%s%s: %s", sc.backend, sc.local_path ? " at " : "",
+			  sc.local_path ? sc.local_path : "", strerror(-r));
+		goto out_free;
+	}
+	r = open_pool(m, m->meta_pool_name, mkfs, &m->meta);
+	if (!r)
+		r = open_pool(m, m->data_pool_name, mkfs, &m->data);
+	if (r) {
+		if (r == -ENOENT)
+			rc = fail("no loligo filesystem in the store (pool %s missing): run loligo-mds --mkfs first",
+				  m->meta_pool_name);
+		else
+			rc = fail("cannot open pools %s/%s: %s", m->meta_pool_name, m->data_pool_name, strerror(-r));
+		goto out_store;
+	}
+
+	if (mkfs) {
+		void *v;
+		size_t vl;
+
+		if (store_omap_get(m->meta, OID_TABLE, "root", &v, &vl) == 0) {
+			free(v);
+			rc = fail("a filesystem already exists in pool %s; refusing to overwrite it", m->meta_pool_name);
+			goto out_store;
+		}
+		r = journal_mkfs(m);
+		if (!r)
+			r = mdcache_mkfs(m);
+		if (r) {
+			rc = fail("mkfs failed: %s", strerror(-r));
+			goto out_store;
+		}
+		printf("loligo-mds: created filesystem '%s' (pools %s, %s)\n", m->fs_name, m->meta_pool_name,
+		       m->data_pool_name);
+		rc = 0;
+		goto out_store;
+	}
+
+	cfg_str(CFG_mds_addr, addr, sizeof(addr));
+	r = net_listen(m, addr, (int)cfg_int(CFG_mds_port));
+	if (r) {
+		rc = fail("cannot listen on %s:%" PRId64 ": %s", addr, cfg_int(CFG_mds_port), strerror(-r));
+		goto out_store;
+	}
+	pthread_mutex_lock(&m->lock);
+	r = mdcache_load(m);
+	pthread_mutex_unlock(&m->lock);
+	if (r == -ENODEV) {
+		rc = fail("no loligo filesystem in pool %s: run loligo-mds --mkfs first", m->meta_pool_name);
+		goto out_cache;
+	}
+	if (r) {
+		rc = fail("cannot load the filesystem tables: %s", strerror(-r));
+		goto out_cache;
+	}
+	r = journal_replay(m);
+	if (r) {
+		rc = fail("journal replay failed: %s", strerror(-r));
+		goto out_journal;
+	}
+	pthread_mutex_lock(&m->lock);
+	mdcache_after_replay(m);
+	pthread_mutex_unlock(&m->lock);
+	perf_register_all(m);
+	r = journal_start(m);
+	if (r) {
+		rc = fail("cannot start the journal: %s", strerror(-r));
+		goto out_journal;
+	}
+	{
+		char *asok = cfg_strdup(CFG_admin_socket);
+
+		r = admin_start(m, asok);
+		if (r) {
+			rc = fail("admin socket %s: %s", asok, strerror(-r));
+			free(asok);
+			goto out_jstop;
+		}
+		free(asok);
+	}
+	r = net_start(m);
+	if (r) {
+		rc = fail("cannot start the listener: %s", strerror(-r));
+		goto out_admin;
+	}
+	if (pthread_create(&m->ticker, NULL, ticker_main, m)) {
+		rc = fail("cannot start the ticker thread");
+		goto out_net;
+	}
+	dinfo(MDS, "loligo-mds serving filesystem '%s' on %s:%u (epoch %" PRIu64 ")", m->fs_name, addr, m->port,
+	      m->epoch);
+	if (port_file) {
+		r = write_port_file(port_file, m->port);
+		if (r) {
+			rc = fail("cannot write the port file %s: %s", port_file, strerror(-r));
+			goto out_tick;
+		}
+	}
+
+	for (;;) {
+		if (sigwait(&sigs, &sig))
+			continue;
+		if (sig == SIGTERM || sig == SIGINT)
+			break;
+	}
+	dinfo(MDS, "signal %d: shutting down", sig);
+	rc = 0;
+out_tick:
+	pthread_mutex_lock(&m->tick_lock);
+	m->tick_stop = true;
+	pthread_cond_signal(&m->tick_cond);
+	pthread_mutex_unlock(&m->tick_lock);
+	pthread_join(m->ticker, NULL);
+out_net:
+	net_stop(m);
+out_admin:
+	admin_stop(m);
+out_jstop:
+	journal_stop(m);
+	perf_unregister_group("mds");
+out_journal:
+	session_free_all(m);
+out_cache:
+	pthread_mutex_lock(&m->lock);
+	mdcache_free(m);
+	pthread_mutex_unlock(&m->lock);
+	journal_free(m);
+	if (m->listen_fd >= 0)
+		close(m->listen_fd);
+out_store:
+	if (m->data)
+		store_pool_close(m->data);
+	if (m->meta)
+		store_pool_close(m->meta);
+	store_close(m->st);
+out_free:
+	rcu_barrier();
+	xa_destroy(&m->inodes);
+	xa_destroy(&m->dirs);
+	xa_destroy(&m->sessions);
+	free(m->fs_name);
+	free(m->meta_pool_name);
+	free(m->data_pool_name);
+	free(m->store_path);
+	pthread_mutex_destroy(&m->lock);
+	pthread_mutex_destroy(&m->conns_lock);
+	pthread_mutex_destroy(&m->tick_lock);
+	pthread_cond_destroy(&m->tick_cond);
+	free(m);
+	g_mds = NULL;
+	if (rc == 0)
+		dinfo(MDS, "loligo-mds stopped");
+	return rc;
+}

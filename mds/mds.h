@@ -1,0 +1,308 @@
+/*
+ * mds.h - private to mds/: the metadata server's in-memory model and the
+ * entry points its files share.
+ *
+ * The shape (one paragraph per file):
+ *  - net.c: a TCP listener and one reader thread per connection.  Each
+ *    reader decodes frames (loligo_proto), and runs requests under the
+ *    namespace lock (mds->lock), the way Ceph's MDS serialises on mds_lock:
+ *    the namespace work per request is a few microseconds, the expensive
+ *    parts (decode, encode, send, the journal write) run outside the lock.
+ *  - mdcache.c: inodes, directories and dentries in memory, loaded lazily
+ *    from the store ("<ino hex>.dir" objects, omap name -> dentry with the
+ *    inode embedded for primary links), and the edits that put changes back.
+ *  - server.c: the POSIX semantics of every op (permissions, nlink, rename).
+ *  - session.c: sessions, leases, completed-request tables (exactly-once).
+ *  - journal.c: every mutation is a list of omap edits; the journal writes
+ *    them to append-only segment objects with group commit, sends SAFE
+ *    replies when a write is durable, replays on start-up and applies
+ *    sealed segments to the objects ("expire") before moving the header's
+ *    expire position past them.
+ *  - admin.c: admin-socket commands; main.c: start-up and shutdown.
+ *
+ * Nothing in memory is ever evicted (no cache trimming yet): that is what
+ * makes the lazy loads safe, since an object can only be stale in the store
+ * while its newer state is in memory (see mdcache.c).
+ *
+ * Lock order: mds->lock -> conn->send_lock -> journal lock.
+ *             mds->conns_lock is taken alone.
+ */
+#ifndef LOLIGO_MDS_MDS_H
+#define LOLIGO_MDS_MDS_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "common/perf.h"
+#include "common/xarray.h"
+#include "mds_proto/proto.h"
+#include "store/store.h"
+
+struct journal;
+struct asok;
+struct mds;
+
+/* ---- namespace -------------------------------------------------------- */
+
+struct mxattr {
+	struct mxattr *next;
+	char *name;
+	uint8_t *val;
+	uint32_t len;
+};
+
+struct mdir;
+
+struct mdentry {
+	struct mdentry *hnext;        /* name hash chain */
+	struct mdir *dir;
+	uint64_t cookie;              /* readdir position; unique in the dir, never reused */
+	uint64_t ino;
+	uint32_t dtype;               /* S_IFMT bits of the target */
+	bool remote;                  /* target lives in the inode table (hard-linked) */
+	uint32_t hash;
+	uint32_t namelen;
+	char name[];
+};
+
+struct mdir {
+	uint64_t ino;
+	struct mdentry **buckets;
+	uint32_t nbuckets;
+	uint32_t count;
+	struct xarray by_cookie;      /* cookie -> mdentry, for readdir order */
+	uint64_t next_cookie;
+	uint64_t cookie_reserved;     /* next_cookie may go up to this before "/meta" is journaled */
+};
+
+struct minode {
+	struct mdsp_inode a;
+	char *symlink;
+	struct mxattr *xattrs;
+	uint32_t xattr_bytes;
+	struct mdentry *primary;      /* NULL for the root and table inodes */
+	bool in_table;                /* stored in the inode table (has been hard-linked) */
+	bool dirty;                   /* in the current txn's dirty list */
+};
+
+/* Edits of one mutation, journaled as one entry (see journal.c). */
+enum edit_op { EDIT_SET = 1, EDIT_RM = 2, EDIT_RMRANGE = 3, EDIT_CLEAR = 4, EDIT_REMOVE = 5 };
+
+#define TXN_MAX_DIRTY 16
+struct txn {
+	struct mdsp_buf b;            /* u32 count placeholder + edits */
+	uint32_t n;
+	struct minode *dirty[TXN_MAX_DIRTY];
+	int ndirty;
+	struct minode *dead[4];       /* inodes whose last link went: removed at commit */
+	int ndead;
+};
+
+/* ---- sessions and connections ---------------------------------------- */
+
+struct conn {
+	struct mds *mds;
+	int fd;
+	char peer[64];                /* "addr:port" for log lines */
+	_Atomic int ref;
+	pthread_mutex_t send_lock;
+	uint64_t out_seq;             /* protected by send_lock */
+	bool dead;                    /* protected by send_lock */
+	pthread_t thread;
+	struct conn *next;            /* protected by mds->conns_lock */
+	bool exited;                  /* protected by mds->conns_lock: reader is done */
+	uint64_t session_id;          /* protected by mds->lock; 0: none */
+};
+
+enum session_state { SESSION_OPEN = 1, SESSION_STALE = 2, SESSION_CLOSED = 3 };
+
+struct completed {
+	uint64_t tid;
+	uint64_t jseq;                /* journal entry that made it durable */
+	uint8_t *frame;               /* encoded SAFE reply frame */
+	size_t len;
+};
+
+/* All fields protected by mds->lock. */
+struct session {
+	uint64_t id;
+	char *client_name;
+	uint8_t uuid[16];
+	enum session_state state;
+	struct conn *conn;            /* holds a ref; NULL while disconnected */
+	uint64_t last_renew_ns;
+	uint64_t renew_seq;
+	struct xarray completed;      /* tid -> struct completed */
+	uint64_t ncompleted;
+	uint64_t trimmed_below;       /* completed tids < this were trimmed and journaled */
+	bool warned_completed;
+	uint64_t nreq;
+};
+
+/* An action the journal runs once the entry it rides with is durable. */
+struct jitem {
+	struct jitem *next;
+	uint64_t jseq;
+	struct conn *conn;            /* holds a ref */
+	uint64_t sid;                 /* send via the session's current conn if it has one */
+	struct mdsp_buf frame;        /* frame to send (seq and crc patched at send) */
+	uint64_t start_ns;            /* for latency of SAFE replies */
+	uint32_t op;                  /* request op, 0 for session frames */
+};
+
+struct mds {
+	pthread_mutex_t lock;         /* the namespace lock: everything below unless noted */
+	struct store *st;
+	struct store_pool *meta, *data;
+	char *fs_name, *meta_pool_name, *data_pool_name, *store_path;
+
+	struct xarray inodes;         /* ino -> minode */
+	struct xarray dirs;           /* ino -> mdir (loaded directories) */
+	struct xarray sessions;       /* id -> session */
+	struct minode *root;
+	uint64_t next_ino, ino_reserved;
+	uint64_t next_sid;
+	uint64_t nfiles;              /* inodes in the filesystem (statfs) */
+	uint64_t ninodes_cached, ndirs_cached;
+	uint32_t object_size;
+	uint64_t epoch;
+	uint64_t start_real_ns;
+	bool replaying;
+
+	struct journal *j;
+	uint64_t committed_jseq;      /* every entry <= this is durable */
+
+	/* network */
+	int listen_fd;
+	uint16_t port;
+	int stop_pipe[2];
+	pthread_t acceptor;
+	pthread_mutex_t conns_lock;
+	struct conn *conns;           /* protected by conns_lock */
+	_Atomic bool stopping;
+
+	/* housekeeping */
+	pthread_t ticker;
+	pthread_mutex_t tick_lock;
+	pthread_cond_t tick_cond;
+	bool tick_stop;               /* protected by tick_lock */
+
+	struct asok *asok;
+
+	/* perf (lock-free) */
+	struct hist op_lat[MDSP_OP_MAX];
+	struct hist safe_lat;
+	struct perf_counter op_count[MDSP_OP_MAX];
+	struct perf_counter req_replayed, req_total, bad_peers;
+	struct perf_counter sessions_opened, sessions_evicted, sessions_stale;
+};
+
+extern struct mds *g_mds;
+
+/* ---- mdcache.c -------------------------------------------------------- */
+int mdcache_mkfs(struct mds *m);
+int mdcache_load(struct mds *m);          /* tables before journal replay */
+void mdcache_after_replay(struct mds *m);
+void mdcache_free(struct mds *m);
+
+struct minode *minode_alloc(struct mds *m, uint64_t ino);
+void minode_free(struct mds *m, struct minode *in);
+int inode_get(struct mds *m, uint64_t ino, struct minode **out);
+int mdir_get(struct mds *m, uint64_t ino, struct mdir **out);
+struct mdentry *mdir_lookup(struct mdir *d, const char *name);
+struct mdentry *mdir_add(struct mds *m, struct mdir *d, const char *name, uint64_t ino, uint32_t dtype,
+			 bool remote, uint64_t cookie, struct txn *t);
+void mdir_del(struct mds *m, struct mdentry *dn, struct txn *t);
+struct mdir *mdir_create(struct mds *m, uint64_t ino);
+void mdir_destroy(struct mds *m, struct mdir *d, struct txn *t);
+uint64_t mds_alloc_ino(struct mds *m, struct txn *t);
+
+void txn_init(struct txn *t);
+void txn_free(struct txn *t);
+void txn_edit(struct txn *t, enum edit_op op, const char *oid, const char *key, const void *val,
+	      size_t len, const char *key2);
+void txn_dirty(struct txn *t, struct minode *in);
+void txn_kill_inode(struct txn *t, struct minode *in);
+/* txn_finish - emit the dirty inodes' edits, free dead inodes.  Caller holds mds->lock. */
+void txn_finish(struct mds *m, struct txn *t);
+
+/* journal replay: apply one edit to memory.  Caller holds mds->lock. */
+int mdcache_replay_edit(struct mds *m, int op, const char *oid, const char *key, const void *val,
+			uint32_t len, const char *key2);
+
+int inode_blob_encode(struct mdsp_buf *b, const struct minode *in);
+int inode_blob_decode(const void *p, size_t len, struct minode *in);
+struct mxattr *xattr_find(struct minode *in, const char *name);
+
+void oid_dir(char *buf, size_t len, uint64_t ino);
+void oid_completed(char *buf, size_t len, uint64_t sid);
+
+#define OID_TABLE     "mds_table"
+#define OID_INOTABLE  "mds_inotable"
+#define OID_SESSIONS  "mds_sessions"
+#define OID_JOURNAL   "mds_journal"
+#define DIR_META_KEY  "/meta"
+#define COOKIE_FIRST  3          /* 0 = start of dir; 1 and 2 stay free for . and .. */
+
+/* ---- server.c --------------------------------------------------------- */
+/*
+ * server_dispatch - run @req for session @s.  Fills @rep; a mutation's edits
+ * go into @t.  Caller holds mds->lock.
+ */
+void server_dispatch(struct mds *m, struct session *s, struct mdsp_request *req, struct mdsp_reply *rep,
+		     struct txn *t);
+void server_statfs(struct mds *m, struct mdsp_statfs *sf);
+bool server_op_journaled(const struct mdsp_request *req);
+
+/* ---- session.c -------------------------------------------------------- */
+void session_handle(struct mds *m, struct conn *c, struct mdsp_session *msg);
+void request_handle(struct mds *m, struct conn *c, struct mdsp_msg *msg);
+void session_conn_closed(struct mds *m, struct conn *c);
+void session_tick(struct mds *m);
+int session_evict(struct mds *m, uint64_t id, const char *why);
+void session_free_all(struct mds *m);
+struct session *session_new_locked(struct mds *m, uint64_t id);
+int session_replay_edit(struct mds *m, int op, const char *oid, const char *key, const void *val,
+			uint32_t len, const char *key2);
+int session_load(struct mds *m);
+struct json_object *session_ls_json(struct mds *m);
+
+/* ---- journal.c -------------------------------------------------------- */
+int journal_mkfs(struct mds *m);
+int journal_replay(struct mds *m);
+int journal_start(struct mds *m);
+/*
+ * journal_submit_locked - queue the edits of @t (may be empty) and @item
+ * (may be NULL) for the next journal write.  Caller holds mds->lock, which
+ * orders journal entries exactly as the changes were applied in memory.
+ * Returns the entry's sequence number.
+ */
+uint64_t journal_submit_locked(struct mds *m, struct txn *t, struct jitem *item);
+void journal_tick(struct mds *m);
+void journal_stop(struct mds *m);     /* drain, seal, expire everything */
+struct json_object *journal_status_json(struct mds *m);
+void journal_free(struct mds *m);
+
+/* ---- net.c ------------------------------------------------------------ */
+int net_listen(struct mds *m, const char *addr, int port);
+int net_start(struct mds *m);
+void net_stop(struct mds *m);
+void conn_get(struct conn *c);
+void conn_put(struct conn *c);
+/* conn_send_frame - patch seq and crc of the frame in @b and send it. */
+int conn_send_frame(struct conn *c, struct mdsp_buf *b);
+/* conn_send_frame_locked - the same; caller holds c->send_lock. */
+int conn_send_frame_locked(struct conn *c, struct mdsp_buf *b);
+int conn_send_msg(struct conn *c, struct mdsp_msg *msg);
+void conn_shutdown(struct conn *c);
+
+/* ---- admin.c ---------------------------------------------------------- */
+int admin_start(struct mds *m, const char *path);
+void admin_stop(struct mds *m);
+/* admin_command_json - run an admin command given as JSON (COMMAND over the MDS port). */
+int admin_command_json(struct mds *m, const char *json, char **out);
+
+#endif

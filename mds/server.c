@@ -1,0 +1,1204 @@
+/*
+ * server.c - the POSIX semantics of every MDS op.
+ *
+ * Each op works on the in-memory namespace (mdcache.c) under mds->lock,
+ * fills the reply (result, trace of the directory and target inodes) and
+ * describes its changes as edits in the txn that the caller journals.  An op
+ * that fails changes nothing.  Checks follow the kernel's VFS: the caller's
+ * uid/gid/groups against the mode bits, root (uid 0) bypassing everything
+ * but exec on files without any x bit; search (x) on directories, write+exec
+ * on the parent for create/unlink/rename, the sticky bit, write on a
+ * directory that moves to another parent (its ".." changes).
+ *
+ * Truncation only records the new size: data objects past it are trimmed by
+ * the client that holds the write caps (it knows what it still buffers).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+
+#include "common/log.h"
+#include "common/rcu.h"
+#include "common/time.h"
+#include "mds/codec.h"
+#include "mds/mds.h"
+
+#define MAY_EXEC  1
+#define MAY_WRITE 2
+#define MAY_READ  4
+#define NLINK_MAX 65000u
+#define XATTR_TOTAL_MAX (256u << 10)
+#define XATTR_CREATE_FLAG 1
+#define XATTR_REPLACE_FLAG 2
+#define GENEROUS_CAPS (MDSP_CAP_PIN | MDSP_CAP_SHARED | MDSP_CAP_RD | MDSP_CAP_WR | MDSP_CAP_BUFFER)
+
+static void now_time(struct mdsp_time *t)
+{
+	uint64_t ns = now_real_ns();
+
+	t->sec = (int64_t)(ns / 1000000000ull);
+	t->nsec = (uint32_t)(ns % 1000000000ull);
+}
+
+static void touch(struct minode *in, bool mtime)
+{
+	now_time(&in->a.ctime);
+	if (mtime)
+		in->a.mtime = in->a.ctime;
+	in->a.change++;
+}
+
+static bool in_group(const struct mdsp_caller *c, uint32_t gid)
+{
+	uint32_t i;
+
+	if (c->gid == gid)
+		return true;
+	for (i = 0; i < c->ngroups && i < MDSP_MAX_GROUPS; i++)
+		if (c->groups[i] == gid)
+			return true;
+	return false;
+}
+
+static int may_access(const struct minode *in, const struct mdsp_caller *c, int mask)
+{
+	uint32_t mode = in->a.mode, bits;
+
+	if (c->uid == 0) {
+		/* root: everything, except exec of a file nobody may execute */
+		if ((mask & MAY_EXEC) && !S_ISDIR(mode) && !(mode & 0111))
+			return -EACCES;
+		return 0;
+	}
+	if (c->uid == in->a.uid)
+		bits = (mode >> 6) & 7;
+	else if (in_group(c, in->a.gid))
+		bits = (mode >> 3) & 7;
+	else
+		bits = mode & 7;
+	return ((int)bits & mask) == mask ? 0 : -EACCES;
+}
+
+static bool is_owner(const struct minode *in, const struct mdsp_caller *c)
+{
+	return c->uid == 0 || c->uid == in->a.uid;
+}
+
+/* The sticky bit: only the owner of the victim or of the dir (or root) may
+ * remove or rename it. */
+static int sticky_ok(const struct minode *dir, const struct minode *victim, const struct mdsp_caller *c)
+{
+	if (!(dir->a.mode & S_ISVTX) || c->uid == 0 || c->uid == victim->a.uid || c->uid == dir->a.uid)
+		return 0;
+	return -EPERM;
+}
+
+/* 0 for a plain name, 1 for "." or "..", -errno for an invalid one. */
+static int check_name(const char *name)
+{
+	size_t n;
+
+	if (!name || !*name)
+		return -ENOENT;
+	n = strlen(name);
+	if (n > MDSP_NAME_MAX)
+		return -ENAMETOOLONG;
+	if (strchr(name, '/'))
+		return -EINVAL;
+	if (!strcmp(name, ".") || !strcmp(name, ".."))
+		return 1;
+	return 0;
+}
+
+static int get_dir(struct mds *m, uint64_t ino, struct minode **din, struct mdir **d)
+{
+	int r = inode_get(m, ino, din);
+
+	if (r)
+		return r;
+	if (!S_ISDIR((*din)->a.mode))
+		return -ENOTDIR;
+	return d ? mdir_get(m, ino, d) : 0;
+}
+
+static int parent_of(struct mds *m, struct minode *in, struct minode **out)
+{
+	if (in->a.ino == MDSP_ROOT_INO) {
+		*out = in;
+		return 0;
+	}
+	if (!in->primary)
+		return -ENOENT;
+	return inode_get(m, in->primary->dir->ino, out);
+}
+
+/* Is directory @a @dir itself or one of its ancestors? */
+static int is_ancestor(struct mds *m, struct minode *a, struct minode *dir)
+{
+	struct minode *cur = dir, *p;
+	int depth = 0, r;
+
+	while (depth++ < 100000) {
+		if (cur == a)
+			return 1;
+		if (cur->a.ino == MDSP_ROOT_INO)
+			return 0;
+		r = parent_of(m, cur, &p);
+		if (r)
+			return r;
+		cur = p;
+	}
+	return -ELOOP;
+}
+
+static void set_target(struct mdsp_reply *rep, const struct minode *in)
+{
+	rep->has_target = true;
+	rep->target = in->a;
+	if (S_ISREG(in->a.mode)) {
+		rep->caps = GENEROUS_CAPS;
+		rep->target.max_size = UINT64_MAX;
+	} else {
+		rep->caps = MDSP_CAP_PIN | MDSP_CAP_SHARED;
+	}
+	rep->cap_seq = 1;
+}
+
+static void set_dir(struct mdsp_reply *rep, const struct minode *din, const char *name)
+{
+	rep->has_dir = true;
+	rep->dir = din->a;
+	free(rep->dname);
+	rep->dname = name ? strdup(name) : NULL;
+}
+
+static struct minode *new_inode(struct mds *m, struct txn *t, const struct mdsp_caller *c,
+				const struct minode *dir, uint32_t mode)
+{
+	struct minode *in;
+	uint64_t ino = mds_alloc_ino(m, t);
+	uint8_t v[8];
+
+	in = minode_alloc(m, ino);
+	if (!in)
+		return NULL;
+	in->a.ino = ino;
+	in->a.generation = 1;
+	in->a.uid = c->uid;
+	in->a.gid = c->gid;
+	if (dir->a.mode & S_ISGID) {
+		in->a.gid = dir->a.gid;
+		if (S_ISDIR(mode))
+			mode |= S_ISGID;
+	}
+	/* a non-member creating a setgid file in another group loses the bit */
+	if (!S_ISDIR(mode) && (mode & S_ISGID) && c->uid != 0 && !in_group(c, in->a.gid))
+		mode &= ~(uint32_t)S_ISGID;
+	in->a.mode = mode;
+	in->a.nlink = S_ISDIR(mode) ? 2 : 1;
+	now_time(&in->a.ctime);
+	in->a.atime = in->a.mtime = in->a.btime = in->a.ctime;
+	in->a.change = 1;
+	in->a.object_size = m->object_size;
+	m->nfiles++;
+	le64_put(v, m->nfiles);
+	txn_edit(t, EDIT_SET, OID_TABLE, "nfiles", v, 8, NULL);
+	return in;
+}
+
+static int link_primary(struct mds *m, struct mdir *d, const char *name, struct minode *in, struct txn *t)
+{
+	struct mdentry *dn = mdir_add(m, d, name, in->a.ino, in->a.mode & S_IFMT, false, 0, t);
+
+	if (!dn)
+		return -ENOMEM;
+	in->primary = dn;
+	txn_dirty(t, in);
+	return 0;
+}
+
+static void dir_changed(struct minode *din, int entries, int nlink, struct txn *t)
+{
+	din->a.files = (uint64_t)((int64_t)din->a.files + entries);
+	din->a.nlink = (uint32_t)((int32_t)din->a.nlink + nlink);
+	touch(din, true);
+	txn_dirty(t, din);
+}
+
+/* ---- ops ---------------------------------------------------------------- */
+
+static int op_lookup(struct mds *m, struct session *s, struct mdsp_request *r, struct mdsp_reply *rep,
+		     struct txn *t)
+{
+	struct minode *din, *in;
+	struct mdir *d;
+	struct mdentry *dn;
+	int k, e;
+
+	e = get_dir(m, r->ino, &din, NULL);
+	if (e)
+		return e;
+	e = may_access(din, &r->caller, MAY_EXEC);
+	if (e)
+		return e;
+	k = check_name(r->name);
+	if (k < 0)
+		return k;
+	if (k == 1) {
+		if (!strcmp(r->name, "."))
+			in = din;
+		else if ((e = parent_of(m, din, &in)))
+			return e;
+		set_target(rep, in);
+		set_dir(rep, din, r->name);
+		return 0;
+	}
+	e = mdir_get(m, r->ino, &d);
+	if (e)
+		return e;
+	set_dir(rep, din, r->name);
+	dn = mdir_lookup(d, r->name);
+	if (!dn)
+		return -ENOENT;
+	e = inode_get(m, dn->ino, &in);
+	if (e)
+		return e;
+	set_target(rep, in);
+	return 0;
+}
+
+static int op_getattr(struct mds *m, struct session *s, struct mdsp_request *r, struct mdsp_reply *rep,
+		      struct txn *t)
+{
+	struct minode *in;
+	int e = inode_get(m, r->ino, &in);
+
+	if (e)
+		return e;
+	set_target(rep, in);
+	return 0;
+}
+
+static void kill_suid(struct minode *in)
+{
+	in->a.mode &= ~(uint32_t)S_ISUID;
+	if (in->a.mode & S_IXGRP)
+		in->a.mode &= ~(uint32_t)S_ISGID;
+}
+
+static int op_setattr(struct mds *m, struct session *s, struct mdsp_request *r, struct mdsp_reply *rep,
+		      struct txn *t)
+{
+	const struct mdsp_caller *c = &r->caller;
+	const struct mdsp_inode *a = &r->attr;
+	uint32_t mask = r->mask, mode;
+	struct minode *in;
+	int e = inode_get(m, r->ino, &in);
+
+	if (e)
+		return e;
+	if ((mask & MDSP_SETATTR_MODE) && !is_owner(in, c))
+		return -EPERM;
+	if ((mask & MDSP_SETATTR_UID) && a->uid != in->a.uid && c->uid != 0)
+		return -EPERM;
+	if ((mask & MDSP_SETATTR_GID) && a->gid != in->a.gid && c->uid != 0 &&
+	    (c->uid != in->a.uid || !in_group(c, a->gid)))
+		return -EPERM;
+	if (mask & MDSP_SETATTR_SIZE) {
+		if (S_ISDIR(in->a.mode))
+			return -EISDIR;
+		if (!S_ISREG(in->a.mode))
+			return -EINVAL;
+		if ((e = may_access(in, c, MAY_WRITE)))
+			return e;
+	}
+	if ((mask & (MDSP_SETATTR_ATIME | MDSP_SETATTR_MTIME | MDSP_SETATTR_CTIME)) && !is_owner(in, c))
+		return -EPERM;
+	if ((mask & (MDSP_SETATTR_ATIME_NOW | MDSP_SETATTR_MTIME_NOW)) && !is_owner(in, c) &&
+	    may_access(in, c, MAY_WRITE))
+		return -EACCES;
+
+	if (mask & MDSP_SETATTR_MODE) {
+		mode = (in->a.mode & S_IFMT) | (a->mode & 07777);
+		if (c->uid != 0 && !in_group(c, in->a.gid))
+			mode &= ~(uint32_t)S_ISGID;
+		in->a.mode = mode;
+	}
+	if ((mask & MDSP_SETATTR_UID) && a->uid != in->a.uid) {
+		in->a.uid = a->uid;
+		if (!S_ISDIR(in->a.mode))
+			kill_suid(in);
+	}
+	if ((mask & MDSP_SETATTR_GID) && a->gid != in->a.gid) {
+		in->a.gid = a->gid;
+		if (!S_ISDIR(in->a.mode))
+			kill_suid(in);
+	}
+	if (mask & MDSP_SETATTR_KILL_SUID)
+		kill_suid(in);
+	touch(in, false);
+	if ((mask & MDSP_SETATTR_SIZE) && a->size != in->a.size) {
+		in->a.size = a->size;
+		in->a.mtime = in->a.ctime;
+	}
+	if (mask & MDSP_SETATTR_ATIME_NOW)
+		in->a.atime = in->a.ctime;
+	else if (mask & MDSP_SETATTR_ATIME)
+		in->a.atime = a->atime;
+	if (mask & MDSP_SETATTR_MTIME_NOW)
+		in->a.mtime = in->a.ctime;
+	else if (mask & MDSP_SETATTR_MTIME)
+		in->a.mtime = a->mtime;
+	if (mask & MDSP_SETATTR_CTIME)
+		in->a.ctime = a->ctime;
+	txn_dirty(t, in);
+	set_target(rep, in);
+	return 0;
+}
+
+static int open_check(struct minode *in, const struct mdsp_caller *c, uint32_t oflags)
+{
+	int acc = (int)(oflags & O_ACCMODE), mask = 0;
+
+	if (S_ISLNK(in->a.mode))
+		return -ELOOP;
+	if (S_ISDIR(in->a.mode) && (acc != O_RDONLY || (oflags & O_TRUNC)))
+		return -EISDIR;
+	if (acc == O_RDONLY || acc == O_RDWR)
+		mask |= MAY_READ;
+	if (acc == O_WRONLY || acc == O_RDWR || (oflags & O_TRUNC))
+		mask |= MAY_WRITE;
+	return mask ? may_access(in, c, mask) : 0;
+}
+
+static void open_trunc(struct minode *in, uint32_t oflags, struct txn *t)
+{
+	if ((oflags & O_TRUNC) && S_ISREG(in->a.mode) && in->a.size) {
+		in->a.size = 0;
+		touch(in, true);
+		txn_dirty(t, in);
+	}
+}
+
+static int op_open(struct mds *m, struct session *s, struct mdsp_request *r, struct mdsp_reply *rep,
+		   struct txn *t)
+{
+	struct minode *in;
+	int e = inode_get(m, r->ino, &in);
+
+	if (e)
+		return e;
+	if ((e = open_check(in, &r->caller, r->oflags)))
+		return e;
+	open_trunc(in, r->oflags, t);
+	set_target(rep, in);
+	return 0;
+}
+
+/* Common part of create/mknod/mkdir/symlink: the dir, the name, permissions. */
+static int prep_new(struct mds *m, struct mdsp_request *r, struct minode **din, struct mdir **d,
+		    struct mdsp_reply *rep)
+{
+	int e = get_dir(m, r->ino, din, d), k;
+
+	if (e)
+		return e;
+	if ((e = may_access(*din, &r->caller, MAY_EXEC)))
+		return e;
+	k = check_name(r->name);
+	if (k < 0)
+		return k;
+	set_dir(rep, *din, r->name);
+	if (k == 1 || mdir_lookup(*d, r->name))
+		return -EEXIST;
+	if ((*din)->a.nlink == 0)
+		return -ENOENT;   /* removed directory */
+	return may_access(*din, &r->caller, MAY_WRITE | MAY_EXEC);
+}
+
+static int finish_new(struct mds *m, struct mdir *d, struct minode *din, struct minode *in,
+		      const char *name, struct mdsp_reply *rep, struct txn *t)
+{
+	int e = link_primary(m, d, name, in, t);
+
+	if (e)
+		return e;
+	dir_changed(din, 1, S_ISDIR(in->a.mode) ? 1 : 0, t);
+	set_dir(rep, din, name);
+	set_target(rep, in);
+	return 0;
+}
+
+static int op_create(struct mds *m, struct session *s, struct mdsp_request *r, struct mdsp_reply *rep,
+		     struct txn *t)
+{
+	struct minode *din, *in;
+	struct mdir *d;
+	struct mdentry *dn;
+	int e, k;
+
+	e = get_dir(m, r->ino, &din, &d);
+	if (e)
+		return e;
+	if ((e = may_access(din, &r->caller, MAY_EXEC)))
+		return e;
+	k = check_name(r->name);
+	if (k < 0)
+		return k;
+	set_dir(rep, din, r->name);
+	dn = k == 1 ? NULL : mdir_lookup(d, r->name);
+	if (k == 1 || dn) {
+		if (r->oflags & O_EXCL)
+			return -EEXIST;
+		if (k == 1)
+			return -EISDIR;
+		if ((e = inode_get(m, dn->ino, &in)))
+			return e;
+		if ((e = open_check(in, &r->caller, r->oflags)))
+			return e;
+		open_trunc(in, r->oflags, t);
+		set_target(rep, in);
+		return 0;
+	}
+	if (din->a.nlink == 0)
+		return -ENOENT;
+	if ((e = may_access(din, &r->caller, MAY_WRITE | MAY_EXEC)))
+		return e;
+	in = new_inode(m, t, &r->caller, din, S_IFREG | (r->mode & 07777));
+	if (!in)
+		return -ENOMEM;
+	return finish_new(m, d, din, in, r->name, rep, t);
+}
+
+static int op_mknod(struct mds *m, struct session *s, struct mdsp_request *r, struct mdsp_reply *rep,
+		    struct txn *t)
+{
+	struct minode *din, *in;
+	struct mdir *d;
+	uint32_t type = r->mode & S_IFMT;
+	int e = prep_new(m, r, &din, &d, rep);
+
+	if (e)
+		return e;
+	if (!type)
+		type = S_IFREG;
+	switch (type) {
+	case S_IFREG:
+	case S_IFIFO:
+	case S_IFSOCK:
+		break;
+	case S_IFCHR:
+	case S_IFBLK:
+		if (r->caller.uid != 0)
+			return -EPERM;
+		break;
+	case S_IFDIR:
+		return -EPERM;
+	default:
+		return -EINVAL;
+	}
+	in = new_inode(m, t, &r->caller, din, type | (r->mode & 07777));
+	if (!in)
+		return -ENOMEM;
+	if (type == S_IFCHR || type == S_IFBLK)
+		in->a.rdev = r->rdev;
+	return finish_new(m, d, din, in, r->name, rep, t);
+}
+
+static int op_mkdir(struct mds *m, struct session *s, struct mdsp_request *r, struct mdsp_reply *rep,
+		    struct txn *t)
+{
+	struct minode *din, *in;
+	struct mdir *d;
+	int e = prep_new(m, r, &din, &d, rep);
+
+	if (e)
+		return e;
+	if (din->a.nlink >= NLINK_MAX)
+		return -EMLINK;
+	in = new_inode(m, t, &r->caller, din, S_IFDIR | (r->mode & 07777));
+	if (!in)
+		return -ENOMEM;
+	if (!mdir_create(m, in->a.ino))
+		return -ENOMEM;
+	return finish_new(m, d, din, in, r->name, rep, t);
+}
+
+static int op_symlink(struct mds *m, struct session *s, struct mdsp_request *r, struct mdsp_reply *rep,
+		      struct txn *t)
+{
+	struct minode *din, *in;
+	struct mdir *d;
+	int e;
+
+	if (!r->target || !*r->target)
+		return -ENOENT;
+	if (strlen(r->target) >= MDSP_PATH_MAX)
+		return -ENAMETOOLONG;
+	if ((e = prep_new(m, r, &din, &d, rep)))
+		return e;
+	in = new_inode(m, t, &r->caller, din, S_IFLNK | 0777);
+	if (!in)
+		return -ENOMEM;
+	in->symlink = strdup(r->target);
+	if (!in->symlink)
+		return -ENOMEM;
+	in->a.size = strlen(r->target);
+	return finish_new(m, d, din, in, r->name, rep, t);
+}
+
+static int op_link(struct mds *m, struct session *s, struct mdsp_request *r, struct mdsp_reply *rep,
+		   struct txn *t)
+{
+	struct minode *din, *in;
+	struct mdir *d;
+	struct mdentry *dn;
+	int e;
+
+	if ((e = inode_get(m, r->ino2, &in)))
+		return e;
+	if (S_ISDIR(in->a.mode))
+		return -EPERM;
+	if ((e = prep_new(m, r, &din, &d, rep)))
+		return e;
+	if (in->a.nlink == 0)
+		return -ENOENT;
+	if (in->a.nlink >= NLINK_MAX)
+		return -EMLINK;
+	if (!in->in_table) {
+		/* first hard link: the inode moves to the inode table and its
+		 * primary dentry becomes a remote one like the new link */
+		struct mdentry *old = in->primary;
+
+		if (old) {
+			struct mdir *od = old->dir;
+			char *oname = strdup(old->name);
+			uint64_t ocookie = old->cookie;
+
+			if (!oname)
+				return -ENOMEM;
+			mdir_del(m, old, NULL);
+			dn = mdir_add(m, od, oname, in->a.ino, in->a.mode & S_IFMT, true, ocookie, t);
+			free(oname);
+			if (!dn)
+				return -ENOMEM;
+		}
+		in->primary = NULL;
+		in->in_table = true;
+	}
+	dn = mdir_add(m, d, r->name, in->a.ino, in->a.mode & S_IFMT, true, 0, t);
+	if (!dn)
+		return -ENOMEM;
+	in->a.nlink++;
+	touch(in, false);
+	txn_dirty(t, in);
+	dir_changed(din, 1, 0, t);
+	set_dir(rep, din, r->name);
+	set_target(rep, in);
+	return 0;
+}
+
+/* Drop one link of @in (its dentry is already gone). */
+static void drop_link(struct minode *in, struct txn *t)
+{
+	if (in->a.nlink)
+		in->a.nlink--;
+	touch(in, false);
+	if (in->a.nlink == 0)
+		txn_kill_inode(t, in);
+	else
+		txn_dirty(t, in);
+}
+
+static int op_unlink(struct mds *m, struct session *s, struct mdsp_request *r, struct mdsp_reply *rep,
+		     struct txn *t)
+{
+	struct minode *din, *in;
+	struct mdir *d;
+	struct mdentry *dn;
+	int e, k;
+
+	if ((e = get_dir(m, r->ino, &din, &d)))
+		return e;
+	if ((e = may_access(din, &r->caller, MAY_EXEC)))
+		return e;
+	k = check_name(r->name);
+	if (k < 0)
+		return k;
+	if (k == 1)
+		return -EISDIR;
+	set_dir(rep, din, r->name);
+	dn = mdir_lookup(d, r->name);
+	if (!dn)
+		return -ENOENT;
+	if ((e = may_access(din, &r->caller, MAY_WRITE | MAY_EXEC)))
+		return e;
+	if ((e = inode_get(m, dn->ino, &in)))
+		return e;
+	if (S_ISDIR(in->a.mode))
+		return -EISDIR;
+	if ((e = sticky_ok(din, in, &r->caller)))
+		return e;
+	mdir_del(m, dn, t);
+	drop_link(in, t);
+	dir_changed(din, -1, 0, t);
+	set_dir(rep, din, r->name);
+	return 0;
+}
+
+static int remove_dir_inode(struct mds *m, struct minode *in, struct txn *t)
+{
+	struct mdir *td;
+	int e = mdir_get(m, in->a.ino, &td);
+
+	if (e)
+		return e;
+	mdir_destroy(m, td, t);
+	in->a.nlink = 0;
+	touch(in, false);
+	txn_kill_inode(t, in);
+	return 0;
+}
+
+static int op_rmdir(struct mds *m, struct session *s, struct mdsp_request *r, struct mdsp_reply *rep,
+		    struct txn *t)
+{
+	struct minode *din, *in;
+	struct mdir *d, *td;
+	struct mdentry *dn;
+	int e, k;
+
+	if ((e = get_dir(m, r->ino, &din, &d)))
+		return e;
+	if ((e = may_access(din, &r->caller, MAY_EXEC)))
+		return e;
+	k = check_name(r->name);
+	if (k < 0)
+		return k;
+	if (k == 1)
+		return strcmp(r->name, ".") ? -ENOTEMPTY : -EINVAL;
+	set_dir(rep, din, r->name);
+	dn = mdir_lookup(d, r->name);
+	if (!dn)
+		return -ENOENT;
+	if ((e = may_access(din, &r->caller, MAY_WRITE | MAY_EXEC)))
+		return e;
+	if ((e = inode_get(m, dn->ino, &in)))
+		return e;
+	if (!S_ISDIR(in->a.mode))
+		return -ENOTDIR;
+	if ((e = mdir_get(m, in->a.ino, &td)))
+		return e;
+	if (td->count)
+		return -ENOTEMPTY;
+	if ((e = sticky_ok(din, in, &r->caller)))
+		return e;
+	mdir_del(m, dn, t);
+	if ((e = remove_dir_inode(m, in, t)))
+		return e;
+	dir_changed(din, -1, -1, t);
+	set_dir(rep, din, r->name);
+	return 0;
+}
+
+static int op_rename(struct mds *m, struct session *s, struct mdsp_request *r, struct mdsp_reply *rep,
+		     struct txn *t)
+{
+	const struct mdsp_caller *c = &r->caller;
+	uint32_t flags = r->oflags;
+	struct minode *sdin, *ddin, *src, *dst = NULL;
+	struct mdir *sd, *dd;
+	struct mdentry *sdn, *ddn, *ndn;
+	bool sdir, ddir = false;
+	int e, k;
+
+	if (flags & ~(uint32_t)(MDSP_RENAME_NOREPLACE | MDSP_RENAME_EXCHANGE))
+		return -EINVAL;
+	if ((flags & MDSP_RENAME_NOREPLACE) && (flags & MDSP_RENAME_EXCHANGE))
+		return -EINVAL;
+	if ((k = check_name(r->name)) < 0)
+		return k;
+	if (k == 1)
+		return -EBUSY;
+	if ((k = check_name(r->name2)) < 0)
+		return k;
+	if (k == 1)
+		return -EBUSY;
+	if ((e = get_dir(m, r->ino, &sdin, &sd)) || (e = get_dir(m, r->ino2, &ddin, &dd)))
+		return e;
+	if ((e = may_access(sdin, c, MAY_EXEC)) || (e = may_access(ddin, c, MAY_EXEC)))
+		return e;
+	sdn = mdir_lookup(sd, r->name);
+	if (!sdn)
+		return -ENOENT;
+	if ((e = inode_get(m, sdn->ino, &src)))
+		return e;
+	ddn = mdir_lookup(dd, r->name2);
+	if (ddn && (e = inode_get(m, ddn->ino, &dst)))
+		return e;
+	if ((flags & MDSP_RENAME_EXCHANGE) && !ddn)
+		return -ENOENT;
+	if ((flags & MDSP_RENAME_NOREPLACE) && ddn)
+		return -EEXIST;
+	if ((e = may_access(sdin, c, MAY_WRITE | MAY_EXEC)) || (e = may_access(ddin, c, MAY_WRITE | MAY_EXEC)))
+		return e;
+	if (ddin->a.nlink == 0)
+		return -ENOENT;
+	set_dir(rep, ddin, r->name2);
+	if (ddn && ddn->ino == sdn->ino) {
+		set_target(rep, src);   /* same inode: POSIX says do nothing */
+		return 0;
+	}
+	sdir = S_ISDIR(src->a.mode);
+	if (dst)
+		ddir = S_ISDIR(dst->a.mode);
+	if ((e = sticky_ok(sdin, src, c)))
+		return e;
+	if (dst && (e = sticky_ok(ddin, dst, c)))
+		return e;
+	if (sdir && sdin != ddin) {
+		if ((e = is_ancestor(m, src, ddin)) < 0)
+			return e;
+		if (e)
+			return -EINVAL;
+		if ((e = may_access(src, c, MAY_WRITE)))
+			return e;
+	}
+	if (flags & MDSP_RENAME_EXCHANGE) {
+		uint64_t s_ino = sdn->ino, d_ino = ddn->ino;
+		uint32_t s_type = sdn->dtype, d_type = ddn->dtype;
+		bool s_rem = sdn->remote, d_rem = ddn->remote;
+		char *sname = r->name, *dname = r->name2;
+
+		if (ddir && sdin != ddin) {
+			if ((e = is_ancestor(m, dst, sdin)) < 0)
+				return e;
+			if (e)
+				return -EINVAL;
+			if ((e = may_access(dst, c, MAY_WRITE)))
+				return e;
+		}
+		mdir_del(m, sdn, t);
+		mdir_del(m, ddn, t);
+		ndn = mdir_add(m, sd, sname, d_ino, d_type, d_rem, 0, t);
+		if (!ndn)
+			return -ENOMEM;
+		if (!d_rem)
+			dst->primary = ndn;
+		ndn = mdir_add(m, dd, dname, s_ino, s_type, s_rem, 0, t);
+		if (!ndn)
+			return -ENOMEM;
+		if (!s_rem)
+			src->primary = ndn;
+		if (sdin != ddin && sdir != ddir) {
+			int delta = sdir ? 1 : -1;
+
+			ddin->a.nlink = (uint32_t)((int32_t)ddin->a.nlink + delta);
+			sdin->a.nlink = (uint32_t)((int32_t)sdin->a.nlink - delta);
+		}
+		touch(src, false);
+		touch(dst, false);
+		txn_dirty(t, src);
+		txn_dirty(t, dst);
+		dir_changed(sdin, 0, 0, t);
+		if (ddin != sdin)
+			dir_changed(ddin, 0, 0, t);
+		set_dir(rep, ddin, r->name2);
+		set_target(rep, src);
+		return 0;
+	}
+	if (dst) {
+		if (sdir && !ddir)
+			return -ENOTDIR;
+		if (!sdir && ddir)
+			return -EISDIR;
+		if (ddir) {
+			struct mdir *td;
+
+			if ((e = mdir_get(m, dst->a.ino, &td)))
+				return e;
+			if (td->count)
+				return -ENOTEMPTY;
+		}
+	} else if (sdir && sdin != ddin && ddin->a.nlink >= NLINK_MAX) {
+		return -EMLINK;
+	}
+	/* checks done: apply */
+	if (dst) {
+		mdir_del(m, ddn, t);
+		if (ddir) {
+			if ((e = remove_dir_inode(m, dst, t)))
+				return e;
+			ddin->a.nlink--;
+		} else {
+			drop_link(dst, t);
+		}
+		ddin->a.files--;
+	}
+	{
+		uint64_t ino = sdn->ino;
+		uint32_t dtype = sdn->dtype;
+		bool rem = sdn->remote;
+
+		mdir_del(m, sdn, t);
+		ndn = mdir_add(m, dd, r->name2, ino, dtype, rem, 0, t);
+		if (!ndn)
+			return -ENOMEM;
+		if (!rem)
+			src->primary = ndn;
+	}
+	touch(src, false);
+	txn_dirty(t, src);
+	if (sdir && sdin != ddin) {
+		sdin->a.nlink--;
+		ddin->a.nlink++;
+	}
+	dir_changed(sdin, -1, 0, t);
+	dir_changed(ddin, 1, 0, t);
+	set_dir(rep, ddin, r->name2);
+	set_target(rep, src);
+	return 0;
+}
+
+static int op_readdir(struct mds *m, struct session *s, struct mdsp_request *r, struct mdsp_reply *rep,
+		      struct txn *t)
+{
+	struct minode *din, *in;
+	struct mdir *d;
+	struct mdentry *dn;
+	uint32_t max = r->max_entries ? r->max_entries : 1024, n = 0;
+	uint64_t idx, bytes = 0;
+	int e;
+
+	if ((e = get_dir(m, r->ino, &din, &d)))
+		return e;
+	if ((e = may_access(din, &r->caller, MAY_READ)))
+		return e;
+	if (max > MDSP_READDIR_MAX)
+		max = MDSP_READDIR_MAX;
+	rep->entries = calloc(max, sizeof(*rep->entries));
+	if (!rep->entries)
+		return -ENOMEM;
+	set_dir(rep, din, NULL);
+	rep->end = true;
+	if (r->cookie == UINT64_MAX)
+		return 0;
+	idx = r->cookie + 1;
+	rcu_read_lock();
+	while ((dn = xa_find(&d->by_cookie, &idx))) {
+		if (n == max || bytes > (MDSP_MAX_PAYLOAD / 2)) {
+			rep->end = false;
+			break;
+		}
+		if (inode_get(m, dn->ino, &in) == 0) {
+			struct mdsp_dirent *de = &rep->entries[n];
+
+			de->name = strdup(dn->name);
+			if (!de->name) {
+				e = -ENOMEM;
+				break;
+			}
+			de->cookie = dn->cookie;
+			de->inode = in->a;
+			bytes += dn->namelen + 200;
+			n++;
+		}
+		if (idx == UINT64_MAX)
+			break;
+		idx++;
+	}
+	rcu_read_unlock();
+	rep->nentries = n;
+	return e;
+}
+
+static int op_readlink(struct mds *m, struct session *s, struct mdsp_request *r, struct mdsp_reply *rep,
+		       struct txn *t)
+{
+	struct minode *in;
+	int e = inode_get(m, r->ino, &in);
+
+	if (e)
+		return e;
+	if (!S_ISLNK(in->a.mode) || !in->symlink)
+		return -EINVAL;
+	rep->link = strdup(in->symlink);
+	if (!rep->link)
+		return -ENOMEM;
+	set_target(rep, in);
+	return 0;
+}
+
+void server_statfs(struct mds *m, struct mdsp_statfs *sf)
+{
+	struct statvfs v;
+
+	memset(sf, 0, sizeof(*sf));
+	sf->bsize = 4096;
+	sf->namemax = MDSP_NAME_MAX;
+	if (m->store_path && *m->store_path && !statvfs(m->store_path, &v)) {
+		uint64_t f = v.f_frsize ? v.f_frsize : v.f_bsize;
+
+		sf->blocks = v.f_blocks * f / sf->bsize;
+		sf->bfree = v.f_bfree * f / sf->bsize;
+		sf->bavail = v.f_bavail * f / sf->bsize;
+	} else {
+		sf->blocks = sf->bfree = sf->bavail = 1ull << 40;   /* unknown (rados): 4 PiB */
+	}
+	sf->files = m->nfiles;
+	sf->ffree = UINT64_MAX / 2 - m->nfiles;
+}
+
+static int op_statfs(struct mds *m, struct session *s, struct mdsp_request *r, struct mdsp_reply *rep,
+		     struct txn *t)
+{
+	server_statfs(m, &rep->statfs);
+	return 0;
+}
+
+/* xattr namespaces as Linux has them; system.* (ACLs) is not supported. */
+static int xattr_perm(struct minode *in, const struct mdsp_caller *c, const char *name, bool write)
+{
+	size_t n = name ? strlen(name) : 0;
+
+	if (!n || n > MDSP_XATTR_NAME_MAX)
+		return -ERANGE;
+	if (!strncmp(name, "user.", 5)) {
+		if (!S_ISREG(in->a.mode) && !S_ISDIR(in->a.mode))
+			return write ? -EPERM : -ENODATA;
+		return may_access(in, c, write ? MAY_WRITE : MAY_READ);
+	}
+	if (!strncmp(name, "trusted.", 8))
+		return c->uid == 0 ? 0 : (write ? -EPERM : -ENODATA);
+	if (!strncmp(name, "security.", 9))
+		return !write || is_owner(in, c) ? 0 : -EPERM;
+	return -EOPNOTSUPP;
+}
+
+static int op_getxattr(struct mds *m, struct session *s, struct mdsp_request *r, struct mdsp_reply *rep,
+		       struct txn *t)
+{
+	struct minode *in;
+	struct mxattr *x;
+	int e = inode_get(m, r->ino, &in);
+
+	if (e)
+		return e;
+	if ((e = xattr_perm(in, &r->caller, r->name, false)))
+		return e;
+	x = xattr_find(in, r->name);
+	if (!x)
+		return -ENODATA;
+	if (x->len) {
+		rep->data = malloc(x->len);
+		if (!rep->data)
+			return -ENOMEM;
+		memcpy(rep->data, x->val, x->len);
+	}
+	rep->data_len = x->len;
+	return 0;
+}
+
+static int op_setxattr(struct mds *m, struct session *s, struct mdsp_request *r, struct mdsp_reply *rep,
+		       struct txn *t)
+{
+	struct minode *in;
+	struct mxattr *x;
+	uint8_t *val;
+	int e = inode_get(m, r->ino, &in);
+
+	if (e)
+		return e;
+	if ((e = xattr_perm(in, &r->caller, r->name, true)))
+		return e;
+	if (r->data_len > MDSP_XATTR_SIZE_MAX)
+		return -E2BIG;
+	if (r->oflags & ~(uint32_t)(XATTR_CREATE_FLAG | XATTR_REPLACE_FLAG))
+		return -EINVAL;
+	x = xattr_find(in, r->name);
+	if (x && (r->oflags & XATTR_CREATE_FLAG))
+		return -EEXIST;
+	if (!x && (r->oflags & XATTR_REPLACE_FLAG))
+		return -ENODATA;
+	if (in->xattr_bytes - (x ? x->len + strlen(x->name) : 0) + r->data_len + strlen(r->name) >
+	    XATTR_TOTAL_MAX)
+		return -ENOSPC;
+	val = malloc(r->data_len ? r->data_len : 1);
+	if (!val)
+		return -ENOMEM;
+	if (r->data_len)
+		memcpy(val, r->data, r->data_len);
+	if (!x) {
+		x = calloc(1, sizeof(*x));
+		if (!x || !(x->name = strdup(r->name))) {
+			free(x);
+			free(val);
+			return -ENOMEM;
+		}
+		x->next = in->xattrs;
+		in->xattrs = x;
+		in->xattr_bytes += (uint32_t)strlen(x->name);
+	} else {
+		in->xattr_bytes -= x->len;
+		free(x->val);
+	}
+	x->val = val;
+	x->len = r->data_len;
+	in->xattr_bytes += x->len;
+	touch(in, false);
+	txn_dirty(t, in);
+	set_target(rep, in);
+	return 0;
+}
+
+static int op_listxattr(struct mds *m, struct session *s, struct mdsp_request *r, struct mdsp_reply *rep,
+			struct txn *t)
+{
+	struct minode *in;
+	struct mxattr *x;
+	size_t len = 0, off = 0;
+	int e = inode_get(m, r->ino, &in);
+
+	if (e)
+		return e;
+	for (x = in->xattrs; x; x = x->next)
+		if (r->caller.uid == 0 || strncmp(x->name, "trusted.", 8))
+			len += strlen(x->name) + 1;
+	if (len) {
+		rep->data = malloc(len);
+		if (!rep->data)
+			return -ENOMEM;
+		for (x = in->xattrs; x; x = x->next)
+			if (r->caller.uid == 0 || strncmp(x->name, "trusted.", 8)) {
+				size_t n = strlen(x->name) + 1;
+
+				memcpy(rep->data + off, x->name, n);
+				off += n;
+			}
+	}
+	rep->data_len = (uint32_t)len;
+	return 0;
+}
+
+static int op_removexattr(struct mds *m, struct session *s, struct mdsp_request *r, struct mdsp_reply *rep,
+			  struct txn *t)
+{
+	struct minode *in;
+	struct mxattr **pp, *x;
+	int e = inode_get(m, r->ino, &in);
+
+	if (e)
+		return e;
+	if ((e = xattr_perm(in, &r->caller, r->name, true)))
+		return e;
+	for (pp = &in->xattrs; *pp; pp = &(*pp)->next)
+		if (!strcmp((*pp)->name, r->name))
+			break;
+	x = *pp;
+	if (!x)
+		return -ENODATA;
+	*pp = x->next;
+	in->xattr_bytes -= x->len + (uint32_t)strlen(x->name);
+	free(x->name);
+	free(x->val);
+	free(x);
+	touch(in, false);
+	txn_dirty(t, in);
+	set_target(rep, in);
+	return 0;
+}
+
+static int op_lookupino(struct mds *m, struct session *s, struct mdsp_request *r, struct mdsp_reply *rep,
+			struct txn *t)
+{
+	struct minode *in;
+	int e = inode_get(m, r->ino, &in);
+
+	if (e)
+		return e == -ENOENT ? -ESTALE : e;
+	set_target(rep, in);
+	return 0;
+}
+
+static int op_lookupparent(struct mds *m, struct session *s, struct mdsp_request *r,
+			   struct mdsp_reply *rep, struct txn *t)
+{
+	struct minode *in, *p;
+	int e = inode_get(m, r->ino, &in);
+
+	if (e)
+		return e == -ENOENT ? -ESTALE : e;
+	if ((e = parent_of(m, in, &p)))
+		return e;
+	if (in->primary)
+		set_dir(rep, p, in->primary->name);
+	set_target(rep, p);
+	return 0;
+}
+
+static int op_nosys(struct mds *m, struct session *s, struct mdsp_request *r, struct mdsp_reply *rep,
+		    struct txn *t)
+{
+	return -ENOSYS;
+}
+
+typedef int (*op_fn)(struct mds *, struct session *, struct mdsp_request *, struct mdsp_reply *,
+		     struct txn *);
+
+static const op_fn op_table[MDSP_OP_MAX] = {
+	[MDSP_OP_LOOKUP] = op_lookup,
+	[MDSP_OP_GETATTR] = op_getattr,
+	[MDSP_OP_SETATTR] = op_setattr,
+	[MDSP_OP_CREATE] = op_create,
+	[MDSP_OP_OPEN] = op_open,
+	[MDSP_OP_MKNOD] = op_mknod,
+	[MDSP_OP_MKDIR] = op_mkdir,
+	[MDSP_OP_SYMLINK] = op_symlink,
+	[MDSP_OP_LINK] = op_link,
+	[MDSP_OP_UNLINK] = op_unlink,
+	[MDSP_OP_RMDIR] = op_rmdir,
+	[MDSP_OP_RENAME] = op_rename,
+	[MDSP_OP_READDIR] = op_readdir,
+	[MDSP_OP_READLINK] = op_readlink,
+	[MDSP_OP_STATFS] = op_statfs,
+	[MDSP_OP_GETXATTR] = op_getxattr,
+	[MDSP_OP_SETXATTR] = op_setxattr,
+	[MDSP_OP_LISTXATTR] = op_listxattr,
+	[MDSP_OP_REMOVEXATTR] = op_removexattr,
+	[MDSP_OP_GETLK] = op_nosys,
+	[MDSP_OP_SETLK] = op_nosys,
+	[MDSP_OP_LOOKUPINO] = op_lookupino,
+	[MDSP_OP_LOOKUPPARENT] = op_lookupparent,
+};
+
+bool server_op_journaled(const struct mdsp_request *req)
+{
+	return mdsp_op_is_write(req->op) || (req->op == MDSP_OP_OPEN && (req->oflags & O_TRUNC));
+}
+
+void server_dispatch(struct mds *m, struct session *s, struct mdsp_request *req, struct mdsp_reply *rep,
+		     struct txn *t)
+{
+	op_fn fn = req->op < MDSP_OP_MAX ? op_table[req->op] : NULL;
+	int r;
+
+	rep->tid = req->tid;
+	if (!fn) {
+		rep->result = -EOPNOTSUPP;
+		return;
+	}
+	r = fn(m, s, req, rep, t);
+	if (r) {
+		/* a failed op changes nothing: drop any trace of a target it
+		 * may have looked at, keep the dir trace */
+		rep->has_target = false;
+		rep->caps = 0;
+	}
+	rep->result = r;
+	dout(MDS, 15, "session %" PRIu64 " tid %" PRIu64 " %s ino %" PRIx64 " '%s' -> %d",
+	     s ? s->id : 0, req->tid, mdsp_op_name(req->op), req->ino, req->name ? req->name : "", r);
+}

@@ -1,0 +1,770 @@
+/*
+ * session.c - client sessions, leases and the completed-request tables.
+ *
+ * A session is opened (journaled before the OPEN reply, so it survives a
+ * restart), renewed by the client every lease interval, marked STALE when
+ * the renewals stop for mds_session_timeout and closed (evicted) after
+ * mds_session_autoclose.  A client whose connection broke, or whose MDS
+ * restarted, sends RECONNECT with its session id and gets the same session
+ * back on the new connection; replies still in flight follow it there.
+ *
+ * Exactly-once: every journaled request's reply is stored, keyed by tid, in
+ * the session's completed table, and the store edit that records it rides in
+ * the same journal entry as the mutation itself.  A request whose tid is in
+ * the table is answered from it (MDSP_REPLY_REPLAYED) and never run again,
+ * before or after a restart.  Entries below the client's oldest_tid are
+ * trimmed (in memory at once, in the store with the next journaled request).
+ *
+ * Stored per session: "mds_sessions" omap id -> record, and
+ * "mds_completed.<id>" omap tid -> encoded SAFE reply frame.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <json-c/json.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/config.h"
+#include "common/log.h"
+#include "common/rcu.h"
+#include "common/time.h"
+#include "mds/codec.h"
+#include "mds/mds.h"
+
+#define V_SESSION_REC 1
+
+static void key_tid(char *buf, size_t len, uint64_t tid)
+{
+	snprintf(buf, len, "%016" PRIx64, tid);
+}
+
+static uint32_t lease_ms(void)
+{
+	return (uint32_t)(cfg_double(CFG_mds_session_timeout) * 1000.0);
+}
+
+static int session_frame(struct mds *m, struct mdsp_buf *b, uint32_t op, uint64_t sid, uint64_t seq,
+			 int32_t result, const char *reason)
+{
+	struct mdsp_msg msg;
+
+	memset(&msg, 0, sizeof(msg));
+	msg.type = MDSP_MSG_SESSION;
+	msg.session.op = op;
+	msg.session.session_id = sid;
+	msg.session.seq = seq;
+	msg.session.lease_ms = lease_ms();
+	msg.session.mds_epoch = m->epoch;
+	msg.session.result = result;
+	msg.session.reason = (char *)reason;
+	mdsp_buf_init(b);
+	return mdsp_encode(b, &msg);
+}
+
+static void send_session(struct mds *m, struct conn *c, uint32_t op, uint64_t sid, uint64_t seq, int32_t result,
+			 const char *reason)
+{
+	struct mdsp_buf b;
+
+	if (!session_frame(m, &b, op, sid, seq, result, reason))
+		conn_send_frame(c, &b);
+	mdsp_buf_free(&b);
+}
+
+static struct jitem *item_new(struct conn *c, uint64_t sid)
+{
+	struct jitem *it = calloc(1, sizeof(*it));
+
+	if (!it)
+		return NULL;
+	mdsp_buf_init(&it->frame);
+	if (c) {
+		conn_get(c);
+		it->conn = c;
+	}
+	it->sid = sid;
+	it->start_ns = now_mono_ns();
+	return it;
+}
+
+static void completed_free(struct completed *ce)
+{
+	free(ce->frame);
+	free(ce);
+}
+
+/* Caller holds mds->lock. */
+static void completed_trim_below(struct session *s, uint64_t below)
+{
+	uint64_t idx = 0;
+	struct completed *ce;
+
+	rcu_read_lock();
+	while ((ce = xa_find(&s->completed, &idx)) && idx < below) {
+		xa_erase(&s->completed, idx);
+		completed_free(ce);
+		s->ncompleted--;
+		idx++;
+	}
+	rcu_read_unlock();
+}
+
+struct session *session_new_locked(struct mds *m, uint64_t id)
+{
+	struct session *s = calloc(1, sizeof(*s));
+
+	if (!s)
+		return NULL;
+	s->id = id;
+	s->state = SESSION_STALE;
+	s->last_renew_ns = now_mono_ns();
+	xa_init(&s->completed);
+	if (xa_store(&m->sessions, id, s)) {
+		xa_destroy(&s->completed);
+		free(s);
+		return NULL;
+	}
+	return s;
+}
+
+static void session_free_locked(struct mds *m, struct session *s)
+{
+	struct conn *c = s->conn;
+
+	if (xa_load(&m->sessions, s->id) == s)
+		xa_erase(&m->sessions, s->id);
+	completed_trim_below(s, UINT64_MAX);
+	{
+		/* tid UINT64_MAX itself */
+		struct completed *ce = xa_erase(&s->completed, UINT64_MAX);
+
+		if (ce)
+			completed_free(ce);
+	}
+	xa_destroy(&s->completed);
+	if (c) {
+		if (c->session_id == s->id)
+			c->session_id = 0;
+		conn_put(c);
+	}
+	free(s->client_name);
+	free(s);
+}
+
+void session_free_all(struct mds *m)
+{
+	uint64_t idx;
+	struct session *s;
+
+	pthread_mutex_lock(&m->lock);
+	rcu_read_lock();
+	xa_for_each(&m->sessions, idx, s)
+		session_free_locked(m, s);
+	rcu_read_unlock();
+	pthread_mutex_unlock(&m->lock);
+}
+
+static void session_rec_encode(struct mdsp_buf *b, const struct session *s)
+{
+	size_t off = enc_begin(b, V_SESSION_REC, 1);
+
+	enc_u64(b, s->id);
+	enc_str(b, s->client_name);
+	enc_bytes(b, s->uuid, 16);
+	enc_end(b, off);
+}
+
+static int session_rec_apply(struct mds *m, const void *p, size_t len)
+{
+	struct dec c, d;
+	uint64_t id;
+	char *name;
+	const void *uuid;
+	struct session *s;
+
+	dec_init(&c, p, len);
+	if (!dec_enter(&c, V_SESSION_REC, &d))
+		return -EBADMSG;
+	id = dec_u64(&d);
+	name = dec_str(&d, MDSP_CLIENT_NAME_MAX);
+	uuid = dec_bytes(&d, 16);
+	if (d.bad || !id) {
+		free(name);
+		return -EBADMSG;
+	}
+	s = xa_load(&m->sessions, id);
+	if (!s)
+		s = session_new_locked(m, id);
+	if (!s) {
+		free(name);
+		return -ENOMEM;
+	}
+	free(s->client_name);
+	s->client_name = name;
+	memcpy(s->uuid, uuid, 16);
+	if (id >= m->next_sid)
+		m->next_sid = id + 1;
+	return 0;
+}
+
+static int completed_add(struct session *s, uint64_t tid, const void *frame, size_t len, uint64_t jseq)
+{
+	struct completed *ce = calloc(1, sizeof(*ce)), *old;
+
+	if (!ce)
+		return -ENOMEM;
+	ce->frame = malloc(len ? len : 1);
+	if (!ce->frame) {
+		free(ce);
+		return -ENOMEM;
+	}
+	memcpy(ce->frame, frame, len);
+	ce->len = len;
+	ce->tid = tid;
+	ce->jseq = jseq;
+	old = xa_load(&s->completed, tid);
+	if (xa_store(&s->completed, tid, ce)) {
+		completed_free(ce);
+		return -ENOMEM;
+	}
+	if (old)
+		completed_free(old);
+	else
+		s->ncompleted++;
+	return 0;
+}
+
+int session_replay_edit(struct mds *m, int op, const char *oid, const char *key, const void *val,
+			uint32_t len, const char *key2)
+{
+	struct session *s;
+	uint64_t id;
+
+	if (!strcmp(oid, OID_SESSIONS)) {
+		if (op == EDIT_SET)
+			return session_rec_apply(m, val, len);
+		if (op == EDIT_RM) {
+			s = xa_load(&m->sessions, strtoull(key, NULL, 16));
+			if (s)
+				session_free_locked(m, s);
+		}
+		return 0;
+	}
+	id = strtoull(oid + strlen("mds_completed."), NULL, 16);
+	s = xa_load(&m->sessions, id);
+	if (!s)
+		return 0;
+	switch (op) {
+	case EDIT_SET:
+		return completed_add(s, strtoull(key, NULL, 16), val, len, 0);
+	case EDIT_RMRANGE:
+		completed_trim_below(s, strtoull(key2, NULL, 16));
+		return 0;
+	case EDIT_CLEAR:
+	case EDIT_REMOVE:
+		completed_trim_below(s, UINT64_MAX);
+		return 0;
+	}
+	return 0;
+}
+
+int session_load(struct mds *m)
+{
+	struct store_kv *kvs = NULL;
+	size_t n = 0, i;
+	bool more = true;
+	char *after = NULL, oid[64];
+	uint64_t idx;
+	struct session *s;
+	int r = 0;
+
+	while (more) {
+		r = store_omap_list(m->meta, OID_SESSIONS, after, NULL, 256, &kvs, &n, &more);
+		if (r == -ENOENT) {
+			r = 0;
+			break;
+		}
+		if (r)
+			break;
+		for (i = 0; i < n && !r; i++)
+			r = session_rec_apply(m, kvs[i].val, kvs[i].len);
+		free(after);
+		after = n ? strdup(kvs[n - 1].key) : NULL;
+		store_kv_free(kvs, n);
+		if (!after)
+			break;
+	}
+	free(after);
+	after = NULL;
+	if (r)
+		return r;
+	rcu_read_lock();
+	xa_for_each(&m->sessions, idx, s) {
+		oid_completed(oid, sizeof(oid), s->id);
+		more = true;
+		while (more && !r) {
+			r = store_omap_list(m->meta, oid, after, NULL, 1024, &kvs, &n, &more);
+			if (r == -ENOENT) {
+				r = 0;
+				break;
+			}
+			if (r)
+				break;
+			for (i = 0; i < n && !r; i++)
+				r = completed_add(s, strtoull(kvs[i].key, NULL, 16), kvs[i].val, kvs[i].len, 0);
+			free(after);
+			after = n ? strdup(kvs[n - 1].key) : NULL;
+			store_kv_free(kvs, n);
+			if (!after)
+				break;
+		}
+		free(after);
+		after = NULL;
+		if (r)
+			break;
+	}
+	rcu_read_unlock();
+	return r;
+}
+
+/* Close @s: journal its removal; @item (may be NULL) is sent once durable.
+ * Caller holds mds->lock. */
+static void session_close_locked(struct mds *m, struct session *s, struct jitem *item)
+{
+	struct txn t;
+	char key[32], oid[64];
+
+	txn_init(&t);
+	key_tid(key, sizeof(key), s->id);
+	txn_edit(&t, EDIT_RM, OID_SESSIONS, key, NULL, 0, NULL);
+	oid_completed(oid, sizeof(oid), s->id);
+	txn_edit(&t, EDIT_REMOVE, oid, NULL, NULL, 0, NULL);
+	session_free_locked(m, s);
+	journal_submit_locked(m, &t, item);
+	txn_free(&t);
+}
+
+static void bind_conn_locked(struct session *s, struct conn *c)
+{
+	if (s->conn == c)
+		return;
+	if (s->conn) {
+		if (s->conn->session_id == s->id)
+			s->conn->session_id = 0;
+		conn_put(s->conn);
+	}
+	conn_get(c);
+	s->conn = c;
+	c->session_id = s->id;
+}
+
+void session_handle(struct mds *m, struct conn *c, struct mdsp_session *msg)
+{
+	struct session *s;
+	struct jitem *it;
+	uint64_t sid;
+
+	switch (msg->op) {
+	case MDSP_SESSION_REQUEST_OPEN: {
+		struct txn t;
+		struct mdsp_buf rec;
+		uint8_t v[8];
+		char key[32];
+
+		pthread_mutex_lock(&m->lock);
+		if (c->session_id) {
+			sid = c->session_id;
+			pthread_mutex_unlock(&m->lock);
+			send_session(m, c, MDSP_SESSION_REJECT, sid, 0, -EISCONN,
+				     "this connection already has a session");
+			return;
+		}
+		sid = m->next_sid++;
+		s = session_new_locked(m, sid);
+		it = item_new(c, sid);
+		if (!s || !it) {
+			if (s)
+				session_free_locked(m, s);
+			free(it);
+			pthread_mutex_unlock(&m->lock);
+			send_session(m, c, MDSP_SESSION_REJECT, 0, 0, -ENOMEM, "out of memory");
+			return;
+		}
+		conn_put(it->conn);   /* item_new took one; we route by sid */
+		it->conn = NULL;
+		s->client_name = strdup(msg->client_name ? msg->client_name : "");
+		memcpy(s->uuid, msg->client_uuid, 16);
+		s->state = SESSION_OPEN;
+		s->last_renew_ns = now_mono_ns();
+		bind_conn_locked(s, c);
+		txn_init(&t);
+		le64_put(v, m->next_sid);
+		txn_edit(&t, EDIT_SET, OID_TABLE, "next_sid", v, 8, NULL);
+		mdsp_buf_init(&rec);
+		session_rec_encode(&rec, s);
+		key_tid(key, sizeof(key), sid);
+		txn_edit(&t, EDIT_SET, OID_SESSIONS, key, rec.data, rec.len, NULL);
+		mdsp_buf_free(&rec);
+		session_frame(m, &it->frame, MDSP_SESSION_OPEN, sid, msg->seq, 0, NULL);
+		journal_submit_locked(m, &t, it);
+		txn_free(&t);
+		perf_inc(&m->sessions_opened, 1);
+		dinfo(MDS, "session %" PRIu64 " opened by %s (%s)", sid, c->peer, s->client_name);
+		pthread_mutex_unlock(&m->lock);
+		return;
+	}
+	case MDSP_SESSION_REQUEST_RENEW:
+		pthread_mutex_lock(&m->lock);
+		s = c->session_id ? xa_load(&m->sessions, c->session_id) : NULL;
+		if (s) {
+			s->last_renew_ns = now_mono_ns();
+			s->renew_seq = msg->seq;
+			if (s->state == SESSION_STALE)
+				dinfo(MDS, "session %" PRIu64 " renewed after going stale", s->id);
+			s->state = SESSION_OPEN;
+		}
+		sid = s ? s->id : 0;
+		pthread_mutex_unlock(&m->lock);
+		if (sid)
+			send_session(m, c, MDSP_SESSION_RENEW, sid, msg->seq, 0, NULL);
+		else
+			send_session(m, c, MDSP_SESSION_REJECT, 0, msg->seq, -ENOTCONN, "no session on this connection");
+		return;
+	case MDSP_SESSION_REQUEST_CLOSE:
+		pthread_mutex_lock(&m->lock);
+		s = c->session_id ? xa_load(&m->sessions, c->session_id) : NULL;
+		if (!s) {
+			pthread_mutex_unlock(&m->lock);
+			send_session(m, c, MDSP_SESSION_CLOSE, msg->session_id, msg->seq, 0, NULL);
+			return;
+		}
+		sid = s->id;
+		it = item_new(c, 0);
+		if (it)
+			session_frame(m, &it->frame, MDSP_SESSION_CLOSE, sid, msg->seq, 0, NULL);
+		session_close_locked(m, s, it);
+		dinfo(MDS, "session %" PRIu64 " closed by %s", sid, c->peer);
+		pthread_mutex_unlock(&m->lock);
+		return;
+	case MDSP_SESSION_RECONNECT:
+		pthread_mutex_lock(&m->lock);
+		s = xa_load(&m->sessions, msg->session_id);
+		if (!s) {
+			pthread_mutex_unlock(&m->lock);
+			dinfo(MDS, "%s: reconnect to unknown session %" PRIu64 " refused", c->peer, msg->session_id);
+			send_session(m, c, MDSP_SESSION_REJECT, msg->session_id, msg->seq, -ESTALE,
+				     "unknown session (closed or evicted): open a new one");
+			return;
+		}
+		if (c->session_id && c->session_id != s->id) {
+			struct session *o = xa_load(&m->sessions, c->session_id);
+
+			if (o && o->conn == c) {
+				o->conn = NULL;
+				conn_put(c);
+			}
+			c->session_id = 0;
+		}
+		bind_conn_locked(s, c);
+		s->state = SESSION_OPEN;
+		s->last_renew_ns = now_mono_ns();
+		sid = s->id;
+		dinfo(MDS, "session %" PRIu64 " reconnected from %s", sid, c->peer);
+		pthread_mutex_unlock(&m->lock);
+		send_session(m, c, MDSP_SESSION_OPEN, sid, msg->seq, 0, NULL);
+		return;
+	default:
+		dout(MDS, 1, "%s: unexpected session op %s ignored", c->peer, mdsp_session_op_name(msg->op));
+		return;
+	}
+}
+
+static int reply_frame(struct mdsp_buf *b, const struct mdsp_reply *rep, uint32_t flags)
+{
+	struct mdsp_msg msg;
+
+	memset(&msg, 0, sizeof(msg));
+	msg.type = MDSP_MSG_REPLY;
+	msg.reply = *rep;
+	msg.reply.flags = flags;
+	mdsp_buf_init(b);
+	return mdsp_encode(b, &msg);
+}
+
+static void send_error(struct conn *c, uint64_t tid, int err)
+{
+	struct mdsp_reply rep;
+	struct mdsp_buf b;
+
+	memset(&rep, 0, sizeof(rep));
+	rep.tid = tid;
+	rep.result = err;
+	if (!reply_frame(&b, &rep, MDSP_REPLY_SAFE))
+		conn_send_frame(c, &b);
+	mdsp_buf_free(&b);
+}
+
+/* Answer a request whose tid is in the completed table. Caller holds mds->lock; drops it. */
+static void answer_completed_unlock(struct mds *m, struct conn *c, struct session *s, struct completed *ce)
+{
+	struct mdsp_msg old;
+	struct mdsp_buf b;
+	const char *why;
+	struct jitem *it;
+	int r;
+
+	perf_inc(&m->req_replayed, 1);
+	r = mdsp_decode_frame(ce->frame, ce->len, &old, &why);
+	if (r || old.type != MDSP_MSG_REPLY) {
+		uint64_t tid = ce->tid;
+
+		if (!r)
+			mdsp_msg_free(&old);
+		pthread_mutex_unlock(&m->lock);
+		derr(MDS, "session %" PRIu64 ": stored reply of tid %" PRIu64 " is corrupt", s->id, tid);
+		send_error(c, tid, -EIO);
+		return;
+	}
+	old.reply.flags = MDSP_REPLY_SAFE | MDSP_REPLY_REPLAYED;
+	mdsp_buf_init(&b);
+	r = mdsp_encode(&b, &old);
+	mdsp_msg_free(&old);
+	if (ce->jseq <= m->committed_jseq || r) {
+		pthread_mutex_unlock(&m->lock);
+		if (!r)
+			conn_send_frame(c, &b);
+		mdsp_buf_free(&b);
+		return;
+	}
+	/* the original is not durable yet: answer when it is */
+	it = item_new(c, s->id);
+	if (!it) {
+		pthread_mutex_unlock(&m->lock);
+		mdsp_buf_free(&b);
+		return;
+	}
+	it->frame = b;
+	journal_submit_locked(m, NULL, it);
+	pthread_mutex_unlock(&m->lock);
+}
+
+void request_handle(struct mds *m, struct conn *c, struct mdsp_msg *msg)
+{
+	struct mdsp_request *req = &msg->request;
+	struct mdsp_msg rmsg;
+	struct mdsp_reply *rep = &rmsg.reply;
+	struct session *s;
+	struct completed *ce;
+	struct txn t;
+	struct mdsp_buf safe, unsafe;
+	struct jitem *it = NULL;
+	uint64_t t0 = now_mono_ns(), trim_to = 0;
+	bool journaled = server_op_journaled(req);
+	char oid[64], key[32];
+	int r;
+
+	memset(&rmsg, 0, sizeof(rmsg));
+	rmsg.type = MDSP_MSG_REPLY;
+	perf_inc(&m->req_total, 1);
+	pthread_mutex_lock(&m->lock);
+	s = c->session_id ? xa_load(&m->sessions, c->session_id) : NULL;
+	if (!s) {
+		pthread_mutex_unlock(&m->lock);
+		dout(MDS, 1, "%s: request tid %" PRIu64 " without a session", c->peer, req->tid);
+		send_error(c, req->tid, -ENOTCONN);
+		return;
+	}
+	s->nreq++;
+	if (req->oldest_tid > s->trimmed_below) {
+		completed_trim_below(s, req->oldest_tid);
+		s->trimmed_below = req->oldest_tid;
+		trim_to = req->oldest_tid;
+	}
+	if (journaled) {
+		rcu_read_lock();
+		ce = xa_load(&s->completed, req->tid);
+		rcu_read_unlock();
+		if (ce) {
+			dout(MDS, 5, "session %" PRIu64 " tid %" PRIu64 " (%s, flags %#x attempt %u): answered from the completed table",
+			     s->id, req->tid, mdsp_op_name(req->op), req->flags, req->attempt);
+			answer_completed_unlock(m, c, s, ce);
+			return;
+		}
+	}
+	txn_init(&t);
+	server_dispatch(m, s, req, rep, &t);
+	if (!journaled) {
+		pthread_mutex_unlock(&m->lock);
+		txn_free(&t);
+		r = reply_frame(&safe, rep, MDSP_REPLY_SAFE);
+		if (!r)
+			conn_send_frame(c, &safe);
+		else
+			send_error(c, req->tid, r);
+		mdsp_buf_free(&safe);
+		mdsp_msg_free(&rmsg);
+		if (req->op < MDSP_OP_MAX) {
+			hist_add(&m->op_lat[req->op], now_mono_ns() - t0);
+			perf_inc(&m->op_count[req->op], 1);
+		}
+		return;
+	}
+	txn_finish(m, &t);
+	oid_completed(oid, sizeof(oid), s->id);
+	if (trim_to) {
+		key_tid(key, sizeof(key), trim_to);
+		txn_edit(&t, EDIT_RMRANGE, oid, "", NULL, 0, key);
+	}
+	r = reply_frame(&safe, rep, MDSP_REPLY_SAFE);
+	if (!r)
+		r = completed_add(s, req->tid, safe.data, safe.len, UINT64_MAX);
+	it = r ? NULL : item_new(c, s->id);
+	if (r || !it) {
+		/* cannot record the result: the change is made, journal it anyway */
+		derr(MDS, "session %" PRIu64 " tid %" PRIu64 ": cannot record the reply (%s)", s->id, req->tid,
+		     strerror(r ? -r : ENOMEM));
+		journal_submit_locked(m, &t, NULL);
+		pthread_mutex_unlock(&m->lock);
+		txn_free(&t);
+		mdsp_buf_free(&safe);
+		send_error(c, req->tid, -EIO);
+		mdsp_msg_free(&rmsg);
+		return;
+	}
+	key_tid(key, sizeof(key), req->tid);
+	txn_edit(&t, EDIT_SET, oid, key, safe.data, safe.len, NULL);
+	if (s->ncompleted > cfg_uint(CFG_mds_max_completed_requests) && !s->warned_completed) {
+		s->warned_completed = true;
+		dinfo(MDS, "session %" PRIu64 " (%s) has %" PRIu64 " completed requests: the client does not advance its oldest tid",
+		      s->id, s->client_name, s->ncompleted);
+	}
+	it->frame = safe;
+	it->op = req->op;
+	it->start_ns = t0;
+	/* hold the send lock across the submit so that our UNSAFE reply goes
+	 * out before the writer can send the SAFE one */
+	pthread_mutex_lock(&c->send_lock);
+	ce = xa_load(&s->completed, req->tid);
+	ce->jseq = journal_submit_locked(m, &t, it);
+	pthread_mutex_unlock(&m->lock);
+	txn_free(&t);
+	if (!reply_frame(&unsafe, rep, MDSP_REPLY_UNSAFE))
+		conn_send_frame_locked(c, &unsafe);
+	pthread_mutex_unlock(&c->send_lock);
+	mdsp_buf_free(&unsafe);
+	mdsp_msg_free(&rmsg);
+	if (req->op < MDSP_OP_MAX) {
+		hist_add(&m->op_lat[req->op], now_mono_ns() - t0);
+		perf_inc(&m->op_count[req->op], 1);
+	}
+}
+
+void session_conn_closed(struct mds *m, struct conn *c)
+{
+	struct session *s;
+
+	pthread_mutex_lock(&m->lock);
+	s = c->session_id ? xa_load(&m->sessions, c->session_id) : NULL;
+	if (s && s->conn == c) {
+		s->conn = NULL;
+		conn_put(c);
+		dout(MDS, 1, "session %" PRIu64 ": connection %s closed; the session waits for a reconnect", s->id,
+		     c->peer);
+	}
+	c->session_id = 0;
+	pthread_mutex_unlock(&m->lock);
+}
+
+int session_evict(struct mds *m, uint64_t id, const char *why)
+{
+	struct session *s;
+	struct conn *c = NULL;
+
+	pthread_mutex_lock(&m->lock);
+	s = xa_load(&m->sessions, id);
+	if (!s) {
+		pthread_mutex_unlock(&m->lock);
+		return -ENOENT;
+	}
+	if (s->conn) {
+		c = s->conn;
+		conn_get(c);
+	}
+	session_close_locked(m, s, NULL);
+	perf_inc(&m->sessions_evicted, 1);
+	pthread_mutex_unlock(&m->lock);
+	dinfo(MDS, "session %" PRIu64 " evicted: %s", id, why);
+	if (c) {
+		send_session(m, c, MDSP_SESSION_EVICTED, id, 0, 0, why);
+		conn_shutdown(c);
+		conn_put(c);
+	}
+	return 0;
+}
+
+void session_tick(struct mds *m)
+{
+	uint64_t now = now_mono_ns(), idx;
+	uint64_t timeout = (uint64_t)(cfg_double(CFG_mds_session_timeout) * 1e9);
+	uint64_t autoclose = (uint64_t)(cfg_double(CFG_mds_session_autoclose) * 1e9);
+	struct session *s;
+	struct conn *stale[64];
+	uint64_t stale_id[64], evict[64];
+	int nstale = 0, nevict = 0, i;
+
+	pthread_mutex_lock(&m->lock);
+	rcu_read_lock();
+	xa_for_each(&m->sessions, idx, s) {
+		uint64_t idle = now - s->last_renew_ns;
+
+		if (idle > autoclose && nevict < 64) {
+			evict[nevict++] = s->id;
+		} else if (s->state == SESSION_OPEN && idle > timeout) {
+			s->state = SESSION_STALE;
+			perf_inc(&m->sessions_stale, 1);
+			dinfo(MDS, "session %" PRIu64 " (%s) is stale: no renew for %.0f s", s->id, s->client_name,
+			      (double)idle / 1e9);
+			if (s->conn && nstale < 64) {
+				conn_get(s->conn);
+				stale_id[nstale] = s->id;
+				stale[nstale++] = s->conn;
+			}
+		}
+	}
+	rcu_read_unlock();
+	pthread_mutex_unlock(&m->lock);
+	for (i = 0; i < nstale; i++) {
+		send_session(m, stale[i], MDSP_SESSION_STALE, stale_id[i], 0, 0, "lease expired: renew");
+		conn_put(stale[i]);
+	}
+	for (i = 0; i < nevict; i++)
+		session_evict(m, evict[i], "no renew within mds_session_autoclose");
+}
+
+struct json_object *session_ls_json(struct mds *m)
+{
+	struct json_object *a = json_object_new_array();
+	uint64_t idx, now = now_mono_ns();
+	struct session *s;
+
+	pthread_mutex_lock(&m->lock);
+	rcu_read_lock();
+	xa_for_each(&m->sessions, idx, s) {
+		struct json_object *o = json_object_new_object();
+
+		json_object_object_add(o, "id", json_object_new_int64((int64_t)s->id));
+		json_object_object_add(o, "client_name", json_object_new_string(s->client_name ? s->client_name : ""));
+		json_object_object_add(o, "state", json_object_new_string(s->state == SESSION_OPEN ? "open" : "stale"));
+		json_object_object_add(o, "addr", json_object_new_string(s->conn ? s->conn->peer : ""));
+		json_object_object_add(o, "connected", json_object_new_boolean(s->conn != NULL));
+		json_object_object_add(o, "requests", json_object_new_int64((int64_t)s->nreq));
+		json_object_object_add(o, "completed_requests", json_object_new_int64((int64_t)s->ncompleted));
+		json_object_object_add(o, "oldest_tid", json_object_new_int64((int64_t)s->trimmed_below));
+		json_object_object_add(o, "idle_s", json_object_new_double((double)(now - s->last_renew_ns) / 1e9));
+		json_object_array_add(a, o);
+	}
+	rcu_read_unlock();
+	pthread_mutex_unlock(&m->lock);
+	return a;
+}

@@ -1,0 +1,15 @@
+# Integration suites of loligo-mds: each test starts the real daemon
+# (fork/exec) on a temporary store and an ephemeral loopback port.
+add_library(loligo_mds_wire STATIC ${CMAKE_CURRENT_LIST_DIR}/test_mds_wire.c)
+target_link_libraries(loligo_mds_wire PUBLIC loligo_proto loligo_common)
+
+foreach(t namespace recovery badinput)
+  if(EXISTS ${CMAKE_CURRENT_LIST_DIR}/test_mds_${t}.c)
+    loligo_check_test(test_mds_${t}
+      SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_mds_${t}.c
+      LIBS loligo_mds_wire loligo_proto loligo_common
+      LABELS integration mds
+      TIMEOUT 120)
+    add_dependencies(test_mds_${t} loligo-mds)
+  endif()
+endforeach()

@@ -1,0 +1,675 @@
+/*
+ * test_mds_namespace.c - POSIX namespace semantics of loligo-mds over the
+ * wire: create/lookup/unlink errors, permissions as a non-root caller, the
+ * sticky bit, rename cases, nlink, hard links, symlinks, xattrs, readdir
+ * cookies under concurrent inserts and removes, admin commands, leases.
+ */
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "tests/integration/test_mds_wire.h"
+
+#define ROOT MDSP_ROOT_INO
+static char parent_dir[256];
+static struct mdsproc P;
+static struct mdsw W;
+
+static void setup(void)
+{
+	ck_assert_int_eq(mdsproc_init(&P, parent_dir), 0);
+	ck_assert_int_eq(mdsproc_mkfs(&P), 0);
+	ck_assert_int_eq(mdsproc_start(&P), 0);
+	ck_assert_int_eq(mdsw_connect(&W, P.port), 0);
+	ck_assert_int_eq(mdsw_open(&W, "client.test"), 0);
+}
+
+static void teardown(void)
+{
+	mdsw_close(&W);
+	mdsproc_cleanup(&P);
+}
+
+static void as_user(struct mdsw *w, uint32_t uid, uint32_t gid)
+{
+	memset(&w->caller, 0, sizeof(w->caller));
+	w->caller.uid = uid;
+	w->caller.gid = gid;
+}
+
+static uint64_t mkdir_ok(uint64_t dir, const char *name, uint32_t mode)
+{
+	struct mdsp_inode in;
+
+	ck_assert_int_eq(mdsw_mkdir(&W, dir, name, mode, &in), 0);
+	return in.ino;
+}
+
+static uint64_t create_ok(uint64_t dir, const char *name, uint32_t mode)
+{
+	struct mdsp_inode in;
+
+	ck_assert_int_eq(mdsw_create(&W, dir, name, mode, O_CREAT | O_EXCL | O_RDWR, &in), 0);
+	return in.ino;
+}
+
+START_TEST(test_session_and_basic_ops)
+{
+	struct mdsp_inode in, root0, root1, f;
+	struct mdsp_request q = { .op = MDSP_OP_STATFS };
+	struct mdsp_reply rep;
+
+	ck_assert_uint_gt(W.sid, 0);
+	ck_assert_int_eq(mdsw_renew(&W), 0);
+	ck_assert_int_eq(mdsw_getattr(&W, ROOT, &root0), 0);
+	ck_assert(S_ISDIR(root0.mode));
+	ck_assert_uint_eq(root0.nlink, 2);
+
+	usleep(20000);
+	ck_assert_int_eq(mdsw_create(&W, ROOT, "f", 0644, O_CREAT | O_EXCL | O_RDWR, &f), 0);
+	ck_assert(W.got_unsafe);   /* a mutation gets UNSAFE, then SAFE */
+	ck_assert(S_ISREG(f.mode));
+	ck_assert_uint_eq(f.mode & 07777, 0644);
+	ck_assert_uint_eq(f.nlink, 1);
+	ck_assert_int_eq(mdsw_getattr(&W, ROOT, &root1), 0);
+	ck_assert(root1.mtime.sec > root0.mtime.sec ||
+		  (root1.mtime.sec == root0.mtime.sec && root1.mtime.nsec > root0.mtime.nsec));
+	ck_assert_uint_eq(root1.files, 1);
+	ck_assert_uint_gt(root1.change, root0.change);
+
+	ck_assert_int_eq(mdsw_lookup(&W, ROOT, "f", &in), 0);
+	ck_assert_uint_eq(in.ino, f.ino);
+	ck_assert_int_eq(mdsw_create(&W, ROOT, "f", 0644, O_CREAT | O_EXCL, &in), -EEXIST);
+	/* without O_EXCL create opens the existing file */
+	ck_assert_int_eq(mdsw_create(&W, ROOT, "f", 0644, O_CREAT | O_RDWR, &in), 0);
+	ck_assert_uint_eq(in.ino, f.ino);
+	ck_assert_int_eq(mdsw_lookup(&W, ROOT, "nope", &in), -ENOENT);
+	ck_assert_int_eq(mdsw_lookup(&W, f.ino, "x", &in), -ENOTDIR);
+	ck_assert_int_eq(mdsw_getattr(&W, 0x7fffffff, &in), -ESTALE);
+
+	ck_assert_int_eq(mdsw_call(&W, &q, &rep), 0);
+	ck_assert_uint_gt(rep.statfs.bsize, 0);
+	ck_assert_uint_eq(rep.statfs.namemax, 255);
+	ck_assert_uint_ge(rep.statfs.files, 2);
+	mdsw_reply_free(&rep);
+
+	/* file locks are not there yet */
+	{
+		struct mdsp_request lq = { .op = MDSP_OP_GETLK, .ino = f.ino };
+
+		ck_assert_int_eq(mdsw_call(&W, &lq, &rep), -ENOSYS);
+		mdsw_reply_free(&rep);
+	}
+}
+END_TEST
+
+START_TEST(test_names)
+{
+	struct mdsp_inode in;
+	char longname[300];
+
+	ck_assert_int_eq(mdsw_create(&W, ROOT, "", 0644, O_CREAT, &in), -ENOENT);
+	ck_assert_int_eq(mdsw_create(&W, ROOT, "a/b", 0644, O_CREAT, &in), -EINVAL);
+	ck_assert_int_eq(mdsw_mkdir(&W, ROOT, ".", 0755, &in), -EEXIST);
+	ck_assert_int_eq(mdsw_mkdir(&W, ROOT, "..", 0755, &in), -EEXIST);
+	ck_assert_int_eq(mdsw_unlink(&W, ROOT, "."), -EISDIR);
+	ck_assert_int_eq(mdsw_rmdir(&W, ROOT, "."), -EINVAL);
+	ck_assert_int_eq(mdsw_rmdir(&W, ROOT, ".."), -ENOTEMPTY);
+	ck_assert_int_eq(mdsw_rename(&W, ROOT, ".", ROOT, "x", 0), -EBUSY);
+	memset(longname, 'n', 255);
+	longname[255] = 0;
+	ck_assert_int_eq(mdsw_create(&W, ROOT, longname, 0644, O_CREAT, &in), 0);
+	ck_assert_int_eq(mdsw_lookup(&W, ROOT, longname, &in), 0);
+	/* "." and ".." resolve in lookup */
+	{
+		uint64_t d = mkdir_ok(ROOT, "d", 0755);
+
+		ck_assert_int_eq(mdsw_lookup(&W, d, "..", &in), 0);
+		ck_assert_uint_eq(in.ino, ROOT);
+		ck_assert_int_eq(mdsw_lookup(&W, d, ".", &in), 0);
+		ck_assert_uint_eq(in.ino, d);
+	}
+}
+END_TEST
+
+START_TEST(test_mkdir_rmdir_nlink)
+{
+	struct mdsp_inode in, root;
+	uint64_t a, b;
+
+	a = mkdir_ok(ROOT, "a", 0755);
+	ck_assert_int_eq(mdsw_getattr(&W, ROOT, &root), 0);
+	ck_assert_uint_eq(root.nlink, 3);
+	b = mkdir_ok(a, "b", 0755);
+	create_ok(b, "file", 0600);
+	ck_assert_int_eq(mdsw_getattr(&W, a, &in), 0);
+	ck_assert_uint_eq(in.nlink, 3);
+	ck_assert_int_eq(mdsw_rmdir(&W, a, "b"), -ENOTEMPTY);
+	ck_assert_int_eq(mdsw_rmdir(&W, b, "file"), -ENOTDIR);
+	ck_assert_int_eq(mdsw_unlink(&W, a, "b"), -EISDIR);
+	ck_assert_int_eq(mdsw_unlink(&W, b, "file"), 0);
+	ck_assert_int_eq(mdsw_unlink(&W, b, "file"), -ENOENT);
+	ck_assert_int_eq(mdsw_rmdir(&W, a, "b"), 0);
+	ck_assert_int_eq(mdsw_getattr(&W, a, &in), 0);
+	ck_assert_uint_eq(in.nlink, 2);
+	ck_assert_int_eq(mdsw_getattr(&W, b, &in), -ESTALE);
+	ck_assert_int_eq(mdsw_lookup(&W, a, "b", &in), -ENOENT);
+	/* a removed dir cannot get new entries */
+	ck_assert_int_eq(mdsw_create(&W, b, "x", 0644, O_CREAT, &in), -ESTALE);
+}
+END_TEST
+
+START_TEST(test_permissions)
+{
+	struct mdsp_inode in, attr;
+	uint64_t pub, priv, tmp, f, g;
+
+	pub = mkdir_ok(ROOT, "pub", 0777);
+	priv = mkdir_ok(ROOT, "priv", 0700);
+	tmp = mkdir_ok(ROOT, "tmp", 01777);
+	f = create_ok(ROOT, "rootfile", 0644);
+	g = mkdir_ok(ROOT, "grp", 0770);
+	memset(&attr, 0, sizeof(attr));
+	attr.gid = 500;
+	ck_assert_int_eq(mdsw_setattr(&W, g, MDSP_SETATTR_GID, &attr, &in), 0);
+
+	as_user(&W, 1000, 1000);
+	ck_assert_int_eq(mdsw_create(&W, ROOT, "x", 0644, O_CREAT, &in), -EACCES);
+	ck_assert_int_eq(mdsw_mkdir(&W, ROOT, "x", 0755, &in), -EACCES);
+	ck_assert_int_eq(mdsw_unlink(&W, ROOT, "rootfile"), -EACCES);
+	ck_assert_int_eq(mdsw_lookup(&W, priv, "anything", &in), -EACCES);
+	ck_assert_int_eq(mdsw_create(&W, pub, "mine", 0600, O_CREAT | O_EXCL, &in), 0);
+	ck_assert_uint_eq(in.uid, 1000);
+	ck_assert_uint_eq(in.gid, 1000);
+	/* open of root's 0644 file for write: denied; for read: fine */
+	{
+		struct mdsp_request q = { .op = MDSP_OP_OPEN, .ino = f, .oflags = O_WRONLY };
+		struct mdsp_reply rep;
+
+		ck_assert_int_eq(mdsw_call(&W, &q, &rep), -EACCES);
+		mdsw_reply_free(&rep);
+		q.tid = 0;
+		q.oflags = O_RDONLY;
+		ck_assert_int_eq(mdsw_call(&W, &q, &rep), 0);
+		mdsw_reply_free(&rep);
+	}
+	/* setattr: chmod/truncate of someone else's file */
+	attr.mode = 0777;
+	ck_assert_int_eq(mdsw_setattr(&W, f, MDSP_SETATTR_MODE, &attr, &in), -EPERM);
+	attr.size = 0;
+	ck_assert_int_eq(mdsw_setattr(&W, f, MDSP_SETATTR_SIZE, &attr, &in), -EACCES);
+	attr.uid = 1000;
+	ck_assert_int_eq(mdsw_setattr(&W, f, MDSP_SETATTR_UID, &attr, &in), -EPERM);
+	/* group access through a supplementary group */
+	ck_assert_int_eq(mdsw_create(&W, g, "x", 0644, O_CREAT, &in), -EACCES);
+	W.caller.ngroups = 1;
+	W.caller.groups[0] = 500;
+	ck_assert_int_eq(mdsw_create(&W, g, "x", 0644, O_CREAT, &in), 0);
+	/* sticky /tmp: 1000 creates, 2000 may not remove or rename it */
+	ck_assert_int_eq(mdsw_create(&W, tmp, "t", 0666, O_CREAT, &in), 0);
+	as_user(&W, 2000, 2000);
+	ck_assert_int_eq(mdsw_unlink(&W, tmp, "t"), -EPERM);
+	ck_assert_int_eq(mdsw_rename(&W, tmp, "t", tmp, "u", 0), -EPERM);
+	ck_assert_int_eq(mdsw_create(&W, tmp, "other", 0666, O_CREAT, &in), 0);
+	as_user(&W, 1000, 1000);
+	ck_assert_int_eq(mdsw_unlink(&W, tmp, "t"), 0);
+	/* the owner of the file may chmod it */
+	ck_assert_int_eq(mdsw_lookup(&W, pub, "mine", &in), 0);
+	attr.mode = 0640;
+	ck_assert_int_eq(mdsw_setattr(&W, in.ino, MDSP_SETATTR_MODE, &attr, &in), 0);
+	ck_assert_uint_eq(in.mode & 07777, 0640);
+	/* root may do anything */
+	as_user(&W, 0, 0);
+	ck_assert_int_eq(mdsw_create(&W, priv, "r", 0600, O_CREAT, &in), 0);
+	ck_assert_int_eq(mdsw_unlink(&W, tmp, "other"), 0);
+}
+END_TEST
+
+START_TEST(test_rename)
+{
+	struct mdsp_inode in, a_in, b_in;
+	uint64_t a, b, sub, f1, f2, e;
+
+	a = mkdir_ok(ROOT, "a", 0755);
+	b = mkdir_ok(ROOT, "b", 0755);
+	f1 = create_ok(a, "f1", 0644);
+	f2 = create_ok(a, "f2", 0644);
+	/* file over file: the target goes away */
+	ck_assert_int_eq(mdsw_rename(&W, a, "f1", a, "f2", 0), 0);
+	ck_assert_int_eq(mdsw_lookup(&W, a, "f1", &in), -ENOENT);
+	ck_assert_int_eq(mdsw_lookup(&W, a, "f2", &in), 0);
+	ck_assert_uint_eq(in.ino, f1);
+	ck_assert_int_eq(mdsw_getattr(&W, f2, &in), -ESTALE);
+	/* NOREPLACE */
+	create_ok(a, "f3", 0644);
+	ck_assert_int_eq(mdsw_rename(&W, a, "f3", a, "f2", MDSP_RENAME_NOREPLACE), -EEXIST);
+	ck_assert_int_eq(mdsw_rename(&W, a, "f3", a, "f4", MDSP_RENAME_NOREPLACE), 0);
+	/* EXCHANGE */
+	ck_assert_int_eq(mdsw_rename(&W, a, "f2", a, "f4", MDSP_RENAME_EXCHANGE), 0);
+	ck_assert_int_eq(mdsw_lookup(&W, a, "f4", &in), 0);
+	ck_assert_uint_eq(in.ino, f1);
+	ck_assert_int_eq(mdsw_rename(&W, a, "f2", a, "nonexist", MDSP_RENAME_EXCHANGE), -ENOENT);
+	ck_assert_int_eq(mdsw_rename(&W, a, "f2", a, "f4", MDSP_RENAME_EXCHANGE | MDSP_RENAME_NOREPLACE),
+			 -EINVAL);
+	/* dir moves: nlink of both parents */
+	sub = mkdir_ok(a, "sub", 0755);
+	ck_assert_int_eq(mdsw_rename(&W, a, "sub", b, "sub", 0), 0);
+	ck_assert_int_eq(mdsw_getattr(&W, a, &a_in), 0);
+	ck_assert_int_eq(mdsw_getattr(&W, b, &b_in), 0);
+	ck_assert_uint_eq(a_in.nlink, 2);
+	ck_assert_uint_eq(b_in.nlink, 3);
+	ck_assert_int_eq(mdsw_lookup(&W, sub, "..", &in), 0);
+	ck_assert_uint_eq(in.ino, b);
+	/* a directory into its own subtree */
+	mkdir_ok(sub, "deep", 0755);
+	ck_assert_int_eq(mdsw_lookup(&W, sub, "deep", &in), 0);
+	ck_assert_int_eq(mdsw_rename(&W, b, "sub", in.ino, "x", 0), -EINVAL);
+	ck_assert_int_eq(mdsw_rename(&W, ROOT, "b", sub, "x", 0), -EINVAL);
+	ck_assert_int_eq(mdsw_rename(&W, b, "sub", sub, "x", 0), -EINVAL);
+	/* dir over empty dir, over non-empty dir, type mismatches */
+	e = mkdir_ok(a, "empty", 0755);
+	ck_assert_int_eq(mdsw_rename(&W, a, "f4", a, "empty", 0), -EISDIR);
+	ck_assert_int_eq(mdsw_rename(&W, b, "sub", a, "f4", 0), -ENOTDIR);
+	ck_assert_int_eq(mdsw_rename(&W, ROOT, "a", ROOT, "b", 0), -ENOTEMPTY);
+	ck_assert_int_eq(mdsw_rename(&W, b, "sub", a, "empty", 0), 0);
+	ck_assert_int_eq(mdsw_getattr(&W, e, &in), -ESTALE);
+	ck_assert_int_eq(mdsw_getattr(&W, a, &a_in), 0);
+	ck_assert_int_eq(mdsw_getattr(&W, b, &b_in), 0);
+	ck_assert_uint_eq(a_in.nlink, 3);   /* empty went, sub came */
+	ck_assert_uint_eq(b_in.nlink, 2);
+	/* rename onto itself / another link of the same inode: no-op */
+	ck_assert_int_eq(mdsw_rename(&W, a, "f4", a, "f4", 0), 0);
+	ck_assert_int_eq(mdsw_rename(&W, a, "missing", a, "x", 0), -ENOENT);
+	ck_assert_int_eq(mdsw_rename(&W, a, "f4", f1, "x", 0), -ENOTDIR);
+	(void)f2;
+}
+END_TEST
+
+START_TEST(test_links_and_symlinks)
+{
+	struct mdsp_inode in, l;
+	uint64_t d, f;
+	char *target = NULL;
+
+	d = mkdir_ok(ROOT, "d", 0755);
+	f = create_ok(d, "f", 0644);
+	ck_assert_int_eq(mdsw_link(&W, ROOT, "hard", f, &l), 0);
+	ck_assert_uint_eq(l.ino, f);
+	ck_assert_uint_eq(l.nlink, 2);
+	ck_assert_int_eq(mdsw_link(&W, ROOT, "hard", f, &l), -EEXIST);
+	ck_assert_int_eq(mdsw_link(&W, ROOT, "dlink", d, &l), -EPERM);
+	ck_assert_int_eq(mdsw_link(&W, d, "hard2", f, &l), 0);
+	ck_assert_uint_eq(l.nlink, 3);
+	ck_assert_int_eq(mdsw_unlink(&W, d, "f"), 0);
+	ck_assert_int_eq(mdsw_lookup(&W, ROOT, "hard", &in), 0);
+	ck_assert_uint_eq(in.ino, f);
+	ck_assert_uint_eq(in.nlink, 2);
+	/* LOOKUPINO finds it by number (NFS file handles) */
+	{
+		struct mdsp_request q = { .op = MDSP_OP_LOOKUPINO, .ino = f };
+		struct mdsp_reply rep;
+
+		ck_assert_int_eq(mdsw_call(&W, &q, &rep), 0);
+		ck_assert_uint_eq(rep.target.ino, f);
+		mdsw_reply_free(&rep);
+		q.ino = d;
+		q.tid = 0;
+		q.op = MDSP_OP_LOOKUPPARENT;
+		ck_assert_int_eq(mdsw_call(&W, &q, &rep), 0);
+		ck_assert_uint_eq(rep.target.ino, ROOT);
+		mdsw_reply_free(&rep);
+	}
+	/* rename a hard link over another link of the same inode: no-op */
+	ck_assert_int_eq(mdsw_rename(&W, ROOT, "hard", d, "hard2", 0), 0);
+	ck_assert_int_eq(mdsw_lookup(&W, ROOT, "hard", &in), 0);
+	ck_assert_int_eq(mdsw_unlink(&W, ROOT, "hard"), 0);
+	ck_assert_int_eq(mdsw_unlink(&W, d, "hard2"), 0);
+	ck_assert_int_eq(mdsw_getattr(&W, f, &in), -ESTALE);
+
+	ck_assert_int_eq(mdsw_symlink(&W, d, "sl", "../some/where", &l), 0);
+	ck_assert(S_ISLNK(l.mode));
+	ck_assert_uint_eq(l.size, strlen("../some/where"));
+	ck_assert_int_eq(mdsw_readlink(&W, l.ino, &target), 0);
+	ck_assert_str_eq(target, "../some/where");
+	free(target);
+	target = NULL;
+	ck_assert_int_eq(mdsw_readlink(&W, d, &target), -EINVAL);
+	ck_assert_int_eq(mdsw_symlink(&W, d, "sl", "x", &l), -EEXIST);
+	ck_assert_int_eq(mdsw_symlink(&W, d, "empty", "", &l), -ENOENT);
+}
+END_TEST
+
+START_TEST(test_setattr_truncate)
+{
+	struct mdsp_inode in, attr;
+	uint64_t f = create_ok(ROOT, "f", 0644);
+
+	memset(&attr, 0, sizeof(attr));
+	attr.size = 12345;
+	ck_assert_int_eq(mdsw_setattr(&W, f, MDSP_SETATTR_SIZE, &attr, &in), 0);
+	ck_assert_uint_eq(in.size, 12345);
+	attr.mtime.sec = 1000;
+	attr.atime.sec = 2000;
+	ck_assert_int_eq(mdsw_setattr(&W, f, MDSP_SETATTR_MTIME | MDSP_SETATTR_ATIME, &attr, &in), 0);
+	ck_assert_int_eq(in.mtime.sec, 1000);
+	ck_assert_int_eq(in.atime.sec, 2000);
+	ck_assert_int_gt(in.ctime.sec, 1000);
+	ck_assert_int_eq(mdsw_setattr(&W, ROOT, MDSP_SETATTR_SIZE, &attr, &in), -EISDIR);
+	/* O_TRUNC through create on an existing file */
+	ck_assert_int_eq(mdsw_create(&W, ROOT, "f", 0644, O_CREAT | O_TRUNC | O_WRONLY, &in), 0);
+	ck_assert_uint_eq(in.size, 0);
+	ck_assert_int_eq(mdsw_getattr(&W, f, &in), 0);
+	ck_assert_uint_eq(in.size, 0);
+}
+END_TEST
+
+START_TEST(test_xattrs)
+{
+	struct mdsp_request q;
+	struct mdsp_reply rep;
+	uint64_t f = create_ok(ROOT, "f", 0644);
+
+	memset(&q, 0, sizeof(q));
+	q.op = MDSP_OP_SETXATTR;
+	q.ino = f;
+	q.name = "user.color";
+	q.data = (uint8_t *)"blue";
+	q.data_len = 4;
+	ck_assert_int_eq(mdsw_call(&W, &q, &rep), 0);
+	mdsw_reply_free(&rep);
+	q.tid = 0;
+	q.oflags = 1; /* XATTR_CREATE */
+	ck_assert_int_eq(mdsw_call(&W, &q, &rep), -EEXIST);
+	mdsw_reply_free(&rep);
+	q.tid = 0;
+	q.oflags = 2; /* XATTR_REPLACE */
+	q.name = "user.none";
+	ck_assert_int_eq(mdsw_call(&W, &q, &rep), -ENODATA);
+	mdsw_reply_free(&rep);
+	q.tid = 0;
+	q.oflags = 0;
+	q.name = "system.posix_acl_access";
+	ck_assert_int_eq(mdsw_call(&W, &q, &rep), -EOPNOTSUPP);
+	mdsw_reply_free(&rep);
+
+	memset(&q, 0, sizeof(q));
+	q.op = MDSP_OP_GETXATTR;
+	q.ino = f;
+	q.name = "user.color";
+	ck_assert_int_eq(mdsw_call(&W, &q, &rep), 0);
+	ck_assert_uint_eq(rep.data_len, 4);
+	ck_assert(!memcmp(rep.data, "blue", 4));
+	mdsw_reply_free(&rep);
+	q.tid = 0;
+	q.name = "user.other";
+	ck_assert_int_eq(mdsw_call(&W, &q, &rep), -ENODATA);
+	mdsw_reply_free(&rep);
+
+	memset(&q, 0, sizeof(q));
+	q.op = MDSP_OP_LISTXATTR;
+	q.ino = f;
+	ck_assert_int_eq(mdsw_call(&W, &q, &rep), 0);
+	ck_assert_uint_eq(rep.data_len, strlen("user.color") + 1);
+	ck_assert(!memcmp(rep.data, "user.color", 11));
+	mdsw_reply_free(&rep);
+
+	/* a user without write permission cannot set user.* */
+	as_user(&W, 1000, 1000);
+	memset(&q, 0, sizeof(q));
+	q.op = MDSP_OP_SETXATTR;
+	q.ino = f;
+	q.name = "user.x";
+	q.data = (uint8_t *)"1";
+	q.data_len = 1;
+	ck_assert_int_eq(mdsw_call(&W, &q, &rep), -EACCES);
+	mdsw_reply_free(&rep);
+	as_user(&W, 0, 0);
+
+	memset(&q, 0, sizeof(q));
+	q.op = MDSP_OP_REMOVEXATTR;
+	q.ino = f;
+	q.name = "user.color";
+	ck_assert_int_eq(mdsw_call(&W, &q, &rep), 0);
+	mdsw_reply_free(&rep);
+	q.tid = 0;
+	ck_assert_int_eq(mdsw_call(&W, &q, &rep), -ENODATA);
+	mdsw_reply_free(&rep);
+}
+END_TEST
+
+#define NFILES 120
+
+START_TEST(test_readdir_cookies)
+{
+	struct mdsp_reply rep;
+	uint64_t d = mkdir_ok(ROOT, "d", 0755), cookie = 0;
+	int seen[NFILES + 200], i, batches = 0, extra = 0;
+	char name[32];
+	bool end = false;
+
+	memset(seen, 0, sizeof(seen));
+	for (i = 0; i < NFILES; i++) {
+		snprintf(name, sizeof(name), "f%03d", i);
+		create_ok(d, name, 0644);
+	}
+	while (!end) {
+		uint32_t k;
+
+		ck_assert_int_eq(mdsw_readdir(&W, d, cookie, 10, &rep), 0);
+		ck_assert_uint_le(rep.nentries, 10);
+		for (k = 0; k < rep.nentries; k++) {
+			int n;
+
+			ck_assert(rep.entries[k].cookie > cookie);
+			cookie = rep.entries[k].cookie;
+			if (sscanf(rep.entries[k].name, "f%d", &n) == 1) {
+				ck_assert_int_lt(n, NFILES);
+				seen[n]++;
+			} else {
+				extra++;
+			}
+			ck_assert_uint_gt(rep.entries[k].inode.ino, 0);
+		}
+		end = rep.end;
+		mdsw_reply_free(&rep);
+		/* between batches: remove entries ahead and behind, insert new ones */
+		snprintf(name, sizeof(name), "f%03d", NFILES - 1 - batches);
+		if (batches < 5)
+			ck_assert_int_eq(mdsw_unlink(&W, d, name), 0);
+		snprintf(name, sizeof(name), "new%03d", batches);
+		create_ok(d, name, 0644);
+		batches++;
+		ck_assert_int_lt(batches, 100);
+	}
+	/* every entry that was never removed appears exactly once */
+	for (i = 0; i < NFILES; i++) {
+		if (i >= NFILES - 5)
+			ck_assert_int_le(seen[i], 1);
+		else
+			ck_assert_msg(seen[i] == 1, "f%03d seen %d times", i, seen[i]);
+	}
+	ck_assert_int_gt(extra, 0);    /* inserts after the cursor show up */
+	/* a readdir of a file is ENOTDIR; an empty listing ends at once */
+	{
+		uint64_t e = mkdir_ok(ROOT, "empty", 0755);
+
+		ck_assert_int_eq(mdsw_readdir(&W, e, 0, 10, &rep), 0);
+		ck_assert_uint_eq(rep.nentries, 0);
+		ck_assert(rep.end);
+		mdsw_reply_free(&rep);
+	}
+}
+END_TEST
+
+struct worker {
+	uint16_t port;
+	int id;
+	int errors;
+};
+
+static void *worker_main(void *arg)
+{
+	struct worker *wk = arg;
+	struct mdsw w;
+	struct mdsp_inode in;
+	char name[64];
+	int i;
+
+	if (mdsw_connect(&w, wk->port) || mdsw_open(&w, "client.worker")) {
+		wk->errors++;
+		return NULL;
+	}
+	for (i = 0; i < 20; i++) {
+		snprintf(name, sizeof(name), "w%d_%d", wk->id, i);
+		if (mdsw_create(&w, ROOT, name, 0644, O_CREAT | O_EXCL, &in))
+			wk->errors++;
+		if (mdsw_getattr(&w, in.ino, &in))
+			wk->errors++;
+		if (i % 2 && mdsw_unlink(&w, ROOT, name))
+			wk->errors++;
+	}
+	mdsw_close(&w);
+	return NULL;
+}
+
+START_TEST(test_concurrent_sessions)
+{
+	enum { N = 32 };
+	pthread_t th[N];
+	struct worker wk[N];
+	struct mdsp_inode root;
+	char *out = NULL;
+	int i;
+
+	for (i = 0; i < N; i++) {
+		wk[i].port = P.port;
+		wk[i].id = i;
+		wk[i].errors = 0;
+		ck_assert_int_eq(pthread_create(&th[i], NULL, worker_main, &wk[i]), 0);
+	}
+	for (i = 0; i < N; i++) {
+		pthread_join(th[i], NULL);
+		ck_assert_int_eq(wk[i].errors, 0);
+	}
+	ck_assert_int_eq(mdsw_getattr(&W, ROOT, &root), 0);
+	ck_assert_uint_eq(root.files, N * 10);
+	ck_assert_int_eq(mdsw_command(&W, "{\"prefix\":\"session ls\"}", &out), 0);
+	ck_assert_ptr_nonnull(strstr(out, "client.worker"));
+	free(out);
+}
+END_TEST
+
+START_TEST(test_admin_and_evict)
+{
+	struct mdsw other;
+	char *out = NULL, cmd[128];
+	struct mdsp_inode in;
+
+	ck_assert_int_eq(mdsw_command(&W, "{\"prefix\":\"status\"}", &out), 0);
+	ck_assert_ptr_nonnull(strstr(out, "\"fs_name\""));
+	free(out);
+	ck_assert_int_eq(mdsw_command(&W, "{\"prefix\":\"dump cache\"}", &out), 0);
+	ck_assert_ptr_nonnull(strstr(out, "\"ino\""));
+	free(out);
+	ck_assert_int_eq(mdsw_command(&W, "{\"prefix\":\"no such command\"}", &out), -ENOSYS);
+	free(out);
+
+	ck_assert_int_eq(mdsw_connect(&other, P.port), 0);
+	ck_assert_int_eq(mdsw_open(&other, "client.victim"), 0);
+	snprintf(cmd, sizeof(cmd), "{\"prefix\":\"client evict\",\"id\":%llu}", (unsigned long long)other.sid);
+	ck_assert_int_eq(mdsw_command(&W, cmd, &out), 0);
+	free(out);
+	/* the evicted client's connection is gone; reconnect is refused */
+	ck_assert_int_lt(mdsw_getattr(&other, ROOT, &in), -1000);
+	mdsw_close(&other);
+	ck_assert_int_eq(mdsw_connect(&other, P.port), 0);
+	ck_assert_int_eq(mdsw_reconnect(&other, W.sid + 1000), -ESTALE);
+	mdsw_close(&other);
+	ck_assert_int_eq(mdsw_getattr(&W, ROOT, &in), 0);
+}
+END_TEST
+
+START_TEST(test_session_goes_stale)
+{
+	struct mdsp_msg msg;
+	const char *why;
+	bool stale = false;
+	int i;
+
+	/* restart the daemon with a 1 s lease */
+	mdsw_close(&W);
+	ck_assert_int_eq(mdsproc_stop(&P, SIGTERM), 0);
+	snprintf(P.extra[P.nextra++], 256, "--mds_session_timeout=1");
+	snprintf(P.extra[P.nextra++], 256, "--mds_tick_interval=0.2");
+	ck_assert_int_eq(mdsproc_start(&P), 0);
+	ck_assert_int_eq(mdsw_connect(&W, P.port), 0);
+	ck_assert_int_eq(mdsw_open(&W, "client.lazy"), 0);
+	for (i = 0; i < 5 && !stale; i++) {
+		if (mdsp_recv(W.fd, &msg, 1000, &why) == 0) {
+			stale = msg.type == MDSP_MSG_SESSION && msg.session.op == MDSP_SESSION_STALE;
+			mdsp_msg_free(&msg);
+		}
+	}
+	ck_assert(stale);
+	/* a renew brings it back */
+	ck_assert_int_eq(mdsw_renew(&W), 0);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+	Suite *s = suite_create("mds_namespace");
+	TCase *tc = tcase_create("ns");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, test_session_and_basic_ops);
+	tcase_add_test(tc, test_names);
+	tcase_add_test(tc, test_mkdir_rmdir_nlink);
+	tcase_add_test(tc, test_permissions);
+	tcase_add_test(tc, test_rename);
+	tcase_add_test(tc, test_links_and_symlinks);
+	tcase_add_test(tc, test_setattr_truncate);
+	tcase_add_test(tc, test_xattrs);
+	tcase_add_test(tc, test_readdir_cookies);
+	tcase_add_test(tc, test_concurrent_sessions);
+	tcase_add_test(tc, test_admin_and_evict);
+	tcase_add_test(tc, test_session_goes_stale);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+static int rm_one(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+	(void)sb;
+	(void)flag;
+	(void)ftw;
+	remove(path);
+	return 0;
+}
+
+int main(void)
+{
+	SRunner *sr;
+	int failed;
+	const char *tmp = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+
+	snprintf(parent_dir, sizeof(parent_dir), "%s/test_mds_nsXXXXXX", tmp);
+	if (!mkdtemp(parent_dir))
+		return 1;
+	sr = srunner_create(suite());
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	if (!getenv("LOLIGO_TEST_KEEP"))
+		nftw(parent_dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	return failed ? 1 : 0;
+}

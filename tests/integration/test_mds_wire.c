@@ -1,0 +1,563 @@
+/*
+ * test_mds_wire.c - synchronous MDS wire client and loligo-mds process
+ * harness (see test_mds_wire.h).
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "tests/integration/test_mds_wire.h"
+
+int mdsw_connect(struct mdsw *w, uint16_t port)
+{
+	struct sockaddr_in sin;
+	int one = 1;
+
+	memset(w, 0, sizeof(*w));
+	w->wait_safe = true;
+	w->timeout_ms = 20000;
+	w->next_tid = 1;
+	w->fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (w->fd < 0)
+		return -errno;
+	memset(&sin, 0, sizeof(sin));
+	sin.sin_family = AF_INET;
+	sin.sin_port = htons(port);
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (connect(w->fd, (struct sockaddr *)&sin, sizeof(sin))) {
+		int e = -errno;
+
+		close(w->fd);
+		w->fd = -1;
+		return e;
+	}
+	setsockopt(w->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	return 0;
+}
+
+void mdsw_close(struct mdsw *w)
+{
+	if (w->fd >= 0)
+		close(w->fd);
+	w->fd = -1;
+}
+
+int mdsw_encode(struct mdsw *w, struct mdsp_msg *msg, struct mdsp_buf *out)
+{
+	msg->seq = ++w->out_seq;
+	mdsp_buf_init(out);
+	return mdsp_encode(out, msg);
+}
+
+static int send_msg(struct mdsw *w, struct mdsp_msg *msg)
+{
+	struct mdsp_buf b;
+	int r = mdsw_encode(w, msg, &b);
+
+	if (!r)
+		r = mdsp_send(w->fd, &b);
+	mdsp_buf_free(&b);
+	return r;
+}
+
+int mdsw_send_raw(struct mdsw *w, const void *buf, size_t len)
+{
+	struct mdsp_buf b = { .data = (uint8_t *)buf, .len = len, .cap = len };
+
+	return mdsp_send(w->fd, &b);
+}
+
+/* Wait for a SESSION message with one of the ops in @ops (0-terminated). */
+static int wait_session(struct mdsw *w, const uint32_t *ops, struct mdsp_session *out)
+{
+	struct mdsp_msg msg;
+	const char *why;
+	int r, i;
+
+	for (;;) {
+		r = mdsp_recv(w->fd, &msg, w->timeout_ms, &why);
+		if (r)
+			return r;
+		if (msg.type == MDSP_MSG_SESSION) {
+			for (i = 0; ops[i]; i++)
+				if (msg.session.op == ops[i]) {
+					*out = msg.session;
+					out->client_name = NULL;
+					out->reason = NULL;
+					out->caps = NULL;
+					mdsp_msg_free(&msg);
+					return 0;
+				}
+		}
+		mdsp_msg_free(&msg);
+	}
+}
+
+int mdsw_open(struct mdsw *w, const char *name)
+{
+	struct mdsp_msg msg;
+	struct mdsp_session s;
+	static const uint32_t ops[] = { MDSP_SESSION_OPEN, MDSP_SESSION_REJECT, 0 };
+	int r;
+
+	memset(&msg, 0, sizeof(msg));
+	msg.type = MDSP_MSG_SESSION;
+	msg.session.op = MDSP_SESSION_REQUEST_OPEN;
+	msg.session.client_name = (char *)name;
+	r = send_msg(w, &msg);
+	if (r)
+		return r;
+	r = wait_session(w, ops, &s);
+	if (r)
+		return r;
+	if (s.op == MDSP_SESSION_REJECT)
+		return s.result ? s.result : -EPERM;
+	w->sid = s.session_id;
+	w->epoch = s.mds_epoch;
+	return 0;
+}
+
+int mdsw_reconnect(struct mdsw *w, uint64_t sid)
+{
+	struct mdsp_msg msg;
+	struct mdsp_session s;
+	static const uint32_t ops[] = { MDSP_SESSION_OPEN, MDSP_SESSION_REJECT, 0 };
+	int r;
+
+	memset(&msg, 0, sizeof(msg));
+	msg.type = MDSP_MSG_SESSION;
+	msg.session.op = MDSP_SESSION_RECONNECT;
+	msg.session.session_id = sid;
+	r = send_msg(w, &msg);
+	if (r)
+		return r;
+	r = wait_session(w, ops, &s);
+	if (r)
+		return r;
+	if (s.op == MDSP_SESSION_REJECT)
+		return s.result ? s.result : -EPERM;
+	w->sid = s.session_id;
+	w->epoch = s.mds_epoch;
+	return 0;
+}
+
+int mdsw_renew(struct mdsw *w)
+{
+	struct mdsp_msg msg;
+	struct mdsp_session s;
+	static const uint32_t ops[] = { MDSP_SESSION_RENEW, MDSP_SESSION_REJECT, 0 };
+	int r;
+
+	memset(&msg, 0, sizeof(msg));
+	msg.type = MDSP_MSG_SESSION;
+	msg.session.op = MDSP_SESSION_REQUEST_RENEW;
+	msg.session.session_id = w->sid;
+	msg.session.seq = 7;
+	r = send_msg(w, &msg);
+	if (r)
+		return r;
+	r = wait_session(w, ops, &s);
+	if (r)
+		return r;
+	return s.op == MDSP_SESSION_RENEW && s.seq == 7 ? 0 : -EPROTO;
+}
+
+int mdsw_session_close(struct mdsw *w)
+{
+	struct mdsp_msg msg;
+	struct mdsp_session s;
+	static const uint32_t ops[] = { MDSP_SESSION_CLOSE, 0 };
+	int r;
+
+	memset(&msg, 0, sizeof(msg));
+	msg.type = MDSP_MSG_SESSION;
+	msg.session.op = MDSP_SESSION_REQUEST_CLOSE;
+	msg.session.session_id = w->sid;
+	r = send_msg(w, &msg);
+	if (r)
+		return r;
+	return wait_session(w, ops, &s);
+}
+
+void mdsw_reply_free(struct mdsp_reply *rep)
+{
+	struct mdsp_msg m;
+
+	memset(&m, 0, sizeof(m));
+	m.type = MDSP_MSG_REPLY;
+	m.reply = *rep;
+	mdsp_msg_free(&m);
+	memset(rep, 0, sizeof(*rep));
+}
+
+int mdsw_call(struct mdsw *w, struct mdsp_request *req, struct mdsp_reply *rep)
+{
+	struct mdsp_msg msg, in;
+	const char *why;
+	int r;
+
+	memset(rep, 0, sizeof(*rep));
+	if (!req->tid)
+		req->tid = w->next_tid++;
+	if (!req->attempt)
+		req->attempt = 1;
+	if (!req->caller.uid && !req->caller.gid && !req->caller.ngroups)
+		req->caller = w->caller;
+	req->oldest_tid = w->oldest_tid;
+	memset(&msg, 0, sizeof(msg));
+	msg.type = MDSP_MSG_REQUEST;
+	msg.request = *req;
+	r = send_msg(w, &msg);
+	if (r)
+		return -1000 + r;
+	w->got_unsafe = false;
+	for (;;) {
+		r = mdsp_recv(w->fd, &in, w->timeout_ms, &why);
+		if (r)
+			return -1000 + r;
+		if (in.type == MDSP_MSG_REPLY && in.reply.tid == req->tid) {
+			if ((in.reply.flags & MDSP_REPLY_SAFE) || !w->wait_safe) {
+				if (!(in.reply.flags & MDSP_REPLY_SAFE))
+					w->got_unsafe = true;
+				*rep = in.reply;
+				return rep->result;
+			}
+			w->got_unsafe = true;
+		}
+		mdsp_msg_free(&in);
+	}
+}
+
+int mdsw_command(struct mdsw *w, const char *json, char **out)
+{
+	struct mdsp_msg msg, in;
+	const char *why;
+	int r;
+
+	memset(&msg, 0, sizeof(msg));
+	msg.type = MDSP_MSG_COMMAND;
+	msg.command.tid = 77;
+	msg.command.json = (char *)json;
+	r = send_msg(w, &msg);
+	if (r)
+		return -1000 + r;
+	for (;;) {
+		r = mdsp_recv(w->fd, &in, w->timeout_ms, &why);
+		if (r)
+			return -1000 + r;
+		if (in.type == MDSP_MSG_COMMAND_REPLY) {
+			r = in.command_reply.result;
+			*out = in.command_reply.json;
+			in.command_reply.json = NULL;
+			mdsp_msg_free(&in);
+			return r;
+		}
+		mdsp_msg_free(&in);
+	}
+}
+
+static int simple(struct mdsw *w, struct mdsp_request *q, struct mdsp_inode *out)
+{
+	struct mdsp_reply rep;
+	int r = mdsw_call(w, q, &rep);
+
+	if (out && rep.has_target)
+		*out = rep.target;
+	mdsw_reply_free(&rep);
+	return r;
+}
+
+int mdsw_lookup(struct mdsw *w, uint64_t dir, const char *name, struct mdsp_inode *out)
+{
+	struct mdsp_request q = { .op = MDSP_OP_LOOKUP, .ino = dir, .name = (char *)name };
+
+	return simple(w, &q, out);
+}
+
+int mdsw_getattr(struct mdsw *w, uint64_t ino, struct mdsp_inode *out)
+{
+	struct mdsp_request q = { .op = MDSP_OP_GETATTR, .ino = ino };
+
+	return simple(w, &q, out);
+}
+
+int mdsw_create(struct mdsw *w, uint64_t dir, const char *name, uint32_t mode, uint32_t oflags,
+		struct mdsp_inode *out)
+{
+	struct mdsp_request q = { .op = MDSP_OP_CREATE, .ino = dir, .name = (char *)name, .mode = mode,
+				  .oflags = oflags };
+
+	return simple(w, &q, out);
+}
+
+int mdsw_mkdir(struct mdsw *w, uint64_t dir, const char *name, uint32_t mode, struct mdsp_inode *out)
+{
+	struct mdsp_request q = { .op = MDSP_OP_MKDIR, .ino = dir, .name = (char *)name, .mode = mode };
+
+	return simple(w, &q, out);
+}
+
+int mdsw_symlink(struct mdsw *w, uint64_t dir, const char *name, const char *target, struct mdsp_inode *out)
+{
+	struct mdsp_request q = { .op = MDSP_OP_SYMLINK, .ino = dir, .name = (char *)name,
+				  .target = (char *)target };
+
+	return simple(w, &q, out);
+}
+
+int mdsw_link(struct mdsw *w, uint64_t dir, const char *name, uint64_t ino, struct mdsp_inode *out)
+{
+	struct mdsp_request q = { .op = MDSP_OP_LINK, .ino = dir, .name = (char *)name, .ino2 = ino };
+
+	return simple(w, &q, out);
+}
+
+int mdsw_unlink(struct mdsw *w, uint64_t dir, const char *name)
+{
+	struct mdsp_request q = { .op = MDSP_OP_UNLINK, .ino = dir, .name = (char *)name };
+
+	return simple(w, &q, NULL);
+}
+
+int mdsw_rmdir(struct mdsw *w, uint64_t dir, const char *name)
+{
+	struct mdsp_request q = { .op = MDSP_OP_RMDIR, .ino = dir, .name = (char *)name };
+
+	return simple(w, &q, NULL);
+}
+
+int mdsw_rename(struct mdsw *w, uint64_t sdir, const char *sname, uint64_t ddir, const char *dname,
+		uint32_t flags)
+{
+	struct mdsp_request q = { .op = MDSP_OP_RENAME, .ino = sdir, .name = (char *)sname, .ino2 = ddir,
+				  .name2 = (char *)dname, .oflags = flags };
+
+	return simple(w, &q, NULL);
+}
+
+int mdsw_setattr(struct mdsw *w, uint64_t ino, uint32_t mask, const struct mdsp_inode *attr,
+		 struct mdsp_inode *out)
+{
+	struct mdsp_request q = { .op = MDSP_OP_SETATTR, .ino = ino, .mask = mask };
+
+	if (attr)
+		q.attr = *attr;
+	return simple(w, &q, out);
+}
+
+int mdsw_readlink(struct mdsw *w, uint64_t ino, char **out)
+{
+	struct mdsp_request q = { .op = MDSP_OP_READLINK, .ino = ino };
+	struct mdsp_reply rep;
+	int r = mdsw_call(w, &q, &rep);
+
+	*out = rep.link;
+	rep.link = NULL;
+	mdsw_reply_free(&rep);
+	return r;
+}
+
+int mdsw_readdir(struct mdsw *w, uint64_t dir, uint64_t cookie, uint32_t max, struct mdsp_reply *rep)
+{
+	struct mdsp_request q = { .op = MDSP_OP_READDIR, .ino = dir, .cookie = cookie, .max_entries = max };
+
+	return mdsw_call(w, &q, rep);
+}
+
+/* ---- the daemon ------------------------------------------------------------ */
+
+int mdsproc_init(struct mdsproc *p, const char *parent)
+{
+	const char *bd = getenv("LOLIGO_BUILD_DIR");
+
+	memset(p, 0, sizeof(*p));
+	if (!parent)
+		parent = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+	snprintf(p->dir, sizeof(p->dir), "%s/mdsXXXXXX", parent);
+	if (!mkdtemp(p->dir))
+		return -errno;
+	snprintf(p->bin, sizeof(p->bin), "%s/mds/loligo-mds", bd ? bd : ".");
+	if (access(p->bin, X_OK))
+		return -ENOENT;
+	return 0;
+}
+
+static void build_args(struct mdsproc *p, const char **argv, char bufs[][512], int *n)
+{
+	int i = 0, k;
+
+	argv[i++] = p->bin;
+	snprintf(bufs[0], 512, "--store_local_path=%s/store", p->dir);
+	argv[i++] = bufs[0];
+	snprintf(bufs[1], 512, "--log_file=%s/mds.log", p->dir);
+	argv[i++] = bufs[1];
+	argv[i++] = "--mds_addr=127.0.0.1";
+	for (k = 0; k < p->nextra; k++)
+		argv[i++] = p->extra[k];
+	*n = i;
+}
+
+int mdsproc_run(struct mdsproc *p, const char *const *args, char *err, size_t errlen)
+{
+	const char *argv[40];
+	char bufs[4][512];
+	int n, pipefd[2], st;
+	pid_t pid;
+
+	build_args(p, argv, bufs, &n);
+	while (*args && n < 38)
+		argv[n++] = *args++;
+	argv[n] = NULL;
+	if (pipe(pipefd))
+		return -errno;
+	pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (pid == 0) {
+		int nul = open("/dev/null", O_WRONLY);
+
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		dup2(pipefd[1], 2);
+		if (nul >= 0)
+			dup2(nul, 1);
+		close(pipefd[0]);
+		execv(argv[0], (char *const *)argv);
+		_exit(127);
+	}
+	close(pipefd[1]);
+	{
+		size_t got = 0;
+		ssize_t r;
+		char tmp[4096];
+
+		while ((r = read(pipefd[0], tmp, sizeof(tmp))) > 0) {
+			if (err && got + 1 < errlen) {
+				size_t k = (size_t)r < errlen - 1 - got ? (size_t)r : errlen - 1 - got;
+
+				memcpy(err + got, tmp, k);
+				got += k;
+			}
+		}
+		if (err && errlen)
+			err[got] = 0;
+	}
+	close(pipefd[0]);
+	if (waitpid(pid, &st, 0) < 0)
+		return -errno;
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+int mdsproc_mkfs(struct mdsproc *p)
+{
+	static const char *const args[] = { "--mkfs", NULL };
+
+	return mdsproc_run(p, args, NULL, 0);
+}
+
+int mdsproc_start(struct mdsproc *p)
+{
+	const char *argv[40];
+	char bufs[4][512], portfile[512], errfile[512];
+	int n, i, st;
+	pid_t pid;
+
+	build_args(p, argv, bufs, &n);
+	snprintf(portfile, sizeof(portfile), "%s/mds.port", p->dir);
+	snprintf(errfile, sizeof(errfile), "%s/mds.stderr", p->dir);
+	unlink(portfile);
+	argv[n++] = "--port-file";
+	argv[n++] = portfile;
+	snprintf(bufs[2], 512, "--admin_socket=%s/mds.asok", p->dir);
+	argv[n++] = bufs[2];
+	if (!getenv("LOLIGO_TEST_MDS_PORT_FIXED"))
+		argv[n++] = "--mds_port=0";
+	argv[n] = NULL;
+	pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (pid == 0) {
+		int fd = open(errfile, O_WRONLY | O_CREAT | O_APPEND, 0644);
+
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (fd >= 0) {
+			dup2(fd, 1);
+			dup2(fd, 2);
+		}
+		execv(argv[0], (char *const *)argv);
+		_exit(127);
+	}
+	p->pid = pid;
+	for (i = 0; i < 1000; i++) {
+		FILE *f = fopen(portfile, "r");
+		unsigned port = 0;
+
+		if (f) {
+			int ok = fscanf(f, "%u", &port) == 1;
+
+			fclose(f);
+			if (ok && port) {
+				p->port = (uint16_t)port;
+				return 0;
+			}
+		}
+		if (waitpid(pid, &st, WNOHANG) == pid) {
+			p->pid = 0;
+			return -ECHILD;
+		}
+		usleep(10000);
+	}
+	return -ETIMEDOUT;
+}
+
+int mdsproc_stop(struct mdsproc *p, int sig)
+{
+	int st, i;
+
+	if (p->pid <= 0)
+		return -ECHILD;
+	kill(p->pid, sig);
+	for (i = 0; i < 3000; i++) {
+		if (waitpid(p->pid, &st, WNOHANG) == p->pid) {
+			p->pid = 0;
+			return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+		}
+		usleep(10000);
+	}
+	kill(p->pid, SIGKILL);
+	waitpid(p->pid, &st, 0);
+	p->pid = 0;
+	return -ETIMEDOUT;
+}
+
+static int rm_one(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+	(void)sb;
+	(void)flag;
+	(void)ftw;
+	remove(path);
+	return 0;
+}
+
+void mdsproc_cleanup(struct mdsproc *p)
+{
+	if (p->pid > 0) {
+		kill(p->pid, SIGKILL);
+		waitpid(p->pid, NULL, 0);
+		p->pid = 0;
+	}
+	if (p->dir[0] && !getenv("LOLIGO_TEST_KEEP"))
+		nftw(p->dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+}

@@ -1,0 +1,98 @@
+/*
+ * test_mds_wire.h - a small synchronous MDS client and a loligo-mds process
+ * harness for the integration tests and tools/bench/mds_bench.c.
+ *
+ * mdsw: one TCP connection, one session; a request is sent with a tid and
+ * the call waits for its SAFE reply (noting whether an UNSAFE one came
+ * first).  mdsproc: runs the real loligo-mds binary (fork/exec) on a temp
+ * store and an ephemeral port; the child dies with its parent
+ * (PR_SET_PDEATHSIG), so a crashing test leaves no daemon behind.
+ */
+#ifndef LOLIGO_TESTS_MDS_WIRE_H
+#define LOLIGO_TESTS_MDS_WIRE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "mds_proto/proto.h"
+
+struct mdsw {
+	int fd;
+	uint64_t out_seq;
+	uint64_t sid;
+	uint64_t next_tid;
+	uint64_t oldest_tid;        /* sent with every request; 0 = don't trim */
+	uint64_t epoch;
+	struct mdsp_caller caller;
+	bool got_unsafe;            /* last request: an UNSAFE reply came first */
+	bool wait_safe;             /* default true: mdsw_call returns on SAFE */
+	int timeout_ms;
+};
+
+int mdsw_connect(struct mdsw *w, uint16_t port);
+void mdsw_close(struct mdsw *w);
+/* mdsw_open - REQUEST_OPEN; returns 0 and sets w->sid. */
+int mdsw_open(struct mdsw *w, const char *name);
+/* mdsw_reconnect - RECONNECT with @sid on this connection; 0 or the REJECT result. */
+int mdsw_reconnect(struct mdsw *w, uint64_t sid);
+int mdsw_renew(struct mdsw *w);
+int mdsw_session_close(struct mdsw *w);
+/* Send a raw frame buffer (for bad-input tests). */
+int mdsw_send_raw(struct mdsw *w, const void *buf, size_t len);
+/* Encode @msg with the next seq into @out (caller frees). */
+int mdsw_encode(struct mdsw *w, struct mdsp_msg *msg, struct mdsp_buf *out);
+
+/*
+ * mdsw_call - send @req (tid assigned when 0, caller from w->caller) and
+ * wait for its SAFE reply (or the first reply if !w->wait_safe) into @rep.
+ * Returns the reply's result (0 or -errno), or a transport error < -1000
+ * (-1000 + -errno).  Free @rep with mdsw_reply_free.
+ */
+int mdsw_call(struct mdsw *w, struct mdsp_request *req, struct mdsp_reply *rep);
+void mdsw_reply_free(struct mdsp_reply *rep);
+int mdsw_command(struct mdsw *w, const char *json, char **out);
+
+/* convenience wrappers: return the result; *out gets the target inode */
+int mdsw_lookup(struct mdsw *w, uint64_t dir, const char *name, struct mdsp_inode *out);
+int mdsw_getattr(struct mdsw *w, uint64_t ino, struct mdsp_inode *out);
+int mdsw_create(struct mdsw *w, uint64_t dir, const char *name, uint32_t mode, uint32_t oflags,
+		struct mdsp_inode *out);
+int mdsw_mkdir(struct mdsw *w, uint64_t dir, const char *name, uint32_t mode, struct mdsp_inode *out);
+int mdsw_symlink(struct mdsw *w, uint64_t dir, const char *name, const char *target, struct mdsp_inode *out);
+int mdsw_link(struct mdsw *w, uint64_t dir, const char *name, uint64_t ino, struct mdsp_inode *out);
+int mdsw_unlink(struct mdsw *w, uint64_t dir, const char *name);
+int mdsw_rmdir(struct mdsw *w, uint64_t dir, const char *name);
+int mdsw_rename(struct mdsw *w, uint64_t sdir, const char *sname, uint64_t ddir, const char *dname,
+		uint32_t flags);
+int mdsw_setattr(struct mdsw *w, uint64_t ino, uint32_t mask, const struct mdsp_inode *attr,
+		 struct mdsp_inode *out);
+int mdsw_readlink(struct mdsw *w, uint64_t ino, char **out);
+/* readdir one batch after @cookie; entries are appended to names/cookies (caller frees). */
+int mdsw_readdir(struct mdsw *w, uint64_t dir, uint64_t cookie, uint32_t max, struct mdsp_reply *rep);
+
+/* ---- the daemon ------------------------------------------------------------ */
+
+struct mdsproc {
+	char dir[256];              /* temp dir: store/, mds.port, mds.log, mds.asok */
+	char bin[512];
+	pid_t pid;
+	uint16_t port;
+	char extra[8][256];         /* extra --key=value arguments */
+	int nextra;
+};
+
+/* mdsproc_init - make a temp dir under @parent (NULL: $TMPDIR or /tmp) and find the binary. */
+int mdsproc_init(struct mdsproc *p, const char *parent);
+/* mdsproc_run - run loligo-mds with @args (NULL-terminated) to completion; returns its exit
+ * status; its stderr goes to @err (may be NULL). */
+int mdsproc_run(struct mdsproc *p, const char *const *args, char *err, size_t errlen);
+int mdsproc_mkfs(struct mdsproc *p);
+/* mdsproc_start - start the daemon and wait for its port file. */
+int mdsproc_start(struct mdsproc *p);
+/* mdsproc_stop - send @sig and reap it; returns its exit status (or 128+signal). */
+int mdsproc_stop(struct mdsproc *p, int sig);
+/* mdsproc_cleanup - kill it if running and remove the temp dir. */
+void mdsproc_cleanup(struct mdsproc *p);
+
+#endif
