@@ -473,7 +473,7 @@ int mdsc_wait_safe(struct mds_client *m, struct mds_request *pub)
 	uint32_t st;
 	int ret;
 
-	if (!(atomic_load(&r->state) & (RS_REGISTERED | RS_GOT_SAFE | RS_ABORTED)))
+	if (!r->tid && !(atomic_load(&r->state) & RS_ABORTED))
 		return -EINVAL;                 /* never submitted */
 	ret = wait_state(r, RS_GOT_SAFE, tmo ? now_mono_ns() + tmo : 0);
 	if (ret)

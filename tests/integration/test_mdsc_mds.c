@@ -1,0 +1,512 @@
+/*
+ * test_mdsc_mds.c - the client's MDS session layer against the real
+ * loligo-mds (started from the build tree on a temporary store and an
+ * ephemeral loopback port; it dies with the test process through
+ * PR_SET_PDEATHSIG, and the temp dir is removed by an unchecked fixture that
+ * runs in the parent even when a test fails).
+ *
+ *  - 32 threads creating, looking up and unlinking through one session: no
+ *    error, the namespace has exactly what was left, oldest_tid catches up;
+ *  - UNSAFE before SAFE: with the journal delayed, mdsc_do_request returns
+ *    on the UNSAFE reply and mdsc_sync waits for the SAFE ones;
+ *  - kill -9 of the MDS during a create workload and a restart on the same
+ *    port: every create succeeds (a replayed or retried create must not fail
+ *    with EEXIST) and the directory holds exactly the files created, once;
+ *  - a dead MDS at open time gives an error within the bound.
+ *
+ * The hold-time quantiles of every client-mutex section are printed (to
+ * stderr) after the concurrent test, for the record.
+ */
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <json-c/json.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "client/mds_client.h"
+#include "common/config.h"
+#include "common/log.h"
+#include "common/perf.h"
+#include "common/time.h"
+
+/* ---- the daemon ----------------------------------------------------------- */
+
+static char tmpdir[256];     /* per test case (parent) */
+static char wdir[320];       /* per test: wdir/t<pid> */
+
+struct mds_daemon {
+	pid_t pid;
+	uint16_t port;
+};
+
+static struct mds_daemon D;
+
+static void mds_bin(char *buf, size_t len)
+{
+	const char *b = getenv("LOLIGO_BUILD_DIR");
+
+	snprintf(buf, len, "%s/mds/loligo-mds", b ? b : ".");
+}
+
+/* Run loligo-mds with the common arguments plus @extra; @wait: to completion. */
+static pid_t mds_exec(const char *const *extra, bool wait_exit, int *status)
+{
+	char bin[512], a_store[512], a_log[512], a_asok[512];
+	const char *argv[24];
+	int n = 0, st;
+	pid_t pid;
+
+	mds_bin(bin, sizeof(bin));
+	snprintf(a_store, sizeof(a_store), "--store_local_path=%s/store", wdir);
+	snprintf(a_log, sizeof(a_log), "--log_file=%s/mds.log", wdir);
+	snprintf(a_asok, sizeof(a_asok), "--admin_socket=%s/mds.asok", wdir);
+	argv[n++] = bin;
+	argv[n++] = a_store;
+	argv[n++] = a_log;
+	argv[n++] = a_asok;
+	argv[n++] = "--mds_addr=127.0.0.1";
+	while (*extra && n < 22)
+		argv[n++] = *extra++;
+	argv[n] = NULL;
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		char errf[512];
+		int fd;
+
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		snprintf(errf, sizeof(errf), "%s/mds.stderr", wdir);
+		fd = open(errf, O_WRONLY | O_CREAT | O_APPEND, 0644);
+		if (fd >= 0) {
+			dup2(fd, 1);
+			dup2(fd, 2);
+		}
+		execv(argv[0], (char *const *)argv);
+		_exit(127);
+	}
+	if (wait_exit) {
+		waitpid(pid, &st, 0);
+		*status = st;
+	}
+	return pid;
+}
+
+/* Start the MDS on @port (0: ephemeral) and wait for its port file. */
+static void mds_start(uint16_t port, const char *extra_opt)
+{
+	char a_port[64], a_pf[512], pf[512];
+	const char *extra[6];
+	int n = 0;
+
+	snprintf(pf, sizeof(pf), "%s/mds.port", wdir);
+	unlink(pf);
+	snprintf(a_port, sizeof(a_port), "--mds_port=%u", port);
+	extra[n++] = a_port;
+	extra[n++] = "--port-file";
+	snprintf(a_pf, sizeof(a_pf), "%s", pf);
+	extra[n++] = a_pf;
+	if (extra_opt)
+		extra[n++] = extra_opt;
+	extra[n] = NULL;
+	D.pid = mds_exec(extra, false, NULL);
+	for (int i = 0; i < 1000; i++) {
+		FILE *f = fopen(pf, "r");
+		unsigned p = 0;
+		int st;
+
+		if (f) {
+			int ok = fscanf(f, "%u", &p) == 1;
+
+			fclose(f);
+			if (ok && p) {
+				D.port = (uint16_t)p;
+				return;
+			}
+		}
+		ck_assert_msg(waitpid(D.pid, &st, WNOHANG) != D.pid, "loligo-mds exited at start (see %s)",
+			      wdir);
+		usleep(10000);
+	}
+	ck_abort_msg("loligo-mds did not write its port file");
+}
+
+static void mds_kill(int sig)
+{
+	if (D.pid > 0) {
+		kill(D.pid, sig);
+		waitpid(D.pid, NULL, 0);
+		D.pid = 0;
+	}
+}
+
+static int rm_one(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+	remove(path);
+	return 0;
+}
+
+/* unchecked: runs in the parent, so the dir goes even when a test fails */
+static void dir_setup(void)
+{
+	const char *t = getenv("TMPDIR");
+
+	snprintf(tmpdir, sizeof(tmpdir), "%s/loligo-mdsc-XXXXXX", t ? t : "/tmp");
+	ck_assert_ptr_nonnull(mkdtemp(tmpdir));
+}
+
+static void dir_teardown(void)
+{
+	if (tmpdir[0] && !getenv("LOLIGO_TEST_KEEP"))
+		nftw(tmpdir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+static void set_opt(const char *name, const char *val)
+{
+	char err[256];
+
+	ck_assert_int_eq(cfg_set(cfg_lookup(name), val, false, err, sizeof(err)), 0);
+}
+
+/* checked: in the test's own process */
+static void mds_setup(void)
+{
+	static const char *const mkfs[] = { "--mkfs", NULL };
+	char store[512];
+	int st = 0;
+
+	snprintf(wdir, sizeof(wdir), "%s/t%d", tmpdir, (int)getpid());
+	ck_assert_int_eq(mkdir(wdir, 0755), 0);
+	log_init("test_mdsc_mds");
+	cfg_init("client");
+	set_opt("client_reconnect_backoff_min", "0.05");
+	set_opt("client_reconnect_backoff_max", "0.2");
+	snprintf(store, sizeof(store), "%s/store", wdir);
+	mkdir(store, 0755);
+	mds_exec(mkfs, true, &st);
+	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "loligo-mds --mkfs failed (see %s)", wdir);
+	memset(&D, 0, sizeof(D));
+}
+
+static void mds_teardown(void)
+{
+	mds_kill(SIGKILL);
+}
+
+static struct mds_client *client(void)
+{
+	struct mds_client *m;
+	char addr[64];
+
+	snprintf(addr, sizeof(addr), "127.0.0.1:%u", D.port);
+	ck_assert_int_eq(mdsc_create(addr, NULL, NULL, NULL, &m), 0);
+	ck_assert_int_eq(mdsc_open_session(m, 5000), 0);
+	return m;
+}
+
+/* ---- requests -------------------------------------------------------------- */
+
+static struct mds_request *req_new(struct mds_client *m, uint32_t op, uint64_t ino, const char *name)
+{
+	struct mds_request *r = mdsc_request_new(m, op);
+
+	ck_assert_ptr_nonnull(r);
+	r->args.ino = ino;
+	r->args.name = name ? strdup(name) : NULL;
+	return r;
+}
+
+static int do_op(struct mds_client *m, uint32_t op, uint64_t ino, const char *name, uint64_t *out_ino)
+{
+	struct mds_request *r = req_new(m, op, ino, name);
+	int ret;
+
+	if (op == MDSP_OP_CREATE) {
+		r->args.mode = S_IFREG | 0644;
+		r->args.oflags = O_CREAT | O_EXCL | O_RDWR;
+	} else if (op == MDSP_OP_MKDIR) {
+		r->args.mode = S_IFDIR | 0755;
+	}
+	ret = mdsc_do_request(m, r);
+	if (!ret && out_ino && r->reply && r->reply->has_target)
+		*out_ino = r->reply->target.ino;
+	mdsc_request_put(r);
+	return ret;
+}
+
+/* Entries in directory @dir, by READDIR batches. */
+static int count_entries(struct mds_client *m, uint64_t dir)
+{
+	uint64_t cookie = 0;
+	int n = 0;
+	bool end = false;
+
+	while (!end) {
+		struct mds_request *r = req_new(m, MDSP_OP_READDIR, dir, NULL);
+
+		r->args.cookie = cookie;
+		r->args.max_entries = 512;
+		ck_assert_int_eq(mdsc_do_request(m, r), 0);
+		n += (int)r->reply->nentries;
+		end = r->reply->end || r->reply->nentries == 0;
+		if (r->reply->nentries)
+			cookie = r->reply->entries[r->reply->nentries - 1].cookie;
+		mdsc_request_put(r);
+	}
+	return n;
+}
+
+static void print_holds(const char *what)
+{
+	static const char *const names[] = { "hold_submit_request", "hold_do_request", "hold_handle_reply",
+					     "hold_replay", "hold_session", "hold_other", "lat_first_reply",
+					     "lat_safe" };
+	struct json_object *d = perf_dump_json(), *g, *h, *v;
+
+	if (!json_object_object_get_ex(d, "mds_client", &g)) {
+		json_object_put(d);
+		return;
+	}
+	fprintf(stderr, "[%s] mds_client mutex hold times / latencies (ns):\n", what);
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		long long c = 0, p50 = 0, p99 = 0, mx = 0;
+
+		if (!json_object_object_get_ex(g, names[i], &h))
+			continue;
+		if (json_object_object_get_ex(h, "count", &v))
+			c = json_object_get_int64(v);
+		if (json_object_object_get_ex(h, "p50_ns", &v))
+			p50 = json_object_get_int64(v);
+		if (json_object_object_get_ex(h, "p99_ns", &v))
+			p99 = json_object_get_int64(v);
+		if (json_object_object_get_ex(h, "max_ns", &v))
+			mx = json_object_get_int64(v);
+		fprintf(stderr, "  %-22s count %8lld  p50 %8lld  p99 %8lld  max %9lld\n", names[i], c, p50, p99, mx);
+	}
+	json_object_put(d);
+}
+
+static uint64_t perf_value(const char *name)
+{
+	struct json_object *d = perf_dump_json(), *g, *v;
+	uint64_t x = 0;
+
+	if (json_object_object_get_ex(d, "mds_client", &g) && json_object_object_get_ex(g, name, &v))
+		x = (uint64_t)json_object_get_int64(v);
+	json_object_put(d);
+	return x;
+}
+
+/* ---- tests ------------------------------------------------------------------- */
+
+#define NTHREADS 32
+#define PER_THREAD 40
+
+struct worker {
+	struct mds_client *m;
+	uint64_t dir;
+	int id, n, errors, first_err;
+	pthread_t t;
+};
+
+static void note_err(struct worker *w, int r)
+{
+	if (r && !w->errors++)
+		w->first_err = r;
+}
+
+static void *churn(void *arg)
+{
+	struct worker *w = arg;
+	char name[64];
+	uint64_t ino;
+
+	for (int j = 0; j < w->n; j++) {
+		snprintf(name, sizeof(name), "t%02d_%04d", w->id, j);
+		note_err(w, do_op(w->m, MDSP_OP_CREATE, w->dir, name, &ino));
+		note_err(w, do_op(w->m, MDSP_OP_LOOKUP, w->dir, name, NULL));
+		note_err(w, do_op(w->m, MDSP_OP_GETATTR, ino, NULL, NULL));
+		if (j % 2)
+			note_err(w, do_op(w->m, MDSP_OP_UNLINK, w->dir, name, NULL));
+	}
+	return NULL;
+}
+
+START_TEST(test_concurrent_threads)
+{
+	struct worker w[NTHREADS];
+	struct mds_client *m;
+	uint64_t dir = 0;
+
+	mds_start(0, NULL);
+	m = client();
+	ck_assert_int_eq(do_op(m, MDSP_OP_MKDIR, MDSP_ROOT_INO, "churn", &dir), 0);
+	ck_assert_uint_gt(dir, MDSP_ROOT_INO);
+	for (int i = 0; i < NTHREADS; i++) {
+		w[i] = (struct worker){ .m = m, .dir = dir, .id = i, .n = PER_THREAD };
+		pthread_create(&w[i].t, NULL, churn, &w[i]);
+	}
+	for (int i = 0; i < NTHREADS; i++) {
+		pthread_join(w[i].t, NULL);
+		ck_assert_msg(w[i].errors == 0, "thread %d: %d errors, first %d", i, w[i].errors, w[i].first_err);
+	}
+	ck_assert_int_eq(mdsc_sync(m), 0);
+	ck_assert_int_eq(count_entries(m, dir), NTHREADS * PER_THREAD / 2);
+	/* everything is SAFE: oldest_tid is past the last tid */
+	ck_assert_uint_eq(mdsc_oldest_tid(m), mdsc_last_tid(m) + 1);
+	ck_assert_uint_eq(perf_value("inflight"), 0);
+	print_holds("32 threads create/lookup/getattr/unlink");
+	mdsc_destroy(m);
+}
+END_TEST
+
+START_TEST(test_unsafe_then_safe_real)
+{
+	struct mds_client *m;
+	struct mds_request *r[5];
+	uint64_t t0, t_do, t_sync, tid_last;
+	char name[32];
+
+	/* the journal waits 0.4 s for more mutations: SAFE lags UNSAFE */
+	mds_start(0, "--mds_journal_max_delay=0.4");
+	m = client();
+	t0 = now_mono_ns();
+	for (int i = 0; i < 5; i++) {
+		snprintf(name, sizeof(name), "f%d", i);
+		r[i] = req_new(m, MDSP_OP_CREATE, MDSP_ROOT_INO, name);
+		r[i]->args.mode = S_IFREG | 0644;
+		r[i]->args.oflags = O_CREAT | O_EXCL | O_RDWR;
+		ck_assert_int_eq(mdsc_do_request(m, r[i]), 0);
+		ck_assert(r[i]->reply->flags & MDSP_REPLY_UNSAFE);
+	}
+	t_do = now_mono_ns() - t0;
+	tid_last = r[4]->args.tid;
+	ck_assert_uint_le(mdsc_oldest_tid(m), r[0]->args.tid);   /* nothing SAFE yet */
+	ck_assert_int_eq(mdsc_sync(m), 0);
+	t_sync = now_mono_ns() - t0;
+	ck_assert_uint_gt(mdsc_oldest_tid(m), tid_last);
+	for (int i = 0; i < 5; i++) {
+		ck_assert_int_eq(mdsc_wait_safe(m, r[i]), 0);
+		mdsc_request_put(r[i]);
+	}
+	ck_assert_msg(t_do < 300000000ull, "5 creates took %llu ns before their UNSAFE replies",
+		      (unsigned long long)t_do);
+	ck_assert_msg(t_sync > t_do + 100000000ull, "sync returned %llu ns after the creates: before SAFE?",
+		      (unsigned long long)(t_sync - t_do));
+	mdsc_destroy(m);
+}
+END_TEST
+
+#define K_THREADS 8
+#define K_PER 60
+
+static void *creator(void *arg)
+{
+	struct worker *w = arg;
+	char name[64];
+
+	for (int j = 0; j < w->n; j++) {
+		snprintf(name, sizeof(name), "k%02d_%04d", w->id, j);
+		note_err(w, do_op(w->m, MDSP_OP_CREATE, w->dir, name, NULL));
+	}
+	return NULL;
+}
+
+START_TEST(test_kill9_during_workload)
+{
+	struct worker w[K_THREADS];
+	struct mds_client *m;
+	uint64_t dir = 0, before;
+	uint16_t port;
+
+	mds_start(0, NULL);
+	port = D.port;
+	m = client();
+	ck_assert_int_eq(do_op(m, MDSP_OP_MKDIR, MDSP_ROOT_INO, "k", &dir), 0);
+	for (int i = 0; i < K_THREADS; i++) {
+		w[i] = (struct worker){ .m = m, .dir = dir, .id = i, .n = K_PER };
+		pthread_create(&w[i].t, NULL, creator, &w[i]);
+	}
+	/* let a third of the work through, then kill the MDS in the middle of it */
+	while (mdsc_last_tid(m) < K_THREADS * K_PER / 3)
+		usleep(1000);
+	before = mdsc_last_tid(m);
+	mds_kill(SIGKILL);
+	usleep(300000);
+	ck_assert(!mdsc_is_open(m));
+	mds_start(port, NULL);
+	for (int i = 0; i < K_THREADS; i++) {
+		pthread_join(w[i].t, NULL);
+		ck_assert_msg(w[i].errors == 0, "thread %d: %d errors, first %d", i, w[i].errors, w[i].first_err);
+	}
+	ck_assert_int_eq(mdsc_sync(m), 0);
+	ck_assert_int_eq(count_entries(m, dir), K_THREADS * K_PER);
+	ck_assert_uint_ge(perf_value("reconnects"), 1);
+	fprintf(stderr, "[kill -9] killed after tid %llu; replays %llu, retries %llu, reconnects %llu\n",
+		(unsigned long long)before, (unsigned long long)perf_value("replays"),
+		(unsigned long long)perf_value("retries"), (unsigned long long)perf_value("reconnects"));
+	mdsc_destroy(m);
+
+	/* and it is all still there after another restart */
+	mds_kill(SIGTERM);
+	mds_start(port, NULL);
+	m = client();
+	ck_assert_int_eq(count_entries(m, dir), K_THREADS * K_PER);
+	mdsc_destroy(m);
+}
+END_TEST
+
+START_TEST(test_dead_mds_at_open)
+{
+	struct mds_client *m;
+	char addr[64];
+	uint64_t t0;
+	int r;
+
+	mds_start(0, NULL);
+	snprintf(addr, sizeof(addr), "127.0.0.1:%u", D.port);
+	mds_kill(SIGKILL);
+	ck_assert_int_eq(mdsc_create(addr, NULL, NULL, NULL, &m), 0);
+	t0 = now_mono_ns();
+	r = mdsc_open_session(m, 1000);
+	ck_assert(r == -ECONNREFUSED || r == -ETIMEDOUT);
+	ck_assert_uint_lt(now_mono_ns() - t0, 2000000000ull);
+	mdsc_destroy(m);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+	Suite *s = suite_create("mdsc_mds");
+	TCase *tc = tcase_create("real_mds");
+
+	tcase_add_unchecked_fixture(tc, dir_setup, dir_teardown);
+	tcase_add_checked_fixture(tc, mds_setup, mds_teardown);
+	tcase_set_timeout(tc, 90);
+	tcase_add_test(tc, test_concurrent_threads);
+	tcase_add_test(tc, test_unsafe_then_safe_real);
+	tcase_add_test(tc, test_kill9_during_workload);
+	tcase_add_test(tc, test_dead_mds_at_open);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
