@@ -131,14 +131,25 @@ int mdsp_decode_hdr(const uint8_t *buf, struct mdsp_hdr *h, const char **why)
 int mdsp_decode_payload(const struct mdsp_hdr *h, const uint8_t *payload, size_t len,
 			struct mdsp_msg *msg, const char **why)
 {
-	struct cur c = { .p = payload, .end = payload + len };
+	static const uint8_t empty[1];
 	const char *dummy;
+	struct cur c;
 	int r;
 
 	if (!why)
 		why = &dummy;
 	*why = NULL;
 	memset(msg, 0, sizeof(*msg));
+	if (!payload) {
+		if (len) {
+			*why = "no payload";
+			return -EBADMSG;
+		}
+		payload = empty;        /* no arithmetic on a null pointer */
+	}
+	c.p = payload;
+	c.end = payload + len;
+	c.why = NULL;
 	if (len != h->len || len > MDSP_MAX_PAYLOAD) {
 		*why = "payload length differs from the header";
 		return -EBADMSG;
