@@ -248,8 +248,9 @@ int main(int argc, char **argv)
 	}
 	r = store_open(&sc, &m->st);
 	if (r) {
-		rc = fail("cannot open the %s object store%s%s: %s", sc.backend, sc.local_path ? " at " : "",
-			  sc.local_path ? sc.local_path : "", strerror(-r));
+		rc = fail("cannot open the %s object store%s%s: %s%s", sc.backend, sc.local_path ? " at " : "",
+			  sc.local_path ? sc.local_path : "", strerror(-r),
+			  r == -ENOENT && !mkfs ? " (create a filesystem with loligo-mds --mkfs)" : "");
 		goto out_free;
 	}
 	r = open_pool(m, m->meta_pool_name, mkfs, &m->meta);

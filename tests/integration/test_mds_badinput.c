@@ -1,0 +1,410 @@
+/*
+ * test_mds_badinput.c - loligo-mds under bad input: a peer that sends
+ * garbage, an oversized length, an unknown message type, a bad crc, a
+ * message a client must not send, or disconnects mid-message loses its
+ * connection with a log line naming it and the reason, while a session that
+ * was already open keeps working.  And start-up errors: missing store,
+ * missing or broken config file, port in use, no filesystem, mkfs twice -
+ * one line on stderr and a non-zero exit.
+ */
+#include <arpa/inet.h>
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/crc32c.h"
+#include "tests/integration/test_mds_wire.h"
+
+#define ROOT MDSP_ROOT_INO
+static char parent_dir[256];
+static struct mdsproc P;
+static struct mdsw W;
+
+static void setup(void)
+{
+	ck_assert_int_eq(mdsproc_init(&P, parent_dir), 0);
+	ck_assert_int_eq(mdsproc_mkfs(&P), 0);
+	ck_assert_int_eq(mdsproc_start(&P), 0);
+	ck_assert_int_eq(mdsw_connect(&W, P.port), 0);
+	ck_assert_int_eq(mdsw_open(&W, "client.good"), 0);
+}
+
+static void teardown(void)
+{
+	mdsw_close(&W);
+	mdsproc_cleanup(&P);
+}
+
+static void setup_bare(void)
+{
+	ck_assert_int_eq(mdsproc_init(&P, parent_dir), 0);
+}
+
+static void teardown_bare(void)
+{
+	mdsproc_cleanup(&P);
+}
+
+/* The server closed @fd: a read sees EOF or a reset within 5 s. */
+static bool closed_by_server(int fd)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	char buf[4096];
+	ssize_t n;
+	int i;
+
+	for (i = 0; i < 50; i++) {
+		if (poll(&p, 1, 100) <= 0)
+			continue;
+		n = read(fd, buf, sizeof(buf));
+		if (n == 0 || (n < 0 && errno == ECONNRESET))
+			return true;
+	}
+	return false;
+}
+
+/* The log mentions @what for the peer on local port @port (within 2 s). */
+static bool logged(uint16_t port, const char *what)
+{
+	char path[512], line[1024], peer[64];
+	int i;
+
+	snprintf(path, sizeof(path), "%s/mds.log", P.dir);
+	snprintf(peer, sizeof(peer), "peer 127.0.0.1:%u: ", port);
+	for (i = 0; i < 20; i++) {
+		FILE *f = fopen(path, "r");
+
+		if (f) {
+			while (fgets(line, sizeof(line), f))
+				if (strstr(line, peer) && strstr(line, what)) {
+					fclose(f);
+					return true;
+				}
+			fclose(f);
+		}
+		usleep(100000);
+	}
+	return false;
+}
+
+static uint16_t local_port(int fd)
+{
+	struct sockaddr_in sin;
+	socklen_t sl = sizeof(sin);
+
+	getsockname(fd, (struct sockaddr *)&sin, &sl);
+	return ntohs(sin.sin_port);
+}
+
+static void good_session_still_works(void)
+{
+	struct mdsp_inode in;
+	char name[32];
+	static int n;
+
+	snprintf(name, sizeof(name), "alive%d", n++);
+	ck_assert_int_eq(mdsw_create(&W, ROOT, name, 0644, O_CREAT | O_EXCL, &in), 0);
+	ck_assert_int_eq(mdsw_getattr(&W, in.ino, &in), 0);
+}
+
+/* A valid GETATTR frame from @w, for tampering. */
+static void getattr_frame(struct mdsw *w, struct mdsp_buf *b)
+{
+	struct mdsp_msg msg;
+
+	memset(&msg, 0, sizeof(msg));
+	msg.type = MDSP_MSG_REQUEST;
+	msg.request.tid = 1;
+	msg.request.op = MDSP_OP_GETATTR;
+	msg.request.ino = ROOT;
+	ck_assert_int_eq(mdsw_encode(w, &msg, b), 0);
+}
+
+static void fix_crc(struct mdsp_buf *b)
+{
+	uint32_t len = (uint32_t)b->data[20] | (uint32_t)b->data[21] << 8 | (uint32_t)b->data[22] << 16 |
+		       (uint32_t)b->data[23] << 24;
+	uint32_t crc = crc32c(crc32c(0, b->data, 24), b->data + MDSP_HDR_LEN, len);
+
+	b->data[24] = (uint8_t)crc;
+	b->data[25] = (uint8_t)(crc >> 8);
+	b->data[26] = (uint8_t)(crc >> 16);
+	b->data[27] = (uint8_t)(crc >> 24);
+}
+
+static void offender(bool with_session, void (*send_bad)(struct mdsw *), const char *reason)
+{
+	struct mdsw bad;
+	uint16_t port;
+
+	ck_assert_int_eq(mdsw_connect(&bad, P.port), 0);
+	if (with_session)
+		ck_assert_int_eq(mdsw_open(&bad, "client.bad"), 0);
+	port = local_port(bad.fd);
+	send_bad(&bad);
+	ck_assert_msg(closed_by_server(bad.fd), "server kept the connection open (%s)", reason);
+	ck_assert_msg(logged(port, reason), "no log line naming the peer with '%s'", reason);
+	mdsw_close(&bad);
+	good_session_still_works();
+}
+
+static void send_garbage(struct mdsw *w)
+{
+	static const char junk[] = "GET / HTTP/1.1\r\nHost: example\r\n\r\nmore bytes to fill a header";
+
+	ck_assert_int_eq(mdsw_send_raw(w, junk, sizeof(junk)), 0);
+}
+
+static void send_oversized(struct mdsw *w)
+{
+	struct mdsp_buf b;
+	uint32_t big = MDSP_MAX_PAYLOAD + 1;
+
+	getattr_frame(w, &b);
+	b.data[20] = (uint8_t)big;
+	b.data[21] = (uint8_t)(big >> 8);
+	b.data[22] = (uint8_t)(big >> 16);
+	b.data[23] = (uint8_t)(big >> 24);
+	ck_assert_int_eq(mdsw_send_raw(w, b.data, MDSP_HDR_LEN), 0);
+	mdsp_buf_free(&b);
+}
+
+static void send_unknown_type(struct mdsw *w)
+{
+	struct mdsp_buf b;
+
+	getattr_frame(w, &b);
+	b.data[6] = 99;
+	b.data[7] = 0;
+	fix_crc(&b);
+	ck_assert_int_eq(mdsw_send_raw(w, b.data, b.len), 0);
+	mdsp_buf_free(&b);
+}
+
+static void send_bad_crc(struct mdsw *w)
+{
+	struct mdsp_buf b;
+
+	getattr_frame(w, &b);
+	b.data[b.len - 1] ^= 0x5a;
+	ck_assert_int_eq(mdsw_send_raw(w, b.data, b.len), 0);
+	mdsp_buf_free(&b);
+}
+
+static void send_reply_message(struct mdsw *w)
+{
+	struct mdsp_msg msg;
+	struct mdsp_buf b;
+
+	memset(&msg, 0, sizeof(msg));
+	msg.type = MDSP_MSG_REPLY;
+	msg.reply.tid = 3;
+	ck_assert_int_eq(mdsw_encode(w, &msg, &b), 0);
+	ck_assert_int_eq(mdsw_send_raw(w, b.data, b.len), 0);
+	mdsp_buf_free(&b);
+}
+
+static void send_half_and_hang_up(struct mdsw *w)
+{
+	struct mdsp_buf b;
+
+	getattr_frame(w, &b);
+	ck_assert_int_eq(mdsw_send_raw(w, b.data, MDSP_HDR_LEN + 3), 0);
+	shutdown(w->fd, SHUT_WR);
+	mdsp_buf_free(&b);
+}
+
+START_TEST(test_garbage)
+{
+	offender(false, send_garbage, "bad frame header");
+}
+END_TEST
+
+START_TEST(test_oversized_length)
+{
+	offender(true, send_oversized, "bad frame header");
+}
+END_TEST
+
+START_TEST(test_unknown_type)
+{
+	offender(true, send_unknown_type, "unknown message type 99");
+}
+END_TEST
+
+START_TEST(test_bad_crc)
+{
+	offender(true, send_bad_crc, "crc");
+}
+END_TEST
+
+START_TEST(test_unexpected_message)
+{
+	offender(true, send_reply_message, "unexpected reply message");
+}
+END_TEST
+
+START_TEST(test_mid_message_disconnect)
+{
+	offender(true, send_half_and_hang_up, "disconnected mid-message");
+}
+END_TEST
+
+START_TEST(test_request_without_session)
+{
+	struct mdsw w;
+	struct mdsp_inode in;
+
+	ck_assert_int_eq(mdsw_connect(&w, P.port), 0);
+	ck_assert_int_eq(mdsw_getattr(&w, ROOT, &in), -ENOTCONN);
+	mdsw_close(&w);
+	good_session_still_works();
+}
+END_TEST
+
+static int count_lines(const char *s)
+{
+	int n = 0;
+
+	for (; *s; s++)
+		n += *s == '\n';
+	return n;
+}
+
+#define EXPECT_ONE_LINE_ERROR(args, needle)                                          \
+	do {                                                                         \
+		char err[2048];                                                      \
+		int st = mdsproc_run(&P, args, err, sizeof(err));                    \
+		ck_assert_msg(st != 0, "exit status 0 for %s", needle);              \
+		ck_assert_msg(count_lines(err) == 1, "not one line: '%s'", err);     \
+		ck_assert_msg(strstr(err, "loligo-mds: ") == err, "'%s'", err);      \
+		ck_assert_msg(strstr(err, needle), "'%s' lacks '%s'", err, needle);  \
+	} while (0)
+
+START_TEST(test_startup_errors)
+{
+	char conf[600], path[600], portarg[64];
+	int fd, one = 1;
+	struct sockaddr_in sin;
+	socklen_t sl = sizeof(sin);
+	FILE *f;
+
+	/* missing store directory */
+	{
+		const char *args[] = { "--store_local_path=/nonexistent/loligo-store", NULL };
+
+		EXPECT_ONE_LINE_ERROR(args, "/nonexistent/loligo-store");
+	}
+	/* a store directory without a filesystem */
+	snprintf(path, sizeof(path), "--store_local_path=%s", P.dir);
+	{
+		const char *args[] = { path, NULL };
+
+		EXPECT_ONE_LINE_ERROR(args, "--mkfs");
+	}
+	/* missing config file, and a broken one */
+	{
+		const char *args[] = { "-c", "/nonexistent/loligo.conf", NULL };
+
+		EXPECT_ONE_LINE_ERROR(args, "/nonexistent/loligo.conf");
+	}
+	snprintf(conf, sizeof(conf), "%s/bad.conf", P.dir);
+	f = fopen(conf, "w");
+	ck_assert_ptr_nonnull(f);
+	fprintf(f, "[mds]\nmds_port = not-a-number\n");
+	fclose(f);
+	{
+		const char *args[] = { "-c", conf, NULL };
+
+		EXPECT_ONE_LINE_ERROR(args, "bad.conf");
+	}
+	/* port in use */
+	ck_assert_int_eq(mdsproc_mkfs(&P), 0);
+	{
+		const char *args[] = { "--mkfs", NULL };
+
+		EXPECT_ONE_LINE_ERROR(args, "already exists");
+	}
+	fd = socket(AF_INET, SOCK_STREAM, 0);
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	memset(&sin, 0, sizeof(sin));
+	sin.sin_family = AF_INET;
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	ck_assert_int_eq(bind(fd, (struct sockaddr *)&sin, sizeof(sin)), 0);
+	ck_assert_int_eq(listen(fd, 1), 0);
+	getsockname(fd, (struct sockaddr *)&sin, &sl);
+	snprintf(portarg, sizeof(portarg), "--mds_port=%u", ntohs(sin.sin_port));
+	{
+		const char *args[] = { portarg, NULL };
+
+		EXPECT_ONE_LINE_ERROR(args, "in use");
+	}
+	close(fd);
+	/* unknown argument */
+	{
+		const char *args[] = { "--frobnicate", NULL };
+
+		EXPECT_ONE_LINE_ERROR(args, "frobnicate");
+	}
+}
+END_TEST
+
+static Suite *suite(void)
+{
+	Suite *s = suite_create("mds_badinput");
+	TCase *tc = tcase_create("peers"), *tb = tcase_create("startup");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, test_garbage);
+	tcase_add_test(tc, test_oversized_length);
+	tcase_add_test(tc, test_unknown_type);
+	tcase_add_test(tc, test_bad_crc);
+	tcase_add_test(tc, test_unexpected_message);
+	tcase_add_test(tc, test_mid_message_disconnect);
+	tcase_add_test(tc, test_request_without_session);
+	suite_add_tcase(s, tc);
+	tcase_add_checked_fixture(tb, setup_bare, teardown_bare);
+	tcase_set_timeout(tb, 60);
+	tcase_add_test(tb, test_startup_errors);
+	suite_add_tcase(s, tb);
+	return s;
+}
+
+static int rm_one(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+	(void)sb;
+	(void)flag;
+	(void)ftw;
+	remove(path);
+	return 0;
+}
+
+int main(void)
+{
+	SRunner *sr;
+	int failed;
+	const char *tmp = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+
+	signal(SIGPIPE, SIG_IGN);
+	snprintf(parent_dir, sizeof(parent_dir), "%s/test_mds_badXXXXXX", tmp);
+	if (!mkdtemp(parent_dir))
+		return 1;
+	sr = srunner_create(suite());
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	if (!getenv("LOLIGO_TEST_KEEP"))
+		nftw(parent_dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	return failed ? 1 : 0;
+}
