@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "client/mds_client.h"
+#include "common/admin_sock.h"
 #include "common/config.h"
 #include "common/log.h"
 #include "common/perf.h"
@@ -56,6 +57,8 @@ struct fake {
 	bool drop;              /* close the current connection */
 	bool flush_safe;        /* send SAFE for every pending UNSAFE tid */
 	bool reject_reconnect;
+	bool mute;              /* stop reading and answering (a hung MDS) */
+	bool evict;             /* send SESSION EVICTED */
 	int hold_accept_ms;     /* after a drop, wait this long before accepting */
 	/* state, protected by lock */
 	uint64_t next_sid, sid;
@@ -132,6 +135,15 @@ static void serve(int fd)
 			F.drop = false;
 			pthread_mutex_unlock(&F.lock);
 			break;
+		}
+		if (F.mute) {
+			pthread_mutex_unlock(&F.lock);
+			usleep(10000);
+			continue;
+		}
+		if (F.evict) {
+			F.evict = false;
+			send_session(fd, MDSP_SESSION_EVICTED, F.sid);
 		}
 		if (F.flush_safe) {
 			F.flush_safe = false;
@@ -661,7 +673,7 @@ START_TEST(test_request_timeout)
 }
 END_TEST
 
-START_TEST(test_lazy_connect_and_asok)
+START_TEST(test_lazy_connect_and_perf)
 {
 	/* no mdsc_open_session(): the first request brings the session up */
 	struct mds_client *m = new_client();
@@ -676,6 +688,151 @@ START_TEST(test_lazy_connect_and_asok)
 	ck_assert_int_eq(json_object_get_int64(v), 1);
 	ck_assert(json_object_object_get_ex(g, "hold_replay", &v));
 	json_object_put(d);
+	mdsc_destroy(m);
+}
+END_TEST
+
+
+START_TEST(test_evicted)
+{
+	/* EVICTED: a new session; the UNSAFE-only request fails its SAFE wait
+	 * with EIO, the unanswered one is re-driven on the new session */
+	struct mds_client *m = new_client();
+	struct mds_request *a = mkreq(m, MDSP_OP_CREATE, "a"), *b = mkreq(m, MDSP_OP_CREATE, "b");
+	struct bg bb;
+
+	ck_assert_int_eq(mdsc_open_session(m, 2000), 0);
+	fake_set(RM_UNSAFE);
+	ck_assert_int_eq(mdsc_do_request(m, a), 0);
+	fake_set(RM_NONE);
+	bg_start(&bb, m, b, 0);
+	wait_recs(2);
+	pthread_mutex_lock(&F.lock);
+	F.mode = RM_SAFE;
+	F.evict = true;
+	pthread_mutex_unlock(&F.lock);
+	ck_assert_int_eq(bg_join(&bb), 0);
+	ck_assert_int_eq(mdsc_wait_safe(m, a), -EIO);
+	pthread_mutex_lock(&F.lock);
+	ck_assert_int_eq(F.nopen, 2);
+	ck_assert_int_eq(F.nreconnect, 0);
+	ck_assert_uint_eq(F.recs[2].tid, b->args.tid);
+	ck_assert_uint_eq(F.recs[2].flags, MDSP_REQ_RETRY);
+	pthread_mutex_unlock(&F.lock);
+	mdsc_request_put(a);
+	mdsc_request_put(b);
+	mdsc_destroy(m);
+}
+END_TEST
+
+START_TEST(test_hung_mds_detected)
+{
+	/* an MDS that stops answering without closing the socket: the renew goes
+	 * unanswered, the connection is declared dead, the session resumed */
+	struct mds_client *m;
+	struct mds_request *r;
+	uint64_t end;
+
+	set_opt("client_session_renew_interval", "0.1");
+	set_opt("client_session_timeout", "0.4");
+	m = new_client();
+	ck_assert_int_eq(mdsc_open_session(m, 2000), 0);
+	pthread_mutex_lock(&F.lock);
+	F.mute = true;
+	pthread_mutex_unlock(&F.lock);
+	end = now_mono_ns() + 3000000000ull;
+	while (mdsc_is_open(m) && now_mono_ns() < end)
+		usleep(10000);
+	ck_assert(!mdsc_is_open(m));
+	pthread_mutex_lock(&F.lock);
+	F.mute = false;
+	pthread_mutex_unlock(&F.lock);
+	r = mkreq(m, MDSP_OP_GETATTR, NULL);
+	ck_assert_int_eq(mdsc_do_request(m, r), 0);
+	mdsc_request_put(r);
+	pthread_mutex_lock(&F.lock);
+	ck_assert_int_eq(F.nreconnect, 1);
+	ck_assert_int_ge(F.nrenew, 1);
+	pthread_mutex_unlock(&F.lock);
+	mdsc_destroy(m);
+}
+END_TEST
+
+START_TEST(test_waiting_request_times_out)
+{
+	/* no MDS at all: a request parked on the wait list is bounded by
+	 * client_request_timeout and leaves the list and the map */
+	struct mds_client *m;
+	struct mds_request *r;
+	uint16_t port;
+	int fd = listen_any(&port);
+	char addr[64];
+	uint64_t t0;
+
+	close(fd);
+	snprintf(addr, sizeof(addr), "127.0.0.1:%u", port);
+	set_opt("client_request_timeout", "0.3");
+	ck_assert_int_eq(mdsc_create(addr, NULL, NULL, NULL, &m), 0);
+	r = mkreq(m, MDSP_OP_GETATTR, NULL);
+	t0 = now_mono_ns();
+	ck_assert_int_eq(mdsc_do_request(m, r), -ETIMEDOUT);
+	ck_assert_uint_lt(now_mono_ns() - t0, 1500000000ull);
+	ck_assert_uint_eq(mdsc_oldest_tid(m), r->args.tid + 1);
+	mdsc_request_put(r);
+	mdsc_destroy(m);
+}
+END_TEST
+
+START_TEST(test_asok_commands)
+{
+	/* mds_requests lists the request that got only an UNSAFE reply;
+	 * mds_sessions shows the open session */
+	struct mds_client *m = new_client();
+	struct mds_request *a = mkreq(m, MDSP_OP_MKDIR, "d");
+	struct json_object *req, *rep, *arr, *e, *v;
+	struct asok *as;
+	char path[128];
+
+	snprintf(path, sizeof(path), "/tmp/test_mdsc.%d.asok", (int)getpid());
+	ck_assert_int_eq(asok_start(path, &as), 0);
+	ck_assert_int_eq(mdsc_register_asok(m, as), 0);
+	ck_assert_int_eq(mdsc_open_session(m, 2000), 0);
+	fake_set(RM_UNSAFE);
+	ck_assert_int_eq(mdsc_do_request(m, a), 0);
+
+	req = json_tokener_parse("{\"prefix\": \"mds_requests\"}");
+	ck_assert_int_eq(asok_request(path, req, &rep, 2000), 0);
+	ck_assert(json_object_object_get_ex(rep, "requests", &arr));
+	ck_assert_int_eq(json_object_array_length(arr), 1);
+	e = json_object_array_get_idx(arr, 0);
+	ck_assert(json_object_object_get_ex(e, "tid", &v));
+	ck_assert_uint_eq((uint64_t)json_object_get_int64(v), a->args.tid);
+	ck_assert(json_object_object_get_ex(e, "op", &v));
+	ck_assert_str_eq(json_object_get_string(v), "mkdir");
+	ck_assert(json_object_object_get_ex(e, "got_unsafe", &v));
+	ck_assert(json_object_get_boolean(v));
+	ck_assert(json_object_object_get_ex(e, "attempt", &v));
+	ck_assert_int_eq(json_object_get_int(v), 1);
+	ck_assert(json_object_object_get_ex(e, "age_ms", &v));
+	json_object_put(req);
+	json_object_put(rep);
+
+	req = json_tokener_parse("{\"prefix\": \"mds_sessions\"}");
+	ck_assert_int_eq(asok_request(path, req, &rep, 2000), 0);
+	ck_assert_int_eq(json_object_array_length(rep), 1);
+	e = json_object_array_get_idx(rep, 0);
+	ck_assert(json_object_object_get_ex(e, "state", &v));
+	ck_assert_str_eq(json_object_get_string(v), "open");
+	ck_assert(json_object_object_get_ex(e, "session_id", &v));
+	ck_assert_uint_eq((uint64_t)json_object_get_int64(v), F.sid);
+	ck_assert(json_object_object_get_ex(e, "last_renew_ack_age_ms", &v));
+	json_object_put(req);
+	json_object_put(rep);
+
+	fake_flush();
+	ck_assert_int_eq(mdsc_wait_safe(m, a), 0);
+	asok_stop(as);
+	mdsc_request_put(a);
 	mdsc_destroy(m);
 }
 END_TEST
@@ -695,7 +852,11 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_open_refused_is_bounded);
 	tcase_add_test(tc, test_open_silent_is_bounded);
 	tcase_add_test(tc, test_request_timeout);
-	tcase_add_test(tc, test_lazy_connect_and_asok);
+	tcase_add_test(tc, test_lazy_connect_and_perf);
+	tcase_add_test(tc, test_asok_commands);
+	tcase_add_test(tc, test_evicted);
+	tcase_add_test(tc, test_hung_mds_detected);
+	tcase_add_test(tc, test_waiting_request_times_out);
 	suite_add_tcase(s, tc);
 	return s;
 }
