@@ -321,7 +321,6 @@ int mdsc_send_request(struct mds_client *m, struct mds_conn *c, struct mdsc_req 
 		return ret;
 	}
 	perf_inc(&m->c_sent, 1);                /* before the send: the reply may beat us back */
-	r->sent_ns = now_mono_ns();
 	ret = mdsc_conn_send(c, &b);
 	mdsp_buf_free(&b);
 	if (!ret) {
@@ -341,14 +340,16 @@ static void do_request(struct mds_client *m, struct mdsc_req *r)
 {
 	struct mds_session *s;
 	struct mds_conn *c = NULL;
+	bool stopping;
 	uint64_t t0;
 
 	if (atomic_load(&r->state) & (RS_ABORTED | RS_GOT_REPLY))
 		return;
 	t0 = mdsc_lock(m);
 	s = &m->session;
-	if (s->state != SESS_OPEN || !s->conn || m->stopping) {
-		if (!m->stopping) {
+	stopping = m->stopping;
+	if (s->state != SESS_OPEN || !s->conn || stopping) {
+		if (!stopping) {
 			pthread_mutex_lock(&m->wait_list_lock);
 			if (!(atomic_load(&r->state) & (RS_WAITING | RS_ABORTED))) {
 				mdsc_req_get(r);
@@ -363,7 +364,7 @@ static void do_request(struct mds_client *m, struct mdsc_req *r)
 			}
 		}
 		mdsc_unlock(m, SEC_DO_REQUEST, t0);
-		if (m->stopping)
+		if (stopping)
 			mdsc_abort_request(m, r, -ESHUTDOWN, false);
 		return;
 	}

@@ -53,7 +53,7 @@ struct mdsc_req {
 	_Atomic uint32_t state;         /* RS_* */
 	_Atomic uint32_t attempts;      /* sends so far */
 	_Atomic uint64_t sent_gen;      /* connection generation of the last send; 0: never sent */
-	uint64_t submit_ns, sent_ns;
+	uint64_t submit_ns;              /* set before registration */
 	int abort_err;                  /* protected by lock */
 	struct mdsp_msg *reply_msg;     /* protected by lock; owns pub.reply */
 	pthread_mutex_t lock;           /* reply, result, and the waits on cond */
