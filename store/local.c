@@ -1408,23 +1408,74 @@ static int save_counters(struct local_store *ls, MDB_txn *txn)
 
 /* ---- executing requests inside the batch transaction ---------------- */
 
-static int exec_write(struct local_store *ls, MDB_txn *ptxn, struct lreq *req)
+/*
+ * The only ways an op fails by itself are its existence guards.  Checking
+ * them first, on a simulated "exists" flag, lets the op be applied straight
+ * into the batch transaction: no LMDB nested transaction (each of which
+ * allocates a large dirty list) per op.  Anything failing after this point
+ * is a resource error (ENOSPC, ENOMEM, EIO) and aborts the whole batch, so
+ * an op is still applied entirely or not at all.
+ */
+static int precheck(const struct store_op *op, bool exists)
+{
+	for (size_t i = 0; i < op->n; i++) {
+		const struct store_subop *s = &op->v[i];
+
+		switch (s->kind) {
+		case SOP_CREATE:
+			if (exists && s->excl)
+				return -EEXIST;
+			exists = true;
+			break;
+		case SOP_ASSERT_EXISTS:
+		case SOP_OMAP_RM:
+		case SOP_OMAP_RM_RANGE:
+		case SOP_OMAP_CLEAR:
+			if (!exists)
+				return -ENOENT;
+			break;
+		case SOP_REMOVE:
+			if (!exists)
+				return -ENOENT;
+			exists = false;
+			break;
+		case SOP_WRITE:
+		case SOP_WRITE_FULL:
+		case SOP_APPEND:
+		case SOP_OMAP_SET:
+			exists = true;
+			break;
+		case SOP_TRUNCATE:
+		case SOP_ZERO:
+			break;
+		}
+	}
+	return 0;
+}
+
+/*
+ * Apply one compound op inside the batch transaction @txn.
+ * Return: 0, a -errno the op fails with alone (nothing of it written), or,
+ * with *@fatal set, an error that leaves @txn half-written: the caller
+ * aborts the whole batch.
+ */
+static int exec_write(struct local_store *ls, MDB_txn *txn, struct lreq *req, bool *fatal)
 {
 	struct local_pool *lp = req->pool;
 	struct store_op *op = req->op;
 	struct irecs rs = { 0 };
 	struct objrec rec;
 	bool existed, mutated = false;
-	MDB_txn *txn;
-	int r, rc;
+	int r;
 
-	rc = mdb_txn_begin(ls->env, ptxn, 0, &txn);
-	if (rc)
-		return mdb_err(rc);
 	r = obj_lookup(ls, txn, lp, req->oid, &rec);
 	if (r)
-		goto out_abort;
+		return r;
 	existed = rec.exists;
+	r = precheck(op, rec.exists);
+	if (r)
+		return r;
+	*fatal = true;   /* from here on, any failure has written part of the op */
 
 #define ENSURE_EXISTS()                              \
 	do {                                         \
@@ -1541,7 +1592,7 @@ static int exec_write(struct local_store *ls, MDB_txn *ptxn, struct lreq *req)
 	}
 #undef ENSURE_EXISTS
 	if (r)
-		goto out_abort;
+		goto out_fail;
 	if (mutated) {
 		if (rec.exists) {
 			rec.mtime_ns = now_real_ns();
@@ -1557,17 +1608,12 @@ static int exec_write(struct local_store *ls, MDB_txn *ptxn, struct lreq *req)
 	for (size_t i = 0; i < rs.n && r == 0; i++)
 		r = plan_work(req, rs.v[i].kind, rs.v[i].fid, rs.v[i].a, rs.v[i].b, (void *)rs.v[i].data);
 	if (r)
-		goto out_abort;
+		goto out_fail;
 	free(rs.v);
-	r = mdb_err(mdb_txn_commit(txn));
-	if (r) {
-		drop_planned(req);
-		req->seq = 0;
-	}
-	return r;
+	*fatal = false;
+	return 0;
 
-out_abort:
-	mdb_txn_abort(txn);
+out_fail:
 	free(rs.v);
 	drop_planned(req);
 	req->seq = 0;
@@ -1692,16 +1738,21 @@ static void run_batch(struct local_store *ls, struct lreq *batch)
 	if (r == 0 && writes)
 		r = clear_intents(ls, txn);
 	if (r == 0) {
-		for (req = batch; req; req = req->next) {
+		for (req = batch; req && r == 0; req = req->next) {
 			int broken = atomic_load(&ls->broken);
+			bool fatal = false;
 			if (req->kind == LR_WRITE)
-				req->r = broken ? broken : exec_write(ls, txn, req);
+				req->r = broken ? broken : exec_write(ls, txn, req, &fatal);
 			else if (req->kind == LR_READ)
 				req->r = exec_read(ls, txn, req);
 			else
 				req->r = exec_query(ls, txn, req);
+			if (fatal)
+				r = req->r;
 		}
-		if (writes) {
+		if (r) {
+			mdb_txn_abort(txn);
+		} else if (writes) {
 			r = save_counters(ls, txn);
 			if (r == 0) {
 				r = mdb_err(mdb_txn_commit(txn));
