@@ -56,6 +56,7 @@
 #include "common/log.h"
 
 #define RX_INITIAL  (64u << 10)
+#define RX_SHRINK   (1u << 20)
 #define CLOSE_WAIT_MS 2000
 #define DESTROY_SYNC_MS 10000
 
@@ -194,6 +195,15 @@ static int conn_recv(struct mds_conn *c, struct mdsp_msg *msg, int timeout_ms, c
 				c->rx_start += need;
 				if (c->rx_start == c->rx_end)
 					c->rx_start = c->rx_end = 0;
+				if (!c->rx_end && c->rx_cap > RX_SHRINK) {
+					/* a huge frame (readdir) passed: give the memory back */
+					uint8_t *nb = realloc(c->rx, RX_INITIAL);
+
+					if (nb) {
+						c->rx = nb;
+						c->rx_cap = RX_INITIAL;
+					}
+				}
 				if (!r)
 					msg->seq = h.seq;
 				return r;
