@@ -15,12 +15,15 @@
  *
  * Atomicity and durability: write-ahead redo records in LMDB.
  *
- *   All changes of one compound op are made in one LMDB (child) transaction:
+ *   All changes of one compound op go into the batch's LMDB transaction:
  *   the object record (new size, mtime), the omap changes, and - when the
  *   op touches file data - one "intent" record keyed by a sequence number
  *   that describes every file effect of the op (write off/len + the data,
- *   punch a range, truncate, unlink).  A failing sub-op aborts the child
- *   transaction, so a failed op leaves nothing behind.  The commit of the
+ *   punch a range, truncate, unlink).  An op's own failures (its existence
+ *   guards) are found by a pre-check before anything is written, so a
+ *   failed op leaves nothing behind; a resource error (ENOSPC, EIO) halfway
+ *   through an op aborts the whole batch, all of whose ops then fail with
+ *   nothing applied.  The commit of the
  *   LMDB transaction is the commit point: it is synchronous (LMDB fsyncs its
  *   data and then its meta page), and only after it returns is the op's
  *   callback run.  Then the file effects are applied to the files through
@@ -1369,13 +1372,18 @@ static void maybe_checkpoint(struct local_store *ls, bool force)
 		ckpt_start(ls);
 }
 
-/* Delete intents <= synced_upto (called inside a write txn). */
-static int clear_intents(struct local_store *ls, MDB_txn *txn)
+/*
+ * Delete intents <= synced_upto inside the write txn @txn; *@upto gets the
+ * value cleared_upto takes once @txn commits (not before: an aborted txn
+ * deletes nothing).
+ */
+static int clear_intents(struct local_store *ls, MDB_txn *txn, uint64_t *upto)
 {
 	MDB_cursor *cur;
 	MDB_val k, v;
 	int rc;
 
+	*upto = ls->cleared_upto;
 	if (ls->synced_upto <= ls->cleared_upto)
 		return 0;
 	rc = mdb_cursor_open(txn, ls->db_intents, &cur);
@@ -1391,7 +1399,7 @@ static int clear_intents(struct local_store *ls, MDB_txn *txn)
 	mdb_cursor_close(cur);
 	if (rc && rc != MDB_NOTFOUND)
 		return mdb_err(rc);
-	ls->cleared_upto = ls->synced_upto;
+	*upto = ls->synced_upto;
 	return 0;
 }
 
@@ -1729,6 +1737,7 @@ static void run_batch(struct local_store *ls, struct lreq *batch)
 	bool writes = ls->synced_upto > ls->cleared_upto;
 	struct lreq *req, *next;
 	MDB_txn *txn;
+	uint64_t cleared = ls->cleared_upto;
 	int rc, r;
 
 	for (req = batch; req; req = req->next)
@@ -1736,7 +1745,7 @@ static void run_batch(struct local_store *ls, struct lreq *batch)
 	rc = mdb_txn_begin(ls->env, NULL, writes ? 0 : MDB_RDONLY, &txn);
 	r = mdb_err(rc);
 	if (r == 0 && writes)
-		r = clear_intents(ls, txn);
+		r = clear_intents(ls, txn, &cleared);
 	if (r == 0) {
 		for (req = batch; req && r == 0; req = req->next) {
 			int broken = atomic_load(&ls->broken);
@@ -1756,8 +1765,10 @@ static void run_batch(struct local_store *ls, struct lreq *batch)
 			r = save_counters(ls, txn);
 			if (r == 0) {
 				r = mdb_err(mdb_txn_commit(txn));
-				if (r == 0)
+				if (r == 0) {
 					ls->saved_fid = ls->next_fid;
+					ls->cleared_upto = cleared;
+				}
 			} else {
 				mdb_txn_abort(txn);
 			}
@@ -1897,7 +1908,8 @@ static void final_sync(struct local_store *ls)
 		return;   /* leave the intents for the next open to replay */
 	ls->synced_upto = ls->applied_upto;
 	if (mdb_txn_begin(ls->env, NULL, 0, &txn) == 0) {
-		if (clear_intents(ls, txn) == 0 && save_counters(ls, txn) == 0)
+		uint64_t cleared;
+		if (clear_intents(ls, txn, &cleared) == 0 && save_counters(ls, txn) == 0)
 			mdb_txn_commit(txn);
 		else
 			mdb_txn_abort(txn);
@@ -1933,10 +1945,11 @@ static void *worker_main(void *arg)
 			/* idle with synced intents: delete them now (one small commit) */
 			MDB_txn *txn;
 			if (mdb_txn_begin(ls->env, NULL, 0, &txn) == 0) {
-				if (clear_intents(ls, txn) == 0)
-					mdb_txn_commit(txn);
-				else
+				uint64_t cleared;
+				if (clear_intents(ls, txn, &cleared) != 0)
 					mdb_txn_abort(txn);
+				else if (mdb_txn_commit(txn) == 0)
+					ls->cleared_upto = cleared;
 			}
 		}
 

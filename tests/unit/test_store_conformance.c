@@ -22,6 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/config.h"
 #include "common/log.h"
 #include "store/store.h"
 
@@ -1196,6 +1197,87 @@ START_TEST(t_local_open_errors)
 }
 END_TEST
 
+/* The redo log and omap share the LMDB map: when it is full, ops fail whole. */
+START_TEST(t_local_map_full)
+{
+	struct store_config cfg;
+	char *buf = malloc(256 << 10);
+	int r = 0, i;
+
+	store_pool_close(pool);
+	store_close(st);
+	fill_config(&cfg);
+	cfg.create = false;
+	cfg.local_map_size = 4u << 20;
+	ck_assert_int_eq(store_open(&cfg, &st), 0);
+	open_pool(nspace);
+	for (i = 0; i < 64; i++) {
+		char key[16];
+		struct store_op *op = store_op_new();
+		memset(buf, 'a' + i % 26, 256 << 10);
+		snprintf(key, sizeof(key), "k%d", i);
+		store_op_write(op, (uint64_t)i << 18, buf, 256 << 10);
+		store_op_omap_set(op, key, "v", 1);
+		r = exec(op, "full");
+		if (r)
+			break;
+	}
+	ck_assert_int_eq(r, -ENOSPC);
+	ck_assert_int_gt(i, 0);
+	/* what was acknowledged is intact; the failed op left nothing */
+	char key[16];
+	snprintf(key, sizeof(key), "k%d", i);
+	expect_omap("full", key, NULL);
+	expect_omap("full", "k0", "v");
+	ck_assert_uint_eq(obj_size("full"), (uint64_t)i << 18);
+	memset(buf, 'a' + (i - 1) % 26, 256 << 10);
+	expect_read("full", (uint64_t)(i - 1) << 18, 256 << 10, buf, 256 << 10);
+	/* once the checkpoint has synced the files and dropped the redo log, there is room again */
+	for (int tries = 0; tries < 50; tries++) {
+		struct store_op *op = store_op_new();
+		usleep(100 * 1000);
+		store_op_omap_set(op, "again", "1", 1);
+		store_op_write(op, 0, "x", 1);
+		if ((r = exec(op, "full2")) == 0)
+			break;
+		ck_assert_int_eq(r, -ENOSPC);
+	}
+	ck_assert_int_eq(r, 0);
+	/* and after a reopen with room again, it all still is */
+	store_pool_close(pool);
+	store_close(st);
+	cfg.local_map_size = 64u << 20;
+	ck_assert_int_eq(store_open(&cfg, &st), 0);
+	open_pool(nspace);
+	ck_assert_uint_eq(obj_size("full"), (uint64_t)i << 18);
+	expect_read("full", (uint64_t)(i - 1) << 18, 256 << 10, buf, 256 << 10);
+	put_full("after", "ok", 2);
+	free(buf);
+}
+END_TEST
+
+START_TEST(t_config_from_cfg)
+{
+	struct store_config sc;
+	char err[256];
+
+	cfg_init("mds");
+	store_config_from_cfg(&sc);
+	ck_assert_str_eq(sc.backend, "local");
+	ck_assert_str_eq(sc.rados_id, "admin");
+	ck_assert(sc.rados_mon_op_timeout == 10 && sc.rados_osd_op_timeout == 10);
+	ck_assert_uint_eq(sc.local_map_size, 64ull << 30);
+	ck_assert(!sc.create);
+	ck_assert_int_eq(cfg_set(cfg_lookup("store_local_path"), "/srv/store", false, err, sizeof(err)), 0);
+	ck_assert_int_eq(cfg_set(cfg_lookup("rados_osd_op_timeout"), "2.5", false, err, sizeof(err)), 0);
+	ck_assert_int_eq(cfg_set(cfg_lookup("store_backend"), "rados", false, err, sizeof(err)), 0);
+	store_config_from_cfg(&sc);
+	ck_assert_str_eq(sc.local_path, "/srv/store");
+	ck_assert_str_eq(sc.backend, "rados");
+	ck_assert(sc.rados_osd_op_timeout == 2.5);
+}
+END_TEST
+
 static Suite *store_suite(void)
 {
 	Suite *s = suite_create(is_local() ? "store_conformance_local" : "store_conformance_rados");
@@ -1225,6 +1307,8 @@ static Suite *store_suite(void)
 	if (is_local()) {
 		tcase_add_test(tc, t_local_persist);
 		tcase_add_test(tc, t_local_open_errors);
+		tcase_add_test(tc, t_local_map_full);
+		tcase_add_test(tc, t_config_from_cfg);
 	}
 	suite_add_tcase(s, tc);
 	return s;
