@@ -6,3 +6,7 @@ loligo_check_test(test_drc SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_drc.c
                   LIBS loligo_rpc LABELS unit nfs TIMEOUT 30)
 loligo_check_test(test_rpc SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_rpc.c
                   LIBS loligo_rpc LABELS unit nfs TIMEOUT 60)
+loligo_check_test(test_slot_table SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_slot_table.c
+                  LIBS loligo_nfs4 LABELS unit nfs TIMEOUT 30)
+loligo_check_test(test_rpc_nfs4 SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_rpc_nfs4.c
+                  LIBS loligo_gw LABELS unit nfs TIMEOUT 60)

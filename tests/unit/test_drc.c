@@ -228,6 +228,7 @@ START_TEST(closed_connection)
 	struct drc_stats s;
 	char out[64];
 
+	xprts_freed = 0;
 	fake_now = 1000 * SEC;
 	complete_call(d, x, 1, "a", fake_now);
 	/* the connection closes without a newer request: the client may

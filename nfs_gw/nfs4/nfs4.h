@@ -1,0 +1,222 @@
+/*
+ * nfs4.h - the NFSv4 server core, private to nfs_gw/: program registration,
+ * the COMPOUND dispatcher and its per-request state, the operation table,
+ * and NFSv4.1 clients, sessions and leases.
+ *
+ * How an operation is written (ops_*.c, one function per operation, listed
+ * in op_table.c):
+ *
+ *     uint32_t nfs4_op_getfh(struct nfs4_compound *cs, struct xdr_dec *args,
+ *                            struct xdr_enc *res);
+ *
+ * The dispatcher has already written the result's opnum and reserved its
+ * status.  The function decodes its own arguments from @args (bounded
+ * helpers; a decode failure is NFS4ERR_BADXDR), does the work, appends the
+ * result body to @res when it returns NFS4_OK, and returns the nfsstat4.
+ * For the few results that carry a body on an error (LOCK's
+ * NFS4ERR_DENIED, SETCLIENTID's NFS4ERR_CLID_INUSE), set
+ * cs->body_on_error; otherwise whatever was appended before an error is
+ * discarded.  Table flags let the dispatcher do the common checks
+ * (current filehandle present, allowed without a session, minor version).
+ *
+ * Lock order: srv->lock (client and session tables) before any
+ * slot_table lock; nothing else is taken under them.
+ */
+#ifndef LOLIGO_NFS_GW_NFS4_NFS4_H
+#define LOLIGO_NFS_GW_NFS4_NFS4_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "nfs_gw/nfs4/nfs4_xdr.h"
+#include "nfs_gw/nfs4/slot_table.h"
+#include "nfs_gw/rpc/rpc.h"
+
+struct lclient;
+struct asok;
+struct nfs4_server;
+struct nfs4_session;
+
+/* ---- clients (RFC 8881 2.4, 18.35) ---------------------------------------- */
+
+struct nfs4_client {
+	uint64_t clientid;
+	uint8_t verifier[NFS4_VERIFIER_SIZE];
+	uint8_t owner[NFS4_OPAQUE_LIMIT];
+	uint32_t owner_len;
+	uint32_t principal;              /* AUTH_SYS uid of EXCHANGE_ID/SETCLIENTID */
+	uint32_t minorversion;
+	uint32_t flags;                  /* EXCHGID4_FLAG_* we granted */
+	bool confirmed;                  /* protected by srv->lock */
+	bool reclaim_complete;           /* protected by srv->lock */
+	bool dead;                       /* unhashed; protected by srv->lock */
+	_Atomic uint64_t renewed;        /* mono ns of the last lease renewal */
+	_Atomic uint32_t seq_flags;      /* SEQ4_STATUS_* to report in SEQUENCE */
+	/* CREATE_SESSION's own replay cache (18.36.4); protected by srv->lock */
+	uint32_t cs_seqid;
+	uint32_t cs_status;
+	uint8_t *cs_body;
+	size_t cs_body_len;
+	struct nfs4_session *sessions;   /* protected by srv->lock */
+	int refs;                        /* protected by srv->lock */
+	void *state;                     /* opens, locks...: the state code's (nfs4ops) */
+	struct nfs4_client *next;        /* srv->clients */
+};
+
+/* ---- sessions (RFC 8881 2.10) ---------------------------------------------- */
+
+#define NFS4_SESSION_MAX_CONNS 16
+
+struct nfs4_session {
+	uint8_t id[NFS4_SESSIONID_SIZE];
+	struct nfs4_client *clp;         /* holds a client reference */
+	struct slot_table slots;         /* fore channel */
+	struct nfs4_channel_attrs fore, back;
+	uint32_t flags;                  /* CREATE_SESSION4_FLAG_* granted */
+	uint32_t cb_program;
+	uint64_t conns[NFS4_SESSION_MAX_CONNS];  /* bound transport ids; protected by srv->lock */
+	unsigned int nconns;             /* protected by srv->lock */
+	bool dead;                       /* protected by srv->lock */
+	int refs;                        /* protected by srv->lock */
+	struct nfs4_session *next;       /* srv->sessions */
+	struct nfs4_session *cl_next;    /* clp->sessions */
+};
+
+/* ---- the compound being served ---------------------------------------------- */
+
+struct nfs4_compound {
+	struct nfs4_server *srv;
+	struct rpc_req *req;
+	const struct rpc_cred *cred;
+	uint32_t minorversion;
+	uint32_t opcnt;                  /* ops in the request */
+	uint32_t opidx;                  /* index of the op being run */
+	uint32_t op;                     /* its number */
+	struct nfs4_fh cfh, sfh;         /* current and saved filehandle (len 0: none) */
+	struct nfs4_stateid cur_stateid, saved_stateid;
+	bool has_cur_stateid, has_saved_stateid;
+	/* NFSv4.1: set by SEQUENCE */
+	struct nfs4_session *session;    /* holds a session reference */
+	struct nfs4_client *clp;         /* the session's client (no extra reference) */
+	uint32_t slotid;
+	bool slot_held;
+	bool cachethis;
+	/* set by SEQUENCE on a retry */
+	uint8_t *replay;                 /* cached COMPOUND4res to send as is */
+	size_t replay_len;
+	bool replay_uncached;
+	/* set by ops */
+	bool body_on_error;
+	bool modifies;                   /* an op changed state (NFSv4.0 DRC) */
+	size_t res_start;                /* offset of COMPOUND4res in the encoder */
+	void *op_private;                /* free for the ops' use within one compound */
+};
+
+typedef uint32_t (*nfs4_op_fn)(struct nfs4_compound *cs, struct xdr_dec *args, struct xdr_enc *res);
+
+/* op table flags */
+#define OPF_NEED_FH 0x01         /* current filehandle required: NFS4ERR_NOFILEHANDLE */
+#define OPF_SESSIONLESS 0x02     /* 4.1: may come first without SEQUENCE (then alone) */
+#define OPF_MODIFIES 0x04        /* changes state: NFSv4.0 compounds holding one use the DRC */
+#define OPF_V40_ONLY 0x08        /* NFS4ERR_NOTSUPP in 4.1 (RFC 8881 "MUST NOT implement") */
+#define OPF_V41 0x10             /* new in 4.1: NFS4ERR_OP_ILLEGAL in 4.0 */
+
+struct nfs4_op_desc {
+	const char *name;
+	nfs4_op_fn fn;                   /* NULL: NFS4ERR_NOTSUPP */
+	uint32_t flags;
+};
+
+/** nfs4_op_lookup - the table entry for @op, or NULL for unknown numbers. */
+const struct nfs4_op_desc *nfs4_op_lookup(uint32_t op);
+
+/* ---- the server ------------------------------------------------------------- */
+
+/*
+ * Hooks for the state code (opens, locks, delegations: ops_state.c and
+ * friends).  Called without srv->lock held.
+ */
+struct nfs4_state_hooks {
+	/* @clp is going away (lease expired, DESTROY_CLIENTID, replaced by a
+	 * rebooted client): release its opens and locks, free clp->state. */
+	void (*client_release)(struct nfs4_server *srv, struct nfs4_client *clp);
+};
+
+struct nfs4_params {
+	uint64_t lease_ns;
+	uint32_t max_ops;                /* per COMPOUND, and the ca_maxoperations cap */
+	uint32_t slots;                  /* ca_maxrequests cap */
+	uint32_t max_req;                /* ca_maxrequestsize cap (the RPC record limit) */
+	uint32_t max_resp;               /* ca_maxresponsesize cap */
+	uint32_t max_resp_cached;        /* ca_maxresponsesize_cached cap */
+};
+
+struct nfs4_server {
+	struct nfs4_params p;
+	struct lclient *lc;              /* may be NULL in tests */
+	struct nfs4_state_hooks hooks;
+	uint32_t boot;                   /* epoch seconds at start: high half of client ids */
+	uint8_t boot_verifier[NFS4_VERIFIER_SIZE];
+
+	pthread_mutex_t lock;
+	struct nfs4_client *clients;     /* protected by lock */
+	struct nfs4_session *sessions;   /* protected by lock */
+	uint32_t next_clientid;          /* protected by lock */
+	uint32_t next_sessionid;         /* protected by lock */
+
+	pthread_t reaper;
+	bool reaper_started;
+	pthread_cond_t reaper_cond;
+	bool stopping;                   /* protected by lock */
+};
+
+/** nfs4_params_from_config - the nfs4_* options and the RPC limits. */
+void nfs4_params_from_config(struct nfs4_params *p, size_t max_record, size_t max_reply);
+
+/**
+ * nfs4_server_create - the NFSv4 server state and its lease reaper thread.
+ * @lc: the client library handle ops use (NULL: no filesystem, tests).
+ */
+int nfs4_server_create(const struct nfs4_params *p, struct lclient *lc, struct nfs4_server **out);
+/** nfs4_server_destroy - stop the reaper, release every client. */
+void nfs4_server_destroy(struct nfs4_server *srv);
+
+/** nfs4_register - register program 100003 version 4 on @svc. */
+int nfs4_register(struct nfs4_server *srv, struct rpc_svc *svc);
+
+/** nfs4_asok_attach - serve `nfs clients` on @a (detached by destroy). */
+int nfs4_asok_attach(struct nfs4_server *srv, struct asok *a);
+
+/* ---- client and session table (state.c) ------------------------------------ */
+
+/**
+ * nfs4_client_find - client by id, with a reference.
+ * Return: NFS4_OK, NFS4ERR_STALE_CLIENTID (unknown, or from before a restart).
+ */
+uint32_t nfs4_client_find(struct nfs4_server *srv, uint64_t clientid, struct nfs4_client **out);
+void nfs4_client_put(struct nfs4_server *srv, struct nfs4_client *clp);
+/** nfs4_client_renew - the client showed it is alive (SEQUENCE, RENEW). */
+void nfs4_client_renew(struct nfs4_client *clp);
+/**
+ * nfs4_client_new - a new unconfirmed client, hashed, with a reference.
+ * Caller holds srv->lock.
+ */
+struct nfs4_client *nfs4_client_new_locked(struct nfs4_server *srv, const uint8_t *owner, uint32_t owner_len,
+					   const uint8_t *verifier, uint32_t principal, uint32_t minorversion);
+/** nfs4_client_expire_locked - unhash @clp and its sessions; caller holds srv->lock
+ * and must then call nfs4_client_release() without it. */
+void nfs4_client_expire_locked(struct nfs4_server *srv, struct nfs4_client *clp);
+/** nfs4_client_release - run the state hook for an expired client and drop the table's reference. */
+void nfs4_client_release(struct nfs4_server *srv, struct nfs4_client *clp);
+
+/** nfs4_session_find - session by id, with a reference; NULL if unknown. */
+struct nfs4_session *nfs4_session_find(struct nfs4_server *srv, const uint8_t *id);
+void nfs4_session_put(struct nfs4_server *srv, struct nfs4_session *ses);
+/** nfs4_session_destroy - unhash @ses; requests holding references finish on it. */
+void nfs4_session_destroy(struct nfs4_server *srv, struct nfs4_session *ses);
+/** nfs4_session_bind_conn - bind transport @xprt_id to @ses (fore channel). */
+void nfs4_session_bind_conn(struct nfs4_server *srv, struct nfs4_session *ses, uint64_t xprt_id);
+
+#endif

@@ -1,0 +1,111 @@
+/*
+ * nfs4_xdr.c - bounded encode/decode of the NFSv4 types several operations
+ * share (see nfs4_xdr.h).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "nfs_gw/nfs4/nfs4.h"
+#include "nfs_gw/nfs4/nfs4_xdr.h"
+
+int nfs4_get_fh(struct xdr_dec *d, struct nfs4_fh *fh)
+{
+	return xdr_get_opaque_copy(d, fh->data, &fh->len, NFS4_FHSIZE);
+}
+
+int nfs4_put_fh(struct xdr_enc *e, const struct nfs4_fh *fh)
+{
+	return xdr_put_opaque(e, fh->data, fh->len);
+}
+
+int nfs4_get_stateid(struct xdr_dec *d, struct nfs4_stateid *s)
+{
+	xdr_get_u32(d, &s->seqid);
+	return xdr_get_fixed(d, s->other, NFS4_OTHER_SIZE);
+}
+
+int nfs4_put_stateid(struct xdr_enc *e, const struct nfs4_stateid *s)
+{
+	xdr_put_u32(e, s->seqid);
+	return xdr_put_fixed(e, s->other, NFS4_OTHER_SIZE);
+}
+
+int nfs4_get_channel_attrs(struct xdr_dec *d, struct nfs4_channel_attrs *a)
+{
+	memset(a, 0, sizeof(*a));
+	xdr_get_u32(d, &a->headerpadsize);
+	xdr_get_u32(d, &a->maxrequestsize);
+	xdr_get_u32(d, &a->maxresponsesize);
+	xdr_get_u32(d, &a->maxresponsesize_cached);
+	xdr_get_u32(d, &a->maxoperations);
+	xdr_get_u32(d, &a->maxrequests);
+	xdr_get_u32(d, &a->nrdma_ird);
+	if (!d->err && a->nrdma_ird > 1)
+		d->err = -EBADMSG;
+	if (a->nrdma_ird == 1)
+		xdr_get_u32(d, &a->rdma_ird);
+	return d->err;
+}
+
+int nfs4_put_channel_attrs(struct xdr_enc *e, const struct nfs4_channel_attrs *a)
+{
+	xdr_put_u32(e, a->headerpadsize);
+	xdr_put_u32(e, a->maxrequestsize);
+	xdr_put_u32(e, a->maxresponsesize);
+	xdr_put_u32(e, a->maxresponsesize_cached);
+	xdr_put_u32(e, a->maxoperations);
+	xdr_put_u32(e, a->maxrequests);
+	xdr_put_u32(e, a->nrdma_ird ? 1 : 0);
+	if (a->nrdma_ird)
+		xdr_put_u32(e, a->rdma_ird);
+	return e->err;
+}
+
+int nfs4_get_time(struct xdr_dec *d, struct nfs4_time *t)
+{
+	xdr_get_i64(d, &t->seconds);
+	xdr_get_u32(d, &t->nseconds);
+	if (!d->err && t->nseconds >= 1000000000u)
+		d->err = -EBADMSG;
+	return d->err;
+}
+
+int nfs4_put_time(struct xdr_enc *e, const struct nfs4_time *t)
+{
+	xdr_put_u64(e, (uint64_t)t->seconds);
+	return xdr_put_u32(e, t->nseconds);
+}
+
+uint32_t nfs4_get_component(struct xdr_dec *d, char *buf, size_t bufsz)
+{
+	const uint8_t *p;
+	uint32_t n;
+
+	if (xdr_get_opaque(d, &p, &n, UINT32_MAX))
+		return NFS4ERR_BADXDR;
+	if (n == 0)
+		return NFS4ERR_INVAL;
+	if (n > NFS4_MAX_NAME || n >= bufsz)
+		return NFS4ERR_NAMETOOLONG;
+	if (memchr(p, '/', n) || memchr(p, 0, n))
+		return NFS4ERR_BADNAME;
+	if ((n == 1 && p[0] == '.') || (n == 2 && p[0] == '.' && p[1] == '.'))
+		return NFS4ERR_BADNAME;
+	memcpy(buf, p, n);
+	buf[n] = 0;
+	return NFS4_OK;
+}
+
+const char *nfs4_op_name(uint32_t op)
+{
+	static __thread char other[24];
+	const struct nfs4_op_desc *d = nfs4_op_lookup(op);
+
+	if (d && d->name)
+		return d->name;
+	if (op == OP_ILLEGAL)
+		return "ILLEGAL";
+	snprintf(other, sizeof(other), "OP_%u", op);
+	return other;
+}

@@ -1,0 +1,494 @@
+/*
+ * ops_session.c - NFSv4.1 client and session operations (RFC 8881 18.33 -
+ * 18.37, 18.46, 18.50, 18.51): EXCHANGE_ID, CREATE_SESSION, DESTROY_SESSION,
+ * BIND_CONN_TO_SESSION, DESTROY_CLIENTID, RECLAIM_COMPLETE and SEQUENCE.
+ *
+ * The gateway offers no back channel (no delegations, no callbacks): it
+ * never grants CREATE_SESSION4_FLAG_CONN_BACK_CHAN and binds connections
+ * to the fore channel only, which clients handle by not expecting
+ * callbacks.  State protection SP4_NONE and SP4_MACH_CRED (with nothing
+ * enforced) are accepted; SP4_SSV is not.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/log.h"
+#include "nfs_gw/nfs4/nfs4.h"
+#include "nfs_gw/nfs4/ops.h"
+
+#define SERVER_MAJOR_ID "loligo-nfs-gw"
+#define SERVER_SCOPE "loligo"
+#define IMPL_DOMAIN "loligo.invalid"
+#define IMPL_NAME "loligo NFS gateway"
+
+#define EXCHGID4_CLIENT_FLAGS                                                                            \
+	(EXCHGID4_FLAG_SUPP_MOVED_REFER | EXCHGID4_FLAG_SUPP_MOVED_MIGR | EXCHGID4_FLAG_SUPP_FENCE_OPS | \
+	 EXCHGID4_FLAG_BIND_PRINC_STATEID | EXCHGID4_FLAG_MASK_PNFS | EXCHGID4_FLAG_UPD_CONFIRMED_REC_A)
+
+/* smallest request/response a session may negotiate: a SEQUENCE and a bit */
+#define MIN_CHANNEL_SIZE 256
+
+static uint32_t principal_of(const struct nfs4_compound *cs)
+{
+	return cs->cred->uid;
+}
+
+static struct nfs4_client *find_owner_locked(struct nfs4_server *srv, const uint8_t *owner, uint32_t len,
+					     bool confirmed)
+{
+	/* caller holds srv->lock */
+	struct nfs4_client *clp;
+
+	for (clp = srv->clients; clp; clp = clp->next)
+		if (clp->minorversion >= 1 && clp->confirmed == confirmed && clp->owner_len == len &&
+		    memcmp(clp->owner, owner, len) == 0)
+			return clp;
+	return NULL;
+}
+
+static uint32_t get_state_protect_ops(struct xdr_dec *args)
+{
+	struct xdr_bitmap enforce, allow;
+
+	if (xdr_get_bitmap(args, &enforce) || xdr_get_bitmap(args, &allow))
+		return NFS4ERR_BADXDR;
+	return NFS4_OK;
+}
+
+/* ---- EXCHANGE_ID (18.35) ------------------------------------------------------ */
+
+NFS4_OP(exchange_id)
+{
+	struct nfs4_server *srv = cs->srv;
+	uint8_t verifier[NFS4_VERIFIER_SIZE];
+	const uint8_t *owner, *s;
+	uint32_t owner_len, flags, how, nimpl, n, st = NFS4_OK, principal = principal_of(cs);
+	struct nfs4_time date;
+	struct nfs4_client *conf, *unconf, *clp = NULL, *old = NULL;
+	bool update;
+	uint32_t zero[1] = { 0 };
+
+	if (xdr_get_fixed(args, verifier, sizeof(verifier)) ||
+	    xdr_get_opaque(args, &owner, &owner_len, NFS4_OPAQUE_LIMIT) || xdr_get_u32(args, &flags) ||
+	    xdr_get_u32(args, &how))
+		return NFS4ERR_BADXDR;
+	switch (how) {
+	case SP4_NONE:
+		break;
+	case SP4_MACH_CRED:
+		if (get_state_protect_ops(args))
+			return NFS4ERR_BADXDR;
+		break;
+	case SP4_SSV:
+		return NFS4ERR_ENCR_ALG_UNSUPP;
+	default:
+		return NFS4ERR_BADXDR;
+	}
+	if (xdr_get_u32(args, &nimpl) || nimpl > 1)
+		return NFS4ERR_BADXDR;
+	if (nimpl) {
+		if (xdr_get_opaque(args, &s, &n, NFS4_OPAQUE_LIMIT) || xdr_get_opaque(args, &s, &n, NFS4_OPAQUE_LIMIT) ||
+		    nfs4_get_time(args, &date))
+			return NFS4ERR_BADXDR;
+	}
+	if (owner_len == 0 || (flags & ~EXCHGID4_CLIENT_FLAGS))
+		return NFS4ERR_INVAL;
+	update = flags & EXCHGID4_FLAG_UPD_CONFIRMED_REC_A;
+
+	pthread_mutex_lock(&srv->lock);
+	conf = find_owner_locked(srv, owner, owner_len, true);
+	unconf = find_owner_locked(srv, owner, owner_len, false);
+	if (update) {
+		if (!conf)
+			st = NFS4ERR_NOENT;
+		else if (conf->principal != principal)
+			st = NFS4ERR_PERM;
+		else if (memcmp(conf->verifier, verifier, sizeof(verifier)))
+			st = NFS4ERR_NOT_SAME;
+		else
+			clp = conf;                       /* case 6: update */
+	} else if (conf && conf->principal != principal && conf->sessions) {
+		st = NFS4ERR_CLID_INUSE;                  /* case 3, lease still held */
+	} else if (conf && conf->principal == principal && !memcmp(conf->verifier, verifier, sizeof(verifier))) {
+		clp = conf;                               /* case 2: the same incarnation again */
+	} else {
+		/* cases 1, 4 and 5: a new (or rebooted) client; an older
+		 * unconfirmed record of the same owner is replaced */
+		if (unconf) {
+			nfs4_client_expire_locked(srv, unconf);
+			old = unconf;
+		}
+		clp = nfs4_client_new_locked(srv, owner, owner_len, verifier, principal, cs->minorversion);
+		if (!clp)
+			st = NFS4ERR_SERVERFAULT;
+		else
+			clp->refs--;                      /* the table's reference is enough here */
+	}
+	if (clp) {
+		clp->flags = EXCHGID4_FLAG_USE_NON_PNFS;
+		xdr_put_u64(res, clp->clientid);
+		xdr_put_u32(res, clp->cs_seqid + 1);
+		xdr_put_u32(res, clp->flags | (clp->confirmed ? EXCHGID4_FLAG_CONFIRMED_R : 0));
+		xdr_put_u32(res, how);
+		if (how == SP4_MACH_CRED) {
+			xdr_put_bitmap(res, zero, 0);     /* spo_must_enforce: nothing */
+			xdr_put_bitmap(res, zero, 0);     /* spo_must_allow */
+		}
+		xdr_put_u64(res, 0);                      /* so_minor_id */
+		xdr_put_opaque(res, SERVER_MAJOR_ID, sizeof(SERVER_MAJOR_ID) - 1);
+		xdr_put_opaque(res, SERVER_SCOPE, sizeof(SERVER_SCOPE) - 1);
+		xdr_put_u32(res, 1);
+		xdr_put_string(res, IMPL_DOMAIN);
+		xdr_put_string(res, IMPL_NAME);
+		xdr_put_u64(res, 0);
+		xdr_put_u32(res, 0);
+		dout(NFS, 5, "EXCHANGE_ID from %s: client %#llx%s", cs->req->xprt->peer_str,
+		     (unsigned long long)clp->clientid, clp->confirmed ? " (confirmed)" : "");
+	}
+	pthread_mutex_unlock(&srv->lock);
+	if (old)
+		nfs4_client_release(srv, old);
+	return st;
+}
+
+/* ---- CREATE_SESSION (18.36) --------------------------------------------------- */
+
+static uint32_t skip_cb_sec_parms(struct xdr_dec *args)
+{
+	uint32_t n, i, flavor, v, len;
+	const uint8_t *p;
+	char machine[256];
+
+	if (xdr_get_u32(args, &n) || n > 16)
+		return NFS4ERR_BADXDR;
+	for (i = 0; i < n; i++) {
+		if (xdr_get_u32(args, &flavor))
+			return NFS4ERR_BADXDR;
+		switch (flavor) {
+		case RPC_AUTH_NONE:
+			break;
+		case RPC_AUTH_SYS:
+			xdr_get_u32(args, &v);
+			xdr_get_string(args, machine, sizeof(machine), 255);
+			xdr_get_u32(args, &v);
+			xdr_get_u32(args, &v);
+			if (xdr_get_u32(args, &len) || len > RPC_AUTHSYS_MAX_GIDS)
+				return NFS4ERR_BADXDR;
+			xdr_skip(args, (size_t)len * 4);
+			break;
+		case RPCSEC_GSS:
+			xdr_get_u32(args, &v);
+			xdr_get_opaque(args, &p, &len, NFS4_OPAQUE_LIMIT);
+			xdr_get_opaque(args, &p, &len, NFS4_OPAQUE_LIMIT);
+			break;
+		default:
+			return NFS4ERR_BADXDR;
+		}
+		if (args->err)
+			return NFS4ERR_BADXDR;
+	}
+	return NFS4_OK;
+}
+
+static uint32_t min_u32(uint32_t a, uint32_t b)
+{
+	return a < b ? a : b;
+}
+
+NFS4_OP(create_session)
+{
+	struct nfs4_server *srv = cs->srv;
+	struct nfs4_channel_attrs fore, back;
+	uint64_t clientid;
+	uint32_t seq, flags, cb_program, st;
+	struct nfs4_client *clp, *c, *next, *expired = NULL;
+	struct nfs4_session *ses = NULL;
+	size_t body = res->len;
+	uint8_t *copy;
+
+	if (xdr_get_u64(args, &clientid) || xdr_get_u32(args, &seq) || xdr_get_u32(args, &flags) ||
+	    nfs4_get_channel_attrs(args, &fore) || nfs4_get_channel_attrs(args, &back) ||
+	    xdr_get_u32(args, &cb_program))
+		return NFS4ERR_BADXDR;
+	st = skip_cb_sec_parms(args);
+	if (st)
+		return st;
+
+	st = nfs4_client_find(srv, clientid, &clp);
+	if (st)
+		return st;
+	pthread_mutex_lock(&srv->lock);
+	if (clp->principal != principal_of(cs)) {
+		st = NFS4ERR_CLID_INUSE;
+		goto out_unlock;
+	}
+	if (seq == clp->cs_seqid && clp->cs_body) {
+		/* a retry: the reply of the original, whatever it was */
+		xdr_put_fixed(res, clp->cs_body, clp->cs_body_len);
+		cs->body_on_error = true;
+		st = clp->cs_status;
+		goto out_unlock;
+	}
+	if (seq != clp->cs_seqid + 1) {
+		st = NFS4ERR_SEQ_MISORDERED;
+		goto out_unlock;
+	}
+	if (fore.maxrequestsize < MIN_CHANNEL_SIZE || fore.maxresponsesize < MIN_CHANNEL_SIZE) {
+		st = NFS4ERR_TOOSMALL;
+		goto out_unlock;
+	}
+	if (!fore.maxrequests || !fore.maxoperations) {
+		st = NFS4ERR_INVAL;
+		goto out_unlock;
+	}
+	ses = calloc(1, sizeof(*ses));
+	if (!ses) {
+		st = NFS4ERR_SERVERFAULT;
+		goto out_unlock;
+	}
+	fore.headerpadsize = 0;
+	fore.maxrequestsize = min_u32(fore.maxrequestsize, srv->p.max_req);
+	fore.maxresponsesize = min_u32(fore.maxresponsesize, srv->p.max_resp);
+	fore.maxresponsesize_cached = min_u32(fore.maxresponsesize_cached, srv->p.max_resp_cached);
+	fore.maxoperations = min_u32(fore.maxoperations, srv->p.max_ops);
+	fore.maxrequests = min_u32(fore.maxrequests, srv->p.slots);
+	fore.nrdma_ird = 0;
+	back.headerpadsize = 0;
+	back.nrdma_ird = 0;
+	if (slot_table_init(&ses->slots, fore.maxrequests)) {
+		free(ses);
+		st = NFS4ERR_SERVERFAULT;
+		goto out_unlock;
+	}
+	ses->fore = fore;
+	ses->back = back;
+	ses->flags = 0;          /* no persistence, no back channel, no RDMA */
+	ses->cb_program = cb_program;
+	ses->clp = clp;
+	clp->refs++;
+	ses->refs = 1;           /* the table's */
+	xdr_store_u32(ses->id, (uint32_t)(clientid >> 32));
+	xdr_store_u32(ses->id + 4, (uint32_t)clientid);
+	xdr_store_u32(ses->id + 8, srv->boot);
+	xdr_store_u32(ses->id + 12, ++srv->next_sessionid);
+	ses->conns[ses->nconns++] = cs->req->xprt->id;
+	ses->next = srv->sessions;
+	srv->sessions = ses;
+	ses->cl_next = clp->sessions;
+	clp->sessions = ses;
+
+	if (!clp->confirmed) {
+		/* case 5 of EXCHANGE_ID completes here: the rebooted client's
+		 * new record replaces the old incarnation and its state */
+		for (c = srv->clients; c; c = next) {
+			next = c->next;
+			if (c != clp && c->confirmed && c->minorversion >= 1 && c->owner_len == clp->owner_len &&
+			    memcmp(c->owner, clp->owner, c->owner_len) == 0) {
+				nfs4_client_expire_locked(srv, c);
+				c->next = expired;
+				expired = c;
+			}
+		}
+		clp->confirmed = true;
+	}
+	nfs4_client_renew(clp);
+
+	xdr_put_fixed(res, ses->id, NFS4_SESSIONID_SIZE);
+	xdr_put_u32(res, seq);
+	xdr_put_u32(res, ses->flags);
+	nfs4_put_channel_attrs(res, &fore);
+	nfs4_put_channel_attrs(res, &back);
+	/* keep the result for a retry of this seqid */
+	clp->cs_seqid = seq;
+	clp->cs_status = NFS4_OK;
+	if (!res->err && (copy = malloc(res->len - body))) {
+		memcpy(copy, res->buf + body, res->len - body);
+		free(clp->cs_body);
+		clp->cs_body = copy;
+		clp->cs_body_len = res->len - body;
+	}
+	dout(NFS, 5, "CREATE_SESSION from %s: client %#llx, %u slots, %u ops", cs->req->xprt->peer_str,
+	     (unsigned long long)clientid, fore.maxrequests, fore.maxoperations);
+	st = NFS4_OK;
+out_unlock:
+	pthread_mutex_unlock(&srv->lock);
+	while ((c = expired)) {
+		expired = c->next;
+		c->next = NULL;
+		nfs4_client_release(srv, c);
+	}
+	nfs4_client_put(srv, clp);
+	return st;
+}
+
+/* ---- DESTROY_SESSION (18.37) -------------------------------------------------- */
+
+NFS4_OP(destroy_session)
+{
+	struct nfs4_server *srv = cs->srv;
+	uint8_t id[NFS4_SESSIONID_SIZE];
+	struct nfs4_session *ses;
+
+	if (xdr_get_fixed(args, id, sizeof(id)))
+		return NFS4ERR_BADXDR;
+	ses = nfs4_session_find(srv, id);
+	if (!ses)
+		return NFS4ERR_BADSESSION;
+	if (ses == cs->session && cs->opidx + 1 != cs->opcnt) {
+		nfs4_session_put(srv, ses);
+		return NFS4ERR_NOT_ONLY_OP;
+	}
+	nfs4_session_destroy(srv, ses);
+	nfs4_session_put(srv, ses);
+	return NFS4_OK;
+}
+
+/* ---- BIND_CONN_TO_SESSION (18.34) --------------------------------------------- */
+
+NFS4_OP(bind_conn_to_session)
+{
+	uint8_t id[NFS4_SESSIONID_SIZE];
+	uint32_t dir;
+	bool rdma;
+	struct nfs4_session *ses;
+
+	if (xdr_get_fixed(args, id, sizeof(id)) || xdr_get_u32(args, &dir) || xdr_get_bool(args, &rdma))
+		return NFS4ERR_BADXDR;
+	if (dir != CDFC4_FORE && dir != CDFC4_FORE_OR_BOTH && dir != CDFC4_BACK_OR_BOTH) {
+		/* CDFC4_BACK alone: we have no back channel */
+		return NFS4ERR_INVAL;
+	}
+	ses = nfs4_session_find(cs->srv, id);
+	if (!ses)
+		return NFS4ERR_BADSESSION;
+	nfs4_session_bind_conn(cs->srv, ses, cs->req->xprt->id);
+	nfs4_client_renew(ses->clp);
+	xdr_put_fixed(res, id, sizeof(id));
+	xdr_put_u32(res, CDFS4_FORE);
+	xdr_put_bool(res, false);
+	nfs4_session_put(cs->srv, ses);
+	return NFS4_OK;
+}
+
+/* ---- DESTROY_CLIENTID (18.50) ------------------------------------------------- */
+
+NFS4_OP(destroy_clientid)
+{
+	struct nfs4_server *srv = cs->srv;
+	struct nfs4_client *clp;
+	uint64_t clientid;
+	uint32_t st;
+	bool expired = false;
+
+	if (xdr_get_u64(args, &clientid))
+		return NFS4ERR_BADXDR;
+	st = nfs4_client_find(srv, clientid, &clp);
+	if (st)
+		return st;
+	pthread_mutex_lock(&srv->lock);
+	if (clp->sessions || clp->state) {
+		st = NFS4ERR_CLIENTID_BUSY;
+	} else if (clp->principal != principal_of(cs)) {
+		st = NFS4ERR_CLID_INUSE;
+	} else {
+		nfs4_client_expire_locked(srv, clp);
+		expired = true;
+	}
+	pthread_mutex_unlock(&srv->lock);
+	if (expired)
+		nfs4_client_release(srv, clp);
+	nfs4_client_put(srv, clp);
+	return st;
+}
+
+/* ---- RECLAIM_COMPLETE (18.51) ------------------------------------------------- */
+
+NFS4_OP(reclaim_complete)
+{
+	bool one_fs;
+	uint32_t st = NFS4_OK;
+
+	if (xdr_get_bool(args, &one_fs))
+		return NFS4ERR_BADXDR;
+	if (one_fs)
+		return cs->cfh.len ? NFS4_OK : NFS4ERR_NOFILEHANDLE;   /* one filesystem: nothing per fs */
+	pthread_mutex_lock(&cs->srv->lock);
+	if (cs->clp->reclaim_complete)
+		st = NFS4ERR_COMPLETE_ALREADY;
+	else
+		cs->clp->reclaim_complete = true;
+	pthread_mutex_unlock(&cs->srv->lock);
+	return st;
+}
+
+/* ---- SEQUENCE (18.46) --------------------------------------------------------- */
+
+NFS4_OP(sequence)
+{
+	struct nfs4_server *srv = cs->srv;
+	uint8_t id[NFS4_SESSIONID_SIZE];
+	uint32_t seqid, slotid, highest, top;
+	bool cachethis, dead;
+	struct nfs4_session *ses;
+	uint8_t *reply;
+	size_t len;
+	int v;
+
+	if (xdr_get_fixed(args, id, sizeof(id)) || xdr_get_u32(args, &seqid) || xdr_get_u32(args, &slotid) ||
+	    xdr_get_u32(args, &highest) || xdr_get_bool(args, &cachethis))
+		return NFS4ERR_BADXDR;
+	ses = nfs4_session_find(srv, id);
+	if (!ses)
+		return NFS4ERR_BADSESSION;
+	pthread_mutex_lock(&srv->lock);
+	dead = ses->dead || ses->clp->dead;
+	pthread_mutex_unlock(&srv->lock);
+	if (dead) {
+		nfs4_session_put(srv, ses);
+		return NFS4ERR_BADSESSION;
+	}
+	if (cs->opcnt > ses->fore.maxoperations) {
+		nfs4_session_put(srv, ses);
+		return NFS4ERR_TOO_MANY_OPS;
+	}
+	if (cs->req->rec_len > ses->fore.maxrequestsize) {
+		nfs4_session_put(srv, ses);
+		return NFS4ERR_REQ_TOO_BIG;
+	}
+	v = slot_table_begin(&ses->slots, slotid, seqid, cachethis, cs->opcnt, &reply, &len);
+	switch (v) {
+	case SLOT_NEW:
+		cs->slot_held = true;
+		break;
+	case SLOT_REPLAY:
+		dout(NFS, 5, "%s: SEQUENCE slot %u seqid %u: replay from the slot cache", cs->req->xprt->peer_str,
+		     slotid, seqid);
+		cs->session = ses;
+		cs->replay = reply;
+		cs->replay_len = len;
+		return NFS4_OK;
+	case SLOT_REPLAY_UNCACHED:
+		cs->replay_uncached = true;
+		break;
+	default:
+		dout(NFS, 5, "%s: SEQUENCE slot %u seqid %u: error %d", cs->req->xprt->peer_str, slotid, seqid, v);
+		nfs4_session_put(srv, ses);
+		return (uint32_t)v;
+	}
+	cs->session = ses;
+	cs->clp = ses->clp;
+	cs->slotid = slotid;
+	cs->cachethis = cachethis;
+	/* SP4_NONE: a connection used with a session is bound to it */
+	nfs4_session_bind_conn(srv, ses, cs->req->xprt->id);
+	nfs4_client_renew(ses->clp);
+
+	top = ses->slots.nslots - 1;
+	xdr_put_fixed(res, id, sizeof(id));
+	xdr_put_u32(res, seqid);
+	xdr_put_u32(res, slotid);
+	xdr_put_u32(res, top);              /* sr_highest_slotid */
+	xdr_put_u32(res, top);              /* sr_target_highest_slotid */
+	xdr_put_u32(res, atomic_load_explicit(&ses->clp->seq_flags, memory_order_relaxed));
+	return NFS4_OK;
+}

@@ -1,0 +1,413 @@
+/*
+ * state.c - the NFSv4 server's client and session tables and its leases.
+ *
+ * Client ids are (boot time << 32 | counter), so an id from before a
+ * gateway restart is recognisably stale (NFS4ERR_STALE_CLIENTID) rather
+ * than unknown.  Session ids carry the client id, the boot time and a
+ * counter.  The tables are short linked lists under one mutex: a gateway
+ * serves a handful of clients, and every lookup is bookkeeping only.
+ *
+ * The lease reaper (knfsd's "laundromat") wakes every second and expires
+ * clients that have not renewed for a lease period: their sessions are
+ * unhashed at once, and the state hook releases their opens and locks
+ * outside the lock.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <json-c/json.h>
+
+#include "common/admin_sock.h"
+#include "common/config.h"
+#include "common/log.h"
+#include "common/time.h"
+#include "nfs_gw/nfs4/nfs4.h"
+
+void nfs4_params_from_config(struct nfs4_params *p, size_t max_record, size_t max_reply)
+{
+	memset(p, 0, sizeof(*p));
+	p->lease_ns = (uint64_t)(cfg_double(CFG_nfs4_lease_time) * 1e9);
+	p->max_ops = (uint32_t)cfg_uint(CFG_nfs4_max_ops);
+	p->slots = (uint32_t)cfg_uint(CFG_nfs4_session_slots);
+	p->max_req = (uint32_t)(max_record > UINT32_MAX ? UINT32_MAX : max_record);
+	/* room for the RPC header and record mark in front of COMPOUND4res */
+	p->max_resp = (uint32_t)(max_reply > 1024 ? max_reply - 1024 : max_reply);
+	p->max_resp_cached = (uint32_t)cfg_uint(CFG_nfs4_max_cached_reply);
+}
+
+/* ---- clients -------------------------------------------------------------- */
+
+void nfs4_client_renew(struct nfs4_client *clp)
+{
+	atomic_store_explicit(&clp->renewed, now_mono_ns(), memory_order_relaxed);
+}
+
+struct nfs4_client *nfs4_client_new_locked(struct nfs4_server *srv, const uint8_t *owner, uint32_t owner_len,
+					   const uint8_t *verifier, uint32_t principal, uint32_t minorversion)
+{
+	/* caller holds srv->lock */
+	struct nfs4_client *clp = calloc(1, sizeof(*clp));
+
+	if (!clp || owner_len > sizeof(clp->owner)) {
+		free(clp);
+		return NULL;
+	}
+	clp->clientid = (uint64_t)srv->boot << 32 | ++srv->next_clientid;
+	memcpy(clp->verifier, verifier, NFS4_VERIFIER_SIZE);
+	memcpy(clp->owner, owner, owner_len);
+	clp->owner_len = owner_len;
+	clp->principal = principal;
+	clp->minorversion = minorversion;
+	clp->refs = 2;                   /* the table's and the caller's */
+	nfs4_client_renew(clp);
+	clp->next = srv->clients;
+	srv->clients = clp;
+	dout(NFS, 5, "client %#llx created", (unsigned long long)clp->clientid);
+	return clp;
+}
+
+static void client_free(struct nfs4_client *clp)
+{
+	free(clp->cs_body);
+	free(clp);
+}
+
+static void client_put_locked(struct nfs4_client *clp)
+{
+	/* caller holds srv->lock */
+	if (--clp->refs == 0)
+		client_free(clp);
+}
+
+void nfs4_client_put(struct nfs4_server *srv, struct nfs4_client *clp)
+{
+	if (!clp)
+		return;
+	pthread_mutex_lock(&srv->lock);
+	client_put_locked(clp);
+	pthread_mutex_unlock(&srv->lock);
+}
+
+uint32_t nfs4_client_find(struct nfs4_server *srv, uint64_t clientid, struct nfs4_client **out)
+{
+	struct nfs4_client *clp;
+
+	*out = NULL;
+	pthread_mutex_lock(&srv->lock);
+	for (clp = srv->clients; clp; clp = clp->next) {
+		if (clp->clientid == clientid && !clp->dead) {
+			clp->refs++;
+			*out = clp;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&srv->lock);
+	return *out ? NFS4_OK : NFS4ERR_STALE_CLIENTID;
+}
+
+static void session_unhash_locked(struct nfs4_server *srv, struct nfs4_session *ses)
+{
+	/* caller holds srv->lock */
+	struct nfs4_session **pp;
+
+	if (ses->dead)
+		return;
+	ses->dead = true;
+	for (pp = &srv->sessions; *pp; pp = &(*pp)->next) {
+		if (*pp == ses) {
+			*pp = ses->next;
+			break;
+		}
+	}
+	for (pp = &ses->clp->sessions; *pp; pp = &(*pp)->cl_next) {
+		if (*pp == ses) {
+			*pp = ses->cl_next;
+			break;
+		}
+	}
+}
+
+static void session_put_locked(struct nfs4_server *srv, struct nfs4_session *ses)
+{
+	/* caller holds srv->lock */
+	if (--ses->refs)
+		return;
+	slot_table_destroy(&ses->slots);
+	client_put_locked(ses->clp);
+	free(ses);
+}
+
+void nfs4_client_expire_locked(struct nfs4_server *srv, struct nfs4_client *clp)
+{
+	/* caller holds srv->lock */
+	struct nfs4_client **pp;
+
+	if (clp->dead)
+		return;
+	clp->dead = true;
+	while (clp->sessions) {
+		struct nfs4_session *ses = clp->sessions;
+		session_unhash_locked(srv, ses);
+		session_put_locked(srv, ses);     /* the table's reference */
+	}
+	for (pp = &srv->clients; *pp; pp = &(*pp)->next) {
+		if (*pp == clp) {
+			*pp = clp->next;
+			break;
+		}
+	}
+	clp->next = NULL;
+}
+
+void nfs4_client_release(struct nfs4_server *srv, struct nfs4_client *clp)
+{
+	dout(NFS, 5, "client %#llx released", (unsigned long long)clp->clientid);
+	if (srv->hooks.client_release)
+		srv->hooks.client_release(srv, clp);
+	nfs4_client_put(srv, clp);             /* the table's reference */
+}
+
+/* ---- sessions ------------------------------------------------------------- */
+
+struct nfs4_session *nfs4_session_find(struct nfs4_server *srv, const uint8_t *id)
+{
+	struct nfs4_session *ses;
+
+	pthread_mutex_lock(&srv->lock);
+	for (ses = srv->sessions; ses; ses = ses->next) {
+		if (memcmp(ses->id, id, NFS4_SESSIONID_SIZE) == 0) {
+			ses->refs++;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&srv->lock);
+	return ses;
+}
+
+void nfs4_session_put(struct nfs4_server *srv, struct nfs4_session *ses)
+{
+	if (!ses)
+		return;
+	pthread_mutex_lock(&srv->lock);
+	session_put_locked(srv, ses);
+	pthread_mutex_unlock(&srv->lock);
+}
+
+void nfs4_session_destroy(struct nfs4_server *srv, struct nfs4_session *ses)
+{
+	pthread_mutex_lock(&srv->lock);
+	if (!ses->dead) {
+		session_unhash_locked(srv, ses);
+		session_put_locked(srv, ses);     /* the table's reference */
+	}
+	pthread_mutex_unlock(&srv->lock);
+}
+
+void nfs4_session_bind_conn(struct nfs4_server *srv, struct nfs4_session *ses, uint64_t xprt_id)
+{
+	unsigned int i;
+
+	pthread_mutex_lock(&srv->lock);
+	for (i = 0; i < ses->nconns; i++)
+		if (ses->conns[i] == xprt_id)
+			goto out;
+	if (ses->nconns == NFS4_SESSION_MAX_CONNS) {
+		/* forget the oldest binding: it is most likely a closed connection */
+		memmove(ses->conns, ses->conns + 1, sizeof(ses->conns[0]) * (NFS4_SESSION_MAX_CONNS - 1));
+		ses->nconns--;
+	}
+	ses->conns[ses->nconns++] = xprt_id;
+out:
+	pthread_mutex_unlock(&srv->lock);
+}
+
+/* ---- lease reaper ----------------------------------------------------------- */
+
+static void *reaper(void *arg)
+{
+	struct nfs4_server *srv = arg;
+	struct nfs4_client *clp, *next, *expired;
+	struct timespec ts;
+	uint64_t now;
+
+	pthread_mutex_lock(&srv->lock);
+	while (!srv->stopping) {
+		ts = deadline_ms(1000);
+		pthread_cond_timedwait(&srv->reaper_cond, &srv->lock, &ts);
+		if (srv->stopping)
+			break;
+		now = now_mono_ns();
+		expired = NULL;
+		for (clp = srv->clients; clp; clp = next) {
+			next = clp->next;
+			if (now - atomic_load(&clp->renewed) <= srv->p.lease_ns)
+				continue;
+			dinfo(NFS, "client %#llx: lease expired, releasing its state",
+			      (unsigned long long)clp->clientid);
+			nfs4_client_expire_locked(srv, clp);
+			clp->next = expired;
+			expired = clp;
+		}
+		pthread_mutex_unlock(&srv->lock);
+		while ((clp = expired)) {
+			expired = clp->next;
+			clp->next = NULL;
+			nfs4_client_release(srv, clp);
+		}
+		pthread_mutex_lock(&srv->lock);
+	}
+	pthread_mutex_unlock(&srv->lock);
+	return NULL;
+}
+
+int nfs4_server_create(const struct nfs4_params *p, struct lclient *lc, struct nfs4_server **out)
+{
+	struct nfs4_server *srv = calloc(1, sizeof(*srv));
+	pthread_condattr_t ca;
+	uint64_t real = now_real_ns();
+	int r;
+
+	if (!srv)
+		return -ENOMEM;
+	srv->p = *p;
+	if (!srv->p.max_ops)
+		srv->p.max_ops = 1;
+	if (!srv->p.slots)
+		srv->p.slots = 1;
+	srv->lc = lc;
+	srv->boot = (uint32_t)(real / 1000000000ull);
+	memcpy(srv->boot_verifier, &real, sizeof(srv->boot_verifier));
+	pthread_mutex_init(&srv->lock, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&srv->reaper_cond, &ca);
+	pthread_condattr_destroy(&ca);
+	r = -pthread_create(&srv->reaper, NULL, reaper, srv);
+	if (r) {
+		pthread_cond_destroy(&srv->reaper_cond);
+		pthread_mutex_destroy(&srv->lock);
+		free(srv);
+		return r;
+	}
+	srv->reaper_started = true;
+	*out = srv;
+	return 0;
+}
+
+/* ---- admin socket: `nfs clients` --------------------------------------------- */
+
+static pthread_mutex_t asok_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct nfs4_server *asok_srv;      /* protected by asok_lock */
+static struct asok *asok_registered;      /* protected by asok_lock */
+
+static struct json_object *clients_json(struct nfs4_server *srv)
+{
+	struct json_object *arr = json_object_new_array();
+	struct nfs4_client *clp;
+	struct nfs4_session *ses;
+	uint64_t now = now_mono_ns();
+	char hex[2 * NFS4_SESSIONID_SIZE + 1];
+	int i;
+
+	pthread_mutex_lock(&srv->lock);
+	for (clp = srv->clients; clp; clp = clp->next) {
+		struct json_object *c = json_object_new_object(), *sa = json_object_new_array();
+		char owner[64];
+		uint32_t n = clp->owner_len < sizeof(owner) - 1 ? clp->owner_len : sizeof(owner) - 1;
+
+		for (i = 0; i < (int)n; i++)
+			owner[i] = clp->owner[i] >= 32 && clp->owner[i] < 127 ? (char)clp->owner[i] : '.';
+		owner[n] = 0;
+		json_object_object_add(c, "clientid", json_object_new_uint64(clp->clientid));
+		json_object_object_add(c, "owner", json_object_new_string(owner));
+		json_object_object_add(c, "minorversion", json_object_new_int((int)clp->minorversion));
+		json_object_object_add(c, "confirmed", json_object_new_boolean(clp->confirmed));
+		json_object_object_add(c, "reclaim_complete", json_object_new_boolean(clp->reclaim_complete));
+		json_object_object_add(c, "lease_age_s",
+				       json_object_new_double((double)(now - atomic_load(&clp->renewed)) / 1e9));
+		for (ses = clp->sessions; ses; ses = ses->cl_next) {
+			struct json_object *s = json_object_new_object();
+			for (i = 0; i < NFS4_SESSIONID_SIZE; i++)
+				snprintf(hex + 2 * i, 3, "%02x", ses->id[i]);
+			json_object_object_add(s, "sessionid", json_object_new_string(hex));
+			json_object_object_add(s, "slots", json_object_new_int((int)ses->slots.nslots));
+			json_object_object_add(s, "maxops", json_object_new_int((int)ses->fore.maxoperations));
+			json_object_object_add(s, "connections", json_object_new_int((int)ses->nconns));
+			json_object_array_add(sa, s);
+		}
+		json_object_object_add(c, "sessions", sa);
+		json_object_array_add(arr, c);
+	}
+	pthread_mutex_unlock(&srv->lock);
+	return arr;
+}
+
+static int asok_nfs_clients(struct json_object *args, struct json_object **out, void *priv)
+{
+	int r = 0;
+
+	pthread_mutex_lock(&asok_lock);
+	*out = json_object_new_object();
+	if (asok_srv) {
+		json_object_object_add(*out, "clients", clients_json(asok_srv));
+	} else {
+		json_object_object_add(*out, "error", json_object_new_string("the NFS gateway is not running"));
+		r = -ENOENT;
+	}
+	pthread_mutex_unlock(&asok_lock);
+	return r;
+}
+
+static const struct asok_cmd nfs4_cmds[] = {
+	{ "nfs clients", "", "NFSv4 clients of the gateway, with their sessions and lease age", asok_nfs_clients },
+};
+
+int nfs4_asok_attach(struct nfs4_server *srv, struct asok *a)
+{
+	int r = 0;
+
+	pthread_mutex_lock(&asok_lock);
+	asok_srv = srv;
+	if (a && asok_registered != a) {
+		r = asok_register(a, nfs4_cmds, 1, NULL);
+		if (!r)
+			asok_registered = a;
+	}
+	pthread_mutex_unlock(&asok_lock);
+	return r;
+}
+
+void nfs4_server_destroy(struct nfs4_server *srv)
+{
+	struct nfs4_client *clp, *expired = NULL;
+
+	if (!srv)
+		return;
+	pthread_mutex_lock(&asok_lock);
+	if (asok_srv == srv)
+		asok_srv = NULL;
+	pthread_mutex_unlock(&asok_lock);
+	if (srv->reaper_started) {
+		pthread_mutex_lock(&srv->lock);
+		srv->stopping = true;
+		pthread_cond_broadcast(&srv->reaper_cond);
+		pthread_mutex_unlock(&srv->lock);
+		pthread_join(srv->reaper, NULL);
+	}
+	pthread_mutex_lock(&srv->lock);
+	while ((clp = srv->clients)) {
+		nfs4_client_expire_locked(srv, clp);
+		clp->next = expired;
+		expired = clp;
+	}
+	pthread_mutex_unlock(&srv->lock);
+	while ((clp = expired)) {
+		expired = clp->next;
+		nfs4_client_release(srv, clp);
+	}
+	pthread_cond_destroy(&srv->reaper_cond);
+	pthread_mutex_destroy(&srv->lock);
+	free(srv);
+}
