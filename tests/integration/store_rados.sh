@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# store_rados.sh CONFORMANCE_BINARY
+# store_rados.sh CONFORMANCE_BINARY [RADOS_FAILFAST_BINARY]
 #
 # Runs the object store conformance suite against a real single-node Ceph
 # cluster (../shared/ceph/start-cluster.sh: one mon, one memstore OSD, pool
@@ -9,7 +9,8 @@
 # (ctest timeout).  A cluster that cannot start is a FAILURE, never a skip.
 set -uo pipefail
 
-bin=${1:?usage: $0 CONFORMANCE_BINARY}
+bin=${1:?usage: $0 CONFORMANCE_BINARY [RADOS_FAILFAST_BINARY]}
+dies_bin=${2:-}
 shared=${LOLIGO_SHARED_DIR:-${LOLIGO_SOURCE_DIR:?LOLIGO_SOURCE_DIR not set}/../shared}
 ceph=$shared/ceph
 if [[ ! -x $ceph/start-cluster.sh ]]; then
@@ -64,5 +65,14 @@ rc=$?
 if ((rc != 0)); then
   echo "FAIL: conformance suite against rados exited $rc; cluster logs:" >&2
   tail -20 "$cluster"/log/osd.0.log >&2 2>/dev/null
+  exit $rc
+fi
+
+# last, as it kills the cluster: ops on a store whose cluster died fail with
+# -ETIMEDOUT within the configured timeouts instead of hanging
+if [[ -n $dies_bin ]]; then
+  LOLIGO_STORE_RADOS_CONF=$cluster/ceph.conf LOLIGO_STORE_RADOS_DIR=$cluster timeout 120 "$dies_bin"
+  rc=$?
+  ((rc == 0)) || echo "FAIL: dead-cluster suite exited $rc" >&2
 fi
 exit $rc

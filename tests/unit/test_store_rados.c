@@ -11,6 +11,7 @@
 #include <ftw.h>
 #include <limits.h>
 #include <netinet/in.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -91,6 +92,68 @@ START_TEST(t_missing_conf)
 }
 END_TEST
 
+static pid_t read_pid(const char *dir, const char *name)
+{
+	char path[PATH_MAX];
+	long pid = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/run/%s.pid", dir, name);
+	f = fopen(path, "r");
+	ck_assert_msg(f != NULL, "no pid file %s", path);
+	ck_assert_int_eq(fscanf(f, "%ld", &pid), 1);
+	fclose(f);
+	return (pid_t)pid;
+}
+
+/*
+ * A live cluster that dies under an open store: ops fail with -ETIMEDOUT
+ * after rados_osd_op_timeout, monitor ops after rados_mon_op_timeout.
+ * Needs LOLIGO_STORE_RADOS_CONF and LOLIGO_STORE_RADOS_DIR (the cluster's
+ * directory): tests/integration/store_rados.sh runs it last, as it kills
+ * the cluster.
+ */
+START_TEST(t_cluster_dies)
+{
+	const char *dir = getenv("LOLIGO_STORE_RADOS_DIR");
+	struct store_config cfg = { .backend = "rados", .rados_conf = getenv("LOLIGO_STORE_RADOS_CONF"),
+				    .rados_id = "admin", .rados_mon_op_timeout = 3, .rados_osd_op_timeout = 3 };
+	struct store_pool *p;
+	struct store *st;
+	struct store_op *op;
+	char buf[16];
+	uint64_t t0, ms;
+	int r;
+
+	ck_assert_int_eq(store_open(&cfg, &st), 0);
+	ck_assert_int_eq(store_pool_open(st, "rbdtest", "dies", &p), 0);
+	op = store_op_new();
+	store_op_write_full(op, "alive", 5);
+	ck_assert_int_eq(store_op_exec(p, "o", op), 0);
+
+	ck_assert_int_eq(kill(read_pid(dir, "osd.0"), SIGKILL), 0);
+	t0 = now_mono_ns();
+	op = store_op_new();
+	store_op_write_full(op, "dead", 4);
+	r = store_op_exec(p, "o", op);
+	ms = (now_mono_ns() - t0) / 1000000;
+	ck_assert_msg(r == -ETIMEDOUT, "write to a dead OSD: %d (%s)", r, strerror(-r));
+	ck_assert_msg(ms < 15000, "the write took %llu ms to fail", (unsigned long long)ms);
+	t0 = now_mono_ns();
+	ck_assert_int_eq(store_read(p, "o", 0, sizeof(buf), buf), -ETIMEDOUT);
+	ck_assert_uint_lt((now_mono_ns() - t0) / 1000000, 15000);
+
+	ck_assert_int_eq(kill(read_pid(dir, "mon.a"), SIGKILL), 0);
+	t0 = now_mono_ns();
+	r = store_pool_create(st, "never");
+	ms = (now_mono_ns() - t0) / 1000000;
+	ck_assert_msg(r < 0, "pool create with the monitor dead returned %d", r);
+	ck_assert_msg(ms < 15000, "pool create took %llu ms to fail", (unsigned long long)ms);
+	store_pool_close(p);
+	store_close(st);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("store_rados");
@@ -101,6 +164,8 @@ int main(void)
 	log_init("test_store_rados");
 	tcase_add_test(tc, t_dead_cluster);
 	tcase_add_test(tc, t_missing_conf);
+	if (getenv("LOLIGO_STORE_RADOS_DIR") && getenv("LOLIGO_STORE_RADOS_CONF"))
+		tcase_add_test(tc, t_cluster_dies);
 	tcase_set_timeout(tc, 30);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
