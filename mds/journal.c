@@ -89,8 +89,10 @@ struct journal {
 	uint64_t nsealed;
 	pthread_mutex_t expire_lock;  /* one expiry at a time */
 	uint64_t expire_seg;          /* protected by expire_lock */
+	uint64_t removed_upto;        /* segment objects below this are removed; expire_lock */
 
-	struct perf_counter writes, entries, bytes, expired, expire_errors;
+	pthread_cond_t space;         /* pending shrank (throttled requests wait on it) */
+	struct perf_counter writes, entries, bytes, expired, expire_errors, throttled;
 	struct hist batch, write_lat, expire_lat;
 };
 
@@ -288,36 +290,55 @@ uint64_t journal_submit_locked(struct mds *m, struct txn *t, struct jitem *item)
 	return seq;
 }
 
-static void item_done(struct mds *m, struct jitem *it)
+void journal_throttle(struct mds *m)
 {
-	struct conn *c = NULL;
+	struct journal *j = m->j;
+	uint64_t max = cfg_uint(CFG_mds_journal_max_pending);
 
-	if (it->sid) {
-		struct session *s;
+	if (!max)
+		return;
+	pthread_mutex_lock(&j->lock);
+	while (j->pending.len > max && !j->stop) {
+		perf_inc(&j->throttled, 1);
+		pthread_cond_wait(&j->space, &j->lock);
+	}
+	pthread_mutex_unlock(&j->lock);
+}
 
-		pthread_mutex_lock(&m->lock);
-		s = xa_load(&m->sessions, it->sid);
-		if (s && s->conn) {
-			c = s->conn;
-			conn_get(c);
+/* Send the frames of a durable batch.  One pass under mds->lock picks each
+ * item's connection (its session's current one, if it has moved), so the
+ * lock is taken once per journal write, not once per reply. */
+static void items_done(struct mds *m, struct jitem *items, uint64_t last)
+{
+	struct jitem *it, *next;
+	uint64_t now;
+
+	pthread_mutex_lock(&m->lock);
+	m->committed_jseq = last;
+	for (it = items; it; it = it->next) {
+		struct session *s = it->sid ? xa_load(&m->sessions, it->sid) : NULL;
+
+		if (s && s->conn && s->conn != it->conn) {
+			conn_get(s->conn);
+			if (it->conn)
+				conn_put(it->conn);
+			it->conn = s->conn;
 		}
-		pthread_mutex_unlock(&m->lock);
 	}
-	if (!c && it->conn) {
-		c = it->conn;
-		conn_get(c);
+	pthread_mutex_unlock(&m->lock);
+	now = now_mono_ns();
+	for (it = items; it; it = next) {
+		next = it->next;
+		if (it->conn && it->frame.len) {
+			conn_send_frame(it->conn, &it->frame);
+			if (it->op)
+				hist_add(&m->safe_lat, now - it->start_ns);
+		}
+		if (it->conn)
+			conn_put(it->conn);
+		mdsp_buf_free(&it->frame);
+		free(it);
 	}
-	if (c && it->frame.len) {
-		conn_send_frame(c, &it->frame);
-		if (it->op)
-			hist_add(&m->safe_lat, now_mono_ns() - it->start_ns);
-	}
-	if (c)
-		conn_put(c);
-	if (it->conn)
-		conn_put(it->conn);
-	mdsp_buf_free(&it->frame);
-	free(it);
 }
 
 static void seal_cur(struct journal *j)
@@ -343,7 +364,7 @@ static void *writer_main(void *arg)
 	struct mds *m = arg;
 	struct journal *j = m->j;
 	struct mdsp_buf buf;
-	struct jitem *items, *it, *next;
+	struct jitem *items;
 	uint32_t n;
 	uint64_t last;
 	bool seal, stop;
@@ -369,6 +390,7 @@ static void *writer_main(void *arg)
 		}
 		buf = j->pending;
 		mdsp_buf_init(&j->pending);
+		pthread_cond_broadcast(&j->space);
 		n = j->npending;
 		j->npending = 0;
 		items = j->items;
@@ -426,13 +448,7 @@ static void *writer_main(void *arg)
 		} else {
 			mdsp_buf_free(&buf);
 		}
-		pthread_mutex_lock(&m->lock);
-		m->committed_jseq = last;
-		pthread_mutex_unlock(&m->lock);
-		for (it = items; it; it = next) {
-			next = it->next;
-			item_done(m, it);
-		}
+		items_done(m, items, last);
 		if (seal)
 			seal_cur(j);
 		pthread_mutex_lock(&j->lock);
@@ -564,6 +580,26 @@ static void expire_cb(int r, void *arg)
 	pthread_mutex_unlock(&x->lock);
 }
 
+/* Remove the objects of expired segments below @below.  Caller holds expire_lock. */
+static void remove_segments(struct mds *m, uint64_t below)
+{
+	struct journal *j = m->j;
+	char oid[64];
+	int r;
+
+	for (; j->removed_upto < below; j->removed_upto++) {
+		struct store_op *op = store_op_new();
+
+		if (!op)
+			return;
+		oid_seg(oid, sizeof(oid), j->removed_upto);
+		store_op_remove(op);
+		r = store_op_exec(m->meta, oid, op);
+		if (r && r != -ENOENT)
+			dout(JOURNAL, 1, "removing expired segment %s: %s", oid, strerror(-r));
+	}
+}
+
 static int expire_one(struct mds *m, struct jseg *s)
 {
 	struct journal *j = m->j;
@@ -572,7 +608,6 @@ static int expire_one(struct mds *m, struct jseg *s)
 	size_t i;
 	int r = 0;
 	uint64_t t0 = now_mono_ns();
-	char oid[64];
 
 	memset(&x, 0, sizeof(x));
 	pthread_mutex_init(&x.lock, NULL);
@@ -634,17 +669,9 @@ static int expire_one(struct mds *m, struct jseg *s)
 		return r;
 	}
 	j->expire_seg = s->no + 1;
-	oid_seg(oid, sizeof(oid), s->no);
-	{
-		struct store_op *op = store_op_new();
-
-		if (op) {
-			store_op_remove(op);
-			r = store_op_exec(m->meta, oid, op);
-			if (r && r != -ENOENT)
-				dout(JOURNAL, 1, "removing expired segment %s: %s", oid, strerror(-r));
-		}
-	}
+	/* the segment object goes at the next expiry, not now: it was written
+	 * a moment ago and the store may still be syncing it */
+	remove_segments(m, s->no);
 	perf_inc(&j->expired, 1);
 	hist_add(&j->expire_lat, now_mono_ns() - t0);
 	dout(JOURNAL, 5, "expired journal segment %" PRIx64 " (%" PRIu64 " entries, %zu objects)", s->no,
@@ -719,6 +746,7 @@ int journal_replay(struct mds *m)
 		pthread_condattr_init(&ca);
 		pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 		pthread_cond_init(&j->cond, &ca);
+		pthread_cond_init(&j->space, NULL);
 		pthread_condattr_destroy(&ca);
 	}
 	pthread_mutex_init(&j->seg_lock, NULL);
@@ -737,6 +765,7 @@ int journal_replay(struct mds *m)
 		return r;
 	}
 	j->expire_seg = seg;
+	j->removed_upto = seg ? seg - 1 : 0;   /* the last expired one may be left */
 	m->replaying = true;
 	for (;;) {
 		struct store_stat sst;
@@ -841,6 +870,7 @@ int journal_start(struct mds *m)
 	perf_register_counter("mds_journal", "bytes", &j->bytes);
 	perf_register_counter("mds_journal", "expired_segments", &j->expired);
 	perf_register_counter("mds_journal", "expire_errors", &j->expire_errors);
+	perf_register_counter("mds_journal", "throttled", &j->throttled);
 	perf_register_hist("mds_journal", "batch_entries", &j->batch);
 	perf_register_hist("mds_journal", "write_lat", &j->write_lat);
 	perf_register_hist("mds_journal", "expire_lat", &j->expire_lat);
@@ -863,11 +893,15 @@ void journal_stop(struct mds *m)
 		pthread_mutex_lock(&j->lock);
 		j->stop = true;
 		pthread_cond_broadcast(&j->cond);
+		pthread_cond_broadcast(&j->space);
 		pthread_mutex_unlock(&j->lock);
 		pthread_join(j->writer, NULL);
 		j->writer_started = false;
 	}
 	expire_sealed(m);
+	pthread_mutex_lock(&j->expire_lock);
+	remove_segments(m, j->expire_seg);
+	pthread_mutex_unlock(&j->expire_lock);
 }
 
 void journal_free(struct mds *m)
@@ -895,6 +929,7 @@ void journal_free(struct mds *m)
 	mdsp_buf_free(&j->pending);
 	pthread_mutex_destroy(&j->lock);
 	pthread_cond_destroy(&j->cond);
+	pthread_cond_destroy(&j->space);
 	pthread_mutex_destroy(&j->seg_lock);
 	pthread_mutex_destroy(&j->expire_lock);
 	free(j);

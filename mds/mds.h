@@ -281,6 +281,9 @@ int journal_start(struct mds *m);
  * Returns the entry's sequence number.
  */
 uint64_t journal_submit_locked(struct mds *m, struct txn *t, struct jitem *item);
+/* journal_throttle - wait while the unwritten journal backlog is over
+ * mds_journal_max_pending.  Call without mds->lock, before a mutation. */
+void journal_throttle(struct mds *m);
 void journal_tick(struct mds *m);
 void journal_stop(struct mds *m);     /* drain, seal, expire everything */
 struct json_object *journal_status_json(struct mds *m);

@@ -391,8 +391,6 @@ void session_handle(struct mds *m, struct conn *c, struct mdsp_session *msg)
 			send_session(m, c, MDSP_SESSION_REJECT, 0, 0, -ENOMEM, "out of memory");
 			return;
 		}
-		conn_put(it->conn);   /* item_new took one; we route by sid */
-		it->conn = NULL;
 		s->client_name = strdup(msg->client_name ? msg->client_name : "");
 		memcpy(s->uuid, msg->client_uuid, 16);
 		s->state = SESSION_OPEN;
@@ -567,6 +565,8 @@ void request_handle(struct mds *m, struct conn *c, struct mdsp_msg *msg)
 	memset(&rmsg, 0, sizeof(rmsg));
 	rmsg.type = MDSP_MSG_REPLY;
 	perf_inc(&m->req_total, 1);
+	if (journaled)
+		journal_throttle(m);
 	pthread_mutex_lock(&m->lock);
 	s = c->session_id ? xa_load(&m->sessions, c->session_id) : NULL;
 	if (!s) {
