@@ -91,6 +91,7 @@
 
 #include <liburing.h>
 #include <lmdb.h>
+#include <sys/sdt.h>
 
 #include "common/log.h"
 #include "common/time.h"
@@ -1333,6 +1334,7 @@ static void ckpt_start(struct local_store *ls)
 			ls->ckpt_err = -ENOMEM;
 		}
 	}
+	DTRACE_PROBE2(loligo_store, checkpoint_start, ls->ckpt_target, ls->ckpt_pending);
 	if (ls->ckpt_pending == 0 && ls->ckpt_err == 0)
 		ls->synced_upto = ls->ckpt_target;
 }
@@ -1355,6 +1357,7 @@ static void fsync_cqe(struct local_store *ls, struct fsync_ctx *c, int res)
 			atomic_store(&ls->broken, -EIO);
 		return;
 	}
+	DTRACE_PROBE1(loligo_store, checkpoint_done, ls->ckpt_target);
 	ls->synced_upto = ls->ckpt_target;
 }
 
@@ -1738,10 +1741,13 @@ static void run_batch(struct local_store *ls, struct lreq *batch)
 	struct lreq *req, *next;
 	MDB_txn *txn;
 	uint64_t cleared = ls->cleared_upto;
+	unsigned nreq = 0;
 	int rc, r;
 
-	for (req = batch; req; req = req->next)
+	for (req = batch; req; req = req->next) {
 		writes |= req->kind == LR_WRITE;
+		nreq++;
+	}
 	rc = mdb_txn_begin(ls->env, NULL, writes ? 0 : MDB_RDONLY, &txn);
 	r = mdb_err(rc);
 	if (r == 0 && writes)
@@ -1764,7 +1770,10 @@ static void run_batch(struct local_store *ls, struct lreq *batch)
 		} else if (writes) {
 			r = save_counters(ls, txn);
 			if (r == 0) {
+				uint64_t t0 = now_mono_ns();
 				r = mdb_err(mdb_txn_commit(txn));
+				/* group commit: how many requests one sync carried, and how long it took */
+				DTRACE_PROBE3(loligo_store, commit, nreq, now_mono_ns() - t0, r);
 				if (r == 0) {
 					ls->saved_fid = ls->next_fid;
 					ls->cleared_upto = cleared;
@@ -1953,9 +1962,11 @@ static void *worker_main(void *arg)
 			}
 		}
 
+		/* nothing queued: wait for a completion, a submitter's poke or the checkpoint timer
+		 * (when stopping, for the I/O still in flight) */
 		bool sleep = false;
 		pthread_mutex_lock(&ls->lock);
-		if (!ls->q_head && !ls->stopping)
+		if (!ls->q_head)
 			sleep = ls->sleeping = true;
 		pthread_mutex_unlock(&ls->lock);
 		io_uring_submit(&ls->ring);
