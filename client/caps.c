@@ -173,3 +173,44 @@ void lc_session_event(void *arg, uint32_t op)
 	}
 	rcu_read_unlock();
 }
+
+/* session thread, after a lost connection: the caps we hold, for RECONNECT */
+int lc_reconnect_caps(void *arg, struct mdsp_cap_reconnect **out, uint32_t *nout)
+{
+	struct lclient *c = arg;
+	struct cds_lfht_iter it;
+	struct lc_inode *in;
+	size_t n = 0, cap = 64;
+	struct mdsp_cap_reconnect *v = malloc(cap * sizeof(*v));
+
+	*out = NULL;
+	*nout = 0;
+	if (!v)
+		return -ENOMEM;
+	rcu_read_lock();
+	LC_LFHT_FOR_EACH(c->inodes, &it, in, hnode) {
+		if (atomic_load(&in->unhashed))
+			continue;
+		pthread_mutex_lock(&in->lock);
+		uint32_t caps = in->caps;
+		bool want_wr = in->nwriters > 0 || in->dirty || in->dirty_meta;
+		pthread_mutex_unlock(&in->lock);
+		if (!caps)
+			continue;
+		if (n == cap) {
+			struct mdsp_cap_reconnect *nv = realloc(v, cap * 2 * sizeof(*v));
+			if (!nv)
+				break;
+			v = nv;
+			cap *= 2;
+		}
+		v[n].ino = in->ino;
+		v[n].caps = caps;
+		v[n].wanted = caps & (want_wr ? ~0u : ~(uint32_t)(MDSP_CAP_WR | MDSP_CAP_BUFFER));
+		n++;
+	}
+	rcu_read_unlock();
+	*out = v;
+	*nout = (uint32_t)n;
+	return 0;
+}

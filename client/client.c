@@ -231,6 +231,7 @@ void lclient_set_callbacks(struct lclient *c, const struct lc_callbacks *cb, voi
 static const struct mdsc_ops client_mdsc_ops = {
 	.handle_caps = lc_handle_caps,
 	.session_event = lc_session_event,
+	.reconnect_caps = lc_reconnect_caps,
 };
 
 /* walk @path from the filesystem root with LOOKUPs */
@@ -282,13 +283,31 @@ static int resolve_root(struct lclient *c, const char *path, struct lc_inode **o
 int lclient_mount(struct lclient *c, const char *root_path)
 {
 	struct store_config sc;
-	char name[128], host[64];
+	char name[128], host[64], *dpath = NULL;
 	int r;
 
 	if (c->mounted)
 		return -EBUSY;
 	store_config_from_cfg(&sc);
+	if (!sc.backend || !*sc.backend || strcmp(sc.backend, "local") == 0) {
+		/* The embedded store is open in one process only and the MDS holds
+		 * its own: file data lives in a store of the client's. */
+		dpath = cfg_strdup(CFG_client_data_store_path);
+		if (dpath && !*dpath && sc.local_path && *sc.local_path) {
+			free(dpath);
+			if (asprintf(&dpath, "%s.data", sc.local_path) < 0)
+				dpath = NULL;
+		}
+		if (!dpath || !*dpath) {
+			free(dpath);
+			derr(CLIENT, "mount: no store for file data (set store_local_path or client_data_store_path)");
+			return -EINVAL;
+		}
+		sc.local_path = dpath;
+		sc.create = true;
+	}
 	r = store_open(&sc, &c->store);
+	free(dpath);
 	if (r < 0) {
 		derr(CLIENT, "mount: cannot open the %s object store: %s", sc.backend ? sc.backend : "?",
 		     strerror(-r));

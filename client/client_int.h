@@ -247,6 +247,7 @@ void lc_dcache_trim(struct lclient *c);
 void lc_caps_apply_locked(struct lc_inode *in, uint32_t caps, uint64_t seq);
 void lc_handle_caps(void *arg, const struct mdsp_caps *caps);
 void lc_session_event(void *arg, uint32_t op);
+int lc_reconnect_caps(void *arg, struct mdsp_cap_reconnect **caps, uint32_t *ncaps);
 /** lc_caps_process - the flusher thread runs queued revokes. */
 void lc_caps_process(struct lclient *c, struct cap_work *w);
 

@@ -222,7 +222,9 @@ static void apply_mi_locked(struct lc_inode *in, const struct mdsp_inode *mi, bo
 			in->rd = NULL;
 		}
 	}
-	in->attr_until = now_mono_ns() + lc_secs_ns(CFG_client_attr_timeout);
+	/* fresh from the MDS: valid for the attr timeout, longer under shared caps */
+	in->attr_until = now_mono_ns() + lc_secs_ns((in->caps & MDSP_CAP_SHARED) ? CFG_client_caps_timeout
+										: CFG_client_attr_timeout);
 }
 
 struct lc_inode *lc_inode_update(struct lclient *c, const struct mdsp_inode *mi, uint32_t caps,

@@ -176,10 +176,16 @@ int lc_lookup(struct lclient *c, struct lc_inode *dir, const char *name, const s
 				*out = in;
 				return 0;
 			}
+			dout(CLIENT, 20, "lookup %" PRIx64 "/%s: inode %" PRIx64 " attrs expired", dir->ino, name, ino);
 			lc_put(c, in);
+		} else {
+			dout(CLIENT, 20, "lookup %" PRIx64 "/%s: inode %" PRIx64 " not cached", dir->ino, name, ino);
 		}
+	} else if (ok > 0) {
+		dout(CLIENT, 20, "lookup %" PRIx64 "/%s: no dentry", dir->ino, name);
 	}
 	perf_inc(&c->perf.dentry_miss, 1);
+	dout(CLIENT, 20, "lookup %" PRIx64 "/%s: miss (dir attrs %s)", dir->ino, name, ok ? "valid" : "expired");
 	req = lc_req_new(c, MDSP_OP_LOOKUP, dir->ino, cr);
 	if (!req)
 		return c->mdsc ? -ENOMEM : -ENOTCONN;

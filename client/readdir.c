@@ -77,7 +77,8 @@ static struct rd_batch *cached_batch(struct lc_inode *dir, uint64_t cookie, long
 	struct rd_batch *cur = dir->rd;
 	if (cur && now < cur->until && cur->dgen == atomic_load(&dir->dgen) && now < dir->attr_until) {
 		long i = batch_index(cur, cookie);
-		if (i >= 0) {
+		/* resuming after the last entry: the next batch, unless this was the end */
+		if (i >= 0 && (i < (long)cur->n || cur->end)) {
 			atomic_fetch_add(&cur->ref, 1);
 			b = cur;
 			*idx = i;

@@ -1,0 +1,673 @@
+/*
+ * test_clientlib_mds.c - libloligo-client (client.h) against a real
+ * loligo-mds started from the build tree on a temporary store and an
+ * ephemeral port.
+ *
+ * The MDS is started once per test case by an unchecked fixture (in the
+ * runner process, which kills it and removes the directory in its teardown
+ * even when tests fail; the MDS also dies with the runner through
+ * PR_SET_PDEATHSIG).  Each test runs in its own forked process with its own
+ * client, and works in a directory of its own.
+ */
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <netinet/in.h>
+#include <unistd.h>
+
+#include "client/client.h"
+#include "client/client_int.h"
+#include "common/config.h"
+#include "common/log.h"
+#include "common/time.h"
+#include "store/store.h"
+
+static char dir[PATH_MAX];
+static char conf[PATH_MAX + 32];
+static pid_t mds_pid;
+static int mds_port;
+
+static struct lclient *c;
+static struct lc_inode *root;
+static const struct lc_cred rootcr = { 0 };
+
+static const char *mds_bin(char *buf, size_t len)
+{
+	const char *b = getenv("LOLIGO_BUILD_DIR");
+	snprintf(buf, len, "%s/mds/loligo-mds", b ? b : ".");
+	return buf;
+}
+
+static pid_t spawn(char *const argv[], const char *out)
+{
+	pid_t p = fork();
+	if (p == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		int fd = open(out, O_WRONLY | O_CREAT | O_APPEND, 0644);
+		if (fd >= 0) {
+			dup2(fd, 1);
+			dup2(fd, 2);
+		}
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	return p;
+}
+
+static void mds_start(void)
+{
+	char bin[PATH_MAX], pf[PATH_MAX + 16], out[PATH_MAX + 16];
+
+	snprintf(pf, sizeof(pf), "%s/mds.port", dir);
+	snprintf(out, sizeof(out), "%s/mds.out", dir);
+	unlink(pf);
+	char *argv[] = { (char *)mds_bin(bin, sizeof(bin)), "-c", conf, "--mds_port=0", "--port-file", pf, NULL };
+	mds_pid = spawn(argv, out);
+	uint64_t end = now_mono_ns() + 15000000000ull;
+	while (now_mono_ns() < end) {
+		FILE *f = fopen(pf, "r");
+		int port = 0;
+		if (f) {
+			if (fscanf(f, "%d", &port) != 1)
+				port = 0;
+			fclose(f);
+		}
+		if (port > 0) {
+			mds_port = port;
+			return;
+		}
+		if (waitpid(mds_pid, NULL, WNOHANG) == mds_pid) {
+			mds_pid = 0;
+			break;
+		}
+		usleep(20000);
+	}
+	fprintf(stderr, "loligo-mds did not start (see %s)\n", out);
+}
+
+static void mds_stop(void)
+{
+	if (mds_pid <= 0)
+		return;
+	kill(mds_pid, SIGTERM);
+	for (int i = 0; i < 500; i++) {
+		if (waitpid(mds_pid, NULL, WNOHANG) == mds_pid) {
+			mds_pid = 0;
+			return;
+		}
+		usleep(10000);
+	}
+	kill(mds_pid, SIGKILL);
+	waitpid(mds_pid, NULL, 0);
+	mds_pid = 0;
+}
+
+/* runner process: a fresh filesystem and its MDS for the test case */
+static void fs_setup(void)
+{
+	char bin[PATH_MAX], out[PATH_MAX + 16];
+
+	snprintf(dir, sizeof(dir), "/tmp/lc-mds-XXXXXX");
+	if (!mkdtemp(dir))
+		return;
+	snprintf(conf, sizeof(conf), "%s/loligo.conf", dir);
+	FILE *f = fopen(conf, "w");
+	if (!f)
+		return;
+	fprintf(f,
+		"[global]\nstore_backend = local\nstore_local_path = %s/store\n"
+		"[mds]\nmds_addr = 127.0.0.1\nlog_file = %s/mds.log\n"
+		"[client]\nlog_file = %s/client.log\nclient_mount_timeout = 10\n",
+		dir, dir, dir);
+	fclose(f);
+	snprintf(out, sizeof(out), "%s/mkfs.out", dir);
+	char *argv[] = { (char *)mds_bin(bin, sizeof(bin)), "-c", conf, "--mkfs", NULL };
+	pid_t p = spawn(argv, out);
+	int st = -1;
+	waitpid(p, &st, 0);
+	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+		fprintf(stderr, "loligo-mds --mkfs failed (see %s)\n", out);
+		return;
+	}
+	mds_start();
+}
+
+static void fs_teardown(void)
+{
+	char cmd[PATH_MAX + 32];
+
+	mds_stop();
+	if (dir[0]) {
+		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+		if (system(cmd) != 0)
+			fprintf(stderr, "cannot remove %s\n", dir);
+	}
+}
+
+static void set_opt(const char *k, const char *v)
+{
+	char err[256];
+	ck_assert_msg(cfg_set(cfg_lookup(k), v, false, err, sizeof(err)) == 0, "%s=%s: %s", k, v, err);
+}
+
+static int client_up(struct lclient **out, struct lc_inode **rt)
+{
+	int r = lclient_create(out);
+	if (r < 0)
+		return r;
+	r = lclient_mount(*out, NULL);
+	if (r < 0) {
+		lclient_destroy(*out);
+		*out = NULL;
+		return r;
+	}
+	*rt = lc_root(*out);
+	return 0;
+}
+
+static void client_down(struct lclient **cl, struct lc_inode **rt)
+{
+	if (*rt)
+		lc_put(*cl, *rt);
+	*rt = NULL;
+	lclient_destroy(*cl);
+	*cl = NULL;
+}
+
+/* test process: configuration and a mounted client */
+static void setup(void)
+{
+	char err[256], addr[64];
+
+	ck_assert_msg(mds_port > 0, "no MDS");
+	cfg_init("client");
+	ck_assert_msg(cfg_load_file(conf, err, sizeof(err)) == 0, "%s", err);
+	snprintf(addr, sizeof(addr), "127.0.0.1:%d", mds_port);
+	set_opt("client_mds_addr", addr);
+	set_opt("log_file", "");
+	if (getenv("LC_DEBUG"))
+		set_opt("debug_client", getenv("LC_DEBUG"));
+	ck_assert_int_eq(client_up(&c, &root), 0);
+}
+
+static void teardown(void)
+{
+	if (c)
+		client_down(&c, &root);
+}
+
+static struct lc_inode *mkdir_p(struct lc_inode *parent, const char *name)
+{
+	struct lc_inode *d = NULL;
+	int r = lc_mkdir(c, parent, name, 0755, &rootcr, NULL, &d);
+	if (r == -EEXIST)
+		r = lc_lookup(c, parent, name, &rootcr, NULL, &d);
+	ck_assert_msg(r == 0, "mkdir %s: %s", name, strerror(-r));
+	return d;
+}
+
+static unsigned char pat(uint64_t seed, uint64_t off)
+{
+	uint64_t x = (off + 7) * 0x9e3779b97f4a7c15ull ^ seed;
+	return (unsigned char)(x >> 56);
+}
+
+static void write_file(struct lc_inode *d, const char *name, uint64_t seed, uint64_t size)
+{
+	struct lc_inode *in;
+	struct lc_fh *fh;
+	size_t chunk = 1 << 20;
+	unsigned char *b = malloc(chunk);
+
+	ck_assert_int_eq(lc_create(c, d, name, 0644, O_RDWR | O_CREAT | O_TRUNC, &rootcr, NULL, &in, &fh), 0);
+	for (uint64_t off = 0; off < size; off += chunk) {
+		size_t n = size - off < chunk ? (size_t)(size - off) : chunk;
+		for (size_t i = 0; i < n; i++)
+			b[i] = pat(seed, off + i);
+		ck_assert_int_eq(lc_write(c, fh, (off_t)off, n, b), (ssize_t)n);
+	}
+	ck_assert_int_eq(lc_flush(c, fh), 0);
+	ck_assert_int_eq(lc_release(c, fh), 0);
+	lc_put(c, in);
+	free(b);
+}
+
+static void check_file(struct lc_inode *d, const char *name, uint64_t seed, uint64_t size)
+{
+	struct lc_inode *in;
+	struct lc_fh *fh;
+	struct lc_attr a;
+	size_t chunk = 300000;
+	unsigned char *b = malloc(chunk);
+	uint64_t off = 0;
+
+	ck_assert_int_eq(lc_lookup(c, d, name, &rootcr, &a, &in), 0);
+	ck_assert_int_eq(lc_getattr(c, in, &rootcr, true, &a), 0);
+	ck_assert_msg(a.size == size, "%s: MDS size %llu, want %llu", name, (unsigned long long)a.size,
+		      (unsigned long long)size);
+	ck_assert_int_eq(lc_open(c, in, O_RDONLY, &rootcr, &fh), 0);
+	for (;;) {
+		ssize_t n = lc_read(c, fh, (off_t)off, chunk, b);
+		ck_assert_int_ge(n, 0);
+		if (n == 0)
+			break;
+		for (ssize_t i = 0; i < n; i++)
+			if (b[i] != pat(seed, off + (uint64_t)i))
+				ck_abort_msg("%s: byte %llu differs", name, (unsigned long long)(off + (uint64_t)i));
+		off += (uint64_t)n;
+	}
+	ck_assert_uint_eq(off, size);
+	lc_release(c, fh);
+	lc_put(c, in);
+	free(b);
+}
+
+static const uint64_t sizes[] = { 0, 1, (4u << 20) - 1, (4u << 20) + 1, 20u << 20 };
+
+START_TEST(test_sizes_and_remount)
+{
+	struct lc_inode *d = mkdir_p(root, "sizes");
+	char name[32];
+
+	for (size_t i = 0; i < 5; i++) {
+		snprintf(name, sizeof(name), "f%zu", i);
+		write_file(d, name, i, sizes[i]);
+		check_file(d, name, i, sizes[i]);
+	}
+	lc_put(c, d);
+	/* unmount, mount again: everything comes back from the MDS and the store */
+	client_down(&c, &root);
+	ck_assert_int_eq(client_up(&c, &root), 0);
+	ck_assert_int_eq(lc_lookup(c, root, "sizes", &rootcr, NULL, &d), 0);
+	for (size_t i = 0; i < 5; i++) {
+		snprintf(name, sizeof(name), "f%zu", i);
+		check_file(d, name, i, sizes[i]);
+	}
+	lc_put(c, d);
+}
+END_TEST
+
+START_TEST(test_sparse)
+{
+	struct lc_inode *d = mkdir_p(root, "sparse"), *in;
+	struct lc_fh *fh;
+	struct lc_attr a;
+	char b[4096];
+
+	ck_assert_int_eq(lc_create(c, d, "s", 0644, O_RDWR | O_CREAT, &rootcr, NULL, &in, &fh), 0);
+	ck_assert_int_eq(lc_write(c, fh, 30 << 20, 4, "tail"), 4);
+	ck_assert_int_eq(lc_write(c, fh, 5000, 4, "head"), 4);
+	ck_assert_int_eq(lc_fsync(c, fh, false), 0);
+	ck_assert_int_eq(lc_getattr(c, in, &rootcr, true, &a), 0);
+	ck_assert_uint_eq(a.size, (30u << 20) + 4);
+	ck_assert_int_eq(lc_read(c, fh, 4096, sizeof(b), b), (ssize_t)sizeof(b));
+	for (int i = 0; i < 904; i++)
+		ck_assert_int_eq(b[i], 0);
+	ck_assert(memcmp(b + 904, "head", 4) == 0);
+	ck_assert_int_eq(lc_read(c, fh, 20 << 20, sizeof(b), b), (ssize_t)sizeof(b));
+	for (size_t i = 0; i < sizeof(b); i++)
+		ck_assert_int_eq(b[i], 0);
+	/* only the two objects written exist in the data pool */
+	char oid[64];
+	struct store_stat ss;
+	lc_obj_name(oid, sizeof(oid), lc_ino(in), 3);
+	ck_assert_int_eq(store_stat(c->data, oid, &ss), -ENOENT);
+	lc_obj_name(oid, sizeof(oid), lc_ino(in), 7);
+	ck_assert_int_eq(store_stat(c->data, oid, &ss), 0);
+	lc_release(c, fh);
+	lc_put(c, in);
+	lc_put(c, d);
+}
+END_TEST
+
+START_TEST(test_truncate)
+{
+	struct lc_inode *d = mkdir_p(root, "trunc"), *in;
+	struct lc_fh *fh;
+	struct lc_attr a, set = { 0 };
+	char b[16], oid[64];
+	struct store_stat ss;
+
+	write_file(d, "t", 9, 9u << 20);
+	ck_assert_int_eq(lc_lookup(c, d, "t", &rootcr, NULL, &in), 0);
+	set.size = (1u << 20) + 5;
+	ck_assert_int_eq(lc_setattr(c, in, &set, LC_SET_SIZE, &rootcr, &a), 0);
+	ck_assert_uint_eq(a.size, (1u << 20) + 5);
+	/* 4 MiB objects: object 0 is cut, 1 and 2 are gone */
+	lc_obj_name(oid, sizeof(oid), lc_ino(in), 0);
+	ck_assert_int_eq(store_stat(c->data, oid, &ss), 0);
+	ck_assert_uint_eq(ss.size, (1u << 20) + 5);
+	lc_obj_name(oid, sizeof(oid), lc_ino(in), 1);
+	ck_assert_int_eq(store_stat(c->data, oid, &ss), -ENOENT);
+	lc_obj_name(oid, sizeof(oid), lc_ino(in), 2);
+	ck_assert_int_eq(store_stat(c->data, oid, &ss), -ENOENT);
+	ck_assert_int_eq(lc_getattr(c, in, &rootcr, true, &a), 0);
+	ck_assert_uint_eq(a.size, (1u << 20) + 5);
+	/* up: zeros after the old end */
+	set.size = 6u << 20;
+	ck_assert_int_eq(lc_setattr(c, in, &set, LC_SET_SIZE, &rootcr, &a), 0);
+	ck_assert_int_eq(lc_open(c, in, O_RDWR, &rootcr, &fh), 0);
+	ck_assert_int_eq(lc_read(c, fh, (1 << 20) + 3, 4, b), 4);
+	ck_assert_int_eq((unsigned char)b[0], pat(9, (1 << 20) + 3));
+	ck_assert_int_eq((unsigned char)b[1], pat(9, (1 << 20) + 4));
+	ck_assert(b[2] == 0 && b[3] == 0);
+	ck_assert_int_eq(lc_read(c, fh, (6 << 20) - 2, 16, b), 2);
+	lc_release(c, fh);
+	/* O_TRUNC on open */
+	ck_assert_int_eq(lc_open(c, in, O_WRONLY | O_TRUNC, &rootcr, &fh), 0);
+	lc_release(c, fh);
+	ck_assert_int_eq(lc_getattr(c, in, &rootcr, true, &a), 0);
+	ck_assert_uint_eq(a.size, 0);
+	lc_obj_name(oid, sizeof(oid), lc_ino(in), 0);
+	ck_assert_int_eq(store_stat(c->data, oid, &ss), -ENOENT);
+	lc_put(c, in);
+	lc_put(c, d);
+}
+END_TEST
+
+START_TEST(test_rename_and_links)
+{
+	struct lc_inode *a = mkdir_p(root, "ra"), *b = mkdir_p(root, "rb"), *in, *x;
+	struct lc_attr at;
+	char buf[64];
+
+	write_file(a, "f", 1, 1000);
+	write_file(b, "other", 2, 10);
+	ck_assert_int_eq(lc_rename(c, a, "f", b, "g", 0, &rootcr), 0);
+	ck_assert_int_eq(lc_lookup(c, a, "f", &rootcr, NULL, &x), -ENOENT);
+	check_file(b, "g", 1, 1000);
+	ck_assert_int_eq(lc_rename(c, b, "g", b, "other", MDSP_RENAME_NOREPLACE, &rootcr), -EEXIST);
+	ck_assert_int_eq(lc_rename(c, b, "g", b, "other", MDSP_RENAME_EXCHANGE, &rootcr), 0);
+	check_file(b, "g", 2, 10);
+	check_file(b, "other", 1, 1000);
+	/* rename over an existing file */
+	ck_assert_int_eq(lc_rename(c, b, "g", a, "f", 0, &rootcr), 0);
+	check_file(a, "f", 2, 10);
+	ck_assert_int_eq(lc_lookup(c, b, "g", &rootcr, NULL, &x), -ENOENT);
+
+	/* hard link */
+	ck_assert_int_eq(lc_lookup(c, b, "other", &rootcr, NULL, &in), 0);
+	ck_assert_int_eq(lc_link(c, in, a, "hard", &rootcr, &at), 0);
+	ck_assert_uint_eq(at.nlink, 2);
+	check_file(a, "hard", 1, 1000);
+	ck_assert_int_eq(lc_unlink(c, b, "other", &rootcr), 0);
+	ck_assert_int_eq(lc_getattr(c, in, &rootcr, false, &at), 0);
+	ck_assert_uint_eq(at.nlink, 1);
+	check_file(a, "hard", 1, 1000);
+	lc_put(c, in);
+
+	/* symlink */
+	ck_assert_int_eq(lc_symlink(c, a, "sym", "../rb/target", &rootcr, &at, &in), 0);
+	ck_assert(S_ISLNK(at.mode));
+	ck_assert_int_eq(lc_readlink(c, in, buf, sizeof(buf), &rootcr), 12);
+	ck_assert_str_eq(buf, "../rb/target");
+	ck_assert_int_eq(lc_readlink(c, in, buf, sizeof(buf), &rootcr), 12); /* cached */
+	lc_put(c, in);
+
+	/* rmdir */
+	struct lc_inode *e = mkdir_p(b, "empty");
+	lc_put(c, e);
+	ck_assert_int_eq(lc_rmdir(c, root, "ra", &rootcr), -ENOTEMPTY);
+	ck_assert_int_eq(lc_rmdir(c, b, "empty", &rootcr), 0);
+	ck_assert_int_eq(lc_lookup(c, b, "empty", &rootcr, NULL, &x), -ENOENT);
+	/* lookup_parent, lookup_ino */
+	ck_assert_int_eq(lc_lookup_parent(c, a, NULL, &x), 0);
+	ck_assert_uint_eq(lc_ino(x), lc_ino(root));
+	lc_put(c, x);
+	ck_assert_int_eq(lc_getattr(c, a, &rootcr, false, &at), 0);
+	ck_assert_int_eq(lc_lookup_ino(c, lc_ino(a), at.generation, NULL, &x), 0);
+	ck_assert_ptr_eq(x, a);
+	lc_put(c, x);
+	ck_assert_int_eq(lc_lookup_ino(c, lc_ino(a), at.generation + 1, NULL, &x), -ESTALE);
+	lc_put(c, a);
+	lc_put(c, b);
+}
+END_TEST
+
+struct rd_state {
+	int n, stop_every, in_call;
+	uint64_t last_cookie;
+	char **names;
+	bool plus;
+};
+
+static int rd_cb(void *arg, const char *name, struct lc_inode *in, const struct lc_attr *attr, uint64_t next)
+{
+	struct rd_state *s = arg;
+
+	if (s->in_call >= s->stop_every)
+		return 1;
+	if (s->plus) {
+		ck_assert_ptr_nonnull(in);
+		ck_assert_uint_eq(lc_ino(in), attr->ino);
+		lc_put(c, in);
+	}
+	s->names[s->n++] = strdup(name);
+	s->in_call++;
+	s->last_cookie = next;
+	return 0;
+}
+
+static int cmpstr(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+START_TEST(test_readdir_5000)
+{
+	struct lc_inode *d = mkdir_p(root, "big"), *in;
+	struct lc_fh *fh;
+	char name[32];
+	const int N = 5000;
+
+	for (int i = 0; i < N; i++) {
+		snprintf(name, sizeof(name), "file%05d", i);
+		ck_assert_int_eq(lc_create(c, d, name, 0644, O_WRONLY | O_CREAT | O_EXCL, &rootcr, NULL, &in, &fh), 0);
+		lc_release(c, fh);
+		lc_put(c, in);
+	}
+	for (int plus = 0; plus < 2; plus++) {
+		struct rd_state s = { .stop_every = plus ? 173 : 1000, .names = calloc(N + 1, sizeof(char *)),
+				      .plus = plus };
+		bool eof = false;
+		uint64_t cookie = 0;
+		int calls = 0;
+		while (!eof) {
+			s.in_call = 0;
+			ck_assert_int_eq(lc_readdir(c, d, cookie, plus, &rootcr, rd_cb, &s, &eof), 0);
+			cookie = s.last_cookie;
+			ck_assert_int_le(s.n, N);
+			ck_assert_int_lt(++calls, 1000);
+		}
+		ck_assert_int_eq(s.n, N);
+		qsort(s.names, (size_t)s.n, sizeof(char *), cmpstr);
+		for (int i = 0; i < N; i++) {
+			snprintf(name, sizeof(name), "file%05d", i);
+			ck_assert_str_eq(s.names[i], name);
+			free(s.names[i]);
+		}
+		free(s.names);
+	}
+	/* readdirplus filled the caches: the lookups that follow are hits */
+	uint64_t hits = perf_get(&c->perf.dentry_hit);
+	for (int i = 0; i < N; i += 50) {
+		snprintf(name, sizeof(name), "file%05d", i);
+		ck_assert_int_eq(lc_lookup(c, d, name, &rootcr, NULL, &in), 0);
+		lc_put(c, in);
+	}
+	ck_assert_uint_ge(perf_get(&c->perf.dentry_hit) - hits, 90);
+	/* paging through cached batches does not refetch what it has */
+	ck_assert_uint_le(perf_get(&c->perf.readdir_fetch), 12);
+	/* a removed name is gone from the next listing */
+	ck_assert_int_eq(lc_unlink(c, d, "file00042", &rootcr), 0);
+	struct rd_state s = { .stop_every = N, .names = calloc(N + 1, sizeof(char *)) };
+	bool eof = false;
+	ck_assert_int_eq(lc_readdir(c, d, 0, false, &rootcr, rd_cb, &s, &eof), 0);
+	ck_assert(eof);
+	ck_assert_int_eq(s.n, N - 1);
+	for (int i = 0; i < s.n; i++) {
+		ck_assert_str_ne(s.names[i], "file00042");
+		free(s.names[i]);
+	}
+	free(s.names);
+	lc_put(c, d);
+}
+END_TEST
+
+struct cw {
+	struct lc_inode *d;
+	int i;
+};
+
+static void *cwriter(void *p)
+{
+	struct cw *w = p;
+	char name[32];
+	snprintf(name, sizeof(name), "w%d", w->i);
+	write_file(w->d, name, 100 + (uint64_t)w->i, 6u << 20);
+	return NULL;
+}
+
+START_TEST(test_concurrent_writers)
+{
+	struct lc_inode *d = mkdir_p(root, "cw");
+	pthread_t t[4];
+	struct cw w[4];
+	char name[32];
+
+	for (int i = 0; i < 4; i++) {
+		w[i].d = d;
+		w[i].i = i;
+		pthread_create(&t[i], NULL, cwriter, &w[i]);
+	}
+	for (int i = 0; i < 4; i++)
+		pthread_join(t[i], NULL);
+	for (int i = 0; i < 4; i++) {
+		snprintf(name, sizeof(name), "w%d", i);
+		check_file(d, name, 100 + (uint64_t)i, 6u << 20);
+	}
+	lc_put(c, d);
+}
+END_TEST
+
+START_TEST(test_permissions_and_xattrs)
+{
+	struct lc_inode *d = mkdir_p(root, "perm"), *in, *x;
+	struct lc_fh *fh;
+	struct lc_cred user = { .uid = 1000, .gid = 1000 };
+	char buf[64];
+
+	/* a user may not create in a root-owned 0755 directory */
+	ck_assert_int_eq(lc_create(c, d, "nope", 0644, O_WRONLY | O_CREAT, &user, NULL, &x, &fh), -EACCES);
+	write_file(d, "secret", 5, 10);
+	ck_assert_int_eq(lc_lookup(c, d, "secret", &rootcr, NULL, &in), 0);
+	struct lc_attr set = { .mode = 0600 };
+	ck_assert_int_eq(lc_setattr(c, in, &set, LC_SET_MODE, &rootcr, NULL), 0);
+	ck_assert_int_eq(lc_open(c, in, O_RDONLY, &user, &fh), -EACCES);
+	ck_assert_int_eq(lc_access(c, in, R_OK, &user), -EACCES);
+	ck_assert_int_eq(lc_access(c, in, R_OK, &rootcr), 0);
+	/* search permission is checked on cached lookups too */
+	struct lc_attr dset = { .mode = 0700 };
+	ck_assert_int_eq(lc_setattr(c, d, &dset, LC_SET_MODE, &rootcr, NULL), 0);
+	ck_assert_int_eq(lc_lookup(c, d, "secret", &user, NULL, &x), -EACCES);
+
+	ck_assert_int_eq(lc_setxattr(c, in, "user.color", "blue", 4, 0, &rootcr), 0);
+	ck_assert_int_eq(lc_getxattr(c, in, "user.color", NULL, 0, &rootcr), 4);
+	ck_assert_int_eq(lc_getxattr(c, in, "user.color", buf, sizeof(buf), &rootcr), 4);
+	ck_assert(memcmp(buf, "blue", 4) == 0);
+	ck_assert_int_eq(lc_getxattr(c, in, "user.color", buf, 2, &rootcr), -ERANGE);
+	ssize_t n = lc_listxattr(c, in, buf, sizeof(buf), &rootcr);
+	ck_assert_int_eq(n, 11);
+	ck_assert_str_eq(buf, "user.color");
+	ck_assert_int_eq(lc_removexattr(c, in, "user.color", &rootcr), 0);
+	ck_assert_int_lt(lc_getxattr(c, in, "user.color", buf, sizeof(buf), &rootcr), 0);
+
+	struct statvfs sv;
+	ck_assert_int_eq(lc_statfs(c, root, &sv), 0);
+	ck_assert_uint_gt(sv.f_namemax, 0);
+	lc_put(c, in);
+	lc_put(c, d);
+}
+END_TEST
+
+START_TEST(test_mountpoint_and_dead_mds)
+{
+	struct lc_inode *d = mkdir_p(root, "sub"), *in;
+	struct lc_fh *fh;
+
+	ck_assert_int_eq(lc_create(c, d, "inside", 0644, O_WRONLY | O_CREAT, &rootcr, NULL, &in, &fh), 0);
+	lc_release(c, fh);
+	lc_put(c, in);
+	lc_put(c, d);
+	client_down(&c, &root);
+
+	/* client_mountpoint makes /sub the root */
+	set_opt("client_mountpoint", "/sub");
+	ck_assert_int_eq(client_up(&c, &root), 0);
+	ck_assert_int_eq(lc_lookup(c, root, "inside", &rootcr, NULL, &in), 0);
+	lc_put(c, in);
+	ck_assert_int_eq(lc_lookup_parent(c, root, NULL, &in), 0);
+	ck_assert_ptr_eq(in, root);
+	lc_put(c, in);
+	client_down(&c, &root);
+	set_opt("client_mountpoint", "/nonexistent");
+	ck_assert_int_eq(client_up(&c, &root), -ENOENT);
+
+	/* nothing listens: a clear error, in bounded time */
+	int s = socket(AF_INET, SOCK_STREAM, 0);
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t sl = sizeof(sa);
+	ck_assert_int_eq(bind(s, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	ck_assert_int_eq(getsockname(s, (struct sockaddr *)&sa, &sl), 0);
+	close(s);
+	char addr[64];
+	snprintf(addr, sizeof(addr), "127.0.0.1:%d", ntohs(sa.sin_port));
+	set_opt("client_mountpoint", "/");
+	set_opt("client_mds_addr", addr);
+	set_opt("client_mount_timeout", "1.5");
+	uint64_t t0 = now_mono_ns();
+	int r = client_up(&c, &root);
+	uint64_t ms = (now_mono_ns() - t0) / 1000000;
+	ck_assert_msg(r == -ECONNREFUSED || r == -ETIMEDOUT, "mount against a dead MDS: %d", r);
+	ck_assert_msg(ms < 6000, "took %llu ms", (unsigned long long)ms);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+	Suite *s = suite_create("clientlib_mds");
+	TCase *tc = tcase_create("mds");
+	tcase_add_unchecked_fixture(tc, fs_setup, fs_teardown);
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, test_sizes_and_remount);
+	tcase_add_test(tc, test_sparse);
+	tcase_add_test(tc, test_truncate);
+	tcase_add_test(tc, test_rename_and_links);
+	tcase_add_test(tc, test_readdir_5000);
+	tcase_add_test(tc, test_concurrent_writers);
+	tcase_add_test(tc, test_permissions_and_xattrs);
+	tcase_add_test(tc, test_mountpoint_and_dead_mds);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	log_init("test_clientlib_mds");
+	signal(SIGPIPE, SIG_IGN);
+	SRunner *sr = srunner_create(suite());
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
