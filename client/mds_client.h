@@ -47,9 +47,19 @@ struct mds_request {
 };
 
 struct mdsc_ops {
-	/* a CAPS message from the MDS (grant/revoke/flush_ack); runs on the reader thread */
+	/* a CAPS message from the MDS (grant/revoke/flush_ack); runs on the
+	 * connection's reader thread, which also delivers every reply: must not
+	 * block (queue slow work) */
 	void (*handle_caps)(void *arg, const struct mdsp_caps *caps);
-	/* the session went stale / was evicted / came back */
+	/*
+	 * The session went stale / was evicted / came back.  @session_op is
+	 * MDSP_SESSION_STALE (lease ran out; the layer renews at once),
+	 * MDSP_SESSION_EVICTED (the session is lost, with every cap: evicted,
+	 * or the MDS refused to resume it; a new one is being opened),
+	 * MDSP_SESSION_RECONNECT (resumed after a lost connection, before the
+	 * parked requests are sent) or MDSP_SESSION_OPEN (a new session after a
+	 * lost one).  Runs on the reader or the session thread, no lock held.
+	 */
 	void (*session_event)(void *arg, uint32_t session_op);
 	/*
 	 * Optional (may be NULL): the caps to report in SESSION RECONNECT after

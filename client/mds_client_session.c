@@ -757,9 +757,12 @@ static void connect_session(struct mds_client *m)
 	else
 		dout(CLIENT, 1, "mds %s: session %llu open (lease %u ms)", m->addr, (unsigned long long)g.id,
 		     g.lease_ms);
-	mdsc_kick_wait_list(m);
-	if (m->ops.session_event && (resume_id || was_open_before))
+	/* tell the client first: caps held in a lost session are gone */
+	if (m->ops.session_event && resume_id && !resumed)
+		m->ops.session_event(m->ops_arg, MDSP_SESSION_EVICTED);
+	else if (m->ops.session_event && (resumed || was_open_before))
 		m->ops.session_event(m->ops_arg, resumed ? MDSP_SESSION_RECONNECT : MDSP_SESSION_OPEN);
+	mdsc_kick_wait_list(m);
 	mdsc_conn_put(c);
 	return;
 
