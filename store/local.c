@@ -94,6 +94,7 @@
 #include <sys/sdt.h>
 
 #include "common/log.h"
+#include "common/perf.h"
 #include "common/time.h"
 #include "store/store_backend.h"
 
@@ -201,6 +202,7 @@ struct lreq {
 	store_cb_t cb;
 	void *arg;
 	int r;
+	uint64_t t0;                 /* submission time (perf) */
 	size_t charge;               /* bytes charged to the budget */
 	struct store_op *op;         /* LR_WRITE: kept until the file effects are applied */
 	uint64_t seq;                /* intent sequence, 0: none */
@@ -300,6 +302,12 @@ struct local_store {
 	uint64_t bytes_since_ckpt;
 	unsigned busy_reqs;          /* requests taken off the queue, not yet freed */
 	uint64_t st_ops, st_batches, st_ckpts;
+
+	/* perf dump group "store_local" (".N" for more stores in one process) */
+	char perf_group[32];
+	struct perf_counter pc_writes, pc_reads, pc_queries, pc_batches, pc_commits, pc_ckpts, pc_write_bytes;
+	struct hist h_commit;        /* LMDB commit (the sync) */
+	struct hist h_write;         /* submit to durable completion of a write op */
 };
 
 struct local_pool {
@@ -1043,9 +1051,11 @@ static void req_free(struct local_store *ls, struct lreq *req)
 	ls->busy_reqs--;
 }
 
-static void req_callback(struct lreq *req)
+static void req_callback(struct local_store *ls, struct lreq *req)
 {
 	if (!req->cb_done) {
+		if (req->kind == LR_WRITE && req->r == 0)
+			hist_add(&ls->h_write, now_mono_ns() - req->t0);
 		req->cb_done = true;
 		req->cb(req->r, req->arg);
 	}
@@ -1070,7 +1080,7 @@ static void req_works_done(struct local_store *ls, struct lreq *req)
 {
 	req->finished = true;
 	if (req->kind == LR_READ) {
-		req_callback(req);
+		req_callback(ls, req);
 		req_free(ls, req);
 	} else if (req->seq) {
 		fifo_advance(ls);
@@ -1300,6 +1310,7 @@ static void ckpt_start(struct local_store *ls)
 	ls->ckpt_last_ns = now_mono_ns();
 	ls->bytes_since_ckpt = 0;
 	ls->st_ckpts++;
+	perf_inc(&ls->pc_ckpts, 1);
 	while ((f = ls->dirty)) {
 		ls->dirty = f->dnext;
 		f->dirty = false;
@@ -1774,6 +1785,8 @@ static void run_batch(struct local_store *ls, struct lreq *batch)
 				r = mdb_err(mdb_txn_commit(txn));
 				/* group commit: how many requests one sync carried, and how long it took */
 				DTRACE_PROBE3(loligo_store, commit, nreq, now_mono_ns() - t0, r);
+				hist_add(&ls->h_commit, now_mono_ns() - t0);
+				perf_inc(&ls->pc_commits, 1);
 				if (r == 0) {
 					ls->saved_fid = ls->next_fid;
 					ls->cleared_upto = cleared;
@@ -1812,7 +1825,7 @@ static void run_batch(struct local_store *ls, struct lreq *batch)
 			drop_planned(req);
 			req->seq = 0;
 			req->r = r;
-			req_callback(req);
+			req_callback(ls, req);
 			req_free(ls, req);
 		}
 		return;
@@ -1822,11 +1835,18 @@ static void run_batch(struct local_store *ls, struct lreq *batch)
 	 * data), then queue the file effects in order.  A request whose works
 	 * all complete synchronously may be freed inside req_queue_works().
 	 */
+	perf_inc(&ls->pc_batches, 1);
 	for (req = batch; req; req = next) {
 		next = req->next;
 		ls->st_ops++;
+		if (req->kind == LR_WRITE) {
+			perf_inc(&ls->pc_writes, 1);
+			perf_inc(&ls->pc_write_bytes, req->op->bytes);
+		} else {
+			perf_inc(req->kind == LR_READ ? &ls->pc_reads : &ls->pc_queries, 1);
+		}
 		if (req->kind != LR_READ)
-			req_callback(req);
+			req_callback(ls, req);
 		if (req->seq) {
 			req->fnext = NULL;
 			if (ls->fifo_tail)
@@ -1839,7 +1859,7 @@ static void run_batch(struct local_store *ls, struct lreq *batch)
 			req_queue_works(ls, req);
 			continue;
 		}
-		req_callback(req);
+		req_callback(ls, req);
 		req_free(ls, req);
 	}
 }
@@ -2007,6 +2027,7 @@ static int enqueue(struct local_store *ls, struct lreq *req)
 		while (ls->budget && ls->budget + req->charge > INFLIGHT_BUDGET)
 			pthread_cond_wait(&ls->space, &ls->lock);
 	ls->budget += req->charge;
+	req->t0 = now_mono_ns();
 	req->next = NULL;
 	*ls->q_tail = req;
 	ls->q_tail = &req->next;
@@ -2435,6 +2456,28 @@ out_abort:
 	return r;
 }
 
+static _Atomic unsigned perf_instances;
+
+static void perf_register_local(struct local_store *ls)
+{
+	unsigned n = atomic_fetch_add(&perf_instances, 1);
+	const char *g = ls->perf_group;
+
+	if (n == 0)
+		snprintf(ls->perf_group, sizeof(ls->perf_group), "store_local");
+	else
+		snprintf(ls->perf_group, sizeof(ls->perf_group), "store_local.%u", n + 1);
+	perf_register_counter(g, "write_ops", &ls->pc_writes);
+	perf_register_counter(g, "write_bytes", &ls->pc_write_bytes);
+	perf_register_counter(g, "read_ops", &ls->pc_reads);
+	perf_register_counter(g, "query_ops", &ls->pc_queries);
+	perf_register_counter(g, "batches", &ls->pc_batches);
+	perf_register_counter(g, "commits", &ls->pc_commits);
+	perf_register_counter(g, "checkpoints", &ls->pc_ckpts);
+	perf_register_hist(g, "commit_lat", &ls->h_commit);
+	perf_register_hist(g, "write_lat", &ls->h_write);
+}
+
 static void local_close(struct store *st);
 
 static int local_open(const struct store_config *cfg, struct store **out)
@@ -2536,6 +2579,7 @@ static int local_open(const struct store_config *cfg, struct store **out)
 	if (r)
 		goto out_fail;
 	ls->worker_started = true;
+	perf_register_local(ls);
 	dout(STORE, 2, "local store %s opened", ls->path);
 	*out = &ls->base;
 	return 0;
@@ -2549,6 +2593,8 @@ static void local_close(struct store *st)
 {
 	struct local_store *ls = LS(st);
 
+	if (ls->perf_group[0])
+		perf_unregister_group(ls->perf_group);
 	if (ls->worker_started) {
 		uint64_t one = 1;
 		pthread_mutex_lock(&ls->lock);

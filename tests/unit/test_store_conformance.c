@@ -24,6 +24,8 @@
 
 #include "common/config.h"
 #include "common/log.h"
+#include "common/perf.h"
+#include <json-c/json.h>
 #include "store/store.h"
 
 static char basedir[PATH_MAX];   /* unchecked fixture: removed after the suite */
@@ -1178,6 +1180,18 @@ START_TEST(t_local_open_errors)
 	struct store_config cfg;
 	struct store *st2;
 	char path[PATH_MAX + 64];
+
+	/* perf dump shows the store's counters */
+	for (int i = 0; i < 3; i++)
+		put_full("perf", "x", 1);
+	struct json_object *pd = perf_dump_json(), *g, *v;
+	ck_assert(json_object_object_get_ex(pd, "store_local", &g));
+	ck_assert(json_object_object_get_ex(g, "write_ops", &v));
+	ck_assert_int_eq(json_object_get_int64(v), 3);
+	ck_assert(json_object_object_get_ex(g, "commits", &v));
+	ck_assert_int_ge(json_object_get_int64(v), 1);
+	ck_assert(json_object_object_get_ex(g, "commit_lat", &v));
+	json_object_put(pd);
 
 	fill_config(&cfg);
 	/* the store is open: a second open is refused */

@@ -8,8 +8,8 @@
  * one omap key (64-byte value) on it, as one atomic compound op; INFLIGHT
  * ops (default 1) are kept in flight.  With the local backend, a completion
  * means durable, so at INFLIGHT 1 this measures the commit latency, and at
- * higher depths how well group commit shares the sync.  The local backend
- * prints its ops-per-commit figure on close.  DIR defaults to a temporary
+ * higher depths how well group commit shares the sync: the local backend's
+ * perf counters give ops per commit and latency quantiles.  DIR defaults to a temporary
  * directory that is removed afterwards.
  */
 #include <errno.h>
@@ -22,7 +22,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <json-c/json.h>
+
 #include "common/log.h"
+#include "common/perf.h"
 #include "common/time.h"
 #include "store/store.h"
 
@@ -171,9 +174,34 @@ int main(int argc, char **argv)
 	printf("backend=%s inflight=%d size=%zu objects=%d: %" PRIu64 " ops in %.2f s = %.0f ops/s, avg latency %.3f ms\n",
 	       backend, depth, size, nobj, b.done, el, (double)b.done / el,
 	       b.done ? (double)b.lat_sum_ns / (double)b.done / 1e6 : 0.0);
+	struct json_object *pd = perf_dump_json(), *g, *v;
+	if (pd && json_object_object_get_ex(pd, "store_local", &g)) {
+		uint64_t ops = 0, commits = 0;
+		if (json_object_object_get_ex(g, "write_ops", &v))
+			ops = (uint64_t)json_object_get_int64(v);
+		if (json_object_object_get_ex(g, "commits", &v))
+			commits = (uint64_t)json_object_get_int64(v);
+		printf("  %.1f ops per commit (%" PRIu64 " commits)", commits ? (double)ops / (double)commits : 0.0,
+		       commits);
+		if (json_object_object_get_ex(g, "commit_lat", &v)) {
+			struct json_object *q;
+			if (json_object_object_get_ex(v, "p50_ns", &q))
+				printf(", commit p50 %.2f ms", (double)json_object_get_int64(q) / 1e6);
+			if (json_object_object_get_ex(v, "p99_ns", &q))
+				printf(" p99 %.2f ms", (double)json_object_get_int64(q) / 1e6);
+		}
+		if (json_object_object_get_ex(g, "write_lat", &v)) {
+			struct json_object *q;
+			if (json_object_object_get_ex(v, "p50_ns", &q))
+				printf(", op latency p50 %.2f ms", (double)json_object_get_int64(q) / 1e6);
+			if (json_object_object_get_ex(v, "p99_ns", &q))
+				printf(" p99 %.2f ms", (double)json_object_get_int64(q) / 1e6);
+		}
+		printf("\n");
+	}
+	json_object_put(pd);
 	fflush(stdout);
 	store_pool_close(p);
-	log_set_level(LOG_SS_STORE, 5);   /* the local backend reports ops per commit on close */
 	store_close(st);
 	if (dir == tmp)
 		nftw(tmp, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
