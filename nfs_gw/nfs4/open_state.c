@@ -1,0 +1,584 @@
+/*
+ * open_state.c - opens, locks, owners and stateids (open_state.h).
+ *
+ * Three chained hash tables under one mutex: stateids by id, owners by
+ * (clientid, kind, owner bytes), files by inode number.  Objects are small
+ * and the lock is only held for bookkeeping, never across the client
+ * library, so one lock serves the gateway's worker pool; what limits a 4.1
+ * client's concurrency is its session's slots, never an owner.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "client/client.h"
+#include "common/time.h"
+#include "nfs_gw/nfs4/open_state.h"
+
+static uint64_t mix64(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdULL;
+	x ^= x >> 33;
+	x *= 0xc4ceb9fe1a85ec53ULL;
+	x ^= x >> 33;
+	return x;
+}
+
+static unsigned int owner_hash(uint64_t clientid, bool is_lock, const uint8_t *o, uint32_t len)
+{
+	uint64_t h = 1469598103934665603ULL ^ clientid ^ (is_lock ? 0x9e3779b97f4a7c15ULL : 0);
+
+	for (uint32_t i = 0; i < len; i++)
+		h = (h ^ o[i]) * 1099511628211ULL;
+	return (unsigned int)(mix64(h) % OS_HASH);
+}
+
+int ostate_create(uint32_t boot, uint64_t grace_ns, struct ostate **out)
+{
+	struct ostate *st = calloc(1, sizeof(*st));
+
+	if (!st)
+		return -ENOMEM;
+	pthread_mutex_init(&st->lock, NULL);
+	st->boot = boot;
+	st->next_id = 1;
+	st->grace_end_ns = now_mono_ns() + grace_ns;
+	*out = st;
+	return 0;
+}
+
+bool os_in_grace(struct ostate *st)
+{
+	return now_mono_ns() < st->grace_end_ns;
+}
+
+struct os_fhref *os_fhref_new(struct lc_fh *fh, uint32_t access)
+{
+	struct os_fhref *r = calloc(1, sizeof(*r));
+
+	if (!r)
+		return NULL;
+	r->fh = fh;
+	r->access = access;
+	atomic_init(&r->refs, 1);
+	return r;
+}
+
+void os_fhref_put(struct lclient *lc, struct os_fhref *r)
+{
+	if (!r || atomic_fetch_sub(&r->refs, 1) != 1)
+		return;
+	if (r->fh && lc)
+		lc_release(lc, r->fh);
+	free(r);
+}
+
+void os_putlist_add(struct os_putlist *pl, struct os_fhref *r)
+{
+	if (!r)
+		return;
+	if (pl->n < sizeof(pl->r) / sizeof(pl->r[0])) {
+		pl->r[pl->n++] = r;
+		return;
+	}
+	/* cannot happen in practice (a few handles per call); never block here */
+	if (atomic_fetch_sub(&r->refs, 1) == 1)
+		atomic_fetch_add(&r->refs, 1); /* leak rather than lc_release under the lock */
+}
+
+void os_putlist_run(struct lclient *lc, struct os_putlist *pl)
+{
+	for (unsigned int i = 0; i < pl->n; i++)
+		os_fhref_put(lc, pl->r[i]);
+	pl->n = 0;
+}
+
+struct os_owner *os_owner_find_locked(struct ostate *st, uint64_t clientid, bool is_lock, const uint8_t *o,
+				      uint32_t len, bool create)
+{
+	unsigned int h = owner_hash(clientid, is_lock, o, len);
+	struct os_owner *ow;
+
+	for (ow = st->owners[h]; ow; ow = ow->hnext)
+		if (ow->clientid == clientid && ow->is_lock == is_lock && ow->len == len && !memcmp(ow->owner, o, len))
+			return ow;
+	if (!create || len > NFS4_OPAQUE_LIMIT)
+		return NULL;
+	ow = calloc(1, sizeof(*ow));
+	if (!ow)
+		return NULL;
+	ow->clientid = clientid;
+	ow->is_lock = is_lock;
+	ow->len = len;
+	memcpy(ow->owner, o, len);
+	pthread_cond_init(&ow->cv, NULL);
+	ow->hnext = st->owners[h];
+	st->owners[h] = ow;
+	st->nowners++;
+	return ow;
+}
+
+static void owner_free_locked(struct ostate *st, struct os_owner *ow)
+{
+	unsigned int h = owner_hash(ow->clientid, ow->is_lock, ow->owner, ow->len);
+	struct os_owner **pp;
+
+	for (pp = &st->owners[h]; *pp; pp = &(*pp)->hnext)
+		if (*pp == ow) {
+			*pp = ow->hnext;
+			break;
+		}
+	st->nowners--;
+	pthread_cond_destroy(&ow->cv);
+	free(ow->reply);
+	free(ow);
+}
+
+struct os_file *os_file_get_locked(struct ostate *st, uint64_t ino, bool create)
+{
+	unsigned int h = (unsigned int)(mix64(ino) % OS_HASH);
+	struct os_file *f;
+
+	for (f = st->files[h]; f; f = f->hnext)
+		if (f->ino == ino)
+			return f;
+	if (!create)
+		return NULL;
+	f = calloc(1, sizeof(*f));
+	if (!f)
+		return NULL;
+	f->ino = ino;
+	f->hnext = st->files[h];
+	st->files[h] = f;
+	st->nfiles++;
+	return f;
+}
+
+void os_file_put_locked(struct ostate *st, struct os_file *f)
+{
+	unsigned int h;
+	struct os_file **pp;
+
+	if (!f || f->stids || f->locks)
+		return;
+	h = (unsigned int)(mix64(f->ino) % OS_HASH);
+	for (pp = &st->files[h]; *pp; pp = &(*pp)->hnext)
+		if (*pp == f) {
+			*pp = f->hnext;
+			break;
+		}
+	st->nfiles--;
+	free(f);
+}
+
+struct os_stid *os_stid_new_locked(struct ostate *st, enum os_kind kind, struct os_owner *ow, struct os_file *f)
+{
+	struct os_stid *s = calloc(1, sizeof(*s));
+	unsigned int h;
+
+	if (!s)
+		return NULL;
+	s->id = st->next_id++;
+	s->seqid = 1;
+	s->kind = kind;
+	s->clientid = ow->clientid;
+	s->owner = ow;
+	s->file = f;
+	h = (unsigned int)(mix64(s->id) % OS_HASH);
+	s->hnext = st->stids[h];
+	st->stids[h] = s;
+	s->fnext = f->stids;
+	f->stids = s;
+	ow->nstids++;
+	st->nstids++;
+	return s;
+}
+
+struct os_stid *os_stid_find_locked(struct os_file *f, struct os_owner *ow, enum os_kind kind)
+{
+	for (struct os_stid *s = f->stids; s; s = s->fnext)
+		if (s->owner == ow && s->kind == kind)
+			return s;
+	return NULL;
+}
+
+void os_stid_free_locked(struct ostate *st, struct os_stid *s, struct os_putlist *pl)
+{
+	unsigned int h = (unsigned int)(mix64(s->id) % OS_HASH);
+	struct os_stid **pp;
+	struct os_lock **lp;
+
+	for (pp = &st->stids[h]; *pp; pp = &(*pp)->hnext)
+		if (*pp == s) {
+			*pp = s->hnext;
+			break;
+		}
+	for (pp = &s->file->stids; *pp; pp = &(*pp)->fnext)
+		if (*pp == s) {
+			*pp = s->fnext;
+			break;
+		}
+	/* a lock stateid's locks go with it */
+	for (lp = &s->file->locks; *lp;) {
+		if ((*lp)->ls == s) {
+			struct os_lock *l = *lp;
+
+			*lp = l->next;
+			free(l);
+		} else {
+			lp = &(*lp)->next;
+		}
+	}
+	/* lock stateids that pointed at this open forget it */
+	if (s->kind == OS_OPEN)
+		for (struct os_stid *o = s->file->stids; o; o = o->fnext)
+			if (o->open == s)
+				o->open = NULL;
+	if (s->fh)
+		os_putlist_add(pl, s->fh);
+	s->owner->nstids--;
+	st->nstids--;
+	free(s);
+}
+
+void os_stid_wire(const struct ostate *st, const struct os_stid *s, struct nfs4_stateid *out)
+{
+	out->seqid = s->seqid;
+	xdr_store_u32(out->other, st->boot);
+	xdr_store_u32(out->other + 4, (uint32_t)(s->id >> 32));
+	xdr_store_u32(out->other + 8, (uint32_t)s->id);
+}
+
+bool os_is_special(const struct nfs4_stateid *sid)
+{
+	bool zero = true, ones = true;
+
+	for (int i = 0; i < NFS4_OTHER_SIZE; i++) {
+		zero &= sid->other[i] == 0;
+		ones &= sid->other[i] == 0xff;
+	}
+	return zero || ones;
+}
+
+uint32_t os_stid_check_locked(struct ostate *st, const struct nfs4_stateid *sid, uint32_t minor,
+			      uint64_t clientid, unsigned int kinds, struct os_stid **out)
+{
+	uint64_t id = (uint64_t)xdr_load_u32(sid->other + 4) << 32 | xdr_load_u32(sid->other + 8);
+	struct os_stid *s;
+
+	if (xdr_load_u32(sid->other) != st->boot)
+		return NFS4ERR_STALE_STATEID;
+	for (s = st->stids[mix64(id) % OS_HASH]; s; s = s->hnext)
+		if (s->id == id)
+			break;
+	if (!s || !(s->kind & kinds))
+		return NFS4ERR_BAD_STATEID;
+	if (minor >= 1 && clientid && s->clientid != clientid)
+		return NFS4ERR_BAD_STATEID;
+	*out = s;
+	if (minor >= 1 && sid->seqid == 0)
+		return NFS4_OK;
+	if ((int32_t)(sid->seqid - s->seqid) > 0)
+		return NFS4ERR_BAD_STATEID;
+	if (sid->seqid != s->seqid)
+		return NFS4ERR_OLD_STATEID;
+	return NFS4_OK;
+}
+
+bool os_share_conflict_locked(struct os_file *f, struct os_owner *ow, uint32_t access, uint32_t deny)
+{
+	for (struct os_stid *s = f->stids; s; s = s->fnext) {
+		if (s->kind != OS_OPEN || s->owner == ow)
+			continue;
+		if ((access & s->deny) || (deny & s->access))
+			return true;
+	}
+	return false;
+}
+
+/* ---- byte-range locks ---------------------------------------------------------- */
+
+bool os_lock_range(uint64_t off, uint64_t len, uint64_t *start, uint64_t *end)
+{
+	if (len == 0)
+		return false;
+	*start = off;
+	if (len == UINT64_MAX) {
+		*end = UINT64_MAX;
+		return true;
+	}
+	if (UINT64_MAX - off < len)
+		return false;
+	*end = off + len;
+	return true;
+}
+
+const struct os_lock *os_lock_conflict_locked(struct os_file *f, const struct os_owner *ow, uint32_t type,
+					      uint64_t start, uint64_t end)
+{
+	for (const struct os_lock *l = f->locks; l; l = l->next) {
+		if (l->ls->owner == ow)
+			continue;
+		if (l->end <= start || end <= l->start)
+			continue;
+		if (type == OS_WRITE_LT || l->type == OS_WRITE_LT)
+			return l;
+	}
+	return NULL;
+}
+
+bool os_stid_has_locks_locked(const struct os_stid *ls)
+{
+	for (const struct os_lock *l = ls->file->locks; l; l = l->next)
+		if (l->ls == ls)
+			return true;
+	return false;
+}
+
+static struct os_lock *lock_new(struct os_stid *ls, uint32_t type, uint64_t start, uint64_t end)
+{
+	struct os_lock *l = calloc(1, sizeof(*l));
+
+	if (l) {
+		l->ls = ls;
+		l->type = type;
+		l->start = start;
+		l->end = end;
+	}
+	return l;
+}
+
+int os_lock_unset_locked(struct os_file *f, struct os_stid *ls, uint64_t start, uint64_t end)
+{
+	struct os_lock **pp = &f->locks;
+
+	while (*pp) {
+		struct os_lock *l = *pp;
+
+		if (l->ls != ls || l->end <= start || end <= l->start) {
+			pp = &l->next;
+			continue;
+		}
+		if (l->start < start && l->end > end) {
+			/* split in two */
+			struct os_lock *tail = lock_new(ls, l->type, end, l->end);
+
+			if (!tail)
+				return -ENOMEM;
+			l->end = start;
+			tail->next = l->next;
+			l->next = tail;
+			return 0;
+		}
+		if (l->start < start) {
+			l->end = start;
+			pp = &l->next;
+		} else if (l->end > end) {
+			l->start = end;
+			pp = &l->next;
+		} else {
+			*pp = l->next;
+			free(l);
+		}
+	}
+	return 0;
+}
+
+int os_lock_set_locked(struct os_file *f, struct os_stid *ls, uint32_t type, uint64_t start, uint64_t end)
+{
+	struct os_lock *n;
+	int r;
+
+	/* POSIX: the new lock replaces whatever this owner held on the range;
+	 * then merge with adjacent locks of the same type */
+	r = os_lock_unset_locked(f, ls, start, end);
+	if (r)
+		return r;
+	for (struct os_lock **pp = &f->locks; *pp;) {
+		struct os_lock *l = *pp;
+
+		if (l->ls == ls && l->type == type && (l->end == start || l->start == end)) {
+			if (l->start < start)
+				start = l->start;
+			if (l->end > end)
+				end = l->end;
+			*pp = l->next;
+			free(l);
+			continue;
+		}
+		pp = &l->next;
+	}
+	n = lock_new(ls, type, start, end);
+	if (!n)
+		return -ENOMEM;
+	n->next = f->locks;
+	f->locks = n;
+	return 0;
+}
+
+/* ---- NFSv4.0 owner sequencing ------------------------------------------------------- */
+
+bool os_seq_bumps(uint32_t status)
+{
+	switch (status) {
+	case NFS4ERR_STALE_CLIENTID:
+	case NFS4ERR_STALE_STATEID:
+	case NFS4ERR_BAD_STATEID:
+	case NFS4ERR_BAD_SEQID:
+	case NFS4ERR_BADXDR:
+	case NFS4ERR_RESOURCE:
+	case NFS4ERR_NOFILEHANDLE:
+	case NFS4ERR_MOVED:
+		return false;
+	default:
+		return true;
+	}
+}
+
+uint32_t os_seq_begin_locked(struct ostate *st, struct os_owner *ow, uint32_t seqid, uint64_t wait_ns)
+{
+	struct timespec deadline;
+
+	clock_gettime(CLOCK_REALTIME, &deadline);
+	deadline.tv_sec += (time_t)(wait_ns / 1000000000ULL);
+	deadline.tv_nsec += (long)(wait_ns % 1000000000ULL);
+	if (deadline.tv_nsec >= 1000000000L) {
+		deadline.tv_sec++;
+		deadline.tv_nsec -= 1000000000L;
+	}
+	for (;;) {
+		if (!ow->busy) {
+			if (!ow->seq_valid || seqid == ow->seqid + 1) {
+				ow->busy = true;
+				return NFS4_OK;
+			}
+			if (seqid == ow->seqid)
+				return ow->reply ? OS_SEQ_REPLAY : NFS4ERR_BAD_SEQID;
+			/* behind: a stale retransmission */
+			if ((int32_t)(seqid - ow->seqid) < 0)
+				return NFS4ERR_BAD_SEQID;
+			/* ahead: its predecessor has not arrived yet; wait for it */
+		}
+		ow->waiters++;
+		int w = pthread_cond_timedwait(&ow->cv, &st->lock, &deadline);
+		ow->waiters--;
+		if (w == ETIMEDOUT) {
+			if (!ow->busy && ow->seq_valid && seqid == ow->seqid + 1)
+				continue;
+			return NFS4ERR_BAD_SEQID;
+		}
+	}
+}
+
+void os_seq_end_locked(struct ostate *st, struct os_owner *ow, uint32_t seqid, uint32_t op, uint32_t status,
+		       const uint8_t *body, size_t len, const struct nfs4_fh *fh)
+{
+	(void)st;
+	if (os_seq_bumps(status)) {
+		uint8_t *copy = len ? malloc(len) : malloc(1);
+
+		ow->seqid = seqid;
+		ow->seq_valid = true;
+		if (copy) {
+			if (len)
+				memcpy(copy, body, len);
+			free(ow->reply);
+			ow->reply = copy;
+			ow->reply_len = len;
+			ow->reply_status = status;
+			ow->reply_op = op;
+			if (fh)
+				ow->reply_fh = *fh;
+			else
+				ow->reply_fh.len = 0;
+		}
+	}
+	ow->busy = false;
+	pthread_cond_broadcast(&ow->cv);
+}
+
+/* ---- clients ------------------------------------------------------------------------ */
+
+void os_client_release(struct ostate *st, struct lclient *lc, uint64_t clientid)
+{
+	struct os_putlist pl = { 0 };
+
+	pthread_mutex_lock(&st->lock);
+	for (unsigned int h = 0; h < OS_HASH; h++) {
+		struct os_stid *s = st->stids[h];
+
+		while (s) {
+			struct os_stid *next = s->hnext;
+
+			if (s->clientid == clientid) {
+				struct os_file *f = s->file;
+
+				os_stid_free_locked(st, s, &pl);
+				os_file_put_locked(st, f);
+				if (pl.n > 48) {
+					pthread_mutex_unlock(&st->lock);
+					os_putlist_run(lc, &pl);
+					pthread_mutex_lock(&st->lock);
+					next = st->stids[h]; /* the chain may have changed */
+				}
+			}
+			s = next;
+		}
+	}
+	for (unsigned int h = 0; h < OS_HASH; h++) {
+		struct os_owner *ow = st->owners[h];
+
+		while (ow) {
+			struct os_owner *next = ow->hnext;
+
+			if (ow->clientid == clientid && !ow->busy && !ow->waiters)
+				owner_free_locked(st, ow);
+			ow = next;
+		}
+	}
+	pthread_mutex_unlock(&st->lock);
+	os_putlist_run(lc, &pl);
+}
+
+bool os_client_has_state(struct ostate *st, uint64_t clientid)
+{
+	bool has = false;
+
+	pthread_mutex_lock(&st->lock);
+	for (unsigned int h = 0; h < OS_HASH && !has; h++)
+		for (struct os_stid *s = st->stids[h]; s; s = s->hnext)
+			if (s->clientid == clientid) {
+				has = true;
+				break;
+			}
+	pthread_mutex_unlock(&st->lock);
+	return has;
+}
+
+void ostate_destroy(struct ostate *st, struct lclient *lc)
+{
+	if (!st)
+		return;
+	for (unsigned int h = 0; h < OS_HASH; h++) {
+		while (st->stids[h]) {
+			struct os_putlist pl = { 0 };
+			struct os_file *f = st->stids[h]->file;
+
+			os_stid_free_locked(st, st->stids[h], &pl);
+			os_file_put_locked(st, f);
+			os_putlist_run(lc, &pl);
+		}
+		while (st->owners[h])
+			owner_free_locked(st, st->owners[h]);
+		while (st->files[h]) {
+			struct os_file *f = st->files[h];
+
+			st->files[h] = f->hnext;
+			free(f);
+		}
+	}
+	pthread_mutex_destroy(&st->lock);
+	free(st);
+}

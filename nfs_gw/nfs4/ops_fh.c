@@ -1,0 +1,424 @@
+/*
+ * ops_fh.c - the ops' shared context (ops_int.h) and the filehandle
+ * operations: PUTROOTFH, PUTPUBFH, PUTFH, GETFH, SAVEFH, RESTOREFH, LOOKUP,
+ * LOOKUPP, including the walk through the pseudo filesystem down to the
+ * exports.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/config.h"
+#include "common/log.h"
+#include "common/time.h"
+#include "nfs_gw/nfs4/ops.h"
+#include "nfs_gw/nfs4/ops_int.h"
+
+/* ---- the context -------------------------------------------------------- */
+
+static pthread_mutex_t ctx_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct nfs4ops_ctx *ctxs;     /* protected by ctx_lock */
+
+static void client_release_hook(struct nfs4_server *srv, struct nfs4_client *clp)
+{
+	struct nfs4ops_ctx *c;
+
+	pthread_mutex_lock(&ctx_lock);
+	for (c = ctxs; c; c = c->next)
+		if (c->srv == srv)
+			break;
+	pthread_mutex_unlock(&ctx_lock);
+	if (c)
+		os_client_release(c->st, c->lc, clp->clientid);
+}
+
+static struct nfs4ops_ctx *ctx_make(struct nfs4_server *srv)
+{
+	struct nfs4ops_ctx *c = calloc(1, sizeof(*c));
+	char err[256], *spec;
+	uint64_t v;
+	int r;
+
+	if (!c)
+		return NULL;
+	c->srv = srv;
+	c->lc = srv->lc;
+	spec = cfg_strdup(CFG_nfs_exports);
+	r = nfs4_exports_parse(spec, &c->exports, err, sizeof(err));
+	if (r) {
+		derr(NFS, "%s; exporting / at / instead", err);
+		r = nfs4_exports_parse("path=/,pseudo=/", &c->exports, err, sizeof(err));
+	}
+	free(spec);
+	if (r || ostate_create(srv->boot, (uint64_t)(cfg_double(CFG_nfs4_grace_time) * 1e9), &c->st)) {
+		nfs4_exports_free(c->exports);
+		free(c);
+		return NULL;
+	}
+	v = now_real_ns();
+	for (int i = 0; i < NFS4_VERIFIER_SIZE; i++)
+		c->write_verf[i] = (uint8_t)(v >> (8 * i));
+	return c;
+}
+
+struct nfs4ops_ctx *nfs4ops_ctx(struct nfs4_compound *cs)
+{
+	struct nfs4ops_ctx *c;
+
+	if (cs->op_private)
+		return cs->op_private;
+	pthread_mutex_lock(&ctx_lock);
+	for (c = ctxs; c; c = c->next)
+		if (c->srv == cs->srv)
+			break;
+	if (!c) {
+		c = ctx_make(cs->srv);
+		if (c) {
+			c->next = ctxs;
+			ctxs = c;
+			pthread_mutex_lock(&cs->srv->lock);
+			cs->srv->hooks.client_release = client_release_hook;
+			pthread_mutex_unlock(&cs->srv->lock);
+		}
+	}
+	pthread_mutex_unlock(&ctx_lock);
+	cs->op_private = c;
+	return c;
+}
+
+uint32_t nfs4_errno_to_status(int err)
+{
+	switch (err < 0 ? -err : err) {
+	case 0: return NFS4_OK;
+	case EPERM: return NFS4ERR_PERM;
+	case ENOENT: return NFS4ERR_NOENT;
+	case EIO: return NFS4ERR_IO;
+	case ENXIO: return NFS4ERR_NXIO;
+	case EACCES: return NFS4ERR_ACCESS;
+	case EEXIST: return NFS4ERR_EXIST;
+	case EXDEV: return NFS4ERR_XDEV;
+	case ENOTDIR: return NFS4ERR_NOTDIR;
+	case EISDIR: return NFS4ERR_ISDIR;
+	case EINVAL: return NFS4ERR_INVAL;
+	case EFBIG: return NFS4ERR_FBIG;
+	case ENOSPC: return NFS4ERR_NOSPC;
+	case EROFS: return NFS4ERR_ROFS;
+	case EMLINK: return NFS4ERR_MLINK;
+	case ENAMETOOLONG: return NFS4ERR_NAMETOOLONG;
+	case ENOTEMPTY: return NFS4ERR_NOTEMPTY;
+	case EDQUOT: return NFS4ERR_DQUOT;
+	case ESTALE: return NFS4ERR_STALE;
+	case ELOOP: return NFS4ERR_SYMLINK;
+	case EAGAIN: case EBUSY: case ETIMEDOUT: case EINTR: case ENOMEM: return NFS4ERR_DELAY;
+	case ENOTSUP: case ENOSYS: return NFS4ERR_NOTSUPP;
+	case ERANGE: return NFS4ERR_INVAL;
+	default: return NFS4ERR_IO;
+	}
+}
+
+void nfs4ops_cred(const struct nfs4_compound *cs, const struct nfs4_export *exp, struct lc_cred *cr)
+{
+	const struct rpc_cred *rc = cs->cred;
+
+	memset(cr, 0, sizeof(*cr));
+	cr->uid = rc->uid;
+	cr->gid = rc->gid;
+	cr->ngroups = (int)(rc->ngids > LC_MAX_GROUPS ? LC_MAX_GROUPS : rc->ngids);
+	for (int i = 0; i < cr->ngroups; i++)
+		cr->groups[i] = rc->gids[i];
+	if (exp && (exp->all_squash || (exp->root_squash && rc->uid == 0))) {
+		cr->uid = exp->anon_uid;
+		cr->gid = exp->anon_gid;
+		cr->ngroups = 0;
+	}
+	if (exp && exp->all_squash)
+		cr->ngroups = 0;
+}
+
+static void pseudo_attr(struct nfs4_server *srv, uint32_t node, struct lc_attr *a)
+{
+	memset(a, 0, sizeof(*a));
+	a->ino = node;
+	a->generation = 0;
+	a->change = srv->boot;
+	a->mode = S_IFDIR | 0555;
+	a->nlink = 2;
+	a->blksize = 4096;
+	a->atime.tv_sec = a->mtime.tv_sec = a->ctime.tv_sec = a->btime.tv_sec = srv->boot;
+}
+
+uint32_t nfs4ops_resolve(struct nfs4_compound *cs, const struct nfs4_fh *fh, struct nfs4_obj *o)
+{
+	struct nfs4ops_ctx *c = nfs4ops_ctx(cs);
+	uint32_t st;
+	int r;
+
+	memset(o, 0, sizeof(*o));
+	if (!c)
+		return NFS4ERR_SERVERFAULT;
+	st = nfs4_fh_decode(fh, &o->fi);
+	if (st)
+		return st;
+	if (o->fi.kind == NFS4_FH_PSEUDO) {
+		if (c->exports->root || !nfs4_pnode_get(c->exports, (uint32_t)o->fi.ino) || o->fi.fsid != 0)
+			return NFS4ERR_STALE;
+		pseudo_attr(cs->srv, (uint32_t)o->fi.ino, &o->attr);
+		nfs4ops_cred(cs, NULL, &o->cr);
+		return NFS4_OK;
+	}
+	o->exp = nfs4_export_by_id(c->exports, o->fi.export_id);
+	if (!o->exp || o->fi.fsid != o->exp->id)
+		return NFS4ERR_STALE;
+	if (!nfs4_export_allows(o->exp, &cs->req->xprt->peer)) {
+		dout(NFS, 1, "%s: not allowed by export %s", cs->req->xprt->peer_str, o->exp->path);
+		return NFS4ERR_ACCESS;
+	}
+	if (!o->exp->insecure && rpc_xprt_peer_port(cs->req->xprt) >= 1024)
+		return NFS4ERR_PERM;
+	if (!c->lc)
+		return NFS4ERR_SERVERFAULT;
+	nfs4ops_cred(cs, o->exp, &o->cr);
+	r = lc_lookup_ino(c->lc, o->fi.ino, o->fi.gen, &o->attr, &o->in);
+	if (r) {
+		o->in = NULL;
+		return (r == -ENOENT || r == -ESTALE) ? NFS4ERR_STALE : nfs4_errno_to_status(r);
+	}
+	return NFS4_OK;
+}
+
+uint32_t nfs4ops_cur(struct nfs4_compound *cs, struct nfs4_obj *o)
+{
+	if (!cs->cfh.len) {
+		memset(o, 0, sizeof(*o));
+		return NFS4ERR_NOFILEHANDLE;
+	}
+	return nfs4ops_resolve(cs, &cs->cfh, o);
+}
+
+void nfs4ops_release(struct nfs4_compound *cs, struct nfs4_obj *o)
+{
+	if (o->in) {
+		struct nfs4ops_ctx *c = nfs4ops_ctx(cs);
+
+		lc_put(c->lc, o->in);
+		o->in = NULL;
+	}
+}
+
+void nfs4ops_set_cfh(struct nfs4_compound *cs, const struct nfs4_export *exp, const struct lc_attr *a)
+{
+	struct nfs4_fhinfo fi = {
+		.kind = NFS4_FH_EXPORT,
+		.export_id = exp->id,
+		.fsid = exp->id,
+		.ino = a->ino,
+		.gen = a->generation,
+	};
+
+	nfs4_fh_encode(&fi, &cs->cfh);
+	cs->has_cur_stateid = false;
+}
+
+static void set_cfh_pseudo(struct nfs4_compound *cs, uint32_t node)
+{
+	struct nfs4_fhinfo fi = { .kind = NFS4_FH_PSEUDO, .ino = node };
+
+	nfs4_fh_encode(&fi, &cs->cfh);
+	cs->has_cur_stateid = false;
+}
+
+uint32_t nfs4ops_writable(const struct nfs4_obj *o)
+{
+	if (!o->exp || o->exp->ro)
+		return NFS4ERR_ROFS;
+	return NFS4_OK;
+}
+
+void nfs4ops_put_cinfo(struct xdr_enc *e, uint64_t before, uint64_t after)
+{
+	/* not atomic: another client may have changed the directory in between */
+	xdr_put_bool(e, false);
+	xdr_put_u64(e, before);
+	xdr_put_u64(e, after);
+}
+
+/* ---- the operations ---------------------------------------------------------- */
+
+/* The current filehandle becomes export @e's root. */
+static uint32_t enter_export(struct nfs4_compound *cs, struct nfs4_export *e)
+{
+	struct nfs4ops_ctx *c = nfs4ops_ctx(cs);
+	struct lc_attr a = { 0 };
+	int r;
+
+	if (!c->lc)
+		return NFS4ERR_SERVERFAULT;
+	r = nfs4_export_root(c->exports, e, c->lc, &a.ino, &a.generation);
+	if (r) {
+		derr(NFS, "export %s: cannot resolve its path: %s", e->path, strerror(-r));
+		return nfs4_errno_to_status(r);
+	}
+	nfs4ops_set_cfh(cs, e, &a);
+	return NFS4_OK;
+}
+
+NFS4_OP(putrootfh)
+{
+	struct nfs4ops_ctx *c = nfs4ops_ctx(cs);
+
+	(void)args;
+	(void)res;
+	if (!c)
+		return NFS4ERR_SERVERFAULT;
+	if (c->exports->root)
+		return enter_export(cs, (struct nfs4_export *)c->exports->root);
+	set_cfh_pseudo(cs, NFS4_PSEUDO_ROOT);
+	return NFS4_OK;
+}
+
+NFS4_OP(putpubfh)
+{
+	return nfs4_op_putrootfh(cs, args, res);
+}
+
+NFS4_OP(putfh)
+{
+	struct nfs4_fh fh;
+	struct nfs4_obj o;
+	uint32_t st;
+
+	(void)res;
+	if (nfs4_get_fh(args, &fh))
+		return NFS4ERR_BADXDR;
+	st = nfs4ops_resolve(cs, &fh, &o);
+	nfs4ops_release(cs, &o);
+	if (st)
+		return st;
+	cs->cfh = fh;
+	cs->has_cur_stateid = false;
+	return NFS4_OK;
+}
+
+NFS4_OP(getfh)
+{
+	(void)args;
+	return nfs4_put_fh(res, &cs->cfh) ? NFS4ERR_RESOURCE : NFS4_OK;
+}
+
+NFS4_OP(savefh)
+{
+	(void)args;
+	(void)res;
+	cs->sfh = cs->cfh;
+	cs->saved_stateid = cs->cur_stateid;
+	cs->has_saved_stateid = cs->has_cur_stateid;
+	return NFS4_OK;
+}
+
+NFS4_OP(restorefh)
+{
+	(void)args;
+	(void)res;
+	if (!cs->sfh.len)
+		return NFS4ERR_RESTOREFH;
+	cs->cfh = cs->sfh;
+	cs->cur_stateid = cs->saved_stateid;
+	cs->has_cur_stateid = cs->has_saved_stateid;
+	return NFS4_OK;
+}
+
+NFS4_OP(lookup_name)
+{
+	struct nfs4ops_ctx *c;
+	char name[NFS4_MAX_NAME + 1];
+	struct nfs4_obj o;
+	struct lc_inode *child = NULL;
+	struct lc_attr a;
+	uint32_t st;
+	int r;
+
+	(void)res;
+	st = nfs4_get_component(args, name, sizeof(name));
+	if (st)
+		return st;
+	st = nfs4ops_cur(cs, &o);
+	if (st)
+		return st;
+	c = nfs4ops_ctx(cs);
+	if (o.fi.kind == NFS4_FH_PSEUDO) {
+		const struct nfs4_pnode *pn = nfs4_pnode_child(c->exports, (uint32_t)o.fi.ino, name);
+
+		if (!pn)
+			return NFS4ERR_NOENT;
+		if (pn->exp) {
+			if (!nfs4_export_allows(pn->exp, &cs->req->xprt->peer))
+				return NFS4ERR_NOENT;
+			return enter_export(cs, (struct nfs4_export *)pn->exp);
+		}
+		set_cfh_pseudo(cs, pn->id);
+		return NFS4_OK;
+	}
+	if (S_ISLNK(o.attr.mode))
+		st = NFS4ERR_SYMLINK;
+	else if (!S_ISDIR(o.attr.mode))
+		st = NFS4ERR_NOTDIR;
+	if (st) {
+		nfs4ops_release(cs, &o);
+		return st;
+	}
+	r = lc_lookup(c->lc, o.in, name, &o.cr, &a, &child);
+	if (!r) {
+		nfs4ops_set_cfh(cs, o.exp, &a);
+		lc_put(c->lc, child);
+	}
+	nfs4ops_release(cs, &o);
+	return nfs4_errno_to_status(r);
+}
+
+NFS4_OP(lookupp)
+{
+	struct nfs4ops_ctx *c;
+	struct nfs4_obj o;
+	struct lc_inode *parent = NULL;
+	struct lc_attr a;
+	uint64_t rino = 0, rgen = 0;
+	uint32_t st;
+	int r;
+
+	(void)args;
+	(void)res;
+	st = nfs4ops_cur(cs, &o);
+	if (st)
+		return st;
+	c = nfs4ops_ctx(cs);
+	if (o.fi.kind == NFS4_FH_PSEUDO) {
+		const struct nfs4_pnode *pn = nfs4_pnode_get(c->exports, (uint32_t)o.fi.ino);
+
+		if (!pn || pn->parent == 0)
+			return NFS4ERR_NOENT;
+		set_cfh_pseudo(cs, pn->parent);
+		return NFS4_OK;
+	}
+	if (!S_ISDIR(o.attr.mode)) {
+		nfs4ops_release(cs, &o);
+		return S_ISLNK(o.attr.mode) ? NFS4ERR_SYMLINK : NFS4ERR_NOTDIR;
+	}
+	r = nfs4_export_root(c->exports, (struct nfs4_export *)o.exp, c->lc, &rino, &rgen);
+	if (!r && rino == o.attr.ino) {
+		/* the export's root: up into the pseudo fs, or nowhere */
+		const struct nfs4_pnode *pn = nfs4_pnode_get(c->exports, o.exp->pnode);
+
+		nfs4ops_release(cs, &o);
+		if (!pn || pn->parent == 0)
+			return NFS4ERR_NOENT;
+		set_cfh_pseudo(cs, pn->parent);
+		return NFS4_OK;
+	}
+	r = lc_lookup_parent(c->lc, o.in, &a, &parent);
+	if (!r) {
+		nfs4ops_set_cfh(cs, o.exp, &a);
+		lc_put(c->lc, parent);
+	}
+	nfs4ops_release(cs, &o);
+	return nfs4_errno_to_status(r);
+}

@@ -1,0 +1,136 @@
+/*
+ * ops_int.h - what the NFSv4 filesystem operations (ops_*.c) share: the
+ * per-server context (exports, open/lock state, write verifier), the file
+ * handle helpers, errno to nfsstat4 mapping and the caller's credentials.
+ *
+ * The context hangs off nothing in struct nfs4_server (that struct belongs
+ * to the dispatcher): nfs4ops_ctx() finds or makes the one for cs->srv the
+ * first time an operation runs, reading the [nfs] export options then, and
+ * installs the client_release state hook.
+ */
+#ifndef LOLIGO_NFS_GW_NFS4_OPS_INT_H
+#define LOLIGO_NFS_GW_NFS4_OPS_INT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "client/client.h"
+#include "nfs_gw/nfs4/export.h"
+#include "nfs_gw/nfs4/fh.h"
+#include "nfs_gw/nfs4/nfs4.h"
+#include "nfs_gw/nfs4/open_state.h"
+
+struct nfs4ops_ctx {
+	struct nfs4_server *srv;
+	struct lclient *lc;
+	struct nfs4_exports *exports;
+	struct ostate *st;               /* opens, locks, owners */
+	uint8_t write_verf[NFS4_VERIFIER_SIZE]; /* changes on every gateway start */
+	struct nfs4ops_ctx *next;
+};
+
+/** nfs4ops_ctx - the ops' context for cs->srv (made on first use). */
+struct nfs4ops_ctx *nfs4ops_ctx(struct nfs4_compound *cs);
+
+/** nfs4_errno_to_status - one table for every -errno the client library returns. */
+uint32_t nfs4_errno_to_status(int err);
+
+/**
+ * nfs4ops_cred - the caller's credentials after the export's squashing.
+ * @exp may be NULL (pseudo fs: no squashing needed, nothing is writable).
+ */
+void nfs4ops_cred(const struct nfs4_compound *cs, const struct nfs4_export *exp, struct lc_cred *cr);
+
+/*
+ * A resolved filehandle.  Pseudo-fs nodes have no inode.
+ */
+struct nfs4_obj {
+	struct nfs4_fhinfo fi;
+	const struct nfs4_export *exp;   /* NULL for pseudo nodes */
+	struct lc_inode *in;             /* a reference (NULL for pseudo nodes) */
+	struct lc_attr attr;             /* valid when in != NULL */
+	struct lc_cred cr;               /* the caller, squashed for exp */
+};
+
+/**
+ * nfs4ops_resolve - decode @fh and find its inode; also checks the client
+ * may use the export.  Return: NFS4_OK, NFS4ERR_BADHANDLE, NFS4ERR_STALE,
+ * NFS4ERR_ACCESS/WRONGSEC (export rules), NFS4ERR_SERVERFAULT (no client).
+ */
+uint32_t nfs4ops_resolve(struct nfs4_compound *cs, const struct nfs4_fh *fh, struct nfs4_obj *o);
+/** nfs4ops_cur - nfs4ops_resolve(cs->cfh). */
+uint32_t nfs4ops_cur(struct nfs4_compound *cs, struct nfs4_obj *o);
+void nfs4ops_release(struct nfs4_compound *cs, struct nfs4_obj *o);
+/** nfs4ops_set_cfh - make @in of @exp the current filehandle. */
+void nfs4ops_set_cfh(struct nfs4_compound *cs, const struct nfs4_export *exp, const struct lc_attr *a);
+/** nfs4ops_writable - NFS4ERR_ROFS for ro exports and the pseudo fs. */
+uint32_t nfs4ops_writable(const struct nfs4_obj *o);
+
+/* change_info4 */
+void nfs4ops_put_cinfo(struct xdr_enc *e, uint64_t before, uint64_t after);
+
+/* ---- attributes (ops_attr.c) ---------------------------------------------- */
+
+/* fattr4 attribute numbers (RFC 8881 5.6, 5.7) */
+enum {
+	FATTR4_SUPPORTED_ATTRS = 0, FATTR4_TYPE = 1, FATTR4_FH_EXPIRE_TYPE = 2, FATTR4_CHANGE = 3,
+	FATTR4_SIZE = 4, FATTR4_LINK_SUPPORT = 5, FATTR4_SYMLINK_SUPPORT = 6, FATTR4_NAMED_ATTR = 7,
+	FATTR4_FSID = 8, FATTR4_UNIQUE_HANDLES = 9, FATTR4_LEASE_TIME = 10, FATTR4_RDATTR_ERROR = 11,
+	FATTR4_ACLSUPPORT = 13, FATTR4_CANSETTIME = 15, FATTR4_CASE_INSENSITIVE = 16,
+	FATTR4_CASE_PRESERVING = 17, FATTR4_CHOWN_RESTRICTED = 18, FATTR4_FILEHANDLE = 19,
+	FATTR4_FILEID = 20, FATTR4_FILES_AVAIL = 21, FATTR4_FILES_FREE = 22, FATTR4_FILES_TOTAL = 23,
+	FATTR4_HOMOGENEOUS = 26, FATTR4_MAXFILESIZE = 27, FATTR4_MAXLINK = 28, FATTR4_MAXNAME = 29,
+	FATTR4_MAXREAD = 30, FATTR4_MAXWRITE = 31, FATTR4_MODE = 33, FATTR4_NO_TRUNC = 34,
+	FATTR4_NUMLINKS = 35, FATTR4_OWNER = 36, FATTR4_OWNER_GROUP = 37, FATTR4_RAWDEV = 41,
+	FATTR4_SPACE_AVAIL = 42, FATTR4_SPACE_FREE = 43, FATTR4_SPACE_TOTAL = 44, FATTR4_SPACE_USED = 45,
+	FATTR4_TIME_ACCESS = 47, FATTR4_TIME_ACCESS_SET = 48, FATTR4_TIME_DELTA = 51,
+	FATTR4_TIME_METADATA = 52, FATTR4_TIME_MODIFY = 53, FATTR4_TIME_MODIFY_SET = 54,
+	FATTR4_MOUNTED_ON_FILEID = 55, FATTR4_SUPPATTR_EXCLCREAT = 75,
+};
+
+/* nfs_ftype4 */
+enum { NF4REG = 1, NF4DIR = 2, NF4BLK = 3, NF4CHR = 4, NF4LNK = 5, NF4SOCK = 6, NF4FIFO = 7,
+       NF4ATTRDIR = 8, NF4NAMEDATTR = 9 };
+
+#define NFS4_MAXIO (1024u * 1024u)
+
+/* What an encode needs about one object besides its lc_attr. */
+struct nfs4_attr_src {
+	const struct lc_attr *a;
+	const struct nfs4_fh *fh;        /* for FATTR4_FILEHANDLE, may be NULL */
+	uint64_t fsid_major, fsid_minor;
+	uint64_t mounted_on_fileid;
+	uint32_t lease_secs;
+	const struct statvfs *sfs;       /* NULL: space/files attributes read as 0 */
+	uint32_t rdattr_error;           /* for READDIR entries that failed */
+};
+
+/** nfs4_attr_supported - the bitmap of attributes we encode (3 words). */
+void nfs4_attr_supported(uint32_t w[3]);
+/**
+ * nfs4_attr_encode - fattr4 {bitmap4 attrmask; attrlist4 attr_vals} for the
+ * requested bits we support.  Return: 0 or the encoder's error.
+ */
+int nfs4_attr_encode(struct xdr_enc *e, const struct xdr_bitmap *req, const struct nfs4_attr_src *s);
+/** nfs4_attr_want_statfs - @req asks for an attribute that needs lc_statfs(). */
+bool nfs4_attr_want_statfs(const struct xdr_bitmap *req);
+
+/* A decoded settable fattr4 (SETATTR, CREATE, OPEN createattrs). */
+struct nfs4_sattr {
+	struct lc_attr a;
+	int mask;                        /* LC_SET_* */
+	uint32_t set[3];                 /* the attribute bits given */
+};
+
+/**
+ * nfs4_sattr_decode - a fattr4 with only settable attributes.
+ * Return: NFS4_OK, NFS4ERR_BADXDR, NFS4ERR_ATTRNOTSUPP, NFS4ERR_INVAL
+ * (read-only attribute given), NFS4ERR_BADOWNER.
+ */
+uint32_t nfs4_sattr_decode(struct xdr_dec *d, struct nfs4_sattr *s);
+
+/** nfs4ops_fill_src - fill @s for @o (fsid, mounted_on, lease). */
+void nfs4ops_fill_src(struct nfs4_compound *cs, const struct nfs4_obj *o, const struct nfs4_fh *fh,
+		      struct nfs4_attr_src *s);
+
+#endif

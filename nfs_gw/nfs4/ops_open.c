@@ -1,0 +1,627 @@
+/*
+ * ops_open.c - OPEN (CLAIM_NULL, CLAIM_FH, CLAIM_PREVIOUS; UNCHECKED,
+ * GUARDED, EXCLUSIVE4 and EXCLUSIVE4_1 creates), OPEN_CONFIRM,
+ * OPEN_DOWNGRADE and CLOSE.
+ *
+ * Minor version 1 never looks at an owner's seqid: two OPENs or CLOSEs of
+ * one owner run side by side in two slots.  Minor version 0 runs each of
+ * these under its owner's sequencing (open_state.h): one at a time, in
+ * seqid order, the last one replayed from the owner's saved reply.
+ *
+ * Exclusive creates keep the client's verifier in the new file's atime and
+ * mtime (as knfsd does), so a retransmitted create finds its own file.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/log.h"
+#include "nfs_gw/nfs4/ops.h"
+#include "nfs_gw/nfs4/ops_int.h"
+
+#define OPEN4_NOCREATE 0
+#define OPEN4_CREATE 1
+enum { UNCHECKED4 = 0, GUARDED4 = 1, EXCLUSIVE4 = 2, EXCLUSIVE4_1 = 3 };
+enum { CLAIM_NULL = 0, CLAIM_PREVIOUS = 1, CLAIM_DELEGATE_CUR = 2, CLAIM_DELEGATE_PREV = 3, CLAIM_FH = 4,
+       CLAIM_DELEG_CUR_FH = 5, CLAIM_DELEG_PREV_FH = 6 };
+#define OPEN4_RESULT_CONFIRM 0x2
+#define OPEN4_RESULT_LOCKTYPE_POSIX 0x4
+#define OPEN_DELEGATE_NONE 0
+
+/* How long a 4.0 request waits for its owner's predecessor. */
+#define SEQ_WAIT_NS (2ull * 1000000000ull)
+
+struct open_args {
+	uint32_t seqid, access, deny;
+	uint64_t clientid;
+	const uint8_t *owner;
+	uint32_t owner_len;
+	uint32_t opentype, createmode;
+	struct nfs4_sattr sa;
+	uint8_t verf[NFS4_VERIFIER_SIZE];
+	uint32_t claim;
+	char name[NFS4_MAX_NAME + 1];
+};
+
+static uint32_t decode_open(struct nfs4_compound *cs, struct xdr_dec *d, struct open_args *a)
+{
+	uint32_t st, dtype;
+
+	memset(a, 0, sizeof(*a));
+	if (xdr_get_u32(d, &a->seqid) || xdr_get_u32(d, &a->access) || xdr_get_u32(d, &a->deny) ||
+	    xdr_get_u64(d, &a->clientid) || xdr_get_opaque(d, &a->owner, &a->owner_len, NFS4_OPAQUE_LIMIT) ||
+	    xdr_get_u32(d, &a->opentype))
+		return NFS4ERR_BADXDR;
+	if (a->opentype == OPEN4_CREATE) {
+		if (xdr_get_u32(d, &a->createmode))
+			return NFS4ERR_BADXDR;
+		switch (a->createmode) {
+		case UNCHECKED4:
+		case GUARDED4:
+			st = nfs4_sattr_decode(d, &a->sa);
+			if (st)
+				return st;
+			break;
+		case EXCLUSIVE4:
+			if (xdr_get_fixed(d, a->verf, NFS4_VERIFIER_SIZE))
+				return NFS4ERR_BADXDR;
+			break;
+		case EXCLUSIVE4_1:
+			if (cs->minorversion < 1)
+				return NFS4ERR_INVAL;
+			if (xdr_get_fixed(d, a->verf, NFS4_VERIFIER_SIZE))
+				return NFS4ERR_BADXDR;
+			st = nfs4_sattr_decode(d, &a->sa);
+			if (st)
+				return st;
+			break;
+		default:
+			return NFS4ERR_BADXDR;
+		}
+	} else if (a->opentype != OPEN4_NOCREATE) {
+		return NFS4ERR_BADXDR;
+	}
+	if (xdr_get_u32(d, &a->claim))
+		return NFS4ERR_BADXDR;
+	switch (a->claim) {
+	case CLAIM_NULL:
+		return nfs4_get_component(d, a->name, sizeof(a->name));
+	case CLAIM_PREVIOUS:
+		if (xdr_get_u32(d, &dtype))
+			return NFS4ERR_BADXDR;
+		return NFS4_OK;
+	case CLAIM_FH:
+		return cs->minorversion >= 1 ? NFS4_OK : NFS4ERR_BADXDR;
+	case CLAIM_DELEGATE_CUR:
+	case CLAIM_DELEGATE_PREV:
+	case CLAIM_DELEG_CUR_FH:
+	case CLAIM_DELEG_PREV_FH:
+		return NFS4ERR_NOTSUPP;    /* no delegations are ever granted */
+	default:
+		return NFS4ERR_BADXDR;
+	}
+}
+
+static int open_flags(uint32_t access)
+{
+	switch (access) {
+	case OS_SHARE_ACCESS_READ: return O_RDONLY;
+	case OS_SHARE_ACCESS_WRITE: return O_WRONLY;
+	default: return O_RDWR;
+	}
+}
+
+static void verf_to_times(const uint8_t *v, struct lc_attr *a)
+{
+	a->atime.tv_sec = (time_t)xdr_load_u32(v);
+	a->atime.tv_nsec = 0;
+	a->mtime.tv_sec = (time_t)xdr_load_u32(v + 4);
+	a->mtime.tv_nsec = 0;
+}
+
+static bool verf_matches(const uint8_t *v, const struct lc_attr *a)
+{
+	return a->atime.tv_sec == (time_t)xdr_load_u32(v) && a->mtime.tv_sec == (time_t)xdr_load_u32(v + 4);
+}
+
+/* Open the file named by @a: on success *@in, *@attr and *@fh are the
+ * file's (references), *@attrset the attributes a create set. */
+static uint32_t open_file(struct nfs4_compound *cs, struct open_args *a, struct nfs4_obj *dir,
+			  struct lc_inode **in, struct lc_attr *attr, struct lc_fh **fh, uint32_t attrset[3],
+			  uint64_t *before, uint64_t *after)
+{
+	struct nfs4ops_ctx *c = nfs4ops_ctx(cs);
+	int flags = open_flags(a->access), r;
+	struct lc_attr da;
+	mode_t mode;
+
+	*before = *after = dir->attr.change;
+	if (a->claim != CLAIM_NULL) {
+		/* the current filehandle is the file */
+		if (!dir->in)
+			return NFS4ERR_ISDIR;
+		if (S_ISDIR(dir->attr.mode))
+			return NFS4ERR_ISDIR;
+		if (S_ISLNK(dir->attr.mode))
+			return NFS4ERR_SYMLINK;
+		if (!S_ISREG(dir->attr.mode))
+			return cs->minorversion ? NFS4ERR_WRONG_TYPE : NFS4ERR_INVAL;
+		r = lc_open(c->lc, dir->in, flags, &dir->cr, fh);
+		if (r == -EACCES && flags == O_RDWR)
+			return NFS4ERR_ACCESS;
+		if (r)
+			return nfs4_errno_to_status(r);
+		lc_get(dir->in);
+		*in = dir->in;
+		*attr = dir->attr;
+		return NFS4_OK;
+	}
+	if (!dir->in)   /* pseudo fs: only directories live there */
+		return a->opentype == OPEN4_CREATE ? NFS4ERR_ROFS : NFS4ERR_NOENT;
+	if (!S_ISDIR(dir->attr.mode))
+		return S_ISLNK(dir->attr.mode) ? NFS4ERR_SYMLINK : NFS4ERR_NOTDIR;
+
+	if (a->opentype == OPEN4_CREATE) {
+		uint32_t st = nfs4ops_writable(dir);
+
+		if (st)
+			return st;
+		mode = (a->sa.mask & LC_SET_MODE) ? a->sa.a.mode : 0644;
+		/* see whether it exists first: UNCHECKED opens it, EXCLUSIVE compares verifiers */
+		r = lc_lookup(c->lc, dir->in, a->name, &dir->cr, attr, in);
+		if (r == 0) {
+			if (a->createmode == GUARDED4)
+				goto exists;
+			if ((a->createmode == EXCLUSIVE4 || a->createmode == EXCLUSIVE4_1) && !verf_matches(a->verf, attr))
+				goto exists;
+			if (S_ISDIR(attr->mode)) {
+				lc_put(c->lc, *in);
+				return NFS4ERR_ISDIR;
+			}
+			if (!S_ISREG(attr->mode)) {
+				lc_put(c->lc, *in);
+				return NFS4ERR_SYMLINK;
+			}
+			r = lc_open(c->lc, *in, flags, &dir->cr, fh);
+			if (!r && a->createmode == UNCHECKED4 && (a->sa.mask & LC_SET_SIZE) && a->sa.a.size == 0 &&
+			    attr->size != 0) {
+				struct lc_attr t = { .size = 0 };
+
+				r = lc_setattr(c->lc, *in, &t, LC_SET_SIZE, &dir->cr, attr);
+				if (r) {
+					lc_release(c->lc, *fh);
+					*fh = NULL;
+				} else {
+					attrset[0] |= 1u << FATTR4_SIZE;
+				}
+			}
+			if (r) {
+				lc_put(c->lc, *in);
+				*in = NULL;
+			}
+			return nfs4_errno_to_status(r);
+		}
+		if (r != -ENOENT)
+			return nfs4_errno_to_status(r);
+		r = lc_create(c->lc, dir->in, a->name, S_IFREG | mode, flags | O_CREAT | O_EXCL, &dir->cr, attr, in, fh);
+		if (r == -EEXIST && a->createmode == UNCHECKED4) {
+			r = lc_lookup(c->lc, dir->in, a->name, &dir->cr, attr, in);
+			if (!r) {
+				r = lc_open(c->lc, *in, flags, &dir->cr, fh);
+				if (r) {
+					lc_put(c->lc, *in);
+					*in = NULL;
+				}
+			}
+			return nfs4_errno_to_status(r);
+		}
+		if (r)
+			return nfs4_errno_to_status(r);
+		if (a->createmode == EXCLUSIVE4 || a->createmode == EXCLUSIVE4_1) {
+			struct lc_attr t = { 0 };
+
+			verf_to_times(a->verf, &t);
+			lc_setattr(c->lc, *in, &t, LC_SET_ATIME | LC_SET_MTIME, &dir->cr, attr);
+		}
+		if (a->createmode != EXCLUSIVE4) {
+			int mask = a->sa.mask & (LC_SET_UID | LC_SET_GID | LC_SET_SIZE);
+
+			if (a->createmode == EXCLUSIVE4_1)
+				mask &= ~(LC_SET_ATIME | LC_SET_MTIME);
+			else
+				mask |= a->sa.mask & (LC_SET_ATIME | LC_SET_MTIME | LC_SET_ATIME_NOW | LC_SET_MTIME_NOW);
+			if (mask)
+				lc_setattr(c->lc, *in, &a->sa.a, mask, &dir->cr, attr);
+			for (int i = 0; i < 3; i++)
+				attrset[i] |= a->sa.set[i];
+		}
+		if (!lc_getattr(c->lc, dir->in, &dir->cr, true, &da))
+			*after = da.change;
+		return NFS4_OK;
+exists:
+		lc_put(c->lc, *in);
+		*in = NULL;
+		return NFS4ERR_EXIST;
+	}
+
+	r = lc_lookup(c->lc, dir->in, a->name, &dir->cr, attr, in);
+	if (r)
+		return nfs4_errno_to_status(r);
+	if (!S_ISREG(attr->mode)) {
+		uint32_t st = S_ISDIR(attr->mode) ? NFS4ERR_ISDIR
+			      : S_ISLNK(attr->mode) ? NFS4ERR_SYMLINK
+			      : (cs->minorversion ? NFS4ERR_WRONG_TYPE : NFS4ERR_INVAL);
+
+		lc_put(c->lc, *in);
+		*in = NULL;
+		return st;
+	}
+	r = lc_open(c->lc, *in, flags, &dir->cr, fh);
+	if (r) {
+		lc_put(c->lc, *in);
+		*in = NULL;
+	}
+	return nfs4_errno_to_status(r);
+}
+
+/* 4.0: the client named by @clientid must exist and be confirmed; renews it. */
+uint32_t nfs4ops_v40_client(struct nfs4_compound *cs, uint64_t clientid)
+{
+	struct nfs4_client *clp;
+	uint32_t st = nfs4_client_find(cs->srv, clientid, &clp);
+	bool ok;
+
+	if (st)
+		return st;
+	pthread_mutex_lock(&cs->srv->lock);
+	ok = clp->confirmed;
+	pthread_mutex_unlock(&cs->srv->lock);
+	if (ok)
+		nfs4_client_renew(clp);
+	nfs4_client_put(cs->srv, clp);
+	return ok ? NFS4_OK : NFS4ERR_STALE_CLIENTID;
+}
+
+static uint32_t do_open(struct nfs4_compound *cs, struct open_args *a, struct os_owner *ow, uint64_t clientid,
+			struct xdr_enc *res)
+{
+	struct nfs4ops_ctx *c = nfs4ops_ctx(cs);
+	struct nfs4_obj dir;
+	struct lc_inode *in = NULL;
+	struct lc_fh *lfh = NULL;
+	struct lc_attr attr;
+	struct os_putlist pl = { 0 };
+	struct os_fhref *ref;
+	struct os_file *f;
+	struct os_stid *s;
+	struct nfs4_stateid sid;
+	uint32_t attrset[3] = { 0 }, st, rflags = OPEN4_RESULT_LOCKTYPE_POSIX;
+	uint64_t before, after;
+	bool reclaim = a->claim == CLAIM_PREVIOUS;
+
+	(void)clientid;
+	st = nfs4ops_cur(cs, &dir);
+	if (st)
+		return st;
+	if ((a->access & OS_SHARE_ACCESS_WRITE) && a->claim != CLAIM_NULL && dir.in && nfs4ops_writable(&dir)) {
+		nfs4ops_release(cs, &dir);
+		return NFS4ERR_ROFS;
+	}
+	st = open_file(cs, a, &dir, &in, &attr, &lfh, attrset, &before, &after);
+	if (st) {
+		nfs4ops_release(cs, &dir);
+		return st;
+	}
+	ref = os_fhref_new(lfh, a->access);
+	if (!ref) {
+		lc_release(c->lc, lfh);
+		lc_put(c->lc, in);
+		nfs4ops_release(cs, &dir);
+		return NFS4ERR_RESOURCE;
+	}
+
+	pthread_mutex_lock(&c->st->lock);
+	f = os_file_get_locked(c->st, attr.ino, true);
+	if (!f) {
+		st = NFS4ERR_RESOURCE;
+		os_putlist_add(&pl, ref);
+		goto unlock;
+	}
+	if (os_share_conflict_locked(f, ow, a->access, a->deny)) {
+		st = NFS4ERR_SHARE_DENIED;
+		os_putlist_add(&pl, ref);
+		os_file_put_locked(c->st, f);
+		goto unlock;
+	}
+	s = os_stid_find_locked(f, ow, OS_OPEN);
+	if (s) {
+		/* the owner opens the file again: upgrade its open */
+		s->access |= a->access;
+		s->deny |= a->deny;
+		s->seqid++;
+		if ((ref->access | s->fh->access) != s->fh->access || ref->access == OS_SHARE_ACCESS_BOTH) {
+			os_putlist_add(&pl, s->fh);
+			s->fh = ref;
+		} else {
+			os_putlist_add(&pl, ref);
+		}
+	} else {
+		s = os_stid_new_locked(c->st, OS_OPEN, ow, f);
+		if (!s) {
+			st = NFS4ERR_RESOURCE;
+			os_putlist_add(&pl, ref);
+			os_file_put_locked(c->st, f);
+			goto unlock;
+		}
+		s->access = a->access;
+		s->deny = a->deny;
+		s->fh = ref;
+	}
+	os_stid_wire(c->st, s, &sid);
+	if (cs->minorversion == 0 && !ow->confirmed && !reclaim)
+		rflags |= OPEN4_RESULT_CONFIRM;
+	if (reclaim)
+		ow->confirmed = true;
+unlock:
+	pthread_mutex_unlock(&c->st->lock);
+	os_putlist_run(c->lc, &pl);
+	if (!st) {
+		nfs4ops_set_cfh(cs, dir.exp, &attr);
+		cs->cur_stateid = sid;
+		cs->has_cur_stateid = true;
+		nfs4_put_stateid(res, &sid);
+		nfs4ops_put_cinfo(res, before, after);
+		xdr_put_u32(res, rflags);
+		xdr_put_bitmap(res, attrset, 3);
+		xdr_put_u32(res, OPEN_DELEGATE_NONE);
+	}
+	lc_put(c->lc, in);
+	nfs4ops_release(cs, &dir);
+	return st;
+}
+
+NFS4_OP(open)
+{
+	struct nfs4ops_ctx *c = nfs4ops_ctx(cs);
+	struct open_args a;
+	struct os_owner *ow;
+	uint64_t clientid;
+	uint32_t st;
+	size_t body;
+
+	if (!c)
+		return NFS4ERR_SERVERFAULT;
+	st = decode_open(cs, args, &a);
+	if (st)
+		return st;
+	a.access &= OS_SHARE_ACCESS_BOTH;     /* 4.1 want flags live in the upper bits */
+	if (a.access == 0 || a.deny > 3)
+		return NFS4ERR_INVAL;
+	if (cs->minorversion >= 1) {
+		clientid = cs->clp->clientid;
+	} else {
+		clientid = a.clientid;
+		st = nfs4ops_v40_client(cs, clientid);
+		if (st)
+			return st;
+	}
+	/* grace period: reclaims only during it, and only reclaims */
+	if (a.claim == CLAIM_PREVIOUS) {
+		bool done = false;
+
+		if (cs->minorversion >= 1) {
+			pthread_mutex_lock(&cs->srv->lock);
+			done = cs->clp->reclaim_complete;
+			pthread_mutex_unlock(&cs->srv->lock);
+		}
+		if (!os_in_grace(c->st) || done)
+			return NFS4ERR_NO_GRACE;
+	} else if (os_in_grace(c->st)) {
+		return NFS4ERR_GRACE;
+	}
+
+	pthread_mutex_lock(&c->st->lock);
+	ow = os_owner_find_locked(c->st, clientid, false, a.owner, a.owner_len, true);
+	if (!ow) {
+		pthread_mutex_unlock(&c->st->lock);
+		return NFS4ERR_RESOURCE;
+	}
+	if (cs->minorversion >= 1) {
+		pthread_mutex_unlock(&c->st->lock);
+		return do_open(cs, &a, ow, clientid, res);
+	}
+	/* NFSv4.0: in seqid order, one at a time per owner */
+	if (!ow->confirmed && !ow->busy && !ow->waiters && ow->nstids == 0)
+		ow->seq_valid = false;   /* an unconfirmed owner starts over (RFC 7530 16.18.5) */
+	st = os_seq_begin_locked(c->st, ow, a.seqid, SEQ_WAIT_NS);
+	if (st == OS_SEQ_REPLAY) {
+		xdr_put_fixed(res, ow->reply, ow->reply_len);
+		if (ow->reply_fh.len)
+			cs->cfh = ow->reply_fh;
+		st = ow->reply_status;
+		cs->body_on_error = st != NFS4_OK;
+		pthread_mutex_unlock(&c->st->lock);
+		return st;
+	}
+	pthread_mutex_unlock(&c->st->lock);
+	if (st)
+		return st;
+	body = res->len;
+	st = do_open(cs, &a, ow, clientid, res);
+	pthread_mutex_lock(&c->st->lock);
+	os_seq_end_locked(c->st, ow, a.seqid, OP_OPEN, st, st ? NULL : res->buf + body, st ? 0 : res->len - body,
+			  st ? NULL : &cs->cfh);
+	pthread_mutex_unlock(&c->st->lock);
+	return st;
+}
+
+/*
+ * The common shape of OPEN_CONFIRM, OPEN_DOWNGRADE, CLOSE, LOCKU: find the
+ * stateid, and for 4.0 run under its owner's sequencing.  @fn runs with
+ * st->lock held and the stateid checked; it appends its body.
+ */
+typedef uint32_t (*seq_fn)(struct nfs4_compound *cs, struct os_stid *s, void *arg, struct xdr_enc *res,
+			   struct os_putlist *pl);
+
+uint32_t nfs4ops_seq_stid_op(struct nfs4_compound *cs, const struct nfs4_stateid *sid, uint32_t seqid,
+			     unsigned int kinds, seq_fn fn, void *arg, struct xdr_enc *res)
+{
+	struct nfs4ops_ctx *c = nfs4ops_ctx(cs);
+	struct os_putlist pl = { 0 };
+	struct os_owner *ow;
+	struct os_stid *s;
+	uint32_t st;
+	size_t body;
+
+	if (!c)
+		return NFS4ERR_SERVERFAULT;
+	pthread_mutex_lock(&c->st->lock);
+	st = os_stid_check_locked(c->st, sid, cs->minorversion, cs->clp ? cs->clp->clientid : 0, kinds, &s);
+	if (cs->minorversion >= 1) {
+		if (!st)
+			st = fn(cs, s, arg, res, &pl);
+		pthread_mutex_unlock(&c->st->lock);
+		os_putlist_run(c->lc, &pl);
+		return st;
+	}
+	if (st && st != NFS4ERR_OLD_STATEID) {
+		pthread_mutex_unlock(&c->st->lock);
+		return st;
+	}
+	/* 4.0: seqid first (an old stateid may be a replay of the last request) */
+	ow = s->owner;
+	st = os_seq_begin_locked(c->st, ow, seqid, SEQ_WAIT_NS);
+	if (st == OS_SEQ_REPLAY) {
+		xdr_put_fixed(res, ow->reply, ow->reply_len);
+		st = ow->reply_status;
+		cs->body_on_error = st != NFS4_OK;
+		pthread_mutex_unlock(&c->st->lock);
+		return st;
+	}
+	if (st) {
+		pthread_mutex_unlock(&c->st->lock);
+		return st;
+	}
+	body = res->len;
+	/* we may have waited: look again */
+	st = os_stid_check_locked(c->st, sid, 0, 0, kinds, &s);
+	if (!st && s->owner != ow)
+		st = NFS4ERR_BAD_STATEID;
+	if (!st)
+		st = fn(cs, s, arg, res, &pl);
+	os_seq_end_locked(c->st, ow, seqid, cs->op, st, (st && !cs->body_on_error) ? NULL : res->buf + body,
+			  (st && !cs->body_on_error) ? 0 : res->len - body, NULL);
+	pthread_mutex_unlock(&c->st->lock);
+	os_putlist_run(c->lc, &pl);
+	if (!st) {
+		/* 4.0: a stateid op renews the lease */
+		nfs4ops_v40_client(cs, ow->clientid);
+	}
+	return st;
+}
+
+static uint32_t confirm_fn(struct nfs4_compound *cs, struct os_stid *s, void *arg, struct xdr_enc *res,
+			   struct os_putlist *pl)
+{
+	struct nfs4ops_ctx *c = nfs4ops_ctx(cs);
+	struct nfs4_stateid sid;
+
+	(void)arg;
+	(void)pl;
+	if (s->owner->confirmed)
+		return NFS4ERR_BAD_STATEID;
+	s->owner->confirmed = true;
+	s->seqid++;
+	os_stid_wire(c->st, s, &sid);
+	nfs4_put_stateid(res, &sid);
+	return NFS4_OK;
+}
+
+NFS4_OP(open_confirm)
+{
+	struct nfs4_stateid sid;
+	uint32_t seqid;
+
+	if (nfs4_get_stateid(args, &sid) || xdr_get_u32(args, &seqid))
+		return NFS4ERR_BADXDR;
+	return nfs4ops_seq_stid_op(cs, &sid, seqid, OS_OPEN, confirm_fn, NULL, res);
+}
+
+struct downgrade_args {
+	uint32_t access, deny;
+};
+
+static uint32_t downgrade_fn(struct nfs4_compound *cs, struct os_stid *s, void *arg, struct xdr_enc *res,
+			     struct os_putlist *pl)
+{
+	struct nfs4ops_ctx *c = nfs4ops_ctx(cs);
+	struct downgrade_args *a = arg;
+	struct nfs4_stateid sid;
+
+	(void)pl;
+	if ((a->access & ~s->access) || (a->deny & ~s->deny) || !a->access)
+		return NFS4ERR_INVAL;
+	s->access = a->access;
+	s->deny = a->deny;
+	s->seqid++;
+	os_stid_wire(c->st, s, &sid);
+	nfs4_put_stateid(res, &sid);
+	return NFS4_OK;
+}
+
+NFS4_OP(open_downgrade)
+{
+	struct nfs4_stateid sid;
+	struct downgrade_args a;
+	uint32_t seqid;
+
+	if (nfs4_get_stateid(args, &sid) || xdr_get_u32(args, &seqid) || xdr_get_u32(args, &a.access) ||
+	    xdr_get_u32(args, &a.deny))
+		return NFS4ERR_BADXDR;
+	a.access &= OS_SHARE_ACCESS_BOTH;
+	if (a.deny > 3)
+		return NFS4ERR_INVAL;
+	return nfs4ops_seq_stid_op(cs, &sid, seqid, OS_OPEN, downgrade_fn, &a, res);
+}
+
+static uint32_t close_fn(struct nfs4_compound *cs, struct os_stid *s, void *arg, struct xdr_enc *res,
+			 struct os_putlist *pl)
+{
+	struct nfs4ops_ctx *c = nfs4ops_ctx(cs);
+	struct os_file *f = s->file;
+	struct nfs4_stateid sid;
+
+	(void)arg;
+	/* locks of this owner's lock stateids on the file must be gone first */
+	for (struct os_stid *l = f->stids; l; l = l->fnext)
+		if (l->kind == OS_LOCK && l->open == s && os_stid_has_locks_locked(l))
+			return NFS4ERR_LOCKS_HELD;
+	for (struct os_stid *l = f->stids, *next; l; l = next) {
+		next = l->fnext;
+		if (l->kind == OS_LOCK && l->open == s)
+			os_stid_free_locked(c->st, l, pl);
+	}
+	os_stid_wire(c->st, s, &sid);
+	sid.seqid++;
+	if (cs->minorversion >= 1) {
+		/* RFC 8881 18.2.4: answer the invalid special stateid */
+		memset(&sid, 0, sizeof(sid));
+		sid.seqid = UINT32_MAX;
+	}
+	os_stid_free_locked(c->st, s, pl);
+	os_file_put_locked(c->st, f);
+	cs->has_cur_stateid = false;
+	nfs4_put_stateid(res, &sid);
+	return NFS4_OK;
+}
+
+NFS4_OP(close)
+{
+	struct nfs4_stateid sid;
+	uint32_t seqid;
+
+	if (xdr_get_u32(args, &seqid) || nfs4_get_stateid(args, &sid))
+		return NFS4ERR_BADXDR;
+	return nfs4ops_seq_stid_op(cs, &sid, seqid, OS_OPEN, close_fn, NULL, res);
+}

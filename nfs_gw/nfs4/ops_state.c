@@ -1,0 +1,144 @@
+/*
+ * ops_state.c - FREE_STATEID, TEST_STATEID, DELEGRETURN, SECINFO and
+ * SECINFO_NO_NAME.
+ *
+ * The gateway never grants delegations, so every DELEGRETURN names a
+ * stateid that is not a delegation: NFS4ERR_BAD_STATEID (or the stale /
+ * old verdict of the stateid checks), as RFC 8881 18.6.3 allows.
+ */
+#include <string.h>
+
+#include "nfs_gw/nfs4/ops.h"
+#include "nfs_gw/nfs4/ops_int.h"
+
+NFS4_OP(free_stateid)
+{
+	struct nfs4ops_ctx *c = nfs4ops_ctx(cs);
+	struct os_putlist pl = { 0 };
+	struct nfs4_stateid sid;
+	struct os_stid *s;
+	uint32_t st;
+
+	(void)res;
+	if (!c)
+		return NFS4ERR_SERVERFAULT;
+	if (nfs4_get_stateid(args, &sid))
+		return NFS4ERR_BADXDR;
+	pthread_mutex_lock(&c->st->lock);
+	st = os_stid_check_locked(c->st, &sid, 1, cs->clp ? cs->clp->clientid : 0, OS_KIND_ANY, &s);
+	if (!st || st == NFS4ERR_OLD_STATEID) {
+		if (s->kind == OS_OPEN || os_stid_has_locks_locked(s)) {
+			st = NFS4ERR_LOCKS_HELD;
+		} else {
+			struct os_file *f = s->file;
+
+			os_stid_free_locked(c->st, s, &pl);
+			os_file_put_locked(c->st, f);
+			st = NFS4_OK;
+		}
+	}
+	pthread_mutex_unlock(&c->st->lock);
+	os_putlist_run(c->lc, &pl);
+	return st;
+}
+
+NFS4_OP(test_stateid)
+{
+	struct nfs4ops_ctx *c = nfs4ops_ctx(cs);
+	uint32_t n;
+	long at;
+
+	if (!c)
+		return NFS4ERR_SERVERFAULT;
+	if (xdr_get_u32(args, &n) || n > xdr_dec_left(args) / 16)
+		return NFS4ERR_BADXDR;
+	xdr_put_u32(res, n);
+	for (uint32_t i = 0; i < n; i++) {
+		struct nfs4_stateid sid;
+		struct os_stid *s;
+		uint32_t st;
+
+		if (nfs4_get_stateid(args, &sid))
+			return NFS4ERR_BADXDR;
+		pthread_mutex_lock(&c->st->lock);
+		st = os_stid_check_locked(c->st, &sid, 1, cs->clp ? cs->clp->clientid : 0, OS_KIND_ANY, &s);
+		pthread_mutex_unlock(&c->st->lock);
+		at = xdr_reserve(res, 4);
+		if (at < 0)
+			return NFS4ERR_RESOURCE;
+		xdr_patch_u32(res, (size_t)at, st);
+	}
+	return NFS4_OK;
+}
+
+NFS4_OP(delegreturn)
+{
+	struct nfs4ops_ctx *c = nfs4ops_ctx(cs);
+	struct nfs4_stateid sid;
+	struct os_stid *s;
+	uint32_t st;
+
+	(void)res;
+	if (!c)
+		return NFS4ERR_SERVERFAULT;
+	if (nfs4_get_stateid(args, &sid))
+		return NFS4ERR_BADXDR;
+	if (os_is_special(&sid))
+		return NFS4ERR_BAD_STATEID;
+	pthread_mutex_lock(&c->st->lock);
+	st = os_stid_check_locked(c->st, &sid, cs->minorversion, cs->clp ? cs->clp->clientid : 0, OS_KIND_ANY, &s);
+	pthread_mutex_unlock(&c->st->lock);
+	/* whatever it names, it is not a delegation */
+	return st ? st : NFS4ERR_BAD_STATEID;
+}
+
+static void put_secinfo(struct xdr_enc *res)
+{
+	xdr_put_u32(res, 2);
+	xdr_put_u32(res, RPC_AUTH_SYS);
+	xdr_put_u32(res, RPC_AUTH_NONE);
+}
+
+NFS4_OP(secinfo)
+{
+	char name[NFS4_MAX_NAME + 1];
+	uint32_t st;
+	uint64_t before = res->len;
+	struct nfs4_fh saved = cs->cfh;
+
+	st = nfs4_get_component(args, name, sizeof(name));
+	if (st)
+		return st;
+	/* the name must exist: LOOKUP does the walk (pseudo fs included) */
+	{
+		struct xdr_dec d;
+		uint8_t buf[4 + NFS4_MAX_NAME + 4];
+		size_t n = strlen(name);
+
+		memset(buf, 0, sizeof(buf));
+		xdr_store_u32(buf, (uint32_t)n);
+		memcpy(buf + 4, name, n);
+		xdr_dec_init(&d, buf, 4 + XDR_PAD(n));
+		st = nfs4_op_lookup_name(cs, &d, res);
+		xdr_enc_truncate(res, (size_t)before);
+	}
+	cs->cfh = saved;
+	if (st)
+		return st;
+	put_secinfo(res);
+	/* RFC 8881 2.6.3.1.1.8: SECINFO consumes the current filehandle */
+	if (cs->minorversion >= 1)
+		cs->cfh.len = 0;
+	return NFS4_OK;
+}
+
+NFS4_OP(secinfo_no_name)
+{
+	uint32_t style;
+
+	if (xdr_get_u32(args, &style) || style > 1)
+		return NFS4ERR_BADXDR;
+	put_secinfo(res);
+	cs->cfh.len = 0;
+	return NFS4_OK;
+}

@@ -1,0 +1,12 @@
+# NFS gateway end-to-end suite (owner: nfs4ops): a real loligo-mds, a real
+# loligo-fuse with the embedded gateway, and the Linux kernel NFS client
+# booted under qemu by ../shared/kclient/run-kernel-client.sh, for
+# vers=4.1 and vers=4.0.  tests/e2e/nfs/run-nfs-e2e.sh is the driver; it
+# exits 77 (skipped) without root, /dev/fuse or the kclient script.
+
+# loligo-fuse links the gateway library under one of the names
+# client/fuse/CMakeLists.txt looks for; nfs_gw/ builds it as loligo_gw.
+if(TARGET loligo_gw AND NOT TARGET loligo_nfs_gw)
+  add_library(loligo_nfs_gw INTERFACE)
+  target_link_libraries(loligo_nfs_gw INTERFACE loligo_gw)
+endif()
