@@ -147,6 +147,24 @@ uint8_t *rpc_rm_take(struct rpc_rm *rm, size_t *len);
 
 /* ---- transports -------------------------------------------------------------- */
 
+struct rpc_xprt;
+struct drc_entry;
+
+/*
+ * What a transport does for the service.  complete() and close() are called
+ * from worker threads.
+ */
+struct rpc_xprt_ops {
+	/* refs reached 0: free it */
+	void (*release)(struct rpc_xprt *x);
+	/* the call is finished: send @buf (ownership passes; NULL: nothing to
+	 * send) after earlier replies, tell @drc (a reference passes) when it
+	 * is sent, and drop the request's reference on @x */
+	void (*complete)(struct rpc_xprt *x, uint8_t *buf, size_t len, struct drc_entry *drc);
+	/* close after the replies already queued */
+	void (*close)(struct rpc_xprt *x);
+};
+
 /*
  * struct rpc_xprt - one transport (a TCP connection; a datagram endpoint
  * would be one too).  Refcounted: the ring thread holds a reference while
@@ -163,14 +181,14 @@ struct rpc_xprt {
 	socklen_t peer_len;
 	char peer_str[64];               /* "1.2.3.4:567" for log lines */
 	_Atomic int refs;
-	void (*release)(struct rpc_xprt *x);  /* frees it at refs == 0 */
+	const struct rpc_xprt_ops *ops;
 };
 
 /** rpc_xprt_next_id - a new transport id (process-wide u64 counter). */
 uint64_t rpc_xprt_next_id(void);
 /** rpc_xprt_init - fill the common fields; refs = 1. */
 void rpc_xprt_init(struct rpc_xprt *x, bool conn_oriented, const struct sockaddr *peer, socklen_t len,
-		   void (*release)(struct rpc_xprt *));
+		   const struct rpc_xprt_ops *ops);
 
 static inline struct rpc_xprt *rpc_xprt_get(struct rpc_xprt *x)
 {
@@ -181,7 +199,19 @@ static inline struct rpc_xprt *rpc_xprt_get(struct rpc_xprt *x)
 static inline void rpc_xprt_put(struct rpc_xprt *x)
 {
 	if (x && atomic_fetch_sub_explicit(&x->refs, 1, memory_order_acq_rel) == 1)
-		x->release(x);
+		x->ops->release(x);
+}
+
+/* See struct rpc_xprt_ops.  Any thread. */
+static inline void rpc_xprt_complete(struct rpc_xprt *x, uint8_t *buf, size_t len, struct drc_entry *drc)
+{
+	x->ops->complete(x, buf, len, drc);
+}
+
+static inline void rpc_xprt_close(struct rpc_xprt *x)
+{
+	if (x->ops->close)
+		x->ops->close(x);
 }
 
 /** rpc_xprt_peer_port - the peer's source port (0 if not IP). */
@@ -297,15 +327,11 @@ void rpc_svc_enqueue(struct rpc_svc *svc, struct rpc_xprt *x, uint8_t *rec, size
 /* svc.c: one-second tick from the ring thread (DRC pruning). */
 void rpc_svc_tick(struct rpc_svc *svc, uint64_t now);
 
-struct drc_entry;
-/*
- * transport.c: the call that came on @x is finished.  @buf (ownership
- * passes; NULL: no reply) is sent in order after earlier replies; @drc, if
- * set, is told when the reply has been sent (a reference passes).  Drops
- * the request's reference on @x.  Any thread.
+/**
+ * rpc_svc_run - serve one record synchronously in the calling thread (for
+ * fuzzing and tests: no transport thread, no workers).  Takes ownership of
+ * @rec and of a reference on @x; the reply goes to x->ops->complete().
  */
-void rpc_xprt_complete(struct rpc_xprt *x, uint8_t *buf, size_t len, struct drc_entry *drc);
-/* transport.c: close @x after the replies already queued (any thread). */
-void rpc_xprt_close(struct rpc_xprt *x);
+void rpc_svc_run(struct rpc_svc *svc, struct rpc_xprt *x, uint8_t *rec, size_t len, uint64_t now);
 
 #endif

@@ -305,6 +305,23 @@ void rpc_svc_enqueue(struct rpc_svc *svc, struct rpc_xprt *x, uint8_t *rec, size
 	pthread_mutex_unlock(&svc->lock);
 }
 
+void rpc_svc_run(struct rpc_svc *svc, struct rpc_xprt *x, uint8_t *rec, size_t len, uint64_t now)
+{
+	struct rpc_req *req = calloc(1, sizeof(*req));
+
+	if (!req) {
+		free(rec);
+		rpc_xprt_complete(x, NULL, 0, NULL);
+		return;
+	}
+	req->svc = svc;
+	req->xprt = x;
+	req->rec = rec;
+	req->rec_len = len;
+	req->recv_ns = now;
+	process(svc, req);
+}
+
 void rpc_svc_tick(struct rpc_svc *svc, uint64_t now)
 {
 	if (svc->drc)

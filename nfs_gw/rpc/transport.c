@@ -6,7 +6,7 @@
  * send in flight per connection (its queue of replies goes out in order),
  * a read on an eventfd by which workers hand finished replies back, and a
  * one-second timeout that drives DRC pruning.  Workers never touch a
- * socket: rpc_xprt_complete() puts the reply on a locked list and pokes
+ * socket: conn_complete() puts the reply on a locked list and pokes
  * the eventfd; the ring thread moves it onto the connection's send queue.
  *
  * Flow control: a connection with max_inflight requests being served is
@@ -97,7 +97,7 @@ uint64_t rpc_xprt_next_id(void)
 }
 
 void rpc_xprt_init(struct rpc_xprt *x, bool conn_oriented, const struct sockaddr *peer, socklen_t len,
-		   void (*release)(struct rpc_xprt *))
+		   const struct rpc_xprt_ops *ops)
 {
 	char host[INET6_ADDRSTRLEN] = "?";
 	uint16_t port = 0;
@@ -105,7 +105,7 @@ void rpc_xprt_init(struct rpc_xprt *x, bool conn_oriented, const struct sockaddr
 	memset(x, 0, sizeof(*x));
 	x->id = rpc_xprt_next_id();
 	x->conn_oriented = conn_oriented;
-	x->release = release;
+	x->ops = ops;
 	atomic_init(&x->refs, 1);
 	if (peer && len <= sizeof(x->peer)) {
 		memcpy(&x->peer, peer, len);
@@ -139,6 +139,15 @@ static void conn_release(struct rpc_xprt *x)
 	free(c->rbuf);
 	free(c);
 }
+
+static void conn_complete(struct rpc_xprt *x, uint8_t *buf, size_t len, struct drc_entry *drc);
+static void conn_close_req(struct rpc_xprt *x);
+
+static const struct rpc_xprt_ops conn_ops = {
+	.release = conn_release,
+	.complete = conn_complete,
+	.close = conn_close_req,
+};
 
 /* ---- submission helpers (ring thread) ------------------------------------ */
 
@@ -354,7 +363,7 @@ static void on_accept(struct rpc_transport *t, struct io_uring_cqe *cqe)
 		close(fd);
 		goto rearm;
 	}
-	rpc_xprt_init(&c->x, true, sl ? (struct sockaddr *)&ss : NULL, sl, conn_release);
+	rpc_xprt_init(&c->x, true, sl ? (struct sockaddr *)&ss : NULL, sl, &conn_ops);
 	c->t = t;
 	c->fd = fd;
 	c->recv_op = (struct ring_op){ OP_RECV, c };
@@ -551,7 +560,7 @@ static void push_pending(struct rpc_transport *t, struct out *o)
 		derr(RPC, "eventfd write: %s", strerror(errno));
 }
 
-void rpc_xprt_complete(struct rpc_xprt *x, uint8_t *buf, size_t len, struct drc_entry *drc)
+static void conn_complete(struct rpc_xprt *x, uint8_t *buf, size_t len, struct drc_entry *drc)
 {
 	struct conn *c = (struct conn *)x;
 	struct out *o = calloc(1, sizeof(*o));
@@ -572,7 +581,7 @@ void rpc_xprt_complete(struct rpc_xprt *x, uint8_t *buf, size_t len, struct drc_
 	push_pending(c->t, o);
 }
 
-void rpc_xprt_close(struct rpc_xprt *x)
+static void conn_close_req(struct rpc_xprt *x)
 {
 	struct conn *c = (struct conn *)x;
 	struct out *o = calloc(1, sizeof(*o));

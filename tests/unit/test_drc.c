@@ -29,13 +29,15 @@ static void xprt_release(struct rpc_xprt *x)
 	free(x);
 }
 
+static const struct rpc_xprt_ops fake_ops = { .release = xprt_release };
+
 static struct rpc_xprt *mk_xprt(bool conn, uint16_t port)
 {
 	struct rpc_xprt *x = malloc(sizeof(*x));
 	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_port = htons(port) };
 
 	sin.sin_addr.s_addr = htonl(0x7f000001);
-	rpc_xprt_init(x, conn, (struct sockaddr *)&sin, sizeof(sin), xprt_release);
+	rpc_xprt_init(x, conn, (struct sockaddr *)&sin, sizeof(sin), &fake_ops);
 	return x;
 }
 
