@@ -106,6 +106,7 @@ static void *ticker_main(void *arg)
 		pthread_mutex_unlock(&m->tick_lock);
 		session_tick(m);
 		journal_tick(m);
+		purge_tick(m, false);
 		pthread_mutex_lock(&m->tick_lock);
 	}
 	pthread_mutex_unlock(&m->tick_lock);
@@ -313,6 +314,7 @@ int main(int argc, char **argv)
 	mdcache_after_replay(m);
 	pthread_mutex_unlock(&m->lock);
 	perf_register_all(m);
+	purge_register_perf(m);
 	r = journal_start(m);
 	if (r) {
 		rc = fail("cannot start the journal: %s", strerror(-r));
@@ -370,6 +372,7 @@ out_jstop:
 	journal_stop(m);
 	perf_unregister_group("mds");
 out_journal:
+	purge_free(m);
 	session_free_all(m);
 out_cache:
 	pthread_mutex_lock(&m->lock);

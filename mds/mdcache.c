@@ -762,6 +762,7 @@ void txn_finish(struct mds *m, struct txn *t)
 			txn_edit(t, EDIT_RM, OID_INOTABLE, key, NULL, 0, NULL);
 		oid_anchor(oid, sizeof(oid), in->a.ino);
 		txn_edit(t, EDIT_RM, oid, key, NULL, 0, NULL);
+		purge_queue_inode(m, t, in);
 		if (m->nfiles)
 			m->nfiles--;
 		minode_free(m, in);
@@ -894,6 +895,8 @@ int mdcache_replay_edit(struct mds *m, int op, const char *oid, const char *key,
 		return replay_inotable(m, op, key, val, len);
 	if (!strncmp(oid, "mds_anchor.", 11))
 		return 0;
+	if (!strcmp(oid, OID_PURGE))
+		return purge_replay_edit(m, op, key, val, len);
 	if (!strcmp(oid, OID_SESSIONS) || !strncmp(oid, "mds_completed.", 14))
 		return session_replay_edit(m, op, oid, key, val, len, key2);
 	dout(JOURNAL, 1, "replay: edit of unknown object %s ignored", oid);
@@ -1016,6 +1019,9 @@ int mdcache_load(struct mds *m)
 			break;
 	}
 	free(after);
+	if (r)
+		return r;
+	r = purge_load(m);
 	if (r)
 		return r;
 	return session_load(m);

@@ -244,6 +244,7 @@ void oid_completed(char *buf, size_t len, uint64_t sid);
 #define OID_INOTABLE  "mds_inotable"
 #define OID_SESSIONS  "mds_sessions"
 #define OID_JOURNAL   "mds_journal"
+#define OID_PURGE     "mds_purge"
 #define DIR_META_KEY  "/meta"
 #define COOKIE_FIRST  3          /* 0 = start of dir; 1 and 2 stay free for . and .. */
 
@@ -288,6 +289,17 @@ void journal_tick(struct mds *m);
 void journal_stop(struct mds *m);     /* drain, seal, expire everything */
 struct json_object *journal_status_json(struct mds *m);
 void journal_free(struct mds *m);
+
+/* ---- purge.c ---------------------------------------------------------- */
+/* purge_queue_inode - @in lost its last link: journal and queue the purge
+ * of its data objects.  Caller holds mds->lock. */
+void purge_queue_inode(struct mds *m, struct txn *t, const struct minode *in);
+int purge_replay_edit(struct mds *m, int op, const char *key, const void *val, uint32_t len);
+int purge_load(struct mds *m);
+/* purge_tick - purge what is due (everything queued if @all).  No locks held. */
+void purge_tick(struct mds *m, bool all);
+void purge_register_perf(struct mds *m);
+void purge_free(struct mds *m);
 
 /* ---- net.c ------------------------------------------------------------ */
 int net_listen(struct mds *m, const char *addr, int port);

@@ -12,6 +12,11 @@
  *
  * Truncation only records the new size: data objects past it are trimmed by
  * the client that holds the write caps (it knows what it still buffers).
+ * The data of a file whose last link goes is purged by the MDS (purge.c).
+ *
+ * Caps (issue 3) are not tracked yet: replies grant generously, PIN|SHARED|
+ * RD|WR|BUFFER on regular files (max_size unlimited) and PIN|SHARED on the
+ * rest, and nothing is ever revoked.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -159,7 +164,9 @@ static void set_target(struct mdsp_reply *rep, const struct minode *in)
 {
 	rep->has_target = true;
 	rep->target = in->a;
-	if (S_ISREG(in->a.mode)) {
+	if (in->a.nlink == 0) {
+		rep->caps = 0;   /* gone (unlink/rmdir reply): nothing to cache */
+	} else if (S_ISREG(in->a.mode)) {
 		rep->caps = GENEROUS_CAPS;
 		rep->target.max_size = UINT64_MAX;
 	} else {
@@ -647,6 +654,7 @@ static int op_unlink(struct mds *m, struct session *s, struct mdsp_request *r, s
 	drop_link(in, t);
 	dir_changed(din, -1, 0, t);
 	set_dir(rep, din, r->name);
+	set_target(rep, in);   /* the victim, with its new nlink (0: gone) */
 	return 0;
 }
 
@@ -702,6 +710,7 @@ static int op_rmdir(struct mds *m, struct session *s, struct mdsp_request *r, st
 		return e;
 	dir_changed(din, -1, -1, t);
 	set_dir(rep, din, r->name);
+	set_target(rep, in);
 	return 0;
 }
 
