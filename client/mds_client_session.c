@@ -500,6 +500,19 @@ static int handshake(struct mds_client *m, struct mds_conn *c, uint64_t resume_i
 			dout(CLIENT, 1, "mds %s: no session answer: %s", m->addr, why ? why : strerror(-r));
 			return r;
 		}
+		if (in.type == MDSP_MSG_REPLY) {
+			/* a SAFE reply journaled while we were away may follow the
+			 * session onto this connection ahead of the OPEN */
+			struct mdsp_msg *heap = malloc(sizeof(*heap));
+
+			if (heap) {
+				*heap = in;
+				mdsc_handle_reply(m, heap);
+			} else {
+				mdsp_msg_free(&in);
+			}
+			continue;
+		}
 		if (in.type != MDSP_MSG_SESSION) {
 			dout(CLIENT, 1, "mds %s: %s before the session opened: ignored", m->addr,
 			     mdsp_msg_type_name(in.type));

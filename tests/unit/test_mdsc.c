@@ -59,6 +59,7 @@ struct fake {
 	bool reject_reconnect;
 	bool mute;              /* stop reading and answering (a hung MDS) */
 	bool evict;             /* send SESSION EVICTED */
+	bool safe_before_open;  /* on RECONNECT, send pending SAFE replies ahead of the OPEN */
 	int hold_accept_ms;     /* after a drop, wait this long before accepting */
 	/* state, protected by lock */
 	uint64_t next_sid, sid;
@@ -169,10 +170,16 @@ static void serve(int fd)
 			case MDSP_SESSION_RECONNECT:
 				F.nreconnect++;
 				F.last_reconnect_sid = m.session.session_id;
-				if (F.reject_reconnect || m.session.session_id != F.sid)
+				if (F.reject_reconnect || m.session.session_id != F.sid) {
 					send_session(fd, MDSP_SESSION_REJECT, m.session.session_id);
-				else
+				} else {
+					if (F.safe_before_open) {
+						for (int i = 0; i < F.npend; i++)
+							send_reply(fd, F.pend[i], MDSP_REPLY_SAFE);
+						F.npend = 0;
+					}
 					send_session(fd, MDSP_SESSION_OPEN, F.sid);
+				}
 				break;
 			case MDSP_SESSION_REQUEST_RENEW:
 				F.nrenew++;
@@ -783,6 +790,33 @@ START_TEST(test_waiting_request_times_out)
 }
 END_TEST
 
+START_TEST(test_safe_reply_ahead_of_open)
+{
+	/* the MDS journaled A while the connection was down and sends its SAFE
+	 * reply on the new connection before the OPEN: it is taken, so A is not
+	 * replayed */
+	struct mds_client *m = new_client();
+	struct mds_request *a = mkreq(m, MDSP_OP_CREATE, "a");
+
+	ck_assert_int_eq(mdsc_open_session(m, 2000), 0);
+	fake_set(RM_UNSAFE);
+	ck_assert_int_eq(mdsc_do_request(m, a), 0);
+	pthread_mutex_lock(&F.lock);
+	F.safe_before_open = true;
+	F.mode = RM_SAFE;
+	F.drop = true;
+	pthread_mutex_unlock(&F.lock);
+	ck_assert_int_eq(mdsc_wait_safe(m, a), 0);
+	ck_assert_int_eq(mdsc_sync(m), 0);
+	pthread_mutex_lock(&F.lock);
+	ck_assert_int_eq(F.nreconnect, 1);
+	ck_assert_int_eq(F.nrec, 1);            /* no REPLAY of A */
+	pthread_mutex_unlock(&F.lock);
+	mdsc_request_put(a);
+	mdsc_destroy(m);
+}
+END_TEST
+
 START_TEST(test_asok_commands)
 {
 	/* mds_requests lists the request that got only an UNSAFE reply;
@@ -855,6 +889,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_lazy_connect_and_perf);
 	tcase_add_test(tc, test_asok_commands);
 	tcase_add_test(tc, test_evicted);
+	tcase_add_test(tc, test_safe_reply_ahead_of_open);
 	tcase_add_test(tc, test_hung_mds_detected);
 	tcase_add_test(tc, test_waiting_request_times_out);
 	suite_add_tcase(s, tc);
