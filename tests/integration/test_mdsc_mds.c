@@ -34,6 +34,7 @@
 #include <unistd.h>
 
 #include "client/mds_client.h"
+#include "common/admin_sock.h"
 #include "common/config.h"
 #include "common/log.h"
 #include "common/perf.h"
@@ -306,6 +307,25 @@ static uint64_t perf_value(const char *name)
 	return x;
 }
 
+/* One session of `session ls` on the MDS admin socket: @key of the first. */
+static int64_t mds_session_field(const char *key)
+{
+	struct json_object *req = json_tokener_parse("{\"prefix\": \"session ls\"}"), *rep = NULL, *o, *v;
+	char path[512];
+	int64_t x = -1;
+
+	snprintf(path, sizeof(path), "%s/mds.asok", wdir);
+	ck_assert_int_eq(asok_request(path, req, &rep, 5000), 0);
+	json_object_put(req);
+	if (json_object_is_type(rep, json_type_array) && json_object_array_length(rep) > 0) {
+		o = json_object_array_get_idx(rep, 0);
+		if (json_object_object_get_ex(o, key, &v))
+			x = json_object_get_int64(v);
+	}
+	json_object_put(rep);
+	return x;
+}
+
 /* ---- tests ------------------------------------------------------------------- */
 
 #define NTHREADS 32
@@ -364,6 +384,10 @@ START_TEST(test_concurrent_threads)
 	/* everything is SAFE: oldest_tid is past the last tid */
 	ck_assert_uint_eq(mdsc_oldest_tid(m), mdsc_last_tid(m) + 1);
 	ck_assert_uint_eq(perf_value("inflight"), 0);
+	/* and the MDS trimmed its completed table with it (one more request carries it) */
+	ck_assert_int_eq(do_op(m, MDSP_OP_GETATTR, dir, NULL, NULL), 0);
+	ck_assert_int_eq(mds_session_field("oldest_tid"), (int64_t)mdsc_last_tid(m));
+	ck_assert_int_lt(mds_session_field("completed_requests"), 4);
 	print_holds("32 threads create/lookup/getattr/unlink");
 	mdsc_destroy(m);
 }
@@ -465,6 +489,38 @@ START_TEST(test_kill9_during_workload)
 }
 END_TEST
 
+START_TEST(test_evicted_real)
+{
+	/* the admin evicts the session: the client opens a new one and goes on */
+	struct json_object *req, *rep = NULL;
+	struct mds_client *m;
+	char path[512], cmd[128];
+	int64_t sid;
+	uint64_t end;
+
+	mds_start(0, NULL);
+	m = client();
+	ck_assert_int_eq(do_op(m, MDSP_OP_MKDIR, MDSP_ROOT_INO, "before", NULL), 0);
+	ck_assert_int_eq(mdsc_sync(m), 0);
+	sid = mds_session_field("id");
+	ck_assert_int_gt(sid, 0);
+	snprintf(path, sizeof(path), "%s/mds.asok", wdir);
+	snprintf(cmd, sizeof(cmd), "{\"prefix\": \"client evict\", \"id\": %lld}", (long long)sid);
+	req = json_tokener_parse(cmd);
+	ck_assert_int_eq(asok_request(path, req, &rep, 5000), 0);
+	json_object_put(req);
+	json_object_put(rep);
+	end = now_mono_ns() + 5000000000ull;
+	while (perf_value("sessions_opened") < 2 && now_mono_ns() < end)
+		usleep(10000);
+	ck_assert_uint_eq(perf_value("sessions_opened"), 2);
+	ck_assert_int_eq(do_op(m, MDSP_OP_MKDIR, MDSP_ROOT_INO, "after", NULL), 0);
+	ck_assert_int_eq(do_op(m, MDSP_OP_LOOKUP, MDSP_ROOT_INO, "before", NULL), 0);
+	ck_assert_int_ne(mds_session_field("id"), sid);
+	mdsc_destroy(m);
+}
+END_TEST
+
 START_TEST(test_dead_mds_at_open)
 {
 	struct mds_client *m;
@@ -495,6 +551,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_concurrent_threads);
 	tcase_add_test(tc, test_unsafe_then_safe_real);
 	tcase_add_test(tc, test_kill9_during_workload);
+	tcase_add_test(tc, test_evicted_real);
 	tcase_add_test(tc, test_dead_mds_at_open);
 	suite_add_tcase(s, tc);
 	return s;
