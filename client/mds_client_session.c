@@ -335,13 +335,14 @@ static void handle_session(struct mds_client *m, struct mds_conn *c, const struc
 {
 	struct mds_session *s = &m->session;
 	uint32_t event = 0;
-	uint64_t t0;
+	uint64_t t0, id;
 
 	t0 = mdsc_lock(m);
 	if (s->conn != c) {
 		mdsc_unlock(m, SEC_SESSION, t0);
 		return;
 	}
+	id = s->id;
 	switch (ss->op) {
 	case MDSP_SESSION_RENEW:
 		s->last_renew_ack_ns = now_mono_ns();
@@ -353,8 +354,6 @@ static void handle_session(struct mds_client *m, struct mds_conn *c, const struc
 		s->last_renew_sent_ns = 0;      /* renew right away */
 		mdsc_kick_locked(m);
 		event = ss->op;
-		derr(CLIENT, "mds %s: session %llu went stale (%s): renewing", m->addr,
-		     (unsigned long long)s->id, ss->reason ? ss->reason : "lease ran out");
 		break;
 	case MDSP_SESSION_CLOSE:
 		if (s->state == SESS_CLOSING) {
@@ -366,9 +365,6 @@ static void handle_session(struct mds_client *m, struct mds_conn *c, const struc
 		__attribute__((fallthrough));
 	case MDSP_SESSION_EVICTED:
 	case MDSP_SESSION_REJECT:
-		derr(CLIENT, "mds %s: session %llu %s (%s): opening a new session", m->addr,
-		     (unsigned long long)s->id, ss->op == MDSP_SESSION_EVICTED ? "evicted" : "closed by the mds",
-		     ss->reason ? ss->reason : "no reason given");
 		s->id = 0;
 		s->lost = true;
 		event = MDSP_SESSION_EVICTED;
@@ -376,11 +372,20 @@ static void handle_session(struct mds_client *m, struct mds_conn *c, const struc
 		mdsc_kick_locked(m);
 		break;
 	default:
-		dout(CLIENT, 1, "mds %s: unexpected session message %s ignored", m->addr,
-		     mdsp_session_op_name(ss->op));
 		break;
 	}
 	mdsc_unlock(m, SEC_SESSION, t0);
+	/* log after the unlock: no I/O under the client mutex */
+	if (event == MDSP_SESSION_STALE)
+		derr(CLIENT, "mds %s: session %llu went stale (%s): renewing", m->addr, (unsigned long long)id,
+		     ss->reason ? ss->reason : "lease ran out");
+	else if (event == MDSP_SESSION_EVICTED)
+		derr(CLIENT, "mds %s: session %llu %s (%s): opening a new session", m->addr,
+		     (unsigned long long)id, ss->op == MDSP_SESSION_EVICTED ? "evicted" : "closed by the mds",
+		     ss->reason ? ss->reason : "no reason given");
+	else if (!event && ss->op != MDSP_SESSION_RENEW && ss->op != MDSP_SESSION_CLOSE)
+		dout(CLIENT, 1, "mds %s: unexpected session message %s ignored", m->addr,
+		     mdsp_session_op_name(ss->op));
 	if (event && m->ops.session_event)
 		m->ops.session_event(m->ops_arg, event);
 }
@@ -645,7 +650,7 @@ static void connect_session(struct mds_client *m)
 {
 	struct mds_session *s = &m->session;
 	int tmo = (int)(mdsc_secs_to_ns(CFG_client_connect_timeout) / 1000000ull);
-	uint64_t t0, resume_id, old_epoch;
+	uint64_t t0, resume_id, old_epoch, backoff;
 	struct granted g = { 0 };
 	const char *why = NULL;
 	struct mds_conn *c = NULL;
@@ -786,9 +791,10 @@ fail:
 	backoff_locked(m, r);
 	s->state = resume_id ? SESS_RECONNECTING : SESS_NEW;
 	pthread_cond_broadcast(&m->session_cond);
-	dout(CLIENT, 1, "mds %s: %s failed: %s; next attempt in %.2f s", m->addr,
-	     resume_id ? "reconnect" : "session open", why ? why : strerror(-r), (double)s->backoff_ns / 1e9);
+	backoff = s->backoff_ns;
 	mdsc_unlock(m, SEC_SESSION, t0);
+	dout(CLIENT, 1, "mds %s: %s failed: %s; next attempt in %.2f s", m->addr,
+	     resume_id ? "reconnect" : "session open", why ? why : strerror(-r), (double)backoff / 1e9);
 }
 
 /* ---- the session thread -------------------------------------------------------------- */
@@ -865,9 +871,11 @@ static void *session_main(void *arg)
 			tmo = mdsc_secs_to_ns(CFG_client_session_timeout);
 			if (tmo && s->last_renew_sent_ns > s->last_renew_ack_ns &&
 			    now - atomic_load(&c->last_rx_ns) > tmo) {
-				derr(CLIENT, "mds %s: nothing heard for %.0f s with a renew outstanding: "
-				     "declaring the connection dead", m->addr, (double)tmo / 1e9);
 				conn_mark_dead(c, false, 0, NULL);
+				mdsc_unlock(m, SEC_SESSION, t0);
+				derr(CLIENT, "mds %s: nothing heard for %.1f s with a renew outstanding: "
+				     "declaring the connection dead", m->addr, (double)tmo / 1e9);
+				t0 = mdsc_lock(m);
 				continue;
 			}
 			if (now >= s->last_renew_sent_ns + iv) {
@@ -1008,8 +1016,11 @@ void mdsc_session_close(struct mds_client *m)
 		while (s->state == SESS_CLOSING && s->conn && !atomic_load(&s->conn->dead))
 			if (mdsc_cond_wait(m, &m->session_cond, deadline, SEC_SESSION, &t0) == -ETIMEDOUT)
 				break;
-		if (s->state == SESS_CLOSED)
+		if (s->state == SESS_CLOSED) {
+			mdsc_unlock(m, SEC_SESSION, t0);
 			dout(CLIENT, 1, "mds %s: session %llu closed", m->addr, (unsigned long long)id);
+			t0 = mdsc_lock(m);
+		}
 	}
 	m->stopping = true;
 	mdsc_kick_locked(m);
