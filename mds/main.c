@@ -163,7 +163,7 @@ int main(int argc, char **argv)
 	struct store_config sc;
 	char err[512], addr[256];
 	const char *port_file = NULL;
-	bool mkfs = false;
+	bool mkfs = false, served = false;
 	sigset_t sigs;
 	int i, r, rc = 1, sig;
 
@@ -358,6 +358,7 @@ int main(int argc, char **argv)
 	}
 	dinfo(MDS, "signal %d: shutting down", sig);
 	rc = 0;
+	served = true;
 out_tick:
 	pthread_mutex_lock(&m->tick_lock);
 	m->tick_stop = true;
@@ -402,7 +403,7 @@ out_free:
 	pthread_cond_destroy(&m->tick_cond);
 	free(m);
 	g_mds = NULL;
-	if (rc == 0)
+	if (served)
 		dinfo(MDS, "loligo-mds stopped");
 	return rc;
 }

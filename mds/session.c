@@ -649,7 +649,10 @@ void request_handle(struct mds *m, struct conn *c, struct mdsp_msg *msg)
 	ce->jseq = journal_submit_locked(m, &t, it);
 	pthread_mutex_unlock(&m->lock);
 	txn_free(&t);
-	if (!reply_frame(&unsafe, rep, MDSP_REPLY_UNSAFE))
+	/* a failed op changed nothing: it gets only the SAFE reply (its
+	 * result is journaled for exactly-once, like any other) */
+	mdsp_buf_init(&unsafe);
+	if (!rep->result && !reply_frame(&unsafe, rep, MDSP_REPLY_UNSAFE))
 		conn_send_frame_locked(c, &unsafe);
 	pthread_mutex_unlock(&c->send_lock);
 	mdsp_buf_free(&unsafe);

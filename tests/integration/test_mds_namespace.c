@@ -88,6 +88,7 @@ START_TEST(test_session_and_basic_ops)
 	ck_assert_int_eq(mdsw_lookup(&W, ROOT, "f", &in), 0);
 	ck_assert_uint_eq(in.ino, f.ino);
 	ck_assert_int_eq(mdsw_create(&W, ROOT, "f", 0644, O_CREAT | O_EXCL, &in), -EEXIST);
+	ck_assert(!W.got_unsafe);   /* a failed mutation: only the SAFE reply */
 	/* without O_EXCL create opens the existing file */
 	ck_assert_int_eq(mdsw_create(&W, ROOT, "f", 0644, O_CREAT | O_RDWR, &in), 0);
 	ck_assert_uint_eq(in.ino, f.ino);
