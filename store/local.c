@@ -86,6 +86,7 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/file.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -249,9 +250,11 @@ struct lfile {
 	bool rw;
 	bool busy;                   /* the head work has an SQE in flight */
 	bool dirty;                  /* on ls->dirty: written since the last checkpoint began */
+	bool blocked;                /* on ls->blocked: waits for a file descriptor */
 	unsigned fsyncing;           /* checkpoint fsyncs in flight */
 	struct lfile *hnext;         /* file table chain */
 	struct lfile *dnext;         /* dirty list */
+	struct lfile *bnext;         /* blocked list */
 	struct fwork *head, *tail;   /* FIFO of work, the head is the one running */
 };
 
@@ -295,6 +298,9 @@ struct local_store {
 	uint64_t cleared_upto;       /* intents <= this are deleted */
 	struct lfile *dirty;
 	bool dir_dirty;
+	struct lfile *blocked;       /* files whose head work could not get an fd */
+	unsigned open_fds, max_fds;  /* object files open; the cap (RLIMIT_NOFILE / 4) */
+	uint64_t blocked_retry_ns;
 	unsigned ckpt_pending;
 	uint64_t ckpt_target;
 	int ckpt_err;
@@ -970,15 +976,17 @@ static void file_maybe_release(struct local_store *ls, struct lfile *f)
 {
 	struct lfile **pp;
 
-	if (f->head || f->busy || f->dirty || f->fsyncing)
+	if (f->head || f->busy || f->dirty || f->fsyncing || f->blocked)
 		return;
 	pp = &ls->ftab[(size_t)(f->fid * 0x9e3779b97f4a7c15ull) & ls->ftab_mask];
 	while (*pp != f)
 		pp = &(*pp)->hnext;
 	*pp = f->hnext;
 	ls->nfiles--;
-	if (f->fd >= 0)
+	if (f->fd >= 0) {
 		close(f->fd);
+		ls->open_fds--;
+	}
 	free(f);
 }
 
@@ -989,6 +997,8 @@ static int file_open(struct local_store *ls, struct lfile *f, bool create)
 
 	if (f->fd >= 0 && (f->rw || !create))
 		return 0;
+	if (f->fd < 0 && ls->open_fds >= ls->max_fds)
+		return -EMFILE;   /* our own cap: wait for a checkpoint to close files */
 	fid_name(f->fid, name);
 	if (create) {
 		fd = openat(ls->objfd, name, O_RDWR | O_CLOEXEC);
@@ -1003,6 +1013,8 @@ static int file_open(struct local_store *ls, struct lfile *f, bool create)
 		return -errno;
 	if (f->fd >= 0)
 		close(f->fd);
+	else
+		ls->open_fds++;
 	f->fd = fd;
 	f->rw = create;
 	return 0;
@@ -1114,6 +1126,22 @@ static void fwork_done(struct local_store *ls, struct fwork *w, int r)
 		req_works_done(ls, req);
 }
 
+/*
+ * Out of file descriptors (our cap or the process'): park @f, its work stays
+ * queued, and have a checkpoint run so synced files can be closed.
+ */
+static bool fd_starved(struct local_store *ls, struct lfile *f, int r)
+{
+	if (r != -EMFILE && r != -ENFILE)
+		return false;
+	if (!f->blocked) {
+		f->blocked = true;
+		f->bnext = ls->blocked;
+		ls->blocked = f;
+	}
+	return true;
+}
+
 /* Start the work at the head of @f (synchronous ones run right here). */
 static void file_kick(struct local_store *ls, struct lfile *f)
 {
@@ -1121,10 +1149,12 @@ static void file_kick(struct local_store *ls, struct lfile *f)
 	struct fwork *w;
 	int r;
 
-	while ((w = f->head) && !f->busy) {
+	while ((w = f->head) && !f->busy && !f->blocked) {
 		switch (w->kind) {
 		case FW_TRUNC:
 			r = file_open(ls, f, true);
+			if (fd_starved(ls, f, r))
+				return;
 			if (r == 0 && ftruncate(f->fd, (off_t)w->off) < 0)
 				r = -errno;
 			file_mark_dirty(ls, f);
@@ -1135,6 +1165,7 @@ static void file_kick(struct local_store *ls, struct lfile *f)
 			if (f->fd >= 0) {
 				close(f->fd);
 				f->fd = -1;
+				ls->open_fds--;
 			}
 			fid_name(f->fid, name);
 			r = unlinkat(ls->objfd, name, 0) < 0 && errno != ENOENT ? -errno : 0;
@@ -1144,6 +1175,8 @@ static void file_kick(struct local_store *ls, struct lfile *f)
 		}
 		case FW_READ:
 			r = file_open(ls, f, false);
+			if (fd_starved(ls, f, r))
+				return;
 			if (r == -ENOENT) {   /* no data written yet: all zeros */
 				memset(w->data, 0, w->len);
 				fwork_done(ls, w, 0);
@@ -1158,6 +1191,8 @@ static void file_kick(struct local_store *ls, struct lfile *f)
 			break;
 		case FW_WRITE:
 			r = file_open(ls, f, true);
+			if (fd_starved(ls, f, r))
+				return;
 			if (r) {
 				fwork_done(ls, w, r);
 				continue;
@@ -1168,6 +1203,8 @@ static void file_kick(struct local_store *ls, struct lfile *f)
 			break;
 		case FW_ZERO:
 			r = file_open(ls, f, true);
+			if (fd_starved(ls, f, r))
+				return;
 			if (r) {
 				fwork_done(ls, w, r);
 				continue;
@@ -1299,6 +1336,20 @@ static void drop_planned(struct lreq *req)
 
 /* ---- checkpoints ---------------------------------------------------- */
 
+/* Retry every parked file (after a checkpoint closed files, or a timer). */
+static void unblock_all(struct local_store *ls)
+{
+	struct lfile *f, *list = ls->blocked;
+
+	ls->blocked = NULL;
+	ls->blocked_retry_ns = now_mono_ns();
+	while ((f = list)) {
+		list = f->bnext;
+		f->blocked = false;
+		file_kick(ls, f);   /* may park it again */
+	}
+}
+
 static void ckpt_start(struct local_store *ls)
 {
 	struct io_uring_sqe *sqe;
@@ -1370,6 +1421,8 @@ static void fsync_cqe(struct local_store *ls, struct fsync_ctx *c, int res)
 	}
 	DTRACE_PROBE1(loligo_store, checkpoint_done, ls->ckpt_target);
 	ls->synced_upto = ls->ckpt_target;
+	if (ls->blocked)
+		unblock_all(ls);
 }
 
 /* Start a checkpoint when there are unsynced writes and it is time (or @force). */
@@ -1382,7 +1435,8 @@ static void maybe_checkpoint(struct local_store *ls, bool force)
 		ls->synced_upto = ls->applied_upto;
 		return;
 	}
-	if (force || ls->bytes_since_ckpt >= CKPT_BYTES || now_mono_ns() - ls->ckpt_last_ns >= CKPT_INTERVAL_NS)
+	if (force || ls->blocked || ls->bytes_since_ckpt >= CKPT_BYTES ||
+	    now_mono_ns() - ls->ckpt_last_ns >= CKPT_INTERVAL_NS)
 		ckpt_start(ls);
 }
 
@@ -1968,6 +2022,9 @@ static void *worker_main(void *arg)
 		}
 		idle = ls->busy_reqs == 0;
 		maybe_checkpoint(ls, stopping && idle);
+		/* parked files with nothing to checkpoint: the fds are held elsewhere, retry now and then */
+		if (ls->blocked && !ls->ckpt_pending && now_mono_ns() - ls->blocked_retry_ns >= 10 * 1000 * 1000)
+			unblock_all(ls);
 		if (stopping && idle && !ls->ckpt_pending)
 			break;
 		if (idle && !ls->ckpt_pending && ls->synced_upto > ls->cleared_upto) {
@@ -1992,8 +2049,8 @@ static void *worker_main(void *arg)
 		io_uring_submit(&ls->ring);
 		if (sleep) {
 			struct io_uring_cqe *cqe;
-			if (ls->dirty || ls->dir_dirty) {
-				struct __kernel_timespec ts = { 0, (long long)CKPT_INTERVAL_NS };
+			if (ls->dirty || ls->dir_dirty || ls->blocked) {
+				struct __kernel_timespec ts = { 0, (long long)(ls->blocked ? 10 * 1000 * 1000 : CKPT_INTERVAL_NS) };
 				io_uring_wait_cqe_timeout(&ls->ring, &cqe, &ts);
 			} else {
 				io_uring_wait_cqe(&ls->ring, &cqe);
@@ -2575,6 +2632,13 @@ static int local_open(const struct store_config *cfg, struct store **out)
 	}
 	ls->ring_ok = true;
 	ls->ckpt_last_ns = now_mono_ns();
+	{
+		struct rlimit rl;
+		rlim_t cap = 256;
+		if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
+			cap = rl.rlim_cur / 4;
+		ls->max_fds = (unsigned)(cap < 16 ? 16 : cap > 4096 ? 4096 : cap);
+	}
 	r = -pthread_create(&ls->worker, NULL, worker_main, ls);
 	if (r)
 		goto out_fail;

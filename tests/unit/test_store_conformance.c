@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -1292,6 +1293,44 @@ START_TEST(t_config_from_cfg)
 }
 END_TEST
 
+/* Many more objects in flight than the store may keep files open: no EMFILE. */
+START_TEST(t_local_many_files)
+{
+	enum { NOBJ = 600 };
+	struct rlimit rl = { 96, 96 };
+	struct waiter w;
+	char buf[1024];
+
+	store_pool_close(pool);
+	store_close(st);
+	ck_assert_int_eq(setrlimit(RLIMIT_NOFILE, &rl), 0);   /* the store then keeps <= 24 files open */
+	open_store();
+	open_pool(nspace);
+	waiter_init(&w);
+	for (int round = 0; round < 2; round++) {
+		for (int i = 0; i < NOBJ; i++) {
+			char oid[16];
+			struct store_op *op = store_op_new();
+			snprintf(oid, sizeof(oid), "f%d", i);
+			memset(buf, 'a' + (i + round) % 26, sizeof(buf));
+			store_op_write(op, (uint64_t)round * sizeof(buf), buf, sizeof(buf));
+			waiter_add(&w);
+			ck_assert_int_eq(store_op_submit(pool, oid, op, op_cb, &w), 0);
+		}
+	}
+	waiter_wait(&w);
+	ck_assert_int_eq(w.errors, 0);
+	for (int i = 0; i < NOBJ; i += 37) {
+		char oid[16], want[2 * sizeof(buf)];
+		snprintf(oid, sizeof(oid), "f%d", i);
+		memset(want, 'a' + i % 26, sizeof(buf));
+		memset(want + sizeof(buf), 'a' + (i + 1) % 26, sizeof(buf));
+		expect_read(oid, 0, sizeof(want), want, sizeof(want));
+	}
+	put_full("still-writable", "y", 1);
+}
+END_TEST
+
 static Suite *store_suite(void)
 {
 	Suite *s = suite_create(is_local() ? "store_conformance_local" : "store_conformance_rados");
@@ -1322,6 +1361,7 @@ static Suite *store_suite(void)
 		tcase_add_test(tc, t_local_persist);
 		tcase_add_test(tc, t_local_open_errors);
 		tcase_add_test(tc, t_local_map_full);
+		tcase_add_test(tc, t_local_many_files);
 		tcase_add_test(tc, t_config_from_cfg);
 	}
 	suite_add_tcase(s, tc);

@@ -158,7 +158,13 @@ int main(int argc, char **argv)
 		q->t0 = now_mono_ns();
 		if ((r = store_op_submit(p, oid, op, done_cb, q))) {
 			fprintf(stderr, "store_bench: submit: %s\n", strerror(-r));
-			return 1;
+			free(q);
+			pthread_mutex_lock(&b.lock);
+			b.inflight--;
+			if (!b.err)
+				b.err = r;
+			pthread_mutex_unlock(&b.lock);
+			break;
 		}
 		submitted++;
 	}
@@ -169,6 +175,8 @@ int main(int argc, char **argv)
 	double el = (double)(now_mono_ns() - t0) / 1e9;
 	if (b.err) {
 		fprintf(stderr, "store_bench: an op failed: %s\n", strerror(-b.err));
+		store_pool_close(p);
+		store_close(st);
 		return 1;
 	}
 	printf("backend=%s inflight=%d size=%zu objects=%d: %" PRIu64 " ops in %.2f s = %.0f ops/s, avg latency %.3f ms\n",
