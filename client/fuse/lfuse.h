@@ -44,7 +44,8 @@ struct lfuse {
 	double negative_timeout;    /* kernel negative dentry caching (0: none) */
 	unsigned max_write;
 	unsigned max_readahead;
-	bool ro;
+	bool default_permissions;   /* the kernel checks permissions (-o default_permissions) */
+	bool no_opendir;            /* set in init: the kernel takes ENOSYS from opendir as "no state" */
 };
 
 /* ops.c */

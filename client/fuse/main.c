@@ -46,7 +46,7 @@
 
 struct args {
 	char *mountpoint;
-	bool foreground, debug, single_thread, no_mount;
+	bool foreground, debug, single_thread, no_mount, default_permissions;
 	const char *nfs_addr;
 	char *fuse_opts;           /* comma-separated, for fuse_session_new */
 	char *client_mountpoint;   /* -o client_mountpoint= */
@@ -149,6 +149,9 @@ static int parse_o(struct args *a, const char *list)
 			a->client_mountpoint = strdup(eq + 1);
 		} else if (eq && cfg_lookup(name) >= 0) {
 			r = add_cfg_set(a, tok);
+		} else if (!strcmp(tok, "default_permissions")) {
+			a->default_permissions = true;
+			r = append_opt(&a->fuse_opts, tok);
 		} else if (!strcmp(tok, "debug")) {
 			a->debug = a->foreground = true;
 			r = append_opt(&a->fuse_opts, tok);
@@ -432,6 +435,7 @@ int main(int argc, char **argv)
 	lf.negative_timeout = cfg_double(CFG_fuse_negative_timeout);
 	lf.max_write = (unsigned)cfg_uint(CFG_fuse_max_write);
 	lf.max_readahead = (unsigned)cfg_uint(CFG_fuse_max_readahead);
+	lf.default_permissions = a.default_permissions || cfg_bool(CFG_fuse_default_permissions);
 
 	if (!a.foreground) {
 		r = daemonize();

@@ -170,6 +170,11 @@ static void ll_init(void *userdata, struct fuse_conn_info *conn)
 	conn->want &= ~FUSE_CAP_WRITEBACK_CACHE;
 	/* Locks are local to this mount until the MDS serves them. */
 	conn->want &= ~(FUSE_CAP_POSIX_LOCKS | FUSE_CAP_FLOCK_LOCKS);
+	/* With the kernel checking permissions, opendir has nothing to do:
+	 * answering ENOSYS makes the kernel stop sending OPENDIR/RELEASEDIR and
+	 * cache listings (FOPEN_KEEP_CACHE|FOPEN_CACHE_DIR) on its own. */
+	lf->no_opendir = lf->default_permissions && lf->cache_readdir &&
+			 (conn->capable & FUSE_CAP_NO_OPENDIR_SUPPORT);
 	conn->time_gran = 1;
 	dout(FUSE, 1, "init: proto %u.%u max_write %u max_readahead %u want 0x%x",
 	     conn->proto_major, conn->proto_minor, conn->max_write, conn->max_readahead, conn->want);
@@ -527,7 +532,24 @@ static void ll_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 {
 	struct lfuse *lf = LF(req);
 
-	(void)ino;
+	if (lf->no_opendir) {
+		fuse_reply_err(req, ENOSYS);
+		return;
+	}
+	/* A cached listing is served by the kernel without asking us, so read
+	 * permission is checked here, at open, as the kernel would with
+	 * default_permissions. */
+	if (!lf->default_permissions) {
+		struct lc_cred cr;
+		int r;
+
+		get_cred(lf, req, &cr);
+		r = lc_access(lf->c, IN(lf, ino), R_OK, &cr);
+		if (r < 0) {
+			fuse_reply_err(req, -r);
+			return;
+		}
+	}
 	/* No per-open state: offsets are client cookies, valid across opens.
 	 * With cache_readdir the kernel keeps the listing in the directory's
 	 * page cache and serves later opendir/readdir from it; it drops it when
@@ -653,8 +675,21 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, b
 	get_cred(lf, req, &cr);
 	if (off == 0 && add_dot(&rc, ".", lc_ino(dir), 1))
 		goto reply;
-	if (off <= 1 && add_dot(&rc, "..", 0, DOT_OFFSETS))
-		goto reply;
+	if (off <= 1) {
+		/* glibc hides entries with inode number 0: ".." needs a real one */
+		uint64_t pino = 0xffffffffu; /* FUSE_UNKNOWN_INO, if the parent cannot be found */
+		struct lc_inode *pin = NULL;
+		struct lc_attr pa;
+
+		if (dir == lf->root) {
+			pino = lf->root_ino;
+		} else if (lc_lookup_parent(lf->c, dir, &pa, &pin) == 0) {
+			pino = pa.ino;
+			lc_put(lf->c, pin);
+		}
+		if (add_dot(&rc, "..", pino, DOT_OFFSETS))
+			goto reply;
+	}
 	r = lc_readdir(lf->c, dir, off >= DOT_OFFSETS ? (uint64_t)off - DOT_OFFSETS : 0, plus, &cr,
 		       rd_fill, &rc, &eof);
 	if (r < 0 && rc.pos == 0) {

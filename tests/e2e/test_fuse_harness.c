@@ -101,6 +101,10 @@ static pid_t spawn(char *const argv[], const char *log, int deathsig)
 			dup2(fd, 2);
 		}
 	}
+	/* Nothing of ours leaks into the daemon: a file of the mount left open
+	 * in a restarted MDS would keep the mount busy forever. */
+	for (int fd = 3; fd < 1024; fd++)
+		close(fd);
 	execv(argv[0], argv);
 	fprintf(stderr, "exec %s: %s\n", argv[0], strerror(errno));
 	_exit(127);
@@ -324,10 +328,23 @@ static void fusermount(const char *mnt, bool lazy)
 	char *argv[] = {"/usr/bin/fusermount3", lazy ? "-uz" : "-u", (char *)mnt, NULL};
 	char *argv2[] = {"/bin/fusermount3", lazy ? "-uz" : "-u", (char *)mnt, NULL};
 
-	if (access(argv[0], X_OK) == 0)
-		lfs_run(argv, 10000, "/dev/null");
-	else
-		lfs_run(argv2, 10000, "/dev/null");
+	char out[PATH_MAX + 32];
+	int st;
+
+	/* its messages go next to the mount point (DIR/fusermount.out) */
+	snprintf(out, sizeof(out), "%s.fusermount.out", mnt);
+	st = lfs_run(access(argv[0], X_OK) == 0 ? argv : argv2, 10000, out);
+	if (st != 0) {
+		char msg[512] = "";
+		FILE *f = fopen(out, "r");
+		if (f) {
+			size_t n = fread(msg, 1, sizeof(msg) - 1, f);
+			msg[n] = '\0';
+			fclose(f);
+		}
+		fprintf(stderr, "harness: fusermount3 %s %s: exit %d: %s", argv[1], mnt, st, msg);
+	}
+	unlink(out);
 }
 
 int lfs_umount(struct lfs *fs)
@@ -343,6 +360,14 @@ int lfs_umount(struct lfs *fs)
 		st = wait_for(fs->fuse_pid, 15000);
 		if (st == -1) {
 			fprintf(stderr, "harness: loligo-fuse did not exit after unmount; killing it\n");
+			if (getenv("LOLIGO_E2E_GDB")) { /* where it hangs, for the report */
+				char cmd[128];
+				snprintf(cmd, sizeof(cmd), "gdb -p %d -batch -ex 'thread apply all bt' >&2 2>/dev/null",
+					 (int)fs->fuse_pid);
+				if (system(cmd) != 0) {
+					/* no gdb: nothing more to show */
+				}
+			}
 			kill(fs->fuse_pid, SIGKILL);
 			waitpid(fs->fuse_pid, NULL, 0);
 		}
