@@ -426,8 +426,6 @@ unsigned int drc_prune(struct drc *d)
 	for (i = 0; i <= d->mask; i++) {
 		struct bucket *b = &d->b[i];
 
-		if (!b->head)            /* racy peek: empty buckets are the common case */
-			continue;
 		pthread_mutex_lock(&b->lock);
 		for (e = b->head; e; e = next) {
 			next = e->next;

@@ -7,6 +7,7 @@
  * header) answered or closed while another connection keeps being served.
  */
 #include <check.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <time.h>
 
@@ -15,14 +16,14 @@
 #include "test_rpc_util.h"
 
 #define TPROG 400100
-#define MAX_RECORD (64 * 1024)
+#define MAX_RECORD (2 * 1024 * 1024)
 
 static struct rpc_svc *svc;
 static struct drc *drc;
 static uint16_t port;
 static _Atomic unsigned int counter;
 static _Atomic int running, max_running;
-static bool port_ok = true;
+static _Atomic bool port_ok = true;
 
 static int tdispatch(void *priv, struct rpc_req *req, struct xdr_dec *args, struct xdr_enc *res)
 {
@@ -49,6 +50,14 @@ static int tdispatch(void *priv, struct rpc_req *req, struct xdr_dec *args, stru
 		xdr_put_u32(res, v);
 		return RPC_SUCCESS;
 	}
+	case 4: {       /* echo an opaque back */
+		const uint8_t *p;
+		uint32_t n;
+		if (xdr_get_opaque(args, &p, &n, MAX_RECORD))
+			return RPC_GARBAGE_ARGS;
+		xdr_put_opaque(res, p, n);
+		return RPC_SUCCESS;
+	}
 	case 3:         /* non-idempotent: bump a counter */
 		xdr_put_u32(res, atomic_fetch_add(&counter, 1) + 1);
 		return RPC_SUCCESS;
@@ -71,7 +80,7 @@ static void start(unsigned int inflight, unsigned int workers)
 {
 	struct rpc_svc_params p = {
 		.max_record = MAX_RECORD, .max_inflight = inflight, .max_conns = 16,
-		.workers = workers, .max_reply = 64 * 1024,
+		.workers = workers, .max_reply = MAX_RECORD + 4096,
 	};
 	struct drc_params dp = { .buckets = 64, .max_entries = 1000, .expiry_ns = 120000000000ull,
 				 .csum_len = 256 };
@@ -235,6 +244,87 @@ START_TEST(pipelined_and_inflight_limit)
 	ck_assert_uint_eq(seen, 0xfff);
 	ck_assert_int_le(atomic_load(&max_running), 4);
 	close(fd);
+}
+END_TEST
+
+/* Send @n bytes of pattern through proc 4 and check they come back. */
+static void echo_blob(int fd, uint32_t xid, size_t n, size_t frag)
+{
+	struct xdr_enc e;
+	struct trpc_reply r;
+	uint8_t *blob = malloc(n ? n : 1), *buf;
+	const uint8_t *p;
+	uint32_t got;
+	size_t len, i;
+
+	for (i = 0; i < n; i++)
+		blob[i] = (uint8_t)(i * 7 + xid);
+	xdr_enc_init(&e, n + 4096);
+	trpc_call_header(&e, xid, TPROG, 1, 4);
+	xdr_put_opaque(&e, blob, (uint32_t)n);
+	ck_assert_int_eq(trpc_send_record(fd, e.buf, e.len, frag), 0);
+	xdr_enc_free(&e);
+	buf = trpc_recv_record(fd, &len, NULL);
+	ck_assert_ptr_nonnull(buf);
+	ck_assert_int_eq(trpc_parse_reply(buf, len, &r), 0);
+	ck_assert_uint_eq(r.xid, xid);
+	ck_assert_uint_eq(r.stat, RPC_SUCCESS);
+	ck_assert_int_eq(xdr_get_opaque(&r.res, &p, &got, UINT32_MAX), 0);
+	ck_assert_uint_eq(got, n);
+	ck_assert(memcmp(p, blob, n) == 0);
+	free(buf);
+	free(blob);
+}
+
+START_TEST(large_records)
+{
+	int fd = trpc_connect(port);
+
+	/* a 1 MiB WRITE-sized call and reply: many receives, partial sends */
+	echo_blob(fd, 1, 1 << 20, 0);
+	/* the same in 4000-byte fragments */
+	echo_blob(fd, 2, 1 << 20, 4000);
+	echo_blob(fd, 3, 0, 0);
+	echo_blob(fd, 4, 3, 1);
+	close(fd);
+}
+END_TEST
+
+struct worker_arg {
+	int id;
+	int ok;
+};
+
+static void *client_thread(void *arg)
+{
+	struct worker_arg *w = arg;
+	int fd = trpc_connect(port), i;
+
+	if (fd < 0)
+		return NULL;
+	for (i = 0; i < 40; i++)
+		echo_blob(fd, (uint32_t)(w->id * 1000 + i), (size_t)((i * 7919 + w->id * 131) % 70000), 0);
+	close(fd);
+	w->ok = 1;
+	return NULL;
+}
+
+START_TEST(many_connections)
+{
+	pthread_t th[8];
+	struct worker_arg w[8];
+	int i;
+
+	for (i = 0; i < 8; i++) {
+		w[i].id = i + 1;
+		w[i].ok = 0;
+		ck_assert_int_eq(pthread_create(&th[i], NULL, client_thread, &w[i]), 0);
+	}
+	for (i = 0; i < 8; i++) {
+		pthread_join(th[i], NULL);
+		ck_assert_int_eq(w[i].ok, 1);
+	}
+	assert_served();
 }
 END_TEST
 
@@ -456,6 +546,8 @@ int main(void)
 	tcase_add_test(tc, null_and_echo);
 	tcase_add_test(tc, fragments);
 	tcase_add_test(tc, pipelined_and_inflight_limit);
+	tcase_add_test(tc, large_records);
+	tcase_add_test(tc, many_connections);
 	tcase_add_test(tc, rpc_errors);
 	tcase_add_test(tc, denied);
 	tcase_add_test(tc, oversized_record_mark);
