@@ -10,3 +10,10 @@ if(TARGET loligo_gw AND NOT TARGET loligo_nfs_gw)
   add_library(loligo_nfs_gw INTERFACE)
   target_link_libraries(loligo_nfs_gw INTERFACE loligo_gw)
 endif()
+
+if(TARGET loligo-fuse AND TARGET loligo-mds)
+  add_test(NAME nfs_kclient_e2e
+           COMMAND ${CMAKE_CURRENT_LIST_DIR}/nfs/run-nfs-e2e.sh ${CMAKE_BINARY_DIR} 4.1 4.0)
+  set_tests_properties(nfs_kclient_e2e PROPERTIES LABELS "e2e;nfs" TIMEOUT 900
+                       SKIP_RETURN_CODE 77 RUN_SERIAL TRUE)
+endif()

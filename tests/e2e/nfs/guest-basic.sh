@@ -1,0 +1,58 @@
+# Runs inside the qemu guest (busybox sh), cwd = the NFS mount.
+# $1-less: the driver substitutes @DIR@ (a directory per NFS version).
+fail() { echo "GUEST FAIL: $*"; exit 1; }
+D=@DIR@
+mkdir $D || fail "mkdir $D"
+cd $D || fail "cd $D"
+# create, write, read, rename, remove
+echo hello > a.txt || fail create
+[ "$(cat a.txt)" = hello ] || fail "read a.txt"
+mkdir sub || fail mkdir
+mv a.txt sub/b.txt || fail rename
+[ "$(cat sub/b.txt)" = hello ] || fail "read after rename"
+[ ! -e a.txt ] || fail "a.txt still there after rename"
+rm sub/b.txt || fail remove
+rmdir sub || fail rmdir
+[ ! -e sub ] || fail "sub still there"
+echo "basic ok"
+# 32 MiB written and read back (page cache dropped in between)
+dd if=/dev/urandom of=/tmp/big bs=1M count=32 2>/dev/null
+S1=$(md5sum /tmp/big | cut -d' ' -f1)
+cp /tmp/big big.bin || fail "cp 32 MiB"
+sync
+echo 3 > /proc/sys/vm/drop_caches
+S2=$(md5sum big.bin | cut -d' ' -f1)
+[ "$S1" = "$S2" ] || fail "32 MiB md5 $S1 != $S2"
+rm big.bin /tmp/big || fail "rm big"
+echo "32MiB ok"
+# a directory with 2000 entries
+mkdir many || fail "mkdir many"
+i=0
+while [ $i -lt 2000 ]; do : > many/f$i || fail "create many/f$i"; i=$((i+1)); done
+echo 3 > /proc/sys/vm/drop_caches
+n=$(ls many | wc -l)
+[ "$n" = 2000 ] || fail "ls many: $n entries"
+[ -e many/f1999 ] || fail "many/f1999"
+echo "2000 entries ok"
+# symlinks and hard links
+echo data > t.txt
+ln -s t.txt s.lnk || fail symlink
+[ "$(readlink s.lnk)" = t.txt ] || fail readlink
+[ "$(cat s.lnk)" = data ] || fail "read through the symlink"
+ln t.txt h.txt || fail "hard link"
+[ "$(stat -c %h t.txt)" = 2 ] || fail "nlink is $(stat -c %h t.txt)"
+[ "$(stat -c %i t.txt)" = "$(stat -c %i h.txt)" ] || fail "hard link inode"
+echo "links ok"
+# chmod and chown
+chmod 640 t.txt || fail chmod
+[ "$(stat -c %a t.txt)" = 640 ] || fail "mode is $(stat -c %a t.txt)"
+chown 1234:5678 t.txt || fail chown
+[ "$(stat -c %u:%g t.txt)" = 1234:5678 ] || fail "owner is $(stat -c %u:%g t.txt)"
+echo "chmod/chown ok"
+# fcntl and flock locks between two processes
+$KCLIENT_FILES/locktest lockf || fail "locks"
+echo "locks ok"
+# the other way round: a file written through the FUSE mount
+[ "$(cat ../from-fuse.txt)" = "written through fuse" ] || fail "from-fuse.txt: $(cat ../from-fuse.txt)"
+echo "written through nfs" > from-nfs.txt || fail "from-nfs.txt"
+echo GUEST OK

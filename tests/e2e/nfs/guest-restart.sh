@@ -1,0 +1,20 @@
+# Runs inside the qemu guest: the gateway is restarted under our feet while
+# a file is held open; everything afterwards must just work.
+fail() { echo "GUEST FAIL: $*"; exit 1; }
+D=@DIR@
+mkdir $D || fail "mkdir $D"
+cd $D || fail "cd $D"
+echo before > a.txt || fail "write before"
+exec 3>>held.txt || fail "open held.txt"
+echo one >&3 || fail "write one"
+: > ../restart-request-@DIR@ || fail "request a restart"
+# the driver restarts the gateway now; our next calls wait for it (hard mount)
+sleep 3
+echo after > b.txt || fail "create after the restart"
+[ "$(cat a.txt)" = before ] || fail "read after the restart"
+echo two >&3 || fail "write to the file held open across the restart"
+exec 3>&-
+[ "$(cat held.txt | tr '\n' ' ')" = "one two " ] || fail "held.txt is '$(cat held.txt)'"
+mv b.txt c.txt || fail "rename after the restart"
+rm a.txt c.txt held.txt || fail "remove after the restart"
+echo GUEST OK

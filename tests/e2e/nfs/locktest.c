@@ -1,0 +1,97 @@
+/*
+ * locktest.c - fcntl and flock checks for the NFS e2e guest (built
+ * static, shipped with KCLIENT_FILES).  A child process holds a lock; the
+ * parent must see the conflict (F_GETLK names the child, F_SETLK fails,
+ * LOCK_NB flock fails), and must get the lock once the child drops it.
+ * Exit 0 when every check holds.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define CHECK(c, ...)                                                        \
+	do {                                                                 \
+		if (!(c)) {                                                  \
+			fprintf(stderr, "locktest: FAIL %s:%d: ", __FILE__, __LINE__); \
+			fprintf(stderr, __VA_ARGS__);                        \
+			fprintf(stderr, " (errno %s)\n", strerror(errno));   \
+			exit(1);                                             \
+		}                                                            \
+	} while (0)
+
+static int setlk(int fd, int cmd, short type, off_t start, off_t len)
+{
+	struct flock fl = { .l_type = type, .l_whence = SEEK_SET, .l_start = start, .l_len = len };
+
+	return fcntl(fd, cmd, &fl);
+}
+
+int main(int argc, char **argv)
+{
+	const char *path = argc > 1 ? argv[1] : "lockfile";
+	int fd, p2c[2], c2p[2];
+	char b;
+	pid_t pid;
+	struct flock fl;
+
+	fd = open(path, O_RDWR | O_CREAT, 0644);
+	CHECK(fd >= 0, "open %s", path);
+	CHECK(write(fd, "0123456789", 10) == 10, "write");
+	CHECK(pipe(p2c) == 0 && pipe(c2p) == 0, "pipe");
+	pid = fork();
+	CHECK(pid >= 0, "fork");
+	if (pid == 0) {
+		int cfd = open(path, O_RDWR);
+
+		CHECK(cfd >= 0, "child open");
+		CHECK(setlk(cfd, F_SETLK, F_WRLCK, 0, 5) == 0, "child F_SETLK write 0-5");
+		CHECK(write(c2p[1], "l", 1) == 1, "child signal");
+		CHECK(read(p2c[0], &b, 1) == 1, "child wait");
+		CHECK(setlk(cfd, F_SETLK, F_UNLCK, 0, 5) == 0, "child unlock");
+		CHECK(write(c2p[1], "u", 1) == 1, "child signal 2");
+		CHECK(read(p2c[0], &b, 1) == 1, "child wait 2");
+		/* flock: whole-file lock */
+		CHECK(flock(cfd, LOCK_EX) == 0, "child flock");
+		CHECK(write(c2p[1], "f", 1) == 1, "child signal 3");
+		CHECK(read(p2c[0], &b, 1) == 1, "child wait 3");
+		CHECK(flock(cfd, LOCK_UN) == 0, "child funlock");
+		CHECK(write(c2p[1], "g", 1) == 1, "child signal 4");
+		close(cfd);
+		_exit(0);
+	}
+	CHECK(read(c2p[0], &b, 1) == 1 && b == 'l', "parent wait lock");
+	CHECK(setlk(fd, F_SETLK, F_WRLCK, 0, 5) < 0 && (errno == EAGAIN || errno == EACCES), "conflicting F_SETLK must fail");
+	CHECK(setlk(fd, F_SETLK, F_WRLCK, 5, 5) == 0, "non-overlapping F_SETLK 5-10");
+	memset(&fl, 0, sizeof(fl));
+	fl.l_type = F_WRLCK;
+	fl.l_whence = SEEK_SET;
+	fl.l_start = 0;
+	fl.l_len = 1;
+	CHECK(fcntl(fd, F_GETLK, &fl) == 0 && fl.l_type == F_WRLCK, "F_GETLK sees the child's lock (type %d)", fl.l_type);
+	CHECK(write(p2c[1], "x", 1) == 1, "parent signal");
+	CHECK(read(c2p[0], &b, 1) == 1 && b == 'u', "parent wait unlock");
+	CHECK(setlk(fd, F_SETLK, F_WRLCK, 0, 5) == 0, "F_SETLK after the child unlocked");
+	CHECK(setlk(fd, F_SETLK, F_UNLCK, 0, 0) == 0, "unlock all");
+	CHECK(write(p2c[1], "x", 1) == 1, "parent signal 2");
+	CHECK(read(c2p[0], &b, 1) == 1 && b == 'f', "parent wait flock");
+	{
+		int fd2 = open(path, O_RDWR);
+
+		CHECK(fd2 >= 0, "open 2");
+		CHECK(flock(fd2, LOCK_EX | LOCK_NB) < 0 && errno == EWOULDBLOCK, "conflicting flock must fail");
+		CHECK(write(p2c[1], "x", 1) == 1, "parent signal 3");
+		CHECK(read(c2p[0], &b, 1) == 1 && b == 'g', "parent wait funlock");
+		CHECK(flock(fd2, LOCK_EX | LOCK_NB) == 0, "flock after the child unlocked");
+		CHECK(flock(fd2, LOCK_UN) == 0, "funlock");
+		close(fd2);
+	}
+	CHECK(waitpid(pid, NULL, 0) == pid, "waitpid");
+	close(fd);
+	printf("locktest: ok\n");
+	return 0;
+}
