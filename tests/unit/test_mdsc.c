@@ -205,8 +205,12 @@ static void serve(int fd)
 			} else if (F.mode == RM_SAFE) {
 				send_reply(fd, q->tid, MDSP_REPLY_SAFE);
 			} else if (F.mode == RM_UNSAFE || F.mode == RM_UNSAFE_LAG) {
+				bool known = false;
+
 				send_reply(fd, q->tid, MDSP_REPLY_UNSAFE);
-				if (F.npend < MAX_PEND)
+				for (int i = 0; i < F.npend; i++)
+					known |= F.pend[i] == q->tid;
+				if (!known && F.npend < MAX_PEND)
 					F.pend[F.npend++] = q->tid;
 				if (F.mode == RM_UNSAFE_LAG && ++F.since_lag >= 4 && F.npend > 0) {
 					/* make the oldest pending one safe */
@@ -817,6 +821,66 @@ START_TEST(test_safe_reply_ahead_of_open)
 }
 END_TEST
 
+static void *dropper(void *arg)
+{
+	for (int i = 0; i < 6; i++) {
+		usleep(80000);
+		fake_drop(0);
+	}
+	return NULL;
+}
+
+START_TEST(test_reconnect_storm)
+{
+	/* connections dropped six times under 8 busy threads: every request
+	 * completes, each tid is sent fresh at most once (the rest are REPLAY or
+	 * RETRY), and oldest_tid never runs ahead of a tid the MDS has only
+	 * answered UNSAFE */
+	struct mds_client *m = new_client();
+	struct worker w[8];
+	pthread_t dt;
+	int total = 0;
+	uint8_t *fresh;
+
+	ck_assert_int_eq(mdsc_open_session(m, 2000), 0);
+	fake_set(RM_UNSAFE_LAG);
+	pthread_create(&dt, NULL, dropper, NULL);
+	for (int i = 0; i < 8; i++) {
+		w[i] = (struct worker){ .m = m, .n = 150 };
+		pthread_create(&w[i].t, NULL, worker_main, &w[i]);
+	}
+	pthread_join(dt, NULL);
+	for (int i = 0; i < 8; i++) {
+		pthread_join(w[i].t, NULL);
+		ck_assert_int_eq(w[i].fails, 0);
+		total += w[i].n;
+	}
+	fake_flush();
+	ck_assert_int_eq(mdsc_sync(m), 0);
+	ck_assert_uint_eq(mdsc_oldest_tid(m), (uint64_t)total + 1);
+	ck_assert_uint_ge(perf_hist_count("reconnects"), 4);
+	ck_assert_uint_gt(perf_hist_count("replays"), 0);
+	fprintf(stderr, "storm: %llu reconnects, %llu replays, %llu retries\n",
+		(unsigned long long)perf_hist_count("reconnects"), (unsigned long long)perf_hist_count("replays"),
+		(unsigned long long)perf_hist_count("retries"));
+	fresh = calloc((size_t)total + 1, 1);
+	pthread_mutex_lock(&F.lock);
+	ck_assert_int_ge(F.nconn, 4);
+	for (int i = 0; i < F.nrec; i++) {
+		ck_assert_uint_le(F.recs[i].tid, (uint64_t)total);
+		ck_assert_uint_le(F.recs[i].oldest, F.recs[i].tid);
+		ck_assert_uint_le(F.recs[i].oldest, F.recs[i].min_unsafe);
+		if (F.recs[i].flags == 0)
+			ck_assert_int_eq(fresh[F.recs[i].tid]++, 0);
+		else
+			ck_assert_uint_gt(F.recs[i].attempt, 1);
+	}
+	pthread_mutex_unlock(&F.lock);
+	free(fresh);
+	mdsc_destroy(m);
+}
+END_TEST
+
 START_TEST(test_asok_commands)
 {
 	/* mds_requests lists the request that got only an UNSAFE reply;
@@ -889,6 +953,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_lazy_connect_and_perf);
 	tcase_add_test(tc, test_asok_commands);
 	tcase_add_test(tc, test_evicted);
+	tcase_add_test(tc, test_reconnect_storm);
 	tcase_add_test(tc, test_safe_reply_ahead_of_open);
 	tcase_add_test(tc, test_hung_mds_detected);
 	tcase_add_test(tc, test_waiting_request_times_out);
