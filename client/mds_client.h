@@ -99,9 +99,18 @@ void mdsc_request_put(struct mds_request *req);
  * SAFE) or a session-layer failure.  Return: the reply's result (0 or
  * -errno); -ETIMEDOUT/-EIO/-ESHUTDOWN for session failures.  Survives MDS
  * restarts: the request is resent/replayed on reconnect.
+ * A request is submitted once (-EINVAL on a second call: make a new one).
+ * -ETIMEDOUT comes only with client_request_timeout > 0 (default 0: wait
+ * for the MDS to come back); -ESHUTDOWN when mdsc_destroy() gave up on it.
+ * On success @req->reply holds the first reply until the last put.
  */
 int mdsc_do_request(struct mds_client *mdsc, struct mds_request *req);
-/** mdsc_wait_safe - wait until @req got its SAFE reply. */
+/**
+ * mdsc_wait_safe - wait until @req got its SAFE reply (bounded by
+ * client_request_timeout when it is set).  Return: 0 once SAFE; -EIO when
+ * the MDS lost the session while the request had only an UNSAFE reply (the
+ * change may be lost); -ETIMEDOUT; the abort error of a request given up.
+ */
 int mdsc_wait_safe(struct mds_client *mdsc, struct mds_request *req);
 /** mdsc_sync - wait until every request submitted so far is SAFE (fsync, syncfs). */
 int mdsc_sync(struct mds_client *mdsc);
