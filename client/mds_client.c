@@ -35,9 +35,11 @@
  * client-mutex section, so registration happens in tid order and any tid
  * below the first key of the map is either SAFE or was given up.  A
  * completion therefore publishes "first key, or (map empty) one past the
- * highest tid that ever left the map" with a monotonic max; the value is never ahead of a request the MDS may
- * still have to answer from its completed table, which is what keeps a
- * retried request from being executed twice.
+ * highest tid that ever left the map" with a monotonic max; the value is
+ * never ahead of a request the MDS may still have to answer from its
+ * completed table, which is what keeps a retried request from being
+ * executed twice.  (The counter is atomic so that everyone else reads it
+ * without a lock; only its increment sits in the registration section.)
  *
  * Measurements: every client-mutex section records its hold time in a
  * histogram of `perf dump` group "mds_client" (hold_submit_request,
