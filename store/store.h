@@ -45,7 +45,10 @@ struct store_config {
 	uint64_t local_map_size;  /* local: LMDB map size (bytes, upper bound of metadata + redo log); 0 = 64 GiB */
 };
 
-/** store_config_from_cfg - fill @sc from the daemon's config options (CFG_store_*, CFG_rados_*). */
+/**
+ * store_config_from_cfg - fill @sc from the daemon's config options (CFG_store_*, CFG_rados_*).
+ * The strings point to static storage, valid until the next call; @sc->create is false.
+ */
 void store_config_from_cfg(struct store_config *sc);
 
 /**

@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -35,7 +36,7 @@
 #define NOBJ 8
 #define INFLIGHT 16
 #define REGION (512u << 10)
-#define MAX_OPS 100000
+#define MAX_OPS 50000
 
 static size_t op_len(uint32_t i)
 {
@@ -269,6 +270,10 @@ static void crash_round(unsigned seed, unsigned kill_after_ms)
 	pid = fork();
 	ck_assert_int_ge(pid, 0);
 	if (pid == 0) {
+		/* never outlive a parent that failed an assertion before killing us */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (getppid() == 1)
+			_exit(6);
 		close(pfd[0]);
 		writer_main(dir, pfd[1]);
 	}
