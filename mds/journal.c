@@ -9,7 +9,8 @@
  * applying an entry twice is harmless: that is what makes replay simple.
  *
  * On disk, in the metadata pool:
- *   "mds_journal"                 header: expire segment (replay starts there)
+ *   "mds_journal"                 header: expire segment (replay starts there),
+ *                                 segments below removed_upto are gone
  *   "mds_journal.<seg %016x>"     append-only segments of entries:
  *        u32 magic, u32 type, u32 len, u32 crc32c(first 12 bytes, payload)
  *        payload (EDITS: u32 count, edits; SEG_END: empty)
@@ -90,6 +91,8 @@ struct journal {
 	pthread_mutex_t expire_lock;  /* one expiry at a time */
 	uint64_t expire_seg;          /* protected by expire_lock */
 	uint64_t removed_upto;        /* segment objects below this are removed; expire_lock */
+#define EXPIRED_RING 256
+	uint64_t expired_at[EXPIRED_RING]; /* when segment n % ring expired; expire_lock */
 
 	pthread_cond_t space;         /* pending shrank (throttled requests wait on it) */
 	struct perf_counter writes, entries, bytes, expired, expire_errors, throttled;
@@ -220,7 +223,7 @@ static int edits_for_each(const uint8_t *p, size_t len, edit_fn fn, void *arg)
 
 /* ---- header --------------------------------------------------------------- */
 
-static int header_write(struct mds *m, uint64_t expire_seg, uint64_t write_seg)
+static int header_write(struct mds *m, uint64_t expire_seg, uint64_t removed_upto)
 {
 	struct mdsp_buf b;
 	struct store_op *op;
@@ -229,7 +232,7 @@ static int header_write(struct mds *m, uint64_t expire_seg, uint64_t write_seg)
 	mdsp_buf_init(&b);
 	off = enc_begin(&b, V_JHEADER, 1);
 	enc_u64(&b, expire_seg);
-	enc_u64(&b, write_seg);
+	enc_u64(&b, removed_upto);
 	enc_end(&b, off);
 	op = store_op_new();
 	if (!op || b.oom) {
@@ -243,7 +246,7 @@ static int header_write(struct mds *m, uint64_t expire_seg, uint64_t write_seg)
 	return store_op_exec(m->meta, OID_JOURNAL, op);
 }
 
-static int header_read(struct mds *m, uint64_t *expire_seg)
+static int header_read(struct mds *m, uint64_t *expire_seg, uint64_t *removed_upto)
 {
 	uint8_t buf[256];
 	ssize_t n = store_read(m->meta, OID_JOURNAL, 0, sizeof(buf), buf);
@@ -255,7 +258,7 @@ static int header_read(struct mds *m, uint64_t *expire_seg)
 	if (!dec_enter(&c, V_JHEADER, &s))
 		return -EBADMSG;
 	*expire_seg = dec_u64(&s);
-	(void)dec_u64(&s);
+	*removed_upto = dec_u64(&s);
 	return s.bad ? -EBADMSG : 0;
 }
 
@@ -580,16 +583,30 @@ static void expire_cb(int r, void *arg)
 	pthread_mutex_unlock(&x->lock);
 }
 
-/* Remove the objects of expired segments below @below.  Caller holds expire_lock. */
-static void remove_segments(struct mds *m, uint64_t below)
+/*
+ * Remove the objects of expired segments below @below that expired at least
+ * SEG_REMOVE_DELAY ago (all of them if @now is 0).  A segment is not
+ * removed right after its expiry: it was written moments before, and
+ * removing an object the store may still be syncing is a needless race
+ * (the local store has had one).  Nothing depends on the removal; the
+ * header's removed_upto lets a restart finish what was left.
+ * Caller holds expire_lock.
+ */
+#define SEG_REMOVE_DELAY_NS (30ull * 1000000000ull)
+
+static void remove_segments(struct mds *m, uint64_t below, uint64_t now)
 {
 	struct journal *j = m->j;
 	char oid[64];
 	int r;
 
 	for (; j->removed_upto < below; j->removed_upto++) {
-		struct store_op *op = store_op_new();
+		struct store_op *op;
+		uint64_t at = j->expired_at[j->removed_upto % EXPIRED_RING];
 
+		if (now && j->removed_upto + EXPIRED_RING >= j->expire_seg && at + SEG_REMOVE_DELAY_NS > now)
+			return;
+		op = store_op_new();
 		if (!op)
 			return;
 		oid_seg(oid, sizeof(oid), j->removed_upto);
@@ -663,15 +680,14 @@ static int expire_one(struct mds *m, struct jseg *s)
 		perf_inc(&j->expire_errors, 1);
 		return r;
 	}
-	r = header_write(m, s->no + 1, s->no + 1);
+	r = header_write(m, s->no + 1, j->removed_upto);
 	if (r) {
 		derr(JOURNAL, "writing the journal header failed (%s); will retry", strerror(-r));
 		return r;
 	}
 	j->expire_seg = s->no + 1;
-	/* the segment object goes at the next expiry, not now: it was written
-	 * a moment ago and the store may still be syncing it */
-	remove_segments(m, s->no);
+	j->expired_at[s->no % EXPIRED_RING] = now_mono_ns();
+	remove_segments(m, j->expire_seg, now_mono_ns());
 	perf_inc(&j->expired, 1);
 	hist_add(&j->expire_lat, now_mono_ns() - t0);
 	dout(JOURNAL, 5, "expired journal segment %" PRIx64 " (%" PRIu64 " entries, %zu objects)", s->no,
@@ -759,13 +775,12 @@ int journal_replay(struct mds *m)
 		j->seg_size = 4096;
 	m->j = j;
 
-	r = header_read(m, &seg);
+	r = header_read(m, &seg, &j->removed_upto);
 	if (r) {
 		derr(JOURNAL, "cannot read the journal header %s: %s", OID_JOURNAL, strerror(-r));
 		return r;
 	}
 	j->expire_seg = seg;
-	j->removed_upto = seg ? seg - 1 : 0;   /* the last expired one may be left */
 	m->replaying = true;
 	for (;;) {
 		struct store_stat sst;
@@ -874,6 +889,10 @@ int journal_start(struct mds *m)
 	perf_register_hist("mds_journal", "batch_entries", &j->batch);
 	perf_register_hist("mds_journal", "write_lat", &j->write_lat);
 	perf_register_hist("mds_journal", "expire_lat", &j->expire_lat);
+	/* segments the previous run expired but left in place */
+	pthread_mutex_lock(&j->expire_lock);
+	remove_segments(m, j->expire_seg, 0);
+	pthread_mutex_unlock(&j->expire_lock);
 	/* what was replayed gets applied to the objects now */
 	expire_sealed(m);
 	r = pthread_create(&j->writer, NULL, writer_main, m);
@@ -900,7 +919,7 @@ void journal_stop(struct mds *m)
 	}
 	expire_sealed(m);
 	pthread_mutex_lock(&j->expire_lock);
-	remove_segments(m, j->expire_seg);
+	remove_segments(m, j->expire_seg, now_mono_ns());
 	pthread_mutex_unlock(&j->expire_lock);
 }
 

@@ -18,6 +18,7 @@
 #include <json-c/json.h>
 
 #include "common/admin_sock.h"
+#include "store/store.h"
 #include "tests/integration/test_mds_wire.h"
 
 #define ROOT MDSP_ROOT_INO
@@ -397,6 +398,112 @@ START_TEST(test_purge_queue_survives_and_drains)
 }
 END_TEST
 
+/* Append @len bytes of junk to the newest journal segment, as a write torn
+ * by a crash would leave them (the MDS must not be running). */
+static void tear_journal_tail(size_t len)
+{
+	struct store_config sc = { .backend = "local" };
+	struct store *st;
+	struct store_pool *pool;
+	struct store_op *op;
+	char path[512], **names = NULL, best[256] = "";
+	uint8_t junk[512];
+	size_t n = 0, i;
+
+	snprintf(path, sizeof(path), "%s/store", P.dir);
+	sc.local_path = path;
+	ck_assert_int_eq(store_open(&sc, &st), 0);
+	ck_assert_int_eq(store_pool_open(st, "loligo_metadata", NULL, &pool), 0);
+	ck_assert_int_eq(store_list_objects(pool, &names, &n), 0);
+	for (i = 0; i < n; i++) {
+		if (!strncmp(names[i], "mds_journal.", 12) && strcmp(names[i], best) > 0)
+			snprintf(best, sizeof(best), "%s", names[i]);
+		free(names[i]);
+	}
+	free(names);
+	ck_assert_msg(best[0], "no journal segment");
+	for (i = 0; i < sizeof(junk); i++)
+		junk[i] = (uint8_t)(i * 37 + 11);
+	junk[0] = 0x4c;  /* starts like an entry header: magic "LJE1" */
+	junk[1] = 0x4a;
+	junk[2] = 0x45;
+	junk[3] = 0x31;
+	op = store_op_new();
+	store_op_append(op, junk, len < sizeof(junk) ? len : sizeof(junk));
+	ck_assert_int_eq(store_op_exec(pool, best, op), 0);
+	store_pool_close(pool);
+	store_close(st);
+}
+
+/* Journal segment objects in the store (the MDS must not be running). */
+static int count_segments(void)
+{
+	struct store_config sc = { .backend = "local" };
+	struct store *st;
+	struct store_pool *pool;
+	char path[512], **names = NULL;
+	size_t n = 0, i;
+	int count = 0;
+
+	snprintf(path, sizeof(path), "%s/store", P.dir);
+	sc.local_path = path;
+	ck_assert_int_eq(store_open(&sc, &st), 0);
+	ck_assert_int_eq(store_pool_open(st, "loligo_metadata", NULL, &pool), 0);
+	ck_assert_int_eq(store_list_objects(pool, &names, &n), 0);
+	for (i = 0; i < n; i++) {
+		count += !strncmp(names[i], "mds_journal.", 12);
+		free(names[i]);
+	}
+	free(names);
+	store_pool_close(pool);
+	store_close(st);
+	return count;
+}
+
+START_TEST(test_expired_segments_are_removed)
+{
+	snprintf(P.extra[P.nextra++], 256, "--mds_journal_segment_size=4096");
+	start_and_open();
+	build("one");
+	restart(SIGTERM);   /* expires everything; the objects go at the next start */
+	build("two");
+	mdsw_close(&W);
+	ck_assert_int_eq(mdsproc_stop(&P, SIGTERM), 0);
+	ck_assert_int_gt(count_segments(), 2);
+	ck_assert_int_eq(mdsproc_start(&P), 0);
+	ck_assert_int_eq(mdsproc_stop(&P, SIGTERM), 0);
+	ck_assert_int_le(count_segments(), 1);
+	ck_assert_int_eq(mdsproc_start(&P), 0);
+	ck_assert_int_eq(mdsw_connect(&W, P.port), 0);
+	ck_assert_int_eq(mdsw_open(&W, "client.again"), 0);
+	verify("one");
+	verify("two");
+}
+END_TEST
+
+START_TEST(test_torn_journal_tail)
+{
+	uint64_t sid;
+
+	start_and_open();
+	build("one");
+	sid = W.sid;
+	mdsw_close(&W);
+	ck_assert_int_eq(mdsproc_stop(&P, SIGKILL), 128 + SIGKILL);
+	tear_journal_tail(300);
+	ck_assert_int_eq(mdsproc_start(&P), 0);
+	ck_assert_int_eq(mdsw_connect(&W, P.port), 0);
+	ck_assert_int_eq(mdsw_reconnect(&W, sid), 0);
+	W.next_tid = 1000;
+	verify("one");
+	/* what is written after the torn tail was cut survives too */
+	build("two");
+	restart(SIGKILL);
+	verify("one");
+	verify("two");
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("mds_recovery");
@@ -410,6 +517,8 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_exactly_once_across_restart);
 	tcase_add_test(tc, test_reconnect_same_mds);
 	tcase_add_test(tc, test_purge_queue_survives_and_drains);
+	tcase_add_test(tc, test_torn_journal_tail);
+	tcase_add_test(tc, test_expired_segments_are_removed);
 	suite_add_tcase(s, tc);
 	return s;
 }
