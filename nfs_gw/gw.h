@@ -31,7 +31,7 @@ struct gw;
  *             May be NULL in tests: then only the RPC/session layer works and
  *             filesystem operations answer NFS4ERR_SERVERFAULT.
  * @asok:      the process's admin socket, or NULL.  The gateway registers
- *             its commands on it (`drc dump`, `nfs sessions`); they stay
+ *             its commands on it (`drc dump`, `nfs clients`); they stay
  *             registered until the admin socket is stopped, so stop the
  *             admin socket after gw_stop() or not at all.
  * @out:       the new gateway.

@@ -3,11 +3,16 @@
  *
  * Layout: a power-of-two array of buckets, each a mutex and one list that
  * is both the hash chain and the bucket's age order (oldest first; a hit
- * moves an entry to the tail).  Every lookup walks its chain once: it finds
- * the match and, in the same pass, evicts every other entry that may go
- * (knfsd prunes the bucket it looks in the same way), so a cache kept
- * small by implied ACKs is also a cache with short chains.  A one-second
- * tick from the ring thread (drc_prune) catches buckets nobody looks in.
+ * moves an entry to the tail).  Each entry is also on its transport's list
+ * (xprt->drc_entries), so a lookup first evicts every entry of its own
+ * transport that the new request acknowledges, wherever it hashes
+ * (ack_transport); then it walks its chain once, finding the match and
+ * evicting whatever else may go (knfsd prunes the bucket it looks in the
+ * same way).  A cache kept small by implied ACKs is a cache with short
+ * chains.  A one-second tick from the ring thread (drc_prune) catches
+ * expiries in buckets nobody looks in.
+ *
+ * Lock order: bucket lock, then xprt->drc_lock (to link and unlink).
  *
  * The match is taken before pruning decisions on it: a retransmission on
  * the *same* connection bumps that connection's last_recv, which would
@@ -35,6 +40,7 @@ enum entry_state { ST_INPROGRESS, ST_DONE };
 
 struct drc_entry {
 	struct drc_entry *prev, *next;   /* bucket list; protected by bucket lock */
+	struct drc_entry *xprev, *xnext; /* xprt->drc_entries; protected by xprt->drc_lock */
 	struct drc_key key;
 	struct rpc_xprt *xprt;           /* reference */
 	unsigned int bucket;
@@ -157,6 +163,17 @@ void drc_entry_put(struct drc_entry *e)
 static void unlink_locked(struct drc *d, struct bucket *b, struct drc_entry *e)
 {
 	/* caller holds b->lock */
+	struct rpc_xprt *x = e->xprt;
+
+	pthread_mutex_lock(&x->drc_lock);
+	if (e->xprev)
+		e->xprev->xnext = e->xnext;
+	else
+		x->drc_entries = e->xnext;
+	if (e->xnext)
+		e->xnext->xprev = e->xprev;
+	e->xprev = e->xnext = NULL;
+	pthread_mutex_unlock(&x->drc_lock);
 	if (e->prev)
 		e->prev->next = e->next;
 	else
@@ -183,6 +200,13 @@ static void append_locked(struct drc *d, struct bucket *b, struct drc_entry *e)
 	b->tail = e;
 	e->linked = true;
 	b->len++;
+	pthread_mutex_lock(&e->xprt->drc_lock);
+	e->xprev = NULL;
+	e->xnext = e->xprt->drc_entries;
+	if (e->xnext)
+		e->xnext->xprev = e;
+	e->xprt->drc_entries = e;
+	pthread_mutex_unlock(&e->xprt->drc_lock);
 	atomic_fetch_add_explicit(&d->population, 1, memory_order_relaxed);
 }
 
@@ -264,6 +288,50 @@ void drc_make_key(const struct drc *d, const struct rpc_call *c, const struct rp
 	}
 }
 
+/*
+ * The implied ACK proper: @x just received a request, so every entry of @x
+ * whose reply went out before that is acknowledged, whatever bucket it is
+ * in.  Walks only @x's own entries (the replies still in doubt on this
+ * connection).  The entry being looked up (@k) is spared: a retransmission
+ * on the same connection is itself a newer request.  Called with no lock
+ * held; takes x->drc_lock, then each bucket lock alone.
+ */
+#define ACK_BATCH 32
+#define ACK_ROUNDS 8
+static void ack_transport(struct drc *d, struct rpc_xprt *x, const struct drc_key *k, uint64_t t)
+{
+	struct drc_entry *cand[ACK_BATCH], *e;
+	uint64_t last, sent;
+	int n, i, round;
+
+	if (d->p.mode != DRC_MODE_IMPLIED_ACK || !x->conn_oriented)
+		return;
+	last = atomic_load_explicit(&x->last_recv, memory_order_acquire);
+	for (round = 0; round < ACK_ROUNDS; round++) {
+		n = 0;
+		pthread_mutex_lock(&x->drc_lock);
+		for (e = x->drc_entries; e && n < ACK_BATCH; e = e->xnext) {
+			sent = atomic_load_explicit(&e->sent_at, memory_order_acquire);
+			if (sent && last > sent && !key_eq(&e->key, k)) {
+				atomic_fetch_add_explicit(&e->refs, 1, memory_order_relaxed);
+				cand[n++] = e;
+			}
+		}
+		pthread_mutex_unlock(&x->drc_lock);
+		for (i = 0; i < n; i++) {
+			struct bucket *b = &d->b[cand[i]->bucket];
+
+			pthread_mutex_lock(&b->lock);
+			if (cand[i]->linked && prunable_locked(d, cand[i], t) == DRC_EV_IMPLIED_ACK)
+				evict_locked(d, b, cand[i], DRC_EV_IMPLIED_ACK, t);
+			pthread_mutex_unlock(&b->lock);
+			drc_entry_put(cand[i]);
+		}
+		if (n < ACK_BATCH)
+			break;
+	}
+}
+
 /* Evict the oldest completed entry of @b; caller holds b->lock. */
 static bool evict_oldest_locked(struct drc *d, struct bucket *b, uint64_t t)
 {
@@ -316,6 +384,7 @@ enum drc_verdict drc_lookup(struct drc *d, struct rpc_xprt *x, const struct drc_
 	*ep = NULL;
 	*reply = NULL;
 	*reply_len = 0;
+	ack_transport(d, x, k, t0);
 	pthread_mutex_lock(&b->lock);
 	for (e = b->head; e; e = next) {
 		next = e->next;
@@ -542,7 +611,7 @@ void drc_destroy(struct drc *d)
 	for (i = 0; i <= d->mask; i++) {
 		for (e = d->b[i].head; e; e = next) {
 			next = e->next;
-			e->linked = false;
+			unlink_locked(d, &d->b[i], e);
 			drc_entry_put(e);
 		}
 		pthread_mutex_destroy(&d->b[i].lock);

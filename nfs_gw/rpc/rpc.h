@@ -23,6 +23,7 @@
 #define LOLIGO_NFS_GW_RPC_RPC_H
 
 #include <netinet/in.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -182,6 +183,10 @@ struct rpc_xprt {
 	char peer_str[64];               /* "1.2.3.4:567" for log lines */
 	_Atomic int refs;
 	const struct rpc_xprt_ops *ops;
+	/* owned by drc.c: this transport's cache entries, so an implied ACK
+	 * can evict them without searching the buckets */
+	pthread_mutex_t drc_lock;
+	struct drc_entry *drc_entries;   /* protected by drc_lock */
 };
 
 /** rpc_xprt_next_id - a new transport id (process-wide u64 counter). */

@@ -107,6 +107,7 @@ void rpc_xprt_init(struct rpc_xprt *x, bool conn_oriented, const struct sockaddr
 	x->conn_oriented = conn_oriented;
 	x->ops = ops;
 	atomic_init(&x->refs, 1);
+	pthread_mutex_init(&x->drc_lock, NULL);
 	if (peer && len <= sizeof(x->peer)) {
 		memcpy(&x->peer, peer, len);
 		x->peer_len = len;

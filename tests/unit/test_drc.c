@@ -205,6 +205,41 @@ START_TEST(implied_ack_other_conn)
 }
 END_TEST
 
+/* The implied ACK reaches a transport's entries in every bucket, not just
+ * the bucket the new request hashes to. */
+START_TEST(implied_ack_all_buckets)
+{
+	struct drc *d = mk_drc(DRC_MODE_IMPLIED_ACK, 256, 1000);
+	struct rpc_xprt *x = mk_xprt(true, 900), *y = mk_xprt(true, 901);
+	struct drc_stats s;
+	uint32_t i;
+
+	fake_now = 100;
+	for (i = 0; i < 50; i++) {
+		complete_call(d, x, 1000 + i, "op", 100 + i);
+		complete_call(d, y, 1000 + i, "op", 100 + i);
+	}
+	drc_get_stats(d, &s);
+	ck_assert_uint_eq(s.population, 100);
+	/* x receives a new request after every reply went out */
+	atomic_store(&x->last_recv, 1000);
+	ck_assert_int_eq(lookup(d, x, 5000, "new", NULL), DRC_MISS);
+	drc_get_stats(d, &s);
+	ck_assert_uint_eq(s.evictions[DRC_EV_IMPLIED_ACK], 50);
+	ck_assert_uint_eq(s.population, 50);         /* y's entries are all still there */
+	ck_assert_int_eq(lookup(d, y, 1010, "op", NULL), DRC_HIT);
+	/* a request received between two replies acknowledges only the older */
+	atomic_store(&y->last_recv, 125);            /* after sends 100..124 */
+	ck_assert_int_eq(lookup(d, y, 6000, "new", NULL), DRC_MISS);
+	drc_get_stats(d, &s);
+	ck_assert_uint_eq(s.population, 25);
+	ck_assert_int_eq(lookup(d, y, 1030, "op", NULL), DRC_HIT);
+	drc_destroy(d);
+	rpc_xprt_put(x);
+	rpc_xprt_put(y);
+}
+END_TEST
+
 /* A retransmission on the same connection bumps last_recv before its own
  * lookup: it must still find its entry. */
 START_TEST(retransmit_same_conn_hits)
@@ -403,6 +438,7 @@ int main(void)
 	tcase_add_test(tc, checksum_mismatch);
 	tcase_add_test(tc, implied_ack);
 	tcase_add_test(tc, implied_ack_other_conn);
+	tcase_add_test(tc, implied_ack_all_buckets);
 	tcase_add_test(tc, retransmit_same_conn_hits);
 	tcase_add_test(tc, closed_connection);
 	tcase_add_test(tc, datagram_expiry);
