@@ -38,6 +38,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/sdt.h>
 #include <unistd.h>
 
 #include "common/config.h"
@@ -434,6 +435,7 @@ static void *writer_main(void *arg)
 				_exit(2);
 			}
 			hist_add(&j->write_lat, now_mono_ns() - t0);
+			DTRACE_PROBE3(loligo_mds, journal_write, n, buf.len, now_mono_ns() - t0);
 			if (n) {
 				perf_inc(&j->writes, 1);
 				perf_inc(&j->entries, n);

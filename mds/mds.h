@@ -18,7 +18,13 @@
  *    replies when a write is durable, replays on start-up and applies
  *    sealed segments to the objects ("expire") before moving the header's
  *    expire position past them.
+ *  - purge.c: the journaled queue of unlinked files whose data objects the
+ *    MDS removes after mds_purge_delay.
  *  - admin.c: admin-socket commands; main.c: start-up and shutdown.
+ *
+ * USDT probes (provider loligo_mds): request_start(tid, op, flags),
+ * request_unsafe(tid, op, start_ns), request_done(tid, op, result) for
+ * reads, journal_write(entries, bytes, ns).
  *
  * Nothing in memory is ever evicted (no cache trimming yet): that is what
  * makes the lazy loads safe, since an object can only be stale in the store

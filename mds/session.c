@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/sdt.h>
 
 #include "common/config.h"
 #include "common/log.h"
@@ -565,6 +566,7 @@ void request_handle(struct mds *m, struct conn *c, struct mdsp_msg *msg)
 	memset(&rmsg, 0, sizeof(rmsg));
 	rmsg.type = MDSP_MSG_REPLY;
 	perf_inc(&m->req_total, 1);
+	DTRACE_PROBE3(loligo_mds, request_start, req->tid, req->op, req->flags);
 	if (journaled)
 		journal_throttle(m);
 	pthread_mutex_lock(&m->lock);
@@ -608,6 +610,7 @@ void request_handle(struct mds *m, struct conn *c, struct mdsp_msg *msg)
 			hist_add(&m->op_lat[req->op], now_mono_ns() - t0);
 			perf_inc(&m->op_count[req->op], 1);
 		}
+		DTRACE_PROBE3(loligo_mds, request_done, req->tid, req->op, rep->result);
 		return;
 	}
 	txn_finish(m, &t);
@@ -661,6 +664,7 @@ void request_handle(struct mds *m, struct conn *c, struct mdsp_msg *msg)
 		hist_add(&m->op_lat[req->op], now_mono_ns() - t0);
 		perf_inc(&m->op_count[req->op], 1);
 	}
+	DTRACE_PROBE3(loligo_mds, request_unsafe, req->tid, req->op, t0);
 }
 
 void session_conn_closed(struct mds *m, struct conn *c)
