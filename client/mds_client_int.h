@@ -95,6 +95,8 @@ struct mds_session {
 	uint64_t id;                    /* MDS-assigned; 0 until the first OPEN */
 	uint64_t gen;                   /* bumps on every new connection */
 	struct mds_conn *conn;          /* holds a reference; NULL when not connected */
+	struct mds_conn *handshaking;   /* no reference: the session thread's attempt, so
+					 * that mdsc_destroy can cut a stalled handshake short */
 	uint64_t mds_epoch;
 	uint32_t lease_ms;
 	uint64_t renew_seq;

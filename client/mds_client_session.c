@@ -685,7 +685,15 @@ static void connect_session(struct mds_client *m)
 		why = "out of memory";
 		goto fail;
 	}
+	t0 = mdsc_lock(m);
+	if (m->stopping)
+		conn_mark_dead(c, false, 0, NULL);
+	s->handshaking = c;
+	mdsc_unlock(m, SEC_SESSION, t0);
 	r = handshake(m, c, resume_id, tmo, &g, &refused);
+	t0 = mdsc_lock(m);
+	s->handshaking = NULL;
+	mdsc_unlock(m, SEC_SESSION, t0);
 	if (r == -ESTALE && resume_id) {
 		perf_inc(&m->c_rejects, 1);
 		nlost = fail_unsafe(m);
@@ -1023,6 +1031,8 @@ void mdsc_session_close(struct mds_client *m)
 		}
 	}
 	m->stopping = true;
+	if (s->handshaking)             /* an MDS that accepted but does not answer */
+		conn_mark_dead(s->handshaking, false, 0, NULL);
 	mdsc_kick_locked(m);
 	mdsc_unlock(m, SEC_SESSION, t0);
 	pthread_join(m->session_thread, NULL);
