@@ -94,6 +94,7 @@ void drc_params_from_config(struct drc_params *p)
 	p->max_entries = (unsigned int)cfg_uint(CFG_nfs_drc_max_entries);
 	p->expiry_ns = (uint64_t)(cfg_double(CFG_nfs_drc_expiry) * 1e9);
 	p->csum_len = cfg_uint(CFG_nfs_drc_csum_len);
+	p->max_reply = cfg_uint(CFG_nfs_drc_max_reply);
 	cfg_str(CFG_nfs_drc_mode, mode, sizeof(mode));
 	p->mode = strcmp(mode, "expiry") == 0 ? DRC_MODE_EXPIRY : DRC_MODE_IMPLIED_ACK;
 	if (strcmp(mode, "expiry") && strcmp(mode, "implied_ack"))
@@ -446,14 +447,28 @@ enum drc_verdict drc_lookup(struct drc *d, struct rpc_xprt *x, const struct drc_
 	return v;
 }
 
-void drc_finish(struct drc *d, struct drc_entry *e, const uint8_t *reply, size_t len)
+int drc_finish(struct drc *d, struct drc_entry *e, const uint8_t *reply, size_t len)
 {
 	struct bucket *b = &d->b[e->bucket];
-	uint8_t *copy = malloc(len ? len : 1);
+	uint8_t *copy = NULL;
+	bool was_linked = false;
+	int r = 0;
 
-	if (!copy) {
-		drc_abort(d, e);
-		return;
+	if (d->p.max_reply && len > d->p.max_reply)
+		r = -EMSGSIZE;
+	else if (!(copy = malloc(len ? len : 1)))
+		r = -ENOMEM;
+	if (r) {
+		/* not kept: forget the entry, the caller's reference stays */
+		perf_inc(&d->uncached, 1);
+		pthread_mutex_lock(&b->lock);
+		was_linked = e->linked;
+		if (was_linked)
+			unlink_locked(d, b, e);
+		pthread_mutex_unlock(&b->lock);
+		if (was_linked)
+			drc_entry_put(e);
+		return r;
 	}
 	memcpy(copy, reply, len);
 	pthread_mutex_lock(&b->lock);
@@ -462,6 +477,7 @@ void drc_finish(struct drc *d, struct drc_entry *e, const uint8_t *reply, size_t
 	e->done_at = now(d);
 	e->state = ST_DONE;
 	pthread_mutex_unlock(&b->lock);
+	return 0;
 }
 
 void drc_abort(struct drc *d, struct drc_entry *e)
@@ -538,6 +554,7 @@ struct json_object *drc_dump_json(struct drc *d)
 	json_object_object_add(o, "max_entries", json_object_new_uint64(d->p.max_entries));
 	json_object_object_add(o, "buckets", json_object_new_uint64(d->mask + 1ull));
 	json_object_object_add(o, "csum_len", json_object_new_uint64(d->p.csum_len));
+	json_object_object_add(o, "max_reply", json_object_new_uint64(d->p.max_reply));
 	json_object_object_add(o, "population", json_object_new_uint64(s.population));
 	json_object_object_add(o, "longest_chain", json_object_new_uint64(s.longest_chain));
 	json_object_object_add(o, "hits", json_object_new_uint64(s.hits));

@@ -65,6 +65,7 @@ struct drc_params {
 	unsigned int max_entries;
 	uint64_t expiry_ns;
 	size_t csum_len;         /* bytes of arguments checksummed */
+	size_t max_reply;        /* larger replies are not kept (0: no limit) */
 	enum drc_mode mode;
 	uint64_t (*clock)(void); /* monotonic ns; NULL: now_mono_ns (tests fake it) */
 	const char *perf_group;  /* register counters under this perf group, or NULL */
@@ -113,9 +114,12 @@ enum drc_verdict drc_lookup(struct drc *d, struct rpc_xprt *x, const struct drc_
 
 /**
  * drc_finish - the call of in-progress entry @e is done: keep a copy of
- * @reply.  The caller's reference stays (pass it on to drc_reply_sent()).
+ * @reply.  The caller's reference stays either way (pass it on to
+ * drc_reply_sent(), then drc_entry_put()).
+ * Return: 0, or -EMSGSIZE (over max_reply) / -ENOMEM: the entry was
+ * dropped from the cache and counted as uncached.
  */
-void drc_finish(struct drc *d, struct drc_entry *e, const uint8_t *reply, size_t len);
+int drc_finish(struct drc *d, struct drc_entry *e, const uint8_t *reply, size_t len);
 
 /** drc_abort - forget in-progress entry @e (no reply to keep) and drop the caller's reference. */
 void drc_abort(struct drc *d, struct drc_entry *e);

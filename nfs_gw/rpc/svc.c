@@ -251,8 +251,9 @@ static void process(struct rpc_svc *svc, struct rpc_req *req)
 		if (req->drc_nocache || st != RPC_SUCCESS || rpc_reply_end(&e)) {
 			drc_abort(svc->drc, de);
 			de = NULL;
-		} else {
-			drc_finish(svc->drc, de, e.buf, e.len);
+		} else if (drc_finish(svc->drc, de, e.buf, e.len)) {
+			dout(RPC, 10, "xprt %llu: xid %#x: reply of %zu bytes not kept in the DRC",
+			     (unsigned long long)req->xprt->id, c->xid, e.len);
 		}
 	}
 	req_complete(req, &e, de);

@@ -5,6 +5,7 @@
  * clock and fake transports.
  */
 #include <check.h>
+#include <errno.h>
 #include <json-c/json.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -405,6 +406,38 @@ START_TEST(size_bound_all_inprogress)
 }
 END_TEST
 
+START_TEST(reply_too_big)
+{
+	struct drc_params p = { .buckets = 4, .max_entries = 10, .expiry_ns = 120 * SEC, .csum_len = 256,
+				.max_reply = 8, .clock = fake_clock };
+	struct drc *d;
+	struct rpc_xprt *x = mk_xprt(true, 900);
+	struct drc_key k;
+	struct drc_entry *e;
+	uint8_t *r;
+	size_t rl;
+	struct drc_stats s;
+
+	ck_assert_int_eq(drc_create(&p, &d), 0);
+	key_for(d, x, 1, "a", &k);
+	ck_assert_int_eq(drc_lookup(d, x, &k, &e, &r, &rl), DRC_MISS);
+	ck_assert_int_eq(drc_finish(d, e, (const uint8_t *)"0123456789", 10), -EMSGSIZE);
+	drc_reply_sent(e, 5);                  /* the caller's reference is still good */
+	drc_entry_put(e);
+	drc_get_stats(d, &s);
+	ck_assert_uint_eq(s.population, 0);
+	ck_assert_uint_eq(s.uncached, 1);
+	ck_assert_int_eq(lookup(d, x, 1, "a", NULL), DRC_MISS);
+	key_for(d, x, 2, "a", &k);
+	ck_assert_int_eq(drc_lookup(d, x, &k, &e, &r, &rl), DRC_MISS);
+	ck_assert_int_eq(drc_finish(d, e, (const uint8_t *)"01234567", 8), 0);
+	drc_entry_put(e);
+	ck_assert_int_eq(lookup(d, x, 2, "a", NULL), DRC_HIT);
+	drc_destroy(d);
+	rpc_xprt_put(x);
+}
+END_TEST
+
 START_TEST(dump_json)
 {
 	struct drc *d = mk_drc(DRC_MODE_IMPLIED_ACK, 4, 100);
@@ -446,6 +479,7 @@ int main(void)
 	tcase_add_test(tc, size_bound);
 	tcase_add_test(tc, size_bound_oldest_in_bucket);
 	tcase_add_test(tc, size_bound_all_inprogress);
+	tcase_add_test(tc, reply_too_big);
 	tcase_add_test(tc, dump_json);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);

@@ -328,6 +328,37 @@ START_TEST(many_connections)
 }
 END_TEST
 
+START_TEST(max_conns)
+{
+	int fds[16], extra, i;
+	struct trpc_reply r;
+	uint8_t *buf;
+
+	for (i = 0; i < 16; i++) {
+		fds[i] = trpc_connect(port);
+		ck_assert_int_ge(fds[i], 0);
+		ck_assert_int_eq(call(fds[i], (uint32_t)i, TPROG, 1, 0, NULL, &r, &buf), 0);
+		free(buf);
+	}
+	/* the 17th is accepted and closed at once */
+	extra = trpc_connect(port);
+	ck_assert_int_ge(extra, 0);
+	ck_assert(trpc_closed(extra));
+	close(extra);
+	/* a slot frees up when a connection goes */
+	close(fds[0]);
+	for (i = 0; i < 100 && rpc_svc_conns(svc) >= 16; i++)
+		usleep(10 * 1000);
+	ck_assert_uint_lt(rpc_svc_conns(svc), 16);
+	fds[0] = trpc_connect(port);
+	ck_assert_int_eq(call(fds[0], 99, TPROG, 1, 0, NULL, &r, &buf), 0);
+	ck_assert_uint_eq(r.stat, RPC_SUCCESS);
+	free(buf);
+	for (i = 0; i < 16; i++)
+		close(fds[i]);
+}
+END_TEST
+
 START_TEST(rpc_errors)
 {
 	int fd = trpc_connect(port);
@@ -548,6 +579,7 @@ int main(void)
 	tcase_add_test(tc, pipelined_and_inflight_limit);
 	tcase_add_test(tc, large_records);
 	tcase_add_test(tc, many_connections);
+	tcase_add_test(tc, max_conns);
 	tcase_add_test(tc, rpc_errors);
 	tcase_add_test(tc, denied);
 	tcase_add_test(tc, oversized_record_mark);
