@@ -10,6 +10,7 @@
  * keeps being served.
  */
 #include <check.h>
+#include <errno.h>
 #include <json-c/json.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -429,6 +430,41 @@ START_TEST(session_maxops)
 }
 END_TEST
 
+/* SEQUENCE renews the lease; a client that goes quiet for a lease period
+ * loses its sessions. */
+START_TEST(lease_expiry)
+{
+	int fd = trpc_connect(port), i;
+	uint8_t sid[NFS4_SESSIONID_SIZE];
+	struct compound c;
+	struct creply r;
+	uint64_t clientid;
+
+	srv->p.lease_ns = 1200ull * 1000 * 1000;
+	clientid = make_session(fd, "leaser", sid, 16);
+	for (i = 1; i <= 8; i++) {         /* 2.4 s of traffic: twice the lease */
+		usleep(300 * 1000);
+		c_begin(&c, 1, 0);
+		op_sequence(&c, sid, (uint32_t)i, 0, false);
+		c_call(fd, &c, &r);
+		ck_assert_uint_eq(r.status, NFS4_OK);
+		c_free(&r);
+	}
+	usleep(2600 * 1000);                 /* silence: the reaper expires it */
+	c_begin(&c, 1, 0);
+	op_sequence(&c, sid, 9, 0, false);
+	c_call(fd, &c, &r);
+	ck_assert_uint_eq(r.status, NFS4ERR_BADSESSION);
+	c_free(&r);
+	c_begin(&c, 1, 0);
+	op_create_session(&c, clientid, 2, 16);
+	c_call(fd, &c, &r);
+	ck_assert_uint_eq(r.status, NFS4ERR_STALE_CLIENTID);
+	c_free(&r);
+	close(fd);
+}
+END_TEST
+
 /* ---- COMPOUND rules ------------------------------------------------------------ */
 
 START_TEST(compound_rules)
@@ -718,6 +754,14 @@ START_TEST(gateway_and_asok)
 	ck_assert_int_eq(gw_start("127.0.0.1:0", NULL, a, &gw), 0);
 	port = gw_port(gw);
 	ck_assert_uint_ne(port, 0);
+	{
+		/* the same port again, and an address that is not one */
+		struct gw *gw2;
+		char ap[64];
+		snprintf(ap, sizeof(ap), "127.0.0.1:%u", port);
+		ck_assert_int_eq(gw_start(ap, NULL, NULL, &gw2), -EADDRINUSE);
+		ck_assert_int_eq(gw_start("no-port-here", NULL, NULL, &gw2), -EINVAL);
+	}
 	fd = trpc_connect(port);
 	make_session(fd, "asok-client", sid, 16);
 
@@ -759,6 +803,7 @@ int main(void)
 	tcase_add_test(tc, session_lifecycle);
 	tcase_add_test(tc, client_reboot_replaces_old_state);
 	tcase_add_test(tc, session_maxops);
+	tcase_add_test(tc, lease_expiry);
 	tcase_add_test(tc, compound_rules);
 	tcase_add_test(tc, v40_drc);
 	tcase_add_test(tc, ten_thousand_ops);
