@@ -203,6 +203,7 @@ int main(int argc, char **argv)
 		pthread_condattr_init(&ca);
 		pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 		pthread_cond_init(&m->tick_cond, &ca);
+		pthread_cond_init(&m->reconnect_cond, &ca);
 		pthread_condattr_destroy(&ca);
 	}
 	xa_init(&m->inodes);
@@ -313,6 +314,7 @@ int main(int argc, char **argv)
 	pthread_mutex_lock(&m->lock);
 	mdcache_after_replay(m);
 	pthread_mutex_unlock(&m->lock);
+	session_reconnect_phase_start(m);
 	perf_register_all(m);
 	purge_register_perf(m);
 	r = journal_start(m);
@@ -366,6 +368,7 @@ out_tick:
 	pthread_mutex_unlock(&m->tick_lock);
 	pthread_join(m->ticker, NULL);
 out_net:
+	session_reconnect_phase_cancel(m);
 	net_stop(m);
 out_admin:
 	admin_stop(m);
@@ -401,6 +404,7 @@ out_free:
 	pthread_mutex_destroy(&m->conns_lock);
 	pthread_mutex_destroy(&m->tick_lock);
 	pthread_cond_destroy(&m->tick_cond);
+	pthread_cond_destroy(&m->reconnect_cond);
 	free(m);
 	g_mds = NULL;
 	if (served)

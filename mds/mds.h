@@ -145,6 +145,7 @@ struct session {
 	uint64_t ncompleted;
 	uint64_t trimmed_below;       /* completed tids < this were trimmed and journaled */
 	bool warned_completed;
+	bool replay_pending;          /* restored at start-up, has not finished replaying */
 	uint64_t nreq;
 };
 
@@ -177,6 +178,12 @@ struct mds {
 	uint64_t epoch;
 	uint64_t start_real_ns;
 	bool replaying;
+	/* reconnect phase after a restart: mutations other than replays wait
+	 * until every restored session has replayed, or until the deadline */
+	bool reconnecting;
+	uint64_t reconnect_until_ns;
+	uint64_t nreplay_pending;
+	pthread_cond_t reconnect_cond;  /* with mds->lock */
 
 	struct journal *j;
 	uint64_t committed_jseq;      /* every entry <= this is durable */
@@ -269,6 +276,9 @@ void session_handle(struct mds *m, struct conn *c, struct mdsp_session *msg);
 void request_handle(struct mds *m, struct conn *c, struct mdsp_msg *msg);
 void session_conn_closed(struct mds *m, struct conn *c);
 void session_tick(struct mds *m);
+/* session_reconnect_phase_start - after replay: wait for restored sessions. */
+void session_reconnect_phase_start(struct mds *m);
+void session_reconnect_phase_cancel(struct mds *m);
 int session_evict(struct mds *m, uint64_t id, const char *why);
 void session_free_all(struct mds *m);
 struct session *session_new_locked(struct mds *m, uint64_t id);

@@ -129,9 +129,88 @@ struct session *session_new_locked(struct mds *m, uint64_t id)
 	return s;
 }
 
+/* Caller holds mds->lock. */
+static void reconnect_phase_end_locked(struct mds *m, const char *why)
+{
+	if (!m->reconnecting)
+		return;
+	m->reconnecting = false;
+	dinfo(MDS, "reconnect phase over (%s); %" PRIu64 " restored sessions did not replay", why,
+	      m->nreplay_pending);
+	pthread_cond_broadcast(&m->reconnect_cond);
+}
+
+/* @s has finished replaying (or is gone).  Caller holds mds->lock. */
+static void replay_done_locked(struct mds *m, struct session *s)
+{
+	if (!s->replay_pending)
+		return;
+	s->replay_pending = false;
+	if (m->nreplay_pending)
+		m->nreplay_pending--;
+	if (!m->nreplay_pending)
+		reconnect_phase_end_locked(m, "every restored session replayed");
+}
+
+void session_reconnect_phase_cancel(struct mds *m)
+{
+	pthread_mutex_lock(&m->lock);
+	reconnect_phase_end_locked(m, "shutting down");
+	pthread_mutex_unlock(&m->lock);
+}
+
+void session_reconnect_phase_start(struct mds *m)
+{
+	double secs = cfg_double(CFG_mds_reconnect_timeout);
+	uint64_t idx;
+	struct session *s;
+
+	pthread_mutex_lock(&m->lock);
+	rcu_read_lock();
+	xa_for_each(&m->sessions, idx, s) {
+		s->replay_pending = true;
+		m->nreplay_pending++;
+	}
+	rcu_read_unlock();
+	if (m->nreplay_pending && secs > 0) {
+		m->reconnecting = true;
+		m->reconnect_until_ns = now_mono_ns() + (uint64_t)(secs * 1e9);
+		dinfo(MDS, "reconnect phase: waiting up to %.1f s for %" PRIu64 " sessions to reconnect and replay",
+		      secs, m->nreplay_pending);
+	}
+	pthread_mutex_unlock(&m->lock);
+}
+
+/*
+ * Hold a mutation back while restored sessions may still replay theirs, so
+ * that a change a client saw applied (UNSAFE) before the crash is redone
+ * before anyone else's new request can conflict with it.  A request without
+ * MDSP_REQ_REPLAY from a restored session ends that session's replay.
+ * Caller holds mds->lock (dropped while waiting); returns the session again
+ * (NULL if it went away meanwhile).
+ */
+static struct session *reconnect_gate_locked(struct mds *m, struct conn *c, struct session *s,
+					     const struct mdsp_request *req, bool journaled)
+{
+	if (!m->reconnecting)
+		return s;
+	if (req->flags & MDSP_REQ_REPLAY)
+		return s;
+	replay_done_locked(m, s);
+	while (journaled && m->reconnecting) {
+		struct timespec ts = ns_to_timespec(m->reconnect_until_ns);
+
+		if (pthread_cond_timedwait(&m->reconnect_cond, &m->lock, &ts) == ETIMEDOUT)
+			reconnect_phase_end_locked(m, "timeout");
+	}
+	return c->session_id ? xa_load(&m->sessions, c->session_id) : NULL;
+}
+
 static void session_free_locked(struct mds *m, struct session *s)
 {
 	struct conn *c = s->conn;
+
+	replay_done_locked(m, s);
 
 	if (xa_load(&m->sessions, s->id) == s)
 		xa_erase(&m->sessions, s->id);
@@ -577,6 +656,12 @@ void request_handle(struct mds *m, struct conn *c, struct mdsp_msg *msg)
 		send_error(c, req->tid, -ENOTCONN);
 		return;
 	}
+	s = reconnect_gate_locked(m, c, s, req, journaled);
+	if (!s) {
+		pthread_mutex_unlock(&m->lock);
+		send_error(c, req->tid, -ENOTCONN);
+		return;
+	}
 	s->nreq++;
 	if (req->oldest_tid > s->trimmed_below) {
 		completed_trim_below(s, req->oldest_tid);
@@ -721,6 +806,8 @@ void session_tick(struct mds *m)
 	int nstale = 0, nevict = 0, i;
 
 	pthread_mutex_lock(&m->lock);
+	if (m->reconnecting && now >= m->reconnect_until_ns)
+		reconnect_phase_end_locked(m, "timeout");
 	rcu_read_lock();
 	xa_for_each(&m->sessions, idx, s) {
 		uint64_t idle = now - s->last_renew_ns;

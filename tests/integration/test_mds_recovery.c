@@ -8,7 +8,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <pthread.h>
 #include <signal.h>
+#include <time.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -504,6 +506,74 @@ START_TEST(test_torn_journal_tail)
 }
 END_TEST
 
+struct racer {
+	uint16_t port;
+	int result;
+	double secs;
+};
+
+static double mono_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void *racer_main(void *arg)
+{
+	struct racer *r = arg;
+	struct mdsw w;
+	struct mdsp_inode in;
+	double t0 = mono_s();
+
+	r->result = -9999;
+	if (mdsw_connect(&w, r->port) || mdsw_open(&w, "client.racer"))
+		return NULL;
+	r->result = mdsw_create(&w, ROOT, "contested", 0644, O_CREAT | O_EXCL, &in);
+	r->secs = mono_s() - t0;
+	mdsw_close(&w);
+	return NULL;
+}
+
+START_TEST(test_replay_goes_before_other_clients)
+{
+	struct mdsp_request q = { .op = MDSP_OP_CREATE, .ino = ROOT, .name = "contested", .mode = 0644,
+				  .oflags = O_CREAT | O_EXCL };
+	struct mdsp_reply rep;
+	struct racer rc;
+	pthread_t th;
+	uint64_t sid;
+
+	/* journal writes held back for 5 s: a create is applied (UNSAFE) but
+	 * not journaled when the MDS dies */
+	snprintf(P.extra[P.nextra++], 256, "--mds_journal_max_delay=5");
+	start_and_open();
+	W.wait_safe = false;
+	ck_assert_int_eq(call_tid(7, 0, &q, &rep), 0);
+	ck_assert(rep.flags & MDSP_REPLY_UNSAFE);
+	mdsw_reply_free(&rep);
+	W.wait_safe = true;
+	sid = W.sid;
+	mdsw_close(&W);
+	ck_assert_int_eq(mdsproc_stop(&P, SIGKILL), 128 + SIGKILL);
+	snprintf(P.extra[0], 256, "--mds_reconnect_timeout=20");
+	ck_assert_int_eq(mdsproc_start(&P), 0);
+	/* another client tries to take the name first: it must wait */
+	rc.port = P.port;
+	ck_assert_int_eq(pthread_create(&th, NULL, racer_main, &rc), 0);
+	usleep(300000);
+	ck_assert_int_eq(mdsw_connect(&W, P.port), 0);
+	ck_assert_int_eq(mdsw_reconnect(&W, sid), 0);
+	ck_assert_int_eq(call_tid(7, MDSP_REQ_REPLAY, &q, &rep), 0);   /* redone, not EEXIST */
+	mdsw_reply_free(&rep);
+	ck_assert_int_eq(mdsw_getattr(&W, ROOT, &(struct mdsp_inode){ 0 }), 0);  /* replay finished */
+	pthread_join(th, NULL);
+	ck_assert_int_eq(rc.result, -EEXIST);
+	ck_assert(rc.secs < 15);    /* released by the replay, not by the timeout */
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("mds_recovery");
@@ -519,6 +589,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_purge_queue_survives_and_drains);
 	tcase_add_test(tc, test_torn_journal_tail);
 	tcase_add_test(tc, test_expired_segments_are_removed);
+	tcase_add_test(tc, test_replay_goes_before_other_clients);
 	suite_add_tcase(s, tc);
 	return s;
 }
