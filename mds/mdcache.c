@@ -544,8 +544,13 @@ int mdir_get(struct mds *m, uint64_t ino, struct mdir **out)
 				if (!r)
 					r = dentry_install(m, d, kvs[i].key, &v);
 			}
-			if (r)
-				derr(MDS, "directory object %s: bad entry '%s' (%s)", oid, kvs[i].key, strerror(-r));
+			if (r == -EBADMSG) {
+				/* a damaged entry costs that entry, not the directory */
+				derr(MDS, "directory object %s: damaged entry '%s' skipped", oid, kvs[i].key);
+				r = 0;
+			} else if (r) {
+				derr(MDS, "directory object %s: entry '%s': %s", oid, kvs[i].key, strerror(-r));
+			}
 		}
 		free(after);
 		after = n ? strdup(kvs[n - 1].key) : NULL;
@@ -820,6 +825,7 @@ static int replay_inotable(struct mds *m, int op, const char *key, const void *v
 {
 	uint64_t ino = strtoull(key, NULL, 16);
 	struct minode *in = xa_load(&m->inodes, ino);
+	bool fresh = false;
 	int r;
 
 	if (op == EDIT_RM) {
@@ -833,10 +839,16 @@ static int replay_inotable(struct mds *m, int op, const char *key, const void *v
 		in = minode_alloc(m, ino);
 		if (!in)
 			return -ENOMEM;
+		fresh = true;
 	}
 	r = inode_blob_decode(val, len, in);
-	if (r)
+	if (!r && in->a.ino != ino)
+		r = -EBADMSG;
+	if (r) {
+		if (fresh)
+			minode_free(m, in);
 		return r;
+	}
 	in->in_table = true;
 	in->primary = NULL;
 	return 0;
@@ -1010,8 +1022,13 @@ int mdcache_load(struct mds *m)
 		}
 		if (r)
 			break;
-		for (i = 0; i < n && !r; i++)
+		for (i = 0; i < n && !r; i++) {
 			r = replay_inotable(m, EDIT_SET, kvs[i].key, kvs[i].val, (uint32_t)kvs[i].len);
+			if (r == -EBADMSG) {
+				derr(MDS, "inode table: damaged inode %s skipped", kvs[i].key);
+				r = 0;
+			}
+		}
 		free(after);
 		after = n ? strdup(kvs[n - 1].key) : NULL;
 		store_kv_free(kvs, n);

@@ -699,12 +699,12 @@ static int op_rmdir(struct mds *m, struct session *s, struct mdsp_request *r, st
 		return e;
 	if (!S_ISDIR(in->a.mode))
 		return -ENOTDIR;
+	if ((e = sticky_ok(din, in, &r->caller)))
+		return e;
 	if ((e = mdir_get(m, in->a.ino, &td)))
 		return e;
 	if (td->count)
 		return -ENOTEMPTY;
-	if ((e = sticky_ok(din, in, &r->caller)))
-		return e;
 	mdir_del(m, dn, t);
 	if ((e = remove_dir_inode(m, in, t)))
 		return e;

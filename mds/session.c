@@ -367,8 +367,13 @@ int session_load(struct mds *m)
 		}
 		if (r)
 			break;
-		for (i = 0; i < n && !r; i++)
+		for (i = 0; i < n && !r; i++) {
 			r = session_rec_apply(m, kvs[i].val, kvs[i].len);
+			if (r == -EBADMSG) {
+				derr(MDS, "session table: damaged record %s skipped", kvs[i].key);
+				r = 0;
+			}
+		}
 		free(after);
 		after = n ? strdup(kvs[n - 1].key) : NULL;
 		store_kv_free(kvs, n);

@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "common/crc32c.h"
+#include "store/store.h"
 #include "tests/integration/test_mds_wire.h"
 
 #define ROOT MDSP_ROOT_INO
@@ -359,6 +360,66 @@ START_TEST(test_startup_errors)
 }
 END_TEST
 
+/* Damaged directory entries in the store cost those entries only. */
+START_TEST(test_damaged_dentries)
+{
+	struct store_config sc = { .backend = "local" };
+	struct store *st;
+	struct store_pool *pool;
+	struct store_op *op;
+	struct mdsp_inode in;
+	struct mdsp_reply rep;
+	static const uint8_t truncated[] = { 1, 1, 200, 0, 0, 0, 7 };
+	char path[512];
+	uint64_t sid = W.sid;
+	uint32_t k;
+	int good = 0;
+
+	ck_assert_int_eq(mdsw_create(&W, ROOT, "good1", 0644, O_CREAT, &in), 0);
+	ck_assert_int_eq(mdsw_mkdir(&W, ROOT, "good2", 0755, &in), 0);
+	mdsw_close(&W);
+	ck_assert_int_eq(mdsproc_stop(&P, SIGTERM), 0);   /* everything in the objects */
+
+	snprintf(path, sizeof(path), "%s/store", P.dir);
+	sc.local_path = path;
+	ck_assert_int_eq(store_open(&sc, &st), 0);
+	ck_assert_int_eq(store_pool_open(st, "loligo_metadata", NULL, &pool), 0);
+	op = store_op_new();
+	store_op_omap_set(op, "evil", "garbage, not a dentry", 21);
+	store_op_omap_set(op, "evil2", truncated, sizeof(truncated));
+	ck_assert_int_eq(store_op_exec(pool, "1.dir", op), 0);
+	store_pool_close(pool);
+	store_close(st);
+
+	ck_assert_int_eq(mdsproc_start(&P), 0);
+	ck_assert_int_eq(mdsw_connect(&W, P.port), 0);
+	ck_assert_int_eq(mdsw_reconnect(&W, sid), 0);
+	ck_assert_int_eq(mdsw_readdir(&W, ROOT, 0, 100, &rep), 0);
+	for (k = 0; k < rep.nentries; k++) {
+		ck_assert(strncmp(rep.entries[k].name, "evil", 4));
+		good += !strncmp(rep.entries[k].name, "good", 4);
+	}
+	mdsw_reply_free(&rep);
+	ck_assert_int_eq(good, 2);
+	ck_assert_int_eq(mdsw_lookup(&W, ROOT, "evil", &in), -ENOENT);
+	ck_assert_int_eq(mdsw_lookup(&W, ROOT, "good1", &in), 0);
+	ck_assert_int_eq(mdsw_mkdir(&W, ROOT, "more", 0755, &in), 0);
+	{
+		char lp[512], line[1024];
+		FILE *f;
+		bool found = false;
+
+		snprintf(lp, sizeof(lp), "%s/mds.log", P.dir);
+		f = fopen(lp, "r");
+		ck_assert_ptr_nonnull(f);
+		while (fgets(line, sizeof(line), f))
+			found |= strstr(line, "damaged entry 'evil'") != NULL;
+		fclose(f);
+		ck_assert(found);
+	}
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("mds_badinput");
@@ -373,6 +434,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_unexpected_message);
 	tcase_add_test(tc, test_mid_message_disconnect);
 	tcase_add_test(tc, test_request_without_session);
+	tcase_add_test(tc, test_damaged_dentries);
 	suite_add_tcase(s, tc);
 	tcase_add_checked_fixture(tb, setup_bare, teardown_bare);
 	tcase_set_timeout(tb, 60);
