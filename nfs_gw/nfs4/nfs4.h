@@ -205,9 +205,13 @@ void nfs4_client_renew(struct nfs4_client *clp);
  */
 struct nfs4_client *nfs4_client_new_locked(struct nfs4_server *srv, const uint8_t *owner, uint32_t owner_len,
 					   const uint8_t *verifier, uint32_t principal, uint32_t minorversion);
-/** nfs4_client_expire_locked - unhash @clp and its sessions; caller holds srv->lock
- * and must then call nfs4_client_release() without it. */
-void nfs4_client_expire_locked(struct nfs4_server *srv, struct nfs4_client *clp);
+/**
+ * nfs4_client_expire_locked - unhash @clp and its sessions.  Caller holds
+ * srv->lock and, if this returns true, must then call nfs4_client_release()
+ * without it.  Return: false if @clp was already expired (someone else
+ * releases it).
+ */
+bool nfs4_client_expire_locked(struct nfs4_server *srv, struct nfs4_client *clp);
 /** nfs4_client_release - run the state hook for an expired client and drop the table's reference. */
 void nfs4_client_release(struct nfs4_server *srv, struct nfs4_client *clp);
 

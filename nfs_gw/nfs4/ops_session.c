@@ -218,6 +218,10 @@ NFS4_OP(create_session)
 	if (st)
 		return st;
 	pthread_mutex_lock(&srv->lock);
+	if (clp->dead) {                 /* expired since we found it */
+		st = NFS4ERR_STALE_CLIENTID;
+		goto out_unlock;
+	}
 	if (clp->principal != principal_of(cs)) {
 		st = NFS4ERR_CLID_INUSE;
 		goto out_unlock;
@@ -391,8 +395,8 @@ NFS4_OP(destroy_clientid)
 	} else if (clp->principal != principal_of(cs)) {
 		st = NFS4ERR_CLID_INUSE;
 	} else {
-		nfs4_client_expire_locked(srv, clp);
-		expired = true;
+		/* false if the reaper got there first: it releases it then */
+		expired = nfs4_client_expire_locked(srv, clp);
 	}
 	pthread_mutex_unlock(&srv->lock);
 	if (expired)

@@ -139,13 +139,13 @@ static void session_put_locked(struct nfs4_server *srv, struct nfs4_session *ses
 	free(ses);
 }
 
-void nfs4_client_expire_locked(struct nfs4_server *srv, struct nfs4_client *clp)
+bool nfs4_client_expire_locked(struct nfs4_server *srv, struct nfs4_client *clp)
 {
 	/* caller holds srv->lock */
 	struct nfs4_client **pp;
 
 	if (clp->dead)
-		return;
+		return false;
 	clp->dead = true;
 	while (clp->sessions) {
 		struct nfs4_session *ses = clp->sessions;
@@ -159,6 +159,7 @@ void nfs4_client_expire_locked(struct nfs4_server *srv, struct nfs4_client *clp)
 		}
 	}
 	clp->next = NULL;
+	return true;
 }
 
 void nfs4_client_release(struct nfs4_server *srv, struct nfs4_client *clp)
