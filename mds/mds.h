@@ -143,7 +143,8 @@ struct session {
 	uint64_t renew_seq;
 	struct xarray completed;      /* tid -> struct completed */
 	uint64_t ncompleted;
-	uint64_t trimmed_below;       /* completed tids < this were trimmed and journaled */
+	uint64_t trimmed_below;       /* completed tids < this were trimmed in memory */
+	uint64_t trimmed_stored;      /* ... and in the store (journaled) */
 	bool warned_completed;
 	bool replay_pending;          /* restored at start-up, has not finished replaying */
 	uint64_t nreq;

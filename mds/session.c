@@ -671,7 +671,6 @@ void request_handle(struct mds *m, struct conn *c, struct mdsp_msg *msg)
 	if (req->oldest_tid > s->trimmed_below) {
 		completed_trim_below(s, req->oldest_tid);
 		s->trimmed_below = req->oldest_tid;
-		trim_to = req->oldest_tid;
 	}
 	if (journaled) {
 		rcu_read_lock();
@@ -683,6 +682,11 @@ void request_handle(struct mds *m, struct conn *c, struct mdsp_msg *msg)
 			answer_completed_unlock(m, c, s, ce);
 			return;
 		}
+	}
+	/* the store's copy is trimmed with the next journaled request */
+	if (journaled && s->trimmed_below > s->trimmed_stored) {
+		trim_to = s->trimmed_below;
+		s->trimmed_stored = trim_to;
 	}
 	txn_init(&t);
 	server_dispatch(m, s, req, rep, &t);
