@@ -10,6 +10,7 @@
  * keeps being served.
  */
 #include <check.h>
+#include <pthread.h>
 #include <errno.h>
 #include <json-c/json.h>
 #include <stdio.h>
@@ -27,7 +28,7 @@ static struct drc *drc;
 static struct rpc_svc *svc;
 static struct nfs4_server *srv;
 static uint16_t port;
-static uint32_t next_xid = 1;
+static _Atomic uint32_t next_xid = 1;
 
 static void setup(void)
 {
@@ -69,7 +70,7 @@ struct compound {
 static void c_begin(struct compound *c, uint32_t minor, uint32_t xid)
 {
 	xdr_enc_init(&c->e, 4 << 20);
-	c->xid = xid ? xid : next_xid++;
+	c->xid = xid ? xid : atomic_fetch_add(&next_xid, 1);
 	trpc_call_header(&c->e, c->xid, NFS4_PROGRAM, 4, NFS4_PROC_COMPOUND);
 	xdr_put_string(&c->e, "test");
 	xdr_put_u32(&c->e, minor);
@@ -217,7 +218,7 @@ static void assert_served(void)
 	struct creply r;
 	char owner[64];
 
-	snprintf(owner, sizeof(owner), "bystander-%u", next_xid);
+	snprintf(owner, sizeof(owner), "bystander-%u", atomic_load(&next_xid));
 	make_session(fd, owner, sid, 16);
 	c_begin(&c, 1, 0);
 	op_sequence(&c, sid, 1, 0, false);
@@ -440,7 +441,9 @@ START_TEST(lease_expiry)
 	struct creply r;
 	uint64_t clientid;
 
+	pthread_mutex_lock(&srv->lock);         /* the reaper reads it under the lock */
 	srv->p.lease_ns = 1200ull * 1000 * 1000;
+	pthread_mutex_unlock(&srv->lock);
 	clientid = make_session(fd, "leaser", sid, 16);
 	for (i = 1; i <= 8; i++) {         /* 2.4 s of traffic: twice the lease */
 		usleep(300 * 1000);
@@ -461,6 +464,45 @@ START_TEST(lease_expiry)
 	c_call(fd, &c, &r);
 	ck_assert_uint_eq(r.status, NFS4ERR_STALE_CLIENTID);
 	c_free(&r);
+	close(fd);
+}
+END_TEST
+
+/* One session used from several connections at once, a slot each: the
+ * slots are independent and every request is answered in order per slot. */
+static uint8_t shared_sid[NFS4_SESSIONID_SIZE];
+
+static void *slot_user(void *arg)
+{
+	uint32_t slot = (uint32_t)(uintptr_t)arg, seq;
+	int fd = trpc_connect(port);
+	struct compound c;
+	struct creply r;
+
+	for (seq = 1; seq <= 60; seq++) {
+		c_begin(&c, 1, 0);
+		op_sequence(&c, shared_sid, seq, slot, seq % 2);
+		c_op(&c, OP_GETFH);
+		c_call(fd, &c, &r);
+		ck_assert_uint_eq(r.st[0], NFS4_OK);
+		ck_assert_uint_eq(r.status, NFS4ERR_NOFILEHANDLE);
+		c_free(&r);
+	}
+	close(fd);
+	return NULL;
+}
+
+START_TEST(concurrent_slots)
+{
+	int fd = trpc_connect(port);
+	pthread_t th[4];
+	uintptr_t i;
+
+	make_session(fd, "parallel", shared_sid, 16);
+	for (i = 0; i < 4; i++)
+		ck_assert_int_eq(pthread_create(&th[i], NULL, slot_user, (void *)i), 0);
+	for (i = 0; i < 4; i++)
+		pthread_join(th[i], NULL);
 	close(fd);
 }
 END_TEST
@@ -804,6 +846,7 @@ int main(void)
 	tcase_add_test(tc, client_reboot_replaces_old_state);
 	tcase_add_test(tc, session_maxops);
 	tcase_add_test(tc, lease_expiry);
+	tcase_add_test(tc, concurrent_slots);
 	tcase_add_test(tc, compound_rules);
 	tcase_add_test(tc, v40_drc);
 	tcase_add_test(tc, ten_thousand_ops);
