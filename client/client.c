@@ -63,6 +63,22 @@ struct mds_request *lc_req_new(struct lclient *c, uint32_t op, uint64_t ino, con
 	return req;
 }
 
+static bool trace_names_target(uint32_t op)
+{
+	switch (op) {
+	case MDSP_OP_LOOKUP:
+	case MDSP_OP_CREATE:
+	case MDSP_OP_MKNOD:
+	case MDSP_OP_MKDIR:
+	case MDSP_OP_SYMLINK:
+	case MDSP_OP_LINK:
+	case MDSP_OP_RENAME:
+		return true;
+	default:
+		return false;
+	}
+}
+
 int lc_req_run(struct lclient *c, struct mds_request *req, struct lc_inode **target)
 {
 	int r = mdsc_do_request(c->mdsc, req);
@@ -77,7 +93,9 @@ int lc_req_run(struct lclient *c, struct mds_request *req, struct lc_inode **tar
 		din = lc_inode_update(c, &rep->dir, 0, 0);
 	if (rep->has_target && rep->target.ino)
 		tin = lc_inode_update(c, &rep->target, rep->caps, rep->cap_seq);
-	if (r == 0 && din && rep->dname && tin)
+	/* the trace's dentry names the target only for these ops (LOOKUPPARENT's
+	 * names the child whose parent the target is) */
+	if (r == 0 && din && rep->dname && tin && tin != din && trace_names_target(req->args.op))
 		lc_dcache_add(c, din, rep->dname, tin->ino);
 	lc_put(c, din);
 	if (target && r == 0)

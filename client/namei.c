@@ -172,6 +172,9 @@ int lc_lookup(struct lclient *c, struct lc_inode *dir, const char *name, const s
 				lc_inode_fill_attr_locked(in, attr);
 			pthread_mutex_unlock(&in->lock);
 			if (valid) {
+				if (attr)
+					dout(CLIENT, 25, "lookup %" PRIx64 "/%s: hit %p ino %" PRIx64 " gen %" PRIu64 " mode 0%o",
+					     dir->ino, name, (void *)in, attr->ino, attr->generation, (unsigned int)attr->mode);
 				perf_inc(&c->perf.dentry_hit, 1);
 				*out = in;
 				return 0;
@@ -201,6 +204,9 @@ int lc_lookup(struct lclient *c, struct lc_inode *dir, const char *name, const s
 		return -EIO;
 	lc_dcache_add(c, dir, name, in->ino);
 	fill(in, attr);
+	if (attr)
+		dout(CLIENT, 25, "lookup %" PRIx64 "/%s: mds %p ino %" PRIx64 " gen %" PRIu64 " mode 0%o", dir->ino, name,
+		     (void *)in, attr->ino, attr->generation, (unsigned int)attr->mode);
 	*out = in;
 	return 0;
 }

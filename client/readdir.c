@@ -15,6 +15,7 @@
  * or our own create/unlink bump it) and ages out after the entry timeout.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -197,6 +198,8 @@ int lc_readdir(struct lclient *c, struct lc_inode *dir, uint64_t cookie, bool pl
 			} else {
 				lc_attr_from_mdsp(&e->mi, &attr);
 			}
+			dout(CLIENT, 25, "readdir %" PRIx64 ": %s ino %" PRIx64 " gen %" PRIu64 " mode 0%o in %p cookie %" PRIu64,
+			     dir->ino, e->name, attr.ino, attr.generation, (unsigned int)attr.mode, (void *)in, e->cookie);
 			int stop = cb(arg, e->name, plus ? in : NULL, &attr, e->cookie);
 			if (!plus || stop)
 				lc_put(c, in);

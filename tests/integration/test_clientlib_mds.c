@@ -423,6 +423,18 @@ START_TEST(test_rename_and_links)
 	ck_assert_int_eq(lc_lookup_parent(c, a, NULL, &x), 0);
 	ck_assert_uint_eq(lc_ino(x), lc_ino(root));
 	lc_put(c, x);
+	/* the parent's trace names the child: it must not become a dentry to the parent */
+	ck_assert_int_eq(lc_lookup(c, root, "ra", &rootcr, NULL, &x), 0);
+	ck_assert_ptr_eq(x, a);
+	lc_put(c, x);
+	struct lc_inode *sub = mkdir_p(a, "deeper");
+	ck_assert_int_eq(lc_lookup_parent(c, sub, NULL, &x), 0);
+	ck_assert_ptr_eq(x, a);
+	lc_put(c, x);
+	ck_assert_int_eq(lc_lookup(c, a, "deeper", &rootcr, NULL, &x), 0);
+	ck_assert_ptr_eq(x, sub);
+	lc_put(c, x);
+	lc_put(c, sub);
 	ck_assert_int_eq(lc_getattr(c, a, &rootcr, false, &at), 0);
 	ck_assert_int_eq(lc_lookup_ino(c, lc_ino(a), at.generation, NULL, &x), 0);
 	ck_assert_ptr_eq(x, a);
