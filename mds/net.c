@@ -282,6 +282,12 @@ static void *acceptor_main(void *arg)
 {
 	struct mds *m = arg;
 	struct pollfd p[2] = { { .fd = m->listen_fd, .events = POLLIN }, { .fd = m->stop_pipe[0], .events = POLLIN } };
+	pthread_attr_t attr;
+
+	/* readers need little stack; hundreds of sessions should not reserve
+	 * 8 MiB of address space each */
+	pthread_attr_init(&attr);
+	pthread_attr_setstacksize(&attr, 512 << 10);
 
 	for (;;) {
 		struct sockaddr_storage ss;
@@ -330,7 +336,7 @@ static void *acceptor_main(void *arg)
 			snprintf(c->peer, sizeof(c->peer), "fd%d", fd);
 		}
 		pthread_mutex_lock(&m->conns_lock);
-		if (pthread_create(&c->thread, NULL, reader_main, c)) {
+		if (pthread_create(&c->thread, &attr, reader_main, c)) {
 			pthread_mutex_unlock(&m->conns_lock);
 			derr(MDS, "cannot start a reader thread for %s", c->peer);
 			conn_put(c);
@@ -340,6 +346,7 @@ static void *acceptor_main(void *arg)
 		m->conns = c;
 		pthread_mutex_unlock(&m->conns_lock);
 	}
+	pthread_attr_destroy(&attr);
 	return NULL;
 }
 
