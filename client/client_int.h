@@ -106,6 +106,8 @@ struct lc_inode {
 	struct lc_inode *dirty_next; /* c->dirty_list link; protected by c->dirty_lock */
 	struct lc_cred wcred;        /* credentials of the last writer (size reports) */
 	int nwriters;                /* open handles with write access */
+	int nopen;                   /* open handles */
+	bool purge_pending;          /* unlinked (nlink 0) while open: drop the data at last close */
 };
 
 struct lc_fh {
@@ -311,6 +313,11 @@ void lc_queue_cap_work(struct lclient *c, const struct mdsp_caps *caps);
 /** lc_fh_new - an open handle on @in (takes its own reference). */
 struct lc_fh *lc_fh_new(struct lclient *c, struct lc_inode *in, int flags, const struct lc_cred *cr);
 void lc_fh_free(struct lclient *c, struct lc_fh *fh);
+/**
+ * lc_purge_data - @in lost its last link: drop its buffers and data objects
+ * now, or at its last close if it is open here.
+ */
+void lc_purge_data(struct lclient *c, struct lc_inode *in);
 /** lc_truncate_data - flush/discard buffers and trim objects for a size change. */
 int lc_truncate_data(struct lclient *c, struct lc_inode *in, uint64_t old_size, uint64_t new_size);
 

@@ -52,11 +52,11 @@ struct lc_fh *lc_fh_new(struct lclient *c, struct lc_inode *in, int flags, const
 		fh->cred = *cr;
 	pthread_mutex_init(&fh->ra_lock, NULL);
 	fh->ra_last_end = UINT64_MAX;
-	if ((flags & O_ACCMODE) != O_RDONLY) {
-		pthread_mutex_lock(&in->lock);
+	pthread_mutex_lock(&in->lock);
+	in->nopen++;
+	if ((flags & O_ACCMODE) != O_RDONLY)
 		in->nwriters++;
-		pthread_mutex_unlock(&in->lock);
-	}
+	pthread_mutex_unlock(&in->lock);
 	return fh;
 }
 
@@ -85,11 +85,13 @@ void lc_fh_free(struct lclient *c, struct lc_fh *fh)
 	pthread_mutex_lock(&fh->ra_lock);
 	ra_drop(fh);
 	pthread_mutex_unlock(&fh->ra_lock);
-	if ((fh->flags & O_ACCMODE) != O_RDONLY) {
-		pthread_mutex_lock(&fh->in->lock);
+	pthread_mutex_lock(&fh->in->lock);
+	if ((fh->flags & O_ACCMODE) != O_RDONLY)
 		fh->in->nwriters--;
-		pthread_mutex_unlock(&fh->in->lock);
-	}
+	bool purge = --fh->in->nopen == 0 && fh->in->purge_pending;
+	pthread_mutex_unlock(&fh->in->lock);
+	if (purge)
+		lc_purge_data(c, fh->in);
 	pthread_mutex_destroy(&fh->ra_lock);
 	lc_put(c, fh->in);
 	free(fh);
@@ -349,6 +351,29 @@ int lc_sync_fs(struct lclient *c)
 			r = r2;
 	}
 	return r;
+}
+
+void lc_purge_data(struct lclient *c, struct lc_inode *in)
+{
+	pthread_mutex_lock(&in->lock);
+	if (in->nopen > 0) {
+		in->purge_pending = true;
+		pthread_mutex_unlock(&in->lock);
+		return;
+	}
+	in->purge_pending = false;
+	uint64_t size = in->mi.size;
+	if ((in->dirty_meta & MDSP_DIRTY_SIZE) && in->wsize > size)
+		size = in->wsize;
+	uint32_t osize = in->mi.object_size ? in->mi.object_size : c->default_object_size;
+	pthread_mutex_unlock(&in->lock);
+
+	lc_wb_discard_past(c, in, 0);
+	pthread_mutex_lock(&in->lock);
+	in->dirty_meta = 0; /* nothing left to report about a file that is gone */
+	pthread_mutex_unlock(&in->lock);
+	if (size)
+		lc_obj_truncate(c, in->ino, osize, size, 0);
 }
 
 int lc_truncate_data(struct lclient *c, struct lc_inode *in, uint64_t old_size, uint64_t new_size)

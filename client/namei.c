@@ -466,6 +466,12 @@ static int remove_name(struct lclient *c, uint32_t op, struct lc_inode *dir, con
 	mdsc_request_put(req);
 	if (t) {
 		ino = t->ino;
+		pthread_mutex_lock(&t->lock);
+		bool gone = S_ISREG(t->mi.mode) && t->mi.nlink == 0;
+		pthread_mutex_unlock(&t->lock);
+		/* the last link went: the data objects go too (at last close if open) */
+		if (gone)
+			lc_purge_data(c, t);
 		lc_put(c, t);
 	}
 	if (r < 0 && r != -ENOENT)
@@ -539,10 +545,18 @@ int lc_rename(struct lclient *c, struct lc_inode *olddir, const char *oldname, s
 	uint64_t touched[2] = { src, dst };
 	for (int i = 0; i < 2; i++) {
 		struct lc_inode *x = touched[i] ? lc_ino_to_inode(c, touched[i]) : NULL;
-		if (x) {
-			lc_inode_invalidate(x);
-			lc_put(c, x);
+		if (!x)
+			continue;
+		lc_inode_invalidate(x);
+		/* a file replaced by the rename may have lost its last link */
+		if (i == 1 && src != dst && !(flags & MDSP_RENAME_EXCHANGE)) {
+			pthread_mutex_lock(&x->lock);
+			bool reg = S_ISREG(x->mi.mode);
+			pthread_mutex_unlock(&x->lock);
+			if (reg && refresh(c, x, NULL) == -ESTALE)
+				lc_purge_data(c, x);
 		}
+		lc_put(c, x);
 	}
 	lc_inode_invalidate(olddir);
 	lc_inode_invalidate(newdir);

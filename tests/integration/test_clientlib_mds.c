@@ -374,6 +374,48 @@ START_TEST(test_truncate)
 }
 END_TEST
 
+START_TEST(test_unlink_drops_data)
+{
+	struct lc_inode *d = mkdir_p(root, "purge"), *in;
+	struct lc_fh *fh;
+	char oid[64], b[8];
+	struct store_stat ss;
+
+	write_file(d, "gone", 3, 9u << 20);
+	ck_assert_int_eq(lc_lookup(c, d, "gone", &rootcr, NULL, &in), 0);
+	lc_obj_name(oid, sizeof(oid), lc_ino(in), 2);
+	ck_assert_int_eq(store_stat(c->data, oid, &ss), 0);
+	ck_assert_int_eq(lc_unlink(c, d, "gone", &rootcr), 0);
+	ck_assert_int_eq(store_stat(c->data, oid, &ss), -ENOENT);
+	lc_obj_name(oid, sizeof(oid), lc_ino(in), 0);
+	ck_assert_int_eq(store_stat(c->data, oid, &ss), -ENOENT);
+	lc_put(c, in);
+
+	/* unlinked while open: readable until the last close */
+	write_file(d, "open", 4, 100);
+	ck_assert_int_eq(lc_lookup(c, d, "open", &rootcr, NULL, &in), 0);
+	ck_assert_int_eq(lc_open(c, in, O_RDONLY, &rootcr, &fh), 0);
+	ck_assert_int_eq(lc_unlink(c, d, "open", &rootcr), 0);
+	ck_assert_int_eq(lc_read(c, fh, 10, 4, b), 4);
+	ck_assert_int_eq((unsigned char)b[0], pat(4, 10));
+	lc_release(c, fh);
+	lc_obj_name(oid, sizeof(oid), lc_ino(in), 0);
+	ck_assert_int_eq(store_stat(c->data, oid, &ss), -ENOENT);
+	lc_put(c, in);
+
+	/* replaced by a rename */
+	write_file(d, "old", 5, 100);
+	write_file(d, "new", 6, 100);
+	ck_assert_int_eq(lc_lookup(c, d, "old", &rootcr, NULL, &in), 0);
+	ck_assert_int_eq(lc_rename(c, d, "new", d, "old", 0, &rootcr), 0);
+	lc_obj_name(oid, sizeof(oid), lc_ino(in), 0);
+	ck_assert_int_eq(store_stat(c->data, oid, &ss), -ENOENT);
+	check_file(d, "old", 6, 100);
+	lc_put(c, in);
+	lc_put(c, d);
+}
+END_TEST
+
 START_TEST(test_rename_and_links)
 {
 	struct lc_inode *a = mkdir_p(root, "ra"), *b = mkdir_p(root, "rb"), *in, *x;
@@ -665,6 +707,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_sparse);
 	tcase_add_test(tc, test_truncate);
 	tcase_add_test(tc, test_rename_and_links);
+	tcase_add_test(tc, test_unlink_drops_data);
 	tcase_add_test(tc, test_readdir_5000);
 	tcase_add_test(tc, test_concurrent_writers);
 	tcase_add_test(tc, test_permissions_and_xattrs);
