@@ -416,6 +416,48 @@ START_TEST(test_unlink_drops_data)
 }
 END_TEST
 
+/* size and mtime reach the MDS without a close: on fsync and periodically */
+START_TEST(test_size_reports)
+{
+	struct lc_inode *d = mkdir_p(root, "reports"), *in;
+	struct lc_fh *fh;
+	struct lc_attr a;
+	char buf[4096];
+
+	set_opt("client_flush_interval", "0.2");
+	memset(buf, 'x', sizeof(buf));
+	ck_assert_int_eq(lc_create(c, d, "f", 0644, O_RDWR | O_CREAT, &rootcr, NULL, &in, &fh), 0);
+	ck_assert_int_eq(lc_write(c, fh, 0, sizeof(buf), buf), (ssize_t)sizeof(buf));
+	/* the writer sees its own size at once */
+	ck_assert_int_eq(lc_getattr(c, in, &rootcr, false, &a), 0);
+	ck_assert_uint_eq(a.size, sizeof(buf));
+	/* the MDS learns it within a few flush intervals, with no close */
+	uint64_t end = now_mono_ns() + 5000000000ull, mds_size = 0;
+	while (now_mono_ns() < end) {
+		ck_assert_int_eq(lc_getattr(c, in, &rootcr, true, &a), 0);
+		pthread_mutex_lock(&in->lock);
+		mds_size = in->mi.size;
+		pthread_mutex_unlock(&in->lock);
+		if (mds_size == sizeof(buf))
+			break;
+		usleep(50000);
+	}
+	ck_assert_uint_eq(mds_size, sizeof(buf));
+	ck_assert_uint_gt(perf_get(&c->perf.size_reports), 0);
+	/* fsync: reported and SAFE before it returns */
+	set_opt("client_flush_interval", "60");
+	ck_assert_int_eq(lc_write(c, fh, 100000, 10, buf), 10);
+	ck_assert_int_eq(lc_fsync(c, fh, false), 0);
+	pthread_mutex_lock(&in->lock);
+	mds_size = in->mi.size;
+	pthread_mutex_unlock(&in->lock);
+	ck_assert_uint_eq(mds_size, 100010);
+	lc_release(c, fh);
+	lc_put(c, in);
+	lc_put(c, d);
+}
+END_TEST
+
 START_TEST(test_rename_and_links)
 {
 	struct lc_inode *a = mkdir_p(root, "ra"), *b = mkdir_p(root, "rb"), *in, *x;
@@ -708,6 +750,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_truncate);
 	tcase_add_test(tc, test_rename_and_links);
 	tcase_add_test(tc, test_unlink_drops_data);
+	tcase_add_test(tc, test_size_reports);
 	tcase_add_test(tc, test_readdir_5000);
 	tcase_add_test(tc, test_concurrent_writers);
 	tcase_add_test(tc, test_permissions_and_xattrs);
