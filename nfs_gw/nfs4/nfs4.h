@@ -166,6 +166,15 @@ struct nfs4_server {
 	uint32_t next_clientid;          /* protected by lock */
 	uint32_t next_sessionid;         /* protected by lock */
 
+	/*
+	 * The operations' per-server context (exports, open/lock state...):
+	 * made by the ops code on first use, set under lock, and freed by
+	 * nfs4_server_destroy() through ops_ctx_free after every client was
+	 * released, so a gateway restarted in the same process starts clean.
+	 */
+	void *ops_ctx;                   /* protected by lock (set once) */
+	void (*ops_ctx_free)(struct nfs4_server *srv, void *ctx);
+
 	pthread_t reaper;
 	bool reaper_started;
 	pthread_cond_t reaper_cond;

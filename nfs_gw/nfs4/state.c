@@ -408,6 +408,8 @@ void nfs4_server_destroy(struct nfs4_server *srv)
 		expired = clp->next;
 		nfs4_client_release(srv, clp);
 	}
+	if (srv->ops_ctx && srv->ops_ctx_free)
+		srv->ops_ctx_free(srv, srv->ops_ctx);
 	pthread_cond_destroy(&srv->reaper_cond);
 	pthread_mutex_destroy(&srv->lock);
 	free(srv);
