@@ -30,7 +30,8 @@
  * makes the lazy loads safe, since an object can only be stale in the store
  * while its newer state is in memory (see mdcache.c).
  *
- * Lock order: mds->lock -> conn->send_lock -> journal lock.
+ * Lock order: mds->lock -> conn->send_lock -> journal lock;
+ *             conn->send_lock -> mds->flush_lock.
  *             mds->conns_lock is taken alone.
  */
 #ifndef LOLIGO_MDS_MDS_H
@@ -117,9 +118,13 @@ struct conn {
 	pthread_mutex_t send_lock;
 	uint64_t out_seq;             /* protected by send_lock */
 	bool dead;                    /* protected by send_lock */
+	struct mdsp_buf outq;         /* protected by send_lock: bytes the socket did not take yet */
+	bool flushing;                /* protected by send_lock: the flusher is writing outq */
 	pthread_t thread;
 	struct conn *next;            /* protected by mds->conns_lock */
 	bool exited;                  /* protected by mds->conns_lock: reader is done */
+	struct conn *fnext;           /* protected by mds->flush_lock */
+	bool on_flush_list;           /* protected by mds->flush_lock */
 	uint64_t session_id;          /* protected by mds->lock; 0: none */
 };
 
@@ -197,6 +202,13 @@ struct mds {
 	pthread_mutex_t conns_lock;
 	struct conn *conns;           /* protected by conns_lock */
 	_Atomic bool stopping;
+	/* the flusher: writes what slow sockets did not take at once */
+	pthread_t flusher;
+	bool flusher_started;
+	pthread_mutex_t flush_lock;
+	pthread_cond_t flush_cond;
+	struct conn *flush_head, **flush_tail;   /* protected by flush_lock */
+	bool flush_stop;                          /* protected by flush_lock */
 
 	/* housekeeping */
 	pthread_t ticker;

@@ -40,6 +40,7 @@
 #include "mds/mds.h"
 
 #define SEND_TIMEOUT_S 10
+#define OUTQ_MAX (64u << 20)   /* queued reply bytes beyond which a peer is dropped */
 
 void conn_get(struct conn *c)
 {
@@ -51,6 +52,7 @@ void conn_put(struct conn *c)
 	if (atomic_fetch_sub(&c->ref, 1) != 1)
 		return;
 	close(c->fd);
+	mdsp_buf_free(&c->outq);
 	pthread_mutex_destroy(&c->send_lock);
 	free(c);
 }
@@ -63,11 +65,44 @@ void conn_shutdown(struct conn *c)
 	pthread_mutex_unlock(&c->send_lock);
 }
 
+static void conn_kill_locked(struct conn *c, const char *why, int err)
+{
+	if (c->dead)
+		return;
+	dout(MDS, 1, "%s: %s (%s): closing the connection", c->peer, why, strerror(-err));
+	c->dead = true;
+	shutdown(c->fd, SHUT_RDWR);
+}
+
+/* Hand @c to the flusher.  Caller holds c->send_lock. */
+static void flush_enqueue(struct conn *c)
+{
+	struct mds *m = c->mds;
+
+	pthread_mutex_lock(&m->flush_lock);
+	if (!c->on_flush_list && !m->flush_stop) {
+		conn_get(c);
+		c->on_flush_list = true;
+		c->fnext = NULL;
+		*m->flush_tail = c;
+		m->flush_tail = &c->fnext;
+		pthread_cond_signal(&m->flush_cond);
+	}
+	pthread_mutex_unlock(&m->flush_lock);
+}
+
+/*
+ * Sends never block the caller (a reader, the journal writer, the ticker):
+ * what the socket does not take at once is queued on the connection and
+ * written by the flusher thread, so one client that stops reading cannot
+ * stall the SAFE replies of everyone else.  Frames keep their order.
+ */
 int conn_send_frame_locked(struct conn *c, struct mdsp_buf *b)
 {
 	uint8_t *h = b->data;
 	uint32_t len;
-	int r;
+	size_t off = 0;
+	ssize_t n;
 
 	if (c->dead)
 		return -EPIPE;
@@ -78,13 +113,82 @@ int conn_send_frame_locked(struct conn *c, struct mdsp_buf *b)
 	len = le32_get(h + 20);
 	le64_put(h + 12, ++c->out_seq);
 	le32_put(h + 24, crc32c(crc32c(0, h, 24), h + MDSP_HDR_LEN, len));
-	r = mdsp_send(c->fd, b);
-	if (r) {
-		dout(MDS, 1, "%s: send failed (%s): closing the connection", c->peer, strerror(-r));
-		c->dead = true;
-		shutdown(c->fd, SHUT_RDWR);
+	if (!c->outq.len && !c->flushing) {
+		while (off < b->len) {
+			n = send(c->fd, b->data + off, b->len - off, MSG_NOSIGNAL | MSG_DONTWAIT);
+			if (n > 0) {
+				off += (size_t)n;
+				continue;
+			}
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+				break;
+			conn_kill_locked(c, "send failed", n < 0 ? -errno : -EPIPE);
+			return -EPIPE;
+		}
+		if (off == b->len)
+			return 0;
 	}
-	return r;
+	if (c->outq.len + (b->len - off) > OUTQ_MAX) {
+		conn_kill_locked(c, "peer does not read its replies", -ENOBUFS);
+		return -ENOBUFS;
+	}
+	enc_bytes(&c->outq, b->data + off, b->len - off);
+	if (c->outq.oom) {
+		conn_kill_locked(c, "queueing a reply", -ENOMEM);
+		return -ENOMEM;
+	}
+	flush_enqueue(c);
+	return 0;
+}
+
+static void *flusher_main(void *arg)
+{
+	struct mds *m = arg;
+	struct conn *c;
+	struct mdsp_buf b;
+	int r;
+
+	pthread_mutex_lock(&m->flush_lock);
+	for (;;) {
+		while (!m->flush_head && !m->flush_stop)
+			pthread_cond_wait(&m->flush_cond, &m->flush_lock);
+		if (!m->flush_head)
+			break;
+		c = m->flush_head;
+		m->flush_head = c->fnext;
+		if (!m->flush_head)
+			m->flush_tail = &m->flush_head;
+		c->on_flush_list = false;
+		pthread_mutex_unlock(&m->flush_lock);
+
+		for (;;) {
+			pthread_mutex_lock(&c->send_lock);
+			if (c->dead || !c->outq.len) {
+				mdsp_buf_free(&c->outq);
+				c->flushing = false;
+				pthread_mutex_unlock(&c->send_lock);
+				break;
+			}
+			b = c->outq;
+			mdsp_buf_init(&c->outq);
+			c->flushing = true;
+			pthread_mutex_unlock(&c->send_lock);
+			/* blocking, bounded by SO_SNDTIMEO */
+			r = mdsp_send(c->fd, &b);
+			mdsp_buf_free(&b);
+			if (r) {
+				pthread_mutex_lock(&c->send_lock);
+				conn_kill_locked(c, "send failed", r);
+				pthread_mutex_unlock(&c->send_lock);
+			}
+		}
+		conn_put(c);
+		pthread_mutex_lock(&m->flush_lock);
+	}
+	pthread_mutex_unlock(&m->flush_lock);
+	return NULL;
 }
 
 int conn_send_frame(struct conn *c, struct mdsp_buf *b)
@@ -322,6 +426,7 @@ static void *acceptor_main(void *arg)
 		c->fd = fd;
 		atomic_init(&c->ref, 1);
 		pthread_mutex_init(&c->send_lock, NULL);
+		mdsp_buf_init(&c->outq);
 		if (ss.ss_family == AF_INET) {
 			struct sockaddr_in *sin = (struct sockaddr_in *)&ss;
 
@@ -403,6 +508,13 @@ int net_start(struct mds *m)
 
 	if (pipe2(m->stop_pipe, O_CLOEXEC))
 		return -errno;
+	pthread_mutex_init(&m->flush_lock, NULL);
+	pthread_cond_init(&m->flush_cond, NULL);
+	m->flush_tail = &m->flush_head;
+	r = pthread_create(&m->flusher, NULL, flusher_main, m);
+	if (r)
+		return -r;
+	m->flusher_started = true;
 	r = pthread_create(&m->acceptor, NULL, acceptor_main, m);
 	return -r;
 }
@@ -425,4 +537,20 @@ void net_stop(struct mds *m)
 		m->listen_fd = -1;
 	}
 	reap(m, true);
+	if (m->flusher_started) {
+		struct conn *c;
+
+		pthread_mutex_lock(&m->flush_lock);
+		m->flush_stop = true;
+		pthread_cond_signal(&m->flush_cond);
+		pthread_mutex_unlock(&m->flush_lock);
+		pthread_join(m->flusher, NULL);
+		m->flusher_started = false;
+		while ((c = m->flush_head)) {
+			m->flush_head = c->fnext;
+			c->on_flush_list = false;
+			conn_put(c);
+		}
+		m->flush_tail = &m->flush_head;
+	}
 }

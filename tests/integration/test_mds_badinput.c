@@ -20,6 +20,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "common/crc32c.h"
@@ -420,6 +421,59 @@ START_TEST(test_damaged_dentries)
 }
 END_TEST
 
+static double mono_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* A client that sends mutations and never reads its replies must not slow
+ * down anyone else (its replies queue up; past a bound it is dropped). */
+START_TEST(test_client_that_does_not_read)
+{
+	struct mdsw slow;
+	struct mdsp_inode in;
+	struct mdsp_msg msg;
+	struct mdsp_buf b;
+	double worst = 0, t0;
+	char name[32];
+	int i;
+
+	ck_assert_int_eq(mdsw_create(&W, ROOT, "target", 0644, O_CREAT, &in), 0);
+	ck_assert_int_eq(mdsw_connect(&slow, P.port), 0);
+	ck_assert_int_eq(mdsw_open(&slow, "client.slow"), 0);
+	for (i = 0; i < 30000; i++) {
+		memset(&msg, 0, sizeof(msg));
+		msg.type = MDSP_MSG_REQUEST;
+		msg.request.tid = (uint64_t)i + 1;
+		msg.request.oldest_tid = (uint64_t)i + 1;
+		msg.request.op = MDSP_OP_SETATTR;
+		msg.request.ino = in.ino;
+		msg.request.mask = MDSP_SETATTR_MODE;
+		msg.request.attr.mode = 0600 | (uint32_t)(i & 077);
+		ck_assert_int_eq(mdsw_encode(&slow, &msg, &b), 0);
+		ck_assert_int_eq(mdsw_send_raw(&slow, b.data, b.len), 0);
+		mdsp_buf_free(&b);
+		if (i % 1000 == 999) {
+			/* meanwhile the good client goes on at its usual pace */
+			snprintf(name, sizeof(name), "g%d", i);
+			t0 = mono_s();
+			ck_assert_int_eq(mdsw_create(&W, ROOT, name, 0644, O_CREAT | O_EXCL, &in), 0);
+			if (mono_s() - t0 > worst)
+				worst = mono_s() - t0;
+			ck_assert_int_eq(mdsw_getattr(&W, ROOT, &in), 0);
+			in.ino = 0;
+			ck_assert_int_eq(mdsw_lookup(&W, ROOT, "target", &in), 0);
+		}
+	}
+	ck_assert_msg(worst < 3.0, "a create took %.2f s while another client did not read", worst);
+	mdsw_close(&slow);
+	good_session_still_works();
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("mds_badinput");
@@ -435,6 +489,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_mid_message_disconnect);
 	tcase_add_test(tc, test_request_without_session);
 	tcase_add_test(tc, test_damaged_dentries);
+	tcase_add_test(tc, test_client_that_does_not_read);
 	suite_add_tcase(s, tc);
 	tcase_add_checked_fixture(tb, setup_bare, teardown_bare);
 	tcase_set_timeout(tb, 60);
