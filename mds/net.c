@@ -10,9 +10,11 @@
  * few hundred client sessions (one per mount or gateway, not per user), so
  * the thread count stays small.  Writes to a connection come from its
  * reader (UNSAFE and read replies), the journal writer (SAFE replies) and
- * the ticker (STALE), serialised by the connection's send lock; a send that
- * cannot finish within 10 s kills the connection (the client reconnects
- * and replays) rather than stalling the journal writer.
+ * the ticker (STALE), serialised by the connection's send lock, and never
+ * block: what the socket does not take at once is queued and written by
+ * the flusher thread, so a client that stops reading delays nobody else;
+ * one that does not drain 64 MiB of replies, or lets a write hang for
+ * 10 s, is dropped (it reconnects and replays).
  *
  * A peer that breaks the protocol (bad magic, version, oversized length,
  * bad crc, unknown or unexpected message type, a truncated payload) loses
