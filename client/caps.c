@@ -109,7 +109,7 @@ void lc_caps_process(struct lclient *c, struct cap_work *w)
 		pthread_mutex_unlock(&in->lock);
 		atomic_fetch_add(&in->data_gen, 1);
 		if (dir)
-			lc_dcache_invalidate_dir(in);
+			lc_dcache_revoke_dir(c, in);
 		invalidate_kernel(c, in);
 	}
 	send_ack(c, in, m);

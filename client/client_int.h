@@ -243,6 +243,8 @@ void lc_dcache_remove(struct lclient *c, uint64_t dir_ino, const char *name);
 /** lc_dcache_invalidate_dir - forget every cached dentry of @dir (O(1)). */
 void lc_dcache_invalidate_dir(struct lc_inode *dir);
 void lc_dcache_trim(struct lclient *c);
+/** lc_dcache_revoke_dir - drop @dir's names and report each through lc_callbacks.inval_dentry. */
+void lc_dcache_revoke_dir(struct lclient *c, struct lc_inode *dir);
 
 /* ---- caps.c -------------------------------------------------------------- */
 /** lc_caps_apply_locked - in->lock held: record caps granted in a reply. */

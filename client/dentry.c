@@ -166,6 +166,49 @@ void lc_dcache_invalidate_dir(struct lc_inode *dir)
 }
 
 /*
+ * A revoke of a directory's shared caps: drop its cached names and tell the
+ * frontend about each, so the kernel forgets them too.  Walks the whole
+ * table (revokes are rare; lookups must stay lock-free).
+ */
+void lc_dcache_revoke_dir(struct lclient *c, struct lc_inode *dir)
+{
+	struct cds_lfht_iter it;
+	struct lc_dentry *d;
+	char **names = NULL;
+	size_t n = 0, cap = 0;
+
+	lc_dcache_invalidate_dir(dir);
+	rcu_read_lock();
+	LC_LFHT_FOR_EACH(c->dentries, &it, d, hnode) {
+		if (d->parent != dir->ino)
+			continue;
+		if (c->cb.inval_dentry && d->ino) {
+			if (n == cap) {
+				size_t ncap = cap ? cap * 2 : 16;
+				char **nn = realloc(names, ncap * sizeof(*nn));
+				if (nn) {
+					names = nn;
+					cap = ncap;
+				}
+			}
+			if (n < cap && (names[n] = strdup(d->name)))
+				n++;
+		}
+		if (!cds_lfht_del(c->dentries, &d->hnode)) {
+			atomic_fetch_sub(&c->ndentries, 1);
+			call_rcu(&d->rcu, dentry_free_rcu);
+		}
+	}
+	rcu_read_unlock();
+	/* outside the read section: the callback may block (it queues to FUSE) */
+	for (size_t i = 0; i < n; i++) {
+		c->cb.inval_dentry(c->cb_arg, dir->ino, names[i]);
+		free(names[i]);
+	}
+	free(names);
+}
+
+/*
  * Drop expired entries once the table is larger than the inode cache bound
  * (a dentry is tiny, but a long-running mount must not grow without end).
  * Stale-generation entries are caught by their deadline: the longest one is

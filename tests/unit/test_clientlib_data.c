@@ -512,6 +512,51 @@ START_TEST(test_dentries)
 }
 END_TEST
 
+static int n_inval_inode, n_inval_dentry;
+static char inval_names[8][16];
+
+static void t_inval_inode(void *arg, uint64_t ino, off_t off, off_t len)
+{
+	n_inval_inode++;
+}
+
+static void t_inval_dentry(void *arg, uint64_t parent, const char *name)
+{
+	if (n_inval_dentry < 8)
+		snprintf(inval_names[n_inval_dentry], sizeof(inval_names[0]), "%s", name);
+	n_inval_dentry++;
+}
+
+/* a revoke of a directory's shared caps drops its names here and in the kernel */
+START_TEST(test_dir_revoke)
+{
+	static const struct lc_callbacks cb = { .inval_inode = t_inval_inode, .inval_dentry = t_inval_dentry };
+	struct mdsp_inode dmi = { .ino = 0xc00, .generation = 1, .mode = S_IFDIR | 0755, .nlink = 2 };
+	struct lc_inode *dir = lc_inode_update(c, &dmi, MDSP_CAP_PIN | MDSP_CAP_SHARED, 1);
+	struct mdsp_inode omi = { .ino = 0xd00, .generation = 1, .mode = S_IFDIR | 0755, .nlink = 2 };
+	struct lc_inode *other = lc_inode_update(c, &omi, 0, 0);
+	uint64_t ino;
+
+	lclient_set_callbacks(c, &cb, NULL);
+	lc_dcache_add(c, dir, "x", 0xc01);
+	lc_dcache_add(c, dir, "y", 0xc02);
+	lc_dcache_add(c, dir, "neg", 0);
+	lc_dcache_add(c, other, "z", 0xd01);
+	struct cap_work w = { .caps = { .op = MDSP_CAPS_REVOKE, .ino = 0xc00, .caps = MDSP_CAP_PIN, .seq = 2 } };
+	lc_caps_process(c, &w);
+	ck_assert_int_eq(n_inval_inode, 1);
+	ck_assert_int_eq(n_inval_dentry, 2);
+	ck_assert(strcmp(inval_names[0], "x") == 0 || strcmp(inval_names[1], "x") == 0);
+	ck_assert_int_eq(lc_dcache_lookup(c, dir, "x", &ino), 0);
+	ck_assert_int_eq(lc_dcache_lookup(c, dir, "neg", &ino), 0);
+	/* other directories keep theirs */
+	ck_assert_int_eq(lc_dcache_lookup(c, other, "z", &ino), 1);
+	ck_assert_uint_eq(atomic_load(&c->ndentries), 1);
+	lc_put(c, other);
+	lc_put(c, dir);
+}
+END_TEST
+
 START_TEST(test_perm_check)
 {
 	struct lc_attr a = { .mode = S_IFREG | 0640, .uid = 100, .gid = 200 };
@@ -549,6 +594,7 @@ static Suite *suite(void)
 	tcase_add_test(tc2, test_attr_timeout_and_caps);
 	tcase_add_test(tc2, test_dentries);
 	tcase_add_test(tc2, test_perm_check);
+	tcase_add_test(tc2, test_dir_revoke);
 	suite_add_tcase(s, tc2);
 	return s;
 }
