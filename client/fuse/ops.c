@@ -53,6 +53,17 @@ static inline struct lc_fh *FH(const struct fuse_file_info *fi)
 	return (struct lc_fh *)(uintptr_t)fi->fh;
 }
 
+/* The edge: -errno from the client library becomes the kernel's errno.
+ * Failures other than the everyday ones are logged (debug_fuse 5). */
+#define REPLY_ERR(req, r) reply_err((req), (r), __func__)
+static void reply_err(fuse_req_t req, int r, const char *fn)
+{
+	if (r < 0 && r != -ENOENT && r != -EEXIST && r != -ENODATA && r != -ENOTEMPTY &&
+	    r != -ERANGE && r != -ENOSYS)
+		dout(FUSE, 5, "%s: %s", fn, strerror(-r));
+	fuse_reply_err(req, -r);
+}
+
 static void get_cred(struct lfuse *lf, fuse_req_t req, struct lc_cred *cr)
 {
 	const struct fuse_ctx *ctx = fuse_req_ctx(req);
@@ -75,6 +86,8 @@ static void get_cred(struct lfuse *lf, fuse_req_t req, struct lc_cred *cr)
 
 static void attr_to_stat(const struct lc_attr *a, struct stat *st)
 {
+	if (!(a->mode & S_IFMT))
+		dout(FUSE, 1, "attributes of ino 0x%llx have no file type (mode 0%o): the kernel will answer EIO", (unsigned long long)a->ino, a->mode);
 	memset(st, 0, sizeof(*st));
 	st->st_ino = a->ino;
 	st->st_mode = a->mode;
@@ -98,7 +111,7 @@ static void fill_entry(struct lfuse *lf, struct lc_inode *in, const struct lc_at
 {
 	memset(e, 0, sizeof(*e));
 	e->ino = lfuse_nodeid(lf, in);
-	e->generation = a->generation;
+	e->generation = e->ino == FUSE_ROOT_ID ? 0 : a->generation; /* the kernel wants 0 for the root */
 	attr_to_stat(a, &e->attr);
 	e->attr_timeout = lc_attr_timeout(lf->c, in);
 	e->entry_timeout = lc_entry_timeout(lf->c, in);
@@ -205,7 +218,7 @@ static void ll_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 		return;
 	}
 	if (r < 0) {
-		fuse_reply_err(req, -r);
+		REPLY_ERR(req, r);
 		return;
 	}
 	reply_entry(lf, req, in, &a);
@@ -242,7 +255,7 @@ static void ll_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 	get_cred(lf, req, &cr);
 	r = lc_getattr(lf->c, in, &cr, false, &a);
 	if (r < 0)
-		fuse_reply_err(req, -r);
+		REPLY_ERR(req, r);
 	else
 		reply_attr(lf, req, in, &a);
 }
@@ -298,7 +311,7 @@ static void ll_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *st, int to_s
 	else /* ctime only (or nothing we store): answer with current attributes */
 		r = lc_getattr(lf->c, in, &cr, false, &a);
 	if (r < 0)
-		fuse_reply_err(req, -r);
+		REPLY_ERR(req, r);
 	else
 		reply_attr(lf, req, in, &a);
 }
@@ -313,7 +326,7 @@ static void ll_readlink(fuse_req_t req, fuse_ino_t ino)
 	get_cred(lf, req, &cr);
 	n = lc_readlink(lf->c, IN(lf, ino), buf, sizeof(buf), &cr);
 	if (n < 0) {
-		fuse_reply_err(req, (int)-n);
+		REPLY_ERR(req, (int)n);
 		return;
 	}
 	if ((size_t)n >= sizeof(buf)) {
@@ -335,7 +348,7 @@ static void ll_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t
 	get_cred(lf, req, &cr);
 	r = lc_mknod(lf->c, IN(lf, parent), name, mode, rdev, &cr, &a, &in);
 	if (r < 0)
-		fuse_reply_err(req, -r);
+		REPLY_ERR(req, r);
 	else
 		reply_entry(lf, req, in, &a);
 }
@@ -351,7 +364,7 @@ static void ll_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t
 	get_cred(lf, req, &cr);
 	r = lc_mkdir(lf->c, IN(lf, parent), name, mode & 07777, &cr, &a, &in);
 	if (r < 0)
-		fuse_reply_err(req, -r);
+		REPLY_ERR(req, r);
 	else
 		reply_entry(lf, req, in, &a);
 }
@@ -367,7 +380,7 @@ static void ll_symlink(fuse_req_t req, const char *link, fuse_ino_t parent, cons
 	get_cred(lf, req, &cr);
 	r = lc_symlink(lf->c, IN(lf, parent), name, link, &cr, &a, &in);
 	if (r < 0)
-		fuse_reply_err(req, -r);
+		REPLY_ERR(req, r);
 	else
 		reply_entry(lf, req, in, &a);
 }
@@ -383,7 +396,7 @@ static void ll_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const 
 	get_cred(lf, req, &cr);
 	r = lc_link(lf->c, in, IN(lf, newparent), newname, &cr, &a);
 	if (r < 0) {
-		fuse_reply_err(req, -r);
+		REPLY_ERR(req, r);
 		return;
 	}
 	lc_get(in); /* the entry reply counts one more lookup of @in */
@@ -396,7 +409,7 @@ static void ll_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 	struct lc_cred cr;
 
 	get_cred(lf, req, &cr);
-	fuse_reply_err(req, -lc_unlink(lf->c, IN(lf, parent), name, &cr));
+	REPLY_ERR(req, lc_unlink(lf->c, IN(lf, parent), name, &cr));
 }
 
 static void ll_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
@@ -405,7 +418,7 @@ static void ll_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 	struct lc_cred cr;
 
 	get_cred(lf, req, &cr);
-	fuse_reply_err(req, -lc_rmdir(lf->c, IN(lf, parent), name, &cr));
+	REPLY_ERR(req, lc_rmdir(lf->c, IN(lf, parent), name, &cr));
 }
 
 static void ll_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_t newparent,
@@ -421,7 +434,7 @@ static void ll_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_
 		return;
 	}
 	get_cred(lf, req, &cr);
-	fuse_reply_err(req, -lc_rename(lf->c, IN(lf, parent), name, IN(lf, newparent), newname, flags, &cr));
+	REPLY_ERR(req, lc_rename(lf->c, IN(lf, parent), name, IN(lf, newparent), newname, flags, &cr));
 }
 
 /* ---- files --------------------------------------------------------------- */
@@ -440,7 +453,7 @@ static void ll_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_
 	get_cred(lf, req, &cr);
 	r = lc_create(lf->c, IN(lf, parent), name, mode, fi->flags, &cr, &a, &in, &fh);
 	if (r < 0) {
-		fuse_reply_err(req, -r);
+		REPLY_ERR(req, r);
 		return;
 	}
 	fill_entry(lf, in, &a, &e);
@@ -463,7 +476,7 @@ static void ll_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	get_cred(lf, req, &cr);
 	r = lc_open(lf->c, IN(lf, ino), fi->flags, &cr, &fh);
 	if (r < 0) {
-		fuse_reply_err(req, -r);
+		REPLY_ERR(req, r);
 		return;
 	}
 	fi->fh = (uint64_t)(uintptr_t)fh;
@@ -488,7 +501,7 @@ static void ll_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, stru
 	}
 	n = lc_read(lf->c, FH(fi), off, size, buf);
 	if (n < 0)
-		fuse_reply_err(req, (int)-n);
+		REPLY_ERR(req, (int)n);
 	else
 		fuse_reply_buf(req, buf, (size_t)n);
 	free(buf);
@@ -503,7 +516,7 @@ static void ll_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t siz
 	(void)ino;
 	n = lc_write(lf->c, FH(fi), off, size, buf);
 	if (n < 0)
-		fuse_reply_err(req, (int)-n);
+		REPLY_ERR(req, (int)n);
 	else
 		fuse_reply_write(req, (size_t)n);
 }
@@ -511,19 +524,19 @@ static void ll_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t siz
 static void ll_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	(void)ino;
-	fuse_reply_err(req, -lc_flush(LF(req)->c, FH(fi)));
+	REPLY_ERR(req, lc_flush(LF(req)->c, FH(fi)));
 }
 
 static void ll_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	(void)ino;
-	fuse_reply_err(req, -lc_release(LF(req)->c, FH(fi)));
+	REPLY_ERR(req, lc_release(LF(req)->c, FH(fi)));
 }
 
 static void ll_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi)
 {
 	(void)ino;
-	fuse_reply_err(req, -lc_fsync(LF(req)->c, FH(fi), datasync != 0));
+	REPLY_ERR(req, lc_fsync(LF(req)->c, FH(fi), datasync != 0));
 }
 
 /* ---- directories --------------------------------------------------------- */
@@ -546,7 +559,7 @@ static void ll_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 		get_cred(lf, req, &cr);
 		r = lc_access(lf->c, IN(lf, ino), R_OK, &cr);
 		if (r < 0) {
-			fuse_reply_err(req, -r);
+			REPLY_ERR(req, r);
 			return;
 		}
 	}
@@ -576,7 +589,7 @@ static void ll_fsyncdir(fuse_req_t req, fuse_ino_t ino, int datasync, struct fus
 	(void)datasync;
 	(void)fi;
 	/* Directory changes are MDS requests: wait until they are all SAFE. */
-	fuse_reply_err(req, -lc_sync_fs(LF(req)->c));
+	REPLY_ERR(req, lc_sync_fs(LF(req)->c));
 }
 
 struct rd_ctx {
@@ -676,17 +689,12 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, b
 	if (off == 0 && add_dot(&rc, ".", lc_ino(dir), 1))
 		goto reply;
 	if (off <= 1) {
-		/* glibc hides entries with inode number 0: ".." needs a real one */
-		uint64_t pino = 0xffffffffu; /* FUSE_UNKNOWN_INO, if the parent cannot be found */
-		struct lc_inode *pin = NULL;
-		struct lc_attr pa;
+		/* glibc hides entries with inode number 0, so ".." needs a number:
+		 * the root's own, else FUSE_UNKNOWN_INO, as libfuse does.  Asking
+		 * the MDS (lc_lookup_parent) would cost a round trip per listing
+		 * for a number nothing uses. */
+		uint64_t pino = dir == lf->root ? lf->root_ino : 0xffffffffu;
 
-		if (dir == lf->root) {
-			pino = lf->root_ino;
-		} else if (lc_lookup_parent(lf->c, dir, &pa, &pin) == 0) {
-			pino = pa.ino;
-			lc_put(lf->c, pin);
-		}
 		if (add_dot(&rc, "..", pino, DOT_OFFSETS))
 			goto reply;
 	}
@@ -695,7 +703,7 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, b
 	if (r < 0 && rc.pos == 0) {
 		free(rc.buf);
 		free(rc.ins);
-		fuse_reply_err(req, -r);
+		REPLY_ERR(req, r);
 		return;
 	}
 reply:
@@ -730,7 +738,7 @@ static void ll_statfs(fuse_req_t req, fuse_ino_t ino)
 	memset(&st, 0, sizeof(st));
 	r = lc_statfs(lf->c, ino ? IN(lf, ino) : lf->root, &st);
 	if (r < 0)
-		fuse_reply_err(req, -r);
+		REPLY_ERR(req, r);
 	else
 		fuse_reply_statfs(req, &st);
 }
@@ -742,7 +750,7 @@ static void ll_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const 
 	struct lc_cred cr;
 
 	get_cred(lf, req, &cr);
-	fuse_reply_err(req, -lc_setxattr(lf->c, IN(lf, ino), name, value, size, flags, &cr));
+	REPLY_ERR(req, lc_setxattr(lf->c, IN(lf, ino), name, value, size, flags, &cr));
 }
 
 static void ll_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size)
@@ -762,7 +770,7 @@ static void ll_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t
 	}
 	n = lc_getxattr(lf->c, IN(lf, ino), name, buf, size, &cr);
 	if (n < 0)
-		fuse_reply_err(req, (int)-n);
+		REPLY_ERR(req, (int)n);
 	else if (!size)
 		fuse_reply_xattr(req, (size_t)n);
 	else if ((size_t)n > size)
@@ -789,7 +797,7 @@ static void ll_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 	}
 	n = lc_listxattr(lf->c, IN(lf, ino), buf, size, &cr);
 	if (n < 0)
-		fuse_reply_err(req, (int)-n);
+		REPLY_ERR(req, (int)n);
 	else if (!size)
 		fuse_reply_xattr(req, (size_t)n);
 	else if ((size_t)n > size)
@@ -805,7 +813,7 @@ static void ll_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
 	struct lc_cred cr;
 
 	get_cred(lf, req, &cr);
-	fuse_reply_err(req, -lc_removexattr(lf->c, IN(lf, ino), name, &cr));
+	REPLY_ERR(req, lc_removexattr(lf->c, IN(lf, ino), name, &cr));
 }
 
 static void ll_access(fuse_req_t req, fuse_ino_t ino, int mask)
@@ -814,7 +822,7 @@ static void ll_access(fuse_req_t req, fuse_ino_t ino, int mask)
 	struct lc_cred cr;
 
 	get_cred(lf, req, &cr);
-	fuse_reply_err(req, -lc_access(lf->c, IN(lf, ino), mask, &cr));
+	REPLY_ERR(req, lc_access(lf->c, IN(lf, ino), mask, &cr));
 }
 
 const struct fuse_lowlevel_ops lfuse_ops = {

@@ -5,7 +5,7 @@ if(TARGET loligo-fuse AND TARGET loligo-mds)
   loligo_check_test(test_fuse
     SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_fuse.c ${CMAKE_CURRENT_LIST_DIR}/test_fuse_harness.c
     LABELS e2e fuse
-    TIMEOUT 300)
+    TIMEOUT 600)
   add_dependencies(test_fuse loligo-fuse loligo-mds)
   set_tests_properties(test_fuse PROPERTIES SKIP_RETURN_CODE 77 RUN_SERIAL TRUE)
 endif()

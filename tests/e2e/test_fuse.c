@@ -704,6 +704,8 @@ START_TEST(test_mds_kill9_during_writes)
 
 	start_all();
 	fuse_pid = fs.fuse_pid;
+	/* the restarted MDS is forked before the writer opens its files */
+	ck_assert_int_eq(lfs_mds_prepare(&fs), 0);
 	pthread_create(&w.th, NULL, writer_main, &w);
 	usleep(1500 * 1000);
 	before = atomic_load(&w.synced);
@@ -875,7 +877,7 @@ static Suite *fuse_suite(void)
 
 	tc = tcase_create("fs");
 	tcase_add_unchecked_fixture(tc, setup_mounted, teardown);
-	tcase_set_timeout(tc, 120);
+	tcase_set_timeout(tc, 180);
 	tcase_add_test(tc, test_file_sizes);
 	tcase_add_test(tc, test_sparse);
 	tcase_add_test(tc, test_truncate);
@@ -890,19 +892,19 @@ static Suite *fuse_suite(void)
 
 	tc = tcase_create("restart");
 	tcase_add_unchecked_fixture(tc, setup_fs_only, teardown);
-	tcase_set_timeout(tc, 120);
+	tcase_set_timeout(tc, 180);
 	tcase_add_test(tc, test_survives_remount_and_mds_restart);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("mds_crash");
 	tcase_add_unchecked_fixture(tc, setup_fs_only, teardown);
-	tcase_set_timeout(tc, 120);
+	tcase_set_timeout(tc, 180);
 	tcase_add_test(tc, test_mds_kill9_during_writes);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("mounting");
 	tcase_add_unchecked_fixture(tc, setup_fs_only, teardown);
-	tcase_set_timeout(tc, 120);
+	tcase_set_timeout(tc, 180);
 	tcase_add_test(tc, test_dead_mds_at_mount);
 	tcase_add_test(tc, test_mount_helper);
 	suite_add_tcase(s, tc);

@@ -81,8 +81,12 @@ static void write_pid(const char *dir, const char *name, pid_t pid)
 	write_text(p, t);
 }
 
-/* fork+exec with stdout/stderr to @log (appended) and a parent-death signal. */
-static pid_t spawn(char *const argv[], const char *log, int deathsig)
+/*
+ * fork+exec with stdout/stderr to @log (appended) and a parent-death signal.
+ * @gate >= 0: the child first waits until a byte (or EOF) arrives on it (see
+ * lfs_mds_prepare).
+ */
+static pid_t spawn_gated(char *const argv[], const char *log, int deathsig, int gate)
 {
 	pid_t parent = getpid();
 	pid_t pid = fork();
@@ -94,6 +98,11 @@ static pid_t spawn(char *const argv[], const char *log, int deathsig)
 		if (getppid() != parent)
 			_exit(127);
 	}
+	if (gate >= 0) {
+		char b;
+		while (read(gate, &b, 1) < 0 && errno == EINTR)
+			;
+	}
 	if (log) {
 		int fd = open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
 		if (fd >= 0) {
@@ -102,7 +111,10 @@ static pid_t spawn(char *const argv[], const char *log, int deathsig)
 		}
 	}
 	/* Nothing of ours leaks into the daemon: a file of the mount left open
-	 * in a restarted MDS would keep the mount busy forever. */
+	 * in a restarted MDS would keep the mount busy forever.  Closing one
+	 * sends FLUSH to loligo-fuse, which may wait for the very MDS we are
+	 * starting: restart an MDS while files are open through
+	 * lfs_mds_prepare(), forked before they were opened. */
 	for (int fd = 3; fd < 1024; fd++)
 		close(fd);
 	execv(argv[0], argv);
@@ -128,6 +140,11 @@ static bool gone(pid_t pid)
 	buf[n] = '\0';
 	rp = strrchr(buf, ')');
 	return rp && rp[1] == ' ' && (rp[2] == 'Z' || rp[2] == 'X');
+}
+
+static pid_t spawn(char *const argv[], const char *log, int deathsig)
+{
+	return spawn_gated(argv, log, deathsig, -1);
 }
 
 /* waitpid with a deadline; returns the wait status or -1 on timeout.  For a
@@ -229,24 +246,59 @@ int lfs_init(struct lfs *fs)
 	return 0;
 }
 
-int lfs_mds_start(struct lfs *fs)
+static pid_t mds_spawn(struct lfs *fs, int gate)
 {
 	char mds[PATH_MAX], portfile[PATH_MAX + 16], out[PATH_MAX + 16], port[32];
-	long end;
 
 	snprintf(portfile, sizeof(portfile), "%s/mds.port", fs->dir);
 	snprintf(out, sizeof(out), "%s/mds.out", fs->dir);
 	snprintf(port, sizeof(port), "--mds_port=%d", fs->mds_port);
-	unlink(portfile);
 	char *argv[] = {(char *)lfs_bin("mds/loligo-mds", mds, sizeof(mds)), "-c", fs->conf, port,
 			"--port-file", portfile, NULL};
-	fs->mds_pid = spawn(argv, out, SIGKILL);
+	return spawn_gated(argv, out, SIGKILL, gate);
+}
+
+int lfs_mds_prepare(struct lfs *fs)
+{
+	int p[2];
+
+	if (fs->mds_gate_pid > 0 || pipe2(p, O_CLOEXEC) < 0)
+		return -1;
+	fs->mds_gate_pid = mds_spawn(fs, p[0]);
+	close(p[0]);
+	if (fs->mds_gate_pid < 0) {
+		close(p[1]);
+		fs->mds_gate_pid = 0;
+		return -1;
+	}
+	fs->mds_gate_fd = p[1];
+	return 0;
+}
+
+int lfs_mds_start(struct lfs *fs)
+{
+	char portfile[PATH_MAX + 16], out[PATH_MAX + 16];
+	long end;
+
+	snprintf(portfile, sizeof(portfile), "%s/mds.port", fs->dir);
+	snprintf(out, sizeof(out), "%s/mds.out", fs->dir);
+	unlink(portfile);
+	if (fs->mds_gate_pid > 0) {
+		fs->mds_pid = fs->mds_gate_pid;
+		fs->mds_gate_pid = 0;
+		if (write(fs->mds_gate_fd, "g", 1) != 1) {
+			/* EOF from the close below opens the gate too */
+		}
+		close(fs->mds_gate_fd);
+	} else {
+		fs->mds_pid = mds_spawn(fs, -1);
+	}
 	if (fs->mds_pid < 0)
 		return -1;
 	write_pid(fs->dir, "mds.pid", fs->mds_pid);
 	/* the port file appears once it listens; a restart on the old port may
 	 * need a moment for the kernel to let go of it */
-	end = now_ms() + 15000;
+	end = now_ms() + 30000; /* generous: the machine may be busy with fsyncs of others */
 	while (now_ms() < end) {
 		FILE *f = fopen(portfile, "r");
 		int pn = 0;
@@ -260,13 +312,15 @@ int lfs_mds_start(struct lfs *fs)
 			return 0;
 		}
 		if (waitpid(fs->mds_pid, NULL, WNOHANG) == fs->mds_pid) {
-			fprintf(stderr, "harness: loligo-mds exited at start-up (see %s)\n", out);
+			fprintf(stderr, "harness: loligo-mds exited at start-up:\n");
 			fs->mds_pid = 0;
+			lfs_dump_logs(fs);
 			return -1;
 		}
 		sleep_ms(20);
 	}
-	fprintf(stderr, "harness: loligo-mds did not write %s\n", portfile);
+	fprintf(stderr, "harness: loligo-mds did not write %s in 30 s:\n", portfile);
+	lfs_dump_logs(fs);
 	return -1;
 }
 
@@ -308,7 +362,7 @@ int lfs_mount(struct lfs *fs, const char *opts)
 	if (fs->fuse_pid < 0)
 		return -1;
 	write_pid(fs->dir, "fuse.pid", fs->fuse_pid);
-	end = now_ms() + 20000;
+	end = now_ms() + 30000;
 	while (now_ms() < end) {
 		if (lfs_is_mounted(fs->mnt))
 			return 0;
@@ -319,7 +373,7 @@ int lfs_mount(struct lfs *fs, const char *opts)
 		}
 		sleep_ms(20);
 	}
-	fprintf(stderr, "harness: %s not mounted after 20 s\n", fs->mnt);
+	fprintf(stderr, "harness: %s not mounted after 30 s\n", fs->mnt);
 	return -1;
 }
 
@@ -446,14 +500,31 @@ void lfs_cleanup(struct lfs *fs)
 	fs->dir[0] = '\0';
 }
 
+/* The last @lines lines of @path to stderr.  In C, not system("tail"): a
+ * forked shell would inherit files of the mount, and closing them can block
+ * on a dead MDS. */
 static void tail_file(const char *path, int lines)
 {
-	char cmd[PATH_MAX + 64];
-	snprintf(cmd, sizeof(cmd), "tail -n %d '%s' >&2 2>/dev/null", lines, path);
+	static char buf[64 * 1024];
+	FILE *f = fopen(path, "r");
+	size_t n;
+	long off;
+	char *p;
+
 	fprintf(stderr, "---- %s\n", path);
-	if (system(cmd) != 0) {
-		/* missing file: nothing to show */
-	}
+	if (!f)
+		return;
+	fseek(f, 0, SEEK_END);
+	off = ftell(f) - (long)sizeof(buf) + 1;
+	fseek(f, off > 0 ? off : 0, SEEK_SET);
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	p = buf + n;
+	for (int k = 0; p > buf && k <= lines; p--)
+		if (p[-1] == '\n' && ++k > lines)
+			break;
+	fputs(p, stderr);
 }
 
 void lfs_dump_logs(const struct lfs *fs)

@@ -24,6 +24,8 @@ struct lfs {
 	char asok[PATH_MAX];    /* DIR/client.asok */
 	int mds_port;           /* 0 until the first start picked one */
 	pid_t mds_pid, fuse_pid;
+	pid_t mds_gate_pid;     /* lfs_mds_prepare()d, waiting for lfs_mds_start() */
+	int mds_gate_fd;
 };
 
 /** lfs_bin - path of a built program: "mds/loligo-mds" -> $LOLIGO_BUILD_DIR/mds/loligo-mds. */
@@ -33,6 +35,13 @@ const char *lfs_bin(const char *rel, char *buf, size_t len);
 int lfs_init(struct lfs *fs);
 /** lfs_mds_start - start loligo-mds (same port as before, if any); waits until it listens. */
 int lfs_mds_start(struct lfs *fs);
+/**
+ * lfs_mds_prepare - fork the next loligo-mds now (same port), to be started
+ * by the next lfs_mds_start().  Needed to restart the MDS while files of
+ * the mount are open: the fork must happen before they are opened (see
+ * spawn_gated in the .c).
+ */
+int lfs_mds_prepare(struct lfs *fs);
 /** lfs_mds_stop - send @sig (SIGTERM or SIGKILL) and reap it. */
 void lfs_mds_stop(struct lfs *fs, int sig);
 /** lfs_mount - run loligo-fuse -f with extra -o @opts (may be NULL); waits until mounted. */

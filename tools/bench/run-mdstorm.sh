@@ -15,6 +15,7 @@
 #   --fuse-opt OPTS    extra -o options for loligo-fuse
 #   --set OPT=VAL      a config override for loligo-fuse (--OPT=VAL), repeatable
 #   --keep             keep the temp dir (logs, perf dumps) instead of removing it
+#   --no-local         skip the local-directory run (quick experiments only)
 #
 # Everything runs on a temp dir with an ephemeral MDS port; the trap unmounts
 # and stops both daemons whatever happens.  The last lines are a summary:
@@ -28,7 +29,7 @@ top=$(cd "$here/../.." && pwd)
 shared=$(cd "$top/../shared" 2>/dev/null && pwd || true)
 
 build=${LOLIGO_BUILD_DIR:-$top/build} threads=32 secs=20 files=5000 spr=100
-perf_out= fuse_opts= keep=0 sets=()
+perf_out= fuse_opts= keep=0 sets=() local=1
 while (($#)); do
 	case $1 in
 	--build) build=$2; shift ;;
@@ -40,7 +41,8 @@ while (($#)); do
 	--fuse-opt) fuse_opts=$2; shift ;;
 	--set) sets+=("--$2"); shift ;;
 	--keep) keep=1 ;;
-	-h|--help) sed -n '2,24p' "$0"; exit 0 ;;
+	--no-local) local=0 ;;
+	-h|--help) sed -n '2,25p' "$0"; exit 0 ;;
 	*) echo "run-mdstorm: unknown argument '$1' (try --help)" >&2; exit 2 ;;
 	esac
 	shift
@@ -129,17 +131,21 @@ result_line() { grep '^RESULT' "$1" | tail -1; }
 field() { sed -n "s/.* $2=\([^ ]*\).*/\1/p" <<<"$1"; }
 
 echo "== mdstorm: $threads threads, $secs s, $files files, $spr stats per readdir; $(nproc) CPUs, kernel $(uname -r)"
-echo "== local directory ($work/local)"
-"$work/mdstorm" "$work/local/storm" "$threads" "$secs" "$files" create 4 "$spr" | tee "$work/local.out"
+if ((local)); then
+	echo "== local directory ($work/local)"
+	"$work/mdstorm" "$work/local/storm" "$threads" "$secs" "$files" create 4 "$spr" | tee "$work/local.out" || true
+else
+	echo "RESULT skipped" > "$work/local.out"
+fi
 
 echo "== loligo ($mnt, loligo-fuse pid $fuse_pid)"
-"$work/mdstorm" "$mnt/storm" 1 1 "$files" createonly 4 | tail -1
+"$work/mdstorm" "$mnt/storm" 1 1 "$files" createonly 4 | tail -1 || true
 asok_cmd "perf reset" >/dev/null
 if [[ -n $perf_out ]]; then
 	perf record -g -o "$perf_out" -p "$fuse_pid" -- sleep "$secs" >/dev/null 2>&1 &
 	perf_pid=$!
 fi
-"$work/mdstorm" "$mnt/storm" "$threads" "$secs" "$files" nocreate 1 "$spr" | tee "$work/loligo.out"
+"$work/mdstorm" "$mnt/storm" "$threads" "$secs" "$files" nocreate 1 "$spr" | tee "$work/loligo.out" || true
 asok_cmd "perf dump" > "$work/perf.json"
 if [[ -n $perf_pid ]]; then wait "$perf_pid" || true; perf_pid=; echo "perf data in $perf_out"; fi
 
