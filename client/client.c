@@ -394,7 +394,7 @@ void lclient_unmount(struct lclient *c)
 		return;
 	lc_flusher_stop(c);
 	if (c->data) {
-		int r = lc_flush_all(c);
+		int r = lc_flush_all(c, true);
 		if (r < 0)
 			derr(CLIENT, "unmount: writeback failed: %s", strerror(-r));
 	}

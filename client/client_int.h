@@ -305,7 +305,8 @@ int lc_wb_flush(struct lclient *c, struct lc_inode *in);
 void lc_wb_discard_past(struct lclient *c, struct lc_inode *in, uint64_t size);
 /** lc_mark_dirty_locked - in->lock held: put @in on the dirty list. */
 void lc_mark_dirty_locked(struct lclient *c, struct lc_inode *in);
-int lc_flush_all(struct lclient *c);
+/** lc_flush_all - write back every dirty inode (@report: and send sizes/mtimes). */
+int lc_flush_all(struct lclient *c, bool report);
 int lc_flusher_start(struct lclient *c);
 void lc_flusher_stop(struct lclient *c);
 void lc_flusher_kick(struct lclient *c);

@@ -344,7 +344,7 @@ int lc_release(struct lclient *c, struct lc_fh *fh)
 
 int lc_sync_fs(struct lclient *c)
 {
-	int r = lc_flush_all(c);
+	int r = lc_flush_all(c, true);
 	if (c->mdsc) {
 		int r2 = mdsc_sync(c->mdsc);
 		if (r == 0)

@@ -430,8 +430,12 @@ void lc_wb_discard_past(struct lclient *c, struct lc_inode *in, uint64_t size)
 		oc_account(c, -freed);
 }
 
-/* take the whole dirty list and write everything back */
-int lc_flush_all(struct lclient *c)
+/*
+ * Take the whole dirty list and write everything back; with @report, also
+ * send the sizes/mtimes.  Memory-pressure rounds pass false: a streaming
+ * writer would otherwise cost the MDS a journaled SETATTR per round.
+ */
+int lc_flush_all(struct lclient *c, bool report)
 {
 	struct lc_inode *list, *in;
 	int err = 0;
@@ -446,7 +450,7 @@ int lc_flush_all(struct lclient *c)
 		in->on_dirty_list = false;
 		in->dirty_next = NULL;
 		pthread_mutex_unlock(&in->lock);
-		int r = lc_wb_flush(c, in);
+		int r = report ? lc_wb_flush(c, in) : lc_wb_flush_data(c, in);
 		if (r < 0 && !err)
 			err = r;
 		pthread_mutex_lock(&in->lock);
@@ -510,9 +514,11 @@ static void *flusher_main(void *arg)
 		}
 		uint64_t now = now_mono_ns();
 		uint64_t ival = lc_secs_ns(CFG_client_flush_interval);
-		if (kicked || (ival && now - last_flush >= ival)) {
-			lc_flush_all(c);
+		if (ival && now - last_flush >= ival) {
+			lc_flush_all(c, true);
 			last_flush = now;
+		} else if (kicked) {
+			lc_flush_all(c, false);
 		}
 		lc_icache_trim(c);
 		lc_dcache_trim(c);
