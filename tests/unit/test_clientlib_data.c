@@ -35,13 +35,30 @@ static void rm_rf(const char *p)
 		fprintf(stderr, "cleanup of %s failed\n", p);
 }
 
+/* runner process: one directory for the whole case, removed even when tests fail */
+static char topdir[128];
+
+static void top_setup(void)
+{
+	snprintf(topdir, sizeof(topdir), "/tmp/lc-data-XXXXXX");
+	if (!mkdtemp(topdir))
+		topdir[0] = 0;
+}
+
+static void top_teardown(void)
+{
+	if (topdir[0])
+		rm_rf(topdir);
+}
+
 static void setup(void)
 {
 	struct store_config sc = { 0 };
 	char err[256];
 
 	cfg_init("client");
-	snprintf(tmpdir, sizeof(tmpdir), "/tmp/lc-data-XXXXXX");
+	ck_assert_msg(topdir[0], "no temp dir");
+	snprintf(tmpdir, sizeof(tmpdir), "%s/t-XXXXXX", topdir);
 	ck_assert_ptr_nonnull(mkdtemp(tmpdir));
 	sc.backend = "local";
 	sc.local_path = tmpdir;
@@ -575,6 +592,7 @@ static Suite *suite(void)
 {
 	Suite *s = suite_create("clientlib_data");
 	TCase *tc = tcase_create("data");
+	tcase_add_unchecked_fixture(tc, top_setup, top_teardown);
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_obj_name);
@@ -589,6 +607,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_write_through);
 	suite_add_tcase(s, tc);
 	TCase *tc2 = tcase_create("cache");
+	tcase_add_unchecked_fixture(tc2, top_setup, top_teardown);
 	tcase_add_checked_fixture(tc2, setup, teardown);
 	tcase_add_test(tc2, test_inode_refs_and_trim);
 	tcase_add_test(tc2, test_attr_timeout_and_caps);
