@@ -737,8 +737,10 @@ static void emit_inode(struct mds *m, struct txn *t, struct minode *in)
 		mdsp_buf_free(&b);
 	} else if (in->primary) {
 		emit_dentry(t, in->primary, in);
-		emit_anchor(t, in);
+		if (in->anchor_dirty)
+			emit_anchor(t, in);
 	}
+	in->anchor_dirty = false;
 	(void)m;
 }
 

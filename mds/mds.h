@@ -93,6 +93,7 @@ struct minode {
 	struct mdentry *primary;      /* NULL for the root and table inodes */
 	bool in_table;                /* stored in the inode table (has been hard-linked) */
 	bool dirty;                   /* in the current txn's dirty list */
+	bool anchor_dirty;            /* primary dentry moved: journal its anchor */
 };
 
 /* Edits of one mutation, journaled as one entry (see journal.c). */

@@ -224,6 +224,7 @@ static int link_primary(struct mds *m, struct mdir *d, const char *name, struct 
 	if (!dn)
 		return -ENOMEM;
 	in->primary = dn;
+	in->anchor_dirty = true;
 	txn_dirty(t, in);
 	return 0;
 }
@@ -796,13 +797,17 @@ static int op_rename(struct mds *m, struct session *s, struct mdsp_request *r, s
 		ndn = mdir_add(m, sd, sname, d_ino, d_type, d_rem, 0, t);
 		if (!ndn)
 			return -ENOMEM;
-		if (!d_rem)
+		if (!d_rem) {
 			dst->primary = ndn;
+			dst->anchor_dirty = true;
+		}
 		ndn = mdir_add(m, dd, dname, s_ino, s_type, s_rem, 0, t);
 		if (!ndn)
 			return -ENOMEM;
-		if (!s_rem)
+		if (!s_rem) {
 			src->primary = ndn;
+			src->anchor_dirty = true;
+		}
 		if (sdin != ddin && sdir != ddir) {
 			int delta = sdir ? 1 : -1;
 
@@ -857,8 +862,10 @@ static int op_rename(struct mds *m, struct session *s, struct mdsp_request *r, s
 		ndn = mdir_add(m, dd, r->name2, ino, dtype, rem, 0, t);
 		if (!ndn)
 			return -ENOMEM;
-		if (!rem)
+		if (!rem) {
 			src->primary = ndn;
+			src->anchor_dirty = true;
+		}
 	}
 	touch(src, false);
 	txn_dirty(t, src);

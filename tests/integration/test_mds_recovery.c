@@ -218,13 +218,14 @@ START_TEST(test_clean_shutdown_and_cold_lookups)
 	struct mdsp_inode in;
 	struct mdsp_request q;
 	struct mdsp_reply rep;
-	uint64_t f, top;
+	uint64_t f, top, moved;
 	char *out = NULL;
 
 	start_and_open();
 	build("one");
 	top = lookup_ino(ROOT, "one");
 	f = lookup_ino(lookup_ino(top, "a"), "f");
+	moved = lookup_ino(lookup_ino(top, "b_moved"), "file01");
 	restart(SIGTERM);     /* flushes the journal into the objects */
 	ck_assert_int_eq(mdsw_command(&W, "{\"prefix\":\"journal status\"}", &out), 0);
 	ck_assert_ptr_nonnull(strstr(out, "\"write_offset\":0"));
@@ -242,6 +243,17 @@ START_TEST(test_clean_shutdown_and_cold_lookups)
 	ck_assert_int_eq(mdsw_call(&W, &q, &rep), 0);
 	ck_assert_uint_eq(rep.target.nlink, 2);
 	mdsw_reply_free(&rep);
+	q.tid = 0;
+	q.ino = moved;   /* its directory was renamed: the anchors follow */
+	ck_assert_int_eq(mdsw_call(&W, &q, &rep), 0);
+	ck_assert_uint_eq(rep.target.ino, moved);
+	mdsw_reply_free(&rep);
+	q.tid = 0;
+	q.op = MDSP_OP_LOOKUPPARENT;
+	ck_assert_int_eq(mdsw_call(&W, &q, &rep), 0);
+	ck_assert_uint_eq(rep.target.ino, lookup_ino(top, "b_moved"));
+	mdsw_reply_free(&rep);
+	q.op = MDSP_OP_LOOKUPINO;
 	q.tid = 0;
 	q.ino = 0x123456789;
 	ck_assert_int_eq(mdsw_call(&W, &q, &rep), -ESTALE);
