@@ -500,7 +500,7 @@ int mdsproc_start(struct mdsproc *p)
 		_exit(127);
 	}
 	p->pid = pid;
-	for (i = 0; i < 1000; i++) {
+	for (i = 0; i < 3000; i++) {   /* 30 s: a loaded CI machine */
 		FILE *f = fopen(portfile, "r");
 		unsigned port = 0;
 
