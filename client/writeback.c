@@ -380,6 +380,13 @@ int lc_wb_report(struct lclient *c, struct lc_inode *in)
 	perf_inc(&c->perf.size_reports, 1);
 	r = lc_req_run(c, req, NULL);
 	mdsc_request_put(req);
+	if (r == -ESTALE || r == -ENOENT) {
+		/* the file is gone (removed through another client): nothing to report */
+		pthread_mutex_lock(&in->lock);
+		in->dirty_meta = 0;
+		pthread_mutex_unlock(&in->lock);
+		return 0;
+	}
 	if (r < 0) {
 		derr(CLIENT, "size/mtime report of inode %" PRIx64 " failed: %s", in->ino, strerror(-r));
 		return r;
