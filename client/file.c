@@ -273,6 +273,8 @@ ssize_t lc_write(struct lclient *c, struct lc_fh *fh, off_t offset, size_t len, 
 		return -EBADF;
 	if (len == 0)
 		return 0;
+	if (len > (uint64_t)INT64_MAX - off)
+		return -EFBIG;
 	if (fh->flags & (O_SYNC | O_DSYNC | O_DIRECT)) {
 		/* write through: buffered data of this inode goes first */
 		r = lc_wb_flush_data(c, in);

@@ -404,6 +404,59 @@ START_TEST(test_concurrent_writers)
 }
 END_TEST
 
+struct sf_arg {
+	struct lc_inode *in;
+	int part;
+};
+
+/* two writers and a reader on one file: disjoint halves, object-crossing chunks */
+static void *same_file_writer(void *p)
+{
+	struct sf_arg *a = p;
+	struct lc_fh *fh = lc_fh_new(c, a->in, O_RDWR, NULL);
+	unsigned char b[100000];
+	uint64_t base = (uint64_t)a->part * (3u << 20);
+	for (uint64_t off = 0; off < (3u << 20); off += sizeof(b)) {
+		size_t n = (3u << 20) - off < sizeof(b) ? (size_t)((3u << 20) - off) : sizeof(b);
+		fill_pat(0xe00, base + off, n, b);
+		ck_assert_int_eq(lc_write(c, fh, (off_t)(base + off), n, b), (ssize_t)n);
+		if (off % (1u << 20) < sizeof(b))
+			ck_assert_int_eq(lc_flush(c, fh), 0);
+	}
+	lc_release(c, fh);
+	return NULL;
+}
+
+START_TEST(test_same_file_concurrent)
+{
+	set_opt("client_oc_size", "1M");
+	struct lc_inode *in = mkfile(0xe00, 1 << 20);
+	pthread_t t[2];
+	struct sf_arg a[2] = { { in, 0 }, { in, 1 } };
+	for (int i = 0; i < 2; i++)
+		pthread_create(&t[i], NULL, same_file_writer, &a[i]);
+	/* a reader meanwhile sees only the pattern or zeros (a hole not yet written) */
+	struct lc_fh *rfh = lc_fh_new(c, in, O_RDONLY, NULL);
+	unsigned char *b = malloc(1 << 20);
+	for (int k = 0; k < 20; k++) {
+		uint64_t off = (uint64_t)(k % 6) << 20;
+		ssize_t n = lc_read(c, rfh, (off_t)off, 1 << 20, b);
+		ck_assert_int_ge(n, 0);
+		for (ssize_t i = 0; i < n; i++)
+			if (b[i] != 0 && b[i] != pat(0xe00, off + (uint64_t)i))
+				ck_abort_msg("byte %llu is neither data nor a hole", (unsigned long long)(off + (uint64_t)i));
+	}
+	free(b);
+	lc_release(c, rfh);
+	for (int i = 0; i < 2; i++)
+		pthread_join(t[i], NULL);
+	struct lc_fh *fh = lc_fh_new(c, in, O_RDONLY, NULL);
+	check_file(fh, 0xe00, 6u << 20, 1 << 20);
+	lc_release(c, fh);
+	lc_put(c, in);
+}
+END_TEST
+
 START_TEST(test_write_through)
 {
 	struct lc_inode *in = mkfile(0x800, 0);
@@ -605,6 +658,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_readahead);
 	tcase_add_test(tc, test_concurrent_writers);
 	tcase_add_test(tc, test_write_through);
+	tcase_add_test(tc, test_same_file_concurrent);
 	suite_add_tcase(s, tc);
 	TCase *tc2 = tcase_create("cache");
 	tcase_add_unchecked_fixture(tc2, top_setup, top_teardown);
