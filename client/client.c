@@ -27,7 +27,9 @@
 #include "common/time.h"
 #include "store/store.h"
 
-static _Atomic unsigned int client_seq;
+/* perf groups: "client" for the first live client of the process (the usual
+ * one), "client.N" for any other alive at the same time */
+static _Atomic unsigned int client_seq, clients_live;
 
 void lc_cred_to_caller(const struct lc_cred *cr, struct mdsp_caller *caller)
 {
@@ -128,7 +130,7 @@ static void perf_register(struct lclient *c)
 	const char *g = c->perf_group;
 	unsigned int seq = atomic_fetch_add(&client_seq, 1);
 
-	if (seq == 0)
+	if (atomic_fetch_add(&clients_live, 1) == 0)
 		snprintf(c->perf_group, sizeof(c->perf_group), "client");
 	else
 		snprintf(c->perf_group, sizeof(c->perf_group), "client.%u", seq);
@@ -413,8 +415,10 @@ void lclient_destroy(struct lclient *c)
 	if (!c)
 		return;
 	lclient_unmount(c);
-	if (c->perf_group[0])
+	if (c->perf_group[0]) {
 		perf_unregister_group(c->perf_group);
+		atomic_fetch_sub(&clients_live, 1);
+	}
 	lc_dcache_destroy(c);
 	lc_icache_destroy(c);
 	if (c->store) {
