@@ -640,7 +640,7 @@ void request_handle(struct mds *m, struct conn *c, struct mdsp_msg *msg)
 	struct session *s;
 	struct completed *ce;
 	struct txn t;
-	struct mdsp_buf safe, unsafe;
+	struct mdsp_buf safe, unsafe, stored;
 	struct jitem *it = NULL;
 	uint64_t t0 = now_mono_ns(), trim_to = 0;
 	bool journaled = server_op_journaled(req);
@@ -713,9 +713,22 @@ void request_handle(struct mds *m, struct conn *c, struct mdsp_msg *msg)
 		key_tid(key, sizeof(key), trim_to);
 		txn_edit(&t, EDIT_RMRANGE, oid, "", NULL, 0, key);
 	}
-	r = reply_frame(&safe, rep, MDSP_REPLY_SAFE);
+	/* the completed table keeps the reply without the directory trace
+	 * (half the bytes of the journal entry otherwise): a resent request
+	 * needs its result and target, and looks the directory up again */
+	{
+		struct mdsp_reply slim = *rep;
+
+		slim.has_dir = false;
+		slim.dname = NULL;
+		r = reply_frame(&stored, &slim, MDSP_REPLY_SAFE);
+	}
 	if (!r)
-		r = completed_add(s, req->tid, safe.data, safe.len, UINT64_MAX);
+		r = reply_frame(&safe, rep, MDSP_REPLY_SAFE);
+	else
+		mdsp_buf_init(&safe);
+	if (!r)
+		r = completed_add(s, req->tid, stored.data, stored.len, UINT64_MAX);
 	it = r ? NULL : item_new(c, s->id);
 	if (r || !it) {
 		/* cannot record the result: the change is made, journal it anyway */
@@ -725,12 +738,14 @@ void request_handle(struct mds *m, struct conn *c, struct mdsp_msg *msg)
 		pthread_mutex_unlock(&m->lock);
 		txn_free(&t);
 		mdsp_buf_free(&safe);
+		mdsp_buf_free(&stored);
 		send_error(c, req->tid, -EIO);
 		mdsp_msg_free(&rmsg);
 		return;
 	}
 	key_tid(key, sizeof(key), req->tid);
-	txn_edit(&t, EDIT_SET, oid, key, safe.data, safe.len, NULL);
+	txn_edit(&t, EDIT_SET, oid, key, stored.data, stored.len, NULL);
+	mdsp_buf_free(&stored);
 	if (s->ncompleted > cfg_uint(CFG_mds_max_completed_requests) && !s->warned_completed) {
 		s->warned_completed = true;
 		dinfo(MDS, "session %" PRIu64 " (%s) has %" PRIu64 " completed requests: the client does not advance its oldest tid",
