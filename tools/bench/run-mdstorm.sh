@@ -21,7 +21,10 @@
 # and stops both daemons whatever happens.  The last lines are a summary:
 #   SUMMARY local  stat_ops_s=... p50_us=... p99_us=... readdir_s=...
 #   SUMMARY loligo stat_ops_s=... p50_us=... p99_us=... readdir_s=...
-#   SUMMARY hold <section> count=... p50_us=... p99_us=... max_us=...
+#   SUMMARY create files_s=...
+#   SUMMARY hold-create|hold-storm <section> count=... p50_us=... p99_us=... max_us=...
+# (hold-create: client mutex hold times while $THREADS threads create the
+# files, one MDS request each; hold-storm: during the stat/readdir storm)
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -139,7 +142,12 @@ else
 fi
 
 echo "== loligo ($mnt, loligo-fuse pid $fuse_pid)"
-"$work/mdstorm" "$mnt/storm" 1 1 "$files" createonly 4 | tail -1 || true
+# The create phase sends the MDS a request per file from $threads threads:
+# that is where the client mutex is contended, so its hold times are
+# reported too.
+asok_cmd "perf reset" >/dev/null
+"$work/mdstorm" "$mnt/storm" 1 1 "$files" createonly "$threads" | tail -1 | tee "$work/create.out" || true
+asok_cmd "perf dump" > "$work/perf-create.json"
 asok_cmd "perf reset" >/dev/null
 if [[ -n $perf_out ]]; then
 	perf record -g -o "$perf_out" -p "$fuse_pid" -- sleep "$secs" >/dev/null 2>&1 &
@@ -156,10 +164,16 @@ for t in local loligo; do
 		"$(field "$r" stat_ops_s)" "$(field "$r" stat_p50_us)" "$(field "$r" stat_p99_us)" \
 		"$(field "$r" readdir_s)" "$(field "$r" errors)"
 done
-jq -r 'to_entries[] | .key as $g | .value | to_entries[]
-       | select(.key | startswith("hold_")) | select(.value | type == "object")
-       | "SUMMARY hold \($g).\(.key) count=\(.value.count) p50_us=\(.value.p50_ns / 1000)" +
-         " p99_us=\(.value.p99_ns / 1000) max_us=\(.value.max_ns / 1000)"' "$work/perf.json"
+r=$(result_line "$work/create.out")
+echo "SUMMARY create files_s=$(field "$r" files_s) threads=$threads errors=$(field "$r" errors)"
+for phase in create storm; do
+	f=$work/perf.json
+	[[ $phase == create ]] && f=$work/perf-create.json
+	jq -r --arg ph "$phase" 'to_entries[] | .key as $g | .value | to_entries[]
+	   | select(.key | startswith("hold_")) | select(.value | type == "object")
+	   | "SUMMARY hold-\($ph) \($g).\(.key) count=\(.value.count) p50_us=\(.value.p50_ns / 1000)" +
+	     " p99_us=\(.value.p99_ns / 1000) max_us=\(.value.max_ns / 1000)"' "$f"
+done
 jq -r 'to_entries[] | .key as $g | .value | to_entries[]
        | select(.value | type == "number") | select(.value != 0)
        | "counter \($g).\(.key)=\(.value)"' "$work/perf.json" | grep -E 'requests_sent|cached|lookup|getattr|readdir' || true
