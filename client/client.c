@@ -327,12 +327,16 @@ int lclient_mount(struct lclient *c, const char *root_path)
 		sc.create = true;
 	}
 	r = store_open(&sc, &c->store);
-	free(dpath);
-	if (r < 0) {
+	if (r == -EBUSY && dpath)
+		derr(CLIENT, "mount: the local data store %s is in use by another client process; the local "
+			     "backend serves one client process (run the NFS gateway inside loligo-fuse with --nfs, "
+			     "or use the rados backend for several clients)", dpath);
+	else if (r < 0)
 		derr(CLIENT, "mount: cannot open the %s object store: %s", sc.backend ? sc.backend : "?",
 		     strerror(-r));
+	free(dpath);
+	if (r < 0)
 		return r;
-	}
 	r = store_pool_open(c->store, c->data_pool_name, NULL, &c->data);
 	if (r == -ENOENT) {
 		/* the MDS creates the pools at mkfs; a client may be first on a fresh store */

@@ -704,6 +704,12 @@ START_TEST(test_mountpoint_and_dead_mds)
 	lc_release(c, fh);
 	lc_put(c, in);
 	lc_put(c, d);
+	/* a second client process cannot share the local data store: a clear error */
+	{
+		struct lclient *c2 = NULL;
+		struct lc_inode *r2 = NULL;
+		ck_assert_int_eq(client_up(&c2, &r2), -EBUSY);
+	}
 	client_down(&c, &root);
 
 	/* client_mountpoint makes /sub the root */
