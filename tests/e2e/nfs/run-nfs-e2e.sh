@@ -54,6 +54,7 @@ cc -static -O1 -o "$T/files/locktest" "$HERE/locktest.c" 2>"$T/cc.out" || skip "
 
 cat > "$T/loligo.conf" <<CONF
 [global]
+nfs4_grace_time = 2
 store_backend = local
 store_local_path = $T/store
 [mds]
@@ -64,8 +65,6 @@ admin_socket = $T/mds.asok
 log_file = $T/client.log
 admin_socket = $T/client.asok
 client_mount_timeout = 10
-[nfs]
-nfs4_grace_time = 2
 CONF
 
 "$MDS" -c "$T/loligo.conf" --mkfs > "$T/mkfs.out" 2>&1 || { FAILED=1; echo "FAIL: mkfs"; exit 1; }

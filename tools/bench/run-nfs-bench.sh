@@ -1,0 +1,152 @@
+#!/usr/bin/env bash
+# run-nfs-bench.sh - the NFS gateway benchmarks of docs/BENCHMARKS.md.
+#
+#   tools/bench/run-nfs-bench.sh BUILD_DIR [seqid|drc|all] [SECONDS]
+#
+# seqid: OPEN/CLOSE as ONE open-owner over one connection through
+#        latency_proxy (5 ms each way = 10 ms RTT) at 1, 8, 16 and 32
+#        requests in flight, NFSv4.1 and NFSv4.0 (nfs_seqid_bench).
+# drc:   sustained state-changing NFSv4.0 load (OPEN/CLOSE, 32 owners, 32 in
+#        flight, no added latency) against a gateway with nfs_drc_mode =
+#        implied_ack, then one with plain 120 s expiry; prints the DRC's
+#        population over time and its lookup latency (`drc dump`), and the
+#        gateway's CPU cache misses when `perf stat` works.
+#
+# Each mode starts its own loligo-mds and loligo-fuse --no-mount --nfs on
+# a temp dir and ephemeral ports, and kills them at the end.
+set -u
+BUILD=${1:?usage: run-nfs-bench.sh BUILD_DIR [seqid|drc|all] [SECONDS]}
+WHAT=${2:-all}
+SECS=${3:-5}
+MDS=$BUILD/mds/loligo-mds
+FUSE=$BUILD/client/fuse/loligo-fuse
+BENCH=$BUILD/tools/bench/nfs_seqid_bench
+PROXY=$BUILD/tools/proxy/latency_proxy
+CLI=$BUILD/tools/cli/loligo
+T=$(mktemp -d /tmp/loligo-nfs-bench.XXXXXX)
+PIDS=()
+
+cleanup() {
+	for p in "${PIDS[@]}"; do kill -TERM "$p" 2>/dev/null; done
+	sleep 0.5
+	for p in "${PIDS[@]}"; do kill -KILL "$p" 2>/dev/null; done
+	rm -rf "$T"
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM
+
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+
+# start_gw DIR EXTRA_OPTS... : mds + gateway; sets NFS_PORT, GW_PID, ASOK
+start_gw() {
+	local d=$1
+	shift
+	mkdir -p "$d/store"
+	cat > "$d/loligo.conf" <<CONF
+[global]
+nfs4_grace_time = 0
+store_backend = local
+store_local_path = $d/store
+[mds]
+mds_addr = 127.0.0.1
+log_file = $d/mds.log
+admin_socket = $d/mds.asok
+[client]
+log_file = $d/client.log
+admin_socket = $d/client.asok
+client_mount_timeout = 10
+CONF
+	"$MDS" -c "$d/loligo.conf" --mkfs > "$d/mkfs.out" 2>&1 || { echo "mkfs failed"; exit 1; }
+	"$MDS" -c "$d/loligo.conf" --mds_port=0 --port-file "$d/mds.port" > "$d/mds.out" 2>&1 &
+	PIDS+=($!)
+	for _ in $(seq 100); do [ -s "$d/mds.port" ] && break; sleep 0.1; done
+	NFS_PORT=$(free_port)
+	"$FUSE" -f -c "$d/loligo.conf" --client_mds_addr=127.0.0.1:$(cat "$d/mds.port") --no-mount \
+		--nfs 127.0.0.1:$NFS_PORT "$@" > "$d/fuse.out" 2>&1 &
+	GW_PID=$!
+	PIDS+=($GW_PID)
+	ASOK=$d/client.asok
+	for _ in $(seq 100); do (exec 3<>/dev/tcp/127.0.0.1/$NFS_PORT) 2>/dev/null && return 0; sleep 0.1; done
+	echo "the gateway did not start"; cat "$d/fuse.out"; exit 1
+}
+
+seqid() {
+	start_gw "$T/seqid"
+	"$PROXY" --target "$NFS_PORT" --delay-ms 5 --port-file "$T/proxy.port" > /dev/null &
+	PIDS+=($!)
+	for _ in $(seq 50); do [ -s "$T/proxy.port" ] && break; sleep 0.1; done
+	local pp
+	pp=$(cat "$T/proxy.port")
+	echo "== seqid: one open-owner, OPEN+CLOSE, 10 ms RTT (latency_proxy 5 ms each way), ${SECS}s per point"
+	printf "%-6s %-9s %12s %14s\n" minor inflight ops/s mean_lat_ms
+	for m in 1 0; do
+		for k in 1 8 16 32; do
+			"$BENCH" --port "$pp" --minor $m --inflight $k --seconds "$SECS" --tag "sb$m-$k" |
+				sed -E 's/.*minor=([0-9]+) inflight=([0-9]+).*ops_per_s=([0-9.]+) mean_latency_ms=([0-9.]+)/\1 \2 \3 \4/' |
+				awk '{ printf "%-6s %-9s %12s %14s\n", "4." $1, $2, $3, $4 }'
+		done
+	done
+}
+
+drc_one() {
+	local mode=$1 d=$T/drc-$1 i pop perfpid=
+	start_gw "$d" --nfs_drc_mode=$mode
+	# CPU cache misses need hardware counters (absent in most VMs): best effort
+	if perf stat -e cache-misses -p "$GW_PID" -o "$d/perf.txt" -- sleep 0.1 >/dev/null 2>&1 &&
+	   ! grep -q "not supported" "$d/perf.txt"; then
+		perf stat -e cache-misses,cache-references -p "$GW_PID" -o "$d/perf.txt" -- sleep "$SECS" \
+			> /dev/null 2>&1 &
+		perfpid=$!
+	else
+		rm -f "$d/perf.txt"
+	fi
+	local cpu0
+	cpu0=$(awk '{ print $14 + $15 }' /proc/$GW_PID/stat)
+	"$BENCH" --port "$NFS_PORT" --minor 0 --inflight 32 --owners 32 --seconds "$SECS" --tag "drc-$mode" \
+		> "$d/bench.out" &
+	local bp=$!
+	pop=""
+	for i in $(seq 1 "$SECS"); do
+		sleep 1
+		pop="$pop $("$CLI" --format json daemon "$ASOK" drc dump 2>/dev/null |
+			python3 -c 'import json,sys; print(json.load(sys.stdin)["population"])')"
+	done
+	wait $bp
+	[ -n "$perfpid" ] && wait $perfpid
+	local cpu1
+	cpu1=$(awk '{ print $14 + $15 }' /proc/$GW_PID/stat)
+	"$CLI" --format json daemon "$ASOK" drc dump > "$d/drc.json" 2>/dev/null
+	python3 - "$mode" "$d/drc.json" "$d/bench.out" "$d/perf.txt" "$pop" "$(( (cpu1 - cpu0) ))" "$(getconf CLK_TCK)" <<'PY'
+import json, re, sys
+mode, dj, bo, pf, pop, ticks, hz = sys.argv[1:8]
+cpu_ns = int(ticks) * 1e9 / int(hz)
+d = json.load(open(dj))
+ops = re.search(r"ops_per_s=([0-9.]+)", open(bo).read()).group(1)
+l = d["lookup_ns"]
+cm = "n/a"
+try:
+    t = open(pf).read()
+    m = re.search(r"([0-9,]+)\s+cache-misses", t)
+    if m: cm = m.group(1)
+except OSError:
+    pass
+share = 100.0 * l['sum_ns'] / cpu_ns if cpu_ns else 0
+print(f"{mode:12s} ops/s={ops:>9s} population(1s samples)={pop.strip()} final={d['population']} "
+      f"longest_chain={d['longest_chain']} lookup avg={l['avg_ns']}ns p50={l['p50_ns']}ns p99={l['p99_ns']}ns "
+      f"lookups={l['count']} lookup_cpu_share={share:.2f}% of the gateway's {cpu_ns/1e9:.1f}s CPU "
+      f"evictions={d['evictions']} gw_cache_misses={cm}")
+PY
+}
+
+drc() {
+	echo "== drc: NFSv4.0 OPEN/CLOSE, 32 owners, 32 in flight, one connection, ${SECS}s"
+	drc_one implied_ack
+	drc_one expiry
+}
+
+case $WHAT in
+seqid) seqid ;;
+drc) drc ;;
+all) seqid; drc ;;
+*) echo "unknown: $WHAT"; exit 2 ;;
+esac
