@@ -70,7 +70,7 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-static void die(const char *m, int st)
+static _Noreturn void die(const char *m, int st)
 {
 	fprintf(stderr, "nfs_seqid_bench: %s (status %d)\n", m, st);
 	exit(1);
@@ -108,7 +108,7 @@ static void skip_sequence(struct rbuf *r)
 /* send the compound in wb, wait for its reply (setup only: nothing else in flight) */
 static int call_sync(struct rbuf *r, uint8_t **rec)
 {
-	size_t len;
+	size_t len = 0;
 	uint32_t xid, nres;
 	int as;
 
