@@ -30,6 +30,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <json-c/json.h>
+
+#include "common/admin_sock.h"
 #include "tests/e2e/test_fuse_harness.h"
 
 #define MiB (1024 * 1024)
@@ -540,6 +543,150 @@ START_TEST(test_permissions_nonroot)
 }
 END_TEST
 
+
+/* ---- lookup counting -------------------------------------------------- */
+
+/* Inodes the client still holds references for (beyond the root): after the
+ * kernel forgot everything, this must be 0 (a leak keeps an inode pinned in
+ * the client forever; an over-put frees one the kernel still uses). */
+static int referenced_inodes(int64_t *min_ref, char *first, size_t len)
+{
+	struct json_object *req = json_object_new_object(), *rep = NULL, *list, *root;
+	int n = 0;
+
+	json_object_object_add(req, "prefix", json_object_new_string("dump cache"));
+	int r = asok_request(fs.asok, req, &rep, 10000);
+	json_object_put(req);
+	ck_assert_msg(r == 0, "admin socket %s: %s", fs.asok, strerror(-r));
+	ck_assert(json_object_object_get_ex(rep, "inode_list", &list));
+	ck_assert(json_object_object_get_ex(rep, "root", &root));
+	uint64_t root_ino = json_object_get_uint64(root);
+	*min_ref = 0;
+	first[0] = '\0';
+	for (size_t i = 0; i < json_object_array_length(list); i++) {
+		struct json_object *e = json_object_array_get_idx(list, i), *ino, *ref;
+		ck_assert(json_object_object_get_ex(e, "ino", &ino) && json_object_object_get_ex(e, "ref", &ref));
+		int64_t rv = json_object_get_int64(ref);
+		if (json_object_get_uint64(ino) == root_ino)
+			continue;
+		if (rv < *min_ref)
+			*min_ref = rv;
+		if (rv != 0 && n++ == 0)
+			snprintf(first, len, "ino 0x%llx ref %lld", (unsigned long long)json_object_get_uint64(ino),
+				 (long long)rv);
+	}
+	json_object_put(rep);
+	return n;
+}
+
+START_TEST(test_lookup_counts)
+{
+	char name[64], buf[64];
+	struct stat st;
+	int64_t min_ref;
+	int n = -1;
+
+	ck_assert_int_eq(mkdir(P("rc"), 0755), 0);
+	ck_assert_int_eq(mkdir(P("rc/sub"), 0755), 0);
+	/* Names only (mknod, no data): what is checked is the frontend's
+	 * lookup counting (entries, READDIRPLUS, link), not the data path. */
+	for (int i = 0; i < 300; i++) {
+		snprintf(name, sizeof(name), "rc/f%03d", i);
+		ck_assert_int_eq(mknod(P(name), S_IFREG | 0644, 0), 0);
+	}
+	ck_assert_int_eq(link(P("rc/f001"), P("rc/sub/hard")), 0);
+	ck_assert_int_eq(symlink("../f002", P("rc/sub/sym")), 0);
+	ck_assert_int_eq(rename(P("rc/f003"), P("rc/sub/moved")), 0);
+	ck_assert_int_eq(unlink(P("rc/f004")), 0);
+	ck_assert_int_eq(mknod(P("rc/sub/node"), S_IFREG | 0600, 0), 0);
+	for (int pass = 0; pass < 2; pass++) { /* listings (READDIRPLUS) and stats */
+		DIR *d = opendir(P("rc"));
+		ck_assert_ptr_nonnull(d);
+		while (readdir(d))
+			;
+		closedir(d);
+		for (int i = 0; i < 300; i += 7) {
+			snprintf(name, sizeof(name), "rc/f%03d", i);
+			stat(P(name), &st);
+		}
+	}
+	ck_assert_int_eq(readlink(P("rc/sub/sym"), buf, sizeof(buf)), 7);
+	ck_assert_int_eq(stat(P("rc/sub/hard"), &st), 0);
+	sync();
+	/* make the kernel forget every inode it can (FORGET for each) */
+	for (int tries = 0; tries < 50 && n != 0; tries++) {
+		int fd = open("/proc/sys/vm/drop_caches", O_WRONLY);
+		ck_assert_int_ge(fd, 0);
+		ck_assert_int_eq(write(fd, "2", 1), 1);
+		close(fd);
+		usleep(100 * 1000);
+		n = referenced_inodes(&min_ref, name, sizeof(name));
+		ck_assert_msg(min_ref >= 0, "an inode was over-released: %s", name);
+	}
+	ck_assert_msg(n == 0, "%d inodes still referenced after the kernel forgot them (first: %s)", n, name);
+}
+END_TEST
+
+/* ---- signals and default_permissions ------------------------------------ */
+
+START_TEST(test_sigterm_unmounts)
+{
+	int st;
+
+	start_all();
+	ck_assert_int_eq(lfs_write_file(P("before_term"), 123456, 301), 0);
+	ck_assert_int_eq(kill(fs.fuse_pid, SIGTERM), 0);
+	for (int i = 0; i < 1500 && lfs_is_mounted(fs.mnt); i++)
+		usleep(10000);
+	ck_assert_msg(!lfs_is_mounted(fs.mnt), "still mounted 15 s after SIGTERM");
+	ck_assert_int_eq(waitpid(fs.fuse_pid, &st, 0), fs.fuse_pid);
+	fs.fuse_pid = 0;
+	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "loligo-fuse status 0x%x after SIGTERM", st);
+	/* everything written before the signal is there */
+	ck_assert_int_eq(lfs_mount(&fs, NULL), 0);
+	ck_assert_int_eq(lfs_check_file(P("before_term"), 123456, 301), 0);
+}
+END_TEST
+
+START_TEST(test_default_permissions)
+{
+	struct stat st;
+	pid_t pid;
+	int status, n = 0;
+	DIR *d;
+
+	/* the kernel checks permissions and opendir is answered with ENOSYS:
+	 * listings must still be right and fresh */
+	ck_assert_int_eq(lfs_mds_start(&fs), 0);
+	ck_assert_int_eq(lfs_mount(&fs, "allow_other,default_permissions"), 0);
+	ck_assert_int_eq(mkdir(P("dp"), 0700), 0);
+	ck_assert_int_eq(lfs_write_file(P("dp/a"), 1, 401), 0);
+	ck_assert_int_eq(lfs_write_file(P("dp/b"), 1, 402), 0);
+	for (int pass = 0; pass < 2; pass++) {
+		n = 0;
+		d = opendir(P("dp"));
+		ck_assert_ptr_nonnull(d);
+		while (readdir(d))
+			n++;
+		closedir(d);
+		ck_assert_int_eq(n, pass == 0 ? 4 : 3);
+		if (pass == 0)
+			ck_assert_int_eq(unlink(P("dp/a")), 0);
+	}
+	ck_assert_int_eq(stat(P("dp/b"), &st), 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		if (setgroups(0, NULL) < 0 || setgid(65534) < 0 || setuid(65534) < 0)
+			_exit(100);
+		/* a listing cached by root is not served to others */
+		_exit(opendir(P("dp")) == NULL && errno == EACCES ? 0 : 1);
+	}
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "uid 65534 could open a 0700 directory");
+}
+END_TEST
+
 /* ---- restarts --------------------------------------------------------- */
 
 static void make_tree(void)
@@ -900,6 +1047,24 @@ static Suite *fuse_suite(void)
 	tcase_add_unchecked_fixture(tc, setup_fs_only, teardown);
 	tcase_set_timeout(tc, 180);
 	tcase_add_test(tc, test_mds_kill9_during_writes);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("refs");
+	tcase_add_unchecked_fixture(tc, setup_mounted, teardown);
+	tcase_set_timeout(tc, 180);
+	tcase_add_test(tc, test_lookup_counts);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("signals");
+	tcase_add_unchecked_fixture(tc, setup_fs_only, teardown);
+	tcase_set_timeout(tc, 180);
+	tcase_add_test(tc, test_sigterm_unmounts);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("default_permissions");
+	tcase_add_unchecked_fixture(tc, setup_fs_only, teardown);
+	tcase_set_timeout(tc, 180);
+	tcase_add_test(tc, test_default_permissions);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("mounting");
