@@ -561,15 +561,16 @@ void ostate_destroy(struct ostate *st, struct lclient *lc)
 {
 	if (!st)
 		return;
+	/* stateids first: they point at owners and files in other buckets */
 	for (unsigned int h = 0; h < OS_HASH; h++) {
 		while (st->stids[h]) {
 			struct os_putlist pl = { 0 };
-			struct os_file *f = st->stids[h]->file;
 
 			os_stid_free_locked(st, st->stids[h], &pl);
-			os_file_put_locked(st, f);
 			os_putlist_run(lc, &pl);
 		}
+	}
+	for (unsigned int h = 0; h < OS_HASH; h++) {
 		while (st->owners[h])
 			owner_free_locked(st, st->owners[h]);
 		while (st->files[h]) {

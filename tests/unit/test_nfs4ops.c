@@ -1,0 +1,574 @@
+/*
+ * test_nfs4ops.c - the NFSv4 operations' building blocks without a
+ * server: file handles, exports and the pseudo fs, fattr4 encoding and
+ * decoding, stateid checks, NFSv4.0 owner sequencing and byte-range locks.
+ */
+#include <arpa/inet.h>
+#include <check.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/time.h"
+#include "nfs_gw/nfs4/export.h"
+#include "nfs_gw/nfs4/fh.h"
+#include "nfs_gw/nfs4/open_state.h"
+#include "nfs_gw/nfs4/ops_int.h"
+
+/* ---- file handles ---------------------------------------------------------- */
+
+START_TEST(fh_round_trip)
+{
+	struct nfs4_fhinfo a = { .kind = NFS4_FH_EXPORT, .export_id = 7, .fsid = 7, .ino = 0x123456789abcULL,
+				 .gen = 42 }, b;
+	struct nfs4_fh fh;
+
+	nfs4_fh_encode(&a, &fh);
+	ck_assert_uint_eq(fh.len, NFS4_FH_WIRE_LEN);
+	ck_assert_uint_eq(nfs4_fh_decode(&fh, &b), NFS4_OK);
+	ck_assert_uint_eq(b.kind, a.kind);
+	ck_assert_uint_eq(b.export_id, 7);
+	ck_assert_uint_eq(b.fsid, 7);
+	ck_assert_uint_eq(b.ino, a.ino);
+	ck_assert_uint_eq(b.gen, 42);
+}
+END_TEST
+
+START_TEST(fh_bad)
+{
+	struct nfs4_fhinfo a = { .kind = NFS4_FH_PSEUDO, .ino = 1 }, b;
+	struct nfs4_fh fh, bad;
+
+	nfs4_fh_encode(&a, &fh);
+	/* wrong length, magic, version, kind, reserved bytes: all BADHANDLE */
+	bad = fh;
+	bad.len = 31;
+	ck_assert_uint_eq(nfs4_fh_decode(&bad, &b), NFS4ERR_BADHANDLE);
+	bad = fh;
+	bad.data[0] = 'X';
+	ck_assert_uint_eq(nfs4_fh_decode(&bad, &b), NFS4ERR_BADHANDLE);
+	bad = fh;
+	bad.data[2] = 9;
+	ck_assert_uint_eq(nfs4_fh_decode(&bad, &b), NFS4ERR_BADHANDLE);
+	bad = fh;
+	bad.data[3] = 0;
+	ck_assert_uint_eq(nfs4_fh_decode(&bad, &b), NFS4ERR_BADHANDLE);
+	bad = fh;
+	bad.data[7] = 1;
+	ck_assert_uint_eq(nfs4_fh_decode(&bad, &b), NFS4ERR_BADHANDLE);
+	bad.len = 0;
+	ck_assert_uint_eq(nfs4_fh_decode(&bad, &b), NFS4ERR_BADHANDLE);
+}
+END_TEST
+
+/* ---- exports ------------------------------------------------------------------ */
+
+static struct sockaddr_storage v4(const char *a)
+{
+	struct sockaddr_storage ss;
+	struct sockaddr_in *s = (struct sockaddr_in *)&ss;
+
+	memset(&ss, 0, sizeof(ss));
+	s->sin_family = AF_INET;
+	inet_pton(AF_INET, a, &s->sin_addr);
+	return ss;
+}
+
+START_TEST(exports_default_root)
+{
+	struct nfs4_exports *x;
+	char err[256];
+	struct sockaddr_storage p = v4("10.1.2.3");
+
+	ck_assert_int_eq(nfs4_exports_parse("path=/,pseudo=/", &x, err, sizeof(err)), 0);
+	ck_assert_uint_eq(x->n, 1);
+	ck_assert_ptr_eq(x->root, &x->e[0]);
+	ck_assert(x->e[0].insecure);          /* like ganesha: unprivileged ports accepted */
+	ck_assert(!x->e[0].ro);
+	ck_assert(nfs4_export_allows(&x->e[0], &p));
+	nfs4_exports_free(x);
+}
+END_TEST
+
+START_TEST(exports_pseudo_tree)
+{
+	struct nfs4_exports *x;
+	char err[256];
+	const struct nfs4_pnode *a, *b, *c;
+
+	ck_assert_int_eq(nfs4_exports_parse("path=/data,pseudo=/srv/data,ro,root_squash,clients=127.0.0.1;"
+					    " path=/home , pseudo=/srv/home, clients=10.0.0.0/8|192.168.1.5, secure",
+					    &x, err, sizeof(err)), 0);
+	ck_assert_uint_eq(x->n, 2);
+	ck_assert_ptr_null(x->root);
+	a = nfs4_pnode_child(x, NFS4_PSEUDO_ROOT, "srv");
+	ck_assert_ptr_nonnull(a);
+	ck_assert_ptr_null(a->exp);
+	b = nfs4_pnode_child(x, a->id, "data");
+	c = nfs4_pnode_child(x, a->id, "home");
+	ck_assert_ptr_nonnull(b);
+	ck_assert_ptr_nonnull(c);
+	ck_assert_ptr_eq(b->exp, &x->e[0]);
+	ck_assert_ptr_eq(c->exp, &x->e[1]);
+	ck_assert_ptr_null(nfs4_pnode_child(x, a->id, "nothere"));
+	ck_assert(x->e[0].ro && x->e[0].root_squash);
+	ck_assert(!x->e[1].insecure);
+	{
+		struct sockaddr_storage lo = v4("127.0.0.1"), ten = v4("10.200.0.1"), other = v4("192.168.1.6"),
+					five = v4("192.168.1.5");
+
+		ck_assert(nfs4_export_allows(&x->e[0], &lo));
+		ck_assert(!nfs4_export_allows(&x->e[0], &ten));
+		ck_assert(nfs4_export_allows(&x->e[1], &ten));
+		ck_assert(nfs4_export_allows(&x->e[1], &five));
+		ck_assert(!nfs4_export_allows(&x->e[1], &other));
+	}
+	ck_assert_ptr_eq(nfs4_export_by_id(x, 2), &x->e[1]);
+	ck_assert_ptr_null(nfs4_export_by_id(x, 3));
+	nfs4_exports_free(x);
+}
+END_TEST
+
+START_TEST(exports_bad)
+{
+	struct nfs4_exports *x = NULL;
+	char err[256] = "";
+
+	ck_assert_int_eq(nfs4_exports_parse("path=relative", &x, err, sizeof(err)), -EINVAL);
+	ck_assert(strstr(err, "bad path"));
+	ck_assert_int_eq(nfs4_exports_parse("path=/a/../b", &x, err, sizeof(err)), -EINVAL);
+	ck_assert_int_eq(nfs4_exports_parse("path=/,clients=300.1.1.1", &x, err, sizeof(err)), -EINVAL);
+	ck_assert(strstr(err, "client rule"));
+	ck_assert_int_eq(nfs4_exports_parse("path=/,bogus", &x, err, sizeof(err)), -EINVAL);
+	ck_assert_int_eq(nfs4_exports_parse("path=/a;path=/a", &x, err, sizeof(err)), -EINVAL);
+	ck_assert_int_eq(nfs4_exports_parse("", &x, err, sizeof(err)), -EINVAL);
+}
+END_TEST
+
+/* ---- fattr4 --------------------------------------------------------------------- */
+
+static struct xdr_bitmap bm(int n, ...)
+{
+	struct xdr_bitmap b;
+	va_list ap;
+
+	memset(&b, 0, sizeof(b));
+	b.nwords = 3;
+	va_start(ap, n);
+	for (int i = 0; i < n; i++) {
+		int a = va_arg(ap, int);
+
+		b.w[a / 32] |= 1u << (a % 32);
+	}
+	va_end(ap);
+	return b;
+}
+
+START_TEST(attr_encode)
+{
+	struct lc_attr a = { .ino = 99, .mode = S_IFREG | 0640, .uid = 1000, .gid = 100, .nlink = 3, .size = 12345,
+			     .change = 77 };
+	struct nfs4_attr_src s = { .a = &a, .fsid_major = 5, .fsid_minor = 6, .mounted_on_fileid = 99,
+				   .lease_secs = 90 };
+	struct xdr_bitmap req = bm(8, FATTR4_TYPE, FATTR4_SIZE, FATTR4_FILEID, FATTR4_MODE, FATTR4_OWNER,
+				   FATTR4_OWNER_GROUP, FATTR4_NUMLINKS, 70 /* unsupported: left out */);
+	struct xdr_enc e;
+	struct xdr_dec d;
+	struct xdr_bitmap got;
+	uint32_t len, v;
+	uint64_t v64;
+	char str[32];
+
+	a.mtime.tv_sec = 1000;
+	xdr_enc_init(&e, 4096);
+	ck_assert_int_eq(nfs4_attr_encode(&e, &req, &s), 0);
+	xdr_dec_init(&d, e.buf, e.len);
+	ck_assert_int_eq(xdr_get_bitmap(&d, &got), 0);
+	ck_assert_uint_eq(got.w[0], req.w[0]);
+	ck_assert_uint_eq(got.w[1], req.w[1]);
+	ck_assert_uint_eq(got.w[2], 0);       /* bit 70 is not ours */
+	ck_assert_int_eq(xdr_get_u32(&d, &len), 0);
+	ck_assert_uint_eq(len, xdr_dec_left(&d));
+	/* in bit order: type(1) size(4) fileid(20) mode(33) numlinks(35) owner(36) owner_group(37) */
+	xdr_get_u32(&d, &v);
+	ck_assert_uint_eq(v, NF4REG);
+	xdr_get_u64(&d, &v64);
+	ck_assert_uint_eq(v64, 12345);
+	xdr_get_u64(&d, &v64);
+	ck_assert_uint_eq(v64, 99);
+	xdr_get_u32(&d, &v);
+	ck_assert_uint_eq(v, 0640);
+	xdr_get_u32(&d, &v);
+	ck_assert_uint_eq(v, 3);
+	ck_assert_int_eq(xdr_get_string(&d, str, sizeof(str), 31), 0);
+	ck_assert_str_eq(str, "1000");
+	ck_assert_int_eq(xdr_get_string(&d, str, sizeof(str), 31), 0);
+	ck_assert_str_eq(str, "100");
+	ck_assert_uint_eq(xdr_dec_left(&d), 0);
+	xdr_enc_free(&e);
+}
+END_TEST
+
+START_TEST(attr_supported_has_required)
+{
+	uint32_t w[3];
+	static const int required[] = { FATTR4_SUPPORTED_ATTRS, FATTR4_TYPE, FATTR4_FH_EXPIRE_TYPE, FATTR4_CHANGE,
+					FATTR4_SIZE, FATTR4_LINK_SUPPORT, FATTR4_SYMLINK_SUPPORT, FATTR4_NAMED_ATTR,
+					FATTR4_FSID, FATTR4_UNIQUE_HANDLES, FATTR4_LEASE_TIME, FATTR4_RDATTR_ERROR,
+					FATTR4_FILEHANDLE, FATTR4_SUPPATTR_EXCLCREAT };
+
+	nfs4_attr_supported(w);
+	for (size_t i = 0; i < sizeof(required) / sizeof(required[0]); i++)
+		ck_assert_msg(w[required[i] / 32] & (1u << (required[i] % 32)), "attr %d", required[i]);
+}
+END_TEST
+
+/* a fattr4 as a client would send it */
+static void put_fattr(struct xdr_enc *e, const struct xdr_bitmap *b, void (*vals)(struct xdr_enc *))
+{
+	struct xdr_enc v;
+
+	xdr_enc_init(&v, 4096);
+	vals(&v);
+	xdr_put_bitmap(e, b->w, 3);
+	xdr_put_opaque(e, v.buf, (uint32_t)v.len);
+	xdr_enc_free(&v);
+}
+
+static void vals_mode_owner_time(struct xdr_enc *v)
+{
+	xdr_put_u32(v, 0755);                 /* mode */
+	xdr_put_string(v, "1234");            /* owner */
+	xdr_put_string(v, "55@localdomain");  /* owner_group */
+	xdr_put_u32(v, 1);                    /* time_modify_set: SET_TO_CLIENT_TIME4 */
+	xdr_put_u64(v, 1700000000);
+	xdr_put_u32(v, 5);
+}
+
+static void vals_bad_owner(struct xdr_enc *v)
+{
+	xdr_put_string(v, "alice");
+}
+
+static void vals_none(struct xdr_enc *v)
+{
+	(void)v;
+}
+
+START_TEST(sattr_decode)
+{
+	struct xdr_bitmap b = bm(4, FATTR4_MODE, FATTR4_OWNER, FATTR4_OWNER_GROUP, FATTR4_TIME_MODIFY_SET);
+	struct nfs4_sattr s;
+	struct xdr_enc e;
+	struct xdr_dec d;
+
+	xdr_enc_init(&e, 4096);
+	put_fattr(&e, &b, vals_mode_owner_time);
+	xdr_dec_init(&d, e.buf, e.len);
+	ck_assert_uint_eq(nfs4_sattr_decode(&d, &s), NFS4_OK);
+	ck_assert_int_eq(s.mask, LC_SET_MODE | LC_SET_UID | LC_SET_GID | LC_SET_MTIME);
+	ck_assert_uint_eq(s.a.mode, 0755);
+	ck_assert_uint_eq(s.a.uid, 1234);
+	ck_assert_uint_eq(s.a.gid, 55);
+	ck_assert_int_eq(s.a.mtime.tv_sec, 1700000000);
+	ck_assert_int_eq(s.a.mtime.tv_nsec, 5);
+
+	/* a name that is not a number: BADOWNER */
+	xdr_enc_truncate(&e, 0);
+	b = bm(1, FATTR4_OWNER);
+	put_fattr(&e, &b, vals_bad_owner);
+	xdr_dec_init(&d, e.buf, e.len);
+	ck_assert_uint_eq(nfs4_sattr_decode(&d, &s), NFS4ERR_BADOWNER);
+
+	/* read-only attribute: INVAL; unsupported: ATTRNOTSUPP */
+	xdr_enc_truncate(&e, 0);
+	b = bm(1, FATTR4_FILEID);
+	put_fattr(&e, &b, vals_none);
+	xdr_dec_init(&d, e.buf, e.len);
+	ck_assert_uint_eq(nfs4_sattr_decode(&d, &s), NFS4ERR_INVAL);
+	xdr_enc_truncate(&e, 0);
+	b = bm(1, 12 /* acl */);
+	put_fattr(&e, &b, vals_none);
+	xdr_dec_init(&d, e.buf, e.len);
+	ck_assert_uint_eq(nfs4_sattr_decode(&d, &s), NFS4ERR_ATTRNOTSUPP);
+
+	/* truncated values: BADXDR */
+	xdr_enc_truncate(&e, 0);
+	b = bm(1, FATTR4_MODE);
+	put_fattr(&e, &b, vals_none);
+	xdr_dec_init(&d, e.buf, e.len);
+	ck_assert_uint_eq(nfs4_sattr_decode(&d, &s), NFS4ERR_BADXDR);
+	xdr_enc_free(&e);
+}
+END_TEST
+
+/* ---- stateids and owners ---------------------------------------------------------------- */
+
+static struct ostate *st;
+static struct os_owner *ow;
+static struct os_file *f;
+
+static void state_setup(void)
+{
+	ck_assert_int_eq(ostate_create(0x5eed, 0, &st), 0);
+	pthread_mutex_lock(&st->lock);
+	ow = os_owner_find_locked(st, 11, false, (const uint8_t *)"owner", 5, true);
+	f = os_file_get_locked(st, 1000, true);
+	pthread_mutex_unlock(&st->lock);
+}
+
+static void state_teardown(void)
+{
+	ostate_destroy(st, NULL);
+}
+
+START_TEST(stateid_checks)
+{
+	struct os_stid *s, *got;
+	struct nfs4_stateid sid, t;
+
+	pthread_mutex_lock(&st->lock);
+	s = os_stid_new_locked(st, OS_OPEN, ow, f);
+	os_stid_wire(st, s, &sid);
+	ck_assert_uint_eq(sid.seqid, 1);
+	ck_assert_uint_eq(os_stid_check_locked(st, &sid, 0, 0, OS_OPEN, &got), NFS4_OK);
+	ck_assert_ptr_eq(got, s);
+	/* the wrong kind */
+	ck_assert_uint_eq(os_stid_check_locked(st, &sid, 0, 0, OS_LOCK, &got), NFS4ERR_BAD_STATEID);
+	/* 4.1: another client's stateid */
+	ck_assert_uint_eq(os_stid_check_locked(st, &sid, 1, 12, OS_OPEN, &got), NFS4ERR_BAD_STATEID);
+	/* the state moved on: the old seqid is OLD, a future one BAD; 4.1's 0 means current */
+	s->seqid = 3;
+	ck_assert_uint_eq(os_stid_check_locked(st, &sid, 0, 0, OS_OPEN, &got), NFS4ERR_OLD_STATEID);
+	t = sid;
+	t.seqid = 4;
+	ck_assert_uint_eq(os_stid_check_locked(st, &t, 0, 0, OS_OPEN, &got), NFS4ERR_BAD_STATEID);
+	t.seqid = 0;
+	ck_assert_uint_eq(os_stid_check_locked(st, &t, 1, 11, OS_OPEN, &got), NFS4_OK);
+	ck_assert_uint_eq(os_stid_check_locked(st, &t, 0, 0, OS_OPEN, &got), NFS4ERR_OLD_STATEID);
+	/* from another server instance: STALE; an unknown id: BAD */
+	t = sid;
+	t.other[0] ^= 0xff;
+	ck_assert_uint_eq(os_stid_check_locked(st, &t, 0, 0, OS_OPEN, &got), NFS4ERR_STALE_STATEID);
+	t = sid;
+	t.other[11] ^= 0x55;
+	ck_assert_uint_eq(os_stid_check_locked(st, &t, 0, 0, OS_OPEN, &got), NFS4ERR_BAD_STATEID);
+	pthread_mutex_unlock(&st->lock);
+
+	/* the client's state released (lease expired): its stateids are gone */
+	os_client_release(st, NULL, 11);
+	pthread_mutex_lock(&st->lock);
+	s = NULL;
+	ck_assert_uint_eq(os_stid_check_locked(st, &sid, 0, 0, OS_OPEN, &got), NFS4ERR_BAD_STATEID);
+	pthread_mutex_unlock(&st->lock);
+	ck_assert(!os_client_has_state(st, 11));
+}
+END_TEST
+
+START_TEST(special_stateids)
+{
+	struct nfs4_stateid z, o, n;
+
+	memset(&z, 0, sizeof(z));
+	memset(&o, 0xff, sizeof(o));
+	memset(&n, 0, sizeof(n));
+	n.other[3] = 1;
+	ck_assert(os_is_special(&z));
+	ck_assert(os_is_special(&o));
+	ck_assert(!os_is_special(&n));
+}
+END_TEST
+
+START_TEST(share_reservations)
+{
+	struct os_owner *other;
+	struct os_stid *s;
+
+	pthread_mutex_lock(&st->lock);
+	other = os_owner_find_locked(st, 11, false, (const uint8_t *)"other", 5, true);
+	s = os_stid_new_locked(st, OS_OPEN, ow, f);
+	s->access = OS_SHARE_ACCESS_READ;
+	s->deny = OS_SHARE_ACCESS_WRITE;   /* deny writers */
+	ck_assert(os_share_conflict_locked(f, other, OS_SHARE_ACCESS_WRITE, 0));
+	ck_assert(!os_share_conflict_locked(f, other, OS_SHARE_ACCESS_READ, 0));
+	ck_assert(os_share_conflict_locked(f, other, OS_SHARE_ACCESS_READ, OS_SHARE_ACCESS_READ));
+	/* the owner itself upgrades freely */
+	ck_assert(!os_share_conflict_locked(f, ow, OS_SHARE_ACCESS_WRITE, 0));
+	pthread_mutex_unlock(&st->lock);
+}
+END_TEST
+
+START_TEST(v40_seqid_order)
+{
+	static const uint8_t body[] = { 1, 2, 3, 4 };
+
+	pthread_mutex_lock(&st->lock);
+	/* a new owner takes any seqid */
+	ck_assert_uint_eq(os_seq_begin_locked(st, ow, 41, 0), NFS4_OK);
+	ck_assert(ow->busy);
+	os_seq_end_locked(st, ow, 41, 18, NFS4_OK, body, sizeof(body), NULL);
+	ck_assert(!ow->busy);
+	/* the same seqid again is a replay of the saved reply */
+	ck_assert_uint_eq(os_seq_begin_locked(st, ow, 41, 0), OS_SEQ_REPLAY);
+	ck_assert_uint_eq(ow->reply_len, 4);
+	ck_assert_mem_eq(ow->reply, body, 4);
+	/* older, or ahead with nobody to wait for: BAD_SEQID */
+	ck_assert_uint_eq(os_seq_begin_locked(st, ow, 40, 0), NFS4ERR_BAD_SEQID);
+	ck_assert_uint_eq(os_seq_begin_locked(st, ow, 44, 1000000), NFS4ERR_BAD_SEQID);
+	/* an error that does not advance the seqid (RFC 7530 9.1.7) */
+	ck_assert_uint_eq(os_seq_begin_locked(st, ow, 42, 0), NFS4_OK);
+	os_seq_end_locked(st, ow, 42, 18, NFS4ERR_BAD_STATEID, NULL, 0, NULL);
+	ck_assert_uint_eq(ow->seqid, 41);
+	/* one that does */
+	ck_assert_uint_eq(os_seq_begin_locked(st, ow, 42, 0), NFS4_OK);
+	os_seq_end_locked(st, ow, 42, 18, NFS4ERR_NOENT, NULL, 0, NULL);
+	ck_assert_uint_eq(ow->seqid, 42);
+	ck_assert_uint_eq(os_seq_begin_locked(st, ow, 42, 0), OS_SEQ_REPLAY);
+	ck_assert_uint_eq(ow->reply_status, NFS4ERR_NOENT);
+	/* wrap-around */
+	ow->seqid = UINT32_MAX;
+	ck_assert_uint_eq(os_seq_begin_locked(st, ow, 0, 0), NFS4_OK);
+	os_seq_end_locked(st, ow, 0, 18, NFS4_OK, NULL, 0, NULL);
+	ck_assert_uint_eq(ow->seqid, 0);
+	pthread_mutex_unlock(&st->lock);
+}
+END_TEST
+
+/* a request that arrived ahead of its predecessor waits for it */
+static void *run_next(void *arg)
+{
+	uint32_t *res = arg;
+
+	pthread_mutex_lock(&st->lock);
+	*res = os_seq_begin_locked(st, ow, 7, 5000000000ull);
+	if (*res == NFS4_OK)
+		os_seq_end_locked(st, ow, 7, 18, NFS4_OK, NULL, 0, NULL);
+	pthread_mutex_unlock(&st->lock);
+	return NULL;
+}
+
+START_TEST(v40_seqid_waits_for_predecessor)
+{
+	pthread_t t;
+	uint32_t res = 1;
+
+	pthread_mutex_lock(&st->lock);
+	ck_assert_uint_eq(os_seq_begin_locked(st, ow, 5, 0), NFS4_OK);
+	os_seq_end_locked(st, ow, 5, 18, NFS4_OK, NULL, 0, NULL);
+	pthread_mutex_unlock(&st->lock);
+	ck_assert_int_eq(pthread_create(&t, NULL, run_next, &res), 0);   /* seqid 7 */
+	usleep(50000);
+	pthread_mutex_lock(&st->lock);
+	ck_assert_uint_eq(ow->seqid, 5);      /* 7 is still waiting for 6 */
+	ck_assert_uint_eq(os_seq_begin_locked(st, ow, 6, 0), NFS4_OK);
+	os_seq_end_locked(st, ow, 6, 18, NFS4_OK, NULL, 0, NULL);
+	pthread_mutex_unlock(&st->lock);
+	pthread_join(t, NULL);
+	ck_assert_uint_eq(res, NFS4_OK);
+	ck_assert_uint_eq(ow->seqid, 7);
+}
+END_TEST
+
+START_TEST(byte_range_locks)
+{
+	struct os_owner *lo1, *lo2;
+	struct os_stid *l1, *l2;
+	uint64_t s, e;
+
+	pthread_mutex_lock(&st->lock);
+	lo1 = os_owner_find_locked(st, 11, true, (const uint8_t *)"l1", 2, true);
+	lo2 = os_owner_find_locked(st, 11, true, (const uint8_t *)"l2", 2, true);
+	l1 = os_stid_new_locked(st, OS_LOCK, lo1, f);
+	l2 = os_stid_new_locked(st, OS_LOCK, lo2, f);
+	ck_assert(os_lock_range(0, 10, &s, &e) && s == 0 && e == 10);
+	ck_assert(os_lock_range(5, UINT64_MAX, &s, &e) && e == UINT64_MAX);
+	ck_assert(!os_lock_range(10, 0, &s, &e));
+	ck_assert(!os_lock_range(UINT64_MAX - 1, 5, &s, &e));
+
+	ck_assert_int_eq(os_lock_set_locked(f, l1, OS_WRITE_LT, 0, 10), 0);
+	ck_assert_ptr_nonnull(os_lock_conflict_locked(f, lo2, OS_READ_LT, 5, 6));
+	ck_assert_ptr_null(os_lock_conflict_locked(f, lo2, OS_READ_LT, 10, 20));
+	ck_assert_ptr_null(os_lock_conflict_locked(f, lo1, OS_WRITE_LT, 0, 10));   /* own lock */
+	/* unlock the middle: two pieces stay */
+	ck_assert_int_eq(os_lock_unset_locked(f, l1, 3, 6), 0);
+	ck_assert_ptr_null(os_lock_conflict_locked(f, lo2, OS_WRITE_LT, 3, 6));
+	ck_assert_ptr_nonnull(os_lock_conflict_locked(f, lo2, OS_WRITE_LT, 2, 3));
+	ck_assert_ptr_nonnull(os_lock_conflict_locked(f, lo2, OS_WRITE_LT, 6, 7));
+	/* read locks share */
+	ck_assert_int_eq(os_lock_set_locked(f, l1, OS_READ_LT, 100, UINT64_MAX), 0);
+	ck_assert_ptr_null(os_lock_conflict_locked(f, lo2, OS_READ_LT, 200, 300));
+	ck_assert_int_eq(os_lock_set_locked(f, l2, OS_READ_LT, 200, 300), 0);
+	ck_assert_ptr_nonnull(os_lock_conflict_locked(f, lo2, OS_WRITE_LT, 150, 160));
+	/* a whole-file flock-style unlock frees everything of l1 */
+	ck_assert_int_eq(os_lock_unset_locked(f, l1, 0, UINT64_MAX), 0);
+	ck_assert(!os_stid_has_locks_locked(l1));
+	ck_assert(os_stid_has_locks_locked(l2));
+	ck_assert_ptr_null(os_lock_conflict_locked(f, lo2, OS_WRITE_LT, 0, 100));
+	pthread_mutex_unlock(&st->lock);
+}
+END_TEST
+
+START_TEST(grace_period)
+{
+	struct ostate *g;
+
+	ck_assert_int_eq(ostate_create(1, 200000000ull, &g), 0);
+	ck_assert(os_in_grace(g));
+	usleep(250000);
+	ck_assert(!os_in_grace(g));
+	ostate_destroy(g, NULL);
+}
+END_TEST
+
+START_TEST(errno_map)
+{
+	ck_assert_uint_eq(nfs4_errno_to_status(0), NFS4_OK);
+	ck_assert_uint_eq(nfs4_errno_to_status(-ENOENT), NFS4ERR_NOENT);
+	ck_assert_uint_eq(nfs4_errno_to_status(-ESTALE), NFS4ERR_STALE);
+	ck_assert_uint_eq(nfs4_errno_to_status(-ENOTEMPTY), NFS4ERR_NOTEMPTY);
+	ck_assert_uint_eq(nfs4_errno_to_status(-ETIMEDOUT), NFS4ERR_DELAY);
+	ck_assert_uint_eq(nfs4_errno_to_status(-EPROTO), NFS4ERR_IO);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("nfs4ops");
+	TCase *t;
+	SRunner *sr;
+	int failed;
+
+	t = tcase_create("fh");
+	tcase_add_test(t, fh_round_trip);
+	tcase_add_test(t, fh_bad);
+	suite_add_tcase(s, t);
+	t = tcase_create("exports");
+	tcase_add_test(t, exports_default_root);
+	tcase_add_test(t, exports_pseudo_tree);
+	tcase_add_test(t, exports_bad);
+	suite_add_tcase(s, t);
+	t = tcase_create("fattr4");
+	tcase_add_test(t, attr_encode);
+	tcase_add_test(t, attr_supported_has_required);
+	tcase_add_test(t, sattr_decode);
+	tcase_add_test(t, errno_map);
+	suite_add_tcase(s, t);
+	t = tcase_create("state");
+	tcase_add_checked_fixture(t, state_setup, state_teardown);
+	tcase_add_test(t, stateid_checks);
+	tcase_add_test(t, special_stateids);
+	tcase_add_test(t, share_reservations);
+	tcase_add_test(t, v40_seqid_order);
+	tcase_add_test(t, v40_seqid_waits_for_predecessor);
+	tcase_add_test(t, byte_range_locks);
+	tcase_add_test(t, grace_period);
+	suite_add_tcase(s, t);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? 1 : 0;
+}
