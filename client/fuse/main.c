@@ -407,8 +407,10 @@ int main(int argc, char **argv)
 	log_init(PROG);
 	cfg_init("client");
 	r = parse_args(argc, argv, &a);
-	if (r)
-		return r > 0 ? 0 : (r == -EINVAL ? 2 : 1);
+	if (r) {
+		ret = r > 0 ? 0 : (r == -EINVAL ? 2 : 1);
+		goto out_args;
+	}
 	if (a.mountpoint) {
 		char *abs = realpath(a.mountpoint, NULL);
 		struct stat st;
@@ -417,7 +419,7 @@ int main(int argc, char **argv)
 			fprintf(stderr, PROG ": mount point %s: %s\n", a.mountpoint,
 				abs ? "not a directory" : strerror(errno));
 			free(abs);
-			return 1;
+			goto out_args;
 		}
 		free(a.mountpoint);
 		a.mountpoint = abs;
@@ -441,7 +443,7 @@ int main(int argc, char **argv)
 		r = daemonize();
 		if (r) {
 			fprintf(stderr, PROG ": cannot fork: %s\n", strerror(-r));
-			return 1;
+			goto out_args;
 		}
 	}
 
@@ -579,6 +581,7 @@ out:
 	if (lcfg)
 		fuse_loop_cfg_destroy(lcfg);
 	fuse_opt_free_args(&fa);
+out_args:
 	for (int i = 0; i < a.n_cfg_sets; i++)
 		free(a.cfg_sets[i]);
 	free(a.cfg_sets);
