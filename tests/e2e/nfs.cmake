@@ -17,3 +17,7 @@ if(TARGET loligo-fuse AND TARGET loligo-mds)
   set_tests_properties(nfs_kclient_e2e PROPERTIES LABELS "e2e;nfs" TIMEOUT 900
                        SKIP_RETURN_CODE 77 RUN_SERIAL TRUE)
 endif()
+
+# The bad-input client the driver runs against the live gateway.
+add_executable(nfs_badinput ${CMAKE_CURRENT_LIST_DIR}/nfs/nfs_badinput.c)
+target_include_directories(nfs_badinput PRIVATE ${CMAKE_SOURCE_DIR})

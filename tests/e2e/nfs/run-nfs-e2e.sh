@@ -6,7 +6,9 @@
 # Starts a real loligo-mds and a real loligo-fuse (FUSE mount + the embedded
 # NFS gateway on an ephemeral 127.0.0.1 port) on a temp dir, then for each
 # NFS version boots the kernel client (../shared/kclient) and runs
-# guest-basic.sh (create/write/read/rename/remove, 32 MiB md5, 2000
+# nfs_badinput (bad handles, stale stateids, unknown ops, garbage: the RFC's
+# errors, and the gateway keeps serving), then guest-basic.sh
+# (create/write/read/rename/remove, 32 MiB md5, 2000
 # entries, symlinks, hard links, chmod/chown, fcntl and flock locks, files
 # crossing between the FUSE mount and the export) and guest-restart.sh (the
 # gateway process restarted while the guest keeps the export mounted and a
@@ -102,6 +104,15 @@ stop_fuse() {
 
 start_fuse || { FAILED=1; exit 1; }
 echo "written through fuse" > "$MNT/from-fuse.txt"
+
+# bad input over real sockets (bad handles, stale stateids, unknown ops, garbage)
+if [ -x "$BUILD/tests/nfs_badinput" ]; then
+	if "$BUILD/tests/nfs_badinput" "$NFS_PORT" > "$T/badinput.out" 2>&1; then
+		echo "PASS: bad input"
+	else
+		echo "FAIL: bad input"; cat "$T/badinput.out"; FAILED=1
+	fi
+fi
 
 guest() {  # guest NAME VERS SCRIPT DIR
 	local name=$1 vers=$2 script=$3 dir=$4 rc
