@@ -68,6 +68,7 @@ struct jseg {
 	struct jchunk *chunks, **tail;
 	uint64_t first_ns;            /* when its first entry was written */
 	uint64_t nentries;
+	uint64_t last_seq;            /* entries up to this are in this or older segments */
 };
 
 struct journal {
@@ -92,6 +93,7 @@ struct journal {
 	pthread_mutex_t expire_lock;  /* one expiry at a time */
 	uint64_t expire_seg;          /* protected by expire_lock */
 	uint64_t removed_upto;        /* segment objects below this are removed; expire_lock */
+	_Atomic uint64_t clean_below; /* entries with a lower seq are expired (0: replayed ones are not yet) */
 #define EXPIRED_RING 256
 	uint64_t expired_at[EXPIRED_RING]; /* when segment n % ring expired; expire_lock */
 
@@ -277,9 +279,14 @@ uint64_t journal_submit_locked(struct mds *m, struct txn *t, struct jitem *item)
 
 	pthread_mutex_lock(&j->lock);
 	if (t && t->n) {
+		int i;
+
 		entry_put(&j->pending, JE_EDITS, t->b.data, t->b.len);
 		j->npending++;
 		seq = ++j->next_seq;
+		for (i = 0; i < t->ndirs; i++)
+			if (t->dirs[i]->last_jseq != UINT64_MAX)
+				t->dirs[i]->last_jseq = seq;
 	} else {
 		seq = j->next_seq;   /* rides after everything queued so far */
 	}
@@ -445,6 +452,7 @@ static void *writer_main(void *arg)
 			if (!j->cur->len)
 				j->cur->first_ns = now_mono_ns();
 			j->cur->nentries += n;
+			j->cur->last_seq = last;
 			if (jseg_add_chunk(j->cur, buf.data, buf.len)) {
 				derr(JOURNAL, "out of memory keeping a journal segment");
 				_exit(2);
@@ -689,6 +697,8 @@ static int expire_one(struct mds *m, struct jseg *s)
 	}
 	j->expire_seg = s->no + 1;
 	j->expired_at[s->no % EXPIRED_RING] = now_mono_ns();
+	if (s->last_seq + 1 > atomic_load(&j->clean_below))
+		atomic_store(&j->clean_below, s->last_seq + 1);
 	remove_segments(m, j->expire_seg, now_mono_ns());
 	perf_inc(&j->expired, 1);
 	hist_add(&j->expire_lat, now_mono_ns() - t0);
@@ -718,6 +728,11 @@ static void expire_sealed(struct mds *m)
 		jseg_free(s);
 	}
 	pthread_mutex_unlock(&j->expire_lock);
+}
+
+uint64_t journal_clean_below(struct mds *m)
+{
+	return atomic_load(&m->j->clean_below);
 }
 
 void journal_tick(struct mds *m)
@@ -891,6 +906,36 @@ int journal_start(struct mds *m)
 	perf_register_hist("mds_journal", "batch_entries", &j->batch);
 	perf_register_hist("mds_journal", "write_lat", &j->write_lat);
 	perf_register_hist("mds_journal", "expire_lat", &j->expire_lat);
+	/* what replay brought back from the current segment is sealed and
+	 * expired with the rest before we serve: from here on, everything in
+	 * memory that came from before this start is in the objects */
+	if (j->cur->len) {
+		struct mdsp_buf b;
+		struct store_op *op = store_op_new();
+		char oid[64];
+
+		mdsp_buf_init(&b);
+		entry_put(&b, JE_SEG_END, NULL, 0);
+		oid_seg(oid, sizeof(oid), j->cur->no);
+		if (!op || b.oom) {
+			if (op)
+				store_op_free(op);
+			mdsp_buf_free(&b);
+			return -ENOMEM;
+		}
+		store_op_write(op, j->cur->len, b.data, b.len);
+		r = store_op_exec(m->meta, oid, op);
+		if (r) {
+			mdsp_buf_free(&b);
+			return r;
+		}
+		if (jseg_add_chunk(j->cur, b.data, b.len)) {
+			mdsp_buf_free(&b);
+			return -ENOMEM;
+		}
+		seal_cur(j);
+		j->cur_len = 0;
+	}
 	/* segments the previous run expired but left in place */
 	pthread_mutex_lock(&j->expire_lock);
 	remove_segments(m, j->expire_seg, 0);

@@ -107,6 +107,9 @@ static void *ticker_main(void *arg)
 		session_tick(m);
 		journal_tick(m);
 		purge_tick(m, false);
+		pthread_mutex_lock(&m->lock);
+		mdcache_trim(m, journal_clean_below(m));
+		pthread_mutex_unlock(&m->lock);
 		pthread_mutex_lock(&m->tick_lock);
 	}
 	pthread_mutex_unlock(&m->tick_lock);

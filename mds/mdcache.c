@@ -37,6 +37,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "common/config.h"
 #include "common/log.h"
 #include "common/rcu.h"
 #include "common/time.h"
@@ -210,6 +211,9 @@ int inode_blob_decode(const void *p, size_t len, struct minode *in)
 
 /* ---- dentries and directories -------------------------------------------- */
 
+static void txn_touch_dir(struct txn *t, struct mdir *d);
+static void txn_untouch_dir(struct txn *t, struct mdir *d);
+
 static uint32_t name_hash(const char *s, size_t n)
 {
 	uint32_t h = 2166136261u;
@@ -308,6 +312,7 @@ struct mdir *mdir_create(struct mds *m, uint64_t ino)
 	if (!d)
 		return NULL;
 	d->ino = ino;
+	d->last_used_ns = now_mono_ns();
 	d->next_cookie = COOKIE_FIRST;
 	d->cookie_reserved = COOKIE_FIRST;
 	xa_init(&d->by_cookie);
@@ -372,8 +377,33 @@ void mdir_destroy(struct mds *m, struct mdir *d, struct txn *t)
 	if (t) {
 		oid_dir(oid, sizeof(oid), d->ino);
 		txn_edit(t, EDIT_REMOVE, oid, NULL, NULL, 0, NULL);
+		txn_untouch_dir(t, d);
 	}
 	mdir_free_mem(m, d);
+}
+
+static void txn_touch_dir(struct txn *t, struct mdir *d)
+{
+	int i;
+
+	for (i = 0; i < t->ndirs; i++)
+		if (t->dirs[i] == d)
+			return;
+	if (t->ndirs < (int)(sizeof(t->dirs) / sizeof(t->dirs[0])))
+		t->dirs[t->ndirs++] = d;
+	else
+		d->last_jseq = UINT64_MAX;   /* cannot track it: never trim it */
+}
+
+static void txn_untouch_dir(struct txn *t, struct mdir *d)
+{
+	int i;
+
+	for (i = 0; i < t->ndirs; i++)
+		if (t->dirs[i] == d) {
+			t->dirs[i] = t->dirs[--t->ndirs];
+			return;
+		}
 }
 
 static void emit_dir_meta(struct txn *t, struct mdir *d)
@@ -389,6 +419,7 @@ static void emit_dir_meta(struct txn *t, struct mdir *d)
 	oid_dir(oid, sizeof(oid), d->ino);
 	txn_edit(t, EDIT_SET, oid, DIR_META_KEY, b.data, b.len, NULL);
 	mdsp_buf_free(&b);
+	txn_touch_dir(t, d);
 }
 
 static void emit_dentry(struct txn *t, struct mdentry *dn, struct minode *in)
@@ -401,6 +432,7 @@ static void emit_dentry(struct txn *t, struct mdentry *dn, struct minode *in)
 	oid_dir(oid, sizeof(oid), dn->dir->ino);
 	txn_edit(t, EDIT_SET, oid, dn->name, b.data, b.len, NULL);
 	mdsp_buf_free(&b);
+	txn_touch_dir(t, dn->dir);
 }
 
 struct mdentry *mdir_add(struct mds *m, struct mdir *d, const char *name, uint64_t ino, uint32_t dtype,
@@ -452,6 +484,7 @@ void mdir_del(struct mds *m, struct mdentry *dn, struct txn *t)
 	if (t) {
 		oid_dir(oid, sizeof(oid), dn->dir->ino);
 		txn_edit(t, EDIT_RM, oid, dn->name, NULL, 0, NULL);
+		txn_touch_dir(t, dn->dir);
 	}
 	dentry_unlink_mem(m, dn);
 	free(dn);
@@ -515,6 +548,7 @@ int mdir_get(struct mds *m, uint64_t ino, struct mdir **out)
 	d = xa_load(&m->dirs, ino);
 	rcu_read_unlock();
 	if (d) {
+		d->last_used_ns = now_mono_ns();
 		*out = d;
 		return 0;
 	}
@@ -1059,4 +1093,55 @@ void mdcache_free(struct mds *m)
 		minode_free(m, in);
 	rcu_read_unlock();
 	m->root = NULL;
+}
+
+/* ---- cache trimming ---------------------------------------------------------- */
+
+/*
+ * A directory may leave memory once nothing about it is only in the
+ * journal: its object has no edit in an unexpired segment (which also
+ * covers its children's inodes and anchors, journaled with their dentries).
+ * Its primary children go with it and come back through the anchors or a
+ * lookup; directories of its children that are loaded stay.  The root and
+ * the inode table stay.
+ */
+static void mdir_evict(struct mds *m, struct mdir *d)
+{
+	uint32_t i;
+	struct mdentry *dn;
+
+	for (i = 0; i < d->nbuckets; i++)
+		for (dn = d->buckets[i]; dn; dn = dn->hnext) {
+			struct minode *in;
+
+			if (dn->remote)
+				continue;
+			in = xa_load(&m->inodes, dn->ino);
+			if (in && in->primary == dn)
+				minode_free(m, in);
+		}
+	mdir_free_mem(m, d);
+}
+
+void mdcache_trim(struct mds *m, uint64_t clean_below)
+{
+	uint64_t limit = cfg_uint(CFG_mds_cache_size), idx, now = now_mono_ns(), n = 0;
+	struct mdir *d;
+
+	if (!limit || m->ninodes_cached <= limit)
+		return;
+	rcu_read_lock();
+	xa_for_each(&m->dirs, idx, d) {
+		if (m->ninodes_cached <= limit - limit / 10)
+			break;
+		if (d->ino == MDSP_ROOT_INO || d->last_jseq >= clean_below ||
+		    now - d->last_used_ns < 1000000000ull)
+			continue;
+		mdir_evict(m, d);
+		n++;
+	}
+	rcu_read_unlock();
+	if (n)
+		dout(MDS, 5, "cache trim: evicted %" PRIu64 " directories; %" PRIu64 " inodes cached", n,
+		     m->ninodes_cached);
 }

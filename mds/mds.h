@@ -83,6 +83,8 @@ struct mdir {
 	struct xarray by_cookie;      /* cookie -> mdentry, for readdir order */
 	uint64_t next_cookie;
 	uint64_t cookie_reserved;     /* next_cookie may go up to this before "/meta" is journaled */
+	uint64_t last_jseq;           /* journal entry that last edited its object (0: none this run) */
+	uint64_t last_used_ns;        /* for cache trimming */
 };
 
 struct minode {
@@ -107,6 +109,8 @@ struct txn {
 	int ndirty;
 	struct minode *dead[4];       /* inodes whose last link went: removed at commit */
 	int ndead;
+	struct mdir *dirs[16];        /* directory objects the edits touch */
+	int ndirs;
 };
 
 /* ---- sessions and connections ---------------------------------------- */
@@ -253,6 +257,10 @@ void txn_edit(struct txn *t, enum edit_op op, const char *oid, const char *key, 
 	      size_t len, const char *key2);
 void txn_dirty(struct txn *t, struct minode *in);
 void txn_kill_inode(struct txn *t, struct minode *in);
+/* mdcache_trim - evict clean, unused directories (and the inodes they hold)
+ * while more than mds_cache_size inodes are cached.  @clean_below: journal
+ * entries below it are expired.  Caller holds mds->lock. */
+void mdcache_trim(struct mds *m, uint64_t clean_below);
 /* txn_finish - emit the dirty inodes' edits, free dead inodes.  Caller holds mds->lock. */
 void txn_finish(struct mds *m, struct txn *t);
 
@@ -316,6 +324,8 @@ uint64_t journal_submit_locked(struct mds *m, struct txn *t, struct jitem *item)
  * mds_journal_max_pending.  Call without mds->lock, before a mutation. */
 void journal_throttle(struct mds *m);
 void journal_tick(struct mds *m);
+/* journal_clean_below - every entry with a lower sequence number is expired. */
+uint64_t journal_clean_below(struct mds *m);
 void journal_stop(struct mds *m);     /* drain, seal, expire everything */
 struct json_object *journal_status_json(struct mds *m);
 void journal_free(struct mds *m);

@@ -586,6 +586,100 @@ START_TEST(test_replay_goes_before_other_clients)
 }
 END_TEST
 
+static int64_t status_value(const char *key)
+{
+	struct json_object *req = json_object_new_object(), *rep = NULL, *v;
+	char path[512];
+	int64_t val = -1;
+
+	snprintf(path, sizeof(path), "%s/mds.asok", P.dir);
+	json_object_object_add(req, "prefix", json_object_new_string("status"));
+	if (asok_request(path, req, &rep, 5000) == 0 && json_object_object_get_ex(rep, key, &v))
+		val = json_object_get_int64(v);
+	json_object_put(req);
+	if (rep)
+		json_object_put(rep);
+	return val;
+}
+
+static void check_trimmed_tree(uint64_t cold_file, uint64_t hard)
+{
+	struct mdsp_request q = { .op = MDSP_OP_LOOKUPINO, .ino = cold_file };
+	struct mdsp_reply rep;
+	struct mdsp_inode in;
+	char name[32];
+	int d, k;
+
+	ck_assert_int_eq(mdsw_call(&W, &q, &rep), 0);
+	ck_assert_uint_eq(rep.target.ino, cold_file);
+	mdsw_reply_free(&rep);
+	for (d = 0; d < 10; d++) {
+		uint64_t dino, cookie = 0;
+		int n = 0;
+		bool end = false;
+
+		snprintf(name, sizeof(name), "d%d", d);
+		dino = lookup_ino(ROOT, name);
+		while (!end) {
+			ck_assert_int_eq(mdsw_readdir(&W, dino, cookie, 8, &rep), 0);
+			n += (int)rep.nentries;
+			if (rep.nentries)
+				cookie = rep.entries[rep.nentries - 1].cookie;
+			end = rep.end;
+			mdsw_reply_free(&rep);
+		}
+		ck_assert_int_eq(n, d == 1 ? 19 : d == 9 ? 21 : d == 6 ? 21 : d == 2 ? 21 : 20);
+		for (k = 2; k < 20; k++) {
+			snprintf(name, sizeof(name), "f%d", k);
+			ck_assert_int_eq(mdsw_lookup(&W, dino, name, &in), 0);
+		}
+	}
+	ck_assert_int_eq(mdsw_getattr(&W, hard, &in), 0);
+	ck_assert_uint_eq(in.nlink, 2);
+	ck_assert_int_eq(mdsw_lookup(&W, lookup_ino(ROOT, "d9"), "moved", &in), 0);
+}
+
+START_TEST(test_cache_trim)
+{
+	struct mdsp_inode in;
+	char name[32];
+	uint64_t dirs[10], cold = 0, hard = 0;
+	int d, k, i;
+
+	snprintf(P.extra[P.nextra++], 256, "--mds_cache_size=60");
+	snprintf(P.extra[P.nextra++], 256, "--mds_journal_expire_age=0.2");
+	snprintf(P.extra[P.nextra++], 256, "--mds_tick_interval=0.1");
+	start_and_open();
+	for (d = 0; d < 10; d++) {
+		snprintf(name, sizeof(name), "d%d", d);
+		ck_assert_int_eq(mdsw_mkdir(&W, ROOT, name, 0755, &in), 0);
+		dirs[d] = in.ino;
+		for (k = 0; k < 20; k++) {
+			snprintf(name, sizeof(name), "f%d", k);
+			ck_assert_int_eq(mdsw_create(&W, dirs[d], name, 0644, O_CREAT | O_EXCL, &in), 0);
+			if (d == 3 && k == 7)
+				cold = in.ino;
+			if (d == 5 && k == 1)
+				hard = in.ino;
+		}
+	}
+	ck_assert_int_eq(mdsw_link(&W, dirs[6], "hard", hard, &in), 0);
+	ck_assert_int_gt(status_value("inodes_cached"), 200);
+	for (i = 0; i < 100 && status_value("inodes_cached") > 60; i++)
+		usleep(100000);
+	ck_assert_int_le(status_value("inodes_cached"), 60);
+	/* evicted directories come back on use, with everything in them */
+	ck_assert_int_eq(mdsw_rename(&W, dirs[1], "f0", dirs[9], "moved", 0), 0);
+	ck_assert_int_eq(mdsw_create(&W, dirs[2], "new", 0644, O_CREAT | O_EXCL, &in), 0);
+	check_trimmed_tree(cold, hard);
+	/* evict again, then crash: the journal and the objects agree */
+	for (i = 0; i < 100 && status_value("inodes_cached") > 60; i++)
+		usleep(100000);
+	restart(SIGKILL);
+	check_trimmed_tree(cold, hard);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("mds_recovery");
@@ -602,6 +696,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_torn_journal_tail);
 	tcase_add_test(tc, test_expired_segments_are_removed);
 	tcase_add_test(tc, test_replay_goes_before_other_clients);
+	tcase_add_test(tc, test_cache_trim);
 	suite_add_tcase(s, tc);
 	return s;
 }
