@@ -117,6 +117,12 @@ static void deliver(struct lfuse *lf, const struct inval_item *it)
 	else
 		r = fuse_lowlevel_notify_inval_inode(lf->se, nodeid, it->off, it->len);
 	if (r < 0 && r != -ENOENT)
+		perf_inc(&lf->perf.inval_failed, 1);
+	else if (it->entry)
+		perf_inc(&lf->perf.inval_entry, 1);
+	else
+		perf_inc(&lf->perf.inval_inode, 1);
+	if (r < 0 && r != -ENOENT)
 		dout(FUSE, 5, "inval %s ino 0x%llx%s%s: %s", it->entry ? "entry" : "inode",
 		     (unsigned long long)it->ino, it->entry ? " name " : "", it->entry ? it->name : "",
 		     strerror(-r));

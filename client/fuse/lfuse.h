@@ -6,6 +6,7 @@
  *   ops.c      the libfuse lowlevel operations, each mapped onto one lc_* call
  *   inval.c    the invalidation thread: lc_callbacks -> fuse_lowlevel_notify_*
  *   nfs_hook.c starting the embedded NFS gateway (--nfs / --no-mount)
+ *   admin.c    the "fuse" perf counters and admin socket commands
  *
  * Node ids: the kernel's node id of an inode is the address of its struct
  * lc_inode, except the mount root, which is FUSE_ROOT_ID.  Every node id the
@@ -27,11 +28,26 @@
 #include <stdint.h>
 
 #include "client/client.h"
+#include "common/perf.h"
 
 struct lfuse_inval;
 
+/* Requests that reached loligo-fuse (the ones the kernel did not answer from
+ * its caches), by family, and invalidations delivered: perf group "fuse". */
+#define LFUSE_COUNTERS(X) \
+	X(lookup) X(forget) X(getattr) X(setattr) X(namespace) X(open) X(read) X(write) \
+	X(flush) X(release) X(fsync) X(opendir) X(readdir) X(readdirplus) X(xattr) X(other) \
+	X(inval_inode) X(inval_entry) X(inval_failed)
+
+struct lfuse_perf {
+#define X(n) struct perf_counter n;
+	LFUSE_COUNTERS(X)
+#undef X
+};
+
 struct lfuse {
 	struct lclient *c;
+	const char *mountpoint;
 	struct lc_inode *root;      /* FUSE_ROOT_ID; one reference held until teardown */
 	uint64_t root_ino;
 	struct fuse_session *se;
@@ -46,7 +62,14 @@ struct lfuse {
 	unsigned max_readahead;
 	bool default_permissions;   /* the kernel checks permissions (-o default_permissions) */
 	bool no_opendir;            /* set in init: the kernel takes ENOSYS from opendir as "no state" */
+	struct lfuse_perf perf;
 };
+
+/* admin.c */
+struct asok;
+/** lfuse_register_asok - register the "fuse" perf group, and the "fuse ..." commands on @a (may be NULL). */
+int lfuse_register_asok(struct lfuse *lf, struct asok *a);
+void lfuse_perf_unregister(void);
 
 /* ops.c */
 extern const struct fuse_lowlevel_ops lfuse_ops;

@@ -470,6 +470,10 @@ int main(int argc, char **argv)
 		if (r)
 			fprintf(stderr, PROG ": admin socket commands: %s (continuing)\n", strerror(-r));
 	}
+	lf.mountpoint = a.mountpoint;
+	r = lfuse_register_asok(&lf, asok);
+	if (r)
+		fprintf(stderr, PROG ": admin socket commands: %s (continuing)\n", strerror(-r));
 
 	if (!a.no_mount) {
 		fa = build_fuse_args(argv[0], &a, &lf);
@@ -558,8 +562,6 @@ int main(int argc, char **argv)
 	dinfo(FUSE, "unmounting %s", a.mountpoint);
 
 out:
-	if (ret && status_fd >= 0)
-		report_status(1);
 	lfuse_inval_stop(&lf);
 	if (mounted)
 		fuse_session_unmount(lf.se);
@@ -573,6 +575,7 @@ out:
 		lclient_unmount(lf.c);
 	if (asok)
 		asok_stop(asok);
+	lfuse_perf_unregister();
 	if (lf.c)
 		lclient_destroy(lf.c);
 	lfuse_inval_free(&lf);
@@ -588,5 +591,9 @@ out_args:
 	free(a.fuse_opts);
 	free(a.client_mountpoint);
 	free(a.mountpoint);
+	/* a failed mount is reported once everything is released (the local
+	 * data store's lock too), so a retry by the caller cannot find it busy */
+	if (ret && status_fd >= 0)
+		report_status(1);
 	return ret;
 }

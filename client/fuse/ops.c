@@ -203,6 +203,7 @@ static void ll_destroy(void *userdata)
 static void ll_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
 	struct lfuse *lf = LF(req);
+	perf_inc(&lf->perf.lookup, 1);
 	struct lc_cred cr;
 	struct lc_attr a;
 	struct lc_inode *in = NULL;
@@ -228,6 +229,7 @@ static void ll_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup)
 {
 	struct lfuse *lf = LF(req);
 
+	perf_inc(&lf->perf.forget, 1);
 	if (ino != FUSE_ROOT_ID)
 		lc_forget(lf->c, IN(lf, ino), nlookup);
 	fuse_reply_none(req);
@@ -237,6 +239,7 @@ static void ll_forget_multi(fuse_req_t req, size_t count, struct fuse_forget_dat
 {
 	struct lfuse *lf = LF(req);
 
+	perf_inc(&lf->perf.forget, count);
 	for (size_t i = 0; i < count; i++)
 		if (forgets[i].ino != FUSE_ROOT_ID)
 			lc_forget(lf->c, IN(lf, forgets[i].ino), forgets[i].nlookup);
@@ -246,6 +249,7 @@ static void ll_forget_multi(fuse_req_t req, size_t count, struct fuse_forget_dat
 static void ll_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	struct lfuse *lf = LF(req);
+	perf_inc(&lf->perf.getattr, 1);
 	struct lc_inode *in = IN(lf, ino);
 	struct lc_cred cr;
 	struct lc_attr a;
@@ -264,6 +268,7 @@ static void ll_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *st, int to_s
 		       struct fuse_file_info *fi)
 {
 	struct lfuse *lf = LF(req);
+	perf_inc(&lf->perf.setattr, 1);
 	struct lc_inode *in = IN(lf, ino);
 	struct lc_attr set, a;
 	struct lc_cred cr;
@@ -319,6 +324,7 @@ static void ll_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *st, int to_s
 static void ll_readlink(fuse_req_t req, fuse_ino_t ino)
 {
 	struct lfuse *lf = LF(req);
+	perf_inc(&lf->perf.other, 1);
 	struct lc_cred cr;
 	char buf[PATH_MAX + 1];
 	ssize_t n;
@@ -340,6 +346,7 @@ static void ll_readlink(fuse_req_t req, fuse_ino_t ino)
 static void ll_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode, dev_t rdev)
 {
 	struct lfuse *lf = LF(req);
+	perf_inc(&lf->perf.namespace, 1);
 	struct lc_cred cr;
 	struct lc_attr a;
 	struct lc_inode *in = NULL;
@@ -356,6 +363,7 @@ static void ll_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t
 static void ll_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode)
 {
 	struct lfuse *lf = LF(req);
+	perf_inc(&lf->perf.namespace, 1);
 	struct lc_cred cr;
 	struct lc_attr a;
 	struct lc_inode *in = NULL;
@@ -372,6 +380,7 @@ static void ll_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t
 static void ll_symlink(fuse_req_t req, const char *link, fuse_ino_t parent, const char *name)
 {
 	struct lfuse *lf = LF(req);
+	perf_inc(&lf->perf.namespace, 1);
 	struct lc_cred cr;
 	struct lc_attr a;
 	struct lc_inode *in = NULL;
@@ -388,6 +397,7 @@ static void ll_symlink(fuse_req_t req, const char *link, fuse_ino_t parent, cons
 static void ll_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const char *newname)
 {
 	struct lfuse *lf = LF(req);
+	perf_inc(&lf->perf.namespace, 1);
 	struct lc_inode *in = IN(lf, ino);
 	struct lc_cred cr;
 	struct lc_attr a;
@@ -406,6 +416,7 @@ static void ll_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const 
 static void ll_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
 	struct lfuse *lf = LF(req);
+	perf_inc(&lf->perf.namespace, 1);
 	struct lc_cred cr;
 
 	get_cred(lf, req, &cr);
@@ -415,6 +426,7 @@ static void ll_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 static void ll_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
 	struct lfuse *lf = LF(req);
+	perf_inc(&lf->perf.namespace, 1);
 	struct lc_cred cr;
 
 	get_cred(lf, req, &cr);
@@ -425,6 +437,7 @@ static void ll_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_
 		      const char *newname, unsigned int flags)
 {
 	struct lfuse *lf = LF(req);
+	perf_inc(&lf->perf.namespace, 1);
 	struct lc_cred cr;
 
 	/* RENAME_WHITEOUT (overlayfs) and combinations are not supported. */
@@ -443,6 +456,7 @@ static void ll_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_
 		      struct fuse_file_info *fi)
 {
 	struct lfuse *lf = LF(req);
+	perf_inc(&lf->perf.namespace, 1);
 	struct lc_cred cr;
 	struct lc_attr a;
 	struct lc_inode *in = NULL;
@@ -469,6 +483,7 @@ static void ll_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_
 static void ll_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	struct lfuse *lf = LF(req);
+	perf_inc(&lf->perf.open, 1);
 	struct lc_cred cr;
 	struct lc_fh *fh = NULL;
 	int r;
@@ -490,6 +505,7 @@ static void ll_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 static void ll_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi)
 {
 	struct lfuse *lf = LF(req);
+	perf_inc(&lf->perf.read, 1);
 	char *buf;
 	ssize_t n;
 
@@ -511,6 +527,7 @@ static void ll_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t siz
 		     struct fuse_file_info *fi)
 {
 	struct lfuse *lf = LF(req);
+	perf_inc(&lf->perf.write, 1);
 	ssize_t n;
 
 	(void)ino;
@@ -524,18 +541,21 @@ static void ll_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t siz
 static void ll_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	(void)ino;
+	perf_inc(&LF(req)->perf.flush, 1);
 	REPLY_ERR(req, lc_flush(LF(req)->c, FH(fi)));
 }
 
 static void ll_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	(void)ino;
+	perf_inc(&LF(req)->perf.release, 1);
 	REPLY_ERR(req, lc_release(LF(req)->c, FH(fi)));
 }
 
 static void ll_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi)
 {
 	(void)ino;
+	perf_inc(&LF(req)->perf.fsync, 1);
 	REPLY_ERR(req, lc_fsync(LF(req)->c, FH(fi), datasync != 0));
 }
 
@@ -544,6 +564,7 @@ static void ll_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_f
 static void ll_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	struct lfuse *lf = LF(req);
+	perf_inc(&lf->perf.opendir, 1);
 
 	if (lf->no_opendir) {
 		fuse_reply_err(req, ENOSYS);
@@ -580,6 +601,7 @@ static void ll_releasedir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info 
 {
 	(void)ino;
 	(void)fi;
+	perf_inc(&LF(req)->perf.other, 1);
 	fuse_reply_err(req, 0);
 }
 
@@ -589,6 +611,7 @@ static void ll_fsyncdir(fuse_req_t req, fuse_ino_t ino, int datasync, struct fus
 	(void)datasync;
 	(void)fi;
 	/* Directory changes are MDS requests: wait until they are all SAFE. */
+	perf_inc(&LF(req)->perf.fsync, 1);
 	REPLY_ERR(req, lc_sync_fs(LF(req)->c));
 }
 
@@ -669,6 +692,10 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, b
 	bool eof = false;
 	int r = 0;
 
+	if (plus)
+		perf_inc(&lf->perf.readdirplus, 1);
+	else
+		perf_inc(&lf->perf.readdir, 1);
 	if (off < 0) {
 		fuse_reply_err(req, EINVAL);
 		return;
@@ -732,6 +759,7 @@ static void ll_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t of
 static void ll_statfs(fuse_req_t req, fuse_ino_t ino)
 {
 	struct lfuse *lf = LF(req);
+	perf_inc(&lf->perf.other, 1);
 	struct statvfs st;
 	int r;
 
@@ -747,6 +775,7 @@ static void ll_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const 
 			int flags)
 {
 	struct lfuse *lf = LF(req);
+	perf_inc(&lf->perf.xattr, 1);
 	struct lc_cred cr;
 
 	get_cred(lf, req, &cr);
@@ -756,6 +785,7 @@ static void ll_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const 
 static void ll_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size)
 {
 	struct lfuse *lf = LF(req);
+	perf_inc(&lf->perf.xattr, 1);
 	struct lc_cred cr;
 	char *buf = NULL;
 	ssize_t n;
@@ -783,6 +813,7 @@ static void ll_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t
 static void ll_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 {
 	struct lfuse *lf = LF(req);
+	perf_inc(&lf->perf.xattr, 1);
 	struct lc_cred cr;
 	char *buf = NULL;
 	ssize_t n;
@@ -810,6 +841,7 @@ static void ll_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 static void ll_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
 {
 	struct lfuse *lf = LF(req);
+	perf_inc(&lf->perf.xattr, 1);
 	struct lc_cred cr;
 
 	get_cred(lf, req, &cr);
@@ -819,6 +851,7 @@ static void ll_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
 static void ll_access(fuse_req_t req, fuse_ino_t ino, int mask)
 {
 	struct lfuse *lf = LF(req);
+	perf_inc(&lf->perf.other, 1);
 	struct lc_cred cr;
 
 	get_cred(lf, req, &cr);

@@ -367,13 +367,15 @@ int lfs_mount(struct lfs *fs, const char *opts)
 		if (lfs_is_mounted(fs->mnt))
 			return 0;
 		if (waitpid(fs->fuse_pid, NULL, WNOHANG) == fs->fuse_pid) {
-			fprintf(stderr, "harness: loligo-fuse exited before mounting (see %s)\n", out);
+			fprintf(stderr, "harness: loligo-fuse exited before mounting:\n");
 			fs->fuse_pid = 0;
+			lfs_dump_logs(fs);
 			return -1;
 		}
 		sleep_ms(20);
 	}
-	fprintf(stderr, "harness: %s not mounted after 30 s\n", fs->mnt);
+	fprintf(stderr, "harness: %s not mounted after 30 s:\n", fs->mnt);
+	lfs_dump_logs(fs);
 	return -1;
 }
 
