@@ -357,6 +357,7 @@ static uint32_t readdir_pseudo(struct nfs4_compound *cs, struct rd *rd, uint64_t
 		a.mode = S_IFDIR | 0555;
 		a.nlink = 2;
 		a.change = cs->srv->boot;
+		a.atime.tv_sec = a.mtime.tv_sec = a.ctime.tv_sec = cs->srv->boot;
 		if (pn->exp) {
 			uint64_t ino, gen;
 			struct lc_inode *in;

@@ -12,7 +12,8 @@
 # entries, symlinks, hard links, chmod/chown, fcntl and flock locks, files
 # crossing between the FUSE mount and the export) and guest-restart.sh (the
 # gateway process restarted while the guest keeps the export mounted and a
-# file open).  Everything it started is killed and unmounted on exit, also
+# file open), and guest-pseudo.sh (two exports below the root: the pseudo
+# fs, a ro and a rw export).  Everything it started is killed and unmounted on exit, also
 # on failure.  Exit: 0 pass, 1 fail, 77 skipped (no root, /dev/fuse, qemu
 # helper or static libc).
 set -u
@@ -36,6 +37,7 @@ MNT=$T/mnt
 FUSE_PID=
 MDS_PID=
 FAILED=0
+EXTRA_OPTS=()
 
 cleanup() {
 	if [ -n "$FUSE_PID" ]; then kill -TERM "$FUSE_PID" 2>/dev/null; fi
@@ -78,8 +80,8 @@ MDS_PORT=$(cat "$T/mds.port")
 NFS_PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 
 start_fuse() {
-	"$FUSE" -f -c "$T/loligo.conf" --client_mds_addr=127.0.0.1:$MDS_PORT --nfs 127.0.0.1:$NFS_PORT "$MNT" \
-		>> "$T/fuse.out" 2>&1 &
+	"$FUSE" -f -c "$T/loligo.conf" --client_mds_addr=127.0.0.1:$MDS_PORT --nfs 127.0.0.1:$NFS_PORT \
+		"${EXTRA_OPTS[@]}" "$MNT" >> "$T/fuse.out" 2>&1 &
 	FUSE_PID=$!
 	for _ in $(seq 100); do
 		if grep -q " $MNT fuse" /proc/mounts && (exec 3<>/dev/tcp/127.0.0.1/$NFS_PORT) 2>/dev/null; then
@@ -161,6 +163,20 @@ for v in $VERSIONS; do
 	wait $GPID || FAILED=1
 	[ $restarted = 1 ] || { echo "FAIL: the guest never asked for the restart"; FAILED=1; }
 done
+
+# exports below the root: the pseudo fs, ro and rw (4.1)
+mkdir -p "$MNT/pdata" "$MNT/pro"
+echo "read write" > "$MNT/pdata/y"
+echo "read only" > "$MNT/pro/x"
+stop_fuse
+EXTRA_OPTS=("--nfs_exports=path=/pdata,pseudo=/srv/data;path=/pro,pseudo=/srv/ro,ro")
+if start_fuse; then
+	if guest pseudo 4.1 guest-pseudo.sh unused; then
+		[ "$(cat "$MNT/pdata/z" 2>/dev/null)" = new ] || { echo "FAIL: pdata/z not seen through FUSE"; FAILED=1; }
+	fi
+else
+	FAILED=1
+fi
 
 if [ "$FAILED" = 0 ]; then echo "ALL PASSED"; exit 0; fi
 exit 1
