@@ -53,6 +53,14 @@ static uint64_t mkdir_ok(uint64_t dir, const char *name, uint32_t mode)
 	return in.ino;
 }
 
+static uint64_t lookup_child(uint64_t dir, const char *name)
+{
+	struct mdsp_inode in;
+
+	ck_assert_int_eq(mdsw_lookup(&W, dir, name, &in), 0);
+	return in.ino;
+}
+
 static uint64_t create_ok(uint64_t dir, const char *name, uint32_t mode)
 {
 	struct mdsp_inode in;
@@ -291,6 +299,55 @@ START_TEST(test_rename)
 	ck_assert_int_eq(mdsw_rename(&W, a, "missing", a, "x", 0), -ENOENT);
 	ck_assert_int_eq(mdsw_rename(&W, a, "f4", f1, "x", 0), -ENOTDIR);
 	(void)f2;
+}
+END_TEST
+
+START_TEST(test_exchange_and_links_across_dirs)
+{
+	struct mdsp_inode in, a_in, b_in;
+	uint64_t a, b, sub, f, h;
+
+	a = mkdir_ok(ROOT, "a", 0755);
+	b = mkdir_ok(ROOT, "b", 0755);
+	sub = mkdir_ok(a, "sub", 0755);
+	f = create_ok(b, "file", 0644);
+	/* a directory and a file trade places across parents: nlink follows */
+	ck_assert_int_eq(mdsw_rename(&W, a, "sub", b, "file", MDSP_RENAME_EXCHANGE), 0);
+	ck_assert_int_eq(mdsw_getattr(&W, a, &a_in), 0);
+	ck_assert_int_eq(mdsw_getattr(&W, b, &b_in), 0);
+	ck_assert_uint_eq(a_in.nlink, 2);
+	ck_assert_uint_eq(b_in.nlink, 3);
+	ck_assert_int_eq(mdsw_lookup(&W, a, "sub", &in), 0);
+	ck_assert_uint_eq(in.ino, f);
+	ck_assert_int_eq(mdsw_lookup(&W, b, "file", &in), 0);
+	ck_assert_uint_eq(in.ino, sub);
+	ck_assert_int_eq(mdsw_lookup(&W, sub, "..", &in), 0);
+	ck_assert_uint_eq(in.ino, b);
+	/* exchanging a directory into its own subtree */
+	mkdir_ok(sub, "inner", 0755);
+	ck_assert_int_eq(mdsw_rename(&W, b, "file", lookup_child(sub, "inner"), "x", MDSP_RENAME_EXCHANGE),
+			 -ENOENT);
+	create_ok(lookup_child(sub, "inner"), "x", 0644);
+	ck_assert_int_eq(mdsw_rename(&W, b, "file", lookup_child(sub, "inner"), "x", MDSP_RENAME_EXCHANGE),
+			 -EINVAL);
+	/* a hard link renamed across directories keeps one inode and nlink */
+	ck_assert_int_eq(mdsw_link(&W, b, "h1", f, &in), 0);
+	h = in.ino;
+	ck_assert_int_eq(mdsw_rename(&W, b, "h1", ROOT, "h2", 0), 0);
+	ck_assert_int_eq(mdsw_lookup(&W, ROOT, "h2", &in), 0);
+	ck_assert_uint_eq(in.ino, h);
+	ck_assert_uint_eq(in.nlink, 2);
+	/* renaming the other link over it: same inode, nothing happens */
+	ck_assert_int_eq(mdsw_rename(&W, a, "sub", ROOT, "h2", 0), 0);
+	ck_assert_int_eq(mdsw_getattr(&W, h, &in), 0);
+	ck_assert_uint_eq(in.nlink, 2);
+	/* rename a file over a hard link of another inode: that one loses a link */
+	create_ok(ROOT, "other", 0644);
+	ck_assert_int_eq(mdsw_rename(&W, ROOT, "other", ROOT, "h2", 0), 0);
+	ck_assert_int_eq(mdsw_getattr(&W, h, &in), 0);
+	ck_assert_uint_eq(in.nlink, 1);
+	ck_assert_int_eq(mdsw_lookup(&W, a, "sub", &in), 0);
+	ck_assert_uint_eq(in.ino, h);
 }
 END_TEST
 
@@ -638,6 +695,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_permissions);
 	tcase_add_test(tc, test_rename);
 	tcase_add_test(tc, test_links_and_symlinks);
+	tcase_add_test(tc, test_exchange_and_links_across_dirs);
 	tcase_add_test(tc, test_setattr_truncate);
 	tcase_add_test(tc, test_xattrs);
 	tcase_add_test(tc, test_readdir_cookies);
