@@ -230,8 +230,7 @@ int lfs_init(struct lfs *fs)
 		 "admin_socket = %s/mds.asok\n"
 		 "[client]\n"
 		 "log_file = %s/client.log\n"
-		 "admin_socket = %s/client.asok\n"
-		 "client_mount_timeout = 10\n",
+		 "admin_socket = %s/client.asok\n",
 		 base, base, base, base, base);
 	write_text(fs->conf, text);
 	{
