@@ -390,6 +390,11 @@ NFS4_OP(setattr)
 		xdr_put_bitmap(res, zero, 3);
 		return st;
 	}
+	st = nfs4ops_stateid_in(cs, &sid);
+	if (st) {
+		xdr_put_bitmap(res, zero, 3);
+		return st;
+	}
 	st = nfs4ops_cur(cs, &o);
 	if (!st)
 		st = nfs4ops_writable(&o);

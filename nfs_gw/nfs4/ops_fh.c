@@ -234,6 +234,29 @@ uint32_t nfs4ops_writable(const struct nfs4_obj *o)
 	return NFS4_OK;
 }
 
+uint32_t nfs4ops_stateid_in(struct nfs4_compound *cs, struct nfs4_stateid *sid)
+{
+	for (int i = 0; i < NFS4_OTHER_SIZE; i++)
+		if (sid->other[i])
+			return NFS4_OK;
+	if (cs->minorversion < 1)
+		return NFS4_OK;
+	if (sid->seqid == 1) {
+		if (!cs->has_cur_stateid)
+			return NFS4ERR_BAD_STATEID;
+		*sid = cs->cur_stateid;
+	} else if (sid->seqid == UINT32_MAX) {
+		return NFS4ERR_BAD_STATEID;
+	}
+	return NFS4_OK;
+}
+
+void nfs4ops_stateid_out(struct nfs4_compound *cs, const struct nfs4_stateid *sid)
+{
+	cs->cur_stateid = *sid;
+	cs->has_cur_stateid = true;
+}
+
 void nfs4ops_put_cinfo(struct xdr_enc *e, uint64_t before, uint64_t after)
 {
 	/* not atomic: another client may have changed the directory in between */

@@ -66,6 +66,15 @@ void nfs4ops_set_cfh(struct nfs4_compound *cs, const struct nfs4_export *exp, co
 /** nfs4ops_writable - NFS4ERR_ROFS for ro exports and the pseudo fs. */
 uint32_t nfs4ops_writable(const struct nfs4_obj *o);
 
+/**
+ * nfs4ops_stateid_in - minor version 1's special stateids (RFC 8881
+ * 8.2.3): the current stateid {1, 0} becomes the compound's current one,
+ * the invalid one {~0, 0} is NFS4ERR_BAD_STATEID.  Return: NFS4_OK or that.
+ */
+uint32_t nfs4ops_stateid_in(struct nfs4_compound *cs, struct nfs4_stateid *sid);
+/** nfs4ops_stateid_out - @sid is the stateid an op just returned: the current one now. */
+void nfs4ops_stateid_out(struct nfs4_compound *cs, const struct nfs4_stateid *sid);
+
 /* change_info4 */
 void nfs4ops_put_cinfo(struct xdr_enc *e, uint64_t before, uint64_t after);
 

@@ -24,7 +24,7 @@ uint32_t nfs4ops_v40_client(struct nfs4_compound *cs, uint64_t clientid);
 
 /* The handle for I/O with @sid on @o: a reference on an open's handle
  * (*@ref), or a fresh open for special stateids (*@tmp, release it). */
-static uint32_t io_handle(struct nfs4_compound *cs, const struct nfs4_stateid *sid, struct nfs4_obj *o, bool write,
+static uint32_t io_handle(struct nfs4_compound *cs, struct nfs4_stateid *sid, struct nfs4_obj *o, bool write,
 			  struct os_fhref **ref, struct lc_fh **tmp)
 {
 	struct nfs4ops_ctx *c = nfs4ops_ctx(cs);
@@ -102,7 +102,9 @@ NFS4_OP(read)
 		nfs4ops_release(cs, &o);
 		return st;
 	}
-	st = io_handle(cs, &sid, &o, false, &ref, &tmp);
+	st = nfs4ops_stateid_in(cs, &sid);
+	if (!st)
+		st = io_handle(cs, &sid, &o, false, &ref, &tmp);
 	if (st) {
 		nfs4ops_release(cs, &o);
 		return st;
@@ -162,7 +164,9 @@ NFS4_OP(write)
 		nfs4ops_release(cs, &o);
 		return st;
 	}
-	st = io_handle(cs, &sid, &o, true, &ref, &tmp);
+	st = nfs4ops_stateid_in(cs, &sid);
+	if (!st)
+		st = io_handle(cs, &sid, &o, true, &ref, &tmp);
 	if (st) {
 		nfs4ops_release(cs, &o);
 		return st;

@@ -76,6 +76,7 @@ static uint32_t do_lock(struct nfs4_compound *cs, struct os_stid *ls, const stru
 		return NFS4ERR_RESOURCE;
 	ls->seqid++;
 	os_stid_wire(c->st, ls, &sid);
+	nfs4ops_stateid_out(cs, &sid);
 	nfs4_put_stateid(res, &sid);
 	return NFS4_OK;
 }
@@ -236,6 +237,7 @@ static uint32_t locku_fn(struct nfs4_compound *cs, struct os_stid *ls, void *arg
 		return NFS4ERR_RESOURCE;
 	ls->seqid++;
 	os_stid_wire(c->st, ls, &sid);
+	nfs4ops_stateid_out(cs, &sid);
 	nfs4_put_stateid(res, &sid);
 	return NFS4_OK;
 }

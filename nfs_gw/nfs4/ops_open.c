@@ -464,11 +464,12 @@ NFS4_OP(open)
 typedef uint32_t (*seq_fn)(struct nfs4_compound *cs, struct os_stid *s, void *arg, struct xdr_enc *res,
 			   struct os_putlist *pl);
 
-uint32_t nfs4ops_seq_stid_op(struct nfs4_compound *cs, const struct nfs4_stateid *sid, uint32_t seqid,
+uint32_t nfs4ops_seq_stid_op(struct nfs4_compound *cs, const struct nfs4_stateid *sid_in, uint32_t seqid,
 			     unsigned int kinds, seq_fn fn, void *arg, struct xdr_enc *res)
 {
 	struct nfs4ops_ctx *c = nfs4ops_ctx(cs);
 	struct os_putlist pl = { 0 };
+	struct nfs4_stateid sidv = *sid_in, *sid = &sidv;
 	struct os_owner *ow;
 	struct os_stid *s;
 	uint32_t st;
@@ -476,6 +477,9 @@ uint32_t nfs4ops_seq_stid_op(struct nfs4_compound *cs, const struct nfs4_stateid
 
 	if (!c)
 		return NFS4ERR_SERVERFAULT;
+	st = nfs4ops_stateid_in(cs, sid);
+	if (st)
+		return st;
 	pthread_mutex_lock(&c->st->lock);
 	st = os_stid_check_locked(c->st, sid, cs->minorversion, cs->clp ? cs->clp->clientid : 0, kinds, &s);
 	if (cs->minorversion >= 1) {
@@ -534,6 +538,7 @@ static uint32_t confirm_fn(struct nfs4_compound *cs, struct os_stid *s, void *ar
 	s->owner->confirmed = true;
 	s->seqid++;
 	os_stid_wire(c->st, s, &sid);
+	nfs4ops_stateid_out(cs, &sid);
 	nfs4_put_stateid(res, &sid);
 	return NFS4_OK;
 }
@@ -566,6 +571,7 @@ static uint32_t downgrade_fn(struct nfs4_compound *cs, struct os_stid *s, void *
 	s->deny = a->deny;
 	s->seqid++;
 	os_stid_wire(c->st, s, &sid);
+	nfs4ops_stateid_out(cs, &sid);
 	nfs4_put_stateid(res, &sid);
 	return NFS4_OK;
 }

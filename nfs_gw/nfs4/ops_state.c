@@ -24,6 +24,9 @@ NFS4_OP(free_stateid)
 		return NFS4ERR_SERVERFAULT;
 	if (nfs4_get_stateid(args, &sid))
 		return NFS4ERR_BADXDR;
+	st = nfs4ops_stateid_in(cs, &sid);
+	if (st)
+		return st;
 	pthread_mutex_lock(&c->st->lock);
 	st = os_stid_check_locked(c->st, &sid, 1, cs->clp ? cs->clp->clientid : 0, OS_KIND_ANY, &s);
 	if (!st || st == NFS4ERR_OLD_STATEID) {
@@ -83,6 +86,9 @@ NFS4_OP(delegreturn)
 		return NFS4ERR_SERVERFAULT;
 	if (nfs4_get_stateid(args, &sid))
 		return NFS4ERR_BADXDR;
+	st = nfs4ops_stateid_in(cs, &sid);
+	if (st)
+		return st;
 	if (os_is_special(&sid))
 		return NFS4ERR_BAD_STATEID;
 	pthread_mutex_lock(&c->st->lock);

@@ -534,6 +534,87 @@ START_TEST(errno_map)
 }
 END_TEST
 
+/* ---- leases: the server's reaper expires a silent client and its state goes ---- */
+
+START_TEST(lease_expiry_releases_state)
+{
+	struct nfs4_params p = { .lease_ns = 200000000ull, .max_ops = 16, .slots = 4, .max_req = 65536,
+				 .max_resp = 65536, .max_resp_cached = 4096 };
+	struct nfs4_server *srv;
+	struct nfs4_compound cs;
+	struct nfs4ops_ctx *c;
+	struct nfs4_client *clp, *found;
+	struct rpc_cred cred = { .flavor = 1 };
+	uint64_t id;
+	uint8_t verf[NFS4_VERIFIER_SIZE] = { 1 };
+
+	ck_assert_int_eq(nfs4_server_create(&p, NULL, &srv), 0);
+	memset(&cs, 0, sizeof(cs));
+	cs.srv = srv;
+	cs.cred = &cred;
+	c = nfs4ops_ctx(&cs);               /* installs the client_release hook */
+	ck_assert_ptr_nonnull(c);
+	ck_assert_ptr_nonnull(srv->hooks.client_release);
+	pthread_mutex_lock(&srv->lock);
+	clp = nfs4_client_new_locked(srv, (const uint8_t *)"lease-test", 10, verf, 0, 0);
+	clp->confirmed = true;
+	id = clp->clientid;
+	pthread_mutex_unlock(&srv->lock);
+	nfs4_client_put(srv, clp);
+	pthread_mutex_lock(&c->st->lock);
+	{
+		struct os_owner *o = os_owner_find_locked(c->st, id, false, (const uint8_t *)"o", 1, true);
+		struct os_file *fl = os_file_get_locked(c->st, 5, true);
+
+		ck_assert_ptr_nonnull(os_stid_new_locked(c->st, OS_OPEN, o, fl));
+	}
+	pthread_mutex_unlock(&c->st->lock);
+	ck_assert(os_client_has_state(c->st, id));
+	/* renewing keeps it */
+	for (int i = 0; i < 4; i++) {
+		usleep(100000);
+		ck_assert_uint_eq(nfs4_client_find(srv, id, &found), NFS4_OK);
+		nfs4_client_renew(found);
+		nfs4_client_put(srv, found);
+	}
+	ck_assert(os_client_has_state(c->st, id));
+	/* silence: the reaper (1 s tick) expires it and the hook drops its opens */
+	for (int i = 0; i < 40 && os_client_has_state(c->st, id); i++)
+		usleep(100000);
+	ck_assert(!os_client_has_state(c->st, id));
+	ck_assert_uint_eq(nfs4_client_find(srv, id, &found), NFS4ERR_STALE_CLIENTID);
+	nfs4_server_destroy(srv);
+}
+END_TEST
+
+START_TEST(root_squash)
+{
+	struct nfs4_exports *x;
+	struct nfs4_compound cs;
+	struct rpc_cred root = { .flavor = 1, .uid = 0, .gid = 0, .ngids = 1, .gids = { 10 } },
+			user = { .flavor = 1, .uid = 1000, .gid = 100 };
+	struct lc_cred cr;
+	char err[128];
+
+	ck_assert_int_eq(nfs4_exports_parse("path=/,root_squash,anonuid=99,anongid=98;path=/b,pseudo=/b", &x, err,
+					    sizeof(err)), 0);
+	memset(&cs, 0, sizeof(cs));
+	cs.cred = &root;
+	nfs4ops_cred(&cs, &x->e[0], &cr);
+	ck_assert_uint_eq(cr.uid, 99);
+	ck_assert_uint_eq(cr.gid, 98);
+	ck_assert_int_eq(cr.ngroups, 0);
+	nfs4ops_cred(&cs, &x->e[1], &cr);       /* no_root_squash (the default) */
+	ck_assert_uint_eq(cr.uid, 0);
+	ck_assert_int_eq(cr.ngroups, 1);
+	cs.cred = &user;
+	nfs4ops_cred(&cs, &x->e[0], &cr);
+	ck_assert_uint_eq(cr.uid, 1000);
+	ck_assert_uint_eq(cr.gid, 100);
+	nfs4_exports_free(x);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("nfs4ops");
@@ -565,6 +646,11 @@ int main(void)
 	tcase_add_test(t, v40_seqid_waits_for_predecessor);
 	tcase_add_test(t, byte_range_locks);
 	tcase_add_test(t, grace_period);
+	suite_add_tcase(s, t);
+	t = tcase_create("server");
+	tcase_set_timeout(t, 30);
+	tcase_add_test(t, lease_expiry_releases_state);
+	tcase_add_test(t, root_squash);
 	suite_add_tcase(s, t);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
