@@ -1046,6 +1046,37 @@ static pid_t find_fuse_daemon(const char *mnt)
 	return found;
 }
 
+
+/* mount(8)'s argument convention mapped onto loligo-fuse's (-f: fake, -v: say) */
+static void helper_says(const char *source, const char *opts, const char *expect)
+{
+	char helper[PATH_MAX], out[PATH_MAX + 16], buf[1024] = "";
+	char *argv[] = {helper, (char *)source, "/some/mnt", "-f", "-v", "-o", (char *)opts, NULL};
+	FILE *f;
+
+	lfs_bin("client/fuse/mount.fuse.loligo", helper, sizeof(helper));
+	snprintf(out, sizeof(out), "%s/helper-args.out", fs.dir);
+	unlink(out);
+	ck_assert_int_eq(lfs_run(argv, 10000, out), 0);
+	f = fopen(out, "r");
+	ck_assert_ptr_nonnull(f);
+	ck_assert_ptr_nonnull(fgets(buf, sizeof(buf), f));
+	fclose(f);
+	ck_assert_msg(strstr(buf, expect) != NULL, "source '%s' -o '%s': helper says '%s', expected '%s'", source,
+		      opts, buf, expect);
+}
+
+START_TEST(test_mount_helper_args)
+{
+	helper_says("none", "rw,conf=/etc/l.conf,_netdev,noauto,user,nofail,defaults,x-systemd.automount",
+		    "loligo-fuse -o rw,conf=/etc/l.conf /some/mnt");
+	helper_says("10.1.2.3:6800", "allow_other", "-o allow_other,mds=10.1.2.3:6800 /some/mnt");
+	helper_says("10.1.2.3:6800:/home/x", "ro", "-o ro,mds=10.1.2.3:6800,client_mountpoint=/home/x /some/mnt");
+	helper_says("loligo:/sub", "defaults", "-o client_mountpoint=/sub /some/mnt");
+	helper_says("loligo", "defaults,_netdev", "loligo-fuse /some/mnt");
+}
+END_TEST
+
 START_TEST(test_mount_helper)
 {
 	char helper[PATH_MAX], opts[PATH_MAX + 128], src[64], out[PATH_MAX + 16];
@@ -1148,6 +1179,7 @@ static Suite *fuse_suite(void)
 	tcase_add_unchecked_fixture(tc, setup_fs_only, teardown);
 	tcase_set_timeout(tc, 180);
 	tcase_add_test(tc, test_dead_mds_at_mount);
+	tcase_add_test(tc, test_mount_helper_args);
 	tcase_add_test(tc, test_mount_helper);
 	suite_add_tcase(s, tc);
 	return s;
