@@ -49,7 +49,6 @@ struct args {
 	bool foreground, debug, single_thread, no_mount, default_permissions;
 	const char *nfs_addr;
 	char *fuse_opts;           /* comma-separated, for fuse_session_new */
-	char *client_mountpoint;   /* -o client_mountpoint= */
 	char **cfg_sets;           /* "name=value" from -o, applied after --conf */
 	int n_cfg_sets;
 };
@@ -144,10 +143,7 @@ static int parse_o(struct args *a, const char *list)
 			char set[512];
 			snprintf(set, sizeof(set), MDS_ADDR_OPTION "=%s", eq + 1);
 			r = add_cfg_set(a, set);
-		} else if (eq && !strcmp(name, "client_mountpoint")) {
-			free(a->client_mountpoint);
-			a->client_mountpoint = strdup(eq + 1);
-		} else if (eq && cfg_lookup(name) >= 0) {
+		} else if (eq && cfg_lookup(name) >= 0) { /* client_mountpoint=, admin_socket=, ... */
 			r = add_cfg_set(a, tok);
 		} else if (!strcmp(tok, "default_permissions")) {
 			a->default_permissions = true;
@@ -363,7 +359,7 @@ static const char *errmsg(int r)
 	}
 }
 
-static struct fuse_args build_fuse_args(const char *argv0, struct args *a, const struct lfuse *lf)
+static struct fuse_args build_fuse_args(const char *argv0, const struct args *a)
 {
 	struct fuse_args fa = FUSE_ARGS_INIT(0, NULL);
 	char fsname[256];
@@ -387,7 +383,6 @@ static struct fuse_args build_fuse_args(const char *argv0, struct args *a, const
 		fuse_opt_add_arg(&fa, "-o");
 		fuse_opt_add_arg(&fa, a->fuse_opts);
 	}
-	(void)lf;
 	return fa;
 }
 
@@ -424,10 +419,7 @@ int main(int argc, char **argv)
 		free(a.mountpoint);
 		a.mountpoint = abs;
 	}
-	if (a.client_mountpoint)
-		snprintf(root_path, sizeof(root_path), "%s", a.client_mountpoint);
-	else
-		cfg_str(CFG_client_mountpoint, root_path, sizeof(root_path));
+	cfg_str(CFG_client_mountpoint, root_path, sizeof(root_path));
 	if (!root_path[0])
 		snprintf(root_path, sizeof(root_path), "/");
 
@@ -476,7 +468,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, PROG ": admin socket commands: %s (continuing)\n", strerror(-r));
 
 	if (!a.no_mount) {
-		fa = build_fuse_args(argv[0], &a, &lf);
+		fa = build_fuse_args(argv[0], &a);
 		lf.se = fuse_session_new(&fa, &lfuse_ops, sizeof(lfuse_ops), &lf);
 		if (!lf.se) {
 			fprintf(stderr, PROG ": bad FUSE options (%s)\n", a.fuse_opts ? a.fuse_opts : "");
@@ -589,7 +581,6 @@ out_args:
 		free(a.cfg_sets[i]);
 	free(a.cfg_sets);
 	free(a.fuse_opts);
-	free(a.client_mountpoint);
 	free(a.mountpoint);
 	/* a failed mount is reported once everything is released (the local
 	 * data store's lock too), so a retry by the caller cannot find it busy */
