@@ -62,6 +62,7 @@ struct lfuse {
 	unsigned max_readahead;
 	bool default_permissions;   /* the kernel checks permissions (-o default_permissions) */
 	bool no_opendir;            /* set in init: the kernel takes ENOSYS from opendir as "no state" */
+	bool security_capability;   /* security.capability xattrs stored (else refused and never there) */
 	struct lfuse_perf perf;
 };
 

@@ -771,12 +771,29 @@ static void ll_statfs(fuse_req_t req, fuse_ino_t ino)
 		fuse_reply_statfs(req, &st);
 }
 
+/*
+ * security.capability: before every write() the kernel asks whether the file
+ * carries one, to drop it (file_remove_privs); FUSE caches no answer, so each
+ * write() would cost a GETXATTR, and the client an MDS round trip.  Unless
+ * fuse_security_capability is on, loligo does not store file capabilities:
+ * setting one is refused and the answer "none" needs nobody.
+ */
+static bool no_caps_xattr(const struct lfuse *lf, const char *name)
+{
+	return !lf->security_capability && strcmp(name, "security.capability") == 0;
+}
+
 static void ll_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const char *value, size_t size,
 			int flags)
 {
 	struct lfuse *lf = LF(req);
 	perf_inc(&lf->perf.xattr, 1);
 	struct lc_cred cr;
+
+	if (no_caps_xattr(lf, name)) {
+		fuse_reply_err(req, EOPNOTSUPP);
+		return;
+	}
 
 	get_cred(lf, req, &cr);
 	REPLY_ERR(req, lc_setxattr(lf->c, IN(lf, ino), name, value, size, flags, &cr));
@@ -790,6 +807,10 @@ static void ll_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t
 	char *buf = NULL;
 	ssize_t n;
 
+	if (no_caps_xattr(lf, name)) {
+		fuse_reply_err(req, ENODATA);
+		return;
+	}
 	get_cred(lf, req, &cr);
 	if (size) {
 		buf = malloc(size);
@@ -843,6 +864,11 @@ static void ll_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
 	struct lfuse *lf = LF(req);
 	perf_inc(&lf->perf.xattr, 1);
 	struct lc_cred cr;
+
+	if (no_caps_xattr(lf, name)) {
+		fuse_reply_err(req, ENODATA);
+		return;
+	}
 
 	get_cred(lf, req, &cr);
 	REPLY_ERR(req, lc_removexattr(lf->c, IN(lf, ino), name, &cr));

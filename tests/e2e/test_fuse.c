@@ -10,6 +10,7 @@
  */
 #include <check.h>
 #include <dirent.h>
+#include <endian.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
@@ -646,17 +647,22 @@ static struct json_object *asok_cmd(const char *prefix, const char *k1, struct j
 	return rep;
 }
 
-/* perf dump -> fuse.@name */
-static int64_t fuse_counter(const char *name)
+/* perf dump -> @group.@name */
+static int64_t perf_counter(const char *group, const char *name)
 {
 	struct json_object *rep = asok_cmd("perf dump", NULL, NULL, NULL, NULL), *g, *v;
 	int64_t n;
 
-	ck_assert(json_object_object_get_ex(rep, "fuse", &g));
-	ck_assert(json_object_object_get_ex(g, name, &v));
+	ck_assert_msg(json_object_object_get_ex(rep, group, &g), "no perf group %s", group);
+	ck_assert_msg(json_object_object_get_ex(g, name, &v), "no counter %s.%s", group, name);
 	n = json_object_get_int64(v);
 	json_object_put(rep);
 	return n;
+}
+
+static int64_t fuse_counter(const char *name)
+{
+	return perf_counter("fuse", name);
 }
 
 static void wait_counter(const char *name, int64_t above)
@@ -699,6 +705,36 @@ START_TEST(test_kernel_invalidation)
 	ck_assert_int_gt(fuse_counter("getattr"), getattrs); /* the attributes were asked for again */
 	ck_assert_int_eq(fuse_counter("inval_failed"), 0);
 	ck_assert_int_eq(lfs_check_file(P("inv/f"), 10, 501), 0);
+}
+END_TEST
+
+
+START_TEST(test_writes_need_no_mds)
+{
+	char buf[4096];
+	int64_t before, after;
+	int fd;
+
+	/* the kernel's security.capability check before each write() is
+	 * answered by loligo-fuse itself: small writes cost no MDS round trip */
+	fd = open(P("smallwrites"), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	ck_assert_int_ge(fd, 0);
+	memset(buf, 'w', sizeof(buf));
+	before = perf_counter("mds_client", "requests_sent");
+	for (int i = 0; i < 500; i++)
+		ck_assert_int_eq(write(fd, buf, sizeof(buf)), (ssize_t)sizeof(buf));
+	after = perf_counter("mds_client", "requests_sent");
+	ck_assert_int_eq(close(fd), 0);
+	ck_assert_msg(after - before < 20, "500 write()s sent %lld MDS requests", (long long)(after - before));
+	/* a well-formed VFS_CAP_REVISION_2 value (else the kernel says EINVAL itself) */
+	uint32_t cap[5] = {htole32(0x02000000), htole32(1u << 10), 0, 0, 0};
+	ck_assert_int_eq(setxattr(P("smallwrites"), "security.capability", cap, sizeof(cap), 0), -1);
+	ck_assert_int_eq(errno, EOPNOTSUPP);
+	ck_assert_int_eq(getxattr(P("smallwrites"), "security.capability", buf, sizeof(buf)), -1);
+	ck_assert_int_eq(errno, ENODATA);
+	struct stat st;
+	ck_assert_int_eq(stat(P("smallwrites"), &st), 0);
+	ck_assert_int_eq(st.st_size, 500 * 4096);
 }
 END_TEST
 
@@ -1161,6 +1197,7 @@ static Suite *fuse_suite(void)
 	tcase_set_timeout(tc, 180);
 	tcase_add_test(tc, test_lookup_counts);
 	tcase_add_test(tc, test_kernel_invalidation);
+	tcase_add_test(tc, test_writes_need_no_mds);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("signals");
