@@ -178,6 +178,7 @@ static int client_alloc(struct lclient **out)
 	pthread_mutex_init(&c->dirty_lock, NULL);
 	pthread_mutex_init(&c->oc_lock, NULL);
 	pthread_mutex_init(&c->work_lock, NULL);
+	pthread_mutex_init(&c->fh_lock, NULL);
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&c->oc_cond, &ca);
@@ -398,6 +399,17 @@ void lclient_unmount(struct lclient *c)
 {
 	if (!c)
 		return;
+	/* handles the frontend never released (FUSE: RELEASEs still queued
+	 * when the session ended; the kernel has dropped them): flush and free */
+	for (;;) {
+		pthread_mutex_lock(&c->fh_lock);
+		struct lc_fh *fh = c->open_fhs;
+		pthread_mutex_unlock(&c->fh_lock);
+		if (!fh)
+			break;
+		dout(CLIENT, 1, "unmount: releasing a handle of ino %" PRIu64 " still open", lc_ino(fh->in));
+		lc_release(c, fh);
+	}
 	lc_flusher_stop(c);
 	if (c->data) {
 		int r = lc_flush_all(c, true);
@@ -433,6 +445,7 @@ void lclient_destroy(struct lclient *c)
 	pthread_mutex_destroy(&c->dirty_lock);
 	pthread_mutex_destroy(&c->oc_lock);
 	pthread_mutex_destroy(&c->work_lock);
+	pthread_mutex_destroy(&c->fh_lock);
 	pthread_cond_destroy(&c->oc_cond);
 	pthread_cond_destroy(&c->work_cond);
 	free(c->mds_addr);

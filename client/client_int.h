@@ -27,6 +27,7 @@
  *     c->dirty_lock         (the list of inodes with dirty data/metadata)
  *     c->oc_lock            (dirty byte accounting waiters)
  *     c->work_lock          (cap work queue)
+ *   c->fh_lock              (open handles; nothing is taken under it)
  *   fh->ra_lock is taken without any inode lock held, and in->lock may be
  *   taken under it.
  * No lock is held across store I/O or an MDS request.
@@ -124,6 +125,7 @@ struct lc_fh {
 	char *ra_buf;
 	uint64_t ra_gen;             /* in->data_gen when ra_buf was filled */
 	struct ra_pending *ra_next;  /* an asynchronous prefetch in flight, or NULL */
+	struct lc_fh *open_prev, *open_next;   /* c->open_fhs, under c->fh_lock */
 };
 
 struct lc_perf {
@@ -182,6 +184,11 @@ struct lclient {
 	pthread_cond_t work_cond;
 	struct cap_work *work, **work_tail;
 	bool stop, kick;
+
+	/* open handles, so an unmount can release those the frontend never
+	 * released (FUSE: a RELEASE still queued when the session ends) */
+	pthread_mutex_t fh_lock;     /* protects open_fhs; a leaf lock */
+	struct lc_fh *open_fhs;
 
 	struct lc_perf perf;
 	char perf_group[64];

@@ -57,6 +57,12 @@ struct lc_fh *lc_fh_new(struct lclient *c, struct lc_inode *in, int flags, const
 	if ((flags & O_ACCMODE) != O_RDONLY)
 		in->nwriters++;
 	pthread_mutex_unlock(&in->lock);
+	pthread_mutex_lock(&c->fh_lock);
+	fh->open_next = c->open_fhs;
+	if (c->open_fhs)
+		c->open_fhs->open_prev = fh;
+	c->open_fhs = fh;
+	pthread_mutex_unlock(&c->fh_lock);
 	return fh;
 }
 
@@ -82,6 +88,14 @@ static void ra_drop(struct lc_fh *fh)
 
 void lc_fh_free(struct lclient *c, struct lc_fh *fh)
 {
+	pthread_mutex_lock(&c->fh_lock);
+	if (fh->open_prev)
+		fh->open_prev->open_next = fh->open_next;
+	else
+		c->open_fhs = fh->open_next;
+	if (fh->open_next)
+		fh->open_next->open_prev = fh->open_prev;
+	pthread_mutex_unlock(&c->fh_lock);
 	pthread_mutex_lock(&fh->ra_lock);
 	ra_drop(fh);
 	pthread_mutex_unlock(&fh->ra_lock);

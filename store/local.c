@@ -97,6 +97,7 @@
 #include "common/log.h"
 #include "common/perf.h"
 #include "common/time.h"
+#include "common/uring_wait.h"
 #include "store/store_backend.h"
 
 #define OMAP_INLINE 480               /* longer omap keys: first 480 bytes + hash */
@@ -1240,6 +1241,7 @@ static void fwork_cqe(struct local_store *ls, struct fwork *w, int res)
 			memset(w->data + w->done, 0, w->len - w->done);
 			w->done = w->len;
 		} else {
+			lg_uring_mark_defined(w->data + w->done, (size_t)res);
 			w->done += (uint64_t)res;
 		}
 		if (w->done < w->len) {
@@ -1938,6 +1940,7 @@ static void reap(struct local_store *ls)
 		io_uring_cqe_seen(&ls->ring, cqe);
 		switch (u->kind) {
 		case U_EVENT:
+			lg_uring_mark_defined(&ls->evbuf, sizeof(ls->evbuf));
 			arm_event(ls);
 			break;
 		case U_FWORK:
@@ -2048,12 +2051,11 @@ static void *worker_main(void *arg)
 		pthread_mutex_unlock(&ls->lock);
 		io_uring_submit(&ls->ring);
 		if (sleep) {
-			struct io_uring_cqe *cqe;
 			if (ls->dirty || ls->dir_dirty || ls->blocked) {
 				struct __kernel_timespec ts = { 0, (long long)(ls->blocked ? 10 * 1000 * 1000 : CKPT_INTERVAL_NS) };
-				io_uring_wait_cqe_timeout(&ls->ring, &cqe, &ts);
+				lg_uring_wait(&ls->ring, &ts);
 			} else {
-				io_uring_wait_cqe(&ls->ring, &cqe);
+				lg_uring_wait(&ls->ring, NULL);
 			}
 			pthread_mutex_lock(&ls->lock);
 			ls->sleeping = false;
