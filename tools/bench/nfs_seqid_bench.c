@@ -16,6 +16,11 @@
  * like Linux's - has one request per owner on the wire: throughput stays
  * at one request per round trip however large K is.  --owners M spreads
  * the workers over M owners (the NFSv4.0 DRC load uses that).
+ * --pipeline (4.0) sends an owner's seqids back to back anyway, as an
+ * over-optimistic client would: the gateway must then put them in order
+ * itself (a request that overtook its predecessor on the way to the
+ * worker threads waits for it), and any misordering shows up as
+ * NFS4ERR_BAD_SEQID, which ends the run with an error.
  *
  * Prints one line: minor, inflight, owners, ops (OPEN+CLOSE), seconds,
  * ops/s, mean latency.  Files are made (OPEN4_CREATE) at the export root
@@ -55,7 +60,9 @@ static int fd, minor, inflight = 1, nowners = 1, seconds = 5;
 static const char *tag = "seqid-bench";
 static uint64_t clientid;
 static uint8_t sessionid[16];
-static uint32_t owner_seq[MAXW];         /* 4.0: last seqid used per owner */
+static uint32_t owner_seq[MAXW];         /* 4.0: last seqid sent per owner */
+static bool pipeline;                    /* 4.0: send an owner's seqids without waiting (--pipeline) */
+static bool loading;                     /* past the setup round */
 static bool owner_busy[MAXW];
 static bool owner_confirmed[MAXW];
 static struct worker w[MAXW];
@@ -240,7 +247,7 @@ static void build(int k, bool create)
 	if (x->phase == 0) {
 		wop(&wb, OP_PUTROOTFH);
 		wop(&wb, OP_OPEN);
-		w32(&wb, minor == 0 ? owner_seq[x->owner] + 1 : 0);
+		w32(&wb, minor == 0 ? ++owner_seq[x->owner] : 0);
 		w32(&wb, 1);                 /* OPEN4_SHARE_ACCESS_READ */
 		w32(&wb, 0);
 		w_owner(x->owner);
@@ -263,12 +270,12 @@ static void build(int k, bool create)
 		wopaque(&wb, x->fh, x->fhlen);
 		wop(&wb, OP_OPEN_CONFIRM);
 		wfixed(&wb, x->sid, 16);
-		w32(&wb, owner_seq[x->owner] + 1);
+		w32(&wb, ++owner_seq[x->owner]);
 	} else {
 		wop(&wb, OP_PUTFH);
 		wopaque(&wb, x->fh, x->fhlen);
 		wop(&wb, OP_CLOSE);
-		w32(&wb, minor == 0 ? owner_seq[x->owner] + 1 : 0);
+		w32(&wb, minor == 0 ? ++owner_seq[x->owner] : 0);
 		wfixed(&wb, x->sid, 16);
 	}
 	w_finish(&wb);
@@ -310,8 +317,6 @@ static int handle(int k, struct rbuf *r, int cst)
 	}
 	if (cst)
 		die(x->phase == 0 ? "OPEN" : x->phase == 2 ? "OPEN_CONFIRM" : "CLOSE", cst);
-	if (minor == 0)
-		owner_seq[x->owner]++;
 	if (x->phase == 0) {
 		res_op(r, OP_PUTROOTFH);
 		res_op(r, OP_OPEN);
@@ -353,7 +358,7 @@ static void kick(bool create, bool *stop)
 	for (int k = 0; k < inflight; k++) {
 		if (w[k].busy || stop[k])
 			continue;
-		if (minor == 0 && owner_busy[w[k].owner])
+		if (minor == 0 && owner_busy[w[k].owner] && !(pipeline && loading))
 			continue;
 		send_req(k, create);
 	}
@@ -426,7 +431,8 @@ int main(int argc, char **argv)
 {
 	static const struct option lo[] = {
 		{ "port", 1, NULL, 'p' }, { "minor", 1, NULL, 'm' }, { "inflight", 1, NULL, 'k' },
-		{ "seconds", 1, NULL, 's' }, { "owners", 1, NULL, 'o' }, { "tag", 1, NULL, 't' }, { NULL, 0, NULL, 0 },
+		{ "seconds", 1, NULL, 's' }, { "owners", 1, NULL, 'o' }, { "tag", 1, NULL, 't' },
+		{ "pipeline", 0, NULL, 'P' }, { NULL, 0, NULL, 0 },
 	};
 	int port = 0, c;
 	uint64_t ops = 0, lat = 0, t0, t1;
@@ -439,9 +445,10 @@ int main(int argc, char **argv)
 		case 's': seconds = atoi(optarg); break;
 		case 'o': nowners = atoi(optarg); break;
 		case 't': tag = optarg; break;
+		case 'P': pipeline = true; break;
 		default:
 			fprintf(stderr, "usage: nfs_seqid_bench --port P --minor 0|1 --inflight K [--seconds S] "
-				"[--owners M] [--tag NAME]\n");
+				"[--owners M] [--tag NAME] [--pipeline]\n");
 			return 2;
 		}
 	}
@@ -466,12 +473,13 @@ int main(int argc, char **argv)
 	/* make the files: one create round (retried through the grace period) */
 	run(true, 1, 0, &ops, &lat);
 	ops = lat = 0;
+	loading = true;
 	t0 = now_ns();
 	run(false, 0, t0 + (uint64_t)seconds * 1000000000ull, &ops, &lat);
 	t1 = now_ns();
 	cleanup_files();
-	printf("minor=%d inflight=%d owners=%d ops=%" PRIu64 " seconds=%.2f ops_per_s=%.1f mean_latency_ms=%.2f\n",
-	       minor, inflight, nowners, ops, (double)(t1 - t0) / 1e9, (double)ops * 1e9 / (double)(t1 - t0),
+	printf("minor=%d%s inflight=%d owners=%d ops=%" PRIu64 " seconds=%.2f ops_per_s=%.1f mean_latency_ms=%.2f\n",
+	       minor, pipeline && minor == 0 ? " (pipelined)" : "", inflight, nowners, ops, (double)(t1 - t0) / 1e9, (double)ops * 1e9 / (double)(t1 - t0),
 	       ops ? (double)lat / (double)ops / 1e6 : 0.0);
 	close(fd);
 	return 0;

@@ -5,7 +5,9 @@
 #
 # seqid: OPEN/CLOSE as ONE open-owner over one connection through
 #        latency_proxy (5 ms each way = 10 ms RTT) at 1, 8, 16 and 32
-#        requests in flight, NFSv4.1 and NFSv4.0 (nfs_seqid_bench).
+#        requests in flight, NFSv4.1, NFSv4.0 and NFSv4.0 with the owner's
+#        seqids pipelined (nfs_seqid_bench --pipeline), then 32 in flight
+#        without the proxy.
 # drc:   sustained state-changing NFSv4.0 load (OPEN/CLOSE, 32 owners, 32 in
 #        flight, no added latency) against a gateway with nfs_drc_mode =
 #        implied_ack, then one with plain 120 s expiry; prints the DRC's
@@ -79,12 +81,21 @@ seqid() {
 	pp=$(cat "$T/proxy.port")
 	echo "== seqid: one open-owner, OPEN+CLOSE, 10 ms RTT (latency_proxy 5 ms each way), ${SECS}s per point"
 	printf "%-6s %-9s %12s %14s\n" minor inflight ops/s mean_lat_ms
-	for m in 1 0; do
+	for m in 1 0 0p; do
 		for k in 1 8 16 32; do
-			"$BENCH" --port "$pp" --minor $m --inflight $k --seconds "$SECS" --tag "sb$m-$k" |
-				sed -E 's/.*minor=([0-9]+) inflight=([0-9]+).*ops_per_s=([0-9.]+) mean_latency_ms=([0-9.]+)/\1 \2 \3 \4/' |
-				awk '{ printf "%-6s %-9s %12s %14s\n", "4." $1, $2, $3, $4 }'
+			"$BENCH" --port "$pp" --minor ${m%p} --inflight $k --seconds "$SECS" --tag "sb$m-$k" \
+				$([ $m = 0p ] && echo --pipeline) |
+				sed -E 's/.*inflight=([0-9]+).*ops_per_s=([0-9.]+) mean_latency_ms=([0-9.]+)/\1 \2 \3/' |
+				awk -v m="$m" '{ printf "%-6s %-9s %12s %14s\n", "4." m, $1, $2, $3 }'
 		done
+	done
+	echo "(4.0p: --pipeline, seqids sent without waiting; the gateway orders them itself)"
+	echo "== the same without added latency, 32 in flight (server-side cost of the 4.0 ordering)"
+	for m in 1 0p; do
+		"$BENCH" --port "$NFS_PORT" --minor ${m%p} --inflight 32 --seconds "$SECS" --tag "sd$m" \
+			$([ $m = 0p ] && echo --pipeline) |
+			sed -E 's/.*ops_per_s=([0-9.]+) mean_latency_ms=([0-9.]+)/\1 \2/' |
+			awk -v m="$m" '{ printf "%-6s %-9s %12s %14s\n", "4." m, 32, $1, $2 }'
 	done
 }
 
