@@ -6,7 +6,9 @@
 # goes through the FUSE mount, NFS traffic through the gateway (nfs_badinput,
 # and a second of OPEN/CLOSE from nfs_seqid_bench in 4.1 and 4.0, when they
 # are built).  Then the mount is unmounted (loligo-fuse leaves its loop and
-# tears down the gateway and the client) and loligo-mds gets SIGTERM.  Each
+# tears down the gateway and the client); a second loligo-fuse gets SIGTERM
+# while a file on its mount is still open, a third (--no-mount, gateway
+# only) SIGTERM after some NFS traffic; loligo-mds gets SIGTERM.  Each
 # daemon must exit 0: memory errors or definite/indirect leaks make valgrind
 # exit 99.  Exits 77 (skipped) without valgrind, root or /dev/fuse.
 # VG_KEEP=1 keeps the temporary directory (logs, valgrind reports) on failure.
@@ -85,22 +87,43 @@ for _ in $(seq 600); do
 done
 [ -s "$T/mds.port" ] || fail "loligo-mds did not start under valgrind"
 MDS_PORT=$(cat "$T/mds.port")
-NFS_PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 
-# ---- loligo-fuse (+ NFS gateway) under valgrind
-"${VG[@]}" --log-file="$T/vg-fuse.log" "$FUSE" -f -c "$T/loligo.conf" \
-	--client_mds_addr=127.0.0.1:"$MDS_PORT" --nfs 127.0.0.1:"$NFS_PORT" "$MNT" > "$T/fuse.out" 2>&1 &
-FUSE_PID=$!
-up=0
-for _ in $(seq 600); do
-	if grep -q " $MNT fuse" /proc/mounts && (exec 3<>/dev/tcp/127.0.0.1/"$NFS_PORT") 2>/dev/null; then
-		up=1
-		break
-	fi
-	kill -0 "$FUSE_PID" 2>/dev/null || break
-	sleep 0.1
-done
-[ "$up" = 1 ] || fail "loligo-fuse --nfs did not come up under valgrind"
+# start_fuse TAG [--no-mount]: loligo-fuse -f --nfs under valgrind (log vg-TAG.log);
+# waits for the mount (unless --no-mount) and the NFS port
+start_fuse() {
+	local tag=$1 mnt_arg=$MNT up=0
+	shift
+	[ "${1:-}" = --no-mount ] && mnt_arg=--no-mount
+	NFS_PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+	"${VG[@]}" --log-file="$T/vg-$tag.log" "$FUSE" -f -c "$T/loligo.conf" \
+		--client_mds_addr=127.0.0.1:"$MDS_PORT" --nfs 127.0.0.1:"$NFS_PORT" "$mnt_arg" >> "$T/$tag.out" 2>&1 &
+	FUSE_PID=$!
+	for _ in $(seq 600); do
+		if { [ "$mnt_arg" = --no-mount ] || grep -q " $MNT fuse" /proc/mounts; } &&
+			(exec 3<>/dev/tcp/127.0.0.1/"$NFS_PORT") 2>/dev/null; then
+			up=1
+			break
+		fi
+		kill -0 "$FUSE_PID" 2>/dev/null || break
+		sleep 0.1
+	done
+	[ "$up" = 1 ] || fail "loligo-fuse ($tag) did not come up under valgrind"
+}
+
+# wait_fuse TAG HOW: loligo-fuse must exit 0 within 60 s
+wait_fuse() {
+	local rc
+	for _ in $(seq 600); do kill -0 "$FUSE_PID" 2>/dev/null || break; sleep 0.1; done
+	kill -0 "$FUSE_PID" 2>/dev/null && fail "loligo-fuse ($1) did not exit after $2"
+	wait "$FUSE_PID"
+	rc=$?
+	FUSE_PID=
+	[ "$rc" = 0 ] || fail "loligo-fuse ($1) exited $rc after $2 (99: memory errors or leaks, see vg-$1.log)"
+	return 0
+}
+
+# ---- 1. mount + NFS gateway; shut down by unmounting
+start_fuse fuse
 
 # ---- namespace and data work through the mount
 (
@@ -142,15 +165,29 @@ if [ -x "$SEQID" ]; then
 	done
 fi
 
-# ---- shutdown: unmount (loligo-fuse leaves its loop and exits), SIGTERM the MDS
+# unmount: loligo-fuse leaves its loop, stops the gateway and the client
 fusermount3 -u "$MNT" || fail "fusermount3 -u"
-for _ in $(seq 600); do kill -0 "$FUSE_PID" 2>/dev/null || break; sleep 0.1; done
-kill -0 "$FUSE_PID" 2>/dev/null && fail "loligo-fuse did not exit after the unmount"
-wait "$FUSE_PID"
-rc=$?
-FUSE_PID=
-[ "$rc" = 0 ] || fail "loligo-fuse exited $rc under valgrind (99: memory errors or leaks, see vg-fuse.log)"
+wait_fuse fuse "the unmount"
 
+# ---- 2. mounted, SIGTERM with a file still open (no RELEASE ever comes for it)
+start_fuse fuse-term
+exec 4> "$MNT/d1/held-open"
+echo "written before SIGTERM" >&4
+echo more > "$MNT/d1/closed-just-before"
+kill -TERM "$FUSE_PID"
+wait_fuse fuse-term "SIGTERM"
+exec 4>&-
+grep -q " $MNT fuse" /proc/mounts && fusermount3 -uz "$MNT"
+
+# ---- 3. gateway only (--no-mount): SIGTERM
+start_fuse nfs-only --no-mount
+if [ -x "$BADINPUT" ]; then
+	"$BADINPUT" "$NFS_PORT" >> "$T/badinput.out" 2>&1 || fail "nfs_badinput (--no-mount)"
+fi
+kill -TERM "$FUSE_PID"
+wait_fuse nfs-only "SIGTERM"
+
+# ---- the MDS: SIGTERM
 kill -TERM "$MDS_PID"
 for _ in $(seq 600); do kill -0 "$MDS_PID" 2>/dev/null || break; sleep 0.1; done
 kill -0 "$MDS_PID" 2>/dev/null && fail "loligo-mds did not exit on SIGTERM"
@@ -159,5 +196,5 @@ rc=$?
 MDS_PID=
 [ "$rc" = 0 ] || fail "loligo-mds exited $rc under valgrind (99: memory errors or leaks, see vg-mds.log)"
 
-echo "PASS: loligo-mds and loligo-fuse (+ NFS gateway) shut down clean under valgrind"
+echo "PASS: loligo-mds (SIGTERM) and loligo-fuse (unmount; SIGTERM with an open file; --no-mount --nfs SIGTERM) shut down clean under valgrind"
 exit 0
