@@ -8,7 +8,12 @@
  * (NFS4ERR_STALE_STATEID) and unknown to this one (NFS4ERR_BAD_STATEID),
  * an unknown operation (NFS4ERR_OP_ILLEGAL, result op OP_ILLEGAL) in 4.0
  * and in 4.1, garbage bytes on another connection; after each, the
- * gateway must keep serving (the same and new connections).
+ * gateway must keep serving (the same and new connections).  Then NFSv4.0
+ * owner sequencing: a retransmitted OPEN (same xid) gets the same answer
+ * (from the duplicate reply cache, or the owner's saved reply once the
+ * implied ACK evicted the DRC entry), the same seqid under a new xid is
+ * answered from the owner's saved reply (same stateid), a seqid from the
+ * future is NFS4ERR_BAD_SEQID.
  * Exit 0 when every answer is the RFC's.
  */
 #include <stdio.h>
@@ -22,6 +27,8 @@
 enum { OP_ACCESS = 3, OP_CLOSE = 4, OP_GETFH = 10, OP_OPEN = 18, OP_PUTFH = 22, OP_PUTROOTFH = 24,
        OP_READ = 25, OP_REMOVE = 28, OP_EXCHANGE_ID = 42, OP_CREATE_SESSION = 43, OP_SEQUENCE = 53,
        OP_RECLAIM_COMPLETE = 58, OP_ILLEGAL = 10044 };
+enum { OP_OPEN_CONFIRM = 20, OP_SETCLIENTID = 35, OP_SETCLIENTID_CONFIRM = 36 };
+enum { NFS4ERR_BAD_SEQID = 10026 };
 enum { NFS4ERR_STALE = 70, NFS4ERR_BADHANDLE = 10001, NFS4ERR_STALE_STATEID = 10023,
        NFS4ERR_BAD_STATEID = 10025, NFS4ERR_OP_ILLEGAL = 10044, NFS4ERR_GRACE = 10013 };
 
@@ -325,6 +332,132 @@ int main(int argc, char **argv)
 			still_serving(g, 0, "garbage (new connection)");
 			close(g);
 		}
+	}
+	/* 7. NFSv4.0 owner sequencing and replays */
+	{
+		uint8_t verf[8], sid1[16], sid2[16], req[1024];
+		size_t reqlen;
+		uint64_t cid;
+		uint32_t oseq = 10, sx;
+		uint8_t *rec1 = NULL, *rec2 = NULL;
+		size_t l1 = 0, l2 = 0;
+		int as;
+		char id[64];
+
+		snprintf(id, sizeof(id), "badinput40-%d-%ld", getpid(), (long)time(NULL));
+		w_compound(&wb, xid++, 0);
+		wop(&wb, OP_SETCLIENTID);
+		wfixed(&wb, "badin40v", 8);
+		wstr(&wb, id);
+		w32(&wb, 0x40000000);
+		wstr(&wb, "tcp");
+		wstr(&wb, "127.0.0.1.0.0");
+		w32(&wb, 1);
+		st = (uint32_t)call(fd, &r, &n);
+		EXPECT(st == 0, "SETCLIENTID: %u", st);
+		r32(&r);
+		r32(&r);
+		cid = r64(&r);
+		memcpy(verf, rfixed(&r, 8), 8);
+		w_compound(&wb, xid++, 0);
+		wop(&wb, OP_SETCLIENTID_CONFIRM);
+		w64(&wb, cid);
+		wfixed(&wb, verf, 8);
+		st = (uint32_t)call(fd, &r, &n);
+		EXPECT(st == 0, "SETCLIENTID_CONFIRM: %u", st);
+
+		/* OPEN seqid 10, then the very same record again (same xid) */
+		for (int tries = 0;; tries++) {
+			w_compound(&wb, xid++, 0);
+			wop(&wb, OP_PUTROOTFH);
+			wop(&wb, OP_OPEN);
+			w32(&wb, oseq);
+			w32(&wb, 3);
+			w32(&wb, 0);
+			w64(&wb, cid);
+			wstr(&wb, "badinput40-owner");
+			w32(&wb, 1);
+			w32(&wb, 0);
+			w32(&wb, 0);
+			w32(&wb, 0);
+			w32(&wb, 0);
+			wstr(&wb, "badinput40.file");
+			st = (uint32_t)call(fd, &r, &n);
+			if (st != NFS4ERR_GRACE || tries > 40)
+				break;
+			oseq++;                  /* GRACE advances the owner's seqid */
+			usleep(500000);
+		}
+		EXPECT(st == 0, "4.0 OPEN: %u", st);
+		r32(&r);
+		r32(&r);
+		r32(&r);
+		r32(&r);
+		memcpy(sid1, rfixed(&r, 16), 16);
+		reqlen = wb.len < sizeof(req) ? wb.len : sizeof(req);
+		memcpy(req, wb.p, reqlen);
+		write_all(fd, req, reqlen);      /* a retransmission: same xid, same bytes (DRC or saved reply) */
+		rpc_recv(fd, &rec1, &l1);
+		EXPECT(l1 >= 4 && !memcmp(rec1, req + 4, 4), "the retransmission's reply has its xid");
+		if (l1 && rpc_reply(rec1, l1, &sx, &r, &as, &n) == 0) {
+			r32(&r);
+			r32(&r);
+			r32(&r);
+			r32(&r);
+			EXPECT(!memcmp(rfixed(&r, 16), sid1, 16), "retransmitted OPEN: a different stateid");
+		} else {
+			EXPECT(0, "retransmitted OPEN failed");
+		}
+		/* the same seqid under a new xid: the owner's saved reply */
+		memcpy(req + 4, &(uint32_t){ htonl(xid++) }, 4);
+		write_all(fd, req, reqlen);
+		rpc_recv(fd, &rec2, &l2);
+		if (l2 && rpc_reply(rec2, l2, &sx, &r, &as, &n) == 0) {
+			r32(&r);
+			r32(&r);
+			r32(&r);
+			r32(&r);
+			memcpy(sid2, rfixed(&r, 16), 16);
+			EXPECT(!memcmp(sid2, sid1, 16), "OPEN replayed by seqid: a different stateid");
+		} else {
+			EXPECT(0, "OPEN replayed by seqid failed");
+		}
+		free(rec1);
+		free(rec2);
+		/* a seqid from the future (nobody sends the ones in between): BAD_SEQID */
+		w_compound(&wb, xid++, 0);
+		wop(&wb, OP_PUTROOTFH);
+		wop(&wb, OP_OPEN);
+		w32(&wb, oseq + 5);
+		w32(&wb, 1);
+		w32(&wb, 0);
+		w64(&wb, cid);
+		wstr(&wb, "badinput40-owner");
+		w32(&wb, 0);
+		w32(&wb, 0);
+		wstr(&wb, "badinput40.file");
+		st = (uint32_t)call(fd, &r, &n);
+		EXPECT(st == NFS4ERR_BAD_SEQID, "OPEN with a seqid from the future: %u", st);
+		/* and the next one in order still works: confirm, close, remove */
+		w_compound(&wb, xid++, 0);
+		wop(&wb, OP_PUTROOTFH);
+		wop(&wb, OP_OPEN);
+		w32(&wb, ++oseq);
+		w32(&wb, 1);
+		w32(&wb, 0);
+		w64(&wb, cid);
+		wstr(&wb, "badinput40-owner");
+		w32(&wb, 0);
+		w32(&wb, 0);
+		wstr(&wb, "badinput40.file");
+		st = (uint32_t)call(fd, &r, &n);
+		EXPECT(st == 0, "OPEN with the next seqid after the bad one: %u", st);
+		still_serving(fd, 0, "the 4.0 sequencing checks");
+		w_compound(&wb, xid++, 0);
+		wop(&wb, OP_PUTROOTFH);
+		wop(&wb, OP_REMOVE);
+		wstr(&wb, "badinput40.file");
+		call(fd, &r, &n);
 	}
 out:
 	close(fd);
