@@ -14,6 +14,14 @@ mv a.txt sub/b.txt || fail rename
 rm sub/b.txt || fail remove
 rmdir sub || fail rmdir
 [ ! -e sub ] || fail "sub still there"
+# overwrite with less (O_TRUNC), append, truncate
+echo 1234567890 > tr.txt && echo ab > tr.txt || fail "overwrite"
+[ "$(cat tr.txt)" = ab ] || fail "O_TRUNC left '$(cat tr.txt)'"
+echo cd >> tr.txt || fail append
+[ "$(cat tr.txt | tr '\n' ' ')" = "ab cd " ] || fail "append gave '$(cat tr.txt)'"
+truncate -s 1 tr.txt 2>/dev/null || dd if=/dev/null of=tr.txt bs=1 seek=1 2>/dev/null
+[ "$(stat -c %s tr.txt)" = 1 ] || fail "truncate: size $(stat -c %s tr.txt)"
+rm tr.txt
 echo "basic ok"
 # 32 MiB written and read back (page cache dropped in between)
 dd if=/dev/urandom of=/tmp/big bs=1M count=32 2>/dev/null
