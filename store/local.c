@@ -30,7 +30,14 @@
  *   io_uring.  A later checkpoint fdatasync()s every file written since the
  *   previous one (and the objects/ directory when files were created or
  *   unlinked), and only then are the intents it covers deleted, in a later
- *   transaction.
+ *   transaction.  A file unlinked before the checkpoint is not synced (its
+ *   data is gone; the unlink intent stays until a directory sync covers
+ *   it).  An fd is closed only once no SQE naming it (a write, a read, a
+ *   checkpoint fdatasync) is in flight, so no sync or write can ever reach
+ *   a closed fd or a later file that reused its number (struct lfile).  A
+ *   failed sync stops the store (every later write fails with EIO until a
+ *   reopen replays the intents): after a writeback error the kernel may
+ *   have dropped the dirty pages, so a retried sync would lie.
  *
  *   After a crash, store_open() replays every intent still in LMDB in
  *   sequence order before serving anything.  Replaying is idempotent:
@@ -245,6 +252,16 @@ struct fwork {
 	uint64_t done;
 };
 
+/*
+ * An open object file.  The entry, and its fd, live as long as anything
+ * refers to them: queued work (head), an SQE in flight on the fd (busy: the
+ * head work; fsyncing: checkpoint fdatasyncs), the dirty list or the blocked
+ * list.  file_maybe_release() frees it and closes the fd once all of those
+ * are gone; nothing else may close the fd while an SQE that names it is in
+ * flight, as the kernel may look the fd number up only when it runs the
+ * request (an fsync is always punted to an io-wq worker): a closed fd
+ * would fail it with EBADF, a reused one would sync or write another file.
+ */
 struct lfile {
 	uint64_t fid;
 	int fd;                      /* -1: not open */
@@ -252,7 +269,8 @@ struct lfile {
 	bool busy;                   /* the head work has an SQE in flight */
 	bool dirty;                  /* on ls->dirty: written since the last checkpoint began */
 	bool blocked;                /* on ls->blocked: waits for a file descriptor */
-	unsigned fsyncing;           /* checkpoint fsyncs in flight */
+	bool unlinked;               /* the unlink was applied: no name, nothing to sync, fd kept only for I/O in flight */
+	unsigned fsyncing;           /* checkpoint fsyncs in flight on fd */
 	struct lfile *hnext;         /* file table chain */
 	struct lfile *dnext;         /* dirty list */
 	struct lfile *bnext;         /* blocked list */
@@ -262,6 +280,7 @@ struct lfile {
 struct fsync_ctx {
 	struct uctx u;
 	struct lfile *f;             /* NULL: the objects directory */
+	int fd;                      /* the fd the fsync was issued on */
 };
 
 struct local_store {
@@ -304,8 +323,10 @@ struct local_store {
 	uint64_t blocked_retry_ns;
 	unsigned ckpt_pending;
 	uint64_t ckpt_target;
-	int ckpt_err;
+	int ckpt_err;                /* a sync failed: the store fails stop */
+	bool ckpt_incomplete;        /* something was not synced (ENOMEM, our bug): retry, don't clear */
 	uint64_t ckpt_last_ns;
+	uint64_t ckpt_interval_ns;   /* CKPT_INTERVAL_NS; tests shorten it (LOLIGO_STORE_LOCAL_CKPT_INTERVAL_US) */
 	uint64_t bytes_since_ckpt;
 	unsigned busy_reqs;          /* requests taken off the queue, not yet freed */
 	uint64_t st_ops, st_batches, st_ckpts;
@@ -991,11 +1012,23 @@ static void file_maybe_release(struct local_store *ls, struct lfile *f)
 	free(f);
 }
 
+/* Close @f's fd now if no SQE on it is in flight; else file_maybe_release() closes it later. */
+static void file_close_fd(struct local_store *ls, struct lfile *f)
+{
+	if (f->fd < 0 || f->busy || f->fsyncing)
+		return;
+	close(f->fd);
+	f->fd = -1;
+	ls->open_fds--;
+}
+
 static int file_open(struct local_store *ls, struct lfile *f, bool create)
 {
 	char name[17];
 	int fd;
 
+	if (f->unlinked)
+		return -ENOENT;   /* fids are never reused: only a read can get here (zeros) */
 	if (f->fd >= 0 && (f->rw || !create))
 		return 0;
 	if (f->fd < 0 && ls->open_fds >= ls->max_fds)
@@ -1012,10 +1045,14 @@ static int file_open(struct local_store *ls, struct lfile *f, bool create)
 	}
 	if (fd < 0)
 		return -errno;
-	if (f->fd >= 0)
+	if (f->fd >= 0) {
+		/* read-only -> read-write, at the head of the FIFO (not busy); only a
+		 * written, so read-write, file is ever fsynced */
+		assert(!f->busy && !f->fsyncing);
 		close(f->fd);
-	else
+	} else {
 		ls->open_fds++;
+	}
 	f->fd = fd;
 	f->rw = create;
 	return 0;
@@ -1163,11 +1200,10 @@ static void file_kick(struct local_store *ls, struct lfile *f)
 			continue;
 		case FW_UNLINK: {
 			char name[17];
-			if (f->fd >= 0) {
-				close(f->fd);
-				f->fd = -1;
-				ls->open_fds--;
-			}
+			/* a checkpoint fsync may still be in flight on the fd: it stays open until that
+			 * completes (file_maybe_release); the data is gone, later checkpoints skip it */
+			f->unlinked = true;
+			file_close_fd(ls, f);
 			fid_name(f->fid, name);
 			r = unlinkat(ls->objfd, name, 0) < 0 && errno != ENOENT ? -errno : 0;
 			ls->dir_dirty = true;
@@ -1355,11 +1391,12 @@ static void unblock_all(struct local_store *ls)
 static void ckpt_start(struct local_store *ls)
 {
 	struct io_uring_sqe *sqe;
-	struct lfile *f;
+	struct lfile *f, *retry = NULL;
 	struct fsync_ctx *c;
 
 	ls->ckpt_target = ls->applied_upto;
 	ls->ckpt_err = 0;
+	ls->ckpt_incomplete = false;
 	ls->ckpt_last_ns = now_mono_ns();
 	ls->bytes_since_ckpt = 0;
 	ls->st_ckpts++;
@@ -1367,22 +1404,35 @@ static void ckpt_start(struct local_store *ls)
 	while ((f = ls->dirty)) {
 		ls->dirty = f->dnext;
 		f->dirty = false;
-		c = malloc(sizeof(*c));
-		if (!c || f->fd < 0) {
-			/* fd < 0 only after an unlink: nothing left to sync for it */
-			free(c);
-			if (!c)
-				ls->ckpt_err = -ENOMEM;
+		if (f->unlinked || f->fd < 0) {
+			/*
+			 * Unlinked after it was written: its data is gone and the unlink is committed
+			 * (an intent not cleared before a later directory sync covers it), so
+			 * nothing of it needs syncing.
+			 */
 			file_maybe_release(ls, f);
+			continue;
+		}
+		c = malloc(sizeof(*c));
+		if (!c) {
+			/* not synced: it stays dirty for the next checkpoint, this one clears nothing */
+			ls->ckpt_incomplete = true;
+			f->dnext = retry;
+			retry = f;
 			continue;
 		}
 		c->u.kind = U_FSYNC;
 		c->f = f;
-		f->fsyncing++;
+		c->fd = f->fd;
+		f->fsyncing++;   /* holds the fd open until the CQE */
 		sqe = get_sqe(ls);
 		io_uring_prep_fsync(sqe, f->fd, IORING_FSYNC_DATASYNC);
 		io_uring_sqe_set_data(sqe, &c->u);
 		ls->ckpt_pending++;
+	}
+	while ((f = retry)) {
+		retry = f->dnext;
+		file_mark_dirty(ls, f);
 	}
 	if (ls->dir_dirty) {
 		ls->dir_dirty = false;
@@ -1390,37 +1440,66 @@ static void ckpt_start(struct local_store *ls)
 		if (c) {
 			c->u.kind = U_FSYNC;
 			c->f = NULL;
+			c->fd = ls->objfd;
 			sqe = get_sqe(ls);
 			io_uring_prep_fsync(sqe, ls->objfd, 0);
 			io_uring_sqe_set_data(sqe, &c->u);
 			ls->ckpt_pending++;
 		} else {
-			ls->ckpt_err = -ENOMEM;
+			ls->ckpt_incomplete = true;
+			ls->dir_dirty = true;
 		}
 	}
 	DTRACE_PROBE2(loligo_store, checkpoint_start, ls->ckpt_target, ls->ckpt_pending);
-	if (ls->ckpt_pending == 0 && ls->ckpt_err == 0)
+	if (ls->ckpt_pending == 0 && !ls->ckpt_incomplete)
 		ls->synced_upto = ls->ckpt_target;
 }
 
+/*
+ * A checkpoint fdatasync completed.  A failure of the device (EIO, ENOSPC,
+ * ...) stops the store: the kernel may have dropped the dirty pages and
+ * marked them clean, so retrying the sync would "succeed" over lost data
+ * (PostgreSQL's fsync lesson); the intents stay in LMDB for the next open
+ * to replay.  EBADF, though, says the fd was not ours any more - a bug
+ * here, not a disk error: it must not poison the store.  If the file was
+ * unlinked meanwhile nothing of it matters; otherwise it is not known to
+ * be synced, so it stays dirty and this checkpoint clears nothing.
+ */
 static void fsync_cqe(struct local_store *ls, struct fsync_ctx *c, int res)
 {
-	if (res < 0 && ls->ckpt_err == 0)
-		ls->ckpt_err = res;
-	if (c->f) {
-		c->f->fsyncing--;
-		file_maybe_release(ls, c->f);
+	struct lfile *f = c->f;
+
+	if (f) {
+		assert(f->fsyncing > 0 && f->fd == c->fd);
+		f->fsyncing--;
 	}
+	if (res == -EBADF && f) {
+		derr(STORE, "local store %s: checkpoint fsync of objects/%016" PRIx64 "%s: bad file descriptor %d (a bug)",
+		     ls->path, f->fid, f->unlinked ? " (unlinked meanwhile, ignored)" : "", c->fd);
+		if (!f->unlinked) {
+			ls->ckpt_incomplete = true;
+			file_mark_dirty(ls, f);
+		}
+	} else if (res < 0) {
+		derr(STORE, "local store %s: checkpoint fsync of %s%016" PRIx64 " failed: %s", ls->path,
+		     f ? "objects/" : "the objects directory ", f ? f->fid : 0, strerror(-res));
+		if (ls->ckpt_err == 0)
+			ls->ckpt_err = res;
+	}
+	if (f)
+		file_maybe_release(ls, f);
 	free(c);
 	if (--ls->ckpt_pending)
 		return;
 	if (ls->ckpt_err) {
 		/* the intents stay in LMDB and are replayed by the next open */
-		derr(STORE, "local store %s: checkpoint fsync failed: %s", ls->path, strerror(-ls->ckpt_err));
-		if (ls->ckpt_err != -ENOMEM)
-			atomic_store(&ls->broken, -EIO);
+		derr(STORE, "local store %s: checkpoint fsync failed: %s; the store is now read-only, reopen it to replay",
+		     ls->path, strerror(-ls->ckpt_err));
+		atomic_store(&ls->broken, -EIO);
 		return;
 	}
+	if (ls->ckpt_incomplete)
+		return;   /* what was not synced is dirty again: the next checkpoint covers it */
 	DTRACE_PROBE1(loligo_store, checkpoint_done, ls->ckpt_target);
 	ls->synced_upto = ls->ckpt_target;
 	if (ls->blocked)
@@ -1438,7 +1517,7 @@ static void maybe_checkpoint(struct local_store *ls, bool force)
 		return;
 	}
 	if (force || ls->blocked || ls->bytes_since_ckpt >= CKPT_BYTES ||
-	    now_mono_ns() - ls->ckpt_last_ns >= CKPT_INTERVAL_NS)
+	    now_mono_ns() - ls->ckpt_last_ns >= ls->ckpt_interval_ns)
 		ckpt_start(ls);
 }
 
@@ -1984,7 +2063,7 @@ static void final_sync(struct local_store *ls)
 	while ((f = ls->dirty)) {
 		ls->dirty = f->dnext;
 		f->dirty = false;
-		if (f->fd >= 0 && fdatasync(f->fd) < 0)
+		if (f->fd >= 0 && !f->unlinked && fdatasync(f->fd) < 0)
 			err = -errno;
 		file_maybe_release(ls, f);
 	}
@@ -2634,6 +2713,13 @@ static int local_open(const struct store_config *cfg, struct store **out)
 	}
 	ls->ring_ok = true;
 	ls->ckpt_last_ns = now_mono_ns();
+	ls->ckpt_interval_ns = CKPT_INTERVAL_NS;
+	{
+		/* test hook: checkpoint more often (0: after every batch, if the last one is done) */
+		const char *e = getenv("LOLIGO_STORE_LOCAL_CKPT_INTERVAL_US");
+		if (e && *e)
+			ls->ckpt_interval_ns = strtoull(e, NULL, 10) * 1000;
+	}
 	{
 		struct rlimit rl;
 		rlim_t cap = 256;

@@ -1410,6 +1410,85 @@ START_TEST(t_local_many_files)
 }
 END_TEST
 
+/*
+ * Objects written and removed in tight loops while checkpoints run after
+ * every batch: a remove must not close a file whose checkpoint fdatasync is
+ * still in flight (that fsync then failed with EBADF - or synced whatever
+ * file reused the fd number - and the store turned every later op into EIO).
+ */
+START_TEST(t_local_remove_during_checkpoint)
+{
+	enum { NOBJ = 64, BLK = 4096, MAX_OUTSTANDING = 256 };
+	struct waiter w;
+	char buf[BLK];
+	uint64_t t_end;
+	struct timespec ts;
+	int rounds = 0;
+
+	store_pool_close(pool);
+	store_close(st);
+	ck_assert_int_eq(setenv("LOLIGO_STORE_LOCAL_CKPT_INTERVAL_US", "0", 1), 0);
+	open_store();
+	open_pool(nspace);
+	waiter_init(&w);
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	t_end = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec + 1500000000ull;
+	for (;;) {
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		if ((uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec >= t_end && rounds >= 20)
+			break;
+		for (int i = 0; i < NOBJ; i++) {
+			char oid[32];
+			struct store_op *op;
+
+			snprintf(oid, sizeof(oid), "rm%d.%d", rounds % 4, i);
+			memset(buf, 'a' + (rounds + i) % 26, sizeof(buf));
+			op = store_op_new();
+			store_op_write_full(op, buf, sizeof(buf));
+			waiter_add(&w);
+			ck_assert_int_eq(store_op_submit(pool, oid, op, op_cb, &w), 0);
+			op = store_op_new();
+			if (i % 3 == 0) {
+				store_op_truncate(op, 100);   /* truncate, then remove in a later op */
+				waiter_add(&w);
+				ck_assert_int_eq(store_op_submit(pool, oid, op, op_cb, &w), 0);
+				op = store_op_new();
+			}
+			store_op_remove(op);
+			waiter_add(&w);
+			ck_assert_int_eq(store_op_submit(pool, oid, op, op_cb, &w), 0);
+		}
+		/* keep a window of ops in flight, so writes, removes and fsyncs overlap */
+		for (;;) {
+			int n;
+			pthread_mutex_lock(&w.lock);
+			n = w.outstanding;
+			pthread_mutex_unlock(&w.lock);
+			if (n <= MAX_OUTSTANDING)
+				break;
+			usleep(200);
+		}
+		rounds++;
+		if (w.errors)
+			break;
+	}
+	waiter_wait(&w);
+	ck_assert_msg(w.errors == 0, "%d ops failed after %d rounds, the first with %d", w.errors, rounds, w.first_err);
+	/* the store still works, and removed objects are gone */
+	put_full("still-writable", "y", 1);
+	expect_read("still-writable", 0, 1, "y", 1);
+	expect_read("rm0.0", 0, 1, NULL, -ENOENT);
+	/* and all of it survives a reopen (replay of whatever the last checkpoint left) */
+	store_pool_close(pool);
+	store_close(st);
+	open_store();
+	open_pool(nspace);
+	expect_read("still-writable", 0, 1, "y", 1);
+	expect_read("rm1.5", 0, 1, NULL, -ENOENT);
+	unsetenv("LOLIGO_STORE_LOCAL_CKPT_INTERVAL_US");
+}
+END_TEST
+
 static Suite *store_suite(void)
 {
 	Suite *s = suite_create(is_local() ? "store_conformance_local" : "store_conformance_rados");
@@ -1442,6 +1521,7 @@ static Suite *store_suite(void)
 		tcase_add_test(tc, t_local_open_errors);
 		tcase_add_test(tc, t_local_map_full);
 		tcase_add_test(tc, t_local_many_files);
+		tcase_add_test(tc, t_local_remove_during_checkpoint);
 		tcase_add_test(tc, t_config_from_cfg);
 	}
 	suite_add_tcase(s, tc);
