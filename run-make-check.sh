@@ -53,7 +53,20 @@ if ((asan)); then
 	cmake -S "$top" -B "$build-asan" -G Ninja -DLOLIGO_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug
 	ninja -C "$build-asan" -j "$jobs"
 	stage "test suite (ASan+UBSan build)"
-	(cd "$build-asan" && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure --timeout 1800 -LE fuzz ${CTEST_ARGS:-}) || rc=1
+	# Reports go to files, one per process, so those of the daemons the
+	# suites start (loligo-mds, loligo-fuse, which run detached or with
+	# their output in temporary directories) are seen too: any report fails.
+	sanlogs=$build-asan/sanitizer-logs
+	rm -rf "$sanlogs"
+	mkdir -p "$sanlogs"
+	(cd "$build-asan" && ASAN_OPTIONS=detect_leaks=1:log_path=$sanlogs/asan \
+		UBSAN_OPTIONS=print_stacktrace=1:log_path=$sanlogs/ubsan \
+		ctest --output-on-failure --timeout 1800 -LE fuzz ${CTEST_ARGS:-}) || rc=1
+	if compgen -G "$sanlogs/*" > /dev/null; then
+		echo "run-make-check: sanitizer reports (in $sanlogs):" >&2
+		for f in "$sanlogs"/*; do echo "---- $f" >&2; head -40 "$f" >&2; done
+		rc=1
+	fi
 fi
 
 if ((rc)); then echo "run-make-check: FAILED" >&2; else echo "run-make-check: all stages passed"; fi
