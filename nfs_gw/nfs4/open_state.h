@@ -80,7 +80,8 @@ struct os_owner {
 	bool seq_valid;                  /* seqid holds the last seqid used */
 	uint32_t seqid;
 	bool busy;                       /* a seqid request runs */
-	unsigned int waiters;            /* threads waiting in os_seq_begin_locked() */
+	unsigned int waiters;            /* threads waiting in os_seq_begin_locked(), or a
+					  * 4.1 OPEN using the owner: it is not freed meanwhile */
 	bool confirmed;                  /* open owner: OPEN_CONFIRM done */
 	pthread_cond_t cv;
 	uint32_t reply_op;

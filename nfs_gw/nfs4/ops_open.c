@@ -428,8 +428,15 @@ NFS4_OP(open)
 		return NFS4ERR_RESOURCE;
 	}
 	if (cs->minorversion >= 1) {
+		/* no seqid, no waiting: only pin the owner against a concurrent
+		 * release of the client's state (os_client_release skips it) */
+		ow->waiters++;
 		pthread_mutex_unlock(&c->st->lock);
-		return do_open(cs, &a, ow, clientid, res);
+		st = do_open(cs, &a, ow, clientid, res);
+		pthread_mutex_lock(&c->st->lock);
+		ow->waiters--;
+		pthread_mutex_unlock(&c->st->lock);
+		return st;
 	}
 	/* NFSv4.0: in seqid order, one at a time per owner */
 	if (!ow->confirmed && !ow->busy && !ow->waiters && ow->nstids == 0)
