@@ -359,10 +359,10 @@ static uint32_t readdir_pseudo(struct nfs4_compound *cs, struct rd *rd, uint64_t
 		a.change = cs->srv->boot;
 		a.atime.tv_sec = a.mtime.tv_sec = a.ctime.tv_sec = cs->srv->boot;
 		if (pn->exp) {
-			uint64_t ino, gen;
+			uint64_t ino = 0, gen = 0;
 			struct lc_inode *in;
 
-			if (!nfs4_export_allows(pn->exp, &cs->req->xprt->peer))
+			if (!c->lc || !nfs4_export_allows(pn->exp, &cs->req->xprt->peer))
 				continue;
 			if (!nfs4_export_root(c->exports, (struct nfs4_export *)pn->exp, c->lc, &ino, &gen) &&
 			    !lc_lookup_ino(c->lc, ino, gen, &a, &in))

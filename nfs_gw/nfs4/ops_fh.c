@@ -76,10 +76,16 @@ struct nfs4ops_ctx *nfs4ops_ctx(struct nfs4_compound *cs)
 		if (c) {
 			c->next = ctxs;
 			ctxs = c;
-			pthread_mutex_lock(&cs->srv->lock);
-			cs->srv->hooks.client_release = client_release_hook;
-			pthread_mutex_unlock(&cs->srv->lock);
 		}
+	}
+	if (c) {
+		/* a server made at the address of a destroyed one (tests, fuzzing)
+		 * gets the hook and its client library handle again */
+		c->lc = cs->srv->lc;
+		pthread_mutex_lock(&cs->srv->lock);
+		if (cs->srv->hooks.client_release != client_release_hook)
+			cs->srv->hooks.client_release = client_release_hook;
+		pthread_mutex_unlock(&cs->srv->lock);
 	}
 	pthread_mutex_unlock(&ctx_lock);
 	cs->op_private = c;
