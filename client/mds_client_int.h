@@ -139,7 +139,7 @@ struct mds_client {
 	struct hist lat_reply, lat_safe;
 	struct perf_counter c_sent, c_replies_unsafe, c_replies_safe, c_replies_replayed;
 	struct perf_counter c_replays, c_retries, c_reconnects, c_opens, c_rejects;
-	struct perf_counter c_timeouts, c_unsafe_lost;
+	struct perf_counter c_timeouts, c_unsafe_lost, c_sent_lost;
 };
 
 /* mds_client.c */

@@ -26,14 +26,24 @@
  * step 2 re-drives; its original sender's write fails on the dead socket.
  *
  * If the MDS refuses to resume the session (it was evicted or forgotten),
- * a new session is opened.  Requests that had only an UNSAFE reply cannot
- * be replayed into a session that never saw them without risking a second
- * execution, so they fail (mdsc_wait_safe/mdsc_sync return -EIO, as the
- * Linux client does); unanswered ones are re-driven.  Both are logged.
+ * a new session is opened.  Nothing sent on the lost session can be
+ * replayed into one that never saw it without risking a second execution
+ * (the new session's completed table is empty), so requests that had only
+ * an UNSAFE reply fail (mdsc_wait_safe/mdsc_sync return -EIO, as the Linux
+ * client does), and so do unanswered requests that were sent and change
+ * something (every mdsp_op_is_write op, OPEN with O_CREAT/O_TRUNC/O_EXCL):
+ * mdsc_do_request returns -EIO.  Only unanswered reads (and requests never
+ * sent) are re-driven.  All of it is logged.
  *
  * The connection is declared dead on EOF/reset from the reader, on a send
  * error, or when nothing arrived for client_session_timeout while a renew
- * is outstanding (an MDS that hangs without closing the socket).
+ * is outstanding (an MDS that hangs without closing the socket).  A peer
+ * that stops reading cannot hang anything: the socket has SO_SNDTIMEO and
+ * TCP_USER_TIMEOUT of client_session_timeout, so a stuck send fails and
+ * marks the connection dead (its shutdown frees everyone else); the session
+ * thread never waits for send_lock on a renew (it tries, and counts a renew
+ * it could not send as outstanding, so the watchdog above still judges the
+ * silence) and waits at most that long on replay and the wait-list kick.
  */
 #include "client/mds_client_int.h"
 
@@ -49,6 +59,8 @@
 #include <string.h>
 #include <sys/random.h>
 #include <sys/socket.h>
+#include <sys/time.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "common/config.h"
@@ -140,7 +152,77 @@ static void conn_mark_dead(struct mds_conn *c, bool wake, int err, const char *w
 		kick(c->mdsc);
 }
 
-int mdsc_conn_send(struct mds_conn *c, struct mdsp_buf *b)
+/*
+ * How long a stalled socket may block: the send timeout (SO_SNDTIMEO: no
+ * byte accepted for this long fails the send), and the longest the session
+ * thread waits for another sender's send_lock.  client_session_timeout, or
+ * STALL_DEFAULT_NS when that is 0.
+ */
+#define STALL_DEFAULT_NS 30000000000ull
+
+static uint64_t send_stall_ns(void)
+{
+	uint64_t tmo = mdsc_secs_to_ns(CFG_client_session_timeout);
+
+	return tmo ? tmo : STALL_DEFAULT_NS;
+}
+
+/* Set on the session thread: its sends never wait on send_lock unbounded. */
+static __thread bool on_session_thread;
+
+/* Write all of @p.  SO_SNDTIMEO turns a peer that stopped reading into EAGAIN. */
+static int write_all(int fd, const uint8_t *p, size_t left)
+{
+	ssize_t n;
+
+	while (left) {
+		n = send(fd, p, left, MSG_NOSIGNAL);
+		if (n > 0) {
+			p += n;
+			left -= (size_t)n;
+			continue;
+		}
+		if (n == 0)
+			return -EIO;
+		if (errno == EINTR)
+			continue;
+		if (errno == EAGAIN || errno == EWOULDBLOCK)
+			return -ETIMEDOUT;
+		return -errno;
+	}
+	return 0;
+}
+
+/* Take send_lock: @wait_ns 0 blocks, UINT64_MAX only tries, else bounded. */
+static int send_lock(struct mds_conn *c, uint64_t wait_ns)
+{
+	struct timespec ts;
+	int r;
+
+	if (!wait_ns)
+		return -pthread_mutex_lock(&c->send_lock);
+	if (wait_ns == UINT64_MAX)
+		return pthread_mutex_trylock(&c->send_lock) ? -EBUSY : 0;
+	clock_gettime(CLOCK_REALTIME, &ts);     /* pthread_mutex_timedlock's clock */
+	ts.tv_sec += (time_t)(wait_ns / 1000000000ull);
+	ts.tv_nsec += (long)(wait_ns % 1000000000ull);
+	if (ts.tv_nsec >= 1000000000L) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000L;
+	}
+	do {
+		r = pthread_mutex_timedlock(&c->send_lock, &ts);
+	} while (r == EINTR);
+	return r == ETIMEDOUT ? -ETIMEDOUT : -r;
+}
+
+/*
+ * Send one frame; see send_lock() for @wait_ns.  -EBUSY (try only: the lock
+ * was held) leaves the connection alone; a lock wait that timed out means
+ * another sender has been stuck on the socket that long, so the connection
+ * is declared dead, which (shutdown) also frees that sender.
+ */
+static int conn_send_wait(struct mds_conn *c, struct mdsp_buf *b, uint64_t wait_ns)
 {
 	uint32_t crc;
 	int r;
@@ -154,18 +236,35 @@ int mdsc_conn_send(struct mds_conn *c, struct mdsp_buf *b)
 	 * must follow the order frames go out, so it is set here, and the crc
 	 * (first 24 header bytes, then the payload; see mds_proto/frame.c) with it.
 	 */
-	pthread_mutex_lock(&c->send_lock);
+	r = send_lock(c, wait_ns);
+	if (r == -EBUSY)
+		return r;
+	if (r) {
+		conn_mark_dead(c, true, r, "send stalled: another sender blocked on the socket");
+		return r;
+	}
+	if (atomic_load(&c->dead)) {            /* shut down while we waited */
+		pthread_mutex_unlock(&c->send_lock);
+		return -ENOTCONN;
+	}
 	c->out_seq++;
 	for (int i = 0; i < 8; i++)
 		b->data[12 + i] = (uint8_t)(c->out_seq >> (8 * i));
 	crc = crc32c(crc32c(0, b->data, 24), b->data + MDSP_HDR_LEN, b->len - MDSP_HDR_LEN);
 	for (int i = 0; i < 4; i++)
 		b->data[24 + i] = (uint8_t)(crc >> (8 * i));
-	r = mdsp_send(c->fd, b);
+	r = write_all(c->fd, b->data, b->len);
 	pthread_mutex_unlock(&c->send_lock);
 	if (r)
-		conn_mark_dead(c, true, r, "send failed");
+		conn_mark_dead(c, true, r,
+			       r == -ETIMEDOUT ? "send stalled: the mds stopped reading" : "send failed");
 	return r;
+}
+
+int mdsc_conn_send(struct mds_conn *c, struct mdsp_buf *b)
+{
+	/* the session thread (replay, wait-list kick) waits for the lock only so long */
+	return conn_send_wait(c, b, on_session_thread ? send_stall_ns() : 0);
 }
 
 /*
@@ -258,8 +357,11 @@ static int conn_recv(struct mds_conn *c, struct mdsp_msg *msg, int timeout_ms, c
 	}
 }
 
-/* Parse "host:port" ("[v6]:port" too) and connect within @timeout_ms. */
-static int tcp_connect(const char *addr, int timeout_ms, int *out, const char **why)
+/*
+ * Parse "host:port" ("[v6]:port" too) and connect within @timeout_ms.
+ * @stall_ms (0: none): SO_SNDTIMEO and TCP_USER_TIMEOUT of the socket.
+ */
+static int tcp_connect(const char *addr, int timeout_ms, unsigned int stall_ms, int *out, const char **why)
 {
 	struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM }, *res, *ai;
 	const char *colon = strrchr(addr, ':');
@@ -320,6 +422,15 @@ static int tcp_connect(const char *addr, int timeout_ms, int *out, const char **
 		}
 		fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
 		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+		if (stall_ms) {
+			/* a peer that stops reading (SIGSTOP, a partition without RST)
+			 * fails the send instead of blocking it forever */
+			struct timeval tv = { .tv_sec = stall_ms / 1000, .tv_usec = (stall_ms % 1000) * 1000 };
+			unsigned int ut = stall_ms;
+
+			setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+			setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &ut, sizeof(ut));
+		}
 		freeaddrinfo(res);
 		*out = fd;
 		return 0;
@@ -583,6 +694,59 @@ static unsigned int fail_unsafe(struct mds_client *m)
 }
 
 /*
+ * May @a run again in a session that never saw it?  Reads may; so may an
+ * OPEN without O_CREAT/O_TRUNC and a file lock (setting a lock state twice
+ * is setting it once, and the lost session's locks are gone anyway).  Every
+ * namespace or attribute change may not: the new session's completed table
+ * is empty, so a second execution is not recognised.
+ */
+static bool retry_safe_in_new_session(const struct mdsp_request *a)
+{
+	if (mdsp_op_is_write(a->op))
+		return false;
+	if (a->op == MDSP_OP_OPEN || a->op == MDSP_OP_CREATE)
+		return !(a->oflags & (O_CREAT | O_TRUNC | O_EXCL));
+	return true;
+}
+
+/*
+ * A new session replaced a lost one: requests sent on the old session and
+ * never answered may have been executed there; those that change something
+ * fail with EIO instead of being re-driven (never executed twice).
+ */
+static unsigned int fail_sent_writes(struct mds_client *m)
+{
+	struct mdsc_req *r;
+	uint64_t idx = 0;
+	unsigned int n = 0;
+
+	for (;;) {
+		rcu_read_lock();
+		r = xa_find(&m->requests, &idx);
+		if (r && !mdsc_req_get_unless_zero(r)) {
+			rcu_read_unlock();
+			idx++;
+			continue;
+		}
+		rcu_read_unlock();
+		if (!r)
+			break;
+		if (!(atomic_load(&r->state) & (RS_GOT_REPLY | RS_ABORTED | RS_WAITING)) &&
+		    atomic_load(&r->sent_gen) && !retry_safe_in_new_session(&r->pub.args) &&
+		    mdsc_abort_request(m, r, -EIO, true)) {
+			derr(CLIENT, "mds request tid %llu (%s) was sent on a session the mds lost and never "
+			     "answered: it may have been executed, so it is not sent again (EIO)",
+			     (unsigned long long)r->tid, mdsp_op_name(r->pub.args.op));
+			n++;
+		}
+		mdsc_req_put(r);
+		idx++;
+	}
+	perf_inc(&m->c_sent_lost, n);
+	return n;
+}
+
+/*
  * Resend in tid order on @c: @replay_pass: requests with only an UNSAFE
  * reply (MDSP_REQ_REPLAY); otherwise requests sent on an older connection
  * and never answered (MDSP_REQ_RETRY).  No lock held.
@@ -650,7 +814,7 @@ static void connect_session(struct mds_client *m)
 {
 	struct mds_session *s = &m->session;
 	int tmo = (int)(mdsc_secs_to_ns(CFG_client_connect_timeout) / 1000000ull);
-	uint64_t t0, resume_id, old_epoch, backoff;
+	uint64_t t0, resume_id, old_epoch, backoff, tmo_ns;
 	struct granted g = { 0 };
 	const char *why = NULL;
 	struct mds_conn *c = NULL;
@@ -675,7 +839,8 @@ static void connect_session(struct mds_client *m)
 			derr(CLIENT, "mds %s: session was evicted: %u request(s) with only an UNSAFE reply "
 			     "failed", m->addr, nlost);
 	}
-	r = tcp_connect(m->addr, tmo, &fd, &why);
+	tmo_ns = mdsc_secs_to_ns(CFG_client_session_timeout);
+	r = tcp_connect(m->addr, tmo, (unsigned int)(tmo_ns / 1000000ull), &fd, &why);
 	if (r)
 		goto fail;
 	c = conn_new(m, fd);
@@ -698,7 +863,7 @@ static void connect_session(struct mds_client *m)
 		perf_inc(&m->c_rejects, 1);
 		nlost = fail_unsafe(m);
 		derr(CLIENT, "mds %s: session %llu is gone: opening a new one; %u request(s) with only an "
-		     "UNSAFE reply failed, unanswered requests will be sent again", m->addr,
+		     "UNSAFE reply failed, unanswered changes will fail, unanswered reads be sent again", m->addr,
 		     (unsigned long long)resume_id, nlost);
 		conn_reap(c);
 		t0 = mdsc_lock(m);
@@ -750,8 +915,16 @@ static void connect_session(struct mds_client *m)
 	if (resume_id && !resumed) {
 		nlost = fail_unsafe(m);
 		derr(CLIENT, "mds %s: asked to resume session %llu, got a new session %llu: %u request(s) with "
-		     "only an UNSAFE reply failed, unanswered ones are sent again", m->addr,
-		     (unsigned long long)resume_id, (unsigned long long)g.id, nlost);
+		     "only an UNSAFE reply failed", m->addr, (unsigned long long)resume_id,
+		     (unsigned long long)g.id, nlost);
+	}
+	if (!resumed) {
+		/* a new session: nothing sent before may run again unless it is harmless */
+		nlost = fail_sent_writes(m);
+		if (nlost)
+			derr(CLIENT, "mds %s: new session %llu: %u unanswered request(s) sent on the lost session "
+			     "failed with EIO; unanswered reads are sent again", m->addr,
+			     (unsigned long long)g.id, nlost);
 	}
 	if (resumed)
 		nreplay = resend(m, c, true);
@@ -807,7 +980,9 @@ fail:
 
 /* ---- the session thread -------------------------------------------------------------- */
 
-static int send_session_msg(struct mds_client *m, struct mds_conn *c, uint32_t op, uint64_t id, uint64_t seq)
+/* @wait_ns: as for send_lock() (UINT64_MAX: only if send_lock is free). */
+static int send_session_msg(struct mds_client *m, struct mds_conn *c, uint32_t op, uint64_t id, uint64_t seq,
+			    uint64_t wait_ns)
 {
 	struct mdsp_msg msg = { .type = MDSP_MSG_SESSION };
 	struct mdsp_buf b;
@@ -821,7 +996,7 @@ static int send_session_msg(struct mds_client *m, struct mds_conn *c, uint32_t o
 	mdsp_buf_init(&b);
 	r = mdsp_encode(&b, &msg);
 	if (!r)
-		r = mdsc_conn_send(c, &b);
+		r = conn_send_wait(c, &b, wait_ns);
 	mdsp_buf_free(&b);
 	return r;
 }
@@ -847,6 +1022,7 @@ static void *session_main(void *arg)
 	uint64_t t0, now, next, iv, tmo, id, seq;
 	struct mds_conn *c;
 
+	on_session_thread = true;
 	t0 = mdsc_lock(m);
 	while (!m->stopping) {
 		m->kick = false;
@@ -892,7 +1068,15 @@ static void *session_main(void *arg)
 				id = s->id;
 				mdsc_conn_get(c);
 				mdsc_unlock(m, SEC_SESSION, t0);
-				send_session_msg(m, c, MDSP_SESSION_REQUEST_RENEW, id, seq);
+				/*
+				 * Never wait for send_lock here: a sender stuck on a
+				 * socket the MDS stopped reading holds it, and this
+				 * thread must stay free to run the watchdog above.  A
+				 * renew that could not go out still counts as
+				 * outstanding, so the watchdog judges the silence.
+				 */
+				if (send_session_msg(m, c, MDSP_SESSION_REQUEST_RENEW, id, seq, UINT64_MAX) == -EBUSY)
+					dout(CLIENT, 5, "mds %s: renew skipped: a send is in progress", m->addr);
 				mdsc_conn_put(c);
 				t0 = mdsc_lock(m);
 				continue;
@@ -1017,7 +1201,8 @@ void mdsc_session_close(struct mds_client *m)
 		mdsc_conn_get(c);
 		id = s->id;
 		mdsc_unlock(m, SEC_SESSION, t0);
-		send_session_msg(m, c, MDSP_SESSION_REQUEST_CLOSE, id, 0);
+		/* bounded: a sender stuck on a stalled socket must not hang the unmount */
+		send_session_msg(m, c, MDSP_SESSION_REQUEST_CLOSE, id, 0, CLOSE_WAIT_MS * 1000000ull);
 		mdsc_conn_put(c);
 		deadline = now_mono_ns() + CLOSE_WAIT_MS * 1000000ull;
 		t0 = mdsc_lock(m);

@@ -12,7 +12,9 @@
  *  - kill -9 of the MDS during a create workload and a restart on the same
  *    port: every create succeeds (a replayed or retried create must not fail
  *    with EEXIST) and the directory holds exactly the files created, once;
- *  - a dead MDS at open time gives an error within the bound.
+ *  - a dead MDS at open time gives an error within the bound;
+ *  - SIGSTOP of the MDS while big setxattrs fill the socket: noticed within
+ *    client_session_timeout, resumed after SIGCONT, nothing hangs.
  *
  * The hold-time quantiles of every client-mutex section are printed (to
  * stderr) after the concurrent test, for the record.
@@ -521,6 +523,97 @@ START_TEST(test_evicted_real)
 }
 END_TEST
 
+struct xworker {
+	struct mds_client *m;
+	uint64_t ino;
+	int id, ret;
+	pthread_t t;
+};
+
+static void *big_setxattr(void *arg)
+{
+	struct xworker *w = arg;
+	struct mds_request *r;
+	char name[32];
+
+	snprintf(name, sizeof(name), "user.t%02d", w->id);
+	r = req_new(w->m, MDSP_OP_SETXATTR, w->ino, name);
+	r->args.data_len = MDSP_XATTR_SIZE_MAX;
+	r->args.data = malloc(MDSP_XATTR_SIZE_MAX);
+	ck_assert_ptr_nonnull(r->args.data);
+	memset(r->args.data, 'a' + w->id % 26, MDSP_XATTR_SIZE_MAX);
+	w->ret = mdsc_do_request(w->m, r);
+	mdsc_request_put(r);
+	return NULL;
+}
+
+#define X_THREADS 64
+
+START_TEST(test_sigstop_during_big_sends)
+{
+	/* The MDS is stopped (SIGSTOP) while 64 threads send 64 KiB setxattrs:
+	 * the socket buffers fill and a sender blocks in send().  The session
+	 * layer must notice within client_session_timeout (plus slack) instead
+	 * of hanging behind that sender, and after SIGCONT resume the session;
+	 * every request then completes or fails cleanly (EIO), none hangs. */
+	struct xworker w[X_THREADS];
+	struct mds_client *m;
+	struct mds_request *r;
+	uint64_t t0, took;
+	int ok = 0;
+
+	set_opt("client_session_renew_interval", "0.2");
+	set_opt("client_session_timeout", "1");
+	mds_start(0, NULL);
+	m = client();
+	for (int i = 0; i < X_THREADS; i++) {     /* one file each: xattr space is per inode */
+		char name[32];
+
+		snprintf(name, sizeof(name), "x%02d", i);
+		w[i] = (struct xworker){ .m = m, .id = i };
+		ck_assert_int_eq(do_op(m, MDSP_OP_CREATE, MDSP_ROOT_INO, name, &w[i].ino), 0);
+	}
+	ck_assert_int_eq(mdsc_sync(m), 0);
+	ck_assert_int_eq(kill(D.pid, SIGSTOP), 0);
+	t0 = now_mono_ns();
+	for (int i = 0; i < X_THREADS; i++)
+		pthread_create(&w[i].t, NULL, big_setxattr, &w[i]);
+	while (mdsc_is_open(m) && now_mono_ns() - t0 < 6000000000ull)
+		usleep(5000);
+	took = now_mono_ns() - t0;
+	ck_assert(kill(D.pid, SIGCONT) == 0);
+	ck_assert_msg(!mdsc_is_open(m), "a stopped MDS went unnoticed for %.1f s", (double)took / 1e9);
+	fprintf(stderr, "[sigstop] connection declared dead after %.0f ms (client_session_timeout 1 s)\n",
+		(double)took / 1e6);
+	ck_assert_uint_lt(took, 4000000000ull);
+	for (int i = 0; i < X_THREADS; i++) {
+		pthread_join(w[i].t, NULL);
+		ck_assert_msg(w[i].ret == 0 || w[i].ret == -EIO, "thread %d: %d", i, w[i].ret);
+		ok += w[i].ret == 0;
+	}
+	ck_assert_int_eq(mdsc_sync(m), 0);
+	ck_assert(mdsc_is_open(m));
+	ck_assert_uint_ge(perf_value("reconnects"), 1);
+	fprintf(stderr, "[sigstop] %d of %d setxattrs succeeded, retries %llu, sent_lost %llu\n", ok, X_THREADS,
+		(unsigned long long)perf_value("retries"), (unsigned long long)perf_value("sent_lost"));
+	/* the mount goes on: a value set before the stop reads back */
+	for (int i = 0; i < X_THREADS; i++) {
+		char name[32];
+
+		if (w[i].ret)
+			continue;
+		snprintf(name, sizeof(name), "user.t%02d", i);
+		r = req_new(m, MDSP_OP_GETXATTR, w[i].ino, name);
+		ck_assert_int_eq(mdsc_do_request(m, r), 0);
+		ck_assert_uint_eq(r->reply->data_len, MDSP_XATTR_SIZE_MAX);
+		ck_assert_uint_eq(r->reply->data[0], (uint8_t)('a' + i % 26));
+		mdsc_request_put(r);
+		break;
+	}
+	mdsc_destroy(m);
+}
+END_TEST
+
 START_TEST(test_dead_mds_at_open)
 {
 	struct mds_client *m;
@@ -553,6 +646,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_kill9_during_workload);
 	tcase_add_test(tc, test_evicted_real);
 	tcase_add_test(tc, test_dead_mds_at_open);
+	tcase_add_test(tc, test_sigstop_during_big_sends);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -61,6 +61,7 @@ struct fake {
 	bool evict;             /* send SESSION EVICTED */
 	bool safe_before_open;  /* on RECONNECT, send pending SAFE replies ahead of the OPEN */
 	int hold_accept_ms;     /* after a drop, wait this long before accepting */
+	bool hold_accept;       /* accept nothing until the test clears it */
 	/* state, protected by lock */
 	uint64_t next_sid, sid;
 	int nconn, nopen, nreconnect, nrenew;
@@ -245,6 +246,11 @@ static void *fake_main(void *arg)
 		}
 		hold = F.hold_accept_ms;
 		F.hold_accept_ms = 0;
+		if (F.hold_accept) {
+			pthread_mutex_unlock(&F.lock);
+			usleep(5000);
+			continue;
+		}
 		pthread_mutex_unlock(&F.lock);
 		if (hold)
 			usleep((useconds_t)hold * 1000);
@@ -361,6 +367,32 @@ static void fake_drop(int hold_ms)
 	F.drop = true;
 	F.hold_accept_ms = hold_ms;
 	pthread_mutex_unlock(&F.lock);
+}
+
+/* Drop the connection and accept no new one until fake_release(). */
+static void fake_drop_hold(void)
+{
+	pthread_mutex_lock(&F.lock);
+	F.drop = true;
+	F.hold_accept = true;
+	pthread_mutex_unlock(&F.lock);
+}
+
+static void fake_release(void)
+{
+	pthread_mutex_lock(&F.lock);
+	F.hold_accept = false;
+	pthread_mutex_unlock(&F.lock);
+}
+
+/* Wait (bounded, generously) until the session is no longer open. */
+static void wait_not_open(struct mds_client *m)
+{
+	uint64_t end = now_mono_ns() + 5000000000ull;
+
+	while (mdsc_is_open(m) && now_mono_ns() < end)
+		usleep(2000);
+	ck_assert(!mdsc_is_open(m));
 }
 
 /* A thread running one blocking session-layer call. */
@@ -556,11 +588,14 @@ START_TEST(test_reconnect_replay_order)
 	ck_assert_int_eq(atomic_load(&bb.done), 0);
 	bg_start(&ws, m, a, 1);
 
-	fake_drop(300);
-	usleep(100000);
-	ck_assert(!mdsc_is_open(m));
+	fake_drop_hold();
+	wait_not_open(m);
 	fake_set(RM_SAFE);
 	bg_start(&bc, m, c, 0);          /* parks on the wait list */
+	for (int i = 0; i < 2500 && perf_hist_count("waiting") < 1; i++)
+		usleep(2000);
+	ck_assert_uint_eq(perf_hist_count("waiting"), 1);
+	fake_release();
 	ck_assert_int_eq(bg_join(&bb), 0);
 	ck_assert_int_eq(bg_join(&bc), 0);
 	ck_assert_int_eq(bg_join(&ws), 0);
@@ -593,11 +628,15 @@ END_TEST
 
 START_TEST(test_reconnect_rejected)
 {
-	/* The MDS forgot the session: a new one is opened, the unanswered request
-	 * is re-driven, the UNSAFE-only one fails its wait for SAFE with EIO. */
+	/* The MDS forgot the session: a new one is opened.  Nothing sent on the
+	 * lost session may run twice: the UNSAFE-only create fails its wait for
+	 * SAFE with EIO, the unanswered create B (sent, maybe executed) fails
+	 * with EIO and is not sent again; only the unanswered read G is
+	 * re-driven, with RETRY, on the new session. */
 	struct mds_client *m = new_client();
 	struct mds_request *a = mkreq(m, MDSP_OP_CREATE, "a"), *b = mkreq(m, MDSP_OP_CREATE, "b");
-	struct bg bb;
+	struct mds_request *g = mkreq(m, MDSP_OP_GETATTR, NULL);
+	struct bg bb, bg_;
 
 	ck_assert_int_eq(mdsc_open_session(m, 2000), 0);
 	fake_set(RM_UNSAFE);
@@ -605,23 +644,31 @@ START_TEST(test_reconnect_rejected)
 	fake_set(RM_NONE);
 	bg_start(&bb, m, b, 0);
 	wait_recs(2);
+	bg_start(&bg_, m, g, 0);
+	wait_recs(3);
 	pthread_mutex_lock(&F.lock);
 	F.reject_reconnect = true;
 	F.mode = RM_SAFE;
 	F.drop = true;
 	pthread_mutex_unlock(&F.lock);
-	ck_assert_int_eq(bg_join(&bb), 0);
+	ck_assert_int_eq(bg_join(&bb), -EIO);
+	ck_assert_int_eq(bg_join(&bg_), 0);
 	ck_assert_int_eq(mdsc_wait_safe(m, a), -EIO);
 	ck_assert_int_eq(mdsc_sync(m), 0);
+	ck_assert_uint_eq(perf_hist_count("sent_lost"), 1);
+	ck_assert_uint_eq(perf_hist_count("unsafe_lost"), 1);
 	pthread_mutex_lock(&F.lock);
 	ck_assert_int_eq(F.nreconnect, 1);
 	ck_assert_int_eq(F.nopen, 2);
-	ck_assert_int_eq(F.nrec, 3);
-	ck_assert_uint_eq(F.recs[2].tid, b->args.tid);
-	ck_assert_uint_eq(F.recs[2].flags, MDSP_REQ_RETRY);
+	ck_assert_int_eq(F.nrec, 4);
+	ck_assert_uint_eq(F.recs[3].tid, g->args.tid);
+	ck_assert_uint_eq(F.recs[3].flags, MDSP_REQ_RETRY);
+	ck_assert_int_eq(F.recs[3].conn, 3);   /* 2 was the refused RECONNECT */
 	pthread_mutex_unlock(&F.lock);
+	ck_assert_uint_eq(mdsc_oldest_tid(m), g->args.tid + 1);
 	mdsc_request_put(a);
 	mdsc_request_put(b);
+	mdsc_request_put(g);
 	mdsc_destroy(m);
 }
 END_TEST
@@ -710,10 +757,12 @@ END_TEST
 START_TEST(test_evicted)
 {
 	/* EVICTED: a new session; the UNSAFE-only request fails its SAFE wait
-	 * with EIO, the unanswered one is re-driven on the new session */
+	 * with EIO, the unanswered mkdir (sent: it may have run) fails with EIO
+	 * and is not sent again, the unanswered lookup is re-driven */
 	struct mds_client *m = new_client();
-	struct mds_request *a = mkreq(m, MDSP_OP_CREATE, "a"), *b = mkreq(m, MDSP_OP_CREATE, "b");
-	struct bg bb;
+	struct mds_request *a = mkreq(m, MDSP_OP_CREATE, "a"), *b = mkreq(m, MDSP_OP_MKDIR, "b");
+	struct mds_request *l = mkreq(m, MDSP_OP_LOOKUP, "l");
+	struct bg bb, bl;
 
 	ck_assert_int_eq(mdsc_open_session(m, 2000), 0);
 	fake_set(RM_UNSAFE);
@@ -721,20 +770,25 @@ START_TEST(test_evicted)
 	fake_set(RM_NONE);
 	bg_start(&bb, m, b, 0);
 	wait_recs(2);
+	bg_start(&bl, m, l, 0);
+	wait_recs(3);
 	pthread_mutex_lock(&F.lock);
 	F.mode = RM_SAFE;
 	F.evict = true;
 	pthread_mutex_unlock(&F.lock);
-	ck_assert_int_eq(bg_join(&bb), 0);
+	ck_assert_int_eq(bg_join(&bb), -EIO);
+	ck_assert_int_eq(bg_join(&bl), 0);
 	ck_assert_int_eq(mdsc_wait_safe(m, a), -EIO);
 	pthread_mutex_lock(&F.lock);
 	ck_assert_int_eq(F.nopen, 2);
 	ck_assert_int_eq(F.nreconnect, 0);
-	ck_assert_uint_eq(F.recs[2].tid, b->args.tid);
-	ck_assert_uint_eq(F.recs[2].flags, MDSP_REQ_RETRY);
+	ck_assert_int_eq(F.nrec, 4);
+	ck_assert_uint_eq(F.recs[3].tid, l->args.tid);
+	ck_assert_uint_eq(F.recs[3].flags, MDSP_REQ_RETRY);
 	pthread_mutex_unlock(&F.lock);
 	mdsc_request_put(a);
 	mdsc_request_put(b);
+	mdsc_request_put(l);
 	mdsc_destroy(m);
 }
 END_TEST
@@ -767,6 +821,74 @@ START_TEST(test_hung_mds_detected)
 	pthread_mutex_lock(&F.lock);
 	ck_assert_int_eq(F.nreconnect, 1);
 	ck_assert_int_ge(F.nrenew, 1);
+	pthread_mutex_unlock(&F.lock);
+	mdsc_destroy(m);
+}
+END_TEST
+
+struct xw {
+	struct mds_client *m;
+	int ret;
+	pthread_t t;
+};
+
+static void *xattr_main(void *arg)
+{
+	struct xw *w = arg;
+	struct mds_request *r = mkreq(w->m, MDSP_OP_SETXATTR, "user.big");
+
+	r->args.data_len = MDSP_XATTR_SIZE_MAX;
+	r->args.data = calloc(1, MDSP_XATTR_SIZE_MAX);
+	w->ret = mdsc_do_request(w->m, r);
+	mdsc_request_put(r);
+	return NULL;
+}
+
+#define XW_THREADS 48
+
+START_TEST(test_stalled_send_detected)
+{
+	/* An MDS that stops reading (SIGSTOP, a partition without RST) while
+	 * requests with big payloads are sent: the socket buffers fill, a sender
+	 * blocks in send() holding the connection's send_lock.  The session
+	 * thread must not block behind it: the stall is noticed within
+	 * client_session_timeout (plus slack), the session is resumed once the
+	 * MDS reads again, and every request completes. */
+	struct xw w[XW_THREADS];
+	struct mds_client *m;
+	uint64_t t0, took;
+	int small = 4096;
+
+	/* small receive buffers on the fake's side, so that 3 MiB fill the pipe */
+	setsockopt(F.lfd, SOL_SOCKET, SO_RCVBUF, &small, sizeof(small));
+	set_opt("client_session_renew_interval", "0.1");
+	set_opt("client_session_timeout", "0.5");
+	m = new_client();
+	ck_assert_int_eq(mdsc_open_session(m, 2000), 0);
+	pthread_mutex_lock(&F.lock);
+	F.mute = true;
+	pthread_mutex_unlock(&F.lock);
+	t0 = now_mono_ns();
+	for (int i = 0; i < XW_THREADS; i++) {
+		w[i] = (struct xw){ .m = m };
+		pthread_create(&w[i].t, NULL, xattr_main, &w[i]);
+	}
+	wait_not_open(m);
+	took = now_mono_ns() - t0;
+	fprintf(stderr, "stalled send: connection declared dead after %.0f ms (timeout 500 ms)\n",
+		(double)took / 1e6);
+	ck_assert_uint_lt(took, 3000000000ull);
+	pthread_mutex_lock(&F.lock);
+	F.mute = false;
+	pthread_mutex_unlock(&F.lock);
+	for (int i = 0; i < XW_THREADS; i++) {
+		pthread_join(w[i].t, NULL);
+		ck_assert_int_eq(w[i].ret, 0);
+	}
+	ck_assert(mdsc_is_open(m));
+	ck_assert_int_eq(mdsc_sync(m), 0);
+	pthread_mutex_lock(&F.lock);
+	ck_assert_int_ge(F.nreconnect, 1);
 	pthread_mutex_unlock(&F.lock);
 	mdsc_destroy(m);
 }
@@ -960,6 +1082,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_safe_reply_ahead_of_open);
 	tcase_add_test(tc, test_hung_mds_detected);
 	tcase_add_test(tc, test_waiting_request_times_out);
+	tcase_add_test(tc, test_stalled_send_detected);
 	suite_add_tcase(s, tc);
 	return s;
 }
