@@ -1,6 +1,6 @@
 /*
- * locktest.c - fcntl and flock checks for the NFS e2e guest (built
- * static, shipped with KCLIENT_FILES).  A child process holds a lock; the
+ * locktest.c - O_EXCL create, fcntl and flock checks for the NFS e2e
+ * guest (built static, shipped with KCLIENT_FILES).  A child process holds a lock; the
  * parent must see the conflict (F_GETLK names the child, F_SETLK fails,
  * LOCK_NB flock fails), and must get the lock once the child drops it.
  * Exit 0 when every check holds.
@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -39,6 +40,22 @@ int main(int argc, char **argv)
 	pid_t pid;
 	struct flock fl;
 
+	/* exclusive create (EXCLUSIVE4_1 in 4.1, EXCLUSIVE4 in 4.0) */
+	{
+		char ex[512];
+		struct stat sb;
+		int efd;
+
+		snprintf(ex, sizeof(ex), "%s.excl", path);
+		efd = open(ex, O_WRONLY | O_CREAT | O_EXCL, 0600);
+		CHECK(efd >= 0, "O_EXCL create %s", ex);
+		CHECK(write(efd, "x", 1) == 1, "write to the O_EXCL file");
+		close(efd);
+		CHECK(stat(ex, &sb) == 0 && (sb.st_mode & 07777) == 0600 && sb.st_size == 1, "O_EXCL file mode %o size %lld",
+		      sb.st_mode & 07777, (long long)sb.st_size);
+		CHECK(open(ex, O_WRONLY | O_CREAT | O_EXCL, 0600) < 0 && errno == EEXIST, "second O_EXCL create must fail");
+		CHECK(unlink(ex) == 0, "unlink %s", ex);
+	}
 	fd = open(path, O_RDWR | O_CREAT, 0644);
 	CHECK(fd >= 0, "open %s", path);
 	CHECK(write(fd, "0123456789", 10) == 10, "write");
