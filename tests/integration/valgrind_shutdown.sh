@@ -8,7 +8,8 @@
 # are built).  Then the mount is unmounted (loligo-fuse leaves its loop and
 # tears down the gateway and the client); a second loligo-fuse gets SIGTERM
 # while a file on its mount is still open, a third (--no-mount, gateway
-# only) SIGTERM after some NFS traffic; loligo-mds gets SIGTERM.  Each
+# only) serves some NFS traffic, then loligo-mds gets SIGTERM with that
+# client's session still open, and last that loligo-fuse SIGTERM.  Each
 # daemon must exit 0: memory errors or definite/indirect leaks make valgrind
 # exit 99.  Exits 77 (skipped) without valgrind, root or /dev/fuse.
 # VG_KEEP=1 keeps the temporary directory (logs, valgrind reports) on failure.
@@ -179,15 +180,13 @@ wait_fuse fuse-term "SIGTERM"
 exec 4>&-
 grep -q " $MNT fuse" /proc/mounts && fusermount3 -uz "$MNT"
 
-# ---- 3. gateway only (--no-mount): SIGTERM
+# ---- 3. gateway only (--no-mount)
 start_fuse nfs-only --no-mount
 if [ -x "$BADINPUT" ]; then
 	"$BADINPUT" "$NFS_PORT" >> "$T/badinput.out" 2>&1 || fail "nfs_badinput (--no-mount)"
 fi
-kill -TERM "$FUSE_PID"
-wait_fuse nfs-only "SIGTERM"
 
-# ---- the MDS: SIGTERM
+# ---- the MDS: SIGTERM while that client's session is still open
 kill -TERM "$MDS_PID"
 for _ in $(seq 600); do kill -0 "$MDS_PID" 2>/dev/null || break; sleep 0.1; done
 kill -0 "$MDS_PID" 2>/dev/null && fail "loligo-mds did not exit on SIGTERM"
@@ -196,5 +195,9 @@ rc=$?
 MDS_PID=
 [ "$rc" = 0 ] || fail "loligo-mds exited $rc under valgrind (99: memory errors or leaks, see vg-mds.log)"
 
-echo "PASS: loligo-mds (SIGTERM) and loligo-fuse (unmount; SIGTERM with an open file; --no-mount --nfs SIGTERM) shut down clean under valgrind"
+# ---- and the gateway-only loligo-fuse, its MDS gone: SIGTERM
+kill -TERM "$FUSE_PID"
+wait_fuse nfs-only "SIGTERM (after its MDS stopped)"
+
+echo "PASS: loligo-mds (SIGTERM, a session open) and loligo-fuse (unmount; SIGTERM with an open file; --no-mount --nfs SIGTERM after its MDS stopped) shut down clean under valgrind"
 exit 0
