@@ -7,7 +7,11 @@
  * handed us, so a mark split across two reads or a record split into many
  * fragments comes out the same.  The size limit is checked against the
  * running record length plus the new fragment *before* anything is
- * allocated, so an oversized mark costs nothing but the connection.
+ * allocated, so an oversized mark costs nothing but the connection.  The
+ * buffer then grows (doubling, capped at the limit) as the fragment's bytes
+ * arrive, not to the size the mark announces: a mark alone costs nothing,
+ * so a client cannot make the gateway reserve a megabyte per connection by
+ * sending 4 bytes on each.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -28,7 +32,9 @@ void rpc_rm_free(struct rpc_rm *rm)
 	rm->len = rm->cap = 0;
 }
 
-static int grow(struct rpc_rm *rm, size_t need)
+/* Room for @need bytes; @end: the size the record will have at the end of
+ * the current fragment (never allocate past it). */
+static int grow(struct rpc_rm *rm, size_t need, size_t end)
 {
 	size_t ncap;
 	uint8_t *nb;
@@ -38,6 +44,8 @@ static int grow(struct rpc_rm *rm, size_t need)
 	ncap = rm->cap ? rm->cap : 256;
 	while (ncap < need)
 		ncap *= 2;
+	if (ncap > end)
+		ncap = end;
 	if (ncap > rm->max)
 		ncap = rm->max;
 	if (ncap < need)
@@ -70,11 +78,6 @@ int rpc_rm_feed(struct rpc_rm *rm, const uint8_t *in, size_t n, size_t *used)
 				*used = off;
 				return -EMSGSIZE;
 			}
-			r = grow(rm, rm->len + flen);
-			if (r) {
-				*used = off;
-				return r;
-			}
 			rm->in_frag = true;
 			rm->frag_left = flen;
 			rm->last = !!(mark & RPC_RM_LAST);
@@ -83,6 +86,11 @@ int rpc_rm_feed(struct rpc_rm *rm, const uint8_t *in, size_t n, size_t *used)
 		if (take > rm->frag_left)
 			take = rm->frag_left;
 		if (take) {
+			r = grow(rm, rm->len + take, rm->len + rm->frag_left);
+			if (r) {
+				*used = off;
+				return r;
+			}
 			memcpy(rm->rec + rm->len, in + off, take);
 			rm->len += take;
 			off += take;

@@ -275,6 +275,15 @@ struct rpc_svc_params {
 	unsigned int max_conns;
 	unsigned int workers;
 	size_t max_reply;                /* encoder bound for one reply */
+	/* reply bytes queued on one connection above which its requests are
+	 * not read any more (0: 4 MiB) */
+	size_t max_queued;
+	/* close a connection with no request in flight and nothing received
+	 * or sent for this long (0: never) */
+	uint64_t idle_timeout_ns;
+	/* close a connection whose queued replies made no progress for this
+	 * long: the client stopped reading (0: never) */
+	uint64_t send_timeout_ns;
 };
 
 /** rpc_svc_params_from_config - fill @p from the [nfs] options. */
@@ -315,6 +324,14 @@ void rpc_svc_destroy(struct rpc_svc *svc);
 /** rpc_svc_conns - number of open connections (for tests and dumps). */
 unsigned int rpc_svc_conns(struct rpc_svc *svc);
 
+/** rpc_svc_queued - reply bytes queued on all connections, not yet sent
+ * (for tests and dumps). */
+size_t rpc_svc_queued(struct rpc_svc *svc);
+
+/** rpc_svc_max_conns - the connection limit in force (after rpc_svc_start
+ * clamped it to the file-descriptor limit). */
+unsigned int rpc_svc_max_conns(struct rpc_svc *svc);
+
 /* ---- internal: between svc.c and transport.c ----------------------------- */
 
 struct rpc_transport;
@@ -323,13 +340,16 @@ int rpc_transport_start(struct rpc_svc *svc, const struct rpc_svc_params *p, con
 			struct rpc_transport **out);
 uint16_t rpc_transport_port(const struct rpc_transport *t);
 unsigned int rpc_transport_conns(struct rpc_transport *t);
+size_t rpc_transport_queued(struct rpc_transport *t);
+unsigned int rpc_transport_max_conns(struct rpc_transport *t);
 void rpc_transport_stop(struct rpc_transport *t);
 void rpc_transport_destroy(struct rpc_transport *t);
 
 /* svc.c: a complete record arrived on @x (called by the ring thread; takes
  * ownership of @rec and a new reference on @x). */
 void rpc_svc_enqueue(struct rpc_svc *svc, struct rpc_xprt *x, uint8_t *rec, size_t len, uint64_t now);
-/* svc.c: one-second tick from the ring thread (DRC pruning). */
+/* svc.c: periodic tick from the ring thread (DRC pruning); about once a
+ * second, more often when a short idle timeout is configured. */
 void rpc_svc_tick(struct rpc_svc *svc, uint64_t now);
 
 /**

@@ -50,6 +50,9 @@ void rpc_svc_params_from_config(struct rpc_svc_params *p)
 	p->max_conns = (unsigned int)cfg_uint(CFG_nfs_max_conns);
 	p->workers = (unsigned int)cfg_uint(CFG_nfs_workers);
 	p->max_reply = cfg_uint(CFG_nfs_max_reply_size);
+	p->max_queued = cfg_uint(CFG_nfs_max_queued_reply);
+	p->idle_timeout_ns = (uint64_t)(cfg_double(CFG_nfs_idle_timeout) * 1e9);
+	p->send_timeout_ns = (uint64_t)(cfg_double(CFG_nfs_send_timeout) * 1e9);
 }
 
 int rpc_svc_create(const struct rpc_svc_params *p, struct drc *drc, struct rpc_svc **out)
@@ -69,6 +72,8 @@ int rpc_svc_create(const struct rpc_svc_params *p, struct drc *drc, struct rpc_s
 		svc->p.workers = 1;
 	if (svc->p.max_reply < 4096)
 		svc->p.max_reply = 4096;
+	if (!svc->p.max_queued)
+		svc->p.max_queued = 4u << 20;
 	svc->drc = drc;
 	pthread_mutex_init(&svc->lock, NULL);
 	pthread_cond_init(&svc->cond, NULL);
@@ -361,6 +366,16 @@ uint16_t rpc_svc_port(const struct rpc_svc *svc)
 unsigned int rpc_svc_conns(struct rpc_svc *svc)
 {
 	return svc->t ? rpc_transport_conns(svc->t) : 0;
+}
+
+size_t rpc_svc_queued(struct rpc_svc *svc)
+{
+	return svc->t ? rpc_transport_queued(svc->t) : 0;
+}
+
+unsigned int rpc_svc_max_conns(struct rpc_svc *svc)
+{
+	return svc->t ? rpc_transport_max_conns(svc->t) : svc->p.max_conns;
 }
 
 void rpc_svc_stop(struct rpc_svc *svc)

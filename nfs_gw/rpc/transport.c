@@ -9,9 +9,20 @@
  * socket: conn_complete() puts the reply on a locked list and pokes
  * the eventfd; the ring thread moves it onto the connection's send queue.
  *
- * Flow control: a connection with max_inflight requests being served is
- * not read from (its receive is not re-armed, unparsed bytes wait in its
- * buffer) until one of them completes.
+ * Flow control: a request counts as in flight from the moment its record
+ * is complete until its reply has been fully sent (or it finished with no
+ * reply).  A connection with max_inflight requests in flight, or with more
+ * than max_queued reply bytes waiting to be sent, is not read from (its
+ * receive is not re-armed, unparsed bytes wait in its buffer) until a reply
+ * goes out.  So a client that pipelines requests and never reads the
+ * answers costs at most max_inflight replies of memory, and once its
+ * replies have made no progress for send_timeout its connection is closed.
+ *
+ * Timer: every tick (a second, or a quarter of a short idle/send timeout)
+ * prunes the DRC, closes connections idle past idle_timeout (no request in
+ * flight, nothing received or sent) or stuck past send_timeout, and re-arms
+ * an accept that ran out of file descriptors (EMFILE/ENFILE): re-arming it
+ * at once would fail again at once and spin the ring thread.
  *
  * Closing: shutdown(2) the socket so the armed receive/send complete, and
  * free the connection's I/O state when neither is outstanding.  The struct
@@ -28,6 +39,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "common/log.h"
@@ -38,6 +50,10 @@
 
 #define RING_ENTRIES 256
 #define RBUF_SIZE (64 * 1024)
+#define NS_PER_SEC 1000000000ull
+/* file descriptors left for the rest of the process (FUSE, the cluster's
+ * sockets, stores, logs) when max_conns is clamped to RLIMIT_NOFILE */
+#define FD_RESERVE 128
 
 enum op_type { OP_ACCEPT = 1, OP_RECV, OP_SEND, OP_WAKE, OP_TIMER, OP_IGNORE };
 
@@ -64,9 +80,12 @@ struct conn {
 	uint8_t *rbuf;
 	size_t roff, rlen;               /* unparsed bytes are rbuf[roff, rlen) */
 	struct rpc_rm rm;
-	unsigned int inflight;
+	unsigned int inflight;           /* records handed over, reply not sent yet */
 	struct out *sq_head, *sq_tail;   /* replies to send, in order */
 	size_t sq_done;                  /* bytes of sq_head already sent */
+	size_t sq_bytes;                 /* bytes of the replies on the queue */
+	uint64_t active_ns;              /* mono: accepted, received or sent */
+	uint64_t send_progress_ns;       /* mono: sq_head non-empty and last sent */
 	struct conn *prev, *next;        /* t->conns */
 };
 
@@ -82,8 +101,12 @@ struct rpc_transport {
 	bool accept_armed, timer_armed;
 	uint64_t efd_val;
 	struct __kernel_timespec tick;
+	uint64_t tick_ns, last_svc_tick;
+	bool accept_paused;              /* out of fds: re-arm at the next tick */
+	unsigned long accept_fails;      /* in the current burst */
 	struct conn *conns;              /* ring thread only */
 	_Atomic unsigned int nconns;
+	_Atomic size_t queued;           /* sum of every conn's sq_bytes */
 
 	pthread_mutex_t lock;
 	struct out *pending, *pending_tail;  /* protected by lock */
@@ -191,8 +214,8 @@ static void arm_timer(struct rpc_transport *t)
 
 	if (!sqe)
 		return;
-	t->tick.tv_sec = 1;
-	t->tick.tv_nsec = 0;
+	t->tick.tv_sec = (long long)(t->tick_ns / NS_PER_SEC);
+	t->tick.tv_nsec = (long long)(t->tick_ns % NS_PER_SEC);
 	io_uring_prep_timeout(sqe, &t->tick, 0, 0);
 	io_uring_sqe_set_data(sqe, &t->timer_op);
 	t->timer_armed = true;
@@ -228,6 +251,12 @@ static void arm_send(struct conn *c)
 	c->send_armed = true;
 }
 
+/* May this connection's next request be read? */
+static bool conn_can_read(const struct conn *c)
+{
+	return c->inflight < c->t->p.max_inflight && c->sq_bytes < c->t->p.max_queued;
+}
+
 static void out_free(struct out *o)
 {
 	drc_entry_put(o->drc);
@@ -248,9 +277,11 @@ static void conn_maybe_free(struct conn *c)
 	c->dead = true;
 	while ((o = c->sq_head)) {
 		c->sq_head = o->next;
+		atomic_fetch_sub(&t->queued, o->len);
 		out_free(o);
 	}
 	c->sq_tail = NULL;
+	c->sq_bytes = 0;
 	close(c->fd);
 	c->fd = -1;
 	atomic_store_explicit(&c->x.closed_at, now_mono_ns(), memory_order_release);
@@ -280,6 +311,13 @@ static void conn_close(struct conn *c, const char *why)
 			io_uring_sqe_set_data(sqe, &c->t->ignore_op);
 		}
 	}
+	if (c->send_armed) {     /* a send blocked on a full socket buffer */
+		struct io_uring_sqe *sqe = get_sqe(c->t);
+		if (sqe) {
+			io_uring_prep_cancel(sqe, &c->send_op, 0);
+			io_uring_sqe_set_data(sqe, &c->t->ignore_op);
+		}
+	}
 	conn_maybe_free(c);
 }
 
@@ -293,7 +331,7 @@ static void conn_input(struct conn *c)
 	int r;
 	char why[160];
 
-	while (!c->closing && c->roff < c->rlen && c->inflight < t->p.max_inflight) {
+	while (!c->closing && c->roff < c->rlen && conn_can_read(c)) {
 		r = rpc_rm_feed(&c->rm, c->rbuf + c->roff, c->rlen - c->roff, &used);
 		c->roff += used;
 		if (r == 0)
@@ -317,11 +355,31 @@ static void conn_input(struct conn *c)
 		}
 		now = now_mono_ns();
 		atomic_store_explicit(&c->x.last_recv, now, memory_order_release);
+		c->active_ns = now;
 		c->inflight++;
 		rpc_svc_enqueue(t->svc, rpc_xprt_get(&c->x), rec, len, now);
 	}
-	if (c->roff >= c->rlen && !c->closing)
+	/* paused (in-flight or queued-bytes limit): the kernel's socket buffer
+	 * holds the rest and TCP pushes back on the client */
+	if (c->roff >= c->rlen && !c->closing && conn_can_read(c))
 		arm_recv(c);
+}
+
+/* The accept failed for want of a file descriptor or memory: stop
+ * accepting until the next tick (log once per burst). */
+static void accept_pause(struct rpc_transport *t, int err)
+{
+	struct io_uring_sqe *sqe;
+
+	if (!t->accept_fails++)
+		derr(RPC, "accept: %s with %u connections open: accepting again from the next tick "
+		     "(further failures are not logged until an accept succeeds)",
+		     strerror(err), atomic_load(&t->nconns));
+	t->accept_paused = true;
+	if (t->accept_armed && (sqe = get_sqe(t))) {   /* multishot still armed */
+		io_uring_prep_cancel(sqe, &t->accept_op, 0);
+		io_uring_sqe_set_data(sqe, &t->ignore_op);
+	}
 }
 
 static void on_accept(struct rpc_transport *t, struct io_uring_cqe *cqe)
@@ -338,9 +396,17 @@ static void on_accept(struct rpc_transport *t, struct io_uring_cqe *cqe)
 	stopping = t->stopping;
 	pthread_mutex_unlock(&t->lock);
 	if (fd < 0) {
+		if (!stopping && (fd == -EMFILE || fd == -ENFILE || fd == -ENOBUFS || fd == -ENOMEM)) {
+			accept_pause(t, -fd);
+			return;
+		}
 		if (fd != -ECANCELED && !stopping)
 			dout(RPC, 1, "accept: %s", strerror(-fd));
 		goto rearm;
+	}
+	if (t->accept_fails) {
+		dinfo(RPC, "accepting connections again after %lu failed accepts", t->accept_fails);
+		t->accept_fails = 0;
 	}
 	if (stopping) {
 		close(fd);
@@ -368,6 +434,7 @@ static void on_accept(struct rpc_transport *t, struct io_uring_cqe *cqe)
 	rpc_xprt_init(&c->x, true, sl ? (struct sockaddr *)&ss : NULL, sl, &conn_ops);
 	c->t = t;
 	c->fd = fd;
+	c->active_ns = now_mono_ns();
 	c->recv_op = (struct ring_op){ OP_RECV, c };
 	c->send_op = (struct ring_op){ OP_SEND, c };
 	rpc_rm_init(&c->rm, t->p.max_record);
@@ -379,7 +446,7 @@ static void on_accept(struct rpc_transport *t, struct io_uring_cqe *cqe)
 	dout(RPC, 5, "xprt %llu %s: accepted", (unsigned long long)c->x.id, c->x.peer_str);
 	arm_recv(c);
 rearm:
-	if (!t->accept_armed && !stopping)
+	if (!t->accept_armed && !stopping && !t->accept_paused)
 		arm_accept(t);
 }
 
@@ -393,6 +460,7 @@ static void on_recv(struct conn *c, int res)
 		return;
 	}
 	lg_uring_mark_defined(c->rbuf, (size_t)res);
+	c->active_ns = now_mono_ns();
 	c->roff = 0;
 	c->rlen = (size_t)res;
 	conn_input(c);
@@ -410,18 +478,25 @@ static void on_send(struct conn *c, int res)
 		return;
 	}
 	c->sq_done += (size_t)res;
+	c->send_progress_ns = c->active_ns = now_mono_ns();
 	if (c->sq_done >= o->len) {
-		drc_reply_sent(o->drc, now_mono_ns());
+		drc_reply_sent(o->drc, c->active_ns);
 		c->sq_head = o->next;
 		if (!c->sq_head)
 			c->sq_tail = NULL;
 		c->sq_done = 0;
+		c->sq_bytes -= o->len;
+		atomic_fetch_sub(&c->t->queued, o->len);
+		if (c->inflight)
+			c->inflight--;   /* this request is done */
 		out_free(o);
 	}
 	if (c->sq_head)
 		arm_send(c);
 	else if (c->close_after_send)
 		conn_close(c, NULL);
+	if (!c->closing && !c->recv_armed && !c->close_after_send)
+		conn_input(c);   /* resume a connection paused at a limit */
 }
 
 /* Replies handed back by workers. */
@@ -447,21 +522,58 @@ static void on_wake(struct rpc_transport *t)
 			rpc_xprt_put(&c->x);
 			continue;
 		}
-		if (c->inflight)
-			c->inflight--;
 		if (!o->buf || c->closing || c->fd < 0) {
+			if (c->inflight)
+				c->inflight--;   /* nothing to send: done */
 			out_free(o);
 		} else {
-			if (c->sq_tail)
+			/* in flight until on_send() has sent it all */
+			if (c->sq_tail) {
 				c->sq_tail->next = o;
-			else
+			} else {
 				c->sq_head = o;
+				c->send_progress_ns = now_mono_ns();
+			}
 			c->sq_tail = o;
+			c->sq_bytes += o->len;
+			atomic_fetch_add(&t->queued, o->len);
 			arm_send(c);
 		}
 		if (!c->closing && c->fd >= 0 && !c->recv_armed)
 			conn_input(c);   /* resume a connection paused at max_inflight */
 		rpc_xprt_put(&c->x);
+	}
+}
+
+/* Timer tick: DRC pruning, idle and stuck connections, paused accepts. */
+static void on_tick(struct rpc_transport *t)
+{
+	uint64_t now = now_mono_ns();
+	struct conn *c, *next;
+	char why[96];
+
+	if (now - t->last_svc_tick >= NS_PER_SEC - NS_PER_SEC / 20) {
+		t->last_svc_tick = now;
+		rpc_svc_tick(t->svc, now);
+	}
+	if (t->accept_paused) {
+		t->accept_paused = false;
+		if (!t->accept_armed)
+			arm_accept(t);
+	}
+	for (c = t->conns; c; c = next) {
+		next = c->next;          /* conn_close() may free c */
+		if (c->closing)
+			continue;
+		if (c->sq_head && t->p.send_timeout_ns && now - c->send_progress_ns > t->p.send_timeout_ns) {
+			snprintf(why, sizeof(why), "%zu reply bytes unsent for %.1f s: the client is not reading",
+				 c->sq_bytes, (double)(now - c->send_progress_ns) / 1e9);
+			conn_close(c, why);
+		} else if (t->p.idle_timeout_ns && !c->inflight && !c->sq_head &&
+			   now - c->active_ns > t->p.idle_timeout_ns) {
+			snprintf(why, sizeof(why), "idle for %.1f s", (double)(now - c->active_ns) / 1e9);
+			conn_close(c, why);
+		}
 	}
 }
 
@@ -512,7 +624,7 @@ static void *ring_thread(void *arg)
 			case OP_TIMER:
 				t->timer_armed = false;
 				if (!stopping) {
-					rpc_svc_tick(t->svc, now_mono_ns());
+					on_tick(t);
 					arm_timer(t);
 				}
 				break;
@@ -626,6 +738,36 @@ static int parse_addr(const char *addr_port, struct addrinfo **res)
 	return 0;
 }
 
+/* Every connection costs a descriptor: make room for max_conns of them
+ * (raising the soft RLIMIT_NOFILE up to the hard one if need be), else
+ * lower max_conns so that accept() never runs the process out of fds. */
+static void fit_fd_limit(struct rpc_transport *t)
+{
+	struct rlimit rl;
+	rlim_t want = (rlim_t)t->p.max_conns + FD_RESERVE;
+	unsigned int n;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur >= want)
+		return;
+	if (rl.rlim_max == RLIM_INFINITY || rl.rlim_max > rl.rlim_cur) {
+		rlim_t old = rl.rlim_cur;
+		rl.rlim_cur = rl.rlim_max != RLIM_INFINITY && rl.rlim_max < want ? rl.rlim_max : want;
+		if (setrlimit(RLIMIT_NOFILE, &rl) == 0)
+			dinfo(RPC, "raised the open-file limit from %llu to %llu for nfs_max_conns %u",
+			      (unsigned long long)old, (unsigned long long)rl.rlim_cur, t->p.max_conns);
+		else if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
+			return;
+		if (rl.rlim_cur >= want)
+			return;
+	}
+	n = rl.rlim_cur > 2 * FD_RESERVE ? (unsigned int)(rl.rlim_cur - FD_RESERVE) : (unsigned int)(rl.rlim_cur / 2);
+	if (!n)
+		n = 1;
+	derr(RPC, "nfs_max_conns %u does not fit the open-file limit %llu: serving at most %u connections",
+	     t->p.max_conns, (unsigned long long)rl.rlim_cur, n);
+	t->p.max_conns = n;
+}
+
 int rpc_transport_start(struct rpc_svc *svc, const struct rpc_svc_params *p, const char *addr_port,
 			struct rpc_transport **out)
 {
@@ -645,6 +787,15 @@ int rpc_transport_start(struct rpc_svc *svc, const struct rpc_svc_params *p, con
 	t->wake_op.type = OP_WAKE;
 	t->timer_op.type = OP_TIMER;
 	t->ignore_op.type = OP_IGNORE;
+	t->tick_ns = NS_PER_SEC;
+	if (t->p.idle_timeout_ns && t->p.idle_timeout_ns < 4 * t->tick_ns)
+		t->tick_ns = t->p.idle_timeout_ns / 4;
+	if (t->p.send_timeout_ns && t->p.send_timeout_ns < 4 * t->tick_ns)
+		t->tick_ns = t->p.send_timeout_ns / 4;
+	if (t->tick_ns < NS_PER_SEC / 20)
+		t->tick_ns = NS_PER_SEC / 20;
+	t->last_svc_tick = now_mono_ns();
+	fit_fd_limit(t);
 	pthread_mutex_init(&t->lock, NULL);
 
 	r = parse_addr(addr_port, &ai);
@@ -708,6 +859,17 @@ unsigned int rpc_transport_conns(struct rpc_transport *t)
 {
 	return atomic_load(&t->nconns);
 }
+
+size_t rpc_transport_queued(struct rpc_transport *t)
+{
+	return atomic_load(&t->queued);
+}
+
+unsigned int rpc_transport_max_conns(struct rpc_transport *t)
+{
+	return t->p.max_conns;
+}
+
 
 void rpc_transport_stop(struct rpc_transport *t)
 {

@@ -4,11 +4,18 @@
  * in-flight limit, RPC-level errors (PROG_UNAVAIL, PROG_MISMATCH,
  * PROC_UNAVAIL, GARBAGE_ARGS, RPC_MISMATCH, AUTH_ERROR), the DRC on the
  * wire, and bad input (garbage, an oversized record mark, a truncated
- * header) answered or closed while another connection keeps being served.
+ * header) answered or closed while another connection keeps being served;
+ * a client that never reads its replies (bounded queue, closed when stuck),
+ * idle connections, accept out of file descriptors, and record buffers that
+ * grow with the bytes that arrived, not with what the mark announced.
  */
 #include <check.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
 #include <time.h>
 
 #include "common/log.h"
@@ -58,6 +65,13 @@ static int tdispatch(void *priv, struct rpc_req *req, struct xdr_dec *args, stru
 		xdr_put_opaque(res, p, n);
 		return RPC_SUCCESS;
 	}
+	case 5: {       /* reply with v zero bytes */
+		static const uint8_t zeros[1 << 20];
+		if (xdr_get_u32(args, &v) || v > sizeof(zeros))
+			return RPC_GARBAGE_ARGS;
+		xdr_put_opaque(res, zeros, v);
+		return RPC_SUCCESS;
+	}
 	case 3:         /* non-idempotent: bump a counter */
 		xdr_put_u32(res, atomic_fetch_add(&counter, 1) + 1);
 		return RPC_SUCCESS;
@@ -76,24 +90,36 @@ static bool tport_check(void *arg, const struct rpc_req *req)
 	return port_ok;
 }
 
-static void start(unsigned int inflight, unsigned int workers)
+static struct rpc_svc_params params(unsigned int inflight, unsigned int workers)
 {
 	struct rpc_svc_params p = {
 		.max_record = MAX_RECORD, .max_inflight = inflight, .max_conns = 16,
 		.workers = workers, .max_reply = MAX_RECORD + 4096,
 	};
+	return p;
+}
+
+static void start_p(const struct rpc_svc_params *p)
+{
 	struct drc_params dp = { .buckets = 64, .max_entries = 1000, .expiry_ns = 120000000000ull,
 				 .csum_len = 256 };
 	struct rpc_program prog = { .prog = TPROG, .vers_lo = 1, .vers_hi = 2, .name = "test",
 				    .dispatch = tdispatch, .cacheable = tcacheable };
 
 	ck_assert_int_eq(drc_create(&dp, &drc), 0);
-	ck_assert_int_eq(rpc_svc_create(&p, drc, &svc), 0);
+	ck_assert_int_eq(rpc_svc_create(p, drc, &svc), 0);
 	ck_assert_int_eq(rpc_svc_register(svc, &prog), 0);
 	rpc_svc_set_port_check(svc, tport_check, NULL);
 	ck_assert_int_eq(rpc_svc_start(svc, "127.0.0.1:0"), 0);
 	port = rpc_svc_port(svc);
 	ck_assert_uint_ne(port, 0);
+}
+
+static void start(unsigned int inflight, unsigned int workers)
+{
+	struct rpc_svc_params p = params(inflight, workers);
+
+	start_p(&p);
 }
 
 static void setup(void)
@@ -108,6 +134,27 @@ static void teardown(void)
 	drc_destroy(drc);
 	svc = NULL;
 	drc = NULL;
+}
+
+static double mono_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Wait (up to 20 s: a loaded machine) until rpc_svc_conns() == @n. */
+static bool wait_conns(unsigned int n)
+{
+	double end = mono_s() + 20;
+
+	while (rpc_svc_conns(svc) != n) {
+		if (mono_s() > end)
+			return false;
+		usleep(5 * 1000);
+	}
+	return true;
 }
 
 /* Make a call with one u32 argument; return the parsed reply. */
@@ -347,9 +394,7 @@ START_TEST(max_conns)
 	close(extra);
 	/* a slot frees up when a connection goes */
 	close(fds[0]);
-	for (i = 0; i < 100 && rpc_svc_conns(svc) >= 16; i++)
-		usleep(10 * 1000);
-	ck_assert_uint_lt(rpc_svc_conns(svc), 16);
+	ck_assert(wait_conns(15));
 	fds[0] = trpc_connect(port);
 	ck_assert_int_eq(call(fds[0], 99, TPROG, 1, 0, NULL, &r, &buf), 0);
 	ck_assert_uint_eq(r.stat, RPC_SUCCESS);
@@ -557,11 +602,269 @@ START_TEST(stop_with_open_connections)
 	ck_assert_int_eq(trpc_send_record(fd, e.buf, e.len, 0), 0);
 	ck_assert_int_eq(trpc_write_all(fd, "\x80\x00\x01\x00partial", 11), 0);
 	xdr_enc_free(&e);
-	usleep(50 * 1000);
+	{
+		double end = mono_s() + 20;
+		while (atomic_load(&running) != 1 && mono_s() < end)
+			usleep(2 * 1000);
+	}
+	ck_assert_int_eq(atomic_load(&running), 1);   /* the call is being served */
 	ck_assert_uint_eq(rpc_svc_conns(svc), 1);
 	rpc_svc_stop(svc);
 	ck_assert(trpc_closed(fd));
 	close(fd);
+}
+END_TEST
+
+/* Pipeline @n calls of proc 5 (a @size-byte reply each) in one write. */
+static void pipeline_big_replies(int fd, uint32_t n, uint32_t size)
+{
+	struct xdr_enc e;
+	uint32_t i;
+
+	xdr_enc_init(&e, n * 128 + 1024);
+	for (i = 0; i < n; i++) {
+		size_t st = e.len;
+		long m = xdr_reserve(&e, 4);
+		trpc_call_header(&e, 5000 + i, TPROG, 1, 5);
+		xdr_put_u32(&e, size);
+		xdr_store_u32(e.buf + m, RPC_RM_LAST | (uint32_t)(e.len - st - 4));
+	}
+	ck_assert_int_eq(trpc_write_all(fd, e.buf, e.len), 0);
+	xdr_enc_free(&e);
+}
+
+static int connect_small_rcvbuf(void)
+{
+	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_port = htons(port) };
+	struct timeval tv = { .tv_sec = 5 };
+	int fd = socket(AF_INET, SOCK_STREAM, 0), sz = 4096;
+
+	ck_assert_int_ge(fd, 0);
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	/* before connect: the window the client advertises stays small */
+	setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &sz, sizeof(sz));
+	ck_assert_int_eq(connect(fd, (struct sockaddr *)&sin, sizeof(sin)), 0);
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	return fd;
+}
+
+/* A client pipelines 200 calls with 256 KiB replies and reads none: the
+ * gateway keeps at most max_inflight replies queued (not 50 MB), serves
+ * other connections meanwhile, and sends everything once the client reads. */
+START_TEST(unread_replies_bounded)
+{
+	enum { n = 200 };
+	const uint32_t size = 256 * 1024;
+	const size_t bound = 8 * (size + 1024);
+	struct rpc_svc_params p = params(8, 2);
+	struct trpc_reply r;
+	size_t q, peak = 0, len;
+	double end;
+	uint8_t *buf;
+	bool seen[n] = { false };
+	uint32_t i;
+	int fd;
+
+	teardown();
+	p.max_queued = 512 * 1024;
+	start_p(&p);
+	fd = connect_small_rcvbuf();
+	pipeline_big_replies(fd, n, size);
+	/* until the server is stuck on this client (replies queued), no
+	 * sample may exceed the bound; then watch a little longer */
+	end = mono_s() + 20;
+	while (mono_s() < end) {
+		q = rpc_svc_queued(svc);
+		ck_assert_uint_le(q, bound);
+		if (q > peak)
+			peak = q;
+		if (peak && end - mono_s() > 0.3)
+			end = mono_s() + 0.3;
+		usleep(2 * 1000);
+	}
+	ck_assert_uint_gt(peak, 0);
+	assert_served();
+	ck_assert_uint_le(rpc_svc_queued(svc), bound);
+	/* the client reads: every reply arrives (in completion order) */
+	for (i = 0; i < n; i++) {
+		buf = trpc_recv_record(fd, &len, NULL);
+		ck_assert_ptr_nonnull(buf);
+		ck_assert_int_eq(trpc_parse_reply(buf, len, &r), 0);
+		ck_assert_uint_eq(r.stat, RPC_SUCCESS);
+		ck_assert_uint_ge(r.xid, 5000);
+		ck_assert_uint_lt(r.xid, 5000 + n);
+		ck_assert(!seen[r.xid - 5000]);
+		seen[r.xid - 5000] = true;
+		free(buf);
+	}
+	/* the ring thread may see the last send complete after we read it */
+	end = mono_s() + 20;
+	while (rpc_svc_queued(svc) && mono_s() < end)
+		usleep(2 * 1000);
+	ck_assert_uint_eq(rpc_svc_queued(svc), 0);
+	close(fd);
+}
+END_TEST
+
+/* A client that stops reading for good loses its connection after
+ * send_timeout, and the queued replies are freed. */
+START_TEST(unread_replies_timeout)
+{
+	struct rpc_svc_params p = params(8, 2);
+	double t0;
+	int fd;
+
+	teardown();
+	p.send_timeout_ns = 300ull * 1000 * 1000;
+	start_p(&p);
+	fd = connect_small_rcvbuf();
+	ck_assert(wait_conns(1));         /* accepted */
+	t0 = mono_s();
+	pipeline_big_replies(fd, 64, 256 * 1024);
+	ck_assert(wait_conns(0));
+	ck_assert(mono_s() - t0 >= 0.25);
+	ck_assert_uint_eq(rpc_svc_queued(svc), 0);
+	assert_served();
+	close(fd);
+}
+END_TEST
+
+/* A silent connection is closed after idle_timeout; one whose call runs
+ * longer than that is not idle. */
+START_TEST(idle_timeout)
+{
+	struct rpc_svc_params p = params(4, 2);
+	struct trpc_reply r;
+	uint8_t *buf = NULL;
+	uint32_t v = 900, out;
+	double t0;
+	int fd, silent;
+
+	teardown();
+	p.idle_timeout_ns = 300ull * 1000 * 1000;
+	start_p(&p);
+	silent = trpc_connect(port);
+	ck_assert_int_ge(silent, 0);
+	fd = trpc_connect(port);
+	ck_assert_int_ge(fd, 0);
+	/* a 900 ms call: in flight, so its connection is kept */
+	ck_assert_int_eq(call(fd, 1, TPROG, 1, 2, &v, &r, &buf), 0);
+	ck_assert_uint_eq(r.stat, RPC_SUCCESS);
+	ck_assert_int_eq(xdr_get_u32(&r.res, &out), 0);
+	ck_assert_uint_eq(out, 900);
+	free(buf);
+	t0 = mono_s();
+	ck_assert(trpc_closed(silent));   /* long idle by now (or soon) */
+	close(silent);
+	ck_assert(trpc_closed(fd));       /* idle since its reply went out */
+	ck_assert(mono_s() - t0 >= 0.25);
+	close(fd);
+	ck_assert(wait_conns(0));
+}
+END_TEST
+
+/* Record buffers grow with the bytes that arrived: a mark announcing a
+ * megabyte costs nothing until the megabyte comes. */
+START_TEST(record_grows_with_data)
+{
+	struct rpc_rm rm;
+	uint8_t mark[4], *body = malloc(1 << 20), *rec;
+	size_t used, len, off;
+	int r;
+
+	for (off = 0; off < (1 << 20); off++)
+		body[off] = (uint8_t)(off * 13);
+	rpc_rm_init(&rm, 1056 * 1024);
+	xdr_store_u32(mark, RPC_RM_LAST | (1u << 20));
+	ck_assert_int_eq(rpc_rm_feed(&rm, mark, 4, &used), 0);
+	ck_assert_uint_eq(used, 4);
+	ck_assert_uint_eq(rm.cap, 0);
+	ck_assert_int_eq(rpc_rm_feed(&rm, body, 100, &used), 0);
+	ck_assert_uint_le(rm.cap, 256);
+	ck_assert_int_eq(rpc_rm_feed(&rm, body + 100, 70000, &used), 0);
+	ck_assert_uint_le(rm.cap, 2 * 70100);
+	for (off = 70100; off < (1 << 20); off += used) {
+		size_t chunk = (1 << 20) - off < 65536 ? (1 << 20) - off : 65536;
+		r = rpc_rm_feed(&rm, body + off, chunk, &used);
+		ck_assert_int_eq(r, off + used == (1 << 20) ? 1 : 0);
+	}
+	ck_assert_uint_eq(rm.cap, 1 << 20);   /* never past the fragment */
+	rec = rpc_rm_take(&rm, &len);
+	ck_assert_uint_eq(len, 1 << 20);
+	ck_assert(memcmp(rec, body, len) == 0);
+	free(rec);
+	rpc_rm_free(&rm);
+	free(body);
+}
+END_TEST
+
+#define CHILD_CHECK(c)                                                              \
+	do {                                                                        \
+		if (!(c)) {                                                         \
+			fprintf(stderr, "%s:%d: child check failed: %s\n", __FILE__, __LINE__, #c); \
+			_exit(1);                                                   \
+		}                                                                   \
+	} while (0)
+
+static double cpu_s(void)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_SELF, &ru);
+	return (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 + (double)ru.ru_stime.tv_sec +
+	       (double)ru.ru_stime.tv_usec / 1e6;
+}
+
+/* In a child with RLIMIT_NOFILE 64: max_conns is clamped to fit; with every
+ * descriptor taken, an incoming connection does not make the ring thread
+ * spin on a failing accept, and it is accepted once descriptors free up. */
+static int emfile_child(void)
+{
+	struct rlimit rl = { 64, 64 };
+	struct rpc_svc_params p = params(4, 1);
+	struct trpc_reply r;
+	uint8_t *buf = NULL;
+	int held[64], nheld = 0, fd, i;
+	double c0;
+
+	CHILD_CHECK(setrlimit(RLIMIT_NOFILE, &rl) == 0);
+	p.max_conns = 1024;
+	start_p(&p);
+	CHILD_CHECK(rpc_svc_max_conns(svc) == 32);
+	while (nheld < 64 && (fd = open("/dev/null", O_RDONLY | O_CLOEXEC)) >= 0)
+		held[nheld++] = fd;
+	CHILD_CHECK(nheld > 0 && errno == EMFILE);
+	close(held[--nheld]);
+	fd = trpc_connect(port);          /* takes the last descriptor */
+	CHILD_CHECK(fd >= 0);
+	c0 = cpu_s();
+	usleep(1000 * 1000);
+	/* a spinning ring thread would burn most of a second */
+	CHILD_CHECK(cpu_s() - c0 < 0.3);
+	CHILD_CHECK(rpc_svc_conns(svc) == 0);
+	for (i = 0; i < nheld; i++)
+		close(held[i]);
+	CHILD_CHECK(call(fd, 7, TPROG, 1, 0, NULL, &r, &buf) == 0);
+	CHILD_CHECK(r.stat == RPC_SUCCESS);
+	free(buf);
+	close(fd);
+	rpc_svc_destroy(svc);
+	drc_destroy(drc);
+	return 0;
+}
+
+START_TEST(accept_out_of_fds)
+{
+	pid_t pid;
+	int st;
+
+	log_init("test_rpc");
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0)
+		_exit(emfile_child());
+	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "child failed: status %#x (see stderr)", st);
 }
 END_TEST
 
@@ -586,6 +889,14 @@ int main(void)
 	tcase_add_test(tc, garbage);
 	tcase_add_test(tc, drc_on_the_wire);
 	tcase_add_test(tc, stop_with_open_connections);
+	tcase_add_test(tc, unread_replies_bounded);
+	tcase_add_test(tc, unread_replies_timeout);
+	tcase_add_test(tc, idle_timeout);
+	tcase_add_test(tc, record_grows_with_data);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("fds");        /* no fixture: it forks */
+	tcase_set_timeout(tc, 30);
+	tcase_add_test(tc, accept_out_of_fds);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
