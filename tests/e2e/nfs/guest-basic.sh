@@ -57,6 +57,18 @@ chmod 640 t.txt || fail chmod
 chown 1234:5678 t.txt || fail chown
 [ "$(stat -c %u:%g t.txt)" = 1234:5678 ] || fail "owner is $(stat -c %u:%g t.txt)"
 echo "chmod/chown ok"
+# the caller's credentials: uid 1000 may not write root's file, may create
+# in a world-writable directory (and owns what it creates)
+echo root-only > perm.txt && chmod 644 perm.txt
+mkdir pub && chmod 777 pub
+R=$KCLIENT_FILES/runas
+if $R 1000 1000 /bin/sh -c 'echo x >> perm.txt' 2>/dev/null; then fail "uid 1000 wrote root's 0644 file"; fi
+[ "$(cat perm.txt)" = root-only ] || fail "perm.txt changed"
+$R 1000 1000 /bin/sh -c 'echo mine > pub/u.txt' || fail "uid 1000 cannot create in a 0777 directory"
+[ "$(stat -c %u:%g pub/u.txt)" = 1000:1000 ] || fail "pub/u.txt owned by $(stat -c %u:%g pub/u.txt)"
+if $R 1000 1000 /bin/sh -c 'rm perm.txt' 2>/dev/null; then fail "uid 1000 removed root's file"; fi
+rm -r perm.txt pub || fail "cleanup perm"
+echo "credentials ok"
 # fcntl and flock locks between two processes
 $KCLIENT_FILES/locktest lockf || fail "locks"
 echo "locks ok"

@@ -55,6 +55,7 @@ trap 'exit 1' INT TERM
 
 mkdir -p "$MNT" "$T/store" "$T/files"
 cc -static -O1 -o "$T/files/locktest" "$HERE/locktest.c" 2>"$T/cc.out" || skip "cannot build a static test binary (libc.a?)"
+cc -static -O1 -o "$T/files/runas" "$HERE/runas.c" 2>>"$T/cc.out" || skip "cannot build a static test binary (libc.a?)"
 
 cat > "$T/loligo.conf" <<CONF
 [global]
