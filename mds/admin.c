@@ -2,12 +2,20 @@
  * admin.c - the MDS's admin commands, served on the admin socket (and over
  * the MDS port as COMMAND messages, for `loligo tell mds.0 ...`).
  *
+ * The MDS port has no authentication (any peer that reaches it can send a
+ * COMMAND), so only the read-only commands in net_allowed[] run there; the
+ * others (client evict, dump cache - it lists file names) answer -EPERM
+ * with a message that names the admin socket, whose owner-only permissions
+ * are the access control.
+ *
  * The CLI maps `loligo status`, `loligo fs ls|status`, `loligo mds stat`,
  * `loligo df` and `loligo tell mds.0 session ls|client evict id=N|dump cache`
  * to the prefixes in the table below; keep the names.
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdbool.h>
+#include <stdio.h>
 #include <json-c/json.h>
 #include <stdlib.h>
 #include <string.h>
@@ -236,6 +244,21 @@ static const struct asok_cmd mds_cmds[] = {
 
 #define NCMDS ((int)(sizeof(mds_cmds) / sizeof(mds_cmds[0])))
 
+/* Commands that change nothing and reveal no file names: allowed over the MDS port. */
+static const char *const net_allowed[] = {
+	"status", "mds stat", "fs ls", "fs status", "df", "session ls", "journal status",
+};
+
+static bool net_allows(const char *prefix)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(net_allowed) / sizeof(net_allowed[0]); i++)
+		if (!strcmp(prefix, net_allowed[i]))
+			return true;
+	return false;
+}
+
 int admin_start(struct mds *m, const char *path)
 {
 	int r;
@@ -278,6 +301,16 @@ int admin_command_json(struct mds *m, const char *json, char **out)
 	if (i == NCMDS) {
 		res = jerr("unknown command");
 		r = -ENOSYS;
+		goto out;
+	}
+	if (!net_allows(prefix)) {
+		char msg[256];
+
+		snprintf(msg, sizeof(msg),
+			 "'%s' is not allowed over the MDS port; use the MDS admin socket "
+			 "(admin_socket, e.g. loligo --mds-asok PATH tell mds.0 %s)", prefix, prefix);
+		res = jerr(msg);
+		r = -EPERM;
 		goto out;
 	}
 	if (!strcmp(mds_cmds[i].args, "id:int")) {

@@ -94,8 +94,6 @@ struct journal {
 	uint64_t expire_seg;          /* protected by expire_lock */
 	uint64_t removed_upto;        /* segment objects below this are removed; expire_lock */
 	_Atomic uint64_t clean_below; /* entries with a lower seq are expired (0: replayed ones are not yet) */
-#define EXPIRED_RING 256
-	uint64_t expired_at[EXPIRED_RING]; /* when segment n % ring expired; expire_lock */
 
 	pthread_cond_t space;         /* pending shrank (throttled requests wait on it) */
 	struct perf_counter writes, entries, bytes, expired, expire_errors, throttled;
@@ -594,29 +592,19 @@ static void expire_cb(int r, void *arg)
 }
 
 /*
- * Remove the objects of expired segments below @below that expired at least
- * SEG_REMOVE_DELAY ago (all of them if @now is 0).  A segment is not
- * removed right after its expiry: it was written moments before, and
- * removing an object the store may still be syncing is a needless race
- * (the local store has had one).  Nothing depends on the removal; the
- * header's removed_upto lets a restart finish what was left.
- * Caller holds expire_lock.
+ * Remove the objects of expired segments below @below.  Nothing depends on
+ * the removal; the header's removed_upto lets a restart finish what a
+ * failed removal left.  Caller holds expire_lock.
  */
-#define SEG_REMOVE_DELAY_NS (30ull * 1000000000ull)
-
-static void remove_segments(struct mds *m, uint64_t below, uint64_t now)
+static void remove_segments(struct mds *m, uint64_t below)
 {
 	struct journal *j = m->j;
 	char oid[64];
 	int r;
 
 	for (; j->removed_upto < below; j->removed_upto++) {
-		struct store_op *op;
-		uint64_t at = j->expired_at[j->removed_upto % EXPIRED_RING];
+		struct store_op *op = store_op_new();
 
-		if (now && j->removed_upto + EXPIRED_RING >= j->expire_seg && at + SEG_REMOVE_DELAY_NS > now)
-			return;
-		op = store_op_new();
 		if (!op)
 			return;
 		oid_seg(oid, sizeof(oid), j->removed_upto);
@@ -696,10 +684,9 @@ static int expire_one(struct mds *m, struct jseg *s)
 		return r;
 	}
 	j->expire_seg = s->no + 1;
-	j->expired_at[s->no % EXPIRED_RING] = now_mono_ns();
 	if (s->last_seq + 1 > atomic_load(&j->clean_below))
 		atomic_store(&j->clean_below, s->last_seq + 1);
-	remove_segments(m, j->expire_seg, now_mono_ns());
+	remove_segments(m, j->expire_seg);
 	perf_inc(&j->expired, 1);
 	hist_add(&j->expire_lat, now_mono_ns() - t0);
 	dout(JOURNAL, 5, "expired journal segment %" PRIx64 " (%" PRIu64 " entries, %zu objects)", s->no,
@@ -938,7 +925,7 @@ int journal_start(struct mds *m)
 	}
 	/* segments the previous run expired but left in place */
 	pthread_mutex_lock(&j->expire_lock);
-	remove_segments(m, j->expire_seg, 0);
+	remove_segments(m, j->expire_seg);
 	pthread_mutex_unlock(&j->expire_lock);
 	/* what was replayed gets applied to the objects now */
 	expire_sealed(m);
@@ -966,7 +953,7 @@ void journal_stop(struct mds *m)
 	}
 	expire_sealed(m);
 	pthread_mutex_lock(&j->expire_lock);
-	remove_segments(m, j->expire_seg, now_mono_ns());
+	remove_segments(m, j->expire_seg);
 	pthread_mutex_unlock(&j->expire_lock);
 }
 

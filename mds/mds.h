@@ -124,12 +124,14 @@ struct conn {
 	uint64_t out_seq;             /* protected by send_lock */
 	bool dead;                    /* protected by send_lock */
 	struct mdsp_buf outq;         /* protected by send_lock: bytes the socket did not take yet */
-	bool flushing;                /* protected by send_lock: the flusher is writing outq */
+	size_t outq_off;              /* protected by send_lock: bytes of outq already sent */
+	uint64_t drain_deadline_ns;   /* protected by send_lock: outq must be empty by then */
 	pthread_t thread;
 	struct conn *next;            /* protected by mds->conns_lock */
 	bool exited;                  /* protected by mds->conns_lock: reader is done */
 	struct conn *fnext;           /* protected by mds->flush_lock */
-	bool on_flush_list;           /* protected by mds->flush_lock */
+	bool on_flush_list;           /* protected by mds->flush_lock: the flusher has it (queued or polling) */
+	uint64_t accepted_ns;         /* set before the reader starts, then read-only */
 	uint64_t session_id;          /* protected by mds->lock; 0: none */
 };
 
@@ -206,12 +208,14 @@ struct mds {
 	pthread_t acceptor;
 	pthread_mutex_t conns_lock;
 	struct conn *conns;           /* protected by conns_lock */
+	uint32_t nconns;              /* protected by conns_lock: connections whose reader runs */
 	_Atomic bool stopping;
-	/* the flusher: writes what slow sockets did not take at once */
+	/* the flusher: writes what slow sockets did not take at once, polling
+	 * every connection with queued bytes (never blocks on one of them) */
 	pthread_t flusher;
 	bool flusher_started;
 	pthread_mutex_t flush_lock;
-	pthread_cond_t flush_cond;
+	int flush_pipe[2];            /* wakes the flusher: a connection was queued, or stop */
 	struct conn *flush_head, **flush_tail;   /* protected by flush_lock */
 	bool flush_stop;                          /* protected by flush_lock */
 
@@ -357,7 +361,12 @@ void conn_shutdown(struct conn *c);
 /* ---- admin.c ---------------------------------------------------------- */
 int admin_start(struct mds *m, const char *path);
 void admin_stop(struct mds *m);
-/* admin_command_json - run an admin command given as JSON (COMMAND over the MDS port). */
+/*
+ * admin_command_json - run an admin command given as JSON (COMMAND over the
+ * MDS port).  The MDS port has no authentication, so only the read-only
+ * commands run there; the others return -EPERM and a message pointing at
+ * the admin socket (a unix socket only its owner can use), which runs all.
+ */
 int admin_command_json(struct mds *m, const char *json, char **out);
 
 #endif

@@ -8,13 +8,23 @@
  * lock) run on different cores, keeps a slow or hostile peer from stalling
  * anyone else, and keeps the code straight-line.  The MDS serves tens to a
  * few hundred client sessions (one per mount or gateway, not per user), so
- * the thread count stays small.  Writes to a connection come from its
+ * the thread count stays small, and mds_max_conns caps it: connections
+ * beyond it are closed at accept.  Writes to a connection come from its
  * reader (UNSAFE and read replies), the journal writer (SAFE replies) and
  * the ticker (STALE), serialised by the connection's send lock, and never
  * block: what the socket does not take at once is queued and written by
- * the flusher thread, so a client that stops reading delays nobody else;
- * one that does not drain 64 MiB of replies, or lets a write hang for
- * 10 s, is dropped (it reconnects and replays).
+ * the flusher thread, which polls every connection with queued bytes and
+ * only ever sends what a socket takes without blocking (a partial write
+ * keeps its offset in the connection), so a client that stops reading, or
+ * reads a byte now and then, delays nobody else.  A peer whose queue holds
+ * more than 64 MiB, or does not empty within mds_send_drain_timeout of
+ * its first queued byte, is dropped (its session stays: it reconnects and
+ * replays).
+ *
+ * Reads have deadlines too: a peer that starts a message must finish it
+ * within mds_frame_timeout; a connection must open (or reconnect) a session
+ * within mds_conn_open_timeout; a session connection with no message for
+ * 3 x mds_session_timeout (clients renew far more often) is closed.
  *
  * A peer that breaks the protocol (bad magic, version, oversized length,
  * bad crc, unknown or unexpected message type, a truncated payload) loses
@@ -37,12 +47,22 @@
 #include <unistd.h>
 
 #include "common/crc32c.h"
+#include "common/config.h"
 #include "common/log.h"
+#include "common/time.h"
 #include "mds/codec.h"
 #include "mds/mds.h"
 
-#define SEND_TIMEOUT_S 10
 #define OUTQ_MAX (64u << 20)   /* queued reply bytes beyond which a peer is dropped */
+#define OUTQ_COMPACT (1u << 20) /* sent bytes at the front of outq worth a memmove */
+#define NS_PER_S 1000000000ull
+
+static uint64_t secs_ns(enum cfg_opt_id opt)
+{
+	double v = cfg_double(opt);
+
+	return v > 0 ? (uint64_t)(v * 1e9) : 0;
+}
 
 void conn_get(struct conn *c)
 {
@@ -71,15 +91,35 @@ static void conn_kill_locked(struct conn *c, const char *why, int err)
 {
 	if (c->dead)
 		return;
-	dout(MDS, 1, "%s: %s (%s): closing the connection", c->peer, why, strerror(-err));
+	dout(MDS, 1, "peer %s: %s (%s): closing the connection", c->peer, why, strerror(-err));
 	c->dead = true;
 	shutdown(c->fd, SHUT_RDWR);
+}
+
+/* Drop a peer that does not read: discard what is queued, and make the
+ * final close() a reset, so the kernel does not keep the unsent bytes (and
+ * the socket) around for a peer that may never read them. */
+static void conn_abort_locked(struct conn *c, const char *why, int err)
+{
+	struct linger lg = { .l_onoff = 1, .l_linger = 0 };
+
+	if (c->dead)
+		return;
+	perf_inc(&c->mds->bad_peers, 1);
+	derr(MDS, "peer %s: %s (%s): closing the connection", c->peer, why, strerror(-err));
+	setsockopt(c->fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+	c->dead = true;
+	shutdown(c->fd, SHUT_RDWR);
+	mdsp_buf_free(&c->outq);
+	c->outq_off = 0;
 }
 
 /* Hand @c to the flusher.  Caller holds c->send_lock. */
 static void flush_enqueue(struct conn *c)
 {
 	struct mds *m = c->mds;
+	bool wake = false;
+	char x = 1;
 
 	pthread_mutex_lock(&m->flush_lock);
 	if (!c->on_flush_list && !m->flush_stop) {
@@ -88,9 +128,45 @@ static void flush_enqueue(struct conn *c)
 		c->fnext = NULL;
 		*m->flush_tail = c;
 		m->flush_tail = &c->fnext;
-		pthread_cond_signal(&m->flush_cond);
+		wake = true;
 	}
 	pthread_mutex_unlock(&m->flush_lock);
+	/* a full pipe already holds a wake-up */
+	if (wake && write(m->flush_pipe[1], &x, 1) < 0 && errno != EAGAIN)
+		derr(MDS, "flusher wake-up: %s", strerror(errno));
+}
+
+/* Send what the socket takes of @c's queue without blocking.  Returns 0
+ * (the queue may still hold bytes) or -errno with @c killed.  Caller holds
+ * c->send_lock. */
+static int outq_push_locked(struct conn *c)
+{
+	ssize_t n;
+
+	while (c->outq_off < c->outq.len) {
+		n = send(c->fd, c->outq.data + c->outq_off, c->outq.len - c->outq_off, MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (n > 0) {
+			c->outq_off += (size_t)n;
+			continue;
+		}
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			break;
+		n = n < 0 ? -errno : -EPIPE;
+		conn_kill_locked(c, "send failed", (int)n);
+		return (int)n;
+	}
+	if (c->outq_off == c->outq.len) {
+		mdsp_buf_free(&c->outq);   /* it may have grown big: give it back */
+		c->outq_off = 0;
+		c->drain_deadline_ns = 0;
+	} else if (c->outq_off >= OUTQ_COMPACT && c->outq_off * 2 >= c->outq.len) {
+		memmove(c->outq.data, c->outq.data + c->outq_off, c->outq.len - c->outq_off);
+		c->outq.len -= c->outq_off;
+		c->outq_off = 0;
+	}
+	return 0;
 }
 
 /*
@@ -115,7 +191,7 @@ int conn_send_frame_locked(struct conn *c, struct mdsp_buf *b)
 	len = le32_get(h + 20);
 	le64_put(h + 12, ++c->out_seq);
 	le32_put(h + 24, crc32c(crc32c(0, h, 24), h + MDSP_HDR_LEN, len));
-	if (!c->outq.len && !c->flushing) {
+	if (c->outq_off == c->outq.len) {
 		while (off < b->len) {
 			n = send(c->fd, b->data + off, b->len - off, MSG_NOSIGNAL | MSG_DONTWAIT);
 			if (n > 0) {
@@ -132,64 +208,146 @@ int conn_send_frame_locked(struct conn *c, struct mdsp_buf *b)
 		if (off == b->len)
 			return 0;
 	}
-	if (c->outq.len + (b->len - off) > OUTQ_MAX) {
-		conn_kill_locked(c, "peer does not read its replies", -ENOBUFS);
+	if (c->outq.len - c->outq_off + (b->len - off) > OUTQ_MAX) {
+		conn_abort_locked(c, "does not read its replies (64 MiB queued)", -ENOBUFS);
 		return -ENOBUFS;
+	}
+	if (c->outq_off == c->outq.len) {
+		uint64_t t = secs_ns(CFG_mds_send_drain_timeout);
+
+		c->drain_deadline_ns = t ? now_mono_ns() + t : 0;
 	}
 	enc_bytes(&c->outq, b->data + off, b->len - off);
 	if (c->outq.oom) {
-		conn_kill_locked(c, "queueing a reply", -ENOMEM);
+		conn_abort_locked(c, "queueing a reply", -ENOMEM);
 		return -ENOMEM;
 	}
 	flush_enqueue(c);
 	return 0;
 }
 
+/*
+ * The flusher: one poll() over every connection with queued bytes (and the
+ * wake-up pipe).  A connection stays in its set until its queue is empty
+ * (checked under its send lock, which is also where on_flush_list drops, so
+ * a sender that queues more right after sees it off the list and queues it
+ * again) or it is dead.  Nothing here blocks on a socket.
+ */
 static void *flusher_main(void *arg)
 {
 	struct mds *m = arg;
-	struct conn *c;
-	struct mdsp_buf b;
-	int r;
+	struct conn **set = NULL, *c;
+	struct pollfd *pfd = NULL;
+	size_t n = 0, cap = 0, i, k;
+	bool stop = false;
+	char drain[64];
 
-	pthread_mutex_lock(&m->flush_lock);
 	for (;;) {
-		while (!m->flush_head && !m->flush_stop)
-			pthread_cond_wait(&m->flush_cond, &m->flush_lock);
-		if (!m->flush_head)
-			break;
-		c = m->flush_head;
-		m->flush_head = c->fnext;
+		uint64_t now, next = 0;
+		int timeout, r;
+
+		/* take the newly queued connections */
+		pthread_mutex_lock(&m->flush_lock);
+		stop = m->flush_stop;
+		while ((c = m->flush_head)) {
+			m->flush_head = c->fnext;
+			if (n == cap) {
+				size_t ncap = cap ? cap * 2 : 16;
+				struct conn **ns = realloc(set, ncap * sizeof(*ns));
+				struct pollfd *np = ns ? realloc(pfd, (ncap + 1) * sizeof(*np)) : NULL;
+
+				if (ns)
+					set = ns;
+				if (np)
+					pfd = np;
+				if (!ns || !np) {
+					/* keep it queued; try again after a pause */
+					m->flush_head = c;
+					break;
+				}
+				cap = ncap;
+			}
+			set[n++] = c;
+		}
 		if (!m->flush_head)
 			m->flush_tail = &m->flush_head;
+		pthread_mutex_unlock(&m->flush_lock);
+		if (stop)
+			break;
+
+		/* write what each socket takes; drop the done, the dead and the late */
+		now = now_mono_ns();
+		for (i = 0, k = 0; i < n; i++) {
+			bool keep;
+
+			c = set[i];
+			pthread_mutex_lock(&c->send_lock);
+			if (!c->dead && c->outq_off < c->outq.len)
+				outq_push_locked(c);
+			if (!c->dead && c->outq_off < c->outq.len && c->drain_deadline_ns && now >= c->drain_deadline_ns)
+				conn_abort_locked(c, "reads its replies too slowly (queue not drained within "
+						     "mds_send_drain_timeout)", -ETIMEDOUT);
+			keep = !c->dead && c->outq_off < c->outq.len;
+			if (keep) {
+				if (c->drain_deadline_ns && (!next || c->drain_deadline_ns < next))
+					next = c->drain_deadline_ns;
+				pfd[k + 1].fd = c->fd;
+				pfd[k + 1].events = POLLOUT;
+				pfd[k + 1].revents = 0;
+				set[k++] = c;
+			} else {
+				if (c->dead) {
+					mdsp_buf_free(&c->outq);
+					c->outq_off = 0;
+				}
+				pthread_mutex_lock(&m->flush_lock);
+				c->on_flush_list = false;
+				pthread_mutex_unlock(&m->flush_lock);
+			}
+			pthread_mutex_unlock(&c->send_lock);
+			if (!keep)
+				conn_put(c);
+		}
+		n = k;
+
+		timeout = -1;
+		if (next) {
+			now = now_mono_ns();
+			timeout = next <= now ? 0 : next - now > 3600 * NS_PER_S ? 3600 * 1000
+										    : (int)((next - now) / 1000000 + 1);
+		}
+		if (!n && !pfd) {
+			/* nothing to poll but the pipe */
+			struct pollfd p = { .fd = m->flush_pipe[0], .events = POLLIN };
+
+			r = poll(&p, 1, -1);
+		} else if (pfd) {
+			pfd[0].fd = m->flush_pipe[0];
+			pfd[0].events = POLLIN;
+			pfd[0].revents = 0;
+			r = poll(pfd, n + 1, timeout);
+		} else {
+			r = 0;
+			usleep(10000);
+		}
+		if (r < 0 && errno != EINTR) {
+			derr(MDS, "flusher poll: %s", strerror(errno));
+			usleep(10000);
+		}
+		while (read(m->flush_pipe[0], drain, sizeof(drain)) > 0)
+			;
+	}
+	for (i = 0; i < n; i++) {
+		c = set[i];
+		pthread_mutex_lock(&c->send_lock);
+		pthread_mutex_lock(&m->flush_lock);
 		c->on_flush_list = false;
 		pthread_mutex_unlock(&m->flush_lock);
-
-		for (;;) {
-			pthread_mutex_lock(&c->send_lock);
-			if (c->dead || !c->outq.len) {
-				mdsp_buf_free(&c->outq);
-				c->flushing = false;
-				pthread_mutex_unlock(&c->send_lock);
-				break;
-			}
-			b = c->outq;
-			mdsp_buf_init(&c->outq);
-			c->flushing = true;
-			pthread_mutex_unlock(&c->send_lock);
-			/* blocking, bounded by SO_SNDTIMEO */
-			r = mdsp_send(c->fd, &b);
-			mdsp_buf_free(&b);
-			if (r) {
-				pthread_mutex_lock(&c->send_lock);
-				conn_kill_locked(c, "send failed", r);
-				pthread_mutex_unlock(&c->send_lock);
-			}
-		}
+		pthread_mutex_unlock(&c->send_lock);
 		conn_put(c);
-		pthread_mutex_lock(&m->flush_lock);
 	}
-	pthread_mutex_unlock(&m->flush_lock);
+	free(set);
+	free(pfd);
 	return NULL;
 }
 
@@ -216,24 +374,105 @@ int conn_send_msg(struct conn *c, struct mdsp_msg *msg)
 	return r;
 }
 
-/* Read exactly @len bytes; *got says how many arrived.  0 on success or a
- * clean EOF (got < len), -errno on an error. */
-static int read_full(int fd, void *buf, size_t len, size_t *got)
+/* What a reader knows about its connection's receive deadlines. */
+struct rdstate {
+	uint64_t last_msg_ns;         /* when the last whole message arrived (or accept) */
+	uint64_t frame_until;         /* the frame in progress must be complete by then (0: none) */
+	bool had_session;             /* a session was bound to it: no open deadline any more */
+};
+
+/*
+ * Whether a connection with no frame in progress has been quiet too long:
+ * without a session, mds_conn_open_timeout after it was accepted; with one,
+ * 3 x mds_session_timeout after its last message.  Otherwise *@until is when
+ * to look again (0: never).  The namespace lock (for c->session_id) is only
+ * taken when a deadline has passed, not on every wait.
+ */
+static bool idle_expired(struct conn *c, struct rdstate *st, uint64_t now, uint64_t *until, const char **why)
 {
+	struct mds *m = c->mds;
+	uint64_t open_t = secs_ns(CFG_mds_conn_open_timeout), idle_t = 3 * secs_ns(CFG_mds_session_timeout);
+	uint64_t open_until = open_t && !st->had_session ? c->accepted_ns + open_t : 0;
+	uint64_t idle_until = idle_t ? st->last_msg_ns + idle_t : 0;
+	uint64_t first = open_until && (!idle_until || open_until < idle_until) ? open_until : idle_until;
+	uint64_t sid;
+
+	*until = first;
+	if (!first || now < first)
+		return false;
+	pthread_mutex_lock(&m->lock);
+	sid = c->session_id;
+	pthread_mutex_unlock(&m->lock);
+	if (sid)
+		st->had_session = true;
+	if (!sid && open_until && now >= open_until) {
+		*why = "opened no session within mds_conn_open_timeout";
+		return true;
+	}
+	if (sid && idle_until && now >= idle_until) {
+		*why = "sent nothing for 3 x mds_session_timeout";
+		return true;
+	}
+	/* a session opened since (look at the idle limit from now on), or the
+	 * idle limit passed on a connection still in its open grace period */
+	*until = sid ? idle_until : open_until;
+	return false;
+}
+
+/*
+ * Read exactly @len bytes into @buf, the part of a frame that starts at
+ * frame offset @done.  *got says how many arrived.  Returns 0 on success or
+ * a clean EOF (got < len), -ETIMEDOUT when the peer went quiet: mid-frame
+ * (@done + got > 0) past st->frame_until (set here when the frame's first
+ * byte arrives: mds_frame_timeout for the whole frame), or, before a frame,
+ * past the idle limits (see idle_expired()), -errno on an error.
+ */
+static int read_frame_part(struct conn *c, void *buf, size_t len, size_t done, struct rdstate *st, size_t *got,
+			   const char **why)
+{
+	struct pollfd p = { .fd = c->fd, .events = POLLIN };
+	uint64_t frame_t = secs_ns(CFG_mds_frame_timeout), until, now;
 	size_t n = 0;
 	ssize_t r;
 
 	while (n < len) {
-		r = read(fd, (uint8_t *)buf + n, len - n);
+		r = recv(c->fd, (uint8_t *)buf + n, len - n, MSG_DONTWAIT);
 		if (r == 0)
 			break;
-		if (r < 0) {
-			if (errno == EINTR)
-				continue;
+		if (r > 0) {
+			n += (size_t)r;
+			if (!done && n == (size_t)r && frame_t)
+				st->frame_until = now_mono_ns() + frame_t;   /* the frame started */
+			continue;
+		}
+		if (errno == EINTR)
+			continue;
+		if (errno != EAGAIN && errno != EWOULDBLOCK) {
 			*got = n;
 			return -errno;
 		}
-		n += (size_t)r;
+		for (;;) {
+			int timeout = -1;
+
+			now = now_mono_ns();
+			until = 0;
+			if (done + n) {
+				if (st->frame_until && now >= st->frame_until) {
+					*why = "stalled mid-message for longer than mds_frame_timeout";
+					*got = n;
+					return -ETIMEDOUT;
+				}
+				until = st->frame_until;
+			} else if (idle_expired(c, st, now, &until, why)) {
+				*got = n;
+				return -ETIMEDOUT;
+			}
+			if (until)
+				timeout = until - now > 3600 * NS_PER_S ? 3600 * 1000 : (int)((until - now) / 1000000 + 1);
+			r = poll(&p, 1, timeout);
+			if (r > 0 || (r < 0 && errno != EINTR))
+				break;
+		}
 	}
 	*got = n;
 	return 0;
@@ -248,6 +487,9 @@ static void command_handle(struct mds *m, struct conn *c, struct mdsp_command *c
 	rep.type = MDSP_MSG_COMMAND_REPLY;
 	rep.command_reply.tid = cmd->tid;
 	rep.command_reply.result = admin_command_json(m, cmd->json ? cmd->json : "{}", &out);
+	if (rep.command_reply.result == -EPERM)
+		derr(MDS, "peer %s: refused an admin command over the MDS port (only read-only ones run here): %s",
+		     c->peer, out ? out : "");
 	rep.command_reply.json = out;
 	if (out && strlen(out) > MDSP_JSON_MAX) {
 		free(out);
@@ -280,15 +522,27 @@ static void *reader_main(void *arg)
 	uint8_t *payload = NULL;
 	struct mdsp_hdr h;
 	struct mdsp_msg msg;
-	const char *why;
+	const char *why = NULL;
+	struct rdstate st = { .last_msg_ns = c->accepted_ns };
 	size_t got;
 	int r;
 
 	dout(MDS, 1, "connection from %s", c->peer);
 	for (;;) {
-		r = read_full(c->fd, hdr, sizeof(hdr), &got);
+		why = NULL;
+		st.frame_until = 0;
+		r = read_frame_part(c, hdr, sizeof(hdr), 0, &st, &got, &why);
 		if (atomic_load(&m->stopping))
 			break;
+		if (r == -ETIMEDOUT) {
+			perf_inc(&m->bad_peers, 1);
+			if (got)
+				derr(MDS, "peer %s: %s (%zu of %d header bytes): closing the connection", c->peer, why,
+				     got, MDSP_HDR_LEN);
+			else
+				derr(MDS, "peer %s: %s: closing the connection", c->peer, why);
+			break;
+		}
 		if (r) {
 			dout(MDS, 1, "peer %s: read error (%s): closing the connection", c->peer, strerror(-r));
 			break;
@@ -311,12 +565,17 @@ static void *reader_main(void *arg)
 			derr(MDS, "peer %s: no memory for a %u-byte message: closing the connection", c->peer, h.len);
 			break;
 		}
-		r = read_full(c->fd, payload, h.len, &got);
+		r = read_frame_part(c, payload, h.len, sizeof(hdr), &st, &got, &why);
 		if (r || got < h.len) {
-			if (!atomic_load(&m->stopping))
+			if (atomic_load(&m->stopping))
+				break;
+			if (r == -ETIMEDOUT)
+				bad_peer(m, c, "%s (%zu of %u payload bytes)", why, got, h.len);
+			else
 				bad_peer(m, c, "disconnected mid-message (%zu of %u payload bytes)", got, h.len);
 			break;
 		}
+		st.last_msg_ns = now_mono_ns();
 		r = mdsp_decode_payload(&h, payload, h.len, &msg, &why);
 		free(payload);
 		payload = NULL;
@@ -354,6 +613,7 @@ out:
 	conn_shutdown(c);
 	pthread_mutex_lock(&m->conns_lock);
 	c->exited = true;
+	m->nconns--;
 	pthread_mutex_unlock(&m->conns_lock);
 	return NULL;
 }
@@ -389,6 +649,7 @@ static void *acceptor_main(void *arg)
 	struct mds *m = arg;
 	struct pollfd p[2] = { { .fd = m->listen_fd, .events = POLLIN }, { .fd = m->stop_pipe[0], .events = POLLIN } };
 	pthread_attr_t attr;
+	uint64_t last_emfile_log = 0, last_full_log = 0, nrefused = 0;
 
 	/* readers need little stack; hundreds of sessions should not reserve
 	 * 8 MiB of address space each */
@@ -401,7 +662,7 @@ static void *acceptor_main(void *arg)
 		struct conn *c;
 		char host[INET6_ADDRSTRLEN];
 		int fd, one = 1, r;
-		struct timeval tv = { .tv_sec = SEND_TIMEOUT_S };
+		uint64_t max, now;
 
 		r = poll(p, 2, 1000);
 		reap(m, false);
@@ -411,14 +672,48 @@ static void *acceptor_main(void *arg)
 			continue;
 		fd = accept4(m->listen_fd, (struct sockaddr *)&ss, &sl, SOCK_CLOEXEC);
 		if (fd < 0) {
-			if (errno != EINTR && errno != EAGAIN && errno != ECONNABORTED)
-				derr(MDS, "accept: %s", strerror(errno));
-			if (errno == EMFILE || errno == ENFILE)
+			int e = errno;
+
+			if (e == EMFILE || e == ENFILE || e == ENOBUFS || e == ENOMEM) {
+				/* the connection stays in the backlog and poll() says
+				 * so at once: back off instead of spinning, log now and
+				 * then */
+				now = now_mono_ns();
+				if (!last_emfile_log || now - last_emfile_log >= 10 * NS_PER_S) {
+					derr(MDS, "accept: %s: out of descriptors or memory; new connections wait "
+						  "(lower mds_max_conns or raise the fd limit)", strerror(e));
+					last_emfile_log = now;
+				}
 				usleep(100000);
+			} else if (e != EINTR && e != EAGAIN && e != ECONNABORTED) {
+				derr(MDS, "accept: %s", strerror(e));
+			}
+			continue;
+		}
+		max = cfg_uint(CFG_mds_max_conns);
+		pthread_mutex_lock(&m->conns_lock);
+		r = max && m->nconns >= max;
+		pthread_mutex_unlock(&m->conns_lock);
+		if (r) {
+			now = now_mono_ns();
+			nrefused++;
+			if (!last_full_log || now - last_full_log >= NS_PER_S) {
+				if (ss.ss_family == AF_INET) {
+					inet_ntop(AF_INET, &((struct sockaddr_in *)&ss)->sin_addr, host, sizeof(host));
+					derr(MDS, "peer %s:%u: refused: mds_max_conns (%" PRIu64 ") connections are open "
+						  "(%" PRIu64 " refused so far)", host,
+					     ntohs(((struct sockaddr_in *)&ss)->sin_port), max, nrefused);
+				} else {
+					derr(MDS, "refused a connection: mds_max_conns (%" PRIu64 ") connections are open "
+						  "(%" PRIu64 " refused so far)", max, nrefused);
+				}
+				last_full_log = now;
+			}
+			perf_inc(&m->bad_peers, 1);
+			close(fd);
 			continue;
 		}
 		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-		setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
 		c = calloc(1, sizeof(*c));
 		if (!c) {
 			close(fd);
@@ -426,6 +721,7 @@ static void *acceptor_main(void *arg)
 		}
 		c->mds = m;
 		c->fd = fd;
+		c->accepted_ns = now_mono_ns();
 		atomic_init(&c->ref, 1);
 		pthread_mutex_init(&c->send_lock, NULL);
 		mdsp_buf_init(&c->outq);
@@ -451,6 +747,7 @@ static void *acceptor_main(void *arg)
 		}
 		c->next = m->conns;
 		m->conns = c;
+		m->nconns++;
 		pthread_mutex_unlock(&m->conns_lock);
 	}
 	pthread_attr_destroy(&attr);
@@ -510,8 +807,9 @@ int net_start(struct mds *m)
 
 	if (pipe2(m->stop_pipe, O_CLOEXEC))
 		return -errno;
+	if (pipe2(m->flush_pipe, O_CLOEXEC | O_NONBLOCK))
+		return -errno;
 	pthread_mutex_init(&m->flush_lock, NULL);
-	pthread_cond_init(&m->flush_cond, NULL);
 	m->flush_tail = &m->flush_head;
 	r = pthread_create(&m->flusher, NULL, flusher_main, m);
 	if (r)
@@ -544,8 +842,9 @@ void net_stop(struct mds *m)
 
 		pthread_mutex_lock(&m->flush_lock);
 		m->flush_stop = true;
-		pthread_cond_signal(&m->flush_cond);
 		pthread_mutex_unlock(&m->flush_lock);
+		if (write(m->flush_pipe[1], "x", 1) < 0 && errno != EAGAIN)
+			derr(MDS, "flusher wake-up: %s", strerror(errno));
 		pthread_join(m->flusher, NULL);
 		m->flusher_started = false;
 		while ((c = m->flush_head)) {
@@ -554,5 +853,8 @@ void net_stop(struct mds *m)
 			conn_put(c);
 		}
 		m->flush_tail = &m->flush_head;
+		close(m->flush_pipe[0]);
+		close(m->flush_pipe[1]);
+		m->flush_pipe[0] = m->flush_pipe[1] = -1;
 	}
 }

@@ -880,6 +880,13 @@ struct json_object *session_ls_json(struct mds *m)
 		json_object_object_add(o, "completed_requests", json_object_new_int64((int64_t)s->ncompleted));
 		json_object_object_add(o, "oldest_tid", json_object_new_int64((int64_t)s->trimmed_below));
 		json_object_object_add(o, "idle_s", json_object_new_double((double)(now - s->last_renew_ns) / 1e9));
+		if (s->conn) {
+			/* replies its socket has not taken yet (the flusher's work) */
+			pthread_mutex_lock(&s->conn->send_lock);
+			json_object_object_add(o, "queued_bytes",
+					       json_object_new_int64((int64_t)(s->conn->outq.len - s->conn->outq_off)));
+			pthread_mutex_unlock(&s->conn->send_lock);
+		}
 		json_object_array_add(a, o);
 	}
 	rcu_read_unlock();

@@ -3,17 +3,24 @@
  * garbage, an oversized length, an unknown message type, a bad crc, a
  * message a client must not send, or disconnects mid-message loses its
  * connection with a log line naming it and the reason, while a session that
- * was already open keeps working.  And start-up errors: missing store,
+ * was already open keeps working.  Slow and stalled peers: one that reads a
+ * byte a second holds up nobody else's queued replies and is dropped when
+ * its queue does not drain in time; one that stalls mid-message, or never
+ * opens a session, is dropped after its deadline; connections beyond
+ * mds_max_conns are refused.  And start-up errors: missing store,
  * missing or broken config file, port in use, no filesystem, mkfs twice -
  * one line on stderr and a non-zero exit.
  */
 #include <arpa/inet.h>
 #include <check.h>
+#include <json-c/json.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -474,10 +481,380 @@ START_TEST(test_client_that_does_not_read)
 }
 END_TEST
 
+/* ---- slow readers, deadlines and the connection limit ------------------ */
+
+/* Connect with a small receive buffer, so replies back up at the MDS soon. */
+static void connect_small(struct mdsw *w, int rcvbuf)
+{
+	struct sockaddr_in sin;
+	int one = 1;
+
+	memset(w, 0, sizeof(*w));
+	w->wait_safe = true;
+	w->timeout_ms = 20000;
+	w->next_tid = 1;
+	w->fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	ck_assert_int_ge(w->fd, 0);
+	ck_assert_int_eq(setsockopt(w->fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf)), 0);
+	memset(&sin, 0, sizeof(sin));
+	sin.sin_family = AF_INET;
+	sin.sin_port = htons(P.port);
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	ck_assert_int_eq(connect(w->fd, (struct sockaddr *)&sin, sizeof(sin)), 0);
+	setsockopt(w->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+}
+
+/* Field @key of the session named @name in `session ls` (over the good
+ * session): -2 if there is no such session, -1 if it has no such field. */
+static int64_t session_field(const char *name, const char *key)
+{
+	struct json_object *a, *o, *v;
+	int64_t q = -2;
+	char *out = NULL;
+	size_t i;
+
+	ck_assert_int_eq(mdsw_command(&W, "{\"prefix\":\"session ls\"}", &out), 0);
+	a = json_tokener_parse(out);
+	free(out);
+	ck_assert_ptr_nonnull(a);
+	for (i = 0; i < json_object_array_length(a); i++) {
+		o = json_object_array_get_idx(a, i);
+		if (json_object_object_get_ex(o, "client_name", &v) && !strcmp(json_object_get_string(v), name))
+			q = json_object_object_get_ex(o, key, &v) ? json_object_get_int64(v) : -1;
+	}
+	json_object_put(a);
+	return q;
+}
+
+/* Bytes the MDS holds queued for session @name (its socket did not take them). */
+static int64_t queued_bytes(const char *name)
+{
+	return session_field(name, "queued_bytes");
+}
+
+/* Send GETATTRs on @w without reading, in batches, until the MDS holds
+ * replies for it that its socket did not take.  Returns how many were sent. */
+static int fill_until_queued(struct mdsw *w, const char *name)
+{
+	struct mdsp_msg msg;
+	struct mdsp_buf b;
+	int n = 0, k;
+
+	while (n < 400000) {
+		for (k = 0; k < 2000; k++, n++) {
+			memset(&msg, 0, sizeof(msg));
+			msg.type = MDSP_MSG_REQUEST;
+			msg.request.tid = w->next_tid++;
+			msg.request.op = MDSP_OP_GETATTR;
+			msg.request.ino = ROOT;
+			ck_assert_int_eq(mdsw_encode(w, &msg, &b), 0);
+			ck_assert_int_eq(mdsw_send_raw(w, b.data, b.len), 0);
+			mdsp_buf_free(&b);
+		}
+		/* requests of one connection run in order: once a GETATTR on
+		 * another one answered, look; the MDS may still be at it */
+		for (k = 0; k < 50; k++) {
+			if (queued_bytes(name) > 0)
+				return n;
+			usleep(20000);
+		}
+	}
+	ck_abort_msg("the MDS never queued replies for %s", name);
+	return n;
+}
+
+/* A peer that reads one byte a second until told to stop or the MDS drops it. */
+struct trickle {
+	int fd;
+	int stop_pipe[2];
+	bool reset;            /* the MDS closed or reset the connection */
+	uint64_t bytes;
+};
+
+static void *trickle_main(void *arg)
+{
+	struct trickle *t = arg;
+	struct pollfd p = { .fd = t->stop_pipe[0], .events = POLLIN };
+	char c;
+	ssize_t n;
+
+	for (;;) {
+		if (poll(&p, 1, 1000) != 0)
+			break;
+		n = recv(t->fd, &c, 1, MSG_DONTWAIT);
+		if (n == 1) {
+			t->bytes++;
+		} else if (n == 0 || (errno != EAGAIN && errno != EINTR)) {
+			__atomic_store_n(&t->reset, true, __ATOMIC_RELEASE);
+			break;
+		}
+	}
+	return NULL;
+}
+
+static void trickle_start(struct trickle *t, int fd, pthread_t *th)
+{
+	memset(t, 0, sizeof(*t));
+	t->fd = fd;
+	ck_assert_int_eq(pipe(t->stop_pipe), 0);
+	ck_assert_int_eq(pthread_create(th, NULL, trickle_main, t), 0);
+}
+
+static void trickle_stop(struct trickle *t, pthread_t th)
+{
+	ck_assert_int_eq(write(t->stop_pipe[1], "x", 1), 1);
+	pthread_join(th, NULL);
+	close(t->stop_pipe[0]);
+	close(t->stop_pipe[1]);
+}
+
+/*
+ * H3: a peer that reads a byte a second, with megabytes of replies queued
+ * at the MDS, must not hold up the queued replies of another session.  The
+ * other session's replies do not fit its socket either (it pipelines
+ * without reading, then reads), so they too go through the flusher, which
+ * must serve it while the slow one trickles.
+ */
+START_TEST(test_slow_reader_delays_nobody)
+{
+	struct mdsw slow, piped;
+	struct trickle t;
+	pthread_t th;
+	struct mdsp_msg msg;
+	const char *why;
+	double t0, took;
+	int n, got = 0, r;
+
+	connect_small(&slow, 4096);
+	ck_assert_int_eq(mdsw_open(&slow, "client.slow"), 0);
+	fill_until_queued(&slow, "client.slow");
+	trickle_start(&t, slow.fd, &th);
+
+	connect_small(&piped, 4096);
+	ck_assert_int_eq(mdsw_open(&piped, "client.piped"), 0);
+	n = fill_until_queued(&piped, "client.piped");
+	/* now read every reply: they come at once, not after the slow peer */
+	t0 = mono_s();
+	while (got < n) {
+		r = mdsp_recv(piped.fd, &msg, 10000, &why);
+		ck_assert_msg(r == 0, "reply %d of %d: %d (%s) after %.1f s", got, n, r, why ? why : "", mono_s() - t0);
+		if (msg.type == MDSP_MSG_REPLY)
+			got++;
+		mdsp_msg_free(&msg);
+		ck_assert_msg(mono_s() - t0 < 10.0, "%d of %d replies took %.1f s", got, n, mono_s() - t0);
+	}
+	took = mono_s() - t0;
+	ck_assert_msg(took < 10.0, "%d queued replies took %.1f s behind a slow reader", n, took);
+	/* the slow one is still connected (default drain timeout), still queued */
+	ck_assert(!__atomic_load_n(&t.reset, __ATOMIC_ACQUIRE));
+	ck_assert_int_gt(queued_bytes("client.slow"), 0);
+	good_session_still_works();
+	trickle_stop(&t, th);
+	mdsw_close(&piped);
+	mdsw_close(&slow);
+}
+END_TEST
+
+/* the "limits" fixture: short deadlines and a connection cap of 3 */
+static void setup_limits(void)
+{
+	ck_assert_int_eq(mdsproc_init(&P, parent_dir), 0);
+	snprintf(P.extra[P.nextra++], 256, "--mds_frame_timeout=1");
+	snprintf(P.extra[P.nextra++], 256, "--mds_conn_open_timeout=2");
+	snprintf(P.extra[P.nextra++], 256, "--mds_send_drain_timeout=2");
+	snprintf(P.extra[P.nextra++], 256, "--mds_max_conns=3");
+	ck_assert_int_eq(mdsproc_mkfs(&P), 0);
+	ck_assert_int_eq(mdsproc_start(&P), 0);
+	ck_assert_int_eq(mdsw_connect(&W, P.port), 0);
+	ck_assert_int_eq(mdsw_open(&W, "client.good"), 0);
+}
+
+/* The server closes @fd within @secs (reading and dropping what comes). */
+static bool closed_within(int fd, double secs)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	double end = mono_s() + secs;
+	char buf[4096];
+	ssize_t n;
+
+	while (mono_s() < end) {
+		if (poll(&p, 1, 100) <= 0)
+			continue;
+		n = read(fd, buf, sizeof(buf));
+		if (n == 0 || (n < 0 && errno == ECONNRESET))
+			return true;
+	}
+	return false;
+}
+
+/* M3: half a header, then silence: dropped after mds_frame_timeout (1 s). */
+START_TEST(test_stall_mid_header)
+{
+	struct mdsw bad;
+	struct mdsp_buf b;
+	uint16_t port;
+	double t0;
+
+	ck_assert_int_eq(mdsw_connect(&bad, P.port), 0);
+	ck_assert_int_eq(mdsw_open(&bad, "client.stall"), 0);
+	port = local_port(bad.fd);
+	getattr_frame(&bad, &b);
+	t0 = mono_s();
+	ck_assert_int_eq(mdsw_send_raw(&bad, b.data, MDSP_HDR_LEN / 2), 0);
+	mdsp_buf_free(&b);
+	ck_assert_msg(closed_within(bad.fd, 15), "a peer that stalled mid-header kept its connection");
+	ck_assert_msg(mono_s() - t0 >= 0.9, "dropped before the frame deadline");
+	ck_assert(logged(port, "stalled mid-message"));
+	mdsw_close(&bad);
+	good_session_still_works();
+}
+END_TEST
+
+/* ... and in the middle of a payload. */
+START_TEST(test_stall_mid_payload)
+{
+	struct mdsw bad;
+	struct mdsp_buf b;
+	uint16_t port;
+
+	ck_assert_int_eq(mdsw_connect(&bad, P.port), 0);
+	ck_assert_int_eq(mdsw_open(&bad, "client.stall"), 0);
+	port = local_port(bad.fd);
+	getattr_frame(&bad, &b);
+	ck_assert_int_gt(b.len, MDSP_HDR_LEN + 2);
+	ck_assert_int_eq(mdsw_send_raw(&bad, b.data, MDSP_HDR_LEN + 2), 0);
+	mdsp_buf_free(&b);
+	ck_assert_msg(closed_within(bad.fd, 15), "a peer that stalled mid-payload kept its connection");
+	ck_assert(logged(port, "stalled mid-message"));
+	mdsw_close(&bad);
+	good_session_still_works();
+}
+END_TEST
+
+/* M3: a connection that never opens a session goes after mds_conn_open_timeout. */
+START_TEST(test_no_session_deadline)
+{
+	struct mdsw idle;
+	char *out = NULL;
+	uint16_t port;
+	double t0 = mono_s();
+
+	ck_assert_int_eq(mdsw_connect(&idle, P.port), 0);
+	port = local_port(idle.fd);
+	/* a read-only command is fine without a session, but does not count as one */
+	ck_assert_int_eq(mdsw_command(&idle, "{\"prefix\":\"status\"}", &out), 0);
+	free(out);
+	ck_assert_msg(closed_within(idle.fd, 15), "a connection without a session was kept");
+	ck_assert_msg(mono_s() - t0 >= 1.9, "dropped before mds_conn_open_timeout");
+	ck_assert(logged(port, "opened no session"));
+	mdsw_close(&idle);
+	/* W has a session and is older than the open deadline: still served */
+	good_session_still_works();
+}
+END_TEST
+
+/* M3: beyond mds_max_conns (3) connections are refused; the sessions that
+ * are open keep working, and a slot that frees up is usable again. */
+START_TEST(test_max_conns)
+{
+	struct mdsw a, b, over;
+	struct mdsp_inode in;
+	char path[512], line[1024];
+	bool found = false;
+	FILE *f;
+	int i, r = -1;
+
+	ck_assert_int_eq(mdsw_connect(&a, P.port), 0);
+	ck_assert_int_eq(mdsw_open(&a, "client.a"), 0);
+	ck_assert_int_eq(mdsw_connect(&b, P.port), 0);
+	ck_assert_int_eq(mdsw_open(&b, "client.b"), 0);
+	/* W, a and b: full */
+	ck_assert_int_eq(mdsw_connect(&over, P.port), 0);
+	ck_assert_msg(closed_within(over.fd, 10), "a connection beyond mds_max_conns was served");
+	mdsw_close(&over);
+	snprintf(path, sizeof(path), "%s/mds.log", P.dir);
+	for (i = 0; i < 20 && !found; i++) {
+		f = fopen(path, "r");
+		if (f) {
+			while (fgets(line, sizeof(line), f))
+				found |= strstr(line, "refused: mds_max_conns (3)") != NULL;
+			fclose(f);
+		}
+		if (!found)
+			usleep(100000);
+	}
+	ck_assert_msg(found, "no log line for the refused connection");
+	ck_assert_int_eq(mdsw_getattr(&a, ROOT, &in), 0);
+	ck_assert_int_eq(mdsw_getattr(&b, ROOT, &in), 0);
+	good_session_still_works();
+	/* b goes: its slot frees once the MDS saw it go */
+	mdsw_session_close(&b);
+	mdsw_close(&b);
+	for (i = 0; i < 100 && r; i++) {
+		ck_assert_int_eq(mdsw_connect(&over, P.port), 0);
+		r = mdsw_open(&over, "client.c");
+		if (r) {
+			mdsw_close(&over);
+			usleep(50000);
+		}
+	}
+	ck_assert_int_eq(r, 0);
+	ck_assert_int_eq(mdsw_getattr(&over, ROOT, &in), 0);
+	mdsw_close(&over);
+	mdsw_close(&a);
+}
+END_TEST
+
+/* H3: a peer that does not drain its queue within mds_send_drain_timeout
+ * (2 s) is dropped, with a reset; its session stays for a reconnect. */
+START_TEST(test_slow_reader_dropped)
+{
+	struct mdsw slow, again;
+	struct trickle t;
+	struct mdsp_inode in;
+	pthread_t th;
+	uint16_t port;
+	uint64_t sid;
+	double end;
+
+	connect_small(&slow, 4096);
+	ck_assert_int_eq(mdsw_open(&slow, "client.slow"), 0);
+	sid = slow.sid;
+	port = local_port(slow.fd);
+	fill_until_queued(&slow, "client.slow");
+	trickle_start(&t, slow.fd, &th);
+	end = mono_s() + 20;
+	while (session_field("client.slow", "connected") != 0 && mono_s() < end)
+		usleep(50000);
+	ck_assert_msg(session_field("client.slow", "connected") == 0, "a peer reading 1 byte/s was never dropped");
+	ck_assert(logged(port, "reads its replies too slowly"));
+	/* the MDS reset the connection rather than keep the unsent bytes */
+	end = mono_s() + 10;
+	for (;;) {
+		struct tcp_info ti;
+		socklen_t sl = sizeof(ti);
+
+		ck_assert_int_eq(getsockopt(slow.fd, IPPROTO_TCP, TCP_INFO, &ti, &sl), 0);
+		if (ti.tcpi_state == TCP_CLOSE)
+			break;
+		ck_assert_msg(mono_s() < end, "the dropped connection was not reset (tcp state %d)", ti.tcpi_state);
+		usleep(50000);
+	}
+	trickle_stop(&t, th);
+	mdsw_close(&slow);
+	good_session_still_works();
+	ck_assert_int_eq(mdsw_connect(&again, P.port), 0);
+	ck_assert_int_eq(mdsw_reconnect(&again, sid), 0);
+	again.next_tid = 1000000;
+	ck_assert_int_eq(mdsw_getattr(&again, ROOT, &in), 0);
+	mdsw_close(&again);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("mds_badinput");
-	TCase *tc = tcase_create("peers"), *tb = tcase_create("startup");
+	TCase *tc = tcase_create("peers"), *tb = tcase_create("startup"), *tl;
 
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_set_timeout(tc, 60);
@@ -490,7 +867,17 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_request_without_session);
 	tcase_add_test(tc, test_damaged_dentries);
 	tcase_add_test(tc, test_client_that_does_not_read);
+	tcase_add_test(tc, test_slow_reader_delays_nobody);
 	suite_add_tcase(s, tc);
+	tl = tcase_create("limits");
+	tcase_add_checked_fixture(tl, setup_limits, teardown);
+	tcase_set_timeout(tl, 60);
+	tcase_add_test(tl, test_stall_mid_header);
+	tcase_add_test(tl, test_stall_mid_payload);
+	tcase_add_test(tl, test_no_session_deadline);
+	tcase_add_test(tl, test_max_conns);
+	tcase_add_test(tl, test_slow_reader_dropped);
+	suite_add_tcase(s, tl);
 	tcase_add_checked_fixture(tb, setup_bare, teardown_bare);
 	tcase_set_timeout(tb, 60);
 	tcase_add_test(tb, test_startup_errors);

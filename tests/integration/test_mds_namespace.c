@@ -5,6 +5,7 @@
  * cookies under concurrent inserts and removes, admin commands, leases.
  */
 #include <check.h>
+#include <json-c/json.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -16,6 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/admin_sock.h"
 #include "tests/integration/test_mds_wire.h"
 
 #define ROOT MDSP_ROOT_INO
@@ -625,26 +627,72 @@ START_TEST(test_concurrent_sessions)
 }
 END_TEST
 
+/* Run @json on the admin socket; returns the reply (caller puts it). */
+static struct json_object *asok_json(const char *json)
+{
+	struct json_object *req = json_tokener_parse(json), *rep = NULL;
+	char path[512];
+
+	snprintf(path, sizeof(path), "%s/mds.asok", P.dir);
+	ck_assert_ptr_nonnull(req);
+	ck_assert_int_eq(asok_request(path, req, &rep, 5000), 0);
+	json_object_put(req);
+	ck_assert_ptr_nonnull(rep);
+	return rep;
+}
+
+/*
+ * Over the MDS port (no authentication) only the read-only commands run;
+ * the others are refused with -EPERM and a pointer to the admin socket, and
+ * change nothing.  The admin socket runs them all.
+ */
 START_TEST(test_admin_and_evict)
 {
+	static const char *const readonly[] = { "status", "mds stat", "fs ls", "fs status", "df", "session ls",
+						"journal status" };
 	struct mdsw other;
+	struct json_object *rep, *v;
 	char *out = NULL, cmd[128];
 	struct mdsp_inode in;
+	size_t i;
 
+	for (i = 0; i < sizeof(readonly) / sizeof(readonly[0]); i++) {
+		snprintf(cmd, sizeof(cmd), "{\"prefix\":\"%s\"}", readonly[i]);
+		ck_assert_msg(mdsw_command(&W, cmd, &out) == 0, "'%s' over the MDS port", readonly[i]);
+		ck_assert_ptr_nonnull(out);
+		free(out);
+		out = NULL;
+	}
 	ck_assert_int_eq(mdsw_command(&W, "{\"prefix\":\"status\"}", &out), 0);
 	ck_assert_ptr_nonnull(strstr(out, "\"fs_name\""));
 	free(out);
-	ck_assert_int_eq(mdsw_command(&W, "{\"prefix\":\"dump cache\"}", &out), 0);
-	ck_assert_ptr_nonnull(strstr(out, "\"ino\""));
-	free(out);
 	ck_assert_int_eq(mdsw_command(&W, "{\"prefix\":\"no such command\"}", &out), -ENOSYS);
+	free(out);
+	ck_assert_int_eq(mdsw_command(&W, "{\"prefix\":\"dump cache\"}", &out), -EPERM);
+	ck_assert_ptr_nonnull(out);
+	ck_assert_ptr_nonnull(strstr(out, "admin socket"));
+	ck_assert_ptr_null(strstr(out, "\"ino\""));
 	free(out);
 
 	ck_assert_int_eq(mdsw_connect(&other, P.port), 0);
 	ck_assert_int_eq(mdsw_open(&other, "client.victim"), 0);
 	snprintf(cmd, sizeof(cmd), "{\"prefix\":\"client evict\",\"id\":%llu}", (unsigned long long)other.sid);
-	ck_assert_int_eq(mdsw_command(&W, cmd, &out), 0);
+	/* refused over the port, even from a peer with a session: the victim lives on */
+	ck_assert_int_eq(mdsw_command(&W, cmd, &out), -EPERM);
+	ck_assert_ptr_nonnull(strstr(out, "admin socket"));
 	free(out);
+	ck_assert_int_eq(mdsw_command(&other, cmd, &out), -EPERM);
+	free(out);
+	ck_assert_int_eq(mdsw_getattr(&other, ROOT, &in), 0);
+
+	/* the admin socket runs everything */
+	rep = asok_json("{\"prefix\":\"dump cache\"}");
+	ck_assert(json_object_object_get_ex(rep, "inodes", &v));
+	json_object_put(rep);
+	rep = asok_json(cmd);
+	ck_assert(json_object_object_get_ex(rep, "evicted", &v));
+	ck_assert_uint_eq((uint64_t)json_object_get_int64(v), other.sid);
+	json_object_put(rep);
 	/* the evicted client's connection is gone; reconnect is refused */
 	ck_assert_int_lt(mdsw_getattr(&other, ROOT, &in), -1000);
 	mdsw_close(&other);
