@@ -101,6 +101,8 @@ admin_socket = $out/client.asok
 log_file = $out/client.log
 
 [nfs]
+# the embedded gateway in loligo-fuse: the whole filesystem at pseudo path /
+nfs_exports = path=/,pseudo=/,clients=127.0.0.1,rw,no_root_squash,insecure
 CONF
 fi
 

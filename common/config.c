@@ -580,6 +580,26 @@ static char *line_reader(char *str, int num, void *stream)
 	return s;
 }
 
+/* Is [@section] one of ours?  cfg_section is one name or a comma-separated
+ * list ("client,nfs": loligo-fuse is the client and the NFS gateway). */
+static bool section_is_ours(const char *section)
+{
+	size_t n = strlen(section);
+	const char *p = cfg_section;
+
+	while (*p) {
+		const char *e = strchr(p, ',');
+		size_t len = e ? (size_t)(e - p) : strlen(p);
+
+		if (len == n && !strncmp(p, section, n))
+			return true;
+		if (!e)
+			break;
+		p = e + 1;
+	}
+	return false;
+}
+
 static int entry_handler(void *user, const char *section, const char *name, const char *value)
 {
 	struct ini_ctx *c = user;
@@ -592,7 +612,7 @@ static int entry_handler(void *user, const char *section, const char *name, cons
 		return 1;
 	if (!*section || !strcmp(section, "global"))
 		global = true;
-	else if (!strcmp(section, cfg_section))
+	else if (section_is_ours(section))
 		global = false;
 	else
 		return 1;	/* another daemon's section: not ours to judge */

@@ -75,7 +75,7 @@ static void usage(FILE *f)
 		"                         closed: set log_file to keep the log)\n"
 		"  -d                     debug: foreground, log every FUSE request\n"
 		"  -s                     single-threaded request loop\n"
-		"  -c, --conf FILE        config file ([global] and [client] sections)\n"
+		"  -c, --conf FILE        config file ([global], [client] and [nfs] sections)\n"
 		"  --OPTION=VALUE         override a config option\n"
 		"  --nfs ADDR:PORT        also serve NFS from this process (embedded gateway)\n"
 		"  --no-mount             serve NFS only, mount nothing\n"
@@ -401,7 +401,7 @@ int main(int argc, char **argv)
 	int r, ret = 1;
 
 	log_init(PROG);
-	cfg_init("client");
+	cfg_init("client,nfs");	/* the gateway's options live in [nfs] */
 	r = parse_args(argc, argv, &a);
 	if (r) {
 		ret = r > 0 ? 0 : (r == -EINVAL ? 2 : 1);

@@ -136,6 +136,24 @@ START_TEST(test_ini_section_after_global_override)
 }
 END_TEST
 
+/* loligo-fuse is the client and the NFS gateway: it reads [client] and [nfs],
+ * not [mds], and a name that only prefixes ours ([clientx]) is not ours. */
+START_TEST(test_ini_several_sections)
+{
+	const char *p = write_conf("c.conf",
+				   "[global]\nnfs4_grace_time = 1\ndebug_nfs = 1\n"
+				   "[nfs]\nnfs4_grace_time = 7\n"
+				   "[client]\ndebug_nfs = 6\n"
+				   "[mds]\ndebug_nfs = 20\nnfs4_grace_time = 30\n"
+				   "[clientx]\ndebug_nfs = 21\n");
+
+	cfg_init("client,nfs");
+	ck_assert_int_eq(cfg_load_file(p, err, sizeof(err)), 0);
+	ck_assert(cfg_double(CFG_nfs4_grace_time) == 7.0);
+	ck_assert_int_eq(cfg_int(CFG_debug_nfs), 6);
+}
+END_TEST
+
 START_TEST(test_ini_unknown_option)
 {
 	const char *p = write_conf("u.conf", "[global]\nfs_name = a\n\ndebug_msd = 10\n");
@@ -397,6 +415,7 @@ int main(void)
 	tcase_add_test(tc, test_lookup);
 	tcase_add_test(tc, test_ini_sections_precedence);
 	tcase_add_test(tc, test_ini_section_after_global_override);
+	tcase_add_test(tc, test_ini_several_sections);
 	tcase_add_test(tc, test_ini_unknown_option);
 	tcase_add_test(tc, test_ini_bad_values);
 	tcase_add_test(tc, test_missing_file);
