@@ -529,6 +529,17 @@ static void *reader_main(void *arg)
 
 	dout(MDS, 1, "connection from %s", c->peer);
 	for (;;) {
+		/* a connection killed on the send side (a peer that does not
+		 * read) is done: after shutdown(SHUT_RD) the socket still
+		 * delivers what the peer keeps sending, so without this its
+		 * requests would run on with nowhere to send the replies */
+		pthread_mutex_lock(&c->send_lock);
+		r = c->dead;
+		pthread_mutex_unlock(&c->send_lock);
+		if (r) {
+			dout(MDS, 1, "peer %s: connection closed on the send side: stopping its reader", c->peer);
+			break;
+		}
 		why = NULL;
 		st.frame_until = 0;
 		r = read_frame_part(c, hdr, sizeof(hdr), 0, &st, &got, &why);
