@@ -45,6 +45,8 @@ int ostate_create(uint32_t boot, uint64_t grace_ns, struct ostate **out)
 	st->boot = boot;
 	st->next_id = 1;
 	st->grace_end_ns = now_mono_ns() + grace_ns;
+	st->seq_wait_max = OS_SEQ_WAIT_MAX;
+	st->seq_wait_per_owner = OS_SEQ_WAIT_PER_OWNER;
 	*out = st;
 	return 0;
 }
@@ -113,7 +115,15 @@ struct os_owner *os_owner_find_locked(struct ostate *st, uint64_t clientid, bool
 	ow->is_lock = is_lock;
 	ow->len = len;
 	memcpy(ow->owner, o, len);
-	pthread_cond_init(&ow->cv, NULL);
+	{
+		/* seqid waits time out on the monotonic clock */
+		pthread_condattr_t ca;
+
+		pthread_condattr_init(&ca);
+		pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+		pthread_cond_init(&ow->cv, &ca);
+		pthread_condattr_destroy(&ca);
+	}
 	ow->hnext = st->owners[h];
 	st->owners[h] = ow;
 	st->nowners++;
@@ -437,11 +447,53 @@ bool os_seq_bumps(uint32_t status)
 	}
 }
 
+static bool seq_delayed_take(struct os_owner *ow, uint32_t seqid)
+{
+	for (unsigned int i = 0; i < ow->ndelayed; i++)
+		if (ow->delayed[i] == seqid) {
+			ow->delayed[i] = ow->delayed[--ow->ndelayed];
+			return true;
+		}
+	return false;
+}
+
+/* drop remembered seqids the owner's sequence has passed */
+static void seq_delayed_prune(struct os_owner *ow)
+{
+	for (unsigned int i = 0; i < ow->ndelayed;) {
+		if ((int32_t)(ow->delayed[i] - ow->seqid) <= 0)
+			ow->delayed[i] = ow->delayed[--ow->ndelayed];
+		else
+			i++;
+	}
+}
+
+/*
+ * A wait cap is reached: answer DELAY.  A seqid ahead of the owner's next
+ * one is remembered so the sequence steps over it in order (the client
+ * retries with the following seqid); a retransmission of the running
+ * request (or a request of an owner with no sequence yet) is not.
+ */
+static uint32_t seq_delay(struct os_owner *ow, uint32_t seqid)
+{
+	if (!ow->seq_valid || (int32_t)(seqid - ow->seqid) < 2)
+		return NFS4ERR_DELAY;
+	for (unsigned int i = 0; i < ow->ndelayed; i++)
+		if (ow->delayed[i] == seqid)
+			return NFS4ERR_DELAY;
+	if (ow->ndelayed >= OS_SEQ_DELAYED_MAX)
+		return NFS4ERR_BAD_SEQID;     /* a pipeline this deep is beyond what the gateway orders */
+	ow->delayed[ow->ndelayed++] = seqid;
+	return NFS4ERR_DELAY;
+}
+
 uint32_t os_seq_begin_locked(struct ostate *st, struct os_owner *ow, uint32_t seqid, uint64_t wait_ns)
 {
 	struct timespec deadline;
+	bool counted = false;
+	uint32_t r;
 
-	clock_gettime(CLOCK_REALTIME, &deadline);
+	clock_gettime(CLOCK_MONOTONIC, &deadline);
 	deadline.tv_sec += (time_t)(wait_ns / 1000000000ULL);
 	deadline.tv_nsec += (long)(wait_ns % 1000000000ULL);
 	if (deadline.tv_nsec >= 1000000000L) {
@@ -451,25 +503,50 @@ uint32_t os_seq_begin_locked(struct ostate *st, struct os_owner *ow, uint32_t se
 	for (;;) {
 		if (!ow->busy) {
 			if (!ow->seq_valid || seqid == ow->seqid + 1) {
+				/* a client that retries DELAY with the same seqid: run it now */
+				seq_delayed_take(ow, seqid);
 				ow->busy = true;
-				return NFS4_OK;
+				r = NFS4_OK;
+				break;
 			}
-			if (seqid == ow->seqid)
-				return ow->reply ? OS_SEQ_REPLAY : NFS4ERR_BAD_SEQID;
+			if (seqid == ow->seqid) {
+				r = ow->reply ? OS_SEQ_REPLAY : NFS4ERR_BAD_SEQID;
+				break;
+			}
 			/* behind: a stale retransmission */
-			if ((int32_t)(seqid - ow->seqid) < 0)
-				return NFS4ERR_BAD_SEQID;
+			if ((int32_t)(seqid - ow->seqid) < 0) {
+				r = NFS4ERR_BAD_SEQID;
+				break;
+			}
 			/* ahead: its predecessor has not arrived yet; wait for it */
 		}
-		ow->waiters++;
+		if (!counted) {
+			/* a waiting request holds a worker thread: bounded per owner and in all */
+			if (ow->seq_waiting >= st->seq_wait_per_owner || st->seq_waiting >= st->seq_wait_max) {
+				r = seq_delay(ow, seqid);
+				break;
+			}
+			/* it waits itself now: not stepped over as DELAYed */
+			seq_delayed_take(ow, seqid);
+			counted = true;
+			ow->seq_waiting++;
+			st->seq_waiting++;
+			ow->waiters++;
+		}
 		int w = pthread_cond_timedwait(&ow->cv, &st->lock, &deadline);
-		ow->waiters--;
 		if (w == ETIMEDOUT) {
 			if (!ow->busy && ow->seq_valid && seqid == ow->seqid + 1)
 				continue;
-			return NFS4ERR_BAD_SEQID;
+			r = NFS4ERR_BAD_SEQID;
+			break;
 		}
 	}
+	if (counted) {
+		ow->seq_waiting--;
+		st->seq_waiting--;
+		ow->waiters--;
+	}
+	return r;
 }
 
 void os_seq_end_locked(struct ostate *st, struct os_owner *ow, uint32_t seqid, uint32_t op, uint32_t status,
@@ -494,6 +571,24 @@ void os_seq_end_locked(struct ostate *st, struct os_owner *ow, uint32_t seqid, u
 			else
 				ow->reply_fh.len = 0;
 		}
+		/* the DELAYed seqids that follow are consumed now, in order */
+		while (ow->ndelayed && seq_delayed_take(ow, ow->seqid + 1)) {
+			uint8_t *empty = malloc(1);
+
+			ow->seqid++;
+			if (empty) {
+				free(ow->reply);
+				ow->reply = empty;
+				ow->reply_len = 0;
+				ow->reply_status = NFS4ERR_DELAY;
+				ow->reply_op = 0;
+				ow->reply_fh.len = 0;
+			} else {
+				free(ow->reply);    /* a replay of it is then BAD_SEQID */
+				ow->reply = NULL;
+			}
+		}
+		seq_delayed_prune(ow);
 	}
 	ow->busy = false;
 	pthread_cond_broadcast(&ow->cv);

@@ -16,7 +16,14 @@
  * (os_seq_begin/os_seq_end): the next seqid runs, a request that arrived
  * ahead of its predecessor waits for it (bounded), the last seqid is
  * answered from the owner's saved reply, anything else is
- * NFS4ERR_BAD_SEQID.
+ * NFS4ERR_BAD_SEQID.  Waiting ties up a worker thread, so it is bounded:
+ * at most st->seq_wait_per_owner waiting requests per owner and
+ * st->seq_wait_max gateway-wide (the gateway sets it to nfs_workers/4);
+ * a request beyond either is answered NFS4ERR_DELAY at once.  DELAY
+ * advances a 4.0 owner's seqid (RFC 7530 9.1.7: a client retries with the
+ * next one), so the seqid of a DELAYed request that was ahead of its
+ * predecessor is remembered (ow->delayed) and consumed, as if it had run
+ * and failed with DELAY, when the owner's sequence reaches it.
  *
  * Locking: one mutex, st->lock, protects every table and object here; it
  * is a leaf (nothing else is taken under it) and is never held across
@@ -55,6 +62,11 @@ struct os_fhref {
 struct os_file;
 struct os_owner;
 
+/* NFSv4.0 seqid waits (see the top of this file) */
+#define OS_SEQ_DELAYED_MAX 64           /* DELAYed future seqids remembered per owner */
+#define OS_SEQ_WAIT_PER_OWNER 1         /* default st->seq_wait_per_owner */
+#define OS_SEQ_WAIT_MAX 4               /* default st->seq_wait_max */
+
 struct os_stid {
 	uint64_t id;
 	uint32_t seqid;                  /* of the current stateid */
@@ -82,6 +94,9 @@ struct os_owner {
 	bool busy;                       /* a seqid request runs */
 	unsigned int waiters;            /* threads waiting in os_seq_begin_locked(), or a
 					  * 4.1 OPEN using the owner: it is not freed meanwhile */
+	unsigned int seq_waiting;        /* of them, those waiting for a predecessor (capped) */
+	unsigned int ndelayed;           /* seqids answered DELAY ahead of their predecessor */
+	uint32_t delayed[OS_SEQ_DELAYED_MAX];
 	bool confirmed;                  /* open owner: OPEN_CONFIRM done */
 	pthread_cond_t cv;
 	uint32_t reply_op;
@@ -118,6 +133,10 @@ struct ostate {
 	struct os_owner *owners[OS_HASH];
 	struct os_file *files[OS_HASH];
 	uint64_t nstids, nowners, nfiles;
+	/* NFSv4.0 seqid waits: threads blocked in os_seq_begin_locked() now, and the caps */
+	unsigned int seq_waiting;
+	unsigned int seq_wait_max;       /* gateway-wide */
+	unsigned int seq_wait_per_owner;
 };
 
 /* ---- lifetime ----------------------------------------------------------- */
@@ -198,16 +217,19 @@ bool os_stid_has_locks_locked(const struct os_stid *ls);
 /**
  * os_seq_begin_locked - may a request with @seqid of @ow run now?  Waits
  * (st->lock released meanwhile) while a predecessor runs or has not
- * arrived, at most @wait_ns.
+ * arrived, at most @wait_ns (CLOCK_MONOTONIC), unless st's wait caps are
+ * reached.
  * Return: NFS4_OK (it runs: ow->busy is set, call os_seq_end_locked()),
- * OS_SEQ_REPLAY (it is the last request again: send ow->reply), or
+ * OS_SEQ_REPLAY (it is the last request again: send ow->reply),
+ * NFS4ERR_DELAY (a wait cap is reached: answer DELAY; nothing to end), or
  * NFS4ERR_BAD_SEQID.
  */
 uint32_t os_seq_begin_locked(struct ostate *st, struct os_owner *ow, uint32_t seqid, uint64_t wait_ns);
 /**
  * os_seq_end_locked - the request of os_seq_begin_locked() finished with
  * @status and result body @body: advance the seqid (unless @status is one
- * of those that do not, RFC 7530 9.1.7) and keep the reply.
+ * of those that do not, RFC 7530 9.1.7) and keep the reply; then consume
+ * the DELAYed seqids that follow it.
  */
 void os_seq_end_locked(struct ostate *st, struct os_owner *ow, uint32_t seqid, uint32_t op, uint32_t status,
 		       const uint8_t *body, size_t len, const struct nfs4_fh *fh);

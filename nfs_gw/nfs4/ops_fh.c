@@ -55,6 +55,13 @@ static struct nfs4ops_ctx *ctx_make(struct nfs4_server *srv)
 		free(c);
 		return NULL;
 	}
+	/* NFSv4.0 requests waiting for their seqid predecessor hold worker
+	 * threads: at most a quarter of the pool (open_state.h) */
+	{
+		uint64_t nw = cfg_uint(CFG_nfs_workers) / 4;
+
+		c->st->seq_wait_max = nw ? (unsigned int)(nw < 1024 ? nw : 1024) : 1;
+	}
 	v = now_real_ns();
 	for (int i = 0; i < NFS4_VERIFIER_SIZE; i++)
 		c->write_verf[i] = (uint8_t)(v >> (8 * i));

@@ -29,7 +29,8 @@ enum { CLAIM_NULL = 0, CLAIM_PREVIOUS = 1, CLAIM_DELEGATE_CUR = 2, CLAIM_DELEGAT
 #define OPEN4_RESULT_LOCKTYPE_POSIX 0x4
 #define OPEN_DELEGATE_NONE 0
 
-/* How long a 4.0 request waits for its owner's predecessor. */
+/* How long a 4.0 request waits for its owner's predecessor (if it may wait
+ * at all: the waits are capped, open_state.h). */
 #define SEQ_WAIT_NS (2ull * 1000000000ull)
 
 struct open_args {
@@ -439,8 +440,10 @@ NFS4_OP(open)
 		return st;
 	}
 	/* NFSv4.0: in seqid order, one at a time per owner */
-	if (!ow->confirmed && !ow->busy && !ow->waiters && ow->nstids == 0)
+	if (!ow->confirmed && !ow->busy && !ow->waiters && ow->nstids == 0) {
 		ow->seq_valid = false;   /* an unconfirmed owner starts over (RFC 7530 16.18.5) */
+		ow->ndelayed = 0;
+	}
 	st = os_seq_begin_locked(c->st, ow, a.seqid, SEQ_WAIT_NS);
 	if (st == OS_SEQ_REPLAY) {
 		xdr_put_fixed(res, ow->reply, ow->reply_len);

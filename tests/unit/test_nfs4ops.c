@@ -437,6 +437,23 @@ START_TEST(v40_seqid_order)
 }
 END_TEST
 
+/* until @o has @n requests waiting for their predecessor (5 s at most) */
+static void wait_seq_waiting(struct os_owner *o, unsigned int n)
+{
+	uint64_t end = now_mono_ns() + 5000000000ull;
+	unsigned int got;
+
+	for (;;) {
+		pthread_mutex_lock(&st->lock);
+		got = o->seq_waiting;
+		pthread_mutex_unlock(&st->lock);
+		if (got == n)
+			return;
+		ck_assert_msg(now_mono_ns() < end, "%u requests waiting, expected %u", got, n);
+		usleep(1000);
+	}
+}
+
 /* a request that arrived ahead of its predecessor waits for it */
 static void *run_next(void *arg)
 {
@@ -460,8 +477,9 @@ START_TEST(v40_seqid_waits_for_predecessor)
 	os_seq_end_locked(st, ow, 5, 18, NFS4_OK, NULL, 0, NULL);
 	pthread_mutex_unlock(&st->lock);
 	ck_assert_int_eq(pthread_create(&t, NULL, run_next, &res), 0);   /* seqid 7 */
-	usleep(50000);
+	wait_seq_waiting(ow, 1);              /* 7 has reached the wait */
 	pthread_mutex_lock(&st->lock);
+	ck_assert_uint_eq(ow->waiters, 1);
 	ck_assert_uint_eq(ow->seqid, 5);      /* 7 is still waiting for 6 */
 	ck_assert_uint_eq(os_seq_begin_locked(st, ow, 6, 0), NFS4_OK);
 	os_seq_end_locked(st, ow, 6, 18, NFS4_OK, NULL, 0, NULL);
@@ -469,6 +487,118 @@ START_TEST(v40_seqid_waits_for_predecessor)
 	pthread_join(t, NULL);
 	ck_assert_uint_eq(res, NFS4_OK);
 	ck_assert_uint_eq(ow->seqid, 7);
+}
+END_TEST
+
+/* a request of (owner, seqid) from its own thread, as a worker would run it */
+struct seq_req {
+	struct os_owner *o;
+	uint32_t seqid;
+	uint32_t res;
+	pthread_t t;
+};
+
+static void *run_seq(void *arg)
+{
+	struct seq_req *q = arg;
+
+	pthread_mutex_lock(&st->lock);
+	q->res = os_seq_begin_locked(st, q->o, q->seqid, 5000000000ull);
+	if (q->res == NFS4_OK)
+		os_seq_end_locked(st, q->o, q->seqid, 18, NFS4_OK, NULL, 0, NULL);
+	pthread_mutex_unlock(&st->lock);
+	return NULL;
+}
+
+static struct os_owner *seq_owner(const char *name, uint32_t seqid)
+{
+	struct os_owner *o;
+
+	pthread_mutex_lock(&st->lock);
+	o = os_owner_find_locked(st, 11, false, (const uint8_t *)name, (uint32_t)strlen(name), true);
+	ck_assert_ptr_nonnull(o);
+	ck_assert_uint_eq(os_seq_begin_locked(st, o, seqid, 0), NFS4_OK);
+	os_seq_end_locked(st, o, seqid, 18, NFS4_OK, NULL, 0, NULL);
+	pthread_mutex_unlock(&st->lock);
+	return o;
+}
+
+/*
+ * Waiting for a seqid predecessor ties up a worker thread: one waiting
+ * request per owner, seq_wait_max in all; beyond that DELAY at once, and
+ * the DELAYed seqids are stepped over in order (the client retries with
+ * the next seqid).  Many future seqids of one owner must not block the
+ * threads other owners need.
+ */
+START_TEST(v40_seqid_wait_caps)
+{
+	enum { N = 16 };
+	struct seq_req a = { .o = ow, .seqid = 7 }, b, many[N];
+	struct os_owner *ow2, *ow3;
+	uint64_t t0;
+
+	st->seq_wait_max = 2;
+	ck_assert_uint_eq(st->seq_wait_per_owner, 1);
+	pthread_mutex_lock(&st->lock);
+	ck_assert_uint_eq(os_seq_begin_locked(st, ow, 5, 0), NFS4_OK);
+	os_seq_end_locked(st, ow, 5, 18, NFS4_OK, NULL, 0, NULL);
+	pthread_mutex_unlock(&st->lock);
+	/* 7 waits for 6 */
+	ck_assert_int_eq(pthread_create(&a.t, NULL, run_seq, &a), 0);
+	wait_seq_waiting(ow, 1);
+	/* 8..23 of the same owner at once: DELAY, none of them waits */
+	t0 = now_mono_ns();
+	for (int i = 0; i < N; i++) {
+		many[i] = (struct seq_req){ .o = ow, .seqid = 8 + (uint32_t)i };
+		ck_assert_int_eq(pthread_create(&many[i].t, NULL, run_seq, &many[i]), 0);
+	}
+	for (int i = 0; i < N; i++) {
+		pthread_join(many[i].t, NULL);
+		ck_assert_uint_eq(many[i].res, NFS4ERR_DELAY);
+	}
+	ck_assert_uint_lt(now_mono_ns() - t0, 2000000000ull);   /* (a wait would take 5 s) */
+	/* another owner is served meanwhile */
+	ow2 = seq_owner("owner2", 1);
+	t0 = now_mono_ns();
+	pthread_mutex_lock(&st->lock);
+	ck_assert_uint_eq(os_seq_begin_locked(st, ow2, 2, 5000000000ull), NFS4_OK);
+	os_seq_end_locked(st, ow2, 2, 18, NFS4_OK, NULL, 0, NULL);
+	pthread_mutex_unlock(&st->lock);
+	ck_assert_uint_lt(now_mono_ns() - t0, 1000000000ull);
+	/* and may have one waiting request too: the gateway-wide cap (2) is then reached */
+	b = (struct seq_req){ .o = ow2, .seqid = 4 };
+	ck_assert_int_eq(pthread_create(&b.t, NULL, run_seq, &b), 0);
+	wait_seq_waiting(ow2, 1);
+	ow3 = seq_owner("owner3", 1);
+	pthread_mutex_lock(&st->lock);
+	ck_assert_uint_eq(st->seq_waiting, 2);
+	ck_assert_uint_eq(os_seq_begin_locked(st, ow3, 3, 5000000000ull), NFS4ERR_DELAY);
+	ck_assert_uint_eq(os_seq_begin_locked(st, ow3, 2, 0), NFS4_OK);   /* its next one runs */
+	os_seq_end_locked(st, ow3, 2, 18, NFS4_OK, NULL, 0, NULL);
+	ck_assert_uint_eq(ow3->seqid, 3);     /* ... and steps over the DELAYed 3 */
+	ck_assert_uint_eq(ow3->reply_status, NFS4ERR_DELAY);
+	/* 6 arrives: 6 and the waiting 7 run, the DELAYed 8..23 are stepped over */
+	ck_assert_uint_eq(ow->ndelayed, N);
+	ck_assert_uint_eq(os_seq_begin_locked(st, ow, 6, 0), NFS4_OK);
+	os_seq_end_locked(st, ow, 6, 18, NFS4_OK, NULL, 0, NULL);
+	ck_assert_uint_eq(os_seq_begin_locked(st, ow2, 3, 0), NFS4_OK);
+	os_seq_end_locked(st, ow2, 3, 18, NFS4_OK, NULL, 0, NULL);
+	pthread_mutex_unlock(&st->lock);
+	pthread_join(a.t, NULL);
+	pthread_join(b.t, NULL);
+	ck_assert_uint_eq(a.res, NFS4_OK);
+	ck_assert_uint_eq(b.res, NFS4_OK);
+	pthread_mutex_lock(&st->lock);
+	ck_assert_uint_eq(st->seq_waiting, 0);
+	ck_assert_uint_eq(ow->seqid, 8 + N - 1);
+	ck_assert_uint_eq(ow->ndelayed, 0);
+	/* a retransmission of the last DELAYed one gets DELAY again; the client's next seqid runs */
+	ck_assert_uint_eq(os_seq_begin_locked(st, ow, 8 + N - 1, 0), OS_SEQ_REPLAY);
+	ck_assert_uint_eq(ow->reply_status, NFS4ERR_DELAY);
+	ck_assert_uint_eq(os_seq_begin_locked(st, ow, 8 + N, 0), NFS4_OK);
+	os_seq_end_locked(st, ow, 8 + N, 18, NFS4_OK, NULL, 0, NULL);
+	ck_assert_uint_eq(ow2->seqid, 4);
+	pthread_mutex_unlock(&st->lock);
 }
 END_TEST
 
@@ -644,6 +774,7 @@ int main(void)
 	tcase_add_test(t, share_reservations);
 	tcase_add_test(t, v40_seqid_order);
 	tcase_add_test(t, v40_seqid_waits_for_predecessor);
+	tcase_add_test(t, v40_seqid_wait_caps);
 	tcase_add_test(t, byte_range_locks);
 	tcase_add_test(t, grace_period);
 	suite_add_tcase(s, t);
