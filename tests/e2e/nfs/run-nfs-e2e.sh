@@ -14,8 +14,13 @@
 # gateway process restarted while the guest keeps the export mounted and a
 # file open), and guest-pseudo.sh (two exports below the root: the pseudo
 # fs, a ro and a rw export).  Everything it started is killed and unmounted on exit, also
-# on failure.  Exit: 0 pass, 1 fail, 77 skipped (no root, /dev/fuse, qemu
-# helper or static libc).
+# on failure, and a detached watchdog does the same if the driver itself is
+# killed (ctest's timeout SIGKILLs it; its EXIT trap then never runs).
+# Exit: 0 pass, 1 fail - also when a prerequisite (root, /dev/fuse,
+# fusermount3, qemu, the kclient helper, a static libc, the binaries) is
+# missing: the FAIL line says what to install.  Each guest gets
+# KCLIENT_TIMEOUT (default 120 s; they take ~5-15 s): 5 guests stay well
+# under the ctest TIMEOUT (tests/e2e/nfs.cmake).
 set -u
 BUILD=${1:?usage: run-nfs-e2e.sh BUILD_DIR [VERS...]}
 shift
@@ -26,11 +31,20 @@ KCLIENT=${KCLIENT_SCRIPT:-$HERE/../../../../shared/kclient/run-kernel-client.sh}
 MDS=$BUILD/mds/loligo-mds
 FUSE=$BUILD/client/fuse/loligo-fuse
 
-skip() { echo "SKIP: $*"; exit 77; }
-[ "$(id -u)" = 0 ] || skip "needs root (FUSE mount, qemu)"
-[ -e /dev/fuse ] || skip "no /dev/fuse"
-[ -x "$KCLIENT" ] || skip "no kernel client helper at $KCLIENT"
-[ -x "$MDS" ] && [ -x "$FUSE" ] || skip "loligo-mds / loligo-fuse not built in $BUILD"
+BADINPUT=$BUILD/tests/nfs_badinput
+KCLIENT_TIMEOUT=${KCLIENT_TIMEOUT:-120}
+
+# a missing prerequisite is a failure, never a silent skip
+missing() { echo "FAIL: $1 missing ($2)"; exit 1; }
+[ "$(id -u)" = 0 ] || missing "root" "run the test as root: it makes a FUSE mount and boots qemu"
+[ -e /dev/fuse ] || missing "/dev/fuse" "modprobe fuse; a container needs --device /dev/fuse"
+command -v fusermount3 > /dev/null || missing "fusermount3" "apt-get install fuse3"
+command -v qemu-system-x86_64 > /dev/null || missing "qemu-system-x86_64" "apt-get install qemu-system-x86 busybox-static"
+command -v cc > /dev/null || missing "cc" "apt-get install gcc libc6-dev"
+[ -x "$KCLIENT" ] || missing "the kernel client helper $KCLIENT" "the team's shared/kclient/run-kernel-client.sh, or set KCLIENT_SCRIPT"
+[ -x "$MDS" ] || missing "$MDS" "ninja -C $BUILD loligo-mds"
+[ -x "$FUSE" ] || missing "$FUSE" "ninja -C $BUILD loligo-fuse"
+[ -x "$BADINPUT" ] || missing "$BADINPUT" "ninja -C $BUILD nfs_badinput"
 
 T=$(mktemp -d /tmp/loligo-nfs-e2e.XXXXXX)
 MNT=$T/mnt
@@ -52,10 +66,29 @@ cleanup() {
 }
 trap cleanup EXIT
 trap 'exit 1' INT TERM
+# Every process started (daemons, kclient helpers) is listed in $T/pids.  If
+# the driver dies without its EXIT trap (SIGKILL on a ctest timeout), this
+# detached watchdog stops them (a kclient helper's children first: its
+# `timeout` passes the TERM on to qemu), lazily unmounts and removes $T.
+setsid bash -c 'while kill -0 '"$$"' 2>/dev/null; do sleep 1; done
+	[ -d "'"$T"'" ] || exit 0
+	pids=$(cat "'"$T"'/pids" 2>/dev/null)
+	ours() { grep -qaE "loligo|run-kernel-client" /proc/$1/cmdline 2>/dev/null; }
+	for p in $pids; do
+		ours $p || continue
+		for c in $(ps -o pid= --ppid $p 2>/dev/null); do kill -TERM $c 2>/dev/null; done
+		kill -TERM $p 2>/dev/null
+	done
+	sleep 3
+	for p in $pids; do ours $p && kill -KILL $p 2>/dev/null; done
+	fusermount3 -uz "'"$MNT"'" 2>/dev/null
+	rm -rf "'"$T"'"' < /dev/null > /dev/null 2>&1 &
 
 mkdir -p "$MNT" "$T/store" "$T/files"
-cc -static -O1 -o "$T/files/locktest" "$HERE/locktest.c" 2>"$T/cc.out" || skip "cannot build a static test binary (libc.a?)"
-cc -static -O1 -o "$T/files/runas" "$HERE/runas.c" 2>>"$T/cc.out" || skip "cannot build a static test binary (libc.a?)"
+for b in locktest runas; do
+	cc -static -O1 -o "$T/files/$b" "$HERE/$b.c" 2>> "$T/cc.out" ||
+		{ cat "$T/cc.out"; missing "a static libc (libc.a)" "apt-get install libc6-dev"; }
+done
 
 cat > "$T/loligo.conf" <<CONF
 [global]
@@ -75,23 +108,43 @@ CONF
 "$MDS" -c "$T/loligo.conf" --mkfs > "$T/mkfs.out" 2>&1 || { FAILED=1; echo "FAIL: mkfs"; exit 1; }
 "$MDS" -c "$T/loligo.conf" --mds_port=0 --port-file "$T/mds.port" > "$T/mds.out" 2>&1 &
 MDS_PID=$!
+echo $MDS_PID >> "$T/pids"
 for _ in $(seq 150); do [ -s "$T/mds.port" ] && break; sleep 0.1; done
 [ -s "$T/mds.port" ] || { FAILED=1; echo "FAIL: loligo-mds did not start"; exit 1; }
 MDS_PORT=$(cat "$T/mds.port")
-NFS_PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+NFS_PORT=0
 
+served() { cat "$T/client.log" 2>/dev/null | grep -c "NFS gateway serving"; }
+
+# start_fuse: loligo-fuse with the gateway on 127.0.0.1:$NFS_PORT; port 0
+# lets the gateway bind an ephemeral port, read back from its log line
+# "NFS gateway serving ... (port N)" into NFS_PORT.  A restart asks for the
+# same port again (the guest stays mounted on it): if that bind fails (taken
+# meanwhile, or still held), it is retried a few times.
 start_fuse() {
-	"$FUSE" -f -c "$T/loligo.conf" --client_mds_addr=127.0.0.1:$MDS_PORT --nfs 127.0.0.1:$NFS_PORT \
-		"${EXTRA_OPTS[@]}" "$MNT" >> "$T/fuse.out" 2>&1 &
-	FUSE_PID=$!
-	for _ in $(seq 100); do
-		if grep -q " $MNT fuse" /proc/mounts && (exec 3<>/dev/tcp/127.0.0.1/$NFS_PORT) 2>/dev/null; then
-			return 0
-		fi
-		kill -0 "$FUSE_PID" 2>/dev/null || break
-		sleep 0.1
+	local n0 try
+	for try in 1 2 3 4 5; do
+		n0=$(served)
+		"$FUSE" -f -c "$T/loligo.conf" --client_mds_addr=127.0.0.1:$MDS_PORT --nfs 127.0.0.1:$NFS_PORT \
+			"${EXTRA_OPTS[@]}" "$MNT" >> "$T/fuse.out" 2>&1 &
+		FUSE_PID=$!
+		echo $FUSE_PID >> "$T/pids"
+		for _ in $(seq 150); do
+			if [ "$(served)" -gt "$n0" ] && grep -q " $MNT fuse" /proc/mounts; then
+				NFS_PORT=$(grep "NFS gateway serving" "$T/client.log" | tail -1 | sed -n 's/.*(port \([0-9]*\)).*/\1/p')
+				[ -n "$NFS_PORT" ] && [ "$NFS_PORT" != 0 ] && return 0
+				echo "FAIL: no port in the gateway's log line"
+				return 1
+			fi
+			kill -0 "$FUSE_PID" 2>/dev/null || break
+			sleep 0.1
+		done
+		stop_fuse
+		echo "loligo-fuse --nfs 127.0.0.1:$NFS_PORT did not come up (try $try)"
+		sleep 1
 	done
 	echo "FAIL: loligo-fuse --nfs did not come up"
+	tail -5 "$T/fuse.out"
 	return 1
 }
 
@@ -109,19 +162,19 @@ start_fuse || { FAILED=1; exit 1; }
 echo "written through fuse" > "$MNT/from-fuse.txt"
 
 # bad input over real sockets (bad handles, stale stateids, unknown ops, garbage)
-if [ -x "$BUILD/tests/nfs_badinput" ]; then
-	if "$BUILD/tests/nfs_badinput" "$NFS_PORT" > "$T/badinput.out" 2>&1; then
-		echo "PASS: bad input"
-	else
-		echo "FAIL: bad input"; cat "$T/badinput.out"; FAILED=1
-	fi
+if "$BADINPUT" "$NFS_PORT" > "$T/badinput.out" 2>&1; then
+	echo "PASS: bad input"
+else
+	echo "FAIL: bad input"; cat "$T/badinput.out"; FAILED=1
 fi
 
 guest() {  # guest NAME VERS SCRIPT DIR
 	local name=$1 vers=$2 script=$3 dir=$4 rc
 	sed "s/@DIR@/$dir/g" "$HERE/$script" > "$T/$name.sh"
-	KCLIENT_OPTS=vers=$vers KCLIENT_FILES=$T/files KCLIENT_TIMEOUT=${KCLIENT_TIMEOUT:-240} \
-		"$KCLIENT" "$NFS_PORT" "$T/$name.sh" > "$T/$name.out" 2>&1
+	KCLIENT_OPTS=vers=$vers KCLIENT_FILES=$T/files KCLIENT_TIMEOUT=$KCLIENT_TIMEOUT \
+		"$KCLIENT" "$NFS_PORT" "$T/$name.sh" > "$T/$name.out" 2>&1 &
+	echo $! >> "$T/pids"
+	wait $!
 	rc=$?
 	if [ $rc = 0 ] && grep -q "GUEST OK" "$T/$name.out"; then
 		echo "PASS: $name (vers=$vers)"
@@ -145,7 +198,9 @@ for v in $VERSIONS; do
 		[ "$(ls "$MNT/$d/many" | wc -l)" = 2000 ] || { echo "FAIL: FUSE sees $(ls "$MNT/$d/many" | wc -l) of 2000 entries"; FAILED=1; }
 	fi
 
-	# the restart: the driver watches for the guest's request through FUSE
+	# the restart: the driver watches for the guest's request through FUSE,
+	# restarts the gateway, and once the new one serves writes "restart-done"
+	# into the request file; the guest waits for that before going on
 	rd=restart$d
 	guest "restart-$d" "$v" guest-restart.sh "$rd" &
 	GPID=$!
@@ -154,7 +209,7 @@ for v in $VERSIONS; do
 		if [ -e "$MNT/restart-request-$rd" ]; then
 			stop_fuse
 			start_fuse || { FAILED=1; break; }
-			rm -f "$MNT/restart-request-$rd"
+			echo restart-done > "$MNT/restart-request-$rd"
 			restarted=1
 			break
 		fi
@@ -163,6 +218,7 @@ for v in $VERSIONS; do
 	done
 	wait $GPID || FAILED=1
 	[ $restarted = 1 ] || { echo "FAIL: the guest never asked for the restart"; FAILED=1; }
+	rm -f "$MNT/restart-request-$rd"
 done
 
 # exports below the root: the pseudo fs, ro and rw (4.1)
@@ -170,6 +226,7 @@ mkdir -p "$MNT/pdata" "$MNT/pro"
 echo "read write" > "$MNT/pdata/y"
 echo "read only" > "$MNT/pro/x"
 stop_fuse
+NFS_PORT=0      # a new guest: any port
 EXTRA_OPTS=("--nfs_exports=path=/pdata,pseudo=/srv/data;path=/pro,pseudo=/srv/ro,ro")
 if start_fuse; then
 	if guest pseudo 4.1 guest-pseudo.sh unused; then
