@@ -20,7 +20,7 @@
 #include "common/log.h"
 #include "common/perf.h"
 
-static char dir[256], path[300];
+static char path[300];
 static struct asok *as;
 static struct perf_counter test_ops;
 
@@ -49,22 +49,7 @@ static const struct asok_cmd test_cmds[] = {
 };
 
 #define SUITE "asok"
-
-/* the temporary dir is made and removed in the parent, so a failing test leaves nothing */
-static void dir_setup(void)
-{
-	snprintf(dir, sizeof(dir), "/tmp/loligo-test-%s-XXXXXX", SUITE);
-	ck_assert_ptr_nonnull(mkdtemp(dir));
-}
-
-static void dir_teardown(void)
-{
-	char cmd[512];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	if (system(cmd) != 0)
-		fprintf(stderr, "could not remove %s\n", dir);
-}
+#include "test_tmpdir.h"
 
 static void setup(void)
 {

@@ -18,7 +18,7 @@
 #include "common/config.h"
 #include "common/log.h"
 
-static char dir[256], sock[300], cli[4096];
+static char sock[300], cli[4096];
 static struct asok *as;
 static int evicted = -1;
 
@@ -66,22 +66,7 @@ static const struct asok_cmd mds_cmds[] = {
 };
 
 #define SUITE "cli"
-
-/* the temporary dir is made and removed in the parent, so a failing test leaves nothing */
-static void dir_setup(void)
-{
-	snprintf(dir, sizeof(dir), "/tmp/loligo-test-%s-XXXXXX", SUITE);
-	ck_assert_ptr_nonnull(mkdtemp(dir));
-}
-
-static void dir_teardown(void)
-{
-	char cmd[512];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	if (system(cmd) != 0)
-		fprintf(stderr, "could not remove %s\n", dir);
-}
+#include "test_tmpdir.h"
 
 static void setup(void)
 {

@@ -13,26 +13,10 @@
 
 #include "common/config.h"
 
-static char dir[256];
 static char err[512];
 
 #define SUITE "config"
-
-/* the temporary dir is made and removed in the parent, so a failing test leaves nothing */
-static void dir_setup(void)
-{
-	snprintf(dir, sizeof(dir), "/tmp/loligo-test-%s-XXXXXX", SUITE);
-	ck_assert_ptr_nonnull(mkdtemp(dir));
-}
-
-static void dir_teardown(void)
-{
-	char cmd[512];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	if (system(cmd) != 0)
-		fprintf(stderr, "could not remove %s\n", dir);
-}
+#include "test_tmpdir.h"
 
 static void setup(void)
 {

@@ -9,24 +9,9 @@
 #include "common/config.h"
 #include "common/log.h"
 
-static char dir[256], logpath[300];
+static char logpath[300];
 #define SUITE "log"
-
-/* the temporary dir is made and removed in the parent, so a failing test leaves nothing */
-static void dir_setup(void)
-{
-	snprintf(dir, sizeof(dir), "/tmp/loligo-test-%s-XXXXXX", SUITE);
-	ck_assert_ptr_nonnull(mkdtemp(dir));
-}
-
-static void dir_teardown(void)
-{
-	char cmd[512];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	if (system(cmd) != 0)
-		fprintf(stderr, "could not remove %s\n", dir);
-}
+#include "test_tmpdir.h"
 
 static void setup(void)
 {
