@@ -194,6 +194,31 @@ void mdsc_req_put(struct mdsc_req *r)
 		call_rcu(&r->rcu, req_free_rcu);
 }
 
+/*
+ * mdsc_req_next - walk the request map in tid order: the first request with
+ * a tid in [*@idx, @last] that still has a reference to take, pinned (the
+ * caller mdsc_req_put()s it); *@idx is set to its tid, so the next call
+ * takes *@idx + 1.  Requests whose count already reached zero are stepped
+ * over.  Return: NULL at the end of the map or past @last.
+ * Context: no lock; the lookup runs under rcu_read_lock() alone.
+ */
+struct mdsc_req *mdsc_req_next(struct mds_client *m, uint64_t *idx, uint64_t last)
+{
+	struct mdsc_req *r;
+
+	for (;;) {
+		rcu_read_lock();
+		r = xa_find(&m->requests, idx);
+		if (r && *idx <= last && !mdsc_req_get_unless_zero(r)) {
+			rcu_read_unlock();
+			(*idx)++;
+			continue;
+		}
+		rcu_read_unlock();
+		return r && *idx <= last ? r : NULL;
+	}
+}
+
 void mdsc_request_put(struct mds_request *pub)
 {
 	if (pub)
@@ -491,28 +516,13 @@ int mdsc_sync(struct mds_client *m)
 	struct mdsc_req *r;
 	int ret, first_err = 0;
 
-	for (;;) {
-		rcu_read_lock();
-		r = xa_find(&m->requests, &idx);
-		if (r && (idx > target || !mdsc_req_get_unless_zero(r))) {
-			if (idx > target) {
-				rcu_read_unlock();
-				break;
-			}
-			rcu_read_unlock();
-			idx++;
-			continue;
-		}
-		rcu_read_unlock();
-		if (!r)
-			break;
+	for (; (r = mdsc_req_next(m, &idx, target)); idx++) {
 		ret = mdsc_wait_safe(m, &r->pub);
 		mdsc_req_put(r);
 		if (ret == -ETIMEDOUT)
 			return ret;
 		if (ret && !first_err)
 			first_err = ret;
-		idx++;
 	}
 	return first_err;
 }
@@ -694,20 +704,9 @@ static void abort_all(struct mds_client *m, int err)
 	struct mdsc_req *r;
 	uint64_t idx = 0;
 
-	for (;;) {
-		rcu_read_lock();
-		r = xa_find(&m->requests, &idx);
-		if (r && !mdsc_req_get_unless_zero(r)) {
-			rcu_read_unlock();
-			idx++;
-			continue;
-		}
-		rcu_read_unlock();
-		if (!r)
-			break;
+	for (; (r = mdsc_req_next(m, &idx, UINT64_MAX)); idx++) {
 		mdsc_abort_request(m, r, err, false);
 		mdsc_req_put(r);
-		idx++;
 	}
 }
 

@@ -154,6 +154,7 @@ uint64_t mdsc_secs_to_ns(enum cfg_opt_id id);
 void mdsc_req_get(struct mdsc_req *r);
 bool mdsc_req_get_unless_zero(struct mdsc_req *r);
 void mdsc_req_put(struct mdsc_req *r);
+struct mdsc_req *mdsc_req_next(struct mds_client *m, uint64_t *idx, uint64_t last);
 void mdsc_unregister(struct mds_client *m, struct mdsc_req *r);
 bool mdsc_abort_request(struct mds_client *m, struct mdsc_req *r, int err, bool only_unanswered);
 int mdsc_send_request(struct mds_client *m, struct mds_conn *c, struct mdsc_req *r, uint32_t flags);

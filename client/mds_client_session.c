@@ -668,17 +668,7 @@ static unsigned int fail_unsafe(struct mds_client *m)
 	uint64_t idx = 0;
 	unsigned int n = 0;
 
-	for (;;) {
-		rcu_read_lock();
-		r = xa_find(&m->requests, &idx);
-		if (r && !mdsc_req_get_unless_zero(r)) {
-			rcu_read_unlock();
-			idx++;
-			continue;
-		}
-		rcu_read_unlock();
-		if (!r)
-			break;
+	for (; (r = mdsc_req_next(m, &idx, UINT64_MAX)); idx++) {
 		if ((atomic_load(&r->state) & (RS_GOT_UNSAFE | RS_GOT_SAFE)) == RS_GOT_UNSAFE &&
 		    mdsc_abort_request(m, r, -EIO, false)) {
 			derr(CLIENT, "mds request tid %llu (%s) had only an UNSAFE reply and the mds lost the "
@@ -687,7 +677,6 @@ static unsigned int fail_unsafe(struct mds_client *m)
 			n++;
 		}
 		mdsc_req_put(r);
-		idx++;
 	}
 	perf_inc(&m->c_unsafe_lost, n);
 	return n;
@@ -720,17 +709,7 @@ static unsigned int fail_sent_writes(struct mds_client *m)
 	uint64_t idx = 0;
 	unsigned int n = 0;
 
-	for (;;) {
-		rcu_read_lock();
-		r = xa_find(&m->requests, &idx);
-		if (r && !mdsc_req_get_unless_zero(r)) {
-			rcu_read_unlock();
-			idx++;
-			continue;
-		}
-		rcu_read_unlock();
-		if (!r)
-			break;
+	for (; (r = mdsc_req_next(m, &idx, UINT64_MAX)); idx++) {
 		if (!(atomic_load(&r->state) & (RS_GOT_REPLY | RS_ABORTED | RS_WAITING)) &&
 		    atomic_load(&r->sent_gen) && !retry_safe_in_new_session(&r->pub.args) &&
 		    mdsc_abort_request(m, r, -EIO, true)) {
@@ -740,7 +719,6 @@ static unsigned int fail_sent_writes(struct mds_client *m)
 			n++;
 		}
 		mdsc_req_put(r);
-		idx++;
 	}
 	perf_inc(&m->c_sent_lost, n);
 	return n;
@@ -759,17 +737,7 @@ static unsigned int resend(struct mds_client *m, struct mds_conn *c, bool replay
 	uint32_t st;
 	bool want;
 
-	for (;;) {
-		rcu_read_lock();
-		r = xa_find(&m->requests, &idx);
-		if (r && !mdsc_req_get_unless_zero(r)) {
-			rcu_read_unlock();
-			idx++;
-			continue;
-		}
-		rcu_read_unlock();
-		if (!r)
-			break;
+	for (; (r = mdsc_req_next(m, &idx, UINT64_MAX)); idx++) {
 		st = atomic_load(&r->state);
 		g = atomic_load(&r->sent_gen);
 		if (replay_pass)
@@ -785,7 +753,6 @@ static unsigned int resend(struct mds_client *m, struct mds_conn *c, bool replay
 			n++;
 		}
 		mdsc_req_put(r);
-		idx++;
 	}
 	perf_inc(replay_pass ? &m->c_replays : &m->c_retries, n);
 	return n;
@@ -1157,17 +1124,7 @@ static int sync_bounded(struct mds_client *m, int ms)
 	struct timespec ts = ns_to_timespec(deadline);
 	int ret = 0;
 
-	for (;;) {
-		rcu_read_lock();
-		r = xa_find(&m->requests, &idx);
-		if (r && idx <= target && !mdsc_req_get_unless_zero(r)) {
-			rcu_read_unlock();
-			idx++;
-			continue;
-		}
-		rcu_read_unlock();
-		if (!r || idx > target)
-			break;
+	for (; (r = mdsc_req_next(m, &idx, target)); idx++) {
 		pthread_mutex_lock(&r->lock);
 		while (!(atomic_load(&r->state) & (RS_GOT_SAFE | RS_ABORTED)) && ret == 0)
 			if (pthread_cond_timedwait(&r->cond, &r->lock, &ts) == ETIMEDOUT)
@@ -1176,7 +1133,6 @@ static int sync_bounded(struct mds_client *m, int ms)
 		mdsc_req_put(r);
 		if (ret)
 			break;
-		idx++;
 	}
 	return ret;
 }
