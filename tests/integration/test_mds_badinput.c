@@ -16,7 +16,6 @@
 #include <json-c/json.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
@@ -487,22 +486,7 @@ END_TEST
 /* Connect with a small receive buffer, so replies back up at the MDS soon. */
 static void connect_small(struct mdsw *w, int rcvbuf)
 {
-	struct sockaddr_in sin;
-	int one = 1;
-
-	memset(w, 0, sizeof(*w));
-	w->wait_safe = true;
-	w->timeout_ms = 20000;
-	w->next_tid = 1;
-	w->fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	ck_assert_int_ge(w->fd, 0);
-	ck_assert_int_eq(setsockopt(w->fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf)), 0);
-	memset(&sin, 0, sizeof(sin));
-	sin.sin_family = AF_INET;
-	sin.sin_port = htons(P.port);
-	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	ck_assert_int_eq(connect(w->fd, (struct sockaddr *)&sin, sizeof(sin)), 0);
-	setsockopt(w->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	ck_assert_int_eq(mdsw_connect_rcvbuf(w, P.port, rcvbuf), 0);
 }
 
 /* Field @key of the session named @name in `session ls` (over the good
@@ -911,30 +895,18 @@ static Suite *suite(void)
 	return s;
 }
 
-static int rm_one(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
-{
-	(void)sb;
-	(void)flag;
-	(void)ftw;
-	remove(path);
-	return 0;
-}
-
 int main(void)
 {
 	SRunner *sr;
 	int failed;
-	const char *tmp = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
 
 	signal(SIGPIPE, SIG_IGN);
-	snprintf(parent_dir, sizeof(parent_dir), "%s/test_mds_badXXXXXX", tmp);
-	if (!mkdtemp(parent_dir))
+	if (mdsproc_parent_init(parent_dir, sizeof(parent_dir), "test_mds_bad"))
 		return 1;
 	sr = srunner_create(suite());
 	srunner_run_all(sr, CK_NORMAL);
 	failed = srunner_ntests_failed(sr);
 	srunner_free(sr);
-	if (!getenv("LOLIGO_TEST_KEEP"))
-		nftw(parent_dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	mdsproc_parent_remove(parent_dir);
 	return failed ? 1 : 0;
 }

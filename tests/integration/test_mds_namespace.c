@@ -8,7 +8,6 @@
 #include <json-c/json.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -754,29 +753,17 @@ static Suite *suite(void)
 	return s;
 }
 
-static int rm_one(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
-{
-	(void)sb;
-	(void)flag;
-	(void)ftw;
-	remove(path);
-	return 0;
-}
-
 int main(void)
 {
 	SRunner *sr;
 	int failed;
-	const char *tmp = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
 
-	snprintf(parent_dir, sizeof(parent_dir), "%s/test_mds_nsXXXXXX", tmp);
-	if (!mkdtemp(parent_dir))
+	if (mdsproc_parent_init(parent_dir, sizeof(parent_dir), "test_mds_ns"))
 		return 1;
 	sr = srunner_create(suite());
 	srunner_run_all(sr, CK_NORMAL);
 	failed = srunner_ntests_failed(sr);
 	srunner_free(sr);
-	if (!getenv("LOLIGO_TEST_KEEP"))
-		nftw(parent_dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	mdsproc_parent_remove(parent_dir);
 	return failed ? 1 : 0;
 }

@@ -21,7 +21,7 @@
 
 #include "tests/integration/test_mds_wire.h"
 
-int mdsw_connect(struct mdsw *w, uint16_t port)
+int mdsw_connect_rcvbuf(struct mdsw *w, uint16_t port, int rcvbuf)
 {
 	struct sockaddr_in sin;
 	int one = 1;
@@ -37,7 +37,8 @@ int mdsw_connect(struct mdsw *w, uint16_t port)
 	sin.sin_family = AF_INET;
 	sin.sin_port = htons(port);
 	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	if (connect(w->fd, (struct sockaddr *)&sin, sizeof(sin))) {
+	if ((rcvbuf && setsockopt(w->fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf))) ||
+	    connect(w->fd, (struct sockaddr *)&sin, sizeof(sin))) {
 		int e = -errno;
 
 		close(w->fd);
@@ -46,6 +47,11 @@ int mdsw_connect(struct mdsw *w, uint16_t port)
 	}
 	setsockopt(w->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	return 0;
+}
+
+int mdsw_connect(struct mdsw *w, uint16_t port)
+{
+	return mdsw_connect_rcvbuf(w, port, 0);
 }
 
 void mdsw_close(struct mdsw *w)
@@ -106,7 +112,8 @@ static int wait_session(struct mdsw *w, const uint32_t *ops, struct mdsp_session
 	}
 }
 
-int mdsw_open(struct mdsw *w, const char *name)
+/* REQUEST_OPEN (@name) or RECONNECT (@sid): OPEN sets w->sid and w->epoch; REJECT is its result. */
+static int open_session(struct mdsw *w, uint32_t op, const char *name, uint64_t sid)
 {
 	struct mdsp_msg msg;
 	struct mdsp_session s;
@@ -115,8 +122,9 @@ int mdsw_open(struct mdsw *w, const char *name)
 
 	memset(&msg, 0, sizeof(msg));
 	msg.type = MDSP_MSG_SESSION;
-	msg.session.op = MDSP_SESSION_REQUEST_OPEN;
+	msg.session.op = op;
 	msg.session.client_name = (char *)name;
+	msg.session.session_id = sid;
 	r = send_msg(w, &msg);
 	if (r)
 		return r;
@@ -130,28 +138,14 @@ int mdsw_open(struct mdsw *w, const char *name)
 	return 0;
 }
 
+int mdsw_open(struct mdsw *w, const char *name)
+{
+	return open_session(w, MDSP_SESSION_REQUEST_OPEN, name, 0);
+}
+
 int mdsw_reconnect(struct mdsw *w, uint64_t sid)
 {
-	struct mdsp_msg msg;
-	struct mdsp_session s;
-	static const uint32_t ops[] = { MDSP_SESSION_OPEN, MDSP_SESSION_REJECT, 0 };
-	int r;
-
-	memset(&msg, 0, sizeof(msg));
-	msg.type = MDSP_MSG_SESSION;
-	msg.session.op = MDSP_SESSION_RECONNECT;
-	msg.session.session_id = sid;
-	r = send_msg(w, &msg);
-	if (r)
-		return r;
-	r = wait_session(w, ops, &s);
-	if (r)
-		return r;
-	if (s.op == MDSP_SESSION_REJECT)
-		return s.result ? s.result : -EPERM;
-	w->sid = s.session_id;
-	w->epoch = s.mds_epoch;
-	return 0;
+	return open_session(w, MDSP_SESSION_RECONNECT, NULL, sid);
 }
 
 int mdsw_renew(struct mdsw *w)
@@ -551,6 +545,13 @@ static int rm_one(const char *path, const struct stat *sb, int flag, struct FTW 
 	return 0;
 }
 
+/* Remove @dir and all below it, unless LOLIGO_TEST_KEEP is set. */
+static void rm_tree(const char *dir)
+{
+	if (dir[0] && !getenv("LOLIGO_TEST_KEEP"))
+		nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
 void mdsproc_cleanup(struct mdsproc *p)
 {
 	if (p->pid > 0) {
@@ -558,6 +559,18 @@ void mdsproc_cleanup(struct mdsproc *p)
 		waitpid(p->pid, NULL, 0);
 		p->pid = 0;
 	}
-	if (p->dir[0] && !getenv("LOLIGO_TEST_KEEP"))
-		nftw(p->dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	rm_tree(p->dir);
+}
+
+int mdsproc_parent_init(char *dir, size_t len, const char *prefix)
+{
+	const char *tmp = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+
+	snprintf(dir, len, "%s/%sXXXXXX", tmp, prefix);
+	return mkdtemp(dir) ? 0 : -errno;
+}
+
+void mdsproc_parent_remove(const char *dir)
+{
+	rm_tree(dir);
 }

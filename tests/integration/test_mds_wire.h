@@ -31,6 +31,8 @@ struct mdsw {
 };
 
 int mdsw_connect(struct mdsw *w, uint16_t port);
+/* mdsw_connect with the socket's receive buffer set to @rcvbuf bytes first (0: the default). */
+int mdsw_connect_rcvbuf(struct mdsw *w, uint16_t port, int rcvbuf);
 void mdsw_close(struct mdsw *w);
 /* mdsw_open - REQUEST_OPEN; returns 0 and sets w->sid. */
 int mdsw_open(struct mdsw *w, const char *name);
@@ -94,5 +96,9 @@ int mdsproc_start(struct mdsproc *p);
 int mdsproc_stop(struct mdsproc *p, int sig);
 /* mdsproc_cleanup - kill it if running and remove the temp dir. */
 void mdsproc_cleanup(struct mdsproc *p);
+/* mdsproc_parent_init - make a suite's parent dir $TMPDIR/<prefix>XXXXXX for mdsproc_init (0 or -errno). */
+int mdsproc_parent_init(char *dir, size_t len, const char *prefix);
+/* mdsproc_parent_remove - remove it and all below it, unless LOLIGO_TEST_KEEP is set. */
+void mdsproc_parent_remove(const char *dir);
 
 #endif
