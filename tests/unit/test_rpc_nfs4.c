@@ -184,6 +184,26 @@ static void c_free(struct creply *cr)
 	free(cr->buf);
 }
 
+/* Send @c and check the COMPOUND's status; the reply is freed. */
+static void c_expect(int fd, struct compound *c, uint32_t status)
+{
+	struct creply r;
+
+	c_call(fd, c, &r);
+	ck_assert_uint_eq(r.status, status);
+	c_free(&r);
+}
+
+/* A COMPOUND of one SEQUENCE (slot 0, not cached) on @sid: check its status. */
+static void seq_expect(int fd, const uint8_t *sid, uint32_t seq, uint32_t status)
+{
+	struct compound c;
+
+	c_begin(&c, 1, 0);
+	op_sequence(&c, sid, seq, 0, false);
+	c_expect(fd, &c, status);
+}
+
 /* EXCHANGE_ID + CREATE_SESSION on @fd; returns the session id. */
 static uint64_t make_session(int fd, const char *owner, uint8_t *sid, uint32_t maxops)
 {
@@ -214,17 +234,11 @@ static void assert_served(void)
 {
 	int fd = trpc_connect(port);
 	uint8_t sid[NFS4_SESSIONID_SIZE];
-	struct compound c;
-	struct creply r;
 	char owner[64];
 
 	snprintf(owner, sizeof(owner), "bystander-%u", atomic_load(&next_xid));
 	make_session(fd, owner, sid, 16);
-	c_begin(&c, 1, 0);
-	op_sequence(&c, sid, 1, 0, false);
-	c_call(fd, &c, &r);
-	ck_assert_uint_eq(r.status, NFS4_OK);
-	c_free(&r);
+	seq_expect(fd, sid, 1, NFS4_OK);
 	close(fd);
 }
 
@@ -251,9 +265,7 @@ START_TEST(session_lifecycle)
 	/* a sequence from the future */
 	c_begin(&c, 1, 0);
 	op_create_session(&c, clientid, 3, 16);
-	c_call(fd, &c, &r);
-	ck_assert_uint_eq(r.status, NFS4ERR_SEQ_MISORDERED);
-	c_free(&r);
+	c_expect(fd, &c, NFS4ERR_SEQ_MISORDERED);
 	/* EXCHANGE_ID again: the record is confirmed now */
 	c_begin(&c, 1, 0);
 	op_exchange_id(&c, "client-a", 42, 0);
@@ -290,17 +302,13 @@ START_TEST(session_lifecycle)
 	op_sequence(&c, sid, 2, 0, true);
 	c_op(&c, OP_RECLAIM_COMPLETE);
 	xdr_put_bool(&c.e, false);
-	c_call(fd, &c, &r);
-	ck_assert_uint_eq(r.status, NFS4ERR_COMPLETE_ALREADY);
-	c_free(&r);
+	c_expect(fd, &c, NFS4ERR_COMPLETE_ALREADY);
 
 	/* an uncached reply: the retry gets RETRY_UNCACHED_REP on the 2nd op */
 	c_begin(&c, 1, 0);
 	op_sequence(&c, sid, 1, 1, false);
 	c_op(&c, OP_GETFH);
-	c_call(fd, &c, &r);
-	ck_assert_uint_eq(r.status, NFS4ERR_NOFILEHANDLE);
-	c_free(&r);
+	c_expect(fd, &c, NFS4ERR_NOFILEHANDLE);
 	c_begin(&c, 1, 0);
 	op_sequence(&c, sid, 1, 1, false);
 	c_op(&c, OP_GETFH);
@@ -314,14 +322,8 @@ START_TEST(session_lifecycle)
 	/* BADSLOT, SEQ_MISORDERED, BADSESSION */
 	c_begin(&c, 1, 0);
 	op_sequence(&c, sid, 1, 1000, false);
-	c_call(fd, &c, &r);
-	ck_assert_uint_eq(r.status, NFS4ERR_BADSLOT);
-	c_free(&r);
-	c_begin(&c, 1, 0);
-	op_sequence(&c, sid, 7, 0, false);
-	c_call(fd, &c, &r);
-	ck_assert_uint_eq(r.status, NFS4ERR_SEQ_MISORDERED);
-	c_free(&r);
+	c_expect(fd, &c, NFS4ERR_BADSLOT);
+	seq_expect(fd, sid, 7, NFS4ERR_SEQ_MISORDERED);
 
 	/* a second connection joins the session */
 	fd2 = trpc_connect(port);
@@ -329,44 +331,26 @@ START_TEST(session_lifecycle)
 	op_sessionid(&c, OP_BIND_CONN_TO_SESSION, sid);
 	xdr_put_u32(&c.e, CDFC4_FORE_OR_BOTH);
 	xdr_put_bool(&c.e, false);
-	c_call(fd2, &c, &r);
-	ck_assert_uint_eq(r.status, NFS4_OK);
-	c_free(&r);
-	c_begin(&c, 1, 0);
-	op_sequence(&c, sid, 3, 0, false);
-	c_call(fd2, &c, &r);
-	ck_assert_uint_eq(r.status, NFS4_OK);
-	c_free(&r);
+	c_expect(fd2, &c, NFS4_OK);
+	seq_expect(fd2, sid, 3, NFS4_OK);
 	close(fd2);
 
 	/* DESTROY_CLIENTID with a session: busy; destroy the session first */
 	c_begin(&c, 1, 0);
 	c_op(&c, OP_DESTROY_CLIENTID);
 	xdr_put_u64(&c.e, clientid);
-	c_call(fd, &c, &r);
-	ck_assert_uint_eq(r.status, NFS4ERR_CLIENTID_BUSY);
-	c_free(&r);
+	c_expect(fd, &c, NFS4ERR_CLIENTID_BUSY);
 	c_begin(&c, 1, 0);
 	op_sessionid(&c, OP_DESTROY_SESSION, sid);
-	c_call(fd, &c, &r);
-	ck_assert_uint_eq(r.status, NFS4_OK);
-	c_free(&r);
-	c_begin(&c, 1, 0);
-	op_sequence(&c, sid, 4, 0, false);
-	c_call(fd, &c, &r);
-	ck_assert_uint_eq(r.status, NFS4ERR_BADSESSION);
-	c_free(&r);
+	c_expect(fd, &c, NFS4_OK);
+	seq_expect(fd, sid, 4, NFS4ERR_BADSESSION);
 	c_begin(&c, 1, 0);
 	c_op(&c, OP_DESTROY_CLIENTID);
 	xdr_put_u64(&c.e, clientid);
-	c_call(fd, &c, &r);
-	ck_assert_uint_eq(r.status, NFS4_OK);
-	c_free(&r);
+	c_expect(fd, &c, NFS4_OK);
 	c_begin(&c, 1, 0);
 	op_create_session(&c, clientid, 2, 16);
-	c_call(fd, &c, &r);
-	ck_assert_uint_eq(r.status, NFS4ERR_STALE_CLIENTID);
-	c_free(&r);
+	c_expect(fd, &c, NFS4ERR_STALE_CLIENTID);
 	close(fd);
 }
 END_TEST
@@ -389,22 +373,14 @@ START_TEST(client_reboot_replaces_old_state)
 	ck_assert(cid2 != cid);
 	c_free(&r);
 	/* the old session lives until the new record is confirmed */
-	c_begin(&c, 1, 0);
-	op_sequence(&c, sid, 1, 0, false);
-	c_call(fd, &c, &r);
-	ck_assert_uint_eq(r.status, NFS4_OK);
-	c_free(&r);
+	seq_expect(fd, sid, 1, NFS4_OK);
 	c_begin(&c, 1, 0);
 	op_create_session(&c, cid2, 1, 16);
 	c_call(fd, &c, &r);
 	ck_assert_uint_eq(r.status, NFS4_OK);
 	ck_assert_int_eq(xdr_get_fixed(&r.body, sid2, NFS4_SESSIONID_SIZE), 0);
 	c_free(&r);
-	c_begin(&c, 1, 0);
-	op_sequence(&c, sid, 2, 0, false);
-	c_call(fd, &c, &r);
-	ck_assert_uint_eq(r.status, NFS4ERR_BADSESSION);
-	c_free(&r);
+	seq_expect(fd, sid, 2, NFS4ERR_BADSESSION);
 	close(fd);
 }
 END_TEST
@@ -438,7 +414,6 @@ START_TEST(lease_expiry)
 	int fd = trpc_connect(port), i;
 	uint8_t sid[NFS4_SESSIONID_SIZE];
 	struct compound c;
-	struct creply r;
 	uint64_t clientid;
 
 	/* renewal: 2.4 s of SEQUENCEs 300 ms apart outlive a 2 s lease (a
@@ -449,11 +424,7 @@ START_TEST(lease_expiry)
 	clientid = make_session(fd, "leaser", sid, 16);
 	for (i = 1; i <= 8; i++) {
 		usleep(300 * 1000);
-		c_begin(&c, 1, 0);
-		op_sequence(&c, sid, (uint32_t)i, 0, false);
-		c_call(fd, &c, &r);
-		ck_assert_uint_eq(r.status, NFS4_OK);
-		c_free(&r);
+		seq_expect(fd, sid, (uint32_t)i, NFS4_OK);
 	}
 	/* silence with a 1.2 s lease: wait (without renewing) until the
 	 * reaper has expired the client, however late it runs */
@@ -473,16 +444,10 @@ START_TEST(lease_expiry)
 		usleep(10 * 1000);
 	}
 	ck_assert_int_lt(i, 2000);
-	c_begin(&c, 1, 0);
-	op_sequence(&c, sid, 9, 0, false);
-	c_call(fd, &c, &r);
-	ck_assert_uint_eq(r.status, NFS4ERR_BADSESSION);
-	c_free(&r);
+	seq_expect(fd, sid, 9, NFS4ERR_BADSESSION);
 	c_begin(&c, 1, 0);
 	op_create_session(&c, clientid, 2, 16);
-	c_call(fd, &c, &r);
-	ck_assert_uint_eq(r.status, NFS4ERR_STALE_CLIENTID);
-	c_free(&r);
+	c_expect(fd, &c, NFS4ERR_STALE_CLIENTID);
 	close(fd);
 }
 END_TEST
@@ -546,9 +511,7 @@ START_TEST(compound_rules)
 	c_begin(&c, 1, 0);
 	op_exchange_id(&c, "x", 1, 0);
 	c_op(&c, OP_PUTROOTFH);
-	c_call(fd, &c, &r);
-	ck_assert_uint_eq(r.status, NFS4ERR_NOT_ONLY_OP);
-	c_free(&r);
+	c_expect(fd, &c, NFS4ERR_NOT_ONLY_OP);
 	/* SEQUENCE only first */
 	make_session(fd, "rules", sid, 16);
 	c_begin(&c, 1, 0);
@@ -563,9 +526,7 @@ START_TEST(compound_rules)
 	op_sequence(&c, sid, 2, 0, false);
 	c_op(&c, OP_RENEW);
 	xdr_put_u64(&c.e, 1);
-	c_call(fd, &c, &r);
-	ck_assert_uint_eq(r.status, NFS4ERR_NOTSUPP);
-	c_free(&r);
+	c_expect(fd, &c, NFS4ERR_NOTSUPP);
 	/* minor version 2 */
 	c_begin(&c, 2, 0);
 	c_op(&c, OP_PUTROOTFH);
@@ -589,9 +550,7 @@ START_TEST(compound_rules)
 	/* current filehandle required */
 	c_begin(&c, 0, 0);
 	c_op(&c, OP_GETFH);
-	c_call(fd, &c, &r);
-	ck_assert_uint_eq(r.status, NFS4ERR_NOFILEHANDLE);
-	c_free(&r);
+	c_expect(fd, &c, NFS4ERR_NOFILEHANDLE);
 	/* an empty compound */
 	c_begin(&c, 0, 0);
 	c_call(fd, &c, &r);
@@ -696,9 +655,7 @@ START_TEST(truncated_xdr)
 	/* ops promised but missing */
 	c_begin(&c, 0, 0);
 	xdr_patch_u32(&c.e, c.count_off, 3);
-	c_call(fd, &c, &r);
-	ck_assert_uint_eq(r.status, NFS4ERR_BADXDR);
-	c_free(&r);
+	c_expect(fd, &c, NFS4ERR_BADXDR);
 	/* the COMPOUND header itself cut short: GARBAGE_ARGS */
 	c_begin(&c, 0, 0);
 	xdr_enc_truncate(&c.e, c.count_off - 4);
@@ -771,8 +728,6 @@ START_TEST(garbage_and_oversized)
 	int fd = trpc_connect(port), keep = trpc_connect(port);
 	uint8_t junk[300], mark[4];
 	uint8_t sid[NFS4_SESSIONID_SIZE];
-	struct compound c;
-	struct creply r;
 	unsigned int i, seed = 99;
 
 	/* a connection with a session stays usable throughout */
@@ -789,11 +744,7 @@ START_TEST(garbage_and_oversized)
 	ck_assert_int_eq(trpc_write_all(fd, mark, 4), 0);
 	ck_assert(trpc_closed(fd));
 	close(fd);
-	c_begin(&c, 1, 0);
-	op_sequence(&c, sid, 1, 0, false);
-	c_call(keep, &c, &r);
-	ck_assert_uint_eq(r.status, NFS4_OK);
-	c_free(&r);
+	seq_expect(keep, sid, 1, NFS4_OK);
 	close(keep);
 	assert_served();
 }
