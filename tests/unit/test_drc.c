@@ -63,17 +63,34 @@ static void key_for(struct drc *d, struct rpc_xprt *x, uint32_t xid, const char 
 	drc_make_key(d, &c, x, k);
 }
 
-/* Run one call through the cache to completion: miss, finish, sent at @sent. */
-static void complete_call(struct drc *d, struct rpc_xprt *x, uint32_t xid, const char *args, uint64_t sent)
+/* A new call: the lookup must miss; returns its entry (NULL: run uncached). */
+static struct drc_entry *miss(struct drc *d, struct rpc_xprt *x, uint32_t xid, const char *args)
 {
 	struct drc_key k;
 	struct drc_entry *e;
 	uint8_t *r;
 	size_t rl;
-	char reply[32];
 
 	key_for(d, x, xid, args, &k);
 	ck_assert_int_eq(drc_lookup(d, x, &k, &e, &r, &rl), DRC_MISS);
+	return e;
+}
+
+/* The population now. */
+static uint64_t population(struct drc *d)
+{
+	struct drc_stats s;
+
+	drc_get_stats(d, &s);
+	return s.population;
+}
+
+/* Run one call through the cache to completion: miss, finish, sent at @sent. */
+static void complete_call(struct drc *d, struct rpc_xprt *x, uint32_t xid, const char *args, uint64_t sent)
+{
+	struct drc_entry *e = miss(d, x, xid, args);
+	char reply[32];
+
 	ck_assert_ptr_nonnull(e);
 	snprintf(reply, sizeof(reply), "reply-%u", xid);
 	drc_finish(d, e, (const uint8_t *)reply, strlen(reply));
@@ -169,8 +186,7 @@ START_TEST(implied_ack)
 	complete_call(d, x, 2, "b", 0);         /* reply not sent yet */
 	/* no newer request on x: both stay */
 	ck_assert_int_eq(lookup(d, other, 99, "z", NULL), DRC_MISS);
-	drc_get_stats(d, &s);
-	ck_assert_uint_eq(s.population, 2);
+	ck_assert_uint_eq(population(d), 2);
 	/* x received a request after reply 1 went out: 1 is acknowledged,
 	 * 2 (never sent) is not */
 	atomic_store(&x->last_recv, 150);
@@ -191,15 +207,13 @@ START_TEST(implied_ack_other_conn)
 {
 	struct drc *d = mk_drc(DRC_MODE_IMPLIED_ACK, 1, 100);
 	struct rpc_xprt *x = mk_xprt(true, 900), *y = mk_xprt(true, 901);
-	struct drc_stats s;
 
 	fake_now = 100;
 	complete_call(d, x, 1, "a", 100);
 	atomic_store(&y->last_recv, 500);       /* y is busy, x is silent */
 	complete_call(d, y, 2, "b", 600);
 	ck_assert_uint_eq(drc_prune(d), 0);
-	drc_get_stats(d, &s);
-	ck_assert_uint_eq(s.population, 2);
+	ck_assert_uint_eq(population(d), 2);
 	drc_destroy(d);
 	rpc_xprt_put(x);
 	rpc_xprt_put(y);
@@ -220,8 +234,7 @@ START_TEST(implied_ack_all_buckets)
 		complete_call(d, x, 1000 + i, "op", 100 + i);
 		complete_call(d, y, 1000 + i, "op", 100 + i);
 	}
-	drc_get_stats(d, &s);
-	ck_assert_uint_eq(s.population, 100);
+	ck_assert_uint_eq(population(d), 100);
 	/* x receives a new request after every reply went out */
 	atomic_store(&x->last_recv, 1000);
 	ck_assert_int_eq(lookup(d, x, 5000, "new", NULL), DRC_MISS);
@@ -232,8 +245,7 @@ START_TEST(implied_ack_all_buckets)
 	/* a request received between two replies acknowledges only the older */
 	atomic_store(&y->last_recv, 125);            /* after sends 100..124 */
 	ck_assert_int_eq(lookup(d, y, 6000, "new", NULL), DRC_MISS);
-	drc_get_stats(d, &s);
-	ck_assert_uint_eq(s.population, 25);
+	ck_assert_uint_eq(population(d), 25);
 	ck_assert_int_eq(lookup(d, y, 1030, "op", NULL), DRC_HIT);
 	drc_destroy(d);
 	rpc_xprt_put(x);
@@ -380,17 +392,12 @@ START_TEST(size_bound_all_inprogress)
 {
 	struct drc *d = mk_drc(DRC_MODE_IMPLIED_ACK, 2, 2);
 	struct rpc_xprt *x = mk_xprt(true, 900);
-	struct drc_key k;
 	struct drc_entry *e[3];
-	uint8_t *r;
-	size_t rl;
 	struct drc_stats s;
 	int i;
 
-	for (i = 0; i < 3; i++) {
-		key_for(d, x, 10 + i, "a", &k);
-		ck_assert_int_eq(drc_lookup(d, x, &k, &e[i], &r, &rl), DRC_MISS);
-	}
+	for (i = 0; i < 3; i++)
+		e[i] = miss(d, x, 10 + i, "a");
 	ck_assert_ptr_nonnull(e[0]);
 	ck_assert_ptr_nonnull(e[1]);
 	ck_assert_ptr_null(e[2]);              /* run uncached rather than exceed the bound */
@@ -399,8 +406,7 @@ START_TEST(size_bound_all_inprogress)
 	ck_assert_uint_eq(s.population, 2);
 	drc_abort(d, e[0]);
 	drc_abort(d, e[1]);
-	drc_get_stats(d, &s);
-	ck_assert_uint_eq(s.population, 0);
+	ck_assert_uint_eq(population(d), 0);
 	drc_destroy(d);
 	rpc_xprt_put(x);
 }
@@ -412,15 +418,11 @@ START_TEST(reply_too_big)
 				.max_reply = 8, .clock = fake_clock };
 	struct drc *d;
 	struct rpc_xprt *x = mk_xprt(true, 900);
-	struct drc_key k;
 	struct drc_entry *e;
-	uint8_t *r;
-	size_t rl;
 	struct drc_stats s;
 
 	ck_assert_int_eq(drc_create(&p, &d), 0);
-	key_for(d, x, 1, "a", &k);
-	ck_assert_int_eq(drc_lookup(d, x, &k, &e, &r, &rl), DRC_MISS);
+	e = miss(d, x, 1, "a");
 	ck_assert_int_eq(drc_finish(d, e, (const uint8_t *)"0123456789", 10), -EMSGSIZE);
 	drc_reply_sent(e, 5);                  /* the caller's reference is still good */
 	drc_entry_put(e);
@@ -428,8 +430,7 @@ START_TEST(reply_too_big)
 	ck_assert_uint_eq(s.population, 0);
 	ck_assert_uint_eq(s.uncached, 1);
 	ck_assert_int_eq(lookup(d, x, 1, "a", NULL), DRC_MISS);
-	key_for(d, x, 2, "a", &k);
-	ck_assert_int_eq(drc_lookup(d, x, &k, &e, &r, &rl), DRC_MISS);
+	e = miss(d, x, 2, "a");
 	ck_assert_int_eq(drc_finish(d, e, (const uint8_t *)"01234567", 8), 0);
 	drc_entry_put(e);
 	ck_assert_int_eq(lookup(d, x, 2, "a", NULL), DRC_HIT);
