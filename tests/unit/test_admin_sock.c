@@ -400,12 +400,8 @@ END_TEST
 
 int main(void)
 {
-	Suite *s = suite_create("admin_sock");
 	TCase *tc = tcase_create("admin_sock");
-	SRunner *sr;
-	int failed;
 
-	tcase_add_unchecked_fixture(tc, dir_setup, dir_teardown);
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_help);
 	tcase_add_test(tc, test_config_commands);
@@ -413,10 +409,5 @@ int main(void)
 	tcase_add_test(tc, test_typed_arguments);
 	tcase_add_test(tc, test_garbage_requests);
 	tcase_add_test(tc, test_socket_files);
-	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return tmpdir_run("admin_sock", tc);
 }

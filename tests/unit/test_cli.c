@@ -338,20 +338,11 @@ END_TEST
 
 int main(void)
 {
-	Suite *s = suite_create("cli");
 	TCase *tc = tcase_create("cli");
-	SRunner *sr;
-	int failed;
 
-	tcase_add_unchecked_fixture(tc, dir_setup, dir_teardown);
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_daemon_builtins);
 	tcase_add_test(tc, test_daemon_errors);
 	tcase_add_test(tc, test_mds_commands);
-	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return tmpdir_run("cli", tc);
 }

@@ -388,12 +388,8 @@ END_TEST
 
 int main(void)
 {
-	Suite *s = suite_create("config");
 	TCase *tc = tcase_create("config");
-	SRunner *sr;
-	int failed;
 
-	tcase_add_unchecked_fixture(tc, dir_setup, dir_teardown);
 	tcase_add_checked_fixture(tc, setup, NULL);
 	tcase_add_test(tc, test_defaults);
 	tcase_add_test(tc, test_lookup);
@@ -410,10 +406,5 @@ int main(void)
 	tcase_add_test(tc, test_args_conf_forms);
 	tcase_add_test(tc, test_args_errors);
 	tcase_add_test(tc, test_observe_and_show);
-	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return tmpdir_run("config", tc);
 }

@@ -169,12 +169,8 @@ END_TEST
 
 int main(void)
 {
-	Suite *s = suite_create("log");
 	TCase *tc = tcase_create("log");
-	SRunner *sr;
-	int failed;
 
-	tcase_add_unchecked_fixture(tc, dir_setup, dir_teardown);
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_defaults_and_names);
 	tcase_add_test(tc, test_level_filters_output);
@@ -183,10 +179,5 @@ int main(void)
 	tcase_add_test(tc, test_args_applied_at_start);
 	tcase_add_test(tc, test_log_file_option);
 	tcase_add_test(tc, test_long_line);
-	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return tmpdir_run("log", tc);
 }
