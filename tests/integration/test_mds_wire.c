@@ -112,23 +112,30 @@ static int wait_session(struct mdsw *w, const uint32_t *ops, struct mdsp_session
 	}
 }
 
-/* REQUEST_OPEN (@name) or RECONNECT (@sid): OPEN sets w->sid and w->epoch; REJECT is its result. */
-static int open_session(struct mdsw *w, uint32_t op, const char *name, uint64_t sid)
+/* Send the SESSION message @q and wait for the answer, one of @ops (0-terminated), into @out. */
+static int session_round_trip(struct mdsw *w, const struct mdsp_session *q, const uint32_t *ops,
+			      struct mdsp_session *out)
 {
 	struct mdsp_msg msg;
-	struct mdsp_session s;
-	static const uint32_t ops[] = { MDSP_SESSION_OPEN, MDSP_SESSION_REJECT, 0 };
 	int r;
 
 	memset(&msg, 0, sizeof(msg));
 	msg.type = MDSP_MSG_SESSION;
-	msg.session.op = op;
-	msg.session.client_name = (char *)name;
-	msg.session.session_id = sid;
+	msg.session = *q;
 	r = send_msg(w, &msg);
 	if (r)
 		return r;
-	r = wait_session(w, ops, &s);
+	return wait_session(w, ops, out);
+}
+
+/* REQUEST_OPEN (@name) or RECONNECT (@sid): OPEN sets w->sid and w->epoch; REJECT is its result. */
+static int open_session(struct mdsw *w, uint32_t op, const char *name, uint64_t sid)
+{
+	struct mdsp_session q = { .op = op, .client_name = (char *)name, .session_id = sid }, s;
+	static const uint32_t ops[] = { MDSP_SESSION_OPEN, MDSP_SESSION_REJECT, 0 };
+	int r;
+
+	r = session_round_trip(w, &q, ops, &s);
 	if (r)
 		return r;
 	if (s.op == MDSP_SESSION_REJECT)
@@ -150,20 +157,11 @@ int mdsw_reconnect(struct mdsw *w, uint64_t sid)
 
 int mdsw_renew(struct mdsw *w)
 {
-	struct mdsp_msg msg;
-	struct mdsp_session s;
+	struct mdsp_session q = { .op = MDSP_SESSION_REQUEST_RENEW, .session_id = w->sid, .seq = 7 }, s;
 	static const uint32_t ops[] = { MDSP_SESSION_RENEW, MDSP_SESSION_REJECT, 0 };
 	int r;
 
-	memset(&msg, 0, sizeof(msg));
-	msg.type = MDSP_MSG_SESSION;
-	msg.session.op = MDSP_SESSION_REQUEST_RENEW;
-	msg.session.session_id = w->sid;
-	msg.session.seq = 7;
-	r = send_msg(w, &msg);
-	if (r)
-		return r;
-	r = wait_session(w, ops, &s);
+	r = session_round_trip(w, &q, ops, &s);
 	if (r)
 		return r;
 	return s.op == MDSP_SESSION_RENEW && s.seq == 7 ? 0 : -EPROTO;
@@ -171,19 +169,10 @@ int mdsw_renew(struct mdsw *w)
 
 int mdsw_session_close(struct mdsw *w)
 {
-	struct mdsp_msg msg;
-	struct mdsp_session s;
+	struct mdsp_session q = { .op = MDSP_SESSION_REQUEST_CLOSE, .session_id = w->sid }, s;
 	static const uint32_t ops[] = { MDSP_SESSION_CLOSE, 0 };
-	int r;
 
-	memset(&msg, 0, sizeof(msg));
-	msg.type = MDSP_MSG_SESSION;
-	msg.session.op = MDSP_SESSION_REQUEST_CLOSE;
-	msg.session.session_id = w->sid;
-	r = send_msg(w, &msg);
-	if (r)
-		return r;
-	return wait_session(w, ops, &s);
+	return session_round_trip(w, &q, ops, &s);
 }
 
 void mdsw_reply_free(struct mdsp_reply *rep)
