@@ -249,6 +249,18 @@ void lclient_set_callbacks(struct lclient *c, const struct lc_callbacks *cb, voi
 	c->cb_arg = arg;
 }
 
+void lc_notify_inode(struct lclient *c, struct lc_inode *in, off_t off, off_t len)
+{
+	if (in && c->cb.inval_inode)
+		c->cb.inval_inode(c->cb_arg, in->ino, off, len);
+}
+
+void lc_notify_entry(struct lclient *c, struct lc_inode *dir, const char *name)
+{
+	if (dir && name && c->cb.inval_dentry)
+		c->cb.inval_dentry(c->cb_arg, dir->ino, name);
+}
+
 static const struct mdsc_ops client_mdsc_ops = {
 	.handle_caps = lc_handle_caps,
 	.session_event = lc_session_event,

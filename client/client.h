@@ -96,6 +96,19 @@ void lclient_destroy(struct lclient *c);
 
 void lclient_set_callbacks(struct lclient *c, const struct lc_callbacks *cb, void *arg);
 
+/*
+ * lc_notify_inode, lc_notify_entry - a frontend other than the one that
+ * registered lc_callbacks (the NFS gateway beside FUSE) changed @in's data
+ * in [@off, @off+@len) (@len 0: to the end; @off -1: attributes only) or its
+ * attributes, or the entry @name in directory @dir: pass it on to the
+ * registered callbacks, so the other frontend's kernel caches drop it.
+ * Never called for the registering frontend's own operations.  Cheap and
+ * non-blocking as long as the callbacks are (FUSE's only queue); no client
+ * lock is held.  No-ops without callbacks.
+ */
+void lc_notify_inode(struct lclient *c, struct lc_inode *in, off_t off, off_t len);
+void lc_notify_entry(struct lclient *c, struct lc_inode *dir, const char *name);
+
 /** lclient_register_asok - add the client's commands (mds_requests, mds_sessions, dump cache) to @a. */
 int lclient_register_asok(struct lclient *c, struct asok *a);
 

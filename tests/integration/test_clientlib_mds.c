@@ -744,6 +744,87 @@ START_TEST(test_mountpoint_and_dead_mds)
 }
 END_TEST
 
+/* lc_notify_*: what another frontend changed reaches the registered
+ * callbacks; the library's own operations never call them (one client, no
+ * cap revokes), so FUSE keeps its caches across its own writes. */
+struct notify_rec {
+	pthread_mutex_t lock;
+	int ninode, nentry;
+	uint64_t ino, parent;
+	off_t off, len;
+	char name[64];
+};
+
+static void rec_inode(void *arg, uint64_t ino, off_t off, off_t len)
+{
+	struct notify_rec *r = arg;
+
+	pthread_mutex_lock(&r->lock);
+	r->ninode++;
+	r->ino = ino;
+	r->off = off;
+	r->len = len;
+	pthread_mutex_unlock(&r->lock);
+}
+
+static void rec_dentry(void *arg, uint64_t parent, const char *name)
+{
+	struct notify_rec *r = arg;
+
+	pthread_mutex_lock(&r->lock);
+	r->nentry++;
+	r->parent = parent;
+	snprintf(r->name, sizeof(r->name), "%s", name);
+	pthread_mutex_unlock(&r->lock);
+}
+
+START_TEST(test_notify)
+{
+	static const struct lc_callbacks cbs = { .inval_inode = rec_inode, .inval_dentry = rec_dentry };
+	struct notify_rec rec = { .lock = PTHREAD_MUTEX_INITIALIZER };
+	struct lc_inode *d, *in;
+	struct lc_fh *fh;
+	struct lc_attr a = { .size = 3, .mode = 0600 };
+
+	lclient_set_callbacks(c, &cbs, &rec);
+	d = mkdir_p(root, "notify");
+	ck_assert_int_eq(lc_create(c, d, "f", 0644, O_RDWR | O_CREAT, &rootcr, NULL, &in, &fh), 0);
+	ck_assert_int_eq(lc_write(c, fh, 0, 5, "hello"), 5);
+	ck_assert_int_eq(lc_flush(c, fh), 0);
+	ck_assert_int_eq(lc_setattr(c, in, &a, LC_SET_SIZE | LC_SET_MODE, &rootcr, NULL), 0);
+	ck_assert_int_eq(lc_rename(c, d, "f", d, "g", 0, &rootcr), 0);
+	ck_assert_int_eq(lc_link(c, in, d, "h", &rootcr, NULL), 0);
+	ck_assert_int_eq(lc_unlink(c, d, "h", &rootcr), 0);
+	ck_assert_msg(rec.ninode == 0 && rec.nentry == 0, "own operations called the callbacks (%d inode, %d entry)",
+		      rec.ninode, rec.nentry);
+
+	lc_notify_inode(c, in, 4096, 100);
+	ck_assert_int_eq(rec.ninode, 1);
+	ck_assert_uint_eq(rec.ino, lc_ino(in));
+	ck_assert_int_eq(rec.off, 4096);
+	ck_assert_int_eq(rec.len, 100);
+	lc_notify_inode(c, d, -1, 0);
+	ck_assert_int_eq(rec.ninode, 2);
+	ck_assert_uint_eq(rec.ino, lc_ino(d));
+	ck_assert_int_eq(rec.off, -1);
+	lc_notify_entry(c, d, "g");
+	ck_assert_int_eq(rec.nentry, 1);
+	ck_assert_uint_eq(rec.parent, lc_ino(d));
+	ck_assert_str_eq(rec.name, "g");
+
+	/* no callbacks registered: a no-op */
+	lclient_set_callbacks(c, NULL, NULL);
+	lc_notify_inode(c, in, 0, 0);
+	lc_notify_entry(c, d, "g");
+	ck_assert_int_eq(rec.ninode, 2);
+	ck_assert_int_eq(rec.nentry, 1);
+
+	lc_release(c, fh);
+	lc_put(c, in);
+	lc_put(c, d);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("clientlib_mds");
@@ -760,6 +841,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_readdir_5000);
 	tcase_add_test(tc, test_concurrent_writers);
 	tcase_add_test(tc, test_permissions_and_xattrs);
+	tcase_add_test(tc, test_notify);
 	tcase_add_test(tc, test_mountpoint_and_dead_mds);
 	suite_add_tcase(s, tc);
 	return s;

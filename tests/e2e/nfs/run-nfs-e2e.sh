@@ -13,13 +13,14 @@
 # crossing between the FUSE mount and the export) and guest-restart.sh (the
 # gateway process restarted while the guest keeps the export mounted and a
 # file open), and guest-pseudo.sh (two exports below the root: the pseudo
-# fs, a ro and a rw export).  Everything it started is killed and unmounted on exit, also
+# fs, a ro and a rw export), and guest-coherency.sh (changes made over NFS
+# seen through the FUSE mount at once, and FUSE's on the guest's re-open).  Everything it started is killed and unmounted on exit, also
 # on failure, and a detached watchdog does the same if the driver itself is
 # killed (ctest's timeout SIGKILLs it; its EXIT trap then never runs).
 # Exit: 0 pass, 1 fail - also when a prerequisite (root, /dev/fuse,
 # fusermount3, qemu, the kclient helper, a static libc, the binaries) is
 # missing: the FAIL line says what to install.  Each guest gets
-# KCLIENT_TIMEOUT (default 120 s; they take ~5-15 s): 5 guests stay well
+# KCLIENT_TIMEOUT (default 120 s; they take ~5-15 s): 7 guests stay well
 # under the ctest TIMEOUT (tests/e2e/nfs.cmake).
 set -u
 BUILD=${1:?usage: run-nfs-e2e.sh BUILD_DIR [VERS...]}
@@ -186,8 +187,81 @@ guest() {  # guest NAME VERS SCRIPT DIR
 	return 1
 }
 
+# coherency: the FUSE mount and the gateway in one process share one client;
+# a change made through the gateway must drop what the kernel caches for the
+# FUSE mount (attributes, names, pages: kept up to client_caps_timeout, 10 s,
+# otherwise) at once.  The driver reads, stats and lists everything through
+# FUSE, the guest changes it over NFS, and right after the guest reports
+# done FUSE must show the new state (within COH_WAIT s, well below 10 s).
+COH_WAIT=${COH_WAIT:-1}
+wait_out() {  # wait_out FILE LINE PID: until the guest printed LINE
+	for _ in $(seq 1800); do
+		grep -q "^$2" "$1" 2>/dev/null && return 0
+		kill -0 "$3" 2>/dev/null || return 1
+		sleep 0.1
+	done
+	return 1
+}
+coh_check() {  # the state after the guest's changes, or what differs
+	local x=$1 g bad=0
+	g="grown: a longer content than before"
+	[ "$(cat $x/same.txt)" = new-new-new ] || { echo "same.txt reads '$(cat $x/same.txt)'"; bad=1; }
+	[ "$(stat -c %s:%a $x/same.txt)" = 12:600 ] || { echo "same.txt size:mode $(stat -c %s:%a $x/same.txt)"; bad=1; }
+	[ "$(stat -c %s $x/grow.txt)" = $((${#g} + 1)) ] || { echo "grow.txt size $(stat -c %s $x/grow.txt)"; bad=1; }
+	[ "$(cat $x/grow.txt)" = "$g" ] || { echo "grow.txt reads '$(cat $x/grow.txt)'"; bad=1; }
+	[ "$(stat -c %s $x/shrink.txt)" = 2 ] || { echo "shrink.txt size $(stat -c %s $x/shrink.txt)"; bad=1; }
+	[ "$(cat $x/shrink.txt)" = x ] || { echo "shrink.txt reads '$(cat $x/shrink.txt)'"; bad=1; }
+	[ "$(cat $x/app.txt | tr '\n' ' ')" = "first appended " ] || { echo "app.txt reads '$(cat $x/app.txt)'"; bad=1; }
+	[ "$(stat -c %h $x/app.txt)" = 2 ] || { echo "app.txt nlink $(stat -c %h $x/app.txt)"; bad=1; }
+	[ -e $x/new.txt ] || { echo "new.txt missing"; bad=1; }
+	[ ! -e $x/gone.txt ] || { echo "gone.txt still there"; bad=1; }
+	[ ! -e $x/ren-a.txt ] || { echo "ren-a.txt still there"; bad=1; }
+	[ "$(cat $x/ren-b.txt 2>/dev/null)" = renamed ] || { echo "ren-b.txt missing"; bad=1; }
+	[ -d $x/newdir ] || { echo "newdir missing"; bad=1; }
+	[ "$(readlink $x/new.lnk)" = same.txt ] || { echo "new.lnk missing"; bad=1; }
+	[ "$(LC_ALL=C ls $x | tr '\n' ' ')" = "app-link.txt app.txt back.txt grow.txt new.lnk new.txt newdir ren-b.txt req same.txt shrink.txt " ] ||
+		{ echo "listing: $(LC_ALL=C ls $x | tr '\n' ' ')"; bad=1; }
+	return $bad
+}
+coherency() {  # coherency VERS DIR
+	local v=$1 d=$2 x=$MNT/$2 gpid t0 ms why ok=0
+	mkdir "$x" && echo old-old-old > "$x/same.txt" && echo short > "$x/grow.txt" &&
+		echo "a rather long old content" > "$x/shrink.txt" && echo first > "$x/app.txt" &&
+		echo bye > "$x/gone.txt" && echo renamed > "$x/ren-a.txt" && echo "fuse v1" > "$x/back.txt" &&
+		echo wait > "$x/req" || { echo "FAIL: coherency set-up through FUSE"; FAILED=1; return 1; }
+	guest "coh-$d" "$v" guest-coherency.sh "$d" &
+	gpid=$!
+	if wait_out "$T/coh-$d.out" "COH READY" $gpid; then
+		# let the kernel cache it all: pages, attributes, names (also missing ones)
+		cat "$x"/*.txt > /dev/null; stat "$x"/* > /dev/null; ls -l "$x" > /dev/null
+		for n in new.txt newdir new.lnk ren-b.txt app-link.txt; do [ -e "$x/$n" ]; done
+		coh_check "$x" > /dev/null && echo "note: coherency check passes before the guest's changes?"
+		echo go > "$x/req"
+		if wait_out "$T/coh-$d.out" "COH DONE" $gpid; then
+			t0=$(date +%s%N)
+			while :; do
+				why=$(coh_check "$x") && { ok=1; break; }
+				[ $(( ($(date +%s%N) - t0) / 1000000 )) -lt $((COH_WAIT * 1000)) ] || break
+				sleep 0.05
+			done
+			ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+			if [ $ok = 1 ]; then
+				echo "PASS: coherency $d: NFS changes seen through FUSE after ${ms} ms"
+			else
+				echo "FAIL: coherency $d: after ${ms} ms FUSE still shows: $(echo "$why" | paste -sd ";" -)"
+				FAILED=1
+			fi
+			printf 'fuse v2, longer than v1\n' > "$x/back.txt"
+			echo go2 > "$x/req"
+		fi
+	fi
+	wait $gpid || FAILED=1
+	rm -rf "$x" 2>/dev/null
+}
+
 for v in $VERSIONS; do
 	d=v${v/./}
+	coherency "$v" "coh$d"
 	if guest "basic-$d" "$v" guest-basic.sh "$d"; then
 		if [ "$(cat "$MNT/$d/from-nfs.txt" 2>/dev/null)" = "written through nfs" ]; then
 			echo "PASS: $d/from-nfs.txt seen through the FUSE mount"
