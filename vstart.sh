@@ -38,13 +38,24 @@ while (($#)); do
 done
 mkdir -p "$dir"
 dir=$(cd "$dir" && pwd)
-mkdir -p "$mnt"
-mnt=$(cd "$mnt" && pwd)
+# Never touch the mount point through the filesystem before we know it is
+# not a (possibly hung: its MDS died) loligo mount: resolve it as a string.
+mnt=$(realpath -m -s "$mnt")
+grep -q " $mnt fuse" /proc/mounts || mkdir -p "$mnt"
 out=$dir/out
 conf=$dir/loligo.conf
 bin=$top/build
 
-alive() { [[ -f $1 ]] && kill -0 "$(cat "$1")" 2>/dev/null; }
+# alive PIDFILE: the process runs and is ours (not a zombie waiting to be
+# reaped after a crash, not an unrelated process that reused the pid)
+alive() {
+	local pid
+	[[ -f $1 ]] || return 1
+	pid=$(cat "$1")
+	[[ $pid =~ ^[0-9]+$ ]] && kill -0 "$pid" 2>/dev/null || return 1
+	[[ $(awk '{print $3}' "/proc/$pid/stat" 2>/dev/null) != Z ]] || return 1
+	tr '\0' ' ' < "/proc/$pid/cmdline" 2>/dev/null | grep -q 'loligo-'
+}
 mounted() { grep -q " $mnt fuse" /proc/mounts; }
 
 stop_pid() { # pidfile name
