@@ -10,13 +10,23 @@
  * evicting whatever else may go (knfsd prunes the bucket it looks in the
  * same way).  A cache kept small by implied ACKs is a cache with short
  * chains.  A one-second tick from the ring thread (drc_prune) catches
- * expiries in buckets nobody looks in.
+ * expiries in buckets nobody looks in, and replies whose TCP ACK came in
+ * after the newer request.
+ *
+ * Why both halves of the implied ACK (drc.h): the transport stops reading
+ * a connection at its in-flight limit and resumes after a reply goes out,
+ * so requests a pipelining client sent long before it had that reply are
+ * parsed after it was sent.  Comparing receive-stream offsets against the
+ * kernel's byte count at the moment the reply was written (rx_mark) makes
+ * "newer" mean "arrived later", whatever the gateway's own buffering; the
+ * TCP ACK (tx_end against tx_acked) makes sure the reply at least reached
+ * the client's kernel.
  *
  * Lock order: bucket lock, then xprt->drc_lock (to link and unlink).
  *
  * The match is taken before pruning decisions on it: a retransmission on
- * the *same* connection bumps that connection's last_recv, which would
- * otherwise make its own entry look acknowledged just before we find it.
+ * the *same* connection is itself a newer request, which would otherwise
+ * make its own entry look acknowledged just before we find it.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -48,7 +58,10 @@ struct drc_entry {
 	bool linked;                     /* protected by bucket lock */
 	uint64_t created;
 	uint64_t done_at;                /* protected by bucket lock */
-	_Atomic uint64_t sent_at;        /* 0 until the reply was sent */
+	/* drc_reply_sent(): rx_mark is stored before tx_end (release), read
+	 * after it (acquire); tx_end 0: not (re)sent yet */
+	_Atomic uint64_t tx_end;
+	_Atomic uint64_t rx_mark;
 	uint8_t *reply;                  /* protected by bucket lock (immutable once DONE) */
 	size_t reply_len;
 	_Atomic int refs;
@@ -68,6 +81,7 @@ struct drc {
 	_Atomic unsigned int cursor;     /* size eviction: next bucket to try */
 	struct perf_counter hits, misses, inserts, inprogress, uncached;
 	struct perf_counter ev[DRC_EV_MAX];
+	struct perf_counter size_skipped_pinned;
 	struct perf_counter longest_chain;
 	struct hist lookup_ns;
 	char *perf_group;
@@ -141,6 +155,7 @@ int drc_create(const struct drc_params *p, struct drc **out)
 		perf_register_counter(g, "evict_expired", &d->ev[DRC_EV_EXPIRED]);
 		perf_register_counter(g, "evict_closed", &d->ev[DRC_EV_CLOSED]);
 		perf_register_counter(g, "evict_size", &d->ev[DRC_EV_SIZE]);
+		perf_register_counter(g, "size_skipped_pinned", &d->size_skipped_pinned);
 		perf_register_counter(g, "longest_chain", &d->longest_chain);
 		perf_register_hist(g, "lookup", &d->lookup_ns);
 	}
@@ -174,6 +189,7 @@ static void unlink_locked(struct drc *d, struct bucket *b, struct drc_entry *e)
 	if (e->xnext)
 		e->xnext->xprev = e->xprev;
 	e->xprev = e->xnext = NULL;
+	atomic_fetch_sub_explicit(&x->drc_count, 1, memory_order_relaxed);
 	pthread_mutex_unlock(&x->drc_lock);
 	if (e->prev)
 		e->prev->next = e->next;
@@ -207,6 +223,7 @@ static void append_locked(struct drc *d, struct bucket *b, struct drc_entry *e)
 	if (e->xnext)
 		e->xnext->xprev = e;
 	e->xprt->drc_entries = e;
+	atomic_fetch_add_explicit(&e->xprt->drc_count, 1, memory_order_relaxed);
 	pthread_mutex_unlock(&e->xprt->drc_lock);
 	atomic_fetch_add_explicit(&d->population, 1, memory_order_relaxed);
 }
@@ -223,17 +240,47 @@ static void evict_locked(struct drc *d, struct bucket *b, struct drc_entry *e, e
 	drc_entry_put(e);
 }
 
+/* Has the peer's TCP acknowledged @e's reply (as far as the transport last
+ * looked)?  Datagram transports have no such notion: always true. */
+static bool reply_acked(const struct drc_entry *e)
+{
+	struct drc_entry *m = (struct drc_entry *)e;     /* atomics of a const entry */
+	uint64_t end = atomic_load_explicit(&m->tx_end, memory_order_acquire);
+
+	if (!e->xprt->conn_oriented)
+		return true;
+	return end && atomic_load_explicit(&e->xprt->tx_acked, memory_order_acquire) >= end;
+}
+
+/* The implied ACK proper (drc.h): a record that arrived after the reply was
+ * written has been handed to the service, and the peer acknowledged the
+ * reply's last byte. */
+static bool implied_ack(const struct drc_entry *e)
+{
+	struct drc_entry *m = (struct drc_entry *)e;
+	uint64_t end = atomic_load_explicit(&m->tx_end, memory_order_acquire);
+	uint64_t mark = atomic_load_explicit(&m->rx_mark, memory_order_relaxed);
+
+	return end && atomic_load_explicit(&e->xprt->rx_parsed, memory_order_acquire) > mark &&
+	       atomic_load_explicit(&e->xprt->tx_acked, memory_order_acquire) >= end;
+}
+
+/* Size eviction may not take it: in progress, or the client may not have
+ * the reply.  Caller holds the bucket lock. */
+static bool pinned_locked(const struct drc_entry *e)
+{
+	return e->state != ST_DONE || !reply_acked(e);
+}
+
 /* May @e go now?  Return the reason, or -1.  Caller holds the bucket lock. */
 static int prunable_locked(const struct drc *d, const struct drc_entry *e, uint64_t t)
 {
 	const struct rpc_xprt *x = e->xprt;
-	uint64_t closed, sent, since;
+	uint64_t closed, since;
 
 	if (e->state != ST_DONE)
 		return -1;
-	if (d->p.mode == DRC_MODE_EXPIRY)
-		return t - e->done_at >= d->p.expiry_ns ? DRC_EV_EXPIRED : -1;
-	if (!x->conn_oriented)
+	if (d->p.mode == DRC_MODE_EXPIRY || !x->conn_oriented)
 		return t - e->done_at >= d->p.expiry_ns ? DRC_EV_EXPIRED : -1;
 	closed = atomic_load_explicit(&((struct rpc_xprt *)x)->closed_at, memory_order_acquire);
 	if (closed) {
@@ -241,10 +288,7 @@ static int prunable_locked(const struct drc *d, const struct drc_entry *e, uint6
 		since = closed > e->done_at ? closed : e->done_at;
 		return t >= since && t - since >= d->p.expiry_ns ? DRC_EV_CLOSED : -1;
 	}
-	sent = atomic_load_explicit(&((struct drc_entry *)e)->sent_at, memory_order_acquire);
-	if (sent && atomic_load_explicit(&((struct rpc_xprt *)x)->last_recv, memory_order_acquire) > sent)
-		return DRC_EV_IMPLIED_ACK;
-	return -1;
+	return implied_ack(e) ? DRC_EV_IMPLIED_ACK : -1;
 }
 
 static bool key_eq(const struct drc_key *a, const struct drc_key *b)
@@ -290,30 +334,27 @@ void drc_make_key(const struct drc *d, const struct rpc_call *c, const struct rp
 }
 
 /*
- * The implied ACK proper: @x just received a request, so every entry of @x
- * whose reply went out before that is acknowledged, whatever bucket it is
- * in.  Walks only @x's own entries (the replies still in doubt on this
- * connection).  The entry being looked up (@k) is spared: a retransmission
- * on the same connection is itself a newer request.  Called with no lock
- * held; takes x->drc_lock, then each bucket lock alone.
+ * @x just received a request: evict every entry of @x it acknowledges
+ * (implied_ack), whatever bucket it is in.  Walks only @x's own entries
+ * (the replies still in doubt on this connection).  The entry being looked
+ * up (@k) is spared: a retransmission on the same connection is itself a
+ * newer request.  Called with no lock held; takes x->drc_lock, then each
+ * bucket lock alone.
  */
 #define ACK_BATCH 32
 #define ACK_ROUNDS 8
 static void ack_transport(struct drc *d, struct rpc_xprt *x, const struct drc_key *k, uint64_t t)
 {
 	struct drc_entry *cand[ACK_BATCH], *e;
-	uint64_t last, sent;
 	int n, i, round;
 
 	if (d->p.mode != DRC_MODE_IMPLIED_ACK || !x->conn_oriented)
 		return;
-	last = atomic_load_explicit(&x->last_recv, memory_order_acquire);
 	for (round = 0; round < ACK_ROUNDS; round++) {
 		n = 0;
 		pthread_mutex_lock(&x->drc_lock);
 		for (e = x->drc_entries; e && n < ACK_BATCH; e = e->xnext) {
-			sent = atomic_load_explicit(&e->sent_at, memory_order_acquire);
-			if (sent && last > sent && !key_eq(&e->key, k)) {
+			if (implied_ack(e) && !key_eq(&e->key, k)) {
 				atomic_fetch_add_explicit(&e->refs, 1, memory_order_relaxed);
 				cand[n++] = e;
 			}
@@ -333,16 +374,17 @@ static void ack_transport(struct drc *d, struct rpc_xprt *x, const struct drc_ke
 	}
 }
 
-/* Evict the oldest completed entry of @b; caller holds b->lock. */
+/* Evict the oldest entry of @b that is not pinned; caller holds b->lock. */
 static bool evict_oldest_locked(struct drc *d, struct bucket *b, uint64_t t)
 {
 	struct drc_entry *e;
 
 	for (e = b->head; e; e = e->next) {
-		if (e->state == ST_DONE) {
+		if (!pinned_locked(e)) {
 			evict_locked(d, b, e, DRC_EV_SIZE, t);
 			return true;
 		}
+		perf_inc(&d->size_skipped_pinned, 1);
 	}
 	return false;
 }
@@ -408,8 +450,15 @@ enum drc_verdict drc_lookup(struct drc *d, struct rpc_xprt *x, const struct drc_
 			if (*reply) {
 				memcpy(*reply, found->reply, found->reply_len);
 				*reply_len = found->reply_len;
-				/* most recently used goes last */
+				/* most recently used goes last, and on the connection the
+				 * reply is sent again on: that one's ACKs release it */
 				unlink_locked(d, b, found);
+				if (found->xprt != x) {
+					rpc_xprt_put(found->xprt);
+					found->xprt = rpc_xprt_get(x);
+				}
+				atomic_store_explicit(&found->tx_end, 0, memory_order_relaxed);
+				atomic_store_explicit(&found->rx_mark, 0, memory_order_relaxed);
 				append_locked(d, b, found);
 				atomic_fetch_add_explicit(&found->refs, 1, memory_order_relaxed);
 				*ep = found;
@@ -495,10 +544,12 @@ void drc_abort(struct drc *d, struct drc_entry *e)
 	drc_entry_put(e);                /* the caller's */
 }
 
-void drc_reply_sent(struct drc_entry *e, uint64_t t)
+void drc_reply_sent(struct drc_entry *e, uint64_t tx_end, uint64_t rx_mark)
 {
-	if (e)
-		atomic_store_explicit(&e->sent_at, t ? t : 1, memory_order_release);
+	if (!e)
+		return;
+	atomic_store_explicit(&e->rx_mark, rx_mark, memory_order_relaxed);
+	atomic_store_explicit(&e->tx_end, tx_end ? tx_end : 1, memory_order_release);
 }
 
 unsigned int drc_prune(struct drc *d)
@@ -527,9 +578,18 @@ unsigned int drc_prune(struct drc *d)
 
 void drc_get_stats(struct drc *d, struct drc_stats *s)
 {
+	struct drc_entry *e;
+	unsigned int b;
 	int i;
 
 	memset(s, 0, sizeof(*s));
+	for (b = 0; b <= d->mask; b++) {
+		pthread_mutex_lock(&d->b[b].lock);
+		for (e = d->b[b].head; e; e = e->next)
+			s->pinned += pinned_locked(e);
+		pthread_mutex_unlock(&d->b[b].lock);
+	}
+	s->size_skipped_pinned = perf_get(&d->size_skipped_pinned);
 	s->hits = perf_get(&d->hits);
 	s->misses = perf_get(&d->misses);
 	s->inserts = perf_get(&d->inserts);
@@ -556,6 +616,8 @@ struct json_object *drc_dump_json(struct drc *d)
 	json_object_object_add(o, "csum_len", json_object_new_uint64(d->p.csum_len));
 	json_object_object_add(o, "max_reply", json_object_new_uint64(d->p.max_reply));
 	json_object_object_add(o, "population", json_object_new_uint64(s.population));
+	json_object_object_add(o, "pinned", json_object_new_uint64(s.pinned));
+	json_object_object_add(o, "size_skipped_pinned", json_object_new_uint64(s.size_skipped_pinned));
 	json_object_object_add(o, "longest_chain", json_object_new_uint64(s.longest_chain));
 	json_object_object_add(o, "hits", json_object_new_uint64(s.hits));
 	json_object_object_add(o, "misses", json_object_new_uint64(s.misses));

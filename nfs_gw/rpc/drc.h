@@ -9,16 +9,32 @@
  * arguments is a miss).
  *
  * Eviction with implied acknowledgement: on a connection-oriented transport
- * a client that sends a new request has received every reply sent before
- * it on that connection (in-order delivery), so an entry whose reply was
- * sent before its transport's last_recv can go at once.  That keeps the
- * cache population, and so the chain walk of every lookup, down to the
- * replies that are really still in doubt.  Entries of datagram transports
- * and of connections that have closed (the retransmission comes on a new
- * connection) age out after `expiry` seconds.  In DRC_MODE_EXPIRY (the A/B
- * baseline: what knfsd did before) every entry simply lives `expiry`.
+ * an entry may go once BOTH
+ *   - a newer request arrived: the connection has handed the service a
+ *     record whose last byte the kernel received after the reply's last
+ *     byte was written (x->rx_parsed > e->rx_mark; offsets in the
+ *     connection's receive stream, so a request that sat in a buffer while
+ *     the gateway paused reading the connection, sent by the client before
+ *     it could have seen the reply, does not count), and
+ *   - the peer's TCP has acknowledged the reply's last byte
+ *     (x->tx_acked >= e->tx_end; offsets in the send stream, from
+ *     TCP_INFO's tcpi_bytes_acked), so a pipelining client whose newer
+ *     request overtook a reply still in our socket buffer keeps it.
+ * FreeBSD's nfsd trims its TCP cache by acknowledged sequence numbers; the
+ * Linux series this follows uses the arrival of a newer request alone: the
+ * two together keep the cache population, and so the chain walk of every
+ * lookup, down to the replies really still in doubt.  Entries of datagram
+ * transports and of connections that have closed (the retransmission comes
+ * on a new connection) age out after `expiry` seconds.  In DRC_MODE_EXPIRY
+ * (the A/B baseline: what knfsd did before) every entry simply lives
+ * `expiry`.
+ *
  * The population is bounded: at the bound the oldest completed entry of the
- * bucket (or of another bucket) is evicted.
+ * bucket (or of another bucket) is evicted, but never a "pinned" one: in
+ * progress, or on a connection whose peer has not acknowledged its reply
+ * (the client may not have it).  When everything is pinned the new call runs
+ * uncached.  A hit moves the entry to the connection it arrived on (its
+ * reply is sent again there, and that connection's ACKs release it).
  *
  * Locking: one mutex per bucket; no other lock is taken under it.  Entries
  * are refcounted: the cache holds one while linked, a caller holds one from
@@ -83,6 +99,8 @@ struct drc_stats {
 	uint64_t hits, misses, inserts, inprogress, uncached;
 	uint64_t evictions[DRC_EV_MAX];
 	uint64_t population;
+	uint64_t pinned;         /* in progress or reply not acknowledged by the peer */
+	uint64_t size_skipped_pinned;  /* size evictions that passed over a pinned entry */
 	uint64_t longest_chain;
 };
 
@@ -124,8 +142,16 @@ int drc_finish(struct drc *d, struct drc_entry *e, const uint8_t *reply, size_t 
 /** drc_abort - forget in-progress entry @e (no reply to keep) and drop the caller's reference. */
 void drc_abort(struct drc *d, struct drc_entry *e);
 
-/** drc_reply_sent - the reply of @e went out at @now (implied-ACK clock). Any thread. */
-void drc_reply_sent(struct drc_entry *e, uint64_t now);
+/**
+ * drc_reply_sent - the last byte of @e's reply was written to the socket.
+ * @tx_end:  offset in the connection's send stream just past that byte
+ *           (what x->tx_acked must reach for the peer to have it); > 0.
+ * @rx_mark: bytes of the receive stream the kernel had received by then: a
+ *           record ending past this arrived after the reply went out.
+ * Called by the transport (ring thread); NULL @e is fine.
+ */
+void drc_reply_sent(struct drc_entry *e, uint64_t tx_end, uint64_t rx_mark);
+
 
 /** drc_entry_put - drop a reference from drc_lookup(). NULL is fine. */
 void drc_entry_put(struct drc_entry *e);
@@ -133,6 +159,7 @@ void drc_entry_put(struct drc_entry *e);
 /** drc_prune - walk every bucket and evict what may go. Return: entries evicted. */
 unsigned int drc_prune(struct drc *d);
 
+/** drc_get_stats - the counters; walks every bucket (one lock at a time) to count the pinned. */
 void drc_get_stats(struct drc *d, struct drc_stats *s);
 const char *drc_evict_reason_name(enum drc_evict_reason r);
 

@@ -11,7 +11,10 @@
  * buffer then grows (doubling, capped at the limit) as the fragment's bytes
  * arrive, not to the size the mark announces: a mark alone costs nothing,
  * so a client cannot make the gateway reserve a megabyte per connection by
- * sending 4 bytes on each.
+ * sending 4 bytes on each.  The fragments of one record are counted too: a
+ * stream of empty fragments never completes a record and costs a mark
+ * parse each, so past max_frags the stream is refused (and the transport
+ * closes it) instead of being chewed on for as long as the peer likes.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -19,10 +22,11 @@
 
 #include "nfs_gw/rpc/rpc.h"
 
-void rpc_rm_init(struct rpc_rm *rm, size_t max)
+void rpc_rm_init(struct rpc_rm *rm, size_t max, unsigned int max_frags)
 {
 	memset(rm, 0, sizeof(*rm));
 	rm->max = max;
+	rm->max_frags = max_frags;
 }
 
 void rpc_rm_free(struct rpc_rm *rm)
@@ -78,6 +82,11 @@ int rpc_rm_feed(struct rpc_rm *rm, const uint8_t *in, size_t n, size_t *used)
 				*used = off;
 				return -EMSGSIZE;
 			}
+			if (rm->max_frags && rm->nfrags >= rm->max_frags) {
+				*used = off;
+				return -E2BIG;
+			}
+			rm->nfrags++;
 			rm->in_frag = true;
 			rm->frag_left = flen;
 			rm->last = !!(mark & RPC_RM_LAST);
@@ -118,5 +127,6 @@ uint8_t *rpc_rm_take(struct rpc_rm *rm, size_t *len)
 	rm->rec = NULL;
 	rm->len = rm->cap = 0;
 	rm->last = false;
+	rm->nfrags = 0;
 	return r;
 }

@@ -121,6 +121,8 @@ int rpc_reply_end(struct xdr_enc *e);
 
 struct rpc_rm {
 	size_t max;              /* largest record accepted */
+	unsigned int max_frags;  /* most fragments in one record (0: no limit) */
+	unsigned int nfrags;     /* fragments of the current record so far */
 	uint8_t hdr[4];
 	unsigned int hdr_have;
 	uint32_t frag_left;      /* bytes of the current fragment still to come */
@@ -131,7 +133,7 @@ struct rpc_rm {
 	uint32_t bad_mark;       /* the fragment length that broke the limit */
 };
 
-void rpc_rm_init(struct rpc_rm *rm, size_t max);
+void rpc_rm_init(struct rpc_rm *rm, size_t max, unsigned int max_frags);
 void rpc_rm_free(struct rpc_rm *rm);
 /**
  * rpc_rm_feed - consume bytes of the stream.
@@ -140,9 +142,15 @@ void rpc_rm_free(struct rpc_rm *rm);
  * again), 0 everything consumed and no record complete yet, -EMSGSIZE a
  * fragment would make the record larger than rm->max (rm->bad_mark holds
  * the offending length; the stream cannot be resynchronised: close it),
+ * -E2BIG the record has more than rm->max_frags fragments (close it too),
  * -ENOMEM.
  */
 int rpc_rm_feed(struct rpc_rm *rm, const uint8_t *in, size_t n, size_t *used);
+/** rpc_rm_idle - no byte of a record is pending (between records). */
+static inline bool rpc_rm_idle(const struct rpc_rm *rm)
+{
+	return !rm->hdr_have && !rm->in_frag && !rm->nfrags && !rm->len;
+}
 /** rpc_rm_take - the completed record (caller frees it) and its length. */
 uint8_t *rpc_rm_take(struct rpc_rm *rm, size_t *len);
 
@@ -170,13 +178,23 @@ struct rpc_xprt_ops {
  * struct rpc_xprt - one transport (a TCP connection; a datagram endpoint
  * would be one too).  Refcounted: the ring thread holds a reference while
  * the connection is open, each request in a worker holds one, and so does
- * each DRC entry, which is how the cache can look at last_recv and
- * closed_at of a connection long after it closed.
+ * each DRC entry, which is how the cache can look at the stream offsets
+ * and closed_at of a connection long after it closed.
+ *
+ * The implied-ACK clock (drc.h) is kept in byte offsets of the
+ * connection's two streams, written by the transport only:
+ *   rx_parsed  receive-stream offset just past the newest record handed to
+ *              the service (stored before the record is queued)
+ *   tx_acked   send-stream bytes the peer's TCP has acknowledged (sampled
+ *              with TCP_INFO on receives, sends, ticks and at the close)
  */
 struct rpc_xprt {
 	uint64_t id;                     /* unique, never reused */
 	_Atomic uint64_t last_recv;      /* mono ns: newest complete record */
 	_Atomic uint64_t closed_at;      /* mono ns, 0 while open */
+	_Atomic uint64_t rx_parsed;      /* see above */
+	_Atomic uint64_t tx_acked;       /* see above */
+	_Atomic unsigned int drc_count;  /* DRC entries on drc_entries (the transport samples ACKs only if > 0) */
 	bool conn_oriented;              /* TCP: replies arrive in order */
 	struct sockaddr_storage peer;
 	socklen_t peer_len;
@@ -273,6 +291,11 @@ struct rpc_svc_params {
 	size_t max_record;               /* record-size limit */
 	unsigned int max_inflight;       /* per connection */
 	unsigned int max_conns;
+	unsigned int max_conns_per_host; /* per client address (0: no limit) */
+	unsigned int max_frags;          /* fragments per record (0: no limit) */
+	/* close a connection whose current record is not whole this long
+	 * after its first byte (0: never) */
+	uint64_t record_timeout_ns;
 	unsigned int workers;
 	size_t max_reply;                /* encoder bound for one reply */
 	/* reply bytes queued on one connection above which its requests are

@@ -48,6 +48,9 @@ void rpc_svc_params_from_config(struct rpc_svc_params *p)
 	p->max_record = cfg_uint(CFG_nfs_max_record_size);
 	p->max_inflight = (unsigned int)cfg_uint(CFG_nfs_max_inflight);
 	p->max_conns = (unsigned int)cfg_uint(CFG_nfs_max_conns);
+	p->max_conns_per_host = (unsigned int)cfg_uint(CFG_nfs_max_conns_per_host);
+	p->max_frags = (unsigned int)cfg_uint(CFG_nfs_max_record_fragments);
+	p->record_timeout_ns = (uint64_t)(cfg_double(CFG_nfs_record_timeout) * 1e9);
 	p->workers = (unsigned int)cfg_uint(CFG_nfs_workers);
 	p->max_reply = cfg_uint(CFG_nfs_max_reply_size);
 	p->max_queued = cfg_uint(CFG_nfs_max_queued_reply);

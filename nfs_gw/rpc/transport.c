@@ -18,11 +18,32 @@
  * answers costs at most max_inflight replies of memory, and once its
  * replies have made no progress for send_timeout its connection is closed.
  *
- * Timer: every tick (a second, or a quarter of a short idle/send timeout)
- * prunes the DRC, closes connections idle past idle_timeout (no request in
- * flight, nothing received or sent) or stuck past send_timeout, and re-arms
- * an accept that ran out of file descriptors (EMFILE/ENFILE): re-arming it
- * at once would fail again at once and spin the ring thread.
+ * What one peer can hold: at most max_conns_per_host connections from one
+ * address (any port; below the global max_conns, so one host cannot take
+ * every slot: a connection over either limit is accepted and closed at
+ * once, logged once per second at most); per connection, one record being
+ * reassembled, which must be whole within record_timeout of its first byte
+ * and have at most max_frags fragments (so half-sent records and floods of
+ * empty fragments are closed, not kept).
+ *
+ * Timer: every tick (a second, or a quarter of a short idle/send/record
+ * timeout) prunes the DRC, closes connections idle past idle_timeout (no
+ * request in flight, nothing received or sent), stuck past send_timeout or
+ * with a record begun more than record_timeout ago, and re-arms an accept
+ * that ran out of file descriptors (EMFILE/ENFILE): re-arming it at once
+ * would fail again at once and spin the ring thread.
+ *
+ * The implied-ACK clock (rpc.h, drc.h): each connection counts the bytes
+ * it has taken from its socket (rx_total; rbuf starts at stream offset
+ * rx_base) and publishes the offset just past each record it hands over
+ * (x.rx_parsed).  When the last byte of a cached reply has been written,
+ * the DRC entry learns its send-stream end (tcpi_bytes_acked must reach
+ * it: tx_total, bytes the socket has taken from us, exact since one send
+ * is in flight at a time) and how many bytes the kernel had received by
+ * then (tcpi_bytes_received, counted in the kernel, so bytes that arrived
+ * while the connection was not being read count as received).  The peer's
+ * acknowledged bytes (x.tx_acked) are sampled on every receive, send and
+ * tick, and at the close, of a connection that has cache entries.
  *
  * Closing: shutdown(2) the socket so the armed receive/send complete, and
  * free the connection's I/O state when neither is outstanding.  The struct
@@ -33,7 +54,7 @@
 #include <errno.h>
 #include <liburing.h>
 #include <netdb.h>
-#include <netinet/tcp.h>
+#include <linux/tcp.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -70,6 +91,14 @@ struct out {
 	struct drc_entry *drc;
 };
 
+/* One client address and its open connections (ring thread only). */
+struct host {
+	struct host *next;               /* t->hosts[] chain */
+	uint8_t key[17];                 /* family byte + address (v4-mapped as v4) */
+	unsigned int conns;
+};
+#define HOST_BUCKETS 256
+
 /* Everything but `x` is touched by the ring thread only. */
 struct conn {
 	struct rpc_xprt x;               /* first: container_of by cast */
@@ -79,12 +108,17 @@ struct conn {
 	bool recv_armed, send_armed, closing, close_after_send, dead;
 	uint8_t *rbuf;
 	size_t roff, rlen;               /* unparsed bytes are rbuf[roff, rlen) */
+	uint64_t rx_base;                /* receive-stream offset of rbuf[0] */
+	uint64_t rx_total;               /* bytes taken from the socket */
+	uint64_t tx_total;               /* bytes the socket took from us */
 	struct rpc_rm rm;
 	unsigned int inflight;           /* records handed over, reply not sent yet */
 	struct out *sq_head, *sq_tail;   /* replies to send, in order */
 	size_t sq_done;                  /* bytes of sq_head already sent */
 	size_t sq_bytes;                 /* bytes of the replies on the queue */
 	uint64_t active_ns;              /* mono: accepted, received or sent */
+	uint64_t rec_start_ns;           /* mono: first byte of the record being reassembled (0: none) */
+	struct host *host;               /* counted there, or NULL */
 	uint64_t send_progress_ns;       /* mono: sq_head non-empty and last sent */
 	struct conn *prev, *next;        /* t->conns */
 };
@@ -105,6 +139,9 @@ struct rpc_transport {
 	bool accept_paused;              /* out of fds: re-arm at the next tick */
 	unsigned long accept_fails;      /* in the current burst */
 	struct conn *conns;              /* ring thread only */
+	struct host *hosts[HOST_BUCKETS];/* ring thread only */
+	unsigned long refused;           /* since the last refusal log line (ring thread) */
+	uint64_t refused_log_ns;
 	_Atomic unsigned int nconns;
 	_Atomic size_t queued;           /* sum of every conn's sq_bytes */
 
@@ -257,12 +294,120 @@ static bool conn_can_read(const struct conn *c)
 	return c->inflight < c->t->p.max_inflight && c->sq_bytes < c->t->p.max_queued;
 }
 
+/* TCP_INFO of @c's socket; false if the kernel would not say. */
+static bool conn_tcp_info(const struct conn *c, struct tcp_info *ti)
+{
+	socklen_t len = sizeof(*ti);
+
+	memset(ti, 0, sizeof(*ti));
+	if (c->fd < 0 || getsockopt(c->fd, IPPROTO_TCP, TCP_INFO, ti, &len) < 0)
+		return false;
+	/* kernels before 4.1 do not have the byte counters: no ACK is ever
+	 * seen then, and the DRC keeps entries until the size bound or expiry */
+	return len >= offsetof(struct tcp_info, tcpi_bytes_received) + sizeof(ti->tcpi_bytes_received);
+}
+
+/* Publish what the peer's TCP has acknowledged, if anyone cares. */
+static void conn_sample_acked(struct conn *c)
+{
+	struct tcp_info ti;
+
+	if (!atomic_load_explicit(&c->x.drc_count, memory_order_relaxed) || !conn_tcp_info(c, &ti))
+		return;
+	if (ti.tcpi_bytes_acked > atomic_load_explicit(&c->x.tx_acked, memory_order_relaxed))
+		atomic_store_explicit(&c->x.tx_acked, ti.tcpi_bytes_acked, memory_order_release);
+}
+
 static void out_free(struct out *o)
 {
 	drc_entry_put(o->drc);
 	free(o->buf);
 	rpc_xprt_put(&o->c->x);
 	free(o);
+}
+
+/* ---- per-host accounting (ring thread) ----------------------------------- */
+
+static void host_key(const struct sockaddr_storage *ss, socklen_t sl, uint8_t key[17])
+{
+	memset(key, 0, 17);
+	if (sl && ss->ss_family == AF_INET) {
+		key[0] = 4;
+		memcpy(key + 1, &((const struct sockaddr_in *)ss)->sin_addr, 4);
+	} else if (sl && ss->ss_family == AF_INET6) {
+		const struct in6_addr *a = &((const struct sockaddr_in6 *)ss)->sin6_addr;
+
+		if (IN6_IS_ADDR_V4MAPPED(a)) {
+			key[0] = 4;
+			memcpy(key + 1, a->s6_addr + 12, 4);
+		} else {
+			key[0] = 6;
+			memcpy(key + 1, a, 16);
+		}
+	}
+}
+
+static unsigned int host_hash(const uint8_t key[17])
+{
+	uint32_t h = 2166136261u;
+
+	for (int i = 0; i < 17; i++)
+		h = (h ^ key[i]) * 16777619u;
+	return h % HOST_BUCKETS;
+}
+
+/* The entry for @key, made if need be (NULL: no memory). */
+static struct host *host_get(struct rpc_transport *t, const uint8_t key[17])
+{
+	struct host **b = &t->hosts[host_hash(key)], *h;
+
+	for (h = *b; h; h = h->next)
+		if (!memcmp(h->key, key, 17))
+			return h;
+	h = calloc(1, sizeof(*h));
+	if (!h)
+		return NULL;
+	memcpy(h->key, key, 17);
+	h->next = *b;
+	*b = h;
+	return h;
+}
+
+/* One connection of @h fewer; the entry goes with its last (or if it never had one). */
+static void host_put(struct rpc_transport *t, struct host *h)
+{
+	struct host **pp;
+
+	if (!h || (h->conns && --h->conns))
+		return;
+	for (pp = &t->hosts[host_hash(h->key)]; *pp; pp = &(*pp)->next) {
+		if (*pp == h) {
+			*pp = h->next;
+			free(h);
+			return;
+		}
+	}
+}
+
+/* A connection over a limit: close it, and say so at most once a second. */
+static void refuse(struct rpc_transport *t, int fd, const struct sockaddr_storage *ss, socklen_t sl,
+		   const char *why)
+{
+	char host[INET6_ADDRSTRLEN] = "?";
+	uint64_t now = now_mono_ns();
+
+	close(fd);
+	if (sl && ss->ss_family == AF_INET)
+		inet_ntop(AF_INET, &((const struct sockaddr_in *)ss)->sin_addr, host, sizeof(host));
+	else if (sl && ss->ss_family == AF_INET6)
+		inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)ss)->sin6_addr, host, sizeof(host));
+	t->refused++;
+	if (now - t->refused_log_ns < NS_PER_SEC)
+		return;
+	derr(RPC, "connection from %s refused: %s (%lu refused in the last %.0f s)", host, why, t->refused,
+	     t->refused_log_ns ? (double)(now - t->refused_log_ns) / 1e9 : 0.0);
+	t->refused_log_ns = now;
+	t->refused = 0;
 }
 
 /* ---- connection lifetime (ring thread) ----------------------------------- */
@@ -282,6 +427,7 @@ static void conn_maybe_free(struct conn *c)
 	}
 	c->sq_tail = NULL;
 	c->sq_bytes = 0;
+	conn_sample_acked(c);    /* the last word on what the client has */
 	close(c->fd);
 	c->fd = -1;
 	atomic_store_explicit(&c->x.closed_at, now_mono_ns(), memory_order_release);
@@ -291,6 +437,8 @@ static void conn_maybe_free(struct conn *c)
 		t->conns = c->next;
 	if (c->next)
 		c->next->prev = c->prev;
+	host_put(t, c->host);
+	c->host = NULL;
 	atomic_fetch_sub(&t->nconns, 1);
 	dout(RPC, 5, "xprt %llu %s: closed", (unsigned long long)c->x.id, c->x.peer_str);
 	rpc_xprt_put(&c->x);   /* the ring's reference */
@@ -332,10 +480,15 @@ static void conn_input(struct conn *c)
 	char why[160];
 
 	while (!c->closing && c->roff < c->rlen && conn_can_read(c)) {
+		bool idle = rpc_rm_idle(&c->rm);
+
 		r = rpc_rm_feed(&c->rm, c->rbuf + c->roff, c->rlen - c->roff, &used);
 		c->roff += used;
-		if (r == 0)
+		if (r == 0) {
+			if (idle && used)    /* a record begun: its deadline runs */
+				c->rec_start_ns = now_mono_ns();
 			break;
+		}
 		if (r < 0) {
 			if (r == -EMSGSIZE) {
 				snprintf(why, sizeof(why), "record fragment of %u bytes over the limit of %zu bytes",
@@ -343,17 +496,24 @@ static void conn_input(struct conn *c)
 				derr(RPC, "xprt %llu %s: closing: %s", (unsigned long long)c->x.id, c->x.peer_str,
 				     why);
 				conn_close(c, NULL);
+			} else if (r == -E2BIG) {
+				derr(RPC, "xprt %llu %s: closing: a record of more than %u fragments "
+				     "(nfs_max_record_fragments)", (unsigned long long)c->x.id, c->x.peer_str,
+				     t->p.max_frags);
+				conn_close(c, NULL);
 			} else {
 				conn_close(c, "out of memory");
 			}
 			return;
 		}
+		c->rec_start_ns = 0;
 		rec = rpc_rm_take(&c->rm, &len);
 		if (!rec) {
 			conn_close(c, "out of memory");
 			return;
 		}
 		now = now_mono_ns();
+		atomic_store_explicit(&c->x.rx_parsed, c->rx_base + c->roff, memory_order_release);
 		atomic_store_explicit(&c->x.last_recv, now, memory_order_release);
 		c->active_ns = now;
 		c->inflight++;
@@ -387,6 +547,9 @@ static void on_accept(struct rpc_transport *t, struct io_uring_cqe *cqe)
 	struct sockaddr_storage ss;
 	socklen_t sl = sizeof(ss);
 	struct conn *c;
+	struct host *h;
+	uint8_t key[17];
+	char why[96];
 	int fd = cqe->res, one = 1;
 	bool stopping;
 
@@ -415,29 +578,40 @@ static void on_accept(struct rpc_transport *t, struct io_uring_cqe *cqe)
 	if (getpeername(fd, (struct sockaddr *)&ss, &sl) < 0)
 		sl = 0;
 	if (atomic_load(&t->nconns) >= t->p.max_conns) {
-		char host[64] = "?";
-		if (sl && ss.ss_family == AF_INET)
-			inet_ntop(AF_INET, &((struct sockaddr_in *)&ss)->sin_addr, host, sizeof(host));
-		derr(RPC, "connection from %s refused: nfs_max_conns (%u) reached", host, t->p.max_conns);
-		close(fd);
+		snprintf(why, sizeof(why), "nfs_max_conns (%u) reached", t->p.max_conns);
+		refuse(t, fd, &ss, sl, why);
+		goto rearm;
+	}
+	host_key(&ss, sl, key);
+	h = host_get(t, key);
+	if (h && t->p.max_conns_per_host && h->conns >= t->p.max_conns_per_host) {
+		snprintf(why, sizeof(why), "nfs_max_conns_per_host (%u) reached for that address",
+			 t->p.max_conns_per_host);
+		refuse(t, fd, &ss, sl, why);
 		goto rearm;
 	}
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	c = calloc(1, sizeof(*c));
 	if (c)
 		c->rbuf = malloc(RBUF_SIZE);
-	if (!c || !c->rbuf) {
+	if (!c || !c->rbuf || !h) {
+		if (c)
+			free(c->rbuf);
 		free(c);
+		if (h && !h->conns)
+			host_put(t, h);          /* drop the entry just made */
 		close(fd);
 		goto rearm;
 	}
+	h->conns++;
 	rpc_xprt_init(&c->x, true, sl ? (struct sockaddr *)&ss : NULL, sl, &conn_ops);
 	c->t = t;
 	c->fd = fd;
+	c->host = h;
 	c->active_ns = now_mono_ns();
 	c->recv_op = (struct ring_op){ OP_RECV, c };
 	c->send_op = (struct ring_op){ OP_SEND, c };
-	rpc_rm_init(&c->rm, t->p.max_record);
+	rpc_rm_init(&c->rm, t->p.max_record, t->p.max_frags);
 	c->next = t->conns;
 	if (t->conns)
 		t->conns->prev = c;
@@ -463,6 +637,9 @@ static void on_recv(struct conn *c, int res)
 	c->active_ns = now_mono_ns();
 	c->roff = 0;
 	c->rlen = (size_t)res;
+	c->rx_base = c->rx_total;
+	c->rx_total += (uint64_t)res;
+	conn_sample_acked(c);    /* the ACKs that came with these bytes */
 	conn_input(c);
 }
 
@@ -478,9 +655,20 @@ static void on_send(struct conn *c, int res)
 		return;
 	}
 	c->sq_done += (size_t)res;
+	c->tx_total += (uint64_t)res;
 	c->send_progress_ns = c->active_ns = now_mono_ns();
 	if (c->sq_done >= o->len) {
-		drc_reply_sent(o->drc, c->active_ns);
+		if (o->drc) {
+			struct tcp_info ti;
+
+			/* one send at a time: tx_total is this reply's end */
+			if (conn_tcp_info(c, &ti))
+				drc_reply_sent(o->drc, c->tx_total, ti.tcpi_bytes_received);
+			else   /* never acknowledged: kept until the close's expiry */
+				drc_reply_sent(o->drc, UINT64_MAX, UINT64_MAX);
+			if (ti.tcpi_bytes_acked > atomic_load_explicit(&c->x.tx_acked, memory_order_relaxed))
+				atomic_store_explicit(&c->x.tx_acked, ti.tcpi_bytes_acked, memory_order_release);
+		}
 		c->sq_head = o->next;
 		if (!c->sq_head)
 			c->sq_tail = NULL;
@@ -550,12 +738,8 @@ static void on_tick(struct rpc_transport *t)
 {
 	uint64_t now = now_mono_ns();
 	struct conn *c, *next;
-	char why[96];
+	char why[160];
 
-	if (now - t->last_svc_tick >= NS_PER_SEC - NS_PER_SEC / 20) {
-		t->last_svc_tick = now;
-		rpc_svc_tick(t->svc, now);
-	}
 	if (t->accept_paused) {
 		t->accept_paused = false;
 		if (!t->accept_armed)
@@ -565,15 +749,26 @@ static void on_tick(struct rpc_transport *t)
 		next = c->next;          /* conn_close() may free c */
 		if (c->closing)
 			continue;
+		conn_sample_acked(c);    /* ACKs that came without data: the next prune sees them */
 		if (c->sq_head && t->p.send_timeout_ns && now - c->send_progress_ns > t->p.send_timeout_ns) {
 			snprintf(why, sizeof(why), "%zu reply bytes unsent for %.1f s: the client is not reading",
 				 c->sq_bytes, (double)(now - c->send_progress_ns) / 1e9);
+			conn_close(c, why);
+		} else if (t->p.record_timeout_ns && c->rec_start_ns &&
+			   now - c->rec_start_ns > t->p.record_timeout_ns) {
+			snprintf(why, sizeof(why), "a record begun %.1f s ago is still not whole (%zu bytes so far; "
+				 "nfs_record_timeout)", (double)(now - c->rec_start_ns) / 1e9, c->rm.len);
 			conn_close(c, why);
 		} else if (t->p.idle_timeout_ns && !c->inflight && !c->sq_head &&
 			   now - c->active_ns > t->p.idle_timeout_ns) {
 			snprintf(why, sizeof(why), "idle for %.1f s", (double)(now - c->active_ns) / 1e9);
 			conn_close(c, why);
 		}
+	}
+	/* after the sampling above, so this prune sees the newest ACKs */
+	if (now - t->last_svc_tick >= NS_PER_SEC - NS_PER_SEC / 20) {
+		t->last_svc_tick = now;
+		rpc_svc_tick(t->svc, now);
 	}
 }
 
@@ -792,6 +987,8 @@ int rpc_transport_start(struct rpc_svc *svc, const struct rpc_svc_params *p, con
 		t->tick_ns = t->p.idle_timeout_ns / 4;
 	if (t->p.send_timeout_ns && t->p.send_timeout_ns < 4 * t->tick_ns)
 		t->tick_ns = t->p.send_timeout_ns / 4;
+	if (t->p.record_timeout_ns && t->p.record_timeout_ns < 4 * t->tick_ns)
+		t->tick_ns = t->p.record_timeout_ns / 4;
 	if (t->tick_ns < NS_PER_SEC / 20)
 		t->tick_ns = NS_PER_SEC / 20;
 	t->last_svc_tick = now_mono_ns();

@@ -26,7 +26,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	chunk = (size_t)data[0] + 1;
 	data++;
 	size--;
-	rpc_rm_init(&rm, 64 * 1024);
+	rpc_rm_init(&rm, 64 * 1024, 1024);
 	while (off < size) {
 		size_t n = size - off < chunk ? size - off : chunk;
 		r = rpc_rm_feed(&rm, data + off, n, &used);

@@ -3,6 +3,11 @@
  * checksum mismatch, and every eviction path (implied ACK, closed
  * connection, datagram expiry, plain-expiry mode, size bound), on a fake
  * clock and fake transports.
+ *
+ * The implied-ACK clock of a fake transport is set by hand (stream(): the
+ * receive-stream offset of the newest record handed over, and the send
+ * bytes the peer's TCP acknowledged); a reply is "sent" with its
+ * send-stream end and the receive-stream bytes the kernel had by then.
  */
 #include <check.h>
 #include <errno.h>
@@ -85,7 +90,16 @@ static uint64_t population(struct drc *d)
 	return s.population;
 }
 
-/* Run one call through the cache to completion: miss, finish, sent at @sent. */
+/* @x's implied-ACK clock: records up to @rx handed over, @acked sent bytes acknowledged. */
+static void stream(struct rpc_xprt *x, uint64_t rx, uint64_t acked)
+{
+	atomic_store(&x->rx_parsed, rx);
+	atomic_store(&x->tx_acked, acked);
+}
+
+/* Run one call through the cache to completion: miss, finish, and (if
+ * @sent) its reply written ending at send offset @sent, when the kernel
+ * had received @sent bytes too (one number for both keeps tests short). */
 static void complete_call(struct drc *d, struct rpc_xprt *x, uint32_t xid, const char *args, uint64_t sent)
 {
 	struct drc_entry *e = miss(d, x, xid, args);
@@ -95,7 +109,7 @@ static void complete_call(struct drc *d, struct rpc_xprt *x, uint32_t xid, const
 	snprintf(reply, sizeof(reply), "reply-%u", xid);
 	drc_finish(d, e, (const uint8_t *)reply, strlen(reply));
 	if (sent)
-		drc_reply_sent(e, sent);
+		drc_reply_sent(e, sent, sent);
 	drc_entry_put(e);
 }
 
@@ -181,15 +195,15 @@ START_TEST(implied_ack)
 	struct drc_stats s;
 
 	fake_now = 100;
-	atomic_store(&x->last_recv, 50);
-	complete_call(d, x, 1, "a", 100);       /* reply sent at 100 */
+	stream(x, 50, 0);
+	complete_call(d, x, 1, "a", 100);       /* reply written up to 100 */
 	complete_call(d, x, 2, "b", 0);         /* reply not sent yet */
 	/* no newer request on x: both stay */
 	ck_assert_int_eq(lookup(d, other, 99, "z", NULL), DRC_MISS);
 	ck_assert_uint_eq(population(d), 2);
-	/* x received a request after reply 1 went out: 1 is acknowledged,
-	 * 2 (never sent) is not */
-	atomic_store(&x->last_recv, 150);
+	/* x received a request after reply 1 went out, and the peer ACKed
+	 * reply 1: it is acknowledged, 2 (never sent) is not */
+	stream(x, 150, 100);
 	ck_assert_int_eq(lookup(d, other, 99, "z", NULL), DRC_MISS);
 	drc_get_stats(d, &s);
 	ck_assert_uint_eq(s.population, 1);
@@ -210,7 +224,8 @@ START_TEST(implied_ack_other_conn)
 
 	fake_now = 100;
 	complete_call(d, x, 1, "a", 100);
-	atomic_store(&y->last_recv, 500);       /* y is busy, x is silent */
+	stream(x, 50, 100);                     /* x is silent (its reply is ACKed) */
+	stream(y, 500, 500);                    /* y is busy */
 	complete_call(d, y, 2, "b", 600);
 	ck_assert_uint_eq(drc_prune(d), 0);
 	ck_assert_uint_eq(population(d), 2);
@@ -236,14 +251,14 @@ START_TEST(implied_ack_all_buckets)
 	}
 	ck_assert_uint_eq(population(d), 100);
 	/* x receives a new request after every reply went out */
-	atomic_store(&x->last_recv, 1000);
+	stream(x, 1000, 1000);
 	ck_assert_int_eq(lookup(d, x, 5000, "new", NULL), DRC_MISS);
 	drc_get_stats(d, &s);
 	ck_assert_uint_eq(s.evictions[DRC_EV_IMPLIED_ACK], 50);
 	ck_assert_uint_eq(s.population, 50);         /* y's entries are all still there */
-	ck_assert_int_eq(lookup(d, y, 1010, "op", NULL), DRC_HIT);
+	ck_assert_int_eq(lookup(d, y, 1040, "op", NULL), DRC_HIT);
 	/* a request received between two replies acknowledges only the older */
-	atomic_store(&y->last_recv, 125);            /* after sends 100..124 */
+	stream(y, 125, 1000);                        /* after sends 100..124 */
 	ck_assert_int_eq(lookup(d, y, 6000, "new", NULL), DRC_MISS);
 	ck_assert_uint_eq(population(d), 25);
 	ck_assert_int_eq(lookup(d, y, 1030, "op", NULL), DRC_HIT);
@@ -263,7 +278,7 @@ START_TEST(retransmit_same_conn_hits)
 
 	fake_now = 100;
 	complete_call(d, x, 5, "rename", 100);
-	atomic_store(&x->last_recv, 200);
+	stream(x, 200, 100);
 	ck_assert_int_eq(lookup(d, x, 5, "rename", out), DRC_HIT);
 	ck_assert_str_eq(out, "reply-5");
 	drc_destroy(d);
@@ -292,14 +307,19 @@ START_TEST(closed_connection)
 	y = mk_xprt(true, 900);
 	ck_assert_int_eq(lookup(d, y, 1, "a", out), DRC_HIT);
 	ck_assert_str_eq(out, "reply-1");
+	ck_assert_int_eq(xprts_freed, 1);      /* the entry moved to y and let x go */
+	/* the client goes away again before it has the reply */
+	atomic_store(&y->closed_at, fake_now);
+	rpc_xprt_put(y);
+	fake_now += 119 * SEC;
+	ck_assert_uint_eq(drc_prune(d), 0);
 	fake_now += 2 * SEC;                   /* 121 s after the close */
 	ck_assert_uint_eq(drc_prune(d), 1);
 	drc_get_stats(d, &s);
 	ck_assert_uint_eq(s.evictions[DRC_EV_CLOSED], 1);
 	ck_assert_uint_eq(s.population, 0);
-	ck_assert_int_eq(xprts_freed, 1);      /* the entry dropped the last reference */
+	ck_assert_int_eq(xprts_freed, 2);      /* the entry dropped the last reference */
 	drc_destroy(d);
-	rpc_xprt_put(y);
 }
 END_TEST
 
@@ -311,7 +331,7 @@ START_TEST(datagram_expiry)
 
 	fake_now = 10 * SEC;
 	complete_call(d, u, 1, "a", fake_now);
-	atomic_store(&u->last_recv, fake_now + 1);   /* no implied ACK on datagrams */
+	stream(u, UINT64_MAX, UINT64_MAX);           /* no implied ACK on datagrams */
 	fake_now += 60 * SEC;
 	ck_assert_uint_eq(drc_prune(d), 0);
 	fake_now += 61 * SEC;
@@ -331,7 +351,7 @@ START_TEST(expiry_mode)
 
 	fake_now = 10 * SEC;
 	complete_call(d, x, 1, "a", fake_now);
-	atomic_store(&x->last_recv, fake_now + 1);
+	stream(x, UINT64_MAX, UINT64_MAX);
 	ck_assert_uint_eq(drc_prune(d), 0);    /* implied ACK is ignored */
 	ck_assert_int_eq(lookup(d, x, 1, "a", NULL), DRC_HIT);
 	fake_now += 120 * SEC;
@@ -352,9 +372,10 @@ START_TEST(size_bound)
 	uint32_t i;
 
 	fake_now = SEC;
+	stream(x, 0, 1000);     /* every reply ACKed by the peer, no newer request */
 	for (i = 1; i <= 6; i++) {
 		fake_now += SEC;
-		complete_call(d, x, i, "a", 0);
+		complete_call(d, x, i, "a", 10 * i);
 	}
 	drc_get_stats(d, &s);
 	ck_assert_uint_eq(s.population, 4);
@@ -374,10 +395,11 @@ START_TEST(size_bound_oldest_in_bucket)
 	struct rpc_xprt *x = mk_xprt(true, 900);
 
 	fake_now = SEC;
-	complete_call(d, x, 1, "a", 0);
-	complete_call(d, x, 2, "a", 0);
-	complete_call(d, x, 3, "a", 0);
-	complete_call(d, x, 4, "a", 0);
+	stream(x, 0, 1000);
+	complete_call(d, x, 1, "a", 10);
+	complete_call(d, x, 2, "a", 20);
+	complete_call(d, x, 3, "a", 30);
+	complete_call(d, x, 4, "a", 40);
 	ck_assert_int_eq(lookup(d, x, 2, "a", NULL), DRC_HIT);
 	ck_assert_int_eq(lookup(d, x, 3, "a", NULL), DRC_HIT);
 	ck_assert_int_eq(lookup(d, x, 4, "a", NULL), DRC_HIT);
@@ -412,6 +434,137 @@ START_TEST(size_bound_all_inprogress)
 }
 END_TEST
 
+/* A newer request alone is not an implied ACK: the reply may still sit in
+ * our socket buffer or on the wire (a pipelining client sends on without
+ * waiting).  It goes once the peer's TCP has ACKed its last byte too. */
+START_TEST(implied_ack_needs_tcp_ack)
+{
+	struct drc *d = mk_drc(DRC_MODE_IMPLIED_ACK, 1, 100);
+	struct rpc_xprt *x = mk_xprt(true, 900), *other = mk_xprt(true, 901);
+	struct drc_stats s;
+
+	fake_now = 100;
+	complete_call(d, x, 1, "a", 100);
+	stream(x, 200, 99);                     /* newer request, reply not ACKed */
+	ck_assert_int_eq(lookup(d, x, 2, "new", NULL), DRC_MISS);
+	ck_assert_uint_eq(drc_prune(d), 0);
+	drc_get_stats(d, &s);
+	ck_assert_uint_eq(s.population, 1);
+	ck_assert_uint_eq(s.pinned, 1);         /* the client may not have it */
+	stream(x, 200, 100);                    /* the ACK came in (seen at a tick) */
+	drc_get_stats(d, &s);
+	ck_assert_uint_eq(s.pinned, 0);
+	ck_assert_uint_eq(drc_prune(d), 1);
+	drc_get_stats(d, &s);
+	ck_assert_uint_eq(s.evictions[DRC_EV_IMPLIED_ACK], 1);
+	ck_assert_int_eq(lookup(d, x, 1, "a", NULL), DRC_MISS);
+	drc_destroy(d);
+	rpc_xprt_put(x);
+	rpc_xprt_put(other);
+}
+END_TEST
+
+/* A request parsed after the reply went out but received before it (it
+ * waited in a buffer while the connection was at its in-flight limit) was
+ * sent by a client that had not seen the reply: no implied ACK, even with
+ * the reply ACKed by TCP. */
+START_TEST(implied_ack_needs_later_arrival)
+{
+	struct drc *d = mk_drc(DRC_MODE_IMPLIED_ACK, 1, 100);
+	struct rpc_xprt *x = mk_xprt(true, 900);
+	struct drc_entry *e;
+	uint32_t i;
+
+	fake_now = 100;
+	/* 16 pipelined requests, all received (1600 bytes) before reply 1 */
+	for (i = 1; i <= 16; i++) {
+		stream(x, 100 * i, 0);
+		e = miss(d, x, i, "remove");
+		drc_finish(d, e, (const uint8_t *)"ok", 2);
+		drc_reply_sent(e, 10 * i, 1600);
+		drc_entry_put(e);
+	}
+	stream(x, 1600, 160);                   /* every reply ACKed by the client's TCP */
+	ck_assert_uint_eq(drc_prune(d), 0);
+	ck_assert_uint_eq(population(d), 16);
+	/* the cut connection's retransmissions all hit */
+	atomic_store(&x->closed_at, fake_now);
+	for (i = 1; i <= 16; i++)
+		ck_assert_int_eq(lookup(d, x, i, "remove", NULL), DRC_HIT);
+	drc_destroy(d);
+	rpc_xprt_put(x);
+}
+END_TEST
+
+/* Size eviction takes acknowledged entries only; with every entry pinned
+ * the new call runs uncached. */
+START_TEST(size_bound_pinned)
+{
+	struct drc *d = mk_drc(DRC_MODE_IMPLIED_ACK, 1, 3);
+	struct rpc_xprt *x = mk_xprt(true, 900);
+	struct drc_entry *e;
+	struct drc_stats s;
+
+	fake_now = SEC;
+	stream(x, 0, 15);
+	complete_call(d, x, 1, "a", 10);        /* ACKed */
+	complete_call(d, x, 2, "a", 20);        /* not ACKed */
+	complete_call(d, x, 3, "a", 0);         /* not sent */
+	drc_get_stats(d, &s);
+	ck_assert_uint_eq(s.pinned, 2);
+	/* a fourth: the bound evicts 1, the oldest that may go */
+	complete_call(d, x, 4, "a", 0);
+	ck_assert_int_eq(lookup(d, x, 2, "a", NULL), DRC_HIT);
+	ck_assert_int_eq(lookup(d, x, 3, "a", NULL), DRC_HIT);
+	/* a fifth: everything is pinned (the hits above reset 2 and 3 to
+	 * "not sent again yet"): uncached, nothing lost */
+	e = miss(d, x, 5, "a");
+	ck_assert_ptr_null(e);
+	drc_get_stats(d, &s);
+	ck_assert_uint_eq(s.evictions[DRC_EV_SIZE], 1);
+	ck_assert_uint_eq(s.population, 3);
+	ck_assert_uint_eq(s.pinned, 3);
+	ck_assert_uint_eq(s.uncached, 1);
+	ck_assert_uint_ge(s.size_skipped_pinned, 3);
+	ck_assert_int_eq(lookup(d, x, 4, "a", NULL), DRC_HIT);
+	drc_destroy(d);
+	rpc_xprt_put(x);
+}
+END_TEST
+
+/* A hit moves the entry to the connection it came on: that connection's
+ * implied ACK releases it, the closed one's clock no longer matters. */
+START_TEST(hit_moves_to_new_connection)
+{
+	struct drc *d = mk_drc(DRC_MODE_IMPLIED_ACK, 4, 100);
+	struct rpc_xprt *x = mk_xprt(true, 900), *y;
+	struct drc_key k;
+	struct drc_entry *e;
+	struct drc_stats s;
+	uint8_t *r;
+	size_t rl;
+
+	fake_now = 10 * SEC;
+	complete_call(d, x, 1, "a", 100);
+	atomic_store(&x->closed_at, fake_now);
+	rpc_xprt_put(x);                        /* the entry holds x now */
+	y = mk_xprt(true, 900);                 /* the reconnect, same port */
+	key_for(d, y, 1, "a", &k);
+	ck_assert_int_eq(drc_lookup(d, y, &k, &e, &r, &rl), DRC_HIT);
+	free(r);
+	drc_reply_sent(e, 50, 40);              /* resent on y */
+	drc_entry_put(e);
+	ck_assert_uint_eq(drc_prune(d), 0);
+	stream(y, 60, 50);                      /* y: a newer request, the resend ACKed */
+	ck_assert_int_eq(lookup(d, y, 2, "b", NULL), DRC_MISS);
+	drc_get_stats(d, &s);
+	ck_assert_uint_eq(s.evictions[DRC_EV_IMPLIED_ACK], 1);
+	ck_assert_uint_eq(s.population, 0);
+	drc_destroy(d);
+	rpc_xprt_put(y);
+}
+END_TEST
+
 START_TEST(reply_too_big)
 {
 	struct drc_params p = { .buckets = 4, .max_entries = 10, .expiry_ns = 120 * SEC, .csum_len = 256,
@@ -424,7 +577,7 @@ START_TEST(reply_too_big)
 	ck_assert_int_eq(drc_create(&p, &d), 0);
 	e = miss(d, x, 1, "a");
 	ck_assert_int_eq(drc_finish(d, e, (const uint8_t *)"0123456789", 10), -EMSGSIZE);
-	drc_reply_sent(e, 5);                  /* the caller's reference is still good */
+	drc_reply_sent(e, 5, 5);               /* the caller's reference is still good */
 	drc_entry_put(e);
 	drc_get_stats(d, &s);
 	ck_assert_uint_eq(s.population, 0);
@@ -453,6 +606,8 @@ START_TEST(dump_json)
 	ck_assert(json_object_object_get_ex(ev, "implied_ack", &v));
 	ck_assert(json_object_object_get_ex(ev, "size", &v));
 	ck_assert(json_object_object_get_ex(o, "longest_chain", &v));
+	ck_assert(json_object_object_get_ex(o, "pinned", &v));
+	ck_assert_int_eq(json_object_get_int(v), 1);     /* never sent */
 	ck_assert(json_object_object_get_ex(o, "mode", &v));
 	ck_assert_str_eq(json_object_get_string(v), "implied_ack");
 	json_object_put(o);
@@ -480,6 +635,10 @@ int main(void)
 	tcase_add_test(tc, size_bound);
 	tcase_add_test(tc, size_bound_oldest_in_bucket);
 	tcase_add_test(tc, size_bound_all_inprogress);
+	tcase_add_test(tc, implied_ack_needs_tcp_ack);
+	tcase_add_test(tc, implied_ack_needs_later_arrival);
+	tcase_add_test(tc, size_bound_pinned);
+	tcase_add_test(tc, hit_moves_to_new_connection);
 	tcase_add_test(tc, reply_too_big);
 	tcase_add_test(tc, dump_json);
 	suite_add_tcase(s, tc);

@@ -7,7 +7,10 @@
  * header) answered or closed while another connection keeps being served;
  * a client that never reads its replies (bounded queue, closed when stuck),
  * idle connections, accept out of file descriptors, and record buffers that
- * grow with the bytes that arrived, not with what the mark announced.
+ * grow with the bytes that arrived, not with what the mark announced; what
+ * one peer can hold: half-sent records (closed at their deadline), floods
+ * of empty fragments (closed at the fragment limit) and idle connections
+ * from one address (its own slot limit, below the global one).
  */
 #include <check.h>
 #include <pthread.h>
@@ -763,6 +766,145 @@ START_TEST(idle_timeout)
 }
 END_TEST
 
+/*
+ * Issue 9.6: a record must be whole within record_timeout of its first
+ * byte.  50 connections each send the first 40 bytes of a 200-byte record
+ * and stop: all are closed (before: kept for as long as the peer liked).
+ * A connection that sent nothing is not a half record (idle_timeout is for
+ * it), and a client that sends whole records keeps being served.
+ */
+START_TEST(half_records_closed)
+{
+	struct rpc_svc_params p = params(4, 2);
+	uint8_t buf[44] = { 0 };
+	int fds[50], quiet, i;
+	double t0;
+
+	teardown();
+	p.max_conns = 64;
+	p.record_timeout_ns = 500ull * 1000 * 1000;
+	start_p(&p);
+	quiet = trpc_connect(port);
+	ck_assert_int_ge(quiet, 0);
+	xdr_store_u32(buf, RPC_RM_LAST | 200);
+	for (i = 0; i < 50; i++) {
+		fds[i] = trpc_connect(port);
+		ck_assert_int_ge(fds[i], 0);
+		ck_assert_int_eq(trpc_write_all(fds[i], buf, sizeof(buf)), 0);
+	}
+	t0 = mono_s();
+	for (i = 0; i < 50; i++) {
+		bool cl = trpc_closed(fds[i]);
+		ck_assert_msg(cl, "half record %d still open after %.1f s (%s)", i, mono_s() - t0, strerror(errno));
+		close(fds[i]);
+	}
+	ck_assert(mono_s() - t0 >= 0.4);    /* not before its time */
+	ck_assert(wait_conns(1));            /* the quiet one stays */
+	assert_served();
+	close(quiet);
+}
+END_TEST
+
+/*
+ * Issue 9.6: a record of more than max_frags fragments closes the
+ * connection: a flood of empty fragments costs max_frags mark parses, not
+ * as many as the peer sends (before: 876M empty fragments were 10 s of
+ * CPU).  A record in max_frags fragments is still served.
+ */
+START_TEST(empty_fragment_flood)
+{
+	struct rpc_svc_params p = params(4, 2);
+	struct xdr_enc e;
+	uint8_t *flood, *rep;
+	size_t len;
+	int fd, i;
+
+	teardown();
+	p.max_frags = 64;
+	start_p(&p);
+	/* 64 fragments: 63 of one byte or so, then the rest */
+	xdr_enc_init(&e, 4096);
+	trpc_call_header(&e, 7, TPROG, 1, 1);
+	xdr_put_u32(&e, 1);
+	fd = trpc_connect(port);
+	ck_assert_int_eq(trpc_send_record(fd, e.buf, e.len, (e.len + 63) / 64), 0);
+	rep = trpc_recv_record(fd, &len, NULL);
+	ck_assert_ptr_nonnull(rep);
+	free(rep);
+	/* 100,000 empty fragments, then the same call: refused, closed */
+	flood = calloc(100000, 4);
+	ck_assert_ptr_nonnull(flood);
+	trpc_write_all(fd, flood, 100000 * 4);      /* may fail half way: the gateway closed it */
+	trpc_send_record(fd, e.buf, e.len, 0);
+	ck_assert(trpc_closed(fd));
+	close(fd);
+	free(flood);
+	for (i = 0; i < 2; i++)
+		assert_served();
+	xdr_enc_free(&e);
+}
+END_TEST
+
+/*
+ * Issue 9.6: connection slots per client address.  One peer (127.0.0.2)
+ * opens 1100 connections and leaves them idle: it gets max_conns_per_host
+ * of them, the rest are closed at once, and another peer (127.0.0.3) is
+ * served (before: the first peer took all max_conns and locked everyone
+ * else out).
+ */
+START_TEST(one_host_cannot_take_every_slot)
+{
+	struct rpc_svc_params p = params(4, 2);
+	struct rlimit rl;
+	struct trpc_reply r;
+	uint8_t *buf;
+	int *fds, other, i, n = 1100, open_ones = 0;
+
+	teardown();
+	ck_assert_int_eq(getrlimit(RLIMIT_NOFILE, &rl), 0);
+	ck_assert_msg(rl.rlim_max >= 1500, "needs 1500 file descriptors, the hard limit is %llu",
+		      (unsigned long long)rl.rlim_max);
+	if (rl.rlim_cur < 1500) {
+		rl.rlim_cur = rl.rlim_max < 4096 ? rl.rlim_max : 4096;
+		ck_assert_int_eq(setrlimit(RLIMIT_NOFILE, &rl), 0);
+	}
+	p.max_conns = 1024;
+	p.max_conns_per_host = 64;
+	start_p(&p);
+	fds = calloc((size_t)n, sizeof(*fds));
+	for (i = 0; i < n; i++) {
+		fds[i] = trpc_connect_from("127.0.0.2", port);
+		ck_assert_msg(fds[i] >= 0, "connect %d: %s", i, strerror(errno));
+	}
+	/* another peer is served */
+	other = trpc_connect_from("127.0.0.3", port);
+	ck_assert_int_ge(other, 0);
+	ck_assert_msg(call(other, 1, TPROG, 1, 0, NULL, &r, &buf) == 0,
+		      "the other peer was not served (%u connections open)", rpc_svc_conns(svc));
+	ck_assert_uint_eq(r.stat, RPC_SUCCESS);
+	free(buf);
+	ck_assert_msg(wait_conns(65), "%u connections open", rpc_svc_conns(svc));
+	/* the first 64 of the greedy peer's are the ones it has */
+	for (i = 0; i < n; i++) {
+		struct pollfd pf = { .fd = fds[i], .events = POLLIN };
+
+		if (poll(&pf, 1, 0) == 0)
+			open_ones++;            /* nothing to read, not closed */
+	}
+	ck_assert_int_eq(open_ones, 64);
+	for (i = 0; i < n; i++)
+		close(fds[i]);
+	free(fds);
+	ck_assert(wait_conns(1));
+	/* and it can connect again once it holds fewer */
+	i = trpc_connect_from("127.0.0.2", port);
+	ck_assert_int_eq(call(i, 2, TPROG, 1, 0, NULL, &r, &buf), 0);
+	free(buf);
+	close(i);
+	close(other);
+}
+END_TEST
+
 /* Record buffers grow with the bytes that arrived: a mark announcing a
  * megabyte costs nothing until the megabyte comes. */
 START_TEST(record_grows_with_data)
@@ -774,7 +916,7 @@ START_TEST(record_grows_with_data)
 
 	for (off = 0; off < (1 << 20); off++)
 		body[off] = (uint8_t)(off * 13);
-	rpc_rm_init(&rm, 1056 * 1024);
+	rpc_rm_init(&rm, 1056 * 1024, 0);
 	xdr_store_u32(mark, RPC_RM_LAST | (1u << 20));
 	ck_assert_int_eq(rpc_rm_feed(&rm, mark, 4, &used), 0);
 	ck_assert_uint_eq(used, 4);
@@ -893,6 +1035,9 @@ int main(void)
 	tcase_add_test(tc, unread_replies_timeout);
 	tcase_add_test(tc, idle_timeout);
 	tcase_add_test(tc, record_grows_with_data);
+	tcase_add_test(tc, half_records_closed);
+	tcase_add_test(tc, empty_fragment_flood);
+	tcase_add_test(tc, one_host_cannot_take_every_slot);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("fds");        /* no fixture: it forks */
 	tcase_set_timeout(tc, 30);

@@ -36,6 +36,27 @@ static inline int trpc_connect(uint16_t port)
 	return fd;
 }
 
+/* trpc_connect from local address @src (e.g. "127.0.0.2": another peer
+ * as far as the gateway can tell), any port. */
+static inline int trpc_connect_from(const char *src, uint16_t port)
+{
+	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_port = htons(port) };
+	struct sockaddr_in me = { .sin_family = AF_INET };
+	struct timeval tv = { .tv_sec = 5 };
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (fd < 0)
+		return -1;
+	if (inet_pton(AF_INET, src, &me.sin_addr) != 1 || bind(fd, (struct sockaddr *)&me, sizeof(me)) < 0 ||
+	    connect(fd, (struct sockaddr *)&sin, sizeof(sin)) < 0) {
+		close(fd);
+		return -1;
+	}
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	return fd;
+}
+
 static inline int trpc_write_all(int fd, const void *buf, size_t len)
 {
 	const uint8_t *p = buf;
@@ -148,6 +169,8 @@ static inline bool trpc_closed(int fd)
 		ssize_t n = recv(fd, b, sizeof(b), 0);
 		if (n == 0)
 			return true;
+		if (n < 0 && errno == EINTR)
+			continue;
 		if (n < 0)
 			return errno == ECONNRESET;
 	}

@@ -175,7 +175,7 @@ START_TEST(record_marking)
 	xdr_store_u32(stream + 20, RPC_RM_LAST | 2);
 	memcpy(stream + 24, "xy", 2);
 	/* byte by byte */
-	rpc_rm_init(&rm, 1024);
+	rpc_rm_init(&rm, 1024, 0);
 	for (i = 0; i < 26; i++) {
 		r = rpc_rm_feed(&rm, stream + i, 1, &used);
 		ck_assert_int_ge(r, 0);
@@ -193,7 +193,7 @@ START_TEST(record_marking)
 	ck_assert_int_eq(records, 2);
 	rpc_rm_free(&rm);
 	/* all at once: stops after each record */
-	rpc_rm_init(&rm, 1024);
+	rpc_rm_init(&rm, 1024, 0);
 	off = 0;
 	records = 0;
 	while (off < 26) {
@@ -216,13 +216,13 @@ START_TEST(record_limit)
 	uint8_t s[16];
 	size_t used;
 
-	rpc_rm_init(&rm, 100);
+	rpc_rm_init(&rm, 100, 0);
 	xdr_store_u32(s, RPC_RM_LAST | 0x7fffffffu);
 	ck_assert_int_eq(rpc_rm_feed(&rm, s, 4, &used), -EMSGSIZE);
 	ck_assert_uint_eq(rm.bad_mark, 0x7fffffffu);
 	rpc_rm_free(&rm);
 	/* fragments that are each small but add up over the limit */
-	rpc_rm_init(&rm, 100);
+	rpc_rm_init(&rm, 100, 0);
 	xdr_store_u32(s, 60);
 	ck_assert_int_eq(rpc_rm_feed(&rm, s, 4, &used), 0);
 	{
@@ -231,6 +231,35 @@ START_TEST(record_limit)
 	}
 	xdr_store_u32(s, RPC_RM_LAST | 60);
 	ck_assert_int_eq(rpc_rm_feed(&rm, s, 4, &used), -EMSGSIZE);
+	rpc_rm_free(&rm);
+}
+END_TEST
+
+/* A record of more than max_frags fragments is refused (-E2BIG): a flood
+ * of empty fragments stops after max_frags marks; a record of exactly
+ * max_frags fragments, and the next record, are fine. */
+START_TEST(record_fragment_limit)
+{
+	struct rpc_rm rm;
+	uint8_t s[4 * 8];
+	size_t used, len;
+	int i;
+
+	rpc_rm_init(&rm, 1024, 4);
+	for (i = 0; i < 3; i++)
+		xdr_store_u32(s + 4 * i, 0);              /* 3 empty fragments */
+	xdr_store_u32(s + 12, RPC_RM_LAST | 0);          /* and the last: 4 */
+	ck_assert(rpc_rm_idle(&rm));
+	ck_assert_int_eq(rpc_rm_feed(&rm, s, 2, &used), 0);
+	ck_assert(!rpc_rm_idle(&rm));                    /* half a mark is a record begun */
+	ck_assert_int_eq(rpc_rm_feed(&rm, s + 2, 14, &used), 1);
+	free(rpc_rm_take(&rm, &len));
+	ck_assert(rpc_rm_idle(&rm));
+	ck_assert_uint_eq(len, 0);
+	for (i = 0; i < 8; i++)
+		xdr_store_u32(s + 4 * i, 0);              /* 8 empty, never the last */
+	ck_assert_int_eq(rpc_rm_feed(&rm, s, sizeof(s), &used), -E2BIG);
+	ck_assert_uint_eq(used, 4 * 4 + 4);              /* refused at the fifth mark */
 	rpc_rm_free(&rm);
 }
 END_TEST
@@ -364,6 +393,7 @@ int main(void)
 	tcase_add_test(tc, encoder_bound);
 	tcase_add_test(tc, record_marking);
 	tcase_add_test(tc, record_limit);
+	tcase_add_test(tc, record_fragment_limit);
 	tcase_add_test(tc, call_header);
 	tcase_add_test(tc, reply_headers);
 	suite_add_tcase(s, tc);

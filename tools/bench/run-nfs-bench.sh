@@ -8,11 +8,13 @@
 #        requests in flight, NFSv4.1, NFSv4.0 and NFSv4.0 with the owner's
 #        seqids pipelined (nfs_seqid_bench --pipeline), then 32 in flight
 #        without the proxy.
-# drc:   sustained state-changing NFSv4.0 load (OPEN/CLOSE, 32 owners, 32 in
-#        flight, no added latency) against a gateway with nfs_drc_mode =
-#        implied_ack, then one with plain 120 s expiry; prints the DRC's
-#        population over time and its lookup latency (`drc dump`), and the
-#        gateway's CPU cache misses when `perf stat` works.
+# drc:   sustained state-changing NFSv4.0 load (OPEN/CLOSE, no added
+#        latency, one connection), 1 request in flight and then 32 over 32
+#        owners (pipelined), each against a gateway with nfs_drc_mode =
+#        implied_ack and one with plain 120 s expiry; prints the DRC's
+#        population and pinned entries over time, its lookup latency and
+#        longest chain (`drc dump`), the lookups' share of the gateway's
+#        CPU, and its cache misses when `perf stat` works.
 #
 # Each mode starts its own loligo-mds and loligo-fuse --no-mount --nfs on
 # a temp dir and ephemeral ports, and kills them at the end.
@@ -99,8 +101,11 @@ seqid() {
 	done
 }
 
+# drc_one MODE INFLIGHT: the gateway with nfs_drc_mode=MODE under 4.0
+# OPEN/CLOSE load, INFLIGHT requests on the wire (1: one at a time, a client
+# that waits for each reply; 32: pipelined over 32 owners)
 drc_one() {
-	local mode=$1 d=$T/drc-$1 i pop perfpid=
+	local mode=$1 k=$2 d=$T/drc-$1-$2 i pop perfpid=
 	start_gw "$d" --nfs_drc_mode=$mode
 	# CPU cache misses need hardware counters (absent in most VMs): best effort
 	if perf stat -e cache-misses -p "$GW_PID" -o "$d/perf.txt" -- sleep 0.1 >/dev/null 2>&1 &&
@@ -113,23 +118,23 @@ drc_one() {
 	fi
 	local cpu0
 	cpu0=$(awk '{ print $14 + $15 }' /proc/$GW_PID/stat)
-	"$BENCH" --port "$NFS_PORT" --minor 0 --inflight 32 --owners 32 --seconds "$SECS" --tag "drc-$mode" \
+	"$BENCH" --port "$NFS_PORT" --minor 0 --inflight "$k" --owners "$k" --seconds "$SECS" --tag "drc-$mode" \
 		> "$d/bench.out" &
 	local bp=$!
 	pop=""
 	for i in $(seq 1 "$SECS"); do
 		sleep 1
 		pop="$pop $("$CLI" --format json daemon "$ASOK" drc dump 2>/dev/null |
-			python3 -c 'import json,sys; print(json.load(sys.stdin)["population"])')"
+			python3 -c 'import json,sys; d=json.load(sys.stdin); print("%d/%d" % (d["population"], d.get("pinned", 0)))')"
 	done
 	wait $bp
 	[ -n "$perfpid" ] && wait $perfpid
 	local cpu1
 	cpu1=$(awk '{ print $14 + $15 }' /proc/$GW_PID/stat)
 	"$CLI" --format json daemon "$ASOK" drc dump > "$d/drc.json" 2>/dev/null
-	python3 - "$mode" "$d/drc.json" "$d/bench.out" "$d/perf.txt" "$pop" "$(( (cpu1 - cpu0) ))" "$(getconf CLK_TCK)" <<'PY'
+	python3 - "$mode" "$k" "$d/drc.json" "$d/bench.out" "$d/perf.txt" "$pop" "$(( (cpu1 - cpu0) ))" "$(getconf CLK_TCK)" <<'PY'
 import json, re, sys
-mode, dj, bo, pf, pop, ticks, hz = sys.argv[1:8]
+mode, k, dj, bo, pf, pop, ticks, hz = sys.argv[1:9]
 cpu_ns = int(ticks) * 1e9 / int(hz)
 d = json.load(open(dj))
 ops = re.search(r"ops_per_s=([0-9.]+)", open(bo).read()).group(1)
@@ -142,17 +147,23 @@ try:
 except OSError:
     pass
 share = 100.0 * l['sum_ns'] / cpu_ns if cpu_ns else 0
-print(f"{mode:12s} ops/s={ops:>9s} population(1s samples)={pop.strip()} final={d['population']} "
-      f"longest_chain={d['longest_chain']} lookup avg={l['avg_ns']}ns p50={l['p50_ns']}ns p99={l['p99_ns']}ns "
-      f"lookups={l['count']} lookup_cpu_share={share:.2f}% of the gateway's {cpu_ns/1e9:.1f}s CPU "
-      f"evictions={d['evictions']} gw_cache_misses={cm}")
+print(f"{mode:12s} inflight={k:>2s} ops/s={ops:>9s} population/pinned(1s samples)={pop.strip()} "
+      f"final={d['population']} longest_chain={d['longest_chain']} lookup avg={l['avg_ns']}ns "
+      f"p50={l['p50_ns']}ns p99={l['p99_ns']}ns lookups={l['count']} "
+      f"lookup_cpu_share={share:.2f}% of the gateway's {cpu_ns/1e9:.1f}s CPU "
+      f"evictions={d['evictions']} size_skipped_pinned={d.get('size_skipped_pinned', 'n/a')} "
+      f"gw_cache_misses={cm}")
 PY
+	kill -TERM "$GW_PID" 2>/dev/null
 }
 
 drc() {
-	echo "== drc: NFSv4.0 OPEN/CLOSE, 32 owners, 32 in flight, one connection, ${SECS}s"
-	drc_one implied_ack
-	drc_one expiry
+	echo "== drc: NFSv4.0 OPEN/CLOSE over one connection, ${SECS}s per run:"
+	echo "   1 in flight (a client that waits for each reply), then 32 in flight over 32 owners (pipelined)"
+	for k in 1 32; do
+		drc_one implied_ack $k
+		drc_one expiry $k
+	done
 }
 
 case $WHAT in
