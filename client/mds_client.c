@@ -31,15 +31,36 @@
  * oldest_tid tells the MDS which completed results it may forget.
  * mdsc_wait_safe() and mdsc_sync() (fsync, syncfs) wait for SAFE.
  *
- * oldest_tid: tids are allocated and inserted into the map in the same
- * client-mutex section, so registration happens in tid order and any tid
- * below the first key of the map is either SAFE or was given up.  A
- * completion therefore publishes "first key, or (map empty) one past the
- * highest tid that ever left the map" with a monotonic max; the value is
- * never ahead of a request the MDS may still have to answer from its
- * completed table, which is what keeps a retried request from being
- * executed twice.  (The counter is atomic so that everyone else reads it
- * without a lock; only its increment sits in the registration section.)
+ * oldest_tid is what every request tells the MDS: "I will never resend a
+ * tid below this", so the MDS may forget their completed results.  It must
+ * never pass a request that is still live (registered, not yet SAFE or
+ * given up): the MDS would trim that request's result, and a replay after a
+ * reconnect would execute it twice.  The send path reads it with no lock;
+ * completions publish it, also with no lock, and this is why that holds:
+ *
+ *  (a) tids are allocated and inserted in one client-mutex section, and
+ *      after the insert the section stores registered_tid = tid (release).
+ *      So every tid <= registered_tid is in the map (or was never inserted,
+ *      on -ENOMEM, and will never be live), and every tid registered later
+ *      is > registered_tid.
+ *  (b) A completion loads R = registered_tid (acquire) and then scans the
+ *      map under RCU for its first key F other than its own.  The scan is
+ *      not a snapshot: it may pass a slot while it is empty and miss a key
+ *      inserted there afterwards.  But a request with tid <= R was in the
+ *      map before the scan began, and an RCU scan finds every key present
+ *      for its whole duration (common/xarray.c never moves a live entry),
+ *      so if it is still live the scan finds it or a smaller key first:
+ *      F <= it.  A live request with tid > R is >= R + 1.
+ *  (c) The candidate min(F, R + 1) (R + 1 when the scan found nothing) is
+ *      therefore <= every request live at any moment after the scan began,
+ *      and since tids only grow, at every later moment too.  Publishing the
+ *      maximum of such candidates (a CAS loop) keeps that, and keeps
+ *      oldest_tid monotonic.
+ *
+ * Without the clamp to R + 1 (the code before issue 8), a scan that ran
+ * past the last key, was preempted there and then found k + 1 published
+ * k + 1 while k, registered meanwhile, was live; tests/unit/
+ * test_mdsc_oldest.c forces exactly that interleaving.
  *
  * Measurements: every client-mutex section records its hold time in a
  * histogram of `perf dump` group "mds_client" (hold_submit_request,
@@ -227,30 +248,27 @@ void mdsc_request_put(struct mds_request *pub)
 
 /* ---- the request map and oldest_tid ------------------------------------ */
 
+#ifdef MDSC_TEST_HOOKS
+void (*mdsc_test_published)(struct mds_client *m, uint64_t candidate);
+#endif
+
 /*
  * Publish the oldest_tid that holds once @done_tid has left the map: the
- * first key other than @done_tid, or @done_tid + 1 when there is none.  It
- * is published before the erase, so whoever sees the request gone (sync, a
+ * first key other than @done_tid, clamped to one past the registered_tid
+ * loaded before the scan (the argument is at the top of the file).  It is
+ * published before the erase, so whoever sees the request gone (sync, a
  * woken waiter) sees oldest_tid moved too.  No lock: the map is read under
  * RCU, and the max keeps concurrent completions from moving the value
- * backwards (each candidate is safe on its own, see the top of the file).
+ * backwards (each candidate is safe on its own).
  */
 static void update_oldest(struct mds_client *m, uint64_t done_tid)
 {
-	uint64_t idx = 0, v, cur, hi;
+	uint64_t idx = 0, v, cur, reg;
 	void *first;
 
-	/*
-	 * The highest tid that left the map, loaded before the scan: every tid
-	 * below it was registered before it, so if the scan finds none of them
-	 * they are all done and the map-empty candidate may jump past it.
-	 */
-	cur = atomic_load_explicit(&m->max_done_tid, memory_order_relaxed);
-	while (done_tid > cur && !atomic_compare_exchange_weak_explicit(&m->max_done_tid, &cur, done_tid,
-									memory_order_acq_rel,
-									memory_order_relaxed))
-		;
-	hi = atomic_load_explicit(&m->max_done_tid, memory_order_acquire);
+	/* every tid <= reg is in the map or done; acquire: the scan below
+	 * sees each of those inserts */
+	reg = atomic_load_explicit(&m->registered_tid, memory_order_acquire);
 	rcu_read_lock();
 	first = xa_find(&m->requests, &idx);
 	if (first && idx == done_tid) {
@@ -258,12 +276,18 @@ static void update_oldest(struct mds_client *m, uint64_t done_tid)
 		first = done_tid == UINT64_MAX ? NULL : xa_find(&m->requests, &idx);
 	}
 	rcu_read_unlock();
-	v = first ? idx : (hi > done_tid ? hi : done_tid) + 1;
+	v = reg == UINT64_MAX ? reg : reg + 1;
+	if (first && idx < v)
+		v = idx;
 	cur = atomic_load_explicit(&m->oldest_tid, memory_order_relaxed);
 	while (v > cur && !atomic_compare_exchange_weak_explicit(&m->oldest_tid, &cur, v,
 								 memory_order_release,
 								 memory_order_relaxed))
 		;
+#ifdef MDSC_TEST_HOOKS
+	if (mdsc_test_published)
+		mdsc_test_published(m, v);
+#endif
 }
 
 /* Take @r out of the map (once) and drop the map's reference. */
@@ -407,28 +431,26 @@ static void do_request(struct mds_client *m, struct mdsc_req *r)
 }
 
 /*
- * submit_request - give @r a tid, register it, and drive it.  The tid is
- * allocated inside the registration section so that registration happens
- * in tid order (what oldest_tid relies on).
+ * mdsc_register_request - give @r a tid and put it in the request map.  The
+ * tid is allocated inside the registration section so that registration
+ * happens in tid order (what oldest_tid relies on, see the top).  Takes the
+ * map's reference.  Return: 0, -ESHUTDOWN, -ENOMEM; -EINVAL if @r was
+ * submitted before.
  */
-static int submit_request(struct mds_client *m, struct mdsc_req *r)
+int mdsc_register_request(struct mds_client *m, struct mdsc_req *r)
 {
 	uint64_t t0, tid;
 	int ret;
 
-	DTRACE_PROBE1(loligo, mdsc_submit_entry, r->pub.args.op);
-	if (atomic_load(&r->state) != 0) {
-		ret = -EINVAL;                  /* submitted twice */
-		goto out;
-	}
+	if (atomic_load(&r->state) != 0)
+		return -EINVAL;                 /* submitted twice */
 	r->submit_ns = now_mono_ns();
 	mdsc_req_get(r);                        /* the map's reference */
 	t0 = mdsc_lock(m);
 	if (m->stopping) {
 		mdsc_unlock(m, SEC_SUBMIT, t0);
 		mdsc_req_put(r);
-		ret = -ESHUTDOWN;
-		goto out;
+		return -ESHUTDOWN;
 	}
 	tid = atomic_fetch_add(&m->last_tid, 1) + 1;
 	r->tid = tid;
@@ -436,13 +458,24 @@ static int submit_request(struct mds_client *m, struct mdsc_req *r)
 	ret = xa_insert(&m->requests, tid, r);
 	if (!ret)
 		atomic_fetch_or(&r->state, RS_REGISTERED);
+	/* after the insert (release): every tid up to here is in the map or
+	 * will never be (a failed insert); see oldest_tid at the top */
+	atomic_store_explicit(&m->registered_tid, tid, memory_order_release);
 	mdsc_unlock(m, SEC_SUBMIT, t0);
-	if (ret) {
+	if (ret)
 		mdsc_req_put(r);
-		goto out;
-	}
-	do_request(m, r);
-out:
+	return ret;
+}
+
+/* submit_request - register @r and drive it. */
+static int submit_request(struct mds_client *m, struct mdsc_req *r)
+{
+	int ret;
+
+	DTRACE_PROBE1(loligo, mdsc_submit_entry, r->pub.args.op);
+	ret = mdsc_register_request(m, r);
+	if (!ret)
+		do_request(m, r);
 	DTRACE_PROBE2(loligo, mdsc_submit_return, r->tid, ret);
 	return ret;
 }

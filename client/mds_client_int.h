@@ -122,8 +122,9 @@ struct mds_client {
 
 	struct xarray requests;         /* tid -> struct mdsc_req; its own lock */
 	_Atomic uint64_t last_tid;
-	_Atomic uint64_t oldest_tid;
-	_Atomic uint64_t max_done_tid;  /* highest tid that left the map */
+	_Atomic uint64_t oldest_tid;    /* see the top of mds_client.c */
+	_Atomic uint64_t registered_tid;/* every tid <= this is in the map or done; stored
+					 * under mutex after the insert */
 
 	pthread_mutex_t wait_list_lock;
 	struct cds_list_head wait_list; /* protected by wait_list_lock */
@@ -155,11 +156,18 @@ void mdsc_req_get(struct mdsc_req *r);
 bool mdsc_req_get_unless_zero(struct mdsc_req *r);
 void mdsc_req_put(struct mdsc_req *r);
 struct mdsc_req *mdsc_req_next(struct mds_client *m, uint64_t *idx, uint64_t last);
+int mdsc_register_request(struct mds_client *m, struct mdsc_req *r);
 void mdsc_unregister(struct mds_client *m, struct mdsc_req *r);
 bool mdsc_abort_request(struct mds_client *m, struct mdsc_req *r, int err, bool only_unanswered);
 int mdsc_send_request(struct mds_client *m, struct mds_conn *c, struct mdsc_req *r, uint32_t flags);
 void mdsc_handle_reply(struct mds_client *m, struct mdsp_msg *msg);
 void mdsc_kick_wait_list(struct mds_client *m);
+
+#ifdef MDSC_TEST_HOOKS
+/* test builds only (tests/unit/mdsc.cmake): called after every oldest_tid
+ * publication with the candidate just offered */
+extern void (*mdsc_test_published)(struct mds_client *m, uint64_t candidate);
+#endif
 
 /* mds_client_session.c */
 void mdsc_session_init(struct mds_client *m);

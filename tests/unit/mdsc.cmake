@@ -10,3 +10,14 @@ loligo_check_test(test_mdsc
   LIBS loligo_proto loligo_common PkgConfig::URCU
   LABELS unit client mdsc
   TIMEOUT 120)
+# oldest_tid never passes a live request: many threads register and complete
+# requests out of order in the real request map, and a checker runs after
+# every publication (MDSC_TEST_HOOKS: the hook exists in this build only).
+loligo_check_test(test_mdsc_oldest
+  SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_mdsc_oldest.c
+          ${CMAKE_CURRENT_LIST_DIR}/mdsc_test_find.c
+          ${CMAKE_SOURCE_DIR}/client/mds_client_session.c
+  LIBS loligo_proto loligo_common PkgConfig::URCU
+  LABELS unit client mdsc
+  TIMEOUT 120)
+target_compile_definitions(test_mdsc_oldest PRIVATE MDSC_TEST_HOOKS)
