@@ -113,7 +113,7 @@ log_file = $out/client.log
 
 [nfs]
 # the embedded gateway in loligo-fuse: the whole filesystem at pseudo path /
-nfs_exports = path=/,pseudo=/,clients=127.0.0.1,rw,no_root_squash,insecure
+nfs_exports = id=1,path=/,pseudo=/,clients=127.0.0.1,rw,no_root_squash,insecure
 CONF
 fi
 

@@ -60,6 +60,11 @@ static struct observer observers[CFG_MAX][MAX_OBSERVERS];	/* protected by obs_lo
 static pthread_mutex_t obs_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static char cfg_section[64] = "global";	/* set once by cfg_init(), before threads */
+/* where each value came from (cfg_source()), and the config file loaded
+ * last (cfg_reload_option() reads it again) */
+static _Atomic unsigned char sources[CFG_MAX];
+static char loaded_path[4096];			/* protected by str_lock */
+static __thread bool loading_file;		/* cfg_set() is applying a file */
 
 /* A parsed value, before it is stored. */
 union cfg_val {
@@ -322,6 +327,7 @@ static void set_defaults(void)
 				cfg_options[id].name, err);
 			abort();	/* a bug in a .def file, caught by every test */
 		}
+		atomic_store(&sources[id], CFG_SRC_DEFAULT);
 	}
 }
 
@@ -408,10 +414,16 @@ int cfg_set(int id, const char *value, bool at_runtime, char *err, size_t errlen
 		snprintf(err, errlen, "out of memory");
 		return r;
 	}
+	atomic_store(&sources[id], at_runtime ? CFG_SRC_RUNTIME : loading_file ? CFG_SRC_FILE : CFG_SRC_CMDLINE);
 	dout(COMMON, 5, "config: %s = %s%s", cfg_options[id].name, value,
 	     at_runtime ? " (runtime)" : "");
 	notify(id);
 	return 0;
+}
+
+enum cfg_source cfg_source(enum cfg_opt_id id)
+{
+	return (enum cfg_source)atomic_load(&sources[id]);
 }
 
 int64_t cfg_int(enum cfg_opt_id id)
@@ -669,47 +681,69 @@ nomem:
 	return 1;
 }
 
-int cfg_load_file(const char *path, char *err, size_t errlen)
+/* Read and check @path into @c (every entry validated, nothing applied). */
+static int read_file(const char *path, struct ini_ctx *c, char *err, size_t errlen)
 {
-	struct ini_ctx c = { .path = path, .errbuf = err, .errlen = errlen };
-	char dummy[8];
-	size_t i;
-	int pass, r = 0;
+	int r;
 
-	if (!err || !errlen) {
-		c.errbuf = err = dummy;
-		c.errlen = errlen = sizeof(dummy);
-	}
-	err[0] = '\0';
-	c.f = fopen(path, "r");
-	if (!c.f) {
+	memset(c, 0, sizeof(*c));
+	c->path = path;
+	c->errbuf = err;
+	c->errlen = errlen;
+	c->f = fopen(path, "r");
+	if (!c->f) {
 		r = -errno;
 		snprintf(err, errlen, "cannot open config file '%s': %s", path, strerror(-r));
 		return r;
 	}
-	r = ini_parse_stream(line_reader, &c, entry_handler, &c);
-	if (ferror(c.f)) {
+	r = ini_parse_stream(line_reader, c, entry_handler, c);
+	if (ferror(c->f)) {
 		snprintf(err, errlen, "%s: read error", path);
-		r = -EIO;
-		goto out_free;
+		return -EIO;
 	}
-	if (c.err) {
-		r = c.err;
-		goto out_free;
-	}
+	if (c->err)
+		return c->err;
 	if (r > 0) {
 		snprintf(err, errlen, "%s:%d: syntax error (expected 'key = value' or '[section]')",
 			 path, r);
-		r = -EINVAL;
-		goto out_free;
+		return -EINVAL;
 	}
 	if (r < 0) {
 		snprintf(err, errlen, "%s: cannot parse (out of memory)", path);
-		r = -ENOMEM;
-		goto out_free;
+		return -ENOMEM;
 	}
+	return 0;
+}
+
+static void free_ctx(struct ini_ctx *c)
+{
+	size_t i;
+
+	for (i = 0; i < c->n; i++)
+		free(c->ents[i].value);
+	free(c->ents);
+	if (c->f)
+		fclose(c->f);
+}
+
+int cfg_load_file(const char *path, char *err, size_t errlen)
+{
+	struct ini_ctx c;
+	char dummy[8];
+	size_t i;
+	int pass, r;
+
+	if (!err || !errlen) {
+		err = dummy;
+		errlen = sizeof(dummy);
+	}
+	err[0] = '\0';
+	r = read_file(path, &c, err, errlen);
+	if (r)
+		goto out_free;
 
 	/* everything validated: apply [global] first, then our section */
+	loading_file = true;
 	for (pass = 0; pass < 2; pass++) {
 		for (i = 0; i < c.n; i++) {
 			if (c.ents[i].global != (pass == 0))
@@ -720,17 +754,83 @@ int cfg_load_file(const char *path, char *err, size_t errlen)
 
 				snprintf(why, sizeof(why), "%s", err);
 				snprintf(err, errlen, "%s:%d: %s", path, c.ents[i].line, why);
+				loading_file = false;
 				goto out_free;
 			}
 		}
 	}
+	loading_file = false;
+	pthread_mutex_lock(&str_lock);
+	snprintf(loaded_path, sizeof(loaded_path), "%s", path);
+	pthread_mutex_unlock(&str_lock);
 	dout(COMMON, 2, "loaded config file %s (%zu options for [global]/[%s])", path, c.n,
 	     cfg_section);
 out_free:
-	for (i = 0; i < c.n; i++)
-		free(c.ents[i].value);
-	free(c.ents);
-	fclose(c.f);
+	free_ctx(&c);
+	return r;
+}
+
+/* Option @id's value as text, malloc'd (NULL: no memory). */
+static char *value_text(int id)
+{
+	char buf[128];
+
+	if (cfg_options[id].type == CFG_T_STR)
+		return cfg_strdup(id);
+	return strdup(cfg_get_string(id, buf, sizeof(buf)));
+}
+
+int cfg_reload_option(enum cfg_opt_id id, cfg_check_fn check, void *arg, char *err, size_t errlen)
+{
+	struct ini_ctx c;
+	char path[sizeof(loaded_path)], dummy[8], *old = NULL, *now = NULL;
+	const char *sec = NULL, *glob = NULL, *val;
+	size_t i;
+	int r;
+
+	if (!err || !errlen) {
+		err = dummy;
+		errlen = sizeof(dummy);
+	}
+	err[0] = '\0';
+	if (cfg_source(id) == CFG_SRC_CMDLINE || cfg_source(id) == CFG_SRC_RUNTIME)
+		return 0;                /* they win over the file, as at start */
+	pthread_mutex_lock(&str_lock);
+	snprintf(path, sizeof(path), "%s", loaded_path);
+	pthread_mutex_unlock(&str_lock);
+	if (!path[0])
+		return 0;
+	r = read_file(path, &c, err, errlen);
+	if (r)
+		goto out;
+	for (i = 0; i < c.n; i++) {
+		if (c.ents[i].id != (int)id)
+			continue;
+		if (c.ents[i].global)
+			glob = c.ents[i].value;
+		else
+			sec = c.ents[i].value;
+	}
+	val = sec ? sec : glob;          /* our section over [global], as at start */
+	if (check) {
+		r = check(val ? val : cfg_options[id].def, arg, err, errlen);
+		if (r)
+			goto out;
+	}
+	old = value_text(id);
+	loading_file = val != NULL;
+	r = cfg_set(id, val ? val : cfg_options[id].def, false, err, errlen);
+	loading_file = false;
+	if (r)
+		goto out;
+	if (!val)                        /* no longer in the file: the default */
+		atomic_store(&sources[id], CFG_SRC_DEFAULT);
+	now = value_text(id);
+	r = !old || !now || strcmp(old, now) != 0;
+out:
+	free(old);
+	free(now);
+	free_ctx(&c);
 	return r;
 }
 

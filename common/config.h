@@ -67,6 +67,33 @@ int cfg_lookup(const char *name);
  */
 int cfg_set(int id, const char *value, bool at_runtime, char *err, size_t errlen);
 
+/* Where an option's value came from. */
+enum cfg_source {
+	CFG_SRC_DEFAULT = 0,
+	CFG_SRC_FILE,        /* cfg_load_file() */
+	CFG_SRC_CMDLINE,     /* cfg_parse_args() overrides, or cfg_set() by the program */
+	CFG_SRC_RUNTIME,     /* cfg_set(..., at_runtime = true): `config set` */
+};
+
+/** cfg_source - where option @id's current value came from. */
+enum cfg_source cfg_source(enum cfg_opt_id id);
+
+/* Decide on a value before it is applied: 0 to go on, -errno (message in @err) to refuse. */
+typedef int (*cfg_check_fn)(const char *value, void *arg, char *err, size_t errlen);
+
+/**
+ * cfg_reload_option - read option @id again from the config file loaded
+ * last (the daemon's -c file), for a reload: the file's value (its
+ * [<section>] over [global]), or the default if the file no longer sets
+ * it.  A value from the command line or `config set` is kept (and @check
+ * not called), as it won over the file at start.  The whole file is
+ * checked again, and @check (may be NULL) sees the new value first: a file
+ * that no longer parses, or a value @check refuses, changes nothing.
+ * Return: 1 changed, 0 unchanged (or nothing re-read), -errno with a
+ * message in @err.
+ */
+int cfg_reload_option(enum cfg_opt_id id, cfg_check_fn check, void *arg, char *err, size_t errlen);
+
 int64_t cfg_int(enum cfg_opt_id id);
 uint64_t cfg_uint(enum cfg_opt_id id);   /* also SIZE */
 bool cfg_bool(enum cfg_opt_id id);

@@ -1,23 +1,40 @@
 /*
- * gw.c - start and stop the embedded NFS gateway (gw.h).
+ * gw.c - start and stop the embedded NFS gateway (gw.h), and its exports.
  *
- * Wiring only: the duplicate reply cache, the RPC service with its
- * transport and workers, and the NFSv4 server registered on it, all sized
- * from the [nfs] options.  Teardown runs in the reverse order: the RPC
- * service first (no request runs after it returns), then the NFSv4 state,
- * then the DRC (whose entries hold the last transport references).
+ * Wiring: the exports (parsed and checked first: an error serves nothing),
+ * the duplicate reply cache, the RPC service with its transport and
+ * workers, and the NFSv4 server registered on it, all sized from the [nfs]
+ * options.  Teardown runs in the reverse order: the RPC service first (no
+ * request runs after it returns), then the NFSv4 state, then the DRC (whose
+ * entries hold the last transport references), then the exports.
+ *
+ * Reload (`exports reload`, SIGHUP through gw_exports_reload()): the new
+ * nfs_exports value is parsed and every path resolved before anything
+ * changes; then the table is swapped.  A request in flight finishes with
+ * the table it began with; the next one sees the new rules.  A bad new
+ * value changes nothing and says why.
  */
 #include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
+#include <json-c/json.h>
+
+#include "common/admin_sock.h"
 #include "common/config.h"
 #include "common/log.h"
+#include "nfs_gw/export/export.h"
 #include "nfs_gw/gw.h"
 #include "nfs_gw/nfs4/nfs4.h"
 #include "nfs_gw/rpc/drc.h"
 #include "nfs_gw/rpc/rpc.h"
 
 struct gw {
+	struct lclient *lc;
+	struct nfs_export_set exports;
+	pthread_mutex_t reload_lock;     /* one reload at a time */
 	struct drc *drc;
 	struct rpc_svc *svc;
 	struct nfs4_server *nfs4;
@@ -30,20 +47,205 @@ static bool port_check(void *arg, const struct rpc_req *req)
 	return false;
 }
 
+/* Parse @spec and resolve its paths through @lc (if any): a table to serve. */
+static int exports_load(const char *spec, struct lclient *lc, struct nfs_exports **out, char *err, size_t errlen)
+{
+	struct nfs_exports *x;
+	int r;
+
+	r = nfs_exports_parse(spec, &x, err, errlen);
+	if (r)
+		return r;
+	if (lc) {
+		r = nfs_exports_check_paths(x, lc, err, errlen);
+		if (r) {
+			nfs_exports_put(x);
+			return r;
+		}
+	}
+	*out = x;
+	return 0;
+}
+
+int gw_check_exports(struct lclient *c, char *err, size_t errlen)
+{
+	struct nfs_exports *x;
+	char *spec = cfg_strdup(CFG_nfs_exports);
+	int r;
+
+	if (!spec) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	r = exports_load(spec, c, &x, err, errlen);
+	free(spec);
+	if (!r)
+		nfs_exports_put(x);
+	return r;
+}
+
+/* ---- admin socket: `exports`, `exports reload` -------------------------------- */
+
+static pthread_mutex_t asok_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct gw *asok_gw;               /* protected by asok_lock */
+static struct asok *asok_registered;     /* protected by asok_lock */
+
+static struct json_object *exports_json(struct gw *gw)
+{
+	struct json_object *o = json_object_new_object();
+	struct nfs_exports *x = nfs_export_set_get(&gw->exports);
+	uint64_t gen;
+
+	pthread_mutex_lock(&gw->exports.lock);
+	gen = gw->exports.generation;
+	pthread_mutex_unlock(&gw->exports.lock);
+	json_object_object_add(o, "generation", json_object_new_uint64(gen));
+	json_object_object_add(o, "exports", nfs_exports_json(x));
+	nfs_exports_put(x);
+	return o;
+}
+
+static int not_running(struct json_object **out)
+{
+	*out = json_object_new_object();
+	json_object_object_add(*out, "error", json_object_new_string("the NFS gateway is not running"));
+	return -ENOENT;
+}
+
+static int asok_exports(struct json_object *args, struct json_object **out, void *priv)
+{
+	int r = 0;
+
+	pthread_mutex_lock(&asok_lock);
+	if (asok_gw)
+		*out = exports_json(asok_gw);
+	else
+		r = not_running(out);
+	pthread_mutex_unlock(&asok_lock);
+	return r;
+}
+
+static int asok_exports_reload(struct json_object *args, struct json_object **out, void *priv)
+{
+	char err[1024];
+	int r;
+
+	pthread_mutex_lock(&asok_lock);
+	if (!asok_gw) {
+		r = not_running(out);
+		goto out;
+	}
+	r = gw_exports_reload(asok_gw, err, sizeof(err));
+	if (r < 0) {
+		*out = json_object_new_object();
+		json_object_object_add(*out, "error", json_object_new_string(err));
+		goto out;
+	}
+	*out = exports_json(asok_gw);
+	json_object_object_add(*out, "changed", json_object_new_boolean(r > 0));
+	r = 0;
+out:
+	pthread_mutex_unlock(&asok_lock);
+	return r;
+}
+
+static const struct asok_cmd gw_cmds[] = {
+	{ "exports", "", "the NFS exports in force: id, path, pseudo path, clients, options", asok_exports },
+	{ "exports reload", "",
+	  "read nfs_exports again (from the config file, or as `config set` left it) and serve it if every "
+	  "export checks out; otherwise nothing changes", asok_exports_reload },
+};
+
+/* ---- the gateway ------------------------------------------------------------- */
+
+/* What a reload re-read from the file, checked (cfg_reload_option's check). */
+struct reload_ctx {
+	struct gw *gw;
+	struct nfs_exports *x;
+};
+
+static int reload_check(const char *value, void *arg, char *err, size_t errlen)
+{
+	struct reload_ctx *rc = arg;
+
+	return exports_load(value, rc->gw->lc, &rc->x, err, errlen);
+}
+
+int gw_exports_reload(struct gw *gw, char *err, size_t errlen)
+{
+	struct reload_ctx rc = { .gw = gw };
+	struct nfs_exports *old;
+	char *spec = NULL;
+	bool changed;
+	int r;
+
+	pthread_mutex_lock(&gw->reload_lock);
+	r = cfg_reload_option(CFG_nfs_exports, reload_check, &rc, err, errlen);
+	if (r < 0)
+		goto fail;
+	if (!rc.x) {
+		/* not from the file (no file, or the command line or `config
+		 * set` gave it): the value in force now */
+		spec = cfg_strdup(CFG_nfs_exports);
+		r = spec ? exports_load(spec, gw->lc, &rc.x, err, errlen) : -ENOMEM;
+		free(spec);
+		if (r)
+			goto fail;
+	}
+	old = nfs_export_set_get(&gw->exports);
+	{
+		struct json_object *a = nfs_exports_json(old), *b = nfs_exports_json(rc.x);
+
+		changed = strcmp(json_object_to_json_string(a), json_object_to_json_string(b)) != 0;
+		json_object_put(a);
+		json_object_put(b);
+	}
+	nfs_exports_put(old);
+	nfs_export_set_replace(&gw->exports, rc.x);
+	pthread_mutex_unlock(&gw->reload_lock);
+	dinfo(NFS, "exports reloaded (%u export%s%s)", rc.x->n, rc.x->n == 1 ? "" : "s",
+	      changed ? "" : ", unchanged");
+	return changed ? 1 : 0;
+fail:
+	pthread_mutex_unlock(&gw->reload_lock);
+	if (r == -ENOMEM && !err[0])
+		snprintf(err, errlen, "out of memory");
+	derr(NFS, "exports reload failed, the exports in force stay: %s", err);
+	return r;
+}
+
 int gw_start(const char *addr_port, struct lclient *c, struct asok *asok, struct gw **out)
 {
 	struct rpc_svc_params sp;
 	struct drc_params dp;
 	struct nfs4_params np;
+	struct nfs_exports *x;
 	struct gw *gw;
+	char err[1024], *spec;
 	int r;
 
-	gw = calloc(1, sizeof(*gw));
-	if (!gw)
+	/* exports first: fail closed, before anything listens */
+	spec = cfg_strdup(CFG_nfs_exports);
+	if (!spec)
 		return -ENOMEM;
+	r = exports_load(spec, c, &x, err, sizeof(err));
+	free(spec);
+	if (r) {
+		derr(NFS, "%s: not serving NFS", err);
+		return r == -ENOMEM ? r : -EINVAL;
+	}
+	gw = calloc(1, sizeof(*gw));
+	if (!gw) {
+		nfs_exports_put(x);
+		return -ENOMEM;
+	}
+	gw->lc = c;
+	nfs_export_set_init(&gw->exports, x);
+	pthread_mutex_init(&gw->reload_lock, NULL);
 	rpc_svc_params_from_config(&sp);
 	drc_params_from_config(&dp);
 	nfs4_params_from_config(&np, sp.max_record, sp.max_reply);
+	np.exports = &gw->exports;
 
 	r = drc_create(&dp, &gw->drc);
 	if (r)
@@ -66,8 +268,14 @@ int gw_start(const char *addr_port, struct lclient *c, struct asok *asok, struct
 	if (asok) {
 		drc_asok_attach(gw->drc, asok);
 		nfs4_asok_attach(gw->nfs4, asok);
+		pthread_mutex_lock(&asok_lock);
+		asok_gw = gw;
+		if (asok_registered != asok && !asok_register(asok, gw_cmds, 2, NULL))
+			asok_registered = asok;
+		pthread_mutex_unlock(&asok_lock);
 	}
-	dinfo(NFS, "NFS gateway serving NFSv4.1 and NFSv4.0 on %s (port %u)", addr_port, gw->port);
+	dinfo(NFS, "NFS gateway serving NFSv4.1 and NFSv4.0 on %s (port %u), %u export%s", addr_port, gw->port,
+	      x->n, x->n == 1 ? "" : "s");
 	*out = gw;
 	return 0;
 
@@ -80,6 +288,8 @@ out_svc:
 out_drc:
 	drc_destroy(gw->drc);
 out_free:
+	pthread_mutex_destroy(&gw->reload_lock);
+	nfs_export_set_fini(&gw->exports);
 	free(gw);
 	return r;
 }
@@ -93,9 +303,15 @@ void gw_stop(struct gw *gw)
 {
 	if (!gw)
 		return;
+	pthread_mutex_lock(&asok_lock);
+	if (asok_gw == gw)
+		asok_gw = NULL;
+	pthread_mutex_unlock(&asok_lock);
 	rpc_svc_destroy(gw->svc);
 	nfs4_server_destroy(gw->nfs4);
 	drc_destroy(gw->drc);
+	pthread_mutex_destroy(&gw->reload_lock);
+	nfs_export_set_fini(&gw->exports);
 	dinfo(NFS, "NFS gateway stopped");
 	free(gw);
 }

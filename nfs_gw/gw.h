@@ -31,15 +31,37 @@ struct gw;
  *             May be NULL in tests: then only the RPC/session layer works and
  *             filesystem operations answer NFS4ERR_SERVERFAULT.
  * @asok:      the process's admin socket, or NULL.  The gateway registers
- *             its commands on it (`drc dump`, `nfs clients`); they stay
+ *             its commands on it (`drc dump`, `nfs clients`, `exports`,
+ *             `exports reload`, `nfs client expire`); they stay
  *             registered until the admin socket is stopped, so stop the
  *             admin socket after gw_stop() or not at all.
  * @out:       the new gateway.
  *
- * Return: 0, -EINVAL (bad @addr_port), -EADDRINUSE, or another -errno.
- * On error nothing is left running.
+ * The exports (nfs_exports) are parsed and every path resolved through @c
+ * first: any error is logged naming the export and the field, and
+ * gw_start() fails with -EINVAL without listening (never a fallback).
+ *
+ * Return: 0, -EINVAL (bad @addr_port or exports), -EADDRINUSE, or another
+ * -errno.  On error nothing is left running.
  */
 int gw_start(const char *addr_port, struct lclient *c, struct asok *asok, struct gw **out);
+
+/**
+ * gw_check_exports - parse and check nfs_exports as gw_start() would, and
+ * (with @c, a mounted client) that every export path is a directory.
+ * For `loligo-fuse --check-config`.  Return: 0, or -errno with one line in
+ * @err naming the export and the field.
+ */
+int gw_check_exports(struct lclient *c, char *err, size_t errlen);
+
+/**
+ * gw_exports_reload - read nfs_exports again (cfg_reload_option: from the
+ * config file unless the command line or `config set` gave it) and, if
+ * every export checks out, serve it from the next request on; otherwise
+ * nothing changes.  Any thread (the admin socket's, a SIGHUP handler's).
+ * Return: 1 changed, 0 the same exports, -errno with the reason in @err.
+ */
+int gw_exports_reload(struct gw *gw, char *err, size_t errlen);
 
 /** gw_port - the TCP port @gw listens on (useful after asking for port 0). */
 uint16_t gw_port(const struct gw *gw);

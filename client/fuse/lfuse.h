@@ -99,5 +99,21 @@ struct asok;
  */
 int lfuse_nfs_start(const char *addr_port, struct lclient *c, struct asok *asok, void **gw);
 void lfuse_nfs_stop(void *gw);
+/**
+ * lfuse_nfs_reload - read nfs_exports again and serve it if it checks out
+ * (for a SIGHUP handler; `exports reload` on the admin socket does the
+ * same).  Logs the outcome.  Return: 0 or -errno.  NULL @gw: nothing.
+ */
+int lfuse_nfs_reload(void *gw);
+/**
+ * lfuse_check_config - `loligo-fuse --check-config`: check what the
+ * configuration gives the NFS gateway (nfs_exports) and, when the MDS
+ * answers within client_mount_timeout, that every export path is a
+ * directory.  Prints one line per finding on stderr, "config OK" on stdout.
+ * Return: 0 valid, 1 not (the caller's exit status).
+ */
+int lfuse_check_config(void);
+/** lfuse_nfs_check_syntax - nfs_exports parses (message on stderr if not): 0, or -EINVAL. */
+int lfuse_nfs_check_syntax(void);
 
 #endif

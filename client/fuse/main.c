@@ -46,7 +46,7 @@
 
 struct args {
 	char *mountpoint;
-	bool foreground, debug, single_thread, no_mount, default_permissions;
+	bool foreground, debug, single_thread, no_mount, default_permissions, check_config;
 	const char *nfs_addr;
 	char *fuse_opts;           /* comma-separated, for fuse_session_new */
 	char **cfg_sets;           /* "name=value" from -o, applied after --conf */
@@ -79,6 +79,8 @@ static void usage(FILE *f)
 		"  --OPTION=VALUE         override a config option\n"
 		"  --nfs ADDR:PORT        also serve NFS from this process (embedded gateway)\n"
 		"  --no-mount             serve NFS only, mount nothing\n"
+		"  --check-config         check the configuration (nfs_exports; export paths\n"
+		"                         too if the MDS answers) and exit: 0 valid, 1 not\n"
 		"  -h, --help             this text\n"
 		"  --help-options         every config option with its default\n"
 		"  -V, --version          version\n"
@@ -213,6 +215,8 @@ static int parse_args(int argc, char **argv, struct args *a)
 			goto out;
 		} else if (!strcmp(s, "--no-mount")) {
 			a->no_mount = true;
+		} else if (!strcmp(s, "--check-config")) {
+			a->check_config = true;
 		} else if (!strcmp(s, "--nfs") || !strncmp(s, "--nfs=", 6)) {
 			a->nfs_addr = s[5] == '=' ? s + 6 : (i + 1 < argc ? argv[++i] : NULL);
 			if (!a->nfs_addr || !*a->nfs_addr) {
@@ -265,7 +269,9 @@ static int parse_args(int argc, char **argv, struct args *a)
 		}
 		a->mountpoint = strdup(s);
 	}
-	if (a->no_mount && !a->nfs_addr) {
+	if (a->check_config) {
+		/* no mount point needed: nothing is mounted */
+	} else if (a->no_mount && !a->nfs_addr) {
 		fprintf(stderr, PROG ": --no-mount needs --nfs ADDR:PORT\n");
 		r = -EINVAL;
 	} else if (a->no_mount && a->mountpoint) {
@@ -407,6 +413,12 @@ int main(int argc, char **argv)
 		ret = r > 0 ? 0 : (r == -EINVAL ? 2 : 1);
 		goto out_args;
 	}
+	if (a.check_config) {
+		ret = lfuse_check_config();
+		goto out_args;
+	}
+	if (a.nfs_addr && lfuse_nfs_check_syntax())
+		goto out_args;           /* a bad export: fail before anything starts */
 	if (a.mountpoint) {
 		char *abs = realpath(a.mountpoint, NULL);
 		struct stat st;

@@ -19,8 +19,16 @@
 int lfuse_nfs_start(const char *addr_port, struct lclient *c, struct asok *asok, void **out)
 {
 	struct gw *gw = NULL;
-	int r = gw_start(addr_port, c, asok, &gw);
+	char err[1024];
+	int r;
 
+	/* the same check gw_start() makes, for a message on stderr too */
+	r = gw_check_exports(c, err, sizeof(err));
+	if (r) {
+		fprintf(stderr, "loligo-fuse: %s: not serving NFS\n", err);
+		return r;
+	}
+	r = gw_start(addr_port, c, asok, &gw);
 	if (r < 0) {
 		fprintf(stderr, "loligo-fuse: cannot start the NFS gateway on %s: %s\n", addr_port,
 			strerror(-r));
@@ -33,6 +41,61 @@ int lfuse_nfs_start(const char *addr_port, struct lclient *c, struct asok *asok,
 void lfuse_nfs_stop(void *gw)
 {
 	gw_stop(gw);
+}
+
+int lfuse_nfs_reload(void *gw)
+{
+	char err[1024];
+	int r;
+
+	if (!gw)
+		return 0;
+	r = gw_exports_reload(gw, err, sizeof(err));
+	return r < 0 ? r : 0;
+}
+
+int lfuse_nfs_check_syntax(void)
+{
+	char err[1024];
+
+	if (gw_check_exports(NULL, err, sizeof(err))) {
+		fprintf(stderr, "loligo-fuse: %s: not serving NFS\n", err);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int lfuse_check_config(void)
+{
+	struct lclient *c = NULL;
+	char err[1024];
+	int r;
+
+	r = gw_check_exports(NULL, err, sizeof(err));
+	if (r) {
+		fprintf(stderr, "loligo-fuse: %s\n", err);
+		return 1;
+	}
+	/* the paths live in the filesystem: check them if the MDS answers */
+	r = lclient_create(&c);
+	if (!r)
+		r = lclient_mount(c, NULL);
+	if (r) {
+		fprintf(stderr, "loligo-fuse: export paths not checked: cannot mount from the MDS (%s)\n",
+			strerror(-r));
+	} else {
+		r = gw_check_exports(c, err, sizeof(err));
+		lclient_unmount(c);
+		if (r) {
+			fprintf(stderr, "loligo-fuse: %s\n", err);
+			lclient_destroy(c);
+			return 1;
+		}
+	}
+	if (c)
+		lclient_destroy(c);
+	printf("config OK\n");
+	return 0;
 }
 #else
 int lfuse_nfs_start(const char *addr_port, struct lclient *c, struct asok *asok, void **out)
@@ -47,5 +110,22 @@ int lfuse_nfs_start(const char *addr_port, struct lclient *c, struct asok *asok,
 void lfuse_nfs_stop(void *gw)
 {
 	(void)gw;
+}
+
+int lfuse_nfs_reload(void *gw)
+{
+	(void)gw;
+	return 0;
+}
+
+int lfuse_check_config(void)
+{
+	printf("config OK (this loligo-fuse has no NFS gateway: nfs_exports not checked)\n");
+	return 0;
+}
+
+int lfuse_nfs_check_syntax(void)
+{
+	return 0;
 }
 #endif

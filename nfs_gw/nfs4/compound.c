@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "common/log.h"
+#include "nfs_gw/export/export.h"
 #include "nfs_gw/nfs4/nfs4.h"
 
 /* Peek at the COMPOUND header: a minor version 0 compound may change state
@@ -96,14 +97,18 @@ static int nfs4_dispatch(void *priv, struct rpc_req *req, struct xdr_dec *args, 
 	    xdr_get_u32(args, &cs.opcnt))
 		return RPC_GARBAGE_ARGS;
 
+	/* one exports table from start to end, whatever a reload does meanwhile */
+	cs.exports = nfs_export_set_get(srv->exports);
 	cs.res_start = res->len;
 	xdr_put_u32(res, NFS4_OK);
 	status_off = res->len - 4;
 	xdr_put_opaque(res, tag, taglen);
 	xdr_put_u32(res, 0);
 	count_off = res->len - 4;
-	if (res->err)
+	if (res->err) {
+		nfs_exports_put(cs.exports);
 		return RPC_SYSTEM_ERR;
+	}
 
 	if (cs.minorversion > 1) {
 		status = NFS4ERR_MINOR_VERS_MISMATCH;
@@ -151,6 +156,7 @@ static int nfs4_dispatch(void *priv, struct rpc_req *req, struct xdr_dec *args, 
 			cs.replay = NULL;
 			if (cs.session)
 				nfs4_session_put(srv, cs.session);
+			nfs_exports_put(cs.exports);
 			return res->err ? RPC_SYSTEM_ERR : RPC_SUCCESS;
 		}
 		if (res->err) {
@@ -197,6 +203,7 @@ out:
 		nfs4_session_put(srv, cs.session);
 	if (cs.minorversion == 0 && !cs.modifies)
 		req->drc_nocache = true;
+	nfs_exports_put(cs.exports);
 	return res->err ? RPC_SYSTEM_ERR : RPC_SUCCESS;
 }
 

@@ -36,6 +36,8 @@
 
 struct lclient;
 struct asok;
+struct nfs_exports;
+struct nfs_export_set;
 struct nfs4_server;
 struct nfs4_session;
 
@@ -47,6 +49,7 @@ struct nfs4_client {
 	uint8_t owner[NFS4_OPAQUE_LIMIT];
 	uint32_t owner_len;
 	uint32_t principal;              /* AUTH_SYS uid of EXCHANGE_ID/SETCLIENTID */
+	char addr[64];                   /* peer that sent it ("1.2.3.4:567"), for `nfs clients` */
 	uint32_t minorversion;
 	uint32_t flags;                  /* EXCHGID4_FLAG_* we granted */
 	bool confirmed;                  /* protected by srv->lock */
@@ -112,6 +115,7 @@ struct nfs4_compound {
 	bool modifies;                   /* an op changed state (NFSv4.0 DRC) */
 	size_t res_start;                /* offset of COMPOUND4res in the encoder */
 	void *op_private;                /* free for the ops' use within one compound */
+	struct nfs_exports *exports;     /* the table in force when it began (a reference) */
 };
 
 typedef uint32_t (*nfs4_op_fn)(struct nfs4_compound *cs, struct xdr_dec *args, struct xdr_enc *res);
@@ -151,11 +155,16 @@ struct nfs4_params {
 	uint32_t max_req;                /* ca_maxrequestsize cap (the RPC record limit) */
 	uint32_t max_resp;               /* ca_maxresponsesize cap */
 	uint32_t max_resp_cached;        /* ca_maxresponsesize_cached cap */
+	/* the gateway's exports (not owned); NULL: nfs4_server_create makes
+	 * its own from nfs_exports (tests, fuzzing) */
+	struct nfs_export_set *exports;
 };
 
 struct nfs4_server {
 	struct nfs4_params p;
 	struct lclient *lc;              /* may be NULL in tests */
+	struct nfs_export_set *exports;  /* what compounds serve (see nfs4_params) */
+	struct nfs_export_set *own_exports; /* made by nfs4_server_create, or NULL */
 	struct nfs4_state_hooks hooks;
 	uint32_t boot;                   /* epoch seconds at start: high half of client ids */
 	uint8_t boot_verifier[NFS4_VERIFIER_SIZE];
@@ -223,6 +232,8 @@ struct nfs4_client *nfs4_client_new_locked(struct nfs4_server *srv, const uint8_
 bool nfs4_client_expire_locked(struct nfs4_server *srv, struct nfs4_client *clp);
 /** nfs4_client_release - run the state hook for an expired client and drop the table's reference. */
 void nfs4_client_release(struct nfs4_server *srv, struct nfs4_client *clp);
+/** nfs4_client_set_addr - remember the peer of @cs as @clp's address (any lock). */
+void nfs4_client_set_addr(struct nfs4_client *clp, const struct nfs4_compound *cs);
 
 /** nfs4_session_find - session by id, with a reference; NULL if unknown. */
 struct nfs4_session *nfs4_session_find(struct nfs4_server *srv, const uint8_t *id);

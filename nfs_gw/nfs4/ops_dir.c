@@ -367,12 +367,12 @@ static int rd_cb(void *arg, const char *name, struct lc_inode *in, const struct 
 static uint32_t readdir_pseudo(struct nfs4_compound *cs, struct rd *rd, uint64_t cookie, bool *eof)
 {
 	struct nfs4ops_ctx *c = nfs4ops_ctx(cs);
-	const struct nfs4_exports *x = c->exports;
+	const struct nfs_exports *x = cs->exports;
 	uint32_t id = (uint32_t)rd->dir->fi.ino;
 
 	*eof = true;
 	for (unsigned int i = 0; i < x->npnodes; i++) {
-		const struct nfs4_pnode *pn = &x->pn[i];
+		const struct nfs_pnode *pn = &x->pn[i];
 		struct lc_attr a;
 		struct nfs4_fh fh;
 		struct nfs4_fhinfo fi = { .kind = NFS4_FH_PSEUDO, .ino = pn->id };
@@ -389,9 +389,9 @@ static uint32_t readdir_pseudo(struct nfs4_compound *cs, struct rd *rd, uint64_t
 			uint64_t ino = 0, gen = 0;
 			struct lc_inode *in;
 
-			if (!c->lc || !nfs4_export_allows(pn->exp, &cs->req->xprt->peer))
+			if (!c->lc || !nfs_export_allows(pn->exp, &cs->req->xprt->peer))
 				continue;
-			if (!nfs4_export_root(c->exports, (struct nfs4_export *)pn->exp, c->lc, &ino, &gen) &&
+			if (!nfs_export_root(cs->exports, pn->exp, c->lc, &ino, &gen) &&
 			    !lc_lookup_ino(c->lc, ino, gen, &a, &in))
 				lc_put(c->lc, in);
 			fi.kind = NFS4_FH_EXPORT;

@@ -35,23 +35,13 @@ static void client_release_hook(struct nfs4_server *srv, struct nfs4_client *clp
 static struct nfs4ops_ctx *ctx_make(struct nfs4_server *srv)
 {
 	struct nfs4ops_ctx *c = calloc(1, sizeof(*c));
-	char err[256], *spec;
 	uint64_t v;
-	int r;
 
 	if (!c)
 		return NULL;
 	c->srv = srv;
 	c->lc = srv->lc;
-	spec = cfg_strdup(CFG_nfs_exports);
-	r = nfs4_exports_parse(spec, &c->exports, err, sizeof(err));
-	if (r) {
-		derr(NFS, "%s; exporting / at / instead", err);
-		r = nfs4_exports_parse("path=/,pseudo=/", &c->exports, err, sizeof(err));
-	}
-	free(spec);
-	if (r || ostate_create(srv->boot, (uint64_t)(cfg_double(CFG_nfs4_grace_time) * 1e9), &c->st)) {
-		nfs4_exports_free(c->exports);
+	if (ostate_create(srv->boot, (uint64_t)(cfg_double(CFG_nfs4_grace_time) * 1e9), &c->st)) {
 		free(c);
 		return NULL;
 	}
@@ -129,7 +119,7 @@ uint32_t nfs4_errno_to_status(int err)
 	}
 }
 
-void nfs4ops_cred(const struct nfs4_compound *cs, const struct nfs4_export *exp, struct lc_cred *cr)
+void nfs4ops_cred(const struct nfs4_compound *cs, const struct nfs_export *exp, struct lc_cred *cr)
 {
 	const struct rpc_cred *rc = cs->cred;
 
@@ -173,16 +163,16 @@ uint32_t nfs4ops_resolve(struct nfs4_compound *cs, const struct nfs4_fh *fh, str
 	if (st)
 		return st;
 	if (o->fi.kind == NFS4_FH_PSEUDO) {
-		if (c->exports->root || !nfs4_pnode_get(c->exports, (uint32_t)o->fi.ino) || o->fi.fsid != 0)
+		if (cs->exports->root || !nfs_pnode_get(cs->exports, (uint32_t)o->fi.ino) || o->fi.fsid != 0)
 			return NFS4ERR_STALE;
 		pseudo_attr(cs->srv, (uint32_t)o->fi.ino, &o->attr);
 		nfs4ops_cred(cs, NULL, &o->cr);
 		return NFS4_OK;
 	}
-	o->exp = nfs4_export_by_id(c->exports, o->fi.export_id);
+	o->exp = nfs_export_by_id(cs->exports, o->fi.export_id);
 	if (!o->exp || o->fi.fsid != o->exp->id)
 		return NFS4ERR_STALE;
-	if (!nfs4_export_allows(o->exp, &cs->req->xprt->peer)) {
+	if (!nfs_export_allows(o->exp, &cs->req->xprt->peer)) {
 		dout(NFS, 1, "%s: not allowed by export %s", cs->req->xprt->peer_str, o->exp->path);
 		return NFS4ERR_ACCESS;
 	}
@@ -218,7 +208,7 @@ void nfs4ops_release(struct nfs4_compound *cs, struct nfs4_obj *o)
 	}
 }
 
-void nfs4ops_set_cfh(struct nfs4_compound *cs, const struct nfs4_export *exp, const struct lc_attr *a)
+void nfs4ops_set_cfh(struct nfs4_compound *cs, const struct nfs_export *exp, const struct lc_attr *a)
 {
 	struct nfs4_fhinfo fi = {
 		.kind = NFS4_FH_EXPORT,
@@ -281,7 +271,7 @@ void nfs4ops_put_cinfo(struct xdr_enc *e, uint64_t before, uint64_t after)
 /* ---- the operations ---------------------------------------------------------- */
 
 /* The current filehandle becomes export @e's root. */
-static uint32_t enter_export(struct nfs4_compound *cs, struct nfs4_export *e)
+static uint32_t enter_export(struct nfs4_compound *cs, const struct nfs_export *e)
 {
 	struct nfs4ops_ctx *c = nfs4ops_ctx(cs);
 	struct lc_attr a = { 0 };
@@ -289,7 +279,7 @@ static uint32_t enter_export(struct nfs4_compound *cs, struct nfs4_export *e)
 
 	if (!c->lc)
 		return NFS4ERR_SERVERFAULT;
-	r = nfs4_export_root(c->exports, e, c->lc, &a.ino, &a.generation);
+	r = nfs_export_root(cs->exports, e, c->lc, &a.ino, &a.generation);
 	if (r) {
 		derr(NFS, "export %s: cannot resolve its path: %s", e->path, strerror(-r));
 		return nfs4_errno_to_status(r);
@@ -306,9 +296,9 @@ NFS4_OP(putrootfh)
 	(void)res;
 	if (!c)
 		return NFS4ERR_SERVERFAULT;
-	if (c->exports->root)
-		return enter_export(cs, (struct nfs4_export *)c->exports->root);
-	set_cfh_pseudo(cs, NFS4_PSEUDO_ROOT);
+	if (cs->exports->root)
+		return enter_export(cs, cs->exports->root);
+	set_cfh_pseudo(cs, NFS_PSEUDO_ROOT);
 	return NFS4_OK;
 }
 
@@ -382,14 +372,14 @@ NFS4_OP(lookup_name)
 		return st;
 	c = nfs4ops_ctx(cs);
 	if (o.fi.kind == NFS4_FH_PSEUDO) {
-		const struct nfs4_pnode *pn = nfs4_pnode_child(c->exports, (uint32_t)o.fi.ino, name);
+		const struct nfs_pnode *pn = nfs_pnode_child(cs->exports, (uint32_t)o.fi.ino, name);
 
 		if (!pn)
 			return NFS4ERR_NOENT;
 		if (pn->exp) {
-			if (!nfs4_export_allows(pn->exp, &cs->req->xprt->peer))
+			if (!nfs_export_allows(pn->exp, &cs->req->xprt->peer))
 				return NFS4ERR_NOENT;
-			return enter_export(cs, (struct nfs4_export *)pn->exp);
+			return enter_export(cs, pn->exp);
 		}
 		set_cfh_pseudo(cs, pn->id);
 		return NFS4_OK;
@@ -428,7 +418,7 @@ NFS4_OP(lookupp)
 		return st;
 	c = nfs4ops_ctx(cs);
 	if (o.fi.kind == NFS4_FH_PSEUDO) {
-		const struct nfs4_pnode *pn = nfs4_pnode_get(c->exports, (uint32_t)o.fi.ino);
+		const struct nfs_pnode *pn = nfs_pnode_get(cs->exports, (uint32_t)o.fi.ino);
 
 		if (!pn || pn->parent == 0)
 			return NFS4ERR_NOENT;
@@ -439,10 +429,10 @@ NFS4_OP(lookupp)
 		nfs4ops_release(cs, &o);
 		return S_ISLNK(o.attr.mode) ? NFS4ERR_SYMLINK : NFS4ERR_NOTDIR;
 	}
-	r = nfs4_export_root(c->exports, (struct nfs4_export *)o.exp, c->lc, &rino, &rgen);
+	r = nfs_export_root(cs->exports, o.exp, c->lc, &rino, &rgen);
 	if (!r && rino == o.attr.ino) {
 		/* the export's root: up into the pseudo fs, or nowhere */
-		const struct nfs4_pnode *pn = nfs4_pnode_get(c->exports, o.exp->pnode);
+		const struct nfs_pnode *pn = nfs_pnode_get(cs->exports, o.exp->pnode);
 
 		nfs4ops_release(cs, &o);
 		if (!pn || pn->parent == 0)

@@ -1,12 +1,13 @@
 /*
  * ops_int.h - what the NFSv4 filesystem operations (ops_*.c) share: the
- * per-server context (exports, open/lock state, write verifier), the file
- * handle helpers, errno to nfsstat4 mapping and the caller's credentials.
+ * per-server context (open/lock state, write verifier), the file handle
+ * helpers, errno to nfsstat4 mapping and the caller's credentials.  The
+ * exports are the compound's (cs->exports: the table in force when the
+ * compound began, nfs_gw/export/export.h).
  *
  * The context hangs off nothing in struct nfs4_server (that struct belongs
  * to the dispatcher): nfs4ops_ctx() finds or makes the one for cs->srv the
- * first time an operation runs, reading the [nfs] export options then, and
- * installs the client_release state hook.
+ * first time an operation runs, and installs the client_release state hook.
  */
 #ifndef LOLIGO_NFS_GW_NFS4_OPS_INT_H
 #define LOLIGO_NFS_GW_NFS4_OPS_INT_H
@@ -15,7 +16,7 @@
 #include <stdint.h>
 
 #include "client/client.h"
-#include "nfs_gw/nfs4/export.h"
+#include "nfs_gw/export/export.h"
 #include "nfs_gw/nfs4/fh.h"
 #include "nfs_gw/nfs4/nfs4.h"
 #include "nfs_gw/nfs4/open_state.h"
@@ -23,7 +24,6 @@
 struct nfs4ops_ctx {
 	struct nfs4_server *srv;
 	struct lclient *lc;
-	struct nfs4_exports *exports;
 	struct ostate *st;               /* opens, locks, owners */
 	uint8_t write_verf[NFS4_VERIFIER_SIZE]; /* changes on every gateway start */
 	struct nfs4ops_ctx *next;
@@ -39,14 +39,14 @@ uint32_t nfs4_errno_to_status(int err);
  * nfs4ops_cred - the caller's credentials after the export's squashing.
  * @exp may be NULL (pseudo fs: no squashing needed, nothing is writable).
  */
-void nfs4ops_cred(const struct nfs4_compound *cs, const struct nfs4_export *exp, struct lc_cred *cr);
+void nfs4ops_cred(const struct nfs4_compound *cs, const struct nfs_export *exp, struct lc_cred *cr);
 
 /*
  * A resolved filehandle.  Pseudo-fs nodes have no inode.
  */
 struct nfs4_obj {
 	struct nfs4_fhinfo fi;
-	const struct nfs4_export *exp;   /* NULL for pseudo nodes */
+	const struct nfs_export *exp;    /* NULL for pseudo nodes; in cs->exports */
 	struct lc_inode *in;             /* a reference (NULL for pseudo nodes) */
 	struct lc_attr attr;             /* valid when in != NULL */
 	struct lc_cred cr;               /* the caller, squashed for exp */
@@ -62,7 +62,7 @@ uint32_t nfs4ops_resolve(struct nfs4_compound *cs, const struct nfs4_fh *fh, str
 uint32_t nfs4ops_cur(struct nfs4_compound *cs, struct nfs4_obj *o);
 void nfs4ops_release(struct nfs4_compound *cs, struct nfs4_obj *o);
 /** nfs4ops_set_cfh - make @in of @exp the current filehandle. */
-void nfs4ops_set_cfh(struct nfs4_compound *cs, const struct nfs4_export *exp, const struct lc_attr *a);
+void nfs4ops_set_cfh(struct nfs4_compound *cs, const struct nfs_export *exp, const struct lc_attr *a);
 /** nfs4ops_writable - NFS4ERR_ROFS for ro exports and the pseudo fs. */
 uint32_t nfs4ops_writable(const struct nfs4_obj *o);
 

@@ -119,6 +119,7 @@ NFS4_OP(exchange_id)
 			old = unconf;
 		}
 		clp = nfs4_client_new_locked(srv, owner, owner_len, verifier, principal, cs->minorversion);
+		nfs4_client_set_addr(clp, cs);
 		if (!clp)
 			st = NFS4ERR_SERVERFAULT;
 		else

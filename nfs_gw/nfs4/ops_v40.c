@@ -66,6 +66,7 @@ NFS4_OP(setclientid)
 			gone = unconf;
 		}
 		clp = nfs4_client_new_locked(srv, id, idlen, verifier, cs->cred->uid, 0);
+		nfs4_client_set_addr(clp, cs);
 		if (!clp) {
 			pthread_mutex_unlock(&srv->lock);
 			if (gone)

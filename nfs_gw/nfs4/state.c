@@ -13,6 +13,7 @@
  * outside the lock.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -23,6 +24,7 @@
 #include "common/config.h"
 #include "common/log.h"
 #include "common/time.h"
+#include "nfs_gw/export/export.h"
 #include "nfs_gw/nfs4/nfs4.h"
 
 void nfs4_params_from_config(struct nfs4_params *p, size_t max_record, size_t max_reply)
@@ -162,6 +164,12 @@ bool nfs4_client_expire_locked(struct nfs4_server *srv, struct nfs4_client *clp)
 	return true;
 }
 
+void nfs4_client_set_addr(struct nfs4_client *clp, const struct nfs4_compound *cs)
+{
+	if (clp && cs->req && cs->req->xprt)
+		snprintf(clp->addr, sizeof(clp->addr), "%s", cs->req->xprt->peer_str);
+}
+
 void nfs4_client_release(struct nfs4_server *srv, struct nfs4_client *clp)
 {
 	dout(NFS, 5, "client %#llx released", (unsigned long long)clp->clientid);
@@ -278,6 +286,28 @@ int nfs4_server_create(const struct nfs4_params *p, struct lclient *lc, struct n
 	if (!srv->p.slots)
 		srv->p.slots = 1;
 	srv->lc = lc;
+	srv->exports = p->exports;
+	if (!srv->exports) {
+		/* no gateway around it (tests, fuzzing): our own, from nfs_exports */
+		struct nfs_exports *x;
+		char err[512], *spec = cfg_strdup(CFG_nfs_exports);
+
+		r = spec ? nfs_exports_parse(spec, &x, err, sizeof(err)) : -ENOMEM;
+		free(spec);
+		if (r) {
+			derr(NFS, "%s", r == -ENOMEM ? "out of memory" : err);
+			free(srv);
+			return r;
+		}
+		srv->own_exports = calloc(1, sizeof(*srv->own_exports));
+		if (!srv->own_exports) {
+			nfs_exports_put(x);
+			free(srv);
+			return -ENOMEM;
+		}
+		nfs_export_set_init(srv->own_exports, x);
+		srv->exports = srv->own_exports;
+	}
 	srv->boot = (uint32_t)(real / 1000000000ull);
 	memcpy(srv->boot_verifier, &real, sizeof(srv->boot_verifier));
 	pthread_mutex_init(&srv->lock, NULL);
@@ -289,6 +319,10 @@ int nfs4_server_create(const struct nfs4_params *p, struct lclient *lc, struct n
 	if (r) {
 		pthread_cond_destroy(&srv->reaper_cond);
 		pthread_mutex_destroy(&srv->lock);
+		if (srv->own_exports) {
+			nfs_export_set_fini(srv->own_exports);
+			free(srv->own_exports);
+		}
 		free(srv);
 		return r;
 	}
@@ -323,6 +357,7 @@ static struct json_object *clients_json(struct nfs4_server *srv)
 		owner[n] = 0;
 		json_object_object_add(c, "clientid", json_object_new_uint64(clp->clientid));
 		json_object_object_add(c, "owner", json_object_new_string(owner));
+		json_object_object_add(c, "addr", json_object_new_string(clp->addr));
 		json_object_object_add(c, "minorversion", json_object_new_int((int)clp->minorversion));
 		json_object_object_add(c, "confirmed", json_object_new_boolean(clp->confirmed));
 		json_object_object_add(c, "reclaim_complete", json_object_new_boolean(clp->reclaim_complete));
@@ -361,8 +396,47 @@ static int asok_nfs_clients(struct json_object *args, struct json_object **out, 
 	return r;
 }
 
+/* `nfs client expire ID`: drop a client's state now, as if its lease had run out. */
+static int asok_nfs_client_expire(struct json_object *args, struct json_object **out, void *priv)
+{
+	struct nfs4_client *clp = NULL;
+	struct json_object *v;
+	uint64_t id;
+	char msg[96];
+	int r = 0;
+
+	json_object_object_get_ex(args, "id", &v);
+	id = (uint64_t)json_object_get_int64(v);
+	*out = json_object_new_object();
+	pthread_mutex_lock(&asok_lock);
+	if (!asok_srv) {
+		json_object_object_add(*out, "error", json_object_new_string("the NFS gateway is not running"));
+		pthread_mutex_unlock(&asok_lock);
+		return -ENOENT;
+	}
+	pthread_mutex_lock(&asok_srv->lock);
+	for (clp = asok_srv->clients; clp && clp->clientid != id; clp = clp->next)
+		;
+	if (clp)
+		nfs4_client_expire_locked(asok_srv, clp);
+	pthread_mutex_unlock(&asok_srv->lock);
+	if (clp) {
+		dinfo(NFS, "client %#llx (%s): expired by the admin socket", (unsigned long long)id, clp->addr);
+		nfs4_client_release(asok_srv, clp);
+		json_object_object_add(*out, "expired", json_object_new_uint64(id));
+	} else {
+		snprintf(msg, sizeof(msg), "no NFSv4 client %llu (see `nfs clients`)", (unsigned long long)id);
+		json_object_object_add(*out, "error", json_object_new_string(msg));
+		r = -ENOENT;
+	}
+	pthread_mutex_unlock(&asok_lock);
+	return r;
+}
+
 static const struct asok_cmd nfs4_cmds[] = {
-	{ "nfs clients", "", "NFSv4 clients of the gateway, with their sessions and lease age", asok_nfs_clients },
+	{ "nfs clients", "", "NFSv4 clients of the gateway: address, owner, sessions and lease age", asok_nfs_clients },
+	{ "nfs client expire", "id:int", "drop NFSv4 client ID's opens, locks and sessions now (as when its lease "
+	  "runs out); the client must establish itself again", asok_nfs_client_expire },
 };
 
 int nfs4_asok_attach(struct nfs4_server *srv, struct asok *a)
@@ -372,7 +446,7 @@ int nfs4_asok_attach(struct nfs4_server *srv, struct asok *a)
 	pthread_mutex_lock(&asok_lock);
 	asok_srv = srv;
 	if (a && asok_registered != a) {
-		r = asok_register(a, nfs4_cmds, 1, NULL);
+		r = asok_register(a, nfs4_cmds, 2, NULL);
 		if (!r)
 			asok_registered = a;
 	}
@@ -412,5 +486,9 @@ void nfs4_server_destroy(struct nfs4_server *srv)
 		srv->ops_ctx_free(srv, srv->ops_ctx);
 	pthread_cond_destroy(&srv->reaper_cond);
 	pthread_mutex_destroy(&srv->lock);
+	if (srv->own_exports) {
+		nfs_export_set_fini(srv->own_exports);
+		free(srv->own_exports);
+	}
 	free(srv);
 }

@@ -16,7 +16,7 @@
 
 #include "common/config.h"
 #include "common/log.h"
-#include "nfs_gw/nfs4/export.h"
+#include "nfs_gw/export/export.h"
 #include "nfs_gw/nfs4/fh.h"
 #include "nfs_gw/nfs4/nfs4.h"
 #include "nfs_gw/nfs4/ops.h"
@@ -66,7 +66,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	(void)argv;
 	log_set_level(LOG_SS_NFS, -1);
 	id = cfg_lookup("nfs_exports");
-	cfg_set(id, "path=/a,pseudo=/x/a", false, err, sizeof(err));
+	cfg_set(id, "id=1,path=/a,pseudo=/x/a,rw,no_root_squash,insecure", false, err, sizeof(err));
 	cfg_set(cfg_lookup("nfs4_grace_time"), "0", false, err, sizeof(err));
 	if (nfs4_server_create(&p, NULL, &srv))
 		abort();
@@ -84,13 +84,14 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct nfs4_compound cs;
-	struct nfs4_fhinfo fi = { .kind = NFS4_FH_PSEUDO, .ino = NFS4_PSEUDO_ROOT };
+	struct nfs4_fhinfo fi = { .kind = NFS4_FH_PSEUDO, .ino = NFS_PSEUDO_ROOT };
 	struct xdr_enc res;
 
 	memset(&cs, 0, sizeof(cs));
 	cs.srv = srv;
 	cs.req = &req;
 	cs.cred = &cred;
+	cs.exports = nfs_export_set_get(srv->exports);
 	nfs4_fh_encode(&fi, &cs.cfh);
 	cs.sfh = cs.cfh;
 	xdr_enc_init(&res, 1 << 20);
@@ -116,5 +117,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		data += n + 1;
 	}
 	xdr_enc_free(&res);
+	nfs_exports_put(cs.exports);
 	return 0;
 }

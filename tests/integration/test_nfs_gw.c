@@ -1,13 +1,19 @@
 /*
  * test_nfs_gw.c - the NFS gateway's RPC layer against a real loligo-mds,
  * through the real client library, over real sockets: the duplicate reply
- * cache under a pipelining client whose connection is cut.
+ * cache under a pipelining client whose connection is cut; exports that
+ * fail closed (every bad value refused before anything listens, by the
+ * gateway, `loligo-fuse --check-config` and `loligo config check`), knfsd's
+ * defaults on the wire, and a reload that changes what a connected client
+ * may do; `nfs clients` with addresses and `nfs client expire`.
  *
  * Harness: test_nfs_wire.h (the MDS per test case in the runner, a gateway
  * per test in the forked test process).
  */
 #include <check.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <sys/wait.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,6 +56,7 @@ static const struct lc_cred rootcr = { 0 };
 
 #define NFS4_PROG 100003
 enum { V4_CREATE = 6, V4_PUTROOTFH = 24, V4_REMOVE = 28, V4_RENAME = 29, V4_SAVEFH = 32, V4_NF4DIR = 2 };
+enum { NFS4ERR_PERM_T = 1, NFS4ERR_ACCESS_T = 13, NFS4ERR_ROFS_T = 30 };
 
 static void v40_begin(struct xdr_enc *e, uint32_t xid, uint32_t nops)
 {
@@ -260,6 +267,305 @@ START_TEST(drc_population_bounded)
 }
 END_TEST
 
+/* ---- exports ----------------------------------------------------------------- */
+
+/* One call on @fd, its COMPOUND status. */
+static int64_t v4_call(int fd, struct xdr_enc *e)
+{
+	uint8_t *rep;
+	size_t len;
+	uint32_t xid;
+	int64_t st;
+
+	ck_assert_int_eq(trpc_send_record(fd, e->buf, e->len, 0), 0);
+	xdr_enc_free(e);
+	rep = trpc_recv_record(fd, &len, NULL);
+	ck_assert_ptr_nonnull(rep);
+	st = v4_status(rep, len, &xid);
+	free(rep);
+	return st;
+}
+
+static int64_t v4_mkdir_call(int fd, uint32_t xid, const char *name)
+{
+	struct xdr_enc e;
+
+	v40_mkdir(&e, xid, name);
+	return v4_call(fd, &e);
+}
+
+/* Every bad value is refused by gw_start: -EINVAL, nothing listens. */
+START_TEST(exports_refused_at_start)
+{
+	static const char *const bad[] = {
+		"id=1,path=/,unknown_thing", "id=1,path=/,clients=10.0.0.0/33", "id=1,path=/,anonuid=abc",
+		"id=1,path=/,rw,ro", "id=1,path=/no/such/dir", "path=/", "", "id=1,path=/,sec=krb5p",
+	};
+	struct gw *gw;
+	int r;
+
+	ck_assert_int_eq(lclient_create(&g.c), 0);
+	ck_assert_int_eq(lclient_mount(g.c, NULL), 0);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		gw = NULL;
+		nfsgw_opt("nfs_exports", bad[i]);
+		r = gw_start("127.0.0.1:0", g.c, NULL, &gw);
+		ck_assert_msg(r == -EINVAL, "'%s': gw_start %d", bad[i], r);
+		ck_assert_ptr_null(gw);
+	}
+	/* a file is not a directory to export */
+	{
+		struct lc_inode *root = lc_root(g.c), *f = NULL;
+		struct lc_fh *fh = NULL;
+
+		ck_assert_int_eq(lc_create(g.c, root, "plainfile", 0644, O_CREAT, &rootcr, NULL, &f, &fh), 0);
+		lc_release(g.c, fh);
+		lc_put(g.c, f);
+		lc_put(g.c, root);
+		nfsgw_opt("nfs_exports", "id=1,path=/plainfile");
+		ck_assert_int_eq(gw_start("127.0.0.1:0", g.c, NULL, &gw), -EINVAL);
+	}
+	{
+		char err[512];
+
+		nfsgw_opt("nfs_exports", "id=1,path=/;id=2,path=/missing,rw");
+		ck_assert_int_eq(gw_check_exports(g.c, err, sizeof(err)), -ENOENT);
+		ck_assert_str_eq(err, "nfs_exports: export 2 (id=2, path=/missing): path: no such directory in loligo");
+		ck_assert_int_eq(gw_check_exports(NULL, err, sizeof(err)), 0);   /* the syntax is fine */
+	}
+}
+END_TEST
+
+/* Run @cmd (a shell line), its exit status; its stderr+stdout into @out. */
+static int run(const char *cmd, char *out, size_t outlen)
+{
+	FILE *f = popen(cmd, "r");
+	size_t n = 0;
+	int st;
+
+	ck_assert_ptr_nonnull(f);
+	while (n + 1 < outlen && fgets(out + n, (int)(outlen - n), f))
+		n += strlen(out + n);
+	out[n] = 0;
+	st = pclose(f);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+}
+
+/* The daemon and the CLI refuse a bad export with its message and a
+ * non-zero exit: loligo-fuse serves nothing, `--check-config` and
+ * `loligo config check` say what is wrong. */
+START_TEST(exports_refused_by_the_programs)
+{
+	const char *b = getenv("LOLIGO_BUILD_DIR");
+	char conf[512], cmd[2048], out[8192];
+	FILE *f;
+	int st;
+
+	ck_assert_ptr_nonnull(b);
+	snprintf(g.dir, sizeof(g.dir), "/tmp/nfsgw-XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(g.dir));
+	snprintf(conf, sizeof(conf), "%s/bad.conf", g.dir);
+	f = fopen(conf, "w");
+	ck_assert_ptr_nonnull(f);
+	fprintf(f, "[global]\nstore_backend = local\nstore_local_path = %s/store\n[client]\nclient_mds_addr = "
+		"127.0.0.1:%u\nclient_mount_timeout = 5\nlog_file =\n[nfs]\n"
+		"nfs_exports = id=1,path=/,rw;id=2,path=/pub,clients=10.0.0.0/33\n", nfsgw_mds.dir, nfsgw_mds.port);
+	fclose(f);
+	snprintf(cmd, sizeof(cmd), "%s/tools/cli/loligo -c %s config check 2>&1", b, conf);
+	st = run(cmd, out, sizeof(out));
+	ck_assert_msg(st == 1, "loligo config check: %d: %s", st, out);
+	ck_assert_msg(strstr(out, "nfs_exports: export 2 (id=2, path=/pub): clients: bad prefix length '/33'"), "%s", out);
+	snprintf(cmd, sizeof(cmd), "%s/client/fuse/loligo-fuse -c %s --check-config 2>&1", b, conf);
+	st = run(cmd, out, sizeof(out));
+	ck_assert_msg(st == 1, "--check-config: %d: %s", st, out);
+	ck_assert_msg(strstr(out, "export 2 (id=2, path=/pub): clients: bad prefix length"), "%s", out);
+	/* the daemon itself: non-zero, the message, nothing served */
+	snprintf(cmd, sizeof(cmd), "timeout 60 %s/client/fuse/loligo-fuse -f -c %s --no-mount --nfs 127.0.0.1:0 2>&1",
+		 b, conf);
+	st = run(cmd, out, sizeof(out));
+	ck_assert_msg(st != 0 && st != 124, "loligo-fuse with a bad export: exit %d: %s", st, out);
+	ck_assert_msg(strstr(out, "clients: bad prefix length '/33'"), "%s", out);
+	ck_assert_msg(!strstr(out, "NFS gateway serving"), "%s", out);
+	/* a path that is not there: the offline check cannot know, the
+	 * checker with the MDS and the daemon do */
+	f = fopen(conf, "w");
+	fprintf(f, "[global]\nstore_backend = local\nstore_local_path = %s/store\n[client]\nclient_mds_addr = "
+		"127.0.0.1:%u\nclient_mount_timeout = 5\nlog_file =\n[nfs]\nnfs_exports = id=1,path=/;id=2,path=/nope\n",
+		nfsgw_mds.dir, nfsgw_mds.port);
+	fclose(f);
+	snprintf(cmd, sizeof(cmd), "%s/tools/cli/loligo -c %s config check 2>&1", b, conf);
+	st = run(cmd, out, sizeof(out));
+	ck_assert_msg(st == 0 && strstr(out, ": OK"), "%d: %s", st, out);
+	snprintf(cmd, sizeof(cmd), "%s/client/fuse/loligo-fuse -c %s --check-config 2>&1", b, conf);
+	st = run(cmd, out, sizeof(out));
+	ck_assert_msg(st == 1 && strstr(out, "export 2 (id=2, path=/nope): path: no such directory in loligo"), "%d: %s",
+		      st, out);
+	snprintf(cmd, sizeof(cmd), "timeout 60 %s/client/fuse/loligo-fuse -f -c %s --no-mount --nfs 127.0.0.1:0 2>&1",
+		 b, conf);
+	st = run(cmd, out, sizeof(out));
+	ck_assert_msg(st != 0 && st != 124 && strstr(out, "path=/nope): path: no such directory"), "exit %d: %s", st,
+		      out);
+	ck_assert_msg(!strstr(out, "NFS gateway serving"), "%s", out);
+	unlink(conf);
+	rmdir(g.dir);
+	g.dir[0] = 0;
+}
+END_TEST
+
+/* knfsd's defaults on the wire: read-only, root squashed, privileged ports only. */
+START_TEST(exports_defaults_on_the_wire)
+{
+	struct lc_inode *in = NULL;
+	struct lc_attr a;
+	int fd;
+
+	nfsgw_opt("nfs_exports", "id=1,path=/");
+	nfsgw_start(&g);
+	fd = nfsw_connect(NULL, NULL, g.port);        /* port >= 1024: not secure */
+	ck_assert_int_eq(v4_mkdir_call(fd, 1, "d-secure"), NFS4ERR_PERM_T);
+	close(fd);
+	nfsgw_stop(&g);
+	nfsgw_config();
+	nfsgw_opt("nfs_exports", "id=1,path=/,insecure");
+	nfsgw_start(&g);
+	fd = nfsw_connect(NULL, NULL, g.port);
+	ck_assert_int_eq(v4_mkdir_call(fd, 2, "d-ro"), NFS4ERR_ROFS_T);
+	close(fd);
+	nfsgw_stop(&g);
+	nfsgw_config();
+	nfsgw_opt("nfs_exports", "id=1,path=/,insecure,rw");
+	nfsgw_start(&g);
+	fd = nfsw_connect(NULL, NULL, g.port);
+	ck_assert_int_eq(lc_setattr(g.c, g.root, &(struct lc_attr){ .mode = 01777 }, LC_SET_MODE, &rootcr, NULL), 0);
+	ck_assert_int_eq(v4_mkdir_call(fd, 3, "d-squashed"), 0);     /* uid 0 on the wire */
+	ck_assert_int_eq(lc_lookup(g.c, g.root, "d-squashed", &rootcr, &a, &in), 0);
+	ck_assert_uint_eq(a.uid, 65534);
+	ck_assert_uint_eq(a.gid, 65534);
+	lc_put(g.c, in);
+	close(fd);
+}
+END_TEST
+
+/* A reload changes what a connected client may do, from its next request;
+ * a bad new value changes nothing. */
+START_TEST(exports_reload)
+{
+	struct json_object *r, *v;
+	char conf[512];
+	FILE *f;
+	int fd;
+
+	nfsgw_start(&g);
+	fd = nfsw_connect(NULL, NULL, g.port);
+	ck_assert_int_eq(v4_mkdir_call(fd, 1, "r1"), 0);
+	/* from the config file, as an operator edits it */
+	snprintf(conf, sizeof(conf), "%s/gw.conf", g.dir);
+	f = fopen(conf, "w");
+	fprintf(f, "[nfs]\nnfs_exports = id=1,path=/,ro,no_root_squash,insecure\n");
+	fclose(f);
+	{
+		char err[256];
+
+		ck_assert_int_eq(cfg_load_file(conf, err, sizeof(err)), 0);   /* what -c does at start */
+	}
+	r = nfsgw_cmd(&g, "exports reload", NULL, NULL);
+	ck_assert_msg(json_object_object_get_ex(r, "changed", &v) && json_object_get_boolean(v), "%s",
+		      json_object_to_json_string(r));
+	json_object_put(r);
+	ck_assert_int_eq(v4_mkdir_call(fd, 2, "r2"), NFS4ERR_ROFS_T);    /* same connection */
+	/* a bad value: refused, the ro export stays */
+	f = fopen(conf, "w");
+	fprintf(f, "[nfs]\nnfs_exports = id=1,path=/,rw,ro\n");
+	fclose(f);
+	r = nfsgw_cmd(&g, "exports reload", NULL, NULL);
+	ck_assert_msg(json_object_object_get_ex(r, "error", &v) &&
+		      strstr(json_object_get_string(v), "conflicting 'rw' and 'ro'"), "%s", json_object_to_json_string(r));
+	json_object_put(r);
+	ck_assert_int_eq(v4_mkdir_call(fd, 3, "r3"), NFS4ERR_ROFS_T);
+	/* `config set` then reload: rw again, but not for this address */
+	r = nfsgw_cmd(&g, "config set", "var", "nfs_exports");
+	json_object_put(r);
+	{
+		struct json_object *req = json_object_new_object(), *rep = NULL;
+
+		json_object_object_add(req, "prefix", json_object_new_string("config set"));
+		json_object_object_add(req, "var", json_object_new_string("nfs_exports"));
+		json_object_object_add(req, "val", json_object_new_string("id=1,path=/,rw,no_root_squash,insecure,"
+									   "clients=10.0.0.0/8"));
+		ck_assert_int_eq(asok_request(g.asok_path, req, &rep, 10000), 0);
+		ck_assert_msg(!json_object_object_get_ex(rep, "error", &v), "%s", json_object_to_json_string(rep));
+		json_object_put(rep);
+		json_object_put(req);
+	}
+	r = nfsgw_cmd(&g, "exports reload", NULL, NULL);
+	json_object_put(r);
+	ck_assert_int_eq(v4_mkdir_call(fd, 4, "r4"), NFS4ERR_ACCESS_T);
+	/* the listing shows what is in force */
+	r = nfsgw_cmd(&g, "exports", NULL, NULL);
+	ck_assert(json_object_object_get_ex(r, "exports", &v));
+	v = json_object_array_get_idx(v, 0);
+	ck_assert_int_eq(nfsgw_json_int(v, "id"), 1);
+	ck_assert_str_eq(json_object_get_string(json_object_object_get(v, "path")), "/");
+	ck_assert_str_eq(json_object_get_string(json_object_object_get(v, "pseudo")), "/");
+	ck_assert_str_eq(json_object_get_string(json_object_array_get_idx(json_object_object_get(v, "clients"), 0)),
+			 "10.0.0.0/8");
+	ck_assert_str_eq(json_object_get_string(json_object_object_get(v, "options")),
+			 "rw,no_root_squash,no_all_squash,insecure,anonuid=65534,anongid=65534,sec=sys");
+	ck_assert_int_eq(nfsgw_json_int(r, "generation"), 3);
+	json_object_put(r);
+	ck_assert(exists("r1"));
+	ck_assert(!exists("r2") && !exists("r3") && !exists("r4"));
+	close(fd);
+}
+END_TEST
+
+/* `nfs clients` shows where each client is; `nfs client expire` drops one. */
+START_TEST(clients_addr_and_expire)
+{
+	struct json_object *r, *a, *c;
+	struct xdr_enc e;
+	char id[32];
+	uint16_t sport = 0;
+	int fd;
+
+	nfsgw_start(&g);
+	fd = nfsw_connect("127.0.0.7", &sport, g.port);
+	ck_assert_int_ge(fd, 0);
+	/* SETCLIENTID: a 4.0 client record */
+	v40_begin(&e, 77, 1);
+	xdr_put_u32(&e, 35);                 /* OP_SETCLIENTID */
+	xdr_put_u64(&e, 0x1234);             /* verifier */
+	xdr_put_string(&e, "expire-me");     /* id */
+	xdr_put_u32(&e, 0x40000000);         /* cb_program */
+	xdr_put_string(&e, "tcp");
+	xdr_put_string(&e, "127.0.0.7.3.4");
+	xdr_put_u32(&e, 1);                  /* callback_ident */
+	ck_assert_int_eq(v4_call(fd, &e), 0);
+	r = nfsgw_cmd(&g, "nfs clients", NULL, NULL);
+	a = json_object_object_get(r, "clients");
+	ck_assert_int_eq((int)json_object_array_length(a), 1);
+	c = json_object_array_get_idx(a, 0);
+	{
+		char want[64];
+
+		snprintf(want, sizeof(want), "127.0.0.7:%u", sport);
+		ck_assert_str_eq(json_object_get_string(json_object_object_get(c, "addr")), want);
+	}
+	snprintf(id, sizeof(id), "%lld", (long long)nfsgw_json_int(c, "clientid"));
+	json_object_put(r);
+	r = nfsgw_cmd(&g, "nfs client expire", "id", id);
+	ck_assert_msg(json_object_object_get_ex(r, "expired", &a), "%s", json_object_to_json_string(r));
+	json_object_put(r);
+	r = nfsgw_cmd(&g, "nfs clients", NULL, NULL);
+	ck_assert_int_eq((int)json_object_array_length(json_object_object_get(r, "clients")), 0);
+	json_object_put(r);
+	r = nfsgw_cmd(&g, "nfs client expire", "id", id);
+	ck_assert(json_object_object_get_ex(r, "error", &a));
+	json_object_put(r);
+	close(fd);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("nfs_gw");
@@ -272,6 +578,16 @@ int main(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, drc_pipelined_cut_replay);
 	tcase_add_test(tc, drc_population_bounded);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("exports");
+	tcase_add_unchecked_fixture(tc, mds_up, mds_down);
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 90);
+	tcase_add_test(tc, exports_refused_at_start);
+	tcase_add_test(tc, exports_refused_by_the_programs);
+	tcase_add_test(tc, exports_defaults_on_the_wire);
+	tcase_add_test(tc, exports_reload);
+	tcase_add_test(tc, clients_addr_and_expire);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

@@ -10,3 +10,5 @@ loligo_check_test(test_slot_table SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_slot_ta
                   LIBS loligo_nfs4 LABELS unit nfs TIMEOUT 30)
 loligo_check_test(test_rpc_nfs4 SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_rpc_nfs4.c
                   LIBS loligo_gw LABELS unit nfs TIMEOUT 60)
+loligo_check_test(test_export SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_export.c
+                  LIBS loligo_export LABELS unit nfs TIMEOUT 30)

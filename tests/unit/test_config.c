@@ -386,6 +386,58 @@ START_TEST(test_observe_and_show)
 }
 END_TEST
 
+/* Where values came from, and reading one option again from the file for
+ * a reload: the file's new value, [mds] over [global], the default when it
+ * is gone; the command line and `config set` still win; a check can refuse
+ * the new value and a broken file changes nothing. */
+static int refuse_20(const char *value, void *arg, char *e, size_t elen)
+{
+	*(int *)arg += 1;
+	if (!strcmp(value, "20")) {
+		snprintf(e, elen, "20 is refused");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+START_TEST(test_reload_option)
+{
+	const char *p = write_conf("loligo.conf", "[global]\ndebug_mds = 5\n[mds]\ndebug_store = 3\n");
+	int calls = 0;
+
+	ck_assert_int_eq(cfg_source(CFG_debug_mds), CFG_SRC_DEFAULT);
+	ck_assert_int_eq(cfg_reload_option(CFG_debug_mds, NULL, NULL, err, sizeof(err)), 0);  /* no file yet */
+	ck_assert_int_eq(cfg_load_file(p, err, sizeof(err)), 0);
+	ck_assert_int_eq(cfg_source(CFG_debug_mds), CFG_SRC_FILE);
+	ck_assert_int_eq(cfg_reload_option(CFG_debug_mds, NULL, NULL, err, sizeof(err)), 0);  /* unchanged */
+	write_conf("loligo.conf", "[global]\ndebug_mds = 5\n[mds]\ndebug_mds = 7\ndebug_store = 9\n");
+	ck_assert_int_eq(cfg_reload_option(CFG_debug_mds, refuse_20, &calls, err, sizeof(err)), 1);
+	ck_assert_int_eq(calls, 1);
+	ck_assert_int_eq(cfg_int(CFG_debug_mds), 7);            /* [mds] over [global] */
+	ck_assert_int_eq(cfg_int(CFG_debug_store), 3);          /* only the option asked for */
+	write_conf("loligo.conf", "[mds]\ndebug_mds = 20\n");
+	ck_assert_int_eq(cfg_reload_option(CFG_debug_mds, refuse_20, &calls, err, sizeof(err)), -EINVAL);
+	ck_assert_str_eq(err, "20 is refused");
+	ck_assert_int_eq(cfg_int(CFG_debug_mds), 7);
+	write_conf("loligo.conf", "[mds]\ndebug_mds = lots\n");
+	ck_assert_int_eq(cfg_reload_option(CFG_debug_mds, NULL, NULL, err, sizeof(err)), -EINVAL);
+	ck_assert_msg(strstr(err, "loligo.conf:2:"), "%s", err);
+	ck_assert_int_eq(cfg_int(CFG_debug_mds), 7);
+	write_conf("loligo.conf", "[mds]\ndebug_store = 1\n");   /* gone from the file: the default */
+	ck_assert_int_eq(cfg_reload_option(CFG_debug_mds, NULL, NULL, err, sizeof(err)), 1);
+	ck_assert_int_eq(cfg_int(CFG_debug_mds), 1);
+	ck_assert_int_eq(cfg_source(CFG_debug_mds), CFG_SRC_DEFAULT);
+	/* the command line and `config set` win over the file */
+	write_conf("loligo.conf", "[mds]\ndebug_mds = 9\n");
+	ck_assert_int_eq(cfg_set(CFG_debug_mds, "4", true, err, sizeof(err)), 0);
+	ck_assert_int_eq(cfg_source(CFG_debug_mds), CFG_SRC_RUNTIME);
+	ck_assert_int_eq(cfg_reload_option(CFG_debug_mds, NULL, NULL, err, sizeof(err)), 0);
+	ck_assert_int_eq(cfg_int(CFG_debug_mds), 4);
+	ck_assert_int_eq(cfg_set(CFG_debug_store, "2", false, err, sizeof(err)), 0);
+	ck_assert_int_eq(cfg_source(CFG_debug_store), CFG_SRC_CMDLINE);
+}
+END_TEST
+
 int main(void)
 {
 	TCase *tc = tcase_create("config");
@@ -406,5 +458,6 @@ int main(void)
 	tcase_add_test(tc, test_args_conf_forms);
 	tcase_add_test(tc, test_args_errors);
 	tcase_add_test(tc, test_observe_and_show);
+	tcase_add_test(tc, test_reload_option);
 	return tmpdir_run("config", tc);
 }

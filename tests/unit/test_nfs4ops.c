@@ -1,6 +1,6 @@
 /*
  * test_nfs4ops.c - the NFSv4 operations' building blocks without a
- * server: file handles, exports and the pseudo fs, fattr4 encoding and
+ * server: file handles, fattr4 encoding and
  * decoding, stateid checks, NFSv4.0 owner sequencing and byte-range locks.
  */
 #include <arpa/inet.h>
@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "common/time.h"
-#include "nfs_gw/nfs4/export.h"
+#include "nfs_gw/export/export.h"
 #include "nfs_gw/nfs4/fh.h"
 #include "nfs_gw/nfs4/open_state.h"
 #include "nfs_gw/nfs4/ops_int.h"
@@ -61,90 +61,6 @@ START_TEST(fh_bad)
 	ck_assert_uint_eq(nfs4_fh_decode(&bad, &b), NFS4ERR_BADHANDLE);
 	bad.len = 0;
 	ck_assert_uint_eq(nfs4_fh_decode(&bad, &b), NFS4ERR_BADHANDLE);
-}
-END_TEST
-
-/* ---- exports ------------------------------------------------------------------ */
-
-static struct sockaddr_storage v4(const char *a)
-{
-	struct sockaddr_storage ss;
-	struct sockaddr_in *s = (struct sockaddr_in *)&ss;
-
-	memset(&ss, 0, sizeof(ss));
-	s->sin_family = AF_INET;
-	inet_pton(AF_INET, a, &s->sin_addr);
-	return ss;
-}
-
-START_TEST(exports_default_root)
-{
-	struct nfs4_exports *x;
-	char err[256];
-	struct sockaddr_storage p = v4("10.1.2.3");
-
-	ck_assert_int_eq(nfs4_exports_parse("path=/,pseudo=/", &x, err, sizeof(err)), 0);
-	ck_assert_uint_eq(x->n, 1);
-	ck_assert_ptr_eq(x->root, &x->e[0]);
-	ck_assert(x->e[0].insecure);          /* like ganesha: unprivileged ports accepted */
-	ck_assert(!x->e[0].ro);
-	ck_assert(nfs4_export_allows(&x->e[0], &p));
-	nfs4_exports_free(x);
-}
-END_TEST
-
-START_TEST(exports_pseudo_tree)
-{
-	struct nfs4_exports *x;
-	char err[256];
-	const struct nfs4_pnode *a, *b, *c;
-
-	ck_assert_int_eq(nfs4_exports_parse("path=/data,pseudo=/srv/data,ro,root_squash,clients=127.0.0.1;"
-					    " path=/home , pseudo=/srv/home, clients=10.0.0.0/8|192.168.1.5, secure",
-					    &x, err, sizeof(err)), 0);
-	ck_assert_uint_eq(x->n, 2);
-	ck_assert_ptr_null(x->root);
-	a = nfs4_pnode_child(x, NFS4_PSEUDO_ROOT, "srv");
-	ck_assert_ptr_nonnull(a);
-	ck_assert_ptr_null(a->exp);
-	b = nfs4_pnode_child(x, a->id, "data");
-	c = nfs4_pnode_child(x, a->id, "home");
-	ck_assert_ptr_nonnull(b);
-	ck_assert_ptr_nonnull(c);
-	ck_assert_ptr_eq(b->exp, &x->e[0]);
-	ck_assert_ptr_eq(c->exp, &x->e[1]);
-	ck_assert_ptr_null(nfs4_pnode_child(x, a->id, "nothere"));
-	ck_assert(x->e[0].ro && x->e[0].root_squash);
-	ck_assert(!x->e[1].insecure);
-	{
-		struct sockaddr_storage lo = v4("127.0.0.1"), ten = v4("10.200.0.1"), other = v4("192.168.1.6"),
-					five = v4("192.168.1.5");
-
-		ck_assert(nfs4_export_allows(&x->e[0], &lo));
-		ck_assert(!nfs4_export_allows(&x->e[0], &ten));
-		ck_assert(nfs4_export_allows(&x->e[1], &ten));
-		ck_assert(nfs4_export_allows(&x->e[1], &five));
-		ck_assert(!nfs4_export_allows(&x->e[1], &other));
-	}
-	ck_assert_ptr_eq(nfs4_export_by_id(x, 2), &x->e[1]);
-	ck_assert_ptr_null(nfs4_export_by_id(x, 3));
-	nfs4_exports_free(x);
-}
-END_TEST
-
-START_TEST(exports_bad)
-{
-	struct nfs4_exports *x = NULL;
-	char err[256] = "";
-
-	ck_assert_int_eq(nfs4_exports_parse("path=relative", &x, err, sizeof(err)), -EINVAL);
-	ck_assert(strstr(err, "bad path"));
-	ck_assert_int_eq(nfs4_exports_parse("path=/a/../b", &x, err, sizeof(err)), -EINVAL);
-	ck_assert_int_eq(nfs4_exports_parse("path=/,clients=300.1.1.1", &x, err, sizeof(err)), -EINVAL);
-	ck_assert(strstr(err, "client rule"));
-	ck_assert_int_eq(nfs4_exports_parse("path=/,bogus", &x, err, sizeof(err)), -EINVAL);
-	ck_assert_int_eq(nfs4_exports_parse("path=/a;path=/a", &x, err, sizeof(err)), -EINVAL);
-	ck_assert_int_eq(nfs4_exports_parse("", &x, err, sizeof(err)), -EINVAL);
 }
 END_TEST
 
@@ -719,29 +635,29 @@ END_TEST
 
 START_TEST(root_squash)
 {
-	struct nfs4_exports *x;
+	struct nfs_exports *x;
 	struct nfs4_compound cs;
 	struct rpc_cred root = { .flavor = 1, .uid = 0, .gid = 0, .ngids = 1, .gids = { 10 } },
 			user = { .flavor = 1, .uid = 1000, .gid = 100 };
 	struct lc_cred cr;
 	char err[128];
 
-	ck_assert_int_eq(nfs4_exports_parse("path=/,root_squash,anonuid=99,anongid=98;path=/b,pseudo=/b", &x, err,
-					    sizeof(err)), 0);
+	ck_assert_int_eq(nfs_exports_parse("id=1,path=/,anonuid=99,anongid=98;id=2,path=/b,no_root_squash", &x,
+					   err, sizeof(err)), 0);
 	memset(&cs, 0, sizeof(cs));
 	cs.cred = &root;
 	nfs4ops_cred(&cs, &x->e[0], &cr);
 	ck_assert_uint_eq(cr.uid, 99);
 	ck_assert_uint_eq(cr.gid, 98);
 	ck_assert_int_eq(cr.ngroups, 0);
-	nfs4ops_cred(&cs, &x->e[1], &cr);       /* no_root_squash (the default) */
+	nfs4ops_cred(&cs, &x->e[1], &cr);       /* no_root_squash */
 	ck_assert_uint_eq(cr.uid, 0);
 	ck_assert_int_eq(cr.ngroups, 1);
 	cs.cred = &user;
 	nfs4ops_cred(&cs, &x->e[0], &cr);
 	ck_assert_uint_eq(cr.uid, 1000);
 	ck_assert_uint_eq(cr.gid, 100);
-	nfs4_exports_free(x);
+	nfs_exports_put(x);
 }
 END_TEST
 
@@ -755,11 +671,6 @@ int main(void)
 	t = tcase_create("fh");
 	tcase_add_test(t, fh_round_trip);
 	tcase_add_test(t, fh_bad);
-	suite_add_tcase(s, t);
-	t = tcase_create("exports");
-	tcase_add_test(t, exports_default_root);
-	tcase_add_test(t, exports_pseudo_tree);
-	tcase_add_test(t, exports_bad);
 	suite_add_tcase(s, t);
 	t = tcase_create("fattr4");
 	tcase_add_test(t, attr_encode);

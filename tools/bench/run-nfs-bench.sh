@@ -59,6 +59,8 @@ admin_socket = $d/mds.asok
 log_file = $d/client.log
 admin_socket = $d/client.asok
 client_mount_timeout = 10
+[nfs]
+nfs_exports = id=1,path=/,rw,no_root_squash,insecure
 CONF
 	"$MDS" -c "$d/loligo.conf" --mkfs > "$d/mkfs.out" 2>&1 || { echo "mkfs failed"; exit 1; }
 	"$MDS" -c "$d/loligo.conf" --mds_port=0 --port-file "$d/mds.port" > "$d/mds.out" 2>&1 &

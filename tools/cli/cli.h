@@ -30,6 +30,13 @@ void render(FILE *f, struct json_object *reply, enum cli_format fmt, const char 
  * Return: process exit code: 0, EXIT_NODAEMON, EXIT_USAGE, or the daemon's
  * errno for a failed command.
  */
+/**
+ * cli_config_check - `loligo config check`: read @conf (NULL: LOLIGO_CONF,
+ * then the usual places) as loligo-mds and loligo-fuse would and check
+ * nfs_exports; print what is wrong.  Return: 0 valid, 1 not, EXIT_USAGE.
+ */
+int cli_config_check(const char *conf);
+
 int run_asok_command(const char *sock, const char *what, int nwords, char **words,
 		     enum cli_format fmt, int timeout_ms);
 

@@ -46,6 +46,8 @@ static void usage(FILE *f)
 		"  daemon SOCK <command...>      any daemon by its admin socket, e.g.\n"
 		"                                  help | perf dump | config show |\n"
 		"                                  config get VAR | config set VAR VAL\n"
+		"  config check                  check the config file (-c) as the daemons read\n"
+		"                                  it, nfs_exports included: exit 0 valid, 1 not\n"
 		"\n"
 		"options:\n"
 		"  --format plain|json|json-pretty   output format (default plain)\n"
@@ -245,6 +247,8 @@ int main(int argc, char **argv)
 		}
 		return mds_command(&o, n - 2, cmd + 2);
 	}
+	if (!strcmp(cmd[0], "config") && n == 2 && !strcmp(cmd[1], "check"))
+		return cli_config_check(o.conf);
 	if (!strcmp(cmd[0], "status") && n == 1)
 		return mds_command(&o, 1, w_status);
 	if (!strcmp(cmd[0], "df") && n == 1)

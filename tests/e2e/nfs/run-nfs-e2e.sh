@@ -104,6 +104,9 @@ admin_socket = $T/mds.asok
 log_file = $T/client.log
 admin_socket = $T/client.asok
 client_mount_timeout = 10
+[nfs]
+# the guest's privileged ports arrive through qemu's NAT as ports >= 1024
+nfs_exports = id=1,path=/,rw,no_root_squash,insecure
 CONF
 
 "$MDS" -c "$T/loligo.conf" --mkfs > "$T/mkfs.out" 2>&1 || { FAILED=1; echo "FAIL: mkfs"; exit 1; }
@@ -301,7 +304,7 @@ echo "read write" > "$MNT/pdata/y"
 echo "read only" > "$MNT/pro/x"
 stop_fuse
 NFS_PORT=0      # a new guest: any port
-EXTRA_OPTS=("--nfs_exports=path=/pdata,pseudo=/srv/data;path=/pro,pseudo=/srv/ro,ro")
+EXTRA_OPTS=("--nfs_exports=id=1,path=/pdata,pseudo=/srv/data,rw,no_root_squash,insecure;id=2,path=/pro,pseudo=/srv/ro,ro,no_root_squash,insecure")
 if start_fuse; then
 	if guest pseudo 4.1 guest-pseudo.sh unused; then
 		[ "$(cat "$MNT/pdata/z" 2>/dev/null)" = new ] || { echo "FAIL: pdata/z not seen through FUSE"; FAILED=1; }
