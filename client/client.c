@@ -316,40 +316,25 @@ static int resolve_root(struct lclient *c, const char *path, struct lc_inode **o
 int lclient_mount(struct lclient *c, const char *root_path)
 {
 	struct store_config sc;
-	char name[128], host[64], *dpath = NULL;
+	char name[128], host[64];
+	bool local;
 	int r;
 
 	if (c->mounted)
 		return -EBUSY;
-	store_config_from_cfg(&sc);
-	if (!sc.backend || !*sc.backend || strcmp(sc.backend, "local") == 0) {
-		/* The embedded store is open in one process only and the MDS holds
-		 * its own: file data lives in a store of the client's. */
-		dpath = cfg_strdup(CFG_client_data_store_path);
-		if (dpath && !*dpath && sc.local_path && *sc.local_path) {
-			free(dpath);
-			if (asprintf(&dpath, "%s.data", sc.local_path) < 0)
-				dpath = NULL;
-		}
-		if (!dpath || !*dpath) {
-			free(dpath);
-			derr(CLIENT, "mount: no store for file data (set store_local_path or client_data_store_path)");
-			return -EINVAL;
-		}
-		sc.local_path = dpath;
-		sc.create = true;
+	/* on the local backend, the data store the MDS and every other client open too */
+	store_config_data_from_cfg(&sc);
+	local = !*sc.backend || strcmp(sc.backend, "local") == 0;
+	if (local && !*sc.local_path) {
+		derr(CLIENT, "mount: no store for file data (set store_local_path or store_local_data_path)");
+		return -EINVAL;
 	}
 	r = store_open(&sc, &c->store);
-	if (r == -EBUSY && dpath)
-		derr(CLIENT, "mount: the local data store %s is in use by another client process; the local "
-			     "backend serves one client process (run the NFS gateway inside loligo-fuse with --nfs, "
-			     "or use the rados backend for several clients)", dpath);
-	else if (r < 0)
-		derr(CLIENT, "mount: cannot open the %s object store: %s", sc.backend ? sc.backend : "?",
-		     strerror(-r));
-	free(dpath);
-	if (r < 0)
+	if (r < 0) {
+		derr(CLIENT, "mount: cannot open the %s object store%s%s: %s", local ? "local" : sc.backend,
+		     local ? " at " : "", local ? sc.local_path : "", strerror(-r));
 		return r;
+	}
 	r = store_pool_open(c->store, c->data_pool_name, NULL, &c->data);
 	if (r == -ENOENT) {
 		/* the MDS creates the pools at mkfs; a client may be first on a fresh store */

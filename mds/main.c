@@ -148,16 +148,51 @@ static char *pool_name(enum cfg_opt_id opt, const char *fs, const char *suffix)
 	return n;
 }
 
-static int open_pool(struct mds *m, const char *name, bool create, struct store_pool **out)
+static int open_pool(struct store *st, const char *name, bool create, struct store_pool **out)
 {
 	int r;
 
 	if (create) {
-		r = store_pool_create(m->st, name);
+		r = store_pool_create(st, name);
 		if (r && r != -EEXIST)
 			return r;
 	}
-	return store_pool_open(m->st, name, NULL, out);
+	return store_pool_open(st, name, NULL, out);
+}
+
+/*
+ * The data pool.  On the local backend it is in the data store that every
+ * client process opens as well (store_local_data_path): the MDS opens it
+ * too, so its purge queue removes the objects of deleted files there, as
+ * it does on RADOS.  Made here if missing (older filesystems got it from
+ * their first client).
+ */
+static int open_data(struct mds *m, bool local, bool mkfs)
+{
+	struct store_config dc;
+	int r;
+
+	if (!local) {
+		r = open_pool(m->st, m->data_pool_name, mkfs, &m->data);
+		if (r)
+			fail("cannot open pool %s: %s", m->data_pool_name, strerror(-r));
+		return r;
+	}
+	store_config_data_from_cfg(&dc);
+	r = store_open(&dc, &m->data_st);
+	if (r == -EUCLEAN) {
+		fail("%s", store_open_error());
+		return r;
+	}
+	if (r) {
+		fail("cannot open the data store at %s: %s", dc.local_path,
+		     *store_open_error() ? store_open_error() : strerror(-r));
+		return r;
+	}
+	r = open_pool(m->data_st, m->data_pool_name, true, &m->data);
+	if (r)
+		fail("cannot open the data pool %s in %s: %s", m->data_pool_name, dc.local_path, strerror(-r));
+	return r;
 }
 
 int main(int argc, char **argv)
@@ -253,20 +288,28 @@ int main(int argc, char **argv)
 	}
 	r = store_open(&sc, &m->st);
 	if (r) {
-		rc = fail("cannot open the %s object store%s%s: %s%s", sc.backend, sc.local_path ? " at " : "",
-			  sc.local_path ? sc.local_path : "", strerror(-r),
-			  r == -ENOENT && !mkfs ? " (create a filesystem with loligo-mds --mkfs)" : "");
+		/* a damaged store (-EUCLEAN) says why and what to do; never advise --mkfs over it */
+		const char *why = *store_open_error() ? store_open_error() : strerror(-r);
+		if (r == -EUCLEAN)
+			rc = fail("%s", why);
+		else
+			rc = fail("cannot open the %s object store%s%s: %s%s", sc.backend, sc.local_path ? " at " : "",
+				  sc.local_path ? sc.local_path : "", why,
+				  r == -ENOENT && !mkfs ? " (create a filesystem with loligo-mds --mkfs)" : "");
 		goto out_free;
 	}
-	r = open_pool(m, m->meta_pool_name, mkfs, &m->meta);
-	if (!r)
-		r = open_pool(m, m->data_pool_name, mkfs, &m->data);
+	r = open_pool(m->st, m->meta_pool_name, mkfs, &m->meta);
 	if (r) {
 		if (r == -ENOENT)
 			rc = fail("no loligo filesystem in the store (pool %s missing): run loligo-mds --mkfs first",
 				  m->meta_pool_name);
 		else
-			rc = fail("cannot open pools %s/%s: %s", m->meta_pool_name, m->data_pool_name, strerror(-r));
+			rc = fail("cannot open pool %s: %s", m->meta_pool_name, strerror(-r));
+		goto out_store;
+	}
+	r = open_data(m, !strcmp(sc.backend, "local"), mkfs);
+	if (r) {
+		rc = 1;
 		goto out_store;
 	}
 
@@ -393,6 +436,7 @@ out_store:
 		store_pool_close(m->data);
 	if (m->meta)
 		store_pool_close(m->meta);
+	store_close(m->data_st);
 	store_close(m->st);
 out_free:
 	rcu_barrier();

@@ -176,6 +176,7 @@ struct jitem {
 struct mds {
 	pthread_mutex_t lock;         /* the namespace lock: everything below unless noted */
 	struct store *st;
+	struct store *data_st;        /* local backend: the data store the clients share (NULL: data in st) */
 	struct store_pool *meta, *data;
 	char *fs_name, *meta_pool_name, *data_pool_name, *store_path;
 

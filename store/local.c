@@ -4,9 +4,15 @@
  * One directory holds everything:
  *
  *   data.mdb, lock.mdb   LMDB: pools, the object table, every omap, the
- *                        redo log ("intents") and a few counters
+ *                        redo log ("intents"), the owners table, counters
  *   objects/<fid hex>    the bytes of one object incarnation (sparse file)
- *   store.lock           flock()ed while a process has the store open
+ *   store.lock           locks of the processes that have the store open
+ *
+ * Several processes may have one store open at once (the MDS, every
+ * loligo-fuse, a benchmark): how they share it is local_share.c's top
+ * comment.  This file is one process' half: its worker, batches and
+ * checkpoints.  local_check.c refuses damaged directories before LMDB maps
+ * them.  The on-disk format is in local_int.h.
  *
  * An object's record in LMDB names its file id (fid), its logical size and
  * mtime.  A fid is never reused: removing an object and creating it again
@@ -19,50 +25,56 @@
  *   the object record (new size, mtime), the omap changes, and - when the
  *   op touches file data - one "intent" record keyed by a sequence number
  *   that describes every file effect of the op (write off/len + the data,
- *   punch a range, truncate, unlink).  An op's own failures (its existence
- *   guards) are found by a pre-check before anything is written, so a
- *   failed op leaves nothing behind; a resource error (ENOSPC, EIO) halfway
- *   through an op aborts the whole batch, all of whose ops then fail with
- *   nothing applied.  The commit of the
- *   LMDB transaction is the commit point: it is synchronous (LMDB fsyncs its
- *   data and then its meta page), and only after it returns is the op's
- *   callback run.  Then the file effects are applied to the files through
- *   io_uring.  A later checkpoint fdatasync()s every file written since the
- *   previous one (and the objects/ directory when files were created or
- *   unlinked), and only then are the intents it covers deleted, in a later
- *   transaction.  A file unlinked before the checkpoint is not synced (its
- *   data is gone; the unlink intent stays until a directory sync covers
- *   it).  An fd is closed only once no SQE naming it (a write, a read, a
- *   checkpoint fdatasync) is in flight, so no sync or write can ever reach
- *   a closed fd or a later file that reused its number (struct lfile).  A
- *   failed sync stops the store (every later write fails with EIO until a
- *   reopen replays the intents): after a writeback error the kernel may
- *   have dropped the dirty pages, so a retried sync would lie.
+ *   punch a range, truncate, unlink) and names its owner (the process).
+ *   An op's own failures (its existence guards) are found by a pre-check
+ *   before anything is written, so a failed op leaves nothing behind; a
+ *   resource error (ENOSPC, EIO) halfway through an op aborts the whole
+ *   batch, all of whose ops then fail with nothing applied.  The commit of
+ *   the LMDB transaction is the commit point: it is synchronous (LMDB fsyncs
+ *   its data and then its meta page), and only after it returns is the
+ *   op's callback run.  Then the file effects are applied to the files
+ *   through io_uring.  A later checkpoint fdatasync()s every file written
+ *   since the previous one (and the objects/ directory when files were
+ *   created or unlinked), and only then does the owners table say so, so
+ *   that the intents it covers can be deleted, in a later transaction (by
+ *   any process, once every owner has synced them: local_share.c).  A file
+ *   unlinked before the checkpoint is not synced (its data is gone; the
+ *   unlink intent stays until a directory sync covers it).  An fd is closed
+ *   only once no SQE naming it (a write, a read, a checkpoint fdatasync) is
+ *   in flight, so no sync or write can ever reach a closed fd or a later
+ *   file that reused its number (struct lfile).  A failed sync stops the
+ *   store (every later write fails with EIO until a reopen redoes the
+ *   intents): after a writeback error the kernel may have dropped the dirty
+ *   pages, so a retried sync would lie.
  *
- *   After a crash, store_open() replays every intent still in LMDB in
- *   sequence order before serving anything.  Replaying is idempotent:
- *   every effect is a write of known bytes at an absolute offset, a punch,
- *   an absolute truncate or an unlink of a fid that is never reused, so
- *   applying a suffix of the history again over files that already have
- *   some of it gives the same bytes.  Intents are only ever cleared as a
- *   prefix (everything <= a sequence number whose effects were all applied
- *   and synced), so replay always starts from a durable state.  An op is
- *   therefore either wholly in LMDB (and its data is redone) or not at all.
- *   The cost is that data is written twice (log + file), like a database
- *   WAL; the gain is a single sync point per batch.
+ *   After a crash, the next process to take the effects lock (at the
+ *   latest, the next store_open()) redoes the intents of owners that died,
+ *   in sequence order, before anything else touches the files (see
+ *   local_share.c).  Redoing is idempotent: every effect is a write of known
+ *   bytes at an absolute offset, a punch, an absolute truncate or an unlink
+ *   of a fid that is never reused, so applying a suffix of the history
+ *   again over files that already have some of it gives the same bytes.
+ *   Intents are only ever deleted as a prefix, so redo always starts from a
+ *   durable state.  An op is therefore either wholly in LMDB (and its data
+ *   is redone) or not at all.  The cost is that data is written twice (log
+ *   + file), like a database WAL; the gain is a single sync point per batch.
  *
- * Group commit: one worker thread owns the LMDB write transaction and the
- * io_uring ring.  Submitters queue requests and poke an eventfd; the worker
- * takes everything queued (bounded: BATCH_MAX_*), runs all of it in one
- * write transaction and commits once, so ops that complete in the same
- * batch share one sync.  The sync is never skipped.
+ * Group commit: one worker thread per process owns its LMDB write
+ * transactions and its io_uring ring.  Submitters queue requests and poke
+ * an eventfd; the worker takes everything queued (bounded: BATCH_MAX_*),
+ * runs all of it in one write transaction and commits once, so ops that
+ * complete in the same batch share one sync.  The sync is never skipped.
+ * A batch that touches object files first takes the effects lock (shared
+ * with other processes); the worker lets it go when idle or when another
+ * process waits for it, once its own file work has drained.
  *
  * Ordering: the worker handles requests in submission order, so metadata
  * (and omap) changes of one object apply in order.  File effects go on a
  * per-file FIFO with at most one I/O in flight per file, so they apply in
  * order too, and a read is queued behind the writes submitted before it.
  * Reads, stats and omap reads that share a batch with writes see those
- * writes and complete after the batch's commit.
+ * writes and complete after the batch's commit.  Across processes, the
+ * effects lock orders file effects by commit (local_share.c).
  *
  * Memory is bounded: each queued or unfinished request is charged its
  * payload bytes against INFLIGHT_BUDGET; submitters (other than the worker
@@ -78,9 +90,10 @@
  * exactly bytewise key order, as in RADOS.
  *
  * Locking: ls->lock protects the request queue, the budget and the flags
- * next to them.  Everything else (LMDB writes, the ring, the file table)
- * belongs to the worker thread.  pool_create/pool_open use their own LMDB
- * transactions from the caller's thread; LMDB serialises writers itself.
+ * next to them.  Everything else (LMDB writes, the ring, the file table,
+ * the effects lock) belongs to the worker thread.  pool_create/pool_open use
+ * their own LMDB transactions from the caller's thread; LMDB serialises
+ * writers itself.
  */
 #include <assert.h>
 #include <errno.h>
@@ -92,9 +105,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
-#include <sys/file.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <liburing.h>
@@ -105,7 +118,7 @@
 #include "common/perf.h"
 #include "common/time.h"
 #include "common/uring_wait.h"
-#include "store/store_backend.h"
+#include "store/local_int.h"
 
 #define OMAP_INLINE 480               /* longer omap keys: first 480 bytes + hash */
 #define OBJ_INLINE 480                /* longer ns+oid: hash */
@@ -117,54 +130,8 @@
 #define CKPT_BYTES (16ull << 20)
 #define RING_ENTRIES 256
 #define DEFAULT_MAP_SIZE (64ull << 30)
-#define FORMAT_VERSION 1
 
-/* ---- small encoding helpers ----------------------------------------- */
-
-static void put_be64(unsigned char *p, uint64_t v)
-{
-	for (int i = 7; i >= 0; i--, v >>= 8)
-		p[i] = (unsigned char)v;
-}
-
-static void put_be32(unsigned char *p, uint32_t v)
-{
-	for (int i = 3; i >= 0; i--, v >>= 8)
-		p[i] = (unsigned char)v;
-}
-
-static uint64_t get_be64(const unsigned char *p)
-{
-	uint64_t v = 0;
-	for (int i = 0; i < 8; i++)
-		v = v << 8 | p[i];
-	return v;
-}
-
-static void put_le64(unsigned char *p, uint64_t v)
-{
-	for (int i = 0; i < 8; i++, v >>= 8)
-		p[i] = (unsigned char)v;
-}
-
-static uint64_t get_le64(const unsigned char *p)
-{
-	uint64_t v = 0;
-	for (int i = 7; i >= 0; i--)
-		v = v << 8 | p[i];
-	return v;
-}
-
-static void put_le32(unsigned char *p, uint32_t v)
-{
-	for (int i = 0; i < 4; i++, v >>= 8)
-		p[i] = (unsigned char)v;
-}
-
-static uint32_t get_le32(const unsigned char *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
+/* ---- small helpers -------------------------------------------------- */
 
 static uint64_t fnv64(uint64_t h, const void *buf, size_t len)
 {
@@ -177,26 +144,7 @@ static uint64_t fnv64(uint64_t h, const void *buf, size_t len)
 }
 #define FNV_INIT 0xcbf29ce484222325ull
 
-static int mdb_err(int rc)
-{
-	if (rc == 0)
-		return 0;
-	if (rc > 0 && rc < MDB_KEYEXIST)   /* a plain errno */
-		return -rc;
-	if (rc == MDB_MAP_FULL || rc == MDB_TXN_FULL)
-		return -ENOSPC;
-	if (rc == MDB_NOTFOUND)
-		return -ENOENT;
-	return -EIO;
-}
-
 /* ---- structures ----------------------------------------------------- */
-
-enum uctx_kind { U_EVENT, U_FWORK, U_FSYNC };
-
-struct uctx {
-	enum uctx_kind kind;
-};
 
 enum lreq_kind { LR_WRITE, LR_READ, LR_STAT, LR_OMAP_GET, LR_OMAP_LIST, LR_LIST };
 
@@ -218,6 +166,8 @@ struct lreq {
 	unsigned pending;            /* file works not yet done */
 	bool cb_done;
 	bool finished;               /* all file works done */
+	bool effects;                /* touches object files: needs LOCK_EFFECTS */
+	bool ran;                    /* executed in a batch txn (its outputs may be set) */
 	struct fwork *fw_head, *fw_tail;  /* planned file works, queued after the commit */
 	struct lreq *fnext;          /* the worker's FIFO of write requests by seq */
 	/* LR_READ */
@@ -235,8 +185,6 @@ struct lreq {
 	bool *more;
 	char ***names;
 };
-
-enum fw_kind { FW_WRITE, FW_ZERO, FW_TRUNC, FW_UNLINK, FW_READ };
 
 struct lfile;
 
@@ -281,61 +229,6 @@ struct fsync_ctx {
 	struct uctx u;
 	struct lfile *f;             /* NULL: the objects directory */
 	int fd;                      /* the fd the fsync was issued on */
-};
-
-struct local_store {
-	struct store base;
-	char *path;
-	int dirfd, objfd, lockfd;
-	MDB_env *env;
-	MDB_dbi db_meta, db_pools, db_objs, db_omap, db_intents;
-
-	pthread_t worker;
-	bool worker_started;
-	struct io_uring ring;
-	bool ring_ok;
-	int evfd;
-	uint64_t evbuf;
-	struct uctx ev_ctx;
-
-	pthread_mutex_t lock;        /* protects the fields below up to the blank line */
-	pthread_cond_t space;        /* signalled when budget is returned */
-	struct lreq *q_head, **q_tail;
-	uint64_t budget;             /* bytes charged by unfinished requests */
-	bool sleeping;               /* the worker waits for the eventfd */
-	bool stopping;
-
-	_Atomic int broken;          /* sticky -errno after a failed file effect */
-
-	/* worker thread only (and open/close before/after it runs) */
-	uint64_t next_fid, saved_fid;
-	uint64_t next_seq;
-	struct lfile **ftab;
-	size_t ftab_mask, nfiles;
-	struct lreq *fifo_head, *fifo_tail;
-	uint64_t applied_upto;       /* the effects of every intent <= this are in the files */
-	uint64_t synced_upto;        /* ... and synced: those intents may be deleted */
-	uint64_t cleared_upto;       /* intents <= this are deleted */
-	struct lfile *dirty;
-	bool dir_dirty;
-	struct lfile *blocked;       /* files whose head work could not get an fd */
-	unsigned open_fds, max_fds;  /* object files open; the cap (RLIMIT_NOFILE / 4) */
-	uint64_t blocked_retry_ns;
-	unsigned ckpt_pending;
-	uint64_t ckpt_target;
-	int ckpt_err;                /* a sync failed: the store fails stop */
-	bool ckpt_incomplete;        /* something was not synced (ENOMEM, our bug): retry, don't clear */
-	uint64_t ckpt_last_ns;
-	uint64_t ckpt_interval_ns;   /* CKPT_INTERVAL_NS; tests shorten it (LOLIGO_STORE_LOCAL_CKPT_INTERVAL_US) */
-	uint64_t bytes_since_ckpt;
-	unsigned busy_reqs;          /* requests taken off the queue, not yet freed */
-	uint64_t st_ops, st_batches, st_ckpts;
-
-	/* perf dump group "store_local" (".N" for more stores in one process) */
-	char perf_group[32];
-	struct perf_counter pc_writes, pc_reads, pc_queries, pc_batches, pc_commits, pc_ckpts, pc_write_bytes;
-	struct hist h_commit;        /* LMDB commit (the sync) */
-	struct hist h_write;         /* submit to durable completion of a write op */
 };
 
 struct local_pool {
@@ -822,19 +715,7 @@ static int omap_list(struct local_store *ls, MDB_txn *txn, uint64_t fid, const c
 
 /* ---- intents (the redo log) ----------------------------------------- */
 
-/*
- * Value: u8 version, 3 pad, u32 nrec, then per record: u8 kind, 7 pad,
- * u64 fid, u64 a, u64 b, and for FW_WRITE b bytes of data.
- *   FW_WRITE a=off b=len, FW_ZERO a=off b=len, FW_TRUNC a=size, FW_UNLINK.
- */
-#define INTENT_HDR 8
-#define IREC_HDR 32
-
-struct irec {
-	enum fw_kind kind;
-	uint64_t fid, a, b;
-	const void *data;
-};
+/* The format of an intent is in local_int.h. */
 
 struct irecs {
 	struct irec *v;
@@ -869,8 +750,9 @@ static int intent_put(struct local_store *ls, MDB_txn *txn, uint64_t seq, const 
 		return mdb_err(rc);
 	p = val.mv_data;
 	memset(p, 0, INTENT_HDR);
-	p[0] = 1;
+	p[0] = 2;
 	put_le32(p + 4, (uint32_t)rs->n);
+	put_le64(p + 8, ls->owner);
 	p += INTENT_HDR;
 	for (size_t i = 0; i < rs->n; i++) {
 		const struct irec *r = &rs->v[i];
@@ -888,8 +770,25 @@ static int intent_put(struct local_store *ls, MDB_txn *txn, uint64_t seq, const 
 	return 0;
 }
 
-/* Decode record @i at *pos; returns 0 or -EIO. */
-static int intent_next(const MDB_val *v, size_t *pos, struct irec *r)
+int local_intent_header(const MDB_val *v, uint64_t *owner, uint32_t *nrec, size_t *pos)
+{
+	const unsigned char *p = v->mv_data;
+
+	if (v->mv_size < INTENT_HDR_V1 || (p[0] != 1 && p[0] != 2))
+		return -EIO;
+	*nrec = get_le32(p + 4);
+	*owner = 0;
+	*pos = INTENT_HDR_V1;
+	if (p[0] == 2) {
+		if (v->mv_size < INTENT_HDR)
+			return -EIO;
+		*owner = get_le64(p + 8);
+		*pos = INTENT_HDR;
+	}
+	return 0;
+}
+
+int local_intent_next(const MDB_val *v, size_t *pos, struct irec *r)
 {
 	const unsigned char *p = (const unsigned char *)v->mv_data + *pos;
 
@@ -913,12 +812,12 @@ static int intent_next(const MDB_val *v, size_t *pos, struct irec *r)
 
 /* ---- files ---------------------------------------------------------- */
 
-static void fid_name(uint64_t fid, char *buf)
+void local_fid_name(uint64_t fid, char *buf)
 {
 	snprintf(buf, 17, "%016" PRIx64, fid);
 }
 
-static int pwrite_all(int fd, const void *buf, size_t len, uint64_t off)
+int local_pwrite_all(int fd, const void *buf, size_t len, uint64_t off)
 {
 	const char *p = buf;
 	while (len) {
@@ -936,7 +835,7 @@ static int pwrite_all(int fd, const void *buf, size_t len, uint64_t off)
 }
 
 /* Zero [off, off+len) keeping the size: punch a hole, or write zeros where that is not supported. */
-static int zero_range_sync(int fd, uint64_t off, uint64_t len)
+int local_zero_range_sync(int fd, uint64_t off, uint64_t len)
 {
 	static const char zeros[65536];
 
@@ -946,7 +845,7 @@ static int zero_range_sync(int fd, uint64_t off, uint64_t len)
 		return -errno;
 	while (len) {
 		size_t n = len < sizeof(zeros) ? len : sizeof(zeros);
-		int r = pwrite_all(fd, zeros, n, off);
+		int r = local_pwrite_all(fd, zeros, n, off);
 		if (r)
 			return r;
 		off += n;
@@ -1033,7 +932,7 @@ static int file_open(struct local_store *ls, struct lfile *f, bool create)
 		return 0;
 	if (f->fd < 0 && ls->open_fds >= ls->max_fds)
 		return -EMFILE;   /* our own cap: wait for a checkpoint to close files */
-	fid_name(f->fid, name);
+	local_fid_name(f->fid, name);
 	if (create) {
 		fd = openat(ls->objfd, name, O_RDWR | O_CLOEXEC);
 		if (fd < 0 && errno == ENOENT) {
@@ -1121,6 +1020,8 @@ static void fifo_advance(struct local_store *ls)
 		if (!ls->fifo_head)
 			ls->fifo_tail = NULL;
 		ls->applied_upto = req->seq;
+		if (ls->ckpt_landed_first == UINT64_MAX)
+			ls->ckpt_landed_first = req->seq;   /* the running checkpoint does not cover it */
 		req_free(ls, req);
 	}
 }
@@ -1129,6 +1030,7 @@ static void fifo_advance(struct local_store *ls)
 static void req_works_done(struct local_store *ls, struct lreq *req)
 {
 	req->finished = true;
+	ls->works_reqs--;
 	if (req->kind == LR_READ) {
 		req_callback(ls, req);
 		req_free(ls, req);
@@ -1204,7 +1106,7 @@ static void file_kick(struct local_store *ls, struct lfile *f)
 			 * completes (file_maybe_release); the data is gone, later checkpoints skip it */
 			f->unlinked = true;
 			file_close_fd(ls, f);
-			fid_name(f->fid, name);
+			local_fid_name(f->fid, name);
 			r = unlinkat(ls->objfd, name, 0) < 0 && errno != ENOENT ? -errno : 0;
 			ls->dir_dirty = true;
 			fwork_done(ls, w, r);
@@ -1298,7 +1200,7 @@ static void fwork_cqe(struct local_store *ls, struct fwork *w, int res)
 		break;
 	case FW_ZERO:
 		if (res == -EOPNOTSUPP)
-			res = zero_range_sync(f->fd, w->off, w->len);
+			res = local_zero_range_sync(f->fd, w->off, w->len);
 		break;
 	default:
 		break;
@@ -1314,6 +1216,7 @@ static void req_queue_works(struct local_store *ls, struct lreq *req)
 
 	/* @req may be freed by the last work completing synchronously: do not touch it after */
 	req->fw_head = req->fw_tail = NULL;
+	ls->works_reqs++;   /* LOCK_EFFECTS is held until it is done */
 	for (; w; w = n) {
 		n = w->next;
 		w->next = NULL;
@@ -1388,13 +1291,23 @@ static void unblock_all(struct local_store *ls)
 	}
 }
 
+/* A checkpoint finished: every intent of ours that landed before it began is synced. */
+static void ckpt_covered(struct local_store *ls)
+{
+	uint64_t low = ls->ckpt_landed_first;
+
+	if (low == UINT64_MAX && ls->fifo_head)
+		low = ls->fifo_head->seq;
+	ls->my_lowest = low;   /* the next write txn writes it to our owners record */
+}
+
 static void ckpt_start(struct local_store *ls)
 {
 	struct io_uring_sqe *sqe;
 	struct lfile *f, *retry = NULL;
 	struct fsync_ctx *c;
 
-	ls->ckpt_target = ls->applied_upto;
+	ls->ckpt_landed_first = UINT64_MAX;
 	ls->ckpt_err = 0;
 	ls->ckpt_incomplete = false;
 	ls->ckpt_last_ns = now_mono_ns();
@@ -1450,9 +1363,9 @@ static void ckpt_start(struct local_store *ls)
 			ls->dir_dirty = true;
 		}
 	}
-	DTRACE_PROBE2(loligo_store, checkpoint_start, ls->ckpt_target, ls->ckpt_pending);
+	DTRACE_PROBE2(loligo_store, checkpoint_start, ls->applied_upto, ls->ckpt_pending);
 	if (ls->ckpt_pending == 0 && !ls->ckpt_incomplete)
-		ls->synced_upto = ls->ckpt_target;
+		ckpt_covered(ls);
 }
 
 /*
@@ -1500,8 +1413,8 @@ static void fsync_cqe(struct local_store *ls, struct fsync_ctx *c, int res)
 	}
 	if (ls->ckpt_incomplete)
 		return;   /* what was not synced is dirty again: the next checkpoint covers it */
-	DTRACE_PROBE1(loligo_store, checkpoint_done, ls->ckpt_target);
-	ls->synced_upto = ls->ckpt_target;
+	DTRACE_PROBE1(loligo_store, checkpoint_done, ls->my_lowest);
+	ckpt_covered(ls);
 	if (ls->blocked)
 		unblock_all(ls);
 }
@@ -1513,54 +1426,13 @@ static void maybe_checkpoint(struct local_store *ls, bool force)
 		return;
 	if (!ls->dirty && !ls->dir_dirty) {
 		/* every applied effect was covered by an earlier, finished checkpoint */
-		ls->synced_upto = ls->applied_upto;
+		ls->ckpt_landed_first = UINT64_MAX;
+		ckpt_covered(ls);
 		return;
 	}
 	if (force || ls->blocked || ls->bytes_since_ckpt >= CKPT_BYTES ||
 	    now_mono_ns() - ls->ckpt_last_ns >= ls->ckpt_interval_ns)
 		ckpt_start(ls);
-}
-
-/*
- * Delete intents <= synced_upto inside the write txn @txn; *@upto gets the
- * value cleared_upto takes once @txn commits (not before: an aborted txn
- * deletes nothing).
- */
-static int clear_intents(struct local_store *ls, MDB_txn *txn, uint64_t *upto)
-{
-	MDB_cursor *cur;
-	MDB_val k, v;
-	int rc;
-
-	*upto = ls->cleared_upto;
-	if (ls->synced_upto <= ls->cleared_upto)
-		return 0;
-	rc = mdb_cursor_open(txn, ls->db_intents, &cur);
-	if (rc)
-		return mdb_err(rc);
-	rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST);
-	while (rc == 0 && k.mv_size == 8 && get_be64(k.mv_data) <= ls->synced_upto) {
-		rc = mdb_cursor_del(cur, 0);
-		if (rc)
-			break;
-		rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT);
-	}
-	mdb_cursor_close(cur);
-	if (rc && rc != MDB_NOTFOUND)
-		return mdb_err(rc);
-	*upto = ls->synced_upto;
-	return 0;
-}
-
-static int save_counters(struct local_store *ls, MDB_txn *txn)
-{
-	unsigned char b[8];
-	MDB_val k = { 8, "next_fid" }, v = { 8, b };
-
-	if (ls->next_fid == ls->saved_fid)
-		return 0;
-	put_le64(b, ls->next_fid);
-	return mdb_err(mdb_put(txn, ls->db_meta, &k, &v, 0));
 }
 
 /* ---- executing requests inside the batch transaction ---------------- */
@@ -1881,12 +1753,44 @@ static int exec_query(struct local_store *ls, MDB_txn *txn, struct lreq *req)
 	}
 }
 
+/* Nothing of @batch reached the disk: fail every request in it with @r. */
+static void fail_batch(struct local_store *ls, struct lreq *batch, int r)
+{
+	struct lreq *req, *next;
+
+	for (req = batch; req; req = next) {
+		next = req->next;
+		/* a query that ran returned results the caller will not see */
+		if (req->ran && req->kind == LR_OMAP_LIST && req->r == 0) {
+			store_kv_free(*req->kvs, *req->nkv);
+			*req->kvs = NULL;
+			*req->nkv = 0;
+		}
+		if (req->ran && req->kind == LR_OMAP_GET && req->r == 0) {
+			free(*req->val);
+			*req->val = NULL;
+		}
+		if (req->ran && req->kind == LR_LIST && req->r == 0) {
+			for (size_t i = 0; i < *req->nkv; i++)
+				free((*req->names)[i]);
+			free(*req->names);
+			*req->names = NULL;
+			*req->nkv = 0;
+		}
+		drop_planned(req);
+		req->seq = 0;
+		req->r = r;
+		req_callback(ls, req);
+		req_free(ls, req);
+	}
+}
+
 static void run_batch(struct local_store *ls, struct lreq *batch)
 {
-	bool writes = ls->synced_upto > ls->cleared_upto;
+	bool writes = ls->my_lowest != ls->my_lowest_db;   /* our owners record is behind */
 	struct lreq *req, *next;
 	MDB_txn *txn;
-	uint64_t cleared = ls->cleared_upto;
+	uint64_t seq0 = 0, lowest = 0;
 	unsigned nreq = 0;
 	int rc, r;
 
@@ -1896,8 +1800,10 @@ static void run_batch(struct local_store *ls, struct lreq *batch)
 	}
 	rc = mdb_txn_begin(ls->env, NULL, writes ? 0 : MDB_RDONLY, &txn);
 	r = mdb_err(rc);
-	if (r == 0 && writes)
-		r = clear_intents(ls, txn, &cleared);
+	if (r == 0 && writes) {
+		r = local_txn_begin_shared(ls, txn);
+		seq0 = ls->next_seq;
+	}
 	if (r == 0) {
 		for (req = batch; req && r == 0; req = req->next) {
 			int broken = atomic_load(&ls->broken);
@@ -1908,13 +1814,14 @@ static void run_batch(struct local_store *ls, struct lreq *batch)
 				req->r = exec_read(ls, txn, req);
 			else
 				req->r = exec_query(ls, txn, req);
+			req->ran = true;
 			if (fatal)
 				r = req->r;
 		}
 		if (r) {
 			mdb_txn_abort(txn);
 		} else if (writes) {
-			r = save_counters(ls, txn);
+			r = local_txn_end_shared(ls, txn, ls->next_seq != seq0 ? seq0 : 0, &lowest);
 			if (r == 0) {
 				uint64_t t0 = now_mono_ns();
 				r = mdb_err(mdb_txn_commit(txn));
@@ -1922,10 +1829,8 @@ static void run_batch(struct local_store *ls, struct lreq *batch)
 				DTRACE_PROBE3(loligo_store, commit, nreq, now_mono_ns() - t0, r);
 				hist_add(&ls->h_commit, now_mono_ns() - t0);
 				perf_inc(&ls->pc_commits, 1);
-				if (r == 0) {
-					ls->saved_fid = ls->next_fid;
-					ls->cleared_upto = cleared;
-				}
+				if (r == 0)
+					local_txn_committed_shared(ls, lowest);
 			} else {
 				mdb_txn_abort(txn);
 			}
@@ -1937,32 +1842,8 @@ static void run_batch(struct local_store *ls, struct lreq *batch)
 	}
 	ls->st_batches++;
 	if (r) {
-		/* nothing of this batch reached the disk: fail every request in it */
 		derr(STORE, "local store %s: commit failed: %s", ls->path, strerror(-r));
-		for (req = batch; req; req = next) {
-			next = req->next;
-			if (req->kind == LR_OMAP_LIST && req->r == 0) {
-				store_kv_free(*req->kvs, *req->nkv);
-				*req->kvs = NULL;
-				*req->nkv = 0;
-			}
-			if (req->kind == LR_OMAP_GET && req->r == 0) {
-				free(*req->val);
-				*req->val = NULL;
-			}
-			if (req->kind == LR_LIST && req->r == 0) {
-				for (size_t i = 0; i < *req->nkv; i++)
-					free((*req->names)[i]);
-				free(*req->names);
-				*req->names = NULL;
-				*req->nkv = 0;
-			}
-			drop_planned(req);
-			req->seq = 0;
-			req->r = r;
-			req_callback(ls, req);
-			req_free(ls, req);
-		}
+		fail_batch(ls, batch, r);
 		return;
 	}
 	/*
@@ -1971,6 +1852,15 @@ static void run_batch(struct local_store *ls, struct lreq *batch)
 	 * all complete synchronously may be freed inside req_queue_works().
 	 */
 	perf_inc(&ls->pc_batches, 1);
+	if (ls->test_stall_apply_ns && ls->next_seq != seq0) {
+		/* test hook: acknowledged, and the effects not applied yet, for a while */
+		struct timespec ts = { (time_t)(ls->test_stall_apply_ns / 1000000000u),
+				       (long)(ls->test_stall_apply_ns % 1000000000u) };
+		for (req = batch; req; req = req->next)
+			if (req->kind == LR_WRITE)
+				req_callback(ls, req);
+		nanosleep(&ts, NULL);
+	}
 	for (req = batch; req; req = next) {
 		next = req->next;
 		ls->st_ops++;
@@ -2054,10 +1944,33 @@ static struct lreq *take_batch_locked(struct local_store *ls)
 }
 
 /* The final flush at close: sync what is dirty and clear every applied intent. */
+/* A write txn of no ops: our owners record up to date, and what every owner synced deleted. */
+static int publish_txn(struct local_store *ls)
+{
+	uint64_t lowest;
+	MDB_txn *txn;
+	int r;
+
+	r = mdb_err(mdb_txn_begin(ls->env, NULL, 0, &txn));
+	if (r)
+		return r;
+	r = local_txn_begin_shared(ls, txn);
+	if (r == 0)
+		r = local_txn_end_shared(ls, txn, 0, &lowest);
+	if (r) {
+		mdb_txn_abort(txn);
+		return r;
+	}
+	r = mdb_err(mdb_txn_commit(txn));
+	if (r == 0)
+		local_txn_committed_shared(ls, lowest);
+	return r;
+}
+
+/* The final flush at close: sync what is dirty; then none of our intents is pending. */
 static void final_sync(struct local_store *ls)
 {
 	struct lfile *f;
-	MDB_txn *txn;
 	int err = 0;
 
 	while ((f = ls->dirty)) {
@@ -2069,16 +1982,20 @@ static void final_sync(struct local_store *ls)
 	}
 	if (ls->dir_dirty && fsync(ls->objfd) < 0)
 		err = -errno;
-	if (err || atomic_load(&ls->broken))
-		return;   /* leave the intents for the next open to replay */
-	ls->synced_upto = ls->applied_upto;
-	if (mdb_txn_begin(ls->env, NULL, 0, &txn) == 0) {
-		uint64_t cleared;
-		if (clear_intents(ls, txn, &cleared) == 0 && save_counters(ls, txn) == 0)
-			mdb_txn_commit(txn);
-		else
-			mdb_txn_abort(txn);
-	}
+	if (err || atomic_load(&ls->broken) || ls->fifo_head)
+		return;   /* our owners record stays: the next to take the effects lock redoes our intents */
+	ls->my_lowest = UINT64_MAX;
+	if (ls->my_lowest != ls->my_lowest_db)
+		publish_txn(ls);
+}
+
+/* Does @batch touch object files (and so need LOCK_EFFECTS)? */
+static bool batch_needs_effects(const struct lreq *batch)
+{
+	for (const struct lreq *req = batch; req; req = req->next)
+		if (req->effects)
+			return true;
+	return false;
 }
 
 static void *worker_main(void *arg)
@@ -2089,17 +2006,32 @@ static void *worker_main(void *arg)
 	io_uring_submit(&ls->ring);
 	for (;;) {
 		struct lreq *batch;
-		bool stopping, idle;
+		bool stopping, idle, queued;
 
 		reap(ls);
 		pthread_mutex_lock(&ls->lock);
-		batch = take_batch_locked(ls);
+		/* draining for another process that waits for LOCK_EFFECTS: no new batch meanwhile */
+		batch = ls->effects_yield ? NULL : take_batch_locked(ls);
 		stopping = ls->stopping;
+		queued = ls->q_head != NULL;
 		pthread_mutex_unlock(&ls->lock);
 		if (batch) {
-			run_batch(ls, batch);
+			int r = 0;
+			if (!ls->effects_held && batch_needs_effects(batch))
+				r = local_effects_acquire(ls);
+			if (r)
+				fail_batch(ls, batch, r);
+			else
+				run_batch(ls, batch);
 			maybe_checkpoint(ls, false);
 			io_uring_submit(&ls->ring);
+			if (ls->effects_held && local_effects_contended(ls))
+				ls->effects_yield = true;
+			continue;
+		}
+		/* our file work drained: let LOCK_EFFECTS go when idle, or at once when someone waits */
+		if (ls->effects_held && ls->works_reqs == 0 && (ls->effects_yield || !queued)) {
+			local_effects_release(ls);
 			continue;
 		}
 		idle = ls->busy_reqs == 0;
@@ -2109,23 +2041,14 @@ static void *worker_main(void *arg)
 			unblock_all(ls);
 		if (stopping && idle && !ls->ckpt_pending)
 			break;
-		if (idle && !ls->ckpt_pending && ls->synced_upto > ls->cleared_upto) {
-			/* idle with synced intents: delete them now (one small commit) */
-			MDB_txn *txn;
-			if (mdb_txn_begin(ls->env, NULL, 0, &txn) == 0) {
-				uint64_t cleared;
-				if (clear_intents(ls, txn, &cleared) != 0)
-					mdb_txn_abort(txn);
-				else if (mdb_txn_commit(txn) == 0)
-					ls->cleared_upto = cleared;
-			}
-		}
+		if (idle && !ls->ckpt_pending && ls->my_lowest != ls->my_lowest_db)
+			publish_txn(ls);   /* idle with synced intents: say so, delete them (one small commit) */
 
-		/* nothing queued: wait for a completion, a submitter's poke or the checkpoint timer
-		 * (when stopping, for the I/O still in flight) */
+		/* nothing to take: wait for a completion, a submitter's poke or the checkpoint timer
+		 * (when stopping or yielding, for the I/O still in flight) */
 		bool sleep = false;
 		pthread_mutex_lock(&ls->lock);
-		if (!ls->q_head)
+		if (!ls->q_head || ls->effects_yield)
 			sleep = ls->sleeping = true;
 		pthread_mutex_unlock(&ls->lock);
 		io_uring_submit(&ls->ring);
@@ -2141,6 +2064,8 @@ static void *worker_main(void *arg)
 			pthread_mutex_unlock(&ls->lock);
 		}
 	}
+	if (ls->effects_held)
+		local_effects_release(ls);
 	final_sync(ls);
 	dout(STORE, 5, "local store %s: %" PRIu64 " ops in %" PRIu64 " batches (%.1f per commit), %" PRIu64
 	     " checkpoints", ls->path, ls->st_ops, ls->st_batches,
@@ -2212,6 +2137,11 @@ static int local_op_submit(struct store_pool *p, const char *oid, struct store_o
 	req->cb = cb;
 	req->arg = arg;
 	req->charge += op->bytes + op->n * sizeof(struct store_subop);
+	for (size_t i = 0; i < op->n && !req->effects; i++) {
+		enum store_subop_kind k = op->v[i].kind;
+		req->effects = k == SOP_WRITE || k == SOP_WRITE_FULL || k == SOP_APPEND || k == SOP_TRUNCATE ||
+			       k == SOP_ZERO || k == SOP_REMOVE;
+	}
 	r = enqueue(lp->ls, req);
 	if (r) {
 		store_op_free(op);
@@ -2232,6 +2162,7 @@ static int local_read_submit(struct store_pool *p, const char *oid, uint64_t off
 		return -ENOMEM;
 	if (len > INT_MAX)
 		len = INT_MAX;
+	req->effects = true;
 	req->off = off;
 	req->len = len;
 	req->buf = buf;
@@ -2424,132 +2355,17 @@ static int mkdir_p(const char *path)
 	return 0;
 }
 
-struct rfile {
-	uint64_t fid;
-	int fd;
-};
-
-/* Redo every intent left by a crash, sync, and delete them. */
-static int replay(struct local_store *ls)
-{
-	struct rfile *fs = NULL;
-	size_t nfs = 0, cap = 0, nint = 0;
-	MDB_cursor *cur;
-	MDB_txn *txn;
-	MDB_val k, v;
-	int r, rc;
-
-	r = mdb_err(mdb_txn_begin(ls->env, NULL, MDB_RDONLY, &txn));
-	if (r)
-		return r;
-	r = mdb_err(mdb_cursor_open(txn, ls->db_intents, &cur));
-	if (r) {
-		mdb_txn_abort(txn);
-		return r;
-	}
-	for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0 && r == 0;
-	     rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
-		const unsigned char *p = v.mv_data;
-		size_t pos = INTENT_HDR;
-		uint32_t n;
-
-		if (v.mv_size < INTENT_HDR || p[0] != 1) {
-			r = -EIO;
-			break;
-		}
-		n = get_le32(p + 4);
-		nint++;
-		for (uint32_t i = 0; i < n && r == 0; i++) {
-			struct irec rec;
-			struct rfile *f = NULL;
-			char name[17];
-
-			r = intent_next(&v, &pos, &rec);
-			if (r)
-				break;
-			for (size_t j = 0; j < nfs; j++)
-				if (fs[j].fid == rec.fid)
-					f = &fs[j];
-			fid_name(rec.fid, name);
-			if (rec.kind == FW_UNLINK) {
-				if (f && f->fd >= 0) {
-					close(f->fd);
-					f->fd = -1;
-				}
-				if (unlinkat(ls->objfd, name, 0) < 0 && errno != ENOENT)
-					r = -errno;
-				continue;
-			}
-			if (!f) {
-				if (nfs == cap) {
-					cap = cap ? cap * 2 : 16;
-					struct rfile *nv = realloc(fs, cap * sizeof(*nv));
-					if (!nv) {
-						r = -ENOMEM;
-						break;
-					}
-					fs = nv;
-				}
-				f = &fs[nfs++];
-				f->fid = rec.fid;
-				f->fd = -1;
-			}
-			if (f->fd < 0 && (f->fd = openat(ls->objfd, name, O_RDWR | O_CREAT | O_CLOEXEC, 0644)) < 0) {
-				r = -errno;
-				break;
-			}
-			switch (rec.kind) {
-			case FW_WRITE:
-				r = pwrite_all(f->fd, rec.data, rec.b, rec.a);
-				break;
-			case FW_ZERO:
-				r = zero_range_sync(f->fd, rec.a, rec.b);
-				break;
-			case FW_TRUNC:
-				if (ftruncate(f->fd, (off_t)rec.a) < 0)
-					r = -errno;
-				break;
-			default:
-				r = -EIO;
-			}
-		}
-	}
-	if (r == 0 && rc && rc != MDB_NOTFOUND)
-		r = mdb_err(rc);
-	mdb_cursor_close(cur);
-	mdb_txn_abort(txn);
-	for (size_t j = 0; j < nfs; j++) {
-		if (fs[j].fd >= 0) {
-			if (r == 0 && fdatasync(fs[j].fd) < 0)
-				r = -errno;
-			close(fs[j].fd);
-		}
-	}
-	free(fs);
-	if (r == 0 && nint && fsync(ls->objfd) < 0)
-		r = -errno;
-	if (r) {
-		derr(STORE, "local store %s: replaying the redo log failed: %s", ls->path, strerror(-r));
-		return r;
-	}
-	if (nint == 0)
-		return 0;
-	r = mdb_err(mdb_txn_begin(ls->env, NULL, 0, &txn));
-	if (r)
-		return r;
-	r = mdb_err(mdb_drop(txn, ls->db_intents, 0));
-	if (r == 0)
-		r = mdb_err(mdb_txn_commit(txn));
-	else
-		mdb_txn_abort(txn);
-	dinfo(STORE, "local store %s: replayed %zu pending ops after an unclean shutdown", ls->path, nint);
-	return r;
-}
-
-static int open_dbs(struct local_store *ls, bool create)
+/*
+ * Open the named databases; in a @fresh store write the format.  An
+ * existing store must carry a format this build reads, and its objects/
+ * directory (which only a fresh store, or one that never held an object,
+ * may lack: then it is made).
+ */
+static int open_dbs(struct local_store *ls, bool fresh, bool create)
 {
 	MDB_val k = { 6, "format" }, v;
 	unsigned char b[8];
+	MDB_stat ost;
 	MDB_txn *txn;
 	int r;
 
@@ -2560,34 +2376,61 @@ static int open_dbs(struct local_store *ls, bool create)
 	    (r = mdb_err(mdb_dbi_open(txn, "pools", MDB_CREATE, &ls->db_pools))) ||
 	    (r = mdb_err(mdb_dbi_open(txn, "objects", MDB_CREATE, &ls->db_objs))) ||
 	    (r = mdb_err(mdb_dbi_open(txn, "omap", MDB_CREATE, &ls->db_omap))) ||
-	    (r = mdb_err(mdb_dbi_open(txn, "intents", MDB_CREATE, &ls->db_intents))))
+	    (r = mdb_err(mdb_dbi_open(txn, "intents", MDB_CREATE, &ls->db_intents))) ||
+	    (r = mdb_err(mdb_dbi_open(txn, "owners", MDB_CREATE, &ls->db_owners))) ||
+	    (r = mdb_err(mdb_stat(txn, ls->db_objs, &ost))))
 		goto out_abort;
 	r = mdb_get(txn, ls->db_meta, &k, &v);
-	if (r == MDB_NOTFOUND) {
-		if (!create) {
-			derr(STORE, "local store %s: not initialised (open it with create)", ls->path);
-			r = -ENOENT;
-			goto out_abort;
-		}
+	if (r == MDB_NOTFOUND && ost.ms_entries == 0 && (fresh || create)) {
+		/* new, or left by a crash during its creation: nothing was ever stored */
 		put_le32(b, FORMAT_VERSION);
 		v.mv_size = 4;
 		v.mv_data = b;
 		if ((r = mdb_err(mdb_put(txn, ls->db_meta, &k, &v, 0))))
 			goto out_abort;
+		ls->format = FORMAT_VERSION;
+	} else if (r == MDB_NOTFOUND && ost.ms_entries == 0) {
+		store_open_refuse("local store %s: not initialised (create it first)", ls->path);
+		r = -ENOENT;
+		goto out_abort;
+	} else if (r == MDB_NOTFOUND) {
+		store_open_refuse("local store %s: data.mdb holds objects but no store format: it is damaged; restore "
+		     "the store directory from a backup (do not create a new filesystem over it)", ls->path);
+		r = -EUCLEAN;
+		goto out_abort;
 	} else if (r) {
 		r = mdb_err(r);
 		goto out_abort;
-	} else if (v.mv_size != 4 || get_le32(v.mv_data) != FORMAT_VERSION) {
-		derr(STORE, "local store %s: unknown format version", ls->path);
-		r = -EINVAL;
+	} else if (v.mv_size != 4 || get_le32(v.mv_data) < FORMAT_OLDEST || get_le32(v.mv_data) > FORMAT_VERSION) {
+		store_open_refuse("local store %s: data.mdb is in store format %u, this build reads formats %u to %u: it "
+		     "was written by another loligo version; open it with that version (do not create a new "
+		     "filesystem over it)", ls->path, v.mv_size == 4 ? get_le32(v.mv_data) : 0, FORMAT_OLDEST,
+		     FORMAT_VERSION);
+		r = -EUCLEAN;
 		goto out_abort;
+	} else {
+		ls->format = get_le32(v.mv_data);
 	}
-	k.mv_size = 8;
-	k.mv_data = "next_fid";
-	ls->next_fid = 1;
-	if (mdb_get(txn, ls->db_meta, &k, &v) == 0 && v.mv_size == 8)
-		ls->next_fid = get_le64(v.mv_data);
-	ls->saved_fid = ls->next_fid;
+	if (ls->objfd < 0) {
+		if (ost.ms_entries && !fresh) {
+			store_open_refuse("local store %s: the objects/ directory is missing, but data.mdb records %zu "
+			     "objects: their data is gone (moved or deleted?); put objects/ back or restore the "
+			     "directory from a backup", ls->path, (size_t)ost.ms_entries);
+			r = -EUCLEAN;
+			goto out_abort;
+		}
+		if (mkdirat(ls->dirfd, "objects", 0755) < 0 && errno != EEXIST) {
+			r = -errno;
+			store_open_refuse("local store: %s/objects: %s", ls->path, strerror(errno));
+			goto out_abort;
+		}
+		ls->objfd = openat(ls->dirfd, "objects", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (ls->objfd < 0 || fsync(ls->dirfd) < 0) {
+			r = -errno;
+			store_open_refuse("local store: %s/objects: %s", ls->path, strerror(errno));
+			goto out_abort;
+		}
+	}
 	return mdb_err(mdb_txn_commit(txn));
 out_abort:
 	mdb_txn_abort(txn);
@@ -2614,6 +2457,11 @@ static void perf_register_local(struct local_store *ls)
 	perf_register_counter(g, "checkpoints", &ls->pc_ckpts);
 	perf_register_hist(g, "commit_lat", &ls->h_commit);
 	perf_register_hist(g, "write_lat", &ls->h_write);
+	/* several processes on the store (local_share.c) */
+	perf_register_counter(g, "effects_lock_waits", &ls->pc_effects_waits);
+	perf_register_counter(g, "effects_lock_yields", &ls->pc_effects_yields);
+	perf_register_counter(g, "owners_taken_over", &ls->pc_takeovers);
+	perf_register_hist(g, "effects_lock_wait_lat", &ls->h_effects_wait);
 }
 
 static void local_close(struct store *st);
@@ -2621,11 +2469,11 @@ static void local_close(struct store *st);
 static int local_open(const struct store_config *cfg, struct store **out)
 {
 	struct local_store *ls;
-	struct stat sb;
+	bool fresh = false;
 	int r;
 
 	if (!cfg->local_path || !*cfg->local_path) {
-		derr(STORE, "local store: no directory configured (store_local_path)");
+		store_open_refuse("local store: no directory configured (store_local_path)");
 		return -EINVAL;
 	}
 	ls = calloc(1, sizeof(*ls));
@@ -2634,6 +2482,8 @@ static int local_open(const struct store_config *cfg, struct store **out)
 	ls->dirfd = ls->objfd = ls->lockfd = ls->evfd = -1;
 	ls->q_tail = &ls->q_head;
 	ls->next_seq = 1;
+	ls->my_lowest = ls->my_lowest_db = UINT64_MAX;
+	ls->ckpt_landed_first = UINT64_MAX;
 	ls->ev_ctx.kind = U_EVENT;
 	pthread_mutex_init(&ls->lock, NULL);
 	pthread_cond_init(&ls->space, NULL);
@@ -2646,41 +2496,19 @@ static int local_open(const struct store_config *cfg, struct store **out)
 	}
 
 	if (cfg->create && (r = mkdir_p(ls->path))) {
-		derr(STORE, "local store: cannot create %s: %s", ls->path, strerror(-r));
+		store_open_refuse("local store: cannot create %s: %s", ls->path, strerror(-r));
 		goto out_fail;
 	}
 	ls->dirfd = open(ls->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (ls->dirfd < 0) {
 		r = -errno;
-		derr(STORE, "local store: cannot open %s: %s", ls->path, strerror(errno));
+		store_open_refuse("local store: cannot open %s: %s", ls->path, strerror(errno));
 		goto out_fail;
 	}
-	if (!cfg->create && fstatat(ls->dirfd, "data.mdb", &sb, 0) < 0) {
-		r = -errno;
-		if (r == -ENOENT)
-			derr(STORE, "local store: %s is not an object store (no data.mdb); create it first", ls->path);
-		else
-			derr(STORE, "local store: %s/data.mdb: %s", ls->path, strerror(errno));
+	if ((r = local_share_open(ls)) || (r = local_check_dir(ls, cfg->create, &fresh)))
 		goto out_fail;
-	}
-	ls->lockfd = openat(ls->dirfd, "store.lock", O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-	if (ls->lockfd < 0) {
-		r = -errno;
-		derr(STORE, "local store: %s/store.lock: %s", ls->path, strerror(errno));
-		goto out_fail;
-	}
-	if (flock(ls->lockfd, LOCK_EX | LOCK_NB) < 0) {
-		r = errno == EWOULDBLOCK ? -EBUSY : -errno;
-		derr(STORE, "local store: %s is in use by another process", ls->path);
-		goto out_fail;
-	}
-	if (mkdirat(ls->dirfd, "objects", 0755) < 0 && errno != EEXIST) {
-		r = -errno;
-		derr(STORE, "local store: %s/objects: %s", ls->path, strerror(errno));
-		goto out_fail;
-	}
 	ls->objfd = openat(ls->dirfd, "objects", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (ls->objfd < 0) {
+	if (ls->objfd < 0 && errno != ENOENT) {
 		r = -errno;
 		derr(STORE, "local store: %s/objects: %s", ls->path, strerror(errno));
 		goto out_fail;
@@ -2689,16 +2517,23 @@ static int local_open(const struct store_config *cfg, struct store **out)
 	    (r = mdb_err(mdb_env_set_maxdbs(ls->env, 8))) ||
 	    (r = mdb_err(mdb_env_set_mapsize(ls->env, cfg->local_map_size ? cfg->local_map_size : DEFAULT_MAP_SIZE))) ||
 	    (r = mdb_err(mdb_env_open(ls->env, ls->path, MDB_NOTLS, 0644)))) {
-		derr(STORE, "local store %s: cannot open LMDB: %s", ls->path, strerror(-r));
+		store_open_refuse("local store %s: cannot open LMDB: %s", ls->path, strerror(-r));
 		goto out_fail;
 	}
-	if ((r = open_dbs(ls, cfg->create)))
+	if ((r = open_dbs(ls, fresh, cfg->create)))
 		goto out_fail;
-	if (cfg->create && fsync(ls->dirfd) < 0) {
+	if (fresh && fsync(ls->dirfd) < 0) {
 		r = -errno;
 		goto out_fail;
 	}
-	if ((r = replay(ls)))
+	/* our owner id; then, holding the effects lock, redo what owners that died left pending */
+	if ((r = local_share_owner(ls)) || (r = local_effects_acquire(ls)))
+		goto out_fail;
+	if (ls->format < FORMAT_VERSION)
+		r = local_redo_all(ls);
+	local_effects_release(ls);
+	ls->effects_yielded = false;
+	if (r)
 		goto out_fail;
 
 	ls->evfd = eventfd(0, EFD_CLOEXEC);
@@ -2719,6 +2554,10 @@ static int local_open(const struct store_config *cfg, struct store **out)
 		const char *e = getenv("LOLIGO_STORE_LOCAL_CKPT_INTERVAL_US");
 		if (e && *e)
 			ls->ckpt_interval_ns = strtoull(e, NULL, 10) * 1000;
+		/* test hook: hold the window between a commit (acknowledged) and its file effects open */
+		e = getenv("LOLIGO_STORE_LOCAL_TEST_STALL_APPLY_MS");
+		if (e && *e)
+			ls->test_stall_apply_ns = strtoull(e, NULL, 10) * 1000000;
 	}
 	{
 		struct rlimit rl;
@@ -2774,8 +2613,7 @@ static void local_close(struct store *st)
 		close(ls->evfd);
 	if (ls->objfd >= 0)
 		close(ls->objfd);
-	if (ls->lockfd >= 0)
-		close(ls->lockfd);   /* drops the flock */
+	local_share_close(ls);   /* after LMDB: our liveness ends once nothing of ours can write */
 	if (ls->dirfd >= 0)
 		close(ls->dirfd);
 	pthread_mutex_destroy(&ls->lock);

@@ -9,6 +9,8 @@
 #include <errno.h>
 #include <limits.h>
 #include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -37,6 +39,21 @@ void store_config_from_cfg(struct store_config *sc)
 	sc->rados_osd_op_timeout = cfg_double(CFG_rados_osd_op_timeout);
 }
 
+void store_config_data_from_cfg(struct store_config *sc)
+{
+	static char dpath[PATH_MAX];   /* as store_config_from_cfg() */
+
+	store_config_from_cfg(sc);
+	if (strcmp(sc->backend, "local") != 0 && *sc->backend)
+		return;
+	cfg_str(CFG_store_local_data_path, dpath, sizeof(dpath));
+	if (!dpath[0] && sc->local_path[0] &&
+	    snprintf(dpath, sizeof(dpath), "%s.data", sc->local_path) >= (int)sizeof(dpath))
+		dpath[0] = 0;
+	sc->local_path = dpath;
+	sc->create = true;
+}
+
 /* ---- open / close --------------------------------------------------- */
 
 static const struct store_backend *backends[] = {
@@ -46,11 +63,29 @@ static const struct store_backend *backends[] = {
 #endif
 };
 
+/* what the last failed store_open() of this thread said */
+static __thread char open_error[768];
+
+void store_open_error_set(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(open_error, sizeof(open_error), fmt, ap);
+	va_end(ap);
+}
+
+const char *store_open_error(void)
+{
+	return open_error;
+}
+
 int store_open(const struct store_config *cfg, struct store **out)
 {
 	const char *name = cfg->backend && *cfg->backend ? cfg->backend : "local";
 
 	*out = NULL;
+	open_error[0] = 0;
 	for (size_t i = 0; i < sizeof(backends) / sizeof(backends[0]); i++) {
 		if (strcmp(backends[i]->name, name) == 0) {
 			int r = backends[i]->open(cfg, out);

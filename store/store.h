@@ -50,14 +50,32 @@ struct store_config {
  * The strings point to static storage, valid until the next call; @sc->create is false.
  */
 void store_config_from_cfg(struct store_config *sc);
+/**
+ * store_config_data_from_cfg - the store that holds the data pool.  On
+ * rados, the same cluster as store_config_from_cfg().  On the local backend
+ * a store of its own, store_local_data_path (default <store_local_path>.data),
+ * which the MDS and every client process on the machine open at once; @sc->create
+ * is set (the first to open it makes it).  local_path is "" when neither
+ * path is set.  Same lifetime rules as store_config_from_cfg().
+ */
+void store_config_data_from_cfg(struct store_config *sc);
 
 /**
  * store_open - connect to a backend.
  * Return: 0 or -errno: -ENOENT (no such local store, create not set),
- * -EACCES, -ENOTSUP (unknown backend or not built), -ETIMEDOUT / -ECONNREFUSED
- * (rados cluster unreachable).  A message for the user is logged.
+ * -EUCLEAN (a local store that is damaged or of another format: the
+ * message says which file and what to do), -EBUSY (already open in this
+ * process), -EACCES, -ENOTSUP (unknown backend or not built), -ETIMEDOUT /
+ * -ECONNREFUSED (rados cluster unreachable).  A message for the user is
+ * logged.  A local store may be open in several processes at once.
  */
 int store_open(const struct store_config *cfg, struct store **out);
+/**
+ * store_open_error - the reason the last failed store_open() of this
+ * thread gave, for a message on the terminal (it is also logged): why a
+ * store was refused and what to do.  "" if it gave none.
+ */
+const char *store_open_error(void);
 void store_close(struct store *st);
 /** store_backend_name - "local" or "rados". */
 const char *store_backend_name(const struct store *st);

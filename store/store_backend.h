@@ -84,6 +84,14 @@ extern const struct store_backend store_rados_backend;
 #endif
 
 /* Helpers shared by the backends (store.c). */
+/* what store_open_error() returns: set it where open refuses a store, next to the derr() */
+void store_open_error_set(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* derr() and store_open_error_set() in one */
+#define store_open_refuse(fmt, ...)                                   \
+	do {                                                          \
+		store_open_error_set(fmt, ##__VA_ARGS__);             \
+		derr(STORE, fmt, ##__VA_ARGS__);                      \
+	} while (0)
 void store_completion_free(struct store_completion *c);
 /* key comparison as RADOS and LMDB do it: bytewise, a prefix sorts first */
 int store_keycmp(const char *a, size_t alen, const char *b, size_t blen);

@@ -10,3 +10,14 @@ if(TARGET loligo-fuse AND TARGET loligo-mds)
   add_dependencies(test_fuse loligo-fuse loligo-mds)
   set_tests_properties(test_fuse PROPERTIES SKIP_RETURN_CODE 77 RUN_SERIAL TRUE)
 endif()
+# The embedded local store seen through FUSE: several client processes on one
+# filesystem (and, later in this file, a full disk and a damaged store).
+if(TARGET loligo-fuse AND TARGET loligo-mds)
+  loligo_check_test(test_fuse_store
+    SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_fuse_store.c ${CMAKE_CURRENT_LIST_DIR}/test_fuse_harness.c
+    LIBS loligo_common
+    LABELS e2e fuse store
+    TIMEOUT 300)
+  add_dependencies(test_fuse_store loligo-fuse loligo-mds)
+  set_tests_properties(test_fuse_store PROPERTIES SKIP_RETURN_CODE 77 RUN_SERIAL TRUE)
+endif()

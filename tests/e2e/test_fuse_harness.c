@@ -212,10 +212,11 @@ int lfs_init(struct lfs *fs)
 		return -1;
 	snprintf(fs->dir, sizeof(fs->dir), "%s", tmpl);
 	snprintf(fs->mnt, sizeof(fs->mnt), "%s/mnt", fs->dir);
+	snprintf(fs->mnt2, sizeof(fs->mnt2), "%s/mnt2", fs->dir);
 	snprintf(fs->conf, sizeof(fs->conf), "%s/loligo.conf", fs->dir);
 	snprintf(fs->asok, sizeof(fs->asok), "%s/client.asok", fs->dir);
 	snprintf(p, sizeof(p), "%s/store", fs->dir);
-	if (mkdir(fs->mnt, 0755) < 0 || mkdir(p, 0755) < 0)
+	if (mkdir(fs->mnt, 0755) < 0 || mkdir(fs->mnt2, 0755) < 0 || mkdir(p, 0755) < 0)
 		return -1;
 	/* the non-root test user must be able to reach the mount point */
 	chmod(fs->dir, 0755);
@@ -336,46 +337,65 @@ void lfs_mds_stop(struct lfs *fs, int sig)
 	write_pid(fs->dir, "mds.pid", 0);
 }
 
-int lfs_mount(struct lfs *fs, const char *opts)
+/* loligo-fuse -f on @mnt; @tag names its files (client: client.out; client2: client2.out, .log, .asok) */
+static int mount_one(struct lfs *fs, const char *mnt, const char *tag, pid_t *pidp, const char *opts)
 {
-	char fuse[PATH_MAX], out[PATH_MAX + 16], mds[64], o[1024];
+	char fuse[PATH_MAX], out[PATH_MAX + 16], mds[64], o[1024], logo[PATH_MAX + 32], asoko[PATH_MAX + 32];
+	char pidf[64];
 	long end;
 	int i = 0;
-	char *argv[16];
+	char *argv[20];
 
-	snprintf(out, sizeof(out), "%s/client.out", fs->dir);
+	snprintf(out, sizeof(out), "%s/%s.out", fs->dir, tag);
 	snprintf(mds, sizeof(mds), "--client_mds_addr=127.0.0.1:%d", fs->mds_port);
 	argv[i++] = (char *)lfs_bin("client/fuse/loligo-fuse", fuse, sizeof(fuse));
 	argv[i++] = "-f";
 	argv[i++] = "-c";
 	argv[i++] = fs->conf;
 	argv[i++] = mds;
+	if (strcmp(tag, "client") != 0) {
+		snprintf(logo, sizeof(logo), "--log_file=%s/%s.log", fs->dir, tag);
+		snprintf(asoko, sizeof(asoko), "--admin_socket=%s/%s.asok", fs->dir, tag);
+		argv[i++] = logo;
+		argv[i++] = asoko;
+	}
 	if (opts && *opts) {
 		snprintf(o, sizeof(o), "%s", opts);
 		argv[i++] = "-o";
 		argv[i++] = o;
 	}
-	argv[i++] = fs->mnt;
+	argv[i++] = (char *)mnt;
 	argv[i] = NULL;
-	fs->fuse_pid = spawn(argv, out, SIGTERM);
-	if (fs->fuse_pid < 0)
+	*pidp = spawn(argv, out, SIGTERM);
+	if (*pidp < 0)
 		return -1;
-	write_pid(fs->dir, "fuse.pid", fs->fuse_pid);
+	snprintf(pidf, sizeof(pidf), strcmp(tag, "client") ? "fuse2.pid" : "fuse.pid");
+	write_pid(fs->dir, pidf, *pidp);
 	end = now_ms() + 30000;
 	while (now_ms() < end) {
-		if (lfs_is_mounted(fs->mnt))
+		if (lfs_is_mounted(mnt))
 			return 0;
-		if (waitpid(fs->fuse_pid, NULL, WNOHANG) == fs->fuse_pid) {
-			fprintf(stderr, "harness: loligo-fuse exited before mounting:\n");
-			fs->fuse_pid = 0;
+		if (waitpid(*pidp, NULL, WNOHANG) == *pidp) {
+			fprintf(stderr, "harness: loligo-fuse (%s) exited before mounting:\n", tag);
+			*pidp = 0;
 			lfs_dump_logs(fs);
 			return -1;
 		}
 		sleep_ms(20);
 	}
-	fprintf(stderr, "harness: %s not mounted after 30 s:\n", fs->mnt);
+	fprintf(stderr, "harness: %s not mounted after 30 s:\n", mnt);
 	lfs_dump_logs(fs);
 	return -1;
+}
+
+int lfs_mount(struct lfs *fs, const char *opts)
+{
+	return mount_one(fs, fs->mnt, "client", &fs->fuse_pid, opts);
+}
+
+int lfs_mount2(struct lfs *fs, const char *opts)
+{
+	return mount_one(fs, fs->mnt2, "client2", &fs->fuse2_pid, opts);
 }
 
 static void fusermount(const char *mnt, bool lazy)
@@ -402,36 +422,46 @@ static void fusermount(const char *mnt, bool lazy)
 	unlink(out);
 }
 
-int lfs_umount(struct lfs *fs)
+static int umount_one(struct lfs *fs, const char *mnt, pid_t *pidp, const char *pidf)
 {
 	int st = 0;
 
-	if (lfs_is_mounted(fs->mnt)) {
-		fusermount(fs->mnt, false);
-		if (lfs_is_mounted(fs->mnt))
-			fusermount(fs->mnt, true);
+	if (lfs_is_mounted(mnt)) {
+		fusermount(mnt, false);
+		if (lfs_is_mounted(mnt))
+			fusermount(mnt, true);
 	}
-	if (fs->fuse_pid > 0) {
-		st = wait_for(fs->fuse_pid, 15000);
+	if (*pidp > 0) {
+		st = wait_for(*pidp, 15000);
 		if (st == -1) {
 			fprintf(stderr, "harness: loligo-fuse did not exit after unmount; killing it\n");
 			if (getenv("LOLIGO_E2E_GDB")) { /* where it hangs, for the report */
 				char cmd[128];
 				snprintf(cmd, sizeof(cmd), "gdb -p %d -batch -ex 'thread apply all bt' >&2 2>/dev/null",
-					 (int)fs->fuse_pid);
+					 (int)*pidp);
 				if (system(cmd) != 0) {
 					/* no gdb: nothing more to show */
 				}
 			}
-			kill(fs->fuse_pid, SIGKILL);
-			waitpid(fs->fuse_pid, NULL, 0);
+			kill(*pidp, SIGKILL);
+			waitpid(*pidp, NULL, 0);
 		}
-		fs->fuse_pid = 0;
-		write_pid(fs->dir, "fuse.pid", 0);
+		*pidp = 0;
+		write_pid(fs->dir, pidf, 0);
 	}
 	if (st == -1)
 		return -1;
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+int lfs_umount(struct lfs *fs)
+{
+	return umount_one(fs, fs->mnt, &fs->fuse_pid, "fuse.pid");
+}
+
+int lfs_umount2(struct lfs *fs)
+{
+	return umount_one(fs, fs->mnt2, &fs->fuse2_pid, "fuse2.pid");
 }
 
 static void kill_pidfile(const char *dir, const char *name, int sig)
@@ -481,14 +511,20 @@ void lfs_cleanup(struct lfs *fs)
 	if (!fs->dir[0])
 		return;
 	/* unmount first so nothing can hang on a dead daemon */
-	if (lfs_is_mounted(fs->mnt)) {
-		fusermount(fs->mnt, false);
-		if (lfs_is_mounted(fs->mnt))
-			fusermount(fs->mnt, true);
-		if (lfs_is_mounted(fs->mnt))
-			umount2(fs->mnt, MNT_DETACH);
+	for (int k = 0; k < 2; k++) {
+		const char *mnt = k ? fs->mnt2 : fs->mnt;
+		if (!lfs_is_mounted(mnt))
+			continue;
+		fusermount(mnt, false);
+		if (lfs_is_mounted(mnt))
+			fusermount(mnt, true);
+		if (lfs_is_mounted(mnt))
+			umount2(mnt, MNT_DETACH);
 	}
 	kill_pidfile(fs->dir, "fuse.pid", SIGTERM);
+	kill_pidfile(fs->dir, "fuse2.pid", SIGTERM);
+	if (fs->fuse2_pid > 0)
+		waitpid(fs->fuse2_pid, NULL, WNOHANG);
 	kill_pidfile(fs->dir, "mds.pid", SIGKILL);
 	if (fs->fuse_pid > 0)
 		waitpid(fs->fuse_pid, NULL, WNOHANG);
@@ -530,11 +566,13 @@ static void tail_file(const char *path, int lines)
 
 void lfs_dump_logs(const struct lfs *fs)
 {
-	static const char *names[] = {"mds.out", "mds.log", "client.out", "client.log"};
+	static const char *names[] = {"mds.out", "mds.log", "client.out", "client.log", "client2.out", "client2.log"};
 	char p[PATH_MAX + 16];
 
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
 		snprintf(p, sizeof(p), "%s/%s", fs->dir, names[i]);
+		if (i >= 4 && access(p, F_OK) != 0)
+			continue;   /* no second mount */
 		tail_file(p, 15);
 	}
 }

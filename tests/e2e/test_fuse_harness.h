@@ -24,6 +24,8 @@ struct lfs {
 	char asok[PATH_MAX];    /* DIR/client.asok */
 	int mds_port;           /* 0 until the first start picked one */
 	pid_t mds_pid, fuse_pid;
+	char mnt2[PATH_MAX];    /* DIR/mnt2: a second client process (lfs_mount2) */
+	pid_t fuse2_pid;
 	pid_t mds_gate_pid;     /* lfs_mds_prepare()d, waiting for lfs_mds_start() */
 	int mds_gate_fd;
 };
@@ -48,6 +50,14 @@ void lfs_mds_stop(struct lfs *fs, int sig);
 int lfs_mount(struct lfs *fs, const char *opts);
 /** lfs_umount - fusermount3 -u (then -uz), wait for loligo-fuse to exit; its exit status or -1. */
 int lfs_umount(struct lfs *fs);
+/**
+ * lfs_mount2 - a second loligo-fuse process on DIR/mnt2, a client of the same
+ * MDS and filesystem (on the local backend both share the data store), with
+ * its own log (DIR/client2.log, client2.out) and admin socket (DIR/client2.asok).
+ */
+int lfs_mount2(struct lfs *fs, const char *opts);
+/** lfs_umount2 - as lfs_umount, for the second mount. */
+int lfs_umount2(struct lfs *fs);
 /** lfs_is_mounted - @mnt is a fuse.loligo mount point now. */
 bool lfs_is_mounted(const char *mnt);
 /** lfs_cleanup - unmount, kill everything started from @fs->dir (pid files), remove the dir. */

@@ -7,6 +7,7 @@
 #include <check.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <pthread.h>
 #include <signal.h>
 #include <time.h>
@@ -411,6 +412,53 @@ START_TEST(test_purge_queue_survives_and_drains)
 }
 END_TEST
 
+/*
+ * On the local backend the data of a deleted file is in the data store the
+ * clients write (DIR/store.data), which the MDS has open too: its purge
+ * queue removes the objects there, while another process (this one, as a
+ * client) has the store open.
+ */
+START_TEST(test_purge_local_data_store)
+{
+	struct store_config sc = { .backend = "local", .create = false, .local_map_size = 1ull << 30 };
+	struct mdsp_inode in, attr;
+	struct store_pool *pool;
+	struct store_stat ss;
+	struct store *st;
+	char path[300], oid[64];
+	int i;
+
+	snprintf(P.extra[P.nextra++], 256, "--mds_purge_delay=0");
+	snprintf(P.extra[P.nextra++], 256, "--mds_tick_interval=0.05");
+	start_and_open();
+	ck_assert_int_eq(mdsw_create(&W, ROOT, "big", 0644, O_CREAT, &in), 0);
+	memset(&attr, 0, sizeof(attr));
+	attr.size = 9ull << 20;      /* three 4 MiB objects */
+	ck_assert_int_eq(mdsw_setattr(&W, in.ino, MDSP_SETATTR_SIZE, &attr, &in), 0);
+	/* its data, as a client process writes it: into the shared data store */
+	snprintf(path, sizeof(path), "%s/store.data", P.dir);
+	sc.local_path = path;
+	ck_assert_int_eq(store_open(&sc, &st), 0);
+	ck_assert_int_eq(store_pool_open(st, "loligo_data", NULL, &pool), 0);
+	for (i = 0; i < 3; i++) {
+		struct store_op *op = store_op_new();
+		snprintf(oid, sizeof(oid), "%" PRIx64 ".%08x", in.ino, i);
+		store_op_write(op, 4095, "x", 1);
+		ck_assert_int_eq(store_op_exec(pool, oid, op), 0);
+	}
+	ck_assert_int_eq(mdsw_unlink(&W, ROOT, "big"), 0);
+	for (i = 0; i < 200 && perf_value("mds_purge", "files") != 1; i++)
+		usleep(20000);
+	ck_assert_uint_eq(perf_value("mds_purge", "files"), 1);
+	for (i = 0; i < 3; i++) {
+		snprintf(oid, sizeof(oid), "%" PRIx64 ".%08x", in.ino, i);
+		ck_assert_msg(store_stat(pool, oid, &ss) == -ENOENT, "object %s survived the purge", oid);
+	}
+	store_pool_close(pool);
+	store_close(st);
+}
+END_TEST
+
 /* Append @len bytes of junk to the newest journal segment, as a write torn
  * by a crash would leave them (the MDS must not be running). */
 static void tear_journal_tail(size_t len)
@@ -692,6 +740,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_exactly_once_across_restart);
 	tcase_add_test(tc, test_reconnect_same_mds);
 	tcase_add_test(tc, test_purge_queue_survives_and_drains);
+	tcase_add_test(tc, test_purge_local_data_store);
 	tcase_add_test(tc, test_torn_journal_tail);
 	tcase_add_test(tc, test_expired_segments_are_removed);
 	tcase_add_test(tc, test_replay_goes_before_other_clients);

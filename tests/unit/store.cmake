@@ -20,3 +20,10 @@ loligo_check_test(test_store_crash
   LIBS loligo_store
   LABELS unit store
   TIMEOUT 120)
+# several processes on one local store: concurrent writers of one object,
+# kill -9 of one with effects pending, reads across processes
+loligo_check_test(test_store_multi
+  SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_store_multi.c
+  LIBS loligo_store
+  LABELS unit store
+  TIMEOUT 120)

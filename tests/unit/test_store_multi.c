@@ -1,0 +1,502 @@
+/*
+ * test_store_multi.c - several processes on one local store
+ * (store/local_share.c).
+ *
+ * Writers are forked children that open the store themselves.  Every op of
+ * writer w, number i, goes to the one object "shared": it writes (or
+ * zeroes) a pseudo-random range of its first REGION bytes and appends its
+ * 8-byte id (w << 32 | i) behind them, in one compound op.  Appends land at
+ * the end in commit order, so the tail of the object is the commit order
+ * of every op, from both processes; the checker replays the ranges in that
+ * order on a model and compares every byte of the region.  An op that is
+ * not in the log left no byte; an acknowledged op is in the log.
+ *
+ *   t_same_object   two writers at once
+ *   t_kill_one      one writer is killed -9 while its acknowledged effects
+ *                   are committed but not applied (the stall hook holds
+ *                   that window open); the other keeps writing over the same
+ *                   bytes and must first redo the dead one's effects
+ *   t_kill_restart  the same with nobody else running: the next open redoes
+ *   t_read_waits    a read in another process sees an acknowledged write
+ *                   whose writer has not applied its effects yet
+ *   t_second_open   in one process the store opens once; a second process
+ *                   opens it too
+ */
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <json-c/json.h>
+
+#include "common/log.h"
+#include "common/perf.h"
+#include "common/time.h"
+#include "store/store.h"
+
+#define REGION (256u << 10)
+#define MAXLEN (24u << 10)
+#define INFLIGHT 8
+#define ID_TAKEOVERS 0xffffffff00000001ull   /* a writer's last report: how many dead owners it took over */
+
+static char dir[64];
+
+static struct store_config make_cfg(bool create)
+{
+	struct store_config cfg = { 0 };
+	cfg.backend = "local";
+	cfg.local_path = dir;
+	cfg.create = create;
+	cfg.local_map_size = 1ull << 30;
+	return cfg;
+}
+
+static int rm_cb(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+	(void)sb; (void)flag; (void)ftw;
+	remove(path);
+	return 0;
+}
+
+static void setup(void)
+{
+	struct store_config cfg;
+	struct store_pool *p;
+	struct store *st;
+	struct store_op *op;
+	void *zeros = calloc(1, REGION);
+
+	snprintf(dir, sizeof(dir), "/tmp/loligo-store-multi-XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	cfg = make_cfg(true);
+	ck_assert_int_eq(store_open(&cfg, &st), 0);
+	ck_assert_int_eq(store_pool_create(st, "data"), 0);
+	ck_assert_int_eq(store_pool_open(st, "data", NULL, &p), 0);
+	op = store_op_new();
+	store_op_write_full(op, zeros, REGION);
+	ck_assert_int_eq(store_op_exec(p, "shared", op), 0);
+	store_pool_close(p);
+	store_close(st);
+	free(zeros);
+}
+
+static void teardown(void)
+{
+	nftw(dir, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+/* ---- what op (w, i) does -------------------------------------------- */
+
+struct opdesc {
+	bool zero;
+	uint32_t off, len;
+};
+
+static uint64_t mix(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdull;
+	x ^= x >> 33;
+	x *= 0xc4ceb9fe1a85ec53ull;
+	return x ^ (x >> 33);
+}
+
+static struct opdesc describe(uint64_t id)
+{
+	uint64_t h = mix(id + 1);
+	struct opdesc d;
+
+	d.zero = h % 7 == 3;
+	d.off = (uint32_t)((h >> 8) % (REGION - 1));
+	d.len = 1 + (uint32_t)((h >> 32) % MAXLEN);
+	if (d.off + d.len > REGION)
+		d.len = REGION - d.off;
+	return d;
+}
+
+static void fill(unsigned char *p, uint32_t len, uint64_t id)
+{
+	uint64_t x = mix(id ^ 0x5bd1e995u);
+	for (uint32_t k = 0; k < len; k++) {
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		p[k] = (unsigned char)(x | 1);   /* never 0: a zeroed byte is told from a written one */
+	}
+}
+
+/* ---- writers (children) --------------------------------------------- */
+
+struct writer {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	int inflight;
+	int fd;
+};
+
+struct ack {
+	struct writer *w;
+	uint64_t id;
+};
+
+static void ack_cb(int r, void *arg)
+{
+	struct ack *a = arg;
+	struct writer *w = a->w;
+
+	if (r) {
+		fprintf(stderr, "writer: op %llx failed: %d\n", (unsigned long long)a->id, r);
+		_exit(4);
+	}
+	if (write(w->fd, &a->id, sizeof(a->id)) != sizeof(a->id))
+		_exit(3);
+	free(a);
+	pthread_mutex_lock(&w->lock);
+	w->inflight--;
+	pthread_cond_signal(&w->cond);
+	pthread_mutex_unlock(&w->lock);
+}
+
+static uint64_t perf_value(const char *name)
+{
+	struct json_object *pd = perf_dump_json(), *v;
+	uint64_t n = 0;
+
+	json_object_object_foreach(pd, gname, gval) {
+		if (strncmp(gname, "store_local", 11) == 0 && json_object_object_get_ex(gval, name, &v))
+			n += (uint64_t)json_object_get_int64(v);
+	}
+	json_object_put(pd);
+	return n;
+}
+
+static void __attribute__((noreturn)) writer_main(uint32_t wid, uint32_t nops, int fd, const char *stall_ms)
+{
+	struct store_config cfg = make_cfg(false);
+	struct writer w = { .inflight = 0, .fd = fd };
+	unsigned char *buf = malloc(MAXLEN);
+	struct store_pool *p;
+	struct store *st;
+
+	if (stall_ms)
+		setenv("LOLIGO_STORE_LOCAL_TEST_STALL_APPLY_MS", stall_ms, 1);
+	pthread_mutex_init(&w.lock, NULL);
+	pthread_cond_init(&w.cond, NULL);
+	if (!buf || store_open(&cfg, &st) || store_pool_open(st, "data", NULL, &p))
+		_exit(2);
+	for (uint32_t i = 0; i < nops; i++) {
+		uint64_t id = (uint64_t)wid << 32 | i;
+		struct opdesc d = describe(id);
+		struct store_op *op = store_op_new();
+		struct ack *a = malloc(sizeof(*a));
+
+		pthread_mutex_lock(&w.lock);
+		while (w.inflight >= INFLIGHT)
+			pthread_cond_wait(&w.cond, &w.lock);
+		w.inflight++;
+		pthread_mutex_unlock(&w.lock);
+		if (d.zero) {
+			store_op_zero(op, d.off, d.len);
+		} else {
+			fill(buf, d.len, id);
+			store_op_write(op, d.off, buf, d.len);
+		}
+		store_op_append(op, &id, sizeof(id));
+		a->w = &w;
+		a->id = id;
+		if (store_op_submit(p, "shared", op, ack_cb, a))
+			_exit(5);
+	}
+	pthread_mutex_lock(&w.lock);
+	while (w.inflight)
+		pthread_cond_wait(&w.cond, &w.lock);
+	pthread_mutex_unlock(&w.lock);
+	{
+		uint64_t rep[2] = { ID_TAKEOVERS, perf_value("owners_taken_over") };
+		if (write(fd, rep, sizeof(rep)) != sizeof(rep))
+			_exit(3);
+	}
+	store_pool_close(p);
+	store_close(st);
+	_exit(0);
+}
+
+struct child {
+	pid_t pid;
+	int fd;              /* read end of its ack pipe */
+	uint64_t acked;      /* acknowledged ops */
+	uint64_t last;       /* id of the last ack */
+	int64_t takeovers;   /* -1 until reported */
+	bool eof;
+};
+
+static void start_writer(struct child *c, uint32_t wid, uint32_t nops, const char *stall_ms)
+{
+	int pfd[2];
+
+	memset(c, 0, sizeof(*c));
+	c->takeovers = -1;
+	ck_assert_int_eq(pipe(pfd), 0);
+	c->pid = fork();
+	ck_assert_int_ge(c->pid, 0);
+	if (c->pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);   /* never outlive a failed test */
+		close(pfd[0]);
+		writer_main(wid, nops, pfd[1], stall_ms);
+	}
+	close(pfd[1]);
+	c->fd = pfd[0];
+}
+
+/* Read what @c reported so far; with @wait, at least one record (or EOF). */
+static void drain(struct child *c, bool wait)
+{
+	struct pollfd pf = { .fd = c->fd, .events = POLLIN };
+
+	while (!c->eof && poll(&pf, 1, wait ? 20000 : 0) > 0) {
+		uint64_t id;
+		ssize_t n = read(c->fd, &id, sizeof(id));
+		if (n <= 0) {
+			c->eof = true;
+			break;
+		}
+		ck_assert_int_eq(n, sizeof(id));
+		if (id == ID_TAKEOVERS) {
+			ck_assert_int_eq(read(c->fd, &id, sizeof(id)), sizeof(id));
+			c->takeovers = (int64_t)id;
+			continue;
+		}
+		c->acked++;
+		c->last = id;
+		wait = false;
+	}
+}
+
+static void reap(struct child *c, bool killed)
+{
+	int status;
+
+	while (!c->eof)
+		drain(c, true);
+	ck_assert_int_eq(waitpid(c->pid, &status, 0), c->pid);
+	if (killed)
+		ck_assert_msg(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL, "writer status %d", status);
+	else
+		ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "writer status %d", status);
+	close(c->fd);
+}
+
+/* ---- the checker ---------------------------------------------------- */
+
+/*
+ * @buf holds the object "shared" (@len bytes): every op in its log, in log
+ * order, replayed on a model gives the region's bytes; each writer's ops are
+ * in its submission order; every acknowledged op (the first @acked[w] of
+ * writer w) is in the log.
+ */
+static void check_bytes(const unsigned char *buf, size_t len, const uint64_t *acked, unsigned nwriters)
+{
+	unsigned char *model = calloc(1, REGION);
+	uint64_t next[4] = { 0 };
+	size_t nlog;
+
+	ck_assert_uint_ge(len, REGION);
+	ck_assert_uint_eq((len - REGION) % 8, 0);
+	nlog = (len - REGION) / 8;
+	for (size_t j = 0; j < nlog; j++) {
+		uint64_t id;
+		memcpy(&id, buf + REGION + 8 * j, 8);
+		uint32_t w = (uint32_t)(id >> 32), i = (uint32_t)id;
+		ck_assert_msg(w < nwriters, "log entry %zu: bad id %llx", j, (unsigned long long)id);
+		ck_assert_msg(i == next[w], "log entry %zu: writer %u op %u, expected op %llu", j, w, i,
+			      (unsigned long long)next[w]);
+		next[w]++;
+		struct opdesc d = describe(id);
+		if (d.zero)
+			memset(model + d.off, 0, d.len);
+		else
+			fill(model + d.off, d.len, id);
+	}
+	for (unsigned w = 0; w < nwriters; w++)
+		ck_assert_msg(next[w] >= acked[w], "writer %u: %llu ops acknowledged, %llu in the log", w,
+			      (unsigned long long)acked[w], (unsigned long long)next[w]);
+	for (uint32_t k = 0; k < REGION; k++)
+		if (model[k] != buf[k])
+			ck_abort_msg("byte %u is %02x, the commit order says %02x (%zu ops in the log)", k, buf[k],
+				     model[k], nlog);
+	fprintf(stderr, "checked %zu ops in commit order\n", nlog);
+	free(model);
+}
+
+/* Read all of "shared" in one read (one snapshot) and check it. */
+static void check_shared_in(struct store_pool *p, const uint64_t *acked, unsigned nwriters)
+{
+	size_t cap = REGION + 8 * 400000;
+	unsigned char *buf = malloc(cap);
+	ssize_t n = store_read(p, "shared", 0, cap, buf);
+
+	ck_assert_int_gt(n, 0);
+	ck_assert_uint_lt((size_t)n, cap);
+	check_bytes(buf, (size_t)n, acked, nwriters);
+	free(buf);
+}
+
+static void check_shared(const uint64_t *acked, unsigned nwriters)
+{
+	struct store_config cfg = make_cfg(false);
+	struct store_pool *p;
+	struct store *st;
+
+	ck_assert_int_eq(store_open(&cfg, &st), 0);
+	ck_assert_int_eq(store_pool_open(st, "data", NULL, &p), 0);
+	check_shared_in(p, acked, nwriters);
+	store_pool_close(p);
+	store_close(st);
+}
+
+START_TEST(t_same_object)
+{
+	struct child c[2];
+	uint64_t acked[2];
+
+	start_writer(&c[0], 0, 1500, NULL);
+	start_writer(&c[1], 1, 1500, NULL);
+	for (int k = 0; k < 2; k++) {
+		reap(&c[k], false);
+		acked[k] = c[k].acked;
+		ck_assert_uint_eq(acked[k], 1500);
+	}
+	check_shared(acked, 2);
+}
+END_TEST
+
+/* Kill writer 1 right after an ack: it is asleep in the stall, holding the effects lock. */
+static void kill_in_stall(struct child *victim, uint64_t after_acks)
+{
+	while (victim->acked < after_acks) {
+		drain(victim, true);
+		ck_assert_msg(!victim->eof, "the victim exited early");
+	}
+	kill(victim->pid, SIGKILL);
+}
+
+START_TEST(t_kill_one)
+{
+	struct child c[2];
+	uint64_t acked[2];
+
+	start_writer(&c[0], 0, 3000, NULL);
+	start_writer(&c[1], 1, 100000, "150");
+	kill_in_stall(&c[1], 8);
+	reap(&c[1], true);
+	reap(&c[0], false);
+	acked[0] = c[0].acked;
+	acked[1] = c[1].acked;
+	ck_assert_uint_eq(acked[0], 3000);
+	/* the survivor found the dead writer's pending effects and redid them */
+	ck_assert_int_ge(c[0].takeovers, 1);
+	check_shared(acked, 2);
+}
+END_TEST
+
+START_TEST(t_kill_restart)
+{
+	struct child c;
+	uint64_t acked[2] = { 0, 0 };
+
+	start_writer(&c, 1, 100000, "150");
+	kill_in_stall(&c, 5);
+	reap(&c, true);
+	acked[1] = c.acked;
+	check_shared(acked, 2);   /* the open redoes them */
+}
+END_TEST
+
+START_TEST(t_read_waits)
+{
+	struct store_config cfg;
+	struct store_pool *p;
+	struct store *st;
+	struct child c;
+	uint64_t acked[2] = { 0, 0 };
+
+	/* writer 1 stalls 400 ms after each commit, holding the effects lock */
+	start_writer(&c, 1, 100000, "400");
+	drain(&c, true);
+	ck_assert_uint_ge(c.acked, 1);
+	/* its first ops are acknowledged, not yet in the file: a reader must see them all the same */
+	acked[1] = c.acked;
+	cfg = make_cfg(false);
+	ck_assert_int_eq(store_open(&cfg, &st), 0);
+	ck_assert_int_eq(store_pool_open(st, "data", NULL, &p), 0);
+	check_shared_in(p, acked, 2);
+	store_pool_close(p);
+	store_close(st);
+	kill(c.pid, SIGKILL);
+	reap(&c, true);
+	acked[1] = c.acked;
+	check_shared(acked, 2);
+}
+END_TEST
+
+START_TEST(t_second_open)
+{
+	struct store_config cfg = make_cfg(false);
+	struct store *st, *st2;
+	int status;
+	pid_t pid;
+
+	ck_assert_int_eq(store_open(&cfg, &st), 0);
+	/* twice in one process: refused (LMDB forbids it) */
+	ck_assert_int_eq(store_open(&cfg, &st2), -EBUSY);
+	/* another process: fine, while this one has it open */
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		struct store_pool *p;
+		char b[8];
+		if (store_open(&cfg, &st2) || store_pool_open(st2, "data", NULL, &p) ||
+		    store_read(p, "shared", 0, sizeof(b), b) != (ssize_t)sizeof(b))
+			_exit(1);
+		store_pool_close(p);
+		store_close(st2);
+		_exit(0);
+	}
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "second process: status %d", status);
+	store_close(st);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("store_multi");
+	TCase *tc = tcase_create("processes");
+	SRunner *sr;
+	int failed;
+
+	log_init("test_store_multi");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, t_second_open);
+	tcase_add_test(tc, t_same_object);
+	tcase_add_test(tc, t_read_waits);
+	tcase_add_test(tc, t_kill_restart);
+	tcase_add_test(tc, t_kill_one);
+	tcase_set_timeout(tc, 120);
+	suite_add_tcase(s, tc);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
