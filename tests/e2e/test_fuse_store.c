@@ -27,6 +27,15 @@
 
 static struct lfs fs;
 
+/* a failed check shows the daemons' logs */
+#define EXPECT(cond, ...)                                  \
+	do {                                               \
+		if (!(cond)) {                             \
+			lfs_dump_logs(&fs);                \
+			ck_abort_msg(__VA_ARGS__);         \
+		}                                          \
+	} while (0)
+
 static void setup_fs(void)
 {
 	if (lfs_init(&fs) != 0) {
@@ -71,42 +80,39 @@ static int data_objects(void)
 
 START_TEST(test_two_mounts)
 {
-	if (lfs_mds_start(&fs) != 0 || lfs_mount(&fs, NULL) != 0 || lfs_mount2(&fs, NULL) != 0) {
-		lfs_dump_logs(&fs);
-		ck_abort_msg("cannot start loligo-mds and two loligo-fuse mounts");
-	}
+	char name[32];
+
+	EXPECT(lfs_mds_start(&fs) == 0 && lfs_mount(&fs, NULL) == 0 && lfs_mount2(&fs, NULL) == 0,
+	       "cannot start loligo-mds and two loligo-fuse mounts");
 	/* A writes and closes, B reads; then the other way round */
-	ck_assert_int_eq(lfs_write_file(at(fs.mnt, "from-a"), 5 * MiB + 123, 1), 0);
-	ck_assert_int_eq(lfs_check_file(at(fs.mnt2, "from-a"), 5 * MiB + 123, 1), 0);
-	ck_assert_int_eq(lfs_write_file(at(fs.mnt2, "from-b"), 3 * MiB, 2), 0);
-	ck_assert_int_eq(lfs_check_file(at(fs.mnt, "from-b"), 3 * MiB, 2), 0);
-	/* both write files at the same time, each reads the other's */
+	EXPECT(lfs_write_file(at(fs.mnt, "from-a"), 5 * MiB + 123, 1) == 0, "A writes from-a");
+	EXPECT(lfs_check_file(at(fs.mnt2, "from-a"), 5 * MiB + 123, 1) == 0, "B reads from-a");
+	EXPECT(lfs_write_file(at(fs.mnt2, "from-b"), 3 * MiB, 2) == 0, "B writes from-b");
+	EXPECT(lfs_check_file(at(fs.mnt, "from-b"), 3 * MiB, 2) == 0, "A reads from-b");
+	/* both write, each reads the other's */
 	for (int i = 0; i < 4; i++) {
-		char name[32];
 		snprintf(name, sizeof(name), "both-%d", i);
-		ck_assert_int_eq(lfs_write_file(at(i % 2 ? fs.mnt : fs.mnt2, name), MiB + i, 10 + i), 0);
+		EXPECT(lfs_write_file(at(i % 2 ? fs.mnt : fs.mnt2, name), MiB + i, 10 + i) == 0, "write %s", name);
 	}
 	for (int i = 0; i < 4; i++) {
-		char name[32];
 		snprintf(name, sizeof(name), "both-%d", i);
-		ck_assert_int_eq(lfs_check_file(at(i % 2 ? fs.mnt2 : fs.mnt, name), MiB + i, 10 + i), 0);
+		EXPECT(lfs_check_file(at(i % 2 ? fs.mnt2 : fs.mnt, name), MiB + i, 10 + i) == 0, "read %s", name);
 	}
 	/* deleting frees the data: no object file of the deleted files is left */
 	int before = data_objects();
-	ck_assert_int_gt(before, 0);
-	ck_assert_int_eq(unlink(at(fs.mnt2, "from-a")), 0);
-	ck_assert_int_eq(unlink(at(fs.mnt, "from-b")), 0);
+	EXPECT(before > 0, "no object files in the data store after writing 6 files");
+	EXPECT(unlink(at(fs.mnt2, "from-a")) == 0, "B unlinks from-a: %s", strerror(errno));
+	EXPECT(unlink(at(fs.mnt, "from-b")) == 0, "A unlinks from-b: %s", strerror(errno));
 	for (int i = 0; i < 4; i++) {
-		char name[32];
 		snprintf(name, sizeof(name), "both-%d", i);
-		ck_assert_int_eq(unlink(at(fs.mnt, name)), 0);
+		EXPECT(unlink(at(fs.mnt, name)) == 0, "unlink %s: %s", name, strerror(errno));
 	}
 	int left = -1;
 	for (int i = 0; i < 500 && (left = data_objects()) != 0; i++)
-		usleep(20000);   /* the objects go once the checkpoint syncs the unlinks */
-	ck_assert_msg(left == 0, "%d object files left of %d after deleting every file", left, before);
-	ck_assert_int_eq(lfs_umount2(&fs), 0);
-	ck_assert_int_eq(lfs_umount(&fs), 0);
+		usleep(20000);
+	EXPECT(left == 0, "%d object files left of %d after deleting every file", left, before);
+	EXPECT(lfs_umount2(&fs) == 0, "the second mount exits 0 at unmount");
+	EXPECT(lfs_umount(&fs) == 0, "the first mount exits 0 at unmount");
 }
 END_TEST
 
