@@ -196,7 +196,6 @@ int lc_flush(struct lclient *c, struct lc_fh *fh);
 /** lc_fsync - data on stable storage, size/mtime reported, and (unless @datasync) the MDS reply SAFE. */
 int lc_fsync(struct lclient *c, struct lc_fh *fh, bool datasync);
 int lc_release(struct lclient *c, struct lc_fh *fh);
-struct lc_inode *lc_fh_inode(struct lc_fh *fh);
 
 /** lc_sync_fs - every dirty byte written and every MDS reply SAFE (syncfs / NFS COMMIT). */
 int lc_sync_fs(struct lclient *c);

@@ -111,11 +111,6 @@ void lc_fh_free(struct lclient *c, struct lc_fh *fh)
 	free(fh);
 }
 
-struct lc_inode *lc_fh_inode(struct lc_fh *fh)
-{
-	return fh->in;
-}
-
 static bool has_buffered(struct lc_inode *in)
 {
 	pthread_mutex_lock(&in->lock);

@@ -71,12 +71,6 @@ int nfs4_get_time(struct xdr_dec *d, struct nfs4_time *t)
 	return d->err;
 }
 
-int nfs4_put_time(struct xdr_enc *e, const struct nfs4_time *t)
-{
-	xdr_put_u64(e, (uint64_t)t->seconds);
-	return xdr_put_u32(e, t->nseconds);
-}
-
 uint32_t nfs4_get_component(struct xdr_dec *d, char *buf, size_t bufsz)
 {
 	const uint8_t *p;

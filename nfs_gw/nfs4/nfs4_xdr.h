@@ -269,7 +269,6 @@ int nfs4_put_stateid(struct xdr_enc *e, const struct nfs4_stateid *s);
 int nfs4_get_channel_attrs(struct xdr_dec *d, struct nfs4_channel_attrs *a);
 int nfs4_put_channel_attrs(struct xdr_enc *e, const struct nfs4_channel_attrs *a);
 int nfs4_get_time(struct xdr_dec *d, struct nfs4_time *t);
-int nfs4_put_time(struct xdr_enc *e, const struct nfs4_time *t);
 /**
  * nfs4_get_component - a component4 (utf8str_cs) into @buf, NUL-terminated.
  * Return: NFS4_OK, NFS4ERR_BADXDR (truncated), NFS4ERR_INVAL (empty),

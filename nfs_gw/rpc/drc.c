@@ -94,11 +94,6 @@ static const char *const reason_names[DRC_EV_MAX] = {
 	[DRC_EV_SIZE] = "size",
 };
 
-const char *drc_evict_reason_name(enum drc_evict_reason r)
-{
-	return r < DRC_EV_MAX ? reason_names[r] : "?";
-}
-
 void drc_params_from_config(struct drc_params *p)
 {
 	char mode[32];
@@ -275,14 +270,14 @@ static bool pinned_locked(const struct drc_entry *e)
 /* May @e go now?  Return the reason, or -1.  Caller holds the bucket lock. */
 static int prunable_locked(const struct drc *d, const struct drc_entry *e, uint64_t t)
 {
-	const struct rpc_xprt *x = e->xprt;
+	struct rpc_xprt *x = e->xprt;
 	uint64_t closed, since;
 
 	if (e->state != ST_DONE)
 		return -1;
 	if (d->p.mode == DRC_MODE_EXPIRY || !x->conn_oriented)
 		return t - e->done_at >= d->p.expiry_ns ? DRC_EV_EXPIRED : -1;
-	closed = atomic_load_explicit(&((struct rpc_xprt *)x)->closed_at, memory_order_acquire);
+	closed = atomic_load_explicit(&x->closed_at, memory_order_acquire);
 	if (closed) {
 		/* the retransmission can only come after the close */
 		since = closed > e->done_at ? closed : e->done_at;

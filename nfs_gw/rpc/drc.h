@@ -161,7 +161,6 @@ unsigned int drc_prune(struct drc *d);
 
 /** drc_get_stats - the counters; walks every bucket (one lock at a time) to count the pinned. */
 void drc_get_stats(struct drc *d, struct drc_stats *s);
-const char *drc_evict_reason_name(enum drc_evict_reason r);
 
 /** drc_dump_json - the `drc dump` object: counters, population, settings. */
 struct json_object *drc_dump_json(struct drc *d);

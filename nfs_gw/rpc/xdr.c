@@ -31,16 +31,6 @@ int xdr_get_u32(struct xdr_dec *d, uint32_t *v)
 	return 0;
 }
 
-int xdr_get_i32(struct xdr_dec *d, int32_t *v)
-{
-	uint32_t u;
-	int r = xdr_get_u32(d, &u);
-
-	if (!r)
-		*v = (int32_t)u;
-	return r;
-}
-
 int xdr_get_u64(struct xdr_dec *d, uint64_t *v)
 {
 	if (d->err)

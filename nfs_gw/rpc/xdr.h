@@ -54,7 +54,6 @@ static inline size_t xdr_dec_left(const struct xdr_dec *d)
 }
 
 int xdr_get_u32(struct xdr_dec *d, uint32_t *v);
-int xdr_get_i32(struct xdr_dec *d, int32_t *v);
 int xdr_get_u64(struct xdr_dec *d, uint64_t *v);
 int xdr_get_i64(struct xdr_dec *d, int64_t *v);
 /** xdr_get_bool - a u32 that must be 0 or 1 (anything else is -EBADMSG). */
