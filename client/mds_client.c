@@ -65,8 +65,9 @@
  * Measurements: every client-mutex section records its hold time in a
  * histogram of `perf dump` group "mds_client" (hold_submit_request,
  * hold_do_request, hold_handle_reply, hold_replay, hold_session,
- * hold_other); handle_reply takes no client mutex, so hold_handle_reply
- * stays empty by construction.  USDT probes (provider "loligo") mark
+ * hold_other).  handle_reply takes no client mutex: it records a
+ * zero-length hold per reply, so the histogram counts the replies and
+ * says so (p99 0).  USDT probes (provider "loligo") mark
  * mdsc_submit_*, mdsc_do_request_*, mdsc_handle_reply_* entry and return,
  * and mdsc_mutex_hold(section, ns) fires on every release.
  */
@@ -543,14 +544,22 @@ int mdsc_wait_safe(struct mds_client *m, struct mds_request *pub)
 	return (st & RS_GOT_SAFE) ? 0 : r->abort_err;
 }
 
-int mdsc_sync(struct mds_client *m)
+/*
+ * mdsc_sync_until - wait until every request submitted so far is SAFE or
+ * given up, until @deadline_ns (0: no bound).  Return: 0, -ETIMEDOUT, or
+ * the first error of a request that will never be SAFE (see
+ * mdsc_wait_safe).  No lock held.
+ */
+int mdsc_sync_until(struct mds_client *m, uint64_t deadline_ns)
 {
 	uint64_t target = atomic_load(&m->last_tid), idx = 0;
 	struct mdsc_req *r;
 	int ret, first_err = 0;
 
 	for (; (r = mdsc_req_next(m, &idx, target)); idx++) {
-		ret = mdsc_wait_safe(m, &r->pub);
+		ret = wait_state(r, RS_GOT_SAFE, deadline_ns);
+		if (!ret && !(atomic_load(&r->state) & RS_GOT_SAFE))
+			ret = r->abort_err;
 		mdsc_req_put(r);
 		if (ret == -ETIMEDOUT)
 			return ret;
@@ -558,6 +567,13 @@ int mdsc_sync(struct mds_client *m)
 			first_err = ret;
 	}
 	return first_err;
+}
+
+int mdsc_sync(struct mds_client *m)
+{
+	uint64_t tmo = mdsc_secs_to_ns(CFG_client_request_timeout);
+
+	return mdsc_sync_until(m, tmo ? now_mono_ns() + tmo : 0);
 }
 
 /* ---- replies --------------------------------------------------------------- */
@@ -578,6 +594,7 @@ void mdsc_handle_reply(struct mds_client *m, struct mdsp_msg *msg)
 	uint32_t st;
 
 	DTRACE_PROBE2(loligo, mdsc_handle_reply_entry, tid, rep->flags);
+	hist_add(&m->hold[SEC_HANDLE_REPLY], 0);        /* no client mutex (see the top) */
 	rcu_read_lock();
 	r = xa_load(&m->requests, tid);
 	if (r && !mdsc_req_get_unless_zero(r))
@@ -689,8 +706,6 @@ int mdsc_create(const char *addr, const char *client_name, const struct mdsc_ops
 		return -ENOMEM;
 	pthread_mutex_init(&m->mutex, NULL);
 	pthread_mutex_init(&m->wait_list_lock, NULL);
-	mdsc_cond_init(&m->session_cond);
-	mdsc_cond_init(&m->tick_cond);
 	CDS_INIT_LIST_HEAD(&m->wait_list);
 	xa_init(&m->requests);
 	atomic_init(&m->last_tid, 0);
@@ -718,13 +733,17 @@ int mdsc_create(const char *addr, const char *client_name, const struct mdsc_ops
 	mdsc_session_init(m);
 	ret = mdsc_session_thread_start(m);
 	if (ret)
-		goto out_free;
+		goto out_session;
 	perf_setup(m);
 	*out = m;
 	return 0;
 
+out_session:
+	mdsc_session_fini(m);
 out_free:
 	xa_destroy(&m->requests);
+	pthread_mutex_destroy(&m->wait_list_lock);
+	pthread_mutex_destroy(&m->mutex);
 	free(m->addr);
 	free(m->name);
 	free(m);
@@ -759,8 +778,6 @@ void mdsc_destroy(struct mds_client *m)
 	rcu_barrier();                  /* every req_free_rcu has run */
 	xa_destroy(&m->requests);
 	mdsc_session_fini(m);
-	pthread_cond_destroy(&m->session_cond);
-	pthread_cond_destroy(&m->tick_cond);
 	pthread_mutex_destroy(&m->wait_list_lock);
 	pthread_mutex_destroy(&m->mutex);
 	free(m->addr);

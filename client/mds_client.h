@@ -14,7 +14,7 @@
  *     sending; handle_reply finds its request without it.
  *
  * Lock order: mdsc->mutex -> wait_list_lock -> (xarray internal lock);
- * session->send_lock is a leaf (serialises writes to the socket).
+ * conn->send_lock is a leaf (serialises writes to the socket).
  */
 #ifndef LOLIGO_CLIENT_MDS_CLIENT_H
 #define LOLIGO_CLIENT_MDS_CLIENT_H
@@ -40,7 +40,8 @@ struct asok;
  */
 struct mds_request {
 	struct mdsp_request args;   /* caller fills op, caller, ino, name, ...; tid set at submit */
-	struct mdsp_reply *reply;   /* the last reply (UNSAFE or SAFE); owned by the request */
+	struct mdsp_reply *reply;   /* the first reply (UNSAFE or SAFE; later ones only move the
+				     * state); owned by the request */
 	int result;                 /* reply->result, or -errno from the session layer */
 	/* the rest is private to mds_client.c */
 	void *priv;
@@ -112,7 +113,11 @@ int mdsc_do_request(struct mds_client *mdsc, struct mds_request *req);
  * change may be lost); -ETIMEDOUT; the abort error of a request given up.
  */
 int mdsc_wait_safe(struct mds_client *mdsc, struct mds_request *req);
-/** mdsc_sync - wait until every request submitted so far is SAFE (fsync, syncfs). */
+/**
+ * mdsc_sync - wait until every request submitted so far is SAFE (syncfs),
+ * bounded by client_request_timeout in all when it is set.  Return: 0, or
+ * as mdsc_wait_safe for the first request that will never be SAFE.
+ */
 int mdsc_sync(struct mds_client *mdsc);
 
 /** mdsc_send_caps - send a CAPS message (flush, ack, release).  Never blocks on the MDS. */

@@ -30,7 +30,7 @@
 enum mdsc_section {
 	SEC_SUBMIT,        /* submit_request: tid + registration */
 	SEC_DO_REQUEST,    /* do_request: session choice, bind to the connection */
-	SEC_HANDLE_REPLY,  /* handle_reply: never taken (RCU lookup instead) */
+	SEC_HANDLE_REPLY,  /* handle_reply: never taken (RCU lookup), a 0 sample per reply */
 	SEC_REPLAY,        /* reconnect replay: setup and teardown */
 	SEC_SESSION,       /* session thread, session messages, open/close */
 	SEC_OTHER,         /* send_caps, admin socket */
@@ -162,6 +162,7 @@ bool mdsc_abort_request(struct mds_client *m, struct mdsc_req *r, int err, bool 
 int mdsc_send_request(struct mds_client *m, struct mds_conn *c, struct mdsc_req *r, uint32_t flags);
 void mdsc_handle_reply(struct mds_client *m, struct mdsp_msg *msg);
 void mdsc_kick_wait_list(struct mds_client *m);
+int mdsc_sync_until(struct mds_client *m, uint64_t deadline_ns);
 
 #ifdef MDSC_TEST_HOOKS
 /* test builds only (tests/unit/mdsc.cmake): called after every oldest_tid

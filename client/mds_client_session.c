@@ -47,6 +47,7 @@
  */
 #include "client/mds_client_int.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <json-c/json.h>
@@ -1061,8 +1062,14 @@ static void *session_main(void *arg)
 	return NULL;
 }
 
+/*
+ * mdsc_session_init - the session table's own state: its condition
+ * variables, the client's uuid, state NEW.  No thread runs yet.
+ */
 void mdsc_session_init(struct mds_client *m)
 {
+	mdsc_cond_init(&m->session_cond);
+	mdsc_cond_init(&m->tick_cond);
 	if (getrandom(m->uuid, sizeof(m->uuid), 0) != (ssize_t)sizeof(m->uuid)) {
 		uint64_t x = now_real_ns() ^ ((uint64_t)getpid() << 32);
 
@@ -1072,8 +1079,15 @@ void mdsc_session_init(struct mds_client *m)
 	m->session.state = SESS_NEW;
 }
 
+/*
+ * mdsc_session_fini - undo mdsc_session_init.  The session thread is joined
+ * and every connection reaped (mdsc_session_close), or none ever ran.
+ */
 void mdsc_session_fini(struct mds_client *m)
 {
+	assert(!m->session.conn && !m->session.handshaking);
+	pthread_cond_destroy(&m->session_cond);
+	pthread_cond_destroy(&m->tick_cond);
 }
 
 int mdsc_session_thread_start(struct mds_client *m)
@@ -1116,27 +1130,6 @@ int mdsc_open_session(struct mds_client *m, int timeout_ms)
 	return err;
 }
 
-/* mdsc_sync bounded by @ms (teardown must not hang on a dead MDS). */
-static int sync_bounded(struct mds_client *m, int ms)
-{
-	uint64_t target = mdsc_last_tid(m), idx = 0, deadline = now_mono_ns() + (uint64_t)ms * 1000000ull;
-	struct mdsc_req *r;
-	struct timespec ts = ns_to_timespec(deadline);
-	int ret = 0;
-
-	for (; (r = mdsc_req_next(m, &idx, target)); idx++) {
-		pthread_mutex_lock(&r->lock);
-		while (!(atomic_load(&r->state) & (RS_GOT_SAFE | RS_ABORTED)) && ret == 0)
-			if (pthread_cond_timedwait(&r->cond, &r->lock, &ts) == ETIMEDOUT)
-				ret = -ETIMEDOUT;
-		pthread_mutex_unlock(&r->lock);
-		mdsc_req_put(r);
-		if (ret)
-			break;
-	}
-	return ret;
-}
-
 void mdsc_session_close(struct mds_client *m)
 {
 	struct mds_session *s = &m->session;
@@ -1146,7 +1139,8 @@ void mdsc_session_close(struct mds_client *m)
 	t0 = mdsc_lock(m);
 	if (s->state == SESS_OPEN && s->conn) {
 		mdsc_unlock(m, SEC_SESSION, t0);
-		if (sync_bounded(m, DESTROY_SYNC_MS))
+		/* bounded: teardown must not hang on a dead MDS */
+		if (mdsc_sync_until(m, now_mono_ns() + DESTROY_SYNC_MS * 1000000ull) == -ETIMEDOUT)
 			derr(CLIENT, "mds %s: requests still not safe after %d ms at unmount", m->addr,
 			     DESTROY_SYNC_MS);
 		t0 = mdsc_lock(m);
