@@ -212,6 +212,13 @@ struct mdsp_request {
 	uint32_t data_len;       /* setxattr value */
 	uint8_t *data;
 	struct mdsp_lock lock;
+	/*
+	 * v2: CREATE/MKNOD/MKDIR/SYMLINK sent again with MDSP_REQ_REPLAY after
+	 * an UNSAFE reply: the ino that reply gave.  The MDS creates exactly
+	 * this inode (it is preallocated to the session) or fails the replay;
+	 * it never gives a new one.  0 otherwise.
+	 */
+	uint64_t want_ino;
 };
 
 /* ---- REPLY -------------------------------------------------------------- */

@@ -35,7 +35,7 @@
  * longer make sense of the struct at all. */
 #define V_SESSION        1
 #define V_CAP_RECONNECT  1
-#define V_REQUEST        1
+#define V_REQUEST        2   /* 2: want_ino */
 #define V_CALLER         1
 #define V_LOCK           1
 #define V_INODE          1

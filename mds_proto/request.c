@@ -44,6 +44,7 @@ int enc_request(struct mdsp_buf *b, const struct mdsp_request *q)
 	put_u32(b, q->max_entries);
 	put_blob(b, q->data, q->data_len);
 	enc_lock(b, &q->lock);
+	put_u64(b, q->want_ino);                /* v2 */
 	struct_close(b, off);
 	return 0;
 }
@@ -51,9 +52,10 @@ int enc_request(struct mdsp_buf *b, const struct mdsp_request *q)
 int dec_request(struct cur *c, struct mdsp_request *q)
 {
 	const uint8_t *outer;
+	uint8_t ver;
 	int r;
 
-	if ((r = struct_enter(c, V_REQUEST, &outer, NULL)))
+	if ((r = struct_enter(c, V_REQUEST, &outer, &ver)))
 		return r;
 	if ((r = get_u64(c, &q->tid)) || (r = get_u64(c, &q->oldest_tid)) ||
 	    (r = get_u32(c, &q->attempt)) || (r = get_u32(c, &q->flags)) ||
@@ -67,6 +69,8 @@ int dec_request(struct cur *c, struct mdsp_request *q)
 	    (r = get_u32(c, &q->max_entries)) ||
 	    (r = get_blob(c, &q->data, &q->data_len, MDSP_XATTR_SIZE_MAX)) ||
 	    (r = dec_lock(c, &q->lock)))
+		goto bad;
+	if (ver >= 2 && (r = get_u64(c, &q->want_ino)))
 		goto bad;
 	struct_leave(c, outer);
 	return 0;

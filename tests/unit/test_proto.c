@@ -501,6 +501,51 @@ START_TEST(test_forward_compat_skips_unknown_tails)
 }
 END_TEST
 
+/*
+ * An older peer's struct: version @ver, without the last @drop bytes of
+ * ours (the fields added since).  It must decode, with those fields 0.
+ */
+static void as_older(struct mdsp_buf *b, uint8_t ver, size_t drop)
+{
+	uint8_t *p = b->data + MDSP_HDR_LEN;
+
+	ck_assert_uint_ge(b->len, MDSP_HDR_LEN + 6 + drop);
+	b->len -= drop;
+	p[0] = ver;
+	wr32le(p + 2, rd32le(p + 2) - (uint32_t)drop);
+	reframe(b->data, b->len - MDSP_HDR_LEN);
+}
+
+START_TEST(test_older_versions_decode)
+{
+	struct mdsp_msg m, d;
+	struct mdsp_buf b;
+
+	/* a version-1 request (before want_ino) */
+	sample_request(&m, MDSP_OP_CREATE, 12, 1, 0);
+	ck_assert_uint_ne(m.request.want_ino, 0);
+	encode_ok(&m, &b);
+	as_older(&b, 1, 8);
+	ck_assert_int_eq(mdsp_decode_frame(b.data, b.len, &d, NULL), 0);
+	ck_assert_uint_eq(d.request.want_ino, 0);
+	m.request.want_ino = 0;
+	ck_assert(msg_eq(&m, &d));
+	mdsp_msg_free(&d);
+	mdsp_buf_free(&b);
+	mdsp_msg_free(&m);
+
+	/* a version-2 request that stops inside want_ino is malformed */
+	sample_request(&m, MDSP_OP_MKDIR, 12, 1, 0);
+	encode_ok(&m, &b);
+	b.len -= 4;
+	wr32le(b.data + MDSP_HDR_LEN + 2, rd32le(b.data + MDSP_HDR_LEN + 2) - 4);
+	reframe(b.data, b.len - MDSP_HDR_LEN);
+	ck_assert_int_eq(mdsp_decode_frame(b.data, b.len, &d, NULL), -EBADMSG);
+	mdsp_buf_free(&b);
+	mdsp_msg_free(&m);
+}
+END_TEST
+
 START_TEST(test_newer_compat_is_rejected)
 {
 	struct mdsp_msg m, d;
@@ -509,7 +554,7 @@ START_TEST(test_newer_compat_is_rejected)
 
 	sample_request(&m, MDSP_OP_MKDIR, 8, 2, 0);
 	encode_ok(&m, &b);
-	b.data[MDSP_HDR_LEN + 1] = 2;           /* top-level compat */
+	b.data[MDSP_HDR_LEN + 1] = 3;           /* top-level compat (requests are version 2) */
 	reframe(b.data, b.len - MDSP_HDR_LEN);
 	ck_assert_int_eq(mdsp_decode_frame(b.data, b.len, &d, &why), -EBADMSG);
 	ck_assert_str_eq(why, "struct needs a newer decoder (compat)");
@@ -518,10 +563,10 @@ START_TEST(test_newer_compat_is_rejected)
 	reframe(b.data, b.len - MDSP_HDR_LEN);
 	ck_assert_int_eq(mdsp_decode_frame(b.data, b.len, &d, &why), -EBADMSG);
 	ck_assert_str_eq(why, "struct needs a newer decoder (compat)");
-	/* version 2 with compat 1 is fine */
+	/* a newer version with compat 1 is fine */
 	b.data[MDSP_HDR_LEN + REQ_CALLER_OFF + 1] = 1;
 	b.data[MDSP_HDR_LEN + REQ_CALLER_OFF] = 2;
-	b.data[MDSP_HDR_LEN] = 2;
+	b.data[MDSP_HDR_LEN] = 3;
 	reframe(b.data, b.len - MDSP_HDR_LEN);
 	ck_assert_int_eq(mdsp_decode_frame(b.data, b.len, &d, &why), 0);
 	ck_assert(msg_eq(&m, &d));
@@ -733,6 +778,7 @@ static Suite *proto_suite(void)
 	tcase_add_test(tc, test_header_checks);
 	tcase_add_test(tc, test_unknown_type);
 	tcase_add_test(tc, test_forward_compat_skips_unknown_tails);
+	tcase_add_test(tc, test_older_versions_decode);
 	tcase_add_test(tc, test_newer_compat_is_rejected);
 	tcase_add_test(tc, test_decoder_bounds);
 	tcase_add_test(tc, test_encoder_bounds);
