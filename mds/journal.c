@@ -385,6 +385,13 @@ static void *writer_main(void *arg)
 			pthread_cond_wait(&j->cond, &j->lock);
 		if (j->stop && !j->npending && !j->items && !j->seal_req && !j->cur->len)
 			break;
+		/* the test hook: nothing is written (so nothing is SAFE) while it
+		 * is set; `config set` does not signal us, so look every 10 ms */
+		while (cfg_bool(CFG_mds_journal_hold) && !j->stop) {
+			struct timespec ts = ns_to_timespec(now_mono_ns() + 10000000ull);
+
+			pthread_cond_timedwait(&j->cond, &j->lock, &ts);
+		}
 		{
 			double delay = cfg_double(CFG_mds_journal_max_delay);
 			uint64_t maxb = cfg_uint(CFG_mds_journal_max_batch);

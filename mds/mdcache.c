@@ -6,8 +6,9 @@
  *                        and for a primary link the whole inode embedded);
  *                        key "/meta" (never a valid name) holds the cookie
  *                        high-water mark.
- *   "mds_table"          omap: root inode, inode-number and session-id
- *                        allocators (journaled in ranges), file count.
+ *   "mds_table"          omap: root inode, the inode-number high-water mark
+ *                        (ranges are granted to sessions, prealloc.c), the
+ *                        session-id allocator, file count.
  *   "mds_inotable"       omap ino -> inode, for inodes that were ever
  *                        hard-linked: all their dentries are then remote
  *                        (ino + type), so no dentry owns the inode and
@@ -49,7 +50,6 @@
 #define V_DIRMETA    1
 #define V_ANCHOR     1
 #define INO_FIRST    0x1000ull
-#define INO_PREALLOC 1024
 #define COOKIE_PREALLOC 1024
 #define ANCHOR_SHARDS 64
 #define ANCHOR_DEPTH_MAX 4096
@@ -674,18 +674,26 @@ int inode_get(struct mds *m, uint64_t ino, struct minode **out)
 	return inode_get_depth(m, ino, out, 0);
 }
 
-uint64_t mds_alloc_ino(struct mds *m, struct txn *t)
+/*
+ * Grant the inode numbers [next_ino, max(next_ino + n, min_end)) (to a
+ * session's pool, see prealloc.c): they are never handed out again.  The
+ * new high-water mark rides in @t, the same journal entry as the grant, and
+ * is not reserved ahead: after a crash next_ino is exactly the durable mark,
+ * so an ino above it was never durably given to anyone (which is what lets
+ * a replay take an ino whose grant was lost in the crash).
+ * Caller holds mds->lock.  Returns the first ino of the grant.
+ */
+uint64_t mds_grant_inos(struct mds *m, struct txn *t, uint64_t n, uint64_t min_end)
 {
-	uint64_t ino = m->next_ino++;
+	uint64_t start = m->next_ino, end = start + n;
+	uint8_t v[8];
 
-	if (m->next_ino > m->ino_reserved) {
-		uint8_t v[8];
-
-		m->ino_reserved = m->next_ino + INO_PREALLOC;
-		le64_put(v, m->ino_reserved);
-		txn_edit(t, EDIT_SET, OID_TABLE, "next_ino", v, 8, NULL);
-	}
-	return ino;
+	if (end < min_end)
+		end = min_end;
+	m->next_ino = m->ino_reserved = end;
+	le64_put(v, end);
+	txn_edit(t, EDIT_SET, OID_TABLE, "next_ino", v, 8, NULL);
+	return start;
 }
 
 /* ---- transactions --------------------------------------------------------- */

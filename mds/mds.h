@@ -13,6 +13,8 @@
  *    inode embedded for primary links), and the edits that put changes back.
  *  - server.c: the POSIX semantics of every op (permissions, nlink, rename).
  *  - session.c: sessions, leases, completed-request tables (exactly-once).
+ *  - prealloc.c: inode numbers preallocated to each session and journaled
+ *    with it, so that a replayed create gets exactly the ino it had.
  *  - journal.c: every mutation is a list of omap edits; the journal writes
  *    them to append-only segment objects with group commit, sends SAFE
  *    replies when a write is durable, replays on start-up and applies
@@ -50,6 +52,7 @@
 
 struct journal;
 struct asok;
+struct dec;
 struct mds;
 
 /* ---- namespace -------------------------------------------------------- */
@@ -137,6 +140,12 @@ struct conn {
 
 enum session_state { SESSION_OPEN = 1, SESSION_STALE = 2, SESSION_CLOSED = 3 };
 
+/* inode numbers [start, start + len) preallocated to a session (prealloc.c) */
+struct ino_range {
+	uint64_t start, len;
+};
+#define MDS_PREALLOC_RANGES 16
+
 struct completed {
 	uint64_t tid;
 	uint64_t jseq;                /* journal entry that made it durable */
@@ -160,6 +169,10 @@ struct session {
 	bool warned_completed;
 	bool replay_pending;          /* restored at start-up, has not finished replaying */
 	uint64_t nreq;
+	/* unused inos preallocated to the session, sorted, disjoint; journaled
+	 * in the session record by every create (prealloc.c) */
+	struct ino_range prealloc[MDS_PREALLOC_RANGES];
+	uint32_t nprealloc;
 };
 
 /* An action the journal runs once the entry it rides with is durable. */
@@ -254,7 +267,9 @@ struct mdentry *mdir_add(struct mds *m, struct mdir *d, const char *name, uint64
 void mdir_del(struct mds *m, struct mdentry *dn, struct txn *t);
 struct mdir *mdir_create(struct mds *m, uint64_t ino);
 void mdir_destroy(struct mds *m, struct mdir *d, struct txn *t);
-uint64_t mds_alloc_ino(struct mds *m, struct txn *t);
+/* mds_grant_inos - [next_ino, max(next_ino + n, min_end)) for a session's
+ * pool, journaled in @t.  Caller holds mds->lock.  Returns the start. */
+uint64_t mds_grant_inos(struct mds *m, struct txn *t, uint64_t n, uint64_t min_end);
 
 void txn_init(struct txn *t);
 void txn_free(struct txn *t);
@@ -313,6 +328,30 @@ int session_replay_edit(struct mds *m, int op, const char *oid, const char *key,
 			uint32_t len, const char *key2);
 int session_load(struct mds *m);
 struct json_object *session_ls_json(struct mds *m);
+
+/*
+ * session_rec_edit_locked - journal @s's record (name, uuid, ino pool) in
+ * @t.  Caller holds mds->lock.
+ */
+void session_rec_edit_locked(struct session *s, struct txn *t);
+
+/* ---- prealloc.c ------------------------------------------------------- */
+/*
+ * prealloc_take_locked - the ino for a create of @s: the one @req wants
+ * (a replay: exactly it, or -EEXIST), else the lowest of the session's
+ * pool; grants more when the pool runs low; journals the session record in
+ * @t.  Caller holds mds->lock.  Return: 0 with *@ino, -EEXIST, -EINVAL.
+ */
+int prealloc_take_locked(struct mds *m, struct session *s, const struct mdsp_request *req, struct txn *t,
+			 uint64_t *ino);
+/* prealloc_grant_locked - grant @s mds_client_prealloc_inos more, journaled
+ * in @t (the caller journals the session record).  Caller holds mds->lock. */
+void prealloc_grant_locked(struct mds *m, struct session *s, struct txn *t);
+/* prealloc_count - inos left in @s's pool.  Caller holds mds->lock. */
+uint64_t prealloc_count(const struct session *s);
+/* prealloc_encode, prealloc_decode - the pool in the session record. */
+void prealloc_encode(struct mdsp_buf *b, const struct session *s);
+int prealloc_decode(struct dec *d, struct session *s);
 
 /* ---- journal.c -------------------------------------------------------- */
 int journal_mkfs(struct mds *m);

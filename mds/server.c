@@ -10,6 +10,10 @@
  * on the parent for create/unlink/rename, the sticky bit, write on a
  * directory that moves to another parent (its ".." changes).
  *
+ * New inodes take their numbers from the creating session's preallocated
+ * pool (prealloc.c); a create replayed after a crash carries the ino its
+ * UNSAFE reply named and gets exactly that one, or fails (never another).
+ *
  * Truncation only records the new size: data objects past it are trimmed by
  * the client that holds the write caps (it knows what it still buffers).
  * The data of a file whose last link goes is purged by the MDS (purge.c).
@@ -183,16 +187,27 @@ static void set_dir(struct mdsp_reply *rep, const struct minode *din, const char
 	rep->dname = name ? strdup(name) : NULL;
 }
 
-static struct minode *new_inode(struct mds *m, struct txn *t, const struct mdsp_caller *c,
-				const struct minode *dir, uint32_t mode)
+/*
+ * A new inode for create/mknod/mkdir/symlink @r of session @s: its ino comes
+ * from the session's pool, and a replay gets exactly the one its UNSAFE
+ * reply named (prealloc.c) or fails.  Return: 0 with *@out, or -errno.
+ */
+static int new_inode(struct mds *m, struct session *s, const struct mdsp_request *r, struct txn *t,
+		     const struct minode *dir, uint32_t mode, struct minode **out)
 {
+	const struct mdsp_caller *c = &r->caller;
 	struct minode *in;
-	uint64_t ino = mds_alloc_ino(m, t);
+	uint64_t ino;
 	uint8_t v[8];
+	int e;
 
+	if (!s)
+		return -ENOTCONN;
+	if ((e = prealloc_take_locked(m, s, r, t, &ino)))
+		return e;
 	in = minode_alloc(m, ino);
 	if (!in)
-		return NULL;
+		return -ENOMEM;
 	in->a.ino = ino;
 	in->a.generation = 1;
 	in->a.uid = c->uid;
@@ -214,7 +229,8 @@ static struct minode *new_inode(struct mds *m, struct txn *t, const struct mdsp_
 	m->nfiles++;
 	le64_put(v, m->nfiles);
 	txn_edit(t, EDIT_SET, OID_TABLE, "nfiles", v, 8, NULL);
-	return in;
+	*out = in;
+	return 0;
 }
 
 static int link_primary(struct mds *m, struct mdir *d, const char *name, struct minode *in, struct txn *t)
@@ -464,6 +480,8 @@ static int op_create(struct mds *m, struct session *s, struct mdsp_request *r, s
 			return -EEXIST;
 		if (k == 1)
 			return -EISDIR;
+		if (r->want_ino && dn->ino != r->want_ino)
+			return -EEXIST;   /* a replay whose name someone else took meanwhile */
 		if ((e = inode_get(m, dn->ino, &in)))
 			return e;
 		if ((e = open_check(in, &r->caller, r->oflags)))
@@ -476,9 +494,8 @@ static int op_create(struct mds *m, struct session *s, struct mdsp_request *r, s
 		return -ENOENT;
 	if ((e = may_access(din, &r->caller, MAY_WRITE | MAY_EXEC)))
 		return e;
-	in = new_inode(m, t, &r->caller, din, S_IFREG | (r->mode & 07777));
-	if (!in)
-		return -ENOMEM;
+	if ((e = new_inode(m, s, r, t, din, S_IFREG | (r->mode & 07777), &in)))
+		return e;
 	return finish_new(m, d, din, in, r->name, rep, t);
 }
 
@@ -509,9 +526,8 @@ static int op_mknod(struct mds *m, struct session *s, struct mdsp_request *r, st
 	default:
 		return -EINVAL;
 	}
-	in = new_inode(m, t, &r->caller, din, type | (r->mode & 07777));
-	if (!in)
-		return -ENOMEM;
+	if ((e = new_inode(m, s, r, t, din, type | (r->mode & 07777), &in)))
+		return e;
 	if (type == S_IFCHR || type == S_IFBLK)
 		in->a.rdev = r->rdev;
 	return finish_new(m, d, din, in, r->name, rep, t);
@@ -528,9 +544,8 @@ static int op_mkdir(struct mds *m, struct session *s, struct mdsp_request *r, st
 		return e;
 	if (din->a.nlink >= NLINK_MAX)
 		return -EMLINK;
-	in = new_inode(m, t, &r->caller, din, S_IFDIR | (r->mode & 07777));
-	if (!in)
-		return -ENOMEM;
+	if ((e = new_inode(m, s, r, t, din, S_IFDIR | (r->mode & 07777), &in)))
+		return e;
 	if (!mdir_create(m, in->a.ino))
 		return -ENOMEM;
 	return finish_new(m, d, din, in, r->name, rep, t);
@@ -549,9 +564,8 @@ static int op_symlink(struct mds *m, struct session *s, struct mdsp_request *r, 
 		return -ENAMETOOLONG;
 	if ((e = prep_new(m, r, &din, &d, rep)))
 		return e;
-	in = new_inode(m, t, &r->caller, din, S_IFLNK | 0777);
-	if (!in)
-		return -ENOMEM;
+	if ((e = new_inode(m, s, r, t, din, S_IFLNK | 0777, &in)))
+		return e;
 	in->symlink = strdup(r->target);
 	if (!in->symlink)
 		return -ENOMEM;
@@ -1208,6 +1222,10 @@ void server_dispatch(struct mds *m, struct session *s, struct mdsp_request *req,
 		return;
 	}
 	r = fn(m, s, req, rep, t);
+	if (r && req->want_ino && (req->flags & MDSP_REQ_REPLAY))
+		derr(MDS, "session %" PRIu64 " tid %" PRIu64 ": replay of %s '%s', answered UNSAFE with ino %" PRIx64
+		     " before the restart, failed: %s; the client is told its change is lost", s ? s->id : 0,
+		     req->tid, mdsp_op_name(req->op), req->name ? req->name : "", req->want_ino, strerror(-r));
 	if (r) {
 		/* a failed op changes nothing: drop any trace of a target it
 		 * may have looked at, keep the dir trace */

@@ -33,7 +33,7 @@
 #include "mds/codec.h"
 #include "mds/mds.h"
 
-#define V_SESSION_REC 1
+#define V_SESSION_REC 2   /* 2: the ino pool (prealloc.c) */
 
 static void key_tid(char *buf, size_t len, uint64_t tid)
 {
@@ -252,7 +252,20 @@ static void session_rec_encode(struct mdsp_buf *b, const struct session *s)
 	enc_u64(b, s->id);
 	enc_str(b, s->client_name);
 	enc_bytes(b, s->uuid, 16);
+	prealloc_encode(b, s);                  /* v2 */
 	enc_end(b, off);
+}
+
+void session_rec_edit_locked(struct session *s, struct txn *t)
+{
+	struct mdsp_buf rec;
+	char key[32];
+
+	mdsp_buf_init(&rec);
+	session_rec_encode(&rec, s);
+	key_tid(key, sizeof(key), s->id);
+	txn_edit(t, EDIT_SET, OID_SESSIONS, key, rec.data, rec.len, NULL);
+	mdsp_buf_free(&rec);
 }
 
 static int session_rec_apply(struct mds *m, const void *p, size_t len)
@@ -261,15 +274,17 @@ static int session_rec_apply(struct mds *m, const void *p, size_t len)
 	uint64_t id;
 	char *name;
 	const void *uuid;
-	struct session *s;
+	struct session *s, pool = { .nprealloc = 0 };
+	uint8_t ver;
 
 	dec_init(&c, p, len);
-	if (!dec_enter(&c, V_SESSION_REC, &d))
+	ver = dec_enter(&c, V_SESSION_REC, &d);
+	if (!ver)
 		return -EBADMSG;
 	id = dec_u64(&d);
 	name = dec_str(&d, MDSP_CLIENT_NAME_MAX);
 	uuid = dec_bytes(&d, 16);
-	if (d.bad || !id) {
+	if (d.bad || !id || (ver >= 2 && prealloc_decode(&d, &pool))) {
 		free(name);
 		return -EBADMSG;
 	}
@@ -283,6 +298,8 @@ static int session_rec_apply(struct mds *m, const void *p, size_t len)
 	free(s->client_name);
 	s->client_name = name;
 	memcpy(s->uuid, uuid, 16);
+	memcpy(s->prealloc, pool.prealloc, sizeof(s->prealloc));
+	s->nprealloc = pool.nprealloc;
 	if (id >= m->next_sid)
 		m->next_sid = id + 1;
 	return 0;
@@ -453,9 +470,7 @@ void session_handle(struct mds *m, struct conn *c, struct mdsp_session *msg)
 	switch (msg->op) {
 	case MDSP_SESSION_REQUEST_OPEN: {
 		struct txn t;
-		struct mdsp_buf rec;
 		uint8_t v[8];
-		char key[32];
 
 		pthread_mutex_lock(&m->lock);
 		if (c->session_id) {
@@ -484,11 +499,13 @@ void session_handle(struct mds *m, struct conn *c, struct mdsp_session *msg)
 		txn_init(&t);
 		le64_put(v, m->next_sid);
 		txn_edit(&t, EDIT_SET, OID_TABLE, "next_sid", v, 8, NULL);
-		mdsp_buf_init(&rec);
-		session_rec_encode(&rec, s);
-		key_tid(key, sizeof(key), sid);
-		txn_edit(&t, EDIT_SET, OID_SESSIONS, key, rec.data, rec.len, NULL);
-		mdsp_buf_free(&rec);
+		/* the first ino grant rides with the open, so the first creates
+		 * take inos that are durable in the pool already; not while
+		 * restored sessions may still replay creates whose own grant the
+		 * crash lost (prealloc.c) */
+		if (!m->reconnecting)
+			prealloc_grant_locked(m, s, &t);
+		session_rec_edit_locked(s, &t);
 		session_frame(m, &it->frame, MDSP_SESSION_OPEN, sid, msg->seq, 0, NULL);
 		journal_submit_locked(m, &t, it);
 		txn_free(&t);
@@ -879,6 +896,7 @@ struct json_object *session_ls_json(struct mds *m)
 		json_object_object_add(o, "requests", json_object_new_int64((int64_t)s->nreq));
 		json_object_object_add(o, "completed_requests", json_object_new_int64((int64_t)s->ncompleted));
 		json_object_object_add(o, "oldest_tid", json_object_new_int64((int64_t)s->trimmed_below));
+		json_object_object_add(o, "prealloc_inos", json_object_new_int64((int64_t)prealloc_count(s)));
 		json_object_object_add(o, "idle_s", json_object_new_double((double)(now - s->last_renew_ns) / 1e9));
 		if (s->conn) {
 			/* replies its socket has not taken yet (the flusher's work) */

@@ -633,6 +633,171 @@ START_TEST(test_replay_goes_before_other_clients)
 }
 END_TEST
 
+/* @key of the first session in `session ls` on the admin socket (-1: none) */
+static int64_t session_ls_value(const char *key)
+{
+	struct json_object *req = json_object_new_object(), *rep = NULL, *v;
+	char path[512];
+	int64_t val = -1;
+
+	snprintf(path, sizeof(path), "%s/mds.asok", P.dir);
+	json_object_object_add(req, "prefix", json_object_new_string("session ls"));
+	if (asok_request(path, req, &rep, 5000) == 0 && json_object_is_type(rep, json_type_array) &&
+	    json_object_array_length(rep) > 0 &&
+	    json_object_object_get_ex(json_object_array_get_idx(rep, 0), key, &v))
+		val = json_object_get_int64(v);
+	json_object_put(req);
+	if (rep)
+		json_object_put(rep);
+	return val;
+}
+
+/* hold the journal: changes are applied and answered UNSAFE, never written */
+static void hold(bool on)
+{
+	ck_assert_int_eq(mdsproc_config_set(&P, "mds_journal_hold", on ? "true" : "false"), 0);
+}
+
+/* send @q as tid @tid and return its first reply (UNSAFE for a change) */
+static int call_unsafe(uint64_t tid, struct mdsp_request *q, struct mdsp_reply *rep)
+{
+	int r;
+
+	W.wait_safe = false;
+	r = call_tid(tid, 0, q, rep);
+	W.wait_safe = true;
+	ck_assert_msg(r != 0 || (rep->flags & MDSP_REPLY_UNSAFE), "tid %llu: SAFE at once, journal not held",
+		      (unsigned long long)tid);
+	return r;
+}
+
+/*
+ * Creates answered UNSAFE and lost in a crash: replayed with the ino of that
+ * reply (want_ino), they get exactly it, and a child's replay finds its
+ * parent; a second replay is answered from the completed table.
+ */
+START_TEST(test_replay_keeps_ino)
+{
+	struct mdsp_request md = { .op = MDSP_OP_MKDIR, .ino = ROOT, .name = "dir", .mode = 040755 };
+	struct mdsp_request cf = { .op = MDSP_OP_CREATE, .name = "f", .mode = 0644, .oflags = O_CREAT | O_EXCL };
+	struct mdsp_request sl = { .op = MDSP_OP_SYMLINK, .name = "l", .target = "f" };
+	struct mdsp_reply rep;
+	struct mdsp_inode in;
+	uint64_t dino, fino, lino;
+
+	start_and_open();
+	ck_assert_int_eq(session_ls_value("prealloc_inos"), 1024);     /* granted with the open */
+	ck_assert_int_eq(mdsw_mkdir(&W, ROOT, "pre", 0755, &in), 0);     /* allocations durable once */
+	ck_assert_int_eq(session_ls_value("prealloc_inos"), 1023);
+	hold(true);
+	ck_assert_int_eq(call_unsafe(10, &md, &rep), 0);
+	dino = rep.target.ino;
+	mdsw_reply_free(&rep);
+	cf.ino = sl.ino = dino;
+	ck_assert_int_eq(call_unsafe(11, &cf, &rep), 0);
+	fino = rep.target.ino;
+	mdsw_reply_free(&rep);
+	ck_assert_int_eq(call_unsafe(12, &sl, &rep), 0);
+	lino = rep.target.ino;
+	mdsw_reply_free(&rep);
+	restart(SIGKILL);
+	md.want_ino = dino;
+	ck_assert_int_eq(call_tid(10, MDSP_REQ_REPLAY, &md, &rep), 0);
+	ck_assert(!(rep.flags & MDSP_REPLY_REPLAYED));          /* run again, not from the table */
+	ck_assert_uint_eq(rep.target.ino, dino);
+	mdsw_reply_free(&rep);
+	cf.want_ino = fino;
+	ck_assert_int_eq(call_tid(11, MDSP_REQ_REPLAY, &cf, &rep), 0);
+	ck_assert_uint_eq(rep.target.ino, fino);
+	mdsw_reply_free(&rep);
+	sl.want_ino = lino;
+	ck_assert_int_eq(call_tid(12, MDSP_REQ_REPLAY, &sl, &rep), 0);
+	ck_assert_uint_eq(rep.target.ino, lino);
+	mdsw_reply_free(&rep);
+	/* once more: the completed table answers, with the same ino */
+	ck_assert_int_eq(call_tid(11, MDSP_REQ_REPLAY, &cf, &rep), 0);
+	ck_assert(rep.flags & MDSP_REPLY_REPLAYED);
+	ck_assert_uint_eq(rep.target.ino, fino);
+	mdsw_reply_free(&rep);
+	/* and it is all durable */
+	restart(SIGKILL);
+	ck_assert_uint_eq(lookup_ino(ROOT, "dir"), dino);
+	ck_assert_uint_eq(lookup_ino(dino, "f"), fino);
+	ck_assert_uint_eq(lookup_ino(dino, "l"), lino);
+	/* a new create never reuses them */
+	ck_assert_int_eq(mdsw_create(&W, dino, "g", 0644, O_CREAT | O_EXCL, &in), 0);
+	ck_assert(in.ino != dino && in.ino != fino && in.ino != lino);
+}
+END_TEST
+
+/*
+ * A replay may only take an ino of its own session: one another session
+ * holds or uses fails with EEXIST (never another ino), and so does a
+ * replayed create whose name another session took meanwhile.  want_ino on a
+ * request that is not a replay is refused.
+ */
+START_TEST(test_replay_refuses_what_is_not_its_own)
+{
+	struct mdsp_request ca = { .op = MDSP_OP_CREATE, .ino = ROOT, .name = "a", .mode = 0644,
+				   .oflags = O_CREAT | O_EXCL };
+	struct mdsp_request mb = { .op = MDSP_OP_MKDIR, .ino = ROOT, .name = "b", .mode = 040755 };
+	struct mdsp_reply rep;
+	struct mdsp_inode in, theirs;
+	struct mdsw t;
+	uint64_t aino, sid, tid;
+
+	start_and_open();
+	ck_assert_int_eq(mdsw_mkdir(&W, ROOT, "pre", 0755, &in), 0);
+	/* not a replay: want_ino is refused */
+	mb.want_ino = in.ino + 1;
+	ck_assert_int_eq(call_tid(5, 0, &mb, &rep), -EINVAL);
+	mdsw_reply_free(&rep);
+	mb.want_ino = 0;
+	hold(true);
+	ck_assert_int_eq(call_unsafe(6, &ca, &rep), 0);
+	aino = rep.target.ino;
+	mdsw_reply_free(&rep);
+	/* restart without a reconnect phase: another session goes first */
+	sid = W.sid;
+	tid = W.next_tid;
+	mdsw_close(&W);
+	ck_assert_int_eq(mdsproc_stop(&P, SIGKILL), 128 + SIGKILL);
+	snprintf(P.extra[P.nextra++], 256, "--mds_reconnect_timeout=0");
+	ck_assert_int_eq(mdsproc_start(&P), 0);
+	ck_assert_int_eq(mdsw_connect(&t, P.port), 0);
+	ck_assert_int_eq(mdsw_open(&t, "client.other"), 0);
+	ck_assert_int_eq(mdsw_create(&t, ROOT, "a", 0644, O_CREAT | O_EXCL, &theirs), 0);
+	ck_assert_int_eq(mdsw_connect(&W, P.port), 0);
+	ck_assert_int_eq(mdsw_reconnect(&W, sid), 0);
+	W.next_tid = tid;
+	/* the name is theirs now: the replay fails, it does not open their file */
+	ca.want_ino = aino;
+	ck_assert_int_eq(call_tid(6, MDSP_REQ_REPLAY, &ca, &rep), -EEXIST);
+	ck_assert(!rep.has_target);
+	mdsw_reply_free(&rep);
+	/* an ino in use by the other session */
+	mb.want_ino = theirs.ino;
+	ck_assert_int_eq(call_tid(7, MDSP_REQ_REPLAY, &mb, &rep), -EEXIST);
+	mdsw_reply_free(&rep);
+	/* an ino of the other session's pool, not used yet */
+	mb.want_ino = theirs.ino + 1;
+	ck_assert_int_eq(call_tid(8, MDSP_REQ_REPLAY, &mb, &rep), -EEXIST);
+	mdsw_reply_free(&rep);
+	/* far above anything ever granted */
+	mb.want_ino = UINT64_MAX / 2;
+	ck_assert_int_eq(call_tid(9, MDSP_REQ_REPLAY, &mb, &rep), -EEXIST);
+	mdsw_reply_free(&rep);
+	/* its own ino, still in its pool, is still its own */
+	mb.want_ino = aino;
+	ck_assert_int_eq(call_tid(10, MDSP_REQ_REPLAY, &mb, &rep), 0);
+	ck_assert_uint_eq(rep.target.ino, aino);
+	mdsw_reply_free(&rep);
+	ck_assert_int_eq(mdsw_lookup(&W, ROOT, "a", &in), 0);
+	ck_assert_uint_eq(in.ino, theirs.ino);
+	mdsw_close(&t);
+}
+END_TEST
+
 static int64_t status_value(const char *key)
 {
 	struct json_object *req = json_object_new_object(), *rep = NULL, *v;
@@ -744,6 +909,8 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_torn_journal_tail);
 	tcase_add_test(tc, test_expired_segments_are_removed);
 	tcase_add_test(tc, test_replay_goes_before_other_clients);
+	tcase_add_test(tc, test_replay_keeps_ino);
+	tcase_add_test(tc, test_replay_refuses_what_is_not_its_own);
 	tcase_add_test(tc, test_cache_trim);
 	suite_add_tcase(s, tc);
 	return s;

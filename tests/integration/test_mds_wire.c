@@ -19,6 +19,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <json-c/json.h>
+
+#include "common/admin_sock.h"
 #include "tests/integration/test_mds_wire.h"
 
 int mdsw_connect_rcvbuf(struct mdsw *w, uint16_t port, int rcvbuf)
@@ -539,6 +542,27 @@ static void rm_tree(const char *dir)
 {
 	if (dir[0] && !getenv("LOLIGO_TEST_KEEP"))
 		nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+int mdsproc_config_set(struct mdsproc *p, const char *var, const char *val)
+{
+	struct json_object *req = json_object_new_object(), *rep = NULL, *e;
+	char path[512];
+	int r;
+
+	snprintf(path, sizeof(path), "%s/mds.asok", p->dir);
+	json_object_object_add(req, "prefix", json_object_new_string("config set"));
+	json_object_object_add(req, "var", json_object_new_string(var));
+	json_object_object_add(req, "val", json_object_new_string(val));
+	r = asok_request(path, req, &rep, 5000);
+	json_object_put(req);
+	if (!r && json_object_object_get_ex(rep, "error", &e)) {
+		fprintf(stderr, "config set %s %s: %s\n", var, val, json_object_get_string(e));
+		r = -EINVAL;
+	}
+	if (rep)
+		json_object_put(rep);
+	return r;
 }
 
 void mdsproc_cleanup(struct mdsproc *p)

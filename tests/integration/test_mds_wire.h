@@ -94,6 +94,12 @@ int mdsproc_mkfs(struct mdsproc *p);
 int mdsproc_start(struct mdsproc *p);
 /* mdsproc_stop - send @sig and reap it; returns its exit status (or 128+signal). */
 int mdsproc_stop(struct mdsproc *p, int sig);
+/*
+ * mdsproc_config_set - `config set @var @val` on the running daemon's admin
+ * socket (e.g. the mds_journal_hold test hook).  Return: 0, or -errno (the
+ * daemon's error, logged to stderr).
+ */
+int mdsproc_config_set(struct mdsproc *p, const char *var, const char *val);
 /* mdsproc_cleanup - kill it if running and remove the temp dir. */
 void mdsproc_cleanup(struct mdsproc *p);
 /* mdsproc_parent_init - make a suite's parent dir $TMPDIR/<prefix>XXXXXX for mdsproc_init (0 or -errno). */
