@@ -81,6 +81,99 @@ static bool trace_names_target(uint32_t op)
 	}
 }
 
+bool lc_unsafe_prune_locked(struct lc_inode *in)
+{
+	struct lc_unsafe **pp = &in->unsafe, *u;
+	int st;
+
+	while ((u = *pp)) {
+		st = mdsc_request_safe_state(u->req);
+		if (st == 0) {
+			pp = &u->next;
+			continue;
+		}
+		if (st < 0 && !in->unsafe_err)
+			in->unsafe_err = st;
+		*pp = u->next;
+		mdsc_request_put(u->req);
+		free(u);
+	}
+	return !in->unsafe;
+}
+
+void lc_unsafe_drop(struct lc_inode *in)
+{
+	struct lc_unsafe *u;
+
+	while ((u = in->unsafe)) {
+		in->unsafe = u->next;
+		mdsc_request_put(u->req);
+		free(u);
+	}
+}
+
+/* @in depends on @req, answered UNSAFE, until it is SAFE. */
+static void track_unsafe(struct lc_inode *in, struct mds_request *req)
+{
+	struct lc_unsafe *u = malloc(sizeof(*u));
+
+	pthread_mutex_lock(&in->lock);
+	lc_unsafe_prune_locked(in);     /* the list stays as short as what is in flight */
+	if (u) {
+		mdsc_request_get(req);
+		u->req = req;
+		u->next = in->unsafe;
+		in->unsafe = u;
+	} else {
+		in->unsafe_untracked = true;
+	}
+	pthread_mutex_unlock(&in->lock);
+}
+
+int lc_wait_unsafe(struct lclient *c, struct lc_inode *in)
+{
+	struct lc_unsafe *list, *u, **tail;
+	bool untracked;
+	int err, r;
+
+	if (!c->mdsc)
+		return 0;
+	pthread_mutex_lock(&in->lock);
+	list = in->unsafe;
+	in->unsafe = NULL;
+	err = in->unsafe_err;
+	in->unsafe_err = 0;
+	untracked = in->unsafe_untracked;
+	in->unsafe_untracked = false;
+	pthread_mutex_unlock(&in->lock);
+
+	/* newest first: once it is SAFE the older ones mostly are too */
+	while ((u = list)) {
+		r = mdsc_wait_safe(c->mdsc, u->req);
+		if (r == -ETIMEDOUT) {
+			/* still pending: they stay for the next fsync */
+			pthread_mutex_lock(&in->lock);
+			for (tail = &list; *tail; tail = &(*tail)->next)
+				;
+			*tail = in->unsafe;
+			in->unsafe = list;
+			pthread_mutex_unlock(&in->lock);
+			return r;
+		}
+		if (r && !err)
+			err = r;
+		list = u->next;
+		mdsc_request_put(u->req);
+		free(u);
+	}
+	if (untracked && (r = mdsc_sync(c->mdsc)) && !err)
+		err = r;
+	if (err)
+		derr(CLIENT, "inode %" PRIx64 ": a metadata change it depends on was lost by the mds: %s", in->ino,
+		     strerror(-err));
+	return err;
+}
+
 int lc_req_run(struct lclient *c, struct mds_request *req, struct lc_inode **target)
 {
 	int r = mdsc_do_request(c->mdsc, req);
@@ -99,6 +192,14 @@ int lc_req_run(struct lclient *c, struct mds_request *req, struct lc_inode **tar
 	 * names the child whose parent the target is) */
 	if (r == 0 && din && rep->dname && tin && tin != din && trace_names_target(req->args.op))
 		lc_dcache_add(c, din, rep->dname, tin->ino);
+	/* a change applied but not yet journaled: the inodes of the trace
+	 * depend on it until its SAFE reply (fsync waits for it) */
+	if (r == 0 && mdsc_request_safe_state(req) == 0) {
+		if (tin)
+			track_unsafe(tin, req);
+		if (din && din != tin)
+			track_unsafe(din, req);
+	}
 	lc_put(c, din);
 	if (target && r == 0)
 		*target = tin;

@@ -74,6 +74,13 @@ struct lc_extent {
 
 struct rd_batch;
 
+/* An MDS request an inode depends on that was only UNSAFE when it returned
+ * (its create, a size report, a rename into place...): fsync waits for it. */
+struct lc_unsafe {
+	struct lc_unsafe *next;
+	struct mds_request *req;     /* holds a reference */
+};
+
 struct lc_inode {
 	struct cds_lfht_node hnode;  /* c->inodes, key ino */
 	struct rcu_head rcu;
@@ -109,6 +116,13 @@ struct lc_inode {
 	int nwriters;                /* open handles with write access */
 	int nopen;                   /* open handles */
 	bool purge_pending;          /* unlinked (nlink 0) while open: drop the data at last close */
+
+	/* client.c: requests not yet SAFE that this inode depends on, newest
+	 * first; pruned as they become SAFE (the inode is not evicted while
+	 * one is pending) */
+	struct lc_unsafe *unsafe;
+	int unsafe_err;              /* one of them will never be SAFE: the next fsync says so */
+	bool unsafe_untracked;       /* one could not be tracked (ENOMEM): fsync syncs everything */
 };
 
 struct lc_fh {
@@ -204,6 +218,17 @@ struct mds_request *lc_req_new(struct lclient *c, uint32_t op, uint64_t ino, con
  * has a target, *@target gets a new reference to its inode.
  */
 int lc_req_run(struct lclient *c, struct mds_request *req, struct lc_inode **target);
+/**
+ * lc_wait_unsafe - wait until every MDS request @in depends on is SAFE
+ * (fsync, O_SYNC writes).  Return: 0, -EIO if the MDS lost one of them
+ * (reported once), -ETIMEDOUT (client_request_timeout; they stay tracked).
+ * No lock held.
+ */
+int lc_wait_unsafe(struct lclient *c, struct lc_inode *in);
+/** lc_unsafe_prune_locked - in->lock held: drop what is SAFE; true if nothing is pending. */
+bool lc_unsafe_prune_locked(struct lc_inode *in);
+/** lc_unsafe_drop - free @in's list (the inode is being freed). */
+void lc_unsafe_drop(struct lc_inode *in);
 double lc_secs(int id);
 uint64_t lc_secs_ns(int id);
 

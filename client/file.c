@@ -308,8 +308,8 @@ ssize_t lc_write(struct lclient *c, struct lc_fh *fh, off_t offset, size_t len, 
 		pthread_mutex_unlock(&in->lock);
 		if (fh->flags & (O_SYNC | O_DSYNC)) {
 			r = lc_wb_report(c, in);
-			if (r == 0 && c->mdsc)
-				r = mdsc_sync(c->mdsc);
+			if (r == 0)
+				r = lc_wait_unsafe(c, in);
 			if (r < 0)
 				return r;
 		}
@@ -337,10 +337,15 @@ int lc_fsync(struct lclient *c, struct lc_fh *fh, bool datasync)
 
 	if (r < 0)
 		return r;
-	/* the size report (and any earlier namespace change) must be journaled */
-	if (c->mdsc)
-		r = mdsc_sync(c->mdsc);
-	return r;
+	/*
+	 * Every MDS request the file depends on must be SAFE: its create, the
+	 * size report just sent, setattrs, a rename into place.  Its parents'
+	 * changes need no wait of their own: the MDS journals in the order it
+	 * applies, so the SAFE reply of the file's own latest request covers
+	 * every earlier change (and a lost parent takes the file's create
+	 * with it, which fails here).
+	 */
+	return lc_wait_unsafe(c, fh->in);
 }
 
 int lc_release(struct lclient *c, struct lc_fh *fh)

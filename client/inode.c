@@ -54,6 +54,7 @@ static void extents_free(struct lc_extent *e)
 
 static void inode_free(struct lc_inode *in)
 {
+	lc_unsafe_drop(in);
 	pthread_mutex_destroy(&in->lock);
 	pthread_cond_destroy(&in->cond);
 	free(in->symlink);
@@ -409,9 +410,12 @@ int lc_perm_check(const struct lc_attr *a, int mask, const struct lc_cred *cr)
 	return (bits & (unsigned int)mask) == (unsigned int)mask ? 0 : -EACCES;
 }
 
-static bool inode_clean_locked(const struct lc_inode *in)
+/* in->lock held; drops SAFE entries of in->unsafe (an inode is not clean while
+ * a request it depends on is not SAFE: fsync after a reopen must wait for it) */
+static bool inode_clean_locked(struct lc_inode *in)
 {
-	return !in->dirty && !in->flushing && !in->dirty_meta && !in->on_dirty_list && !in->flushing_now;
+	return !in->dirty && !in->flushing && !in->dirty_meta && !in->on_dirty_list && !in->flushing_now &&
+	       lc_unsafe_prune_locked(in);
 }
 
 /* evict one unreferenced inode; rcu_read_lock held */

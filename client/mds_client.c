@@ -247,6 +247,11 @@ void mdsc_request_put(struct mds_request *pub)
 		mdsc_req_put(to_req(pub));
 }
 
+void mdsc_request_get(struct mds_request *pub)
+{
+	mdsc_req_get(to_req(pub));
+}
+
 /* ---- the request map and oldest_tid ------------------------------------ */
 
 #ifdef MDSC_TEST_HOOKS
@@ -364,6 +369,9 @@ int mdsc_send_request(struct mds_client *m, struct mds_conn *c, struct mdsc_req 
 		msg.request.oldest_tid = r->tid;
 	msg.request.attempt = atomic_fetch_add(&r->attempts, 1) + 1;
 	msg.request.flags = flags;
+	/* a replay must get back the very inode its UNSAFE reply named: data
+	 * and children hang off that ino (mds/prealloc.c) */
+	msg.request.want_ino = (flags & MDSP_REQ_REPLAY) ? atomic_load(&r->replay_ino) : 0;
 	mdsp_buf_init(&b);
 	ret = mdsp_encode(&b, &msg);
 	if (ret) {
@@ -528,11 +536,36 @@ out:
 	return ret;
 }
 
+/*
+ * What a wait for SAFE reports once @r is SAFE or given up: 0, -EIO when the
+ * SAFE reply undid the UNSAFE one, or the abort error.
+ */
+static int safe_result(struct mdsc_req *r)
+{
+	int ret;
+
+	pthread_mutex_lock(&r->lock);
+	ret = (atomic_load(&r->state) & RS_GOT_SAFE) ? r->safe_err : r->abort_err;
+	pthread_mutex_unlock(&r->lock);
+	return ret;
+}
+
+int mdsc_request_safe_state(struct mds_request *pub)
+{
+	struct mdsc_req *r = to_req(pub);
+	uint32_t st = atomic_load(&r->state);
+	int ret;
+
+	if (!(st & (RS_GOT_SAFE | RS_ABORTED)))
+		return 0;
+	ret = safe_result(r);
+	return ret ? ret : 1;
+}
+
 int mdsc_wait_safe(struct mds_client *m, struct mds_request *pub)
 {
 	struct mdsc_req *r = to_req(pub);
 	uint64_t tmo = mdsc_secs_to_ns(CFG_client_request_timeout);
-	uint32_t st;
 	int ret;
 
 	if (!r->tid && !(atomic_load(&r->state) & RS_ABORTED))
@@ -540,8 +573,7 @@ int mdsc_wait_safe(struct mds_client *m, struct mds_request *pub)
 	ret = wait_state(r, RS_GOT_SAFE, tmo ? now_mono_ns() + tmo : 0);
 	if (ret)
 		return ret;
-	st = atomic_load(&r->state);
-	return (st & RS_GOT_SAFE) ? 0 : r->abort_err;
+	return safe_result(r);
 }
 
 /*
@@ -558,8 +590,8 @@ int mdsc_sync_until(struct mds_client *m, uint64_t deadline_ns)
 
 	for (; (r = mdsc_req_next(m, &idx, target)); idx++) {
 		ret = wait_state(r, RS_GOT_SAFE, deadline_ns);
-		if (!ret && !(atomic_load(&r->state) & RS_GOT_SAFE))
-			ret = r->abort_err;
+		if (!ret)
+			ret = safe_result(r);
 		mdsc_req_put(r);
 		if (ret == -ETIMEDOUT)
 			return ret;
@@ -578,6 +610,29 @@ int mdsc_sync(struct mds_client *m)
 
 /* ---- replies --------------------------------------------------------------- */
 
+/* Ops whose reply target is an inode they made (its ino must survive a replay). */
+static bool op_creates_inode(uint32_t op)
+{
+	return op == MDSP_OP_CREATE || op == MDSP_OP_MKNOD || op == MDSP_OP_MKDIR || op == MDSP_OP_SYMLINK;
+}
+
+/*
+ * Does SAFE reply @rep undo what @r's UNSAFE reply said?  It does if it
+ * fails (an UNSAFE reply is only sent for a change that was made), or names
+ * another inode than the one the create was answered with.  Caller holds
+ * r->lock.
+ */
+static bool unsafe_undone(const struct mdsc_req *r, const struct mdsp_reply *rep)
+{
+	uint64_t ino = atomic_load(&r->replay_ino);
+
+	if (r->pub.result)
+		return false;           /* the first reply failed already: nothing announced */
+	if (rep->result)
+		return true;
+	return ino && rep->has_target && rep->target.ino != ino;
+}
+
 /*
  * mdsc_handle_reply - a REPLY arrived on a connection's reader thread.
  * Finds the request without the client mutex (RCU lookup plus a refcount
@@ -589,7 +644,7 @@ void mdsc_handle_reply(struct mds_client *m, struct mdsp_msg *msg)
 {
 	const struct mdsp_reply *rep = &msg->reply;
 	uint64_t tid = rep->tid;
-	bool safe = !(rep->flags & MDSP_REPLY_UNSAFE), took = false, done = false;
+	bool safe = !(rep->flags & MDSP_REPLY_UNSAFE), took = false, done = false, undone = false;
 	struct mdsc_req *r;
 	uint32_t st;
 
@@ -624,6 +679,13 @@ void mdsc_handle_reply(struct mds_client *m, struct mdsp_msg *msg)
 			r->pub.result = rep->result;
 			took = true;
 			st |= RS_GOT_REPLY;
+			if (!rep->result && rep->has_target && op_creates_inode(r->pub.args.op))
+				atomic_store(&r->replay_ino, rep->target.ino);
+		} else if (safe && (st & RS_GOT_UNSAFE) && !undone && unsafe_undone(r, rep)) {
+			/* the change the UNSAFE reply announced did not survive
+			 * (a replay that failed, or got another inode) */
+			r->safe_err = -EIO;
+			undone = true;
 		}
 		st |= safe ? RS_GOT_SAFE : RS_GOT_UNSAFE;
 		atomic_fetch_or(&r->state, st);
@@ -633,6 +695,14 @@ void mdsc_handle_reply(struct mds_client *m, struct mdsp_msg *msg)
 	pthread_mutex_unlock(&r->lock);
 	dout(CLIENT, 15, "mds reply tid %llu result %d %s%s", (unsigned long long)tid, rep->result,
 	     safe ? "safe" : "unsafe", (rep->flags & MDSP_REPLY_REPLAYED) ? " (replayed)" : "");
+	if (undone) {
+		perf_inc(&m->c_unsafe_lost, 1);
+		derr(CLIENT, "mds request tid %llu (%s '%s') was answered UNSAFE (ino %llx), but its SAFE reply "
+		     "after a replay says %s%s: the change is lost (EIO to fsync)", (unsigned long long)tid,
+		     mdsp_op_name(r->pub.args.op), r->pub.args.name ? r->pub.args.name : "",
+		     (unsigned long long)atomic_load(&r->replay_ino), rep->result ? strerror(-rep->result) : "ino ",
+		     rep->result ? "" : "changed");
+	}
 	if (done)
 		hist_add(&m->lat_safe, now_mono_ns() - r->submit_ns);
 	mdsc_req_put(r);

@@ -94,6 +94,14 @@ void mdsc_destroy(struct mds_client *mdsc);
 /** mdsc_request_new - a request for @op with one reference held by the caller. */
 struct mds_request *mdsc_request_new(struct mds_client *mdsc, uint32_t op);
 void mdsc_request_put(struct mds_request *req);
+/** mdsc_request_get - another reference on @req (drop it with mdsc_request_put). */
+void mdsc_request_get(struct mds_request *req);
+/**
+ * mdsc_request_safe_state - without waiting: 1 once @req is SAFE (a read's
+ * only reply counts), 0 while it is not yet, < 0 when it never will be
+ * (what mdsc_wait_safe would return: -EIO for a change the MDS lost).
+ */
+int mdsc_request_safe_state(struct mds_request *req);
 
 /**
  * mdsc_do_request - submit @req and wait for its first reply (UNSAFE or

@@ -55,6 +55,9 @@ struct mdsc_req {
 	_Atomic uint64_t sent_gen;      /* connection generation of the last send; 0: never sent */
 	uint64_t submit_ns;              /* set before registration */
 	int abort_err;                  /* protected by lock */
+	int safe_err;                   /* protected by lock: the SAFE reply undid an UNSAFE one (-EIO) */
+	_Atomic uint64_t replay_ino;    /* create-like ops: the ino of the first (UNSAFE) reply,
+					 * sent as want_ino on a replay */
 	struct mdsp_msg *reply_msg;     /* protected by lock; owns pub.reply */
 	pthread_mutex_t lock;           /* reply, result, and the waits on cond */
 	pthread_cond_t cond;
