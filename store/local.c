@@ -2394,7 +2394,7 @@ static int open_dbs(struct local_store *ls, bool fresh, bool create)
 		r = -ENOENT;
 		goto out_abort;
 	} else if (r == MDB_NOTFOUND) {
-		store_open_refuse("local store %s: data.mdb holds objects but no store format: it is damaged; restore "
+		store_open_refuse("local store: %s/data.mdb holds objects but no store format: it is damaged; restore "
 		     "the store directory from a backup (do not create a new filesystem over it)", ls->path);
 		r = -EUCLEAN;
 		goto out_abort;
@@ -2402,7 +2402,7 @@ static int open_dbs(struct local_store *ls, bool fresh, bool create)
 		r = mdb_err(r);
 		goto out_abort;
 	} else if (v.mv_size != 4 || get_le32(v.mv_data) < FORMAT_OLDEST || get_le32(v.mv_data) > FORMAT_VERSION) {
-		store_open_refuse("local store %s: data.mdb is in store format %u, this build reads formats %u to %u: it "
+		store_open_refuse("local store: %s/data.mdb is in store format %u, this build reads formats %u to %u: it "
 		     "was written by another loligo version; open it with that version (do not create a new "
 		     "filesystem over it)", ls->path, v.mv_size == 4 ? get_le32(v.mv_data) : 0, FORMAT_OLDEST,
 		     FORMAT_VERSION);
@@ -2413,9 +2413,8 @@ static int open_dbs(struct local_store *ls, bool fresh, bool create)
 	}
 	if (ls->objfd < 0) {
 		if (ost.ms_entries && !fresh) {
-			store_open_refuse("local store %s: the objects/ directory is missing, but data.mdb records %zu "
-			     "objects: their data is gone (moved or deleted?); put objects/ back or restore the "
-			     "directory from a backup", ls->path, (size_t)ost.ms_entries);
+			store_open_refuse("local store: %s/objects/ is missing, but data.mdb records %zu objects: their data "
+			     "is gone (moved or deleted?); put objects/ back or restore the directory from a backup", ls->path, (size_t)ost.ms_entries);
 			r = -EUCLEAN;
 			goto out_abort;
 		}

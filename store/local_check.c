@@ -139,10 +139,10 @@ static int check_lmdb(struct local_store *ls, const struct stat *sb)
 	}
 	if (!m[0].ok || !m[1].ok) {
 		if (!m[0].ok && !m[1].ok)
-			store_open_refuse("local store %s: data.mdb is damaged: both meta pages are unreadable (page 0: %s; "
+			store_open_refuse("local store: %s/data.mdb is damaged: both meta pages are unreadable (page 0: %s; "
 			     "page 1: %s); %s", ls->path, m[0].why, m[1].why, RESTORE);
 		else
-			store_open_refuse("local store %s: data.mdb is damaged: meta page %d is unreadable (%s), so its "
+			store_open_refuse("local store: %s/data.mdb is damaged: meta page %d is unreadable (%s), so its "
 			     "latest commit cannot be trusted; %s", ls->path, m[0].ok ? 1 : 0, m[0].ok ? m[1].why : m[0].why,
 			     RESTORE);
 		r = -EUCLEAN;
@@ -150,7 +150,7 @@ static int check_lmdb(struct local_store *ls, const struct stat *sb)
 	}
 	best = m[0].txnid >= m[1].txnid ? &m[0] : &m[1];
 	if ((uint64_t)sb->st_size / best->psize < best->last_pg + 1) {
-		store_open_refuse("local store %s: data.mdb is truncated: it has %lld bytes, but its latest commit "
+		store_open_refuse("local store: %s/data.mdb is truncated: it has %lld bytes, but its latest commit "
 		     "(transaction %" PRIu64 ") uses pages up to %" PRIu64 " of %u bytes (%" PRIu64 " bytes); %s",
 		     ls->path, (long long)sb->st_size, best->txnid, best->last_pg, best->psize,
 		     (best->last_pg + 1) * best->psize, RESTORE);
@@ -159,7 +159,7 @@ static int check_lmdb(struct local_store *ls, const struct stat *sb)
 	goto out;
 out_io:
 	r = -errno;
-	store_open_refuse("local store %s: reading data.mdb: %s", ls->path, strerror(errno));
+	store_open_refuse("local store: reading %s/data.mdb: %s", ls->path, strerror(errno));
 out:
 	close(fd);
 	return r;
@@ -173,7 +173,7 @@ int local_check_dir(struct local_store *ls, bool create, bool *fresh)
 	*fresh = false;
 	have_obj = fstatat(ls->dirfd, "objects", &od, 0) == 0;
 	if (have_obj && !S_ISDIR(od.st_mode)) {
-		store_open_refuse("local store %s: objects is not a directory; %s", ls->path, RESTORE);
+		store_open_refuse("local store: %s/objects is not a directory; %s", ls->path, RESTORE);
 		return -EUCLEAN;
 	}
 	if (fstatat(ls->dirfd, "data.mdb", &db, 0) < 0) {
@@ -183,7 +183,7 @@ int local_check_dir(struct local_store *ls, bool create, bool *fresh)
 			return r;
 		}
 		if (have_obj) {
-			store_open_refuse("local store %s: data.mdb is missing, but objects/ holds the object data: the "
+			store_open_refuse("local store: %s/data.mdb is missing, but objects/ holds the object data: the "
 			     "store's metadata is gone; %s", ls->path, RESTORE);
 			return -EUCLEAN;
 		}
@@ -195,12 +195,12 @@ int local_check_dir(struct local_store *ls, bool create, bool *fresh)
 		return 0;
 	}
 	if (!S_ISREG(db.st_mode)) {
-		store_open_refuse("local store %s: data.mdb is not a regular file; %s", ls->path, RESTORE);
+		store_open_refuse("local store: %s/data.mdb is not a regular file; %s", ls->path, RESTORE);
 		return -EUCLEAN;
 	}
 	if (db.st_size == 0) {
 		if (have_obj) {
-			store_open_refuse("local store %s: data.mdb is empty (truncated to 0 bytes?), but objects/ holds "
+			store_open_refuse("local store: %s/data.mdb is empty (truncated to 0 bytes?), but objects/ holds "
 			     "object data; %s", ls->path, RESTORE);
 			return -EUCLEAN;
 		}
