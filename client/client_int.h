@@ -317,6 +317,8 @@ void lc_obj_name(char *buf, size_t len, uint64_t ino, uint64_t objno);
 int lc_obj_read(struct lclient *c, uint64_t ino, uint32_t osize, uint64_t off, size_t len, char *buf);
 /** lc_obj_write - write through, objects in parallel, durable on return. */
 int lc_obj_write(struct lclient *c, uint64_t ino, uint32_t osize, uint64_t off, size_t len, const char *buf);
+/** lc_data_full - the data store is full (store_space: full or past its failsafe): writes get ENOSPC. */
+bool lc_data_full(struct lclient *c);
 /** lc_obj_truncate - drop data past @new_size (objects up to @old_size). */
 int lc_obj_truncate(struct lclient *c, uint64_t ino, uint32_t osize, uint64_t old_size, uint64_t new_size);
 

@@ -284,6 +284,9 @@ ssize_t lc_write(struct lclient *c, struct lc_fh *fh, off_t offset, size_t len, 
 		return 0;
 	if (len > (uint64_t)INT64_MAX - off)
 		return -EFBIG;
+	/* the data store is full: say so now, as a local filesystem would, not at writeback */
+	if (lc_data_full(c))
+		return -ENOSPC;
 	if (fh->flags & (O_SYNC | O_DSYNC | O_DIRECT)) {
 		/* write through: buffered data of this inode goes first */
 		r = lc_wb_flush_data(c, in);

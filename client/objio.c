@@ -157,6 +157,15 @@ int lc_obj_read(struct lclient *c, uint64_t ino, uint32_t osize, uint64_t off, s
 	return lc_io_batch_wait(&g);
 }
 
+bool lc_data_full(struct lclient *c)
+{
+	struct store_space sp;
+
+	if (!c->store)
+		return false;   /* lclient_create_local: the caller owns the store */
+	return store_space(c->store, &sp) == 0 && sp.state >= STORE_SPACE_FULL;
+}
+
 int lc_obj_write(struct lclient *c, uint64_t ino, uint32_t osize, uint64_t off, size_t len, const char *buf)
 {
 	struct io_group g;

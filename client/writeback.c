@@ -285,10 +285,8 @@ int lc_wb_flush_data(struct lclient *c, struct lc_inode *in)
 	while (in->flushing_now)
 		pthread_cond_wait(&in->cond, &in->lock);
 	if (!in->dirty) {
-		r = in->wb_err;
-		in->wb_err = 0;
 		pthread_mutex_unlock(&in->lock);
-		return r;
+		return 0;
 	}
 	struct lc_extent *list = in->dirty;
 	size_t bytes = in->dirty_bytes;
@@ -332,9 +330,12 @@ int lc_wb_flush_data(struct lclient *c, struct lc_inode *in)
 	if (r < 0) {
 		derr(CLIENT, "writeback of inode %" PRIx64 " failed: %s (%" PRIu64 " bytes lost)", in->ino,
 		     strerror(-r), nbytes);
+		/* whoever wrote them learns it at the next fsync or close, even when the
+		 * flusher thread was the one that failed (lc_wb_flush takes it) */
+		if (!in->wb_err)
+			in->wb_err = r;
 	}
-	int err = r < 0 ? r : in->wb_err;
-	in->wb_err = 0;
+	int err = r < 0 ? r : 0;
 	pthread_cond_broadcast(&in->cond);
 	pthread_mutex_unlock(&in->lock);
 
@@ -405,6 +406,13 @@ int lc_wb_report(struct lclient *c, struct lc_inode *in)
 int lc_wb_flush(struct lclient *c, struct lc_inode *in)
 {
 	int r = lc_wb_flush_data(c, in);
+
+	/* a writeback error since the last fsync/close, ours or the flusher's */
+	pthread_mutex_lock(&in->lock);
+	if (in->wb_err)
+		r = in->wb_err;
+	in->wb_err = 0;
+	pthread_mutex_unlock(&in->lock);
 	int r2 = lc_wb_report(c, in);
 	return r < 0 ? r : r2;
 }

@@ -56,6 +56,58 @@ static struct json_object *pools_json(struct mds *m)
 	return o;
 }
 
+static struct json_object *space_json(struct store *st)
+{
+	struct json_object *o = json_object_new_object();
+	struct store_space sp;
+
+	if (store_space(st, &sp)) {
+		json_object_object_add(o, "state", json_object_new_string("unknown"));
+		return o;
+	}
+	json_object_object_add(o, "state", json_object_new_string(store_space_state_name(sp.state)));
+	json_object_object_add(o, "bytes_total", json_object_new_int64((int64_t)sp.total));
+	json_object_object_add(o, "bytes_used", json_object_new_int64((int64_t)sp.used));
+	json_object_object_add(o, "bytes_avail", json_object_new_int64((int64_t)sp.avail));
+	json_object_object_add(o, "nearfull_ratio", json_object_new_double(sp.nearfull_ratio));
+	json_object_object_add(o, "full_ratio", json_object_new_double(sp.full_ratio));
+	json_object_object_add(o, "failsafe_ratio", json_object_new_double(sp.failsafe_ratio));
+	json_object_object_add(o, "enospc", json_object_new_int64((int64_t)sp.enospc));
+	return o;
+}
+
+/*
+ * How full the stores are: "metadata" (the MDS's own store) and "data" (the
+ * data store the clients share; on rados the same cluster, so one entry), and
+ * the worst state of the two as "state" (ok | nearfull | full | failsafe |
+ * unknown), what `loligo status` shows as a health warning.
+ */
+static struct json_object *store_space_json(struct mds *m)
+{
+	struct json_object *o = json_object_new_object(), *md = space_json(m->st), *v;
+	const char *worst = "ok";
+	int wrank = 0;
+
+	json_object_object_add(o, "metadata", md);
+	if (m->data_st)
+		json_object_object_add(o, "data", space_json(m->data_st));
+	json_object_object_foreach(o, name, st) {
+		static const char *const order[] = { "unknown", "ok", "nearfull", "full", "failsafe" };
+		(void)name;
+		if (!json_object_object_get_ex(st, "state", &v))
+			continue;
+		for (int i = 0; i < 5; i++)
+			if (!strcmp(json_object_get_string(v), order[i]) && i > wrank) {
+				wrank = i;
+				worst = order[i];
+			}
+	}
+	if (wrank == 0)
+		worst = "unknown";
+	json_object_object_add(o, "state", json_object_new_string(worst));
+	return o;
+}
+
 static int cmd_status(struct json_object *args, struct json_object **out, void *priv)
 {
 	struct mds *m = priv;
@@ -77,6 +129,7 @@ static int cmd_status(struct json_object *args, struct json_object **out, void *
 	pthread_mutex_unlock(&m->lock);
 	json_object_object_add(o, "requests", json_object_new_int64((int64_t)perf_get(&m->req_total)));
 	json_object_object_add(o, "journal", journal_status_json(m));
+	json_object_object_add(o, "store_space", store_space_json(m));
 	*out = o;
 	return 0;
 }

@@ -268,6 +268,7 @@ int main(int argc, char **argv)
 
 	store_config_from_cfg(&sc);
 	sc.create = mkfs;
+	sc.local_full_try = true;   /* the journal entries that free space must pass when clients cannot write */
 	if (!strcmp(sc.backend, "local")) {
 		struct stat st;
 

@@ -1210,6 +1210,26 @@ bool server_op_journaled(const struct mdsp_request *req)
 	return mdsp_op_is_write(req->op) || (req->op == MDSP_OP_OPEN && (req->oflags & O_TRUNC));
 }
 
+/*
+ * A full store (store_space: full, past store_local_full_ratio): what makes
+ * new things fails with ENOSPC, as Ceph's MDS does when the cluster is full;
+ * unlink, rmdir, rename, truncate and setattr pass, so space can be freed
+ * (the MDS's own journal writes pass up to the failsafe ratio).
+ */
+static bool needs_space(uint32_t op)
+{
+	return op == MDSP_OP_CREATE || op == MDSP_OP_MKNOD || op == MDSP_OP_MKDIR || op == MDSP_OP_SYMLINK ||
+	       op == MDSP_OP_LINK || op == MDSP_OP_SETXATTR;
+}
+
+static bool stores_full(struct mds *m)
+{
+	struct store_space sp;
+
+	return (store_space(m->st, &sp) == 0 && sp.state >= STORE_SPACE_FULL) ||
+	       (m->data_st && store_space(m->data_st, &sp) == 0 && sp.state >= STORE_SPACE_FULL);
+}
+
 void server_dispatch(struct mds *m, struct session *s, struct mdsp_request *req, struct mdsp_reply *rep,
 		     struct txn *t)
 {
@@ -1219,6 +1239,10 @@ void server_dispatch(struct mds *m, struct session *s, struct mdsp_request *req,
 	rep->tid = req->tid;
 	if (!fn) {
 		rep->result = -EOPNOTSUPP;
+		return;
+	}
+	if (needs_space(req->op) && stores_full(m)) {
+		rep->result = -ENOSPC;
 		return;
 	}
 	r = fn(m, s, req, rep, t);

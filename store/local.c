@@ -107,6 +107,7 @@
 #include <sys/eventfd.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -167,6 +168,7 @@ struct lreq {
 	bool cb_done;
 	bool finished;               /* all file works done */
 	bool effects;                /* touches object files: needs LOCK_EFFECTS */
+	uint64_t grow;               /* LR_WRITE: bytes it may add to the filesystem (0: frees or keeps space) */
 	bool ran;                    /* executed in a batch txn (its outputs may be set) */
 	struct fwork *fw_head, *fw_tail;  /* planned file works, queued after the commit */
 	struct lreq *fnext;          /* the worker's FIFO of write requests by seq */
@@ -1050,6 +1052,8 @@ static void fwork_done(struct local_store *ls, struct fwork *w, int r)
 	f->head = w->next;
 	if (!f->head)
 		f->tail = NULL;
+	if (w->kind == FW_WRITE)
+		ls->unlanded -= w->len;
 	if (r < 0) {
 		if (w->kind == FW_READ) {
 			req->r = r;
@@ -1235,8 +1239,10 @@ static void req_queue_works(struct local_store *ls, struct lreq *req)
 		else
 			w->f->head = w;
 		w->f->tail = w;
-		if (w->kind == FW_WRITE)
+		if (w->kind == FW_WRITE) {
 			ls->bytes_since_ckpt += w->len;
+			ls->unlanded += w->len;
+		}
 		file_kick(ls, w->f);
 	}
 }
@@ -1435,6 +1441,221 @@ static void maybe_checkpoint(struct local_store *ls, bool force)
 		ckpt_start(ls);
 }
 
+/* ---- space ---------------------------------------------------------- */
+
+#define SPACE_REFRESH_NS (100ull * 1000 * 1000)
+#define OP_OVERHEAD 4096              /* LMDB pages an op may dirty, beyond its payload */
+#define FULL_HEADROOM (1u << 20)      /* closer than this to the full ratio is full */
+
+/*
+ * statvfs of the store's filesystem, and the state it puts the store in.
+ * Any thread; a transition is logged once (nearfull: a warning; full and
+ * failsafe: an error, with what to do).
+ */
+static void space_refresh(struct local_store *ls)
+{
+	struct statvfs v;
+	uint64_t f, total, avail, used;
+	double ratio;
+	int state = STORE_SPACE_OK, was;
+
+	if (fstatvfs(ls->dirfd, &v) < 0)
+		return;
+	f = v.f_frsize ? v.f_frsize : v.f_bsize;
+	total = (uint64_t)v.f_blocks * f;
+	avail = (uint64_t)v.f_bavail * f;
+	used = total > avail ? total - avail : 0;
+	ratio = total ? (double)used / (double)total : 0;
+	/* less than FULL_HEADROOM short of a ratio counts as past it: no write of any size fits there */
+	if (used + FULL_HEADROOM >= (uint64_t)((double)total * ls->failsafe_ratio))
+		state = STORE_SPACE_FAILSAFE;
+	else if (used + FULL_HEADROOM >= (uint64_t)((double)total * ls->full_ratio))
+		state = STORE_SPACE_FULL;
+	else if (ratio >= ls->nearfull_ratio)
+		state = STORE_SPACE_NEARFULL;
+	atomic_store(&ls->sp_total, total);
+	atomic_store(&ls->sp_avail, avail);
+	atomic_store(&ls->sp_state, state);
+	atomic_store(&ls->sp_ns, now_mono_ns());
+	was = atomic_exchange(&ls->sp_logged, state);
+	if (was == state)
+		return;
+	if (state == STORE_SPACE_OK)
+		dinfo(STORE, "local store %s: %.0f%% of its filesystem in use: no longer nearfull", ls->path, ratio * 100);
+	else if (state == STORE_SPACE_NEARFULL)
+		dinfo(STORE, "local store %s: warning: nearfull: %.0f%% of its filesystem in use (%" PRIu64 " MiB free); writes "
+		      "fail with ENOSPC past %.0f%%", ls->path, ratio * 100, avail >> 20, ls->full_ratio * 100);
+	else
+		derr(STORE, "local store %s: %s: %.0f%% of its filesystem in use (%" PRIu64 " MiB free): writes that "
+		     "need space fail with ENOSPC%s; delete files or add space", ls->path,
+		     state == STORE_SPACE_FULL ? "full" : "past its failsafe ratio", ratio * 100, avail >> 20,
+		     state == STORE_SPACE_FULL ? " (removes and the MDS's metadata still pass)" : "");
+}
+
+static int local_space(struct store *st, struct store_space *out)
+{
+	struct local_store *ls = LS(st);
+
+	if (now_mono_ns() - atomic_load(&ls->sp_ns) >= SPACE_REFRESH_NS)
+		space_refresh(ls);
+	out->total = atomic_load(&ls->sp_total);
+	out->avail = atomic_load(&ls->sp_avail);
+	out->used = out->total > out->avail ? out->total - out->avail : 0;
+	out->state = (enum store_space_state)atomic_load(&ls->sp_state);
+	out->nearfull_ratio = ls->nearfull_ratio;
+	out->full_ratio = ls->full_ratio;
+	out->failsafe_ratio = ls->failsafe_ratio;
+	out->enospc = perf_get(&ls->pc_enospc);
+	return 0;
+}
+
+/* What an op may add to the filesystem: its data twice (intent, file), its omap, some pages. */
+static uint64_t op_growth(const struct store_op *op)
+{
+	uint64_t g = 0;
+	bool grows = false;
+
+	for (size_t i = 0; i < op->n; i++) {
+		const struct store_subop *s = &op->v[i];
+		switch (s->kind) {
+		case SOP_WRITE:
+		case SOP_WRITE_FULL:
+		case SOP_APPEND:
+			g += 2 * s->len;
+			grows = true;
+			break;
+		case SOP_OMAP_SET:
+			g += strlen(s->key) + s->len;
+			grows = true;
+			break;
+		case SOP_CREATE:
+			grows = true;
+			break;
+		default:
+			break;   /* removes, truncates, zeroes and omap removals free space or keep it */
+		}
+	}
+	return grows ? g + OP_OVERHEAD : 0;
+}
+
+/* The room a write batch has: up to the full ratio (failsafe for full_try stores). */
+static void batch_room_init(struct local_store *ls)
+{
+	double ratio = ls->full_try ? ls->failsafe_ratio : ls->full_ratio;
+	uint64_t total, used;
+
+	space_refresh(ls);
+	total = atomic_load(&ls->sp_total);
+	used = total - atomic_load(&ls->sp_avail);
+	ls->batch_room = (int64_t)((double)total * ratio) - (int64_t)used - (int64_t)ls->unlanded;
+}
+
+/* Reserve the file space of @req's writes before it commits (once nearfull): fallocate. */
+static int prealloc_one(struct local_store *ls, uint64_t fid, uint64_t off, uint64_t len)
+{
+	char name[17];
+	int fd, r = 0;
+
+	local_fid_name(fid, name);
+	fd = openat(ls->objfd, name, O_RDWR | O_CLOEXEC);
+	if (fd < 0 && errno == ENOENT) {
+		fd = openat(ls->objfd, name, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+		ls->dir_dirty = true;
+	}
+	if (fd < 0)
+		return -errno;
+	if (fallocate(fd, FALLOC_FL_KEEP_SIZE, (off_t)off, (off_t)len) < 0 && errno != EOPNOTSUPP)
+		r = -errno;
+	close(fd);
+	return r;
+}
+
+static int prealloc_op(struct local_store *ls, const struct store_op *op, const struct objrec *rec)
+{
+	bool exists = rec->exists;
+	uint64_t fid = rec->fid, size = rec->size, nf = ls->next_fid;
+	int r = 0;
+
+#define MAKE()                           \
+	do {                             \
+		if (!exists) {           \
+			exists = true;   \
+			fid = nf++;      \
+			size = 0;        \
+		}                        \
+	} while (0)
+
+	for (size_t i = 0; i < op->n && r == 0; i++) {
+		const struct store_subop *s = &op->v[i];
+		switch (s->kind) {
+		case SOP_CREATE:
+		case SOP_OMAP_SET:
+			MAKE();
+			break;
+		case SOP_WRITE:
+			MAKE();
+			if (s->len)
+				r = prealloc_one(ls, fid, s->off, s->len);
+			if (s->off + s->len > size)
+				size = s->off + s->len;
+			break;
+		case SOP_WRITE_FULL:
+			MAKE();
+			if (s->len)
+				r = prealloc_one(ls, fid, 0, s->len);
+			size = s->len;
+			break;
+		case SOP_APPEND:
+			MAKE();
+			if (s->len)
+				r = prealloc_one(ls, fid, size, s->len);
+			size += s->len;
+			break;
+		case SOP_TRUNCATE:
+			if (exists)
+				size = s->off;
+			break;
+		case SOP_REMOVE:
+			exists = false;
+			break;
+		default:
+			break;
+		}
+	}
+#undef MAKE
+	return r;
+}
+
+/*
+ * May @req take the space it needs?  Ops that free or keep space always
+ * may.  Past nearfull the file space of its writes is reserved now, so
+ * applying them after the commit cannot run out of space.  -ENOSPC, with
+ * nothing of the op written, when not.
+ */
+static int admit(struct local_store *ls, const struct lreq *req, const struct objrec *rec)
+{
+	int r;
+
+	if (!req->grow)
+		return 0;
+	/*
+	 * Counted as new space, though an intent may reuse pages LMDB freed
+	 * after the last checkpoint: whether a page is free to reuse depends on
+	 * the readers of every process, so only what statvfs shows is trusted.
+	 */
+	if ((int64_t)req->grow > ls->batch_room) {
+		perf_inc(&ls->pc_enospc, 1);
+		return -ENOSPC;
+	}
+	ls->batch_room -= (int64_t)req->grow;
+	if (atomic_load(&ls->sp_state) >= STORE_SPACE_NEARFULL && (r = prealloc_op(ls, req->op, rec))) {
+		if (r == -ENOSPC || r == -EDQUOT)
+			perf_inc(&ls->pc_enospc, 1);
+		return r == -EDQUOT ? -ENOSPC : r;
+	}
+	return 0;
+}
+
 /* ---- executing requests inside the batch transaction ---------------- */
 
 /*
@@ -1502,6 +1723,8 @@ static int exec_write(struct local_store *ls, MDB_txn *txn, struct lreq *req, bo
 		return r;
 	existed = rec.exists;
 	r = precheck(op, rec.exists);
+	if (r == 0)
+		r = admit(ls, req, &rec);
 	if (r)
 		return r;
 	*fatal = true;   /* from here on, any failure has written part of the op */
@@ -1653,8 +1876,11 @@ static int exec_read(struct local_store *ls, MDB_txn *txn, struct lreq *req)
 {
 	struct objrec rec;
 	size_t n;
-	int r = obj_lookup(ls, txn, req->pool, req->oid, &rec);
+	int r;
 
+	if (atomic_load(&ls->broken))
+		return -EIO;   /* committed effects of ours may be missing from the files */
+	r = obj_lookup(ls, txn, req->pool, req->oid, &rec);
 	if (r)
 		return r;
 	if (!rec.exists)
@@ -1803,6 +2029,7 @@ static void run_batch(struct local_store *ls, struct lreq *batch)
 	if (r == 0 && writes) {
 		r = local_txn_begin_shared(ls, txn);
 		seq0 = ls->next_seq;
+		batch_room_init(ls);
 	}
 	if (r == 0) {
 		for (req = batch; req && r == 0; req = req->next) {
@@ -1829,8 +2056,15 @@ static void run_batch(struct local_store *ls, struct lreq *batch)
 				DTRACE_PROBE3(loligo_store, commit, nreq, now_mono_ns() - t0, r);
 				hist_add(&ls->h_commit, now_mono_ns() - t0);
 				perf_inc(&ls->pc_commits, 1);
-				if (r == 0)
+				if (r == 0) {
 					local_txn_committed_shared(ls, lowest);
+				} else if (r == -EIO || r == -ENOSPC) {
+					/* LMDB says EIO for a short write: a full disk is ENOSPC */
+					space_refresh(ls);
+					if (atomic_load(&ls->sp_state) >= STORE_SPACE_FULL ||
+					    atomic_load(&ls->sp_avail) < BATCH_MAX_BYTES)
+						r = -ENOSPC;
+				}
 			} else {
 				mdb_txn_abort(txn);
 			}
@@ -2017,7 +2251,8 @@ static void *worker_main(void *arg)
 		pthread_mutex_unlock(&ls->lock);
 		if (batch) {
 			int r = 0;
-			if (!ls->effects_held && batch_needs_effects(batch))
+			/* broken: its reads and writes of object data fail without touching the files */
+			if (!ls->effects_held && !atomic_load(&ls->broken) && batch_needs_effects(batch))
 				r = local_effects_acquire(ls);
 			if (r)
 				fail_batch(ls, batch, r);
@@ -2027,6 +2262,11 @@ static void *worker_main(void *arg)
 			io_uring_submit(&ls->ring);
 			if (ls->effects_held && local_effects_contended(ls))
 				ls->effects_yield = true;
+			continue;
+		}
+		/* a committed effect failed: once nothing of ours is in flight, let others redo ours */
+		if (atomic_load(&ls->broken) && !ls->retired && ls->works_reqs == 0) {
+			local_share_retire(ls);
 			continue;
 		}
 		/* our file work drained: let LOCK_EFFECTS go when idle, or at once when someone waits */
@@ -2142,6 +2382,7 @@ static int local_op_submit(struct store_pool *p, const char *oid, struct store_o
 		req->effects = k == SOP_WRITE || k == SOP_WRITE_FULL || k == SOP_APPEND || k == SOP_TRUNCATE ||
 			       k == SOP_ZERO || k == SOP_REMOVE;
 	}
+	req->grow = op_growth(op);
 	r = enqueue(lp->ls, req);
 	if (r) {
 		store_op_free(op);
@@ -2460,6 +2701,7 @@ static void perf_register_local(struct local_store *ls)
 	perf_register_counter(g, "effects_lock_waits", &ls->pc_effects_waits);
 	perf_register_counter(g, "effects_lock_yields", &ls->pc_effects_yields);
 	perf_register_counter(g, "owners_taken_over", &ls->pc_takeovers);
+	perf_register_counter(g, "enospc", &ls->pc_enospc);
 	perf_register_hist(g, "effects_lock_wait_lat", &ls->h_effects_wait);
 }
 
@@ -2487,6 +2729,14 @@ static int local_open(const struct store_config *cfg, struct store **out)
 	pthread_mutex_init(&ls->lock, NULL);
 	pthread_cond_init(&ls->space, NULL);
 	ls->path = strdup(cfg->local_path);
+	ls->nearfull_ratio = cfg->local_nearfull_ratio > 0 ? cfg->local_nearfull_ratio : 0.85;
+	ls->full_ratio = cfg->local_full_ratio > 0 ? cfg->local_full_ratio : 0.95;
+	ls->failsafe_ratio = cfg->local_failsafe_ratio > 0 ? cfg->local_failsafe_ratio : 0.97;
+	if (ls->full_ratio < ls->nearfull_ratio)
+		ls->full_ratio = ls->nearfull_ratio;
+	if (ls->failsafe_ratio < ls->full_ratio)
+		ls->failsafe_ratio = ls->full_ratio;
+	ls->full_try = cfg->local_full_try;
 	ls->ftab_mask = 63;
 	ls->ftab = calloc(ls->ftab_mask + 1, sizeof(*ls->ftab));
 	if (!ls->path || !ls->ftab) {
@@ -2546,6 +2796,7 @@ static int local_open(const struct store_config *cfg, struct store **out)
 		goto out_fail;
 	}
 	ls->ring_ok = true;
+	space_refresh(ls);
 	ls->ckpt_last_ns = now_mono_ns();
 	ls->ckpt_interval_ns = CKPT_INTERVAL_NS;
 	{
@@ -2634,4 +2885,5 @@ const struct store_backend store_local_backend = {
 	.omap_get = local_omap_get,
 	.omap_list = local_omap_list,
 	.list_objects = local_list_objects,
+	.space = local_space,
 };

@@ -137,6 +137,15 @@ struct local_store {
 	uint64_t ckpt_last_ns;
 	uint64_t ckpt_interval_ns;   /* CKPT_INTERVAL_NS; tests shorten it (LOLIGO_STORE_LOCAL_CKPT_INTERVAL_US) */
 	uint64_t test_stall_apply_ns;  /* test hook: sleep between a commit and its effects (..._TEST_STALL_APPLY_MS) */
+	bool retired;                /* broken: our liveness lock is given up, others redo our intents */
+
+	/* space: the ratios are set at open; the sp_ fields are written by whoever refreshes them */
+	double nearfull_ratio, full_ratio, failsafe_ratio;
+	bool full_try;               /* writes pass up to failsafe_ratio (store_config.local_full_try) */
+	_Atomic uint64_t sp_total, sp_avail, sp_ns;
+	_Atomic int sp_state, sp_logged;
+	int64_t batch_room;          /* worker: bytes the running batch may still take */
+	uint64_t unlanded;           /* worker: bytes of committed writes not yet in the files */
 	uint64_t bytes_since_ckpt;
 	unsigned busy_reqs;          /* requests taken off the queue, not yet freed */
 	uint64_t st_ops, st_batches, st_ckpts;
@@ -144,7 +153,7 @@ struct local_store {
 	/* perf dump group "store_local" (".N" for more stores in one process) */
 	char perf_group[32];
 	struct perf_counter pc_writes, pc_reads, pc_queries, pc_batches, pc_commits, pc_ckpts, pc_write_bytes;
-	struct perf_counter pc_effects_waits, pc_effects_yields, pc_takeovers;
+	struct perf_counter pc_effects_waits, pc_effects_yields, pc_takeovers, pc_enospc;
 	struct hist h_commit;        /* LMDB commit (the sync) */
 	struct hist h_write;         /* submit to durable completion of a write op */
 	struct hist h_effects_wait;  /* waiting for another process' LOCK_EFFECTS */
@@ -246,6 +255,12 @@ void local_share_close(struct local_store *ls);
 int local_effects_acquire(struct local_store *ls);
 /** local_effects_release - let LOCK_EFFECTS go; nothing of ours may be in flight on the files. */
 void local_effects_release(struct local_store *ls);
+/**
+ * local_share_retire - after a file effect failed: stop being a live owner
+ * (drop the liveness lock, and LOCK_EFFECTS if held), so the next process to
+ * take the effects lock redoes our intents.  Nothing of ours may be in flight.
+ */
+void local_share_retire(struct local_store *ls);
 /** local_effects_contended - another process waits for LOCK_EFFECTS (we hold it). */
 bool local_effects_contended(struct local_store *ls);
 /**

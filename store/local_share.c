@@ -324,15 +324,69 @@ static int redo_rec(struct local_store *ls, struct rset *files, const struct ire
 	}
 }
 
+static int rfile_cmp(const void *a, const void *b)
+{
+	uint64_t x = ((const struct rfile *)a)->fid, y = ((const struct rfile *)b)->fid;
+	return x < y ? -1 : x > y;
+}
+
+/* Files the suffix from @from unlinks: nothing else of theirs needs redoing (fids are never reused). */
+static int collect_unlinked(MDB_cursor *cur, uint64_t from, struct rset *gone)
+{
+	unsigned char kb[8];
+	MDB_val k = { 8, kb }, v;
+	int rc, r = 0;
+
+	put_be64(kb, from);
+	for (rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE); rc == 0 && r == 0;
+	     rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+		uint64_t owner;
+		uint32_t n;
+		size_t pos;
+
+		if (local_intent_header(&v, &owner, &n, &pos))
+			continue;   /* the redo pass reports it */
+		for (uint32_t i = 0; i < n; i++) {
+			struct irec rec;
+			if (local_intent_next(&v, &pos, &rec))
+				break;
+			if (rec.kind != FW_UNLINK)
+				continue;
+			if (gone->n == gone->cap) {
+				size_t cap = gone->cap ? gone->cap * 2 : 16;
+				struct rfile *nv = realloc(gone->v, cap * sizeof(*nv));
+				if (!nv) {
+					r = -ENOMEM;
+					break;
+				}
+				gone->v = nv;
+				gone->cap = cap;
+			}
+			gone->v[gone->n++] = (struct rfile){ rec.fid, -1 };
+		}
+	}
+	if (r == 0 && gone->n)
+		qsort(gone->v, gone->n, sizeof(*gone->v), rfile_cmp);
+	return r ? r : rc && rc != MDB_NOTFOUND ? mdb_err(rc) : 0;
+}
+
+static bool is_gone(const struct rset *gone, uint64_t fid)
+{
+	struct rfile key = { fid, -1 };
+	return gone->n && bsearch(&key, gone->v, gone->n, sizeof(*gone->v), rfile_cmp);
+}
+
 /*
  * Redo every intent with seq >= @from in sequence order, whoever owns it,
- * then fdatasync every file touched and the objects directory.  *@count gets
+ * then fdatasync every file touched and the objects directory.  Effects on
+ * files the same suffix unlinks are skipped: they would be written only to
+ * be thrown away (and on a full disk need space nobody has).  *@count gets
  * the number of intents redone.  Needs LOCK_EFFECTS (or a store nobody else
  * has open).
  */
 static int redo_from(struct local_store *ls, uint64_t from, size_t *count)
 {
-	struct rset files = { 0 };
+	struct rset files = { 0 }, gone = { 0 };
 	unsigned char kb[8];
 	MDB_val k = { 8, kb }, v;
 	MDB_cursor *cur;
@@ -350,7 +404,8 @@ static int redo_from(struct local_store *ls, uint64_t from, size_t *count)
 		mdb_txn_abort(txn);
 		return r;
 	}
-	for (rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE); rc == 0 && r == 0;
+	r = collect_unlinked(cur, from, &gone);
+	for (rc = r ? MDB_NOTFOUND : mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE); rc == 0 && r == 0;
 	     rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
 		uint64_t owner;
 		uint32_t n;
@@ -361,7 +416,7 @@ static int redo_from(struct local_store *ls, uint64_t from, size_t *count)
 		for (uint32_t i = 0; i < n && r == 0; i++) {
 			struct irec rec;
 			r = local_intent_next(&v, &pos, &rec);
-			if (r == 0)
+			if (r == 0 && (rec.kind == FW_UNLINK || !is_gone(&gone, rec.fid)))
 				r = redo_rec(ls, &files, &rec);
 		}
 		if (r == -EIO)
@@ -380,6 +435,7 @@ static int redo_from(struct local_store *ls, uint64_t from, size_t *count)
 		}
 	}
 	free(files.v);
+	free(gone.v);
 	if (r == 0 && nint && fsync(ls->objfd) < 0)
 		r = -errno;
 	if (r)
@@ -557,6 +613,17 @@ void local_effects_release(struct local_store *ls)
 		ls->effects_yielded = true;
 		perf_inc(&ls->pc_effects_yields, 1);
 	}
+}
+
+void local_share_retire(struct local_store *ls)
+{
+	if (ls->effects_held)
+		local_effects_release(ls);
+	ofd_unlock(ls->lockfd, LOCK_LIVE_BASE + (off_t)ls->owner);
+	ls->retired = true;
+	derr(STORE, "local store %s: a committed effect could not be applied to its file; this process applies no "
+	     "more (its reads and writes of object data fail with EIO): the next process to take the effects "
+	     "lock, or a reopen, redoes what it left", ls->path);
 }
 
 bool local_effects_contended(struct local_store *ls)

@@ -33,6 +33,9 @@ void store_config_from_cfg(struct store_config *sc)
 	sc->backend = cfg_str(CFG_store_backend, backend, sizeof(backend));
 	sc->local_path = cfg_str(CFG_store_local_path, path, sizeof(path));
 	sc->local_map_size = cfg_uint(CFG_store_local_map_size);
+	sc->local_nearfull_ratio = cfg_double(CFG_store_local_nearfull_ratio);
+	sc->local_full_ratio = cfg_double(CFG_store_local_full_ratio);
+	sc->local_failsafe_ratio = cfg_double(CFG_store_local_failsafe_full_ratio);
 	sc->rados_conf = cfg_str(CFG_rados_conf, conf, sizeof(conf));
 	sc->rados_id = cfg_str(CFG_rados_id, id, sizeof(id));
 	sc->rados_mon_op_timeout = cfg_double(CFG_rados_mon_op_timeout);
@@ -110,6 +113,20 @@ void store_close(struct store *st)
 const char *store_backend_name(const struct store *st)
 {
 	return st->be->name;
+}
+
+int store_space(struct store *st, struct store_space *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (!st || !st->be->space)
+		return -ENOTSUP;
+	return st->be->space(st, out);
+}
+
+const char *store_space_state_name(enum store_space_state s)
+{
+	static const char *const names[] = { "ok", "nearfull", "full", "failsafe" };
+	return (unsigned)s < sizeof(names) / sizeof(names[0]) ? names[s] : "?";
 }
 
 /* ---- argument checks ------------------------------------------------ */

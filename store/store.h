@@ -43,6 +43,12 @@ struct store_config {
 	double rados_mon_op_timeout;  /* seconds; 0 = default */
 	double rados_osd_op_timeout;  /* seconds; 0 = default */
 	uint64_t local_map_size;  /* local: LMDB map size (bytes, upper bound of metadata + redo log); 0 = 64 GiB */
+	/* local: share of the filesystem in use at which the store is nearfull / full / past its failsafe
+	 * (0: the defaults 0.85 / 0.95 / 0.97) */
+	double local_nearfull_ratio, local_full_ratio, local_failsafe_ratio;
+	/* local: writes pass up to the failsafe ratio, not the full ratio (the MDS's metadata: the
+	 * journal entries that free space must get through when clients cannot write) */
+	bool local_full_try;
 };
 
 /**
@@ -158,6 +164,31 @@ int store_omap_list(struct store_pool *p, const char *oid, const char *after, co
 
 /** store_list_objects - names of objects in the pool (for tools and tests); free each and the array. */
 int store_list_objects(struct store_pool *p, char ***names, size_t *n);
+
+/* ---- space ------------------------------------------------------------ */
+
+enum store_space_state {
+	STORE_SPACE_OK,
+	STORE_SPACE_NEARFULL,   /* past the nearfull ratio: a warning */
+	STORE_SPACE_FULL,       /* past the full ratio: writes that need space fail with ENOSPC */
+	STORE_SPACE_FAILSAFE,   /* past the failsafe ratio: only ops that free space pass */
+};
+
+struct store_space {
+	uint64_t total, used, avail;   /* bytes of the filesystem the store lives on */
+	enum store_space_state state;
+	double nearfull_ratio, full_ratio, failsafe_ratio;
+	uint64_t enospc;               /* write ops refused with ENOSPC since open */
+};
+
+/**
+ * store_space - how full the store is.  Cheap (at most one statvfs per
+ * 100 ms), any thread.  Return: 0, or -ENOTSUP when the backend cannot tell
+ * (rados).
+ */
+int store_space(struct store *st, struct store_space *out);
+/** store_space_state_name - "ok", "nearfull", "full", "failsafe". */
+const char *store_space_state_name(enum store_space_state s);
 
 /* ---- async wrappers for blocking callers ----------------------------- */
 

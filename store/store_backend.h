@@ -67,6 +67,7 @@ struct store_backend {
 	int (*omap_list)(struct store_pool *p, const char *oid, const char *after, const char *prefix,
 			 size_t max, struct store_kv **out, size_t *n, bool *more);
 	int (*list_objects)(struct store_pool *p, char ***names, size_t *n);
+	int (*space)(struct store *st, struct store_space *out);   /* optional */
 };
 
 /* Every handle starts with one of these. */

@@ -420,7 +420,7 @@ END_TEST
  */
 START_TEST(test_purge_local_data_store)
 {
-	struct store_config sc = { .backend = "local", .create = false, .local_map_size = 1ull << 30 };
+	struct store_config sc = { .backend = "local", .create = true, .local_map_size = 1ull << 30 };
 	struct mdsp_inode in, attr;
 	struct store_pool *pool;
 	struct store_stat ss;
@@ -439,6 +439,8 @@ START_TEST(test_purge_local_data_store)
 	snprintf(path, sizeof(path), "%s/store.data", P.dir);
 	sc.local_path = path;
 	ck_assert_int_eq(store_open(&sc, &st), 0);
+	if (store_pool_open(st, "loligo_data", NULL, &pool) == -ENOENT)   /* as a client finds it */
+		ck_assert_int_eq(store_pool_create(st, "loligo_data"), 0);
 	ck_assert_int_eq(store_pool_open(st, "loligo_data", NULL, &pool), 0);
 	for (i = 0; i < 3; i++) {
 		struct store_op *op = store_op_new();

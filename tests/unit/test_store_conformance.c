@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -1489,6 +1490,68 @@ START_TEST(t_local_remove_during_checkpoint)
 }
 END_TEST
 
+/*
+ * A full store: with the full ratio below what the filesystem already uses,
+ * every op that needs space fails with ENOSPC (nothing of it applied), ops
+ * that free space pass, a full_try store writes up to its failsafe ratio,
+ * and store_space() says so.
+ */
+START_TEST(t_local_full)
+{
+	struct store_config cfg;
+	struct store_space sp;
+	struct store_op *op;
+	struct statvfs v;
+	double used;
+
+	put_full("keep", "kept", 4);
+	put_full("gone", "x", 1);
+	store_pool_close(pool);
+	store_close(st);
+	ck_assert_int_eq(statvfs(storedir, &v), 0);
+	used = 1.0 - (double)v.f_bavail / (double)v.f_blocks;
+	ck_assert_msg(used > 0.02, "the test filesystem is too empty (%.3f used)", used);
+	fill_config(&cfg);
+	cfg.local_nearfull_ratio = used / 2;
+	cfg.local_full_ratio = used / 2;
+	cfg.local_failsafe_ratio = 0.9999;
+	ck_assert_int_eq(store_open(&cfg, &st), 0);
+	open_pool(nspace);
+	ck_assert_int_eq(store_space(st, &sp), 0);
+	ck_assert_int_eq(sp.state, STORE_SPACE_FULL);
+	ck_assert_uint_gt(sp.total, sp.avail);
+	ck_assert_str_eq(store_space_state_name(sp.state), "full");
+	/* needs space: refused whole */
+	op = store_op_new();
+	store_op_write(op, 0, "yy", 2);
+	store_op_omap_set(op, "k", "v", 1);
+	ck_assert_int_eq(exec(op, "keep"), -ENOSPC);
+	expect_read("keep", 0, 4, "kept", 4);
+	expect_omap("keep", "k", NULL);
+	op = store_op_new();
+	store_op_create(op, true);
+	ck_assert_int_eq(exec(op, "new"), -ENOSPC);
+	/* frees space: passes */
+	op = store_op_new();
+	store_op_truncate(op, 2);
+	ck_assert_int_eq(exec(op, "keep"), 0);
+	op = store_op_new();
+	store_op_remove(op);
+	ck_assert_int_eq(exec(op, "gone"), 0);
+	expect_read("gone", 0, 1, NULL, -ENOENT);
+	ck_assert_int_eq(store_space(st, &sp), 0);
+	ck_assert_uint_ge(sp.enospc, 2);
+	store_pool_close(pool);
+	store_close(st);
+	/* the MDS's metadata: up to the failsafe ratio */
+	cfg.local_full_try = true;
+	ck_assert_int_eq(store_open(&cfg, &st), 0);
+	open_pool(nspace);
+	put_full("meta", "journal entry", 13);
+	expect_read("meta", 0, 13, "journal entry", 13);
+}
+END_TEST
+
 static Suite *store_suite(void)
 {
 	Suite *s = suite_create(is_local() ? "store_conformance_local" : "store_conformance_rados");
@@ -1520,6 +1583,7 @@ static Suite *store_suite(void)
 		tcase_add_test(tc, t_local_persist);
 		tcase_add_test(tc, t_local_open_errors);
 		tcase_add_test(tc, t_local_map_full);
+		tcase_add_test(tc, t_local_full);
 		tcase_add_test(tc, t_local_many_files);
 		tcase_add_test(tc, t_local_remove_during_checkpoint);
 		tcase_add_test(tc, t_config_from_cfg);
