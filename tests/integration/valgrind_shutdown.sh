@@ -65,6 +65,9 @@ store_local_path = $T/store
 # valgrind cannot map the default 64G LMDB map
 store_local_map_size = 1G
 nfs4_grace_time = 1
+# the gateway's defaults are knfsd's (ro, root_squash, secure); this test
+# writes as root from unprivileged ports
+nfs_exports = id=1,path=/,rw,no_root_squash,insecure
 [mds]
 mds_addr = 127.0.0.1
 log_file = $T/mds-daemon.log
