@@ -446,18 +446,13 @@ static void do_request(struct mds_client *m, struct mdsc_req *r)
  * map's reference.  Return: 0, -ESHUTDOWN, -ENOMEM; -EINVAL if @r was
  * submitted before.
  */
-int mdsc_register_request(struct mds_client *m, struct mdsc_req *r)
+/* Caller holds mdsc->mutex; @r carries the map's reference, dropped on failure. */
+static int register_locked(struct mds_client *m, struct mdsc_req *r)
 {
-	uint64_t t0, tid;
+	uint64_t tid;
 	int ret;
 
-	if (atomic_load(&r->state) != 0)
-		return -EINVAL;                 /* submitted twice */
-	r->submit_ns = now_mono_ns();
-	mdsc_req_get(r);                        /* the map's reference */
-	t0 = mdsc_lock(m);
 	if (m->stopping) {
-		mdsc_unlock(m, SEC_SUBMIT, t0);
 		mdsc_req_put(r);
 		return -ESHUTDOWN;
 	}
@@ -470,10 +465,55 @@ int mdsc_register_request(struct mds_client *m, struct mdsc_req *r)
 	/* after the insert (release): every tid up to here is in the map or
 	 * will never be (a failed insert); see oldest_tid at the top */
 	atomic_store_explicit(&m->registered_tid, tid, memory_order_release);
-	mdsc_unlock(m, SEC_SUBMIT, t0);
 	if (ret)
 		mdsc_req_put(r);
 	return ret;
+}
+
+int mdsc_register_request(struct mds_client *m, struct mdsc_req *r)
+{
+	uint64_t t0;
+	int ret;
+
+	if (atomic_load(&r->state) != 0)
+		return -EINVAL;                 /* submitted twice */
+	r->submit_ns = now_mono_ns();
+	mdsc_req_get(r);                        /* the map's reference */
+	t0 = mdsc_lock(m);
+	ret = register_locked(m, r);
+	mdsc_unlock(m, SEC_SUBMIT, t0);
+	return ret;
+}
+
+/*
+ * client_mds_locking=before: the shape of the Linux client before its
+ * mutex-contention series, kept for tools/bench/run-mdstorm.sh --locking
+ * before only.  One client-mutex section registers the request, chooses
+ * the session and encodes and sends it (the send_lock nests inside, it is a
+ * leaf); a request that must wait for a session takes the normal path.
+ */
+static int submit_request_before(struct mds_client *m, struct mdsc_req *r)
+{
+	struct mds_session *s = &m->session;
+	uint64_t t0;
+	int ret;
+
+	if (atomic_load(&r->state) != 0)
+		return -EINVAL;
+	r->submit_ns = now_mono_ns();
+	mdsc_req_get(r);
+	t0 = mdsc_lock(m);
+	ret = register_locked(m, r);
+	if (ret || s->state != SESS_OPEN || !s->conn) {
+		mdsc_unlock(m, SEC_SUBMIT, t0);
+		if (!ret)
+			do_request(m, r);
+		return ret;
+	}
+	atomic_store(&r->sent_gen, s->conn->gen);
+	mdsc_send_request(m, s->conn, r, 0);
+	mdsc_unlock(m, SEC_SUBMIT, t0);
+	return 0;
 }
 
 /* submit_request - register @r and drive it. */
@@ -482,9 +522,13 @@ static int submit_request(struct mds_client *m, struct mdsc_req *r)
 	int ret;
 
 	DTRACE_PROBE1(loligo, mdsc_submit_entry, r->pub.args.op);
-	ret = mdsc_register_request(m, r);
-	if (!ret)
-		do_request(m, r);
+	if (m->locking_before) {
+		ret = submit_request_before(m, r);
+	} else {
+		ret = mdsc_register_request(m, r);
+		if (!ret)
+			do_request(m, r);
+	}
 	DTRACE_PROBE2(loligo, mdsc_submit_return, r->tid, ret);
 	return ret;
 }
@@ -646,10 +690,14 @@ void mdsc_handle_reply(struct mds_client *m, struct mdsp_msg *msg)
 	uint64_t tid = rep->tid;
 	bool safe = !(rep->flags & MDSP_REPLY_UNSAFE), took = false, done = false, undone = false;
 	struct mdsc_req *r;
+	uint64_t t0 = 0;
 	uint32_t st;
 
 	DTRACE_PROBE2(loligo, mdsc_handle_reply_entry, tid, rep->flags);
-	hist_add(&m->hold[SEC_HANDLE_REPLY], 0);        /* no client mutex (see the top) */
+	if (m->locking_before)
+		t0 = mdsc_lock(m);      /* the benchmark's "before" shape only */
+	else
+		hist_add(&m->hold[SEC_HANDLE_REPLY], 0);        /* no client mutex (see the top) */
 	rcu_read_lock();
 	r = xa_load(&m->requests, tid);
 	if (r && !mdsc_req_get_unless_zero(r))
@@ -707,6 +755,8 @@ void mdsc_handle_reply(struct mds_client *m, struct mdsp_msg *msg)
 		hist_add(&m->lat_safe, now_mono_ns() - r->submit_ns);
 	mdsc_req_put(r);
 out:
+	if (m->locking_before)
+		mdsc_unlock(m, SEC_HANDLE_REPLY, t0);
 	if (!took) {
 		mdsp_msg_free(msg);
 		free(msg);
@@ -799,6 +849,20 @@ int mdsc_create(const char *addr, const char *client_name, const struct mdsc_ops
 		derr(CLIENT, "mds address '%s' is not host:port", m->addr);
 		ret = -EINVAL;
 		goto out_free;
+	}
+	{
+		char mode[32];
+
+		cfg_get_string(CFG_client_mds_locking, mode, sizeof(mode));
+		if (!strcmp(mode, "before")) {
+			m->locking_before = true;
+			dinfo(CLIENT, "client_mds_locking=before: the client mutex is held across encoding, "
+			      "sending and reply handling (benchmark comparison only)");
+		} else if (strcmp(mode, "series")) {
+			derr(CLIENT, "client_mds_locking '%s' is neither 'series' nor 'before'", mode);
+			ret = -EINVAL;
+			goto out_free;
+		}
 	}
 	mdsc_session_init(m);
 	ret = mdsc_session_thread_start(m);

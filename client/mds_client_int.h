@@ -121,6 +121,7 @@ struct mds_client {
 	bool kick;                      /* protected by mutex */
 	bool want_session;              /* protected by mutex */
 	bool stopping;                  /* protected by mutex; read racily by fast paths */
+	bool locking_before;            /* client_mds_locking=before (set at create, read-only) */
 	pthread_t session_thread;
 
 	struct xarray requests;         /* tid -> struct mdsc_req; its own lock */

@@ -574,6 +574,49 @@ START_TEST(test_concurrent_oldest_tid)
 }
 END_TEST
 
+/*
+ * client_mds_locking=before (the benchmark's comparison shape): the same
+ * results, with the client mutex held around registration+send (one
+ * submit_request section, no do_request one) and around reply handling.
+ */
+START_TEST(test_locking_before)
+{
+	struct mds_client *m;
+	struct mds_request *a, *b;
+	struct worker w[8];
+	int i;
+
+	set_opt("client_mds_locking", "before");
+	m = new_client();
+	ck_assert_int_eq(mdsc_open_session(m, 2000), 0);
+	fake_set(RM_UNSAFE);
+	a = mkreq(m, MDSP_OP_MKDIR, "a");
+	ck_assert_int_eq(mdsc_do_request(m, a), 0);
+	ck_assert(a->reply->flags & MDSP_REPLY_UNSAFE);
+	fake_flush();
+	ck_assert_int_eq(mdsc_wait_safe(m, a), 0);
+	fake_set(RM_SAFE);
+	b = mkreq(m, MDSP_OP_GETATTR, NULL);
+	ck_assert_int_eq(mdsc_do_request(m, b), 0);
+	ck_assert_uint_eq(mdsc_oldest_tid(m), b->args.tid + 1);
+	for (i = 0; i < 8; i++) {
+		w[i] = (struct worker){ .m = m, .n = 200 };
+		pthread_create(&w[i].t, NULL, worker_main, &w[i]);
+	}
+	for (i = 0; i < 8; i++) {
+		pthread_join(w[i].t, NULL);
+		ck_assert_int_eq(w[i].fails, 0);
+	}
+	ck_assert_uint_eq(perf_hist_count("hold_handle_reply"), 3 + 8 * 200);
+	ck_assert_uint_gt(perf_hist_field("hold_handle_reply", "max_ns"), 0);
+	ck_assert_uint_eq(perf_hist_count("hold_submit_request"), 2 + 8 * 200);
+	ck_assert_uint_eq(perf_hist_count("hold_do_request"), 0);
+	mdsc_request_put(a);
+	mdsc_request_put(b);
+	mdsc_destroy(m);
+}
+END_TEST
+
 START_TEST(test_reconnect_replay_order)
 {
 	/* A got UNSAFE, B got nothing; the connection drops; C is submitted while
@@ -1079,6 +1122,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_unsafe_then_safe);
 	tcase_add_test(tc, test_concurrent_oldest_tid);
 	tcase_add_test(tc, test_reconnect_replay_order);
+	tcase_add_test(tc, test_locking_before);
 	tcase_add_test(tc, test_reconnect_rejected);
 	tcase_add_test(tc, test_open_refused_is_bounded);
 	tcase_add_test(tc, test_open_silent_is_bounded);

@@ -5,6 +5,8 @@
 #
 #   tools/bench/run-mdstorm.sh [--build DIR] [--threads N] [--secs S] [--files N]
 #                              [--stats-per-readdir N] [--perf-record FILE]
+#                              [--mds-perf-record FILE] [--contended]
+#                              [--locking normal|before|both]
 #                              [--fuse-opt OPT,...] [--set OPTION=VALUE]... [--keep]
 #
 #   --build DIR        build tree with mds/loligo-mds and client/fuse/loligo-fuse
@@ -12,6 +14,15 @@
 #   --threads/--secs/--files   storm shape (default 32, 20, 5000)
 #   --stats-per-readdir N      stat()s per full readdir and thread (default 100)
 #   --perf-record FILE record loligo-fuse with `perf record -g` during the loligo storm
+#   --mds-perf-record FILE  the same for loligo-mds
+#   --contended        every stat and every readdir reaches the MDS: kernel entry/attr
+#                      timeouts 0 and no kernel readdir cache, the client's own caches
+#                      bypassed (client_{caps,attr,entry,negative}_timeout=0,
+#                      fuse_cache_readdir=false); implies --no-local
+#   --locking MODE     normal (default): the client as it is; before: the client mutex
+#                      held across request encoding/sending and reply handling
+#                      (client_mds_locking=before, the Linux client before its series);
+#                      both: the storm once in each mode on the same filesystem
 #   --fuse-opt OPTS    extra -o options for loligo-fuse
 #   --set OPT=VAL      a config override for loligo-fuse (--OPT=VAL), repeatable
 #   --keep             keep the temp dir (logs, perf dumps) instead of removing it
@@ -25,14 +36,25 @@
 #   SUMMARY hold-create|hold-storm <section> count=... p50_us=... p99_us=... max_us=...
 # (hold-create: client mutex hold times while $THREADS threads create the
 # files, one MDS request each; hold-storm: during the stat/readdir storm)
+# and, per locking mode, one machine-readable line (the last line of the run):
+#   RESULT mdstorm contended=0|1 locking=normal|before threads=.. secs=.. files=..
+#          stat_ops_s=.. stat_p99_us=.. readdir_s=.. mds_requests_s=N
+#          hold_count_<section>=.. hold_p50_us_<section>=.. hold_p99_us_<section>=X
+#          hold_max_us_<section>=.. (every client-mutex section: submit_request,
+#          do_request, handle_reply, replay, session, other)
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
+# ../shared beside the tree; from a linked worktree, beside the main one
 shared=$(cd "$top/../shared" 2>/dev/null && pwd || true)
+if [[ -z $shared ]]; then
+	main_tree=$(git -C "$top" worktree list --porcelain 2>/dev/null | sed -n '1s/^worktree //p')
+	[[ -n $main_tree ]] && shared=$(cd "$main_tree/../shared" 2>/dev/null && pwd || true)
+fi
 
 build=${LOLIGO_BUILD_DIR:-$top/build} threads=32 secs=20 files=5000 spr=100
-perf_out= fuse_opts= keep=0 sets=() local=1
+perf_out= mds_perf_out= fuse_opts= keep=0 sets=() local=1 contended=0 locking=normal
 while (($#)); do
 	case $1 in
 	--build) build=$2; shift ;;
@@ -41,15 +63,29 @@ while (($#)); do
 	--files) files=$2; shift ;;
 	--stats-per-readdir) spr=$2; shift ;;
 	--perf-record) perf_out=$2; shift ;;
+	--mds-perf-record) mds_perf_out=$2; shift ;;
+	--contended) contended=1; local=0 ;;
+	--locking) locking=$2; shift ;;
 	--fuse-opt) fuse_opts=$2; shift ;;
 	--set) sets+=("--$2"); shift ;;
 	--keep) keep=1 ;;
 	--no-local) local=0 ;;
-	-h|--help) sed -n '2,25p' "$0"; exit 0 ;;
+	-h|--help) sed -n '2,45p' "$0"; exit 0 ;;
 	*) echo "run-mdstorm: unknown argument '$1' (try --help)" >&2; exit 2 ;;
 	esac
 	shift
 done
+
+case $locking in
+normal) modes=(normal) ;;
+before) modes=(before) ;;
+both) modes=(normal before) ;;
+*) echo "run-mdstorm: --locking takes normal, before or both, not '$locking'" >&2; exit 2 ;;
+esac
+if ((contended)); then
+	sets+=(--client_caps_timeout=0 --client_attr_timeout=0 --client_entry_timeout=0
+	       --client_negative_timeout=0 --fuse_cache_readdir=false)
+fi
 
 src=$shared/bench/mdstorm.c
 [[ -n $shared && -f $src ]] || { echo "run-mdstorm: $top/../shared/bench/mdstorm.c not found" >&2; exit 1; }
@@ -63,20 +99,27 @@ command -v jq >/dev/null || { echo "run-mdstorm: needs jq (apt-get install jq)" 
 
 work=$(mktemp -d /tmp/loligo-mdstorm.XXXXXX)
 chmod 755 "$work"
-mnt=$work/mnt conf=$work/loligo.conf asok=$work/client.asok
+mnt=$work/mnt conf=$work/loligo.conf asok=$work/client.asok mds_asok=$work/mds.asok
 mkdir -p "$mnt" "$work/store" "$work/local"
-mds_pid= fuse_pid= perf_pid=
+mds_pid= fuse_pid= perf_pid= mds_perf_pid=
+
+unmount() {
+	if grep -q " $mnt fuse" /proc/mounts; then
+		fusermount3 -u "$mnt" 2>/dev/null || fusermount3 -uz "$mnt" 2>/dev/null || true
+	fi
+	if [[ -n $fuse_pid ]]; then
+		for _ in $(seq 1 100); do kill -0 "$fuse_pid" 2>/dev/null || break; sleep 0.1; done
+		kill -KILL "$fuse_pid" 2>/dev/null || true
+		wait "$fuse_pid" 2>/dev/null || true
+	fi
+	fuse_pid=
+}
 
 cleanup() {
 	set +e
 	[[ -n $perf_pid ]] && kill -INT "$perf_pid" 2>/dev/null && wait "$perf_pid" 2>/dev/null
-	if grep -q " $mnt fuse" /proc/mounts; then
-		fusermount3 -u "$mnt" 2>/dev/null || fusermount3 -uz "$mnt" 2>/dev/null
-	fi
-	if [[ -n $fuse_pid ]]; then
-		for _ in $(seq 1 100); do kill -0 "$fuse_pid" 2>/dev/null || break; sleep 0.1; done
-		kill -KILL "$fuse_pid" 2>/dev/null
-	fi
+	[[ -n $mds_perf_pid ]] && kill -INT "$mds_perf_pid" 2>/dev/null && wait "$mds_perf_pid" 2>/dev/null
+	unmount
 	[[ -n $mds_pid ]] && kill -TERM "$mds_pid" 2>/dev/null && wait "$mds_pid" 2>/dev/null
 	if ((keep)); then echo "run-mdstorm: kept $work"; else rm -rf "$work"; fi
 }
@@ -92,6 +135,7 @@ store_local_path = $work/store
 [mds]
 mds_addr = 127.0.0.1
 log_file = $work/mds.log
+admin_socket = $mds_asok
 [client]
 log_file = $work/client.log
 admin_socket = $asok
@@ -104,15 +148,19 @@ for _ in $(seq 1 150); do [[ -s $work/mds.port ]] && break; sleep 0.1; done
 [[ -s $work/mds.port ]] || { echo "run-mdstorm: loligo-mds did not start:" >&2; tail "$work/mds.out" >&2; exit 1; }
 port=$(cat "$work/mds.port")
 
-fargs=(-f -c "$conf" "--client_mds_addr=127.0.0.1:$port" "${sets[@]}")
-[[ -n $fuse_opts ]] && fargs+=(-o "$fuse_opts")
-"$fuse_bin" "${fargs[@]}" "$mnt" >"$work/client.out" 2>&1 &
-fuse_pid=$!
-for _ in $(seq 1 150); do grep -q " $mnt fuse" /proc/mounts && break; sleep 0.1; done
-grep -q " $mnt fuse" /proc/mounts || { echo "run-mdstorm: loligo-fuse did not mount:" >&2; tail "$work/client.out" >&2; exit 1; }
+mount_fuse() { # LOCKING
+	local fargs=(-f -c "$conf" "--client_mds_addr=127.0.0.1:$port" "--client_mds_locking=$([[ $1 == before ]] && echo before || echo series)" "${sets[@]}")
+	[[ -n $fuse_opts ]] && fargs+=(-o "$fuse_opts")
+	"$fuse_bin" "${fargs[@]}" "$mnt" >>"$work/client.out" 2>&1 &
+	fuse_pid=$!
+	for _ in $(seq 1 150); do grep -q " $mnt fuse" /proc/mounts && break; sleep 0.1; done
+	grep -q " $mnt fuse" /proc/mounts || { echo "run-mdstorm: loligo-fuse did not mount:" >&2; tail "$work/client.out" >&2; exit 1; }
+	for _ in $(seq 1 50); do [[ -S $asok ]] && break; sleep 0.1; done
+}
+mount_fuse "${modes[0]}"
 
-asok_cmd() { # PREFIX -> JSON reply on stdout
-	/usr/bin/python3 - "$asok" "$1" <<'PY'
+asok_cmd() { # PREFIX [SOCKET] -> JSON reply on stdout
+	/usr/bin/python3 - "${2:-$asok}" "$1" <<'PY'
 import json, socket, struct, sys
 s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
 s.settimeout(10)
@@ -141,24 +189,48 @@ else
 	echo "RESULT skipped" > "$work/local.out"
 fi
 
-echo "== loligo ($mnt, loligo-fuse pid $fuse_pid)"
+echo "== loligo ($mnt, loligo-fuse pid $fuse_pid)$( ((contended)) && echo ', contended: every stat and readdir reaches the MDS')"
 # The create phase sends the MDS a request per file from $threads threads:
 # that is where the client mutex is contended, so its hold times are
 # reported too.
 asok_cmd "perf reset" >/dev/null
 "$work/mdstorm" "$mnt/storm" 1 1 "$files" createonly "$threads" | tail -1 | tee "$work/create.out" || true
 asok_cmd "perf dump" > "$work/perf-create.json"
-asok_cmd "perf reset" >/dev/null
-if [[ -n $perf_out ]]; then
-	perf record -g -o "$perf_out" -p "$fuse_pid" -- sleep "$secs" >/dev/null 2>&1 &
-	perf_pid=$!
-fi
-"$work/mdstorm" "$mnt/storm" "$threads" "$secs" "$files" nocreate 1 "$spr" | tee "$work/loligo.out" || true
-asok_cmd "perf dump" > "$work/perf.json"
-if [[ -n $perf_pid ]]; then wait "$perf_pid" || true; perf_pid=; echo "perf data in $perf_out"; fi
+
+# one storm per locking mode: perf-<mode>.json, mds-<mode>-{0,1}.json, <mode>.out
+storm() { # MODE
+	local mode=$1
+	asok_cmd "perf reset" >/dev/null
+	asok_cmd "perf dump" "$mds_asok" > "$work/mds-$mode-0.json"
+	if [[ -n $perf_out ]]; then
+		perf record -g -o "$perf_out.$mode" -p "$fuse_pid" -- sleep "$secs" >/dev/null 2>&1 &
+		perf_pid=$!
+	fi
+	if [[ -n $mds_perf_out ]]; then
+		perf record -g -o "$mds_perf_out.$mode" -p "$mds_pid" -- sleep "$secs" >/dev/null 2>&1 &
+		mds_perf_pid=$!
+	fi
+	"$work/mdstorm" "$mnt/storm" "$threads" "$secs" "$files" nocreate 1 "$spr" | tee "$work/$mode.out" || true
+	asok_cmd "perf dump" > "$work/perf-$mode.json"
+	asok_cmd "perf dump" "$mds_asok" > "$work/mds-$mode-1.json"
+	if [[ -n $perf_pid ]]; then wait "$perf_pid" || true; perf_pid=; echo "perf data in $perf_out.$mode"; fi
+	if [[ -n $mds_perf_pid ]]; then wait "$mds_perf_pid" || true; mds_perf_pid=; echo "mds perf data in $mds_perf_out.$mode"; fi
+}
+first=1
+for mode in "${modes[@]}"; do
+	if ((!first)); then
+		echo "== remounting with client_mds_locking=$mode"
+		unmount
+		mount_fuse "$mode"
+	fi
+	first=0
+	echo "== storm, locking $mode"
+	storm "$mode"
+done
 
 echo
-for t in local loligo; do
+for t in local "${modes[@]}"; do
+	[[ $t == local && ! -f $work/local.out ]] && continue
 	r=$(result_line "$work/$t.out")
 	printf 'SUMMARY %-6s stat_ops_s=%s p50_us=%s p99_us=%s readdir_s=%s errors=%s\n' "$t" \
 		"$(field "$r" stat_ops_s)" "$(field "$r" stat_p50_us)" "$(field "$r" stat_p99_us)" \
@@ -166,14 +238,33 @@ for t in local loligo; do
 done
 r=$(result_line "$work/create.out")
 echo "SUMMARY create files_s=$(field "$r" files_s) threads=$threads errors=$(field "$r" errors)"
-for phase in create storm; do
-	f=$work/perf.json
-	[[ $phase == create ]] && f=$work/perf-create.json
+for phase in create "${modes[@]}"; do
+	f=$work/perf-$phase.json
 	jq -r --arg ph "$phase" 'to_entries[] | .key as $g | .value | to_entries[]
 	   | select(.key | startswith("hold_")) | select(.value | type == "object")
 	   | "SUMMARY hold-\($ph) \($g).\(.key) count=\(.value.count) p50_us=\(.value.p50_ns / 1000)" +
 	     " p99_us=\(.value.p99_ns / 1000) max_us=\(.value.max_ns / 1000)"' "$f"
 done
-jq -r 'to_entries[] | .key as $g | .value | to_entries[]
-       | select(.value | type == "number") | select(.value != 0)
-       | "counter \($g).\(.key)=\(.value)"' "$work/perf.json" | grep -E 'requests_sent|cached|lookup|getattr|readdir' || true
+for mode in "${modes[@]}"; do
+	jq -r --arg m "$mode" 'to_entries[] | .key as $g | .value | to_entries[]
+	       | select(.value | type == "number") | select(.value != 0)
+	       | "counter \($m) \($g).\(.key)=\(.value)"' "$work/perf-$mode.json" |
+		grep -E 'requests_sent|cached|lookup|getattr|readdir' || true
+	jq -r --arg m "$mode" --slurpfile a "$work/mds-$mode-0.json" '.mds | to_entries[]
+	       | select(.value | type == "number") | select(.value - ($a[0].mds[.key] // 0) != 0)
+	       | "mds \($m) \(.key)=\(.value - ($a[0].mds[.key] // 0))"' "$work/mds-$mode-1.json" || true
+done
+# the machine-readable lines, one per mode, last
+for mode in "${modes[@]}"; do
+	r=$(result_line "$work/$mode.out")
+	reqs=$(jq -n --slurpfile a "$work/mds-$mode-0.json" --slurpfile b "$work/mds-$mode-1.json" \
+		'($b[0].mds.requests // 0) - ($a[0].mds.requests // 0)')
+	holds=$(jq -r '.mds_client | to_entries[] | select(.key | startswith("hold_"))
+	       | (.key | ltrimstr("hold_")) as $s
+	       | "hold_count_\($s)=\(.value.count) hold_p50_us_\($s)=\(.value.p50_ns / 1000) hold_p99_us_\($s)=\(.value.p99_ns / 1000) hold_max_us_\($s)=\(.value.max_ns / 1000)"' \
+		"$work/perf-$mode.json" | tr '\n' ' ')
+	echo "RESULT mdstorm contended=$contended locking=$mode threads=$threads secs=$secs files=$files" \
+	     "stat_ops_s=$(field "$r" stat_ops_s) stat_p99_us=$(field "$r" stat_p99_us)" \
+	     "readdir_s=$(field "$r" readdir_s) errors=$(field "$r" errors)" \
+	     "mds_requests=$reqs mds_requests_s=$((reqs / secs)) ${holds% }"
+done
