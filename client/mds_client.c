@@ -353,8 +353,8 @@ bool mdsc_abort_request(struct mds_client *m, struct mdsc_req *r, int err, bool 
 
 /*
  * Encode @r on a copy of its args (a replay may send it concurrently with
- * the original sender) and send it on @c.  No lock held: the frame's
- * sequence number and crc are set under the connection's send_lock.
+ * the original sender) and queue it on @c.  No lock needed: the frame's
+ * sequence number and crc are set under the connection's out_lock.
  */
 int mdsc_send_request(struct mds_client *m, struct mds_conn *c, struct mdsc_req *r, uint32_t flags)
 {
@@ -489,7 +489,7 @@ int mdsc_register_request(struct mds_client *m, struct mdsc_req *r)
  * client_mds_locking=before: the shape of the Linux client before its
  * mutex-contention series, kept for tools/bench/run-mdstorm.sh --locking
  * before only.  One client-mutex section registers the request, chooses
- * the session and encodes and sends it (the send_lock nests inside, it is a
+ * the session and encodes and queues it (the out_lock nests inside, it is a
  * leaf); a request that must wait for a session takes the normal path.
  */
 static int submit_request_before(struct mds_client *m, struct mdsc_req *r)
@@ -788,6 +788,16 @@ static uint64_t gauge_waiting(void *arg)
 	return atomic_load_explicit(&m->nr_waiting, memory_order_relaxed);
 }
 
+static uint64_t gauge_out_bytes(void *arg)
+{
+	return atomic_load_explicit(&((struct mds_client *)arg)->out_bytes, memory_order_relaxed);
+}
+
+static uint64_t gauge_out_frames(void *arg)
+{
+	return atomic_load_explicit(&((struct mds_client *)arg)->out_frames, memory_order_relaxed);
+}
+
 static void perf_setup(struct mds_client *m)
 {
 	int i;
@@ -796,6 +806,10 @@ static void perf_setup(struct mds_client *m)
 		perf_register_hist(MDSC_PERF_GROUP, section_names[i], &m->hold[i]);
 	perf_register_hist(MDSC_PERF_GROUP, "lat_first_reply", &m->lat_reply);
 	perf_register_hist(MDSC_PERF_GROUP, "lat_safe", &m->lat_safe);
+	perf_register_hist(MDSC_PERF_GROUP, "send_wait", &m->send_wait);
+	perf_register_hist(MDSC_PERF_GROUP, "frames_per_write", &m->frames_per_write);
+	perf_register_fn(MDSC_PERF_GROUP, "send_queue_bytes", gauge_out_bytes, m);
+	perf_register_fn(MDSC_PERF_GROUP, "send_queue_frames", gauge_out_frames, m);
 	perf_register_counter(MDSC_PERF_GROUP, "requests_sent", &m->c_sent);
 	perf_register_counter(MDSC_PERF_GROUP, "replies_unsafe", &m->c_replies_unsafe);
 	perf_register_counter(MDSC_PERF_GROUP, "replies_safe", &m->c_replies_safe);

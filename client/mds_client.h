@@ -14,7 +14,8 @@
  *     sending; handle_reply finds its request without it.
  *
  * Lock order: mdsc->mutex -> wait_list_lock -> (xarray internal lock);
- * conn->send_lock is a leaf (serialises writes to the socket).
+ * conn->out_lock is a leaf (each connection's out queue; one writer thread
+ * per connection does the socket writes).
  */
 #ifndef LOLIGO_CLIENT_MDS_CLIENT_H
 #define LOLIGO_CLIENT_MDS_CLIENT_H
@@ -128,7 +129,12 @@ int mdsc_wait_safe(struct mds_client *mdsc, struct mds_request *req);
  */
 int mdsc_sync(struct mds_client *mdsc);
 
-/** mdsc_send_caps - send a CAPS message (flush, ack, release).  Never blocks on the MDS. */
+/**
+ * mdsc_send_caps - queue a CAPS message (flush, ack, release) on the
+ * session's connection.  Never blocks: it takes the client mutex for the
+ * session choice only and never waits for room in the out queue (caps
+ * messages may pass its limit).  Return: 0, -ENOTCONN (no open session).
+ */
 int mdsc_send_caps(struct mds_client *mdsc, const struct mdsp_caps *caps);
 
 /**

@@ -5,7 +5,7 @@
  * Lock order (outermost first):
  *   mdsc->mutex -> mdsc->wait_list_lock -> requests xarray's internal lock
  *   req->lock is taken alone (never while holding another of these);
- *   conn->send_lock is a leaf.
+ *   conn->out_lock is a leaf.
  * RCU: lookups in mdsc->requests run under rcu_read_lock() and pin a
  * request with mdsc_req_get_unless_zero(); requests are freed by call_rcu.
  */
@@ -65,18 +65,35 @@ struct mdsc_req {
 	struct rcu_head rcu;
 };
 
-/* One connection to the MDS.  Refcounted; the fd is closed by the last put,
- * so a sender still holding a dead connection never writes to a reused fd. */
+/* A frame waiting in a connection's out queue (seq and crc already set). */
+struct out_frame {
+	struct out_frame *next;
+	struct mdsp_buf b;
+};
+
+/*
+ * One connection to the MDS.  Refcounted; the fd is closed by the last put,
+ * so a sender still holding a dead connection never writes to a reused fd.
+ * Submitters never write to the socket: they queue frames, and the
+ * connection's writer thread sends them, several per writev.
+ */
 struct mds_conn {
 	_Atomic int ref;
 	int fd;
 	uint64_t gen;                   /* set before the connection is published */
 	struct mds_client *mdsc;
-	pthread_mutex_t send_lock;      /* leaf: one frame at a time on the socket */
-	uint64_t out_seq;               /* protected by send_lock */
+	pthread_mutex_t out_lock;       /* leaf: the out queue below */
+	pthread_cond_t out_cond;        /* with out_lock: frames queued, or dead (the writer waits) */
+	pthread_cond_t room_cond;       /* with out_lock: the queue shrank, or dead (submitters wait) */
+	struct out_frame *out_head, **out_tail;  /* protected by out_lock; in send order */
+	size_t out_off;                 /* protected by out_lock: bytes of out_head already sent */
+	size_t out_bytes;               /* protected by out_lock: queued, not yet all sent */
+	size_t out_limit;               /* client_mds_send_queue: submitters wait beyond it */
+	uint64_t out_seq;               /* protected by out_lock */
 	_Atomic bool dead;
 	_Atomic uint64_t last_rx_ns;
-	pthread_t reader;
+	_Atomic uint64_t last_tx_ns;    /* the out queue last moved (or got its first frame) */
+	pthread_t reader, writer;       /* the writer runs from conn_new to conn_reap */
 	bool has_reader;                /* owned by the session thread */
 	/* receive buffer: the handshake (session thread), then the reader thread */
 	uint8_t *rx;
@@ -142,6 +159,9 @@ struct mds_client {
 
 	struct hist hold[SEC_MAX];
 	struct hist lat_reply, lat_safe;
+	struct hist send_wait;          /* a submitter waited for room in a full out queue */
+	struct hist frames_per_write;   /* frames the writer offered to one writev */
+	_Atomic uint64_t out_bytes, out_frames;  /* queued on every connection */
 	struct perf_counter c_sent, c_replies_unsafe, c_replies_safe, c_replies_replayed;
 	struct perf_counter c_replays, c_retries, c_reconnects, c_opens, c_rejects;
 	struct perf_counter c_timeouts, c_unsafe_lost, c_sent_lost;
@@ -184,7 +204,12 @@ void mdsc_session_close(struct mds_client *m);
 void mdsc_kick_locked(struct mds_client *m);
 void mdsc_conn_get(struct mds_conn *c);
 void mdsc_conn_put(struct mds_conn *c);
-/* mdsc_conn_send - send one encoded frame (seq and crc are set here). */
+/*
+ * mdsc_conn_send - queue one encoded frame for the connection's writer (seq
+ * and crc are set here; @b's data moves to the queue).  Waits only while
+ * the out queue is full (client_mds_send_queue), on the session thread for
+ * at most the stall bound.  No lock held.
+ */
 int mdsc_conn_send(struct mds_conn *c, struct mdsp_buf *b);
 struct json_object *mdsc_session_json(struct mds_client *m);
 

@@ -35,15 +35,27 @@
  * mdsc_do_request returns -EIO.  Only unanswered reads (and requests never
  * sent) are re-driven.  All of it is logged.
  *
- * The connection is declared dead on EOF/reset from the reader, on a send
+ * Sending: nobody but a connection's writer thread writes to its socket.
+ * Submitters encode outside any lock and queue the frame (mdsc_conn_send:
+ * the sequence number and crc are set at the queue, in send order); the
+ * writer takes everything queued into one writev (up to 64 frames), so a
+ * burst of requests from many threads costs a few system calls, and a slow
+ * socket holds up only the writer.  The queue is bounded
+ * (client_mds_send_queue): past it submitters wait for room, which is the
+ * backpressure; caps messages and renewals never wait (they may pass the
+ * bound: mdsc_send_caps is documented never to block), and the session
+ * thread waits only up to the stall bound on replay and the wait-list kick.
+ *
+ * The connection is declared dead on EOF/reset from the reader, on a write
  * error, or when nothing arrived for client_session_timeout while a renew
  * is outstanding (an MDS that hangs without closing the socket).  A peer
  * that stops reading cannot hang anything: the socket has SO_SNDTIMEO and
- * TCP_USER_TIMEOUT of client_session_timeout, so a stuck send fails and
- * marks the connection dead (its shutdown frees everyone else); the session
- * thread never waits for send_lock on a renew (it tries, and counts a renew
- * it could not send as outstanding, so the watchdog above still judges the
- * silence) and waits at most that long on replay and the wait-list kick.
+ * TCP_USER_TIMEOUT of client_session_timeout, so the writer's stuck write
+ * fails and marks the connection dead (its shutdown and the queue's wake-up
+ * free every waiting submitter); the session thread's watchdog also kills
+ * a connection whose queue has not moved for that long (30 s when the
+ * timeout is 0), and a renew that could not go out still counts as
+ * outstanding, so the silence is judged as before.
  */
 #include "client/mds_client_int.h"
 
@@ -61,6 +73,7 @@
 #include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/time.h>
+#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -102,6 +115,21 @@ static void kick(struct mds_client *m)
 
 /* ---- connections ---------------------------------------------------------- */
 
+static void *writer_main(void *arg);
+
+static void frames_free(struct mds_client *m, struct out_frame *f)
+{
+	struct out_frame *n;
+
+	for (; f; f = n) {
+		n = f->next;
+		atomic_fetch_sub_explicit(&m->out_bytes, f->b.len, memory_order_relaxed);
+		atomic_fetch_sub_explicit(&m->out_frames, 1, memory_order_relaxed);
+		mdsp_buf_free(&f->b);
+		free(f);
+	}
+}
+
 static struct mds_conn *conn_new(struct mds_client *m, int fd)
 {
 	struct mds_conn *c = calloc(1, sizeof(*c));
@@ -117,8 +145,21 @@ static struct mds_conn *conn_new(struct mds_client *m, int fd)
 	atomic_init(&c->ref, 1);
 	c->fd = fd;
 	c->mdsc = m;
-	pthread_mutex_init(&c->send_lock, NULL);
+	pthread_mutex_init(&c->out_lock, NULL);
+	mdsc_cond_init(&c->out_cond);
+	mdsc_cond_init(&c->room_cond);
+	c->out_tail = &c->out_head;
+	c->out_limit = cfg_uint(CFG_client_mds_send_queue);
 	atomic_init(&c->last_rx_ns, now_mono_ns());
+	atomic_init(&c->last_tx_ns, now_mono_ns());
+	if (pthread_create(&c->writer, NULL, writer_main, c)) {
+		pthread_cond_destroy(&c->room_cond);
+		pthread_cond_destroy(&c->out_cond);
+		pthread_mutex_destroy(&c->out_lock);
+		free(c->rx);
+		free(c);
+		return NULL;
+	}
 	return c;
 }
 
@@ -127,25 +168,34 @@ void mdsc_conn_get(struct mds_conn *c)
 	atomic_fetch_add_explicit(&c->ref, 1, memory_order_relaxed);
 }
 
+/* The last reference: the reader and the writer are joined (conn_reap). */
 void mdsc_conn_put(struct mds_conn *c)
 {
 	if (atomic_fetch_sub_explicit(&c->ref, 1, memory_order_acq_rel) != 1)
 		return;
 	close(c->fd);
-	pthread_mutex_destroy(&c->send_lock);
+	frames_free(c->mdsc, c->out_head);
+	pthread_cond_destroy(&c->room_cond);
+	pthread_cond_destroy(&c->out_cond);
+	pthread_mutex_destroy(&c->out_lock);
 	free(c->rx);
 	free(c);
 }
 
 /*
- * Mark @c dead (once): shut the socket down so the reader and every sender
- * fail at once, and wake the session thread unless the caller is it.
+ * Mark @c dead (once): shut the socket down so the reader and the writer
+ * fail at once, wake whoever waits on the out queue, and wake the session
+ * thread unless the caller is it.  Never called with out_lock held.
  */
 static void conn_mark_dead(struct mds_conn *c, bool wake, int err, const char *why)
 {
 	if (atomic_exchange(&c->dead, true))
 		return;
 	shutdown(c->fd, SHUT_RDWR);
+	pthread_mutex_lock(&c->out_lock);
+	pthread_cond_broadcast(&c->out_cond);
+	pthread_cond_broadcast(&c->room_cond);
+	pthread_mutex_unlock(&c->out_lock);
 	if (err)
 		derr(CLIENT, "mds %s: connection (generation %llu) lost: %s (%s)", c->mdsc->addr,
 		     (unsigned long long)c->gen, why ? why : "error", strerror(-err));
@@ -154,10 +204,11 @@ static void conn_mark_dead(struct mds_conn *c, bool wake, int err, const char *w
 }
 
 /*
- * How long a stalled socket may block: the send timeout (SO_SNDTIMEO: no
- * byte accepted for this long fails the send), and the longest the session
- * thread waits for another sender's send_lock.  client_session_timeout, or
- * STALL_DEFAULT_NS when that is 0.
+ * How long a stalled socket may hold things up: the send timeout
+ * (SO_SNDTIMEO: no byte accepted for this long fails the writer's write),
+ * the longest the session thread waits for room in a full out queue, and
+ * what its watchdog allows a queue that makes no progress.
+ * client_session_timeout, or STALL_DEFAULT_NS when that is 0.
  */
 #define STALL_DEFAULT_NS 30000000000ull
 
@@ -168,104 +219,200 @@ static uint64_t send_stall_ns(void)
 	return tmo ? tmo : STALL_DEFAULT_NS;
 }
 
-/* Set on the session thread: its sends never wait on send_lock unbounded. */
+/* Set on the session thread: its sends never wait for room unbounded. */
 static __thread bool on_session_thread;
 
-/* Write all of @p.  SO_SNDTIMEO turns a peer that stopped reading into EAGAIN. */
-static int write_all(int fd, const uint8_t *p, size_t left)
-{
-	ssize_t n;
-
-	while (left) {
-		n = send(fd, p, left, MSG_NOSIGNAL);
-		if (n > 0) {
-			p += n;
-			left -= (size_t)n;
-			continue;
-		}
-		if (n == 0)
-			return -EIO;
-		if (errno == EINTR)
-			continue;
-		if (errno == EAGAIN || errno == EWOULDBLOCK)
-			return -ETIMEDOUT;
-		return -errno;
-	}
-	return 0;
-}
-
-/* Take send_lock: @wait_ns 0 blocks, UINT64_MAX only tries, else bounded. */
-static int send_lock(struct mds_conn *c, uint64_t wait_ns)
-{
-	struct timespec ts;
-	int r;
-
-	if (!wait_ns)
-		return -pthread_mutex_lock(&c->send_lock);
-	if (wait_ns == UINT64_MAX)
-		return pthread_mutex_trylock(&c->send_lock) ? -EBUSY : 0;
-	clock_gettime(CLOCK_REALTIME, &ts);     /* pthread_mutex_timedlock's clock */
-	ts.tv_sec += (time_t)(wait_ns / 1000000000ull);
-	ts.tv_nsec += (long)(wait_ns % 1000000000ull);
-	if (ts.tv_nsec >= 1000000000L) {
-		ts.tv_sec++;
-		ts.tv_nsec -= 1000000000L;
-	}
-	do {
-		r = pthread_mutex_timedlock(&c->send_lock, &ts);
-	} while (r == EINTR);
-	return r == ETIMEDOUT ? -ETIMEDOUT : -r;
-}
+#define WRITE_BATCH 64          /* frames per writev */
 
 /*
- * Send one frame; see send_lock() for @wait_ns.  -EBUSY (try only: the lock
- * was held) leaves the connection alone; a lock wait that timed out means
- * another sender has been stuck on the socket that long, so the connection
- * is declared dead, which (shutdown) also frees that sender.
+ * The connection's one writer: takes every frame queued so far (up to
+ * WRITE_BATCH) into one writev, so that a burst of submitters costs one
+ * system call, not one each.  Frames stay on the queue until written (the
+ * first one perhaps partly: out_off).  A write that fails, or that the
+ * socket's SO_SNDTIMEO turns into EAGAIN because the MDS stopped reading,
+ * kills the connection; the queue is then dropped (the session thread
+ * re-drives every unanswered request on the next connection).
+ */
+static void *writer_main(void *arg)
+{
+	struct mds_conn *c = arg;
+	struct mds_client *m = c->mdsc;
+	struct iovec iov[WRITE_BATCH];
+	struct msghdr mh = { .msg_iov = iov };
+	struct out_frame *f, *done, **dtail;
+	const char *why = NULL;
+	size_t left;
+	ssize_t n;
+	int k, err = 0;
+
+	pthread_mutex_lock(&c->out_lock);
+	for (;;) {
+		while (!c->out_head && !atomic_load(&c->dead))
+			pthread_cond_wait(&c->out_cond, &c->out_lock);
+		if (atomic_load(&c->dead))
+			break;
+		k = 0;
+		for (f = c->out_head; f && k < WRITE_BATCH; f = f->next, k++) {
+			iov[k].iov_base = f->b.data + (k ? 0 : c->out_off);
+			iov[k].iov_len = f->b.len - (k ? 0 : c->out_off);
+		}
+		pthread_mutex_unlock(&c->out_lock);
+		mh.msg_iovlen = (size_t)k;
+		n = sendmsg(c->fd, &mh, MSG_NOSIGNAL);
+		if (n < 0 && errno == EINTR) {
+			pthread_mutex_lock(&c->out_lock);
+			continue;
+		}
+		if (n <= 0) {
+			err = n == 0 ? -EIO : (errno == EAGAIN || errno == EWOULDBLOCK) ? -ETIMEDOUT : -errno;
+			why = err == -ETIMEDOUT ? "send stalled: the mds stopped reading" : "send failed";
+			pthread_mutex_lock(&c->out_lock);
+			break;
+		}
+		hist_add(&m->frames_per_write, (uint64_t)k);
+		atomic_store_explicit(&c->last_tx_ns, now_mono_ns(), memory_order_relaxed);
+		/* take what went out off the queue */
+		pthread_mutex_lock(&c->out_lock);
+		done = NULL;
+		dtail = &done;
+		left = (size_t)n;
+		while (left && (f = c->out_head)) {
+			size_t rest = f->b.len - c->out_off;
+
+			if (left < rest) {
+				c->out_off += left;
+				break;
+			}
+			left -= rest;
+			c->out_off = 0;
+			c->out_head = f->next;
+			if (!c->out_head)
+				c->out_tail = &c->out_head;
+			c->out_bytes -= f->b.len;
+			f->next = NULL;
+			*dtail = f;
+			dtail = &f->next;
+		}
+		pthread_cond_broadcast(&c->room_cond);
+		pthread_mutex_unlock(&c->out_lock);
+		frames_free(m, done);
+		pthread_mutex_lock(&c->out_lock);
+	}
+	/* dead: nothing more goes out on this connection */
+	f = c->out_head;
+	c->out_head = NULL;
+	c->out_tail = &c->out_head;
+	c->out_bytes = 0;
+	c->out_off = 0;
+	pthread_cond_broadcast(&c->room_cond);
+	pthread_mutex_unlock(&c->out_lock);
+	frames_free(m, f);
+	/* a connection we shut down ourselves ends quietly */
+	if (err)
+		conn_mark_dead(c, true, atomic_load(&c->dead) ? 0 : err, why);
+	return NULL;
+}
+
+/* conn_send_wait's @wait_ns: never wait (may pass the limit), or wait for room as long as it takes */
+#define SEND_NOWAIT  UINT64_MAX
+#define SEND_WAIT    0
+
+/*
+ * Queue one encoded frame for @c's writer: its data moves to the queue (@b
+ * is left empty).  The sequence number must follow the order frames go out,
+ * so it is set here, under out_lock, and the crc (first 24 header bytes,
+ * then the payload; see mds_proto/frame.c) with it.
+ *
+ * Backpressure: while out_limit bytes are queued, a submitter waits for room
+ * (@wait_ns: SEND_WAIT as long as it takes -- the writer's send timeout or
+ * the session thread's watchdog kills a connection that stops moving; a
+ * bound, after which the connection is declared dead; SEND_NOWAIT never
+ * waits and may pass the limit, for the small messages that must never
+ * block: caps, renewals).  One frame always fits an empty queue.
+ * Return: 0, -ENOTCONN (dead), -ETIMEDOUT (no room within the bound), -ENOMEM.
  */
 static int conn_send_wait(struct mds_conn *c, struct mdsp_buf *b, uint64_t wait_ns)
 {
+	struct mds_client *m = c->mdsc;
+	struct out_frame *f;
+	uint64_t t0 = 0;
 	uint32_t crc;
-	int r;
+	int r = 0;
 
 	if (b->oom || b->len < MDSP_HDR_LEN)
 		return -ENOMEM;
 	if (atomic_load(&c->dead))
 		return -ENOTCONN;
-	/*
-	 * The frame was encoded outside any lock with seq 0; the sequence number
-	 * must follow the order frames go out, so it is set here, and the crc
-	 * (first 24 header bytes, then the payload; see mds_proto/frame.c) with it.
-	 */
-	r = send_lock(c, wait_ns);
-	if (r == -EBUSY)
-		return r;
-	if (r) {
-		conn_mark_dead(c, true, r, "send stalled: another sender blocked on the socket");
-		return r;
+	f = malloc(sizeof(*f));
+	if (!f)
+		return -ENOMEM;
+	f->b = *b;
+	f->next = NULL;
+	mdsp_buf_init(b);
+	pthread_mutex_lock(&c->out_lock);
+	if (wait_ns != SEND_NOWAIT) {
+		struct timespec ts = ns_to_timespec(now_mono_ns() + wait_ns);
+
+		while (c->out_bytes && c->out_bytes + f->b.len > c->out_limit && !atomic_load(&c->dead)) {
+			if (!t0)
+				t0 = now_mono_ns();
+			if (wait_ns == SEND_WAIT) {
+				pthread_cond_wait(&c->room_cond, &c->out_lock);
+			} else if (pthread_cond_timedwait(&c->room_cond, &c->out_lock, &ts) == ETIMEDOUT) {
+				r = -ETIMEDOUT;
+				break;
+			}
+		}
 	}
-	if (atomic_load(&c->dead)) {            /* shut down while we waited */
-		pthread_mutex_unlock(&c->send_lock);
-		return -ENOTCONN;
+	if (!r && atomic_load(&c->dead))
+		r = -ENOTCONN;
+	if (r) {
+		pthread_mutex_unlock(&c->out_lock);
+		if (t0)
+			hist_add(&m->send_wait, now_mono_ns() - t0);
+		mdsp_buf_free(&f->b);
+		free(f);
+		if (r == -ETIMEDOUT)
+			conn_mark_dead(c, true, r, "send stalled: the out queue stayed full");
+		return r;
 	}
 	c->out_seq++;
 	for (int i = 0; i < 8; i++)
-		b->data[12 + i] = (uint8_t)(c->out_seq >> (8 * i));
-	crc = crc32c(crc32c(0, b->data, 24), b->data + MDSP_HDR_LEN, b->len - MDSP_HDR_LEN);
+		f->b.data[12 + i] = (uint8_t)(c->out_seq >> (8 * i));
+	crc = crc32c(crc32c(0, f->b.data, 24), f->b.data + MDSP_HDR_LEN, f->b.len - MDSP_HDR_LEN);
 	for (int i = 0; i < 4; i++)
-		b->data[24 + i] = (uint8_t)(crc >> (8 * i));
-	r = write_all(c->fd, b->data, b->len);
-	pthread_mutex_unlock(&c->send_lock);
-	if (r)
-		conn_mark_dead(c, true, r,
-			       r == -ETIMEDOUT ? "send stalled: the mds stopped reading" : "send failed");
-	return r;
+		f->b.data[24 + i] = (uint8_t)(crc >> (8 * i));
+	if (!c->out_head)
+		atomic_store_explicit(&c->last_tx_ns, now_mono_ns(), memory_order_relaxed);
+	*c->out_tail = f;
+	c->out_tail = &f->next;
+	c->out_bytes += f->b.len;
+	atomic_fetch_add_explicit(&m->out_bytes, f->b.len, memory_order_relaxed);
+	atomic_fetch_add_explicit(&m->out_frames, 1, memory_order_relaxed);
+	pthread_cond_signal(&c->out_cond);
+	pthread_mutex_unlock(&c->out_lock);
+	if (t0)
+		hist_add(&m->send_wait, now_mono_ns() - t0);
+	return 0;
 }
 
 int mdsc_conn_send(struct mds_conn *c, struct mdsp_buf *b)
 {
-	/* the session thread (replay, wait-list kick) waits for the lock only so long */
-	return conn_send_wait(c, b, on_session_thread ? send_stall_ns() : 0);
+	/* the session thread (replay, wait-list kick) waits for room only so long */
+	return conn_send_wait(c, b, on_session_thread ? send_stall_ns() : SEND_WAIT);
+}
+
+/* Bytes queued on @c and how long since the queue last moved (0: empty). */
+static uint64_t conn_stalled_ns(struct mds_conn *c, uint64_t now)
+{
+	uint64_t last;
+	bool busy;
+
+	pthread_mutex_lock(&c->out_lock);
+	busy = c->out_head != NULL;
+	pthread_mutex_unlock(&c->out_lock);
+	last = atomic_load_explicit(&c->last_tx_ns, memory_order_relaxed);
+	return busy && now > last ? now - last : 0;
 }
 
 /*
@@ -564,6 +711,7 @@ static void conn_reap(struct mds_conn *c)
 	if (c->has_reader)
 		pthread_join(c->reader, NULL);
 	c->has_reader = false;
+	pthread_join(c->writer, NULL);
 	mdsc_conn_put(c);
 }
 
@@ -948,7 +1096,7 @@ fail:
 
 /* ---- the session thread -------------------------------------------------------------- */
 
-/* @wait_ns: as for send_lock() (UINT64_MAX: only if send_lock is free). */
+/* @wait_ns: as for conn_send_wait() (SEND_NOWAIT: never wait for room). */
 static int send_session_msg(struct mds_client *m, struct mds_conn *c, uint32_t op, uint64_t id, uint64_t seq,
 			    uint64_t wait_ns)
 {
@@ -1021,6 +1169,16 @@ static void *session_main(void *arg)
 		if (c && s->state == SESS_OPEN) {
 			iv = renew_interval_locked(m);
 			tmo = mdsc_secs_to_ns(CFG_client_session_timeout);
+			if (conn_stalled_ns(c, now) > send_stall_ns()) {
+				/* the writer made no progress: with client_session_timeout 0
+				 * nothing else would end a socket the MDS stopped reading */
+				conn_mark_dead(c, false, 0, NULL);
+				mdsc_unlock(m, SEC_SESSION, t0);
+				derr(CLIENT, "mds %s: nothing could be sent for %.1f s: declaring the connection dead",
+				     m->addr, (double)send_stall_ns() / 1e9);
+				t0 = mdsc_lock(m);
+				continue;
+			}
 			if (tmo && s->last_renew_sent_ns > s->last_renew_ack_ns &&
 			    now - atomic_load(&c->last_rx_ns) > tmo) {
 				conn_mark_dead(c, false, 0, NULL);
@@ -1037,14 +1195,13 @@ static void *session_main(void *arg)
 				mdsc_conn_get(c);
 				mdsc_unlock(m, SEC_SESSION, t0);
 				/*
-				 * Never wait for send_lock here: a sender stuck on a
-				 * socket the MDS stopped reading holds it, and this
-				 * thread must stay free to run the watchdog above.  A
-				 * renew that could not go out still counts as
-				 * outstanding, so the watchdog judges the silence.
+				 * Never wait for room here: this thread must stay
+				 * free to run the watchdogs above.  A renew is queued
+				 * even past the limit; one that does not go out still
+				 * counts as outstanding, so the watchdog judges the
+				 * silence.
 				 */
-				if (send_session_msg(m, c, MDSP_SESSION_REQUEST_RENEW, id, seq, UINT64_MAX) == -EBUSY)
-					dout(CLIENT, 5, "mds %s: renew skipped: a send is in progress", m->addr);
+				send_session_msg(m, c, MDSP_SESSION_REQUEST_RENEW, id, seq, SEND_NOWAIT);
 				mdsc_conn_put(c);
 				t0 = mdsc_lock(m);
 				continue;
@@ -1204,7 +1361,7 @@ int mdsc_send_caps(struct mds_client *m, const struct mdsp_caps *caps)
 	mdsp_buf_init(&b);
 	r = mdsp_encode(&b, &msg);
 	if (!r)
-		r = mdsc_conn_send(c, &b);
+		r = conn_send_wait(c, &b, SEND_NOWAIT);         /* documented never to block */
 	mdsp_buf_free(&b);
 	mdsc_conn_put(c);
 	return r;

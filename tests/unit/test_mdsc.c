@@ -945,6 +945,131 @@ START_TEST(test_stalled_send_detected)
 }
 END_TEST
 
+static void fake_mute(bool on)
+{
+	pthread_mutex_lock(&F.lock);
+	F.mute = on;
+	pthread_mutex_unlock(&F.lock);
+}
+
+/* a gauge or counter of perf group mds_client */
+static uint64_t perf_gauge(const char *name)
+{
+	return perf_hist_field(name, "");
+}
+
+START_TEST(test_stalled_socket_blocks_no_submitter)
+{
+	/*
+	 * An MDS that stops reading while big requests fill the socket: one
+	 * writer is stuck on it, nobody else.  Caps messages (documented never
+	 * to block) go out at once, a small request is bounded by its own
+	 * client_request_timeout instead of queueing behind the stuck write,
+	 * and once the socket is declared dead (client_session_timeout) and the
+	 * MDS reads again, the session comes back and everything completes.
+	 */
+	struct mdsp_caps caps = { .op = MDSP_CAPS_FLUSH, .ino = 0x1000 };
+	struct xw w[XW_THREADS];
+	struct mds_client *m;
+	struct mds_request *r;
+	uint64_t t0, took, worst = 0, end;
+	int small = 4096, i, ret;
+
+	setsockopt(F.lfd, SOL_SOCKET, SO_RCVBUF, &small, sizeof(small));
+	set_opt("client_session_renew_interval", "0.2");
+	set_opt("client_session_timeout", "3");
+	set_opt("client_request_timeout", "0.5");
+	set_opt("client_mds_send_queue", "16M");
+	m = new_client();
+	ck_assert_int_eq(mdsc_open_session(m, 2000), 0);
+	fake_mute(true);
+	for (i = 0; i < XW_THREADS; i++) {
+		w[i] = (struct xw){ .m = m };
+		pthread_create(&w[i].t, NULL, xattr_main, &w[i]);
+	}
+	/* the socket is full and the rest waits in the queue */
+	for (end = now_mono_ns() + 2000000000ull; perf_gauge("send_queue_bytes") < (128u << 10) && now_mono_ns() < end;)
+		usleep(2000);
+	ck_assert_uint_ge(perf_gauge("send_queue_bytes"), 128u << 10);
+	for (i = 0; i < 20; i++) {
+		t0 = now_mono_ns();
+		ck_assert_int_eq(mdsc_send_caps(m, &caps), 0);
+		took = now_mono_ns() - t0;
+		worst = took > worst ? took : worst;
+	}
+	fprintf(stderr, "stalled socket: mdsc_send_caps took at most %.3f ms\n", (double)worst / 1e6);
+	ck_assert_uint_lt(worst, 100000000ull);
+	r = mkreq(m, MDSP_OP_GETATTR, NULL);
+	t0 = now_mono_ns();
+	ck_assert_int_eq(mdsc_do_request(m, r), -ETIMEDOUT);
+	took = now_mono_ns() - t0;
+	fprintf(stderr, "stalled socket: a small request gave up after %.0f ms (client_request_timeout 500 ms)\n",
+		(double)took / 1e6);
+	ck_assert_uint_lt(took, 1500000000ull);
+	mdsc_request_put(r);
+	/* the stall ends the connection within client_session_timeout */
+	wait_not_open(m);
+	fake_mute(false);
+	for (i = 0; i < XW_THREADS; i++) {
+		pthread_join(w[i].t, NULL);
+		ck_assert_msg(w[i].ret == 0 || w[i].ret == -ETIMEDOUT, "writer %d: %d", i, w[i].ret);
+	}
+	set_opt("client_request_timeout", "0");
+	r = mkreq(m, MDSP_OP_GETATTR, NULL);
+	ret = mdsc_do_request(m, r);
+	ck_assert_int_eq(ret, 0);
+	mdsc_request_put(r);
+	ck_assert(mdsc_is_open(m));
+	mdsc_destroy(m);
+}
+END_TEST
+
+START_TEST(test_send_queue_backpressure)
+{
+	/*
+	 * The out queue is bounded: against a socket that takes nothing, it
+	 * holds at most client_mds_send_queue (plus the one frame that may
+	 * exceed it), and the submitters beyond wait for room instead of
+	 * growing it; after the failover they all complete.
+	 */
+	struct xw w[XW_THREADS];
+	struct mds_client *m;
+	uint64_t end, peak = 0, q;
+	int small = 4096, i;
+
+	setsockopt(F.lfd, SOL_SOCKET, SO_RCVBUF, &small, sizeof(small));
+	set_opt("client_session_renew_interval", "0.1");
+	set_opt("client_session_timeout", "1");
+	set_opt("client_mds_send_queue", "256K");
+	m = new_client();
+	ck_assert_int_eq(mdsc_open_session(m, 2000), 0);
+	fake_mute(true);
+	for (i = 0; i < XW_THREADS; i++) {
+		w[i] = (struct xw){ .m = m };
+		pthread_create(&w[i].t, NULL, xattr_main, &w[i]);
+	}
+	for (end = now_mono_ns() + 800000000ull; now_mono_ns() < end && mdsc_is_open(m);) {
+		q = perf_gauge("send_queue_bytes");
+		peak = q > peak ? q : peak;
+		usleep(1000);
+	}
+	fprintf(stderr, "backpressure: out queue peaked at %llu bytes (bound 256 KiB + a frame)\n",
+		(unsigned long long)peak);
+	ck_assert_uint_gt(peak, 128u << 10);
+	ck_assert_uint_le(peak, (256u << 10) + MDSP_XATTR_SIZE_MAX + 4096);
+	wait_not_open(m);
+	fake_mute(false);
+	for (i = 0; i < XW_THREADS; i++) {
+		pthread_join(w[i].t, NULL);
+		ck_assert_int_eq(w[i].ret, 0);
+	}
+	ck_assert_uint_gt(perf_hist_count("send_wait"), 0);
+	ck_assert_int_eq(mdsc_sync(m), 0);
+	ck_assert_uint_eq(perf_gauge("send_queue_bytes"), 0);
+	mdsc_destroy(m);
+}
+END_TEST
+
 START_TEST(test_waiting_request_times_out)
 {
 	/* no MDS at all: a request parked on the wait list is bounded by
@@ -1135,6 +1260,8 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_hung_mds_detected);
 	tcase_add_test(tc, test_waiting_request_times_out);
 	tcase_add_test(tc, test_stalled_send_detected);
+	tcase_add_test(tc, test_stalled_socket_blocks_no_submitter);
+	tcase_add_test(tc, test_send_queue_backpressure);
 	suite_add_tcase(s, tc);
 	return s;
 }
