@@ -5,6 +5,13 @@
  *
  * Everything that touches data goes through the backend table
  * (store_backend.h) chosen by store_open() from cfg->backend.
+ *
+ * Fault injection for tests: store_inject_write_error = ERRNO[:N] (EIO,
+ * ENOSPC, ETIMEDOUT, ... or a number) makes the next N compound write ops
+ * of this process (every one without :N) fail with that error at
+ * submission, as a backend would fail them: nothing of the op is applied.
+ * Runtime-settable (`config set`), so a test can break and heal a running
+ * daemon's store; "" turns it off.  Reads are never affected.
  */
 #include <errno.h>
 #include <limits.h>
@@ -57,6 +64,79 @@ void store_config_data_from_cfg(struct store_config *sc)
 	sc->create = true;
 }
 
+/* ---- fault injection -------------------------------------------------- */
+
+static _Atomic int inject_err;        /* positive errno; 0: off */
+static _Atomic int64_t inject_left;   /* ops still to fail; < 0: all */
+static pthread_once_t inject_once = PTHREAD_ONCE_INIT;
+
+static int errno_by_name(const char *s)
+{
+	static const struct { const char *name; int e; } tab[] = {
+		{ "EIO", EIO }, { "ENOSPC", ENOSPC }, { "ETIMEDOUT", ETIMEDOUT }, { "EDQUOT", EDQUOT },
+		{ "EROFS", EROFS }, { "ENOMEM", ENOMEM }, { "EAGAIN", EAGAIN }, { "ECONNREFUSED", ECONNREFUSED },
+	};
+	char *end;
+	long v;
+
+	for (size_t i = 0; i < sizeof(tab) / sizeof(tab[0]); i++)
+		if (!strcmp(s, tab[i].name))
+			return tab[i].e;
+	v = strtol(s, &end, 10);
+	return *s && !*end && v > 0 && v < 4096 ? (int)v : 0;
+}
+
+static void inject_apply(int id, void *arg)
+{
+	char v[64], *colon;
+	int e = 0;
+	int64_t n = -1;
+
+	(void)id;
+	(void)arg;
+	cfg_str(CFG_store_inject_write_error, v, sizeof(v));
+	colon = strchr(v, ':');
+	if (colon) {
+		*colon = 0;
+		n = strtoll(colon + 1, NULL, 10);
+	}
+	if (*v) {
+		e = errno_by_name(v);
+		if (!e)
+			derr(STORE, "store_inject_write_error: '%s' is not an errno (EIO, ENOSPC, ETIMEDOUT, or a "
+			     "number, optionally :COUNT): ignored", v);
+		else
+			dinfo(STORE, "store: injecting %s into %s write ops (store_inject_write_error)", strerror(e),
+			      n < 0 ? "every" : colon + 1);
+	}
+	atomic_store(&inject_left, n);
+	atomic_store(&inject_err, e);
+}
+
+static void inject_init(void)
+{
+	cfg_observe(CFG_store_inject_write_error, inject_apply, NULL);
+	inject_apply(CFG_store_inject_write_error, NULL);
+}
+
+/* The injected error for one write op, or 0. */
+static int inject_take(void)
+{
+	int e = atomic_load_explicit(&inject_err, memory_order_relaxed);
+	int64_t left;
+
+	if (!e)
+		return 0;
+	left = atomic_load(&inject_left);
+	while (left > 0 && !atomic_compare_exchange_weak(&inject_left, &left, left - 1))
+		;
+	if (left == 0)
+		return 0;
+	if (left == 1)
+		atomic_store(&inject_err, 0);   /* that was the last one */
+	return e;
+}
+
 /* ---- open / close --------------------------------------------------- */
 
 static const struct store_backend *backends[] = {
@@ -87,6 +167,7 @@ int store_open(const struct store_config *cfg, struct store **out)
 {
 	const char *name = cfg->backend && *cfg->backend ? cfg->backend : "local";
 
+	pthread_once(&inject_once, inject_init);
 	*out = NULL;
 	open_error[0] = 0;
 	for (size_t i = 0; i < sizeof(backends) / sizeof(backends[0]); i++) {
@@ -378,6 +459,8 @@ int store_op_submit(struct store_pool *p, const char *oid, struct store_op *op, 
 	r = op->err ? op->err : check_oid(oid);
 	if (r == 0 && (!cb || op->n == 0))   /* RADOS refuses an empty op too */
 		r = -EINVAL;
+	if (r == 0)
+		r = -inject_take();
 	if (r) {
 		store_op_free(op);
 		return r;
