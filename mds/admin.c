@@ -108,13 +108,70 @@ static struct json_object *store_space_json(struct mds *m)
 	return o;
 }
 
+/*
+ * The health of this MDS in Ceph's shape: {"status": "HEALTH_OK|WARN|ERR",
+ * "checks": {CODE: {"severity", "summary": {"message"}}}}.  Each fault
+ * adds its check here.
+ */
+static void health_check(struct json_object *checks, const char **status, const char *code, bool err,
+			 const char *msg)
+{
+	struct json_object *c = json_object_new_object(), *sum = json_object_new_object();
+
+	json_object_object_add(c, "severity", json_object_new_string(err ? "HEALTH_ERR" : "HEALTH_WARN"));
+	json_object_object_add(sum, "message", json_object_new_string(msg));
+	json_object_object_add(c, "summary", sum);
+	json_object_object_add(checks, code, c);
+	if (err)
+		*status = "HEALTH_ERR";
+	else if (!strcmp(*status, "HEALTH_OK"))
+		*status = "HEALTH_WARN";
+}
+
+/* A check for the fullness of @st ("metadata" or "data" store). */
+static void space_check(struct json_object *checks, const char **status, struct store *st, const char *which)
+{
+	struct store_space sp;
+	char msg[256], code[64];
+
+	if (!st || store_space(st, &sp) || sp.state == STORE_SPACE_OK)
+		return;
+	snprintf(code, sizeof(code), "MDS_%s_STORE_%s", !strcmp(which, "data") ? "DATA" : "METADATA",
+		 sp.state == STORE_SPACE_NEARFULL ? "NEARFULL" : "FULL");
+	snprintf(msg, sizeof(msg), "the %s store is %s: %" PRIu64 " of %" PRIu64 " bytes used", which,
+		 store_space_state_name(sp.state), sp.used, sp.total);
+	health_check(checks, status, code, sp.state != STORE_SPACE_NEARFULL, msg);
+}
+
+static struct json_object *health_json(struct mds *m)
+{
+	struct json_object *h = json_object_new_object(), *checks = json_object_new_object();
+	const char *status = "HEALTH_OK";
+	char msg[512];
+
+	if (journal_health(m, msg, sizeof(msg)))
+		health_check(checks, &status, "MDS_READ_ONLY", true, msg);
+	space_check(checks, &status, m->st, "metadata");
+	if (m->data_st)
+		space_check(checks, &status, m->data_st, "data");
+	json_object_object_add(h, "status", json_object_new_string(status));
+	json_object_object_add(h, "checks", checks);
+	return h;
+}
+
 static int cmd_status(struct json_object *args, struct json_object **out, void *priv)
 {
 	struct mds *m = priv;
 	struct json_object *o = json_object_new_object();
+	int ro = journal_read_only(m);
 
 	json_object_object_add(o, "fs_name", json_object_new_string(m->fs_name));
 	json_object_object_add(o, "state", json_object_new_string("active"));
+	json_object_object_add(o, "health", health_json(m));
+	/* read-only: journal writes fail (the cause is in health and journal) */
+	json_object_object_add(o, "read_only", json_object_new_boolean(ro != 0));
+	if (ro)
+		json_object_object_add(o, "read_only_cause", json_object_new_string(strerror(-ro)));
 	json_object_object_add(o, "epoch", json_object_new_int64((int64_t)m->epoch));
 	json_object_object_add(o, "port", json_object_new_int(m->port));
 	json_object_object_add(o, "uptime_s",

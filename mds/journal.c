@@ -8,24 +8,36 @@
  * exactly-once record are durable together.  Edits carry absolute values, so
  * applying an entry twice is harmless: that is what makes replay simple.
  *
- * On disk, in the metadata pool:
- *   "mds_journal"                 header: expire segment (replay starts there),
- *                                 segments below removed_upto are gone
- *   "mds_journal.<seg %016x>"     append-only segments of entries:
- *        u32 magic, u32 type, u32 len, u32 crc32c(first 12 bytes, payload)
- *        payload (EDITS: u32 count, edits; SEG_END: empty)
- * A segment ends with a SEG_END entry once it is full (or old); replay then
- * moves to the next segment.  The first entry that is short or fails its crc
- * is the torn tail of a write that was never acknowledged: replay stops
- * there and truncates it away.  Positions never go backwards, so nothing
- * stale can follow a torn entry.
+ * The on-disk format (checksummed, sequence-numbered entries in segment
+ * objects, a header naming where replay starts and which segment is the
+ * newest) and the rules that tell a torn tail from damage are in
+ * journal_int.h; journal_fmt.c implements them.  A damaged journal stops the
+ * MDS at start with the segment, the offset and what to do (see
+ * journal_tool.c for --journal-inspect, export, import and reset).
  *
  * Group commit: requests queue their entry (under mds->lock, so journal
- * order is the order the changes were made in memory) and go on; one writer
- * thread writes everything queued as one store write, waits for it to be
- * durable, then sends the SAFE replies that rode with those entries.  While
- * one write is in flight the next batch accumulates, so the batch size grows
- * with the load by itself; mds_journal_max_delay can add a wait.
+ * order is the order the changes were made in memory, and the sequence
+ * numbers follow it) and go on; one writer thread writes everything queued
+ * as one store write, waits for it to be durable, then sends the SAFE
+ * replies that rode with those entries.  While one write is in flight the
+ * next batch accumulates, so the batch size grows with the load by itself;
+ * mds_journal_max_delay can add a wait.
+ *
+ * Write errors make the MDS read-only, not dead.  A failed write (ENOSPC,
+ * EIO, an OSD timeout) is retried, the same bytes at the same offset (so a
+ * write that timed out but landed after all is harmless), with backoff up to
+ * mds_journal_retry_interval, until it succeeds.  Meanwhile
+ * journal_read_only() is the error: new mutations are refused with it before
+ * they change anything (journal_admit()), reads go on, and the requests in
+ * the failed write - applied in memory and answered UNSAFE - keep waiting:
+ * they get their SAFE reply when the retry succeeds, never before, and a
+ * client that waits for them (fsync) waits (interruptibly, on the client
+ * side).  If the MDS stops before then they are not durable, and their
+ * clients replay them after the restart, as after any crash.  Requests that
+ * resend work already acknowledged (replays) and, when the store is full,
+ * unlinks and rmdirs (which can free space) are still let through.  The
+ * state is in `status` (read_only, health) and in the log; once a write
+ * succeeds the MDS is read-write again by itself.
  *
  * Expire: a sealed segment's edits are applied to their objects (one
  * compound op per object, all in parallel), then the header's expire
@@ -47,13 +59,8 @@
 #include "common/perf.h"
 #include "common/time.h"
 #include "mds/codec.h"
+#include "mds/journal_int.h"
 #include "mds/mds.h"
-
-#define JE_MAGIC   0x31454a4cu   /* "LJE1" */
-#define JE_EDITS   1
-#define JE_SEG_END 2
-#define JE_HDR_LEN 16
-#define V_JHEADER  1
 
 struct jchunk {
 	struct jchunk *next;
@@ -61,14 +68,24 @@ struct jchunk {
 	size_t len;
 };
 
+/*
+ * One segment.  The current one (j->cur) is owned by the writer thread
+ * (and by replay/start before the writer runs); sealed ones are on the
+ * sealed list, owned by expiry.
+ */
 struct jseg {
 	struct jseg *next;
 	uint64_t no;
-	size_t len;                   /* bytes written (durable) */
+	uint32_t fmt;
+	size_t len;                   /* bytes written (durable) and valid */
 	struct jchunk *chunks, **tail;
-	uint64_t first_ns;            /* when its first entry was written */
-	uint64_t nentries;
-	uint64_t last_seq;            /* entries up to this are in this or older segments */
+	uint64_t first_ns;            /* when its first EDITS entry was written (0: none yet) */
+	uint64_t nentries;            /* entries of every type */
+	uint64_t nedits;
+	uint64_t start_seq;           /* v2: seq of its SEG_START */
+	uint64_t last_seq;            /* seq of its last entry (SEG_END once sealed) */
+	bool opened;                  /* v2: SEG_START is durable (else the next write starts it) */
+	bool trunc;                   /* the object holds a torn tail past len: cut it with the next write */
 };
 
 struct journal {
@@ -80,12 +97,28 @@ struct journal {
 	uint64_t next_seq;            /* last seq handed out */
 	bool stop, seal_req, writing;
 	uint64_t seg_size;
-	size_t cur_len;               /* copies of cur->len and cur->first_ns for journal_tick */
+	size_t cur_len;               /* copies of cur->len, cur->nedits and cur->first_ns for journal_tick */
+	uint64_t cur_nedits;
 	uint64_t cur_first_ns;
+	/* write failures: while werr != 0 the MDS is read-only */
+	int werr;
+	uint64_t werr_since_ns, werr_retries, werr_logged_ns;
+	char werr_oid[64];
 
 	pthread_t writer;
 	bool writer_started;
 	struct jseg *cur;             /* writer-owned (and replay) */
+
+	_Atomic int ro_err;           /* copy of werr, read without the lock by journal_admit() */
+
+	pthread_mutex_t hdr_lock;     /* protects hdr; held across a header write so that
+				       * two writers (the journal writer naming a new head, expiry
+				       * moving the expire position) never overtake each other */
+	struct jheader hdr;
+	/* what the header on disk says, for status (no hdr_lock: a header
+	 * write may take an OSD timeout) */
+	_Atomic uint64_t pub_expire_seg, pub_head_seg;
+	_Atomic uint32_t pub_fmt;
 
 	pthread_mutex_t seg_lock;     /* protects sealed list */
 	struct jseg *sealed, **sealed_tail;
@@ -93,25 +126,25 @@ struct journal {
 	pthread_mutex_t expire_lock;  /* one expiry at a time */
 	uint64_t expire_seg;          /* protected by expire_lock */
 	uint64_t removed_upto;        /* segment objects below this are removed; expire_lock */
+	bool expire_failing;          /* expire_lock: the last expiry failed (log once) */
 	_Atomic uint64_t clean_below; /* entries with a lower seq are expired (0: replayed ones are not yet) */
+	uint64_t replay_last_edit;    /* seq of the last EDITS entry replayed at start (v2) */
+
+	char damage[1536];             /* why replay refused the journal (-EUCLEAN) */
 
 	pthread_cond_t space;         /* pending shrank (throttled requests wait on it) */
-	struct perf_counter writes, entries, bytes, expired, expire_errors, throttled;
+	struct perf_counter writes, entries, bytes, expired, expire_errors, throttled, write_errors, refused;
 	struct hist batch, write_lat, expire_lat;
 };
 
-static void oid_seg(char *buf, size_t len, uint64_t no)
-{
-	snprintf(buf, len, OID_JOURNAL ".%016" PRIx64, no);
-}
-
-static struct jseg *jseg_new(uint64_t no)
+static struct jseg *jseg_new(uint64_t no, uint32_t fmt)
 {
 	struct jseg *s = calloc(1, sizeof(*s));
 
 	if (!s)
 		return NULL;
 	s->no = no;
+	s->fmt = fmt;
 	s->tail = &s->chunks;
 	return s;
 }
@@ -142,42 +175,9 @@ static int jseg_add_chunk(struct jseg *s, uint8_t *data, size_t len)
 	return 0;
 }
 
-static void entry_put(struct mdsp_buf *b, uint32_t type, const uint8_t *payload, size_t len)
-{
-	uint8_t h[JE_HDR_LEN];
+/* ---- edits ------------------------------------------------------------------ */
 
-	le32_put(h, JE_MAGIC);
-	le32_put(h + 4, type);
-	le32_put(h + 8, (uint32_t)len);
-	le32_put(h + 12, crc32c(crc32c(0, h, 12), payload, len));
-	enc_bytes(b, h, JE_HDR_LEN);
-	enc_bytes(b, payload, len);
-}
-
-/* Parse one entry at @p (@avail bytes).  Returns its total length, 0 at a
- * torn/invalid entry. */
-static size_t entry_parse(const uint8_t *p, size_t avail, uint32_t *type, const uint8_t **payload, uint32_t *plen)
-{
-	uint32_t len;
-
-	if (avail < JE_HDR_LEN || le32_get(p) != JE_MAGIC)
-		return 0;
-	len = le32_get(p + 8);
-	if (len > avail - JE_HDR_LEN)
-		return 0;
-	if (crc32c(crc32c(0, p, 12), p + JE_HDR_LEN, len) != le32_get(p + 12))
-		return 0;
-	*type = le32_get(p + 4);
-	*payload = p + JE_HDR_LEN;
-	*plen = len;
-	return JE_HDR_LEN + len;
-}
-
-typedef int (*edit_fn)(void *arg, int op, const char *oid, const char *key, const void *val, uint32_t len,
-		       const char *key2);
-
-/* Walk the edits of one EDITS payload. */
-static int edits_for_each(const uint8_t *p, size_t len, edit_fn fn, void *arg)
+int jedits_for_each(const uint8_t *p, size_t len, jedit_fn fn, void *arg)
 {
 	struct dec c;
 	uint32_t n, i, l;
@@ -222,19 +222,15 @@ static int edits_for_each(const uint8_t *p, size_t len, edit_fn fn, void *arg)
 	return c.bad ? -EBADMSG : 0;
 }
 
-/* ---- header --------------------------------------------------------------- */
+/* ---- header ------------------------------------------------------------------ */
 
-static int header_write(struct mds *m, uint64_t expire_seg, uint64_t removed_upto)
+int journal_header_write(struct store_pool *meta, const struct jheader *h)
 {
 	struct mdsp_buf b;
 	struct store_op *op;
-	size_t off;
 
 	mdsp_buf_init(&b);
-	off = enc_begin(&b, V_JHEADER, 1);
-	enc_u64(&b, expire_seg);
-	enc_u64(&b, removed_upto);
-	enc_end(&b, off);
+	jheader_encode(&b, h);
 	op = store_op_new();
 	if (!op || b.oom) {
 		if (op)
@@ -244,28 +240,246 @@ static int header_write(struct mds *m, uint64_t expire_seg, uint64_t removed_upt
 	}
 	store_op_write_full(op, b.data, b.len);
 	mdsp_buf_free(&b);
-	return store_op_exec(m->meta, OID_JOURNAL, op);
+	return store_op_exec(meta, OID_JOURNAL, op);
 }
 
-static int header_read(struct mds *m, uint64_t *expire_seg, uint64_t *removed_upto)
+/* Caller holds hdr_lock; @j->hdr was just written. */
+static void hdr_publish(struct journal *j)
+{
+	atomic_store(&j->pub_expire_seg, j->hdr.expire_seg);
+	atomic_store(&j->pub_head_seg, j->hdr.head_seg);
+	atomic_store(&j->pub_fmt, j->hdr.fmt);
+}
+
+int journal_header_read(struct store_pool *meta, struct jheader *h, const char **why)
 {
 	uint8_t buf[256];
-	ssize_t n = store_read(m->meta, OID_JOURNAL, 0, sizeof(buf), buf);
-	struct dec c, s;
+	ssize_t n = store_read(meta, OID_JOURNAL, 0, sizeof(buf), buf);
 
+	*why = NULL;
 	if (n < 0)
 		return (int)n;
-	dec_init(&c, buf, (size_t)n);
-	if (!dec_enter(&c, V_JHEADER, &s))
-		return -EBADMSG;
-	*expire_seg = dec_u64(&s);
-	*removed_upto = dec_u64(&s);
-	return s.bad ? -EBADMSG : 0;
+	return jheader_decode(buf, (size_t)n, h, why);
+}
+
+static int store_read_seg(void *arg, uint64_t no, uint8_t **data, size_t *len)
+{
+	struct store_pool *meta = arg;
+	struct store_stat sst;
+	char oid[64];
+	ssize_t got;
+	int r;
+
+	journal_oid_seg(oid, sizeof(oid), no);
+	r = store_stat(meta, oid, &sst);
+	if (r)
+		return r;
+	*data = malloc(sst.size ? sst.size : 1);
+	if (!*data)
+		return -ENOMEM;
+	got = sst.size ? store_read(meta, oid, 0, sst.size, *data) : 0;
+	if (got < 0) {
+		free(*data);
+		return (int)got;
+	}
+	*len = (size_t)got;
+	return 0;
+}
+
+void journal_store_reader(struct store_pool *meta, struct jreader *rd)
+{
+	rd->read = store_read_seg;
+	rd->arg = meta;
 }
 
 int journal_mkfs(struct mds *m)
 {
-	return header_write(m, 0, 0);
+	struct jheader h = { .fmt = JFMT_V2, .expire_seg = 0, .expire_seq = 1, .removed_upto = 0, .head_seg = 0 };
+	struct mdsp_buf b;
+	struct store_op *op;
+	uint8_t no[8];
+	char oid[64];
+	int r;
+
+	/* segment 0 first (with its SEG_START), then the header naming it */
+	mdsp_buf_init(&b);
+	le64_put(no, 0);
+	jent_put(&b, JE_SEG_START, 1, no, 8);
+	op = store_op_new();
+	if (!op || b.oom) {
+		if (op)
+			store_op_free(op);
+		mdsp_buf_free(&b);
+		return -ENOMEM;
+	}
+	store_op_write_full(op, b.data, b.len);
+	mdsp_buf_free(&b);
+	journal_oid_seg(oid, sizeof(oid), 0);
+	r = store_op_exec(m->meta, oid, op);
+	return r ? r : journal_header_write(m->meta, &h);
+}
+
+/* ---- read-only state ------------------------------------------------------------ */
+
+int journal_read_only(struct mds *m)
+{
+	return m->j ? atomic_load_explicit(&m->j->ro_err, memory_order_relaxed) : 0;
+}
+
+int journal_admit(struct mds *m, const struct mdsp_request *req)
+{
+	int err = journal_read_only(m);
+
+	if (!err)
+		return 0;
+	/* a replay redoes what was acknowledged UNSAFE before a restart */
+	if (req->flags & MDSP_REQ_REPLAY)
+		return 0;
+	/* with the store full, what can free space goes on (it waits for
+	 * durability with everything else) */
+	if (err == -ENOSPC && (req->op == MDSP_OP_UNLINK || req->op == MDSP_OP_RMDIR))
+		return 0;
+	perf_inc(&m->j->refused, 1);
+	return err;
+}
+
+/* A journal write to @oid failed with @r: read-only until one succeeds. */
+static void write_failed(struct mds *m, const char *oid, int r)
+{
+	struct journal *j = m->j;
+	uint64_t now = now_mono_ns();
+
+	perf_inc(&j->write_errors, 1);
+	pthread_mutex_lock(&j->lock);
+	j->werr_retries++;
+	if (!j->werr) {
+		j->werr_since_ns = now;
+		j->werr_logged_ns = now;
+		derr(JOURNAL, "journal write to %s failed (%s): the MDS is READ-ONLY until journal writes succeed "
+		     "again; mutations fail with that error, reads go on, the write is retried", oid, strerror(-r));
+	} else if (j->werr != r) {
+		derr(JOURNAL, "journal write to %s now fails with %s (was %s); still read-only", oid, strerror(-r),
+		     strerror(-j->werr));
+		j->werr_logged_ns = now;
+	} else if (now - j->werr_logged_ns >= 60ull * 1000000000ull) {
+		derr(JOURNAL, "journal writes still fail (%s at %s) after %.0f s and %" PRIu64
+		     " attempts: the MDS is read-only", strerror(-r), oid, (double)(now - j->werr_since_ns) / 1e9,
+		     j->werr_retries);
+		j->werr_logged_ns = now;
+	}
+	j->werr = r;
+	snprintf(j->werr_oid, sizeof(j->werr_oid), "%s", oid);
+	atomic_store(&j->ro_err, r);
+	pthread_mutex_unlock(&j->lock);
+}
+
+static void write_ok(struct mds *m)
+{
+	struct journal *j = m->j;
+
+	if (!atomic_load_explicit(&j->ro_err, memory_order_relaxed))
+		return;
+	pthread_mutex_lock(&j->lock);
+	if (j->werr)
+		dinfo(JOURNAL, "journal writes succeed again after %.1f s and %" PRIu64 " attempts (%s): the MDS is "
+		      "read-write", (double)(now_mono_ns() - j->werr_since_ns) / 1e9, j->werr_retries,
+		      strerror(-j->werr));
+	j->werr = 0;
+	j->werr_retries = 0;
+	atomic_store(&j->ro_err, 0);
+	pthread_mutex_unlock(&j->lock);
+}
+
+/* Wait before retry @attempt (50 ms doubling up to mds_journal_retry_interval).
+ * Return: -ESHUTDOWN if the journal is stopping (give up), else 0. */
+static int retry_wait(struct journal *j, unsigned attempt)
+{
+	double max = cfg_double(CFG_mds_journal_retry_interval), d = 0.05;
+	struct timespec ts;
+	bool stop;
+
+	while (attempt-- && d < max)
+		d *= 2;
+	if (d > max)
+		d = max;
+	if (d < 0.001)
+		d = 0.001;
+	ts = ns_to_timespec(now_mono_ns() + (uint64_t)(d * 1e9));
+	pthread_mutex_lock(&j->lock);
+	while (!j->stop && pthread_cond_timedwait(&j->cond, &j->lock, &ts) == 0)
+		;
+	stop = j->stop;
+	pthread_mutex_unlock(&j->lock);
+	return stop ? -ESHUTDOWN : 0;
+}
+
+/*
+ * Write @len bytes at @off of segment @no (@full: the whole object;
+ * @trunc: cut the object at @off first) and retry until it is durable.
+ * Return: 0, or the store's error if the journal stops meanwhile.
+ * Context: the writer thread, no lock held.
+ */
+static int seg_write(struct mds *m, uint64_t no, uint64_t off, const uint8_t *data, size_t len, bool full,
+		     bool trunc)
+{
+	char oid[64];
+	unsigned attempt;
+	int r;
+
+	journal_oid_seg(oid, sizeof(oid), no);
+	for (attempt = 0;; attempt++) {
+		struct store_op *op = store_op_new();
+
+		r = -ENOMEM;
+		if (op) {
+			if (full) {
+				store_op_write_full(op, data, len);
+			} else {
+				/* only a first attempt cuts: a retry rewrites the same
+				 * bytes, so an earlier attempt that lands late is harmless */
+				if (trunc && !attempt)
+					store_op_truncate(op, off);
+				if (len)
+					store_op_write(op, off, data, len);
+			}
+			r = store_op_exec(m->meta, oid, op);
+		}
+		if (!r) {
+			write_ok(m);
+			return 0;
+		}
+		write_failed(m, oid, r);
+		if (retry_wait(m->j, attempt))
+			return r;
+	}
+}
+
+/* The header names @head as the newest segment; retried like a segment write. */
+static int header_set_head(struct mds *m, uint64_t head)
+{
+	struct journal *j = m->j;
+	unsigned attempt;
+	int r;
+
+	for (attempt = 0;; attempt++) {
+		pthread_mutex_lock(&j->hdr_lock);
+		if (j->hdr.head_seg >= head) {
+			pthread_mutex_unlock(&j->hdr_lock);
+			return 0;
+		}
+		j->hdr.head_seg = head;
+		r = journal_header_write(m->meta, &j->hdr);
+		if (!r)
+			hdr_publish(j);
+		pthread_mutex_unlock(&j->hdr_lock);
+		if (!r) {
+			write_ok(m);
+			return 0;
+		}
+		write_failed(m, OID_JOURNAL, r);
+		if (retry_wait(j, attempt))
+			return r;
+	}
 }
 
 /* ---- submit and the writer ------------------------------------------------ */
@@ -279,9 +493,9 @@ uint64_t journal_submit_locked(struct mds *m, struct txn *t, struct jitem *item)
 	if (t && t->n) {
 		int i;
 
-		entry_put(&j->pending, JE_EDITS, t->b.data, t->b.len);
-		j->npending++;
 		seq = ++j->next_seq;
+		jent_put(&j->pending, JE_EDITS, seq, t->b.data, t->b.len);
+		j->npending++;
 		for (i = 0; i < t->ndirs; i++)
 			if (t->dirs[i]->last_jseq != UINT64_MAX)
 				t->dirs[i]->last_jseq = seq;
@@ -307,7 +521,9 @@ void journal_throttle(struct mds *m)
 	if (!max)
 		return;
 	pthread_mutex_lock(&j->lock);
-	while (j->pending.len > max && !j->stop) {
+	/* while read-only nothing drains: the request is refused (or let
+	 * through) by journal_admit() instead of blocking its connection */
+	while (j->pending.len > max && !j->stop && !j->werr) {
 		perf_inc(&j->throttled, 1);
 		pthread_cond_wait(&j->space, &j->lock);
 	}
@@ -350,22 +566,46 @@ static void items_done(struct mds *m, struct jitem *items, uint64_t last)
 	}
 }
 
-static void seal_cur(struct journal *j)
+/* Items whose entries will never be durable (shutdown during a write
+ * failure): no reply; their clients replay them at the next start. */
+static void items_drop(struct jitem *items)
+{
+	struct jitem *it, *next;
+
+	for (it = items; it; it = next) {
+		next = it->next;
+		if (it->conn)
+			conn_put(it->conn);
+		mdsp_buf_free(&it->frame);
+		free(it);
+	}
+}
+
+/* Move the current segment to the sealed list and start @no + 1, whose
+ * SEG_START has sequence number @start_seq (written with its first batch). */
+static void seal_cur(struct journal *j, uint64_t start_seq)
 {
 	struct jseg *s = j->cur;
 
-	j->cur = jseg_new(s->no + 1);
+	j->cur = jseg_new(s->no + 1, JFMT_V2);
 	if (!j->cur) {
 		derr(JOURNAL, "out of memory starting journal segment");
 		_exit(2);
 	}
+	j->cur->start_seq = start_seq;
 	pthread_mutex_lock(&j->seg_lock);
 	s->next = NULL;
 	*j->sealed_tail = s;
 	j->sealed_tail = &s->next;
 	j->nsealed++;
 	pthread_mutex_unlock(&j->seg_lock);
-	dout(JOURNAL, 5, "sealed journal segment %" PRIx64 " (%zu bytes)", s->no, s->len);
+	dout(JOURNAL, 5, "sealed journal segment %" PRIx64 " (%zu bytes, entries to %" PRIu64 ")", s->no, s->len,
+	     s->last_seq);
+}
+
+static bool writer_idle_locked(struct journal *j)
+{
+	return !j->npending && !j->items && !j->seal_req && !j->cur->trunc;
 }
 
 static void *writer_main(void *arg)
@@ -375,15 +615,17 @@ static void *writer_main(void *arg)
 	struct mdsp_buf buf;
 	struct jitem *items;
 	uint32_t n;
-	uint64_t last;
+	uint64_t last, next_start = 0;
 	bool seal, stop;
-	char oid[64];
 
 	pthread_mutex_lock(&j->lock);
 	for (;;) {
-		while (!j->npending && !j->items && !j->seal_req && !j->stop)
+		struct jseg *cur = j->cur;
+		bool open;
+
+		while (writer_idle_locked(j) && !j->stop)
 			pthread_cond_wait(&j->cond, &j->lock);
-		if (j->stop && !j->npending && !j->items && !j->seal_req && !j->cur->len)
+		if (j->stop && writer_idle_locked(j) && !j->cur->nedits)
 			break;
 		/* the test hook: nothing is written (so nothing is SAFE) while it
 		 * is set; `config set` does not signal us, so look every 10 ms */
@@ -412,10 +654,20 @@ static void *writer_main(void *arg)
 		items = j->items;
 		j->items = NULL;
 		j->items_tail = &j->items;
-		last = j->next_seq;
-		seal = j->seal_req;
-		j->seal_req = false;
 		stop = j->stop;
+		seal = j->seal_req || stop || cur->len + buf.len >= j->seg_size;
+		if (!cur->nedits && !n)
+			seal = false;   /* never seal a segment without edits */
+		if (seal) {
+			/* SEG_END ends this batch; the next segment's SEG_START
+			 * takes the sequence number after it */
+			jent_put(&buf, JE_SEG_END, ++j->next_seq, NULL, 0);
+			next_start = ++j->next_seq;
+			last = next_start - 1;
+		} else {
+			last = j->next_seq;
+		}
+		j->seal_req = false;
 		j->writing = true;
 		pthread_mutex_unlock(&j->lock);
 
@@ -423,55 +675,88 @@ static void *writer_main(void *arg)
 			derr(JOURNAL, "out of memory building a journal write: stopping");
 			_exit(2);
 		}
-		if (stop || j->cur->len + buf.len >= j->seg_size)
-			seal = true;
-		if (j->cur->len + buf.len == 0)
-			seal = false;   /* never seal an empty segment */
-		if (seal)
-			entry_put(&buf, JE_SEG_END, NULL, 0);
-		if (buf.len) {
-			struct store_op *op = store_op_new();
+		open = !cur->opened && buf.len;
+		if (open) {
+			/* the segment's first write starts with its SEG_START */
+			struct mdsp_buf w;
+			uint8_t no[8];
+
+			mdsp_buf_init(&w);
+			le64_put(no, cur->no);
+			jent_put(&w, JE_SEG_START, cur->start_seq, no, 8);
+			enc_bytes(&w, buf.data, buf.len);
+			mdsp_buf_free(&buf);
+			buf = w;
+			if (buf.oom) {
+				derr(JOURNAL, "out of memory building a journal write: stopping");
+				_exit(2);
+			}
+		}
+		/* segment N may exist only while the header names N - 1 (a start
+		 * after a crash between creating a segment and naming it finds
+		 * the header one behind: catch up before going further) */
+		if (open && cur->no && header_set_head(m, cur->no - 1)) {
+			mdsp_buf_free(&buf);
+			items_drop(items);
+			pthread_mutex_lock(&j->lock);
+			j->writing = false;
+			break;
+		}
+		if (buf.len || cur->trunc) {
 			uint64_t t0 = now_mono_ns();
 			int r;
 
-			oid_seg(oid, sizeof(oid), j->cur->no);
-			if (!op) {
-				r = -ENOMEM;
-			} else {
-				store_op_write(op, j->cur->len, buf.data, buf.len);
-				r = store_op_exec(m->meta, oid, op);
-			}
+			r = seg_write(m, cur->no, open ? 0 : cur->len, buf.data, buf.len, open, cur->trunc);
 			if (r) {
-				/* nothing acknowledged SAFE may be lost: we cannot go on */
-				derr(JOURNAL, "journal write to %s failed (%s): stopping the MDS", oid, strerror(-r));
-				_exit(2);
+				derr(JOURNAL, "journal stopping while its writes fail (%s): %u entries not durable; "
+				     "their clients replay what was answered UNSAFE at the next start", strerror(-r), n);
+				mdsp_buf_free(&buf);
+				items_drop(items);
+				pthread_mutex_lock(&j->lock);
+				j->writing = false;
+				break;
 			}
+			cur->trunc = false;
 			hist_add(&j->write_lat, now_mono_ns() - t0);
 			DTRACE_PROBE3(loligo_mds, journal_write, n, buf.len, now_mono_ns() - t0);
 			if (n) {
 				perf_inc(&j->writes, 1);
 				perf_inc(&j->entries, n);
 				hist_add(&j->batch, n);
+				if (!cur->first_ns)
+					cur->first_ns = now_mono_ns();
 			}
 			perf_inc(&j->bytes, buf.len);
-			if (!j->cur->len)
-				j->cur->first_ns = now_mono_ns();
-			j->cur->nentries += n;
-			j->cur->last_seq = last;
-			if (jseg_add_chunk(j->cur, buf.data, buf.len)) {
+			if (open) {
+				cur->opened = true;
+				cur->nentries++;
+			}
+			cur->nentries += n + (seal ? 1 : 0);
+			cur->nedits += n;
+			if (buf.len)
+				cur->last_seq = last;
+			if (!buf.len) {
+				mdsp_buf_free(&buf);
+			} else if (jseg_add_chunk(cur, buf.data, buf.len)) {
 				derr(JOURNAL, "out of memory keeping a journal segment");
 				_exit(2);
 			}
-			dout(JOURNAL, 20, "wrote %u entries (%zu bytes) to %s", n, buf.len, oid);
+			dout(JOURNAL, 20, "wrote %u entries (%zu bytes) to segment %" PRIx64, n, buf.len, cur->no);
 		} else {
 			mdsp_buf_free(&buf);
 		}
 		items_done(m, items, last);
+		if (open && header_set_head(m, cur->no)) {
+			pthread_mutex_lock(&j->lock);
+			j->writing = false;
+			break;
+		}
 		if (seal)
-			seal_cur(j);
+			seal_cur(j, next_start);
 		pthread_mutex_lock(&j->lock);
 		j->writing = false;
 		j->cur_len = j->cur->len;
+		j->cur_nedits = j->cur->nedits;
 		j->cur_first_ns = j->cur->first_ns;
 		pthread_cond_broadcast(&j->cond);
 	}
@@ -479,18 +764,16 @@ static void *writer_main(void *arg)
 	return NULL;
 }
 
-/* ---- expire --------------------------------------------------------------- */
+/* ---- applying edits to the objects (expire, journal reset) ---------------- */
 
 struct objop {
 	char *oid;
 	struct store_op *op;
-	bool has_remove;
 };
 
-struct expire_ctx {
+struct japply {
 	struct objop *tab;
 	size_t cap, n;
-	int err;
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	size_t inflight;
@@ -508,7 +791,18 @@ static uint32_t str_hash(const char *s)
 	return h;
 }
 
-static struct objop *objop_get(struct expire_ctx *x, const char *oid)
+struct japply *japply_new(void)
+{
+	struct japply *x = calloc(1, sizeof(*x));
+
+	if (!x)
+		return NULL;
+	pthread_mutex_init(&x->lock, NULL);
+	pthread_cond_init(&x->cond, NULL);
+	return x;
+}
+
+static struct objop *objop_get(struct japply *x, const char *oid)
 {
 	size_t i;
 
@@ -550,10 +844,10 @@ static struct objop *objop_get(struct expire_ctx *x, const char *oid)
 	return &x->tab[i];
 }
 
-static int expire_edit(void *arg, int op, const char *oid, const char *key, const void *val, uint32_t len,
-		       const char *key2)
+int japply_edit(void *arg, int op, const char *oid, const char *key, const void *val, uint32_t len,
+		const char *key2)
 {
-	struct expire_ctx *x = arg;
+	struct japply *x = arg;
 	struct objop *o = objop_get(x, oid);
 
 	if (!o)
@@ -578,7 +872,6 @@ static int expire_edit(void *arg, int op, const char *oid, const char *key, cons
 		if (!o->op)
 			return -ENOMEM;
 		store_op_remove(o->op);
-		o->has_remove = true;
 		break;
 	default:
 		return -EBADMSG;
@@ -586,9 +879,9 @@ static int expire_edit(void *arg, int op, const char *oid, const char *key, cons
 	return 0;
 }
 
-static void expire_cb(int r, void *arg)
+static void japply_cb(int r, void *arg)
 {
-	struct expire_ctx *x = arg;
+	struct japply *x = arg;
 
 	pthread_mutex_lock(&x->lock);
 	if (r && r != -ENOENT && !x->first_err)
@@ -597,6 +890,59 @@ static void expire_cb(int r, void *arg)
 	pthread_cond_signal(&x->cond);
 	pthread_mutex_unlock(&x->lock);
 }
+
+void japply_free(struct japply *x)
+{
+	size_t i;
+
+	if (!x)
+		return;
+	for (i = 0; i < x->cap; i++) {
+		if (x->tab[i].op)
+			store_op_free(x->tab[i].op);
+		free(x->tab[i].oid);
+	}
+	free(x->tab);
+	pthread_mutex_destroy(&x->lock);
+	pthread_cond_destroy(&x->cond);
+	free(x);
+}
+
+int japply_run(struct japply *x, struct store_pool *pool, size_t *nobjects)
+{
+	size_t i;
+	int r;
+
+	if (nobjects)
+		*nobjects = x->n;
+	for (i = 0; i < x->cap; i++) {
+		struct objop *o = &x->tab[i];
+
+		if (!o->oid)
+			continue;
+		pthread_mutex_lock(&x->lock);
+		x->inflight++;
+		pthread_mutex_unlock(&x->lock);
+		r = store_op_submit(pool, o->oid, o->op, japply_cb, x);
+		o->op = NULL;   /* consumed */
+		if (r) {
+			pthread_mutex_lock(&x->lock);
+			x->inflight--;
+			if (!x->first_err)
+				x->first_err = r;
+			pthread_mutex_unlock(&x->lock);
+		}
+	}
+	pthread_mutex_lock(&x->lock);
+	while (x->inflight)
+		pthread_cond_wait(&x->cond, &x->lock);
+	r = x->first_err;
+	pthread_mutex_unlock(&x->lock);
+	japply_free(x);
+	return r;
+}
+
+/* ---- expire --------------------------------------------------------------- */
 
 /*
  * Remove the objects of expired segments below @below.  Nothing depends on
@@ -614,7 +960,7 @@ static void remove_segments(struct mds *m, uint64_t below)
 
 		if (!op)
 			return;
-		oid_seg(oid, sizeof(oid), j->removed_upto);
+		journal_oid_seg(oid, sizeof(oid), j->removed_upto);
 		store_op_remove(op);
 		r = store_op_exec(m->meta, oid, op);
 		if (r && r != -ENOENT)
@@ -625,79 +971,63 @@ static void remove_segments(struct mds *m, uint64_t below)
 static int expire_one(struct mds *m, struct jseg *s)
 {
 	struct journal *j = m->j;
-	struct expire_ctx x;
+	struct japply *x = japply_new();
 	struct jchunk *c;
-	size_t i;
-	int r = 0;
+	size_t nobj = 0;
+	int r = x ? 0 : -ENOMEM;
 	uint64_t t0 = now_mono_ns();
 
-	memset(&x, 0, sizeof(x));
-	pthread_mutex_init(&x.lock, NULL);
-	pthread_cond_init(&x.cond, NULL);
 	for (c = s->chunks; c && !r; c = c->next) {
-		size_t off = 0, l;
-		uint32_t type, plen;
-		const uint8_t *payload;
+		size_t off = 0;
+		struct jentry e;
 
 		while (off < c->len && !r) {
-			l = entry_parse(c->data + off, c->len - off, &type, &payload, &plen);
-			if (!l) {
+			if (jent_parse(s->fmt, c->data + off, c->len - off, &e) != JP_OK) {
 				r = -EBADMSG;
 				break;
 			}
-			if (type == JE_EDITS)
-				r = edits_for_each(payload, plen, expire_edit, &x);
-			off += l;
+			if (e.type == JE_EDITS)
+				r = jedits_for_each(e.payload, e.plen, japply_edit, x);
+			off += e.len;
 		}
 	}
-	for (i = 0; i < x.cap; i++) {
-		struct objop *o = &x.tab[i];
-
-		if (!o->oid)
-			continue;
-		if (!r) {
-			pthread_mutex_lock(&x.lock);
-			x.inflight++;
-			pthread_mutex_unlock(&x.lock);
-			if (store_op_submit(m->meta, o->oid, o->op, expire_cb, &x)) {
-				pthread_mutex_lock(&x.lock);
-				x.inflight--;
-				if (!x.first_err)
-					x.first_err = -EIO;
-				pthread_mutex_unlock(&x.lock);
-			}
-		} else {
-			store_op_free(o->op);
-		}
-		free(o->oid);
+	if (r)
+		japply_free(x);
+	else
+		r = japply_run(x, m->meta, &nobj);
+	if (!r) {
+		pthread_mutex_lock(&j->hdr_lock);
+		j->hdr.expire_seg = s->no + 1;
+		j->hdr.expire_seq = s->last_seq + 1;
+		if (j->hdr.head_seg < s->no)
+			j->hdr.head_seg = s->no;   /* it exists; expire may not pass head + 1 */
+		j->hdr.removed_upto = j->removed_upto;
+		r = journal_header_write(m->meta, &j->hdr);
+		if (!r)
+			hdr_publish(j);
+		pthread_mutex_unlock(&j->hdr_lock);
 	}
-	pthread_mutex_lock(&x.lock);
-	while (x.inflight)
-		pthread_cond_wait(&x.cond, &x.lock);
-	pthread_mutex_unlock(&x.lock);
-	free(x.tab);
-	pthread_mutex_destroy(&x.lock);
-	pthread_cond_destroy(&x.cond);
-	if (!r)
-		r = x.first_err;
 	if (r) {
-		derr(JOURNAL, "expiring journal segment %" PRIx64 " failed (%s); will retry", s->no, strerror(-r));
+		/* retried at every tick: logged once per failing stretch */
+		if (!j->expire_failing)
+			derr(JOURNAL, "expiring journal segment %" PRIx64 " failed (%s); will retry", s->no, strerror(-r));
+		else
+			dout(JOURNAL, 5, "expiring journal segment %" PRIx64 " failed again (%s)", s->no, strerror(-r));
+		j->expire_failing = true;
 		perf_inc(&j->expire_errors, 1);
 		return r;
 	}
-	r = header_write(m, s->no + 1, j->removed_upto);
-	if (r) {
-		derr(JOURNAL, "writing the journal header failed (%s); will retry", strerror(-r));
-		return r;
-	}
+	if (j->expire_failing)
+		dinfo(JOURNAL, "expiring journal segment %" PRIx64 " succeeded again", s->no);
+	j->expire_failing = false;
 	j->expire_seg = s->no + 1;
-	if (s->last_seq + 1 > atomic_load(&j->clean_below))
+	if (s->last_seq >= j->replay_last_edit && s->last_seq + 1 > atomic_load(&j->clean_below))
 		atomic_store(&j->clean_below, s->last_seq + 1);
 	remove_segments(m, j->expire_seg);
 	perf_inc(&j->expired, 1);
 	hist_add(&j->expire_lat, now_mono_ns() - t0);
 	dout(JOURNAL, 5, "expired journal segment %" PRIx64 " (%" PRIu64 " entries, %zu objects)", s->no,
-	     s->nentries, x.n);
+	     s->nentries, nobj);
 	return 0;
 }
 
@@ -735,7 +1065,8 @@ void journal_tick(struct mds *m)
 	double age = cfg_double(CFG_mds_journal_expire_age);
 
 	pthread_mutex_lock(&j->lock);
-	if (j->cur_len && !j->seal_req && now_mono_ns() - j->cur_first_ns > (uint64_t)(age * 1e9)) {
+	if (j->cur_nedits && j->cur_first_ns && !j->seal_req &&
+	    now_mono_ns() - j->cur_first_ns > (uint64_t)(age * 1e9)) {
 		j->seal_req = true;
 		pthread_cond_signal(&j->cond);
 	}
@@ -756,12 +1087,63 @@ static int replay_edit(void *arg, int op, const char *oid, const char *key, cons
 	return 0;
 }
 
+/* jent_fn of replay: apply an entry to memory.  Caller holds mds->lock. */
+static int replay_entry(void *arg, uint64_t segno, size_t off, const struct jentry *e)
+{
+	struct mds *m = arg;
+	int r;
+
+	if (e->type != JE_EDITS)
+		return 0;
+	r = jedits_for_each(e->payload, e->plen, replay_edit, m);
+	if (r)
+		derr(JOURNAL, "replay: entry %" PRIu64 " at %" PRIx64 "+%zu does not decode (%s); skipped", e->seq,
+		     segno, off, strerror(-r));
+	m->j->replay_last_edit = e->seq;
+	return 0;
+}
+
+/* jseg_fn of replay: keep a segment's bytes for expiry (or as the current one). */
+static int replay_segment(void *arg, const struct jseg_info *si, uint8_t *data)
+{
+	struct mds *m = arg;
+	struct journal *j = m->j;
+	struct jseg *s = jseg_new(si->no, j->hdr.fmt);
+
+	if (!s || jseg_add_chunk(s, data, si->valid)) {
+		free(data);
+		free(s);
+		return -ENOMEM;
+	}
+	s->first_ns = si->nedits ? now_mono_ns() : 0;
+	s->nentries = si->nentries;
+	s->nedits = si->nedits;
+	s->start_seq = si->first_seq;
+	s->last_seq = si->last_seq;
+	s->opened = si->nentries > 0;
+	s->trunc = si->valid < si->size;
+	if (si->sealed) {
+		*j->sealed_tail = s;
+		j->sealed_tail = &s->next;
+		j->nsealed++;
+	} else {
+		j->cur = s;
+	}
+	return 0;
+}
+
+const char *journal_damage_msg(struct mds *m)
+{
+	return m->j && m->j->damage[0] ? m->j->damage : NULL;
+}
+
 int journal_replay(struct mds *m)
 {
 	struct journal *j;
-	uint64_t seg = 0, nentries = 0;
+	struct jscan_result res;
+	struct jreader rd;
+	const char *why;
 	int r;
-	char oid[64];
 
 	j = calloc(1, sizeof(*j));
 	if (!j)
@@ -776,6 +1158,7 @@ int journal_replay(struct mds *m)
 		pthread_cond_init(&j->space, NULL);
 		pthread_condattr_destroy(&ca);
 	}
+	pthread_mutex_init(&j->hdr_lock, NULL);
 	pthread_mutex_init(&j->seg_lock, NULL);
 	pthread_mutex_init(&j->expire_lock, NULL);
 	mdsp_buf_init(&j->pending);
@@ -786,103 +1169,134 @@ int journal_replay(struct mds *m)
 		j->seg_size = 4096;
 	m->j = j;
 
-	r = header_read(m, &seg, &j->removed_upto);
+	r = journal_header_read(m->meta, &j->hdr, &why);
+	if (r == -ENOENT)
+		why = "the object is missing";
+	if (r == -EBADMSG || r == -ENOENT) {
+		snprintf(j->damage, sizeof(j->damage),
+			 "the journal header %s is damaged: %s.  The MDS does not start on a damaged journal: "
+			 "see `loligo-mds --journal-inspect`; `loligo-mds journal reset --yes-i-really-mean-it` "
+			 "writes a new one (the changes still in the journal are lost)", OID_JOURNAL, why);
+		derr(JOURNAL, "%s", j->damage);
+		return -EUCLEAN;
+	}
 	if (r) {
 		derr(JOURNAL, "cannot read the journal header %s: %s", OID_JOURNAL, strerror(-r));
 		return r;
 	}
-	j->expire_seg = seg;
+	j->expire_seg = j->hdr.expire_seg;
+	j->removed_upto = j->hdr.removed_upto;
+	hdr_publish(j);
+	journal_store_reader(m->meta, &rd);
 	m->replaying = true;
-	for (;;) {
-		struct store_stat sst;
-		uint8_t *data;
-		size_t off = 0, l;
-		uint32_t type, plen;
-		const uint8_t *payload;
-		bool sealed = false;
-		ssize_t got;
-		struct jseg *s;
-
-		oid_seg(oid, sizeof(oid), seg);
-		r = store_stat(m->meta, oid, &sst);
-		if (r == -ENOENT) {
-			j->cur = jseg_new(seg);
-			r = j->cur ? 0 : -ENOMEM;
-			break;
-		}
-		if (r)
-			break;
-		data = malloc(sst.size ? sst.size : 1);
-		if (!data) {
-			r = -ENOMEM;
-			break;
-		}
-		got = sst.size ? store_read(m->meta, oid, 0, sst.size, data) : 0;
-		if (got < 0) {
-			free(data);
-			r = (int)got;
-			break;
-		}
-		pthread_mutex_lock(&m->lock);
-		while (off < (size_t)got) {
-			l = entry_parse(data + off, (size_t)got - off, &type, &payload, &plen);
-			if (!l)
-				break;
-			off += l;
-			if (type == JE_SEG_END) {
-				sealed = true;
-				break;
-			}
-			if (type == JE_EDITS) {
-				edits_for_each(payload, plen, replay_edit, m);
-				nentries++;
-			}
-		}
-		pthread_mutex_unlock(&m->lock);
-		s = jseg_new(seg);
-		if (!s || jseg_add_chunk(s, data, off)) {
-			free(data);
-			free(s);
-			r = -ENOMEM;
-			break;
-		}
-		s->first_ns = now_mono_ns();
-		if (sealed) {
-			*j->sealed_tail = s;
-			j->sealed_tail = &s->next;
-			j->nsealed++;
-			seg++;
-			continue;
-		}
-		if (off < (size_t)got) {
-			struct store_op *op = store_op_new();
-
-			dinfo(JOURNAL, "journal segment %s: dropping a torn tail of %zu bytes at %zu", oid,
-			      (size_t)got - off, off);
-			if (op) {
-				store_op_truncate(op, off);
-				r = store_op_exec(m->meta, oid, op);
-			} else {
-				r = -ENOMEM;
-			}
-			if (r) {
-				jseg_free(s);
-				break;
-			}
-		}
-		j->cur = s;
-		break;
-	}
+	pthread_mutex_lock(&m->lock);
+	r = jscan(&j->hdr, &rd, replay_entry, replay_segment, m, &res);
+	pthread_mutex_unlock(&m->lock);
 	m->replaying = false;
-	if (r) {
-		derr(JOURNAL, "journal replay failed at %s: %s", oid, strerror(-r));
+	if (r == -EUCLEAN) {
+		char ent[48] = "";
+
+		if (res.bad_seq)
+			snprintf(ent, sizeof(ent), " (entry %" PRIu64 ")", res.bad_seq);
+		snprintf(j->damage, sizeof(j->damage),
+			 "the journal is damaged: segment object %s, offset %zu%s: %s.  This is not the torn tail "
+			 "of a crash (that can only be at the end of the newest segment), so the MDS does not start: "
+			 "replaying past it would serve a filesystem that silently lost changes.  See "
+			 "`loligo-mds --journal-inspect`, save the journal with `loligo-mds journal export FILE`, "
+			 "then repair or restore the object, or run `loligo-mds journal reset --yes-i-really-mean-it` "
+			 "(applies every entry before the damage and drops the rest: the changes from there on are lost)",
+			 res.bad_oid, res.bad_off, ent, res.why);
+		derr(JOURNAL, "%s", j->damage);
 		return r;
 	}
-	j->next_seq = 0;
+	if (r) {
+		derr(JOURNAL, "journal replay failed: %s", strerror(-r));
+		return r;
+	}
+	if (!j->cur) {
+		/* the newest segment is sealed, or there is none: the next one
+		 * starts with the next write */
+		j->cur = jseg_new(res.next_seg, j->hdr.fmt);
+		if (!j->cur)
+			return -ENOMEM;
+	}
+	if (!j->cur->opened)
+		j->cur->start_seq = res.next_seq;
+	if (res.torn_bytes)
+		dinfo(JOURNAL, "journal segment %" PRIx64 ": cutting a torn tail of %zu bytes at %zu (a write that "
+		      "was in flight at a crash, never acknowledged)", res.newest_seg, res.torn_bytes,
+		      res.newest_valid);
+	/* the last seq handed out: the current segment's last entry, or its
+	 * SEG_START's if that is still to be written */
+	j->next_seq = j->cur->opened ? j->cur->last_seq : j->cur->start_seq;
 	j->cur_len = j->cur->len;
-	j->cur_first_ns = now_mono_ns();
-	dinfo(JOURNAL, "journal replayed %" PRIu64 " entries from segment %" PRIx64 " to %" PRIx64 "+%zu",
-	      nentries, j->expire_seg, j->cur->no, j->cur->len);
+	j->cur_nedits = j->cur->nedits;
+	j->cur_first_ns = j->cur->first_ns;
+	dinfo(JOURNAL, "journal (format %u) replayed %" PRIu64 " entries from segment %" PRIx64 " to %" PRIx64
+	      "+%zu", j->hdr.fmt, res.nedits, j->hdr.expire_seg, j->cur->no, j->cur->len);
+	return 0;
+}
+
+/*
+ * A format-1 journal (replayed with its own rules) is applied to the
+ * objects and replaced by an empty format-2 one before the MDS serves.
+ * Crash-safe: until the format-2 header is written, a restart replays the
+ * format-1 journal again (edits are idempotent).
+ */
+static int upgrade_v1(struct mds *m)
+{
+	struct journal *j = m->j;
+	struct jseg *cur = j->cur;
+	uint64_t next = cur->no + (cur->nentries ? 1 : 0);
+
+	if (!next)
+		next = 1;   /* head_seg = next - 1 must be a number below it */
+	int r;
+
+	dinfo(JOURNAL, "journal format 1: applying it to the objects and starting a format-2 journal at segment %"
+	      PRIx64, next);
+	if (cur->nentries) {
+		pthread_mutex_lock(&j->seg_lock);
+		*j->sealed_tail = cur;
+		j->sealed_tail = &cur->next;
+		j->nsealed++;
+		pthread_mutex_unlock(&j->seg_lock);
+		j->cur = NULL;
+	} else {
+		jseg_free(cur);
+		j->cur = NULL;
+	}
+	expire_sealed(m);
+	if (j->sealed) {
+		derr(JOURNAL, "cannot convert the format-1 journal: expiring segment %" PRIx64 " failed; fix the "
+		     "store and start again", j->sealed->no);
+		return -EIO;
+	}
+	pthread_mutex_lock(&j->hdr_lock);
+	j->hdr.fmt = JFMT_V2;
+	j->hdr.expire_seg = next;
+	j->hdr.expire_seq = 1;
+	j->hdr.removed_upto = j->removed_upto;
+	j->hdr.head_seg = next - 1;
+	r = journal_header_write(m->meta, &j->hdr);
+	if (!r)
+		hdr_publish(j);
+	pthread_mutex_unlock(&j->hdr_lock);
+	if (r) {
+		derr(JOURNAL, "cannot convert the format-1 journal: writing the header failed: %s", strerror(-r));
+		return r;
+	}
+	j->expire_seg = next;
+	j->cur = jseg_new(next, JFMT_V2);
+	if (!j->cur)
+		return -ENOMEM;
+	j->cur->start_seq = 1;
+	j->next_seq = 1;
+	j->replay_last_edit = 0;
+	atomic_store(&j->clean_below, 1);
+	j->cur_len = 0;
+	j->cur_nedits = 0;
+	j->cur_first_ns = 0;
 	return 0;
 }
 
@@ -897,44 +1311,27 @@ int journal_start(struct mds *m)
 	perf_register_counter("mds_journal", "expired_segments", &j->expired);
 	perf_register_counter("mds_journal", "expire_errors", &j->expire_errors);
 	perf_register_counter("mds_journal", "throttled", &j->throttled);
+	perf_register_counter("mds_journal", "write_errors", &j->write_errors);
+	perf_register_counter("mds_journal", "refused_read_only", &j->refused);
 	perf_register_hist("mds_journal", "batch_entries", &j->batch);
 	perf_register_hist("mds_journal", "write_lat", &j->write_lat);
 	perf_register_hist("mds_journal", "expire_lat", &j->expire_lat);
-	/* what replay brought back from the current segment is sealed and
-	 * expired with the rest before we serve: from here on, everything in
-	 * memory that came from before this start is in the objects */
-	if (j->cur->len) {
-		struct mdsp_buf b;
-		struct store_op *op = store_op_new();
-		char oid[64];
-
-		mdsp_buf_init(&b);
-		entry_put(&b, JE_SEG_END, NULL, 0);
-		oid_seg(oid, sizeof(oid), j->cur->no);
-		if (!op || b.oom) {
-			if (op)
-				store_op_free(op);
-			mdsp_buf_free(&b);
-			return -ENOMEM;
-		}
-		store_op_write(op, j->cur->len, b.data, b.len);
-		r = store_op_exec(m->meta, oid, op);
-		if (r) {
-			mdsp_buf_free(&b);
+	if (j->hdr.fmt == JFMT_V1) {
+		r = upgrade_v1(m);
+		if (r)
 			return r;
-		}
-		if (jseg_add_chunk(j->cur, b.data, b.len)) {
-			mdsp_buf_free(&b);
-			return -ENOMEM;
-		}
-		seal_cur(j);
-		j->cur_len = 0;
+	} else if (j->cur->nedits) {
+		/* what replay brought back from the current segment is sealed
+		 * (by the writer's first write, which also cuts a torn tail) and
+		 * expired with the rest */
+		j->seal_req = true;
 	}
 	/* segments the previous run expired but left in place */
 	pthread_mutex_lock(&j->expire_lock);
 	remove_segments(m, j->expire_seg);
 	pthread_mutex_unlock(&j->expire_lock);
-	/* what was replayed gets applied to the objects now */
+	/* what was replayed gets applied to the objects now (a failure is
+	 * retried at every tick) */
 	expire_sealed(m);
 	r = pthread_create(&j->writer, NULL, writer_main, m);
 	if (r)
@@ -968,7 +1365,6 @@ void journal_free(struct mds *m)
 {
 	struct journal *j = m->j;
 	struct jseg *s, *n;
-	struct jitem *it, *next;
 
 	if (!j)
 		return;
@@ -979,17 +1375,12 @@ void journal_free(struct mds *m)
 	}
 	if (j->cur)
 		jseg_free(j->cur);
-	for (it = j->items; it; it = next) {
-		next = it->next;
-		if (it->conn)
-			conn_put(it->conn);
-		mdsp_buf_free(&it->frame);
-		free(it);
-	}
+	items_drop(j->items);
 	mdsp_buf_free(&j->pending);
 	pthread_mutex_destroy(&j->lock);
 	pthread_cond_destroy(&j->cond);
 	pthread_cond_destroy(&j->space);
+	pthread_mutex_destroy(&j->hdr_lock);
 	pthread_mutex_destroy(&j->seg_lock);
 	pthread_mutex_destroy(&j->expire_lock);
 	free(j);
@@ -1006,14 +1397,41 @@ struct json_object *journal_status_json(struct mds *m)
 	json_object_object_add(o, "write_offset", json_object_new_int64((int64_t)j->cur_len));
 	json_object_object_add(o, "pending_entries", json_object_new_int64(j->npending));
 	json_object_object_add(o, "last_seq", json_object_new_int64((int64_t)j->next_seq));
+	json_object_object_add(o, "read_only", json_object_new_boolean(j->werr != 0));
+	if (j->werr) {
+		json_object_object_add(o, "write_error", json_object_new_string(strerror(-j->werr)));
+		json_object_object_add(o, "write_errno", json_object_new_int(-j->werr));
+		json_object_object_add(o, "write_error_object", json_object_new_string(j->werr_oid));
+		json_object_object_add(o, "write_error_since_s",
+				       json_object_new_double((double)(now_mono_ns() - j->werr_since_ns) / 1e9));
+		json_object_object_add(o, "write_attempts", json_object_new_int64((int64_t)j->werr_retries));
+	}
 	pthread_mutex_unlock(&j->lock);
 	pthread_mutex_lock(&j->seg_lock);
 	json_object_object_add(o, "sealed_segments", json_object_new_int64((int64_t)j->nsealed));
 	pthread_mutex_unlock(&j->seg_lock);
-	json_object_object_add(o, "expire_segment", json_object_new_int64((int64_t)j->expire_seg));
+	json_object_object_add(o, "format", json_object_new_int((int)atomic_load(&j->pub_fmt)));
+	json_object_object_add(o, "expire_segment", json_object_new_int64((int64_t)atomic_load(&j->pub_expire_seg)));
+	json_object_object_add(o, "head_segment", json_object_new_int64((int64_t)atomic_load(&j->pub_head_seg)));
 	json_object_object_add(o, "segment_size", json_object_new_int64((int64_t)j->seg_size));
 	json_object_object_add(o, "writes", json_object_new_int64((int64_t)w));
 	json_object_object_add(o, "entries", json_object_new_int64((int64_t)e));
 	json_object_object_add(o, "avg_entries_per_write", json_object_new_double(w ? (double)e / (double)w : 0.0));
 	return o;
+}
+
+int journal_health(struct mds *m, char *msg, size_t len)
+{
+	struct journal *j = m->j;
+	int err;
+
+	pthread_mutex_lock(&j->lock);
+	err = j->werr;
+	if (err)
+		snprintf(msg, len, "MDS is read-only: journal writes to %s fail with %s since %.0f s (%" PRIu64
+			 " attempts); mutations are refused with that error until a write succeeds (retried every "
+			 "%.1f s at most)", j->werr_oid, strerror(-err), (double)(now_mono_ns() - j->werr_since_ns) / 1e9,
+			 j->werr_retries, cfg_double(CFG_mds_journal_retry_interval));
+	pthread_mutex_unlock(&j->lock);
+	return err;
 }

@@ -2,6 +2,8 @@
  * main.c - loligo-mds: start-up, signals and shutdown.
  *
  *   loligo-mds [-c loligo.conf] [--key=value ...] [--mkfs] [--port-file PATH]
+ *   loligo-mds [-c ...] --journal-inspect [--summary]
+ *   loligo-mds [-c ...] journal inspect | export FILE | import FILE | reset [--yes-i-really-mean-it]
  *
  * --mkfs creates the pools and an empty filesystem (root directory, empty
  * journal) in the configured store and exits, as ceph-mds/ceph-osd --mkfs
@@ -12,15 +14,21 @@
  * stops taking requests, flushes the journal into the directory objects and
  * frees everything.
  *
- * Errors the user can fix (missing store, unreadable config, port in use)
- * are one line on stderr and exit status 1.
+ * The journal commands run offline (the MDS stopped) on the same config and
+ * are described in journal_tool.c.  A damaged journal stops the MDS at start
+ * with a message that names the segment object and offset and points at them.
+ *
+ * Errors the user can fix (missing store, unreadable config, port in use,
+ * a damaged journal) are one line on stderr and exit status 1.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -29,6 +37,7 @@
 #include "common/perf.h"
 #include "common/rcu.h"
 #include "common/time.h"
+#include "mds/journal_int.h"
 #include "mds/mds.h"
 
 struct mds *g_mds;
@@ -42,6 +51,13 @@ static void usage(FILE *f)
 		"  -c, --conf FILE     config file\n"
 		"  --mkfs              create the pools and an empty filesystem in the store, then exit\n"
 		"  --port-file PATH    write the TCP port the MDS listens on to PATH once it serves\n"
+		"  --journal-inspect   check the journal offline: header, segments, entries, the first bad one\n"
+		"                      (--summary: segments only); exit status 1 if it is damaged\n"
+		"  journal export FILE copy the journal (header and every segment, damaged or not) to FILE\n"
+		"  journal import FILE replace the journal by FILE (--yes-i-really-mean-it)\n"
+		"  journal reset       apply every good entry before the first damage to the objects and start\n"
+		"                      an empty journal: later changes are lost (--yes-i-really-mean-it)\n"
+		"                      (the journal commands need the MDS stopped)\n"
 		"  -h, --help          this help\n"
 		"\n"
 		"MDS options (any option also works as --name=value):\n");
@@ -66,6 +82,32 @@ static int fail(const char *fmt, ...)
 	va_end(ap);
 	fputc('\n', stderr);
 	return 1;
+}
+
+/*
+ * One MDS (or journal command) per local store: the store itself takes
+ * several processes (clients keep file data in it), but two MDSes, or a
+ * journal reset under a serving MDS, would corrupt the filesystem.  An
+ * exclusive flock on <store>/mds.lock, held until exit.  (On RADOS nothing
+ * enforces it: stop the MDS before the journal commands.)
+ */
+static int lock_instance(const char *dir, int *out)
+{
+	char path[4096];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/mds.lock", dir);
+	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -errno;
+	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+		int e = errno == EWOULDBLOCK ? -EBUSY : -errno;
+
+		close(fd);
+		return e;
+	}
+	*out = fd;
+	return 0;
 }
 
 static int write_port_file(const char *path, unsigned port)
@@ -200,8 +242,9 @@ int main(int argc, char **argv)
 	struct mds *m;
 	struct store_config sc;
 	char err[512], addr[256];
-	const char *port_file = NULL;
-	bool mkfs = false, served = false;
+	const char *port_file = NULL, *jcmd = NULL, *jfile = NULL;
+	bool mkfs = false, served = false, confirmed = false, summary = false;
+	int lockfd = -1;
 	sigset_t sigs;
 	int i, r, rc = 1, sig;
 
@@ -221,6 +264,23 @@ int main(int argc, char **argv)
 			port_file = argv[++i];
 		} else if (!strncmp(argv[i], "--port-file=", 12)) {
 			port_file = argv[i] + 12;
+		} else if (!strcmp(argv[i], "--journal-inspect")) {
+			jcmd = "inspect";
+		} else if (!strcmp(argv[i], "--summary")) {
+			summary = true;
+		} else if (!strcmp(argv[i], "--yes-i-really-mean-it")) {
+			confirmed = true;
+		} else if (!strcmp(argv[i], "journal") && !jcmd) {
+			if (i + 1 >= argc)
+				return fail("journal: which command? inspect, export FILE, import FILE or reset (try --help)");
+			jcmd = argv[++i];
+			if (!strcmp(jcmd, "export") || !strcmp(jcmd, "import")) {
+				if (i + 1 >= argc)
+					return fail("journal %s needs a FILE", jcmd);
+				jfile = argv[++i];
+			} else if (strcmp(jcmd, "inspect") && strcmp(jcmd, "reset")) {
+				return fail("unknown journal command '%s' (inspect, export FILE, import FILE, reset)", jcmd);
+			}
 		} else if (!strcmp(argv[i], "-f") || !strcmp(argv[i], "--foreground") || !strcmp(argv[i], "-d")) {
 			/* always in the foreground */
 		} else {
@@ -287,6 +347,14 @@ int main(int argc, char **argv)
 			goto out_free;
 		}
 	}
+	if (!mkfs && !strcmp(sc.backend, "local")) {
+		r = lock_instance(sc.local_path, &lockfd);
+		if (r) {
+			rc = fail("%s: another loligo-mds (or journal command) is using this store%s", sc.local_path,
+				  jcmd ? "; the journal commands need the MDS stopped" : "");
+			goto out_free;
+		}
+	}
 	r = store_open(&sc, &m->st);
 	if (r) {
 		/* a damaged store (-EUCLEAN) says why and what to do; never advise --mkfs over it */
@@ -314,6 +382,11 @@ int main(int argc, char **argv)
 		goto out_store;
 	}
 
+	if (jcmd) {
+		rc = mkfs ? fail("--mkfs and a journal command do not go together")
+			  : journal_tool_main(m, jcmd, jfile, confirmed, !summary);
+		goto out_store;
+	}
 	if (mkfs) {
 		void *v;
 		size_t vl;
@@ -354,6 +427,10 @@ int main(int argc, char **argv)
 		goto out_cache;
 	}
 	r = journal_replay(m);
+	if (r == -EUCLEAN && journal_damage_msg(m)) {
+		rc = fail("%s", journal_damage_msg(m));
+		goto out_journal;
+	}
 	if (r) {
 		rc = fail("journal replay failed: %s", strerror(-r));
 		goto out_journal;
@@ -440,6 +517,8 @@ out_store:
 	store_close(m->data_st);
 	store_close(m->st);
 out_free:
+	if (lockfd >= 0)
+		close(lockfd);
 	rcu_barrier();
 	xa_destroy(&m->inodes);
 	xa_destroy(&m->dirs);

@@ -19,7 +19,11 @@
  *    them to append-only segment objects with group commit, sends SAFE
  *    replies when a write is durable, replays on start-up and applies
  *    sealed segments to the objects ("expire") before moving the header's
- *    expire position past them.
+ *    expire position past them.  A failing write makes the MDS read-only
+ *    until a retry succeeds.  journal_fmt.c: the checksummed, sequenced
+ *    on-disk format and the checker that refuses a damaged journal
+ *    (journal_int.h); journal_tool.c: loligo-mds --journal-inspect and
+ *    journal export/import/reset.
  *  - purge.c: the journaled queue of unlinked files whose data objects the
  *    MDS removes after mds_purge_delay.
  *  - admin.c: admin-socket commands; main.c: start-up and shutdown.
@@ -365,8 +369,25 @@ int journal_start(struct mds *m);
  */
 uint64_t journal_submit_locked(struct mds *m, struct txn *t, struct jitem *item);
 /* journal_throttle - wait while the unwritten journal backlog is over
- * mds_journal_max_pending.  Call without mds->lock, before a mutation. */
+ * mds_journal_max_pending (not while read-only: see journal_admit).  Call
+ * without mds->lock, before a mutation. */
 void journal_throttle(struct mds *m);
+/*
+ * journal_read_only - 0 while journal writes succeed; the -errno of the
+ * failing write (ENOSPC, EIO, ETIMEDOUT...) while the MDS is read-only.
+ * Lock-free.
+ */
+int journal_read_only(struct mds *m);
+/*
+ * journal_admit - may the journaled request @req change anything now?
+ * 0, or the read-only error to refuse it with (before it changes
+ * anything).  Replays and, on ENOSPC, unlink/rmdir are admitted.  Lock-free.
+ */
+int journal_admit(struct mds *m, const struct mdsp_request *req);
+/* journal_health - 0, or the read-only error with a message for `status` in @msg. */
+int journal_health(struct mds *m, char *msg, size_t len);
+/* journal_damage_msg - why journal_replay() refused the journal (-EUCLEAN), or NULL. */
+const char *journal_damage_msg(struct mds *m);
 void journal_tick(struct mds *m);
 /* journal_clean_below - every entry with a lower sequence number is expired. */
 uint64_t journal_clean_below(struct mds *m);

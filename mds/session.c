@@ -470,6 +470,7 @@ void session_handle(struct mds *m, struct conn *c, struct mdsp_session *msg)
 	switch (msg->op) {
 	case MDSP_SESSION_REQUEST_OPEN: {
 		struct txn t;
+		int ro;
 		uint8_t v[8];
 
 		pthread_mutex_lock(&m->lock);
@@ -478,6 +479,14 @@ void session_handle(struct mds *m, struct conn *c, struct mdsp_session *msg)
 			pthread_mutex_unlock(&m->lock);
 			send_session(m, c, MDSP_SESSION_REJECT, sid, 0, -EISCONN,
 				     "this connection already has a session");
+			return;
+		}
+		/* a new session is journaled: not while journal writes fail */
+		if ((ro = journal_read_only(m))) {
+			pthread_mutex_unlock(&m->lock);
+			send_session(m, c, MDSP_SESSION_REJECT, 0, msg->seq, ro,
+				     "the MDS is read-only: its journal cannot be written (see `loligo status`); "
+				     "try again once it is read-write");
 			return;
 		}
 		sid = m->next_sid++;
@@ -699,6 +708,16 @@ void request_handle(struct mds *m, struct conn *c, struct mdsp_msg *msg)
 			answer_completed_unlock(m, c, s, ce);
 			return;
 		}
+	}
+	/* a read-only MDS (journal writes fail) refuses a mutation before it
+	 * changes anything; nothing is recorded, so a later retry of the same
+	 * tid runs it then */
+	if (journaled && (r = journal_admit(m, req))) {
+		pthread_mutex_unlock(&m->lock);
+		dout(MDS, 5, "session %" PRIu64 " tid %" PRIu64 " (%s): refused, the MDS is read-only (%s)", s->id,
+		     req->tid, mdsp_op_name(req->op), strerror(-r));
+		send_error(c, req->tid, r);
+		return;
 	}
 	/* the store's copy is trimmed with the next journaled request */
 	if (journaled && s->trimmed_below > s->trimmed_stored) {

@@ -3,11 +3,11 @@
 add_library(loligo_mds_wire STATIC ${CMAKE_CURRENT_LIST_DIR}/test_mds_wire.c)
 target_link_libraries(loligo_mds_wire PUBLIC loligo_proto loligo_common)
 
-foreach(t namespace recovery badinput store_damage)
+foreach(t namespace recovery badinput store_damage faults)
   if(EXISTS ${CMAKE_CURRENT_LIST_DIR}/test_mds_${t}.c)
     loligo_check_test(test_mds_${t}
       SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_mds_${t}.c
-      LIBS loligo_mds_wire loligo_store loligo_proto loligo_common
+      LIBS loligo_mds_wire loligo_mds loligo_store loligo_proto loligo_common
       LABELS integration mds
       TIMEOUT 120)
     add_dependencies(test_mds_${t} loligo-mds)

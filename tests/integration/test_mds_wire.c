@@ -396,7 +396,7 @@ static void build_args(struct mdsproc *p, const char **argv, char bufs[][512], i
 	*n = i;
 }
 
-int mdsproc_run(struct mdsproc *p, const char *const *args, char *err, size_t errlen)
+static int run_impl(struct mdsproc *p, const char *const *args, char *err, size_t errlen, bool out_too)
 {
 	const char *argv[40];
 	char bufs[4][512];
@@ -417,7 +417,9 @@ int mdsproc_run(struct mdsproc *p, const char *const *args, char *err, size_t er
 
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		dup2(pipefd[1], 2);
-		if (nul >= 0)
+		if (out_too)
+			dup2(pipefd[1], 1);
+		else if (nul >= 0)
 			dup2(nul, 1);
 		close(pipefd[0]);
 		execv(argv[0], (char *const *)argv);
@@ -444,6 +446,16 @@ int mdsproc_run(struct mdsproc *p, const char *const *args, char *err, size_t er
 	if (waitpid(pid, &st, 0) < 0)
 		return -errno;
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+int mdsproc_run(struct mdsproc *p, const char *const *args, char *err, size_t errlen)
+{
+	return run_impl(p, args, err, errlen, false);
+}
+
+int mdsproc_run_output(struct mdsproc *p, const char *const *args, char *out, size_t outlen)
+{
+	return run_impl(p, args, out, outlen, true);
 }
 
 int mdsproc_mkfs(struct mdsproc *p)

@@ -89,6 +89,8 @@ int mdsproc_init(struct mdsproc *p, const char *parent);
 /* mdsproc_run - run loligo-mds with @args (NULL-terminated) to completion; returns its exit
  * status; its stderr goes to @err (may be NULL). */
 int mdsproc_run(struct mdsproc *p, const char *const *args, char *err, size_t errlen);
+/* mdsproc_run_output - the same, with stdout and stderr both into @out. */
+int mdsproc_run_output(struct mdsproc *p, const char *const *args, char *out, size_t outlen);
 int mdsproc_mkfs(struct mdsproc *p);
 /* mdsproc_start - start the daemon and wait for its port file. */
 int mdsproc_start(struct mdsproc *p);
