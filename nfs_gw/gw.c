@@ -3,10 +3,12 @@
  *
  * Wiring: the exports (parsed and checked first: an error serves nothing),
  * the duplicate reply cache, the RPC service with its transport and
- * workers, and the NFSv4 server registered on it, all sized from the [nfs]
- * options.  Teardown runs in the reverse order: the RPC service first (no
- * request runs after it returns), then the NFSv4 state, then the DRC (whose
- * entries hold the last transport references), then the exports.
+ * workers, and the NFSv4 and NFSv3/MOUNT servers registered on it (one
+ * port for all three programs), all sized from the [nfs] options, and the
+ * registration with rpcbind when one runs.  Teardown runs in the reverse
+ * order: rpcbind, the RPC service (no request runs after it returns), then
+ * the NFSv3 and NFSv4 state, then the DRC (whose entries hold the last
+ * transport references), then the exports.
  *
  * Reload (`exports reload`, SIGHUP through gw_exports_reload()): the new
  * nfs_exports value is parsed and every path resolved before anything
@@ -27,9 +29,12 @@
 #include "common/log.h"
 #include "nfs_gw/export/export.h"
 #include "nfs_gw/gw.h"
+#include "nfs_gw/nfs3/nfs3.h"
+#include "nfs_gw/nfs3/nfs3_xdr.h"
 #include "nfs_gw/nfs4/nfs4.h"
 #include "nfs_gw/rpc/drc.h"
 #include "nfs_gw/rpc/rpc.h"
+#include "nfs_gw/rpc/rpcb.h"
 
 struct gw {
 	struct lclient *lc;
@@ -38,7 +43,14 @@ struct gw {
 	struct drc *drc;
 	struct rpc_svc *svc;
 	struct nfs4_server *nfs4;
+	struct nfs3_server *nfs3;
+	bool rpcb;                       /* registered with rpcbind */
 	uint16_t port;
+};
+
+/* what gw_start registers with rpcbind */
+static const uint32_t rpcb_progs[][2] = {
+	{ NFS3_PROGRAM, 3 }, { NFS3_PROGRAM, 4 }, { MOUNT_PROGRAM, 3 },
 };
 
 static bool port_check(void *arg, const struct rpc_req *req)
@@ -219,6 +231,7 @@ int gw_start(const char *addr_port, struct lclient *c, struct asok *asok, struct
 	struct rpc_svc_params sp;
 	struct drc_params dp;
 	struct nfs4_params np;
+	struct nfs3_params n3;
 	struct nfs_exports *x;
 	struct gw *gw;
 	char err[1024], *spec;
@@ -246,6 +259,8 @@ int gw_start(const char *addr_port, struct lclient *c, struct asok *asok, struct
 	drc_params_from_config(&dp);
 	nfs4_params_from_config(&np, sp.max_record, sp.max_reply);
 	np.exports = &gw->exports;
+	nfs3_params_from_config(&n3, sp.max_record, sp.max_reply);
+	n3.exports = &gw->exports;
 
 	r = drc_create(&dp, &gw->drc);
 	if (r)
@@ -259,12 +274,24 @@ int gw_start(const char *addr_port, struct lclient *c, struct asok *asok, struct
 	r = nfs4_register(gw->nfs4, gw->svc);
 	if (r)
 		goto out_nfs4;
+	r = nfs3_server_create(&n3, c, &gw->nfs3);
+	if (r)
+		goto out_nfs4;
+	r = nfs3_register(gw->nfs3, gw->svc);
+	if (r)
+		goto out_nfs3;
 	if (cfg_bool(CFG_nfs_require_privileged_port))
 		rpc_svc_set_port_check(gw->svc, port_check, gw);
 	r = rpc_svc_start(gw->svc, addr_port);
 	if (r)
-		goto out_nfs4;
+		goto out_nfs3;
 	gw->port = rpc_svc_port(gw->svc);
+	if (cfg_bool(CFG_nfs_rpcbind)) {
+		struct sockaddr_storage ss;
+
+		rpc_svc_listen_addr(gw->svc, &ss);
+		gw->rpcb = rpc_rpcb_set(&ss, rpcb_progs, 3) > 0;
+	}
 	if (asok) {
 		drc_asok_attach(gw->drc, asok);
 		nfs4_asok_attach(gw->nfs4, asok);
@@ -274,11 +301,15 @@ int gw_start(const char *addr_port, struct lclient *c, struct asok *asok, struct
 			asok_registered = asok;
 		pthread_mutex_unlock(&asok_lock);
 	}
-	dinfo(NFS, "NFS gateway serving NFSv4.1 and NFSv4.0 on %s (port %u), %u export%s", addr_port, gw->port,
-	      x->n, x->n == 1 ? "" : "s");
+	dinfo(NFS, "NFS gateway serving NFSv4.1, NFSv4.0, NFSv3 and MOUNT v3 on %s (port %u), %u export%s", addr_port,
+	      gw->port, x->n, x->n == 1 ? "" : "s");
 	*out = gw;
 	return 0;
 
+out_nfs3:
+	rpc_svc_destroy(gw->svc);
+	gw->svc = NULL;
+	nfs3_server_destroy(gw->nfs3);
 out_nfs4:
 	rpc_svc_destroy(gw->svc);
 	gw->svc = NULL;
@@ -307,7 +338,10 @@ void gw_stop(struct gw *gw)
 	if (asok_gw == gw)
 		asok_gw = NULL;
 	pthread_mutex_unlock(&asok_lock);
+	if (gw->rpcb)
+		rpc_rpcb_unset(rpcb_progs, 3);
 	rpc_svc_destroy(gw->svc);
+	nfs3_server_destroy(gw->nfs3);
 	nfs4_server_destroy(gw->nfs4);
 	drc_destroy(gw->drc);
 	pthread_mutex_destroy(&gw->reload_lock);

@@ -527,7 +527,7 @@ void nfs_export_options(const struct nfs_export *e, char *buf, size_t len)
 		 e->insecure ? "insecure" : "secure", e->anon_uid, e->anon_gid);
 }
 
-static void rule_str(const struct nfs_client_rule *r, char *buf, size_t len)
+void nfs_export_rule_str(const struct nfs_client_rule *r, char *buf, size_t len)
 {
 	char a[INET6_ADDRSTRLEN];
 
@@ -555,7 +555,7 @@ struct json_object *nfs_exports_json(const struct nfs_exports *x)
 		json_object_object_add(o, "path", json_object_new_string(e->path));
 		json_object_object_add(o, "pseudo", json_object_new_string(e->pseudo));
 		for (unsigned int k = 0; k < e->nrules; k++) {
-			rule_str(&e->rules[k], buf, sizeof(buf));
+			nfs_export_rule_str(&e->rules[k], buf, sizeof(buf));
 			json_object_array_add(cl, json_object_new_string(buf));
 		}
 		json_object_object_add(o, "clients", cl);

@@ -51,6 +51,8 @@
 #include <sys/socket.h>
 
 struct lclient;
+struct lc_cred;
+struct rpc_cred;
 struct json_object;
 
 #define NFS_EXPORTS_MAX 64
@@ -140,9 +142,19 @@ int nfs_export_root(struct nfs_exports *x, const struct nfs_export *e, struct lc
  */
 int nfs_exports_check_paths(struct nfs_exports *x, struct lclient *lc, char *err, size_t errlen);
 
+/**
+ * nfs_export_cred - the caller's identity for @e: @rc's uid, gid and
+ * groups, with uid 0 (root_squash) or everyone (all_squash) mapped to
+ * anonuid/anongid and no groups.  @e NULL: no squashing.
+ */
+void nfs_export_cred(const struct nfs_export *e, const struct rpc_cred *rc, struct lc_cred *cr);
+
 const struct nfs_pnode *nfs_pnode_get(const struct nfs_exports *x, uint32_t id);
 /** nfs_pnode_child - child @name of pseudo node @id, or NULL. */
 const struct nfs_pnode *nfs_pnode_child(const struct nfs_exports *x, uint32_t id, const char *name);
+
+/** nfs_export_rule_str - one client rule as written ("*", "10.0.0.0/8", "127.0.0.1"). */
+void nfs_export_rule_str(const struct nfs_client_rule *r, char *buf, size_t len);
 
 /** nfs_export_options - @e's settings as a canonical option string ("rw,root_squash,..."). */
 void nfs_export_options(const struct nfs_export *e, char *buf, size_t len);

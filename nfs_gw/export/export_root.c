@@ -9,6 +9,22 @@
 
 #include "client/client.h"
 #include "nfs_gw/export/export.h"
+#include "nfs_gw/rpc/rpc.h"
+
+void nfs_export_cred(const struct nfs_export *e, const struct rpc_cred *rc, struct lc_cred *cr)
+{
+	memset(cr, 0, sizeof(*cr));
+	cr->uid = rc->uid;
+	cr->gid = rc->gid;
+	cr->ngroups = (int)(rc->ngids > LC_MAX_GROUPS ? LC_MAX_GROUPS : rc->ngids);
+	for (int i = 0; i < cr->ngroups; i++)
+		cr->groups[i] = rc->gids[i];
+	if (e && (e->all_squash || (e->root_squash && rc->uid == 0))) {
+		cr->uid = e->anon_uid;
+		cr->gid = e->anon_gid;
+		cr->ngroups = 0;
+	}
+}
 
 int nfs_export_root(struct nfs_exports *x, const struct nfs_export *ce, struct lclient *lc, uint64_t *ino,
 		    uint64_t *gen)

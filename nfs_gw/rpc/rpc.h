@@ -351,6 +351,15 @@ unsigned int rpc_svc_conns(struct rpc_svc *svc);
  * (for tests and dumps). */
 size_t rpc_svc_queued(struct rpc_svc *svc);
 
+/**
+ * rpc_svc_listen_addr - the address the service listens on (after
+ * rpc_svc_start): for registering it with rpcbind.
+ */
+void rpc_svc_listen_addr(struct rpc_svc *svc, struct sockaddr_storage *ss);
+
+/* rpcbind registration: nfs_gw/rpc/rpcb.h (apart: libtirpc's headers
+ * clash with these names) */
+
 /** rpc_svc_max_conns - the connection limit in force (after rpc_svc_start
  * clamped it to the file-descriptor limit). */
 unsigned int rpc_svc_max_conns(struct rpc_svc *svc);
@@ -365,6 +374,7 @@ uint16_t rpc_transport_port(const struct rpc_transport *t);
 unsigned int rpc_transport_conns(struct rpc_transport *t);
 size_t rpc_transport_queued(struct rpc_transport *t);
 unsigned int rpc_transport_max_conns(struct rpc_transport *t);
+void rpc_transport_listen_addr(const struct rpc_transport *t, struct sockaddr_storage *ss);
 void rpc_transport_stop(struct rpc_transport *t);
 void rpc_transport_destroy(struct rpc_transport *t);
 

@@ -376,6 +376,13 @@ size_t rpc_svc_queued(struct rpc_svc *svc)
 	return svc->t ? rpc_transport_queued(svc->t) : 0;
 }
 
+void rpc_svc_listen_addr(struct rpc_svc *svc, struct sockaddr_storage *ss)
+{
+	memset(ss, 0, sizeof(*ss));
+	if (svc->t)
+		rpc_transport_listen_addr(svc->t, ss);
+}
+
 unsigned int rpc_svc_max_conns(struct rpc_svc *svc)
 {
 	return svc->t ? rpc_transport_max_conns(svc->t) : svc->p.max_conns;

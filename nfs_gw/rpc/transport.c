@@ -129,6 +129,7 @@ struct rpc_transport {
 	struct io_uring ring;
 	int lfd, efd;
 	uint16_t port;
+	struct sockaddr_storage listen_addr;
 	pthread_t thread;
 	bool thread_started;
 	struct ring_op accept_op, wake_op, timer_op, ignore_op;
@@ -1011,9 +1012,11 @@ int rpc_transport_start(struct rpc_svc *svc, const struct rpc_svc_params *p, con
 		derr(RPC, "cannot listen on %s: %s", addr_port, strerror(-r));
 		goto out_ai;
 	}
-	if (getsockname(t->lfd, (struct sockaddr *)&ss, &sl) == 0)
+	if (getsockname(t->lfd, (struct sockaddr *)&ss, &sl) == 0) {
+		t->listen_addr = ss;
 		t->port = ntohs(ss.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&ss)->sin6_port
 							  : ((struct sockaddr_in *)&ss)->sin_port);
+	}
 	t->efd = eventfd(0, EFD_CLOEXEC);
 	if (t->efd < 0) {
 		r = -errno;
@@ -1065,6 +1068,11 @@ size_t rpc_transport_queued(struct rpc_transport *t)
 unsigned int rpc_transport_max_conns(struct rpc_transport *t)
 {
 	return t->p.max_conns;
+}
+
+void rpc_transport_listen_addr(const struct rpc_transport *t, struct sockaddr_storage *ss)
+{
+	*ss = t->listen_addr;
 }
 
 

@@ -566,6 +566,467 @@ START_TEST(clients_addr_and_expire)
 }
 END_TEST
 
+/* ---- NFSv3 and MOUNT ------------------------------------------------------------ */
+
+#define MOUNT_PROG 100005
+enum { M_MNT = 1, M_DUMP = 2, M_UMNT = 3, M_UMNTALL = 4, M_EXPORT = 5 };
+enum { P3_GETATTR = 1, P3_SETATTR, P3_LOOKUP, P3_ACCESS, P3_READLINK, P3_READ, P3_WRITE, P3_CREATE, P3_MKDIR,
+       P3_SYMLINK, P3_MKNOD, P3_REMOVE, P3_RMDIR, P3_RENAME, P3_LINK, P3_READDIR, P3_READDIRPLUS, P3_FSSTAT,
+       P3_FSINFO, P3_PATHCONF, P3_COMMIT };
+
+struct fh3 {
+	uint32_t len;
+	uint8_t d[64];
+};
+
+/* A call: header, then the caller appends its arguments to *e. */
+static void c3_begin(struct xdr_enc *e, uint32_t xid, uint32_t prog, uint32_t proc)
+{
+	xdr_enc_init(e, 2 << 20);
+	trpc_call_header(e, xid, prog, 3, proc);
+}
+
+struct r3 {
+	uint8_t *buf;
+	struct trpc_reply r;
+	uint32_t status;                 /* the procedure's first word */
+};
+
+/* Send @e on @fd, read the reply into @r (accepted SUCCESS asserted). */
+static void c3_call(int fd, struct xdr_enc *e, struct r3 *r)
+{
+	size_t len;
+
+	ck_assert_int_eq(e->err, 0);
+	ck_assert_int_eq(trpc_send_record(fd, e->buf, e->len, 0), 0);
+	xdr_enc_free(e);
+	r->buf = trpc_recv_record(fd, &len, NULL);
+	ck_assert_ptr_nonnull(r->buf);
+	ck_assert_int_eq(trpc_parse_reply(r->buf, len, &r->r), 0);
+	ck_assert_uint_eq(r->r.reply_stat, RPC_MSG_ACCEPTED);
+	ck_assert_uint_eq(r->r.stat, RPC_SUCCESS);
+	r->status = UINT32_MAX;
+	xdr_get_u32(&r->r.res, &r->status);
+}
+
+static void skip_post_op_attr(struct xdr_dec *d, uint64_t *size, uint32_t *mode)
+{
+	bool has;
+	uint32_t v;
+	uint64_t sz;
+
+	ck_assert_int_eq(xdr_get_bool(d, &has), 0);
+	if (!has)
+		return;
+	xdr_get_u32(d, &v);              /* type */
+	xdr_get_u32(d, &v);
+	if (mode)
+		*mode = v;
+	xdr_skip(d, 12);                 /* nlink uid gid */
+	xdr_get_u64(d, &sz);
+	if (size)
+		*size = sz;
+	xdr_skip(d, 84 - 28);
+	ck_assert_int_eq(d->err, 0);
+}
+
+static void skip_wcc(struct xdr_dec *d)
+{
+	bool has;
+
+	ck_assert_int_eq(xdr_get_bool(d, &has), 0);
+	if (has)
+		xdr_skip(d, 24);
+	skip_post_op_attr(d, NULL, NULL);
+}
+
+static void put_name(struct xdr_enc *e, const struct fh3 *dir, const char *name)
+{
+	xdr_put_opaque(e, dir->d, dir->len);
+	xdr_put_string(e, name);
+}
+
+static void put_sattr_mode(struct xdr_enc *e, int mode)
+{
+	xdr_put_bool(e, mode >= 0);
+	if (mode >= 0)
+		xdr_put_u32(e, (uint32_t)mode);
+	xdr_put_bool(e, false);          /* uid */
+	xdr_put_bool(e, false);          /* gid */
+	xdr_put_bool(e, false);          /* size */
+	xdr_put_u32(e, 0);               /* atime: don't change */
+	xdr_put_u32(e, 0);               /* mtime */
+}
+
+/* MNT @path: the status; the handle into @fh. */
+static uint32_t mnt3(int fd, const char *path, struct fh3 *fh)
+{
+	struct xdr_enc e;
+	struct r3 r;
+	uint32_t st, n, flav;
+
+	c3_begin(&e, 0x3000, MOUNT_PROG, M_MNT);
+	xdr_put_string(&e, path);
+	c3_call(fd, &e, &r);
+	st = r.status;
+	if (!st) {
+		ck_assert_int_eq(xdr_get_opaque_copy(&r.r.res, fh->d, &fh->len, 64), 0);
+		ck_assert_int_eq(xdr_get_u32(&r.r.res, &n), 0);
+		ck_assert_uint_eq(n, 1);
+		ck_assert_int_eq(xdr_get_u32(&r.r.res, &flav), 0);
+		ck_assert_uint_eq(flav, RPC_AUTH_SYS);
+	}
+	free(r.buf);
+	return st;
+}
+
+/* LOOKUP @name in @dir: the status, the handle into @out. */
+static uint32_t lookup3(int fd, const struct fh3 *dir, const char *name, struct fh3 *out)
+{
+	struct xdr_enc e;
+	struct r3 r;
+	uint32_t st;
+
+	c3_begin(&e, 0x3001, 100003, P3_LOOKUP);
+	put_name(&e, dir, name);
+	c3_call(fd, &e, &r);
+	st = r.status;
+	if (!st && out)
+		ck_assert_int_eq(xdr_get_opaque_copy(&r.r.res, out->d, &out->len, 64), 0);
+	free(r.buf);
+	return st;
+}
+
+/* CREATE (UNCHECKED, mode 0644) @name in @dir: the status, its handle into @out. */
+static uint32_t create3(int fd, uint32_t xid, const struct fh3 *dir, const char *name, struct fh3 *out)
+{
+	struct xdr_enc e;
+	struct r3 r;
+	bool has;
+	uint32_t st;
+
+	c3_begin(&e, xid, 100003, P3_CREATE);
+	put_name(&e, dir, name);
+	xdr_put_u32(&e, 0);              /* UNCHECKED */
+	put_sattr_mode(&e, 0644);
+	c3_call(fd, &e, &r);
+	st = r.status;
+	if (!st && out) {
+		ck_assert_int_eq(xdr_get_bool(&r.r.res, &has), 0);
+		ck_assert(has);
+		ck_assert_int_eq(xdr_get_opaque_copy(&r.r.res, out->d, &out->len, 64), 0);
+	}
+	free(r.buf);
+	return st;
+}
+
+/* MOUNT over a socket: EXPORT lists the exports, MNT of a path that is not
+ * exported (or a subdirectory, or a denied client) is refused, MNT of an
+ * export gives its root's handle, DUMP and UMNT keep the list. */
+START_TEST(mount_protocol)
+{
+	struct xdr_enc e;
+	struct r3 r;
+	struct fh3 root, sub;
+	char buf[1100];
+	bool more, grp;
+	int fd, n = 0;
+
+	nfsgw_opt("nfs_exports", "id=1,path=/,rw,no_root_squash,insecure;id=5,path=/pub,pseudo=/public,insecure,"
+		  "clients=127.0.0.0/8;id=6,path=/pub,pseudo=/other,insecure,clients=10.0.0.0/8");
+	{
+		/* /pub must exist before the gateway checks its exports */
+		struct lclient *c;
+		struct lc_inode *rt, *in = NULL;
+
+		ck_assert_int_eq(lclient_create(&c), 0);
+		ck_assert_int_eq(lclient_mount(c, NULL), 0);
+		rt = lc_root(c);
+		lc_mkdir(c, rt, "pub", 0755, &rootcr, NULL, &in);
+		if (in)
+			lc_put(c, in);
+		lc_put(c, rt);
+		lclient_unmount(c);
+		lclient_destroy(c);
+	}
+	nfsgw_start(&g);
+	fd = nfsw_connect(NULL, NULL, g.port);
+	c3_begin(&e, 1, MOUNT_PROG, M_EXPORT);
+	c3_call(fd, &e, &r);
+	/* exports: (more, dir, groups: (more, name)*)* */
+	for (xdr_dec_init(&r.r.res, r.r.res.p - 4, xdr_dec_left(&r.r.res) + 4);
+	     !xdr_get_bool(&r.r.res, &more) && more; n++) {
+		ck_assert_int_eq(xdr_get_string(&r.r.res, buf, sizeof(buf), 255), 0);
+		ck_assert_str_eq(buf, n == 0 ? "/" : "/pub");
+		while (!xdr_get_bool(&r.r.res, &grp) && grp)
+			ck_assert_int_eq(xdr_get_string(&r.r.res, buf, sizeof(buf), 255), 0);
+	}
+	ck_assert_int_eq(n, 3);
+	free(r.buf);
+	ck_assert_uint_eq(mnt3(fd, "/not-exported", &root), 2);      /* MNT3ERR_NOENT */
+	ck_assert_uint_eq(mnt3(fd, "/pub/sub", &root), 2);           /* not a subdirectory */
+	ck_assert_uint_eq(mnt3(fd, "/other", &root), 13);            /* MNT3ERR_ACCES: clients= */
+	ck_assert_uint_eq(mnt3(fd, "/public", &sub), 0);             /* by pseudo path */
+	ck_assert_uint_eq(mnt3(fd, "/", &root), 0);
+	ck_assert_uint_eq(root.len, 32);
+	/* the root handle is the NFSv4 one: v3 LOOKUP through it works */
+	ck_assert_uint_eq(lookup3(fd, &root, "pub", NULL), 0);
+	ck_assert_uint_eq(lookup3(fd, &sub, "..", NULL), 0);         /* stays at the export root */
+	/* DUMP: this client's mounts */
+	c3_begin(&e, 2, MOUNT_PROG, M_DUMP);
+	c3_call(fd, &e, &r);
+	xdr_dec_init(&r.r.res, r.r.res.p - 4, xdr_dec_left(&r.r.res) + 4);
+	for (n = 0; !xdr_get_bool(&r.r.res, &more) && more; n++) {
+		ck_assert_int_eq(xdr_get_string(&r.r.res, buf, sizeof(buf), 255), 0);
+		ck_assert_str_eq(buf, "127.0.0.1");
+		ck_assert_int_eq(xdr_get_string(&r.r.res, buf, sizeof(buf), 1024), 0);
+	}
+	ck_assert_int_eq(n, 2);
+	free(r.buf);
+	c3_begin(&e, 3, MOUNT_PROG, M_UMNTALL);
+	c3_call(fd, &e, &r);
+	free(r.buf);
+	c3_begin(&e, 4, MOUNT_PROG, M_DUMP);
+	c3_call(fd, &e, &r);
+	ck_assert_uint_eq(r.status, 0);                              /* "no entry follows" */
+	free(r.buf);
+	/* garbage args: GARBAGE_ARGS, and the connection lives on */
+	c3_begin(&e, 5, MOUNT_PROG, M_MNT);
+	xdr_put_u32(&e, 5000);                                       /* a path longer than MNTPATHLEN */
+	ck_assert_int_eq(trpc_send_record(fd, e.buf, e.len, 0), 0);
+	xdr_enc_free(&e);
+	{
+		size_t len;
+		uint8_t *b = trpc_recv_record(fd, &len, NULL);
+
+		ck_assert_ptr_nonnull(b);
+		ck_assert_int_eq(trpc_parse_reply(b, len, &r.r), 0);
+		ck_assert_uint_eq(r.r.stat, RPC_GARBAGE_ARGS);
+		free(b);
+	}
+	ck_assert_uint_eq(mnt3(fd, "/", &root), 0);
+	close(fd);
+}
+END_TEST
+
+/* The procedures a kernel client uses most, on the wire: CREATE, WRITE
+ * (unstable), COMMIT (the verifier), READ (eof), GETATTR, READDIRPLUS with
+ * "." and "..", RENAME, LINK, REMOVE, with the right statuses; a handle
+ * made by v3 is good for v4 and the other way round. */
+START_TEST(v3_procedures)
+{
+	struct xdr_enc e;
+	struct r3 r;
+	struct fh3 root, f;
+	uint8_t verf[8], verf2[8], data[5000];
+	uint32_t n, committed, mode = 0;
+	uint64_t size = 0, fileid, cookie;
+	bool eof, more;
+	char name[300];
+	int fd, entries = 0;
+
+	nfsgw_start(&g);
+	fd = nfsw_connect(NULL, NULL, g.port);
+	ck_assert_uint_eq(mnt3(fd, "/", &root), 0);
+	ck_assert_uint_eq(create3(fd, 10, &root, "v3file", &f), 0);
+	memset(data, 'x', sizeof(data));
+	c3_begin(&e, 11, 100003, P3_WRITE);
+	xdr_put_opaque(&e, f.d, f.len);
+	xdr_put_u64(&e, 100);
+	xdr_put_u32(&e, sizeof(data));
+	xdr_put_u32(&e, 0);              /* UNSTABLE */
+	xdr_put_opaque(&e, data, sizeof(data));
+	c3_call(fd, &e, &r);
+	ck_assert_uint_eq(r.status, 0);
+	skip_wcc(&r.r.res);
+	xdr_get_u32(&r.r.res, &n);
+	xdr_get_u32(&r.r.res, &committed);
+	ck_assert_int_eq(xdr_get_fixed(&r.r.res, verf, 8), 0);
+	ck_assert_uint_eq(n, sizeof(data));
+	ck_assert_uint_eq(committed, 0);
+	free(r.buf);
+	c3_begin(&e, 12, 100003, P3_COMMIT);
+	xdr_put_opaque(&e, f.d, f.len);
+	xdr_put_u64(&e, 0);
+	xdr_put_u32(&e, 0);
+	c3_call(fd, &e, &r);
+	ck_assert_uint_eq(r.status, 0);
+	skip_wcc(&r.r.res);
+	ck_assert_int_eq(xdr_get_fixed(&r.r.res, verf2, 8), 0);
+	ck_assert_int_eq(memcmp(verf, verf2, 8), 0);
+	free(r.buf);
+	c3_begin(&e, 13, 100003, P3_READ);
+	xdr_put_opaque(&e, f.d, f.len);
+	xdr_put_u64(&e, 0);
+	xdr_put_u32(&e, 65536);
+	c3_call(fd, &e, &r);
+	ck_assert_uint_eq(r.status, 0);
+	skip_post_op_attr(&r.r.res, &size, NULL);
+	ck_assert_uint_eq(size, 5100);
+	xdr_get_u32(&r.r.res, &n);
+	xdr_get_bool(&r.r.res, &eof);
+	ck_assert_uint_eq(n, 5100);
+	ck_assert(eof);
+	{
+		const uint8_t *p;
+		uint32_t l;
+
+		ck_assert_int_eq(xdr_get_opaque(&r.r.res, &p, &l, 1 << 20), 0);
+		ck_assert_uint_eq(l, 5100);
+		ck_assert_uint_eq(p[0], 0);          /* the hole before offset 100 */
+		ck_assert_uint_eq(p[100], 'x');
+		ck_assert_uint_eq(p[5099], 'x');
+	}
+	free(r.buf);
+	/* GETATTR: a regular file of 5100 bytes */
+	c3_begin(&e, 14, 100003, P3_GETATTR);
+	xdr_put_opaque(&e, f.d, f.len);
+	c3_call(fd, &e, &r);
+	ck_assert_uint_eq(r.status, 0);
+	xdr_get_u32(&r.r.res, &n);
+	ck_assert_uint_eq(n, 1);                     /* NF3REG */
+	xdr_get_u32(&r.r.res, &mode);
+	ck_assert_uint_eq(mode, 0644);
+	free(r.buf);
+	/* READDIRPLUS of the root: ".", "..", and the file */
+	c3_begin(&e, 15, 100003, P3_READDIRPLUS);
+	xdr_put_opaque(&e, root.d, root.len);
+	xdr_put_u64(&e, 0);
+	xdr_put_fixed(&e, "\0\0\0\0\0\0\0\0", 8);
+	xdr_put_u32(&e, 8192);
+	xdr_put_u32(&e, 65536);
+	c3_call(fd, &e, &r);
+	ck_assert_uint_eq(r.status, 0);
+	skip_post_op_attr(&r.r.res, NULL, NULL);
+	xdr_skip(&r.r.res, 8);                       /* cookieverf */
+	while (!xdr_get_bool(&r.r.res, &more) && more) {
+		bool has;
+
+		xdr_get_u64(&r.r.res, &fileid);
+		ck_assert_int_eq(xdr_get_string(&r.r.res, name, sizeof(name), 255), 0);
+		xdr_get_u64(&r.r.res, &cookie);
+		if (entries == 0)
+			ck_assert_str_eq(name, ".");
+		if (entries == 1)
+			ck_assert_str_eq(name, "..");
+		skip_post_op_attr(&r.r.res, NULL, NULL);
+		ck_assert_int_eq(xdr_get_bool(&r.r.res, &has), 0);
+		ck_assert(has);
+		xdr_get_opaque_copy(&r.r.res, name, &n, 64);
+		entries++;
+	}
+	ck_assert_int_eq(xdr_get_bool(&r.r.res, &eof), 0);
+	ck_assert(eof);
+	ck_assert_int_ge(entries, 3);
+	free(r.buf);
+	/* RENAME, LINK, REMOVE */
+	c3_begin(&e, 16, 100003, P3_RENAME);
+	put_name(&e, &root, "v3file");
+	put_name(&e, &root, "v3renamed");
+	c3_call(fd, &e, &r);
+	ck_assert_uint_eq(r.status, 0);
+	free(r.buf);
+	c3_begin(&e, 17, 100003, P3_LINK);
+	xdr_put_opaque(&e, f.d, f.len);
+	put_name(&e, &root, "v3link");
+	c3_call(fd, &e, &r);
+	ck_assert_uint_eq(r.status, 0);
+	free(r.buf);
+	ck_assert(exists("v3renamed") && exists("v3link") && !exists("v3file"));
+	c3_begin(&e, 18, 100003, P3_REMOVE);
+	put_name(&e, &root, "v3renamed");
+	c3_call(fd, &e, &r);
+	ck_assert_uint_eq(r.status, 0);
+	free(r.buf);
+	c3_begin(&e, 19, 100003, P3_REMOVE);
+	put_name(&e, &root, "v3renamed");
+	c3_call(fd, &e, &r);
+	ck_assert_uint_eq(r.status, 2);              /* NFS3ERR_NOENT: a new xid runs */
+	free(r.buf);
+	/* errors: a bad handle, a name too long, a stale handle */
+	{
+		struct fh3 bad = root;
+
+		bad.d[0] ^= 0xff;
+		ck_assert_uint_eq(lookup3(fd, &bad, "x", NULL), 10001);    /* BADHANDLE */
+		memset(name, 'n', 256);
+		name[256] = 0;
+		ck_assert_uint_eq(lookup3(fd, &root, name, NULL), 63);     /* NAMETOOLONG */
+		bad = root;
+		bad.d[23] ^= 0x55;                                          /* another ino */
+		ck_assert_uint_eq(lookup3(fd, &bad, "x", NULL), 70);       /* STALE */
+	}
+	/* the v3 handle in an NFSv4 PUTFH: GETFH gives it back */
+	{
+		struct xdr_enc c;
+		uint8_t *rep;
+		size_t len;
+		uint32_t xid;
+
+		v40_begin(&c, 20, 2);
+		xdr_put_u32(&c, 22);                 /* PUTFH */
+		xdr_put_opaque(&c, f.d, f.len);
+		xdr_put_u32(&c, 9);                  /* GETATTR */
+		xdr_put_u32(&c, 0);                  /* empty bitmap */
+		ck_assert_int_eq(trpc_send_record(fd, c.buf, c.len, 0), 0);
+		xdr_enc_free(&c);
+		len = 0;
+		rep = trpc_recv_record(fd, &len, NULL);
+		ck_assert_ptr_nonnull(rep);
+		ck_assert_int_eq(v4_status(rep, len, &xid), 0);
+		free(rep);
+	}
+	close(fd);
+}
+END_TEST
+
+/* Issue 12.3: a non-idempotent v3 request retransmitted after a reconnect
+ * is answered from the cache: a REMOVE whose connection died before its
+ * reply was read, sent again on a new connection from the same port, gets
+ * the original NFS3_OK, not NOENT. */
+START_TEST(v3_retransmit_after_reconnect)
+{
+	struct xdr_enc e;
+	struct r3 r;
+	struct fh3 root;
+	struct json_object *d;
+	uint16_t sport = 0;
+	int fd, hits;
+
+	nfsgw_start(&g);
+	mkdir_lc("gone-once");
+	fd = nfsw_connect(NULL, &sport, g.port);
+	ck_assert_uint_eq(mnt3(fd, "/", &root), 0);
+	c3_begin(&e, 0x77, 100003, P3_RMDIR);
+	put_name(&e, &root, "gone-once");
+	ck_assert_int_eq(trpc_send_record(fd, e.buf, e.len, 0), 0);
+	ck_assert(NFSW_WAIT(nfsw_peek_records(fd) == 1, 20));
+	ck_assert(!exists("gone-once"));
+	nfsw_reset(fd);                              /* the reply never read */
+	d = nfsgw_cmd(&g, "drc dump", NULL, NULL);
+	hits = (int)nfsgw_json_int(d, "hits");
+	json_object_put(d);
+	ck_assert(NFSW_WAIT((fd = nfsw_connect(NULL, &sport, g.port)) >= 0, 10));
+	ck_assert_int_eq(trpc_send_record(fd, e.buf, e.len, 0), 0);
+	xdr_enc_free(&e);
+	{
+		size_t len;
+
+		r.buf = trpc_recv_record(fd, &len, NULL);
+		ck_assert_ptr_nonnull(r.buf);
+		ck_assert_int_eq(trpc_parse_reply(r.buf, len, &r.r), 0);
+		ck_assert_uint_eq(r.r.xid, 0x77);
+		ck_assert_int_eq(xdr_get_u32(&r.r.res, &r.status), 0);
+		ck_assert_msg(r.status == 0, "the retransmitted RMDIR answered %u: it ran again", r.status);
+		free(r.buf);
+	}
+	d = nfsgw_cmd(&g, "drc dump", NULL, NULL);
+	ck_assert_int_eq(nfsgw_json_int(d, "hits"), hits + 1);
+	json_object_put(d);
+	close(fd);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("nfs_gw");
@@ -588,6 +1049,14 @@ int main(void)
 	tcase_add_test(tc, exports_defaults_on_the_wire);
 	tcase_add_test(tc, exports_reload);
 	tcase_add_test(tc, clients_addr_and_expire);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("nfs3");
+	tcase_add_unchecked_fixture(tc, mds_up, mds_down);
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, mount_protocol);
+	tcase_add_test(tc, v3_procedures);
+	tcase_add_test(tc, v3_retransmit_after_reconnect);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

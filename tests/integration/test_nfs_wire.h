@@ -62,6 +62,7 @@ static inline void nfsgw_config(void)
 	nfsgw_opt("client_mount_timeout", "10");
 	nfsgw_opt("log_file", "");
 	nfsgw_opt("nfs4_grace_time", "0");
+	nfsgw_opt("nfs_rpcbind", "false");     /* never the host's rpcbind */
 	nfsgw_opt("nfs_exports", "id=1,path=/,rw,no_root_squash,insecure");
 	if (getenv("NFSGW_DEBUG"))
 		nfsgw_opt("debug_nfs", getenv("NFSGW_DEBUG"));

@@ -61,6 +61,7 @@ admin_socket = $d/client.asok
 client_mount_timeout = 10
 [nfs]
 nfs_exports = id=1,path=/,rw,no_root_squash,insecure
+nfs_rpcbind = false
 CONF
 	"$MDS" -c "$d/loligo.conf" --mkfs > "$d/mkfs.out" 2>&1 || { echo "mkfs failed"; exit 1; }
 	"$MDS" -c "$d/loligo.conf" --mds_port=0 --port-file "$d/mds.port" > "$d/mds.out" 2>&1 &
