@@ -7,6 +7,7 @@ if(TARGET fuzz_nfs4ops)
     list(GET pair 0 lib)
     list(GET pair 1 dir)
     get_target_property(srcs ${lib} SOURCES)
+    list(FILTER srcs EXCLUDE REGEX "rpcb\\.c$")   # rpcbind: no decoder, needs libtirpc
     list(TRANSFORM srcs PREPEND ${CMAKE_SOURCE_DIR}/${dir}/)
     target_sources(fuzz_nfs4ops PRIVATE ${srcs})
     get_target_property(libs ${lib} LINK_LIBRARIES)

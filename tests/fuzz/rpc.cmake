@@ -7,6 +7,7 @@ function(loligo_rpc_fuzz_sources target lib dir)
     return()
   endif()
   get_target_property(srcs ${lib} SOURCES)
+  list(FILTER srcs EXCLUDE REGEX "rpcb\\.c$")   # rpcbind: no decoder, needs libtirpc
   list(TRANSFORM srcs PREPEND ${CMAKE_SOURCE_DIR}/${dir}/)
   target_sources(${target} PRIVATE ${srcs})
   get_target_property(libs ${lib} LINK_LIBRARIES)

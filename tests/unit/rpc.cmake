@@ -12,3 +12,5 @@ loligo_check_test(test_rpc_nfs4 SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_rpc_nfs4.
                   LIBS loligo_gw LABELS unit nfs TIMEOUT 60)
 loligo_check_test(test_export SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_export.c
                   LIBS loligo_export LABELS unit nfs TIMEOUT 30)
+loligo_check_test(test_nfs3_xdr SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_nfs3_xdr.c
+                  LIBS loligo_nfs3 LABELS unit nfs TIMEOUT 30)
