@@ -1,11 +1,12 @@
 # NFS gateway end-to-end suite (owner: nfs4ops): a real loligo-mds, a real
 # loligo-fuse with the embedded gateway, and the Linux kernel NFS client
-# booted under qemu by ../shared/kclient/run-kernel-client.sh, for
-# vers=4.1 and vers=4.0.  tests/e2e/nfs/run-nfs-e2e.sh is the driver; a
-# missing prerequisite (root, /dev/fuse, qemu, the kclient script, static
-# libc, nfs_badinput) FAILS it with what to install: never a silent skip.
-# TIMEOUT: 5 guests of at most KCLIENT_TIMEOUT=120 s each, plus set-up; if
-# ctest kills the driver anyway, its watchdog cleans up.
+# booted under qemu by the project's copy of the kclient script
+# (tests/e2e/nfs/run-kernel-client.sh, which adds NFSv3), for vers=4.1, 4.0
+# and 3.  tests/e2e/nfs/run-nfs-e2e.sh is the driver; a missing
+# prerequisite (root, /dev/fuse, qemu, the kclient script, static libc,
+# nfs_badinput) FAILS it with what to install: never a silent skip.
+# TIMEOUT: 14 guests of 5-15 s each (at most KCLIENT_TIMEOUT=120 s), plus
+# set-up; if ctest kills the driver anyway, its watchdog cleans up.
 
 # loligo-fuse links the gateway library under one of the names
 # client/fuse/CMakeLists.txt looks for; nfs_gw/ builds it as loligo_gw.
@@ -16,7 +17,7 @@ endif()
 
 if(TARGET loligo-fuse AND TARGET loligo-mds)
   add_test(NAME nfs_kclient_e2e
-           COMMAND ${CMAKE_CURRENT_LIST_DIR}/nfs/run-nfs-e2e.sh ${CMAKE_BINARY_DIR} 4.1 4.0)
+           COMMAND ${CMAKE_CURRENT_LIST_DIR}/nfs/run-nfs-e2e.sh ${CMAKE_BINARY_DIR} 4.1 4.0 3)
   set_tests_properties(nfs_kclient_e2e PROPERTIES LABELS "e2e;nfs" TIMEOUT 900
                        RUN_SERIAL TRUE)
 endif()

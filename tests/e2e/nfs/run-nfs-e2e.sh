@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # run-nfs-e2e.sh - NFS gateway end-to-end tests with the Linux kernel client.
 #
-#   run-nfs-e2e.sh BUILD_DIR [VERS...]        (default VERS: 4.1 4.0)
+#   run-nfs-e2e.sh BUILD_DIR [VERS...]        (default VERS: 4.1 4.0 3)
 #
 # Starts a real loligo-mds and a real loligo-fuse (FUSE mount + the embedded
 # NFS gateway on an ephemeral 127.0.0.1 port) on a temp dir, then for each
@@ -14,7 +14,13 @@
 # gateway process restarted while the guest keeps the export mounted and a
 # file open), and guest-pseudo.sh (two exports below the root: the pseudo
 # fs, a ro and a rw export), and guest-coherency.sh (changes made over NFS
-# seen through the FUSE mount at once, and FUSE's on the guest's re-open).  Everything it started is killed and unmounted on exit, also
+# seen through the FUSE mount at once, and FUSE's on the guest's re-open),
+# and guest-reload.sh (the export reloaded read-only and back while the
+# guest stays mounted), for each version; then guest-defaults.sh (knfsd's
+# defaults: an export that says nothing is ro and root-squashed).  NFSv3
+# mounts with port= and mountport= (no rpcbind), nolock, through the
+# project's copy of the kclient script (run-kernel-client.sh here), which
+# adds the nfsv3 module and a mount(2) helper (mountnfs.c).  Everything it started is killed and unmounted on exit, also
 # on failure, and a detached watchdog does the same if the driver itself is
 # killed (ctest's timeout SIGKILLs it; its EXIT trap then never runs).
 # Exit: 0 pass, 1 fail - also when a prerequisite (root, /dev/fuse,
@@ -25,12 +31,12 @@
 set -u
 BUILD=${1:?usage: run-nfs-e2e.sh BUILD_DIR [VERS...]}
 shift
-VERSIONS=${*:-4.1 4.0}
+VERSIONS=${*:-4.1 4.0 3}
 HERE=$(cd "$(dirname "$0")" && pwd)
-KCLIENT=${KCLIENT_SCRIPT:-$HERE/../../../../shared/kclient/run-kernel-client.sh}
-[ -x "$KCLIENT" ] || KCLIENT=/work/shared/kclient/run-kernel-client.sh
+KCLIENT=${KCLIENT_SCRIPT:-$HERE/run-kernel-client.sh}
 MDS=$BUILD/mds/loligo-mds
 FUSE=$BUILD/client/fuse/loligo-fuse
+CLI=$BUILD/tools/cli/loligo
 
 BADINPUT=$BUILD/tests/nfs_badinput
 KCLIENT_TIMEOUT=${KCLIENT_TIMEOUT:-120}
@@ -42,7 +48,8 @@ missing() { echo "FAIL: $1 missing ($2)"; exit 1; }
 command -v fusermount3 > /dev/null || missing "fusermount3" "apt-get install fuse3"
 command -v qemu-system-x86_64 > /dev/null || missing "qemu-system-x86_64" "apt-get install qemu-system-x86 busybox-static"
 command -v cc > /dev/null || missing "cc" "apt-get install gcc libc6-dev"
-[ -x "$KCLIENT" ] || missing "the kernel client helper $KCLIENT" "the team's shared/kclient/run-kernel-client.sh, or set KCLIENT_SCRIPT"
+[ -x "$KCLIENT" ] || missing "the kernel client helper $KCLIENT" "tests/e2e/nfs/run-kernel-client.sh, or set KCLIENT_SCRIPT"
+[ -x "$CLI" ] || missing "$CLI" "ninja -C $BUILD loligo"
 [ -x "$MDS" ] || missing "$MDS" "ninja -C $BUILD loligo-mds"
 [ -x "$FUSE" ] || missing "$FUSE" "ninja -C $BUILD loligo-fuse"
 [ -x "$BADINPUT" ] || missing "$BADINPUT" "ninja -C $BUILD nfs_badinput"
@@ -86,7 +93,7 @@ setsid bash -c 'while kill -0 '"$$"' 2>/dev/null; do sleep 1; done
 	rm -rf "'"$T"'"' < /dev/null > /dev/null 2>&1 &
 
 mkdir -p "$MNT" "$T/store" "$T/files"
-for b in locktest runas; do
+for b in locktest runas mountnfs; do
 	cc -static -O1 -o "$T/files/$b" "$HERE/$b.c" 2>> "$T/cc.out" ||
 		{ cat "$T/cc.out"; missing "a static libc (libc.a)" "apt-get install libc6-dev"; }
 done
@@ -300,6 +307,28 @@ for v in $VERSIONS; do
 	rm -f "$MNT/restart-request-$rd"
 done
 
+# reload: the export becomes read-only under a mounted guest, and rw again
+# (the driver answers the guest's asks through FUSE, which exports do not touch)
+asok() { "$CLI" --timeout 20 daemon "$T/client.asok" "$@" >> "$T/reload.out" 2>&1; }
+reload_test() {  # reload_test VERS
+	local v=$1 d=reload${1/./} gpid ok=1
+	guest "reload-$d" "$v" guest-reload.sh "$d" &
+	gpid=$!
+	if wait_out "$T/reload-$d.out" "RELOAD ASK RO" $gpid; then
+		asok config set nfs_exports "id=1,path=/,ro,no_root_squash,insecure" && asok exports reload || ok=0
+		echo ro-done > "$MNT/$d/req"
+	fi
+	if wait_out "$T/reload-$d.out" "RELOAD ASK RW" $gpid; then
+		asok config set nfs_exports "id=1,path=/,rw,no_root_squash,insecure" && asok exports reload || ok=0
+		echo rw-done > "$MNT/$d/req"
+	fi
+	wait $gpid || FAILED=1
+	[ $ok = 1 ] || { echo "FAIL: reload-$d: the admin socket refused"; cat "$T/reload.out"; FAILED=1; }
+}
+for v in $VERSIONS; do
+	reload_test "$v"
+done
+
 # exports below the root: the pseudo fs, ro and rw (4.1)
 mkdir -p "$MNT/pdata" "$MNT/pro"
 echo "read write" > "$MNT/pdata/y"
@@ -310,6 +339,25 @@ EXTRA_OPTS=("--nfs_exports=id=1,path=/pdata,pseudo=/srv/data,rw,no_root_squash,i
 if start_fuse; then
 	if guest pseudo 4.1 guest-pseudo.sh unused; then
 		[ "$(cat "$MNT/pdata/z" 2>/dev/null)" = new ] || { echo "FAIL: pdata/z not seen through FUSE"; FAILED=1; }
+	fi
+else
+	FAILED=1
+fi
+
+# knfsd's defaults: an export that gives only id, path and insecure (the
+# guest arrives from ports >= 1024 through qemu's NAT) is ro and
+# root-squashed; one that adds rw is still root-squashed (4.1)
+mkdir -p "$MNT/def" "$MNT/sq"
+echo "from fuse" > "$MNT/def/seen"
+chmod 1777 "$MNT/sq"
+echo "root's" > "$MNT/sq/rootfile" && chmod 644 "$MNT/sq/rootfile"
+stop_fuse
+NFS_PORT=0
+EXTRA_OPTS=("--nfs_exports=id=1,path=/def,pseudo=/srv/def,insecure;id=2,path=/sq,pseudo=/srv/sq,rw,insecure")
+if start_fuse; then
+	if guest defaults 4.1 guest-defaults.sh unused; then
+		[ "$(stat -c %u:%g "$MNT/sq/new" 2>/dev/null)" = 65534:65534 ] ||
+			{ echo "FAIL: sq/new through FUSE is owned by $(stat -c %u:%g "$MNT/sq/new")"; FAILED=1; }
 	fi
 else
 	FAILED=1
