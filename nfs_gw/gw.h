@@ -2,14 +2,15 @@
  * gw.h - the embedded NFS gateway: the one public header of nfs_gw/.
  *
  * loligo-fuse runs the gateway in its own process when given
- * `--nfs ADDR:PORT`: the gateway serves NFSv4.1 and NFSv4.0 (and later
- * NFSv3) over ONC RPC on TCP, and answers every request through the same
- * struct lclient as the FUSE mount, so both share one MDS session and one
- * cache.  Everything else in nfs_gw/ (rpc/, nfs4/, nfs3/) is private.
+ * `--nfs ADDR:PORT`: the gateway serves NFSv4.1, NFSv4.0, NFSv3 and MOUNT
+ * v3 over ONC RPC on TCP, on one port, and answers every request through
+ * the same struct lclient as the FUSE mount, so both share one MDS session
+ * and one cache.  Everything else in nfs_gw/ (rpc/, export/, nfs4/, nfs3/)
+ * is private.
  *
  * Threads: gw_start() starts one io_uring thread (accept, receive, send),
- * a pool of worker threads that run requests, and a lease reaper; gw_stop()
- * stops and joins all of them.  The configuration comes from the [nfs]
+ * a pool of worker threads that run requests, a lease reaper and the
+ * NFSv3 open-file reaper; gw_stop() stops and joins all of them.  The configuration comes from the [nfs]
  * options (common/options/nfs.def), read once in gw_start().
  */
 #ifndef LOLIGO_NFS_GW_GW_H
