@@ -237,10 +237,9 @@ static void evict_locked(struct drc *d, struct bucket *b, struct drc_entry *e, e
 
 /* Has the peer's TCP acknowledged @e's reply (as far as the transport last
  * looked)?  Datagram transports have no such notion: always true. */
-static bool reply_acked(const struct drc_entry *e)
+static bool reply_acked(struct drc_entry *e)
 {
-	struct drc_entry *m = (struct drc_entry *)e;     /* atomics of a const entry */
-	uint64_t end = atomic_load_explicit(&m->tx_end, memory_order_acquire);
+	uint64_t end = atomic_load_explicit(&e->tx_end, memory_order_acquire);
 
 	if (!e->xprt->conn_oriented)
 		return true;
@@ -250,11 +249,10 @@ static bool reply_acked(const struct drc_entry *e)
 /* The implied ACK proper (drc.h): a record that arrived after the reply was
  * written has been handed to the service, and the peer acknowledged the
  * reply's last byte. */
-static bool implied_ack(const struct drc_entry *e)
+static bool implied_ack(struct drc_entry *e)
 {
-	struct drc_entry *m = (struct drc_entry *)e;
-	uint64_t end = atomic_load_explicit(&m->tx_end, memory_order_acquire);
-	uint64_t mark = atomic_load_explicit(&m->rx_mark, memory_order_relaxed);
+	uint64_t end = atomic_load_explicit(&e->tx_end, memory_order_acquire);
+	uint64_t mark = atomic_load_explicit(&e->rx_mark, memory_order_relaxed);
 
 	return end && atomic_load_explicit(&e->xprt->rx_parsed, memory_order_acquire) > mark &&
 	       atomic_load_explicit(&e->xprt->tx_acked, memory_order_acquire) >= end;
@@ -262,13 +260,13 @@ static bool implied_ack(const struct drc_entry *e)
 
 /* Size eviction may not take it: in progress, or the client may not have
  * the reply.  Caller holds the bucket lock. */
-static bool pinned_locked(const struct drc_entry *e)
+static bool pinned_locked(struct drc_entry *e)
 {
 	return e->state != ST_DONE || !reply_acked(e);
 }
 
 /* May @e go now?  Return the reason, or -1.  Caller holds the bucket lock. */
-static int prunable_locked(const struct drc *d, const struct drc_entry *e, uint64_t t)
+static int prunable_locked(const struct drc *d, struct drc_entry *e, uint64_t t)
 {
 	struct rpc_xprt *x = e->xprt;
 	uint64_t closed, since;
