@@ -68,6 +68,7 @@ nfs4_grace_time = 1
 # the gateway's defaults are knfsd's (ro, root_squash, secure); this test
 # writes as root from unprivileged ports
 nfs_exports = id=1,path=/,rw,no_root_squash,insecure
+nfs_rpcbind = false
 [mds]
 mds_addr = 127.0.0.1
 log_file = $T/mds-daemon.log
