@@ -273,8 +273,10 @@ static int prunable_locked(const struct drc *d, struct drc_entry *e, uint64_t t)
 
 	if (e->state != ST_DONE)
 		return -1;
+	/* @t may be older than done_at: a lookup's clock was read before
+	 * another worker finished this entry */
 	if (d->p.mode == DRC_MODE_EXPIRY || !x->conn_oriented)
-		return t - e->done_at >= d->p.expiry_ns ? DRC_EV_EXPIRED : -1;
+		return t >= e->done_at && t - e->done_at >= d->p.expiry_ns ? DRC_EV_EXPIRED : -1;
 	closed = atomic_load_explicit(&x->closed_at, memory_order_acquire);
 	if (closed) {
 		/* the retransmission can only come after the close */

@@ -364,6 +364,30 @@ START_TEST(expiry_mode)
 }
 END_TEST
 
+/* A lookup reads its clock before it takes the bucket lock; a worker may
+ * finish an entry of that bucket in between, with a later clock: the entry
+ * is new, not 2^64 ns old (before: evicted as expired at once). */
+START_TEST(expiry_clock_behind_finish)
+{
+	struct drc *d = mk_drc(DRC_MODE_EXPIRY, 1, 100);
+	struct rpc_xprt *x = mk_xprt(true, 900), *u = mk_xprt(false, 901);
+	struct drc_stats s;
+
+	fake_now = 100 * SEC;
+	complete_call(d, x, 1, "a", 10);
+	complete_call(d, u, 2, "b", 10);
+	fake_now -= 1;                         /* the pruner's clock, read earlier */
+	ck_assert_uint_eq(drc_prune(d), 0);
+	drc_get_stats(d, &s);
+	ck_assert_uint_eq(s.evictions[DRC_EV_EXPIRED], 0);
+	fake_now += 1;
+	ck_assert_int_eq(lookup(d, x, 1, "a", NULL), DRC_HIT);
+	drc_destroy(d);
+	rpc_xprt_put(x);
+	rpc_xprt_put(u);
+}
+END_TEST
+
 START_TEST(size_bound)
 {
 	struct drc *d = mk_drc(DRC_MODE_IMPLIED_ACK, 4, 4);
@@ -632,6 +656,7 @@ int main(void)
 	tcase_add_test(tc, closed_connection);
 	tcase_add_test(tc, datagram_expiry);
 	tcase_add_test(tc, expiry_mode);
+	tcase_add_test(tc, expiry_clock_behind_finish);
 	tcase_add_test(tc, size_bound);
 	tcase_add_test(tc, size_bound_oldest_in_bucket);
 	tcase_add_test(tc, size_bound_all_inprogress);

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # run-nfs-bench.sh - the NFS gateway benchmarks of docs/BENCHMARKS.md.
 #
-#   tools/bench/run-nfs-bench.sh BUILD_DIR [seqid|drc|all] [SECONDS]
+#   tools/bench/run-nfs-bench.sh BUILD_DIR [seqid|drc|drc3|all] [SECONDS]
 #
 # seqid: OPEN/CLOSE as ONE open-owner over one connection through
 #        latency_proxy (5 ms each way = 10 ms RTT) at 1, 8, 16 and 32
@@ -15,6 +15,10 @@
 #        population and pinned entries over time, its lookup latency and
 #        longest chain (`drc dump`), the lookups' share of the gateway's
 #        CPU, and its cache misses when `perf stat` works.
+# drc3:  the same measurement on the DRC's home ground: NFSv3 4 KiB random
+#        WRITEs (every one through the DRC, as in knfsd) from 4 clients
+#        (connections), 1 in flight each and then 16 each (pipelined),
+#        implied_ack against expiry (nfs3_write_bench).
 #
 # Each mode starts its own loligo-mds and loligo-fuse --no-mount --nfs on
 # a temp dir and ephemeral ports, and kills them at the end.
@@ -25,6 +29,7 @@ SECS=${3:-5}
 MDS=$BUILD/mds/loligo-mds
 FUSE=$BUILD/client/fuse/loligo-fuse
 BENCH=$BUILD/tools/bench/nfs_seqid_bench
+BENCH3=$BUILD/tools/bench/nfs3_write_bench
 PROXY=$BUILD/tools/proxy/latency_proxy
 CLI=$BUILD/tools/cli/loligo
 T=$(mktemp -d /tmp/loligo-nfs-bench.XXXXXX)
@@ -104,11 +109,12 @@ seqid() {
 	done
 }
 
-# drc_one MODE INFLIGHT: the gateway with nfs_drc_mode=MODE under 4.0
+# drc_one MODE INFLIGHT [v3]: the gateway with nfs_drc_mode=MODE under 4.0
 # OPEN/CLOSE load, INFLIGHT requests on the wire (1: one at a time, a client
-# that waits for each reply; 32: pipelined over 32 owners)
+# that waits for each reply; 32: pipelined over 32 owners), or with "v3"
+# under NFSv3 4 KiB random WRITEs from 4 connections, INFLIGHT on each
 drc_one() {
-	local mode=$1 k=$2 d=$T/drc-$1-$2 i pop perfpid=
+	local mode=$1 k=$2 v3=${3:-} d=$T/drc-$1-$2${3:-} i pop perfpid=
 	start_gw "$d" --nfs_drc_mode=$mode
 	# CPU cache misses need hardware counters (absent in most VMs): best effort
 	if perf stat -e cache-misses -p "$GW_PID" -o "$d/perf.txt" -- sleep 0.1 >/dev/null 2>&1 &&
@@ -121,8 +127,13 @@ drc_one() {
 	fi
 	local cpu0
 	cpu0=$(awk '{ print $14 + $15 }' /proc/$GW_PID/stat)
-	"$BENCH" --port "$NFS_PORT" --minor 0 --inflight "$k" --owners "$k" --seconds "$SECS" --tag "drc-$mode" \
-		> "$d/bench.out" &
+	if [ -n "$v3" ]; then
+		"$BENCH3" --port "$NFS_PORT" --conns 4 --inflight "$k" --seconds "$SECS" --tag "drc3-$mode" \
+			> "$d/bench.out" &
+	else
+		"$BENCH" --port "$NFS_PORT" --minor 0 --inflight "$k" --owners "$k" --seconds "$SECS" --tag "drc-$mode" \
+			> "$d/bench.out" &
+	fi
 	local bp=$!
 	pop=""
 	for i in $(seq 1 "$SECS"); do
@@ -169,9 +180,19 @@ drc() {
 	done
 }
 
+drc3() {
+	echo "== drc3: NFSv3 4 KiB random WRITEs (UNSTABLE), 4 connections, ${SECS}s per run:"
+	echo "   1 in flight per connection (waits for each reply), then 16 per connection (pipelined)"
+	for k in 1 16; do
+		drc_one implied_ack $k v3
+		drc_one expiry $k v3
+	done
+}
+
 case $WHAT in
 seqid) seqid ;;
 drc) drc ;;
-all) seqid; drc ;;
+drc3) drc3 ;;
+all) seqid; drc; drc3 ;;
 *) echo "unknown: $WHAT"; exit 2 ;;
 esac

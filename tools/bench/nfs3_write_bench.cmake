@@ -1,0 +1,3 @@
+# nfs3_write_bench (owner: nfs3): NFSv3 4 KiB random writes through the
+# DRC, C connections x K in flight; see docs/BENCHMARKS.md.
+add_executable(nfs3_write_bench ${CMAKE_CURRENT_LIST_DIR}/nfs3_write_bench.c)
