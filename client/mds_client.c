@@ -878,6 +878,9 @@ int mdsc_create(const char *addr, const char *client_name, const struct mdsc_ops
 			goto out_free;
 		}
 	}
+	ret = mdsc_auth_init(m);
+	if (ret)
+		goto out_free;
 	mdsc_session_init(m);
 	ret = mdsc_session_thread_start(m);
 	if (ret)
@@ -894,6 +897,9 @@ out_free:
 	pthread_mutex_destroy(&m->mutex);
 	free(m->addr);
 	free(m->name);
+	free(m->auth_name);
+	free(m->keyring_path);
+	memset(m->key, 0, sizeof(m->key));
 	free(m);
 	return ret;
 }

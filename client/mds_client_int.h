@@ -90,6 +90,13 @@ struct mds_conn {
 	size_t out_bytes;               /* protected by out_lock: queued, not yet all sent */
 	size_t out_limit;               /* client_mds_send_queue: submitters wait beyond it */
 	uint64_t out_seq;               /* protected by out_lock */
+	struct mdsp_mac *tx_mac;        /* protected by out_lock: client -> mds key, once authenticated */
+	struct mdsp_mac *rx_mac;        /* the receiver's (handshake, then reader): mds -> client key */
+	uint64_t in_seq;                /* the receiver's: seq of the last frame received */
+	uint8_t cnonce[MDSP_NONCE_LEN]; /* set by the handshake, then read-only */
+	uint8_t snonce[MDSP_NONCE_LEN];
+	uint8_t session_secret[MDSP_KEY_LEN]; /* authenticated: what a session opened here gets */
+	bool authenticated;             /* set by the handshake, then read-only */
 	_Atomic bool dead;
 	_Atomic uint64_t last_rx_ns;
 	_Atomic uint64_t last_tx_ns;    /* the out queue last moved (or got its first frame) */
@@ -119,6 +126,7 @@ struct mds_session {
 					 * that mdsc_destroy can cut a stalled handshake short */
 	uint64_t mds_epoch;
 	uint32_t lease_ms;
+	uint8_t secret[MDSP_KEY_LEN];   /* the session's: proven at RECONNECT */
 	uint64_t renew_seq;
 	uint64_t last_renew_sent_ns, last_renew_ack_ns;
 	uint64_t opened_ns;
@@ -154,6 +162,12 @@ struct mds_client {
 	char *addr;
 	char *name;
 	uint8_t uuid[16];
+	/* authentication: set by mdsc_auth_init, then read-only */
+	char *auth_name;                /* client_auth_name */
+	char *keyring_path;             /* client_keyring */
+	bool have_key;
+	bool keyring_missing;           /* client_keyring does not exist: connect without a key */
+	uint8_t key[MDSP_KEY_LEN];
 	struct mdsc_ops ops;
 	void *ops_arg;
 
@@ -195,6 +209,10 @@ extern void (*mdsc_test_published)(struct mds_client *m, uint64_t candidate);
 #endif
 
 /* mds_client_session.c */
+/* mdsc_auth_init - read the client's key (client_keyring, client_auth_name).
+ * Return: 0 (a missing keyring is not an error: no key), or -errno with the
+ * reason logged (an unreadable or malformed keyring, no key for the name). */
+int mdsc_auth_init(struct mds_client *m);
 void mdsc_session_init(struct mds_client *m);
 void mdsc_session_fini(struct mds_client *m);
 int mdsc_session_thread_start(struct mds_client *m);

@@ -4,10 +4,16 @@
  * detection, reconnect with backoff and the replay that follows.
  *
  * One session thread owns the session's life.  It connects (bounded by
- * client_connect_timeout), sends SESSION REQUEST_OPEN -- or, when a session
- * existed, SESSION RECONNECT with the old session id -- and reads the answer
- * itself before any reader thread exists, so nothing else can consume the
- * handshake.  Then it starts the connection's reader thread and replays:
+ * client_connect_timeout), runs the AUTH exchange (HELLO/CHALLENGE, and
+ * with a key PROOF/OK, after which every frame both ways carries a MAC; see
+ * mds_proto/auth.c), sends SESSION REQUEST_OPEN -- or, when a session
+ * existed, SESSION RECONNECT with the old session id and the proof that we
+ * hold its secret -- and reads the answers itself before any reader thread
+ * exists, so nothing else can consume the handshake.  An MDS that refuses
+ * the key (none for our name, a wrong one, none offered where one is
+ * required) is a final answer: mdsc_open_session fails with the reason,
+ * which the log line spells out with what to do.  Then it starts the
+ * connection's reader thread and replays:
  *
  *   1. requests that got only an UNSAFE reply are resent in tid order with
  *      MDSP_REQ_REPLAY: the MDS applied them in memory but may have lost
@@ -178,6 +184,9 @@ void mdsc_conn_put(struct mds_conn *c)
 	pthread_cond_destroy(&c->room_cond);
 	pthread_cond_destroy(&c->out_cond);
 	pthread_mutex_destroy(&c->out_lock);
+	mdsp_mac_free(c->tx_mac);
+	mdsp_mac_free(c->rx_mac);
+	memset(c->session_secret, 0, sizeof(c->session_secret));
 	free(c->rx);
 	free(c);
 }
@@ -320,8 +329,8 @@ static void *writer_main(void *arg)
 /*
  * Queue one encoded frame for @c's writer: its data moves to the queue (@b
  * is left empty).  The sequence number must follow the order frames go out,
- * so it is set here, under out_lock, and the crc (first 24 header bytes,
- * then the payload; see mds_proto/frame.c) with it.
+ * so it is set here, under out_lock, and the crcs and (authenticated) the
+ * MAC with it (mdsp_frame_seal).
  *
  * Backpressure: while out_limit bytes are queued, a submitter waits for room
  * (@wait_ns: SEND_WAIT as long as it takes -- the writer's send timeout or
@@ -336,7 +345,6 @@ static int conn_send_wait(struct mds_conn *c, struct mdsp_buf *b, uint64_t wait_
 	struct mds_client *m = c->mdsc;
 	struct out_frame *f;
 	uint64_t t0 = 0;
-	uint32_t crc;
 	int r = 0;
 
 	if (b->oom || b->len < MDSP_HDR_LEN)
@@ -346,6 +354,18 @@ static int conn_send_wait(struct mds_conn *c, struct mdsp_buf *b, uint64_t wait_
 	f = malloc(sizeof(*f));
 	if (!f)
 		return -ENOMEM;
+	/* room for the MAC, taken before the lock (whether it is needed is
+	 * only known under it) */
+	if (b->cap < b->len + MDSP_MAC_LEN) {
+		uint8_t *nb = realloc(b->data, b->len + MDSP_MAC_LEN);
+
+		if (!nb) {
+			free(f);
+			return -ENOMEM;
+		}
+		b->data = nb;
+		b->cap = b->len + MDSP_MAC_LEN;
+	}
 	f->b = *b;
 	f->next = NULL;
 	mdsp_buf_init(b);
@@ -376,12 +396,18 @@ static int conn_send_wait(struct mds_conn *c, struct mdsp_buf *b, uint64_t wait_
 			conn_mark_dead(c, true, r, "send stalled: the out queue stayed full");
 		return r;
 	}
-	c->out_seq++;
-	for (int i = 0; i < 8; i++)
-		f->b.data[12 + i] = (uint8_t)(c->out_seq >> (8 * i));
-	crc = crc32c(crc32c(0, f->b.data, 24), f->b.data + MDSP_HDR_LEN, f->b.len - MDSP_HDR_LEN);
-	for (int i = 0; i < 4; i++)
-		f->b.data[24 + i] = (uint8_t)(crc >> (8 * i));
+	/* the sequence number follows the order frames go out: it is set here,
+	 * under out_lock, and the crcs and the MAC that cover it with it */
+	r = mdsp_frame_seal(f->b.data, f->b.len, ++c->out_seq, c->tx_mac, f->b.data + f->b.len);
+	if (r) {
+		pthread_mutex_unlock(&c->out_lock);
+		mdsp_buf_free(&f->b);
+		free(f);
+		conn_mark_dead(c, true, r, "cannot seal a frame (MAC)");
+		return r;
+	}
+	if (c->tx_mac)
+		f->b.len += MDSP_MAC_LEN;
 	if (!c->out_head)
 		atomic_store_explicit(&c->last_tx_ns, now_mono_ns(), memory_order_relaxed);
 	*c->out_tail = f;
@@ -433,12 +459,26 @@ static int conn_recv(struct mds_conn *c, struct mdsp_msg *msg, int timeout_ms, c
 		have = c->rx_end - c->rx_start;
 		need = MDSP_HDR_LEN;
 		if (have >= MDSP_HDR_LEN) {
-			r = mdsp_decode_hdr(c->rx + c->rx_start, &h, why);
+			const uint8_t *f = c->rx + c->rx_start;
+
+			r = mdsp_decode_hdr(f, &h, why);
 			if (r)
 				return r;
-			need = MDSP_HDR_LEN + (size_t)h.len;
+			if (!c->rx_mac != !(h.flags & MDSP_FRAME_MAC)) {
+				*why = c->rx_mac ? "a frame without a MAC on an authenticated connection"
+						 : "a frame with a MAC before authentication";
+				return -EBADMSG;
+			}
+			need = MDSP_HDR_LEN + (size_t)h.len + (c->rx_mac ? MDSP_MAC_LEN : 0);
 			if (have >= need) {
-				r = mdsp_decode_payload(&h, c->rx + c->rx_start + MDSP_HDR_LEN, h.len, msg, why);
+				if (c->rx_mac)
+					r = mdsp_frame_verify(c->rx_mac, &h, f, f + MDSP_HDR_LEN,
+							      f + MDSP_HDR_LEN + h.len, &c->in_seq, why);
+				else
+					c->in_seq = h.seq;
+				if (r)
+					return r;
+				r = mdsp_decode_payload(&h, f + MDSP_HDR_LEN, h.len, msg, why);
 				c->rx_start += need;
 				if (c->rx_start == c->rx_end)
 					c->rx_start = c->rx_end = 0;
@@ -720,28 +760,222 @@ static void conn_reap(struct mds_conn *c)
 struct granted {
 	uint64_t id, seq, epoch;
 	uint32_t lease_ms;
+	uint8_t secret[MDSP_KEY_LEN];
 };
 
-/*
- * Send REQUEST_OPEN (or RECONNECT of @resume_id) on @c and read the answer.
- * Return: 0 with @g filled; -ESTALE when the MDS refused (reason logged,
- * @result gets its errno); -ETIMEDOUT or a connection error.
- */
-static int handshake(struct mds_client *m, struct mds_conn *c, uint64_t resume_id, int timeout_ms,
-		     struct granted *g, int *result)
+int mdsc_auth_init(struct mds_client *m)
 {
-	struct mdsp_msg out = { .type = MDSP_MSG_SESSION }, in;
-	uint64_t deadline = now_mono_ns() + (uint64_t)timeout_ms * 1000000ull, now;
-	struct mdsp_cap_reconnect *caps = NULL;
-	uint32_t ncaps = 0;
+	struct mdsp_keyring kr;
+	const struct mdsp_key *k;
+	char err[1024];
+	int r;
+
+	m->auth_name = cfg_strdup(CFG_client_auth_name);
+	m->keyring_path = cfg_strdup(CFG_client_keyring);
+	if (!m->auth_name || !m->keyring_path)
+		return -ENOMEM;
+	if (!mdsp_auth_name_valid(m->auth_name)) {
+		derr(CLIENT, "client_auth_name '%s' is not a name of the form client.NAME", m->auth_name);
+		return -EINVAL;
+	}
+	if (!*m->keyring_path) {
+		m->keyring_missing = true;
+		return 0;
+	}
+	r = mdsp_keyring_load(m->keyring_path, &kr, err, sizeof(err));
+	if (r == -ENOENT) {
+		m->keyring_missing = true;
+		dout(CLIENT, 1, "no keyring at %s (client_keyring): connecting without a key", m->keyring_path);
+		return 0;
+	}
+	if (r) {
+		derr(CLIENT, "%s (client_keyring): fix the file or point client_keyring at another", err);
+		return r;
+	}
+	k = mdsp_keyring_find(&kr, m->auth_name);
+	if (!k) {
+		derr(CLIENT, "keyring %s (client_keyring) has no key for %s (client_auth_name): write it with "
+		     "'loligo auth get-or-create %s -o %s' on the mds host, or set client_auth_name to a name it holds",
+		     m->keyring_path, m->auth_name, m->auth_name, m->keyring_path);
+		mdsp_keyring_free(&kr);
+		return -ENOKEY;
+	}
+	memcpy(m->key, k->secret, MDSP_KEY_LEN);
+	m->have_key = true;
+	mdsp_keyring_free(&kr);
+	return 0;
+}
+
+/* Read the next frame of the handshake before @deadline. */
+static int handshake_recv(struct mds_client *m, struct mds_conn *c, uint64_t deadline, struct mdsp_msg *in)
+{
 	const char *why = NULL;
+	uint64_t now;
+	int r;
+
+	for (;;) {
+		now = now_mono_ns();
+		if (now >= deadline)
+			return -ETIMEDOUT;
+		r = conn_recv(c, in, (int)((deadline - now) / 1000000ull) + 1, &why);
+		if (r == -EOPNOTSUPP)
+			continue;
+		if (r)
+			dout(CLIENT, 1, "mds %s: no handshake answer: %s", m->addr, why ? why : strerror(-r));
+		return r;
+	}
+}
+
+/* Say what an AUTH REJECT means for us and what to do about it. */
+static void log_auth_reject(struct mds_client *m, const struct mdsp_auth *a)
+{
+	int err = a->result < 0 ? a->result : -EACCES;
+	const char *reason = a->reason ? a->reason : "no reason given";
+
+	if (err == -EACCES && m->keyring_missing)
+		derr(CLIENT, "mds %s requires authentication, but the keyring %s (client_keyring) does not exist: "
+		     "create it on the mds host with 'loligo auth get-or-create %s -o %s' and copy it here",
+		     m->addr, *m->keyring_path ? m->keyring_path : "(none)", m->auth_name,
+		     *m->keyring_path ? m->keyring_path : "FILE");
+	else if (err == -EKEYREJECTED)
+		derr(CLIENT, "mds %s rejected the key of %s in %s: %s", m->addr, m->auth_name, m->keyring_path,
+		     reason);
+	else
+		derr(CLIENT, "mds %s refused %s: %s (%s)", m->addr, m->auth_name, reason, strerror(-err));
+}
+
+/*
+ * AUTH on @c: HELLO, CHALLENGE, and with a key PROOF, OK.  Return: 0 (the
+ * connection's nonces set; with a key, MACs on from the next frame), -EACCES
+ * when the MDS refused (@result gets its errno, the reason is logged), or a
+ * connection error.
+ */
+static int auth_exchange(struct mds_client *m, struct mds_conn *c, uint64_t deadline, int *result)
+{
+	struct mdsp_msg out = { .type = MDSP_MSG_AUTH }, in;
+	uint8_t want[MDSP_MAC_LEN], k_c2m[MDSP_MAC_LEN], k_m2c[MDSP_MAC_LEN];
+	struct mdsp_mac *rx = NULL, *tx = NULL;
 	struct mdsp_buf b;
 	int r;
 
+	if (mdsp_random(c->cnonce, MDSP_NONCE_LEN))
+		return -EIO;
+	out.auth.op = MDSP_AUTH_HELLO;
+	out.auth.flags = m->have_key ? MDSP_AUTH_HAVE_KEY : 0;
+	out.auth.name = m->auth_name;
+	memcpy(out.auth.nonce, c->cnonce, MDSP_NONCE_LEN);
+	mdsp_buf_init(&b);
+	r = mdsp_encode(&b, &out);
+	if (!r)
+		r = mdsc_conn_send(c, &b);
+	mdsp_buf_free(&b);
+	if (r)
+		return r;
+	for (;;) {
+		r = handshake_recv(m, c, deadline, &in);
+		if (r)
+			return r;
+		if (in.type == MDSP_MSG_AUTH)
+			break;
+		mdsp_msg_free(&in);
+	}
+	if (in.auth.op == MDSP_AUTH_REJECT) {
+		log_auth_reject(m, &in.auth);
+		*result = in.auth.result < 0 ? in.auth.result : -EACCES;
+		mdsp_msg_free(&in);
+		return -EACCES;
+	}
+	if (in.auth.op != MDSP_AUTH_CHALLENGE) {
+		mdsp_msg_free(&in);
+		return -EPROTO;
+	}
+	memcpy(c->snonce, in.auth.nonce, MDSP_NONCE_LEN);
+	mdsp_msg_free(&in);
+	if (!m->have_key)
+		return 0;
+
+	memset(&out, 0, sizeof(out));
+	out.type = MDSP_MSG_AUTH;
+	out.auth.op = MDSP_AUTH_PROOF;
+	if (mdsp_auth_derive(m->key, MDSP_DERIVE_CLIENT_PROOF, m->auth_name, c->cnonce, c->snonce, out.auth.proof))
+		return -EIO;
+	mdsp_buf_init(&b);
+	r = mdsp_encode(&b, &out);
+	if (!r)
+		r = mdsc_conn_send(c, &b);
+	mdsp_buf_free(&b);
+	if (r)
+		return r;
+	r = handshake_recv(m, c, deadline, &in);
+	if (r)
+		return r;
+	if (in.type == MDSP_MSG_AUTH && in.auth.op == MDSP_AUTH_REJECT) {
+		log_auth_reject(m, &in.auth);
+		*result = in.auth.result < 0 ? in.auth.result : -EACCES;
+		mdsp_msg_free(&in);
+		return -EACCES;
+	}
+	if (in.type != MDSP_MSG_AUTH || in.auth.op != MDSP_AUTH_OK) {
+		mdsp_msg_free(&in);
+		return -EPROTO;
+	}
+	r = mdsp_auth_derive(m->key, MDSP_DERIVE_MDS_PROOF, m->auth_name, c->cnonce, c->snonce, want);
+	if (!r && !mdsp_mac_equal(want, in.auth.proof)) {
+		/* whoever answered does not hold our key: not our mds */
+		derr(CLIENT, "mds %s could not prove that it holds the key of %s: refusing it (is client_mds_addr "
+		     "the right mds, and its keyring the one %s came from?)", m->addr, m->auth_name, m->keyring_path);
+		*result = -EKEYREJECTED;
+		r = -EACCES;
+	}
+	mdsp_msg_free(&in);
+	if (r)
+		return r;
+	if (mdsp_auth_derive(m->key, MDSP_DERIVE_KEY_C2M, m->auth_name, c->cnonce, c->snonce, k_c2m) ||
+	    mdsp_auth_derive(m->key, MDSP_DERIVE_KEY_M2C, m->auth_name, c->cnonce, c->snonce, k_m2c) ||
+	    mdsp_auth_derive(m->key, MDSP_DERIVE_SESSION, m->auth_name, c->cnonce, c->snonce, c->session_secret) ||
+	    mdsp_mac_new(&rx, k_m2c) || mdsp_mac_new(&tx, k_c2m)) {
+		mdsp_mac_free(rx);
+		r = -EIO;
+		goto out;
+	}
+	c->rx_mac = rx;
+	pthread_mutex_lock(&c->out_lock);
+	c->tx_mac = tx;
+	pthread_mutex_unlock(&c->out_lock);
+	c->authenticated = true;
+out:
+	memset(k_c2m, 0, sizeof(k_c2m));
+	memset(k_m2c, 0, sizeof(k_m2c));
+	return r;
+}
+
+/*
+ * Authenticate on @c, then send REQUEST_OPEN (or RECONNECT of @resume_id
+ * with the proof of @secret) and read the answer.
+ * Return: 0 with @g filled; -ESTALE when the MDS refused the session
+ * (reason logged, @result gets its errno); -EACCES when it refused our
+ * authentication (@result: ENOKEY, EKEYREJECTED, EACCES); -ETIMEDOUT or a
+ * connection error.
+ */
+static int handshake(struct mds_client *m, struct mds_conn *c, uint64_t resume_id, const uint8_t *secret,
+		     int timeout_ms, struct granted *g, int *result)
+{
+	struct mdsp_msg out = { .type = MDSP_MSG_SESSION }, in;
+	uint64_t deadline = now_mono_ns() + (uint64_t)timeout_ms * 1000000ull;
+	struct mdsp_cap_reconnect *caps = NULL;
+	uint32_t ncaps = 0;
+	struct mdsp_buf b;
+	int r;
+
+	r = auth_exchange(m, c, deadline, result);
+	if (r)
+		return r;
 	out.session.op = resume_id ? MDSP_SESSION_RECONNECT : MDSP_SESSION_REQUEST_OPEN;
 	out.session.session_id = resume_id;
 	out.session.client_name = m->name;
 	memcpy(out.session.client_uuid, m->uuid, sizeof(m->uuid));
+	if (resume_id && mdsp_reconnect_proof(secret, resume_id, c->cnonce, c->snonce, out.session.proof))
+		return -EIO;
 	if (resume_id && m->ops.reconnect_caps && m->ops.reconnect_caps(m->ops_arg, &caps, &ncaps) == 0) {
 		out.session.caps = caps;
 		out.session.ncaps = ncaps;
@@ -755,16 +989,9 @@ static int handshake(struct mds_client *m, struct mds_conn *c, uint64_t resume_i
 	if (r)
 		return r;
 	for (;;) {
-		now = now_mono_ns();
-		if (now >= deadline)
-			return -ETIMEDOUT;
-		r = conn_recv(c, &in, (int)((deadline - now) / 1000000ull) + 1, &why);
-		if (r == -EOPNOTSUPP)
-			continue;
-		if (r) {
-			dout(CLIENT, 1, "mds %s: no session answer: %s", m->addr, why ? why : strerror(-r));
+		r = handshake_recv(m, c, deadline, &in);
+		if (r)
 			return r;
-		}
 		if (in.type == MDSP_MSG_REPLY) {
 			/* a SAFE reply journaled while we were away may follow the
 			 * session onto this connection ahead of the OPEN */
@@ -790,6 +1017,13 @@ static int handshake(struct mds_client *m, struct mds_conn *c, uint64_t resume_i
 			g->seq = in.session.seq;
 			g->epoch = in.session.mds_epoch;
 			g->lease_ms = in.session.lease_ms;
+			if (resume_id && g->id == resume_id)
+				memcpy(g->secret, secret, MDSP_KEY_LEN);
+			else if (c->authenticated)
+				memcpy(g->secret, c->session_secret, MDSP_KEY_LEN);
+			else
+				memcpy(g->secret, in.session.secret, MDSP_KEY_LEN);
+			memset(in.session.secret, 0, MDSP_KEY_LEN);
 			mdsp_msg_free(&in);
 			return 0;
 		case MDSP_SESSION_REJECT:
@@ -931,6 +1165,7 @@ static void connect_session(struct mds_client *m)
 	struct mds_session *s = &m->session;
 	int tmo = (int)(mdsc_secs_to_ns(CFG_client_connect_timeout) / 1000000ull);
 	uint64_t t0, resume_id, old_epoch, backoff, tmo_ns;
+	uint8_t secret[MDSP_KEY_LEN];
 	struct granted g = { 0 };
 	const char *why = NULL;
 	struct mds_conn *c = NULL;
@@ -944,6 +1179,7 @@ static void connect_session(struct mds_client *m)
 	lost = s->lost;
 	s->lost = false;
 	resume_id = s->id;
+	memcpy(secret, s->secret, MDSP_KEY_LEN);
 	old_epoch = s->mds_epoch;
 	was_open_before = s->opened_ns != 0;
 	s->state = resume_id ? SESS_RECONNECTING : SESS_OPENING;
@@ -971,10 +1207,22 @@ static void connect_session(struct mds_client *m)
 		conn_mark_dead(c, false, 0, NULL);
 	s->handshaking = c;
 	mdsc_unlock(m, SEC_SESSION, t0);
-	r = handshake(m, c, resume_id, tmo, &g, &refused);
+	r = handshake(m, c, resume_id, secret, tmo, &g, &refused);
+	memset(secret, 0, sizeof(secret));
 	t0 = mdsc_lock(m);
 	s->handshaking = NULL;
 	mdsc_unlock(m, SEC_SESSION, t0);
+	if (r == -EACCES) {
+		/* the MDS refused our key (or we refused it): final, like a
+		 * refused open; the reason and what to do are logged */
+		perf_inc(&m->c_rejects, 1);
+		r = refused ? refused : -EACCES;
+		why = "authentication refused";
+		t0 = mdsc_lock(m);
+		s->rejected = true;
+		mdsc_unlock(m, SEC_SESSION, t0);
+		goto fail_conn;
+	}
 	if (r == -ESTALE && resume_id) {
 		perf_inc(&m->c_rejects, 1);
 		nlost = fail_unsafe(m);
@@ -1014,6 +1262,8 @@ static void connect_session(struct mds_client *m)
 	mdsc_conn_get(c);
 	s->conn = c;
 	s->id = g.id;
+	memcpy(s->secret, g.secret, MDSP_KEY_LEN);
+	memset(g.secret, 0, sizeof(g.secret));
 	s->lease_ms = g.lease_ms;
 	s->mds_epoch = g.epoch;
 	s->renew_seq = g.seq;
@@ -1245,6 +1495,11 @@ void mdsc_session_fini(struct mds_client *m)
 	assert(!m->session.conn && !m->session.handshaking);
 	pthread_cond_destroy(&m->session_cond);
 	pthread_cond_destroy(&m->tick_cond);
+	memset(m->session.secret, 0, sizeof(m->session.secret));
+	memset(m->key, 0, sizeof(m->key));
+	free(m->auth_name);
+	free(m->keyring_path);
+	m->auth_name = m->keyring_path = NULL;
 }
 
 int mdsc_session_thread_start(struct mds_client *m)
@@ -1282,6 +1537,13 @@ int mdsc_open_session(struct mds_client *m, int timeout_ms)
 		return 0;
 	if (!rejected && err != -ECONNREFUSED && err != -EINVAL && err != -EHOSTUNREACH)
 		err = -ETIMEDOUT;
+	if (rejected && (err == -ENOKEY || err == -EKEYREJECTED || err == -EACCES)) {
+		derr(CLIENT, "no session with the mds at %s: authentication as %s failed: %s (the line above says "
+		     "why and what to do)", m->addr, m->auth_name,
+		     err == -ENOKEY ? "the mds has no key for this name" :
+		     err == -EKEYREJECTED ? "wrong key" : "the mds requires a key and we have none");
+		return err;
+	}
 	derr(CLIENT, "no session with the mds at %s within %d ms: %s%s", m->addr, timeout_ms, strerror(-err),
 	     err == -ECONNREFUSED ? " (is loligo-mds running there? see client_mds_addr)" : "");
 	return err;

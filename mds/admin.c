@@ -2,11 +2,12 @@
  * admin.c - the MDS's admin commands, served on the admin socket (and over
  * the MDS port as COMMAND messages, for `loligo tell mds.0 ...`).
  *
- * The MDS port has no authentication (any peer that reaches it can send a
- * COMMAND), so only the read-only commands in net_allowed[] run there; the
- * others (client evict, dump cache - it lists file names) answer -EPERM
- * with a message that names the admin socket, whose owner-only permissions
- * are the access control.
+ * Over the MDS port a COMMAND runs only on an authenticated connection
+ * (net.c refuses it before it gets here), and even then only the read-only
+ * commands in net_allowed[]: the others (client evict, dump cache - it
+ * lists file names - and the auth commands) answer -EPERM with a message
+ * that names the admin socket, whose owner-only permissions are the access
+ * control.
  *
  * The CLI maps `loligo status`, `loligo fs ls|status`, `loligo mds stat`,
  * `loligo df` and `loligo tell mds.0 session ls|client evict id=N|dump cache`
@@ -340,6 +341,72 @@ static int cmd_journal_status(struct json_object *args, struct json_object **out
 	return 0;
 }
 
+static int entity_arg(struct json_object *args, const char **name, struct json_object **out)
+{
+	struct json_object *v;
+
+	if (!json_object_object_get_ex(args, "entity", &v) || !json_object_is_type(v, json_type_string)) {
+		*out = jerr("needs entity (client.NAME)");
+		return -EINVAL;
+	}
+	*name = json_object_get_string(v);
+	return 0;
+}
+
+static int auth_get_common(struct json_object *args, struct json_object **out, void *priv, bool create)
+{
+	const char *name;
+	char err[512];
+	struct json_object *o;
+	int r = entity_arg(args, &name, out);
+
+	if (r)
+		return r;
+	o = json_object_new_object();
+	r = auth_admin_get_or_create(priv, name, create, o, err, sizeof(err));
+	if (r) {
+		json_object_put(o);
+		*out = jerr(err);
+		return r;
+	}
+	*out = o;
+	return 0;
+}
+
+static int cmd_auth_get_or_create(struct json_object *args, struct json_object **out, void *priv)
+{
+	return auth_get_common(args, out, priv, true);
+}
+
+static int cmd_auth_get(struct json_object *args, struct json_object **out, void *priv)
+{
+	return auth_get_common(args, out, priv, false);
+}
+
+static int cmd_auth_rm(struct json_object *args, struct json_object **out, void *priv)
+{
+	const char *name;
+	char err[512];
+	int r = entity_arg(args, &name, out);
+
+	if (r)
+		return r;
+	r = auth_admin_rm(priv, name, err, sizeof(err));
+	if (r) {
+		*out = jerr(err);
+		return r;
+	}
+	*out = json_object_new_object();
+	json_object_object_add(*out, "removed", json_object_new_string(name));
+	return 0;
+}
+
+static int cmd_auth_ls(struct json_object *args, struct json_object **out, void *priv)
+{
+	*out = auth_admin_ls(priv);
+	return 0;
+}
+
 static const struct asok_cmd mds_cmds[] = {
 	{ "status", "", "MDS and filesystem status", cmd_status },
 	{ "mds stat", "", "MDS state (same as status)", cmd_status },
@@ -350,6 +417,11 @@ static const struct asok_cmd mds_cmds[] = {
 	{ "client evict", "id:int", "close a client session and drop its connection", cmd_client_evict },
 	{ "dump cache", "", "inodes held in the MDS cache", cmd_dump_cache },
 	{ "journal status", "", "journal positions and group-commit statistics", cmd_journal_status },
+	{ "auth get-or-create", "entity:str", "the key of entity (client.NAME), created if it has none; "
+	  "the keyring file is rewritten", cmd_auth_get_or_create },
+	{ "auth get", "entity:str", "the key of entity (client.NAME)", cmd_auth_get },
+	{ "auth rm", "entity:str", "remove the key of entity: it can no longer authenticate", cmd_auth_rm },
+	{ "auth ls", "", "entities with a key in the MDS keyring (names only)", cmd_auth_ls },
 };
 
 #define NCMDS ((int)(sizeof(mds_cmds) / sizeof(mds_cmds[0])))

@@ -409,6 +409,15 @@ int main(int argc, char **argv)
 		goto out_store;
 	}
 
+	{
+		char aerr[1024] = "";
+
+		r = auth_load(m, aerr, sizeof(aerr));
+		if (r) {
+			rc = fail("%s", *aerr ? aerr : strerror(-r));
+			goto out_store;
+		}
+	}
 	cfg_str(CFG_mds_addr, addr, sizeof(addr));
 	r = net_listen(m, addr, (int)cfg_int(CFG_mds_port));
 	if (r) {
@@ -527,6 +536,8 @@ out_free:
 	free(m->meta_pool_name);
 	free(m->data_pool_name);
 	free(m->store_path);
+	if (m->keyring_path)
+		auth_free(m);
 	pthread_mutex_destroy(&m->lock);
 	pthread_mutex_destroy(&m->conns_lock);
 	pthread_mutex_destroy(&m->tick_lock);

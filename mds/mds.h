@@ -122,13 +122,23 @@ struct txn {
 
 /* ---- sessions and connections ---------------------------------------- */
 
+/* How far a connection got with AUTH (mds/auth.c). */
+enum conn_auth {
+	CONN_AUTH_NONE = 0,           /* no HELLO yet: nothing but AUTH HELLO is taken */
+	CONN_AUTH_CHALLENGED,         /* CHALLENGE sent; PROOF expected from a client with a key */
+	CONN_AUTH_UNAUTHENTICATED,    /* no key (auth_required off): sessions without MACs */
+	CONN_AUTH_DONE,               /* proven: every frame carries a MAC */
+};
+
 struct conn {
 	struct mds *mds;
 	int fd;
 	char peer[64];                /* "addr:port" for log lines */
+	char peer_addr[48];           /* the address alone: per-peer limits; read-only after accept */
 	_Atomic int ref;
 	pthread_mutex_t send_lock;
 	uint64_t out_seq;             /* protected by send_lock */
+	struct mdsp_mac *tx_mac;      /* protected by send_lock: MAC key mds -> client, once authenticated */
 	bool dead;                    /* protected by send_lock */
 	struct mdsp_buf outq;         /* protected by send_lock: bytes the socket did not take yet */
 	size_t outq_off;              /* protected by send_lock: bytes of outq already sent */
@@ -140,6 +150,13 @@ struct conn {
 	bool on_flush_list;           /* protected by mds->flush_lock: the flusher has it (queued or polling) */
 	uint64_t accepted_ns;         /* set before the reader starts, then read-only */
 	uint64_t session_id;          /* protected by mds->lock; 0: none */
+	/* the reader thread's own (nobody else touches them): */
+	enum conn_auth auth;
+	char auth_name[MDSP_AUTH_NAME_MAX + 1];
+	uint8_t cnonce[MDSP_NONCE_LEN], snonce[MDSP_NONCE_LEN];
+	uint8_t session_secret[MDSP_KEY_LEN]; /* CONN_AUTH_DONE: what a session opened here gets */
+	struct mdsp_mac *rx_mac;      /* MAC key client -> mds, once authenticated */
+	uint64_t in_seq;              /* seq of the last frame received */
 };
 
 enum session_state { SESSION_OPEN = 1, SESSION_STALE = 2, SESSION_CLOSED = 3 };
@@ -157,11 +174,19 @@ struct completed {
 	size_t len;
 };
 
+/* session.flags (journaled with the record) */
+#define SESSION_F_MISSED_RECONNECT 0x1   /* did not come back in a reconnect phase: not waited for again */
+#define SESSION_F_DISCONNECTED     0x2   /* its connection closed: everything it did is journaled before this */
+
 /* All fields protected by mds->lock. */
 struct session {
 	uint64_t id;
 	char *client_name;
 	uint8_t uuid[16];
+	uint8_t secret[MDSP_KEY_LEN]; /* proven at RECONNECT; all zeros: none (an older record) */
+	char auth_name[MDSP_AUTH_NAME_MAX + 1]; /* "" when opened without authentication */
+	char peer_addr[48];           /* address it was opened from: mds_max_sessions_per_peer */
+	uint32_t flags;               /* SESSION_F_* */
 	enum session_state state;
 	struct conn *conn;            /* holds a ref; NULL while disconnected */
 	uint64_t last_renew_ns;
@@ -200,6 +225,7 @@ struct mds {
 	struct xarray inodes;         /* ino -> minode */
 	struct xarray dirs;           /* ino -> mdir (loaded directories) */
 	struct xarray sessions;       /* id -> session */
+	uint64_t nsessions;
 	struct minode *root;
 	uint64_t next_ino, ino_reserved;
 	uint64_t next_sid;
@@ -245,12 +271,20 @@ struct mds {
 
 	struct asok *asok;
 
+	/* authentication: the keyring, read at start-up and changed by the
+	 * auth admin commands (written back to keyring_path) */
+	pthread_mutex_t keys_lock;    /* taken alone */
+	struct mdsp_keyring keys;     /* protected by keys_lock */
+	char *keyring_path;           /* read-only after start-up */
+	bool auth_required;           /* read-only after start-up */
+
 	/* perf (lock-free) */
 	struct hist op_lat[MDSP_OP_MAX];
 	struct hist safe_lat;
 	struct perf_counter op_count[MDSP_OP_MAX];
 	struct perf_counter req_replayed, req_total, bad_peers;
 	struct perf_counter sessions_opened, sessions_evicted, sessions_stale;
+	struct perf_counter auth_ok, auth_failed, sessions_refused;
 };
 
 extern struct mds *g_mds;
@@ -419,14 +453,32 @@ int conn_send_frame_locked(struct conn *c, struct mdsp_buf *b);
 int conn_send_msg(struct conn *c, struct mdsp_msg *msg);
 void conn_shutdown(struct conn *c);
 
+/* ---- auth.c ------------------------------------------------------------ */
+/* auth_load - read the keyring at start-up.  Return 0 or -errno with @err set. */
+int auth_load(struct mds *m, char *err, size_t errlen);
+void auth_free(struct mds *m);
+/*
+ * auth_handle - an AUTH message on @c (its reader thread).  Returns 0, or
+ * -EACCES when the connection is to be closed (a REJECT was sent and the
+ * reason logged with the peer).
+ */
+int auth_handle(struct mds *m, struct conn *c, struct mdsp_auth *a);
+/* auth_admin_* - the auth admin commands; the keyring is written back. */
+struct json_object;
+int auth_admin_get_or_create(struct mds *m, const char *name, bool create, struct json_object *out, char *err,
+			     size_t errlen);
+int auth_admin_rm(struct mds *m, const char *name, char *err, size_t errlen);
+struct json_object *auth_admin_ls(struct mds *m);
+
 /* ---- admin.c ---------------------------------------------------------- */
 int admin_start(struct mds *m, const char *path);
 void admin_stop(struct mds *m);
 /*
  * admin_command_json - run an admin command given as JSON (COMMAND over the
- * MDS port).  The MDS port has no authentication, so only the read-only
- * commands run there; the others return -EPERM and a message pointing at
- * the admin socket (a unix socket only its owner can use), which runs all.
+ * MDS port, from an authenticated connection: net.c refuses it otherwise).
+ * Only the read-only commands run there; the others return -EPERM and a
+ * message pointing at the admin socket (a unix socket only its owner can
+ * use), which runs all.
  */
 int admin_command_json(struct mds *m, const char *json, char **out);
 

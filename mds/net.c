@@ -27,9 +27,19 @@
  * 3 x mds_session_timeout (clients renew far more often) is closed.
  *
  * A peer that breaks the protocol (bad magic, version, oversized length,
- * bad crc, unknown or unexpected message type, a truncated payload) loses
- * its connection with a log line naming it and the reason; its session
- * stays, for a reconnect.
+ * bad crc, unknown or unexpected message type, a truncated payload, a bad
+ * or missing MAC, a replayed or reordered frame) loses its connection with
+ * a log line naming it and the reason; its session stays, for a reconnect.
+ *
+ * What a peer that has proven nothing can cost: every connection starts
+ * with AUTH (auth.c), and until it has authenticated (or, without
+ * auth_required, opened a session) its frames may carry at most
+ * mds_unauth_max_payload bytes; the header's own crc is checked before the
+ * payload's memory is reserved, and the payload buffer grows with what
+ * actually arrives, so a peer that announces 16 MiB and stalls holds what
+ * it sent, never what it announced, and only until mds_frame_timeout.  One
+ * address may hold mds_max_conns_per_peer connections, below mds_max_conns,
+ * so a host that opens connections in a loop locks out only itself.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -44,6 +54,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "common/crc32c.h"
@@ -75,6 +86,9 @@ void conn_put(struct conn *c)
 		return;
 	close(c->fd);
 	mdsp_buf_free(&c->outq);
+	mdsp_mac_free(c->tx_mac);
+	mdsp_mac_free(c->rx_mac);
+	memset(c->session_secret, 0, sizeof(c->session_secret));
 	pthread_mutex_destroy(&c->send_lock);
 	free(c);
 }
@@ -177,9 +191,8 @@ static int outq_push_locked(struct conn *c)
  */
 int conn_send_frame_locked(struct conn *c, struct mdsp_buf *b)
 {
-	uint8_t *h = b->data;
-	uint32_t len;
-	size_t off = 0;
+	uint8_t tag[MDSP_MAC_LEN];
+	size_t tlen = c->tx_mac ? MDSP_MAC_LEN : 0, total, off = 0;
 	ssize_t n;
 
 	if (c->dead)
@@ -187,13 +200,29 @@ int conn_send_frame_locked(struct conn *c, struct mdsp_buf *b)
 	if (b->len < MDSP_HDR_LEN)
 		return -EINVAL;
 	/* frames are encoded ahead of time; the connection's sequence number
-	 * is only known now, and the crc covers it */
-	len = le32_get(h + 20);
-	le64_put(h + 12, ++c->out_seq);
-	le32_put(h + 24, crc32c(crc32c(0, h, 24), h + MDSP_HDR_LEN, len));
+	 * is only known now, and the crcs and the MAC cover it */
+	if (mdsp_frame_seal(b->data, b->len, ++c->out_seq, c->tx_mac, tag)) {
+		conn_abort_locked(c, "cannot seal a frame (MAC)", -EIO);
+		return -EIO;
+	}
+	total = b->len + tlen;
 	if (c->outq_off == c->outq.len) {
-		while (off < b->len) {
-			n = send(c->fd, b->data + off, b->len - off, MSG_NOSIGNAL | MSG_DONTWAIT);
+		while (off < total) {
+			struct iovec iov[2];
+			struct msghdr mh = { .msg_iov = iov };
+
+			if (off < b->len) {
+				iov[0].iov_base = b->data + off;
+				iov[0].iov_len = b->len - off;
+				iov[1].iov_base = tag;
+				iov[1].iov_len = tlen;
+				mh.msg_iovlen = tlen ? 2 : 1;
+			} else {
+				iov[0].iov_base = tag + (off - b->len);
+				iov[0].iov_len = total - off;
+				mh.msg_iovlen = 1;
+			}
+			n = sendmsg(c->fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
 			if (n > 0) {
 				off += (size_t)n;
 				continue;
@@ -205,10 +234,10 @@ int conn_send_frame_locked(struct conn *c, struct mdsp_buf *b)
 			conn_kill_locked(c, "send failed", n < 0 ? -errno : -EPIPE);
 			return -EPIPE;
 		}
-		if (off == b->len)
+		if (off == total)
 			return 0;
 	}
-	if (c->outq.len - c->outq_off + (b->len - off) > OUTQ_MAX) {
+	if (c->outq.len - c->outq_off + (total - off) > OUTQ_MAX) {
 		conn_abort_locked(c, "does not read its replies (64 MiB queued)", -ENOBUFS);
 		return -ENOBUFS;
 	}
@@ -217,7 +246,12 @@ int conn_send_frame_locked(struct conn *c, struct mdsp_buf *b)
 
 		c->drain_deadline_ns = t ? now_mono_ns() + t : 0;
 	}
-	enc_bytes(&c->outq, b->data + off, b->len - off);
+	if (off < b->len) {
+		enc_bytes(&c->outq, b->data + off, b->len - off);
+		off = b->len;
+	}
+	if (off < total)
+		enc_bytes(&c->outq, tag + (off - b->len), total - off);
 	if (c->outq.oom) {
 		conn_abort_locked(c, "queueing a reply", -ENOMEM);
 		return -ENOMEM;
@@ -486,6 +520,15 @@ static void command_handle(struct mds *m, struct conn *c, struct mdsp_command *c
 	memset(&rep, 0, sizeof(rep));
 	rep.type = MDSP_MSG_COMMAND_REPLY;
 	rep.command_reply.tid = cmd->tid;
+	if (c->auth != CONN_AUTH_DONE) {
+		derr(MDS, "peer %s: refused an admin command over the MDS port: the connection is not "
+			  "authenticated", c->peer);
+		rep.command_reply.result = -EACCES;
+		rep.command_reply.json = (char *)"{\"error\":\"admin commands over the MDS port need an "
+						 "authenticated connection (a client key: client_keyring)\"}";
+		conn_send_msg(c, &rep);
+		return;
+	}
 	rep.command_reply.result = admin_command_json(m, cmd->json ? cmd->json : "{}", &out);
 	if (rep.command_reply.result == -EPERM)
 		derr(MDS, "peer %s: refused an admin command over the MDS port (only read-only ones run here): %s",
@@ -514,17 +557,68 @@ static void bad_peer(struct mds *m, struct conn *c, const char *fmt, ...)
 	derr(MDS, "peer %s: %s: closing the connection", c->peer, why);
 }
 
+/*
+ * Read the @len-byte payload of a frame into *@buf, which grows with what
+ * arrives (from 64 KiB, doubling), never straight to what the header
+ * announced: a peer that stalls holds the memory it filled, not more.
+ */
+static int read_payload(struct conn *c, uint8_t **buf, uint32_t len, struct rdstate *st, size_t *got,
+			const char **why)
+{
+	size_t have = 0, cap = 0, part;
+	uint8_t *p = NULL;
+	int r = 0;
+
+	*got = 0;
+	*buf = NULL;
+	if (!len) {
+		*buf = malloc(1);
+		return *buf ? 0 : -ENOMEM;
+	}
+	while (have < len) {
+		if (have == cap) {
+			size_t ncap = cap ? cap * 2 : 65536;
+			uint8_t *np;
+
+			if (ncap > len)
+				ncap = len;
+			np = realloc(p, ncap);
+			if (!np) {
+				r = -ENOMEM;
+				break;
+			}
+			p = np;
+			cap = ncap;
+		}
+		r = read_frame_part(c, p + have, cap - have, MDSP_HDR_LEN + have, st, &part, why);
+		have += part;
+		if (r || have < cap)
+			break;
+	}
+	*got = have;
+	*buf = p;
+	return r;
+}
+
+/* A connection is trusted with full-size frames once it has proven its key,
+ * or, where auth_required is off, once it has a session. */
+static bool conn_trusted(struct conn *c, const struct rdstate *st)
+{
+	return c->auth == CONN_AUTH_DONE || (c->auth == CONN_AUTH_UNAUTHENTICATED && st->had_session);
+}
+
 static void *reader_main(void *arg)
 {
 	struct conn *c = arg;
 	struct mds *m = c->mds;
-	uint8_t hdr[MDSP_HDR_LEN];
+	uint8_t hdr[MDSP_HDR_LEN], tag[MDSP_MAC_LEN];
 	uint8_t *payload = NULL;
 	struct mdsp_hdr h;
 	struct mdsp_msg msg;
 	const char *why = NULL;
 	struct rdstate st = { .last_msg_ns = c->accepted_ns };
 	size_t got;
+	uint64_t limit;
 	int r;
 
 	dout(MDS, 1, "connection from %s", c->peer);
@@ -566,17 +660,35 @@ static void *reader_main(void *arg)
 			bad_peer(m, c, "disconnected mid-message (%zu of %d header bytes)", got, MDSP_HDR_LEN);
 			break;
 		}
+		/* the header's own crc: its length can be trusted from here on */
 		r = mdsp_decode_hdr(hdr, &h, &why);
 		if (r) {
 			bad_peer(m, c, "bad frame header: %s", why ? why : strerror(-r));
 			break;
 		}
-		payload = malloc(h.len ? h.len : 1);
-		if (!payload) {
+		limit = conn_trusted(c, &st) ? MDSP_MAX_PAYLOAD : cfg_uint(CFG_mds_unauth_max_payload);
+		if (h.len > limit) {
+			bad_peer(m, c, "a %u-byte %s frame before the connection authenticated (mds_unauth_max_payload "
+				 "is %" PRIu64 ")", h.len, mdsp_msg_type_name(h.type), limit);
+			break;
+		}
+		if (!c->rx_mac != !(h.flags & MDSP_FRAME_MAC)) {
+			bad_peer(m, c, c->rx_mac ? "a frame without a MAC on an authenticated connection"
+						 : "a frame with a MAC before the connection authenticated");
+			break;
+		}
+		r = read_payload(c, &payload, h.len, &st, &got, &why);
+		if (!r && got == h.len && c->rx_mac) {
+			size_t tgot = 0;
+
+			r = read_frame_part(c, tag, sizeof(tag), MDSP_HDR_LEN + h.len, &st, &tgot, &why);
+			if (!r && tgot < sizeof(tag))
+				got = 0;        /* short: reported as a disconnect below */
+		}
+		if (r == -ENOMEM) {
 			derr(MDS, "peer %s: no memory for a %u-byte message: closing the connection", c->peer, h.len);
 			break;
 		}
-		r = read_frame_part(c, payload, h.len, sizeof(hdr), &st, &got, &why);
 		if (r || got < h.len) {
 			if (atomic_load(&m->stopping))
 				break;
@@ -587,6 +699,15 @@ static void *reader_main(void *arg)
 			break;
 		}
 		st.last_msg_ns = now_mono_ns();
+		if (c->rx_mac) {
+			r = mdsp_frame_verify(c->rx_mac, &h, hdr, payload, tag, &c->in_seq, &why);
+			if (r) {
+				bad_peer(m, c, "%s (seq %" PRIu64 ", expected %" PRIu64 ")", why, h.seq, c->in_seq + 1);
+				break;
+			}
+		} else {
+			c->in_seq = h.seq;
+		}
 		r = mdsp_decode_payload(&h, payload, h.len, &msg, &why);
 		free(payload);
 		payload = NULL;
@@ -598,9 +719,28 @@ static void *reader_main(void *arg)
 			bad_peer(m, c, "bad %s message: %s", mdsp_msg_type_name(h.type), why ? why : strerror(-r));
 			break;
 		}
+		if (msg.type == MDSP_MSG_AUTH) {
+			r = auth_handle(m, c, &msg.auth);
+			mdsp_msg_free(&msg);
+			if (r)
+				goto out;
+			continue;
+		}
+		if (c->auth == CONN_AUTH_NONE || c->auth == CONN_AUTH_CHALLENGED) {
+			bad_peer(m, c, "a %s message before authentication (%s)", mdsp_msg_type_name(msg.type),
+				 c->auth == CONN_AUTH_NONE ? "AUTH HELLO comes first: a loligo client older than this mds?"
+							   : "AUTH PROOF expected");
+			mdsp_msg_free(&msg);
+			goto out;
+		}
 		switch (msg.type) {
 		case MDSP_MSG_SESSION:
 			session_handle(m, c, &msg.session);
+			if (!st.had_session) {
+				pthread_mutex_lock(&m->lock);
+				st.had_session = c->session_id != 0;
+				pthread_mutex_unlock(&m->lock);
+			}
 			break;
 		case MDSP_MSG_REQUEST:
 			request_handle(m, c, &msg);
@@ -655,12 +795,35 @@ static void reap(struct mds *m, bool all)
 	}
 }
 
+/* "addr" and "addr:port" of an accepted peer. */
+static void peer_name(const struct sockaddr_storage *ss, int fd, char *addr, size_t alen, char *peer, size_t plen)
+{
+	char host[INET6_ADDRSTRLEN];
+
+	if (ss->ss_family == AF_INET) {
+		const struct sockaddr_in *sin = (const struct sockaddr_in *)ss;
+
+		inet_ntop(AF_INET, &sin->sin_addr, host, sizeof(host));
+		snprintf(addr, alen, "%s", host);
+		snprintf(peer, plen, "%s:%u", host, ntohs(sin->sin_port));
+	} else if (ss->ss_family == AF_INET6) {
+		const struct sockaddr_in6 *sin6 = (const struct sockaddr_in6 *)ss;
+
+		inet_ntop(AF_INET6, &sin6->sin6_addr, host, sizeof(host));
+		snprintf(addr, alen, "%s", host);
+		snprintf(peer, plen, "[%s]:%u", host, ntohs(sin6->sin6_port));
+	} else {
+		snprintf(addr, alen, "fd%d", fd);
+		snprintf(peer, plen, "fd%d", fd);
+	}
+}
+
 static void *acceptor_main(void *arg)
 {
 	struct mds *m = arg;
 	struct pollfd p[2] = { { .fd = m->listen_fd, .events = POLLIN }, { .fd = m->stop_pipe[0], .events = POLLIN } };
 	pthread_attr_t attr;
-	uint64_t last_emfile_log = 0, last_full_log = 0, nrefused = 0;
+	uint64_t last_emfile_log = 0, last_full_log = 0, nrefused = 0, last_peer_log = 0, nrefused_peer = 0;
 
 	/* readers need little stack; hundreds of sessions should not reserve
 	 * 8 MiB of address space each */
@@ -671,9 +834,9 @@ static void *acceptor_main(void *arg)
 		struct sockaddr_storage ss;
 		socklen_t sl = sizeof(ss);
 		struct conn *c;
-		char host[INET6_ADDRSTRLEN];
+		char addr[48], peer[64];
 		int fd, one = 1, r;
-		uint64_t max, now;
+		uint64_t max, per_peer, now;
 
 		r = poll(p, 2, 1000);
 		reap(m, false);
@@ -701,23 +864,37 @@ static void *acceptor_main(void *arg)
 			}
 			continue;
 		}
+		peer_name(&ss, fd, addr, sizeof(addr), peer, sizeof(peer));
 		max = cfg_uint(CFG_mds_max_conns);
+		per_peer = cfg_uint(CFG_mds_max_conns_per_peer);
 		pthread_mutex_lock(&m->conns_lock);
 		r = max && m->nconns >= max;
+		if (!r && per_peer) {
+			uint64_t same = 0;
+
+			for (c = m->conns; c; c = c->next)
+				same += !c->exited && !strcmp(c->peer_addr, addr);
+			r = same >= per_peer ? 2 : 0;
+		}
 		pthread_mutex_unlock(&m->conns_lock);
+		if (r == 2) {
+			now = now_mono_ns();
+			nrefused_peer++;
+			if (!last_peer_log || now - last_peer_log >= NS_PER_S) {
+				derr(MDS, "peer %s: refused: mds_max_conns_per_peer (%" PRIu64 ") connections from %s are "
+					  "open (%" PRIu64 " refused so far)", peer, per_peer, addr, nrefused_peer);
+				last_peer_log = now;
+			}
+			perf_inc(&m->bad_peers, 1);
+			close(fd);
+			continue;
+		}
 		if (r) {
 			now = now_mono_ns();
 			nrefused++;
 			if (!last_full_log || now - last_full_log >= NS_PER_S) {
-				if (ss.ss_family == AF_INET) {
-					inet_ntop(AF_INET, &((struct sockaddr_in *)&ss)->sin_addr, host, sizeof(host));
-					derr(MDS, "peer %s:%u: refused: mds_max_conns (%" PRIu64 ") connections are open "
-						  "(%" PRIu64 " refused so far)", host,
-					     ntohs(((struct sockaddr_in *)&ss)->sin_port), max, nrefused);
-				} else {
-					derr(MDS, "refused a connection: mds_max_conns (%" PRIu64 ") connections are open "
-						  "(%" PRIu64 " refused so far)", max, nrefused);
-				}
+				derr(MDS, "peer %s: refused: mds_max_conns (%" PRIu64 ") connections are open "
+					  "(%" PRIu64 " refused so far)", peer, max, nrefused);
 				last_full_log = now;
 			}
 			perf_inc(&m->bad_peers, 1);
@@ -736,19 +913,8 @@ static void *acceptor_main(void *arg)
 		atomic_init(&c->ref, 1);
 		pthread_mutex_init(&c->send_lock, NULL);
 		mdsp_buf_init(&c->outq);
-		if (ss.ss_family == AF_INET) {
-			struct sockaddr_in *sin = (struct sockaddr_in *)&ss;
-
-			inet_ntop(AF_INET, &sin->sin_addr, host, sizeof(host));
-			snprintf(c->peer, sizeof(c->peer), "%s:%u", host, ntohs(sin->sin_port));
-		} else if (ss.ss_family == AF_INET6) {
-			struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)&ss;
-
-			inet_ntop(AF_INET6, &sin6->sin6_addr, host, sizeof(host));
-			snprintf(c->peer, sizeof(c->peer), "[%s]:%u", host, ntohs(sin6->sin6_port));
-		} else {
-			snprintf(c->peer, sizeof(c->peer), "fd%d", fd);
-		}
+		snprintf(c->peer, sizeof(c->peer), "%s", peer);
+		snprintf(c->peer_addr, sizeof(c->peer_addr), "%s", addr);
 		pthread_mutex_lock(&m->conns_lock);
 		if (pthread_create(&c->thread, &attr, reader_main, c)) {
 			pthread_mutex_unlock(&m->conns_lock);

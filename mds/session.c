@@ -17,6 +17,25 @@
  *
  * Stored per session: "mds_sessions" omap id -> record, and
  * "mds_completed.<id>" omap tid -> encoded SAFE reply frame.
+ *
+ * Nobody takes over a session: it gets a secret at OPEN (journaled in its
+ * record; on an authenticated connection both sides derive it from the
+ * handshake, otherwise it rides in the OPEN reply), and RECONNECT must carry
+ * mdsp_reconnect_proof() over this connection's nonces.  A RECONNECT that
+ * cannot prove it is refused and leaves the session, and the connection it
+ * is bound to, alone.  A session opened by an authenticated name can only
+ * be resumed by that name.  mds_max_sessions and mds_max_sessions_per_peer
+ * bound what opens can make the MDS keep.
+ *
+ * The reconnect phase after a restart waits only for the sessions that may
+ * hold state the MDS must not let others overtake: those that were
+ * connected when it stopped (see session_has_state_locked()).  A session's
+ * record is journaled again when its connection closes (flag
+ * SESSION_F_DISCONNECTED) and when it comes back; since journal entries are
+ * durable in order, a durable "disconnected" means every change the session
+ * made before is durable too, so it has no UNSAFE reply the crash could
+ * have taken back.  A session that did not come back within one reconnect
+ * phase is marked (SESSION_F_MISSED_RECONNECT) and not waited for again.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -33,7 +52,7 @@
 #include "mds/codec.h"
 #include "mds/mds.h"
 
-#define V_SESSION_REC 2   /* 2: the ino pool (prealloc.c) */
+#define V_SESSION_REC 3   /* 2: the ino pool (prealloc.c); 3: secret, flags, auth name, peer address */
 
 static void key_tid(char *buf, size_t len, uint64_t tid)
 {
@@ -61,6 +80,38 @@ static int session_frame(struct mds *m, struct mdsp_buf *b, uint32_t op, uint64_
 	msg.session.reason = (char *)reason;
 	mdsp_buf_init(b);
 	return mdsp_encode(b, &msg);
+}
+
+/* An OPEN frame carrying @secret (NULL: none, the peer derives it). */
+static int session_frame_secret(struct mds *m, struct mdsp_buf *b, uint32_t op, uint64_t sid, uint64_t seq,
+				const uint8_t *secret)
+{
+	struct mdsp_msg msg;
+	int r;
+
+	memset(&msg, 0, sizeof(msg));
+	msg.type = MDSP_MSG_SESSION;
+	msg.session.op = op;
+	msg.session.session_id = sid;
+	msg.session.seq = seq;
+	msg.session.lease_ms = lease_ms();
+	msg.session.mds_epoch = m->epoch;
+	if (secret)
+		memcpy(msg.session.secret, secret, MDSP_KEY_LEN);
+	mdsp_buf_init(b);
+	r = mdsp_encode(b, &msg);
+	memset(msg.session.secret, 0, MDSP_KEY_LEN);
+	return r;
+}
+
+static bool secret_is_zero(const uint8_t *p)
+{
+	uint8_t acc = 0;
+	int i;
+
+	for (i = 0; i < MDSP_KEY_LEN; i++)
+		acc |= p[i];
+	return acc == 0;
 }
 
 static void send_session(struct mds *m, struct conn *c, uint32_t op, uint64_t sid, uint64_t seq, int32_t result,
@@ -126,18 +177,70 @@ struct session *session_new_locked(struct mds *m, uint64_t id)
 		free(s);
 		return NULL;
 	}
+	m->nsessions++;
 	return s;
+}
+
+
+/* Journal @s's record as it is now (flags changed).  Caller holds mds->lock. */
+static void session_rec_journal_locked(struct mds *m, struct session *s)
+{
+	struct txn t;
+
+	txn_init(&t);
+	session_rec_edit_locked(s, &t);
+	journal_submit_locked(m, &t, NULL);
+	txn_free(&t);
+}
+
+/*
+ * Whether a restored session must be waited for in the reconnect phase: it
+ * may hold requests whose UNSAFE replies the crash took back, and letting
+ * another client's mutation in first could conflict with their replay.  Only
+ * a session that was connected when the MDS stopped can (see the top of the
+ * file); one that missed a reconnect phase already had its chance.  Caps and
+ * open files are not journaled yet; when they are, a disconnected session
+ * that holds them belongs here too.  Caller holds mds->lock.
+ */
+static bool session_has_state_locked(const struct session *s)
+{
+	return !(s->flags & (SESSION_F_MISSED_RECONNECT | SESSION_F_DISCONNECTED));
 }
 
 /* Caller holds mds->lock. */
 static void reconnect_phase_end_locked(struct mds *m, const char *why)
 {
+	uint64_t idx, nmissed = 0;
+	struct session *s;
+
 	if (!m->reconnecting)
 		return;
 	m->reconnecting = false;
-	dinfo(MDS, "reconnect phase over (%s); %" PRIu64 " restored sessions did not replay", why,
-	      m->nreplay_pending);
+	/* the ones that did not come back are not waited for again */
+	rcu_read_lock();
+	xa_for_each(&m->sessions, idx, s) {
+		if (!s->replay_pending)
+			continue;
+		s->replay_pending = false;
+		if (!(s->flags & SESSION_F_MISSED_RECONNECT) && !m->replaying) {
+			s->flags |= SESSION_F_MISSED_RECONNECT;
+			session_rec_journal_locked(m, s);
+		}
+		nmissed++;
+	}
+	rcu_read_unlock();
+	m->nreplay_pending = 0;
+	dinfo(MDS, "reconnect phase over (%s); %" PRIu64 " restored sessions did not replay", why, nmissed);
 	pthread_cond_broadcast(&m->reconnect_cond);
+}
+
+/* @s came back (RECONNECT or a renew): clear its marks.  Caller holds mds->lock. */
+static void session_back_locked(struct mds *m, struct session *s)
+{
+	if (!(s->flags & (SESSION_F_MISSED_RECONNECT | SESSION_F_DISCONNECTED)))
+		return;
+	s->flags &= ~(SESSION_F_MISSED_RECONNECT | SESSION_F_DISCONNECTED);
+	session_rec_journal_locked(m, s);
 }
 
 /* @s has finished replaying (or is gone).  Caller holds mds->lock. */
@@ -162,12 +265,16 @@ void session_reconnect_phase_cancel(struct mds *m)
 void session_reconnect_phase_start(struct mds *m)
 {
 	double secs = cfg_double(CFG_mds_reconnect_timeout);
-	uint64_t idx;
+	uint64_t idx, nstateless = 0;
 	struct session *s;
 
 	pthread_mutex_lock(&m->lock);
 	rcu_read_lock();
 	xa_for_each(&m->sessions, idx, s) {
+		if (!session_has_state_locked(s)) {
+			nstateless++;
+			continue;
+		}
 		s->replay_pending = true;
 		m->nreplay_pending++;
 	}
@@ -175,8 +282,18 @@ void session_reconnect_phase_start(struct mds *m)
 	if (m->nreplay_pending && secs > 0) {
 		m->reconnecting = true;
 		m->reconnect_until_ns = now_mono_ns() + (uint64_t)(secs * 1e9);
-		dinfo(MDS, "reconnect phase: waiting up to %.1f s for %" PRIu64 " sessions to reconnect and replay",
-		      secs, m->nreplay_pending);
+		dinfo(MDS, "reconnect phase: waiting up to %.1f s for %" PRIu64 " sessions that held state to "
+			   "reconnect and replay (%" PRIu64 " without state not waited for)",
+		      secs, m->nreplay_pending, nstateless);
+	} else {
+		rcu_read_lock();
+		xa_for_each(&m->sessions, idx, s)
+			s->replay_pending = false;
+		rcu_read_unlock();
+		m->nreplay_pending = 0;
+		if (m->nsessions)
+			dinfo(MDS, "reconnect phase over at once: none of the %" PRIu64 " restored sessions held state",
+			      m->nsessions);
 	}
 	pthread_mutex_unlock(&m->lock);
 }
@@ -212,8 +329,10 @@ static void session_free_locked(struct mds *m, struct session *s)
 
 	replay_done_locked(m, s);
 
-	if (xa_load(&m->sessions, s->id) == s)
+	if (xa_load(&m->sessions, s->id) == s) {
 		xa_erase(&m->sessions, s->id);
+		m->nsessions--;
+	}
 	completed_trim_below(s, UINT64_MAX);
 	{
 		/* tid UINT64_MAX itself */
@@ -229,6 +348,7 @@ static void session_free_locked(struct mds *m, struct session *s)
 		conn_put(c);
 	}
 	free(s->client_name);
+	memset(s->secret, 0, sizeof(s->secret));
 	free(s);
 }
 
@@ -253,6 +373,11 @@ static void session_rec_encode(struct mdsp_buf *b, const struct session *s)
 	enc_str(b, s->client_name);
 	enc_bytes(b, s->uuid, 16);
 	prealloc_encode(b, s);                  /* v2 */
+	/* v3 */
+	enc_bytes(b, s->secret, MDSP_KEY_LEN);
+	enc_u32(b, s->flags);
+	enc_str(b, s->auth_name);
+	enc_str(b, s->peer_addr);
 	enc_end(b, off);
 }
 
@@ -272,8 +397,9 @@ static int session_rec_apply(struct mds *m, const void *p, size_t len)
 {
 	struct dec c, d;
 	uint64_t id;
-	char *name;
-	const void *uuid;
+	char *name, *auth_name = NULL, *peer = NULL;
+	const void *uuid, *secret = NULL;
+	uint32_t flags = 0;
 	struct session *s, pool = { .nprealloc = 0 };
 	uint8_t ver;
 
@@ -284,8 +410,18 @@ static int session_rec_apply(struct mds *m, const void *p, size_t len)
 	id = dec_u64(&d);
 	name = dec_str(&d, MDSP_CLIENT_NAME_MAX);
 	uuid = dec_bytes(&d, 16);
-	if (d.bad || !id || (ver >= 2 && prealloc_decode(&d, &pool))) {
+	if (ver >= 2 && prealloc_decode(&d, &pool))
+		d.bad = true;
+	if (ver >= 3) {
+		secret = dec_bytes(&d, MDSP_KEY_LEN);
+		flags = dec_u32(&d);
+		auth_name = dec_str(&d, MDSP_AUTH_NAME_MAX);
+		peer = dec_str(&d, 47);
+	}
+	if (d.bad || !id) {
 		free(name);
+		free(auth_name);
+		free(peer);
 		return -EBADMSG;
 	}
 	s = xa_load(&m->sessions, id);
@@ -293,6 +429,8 @@ static int session_rec_apply(struct mds *m, const void *p, size_t len)
 		s = session_new_locked(m, id);
 	if (!s) {
 		free(name);
+		free(auth_name);
+		free(peer);
 		return -ENOMEM;
 	}
 	free(s->client_name);
@@ -300,6 +438,13 @@ static int session_rec_apply(struct mds *m, const void *p, size_t len)
 	memcpy(s->uuid, uuid, 16);
 	memcpy(s->prealloc, pool.prealloc, sizeof(s->prealloc));
 	s->nprealloc = pool.nprealloc;
+	if (secret)
+		memcpy(s->secret, secret, MDSP_KEY_LEN);
+	s->flags = flags;
+	snprintf(s->auth_name, sizeof(s->auth_name), "%s", auth_name ? auth_name : "");
+	snprintf(s->peer_addr, sizeof(s->peer_addr), "%s", peer ? peer : "");
+	free(auth_name);
+	free(peer);
 	if (id >= m->next_sid)
 		m->next_sid = id + 1;
 	return 0;
@@ -447,6 +592,33 @@ static void session_close_locked(struct mds *m, struct session *s, struct jitem 
 	txn_free(&t);
 }
 
+/* Whether one more session may open for @c; a reason for the REJECT if not.
+ * Caller holds mds->lock. */
+static int session_limits_locked(struct mds *m, struct conn *c, char *reason, size_t len)
+{
+	uint64_t max = cfg_uint(CFG_mds_max_sessions), per_peer = cfg_uint(CFG_mds_max_sessions_per_peer);
+	uint64_t idx, same = 0;
+	struct session *s;
+
+	if (max && m->nsessions >= max) {
+		snprintf(reason, len, "the mds keeps mds_max_sessions (%" PRIu64 ") sessions: close unused ones, "
+				      "evict stale ones (client evict) or raise the limit", max);
+		return -EUSERS;
+	}
+	if (!per_peer)
+		return 0;
+	rcu_read_lock();
+	xa_for_each(&m->sessions, idx, s)
+		same += !strcmp(s->peer_addr, c->peer_addr);
+	rcu_read_unlock();
+	if (same >= per_peer) {
+		snprintf(reason, len, "%s has mds_max_sessions_per_peer (%" PRIu64 ") sessions: close unused ones, "
+				      "evict stale ones (client evict) or raise the limit", c->peer_addr, per_peer);
+		return -EUSERS;
+	}
+	return 0;
+}
+
 static void bind_conn_locked(struct session *s, struct conn *c)
 {
 	if (s->conn == c)
@@ -472,6 +644,8 @@ void session_handle(struct mds *m, struct conn *c, struct mdsp_session *msg)
 		struct txn t;
 		int ro;
 		uint8_t v[8];
+		char reason[256];
+		int err;
 
 		pthread_mutex_lock(&m->lock);
 		if (c->session_id) {
@@ -489,6 +663,15 @@ void session_handle(struct mds *m, struct conn *c, struct mdsp_session *msg)
 				     "try again once it is read-write");
 			return;
 		}
+		err = session_limits_locked(m, c, reason, sizeof(reason));
+		if (err) {
+			pthread_mutex_unlock(&m->lock);
+			perf_inc(&m->sessions_refused, 1);
+			derr(MDS, "peer %s: session open by %s refused: %s", c->peer,
+			     msg->client_name ? msg->client_name : "?", reason);
+			send_session(m, c, MDSP_SESSION_REJECT, 0, msg->seq, err, reason);
+			return;
+		}
 		sid = m->next_sid++;
 		s = session_new_locked(m, sid);
 		it = item_new(c, sid);
@@ -502,6 +685,19 @@ void session_handle(struct mds *m, struct conn *c, struct mdsp_session *msg)
 		}
 		s->client_name = strdup(msg->client_name ? msg->client_name : "");
 		memcpy(s->uuid, msg->client_uuid, 16);
+		snprintf(s->peer_addr, sizeof(s->peer_addr), "%s", c->peer_addr);
+		if (c->auth == CONN_AUTH_DONE) {
+			/* both sides derived it in the handshake: it never travels */
+			memcpy(s->secret, c->session_secret, MDSP_KEY_LEN);
+			snprintf(s->auth_name, sizeof(s->auth_name), "%s", c->auth_name);
+		} else if (mdsp_random(s->secret, MDSP_KEY_LEN)) {
+			session_free_locked(m, s);
+			pthread_mutex_unlock(&m->lock);
+			mdsp_buf_free(&it->frame);
+			free(it);
+			send_session(m, c, MDSP_SESSION_REJECT, 0, 0, -EIO, "no random bytes for the session secret");
+			return;
+		}
 		s->state = SESSION_OPEN;
 		s->last_renew_ns = now_mono_ns();
 		bind_conn_locked(s, c);
@@ -515,11 +711,13 @@ void session_handle(struct mds *m, struct conn *c, struct mdsp_session *msg)
 		if (!m->reconnecting)
 			prealloc_grant_locked(m, s, &t);
 		session_rec_edit_locked(s, &t);
-		session_frame(m, &it->frame, MDSP_SESSION_OPEN, sid, msg->seq, 0, NULL);
+		session_frame_secret(m, &it->frame, MDSP_SESSION_OPEN, sid, msg->seq,
+				     c->auth == CONN_AUTH_DONE ? NULL : s->secret);
 		journal_submit_locked(m, &t, it);
 		txn_free(&t);
 		perf_inc(&m->sessions_opened, 1);
-		dinfo(MDS, "session %" PRIu64 " opened by %s (%s)", sid, c->peer, s->client_name);
+		dinfo(MDS, "session %" PRIu64 " opened by %s (%s%s%s)", sid, c->peer, s->client_name,
+		      *s->auth_name ? ", authenticated as " : ", unauthenticated", s->auth_name);
 		pthread_mutex_unlock(&m->lock);
 		return;
 	}
@@ -532,6 +730,7 @@ void session_handle(struct mds *m, struct conn *c, struct mdsp_session *msg)
 			if (s->state == SESSION_STALE)
 				dinfo(MDS, "session %" PRIu64 " renewed after going stale", s->id);
 			s->state = SESSION_OPEN;
+			session_back_locked(m, s);
 		}
 		sid = s ? s->id : 0;
 		pthread_mutex_unlock(&m->lock);
@@ -556,7 +755,10 @@ void session_handle(struct mds *m, struct conn *c, struct mdsp_session *msg)
 		dinfo(MDS, "session %" PRIu64 " closed by %s", sid, c->peer);
 		pthread_mutex_unlock(&m->lock);
 		return;
-	case MDSP_SESSION_RECONNECT:
+	case MDSP_SESSION_RECONNECT: {
+		uint8_t want[MDSP_MAC_LEN];
+		const char *why = NULL;
+
 		pthread_mutex_lock(&m->lock);
 		s = xa_load(&m->sessions, msg->session_id);
 		if (!s) {
@@ -564,6 +766,28 @@ void session_handle(struct mds *m, struct conn *c, struct mdsp_session *msg)
 			dinfo(MDS, "%s: reconnect to unknown session %" PRIu64 " refused", c->peer, msg->session_id);
 			send_session(m, c, MDSP_SESSION_REJECT, msg->session_id, msg->seq, -ESTALE,
 				     "unknown session (closed or evicted): open a new one");
+			return;
+		}
+		/* only the owner: it proves the session's secret over this
+		 * connection's nonces; nothing of the session is touched before */
+		if (secret_is_zero(s->secret))
+			why = "the session has no secret (opened by an older mds)";
+		else if (*s->auth_name && (c->auth != CONN_AUTH_DONE || strcmp(s->auth_name, c->auth_name)))
+			why = "the session belongs to another authenticated name";
+		else if (mdsp_reconnect_proof(s->secret, s->id, c->cnonce, c->snonce, want) ||
+			 !mdsp_mac_equal(want, msg->proof))
+			why = "no proof of the session's secret";
+		if (why) {
+			int err = secret_is_zero(s->secret) ? -ESTALE : -EPERM;
+
+			sid = s->id;
+			pthread_mutex_unlock(&m->lock);
+			perf_inc(&m->sessions_refused, 1);
+			derr(MDS, "peer %s: reconnect to session %" PRIu64 " refused: %s (the session and its "
+				  "connection are left alone)", c->peer, sid, why);
+			send_session(m, c, MDSP_SESSION_REJECT, sid, msg->seq, err,
+				     err == -ESTALE ? "the session cannot be resumed: open a new one"
+						    : "not the owner of this session");
 			return;
 		}
 		if (c->session_id && c->session_id != s->id) {
@@ -578,11 +802,13 @@ void session_handle(struct mds *m, struct conn *c, struct mdsp_session *msg)
 		bind_conn_locked(s, c);
 		s->state = SESSION_OPEN;
 		s->last_renew_ns = now_mono_ns();
+		session_back_locked(m, s);
 		sid = s->id;
 		dinfo(MDS, "session %" PRIu64 " reconnected from %s", sid, c->peer);
 		pthread_mutex_unlock(&m->lock);
 		send_session(m, c, MDSP_SESSION_OPEN, sid, msg->seq, 0, NULL);
 		return;
+	}
 	default:
 		dout(MDS, 1, "%s: unexpected session op %s ignored", c->peer, mdsp_session_op_name(msg->op));
 		return;
@@ -821,6 +1047,11 @@ void session_conn_closed(struct mds *m, struct conn *c)
 	if (s && s->conn == c) {
 		s->conn = NULL;
 		conn_put(c);
+		if (!(s->flags & SESSION_F_DISCONNECTED)) {
+			/* after every change it made, in journal order */
+			s->flags |= SESSION_F_DISCONNECTED;
+			session_rec_journal_locked(m, s);
+		}
 		dout(MDS, 1, "session %" PRIu64 ": connection %s closed; the session waits for a reconnect", s->id,
 		     c->peer);
 	}
@@ -909,6 +1140,7 @@ struct json_object *session_ls_json(struct mds *m)
 
 		json_object_object_add(o, "id", json_object_new_int64((int64_t)s->id));
 		json_object_object_add(o, "client_name", json_object_new_string(s->client_name ? s->client_name : ""));
+		json_object_object_add(o, "auth_name", json_object_new_string(s->auth_name));
 		json_object_object_add(o, "state", json_object_new_string(s->state == SESSION_OPEN ? "open" : "stale"));
 		json_object_object_add(o, "addr", json_object_new_string(s->conn ? s->conn->peer : ""));
 		json_object_object_add(o, "connected", json_object_new_boolean(s->conn != NULL));

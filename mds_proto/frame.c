@@ -1,14 +1,21 @@
 /*
- * frame.c - the frame around every message: the fixed 28-byte header
- * (magic, frame version, type, flags, seq, payload length, crc32c) and the
- * dispatch from a message type to its payload codec.
+ * frame.c - the frame around every message: the fixed 32-byte header
+ * (magic, frame version, type, flags, seq, payload length, payload crc32c,
+ * header crc32c), the optional MAC trailer, and the dispatch from a message
+ * type to its payload codec.
  *
- * The crc covers the first 24 header bytes and then the payload, so a
- * receiver reads the header, checks it (mdsp_decode_hdr: bounds the length
- * before anything is allocated for the payload), reads the payload and only
- * then verifies the crc (mdsp_decode_payload).  An unknown message type is
- * not a framing error: the frame can still be skipped, so the header decoder
+ * The header carries a crc of its own, so a receiver reads 32 bytes, checks
+ * them (mdsp_decode_hdr: magic, version, header crc, length bound) and only
+ * then reserves memory for the payload: a flipped length bit or a hostile
+ * peer's made-up length costs nothing.  The payload crc is checked once the
+ * payload is in (mdsp_decode_payload), the MAC of an authenticated
+ * connection by mdsp_frame_verify.  An unknown message type is not a
+ * framing error: the frame can still be skipped, so the header decoder
  * accepts it and the payload decoder answers -EOPNOTSUPP.
+ *
+ * Frames are encoded ahead of time with seq 0; the connection's sequence
+ * number is only known when the frame goes out, so mdsp_frame_seal() writes
+ * it, both crcs and the MAC then.
  */
 #include <stdlib.h>
 
@@ -16,7 +23,12 @@
 #include "common/log.h"
 #include "mds_proto/proto_int.h"
 
-#define HDR_CRC_OFF 24
+#define OFF_FLAGS    8
+#define OFF_SEQ      12
+#define OFF_LEN      20
+#define OFF_CRC      24
+#define OFF_HDR_CRC  28
+#define V1_CRC_OFF   24
 
 static void hdr_write(uint8_t *x, const struct mdsp_hdr *h)
 {
@@ -25,18 +37,55 @@ static void hdr_write(uint8_t *x, const struct mdsp_hdr *h)
 	x[5] = (uint8_t)(h->version >> 8);
 	x[6] = (uint8_t)h->type;
 	x[7] = (uint8_t)(h->type >> 8);
-	le32(x + 8, h->flags);
-	le64(x + 12, h->seq);
-	le32(x + 20, h->len);
-	le32(x + 24, h->crc);
+	le32(x + OFF_FLAGS, h->flags);
+	le64(x + OFF_SEQ, h->seq);
+	le32(x + OFF_LEN, h->len);
+	le32(x + OFF_CRC, h->crc);
+	le32(x + OFF_HDR_CRC, crc32c(0, x, OFF_HDR_CRC));
 }
 
-static uint32_t frame_crc(const struct mdsp_hdr *h, const uint8_t *payload, size_t len)
+int mdsp_frame_seal(uint8_t *frame, size_t len, uint64_t seq, struct mdsp_mac *mac, uint8_t *mac_out)
 {
-	uint8_t x[MDSP_HDR_LEN];
+	uint32_t plen, flags;
 
-	hdr_write(x, h);
-	return crc32c(crc32c(0, x, HDR_CRC_OFF), payload, len);
+	if (len < MDSP_HDR_LEN || rd32(frame) != MDSP_MAGIC)
+		return -EINVAL;
+	plen = rd32(frame + OFF_LEN);
+	if (plen != len - MDSP_HDR_LEN)
+		return -EINVAL;
+	flags = rd32(frame + OFF_FLAGS) & ~(uint32_t)MDSP_FRAME_MAC;
+	if (mac)
+		flags |= MDSP_FRAME_MAC;
+	le32(frame + OFF_FLAGS, flags);
+	le64(frame + OFF_SEQ, seq);
+	le32(frame + OFF_CRC, crc32c(0, frame + MDSP_HDR_LEN, plen));
+	le32(frame + OFF_HDR_CRC, crc32c(0, frame, OFF_HDR_CRC));
+	if (mac)
+		return mdsp_mac_compute(mac, frame, MDSP_HDR_LEN, frame + MDSP_HDR_LEN, plen, mac_out);
+	return 0;
+}
+
+int mdsp_frame_verify(struct mdsp_mac *mac, const struct mdsp_hdr *h, const uint8_t *hdr_bytes,
+		      const uint8_t *payload, const uint8_t *mac_in, uint64_t *last_seq, const char **why)
+{
+	uint8_t want[MDSP_MAC_LEN];
+
+	if (!(h->flags & MDSP_FRAME_MAC) || !mac_in) {
+		*why = "frame without a MAC on an authenticated connection";
+		return -EBADMSG;
+	}
+	if (mdsp_mac_compute(mac, hdr_bytes, MDSP_HDR_LEN, payload, h->len, want) ||
+	    !mdsp_mac_equal(want, mac_in)) {
+		*why = "bad frame MAC";
+		return -EBADMSG;
+	}
+	if (h->seq != *last_seq + 1) {
+		*why = h->seq <= *last_seq ? "replayed frame (seq not after the last one)"
+					   : "frame out of order (seq skips ahead)";
+		return -EBADMSG;
+	}
+	*last_seq = h->seq;
+	return 0;
 }
 
 int mdsp_encode(struct mdsp_buf *b, const struct mdsp_msg *msg)
@@ -68,6 +117,9 @@ int mdsp_encode(struct mdsp_buf *b, const struct mdsp_msg *msg)
 	case MDSP_MSG_COMMAND_REPLY:
 		r = enc_command_reply(b, &msg->command_reply);
 		break;
+	case MDSP_MSG_AUTH:
+		r = enc_auth(b, &msg->auth);
+		break;
 	default:
 		derr(PROTO, "mdsp encode: unknown message type %u", msg->type);
 		r = -EINVAL;
@@ -90,8 +142,7 @@ int mdsp_encode(struct mdsp_buf *b, const struct mdsp_msg *msg)
 	h.flags = 0;
 	h.seq = msg->seq;
 	h.len = (uint32_t)plen;
-	h.crc = 0;
-	h.crc = frame_crc(&h, b->data + start + MDSP_HDR_LEN, plen);
+	h.crc = crc32c(0, b->data + start + MDSP_HDR_LEN, plen);
 	hdr_write(b->data + start, &h);
 	return 0;
 fail:
@@ -111,15 +162,21 @@ int mdsp_decode_hdr(const uint8_t *buf, struct mdsp_hdr *h, const char **why)
 	h->type = (uint16_t)(buf[6] | buf[7] << 8);
 	h->flags = rd32(buf + 8);
 	h->seq = rd64(buf + 12);
-	h->len = rd32(buf + 20);
-	h->crc = rd32(buf + 24);
+	h->len = rd32(buf + OFF_LEN);
+	h->crc = rd32(buf + OFF_CRC);
+	h->hdr_crc = rd32(buf + OFF_HDR_CRC);
 	if (h->magic != MDSP_MAGIC) {
 		*why = "bad magic";
 		return -EBADMSG;
 	}
 	if (h->version != MDSP_PROTO_VERSION) {
-		*why = "unsupported frame version";
+		*why = h->version == 1 ? "frame version 1 (a loligo older than this one: upgrade it)"
+				       : "unsupported frame version";
 		return -EPROTONOSUPPORT;
+	}
+	if (crc32c(0, buf, OFF_HDR_CRC) != h->hdr_crc) {
+		*why = "header crc mismatch";
+		return -EBADMSG;
 	}
 	if (h->len > MDSP_MAX_PAYLOAD) {
 		*why = "payload length over the bound";
@@ -154,8 +211,24 @@ int mdsp_decode_payload(const struct mdsp_hdr *h, const uint8_t *payload, size_t
 		*why = "payload length differs from the header";
 		return -EBADMSG;
 	}
-	if (frame_crc(h, payload, len) != h->crc) {
-		*why = "crc mismatch";
+	if (h->version == 1) {
+		/* stored by an older MDS: one crc over 24 header bytes and the payload */
+		uint8_t x[MDSP_HDR_LEN_V1];
+
+		le32(x, h->magic);
+		x[4] = 1;
+		x[5] = 0;
+		x[6] = (uint8_t)h->type;
+		x[7] = (uint8_t)(h->type >> 8);
+		le32(x + OFF_FLAGS, h->flags);
+		le64(x + OFF_SEQ, h->seq);
+		le32(x + OFF_LEN, h->len);
+		if (crc32c(crc32c(0, x, V1_CRC_OFF), payload, len) != h->crc) {
+			*why = "crc mismatch";
+			return -EBADMSG;
+		}
+	} else if (crc32c(0, payload, len) != h->crc) {
+		*why = "payload crc mismatch";
 		return -EBADMSG;
 	}
 	msg->type = h->type;
@@ -178,6 +251,9 @@ int mdsp_decode_payload(const struct mdsp_hdr *h, const uint8_t *payload, size_t
 		break;
 	case MDSP_MSG_COMMAND_REPLY:
 		r = dec_command_reply(&c, &msg->command_reply);
+		break;
+	case MDSP_MSG_AUTH:
+		r = dec_auth(&c, &msg->auth);
 		break;
 	default:
 		*why = "unknown message type";
@@ -203,19 +279,38 @@ int mdsp_decode_frame(const uint8_t *buf, size_t len, struct mdsp_msg *msg, cons
 
 	if (!why)
 		why = &dummy;
+	size_t hl = MDSP_HDR_LEN, tail;
+
 	memset(msg, 0, sizeof(*msg));
-	if (len < MDSP_HDR_LEN) {
-		*why = "truncated header";
-		return -EBADMSG;
+	if (len >= MDSP_HDR_LEN_V1 && rd32(buf) == MDSP_MAGIC && buf[4] == 1 && buf[5] == 0) {
+		h.magic = MDSP_MAGIC;
+		h.version = 1;
+		h.type = (uint16_t)(buf[6] | buf[7] << 8);
+		h.flags = rd32(buf + OFF_FLAGS);
+		h.seq = rd64(buf + OFF_SEQ);
+		h.len = rd32(buf + OFF_LEN);
+		h.crc = rd32(buf + V1_CRC_OFF);
+		h.hdr_crc = 0;
+		hl = MDSP_HDR_LEN_V1;
+		if (h.len > MDSP_MAX_PAYLOAD) {
+			*why = "payload length over the bound";
+			return -EMSGSIZE;
+		}
+	} else {
+		if (len < MDSP_HDR_LEN) {
+			*why = "truncated header";
+			return -EBADMSG;
+		}
+		r = mdsp_decode_hdr(buf, &h, why);
+		if (r)
+			return r;
 	}
-	r = mdsp_decode_hdr(buf, &h, why);
-	if (r)
-		return r;
-	if (len - MDSP_HDR_LEN != h.len) {
+	tail = h.version > 1 && (h.flags & MDSP_FRAME_MAC) ? MDSP_MAC_LEN : 0;
+	if (len - hl != h.len && len - hl != (size_t)h.len + tail) {
 		*why = "frame length differs from the header";
 		return -EBADMSG;
 	}
-	return mdsp_decode_payload(&h, buf + MDSP_HDR_LEN, len - MDSP_HDR_LEN, msg, why);
+	return mdsp_decode_payload(&h, buf + hl, h.len, msg, why);
 }
 
 void mdsp_msg_free(struct mdsp_msg *msg)
@@ -235,6 +330,9 @@ void mdsp_msg_free(struct mdsp_msg *msg)
 		break;
 	case MDSP_MSG_COMMAND_REPLY:
 		free_command_reply(&msg->command_reply);
+		break;
+	case MDSP_MSG_AUTH:
+		free_auth(&msg->auth);
 		break;
 	default:
 		break;

@@ -39,6 +39,15 @@ static const char *const msg_type_names[] = {
 	[MDSP_MSG_CAPS] = "caps",
 	[MDSP_MSG_COMMAND] = "command",
 	[MDSP_MSG_COMMAND_REPLY] = "command_reply",
+	[MDSP_MSG_AUTH] = "auth",
+};
+
+static const char *const auth_op_names[] = {
+	[MDSP_AUTH_HELLO] = "hello",
+	[MDSP_AUTH_CHALLENGE] = "challenge",
+	[MDSP_AUTH_PROOF] = "proof",
+	[MDSP_AUTH_OK] = "ok",
+	[MDSP_AUTH_REJECT] = "reject",
 };
 
 static const char *const session_op_names[] = {
@@ -72,6 +81,11 @@ const char *mdsp_msg_type_name(uint32_t type)
 const char *mdsp_session_op_name(uint32_t op)
 {
 	return lookup(session_op_names, ARRAY_SIZE(session_op_names), op);
+}
+
+const char *mdsp_auth_op_name(uint32_t op)
+{
+	return lookup(auth_op_names, ARRAY_SIZE(auth_op_names), op);
 }
 
 /*

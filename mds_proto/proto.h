@@ -3,15 +3,35 @@
  *
  * TCP, little-endian.  Every message is a frame:
  *
- *   struct mdsp_hdr (MDSP_HDR_LEN = 28 bytes on the wire)
+ *   struct mdsp_hdr (MDSP_HDR_LEN = 32 bytes on the wire, frame version 2)
  *     u32 magic      MDSP_MAGIC
  *     u16 version    MDSP_PROTO_VERSION (the frame format)
  *     u16 type       enum mdsp_msg_type
- *     u32 flags      0 for now; unknown bits are ignored
+ *     u32 flags      MDSP_FRAME_*; unknown bits are ignored
  *     u64 seq        per-connection sender sequence number, starts at 1
- *     u32 len        payload length, <= MDSP_MAX_PAYLOAD
- *     u32 crc        crc32c of the first 24 header bytes, then of the payload
+ *     u32 len        payload length, <= MDSP_MAX_PAYLOAD (the MAC not counted)
+ *     u32 crc        crc32c of the payload
+ *     u32 hdr_crc    crc32c of the 28 header bytes before it
  *   payload: one versioned struct of the message type
+ *   mac: MDSP_MAC_LEN bytes when flags has MDSP_FRAME_MAC: HMAC-SHA256 with
+ *        the connection's key for this direction over header and payload
+ *
+ * The header has a checksum of its own so that a receiver can trust the
+ * length before it reserves memory for the payload (a corrupt or hostile
+ * length is refused with 32 bytes read).  Frame version 1 (a 28-byte header
+ * whose one crc covered header and payload) is still decoded from memory by
+ * mdsp_decode_frame() -- replies stored in the completed tables of older
+ * stores -- but never spoken on a socket.
+ *
+ * Authentication (cephx-like, mds_proto/auth.c): every connection starts
+ * with AUTH HELLO (entity name, client nonce) and CHALLENGE (MDS nonce).  A
+ * client that holds a key proves it (AUTH PROOF, HMAC-SHA256 of both nonces
+ * keyed by its secret); the MDS answers OK with its own proof (so the client
+ * knows it talks to an MDS that holds the key), and from then on every
+ * frame in both directions carries a MAC keyed by a per-connection,
+ * per-direction key derived from the secret and both nonces, and the
+ * receiver takes only seq = previous seq + 1: an injected, altered,
+ * replayed or reordered frame closes the connection.
  *
  * Every struct in a payload, and every nested struct, is encoded as
  *     u8 version, u8 compat, u32 length, <fields>
@@ -33,8 +53,13 @@
 #include <sys/types.h>
 
 #define MDSP_MAGIC          0x474c4f4cu /* "LOLG" little-endian */
-#define MDSP_PROTO_VERSION  1
-#define MDSP_HDR_LEN        28
+#define MDSP_PROTO_VERSION  2
+#define MDSP_HDR_LEN        32
+#define MDSP_HDR_LEN_V1     28          /* stored frames of older stores */
+#define MDSP_MAC_LEN        32          /* HMAC-SHA256 */
+#define MDSP_NONCE_LEN      32
+#define MDSP_KEY_LEN        32          /* an entity's secret, a session secret */
+#define MDSP_AUTH_NAME_MAX  128         /* "client.NAME" */
 #define MDSP_MAX_PAYLOAD    (16u << 20)
 #define MDSP_NAME_MAX       255         /* one path component */
 #define MDSP_PATH_MAX       4096        /* symlink target */
@@ -54,7 +79,11 @@ enum mdsp_msg_type {
 	MDSP_MSG_CAPS = 4,
 	MDSP_MSG_COMMAND = 5,
 	MDSP_MSG_COMMAND_REPLY = 6,
+	MDSP_MSG_AUTH = 7,
 };
+
+/* mdsp_hdr.flags */
+#define MDSP_FRAME_MAC  0x1             /* an MDSP_MAC_LEN trailer follows the payload */
 
 struct mdsp_hdr {
 	uint32_t magic;
@@ -63,7 +92,8 @@ struct mdsp_hdr {
 	uint32_t flags;
 	uint64_t seq;
 	uint32_t len;
-	uint32_t crc;
+	uint32_t crc;            /* of the payload */
+	uint32_t hdr_crc;        /* of the 28 bytes before it */
 };
 
 /* ---- common structs --------------------------------------------------- */
@@ -129,6 +159,11 @@ struct mdsp_session {
 	uint64_t mds_epoch;    /* OPEN: changes on each MDS start (restart detection) */
 	uint32_t ncaps;        /* RECONNECT: caps held */
 	struct mdsp_cap_reconnect *caps;
+	/* version 2 */
+	uint8_t secret[MDSP_KEY_LEN];  /* OPEN on a connection without a MAC key: the session
+					* secret (on an authenticated one both sides derive it,
+					* mdsp_auth_derive(), and this is all zeros) */
+	uint8_t proof[MDSP_MAC_LEN];   /* RECONNECT: mdsp_reconnect_proof() */
 };
 
 /* ---- REQUEST ------------------------------------------------------------ */
@@ -313,6 +348,30 @@ struct mdsp_command_reply {
 	char *json;
 };
 
+/* ---- AUTH (before SESSION on every connection) ----------------------------- */
+
+enum mdsp_auth_op {
+	MDSP_AUTH_HELLO = 1,     /* client -> mds: name, nonce, flags (HAVE_KEY) */
+	MDSP_AUTH_CHALLENGE = 2, /* mds -> client: nonce, flags (REQUIRED) */
+	MDSP_AUTH_PROOF = 3,     /* client -> mds: proof */
+	MDSP_AUTH_OK = 4,        /* mds -> client: proof (the MDS's); MACs from the next frame on */
+	MDSP_AUTH_REJECT = 5,    /* mds -> client: result and reason; the MDS closes */
+};
+
+/* mdsp_auth.flags */
+#define MDSP_AUTH_HAVE_KEY  0x1   /* HELLO: the client will prove a key */
+#define MDSP_AUTH_REQUIRED  0x2   /* CHALLENGE: the MDS takes no unauthenticated session */
+
+struct mdsp_auth {
+	uint32_t op;
+	uint32_t flags;
+	char *name;                    /* HELLO: "client.NAME" */
+	uint8_t nonce[MDSP_NONCE_LEN]; /* HELLO: the client's; CHALLENGE: the MDS's */
+	uint8_t proof[MDSP_MAC_LEN];   /* PROOF, OK */
+	int32_t result;                /* REJECT: -errno (ENOKEY, EKEYREJECTED, EACCES) */
+	char *reason;                  /* REJECT: what is wrong and what to do */
+};
+
 /* ---- messages, encoding, decoding ----------------------------------------- */
 
 struct mdsp_msg {
@@ -325,6 +384,7 @@ struct mdsp_msg {
 		struct mdsp_caps caps;
 		struct mdsp_command command;
 		struct mdsp_command_reply command_reply;
+		struct mdsp_auth auth;
 	};
 };
 
@@ -346,10 +406,11 @@ int mdsp_encode(struct mdsp_buf *b, const struct mdsp_msg *msg);
 
 /**
  * mdsp_decode_hdr - parse and check the fixed header in @buf (MDSP_HDR_LEN
- * bytes): magic, version, type, length bound.  The crc is checked later, by
- * mdsp_decode_payload(), once the payload has arrived.
- * Return: 0, or -EBADMSG (bad magic), -EPROTONOSUPPORT (version),
- * -EMSGSIZE (length over the bound); @why gets a short reason.
+ * bytes): magic, version, the header's own crc, length bound.  Once this
+ * returns 0 the length can be trusted to be what the sender wrote.  The
+ * payload crc is checked later, by mdsp_decode_payload().
+ * Return: 0, or -EBADMSG (bad magic, header crc), -EPROTONOSUPPORT
+ * (version), -EMSGSIZE (length over the bound); @why gets a short reason.
  */
 int mdsp_decode_hdr(const uint8_t *buf, struct mdsp_hdr *h, const char **why);
 
@@ -362,11 +423,115 @@ int mdsp_decode_hdr(const uint8_t *buf, struct mdsp_hdr *h, const char **why);
 int mdsp_decode_payload(const struct mdsp_hdr *h, const uint8_t *payload, size_t len,
 			struct mdsp_msg *msg, const char **why);
 
-/** mdsp_decode_frame - header + payload in one buffer of exactly @len bytes. */
+/**
+ * mdsp_decode_frame - header + payload in one buffer of exactly @len bytes
+ * (a MAC trailer, if flagged, may follow and is not checked here).  Also
+ * takes frame version 1, for replies stored by older MDSs.
+ */
 int mdsp_decode_frame(const uint8_t *buf, size_t len, struct mdsp_msg *msg, const char **why);
 
 /** mdsp_msg_free - free everything a decoder (or a builder) allocated in @msg. */
 void mdsp_msg_free(struct mdsp_msg *msg);
+
+/**
+ * mdsp_frame_seal - finish an encoded frame for sending: write @seq, the
+ * payload and header crcs and, with @mac, the MDSP_FRAME_MAC flag and the
+ * MAC into @mac_out.  @frame holds @len bytes (header + payload).
+ * Return: 0, or -EINVAL (not a frame), -EIO (the MAC could not be computed).
+ * Locking: @mac is used by one sender at a time (the caller's send lock).
+ */
+struct mdsp_mac;
+int mdsp_frame_seal(uint8_t *frame, size_t len, uint64_t seq, struct mdsp_mac *mac, uint8_t *mac_out);
+
+/**
+ * mdsp_frame_verify - check the MAC trailer @mac_in of a received frame
+ * (@hdr_bytes: its MDSP_HDR_LEN header as received, @h decoded) with the
+ * receive key @mac, and that its seq is *@last_seq + 1 (then advanced).
+ * Return: 0; -EBADMSG with @why: no MAC where one is required, a bad MAC,
+ * a replayed or reordered seq.
+ */
+int mdsp_frame_verify(struct mdsp_mac *mac, const struct mdsp_hdr *h, const uint8_t *hdr_bytes,
+		      const uint8_t *payload, const uint8_t *mac_in, uint64_t *last_seq, const char **why);
+
+/* ---- authentication: keys, HMAC, keyrings (mds_proto/auth.c) ------------------ */
+
+/**
+ * mdsp_mac_new - a keyed HMAC-SHA256 (OpenSSL libcrypto) for one direction
+ * of one connection.  Return: 0 or -ENOMEM/-EIO.  Free with mdsp_mac_free().
+ */
+int mdsp_mac_new(struct mdsp_mac **out, const uint8_t key[MDSP_KEY_LEN]);
+void mdsp_mac_free(struct mdsp_mac *m);
+
+/**
+ * mdsp_hmac - HMAC-SHA256 keyed by @key over the concatenation of @n
+ * pieces: parts[i] points at lens[i] bytes.  Return: 0 or -EIO.
+ */
+int mdsp_hmac(const uint8_t *key, size_t keylen, const void *const *parts, const size_t *lens, int n,
+	      uint8_t out[MDSP_MAC_LEN]);
+/** mdsp_mac_equal - constant-time comparison of two MACs. */
+bool mdsp_mac_equal(const uint8_t *a, const uint8_t *b);
+/** mdsp_random - @n bytes from the kernel's CSPRNG.  Return: 0 or -errno. */
+int mdsp_random(void *buf, size_t n);
+
+/* What both sides derive from an entity's secret and the two nonces. */
+enum mdsp_derive {
+	MDSP_DERIVE_CLIENT_PROOF,  /* PROOF */
+	MDSP_DERIVE_MDS_PROOF,     /* OK */
+	MDSP_DERIVE_KEY_C2M,       /* MAC key, client -> mds */
+	MDSP_DERIVE_KEY_M2C,       /* MAC key, mds -> client */
+	MDSP_DERIVE_SESSION,       /* the secret of a session opened on this connection */
+};
+/**
+ * mdsp_auth_derive - HMAC-SHA256(@secret, label(@what) | @name | client
+ * nonce | mds nonce).  Return: 0 or -EIO.
+ */
+int mdsp_auth_derive(const uint8_t secret[MDSP_KEY_LEN], enum mdsp_derive what, const char *name,
+		     const uint8_t cnonce[MDSP_NONCE_LEN], const uint8_t snonce[MDSP_NONCE_LEN],
+		     uint8_t out[MDSP_MAC_LEN]);
+/**
+ * mdsp_reconnect_proof - what RECONNECT of session @sid carries: proof that
+ * the sender holds the session's secret, bound to this connection's nonces
+ * (so a proof seen on one connection is worth nothing on another).
+ */
+int mdsp_reconnect_proof(const uint8_t secret[MDSP_KEY_LEN], uint64_t sid, const uint8_t cnonce[MDSP_NONCE_LEN],
+			 const uint8_t snonce[MDSP_NONCE_LEN], uint8_t out[MDSP_MAC_LEN]);
+
+/* A keyring: entity names and their secrets, as a file like Ceph's:
+ *     [client.admin]
+ *         key = <base64 of MDSP_KEY_LEN bytes>
+ * Other settings in a section (caps ...) are kept out of the way: ignored. */
+struct mdsp_key {
+	char name[MDSP_AUTH_NAME_MAX + 1];
+	uint8_t secret[MDSP_KEY_LEN];
+};
+struct mdsp_keyring {
+	struct mdsp_key *keys;
+	size_t n, cap;
+};
+
+/** mdsp_auth_name_valid - "client." then 1..120 of [A-Za-z0-9_.-]. */
+bool mdsp_auth_name_valid(const char *name);
+/**
+ * mdsp_keyring_load - read @path into @kr (which it initialises).
+ * Return: 0; -ENOENT, -EACCES, ... (the file), -EINVAL (@err says which
+ * line and what is wrong).  On error @kr is empty.
+ */
+int mdsp_keyring_load(const char *path, struct mdsp_keyring *kr, char *err, size_t errlen);
+/**
+ * mdsp_keyring_save - write @kr to @path atomically (a temp file renamed
+ * over it), mode 0600.  Return: 0 or -errno (@err says what failed).
+ */
+int mdsp_keyring_save(const char *path, const struct mdsp_keyring *kr, char *err, size_t errlen);
+const struct mdsp_key *mdsp_keyring_find(const struct mdsp_keyring *kr, const char *name);
+/** mdsp_keyring_add - add or replace @name's secret.  Return: 0, -EINVAL (name), -ENOMEM. */
+int mdsp_keyring_add(struct mdsp_keyring *kr, const char *name, const uint8_t secret[MDSP_KEY_LEN]);
+/** mdsp_keyring_remove - Return: 0 or -ENOENT. */
+int mdsp_keyring_remove(struct mdsp_keyring *kr, const char *name);
+void mdsp_keyring_free(struct mdsp_keyring *kr);
+/** mdsp_key_base64 - @secret as base64 into @out (at least 48 bytes). */
+void mdsp_key_base64(const uint8_t secret[MDSP_KEY_LEN], char *out, size_t outlen);
+/** mdsp_key_unbase64 - base64 of exactly MDSP_KEY_LEN bytes.  Return: 0 or -EINVAL. */
+int mdsp_key_unbase64(const char *s, uint8_t secret[MDSP_KEY_LEN]);
 
 /* Inode and caller helpers shared by the MDS journal and the client. */
 int mdsp_encode_inode(struct mdsp_buf *b, const struct mdsp_inode *in);
@@ -382,10 +547,18 @@ int mdsp_send(int fd, const struct mdsp_buf *b);
  * forever.  Return: 0, -ECONNRESET (peer closed), -ETIMEDOUT, or a decode error.
  */
 int mdsp_recv(int fd, struct mdsp_msg *msg, int timeout_ms, const char **why);
+/**
+ * mdsp_recv_auth - mdsp_recv on an authenticated connection: with @mac
+ * (the receive key) every frame must carry a good MAC and seq *@last_seq
+ * + 1.  @mac NULL: frames must carry none (*@last_seq still advances).
+ */
+int mdsp_recv_auth(int fd, struct mdsp_msg *msg, int timeout_ms, struct mdsp_mac *mac, uint64_t *last_seq,
+		   const char **why);
 
 const char *mdsp_op_name(uint32_t op);
 const char *mdsp_msg_type_name(uint32_t type);
 const char *mdsp_session_op_name(uint32_t op);
+const char *mdsp_auth_op_name(uint32_t op);
 /** mdsp_op_is_write - true for ops that change the namespace (journaled). */
 bool mdsp_op_is_write(uint32_t op);
 

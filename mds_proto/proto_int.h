@@ -33,7 +33,7 @@
 /* Struct versions we write and understand.  Bump the version when adding a
  * field at the end of a struct; bump compat only when older decoders can no
  * longer make sense of the struct at all. */
-#define V_SESSION        1
+#define V_SESSION        2   /* 2: secret, proof */
 #define V_CAP_RECONNECT  1
 #define V_REQUEST        2   /* 2: want_ino */
 #define V_CALLER         1
@@ -45,6 +45,7 @@
 #define V_CAPS           1
 #define V_COMMAND        1
 #define V_COMMAND_REPLY  1
+#define V_AUTH           1
 
 #define ENVELOPE_LEN     6          /* u8 version, u8 compat, u32 length */
 #define MDSP_STR_NULL    0xffffffffu
@@ -292,6 +293,14 @@ int dec_caps(struct cur *c, struct mdsp_caps *cp);
 int enc_command(struct mdsp_buf *b, const struct mdsp_command *cmd);
 int dec_command(struct cur *c, struct mdsp_command *cmd);
 void free_command(struct mdsp_command *cmd);
+
+int enc_auth(struct mdsp_buf *b, const struct mdsp_auth *a);
+int dec_auth(struct cur *c, struct mdsp_auth *a);
+void free_auth(struct mdsp_auth *a);
+
+/* HMAC-SHA256 of @a (@alen bytes) then @b (@blen) with @mac's key (auth.c). */
+int mdsp_mac_compute(struct mdsp_mac *mac, const uint8_t *a, size_t alen, const uint8_t *b, size_t blen,
+		     uint8_t out[MDSP_MAC_LEN]);
 
 int enc_command_reply(struct mdsp_buf *b, const struct mdsp_command_reply *cr);
 int dec_command_reply(struct cur *c, struct mdsp_command_reply *cr);

@@ -2,6 +2,10 @@
  * session.c - SESSION messages: open, renew, close, reconnect (with the
  * caps the client still holds), stale, evicted, reject.  One struct serves
  * every session op; fields an op does not use travel as zeros.
+ *
+ * Version 2 appends the session secret (OPEN on a connection without MAC
+ * keys) and the RECONNECT proof; a version-1 struct decodes with both all
+ * zeros, which no MDS takes as a proof.
  */
 #include <stdlib.h>
 
@@ -36,6 +40,8 @@ int enc_session(struct mdsp_buf *b, const struct mdsp_session *s)
 		put_u32(b, s->caps[i].wanted);
 		struct_close(b, coff);
 	}
+	put_bytes(b, s->secret, sizeof(s->secret));
+	put_bytes(b, s->proof, sizeof(s->proof));
 	struct_close(b, off);
 	return 0;
 }
@@ -56,9 +62,10 @@ int dec_session(struct cur *c, struct mdsp_session *s)
 {
 	const uint8_t *outer;
 	uint32_t i, n;
+	uint8_t version;
 	int r;
 
-	if ((r = struct_enter(c, V_SESSION, &outer, NULL)))
+	if ((r = struct_enter(c, V_SESSION, &outer, &version)))
 		return r;
 	if ((r = get_u32(c, &s->op)) || (r = get_u64(c, &s->session_id)) ||
 	    (r = get_u64(c, &s->seq)) ||
@@ -79,6 +86,9 @@ int dec_session(struct cur *c, struct mdsp_session *s)
 			if ((r = dec_cap_reconnect(c, &s->caps[i])))
 				goto bad;
 	}
+	if (version >= 2 && ((r = get_bytes(c, s->secret, sizeof(s->secret))) ||
+			     (r = get_bytes(c, s->proof, sizeof(s->proof)))))
+		goto bad;
 	struct_leave(c, outer);
 	return 0;
 bad:

@@ -135,7 +135,15 @@ static int read_full(int fd, uint8_t *buf, size_t n, int timeout_ms, size_t *got
 
 int mdsp_recv(int fd, struct mdsp_msg *msg, int timeout_ms, const char **why)
 {
-	uint8_t hdr[MDSP_HDR_LEN];
+	uint64_t seq = 0;
+
+	return mdsp_recv_auth(fd, msg, timeout_ms, NULL, &seq, why);
+}
+
+int mdsp_recv_auth(int fd, struct mdsp_msg *msg, int timeout_ms, struct mdsp_mac *mac, uint64_t *last_seq,
+		   const char **why)
+{
+	uint8_t hdr[MDSP_HDR_LEN], tag[MDSP_MAC_LEN];
 	uint8_t *payload = NULL;
 	struct mdsp_hdr h;
 	const char *dummy;
@@ -159,10 +167,23 @@ int mdsp_recv(int fd, struct mdsp_msg *msg, int timeout_ms, const char **why)
 		return -ENOMEM;
 	}
 	r = read_full(fd, payload, h.len, timeout_ms, &got);
+	if (!r && (h.flags & MDSP_FRAME_MAC))
+		r = read_full(fd, tag, sizeof(tag), timeout_ms, &got);
 	if (r)
 		goto io_err;
-	r = mdsp_decode_payload(&h, payload, h.len, msg, why);
+	if (mac) {
+		r = mdsp_frame_verify(mac, &h, hdr, payload, (h.flags & MDSP_FRAME_MAC) ? tag : NULL, last_seq, why);
+	} else if (h.flags & MDSP_FRAME_MAC) {
+		*why = "frame with a MAC on a connection without keys";
+		r = -EBADMSG;
+	} else {
+		*last_seq = h.seq;
+	}
+	if (!r)
+		r = mdsp_decode_payload(&h, payload, h.len, msg, why);
 	free(payload);
+	if (!r)
+		msg->seq = h.seq;
 	return r;
 
 io_err:

@@ -40,11 +40,16 @@ static __attribute__((unused)) void fuzz_make_hdr(uint8_t *x, uint16_t type, uin
 	x[7] = (uint8_t)(type >> 8);
 	for (i = 0; i < 8; i++)
 		x[12 + i] = (uint8_t)(seq >> (8 * i));
-	crc = crc32c(crc32c(0, x, 24), payload, plen);
+	crc = crc32c(0, payload, plen);
 	x[24] = (uint8_t)crc;
 	x[25] = (uint8_t)(crc >> 8);
 	x[26] = (uint8_t)(crc >> 16);
 	x[27] = (uint8_t)(crc >> 24);
+	crc = crc32c(0, x, 28);
+	x[28] = (uint8_t)crc;
+	x[29] = (uint8_t)(crc >> 8);
+	x[30] = (uint8_t)(crc >> 16);
+	x[31] = (uint8_t)(crc >> 24);
 }
 
 /* A decoded message must re-encode and round-trip unchanged. */

@@ -1,6 +1,6 @@
 # mds_proto: one libFuzzer target per decoder (LOLIGO_FUZZ=ON, clang), each
 # run by ctest for LOLIGO_FUZZ_SECONDS over its seeds in seeds/<target>/.
-foreach(t frame session request reply caps command)
+foreach(t frame session request reply caps command auth)
   loligo_fuzz_target(fuzz_proto_${t} ${CMAKE_CURRENT_SOURCE_DIR}/fuzz/fuzz_proto_${t}.c
                      loligo_proto_fuzz)
 endforeach()

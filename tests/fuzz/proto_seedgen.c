@@ -18,6 +18,7 @@ static const char *target_of(uint16_t type)
 	case MDSP_MSG_REQUEST: return "fuzz_proto_request";
 	case MDSP_MSG_REPLY: return "fuzz_proto_reply";
 	case MDSP_MSG_CAPS: return "fuzz_proto_caps";
+	case MDSP_MSG_AUTH: return "fuzz_proto_auth";
 	default: return "fuzz_proto_command";
 	}
 }

@@ -10,6 +10,8 @@
  * client, and works in a directory of its own.
  */
 #include <check.h>
+
+#include "tests/test_keyring.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -125,10 +127,13 @@ static void fs_setup(void)
 		return;
 	fprintf(f,
 		"[global]\nstore_backend = local\nstore_local_path = %s/store\n"
-		"[mds]\nmds_addr = 127.0.0.1\nlog_file = %s/mds.log\n"
-		"[client]\nlog_file = %s/client.log\nclient_mount_timeout = 10\n",
-		dir, dir, dir);
+		"[mds]\nmds_addr = 127.0.0.1\nlog_file = %s/mds.log\nmds_keyring = %s/keyring\n"
+		"[client]\nlog_file = %s/client.log\nclient_mount_timeout = 10\n"
+		"client_keyring = %s/client.keyring\n",
+		dir, dir, dir, dir, dir);
 	fclose(f);
+	if (test_write_keyrings(dir))
+		return;
 	snprintf(out, sizeof(out), "%s/mkfs.out", dir);
 	char *argv[] = { (char *)mds_bin(bin, sizeof(bin)), "-c", conf, "--mkfs", NULL };
 	pid_t p = spawn(argv, out);

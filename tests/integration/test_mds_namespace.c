@@ -718,7 +718,7 @@ START_TEST(test_session_goes_stale)
 	ck_assert_int_eq(mdsw_connect(&W, P.port), 0);
 	ck_assert_int_eq(mdsw_open(&W, "client.lazy"), 0);
 	for (i = 0; i < 5 && !stale; i++) {
-		if (mdsp_recv(W.fd, &msg, 1000, &why) == 0) {
+		if (mdsp_recv_auth(W.fd, &msg, 1000, W.rx, &W.in_seq, &why) == 0) {
 			stale = msg.type == MDSP_MSG_SESSION && msg.session.op == MDSP_SESSION_STALE;
 			mdsp_msg_free(&msg);
 		}

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -22,9 +23,25 @@
 #include <json-c/json.h>
 
 #include "common/admin_sock.h"
+#include "common/crc32c.h"
 #include "tests/integration/test_mds_wire.h"
 
-int mdsw_connect_rcvbuf(struct mdsw *w, uint16_t port, int rcvbuf)
+static uint8_t test_key[MDSP_KEY_LEN];
+static pthread_once_t test_key_once = PTHREAD_ONCE_INIT;
+
+static void test_key_init(void)
+{
+	if (mdsp_random(test_key, sizeof(test_key)))
+		abort();
+}
+
+const uint8_t *mdsw_test_key(void)
+{
+	pthread_once(&test_key_once, test_key_init);
+	return test_key;
+}
+
+static int connect_only(struct mdsw *w, uint16_t port, int rcvbuf)
 {
 	struct sockaddr_in sin;
 	int one = 1;
@@ -52,6 +69,22 @@ int mdsw_connect_rcvbuf(struct mdsw *w, uint16_t port, int rcvbuf)
 	return 0;
 }
 
+int mdsw_connect_raw(struct mdsw *w, uint16_t port)
+{
+	return connect_only(w, port, 0);
+}
+
+int mdsw_connect_rcvbuf(struct mdsw *w, uint16_t port, int rcvbuf)
+{
+	int r = connect_only(w, port, rcvbuf);
+
+	if (!r && (r = mdsw_handshake(w))) {
+		mdsw_close(w);
+		r = r < 0 ? r : -EACCES;
+	}
+	return r;
+}
+
 int mdsw_connect(struct mdsw *w, uint16_t port)
 {
 	return mdsw_connect_rcvbuf(w, port, 0);
@@ -62,13 +95,144 @@ void mdsw_close(struct mdsw *w)
 	if (w->fd >= 0)
 		close(w->fd);
 	w->fd = -1;
+	mdsp_mac_free(w->tx);
+	mdsp_mac_free(w->rx);
+	w->tx = w->rx = NULL;
+	w->authenticated = false;
+}
+
+static void put32(uint8_t *p, uint32_t v)
+{
+	p[0] = (uint8_t)v;
+	p[1] = (uint8_t)(v >> 8);
+	p[2] = (uint8_t)(v >> 16);
+	p[3] = (uint8_t)(v >> 24);
 }
 
 int mdsw_encode(struct mdsw *w, struct mdsp_msg *msg, struct mdsp_buf *out)
 {
+	uint8_t *nb;
+	size_t len;
+	int r;
+
 	msg->seq = ++w->out_seq;
 	mdsp_buf_init(out);
-	return mdsp_encode(out, msg);
+	r = mdsp_encode(out, msg);
+	if (r)
+		return r;
+	len = out->len;
+	if (w->tx) {
+		nb = realloc(out->data, len + MDSP_MAC_LEN);
+		if (!nb)
+			return -ENOMEM;
+		out->data = nb;
+		out->cap = len + MDSP_MAC_LEN;
+		out->len = len + MDSP_MAC_LEN;
+	}
+	return mdsp_frame_seal(out->data, len, msg->seq, w->tx, out->data + len);
+}
+
+void mdsw_fix_frame(struct mdsw *w, struct mdsp_buf *b, bool hdr_crc)
+{
+	uint32_t plen = (uint32_t)(b->len - MDSP_HDR_LEN - (w->tx ? MDSP_MAC_LEN : 0));
+
+	if (hdr_crc)
+		put32(b->data + 28, crc32c(0, b->data, 28));
+	if (w->tx) {
+		const void *parts[] = { b->data, b->data + MDSP_HDR_LEN };
+		const size_t lens[] = { MDSP_HDR_LEN, plen };
+
+		mdsp_hmac(w->tx_key, MDSP_KEY_LEN, parts, lens, 2, b->data + MDSP_HDR_LEN + plen);
+	}
+}
+
+static int recv_msg(struct mdsw *w, struct mdsp_msg *msg, const char **why)
+{
+	return mdsp_recv_auth(w->fd, msg, w->timeout_ms, w->rx, &w->in_seq, why);
+}
+
+int mdsw_handshake_as(struct mdsw *w, const char *name, const uint8_t *key, char *reason, size_t rlen)
+{
+	struct mdsp_msg out, in;
+	uint8_t want[MDSP_MAC_LEN], k[MDSP_MAC_LEN];
+	struct mdsp_buf b;
+	const char *why;
+	int r;
+
+	if (!w->timeout_ms)
+		w->timeout_ms = 20000;
+	memset(&out, 0, sizeof(out));
+	out.type = MDSP_MSG_AUTH;
+	out.auth.op = MDSP_AUTH_HELLO;
+	out.auth.name = (char *)name;
+	out.auth.flags = key ? MDSP_AUTH_HAVE_KEY : 0;
+	mdsp_random(w->cnonce, MDSP_NONCE_LEN);
+	memcpy(out.auth.nonce, w->cnonce, MDSP_NONCE_LEN);
+	r = mdsw_encode(w, &out, &b);
+	if (!r)
+		r = mdsp_send(w->fd, &b);
+	mdsp_buf_free(&b);
+	if (r)
+		return r;
+	for (int step = 0; step < 2; step++) {
+		r = recv_msg(w, &in, &why);
+		if (r)
+			return r;
+		if (in.type != MDSP_MSG_AUTH) {
+			mdsp_msg_free(&in);
+			return -EPROTO;
+		}
+		if (in.auth.op == MDSP_AUTH_REJECT) {
+			r = in.auth.result < 0 ? in.auth.result : -EACCES;
+			if (reason)
+				snprintf(reason, rlen, "%s", in.auth.reason ? in.auth.reason : "");
+			mdsp_msg_free(&in);
+			return r;
+		}
+		if (step == 0) {
+			if (in.auth.op != MDSP_AUTH_CHALLENGE) {
+				mdsp_msg_free(&in);
+				return -EPROTO;
+			}
+			memcpy(w->snonce, in.auth.nonce, MDSP_NONCE_LEN);
+			mdsp_msg_free(&in);
+			if (!key)
+				return 0;
+			memset(&out, 0, sizeof(out));
+			out.type = MDSP_MSG_AUTH;
+			out.auth.op = MDSP_AUTH_PROOF;
+			mdsp_auth_derive(key, MDSP_DERIVE_CLIENT_PROOF, name, w->cnonce, w->snonce, out.auth.proof);
+			r = mdsw_encode(w, &out, &b);
+			if (!r)
+				r = mdsp_send(w->fd, &b);
+			mdsp_buf_free(&b);
+			if (r)
+				return r;
+			continue;
+		}
+		if (in.auth.op != MDSP_AUTH_OK) {
+			mdsp_msg_free(&in);
+			return -EPROTO;
+		}
+		mdsp_auth_derive(key, MDSP_DERIVE_MDS_PROOF, name, w->cnonce, w->snonce, want);
+		r = mdsp_mac_equal(want, in.auth.proof) ? 0 : -EKEYREJECTED;
+		mdsp_msg_free(&in);
+		if (r)
+			return r;
+	}
+	mdsp_auth_derive(key, MDSP_DERIVE_KEY_M2C, name, w->cnonce, w->snonce, k);
+	r = mdsp_mac_new(&w->rx, k);
+	mdsp_auth_derive(key, MDSP_DERIVE_KEY_C2M, name, w->cnonce, w->snonce, w->tx_key);
+	if (!r)
+		r = mdsp_mac_new(&w->tx, w->tx_key);
+	mdsp_auth_derive(key, MDSP_DERIVE_SESSION, name, w->cnonce, w->snonce, w->secret);
+	w->authenticated = !r;
+	return r;
+}
+
+int mdsw_handshake(struct mdsw *w)
+{
+	return mdsw_handshake_as(w, "client.admin", mdsw_test_key(), NULL, 0);
 }
 
 static int send_msg(struct mdsw *w, struct mdsp_msg *msg)
@@ -97,7 +261,7 @@ static int wait_session(struct mdsw *w, const uint32_t *ops, struct mdsp_session
 	int r, i;
 
 	for (;;) {
-		r = mdsp_recv(w->fd, &msg, w->timeout_ms, &why);
+		r = recv_msg(w, &msg, &why);
 		if (r)
 			return r;
 		if (msg.type == MDSP_MSG_SESSION) {
@@ -131,6 +295,32 @@ static int session_round_trip(struct mdsw *w, const struct mdsp_session *q, cons
 	return wait_session(w, ops, out);
 }
 
+/* The secrets of the sessions this process opened, so that a test can
+ * reconnect a session from a new connection as its owner would. */
+#define NSECRETS 1024
+static struct { uint64_t sid; uint8_t secret[MDSP_KEY_LEN]; } secrets[NSECRETS];
+static pthread_mutex_t secrets_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void secret_remember(uint64_t sid, const uint8_t *secret)
+{
+	pthread_mutex_lock(&secrets_lock);
+	secrets[sid % NSECRETS].sid = sid;
+	memcpy(secrets[sid % NSECRETS].secret, secret, MDSP_KEY_LEN);
+	pthread_mutex_unlock(&secrets_lock);
+}
+
+static bool secret_recall(uint64_t sid, uint8_t *secret)
+{
+	bool ok;
+
+	pthread_mutex_lock(&secrets_lock);
+	ok = secrets[sid % NSECRETS].sid == sid;
+	if (ok)
+		memcpy(secret, secrets[sid % NSECRETS].secret, MDSP_KEY_LEN);
+	pthread_mutex_unlock(&secrets_lock);
+	return ok;
+}
+
 /* REQUEST_OPEN (@name) or RECONNECT (@sid): OPEN sets w->sid and w->epoch; REJECT is its result. */
 static int open_session(struct mdsw *w, uint32_t op, const char *name, uint64_t sid)
 {
@@ -138,6 +328,8 @@ static int open_session(struct mdsw *w, uint32_t op, const char *name, uint64_t 
 	static const uint32_t ops[] = { MDSP_SESSION_OPEN, MDSP_SESSION_REJECT, 0 };
 	int r;
 
+	if (op == MDSP_SESSION_RECONNECT)
+		mdsp_reconnect_proof(w->secret, sid, w->cnonce, w->snonce, q.proof);
 	r = session_round_trip(w, &q, ops, &s);
 	if (r)
 		return r;
@@ -145,7 +337,17 @@ static int open_session(struct mdsw *w, uint32_t op, const char *name, uint64_t 
 		return s.result ? s.result : -EPERM;
 	w->sid = s.session_id;
 	w->epoch = s.mds_epoch;
+	if (op == MDSP_SESSION_REQUEST_OPEN && !w->authenticated)
+		memcpy(w->secret, s.secret, MDSP_KEY_LEN);
+	if (op == MDSP_SESSION_REQUEST_OPEN)
+		secret_remember(w->sid, w->secret);
 	return 0;
+}
+
+int mdsw_reconnect_secret(struct mdsw *w, uint64_t sid, const uint8_t *secret)
+{
+	memcpy(w->secret, secret, MDSP_KEY_LEN);
+	return open_session(w, MDSP_SESSION_RECONNECT, NULL, sid);
 }
 
 int mdsw_open(struct mdsw *w, const char *name)
@@ -155,6 +357,7 @@ int mdsw_open(struct mdsw *w, const char *name)
 
 int mdsw_reconnect(struct mdsw *w, uint64_t sid)
 {
+	secret_recall(sid, w->secret);
 	return open_session(w, MDSP_SESSION_RECONNECT, NULL, sid);
 }
 
@@ -211,7 +414,7 @@ int mdsw_call(struct mdsw *w, struct mdsp_request *req, struct mdsp_reply *rep)
 		return -1000 + r;
 	w->got_unsafe = false;
 	for (;;) {
-		r = mdsp_recv(w->fd, &in, w->timeout_ms, &why);
+		r = recv_msg(w, &in, &why);
 		if (r)
 			return -1000 + r;
 		if (in.type == MDSP_MSG_REPLY && in.reply.tid == req->tid) {
@@ -241,7 +444,7 @@ int mdsw_command(struct mdsw *w, const char *json, char **out)
 	if (r)
 		return -1000 + r;
 	for (;;) {
-		r = mdsp_recv(w->fd, &in, w->timeout_ms, &why);
+		r = recv_msg(w, &in, &why);
 		if (r)
 			return -1000 + r;
 		if (in.type == MDSP_MSG_COMMAND_REPLY) {
@@ -378,6 +581,22 @@ int mdsproc_init(struct mdsproc *p, const char *parent)
 	snprintf(p->bin, sizeof(p->bin), "%s/mds/loligo-mds", bd ? bd : ".");
 	if (access(p->bin, X_OK))
 		return -ENOENT;
+	/* the MDS's keyring and a client's, both holding client.admin */
+	{
+		struct mdsp_keyring kr = { 0 };
+		char path[512], err[512];
+		int r = mdsp_keyring_add(&kr, "client.admin", mdsw_test_key());
+
+		snprintf(path, sizeof(path), "%s/keyring", p->dir);
+		if (!r)
+			r = mdsp_keyring_save(path, &kr, err, sizeof(err));
+		snprintf(path, sizeof(path), "%s/client.keyring", p->dir);
+		if (!r)
+			r = mdsp_keyring_save(path, &kr, err, sizeof(err));
+		mdsp_keyring_free(&kr);
+		if (r)
+			return r;
+	}
 	return 0;
 }
 
@@ -391,6 +610,8 @@ static void build_args(struct mdsproc *p, const char **argv, char bufs[][512], i
 	snprintf(bufs[1], 512, "--log_file=%s/mds.log", p->dir);
 	argv[i++] = bufs[1];
 	argv[i++] = "--mds_addr=127.0.0.1";
+	snprintf(bufs[3], 512, "--mds_keyring=%s/keyring", p->dir);
+	argv[i++] = bufs[3];
 	for (k = 0; k < p->nextra; k++)
 		argv[i++] = p->extra[k];
 	*n = i;

@@ -4,9 +4,13 @@
  *
  * mdsw: one TCP connection, one session; a request is sent with a tid and
  * the call waits for its SAFE reply (noting whether an UNSAFE one came
- * first).  mdsproc: runs the real loligo-mds binary (fork/exec) on a temp
- * store and an ephemeral port; the child dies with its parent
- * (PR_SET_PDEATHSIG), so a crashing test leaves no daemon behind.
+ * first).  mdsw_connect authenticates as client.admin with the key every
+ * mdsproc of this process shares (mdsw_test_key), so every frame after it
+ * carries a MAC.  mdsproc: runs the real loligo-mds binary (fork/exec) on a
+ * temp store and an ephemeral port, with a keyring holding client.admin
+ * (<dir>/keyring for the MDS, <dir>/client.keyring for clients); the child
+ * dies with its parent (PR_SET_PDEATHSIG), so a crashing test leaves no
+ * daemon behind.
  */
 #ifndef LOLIGO_TESTS_MDS_WIRE_H
 #define LOLIGO_TESTS_MDS_WIRE_H
@@ -20,6 +24,12 @@
 struct mdsw {
 	int fd;
 	uint64_t out_seq;
+	uint64_t in_seq;
+	struct mdsp_mac *tx, *rx;   /* authenticated: MAC keys */
+	uint8_t tx_key[MDSP_KEY_LEN];
+	uint8_t cnonce[MDSP_NONCE_LEN], snonce[MDSP_NONCE_LEN];
+	uint8_t secret[MDSP_KEY_LEN];   /* of the session opened or resumed here */
+	bool authenticated;
 	uint64_t sid;
 	uint64_t next_tid;
 	uint64_t oldest_tid;        /* sent with every request; 0 = don't trim */
@@ -30,19 +40,40 @@ struct mdsw {
 	int timeout_ms;
 };
 
+/* The key of client.admin that every mdsproc of this process holds. */
+const uint8_t *mdsw_test_key(void);
+/* mdsw_connect - connect and authenticate as client.admin (mdsw_handshake). */
 int mdsw_connect(struct mdsw *w, uint16_t port);
+/* mdsw_connect_raw - connect only: no AUTH yet. */
+int mdsw_connect_raw(struct mdsw *w, uint16_t port);
+/* mdsw_handshake - AUTH as client.admin with the test key. */
+int mdsw_handshake(struct mdsw *w);
+/*
+ * mdsw_handshake_as - AUTH as @name with @key (NULL: no key).  Returns 0 or
+ * the REJECT's result (-ENOKEY, -EKEYREJECTED, -EACCES), with the reason in
+ * @reason (may be NULL).
+ */
+int mdsw_handshake_as(struct mdsw *w, const char *name, const uint8_t *key, char *reason, size_t rlen);
+/* mdsw_fix_frame - after tampering with @b (one frame from mdsw_encode):
+ * recompute the header crc if @hdr_crc, then the MAC, as a sender would. */
+void mdsw_fix_frame(struct mdsw *w, struct mdsp_buf *b, bool hdr_crc);
+/* mdsw_reconnect_secret - RECONNECT @sid proving @secret. */
+int mdsw_reconnect_secret(struct mdsw *w, uint64_t sid, const uint8_t *secret);
 /* mdsw_connect with the socket's receive buffer set to @rcvbuf bytes first (0: the default). */
 int mdsw_connect_rcvbuf(struct mdsw *w, uint16_t port, int rcvbuf);
 void mdsw_close(struct mdsw *w);
 /* mdsw_open - REQUEST_OPEN; returns 0 and sets w->sid. */
 int mdsw_open(struct mdsw *w, const char *name);
-/* mdsw_reconnect - RECONNECT with @sid on this connection; 0 or the REJECT result. */
+/* mdsw_reconnect - RECONNECT with @sid on this connection, proving the
+ * secret of @sid if this process opened it (else w->secret); 0 or the
+ * REJECT result. */
 int mdsw_reconnect(struct mdsw *w, uint64_t sid);
 int mdsw_renew(struct mdsw *w);
 int mdsw_session_close(struct mdsw *w);
 /* Send a raw frame buffer (for bad-input tests). */
 int mdsw_send_raw(struct mdsw *w, const void *buf, size_t len);
-/* Encode @msg with the next seq into @out (caller frees). */
+/* Encode @msg with the next seq into @out, sealed and (authenticated) with
+ * its MAC appended: ready to send (caller frees). */
 int mdsw_encode(struct mdsw *w, struct mdsp_msg *msg, struct mdsp_buf *out);
 
 /*

@@ -20,6 +20,8 @@
  * stderr) after the concurrent test, for the record.
  */
 #include <check.h>
+
+#include "tests/test_keyring.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -64,7 +66,7 @@ static void mds_bin(char *buf, size_t len)
 /* Run loligo-mds with the common arguments plus @extra; @wait: to completion. */
 static pid_t mds_exec(const char *const *extra, bool wait_exit, int *status)
 {
-	char bin[512], a_store[512], a_log[512], a_asok[512];
+	char bin[512], a_store[512], a_log[512], a_asok[512], a_keyring[512];
 	const char *argv[24];
 	int n = 0, st;
 	pid_t pid;
@@ -78,6 +80,8 @@ static pid_t mds_exec(const char *const *extra, bool wait_exit, int *status)
 	argv[n++] = a_log;
 	argv[n++] = a_asok;
 	argv[n++] = "--mds_addr=127.0.0.1";
+	snprintf(a_keyring, sizeof(a_keyring), "--mds_keyring=%s/keyring", wdir);
+	argv[n++] = a_keyring;
 	while (*extra && n < 22)
 		argv[n++] = *extra++;
 	argv[n] = NULL;
@@ -189,8 +193,11 @@ static void mds_setup(void)
 
 	snprintf(wdir, sizeof(wdir), "%s/t%d", tmpdir, (int)getpid());
 	ck_assert_int_eq(mkdir(wdir, 0755), 0);
+	ck_assert_int_eq(test_write_keyrings(wdir), 0);
 	log_init("test_mdsc_mds");
 	cfg_init("client");
+	snprintf(store, sizeof(store), "%s/client.keyring", wdir);
+	set_opt("client_keyring", store);
 	set_opt("client_reconnect_backoff_min", "0.05");
 	set_opt("client_reconnect_backoff_max", "0.2");
 	snprintf(store, sizeof(store), "%s/store", wdir);

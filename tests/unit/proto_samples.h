@@ -9,6 +9,7 @@
 #ifndef LOLIGO_TESTS_PROTO_SAMPLES_H
 #define LOLIGO_TESTS_PROTO_SAMPLES_H
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -92,6 +93,29 @@ static __attribute__((unused)) void sample_session(struct mdsp_msg *m, uint32_t 
 		s->caps[i].caps = 0x3f & (i + 1);
 		s->caps[i].wanted = 0x2a;
 	}
+	for (i = 0; i < MDSP_KEY_LEN; i++) {
+		s->secret[i] = (uint8_t)(0x11 * i + op);
+		s->proof[i] = (uint8_t)(0x29 * i + 3);
+	}
+}
+
+static __attribute__((unused)) void sample_auth(struct mdsp_msg *m, uint32_t op)
+{
+	struct mdsp_auth *a = &m->auth;
+	uint32_t i;
+
+	memset(m, 0, sizeof(*m));
+	m->type = MDSP_MSG_AUTH;
+	m->seq = 3;
+	a->op = op;
+	a->flags = MDSP_AUTH_HAVE_KEY | MDSP_AUTH_REQUIRED;
+	a->name = strdup("client.admin");
+	for (i = 0; i < MDSP_NONCE_LEN; i++) {
+		a->nonce[i] = (uint8_t)(7 * i + 1);
+		a->proof[i] = (uint8_t)(13 * i + 5);
+	}
+	a->result = -ENOKEY;
+	a->reason = op == MDSP_AUTH_REJECT ? strdup("no key for client.admin") : NULL;
 }
 
 /* A request with every field set; @namelen sizes name, name2 and target. */
@@ -222,6 +246,8 @@ static __attribute__((unused)) int sample_all_small(struct mdsp_msg *out)
 	sample_caps(&out[n++], MDSP_CAPS_FLUSH);
 	sample_command(&out[n++], 0);
 	sample_command_reply(&out[n++], 0);
+	sample_auth(&out[n++], MDSP_AUTH_HELLO);
+	sample_auth(&out[n++], MDSP_AUTH_REJECT);
 	return n;
 }
 
@@ -277,13 +303,21 @@ static __attribute__((unused)) int msg_eq(const struct mdsp_msg *a, const struct
 		    !str_eq(x->client_name, y->client_name) ||
 		    memcmp(x->client_uuid, y->client_uuid, 16) || x->lease_ms != y->lease_ms ||
 		    x->result != y->result || !str_eq(x->reason, y->reason) ||
-		    x->mds_epoch != y->mds_epoch || x->ncaps != y->ncaps)
+		    x->mds_epoch != y->mds_epoch || x->ncaps != y->ncaps ||
+		    memcmp(x->secret, y->secret, MDSP_KEY_LEN) || memcmp(x->proof, y->proof, MDSP_MAC_LEN))
 			return 0;
 		for (i = 0; i < x->ncaps; i++)
 			if (x->caps[i].ino != y->caps[i].ino || x->caps[i].caps != y->caps[i].caps ||
 			    x->caps[i].wanted != y->caps[i].wanted)
 				return 0;
 		return 1;
+	}
+	case MDSP_MSG_AUTH: {
+		const struct mdsp_auth *x = &a->auth, *y = &b->auth;
+
+		return x->op == y->op && x->flags == y->flags && str_eq(x->name, y->name) &&
+		       !memcmp(x->nonce, y->nonce, MDSP_NONCE_LEN) && !memcmp(x->proof, y->proof, MDSP_MAC_LEN) &&
+		       x->result == y->result && str_eq(x->reason, y->reason);
 	}
 	case MDSP_MSG_REQUEST: {
 		const struct mdsp_request *x = &a->request, *y = &b->request;

@@ -13,6 +13,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <stdio.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include "common/crc32c.h"
 #include "mds_proto/proto.h"
 #include "proto_samples.h"
@@ -39,9 +43,9 @@ static void reframe(uint8_t *f, size_t plen)
 	uint32_t crc;
 
 	wr32le(f + 20, (uint32_t)plen);
-	crc = crc32c(0, f, 24);
-	crc = crc32c(crc, f + MDSP_HDR_LEN, plen);
+	crc = crc32c(0, f + MDSP_HDR_LEN, plen);
 	wr32le(f + 24, crc);
+	wr32le(f + 28, crc32c(0, f, 28));
 }
 
 static void encode_ok(const struct mdsp_msg *m, struct mdsp_buf *b)
@@ -327,11 +331,11 @@ START_TEST(test_crc_mismatch)
 	b.data[MDSP_HDR_LEN + 10] ^= 0x40;
 	ck_assert_int_eq(mdsp_decode_hdr(b.data, &h, &why), 0);
 	ck_assert_int_eq(mdsp_decode_payload(&h, b.data + MDSP_HDR_LEN, h.len, &d, &why), -EBADMSG);
-	ck_assert_str_eq(why, "crc mismatch");
+	ck_assert_str_eq(why, "payload crc mismatch");
 	b.data[MDSP_HDR_LEN + 10] ^= 0x40;
-	b.data[24] ^= 1;        /* the crc itself */
+	b.data[24] ^= 1;        /* the payload crc itself: the header crc covers it */
 	ck_assert_int_eq(mdsp_decode_frame(b.data, b.len, &d, &why), -EBADMSG);
-	ck_assert_str_eq(why, "crc mismatch");
+	ck_assert_str_eq(why, "header crc mismatch");
 	b.data[24] ^= 1;
 	/* the payload length given to the decoder must be the header's */
 	ck_assert_int_eq(mdsp_decode_payload(&h, b.data + MDSP_HDR_LEN, h.len - 1, &d, &why),
@@ -355,14 +359,24 @@ START_TEST(test_header_checks)
 	ck_assert_uint_eq(rd32le(b.data), MDSP_MAGIC);
 	ck_assert(memcmp(b.data, "LOLG", 4) == 0);
 
-	/* oversized length: refused before anything is read or allocated */
+	/* a corrupt length is caught by the header's own crc, before anything
+	 * is read or allocated for the payload */
+	b.data[22] ^= 0x10;
+	why = NULL;
+	ck_assert_int_eq(mdsp_decode_hdr(b.data, &h, &why), -EBADMSG);
+	ck_assert_str_eq(why, "header crc mismatch");
+	b.data[22] ^= 0x10;
+	/* an oversized length, well formed: refused too */
 	wr32le(b.data + 20, MDSP_MAX_PAYLOAD + 1);
+	wr32le(b.data + 28, crc32c(0, b.data, 28));
 	why = NULL;
 	ck_assert_int_eq(mdsp_decode_hdr(b.data, &h, &why), -EMSGSIZE);
 	ck_assert_ptr_nonnull(why);
 	wr32le(b.data + 20, UINT32_MAX);
+	wr32le(b.data + 28, crc32c(0, b.data, 28));
 	ck_assert_int_eq(mdsp_decode_hdr(b.data, &h, &why), -EMSGSIZE);
 	wr32le(b.data + 20, MDSP_MAX_PAYLOAD);
+	wr32le(b.data + 28, crc32c(0, b.data, 28));
 	ck_assert_int_eq(mdsp_decode_hdr(b.data, &h, &why), 0);
 	ck_assert_uint_eq(h.len, MDSP_MAX_PAYLOAD);
 	reframe(b.data, b.len - MDSP_HDR_LEN);
@@ -374,6 +388,9 @@ START_TEST(test_header_checks)
 
 	b.data[4] = MDSP_PROTO_VERSION + 1;
 	ck_assert_int_eq(mdsp_decode_hdr(b.data, &h, &why), -EPROTONOSUPPORT);
+	b.data[4] = 1;
+	ck_assert_int_eq(mdsp_decode_hdr(b.data, &h, &why), -EPROTONOSUPPORT);
+	ck_assert_ptr_nonnull(strstr(why, "older"));
 	b.data[4] = MDSP_PROTO_VERSION;
 
 	/* unknown flag bits are ignored */
@@ -390,7 +407,7 @@ START_TEST(test_unknown_type)
 	struct mdsp_buf b;
 	struct mdsp_hdr h;
 	const char *why;
-	uint16_t types[] = { 0, 7, 99, 0xffff };
+	uint16_t types[] = { 0, 8, 99, 0xffff };
 	unsigned i;
 
 	sample_caps(&m, MDSP_CAPS_ACK);
@@ -737,7 +754,10 @@ START_TEST(test_names)
 	ck_assert_str_eq(mdsp_op_name(MDSP_OP_MAX), "unknown");
 	ck_assert_str_eq(mdsp_op_name(UINT32_MAX), "unknown");
 	ck_assert_str_eq(mdsp_msg_type_name(MDSP_MSG_COMMAND_REPLY), "command_reply");
-	ck_assert_str_eq(mdsp_msg_type_name(7), "unknown");
+	ck_assert_str_eq(mdsp_msg_type_name(MDSP_MSG_AUTH), "auth");
+	ck_assert_str_eq(mdsp_msg_type_name(8), "unknown");
+	ck_assert_str_eq(mdsp_auth_op_name(MDSP_AUTH_REJECT), "reject");
+	ck_assert_str_eq(mdsp_auth_op_name(6), "unknown");
 	ck_assert_str_eq(mdsp_session_op_name(MDSP_SESSION_RECONNECT), "reconnect");
 	ck_assert_str_eq(mdsp_session_op_name(MDSP_SESSION_REJECT), "reject");
 	ck_assert_str_eq(mdsp_session_op_name(11), "unknown");
@@ -754,10 +774,246 @@ START_TEST(test_names)
 }
 END_TEST
 
+
+/* ---- authentication: HMAC, frame MACs, keyrings ----------------------------- */
+
+START_TEST(test_hmac_known_answer)
+{
+	/* RFC 4231 test case 2 */
+	static const uint8_t want[32] = {
+		0x5b, 0xdc, 0xc1, 0x46, 0xbf, 0x60, 0x75, 0x4e, 0x6a, 0x04, 0x24, 0x26, 0x08, 0x95, 0x75, 0xc7,
+		0x5a, 0x00, 0x3f, 0x08, 0x9d, 0x27, 0x39, 0x83, 0x9d, 0xec, 0x58, 0xb9, 0x64, 0xec, 0x38, 0x43,
+	};
+	const void *parts[] = { "what do ya ", "want for nothing?" };
+	const size_t lens[] = { 11, 17 };
+	uint8_t out[32];
+
+	ck_assert_int_eq(mdsp_hmac((const uint8_t *)"Jefe", 4, parts, lens, 2, out), 0);
+	ck_assert(memcmp(out, want, 32) == 0);
+	ck_assert(mdsp_mac_equal(out, want));
+	out[31] ^= 1;
+	ck_assert(!mdsp_mac_equal(out, want));
+}
+END_TEST
+
+START_TEST(test_frame_mac)
+{
+	struct mdsp_msg m, d;
+	struct mdsp_buf b;
+	struct mdsp_hdr h;
+	struct mdsp_mac *tx, *rx, *other;
+	uint8_t key[MDSP_KEY_LEN], key2[MDSP_KEY_LEN], tag[MDSP_MAC_LEN], tag2[MDSP_MAC_LEN];
+	uint64_t last = 4;
+	const char *why;
+
+	memset(key, 7, sizeof(key));
+	memset(key2, 8, sizeof(key2));
+	ck_assert_int_eq(mdsp_mac_new(&tx, key), 0);
+	ck_assert_int_eq(mdsp_mac_new(&rx, key), 0);
+	ck_assert_int_eq(mdsp_mac_new(&other, key2), 0);
+	sample_caps(&m, MDSP_CAPS_FLUSH);
+	encode_ok(&m, &b);
+	ck_assert_int_eq(mdsp_frame_seal(b.data, b.len, 5, tx, tag), 0);
+	/* the same key computes the same MAC again (the context is reused) */
+	ck_assert_int_eq(mdsp_frame_seal(b.data, b.len, 5, tx, tag2), 0);
+	ck_assert(memcmp(tag, tag2, sizeof(tag)) == 0);
+	ck_assert_int_eq(mdsp_decode_hdr(b.data, &h, &why), 0);
+	ck_assert(h.flags & MDSP_FRAME_MAC);
+	ck_assert_uint_eq(h.seq, 5);
+	/* the wrong key, a changed payload byte, a changed tag: refused */
+	ck_assert_int_eq(mdsp_frame_verify(other, &h, b.data, b.data + MDSP_HDR_LEN, tag, &last, &why), -EBADMSG);
+	ck_assert_str_eq(why, "bad frame MAC");
+	b.data[MDSP_HDR_LEN + 3] ^= 1;
+	ck_assert_int_eq(mdsp_frame_verify(rx, &h, b.data, b.data + MDSP_HDR_LEN, tag, &last, &why), -EBADMSG);
+	b.data[MDSP_HDR_LEN + 3] ^= 1;
+	tag[0] ^= 1;
+	ck_assert_int_eq(mdsp_frame_verify(rx, &h, b.data, b.data + MDSP_HDR_LEN, tag, &last, &why), -EBADMSG);
+	tag[0] ^= 1;
+	ck_assert_int_eq(mdsp_frame_verify(rx, &h, b.data, b.data + MDSP_HDR_LEN, NULL, &last, &why), -EBADMSG);
+	ck_assert_uint_eq(last, 4);
+	/* the right one passes once; the same frame again is a replay */
+	ck_assert_int_eq(mdsp_frame_verify(rx, &h, b.data, b.data + MDSP_HDR_LEN, tag, &last, &why), 0);
+	ck_assert_uint_eq(last, 5);
+	ck_assert_int_eq(mdsp_frame_verify(rx, &h, b.data, b.data + MDSP_HDR_LEN, tag, &last, &why), -EBADMSG);
+	ck_assert_ptr_nonnull(strstr(why, "replayed"));
+	/* a later frame that skips one: out of order */
+	ck_assert_int_eq(mdsp_frame_seal(b.data, b.len, 7, tx, tag), 0);
+	ck_assert_int_eq(mdsp_decode_hdr(b.data, &h, &why), 0);
+	ck_assert_int_eq(mdsp_frame_verify(rx, &h, b.data, b.data + MDSP_HDR_LEN, tag, &last, &why), -EBADMSG);
+	ck_assert_ptr_nonnull(strstr(why, "out of order"));
+	/* sealed without a key: no flag, and the frame decodes as before */
+	ck_assert_int_eq(mdsp_frame_seal(b.data, b.len, 6, NULL, NULL), 0);
+	ck_assert_int_eq(mdsp_decode_hdr(b.data, &h, &why), 0);
+	ck_assert(!(h.flags & MDSP_FRAME_MAC));
+	ck_assert_int_eq(mdsp_decode_frame(b.data, b.len, &d, &why), 0);
+	ck_assert(msg_eq(&m, &d) || d.seq == 6);
+	mdsp_msg_free(&d);
+	mdsp_buf_free(&b);
+	mdsp_msg_free(&m);
+	mdsp_mac_free(tx);
+	mdsp_mac_free(rx);
+	mdsp_mac_free(other);
+}
+END_TEST
+
+START_TEST(test_auth_derive_distinct)
+{
+	uint8_t k[MDSP_KEY_LEN], cn[MDSP_NONCE_LEN], sn[MDSP_NONCE_LEN], out[5][MDSP_MAC_LEN], o2[MDSP_MAC_LEN];
+	int i, j;
+
+	memset(k, 1, sizeof(k));
+	memset(cn, 2, sizeof(cn));
+	memset(sn, 3, sizeof(sn));
+	for (i = 0; i < 5; i++)
+		ck_assert_int_eq(mdsp_auth_derive(k, (enum mdsp_derive)i, "client.a", cn, sn, out[i]), 0);
+	for (i = 0; i < 5; i++)
+		for (j = 0; j < i; j++)
+			ck_assert(memcmp(out[i], out[j], MDSP_MAC_LEN));
+	/* another nonce, another name: another proof */
+	sn[0] ^= 1;
+	ck_assert_int_eq(mdsp_auth_derive(k, MDSP_DERIVE_CLIENT_PROOF, "client.a", cn, sn, o2), 0);
+	ck_assert(memcmp(o2, out[0], MDSP_MAC_LEN));
+	sn[0] ^= 1;
+	ck_assert_int_eq(mdsp_auth_derive(k, MDSP_DERIVE_CLIENT_PROOF, "client.b", cn, sn, o2), 0);
+	ck_assert(memcmp(o2, out[0], MDSP_MAC_LEN));
+	ck_assert_int_eq(mdsp_reconnect_proof(k, 1, cn, sn, o2), 0);
+	ck_assert_int_eq(mdsp_reconnect_proof(k, 2, cn, sn, out[0]), 0);
+	ck_assert(memcmp(o2, out[0], MDSP_MAC_LEN));
+}
+END_TEST
+
+static void write_file(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	ck_assert_ptr_nonnull(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+START_TEST(test_keyring_files)
+{
+	char dir[] = "/tmp/test_keyringXXXXXX", path[256], err[512];
+	struct mdsp_keyring kr = { 0 }, back;
+	uint8_t a[MDSP_KEY_LEN], b[MDSP_KEY_LEN];
+	struct stat st;
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/keyring", dir);
+	memset(a, 0xa5, sizeof(a));
+	memset(b, 0x00, sizeof(b));
+	ck_assert_int_eq(mdsp_keyring_add(&kr, "client.admin", a), 0);
+	ck_assert_int_eq(mdsp_keyring_add(&kr, "client.b-1.x_y", b), 0);
+	ck_assert_int_eq(mdsp_keyring_add(&kr, "mds.0", a), -EINVAL);
+	ck_assert_int_eq(mdsp_keyring_add(&kr, "client.", a), -EINVAL);
+	ck_assert_int_eq(mdsp_keyring_add(&kr, "client.a b", a), -EINVAL);
+	ck_assert_int_eq(mdsp_keyring_save(path, &kr, err, sizeof(err)), 0);
+	ck_assert_int_eq(stat(path, &st), 0);
+	ck_assert_uint_eq(st.st_mode & 0777, 0600);
+	ck_assert_int_eq(mdsp_keyring_load(path, &back, err, sizeof(err)), 0);
+	ck_assert_uint_eq(back.n, 2);
+	ck_assert(memcmp(mdsp_keyring_find(&back, "client.admin")->secret, a, 32) == 0);
+	ck_assert(memcmp(mdsp_keyring_find(&back, "client.b-1.x_y")->secret, b, 32) == 0);
+	ck_assert_ptr_null(mdsp_keyring_find(&back, "client.nobody"));
+	ck_assert_int_eq(mdsp_keyring_remove(&back, "client.admin"), 0);
+	ck_assert_int_eq(mdsp_keyring_remove(&back, "client.admin"), -ENOENT);
+	ck_assert_uint_eq(back.n, 1);
+	mdsp_keyring_free(&back);
+	mdsp_keyring_free(&kr);
+
+	/* Ceph-style extras are skipped; comments too */
+	write_file(path, "# a comment\n[client.x]\n\tkey = AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=\n"
+			 "\tcaps mds = \"allow *\"\n");
+	ck_assert_int_eq(mdsp_keyring_load(path, &back, err, sizeof(err)), 0);
+	ck_assert_uint_eq(back.n, 1);
+	mdsp_keyring_free(&back);
+	/* what is wrong is said, with the line */
+	write_file(path, "[client.x]\n\tkey = not-base64\n");
+	ck_assert_int_eq(mdsp_keyring_load(path, &back, err, sizeof(err)), -EINVAL);
+	ck_assert_ptr_nonnull(strstr(err, "line 2"));
+	ck_assert_uint_eq(back.n, 0);
+	write_file(path, "[client.x]\n");
+	ck_assert_int_eq(mdsp_keyring_load(path, &back, err, sizeof(err)), -EINVAL);
+	ck_assert_ptr_nonnull(strstr(err, "has no key"));
+	write_file(path, "[osd.1]\nkey = AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=\n");
+	ck_assert_int_eq(mdsp_keyring_load(path, &back, err, sizeof(err)), -EINVAL);
+	ck_assert_ptr_nonnull(strstr(err, "not an entity name"));
+	write_file(path, "key = AAAA\n");
+	ck_assert_int_eq(mdsp_keyring_load(path, &back, err, sizeof(err)), -EINVAL);
+	unlink(path);
+	ck_assert_int_eq(mdsp_keyring_load(path, &back, err, sizeof(err)), -ENOENT);
+	rmdir(dir);
+}
+END_TEST
+
+/* A reply stored by an older MDS (frame version 1: a 28-byte header whose
+ * one crc covers 24 header bytes and the payload) still decodes. */
+START_TEST(test_stored_v1_frame)
+{
+	struct mdsp_msg m, d;
+	struct mdsp_buf b;
+	uint8_t *f;
+	size_t plen;
+
+	sample_reply(&m, 2, 8, 0);
+	encode_ok(&m, &b);
+	plen = b.len - MDSP_HDR_LEN;
+	f = malloc(MDSP_HDR_LEN_V1 + plen);
+	memcpy(f, b.data, 24);
+	f[4] = 1;
+	f[5] = 0;
+	memcpy(f + MDSP_HDR_LEN_V1, b.data + MDSP_HDR_LEN, plen);
+	wr32le(f + 24, crc32c(crc32c(0, f, 24), f + MDSP_HDR_LEN_V1, plen));
+	ck_assert_int_eq(mdsp_decode_frame(f, MDSP_HDR_LEN_V1 + plen, &d, NULL), 0);
+	ck_assert(msg_eq(&m, &d));
+	mdsp_msg_free(&d);
+	f[MDSP_HDR_LEN_V1 + 2] ^= 1;
+	ck_assert_int_eq(mdsp_decode_frame(f, MDSP_HDR_LEN_V1 + plen, &d, NULL), -EBADMSG);
+	free(f);
+	mdsp_buf_free(&b);
+	mdsp_msg_free(&m);
+}
+END_TEST
+
+/* A version-1 SESSION struct (no secret, no proof) decodes with both zero. */
+START_TEST(test_session_v1_struct)
+{
+	struct mdsp_msg m, d;
+	struct mdsp_buf b;
+	uint8_t zero[MDSP_KEY_LEN] = { 0 };
+	size_t plen;
+
+	sample_session(&m, MDSP_SESSION_RECONNECT, 2);
+	encode_ok(&m, &b);
+	plen = b.len - MDSP_HDR_LEN;
+	/* drop the 64 bytes of version 2 and say version 1 */
+	b.data[MDSP_HDR_LEN] = 1;
+	wr32le(b.data + MDSP_HDR_LEN + 2, (uint32_t)(plen - 6 - 64));
+	reframe(b.data, plen - 64);
+	ck_assert_int_eq(mdsp_decode_frame(b.data, b.len - 64, &d, NULL), 0);
+	ck_assert_uint_eq(d.session.session_id, m.session.session_id);
+	ck_assert_uint_eq(d.session.ncaps, 2);
+	ck_assert(memcmp(d.session.proof, zero, MDSP_MAC_LEN) == 0);
+	ck_assert(memcmp(d.session.secret, zero, MDSP_KEY_LEN) == 0);
+	mdsp_msg_free(&d);
+	mdsp_buf_free(&b);
+	mdsp_msg_free(&m);
+}
+END_TEST
+
 static Suite *proto_suite(void)
 {
 	Suite *s = suite_create("proto");
 	TCase *tc;
+
+	tc = tcase_create("auth");
+	tcase_add_test(tc, test_hmac_known_answer);
+	tcase_add_test(tc, test_frame_mac);
+	tcase_add_test(tc, test_auth_derive_distinct);
+	tcase_add_test(tc, test_keyring_files);
+	tcase_add_test(tc, test_stored_v1_frame);
+	tcase_add_test(tc, test_session_v1_struct);
+	suite_add_tcase(s, tc);
 
 	tc = tcase_create("roundtrip");
 	tcase_add_test(tc, test_roundtrip_every_message);

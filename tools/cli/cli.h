@@ -40,4 +40,12 @@ int cli_config_check(const char *conf);
 int run_asok_command(const char *sock, const char *what, int nwords, char **words,
 		     enum cli_format fmt, int timeout_ms);
 
+/**
+ * cli_auth - `loligo auth VERB ...` (tools/cli/auth.c): @words start at the
+ * verb.  @find_sock finds the MDS admin socket when no --keyring is given.
+ * Return: process exit code.
+ */
+int cli_auth(int n, char **words, enum cli_format fmt, int timeout_ms,
+	     int (*find_sock)(char *buf, size_t len, void *arg), void *arg);
+
 #endif

@@ -41,6 +41,10 @@ static void usage(FILE *f)
 		"  fs status                     filesystem status (MDS 'fs status')\n"
 		"  mds stat                      MDS state (MDS 'status')\n"
 		"  df                            space usage (MDS 'df')\n"
+		"  auth get-or-create|get client.NAME [-o FILE] [--keyring MDS_KEYRING]\n"
+		"  auth ls | auth rm client.NAME [--keyring MDS_KEYRING]\n"
+		"                                client keys (MDS 'auth ...'; with --keyring\n"
+		"                                the keyring file itself, MDS running or not)\n"
 		"  tell mds.0 <command...>       any MDS admin command, e.g.\n"
 		"                                  session ls | client evict id=N | dump cache\n"
 		"  daemon SOCK <command...>      any daemon by its admin socket, e.g.\n"
@@ -200,6 +204,11 @@ static int find_mds_asok(const struct cli_opts *o, char *buf, size_t len)
 	return 0;
 }
 
+static int find_mds_asok_cb(char *buf, size_t len, void *arg)
+{
+	return find_mds_asok(arg, buf, len);
+}
+
 static int mds_command(const struct cli_opts *o, int nwords, char **words)
 {
 	char sock[4096];
@@ -249,6 +258,8 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(cmd[0], "config") && n == 2 && !strcmp(cmd[1], "check"))
 		return cli_config_check(o.conf);
+	if (!strcmp(cmd[0], "auth"))
+		return cli_auth(n - 1, cmd + 1, o.fmt, o.timeout_ms, find_mds_asok_cb, &o);
 	if (!strcmp(cmd[0], "status") && n == 1)
 		return mds_command(&o, 1, w_status);
 	if (!strcmp(cmd[0], "df") && n == 1)
