@@ -105,16 +105,26 @@ mds_addr = 127.0.0.1
 mds_port = $mds_port
 admin_socket = $out/mds.asok
 log_file = $out/mds.log
+# auth_required is on (the default): clients prove the key of their name
+mds_keyring = $dir/keyring
 
 [client]
 client_mds_addr = 127.0.0.1:$mds_port
 admin_socket = $out/client.asok
 log_file = $out/client.log
+client_keyring = $dir/client.admin.keyring
 
 [nfs]
 # the embedded gateway in loligo-fuse: the whole filesystem at pseudo path /
 nfs_exports = id=1,path=/,pseudo=/,clients=127.0.0.1,rw,no_root_squash,insecure
 CONF
+fi
+
+# ---- keys: the MDS keyring and client.admin's (loligo auth get-or-create
+# client.NAME -o FILE adds more, the MDS running or not)
+if [[ ! -f $dir/client.admin.keyring ]]; then
+	"$bin/tools/cli/loligo" auth get-or-create client.admin --keyring "$dir/keyring" \
+		-o "$dir/client.admin.keyring" 2>/dev/null
 fi
 
 # ---- MDS

@@ -4,7 +4,7 @@
 if(TARGET loligo-fuse AND TARGET loligo-mds)
   loligo_check_test(test_fuse
     SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_fuse.c ${CMAKE_CURRENT_LIST_DIR}/test_fuse_harness.c
-    LIBS loligo_common
+    LIBS loligo_proto loligo_common
     LABELS e2e fuse
     TIMEOUT 600)
   add_dependencies(test_fuse loligo-fuse loligo-mds)

@@ -4,6 +4,7 @@
  * fixtures can use it too.
  */
 #include "tests/e2e/test_fuse_harness.h"
+#include "tests/test_keyring.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -229,11 +230,15 @@ int lfs_init(struct lfs *fs)
 		 "mds_addr = 127.0.0.1\n"
 		 "log_file = %s/mds.log\n"
 		 "admin_socket = %s/mds.asok\n"
+		 "mds_keyring = %s/keyring\n"
 		 "[client]\n"
 		 "log_file = %s/client.log\n"
-		 "admin_socket = %s/client.asok\n",
-		 base, base, base, base, base);
+		 "admin_socket = %s/client.asok\n"
+		 "client_keyring = %s/client.keyring\n",
+		 base, base, base, base, base, base, base);
 	write_text(fs->conf, text);
+	if (test_write_keyrings(fs->dir))
+		return -1;
 	{
 		char *argv[] = {(char *)lfs_bin("mds/loligo-mds", mds, sizeof(mds)), "-c", fs->conf,
 				"--mkfs", NULL};

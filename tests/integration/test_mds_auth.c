@@ -17,10 +17,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <json-c/json.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "common/admin_sock.h"
 #include "tests/integration/test_mds_wire.h"
 
 #define ROOT MDSP_ROOT_INO
@@ -296,17 +299,380 @@ START_TEST(test_session_limits)
 }
 END_TEST
 
+
+/* ---- 11.2: authentication ---------------------------------------------------- */
+
+/* A client without a key, with a name the MDS has no key for, or with a
+ * wrong key gets no session, and each is told which. */
+START_TEST(test_handshake_refusals)
+{
+	struct mdsw w;
+	uint8_t wrong[MDSP_KEY_LEN];
+	char reason[1024];
+	struct mdsp_inode in;
+
+	ck_assert_int_eq(mdsproc_start(&P), 0);
+
+	ck_assert_int_eq(mdsw_connect_raw(&w, P.port), 0);
+	ck_assert_int_eq(mdsw_handshake_as(&w, "client.admin", NULL, reason, sizeof(reason)), -EACCES);
+	ck_assert_msg(strstr(reason, "requires authentication"), "%s", reason);
+	ck_assert(closed_within(w.fd, 5));
+	mdsw_close(&w);
+	ck_assert(logged("offered no key", NULL));
+
+	ck_assert_int_eq(mdsw_connect_raw(&w, P.port), 0);
+	ck_assert_int_eq(mdsw_handshake_as(&w, "client.nobody", mdsw_test_key(), reason, sizeof(reason)), -ENOKEY);
+	ck_assert_msg(strstr(reason, "get-or-create client.nobody"), "%s", reason);
+	mdsw_close(&w);
+	ck_assert(logged("no key for client.nobody", "peer 127.0.0.1:"));
+
+	memcpy(wrong, mdsw_test_key(), sizeof(wrong));
+	wrong[0] ^= 1;
+	ck_assert_int_eq(mdsw_connect_raw(&w, P.port), 0);
+	ck_assert_int_eq(mdsw_handshake_as(&w, "client.admin", wrong, reason, sizeof(reason)), -EKEYREJECTED);
+	ck_assert_msg(strstr(reason, "wrong key"), "%s", reason);
+	mdsw_close(&w);
+	ck_assert(logged("wrong key for client.admin", "peer 127.0.0.1:"));
+
+	/* skipping AUTH altogether: the first SESSION closes the connection */
+	ck_assert_int_eq(mdsw_connect_raw(&w, P.port), 0);
+	w.timeout_ms = 5000;
+	ck_assert_int_lt(mdsw_open(&w, "client.sneaky"), 0);
+	ck_assert(closed_within(w.fd, 5));
+	mdsw_close(&w);
+	ck_assert(logged("before authentication", NULL));
+
+	/* the right key */
+	ck_assert_int_eq(mdsw_connect(&w, P.port), 0);
+	ck_assert_int_eq(mdsw_open(&w, "client.good"), 0);
+	ck_assert_int_eq(mdsw_getattr(&w, ROOT, &in), 0);
+	mdsw_close(&w);
+}
+END_TEST
+
+/* A frame whose MAC does not match (a third party's, or altered on the way)
+ * closes the connection; the session stays for its owner. */
+START_TEST(test_bad_mac_closes)
+{
+	struct mdsw w, again;
+	struct mdsp_msg msg;
+	struct mdsp_buf b;
+	struct mdsp_inode in;
+	uint64_t sid;
+
+	ck_assert_int_eq(mdsproc_start(&P), 0);
+	ck_assert_int_eq(mdsw_connect(&w, P.port), 0);
+	ck_assert_int_eq(mdsw_open(&w, "client.mac"), 0);
+	sid = w.sid;
+	memset(&msg, 0, sizeof(msg));
+	msg.type = MDSP_MSG_REQUEST;
+	msg.request.tid = 100;
+	msg.request.op = MDSP_OP_MKDIR;
+	msg.request.ino = ROOT;
+	msg.request.name = "injected";
+	msg.request.mode = 0755;
+	ck_assert_int_eq(mdsw_encode(&w, &msg, &b), 0);
+	b.data[b.len - 1] ^= 0x01;      /* the MAC */
+	ck_assert_int_eq(mdsw_send_raw(&w, b.data, b.len), 0);
+	mdsp_buf_free(&b);
+	ck_assert(closed_within(w.fd, 5));
+	mdsw_close(&w);
+	ck_assert(logged("bad frame MAC", NULL));
+
+	/* a frame with no MAC at all on an authenticated connection: the same */
+	ck_assert_int_eq(mdsw_connect(&w, P.port), 0);
+	ck_assert_int_eq(mdsw_open(&w, "client.mac2"), 0);
+	{
+		struct mdsp_mac *tx = w.tx;
+
+		w.tx = NULL;            /* encode as an unauthenticated sender would */
+		ck_assert_int_eq(mdsw_encode(&w, &msg, &b), 0);
+		w.tx = tx;
+	}
+	ck_assert_int_eq(mdsw_send_raw(&w, b.data, b.len), 0);
+	mdsp_buf_free(&b);
+	ck_assert(closed_within(w.fd, 5));
+	mdsw_close(&w);
+	ck_assert(logged("a frame without a MAC on an authenticated connection", NULL));
+
+	/* nothing was run, and the owner resumes its session */
+	ck_assert_int_eq(mdsw_connect(&again, P.port), 0);
+	ck_assert_int_eq(mdsw_reconnect(&again, sid), 0);
+	again.next_tid = 1000;
+	ck_assert_int_eq(mdsw_lookup(&again, ROOT, "injected", &in), -ENOENT);
+	mdsw_close(&again);
+}
+END_TEST
+
+/* A frame sent again byte for byte (a replay by someone on the path) closes
+ * the connection and is not run twice. */
+START_TEST(test_replayed_frame_rejected)
+{
+	struct mdsw w, again;
+	struct mdsp_msg msg;
+	struct mdsp_buf b;
+	struct mdsp_reply rep;
+	struct mdsp_inode in;
+	const char *why;
+	uint64_t sid;
+	int r;
+
+	ck_assert_int_eq(mdsproc_start(&P), 0);
+	ck_assert_int_eq(mdsw_connect(&w, P.port), 0);
+	ck_assert_int_eq(mdsw_open(&w, "client.replay"), 0);
+	sid = w.sid;
+	ck_assert_int_eq(mdsw_create(&w, ROOT, "f", 0644, O_CREAT | O_EXCL, &in), 0);
+	/* an unlink, sent, answered, then sent again */
+	memset(&msg, 0, sizeof(msg));
+	msg.type = MDSP_MSG_REQUEST;
+	msg.request.tid = 500;
+	msg.request.op = MDSP_OP_UNLINK;
+	msg.request.ino = ROOT;
+	msg.request.name = "f";
+	ck_assert_int_eq(mdsw_encode(&w, &msg, &b), 0);
+	ck_assert_int_eq(mdsw_send_raw(&w, b.data, b.len), 0);
+	for (;;) {
+		struct mdsp_msg m;
+
+		r = mdsp_recv_auth(w.fd, &m, 10000, w.rx, &w.in_seq, &why);
+		ck_assert_int_eq(r, 0);
+		if (m.type == MDSP_MSG_REPLY && m.reply.tid == 500 && (m.reply.flags & MDSP_REPLY_SAFE)) {
+			ck_assert_int_eq(m.reply.result, 0);
+			mdsp_msg_free(&m);
+			break;
+		}
+		mdsp_msg_free(&m);
+	}
+	ck_assert_int_eq(mdsw_create(&w, ROOT, "f", 0644, O_CREAT | O_EXCL, &in), 0);   /* f again */
+	ck_assert_int_eq(mdsw_send_raw(&w, b.data, b.len), 0);                          /* the replay */
+	mdsp_buf_free(&b);
+	ck_assert(closed_within(w.fd, 5));
+	mdsw_close(&w);
+	ck_assert(logged("replayed frame", NULL));
+	/* the second f is still there: the replay did not run */
+	ck_assert_int_eq(mdsw_connect(&again, P.port), 0);
+	ck_assert_int_eq(mdsw_reconnect(&again, sid), 0);
+	again.next_tid = 1000;
+	ck_assert_int_eq(mdsw_lookup(&again, ROOT, "f", &in), 0);
+	memset(&rep, 0, sizeof(rep));
+	mdsw_close(&again);
+}
+END_TEST
+
+/* Admin commands over the MDS port need an authenticated connection. */
+START_TEST(test_command_needs_auth)
+{
+	struct mdsw w;
+	char *out = NULL;
+
+	snprintf(P.extra[P.nextra++], 256, "--auth_required=false");
+	ck_assert_int_eq(mdsproc_start(&P), 0);
+	ck_assert_int_eq(mdsw_connect_raw(&w, P.port), 0);
+	ck_assert_int_eq(mdsw_handshake_as(&w, "client.anon", NULL, NULL, 0), 0);
+	ck_assert_int_eq(mdsw_command(&w, "{\"prefix\":\"status\"}", &out), -EACCES);
+	ck_assert_ptr_nonnull(out);
+	ck_assert_ptr_nonnull(strstr(out, "authenticated"));
+	free(out);
+	out = NULL;
+	mdsw_close(&w);
+	ck_assert(logged("refused an admin command", "not authenticated"));
+	ck_assert_int_eq(mdsw_connect(&w, P.port), 0);
+	ck_assert_int_eq(mdsw_command(&w, "{\"prefix\":\"status\"}", &out), 0);
+	free(out);
+	mdsw_close(&w);
+}
+END_TEST
+
+/* With auth_required off, a client without a key gets a session whose
+ * secret rides in the OPEN reply, and only that secret resumes it. */
+START_TEST(test_unauthenticated_session_secret)
+{
+	struct mdsw w, again, thief;
+	struct mdsp_inode in;
+	uint8_t secret[MDSP_KEY_LEN], zero[MDSP_KEY_LEN] = { 0 };
+	uint64_t sid;
+
+	snprintf(P.extra[P.nextra++], 256, "--auth_required=false");
+	ck_assert_int_eq(mdsproc_start(&P), 0);
+	ck_assert_int_eq(mdsw_connect_raw(&w, P.port), 0);
+	ck_assert_int_eq(mdsw_handshake_as(&w, "client.anon", NULL, NULL, 0), 0);
+	ck_assert_int_eq(mdsw_open(&w, "client.anon"), 0);
+	ck_assert(memcmp(w.secret, zero, sizeof(zero)));
+	memcpy(secret, w.secret, sizeof(secret));
+	sid = w.sid;
+	ck_assert_int_eq(mdsw_create(&w, ROOT, "x", 0644, O_CREAT | O_EXCL, &in), 0);
+
+	ck_assert_int_eq(mdsw_connect_raw(&thief, P.port), 0);
+	ck_assert_int_eq(mdsw_handshake_as(&thief, "client.anon", NULL, NULL, 0), 0);
+	ck_assert_int_eq(mdsw_reconnect_secret(&thief, sid, zero), -EPERM);
+	mdsw_close(&thief);
+	ck_assert_int_eq(mdsw_getattr(&w, ROOT, &in), 0);     /* the owner noticed nothing */
+	mdsw_close(&w);
+
+	ck_assert_int_eq(mdsw_connect_raw(&again, P.port), 0);
+	ck_assert_int_eq(mdsw_handshake_as(&again, "client.anon", NULL, NULL, 0), 0);
+	ck_assert_int_eq(mdsw_reconnect_secret(&again, sid, secret), 0);
+	again.next_tid = 100;
+	ck_assert_int_eq(mdsw_getattr(&again, ROOT, &in), 0);
+	mdsw_close(&again);
+}
+END_TEST
+
+static int asok_auth(const char *prefix, const char *entity, struct json_object **rep)
+{
+	struct json_object *req = json_object_new_object();
+	char path[512];
+	int r;
+
+	snprintf(path, sizeof(path), "%s/mds.asok", P.dir);
+	json_object_object_add(req, "prefix", json_object_new_string(prefix));
+	if (entity)
+		json_object_object_add(req, "entity", json_object_new_string(entity));
+	r = asok_request(path, req, rep, 5000);
+	json_object_put(req);
+	return r;
+}
+
+static int run_cli(const char *args)
+{
+	char cmd[2048];
+	const char *bd = getenv("LOLIGO_BUILD_DIR");
+
+	snprintf(cmd, sizeof(cmd), "%s/tools/cli/loligo --mds-asok %s/mds.asok %s >/dev/null 2>&1", bd ? bd : ".",
+		 P.dir, args);
+	return system(cmd);
+}
+
+/* auth get-or-create / ls / rm on the admin socket and through the CLI:
+ * a key made while the MDS runs works at once, survives a restart, and a
+ * removed one no longer authenticates. */
+START_TEST(test_auth_admin)
+{
+	struct json_object *rep = NULL, *v;
+	struct mdsp_keyring kr;
+	uint8_t key[MDSP_KEY_LEN];
+	char path[512], err[512], args[1024];
+	struct mdsw w;
+	struct stat st;
+
+	ck_assert_int_eq(mdsproc_start(&P), 0);
+	ck_assert_int_eq(asok_auth("auth get-or-create", "client.new", &rep), 0);
+	ck_assert(json_object_object_get_ex(rep, "key", &v));
+	ck_assert_int_eq(mdsp_key_unbase64(json_object_get_string(v), key), 0);
+	json_object_put(rep);
+	ck_assert_int_eq(mdsw_connect_raw(&w, P.port), 0);
+	ck_assert_int_eq(mdsw_handshake_as(&w, "client.new", key, NULL, 0), 0);
+	ck_assert_int_eq(mdsw_open(&w, "client.new"), 0);
+	mdsw_close(&w);
+	/* written back, mode 0600 */
+	snprintf(path, sizeof(path), "%s/keyring", P.dir);
+	ck_assert_int_eq(stat(path, &st), 0);
+	ck_assert_uint_eq(st.st_mode & 0777, 0600);
+	ck_assert_int_eq(mdsp_keyring_load(path, &kr, err, sizeof(err)), 0);
+	ck_assert_ptr_nonnull(mdsp_keyring_find(&kr, "client.new"));
+	mdsp_keyring_free(&kr);
+	/* ls lists names, never keys */
+	ck_assert_int_eq(asok_auth("auth ls", NULL, &rep), 0);
+	ck_assert_ptr_nonnull(strstr(json_object_to_json_string(rep), "client.new"));
+	ck_assert_ptr_null(strstr(json_object_to_json_string(rep), "\"key\""));
+	json_object_put(rep);
+	/* the CLI: -o writes a client keyring that works */
+	snprintf(path, sizeof(path), "%s/cli.keyring", P.dir);
+	snprintf(args, sizeof(args), "auth get-or-create client.cli -o %s", path);
+	ck_assert_int_eq(run_cli(args), 0);
+	ck_assert_int_eq(stat(path, &st), 0);
+	ck_assert_uint_eq(st.st_mode & 0777, 0600);
+	ck_assert_int_eq(mdsp_keyring_load(path, &kr, err, sizeof(err)), 0);
+	ck_assert_uint_eq(kr.n, 1);
+	memcpy(key, mdsp_keyring_find(&kr, "client.cli")->secret, sizeof(key));
+	mdsp_keyring_free(&kr);
+	/* after a restart too */
+	ck_assert_int_eq(mdsproc_stop(&P, SIGTERM), 0);
+	ck_assert_int_eq(mdsproc_start(&P), 0);
+	ck_assert_int_eq(mdsw_connect_raw(&w, P.port), 0);
+	ck_assert_int_eq(mdsw_handshake_as(&w, "client.cli", key, NULL, 0), 0);
+	mdsw_close(&w);
+	/* removed: ENOKEY */
+	ck_assert_int_eq(run_cli("auth rm client.cli"), 0);
+	ck_assert_int_eq(mdsw_connect_raw(&w, P.port), 0);
+	ck_assert_int_eq(mdsw_handshake_as(&w, "client.cli", key, NULL, 0), -ENOKEY);
+	mdsw_close(&w);
+	ck_assert_int_ne(run_cli("auth get client.cli"), 0);
+	ck_assert_int_ne(run_cli("auth get-or-create not-a-name"), 0);
+}
+END_TEST
+
+/* The MDS refuses to start without the keyring it needs, saying what to do. */
+START_TEST(test_missing_mds_keyring)
+{
+	static const char *const args[] = { "--mds_keyring=/nonexistent/loligo.keyring", NULL };
+	char err[2048];
+
+	ck_assert_int_ne(mdsproc_run(&P, args, err, sizeof(err)), 0);
+	ck_assert_msg(strstr(err, "/nonexistent/loligo.keyring") && strstr(err, "get-or-create"), "%s", err);
+}
+END_TEST
+
+/* A dead client's session (connected when the MDS was killed, so waited
+ * for) costs one reconnect phase, not one per restart. */
+START_TEST(test_dead_session_waited_for_once)
+{
+	struct mdsw w;
+	struct mdsp_inode in;
+	char path[512], line[2048];
+	int waits = 0, i;
+	FILE *f;
+
+	snprintf(P.extra[P.nextra++], 256, "--mds_reconnect_timeout=1");
+	ck_assert_int_eq(mdsproc_start(&P), 0);
+	ck_assert_int_eq(mdsw_connect(&w, P.port), 0);
+	ck_assert_int_eq(mdsw_open(&w, "client.doomed"), 0);
+	ck_assert_int_eq(mdsw_create(&w, ROOT, "d", 0644, O_CREAT | O_EXCL, &in), 0);
+	/* killed while the client is connected: it may have had UNSAFE replies */
+	ck_assert_int_eq(mdsproc_stop(&P, SIGKILL), 128 + SIGKILL);
+	mdsw_close(&w);
+	for (i = 0; i < 2; i++) {
+		ck_assert_int_eq(mdsproc_start(&P), 0);
+		ck_assert_int_eq(mdsw_connect(&w, P.port), 0);
+		ck_assert_int_eq(mdsw_open(&w, "client.next"), 0);
+		ck_assert_int_eq(mdsw_mkdir(&w, ROOT, i ? "m1" : "m0", 0755, &in), 0);
+		ck_assert_int_eq(mdsw_session_close(&w), 0);
+		mdsw_close(&w);
+		ck_assert_int_eq(mdsproc_stop(&P, SIGTERM), 0);
+	}
+	snprintf(path, sizeof(path), "%s/mds.log", P.dir);
+	f = fopen(path, "r");
+	ck_assert_ptr_nonnull(f);
+	while (fgets(line, sizeof(line), f))
+		waits += strstr(line, "reconnect phase: waiting") != NULL;
+	fclose(f);
+	ck_assert_int_eq(waits, 1);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("mds_auth");
-	TCase *ts = tcase_create("sessions"), *tp = tcase_create("peers");
+	TCase *ts = tcase_create("sessions"), *tp = tcase_create("peers"), *ta;
 
 	tcase_add_checked_fixture(ts, setup, teardown);
 	tcase_set_timeout(ts, 120);
 	tcase_add_test(ts, test_foreign_reconnect_refused);
 	tcase_add_test(ts, test_stale_sessions_do_not_delay_restart);
 	tcase_add_test(ts, test_session_limits);
+	tcase_add_test(ts, test_dead_session_waited_for_once);
 	suite_add_tcase(s, ts);
+	ta = tcase_create("auth");
+	tcase_add_checked_fixture(ta, setup, teardown);
+	tcase_set_timeout(ta, 60);
+	tcase_add_test(ta, test_handshake_refusals);
+	tcase_add_test(ta, test_bad_mac_closes);
+	tcase_add_test(ta, test_replayed_frame_rejected);
+	tcase_add_test(ta, test_command_needs_auth);
+	tcase_add_test(ta, test_unauthenticated_session_secret);
+	tcase_add_test(ta, test_auth_admin);
+	tcase_add_test(ta, test_missing_mds_keyring);
+	suite_add_tcase(s, ta);
 	tcase_add_checked_fixture(tp, setup, teardown);
 	tcase_set_timeout(tp, 60);
 	tcase_add_test(tp, test_stalled_big_frames_cost_little);

@@ -640,6 +640,113 @@ START_TEST(test_dead_mds_at_open)
 }
 END_TEST
 
+
+/* ---- authentication: what a client is told ------------------------------------ */
+
+/* stderr (where the client logs without a log_file) into @path from now on. */
+static void stderr_to(const char *path)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+	ck_assert_int_ge(fd, 0);
+	dup2(fd, 2);
+	close(fd);
+}
+
+static bool file_has(const char *path, const char *a, const char *b)
+{
+	char line[2048];
+	bool found = false;
+	FILE *f = fopen(path, "r");
+
+	if (!f)
+		return false;
+	while (!found && fgets(line, sizeof(line), f))
+		found = strstr(line, a) && (!b || strstr(line, b));
+	fclose(f);
+	return found;
+}
+
+/* Open a session with @keyring as client_keyring and @name as client_auth_name. */
+static int open_with(const char *keyring, const char *name, int *create_err)
+{
+	struct mds_client *m;
+	char addr[64];
+	uint64_t t0;
+	int r;
+
+	set_opt("client_keyring", keyring);
+	set_opt("client_auth_name", name);
+	snprintf(addr, sizeof(addr), "127.0.0.1:%u", D.port);
+	*create_err = mdsc_create(addr, NULL, NULL, NULL, &m);
+	if (*create_err)
+		return *create_err;
+	t0 = now_mono_ns();
+	r = mdsc_open_session(m, 10000);
+	/* a refused key is a final answer, not something to retry until the timeout */
+	ck_assert_msg(r == 0 || now_mono_ns() - t0 < 5000000000ull, "refusal took %.1f s",
+		      (double)(now_mono_ns() - t0) / 1e9);
+	mdsc_destroy(m);
+	return r;
+}
+
+START_TEST(test_auth_errors_say_what_to_do)
+{
+	char log[512], path[512], wrong[512], err[256];
+	struct mdsp_keyring kr = { 0 };
+	uint8_t key[MDSP_KEY_LEN];
+	int cerr;
+
+	mds_start(0, NULL);
+	snprintf(log, sizeof(log), "%s/client.stderr", wdir);
+	stderr_to(log);
+
+	/* the right key: a session */
+	snprintf(path, sizeof(path), "%s/client.keyring", wdir);
+	ck_assert_int_eq(open_with(path, "client.admin", &cerr), 0);
+
+	/* a wrong key: EKEYREJECTED, and the log says "wrong key" and how to fetch the right one */
+	memset(key, 0x77, sizeof(key));
+	ck_assert_int_eq(mdsp_keyring_add(&kr, "client.admin", key), 0);
+	ck_assert_int_eq(mdsp_keyring_add(&kr, "client.other", key), 0);
+	snprintf(wrong, sizeof(wrong), "%s/wrong.keyring", wdir);
+	ck_assert_int_eq(mdsp_keyring_save(wrong, &kr, err, sizeof(err)), 0);
+	mdsp_keyring_free(&kr);
+	ck_assert_int_eq(open_with(wrong, "client.admin", &cerr), -EKEYREJECTED);
+	ck_assert(file_has(log, "wrong key for client.admin", "loligo auth get client.admin"));
+
+	/* a name the MDS holds no key for: ENOKEY, and how to create one */
+	ck_assert_int_eq(open_with(wrong, "client.other", &cerr), -ENOKEY);
+	ck_assert(file_has(log, "no key for client.other", "loligo auth get-or-create client.other"));
+
+	/* no key for the name in our own keyring: refused before connecting */
+	ck_assert_int_eq(open_with(path, "client.other", &cerr), -ENOKEY);
+	ck_assert(file_has(log, "has no key for client.other", "client_keyring"));
+
+	/* no keyring at all where the MDS requires one: EACCES, naming the file to create */
+	snprintf(path, sizeof(path), "%s/missing.keyring", wdir);
+	ck_assert_int_eq(open_with(path, "client.admin", &cerr), -EACCES);
+	ck_assert(file_has(log, "missing.keyring (client_keyring) does not exist", "get-or-create client.admin"));
+
+	/* a malformed keyring: refused at create, with the line */
+	snprintf(path, sizeof(path), "%s/bad.keyring", wdir);
+	{
+		FILE *f = fopen(path, "w");
+
+		fputs("[client.admin]\n\tkey = nonsense\n", f);
+		fclose(f);
+	}
+	ck_assert_int_eq(open_with(path, "client.admin", &cerr), -EINVAL);
+	ck_assert(file_has(log, "bad.keyring line 2", NULL));
+
+	/* and the MDS logged each refusal with the peer and the reason */
+	snprintf(path, sizeof(path), "%s/mds.log", wdir);
+	ck_assert(file_has(path, "peer 127.0.0.1:", "wrong key for client.admin"));
+	ck_assert(file_has(path, "peer 127.0.0.1:", "no key for client.other"));
+	ck_assert(file_has(path, "peer 127.0.0.1:", "offered no key"));
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("mdsc_mds");
@@ -653,6 +760,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_kill9_during_workload);
 	tcase_add_test(tc, test_evicted_real);
 	tcase_add_test(tc, test_dead_mds_at_open);
+	tcase_add_test(tc, test_auth_errors_say_what_to_do);
 	tcase_add_test(tc, test_sigstop_during_big_sends);
 	suite_add_tcase(s, tc);
 	return s;

@@ -89,11 +89,11 @@ fi
 
 src=$shared/bench/mdstorm.c
 [[ -n $shared && -f $src ]] || { echo "run-mdstorm: $top/../shared/bench/mdstorm.c not found" >&2; exit 1; }
-mds_bin=$build/mds/loligo-mds fuse_bin=$build/client/fuse/loligo-fuse
-if [[ ! -x $mds_bin || ! -x $fuse_bin ]]; then
-	echo "run-mdstorm: building loligo-mds and loligo-fuse in $build"
+mds_bin=$build/mds/loligo-mds fuse_bin=$build/client/fuse/loligo-fuse cli_bin=$build/tools/cli/loligo
+if [[ ! -x $mds_bin || ! -x $fuse_bin || ! -x $cli_bin ]]; then
+	echo "run-mdstorm: building loligo-mds, loligo-fuse and loligo in $build"
 	[[ -f $build/build.ninja ]] || cmake -S "$top" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-	ninja -C "$build" -j2 loligo-mds loligo-fuse >/dev/null
+	ninja -C "$build" -j2 loligo-mds loligo-fuse loligo >/dev/null
 fi
 command -v jq >/dev/null || { echo "run-mdstorm: needs jq (apt-get install jq)" >&2; exit 1; }
 
@@ -136,10 +136,13 @@ store_local_path = $work/store
 mds_addr = 127.0.0.1
 log_file = $work/mds.log
 admin_socket = $mds_asok
+mds_keyring = $work/keyring
 [client]
 log_file = $work/client.log
 admin_socket = $asok
+client_keyring = $work/client.keyring
 EOF
+"$cli_bin" auth get-or-create client.admin --keyring "$work/keyring" -o "$work/client.keyring" 2>/dev/null
 
 "$mds_bin" -c "$conf" --mkfs >"$work/mds.out" 2>&1
 "$mds_bin" -c "$conf" --mds_port=0 --port-file "$work/mds.port" >>"$work/mds.out" 2>&1 &

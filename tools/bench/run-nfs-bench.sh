@@ -60,14 +60,18 @@ store_local_path = $d/store
 mds_addr = 127.0.0.1
 log_file = $d/mds.log
 admin_socket = $d/mds.asok
+mds_keyring = $d/keyring
 [client]
 log_file = $d/client.log
 admin_socket = $d/client.asok
 client_mount_timeout = 10
+client_keyring = $d/client.keyring
 [nfs]
 nfs_exports = id=1,path=/,rw,no_root_squash,insecure
 nfs_rpcbind = false
 CONF
+	"$BUILD/tools/cli/loligo" auth get-or-create client.admin --keyring "$d/keyring" -o "$d/client.keyring" 2>/dev/null ||
+		{ echo "cannot make the keyrings (build the loligo CLI)"; exit 1; }
 	"$MDS" -c "$d/loligo.conf" --mkfs > "$d/mkfs.out" 2>&1 || { echo "mkfs failed"; exit 1; }
 	"$MDS" -c "$d/loligo.conf" --mds_port=0 --port-file "$d/mds.port" > "$d/mds.out" 2>&1 &
 	PIDS+=($!)

@@ -107,16 +107,20 @@ store_local_path = $T/store
 mds_addr = 127.0.0.1
 log_file = $T/mds.log
 admin_socket = $T/mds.asok
+mds_keyring = $T/keyring
 [client]
 log_file = $T/client.log
 admin_socket = $T/client.asok
 client_mount_timeout = 10
+client_keyring = $T/client.keyring
 [nfs]
 # the guest's privileged ports arrive through qemu's NAT as ports >= 1024
 nfs_exports = id=1,path=/,rw,no_root_squash,insecure
 # the guest mounts v3 with port= and mountport=: leave the host's rpcbind alone
 nfs_rpcbind = false
 CONF
+"$BUILD/tools/cli/loligo" auth get-or-create client.admin --keyring "$T/keyring" -o "$T/client.keyring" 2>/dev/null ||
+	{ FAILED=1; echo "FAIL: cannot make the keyrings with $BUILD/tools/cli/loligo"; exit 1; }
 
 "$MDS" -c "$T/loligo.conf" --mkfs > "$T/mkfs.out" 2>&1 || { FAILED=1; echo "FAIL: mkfs"; exit 1; }
 "$MDS" -c "$T/loligo.conf" --mds_port=0 --port-file "$T/mds.port" > "$T/mds.out" 2>&1 &
