@@ -73,11 +73,15 @@ nfs_rpcbind = false
 mds_addr = 127.0.0.1
 log_file = $T/mds-daemon.log
 admin_socket = $T/mds.asok
+mds_keyring = $T/keyring
 [client]
 log_file = $T/client-daemon.log
 admin_socket = $T/client.asok
 client_mount_timeout = 60
+client_keyring = $T/client.keyring
 CONF
+"$BUILD/tools/cli/loligo" auth get-or-create client.admin --keyring "$T/keyring" -o "$T/client.keyring" 2>/dev/null ||
+	fail "cannot make the keyrings with $BUILD/tools/cli/loligo"
 
 "$MDS" -c "$T/loligo.conf" --mkfs > "$T/mkfs.out" 2>&1 || fail "mkfs"
 

@@ -3,6 +3,7 @@
  * mutations one journal write carries (group commit) under that load.
  *
  *   mds_bench [--spawn | --port PORT] [-n CLIENTS] [-t SECONDS] [--unsafe]
+ *             [--no-auth | --keyring FILE]
  *
  * Each client is a thread with its own TCP connection and MDS session, and
  * its own directory; it loops create + getattr + unlink for T seconds.  By
@@ -12,6 +13,12 @@
  * loligo-mds on a temporary store (needs LOLIGO_BUILD_DIR or running from
  * the build dir) and removes it afterwards.  The journal figures come from
  * the MDS's "journal status" command, before and after the run.
+ *
+ * Clients authenticate as client.admin (every frame then carries a MAC):
+ * with --spawn using the key the spawned MDS was given, with --port the key
+ * in --keyring FILE.  --no-auth connects the benchmark clients without a
+ * key (the spawned MDS then runs with auth_required=false), to measure what
+ * the MACs cost.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -26,6 +33,19 @@
 #include <unistd.h>
 
 #include "tests/integration/test_mds_wire.h"
+
+static const uint8_t *bench_key;    /* client.admin's; NULL: --no-auth */
+static const uint8_t *admin_key;    /* for the journal status command */
+
+/* Connect and authenticate with @key (NULL: without a key). */
+static int bench_connect(struct mdsw *w, uint16_t port, const uint8_t *key)
+{
+	int r = mdsw_connect_raw(w, port);
+
+	if (!r && (r = mdsw_handshake_as(w, "client.admin", key, NULL, 0)))
+		mdsw_close(w);
+	return r;
+}
 
 struct client {
 	pthread_t th;
@@ -53,7 +73,7 @@ static void *client_main(void *arg)
 	char name[64];
 	uint64_t end, t0;
 
-	if (mdsw_connect(&w, c->port) || mdsw_open(&w, "client.bench")) {
+	if (bench_connect(&w, c->port, bench_key) || mdsw_open(&w, "client.bench")) {
 		c->errors++;
 		return NULL;
 	}
@@ -90,7 +110,7 @@ static int journal_counts(uint16_t port, uint64_t *writes, uint64_t *entries)
 	char *out = NULL, *p;
 	int r;
 
-	if (mdsw_connect(&w, port))
+	if (bench_connect(&w, port, admin_key))
 		return -1;
 	r = mdsw_command(&w, "{\"prefix\":\"journal status\"}", &out);
 	mdsw_close(&w);
@@ -108,7 +128,8 @@ static int journal_counts(uint16_t port, uint64_t *writes, uint64_t *entries)
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: mds_bench [--spawn | --port PORT] [-n CLIENTS] [-t SECONDS] [--unsafe]\n");
+	fprintf(stderr, "usage: mds_bench [--spawn | --port PORT] [-n CLIENTS] [-t SECONDS] [--unsafe] "
+			"[--no-auth | --keyring FILE]\n");
 }
 
 int main(int argc, char **argv)
@@ -119,12 +140,16 @@ int main(int argc, char **argv)
 		{ "clients", required_argument, NULL, 'n' },
 		{ "time", required_argument, NULL, 't' },
 		{ "unsafe", no_argument, NULL, 'u' },
+		{ "no-auth", no_argument, NULL, 'A' },
+		{ "keyring", required_argument, NULL, 'k' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct mdsproc proc;
 	struct client *cl;
-	bool spawn = false, unsafe = false;
+	bool spawn = false, unsafe = false, no_auth = false;
+	const char *keyring = NULL;
+	static uint8_t file_key[MDSP_KEY_LEN];
 	int n = 1, i, opt, rc = 0;
 	double seconds = 5;
 	uint16_t port = 0;
@@ -138,6 +163,8 @@ int main(int argc, char **argv)
 		case 'n': n = atoi(optarg); break;
 		case 't': seconds = atof(optarg); break;
 		case 'u': unsafe = true; break;
+		case 'A': no_auth = true; break;
+		case 'k': keyring = optarg; break;
 		default: usage(); return opt == 'h' ? 0 : 2;
 		}
 	}
@@ -145,10 +172,28 @@ int main(int argc, char **argv)
 		usage();
 		return 2;
 	}
+	if (keyring) {
+		struct mdsp_keyring kr;
+		const struct mdsp_key *k;
+		char err[1024];
+
+		if (mdsp_keyring_load(keyring, &kr, err, sizeof(err)) || !(k = mdsp_keyring_find(&kr, "client.admin"))) {
+			fprintf(stderr, "mds_bench: %s\n", *err ? err : "the keyring has no key for client.admin");
+			return 2;
+		}
+		memcpy(file_key, k->secret, sizeof(file_key));
+		mdsp_keyring_free(&kr);
+		admin_key = file_key;
+	} else {
+		admin_key = mdsw_test_key();
+	}
+	bench_key = no_auth ? NULL : admin_key;
 	if (spawn) {
 		if (!getenv("LOLIGO_BUILD_DIR"))
 			setenv("LOLIGO_BUILD_DIR", ".", 0);
-		if (mdsproc_init(&proc, NULL) || mdsproc_mkfs(&proc) || mdsproc_start(&proc)) {
+		if (mdsproc_init(&proc, NULL) ||
+		    (no_auth && snprintf(proc.extra[proc.nextra++], sizeof(proc.extra[0]), "--auth_required=false") < 0) ||
+		    mdsproc_mkfs(&proc) || mdsproc_start(&proc)) {
 			fprintf(stderr, "mds_bench: cannot start loligo-mds (set LOLIGO_BUILD_DIR to the build dir)\n");
 			mdsproc_cleanup(&proc);
 			return 1;
@@ -179,7 +224,8 @@ int main(int argc, char **argv)
 	{
 		double el = (double)(t1 - t0) / 1e9;
 
-		printf("clients=%d seconds=%.1f mode=%s\n", n, el, unsafe ? "unsafe" : "safe");
+		printf("clients=%d seconds=%.1f mode=%s auth=%s\n", n, el, unsafe ? "unsafe" : "safe",
+		       bench_key ? "on (frame MACs)" : "off");
 		printf("loops=%" PRIu64 " (create+getattr+unlink) loops/s=%.0f ops/s=%.0f errors=%" PRIu64 "\n", loops,
 		       (double)loops / el, 3.0 * (double)loops / el, errors);
 		printf("avg loop latency=%.1f us\n", loops ? (double)lat / (double)loops / 1e3 : 0.0);
