@@ -59,6 +59,8 @@ static inline void nfsgw_config(void)
 	nfsgw_opt("store_local_path", v);
 	snprintf(v, sizeof(v), "127.0.0.1:%u", nfsgw_mds.port);
 	nfsgw_opt("client_mds_addr", v);
+	snprintf(v, sizeof(v), "%s/client.keyring", nfsgw_mds.dir);  /* written by mdsproc_init */
+	nfsgw_opt("client_keyring", v);
 	nfsgw_opt("client_mount_timeout", "10");
 	nfsgw_opt("log_file", "");
 	nfsgw_opt("nfs4_grace_time", "0");
