@@ -601,10 +601,14 @@ static int read_payload(struct conn *c, uint8_t **buf, uint32_t len, struct rdst
 }
 
 /* A connection is trusted with full-size frames once it has proven its key,
- * or, where auth_required is off, once it has a session. */
-static bool conn_trusted(struct conn *c, const struct rdstate *st)
+ * or, where auth_required is off, once it has a session, and for the
+ * SESSION frame that opens or resumes it (a RECONNECT re-asserts every cap
+ * the client holds: it can be big). */
+static bool conn_trusted(struct conn *c, const struct rdstate *st, const struct mdsp_hdr *h)
 {
-	return c->auth == CONN_AUTH_DONE || (c->auth == CONN_AUTH_UNAUTHENTICATED && st->had_session);
+	if (c->auth == CONN_AUTH_DONE)
+		return true;
+	return c->auth == CONN_AUTH_UNAUTHENTICATED && (st->had_session || h->type == MDSP_MSG_SESSION);
 }
 
 static void *reader_main(void *arg)
@@ -666,7 +670,7 @@ static void *reader_main(void *arg)
 			bad_peer(m, c, "bad frame header: %s", why ? why : strerror(-r));
 			break;
 		}
-		limit = conn_trusted(c, &st) ? MDSP_MAX_PAYLOAD : cfg_uint(CFG_mds_unauth_max_payload);
+		limit = conn_trusted(c, &st, &h) ? MDSP_MAX_PAYLOAD : cfg_uint(CFG_mds_unauth_max_payload);
 		if (h.len > limit) {
 			bad_peer(m, c, "a %u-byte %s frame before the connection authenticated (mds_unauth_max_payload "
 				 "is %" PRIu64 ")", h.len, mdsp_msg_type_name(h.type), limit);
