@@ -207,8 +207,10 @@ static bool session_has_state_locked(const struct session *s)
 	return !(s->flags & (SESSION_F_MISSED_RECONNECT | SESSION_F_DISCONNECTED));
 }
 
-/* Caller holds mds->lock. */
-static void reconnect_phase_end_locked(struct mds *m, const char *why)
+/* Caller holds mds->lock.  @mark: the phase ran its course (every session
+ * that held state replayed, or the timeout): the ones still pending missed
+ * it.  Not at shutdown: they may still have to replay after the next start. */
+static void reconnect_phase_end_marking_locked(struct mds *m, const char *why, bool mark)
 {
 	uint64_t idx, nmissed = 0;
 	struct session *s;
@@ -222,7 +224,7 @@ static void reconnect_phase_end_locked(struct mds *m, const char *why)
 		if (!s->replay_pending)
 			continue;
 		s->replay_pending = false;
-		if (!(s->flags & SESSION_F_MISSED_RECONNECT) && !m->replaying) {
+		if (mark && !(s->flags & SESSION_F_MISSED_RECONNECT)) {
 			s->flags |= SESSION_F_MISSED_RECONNECT;
 			session_rec_journal_locked(m, s);
 		}
@@ -232,6 +234,11 @@ static void reconnect_phase_end_locked(struct mds *m, const char *why)
 	m->nreplay_pending = 0;
 	dinfo(MDS, "reconnect phase over (%s); %" PRIu64 " restored sessions did not replay", why, nmissed);
 	pthread_cond_broadcast(&m->reconnect_cond);
+}
+
+static void reconnect_phase_end_locked(struct mds *m, const char *why)
+{
+	reconnect_phase_end_marking_locked(m, why, true);
 }
 
 /* @s came back (RECONNECT or a renew): clear its marks.  Caller holds mds->lock. */
@@ -258,7 +265,7 @@ static void replay_done_locked(struct mds *m, struct session *s)
 void session_reconnect_phase_cancel(struct mds *m)
 {
 	pthread_mutex_lock(&m->lock);
-	reconnect_phase_end_locked(m, "shutting down");
+	reconnect_phase_end_marking_locked(m, "shutting down", false);
 	pthread_mutex_unlock(&m->lock);
 }
 
