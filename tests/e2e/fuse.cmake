@@ -15,7 +15,7 @@ endif()
 if(TARGET loligo-fuse AND TARGET loligo-mds)
   loligo_check_test(test_fuse_store
     SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_fuse_store.c ${CMAKE_CURRENT_LIST_DIR}/test_fuse_harness.c
-    LIBS loligo_common
+    LIBS loligo_proto loligo_common
     LABELS e2e fuse store
     TIMEOUT 300)
   add_dependencies(test_fuse_store loligo-fuse loligo-mds)

@@ -368,8 +368,9 @@ START_TEST(exports_refused_by_the_programs)
 	f = fopen(conf, "w");
 	ck_assert_ptr_nonnull(f);
 	fprintf(f, "[global]\nstore_backend = local\nstore_local_path = %s/store\n[client]\nclient_mds_addr = "
-		"127.0.0.1:%u\nclient_mount_timeout = 5\nlog_file =\n[nfs]\n"
-		"nfs_exports = id=1,path=/,rw;id=2,path=/pub,clients=10.0.0.0/33\n", nfsgw_mds.dir, nfsgw_mds.port);
+		"127.0.0.1:%u\nclient_mount_timeout = 5\nlog_file =\nclient_keyring = %s/client.keyring\n[nfs]\n"
+		"nfs_exports = id=1,path=/,rw;id=2,path=/pub,clients=10.0.0.0/33\n", nfsgw_mds.dir, nfsgw_mds.port,
+		nfsgw_mds.dir);
 	fclose(f);
 	snprintf(cmd, sizeof(cmd), "%s/tools/cli/loligo -c %s config check 2>&1", b, conf);
 	st = run(cmd, out, sizeof(out));
@@ -390,8 +391,8 @@ START_TEST(exports_refused_by_the_programs)
 	 * checker with the MDS and the daemon do */
 	f = fopen(conf, "w");
 	fprintf(f, "[global]\nstore_backend = local\nstore_local_path = %s/store\n[client]\nclient_mds_addr = "
-		"127.0.0.1:%u\nclient_mount_timeout = 5\nlog_file =\n[nfs]\nnfs_exports = id=1,path=/;id=2,path=/nope\n",
-		nfsgw_mds.dir, nfsgw_mds.port);
+		"127.0.0.1:%u\nclient_mount_timeout = 5\nlog_file =\nclient_keyring = %s/client.keyring\n[nfs]\n"
+		"nfs_exports = id=1,path=/;id=2,path=/nope\n", nfsgw_mds.dir, nfsgw_mds.port, nfsgw_mds.dir);
 	fclose(f);
 	snprintf(cmd, sizeof(cmd), "%s/tools/cli/loligo -c %s config check 2>&1", b, conf);
 	st = run(cmd, out, sizeof(out));
