@@ -62,6 +62,8 @@ static void client_up(void)
 	set_opt("store_local_path", path);
 	snprintf(addr, sizeof(addr), "127.0.0.1:%u", P.port);
 	set_opt("client_mds_addr", addr);
+	snprintf(path, sizeof(path), "%s/client.keyring", P.dir);      /* written by mdsproc_init */
+	set_opt("client_keyring", path);
 	snprintf(path, sizeof(path), "%s/client.log", P.dir);
 	set_opt("log_file", path);
 	set_opt("client_mount_timeout", "20");
