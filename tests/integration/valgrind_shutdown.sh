@@ -79,8 +79,6 @@ log_file = $T/client-daemon.log
 admin_socket = $T/client.asok
 client_mount_timeout = 60
 client_keyring = $T/client.keyring
-[nfs]
-nfs_exports = id=1,path=/,rw,no_root_squash,insecure
 CONF
 "$BUILD/tools/cli/loligo" auth get-or-create client.admin --keyring "$T/keyring" -o "$T/client.keyring" 2>/dev/null ||
 	fail "cannot make the keyrings with $BUILD/tools/cli/loligo"
