@@ -400,7 +400,7 @@ static int wait_safe_reply(struct mdsw *w, uint64_t tid, int timeout_ms, struct 
 	int r;
 
 	for (;;) {
-		r = mdsp_recv(w->fd, &in, timeout_ms, &why);
+		r = mdsp_recv_auth(w->fd, &in, timeout_ms, w->rx, &w->in_seq, &why);
 		if (r)
 			return -1000 + r;
 		if (in.type == MDSP_MSG_REPLY && in.reply.tid == tid && (in.reply.flags & MDSP_REPLY_SAFE)) {
