@@ -9,3 +9,10 @@ if(TARGET loligo-mds AND TARGET loligo_gw)
   target_include_directories(test_nfs_gw PRIVATE ${CMAKE_CURRENT_LIST_DIR})
   add_dependencies(test_nfs_gw loligo-mds)
 endif()
+
+# The gateway and a real rpcbind, in a private mount+network namespace of
+# its own (rpcbind fetched with apt-get download, never installed).
+if(TARGET loligo-mds AND TARGET loligo-fuse)
+  add_test(NAME nfs_rpcbind COMMAND ${CMAKE_CURRENT_LIST_DIR}/nfs_rpcbind.sh ${CMAKE_BINARY_DIR})
+  set_tests_properties(nfs_rpcbind PROPERTIES LABELS "integration;nfs" TIMEOUT 120)
+endif()
