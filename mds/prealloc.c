@@ -31,7 +31,10 @@
  * Restored sessions replay before any other session's new mutation runs
  * (the reconnect phase, session.c), so the second case does not race a new
  * grant; after mds_reconnect_timeout it may, and the replay then fails
- * loudly.  A want_ino on a request that is not a replay is refused (EINVAL).
+ * loudly.  So does the rare replay whose lost grant lies below another
+ * session's lost grant that was re-granted first (both sessions must have
+ * used up half a pool in the unwritten tail of the journal for that).  A
+ * want_ino on a request that is not a replay is refused (EINVAL).
  *
  * The pool gets a new grant of mds_client_prealloc_inos when it falls below
  * half of that, so the inos a create uses were usually granted many entries
