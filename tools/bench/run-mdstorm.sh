@@ -152,7 +152,8 @@ for _ in $(seq 1 150); do [[ -s $work/mds.port ]] && break; sleep 0.1; done
 port=$(cat "$work/mds.port")
 
 mount_fuse() { # LOCKING
-	local fargs=(-f -c "$conf" "--client_mds_addr=127.0.0.1:$port" "--client_mds_locking=$([[ $1 == before ]] && echo before || echo series)" "${sets[@]}")
+	local fargs=(-f -c "$conf" "--client_mds_addr=127.0.0.1:$port" "${sets[@]}")
+	[[ $1 == before ]] && fargs+=(--client_mds_locking=before)
 	[[ -n $fuse_opts ]] && fargs+=(-o "$fuse_opts")
 	"$fuse_bin" "${fargs[@]}" "$mnt" >>"$work/client.out" 2>&1 &
 	fuse_pid=$!
