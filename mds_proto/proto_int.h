@@ -63,9 +63,12 @@
 
 bool buf_reserve(struct mdsp_buf *b, size_t n);
 
+/* The fast path inline: most fields land in room the buffer already has. */
 static inline void put_bytes(struct mdsp_buf *b, const void *src, size_t n)
 {
-	if (n == 0 || !buf_reserve(b, n))
+	if (n == 0 || b->oom)
+		return;
+	if (b->cap - b->len < n && !buf_reserve(b, n))
 		return;
 	memcpy(b->data + b->len, src, n);
 	b->len += n;

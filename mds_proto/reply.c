@@ -26,6 +26,9 @@ int enc_reply(struct mdsp_buf *b, const struct mdsp_reply *rp)
 	for (i = 0; i < rp->nentries; i++)
 		if ((r = enc_check_str(rp->entries[i].name, MDSP_NAME_MAX, "readdir entry name")))
 			return r;
+	/* a big listing: room for it at once, not by doubling from 256 bytes */
+	if (rp->nentries)
+		buf_reserve(b, 512 + (size_t)rp->nentries * (DIRENT_WIRE_MIN + 32));
 
 	off = struct_open(b, V_REPLY, 1);
 	put_u64(b, rp->tid);
