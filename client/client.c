@@ -515,7 +515,9 @@ void lclient_unmount(struct lclient *c)
 			derr(CLIENT, "unmount: writeback failed: %s", strerror(-r));
 	}
 	if (c->mdsc) {
-		mdsc_sync(c->mdsc);
+		/* waits for SAFE replies itself, bounded: an unmount must not
+		 * hang on an MDS that is gone (a plain mdsc_sync would, with
+		 * client_request_timeout 0, forever) */
 		mdsc_destroy(c->mdsc);
 		c->mdsc = NULL;
 	}

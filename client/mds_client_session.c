@@ -123,14 +123,20 @@ static void kick(struct mds_client *m)
 
 static void *writer_main(void *arg);
 
-static void frames_free(struct mds_client *m, struct out_frame *f)
+/* @f left a connection's queue: the client-wide gauges follow (under out_lock,
+ * with the connection's own count, so they never show more than is queued). */
+static void frame_dequeued(struct mds_client *m, const struct out_frame *f)
+{
+	atomic_fetch_sub_explicit(&m->out_bytes, f->b.len, memory_order_relaxed);
+	atomic_fetch_sub_explicit(&m->out_frames, 1, memory_order_relaxed);
+}
+
+static void frames_free(struct out_frame *f)
 {
 	struct out_frame *n;
 
 	for (; f; f = n) {
 		n = f->next;
-		atomic_fetch_sub_explicit(&m->out_bytes, f->b.len, memory_order_relaxed);
-		atomic_fetch_sub_explicit(&m->out_frames, 1, memory_order_relaxed);
 		mdsp_buf_free(&f->b);
 		free(f);
 	}
@@ -180,7 +186,7 @@ void mdsc_conn_put(struct mds_conn *c)
 	if (atomic_fetch_sub_explicit(&c->ref, 1, memory_order_acq_rel) != 1)
 		return;
 	close(c->fd);
-	frames_free(c->mdsc, c->out_head);
+	frames_free(c->out_head);       /* none: the writer drops the queue when it ends */
 	pthread_cond_destroy(&c->room_cond);
 	pthread_cond_destroy(&c->out_cond);
 	pthread_mutex_destroy(&c->out_lock);
@@ -298,16 +304,19 @@ static void *writer_main(void *arg)
 			if (!c->out_head)
 				c->out_tail = &c->out_head;
 			c->out_bytes -= f->b.len;
+			frame_dequeued(m, f);
 			f->next = NULL;
 			*dtail = f;
 			dtail = &f->next;
 		}
 		pthread_cond_broadcast(&c->room_cond);
 		pthread_mutex_unlock(&c->out_lock);
-		frames_free(m, done);
+		frames_free(done);
 		pthread_mutex_lock(&c->out_lock);
 	}
 	/* dead: nothing more goes out on this connection */
+	for (f = c->out_head; f; f = f->next)
+		frame_dequeued(m, f);
 	f = c->out_head;
 	c->out_head = NULL;
 	c->out_tail = &c->out_head;
@@ -315,7 +324,7 @@ static void *writer_main(void *arg)
 	c->out_off = 0;
 	pthread_cond_broadcast(&c->room_cond);
 	pthread_mutex_unlock(&c->out_lock);
-	frames_free(m, f);
+	frames_free(f);
 	/* a connection we shut down ourselves ends quietly */
 	if (err)
 		conn_mark_dead(c, true, atomic_load(&c->dead) ? 0 : err, why);

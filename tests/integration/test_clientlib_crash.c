@@ -538,6 +538,29 @@ START_TEST(test_failed_replay_is_eio)
 }
 END_TEST
 
+/* An unmount with a change still UNSAFE and the MDS gone returns (bounded), it does not wait forever. */
+START_TEST(test_unmount_with_the_mds_gone)
+{
+	struct lc_inode *in;
+	struct lc_fh *fh;
+	uint64_t t0, end;
+
+	fs_up(NULL);
+	window_open();
+	ck_assert_int_eq(lc_create(C, R, "A", 0644, O_RDWR | O_CREAT | O_EXCL, &CR, NULL, &in, &fh), 0);
+	lc_release(C, fh);
+	lc_put(C, in);
+	ck_assert_uint_le(mdsc_oldest_tid(C->mdsc), window_tid);
+	kill9();
+	for (end = now_mono_ns() + 5000000000ull; mdsc_is_open(C->mdsc) && now_mono_ns() < end;)
+		usleep(10000);
+	t0 = now_mono_ns();
+	client_down();
+	ck_assert_msg(now_mono_ns() - t0 < 15000000000ull, "unmount took %.1f s with the MDS gone",
+		      (double)(now_mono_ns() - t0) / 1e9);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("clientlib_crash");
@@ -553,6 +576,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_setattr);
 	tcase_add_test(tc, test_lost_grant);
 	tcase_add_test(tc, test_failed_replay_is_eio);
+	tcase_add_test(tc, test_unmount_with_the_mds_gone);
 	suite_add_tcase(s, tc);
 	return s;
 }
