@@ -26,7 +26,8 @@ if [ "${NFS_RPCBIND_INNER:-}" != 1 ]; then
 	[ "$(id -u)" = 0 ] || fail "run as root (it makes a mount and network namespace)"
 	command -v unshare > /dev/null || fail "unshare missing (apt-get install util-linux)"
 	command -v ip > /dev/null || fail "ip missing (apt-get install iproute2)"
-	[ -x "$MDS" ] && [ -x "$FUSE" ] || fail "ninja -C $BUILD loligo-mds loligo-fuse"
+	[ -x "$MDS" ] && [ -x "$FUSE" ] && [ -x "$BUILD/tools/cli/loligo" ] ||
+		fail "ninja -C $BUILD loligo-mds loligo-fuse loligo"
 	mkdir -p "$CACHE"
 	exec 9> "$CACHE/.lock"
 	flock 9
@@ -76,14 +77,18 @@ nfs4_grace_time = 0
 [mds]
 mds_addr = 127.0.0.1
 log_file = $T/mds.log
+mds_keyring = $T/keyring
 [client]
 log_file = $T/client.log
 client_mount_timeout = 10
+client_keyring = $T/client.keyring
 [nfs]
 nfs_exports = id=1,path=/,rw,no_root_squash,insecure
 nfs_rpcbind = true
 CONF
 mkdir -p "$T/store"
+"$BUILD/tools/cli/loligo" auth get-or-create client.admin --keyring "$T/keyring" -o "$T/client.keyring" \
+	> "$T/auth.log" 2>&1 || fail "cannot make the keyrings with $BUILD/tools/cli/loligo"
 "$MDS" -c "$T/loligo.conf" --mkfs > "$T/mkfs.log" 2>&1 || fail "mkfs"
 "$MDS" -c "$T/loligo.conf" --mds_port=0 --port-file "$T/mds.port" > "$T/mds.out.log" 2>&1 &
 PIDS+=($!)
