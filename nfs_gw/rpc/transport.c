@@ -994,6 +994,9 @@ int rpc_transport_start(struct rpc_svc *svc, const struct rpc_svc_params *p, con
 		t->tick_ns = NS_PER_SEC / 20;
 	t->last_svc_tick = now_mono_ns();
 	fit_fd_limit(t);
+	if (t->p.max_conns_per_host >= t->p.max_conns)
+		derr(RPC, "nfs_max_conns_per_host (%u) is not below nfs_max_conns (%u): one client address can "
+		     "take every connection slot", t->p.max_conns_per_host, t->p.max_conns);
 	pthread_mutex_init(&t->lock, NULL);
 
 	r = parse_addr(addr_port, &ai);
