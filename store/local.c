@@ -130,6 +130,7 @@
 #define CKPT_INTERVAL_NS (100ull * 1000 * 1000)
 #define CKPT_BYTES (16ull << 20)
 #define RING_ENTRIES 256
+#define EFFECTS_SLICE_NS (4ull * 1000 * 1000)   /* the effects lock is kept this long before a waiter gets it */
 #define DEFAULT_MAP_SIZE (64ull << 30)
 
 /* ---- small helpers -------------------------------------------------- */
@@ -2260,7 +2261,9 @@ static void *worker_main(void *arg)
 				run_batch(ls, batch);
 			maybe_checkpoint(ls, false);
 			io_uring_submit(&ls->ring);
-			if (ls->effects_held && local_effects_contended(ls))
+			/* another process waits: let it in once our slice is used (then drain first) */
+			if (ls->effects_held && now_mono_ns() - ls->effects_since_ns >= EFFECTS_SLICE_NS &&
+			    local_effects_contended(ls))
 				ls->effects_yield = true;
 			continue;
 		}

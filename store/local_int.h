@@ -118,6 +118,7 @@ struct local_store {
 	uint64_t my_lowest;          /* lowest seq of ours not covered by a checkpoint; UINT64_MAX: none */
 	uint64_t my_lowest_db;       /* ... as our owners record says (UINT64_MAX: no record) */
 	bool effects_held;           /* we hold LOCK_EFFECTS */
+	uint64_t effects_since_ns;   /* ... since then */
 	bool effects_yield;          /* another process waits for it: drain, then let go */
 	bool effects_yielded;        /* we let go for a waiter: let it in before taking it again */
 	unsigned works_reqs;         /* requests with file works not yet done (what LOCK_EFFECTS covers) */

@@ -19,9 +19,11 @@
  *      holds it nobody else commits an intent or touches a file, and when
  *      it lets go all it committed is in the files (in the page cache).
  *      A process holds it while it has work in flight and lets go when it
- *      is idle, or, when another process waits, as soon as its own work has
- *      drained: waiters announce themselves with a shared lock on
- *      LOCK_WAITING, which the holder checks after every batch, and a
+ *      is idle, or, when another process waits, once it has held it for a
+ *      slice (EFFECTS_SLICE_NS, 4 ms: so a stream of batches keeps its
+ *      pipeline) and its own work has drained: waiters announce themselves
+ *      with a shared lock on LOCK_WAITING, which the holder checks after
+ *      every batch, and a
  *      process that let go for a waiter waits until the waiters got it
  *      before it asks again (no barging).  Batches that touch no object
  *      file (omap, stat, object listing) need no effects lock at all: LMDB
@@ -598,6 +600,7 @@ int local_effects_acquire(struct local_store *ls)
 		return r;
 	}
 	ls->effects_held = true;
+	ls->effects_since_ns = now_mono_ns();
 	r = take_over_dead(ls);
 	if (r)
 		local_effects_release(ls);
