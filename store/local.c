@@ -2774,6 +2774,11 @@ static int local_open(const struct store_config *cfg, struct store **out)
 	}
 	if ((r = open_dbs(ls, fresh, cfg->create)))
 		goto out_fail;
+	{
+		/* reader slots of processes that died holding a read txn pin pages that could be reused */
+		int stale = 0;
+		mdb_reader_check(ls->env, &stale);
+	}
 	if (fresh && fsync(ls->dirfd) < 0) {
 		r = -errno;
 		goto out_fail;

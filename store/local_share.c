@@ -549,6 +549,11 @@ static int take_over_dead(struct local_store *ls)
 	r = redo_from(ls, from, &nint);
 	if (r)
 		goto out;
+	{
+		/* their LMDB reader slots too: a stale reader keeps every page freed after it in use */
+		int stale = 0;
+		mdb_reader_check(ls->env, &stale);
+	}
 	r = mdb_err(mdb_txn_begin(ls->env, NULL, 0, &txn));
 	if (r)
 		goto out;
