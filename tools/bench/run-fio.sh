@@ -72,6 +72,13 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
+# keyrings where the build authenticates clients (builds before the auth work do not)
+mds_key= client_key=
+if "$mds_bin" --help 2>&1 | grep -q mds_keyring; then
+	mds_key="mds_keyring = $work/keyring" client_key="client_keyring = $work/client.keyring"
+	"$build/tools/cli/loligo" auth get-or-create client.admin --keyring "$work/keyring" \
+		-o "$work/client.keyring" >/dev/null 2>&1
+fi
 cat > "$conf" <<EOF
 [global]
 store_backend = local
@@ -79,8 +86,10 @@ store_local_path = $work/store
 [mds]
 mds_addr = 127.0.0.1
 log_file = $work/mds.log
+$mds_key
 [client]
 log_file = $work/client.log
+$client_key
 EOF
 "$mds_bin" -c "$conf" --mkfs >"$work/mds.out" 2>&1
 "$mds_bin" -c "$conf" --mds_port=0 --port-file "$work/mds.port" >>"$work/mds.out" 2>&1 &
