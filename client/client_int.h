@@ -190,6 +190,7 @@ struct lclient {
 	pthread_mutex_t oc_lock;     /* with oc_cond: writers waiting for the bound */
 	pthread_cond_t oc_cond;
 	_Atomic uint64_t oc_dirty;   /* buffered dirty bytes, all inodes */
+	_Atomic int wb_failing;      /* the transient error of the last writeback that failed; 0 once one succeeds */
 
 	/* the flusher thread: periodic writeback, cap work, cache trimming */
 	pthread_t flusher;

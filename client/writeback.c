@@ -17,6 +17,16 @@
  * the MDS (lc_wb_report) on flush, fsync, release and every
  * client_flush_interval.
  *
+ * A writeback that fails with a transient error (an OSD that timed out,
+ * a connection reset) loses nothing: its extents go back under whatever
+ * was written since, the inode stays dirty and the flusher retries; the
+ * fsync or close that asked gets the error, and a later one succeeds once
+ * the store does (issue 9.4: a dead OSD used to cost the bytes written
+ * while it was down, with a later fsync succeeding over the hole).  While
+ * writebacks fail (c->wb_failing), a writer past client_oc_size gets the
+ * error instead of waiting forever for space that will not come.  Other
+ * errors drop the data and are reported once, at the next fsync or close.
+ *
  * The flusher thread also runs queued cap revokes (they need I/O and MDS
  * round trips, which the session reader thread must never wait for) and
  * trims the caches.
@@ -167,11 +177,29 @@ static void oc_account(struct lclient *c, int64_t delta)
 	pthread_mutex_unlock(&c->oc_lock);
 }
 
+/* Errors after which the store may work again: the data is kept and retried. */
+static bool wb_transient(int r)
+{
+	return r == -ETIMEDOUT || r == -EAGAIN || r == -ENOTCONN || r == -ECONNRESET || r == -ESHUTDOWN;
+}
+
 int lc_wb_write(struct lclient *c, struct lc_inode *in, uint64_t *offp, size_t len, const char *buf,
 		const struct lc_cred *cr, bool append)
 {
 	int64_t total = 0, delta;
+	uint64_t bound = cfg_uint(CFG_client_oc_size);
 	int r = 0;
+
+	/* the store is failing and the buffer is full: buffer nothing more
+	 * (memory stays bounded), try once to make room, else report */
+	if (bound && atomic_load(&c->wb_failing) && atomic_load(&c->oc_dirty) + len > bound) {
+		r = lc_wb_flush_data(c, in);
+		if (r < 0)
+			return r;
+		r = atomic_load(&c->wb_failing);
+		if (r && atomic_load(&c->oc_dirty) + len > bound)
+			return r;
+	}
 
 	pthread_mutex_lock(&in->lock);
 	if (append) {
@@ -216,15 +244,16 @@ int lc_wb_write(struct lclient *c, struct lc_inode *in, uint64_t *offp, size_t l
 	if (r < 0)
 		return r;
 
-	uint64_t bound = cfg_uint(CFG_client_oc_size);
 	uint64_t target = cfg_uint(CFG_client_oc_target_dirty);
 	uint64_t now_dirty = atomic_load(&c->oc_dirty);
 	if (bound && now_dirty > bound) {
 		/* over the bound: this writer pays, first with its own data */
 		perf_inc(&c->perf.wb_throttle, 1);
 		r = lc_wb_flush_data(c, in);
+		if (r < 0 && wb_transient(r))
+			r = 0;   /* this write is buffered (and kept); the next one is refused */
 		pthread_mutex_lock(&c->oc_lock);
-		while (atomic_load(&c->oc_dirty) > bound) {
+		while (atomic_load(&c->oc_dirty) > bound && !atomic_load(&c->wb_failing)) {
 			lc_flusher_kick(c);
 			struct timespec dl = deadline_ms(100);
 			pthread_cond_timedwait(&c->oc_cond, &c->oc_lock, &dl);
@@ -273,6 +302,34 @@ void lc_wb_apply_snapshot(struct lc_extent *snap, uint64_t off, size_t len, char
 		extent_free(snap);
 		snap = n;
 	}
+}
+
+/*
+ * in->lock held.  A failed writeback of @list (@bytes of capacity): put it
+ * back as the dirty list, with what was written since on top (newer bytes
+ * win).  *@delta gets the change in buffered capacity.  Return: 0, or
+ * -ENOMEM (newer extents that did not fit are lost; the caller says so).
+ */
+static int requeue_locked(struct lc_inode *in, uint32_t osize, struct lc_extent *list, size_t bytes,
+			  int64_t *delta)
+{
+	struct lc_extent *newer = in->dirty, *e, *n;
+	size_t newer_bytes = in->dirty_bytes;
+	int64_t d;
+	int r = 0;
+
+	in->dirty = list;
+	in->dirty_bytes = bytes;
+	for (e = newer; e; e = n) {
+		n = e->next;
+		if (!r)
+			r = insert_locked(in, osize, e->off, e->len, e->buf, &d);
+		if (!r)
+			in->dirty_bytes += (size_t)d;
+		extent_free(e);
+	}
+	*delta = (int64_t)in->dirty_bytes - (int64_t)(bytes + newer_bytes);
+	return r;
 }
 
 int lc_wb_flush_data(struct lclient *c, struct lc_inode *in)
@@ -327,6 +384,30 @@ int lc_wb_flush_data(struct lclient *c, struct lc_inode *in)
 	pthread_mutex_lock(&in->lock);
 	in->flushing = NULL;
 	in->flushing_now = false;
+	if (r < 0 && wb_transient(r)) {
+		int64_t delta;
+		int was = atomic_exchange(&c->wb_failing, r);
+		int rq = requeue_locked(in, osize, list, bytes, &delta);
+
+		list = NULL;   /* in->dirty again */
+		lc_mark_dirty_locked(c, in);
+		pthread_cond_broadcast(&in->cond);
+		pthread_mutex_unlock(&in->lock);
+		oc_account(c, delta);
+		if (rq)
+			derr(CLIENT, "writeback of inode %" PRIx64 ": out of memory keeping newer writes after a "
+			     "failed writeback: some bytes lost", in->ino);
+		if (!was)
+			derr(CLIENT, "writeback of inode %" PRIx64 " failed: %s; %" PRIu64 " bytes kept and retried "
+			     "(fsync reports the error until a retry succeeds)", in->ino, strerror(-r), nbytes);
+		else
+			dout(CLIENT, 5, "writeback of inode %" PRIx64 " failed again: %s", in->ino, strerror(-r));
+		return r;
+	}
+	if (r == 0 && nbytes && atomic_load(&c->wb_failing)) {
+		atomic_store(&c->wb_failing, 0);
+		dinfo(CLIENT, "writeback works again (inode %" PRIx64 ")", in->ino);
+	}
 	if (r < 0) {
 		derr(CLIENT, "writeback of inode %" PRIx64 " failed: %s (%" PRIu64 " bytes lost)", in->ino,
 		     strerror(-r), nbytes);
@@ -407,6 +488,10 @@ int lc_wb_flush(struct lclient *c, struct lc_inode *in)
 {
 	int r = lc_wb_flush_data(c, in);
 
+	/* data kept after a transient failure: no size report over bytes the
+	 * store does not have yet (a later flush sends it with them) */
+	if (r < 0 && wb_transient(r))
+		return r;
 	/* a writeback error since the last fsync/close, ours or the flusher's */
 	pthread_mutex_lock(&in->lock);
 	if (in->wb_err)

@@ -12,10 +12,23 @@
  * or unreachable cluster gives -ETIMEDOUT (or the connect error) instead of
  * hanging the caller forever.
  *
+ * Recovering from a dead OSD: librados' Objecter learns of a new osdmap
+ * only when something tells it that it is behind.  An OSD that was killed
+ * (not stopped: it never told the monitor) and started again is up under a
+ * new instance; a long-lived client keeps sending to the old one and every
+ * op times out, for good, while a freshly connected client works (issue
+ * 9.4: a mount still got ETIMEDOUT 6 minutes after the OSD was back).  So
+ * every -ETIMEDOUT (and connection-reset class error) wakes a refresher
+ * thread that asks the monitors for the latest osdmap
+ * (rados_wait_for_latest_osdmap), at most once per second; the next op
+ * then goes to the OSD as it is now.  The refresh runs on its own thread
+ * because completions run on librados' finisher, which must not block.
+ *
  * Callbacks run on librados' finisher thread.
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +36,7 @@
 #include <rados/librados.h>
 
 #include "common/log.h"
+#include "common/time.h"
 #include "store/store_backend.h"
 
 /* An end key that sorts after every key the store accepts: 0xff x (MAX + 1). */
@@ -31,6 +45,15 @@ static char omap_end_key[STORE_OMAP_KEY_MAX + 1];
 struct rados_store {
 	struct store base;
 	rados_t cluster;
+	/* the osdmap refresher (see the top of the file) */
+	pthread_t refresher;
+	bool refresher_started;
+	pthread_mutex_t lock;         /* protects the fields below */
+	pthread_cond_t cond;
+	bool refresh_wanted, stop;
+	bool refreshing;              /* the refresher is inside librados */
+	bool orphaned;                /* closed meanwhile: the refresher shuts down and frees */
+	uint64_t refreshes;
 };
 
 struct rados_pool {
@@ -46,6 +69,72 @@ static inline struct rados_store *RS(struct store *st)
 static inline struct rados_pool *RP(struct store_pool *p)
 {
 	return container_of(p, struct rados_pool, base);
+}
+
+static bool osd_trouble(int r)
+{
+	return r == -ETIMEDOUT || r == -ENOTCONN || r == -ECONNRESET || r == -ESHUTDOWN;
+}
+
+/* An op failed with @r: if it looks like a dead or moved OSD, refresh the osdmap. */
+static void op_failed(struct rados_store *rs, int r)
+{
+	if (!osd_trouble(r))
+		return;
+	pthread_mutex_lock(&rs->lock);
+	if (!rs->refresh_wanted) {
+		rs->refresh_wanted = true;
+		pthread_cond_signal(&rs->cond);
+	}
+	pthread_mutex_unlock(&rs->lock);
+}
+
+static void *refresher_main(void *arg)
+{
+	struct rados_store *rs = arg;
+	uint64_t last = 0;
+
+	pthread_mutex_lock(&rs->lock);
+	while (!rs->stop) {
+		uint64_t now;
+		int r;
+
+		if (!rs->refresh_wanted) {
+			pthread_cond_wait(&rs->cond, &rs->lock);
+			continue;
+		}
+		now = now_mono_ns();
+		if (last && now - last < 1000000000ull) {
+			/* at most once per second: wait out the rest of it */
+			struct timespec ts = ns_to_timespec(last + 1000000000ull);
+
+			pthread_cond_timedwait(&rs->cond, &rs->lock, &ts);
+			continue;
+		}
+		rs->refresh_wanted = false;
+		rs->refreshing = true;
+		last = now;
+		pthread_mutex_unlock(&rs->lock);
+		/* waits for the monitors, without a timeout of its own */
+		r = rados_wait_for_latest_osdmap(rs->cluster);
+		dout(STORE, r < 0 ? 1 : 5, "rados: ops time out; osdmap refreshed from the monitors: %s",
+		     r < 0 ? strerror(-r) : "ok");
+		pthread_mutex_lock(&rs->lock);
+		rs->refreshing = false;
+		rs->refreshes++;
+		if (rs->orphaned) {
+			/* store_close() did not wait for us (the monitors are gone) */
+			pthread_mutex_unlock(&rs->lock);
+			rados_shutdown(rs->cluster);
+			pthread_mutex_destroy(&rs->lock);
+			pthread_cond_destroy(&rs->cond);
+			free(rs);
+			return NULL;
+		}
+		pthread_cond_broadcast(&rs->cond);
+	}
+	pthread_mutex_unlock(&rs->lock);
+	return NULL;
 }
 
 static int set_timeout(rados_t c, const char *opt, double secs)
@@ -96,6 +185,24 @@ static int rados_store_open(const struct store_config *cfg, struct store **out)
 		goto out_shutdown;
 	}
 	dout(STORE, 2, "rados: connected as %s", name);
+	{
+		pthread_condattr_t ca;
+
+		pthread_condattr_init(&ca);
+		pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+		pthread_cond_init(&rs->cond, &ca);
+		pthread_condattr_destroy(&ca);
+	}
+	pthread_mutex_init(&rs->lock, NULL);
+	r = pthread_create(&rs->refresher, NULL, refresher_main, rs);
+	if (r) {
+		derr(STORE, "rados: cannot start the osdmap refresher: %s", strerror(r));
+		pthread_mutex_destroy(&rs->lock);
+		pthread_cond_destroy(&rs->cond);
+		r = -r;
+		goto out_shutdown;
+	}
+	rs->refresher_started = true;
 	*out = &rs->base;
 	return 0;
 
@@ -108,6 +215,29 @@ out_shutdown:
 static void rados_store_close(struct store *st)
 {
 	struct rados_store *rs = RS(st);
+
+	if (rs->refresher_started) {
+		struct timespec ts = ns_to_timespec(now_mono_ns() + 2000000000ull);
+
+		pthread_mutex_lock(&rs->lock);
+		rs->stop = true;
+		pthread_cond_broadcast(&rs->cond);
+		/* a refresh in progress waits for the monitors: give it a moment,
+		 * then leave the handle to the refresher (it shuts it down) */
+		while (rs->refreshing && pthread_cond_timedwait(&rs->cond, &rs->lock, &ts) == 0)
+			;
+		if (rs->refreshing) {
+			rs->orphaned = true;
+			pthread_mutex_unlock(&rs->lock);
+			pthread_detach(rs->refresher);
+			dout(STORE, 1, "rados: closing while an osdmap refresh waits for the monitors");
+			return;
+		}
+		pthread_mutex_unlock(&rs->lock);
+		pthread_join(rs->refresher, NULL);
+		pthread_mutex_destroy(&rs->lock);
+		pthread_cond_destroy(&rs->cond);
+	}
 	rados_shutdown(rs->cluster);
 	free(rs);
 }
@@ -146,6 +276,7 @@ static void rados_store_pool_close(struct store_pool *p)
 
 /* One in-flight aio request. */
 struct aio {
+	struct rados_store *rs;
 	store_cb_t cb;
 	void *arg;
 	rados_write_op_t wop;
@@ -166,6 +297,8 @@ static void aio_done(rados_completion_t c, void *arg)
 		rados_release_write_op(a->wop);
 	if (a->stat_only && r > 0)
 		r = 0;
+	if (r < 0)
+		op_failed(a->rs, r);
 	/* librados holds its own reference while it calls us: releasing here is safe */
 	rados_aio_release(c);
 	free(a);
@@ -242,6 +375,7 @@ static int rados_store_op_submit(struct store_pool *p, const char *oid, struct s
 		store_op_free(op);
 		return -ENOMEM;
 	}
+	a->rs = RS(p->st);
 	a->cb = cb;
 	a->arg = arg;
 	a->wop = rados_create_write_op();
@@ -278,6 +412,7 @@ static int rados_store_read_submit(struct store_pool *p, const char *oid, uint64
 
 	if (!a)
 		return -ENOMEM;
+	a->rs = RS(p->st);
 	a->cb = cb;
 	a->arg = arg;
 	r = rados_aio_create_completion2(a, aio_done, &a->c);
@@ -304,8 +439,10 @@ static int rados_store_stat(struct store_pool *p, const char *oid, struct store_
 	time_t mtime;
 	int r = rados_stat(RP(p)->io, oid, &size, &mtime);   /* pacific has no rados_stat2 */
 
-	if (r < 0)
+	if (r < 0) {
+		op_failed(RS(p->st), r);
 		return r;
+	}
 	st->size = size;
 	st->mtime.tv_sec = mtime;
 	st->mtime.tv_nsec = 0;
@@ -373,8 +510,10 @@ static int rados_store_omap_get(struct store_pool *p, const char *oid, const cha
 	if (it)
 		rados_omap_get_end(it);
 	rados_release_read_op(rop);
-	if (r < 0)
+	if (r < 0) {
+		op_failed(RS(p->st), r);
 		return r;
+	}
 	if (n != 1) {
 		store_kv_free(kv, n);
 		return -ENOENT;
@@ -407,6 +546,8 @@ static int rados_store_omap_list(struct store_pool *p, const char *oid, const ch
 	rados_release_read_op(rop);
 	if (r == 0)
 		*more = pmore != 0;
+	else
+		op_failed(RS(p->st), r);
 	return r;
 }
 
