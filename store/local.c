@@ -1137,6 +1137,8 @@ static void file_kick(struct local_store *ls, struct lfile *f)
 			r = file_open(ls, f, true);
 			if (fd_starved(ls, f, r))
 				return;
+			if (r == 0 && ls->test_fail_apply && --ls->test_fail_apply == 0)
+				r = -EIO;   /* test hook: as if the disk failed this write */
 			if (r) {
 				fwork_done(ls, w, r);
 				continue;
@@ -2816,6 +2818,10 @@ static int local_open(const struct store_config *cfg, struct store **out)
 		e = getenv("LOLIGO_STORE_LOCAL_TEST_STALL_APPLY_MS");
 		if (e && *e)
 			ls->test_stall_apply_ns = strtoull(e, NULL, 10) * 1000000;
+		/* test hook: the Nth file write after a commit fails (EIO) */
+		e = getenv("LOLIGO_STORE_LOCAL_TEST_FAIL_APPLY");
+		if (e && *e)
+			ls->test_fail_apply = strtoul(e, NULL, 10);
 	}
 	{
 		struct rlimit rl;

@@ -138,6 +138,7 @@ struct local_store {
 	uint64_t ckpt_last_ns;
 	uint64_t ckpt_interval_ns;   /* CKPT_INTERVAL_NS; tests shorten it (LOLIGO_STORE_LOCAL_CKPT_INTERVAL_US) */
 	uint64_t test_stall_apply_ns;  /* test hook: sleep between a commit and its effects (..._TEST_STALL_APPLY_MS) */
+	unsigned test_fail_apply;    /* test hook: the Nth file write fails (..._TEST_FAIL_APPLY) */
 	bool retired;                /* broken: our liveness lock is given up, others redo our intents */
 
 	/* space: the ratios are set at open; the sp_ fields are written by whoever refreshes them */

@@ -21,6 +21,10 @@
  *                   whose writer has not applied its effects yet
  *   t_second_open   in one process the store opens once; a second process
  *                   opens it too
+ *   t_failed_apply  a writer's file write fails after its commit (a test
+ *                   hook): it reads EIO rather than the missing bytes, and
+ *                   another process redoes what it left, so every
+ *                   acknowledged byte is there
  */
 #include <check.h>
 #include <errno.h>
@@ -271,6 +275,7 @@ static void drain(struct child *c, bool wait)
 			break;
 		}
 		ck_assert_int_eq(n, sizeof(id));
+		wait = false;
 		if (id == ID_TAKEOVERS) {
 			ck_assert_int_eq(read(c->fd, &id, sizeof(id)), sizeof(id));
 			c->takeovers = (int64_t)id;
@@ -278,7 +283,6 @@ static void drain(struct child *c, bool wait)
 		}
 		c->acked++;
 		c->last = id;
-		wait = false;
 	}
 }
 
@@ -478,6 +482,76 @@ START_TEST(t_second_open)
 }
 END_TEST
 
+/* A writer whose 3rd file write fails: acks its ops, then reports its read of "shared" (-EIO expected). */
+static void __attribute__((noreturn)) failing_writer(int fd)
+{
+	struct store_config cfg = make_cfg(false);
+	unsigned char *buf = malloc(MAXLEN);
+	struct store_pool *p;
+	struct store *st;
+	uint64_t rep[2];
+
+	setenv("LOLIGO_STORE_LOCAL_TEST_FAIL_APPLY", "3", 1);
+	if (!buf || store_open(&cfg, &st) || store_pool_open(st, "data", NULL, &p))
+		_exit(2);
+	for (uint32_t i = 0; i < 5; i++) {
+		uint64_t id = (uint64_t)1 << 32 | i;
+		struct opdesc d = describe(id);
+		struct store_op *op = store_op_new();
+		int r;
+
+		if (d.zero) {
+			store_op_zero(op, d.off, d.len);
+		} else {
+			fill(buf, d.len, id);
+			store_op_write(op, d.off, buf, d.len);
+		}
+		store_op_append(op, &id, sizeof(id));
+		r = store_op_exec(p, "shared", op);
+		if (r)
+			break;   /* the store broke: no more writes */
+		if (write(fd, &id, sizeof(id)) != sizeof(id))
+			_exit(3);
+	}
+	rep[0] = ID_TAKEOVERS;   /* (here: the result of a read after the failure) */
+	rep[1] = (uint64_t)(int64_t)store_read(p, "shared", 0, 8, buf);
+	if (write(fd, rep, sizeof(rep)) != sizeof(rep))
+		_exit(3);
+	pause();   /* stays alive: others must not need it to die */
+	_exit(0);
+}
+
+START_TEST(t_failed_apply)
+{
+	struct child c;
+	uint64_t acked[2] = { 0, 0 };
+	int pfd[2];
+
+	memset(&c, 0, sizeof(c));
+	c.takeovers = -1;
+	ck_assert_int_eq(pipe(pfd), 0);
+	c.pid = fork();
+	ck_assert_int_ge(c.pid, 0);
+	if (c.pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		close(pfd[0]);
+		failing_writer(pfd[1]);
+	}
+	close(pfd[1]);
+	c.fd = pfd[0];
+	while (c.takeovers == -1 && !c.eof)
+		drain(&c, true);
+	ck_assert_msg(!c.eof, "the writer died");
+	ck_assert_uint_ge(c.acked, 3);   /* the failed write's op was acknowledged: it had committed */
+	ck_assert_int_eq((int64_t)c.takeovers, -EIO);
+	/* the writer still runs; another process redoes what it could not apply */
+	acked[1] = c.acked;
+	check_shared(acked, 2);
+	kill(c.pid, SIGKILL);
+	reap(&c, true);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("store_multi");
@@ -492,6 +566,7 @@ int main(void)
 	tcase_add_test(tc, t_read_waits);
 	tcase_add_test(tc, t_kill_restart);
 	tcase_add_test(tc, t_kill_one);
+	tcase_add_test(tc, t_failed_apply);
 	tcase_set_timeout(tc, 120);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
