@@ -9,8 +9,8 @@
  *                shared data store)
  *   full_disk    both stores on a 64 MiB tmpfs, filled through the mount:
  *                writing ends with ENOSPC (at write, fsync or close - never
- *                EIO), creating fails with ENOSPC, the MDS stays up, unlinking
- *                frees the space and writing goes on, every fsync'd file is
+ *                EIO), creating fails with ENOSPC, the MDS stays up, truncating
+ *                and unlinking free space and writing goes on, every fsync'd file is
  *                intact after a remount, and once every file is deleted no
  *                object file is left
  *
@@ -236,6 +236,15 @@ START_TEST(test_full_disk)
 	EXPECT(kill(fs.mds_pid, 0) == 0, "loligo-mds died on the full disk");
 	EXPECT(lfs_check_file(at(fs.mnt, "big-0"), BIG, 100) == 0, "reading a file back on the full disk");
 
+	/* truncating frees space */
+	before = disk_avail();
+	snprintf(name, sizeof(name), "big-%d", good[0]);
+	EXPECT(truncate(at(fs.mnt, name), MiB) == 0, "truncate %s on the full disk: %s", name, strerror(errno));
+	for (int i = 0; i < 500 && disk_avail() < before + 2 * MiB; i++)
+		usleep(20000);
+	EXPECT(disk_avail() >= before + 2 * MiB, "a 4 MiB file truncated to 1 MiB, %llu KiB freed",
+	       (unsigned long long)((disk_avail() - before) >> 10));
+
 	/* unlinking frees space; then writing goes on */
 	before = disk_avail();
 	for (int k = 0; k < 3; k++) {
@@ -261,7 +270,8 @@ START_TEST(test_full_disk)
 	EXPECT(lfs_mds_start(&fs) == 0 && lfs_mount(&fs, NULL) == 0, "restart and remount on the full disk");
 	for (int k = 0; k < ngood; k++) {
 		snprintf(name, sizeof(name), "big-%d", good[k]);
-		EXPECT(lfs_check_file(at(fs.mnt, name), BIG, 100 + good[k]) == 0, "%s after the remount", name);
+		EXPECT(lfs_check_file(at(fs.mnt, name), k ? BIG : MiB, 100 + good[k]) == 0, "%s after the remount",
+		       name);
 	}
 	for (int i = 0; i < nsmall - 1; i++) {
 		snprintf(name, sizeof(name), "small-%d", i);
