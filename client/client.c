@@ -255,6 +255,10 @@ static void perf_register(struct lclient *c)
 	C(caps_grant);
 	C(caps_revoke);
 	C(ino_evicted);
+	C(index_ops);
+	C(purge_files);
+	C(purge_objects);
+	C(purge_queued);
 #undef C
 	perf_register_hist(g, "read_lat", &p->read_lat);
 	perf_register_hist(g, "write_lat", &p->write_lat);
@@ -298,6 +302,22 @@ static int client_alloc(struct lclient **out)
 	return 0;
 }
 
+/* the data pool is open: do its files keep object indexes? */
+static int data_pool_check(struct lclient *c)
+{
+	int r = store_file_pool_indexed(c->data);
+
+	if (r < 0) {
+		derr(CLIENT, "mount: cannot read data pool %s: %s", c->data_pool_name, strerror(-r));
+		return r;
+	}
+	c->data_indexed = r == 1;
+	if (!c->data_indexed)
+		dinfo(CLIENT, "data pool %s has no object indexes (made before them): truncates and purges name "
+		      "every object a file's size covers, up to max_file_size", c->data_pool_name);
+	return 0;
+}
+
 int lclient_create(struct lclient **out)
 {
 	struct lclient *c;
@@ -331,8 +351,13 @@ int lclient_create_local(struct store_pool *data, struct lclient **out)
 	if (r < 0)
 		return r;
 	c->data = data;
-	r = lc_flusher_start(c);
+	r = data_pool_check(c);
+	if (r == 0)
+		r = lc_purge_start(c);
+	if (r == 0)
+		r = lc_flusher_start(c);
 	if (r < 0) {
+		lc_purge_stop(c);
 		c->data = NULL;
 		lclient_destroy(c);
 		return r;
@@ -438,15 +463,24 @@ int lclient_mount(struct lclient *c, const char *root_path)
 	}
 	r = store_pool_open(c->store, c->data_pool_name, NULL, &c->data);
 	if (r == -ENOENT) {
-		/* the MDS creates the pools at mkfs; a client may be first on a fresh store */
+		/* the MDS creates the pools at mkfs; a client may be first on a
+		 * fresh store (the local backend: its own data store) */
+		bool made = false;
+
 		r = store_pool_create(c->store, c->data_pool_name);
+		made = r == 0;
 		if (r == 0 || r == -EEXIST)
 			r = store_pool_open(c->store, c->data_pool_name, NULL, &c->data);
+		if (r == 0 && made)
+			r = store_file_pool_mark_indexed(c->data);
 	}
 	if (r < 0) {
 		derr(CLIENT, "mount: cannot open data pool %s: %s", c->data_pool_name, strerror(-r));
 		goto out_store;
 	}
+	r = data_pool_check(c);
+	if (r < 0)
+		goto out_pool;
 
 	if (gethostname(host, sizeof(host)) < 0)
 		snprintf(host, sizeof(host), "localhost");
@@ -471,6 +505,12 @@ int lclient_mount(struct lclient *c, const char *root_path)
 	r = lc_flusher_start(c);
 	if (r < 0)
 		goto out_root;
+	/* resume the purges an earlier mount left unfinished */
+	r = lc_purge_start(c);
+	if (r < 0) {
+		lc_flusher_stop(c);
+		goto out_root;
+	}
 	if (c->asok)
 		mdsc_register_asok(c->mdsc, c->asok);
 	c->mounted = true;
@@ -514,6 +554,8 @@ void lclient_unmount(struct lclient *c)
 		if (r < 0)
 			derr(CLIENT, "unmount: writeback failed: %s", strerror(-r));
 	}
+	/* within one slice; the rest is resumed by the next mount */
+	lc_purge_stop(c);
 	if (c->mdsc) {
 		/* waits for SAFE replies itself, bounded: an unmount must not
 		 * hang on an MDS that is gone (a plain mdsc_sync would, with
@@ -560,6 +602,15 @@ struct lc_inode *lc_root(struct lclient *c)
 		return NULL;
 	lc_get(c->root);
 	return c->root;
+}
+
+uint64_t lc_max_file_size(struct lclient *c)
+{
+	uint64_t v = c->mdsc ? mdsc_max_file_size(c->mdsc) : 0;
+
+	if (v == 0)
+		v = LC_MAX_FILE_SIZE_DEFAULT;   /* an older MDS did not say */
+	return v > (uint64_t)INT64_MAX ? (uint64_t)INT64_MAX : v;
 }
 
 double lc_entry_timeout(struct lclient *c, struct lc_inode *in)

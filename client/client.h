@@ -197,8 +197,28 @@ int lc_flush(struct lclient *c, struct lc_fh *fh);
 int lc_fsync(struct lclient *c, struct lc_fh *fh, bool datasync);
 int lc_release(struct lclient *c, struct lc_fh *fh);
 
+/**
+ * lc_fallocate - fallocate(2) on an open handle: @mode 0 (allocate; the size
+ * grows to @off+@len if that is larger), FALLOC_FL_KEEP_SIZE (nothing to
+ * reserve: objects are sparse) or FALLOC_FL_PUNCH_HOLE|FALLOC_FL_KEEP_SIZE
+ * (the range reads as zeros).  Other modes: -EOPNOTSUPP.  @off+@len past
+ * lc_max_file_size() is -EFBIG, as for every mode on Linux.
+ */
+int lc_fallocate(struct lclient *c, struct lc_fh *fh, int mode, off_t off, off_t len);
+
 /** lc_sync_fs - every dirty byte written and every MDS reply SAFE (syncfs / NFS COMMIT). */
 int lc_sync_fs(struct lclient *c);
+
+/**
+ * lc_max_file_size - the largest file size the filesystem allows: the MDS's
+ * max_file_size (sent when the session opens), LC_MAX_FILE_SIZE_DEFAULT if
+ * the MDS did not say.  lc_write, lc_setattr and lc_fallocate refuse to go
+ * past it with -EFBIG before touching the store (a write that crosses it is
+ * cut short at it, as on ext4); never more than INT64_MAX.  Lock-free.
+ * The NFS gateway's maxfilesize.
+ */
+uint64_t lc_max_file_size(struct lclient *c);
+#define LC_MAX_FILE_SIZE_DEFAULT (1ull << 40)
 
 /** lc_entry_timeout, lc_attr_timeout - seconds the frontend may cache (from config / caps). */
 double lc_entry_timeout(struct lclient *c, struct lc_inode *in);

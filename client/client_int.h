@@ -12,6 +12,8 @@
  *   objio.c      striping: file ranges -> data objects, parallel store I/O
  *   file.c       open handles, read with readahead, write, flush, fsync
  *   writeback.c  dirty extents, the client_oc_size bound, the flusher thread
+ *   purge.c      the purge thread: data of files whose last link went,
+ *                removed in slices off every other thread, resumed at mount
  *
  * Lifetime of an inode: every pointer handed out carries a reference
  * (in->ref).  The cache itself holds none: an unreferenced inode stays
@@ -43,6 +45,7 @@
 #include "client/client.h"
 #include "client/mds_client.h"
 #include "common/perf.h"
+#include "common/xarray.h"
 #include "common/rcu.h"
 #include "mds_proto/proto.h"
 
@@ -123,6 +126,10 @@ struct lc_inode {
 	struct lc_unsafe *unsafe;
 	int unsafe_err;              /* one of them will never be SAFE: the next fsync says so */
 	bool unsafe_untracked;       /* one could not be tracked (ENOMEM): fsync syncs everything */
+	/* object numbers whose keys in the file's object index are known to be
+	 * set (objio.c): the first write to any other object sets its key first.
+	 * Its own (xarray) lock; not under in->lock. */
+	struct xarray objs;
 };
 
 struct lc_fh {
@@ -152,6 +159,8 @@ struct lc_perf {
 	struct perf_counter size_reports;
 	struct perf_counter caps_grant, caps_revoke;
 	struct perf_counter ino_evicted;
+	struct perf_counter index_ops;
+	struct perf_counter purge_files, purge_objects, purge_queued;
 	struct hist read_lat, write_lat, flush_lat;
 };
 
@@ -170,6 +179,8 @@ struct lclient {
 
 	struct store *store;
 	struct store_pool *data;
+	bool data_indexed;           /* every file in the data pool keeps an object index (set at mount) */
+	struct lc_purger *purger;    /* purge.c; NULL until started */
 	struct mds_client *mdsc;
 	bool mounted;
 	struct lc_inode *root;       /* holds a reference */
@@ -320,13 +331,36 @@ int lc_obj_read(struct lclient *c, uint64_t ino, uint32_t osize, uint64_t off, s
 int lc_obj_write(struct lclient *c, uint64_t ino, uint32_t osize, uint64_t off, size_t len, const char *buf);
 /** lc_data_full - the data store is full (store_space: full or past its failsafe): writes get ENOSPC. */
 bool lc_data_full(struct lclient *c);
-/** lc_obj_truncate - drop data past @new_size (objects up to @old_size). */
+/**
+ * lc_obj_index - @in's objects @objs[0..@n) are about to be written: make
+ * sure the file's object index lists them (store/file_data.c), with one
+ * store op, waited for, for those not known to be listed yet.  Call before
+ * submitting the writes.  No lock held.  Return: 0 or -errno (then write
+ * nothing: an object the index does not list would never be purged).
+ */
+int lc_obj_index(struct lclient *c, struct lc_inode *in, const uint64_t *objs, size_t n);
+/** lc_obj_index_range - lc_obj_index for every object of [@off, @off+@len). */
+int lc_obj_index_range(struct lclient *c, struct lc_inode *in, uint32_t osize, uint64_t off, size_t len);
+/** lc_obj_index_forget - @in's objects at or past @objno are being removed: forget they are listed. */
+void lc_obj_index_forget(struct lc_inode *in, uint64_t objno);
+/**
+ * lc_obj_truncate - drop data past @new_size: through the object index, a
+ * cost proportional to the objects that exist; in a pool without indexes,
+ * the objects @old_size covers (clamped to lc_max_file_size()).  In the
+ * caller's thread, in bounded slices.
+ */
 int lc_obj_truncate(struct lclient *c, uint64_t ino, uint32_t osize, uint64_t old_size, uint64_t new_size);
 
 /* ---- writeback.c --------------------------------------------------------- */
-/** lc_wb_write - buffer a write; may block on the client_oc_size bound. */
-int lc_wb_write(struct lclient *c, struct lc_inode *in, uint64_t *off, size_t len, const char *buf,
-		const struct lc_cred *cr, bool append);
+/**
+ * lc_wb_write - buffer a write; may block on the client_oc_size bound.
+ * *@off is set to the end of file for @append; a write at or past @limit is
+ * -EFBIG, one crossing it is cut to end there (*@len shrinks).
+ */
+int lc_wb_write(struct lclient *c, struct lc_inode *in, uint64_t *off, size_t *len, const char *buf,
+		const struct lc_cred *cr, bool append, uint64_t limit);
+/** lc_io_batch_submit_maybe - like lc_io_batch_submit_op, for an op on an object that may not exist (-ENOENT is success). */
+void lc_io_batch_submit_maybe(struct lclient *c, struct lc_io_batch *b, const char *oid, struct store_op *op);
 /** lc_wb_overlay_snapshot - copy dirty data overlapping a read (see file.c). */
 struct lc_extent *lc_wb_snapshot(struct lc_inode *in, uint64_t off, size_t len);
 void lc_wb_apply_snapshot(struct lc_extent *snap, uint64_t off, size_t len, char *buf);
@@ -358,6 +392,26 @@ void lc_fh_free(struct lclient *c, struct lc_fh *fh);
 void lc_purge_data(struct lclient *c, struct lc_inode *in);
 /** lc_truncate_data - flush/discard buffers and trim objects for a size change. */
 int lc_truncate_data(struct lclient *c, struct lc_inode *in, uint64_t old_size, uint64_t new_size);
+
+/* ---- purge.c ------------------------------------------------------------- */
+/**
+ * lc_purge_start - load the persisted purge queue (a previous run's
+ * unfinished purges) and start the purge thread.  After the data pool is open.
+ */
+int lc_purge_start(struct lclient *c);
+/**
+ * lc_purge_stop - stop the thread within one slice; what is left (and what
+ * was queued but not yet recorded) is in the persisted queue for the next
+ * mount.  No lock held.
+ */
+void lc_purge_stop(struct lclient *c);
+/**
+ * lc_purge_enqueue - remove the data of file @ino (object size @osize, at
+ * most @size bytes for pools without indexes) on the purge thread.  Cheap,
+ * never blocks on the store.  Without a purge thread (not started): done
+ * in the caller.
+ */
+void lc_purge_enqueue(struct lclient *c, uint64_t ino, uint32_t osize, uint64_t size);
 
 /* ---- internal construction for tests (no MDS) ----------------------------- */
 /** lclient_create_local - a client on an open data pool, no MDS session. */

@@ -20,6 +20,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/falloc.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +29,7 @@
 #include "common/config.h"
 #include "common/log.h"
 #include "common/time.h"
+#include "store/store.h"
 
 #define RA_MIN (128u << 10)
 
@@ -268,6 +270,22 @@ out:
 	return (ssize_t)len;
 }
 
+/*
+ * The filesystem's limit, as generic_write_check_limits() applies s_maxbytes:
+ * a write starting at or past it is -EFBIG, one crossing it is cut short
+ * there (the caller returns the short count; the next write gets -EFBIG).
+ */
+static int clamp_to_limit(struct lclient *c, uint64_t off, size_t *len)
+{
+	uint64_t max = lc_max_file_size(c);
+
+	if (off >= max)
+		return -EFBIG;
+	if (*len > max - off)
+		*len = (size_t)(max - off);
+	return 0;
+}
+
 ssize_t lc_write(struct lclient *c, struct lc_fh *fh, off_t offset, size_t len, const void *buf)
 {
 	struct lc_inode *in = fh->in;
@@ -282,8 +300,6 @@ ssize_t lc_write(struct lclient *c, struct lc_fh *fh, off_t offset, size_t len, 
 		return -EBADF;
 	if (len == 0)
 		return 0;
-	if (len > (uint64_t)INT64_MAX - off)
-		return -EFBIG;
 	/* the data store is full: say so now, as a local filesystem would, not at writeback */
 	if (lc_data_full(c))
 		return -ENOSPC;
@@ -295,7 +311,12 @@ ssize_t lc_write(struct lclient *c, struct lc_fh *fh, off_t offset, size_t len, 
 		uint32_t osize = lc_inode_object_size(in);
 		if (append)
 			off = lc_inode_size(in);
-		r = lc_obj_write(c, in->ino, osize, off, len, buf);
+		r = clamp_to_limit(c, off, &len);
+		if (r < 0)
+			return r;
+		r = lc_obj_index_range(c, in, osize, off, len);
+		if (r == 0)
+			r = lc_obj_write(c, in->ino, osize, off, len, buf);
 		if (r < 0)
 			return r;
 		pthread_mutex_lock(&in->lock);
@@ -317,7 +338,7 @@ ssize_t lc_write(struct lclient *c, struct lc_fh *fh, off_t offset, size_t len, 
 				return r;
 		}
 	} else {
-		r = lc_wb_write(c, in, &off, len, buf, &fh->cred, append);
+		r = lc_wb_write(c, in, &off, &len, buf, &fh->cred, append, lc_max_file_size(c));
 		if (r < 0)
 			return r;
 	}
@@ -391,8 +412,11 @@ void lc_purge_data(struct lclient *c, struct lc_inode *in)
 	pthread_mutex_lock(&in->lock);
 	in->dirty_meta = 0; /* nothing left to report about a file that is gone */
 	pthread_mutex_unlock(&in->lock);
+	lc_obj_index_forget(in, 0);
+	/* the store work is the purge thread's, never this caller's (a FUSE
+	 * worker, or the NFS gateway's lease reaper closing expired opens) */
 	if (size)
-		lc_obj_truncate(c, in->ino, osize, size, 0);
+		lc_purge_enqueue(c, in->ino, osize, size);
 }
 
 int lc_truncate_data(struct lclient *c, struct lc_inode *in, uint64_t old_size, uint64_t new_size)
@@ -405,5 +429,65 @@ int lc_truncate_data(struct lclient *c, struct lc_inode *in, uint64_t old_size, 
 	pthread_mutex_unlock(&in->lock);
 	if (new_size >= old_size)
 		return 0;
+	lc_obj_index_forget(in, new_size / osize + (new_size % osize ? 1 : 0));
 	return lc_obj_truncate(c, in->ino, osize, old_size, new_size);
+}
+
+int lc_fallocate(struct lclient *c, struct lc_fh *fh, int mode, off_t offset, off_t length)
+{
+	struct lc_inode *in = fh->in;
+	uint64_t off = (uint64_t)offset, len = (uint64_t)length;
+	int r;
+
+	if (offset < 0 || length <= 0)
+		return -EINVAL;
+	if (mode & ~(FALLOC_FL_KEEP_SIZE | FALLOC_FL_PUNCH_HOLE))
+		return -EOPNOTSUPP;
+	if ((mode & FALLOC_FL_PUNCH_HOLE) && !(mode & FALLOC_FL_KEEP_SIZE))
+		return -EOPNOTSUPP;   /* as Linux: a hole is punched inside the size only */
+	if ((fh->flags & O_ACCMODE) == O_RDONLY)
+		return -EBADF;
+	if (len > lc_max_file_size(c) || off > lc_max_file_size(c) - len)
+		return -EFBIG;
+	if (mode & FALLOC_FL_PUNCH_HOLE) {
+		uint32_t osize = lc_inode_object_size(in);
+		uint64_t size = lc_inode_size(in), end = off + len;
+		struct lc_io_batch b;
+		char oid[64];
+
+		/* buffered data of the range must not come back after the punch */
+		r = lc_wb_flush_data(c, in);
+		if (r < 0)
+			return r;
+		if (end > size)
+			end = size;
+		lc_io_batch_init(&b);
+		for (uint64_t o = off; o < end;) {
+			uint64_t objno = o / osize, ooff = o % osize, n = osize - ooff;
+			struct store_op *op = store_op_new();
+
+			if (n > end - o)
+				n = end - o;
+			if (!op)
+				break;
+			/* a hole in an object that does not exist is already a hole */
+			store_op_assert_exists(op);
+			store_op_zero(op, ooff, n);
+			lc_obj_name(oid, sizeof(oid), in->ino, objno);
+			lc_io_batch_submit_maybe(c, &b, oid, op);
+			o += n;
+		}
+		r = lc_io_batch_wait(&b);
+		atomic_fetch_add(&in->data_gen, 1);
+		pthread_mutex_lock(&in->lock);
+		in->wmtime = lc_now_mdsp();   /* a punch changes the data: mtime and ctime move */
+		in->dirty_meta |= MDSP_DIRTY_MTIME;
+		lc_mark_dirty_locked(c, in);
+		pthread_mutex_unlock(&in->lock);
+		return r;
+	}
+	if ((mode & FALLOC_FL_KEEP_SIZE) || off + len <= lc_inode_size(in))
+		return 0;   /* objects are sparse: there is nothing to reserve */
+	struct lc_attr set = { .size = off + len };
+	return lc_setattr(c, in, &set, LC_SET_SIZE, &fh->cred, NULL);
 }

@@ -62,6 +62,7 @@ static void inode_free(struct lc_inode *in)
 		lc_rd_batch_put(in->rd);
 	extents_free(in->dirty);
 	extents_free(in->flushing);
+	xa_destroy(&in->objs);
 	free(in);
 }
 
@@ -187,6 +188,7 @@ static struct lc_inode *inode_alloc(struct lclient *c, uint64_t ino)
 	atomic_init(&in->ref, 1);
 	atomic_init(&in->last_used, now_mono_ns());
 	atomic_init(&in->dgen, 1);
+	xa_init(&in->objs);
 	pthread_mutex_init(&in->lock, NULL);
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
@@ -213,6 +215,12 @@ static void apply_mi_locked(struct lc_inode *in, const struct mdsp_inode *mi, bo
 		return;
 	uint64_t old_mtime = (uint64_t)in->mi.mtime.sec;
 	uint32_t old_nsec = in->mi.mtime.nsec;
+	if (S_ISREG(mi->mode) && mi->size < in->mi.size) {
+		/* shrunk (another client's truncate may have removed objects and
+		 * their index keys): keys past the end are no longer known set */
+		uint32_t os = in->mi.object_size ? in->mi.object_size : in->c->default_object_size;
+		lc_obj_index_forget(in, mi->size / os + (mi->size % os ? 1 : 0));
+	}
 	in->mi = *mi;
 	if (in->mi.object_size == 0)
 		in->mi.object_size = in->c->default_object_size;

@@ -147,6 +147,8 @@ int mdsc_register_asok(struct mds_client *mdsc, struct asok *a);
 uint64_t mdsc_oldest_tid(struct mds_client *mdsc);
 /** mdsc_last_tid - the last tid handed out (0: none yet). */
 uint64_t mdsc_last_tid(struct mds_client *mdsc);
+/** mdsc_max_file_size - the filesystem's max_file_size from the session OPEN; 0 if the MDS did not say.  No lock. */
+uint64_t mdsc_max_file_size(struct mds_client *mdsc);
 /** mdsc_is_open - true while the session is open (not connecting or reconnecting). */
 bool mdsc_is_open(struct mds_client *mdsc);
 

@@ -154,6 +154,7 @@ struct mds_client {
 	_Atomic uint64_t oldest_tid;    /* see the top of mds_client.c */
 	_Atomic uint64_t registered_tid;/* every tid <= this is in the map or done; stored
 					 * under mutex after the insert */
+	_Atomic uint64_t max_file_size; /* from the last session OPEN; 0: not said (older MDS) */
 
 	pthread_mutex_t wait_list_lock;
 	struct cds_list_head wait_list; /* protected by wait_list_lock */

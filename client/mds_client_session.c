@@ -770,6 +770,7 @@ struct granted {
 	uint64_t id, seq, epoch;
 	uint32_t lease_ms;
 	uint8_t secret[MDSP_KEY_LEN];
+	uint64_t max_file_size;
 };
 
 int mdsc_auth_init(struct mds_client *m)
@@ -1033,6 +1034,7 @@ static int handshake(struct mds_client *m, struct mds_conn *c, uint64_t resume_i
 			else
 				memcpy(g->secret, in.session.secret, MDSP_KEY_LEN);
 			memset(in.session.secret, 0, MDSP_KEY_LEN);
+			g->max_file_size = in.session.max_file_size;
 			mdsp_msg_free(&in);
 			return 0;
 		case MDSP_SESSION_REJECT:
@@ -1275,6 +1277,7 @@ static void connect_session(struct mds_client *m)
 	memset(g.secret, 0, sizeof(g.secret));
 	s->lease_ms = g.lease_ms;
 	s->mds_epoch = g.epoch;
+	atomic_store(&m->max_file_size, g.max_file_size);
 	s->renew_seq = g.seq;
 	s->last_renew_sent_ns = s->last_renew_ack_ns = now_mono_ns();
 	s->rejected = false;
@@ -1636,6 +1639,11 @@ int mdsc_send_caps(struct mds_client *m, const struct mdsp_caps *caps)
 	mdsp_buf_free(&b);
 	mdsc_conn_put(c);
 	return r;
+}
+
+uint64_t mdsc_max_file_size(struct mds_client *m)
+{
+	return atomic_load(&m->max_file_size);
 }
 
 bool mdsc_is_open(struct mds_client *m)

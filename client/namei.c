@@ -298,6 +298,12 @@ int lc_setattr(struct lclient *c, struct lc_inode *in, const struct lc_attr *set
 	uint64_t old_size = 0;
 	int r;
 
+	if ((mask & LC_SET_SIZE) && set->size > lc_max_file_size(c)) {
+		/* past the filesystem's limit (2^64-1 from NFS too): refused here,
+		 * before anything is flushed; EACCES first, as truncate(2) checks */
+		r = lc_access(c, in, W_OK, cr);
+		return r < 0 ? r : -EFBIG;
+	}
 	if (mask & (LC_SET_SIZE | LC_SET_MTIME | LC_SET_MTIME_NOW)) {
 		/* buffered data and its pending size/mtime go first, so neither
 		 * a later writeback nor a later report undoes this change */

@@ -7,6 +7,12 @@
  * never written do not exist and read as zeros, as do the parts of an
  * object past its end (sparse files cost nothing).
  *
+ * Every object that exists is listed in the file's object index
+ * "<ino hex>.objs" (store/file_data.c): before the first write to an object
+ * its key is set (lc_obj_index; the inode remembers which keys it has set,
+ * so that is one extra op per new object), and truncation lists the index
+ * instead of naming every object the size covers.
+ *
  * A file range touching several objects is split into one store operation
  * per object, all in flight at once (bounded by client_max_io_inflight), and
  * the caller waits for all of them: a 20 MiB read is five parallel object
@@ -20,12 +26,88 @@
 
 #include "client/client_int.h"
 #include "common/config.h"
+#include "common/rcu.h"
 #include "common/log.h"
 #include "store/store.h"
 
 void lc_obj_name(char *buf, size_t len, uint64_t ino, uint64_t objno)
 {
-	snprintf(buf, len, "%" PRIx64 ".%08" PRIx64, ino, objno);
+	store_file_oid(buf, len, ino, objno);
+}
+
+/* ---- the object index (store/file_data.c) ------------------------------- */
+
+#define KNOWN ((void *)1)
+
+int lc_obj_index(struct lclient *c, struct lc_inode *in, const uint64_t *objs, size_t n)
+{
+	struct store_op *op = NULL;
+	char oid[64];
+	size_t i, nnew = 0;
+	int r;
+
+	for (i = 0; i < n; i++) {
+		rcu_read_lock();
+		bool known = xa_load(&in->objs, objs[i]) != NULL;
+		rcu_read_unlock();
+		if (known)
+			continue;
+		if (!op && !(op = store_op_new()))
+			return -ENOMEM;
+		store_file_index_note(op, objs[i]);
+		nnew++;
+	}
+	if (!nnew)
+		return 0;
+	store_file_index_oid(oid, sizeof(oid), in->ino);
+	perf_inc(&c->perf.index_ops, 1);
+	r = store_op_exec(c->data, oid, op);
+	if (r < 0) {
+		derr(CLIENT, "object index of %" PRIx64 ": %s", in->ino, strerror(-r));
+		return r;
+	}
+	/* best effort: a key we fail to remember is only set again */
+	for (i = 0; i < n; i++)
+		xa_store(&in->objs, objs[i], KNOWN);
+	return 0;
+}
+
+int lc_obj_index_range(struct lclient *c, struct lc_inode *in, uint32_t osize, uint64_t off, size_t len)
+{
+	uint64_t objs[16], first, last, o;
+	int r = 0;
+
+	if (!len)
+		return 0;
+	if (!osize)
+		osize = c->default_object_size;
+	first = off / osize;
+	last = (off + len - 1) / osize;
+	for (o = first; o <= last && r == 0;) {
+		size_t n = 0;
+
+		while (o <= last && n < sizeof(objs) / sizeof(objs[0]))
+			objs[n++] = o++;
+		r = lc_obj_index(c, in, objs, n);
+	}
+	return r;
+}
+
+void lc_obj_index_forget(struct lc_inode *in, uint64_t objno)
+{
+	uint64_t idx = objno;
+
+	for (;;) {
+		rcu_read_lock();
+		void *e = xa_find(&in->objs, &idx);
+		rcu_read_unlock();
+		if (!e)
+			break;
+		xa_erase(&in->objs, idx);
+		if (idx == UINT64_MAX)
+			break;
+		idx++;
+	}
 }
 
 #define io_group lc_io_batch
@@ -211,51 +293,24 @@ int lc_obj_write(struct lclient *c, uint64_t ino, uint32_t osize, uint64_t off, 
 
 int lc_obj_truncate(struct lclient *c, uint64_t ino, uint32_t osize, uint64_t old_size, uint64_t new_size)
 {
-	struct io_group g;
-	unsigned int maxq = max_inflight();
-	char oid[64];
+	struct store_file_trim t;
+	uint64_t bound = lc_max_file_size(c);
 	int r;
 
 	if (!osize)
 		osize = c->default_object_size;
 	if (old_size <= new_size)
 		return 0;
-	group_init(&g);
-	uint64_t first = new_size / osize;
-	uint64_t last = (old_size - 1) / osize;
-	for (uint64_t o = first; o <= last; o++) {
-		struct store_op *op = store_op_new();
-		struct io_piece *p = op ? piece_new(&g) : NULL;
-		if (!p) {
-			if (op)
-				store_op_free(op);
-			pthread_mutex_lock(&g.m);
-			if (!g.err)
-				g.err = -ENOMEM;
-			pthread_mutex_unlock(&g.m);
-			break;
-		}
-		p->ignore_enoent = true;
-		lc_obj_name(oid, sizeof(oid), ino, o);
-		uint64_t keep = o == first ? new_size % osize : 0;
-		if (keep) {
-			/* never create an object just to cut it */
-			store_op_assert_exists(op);
-			store_op_truncate(op, keep);
-		} else {
-			store_op_remove(op);
-		}
-		r = store_op_submit(c->data, oid, op, piece_done, p);
-		if (r < 0)
-			piece_failed(p, r == -ENOENT ? 0 : r);
-		group_wait(&g, maxq - 1);
-	}
-	group_wait(&g, 0);
-	r = g.err;
-	group_destroy(&g);
+	/* without indexes: every object the old size covers, never past the
+	 * limit (a size set before there was one says nothing) */
+	if (old_size > bound)
+		old_size = bound > new_size ? bound : new_size;
+	store_file_trim_init(&t, ino, osize, new_size, old_size, c->data_indexed);
+	do
+		r = store_file_trim_step(c->data, &t, 1024, max_inflight());
+	while (r > 0);
 	if (r < 0)
-		derr(CLIENT, "truncate of %" PRIx64 " from %" PRIu64 " to %" PRIu64 ": %s", ino, old_size, new_size,
-		     strerror(-r));
+		derr(CLIENT, "truncate of %" PRIx64 " to %" PRIu64 ": %s", ino, new_size, strerror(-r));
 	return r;
 }
 
@@ -264,7 +319,8 @@ void lc_io_batch_init(struct lc_io_batch *b)
 	group_init(b);
 }
 
-void lc_io_batch_submit_op(struct lclient *c, struct lc_io_batch *b, const char *oid, struct store_op *op)
+static void submit_op(struct lclient *c, struct lc_io_batch *b, const char *oid, struct store_op *op,
+		      bool ignore_enoent)
 {
 	struct io_piece *p = piece_new(b);
 	int r;
@@ -277,10 +333,21 @@ void lc_io_batch_submit_op(struct lclient *c, struct lc_io_batch *b, const char 
 		pthread_mutex_unlock(&b->m);
 		return;
 	}
+	p->ignore_enoent = ignore_enoent;
 	r = store_op_submit(c->data, oid, op, piece_done, p);
 	if (r < 0)
 		piece_failed(p, r);
 	group_wait(b, b->maxq - 1);
+}
+
+void lc_io_batch_submit_op(struct lclient *c, struct lc_io_batch *b, const char *oid, struct store_op *op)
+{
+	submit_op(c, b, oid, op, false);
+}
+
+void lc_io_batch_submit_maybe(struct lclient *c, struct lc_io_batch *b, const char *oid, struct store_op *op)
+{
+	submit_op(c, b, oid, op, true);
 }
 
 int lc_io_batch_wait(struct lc_io_batch *b)

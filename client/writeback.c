@@ -183,11 +183,12 @@ static bool wb_transient(int r)
 	return r == -ETIMEDOUT || r == -EAGAIN || r == -ENOTCONN || r == -ECONNRESET || r == -ESHUTDOWN;
 }
 
-int lc_wb_write(struct lclient *c, struct lc_inode *in, uint64_t *offp, size_t len, const char *buf,
-		const struct lc_cred *cr, bool append)
+int lc_wb_write(struct lclient *c, struct lc_inode *in, uint64_t *offp, size_t *lenp, const char *buf,
+		const struct lc_cred *cr, bool append, uint64_t limit)
 {
 	int64_t total = 0, delta;
 	uint64_t bound = cfg_uint(CFG_client_oc_size);
+	size_t len = *lenp;
 	int r = 0;
 
 	/* the store is failing and the buffer is full: buffer nothing more
@@ -209,6 +210,12 @@ int lc_wb_write(struct lclient *c, struct lc_inode *in, uint64_t *offp, size_t l
 		*offp = sz;
 	}
 	uint64_t off = *offp;
+	if (off >= limit) {
+		pthread_mutex_unlock(&in->lock);
+		return -EFBIG;
+	}
+	if (len > limit - off)
+		*lenp = len = (size_t)(limit - off);
 	uint32_t osize = in->mi.object_size ? in->mi.object_size : c->default_object_size;
 	uint64_t o = off;
 	size_t left = len;
@@ -355,8 +362,33 @@ int lc_wb_flush_data(struct lclient *c, struct lc_inode *in)
 	pthread_mutex_unlock(&in->lock);
 
 	uint64_t t0 = now_mono_ns(), nbytes = 0, nops = 0;
+	/* the object index first: no object may exist that it does not list */
+	{
+		uint64_t objs[64];
+		size_t n = 0;
+
+		r = 0;
+		for (struct lc_extent *e = list; e && r == 0; e = e->next) {
+			uint64_t o = e->off / osize;
+			if (n && objs[n - 1] == o)
+				continue;
+			if (n == sizeof(objs) / sizeof(objs[0])) {
+				r = lc_obj_index(c, in, objs, n);
+				n = 0;
+			}
+			objs[n++] = o;
+		}
+		if (r == 0 && n)
+			r = lc_obj_index(c, in, objs, n);
+	}
 	lc_io_batch_init(&b);
-	for (struct lc_extent *e = list; e;) {
+	if (r < 0) {
+		/* write nothing: the batch reports the error */
+		pthread_mutex_lock(&b.m);
+		b.err = r;
+		pthread_mutex_unlock(&b.m);
+	}
+	for (struct lc_extent *e = r < 0 ? NULL : list; e;) {
 		/* one atomic op per object: every extent of that object */
 		uint64_t obj = e->off / osize;
 		struct store_op *op = store_op_new();

@@ -148,7 +148,6 @@ static void *ticker_main(void *arg)
 		pthread_mutex_unlock(&m->tick_lock);
 		session_tick(m);
 		journal_tick(m);
-		purge_tick(m, false);
 		pthread_mutex_lock(&m->lock);
 		mdcache_trim(m, journal_clean_below(m));
 		pthread_mutex_unlock(&m->lock);
@@ -315,6 +314,12 @@ int main(int argc, char **argv)
 	m->object_size = (uint32_t)cfg_uint(CFG_mds_default_object_size);
 	if (!m->object_size)
 		m->object_size = 4u << 20;
+	/* a new filesystem's limit; an existing one's comes from its table */
+	m->max_file_size = cfg_uint(CFG_mds_max_file_size);
+	if (m->max_file_size == 0 || m->max_file_size > (uint64_t)INT64_MAX) {
+		rc = fail("mds_max_file_size must be between 1 and 2^63-1 bytes (e.g. 1T, the default)");
+		goto out_free;
+	}
 	m->fs_name = cfg_strdup(CFG_fs_name);
 	m->meta_pool_name = pool_name(CFG_store_metadata_pool, m->fs_name, "metadata");
 	m->data_pool_name = pool_name(CFG_store_data_pool, m->fs_name, "data");
@@ -399,6 +404,9 @@ int main(int argc, char **argv)
 		r = journal_mkfs(m);
 		if (!r)
 			r = mdcache_mkfs(m);
+		/* every file of this filesystem keeps an object index */
+		if (!r)
+			r = store_file_pool_mark_indexed(m->data);
 		if (r) {
 			rc = fail("mkfs failed: %s", strerror(-r));
 			goto out_store;
@@ -435,6 +443,19 @@ int main(int argc, char **argv)
 		rc = fail("cannot load the filesystem tables: %s", strerror(-r));
 		goto out_cache;
 	}
+	if (m->max_file_size == 0 || m->max_file_size > (uint64_t)INT64_MAX) {
+		derr(MDS, "the filesystem's max_file_size %" PRIu64 " is out of range: using 2^63-1", m->max_file_size);
+		m->max_file_size = INT64_MAX;
+	}
+	r = store_file_pool_indexed(m->data);
+	if (r < 0) {
+		rc = fail("cannot read the data pool %s: %s", m->data_pool_name, strerror(-r));
+		goto out_cache;
+	}
+	m->data_indexed = r == 1;
+	if (!m->data_indexed)
+		dinfo(MDS, "data pool %s has no object indexes (made before them): purges name every object "
+		      "a file's size covers, up to max_file_size", m->data_pool_name);
 	r = journal_replay(m);
 	if (r == -EUCLEAN && journal_damage_msg(m)) {
 		rc = fail("%s", journal_damage_msg(m));
@@ -466,17 +487,22 @@ int main(int argc, char **argv)
 		}
 		free(asok);
 	}
+	r = purge_start(m);
+	if (r) {
+		rc = fail("cannot start the purge thread: %s", strerror(-r));
+		goto out_admin;
+	}
 	r = net_start(m);
 	if (r) {
 		rc = fail("cannot start the listener: %s", strerror(-r));
-		goto out_admin;
+		goto out_purge;
 	}
 	if (pthread_create(&m->ticker, NULL, ticker_main, m)) {
 		rc = fail("cannot start the ticker thread");
 		goto out_net;
 	}
-	dinfo(MDS, "loligo-mds serving filesystem '%s' on %s:%u (epoch %" PRIu64 ")", m->fs_name, addr, m->port,
-	      m->epoch);
+	dinfo(MDS, "loligo-mds serving filesystem '%s' on %s:%u (epoch %" PRIu64 ", max_file_size %" PRIu64 ")",
+	      m->fs_name, addr, m->port, m->epoch, m->max_file_size);
 	if (port_file) {
 		r = write_port_file(port_file, m->port);
 		if (r) {
@@ -494,6 +520,8 @@ int main(int argc, char **argv)
 	dinfo(MDS, "signal %d: shutting down", sig);
 	rc = 0;
 	served = true;
+	/* first: a long purge stops within a slice, and resumes at the next start */
+	purge_stop(m);
 out_tick:
 	pthread_mutex_lock(&m->tick_lock);
 	m->tick_stop = true;
@@ -503,6 +531,8 @@ out_tick:
 out_net:
 	session_reconnect_phase_cancel(m);
 	net_stop(m);
+out_purge:
+	purge_stop(m);
 out_admin:
 	admin_stop(m);
 out_jstop:

@@ -861,6 +861,8 @@ static int replay_table(struct mds *m, int op, const char *key, const void *val,
 			m->next_sid = v;
 	} else if (!strcmp(key, "nfiles")) {
 		m->nfiles = le64_get(val);
+	} else if (!strcmp(key, "max_file_size")) {
+		m->max_file_size = le64_get(val);
 	}
 	return 0;
 }
@@ -1025,6 +1027,8 @@ int mdcache_mkfs(struct mds *m)
 	store_op_omap_set(op, "next_sid", v, 8);
 	le64_put(v, 1);
 	store_op_omap_set(op, "nfiles", v, 8);
+	le64_put(v, m->max_file_size);
+	store_op_omap_set(op, "max_file_size", v, 8);
 	store_op_omap_set(op, "root", b.data, b.len);
 	mdsp_buf_free(&b);
 	return store_op_exec(m->meta, OID_TABLE, op);

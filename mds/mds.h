@@ -25,7 +25,7 @@
  *    (journal_int.h); journal_tool.c: loligo-mds --journal-inspect and
  *    journal export/import/reset.
  *  - purge.c: the journaled queue of unlinked files whose data objects the
- *    MDS removes after mds_purge_delay.
+ *    MDS removes after mds_purge_delay, on a thread of its own, in slices.
  *  - admin.c: admin-socket commands; main.c: start-up and shutdown.
  *
  * USDT probes (provider loligo_mds): request_start(tid, op, flags),
@@ -232,6 +232,8 @@ struct mds {
 	uint64_t nfiles;              /* inodes in the filesystem (statfs) */
 	uint64_t ninodes_cached, ndirs_cached;
 	uint32_t object_size;
+	uint64_t max_file_size;       /* the filesystem's limit (mds_table, set at mkfs); read-only once serving */
+	bool data_indexed;            /* the data pool's files keep object indexes (store_file_pool_indexed) */
 	uint64_t epoch;
 	uint64_t start_real_ns;
 	bool replaying;
@@ -435,8 +437,11 @@ void journal_free(struct mds *m);
 void purge_queue_inode(struct mds *m, struct txn *t, const struct minode *in);
 int purge_replay_edit(struct mds *m, int op, const char *key, const void *val, uint32_t len);
 int purge_load(struct mds *m);
-/* purge_tick - purge what is due (everything queued if @all).  No locks held. */
-void purge_tick(struct mds *m, bool all);
+/* purge_start - start the purge thread (after journal replay).  No locks held. */
+int purge_start(struct mds *m);
+/* purge_stop - stop it within one slice and join it; what is left stays
+ * queued (journaled) for the next start.  No locks held. */
+void purge_stop(struct mds *m);
 void purge_register_perf(struct mds *m);
 void purge_free(struct mds *m);
 

@@ -4,21 +4,34 @@
  * When a regular file with data dies (unlink, rename over it), its inode
  * number, size and object size go into the purge queue: a journaled omap
  * "mds_purge" (ino -> size, object size) in the same entry as the unlink,
- * so a crash loses no purge.  After mds_purge_delay the ticker removes the
- * objects "<ino hex>.<objno %08x>" covering the size (plus one object past
- * it, for data the client had written but not yet reported) from the data
- * pool and journals the queue entry's removal.  Truncation is different:
- * the client that truncates trims the objects itself (it knows what it
- * still buffers).
+ * so a crash loses no purge.  After mds_purge_delay the purge thread removes
+ * the file's objects from the data pool and journals the queue entry's
+ * removal.  Truncation is different: the client that truncates trims the
+ * objects itself (it knows what it still buffers).
+ *
+ * What a purge costs is what exists, not what the size says: the objects
+ * are found through the file's object index in the data pool
+ * (store/file_data.c), so a 1 TiB sparse file with one byte written is two
+ * removals.  Pools from before the index (no marker) fall back to the
+ * object numbers the size covers, bounded by max_file_size.
+ *
+ * The purge thread is its own: the ticker, which keeps sessions and the
+ * journal going, never waits for a purge.  It works in slices of
+ * mds_purge_slice objects (mds_purge_max_inflight in flight) and looks for
+ * shutdown between slices, so SIGTERM stops it within one slice; what is
+ * left stays journaled and is resumed by the next start (the index holds
+ * exactly the objects that remain).
  *
  * The delay stands in for what caps will give (issue 3): until the MDS
  * knows who still has the file open, a client reading an unlinked file it
  * holds open keeps its data for mds_purge_delay seconds.
  *
- * The in-memory queue is protected by mds->lock.
+ * The in-memory queue is protected by mds->lock; the thread's stop flag and
+ * wake-ups by plock (taken under mds->lock by enqueue, alone elsewhere).
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,7 +53,24 @@ struct purge {
 };
 
 static struct purge *queue, **queue_tail = &queue;   /* protected by mds->lock */
-static struct perf_counter queued, purged_files, purged_objects;
+static struct perf_counter queued, purged_files, purged_objects, slices, active;
+
+static pthread_mutex_t plock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t pcond;                 /* CLOCK_MONOTONIC; with plock */
+static bool pstop, pkick, prunning;          /* protected by plock */
+static bool pcond_ready;                     /* main thread only */
+static pthread_t pthread;
+
+static void kick(void)
+{
+	pthread_mutex_lock(&plock);
+	if (prunning) {
+		pkick = true;
+		pthread_cond_signal(&pcond);
+	}
+	pthread_mutex_unlock(&plock);
+}
+
 
 static void key_ino(char *buf, size_t len, uint64_t ino)
 {
@@ -64,6 +94,7 @@ static void enqueue_locked(uint64_t ino, uint64_t size, uint32_t osize)
 	*queue_tail = p;
 	queue_tail = &p->next;
 	perf_inc(&queued, 1);
+	kick();
 }
 
 static int decode(const void *v, size_t len, uint64_t *size, uint32_t *osize)
@@ -160,80 +191,89 @@ int purge_load(struct mds *m)
 	return r;
 }
 
-struct purge_wait {
-	pthread_mutex_t lock;
-	pthread_cond_t cond;
-	unsigned inflight;
-	int err;
-};
 
-static void purge_cb(int r, void *arg)
+/* wait until @until_ns (monotonic), a kick or stop; true when stopping */
+static bool wait_until(uint64_t until_ns)
 {
-	struct purge_wait *w = arg;
+	struct timespec ts = ns_to_timespec(until_ns);
+	bool stop;
 
-	pthread_mutex_lock(&w->lock);
-	if (r && r != -ENOENT && !w->err)
-		w->err = r;
-	w->inflight--;
-	pthread_cond_signal(&w->cond);
-	pthread_mutex_unlock(&w->lock);
+	pthread_mutex_lock(&plock);
+	while (!pstop && !pkick && now_mono_ns() < until_ns)
+		if (pthread_cond_timedwait(&pcond, &plock, &ts) == ETIMEDOUT)
+			break;
+	pkick = false;
+	stop = pstop;
+	pthread_mutex_unlock(&plock);
+	return stop;
 }
 
-/* Remove the data objects of @p; 0 when every one is gone. */
+static bool stopping(void)
+{
+	pthread_mutex_lock(&plock);
+	bool s = pstop;
+	pthread_mutex_unlock(&plock);
+	return s;
+}
+
+/*
+ * Remove the data objects of @p in slices.  Return 0 when every one is
+ * gone, 1 when stopped by shutdown (the rest stays queued), -errno.
+ */
 static int purge_objects(struct mds *m, const struct purge *p)
 {
-	struct purge_wait w = { .lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER };
-	uint64_t nobj = p->size / p->object_size + 2, i;
-	char oid[64];
+	struct store_file_trim t;
+	uint64_t bound = p->size < m->max_file_size ? p->size : m->max_file_size;
+	int r;
 
-	for (i = 0; i < nobj; i++) {
-		struct store_op *op = store_op_new();
+	store_file_trim_init(&t, p->ino, p->object_size, 0, bound, m->data_indexed);
+	for (;;) {
+		uint64_t before = t.removed;
+		unsigned int slice = (unsigned int)cfg_uint(CFG_mds_purge_slice);
+		unsigned int inflight = (unsigned int)cfg_uint(CFG_mds_purge_max_inflight);
+		double delay = cfg_double(CFG_mds_debug_purge_slice_delay);
 
-		if (!op) {
-			w.err = -ENOMEM;
-			break;
-		}
-		store_op_remove(op);
-		snprintf(oid, sizeof(oid), "%" PRIx64 ".%08" PRIx64, p->ino, i);
-		pthread_mutex_lock(&w.lock);
-		while (w.inflight >= 32)
-			pthread_cond_wait(&w.cond, &w.lock);
-		w.inflight++;
-		pthread_mutex_unlock(&w.lock);
-		if (store_op_submit(m->data, oid, op, purge_cb, &w)) {
-			pthread_mutex_lock(&w.lock);
-			w.inflight--;
-			w.err = -EIO;
-			pthread_mutex_unlock(&w.lock);
-			break;
+		r = store_file_trim_step(m->data, &t, slice, inflight);
+		perf_inc(&purged_objects, t.removed - before);
+		perf_inc(&slices, 1);
+		if (r <= 0)
+			return r;
+		if (delay > 0 ? wait_until(now_mono_ns() + (uint64_t)(delay * 1e9)) : stopping()) {
+			dinfo(MDS, "purge of inode %" PRIx64 " stopped by shutdown after %" PRIu64
+			      " objects; the rest is purged after the next start", p->ino, t.removed);
+			return 1;
 		}
 	}
-	pthread_mutex_lock(&w.lock);
-	while (w.inflight)
-		pthread_cond_wait(&w.cond, &w.lock);
-	pthread_mutex_unlock(&w.lock);
-	if (!w.err)
-		perf_inc(&purged_objects, nobj);
-	return w.err;
 }
 
-void purge_tick(struct mds *m, bool all)
+static void *purge_main(void *arg)
 {
+	struct mds *m = arg;
+
 	for (;;) {
-		struct purge p;
+		struct purge p = { 0 };
 		struct txn t;
 		char key[32];
+		uint64_t now = now_mono_ns(), due;
 		int r;
 
 		pthread_mutex_lock(&m->lock);
-		if (!queue || (!all && queue->due_ns > now_mono_ns())) {
-			pthread_mutex_unlock(&m->lock);
-			return;
-		}
-		p = *queue;
+		due = queue ? queue->due_ns : now + 1000000000ull;
+		if (queue)
+			p = *queue;
 		pthread_mutex_unlock(&m->lock);
-
+		if (due > now) {
+			if (wait_until(due))
+				break;
+			continue;
+		}
+		if (stopping())
+			break;
+		perf_set(&active, 1);
 		r = purge_objects(m, &p);
+		perf_set(&active, 0);
+		if (r == 1)
+			break;
 		pthread_mutex_lock(&m->lock);
 		if (r) {
 			/* try again later */
@@ -241,7 +281,7 @@ void purge_tick(struct mds *m, bool all)
 				queue->due_ns = now_mono_ns() + 10000000000ull;
 			pthread_mutex_unlock(&m->lock);
 			derr(MDS, "purging the data of inode %" PRIx64 " failed: %s; will retry", p.ino, strerror(-r));
-			return;
+			continue;
 		}
 		dequeue_locked(p.ino);
 		txn_init(&t);
@@ -253,6 +293,48 @@ void purge_tick(struct mds *m, bool all)
 		perf_inc(&purged_files, 1);
 		dout(MDS, 10, "purged the data of inode %" PRIx64 " (%" PRIu64 " bytes)", p.ino, p.size);
 	}
+	return NULL;
+}
+
+int purge_start(struct mds *m)
+{
+	pthread_condattr_t ca;
+	int r;
+
+	if (!pcond_ready) {
+		pthread_condattr_init(&ca);
+		pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+		pthread_cond_init(&pcond, &ca);
+		pthread_condattr_destroy(&ca);
+		pcond_ready = true;
+	}
+	pthread_mutex_lock(&plock);
+	pstop = pkick = false;
+	prunning = true;
+	pthread_mutex_unlock(&plock);
+	r = pthread_create(&pthread, NULL, purge_main, m);
+	if (r) {
+		pthread_mutex_lock(&plock);
+		prunning = false;
+		pthread_mutex_unlock(&plock);
+		return -r;
+	}
+	pthread_setname_np(pthread, "mds-purge");
+	return 0;
+}
+
+void purge_stop(struct mds *m)
+{
+	(void)m;
+	pthread_mutex_lock(&plock);
+	bool was = prunning;
+	pstop = true;
+	prunning = false;
+	if (was)
+		pthread_cond_signal(&pcond);
+	pthread_mutex_unlock(&plock);
+	if (was)
+		pthread_join(pthread, NULL);
 }
 
 void purge_register_perf(struct mds *m)
@@ -260,6 +342,8 @@ void purge_register_perf(struct mds *m)
 	perf_register_counter("mds_purge", "files", &purged_files);
 	perf_register_counter("mds_purge", "objects", &purged_objects);
 	perf_register_counter("mds_purge", "queued", &queued);
+	perf_register_counter("mds_purge", "slices", &slices);
+	perf_register_counter("mds_purge", "active", &active);
 }
 
 void purge_free(struct mds *m)

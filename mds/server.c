@@ -339,6 +339,9 @@ static int op_setattr(struct mds *m, struct session *s, struct mdsp_request *r, 
 			return -EINVAL;
 		if ((e = may_access(in, c, MAY_WRITE)))
 			return e;
+		/* the filesystem's limit; also refuses anything past 2^63-1 */
+		if (a->size > m->max_file_size)
+			return -EFBIG;
 	}
 	if ((mask & (MDSP_SETATTR_ATIME | MDSP_SETATTR_MTIME | MDSP_SETATTR_CTIME)) && !is_owner(in, c))
 		return -EPERM;

@@ -76,6 +76,8 @@ static int session_frame(struct mds *m, struct mdsp_buf *b, uint32_t op, uint64_
 	msg.session.seq = seq;
 	msg.session.lease_ms = lease_ms();
 	msg.session.mds_epoch = m->epoch;
+	if (op == MDSP_SESSION_OPEN)
+		msg.session.max_file_size = m->max_file_size;
 	msg.session.result = result;
 	msg.session.reason = (char *)reason;
 	mdsp_buf_init(b);

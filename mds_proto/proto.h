@@ -164,6 +164,9 @@ struct mdsp_session {
 					* secret (on an authenticated one both sides derive it,
 					* mdsp_auth_derive(), and this is all zeros) */
 	uint8_t proof[MDSP_MAC_LEN];   /* RECONNECT: mdsp_reconnect_proof() */
+	/* version 3 */
+	uint64_t max_file_size;        /* OPEN: the largest file size the filesystem allows (Ceph's
+					* max_file_size); 0 from an older MDS, which did not say */
 };
 
 /* ---- REQUEST ------------------------------------------------------------ */

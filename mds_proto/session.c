@@ -6,6 +6,8 @@
  * Version 2 appends the session secret (OPEN on a connection without MAC
  * keys) and the RECONNECT proof; a version-1 struct decodes with both all
  * zeros, which no MDS takes as a proof.
+ * Version 3 appends max_file_size (the OPEN reply tells the client the
+ * filesystem's limit); an older struct decodes with it 0.
  */
 #include <stdlib.h>
 
@@ -42,6 +44,7 @@ int enc_session(struct mdsp_buf *b, const struct mdsp_session *s)
 	}
 	put_bytes(b, s->secret, sizeof(s->secret));
 	put_bytes(b, s->proof, sizeof(s->proof));
+	put_u64(b, s->max_file_size);
 	struct_close(b, off);
 	return 0;
 }
@@ -88,6 +91,9 @@ int dec_session(struct cur *c, struct mdsp_session *s)
 	}
 	if (version >= 2 && ((r = get_bytes(c, s->secret, sizeof(s->secret))) ||
 			     (r = get_bytes(c, s->proof, sizeof(s->proof)))))
+		goto bad;
+	/* versions 1 and 2 (older peers) end here: max_file_size stays 0, "not said" */
+	if (version >= 3 && (r = get_u64(c, &s->max_file_size)))
 		goto bad;
 	struct_leave(c, outer);
 	return 0;

@@ -199,4 +199,60 @@ void store_completion_cb(int r, void *arg);
 /** store_completion_wait - wait and return r; frees the completion. */
 int store_completion_wait(struct store_completion *c);
 
+/* ---- file data in a data pool (DESIGN.md 4; store/file_data.c) ----------
+ * A file's data objects "<ino hex>.<objno %08x>" and its object index
+ * "<ino hex>.objs" (omap: a key per data object that may exist), so that
+ * truncating and purging cost what exists, never what the size says.  See
+ * the top of file_data.c for the invariant writers and trimmers keep.
+ */
+
+/** store_file_oid - data object @objno of file @ino into @buf (>= 32 bytes). */
+void store_file_oid(char *buf, size_t len, uint64_t ino, uint64_t objno);
+/** store_file_index_oid - the object index of file @ino into @buf (>= 32 bytes). */
+void store_file_index_oid(char *buf, size_t len, uint64_t ino);
+/** store_file_index_key - the index key of @objno ("%016x") into @buf (>= 17 bytes). */
+void store_file_index_key(char *buf, size_t len, uint64_t objno);
+/** store_file_index_note - add "object @objno may exist" to an op on the index object. */
+void store_file_index_note(struct store_op *op, uint64_t objno);
+/**
+ * store_file_pool_indexed - does every file in @p keep an object index (the
+ * pool carries the marker)?  Return: 1, 0 (a pool from before the index:
+ * trims fall back to the size), or -errno.  Blocking.
+ */
+int store_file_pool_indexed(struct store_pool *p);
+/** store_file_pool_mark_indexed - mark a pool made for a new filesystem.  Blocking. */
+int store_file_pool_mark_indexed(struct store_pool *p);
+
+/*
+ * A trim of one file's data to @size (0: a purge, which also removes the
+ * index), done in bounded steps.  Fields are the cursor: read-only for the
+ * caller but for the counters.
+ */
+struct store_file_trim {
+	uint64_t ino;
+	uint32_t osize;
+	uint64_t size;      /* objects past it go; the one holding it is cut */
+	bool indexed;       /* trust the index (marked pool) */
+	uint64_t next;      /* next object number to consider */
+	uint64_t end;       /* without an index: one past the last object number */
+	uint64_t removed;   /* objects removed so far */
+	uint64_t ops;       /* store ops submitted so far */
+	bool done;
+};
+
+/**
+ * store_file_trim_init - a trim of file @ino (object size @osize) to
+ * @new_size.  @old_size bounds the fallback for pools without an index
+ * (the caller clamps it, e.g. to max_file_size); an indexed trim ignores it.
+ */
+void store_file_trim_init(struct store_file_trim *t, uint64_t ino, uint32_t osize, uint64_t new_size,
+			  uint64_t old_size, bool indexed);
+/**
+ * store_file_trim_step - one bounded slice: at most @max objects removed
+ * (or cut), at most @inflight ops in flight.  Blocking; no lock held.
+ * Return: 1 when more is left, 0 when the trim is complete, -errno (the
+ * step may be retried: everything is idempotent).
+ */
+int store_file_trim_step(struct store_pool *p, struct store_file_trim *t, unsigned int max, unsigned int inflight);
+
 #endif

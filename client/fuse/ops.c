@@ -292,6 +292,10 @@ static void ll_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *st, int to_s
 		mask |= LC_SET_GID;
 	}
 	if (to_set & FUSE_SET_ATTR_SIZE) {
+		if (st->st_size < 0) {   /* the kernel refuses these itself: never trust it */
+			fuse_reply_err(req, EINVAL);
+			return;
+		}
 		set.size = (uint64_t)st->st_size;
 		mask |= LC_SET_SIZE;
 	}
@@ -536,6 +540,14 @@ static void ll_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t siz
 		REPLY_ERR(req, (int)n);
 	else
 		fuse_reply_write(req, (size_t)n);
+}
+
+static void ll_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t off, off_t len,
+			 struct fuse_file_info *fi)
+{
+	(void)ino;
+	perf_inc(&LF(req)->perf.write, 1);
+	REPLY_ERR(req, lc_fallocate(LF(req)->c, FH(fi), mode, off, len));
 }
 
 static void ll_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
@@ -904,6 +916,7 @@ const struct fuse_lowlevel_ops lfuse_ops = {
 	.read = ll_read,
 	.write = ll_write,
 	.flush = ll_flush,
+	.fallocate = ll_fallocate,
 	.release = ll_release,
 	.fsync = ll_fsync,
 	.opendir = ll_opendir,

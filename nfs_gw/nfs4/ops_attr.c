@@ -130,7 +130,7 @@ static void put_attr(struct xdr_enc *e, unsigned int n, const struct nfs4_attr_s
 	case FATTR4_FILES_FREE: xdr_put_u64(e, f ? f->f_ffree : 0); break;
 	case FATTR4_FILES_TOTAL: xdr_put_u64(e, f ? f->f_files : 0); break;
 	case FATTR4_HOMOGENEOUS: xdr_put_bool(e, true); break;
-	case FATTR4_MAXFILESIZE: xdr_put_u64(e, (uint64_t)INT64_MAX); break;
+	case FATTR4_MAXFILESIZE: xdr_put_u64(e, s->maxfilesize ? s->maxfilesize : (uint64_t)INT64_MAX); break;
 	case FATTR4_MAXLINK: xdr_put_u32(e, 65000); break;
 	case FATTR4_MAXNAME: xdr_put_u32(e, NFS4_MAX_NAME); break;
 	case FATTR4_MAXREAD: xdr_put_u64(e, NFS4_MAXIO); break;
@@ -336,6 +336,12 @@ void nfs4ops_fill_src(struct nfs4_compound *cs, const struct nfs4_obj *o, const 
 	}
 	s->mounted_on_fileid = o->attr.ino;
 	s->lease_secs = (uint32_t)(cs->srv->p.lease_ns / 1000000000ull);
+	{
+		/* the filesystem's limit, which WRITE and SETATTR enforce (NFS4ERR_FBIG) */
+		struct nfs4ops_ctx *c = nfs4ops_ctx(cs);
+
+		s->maxfilesize = c && c->lc ? lc_max_file_size(c->lc) : 0;
+	}
 }
 
 /* ---- operations ------------------------------------------------------------------- */

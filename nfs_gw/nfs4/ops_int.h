@@ -110,6 +110,7 @@ struct nfs4_attr_src {
 	uint64_t fsid_major, fsid_minor;
 	uint64_t mounted_on_fileid;
 	uint32_t lease_secs;
+	uint64_t maxfilesize;            /* lc_max_file_size(); 0: INT64_MAX */
 	const struct statvfs *sfs;       /* NULL: space/files attributes read as 0 */
 	uint32_t rdattr_error;           /* for READDIR entries that failed */
 };

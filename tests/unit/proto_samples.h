@@ -86,6 +86,7 @@ static __attribute__((unused)) void sample_session(struct mdsp_msg *m, uint32_t 
 	s->result = -13;
 	s->reason = strdup("evicted by the admin");
 	s->mds_epoch = 0x55aa;
+	s->max_file_size = (1ull << 40) + op;
 	s->ncaps = ncaps;
 	s->caps = ncaps ? calloc(ncaps, sizeof(*s->caps)) : NULL;
 	for (i = 0; i < ncaps; i++) {
@@ -304,7 +305,8 @@ static __attribute__((unused)) int msg_eq(const struct mdsp_msg *a, const struct
 		    memcmp(x->client_uuid, y->client_uuid, 16) || x->lease_ms != y->lease_ms ||
 		    x->result != y->result || !str_eq(x->reason, y->reason) ||
 		    x->mds_epoch != y->mds_epoch || x->ncaps != y->ncaps ||
-		    memcmp(x->secret, y->secret, MDSP_KEY_LEN) || memcmp(x->proof, y->proof, MDSP_MAC_LEN))
+		    memcmp(x->secret, y->secret, MDSP_KEY_LEN) || memcmp(x->proof, y->proof, MDSP_MAC_LEN) ||
+		    x->max_file_size != y->max_file_size)
 			return 0;
 		for (i = 0; i < x->ncaps; i++)
 			if (x->caps[i].ino != y->caps[i].ino || x->caps[i].caps != y->caps[i].caps ||

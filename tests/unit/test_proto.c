@@ -563,6 +563,31 @@ START_TEST(test_older_versions_decode)
 }
 END_TEST
 
+/* An older peer's (version 2) SESSION has no max_file_size: it decodes as
+ * 0 ("not said"), and every field before it as sent. */
+START_TEST(test_session_v2_has_no_max_file_size)
+{
+	struct mdsp_msg m, d;
+	struct mdsp_buf b;
+	const char *why = NULL;
+
+	sample_session(&m, MDSP_SESSION_OPEN, 0);
+	encode_ok(&m, &b);
+	as_older(&b, 2, 8);   /* without the trailing u64 */
+	ck_assert_int_eq(mdsp_decode_frame(b.data, b.len, &d, &why), 0);
+	ck_assert_uint_eq(d.session.max_file_size, 0);
+	m.session.max_file_size = 0;
+	ck_assert(msg_eq(&m, &d));
+	mdsp_msg_free(&d);
+	/* a version-3 struct cut before its end is truncated, not "version 2" */
+	b.data[MDSP_HDR_LEN] = 3;
+	reframe(b.data, b.len - MDSP_HDR_LEN);
+	ck_assert_int_eq(mdsp_decode_frame(b.data, b.len, &d, &why), -EBADMSG);
+	mdsp_buf_free(&b);
+	mdsp_msg_free(&m);
+}
+END_TEST
+
 START_TEST(test_newer_compat_is_rejected)
 {
 	struct mdsp_msg m, d;
@@ -1036,6 +1061,7 @@ static Suite *proto_suite(void)
 	tcase_add_test(tc, test_forward_compat_skips_unknown_tails);
 	tcase_add_test(tc, test_older_versions_decode);
 	tcase_add_test(tc, test_newer_compat_is_rejected);
+	tcase_add_test(tc, test_session_v2_has_no_max_file_size);
 	tcase_add_test(tc, test_decoder_bounds);
 	tcase_add_test(tc, test_encoder_bounds);
 	tcase_add_test(tc, test_names);

@@ -1552,6 +1552,126 @@ START_TEST(t_local_full)
 }
 END_TEST
 
+/* ---- file data: the object index (store/file_data.c) --------------- */
+
+static bool exists(const char *oid)
+{
+	struct store_stat ss;
+	return store_stat(pool, oid, &ss) == 0;
+}
+
+/* write one byte into object @objno of file @ino, indexed or not */
+static void file_obj(uint64_t ino, uint64_t objno, bool index)
+{
+	char oid[64];
+	struct store_op *op;
+
+	if (index) {
+		store_file_index_oid(oid, sizeof(oid), ino);
+		op = store_op_new();
+		store_file_index_note(op, objno);
+		ck_assert_int_eq(exec(op, oid), 0);
+	}
+	store_file_oid(oid, sizeof(oid), ino, objno);
+	op = store_op_new();
+	store_op_write(op, 100, "x", 1);
+	ck_assert_int_eq(exec(op, oid), 0);
+}
+
+static bool file_obj_exists(uint64_t ino, uint64_t objno)
+{
+	char oid[64];
+	store_file_oid(oid, sizeof(oid), ino, objno);
+	return exists(oid);
+}
+
+/* A 1 TiB file with four objects, two of them at the very end: trimming
+ * it costs what exists, in bounded steps, and stops anywhere. */
+START_TEST(t_file_trim_indexed)
+{
+	const uint32_t os = 4u << 20;
+	const uint64_t tib = 1ull << 40, last = tib / os - 1;
+	struct store_file_trim t;
+	char ioid[64];
+	int r, steps = 0;
+
+	ck_assert_int_eq(store_file_pool_indexed(pool), 0);
+	ck_assert_int_eq(store_file_pool_mark_indexed(pool), 0);
+	ck_assert_int_eq(store_file_pool_indexed(pool), 1);
+	file_obj(0x77, 0, true);
+	file_obj(0x77, 5, true);
+	file_obj(0x77, last - 1, true);
+	file_obj(0x77, last, true);
+	/* truncate to 5 objects + 10 bytes: object 5 is cut, the two at the end go */
+	store_file_trim_init(&t, 0x77, os, 5ull * os + 10, tib, true);
+	do
+		r = store_file_trim_step(pool, &t, 1, 4);
+	while (r == 1 && ++steps < 100);
+	ck_assert_int_eq(r, 0);
+	ck_assert(t.done);
+	ck_assert_uint_eq(t.removed, 2);
+	ck_assert_uint_le(t.ops, 8);     /* not 262,144 */
+	ck_assert(file_obj_exists(0x77, 0));
+	ck_assert(file_obj_exists(0x77, 5));
+	ck_assert(!file_obj_exists(0x77, last));
+	ck_assert(!file_obj_exists(0x77, last - 1));
+	{
+		struct store_stat ss;
+		char oid[64];
+		store_file_oid(oid, sizeof(oid), 0x77, 5);
+		ck_assert_int_eq(store_stat(pool, oid, &ss), 0);
+		ck_assert_uint_eq(ss.size, 10);
+	}
+	/* purge, stopped after one step and resumed by a new cursor (a restart) */
+	file_obj(0x77, 9, true);
+	store_file_trim_init(&t, 0x77, os, 0, tib, true);
+	ck_assert_int_eq(store_file_trim_step(pool, &t, 1, 1), 1);
+	ck_assert_uint_eq(t.removed, 1);
+	store_file_trim_init(&t, 0x77, os, 0, tib, true);
+	while ((r = store_file_trim_step(pool, &t, 1, 1)) == 1)
+		;
+	ck_assert_int_eq(r, 0);
+	ck_assert_uint_eq(t.removed, 2);
+	ck_assert(!file_obj_exists(0x77, 0));
+	ck_assert(!file_obj_exists(0x77, 5));
+	ck_assert(!file_obj_exists(0x77, 9));
+	store_file_index_oid(ioid, sizeof(ioid), 0x77);
+	ck_assert(!exists(ioid));
+	/* a file that never had data: nothing to list, nothing named */
+	store_file_trim_init(&t, 0x78, os, 0, tib, true);
+	ck_assert_int_eq(store_file_trim_step(pool, &t, 256, 32), 0);
+	ck_assert_uint_le(t.ops, 1);
+}
+END_TEST
+
+/* A pool from before the index: the size bounds the work, and it is done */
+START_TEST(t_file_trim_fallback)
+{
+	const uint32_t os = 64u << 10;
+	struct store_file_trim t;
+	int r;
+
+	file_obj(0x99, 0, false);
+	file_obj(0x99, 3, false);
+	file_obj(0x99, 7, true);   /* written by a newer client: indexed */
+	/* size 8 objects: 0..8 named (one past, for unreported data), no more */
+	store_file_trim_init(&t, 0x99, os, 0, 8ull * os, false);
+	while ((r = store_file_trim_step(pool, &t, 4, 2)) == 1)
+		;
+	ck_assert_int_eq(r, 0);
+	ck_assert_uint_eq(t.removed, 3);
+	ck_assert_uint_le(t.ops, 12);
+	ck_assert(!file_obj_exists(0x99, 0));
+	ck_assert(!file_obj_exists(0x99, 3));
+	ck_assert(!file_obj_exists(0x99, 7));
+	{
+		char ioid[64];
+		store_file_index_oid(ioid, sizeof(ioid), 0x99);
+		ck_assert(!exists(ioid));
+	}
+}
+END_TEST
+
 static Suite *store_suite(void)
 {
 	Suite *s = suite_create(is_local() ? "store_conformance_local" : "store_conformance_rados");
@@ -1579,6 +1699,8 @@ static Suite *store_suite(void)
 	tcase_add_test(tc, t_ordering);
 	tcase_add_test(tc, t_threads);
 	tcase_add_test(tc, t_large);
+	tcase_add_test(tc, t_file_trim_indexed);
+	tcase_add_test(tc, t_file_trim_fallback);
 	if (is_local()) {
 		tcase_add_test(tc, t_local_persist);
 		tcase_add_test(tc, t_local_open_errors);
