@@ -21,3 +21,16 @@ if(TARGET loligo-fuse AND TARGET loligo-mds)
   add_dependencies(test_fuse_store loligo-fuse loligo-mds)
   set_tests_properties(test_fuse_store PROPERTIES SKIP_RETURN_CODE 77 RUN_SERIAL TRUE)
 endif()
+
+# POSIX and size limits against what ext4 does (owner: posix): max_file_size,
+# purges that cost what exists and stop on SIGTERM, permissions as
+# unprivileged users through the default mount.
+if(TARGET loligo-fuse AND TARGET loligo-mds)
+  loligo_check_test(test_fuse_posix
+    SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_fuse_posix.c ${CMAKE_CURRENT_LIST_DIR}/test_fuse_harness.c
+    LIBS loligo_store loligo_common
+    LABELS e2e fuse
+    TIMEOUT 600)
+  add_dependencies(test_fuse_posix loligo-fuse loligo-mds)
+  set_tests_properties(test_fuse_posix PROPERTIES SKIP_RETURN_CODE 77 RUN_SERIAL TRUE)
+endif()

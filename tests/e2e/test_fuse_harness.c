@@ -205,6 +205,11 @@ bool lfs_is_mounted(const char *mnt)
 
 int lfs_init(struct lfs *fs)
 {
+	return lfs_init_with(fs, NULL);
+}
+
+int lfs_init_with(struct lfs *fs, const char *conf)
+{
 	char tmpl[] = "/tmp/loligo-e2e.XXXXXX", p[PATH_MAX + 64], mds[PATH_MAX], text[8192];
 	const char *base;
 
@@ -226,6 +231,7 @@ int lfs_init(struct lfs *fs)
 		 "[global]\n"
 		 "store_backend = local\n"
 		 "store_local_path = %s/store\n"
+		 "%s"
 		 "[mds]\n"
 		 "mds_addr = 127.0.0.1\n"
 		 "log_file = %s/mds.log\n"
@@ -235,7 +241,7 @@ int lfs_init(struct lfs *fs)
 		 "log_file = %s/client.log\n"
 		 "admin_socket = %s/client.asok\n"
 		 "client_keyring = %s/client.keyring\n",
-		 base, base, base, base, base, base, base);
+		 base, conf ? conf : "", base, base, base, base, base, base);
 	write_text(fs->conf, text);
 	if (test_write_keyrings(fs->dir))
 		return -1;
@@ -369,6 +375,8 @@ static int mount_one(struct lfs *fs, const char *mnt, const char *tag, pid_t *pi
 		argv[i++] = "-o";
 		argv[i++] = o;
 	}
+	for (int k = 0; k < 4 && fs->fuse_args[k]; k++)
+		argv[i++] = (char *)fs->fuse_args[k];
 	argv[i++] = (char *)mnt;
 	argv[i] = NULL;
 	*pidp = spawn(argv, out, SIGTERM);
@@ -401,6 +409,30 @@ int lfs_mount(struct lfs *fs, const char *opts)
 int lfs_mount2(struct lfs *fs, const char *opts)
 {
 	return mount_one(fs, fs->mnt2, "client2", &fs->fuse2_pid, opts);
+}
+
+int lfs_nfs_port(const struct lfs *fs)
+{
+	char p[PATH_MAX + 16], line[1024];
+	int port = -1;
+	FILE *f;
+
+	snprintf(p, sizeof(p), "%s/client.log", fs->dir);
+	for (int tries = 0; tries < 500 && port < 0; tries++) {
+		f = fopen(p, "r");
+		if (f) {
+			while (fgets(line, sizeof(line), f)) {
+				/* "NFS gateway serving NFSv4.1 and NFSv4.0 on ADDR:PORT (port N)" */
+				char *q = strstr(line, "NFS gateway serving");
+				if (q && (q = strstr(q, "(port ")))
+					port = atoi(q + 6);
+			}
+			fclose(f);
+		}
+		if (port < 0)
+			sleep_ms(20);
+	}
+	return port;
 }
 
 static void fusermount(const char *mnt, bool lazy)

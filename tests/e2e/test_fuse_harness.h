@@ -28,6 +28,7 @@ struct lfs {
 	pid_t fuse2_pid;
 	pid_t mds_gate_pid;     /* lfs_mds_prepare()d, waiting for lfs_mds_start() */
 	int mds_gate_fd;
+	const char *fuse_args[4]; /* extra loligo-fuse arguments for lfs_mount (e.g. "--nfs", "127.0.0.1:0") */
 };
 
 /** lfs_bin - path of a built program: "mds/loligo-mds" -> $LOLIGO_BUILD_DIR/mds/loligo-mds. */
@@ -35,6 +36,10 @@ const char *lfs_bin(const char *rel, char *buf, size_t len);
 
 /** lfs_init - temp dir, config and a freshly made filesystem (mkfs).  0 or -1. */
 int lfs_init(struct lfs *fs);
+/** lfs_init_with - lfs_init with @conf ("key = value" lines) added to [global], before mkfs. */
+int lfs_init_with(struct lfs *fs, const char *conf);
+/** lfs_nfs_port - the port the embedded NFS gateway of the running mount listens on (from its log), or -1. */
+int lfs_nfs_port(const struct lfs *fs);
 /** lfs_mds_start - start loligo-mds (same port as before, if any); waits until it listens. */
 int lfs_mds_start(struct lfs *fs);
 /**
