@@ -66,6 +66,7 @@ struct lc_attr {
 #define LC_SET_MTIME  0x20
 #define LC_SET_ATIME_NOW 0x40
 #define LC_SET_MTIME_NOW 0x80
+#define LC_SET_CHOWN  0x100   /* a chown (with LC_SET_UID/GID, or alone: chown(-1, -1)): setuid/setgid go as chown(2) clears them */
 
 /* Invalidation callbacks: the client calls them when a cap revoke or a
  * change seen from the MDS makes the frontend's kernel caches stale. */
@@ -135,8 +136,20 @@ int lc_lookup_parent(struct lclient *c, struct lc_inode *dir, struct lc_attr *at
 /** lc_getattr - @force: ask the MDS even if the cache is valid. */
 int lc_getattr(struct lclient *c, struct lc_inode *in, const struct lc_cred *cr, bool force,
 	       struct lc_attr *attr);
+/**
+ * lc_setattr - change @in's attributes in @mask (LC_SET_*) to those of @set,
+ * as @cr, with the checks of chown(2), chmod(2), truncate(2) and
+ * utimensat(2) (the MDS makes them): LC_SET_ATIME_NOW|LC_SET_MTIME_NOW
+ * together are "touch" (owner or write permission), any other time change
+ * needs ownership.  A truncate by anyone but root clears setuid/setgid.
+ * lc_fsetattr - the same through an open handle: a size change through a
+ * handle open for writing needs no write permission now (ftruncate on a
+ * file created with mode 0).
+ */
 int lc_setattr(struct lclient *c, struct lc_inode *in, const struct lc_attr *set, int mask,
 	       const struct lc_cred *cr, struct lc_attr *attr);
+int lc_fsetattr(struct lclient *c, struct lc_fh *fh, const struct lc_attr *set, int mask,
+		const struct lc_cred *cr, struct lc_attr *attr);
 int lc_access(struct lclient *c, struct lc_inode *in, int mask, const struct lc_cred *cr);
 
 int lc_mknod(struct lclient *c, struct lc_inode *dir, const char *name, mode_t mode, dev_t rdev,
@@ -219,6 +232,20 @@ int lc_sync_fs(struct lclient *c);
  */
 uint64_t lc_max_file_size(struct lclient *c);
 #define LC_MAX_FILE_SIZE_DEFAULT (1ull << 40)
+
+/**
+ * lc_dentry_timeout - seconds the frontend may let its kernel cache the
+ * entry @name of @dir (-> @in), remembered until then, so that a later
+ * change of @dir's permissions can take it back (the client invalidates it
+ * through lc_callbacks.inval_dentry).  0 when @dir is not searchable by
+ * everyone: a kernel without default_permissions checks nothing itself and
+ * would walk any user through a cached name, so it must ask again (FUSE
+ * LOOKUP) with each caller's credentials.
+ * lc_negative_timeout - the same for a negative entry the frontend would
+ * cache for @secs (0 in such directories too).
+ */
+double lc_dentry_timeout(struct lclient *c, struct lc_inode *dir, const char *name, struct lc_inode *in);
+double lc_negative_timeout(struct lclient *c, struct lc_inode *dir, const char *name, double secs);
 
 /** lc_entry_timeout, lc_attr_timeout - seconds the frontend may cache (from config / caps). */
 double lc_entry_timeout(struct lclient *c, struct lc_inode *in);

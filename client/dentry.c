@@ -13,6 +13,17 @@
  *
  * Entries hold no inode reference: a hit resolves the ino through the inode
  * cache, and an evicted inode simply turns the hit into a miss.
+ *
+ * The table is also the record of the names the frontend handed its kernel
+ * (lc_dentry_timeout: kernel_until), so that a change of a directory's
+ * permissions can take every one of them back (lc_dcache_revoke_dir): the
+ * kernel caches a name for every user alike, and without
+ * default_permissions it checks nothing itself, so a name cached while
+ * everyone could search the directory must go when that is no longer so.
+ * Names in directories not everyone may search are handed out with timeout
+ * 0, so the kernel asks again with each caller's credentials.  An entry the
+ * kernel may still hold is never dropped silently: the trimmer tells the
+ * frontend first.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -29,7 +40,8 @@ struct lc_dentry {
 	uint64_t parent;
 	uint64_t ino;       /* 0: negative */
 	uint64_t dgen;      /* parent's dgen at insert */
-	uint64_t until;     /* mono ns */
+	uint64_t until;     /* mono ns: valid for our own lookups until then (0: never) */
+	_Atomic uint64_t kernel_until;  /* mono ns: the frontend's kernel may hold the name until then */
 	char name[];
 };
 
@@ -106,6 +118,9 @@ int lc_dcache_lookup(struct lclient *c, struct lc_inode *dir, const char *name, 
 	return found;
 }
 
+static void insert(struct lclient *c, struct lc_inode *dir, const char *name, size_t nl, struct lc_dentry *d,
+		   uint64_t ino, uint64_t until, uint64_t kernel_until);
+
 void lc_dcache_add(struct lclient *c, struct lc_inode *dir, const char *name, uint64_t ino)
 {
 	size_t nl = strlen(name);
@@ -122,26 +137,100 @@ void lc_dcache_add(struct lclient *c, struct lc_inode *dir, const char *name, ui
 		pthread_mutex_unlock(&dir->lock);
 		tmo = lc_secs_ns(shared ? CFG_client_caps_timeout : CFG_client_entry_timeout);
 	}
-	if (tmo == 0) {
-		free(d);
-		lc_dcache_remove(c, dir->ino, name);
-		return;
-	}
+	/* tmo 0: not valid for our lookups, but what the kernel was told of
+	 * the name is carried over */
+	insert(c, dir, name, nl, d, ino, tmo ? now_mono_ns() + tmo : 0, 0);
+}
+
+/* put @d (allocated for @name) in the table, replacing the old entry but
+ * keeping what the kernel was told of it */
+static void insert(struct lclient *c, struct lc_inode *dir, const char *name, size_t nl, struct lc_dentry *d,
+		   uint64_t ino, uint64_t until, uint64_t kernel_until)
+{
 	cds_lfht_node_init(&d->hnode);
 	d->parent = dir->ino;
 	d->ino = ino;
 	d->dgen = atomic_load(&dir->dgen);
-	d->until = now_mono_ns() + tmo;
+	d->until = until;
+	atomic_init(&d->kernel_until, kernel_until);
 	memcpy(d->name, name, nl + 1);
 
 	struct dkey k = { .parent = dir->ino, .name = d->name };
 	rcu_read_lock();
 	struct cds_lfht_node *old = cds_lfht_add_replace(c->dentries, dhash(k.parent, name), dmatch, &k, &d->hnode);
+	if (old) {
+		struct lc_dentry *o = caa_container_of(old, struct lc_dentry, hnode);
+		uint64_t ku = atomic_load(&o->kernel_until), cur = atomic_load(&d->kernel_until);
+
+		while (ku > cur && !atomic_compare_exchange_weak(&d->kernel_until, &cur, ku))
+			;
+	}
 	rcu_read_unlock();
 	if (old)
 		call_rcu(&caa_container_of(old, struct lc_dentry, hnode)->rcu, dentry_free_rcu);
 	else
 		atomic_fetch_add(&c->ndentries, 1);
+}
+
+/* anyone may search @dir: its names may be cached for all users alike */
+static bool searchable_by_all(struct lc_inode *dir)
+{
+	pthread_mutex_lock(&dir->lock);
+	uint32_t mode = dir->mi.mode;
+	pthread_mutex_unlock(&dir->lock);
+	return S_ISDIR(mode) && (mode & 0111) == 0111;
+}
+
+/* record that the kernel may hold @name of @dir for @secs */
+static void handed(struct lclient *c, struct lc_inode *dir, const char *name, uint64_t ino, double secs)
+{
+	struct dkey k = { .parent = dir->ino, .name = name };
+	struct cds_lfht_iter it;
+	struct cds_lfht_node *node;
+	uint64_t until = now_mono_ns() + (uint64_t)(secs * 1e9);
+	bool found = false;
+
+	rcu_read_lock();
+	cds_lfht_lookup(c->dentries, dhash(k.parent, name), dmatch, &k, &it);
+	node = cds_lfht_iter_get_node(&it);
+	if (node) {
+		struct lc_dentry *d = caa_container_of(node, struct lc_dentry, hnode);
+		uint64_t cur = atomic_load(&d->kernel_until);
+
+		while (cur < until && !atomic_compare_exchange_weak(&d->kernel_until, &cur, until))
+			;
+		found = true;
+	}
+	rcu_read_unlock();
+	if (!found) {
+		/* our cache let it go, the kernel gets it: record it, not valid
+		 * for our own lookups */
+		size_t nl = strlen(name);
+		struct lc_dentry *d = malloc(sizeof(*d) + nl + 1);
+
+		if (d)
+			insert(c, dir, name, nl, d, ino, 0, until);
+	}
+}
+
+double lc_dentry_timeout(struct lclient *c, struct lc_inode *dir, const char *name, struct lc_inode *in)
+{
+	double secs;
+
+	if (!dir || !name || !in || !searchable_by_all(dir))
+		return 0;
+	secs = lc_entry_timeout(c, in);
+	if (secs > 0)
+		handed(c, dir, name, in->ino, secs);
+	return secs;
+}
+
+double lc_negative_timeout(struct lclient *c, struct lc_inode *dir, const char *name, double secs)
+{
+	if (!dir || !name || secs <= 0 || !searchable_by_all(dir))
+		return 0;
+	handed(c, dir, name, 0, secs);
+	return secs;
 }
 
 void lc_dcache_remove(struct lclient *c, uint64_t dir_ino, const char *name)
@@ -166,9 +255,12 @@ void lc_dcache_invalidate_dir(struct lc_inode *dir)
 }
 
 /*
- * A revoke of a directory's shared caps: drop its cached names and tell the
- * frontend about each, so the kernel forgets them too.  Walks the whole
- * table (revokes are rare; lookups must stay lock-free).
+ * The one place that takes a directory's names back: a revoke of its shared
+ * caps, or a change of its mode or owner that leaves it not searchable by
+ * everyone.  Drop its cached names and tell the frontend about each
+ * (positive ones, and negative ones the kernel may hold), so the kernel
+ * forgets them too.  Walks the whole table (rare; lookups must stay
+ * lock-free).
  */
 void lc_dcache_revoke_dir(struct lclient *c, struct lc_inode *dir)
 {
@@ -176,13 +268,14 @@ void lc_dcache_revoke_dir(struct lclient *c, struct lc_inode *dir)
 	struct lc_dentry *d;
 	char **names = NULL;
 	size_t n = 0, cap = 0;
+	uint64_t now = now_mono_ns();
 
 	lc_dcache_invalidate_dir(dir);
 	rcu_read_lock();
 	LC_LFHT_FOR_EACH(c->dentries, &it, d, hnode) {
 		if (d->parent != dir->ino)
 			continue;
-		if (c->cb.inval_dentry && d->ino) {
+		if (c->cb.inval_dentry && (d->ino || atomic_load(&d->kernel_until) > now)) {
 			if (n == cap) {
 				size_t ncap = cap ? cap * 2 : 16;
 				char **nn = realloc(names, ncap * sizeof(*nn));
@@ -220,6 +313,8 @@ void lc_dcache_trim(struct lclient *c)
 	struct cds_lfht_iter it;
 	struct lc_dentry *d;
 	uint64_t now = now_mono_ns();
+	struct { uint64_t parent; char *name; } *tell = NULL;
+	size_t ntell = 0, cap = 0;
 
 	if (atomic_load(&c->ndentries) <= max)
 		return;
@@ -228,8 +323,24 @@ void lc_dcache_trim(struct lclient *c)
 		LC_LFHT_FOR_EACH(c->dentries, &it, d, hnode) {
 			if (atomic_load(&c->ndentries) <= max - max / 8)
 				break;
-			if (pass == 0 && now < d->until)
+			bool kernel = atomic_load(&d->kernel_until) > now;
+			if (pass == 0 && (now < d->until || kernel))
 				continue;
+			if (kernel && c->cb.inval_dentry) {
+				/* the kernel may hold it: it forgets it too */
+				if (ntell == cap) {
+					size_t ncap = cap ? cap * 2 : 64;
+					void *nt = realloc(tell, ncap * sizeof(*tell));
+					if (!nt)
+						continue;   /* keep it, then */
+					tell = nt;
+					cap = ncap;
+				}
+				tell[ntell].parent = d->parent;
+				if (!(tell[ntell].name = strdup(d->name)))
+					continue;
+				ntell++;
+			}
 			if (!cds_lfht_del(c->dentries, &d->hnode)) {
 				atomic_fetch_sub(&c->ndentries, 1);
 				call_rcu(&d->rcu, dentry_free_rcu);
@@ -237,4 +348,9 @@ void lc_dcache_trim(struct lclient *c)
 		}
 		rcu_read_unlock();
 	}
+	for (size_t i = 0; i < ntell; i++) {
+		c->cb.inval_dentry(c->cb_arg, tell[i].parent, tell[i].name);
+		free(tell[i].name);
+	}
+	free(tell);
 }

@@ -271,6 +271,49 @@ out:
 }
 
 /*
+ * A write (or fallocate) by anyone but root clears setuid, and setgid when
+ * the group may execute or the writer is not in the file's group, as
+ * file_remove_privs() does; FUSE leaves it to us (FUSE_CAP_HANDLE_KILLPRIV).
+ * The MDS makes the change; the frontend's kernel learns of the new mode
+ * through lc_callbacks.  Costs nothing for files without those bits.
+ */
+static int kill_privs(struct lclient *c, struct lc_fh *fh)
+{
+	struct lc_inode *in = fh->in;
+	const struct lc_cred *cr = &fh->cred;
+	bool member;
+	int r;
+
+	if (cr->uid == 0)
+		return 0;
+	pthread_mutex_lock(&in->lock);
+	uint32_t mode = in->mi.mode;
+	gid_t gid = in->mi.gid;
+	pthread_mutex_unlock(&in->lock);
+	if (!S_ISREG(mode) || !(mode & (S_ISUID | S_ISGID)))
+		return 0;
+	member = cr->gid == gid;
+	for (int i = 0; i < cr->ngroups && i < LC_MAX_GROUPS && !member; i++)
+		member = cr->groups[i] == gid;
+	if (!(mode & S_ISUID) && (mode & S_IXGRP) == 0 && member)
+		return 0;   /* a setgid file without group execute keeps it for a member */
+	struct mds_request *req = lc_req_new(c, MDSP_OP_SETATTR, in->ino, cr);
+	struct lc_inode *t = NULL;
+
+	if (!req)
+		return c->mdsc ? -ENOMEM : 0;
+	req->args.mask = MDSP_SETATTR_KILL_SUID;
+	r = lc_req_run(c, req, &t);
+	mdsc_request_put(req);
+	lc_put(c, t);
+	if (r < 0)
+		return r;
+	if (c->cb.inval_inode)
+		c->cb.inval_inode(c->cb_arg, in->ino, -1, 0);   /* attributes only */
+	return 0;
+}
+
+/*
  * The filesystem's limit, as generic_write_check_limits() applies s_maxbytes:
  * a write starting at or past it is -EFBIG, one crossing it is cut short
  * there (the caller returns the short count; the next write gets -EFBIG).
@@ -300,9 +343,15 @@ ssize_t lc_write(struct lclient *c, struct lc_fh *fh, off_t offset, size_t len, 
 		return -EBADF;
 	if (len == 0)
 		return 0;
+	/* past the limit: EFBIG first, as generic_write_checks() says it */
+	if (!append && off >= lc_max_file_size(c))
+		return -EFBIG;
 	/* the data store is full: say so now, as a local filesystem would, not at writeback */
 	if (lc_data_full(c))
 		return -ENOSPC;
+	r = kill_privs(c, fh);
+	if (r < 0)
+		return r;
 	if (fh->flags & (O_SYNC | O_DSYNC | O_DIRECT)) {
 		/* write through: buffered data of this inode goes first */
 		r = lc_wb_flush_data(c, in);
@@ -455,6 +504,9 @@ int lc_fallocate(struct lclient *c, struct lc_fh *fh, int mode, off_t offset, of
 		struct lc_io_batch b;
 		char oid[64];
 
+		r = kill_privs(c, fh);
+		if (r < 0)
+			return r;
 		/* buffered data of the range must not come back after the punch */
 		r = lc_wb_flush_data(c, in);
 		if (r < 0)
@@ -489,5 +541,6 @@ int lc_fallocate(struct lclient *c, struct lc_fh *fh, int mode, off_t offset, of
 	if ((mode & FALLOC_FL_KEEP_SIZE) || off + len <= lc_inode_size(in))
 		return 0;   /* objects are sparse: there is nothing to reserve */
 	struct lc_attr set = { .size = off + len };
-	return lc_setattr(c, in, &set, LC_SET_SIZE, &fh->cred, NULL);
+	r = kill_privs(c, fh);
+	return r < 0 ? r : lc_fsetattr(c, fh, &set, LC_SET_SIZE, &fh->cred, NULL);
 }

@@ -275,15 +275,25 @@ static uint32_t map_setattr_mask(int mask)
 		m |= MDSP_SETATTR_GID;
 	if (mask & LC_SET_SIZE)
 		m |= MDSP_SETATTR_SIZE;
-	if (mask & LC_SET_ATIME)
+	/* "now" wins over an explicit time that may come with it: the MDS
+	 * tells utimes(NULL) (both now) from explicit times by these bits */
+	if ((mask & LC_SET_ATIME) && !(mask & LC_SET_ATIME_NOW))
 		m |= MDSP_SETATTR_ATIME;
-	if (mask & LC_SET_MTIME)
+	if ((mask & LC_SET_MTIME) && !(mask & LC_SET_MTIME_NOW))
 		m |= MDSP_SETATTR_MTIME;
 	if (mask & LC_SET_ATIME_NOW)
 		m |= MDSP_SETATTR_ATIME_NOW;
 	if (mask & LC_SET_MTIME_NOW)
 		m |= MDSP_SETATTR_MTIME_NOW;
+	if (mask & LC_SET_CHOWN)
+		m |= MDSP_SETATTR_CHOWN;
 	return m;
+}
+
+/* anyone may search a directory of mode @mode */
+static bool all_search(uint32_t mode)
+{
+	return S_ISDIR(mode) && (mode & 0111) == 0111;
 }
 
 static struct mdsp_time mt(struct timespec ts)
@@ -291,8 +301,8 @@ static struct mdsp_time mt(struct timespec ts)
 	return (struct mdsp_time){ .sec = ts.tv_sec, .nsec = (uint32_t)ts.tv_nsec };
 }
 
-int lc_setattr(struct lclient *c, struct lc_inode *in, const struct lc_attr *set, int mask,
-	       const struct lc_cred *cr, struct lc_attr *attr)
+static int setattr(struct lclient *c, struct lc_inode *in, const struct lc_attr *set, int mask,
+		   const struct lc_cred *cr, struct lc_attr *attr, bool through_writer)
 {
 	struct mds_request *req;
 	uint64_t old_size = 0;
@@ -319,10 +329,15 @@ int lc_setattr(struct lclient *c, struct lc_inode *in, const struct lc_attr *set
 			return -EISDIR;
 		old_size = lc_inode_size(in);
 	}
+	pthread_mutex_lock(&in->lock);
+	uint32_t old_mode = in->mi.mode;
+	pthread_mutex_unlock(&in->lock);
 	req = lc_req_new(c, MDSP_OP_SETATTR, in->ino, cr);
 	if (!req)
 		return c->mdsc ? -ENOMEM : -ENOTCONN;
 	req->args.mask = map_setattr_mask(mask);
+	if (through_writer && (mask & LC_SET_SIZE))
+		req->args.mask |= MDSP_SETATTR_FH;
 	req->args.attr.ino = in->ino;
 	req->args.attr.mode = set->mode;
 	req->args.attr.uid = set->uid;
@@ -341,8 +356,33 @@ int lc_setattr(struct lclient *c, struct lc_inode *in, const struct lc_attr *set
 		if (r < 0)
 			return r;
 	}
+	if (mask & (LC_SET_MODE | LC_SET_UID | LC_SET_GID)) {
+		pthread_mutex_lock(&in->lock);
+		uint32_t new_mode = in->mi.mode;
+		pthread_mutex_unlock(&in->lock);
+		/* names the kernel cached while anyone could search the directory
+		 * would let everyone through still: take them back */
+		if (all_search(old_mode) && !all_search(new_mode))
+			lc_dcache_revoke_dir(c, in);
+	}
 	fill(in, attr);
 	return 0;
+}
+
+int lc_setattr(struct lclient *c, struct lc_inode *in, const struct lc_attr *set, int mask,
+	       const struct lc_cred *cr, struct lc_attr *attr)
+{
+	return setattr(c, in, set, mask, cr, attr, false);
+}
+
+int lc_fsetattr(struct lclient *c, struct lc_fh *fh, const struct lc_attr *set, int mask,
+		const struct lc_cred *cr, struct lc_attr *attr)
+{
+	bool writer = (fh->flags & O_ACCMODE) != O_RDONLY;
+
+	if ((mask & LC_SET_SIZE) && writer && set->size > lc_max_file_size(c))
+		return -EFBIG;
+	return setattr(c, fh->in, set, mask, cr, attr, writer);
 }
 
 int lc_access(struct lclient *c, struct lc_inode *in, int mask, const struct lc_cred *cr)
@@ -566,6 +606,13 @@ int lc_rename(struct lclient *c, struct lc_inode *olddir, const char *oldname, s
 	}
 	lc_inode_invalidate(olddir);
 	lc_inode_invalidate(newdir);
+	/* the kernel moved its dentry, with the time it may cache it for, into
+	 * a directory not everyone may search: it must come back and ask */
+	pthread_mutex_lock(&newdir->lock);
+	uint32_t nmode = newdir->mi.mode;
+	pthread_mutex_unlock(&newdir->lock);
+	if (!all_search(nmode) && c->cb.inval_dentry)
+		c->cb.inval_dentry(c->cb_arg, newdir->ino, newname);
 	return 0;
 }
 

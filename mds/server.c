@@ -217,8 +217,10 @@ static int new_inode(struct mds *m, struct session *s, const struct mdsp_request
 		if (S_ISDIR(mode))
 			mode |= S_ISGID;
 	}
-	/* a non-member creating a setgid file in another group loses the bit */
-	if (!S_ISDIR(mode) && (mode & S_ISGID) && c->uid != 0 && !in_group(c, in->a.gid))
+	/* a non-member creating a group-executable setgid file in a setgid
+	 * directory of another group loses the bit (mode_strip_sgid) */
+	if (!S_ISDIR(mode) && (mode & (S_ISGID | S_IXGRP)) == (S_ISGID | S_IXGRP) && (dir->a.mode & S_ISGID) &&
+	    c->uid != 0 && !in_group(c, dir->a.gid))
 		mode &= ~(uint32_t)S_ISGID;
 	in->a.mode = mode;
 	in->a.nlink = S_ISDIR(mode) ? 2 : 1;
@@ -307,66 +309,149 @@ static int op_getattr(struct mds *m, struct session *s, struct mdsp_request *r, 
 	return 0;
 }
 
-static void kill_suid(struct minode *in)
+/*
+ * The setuid/setgid bits a change by @c clears, as Linux decides it
+ * (setattr_should_drop_sgid, setattr_should_drop_suidgid):
+ *  - a write or truncate by anyone but root (CAP_FSETID) of a regular file
+ *    clears S_ISUID, and S_ISGID when the group may execute or the writer is
+ *    not in the file's group;
+ *  - a chown of anything but a directory (also chown(-1, -1), by root too)
+ *    clears S_ISUID, and S_ISGID when the group may execute or the caller is
+ *    not in the file's group and not root.
+ */
+static uint32_t sgid_to_drop(const struct minode *in, const struct mdsp_caller *c)
 {
-	in->a.mode &= ~(uint32_t)S_ISUID;
-	if (in->a.mode & S_IXGRP)
-		in->a.mode &= ~(uint32_t)S_ISGID;
+	uint32_t mode = in->a.mode;
+
+	if (!(mode & S_ISGID))
+		return 0;
+	if ((mode & S_IXGRP) || (c->uid != 0 && !in_group(c, in->a.gid)))
+		return S_ISGID;
+	return 0;
 }
 
+static uint32_t write_kill_bits(const struct minode *in, const struct mdsp_caller *c)
+{
+	if (c->uid == 0 || !S_ISREG(in->a.mode))
+		return 0;
+	return (in->a.mode & S_ISUID) | sgid_to_drop(in, c);
+}
+
+static uint32_t chown_kill_bits(const struct minode *in, const struct mdsp_caller *c)
+{
+	if (S_ISDIR(in->a.mode))
+		return 0;
+	return (in->a.mode & S_ISUID) | sgid_to_drop(in, c);
+}
+
+/* @mode only clears setuid/setgid bits that a write by @c clears, and @c may write */
+static bool kernel_kill(const struct minode *in, const struct mdsp_caller *c, uint32_t mode)
+{
+	uint32_t old = in->a.mode & 07777, cleared = old & ~mode & 07777;
+
+	if (!cleared || (mode & 07777) != (old & ~cleared))
+		return false;
+	if (cleared & ~(write_kill_bits(in, c) | chown_kill_bits(in, c)))
+		return false;
+	return may_access(in, c, MAY_WRITE) == 0;
+}
+
+/*
+ * SETATTR, with the checks of Linux's notify_change() and setattr_prepare()
+ * in their order (ext4 is the reference):
+ *  - chown: only root, or the owner giving the file to itself (uid) or to a
+ *    group it is in (gid); the same value by anyone else is EPERM too.
+ *    A chown with neither (chown(-1, -1), MDSP_SETATTR_CHOWN alone) needs
+ *    nothing but, when it clears setuid/setgid, the right to chmod;
+ *  - chmod: the owner or root (and a writer clearing setuid/setgid, see
+ *    kernel_kill); S_ISGID dropped when the caller is not in the file's
+ *    group (and not root);
+ *  - size: write permission, or a handle open for writing (MDSP_SETATTR_FH:
+ *    ftruncate, the client checked it at open); never past max_file_size;
+ *  - times: "now" for both (utimes(NULL), both UTIME_NOW) needs ownership
+ *    or write permission (EACCES); explicit times, or "now" for one of them,
+ *    ownership (EPERM);
+ *  - every change moves ctime.
+ */
 static int op_setattr(struct mds *m, struct session *s, struct mdsp_request *r, struct mdsp_reply *rep,
 		      struct txn *t)
 {
 	const struct mdsp_caller *c = &r->caller;
 	const struct mdsp_inode *a = &r->attr;
-	uint32_t mask = r->mask, mode;
+	const uint32_t times = MDSP_SETATTR_ATIME | MDSP_SETATTR_MTIME | MDSP_SETATTR_ATIME_NOW |
+			       MDSP_SETATTR_MTIME_NOW;
+	const uint32_t touch_now = MDSP_SETATTR_ATIME_NOW | MDSP_SETATTR_MTIME_NOW;
+	uint32_t mask = r->mask, mode, kill = 0, tmask;
+	bool chown = mask & (MDSP_SETATTR_UID | MDSP_SETATTR_GID | MDSP_SETATTR_CHOWN);
 	struct minode *in;
 	int e = inode_get(m, r->ino, &in);
 
 	if (e)
 		return e;
-	if ((mask & MDSP_SETATTR_MODE) && !is_owner(in, c))
-		return -EPERM;
-	if ((mask & MDSP_SETATTR_UID) && a->uid != in->a.uid && c->uid != 0)
-		return -EPERM;
-	if ((mask & MDSP_SETATTR_GID) && a->gid != in->a.gid && c->uid != 0 &&
-	    (c->uid != in->a.uid || !in_group(c, a->gid)))
-		return -EPERM;
 	if (mask & MDSP_SETATTR_SIZE) {
 		if (S_ISDIR(in->a.mode))
 			return -EISDIR;
 		if (!S_ISREG(in->a.mode))
 			return -EINVAL;
-		if ((e = may_access(in, c, MAY_WRITE)))
+		if (!(mask & MDSP_SETATTR_FH) && (e = may_access(in, c, MAY_WRITE)))
 			return e;
 		/* the filesystem's limit; also refuses anything past 2^63-1 */
 		if (a->size > m->max_file_size)
 			return -EFBIG;
+		kill |= write_kill_bits(in, c);
 	}
-	if ((mask & (MDSP_SETATTR_ATIME | MDSP_SETATTR_MTIME | MDSP_SETATTR_CTIME)) && !is_owner(in, c))
+	if ((mask & MDSP_SETATTR_UID) && !(c->uid == 0 || (c->uid == in->a.uid && a->uid == in->a.uid)))
 		return -EPERM;
-	if ((mask & (MDSP_SETATTR_ATIME_NOW | MDSP_SETATTR_MTIME_NOW)) && !is_owner(in, c) &&
-	    may_access(in, c, MAY_WRITE))
-		return -EACCES;
+	if ((mask & MDSP_SETATTR_GID) &&
+	    !(c->uid == 0 || (c->uid == in->a.uid && (a->gid == in->a.gid || in_group(c, a->gid)))))
+		return -EPERM;
+	if (chown)
+		kill |= chown_kill_bits(in, c);
+	if (mask & MDSP_SETATTR_KILL_SUID)
+		kill |= write_kill_bits(in, c);
+	/* a mode change is the owner's, but for one shape: the FUSE kernel
+	 * without HANDLE_KILLPRIV clears setuid/setgid before a write, truncate
+	 * or chown by sending the caller's chmod of exactly those bits; a
+	 * writer may (Linux lets a write clear them, file_remove_privs) */
+	if ((mask & MDSP_SETATTR_MODE) && !is_owner(in, c) && !kernel_kill(in, c, a->mode))
+		return -EPERM;
+	/* a chown clears the bits as a chmod by the caller would: the owner
+	 * may; for chown(-1, -1), which FUSE cannot tell from the kernel's
+	 * clearing before a write (both arrive as an empty SETATTR), so may
+	 * anyone who may write the file */
+	if (chown && chown_kill_bits(in, c) && !is_owner(in, c) &&
+	    ((mask & (MDSP_SETATTR_UID | MDSP_SETATTR_GID)) || may_access(in, c, MAY_WRITE)))
+		return -EPERM;
+	/* "now" riding on a size change is the truncate's own mtime (ftruncate,
+	 * O_TRUNC), which needs nothing more than the size change did */
+	tmask = mask & times;
+	if ((mask & MDSP_SETATTR_SIZE) && !(tmask & ~touch_now))
+		tmask = 0;
+	if (tmask) {
+		if (tmask == touch_now) {
+			if (!is_owner(in, c) && (e = may_access(in, c, MAY_WRITE)))
+				return e;
+		} else if (!is_owner(in, c)) {
+			return -EPERM;
+		}
+	}
+	if ((mask & MDSP_SETATTR_CTIME) && !is_owner(in, c))
+		return -EPERM;
 
+	/* checks done: apply */
 	if (mask & MDSP_SETATTR_MODE) {
+		uint32_t gid = (mask & MDSP_SETATTR_GID) ? a->gid : in->a.gid;
+
 		mode = (in->a.mode & S_IFMT) | (a->mode & 07777);
-		if (c->uid != 0 && !in_group(c, in->a.gid))
+		if (c->uid != 0 && !in_group(c, gid))
 			mode &= ~(uint32_t)S_ISGID;
 		in->a.mode = mode;
 	}
-	if ((mask & MDSP_SETATTR_UID) && a->uid != in->a.uid) {
+	if (mask & MDSP_SETATTR_UID)
 		in->a.uid = a->uid;
-		if (!S_ISDIR(in->a.mode))
-			kill_suid(in);
-	}
-	if ((mask & MDSP_SETATTR_GID) && a->gid != in->a.gid) {
+	if (mask & MDSP_SETATTR_GID)
 		in->a.gid = a->gid;
-		if (!S_ISDIR(in->a.mode))
-			kill_suid(in);
-	}
-	if (mask & MDSP_SETATTR_KILL_SUID)
-		kill_suid(in);
+	in->a.mode &= ~kill;
 	touch(in, false);
 	if ((mask & MDSP_SETATTR_SIZE) && a->size != in->a.size) {
 		in->a.size = a->size;
@@ -387,6 +472,9 @@ static int op_setattr(struct mds *m, struct session *s, struct mdsp_request *r, 
 	return 0;
 }
 
+/* the kernel's __FMODE_EXEC in open flags: execve() opening its file */
+#define OPEN_FOR_EXEC 0x20
+
 static int open_check(struct minode *in, const struct mdsp_caller *c, uint32_t oflags)
 {
 	int acc = (int)(oflags & O_ACCMODE), mask = 0;
@@ -395,6 +483,9 @@ static int open_check(struct minode *in, const struct mdsp_caller *c, uint32_t o
 		return -ELOOP;
 	if (S_ISDIR(in->a.mode) && (acc != O_RDONLY || (oflags & O_TRUNC)))
 		return -EISDIR;
+	/* execve needs execute permission, not read (as open_exec asks) */
+	if ((oflags & OPEN_FOR_EXEC) && acc == O_RDONLY && !(oflags & O_TRUNC))
+		return S_ISREG(in->a.mode) ? may_access(in, c, MAY_EXEC) : -EACCES;
 	if (acc == O_RDONLY || acc == O_RDWR)
 		mask |= MAY_READ;
 	if (acc == O_WRONLY || acc == O_RDWR || (oflags & O_TRUNC))
@@ -1003,6 +1094,9 @@ static int xattr_perm(struct minode *in, const struct mdsp_caller *c, const char
 	if (!strncmp(name, "user.", 5)) {
 		if (!S_ISREG(in->a.mode) && !S_ISDIR(in->a.mode))
 			return write ? -EPERM : -ENODATA;
+		/* user.* of a sticky directory: its owner's (xattr_permission) */
+		if (write && S_ISDIR(in->a.mode) && (in->a.mode & S_ISVTX) && !is_owner(in, c))
+			return -EPERM;
 		return may_access(in, c, write ? MAY_WRITE : MAY_READ);
 	}
 	if (!strncmp(name, "trusted.", 8))

@@ -212,7 +212,9 @@ enum mdsp_op {
 #define MDSP_SETATTR_ATIME_NOW 0x040
 #define MDSP_SETATTR_MTIME_NOW 0x080
 #define MDSP_SETATTR_CTIME     0x100
-#define MDSP_SETATTR_KILL_SUID 0x200   /* clear setuid/setgid (write by non-owner) */
+#define MDSP_SETATTR_KILL_SUID 0x200   /* clear setuid/setgid as a write by the caller does (a no-op for root) */
+#define MDSP_SETATTR_FH        0x400   /* SIZE through a handle open for writing (ftruncate): no write-permission check */
+#define MDSP_SETATTR_CHOWN     0x800   /* a chown (also chown(-1, -1) with neither UID nor GID): clears setuid/setgid */
 
 /* rename flags: the Linux values */
 #define MDSP_RENAME_NOREPLACE 0x1

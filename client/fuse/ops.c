@@ -106,23 +106,32 @@ static void attr_to_stat(const struct lc_attr *a, struct stat *st)
 /* Fill @e for @in, whose reference the caller passes to the kernel.  A
  * reference to the root is dropped at once (the root's node id is
  * FUSE_ROOT_ID, covered by the reference lfuse holds). */
-static void fill_entry(struct lfuse *lf, struct lc_inode *in, const struct lc_attr *a,
-		       struct fuse_entry_param *e)
+/*
+ * The entry timeout comes from lc_dentry_timeout(): 0 for names in a
+ * directory not everyone may search.  Without default_permissions the
+ * kernel checks no search permission itself and a cached name skips LOOKUP,
+ * so such a name must be looked up again with each caller's credentials.
+ * When the lookup fails (EACCES), fuse_dentry_revalidate() drops the
+ * dentry and the fresh lookup answers the caller at once.
+ */
+static void fill_entry(struct lfuse *lf, struct lc_inode *dir, const char *name, struct lc_inode *in,
+		       const struct lc_attr *a, struct fuse_entry_param *e)
 {
 	memset(e, 0, sizeof(*e));
 	e->ino = lfuse_nodeid(lf, in);
 	e->generation = e->ino == FUSE_ROOT_ID ? 0 : a->generation; /* the kernel wants 0 for the root */
 	attr_to_stat(a, &e->attr);
 	e->attr_timeout = lc_attr_timeout(lf->c, in);
-	e->entry_timeout = lc_entry_timeout(lf->c, in);
+	e->entry_timeout = lc_dentry_timeout(lf->c, dir, name, in);
 }
 
-/* Reply with a new entry for @in (one reference, handed to the kernel). */
-static void reply_entry(struct lfuse *lf, fuse_req_t req, struct lc_inode *in, const struct lc_attr *a)
+/* Reply with a new entry @name of @dir for @in (one reference, handed to the kernel). */
+static void reply_entry(struct lfuse *lf, fuse_req_t req, struct lc_inode *dir, const char *name,
+			struct lc_inode *in, const struct lc_attr *a)
 {
 	struct fuse_entry_param e;
 
-	fill_entry(lf, in, a, &e);
+	fill_entry(lf, dir, name, in, a, &e);
 	if (in == lf->root)
 		lc_put(lf->c, in);
 	if (fuse_reply_entry(req, &e) != 0 && in != lf->root)
@@ -175,8 +184,15 @@ static void ll_init(void *userdata, struct fuse_conn_info *conn)
 	if (conn->capable & FUSE_CAP_CACHE_SYMLINKS)
 		conn->want |= FUSE_CAP_CACHE_SYMLINKS;
 	/* O_TRUNC comes as a separate SETATTR(size 0), which the MDS journals
-	 * like any truncate; suid/sgid clearing on write stays in the kernel. */
-	conn->want &= ~(FUSE_CAP_ATOMIC_O_TRUNC | FUSE_CAP_HANDLE_KILLPRIV);
+	 * like any truncate. */
+	conn->want &= ~FUSE_CAP_ATOMIC_O_TRUNC;
+	/* setuid/setgid clearing on write, truncate and chown is ours: the
+	 * kernel would do it as a chmod by the writer, which the MDS must
+	 * refuse to anyone but the owner (EPERM, and nothing written). */
+	if (conn->capable & FUSE_CAP_HANDLE_KILLPRIV)
+		conn->want |= FUSE_CAP_HANDLE_KILLPRIV;
+	else
+		conn->want &= ~FUSE_CAP_HANDLE_KILLPRIV;
 	/* Write-through page cache: the client library buffers (bounded) and
 	 * writes back; a kernel writeback cache would defeat the bound and the
 	 * size reporting on close. */
@@ -214,7 +230,7 @@ static void ll_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 	if (r == -ENOENT && lf->negative_timeout > 0) {
 		struct fuse_entry_param e;
 		memset(&e, 0, sizeof(e));
-		e.entry_timeout = lf->negative_timeout;
+		e.entry_timeout = lc_negative_timeout(lf->c, IN(lf, parent), name, lf->negative_timeout);
 		fuse_reply_entry(req, &e);
 		return;
 	}
@@ -222,7 +238,7 @@ static void ll_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 		REPLY_ERR(req, r);
 		return;
 	}
-	reply_entry(lf, req, in, &a);
+	reply_entry(lf, req, IN(lf, parent), name, in, &a);
 }
 
 static void ll_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup)
@@ -275,7 +291,6 @@ static void ll_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *st, int to_s
 	struct timespec now;
 	int mask = 0, r;
 
-	(void)fi; /* truncate through a handle: the client flushes its own buffers */
 	get_cred(lf, req, &cr);
 	memset(&set, 0, sizeof(set));
 	clock_gettime(CLOCK_REALTIME, &now);
@@ -285,11 +300,11 @@ static void ll_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *st, int to_s
 	}
 	if (to_set & FUSE_SET_ATTR_UID) {
 		set.uid = st->st_uid;
-		mask |= LC_SET_UID;
+		mask |= LC_SET_UID | LC_SET_CHOWN;
 	}
 	if (to_set & FUSE_SET_ATTR_GID) {
 		set.gid = st->st_gid;
-		mask |= LC_SET_GID;
+		mask |= LC_SET_GID | LC_SET_CHOWN;
 	}
 	if (to_set & FUSE_SET_ATTR_SIZE) {
 		if (st->st_size < 0) {   /* the kernel refuses these itself: never trust it */
@@ -299,26 +314,37 @@ static void ll_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *st, int to_s
 		set.size = (uint64_t)st->st_size;
 		mask |= LC_SET_SIZE;
 	}
-	/* UTIME_NOW arrives as ATIME|ATIME_NOW: pass both, with the time filled
-	 * in, so "now" is right whichever bit the library honours. */
+	/* UTIME_NOW arrives as ATIME|ATIME_NOW (the kernel turns both UTIME_NOW
+	 * into utimes(NULL)): "now" only, so the MDS can tell a touch (owner or
+	 * write permission) from explicit times or one "now" (owner only), as
+	 * notify_change()'s ATTR_TOUCH does. */
 	if (to_set & FUSE_SET_ATTR_ATIME_NOW) {
 		set.atime = now;
-		mask |= LC_SET_ATIME | LC_SET_ATIME_NOW;
+		mask |= LC_SET_ATIME_NOW;
 	} else if (to_set & FUSE_SET_ATTR_ATIME) {
 		set.atime = st->st_atim;
 		mask |= LC_SET_ATIME;
 	}
 	if (to_set & FUSE_SET_ATTR_MTIME_NOW) {
 		set.mtime = now;
-		mask |= LC_SET_MTIME | LC_SET_MTIME_NOW;
+		mask |= LC_SET_MTIME_NOW;
 	} else if (to_set & FUSE_SET_ATTR_MTIME) {
 		set.mtime = st->st_mtim;
 		mask |= LC_SET_MTIME;
 	}
-	if (mask)
+	/* Nothing (or ctime alone) is chown(-1, -1) -- or the kernel's
+	 * file_remove_privs() before a write of a setuid file, which
+	 * HANDLE_KILLPRIV leaves to us and which looks the same: ctime moves,
+	 * setuid/setgid go as a chown clears them (the MDS: for the owner or a
+	 * writer). */
+	if (!mask)
+		mask |= LC_SET_CHOWN;
+	dout(FUSE, 20, "setattr ino 0x%llx to_set 0x%x -> mask 0x%x%s", (unsigned long long)ino, (unsigned)to_set,
+	     (unsigned)mask, fi ? " (handle)" : "");
+	if (mask && fi)   /* ftruncate, or O_TRUNC: checked against the handle */
+		r = lc_fsetattr(lf->c, FH(fi), &set, mask, &cr, &a);
+	else
 		r = lc_setattr(lf->c, in, &set, mask, &cr, &a);
-	else /* ctime only (or nothing we store): answer with current attributes */
-		r = lc_getattr(lf->c, in, &cr, false, &a);
 	if (r < 0)
 		REPLY_ERR(req, r);
 	else
@@ -361,7 +387,7 @@ static void ll_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t
 	if (r < 0)
 		REPLY_ERR(req, r);
 	else
-		reply_entry(lf, req, in, &a);
+		reply_entry(lf, req, IN(lf, parent), name, in, &a);
 }
 
 static void ll_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode)
@@ -378,7 +404,7 @@ static void ll_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t
 	if (r < 0)
 		REPLY_ERR(req, r);
 	else
-		reply_entry(lf, req, in, &a);
+		reply_entry(lf, req, IN(lf, parent), name, in, &a);
 }
 
 static void ll_symlink(fuse_req_t req, const char *link, fuse_ino_t parent, const char *name)
@@ -395,7 +421,7 @@ static void ll_symlink(fuse_req_t req, const char *link, fuse_ino_t parent, cons
 	if (r < 0)
 		REPLY_ERR(req, r);
 	else
-		reply_entry(lf, req, in, &a);
+		reply_entry(lf, req, IN(lf, parent), name, in, &a);
 }
 
 static void ll_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const char *newname)
@@ -414,7 +440,7 @@ static void ll_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const 
 		return;
 	}
 	lc_get(in); /* the entry reply counts one more lookup of @in */
-	reply_entry(lf, req, in, &a);
+	reply_entry(lf, req, IN(lf, newparent), newname, in, &a);
 }
 
 static void ll_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
@@ -474,7 +500,7 @@ static void ll_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_
 		REPLY_ERR(req, r);
 		return;
 	}
-	fill_entry(lf, in, &a, &e);
+	fill_entry(lf, IN(lf, parent), name, in, &a, &e);
 	fi->fh = (uint64_t)(uintptr_t)fh;
 	fi->keep_cache = 0;
 	if (fuse_reply_create(req, &e, fi) != 0) {
@@ -630,6 +656,7 @@ static void ll_fsyncdir(fuse_req_t req, fuse_ino_t ino, int datasync, struct fus
 struct rd_ctx {
 	struct lfuse *lf;
 	fuse_req_t req;
+	struct lc_inode *dir;
 	bool plus;
 	char *buf;
 	size_t size, pos;
@@ -660,7 +687,7 @@ static int rd_fill(void *arg, const char *name, struct lc_inode *in, const struc
 	if (rc->nins == rc->cap)
 		return 1; /* cannot happen (cap covers the smallest entry), but never leak */
 	struct fuse_entry_param e;
-	fill_entry(rc->lf, in, a, &e);
+	fill_entry(rc->lf, rc->dir, name, in, a, &e);
 	n = fuse_add_direntry_plus(rc->req, rc->buf + rc->pos, room, name, &e, off);
 	if (n > room)
 		return 1; /* lc_readdir drops the reference */
@@ -699,7 +726,7 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, b
 {
 	struct lfuse *lf = LF(req);
 	struct lc_inode *dir = IN(lf, ino);
-	struct rd_ctx rc = {.lf = lf, .req = req, .plus = plus, .size = size};
+	struct rd_ctx rc = {.lf = lf, .req = req, .dir = dir, .plus = plus, .size = size};
 	struct lc_cred cr;
 	bool eof = false;
 	int r = 0;
