@@ -424,6 +424,31 @@ static void ll_symlink(fuse_req_t req, const char *link, fuse_ino_t parent, cons
 		reply_entry(lf, req, IN(lf, parent), name, in, &a);
 }
 
+/*
+ * fs.protected_hardlinks: the kernel's may_linkat() lets anyone but the
+ * owner (and root) link only to a regular file that is not setuid (nor
+ * setgid and group-executable) and that the caller may read and write --
+ * but asks inode_permission() for the last part, which FUSE without
+ * default_permissions answers "yes".  So that part is checked here.
+ */
+static int may_link(struct lfuse *lf, struct lc_inode *in, const struct lc_cred *cr)
+{
+	struct lc_attr a;
+	int r;
+
+	if (!lf->protected_hardlinks || cr->uid == 0)
+		return 0;
+	r = lc_getattr(lf->c, in, cr, false, &a);
+	if (r < 0)
+		return r;
+	if (a.uid == cr->uid)
+		return 0;
+	if (!S_ISREG(a.mode) || (a.mode & S_ISUID) || (a.mode & (S_ISGID | S_IXGRP)) == (S_ISGID | S_IXGRP) ||
+	    lc_access(lf->c, in, R_OK | W_OK, cr) < 0)
+		return -EPERM;
+	return 0;
+}
+
 static void ll_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const char *newname)
 {
 	struct lfuse *lf = LF(req);
@@ -434,7 +459,9 @@ static void ll_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const 
 	int r;
 
 	get_cred(lf, req, &cr);
-	r = lc_link(lf->c, in, IN(lf, newparent), newname, &cr, &a);
+	r = may_link(lf, in, &cr);
+	if (r == 0)
+		r = lc_link(lf->c, in, IN(lf, newparent), newname, &cr, &a);
 	if (r < 0) {
 		REPLY_ERR(req, r);
 		return;

@@ -1130,6 +1130,17 @@ static void rename_dir_needs_write(void *arg)
 	EXPECT_ERR(unlink(P("rn/ro/exists")), EACCES, "unlink without write permission");
 }
 
+/* fs.protected_hardlinks = 1 (the default): links to others' files only if
+ * regular, not setuid, and readable and writable by the caller */
+static void hardlink_rules(void *arg)
+{
+	(void)arg;
+	EXPECT_ERR(link(P("hl/ro"), P("hl/l1")), EPERM, "link to another's read-only file");
+	EXPECT_ERR(link(P("hl/suid"), P("hl/l2")), EPERM, "link to another's setuid file");
+	EXPECT_OK(link(P("hl/rw"), P("hl/l3")), "link to another's read-write file");
+	EXPECT_OK(link(P("hl/mine"), P("hl/l4")), "link to my own read-only file");
+}
+
 static void exec_rules(void *arg)
 {
 	char *argv[] = { "prog", NULL };
@@ -1185,6 +1196,25 @@ START_TEST(test_directories_and_names)
 	mkfile("rn/a/f", 0666, U1, U1);
 	mkfile("rn/ro/exists", 0644, U1, U1);
 	run_as(U1, rename_dir_needs_write, NULL, "rename and create rules");
+
+	/* protected hardlinks */
+	{
+		FILE *f = fopen("/proc/sys/fs/protected_hardlinks", "r");
+		int v = 0;
+
+		if (f) {
+			if (fscanf(f, "%d", &v) != 1)
+				v = 0;
+			fclose(f);
+		}
+		mkdir_as("hl", 0777, 0, 0);
+		mkfile("hl/ro", 0644, 0, 0);
+		mkfile("hl/suid", 04777, 0, 0);
+		mkfile("hl/rw", 0666, 0, 0);
+		mkfile("hl/mine", 0444, U1, U1);
+		if (v == 1)
+			run_as(U1, hardlink_rules, NULL, "protected hardlinks");
+	}
 
 	/* error cases, as root */
 	ck_assert_int_eq(mkdir(P("er"), 0755), 0);
