@@ -97,7 +97,7 @@ static void make_data_pool_old(void)
 	struct store_op *op;
 	char path[512];
 
-	snprintf(path, sizeof(path), "%s/store", P.dir);
+	snprintf(path, sizeof(path), "%s/store.data", P.dir);   /* the data store (store_local_data_path) */
 	sc.local_path = path;
 	ck_assert_int_eq(store_open(&sc, &st), 0);
 	ck_assert_int_eq(store_pool_open(st, "loligo_data", NULL, &pool), 0);

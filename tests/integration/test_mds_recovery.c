@@ -438,7 +438,8 @@ START_TEST(test_purge_local_data_store)
 	memset(&attr, 0, sizeof(attr));
 	attr.size = 9ull << 20;      /* three 4 MiB objects */
 	ck_assert_int_eq(mdsw_setattr(&W, in.ino, MDSP_SETATTR_SIZE, &attr, &in), 0);
-	/* its data, as a client process writes it: into the shared data store */
+	/* its data, as a client process writes it: into the shared data store,
+	 * each object listed in the file's object index before it is written */
 	snprintf(path, sizeof(path), "%s/store.data", P.dir);
 	sc.local_path = path;
 	ck_assert_int_eq(store_open(&sc, &st), 0);
@@ -448,6 +449,10 @@ START_TEST(test_purge_local_data_store)
 	}
 	for (i = 0; i < 3; i++) {
 		struct store_op *op = store_op_new();
+		store_file_index_note(op, (uint64_t)i);
+		store_file_index_oid(oid, sizeof(oid), in.ino);
+		ck_assert_int_eq(store_op_exec(pool, oid, op), 0);
+		op = store_op_new();
 		snprintf(oid, sizeof(oid), "%" PRIx64 ".%08x", in.ino, i);
 		store_op_write(op, 4095, "x", 1);
 		ck_assert_int_eq(store_op_exec(pool, oid, op), 0);
