@@ -22,8 +22,12 @@
  * data); on RADOS the MDS purges too, which is harmless: both are
  * idempotent.
  *
+ * A full store refuses step 1 (it needs space) but not the removals, which
+ * free space: then the entries are purged without being recorded first.
+ *
  * Left out: a crash (kill -9) between the MDS's unlink reply and step 1
- * leaves that file's objects behind on the local backend.
+ * leaves that file's objects behind on the local backend, unless the MDS
+ * purges them (it does on RADOS and, with the data store shared, on local).
  *
  * Locking: p->lock protects the queue and the flags; no lock is held across
  * store I/O.
@@ -213,20 +217,25 @@ static void *purge_main(void *arg)
 		uint64_t now = now_mono_ns(), wait = 0;
 		int r;
 
-		if (record_new(p) < 0)
+		/* A full store refuses the record (it needs space) but not the
+		 * removals, which free it: then purge unrecorded entries too. */
+		int rr = record_new(p);
+		bool full = rr == -ENOSPC;
+
+		if (rr < 0 && !full)
 			pause_ns(p, 1000000000ull);
 		pthread_mutex_lock(&p->lock);
 		for (;;) {
 			/* the first recorded entry that is due */
 			for (it = p->head; it; it = it->next)
-				if (it->recorded && it->not_before_ns <= now)
+				if ((it->recorded || full) && it->not_before_ns <= now)
 					break;
 			if (it || p->stop)
 				break;
 			bool unrecorded = false;
 			for (struct pitem *x = p->head; x; x = x->next)
 				unrecorded |= !x->recorded;
-			if (unrecorded)
+			if (unrecorded && !full)
 				break;
 			wait = p->head ? 1000000000ull : 0;
 			if (wait) {
