@@ -159,6 +159,28 @@ static void *inval_main(void *arg)
 	return NULL;
 }
 
+void lfuse_inval_drain(struct lfuse *lf)
+{
+	struct lfuse_inval *iv = lf->inval;
+	struct inval_item *batch;
+
+	if (!iv)
+		return;
+	pthread_mutex_lock(&iv->lock);
+	batch = iv->running ? iv->head : NULL;
+	if (batch) {
+		iv->head = NULL;
+		iv->tail = &iv->head;
+	}
+	pthread_mutex_unlock(&iv->lock);
+	while (batch) {
+		struct inval_item *it = batch;
+		batch = it->next;
+		deliver(lf, it);
+		free(it);
+	}
+}
+
 int lfuse_inval_start(struct lfuse *lf)
 {
 	struct lfuse_inval *iv = calloc(1, sizeof(*iv));

@@ -87,6 +87,15 @@ static inline fuse_ino_t lfuse_nodeid(const struct lfuse *lf, struct lc_inode *i
 int lfuse_inval_start(struct lfuse *lf);
 /** lfuse_inval_stop - deliver nothing more, join the thread.  Callbacks after it are dropped. */
 void lfuse_inval_stop(struct lfuse *lf);
+/**
+ * lfuse_inval_drain - deliver what is queued now, in the caller's thread.
+ * Only after the reply to the request being handled: a notification blocks
+ * on the inode locks the kernel holds until that reply, so this makes the
+ * kernel drop what a request of ours made stale (a chmod closing a
+ * directory, a rename into one) right as the syscall finishes, not when the
+ * invalidation thread next runs.
+ */
+void lfuse_inval_drain(struct lfuse *lf);
 /** lfuse_inval_free - free the stopped queue; after the client can no longer call back. */
 void lfuse_inval_free(struct lfuse *lf);
 extern const struct lc_callbacks lfuse_inval_callbacks;

@@ -345,10 +345,14 @@ static void ll_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *st, int to_s
 		r = lc_fsetattr(lf->c, FH(fi), &set, mask, &cr, &a);
 	else
 		r = lc_setattr(lf->c, in, &set, mask, &cr, &a);
-	if (r < 0)
+	if (r < 0) {
 		REPLY_ERR(req, r);
-	else
-		reply_attr(lf, req, in, &a);
+		return;
+	}
+	reply_attr(lf, req, in, &a);
+	/* a directory closed to others: the names the kernel holds go now */
+	if (S_ISDIR(a.mode) && (mask & (LC_SET_MODE | LC_SET_UID | LC_SET_GID)))
+		lfuse_inval_drain(lf);
 }
 
 static void ll_readlink(fuse_req_t req, fuse_ino_t ino)
@@ -505,6 +509,8 @@ static void ll_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_
 	}
 	get_cred(lf, req, &cr);
 	REPLY_ERR(req, lc_rename(lf->c, IN(lf, parent), name, IN(lf, newparent), newname, flags, &cr));
+	/* a name moved into a directory not everyone may search: taken back now */
+	lfuse_inval_drain(lf);
 }
 
 /* ---- files --------------------------------------------------------------- */
