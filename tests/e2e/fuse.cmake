@@ -28,7 +28,7 @@ endif()
 if(TARGET loligo-fuse AND TARGET loligo-mds)
   loligo_check_test(test_fuse_posix
     SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_fuse_posix.c ${CMAKE_CURRENT_LIST_DIR}/test_fuse_harness.c
-    LIBS loligo_store loligo_common
+    LIBS loligo_proto loligo_store loligo_common
     LABELS e2e fuse
     TIMEOUT 600)
   add_dependencies(test_fuse_posix loligo-fuse loligo-mds)
