@@ -446,6 +446,71 @@ static int cmd_version(struct json_object *args, struct json_object **out, void 
 	return 0;
 }
 
+static int cmd_perf_schema(struct json_object *args, struct json_object **out, void *priv)
+{
+	*out = perf_schema_json();
+	return *out ? 0 : -ENOMEM;
+}
+
+/* `config diff`: the options whose value is not the built-in default, and where it came from. */
+static int cmd_config_diff(struct json_object *args, struct json_object **out, void *priv)
+{
+	static const char *const src[] = { [CFG_SRC_DEFAULT] = "default", [CFG_SRC_FILE] = "file",
+					   [CFG_SRC_CMDLINE] = "cmdline", [CFG_SRC_RUNTIME] = "runtime" };
+	struct json_object *diff = json_object_new_object();
+	char buf[4096];
+	int id;
+
+	if (!diff)
+		return -ENOMEM;
+	for (id = 0; id < CFG_MAX; id++) {
+		struct json_object *e;
+		enum cfg_source s = cfg_source(id);
+
+		cfg_get_string(id, buf, sizeof(buf));
+		if (s == CFG_SRC_DEFAULT || !strcmp(buf, cfg_options[id].def))
+			continue;
+		e = json_object_new_object();
+		json_object_object_add(e, "default", json_object_new_string(cfg_options[id].def));
+		json_object_object_add(e, "value", cfg_value_json(id));
+		json_object_object_add(e, "source", json_object_new_string(src[s]));
+		json_object_object_add(diff, cfg_options[id].name, e);
+	}
+	*out = json_object_new_object();
+	if (!*out) {
+		json_object_put(diff);
+		return -ENOMEM;
+	}
+	json_object_object_add(*out, "diff", diff);
+	return 0;
+}
+
+static int cmd_log_reopen(struct json_object *args, struct json_object **out, void *priv)
+{
+	int r = log_reopen();
+
+	if (r) {
+		*out = error_obj(-r, "cannot reopen the log file: %s", strerror(-r));
+		return r;
+	}
+	*out = json_object_new_object();
+	if (!*out)
+		return -ENOMEM;
+	json_object_object_add(*out, "success", json_object_new_string("log reopened"));
+	return 0;
+}
+
+static int cmd_log_dump(struct json_object *args, struct json_object **out, void *priv)
+{
+	unsigned n = log_dump_recent();
+
+	*out = json_object_new_object();
+	if (!*out)
+		return -ENOMEM;
+	json_object_object_add(*out, "dumped", json_object_new_int64(n));
+	return 0;
+}
+
 static const struct asok_cmd builtin_cmds[] = {
 	{ "help", "", "list commands with their arguments", cmd_help },
 	{ "config show", "", "every option with its current value", cmd_config_show },
@@ -453,6 +518,12 @@ static const struct asok_cmd builtin_cmds[] = {
 	{ "config set", "var:str val:str", "change a runtime option", cmd_config_set },
 	{ "perf dump", "", "counters and latency histograms", cmd_perf_dump },
 	{ "perf reset", "", "zero every counter and histogram", cmd_perf_reset },
+	{ "perf schema", "", "every counter and histogram with its type", cmd_perf_schema },
+	{ "config diff", "", "options that differ from their default, and where the value came from",
+	  cmd_config_diff },
+	{ "log reopen", "", "open the log file again by name (after logrotate; SIGHUP does the same)",
+	  cmd_log_reopen },
+	{ "log dump", "", "write the recent in-memory log entries (debug_* = N/M) to the log", cmd_log_dump },
 	{ "version", "", "loligo version of this daemon", cmd_version },
 };
 

@@ -16,7 +16,8 @@
  * arguments in order by the CLI using the signatures from `help`.
  *
  * Built in: help, config show, config get var:str, config set var:str val:str,
- * perf dump, perf reset, version.
+ * config diff, perf dump, perf reset, perf schema, log reopen, log dump,
+ * version.
  */
 #ifndef LOLIGO_COMMON_ADMIN_SOCK_H
 #define LOLIGO_COMMON_ADMIN_SOCK_H

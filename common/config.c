@@ -28,6 +28,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "common/log.h"
 
@@ -38,6 +39,7 @@
 #define T_DOUBLE CFG_T_DOUBLE
 #define T_SIZE CFG_T_SIZE
 #define T_SECS CFG_T_SECS
+#define T_LOGLEVEL CFG_T_LOGLEVEL
 
 const struct cfg_option cfg_options[CFG_MAX] = {
 #define OPT(n, t, d, rt, ds) [CFG_##n] = { .name = #n, .type = T_##t, .def = d, .runtime = rt, .desc = ds },
@@ -84,6 +86,7 @@ static const char *type_name(enum cfg_type t)
 	case CFG_T_DOUBLE: return "double";
 	case CFG_T_SIZE: return "size";
 	case CFG_T_SECS: return "secs";
+	case CFG_T_LOGLEVEL: return "level[/memlevel]";
 	}
 	return "?";
 }
@@ -228,6 +231,35 @@ static int parse_value(int id, const char *str, union cfg_val *v, char *err, siz
 	case CFG_T_SIZE:
 		r = parse_size(s, &v->u);
 		break;
+	case CFG_T_LOGLEVEL: {
+		/* "N" or "N/M", decimal, 0..30 each */
+		long a, b;
+		char *slash;
+
+		a = strtol(s, &end, 10);
+		if (end == s || !isdigit((unsigned char)*s)) {
+			r = -EINVAL;
+			break;
+		}
+		b = a;
+		slash = end;
+		if (*slash == '/') {
+			b = strtol(slash + 1, &end, 10);
+			if (end == slash + 1 || !isdigit((unsigned char)slash[1]))
+				end = slash;	/* "5/" or "5/x": bad below */
+		}
+		if (*end) {
+			r = -EINVAL;
+			break;
+		}
+		if (a > 30 || b > 30) {
+			snprintf(err, errlen, "log level '%s' of option '%s' is out of range: each of N/M is 0..30",
+				 s, o->name);
+			return -EINVAL;
+		}
+		v->u = (uint64_t)b << 32 | (uint64_t)a;
+		break;
+	}
 	}
 	if (r == -ERANGE) {
 		snprintf(err, errlen, "value '%s' of option '%s' is out of range", s, o->name);
@@ -242,6 +274,7 @@ static int parse_value(int id, const char *str, union cfg_val *v, char *err, siz
 			[CFG_T_DOUBLE] = "a number",
 			[CFG_T_SIZE] = "a size such as 4096, 64K, 4M or 1G",
 			[CFG_T_SECS] = "a number of seconds such as 10 or 0.5",
+			[CFG_T_LOGLEVEL] = "a log level N or N/M (log level / memory level, 0..30), such as 5 or 1/10",
 		};
 		snprintf(err, errlen, "invalid value '%s' for option '%s': expected %s", s,
 			 o->name, hint[o->type]);
@@ -287,6 +320,7 @@ static int store_value(int id, const char *str, const union cfg_val *v)
 		return 0;
 	case CFG_T_UINT:
 	case CFG_T_SIZE:
+	case CFG_T_LOGLEVEL:
 		atomic_store(&num_vals[id], v->u);
 		return 0;
 	case CFG_T_BOOL:
@@ -428,7 +462,19 @@ enum cfg_source cfg_source(enum cfg_opt_id id)
 
 int64_t cfg_int(enum cfg_opt_id id)
 {
-	return (int64_t)atomic_load_explicit(&num_vals[id], memory_order_relaxed);
+	uint64_t v = atomic_load_explicit(&num_vals[id], memory_order_relaxed);
+
+	if (cfg_options[id].type == CFG_T_LOGLEVEL)
+		return (int64_t)(v & 0xffffffffu);
+	return (int64_t)v;
+}
+
+void cfg_loglevel(enum cfg_opt_id id, int *log, int *mem)
+{
+	uint64_t v = atomic_load_explicit(&num_vals[id], memory_order_relaxed);
+
+	*log = (int)(v & 0xffffffffu);
+	*mem = cfg_options[id].type == CFG_T_LOGLEVEL ? (int)(v >> 32) : *log;
 }
 
 uint64_t cfg_uint(enum cfg_opt_id id)
@@ -491,6 +537,16 @@ const char *cfg_get_string(int id, char *buf, size_t len)
 	case CFG_T_SECS:
 		snprintf(buf, len, "%g", cfg_double(id));
 		break;
+	case CFG_T_LOGLEVEL: {
+		int l, m;
+
+		cfg_loglevel(id, &l, &m);
+		if (l == m)
+			snprintf(buf, len, "%d", l);
+		else
+			snprintf(buf, len, "%d/%d", l, m);
+		break;
+	}
 	}
 	return buf;
 }
@@ -531,6 +587,14 @@ struct json_object *cfg_value_json(int id)
 	case CFG_T_DOUBLE:
 	case CFG_T_SECS:
 		return json_object_new_double(cfg_double(id));
+	case CFG_T_LOGLEVEL: {
+		int l, m;
+
+		cfg_loglevel(id, &l, &m);
+		if (l == m)
+			return json_object_new_int(l);
+		return json_object_new_string(cfg_get_string(id, buf, sizeof(buf)));
+	}
 	}
 	return NULL;
 }
@@ -934,4 +998,71 @@ skip:
 	argv[out] = NULL;
 	*argc = out;
 	return 0;
+}
+
+/* ---- metavariables ($cluster, $name, $pid...) ----------------------- */
+
+static char id_type[32] = "";	/* set once by cfg_set_identity(), before threads */
+static char id_name[128] = "";
+
+void cfg_set_identity(const char *type, const char *name)
+{
+	char buf[8];
+
+	snprintf(id_type, sizeof(id_type), "%s", type ? type : "");
+	snprintf(id_name, sizeof(id_name), "%s", name ? name : "");
+	/* a log_file with metavariables was opened before we knew who we are */
+	cfg_str(CFG_log_file, buf, sizeof(buf));
+	if (*buf)
+		notify(CFG_log_file);
+}
+
+char *cfg_expand(const char *in, char *out, size_t len)
+{
+	size_t o = 0;
+
+	if (!len)
+		return out;
+	while (in && *in && o + 1 < len) {
+		static const char *const vars[] = { "cluster", "type", "name", "id", "pid", "host" };
+		char val[256];
+		size_t i, vl = 0;
+
+		if (*in != '$') {
+			out[o++] = *in++;
+			continue;
+		}
+		for (i = 0; i < sizeof(vars) / sizeof(vars[0]); i++) {
+			vl = strlen(vars[i]);
+			if (!strncmp(in + 1, vars[i], vl) && !isalnum((unsigned char)in[1 + vl]) &&
+			    in[1 + vl] != '_')
+				break;
+		}
+		if (i == sizeof(vars) / sizeof(vars[0])) {
+			out[o++] = *in++;	/* not ours: keep the '$' */
+			continue;
+		}
+		switch (i) {
+		case 0: cfg_str(CFG_fs_name, val, sizeof(val)); break;
+		case 1: snprintf(val, sizeof(val), "%s", id_type); break;
+		case 2: snprintf(val, sizeof(val), "%s", id_name); break;
+		case 3: {
+			const char *dot = strchr(id_name, '.');
+
+			snprintf(val, sizeof(val), "%s", dot ? dot + 1 : id_name);
+			break;
+		}
+		case 4: snprintf(val, sizeof(val), "%d", (int)getpid()); break;
+		default:
+			if (gethostname(val, sizeof(val)))
+				snprintf(val, sizeof(val), "localhost");
+			val[sizeof(val) - 1] = '\0';
+		}
+		o += (size_t)snprintf(out + o, len - o, "%s", val);
+		if (o >= len)
+			o = len - 1;
+		in += 1 + vl;
+	}
+	out[o] = '\0';
+	return out;
 }

@@ -21,7 +21,12 @@
 
 struct json_object;
 
-enum cfg_type { CFG_T_STR, CFG_T_INT, CFG_T_UINT, CFG_T_BOOL, CFG_T_DOUBLE, CFG_T_SIZE, CFG_T_SECS };
+/*
+ * CFG_T_LOGLEVEL: Ceph's "N" or "N/M" (log level / memory level, 0..30);
+ * cfg_int() gives N, cfg_loglevel() both.  "N" alone means N/N.
+ */
+enum cfg_type { CFG_T_STR, CFG_T_INT, CFG_T_UINT, CFG_T_BOOL, CFG_T_DOUBLE, CFG_T_SIZE, CFG_T_SECS,
+		CFG_T_LOGLEVEL };
 
 struct cfg_option {
 	const char *name;
@@ -95,6 +100,8 @@ typedef int (*cfg_check_fn)(const char *value, void *arg, char *err, size_t errl
 int cfg_reload_option(enum cfg_opt_id id, cfg_check_fn check, void *arg, char *err, size_t errlen);
 
 int64_t cfg_int(enum cfg_opt_id id);
+/** cfg_loglevel - a LOGLEVEL option's log level into *@log and memory level into *@mem. */
+void cfg_loglevel(enum cfg_opt_id id, int *log, int *mem);
 uint64_t cfg_uint(enum cfg_opt_id id);   /* also SIZE */
 bool cfg_bool(enum cfg_opt_id id);
 double cfg_double(enum cfg_opt_id id);   /* also SECS */
@@ -119,6 +126,20 @@ struct json_object *cfg_value_json(int id);
 
 /** cfg_show_json - every option with its current value, for `config show`. */
 struct json_object *cfg_show_json(void);
+
+/**
+ * cfg_set_identity - who this process is, for the metavariables of
+ * cfg_expand(): @type "mds" or "client", @name "mds.0" or "client.admin".
+ * Call from main() before reading admin_socket or log_file.
+ */
+void cfg_set_identity(const char *type, const char *name);
+
+/**
+ * cfg_expand - @in with Ceph's metavariables replaced into @out: $cluster
+ * (fs_name), $type, $name, $id (what follows the dot of $name), $pid, $host.
+ * Unknown $words are kept as they are.  Return: @out (truncated to @len).
+ */
+char *cfg_expand(const char *in, char *out, size_t len);
 
 /** cfg_print_help - option table as --help text. */
 void cfg_print_help(FILE *f, const char *prefix_filter);

@@ -9,16 +9,26 @@
  * runtime `config set debug_mds 20` takes effect at once.  The log_file
  * option is followed the same way.
  *
+ * A level is Ceph's "N/M": lines up to N are written, lines up to M are
+ * kept in a ring of the last log_max_recent lines in memory (log_levels[]
+ * is the higher of the two, so dout() still costs one load).  The ring is
+ * lock-free: a writer claims a slot with one fetch-add and publishes it
+ * with its sequence number, so the crash handler (a signal handler: no
+ * locks, no malloc) can read it; `log dump` and a crash write it to the log.
+ *
  * A line is formatted into one buffer and written with a single write(2) so
  * lines from different threads never interleave.  The output fd is swapped
- * by log_set_file() under a rwlock that writers take shared, so a writer
- * never writes to a closed (or worse, reused) descriptor.
+ * by log_set_file() and log_reopen() under a rwlock that writers take
+ * shared, so a writer never writes to a closed (or worse, reused)
+ * descriptor.  log_reopen() is what SIGHUP and `log reopen` do for
+ * logrotate: the file is opened again by name and the old one closed.
  */
 #include "common/log.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,9 +63,120 @@ static const int ss_opts[LOG_SS_MAX] = {
 #undef X
 };
 
+/* what is written, and what is kept in memory (log_levels[] is the max) */
+static _Atomic int file_levels[LOG_SS_MAX] = {
+#define X(e, n, d) [LOG_SS_##e] = d,
+	LOG_SUBSYSTEMS(X)
+#undef X
+};
+static _Atomic int mem_levels[LOG_SS_MAX] = {
+#define X(e, n, d) [LOG_SS_##e] = d,
+	LOG_SUBSYSTEMS(X)
+#undef X
+};
+
 static char progname[64] = "loligo";
 static pthread_rwlock_t out_lock = PTHREAD_RWLOCK_INITIALIZER;
-static int out_fd = STDERR_FILENO;	/* protected by out_lock */
+/* written under out_lock (wr); read under it (rd), or bare by the crash handler */
+static _Atomic int out_fd = STDERR_FILENO;
+static char out_path[4096];	/* protected by out_lock; "" for stderr */
+
+/* ---- the ring of recent lines ------------------------------------- */
+
+#define RING_LINE 512
+
+struct ring_slot {
+	_Atomic uint64_t seq;	/* index + 1 once written; 0 while being written */
+	uint32_t len;
+	char text[RING_LINE];
+};
+
+static struct ring_slot *ring;	/* set once (ring_once), then read-only */
+static size_t ring_n;
+static _Atomic uint64_t ring_head;
+static pthread_once_t ring_once = PTHREAD_ONCE_INIT;
+
+static void ring_alloc(void)
+{
+	uint64_t n = cfg_uint(CFG_log_max_recent);
+
+	if (n > 1000000)
+		n = 1000000;
+	if (!n)
+		return;
+	/* calloc of a large block maps zero pages: only used slots cost memory */
+	ring = calloc(n, sizeof(*ring));
+	if (ring)
+		ring_n = n;
+}
+
+static void ring_push(const char *buf, size_t len)
+{
+	struct ring_slot *sl;
+	uint64_t idx;
+
+	pthread_once(&ring_once, ring_alloc);
+	if (!ring_n)
+		return;
+	idx = atomic_fetch_add_explicit(&ring_head, 1, memory_order_relaxed);
+	sl = &ring[idx % ring_n];
+	atomic_store_explicit(&sl->seq, 0, memory_order_relaxed);
+	atomic_thread_fence(memory_order_release);
+	if (len > RING_LINE)
+		len = RING_LINE;
+	memcpy(sl->text, buf, len);
+	sl->len = (uint32_t)len;
+	atomic_store_explicit(&sl->seq, idx + 1, memory_order_release);
+}
+
+static void write_all_fd(int fd, const char *buf, size_t len)
+{
+	size_t off = 0;
+
+	while (off < len) {
+		ssize_t n = write(fd, buf + off, len - off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		off += (size_t)n;
+	}
+}
+
+/*
+ * Write the ring, oldest first, to @fd.  Async-signal-safe: no locks, no
+ * allocation; a slot overwritten while we copy it is skipped.
+ */
+static unsigned ring_dump_fd(int fd)
+{
+	uint64_t head = atomic_load_explicit(&ring_head, memory_order_acquire), i;
+	char line[RING_LINE + 1];
+	unsigned n = 0;
+
+	if (!ring_n)
+		return 0;
+	for (i = head > ring_n ? head - ring_n : 0; i < head; i++) {
+		struct ring_slot *sl = &ring[i % ring_n];
+		uint64_t seq = atomic_load_explicit(&sl->seq, memory_order_acquire);
+		uint32_t len;
+
+		if (seq != i + 1)
+			continue;
+		len = sl->len;
+		if (len > RING_LINE)
+			continue;
+		memcpy(line, sl->text, len);
+		atomic_thread_fence(memory_order_acquire);
+		if (atomic_load_explicit(&sl->seq, memory_order_relaxed) != seq)
+			continue;
+		if (!len || line[len - 1] != '\n')
+			line[len++] = '\n';
+		write_all_fd(fd, line, len);
+		n++;
+	}
+	return n;
+}
 
 static __thread pid_t cached_tid;
 
@@ -89,9 +210,12 @@ void log_init(const char *name)
 	 * unless a config was loaded already: a daemon that parses its
 	 * arguments before log_init() keeps its debug_* settings.
 	 */
-	for (i = 0; i < LOG_SS_MAX; i++)
-		atomic_store_explicit(&log_levels[i], clamp_level(cfg_int(ss_opts[i])),
-				      memory_order_relaxed);
+	for (i = 0; i < LOG_SS_MAX; i++) {
+		int l, m;
+
+		cfg_loglevel(ss_opts[i], &l, &m);
+		log_set_levels(i, l, m);
+	}
 }
 
 int log_set_file(const char *path)
@@ -106,17 +230,140 @@ int log_set_file(const char *path)
 	pthread_rwlock_wrlock(&out_lock);
 	old = out_fd;
 	out_fd = fd;
+	snprintf(out_path, sizeof(out_path), "%s", path && *path ? path : "");
 	pthread_rwlock_unlock(&out_lock);
 	if (old != STDERR_FILENO)
 		close(old);
 	return 0;
 }
 
-void log_set_level(enum log_subsys ss, int level)
+int log_reopen(void)
 {
+	char path[sizeof(out_path)];
+	int fd, old;
+
+	pthread_rwlock_rdlock(&out_lock);
+	snprintf(path, sizeof(path), "%s", out_path);
+	pthread_rwlock_unlock(&out_lock);
+	if (!*path)
+		return 0;	/* stderr: nothing to reopen */
+	fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		int e = -errno;
+
+		derr(COMMON, "cannot reopen log file '%s': %s; still writing to the old one", path,
+		     strerror(-e));
+		return e;
+	}
+	pthread_rwlock_wrlock(&out_lock);
+	if (strcmp(path, out_path)) {
+		/* log_file changed meanwhile: the new file wins */
+		pthread_rwlock_unlock(&out_lock);
+		close(fd);
+		return 0;
+	}
+	old = out_fd;
+	out_fd = fd;
+	pthread_rwlock_unlock(&out_lock);
+	if (old != STDERR_FILENO)
+		close(old);
+	dinfo(COMMON, "log file %s reopened", path);
+	return 0;
+}
+
+void log_set_levels(enum log_subsys ss, int level, int mem_level)
+{
+	int l, m;
+
 	if ((unsigned)ss >= LOG_SS_MAX)
 		return;
-	atomic_store_explicit(&log_levels[ss], clamp_level(level), memory_order_relaxed);
+	l = clamp_level(level);
+	m = clamp_level(mem_level);
+	atomic_store_explicit(&file_levels[ss], l, memory_order_relaxed);
+	atomic_store_explicit(&mem_levels[ss], m, memory_order_relaxed);
+	atomic_store_explicit(&log_levels[ss], l > m ? l : m, memory_order_relaxed);
+}
+
+void log_set_level(enum log_subsys ss, int level)
+{
+	log_set_levels(ss, level, level);
+}
+
+void log_get_levels(enum log_subsys ss, int *level, int *mem_level)
+{
+	if ((unsigned)ss >= LOG_SS_MAX) {
+		*level = *mem_level = 0;
+		return;
+	}
+	*level = atomic_load_explicit(&file_levels[ss], memory_order_relaxed);
+	*mem_level = atomic_load_explicit(&mem_levels[ss], memory_order_relaxed);
+}
+
+unsigned log_dump_recent(void)
+{
+	static const char begin[] = "--- begin dump of recent events ---\n";
+	static const char end[] = "--- end dump of recent events ---\n";
+	unsigned n;
+
+	pthread_rwlock_rdlock(&out_lock);
+	write_all_fd(out_fd, begin, sizeof(begin) - 1);
+	n = ring_dump_fd(out_fd);
+	write_all_fd(out_fd, end, sizeof(end) - 1);
+	pthread_rwlock_unlock(&out_lock);
+	return n;
+}
+
+/* ---- crash dump ----------------------------------------------------- */
+
+static const int crash_sigs[] = { SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT };
+static struct sigaction crash_old[sizeof(crash_sigs) / sizeof(crash_sigs[0])];
+
+static void crash_handler(int sig, siginfo_t *si, void *uc)
+{
+	static const char *const names[] = { "Segmentation fault", "Bus error", "Illegal instruction",
+					     "Floating point exception", "Aborted" };
+	static const char begin[] = "--- begin dump of recent events ---\n";
+	static const char end[] = "--- end dump of recent events ---\n";
+	char msg[160];
+	size_t i, len;
+	int fd = atomic_load_explicit(&out_fd, memory_order_relaxed);
+
+	(void)si;
+	(void)uc;
+	for (i = 0; i < sizeof(crash_sigs) / sizeof(crash_sigs[0]); i++)
+		if (crash_sigs[i] == sig)
+			break;
+	if (i == sizeof(crash_sigs) / sizeof(crash_sigs[0]))
+		return;
+	/* no snprintf in a signal handler: build "*** Caught signal (NAME) ***" by hand */
+	len = 0;
+	for (const char *p = "*** Caught signal ("; *p; p++)
+		msg[len++] = *p;
+	for (const char *p = names[i]; *p && len < sizeof(msg) - 8; p++)
+		msg[len++] = *p;
+	for (const char *p = ") ***\n"; *p; p++)
+		msg[len++] = *p;
+	write_all_fd(fd, msg, len);
+	write_all_fd(fd, begin, sizeof(begin) - 1);
+	ring_dump_fd(fd);
+	write_all_fd(fd, end, sizeof(end) - 1);
+	/* the previous handler (default: die with the signal; a sanitizer's) */
+	sigaction(sig, &crash_old[i], NULL);
+	raise(sig);
+}
+
+void log_install_crash_dump(void)
+{
+	struct sigaction sa;
+	size_t i;
+
+	pthread_once(&ring_once, ring_alloc);
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = crash_handler;
+	sa.sa_flags = SA_SIGINFO | SA_RESETHAND;
+	sigemptyset(&sa.sa_mask);
+	for (i = 0; i < sizeof(crash_sigs) / sizeof(crash_sigs[0]); i++)
+		sigaction(crash_sigs[i], &sa, &crash_old[i]);
 }
 
 int log_subsys_by_name(const char *name)
@@ -186,21 +433,13 @@ void log_vwrite(enum log_subsys ss, int level, const char *fmt, va_list ap)
 		len--;
 	buf[len++] = '\n';
 
-	pthread_rwlock_rdlock(&out_lock);
-	{
-		size_t off = 0;
-
-		while (off < len) {
-			ssize_t n = write(out_fd, buf + off, len - off);
-
-			if (n < 0 && errno == EINTR)
-				continue;
-			if (n <= 0)
-				break;
-			off += (size_t)n;
-		}
+	if (level <= atomic_load_explicit(&mem_levels[ss], memory_order_relaxed))
+		ring_push(buf, len);
+	if (level <= atomic_load_explicit(&file_levels[ss], memory_order_relaxed)) {
+		pthread_rwlock_rdlock(&out_lock);
+		write_all_fd(out_fd, buf, len);
+		pthread_rwlock_unlock(&out_lock);
 	}
-	pthread_rwlock_unlock(&out_lock);
 	free(heap);
 }
 
@@ -217,17 +456,20 @@ void log_write(enum log_subsys ss, int level, const char *fmt, ...)
 static void level_changed(int id, void *arg)
 {
 	enum log_subsys ss = (enum log_subsys)(long)arg;
+	int l, m;
 
-	log_set_level(ss, (int)cfg_int(id));
+	cfg_loglevel(id, &l, &m);
+	log_set_levels(ss, l, m);
 }
 
 /* config observer: log_file changed */
 static void file_changed(int id, void *arg)
 {
-	char path[4096];
+	char raw[4096], path[4096];
 	int r;
 
-	cfg_str(id, path, sizeof(path));
+	cfg_str(id, raw, sizeof(raw));
+	cfg_expand(raw, path, sizeof(path));
 	r = log_set_file(path);
 	if (r < 0)
 		derr(COMMON, "cannot open log file '%s': %s; keeping the old one", path,
@@ -249,6 +491,10 @@ void log_cfg_attach(void)
 	int i;
 
 	pthread_once(&once, register_observers);
-	for (i = 0; i < LOG_SS_MAX; i++)
-		log_set_level(i, (int)cfg_int(ss_opts[i]));
+	for (i = 0; i < LOG_SS_MAX; i++) {
+		int l, m;
+
+		cfg_loglevel(ss_opts[i], &l, &m);
+		log_set_levels(i, l, m);
+	}
 }

@@ -7,6 +7,13 @@
  * The check is one relaxed atomic load, so dout()s on hot paths are cheap
  * when disabled.  Output goes to stderr or to the file set by log_set_file();
  * each line carries a timestamp, the thread id, the subsystem and the level.
+ *
+ * As in Ceph, a level may be "N/M": N is written to the log, up to M is
+ * kept in a ring of the last log_max_recent entries in memory, which a
+ * crash (SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, once
+ * log_install_crash_dump() ran) and `log dump` write to the log.
+ * log_reopen() (SIGHUP, `log reopen`) opens the log file again by name,
+ * for logrotate.
  */
 #ifndef LOLIGO_COMMON_LOG_H
 #define LOLIGO_COMMON_LOG_H
@@ -35,6 +42,7 @@ enum log_subsys {
 	LOG_SS_MAX
 };
 
+/* the level dout() checks: the higher of the log and the memory level */
 extern _Atomic int log_levels[LOG_SS_MAX];
 
 /**
@@ -49,8 +57,35 @@ void log_init(const char *progname);
  */
 int log_set_file(const char *path);
 
-/** log_set_level - set the level of subsystem @ss. */
+/**
+ * log_reopen - open the log file again by its name (after logrotate moved
+ * it away) and write to the new one; lines never go to a closed fd.
+ * Nothing to do when logging to stderr.  Return: 0 or -errno (the old file
+ * is kept then).
+ */
+int log_reopen(void);
+
+/** log_set_level - set the level of subsystem @ss (log and memory level both). */
 void log_set_level(enum log_subsys ss, int level);
+/** log_set_levels - set the log level and the memory level of @ss. */
+void log_set_levels(enum log_subsys ss, int level, int mem_level);
+/** log_get_levels - the log level and memory level of @ss. */
+void log_get_levels(enum log_subsys ss, int *level, int *mem_level);
+
+/**
+ * log_dump_recent - write the in-memory ring (oldest first) to the log,
+ * between "begin dump of recent events" and "end dump" lines, as Ceph's
+ * `log dump`.  Return: the number of entries written.
+ */
+unsigned log_dump_recent(void);
+
+/**
+ * log_install_crash_dump - on SIGSEGV, SIGBUS, SIGILL, SIGFPE and SIGABRT,
+ * write the signal and the recent entries to the log, then let the
+ * signal's previous handler (the default, or a sanitizer's) run.
+ * Daemons call it once from main().
+ */
+void log_install_crash_dump(void);
 
 /** log_subsys_by_name - "mds" -> LOG_SS_MDS, or -1. */
 int log_subsys_by_name(const char *name);

@@ -7,7 +7,7 @@
  *   OPT(name, TYPE, "default", RUNTIME, "description")
  *
  * TYPE is one of STR, INT, UINT, BOOL, DOUBLE, SIZE (accepts K/M/G suffixes),
- * SECS (double seconds).  RUNTIME is 1 when `config set` may change it while
+ * SECS (double seconds), LOGLEVEL ("N" or Ceph's "N/M": log level / memory level).  RUNTIME is 1 when `config set` may change it while
  * the daemon runs, 0 when it is read once at start-up.  `config show`,
  * `--help` and the defaults all come from this table.
  */

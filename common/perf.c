@@ -271,3 +271,81 @@ void perf_reset_all(void)
 	}
 	pthread_mutex_unlock(&reg_lock);
 }
+
+static enum perf_type entry_type(const struct perf_entry *e)
+{
+	switch (e->kind) {
+	case PK_HIST: return PERF_HISTOGRAM;
+	case PK_FN: return PERF_GAUGE;
+	case PK_COUNTER: break;
+	}
+	return PERF_COUNTER;
+}
+
+struct json_object *perf_schema_json(void)
+{
+	static const char *const tnames[] = { [PERF_COUNTER] = "counter", [PERF_GAUGE] = "gauge",
+					      [PERF_HISTOGRAM] = "histogram" };
+	struct json_object *root = json_object_new_object(), *g, *d;
+	struct perf_entry *e;
+
+	if (!root)
+		return NULL;
+	pthread_mutex_lock(&reg_lock);
+	for (e = reg_head; e; e = e->next) {
+		enum perf_type t = entry_type(e);
+
+		if (!json_object_object_get_ex(root, e->group, &g)) {
+			g = json_object_new_object();
+			if (!g)
+				continue;
+			json_object_object_add(root, e->group, g);
+		}
+		d = json_object_new_object();
+		json_object_object_add(d, "type", json_object_new_string(tnames[t]));
+		json_object_object_add(d, "unit", json_object_new_string(t == PERF_HISTOGRAM ? "ns" : "count"));
+		if (t == PERF_HISTOGRAM)
+			json_object_object_add(d, "fields", json_object_new_string(
+				"count sum_ns avg_ns p50_ns p90_ns p99_ns max_ns"));
+		json_object_object_add(g, e->name, d);
+	}
+	pthread_mutex_unlock(&reg_lock);
+	return root;
+}
+
+void perf_visit(void (*fn)(const struct perf_sample *s, void *arg), void *arg)
+{
+	struct perf_entry *e;
+
+	pthread_mutex_lock(&reg_lock);
+	for (e = reg_head; e; e = e->next) {
+		struct perf_sample s = { .group = e->group, .name = e->name, .type = entry_type(e) };
+
+		switch (e->kind) {
+		case PK_COUNTER:
+			s.value = perf_get(e->u.c);
+			break;
+		case PK_FN:
+			s.value = e->u.f.fn(e->u.f.arg);
+			break;
+		case PK_HIST:
+			s.hist = e->u.h;
+			break;
+		}
+		fn(&s, arg);
+	}
+	pthread_mutex_unlock(&reg_lock);
+}
+
+uint64_t hist_count_below(const struct hist *h, unsigned log2_ns)
+{
+	uint64_t n = 0;
+	unsigned int b, end;
+
+	if (log2_ns >= 64)
+		return atomic_load_explicit(&h->count, memory_order_relaxed);
+	end = bucket_of(1ull << log2_ns);	/* the first bucket at or above 2^k */
+	for (b = 0; b < end && b < HIST_BUCKETS; b++)
+		n += atomic_load_explicit(&h->b[b], memory_order_relaxed);
+	return n;
+}

@@ -68,4 +68,30 @@ struct json_object *perf_dump_json(void);
 /** perf_reset_all - zero every histogram and counter (`perf reset`). */
 void perf_reset_all(void);
 
+/** perf_schema_json - {group: {name: {"type": "counter|gauge|histogram", "unit"}}} (`perf schema`). */
+struct json_object *perf_schema_json(void);
+
+enum perf_type { PERF_COUNTER, PERF_GAUGE, PERF_HISTOGRAM };
+
+/* One registered entry as perf_visit() hands it out. */
+struct perf_sample {
+	const char *group, *name;
+	enum perf_type type;
+	uint64_t value;            /* counter or gauge */
+	const struct hist *hist;   /* PERF_HISTOGRAM */
+};
+
+/**
+ * perf_visit - call @fn for every registered entry, in registration order
+ * (the Prometheus exporter).  @fn runs under the registry's lock: it must
+ * be quick and must not register anything.
+ */
+void perf_visit(void (*fn)(const struct perf_sample *s, void *arg), void *arg);
+
+/**
+ * hist_count_below - samples of @h below 2^@log2_ns nanoseconds (exact:
+ * bucket edges fall on powers of two).  For cumulative buckets.
+ */
+uint64_t hist_count_below(const struct hist *h, unsigned log2_ns);
+
 #endif

@@ -12,7 +12,8 @@
  * mds_addr:mds_port (port 0 = ephemeral; the bound port is logged and, with
  * --port-file, written to PATH) and serves until SIGTERM/SIGINT, on which it
  * stops taking requests, flushes the journal into the directory objects and
- * frees everything.
+ * frees everything.  SIGHUP never stops it: it reopens the log file (for
+ * logrotate), as `log reopen` on the admin socket does.
  *
  * The journal commands run offline (the MDS stopped) on the same config and
  * are described in journal_tool.c.  A damaged journal stops the MDS at start
@@ -32,6 +33,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/admin_sock.h"
 #include "common/config.h"
 #include "common/log.h"
 #include "common/perf.h"
@@ -59,16 +61,22 @@ static void usage(FILE *f)
 		"                      an empty journal: later changes are lost (--yes-i-really-mean-it)\n"
 		"                      (the journal commands need the MDS stopped)\n"
 		"  -h, --help          this help\n"
+		"  -V, --version       version\n"
+		"\n"
+		"Signals: SIGTERM/SIGINT stop the MDS cleanly; SIGHUP reopens the log file.\n"
 		"\n"
 		"MDS options (any option also works as --name=value):\n");
 	cfg_print_help(f, "mds_");
-	fprintf(f, "\nStore and general options:\n");
+	cfg_print_help(f, "auth_");
+	fprintf(f, "\nStore options:\n");
 	cfg_print_help(f, "store_");
+	fprintf(f, "\nRADOS options (store_backend = rados):\n");
+	cfg_print_help(f, "rados_");
+	fprintf(f, "\nGeneral options:\n");
 	cfg_print_help(f, "fs_name");
 	cfg_print_help(f, "admin_socket");
-	cfg_print_help(f, "log_file");
-	cfg_print_help(f, "debug_mds");
-	cfg_print_help(f, "debug_journal");
+	cfg_print_help(f, "log_");
+	cfg_print_help(f, "debug_");
 }
 
 static int fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -249,11 +257,17 @@ int main(int argc, char **argv)
 
 	log_init("loligo-mds");
 	cfg_init("mds");
-	for (i = 1; i < argc; i++)
+	cfg_set_identity("mds", "mds.0");
+	for (i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
 			usage(stdout);
 			return 0;
 		}
+		if (!strcmp(argv[i], "-V") || !strcmp(argv[i], "--version")) {
+			printf("loligo-mds (loligo) %s\n", LOLIGO_VERSION);
+			return 0;
+		}
+	}
 	if (cfg_parse_args(&argc, argv, err, sizeof(err)))
 		return fail("%s", err);
 	for (i = 1; i < argc; i++) {
@@ -329,7 +343,9 @@ int main(int argc, char **argv)
 	sigemptyset(&sigs);
 	sigaddset(&sigs, SIGTERM);
 	sigaddset(&sigs, SIGINT);
+	sigaddset(&sigs, SIGHUP);	/* reopens the log, never stops us */
 	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
+	log_install_crash_dump();
 
 	store_config_from_cfg(&sc);
 	sc.create = mkfs;
@@ -477,15 +493,15 @@ int main(int argc, char **argv)
 		goto out_journal;
 	}
 	{
-		char *asok = cfg_strdup(CFG_admin_socket);
+		char raw[4096], asok[4096];
 
+		cfg_str(CFG_admin_socket, raw, sizeof(raw));
+		cfg_expand(raw, asok, sizeof(asok));
 		r = admin_start(m, asok);
 		if (r) {
 			rc = fail("admin socket %s: %s", asok, strerror(-r));
-			free(asok);
 			goto out_jstop;
 		}
-		free(asok);
 	}
 	r = purge_start(m);
 	if (r) {
@@ -516,6 +532,10 @@ int main(int argc, char **argv)
 			continue;
 		if (sig == SIGTERM || sig == SIGINT)
 			break;
+		if (sig == SIGHUP) {
+			dinfo(MDS, "SIGHUP: reopening the log file");
+			log_reopen();
+		}
 	}
 	dinfo(MDS, "signal %d: shutting down", sig);
 	rc = 0;

@@ -23,11 +23,18 @@
  * Teardown mirrors it: on a signal or an external `fusermount3 -u` the loop
  * returns; we unmount, flush and close the client session, stop the admin
  * socket and exit 0.
+ *
+ * SIGHUP never stops us (libfuse's handlers would take it as "exit"): it
+ * stays blocked in every thread and one thread of ours takes it with
+ * sigwait() to reopen the log file (logrotate) and, with the gateway, read
+ * nfs_exports again.  SIGTERM, SIGINT and SIGQUIT still end the mount.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -210,7 +217,7 @@ static int parse_args(int argc, char **argv, struct args *a)
 			r = 1;
 			goto out;
 		} else if (!strcmp(s, "-V") || !strcmp(s, "--version")) {
-			printf(PROG " (loligo) 0.1, FUSE library %s\n", fuse_pkgversion());
+			printf(PROG " (loligo) %s, FUSE library %s\n", LOLIGO_VERSION, fuse_pkgversion());
 			r = 1;
 			goto out;
 		} else if (!strcmp(s, "--no-mount")) {
@@ -352,6 +359,57 @@ static void detach_stdio(void)
 		close(fd);
 }
 
+/* ---- SIGHUP: reopen the log, reload the exports --------------------------- */
+
+struct hup_thread {
+	pthread_t thread;
+	bool running;
+	_Atomic bool stop;
+	void *gw;	/* the NFS gateway or NULL; set before the thread starts */
+};
+
+static void *hup_main(void *arg)
+{
+	struct hup_thread *h = arg;
+	sigset_t hup;
+	int sig;
+
+	sigemptyset(&hup);
+	sigaddset(&hup, SIGHUP);
+	for (;;) {
+		if (sigwait(&hup, &sig))
+			continue;
+		if (atomic_load(&h->stop))
+			break;
+		dinfo(FUSE, "SIGHUP: reopening the log file%s", h->gw ? " and reloading nfs_exports" : "");
+		log_reopen();
+		if (h->gw)
+			lfuse_nfs_reload(h->gw);
+	}
+	return NULL;
+}
+
+/* SIGHUP must already be blocked in this thread (and so in all later ones). */
+static int hup_start(struct hup_thread *h, void *gw)
+{
+	h->gw = gw;
+	atomic_store(&h->stop, false);
+	if (pthread_create(&h->thread, NULL, hup_main, h))
+		return -EAGAIN;
+	h->running = true;
+	return 0;
+}
+
+static void hup_stop(struct hup_thread *h)
+{
+	if (!h->running)
+		return;
+	atomic_store(&h->stop, true);
+	pthread_kill(h->thread, SIGHUP);
+	pthread_join(h->thread, NULL);
+	h->running = false;
+}
+
 /* ---- main --------------------------------------------------------------- */
 
 static const char *errmsg(int r)
@@ -400,9 +458,10 @@ int main(int argc, char **argv)
 	struct fuse_args fa = FUSE_ARGS_INIT(0, NULL);
 	struct fuse_loop_config *lcfg = NULL;
 	struct asok *asok = NULL;
+	struct hup_thread hup = { 0 };
 	void *gw = NULL;
-	char root_path[PATH_MAX], asok_path[PATH_MAX];
-	sigset_t sigs, old;
+	char root_path[PATH_MAX], asok_path[PATH_MAX], raw[PATH_MAX], ident[128];
+	sigset_t sigs, old, loop_mask;
 	bool mounted = false, sig_handlers = false, started_client = false;
 	int r, ret = 1;
 
@@ -417,6 +476,9 @@ int main(int argc, char **argv)
 		ret = lfuse_check_config();
 		goto out_args;
 	}
+	/* $name in admin_socket and log_file: the name we authenticate as */
+	cfg_str(CFG_client_auth_name, ident, sizeof(ident));
+	cfg_set_identity("client", ident);
 	if (a.nfs_addr && lfuse_nfs_check_syntax())
 		goto out_args;           /* a bad export: fail before anything starts */
 	if (a.mountpoint) {
@@ -471,13 +533,18 @@ int main(int argc, char **argv)
 	sigaddset(&sigs, SIGHUP);
 	sigaddset(&sigs, SIGQUIT);
 	pthread_sigmask(SIG_BLOCK, &sigs, &old);
+	/* what the FUSE loop runs with: libfuse's handlers end it, SIGHUP stays ours */
+	loop_mask = old;
+	sigaddset(&loop_mask, SIGHUP);
+	log_install_crash_dump();
 
 	r = lclient_create(&lf.c);
 	if (r) {
 		fprintf(stderr, PROG ": cannot create the client: %s\n", strerror(-r));
 		goto out;
 	}
-	cfg_str(CFG_admin_socket, asok_path, sizeof(asok_path));
+	cfg_str(CFG_admin_socket, raw, sizeof(raw));
+	cfg_expand(raw, asok_path, sizeof(asok_path));
 	if (asok_path[0]) {
 		r = asok_start(asok_path, &asok);
 		if (r) {
@@ -552,13 +619,27 @@ int main(int argc, char **argv)
 	if (a.no_mount) {
 		/* The gateway serves from its own threads; wait for a signal. */
 		int sig = 0;
-		sigwait(&sigs, &sig);
+
+		for (;;) {
+			if (sigwait(&sigs, &sig))
+				continue;
+			if (sig != SIGHUP)
+				break;
+			dinfo(FUSE, "SIGHUP: reopening the log file and reloading nfs_exports");
+			log_reopen();
+			lfuse_nfs_reload(gw);
+		}
 		dinfo(FUSE, "signal %d: stopping", sig);
 		ret = 0;
 		goto out;
 	}
 
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	r = hup_start(&hup, gw);
+	if (r) {
+		fprintf(stderr, PROG ": cannot start the SIGHUP thread: %s\n", strerror(-r));
+		goto out;
+	}
+	pthread_sigmask(SIG_SETMASK, &loop_mask, NULL);
 	if (a.single_thread) {
 		r = fuse_session_loop(lf.se);
 	} else {
@@ -580,6 +661,7 @@ int main(int argc, char **argv)
 	dinfo(FUSE, "unmounting %s", a.mountpoint);
 
 out:
+	hup_stop(&hup);
 	lfuse_inval_stop(&lf);
 	if (mounted)
 		fuse_session_unmount(lf.se);

@@ -193,14 +193,39 @@ START_TEST(test_types)
 
 	(void)p;
 	/* INT: decimal, hex, negative */
-	ck_assert_int_eq(cfg_set(CFG_debug_mds, "0x10", false, err, sizeof(err)), 0);
-	ck_assert_int_eq(cfg_int(CFG_debug_mds), 16);
-	ck_assert_int_eq(cfg_set(CFG_debug_mds, " -3 ", false, err, sizeof(err)), 0);
-	v = cfg_int(CFG_debug_mds);
+	ck_assert_int_eq(cfg_set(CFG_mds_port, "0x10", false, err, sizeof(err)), 0);
+	ck_assert_int_eq(cfg_int(CFG_mds_port), 16);
+	ck_assert_int_eq(cfg_set(CFG_mds_port, " -3 ", false, err, sizeof(err)), 0);
+	v = cfg_int(CFG_mds_port);
 	ck_assert_int_eq(v, -3);
-	ck_assert_int_eq(cfg_set(CFG_debug_mds, "010", false, err, sizeof(err)), 0);
-	ck_assert_int_eq(cfg_int(CFG_debug_mds), 10);	/* not octal */
-	ck_assert_int_eq(cfg_set(CFG_debug_mds, "", false, err, sizeof(err)), -EINVAL);
+	ck_assert_int_eq(cfg_set(CFG_mds_port, "010", false, err, sizeof(err)), 0);
+	ck_assert_int_eq(cfg_int(CFG_mds_port), 10);	/* not octal */
+	ck_assert_int_eq(cfg_set(CFG_mds_port, "", false, err, sizeof(err)), -EINVAL);
+	/* LOGLEVEL: "N" or Ceph's "N/M" (log level / memory level) */
+	{
+		int l, m;
+		char buf[32];
+
+		ck_assert_int_eq(cfg_set(CFG_debug_mds, "010", false, err, sizeof(err)), 0);
+		ck_assert_int_eq(cfg_int(CFG_debug_mds), 10);	/* not octal */
+		cfg_loglevel(CFG_debug_mds, &l, &m);
+		ck_assert_int_eq(l, 10);
+		ck_assert_int_eq(m, 10);
+		ck_assert_int_eq(cfg_set(CFG_debug_mds, " 1/20 ", false, err, sizeof(err)), 0);
+		cfg_loglevel(CFG_debug_mds, &l, &m);
+		ck_assert_int_eq(l, 1);
+		ck_assert_int_eq(m, 20);
+		ck_assert_int_eq(cfg_int(CFG_debug_mds), 1);
+		ck_assert_str_eq(cfg_get_string(CFG_debug_mds, buf, sizeof(buf)), "1/20");
+		ck_assert_int_eq(cfg_set(CFG_debug_mds, "5/", false, err, sizeof(err)), -EINVAL);
+		ck_assert_msg(strstr(err, "N/M"), "%s", err);
+		ck_assert_int_eq(cfg_set(CFG_debug_mds, "1/x", false, err, sizeof(err)), -EINVAL);
+		ck_assert_int_eq(cfg_set(CFG_debug_mds, "-3", false, err, sizeof(err)), -EINVAL);
+		ck_assert_int_eq(cfg_set(CFG_debug_mds, "1/31", false, err, sizeof(err)), -EINVAL);
+		ck_assert_msg(strstr(err, "0..30"), "%s", err);
+		ck_assert_int_eq(cfg_set(CFG_debug_mds, "", false, err, sizeof(err)), -EINVAL);
+		ck_assert_int_eq(cfg_int(CFG_debug_mds), 1);	/* a bad value changes nothing */
+	}
 	/* SECS: doubles */
 	ck_assert_int_eq(cfg_set(CFG_rados_mon_op_timeout, "0.25", false, err, sizeof(err)), 0);
 	ck_assert(cfg_double(CFG_rados_mon_op_timeout) == 0.25);
@@ -380,7 +405,7 @@ START_TEST(test_observe_and_show)
 	f = open_memstream(&text, &len);
 	cfg_print_help(f, "debug_");
 	fclose(f);
-	ck_assert_ptr_nonnull(strstr(text, "--debug_mds=<int>"));
+	ck_assert_ptr_nonnull(strstr(text, "--debug_mds=<level[/memlevel]>"));
 	ck_assert_ptr_null(strstr(text, "--fs_name"));
 	free(text);
 }

@@ -155,6 +155,77 @@ START_TEST(test_log_file_option)
 }
 END_TEST
 
+/* Ceph's N/M: N is written, up to M is kept in memory and written by a dump. */
+START_TEST(test_memory_level_and_dump)
+{
+	char err[256], *s, *begin;
+
+	ck_assert_int_eq(cfg_set(CFG_debug_mds, "1/10", true, err, sizeof(err)), 0);
+	ck_assert(log_enabled(LOG_SS_MDS, 10));
+	dout(MDS, 1, "written-and-kept");
+	dout(MDS, 7, "kept-only-seven");
+	dout(MDS, 11, "neither-eleven");
+	s = slurp();
+	ck_assert_ptr_nonnull(strstr(s, "written-and-kept"));
+	ck_assert_ptr_null(strstr(s, "kept-only-seven"));
+	ck_assert_uint_ge(log_dump_recent(), 2);
+	s = slurp();
+	begin = strstr(s, "--- begin dump of recent events ---");
+	ck_assert_ptr_nonnull(begin);
+	ck_assert_ptr_nonnull(strstr(begin, "kept-only-seven"));
+	ck_assert_ptr_nonnull(strstr(begin, "--- end dump of recent events ---"));
+	ck_assert_ptr_null(strstr(s, "neither-eleven"));
+	cfg_init("mds");
+}
+END_TEST
+
+/* logrotate: the file is renamed away, log_reopen() starts a new one by name. */
+START_TEST(test_reopen_after_rename)
+{
+	char moved[340], *s;
+	FILE *f;
+	char buf[4096];
+	size_t n;
+
+	dinfo(COMMON, "before-rotate");
+	snprintf(moved, sizeof(moved), "%s.1", logpath);
+	ck_assert_int_eq(rename(logpath, moved), 0);
+	dinfo(COMMON, "still-old-file");
+	ck_assert_int_eq(log_reopen(), 0);
+	dinfo(COMMON, "after-rotate");
+	s = slurp();
+	ck_assert_ptr_nonnull(strstr(s, "after-rotate"));
+	ck_assert_ptr_null(strstr(s, "before-rotate"));
+	f = fopen(moved, "r");
+	ck_assert_ptr_nonnull(f);
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	buf[n] = '\0';
+	fclose(f);
+	ck_assert_ptr_nonnull(strstr(buf, "before-rotate"));
+	ck_assert_ptr_nonnull(strstr(buf, "still-old-file"));
+	ck_assert_ptr_null(strstr(buf, "after-rotate"));
+	unlink(moved);
+}
+END_TEST
+
+/* $name, $pid, $cluster in log_file/admin_socket (Ceph's metavariables). */
+START_TEST(test_metavariables)
+{
+	char out[256], expect[256], err[256];
+
+	cfg_set_identity("client", "client.alice");
+	ck_assert_int_eq(cfg_set(CFG_fs_name, "cephfs", false, err, sizeof(err)), 0);
+	cfg_expand("/run/$cluster-$name.$pid.asok", out, sizeof(out));
+	snprintf(expect, sizeof(expect), "/run/cephfs-client.alice.%d.asok", (int)getpid());
+	ck_assert_str_eq(out, expect);
+	cfg_expand("$type/$id/$nope/$namex/$", out, sizeof(out));
+	ck_assert_str_eq(out, "client/alice/$nope/$namex/$");
+	cfg_expand("$cluster$cluster", out, 8);
+	ck_assert_str_eq(out, "cephfsc");	/* truncated, terminated */
+	cfg_set_identity("", "");
+}
+END_TEST
+
 START_TEST(test_long_line)
 {
 	char big[5000], *s;
@@ -179,5 +250,8 @@ int main(void)
 	tcase_add_test(tc, test_args_applied_at_start);
 	tcase_add_test(tc, test_log_file_option);
 	tcase_add_test(tc, test_long_line);
+	tcase_add_test(tc, test_memory_level_and_dump);
+	tcase_add_test(tc, test_reopen_after_rename);
+	tcase_add_test(tc, test_metavariables);
 	return tmpdir_run("log", tc);
 }

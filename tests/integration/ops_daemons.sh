@@ -1,0 +1,188 @@
+#!/usr/bin/env bash
+# ops_daemons.sh BUILD_DIR - operating loligo as an operator would (issue 11.3,
+# 11.4, 11.6, 11.7) against real daemons: a loligo-mds and a loligo-fuse
+# mount with the NFS gateway in the same process.
+#
+# Runs in a PID and mount namespace of its own (unshare --pid --mount-proc),
+# so the packaged logrotate file's `pkill -HUP -x loligo-mds` reaches our
+# daemons only, never another test's, and the FUSE mount is private.
+#   signals: SIGHUP reopens the logs of both daemons (the old files are
+#     renamed away first, as logrotate does) and stops nothing; on
+#     loligo-fuse it also reads nfs_exports again; `log reopen` and
+#     `log dump` on the admin socket; SIGTERM still stops cleanly;
+#   logrotate: the packaged file (packaging/logrotate.d/loligo, its path
+#     pointed at our log dir) rotates the live daemons' logs, they go on
+#     serving and write to the new files;
+#   further sections are added by the items they test (CLI, statfs,
+#     Prometheus).
+# Exit: 0 pass, 1 fail (a missing prerequisite too, with what to install).
+set -u
+BUILD=${1:?usage: ops_daemons.sh BUILD_DIR}
+BUILD=$(cd "$BUILD" && pwd)
+SRC=$(cd "$(dirname "$0")/../.." && pwd)
+MDS=$BUILD/mds/loligo-mds
+FUSE=$BUILD/client/fuse/loligo-fuse
+CLI=$BUILD/tools/cli/loligo
+fail() { echo "FAIL: $*"; exit 1; }
+
+if [ "${OPS_DAEMONS_INNER:-}" != 1 ]; then
+	[ "$(id -u)" = 0 ] || fail "run as root (it makes a PID and mount namespace and a FUSE mount)"
+	[ -e /dev/fuse ] || fail "/dev/fuse missing"
+	command -v unshare > /dev/null || fail "unshare missing (apt-get install util-linux)"
+	command -v logrotate > /dev/null || fail "logrotate missing (apt-get install logrotate)"
+	command -v pkill > /dev/null || fail "pkill missing (apt-get install procps)"
+	[ -x "$MDS" ] && [ -x "$FUSE" ] && [ -x "$CLI" ] || fail "ninja -C $BUILD loligo-mds loligo-fuse loligo"
+	OPS_DAEMONS_INNER=1 exec unshare --pid --mount --fork --mount-proc "$0" "$BUILD"
+fi
+
+# ---- inside the namespaces ---------------------------------------------------
+T=$(mktemp -d /tmp/loligo-ops.XXXXXX)
+PIDS=()
+cleanup() {
+	grep -q " $T/mnt " /proc/mounts && { fusermount3 -u "$T/mnt" 2>/dev/null || umount -l "$T/mnt"; }
+	for p in "${PIDS[@]}"; do kill -TERM "$p" 2>/dev/null; done
+	for p in "${PIDS[@]}"; do
+		for _ in $(seq 100); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
+		kill -KILL "$p" 2>/dev/null
+	done
+	if [ "${FAILED:-0}" = 1 ]; then
+		for f in "$T"/log/*.log* "$T"/*.out; do [ -f "$f" ] && { echo "---- $f"; tail -25 "$f"; }; done
+	fi
+	rm -rf "$T"
+}
+trap cleanup EXIT
+FAILED=1
+mkdir -p "$T/store" "$T/log" "$T/run" "$T/mnt"
+
+cat > "$T/loligo.conf" <<CONF
+[global]
+store_backend = local
+store_local_path = $T/store
+nfs4_grace_time = 0
+[mds]
+mds_addr = 127.0.0.1
+log_file = $T/log/\$cluster-\$name.log
+admin_socket = $T/run/\$cluster-\$name.asok
+mds_keyring = $T/keyring
+[client]
+log_file = $T/log/\$cluster-\$name.log
+admin_socket = $T/run/\$cluster-\$name.\$pid.asok
+client_mount_timeout = 10
+client_keyring = $T/client.keyring
+[nfs]
+nfs_exports = id=1,path=/,rw,no_root_squash,insecure
+nfs_rpcbind = false
+CONF
+MDSLOG=$T/log/loligo-mds.0.log
+CLLOG=$T/log/loligo-client.admin.log
+
+"$CLI" auth get-or-create client.admin --keyring "$T/keyring" -o "$T/client.keyring" > "$T/auth.out" 2>&1 ||
+	fail "cannot make the keyrings"
+"$MDS" -c "$T/loligo.conf" --mkfs > "$T/mkfs.out" 2>&1 || fail "mkfs: $(cat "$T/mkfs.out")"
+"$MDS" -c "$T/loligo.conf" --mds_port=0 --port-file "$T/mds.port" > "$T/mds.out" 2>&1 &
+MDS_PID=$!
+PIDS+=($MDS_PID)
+for _ in $(seq 200); do [ -s "$T/mds.port" ] && break; sleep 0.1; done
+[ -s "$T/mds.port" ] || fail "loligo-mds did not start"
+MDSASOK=$T/run/loligo-mds.0.asok
+[ -S "$MDSASOK" ] || fail "no MDS admin socket at $MDSASOK (\$cluster-\$name not expanded?): $(ls "$T/run")"
+
+"$FUSE" -f -c "$T/loligo.conf" --client_mds_addr=127.0.0.1:"$(cat "$T/mds.port")" --nfs 127.0.0.1:0 \
+	"$T/mnt" > "$T/fuse.out" 2>&1 &
+FUSE_PID=$!
+PIDS+=($FUSE_PID)
+for _ in $(seq 200); do grep -q " $T/mnt fuse.loligo" /proc/mounts && grep -q "NFS gateway serving" "$CLLOG" 2>/dev/null && break; sleep 0.1; done
+grep -q " $T/mnt fuse.loligo" /proc/mounts || fail "loligo-fuse did not mount"
+NFSPORT=$(grep "NFS gateway serving" "$CLLOG" | tail -1 | sed -n 's/.*(port \([0-9]*\)).*/\1/p')
+[ -n "$NFSPORT" ] || fail "the gateway did not start"
+CLASOK=$T/run/loligo-client.admin.$FUSE_PID.asok
+[ -S "$CLASOK" ] || fail "no client admin socket at $CLASOK (\$pid not expanded?): $(ls "$T/run")"
+
+# serving: both daemons alive, the mount reads and writes, the gateway accepts
+serving() {
+	local what=$1 n=$RANDOM
+	kill -0 "$MDS_PID" 2>/dev/null || fail "$what: loligo-mds is gone"
+	kill -0 "$FUSE_PID" 2>/dev/null || fail "$what: loligo-fuse is gone"
+	grep -q " $T/mnt fuse.loligo" /proc/mounts || fail "$what: the mount is gone"
+	echo "data $n" > "$T/mnt/f.$n" || fail "$what: cannot write to the mount"
+	[ "$(cat "$T/mnt/f.$n")" = "data $n" ] || fail "$what: the mount reads back wrong"
+	(exec 3<>/dev/tcp/127.0.0.1/"$NFSPORT") 2>/dev/null || fail "$what: the gateway does not accept"
+}
+# wait_grep FILE PATTERN [SECS]: poll until FILE has PATTERN
+wait_grep() {
+	local i
+	for i in $(seq $((${3:-20} * 10))); do grep -q -- "$2" "$1" 2>/dev/null && return 0; sleep 0.1; done
+	return 1
+}
+serving "at start"
+echo "PASS: metavariables: admin sockets $(basename "$MDSASOK"), $(basename "$CLASOK"); logs $(basename "$MDSLOG"), $(basename "$CLLOG")"
+
+# ---- 11.3 signals and logs ---------------------------------------------------
+# SIGHUP after a rename (what logrotate does): new files, nothing stops
+mv "$MDSLOG" "$MDSLOG.old"
+mv "$CLLOG" "$CLLOG.old"
+mkdir -p "$T/mnt/sub2"
+sed -i "s|^nfs_exports = .*|nfs_exports = id=1,path=/,rw,no_root_squash,insecure;id=2,path=/sub2,pseudo=/two,rw,insecure|" "$T/loligo.conf"
+kill -HUP "$MDS_PID" "$FUSE_PID"
+wait_grep "$MDSLOG" "log file $MDSLOG reopened" || fail "SIGHUP: loligo-mds did not reopen $MDSLOG"
+wait_grep "$CLLOG" "log file $CLLOG reopened" || fail "SIGHUP: loligo-fuse did not reopen $CLLOG"
+wait_grep "$CLLOG" "exports reloaded (2 exports" || fail "SIGHUP: loligo-fuse did not reload nfs_exports"
+serving "after SIGHUP"
+"$CLI" --format json daemon "$CLASOK" exports > "$T/exports.json" || fail "exports after SIGHUP"
+python3 -c 'import json,sys; x=json.load(open(sys.argv[1]))["exports"]; assert sorted(e["id"] for e in x)==[1,2], x' \
+	"$T/exports.json" || fail "SIGHUP did not put export 2 in force: $(cat "$T/exports.json")"
+grep -q "SIGHUP" "$MDSLOG.old" || fail "loligo-mds did not log the SIGHUP in the old file"
+echo "PASS: SIGHUP reopens both daemons' logs and reloads the exports; both keep serving"
+
+# several SIGHUPs in a row: still nothing stops
+for _ in 1 2 3; do kill -HUP "$MDS_PID" "$FUSE_PID"; done
+wait_grep "$CLLOG" "exports reloaded (2 exports" || fail "after SIGHUPs"
+for _ in $(seq 20); do [ "$(grep -c 'reopened' "$MDSLOG")" -ge 3 ] && break; sleep 0.1; done
+serving "after three SIGHUPs"
+
+# log reopen / log dump on the admin socket
+mv "$MDSLOG" "$MDSLOG.asok"
+"$CLI" daemon "$MDSASOK" log reopen > "$T/reopen.out" || fail "log reopen: $(cat "$T/reopen.out")"
+[ -f "$MDSLOG" ] || fail "log reopen did not make a new $MDSLOG"
+"$CLI" daemon "$MDSASOK" config set debug_mds 1/10 > /dev/null || fail "config set debug_mds 1/10 (N/M)"
+"$CLI" --format json daemon "$MDSASOK" config get debug_mds > "$T/level.json"
+python3 -c 'import json,sys; assert json.load(open(sys.argv[1]))["debug_mds"] == "1/10"' "$T/level.json" ||
+	fail "debug_mds does not read back 1/10: $(cat "$T/level.json")"
+"$CLI" daemon "$MDSASOK" config set debug_mds 1/x > "$T/badlevel.out" 2>&1 && fail "debug_mds 1/x accepted"
+grep -q "N/M" "$T/badlevel.out" || fail "a bad level does not say which form is accepted: $(cat "$T/badlevel.out")"
+ls "$T/mnt" > /dev/null
+"$CLI" --format json daemon "$MDSASOK" log dump > "$T/dump.json" || fail "log dump"
+python3 -c 'import json,sys; assert json.load(open(sys.argv[1]))["dumped"] > 0' "$T/dump.json" ||
+	fail "log dump wrote nothing: $(cat "$T/dump.json")"
+grep -q -- "--- begin dump of recent events ---" "$MDSLOG" || fail "no dump in the MDS log"
+"$CLI" daemon "$MDSASOK" config set debug_mds 1 > /dev/null
+echo "PASS: log reopen, N/M levels and log dump on the admin socket"
+
+# logrotate with the packaged file, against the live daemons
+sed "s|/var/log/loligo/\*.log|$T/log/*.log|" "$SRC/packaging/logrotate.d/loligo" > "$T/logrotate.conf"
+grep -q "$T/log/" "$T/logrotate.conf" || fail "packaging/logrotate.d/loligo does not name /var/log/loligo/*.log"
+sed -i '/^ *su /d' "$T/logrotate.conf"     # our temp dir is not /var/log's owner setup
+echo "before rotation" > /dev/null
+logrotate -f -s "$T/logrotate.state" "$T/logrotate.conf" > "$T/logrotate.out" 2>&1 ||
+	fail "logrotate: $(cat "$T/logrotate.out")"
+[ -f "$MDSLOG.1" ] && [ -f "$CLLOG.1" ] || fail "logrotate rotated nothing: $(ls "$T/log")"
+wait_grep "$MDSLOG" "reopened" || fail "logrotate: loligo-mds writes no new $MDSLOG"
+wait_grep "$CLLOG" "reopened" || fail "logrotate: loligo-fuse writes no new $CLLOG"
+serving "after logrotate"
+echo "PASS: logrotate's postrotate (packaged file) against the live daemons: new logs, still serving"
+
+# ---- the end: SIGTERM still stops cleanly --------------------------------------
+kill -TERM "$FUSE_PID"
+for _ in $(seq 200); do kill -0 "$FUSE_PID" 2>/dev/null || break; sleep 0.1; done
+kill -0 "$FUSE_PID" 2>/dev/null && fail "SIGTERM did not stop loligo-fuse"
+wait "$FUSE_PID"; rc=$?
+[ "$rc" = 0 ] || fail "loligo-fuse exited $rc on SIGTERM"
+grep -q " $T/mnt fuse.loligo" /proc/mounts && fail "SIGTERM left the mount"
+kill -TERM "$MDS_PID"
+for _ in $(seq 200); do kill -0 "$MDS_PID" 2>/dev/null || break; sleep 0.1; done
+wait "$MDS_PID"; rc=$?
+[ "$rc" = 0 ] || fail "loligo-mds exited $rc on SIGTERM"
+grep -q "loligo-mds stopped" "$MDSLOG" || fail "loligo-mds did not log its clean stop"
+echo "PASS: SIGTERM stops both cleanly (exit 0, unmounted)"
+FAILED=0
+echo "ALL PASSED"
