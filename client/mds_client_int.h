@@ -133,6 +133,7 @@ struct mds_session {
 	uint64_t next_attempt_ns, backoff_ns;
 	int last_error;                 /* of the last failed attempt */
 	bool rejected;                  /* the MDS refused to open a session at all */
+	char auth_error[768];           /* why the MDS refused our authentication, what to do */
 	bool lost;                      /* evicted: the next open fails the UNSAFE requests */
 	uint32_t reconnects;
 	uint32_t stale_count;

@@ -836,22 +836,31 @@ static int handshake_recv(struct mds_client *m, struct mds_conn *c, uint64_t dea
 	}
 }
 
-/* Say what an AUTH REJECT means for us and what to do about it. */
+/* Say what an AUTH REJECT (or our own refusal of the mds, op 0) means for
+ * us and what to do about it; keep it for mdsc_open_session's last word. */
 static void log_auth_reject(struct mds_client *m, const struct mdsp_auth *a)
 {
 	int err = a->result < 0 ? a->result : -EACCES;
 	const char *reason = a->reason ? a->reason : "no reason given";
+	char msg[sizeof(m->session.auth_error)];
+	uint64_t t0;
 
-	if (err == -EACCES && m->keyring_missing)
-		derr(CLIENT, "mds %s requires authentication, but the keyring %s (client_keyring) does not exist: "
-		     "create it on the mds host with 'loligo auth get-or-create %s -o %s' and copy it here",
-		     m->addr, *m->keyring_path ? m->keyring_path : "(none)", m->auth_name,
-		     *m->keyring_path ? m->keyring_path : "FILE");
+	if (a->op != MDSP_AUTH_REJECT)          /* our own verdict on the mds */
+		snprintf(msg, sizeof(msg), "%s", reason);
+	else if (err == -EACCES && m->keyring_missing)
+		snprintf(msg, sizeof(msg), "the mds requires authentication, but the keyring %s (client_keyring) does "
+			 "not exist: create it on the mds host with 'loligo auth get-or-create %s -o %s' and copy it here",
+			 *m->keyring_path ? m->keyring_path : "(none)", m->auth_name,
+			 *m->keyring_path ? m->keyring_path : "FILE");
 	else if (err == -EKEYREJECTED)
-		derr(CLIENT, "mds %s rejected the key of %s in %s: %s", m->addr, m->auth_name, m->keyring_path,
-		     reason);
+		snprintf(msg, sizeof(msg), "the mds rejected the key of %s in %s: %s", m->auth_name, m->keyring_path,
+			 reason);
 	else
-		derr(CLIENT, "mds %s refused %s: %s (%s)", m->addr, m->auth_name, reason, strerror(-err));
+		snprintf(msg, sizeof(msg), "the mds refused %s: %s (%s)", m->auth_name, reason, strerror(-err));
+	derr(CLIENT, "mds %s: %s", m->addr, msg);
+	t0 = mdsc_lock(m);
+	memcpy(m->session.auth_error, msg, sizeof(msg));
+	mdsc_unlock(m, SEC_SESSION, t0);
 }
 
 /*
@@ -932,8 +941,14 @@ static int auth_exchange(struct mds_client *m, struct mds_conn *c, uint64_t dead
 	r = mdsp_auth_derive(m->key, MDSP_DERIVE_MDS_PROOF, m->auth_name, c->cnonce, c->snonce, want);
 	if (!r && !mdsp_mac_equal(want, in.auth.proof)) {
 		/* whoever answered does not hold our key: not our mds */
-		derr(CLIENT, "mds %s could not prove that it holds the key of %s: refusing it (is client_mds_addr "
-		     "the right mds, and its keyring the one %s came from?)", m->addr, m->auth_name, m->keyring_path);
+		struct mdsp_auth fake = { .result = -EKEYREJECTED };
+		char why[sizeof(m->session.auth_error)];
+
+		snprintf(why, sizeof(why), "the mds could not prove that it holds the key of %s: refusing it (is "
+			 "client_mds_addr the right mds, and its keyring the one %s came from?)", m->auth_name,
+			 m->keyring_path);
+		fake.reason = why;
+		log_auth_reject(m, &fake);
 		*result = -EKEYREJECTED;
 		r = -EACCES;
 	}
@@ -1228,7 +1243,7 @@ static void connect_session(struct mds_client *m)
 		 * refused open; the reason and what to do are logged */
 		perf_inc(&m->c_rejects, 1);
 		r = refused ? refused : -EACCES;
-		why = "authentication refused";
+		why = "authentication refused (see above; a mount waiting for it gives up)";
 		t0 = mdsc_lock(m);
 		s->rejected = true;
 		mdsc_unlock(m, SEC_SESSION, t0);
@@ -1550,10 +1565,13 @@ int mdsc_open_session(struct mds_client *m, int timeout_ms)
 	if (!rejected && err != -ECONNREFUSED && err != -EINVAL && err != -EHOSTUNREACH)
 		err = -ETIMEDOUT;
 	if (rejected && (err == -ENOKEY || err == -EKEYREJECTED || err == -EACCES)) {
-		derr(CLIENT, "no session with the mds at %s: authentication as %s failed: %s (the line above says "
-		     "why and what to do)", m->addr, m->auth_name,
-		     err == -ENOKEY ? "the mds has no key for this name" :
-		     err == -EKEYREJECTED ? "wrong key" : "the mds requires a key and we have none");
+		char msg[sizeof(s->auth_error)];
+
+		t0 = mdsc_lock(m);
+		memcpy(msg, s->auth_error, sizeof(msg));
+		mdsc_unlock(m, SEC_SESSION, t0);
+		derr(CLIENT, "no session with the mds at %s: authentication as %s failed: %s", m->addr, m->auth_name,
+		     *msg ? msg : strerror(-err));
 		return err;
 	}
 	derr(CLIENT, "no session with the mds at %s within %d ms: %s%s", m->addr, timeout_ms, strerror(-err),

@@ -650,6 +650,29 @@ START_TEST(test_dead_session_waited_for_once)
 }
 END_TEST
 
+/* ... and in all (mds_max_sessions), whoever asks. */
+START_TEST(test_session_limit_in_all)
+{
+	struct mdsw w[3];
+	int i;
+
+	snprintf(P.extra[P.nextra++], 256, "--mds_max_sessions=2");
+	ck_assert_int_eq(mdsproc_start(&P), 0);
+	for (i = 0; i < 2; i++) {
+		ck_assert_int_eq(mdsw_connect(&w[i], P.port), 0);
+		ck_assert_int_eq(mdsw_open(&w[i], "client.all"), 0);
+	}
+	ck_assert_int_eq(mdsw_connect(&w[2], P.port), 0);
+	ck_assert_int_eq(mdsw_open(&w[2], "client.all"), -EUSERS);
+	ck_assert(logged("session open by client.all refused", "mds_max_sessions (2)"));
+	/* a closed session frees its place */
+	ck_assert_int_eq(mdsw_session_close(&w[0]), 0);
+	ck_assert_int_eq(mdsw_open(&w[2], "client.all"), 0);
+	for (i = 0; i < 3; i++)
+		mdsw_close(&w[i]);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("mds_auth");
@@ -660,6 +683,7 @@ static Suite *suite(void)
 	tcase_add_test(ts, test_foreign_reconnect_refused);
 	tcase_add_test(ts, test_stale_sessions_do_not_delay_restart);
 	tcase_add_test(ts, test_session_limits);
+	tcase_add_test(ts, test_session_limit_in_all);
 	tcase_add_test(ts, test_dead_session_waited_for_once);
 	suite_add_tcase(s, ts);
 	ta = tcase_create("auth");

@@ -727,6 +727,8 @@ START_TEST(test_auth_errors_say_what_to_do)
 	snprintf(path, sizeof(path), "%s/missing.keyring", wdir);
 	ck_assert_int_eq(open_with(path, "client.admin", &cerr), -EACCES);
 	ck_assert(file_has(log, "missing.keyring (client_keyring) does not exist", "get-or-create client.admin"));
+	/* and the last word of the failed open carries the reason, not just an errno */
+	ck_assert(file_has(log, "authentication as client.admin failed", "missing.keyring (client_keyring) does not exist"));
 
 	/* a malformed keyring: refused at create, with the line */
 	snprintf(path, sizeof(path), "%s/bad.keyring", wdir);
