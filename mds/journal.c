@@ -513,7 +513,7 @@ uint64_t journal_submit_locked(struct mds *m, struct txn *t, struct jitem *item)
 	return seq;
 }
 
-void journal_throttle(struct mds *m)
+void journal_throttle(struct mds *m, struct conn *c)
 {
 	struct journal *j = m->j;
 	uint64_t max = cfg_uint(CFG_mds_journal_max_pending);
@@ -521,6 +521,13 @@ void journal_throttle(struct mds *m)
 	if (!max)
 		return;
 	pthread_mutex_lock(&j->lock);
+	if (j->pending.len > max && !j->werr && c) {
+		/* about to wait: the replies of the reader's batch go first (not
+		 * under the journal lock: send_lock comes before it) */
+		pthread_mutex_unlock(&j->lock);
+		conn_uncork(c);
+		pthread_mutex_lock(&j->lock);
+	}
 	/* while read-only nothing drains: the request is refused (or let
 	 * through) by journal_admit() instead of blocking its connection */
 	while (j->pending.len > max && !j->stop && !j->werr) {

@@ -141,6 +141,9 @@ struct conn {
 	struct mdsp_mac *tx_mac;      /* protected by send_lock: MAC key mds -> client, once authenticated */
 	bool dead;                    /* protected by send_lock */
 	struct mdsp_buf outq;         /* protected by send_lock: bytes the socket did not take yet */
+	bool corked;                  /* protected by send_lock: the reader is working through what it
+				       * read; its replies gather in cork until it is done (net.c) */
+	struct mdsp_buf cork;         /* protected by send_lock: those replies, whole frames */
 	size_t outq_off;              /* protected by send_lock: bytes of outq already sent */
 	uint64_t drain_deadline_ns;   /* protected by send_lock: outq must be empty by then */
 	pthread_t thread;
@@ -157,6 +160,8 @@ struct conn {
 	uint8_t session_secret[MDSP_KEY_LEN]; /* CONN_AUTH_DONE: what a session opened here gets */
 	struct mdsp_mac *rx_mac;      /* MAC key client -> mds, once authenticated */
 	uint64_t in_seq;              /* seq of the last frame received */
+	uint8_t *rbuf;                /* what one recv brought, not yet parsed */
+	size_t rcap, rstart, rend;
 };
 
 enum session_state { SESSION_OPEN = 1, SESSION_STALE = 2, SESSION_CLOSED = 3 };
@@ -406,8 +411,9 @@ int journal_start(struct mds *m);
 uint64_t journal_submit_locked(struct mds *m, struct txn *t, struct jitem *item);
 /* journal_throttle - wait while the unwritten journal backlog is over
  * mds_journal_max_pending (not while read-only: see journal_admit).  Call
- * without mds->lock, before a mutation. */
-void journal_throttle(struct mds *m);
+ * without mds->lock, before a mutation; @c (may be NULL): the reader's
+ * connection, whose gathered replies go out before it waits. */
+void journal_throttle(struct mds *m, struct conn *c);
 /*
  * journal_read_only - 0 while journal writes succeed; the -errno of the
  * failing write (ENOSPC, EIO, ETIMEDOUT...) while the MDS is read-only.
@@ -457,6 +463,9 @@ int conn_send_frame(struct conn *c, struct mdsp_buf *b);
 int conn_send_frame_locked(struct conn *c, struct mdsp_buf *b);
 int conn_send_msg(struct conn *c, struct mdsp_msg *msg);
 void conn_shutdown(struct conn *c);
+/* conn_uncork - on @c's reader thread: send the replies it queued while working
+ * through a batch of requests (before anything that may wait). */
+void conn_uncork(struct conn *c);
 
 /* ---- auth.c ------------------------------------------------------------ */
 /* auth_load - read the keyring at start-up.  Return 0 or -errno with @err set. */

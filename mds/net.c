@@ -66,6 +66,13 @@
 
 #define OUTQ_MAX (64u << 20)   /* queued reply bytes beyond which a peer is dropped */
 #define OUTQ_COMPACT (1u << 20) /* sent bytes at the front of outq worth a memmove */
+#define RBUF_SIZE (256u << 10)  /* the reader's receive buffer: one recv takes many frames */
+#define CORK_MAX (64u << 10)    /* corked replies beyond which they go out at once */
+
+/* the connection whose reader this thread is (corking applies to its own replies) */
+static __thread struct conn *reading_conn;
+
+static int cork_out_locked(struct conn *c);
 #define NS_PER_S 1000000000ull
 
 static uint64_t secs_ns(enum cfg_opt_id opt)
@@ -86,6 +93,7 @@ void conn_put(struct conn *c)
 		return;
 	close(c->fd);
 	mdsp_buf_free(&c->outq);
+	mdsp_buf_free(&c->cork);
 	mdsp_mac_free(c->tx_mac);
 	mdsp_mac_free(c->rx_mac);
 	memset(c->session_secret, 0, sizeof(c->session_secret));
@@ -206,6 +214,21 @@ int conn_send_frame_locked(struct conn *c, struct mdsp_buf *b)
 		return -EIO;
 	}
 	total = b->len + tlen;
+	/* corked (the reader has more requests in hand): gather it, the reader
+	 * sends the batch with one syscall when it runs out of input */
+	if (c->corked && reading_conn == c && c->cork.len + total <= CORK_MAX) {
+		enc_bytes(&c->cork, b->data, b->len);
+		if (tlen)
+			enc_bytes(&c->cork, tag, tlen);
+		if (c->cork.oom) {
+			conn_abort_locked(c, "gathering a reply", -ENOMEM);
+			return -ENOMEM;
+		}
+		return 0;
+	}
+	/* anything gathered goes first: an UNSAFE reply must precede its SAFE one */
+	if (c->cork.len && cork_out_locked(c))
+		return -EPIPE;
 	if (c->outq_off == c->outq.len) {
 		while (off < total) {
 			struct iovec iov[2];
@@ -258,6 +281,81 @@ int conn_send_frame_locked(struct conn *c, struct mdsp_buf *b)
 	}
 	flush_enqueue(c);
 	return 0;
+}
+
+/*
+ * Send the gathered replies (c->cork) the way a frame is sent: straight to
+ * the socket if nothing is queued before them, what it does not take (or
+ * all of it, behind a queue) into outq for the flusher.  Return 0, or
+ * -EPIPE with @c killed.  Caller holds c->send_lock.
+ */
+static int cork_out_locked(struct conn *c)
+{
+	size_t off = 0, len = c->cork.len;
+	ssize_t n;
+
+	if (c->dead) {
+		c->cork.len = 0;
+		return -EPIPE;
+	}
+	if (c->outq_off == c->outq.len) {
+		while (off < len) {
+			n = send(c->fd, c->cork.data + off, len - off, MSG_NOSIGNAL | MSG_DONTWAIT);
+			if (n > 0) {
+				off += (size_t)n;
+				continue;
+			}
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+				break;
+			c->cork.len = 0;
+			conn_kill_locked(c, "send failed", n < 0 ? -errno : -EPIPE);
+			return -EPIPE;
+		}
+	}
+	if (off < len) {
+		if (c->outq.len - c->outq_off + (len - off) > OUTQ_MAX) {
+			c->cork.len = 0;
+			conn_abort_locked(c, "does not read its replies (64 MiB queued)", -ENOBUFS);
+			return -EPIPE;
+		}
+		if (c->outq_off == c->outq.len) {
+			uint64_t t = secs_ns(CFG_mds_send_drain_timeout);
+
+			c->drain_deadline_ns = t ? now_mono_ns() + t : 0;
+		}
+		enc_bytes(&c->outq, c->cork.data + off, len - off);
+		if (c->outq.oom) {
+			c->cork.len = 0;
+			conn_abort_locked(c, "queueing a reply", -ENOMEM);
+			return -EPIPE;
+		}
+		flush_enqueue(c);
+	}
+	c->cork.len = 0;                /* keep the buffer: the next batch reuses it */
+	return 0;
+}
+
+/*
+ * The reader is about to wait for input (or leaves): the replies it
+ * gathered go out now, in one send; what the socket does not take goes to
+ * the flusher as usual.
+ */
+void conn_uncork(struct conn *c)
+{
+	pthread_mutex_lock(&c->send_lock);
+	c->corked = false;
+	if (c->cork.len)
+		cork_out_locked(c);
+	pthread_mutex_unlock(&c->send_lock);
+}
+
+static void conn_cork(struct conn *c)
+{
+	pthread_mutex_lock(&c->send_lock);
+	c->corked = true;
+	pthread_mutex_unlock(&c->send_lock);
 }
 
 /*
@@ -466,11 +564,36 @@ static int read_frame_part(struct conn *c, void *buf, size_t len, size_t done, s
 {
 	struct pollfd p = { .fd = c->fd, .events = POLLIN };
 	uint64_t frame_t = secs_ns(CFG_mds_frame_timeout), until, now;
-	size_t n = 0;
+	size_t n = 0, k;
 	ssize_t r;
 
 	while (n < len) {
-		r = recv(c->fd, (uint8_t *)buf + n, len - n, MSG_DONTWAIT);
+		/* first what an earlier recv brought along */
+		if (c->rstart < c->rend) {
+			k = c->rend - c->rstart < len - n ? c->rend - c->rstart : len - n;
+			memcpy((uint8_t *)buf + n, c->rbuf + c->rstart, k);
+			c->rstart += k;
+			if (!done && !n && frame_t)
+				st->frame_until = now_mono_ns() + frame_t;   /* the frame started */
+			n += k;
+			continue;
+		}
+		/* then the socket: big parts straight into @buf, the rest through
+		 * the buffer, so one recv takes every frame that has arrived */
+		if (len - n >= c->rcap || !c->rbuf) {
+			r = recv(c->fd, (uint8_t *)buf + n, len - n, MSG_DONTWAIT);
+		} else {
+			c->rstart = c->rend = 0;
+			r = recv(c->fd, c->rbuf, c->rcap, MSG_DONTWAIT);
+			if (r > 0) {
+				c->rend = (size_t)r;
+				r = 0;
+				conn_cork(c);
+				continue;
+			}
+			if (r == 0)
+				break;
+		}
 		if (r == 0)
 			break;
 		if (r > 0) {
@@ -503,6 +626,7 @@ static int read_frame_part(struct conn *c, void *buf, size_t len, size_t done, s
 			}
 			if (until)
 				timeout = until - now > 3600 * NS_PER_S ? 3600 * 1000 : (int)((until - now) / 1000000 + 1);
+			conn_uncork(c);         /* out of input: the replies go out before we wait */
 			r = poll(&p, 1, timeout);
 			if (r > 0 || (r < 0 && errno != EINTR))
 				break;
@@ -626,6 +750,9 @@ static void *reader_main(void *arg)
 	int r;
 
 	dout(MDS, 1, "connection from %s", c->peer);
+	reading_conn = c;
+	c->rbuf = malloc(RBUF_SIZE);
+	c->rcap = c->rbuf ? RBUF_SIZE : 0;
 	for (;;) {
 		/* a connection killed on the send side (a peer that does not
 		 * read) is done: after shutdown(SHUT_RD) the socket still
@@ -764,6 +891,10 @@ static void *reader_main(void *arg)
 	}
 out:
 	free(payload);
+	conn_uncork(c);
+	free(c->rbuf);
+	c->rbuf = NULL;
+	c->rcap = c->rstart = c->rend = 0;
 	session_conn_closed(m, c);
 	conn_shutdown(c);
 	pthread_mutex_lock(&m->conns_lock);

@@ -323,6 +323,8 @@ static struct session *reconnect_gate_locked(struct mds *m, struct conn *c, stru
 	if (req->flags & MDSP_REQ_REPLAY)
 		return s;
 	replay_done_locked(m, s);
+	if (journaled && m->reconnecting)
+		conn_uncork(c);         /* about to wait: the replies of the batch go first */
 	while (journaled && m->reconnecting) {
 		struct timespec ts = ns_to_timespec(m->reconnect_until_ns);
 
@@ -913,7 +915,7 @@ void request_handle(struct mds *m, struct conn *c, struct mdsp_msg *msg)
 	perf_inc(&m->req_total, 1);
 	DTRACE_PROBE3(loligo_mds, request_start, req->tid, req->op, req->flags);
 	if (journaled)
-		journal_throttle(m);
+		journal_throttle(m, c);
 	pthread_mutex_lock(&m->lock);
 	s = c->session_id ? xa_load(&m->sessions, c->session_id) : NULL;
 	if (!s) {
