@@ -822,6 +822,7 @@ static void perf_setup(struct mds_client *m)
 	perf_register_counter(MDSC_PERF_GROUP, "request_timeouts", &m->c_timeouts);
 	perf_register_counter(MDSC_PERF_GROUP, "unsafe_lost", &m->c_unsafe_lost);
 	perf_register_counter(MDSC_PERF_GROUP, "sent_lost", &m->c_sent_lost);
+	perf_register_counter(MDSC_PERF_GROUP, "direct_sends", &m->c_direct_sends);
 	perf_register_fn(MDSC_PERF_GROUP, "inflight", gauge_inflight, m);
 	perf_register_fn(MDSC_PERF_GROUP, "waiting", gauge_waiting, m);
 	perf_register_fn(MDSC_PERF_GROUP, "oldest_tid", gauge_oldest, m);

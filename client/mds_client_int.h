@@ -90,6 +90,8 @@ struct mds_conn {
 	size_t out_bytes;               /* protected by out_lock: queued, not yet all sent */
 	size_t out_limit;               /* client_mds_send_queue: submitters wait beyond it */
 	uint64_t out_seq;               /* protected by out_lock */
+	bool writing;                   /* protected by out_lock: a send is in progress (the writer's,
+					 * or a submitter's straight to an idle socket) */
 	struct mdsp_mac *tx_mac;        /* protected by out_lock: client -> mds key, once authenticated */
 	struct mdsp_mac *rx_mac;        /* the receiver's (handshake, then reader): mds -> client key */
 	uint64_t in_seq;                /* the receiver's: seq of the last frame received */
@@ -181,6 +183,7 @@ struct mds_client {
 	struct perf_counter c_sent, c_replies_unsafe, c_replies_safe, c_replies_replayed;
 	struct perf_counter c_replays, c_retries, c_reconnects, c_opens, c_rejects;
 	struct perf_counter c_timeouts, c_unsafe_lost, c_sent_lost;
+	struct perf_counter c_direct_sends;     /* frames a submitter sent itself (idle socket) */
 };
 
 /* mds_client.c */

@@ -41,12 +41,15 @@
  * mdsc_do_request returns -EIO.  Only unanswered reads (and requests never
  * sent) are re-driven.  All of it is logged.
  *
- * Sending: nobody but a connection's writer thread writes to its socket.
- * Submitters encode outside any lock and queue the frame (mdsc_conn_send:
- * the sequence number and crc are set at the queue, in send order); the
- * writer takes everything queued into one writev (up to 64 frames), so a
- * burst of requests from many threads costs a few system calls, and a slow
- * socket holds up only the writer.  The queue is bounded
+ * Sending: submitters encode outside any lock and hand the frame to the
+ * connection's out queue (mdsc_conn_send: the sequence number, crcs and MAC
+ * are set there, in send order).  A submitter that finds the socket idle
+ * (nothing queued, no send in progress) sends its frame itself with
+ * MSG_DONTWAIT -- one system call, no thread hand-off -- and leaves to the
+ * writer thread whatever the socket does not take at once; otherwise the
+ * frame is queued and the writer takes everything queued into one writev
+ * (up to 64 frames), so a burst of requests from many threads costs a few
+ * system calls, and a slow socket holds up only the writer.  The queue is bounded
  * (client_mds_send_queue): past it submitters wait for room, which is the
  * backpressure; caps messages and renewals never wait (they may pass the
  * bound: mdsc_send_caps is documented never to block), and the session
@@ -262,10 +265,12 @@ static void *writer_main(void *arg)
 
 	pthread_mutex_lock(&c->out_lock);
 	for (;;) {
-		while (!c->out_head && !atomic_load(&c->dead))
+		/* a submitter may be sending straight to an idle socket: after it */
+		while ((!c->out_head || c->writing) && !atomic_load(&c->dead))
 			pthread_cond_wait(&c->out_cond, &c->out_lock);
 		if (atomic_load(&c->dead))
 			break;
+		c->writing = true;
 		k = 0;
 		for (f = c->out_head; f && k < WRITE_BATCH; f = f->next, k++) {
 			iov[k].iov_base = f->b.data + (k ? 0 : c->out_off);
@@ -276,18 +281,21 @@ static void *writer_main(void *arg)
 		n = sendmsg(c->fd, &mh, MSG_NOSIGNAL);
 		if (n < 0 && errno == EINTR) {
 			pthread_mutex_lock(&c->out_lock);
+			c->writing = false;
 			continue;
 		}
 		if (n <= 0) {
 			err = n == 0 ? -EIO : (errno == EAGAIN || errno == EWOULDBLOCK) ? -ETIMEDOUT : -errno;
 			why = err == -ETIMEDOUT ? "send stalled: the mds stopped reading" : "send failed";
 			pthread_mutex_lock(&c->out_lock);
+			c->writing = false;
 			break;
 		}
 		hist_add(&m->frames_per_write, (uint64_t)k);
 		atomic_store_explicit(&c->last_tx_ns, now_mono_ns(), memory_order_relaxed);
 		/* take what went out off the queue */
 		pthread_mutex_lock(&c->out_lock);
+		c->writing = false;
 		done = NULL;
 		dtail = &done;
 		left = (size_t)n;
@@ -417,10 +425,53 @@ static int conn_send_wait(struct mds_conn *c, struct mdsp_buf *b, uint64_t wait_
 	}
 	if (c->tx_mac)
 		f->b.len += MDSP_MAC_LEN;
-	if (!c->out_head)
-		atomic_store_explicit(&c->last_tx_ns, now_mono_ns(), memory_order_relaxed);
-	*c->out_tail = f;
-	c->out_tail = &f->next;
+	if (!c->out_head && !c->writing) {
+		/*
+		 * The socket is idle: send it ourselves, without waiting
+		 * (MSG_DONTWAIT), and leave the writer asleep -- one system call
+		 * and no thread hand-off for a request of a quiet connection.
+		 * The writer takes over only what the socket does not take at
+		 * once; frames queued meanwhile go after it (their sequence
+		 * numbers are higher: sealed under out_lock after ours).
+		 */
+		ssize_t n;
+
+		c->writing = true;
+		pthread_mutex_unlock(&c->out_lock);
+		do {
+			n = send(c->fd, f->b.data, f->b.len, MSG_NOSIGNAL | MSG_DONTWAIT);
+		} while (n < 0 && errno == EINTR);
+		r = n < 0 && errno != EAGAIN && errno != EWOULDBLOCK ? -errno : 0;
+		pthread_mutex_lock(&c->out_lock);
+		c->writing = false;
+		if (n > 0)
+			atomic_store_explicit(&c->last_tx_ns, now_mono_ns(), memory_order_relaxed);
+		if (r || n == (ssize_t)f->b.len) {
+			if (c->out_head)
+				pthread_cond_signal(&c->out_cond);      /* what queued behind us */
+			pthread_mutex_unlock(&c->out_lock);
+			if (t0)
+				hist_add(&m->send_wait, now_mono_ns() - t0);
+			if (!r)
+				perf_inc(&m->c_direct_sends, 1);
+			mdsp_buf_free(&f->b);
+			free(f);
+			if (r)
+				conn_mark_dead(c, true, r, "send failed");
+			return r;
+		}
+		/* the rest goes first in the queue */
+		f->next = c->out_head;
+		c->out_head = f;
+		if (!f->next)
+			c->out_tail = &f->next;
+		c->out_off = n > 0 ? (size_t)n : 0;
+	} else {
+		if (!c->out_head)
+			atomic_store_explicit(&c->last_tx_ns, now_mono_ns(), memory_order_relaxed);
+		*c->out_tail = f;
+		c->out_tail = &f->next;
+	}
 	c->out_bytes += f->b.len;
 	atomic_fetch_add_explicit(&m->out_bytes, f->b.len, memory_order_relaxed);
 	atomic_fetch_add_explicit(&m->out_frames, 1, memory_order_relaxed);
