@@ -39,6 +39,8 @@
 # and, per locking mode, one machine-readable line (the last line of the run):
 #   RESULT mdstorm contended=0|1 locking=normal|before threads=.. secs=.. files=..
 #          stat_ops_s=.. stat_p99_us=.. readdir_s=.. mds_requests_s=N
+#          mds_cpu_us_per_req=.. client_cpu_us_per_req=.. (loligo-mds / loligo-fuse
+#          CPU time during the storm per MDS request: less sensitive to other load)
 #          hold_count_<section>=.. hold_p50_us_<section>=.. hold_p99_us_<section>=X
 #          hold_max_us_<section>=.. (every client-mutex section: submit_request,
 #          do_request, handle_reply, replay, session, other)
@@ -201,11 +203,16 @@ asok_cmd "perf reset" >/dev/null
 "$work/mdstorm" "$mnt/storm" 1 1 "$files" createonly "$threads" | tail -1 | tee "$work/create.out" || true
 asok_cmd "perf dump" > "$work/perf-create.json"
 
-# one storm per locking mode: perf-<mode>.json, mds-<mode>-{0,1}.json, <mode>.out
+# CPU time of a process so far, in clock ticks (user + system)
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+hz=$(getconf CLK_TCK)
+
+# one storm per locking mode: perf-<mode>.json, mds-<mode>-{0,1}.json, <mode>.out, cpu-<mode>
 storm() { # MODE
-	local mode=$1
+	local mode=$1 m0 f0
 	asok_cmd "perf reset" >/dev/null
 	asok_cmd "perf dump" "$mds_asok" > "$work/mds-$mode-0.json"
+	m0=$(cpu_ticks "$mds_pid") f0=$(cpu_ticks "$fuse_pid")
 	if [[ -n $perf_out ]]; then
 		perf record -g -o "$perf_out.$mode" -p "$fuse_pid" -- sleep "$secs" >/dev/null 2>&1 &
 		perf_pid=$!
@@ -215,6 +222,7 @@ storm() { # MODE
 		mds_perf_pid=$!
 	fi
 	"$work/mdstorm" "$mnt/storm" "$threads" "$secs" "$files" nocreate 1 "$spr" | tee "$work/$mode.out" || true
+	echo "$(($(cpu_ticks "$mds_pid") - m0)) $(($(cpu_ticks "$fuse_pid") - f0))" > "$work/cpu-$mode"
 	asok_cmd "perf dump" > "$work/perf-$mode.json"
 	asok_cmd "perf dump" "$mds_asok" > "$work/mds-$mode-1.json"
 	if [[ -n $perf_pid ]]; then wait "$perf_pid" || true; perf_pid=; echo "perf data in $perf_out.$mode"; fi
@@ -267,8 +275,11 @@ for mode in "${modes[@]}"; do
 	       | (.key | ltrimstr("hold_")) as $s
 	       | "hold_count_\($s)=\(.value.count) hold_p50_us_\($s)=\(.value.p50_ns / 1000) hold_p99_us_\($s)=\(.value.p99_ns / 1000) hold_max_us_\($s)=\(.value.max_ns / 1000)"' \
 		"$work/perf-$mode.json" | tr '\n' ' ')
+	read -r mt ft < "$work/cpu-$mode"
+	# CPU per MDS request (what load from elsewhere on the machine does not change much)
+	cpu=$(awk -v m="$mt" -v f="$ft" -v n="$reqs" -v hz="$hz" 'BEGIN { if (n) printf "mds_cpu_us_per_req=%.1f client_cpu_us_per_req=%.1f", m * 1e6 / hz / n, f * 1e6 / hz / n }')
 	echo "RESULT mdstorm contended=$contended locking=$mode threads=$threads secs=$secs files=$files" \
 	     "stat_ops_s=$(field "$r" stat_ops_s) stat_p99_us=$(field "$r" stat_p99_us)" \
 	     "readdir_s=$(field "$r" readdir_s) errors=$(field "$r" errors)" \
-	     "mds_requests=$reqs mds_requests_s=$((reqs / secs)) ${holds% }"
+	     "mds_requests=$reqs mds_requests_s=$((reqs / secs)) $cpu ${holds% }"
 done
