@@ -3,7 +3,7 @@
  * mutations one journal write carries (group commit) under that load.
  *
  *   mds_bench [--spawn | --port PORT] [-n CLIENTS] [-t SECONDS] [--unsafe]
- *             [--no-auth | --keyring FILE]
+ *             [--no-auth | --keyring FILE] [--storm FILES]
  *
  * Each client is a thread with its own TCP connection and MDS session, and
  * its own directory; it loops create + getattr + unlink for T seconds.  By
@@ -13,6 +13,13 @@
  * loligo-mds on a temporary store (needs LOLIGO_BUILD_DIR or running from
  * the build dir) and removes it afterwards.  The journal figures come from
  * the MDS's "journal status" command, before and after the run.
+ *
+ * --storm FILES: the workload of mdstorm --contended straight on the wire,
+ * without a FUSE client in front: one directory of FILES files, and each
+ * client loops 100 x (LOOKUP of a random f%06d + GETATTR of it), then one
+ * full listing (READDIR, 1024 entries a batch).  It reports MDS requests/s
+ * and, with --spawn, the MDS's CPU time per request: the MDS's own capacity
+ * for that mix, which the FUSE client's cost hides in mdstorm.
  *
  * Clients authenticate as client.admin (every frame then carries a MAC):
  * with --spawn using the key the spawned MDS was given, with --port the key
@@ -55,7 +62,11 @@ struct client {
 	bool unsafe;
 	uint64_t loops, errors;
 	uint64_t lat_ns;
+	uint64_t requests;              /* --storm */
 };
+
+static uint64_t storm_dir;          /* --storm: the directory's ino */
+static int storm_files;
 
 static uint64_t mono_ns(void)
 {
@@ -104,6 +115,91 @@ static void *client_main(void *arg)
 	return NULL;
 }
 
+/* --storm: 100 x (lookup + getattr of a random file), then a full listing */
+static void *storm_main(void *arg)
+{
+	struct client *c = arg;
+	unsigned int seed = 0x9e3779b9u * (unsigned int)(c->id + 1);
+	struct mdsp_reply rep;
+	struct mdsp_inode in;
+	struct mdsw w;
+	char name[32];
+	uint64_t end, cookie;
+	bool last;
+	int k = 0;
+
+	if (bench_connect(&w, c->port, bench_key) || mdsw_open(&w, "client.storm")) {
+		c->errors++;
+		return NULL;
+	}
+	end = mono_ns() + (uint64_t)(c->seconds * 1e9);
+	while (mono_ns() < end && c->errors < 10) {
+		if (++k % 101 == 0) {
+			for (cookie = 0, last = false; !last;) {
+				if (mdsw_readdir(&w, storm_dir, cookie, 1024, &rep)) {
+					c->errors++;
+					break;
+				}
+				c->requests++;
+				last = rep.end || !rep.nentries;
+				if (rep.nentries)
+					cookie = rep.entries[rep.nentries - 1].cookie;
+				mdsw_reply_free(&rep);
+			}
+			c->loops++;
+			continue;
+		}
+		snprintf(name, sizeof(name), "f%06d", (int)(rand_r(&seed) % (unsigned int)storm_files));
+		if (mdsw_lookup(&w, storm_dir, name, &in) || mdsw_getattr(&w, in.ino, &in))
+			c->errors++;
+		c->requests += 2;
+	}
+	mdsw_close(&w);
+	return NULL;
+}
+
+/* the directory and its files, made with one session, not timed */
+static int storm_setup(uint16_t port, int files)
+{
+	struct mdsp_inode dir, in;
+	struct mdsw w;
+	char name[32];
+	int i, r;
+
+	if ((r = bench_connect(&w, port, bench_key)) || (r = mdsw_open(&w, "client.storm-setup")))
+		return r;
+	w.wait_safe = false;
+	r = mdsw_mkdir(&w, MDSP_ROOT_INO, "storm", 0755, &dir);
+	for (i = 0; !r && i < files; i++) {
+		snprintf(name, sizeof(name), "f%06d", i);
+		w.oldest_tid = w.next_tid > 64 ? w.next_tid - 64 : 0;
+		r = mdsw_create(&w, dir.ino, name, 0644, O_CREAT | O_EXCL, &in);
+	}
+	w.wait_safe = true;
+	if (!r)
+		r = mdsw_getattr(&w, dir.ino, &dir);   /* (and everything before it applied) */
+	mdsw_close(&w);
+	storm_dir = dir.ino;
+	return r;
+}
+
+/* CPU time (user + system) of process @pid so far, in ns; 0 if unknown */
+static uint64_t proc_cpu_ns(pid_t pid)
+{
+	char path[64];
+	unsigned long ut = 0, st = 0;
+	FILE *f;
+	int ok;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	ok = fscanf(f, "%*d %*s %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut, &st) == 2;
+	fclose(f);
+	return ok ? (uint64_t)(ut + st) * (1000000000ull / (uint64_t)sysconf(_SC_CLK_TCK)) : 0;
+}
+
 static int journal_counts(uint16_t port, uint64_t *writes, uint64_t *entries)
 {
 	struct mdsw w;
@@ -129,7 +225,7 @@ static int journal_counts(uint16_t port, uint64_t *writes, uint64_t *entries)
 static void usage(void)
 {
 	fprintf(stderr, "usage: mds_bench [--spawn | --port PORT] [-n CLIENTS] [-t SECONDS] [--unsafe] "
-			"[--no-auth | --keyring FILE]\n");
+			"[--no-auth | --keyring FILE] [--storm FILES]\n");
 }
 
 int main(int argc, char **argv)
@@ -142,6 +238,7 @@ int main(int argc, char **argv)
 		{ "unsafe", no_argument, NULL, 'u' },
 		{ "no-auth", no_argument, NULL, 'A' },
 		{ "keyring", required_argument, NULL, 'k' },
+		{ "storm", required_argument, NULL, 'S' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -153,7 +250,8 @@ int main(int argc, char **argv)
 	int n = 1, i, opt, rc = 0;
 	double seconds = 5;
 	uint16_t port = 0;
-	uint64_t w0 = 0, e0 = 0, w1 = 0, e1 = 0, loops = 0, errors = 0, lat = 0, t0, t1;
+	uint64_t w0 = 0, e0 = 0, w1 = 0, e1 = 0, loops = 0, errors = 0, lat = 0, t0, t1, requests = 0;
+	uint64_t cpu0 = 0, cpu1 = 0;
 
 	signal(SIGPIPE, SIG_IGN);
 	while ((opt = getopt_long(argc, argv, "sp:n:t:uh", opts, NULL)) != -1) {
@@ -165,10 +263,11 @@ int main(int argc, char **argv)
 		case 'u': unsafe = true; break;
 		case 'A': no_auth = true; break;
 		case 'k': keyring = optarg; break;
+		case 'S': storm_files = atoi(optarg); break;
 		default: usage(); return opt == 'h' ? 0 : 2;
 		}
 	}
-	if (n < 1 || n > 1024 || seconds <= 0 || (!spawn && !port)) {
+	if (n < 1 || n > 1024 || seconds <= 0 || (!spawn && !port) || storm_files < 0 || storm_files > 1000000) {
 		usage();
 		return 2;
 	}
@@ -203,22 +302,40 @@ int main(int argc, char **argv)
 	cl = calloc((size_t)n, sizeof(*cl));
 	if (!cl)
 		return 1;
+	if (storm_files && storm_setup(port, storm_files)) {
+		fprintf(stderr, "mds_bench: cannot make the storm directory\n");
+		rc = 1;
+		goto out;
+	}
 	journal_counts(port, &w0, &e0);
+	cpu0 = spawn ? proc_cpu_ns(proc.pid) : 0;
 	t0 = mono_ns();
 	for (i = 0; i < n; i++) {
 		cl[i].id = i;
 		cl[i].port = port;
 		cl[i].seconds = seconds;
 		cl[i].unsafe = unsafe;
-		pthread_create(&cl[i].th, NULL, client_main, &cl[i]);
+		pthread_create(&cl[i].th, NULL, storm_files ? storm_main : client_main, &cl[i]);
 	}
 	for (i = 0; i < n; i++) {
 		pthread_join(cl[i].th, NULL);
 		loops += cl[i].loops;
 		errors += cl[i].errors;
 		lat += cl[i].lat_ns;
+		requests += cl[i].requests;
 	}
 	t1 = mono_ns();
+	cpu1 = spawn ? proc_cpu_ns(proc.pid) : 0;
+	if (storm_files) {
+		double el = (double)(t1 - t0) / 1e9;
+
+		printf("clients=%d seconds=%.1f mode=storm files=%d auth=%s\n", n, el, storm_files,
+		       bench_key ? "on (frame MACs)" : "off");
+		printf("RESULT mds_bench storm clients=%d files=%d requests=%" PRIu64 " requests_s=%.0f listings=%" PRIu64
+		       " mds_cpu_us_per_req=%.1f errors=%" PRIu64 "\n", n, storm_files, requests, (double)requests / el,
+		       loops, requests && cpu1 ? (double)(cpu1 - cpu0) / 1e3 / (double)requests : 0.0, errors);
+		goto out;
+	}
 	usleep(200000);   /* let the last SAFE writes land */
 	journal_counts(port, &w1, &e1);
 	{
@@ -232,6 +349,7 @@ int main(int argc, char **argv)
 		printf("journal writes=%" PRIu64 " entries=%" PRIu64 " avg entries/write=%.2f\n", w1 - w0, e1 - e0,
 		       w1 > w0 ? (double)(e1 - e0) / (double)(w1 - w0) : 0.0);
 	}
+out:
 	if (errors)
 		rc = 1;
 	free(cl);
