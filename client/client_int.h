@@ -119,6 +119,11 @@ struct lc_inode {
 	int nwriters;                /* open handles with write access */
 	int nopen;                   /* open handles */
 	bool purge_pending;          /* unlinked (nlink 0) while open: drop the data at last close */
+	/* st_blocks (objio.c lc_obj_allocated): bytes the file's objects hold,
+	 * valid while size, mtime and change are still alloc_key's */
+	bool alloc_known;
+	uint64_t alloc_bytes;
+	uint64_t alloc_key[3];
 
 	/* client.c: requests not yet SAFE that this inode depends on, newest
 	 * first; pruned as they become SAFE (the inode is not evicted while
@@ -339,6 +344,18 @@ bool lc_data_full(struct lclient *c);
  * nothing: an object the index does not list would never be purged).
  */
 int lc_obj_index(struct lclient *c, struct lc_inode *in, const uint64_t *objs, size_t n);
+/**
+ * lc_obj_allocated - make @in's st_blocks count what its objects hold, not
+ * its size (a sparse file): lists the object index and stats the objects
+ * (bounded: past LC_ALLOC_STAT_MAX objects each counts whole, past
+ * LC_ALLOC_LIST_MAX the size is used), and remembers it for this size,
+ * mtime and change, so lc_inode_fill_attr_locked() reports it without I/O.
+ * Call without in->lock.  Nothing to do for non-files, empty files, dirty
+ * inodes or pools without an index.
+ */
+void lc_obj_allocated(struct lclient *c, struct lc_inode *in);
+/** lc_obj_alloc_stale_locked - would lc_obj_allocated() count anything?  Caller holds in->lock. */
+bool lc_obj_alloc_stale_locked(struct lclient *c, const struct lc_inode *in);
 /** lc_obj_index_range - lc_obj_index for every object of [@off, @off+@len). */
 int lc_obj_index_range(struct lclient *c, struct lc_inode *in, uint32_t osize, uint64_t off, size_t len);
 /** lc_obj_index_forget - @in's objects at or past @objno are being removed: forget they are listed. */

@@ -345,6 +345,10 @@ void lc_attr_from_mdsp(const struct mdsp_inode *mi, struct lc_attr *a)
 void lc_inode_fill_attr_locked(const struct lc_inode *in, struct lc_attr *attr)
 {
 	lc_attr_from_mdsp(&in->mi, attr);
+	/* st_blocks: what the objects hold, once lc_obj_allocated() counted it for this version */
+	if (in->alloc_known && in->alloc_key[0] == in->mi.size && in->alloc_key[2] == in->mi.change &&
+	    in->alloc_key[1] == in->mi.mtime.sec * 1000000000ull + in->mi.mtime.nsec)
+		attr->blocks = (in->alloc_bytes + 511) / 512;
 	if (in->dirty_meta & MDSP_DIRTY_SIZE) {
 		if (in->wsize > attr->size) {
 			attr->size = in->wsize;

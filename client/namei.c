@@ -71,8 +71,11 @@ int lc_getattr(struct lclient *c, struct lc_inode *in, const struct lc_cred *cr,
 {
 	if (!force) {
 		uint64_t now = now_mono_ns();
+		bool valid, count = false;
+
 		pthread_mutex_lock(&in->lock);
-		if (lc_inode_attr_valid_locked(in, now)) {
+		valid = lc_inode_attr_valid_locked(in, now);
+		if (valid && !(count = lc_obj_alloc_stale_locked(c, in))) {
 			if (attr)
 				lc_inode_fill_attr_locked(in, attr);
 			pthread_mutex_unlock(&in->lock);
@@ -80,11 +83,19 @@ int lc_getattr(struct lclient *c, struct lc_inode *in, const struct lc_cred *cr,
 			return 0;
 		}
 		pthread_mutex_unlock(&in->lock);
+		if (valid) {
+			/* once per version of a file: st_blocks from what its objects hold */
+			lc_obj_allocated(c, in);
+			fill(in, attr);
+			perf_inc(&in->c->perf.attr_hit, 1);
+			return 0;
+		}
 	}
 	perf_inc(&c->perf.attr_miss, 1);
 	int r = refresh(c, in, cr);
 	if (r < 0)
 		return r;
+	lc_obj_allocated(c, in);	/* st_blocks of a sparse file */
 	fill(in, attr);
 	return 0;
 }

@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "client/client_int.h"
 #include "common/config.h"
@@ -33,6 +34,102 @@
 void lc_obj_name(char *buf, size_t len, uint64_t ino, uint64_t objno)
 {
 	store_file_oid(buf, len, ino, objno);
+}
+
+/* ---- what a file holds: st_blocks ---------------------------------------- */
+
+#define LC_ALLOC_STAT_MAX 32        /* objects stat'ed one by one */
+#define LC_ALLOC_LIST_MAX 65536     /* objects counted through the index */
+
+static void alloc_key_of(const struct lc_inode *in, uint64_t key[3])
+{
+	key[0] = in->mi.size;
+	key[1] = in->mi.mtime.sec * 1000000000ull + in->mi.mtime.nsec;
+	key[2] = in->mi.change;
+}
+
+bool lc_obj_alloc_stale_locked(struct lclient *c, const struct lc_inode *in)
+{
+	uint64_t key[3];
+
+	if (!c->data_indexed || !c->data || !S_ISREG(in->mi.mode) || !in->mi.size || in->dirty_meta ||
+	    in->dirty || in->flushing)
+		return false;
+	alloc_key_of(in, key);
+	return !in->alloc_known || memcmp(key, in->alloc_key, sizeof(key));
+}
+
+void lc_obj_allocated(struct lclient *c, struct lc_inode *in)
+{
+	struct store_kv *kv = NULL;
+	uint64_t key[3], total = 0, nobj = 0, ino = in->ino;
+	uint32_t osize;
+	char oid[64], after[32] = "";
+	bool more = true, exact = true, have_key;
+	size_t n, i;
+	int r = 0;
+
+	if (!c->data_indexed || !c->data)
+		return;
+	pthread_mutex_lock(&in->lock);
+	alloc_key_of(in, key);
+	have_key = in->alloc_known && !memcmp(key, in->alloc_key, sizeof(key));
+	osize = in->mi.object_size ? in->mi.object_size : c->default_object_size;
+	if (have_key || !S_ISREG(in->mi.mode) || in->dirty_meta || in->dirty || in->flushing || !key[0] ||
+	    !osize) {
+		pthread_mutex_unlock(&in->lock);
+		return;
+	}
+	pthread_mutex_unlock(&in->lock);
+
+	store_file_index_oid(oid, sizeof(oid), ino);
+	while (more && nobj < LC_ALLOC_LIST_MAX) {
+		r = store_omap_list(c->data, oid, *after ? after : NULL, NULL, 1024, &kv, &n, &more);
+		if (r == -ENOENT) {
+			r = 0;        /* no object ever written */
+			break;
+		}
+		if (r)
+			break;
+		for (i = 0; i < n; i++, nobj++) {
+			uint64_t objno = strtoull(kv[i].key, NULL, 16);
+			struct store_stat st;
+			char name[64];
+
+			if (nobj < LC_ALLOC_STAT_MAX) {
+				store_file_oid(name, sizeof(name), ino, objno);
+				if (store_stat(c->data, name, &st) == 0)
+					total += st.size < osize ? st.size : osize;
+				/* a key without its object (a crash between the two): nothing */
+			} else {
+				exact = false;
+				total += osize;
+			}
+		}
+		if (n)
+			snprintf(after, sizeof(after), "%s", kv[n - 1].key);
+		store_kv_free(kv, n);
+		kv = NULL;
+		if (!n)
+			break;
+	}
+	if (r || more)
+		total = key[0];   /* cannot tell: the size stands (and is not asked again for this version) */
+	if (!exact && total > key[0])
+		total = key[0];
+	pthread_mutex_lock(&in->lock);
+	/* only if nothing changed meanwhile: else the next getattr counts again */
+	{
+		uint64_t now[3];
+
+		alloc_key_of(in, now);
+		if (!memcmp(now, key, sizeof(now)) && !in->dirty_meta && !in->dirty) {
+			in->alloc_known = true;
+			in->alloc_bytes = total;
+			memcpy(in->alloc_key, now, sizeof(now));
+		}
+	}
+	pthread_mutex_unlock(&in->lock);
 }
 
 /* ---- the object index (store/file_data.c) ------------------------------- */

@@ -156,6 +156,7 @@ static void *ticker_main(void *arg)
 		pthread_mutex_unlock(&m->tick_lock);
 		session_tick(m);
 		journal_tick(m);
+		server_space_refresh(m);
 		pthread_mutex_lock(&m->lock);
 		mdcache_trim(m, journal_clean_below(m));
 		pthread_mutex_unlock(&m->lock);
@@ -308,6 +309,7 @@ int main(int argc, char **argv)
 	pthread_mutex_init(&m->lock, NULL);
 	pthread_mutex_init(&m->conns_lock, NULL);
 	pthread_mutex_init(&m->tick_lock, NULL);
+	pthread_mutex_init(&m->space_lock, NULL);
 	{
 		pthread_condattr_t ca;
 
@@ -485,6 +487,7 @@ int main(int argc, char **argv)
 	mdcache_after_replay(m);
 	pthread_mutex_unlock(&m->lock);
 	session_reconnect_phase_start(m);
+	server_space_refresh(m);
 	perf_register_all(m);
 	purge_register_perf(m);
 	r = journal_start(m);
@@ -591,6 +594,7 @@ out_free:
 	pthread_mutex_destroy(&m->lock);
 	pthread_mutex_destroy(&m->conns_lock);
 	pthread_mutex_destroy(&m->tick_lock);
+	pthread_mutex_destroy(&m->space_lock);
 	pthread_cond_destroy(&m->tick_cond);
 	pthread_cond_destroy(&m->reconnect_cond);
 	free(m);

@@ -235,6 +235,9 @@ struct mds {
 	uint64_t next_ino, ino_reserved;
 	uint64_t next_sid;
 	uint64_t nfiles;              /* inodes in the filesystem (statfs) */
+	struct store_space space;     /* the data store's, for statfs; protected by space_lock */
+	bool space_known;             /* protected by space_lock */
+	pthread_mutex_t space_lock;   /* a leaf */
 	uint64_t ninodes_cached, ndirs_cached;
 	uint32_t object_size;
 	uint64_t max_file_size;       /* the filesystem's limit (mds_table, set at mkfs); read-only once serving */
@@ -355,7 +358,14 @@ void oid_completed(char *buf, size_t len, uint64_t sid);
  */
 void server_dispatch(struct mds *m, struct session *s, struct mdsp_request *req, struct mdsp_reply *rep,
 		     struct txn *t);
+/** server_statfs - statfs of the filesystem.  Caller holds mds->lock; no I/O (see server_space_refresh). */
 void server_statfs(struct mds *m, struct mdsp_statfs *sf);
+/**
+ * server_space_refresh - read the data store's capacity and use for
+ * statfs (a statvfs on local, a mon call on rados).  The ticker calls it
+ * without any lock held, so statfs never waits for the store.
+ */
+void server_space_refresh(struct mds *m);
 bool server_op_journaled(const struct mdsp_request *req);
 
 /* ---- session.c -------------------------------------------------------- */

@@ -1057,24 +1057,49 @@ static int op_readlink(struct mds *m, struct session *s, struct mdsp_request *r,
 	return 0;
 }
 
+/*
+ * statfs: the space is the data store's (where file bytes go: on local the
+ * filesystem of store_local_data_path, on rados the cluster), the inodes
+ * are the filesystem's own count.  Inodes have no fixed table, so "free
+ * inodes" is what the free space could hold at one block each: df -i shows
+ * the real count as IUsed and a use in proportion to the space.
+ */
+void server_space_refresh(struct mds *m)
+{
+	struct store_space sp;
+	int r = store_space(m->data_st ? m->data_st : m->st, &sp);
+
+	pthread_mutex_lock(&m->space_lock);
+	if (!r && sp.total) {
+		m->space = sp;
+		m->space_known = true;
+	}
+	pthread_mutex_unlock(&m->space_lock);
+}
+
 void server_statfs(struct mds *m, struct mdsp_statfs *sf)
 {
-	struct statvfs v;
+	struct store_space sp;
+	bool known;
 
 	memset(sf, 0, sizeof(*sf));
 	sf->bsize = 4096;
 	sf->namemax = MDSP_NAME_MAX;
-	if (m->store_path && *m->store_path && !statvfs(m->store_path, &v)) {
-		uint64_t f = v.f_frsize ? v.f_frsize : v.f_bsize;
-
-		sf->blocks = v.f_blocks * f / sf->bsize;
-		sf->bfree = v.f_bfree * f / sf->bsize;
-		sf->bavail = v.f_bavail * f / sf->bsize;
+	pthread_mutex_lock(&m->space_lock);
+	sp = m->space;
+	known = m->space_known;
+	pthread_mutex_unlock(&m->space_lock);
+	if (known) {
+		sf->blocks = sp.total / sf->bsize;
+		sf->bavail = sp.avail / sf->bsize;
+		sf->bfree = sp.total > sp.used ? (sp.total - sp.used) / sf->bsize : 0;
+		if (sf->bfree < sf->bavail)
+			sf->bfree = sf->bavail;
 	} else {
-		sf->blocks = sf->bfree = sf->bavail = 1ull << 40;   /* unknown (rados): 4 PiB */
+		sf->blocks = sf->bfree = sf->bavail = 1ull << 40;   /* cannot tell (yet): 4 PiB */
 	}
-	sf->files = m->nfiles;
-	sf->ffree = UINT64_MAX / 2 - m->nfiles;
+	sf->ffree = sf->bavail;
+	sf->files = m->nfiles + sf->ffree;
 }
 
 static int op_statfs(struct mds *m, struct session *s, struct mdsp_request *r, struct mdsp_reply *rep,

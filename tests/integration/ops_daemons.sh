@@ -171,6 +171,40 @@ wait_grep "$CLLOG" "reopened" || fail "logrotate: loligo-fuse writes no new $CLL
 serving "after logrotate"
 echo "PASS: logrotate's postrotate (packaged file) against the live daemons: new logs, still serving"
 
+# ---- 11.6 statfs and st_blocks ----------------------------------------------------
+# df -i: IUsed is the filesystem's inode count (root + what we made), never
+# negative, IUse% below 100; df: the data store's filesystem's size
+for i in $(seq 10); do : > "$T/mnt/inode.$i"; done
+read -r itotal iused ifree ipct <<< "$(df --output=itotal,iused,iavail,ipcent "$T/mnt" | tail -1)"
+nfiles=$(find "$T/mnt" | wc -l)
+[ "$iused" -ge "$nfiles" ] && [ "$iused" -le $((nfiles + 5)) ] ||
+	fail "df -i: IUsed $iused, but the mount holds $nfiles inodes (itotal $itotal ifree $ifree)"
+[ "$itotal" = $((iused + ifree)) ] || fail "df -i: $itotal inodes != used $iused + free $ifree"
+[ "${ipct%\%}" -lt 100 ] || fail "df -i: IUse% $ipct"
+datadir=$T/store.data
+read -r size used <<< "$(df -B1 --output=size,used "$T/mnt" | tail -1)"
+read -r dsize dused <<< "$(df -B1 --output=size,used "$datadir" | tail -1)"
+[ "$size" = "$dsize" ] || fail "df: the mount says size $size, the data store's filesystem $dsize"
+[ "$used" -gt 0 ] || fail "df: used 0"
+echo "PASS: df -i (IUsed $iused for $nfiles inodes, IUse% $ipct) and df (size = the data store's filesystem)"
+
+# a sparse file: 4 KiB at 0 and 4 KiB at 64 MiB: st_blocks counts 8 KiB, not 64 MiB
+dd if=/dev/urandom of="$T/mnt/sparse" bs=4096 count=1 conv=notrunc 2> /dev/null
+dd if=/dev/urandom of="$T/mnt/sparse" bs=4096 count=1 seek=16384 conv=notrunc 2> /dev/null
+sync "$T/mnt/sparse"
+sz=$(stat -c %s "$T/mnt/sparse")
+[ "$sz" = $((64 * 1048576 + 4096)) ] || fail "sparse: size $sz"
+blk=
+for _ in $(seq 50); do
+	blk=$(stat -c %b "$T/mnt/sparse")
+	[ "$blk" = 16 ] && break
+	sleep 0.1     # the kernel's attribute cache (attr timeout) may still hold the size-based value
+done
+[ "$blk" = 16 ] || fail "sparse: st_blocks $blk for 8 KiB written (size $sz; $((sz / 512)) would be the size)"
+du_k=$(du -k "$T/mnt/sparse" | cut -f1)
+[ "$du_k" = 8 ] || fail "du says ${du_k}K for 8 KiB written"
+echo "PASS: stat of a sparse file: st_blocks $blk (8 KiB written of $sz bytes), du ${du_k}K"
+
 # ---- the end: SIGTERM still stops cleanly --------------------------------------
 kill -TERM "$FUSE_PID"
 for _ in $(seq 200); do kill -0 "$FUSE_PID" 2>/dev/null || break; sleep 0.1; done
