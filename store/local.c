@@ -1118,6 +1118,12 @@ static void file_kick(struct local_store *ls, struct lfile *f)
 			continue;
 		}
 		case FW_READ:
+			if (atomic_load(&ls->broken)) {
+				/* a committed effect failed: this file may lack it (a failed write
+				 * precedes this read in its FIFO); reads of object data fail now */
+				fwork_done(ls, w, -EIO);
+				continue;
+			}
 			r = file_open(ls, f, false);
 			if (fd_starved(ls, f, r))
 				return;

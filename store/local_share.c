@@ -23,9 +23,11 @@
  *      slice (EFFECTS_SLICE_NS, 4 ms: so a stream of batches keeps its
  *      pipeline) and its own work has drained: waiters announce themselves
  *      with a shared lock on LOCK_WAITING, which the holder checks after
- *      every batch, and a
- *      process that let go for a waiter waits until the waiters got it
- *      before it asks again (no barging).  Batches that touch no object
+ *      every batch, and a process that let go for a waiter gives the
+ *      waiters a few milliseconds to take it before it asks again (no
+ *      barging; only a few, so that a stopped waiter, which never takes
+ *      it, cannot stall the others).  A stopped *holder* does stall them,
+ *      until it runs again.  Batches that touch no object
  *      file (omap, stat, object listing) need no effects lock at all: LMDB
  *      snapshots are enough for them.  The lock is taken before any LMDB
  *      write transaction and never while one is open, so it cannot
@@ -81,6 +83,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "common/log.h"
@@ -88,6 +91,8 @@
 #include "store/local_int.h"
 
 /* ---- open-file-description locks on single bytes of store.lock ------ */
+
+#define YIELD_WAIT_NS (5ull * 1000 * 1000)   /* after letting go for waiters: how long we let them take it */
 
 static int ofd(int fd, int cmd, short type, off_t start)
 {
@@ -585,10 +590,18 @@ int local_effects_acquire(struct local_store *ls)
 	int r;
 
 	if (ls->effects_yielded) {
-		/* we let go because others waited: they hold LOCK_WAITING until they got it */
+		/*
+		 * We let go because others waited: they hold LOCK_WAITING until they
+		 * got it.  Give them a moment to take it, but only a moment: a waiter
+		 * that is stopped (SIGSTOP) never takes it and must not stall us.
+		 */
+		uint64_t until = now_mono_ns() + YIELD_WAIT_NS;
 		ls->effects_yielded = false;
-		if (ofd_wait(ls->lockfd, F_WRLCK, LOCK_WAITING) == 0)
-			ofd_unlock(ls->lockfd, LOCK_WAITING);
+		while (ofd_taken(ls->lockfd, F_WRLCK, LOCK_WAITING) == 1 &&
+		       ofd_taken(ls->lockfd, F_WRLCK, LOCK_EFFECTS) == 0 && now_mono_ns() < until) {
+			struct timespec ts = { 0, 100 * 1000 };
+			nanosleep(&ts, NULL);
+		}
 	}
 	r = ofd_try(ls->lockfd, F_WRLCK, LOCK_EFFECTS);
 	if (r == -EAGAIN) {

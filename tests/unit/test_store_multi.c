@@ -21,6 +21,8 @@
  *                   whose writer has not applied its effects yet
  *   t_second_open   in one process the store opens once; a second process
  *                   opens it too
+ *   t_stopped_waiter a process stopped (SIGSTOP) while it waits for the
+ *                   effects lock does not stall the writer that holds it
  *   t_failed_apply  a writer's file write fails after its commit (a test
  *                   hook): it reads EIO rather than the missing bytes, and
  *                   another process redoes what it left, so every
@@ -482,6 +484,92 @@ START_TEST(t_second_open)
 }
 END_TEST
 
+/* Waits for a byte on @cmd, reads "shared" (8 bytes), reports the result on @out; again. */
+static void __attribute__((noreturn)) reader_main(int cmd, int out)
+{
+	struct store_config cfg = make_cfg(false);
+	struct store_pool *p;
+	struct store *st;
+	char c, b[8];
+
+	if (store_open(&cfg, &st) || store_pool_open(st, "data", NULL, &p))
+		_exit(2);
+	while (read(cmd, &c, 1) == 1) {
+		uint64_t r = (uint64_t)(int64_t)store_read(p, "shared", 0, sizeof(b), b);
+		if (write(out, &r, sizeof(r)) != sizeof(r))
+			_exit(3);
+	}
+	_exit(0);
+}
+
+/* An OFD lock on byte @at of store.lock: F_WRLCK, F_UNLCK; or with @test, 1 if another holds it. */
+static int lockbyte(int fd, short type, off_t at, bool test)
+{
+	struct flock fl = { .l_type = type, .l_whence = SEEK_SET, .l_start = at, .l_len = 1 };
+
+	if (fcntl(fd, test ? F_OFD_GETLK : F_OFD_SETLK, &fl) < 0)
+		return -errno;
+	return test ? fl.l_type != F_UNLCK : 0;
+}
+
+START_TEST(t_stopped_waiter)
+{
+	struct child w;
+	int cmd[2], out[2], status, lfd, i;
+	uint64_t acked[2] = { 0, 0 }, r;
+	char path[128];
+	pid_t rd;
+
+	/* this process holds the effects lock (byte 0 of store.lock), as a writer would */
+	snprintf(path, sizeof(path), "%s/store.lock", dir);
+	lfd = open(path, O_RDWR);
+	ck_assert_int_ge(lfd, 0);
+	ck_assert_int_eq(lockbyte(lfd, F_WRLCK, 0, false), 0);
+	ck_assert_int_eq(pipe(cmd), 0);
+	ck_assert_int_eq(pipe(out), 0);
+	rd = fork();
+	ck_assert_int_ge(rd, 0);
+	if (rd == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		close(lfd);
+		close(cmd[1]);
+		close(out[0]);
+		reader_main(cmd[0], out[1]);
+	}
+	close(cmd[0]);
+	close(out[1]);
+	/* the reader's read waits for the lock, announced on byte 1: stop it there */
+	ck_assert_int_eq(write(cmd[1], "r", 1), 1);
+	for (i = 0; i < 1000 && lockbyte(lfd, F_WRLCK, 1, true) != 1; i++)
+		usleep(10000);
+	ck_assert_int_eq(lockbyte(lfd, F_WRLCK, 1, true), 1);
+	ck_assert_int_eq(kill(rd, SIGSTOP), 0);
+	/* stopped for sure before the lock is free (else it might still take it, and a stopped holder does stall) */
+	ck_assert_int_eq(waitpid(rd, &status, WUNTRACED), rd);
+	ck_assert(WIFSTOPPED(status));
+	ck_assert_int_eq(lockbyte(lfd, F_UNLCK, 0, false), 0);
+	/* a writer, with the stopped process still announced as waiting, finishes all the same */
+	start_writer(&w, 0, 300, NULL);
+	uint64_t deadline = now_mono_ns() + 30ull * 1000 * 1000 * 1000;
+	while (!w.eof && now_mono_ns() < deadline)
+		drain(&w, true);
+	ck_assert_msg(w.eof, "the writer stalled behind a stopped waiter (%llu of 300 ops)", (unsigned long long)w.acked);
+	reap(&w, false);
+	ck_assert_uint_eq(w.acked, 300);
+	/* and the reader, continued, reads */
+	ck_assert_int_eq(kill(rd, SIGCONT), 0);
+	ck_assert_int_eq(read(out[0], &r, sizeof(r)), sizeof(r));
+	ck_assert_int_eq((int64_t)r, 8);
+	close(cmd[1]);
+	ck_assert_int_eq(waitpid(rd, &status, 0), rd);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "reader status %d", status);
+	close(out[0]);
+	close(lfd);
+	acked[0] = 300;
+	check_shared(acked, 2);
+}
+END_TEST
+
 /* A writer whose 3rd file write fails: acks its ops, then reports its read of "shared" (-EIO expected). */
 static void __attribute__((noreturn)) failing_writer(int fd)
 {
@@ -573,6 +661,7 @@ int main(void)
 	tcase_add_test(tc, t_kill_restart);
 	tcase_add_test(tc, t_kill_one);
 	tcase_add_test(tc, t_failed_apply);
+	tcase_add_test(tc, t_stopped_waiter);
 	tcase_set_timeout(tc, 120);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
