@@ -2504,6 +2504,63 @@ static int local_list_objects(struct store_pool *p, char ***names, size_t *n)
 	return query_wait(lp, req);
 }
 
+/*
+ * `loligo df`: the pool's objects in one read transaction (a snapshot; no
+ * lock, the worker is not involved), their sizes, and the blocks of their
+ * files (sparse: only what was written).
+ */
+#define POOL_STAT_MAX 1000000
+
+static int local_pool_stat(struct store_pool *p, struct store_pool_stat *out)
+{
+	struct local_pool *lp = LP(p);
+	struct local_store *ls = LS(p->st);
+	unsigned char pfx[4];
+	MDB_val k, v;
+	MDB_cursor *cur;
+	MDB_txn *txn;
+	int r, rc;
+
+	put_be32(pfx, lp->id);
+	r = mdb_err(mdb_txn_begin(ls->env, NULL, MDB_RDONLY, &txn));
+	if (r)
+		return r;
+	r = mdb_err(mdb_cursor_open(txn, ls->db_objs, &cur));
+	if (r)
+		goto out_abort;
+	k.mv_size = sizeof(pfx);
+	k.mv_data = pfx;
+	for (rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE); rc == 0; rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+		struct objrec rec;
+		const char *ns, *oid;
+		size_t nl, ol;
+		char name[17];
+		struct stat st;
+
+		if (k.mv_size < 4 || memcmp(k.mv_data, pfx, 4))
+			break;
+		if (obj_decode(&v, &rec, &ns, &nl, &oid, &ol))
+			continue;
+		if (nl != strlen(lp->ns) || memcmp(ns, lp->ns, nl))
+			continue;	/* another namespace of the pool */
+		if (out->objects == POOL_STAT_MAX) {
+			out->partial = true;
+			break;
+		}
+		out->objects++;
+		out->bytes_stored += rec.size;
+		local_fid_name(rec.fid, name);
+		if (rec.fid && fstatat(ls->objfd, name, &st, 0) == 0)
+			out->bytes_used += (uint64_t)st.st_blocks * 512;
+	}
+	if (rc && rc != MDB_NOTFOUND)
+		r = mdb_err(rc);
+	mdb_cursor_close(cur);
+out_abort:
+	mdb_txn_abort(txn);
+	return r;
+}
+
 static int local_pool_create(struct store *st, const char *name)
 {
 	struct local_store *ls = LS(st);
@@ -2906,4 +2963,5 @@ const struct store_backend store_local_backend = {
 	.omap_list = local_omap_list,
 	.list_objects = local_list_objects,
 	.space = local_space,
+	.pool_stat = local_pool_stat,
 };

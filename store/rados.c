@@ -590,6 +590,35 @@ static int rados_store_list_objects(struct store_pool *p, char ***names, size_t 
 	return 0;
 }
 
+/* The cluster's raw capacity and use (a mon command, bounded by rados_mon_op_timeout). */
+static int rados_store_space(struct store *st, struct store_space *out)
+{
+	struct rados_cluster_stat_t cs;
+	int r = rados_cluster_stat(RS(st)->cluster, &cs);
+
+	if (r < 0)
+		return r;
+	out->total = cs.kb << 10;
+	out->used = cs.kb_used << 10;
+	out->avail = cs.kb_avail << 10;
+	out->state = STORE_SPACE_OK;	/* Ceph enforces its own full ratios */
+	return 0;
+}
+
+/* The pool's statistics as the OSDs report them (rados df). */
+static int rados_store_pool_stat(struct store_pool *p, struct store_pool_stat *out)
+{
+	struct rados_pool_stat_t ps;
+	int r = rados_ioctx_pool_stat(RP(p)->io, &ps);
+
+	if (r < 0)
+		return r;
+	out->objects = ps.num_objects;
+	out->bytes_stored = ps.num_bytes;
+	out->bytes_used = ps.num_kb << 10;
+	return 0;
+}
+
 const struct store_backend store_rados_backend = {
 	.name = "rados",
 	.open = rados_store_open,
@@ -603,4 +632,6 @@ const struct store_backend store_rados_backend = {
 	.omap_get = rados_store_omap_get,
 	.omap_list = rados_store_omap_list,
 	.list_objects = rados_store_list_objects,
+	.space = rados_store_space,
+	.pool_stat = rados_store_pool_stat,
 };

@@ -204,6 +204,14 @@ int store_space(struct store *st, struct store_space *out)
 	return st->be->space(st, out);
 }
 
+int store_pool_stat(struct store_pool *p, struct store_pool_stat *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (!p || !p->st->be->pool_stat)
+		return -ENOTSUP;
+	return p->st->be->pool_stat(p, out);
+}
+
 const char *store_space_state_name(enum store_space_state s)
 {
 	static const char *const names[] = { "ok", "nearfull", "full", "failsafe" };

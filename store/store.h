@@ -183,10 +183,27 @@ struct store_space {
 
 /**
  * store_space - how full the store is.  Cheap (at most one statvfs per
- * 100 ms), any thread.  Return: 0, or -ENOTSUP when the backend cannot tell
- * (rados).
+ * 100 ms), any thread.  On rados: the cluster's raw capacity and use
+ * (rados_cluster_stat; the state is always ok, the cluster's own full
+ * flags are Ceph's to enforce).  Return: 0 or -errno.
  */
 int store_space(struct store *st, struct store_space *out);
+/* What one pool holds (`loligo df`). */
+struct store_pool_stat {
+	uint64_t objects;
+	uint64_t bytes_stored;   /* logical bytes of its objects (sizes; holes count) */
+	uint64_t bytes_used;     /* bytes the backend allocated for them (sparse files: what is written) */
+	bool partial;            /* too many objects to count them all: a lower bound */
+};
+
+/**
+ * store_pool_stat - objects and bytes of pool @p.  On rados the pool's own
+ * statistics (the cluster's, with its replication in bytes_used); on local
+ * a scan of the pool's objects, cut short (partial) past a million.  Any
+ * thread, blocking.  Return: 0 or -errno (-ENOTSUP: the backend cannot tell).
+ */
+int store_pool_stat(struct store_pool *p, struct store_pool_stat *out);
+
 /** store_space_state_name - "ok", "nearfull", "full", "failsafe". */
 const char *store_space_state_name(enum store_space_state s);
 

@@ -68,6 +68,7 @@ struct store_backend {
 			 size_t max, struct store_kv **out, size_t *n, bool *more);
 	int (*list_objects)(struct store_pool *p, char ***names, size_t *n);
 	int (*space)(struct store *st, struct store_space *out);   /* optional */
+	int (*pool_stat)(struct store_pool *p, struct store_pool_stat *out);   /* optional */
 };
 
 /* Every handle starts with one of these. */
