@@ -103,15 +103,17 @@ store_local_path = $dir/store
 [mds]
 mds_addr = 127.0.0.1
 mds_port = $mds_port
-admin_socket = $out/mds.asok
-log_file = $out/mds.log
+# \$cluster-\$name: Ceph's metavariables (loligo-mds.0.asok); `loligo daemon mds.0 ...` finds it
+admin_socket = $out/\$cluster-\$name.asok
+log_file = $out/\$cluster-\$name.log
 # auth_required is on (the default): clients prove the key of their name
 mds_keyring = $dir/keyring
 
 [client]
 client_mds_addr = 127.0.0.1:$mds_port
-admin_socket = $out/client.asok
-log_file = $out/client.log
+# \$pid: two mounts from this config do not collide; `loligo daemon client.admin ...` finds the one running
+admin_socket = $out/\$cluster-\$name.\$pid.asok
+log_file = $out/\$cluster-\$name.log
 client_keyring = $dir/client.admin.keyring
 
 [nfs]
@@ -140,7 +142,7 @@ else
 	echo $! > "$out/mds.pid"
 	for i in $(seq 1 100); do [[ -s $out/mds.port ]] && break; alive "$out/mds.pid" || break; sleep 0.1; done
 	if ! [[ -s $out/mds.port ]]; then
-		echo "vstart: loligo-mds did not start; see $out/mds.stderr and $out/mds.log:" >&2
+		echo "vstart: loligo-mds did not start; see $out/mds.stderr and $out/loligo-mds.0.log:" >&2
 		tail -5 "$out/mds.stderr" >&2 || true
 		exit 1
 	fi
@@ -160,7 +162,7 @@ else
 	echo $! > "$out/client.pid"
 	for i in $(seq 1 150); do mounted && break; alive "$out/client.pid" || break; sleep 0.1; done
 	if ! mounted; then
-		echo "vstart: loligo-fuse did not mount $mnt; see $out/client.stderr and $out/client.log:" >&2
+		echo "vstart: loligo-fuse did not mount $mnt; see $out/client.stderr and $out/loligo-client.admin.log:" >&2
 		tail -5 "$out/client.stderr" >&2 || true
 		exit 1
 	fi
@@ -172,8 +174,9 @@ cat <<MSG
 loligo is up.
   mount point     $mnt
   config          $conf
-  MDS admin sock  $out/mds.asok      ($bin/tools/cli/loligo daemon $out/mds.asok help)
-  client asok     $out/client.asok   ($bin/tools/cli/loligo daemon $out/client.asok perf dump)
+  status          $bin/tools/cli/loligo -c $conf -s
+  MDS admin sock  $out/loligo-mds.0.asok   ($bin/tools/cli/loligo -c $conf daemon mds.0 help)
+  client asok     $out/loligo-client.admin.$(cat "$out/client.pid" 2>/dev/null).asok   ($bin/tools/cli/loligo -c $conf daemon client.admin perf dump)
   logs            $out/
 MSG
 ((nfs)) && cat <<MSG

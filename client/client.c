@@ -439,6 +439,33 @@ static int resolve_root(struct lclient *c, const char *path, struct lc_inode **o
 	return 0;
 }
 
+int lclient_set_mount_point(struct lclient *c, const char *where)
+{
+	char *d = strdup(where ? where : "");
+
+	if (!d)
+		return -ENOMEM;
+	free(c->mounted_at);
+	c->mounted_at = d;
+	return 0;
+}
+
+/* Who we are, for the MDS's `session ls` (SESSION v4 metadata, as Ceph's client_metadata). */
+static void set_session_meta(struct lclient *c, const char *host, const char *root_path)
+{
+	char pid[16], entity[128];
+
+	snprintf(pid, sizeof(pid), "%d", (int)getpid());
+	cfg_str(CFG_client_auth_name, entity, sizeof(entity));
+	mdsc_set_meta(c->mdsc, "hostname", host);
+	mdsc_set_meta(c->mdsc, "pid", pid);
+	mdsc_set_meta(c->mdsc, "version", LOLIGO_VERSION);
+	mdsc_set_meta(c->mdsc, "entity", entity);
+	mdsc_set_meta(c->mdsc, "root", root_path && *root_path ? root_path : "/");
+	if (c->mounted_at && *c->mounted_at)
+		mdsc_set_meta(c->mdsc, "mount_point", c->mounted_at);
+}
+
 int lclient_mount(struct lclient *c, const char *root_path)
 {
 	struct store_config sc;
@@ -491,6 +518,7 @@ int lclient_mount(struct lclient *c, const char *root_path)
 		derr(CLIENT, "mount: bad MDS address %s: %s", c->mds_addr, strerror(-r));
 		goto out_pool;
 	}
+	set_session_meta(c, host, root_path);
 	double tmo = lc_secs(CFG_client_mount_timeout);
 	int tmo_ms = tmo <= 0 ? 10000 : (int)(tmo * 1000);
 	r = mdsc_open_session(c->mdsc, tmo_ms);
@@ -591,6 +619,7 @@ void lclient_destroy(struct lclient *c)
 	pthread_cond_destroy(&c->oc_cond);
 	pthread_cond_destroy(&c->work_cond);
 	free(c->mds_addr);
+	free(c->mounted_at);
 	free(c->mountpoint);
 	free(c->data_pool_name);
 	free(c);

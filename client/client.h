@@ -91,6 +91,13 @@ int lclient_create(struct lclient **out);
  */
 int lclient_mount(struct lclient *c, const char *root_path);
 
+/**
+ * lclient_set_mount_point - where this client is mounted (the FUSE mount
+ * point, or "nfs ADDR:PORT" for a gateway alone), for the MDS's `session ls`.
+ * Call before lclient_mount().  Return: 0 or -ENOMEM.
+ */
+int lclient_set_mount_point(struct lclient *c, const char *where);
+
 /** lclient_unmount - flush dirty data, wait for SAFE replies, close the session. */
 void lclient_unmount(struct lclient *c);
 void lclient_destroy(struct lclient *c);

@@ -179,6 +179,7 @@ struct lclient {
 	/* configuration, read at create (timeouts re-read at use) */
 	char *mds_addr;
 	char *mountpoint;
+	char *mounted_at;            /* lclient_set_mount_point(): session metadata */
 	char *data_pool_name;
 	uint32_t default_object_size;
 

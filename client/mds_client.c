@@ -829,6 +829,36 @@ static void perf_setup(struct mds_client *m)
 	perf_register_fn(MDSC_PERF_GROUP, "last_tid", gauge_last, m);
 }
 
+int mdsc_set_meta(struct mds_client *m, const char *key, const char *val)
+{
+	uint32_t i;
+	char *k, *v;
+
+	if (!key || !val || strlen(key) > MDSP_META_KEY_MAX || strlen(val) > MDSP_META_VAL_MAX)
+		return -EINVAL;
+	for (i = 0; i < m->nmeta; i++)
+		if (!strcmp(m->meta[i].key, key))
+			break;
+	if (i == MDSP_META_MAX)
+		return -E2BIG;
+	v = strdup(val);
+	k = i < m->nmeta ? NULL : strdup(key);
+	if (!v || (i == m->nmeta && !k)) {
+		free(v);
+		free(k);
+		return -ENOMEM;
+	}
+	if (i < m->nmeta) {
+		free(m->meta[i].val);
+		m->meta[i].val = v;
+	} else {
+		m->meta[i].key = k;
+		m->meta[i].val = v;
+		m->nmeta++;
+	}
+	return 0;
+}
+
 int mdsc_create(const char *addr, const char *client_name, const struct mdsc_ops *ops, void *arg,
 		struct mds_client **out)
 {
@@ -936,6 +966,10 @@ void mdsc_destroy(struct mds_client *m)
 	pthread_mutex_destroy(&m->wait_list_lock);
 	pthread_mutex_destroy(&m->mutex);
 	free(m->addr);
+	for (uint32_t i = 0; i < m->nmeta; i++) {
+		free(m->meta[i].key);
+		free(m->meta[i].val);
+	}
 	free(m->name);
 	free(m);
 }

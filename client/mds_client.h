@@ -74,6 +74,15 @@ struct mdsc_ops {
 };
 
 /**
+ * mdsc_set_meta - client metadata sent with every session open and
+ * reconnect (Ceph's client_metadata: "hostname", "mount_point", "version"...;
+ * `session ls` on the MDS shows it).  Call before mdsc_open_session(); a
+ * key set again is replaced.  Return: 0, -E2BIG (MDSP_META_MAX entries),
+ * -EINVAL (too long), -ENOMEM.
+ */
+int mdsc_set_meta(struct mds_client *m, const char *key, const char *val);
+
+/**
  * mdsc_create - a session layer talking to the MDS at @addr ("host:port";
  * NULL: the client_mds_addr option).  @client_name NULL: "client.<host>.<pid>".
  * @ops is copied.  Connects lazily; mdsc_open_session() waits for the first

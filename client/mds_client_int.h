@@ -166,6 +166,10 @@ struct mds_client {
 	char *addr;
 	char *name;
 	uint8_t uuid[16];
+	/* who we are (SESSION v4 metadata, `session ls`): set by mdsc_set_meta
+	 * before the first session opens, then read-only */
+	struct mdsp_meta meta[MDSP_META_MAX];
+	uint32_t nmeta;
 	/* authentication: set by mdsc_auth_init, then read-only */
 	char *auth_name;                /* client_auth_name */
 	char *keyring_path;             /* client_keyring */

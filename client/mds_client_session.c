@@ -1049,6 +1049,8 @@ static int handshake(struct mds_client *m, struct mds_conn *c, uint64_t resume_i
 	out.session.op = resume_id ? MDSP_SESSION_RECONNECT : MDSP_SESSION_REQUEST_OPEN;
 	out.session.session_id = resume_id;
 	out.session.client_name = m->name;
+	out.session.meta = m->meta;
+	out.session.nmeta = m->nmeta;
 	memcpy(out.session.client_uuid, m->uuid, sizeof(m->uuid));
 	if (resume_id && mdsp_reconnect_proof(secret, resume_id, c->cnonce, c->snonce, out.session.proof))
 		return -EIO;

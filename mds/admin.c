@@ -21,8 +21,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "common/admin_sock.h"
+#include "common/config.h"
 #include "common/log.h"
 #include "common/rcu.h"
 #include "common/time.h"
@@ -111,53 +113,175 @@ static struct json_object *store_space_json(struct mds *m)
 
 /*
  * The health of this MDS in Ceph's shape: {"status": "HEALTH_OK|WARN|ERR",
- * "checks": {CODE: {"severity", "summary": {"message"}}}}.  Each fault
- * adds its check here.
+ * "checks": {CODE: {"severity", "summary": {"message", "count"},
+ * "detail": [{"message"}]}}}.  Each check is one function in health_checks[]
+ * below: adding a check is one line there and its function.  `loligo status`
+ * adds MDS_DOWN itself when the MDS does not answer.
  */
-static void health_check(struct json_object *checks, const char **status, const char *code, bool err,
-			 const char *msg)
-{
-	struct json_object *c = json_object_new_object(), *sum = json_object_new_object();
+struct health {
+	struct json_object *checks;
+	const char *status;
+};
 
-	json_object_object_add(c, "severity", json_object_new_string(err ? "HEALTH_ERR" : "HEALTH_WARN"));
-	json_object_object_add(sum, "message", json_object_new_string(msg));
-	json_object_object_add(c, "summary", sum);
-	json_object_object_add(checks, code, c);
+/* Add check @code (or one more detail line to it, if it is there already). */
+static void health_add(struct health *h, const char *code, bool err, const char *summary, const char *detail)
+{
+	struct json_object *c, *sum, *det, *v;
+
+	if (!json_object_object_get_ex(h->checks, code, &c)) {
+		c = json_object_new_object();
+		sum = json_object_new_object();
+		json_object_object_add(c, "severity", json_object_new_string(err ? "HEALTH_ERR" : "HEALTH_WARN"));
+		json_object_object_add(sum, "message", json_object_new_string(summary));
+		json_object_object_add(sum, "count", json_object_new_int(0));
+		json_object_object_add(c, "summary", sum);
+		json_object_object_add(c, "detail", json_object_new_array());
+		json_object_object_add(h->checks, code, c);
+	}
+	json_object_object_get_ex(c, "summary", &sum);
+	json_object_object_get_ex(sum, "count", &v);
+	json_object_object_add(sum, "count", json_object_new_int(json_object_get_int(v) + 1));
+	if (detail) {
+		struct json_object *d = json_object_new_object();
+
+		json_object_object_add(d, "message", json_object_new_string(detail));
+		json_object_object_get_ex(c, "detail", &det);
+		json_object_array_add(det, d);
+	}
 	if (err)
-		*status = "HEALTH_ERR";
-	else if (!strcmp(*status, "HEALTH_OK"))
-		*status = "HEALTH_WARN";
+		h->status = "HEALTH_ERR";
+	else if (!strcmp(h->status, "HEALTH_OK"))
+		h->status = "HEALTH_WARN";
 }
 
-/* A check for the fullness of @st ("metadata" or "data" store). */
-static void space_check(struct json_object *checks, const char **status, struct store *st, const char *which)
+/* journal writes fail: read-only (faults, 9.2) */
+static void check_read_only(struct mds *m, struct health *h)
+{
+	char msg[512];
+
+	if (journal_health(m, msg, sizeof(msg)))
+		health_add(h, "MDS_READ_ONLY", true, "MDS in read-only mode: journal writes fail", msg);
+}
+
+/* A check for the fullness of @st ("metadata" or "data" store; store, 9.3). */
+static void space_check(struct health *h, struct store *st, const char *which)
 {
 	struct store_space sp;
-	char msg[256], code[64];
+	char msg[256], code[64], sum[128];
 
 	if (!st || store_space(st, &sp) || sp.state == STORE_SPACE_OK)
 		return;
 	snprintf(code, sizeof(code), "MDS_%s_STORE_%s", !strcmp(which, "data") ? "DATA" : "METADATA",
 		 sp.state == STORE_SPACE_NEARFULL ? "NEARFULL" : "FULL");
-	snprintf(msg, sizeof(msg), "the %s store is %s: %" PRIu64 " of %" PRIu64 " bytes used", which,
-		 store_space_state_name(sp.state), sp.used, sp.total);
-	health_check(checks, status, code, sp.state != STORE_SPACE_NEARFULL, msg);
+	snprintf(sum, sizeof(sum), "the %s store is %s", which, store_space_state_name(sp.state));
+	snprintf(msg, sizeof(msg), "the %s store is %s: %" PRIu64 " of %" PRIu64 " bytes used (%.0f%%)", which,
+		 store_space_state_name(sp.state), sp.used, sp.total,
+		 sp.total ? 100.0 * (double)sp.used / (double)sp.total : 0.0);
+	health_add(h, code, sp.state != STORE_SPACE_NEARFULL, sum, msg);
 }
 
-static struct json_object *health_json(struct mds *m)
+static void check_space(struct mds *m, struct health *h)
 {
-	struct json_object *h = json_object_new_object(), *checks = json_object_new_object();
-	const char *status = "HEALTH_OK";
-	char msg[512];
-
-	if (journal_health(m, msg, sizeof(msg)))
-		health_check(checks, &status, "MDS_READ_ONLY", true, msg);
-	space_check(checks, &status, m->st, "metadata");
+	space_check(h, m->st, "metadata");
 	if (m->data_st)
-		space_check(checks, &status, m->data_st, "data");
-	json_object_object_add(h, "status", json_object_new_string(status));
-	json_object_object_add(h, "checks", checks);
-	return h;
+		space_check(h, m->data_st, "data");
+}
+
+/* the directory objects fall behind the journal (Ceph's MDS_TRIM) */
+static void check_trim(struct mds *m, struct health *h)
+{
+	uint64_t behind = journal_segments_behind(m), max = cfg_uint(CFG_mds_health_journal_segments);
+	char msg[256];
+
+	if (!max || behind <= max)
+		return;
+	snprintf(msg, sizeof(msg), "%" PRIu64 " journal segments wait to expire (mds_health_journal_segments %" PRIu64 ")",
+		 behind, max);
+	health_add(h, "MDS_TRIM", false, "MDS behind on trimming its journal", msg);
+}
+
+/* a request waits too long to become safe (Ceph's MDS_SLOW_REQUEST) */
+static void check_slow_requests(struct mds *m, struct health *h)
+{
+	uint64_t t = journal_oldest_op_ns(m), now = now_mono_ns();
+	double age = t ? (double)(now - t) / 1e9 : 0, max = cfg_double(CFG_mds_op_complaint_time);
+	char msg[256];
+
+	if (!t || max <= 0 || age < max)
+		return;
+	snprintf(msg, sizeof(msg), "the oldest request has waited %.1f s for the journal (mds_op_complaint_time %.0f s); "
+		 "see 'loligo tell mds.0 ops'", age, max);
+	health_add(h, "MDS_SLOW_REQUEST", false, "requests are blocked waiting for the journal", msg);
+}
+
+/* clients whose sessions went stale (not renewing: gone or unreachable) */
+static void check_stale_clients(struct mds *m, struct health *h)
+{
+	struct session *s;
+	uint64_t idx;
+	char msg[256];
+
+	pthread_mutex_lock(&m->lock);
+	rcu_read_lock();
+	xa_for_each(&m->sessions, idx, s) {
+		if (s->state == SESSION_OPEN)
+			continue;
+		snprintf(msg, sizeof(msg), "session %" PRIu64 " (%s, %s) is stale: it stopped renewing its lease",
+			 s->id, s->client_name ? s->client_name : "?", s->auth_name);
+		health_add(h, "MDS_CLIENTS_STALE", false, "clients are not renewing their sessions", msg);
+	}
+	rcu_read_unlock();
+	pthread_mutex_unlock(&m->lock);
+}
+
+static const struct {
+	const char *code;	/* what it reports (a function may report several codes) */
+	void (*fn)(struct mds *m, struct health *h);
+} health_checks[] = {
+	{ "MDS_READ_ONLY", check_read_only },
+	{ "MDS_{DATA,METADATA}_STORE_{NEARFULL,FULL}", check_space },
+	{ "MDS_TRIM", check_trim },
+	{ "MDS_SLOW_REQUEST", check_slow_requests },
+	{ "MDS_CLIENTS_STALE", check_stale_clients },
+	/* caps (10.x): { "MDS_CLIENT_LATE_RELEASE", check_late_release }: clients not answering revokes */
+	/* eviction (10.4): { "MDS_BLOCKLISTED_CLIENTS", check_blocklist } */
+};
+
+static struct json_object *health_json(struct mds *m, bool detail)
+{
+	struct json_object *o = json_object_new_object();
+	struct health h = { .checks = json_object_new_object(), .status = "HEALTH_OK" };
+	size_t i;
+
+	for (i = 0; i < sizeof(health_checks) / sizeof(health_checks[0]); i++)
+		health_checks[i].fn(m, &h);
+	if (!detail) {
+		json_object_object_foreach(h.checks, code, c) {
+			(void)code;
+			json_object_object_del(c, "detail");
+		}
+	}
+	json_object_object_add(o, "status", json_object_new_string(h.status));
+	json_object_object_add(o, "checks", h.checks);
+	return o;
+}
+
+static int cmd_health(struct json_object *args, struct json_object **out, void *priv)
+{
+	*out = health_json(priv, false);
+	return 0;
+}
+
+static int cmd_health_detail(struct json_object *args, struct json_object **out, void *priv)
+{
+	*out = health_json(priv, true);
+	return 0;
+}
+
+static int cmd_ops(struct json_object *args, struct json_object **out, void *priv)
+{
+	*out = journal_ops_json(priv);
+	return 0;
 }
 
 static int cmd_status(struct json_object *args, struct json_object **out, void *priv)
@@ -168,7 +292,8 @@ static int cmd_status(struct json_object *args, struct json_object **out, void *
 
 	json_object_object_add(o, "fs_name", json_object_new_string(m->fs_name));
 	json_object_object_add(o, "state", json_object_new_string("active"));
-	json_object_object_add(o, "health", health_json(m));
+	json_object_object_add(o, "health", health_json(m, false));
+	json_object_object_add(o, "version", json_object_new_string(LOLIGO_VERSION));
 	/* read-only: journal writes fail (the cause is in health and journal) */
 	json_object_object_add(o, "read_only", json_object_new_boolean(ro != 0));
 	if (ro)
@@ -220,31 +345,119 @@ static int cmd_fs_status(struct json_object *args, struct json_object **out, voi
 	pthread_mutex_lock(&m->lock);
 	server_statfs(m, &sf);
 	pthread_mutex_unlock(&m->lock);
-	json_object_object_add(o, "inodes", json_object_new_int64((int64_t)sf.files));
+	json_object_object_add(o, "inodes", json_object_new_int64((int64_t)(sf.files - sf.ffree)));
 	json_object_object_add(o, "bytes_total", json_object_new_int64((int64_t)(sf.blocks * sf.bsize)));
 	json_object_object_add(o, "bytes_avail", json_object_new_int64((int64_t)(sf.bavail * sf.bsize)));
 	*out = o;
 	return 0;
 }
 
+/* one pool's line of `df` (Ceph's: stored, objects, used, %used, max avail) */
+static struct json_object *pool_df(const char *name, struct store_pool *p, struct store *st)
+{
+	struct json_object *o = json_object_new_object(), *stats = json_object_new_object();
+	struct store_pool_stat ps;
+	struct store_space sp;
+	int r = p ? store_pool_stat(p, &ps) : -ENOENT;
+
+	json_object_object_add(o, "name", json_object_new_string(name));
+	if (r) {
+		json_object_object_add(stats, "error", json_object_new_string(strerror(-r)));
+	} else {
+		json_object_object_add(stats, "stored", json_object_new_int64((int64_t)ps.bytes_stored));
+		json_object_object_add(stats, "objects", json_object_new_int64((int64_t)ps.objects));
+		json_object_object_add(stats, "bytes_used", json_object_new_int64((int64_t)ps.bytes_used));
+		if (ps.partial)
+			json_object_object_add(stats, "partial", json_object_new_boolean(true));
+	}
+	if (!store_space(st, &sp) && sp.total) {
+		json_object_object_add(stats, "max_avail", json_object_new_int64((int64_t)sp.avail));
+		if (!r)
+			json_object_object_add(stats, "percent_used",
+					       json_object_new_double((double)ps.bytes_used /
+								      (double)(ps.bytes_used + sp.avail + 1)));
+	}
+	json_object_object_add(o, "stats", stats);
+	return o;
+}
+
+/*
+ * `df`: the raw capacity of the stores (the data store's and, on local,
+ * the metadata store's filesystem) and per pool what it holds, in Ceph's
+ * shape ({"stats": {...}, "pools": [{"name", "stats": {"stored",
+ * "objects", "bytes_used", "percent_used", "max_avail"}}]}).  Counting a
+ * local pool scans its objects: done here, without the namespace lock.
+ */
 static int cmd_df(struct json_object *args, struct json_object **out, void *priv)
 {
 	struct mds *m = priv;
-	struct json_object *o = json_object_new_object();
+	struct json_object *o = json_object_new_object(), *stats = json_object_new_object(),
+			   *pools = json_object_new_array();
+	struct store *dst = m->data_st ? m->data_st : m->st;
 	struct mdsp_statfs sf;
+	struct store_space sp;
 
 	pthread_mutex_lock(&m->lock);
 	server_statfs(m, &sf);
 	pthread_mutex_unlock(&m->lock);
+	if (!store_space(dst, &sp) && sp.total) {
+		json_object_object_add(stats, "total_bytes", json_object_new_int64((int64_t)sp.total));
+		json_object_object_add(stats, "total_avail_bytes", json_object_new_int64((int64_t)sp.avail));
+		json_object_object_add(stats, "total_used_raw_bytes", json_object_new_int64((int64_t)sp.used));
+		json_object_object_add(stats, "total_used_raw_ratio",
+				       json_object_new_double((double)sp.used / (double)sp.total));
+	}
+	json_object_object_add(stats, "inodes", json_object_new_int64((int64_t)(sf.files - sf.ffree)));
+	json_object_object_add(o, "stats", stats);
+	json_object_array_add(pools, pool_df(m->meta_pool_name, m->meta, m->st));
+	json_object_array_add(pools, pool_df(m->data_pool_name, m->data, dst));
+	json_object_object_add(o, "pools", pools);
+	/* statfs as the clients see it */
 	json_object_object_add(o, "bsize", json_object_new_int64((int64_t)sf.bsize));
 	json_object_object_add(o, "blocks", json_object_new_int64((int64_t)sf.blocks));
 	json_object_object_add(o, "bfree", json_object_new_int64((int64_t)sf.bfree));
 	json_object_object_add(o, "bavail", json_object_new_int64((int64_t)sf.bavail));
-	json_object_object_add(o, "bytes_total", json_object_new_int64((int64_t)(sf.blocks * sf.bsize)));
-	json_object_object_add(o, "bytes_used", json_object_new_int64((int64_t)((sf.blocks - sf.bfree) * sf.bsize)));
-	json_object_object_add(o, "bytes_avail", json_object_new_int64((int64_t)(sf.bavail * sf.bsize)));
 	json_object_object_add(o, "files", json_object_new_int64((int64_t)sf.files));
-	json_object_object_add(o, "pools", pools_json(m));
+	json_object_object_add(o, "ffree", json_object_new_int64((int64_t)sf.ffree));
+	*out = o;
+	return 0;
+}
+
+/* `fs dump`: the filesystem map, as Ceph's (one filesystem, one MDS rank). */
+static int cmd_fs_dump(struct json_object *args, struct json_object **out, void *priv)
+{
+	struct mds *m = priv;
+	struct json_object *o = json_object_new_object(), *fss = json_object_new_array(),
+			   *fs = json_object_new_object(), *mdss = json_object_new_array(),
+			   *md = json_object_new_object(), *dp = json_object_new_array(),
+			   *flags = json_object_new_object();
+	char addr[256], ep[300];
+
+	cfg_str(CFG_mds_addr, addr, sizeof(addr));
+	snprintf(ep, sizeof(ep), "%s:%u", addr, m->port);
+	json_object_object_add(o, "epoch", json_object_new_int64((int64_t)m->epoch));
+	json_object_object_add(fs, "name", json_object_new_string(m->fs_name));
+	json_object_object_add(fs, "metadata_pool", json_object_new_string(m->meta_pool_name));
+	json_object_array_add(dp, json_object_new_string(m->data_pool_name));
+	json_object_object_add(fs, "data_pools", dp);
+	json_object_object_add(fs, "store_backend", json_object_new_string(store_backend_name(m->st)));
+	json_object_object_add(fs, "max_file_size", json_object_new_int64((int64_t)m->max_file_size));
+	json_object_object_add(fs, "default_object_size", json_object_new_int64((int64_t)m->object_size));
+	json_object_object_add(flags, "auth_required", json_object_new_boolean(cfg_bool(CFG_auth_required)));
+	json_object_object_add(flags, "read_only", json_object_new_boolean(journal_read_only(m) != 0));
+	json_object_object_add(fs, "flags", flags);
+	json_object_object_add(md, "name", json_object_new_string("mds.0"));
+	json_object_object_add(md, "rank", json_object_new_int(0));
+	json_object_object_add(md, "state", json_object_new_string("up:active"));
+	json_object_object_add(md, "addr", json_object_new_string(ep));
+	json_object_object_add(md, "version", json_object_new_string(LOLIGO_VERSION));
+	json_object_object_add(md, "pid", json_object_new_int((int)getpid()));
+	json_object_object_add(md, "uptime_s", json_object_new_double((double)(now_real_ns() - m->start_real_ns) / 1e9));
+	json_object_array_add(mdss, md);
+	json_object_object_add(fs, "mds", mdss);
+	json_object_object_add(fs, "sessions", json_object_new_int64((int64_t)nsessions(m)));
+	json_object_array_add(fss, fs);
+	json_object_object_add(o, "filesystems", fss);
 	*out = o;
 	return 0;
 }
@@ -412,7 +625,11 @@ static const struct asok_cmd mds_cmds[] = {
 	{ "mds stat", "", "MDS state (same as status)", cmd_status },
 	{ "fs ls", "", "list filesystems and their pools", cmd_fs_ls },
 	{ "fs status", "", "filesystem status: MDS, pools, usage", cmd_fs_status },
-	{ "df", "", "space and inode usage", cmd_df },
+	{ "df", "", "space and inode usage: raw capacity, and per pool stored bytes, objects and used bytes", cmd_df },
+	{ "fs dump", "", "the filesystem map: pools, flags, MDS ranks and their addresses", cmd_fs_dump },
+	{ "health", "", "health status and the checks behind it", cmd_health },
+	{ "health detail", "", "health checks with a line per affected item", cmd_health_detail },
+	{ "ops", "", "requests in flight (waiting for the journal) with their age", cmd_ops },
 	{ "session ls", "", "list client sessions", cmd_session_ls },
 	{ "client evict", "id:int", "close a client session and drop its connection", cmd_client_evict },
 	{ "dump cache", "", "inodes held in the MDS cache", cmd_dump_cache },
@@ -429,6 +646,7 @@ static const struct asok_cmd mds_cmds[] = {
 /* Commands that change nothing and reveal no file names: allowed over the MDS port. */
 static const char *const net_allowed[] = {
 	"status", "mds stat", "fs ls", "fs status", "df", "session ls", "journal status",
+	"fs dump", "health", "health detail", "ops",
 };
 
 static bool net_allows(const char *prefix)

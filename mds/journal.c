@@ -94,6 +94,7 @@ struct journal {
 	struct mdsp_buf pending;      /* encoded entries not yet written */
 	uint32_t npending;
 	struct jitem *items, **items_tail;
+	struct jitem *writing_items;	/* the batch the writer has taken (`ops`); protected by lock */
 	uint64_t next_seq;            /* last seq handed out */
 	bool stop, seal_req, writing;
 	uint64_t seg_size;
@@ -615,6 +616,14 @@ static bool writer_idle_locked(struct journal *j)
 	return !j->npending && !j->items && !j->seal_req && !j->cur->trunc;
 }
 
+/* The writer is done with its batch: `ops` must not look at it any more. */
+static void writing_done(struct journal *j)
+{
+	pthread_mutex_lock(&j->lock);
+	j->writing_items = NULL;
+	pthread_mutex_unlock(&j->lock);
+}
+
 static void *writer_main(void *arg)
 {
 	struct mds *m = arg;
@@ -659,6 +668,7 @@ static void *writer_main(void *arg)
 		n = j->npending;
 		j->npending = 0;
 		items = j->items;
+		j->writing_items = items;
 		j->items = NULL;
 		j->items_tail = &j->items;
 		stop = j->stop;
@@ -704,6 +714,7 @@ static void *writer_main(void *arg)
 		 * the header one behind: catch up before going further) */
 		if (open && cur->no && header_set_head(m, cur->no - 1)) {
 			mdsp_buf_free(&buf);
+			writing_done(j);
 			items_drop(items);
 			pthread_mutex_lock(&j->lock);
 			j->writing = false;
@@ -718,6 +729,7 @@ static void *writer_main(void *arg)
 				derr(JOURNAL, "journal stopping while its writes fail (%s): %u entries not durable; "
 				     "their clients replay what was answered UNSAFE at the next start", strerror(-r), n);
 				mdsp_buf_free(&buf);
+				writing_done(j);
 				items_drop(items);
 				pthread_mutex_lock(&j->lock);
 				j->writing = false;
@@ -752,6 +764,7 @@ static void *writer_main(void *arg)
 		} else {
 			mdsp_buf_free(&buf);
 		}
+		writing_done(j);
 		items_done(m, items, last);
 		if (open && header_set_head(m, cur->no)) {
 			pthread_mutex_lock(&j->lock);
@@ -1441,4 +1454,72 @@ int journal_health(struct mds *m, char *msg, size_t len)
 			 j->werr_retries, cfg_double(CFG_mds_journal_retry_interval));
 	pthread_mutex_unlock(&j->lock);
 	return err;
+}
+
+static void ops_add(struct json_object *a, const struct jitem *it, uint64_t now, const char *state)
+{
+	struct json_object *o;
+
+	if (!it->op)
+		return;	/* a session frame, not a request */
+	o = json_object_new_object();
+	json_object_object_add(o, "session", json_object_new_int64((int64_t)it->sid));
+	json_object_object_add(o, "tid", json_object_new_int64((int64_t)it->tid));
+	json_object_object_add(o, "op", json_object_new_string(mdsp_op_name(it->op)));
+	json_object_object_add(o, "state", json_object_new_string(state));
+	json_object_object_add(o, "age_ms", json_object_new_double((double)(now - it->start_ns) / 1e6));
+	json_object_array_add(a, o);
+}
+
+struct json_object *journal_ops_json(struct mds *m)
+{
+	struct journal *j = m->j;
+	struct json_object *o = json_object_new_object(), *a = json_object_new_array();
+	const struct jitem *it;
+	uint64_t now = now_mono_ns();
+
+	if (j) {
+		pthread_mutex_lock(&j->lock);
+		for (it = j->writing_items; it; it = it->next)
+			ops_add(a, it, now, "journal write in progress");
+		for (it = j->items; it; it = it->next)
+			ops_add(a, it, now, "waiting for the journal");
+		if (j->werr)
+			json_object_object_add(o, "journal_write_error", json_object_new_string(strerror(-j->werr)));
+		pthread_mutex_unlock(&j->lock);
+	}
+	json_object_object_add(o, "num_ops", json_object_new_int64((int64_t)json_object_array_length(a)));
+	json_object_object_add(o, "ops", a);
+	return o;
+}
+
+uint64_t journal_oldest_op_ns(struct mds *m)
+{
+	struct journal *j = m->j;
+	const struct jitem *it;
+	uint64_t t = 0;
+
+	if (!j)
+		return 0;
+	pthread_mutex_lock(&j->lock);
+	for (it = j->writing_items; it && !t; it = it->next)
+		if (it->op)
+			t = it->start_ns;
+	for (it = j->items; it && !t; it = it->next)
+		if (it->op)
+			t = it->start_ns;
+	pthread_mutex_unlock(&j->lock);
+	return t;
+}
+
+uint64_t journal_segments_behind(struct mds *m)
+{
+	struct journal *j = m->j;
+	uint64_t head, exp;
+
+	if (!j)
+		return 0;
+	head = atomic_load(&j->pub_head_seg);
+	exp = atomic_load(&j->pub_expire_seg);
+	return head > exp ? head - exp : 0;
 }

@@ -207,6 +207,10 @@ struct session {
 	 * in the session record by every create (prealloc.c) */
 	struct ino_range prealloc[MDS_PREALLOC_RANGES];
 	uint32_t nprealloc;
+	/* the client's metadata from its last OPEN or RECONNECT (host name,
+	 * mount point, version: `session ls`); not journaled */
+	struct mdsp_meta *meta;
+	uint32_t nmeta;
 };
 
 /* An action the journal runs once the entry it rides with is durable. */
@@ -218,6 +222,7 @@ struct jitem {
 	struct mdsp_buf frame;        /* frame to send (seq and crc patched at send) */
 	uint64_t start_ns;            /* for latency of SAFE replies */
 	uint32_t op;                  /* request op, 0 for session frames */
+	uint64_t tid;                 /* request tid (`ops`) */
 };
 
 struct mds {
@@ -366,6 +371,16 @@ void server_statfs(struct mds *m, struct mdsp_statfs *sf);
  * without any lock held, so statfs never waits for the store.
  */
 void server_space_refresh(struct mds *m);
+/**
+ * journal_ops_json - the requests in flight: answered UNSAFE, their SAFE
+ * reply waiting for the journal (queued or being written), with session,
+ * tid, op and age, oldest first (`ops`).  Takes the journal lock only.
+ */
+struct json_object *journal_ops_json(struct mds *m);
+/** journal_oldest_op_ns - start (mono ns) of the oldest request waiting for the journal; 0: none. */
+uint64_t journal_oldest_op_ns(struct mds *m);
+/** journal_segments_behind - sealed segments not yet expired (lock-free). */
+uint64_t journal_segments_behind(struct mds *m);
 bool server_op_journaled(const struct mdsp_request *req);
 
 /* ---- session.c -------------------------------------------------------- */

@@ -334,6 +334,28 @@ static struct session *reconnect_gate_locked(struct mds *m, struct conn *c, stru
 	return c->session_id ? xa_load(&m->sessions, c->session_id) : NULL;
 }
 
+/* Keep the metadata of @msg (taken from it: its arrays become ours), or drop ours (@msg NULL). */
+static void session_take_meta(struct session *s, struct mdsp_session *msg)
+{
+	uint32_t i;
+
+	if (msg && !msg->nmeta)
+		return;	/* an older client, or nothing said: keep what we had */
+	for (i = 0; i < s->nmeta; i++) {
+		free(s->meta[i].key);
+		free(s->meta[i].val);
+	}
+	free(s->meta);
+	s->meta = NULL;
+	s->nmeta = 0;
+	if (msg) {
+		s->meta = msg->meta;
+		s->nmeta = msg->nmeta;
+		msg->meta = NULL;
+		msg->nmeta = 0;
+	}
+}
+
 static void session_free_locked(struct mds *m, struct session *s)
 {
 	struct conn *c = s->conn;
@@ -359,6 +381,7 @@ static void session_free_locked(struct mds *m, struct session *s)
 		conn_put(c);
 	}
 	free(s->client_name);
+	session_take_meta(s, NULL);
 	memset(s->secret, 0, sizeof(s->secret));
 	free(s);
 }
@@ -695,6 +718,7 @@ void session_handle(struct mds *m, struct conn *c, struct mdsp_session *msg)
 			return;
 		}
 		s->client_name = strdup(msg->client_name ? msg->client_name : "");
+		session_take_meta(s, msg);
 		memcpy(s->uuid, msg->client_uuid, 16);
 		snprintf(s->peer_addr, sizeof(s->peer_addr), "%s", c->peer_addr);
 		if (c->auth == CONN_AUTH_DONE) {
@@ -811,6 +835,7 @@ void session_handle(struct mds *m, struct conn *c, struct mdsp_session *msg)
 			c->session_id = 0;
 		}
 		bind_conn_locked(s, c);
+		session_take_meta(s, msg);
 		s->state = SESSION_OPEN;
 		s->last_renew_ns = now_mono_ns();
 		session_back_locked(m, s);
@@ -1026,6 +1051,7 @@ void request_handle(struct mds *m, struct conn *c, struct mdsp_msg *msg)
 	}
 	it->frame = safe;
 	it->op = req->op;
+	it->tid = req->tid;
 	it->start_ns = t0;
 	/* hold the send lock across the submit so that our UNSAFE reply goes
 	 * out before the writer can send the SAFE one */
@@ -1160,6 +1186,22 @@ struct json_object *session_ls_json(struct mds *m)
 		json_object_object_add(o, "oldest_tid", json_object_new_int64((int64_t)s->trimmed_below));
 		json_object_object_add(o, "prealloc_inos", json_object_new_int64((int64_t)prealloc_count(s)));
 		json_object_object_add(o, "idle_s", json_object_new_double((double)(now - s->last_renew_ns) / 1e9));
+		/* who the client says it is (SESSION v4 metadata; "" from an older client) */
+		{
+			static const char *const shown[] = { "hostname", "mount_point", "root", "version", "pid" };
+
+			for (size_t k = 0; k < sizeof(shown) / sizeof(shown[0]); k++) {
+				const char *v = "";
+
+				for (uint32_t i = 0; i < s->nmeta; i++)
+					if (!strcmp(s->meta[i].key, shown[k]))
+						v = s->meta[i].val;
+				json_object_object_add(o, shown[k], json_object_new_string(v));
+			}
+		}
+		/* caps held: the MDS does not track caps per session yet (caps,
+		 * 10.1); the locker fills this in when it lands */
+		json_object_object_add(o, "num_caps", json_object_new_int64(0));
 		if (s->conn) {
 			/* replies its socket has not taken yet (the flusher's work) */
 			pthread_mutex_lock(&s->conn->send_lock);

@@ -147,6 +147,16 @@ struct mdsp_cap_reconnect {
 	uint32_t wanted;
 };
 
+/* Client metadata (SESSION v4): what `session ls` shows, as Ceph's client_metadata. */
+#define MDSP_META_MAX 16          /* entries */
+#define MDSP_META_KEY_MAX 64      /* bytes of a key */
+#define MDSP_META_VAL_MAX 1024    /* bytes of a value */
+
+struct mdsp_meta {
+	char *key;                /* "hostname", "mount_point", "root", "version", "pid", "entity" */
+	char *val;
+};
+
 struct mdsp_session {
 	uint32_t op;
 	uint64_t session_id;   /* 0 in REQUEST_OPEN; the MDS assigns it */
@@ -167,6 +177,9 @@ struct mdsp_session {
 	/* version 3 */
 	uint64_t max_file_size;        /* OPEN: the largest file size the filesystem allows (Ceph's
 					* max_file_size); 0 from an older MDS, which did not say */
+	/* version 4 */
+	uint32_t nmeta;                /* REQUEST_OPEN, RECONNECT: who the client is (else 0) */
+	struct mdsp_meta *meta;
 };
 
 /* ---- REQUEST ------------------------------------------------------------ */

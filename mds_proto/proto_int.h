@@ -33,7 +33,7 @@
 /* Struct versions we write and understand.  Bump the version when adding a
  * field at the end of a struct; bump compat only when older decoders can no
  * longer make sense of the struct at all. */
-#define V_SESSION        3   /* 2: secret, proof; 3: max_file_size */
+#define V_SESSION        4   /* 2: secret, proof; 3: max_file_size; 4: client metadata */
 #define V_CAP_RECONNECT  1
 #define V_REQUEST        2   /* 2: want_ino */
 #define V_CALLER         1

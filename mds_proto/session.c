@@ -8,6 +8,9 @@
  * zeros, which no MDS takes as a proof.
  * Version 3 appends max_file_size (the OPEN reply tells the client the
  * filesystem's limit); an older struct decodes with it 0.
+ * Version 4 appends the client's metadata (REQUEST_OPEN and RECONNECT: host
+ * name, mount point, version...: u32 count, then key and value strings),
+ * bounded by MDSP_META_*; an older struct decodes with none.
  */
 #include <stdlib.h>
 
@@ -21,8 +24,14 @@ int enc_session(struct mdsp_buf *b, const struct mdsp_session *s)
 
 	if ((r = enc_check_str(s->client_name, MDSP_CLIENT_NAME_MAX, "session client_name")) ||
 	    (r = enc_check_str(s->reason, REASON_MAX, "session reason")) ||
-	    (r = enc_check_count(s->ncaps, UINT32_MAX, s->caps, "session caps")))
+	    (r = enc_check_count(s->ncaps, UINT32_MAX, s->caps, "session caps")) ||
+	    (r = enc_check_count(s->nmeta, MDSP_META_MAX, s->meta, "session metadata")))
 		return r;
+	for (i = 0; i < s->nmeta; i++)
+		if (!s->meta[i].key || !s->meta[i].val ||
+		    (r = enc_check_str(s->meta[i].key, MDSP_META_KEY_MAX, "session metadata key")) ||
+		    (r = enc_check_str(s->meta[i].val, MDSP_META_VAL_MAX, "session metadata value")))
+			return r ? r : -EINVAL;
 
 	off = struct_open(b, V_SESSION, 1);
 	put_u32(b, s->op);
@@ -45,6 +54,11 @@ int enc_session(struct mdsp_buf *b, const struct mdsp_session *s)
 	put_bytes(b, s->secret, sizeof(s->secret));
 	put_bytes(b, s->proof, sizeof(s->proof));
 	put_u64(b, s->max_file_size);
+	put_u32(b, s->nmeta);
+	for (i = 0; i < s->nmeta; i++) {
+		put_str(b, s->meta[i].key);
+		put_str(b, s->meta[i].val);
+	}
 	struct_close(b, off);
 	return 0;
 }
@@ -95,6 +109,27 @@ int dec_session(struct cur *c, struct mdsp_session *s)
 	/* versions 1 and 2 (older peers) end here: max_file_size stays 0, "not said" */
 	if (version >= 3 && (r = get_u64(c, &s->max_file_size)))
 		goto bad;
+	/* version 3 ends here: no metadata */
+	if (version >= 4) {
+		if ((r = get_count(c, &n, MDSP_META_MAX, 8)))
+			goto bad;
+		if (n) {
+			s->meta = calloc(n, sizeof(*s->meta));
+			if (!s->meta) {
+				r = -ENOMEM;
+				goto bad;
+			}
+			s->nmeta = n;
+			for (i = 0; i < n; i++)
+				if ((r = get_str(c, &s->meta[i].key, MDSP_META_KEY_MAX)) ||
+				    (r = get_str(c, &s->meta[i].val, MDSP_META_VAL_MAX)))
+					goto bad;
+				else if (!s->meta[i].key || !s->meta[i].val) {
+					r = -EBADMSG;
+					goto bad;
+				}
+		}
+	}
 	struct_leave(c, outer);
 	return 0;
 bad:
@@ -104,6 +139,15 @@ bad:
 
 void free_session(struct mdsp_session *s)
 {
+	uint32_t i;
+
+	for (i = 0; i < s->nmeta && s->meta; i++) {
+		free(s->meta[i].key);
+		free(s->meta[i].val);
+	}
+	free(s->meta);
+	s->meta = NULL;
+	s->nmeta = 0;
 	free(s->client_name);
 	free(s->reason);
 	free(s->caps);

@@ -575,6 +575,16 @@ int main(int argc, char **argv)
 		lclient_set_callbacks(lf.c, &lfuse_inval_callbacks, &lf);
 	}
 
+	{
+		char where[PATH_MAX + 64];
+
+		if (a.no_mount)
+			snprintf(where, sizeof(where), "nfs %s", a.nfs_addr);
+		else
+			snprintf(where, sizeof(where), "%s%s%s", a.mountpoint, a.nfs_addr ? " + nfs " : "",
+				 a.nfs_addr ? a.nfs_addr : "");
+		lclient_set_mount_point(lf.c, where);
+	}
 	r = lclient_mount(lf.c, root_path);
 	if (r) {
 		char addr[256];

@@ -205,6 +205,111 @@ du_k=$(du -k "$T/mnt/sparse" | cut -f1)
 [ "$du_k" = 8 ] || fail "du says ${du_k}K for 8 KiB written"
 echo "PASS: stat of a sparse file: st_blocks $blk (8 KiB written of $sz bytes), du ${du_k}K"
 
+# ---- 11.4 the CLI against the real daemons --------------------------------------------
+L() { "$CLI" -c "$T/loligo.conf" "$@"; }
+J() { "$CLI" -c "$T/loligo.conf" --format json "$@"; }
+# pyjson FILE EXPR: assert a Python expression over the parsed JSON `j`
+pyjson() { python3 -c "import json,sys; j=json.load(open(sys.argv[1])); assert $2, j" "$1" 2>&1 || fail "$3: $(head -c 1500 "$1")"; }
+VERSION=$("$CLI" --version | awk '{print $2}')
+for prog in "$CLI" "$MDS" "$FUSE" "$BUILD/client/fuse/mount.fuse.loligo"; do
+	"$prog" --version > "$T/v.out" 2>&1 || fail "$(basename "$prog") --version: exit $?"
+	grep -q "$VERSION" "$T/v.out" || fail "$(basename "$prog") --version does not say $VERSION: $(cat "$T/v.out")"
+done
+"$MDS" --help > "$T/mdshelp.out"
+for o in mds_port mds_keyring auth_required store_backend store_local_path rados_conf rados_mon_op_timeout \
+	rados_osd_op_timeout rados_id log_file log_max_recent admin_socket debug_mds debug_journal; do
+	grep -q -- "--$o=" "$T/mdshelp.out" || fail "loligo-mds --help does not list $o"
+done
+echo "PASS: --version on every program; loligo-mds --help lists its options, rados_* too"
+
+J -s --interval 0.3 > "$T/s.json" || fail "loligo -s exit $?"
+pyjson "$T/s.json" 'j["health"]["status"] in ("HEALTH_OK","HEALTH_WARN") and j["fs_name"]=="loligo" and j["io"]["requests_per_sec"] >= 0 and j["sessions"]==1' "status json"
+pyjson "$T/s.json" 'all(c.startswith("MDS_") for c in j["health"]["checks"])' "status checks"
+L -s --interval 0.3 > "$T/s.txt" || fail "loligo -s (plain)"
+grep -q "health:  HEALTH_" "$T/s.txt" && grep -q " op/s" "$T/s.txt" && grep -Eq "usage: +[0-9.]+ (B|KiB|MiB|GiB|TiB)" "$T/s.txt" ||
+	fail "loligo -s lacks health, op/s or human units: $(cat "$T/s.txt")"
+L status --interval 0 > /dev/null || fail "loligo status --interval 0"
+J health > "$T/h.json" && pyjson "$T/h.json" '"status" in j and "checks" in j' "health"
+J health detail > "$T/hd.json" && pyjson "$T/hd.json" 'all("detail" in c for c in j["checks"].values())' "health detail"
+L health detail | head -1 | grep -q "^HEALTH_" || fail "health detail (plain)"
+J df > "$T/df.json" || fail "df"
+pyjson "$T/df.json" '[p["name"] for p in j["pools"]]==["loligo_metadata","loligo_data"] and j["pools"][1]["stats"]["objects"]>=2 and j["pools"][1]["stats"]["stored"]>=8192 and j["stats"]["total_bytes"]>0' "df pools"
+L df > "$T/df.txt"
+grep -q -- "--- POOLS ---" "$T/df.txt" && grep -Eq "^loligo_data +[0-9.]+ (B|KiB|MiB|GiB)" "$T/df.txt" || fail "df (plain): $(cat "$T/df.txt")"
+J fs dump > "$T/fsd.json" && pyjson "$T/fsd.json" 'j["filesystems"][0]["name"]=="loligo" and j["filesystems"][0]["mds"][0]["name"]=="mds.0" and j["filesystems"][0]["mds"][0]["addr"].endswith(":'"$(cat "$T/mds.port")"'")' "fs dump"
+J fs ls > "$T/fsls.json" && pyjson "$T/fsls.json" 'j[0]["name"]=="loligo"' "fs ls"
+J fs status > "$T/fss.json" && pyjson "$T/fss.json" 'j["mds"]["state"]=="active" and j["inodes"]>=10' "fs status"
+J mds stat > "$T/ms.json" && pyjson "$T/ms.json" 'j["state"]=="active" and j["version"]=="'"$VERSION"'"' "mds stat"
+J tell mds.0 session ls > "$T/sl.json" || fail "session ls"
+pyjson "$T/sl.json" 'j[0]["hostname"]=="'"$(hostname)"'" and j[0]["mount_point"].startswith("'"$T/mnt"'") and j[0]["version"]=="'"$VERSION"'" and "num_caps" in j[0] and j[0]["pid"]=="'"$FUSE_PID"'"' "session ls: host, mount point, version, caps"
+L tell mds.0 session ls | grep -q "MOUNT POINT" || fail "session ls (plain)"
+J tell mds.0 ops > "$T/ops.json" && pyjson "$T/ops.json" 'j["num_ops"]==len(j["ops"])' "ops"
+# a request that cannot become safe: ops shows it with its age, health warns
+L tell mds.0 help > /dev/null || fail "tell mds.0 help"
+L daemon mds.0 config set mds_op_complaint_time 0.3 > /dev/null || fail "config set mds_op_complaint_time"
+L daemon mds.0 config set mds_journal_hold true > /dev/null || fail "config set mds_journal_hold"
+: > "$T/mnt/held-$RANDOM"
+for _ in $(seq 50); do J tell mds.0 ops > "$T/ops.json"; python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); sys.exit(0 if any(o["op"]=="create" and o["age_ms"]>300 for o in j["ops"]) else 1)' "$T/ops.json" && break; sleep 0.1; done
+pyjson "$T/ops.json" 'any(o["op"]=="create" and o["age_ms"]>300 and o["tid"]>0 and o["session"]==1 for o in j["ops"])' "ops: the held create with its age"
+J health detail > "$T/hd.json" && pyjson "$T/hd.json" '"MDS_SLOW_REQUEST" in j["checks"] and j["status"]!="HEALTH_OK"' "health: MDS_SLOW_REQUEST"
+L tell mds.0 ops | grep -q "create" || fail "ops (plain)"
+L daemon mds.0 config set mds_journal_hold false > /dev/null
+for _ in $(seq 50); do J tell mds.0 ops > "$T/ops.json"; python3 -c 'import json,sys; sys.exit(0 if json.load(open(sys.argv[1]))["num_ops"]==0 else 1)' "$T/ops.json" && break; sleep 0.1; done
+pyjson "$T/ops.json" 'j["num_ops"]==0' "ops after the journal writes again"
+L daemon mds.0 config set mds_op_complaint_time 30 > /dev/null
+J daemon mds.0 perf schema > "$T/ps.json" && pyjson "$T/ps.json" 'j["mds"]["requests"]["type"]=="counter" and j["mds"]["safe_reply_lat"]["type"]=="histogram"' "perf schema"
+J daemon client.admin config diff > "$T/cd.json" && pyjson "$T/cd.json" 'j["diff"]["client_keyring"]["source"]=="file" and j["diff"]["client_mds_addr"]["source"]=="cmdline"' "config diff"
+J daemon client.admin perf dump > "$T/pd.json" && pyjson "$T/pd.json" 'len(j) > 0' "daemon client.admin perf dump"
+J daemon "$CLASOK" version > "$T/ver.json" && pyjson "$T/ver.json" 'j["pid"]=='"$FUSE_PID" "daemon by path"
+echo "PASS: status/-s (health, units, op/s), health [detail], df, fs ls/status/dump, mds stat, session ls, ops, perf schema, config diff, daemon by name and path"
+
+# a second client from the same config: its own admin socket; by name it is ambiguous
+"$FUSE" -f -c "$T/loligo.conf" --client_mds_addr=127.0.0.1:"$(cat "$T/mds.port")" --no-mount --nfs 127.0.0.1:0 \
+	> "$T/fuse2.out" 2>&1 &
+F2=$!
+PIDS+=($F2)
+for _ in $(seq 100); do [ -S "$T/run/loligo-client.admin.$F2.asok" ] && break; sleep 0.1; done
+[ -S "$T/run/loligo-client.admin.$F2.asok" ] || fail "the second client has no socket of its own: $(ls "$T/run")"
+L daemon client.admin version > "$T/amb.out" 2>&1; rc=$?
+[ $rc = 2 ] && grep -q "2 daemons are client.admin" "$T/amb.out" && grep -q "$F2.asok" "$T/amb.out" ||
+	fail "daemon client.admin with two running: exit $rc: $(cat "$T/amb.out")"
+kill -TERM $F2; wait $F2
+L daemon client.admin version > /dev/null || fail "daemon client.admin once the second is gone"
+echo "PASS: two clients from one config: two sockets (\$pid), and by name the CLI says which"
+
+# exit codes that do not collide
+L daemon "$T/run/nothing.asok" help > /dev/null 2>&1; rc=$?; [ $rc = 3 ] || fail "no daemon: exit $rc, want 3"
+L tell mds.0 frobnicate > /dev/null 2>&1; rc=$?; [ $rc = 1 ] || fail "unknown command: exit $rc, want 1"
+L daemon mds.0 config set fs_name x > /dev/null 2>&1; rc=$?; [ $rc = 1 ] || fail "refused config set: exit $rc, want 1"
+L frob > /dev/null 2>&1; rc=$?; [ $rc = 2 ] || fail "bad usage: exit $rc, want 2"
+L df extra > /dev/null 2>&1; rc=$?; [ $rc = 2 ] || fail "extra argument: exit $rc, want 2"
+printf '[nfs]\nnfs_exports = id=1,path=/,rw,ro\n' > "$T/bad.conf"
+"$CLI" -c "$T/bad.conf" config check > /dev/null 2>&1; rc=$?; [ $rc = 1 ] || fail "config check of a bad config: exit $rc, want 1"
+echo "PASS: exit codes 1 (failed), 2 (usage), 3 (no daemon)"
+
+# completion: generated from the command table, lists them all, and a daemon's commands
+"$CLI" completion > "$T/completion.bash" || fail "loligo completion"
+cat > "$T/comp.sh" <<COMP
+source "$T/completion.bash"
+loligo() { "$CLI" "\$@"; }
+comp() { COMP_WORDS=("\$@"); COMP_CWORD=\$((\${#COMP_WORDS[@]} - 1)); COMPREPLY=(); _loligo; echo "\${COMPREPLY[*]}"; }
+echo "top: \$(comp loligo '')"
+echo "fs: \$(comp loligo fs '')"
+echo "health: \$(comp loligo health '')"
+echo "daemon: \$(comp loligo -c "$T/loligo.conf" daemon mds.0 '')"
+echo "format: \$(comp loligo --format '')"
+COMP
+bash "$T/comp.sh" > "$T/comp.out" 2>&1 || fail "completion script: $(cat "$T/comp.out")"
+for w in status health df fs mds tell daemon auth config completion help; do
+	grep "^top:" "$T/comp.out" | grep -qw "$w" || fail "completion does not list '$w': $(cat "$T/comp.out")"
+done
+grep "^fs:" "$T/comp.out" | grep -qw dump && grep "^fs:" "$T/comp.out" | grep -qw ls || fail "completion of 'fs': $(cat "$T/comp.out")"
+grep "^health:" "$T/comp.out" | grep -qw detail || fail "completion of 'health'"
+grep "^daemon:" "$T/comp.out" | grep -qw perf && grep "^daemon:" "$T/comp.out" | grep -qw journal ||
+	fail "completion of 'daemon mds.0' (the daemon's commands): $(cat "$T/comp.out")"
+grep "^format:" "$T/comp.out" | grep -qw json-pretty || fail "completion of --format"
+echo "PASS: bash completion lists every command, sub-commands and a daemon's own commands"
+
 # ---- the end: SIGTERM still stops cleanly --------------------------------------
 kill -TERM "$FUSE_PID"
 for _ in $(seq 200); do kill -0 "$FUSE_PID" 2>/dev/null || break; sleep 0.1; done
@@ -217,6 +322,10 @@ for _ in $(seq 200); do kill -0 "$MDS_PID" 2>/dev/null || break; sleep 0.1; done
 wait "$MDS_PID"; rc=$?
 [ "$rc" = 0 ] || fail "loligo-mds exited $rc on SIGTERM"
 grep -q "loligo-mds stopped" "$MDSLOG" || fail "loligo-mds did not log its clean stop"
+"$CLI" -c "$T/loligo.conf" --format json -s > "$T/down.json"; rc=$?
+[ $rc = 3 ] || fail "loligo -s with the MDS down: exit $rc, want 3"
+python3 -c 'import json,sys; h=json.load(open(sys.argv[1]))["health"]; assert h["status"]=="HEALTH_ERR" and "MDS_DOWN" in h["checks"]' "$T/down.json" ||
+	fail "loligo -s with the MDS down: $(cat "$T/down.json")"
 echo "PASS: SIGTERM stops both cleanly (exit 0, unmounted)"
 FAILED=0
 echo "ALL PASSED"

@@ -87,6 +87,16 @@ static __attribute__((unused)) void sample_session(struct mdsp_msg *m, uint32_t 
 	s->reason = strdup("evicted by the admin");
 	s->mds_epoch = 0x55aa;
 	s->max_file_size = (1ull << 40) + op;
+	if (op == MDSP_SESSION_REQUEST_OPEN || op == MDSP_SESSION_RECONNECT) {
+		static const char *const keys[] = { "hostname", "mount_point", "version", "entity" };
+
+		s->nmeta = 4;
+		s->meta = calloc(s->nmeta, sizeof(*s->meta));
+		for (i = 0; i < s->nmeta; i++) {
+			s->meta[i].key = strdup(keys[i]);
+			s->meta[i].val = i == 1 ? sample_str(MDSP_META_VAL_MAX, op) : strdup("x");
+		}
+	}
 	s->ncaps = ncaps;
 	s->caps = ncaps ? calloc(ncaps, sizeof(*s->caps)) : NULL;
 	for (i = 0; i < ncaps; i++) {
@@ -306,8 +316,11 @@ static __attribute__((unused)) int msg_eq(const struct mdsp_msg *a, const struct
 		    x->result != y->result || !str_eq(x->reason, y->reason) ||
 		    x->mds_epoch != y->mds_epoch || x->ncaps != y->ncaps ||
 		    memcmp(x->secret, y->secret, MDSP_KEY_LEN) || memcmp(x->proof, y->proof, MDSP_MAC_LEN) ||
-		    x->max_file_size != y->max_file_size)
+		    x->max_file_size != y->max_file_size || x->nmeta != y->nmeta)
 			return 0;
+		for (i = 0; i < x->nmeta; i++)
+			if (!str_eq(x->meta[i].key, y->meta[i].key) || !str_eq(x->meta[i].val, y->meta[i].val))
+				return 0;
 		for (i = 0; i < x->ncaps; i++)
 			if (x->caps[i].ino != y->caps[i].ino || x->caps[i].caps != y->caps[i].caps ||
 			    x->caps[i].wanted != y->caps[i].wanted)

@@ -573,7 +573,7 @@ START_TEST(test_session_v2_has_no_max_file_size)
 
 	sample_session(&m, MDSP_SESSION_OPEN, 0);
 	encode_ok(&m, &b);
-	as_older(&b, 2, 8);   /* without the trailing u64 */
+	as_older(&b, 2, 12);  /* without the trailing u64 and v4 metadata count */
 	ck_assert_int_eq(mdsp_decode_frame(b.data, b.len, &d, &why), 0);
 	ck_assert_uint_eq(d.session.max_file_size, 0);
 	m.session.max_file_size = 0;
@@ -583,6 +583,47 @@ START_TEST(test_session_v2_has_no_max_file_size)
 	b.data[MDSP_HDR_LEN] = 3;
 	reframe(b.data, b.len - MDSP_HDR_LEN);
 	ck_assert_int_eq(mdsp_decode_frame(b.data, b.len, &d, &why), -EBADMSG);
+	mdsp_buf_free(&b);
+	mdsp_msg_free(&m);
+}
+END_TEST
+
+/* An older peer's (version 3) SESSION has no client metadata: it decodes
+ * with none; a metadata count over its bound is refused. */
+START_TEST(test_session_v3_has_no_metadata)
+{
+	struct mdsp_msg m, d;
+	struct mdsp_buf b;
+	const char *why = NULL;
+	uint32_t i;
+	size_t tail = 4;
+
+	sample_session(&m, MDSP_SESSION_REQUEST_OPEN, 0);
+	ck_assert_uint_eq(m.session.nmeta, 4);
+	for (i = 0; i < m.session.nmeta; i++)
+		tail += 8 + strlen(m.session.meta[i].key) + strlen(m.session.meta[i].val);
+	encode_ok(&m, &b);
+	ck_assert_int_eq(mdsp_decode_frame(b.data, b.len, &d, &why), 0);
+	ck_assert(msg_eq(&m, &d));
+	ck_assert_str_eq(d.session.meta[0].key, "hostname");
+	mdsp_msg_free(&d);
+	/* the count says 17: over MDSP_META_MAX */
+	wr32le(b.data + b.len - tail, MDSP_META_MAX + 1);
+	reframe(b.data, b.len - MDSP_HDR_LEN);
+	ck_assert_int_eq(mdsp_decode_frame(b.data, b.len, &d, &why), -EBADMSG);
+	wr32le(b.data + b.len - tail, 4);
+	as_older(&b, 3, tail);
+	ck_assert_int_eq(mdsp_decode_frame(b.data, b.len, &d, &why), 0);
+	ck_assert_uint_eq(d.session.nmeta, 0);
+	for (i = 0; i < m.session.nmeta; i++) {
+		free(m.session.meta[i].key);
+		free(m.session.meta[i].val);
+	}
+	free(m.session.meta);
+	m.session.meta = NULL;
+	m.session.nmeta = 0;
+	ck_assert(msg_eq(&m, &d));
+	mdsp_msg_free(&d);
 	mdsp_buf_free(&b);
 	mdsp_msg_free(&m);
 }
@@ -1062,6 +1103,7 @@ static Suite *proto_suite(void)
 	tcase_add_test(tc, test_older_versions_decode);
 	tcase_add_test(tc, test_newer_compat_is_rejected);
 	tcase_add_test(tc, test_session_v2_has_no_max_file_size);
+	tcase_add_test(tc, test_session_v3_has_no_metadata);
 	tcase_add_test(tc, test_decoder_bounds);
 	tcase_add_test(tc, test_encoder_bounds);
 	tcase_add_test(tc, test_names);

@@ -25,26 +25,58 @@
 #define MAX_SIG_ARGS 16
 
 /* Report a transport failure in the words a user can act on. */
-static int report_io_error(const char *sock, const char *what, int r, int timeout_ms)
+int cli_io_exit(const char *sock, const char *what, int r, int timeout_ms, bool quiet)
 {
 	switch (-r) {
 	case ENOENT:
 	case ECONNREFUSED:
-		fprintf(stderr, "no daemon at %s: is it running?\n", sock);
-		break;
+		if (!quiet)
+			fprintf(stderr, "no daemon at %s: is it running?\n", sock);
+		return EXIT_NODAEMON;
 	case ETIMEDOUT:
-		fprintf(stderr, "%s (%s) did not answer within %d ms\n", what, sock, timeout_ms);
-		break;
+		if (!quiet)
+			fprintf(stderr, "%s (%s) did not answer within %d ms\n", what, sock, timeout_ms);
+		return EXIT_TIMEOUT;
 	case EPROTO:
-		fprintf(stderr, "%s (%s) sent a reply that is not valid admin-socket JSON\n", what, sock);
-		break;
+		if (!quiet)
+			fprintf(stderr, "%s (%s) sent a reply that is not valid admin-socket JSON\n", what, sock);
+		return EXIT_PROTO;
 	case ENAMETOOLONG:
-		fprintf(stderr, "socket path too long: %s\n", sock);
-		break;
+		if (!quiet)
+			fprintf(stderr, "socket path too long: %s\n", sock);
+		return EXIT_USAGE;
 	default:
-		fprintf(stderr, "cannot talk to %s (%s): %s\n", what, sock, strerror(-r));
+		if (!quiet)
+			fprintf(stderr, "cannot talk to %s (%s): %s\n", what, sock, strerror(-r));
 	}
 	return EXIT_NODAEMON;
+}
+
+static int report_io_error(const char *sock, const char *what, int r, int timeout_ms)
+{
+	return cli_io_exit(sock, what, r, timeout_ms, false);
+}
+
+int asok_fetch(const char *sock, const char *what, const char *prefix, int timeout_ms, bool quiet,
+	       struct json_object **out)
+{
+	struct json_object *req = json_object_new_object(), *v;
+	int r;
+
+	*out = NULL;
+	json_object_object_add(req, "prefix", json_object_new_string(prefix));
+	r = asok_request(sock, req, out, timeout_ms);
+	json_object_put(req);
+	if (r)
+		return cli_io_exit(sock, what, r, timeout_ms, quiet);
+	if (json_object_is_type(*out, json_type_object) && json_object_object_get_ex(*out, "errno", &v) &&
+	    json_object_object_get_ex(*out, "error", NULL)) {
+		if (!quiet)
+			fprintf(stderr, "%s: %s: %s\n", what, prefix,
+				json_object_get_string(json_object_object_get(*out, "error")));
+		return EXIT_FAIL;
+	}
+	return 0;
 }
 
 /* "ENOENT"-style name for the errors users see most */
@@ -241,10 +273,12 @@ int run_asok_command(const char *sock, const char *what, int nwords, char **word
 			fprintf(stderr, "Error %s: %s\n", errno_name(e), msg);
 		if (fmt != FMT_PLAIN)
 			render(stdout, reply, fmt, NULL);
-		code = e > 0 && e < 256 ? e : 1;
+		code = EXIT_FAIL;
 		goto out_put;
 	}
-	render(stdout, reply, fmt, json_object_get_string(json_object_object_get(req, "prefix")));
+	if (fmt != FMT_PLAIN ||
+	    !cli_pretty(stdout, json_object_get_string(json_object_object_get(req, "prefix")), reply))
+		render(stdout, reply, fmt, json_object_get_string(json_object_object_get(req, "prefix")));
 	code = 0;
 out_put:
 	json_object_put(reply);

@@ -53,7 +53,7 @@ static int emit_key(const char *name, const uint8_t secret[MDSP_KEY_LEN], const 
 	mdsp_keyring_free(&kr);
 	if (r) {
 		fprintf(stderr, "loligo: %s\n", err);
-		return -r;
+		return EXIT_FAIL;
 	}
 	fprintf(stderr, "loligo: wrote the key of %s to %s (give it to the client as client_keyring)\n", name,
 		out);
@@ -74,7 +74,7 @@ static int offline(const char *verb, const char *name, const char *keyring, cons
 		r = 0;          /* a new keyring */
 	if (r) {
 		fprintf(stderr, "loligo: %s\n", err);
-		return -r;
+		return EXIT_FAIL;
 	}
 	if (!strcmp(verb, "ls")) {
 		struct json_object *o = json_object_new_object(), *a = json_object_new_array();
@@ -96,13 +96,13 @@ static int offline(const char *verb, const char *name, const char *keyring, cons
 		else if ((r = mdsp_keyring_save(keyring, &kr, err, sizeof(err))))
 			fprintf(stderr, "loligo: %s\n", err);
 		mdsp_keyring_free(&kr);
-		return -r;
+		return EXIT_FAIL;
 	}
 	if (!k && !strcmp(verb, "get")) {
 		fprintf(stderr, "loligo: %s has no key for %s (create one with 'loligo auth get-or-create %s')\n",
 			keyring, name, name);
 		mdsp_keyring_free(&kr);
-		return ENOENT;
+		return EXIT_FAIL;
 	}
 	if (!k) {
 		r = mdsp_random(secret, sizeof(secret));
@@ -114,7 +114,7 @@ static int offline(const char *verb, const char *name, const char *keyring, cons
 			fprintf(stderr, "loligo: cannot add %s: %s\n", name, strerror(-r));
 		if (r) {
 			mdsp_keyring_free(&kr);
-			return -r;
+			return EXIT_FAIL;
 		}
 		k = mdsp_keyring_find(&kr, name);
 	}
@@ -141,8 +141,7 @@ static int online(const char *verb, const char *name, const char *sock, const ch
 	r = asok_request(sock, req, &rep, timeout_ms);
 	json_object_put(req);
 	if (r) {
-		fprintf(stderr, "loligo: mds.0 admin socket %s: %s\n", sock, strerror(-r));
-		return EXIT_NODAEMON;
+		return cli_io_exit(sock, "mds.0", r, timeout_ms, false);
 	}
 	if (json_object_object_get_ex(rep, "error", &v)) {
 		struct json_object *e;
@@ -150,7 +149,8 @@ static int online(const char *verb, const char *name, const char *sock, const ch
 
 		fprintf(stderr, "loligo: %s: %s\n", prefix, json_object_get_string(v));
 		json_object_put(rep);
-		return err ? err : EIO;
+		(void)err;
+		return EXIT_FAIL;
 	}
 	if (!strcmp(verb, "ls") || !strcmp(verb, "rm")) {
 		render(stdout, rep, fmt, prefix);
@@ -160,13 +160,13 @@ static int online(const char *verb, const char *name, const char *sock, const ch
 	if (!json_object_object_get_ex(rep, "key", &v)) {
 		fprintf(stderr, "loligo: %s: the reply has no key\n", prefix);
 		json_object_put(rep);
-		return EPROTO;
+		return EXIT_PROTO;
 	}
 	r = mdsp_key_unbase64(json_object_get_string(v), secret);
 	json_object_put(rep);
 	if (r) {
 		fprintf(stderr, "loligo: %s: the key in the reply is not base64 of %d bytes\n", prefix, MDSP_KEY_LEN);
-		return EPROTO;
+		return EXIT_PROTO;
 	}
 	r = emit_key(name, secret, out);
 	memset(secret, 0, sizeof(secret));
