@@ -160,7 +160,7 @@ static void check_read_only(struct mds *m, struct health *h)
 	char msg[512];
 
 	if (journal_health(m, msg, sizeof(msg)))
-		health_add(h, "MDS_READ_ONLY", true, "MDS in read-only mode: journal writes fail", msg);
+		health_add(h, "MDS_READ_ONLY", true, msg, msg);
 }
 
 /* A check for the fullness of @st ("metadata" or "data" store; store, 9.3). */
