@@ -150,7 +150,7 @@ int lc_wait_unsafe(struct lclient *c, struct lc_inode *in)
 	/* newest first: once it is SAFE the older ones mostly are too */
 	while ((u = list)) {
 		r = mdsc_wait_safe(c->mdsc, u->req);
-		if (r == -ETIMEDOUT) {
+		if (r == -ETIMEDOUT || r == -EINTR) {
 			/* still pending: they stay for the next fsync */
 			pthread_mutex_lock(&in->lock);
 			for (tail = &list; *tail; tail = &(*tail)->next)
@@ -284,6 +284,7 @@ static int client_alloc(struct lclient **out)
 	pthread_mutex_init(&c->oc_lock, NULL);
 	pthread_mutex_init(&c->work_lock, NULL);
 	pthread_mutex_init(&c->fh_lock, NULL);
+	pthread_mutex_init(&c->statfs_lock, NULL);
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&c->oc_cond, &ca);
@@ -541,6 +542,12 @@ int lclient_mount(struct lclient *c, const char *root_path)
 	}
 	if (c->asok)
 		mdsc_register_asok(c->mdsc, c->asok);
+	{
+		/* the first statfs answer, for when the MDS cannot give one */
+		struct statvfs sv;
+
+		lc_statfs(c, c->root, &sv);
+	}
 	c->mounted = true;
 	dinfo(CLIENT, "mounted %s (root ino %" PRIx64 ") from MDS %s, data pool %s",
 	      root_path ? root_path : c->mountpoint, c->root->ino, c->mds_addr, c->data_pool_name);
@@ -616,6 +623,7 @@ void lclient_destroy(struct lclient *c)
 	pthread_mutex_destroy(&c->oc_lock);
 	pthread_mutex_destroy(&c->work_lock);
 	pthread_mutex_destroy(&c->fh_lock);
+	pthread_mutex_destroy(&c->statfs_lock);
 	pthread_cond_destroy(&c->oc_cond);
 	pthread_cond_destroy(&c->work_cond);
 	free(c->mds_addr);

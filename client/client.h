@@ -19,6 +19,8 @@
 #ifndef LOLIGO_CLIENT_CLIENT_H
 #define LOLIGO_CLIENT_CLIENT_H
 
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -74,6 +76,45 @@ struct lc_callbacks {
 	void (*inval_inode)(void *arg, uint64_t ino, off_t off, off_t len);
 	void (*inval_dentry)(void *arg, uint64_t parent_ino, const char *name);
 };
+
+/*
+ * Interrupting a wait for the MDS (FUSE_INTERRUPT: a signal to the process
+ * that made the call).  Waits for the MDS are hard, as on ceph-fuse or a
+ * hard NFS mount: a request waits until the MDS is back.  A frontend that
+ * can tell when the caller gave up wraps the lc_* call:
+ *
+ *	lc_intr_begin(&it, arm, disarm, req);    on the calling thread
+ *	r = lc_lookup(...);
+ *	lc_intr_end(&it);                         before replying
+ *
+ * When a wait for the MDS inside the call lasts longer than a moment, the
+ * library calls @arm once, on that thread, and the frontend registers a
+ * callback that calls lc_intr_fire(&it) (fuse_req_interrupt_func).  From
+ * then on (or at once, if it fired already) the wait ends with -EINTR: an
+ * unanswered request is given up (it may still be carried out by the MDS,
+ * as with NFS intr), a wait for SAFE just stops waiting.  lc_intr_end()
+ * calls @disarm first if @arm was called, so the frontend takes its
+ * callback back before the token goes away.  Waits for the object store
+ * are bounded by the store's own timeouts and are not interrupted.
+ */
+struct lc_intr {
+	void (*arm)(struct lc_intr *it);
+	void (*disarm)(struct lc_intr *it);
+	void *arg;                    /* the frontend's (FUSE: its fuse_req_t) */
+	/* private to the client library */
+	pthread_mutex_t lock;         /* protects wait_lock/wait_cond */
+	_Atomic bool fired;
+	bool armed;                   /* only the calling thread reads and writes it */
+	pthread_mutex_t *wait_lock;   /* the wait in progress, to wake it */
+	pthread_cond_t *wait_cond;
+};
+
+/** lc_intr_begin - make @it the calling thread's interrupt for the next lc_* call. */
+void lc_intr_begin(struct lc_intr *it, void (*arm)(struct lc_intr *), void (*disarm)(struct lc_intr *), void *arg);
+/** lc_intr_end - the call is over: disarm (if armed) and forget @it. */
+void lc_intr_end(struct lc_intr *it);
+/** lc_intr_fire - the caller was interrupted: end the wait with -EINTR.  Any thread, while armed. */
+void lc_intr_fire(struct lc_intr *it);
 
 /* ---- lifetime --------------------------------------------------------- */
 

@@ -14,6 +14,7 @@
  *   writeback.c  dirty extents, the client_oc_size bound, the flusher thread
  *   purge.c      the purge thread: data of files whose last link went,
  *                removed in slices off every other thread, resumed at mount
+ *   intr.c       interruptible waits for the MDS (struct lc_intr, intr.h)
  *
  * Lifetime of an inode: every pointer handed out carries a reference
  * (in->ref).  The cache itself holds none: an unreferenced inode stays
@@ -216,6 +217,12 @@ struct lclient {
 	pthread_cond_t work_cond;
 	struct cap_work *work, **work_tail;
 	bool stop, kick;
+
+	/* the last statfs the MDS answered: lc_statfs answers from it while the
+	 * MDS cannot (no session, or no answer within client_statfs_timeout) */
+	pthread_mutex_t statfs_lock;  /* protects the two below; a leaf lock */
+	struct statvfs statfs_last;
+	bool statfs_valid;
 
 	/* open handles, so an unmount can release those the frontend never
 	 * released (FUSE: a RELEASE still queued when the session ends) */

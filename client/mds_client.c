@@ -72,6 +72,7 @@
  * and mdsc_mutex_hold(section, ns) fires on every release.
  */
 #include "client/mds_client_int.h"
+#include "client/intr.h"
 
 #include <errno.h>
 #include <json-c/json.h>
@@ -534,21 +535,54 @@ static int submit_request(struct mds_client *m, struct mdsc_req *r)
 }
 
 /* Wait under r->lock until @mask is set in r->state, ABORTED, or @deadline_ns (0: none). */
+/*
+ * Wait under r->lock until @mask is set in r->state, ABORTED, or
+ * @deadline_ns (0: none): -ETIMEDOUT.  If the calling thread has an
+ * lc_intr (a frontend call its caller may interrupt), a wait that lasts
+ * past LC_INTR_ARM_NS arms it, and its firing ends the wait with -EINTR.
+ */
 static int wait_state(struct mdsc_req *r, uint32_t mask, uint64_t deadline_ns)
 {
-	struct timespec ts = ns_to_timespec(deadline_ns);
+	struct lc_intr *it = lc_intr_current();
+	uint64_t arm_ns = it ? now_mono_ns() + LC_INTR_ARM_NS : 0;
+	bool watching = false;
 	int ret = 0;
 
 	pthread_mutex_lock(&r->lock);
 	while (!(atomic_load(&r->state) & (mask | RS_ABORTED))) {
-		if (!deadline_ns) {
+		uint64_t until = deadline_ns;
+		int w;
+
+		if (lc_intr_fired(it)) {
+			ret = -EINTR;
+			break;
+		}
+		if (it && !watching && (!until || arm_ns < until))
+			until = arm_ns;
+		if (!until) {
 			pthread_cond_wait(&r->cond, &r->lock);
-		} else if (pthread_cond_timedwait(&r->cond, &r->lock, &ts) == ETIMEDOUT) {
+			continue;
+		}
+		struct timespec ts = ns_to_timespec(until);
+
+		w = pthread_cond_timedwait(&r->cond, &r->lock, &ts);
+		if (w != ETIMEDOUT)
+			continue;
+		if (deadline_ns && now_mono_ns() >= deadline_ns) {
 			ret = -ETIMEDOUT;
 			break;
 		}
+		if (it && !watching) {
+			/* a long wait: let the frontend's interrupt reach us */
+			pthread_mutex_unlock(&r->lock);
+			lc_intr_watch(it, &r->lock, &r->cond);
+			watching = true;
+			pthread_mutex_lock(&r->lock);
+		}
 	}
 	pthread_mutex_unlock(&r->lock);
+	if (watching)
+		lc_intr_unwatch(it);
 	return ret;
 }
 
@@ -563,12 +597,20 @@ int mdsc_do_request(struct mds_client *m, struct mds_request *pub)
 	ret = submit_request(m, r);
 	if (ret)
 		goto out;
-	if (wait_state(r, RS_GOT_REPLY, tmo ? t0 + tmo : 0) == -ETIMEDOUT &&
-	    mdsc_abort_request(m, r, -ETIMEDOUT, true)) {
+	if (pub->timeout_ns)
+		tmo = pub->timeout_ns;
+	ret = wait_state(r, RS_GOT_REPLY, tmo ? t0 + tmo : 0);
+	if (ret == -ETIMEDOUT && mdsc_abort_request(m, r, -ETIMEDOUT, true)) {
 		perf_inc(&m->c_timeouts, 1);
-		derr(CLIENT, "mds request tid %llu (%s) got no reply within %.1f s (client_request_timeout): "
-		     "giving up with ETIMEDOUT", (unsigned long long)r->tid, mdsp_op_name(pub->args.op),
-		     (double)tmo / 1e9);
+		if (!pub->timeout_ns)
+			derr(CLIENT, "mds request tid %llu (%s) got no reply within %.1f s (client_request_timeout): "
+			     "giving up with ETIMEDOUT", (unsigned long long)r->tid, mdsp_op_name(pub->args.op),
+			     (double)tmo / 1e9);
+	} else if (ret == -EINTR && mdsc_abort_request(m, r, -EINTR, true)) {
+		/* the caller was interrupted (a signal): it may still be carried out */
+		perf_inc(&m->c_interrupted, 1);
+		dout(CLIENT, 5, "mds request tid %llu (%s) interrupted while waiting for its reply",
+		     (unsigned long long)r->tid, mdsp_op_name(pub->args.op));
 	}
 	pthread_mutex_lock(&r->lock);
 	st = atomic_load(&r->state);
@@ -637,7 +679,7 @@ int mdsc_sync_until(struct mds_client *m, uint64_t deadline_ns)
 		if (!ret)
 			ret = safe_result(r);
 		mdsc_req_put(r);
-		if (ret == -ETIMEDOUT)
+		if (ret == -ETIMEDOUT || ret == -EINTR)
 			return ret;
 		if (ret && !first_err)
 			first_err = ret;
@@ -820,6 +862,7 @@ static void perf_setup(struct mds_client *m)
 	perf_register_counter(MDSC_PERF_GROUP, "sessions_opened", &m->c_opens);
 	perf_register_counter(MDSC_PERF_GROUP, "reconnects_rejected", &m->c_rejects);
 	perf_register_counter(MDSC_PERF_GROUP, "request_timeouts", &m->c_timeouts);
+	perf_register_counter(MDSC_PERF_GROUP, "requests_interrupted", &m->c_interrupted);
 	perf_register_counter(MDSC_PERF_GROUP, "unsafe_lost", &m->c_unsafe_lost);
 	perf_register_counter(MDSC_PERF_GROUP, "sent_lost", &m->c_sent_lost);
 	perf_register_counter(MDSC_PERF_GROUP, "direct_sends", &m->c_direct_sends);

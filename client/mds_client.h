@@ -44,6 +44,8 @@ struct mds_request {
 	struct mdsp_reply *reply;   /* the first reply (UNSAFE or SAFE; later ones only move the
 				     * state); owned by the request */
 	int result;                 /* reply->result, or -errno from the session layer */
+	uint64_t timeout_ns;        /* caller, optional: give up on the first reply after this
+				     * (-ETIMEDOUT, quietly) instead of client_request_timeout */
 	/* the rest is private to mds_client.c */
 	void *priv;
 };
@@ -120,7 +122,9 @@ int mdsc_request_safe_state(struct mds_request *req);
  * restarts: the request is resent/replayed on reconnect.
  * A request is submitted once (-EINVAL on a second call: make a new one).
  * -ETIMEDOUT comes only with client_request_timeout > 0 (default 0: wait
- * for the MDS to come back); -ESHUTDOWN when mdsc_destroy() gave up on it.
+ * for the MDS to come back) or @req->timeout_ns; -ESHUTDOWN when
+ * mdsc_destroy() gave up on it; -EINTR when the calling thread's lc_intr
+ * fired (client.h) while it had no reply yet.
  * On success @req->reply holds the first reply until the last put.
  */
 int mdsc_do_request(struct mds_client *mdsc, struct mds_request *req);

@@ -139,6 +139,7 @@ struct mds_session {
 	bool lost;                      /* evicted: the next open fails the UNSAFE requests */
 	uint32_t reconnects;
 	uint32_t stale_count;
+	uint64_t wait_logged_ns;        /* last "waiting for the MDS" line (0: not waiting) */
 };
 
 struct mds_client {
@@ -186,7 +187,7 @@ struct mds_client {
 	_Atomic uint64_t out_bytes, out_frames;  /* queued on every connection */
 	struct perf_counter c_sent, c_replies_unsafe, c_replies_safe, c_replies_replayed;
 	struct perf_counter c_replays, c_retries, c_reconnects, c_opens, c_rejects;
-	struct perf_counter c_timeouts, c_unsafe_lost, c_sent_lost;
+	struct perf_counter c_timeouts, c_unsafe_lost, c_sent_lost, c_interrupted;
 	struct perf_counter c_direct_sends;     /* frames a submitter sent itself (idle socket) */
 };
 

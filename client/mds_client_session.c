@@ -71,6 +71,7 @@
 #include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <json-c/json.h>
 #include <netdb.h>
 #include <netinet/in.h>
@@ -1461,6 +1462,57 @@ static uint64_t renew_interval_locked(struct mds_client *m)
 	return iv;
 }
 
+/*
+ * Requests waiting for the MDS longer than client_wait_log_interval: say
+ * so once per interval, with what they wait for and why (a mount that
+ * hangs on a dead MDS must not be silent).  Caller holds the client mutex;
+ * *@next is pulled in to the next time a line may be due.
+ */
+static void wait_log_locked(struct mds_client *m, uint64_t now, uint64_t *next)
+{
+	struct mds_session *s = &m->session;
+	uint64_t iv = mdsc_secs_to_ns(CFG_client_wait_log_interval), idx = 0, age, n;
+	struct mdsc_req *r;
+	uint32_t op, st;
+	char why[160];
+
+	if (!iv)
+		return;
+	r = mdsc_req_next(m, &idx, UINT64_MAX);   /* the oldest request still in the map */
+	if (!r) {
+		if (s->wait_logged_ns)
+			dinfo(CLIENT, "mds %s: no request waits any more", m->addr);
+		s->wait_logged_ns = 0;
+		return;
+	}
+	age = now > r->submit_ns ? now - r->submit_ns : 0;
+	op = r->pub.args.op;
+	st = atomic_load(&r->state);
+	mdsc_req_put(r);
+	if (age < iv) {
+		if (r->submit_ns + iv < *next)
+			*next = r->submit_ns + iv;
+		return;
+	}
+	if (s->wait_logged_ns && now - s->wait_logged_ns < iv) {
+		if (s->wait_logged_ns + iv < *next)
+			*next = s->wait_logged_ns + iv;
+		return;
+	}
+	n = xa_count(&m->requests);
+	if (s->state == SESS_OPEN && s->conn)
+		snprintf(why, sizeof(why), "the session is open: the MDS has not %s it yet",
+			 (st & RS_GOT_REPLY) ? "made it durable (SAFE)" : "answered");
+	else
+		snprintf(why, sizeof(why), "no session (%s%s%s)", state_name(s->state),
+			 s->last_error ? ": " : "", s->last_error ? strerror(-s->last_error) : "");
+	dinfo(CLIENT, "mds %s: waiting for the MDS: %" PRIu64 " request%s outstanding, the oldest (tid %" PRIu64
+	      ", %s) for %.0f s; %s", m->addr, n, n == 1 ? "" : "s", idx, mdsp_op_name(op), (double)age / 1e9, why);
+	s->wait_logged_ns = now;
+	if (now + iv < *next)
+		*next = now + iv;
+}
+
 static void *session_main(void *arg)
 {
 	struct mds_client *m = arg;
@@ -1542,6 +1594,7 @@ static void *session_main(void *arg)
 			    atomic_load(&c->last_rx_ns) + tmo < next)
 				next = atomic_load(&c->last_rx_ns) + tmo + 1;
 		}
+		wait_log_locked(m, now, &next);
 		if (!m->kick)
 			mdsc_cond_wait(m, &m->tick_cond, next, SEC_SESSION, &t0);
 	}

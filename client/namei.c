@@ -671,14 +671,52 @@ ssize_t lc_readlink(struct lclient *c, struct lc_inode *in, char *buf, size_t si
 	return (ssize_t)n;
 }
 
+/* The last answer, if there is one: 0 and @st, or -ENOENT. */
+static int statfs_cached(struct lclient *c, struct statvfs *st)
+{
+	int r = -ENOENT;
+
+	pthread_mutex_lock(&c->statfs_lock);
+	if (c->statfs_valid) {
+		*st = c->statfs_last;
+		r = 0;
+	}
+	pthread_mutex_unlock(&c->statfs_lock);
+	return r;
+}
+
+/*
+ * statfs is what df, shells and desktop file managers call to draw a
+ * mount; it must not hang them while the MDS is away (item 9.7).  With no
+ * session, or no answer within client_statfs_timeout, the last answer is
+ * given again (the numbers are what the MDS last said; nothing is known to
+ * be better).  Only before any answer at all does it wait like any request.
+ */
 int lc_statfs(struct lclient *c, struct lc_inode *in, struct statvfs *st)
 {
-	struct mds_request *req = lc_req_new(c, MDSP_OP_STATFS, in ? in->ino : MDSP_ROOT_INO, NULL);
+	struct mds_request *req;
+	uint64_t tmo = lc_secs_ns(CFG_client_statfs_timeout);
 	int r;
 
+	if (c->mdsc && !mdsc_is_open(c->mdsc) && statfs_cached(c, st) == 0) {
+		dout(CLIENT, 10, "statfs: no MDS session: the last answer");
+		return 0;
+	}
+	req = lc_req_new(c, MDSP_OP_STATFS, in ? in->ino : MDSP_ROOT_INO, NULL);
 	if (!req)
 		return -ENOTCONN;
+	if (tmo) {
+		pthread_mutex_lock(&c->statfs_lock);
+		if (c->statfs_valid)
+			req->timeout_ns = tmo;   /* else: wait, there is nothing to answer with */
+		pthread_mutex_unlock(&c->statfs_lock);
+	}
 	r = lc_req_run(c, req, NULL);
+	if ((r == -ETIMEDOUT || r == -EINTR) && req->timeout_ns && statfs_cached(c, st) == 0) {
+		dout(CLIENT, 5, "statfs: no answer from the MDS within %.1f s: the last answer", (double)tmo / 1e9);
+		mdsc_request_put(req);
+		return 0;
+	}
 	if (r == 0 && req->reply) {
 		const struct mdsp_statfs *s = &req->reply->statfs;
 		memset(st, 0, sizeof(*st));
@@ -691,6 +729,10 @@ int lc_statfs(struct lclient *c, struct lc_inode *in, struct statvfs *st)
 		st->f_ffree = s->ffree;
 		st->f_favail = s->ffree;
 		st->f_namemax = s->namemax ? s->namemax : MDSP_NAME_MAX;
+		pthread_mutex_lock(&c->statfs_lock);
+		c->statfs_last = *st;
+		c->statfs_valid = true;
+		pthread_mutex_unlock(&c->statfs_lock);
 	}
 	mdsc_request_put(req);
 	return r;

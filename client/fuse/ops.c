@@ -53,6 +53,42 @@ static inline struct lc_fh *FH(const struct fuse_file_info *fi)
 	return (struct lc_fh *)(uintptr_t)fi->fh;
 }
 
+/*
+ * Waits for the MDS are hard (it may come back), but the caller may give
+ * up: a signal to it makes the kernel send FUSE_INTERRUPT, and that ends
+ * such a wait with EINTR (client.h, struct lc_intr).  Every lc_* call that
+ * may wait for the MDS runs inside INTR(): once a wait lasts, the library
+ * arms it, registering the interrupt callback with libfuse; lc_intr_end()
+ * takes the callback back (fuse_req_interrupt_func(req, NULL, NULL) waits
+ * for one that is running) before the handler replies, so it never runs
+ * after the request is gone.  A FLUSH the kernel sends for a close() of an
+ * inherited fd is interruptible the same way: the kernel waits for our
+ * answer even after the signal, and that answer now comes.
+ */
+static void intr_cb(fuse_req_t req, void *data)
+{
+	(void)req;
+	lc_intr_fire(data);
+}
+
+static void intr_arm(struct lc_intr *it)
+{
+	fuse_req_interrupt_func(it->arg, intr_cb, it);
+}
+
+static void intr_disarm(struct lc_intr *it)
+{
+	fuse_req_interrupt_func(it->arg, NULL, NULL);
+}
+
+#define INTR(req, call) ({                                             \
+	struct lc_intr intr__;                                          \
+	lc_intr_begin(&intr__, intr_arm, intr_disarm, (req));           \
+	__typeof__(call) ret__ = (call);                                \
+	lc_intr_end(&intr__);                                           \
+	ret__;                                                          \
+})
+
 /* The edge: -errno from the client library becomes the kernel's errno.
  * Failures other than the everyday ones are logged (debug_fuse 5). */
 #define REPLY_ERR(req, r) reply_err((req), (r), __func__)
@@ -226,7 +262,7 @@ static void ll_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 	int r;
 
 	get_cred(lf, req, &cr);
-	r = lc_lookup(lf->c, IN(lf, parent), name, &cr, &a, &in);
+	r = INTR(req, lc_lookup(lf->c, IN(lf, parent), name, &cr, &a, &in));
 	if (r == -ENOENT && lf->negative_timeout > 0) {
 		struct fuse_entry_param e;
 		memset(&e, 0, sizeof(e));
@@ -273,7 +309,7 @@ static void ll_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 
 	(void)fi;
 	get_cred(lf, req, &cr);
-	r = lc_getattr(lf->c, in, &cr, false, &a);
+	r = INTR(req, lc_getattr(lf->c, in, &cr, false, &a));
 	if (r < 0)
 		REPLY_ERR(req, r);
 	else
@@ -342,9 +378,9 @@ static void ll_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *st, int to_s
 	dout(FUSE, 20, "setattr ino 0x%llx to_set 0x%x -> mask 0x%x%s", (unsigned long long)ino, (unsigned)to_set,
 	     (unsigned)mask, fi ? " (handle)" : "");
 	if (mask && fi)   /* ftruncate, or O_TRUNC: checked against the handle */
-		r = lc_fsetattr(lf->c, FH(fi), &set, mask, &cr, &a);
+		r = INTR(req, lc_fsetattr(lf->c, FH(fi), &set, mask, &cr, &a));
 	else
-		r = lc_setattr(lf->c, in, &set, mask, &cr, &a);
+		r = INTR(req, lc_setattr(lf->c, in, &set, mask, &cr, &a));
 	if (r < 0) {
 		REPLY_ERR(req, r);
 		return;
@@ -364,7 +400,7 @@ static void ll_readlink(fuse_req_t req, fuse_ino_t ino)
 	ssize_t n;
 
 	get_cred(lf, req, &cr);
-	n = lc_readlink(lf->c, IN(lf, ino), buf, sizeof(buf), &cr);
+	n = INTR(req, lc_readlink(lf->c, IN(lf, ino), buf, sizeof(buf), &cr));
 	if (n < 0) {
 		REPLY_ERR(req, (int)n);
 		return;
@@ -387,7 +423,7 @@ static void ll_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t
 	int r;
 
 	get_cred(lf, req, &cr);
-	r = lc_mknod(lf->c, IN(lf, parent), name, mode, rdev, &cr, &a, &in);
+	r = INTR(req, lc_mknod(lf->c, IN(lf, parent), name, mode, rdev, &cr, &a, &in));
 	if (r < 0)
 		REPLY_ERR(req, r);
 	else
@@ -404,7 +440,7 @@ static void ll_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t
 	int r;
 
 	get_cred(lf, req, &cr);
-	r = lc_mkdir(lf->c, IN(lf, parent), name, mode & 07777, &cr, &a, &in);
+	r = INTR(req, lc_mkdir(lf->c, IN(lf, parent), name, mode & 07777, &cr, &a, &in));
 	if (r < 0)
 		REPLY_ERR(req, r);
 	else
@@ -421,7 +457,7 @@ static void ll_symlink(fuse_req_t req, const char *link, fuse_ino_t parent, cons
 	int r;
 
 	get_cred(lf, req, &cr);
-	r = lc_symlink(lf->c, IN(lf, parent), name, link, &cr, &a, &in);
+	r = INTR(req, lc_symlink(lf->c, IN(lf, parent), name, link, &cr, &a, &in));
 	if (r < 0)
 		REPLY_ERR(req, r);
 	else
@@ -463,9 +499,9 @@ static void ll_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const 
 	int r;
 
 	get_cred(lf, req, &cr);
-	r = may_link(lf, in, &cr);
+	r = INTR(req, may_link(lf, in, &cr));
 	if (r == 0)
-		r = lc_link(lf->c, in, IN(lf, newparent), newname, &cr, &a);
+		r = INTR(req, lc_link(lf->c, in, IN(lf, newparent), newname, &cr, &a));
 	if (r < 0) {
 		REPLY_ERR(req, r);
 		return;
@@ -481,7 +517,7 @@ static void ll_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 	struct lc_cred cr;
 
 	get_cred(lf, req, &cr);
-	REPLY_ERR(req, lc_unlink(lf->c, IN(lf, parent), name, &cr));
+	REPLY_ERR(req, INTR(req, lc_unlink(lf->c, IN(lf, parent), name, &cr)));
 }
 
 static void ll_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
@@ -491,7 +527,7 @@ static void ll_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 	struct lc_cred cr;
 
 	get_cred(lf, req, &cr);
-	REPLY_ERR(req, lc_rmdir(lf->c, IN(lf, parent), name, &cr));
+	REPLY_ERR(req, INTR(req, lc_rmdir(lf->c, IN(lf, parent), name, &cr)));
 }
 
 static void ll_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_t newparent,
@@ -508,7 +544,7 @@ static void ll_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_
 		return;
 	}
 	get_cred(lf, req, &cr);
-	REPLY_ERR(req, lc_rename(lf->c, IN(lf, parent), name, IN(lf, newparent), newname, flags, &cr));
+	REPLY_ERR(req, INTR(req, lc_rename(lf->c, IN(lf, parent), name, IN(lf, newparent), newname, flags, &cr)));
 	/* a name moved into a directory not everyone may search: taken back now */
 	lfuse_inval_drain(lf);
 }
@@ -528,7 +564,7 @@ static void ll_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_
 	int r;
 
 	get_cred(lf, req, &cr);
-	r = lc_create(lf->c, IN(lf, parent), name, mode, fi->flags, &cr, &a, &in, &fh);
+	r = INTR(req, lc_create(lf->c, IN(lf, parent), name, mode, fi->flags, &cr, &a, &in, &fh));
 	if (r < 0) {
 		REPLY_ERR(req, r);
 		return;
@@ -552,7 +588,7 @@ static void ll_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	int r;
 
 	get_cred(lf, req, &cr);
-	r = lc_open(lf->c, IN(lf, ino), fi->flags, &cr, &fh);
+	r = INTR(req, lc_open(lf->c, IN(lf, ino), fi->flags, &cr, &fh));
 	if (r < 0) {
 		REPLY_ERR(req, r);
 		return;
@@ -606,14 +642,14 @@ static void ll_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t off, of
 {
 	(void)ino;
 	perf_inc(&LF(req)->perf.write, 1);
-	REPLY_ERR(req, lc_fallocate(LF(req)->c, FH(fi), mode, off, len));
+	REPLY_ERR(req, INTR(req, lc_fallocate(LF(req)->c, FH(fi), mode, off, len)));
 }
 
 static void ll_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	(void)ino;
 	perf_inc(&LF(req)->perf.flush, 1);
-	REPLY_ERR(req, lc_flush(LF(req)->c, FH(fi)));
+	REPLY_ERR(req, INTR(req, lc_flush(LF(req)->c, FH(fi))));
 }
 
 static void ll_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
@@ -627,7 +663,7 @@ static void ll_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_f
 {
 	(void)ino;
 	perf_inc(&LF(req)->perf.fsync, 1);
-	REPLY_ERR(req, lc_fsync(LF(req)->c, FH(fi), datasync != 0));
+	REPLY_ERR(req, INTR(req, lc_fsync(LF(req)->c, FH(fi), datasync != 0)));
 }
 
 /* ---- directories --------------------------------------------------------- */
@@ -649,7 +685,7 @@ static void ll_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 		int r;
 
 		get_cred(lf, req, &cr);
-		r = lc_access(lf->c, IN(lf, ino), R_OK, &cr);
+		r = INTR(req, lc_access(lf->c, IN(lf, ino), R_OK, &cr));
 		if (r < 0) {
 			REPLY_ERR(req, r);
 			return;
@@ -683,7 +719,7 @@ static void ll_fsyncdir(fuse_req_t req, fuse_ino_t ino, int datasync, struct fus
 	(void)fi;
 	/* Directory changes are MDS requests: wait until they are all SAFE. */
 	perf_inc(&LF(req)->perf.fsync, 1);
-	REPLY_ERR(req, lc_sync_fs(LF(req)->c));
+	REPLY_ERR(req, INTR(req, lc_sync_fs(LF(req)->c)));
 }
 
 struct rd_ctx {
@@ -797,8 +833,8 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, b
 		if (add_dot(&rc, "..", pino, DOT_OFFSETS))
 			goto reply;
 	}
-	r = lc_readdir(lf->c, dir, off >= DOT_OFFSETS ? (uint64_t)off - DOT_OFFSETS : 0, plus, &cr,
-		       rd_fill, &rc, &eof);
+	r = INTR(req, lc_readdir(lf->c, dir, off >= DOT_OFFSETS ? (uint64_t)off - DOT_OFFSETS : 0, plus, &cr,
+		       rd_fill, &rc, &eof));
 	if (r < 0 && rc.pos == 0) {
 		free(rc.buf);
 		free(rc.ins);
@@ -836,7 +872,7 @@ static void ll_statfs(fuse_req_t req, fuse_ino_t ino)
 	int r;
 
 	memset(&st, 0, sizeof(st));
-	r = lc_statfs(lf->c, ino ? IN(lf, ino) : lf->root, &st);
+	r = INTR(req, lc_statfs(lf->c, ino ? IN(lf, ino) : lf->root, &st));
 	if (r < 0)
 		REPLY_ERR(req, r);
 	else
@@ -868,7 +904,7 @@ static void ll_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const 
 	}
 
 	get_cred(lf, req, &cr);
-	REPLY_ERR(req, lc_setxattr(lf->c, IN(lf, ino), name, value, size, flags, &cr));
+	REPLY_ERR(req, INTR(req, lc_setxattr(lf->c, IN(lf, ino), name, value, size, flags, &cr)));
 }
 
 static void ll_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size)
@@ -891,7 +927,7 @@ static void ll_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t
 			return;
 		}
 	}
-	n = lc_getxattr(lf->c, IN(lf, ino), name, buf, size, &cr);
+	n = INTR(req, lc_getxattr(lf->c, IN(lf, ino), name, buf, size, &cr));
 	if (n < 0)
 		REPLY_ERR(req, (int)n);
 	else if (!size)
@@ -919,7 +955,7 @@ static void ll_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 			return;
 		}
 	}
-	n = lc_listxattr(lf->c, IN(lf, ino), buf, size, &cr);
+	n = INTR(req, lc_listxattr(lf->c, IN(lf, ino), buf, size, &cr));
 	if (n < 0)
 		REPLY_ERR(req, (int)n);
 	else if (!size)
@@ -943,7 +979,7 @@ static void ll_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
 	}
 
 	get_cred(lf, req, &cr);
-	REPLY_ERR(req, lc_removexattr(lf->c, IN(lf, ino), name, &cr));
+	REPLY_ERR(req, INTR(req, lc_removexattr(lf->c, IN(lf, ino), name, &cr)));
 }
 
 static void ll_access(fuse_req_t req, fuse_ino_t ino, int mask)
@@ -953,7 +989,7 @@ static void ll_access(fuse_req_t req, fuse_ino_t ino, int mask)
 	struct lc_cred cr;
 
 	get_cred(lf, req, &cr);
-	REPLY_ERR(req, lc_access(lf->c, IN(lf, ino), mask, &cr));
+	REPLY_ERR(req, INTR(req, lc_access(lf->c, IN(lf, ino), mask, &cr)));
 }
 
 const struct fuse_lowlevel_ops lfuse_ops = {

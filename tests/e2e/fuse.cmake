@@ -34,3 +34,16 @@ if(TARGET loligo-fuse AND TARGET loligo-mds)
   add_dependencies(test_fuse_posix loligo-fuse loligo-mds)
   set_tests_properties(test_fuse_posix PROPERTIES SKIP_RETURN_CODE 77 RUN_SERIAL TRUE)
 endif()
+
+# Waiting is bounded where users expect it (issue 9.7): statfs without the
+# MDS, interruptible waits for the MDS (FUSE_INTERRUPT), an inherited fd's
+# close(), the "waiting for the MDS" log line.
+if(TARGET loligo-fuse AND TARGET loligo-mds)
+  loligo_check_test(test_fuse_waits
+    SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_fuse_waits.c ${CMAKE_CURRENT_LIST_DIR}/test_fuse_harness.c
+    LIBS loligo_proto loligo_common
+    LABELS e2e fuse
+    TIMEOUT 300)
+  add_dependencies(test_fuse_waits loligo-fuse loligo-mds)
+  set_tests_properties(test_fuse_waits PROPERTIES SKIP_RETURN_CODE 77 RUN_SERIAL TRUE)
+endif()

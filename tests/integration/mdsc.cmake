@@ -7,6 +7,7 @@ if(TARGET loligo-mds)
   loligo_check_test(test_mdsc_mds
     SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_mdsc_mds.c
             ${CMAKE_SOURCE_DIR}/client/mds_client.c
+            ${CMAKE_SOURCE_DIR}/client/intr.c
             ${CMAKE_SOURCE_DIR}/client/mds_client_session.c
     LIBS loligo_proto loligo_common PkgConfig::URCU
     LABELS integration client mdsc

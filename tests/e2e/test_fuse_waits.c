@@ -1,0 +1,387 @@
+/*
+ * test_fuse_waits.c - waiting is bounded where users expect it (issue 9.7),
+ * over the real FUSE mount with the MDS stopped (killed, or SIGSTOPped:
+ * alive but silent):
+ *   - statfs answers at once from the last values the MDS gave, or after
+ *     client_statfs_timeout when the MDS is silent;
+ *   - a lookup waiting for the MDS (hard, as ceph-fuse) ends with EINTR
+ *     when its process gets a signal (FUSE_INTERRUPT);
+ *   - so does a close() that flushes, in a process that inherited the fd
+ *     (the kernel waits for a FLUSH even after a signal, so this one hung
+ *     the process for good, SIGKILL included);
+ *   - the mount logs, once per client_wait_log_interval, that it waits
+ *     and why;
+ *   - once the MDS is back, the same mount goes on, and the interrupted
+ *     flush's size reaches the MDS.
+ *
+ * Every operation that may hang runs in a forked child with a deadline: a
+ * child stuck past it is a failure, and the teardown kills the FUSE daemon
+ * if even SIGKILL does not free it (a forced FLUSH).
+ */
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <json-c/json.h>
+
+#include "common/admin_sock.h"
+#include "tests/e2e/test_fuse_harness.h"
+
+static struct lfs fs;
+
+static const char *P(const char *rel)
+{
+	static char buf[4][PATH_MAX];
+	static int i;
+
+	i = (i + 1) % 4;
+	return lfs_path(&fs, rel, buf[i], sizeof(buf[i]));
+}
+
+static long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
+}
+
+static void setup(void)
+{
+	if (lfs_init(&fs) != 0) {
+		lfs_cleanup(&fs);
+		fprintf(stderr, "e2e setup failed\n");
+		exit(1);
+	}
+}
+
+/* A case that failed may leave a process in a FLUSH the kernel waits for
+ * uninterruptibly: kill loligo-fuse first (that aborts its requests), then
+ * clean up as usual. */
+static void teardown(void)
+{
+	char path[PATH_MAX + 16];
+	FILE *f;
+	int pid = 0;
+
+	snprintf(path, sizeof(path), "%s/fuse.pid", fs.dir);
+	f = fopen(path, "r");
+	if (f) {
+		if (fscanf(f, "%d", &pid) == 1 && pid > 0)
+			kill(pid, SIGKILL);
+		fclose(f);
+	}
+	lfs_cleanup(&fs);
+}
+
+static void start_all(const char *opts)
+{
+	if (lfs_mds_start(&fs) != 0 || lfs_mount(&fs, opts) != 0) {
+		lfs_dump_logs(&fs);
+		ck_abort_msg("cannot start loligo-mds and mount loligo-fuse");
+	}
+}
+
+static void on_usr1(int sig)
+{
+	(void)sig;
+}
+
+/* A child that gets SIGUSR1 without SA_RESTART, as a user's ^C would reach it. */
+static void child_signals(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_usr1;
+	sigaction(SIGUSR1, &sa, NULL);
+}
+
+/* Is @pid blocked in a FUSE request (its kernel stack says so)? */
+static bool in_fuse_request(pid_t pid)
+{
+	char path[64], buf[4096];
+	FILE *f;
+	size_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/stack", (int)pid);
+	f = fopen(path, "r");
+	if (!f)
+		return false;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	return strstr(buf, "fuse") != NULL;
+}
+
+static void wait_in_fuse(pid_t pid)
+{
+	long end = now_ms() + 10000;
+
+	while (now_ms() < end && !in_fuse_request(pid))
+		usleep(10000);
+	ck_assert_msg(in_fuse_request(pid), "child %d never blocked in a FUSE request", (int)pid);
+}
+
+/*
+ * Reap @pid within @ms: its exit code, or -1 if it is still stuck (then it
+ * is SIGKILLed, and if even that does not free it - a forced FLUSH waits
+ * uninterruptibly - the FUSE daemon is killed so that nothing stays hung).
+ */
+static int reap(pid_t pid, long ms)
+{
+	long end = now_ms() + ms;
+	int st;
+
+	while (now_ms() < end) {
+		if (waitpid(pid, &st, WNOHANG) == pid)
+			return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+		usleep(10000);
+	}
+	kill(pid, SIGKILL);
+	end = now_ms() + 2000;
+	while (now_ms() < end) {
+		if (waitpid(pid, &st, WNOHANG) == pid)
+			return -1;
+		usleep(10000);
+	}
+	fprintf(stderr, "child %d unkillable in a FUSE request: killing loligo-fuse\n", (int)pid);
+	if (fs.fuse_pid > 0)
+		kill(fs.fuse_pid, SIGKILL);
+	waitpid(pid, &st, 0);
+	return -1;
+}
+
+static int64_t client_perf(const char *group, const char *name)
+{
+	struct json_object *req = json_object_new_object(), *rep = NULL, *g, *v;
+	int64_t n = -1;
+
+	json_object_object_add(req, "prefix", json_object_new_string("perf dump"));
+	if (asok_request(fs.asok, req, &rep, 10000) == 0 && json_object_object_get_ex(rep, group, &g) &&
+	    json_object_object_get_ex(g, name, &v))
+		n = json_object_get_int64(v);
+	json_object_put(req);
+	if (rep)
+		json_object_put(rep);
+	return n;
+}
+
+/* Lines of the client log that contain @what. */
+static int log_count(const char *what)
+{
+	char path[PATH_MAX + 16], line[4096];
+	FILE *f;
+	int n = 0;
+
+	snprintf(path, sizeof(path), "%s/client.log", fs.dir);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		n += strstr(line, what) != NULL;
+	fclose(f);
+	return n;
+}
+
+/* ---- statfs ------------------------------------------------------------------ */
+
+START_TEST(test_statfs_answers_without_mds)
+{
+	struct statvfs sv;
+	pid_t pid;
+	long t0;
+
+	start_all("client_statfs_timeout=1");
+	ck_assert_int_eq(lfs_write_file(P("f"), 4096, 1), 0);
+	ck_assert_int_eq(statvfs(fs.mnt, &sv), 0);
+	ck_assert_uint_gt(sv.f_files, 0);
+
+	/* the MDS dead: at once, the last values */
+	lfs_mds_stop(&fs, SIGKILL);
+	t0 = now_ms();
+	pid = fork();
+	if (pid == 0) {
+		struct statvfs now;
+
+		if (statvfs(fs.mnt, &now))
+			_exit(2);
+		_exit(now.f_files == sv.f_files && now.f_blocks == sv.f_blocks && now.f_bsize == sv.f_bsize ? 0 : 3);
+	}
+	ck_assert_msg(reap(pid, 5000) == 0, "statfs with the MDS dead did not answer (or answered wrong)");
+	ck_assert_msg(now_ms() - t0 < 3000, "statfs with the MDS dead took %ld ms", now_ms() - t0);
+
+	/* alive but silent (SIGSTOP): after client_statfs_timeout */
+	ck_assert_int_eq(lfs_mds_start(&fs), 0);   /* the mount is still there */
+	ck_assert_int_eq(statvfs(fs.mnt, &sv), 0);
+	ck_assert_int_eq(kill(fs.mds_pid, SIGSTOP), 0);
+	t0 = now_ms();
+	pid = fork();
+	if (pid == 0) {
+		struct statvfs now;
+
+		if (statvfs(fs.mnt, &now))
+			_exit(2);
+		_exit(now.f_files == sv.f_files ? 0 : 3);
+	}
+	{
+		int r = reap(pid, 8000);
+
+		kill(fs.mds_pid, SIGCONT);
+		ck_assert_msg(r == 0, "statfs with the MDS stopped did not answer (%d)", r);
+	}
+	ck_assert_msg(now_ms() - t0 < 6000, "statfs with the MDS silent took %ld ms", now_ms() - t0);
+	ck_assert_int_eq(statvfs(fs.mnt, &sv), 0);
+}
+END_TEST
+
+/* ---- a wait for the MDS is interruptible, and said so in the log ---------- */
+
+START_TEST(test_wait_for_mds_is_interruptible)
+{
+	struct stat st;
+	pid_t pid, hold;
+	long t0, end;
+
+	start_all("client_wait_log_interval=1");
+	ck_assert_int_eq(lfs_write_file(P("there"), 10, 2), 0);
+	lfs_mds_stop(&fs, SIGKILL);
+
+	/* a lookup that has to ask the MDS: it waits (hard) ... */
+	pid = fork();
+	if (pid == 0) {
+		child_signals();
+		if (stat(P("not_cached_here"), &st) == 0)
+			_exit(2);
+		_exit(errno == EINTR ? 0 : 3);
+	}
+	wait_in_fuse(pid);
+	/* ... and says so in the log, with the reason, once per interval */
+	hold = fork();
+	if (hold == 0) {
+		stat(P("also_waiting"), &st);
+		_exit(0);
+	}
+	end = now_ms() + 10000;
+	while (now_ms() < end && log_count("waiting for the MDS") < 2)
+		usleep(50000);
+	ck_assert_msg(log_count("waiting for the MDS") >= 2, "no (repeated) 'waiting for the MDS' log line");
+	ck_assert_msg(log_count("no session (") >= 1, "the log line does not say why");
+	/* ... until its process gets a signal: EINTR */
+	t0 = now_ms();
+	ck_assert_int_eq(kill(pid, SIGUSR1), 0);
+	ck_assert_msg(reap(pid, 5000) == 0, "a signal did not end the wait for the MDS with EINTR");
+	ck_assert_msg(now_ms() - t0 < 3000, "EINTR took %ld ms", now_ms() - t0);
+	ck_assert_int_ge(client_perf("mds_client", "requests_interrupted"), 1);
+
+	/* the MDS back: the same mount goes on (the held lookup gets its answer) */
+	ck_assert_int_eq(lfs_mds_start(&fs), 0);
+	ck_assert_int_eq(reap(hold, 20000), 0);
+	ck_assert_int_eq(stat(P("there"), &st), 0);
+	ck_assert_int_eq(stat(P("not_cached_here"), &st), -1);
+	ck_assert_int_eq(errno, ENOENT);
+	ck_assert_int_eq(lfs_write_file(P("after"), 100, 3), 0);
+	ck_assert_int_eq(lfs_check_file(P("after"), 100, 3), 0);
+}
+END_TEST
+
+/* ---- close() of an inherited fd ------------------------------------------------ */
+
+START_TEST(test_inherited_close_is_interruptible)
+{
+	char buf[123];
+	struct stat st;
+	int fd, go[2];
+	pid_t pid;
+	long t0;
+
+	start_all(NULL);
+	/* the next MDS is forked now, before the file is open (a fork after
+	 * would inherit the fd, and its close before exec would flush) */
+	ck_assert_int_eq(lfs_mds_prepare(&fs), 0);
+	fd = open(P("inherited"), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	ck_assert_int_ge(fd, 0);
+	memset(buf, 'x', sizeof(buf));
+	ck_assert_int_eq(write(fd, buf, sizeof(buf)), (ssize_t)sizeof(buf));
+	ck_assert_int_eq(pipe(go), 0);
+	pid = fork();
+	if (pid == 0) {
+		char c;
+		int r;
+
+		child_signals();
+		close(go[1]);
+		if (read(go[0], &c, 1) != 1)
+			_exit(4);
+		/* the size still has to reach the MDS: the flush waits for it */
+		r = close(fd);
+		_exit(r == -1 && errno == EINTR ? 0 : r == 0 ? 2 : 3);
+	}
+	close(go[0]);
+	lfs_mds_stop(&fs, SIGKILL);
+	ck_assert_int_eq(write(go[1], "g", 1), 1);
+	close(go[1]);
+	wait_in_fuse(pid);
+	t0 = now_ms();
+	ck_assert_int_eq(kill(pid, SIGUSR1), 0);
+	ck_assert_msg(reap(pid, 5000) == 0, "a signal did not end close()'s wait for the MDS with EINTR");
+	ck_assert_msg(now_ms() - t0 < 3000, "EINTR took %ld ms", now_ms() - t0);
+
+	/* nothing is lost: with the MDS back, our own close sends the size */
+	ck_assert_int_eq(lfs_mds_start(&fs), 0);
+	ck_assert_int_eq(close(fd), 0);
+	ck_assert_int_eq(stat(P("inherited"), &st), 0);
+	ck_assert_int_eq(st.st_size, (off_t)sizeof(buf));
+	lfs_umount(&fs);
+	ck_assert_int_eq(lfs_mount(&fs, NULL), 0);
+	ck_assert_int_eq(stat(P("inherited"), &st), 0);
+	ck_assert_int_eq(st.st_size, (off_t)sizeof(buf));
+}
+END_TEST
+
+/* One case per tcase, with unchecked fixtures (as test_fuse.c): the check
+ * parent's teardown kills what a failed case left (pid files). */
+static void add(Suite *s, const char *name, const TTest *t)
+{
+	TCase *tc = tcase_create(name);
+
+	tcase_add_unchecked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, t);
+	suite_add_tcase(s, tc);
+}
+
+static Suite *suite(void)
+{
+	Suite *s = suite_create("fuse_waits");
+
+	add(s, "statfs", test_statfs_answers_without_mds);
+	add(s, "interrupt", test_wait_for_mds_is_interruptible);
+	add(s, "close", test_inherited_close_is_interruptible);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr;
+	int failed;
+
+	if (geteuid() != 0 || access("/dev/fuse", R_OK | W_OK) != 0) {
+		fprintf(stderr, "test_fuse_waits: needs root and /dev/fuse; skipped\n");
+		return 77;
+	}
+	sr = srunner_create(suite());
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? 1 : 0;
+}
