@@ -729,6 +729,7 @@ START_TEST(test_decoder_bounds)
 	expect_bad(&b, 6 + 4 + 8 + 8 + 4 + 16 + 4 + 4 + 4 + 8, 0xffffffff,
 		   "count larger than the message");
 	mdsp_buf_free(&b);
+	mdsp_msg_free(&m);
 
 	/* a string that claims more than is there; trailing bytes */
 	sample_command(&m, 0);
