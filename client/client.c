@@ -246,6 +246,7 @@ static void perf_register(struct lclient *c)
 	C(rd_bytes);
 	C(wr_bytes);
 	C(ra_hit);
+	C(ra_wait);
 	C(ra_miss);
 	C(ra_bytes);
 	C(wb_bytes);

@@ -26,6 +26,7 @@
 #include <stdint.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
+#include <sys/uio.h>
 #include <sys/types.h>
 #include <time.h>
 
@@ -250,6 +251,28 @@ int lc_create(struct lclient *c, struct lc_inode *dir, const char *name, mode_t 
 int lc_open(struct lclient *c, struct lc_inode *in, int flags, const struct lc_cred *cr, struct lc_fh **fh);
 /** lc_read - returns bytes read (0 at EOF); holes read as zeros. */
 ssize_t lc_read(struct lclient *c, struct lc_fh *fh, off_t off, size_t len, void *buf);
+
+#define LC_RDBUF_IOV 16
+/*
+ * What lc_read_iov() read: @iov points into the client's own buffers (the
+ * readahead chunks, or one buffer of its own), which stay valid until
+ * lc_rdbuf_release().  A frontend hands iov to the kernel as it is (FUSE:
+ * fuse_reply_iov), so sequential reads are not copied once more in between.
+ */
+struct lc_rdbuf {
+	struct iovec iov[LC_RDBUF_IOV];
+	int niov;
+	void *hold[LC_RDBUF_IOV];   /* references on readahead chunks */
+	int nhold;
+	void *own;                  /* or a buffer of its own */
+};
+/**
+ * lc_read_iov - read like lc_read() without copying out of the client's
+ * buffers: @rb gets the bytes as an iovec.  Return: bytes (0 at EOF) or
+ * -errno; release @rb with lc_rdbuf_release() in every case.
+ */
+ssize_t lc_read_iov(struct lclient *c, struct lc_fh *fh, off_t off, size_t len, struct lc_rdbuf *rb);
+void lc_rdbuf_release(struct lclient *c, struct lc_rdbuf *rb);
 /** lc_write - buffered (bounded in memory) unless the handle is O_SYNC/O_DIRECT; returns bytes written. */
 ssize_t lc_write(struct lclient *c, struct lc_fh *fh, off_t off, size_t len, const void *buf);
 /** lc_flush - write back dirty data and report size/mtime to the MDS (close-to-open). */

@@ -32,7 +32,7 @@
  *     c->work_lock          (cap work queue)
  *   c->fh_lock              (open handles; nothing is taken under it)
  *   fh->ra_lock is taken without any inode lock held, and in->lock may be
- *   taken under it.
+ *   taken under it; it is never held while waiting for the store.
  * No lock is held across store I/O or an MDS request.
  */
 #ifndef LOLIGO_CLIENT_CLIENT_INT_H
@@ -53,6 +53,7 @@
 struct store;
 struct store_pool;
 struct store_op;
+struct store_aio;
 
 /*
  * cds_lfht_for_each_entry() computes container_of(NULL) at the end of the
@@ -143,15 +144,13 @@ struct lc_fh {
 	int flags;                   /* open flags */
 	struct lc_cred cred;
 	bool wrote;                  /* something written through this handle */
-	/* readahead, protected by ra_lock */
+	/* readahead (file.c), protected by ra_lock */
 	pthread_mutex_t ra_lock;
+	pthread_cond_t ra_cond;      /* a chunk's read finished */
 	uint64_t ra_last_end;        /* end of the previous read: sequential detection */
-	size_t ra_win;               /* current window */
-	uint64_t ra_off;             /* data in ra_buf: [ra_off, ra_off + ra_len) */
-	size_t ra_len;
-	char *ra_buf;
-	uint64_t ra_gen;             /* in->data_gen when ra_buf was filled */
-	struct ra_pending *ra_next;  /* an asynchronous prefetch in flight, or NULL */
+	uint64_t ra_next;            /* end of what was read ahead: the next chunk starts here */
+	size_t ra_win;               /* window, grown by the sequential stream (0: random) */
+	struct ra_chunk *ra_chunks;  /* in flight or read, sorted by offset, disjoint */
 	struct lc_fh *open_prev, *open_next;   /* c->open_fhs, under c->fh_lock */
 };
 
@@ -160,7 +159,7 @@ struct lc_perf {
 	struct perf_counter dentry_hit, dentry_miss, dentry_neg_hit;
 	struct perf_counter readdir_cached, readdir_fetch;
 	struct perf_counter rd_bytes, wr_bytes;
-	struct perf_counter ra_hit, ra_miss, ra_bytes;
+	struct perf_counter ra_hit, ra_wait, ra_miss, ra_bytes;
 	struct perf_counter wb_bytes, wb_ops, wb_throttle;
 	struct perf_counter size_reports;
 	struct perf_counter caps_grant, caps_revoke;
@@ -208,6 +207,7 @@ struct lclient {
 	pthread_mutex_t oc_lock;     /* with oc_cond: writers waiting for the bound */
 	pthread_cond_t oc_cond;
 	_Atomic uint64_t oc_dirty;   /* buffered dirty bytes, all inodes */
+	_Atomic uint64_t ra_total;   /* bytes in readahead chunks, all handles (bounded by client_oc_size too) */
 	_Atomic int wb_failing;      /* the transient error of the last writeback that failed; 0 once one succeeds */
 
 	/* the flusher thread: periodic writeback, cap work, cache trimming */
@@ -327,9 +327,14 @@ struct lc_io_batch {
 void lc_io_batch_init(struct lc_io_batch *b);
 /** lc_io_batch_submit_op - submit @op (consumed) on @oid; may wait for room in the batch. */
 void lc_io_batch_submit_op(struct lclient *c, struct lc_io_batch *b, const char *oid, struct store_op *op);
-/** lc_io_batch_read - submit reads of a file range (see lc_obj_read) into @b. */
-void lc_io_batch_read(struct lclient *c, struct lc_io_batch *b, uint64_t ino, uint32_t osize, uint64_t off,
-		      size_t len, char *buf);
+/**
+ * lc_obj_read_start - start reading [@off, @off+@len) of file @ino, inside
+ * one object, into @buf; finish with lc_obj_read_end() (exactly once).
+ */
+int lc_obj_read_start(struct lclient *c, uint64_t ino, uint32_t osize, uint64_t off, size_t len, char *buf,
+		      struct store_aio **out);
+/** lc_obj_read_end - wait for @a; a hole or the part past the object's end reads as zeros.  0 or -errno. */
+int lc_obj_read_end(struct store_aio *a, char *buf, size_t len);
 /** lc_io_batch_wait - wait for every op; return the first error.  The batch is done after. */
 int lc_io_batch_wait(struct lc_io_batch *b);
 /** lc_obj_name - "<ino hex>.<objno %08x>" into @buf (>= 32 bytes). */

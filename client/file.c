@@ -7,16 +7,24 @@
  * the overlay is copied before the store read is issued, so a writeback that
  * completes in between cannot make the read see older bytes.
  *
- * Readahead is per open handle, like the kernel's file_ra_state: a read that
- * starts where the previous one ended is sequential; the window starts at
- * 128 KiB (or the read size) and doubles up to client_readahead_max.  A
- * sequential miss reads the whole window at once (objects in parallel) and
- * serves the following reads from it; when the reader has consumed half of
- * the buffer the next window is prefetched asynchronously, so a streaming
- * reader finds its data already there.  Buffers are tagged with the inode's
- * data_gen and dropped when a write or truncate bumped it.  Reads through
- * one handle are serialised by fh->ra_lock (the handle's stream position,
- * as Linux' f_pos_lock), which is held across the read of that handle only.
+ * Readahead is per open handle, like the kernel's file_ra_state, and keeps
+ * several store reads in flight across object boundaries, as ceph-fuse's
+ * ObjectCacher does.  A read that starts where the previous one ended, or
+ * inside what was already read ahead, is sequential; the window starts at
+ * 128 KiB (or the read size) and doubles with each sequential read up to
+ * client_readahead_max.  Once less than half a window is read ahead of the
+ * reader, the next window is issued as chunks of one object extent each,
+ * one store read per chunk (rados: one rados_aio_read per object extent),
+ * all in flight at once.  A reader takes references on the chunks that cover
+ * its range and waits for those still in flight without ra_lock (readers
+ * of one handle in parallel: FUSE's async reads), and the FUSE frontend
+ * replies straight from the chunks (lc_read_iov: the bytes are copied once,
+ * by the kernel, into the page cache).  Chunks are tagged with the inode's
+ * data_gen and dropped when a write or truncate bumped it; a chunk that
+ * finishes after a bump is not served (the read goes to the store).  What
+ * all handles hold read ahead is bounded by client_oc_size; past it reads
+ * go straight to the store.  A random read drops the stream and is read
+ * into a buffer of its own, with one store read per object it touches.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -32,14 +40,47 @@
 #include "store/store.h"
 
 #define RA_MIN (128u << 10)
+#define RA_CHUNK_MAX (4u << 20)   /* one store read of readahead, at most */
 
-struct ra_pending {
-	uint64_t off;
+/*
+ * A readahead chunk: one object extent, read with one store read.  The
+ * handle's list holds a reference, every lc_rdbuf serving from it another,
+ * so a chunk can leave the list while a reply still points into it.
+ */
+struct ra_chunk {
+	struct ra_chunk *next;    /* fh->ra_chunks; under fh->ra_lock */
+	struct lclient *c;
+	uint64_t off;             /* file range */
 	size_t len;
+	uint64_t gen;             /* in->data_gen when issued */
 	char *buf;
-	uint64_t gen;
-	struct lc_io_batch b;
+	_Atomic int refs;
+	/* under fh->ra_lock */
+	struct store_aio *aio;    /* in flight and nobody waiting for it yet */
+	bool waiting;             /* a reader waits for it; others wait on fh->ra_cond */
+	bool done;
+	int err;
 };
+
+static void chunk_put(struct ra_chunk *k)
+{
+	if (atomic_fetch_sub(&k->refs, 1) != 1)
+		return;
+	if (k->aio)   /* never waited for: the store still writes into buf */
+		lc_obj_read_end(k->aio, k->buf, k->len);
+	atomic_fetch_sub(&k->c->ra_total, k->len);
+	free(k->buf);
+	free(k);
+}
+
+static void chunks_put(struct ra_chunk *list)
+{
+	while (list) {
+		struct ra_chunk *n = list->next;
+		chunk_put(list);
+		list = n;
+	}
+}
 
 struct lc_fh *lc_fh_new(struct lclient *c, struct lc_inode *in, int flags, const struct lc_cred *cr)
 {
@@ -53,7 +94,8 @@ struct lc_fh *lc_fh_new(struct lclient *c, struct lc_inode *in, int flags, const
 	if (cr)
 		fh->cred = *cr;
 	pthread_mutex_init(&fh->ra_lock, NULL);
-	fh->ra_last_end = UINT64_MAX;
+	pthread_cond_init(&fh->ra_cond, NULL);
+	fh->ra_last_end = 0;   /* a first read at 0 starts a stream, as in the kernel */
 	pthread_mutex_lock(&in->lock);
 	in->nopen++;
 	if ((flags & O_ACCMODE) != O_RDONLY)
@@ -68,26 +110,6 @@ struct lc_fh *lc_fh_new(struct lclient *c, struct lc_inode *in, int flags, const
 	return fh;
 }
 
-static void ra_drop_pending(struct lc_fh *fh)
-{
-	struct ra_pending *p = fh->ra_next;
-
-	if (!p)
-		return;
-	fh->ra_next = NULL;
-	lc_io_batch_wait(&p->b);
-	free(p->buf);
-	free(p);
-}
-
-static void ra_drop(struct lc_fh *fh)
-{
-	ra_drop_pending(fh);
-	free(fh->ra_buf);
-	fh->ra_buf = NULL;
-	fh->ra_len = 0;
-}
-
 void lc_fh_free(struct lclient *c, struct lc_fh *fh)
 {
 	pthread_mutex_lock(&c->fh_lock);
@@ -99,8 +121,10 @@ void lc_fh_free(struct lclient *c, struct lc_fh *fh)
 		fh->open_next->open_prev = fh->open_prev;
 	pthread_mutex_unlock(&c->fh_lock);
 	pthread_mutex_lock(&fh->ra_lock);
-	ra_drop(fh);
+	struct ra_chunk *ra = fh->ra_chunks;   /* no reader left: nobody waits for one */
+	fh->ra_chunks = NULL;
 	pthread_mutex_unlock(&fh->ra_lock);
+	chunks_put(ra);
 	pthread_mutex_lock(&fh->in->lock);
 	if ((fh->flags & O_ACCMODE) != O_RDONLY)
 		fh->in->nwriters--;
@@ -109,6 +133,7 @@ void lc_fh_free(struct lclient *c, struct lc_fh *fh)
 	if (purge)
 		lc_purge_data(c, fh->in);
 	pthread_mutex_destroy(&fh->ra_lock);
+	pthread_cond_destroy(&fh->ra_cond);
 	lc_put(c, fh->in);
 	free(fh);
 }
@@ -135,63 +160,223 @@ static int read_direct(struct lclient *c, struct lc_inode *in, uint32_t osize, u
 	return r;
 }
 
-static void ra_prefetch(struct lclient *c, struct lc_fh *fh, uint32_t osize, uint64_t off, size_t len, uint64_t gen)
+/*
+ * fh->ra_lock held.  Read [@from, @to) ahead, one chunk per object extent,
+ * appended to the handle's list (every chunk in it ends at or before
+ * fh->ra_next == @from).  Stops early past the client's readahead bound.
+ */
+static void ra_issue_locked(struct lclient *c, struct lc_fh *fh, uint32_t osize, uint64_t from, uint64_t to,
+			    uint64_t gen)
 {
-	struct ra_pending *p = calloc(1, sizeof(*p));
+	uint64_t bound = cfg_uint(CFG_client_oc_size);
+	struct ra_chunk **tail = &fh->ra_chunks;
 
-	if (!p)
-		return;
-	p->buf = malloc(len);
-	if (!p->buf) {
-		free(p);
-		return;
-	}
-	p->off = off;
-	p->len = len;
-	p->gen = gen;
-	lc_io_batch_init(&p->b);
-	lc_io_batch_read(c, &p->b, fh->in->ino, osize, off, len, p->buf);
-	fh->ra_next = p;
-}
+	while (*tail)
+		tail = &(*tail)->next;
+	while (from < to) {
+		size_t n = osize - from % osize;
+		struct ra_chunk *k;
 
-/* fh->ra_lock held.  Try to serve the read from the readahead buffers. */
-static bool ra_serve(struct lclient *c, struct lc_fh *fh, uint64_t off, size_t len, char *buf, uint64_t gen)
-{
-	struct ra_pending *p = fh->ra_next;
-
-	/* the prefetch holds the start of this read: wait for it, make it current */
-	if (p && off >= p->off && off < p->off + p->len) {
-		fh->ra_next = NULL;
-		int r = lc_io_batch_wait(&p->b);
-		free(fh->ra_buf);
-		fh->ra_buf = NULL;
-		fh->ra_len = 0;
-		if (r == 0 && p->gen == gen) {
-			fh->ra_buf = p->buf;
-			fh->ra_off = p->off;
-			fh->ra_len = p->len;
-			fh->ra_gen = p->gen;
-		} else {
-			free(p->buf);
+		if (n > to - from)
+			n = (size_t)(to - from);
+		if (n > RA_CHUNK_MAX)
+			n = RA_CHUNK_MAX;
+		if (bound && atomic_load(&c->ra_total) + n > bound)
+			break;
+		k = calloc(1, sizeof(*k));
+		if (!k)
+			break;
+		k->buf = malloc(n);
+		if (!k->buf || lc_obj_read_start(c, fh->in->ino, osize, from, n, k->buf, &k->aio) < 0) {
+			free(k->buf);
+			free(k);
+			break;
 		}
-		free(p);
+		k->c = c;
+		k->off = from;
+		k->len = n;
+		k->gen = gen;
+		atomic_init(&k->refs, 1);
+		atomic_fetch_add(&c->ra_total, n);
+		perf_inc(&c->perf.ra_bytes, n);
+		*tail = k;
+		tail = &k->next;
+		from += n;
 	}
-	if (!fh->ra_buf || fh->ra_gen != gen)
-		return false;
-	if (off < fh->ra_off || off + len > fh->ra_off + fh->ra_len)
-		return false;
-	memcpy(buf, fh->ra_buf + (off - fh->ra_off), len);
-	return true;
+	fh->ra_next = from;
 }
 
-ssize_t lc_read(struct lclient *c, struct lc_fh *fh, off_t offset, size_t len, void *vbuf)
+/* fh->ra_lock held (dropped while waiting).  Wait until @k's read is done. */
+static int chunk_wait_locked(struct lc_fh *fh, struct ra_chunk *k, bool *waited)
+{
+	while (!k->done) {
+		*waited = true;
+		if (k->waiting) {
+			pthread_cond_wait(&fh->ra_cond, &fh->ra_lock);
+			continue;
+		}
+		struct store_aio *a = k->aio;
+
+		k->aio = NULL;
+		k->waiting = true;
+		pthread_mutex_unlock(&fh->ra_lock);
+		int r = lc_obj_read_end(a, k->buf, k->len);
+		pthread_mutex_lock(&fh->ra_lock);
+		k->err = r;
+		k->done = true;
+		k->waiting = false;
+		pthread_cond_broadcast(&fh->ra_cond);
+	}
+	return k->err;
+}
+
+/* fh->ra_lock held.  Unlink the chunks @keep rejects onto *@drop. */
+static void ra_unlink_locked(struct lc_fh *fh, bool (*keep)(const struct ra_chunk *, uint64_t), uint64_t arg,
+			     struct ra_chunk **drop)
+{
+	struct ra_chunk **pp = &fh->ra_chunks;
+
+	while (*pp) {
+		struct ra_chunk *k = *pp;
+
+		if (keep(k, arg)) {
+			pp = &k->next;
+			continue;
+		}
+		*pp = k->next;
+		k->next = *drop;
+		*drop = k;
+	}
+}
+
+static bool keep_gen(const struct ra_chunk *k, uint64_t gen) { return k->gen == gen; }
+static bool keep_none(const struct ra_chunk *k, uint64_t arg) { (void)k; (void)arg; return false; }
+static bool keep_ahead(const struct ra_chunk *k, uint64_t off) { return k->off + k->len > off; }
+
+void lc_rdbuf_release(struct lclient *c, struct lc_rdbuf *rb)
+{
+	(void)c;
+	for (int i = 0; i < rb->nhold; i++)
+		chunk_put(rb->hold[i]);
+	rb->nhold = 0;
+	rb->niov = 0;
+	free(rb->own);
+	rb->own = NULL;
+}
+
+/*
+ * Serve [off, off+len) from readahead chunks (issuing what the stream
+ * needs).  Return: 1 served (rb filled), 0 not (read it directly).
+ */
+static int ra_read(struct lclient *c, struct lc_fh *fh, uint32_t osize, uint64_t size, uint64_t off, size_t len,
+		   struct lc_rdbuf *rb)
 {
 	struct lc_inode *in = fh->in;
-	char *buf = vbuf;
+	uint64_t ramax = cfg_uint(CFG_client_readahead_max);
+	uint64_t end = off + len, pos;
+	struct ra_chunk *drop = NULL;
+	bool waited = false;
+	int served = 0;
+
+	pthread_mutex_lock(&fh->ra_lock);
+	uint64_t gen = atomic_load(&in->data_gen);
+	ra_unlink_locked(fh, keep_gen, gen, &drop);
+	/* sequential: where the stream's reads ended, or near it: the kernel's
+	 * own readahead sends several READs at once, which FUSE workers take
+	 * out of order by up to its window (ra_last_end is the furthest end) */
+	uint64_t behind = 2 * (uint64_t)fh->ra_win;
+	bool seq = off == fh->ra_last_end ||
+		   (fh->ra_win && off + behind >= fh->ra_last_end && off <= fh->ra_next + fh->ra_win);
+	if (!seq) {
+		/* random access: no readahead, forget the stream */
+		dout(CLIENT, 20, "read %" PRIx64 " %" PRIu64 "~%zu: not sequential (last end %" PRIu64 ", ahead to %"
+		     PRIu64 ", window %zu)", in->ino, off, len, fh->ra_last_end, fh->ra_next, fh->ra_win);
+		fh->ra_win = 0;
+		ra_unlink_locked(fh, keep_none, 0, &drop);
+		fh->ra_last_end = end;
+		goto out_unlock;
+	}
+	if (!fh->ra_chunks)
+		fh->ra_next = off;   /* else from where it stopped: READs for a gap are on their way too */
+	if (fh->ra_next > off + len + 2 * (uint64_t)ramax)
+		fh->ra_next = off;   /* a stream that went back (a re-read): start again here */
+	/* the window grows with the stream, as the kernel's ondemand readahead */
+	size_t win = fh->ra_win ? fh->ra_win * 2 : RA_MIN;
+	if (win < len)
+		win = len;
+	if (win > ramax)
+		win = ramax > len ? (size_t)ramax : len;
+	fh->ra_win = win;
+	/* less than half a window ahead: issue up to a window past this read,
+	 * so each top-up is whole object extents rather than one read's worth */
+	if (fh->ra_next < size && (fh->ra_next < end || fh->ra_next - end < win / 2)) {
+		uint64_t to = end + win < size ? end + win : size;
+		ra_issue_locked(c, fh, osize, fh->ra_next, to, gen);
+	}
+	/* the chunks that cover the read, referenced */
+	pos = off;
+	for (struct ra_chunk *k = fh->ra_chunks; k && pos < end; k = k->next) {
+		if (k->off + k->len <= pos)
+			continue;
+		if (k->off > pos || rb->nhold == LC_RDBUF_IOV)
+			break;
+		atomic_fetch_add(&k->refs, 1);
+		rb->hold[rb->nhold++] = k;
+		pos = k->off + k->len < end ? k->off + k->len : end;
+	}
+	if (pos < end) {
+		/* a gap (bound reached, no memory): read it directly */
+		dout(CLIENT, 20, "read %" PRIx64 " %" PRIu64 "~%zu: readahead has a gap at %" PRIu64, in->ino, off,
+		     len, pos);
+		goto out_release;
+	}
+	for (int i = 0; i < rb->nhold; i++)
+		if (chunk_wait_locked(fh, rb->hold[i], &waited) < 0)
+			goto out_release;   /* the direct read reports the error, or succeeds */
+	/* a write or truncate meanwhile: the chunks may hold older bytes */
+	if (atomic_load(&in->data_gen) != gen)
+		goto out_release;
+	pos = off;
+	for (int i = 0; i < rb->nhold; i++) {
+		struct ra_chunk *k = rb->hold[i];
+		uint64_t hi = k->off + k->len < end ? k->off + k->len : end;
+
+		rb->iov[i].iov_base = k->buf + (pos - k->off);
+		rb->iov[i].iov_len = (size_t)(hi - pos);
+		pos = hi;
+	}
+	rb->niov = rb->nhold;
+	served = 1;
+	if (end > fh->ra_last_end)
+		fh->ra_last_end = end;
+	/* drop what the stream left behind (kept two windows for READs that
+	 * come late) */
+	ra_unlink_locked(fh, keep_ahead, fh->ra_last_end > behind ? fh->ra_last_end - behind : 0, &drop);
+	perf_inc(waited ? &c->perf.ra_wait : &c->perf.ra_hit, 1);
+	goto out_unlock;
+
+out_release:
+	for (int i = 0; i < rb->nhold; i++)
+		chunk_put(rb->hold[i]);   /* the list still holds each */
+	rb->nhold = 0;
+	if (end > fh->ra_last_end)
+		fh->ra_last_end = end;
+out_unlock:
+	pthread_mutex_unlock(&fh->ra_lock);
+	chunks_put(drop);
+	return served;
+}
+
+/* lc_read_iov, with direct reads into @dst (NULL: a buffer of its own) */
+static ssize_t do_read(struct lclient *c, struct lc_fh *fh, off_t offset, size_t len, struct lc_rdbuf *rb, char *dst)
+{
+	struct lc_inode *in = fh->in;
 	uint64_t off = (uint64_t)offset;
 	uint64_t t0 = now_mono_ns();
 	int r = 0;
 
+	rb->niov = rb->nhold = 0;
+	rb->own = NULL;
 	if (offset < 0)
 		return -EINVAL;
 	if ((fh->flags & O_ACCMODE) == O_WRONLY)
@@ -202,72 +387,44 @@ ssize_t lc_read(struct lclient *c, struct lc_fh *fh, off_t offset, size_t len, v
 	if (len > size - off)
 		len = (size_t)(size - off);
 	uint32_t osize = lc_inode_object_size(in);
-	uint64_t ramax = cfg_uint(CFG_client_readahead_max);
 
-	if (!ramax || has_buffered(in)) {
-		r = read_direct(c, in, osize, off, len, buf);
+	if (cfg_uint(CFG_client_readahead_max) && !has_buffered(in) && ra_read(c, fh, osize, size, off, len, rb))
 		goto out;
-	}
-
-	pthread_mutex_lock(&fh->ra_lock);
-	uint64_t gen = atomic_load(&in->data_gen);
-	bool seq = off == fh->ra_last_end ||
-		   (fh->ra_buf && off >= fh->ra_off && off < fh->ra_off + fh->ra_len);
-	if (ra_serve(c, fh, off, len, buf, gen)) {
-		perf_inc(&c->perf.ra_hit, 1);
-	} else if (seq) {
-		/* sequential miss: read a whole window, keep it */
-		perf_inc(&c->perf.ra_miss, 1);
-		size_t win = fh->ra_win ? fh->ra_win * 2 : RA_MIN;
-		if (win < len)
-			win = len;
-		if (win > ramax)
-			win = ramax > len ? (size_t)ramax : len;
-		fh->ra_win = win;
-		uint64_t want = win;
-		if (want > size - off)
-			want = size - off;
-		ra_drop(fh);
-		char *nb = malloc(want);
-		if (!nb) {
-			r = read_direct(c, in, osize, off, len, buf);
-		} else {
-			r = lc_obj_read(c, in->ino, osize, off, want, nb);
-			if (r == 0) {
-				memcpy(buf, nb, len);
-				fh->ra_buf = nb;
-				fh->ra_off = off;
-				fh->ra_len = want;
-				fh->ra_gen = gen;
-				perf_inc(&c->perf.ra_bytes, want - len);
-			} else {
-				free(nb);
-			}
-		}
-	} else {
-		/* random access: no readahead, shrink the window */
-		fh->ra_win = 0;
-		r = read_direct(c, in, osize, off, len, buf);
-	}
-	fh->ra_last_end = off + len;
-	/* keep one window ahead of a sequential reader */
-	if (r == 0 && seq && fh->ra_buf && !fh->ra_next && fh->ra_win) {
-		uint64_t bend = fh->ra_off + fh->ra_len;
-		if (bend < size && bend - (off + len) <= fh->ra_win / 2) {
-			size_t n = fh->ra_win;
-			if (n > size - bend)
-				n = (size_t)(size - bend);
-			ra_prefetch(c, fh, osize, bend, n, gen);
-			perf_inc(&c->perf.ra_bytes, n);
-		}
-	}
-	pthread_mutex_unlock(&fh->ra_lock);
-out:
+	/* random, or buffered data to overlay: straight into the caller's
+	 * buffer, or one of its own */
+	perf_inc(&c->perf.ra_miss, 1);
+	if (!dst && !(dst = rb->own = malloc(len)))
+		return -ENOMEM;
+	r = read_direct(c, in, osize, off, len, dst);
 	if (r < 0)
 		return r;
+	rb->iov[0].iov_base = dst;
+	rb->iov[0].iov_len = len;
+	rb->niov = 1;
+out:
 	perf_inc(&c->perf.rd_bytes, len);
 	hist_add(&c->perf.read_lat, now_mono_ns() - t0);
 	return (ssize_t)len;
+}
+
+ssize_t lc_read_iov(struct lclient *c, struct lc_fh *fh, off_t offset, size_t len, struct lc_rdbuf *rb)
+{
+	return do_read(c, fh, offset, len, rb, NULL);
+}
+
+ssize_t lc_read(struct lclient *c, struct lc_fh *fh, off_t offset, size_t len, void *vbuf)
+{
+	struct lc_rdbuf rb;
+	char *p = vbuf;
+	ssize_t n = do_read(c, fh, offset, len, &rb, vbuf);
+
+	for (int i = 0; n > 0 && i < rb.niov; i++) {
+		if (rb.iov[i].iov_base != p)
+			memcpy(p, rb.iov[i].iov_base, rb.iov[i].iov_len);
+		p += rb.iov[i].iov_len;
+	}
+	lc_rdbuf_release(c, &rb);
+	return n;
 }
 
 /*

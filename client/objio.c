@@ -291,49 +291,78 @@ static void piece_failed(struct io_piece *p, int r)
 	piece_done(r, p);
 }
 
-void lc_io_batch_read(struct lclient *c, struct lc_io_batch *b, uint64_t ino, uint32_t osize, uint64_t off,
-		      size_t len, char *buf)
+/* ---- reads: waited for in the reader's thread ------------------------------ */
+
+/* One object extent read in flight (lc_obj_read and readahead chunks). */
+int lc_obj_read_start(struct lclient *c, uint64_t ino, uint32_t osize, uint64_t off, size_t len, char *buf,
+		      struct store_aio **out)
 {
 	char oid[64];
-	int r;
 
 	if (!osize)
 		osize = c->default_object_size;
-	while (len > 0) {
-		uint64_t objno = off / osize;
-		uint64_t ooff = off % osize;
-		size_t n = osize - ooff;
-		if (n > len)
-			n = len;
-		lc_obj_name(oid, sizeof(oid), ino, objno);
-		struct io_piece *p = piece_new(b);
-		if (!p) {
-			pthread_mutex_lock(&b->m);
-			if (!b->err)
-				b->err = -ENOMEM;
-			pthread_mutex_unlock(&b->m);
-			return;
-		}
-		p->buf = buf;
-		p->len = n;
-		p->read = true;
-		r = store_read_submit(c->data, oid, ooff, n, buf, piece_done, p);
-		if (r < 0)
-			piece_failed(p, r);
-		group_wait(b, b->maxq - 1);
-		off += n;
-		len -= n;
-		buf += n;
-	}
+	lc_obj_name(oid, sizeof(oid), ino, off / osize);
+	return store_aio_read(c->data, oid, off % osize, len, buf, out);
+}
+
+int lc_obj_read_end(struct store_aio *a, char *buf, size_t len)
+{
+	ssize_t r = store_aio_wait(a);
+
+	if (r == -ENOENT)
+		r = 0;        /* never written: a hole */
+	if (r < 0)
+		return (int)r;
+	if ((size_t)r < len)
+		memset(buf + r, 0, len - (size_t)r);   /* past the object's end: zeros */
+	return 0;
 }
 
 int lc_obj_read(struct lclient *c, uint64_t ino, uint32_t osize, uint64_t off, size_t len, char *buf)
 {
-	struct io_group g;
+	struct piece {
+		struct store_aio *a;
+		char *buf;
+		size_t len;
+	} v[16];
+	unsigned int maxq = max_inflight();
+	size_t head = 0, n = 0;   /* v is a ring: [head, head + n) in flight */
+	int err = 0, r;
 
-	group_init(&g);
-	lc_io_batch_read(c, &g, ino, osize, off, len, buf);
-	return lc_io_batch_wait(&g);
+	if (!osize)
+		osize = c->default_object_size;
+	if (maxq > sizeof(v) / sizeof(v[0]))
+		maxq = sizeof(v) / sizeof(v[0]);
+	/* one read per object extent, all in flight (up to maxq), waited in order */
+	while (len > 0 || n > 0) {
+		if (len > 0 && n < maxq && !err) {
+			size_t k = osize - off % osize;
+			struct piece *p = &v[(head + n) % maxq];
+
+			if (k > len)
+				k = len;
+			r = lc_obj_read_start(c, ino, osize, off, k, buf, &p->a);
+			if (r < 0) {
+				err = r;
+			} else {
+				p->buf = buf;
+				p->len = k;
+				n++;
+			}
+			off += k;
+			len -= k;
+			buf += k;
+			continue;
+		}
+		if (n == 0)
+			break;
+		r = lc_obj_read_end(v[head].a, v[head].buf, v[head].len);
+		if (r < 0 && !err)
+			err = r;
+		head = (head + 1) % maxq;
+		n--;
+	}
+	return err;
 }
 
 bool lc_data_full(struct lclient *c)

@@ -69,6 +69,16 @@ struct store_backend {
 	int (*list_objects)(struct store_pool *p, char ***names, size_t *n);
 	int (*space)(struct store *st, struct store_space *out);   /* optional */
 	int (*pool_stat)(struct store_pool *p, struct store_pool_stat *out);   /* optional */
+	/* optional: a read waited for by the caller (store_aio_read); without
+	 * them store.c runs read_submit with a completion */
+	int (*aio_read)(struct store_pool *p, const char *oid, uint64_t off, size_t len, void *buf,
+			struct store_aio **out);
+	ssize_t (*aio_wait)(struct store_aio *a);
+};
+
+/* Every backend's store_aio starts with one of these (NULL be: store.c's own). */
+struct store_aio {
+	const struct store_backend *be;
 };
 
 /* Every handle starts with one of these. */

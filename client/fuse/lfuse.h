@@ -24,6 +24,7 @@
 #include <fuse_lowlevel.h>
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -60,6 +61,7 @@ struct lfuse {
 	double negative_timeout;    /* kernel negative dentry caching (0: none) */
 	unsigned max_write;
 	unsigned max_readahead;
+	atomic_bool ra_set;         /* the mount's bdi read_ahead_kb was raised to max_readahead (ops.c) */
 	bool default_permissions;   /* the kernel checks permissions (-o default_permissions) */
 	bool no_opendir;            /* set in init: the kernel takes ENOSYS from opendir as "no state" */
 	bool security_capability;   /* security.capability xattrs stored (else refused and never there) */
