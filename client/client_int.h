@@ -208,6 +208,8 @@ struct lclient {
 	pthread_cond_t oc_cond;
 	_Atomic uint64_t oc_dirty;   /* buffered dirty bytes, all inodes */
 	_Atomic uint64_t ra_total;   /* bytes in readahead chunks, all handles (bounded by client_oc_size too) */
+	_Atomic uint64_t full_checked; /* lc_data_full: mono ns of the last store_space() */
+	atomic_bool full;            /* its answer */
 	_Atomic int wb_failing;      /* the transient error of the last writeback that failed; 0 once one succeeds */
 
 	/* the flusher thread: periodic writeback, cap work, cache trimming */

@@ -29,6 +29,7 @@
 #include "common/config.h"
 #include "common/rcu.h"
 #include "common/log.h"
+#include "common/time.h"
 #include "store/store.h"
 
 void lc_obj_name(char *buf, size_t len, uint64_t ino, uint64_t objno)
@@ -365,13 +366,24 @@ int lc_obj_read(struct lclient *c, uint64_t ino, uint32_t osize, uint64_t off, s
 	return err;
 }
 
+/*
+ * Asked before every write(): the answer is kept for 100 ms, so a write
+ * never waits for the store to say how full it is (on rados that is a
+ * monitor command).
+ */
 bool lc_data_full(struct lclient *c)
 {
 	struct store_space sp;
+	uint64_t now = now_mono_ns(), at = atomic_load(&c->full_checked);
 
 	if (!c->store)
 		return false;   /* lclient_create_local: the caller owns the store */
-	return store_space(c->store, &sp) == 0 && sp.state >= STORE_SPACE_FULL;
+	if (at && now - at < 100000000ull)
+		return atomic_load(&c->full);
+	if (!atomic_compare_exchange_strong(&c->full_checked, &at, now))
+		return atomic_load(&c->full);   /* another writer is asking */
+	atomic_store(&c->full, store_space(c->store, &sp) == 0 && sp.state >= STORE_SPACE_FULL);
+	return atomic_load(&c->full);
 }
 
 int lc_obj_write(struct lclient *c, uint64_t ino, uint32_t osize, uint64_t off, size_t len, const char *buf)

@@ -84,13 +84,12 @@ static int insert_locked(struct lc_inode *in, uint32_t osize, uint64_t off, size
 	*delta = 0;
 
 	if (!e || e->off > end || e->off / osize != obj) {
-		/* touches nothing: a new extent, room to grow for sequential writes */
-		size_t cap = len < 65536 ? 65536 : len;
-		uint64_t room = osize - off % osize;
-		if (cap > room)
-			cap = (size_t)room;
-		if (cap < len)
-			cap = len;
+		/* touches nothing: a new extent of just this write (a sequential
+		 * writer grows it below, doubling).  Capacity is what counts
+		 * against client_oc_size: room reserved ahead for a 4 KiB random
+		 * write would count 16 times its bytes, so the flusher and the
+		 * bound would see batches 16 times smaller than they are. */
+		size_t cap = len;
 		struct lc_extent *n = extent_new(off, len, cap);
 		if (!n)
 			return -ENOMEM;
@@ -105,7 +104,7 @@ static int insert_locked(struct lc_inode *in, uint32_t osize, uint64_t off, size
 	    (!e->next || e->next->off > end || e->next->off / osize != obj)) {
 		size_t need = (size_t)(end > e->off + e->len ? end - e->off : e->len);
 		if (need > e->cap) {
-			size_t ncap = e->cap * 2;
+			size_t ncap = e->cap * 2 < 65536 ? 65536 : e->cap * 2;
 			uint64_t room = osize - e->off % osize;
 			if (ncap < need)
 				ncap = need;
@@ -339,36 +338,54 @@ static int requeue_locked(struct lc_inode *in, uint32_t osize, struct lc_extent 
 	return r;
 }
 
-int lc_wb_flush_data(struct lclient *c, struct lc_inode *in)
-{
+/* One inode's writeback in flight: wb_begin() submits, wb_end() waits and settles. */
+struct wb_flight {
 	struct lc_io_batch b;
+	struct lc_extent *list;      /* in->flushing */
+	size_t bytes;                /* its capacity */
+	uint32_t osize;
+	uint64_t t0, nbytes, nops;
+	bool active;                 /* something was submitted: wb_end() must run */
+};
+
+/*
+ * Move @in's dirty extents to in->flushing and submit one compound write
+ * per object (every extent of that object), without waiting.  Waits first
+ * for a writeback of @in already in flight (one per inode at a time).
+ */
+static void wb_begin(struct lclient *c, struct lc_inode *in, struct wb_flight *f)
+{
 	char oid[64];
 	int r;
 
+	f->active = false;
 	pthread_mutex_lock(&in->lock);
 	while (in->flushing_now)
 		pthread_cond_wait(&in->cond, &in->lock);
 	if (!in->dirty) {
 		pthread_mutex_unlock(&in->lock);
-		return 0;
+		return;
 	}
-	struct lc_extent *list = in->dirty;
-	size_t bytes = in->dirty_bytes;
-	uint32_t osize = in->mi.object_size ? in->mi.object_size : c->default_object_size;
-	in->flushing = list;
+	f->list = in->dirty;
+	f->bytes = in->dirty_bytes;
+	f->osize = in->mi.object_size ? in->mi.object_size : c->default_object_size;
+	in->flushing = f->list;
 	in->dirty = NULL;
 	in->dirty_bytes = 0;
 	in->flushing_now = true;
 	pthread_mutex_unlock(&in->lock);
+	f->active = true;
 
-	uint64_t t0 = now_mono_ns(), nbytes = 0, nops = 0;
+	uint32_t osize = f->osize;
+	f->t0 = now_mono_ns();
+	f->nbytes = f->nops = 0;
 	/* the object index first: no object may exist that it does not list */
 	{
 		uint64_t objs[64];
 		size_t n = 0;
 
 		r = 0;
-		for (struct lc_extent *e = list; e && r == 0; e = e->next) {
+		for (struct lc_extent *e = f->list; e && r == 0; e = e->next) {
 			uint64_t o = e->off / osize;
 			if (n && objs[n - 1] == o)
 				continue;
@@ -381,37 +398,50 @@ int lc_wb_flush_data(struct lclient *c, struct lc_inode *in)
 		if (r == 0 && n)
 			r = lc_obj_index(c, in, objs, n);
 	}
-	lc_io_batch_init(&b);
+	lc_io_batch_init(&f->b);
 	if (r < 0) {
 		/* write nothing: the batch reports the error */
-		pthread_mutex_lock(&b.m);
-		b.err = r;
-		pthread_mutex_unlock(&b.m);
+		pthread_mutex_lock(&f->b.m);
+		f->b.err = r;
+		pthread_mutex_unlock(&f->b.m);
 	}
-	for (struct lc_extent *e = r < 0 ? NULL : list; e;) {
+	for (struct lc_extent *e = r < 0 ? NULL : f->list; e;) {
 		/* one atomic op per object: every extent of that object */
 		uint64_t obj = e->off / osize;
 		struct store_op *op = store_op_new();
 		if (!op) {
-			pthread_mutex_lock(&b.m);
-			if (!b.err)
-				b.err = -ENOMEM;
-			pthread_mutex_unlock(&b.m);
+			pthread_mutex_lock(&f->b.m);
+			if (!f->b.err)
+				f->b.err = -ENOMEM;
+			pthread_mutex_unlock(&f->b.m);
 			break;
 		}
 		while (e && e->off / osize == obj) {
 			store_op_write(op, e->off % osize, e->buf, e->len);
-			nbytes += e->len;
+			f->nbytes += e->len;
 			e = e->next;
 		}
 		lc_obj_name(oid, sizeof(oid), in->ino, obj);
-		lc_io_batch_submit_op(c, &b, oid, op);
-		nops++;
+		lc_io_batch_submit_op(c, &f->b, oid, op);
+		f->nops++;
 	}
-	r = lc_io_batch_wait(&b);
-	hist_add(&c->perf.flush_lat, now_mono_ns() - t0);
+}
+
+/* Wait for wb_begin()'s writes and settle: keep the extents on a transient error, else free them. */
+static int wb_end(struct lclient *c, struct lc_inode *in, struct wb_flight *f)
+{
+	struct lc_extent *list = f->list;
+	size_t bytes = f->bytes;
+	uint32_t osize = f->osize;
+	uint64_t nbytes = f->nbytes;
+	int r;
+
+	if (!f->active)
+		return 0;
+	r = lc_io_batch_wait(&f->b);
+	hist_add(&c->perf.flush_lat, now_mono_ns() - f->t0);
 	perf_inc(&c->perf.wb_bytes, nbytes);
-	perf_inc(&c->perf.wb_ops, nops);
+	perf_inc(&c->perf.wb_ops, f->nops);
 
 	pthread_mutex_lock(&in->lock);
 	in->flushing = NULL;
@@ -459,6 +489,14 @@ int lc_wb_flush_data(struct lclient *c, struct lc_inode *in)
 	}
 	oc_account(c, -(int64_t)bytes);
 	return err;
+}
+
+int lc_wb_flush_data(struct lclient *c, struct lc_inode *in)
+{
+	struct wb_flight f;
+
+	wb_begin(c, in, &f);
+	return wb_end(c, in, &f);
 }
 
 int lc_wb_report(struct lclient *c, struct lc_inode *in)
@@ -569,27 +607,46 @@ void lc_wb_discard_past(struct lclient *c, struct lc_inode *in, uint64_t size)
  */
 int lc_flush_all(struct lclient *c, bool report)
 {
-	struct lc_inode *list, *in;
+	enum { WAVE = 16 };
+	struct lc_inode *list, *in, *wave[WAVE];
+	struct wb_flight f[WAVE];
 	int err = 0;
 
 	pthread_mutex_lock(&c->dirty_lock);
 	list = c->dirty_list;
 	c->dirty_list = NULL;
 	pthread_mutex_unlock(&c->dirty_lock);
-	while ((in = list)) {
-		list = in->dirty_next;
-		pthread_mutex_lock(&in->lock);
-		in->on_dirty_list = false;
-		in->dirty_next = NULL;
-		pthread_mutex_unlock(&in->lock);
-		int r = report ? lc_wb_flush(c, in) : lc_wb_flush_data(c, in);
-		if (r < 0 && !err)
-			err = r;
-		pthread_mutex_lock(&in->lock);
-		if (in->dirty || in->dirty_meta)
-			lc_mark_dirty_locked(c, in);
-		pthread_mutex_unlock(&in->lock);
-		lc_put(c, in);
+	/* in waves of inodes whose writebacks are all in flight at once: one
+	 * writer's objects after another's would leave the store idle between
+	 * them (4 files written at once were flushed one after the other) */
+	while (list) {
+		int n = 0;
+
+		while ((in = list) && n < WAVE) {
+			list = in->dirty_next;
+			pthread_mutex_lock(&in->lock);
+			in->on_dirty_list = false;
+			in->dirty_next = NULL;
+			pthread_mutex_unlock(&in->lock);
+			wave[n] = in;
+			wb_begin(c, in, &f[n]);
+			n++;
+		}
+		for (int i = 0; i < n; i++) {
+			int r;
+
+			in = wave[i];
+			r = wb_end(c, in, &f[i]);
+			if (report && !(r < 0 && wb_transient(r)))
+				r = lc_wb_flush(c, in);   /* the error kept, and the size report */
+			if (r < 0 && !err)
+				err = r;
+			pthread_mutex_lock(&in->lock);
+			if (in->dirty || in->dirty_meta)
+				lc_mark_dirty_locked(c, in);
+			pthread_mutex_unlock(&in->lock);
+			lc_put(c, in);
+		}
 	}
 	return err;
 }

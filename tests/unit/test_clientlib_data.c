@@ -13,8 +13,10 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "client/client_int.h"
@@ -621,6 +623,166 @@ START_TEST(test_read_races_truncate)
 }
 END_TEST
 
+/* fsync of one file writes that file only, however much another file has buffered */
+START_TEST(test_fsync_one_file)
+{
+	set_opt("client_oc_target_dirty", "1G");   /* the flusher leaves the buffers alone */
+	set_opt("client_oc_size", "1G");
+	/* A's objects are 32 MiB: its 24 MiB stay under the 2 objects that kick the flusher */
+	struct lc_inode *a = mkfile(0x630, 32u << 20), *b = mkfile(0x631, 0);
+	struct lc_fh *fa = lc_fh_new(c, a, O_RDWR, NULL), *fb = lc_fh_new(c, b, O_RDWR, NULL);
+
+	write_file(fa, 0x630, 24u << 20, 1 << 20);   /* A: 24 MiB buffered */
+	write_file(fb, 0x631, 12345, 4096);
+	uint64_t wb0 = perf_get(&c->perf.wb_bytes);
+	ck_assert_int_eq(lc_fsync(c, fb, false), 0);
+	ck_assert_uint_eq(perf_get(&c->perf.wb_bytes) - wb0, 12345);   /* B's bytes, none of A's */
+	pthread_mutex_lock(&a->lock);
+	ck_assert_uint_eq(a->dirty_bytes >= (24u << 20) ? 1 : 0, 1);
+	pthread_mutex_unlock(&a->lock);
+	ck_assert(obj_exists(0x631, 0) && !obj_exists(0x630, 0));
+	ck_assert_int_eq(lc_fsync(c, fa, false), 0);
+	check_file(fa, 0x630, 24u << 20, 1 << 20);
+	check_file(fb, 0x631, 12345, 4096);
+	lc_release(c, fa);
+	lc_release(c, fb);
+	lc_put(c, a);
+	lc_put(c, b);
+}
+END_TEST
+
+/*
+ * Many small writes to one object go to the store as one compound op, so a
+ * crash (kill -9) in the middle of a writeback leaves all of them or none;
+ * what an fsync returned for is all there.  The writer is this binary again
+ * (LC_CRASH_CHILD=DIR: no threads of a parent around the fork): it writes
+ * round 1 (512 scattered 512-byte writes into object 0), fsyncs, says so on
+ * stdout, writes round 2 over the same spots and flushes, said just before;
+ * the test kills it at once, then opens the store and checks.
+ */
+#define CRASH_INO 0x640
+#define CRASH_N 512
+
+static uint64_t crash_off(int i)
+{
+	return (uint64_t)((i * 2654435761u) % 8192u) * 512u;   /* distinct 512-byte slots of 4 MiB */
+}
+
+static int crash_child(const char *dir)
+{
+	struct store_config sc = { .backend = "local", .local_path = dir };
+	struct store *cst;
+	struct store_pool *cp;
+	struct lclient *cc;
+	char b[512];
+
+	cfg_init("client");
+	if (store_open(&sc, &cst) || store_pool_open(cst, "t_data", NULL, &cp) || lclient_create_local(cp, &cc))
+		return 2;
+	struct mdsp_inode mi = { .ino = CRASH_INO, .generation = 1, .mode = S_IFREG | 0644, .nlink = 1 };
+	struct lc_inode *in = lc_inode_update(cc, &mi, 0, 0);
+	struct lc_fh *fh = lc_fh_new(cc, in, O_RDWR, NULL);
+	for (int round = 1; round <= 2; round++) {
+		memset(b, round, sizeof(b));
+		for (int i = 0; i < CRASH_N; i++)
+			if (lc_write(cc, fh, (off_t)crash_off(i), sizeof(b), b) != (ssize_t)sizeof(b))
+				return 3;
+		if (round == 2) {
+			printf("flushing\n");
+			fflush(stdout);
+		}
+		if (lc_fsync(cc, fh, false))
+			return 4;
+		if (round == 1) {
+			printf("synced\n");
+			fflush(stdout);
+		}
+	}
+	printf("done\n");
+	fflush(stdout);
+	pause();   /* the parent kills us */
+	return 0;
+}
+
+START_TEST(test_batched_writes_crash)
+{
+	char dir[300], line[64];
+	int pfd[2], kills_before_done = 0;
+
+	for (int attempt = 0; attempt < 4; attempt++) {
+		snprintf(dir, sizeof(dir), "%s/crash%d", topdir, attempt);
+		struct store_config sc = { .backend = "local", .local_path = dir, .create = true };
+		struct store *cst;
+		ck_assert_int_eq(store_open(&sc, &cst), 0);
+		ck_assert_int_eq(store_pool_create(cst, "t_data"), 0);
+		store_close(cst);
+
+		ck_assert_int_eq(pipe(pfd), 0);
+		pid_t pid = fork();
+		ck_assert_int_ge(pid, 0);
+		if (pid == 0) {
+			char self[256];
+			ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+			dup2(pfd[1], 1);
+			close(pfd[0]);
+			if (n > 0) {
+				self[n] = 0;
+				setenv("LC_CRASH_CHILD", dir, 1);
+				execl(self, self, (char *)NULL);
+			}
+			_exit(127);
+		}
+		close(pfd[1]);
+		FILE *f = fdopen(pfd[0], "r");
+		bool synced = false, flushing = false;
+		while (fgets(line, sizeof(line), f)) {
+			if (!strcmp(line, "synced\n"))
+				synced = true;
+			if (!strcmp(line, "flushing\n")) {
+				flushing = true;
+				/* attempts 0-2 kill in the middle of the writeback, the last one after it */
+				if (attempt < 3)
+					break;
+			}
+			if (!strcmp(line, "done\n"))
+				break;
+		}
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		fclose(f);
+		ck_assert_msg(synced && flushing, "the writer did not get to its second round");
+
+		/* what is in the store now: round 1 everywhere, or round 2 everywhere */
+		struct store_pool *cp;
+		ck_assert_int_eq(store_open(&(struct store_config){ .backend = "local", .local_path = dir }, &cst), 0);
+		ck_assert_int_eq(store_pool_open(cst, "t_data", NULL, &cp), 0);
+		char oid[64], b[512];
+		int n1 = 0, n2 = 0;
+		lc_obj_name(oid, sizeof(oid), CRASH_INO, 0);
+		for (int i = 0; i < CRASH_N; i++) {
+			ck_assert_int_eq(store_read(cp, oid, crash_off(i), sizeof(b), b), (ssize_t)sizeof(b));
+			for (size_t k = 0; k < sizeof(b); k++)
+				ck_assert_msg(b[k] == b[0], "slot %d is torn", i);
+			if (b[0] == 1)
+				n1++;
+			else if (b[0] == 2)
+				n2++;
+			else
+				ck_abort_msg("slot %d reads %d: an fsync'd write is missing", i, b[0]);
+		}
+		ck_assert_msg(n1 == CRASH_N || n2 == CRASH_N, "attempt %d: %d slots of round 1, %d of round 2: "
+			      "the writeback of one object was not atomic", attempt, n1, n2);
+		if (attempt == 3)
+			ck_assert_int_eq(n2, CRASH_N);   /* fsync returned: all of round 2 */
+		else if (n1 == CRASH_N)
+			kills_before_done++;
+		store_pool_close(cp);
+		store_close(cst);
+	}
+	(void)kills_before_done;   /* how many kills beat the commit is up to the scheduler */
+}
+END_TEST
+
 struct wr_arg {
 	uint64_t ino;
 };
@@ -914,6 +1076,8 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_readahead_holes_eof);
 	tcase_add_test(tc, test_readahead_parallel_readers);
 	tcase_add_test(tc, test_read_races_truncate);
+	tcase_add_test(tc, test_fsync_one_file);
+	tcase_add_test(tc, test_batched_writes_crash);
 	tcase_add_test(tc, test_concurrent_writers);
 	tcase_add_test(tc, test_write_through);
 	tcase_add_test(tc, test_same_file_concurrent);
@@ -932,6 +1096,12 @@ static Suite *suite(void)
 
 int main(void)
 {
+	const char *crash_dir = getenv("LC_CRASH_CHILD");
+
+	if (crash_dir) {
+		log_init("test_clientlib_data-crash");
+		return crash_child(crash_dir);
+	}
 	log_init("test_clientlib_data");
 	SRunner *sr = srunner_create(suite());
 	srunner_run_all(sr, CK_NORMAL);
