@@ -139,11 +139,18 @@ static void omap_put1(const char *oid, const char *key, const char *val)
 	ck_assert_int_eq(exec(op, oid), 0);
 }
 
+/* store_read and store_aio_read (started, then waited for) must agree */
 static void expect_read(const char *oid, uint64_t off, size_t len, const void *want, ssize_t wantlen)
 {
 	char *buf = malloc(len + 1);
 	ssize_t n = store_read(pool, oid, off, len, buf);
 	ck_assert_int_eq(n, wantlen);
+	if (wantlen > 0)
+		ck_assert_int_eq(memcmp(buf, want, (size_t)wantlen), 0);
+	struct store_aio *a;
+	memset(buf, 0x5a, len + 1);
+	ck_assert_int_eq(store_aio_read(pool, oid, off, len, buf, &a), 0);
+	ck_assert_int_eq(store_aio_wait(a), wantlen);
 	if (wantlen > 0)
 		ck_assert_int_eq(memcmp(buf, want, (size_t)wantlen), 0);
 	free(buf);
@@ -416,6 +423,41 @@ START_TEST(t_holes)
 	expect_read("h2", 0, 200, want, 101);
 	free(buf);
 	free(want);
+}
+END_TEST
+
+/* many waited-for reads in flight at once, waited for out of order */
+START_TEST(t_aio_read_many)
+{
+	enum { N = 48 };
+	struct store_aio *a[N];
+	char bufs[N][16], oid[32];
+
+	for (int i = 0; i < N; i += 2) {   /* odd objects never exist */
+		struct store_op *op = store_op_new();
+		char v[16];
+		memset(v, 'a' + i % 26, sizeof(v));
+		store_op_write(op, 0, v, sizeof(v));
+		snprintf(oid, sizeof(oid), "aio.%d", i);
+		ck_assert_int_eq(exec(op, oid), 0);
+	}
+	for (int i = 0; i < N; i++) {
+		snprintf(oid, sizeof(oid), "aio.%d", i);
+		ck_assert_int_eq(store_aio_read(pool, oid, 0, sizeof(bufs[i]), bufs[i], &a[i]), 0);
+	}
+	for (int k = 0; k < N; k++) {
+		int i = (k * 7) % N;   /* 7 is prime to 48: every i once */
+		ssize_t r = store_aio_wait(a[i]);
+		if (i % 2) {
+			ck_assert_int_eq(r, -ENOENT);
+			continue;
+		}
+		ck_assert_int_eq(r, 16);
+		for (int j = 0; j < 16; j++)
+			ck_assert_int_eq(bufs[i][j], 'a' + i % 26);
+	}
+	struct store_aio *x;
+	ck_assert_int_eq(store_aio_read(pool, "", 0, 4, bufs[0], &x), -EINVAL);
 }
 END_TEST
 
@@ -1685,6 +1727,7 @@ static Suite *store_suite(void)
 	tcase_add_test(tc, t_create_exclusive);
 	tcase_add_test(tc, t_write_read);
 	tcase_add_test(tc, t_holes);
+	tcase_add_test(tc, t_aio_read_many);
 	tcase_add_test(tc, t_truncate_append_zero);
 	tcase_add_test(tc, t_remove);
 	tcase_add_test(tc, t_stat);
