@@ -1017,6 +1017,11 @@ void cfg_set_identity(const char *type, const char *name)
 		notify(CFG_log_file);
 }
 
+bool cfg_identity_known(void)
+{
+	return id_name[0] != '\0';
+}
+
 char *cfg_expand(const char *in, char *out, size_t len)
 {
 	size_t o = 0;

@@ -133,6 +133,8 @@ struct json_object *cfg_show_json(void);
  * Call from main() before reading admin_socket or log_file.
  */
 void cfg_set_identity(const char *type, const char *name);
+/** cfg_identity_known - has cfg_set_identity() named this process yet? */
+bool cfg_identity_known(void);
 
 /**
  * cfg_expand - @in with Ceph's metavariables replaced into @out: $cluster

@@ -29,6 +29,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -462,13 +463,26 @@ static void level_changed(int id, void *arg)
 	log_set_levels(ss, l, m);
 }
 
+static _Atomic bool ignore_file_option;
+
+void log_ignore_file_option(void)
+{
+	atomic_store(&ignore_file_option, true);
+}
+
 /* config observer: log_file changed */
 static void file_changed(int id, void *arg)
 {
 	char raw[4096], path[4096];
 	int r;
 
+	if (atomic_load(&ignore_file_option))
+		return;
 	cfg_str(id, raw, sizeof(raw));
+	/* "$name" before we know it (the config is read before the client knows
+	 * its name): wait for cfg_set_identity(), which applies it again */
+	if (!cfg_identity_known() && (strstr(raw, "$name") || strstr(raw, "$id") || strstr(raw, "$type")))
+		return;
 	cfg_expand(raw, path, sizeof(path));
 	r = log_set_file(path);
 	if (r < 0)

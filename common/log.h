@@ -65,6 +65,13 @@ int log_set_file(const char *path);
  */
 int log_reopen(void);
 
+/**
+ * log_ignore_file_option - keep logging to stderr whatever log_file says:
+ * for tools that read a daemon's config (the CLI) and must not write into,
+ * or create, the daemon's log file.
+ */
+void log_ignore_file_option(void);
+
 /** log_set_level - set the level of subsystem @ss (log and memory level both). */
 void log_set_level(enum log_subsys ss, int level);
 /** log_set_levels - set the log level and the memory level of @ss. */

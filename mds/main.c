@@ -37,6 +37,7 @@
 #include "common/config.h"
 #include "common/log.h"
 #include "common/perf.h"
+#include "common/prometheus.h"
 #include "common/rcu.h"
 #include "common/time.h"
 #include "mds/journal_int.h"
@@ -75,6 +76,7 @@ static void usage(FILE *f)
 	fprintf(f, "\nGeneral options:\n");
 	cfg_print_help(f, "fs_name");
 	cfg_print_help(f, "admin_socket");
+	cfg_print_help(f, "prometheus_");
 	cfg_print_help(f, "log_");
 	cfg_print_help(f, "debug_");
 }
@@ -248,6 +250,7 @@ static int open_data(struct mds *m, bool local, bool mkfs)
 int main(int argc, char **argv)
 {
 	struct mds *m;
+	struct prom *prom = NULL;
 	struct store_config sc;
 	char err[512], addr[256];
 	const char *port_file = NULL, *jcmd = NULL, *jfile = NULL;
@@ -511,6 +514,16 @@ int main(int argc, char **argv)
 		rc = fail("cannot start the purge thread: %s", strerror(-r));
 		goto out_admin;
 	}
+	{
+		char paddr[256], perr[512];
+
+		cfg_str(CFG_prometheus_addr, paddr, sizeof(paddr));
+		r = prom_start(paddr, (int)cfg_int(CFG_mds_prometheus_port), "mds.0", &prom, perr, sizeof(perr));
+		if (r) {
+			rc = fail("the Prometheus endpoint (mds_prometheus_port, prometheus_addr): %s", perr);
+			goto out_purge;
+		}
+	}
 	r = net_start(m);
 	if (r) {
 		rc = fail("cannot start the listener: %s", strerror(-r));
@@ -557,6 +570,7 @@ out_net:
 out_purge:
 	purge_stop(m);
 out_admin:
+	prom_stop(prom);
 	admin_stop(m);
 out_jstop:
 	journal_stop(m);

@@ -77,6 +77,9 @@ int lfuse_register_asok(struct lfuse *lf, struct asok *a)
 #define X(n) perf_register_counter(GROUP, #n, &lf->perf.n);
 	LFUSE_COUNTERS(X)
 #undef X
+#define X(n) perf_register_hist(GROUP, #n "_lat", &lf->perf.n##_lat);
+	LFUSE_TIMED(X)
+#undef X
 	if (!a)
 		return 0;
 	return asok_register(a, fuse_cmds, (int)(sizeof(fuse_cmds) / sizeof(fuse_cmds[0])), lf);

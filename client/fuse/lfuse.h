@@ -30,6 +30,7 @@
 
 #include "client/client.h"
 #include "common/perf.h"
+#include "common/time.h"
 
 struct lfuse_inval;
 
@@ -40,11 +41,36 @@ struct lfuse_inval;
 	X(flush) X(release) X(fsync) X(opendir) X(readdir) X(readdirplus) X(xattr) X(other) \
 	X(inval_inode) X(inval_entry) X(inval_failed)
 
+/* FUSE requests timed from their handler's start to its end (the reply): <family>_lat */
+#define LFUSE_TIMED(X) \
+	X(lookup) X(getattr) X(setattr) X(namespace) X(open) X(read) X(write) \
+	X(opendir) X(readdir) X(readdirplus) X(xattr) X(other)
+
 struct lfuse_perf {
 #define X(n) struct perf_counter n;
 	LFUSE_COUNTERS(X)
 #undef X
+#define X(n) struct hist n##_lat;
+	LFUSE_TIMED(X)
+#undef X
 };
+
+/* Count a request of family @n and time it until the end of the enclosing block. */
+struct lfuse_timer {
+	struct hist *h;
+	uint64_t t0;
+};
+
+static inline void lfuse_timer_done(struct lfuse_timer *t)
+{
+	hist_add(t->h, now_mono_ns() - t->t0);
+}
+
+#define LFUSE_OP(lf, n)                                                                     \
+	perf_inc(&(lf)->perf.n, 1);                                                         \
+	struct lfuse_timer lfuse_timer_ __attribute__((cleanup(lfuse_timer_done), unused)) = { \
+		&(lf)->perf.n##_lat, now_mono_ns()                                           \
+	}
 
 struct lfuse {
 	struct lclient *c;

@@ -45,6 +45,7 @@
 #include "common/admin_sock.h"
 #include "common/config.h"
 #include "common/log.h"
+#include "common/prometheus.h"
 
 #define PROG "loligo-fuse"
 
@@ -459,6 +460,7 @@ int main(int argc, char **argv)
 	struct fuse_loop_config *lcfg = NULL;
 	struct asok *asok = NULL;
 	struct hup_thread hup = { 0 };
+	struct prom *prom = NULL;
 	void *gw = NULL;
 	char root_path[PATH_MAX], asok_path[PATH_MAX], raw[PATH_MAX], ident[128];
 	sigset_t sigs, old, loop_mask;
@@ -607,6 +609,17 @@ int main(int argc, char **argv)
 		if (r)
 			goto out;
 	}
+	{
+		char paddr[256], perr[512];
+
+		cfg_str(CFG_prometheus_addr, paddr, sizeof(paddr));
+		r = prom_start(paddr, (int)cfg_int(CFG_client_prometheus_port), ident, &prom, perr, sizeof(perr));
+		if (r) {
+			fprintf(stderr, PROG ": the Prometheus endpoint (client_prometheus_port, prometheus_addr): %s\n",
+				perr);
+			goto out;
+		}
+	}
 
 	if (!a.no_mount) {
 		if (fuse_set_signal_handlers(lf.se) != 0) {
@@ -672,6 +685,7 @@ int main(int argc, char **argv)
 
 out:
 	hup_stop(&hup);
+	prom_stop(prom);
 	lfuse_inval_stop(&lf);
 	if (mounted)
 		fuse_session_unmount(lf.se);

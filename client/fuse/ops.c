@@ -255,7 +255,7 @@ static void ll_destroy(void *userdata)
 static void ll_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
 	struct lfuse *lf = LF(req);
-	perf_inc(&lf->perf.lookup, 1);
+	LFUSE_OP(lf, lookup);
 	struct lc_cred cr;
 	struct lc_attr a;
 	struct lc_inode *in = NULL;
@@ -301,7 +301,7 @@ static void ll_forget_multi(fuse_req_t req, size_t count, struct fuse_forget_dat
 static void ll_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	struct lfuse *lf = LF(req);
-	perf_inc(&lf->perf.getattr, 1);
+	LFUSE_OP(lf, getattr);
 	struct lc_inode *in = IN(lf, ino);
 	struct lc_cred cr;
 	struct lc_attr a;
@@ -320,7 +320,7 @@ static void ll_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *st, int to_s
 		       struct fuse_file_info *fi)
 {
 	struct lfuse *lf = LF(req);
-	perf_inc(&lf->perf.setattr, 1);
+	LFUSE_OP(lf, setattr);
 	struct lc_inode *in = IN(lf, ino);
 	struct lc_attr set, a;
 	struct lc_cred cr;
@@ -394,7 +394,7 @@ static void ll_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *st, int to_s
 static void ll_readlink(fuse_req_t req, fuse_ino_t ino)
 {
 	struct lfuse *lf = LF(req);
-	perf_inc(&lf->perf.other, 1);
+	LFUSE_OP(lf, other);
 	struct lc_cred cr;
 	char buf[PATH_MAX + 1];
 	ssize_t n;
@@ -416,7 +416,7 @@ static void ll_readlink(fuse_req_t req, fuse_ino_t ino)
 static void ll_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode, dev_t rdev)
 {
 	struct lfuse *lf = LF(req);
-	perf_inc(&lf->perf.namespace, 1);
+	LFUSE_OP(lf, namespace);
 	struct lc_cred cr;
 	struct lc_attr a;
 	struct lc_inode *in = NULL;
@@ -433,7 +433,7 @@ static void ll_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t
 static void ll_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode)
 {
 	struct lfuse *lf = LF(req);
-	perf_inc(&lf->perf.namespace, 1);
+	LFUSE_OP(lf, namespace);
 	struct lc_cred cr;
 	struct lc_attr a;
 	struct lc_inode *in = NULL;
@@ -450,7 +450,7 @@ static void ll_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t
 static void ll_symlink(fuse_req_t req, const char *link, fuse_ino_t parent, const char *name)
 {
 	struct lfuse *lf = LF(req);
-	perf_inc(&lf->perf.namespace, 1);
+	LFUSE_OP(lf, namespace);
 	struct lc_cred cr;
 	struct lc_attr a;
 	struct lc_inode *in = NULL;
@@ -492,7 +492,7 @@ static int may_link(struct lfuse *lf, struct lc_inode *in, const struct lc_cred 
 static void ll_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const char *newname)
 {
 	struct lfuse *lf = LF(req);
-	perf_inc(&lf->perf.namespace, 1);
+	LFUSE_OP(lf, namespace);
 	struct lc_inode *in = IN(lf, ino);
 	struct lc_cred cr;
 	struct lc_attr a;
@@ -513,7 +513,7 @@ static void ll_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const 
 static void ll_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
 	struct lfuse *lf = LF(req);
-	perf_inc(&lf->perf.namespace, 1);
+	LFUSE_OP(lf, namespace);
 	struct lc_cred cr;
 
 	get_cred(lf, req, &cr);
@@ -523,7 +523,7 @@ static void ll_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 static void ll_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
 	struct lfuse *lf = LF(req);
-	perf_inc(&lf->perf.namespace, 1);
+	LFUSE_OP(lf, namespace);
 	struct lc_cred cr;
 
 	get_cred(lf, req, &cr);
@@ -534,7 +534,7 @@ static void ll_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_
 		      const char *newname, unsigned int flags)
 {
 	struct lfuse *lf = LF(req);
-	perf_inc(&lf->perf.namespace, 1);
+	LFUSE_OP(lf, namespace);
 	struct lc_cred cr;
 
 	/* RENAME_WHITEOUT (overlayfs) and combinations are not supported. */
@@ -555,7 +555,7 @@ static void ll_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_
 		      struct fuse_file_info *fi)
 {
 	struct lfuse *lf = LF(req);
-	perf_inc(&lf->perf.namespace, 1);
+	LFUSE_OP(lf, namespace);
 	struct lc_cred cr;
 	struct lc_attr a;
 	struct lc_inode *in = NULL;
@@ -624,7 +624,7 @@ static void raise_readahead(struct lfuse *lf)
 static void ll_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	struct lfuse *lf = LF(req);
-	perf_inc(&lf->perf.open, 1);
+	LFUSE_OP(lf, open);
 	struct lc_cred cr;
 	struct lc_fh *fh = NULL;
 	int r;
@@ -652,7 +652,7 @@ static void ll_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 static void ll_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi)
 {
 	struct lfuse *lf = LF(req);
-	perf_inc(&lf->perf.read, 1);
+	LFUSE_OP(lf, read);
 	struct lc_rdbuf rb;
 	ssize_t n;
 
@@ -671,7 +671,7 @@ static void ll_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t siz
 		     struct fuse_file_info *fi)
 {
 	struct lfuse *lf = LF(req);
-	perf_inc(&lf->perf.write, 1);
+	LFUSE_OP(lf, write);
 	ssize_t n;
 
 	(void)ino;
@@ -716,7 +716,7 @@ static void ll_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_f
 static void ll_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	struct lfuse *lf = LF(req);
-	perf_inc(&lf->perf.opendir, 1);
+	LFUSE_OP(lf, opendir);
 
 	if (lf->no_opendir) {
 		fuse_reply_err(req, ENOSYS);
@@ -845,6 +845,10 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, b
 	bool eof = false;
 	int r = 0;
 
+	struct lfuse_timer lfuse_timer_ __attribute__((cleanup(lfuse_timer_done), unused)) = {
+		plus ? &lf->perf.readdirplus_lat : &lf->perf.readdir_lat, now_mono_ns()
+	};
+
 	if (plus)
 		perf_inc(&lf->perf.readdirplus, 1);
 	else
@@ -912,7 +916,7 @@ static void ll_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t of
 static void ll_statfs(fuse_req_t req, fuse_ino_t ino)
 {
 	struct lfuse *lf = LF(req);
-	perf_inc(&lf->perf.other, 1);
+	LFUSE_OP(lf, other);
 	struct statvfs st;
 	int r;
 
@@ -940,7 +944,7 @@ static void ll_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const 
 			int flags)
 {
 	struct lfuse *lf = LF(req);
-	perf_inc(&lf->perf.xattr, 1);
+	LFUSE_OP(lf, xattr);
 	struct lc_cred cr;
 
 	if (no_caps_xattr(lf, name)) {
@@ -955,7 +959,7 @@ static void ll_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const 
 static void ll_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size)
 {
 	struct lfuse *lf = LF(req);
-	perf_inc(&lf->perf.xattr, 1);
+	LFUSE_OP(lf, xattr);
 	struct lc_cred cr;
 	char *buf = NULL;
 	ssize_t n;
@@ -987,7 +991,7 @@ static void ll_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t
 static void ll_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 {
 	struct lfuse *lf = LF(req);
-	perf_inc(&lf->perf.xattr, 1);
+	LFUSE_OP(lf, xattr);
 	struct lc_cred cr;
 	char *buf = NULL;
 	ssize_t n;
@@ -1015,7 +1019,7 @@ static void ll_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 static void ll_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
 {
 	struct lfuse *lf = LF(req);
-	perf_inc(&lf->perf.xattr, 1);
+	LFUSE_OP(lf, xattr);
 	struct lc_cred cr;
 
 	if (no_caps_xattr(lf, name)) {
@@ -1030,7 +1034,7 @@ static void ll_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
 static void ll_access(fuse_req_t req, fuse_ino_t ino, int mask)
 {
 	struct lfuse *lf = LF(req);
-	perf_inc(&lf->perf.other, 1);
+	LFUSE_OP(lf, other);
 	struct lc_cred cr;
 
 	get_cred(lf, req, &cr);

@@ -27,9 +27,13 @@
  * FILE_SYNC are written through before the reply; COMMIT flushes.  The
  * write verifier is the gateway's start time, so after a restart a client
  * sees a new verifier and sends its uncommitted data again.
+ *
+ * Every procedure is counted and timed (perf group "nfs3_ops").
  */
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,6 +43,7 @@
 
 #include "common/config.h"
 #include "common/log.h"
+#include "common/perf.h"
 #include "common/time.h"
 #include "nfs_gw/nfs3/nfs3_int.h"
 #include "nfs_gw/nfs4/fh.h"
@@ -1216,11 +1221,38 @@ static const struct {
 	[NFS3PROC_COMMIT] = { "COMMIT", p_commit, false },
 };
 
+/* Per-procedure counters and latencies (perf group "nfs3_ops"), shared by every server of the process. */
+static struct {
+	struct perf_counter n;
+	struct hist lat;
+} proc_stats[NFS3PROC_MAX];
+static pthread_once_t proc_stats_once = PTHREAD_ONCE_INIT;
+
+static void proc_stats_register(void)
+{
+	char name[64];
+	uint32_t p;
+
+	for (p = 0; p < NFS3PROC_MAX; p++) {
+		size_t i;
+
+		if (!procs[p].name)
+			continue;
+		snprintf(name, sizeof(name) - 4, "%s", procs[p].name);
+		for (i = 0; name[i]; i++)
+			name[i] = (char)tolower((unsigned char)name[i]);
+		perf_register_counter("nfs3_ops", name, &proc_stats[p].n);
+		strcat(name, "_lat");
+		perf_register_hist("nfs3_ops", name, &proc_stats[p].lat);
+	}
+}
+
 static int nfs3_dispatch(void *priv, struct rpc_req *req, struct xdr_dec *args, struct xdr_enc *res)
 {
 	struct nfs3_server *s = priv;
 	struct nfs3_req r = { .s = s, .req = req };
 	uint32_t proc = req->call.proc;
+	uint64_t t0 = now_mono_ns();
 	int st;
 
 	if (proc >= NFS3PROC_MAX || !procs[proc].fn)
@@ -1228,6 +1260,8 @@ static int nfs3_dispatch(void *priv, struct rpc_req *req, struct xdr_dec *args, 
 	/* one exports table from start to end, whatever a reload does meanwhile */
 	r.x = nfs_export_set_get(s->exports);
 	st = procs[proc].fn(&r, args, res);
+	perf_inc(&proc_stats[proc].n, 1);
+	hist_add(&proc_stats[proc].lat, now_mono_ns() - t0);
 	dout(NFS, 15, "%s: v3 %s -> %d", req->xprt->peer_str, procs[proc].name, st);
 	nfs_exports_put(r.x);
 	return st;
@@ -1289,6 +1323,7 @@ int nfs3_server_create(const struct nfs3_params *p, struct lclient *lc, struct n
 		free(s);
 		return -EINVAL;
 	}
+	pthread_once(&proc_stats_once, proc_stats_register);
 	s->p = *p;
 	if (!s->p.max_io)
 		s->p.max_io = 65536;

@@ -15,12 +15,20 @@
  * retries at the end, and the reply limits the session negotiated.
  * Minor version 0 compounds that change state are run through the RPC
  * layer's duplicate reply cache (nfs4_cacheable).
+ *
+ * Every op run is counted and timed per op (perf group "nfs4_ops", shown
+ * by `perf dump` and the Prometheus endpoint).
  */
+#include <ctype.h>
 #include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/log.h"
+#include "common/perf.h"
+#include "common/time.h"
 #include "nfs_gw/export/export.h"
 #include "nfs_gw/nfs4/nfs4.h"
 
@@ -45,9 +53,60 @@ static bool op_is_legal(const struct nfs4_op_desc *desc, uint32_t minor)
 	return desc && !(minor == 0 && (desc->flags & OPF_V41));
 }
 
-/* The checks the table lets us make for every op, then the op itself. */
+/* Per-op counters and latencies (perf group "nfs4_ops": <op> and <op>_lat), for
+ * `perf dump` and the Prometheus endpoint; shared by every server of the process. */
+static struct {
+	struct perf_counter n;
+	struct hist lat;
+} op_stats[NFS4_OP_MAX + 1];
+static pthread_once_t op_stats_once = PTHREAD_ONCE_INIT;
+
+static void op_stats_register(void)
+{
+	char name[64];
+	uint32_t op;
+
+	for (op = 0; op <= NFS4_OP_MAX; op++) {
+		const struct nfs4_op_desc *d = nfs4_op_lookup(op);
+		size_t i;
+
+		if (!d || !d->name)
+			continue;
+		snprintf(name, sizeof(name) - 4, "%s", d->name);
+		for (i = 0; name[i]; i++)
+			name[i] = (char)tolower((unsigned char)name[i]);
+		perf_register_counter("nfs4_ops", name, &op_stats[op].n);
+		strcat(name, "_lat");
+		perf_register_hist("nfs4_ops", name, &op_stats[op].lat);
+	}
+}
+
+void nfs4_op_stats_init(void)
+{
+	pthread_once(&op_stats_once, op_stats_register);
+}
+
+static uint32_t run_op_checked(struct nfs4_compound *cs, const struct nfs4_op_desc *desc, struct xdr_dec *args,
+			       struct xdr_enc *res);
+
+/* One op, counted and timed. */
 static uint32_t run_op(struct nfs4_compound *cs, const struct nfs4_op_desc *desc, struct xdr_dec *args,
 		       struct xdr_enc *res)
+{
+	uint64_t t0 = now_mono_ns();
+	uint32_t st, op = cs->op;
+
+	st = run_op_checked(cs, desc, args, res);
+	if (op <= NFS4_OP_MAX) {
+		perf_inc(&op_stats[op].n, 1);
+		hist_add(&op_stats[op].lat, now_mono_ns() - t0);
+	}
+	return st;
+}
+
+/* The checks the table lets us make for every op, then the op itself. */
+static uint32_t run_op_checked(struct nfs4_compound *cs, const struct nfs4_op_desc *desc, struct xdr_dec *args,
+			       struct xdr_enc *res)
 {
 	if (cs->minorversion >= 1) {
 		if (cs->opidx == 0) {

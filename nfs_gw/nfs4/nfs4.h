@@ -136,6 +136,13 @@ struct nfs4_op_desc {
 /** nfs4_op_lookup - the table entry for @op, or NULL for unknown numbers. */
 const struct nfs4_op_desc *nfs4_op_lookup(uint32_t op);
 
+/**
+ * nfs4_op_stats_init - register the per-op counters and latency histograms
+ * (perf group "nfs4_ops": <op>, <op>_lat) once per process, so `perf dump`
+ * and the Prometheus endpoint list every op from the start.
+ */
+void nfs4_op_stats_init(void);
+
 /* ---- the server ------------------------------------------------------------- */
 
 /*

@@ -280,6 +280,7 @@ int nfs4_server_create(const struct nfs4_params *p, struct lclient *lc, struct n
 
 	if (!srv)
 		return -ENOMEM;
+	nfs4_op_stats_init();
 	srv->p = *p;
 	if (!srv->p.max_ops)
 		srv->p.max_ops = 1;

@@ -72,6 +72,10 @@ client_keyring = $T/client.keyring
 [nfs]
 nfs_exports = id=1,path=/,rw,no_root_squash,insecure
 nfs_rpcbind = false
+[mds]
+mds_prometheus_port = -1
+[client]
+client_prometheus_port = -1
 CONF
 MDSLOG=$T/log/loligo-mds.0.log
 CLLOG=$T/log/loligo-client.admin.log
@@ -220,6 +224,7 @@ for o in mds_port mds_keyring auth_required store_backend store_local_path rados
 	rados_osd_op_timeout rados_id log_file log_max_recent admin_socket debug_mds debug_journal; do
 	grep -q -- "--$o=" "$T/mdshelp.out" || fail "loligo-mds --help does not list $o"
 done
+ls "$T/log" | grep -q "loligo-\.log" && fail "the CLI wrote a log file of its own into the daemons' log dir: $(ls "$T/log")"
 echo "PASS: --version on every program; loligo-mds --help lists its options, rados_* too"
 
 J -s --interval 0.3 > "$T/s.json" || fail "loligo -s exit $?"
@@ -309,6 +314,90 @@ grep "^daemon:" "$T/comp.out" | grep -qw perf && grep "^daemon:" "$T/comp.out" |
 	fail "completion of 'daemon mds.0' (the daemon's commands): $(cat "$T/comp.out")"
 grep "^format:" "$T/comp.out" | grep -qw json-pretty || fail "completion of --format"
 echo "PASS: bash completion lists every command, sub-commands and a daemon's own commands"
+
+# ---- 11.7 the Prometheus endpoints ---------------------------------------------------------
+PY3=/usr/bin/python3    # Debian's, with python3-prometheus-client
+$PY3 -c 'import prometheus_client.parser' 2>/dev/null || fail "python3-prometheus-client missing (apt-get install python3-prometheus-client)"
+# the first start's log lines (the logs were rotated since; the second client wrote there too)
+MPORT=$(cat "$MDSLOG"* | grep "loligo-mds\[$MDS_PID\].*prometheus metrics at" | head -1 | sed 's|.*:\([0-9]*\)/metrics$|\1|')
+CPORT=$(cat "$CLLOG"* | grep "loligo-fuse\[$FUSE_PID\].*prometheus metrics at" | head -1 | sed 's|.*:\([0-9]*\)/metrics$|\1|')
+[ -n "$MPORT" ] && [ -n "$CPORT" ] || fail "no 'prometheus metrics at' line in the logs"
+ss -ltnH "sport = :$MPORT" | grep -q "127.0.0.1:$MPORT" || fail "the MDS endpoint is not bound to 127.0.0.1: $(ss -ltnH "sport = :$MPORT")"
+ls -la "$T/mnt" > /dev/null; cat "$T/mnt/sparse" > /dev/null
+[ -x "$BUILD/tests/nfs_badinput" ] && "$BUILD/tests/nfs_badinput" "$NFSPORT" > "$T/badinput.out" 2>&1
+cat > "$T/prom.py" <<'PY'
+import sys, urllib.request, urllib.error
+from prometheus_client.parser import text_string_to_metric_families
+port, who = sys.argv[1], sys.argv[2]
+r = urllib.request.urlopen("http://127.0.0.1:%s/metrics" % port, timeout=10)
+assert r.headers["Content-Type"].startswith("text/plain; version=0.0.4"), r.headers["Content-Type"]
+body = r.read().decode()
+open(sys.argv[3], "w").write(body)
+fams = {f.name: f for f in text_string_to_metric_families(body)}
+def need(name, typ):
+    assert name in fams, "no %s in %s" % (name, sorted(fams)[:40])
+    assert fams[name].type == typ, "%s is %s, not %s" % (name, fams[name].type, typ)
+    return fams[name]
+def hist_ok(f, want_count):
+    buckets = [(float(s.labels["le"]), s.value) for s in f.samples if s.name.endswith("_bucket")]
+    count = [s.value for s in f.samples if s.name.endswith("_count")][0]
+    assert buckets[-1][0] == float("inf") and buckets[-1][1] == count, (f.name, buckets[-1], count)
+    assert all(a[1] <= b[1] for a, b in zip(buckets, buckets[1:])), (f.name, "buckets not cumulative")
+    assert len(buckets) >= 20 and buckets[0][0] < 2e-6, (f.name, len(buckets), buckets[0])
+    assert count >= want_count, (f.name, count)
+    assert all(s.labels.get("daemon") == who for s in f.samples), (f.name, "daemon label")
+if who == "mds.0":
+    f = need("loligo_mds_requests", "counter")
+    assert f.samples[0].value > 0 and f.samples[0].name == "loligo_mds_requests_total"
+    hist_ok(need("loligo_mds_safe_reply_lat_seconds", "histogram"), 1)
+    hist_ok(need("loligo_mds_op_lookup_lat_seconds", "histogram"), 0)
+else:
+    hist_ok(need("loligo_fuse_lookup_lat_seconds", "histogram"), 1)
+    hist_ok(need("loligo_fuse_read_lat_seconds", "histogram"), 1)
+    need("loligo_fuse_lookup", "counter")
+    need("loligo_mds_client_inflight", "gauge")
+    hist_ok(need("loligo_nfs4_ops_putrootfh_lat_seconds", "histogram"), 1)
+    assert fams["loligo_nfs4_ops_putrootfh"].samples[0].value >= 1
+    need("loligo_nfs3_ops_getattr", "counter")
+    hist_ok(need("loligo_nfs3_ops_getattr_lat_seconds", "histogram"), 0)
+try:
+    urllib.request.urlopen("http://127.0.0.1:%s/nothing" % port, timeout=10)
+    raise SystemExit("no 404")
+except urllib.error.HTTPError as e:
+    assert e.code == 404, e.code
+print("%s: %d metric families parsed" % (who, len(fams)))
+PY
+$PY3 "$T/prom.py" "$MPORT" mds.0 "$T/metrics-mds.txt" > "$T/prom-mds.out" 2>&1 || fail "MDS endpoint: $(cat "$T/prom-mds.out")"
+$PY3 "$T/prom.py" "$CPORT" client.admin "$T/metrics-client.txt" > "$T/prom-client.out" 2>&1 ||
+	fail "client endpoint: $(tail -3 "$T/prom-client.out")"
+# promtool (Debian's prometheus package) lints names and types too, when it is there:
+# on PATH, or $PROMTOOL (e.g. from `apt-get download prometheus && dpkg -x prometheus_*.deb DIR`)
+PROMTOOL=${PROMTOOL:-$(command -v promtool)}
+if [ -n "$PROMTOOL" ] && [ -x "$PROMTOOL" ]; then
+	for w in mds client; do
+		"$PROMTOOL" check metrics < "$T/metrics-$w.txt" > "$T/promtool-$w.out" 2>&1 ||
+			fail "promtool check metrics ($w): $(head -5 "$T/promtool-$w.out")"
+	done
+	echo "PASS: promtool check metrics: both endpoints clean"
+fi
+echo "PASS: Prometheus endpoints parse with prometheus_client ($(cat "$T/prom-mds.out"); $(cat "$T/prom-client.out")), on 127.0.0.1"
+
+# bad endpoint settings: a clear line naming the option, exit 1, nothing served
+badprom() {	# EXPECTED-TEXT ARGS...: loligo-fuse must refuse to start
+	local want=$1; shift
+	timeout 60 "$FUSE" -f -c "$T/loligo.conf" --client_mds_addr=127.0.0.1:"$(cat "$T/mds.port")" --no-mount \
+		--nfs 127.0.0.1:0 "$@" > "$T/badprom.out" 2>&1; local rc=$?
+	[ $rc = 1 ] && grep -q "client_prometheus_port, prometheus_addr): $want" "$T/badprom.out" ||
+		fail "loligo-fuse $*: exit $rc, want 1 and '$want': $(cat "$T/badprom.out")"
+}
+badprom "cannot listen on 127.0.0.1:$CPORT: Address already in use" --client_prometheus_port="$CPORT"
+badprom "port 70000: want 0 (off), -1 (any free port) or 1..65535" --client_prometheus_port=70000
+badprom "prometheus_addr 'localhost:9' is not an IPv4 or IPv6 address" --client_prometheus_port=-1 \
+	--prometheus_addr=localhost:9
+grep -A1 -- "--mds_prometheus_port=" "$T/mdshelp.out" | grep -q 'default: "0"' || fail "mds_prometheus_port is not off by default"
+"$FUSE" --help-options 2>&1 | grep -A1 -- "--client_prometheus_port=" | grep -q 'default: "0"' ||
+	fail "client_prometheus_port is not off by default"
+echo "PASS: a busy port, a bad port and a bad address are refused with the option named; both endpoints off by default"
 
 # ---- the end: SIGTERM still stops cleanly --------------------------------------
 kill -TERM "$FUSE_PID"

@@ -608,6 +608,7 @@ int main(int argc, char **argv)
 	char **cmd;
 
 	log_init("loligo");
+	log_ignore_file_option();	/* the daemons' configs name their log files, not ours */
 	r = parse_opts(&argc, argv, &g_opts);
 	if (r)
 		return r < 0 ? 0 : r;
