@@ -10,7 +10,8 @@ BUILD_PKGS=(build-essential cmake ninja-build pkg-config
             libfuse3-dev fuse3 librados-dev liburing-dev liburcu-dev check
             liblmdb-dev libinih-dev libjson-c-dev systemtap-sdt-dev libtirpc-dev libssl-dev libmicrohttpd-dev)
 TEST_PKGS=(clang libclang-rt-14-dev ceph-mon ceph-osd ceph-common uuid-runtime
-           qemu-system-x86 busybox-static valgrind psmisc procps logrotate python3-prometheus-client)
+           qemu-system-x86 busybox-static valgrind psmisc procps logrotate python3-prometheus-client
+           dpkg-dev debhelper fakeroot lintian iproute2 systemd)
 
 pkgs=("${BUILD_PKGS[@]}")
 [[ "${1:-}" == --runtime ]] || pkgs+=("${TEST_PKGS[@]}")

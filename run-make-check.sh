@@ -7,19 +7,23 @@
 #                                  for LOLIGO_FUZZ_SECONDS (default 20)
 #   --asan                         also build with ASan+UBSan and run the suite
 #   --no-fuzz                      skip the clang/fuzz stage
+#   --no-packages                  skip the Debian packages stage (build them
+#                                  with dpkg-buildpackage, install them in a
+#                                  throw-away overlay root, run, purge: ~4 min)
 #   -j N                           build parallelism (default: nproc)
 # Environment: BUILD_DIR (default ./build), CTEST_ARGS (extra ctest args).
 set -euo pipefail
 cd "$(dirname "$0")"
 top=$PWD
 
-asan=0 fuzz=1 jobs=$(nproc)
+asan=0 fuzz=1 packages=1 jobs=$(nproc)
 while (($#)); do
 	case $1 in
 	--asan) asan=1 ;;
 	--no-fuzz) fuzz=0 ;;
+	--no-packages) packages=0 ;;
 	-j) jobs=$2; shift ;;
-	-h|--help) sed -n '2,12p' "$0"; exit 0 ;;
+	-h|--help) sed -n '2,15p' "$0"; exit 0 ;;
 	*) echo "run-make-check: unknown argument $1 (try --help)" >&2; exit 2 ;;
 	esac
 	shift
@@ -60,6 +64,11 @@ ninja -C "$build" -j "$jobs"
 
 stage "test suite (gcc build)"
 run_ctest "$build" --output-on-failure --timeout 900 -LE fuzz ${CTEST_ARGS:-} || rc=1
+
+if ((packages)); then
+	stage "Debian packages (tests/packaging/deb-packages.sh)"
+	"$top/tests/packaging/deb-packages.sh" -j "$jobs" || rc=1
+fi
 
 if ((fuzz)); then
 	stage "build (clang, libFuzzer targets) in $build-fuzz"
