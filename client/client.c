@@ -249,6 +249,7 @@ static void perf_register(struct lclient *c)
 	C(ra_wait);
 	C(ra_miss);
 	C(ra_bytes);
+	C(ra_buf_reuse);
 	C(wb_bytes);
 	C(wb_ops);
 	C(wb_throttle);
@@ -286,6 +287,7 @@ static int client_alloc(struct lclient **out)
 	pthread_mutex_init(&c->work_lock, NULL);
 	pthread_mutex_init(&c->fh_lock, NULL);
 	pthread_mutex_init(&c->statfs_lock, NULL);
+	pthread_mutex_init(&c->ra_pool_lock, NULL);
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&c->oc_cond, &ca);
@@ -625,6 +627,8 @@ void lclient_destroy(struct lclient *c)
 	pthread_mutex_destroy(&c->work_lock);
 	pthread_mutex_destroy(&c->fh_lock);
 	pthread_mutex_destroy(&c->statfs_lock);
+	lc_ra_pool_trim(c, true);
+	pthread_mutex_destroy(&c->ra_pool_lock);
 	pthread_cond_destroy(&c->oc_cond);
 	pthread_cond_destroy(&c->work_cond);
 	free(c->mds_addr);

@@ -139,6 +139,10 @@ struct lc_inode {
 	struct xarray objs;
 };
 
+/* readahead buffer size classes: 128 KiB (LC_RA_POOL_MIN) to 4 MiB, powers of two */
+#define LC_RA_POOL_MIN_SHIFT 17
+#define LC_RA_POOL_CLASSES 6
+
 struct lc_fh {
 	struct lc_inode *in;         /* holds a reference */
 	int flags;                   /* open flags */
@@ -159,7 +163,7 @@ struct lc_perf {
 	struct perf_counter dentry_hit, dentry_miss, dentry_neg_hit;
 	struct perf_counter readdir_cached, readdir_fetch;
 	struct perf_counter rd_bytes, wr_bytes;
-	struct perf_counter ra_hit, ra_wait, ra_miss, ra_bytes;
+	struct perf_counter ra_hit, ra_wait, ra_miss, ra_bytes, ra_buf_reuse;
 	struct perf_counter wb_bytes, wb_ops, wb_throttle;
 	struct perf_counter size_reports;
 	struct perf_counter caps_grant, caps_revoke;
@@ -208,6 +212,13 @@ struct lclient {
 	pthread_cond_t oc_cond;
 	_Atomic uint64_t oc_dirty;   /* buffered dirty bytes, all inodes */
 	_Atomic uint64_t ra_total;   /* bytes in readahead chunks, all handles (bounded by client_oc_size too) */
+	/* readahead buffers kept for the next chunks (file.c): a fresh 4 MiB
+	 * buffer is 1024 page faults for the thread the store reads into it
+	 * from (rados: the messenger's) */
+	pthread_mutex_t ra_pool_lock;  /* protects the three below; a leaf lock */
+	void *ra_pool[LC_RA_POOL_CLASSES];   /* free lists by size class, linked through each buffer's first word */
+	size_t ra_pool_bytes;          /* held in ra_pool; at most client_readahead_max */
+	uint64_t ra_pool_used;         /* mono ns of the last buffer taken or given back */
 	_Atomic uint64_t full_checked; /* lc_data_full: mono ns of the last store_space() */
 	atomic_bool full;            /* its answer */
 	_Atomic int wb_failing;      /* the transient error of the last writeback that failed; 0 once one succeeds */
@@ -417,6 +428,12 @@ void lc_queue_cap_work(struct lclient *c, const struct mdsp_caps *caps);
 /** lc_fh_new - an open handle on @in (takes its own reference). */
 struct lc_fh *lc_fh_new(struct lclient *c, struct lc_inode *in, int flags, const struct lc_cred *cr);
 void lc_fh_free(struct lclient *c, struct lc_fh *fh);
+/**
+ * lc_ra_pool_trim - free the readahead buffers kept for reuse: all of them
+ * with @all, else only when none was taken or given back for 10 s (the
+ * flusher's tick: an idle mount holds no readahead memory).
+ */
+void lc_ra_pool_trim(struct lclient *c, bool all);
 /**
  * lc_purge_data - @in lost its last link: drop its buffers and data objects
  * now, or at its last close if it is open here.

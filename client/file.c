@@ -25,6 +25,13 @@
  * all handles hold read ahead is bounded by client_oc_size; past it reads
  * go straight to the store.  A random read drops the stream and is read
  * into a buffer of its own, with one store read per object it touches.
+ *
+ * Chunk buffers of 128 KiB and more come from a per-client pool of size
+ * classes (powers of two, up to 4 MiB) and go back to it, up to
+ * client_readahead_max bytes kept: a fresh 4 MiB malloc is an mmap whose
+ * 1024 page faults the store's reply thread paid while copying the object
+ * into it (rados: librados' messenger thread, the one every OSD reply of
+ * the client goes through).  Buffers idle for 10 s are freed.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -52,6 +59,7 @@ struct ra_chunk {
 	struct lclient *c;
 	uint64_t off;             /* file range */
 	size_t len;
+	size_t cap;               /* buf's size (its pool class), what ra_total counts */
 	uint64_t gen;             /* in->data_gen when issued */
 	char *buf;
 	_Atomic int refs;
@@ -62,14 +70,95 @@ struct ra_chunk {
 	int err;
 };
 
+static int pool_class(size_t len, size_t *cap)
+{
+	size_t sz = (size_t)1 << LC_RA_POOL_MIN_SHIFT;
+
+	if (len < sz)
+		return -1;   /* small: malloc'd as it is */
+	for (int i = 0; i < LC_RA_POOL_CLASSES; i++, sz <<= 1)
+		if (len <= sz) {
+			*cap = sz;
+			return i;
+		}
+	return -1;
+}
+
+/* a buffer of at least @len bytes for a chunk; *@cap gets its size */
+static char *ra_buf_get(struct lclient *c, size_t len, size_t *cap)
+{
+	int cl = pool_class(len, cap);
+	char *b = NULL;
+
+	if (cl < 0) {
+		*cap = len;
+		return malloc(len);
+	}
+	pthread_mutex_lock(&c->ra_pool_lock);
+	c->ra_pool_used = now_mono_ns();
+	b = c->ra_pool[cl];
+	if (b) {
+		memcpy(&c->ra_pool[cl], b, sizeof(void *));
+		c->ra_pool_bytes -= *cap;
+	}
+	pthread_mutex_unlock(&c->ra_pool_lock);
+	if (b) {
+		perf_inc(&c->perf.ra_buf_reuse, 1);
+		return b;
+	}
+	return malloc(*cap);
+}
+
+static void ra_buf_put(struct lclient *c, char *b, size_t cap)
+{
+	size_t sz;
+	int cl = pool_class(cap, &sz);
+
+	if (cl >= 0 && sz == cap) {
+		pthread_mutex_lock(&c->ra_pool_lock);
+		c->ra_pool_used = now_mono_ns();
+		if (c->ra_pool_bytes + cap <= cfg_uint(CFG_client_readahead_max)) {
+			memcpy(b, &c->ra_pool[cl], sizeof(void *));
+			c->ra_pool[cl] = b;
+			c->ra_pool_bytes += cap;
+			b = NULL;
+		}
+		pthread_mutex_unlock(&c->ra_pool_lock);
+	}
+	free(b);
+}
+
+void lc_ra_pool_trim(struct lclient *c, bool all)
+{
+	void *lists[LC_RA_POOL_CLASSES];
+
+	pthread_mutex_lock(&c->ra_pool_lock);
+	if (!c->ra_pool_bytes || (!all && now_mono_ns() - c->ra_pool_used < 10000000000ull)) {
+		pthread_mutex_unlock(&c->ra_pool_lock);
+		return;
+	}
+	memcpy(lists, c->ra_pool, sizeof(lists));
+	memset(c->ra_pool, 0, sizeof(c->ra_pool));
+	c->ra_pool_bytes = 0;
+	pthread_mutex_unlock(&c->ra_pool_lock);
+	for (int i = 0; i < LC_RA_POOL_CLASSES; i++)
+		while (lists[i]) {
+			void *n;
+
+			memcpy(&n, lists[i], sizeof(void *));
+			free(lists[i]);
+			lists[i] = n;
+		}
+}
+
 static void chunk_put(struct ra_chunk *k)
 {
 	if (atomic_fetch_sub(&k->refs, 1) != 1)
 		return;
 	if (k->aio)   /* never waited for: the store still writes into buf */
 		lc_obj_read_end(k->aio, k->buf, k->len);
-	atomic_fetch_sub(&k->c->ra_total, k->len);
-	free(k->buf);
+	atomic_fetch_sub(&k->c->ra_total, k->cap);
+	ra_buf_put(k->c, k->buf, k->cap);
 	free(k);
 }
 
@@ -186,9 +275,10 @@ static void ra_issue_locked(struct lclient *c, struct lc_fh *fh, uint32_t osize,
 		k = calloc(1, sizeof(*k));
 		if (!k)
 			break;
-		k->buf = malloc(n);
+		k->buf = ra_buf_get(c, n, &k->cap);
 		if (!k->buf || lc_obj_read_start(c, fh->in->ino, osize, from, n, k->buf, &k->aio) < 0) {
-			free(k->buf);
+			if (k->buf)
+				ra_buf_put(c, k->buf, k->cap);
 			free(k);
 			break;
 		}
@@ -197,7 +287,7 @@ static void ra_issue_locked(struct lclient *c, struct lc_fh *fh, uint32_t osize,
 		k->len = n;
 		k->gen = gen;
 		atomic_init(&k->refs, 1);
-		atomic_fetch_add(&c->ra_total, n);
+		atomic_fetch_add(&c->ra_total, k->cap);
 		perf_inc(&c->perf.ra_bytes, n);
 		*tail = k;
 		tail = &k->next;

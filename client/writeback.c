@@ -711,6 +711,7 @@ static void *flusher_main(void *arg)
 		}
 		lc_icache_trim(c);
 		lc_dcache_trim(c);
+		lc_ra_pool_trim(c, false);
 		pthread_mutex_lock(&c->work_lock);
 	}
 	pthread_mutex_unlock(&c->work_lock);

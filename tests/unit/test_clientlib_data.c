@@ -478,6 +478,91 @@ START_TEST(test_readahead_holes_eof)
 }
 END_TEST
 
+/*
+ * Readahead buffers are reused (the pool of file.c): a buffer that held one
+ * file's bytes and then a read of a hole, of a missing object or of an
+ * object shorter than the chunk must read as zeros there, never as what it
+ * held before.
+ */
+START_TEST(test_readahead_buffer_reuse)
+{
+	const uint32_t os = 1u << 20;
+	struct lc_inode *a = mkfile(0x640, os), *b = mkfile(0x641, os);
+	struct lc_fh *fh = lc_fh_new(c, a, O_RDWR, NULL);
+	unsigned char *buf = malloc(os);
+
+	set_opt("client_readahead_max", "4M");
+	write_file(fh, 0x640, 8u * os, os);
+	ck_assert_int_eq(lc_flush(c, fh), 0);
+	lc_release(c, fh);
+	/* b: object 0 whole, 1 never written, 2 half, 3 a hole before 4 KiB
+	 * at its end, EOF inside object 4 (1000 bytes) */
+	fh = lc_fh_new(c, b, O_RDWR, NULL);
+	fill_pat(0x641, 0, os, buf);
+	ck_assert_int_eq(lc_write(c, fh, 0, os, buf), (ssize_t)os);
+	fill_pat(0x641, 2u * os, os / 2, buf);
+	ck_assert_int_eq(lc_write(c, fh, 2 * (off_t)os, os / 2, buf), (ssize_t)os / 2);
+	fill_pat(0x641, 4u * os - 4096, 4096, buf);
+	ck_assert_int_eq(lc_write(c, fh, 4 * (off_t)os - 4096, 4096, buf), 4096);
+	fill_pat(0x641, 4u * os, 1000, buf);
+	ck_assert_int_eq(lc_write(c, fh, 4 * (off_t)os, 1000, buf), 1000);
+	ck_assert_int_eq(lc_flush(c, fh), 0);
+	lc_release(c, fh);
+	ck_assert(!obj_exists(0x641, 1));
+
+	for (int round = 0; round < 2; round++) {
+		fh = lc_fh_new(c, a, O_RDONLY, NULL);
+		check_file(fh, 0x640, 8u * os, 256 << 10);   /* fills the pool with a's bytes */
+		lc_release(c, fh);
+		uint64_t reuse0 = perf_get(&c->perf.ra_buf_reuse);
+		fh = lc_fh_new(c, b, O_RDONLY, NULL);
+		uint64_t off = 0;
+		for (;;) {
+			struct lc_rdbuf rb;
+			ssize_t n = lc_read_iov(c, fh, (off_t)off, 256 << 10, &rb);
+
+			ck_assert_int_ge(n, 0);
+			if (n == 0) {
+				lc_rdbuf_release(c, &rb);
+				break;
+			}
+			uint64_t at = off;
+			for (int i = 0; i < rb.niov; i++) {
+				const unsigned char *p = rb.iov[i].iov_base;
+				for (size_t j = 0; j < rb.iov[i].iov_len; j++, at++) {
+					uint64_t o = at / os, in_obj = at % os;
+					bool data = o == 0 || (o == 2 && in_obj < os / 2) || (o == 3 && in_obj >= os - 4096) ||
+						    o == 4;
+					unsigned char want = data ? pat(0x641, at) : 0;
+					if (p[j] != want)
+						ck_abort_msg("round %d: byte %llu of b reads %u, not %u", round,
+							     (unsigned long long)at, p[j], want);
+				}
+			}
+			ck_assert_uint_eq(at, off + (uint64_t)n);
+			lc_rdbuf_release(c, &rb);
+			off += (uint64_t)n;
+		}
+		ck_assert_uint_eq(off, 4u * os + 1000);
+		lc_release(c, fh);
+		/* b's chunks were a's buffers */
+		ck_assert_uint_gt(perf_get(&c->perf.ra_buf_reuse) - reuse0, 0);
+	}
+	pthread_mutex_lock(&c->ra_pool_lock);
+	ck_assert_uint_le(c->ra_pool_bytes, 4u << 20);   /* kept: at most client_readahead_max */
+	ck_assert_uint_gt(c->ra_pool_bytes, 0);
+	pthread_mutex_unlock(&c->ra_pool_lock);
+	lc_ra_pool_trim(c, false);   /* just used: kept */
+	ck_assert_uint_gt(c->ra_pool_bytes, 0);
+	lc_ra_pool_trim(c, true);
+	ck_assert_uint_eq(c->ra_pool_bytes, 0);
+	ck_assert_uint_eq(atomic_load(&c->ra_total), 0);
+	free(buf);
+	lc_put(c, a);
+	lc_put(c, b);
+}
+END_TEST
+
 /* several readers of one handle at once, out of order, as FUSE's async reads come */
 struct ra_thr {
 	struct lc_fh *fh;
@@ -1074,6 +1159,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_oc_bound);
 	tcase_add_test(tc, test_readahead);
 	tcase_add_test(tc, test_readahead_holes_eof);
+	tcase_add_test(tc, test_readahead_buffer_reuse);
 	tcase_add_test(tc, test_readahead_parallel_readers);
 	tcase_add_test(tc, test_read_races_truncate);
 	tcase_add_test(tc, test_fsync_one_file);
