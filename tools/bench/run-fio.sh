@@ -5,7 +5,7 @@
 #   tools/bench/run-fio.sh [--build DIR] [--ceph DIR | --ceph-start] [--runs N]
 #                          [--size4k SIZE] [--size1m SIZE] [--runtime S]
 #                          [--targets LIST] [--tsv FILE] [--plot FILE.png]
-#                          [--mounts 2] [--keep]
+#                          [--mounts 2] [--perf] [--compare DIR] [--keep]
 #
 #   --build DIR     build tree with loligo-mds, loligo-fuse, loligo
 #                   (default: $LOLIGO_BUILD_DIR, else ./build)
@@ -25,6 +25,15 @@
 #                   mib_s iops client_cpu_s load1 (for plot-fio.sh)
 #   --plot FILE     draw the table as a PNG (tools/bench/plot-fio.sh, gnuplot)
 #   --mounts 2      also: two loligo-fuse mounts of the local store writing at once
+#   --perf          profile the client during the read rows: perf record -g
+#                   of loligo-fuse/ceph-fuse (perf.T.JOB.RUN.{data,txt}: the
+#                   report's top), the client's counters (loligo: perf dump
+#                   of its admin socket; ceph-fuse: of its objecter) and the
+#                   OSD's op_r latency over the job (osd.T.JOB.RUN.txt); keeps
+#                   the temp dir
+#   --compare DIR   also target "rados0": loligo on RADOS with the binaries
+#                   of build tree DIR (say, main before a change), in the same
+#                   runs, alternating; the table gets a column for it
 #   --keep          keep the temp dir (logs, fio JSON)
 #
 # Rows (jobs in tools/bench/fio/, buffered I/O; "remount" = a fresh client,
@@ -43,8 +52,8 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
 shared=${LOLIGO_SHARED_DIR:-$top/../shared}
-build=${LOLIGO_BUILD_DIR:-$top/build} runs=1 size4k=256M size1m=1G runtime=30 keep=0 mounts=1
-ceph_dir= ceph_start=0 targets= tsv= plot=
+build=${LOLIGO_BUILD_DIR:-$top/build} runs=1 size4k=256M size1m=1G runtime=30 keep=0 mounts=1 perf=0
+ceph_dir= ceph_start=0 targets= tsv= plot= compare=
 while (($#)); do
 	case $1 in
 	--build) build=$2; shift ;;
@@ -58,8 +67,10 @@ while (($#)); do
 	--tsv) tsv=$2; shift ;;
 	--plot) plot=$2; shift ;;
 	--mounts) mounts=$2; shift ;;
+	--perf) perf=1 keep=1 ;;
+	--compare) compare=$(cd "$2" && pwd); shift ;;
 	--keep) keep=1 ;;
-	-h|--help) sed -n '2,41p' "$0"; exit 0 ;;
+	-h|--help) sed -n '2,50p' "$0"; exit 0 ;;
 	*) echo "run-fio: unknown argument '$1' (try --help)" >&2; exit 2 ;;
 	esac
 	shift
@@ -68,8 +79,19 @@ build=$(cd "$build" && pwd)
 for b in fio jq fusermount3; do
 	command -v $b >/dev/null || { echo "run-fio: needs $b (tools: install-deps.sh --bench)" >&2; exit 1; }
 done
-mds_bin=$build/mds/loligo-mds fuse_bin=$build/client/fuse/loligo-fuse cli=$build/tools/cli/loligo
-[[ -x $mds_bin && -x $fuse_bin && -x $cli ]] || { echo "run-fio: no loligo-mds/loligo-fuse/loligo in $build" >&2; exit 1; }
+cli=$build/tools/cli/loligo
+for b in "$build" ${compare:+"$compare"}; do
+	[[ -x $b/mds/loligo-mds && -x $b/client/fuse/loligo-fuse && -x $b/tools/cli/loligo ]] ||
+		{ echo "run-fio: no loligo-mds/loligo-fuse/loligo in $b" >&2; exit 1; }
+done
+compare_label=
+if [[ -n $compare ]]; then   # the compared build's commit, for the table's header
+	src=$(sed -n 's/^CMAKE_HOME_DIRECTORY:INTERNAL=//p' "$compare/CMakeCache.txt" 2>/dev/null)
+	compare_label=$(git -C "${src:-$compare}" rev-parse --short HEAD 2>/dev/null || basename "$compare")
+fi
+bin_of() { # TARGET -> its build tree
+	if [[ $1 == rados0 ]]; then echo "$compare"; else echo "$build"; fi
+}
 jobs_dir=$here/fio
 if [[ -n $ceph_dir || $ceph_start == 1 ]]; then
 	command -v ceph-fuse >/dev/null || { echo "run-fio: needs ceph-fuse and ceph-mds (install-deps.sh --bench)" >&2; exit 1; }
@@ -124,20 +146,22 @@ for _ in range(100):
 fi
 all_targets=local
 [[ -n $ceph_dir ]] && all_targets=local,rados,cephfuse
+[[ -n $ceph_dir && -n $compare ]] && all_targets=local,rados0,rados,cephfuse
 targets=${targets:-$all_targets}
 
 "$cli" auth get-or-create client.admin --keyring "$work/keyring" -o "$work/client.keyring" >/dev/null 2>&1
 
-# loligo target T (local|rados): config, mkfs, MDS
+# loligo target T (local|rados|rados0): config, mkfs, MDS
 loligo_setup() {
-	local t=$1 conf=$work/$t.conf store
+	local t=$1 conf=$work/$t.conf store mds_bin
+	mds_bin=$(bin_of "$t")/mds/loligo-mds
 	if [[ $t == local ]]; then
 		store="store_backend = local
 store_local_path = $work/store"
 	else
 		store="store_backend = rados
 rados_conf = $ceph_dir/ceph.conf
-fs_name = fiobench$$"
+fs_name = fiobench$$$t"
 	fi
 	cat >"$conf" <<EOF
 [global]
@@ -161,7 +185,8 @@ EOF
 	mkdir -p "$work/$t.mnt"
 }
 loligo_mount() { # T [MNT]
-	local t=$1 m=${2:-$work/$1.mnt} p
+	local t=$1 m=${2:-$work/$1.mnt} p fuse_bin
+	fuse_bin=$(bin_of "$t")/client/fuse/loligo-fuse
 	mkdir -p "$m"
 	"$fuse_bin" -f -c "$work/$t.conf" "--client_mds_addr=127.0.0.1:${mds_port[$t]}" "$m" >>"$work/$t-client.out" 2>&1 &
 	p=$!
@@ -196,16 +221,48 @@ cpu_of() { # PID -> CPU seconds (utime + stime) so far
 	awk -v hz="$(getconf CLK_TCK)" '{ printf "%.2f", ($14 + $15) / hz }' "/proc/$1/stat" 2>/dev/null || echo 0
 }
 
+# the OSD's read ops so far: "count sum_seconds" of op_r_latency
+osd_r_latency() {
+	ceph -c "$ceph_dir/ceph.conf" daemon osd.0 perf dump osd 2>/dev/null |
+		jq -r '.osd.op_r_latency | "\(.avgcount) \(.sum)"' 2>/dev/null || echo "0 0"
+}
+# --perf, after a read job: stop perf, keep the top of its report, the
+# client's counters and the OSD's mean read latency over the job
+profile_done() { # RUN TARGET JOB PERF_PID OSD_BEFORE
+	local run=$1 t=$2 job=$3 p=$4 base=$work/perf.$2.$3.$1
+	kill -INT "$p" 2>/dev/null; wait "$p" 2>/dev/null || true
+	perf report -i "$base.data" --no-children --percent-limit 1.5 --stdio -g none --sort comm,dso,sym 2>/dev/null |
+		grep -v '^$' | head -60 >"$base.txt" || true
+	if [[ $t == cephfuse ]]; then
+		local asok
+		asok=$(ls "$ceph_dir"/run/fuse.*.asok 2>/dev/null | head -1)
+		[[ -n $asok ]] && ceph --admin-daemon "$asok" perf dump >"$work/$t.$job.$run.counters.json" 2>/dev/null
+	else
+		"$cli" daemon "$work/$t-client.asok" perf dump >"$work/$t.$job.$run.counters.json" 2>/dev/null || true
+	fi
+	if [[ -n $5 ]]; then
+		echo "$5 $(osd_r_latency)" | awk '{ n = $3 - $1; printf "osd.0 op_r: %d ops, mean latency %.3f ms\n", n, (n > 0 ? ($4 - $2) / n * 1000 : 0) }' \
+			>"$work/osd.$t.$job.$run.txt"
+	fi
+}
+
 # run_job RUN TARGET JOB: fio, then one line in $work/results
 run_job() {
 	local run=$1 t=$2 job=$3 dir pid c0 c1 out=$work/$2.$3.$1.json
 	dir=$(mnt_of "$t")
 	pid=${fuse_pid[$t]}
 	c0=$(cpu_of "$pid")
+	local prof= osd0=
+	if ((perf)) && [[ $job == *read* ]]; then
+		perf record -q -F 499 -g -p "$pid" -o "$work/perf.$t.$job.$run.data" >/dev/null 2>&1 &
+		prof=$!
+		[[ -n $ceph_dir ]] && osd0=$(osd_r_latency)
+	fi
 	FIO_DIR=$dir FIO_SIZE4K=$size4k FIO_SIZE1M=$size1m FIO_RUNTIME=$runtime \
 		fio --output-format=json "$jobs_dir/$job.fio" >"$out" 2>"$work/$t.$job.$run.err" ||
 		{ echo "run-fio: fio $job on $t failed:" >&2; tail -5 "$work/$t.$job.$run.err" >&2; exit 1; }
 	c1=$(cpu_of "$pid")
+	[[ -n $prof ]] && profile_done "$run" "$t" "$job" "$prof" "$osd0"
 	local line
 	line=$(jq -r --arg run "$run" --arg t "$t" --arg job "$job" --arg cpu "$(awk -v a="$c0" -v b="$c1" 'BEGIN { printf "%.2f", b - a }')" \
 		--arg load "$(cut -d' ' -f1 /proc/loadavg)" '
@@ -214,6 +271,8 @@ run_job() {
 	echo "$line" >>"$work/results"
 	[[ -n $tsv ]] && echo "$line" >>"$tsv"
 	printf 'run %s  %-9s %-19s %8s MiB/s %8s IOPS  client CPU %6ss  load %s\n' $line
+	[[ -n $prof ]] && echo "    profile: $work/perf.$t.$job.$run.txt${osd0:+; $(cat "$work/osd.$t.$job.$run.txt")}"
+	return 0
 }
 
 run_target() { # RUN TARGET
@@ -235,11 +294,14 @@ run_target() { # RUN TARGET
 
 echo "== run-fio: $(nproc) CPUs, kernel $(uname -r), fio $(fio --version), targets $targets, runs $runs," \
 	"4 KiB rows 4 x $size4k (<= ${runtime}s), 1 MiB rows $size1m, load $(cut -d' ' -f1-3 /proc/loadavg)"
+[[ -n $compare ]] && echo "== rados0: loligo on RADOS built from $compare_label ($compare)"
 [[ -n $ceph_dir ]] && echo "== ceph: $ceph_dir ($(ceph-fuse --version 2>/dev/null | head -1))"
 IFS=, read -ra tl <<<"$targets"
 for t in "${tl[@]}"; do
 	case $t in
 	local|rados) loligo_setup "$t" ;;
+	rados0) [[ -n $compare && -n $ceph_dir ]] || { echo "run-fio: rados0 needs --compare DIR and a cluster" >&2; exit 2; }
+		loligo_setup "$t" ;;
 	cephfuse) [[ -n $ceph_dir ]] || { echo "run-fio: cephfuse needs --ceph DIR or --ceph-start" >&2; exit 2; } ;;
 	*) echo "run-fio: unknown target $t" >&2; exit 2 ;;
 	esac
@@ -259,27 +321,33 @@ if ((mounts >= 2)) && [[ ,$targets, == *,local,* ]]; then
 	umount_target local
 fi
 
-# the table: min-max over the runs, and rados / ceph-fuse from the same run
+# the table: min-max over the runs, and the ratios from the same run
 echo
-awk -F'\t' '
+awk -F'\t' -v compare="$compare_label" '
 	{ k = $3 SUBSEP $2; v = $4 + 0
 	  if (!(k in lo) || v < lo[k]) lo[k] = v; if (!(k in hi) || v > hi[k]) hi[k] = v
-	  val[$1 SUBSEP $2 SUBSEP $3] = v; runs[$1] = 1; jobs[$3] = 1 }
+	  val[$1 SUBSEP $2 SUBSEP $3] = v; runs[$1] = 1; jobs[$3] = 1; tgt[$2] = 1 }
 	function cell(j, t) { k = j SUBSEP t; if (!(k in lo)) return "-"; return lo[k] == hi[k] ? lo[k] : lo[k] "-" hi[k] }
+	function ratio(j, ta, tb,   r, a, b, q, rlo, rhi) { # ta / tb per run: min-max
+		rlo = ""; rhi = ""
+		for (r in runs) {
+			a = val[r SUBSEP ta SUBSEP j]; b = val[r SUBSEP tb SUBSEP j]
+			if (a == "" || b == "" || b == 0) continue
+			q = a / b; if (rlo == "" || q < rlo) rlo = q; if (rhi == "" || q > rhi) rhi = q
+		}
+		return rlo == "" ? "-" : (sprintf("%.2f", rlo) == sprintf("%.2f", rhi) ? sprintf("%.2fx", rlo) : sprintf("%.2f-%.2fx", rlo, rhi))
+	}
 	END {
 		n = split("randwrite-4k randwrite-4k-fsync randread-4k seqwrite-1m seqwrite-1m-fsync seqread-1m", order, " ")
-		print "TABLE | fio (MiB/s) | loligo, local store | loligo on RADOS | ceph-fuse | RADOS / ceph-fuse |"
-		print "TABLE |---|---|---|---|---|"
+		c0 = ("rados0" in tgt)
+		printf "TABLE | fio (MiB/s) | loligo, local store |%s loligo on RADOS | ceph-fuse | RADOS / ceph-fuse |%s\n",
+			c0 ? " loligo on RADOS, " compare " |" : "", c0 ? " RADOS / " compare " |" : ""
+		printf "TABLE |---|---|---|---|---|%s\n", c0 ? "---|---|" : ""
 		for (i = 1; i <= n; i++) {
 			j = order[i]; if (!(j in jobs)) continue
-			rlo = ""; rhi = ""
-			for (r in runs) {
-				a = val[r SUBSEP "rados" SUBSEP j]; b = val[r SUBSEP "cephfuse" SUBSEP j]
-				if (a == "" || b == "" || b == 0) continue
-				q = a / b; if (rlo == "" || q < rlo) rlo = q; if (rhi == "" || q > rhi) rhi = q
-			}
-			ratio = rlo == "" ? "-" : (sprintf("%.2f", rlo) == sprintf("%.2f", rhi) ? sprintf("%.2fx", rlo) : sprintf("%.2f-%.2fx", rlo, rhi))
-			printf "TABLE | %s | %s | %s | %s | %s |\n", j, cell(j, "local"), cell(j, "rados"), cell(j, "cephfuse"), ratio
+			printf "TABLE | %s | %s |%s %s | %s | %s |%s\n", j, cell(j, "local"), c0 ? " " cell(j, "rados0") " |" : "",
+				cell(j, "rados"), cell(j, "cephfuse"), ratio(j, "rados", "cephfuse"),
+				c0 ? " " ratio(j, "rados", "rados0") " |" : ""
 		}
 	}' "$work/results"
 if [[ -n $plot ]]; then
