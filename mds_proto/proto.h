@@ -316,6 +316,8 @@ struct mdsp_reply {
 	/* readdir */
 	uint32_t nentries;
 	struct mdsp_dirent *entries;
+	bool names_inline;       /* not on the wire: the names live in the entries' allocation
+				  * (one free; a listing built by the MDS), else one each */
 	bool end;                /* readdir reached the end of the directory */
 	/* readlink */
 	char *link;

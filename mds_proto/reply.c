@@ -121,7 +121,7 @@ void free_reply(struct mdsp_reply *rp)
 	uint32_t i;
 
 	free(rp->dname);
-	if (rp->entries)
+	if (rp->entries && !rp->names_inline)
 		for (i = 0; i < rp->nentries; i++)
 			free(rp->entries[i].name);
 	free(rp->entries);
@@ -130,6 +130,7 @@ void free_reply(struct mdsp_reply *rp)
 	rp->dname = NULL;
 	rp->entries = NULL;
 	rp->nentries = 0;
+	rp->names_inline = false;
 	rp->link = NULL;
 	rp->data = NULL;
 	rp->data_len = 0;

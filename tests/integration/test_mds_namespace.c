@@ -568,6 +568,75 @@ START_TEST(test_readdir_cookies)
 }
 END_TEST
 
+#define NLONG 300
+
+/* the name of entry @i: unique, 1..255 bytes long */
+static void long_name(char *buf, int i)
+{
+	int len = 1 + (i * 37) % 255, k;
+
+	k = snprintf(buf, 256, "%d_", i);
+	if (k > len)
+		len = k;
+	memset(buf + k, 'a' + i % 26, (size_t)(len - k));
+	buf[len] = 0;
+}
+
+/* every entry comes back once with its own name and inode, in one listing
+ * and in chunks of 7 (the listing's names share one allocation with the
+ * entries: a name paired with the wrong inode or cut short would show) */
+START_TEST(test_readdir_names_and_attrs)
+{
+	static uint64_t ino[NLONG];
+	static int seen[NLONG];
+	struct mdsp_reply rep;
+	uint64_t d = mkdir_ok(ROOT, "long", 0755), cookie;
+	uint32_t chunk[] = { 4096, 7 }, k;
+	char name[256], want[256];
+	int i, c, chunks;
+
+	for (i = 0; i < NLONG; i++) {
+		long_name(name, i);
+		ino[i] = create_ok(d, name, 0600 | (uint32_t)(i % 8) << 3);
+	}
+	for (c = 0; c < 2; c++) {
+		memset(seen, 0, sizeof(seen));
+		cookie = 0;
+		chunks = 0;
+		for (;;) {
+			ck_assert_int_eq(mdsw_readdir(&W, d, cookie, chunk[c], &rep), 0);
+			ck_assert_uint_le(rep.nentries, chunk[c]);
+			chunks++;
+			for (k = 0; k < rep.nentries; k++) {
+				struct mdsp_dirent *de = &rep.entries[k];
+
+				ck_assert_int_eq(sscanf(de->name, "%d_", &i), 1);
+				ck_assert(i >= 0 && i < NLONG);
+				long_name(want, i);
+				ck_assert_str_eq(de->name, want);
+				ck_assert_uint_eq(de->inode.ino, ino[i]);
+				ck_assert_uint_eq(de->inode.mode, S_IFREG | 0600 | (uint32_t)(i % 8) << 3);
+				ck_assert(de->cookie > cookie);
+				cookie = de->cookie;
+				seen[i]++;
+			}
+			/* a full chunk unless it is the last */
+			if (!rep.end)
+				ck_assert_uint_eq(rep.nentries, chunk[c]);
+			if (rep.end) {
+				mdsw_reply_free(&rep);
+				break;
+			}
+			mdsw_reply_free(&rep);
+			ck_assert_int_lt(chunks, NLONG);
+		}
+		for (i = 0; i < NLONG; i++)
+			ck_assert_msg(seen[i] == 1, "entry %d seen %d times (chunks of %u)", i, seen[i], chunk[c]);
+		ck_assert_int_eq(chunks, c ? (NLONG + 6) / 7 : 1);
+	}
+}
+END_TEST
+
 struct worker {
 	uint16_t port;
 	int id;
@@ -746,6 +815,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_setattr_truncate);
 	tcase_add_test(tc, test_xattrs);
 	tcase_add_test(tc, test_readdir_cookies);
+	tcase_add_test(tc, test_readdir_names_and_attrs);
 	tcase_add_test(tc, test_concurrent_sessions);
 	tcase_add_test(tc, test_admin_and_evict);
 	tcase_add_test(tc, test_session_goes_stale);
