@@ -100,7 +100,12 @@ int mdsc_create(const char *addr, const char *client_name, const struct mdsc_ops
  * the reason is logged.
  */
 int mdsc_open_session(struct mds_client *mdsc, int timeout_ms);
-/** mdsc_destroy - close the session (after waiting for SAFE on everything) and free. */
+/**
+ * mdsc_destroy - close the session and free.  First waits for SAFE on
+ * everything, for at most client_unmount_timeout (also through a reconnect
+ * to a restarted MDS); what is not SAFE then is logged request by request
+ * and given up (-ESHUTDOWN to its waiters).
+ */
 void mdsc_destroy(struct mds_client *mdsc);
 
 /** mdsc_request_new - a request for @op with one reference held by the caller. */

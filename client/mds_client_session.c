@@ -94,7 +94,6 @@
 #define RX_INITIAL  (64u << 10)
 #define RX_SHRINK   (1u << 20)
 #define CLOSE_WAIT_MS 2000
-#define DESTROY_SYNC_MS 10000
 
 static const char *state_name(enum sess_state st)
 {
@@ -1685,21 +1684,89 @@ int mdsc_open_session(struct mds_client *m, int timeout_ms)
 	return err;
 }
 
+/* Log, one line each (the first UNMOUNT_LIST_MAX), the requests not SAFE
+ * that an unmount gives up on, and what each may have cost.  No lock held. */
+#define UNMOUNT_LIST_MAX 32
+static void unmount_report(struct mds_client *m, double waited)
+{
+	uint64_t idx = 0, nunsafe = 0, nsent = 0, nunsent = 0, n = 0;
+	struct mdsc_req *r;
+
+	for (; (r = mdsc_req_next(m, &idx, UINT64_MAX)); idx++) {
+		uint32_t st = atomic_load(&r->state);
+		const struct mdsp_request *a = &r->pub.args;
+		const char *what;
+
+		if (st & (RS_GOT_SAFE | RS_ABORTED)) {
+			mdsc_req_put(r);
+			continue;
+		}
+		if (st & RS_GOT_UNSAFE) {
+			what = "answered UNSAFE: applied by the MDS, not known to be durable (lost if the MDS "
+			       "crashed before writing its journal)";
+			nunsafe++;
+		} else if (atomic_load(&r->sent_gen)) {
+			what = "sent, never answered: the MDS may or may not have run it";
+			nsent++;
+		} else {
+			what = "never sent: not applied";
+			nunsent++;
+		}
+		if (n++ < UNMOUNT_LIST_MAX)
+			derr(CLIENT, "mds %s: unmount: giving up on tid %llu %s %s%s(ino %llu): %s", m->addr,
+			     (unsigned long long)r->tid, mdsp_op_name(a->op), a->name ? a->name : "",
+			     a->name ? " " : "", (unsigned long long)a->ino, what);
+		mdsc_req_put(r);
+	}
+	if (n)
+		derr(CLIENT, "mds %s: unmount: %llu request(s) not safe after %.1f s (client_unmount_timeout): "
+		     "%llu answered UNSAFE, %llu unanswered, %llu never sent%s", m->addr, (unsigned long long)n, waited,
+		     (unsigned long long)nunsafe, (unsigned long long)nsent, (unsigned long long)nunsent,
+		     n > UNMOUNT_LIST_MAX ? " (the first ones listed above)" : "");
+}
+
+/*
+ * What an unmount waits for: every request SAFE, bounded by
+ * client_unmount_timeout, also while the session is away: an MDS that comes
+ * back within the bound gets the UNSAFE requests replayed, which makes them
+ * durable.  What is not SAFE by then is logged, request by request, and the
+ * caller gives up on it.  No lock held.
+ */
+static void unmount_sync(struct mds_client *m)
+{
+	uint64_t tmo = mdsc_secs_to_ns(CFG_client_unmount_timeout), t0 = now_mono_ns(), idx = 0, n = 0, lt;
+	struct mds_session *s = &m->session;
+	struct mdsc_req *r;
+	bool open;
+	int ret;
+
+	for (; (r = mdsc_req_next(m, &idx, UINT64_MAX)); idx++) {
+		if (!(atomic_load(&r->state) & (RS_GOT_SAFE | RS_ABORTED)))
+			n++;
+		mdsc_req_put(r);
+	}
+	if (!n)
+		return;
+	lt = mdsc_lock(m);
+	open = s->state == SESS_OPEN && s->conn;
+	mdsc_unlock(m, SEC_SESSION, lt);
+	if (!open && tmo)
+		dinfo(CLIENT, "mds %s: unmount: waiting up to %.0f s (client_unmount_timeout) for the MDS to come "
+		      "back: %llu request(s) not safe yet", m->addr, (double)tmo / 1e9, (unsigned long long)n);
+	ret = tmo ? mdsc_sync_until(m, t0 + tmo) : -ETIMEDOUT;
+	if (ret == -ETIMEDOUT)
+		unmount_report(m, (double)(now_mono_ns() - t0) / 1e9);
+}
+
 void mdsc_session_close(struct mds_client *m)
 {
 	struct mds_session *s = &m->session;
 	uint64_t t0, deadline, id;
 	struct mds_conn *c = NULL;
 
+	/* bounded: teardown must not hang on a dead MDS */
+	unmount_sync(m);
 	t0 = mdsc_lock(m);
-	if (s->state == SESS_OPEN && s->conn) {
-		mdsc_unlock(m, SEC_SESSION, t0);
-		/* bounded: teardown must not hang on a dead MDS */
-		if (mdsc_sync_until(m, now_mono_ns() + DESTROY_SYNC_MS * 1000000ull) == -ETIMEDOUT)
-			derr(CLIENT, "mds %s: requests still not safe after %d ms at unmount", m->addr,
-			     DESTROY_SYNC_MS);
-		t0 = mdsc_lock(m);
-	}
 	if (s->state == SESS_OPEN && s->conn) {
 		s->state = SESS_CLOSING;
 		c = s->conn;

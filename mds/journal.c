@@ -97,6 +97,7 @@ struct journal {
 	struct jitem *writing_items;	/* the batch the writer has taken (`ops`); protected by lock */
 	uint64_t next_seq;            /* last seq handed out */
 	bool stop, seal_req, writing;
+	bool draining;                /* shutdown: write what is queued at once (journal_drain) */
 	uint64_t seg_size;
 	size_t cur_len;               /* copies of cur->len, cur->nedits and cur->first_ns for journal_tick */
 	uint64_t cur_nedits;
@@ -654,10 +655,10 @@ static void *writer_main(void *arg)
 			double delay = cfg_double(CFG_mds_journal_max_delay);
 			uint64_t maxb = cfg_uint(CFG_mds_journal_max_batch);
 
-			if (delay > 0 && !j->stop && j->npending && j->npending < maxb) {
+			if (delay > 0 && !j->stop && !j->draining && j->npending && j->npending < maxb) {
 				struct timespec ts = ns_to_timespec(now_mono_ns() + (uint64_t)(delay * 1e9));
 
-				while (j->npending < maxb && !j->stop &&
+				while (j->npending < maxb && !j->stop && !j->draining &&
 				       pthread_cond_timedwait(&j->cond, &j->lock, &ts) == 0)
 					;
 			}
@@ -1358,6 +1359,35 @@ int journal_start(struct mds *m)
 		return -r;
 	j->writer_started = true;
 	return 0;
+}
+
+static unsigned items_count(const struct jitem *it)
+{
+	unsigned n = 0;
+
+	for (; it; it = it->next)
+		n++;
+	return n;
+}
+
+unsigned journal_drain(struct mds *m, uint64_t deadline_ns)
+{
+	struct journal *j = m->j;
+	struct timespec ts = ns_to_timespec(deadline_ns);
+	unsigned left;
+
+	if (!j || !j->writer_started)
+		return 0;
+	pthread_mutex_lock(&j->lock);
+	j->draining = true;
+	pthread_cond_broadcast(&j->cond);
+	/* the writer broadcasts cond after each batch, once its replies are sent */
+	while (!j->stop && (j->writing || !writer_idle_locked(j)))
+		if (pthread_cond_timedwait(&j->cond, &j->lock, &ts) == ETIMEDOUT)
+			break;
+	left = items_count(j->items) + (j->writing ? items_count(j->writing_items) : 0);
+	pthread_mutex_unlock(&j->lock);
+	return left;
 }
 
 void journal_stop(struct mds *m)

@@ -11,9 +11,13 @@
  * the MDS opens the existing filesystem, replays its journal, listens on
  * mds_addr:mds_port (port 0 = ephemeral; the bound port is logged and, with
  * --port-file, written to PATH) and serves until SIGTERM/SIGINT, on which it
- * stops taking requests, flushes the journal into the directory objects and
- * frees everything.  SIGHUP never stops it: it reopens the log file (for
- * logrotate), as `log reopen` on the admin socket does.
+ * stops taking connections and requests, writes what its journal holds and
+ * sends those SAFE replies while the connections are still open (bounded by
+ * mds_shutdown_timeout: a client would otherwise wait for a SAFE that never
+ * comes, and replay), then closes them, flushes the journal into the
+ * directory objects and frees everything.  SIGHUP never stops it: it
+ * reopens the log file (for logrotate), as `log reopen` on the admin socket
+ * does.
  *
  * The journal commands run offline (the MDS stopped) on the same config and
  * are described in journal_tool.c.  A damaged journal stops the MDS at start
@@ -245,6 +249,33 @@ static int open_data(struct mds *m, bool local, bool mkfs)
 	if (r)
 		fail("cannot open the data pool %s in %s: %s", m->data_pool_name, dc.local_path, strerror(-r));
 	return r;
+}
+
+/*
+ * Before the connections close, what was answered UNSAFE gets its SAFE
+ * reply: no new connections or requests, the journal writes what it holds
+ * at once, the replies leave the sockets.  Bounded by mds_shutdown_timeout;
+ * what is not durable by then is replayed by its clients to the next MDS,
+ * as after a crash.
+ */
+static void drain(struct mds *m)
+{
+	double tmo = cfg_double(CFG_mds_shutdown_timeout);
+	uint64_t t0 = now_mono_ns(), deadline = t0 + (uint64_t)(tmo * 1e9);
+	unsigned replies, conns;
+
+	dinfo(MDS, "draining: no new requests; writing the journal and sending its SAFE replies (at most %g s, "
+	      "mds_shutdown_timeout)", tmo);
+	net_quiesce(m);
+	replies = journal_drain(m, deadline);
+	conns = net_flush(m, deadline);
+	if (replies || conns)
+		derr(MDS, "shutdown: after %.1f s (mds_shutdown_timeout) %u SAFE replies are not sent (%s) and %u "
+		     "connections still have replies in flight: those clients replay what was answered UNSAFE to "
+		     "the next MDS", (double)(now_mono_ns() - t0) / 1e9, replies,
+		     journal_read_only(m) ? strerror(-journal_read_only(m)) : "the journal is still writing", conns);
+	else
+		dinfo(MDS, "drained in %.3f s: every request answered is SAFE", (double)(now_mono_ns() - t0) / 1e9);
 }
 
 int main(int argc, char **argv)
@@ -558,6 +589,7 @@ int main(int argc, char **argv)
 	served = true;
 	/* first: a long purge stops within a slice, and resumes at the next start */
 	purge_stop(m);
+	drain(m);
 out_tick:
 	pthread_mutex_lock(&m->tick_lock);
 	m->tick_stop = true;

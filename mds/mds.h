@@ -269,6 +269,10 @@ struct mds {
 	struct conn *conns;           /* protected by conns_lock */
 	uint32_t nconns;              /* protected by conns_lock: connections whose reader runs */
 	_Atomic bool stopping;
+	/* SIGTERM: requests are no longer run (set under mds->lock, so once
+	 * it is set no request handler is between its check and its journal
+	 * submission); what is queued is written and answered (mds_drain) */
+	_Atomic bool draining;
 	/* the flusher: writes what slow sockets did not take at once, polling
 	 * every connection with queued bytes (never blocks on one of them) */
 	pthread_t flusher;
@@ -458,6 +462,14 @@ const char *journal_damage_msg(struct mds *m);
 void journal_tick(struct mds *m);
 /* journal_clean_below - every entry with a lower sequence number is expired. */
 uint64_t journal_clean_below(struct mds *m);
+/*
+ * journal_drain - at shutdown, before the connections close: write what is
+ * queued without waiting for more (mds_journal_max_delay is cut short) and
+ * send the SAFE replies, until @deadline_ns; failing writes are retried
+ * until then.  Return: the replies still not sent (0: none).
+ * No locks held.
+ */
+unsigned journal_drain(struct mds *m, uint64_t deadline_ns);
 void journal_stop(struct mds *m);     /* drain, seal, expire everything */
 struct json_object *journal_status_json(struct mds *m);
 void journal_free(struct mds *m);
@@ -479,6 +491,16 @@ void purge_free(struct mds *m);
 /* ---- net.c ------------------------------------------------------------ */
 int net_listen(struct mds *m, const char *addr, int port);
 int net_start(struct mds *m);
+/* net_quiesce - stop accepting connections and running requests (m->draining);
+ * the connections stay open for the replies still to come.  No locks held. */
+void net_quiesce(struct mds *m);
+/*
+ * net_flush - wait until every connection's queued replies are written and
+ * acknowledged by the peer (nothing in the socket's send queue), or it is
+ * dead, until @deadline_ns.  Return: the connections not flushed.
+ * No locks held.
+ */
+unsigned net_flush(struct mds *m, uint64_t deadline_ns);
 void net_stop(struct mds *m);
 void conn_get(struct conn *c);
 void conn_put(struct conn *c);

@@ -40,6 +40,11 @@
  * it sent, never what it announced, and only until mds_frame_timeout.  One
  * address may hold mds_max_conns_per_peer connections, below mds_max_conns,
  * so a host that opens connections in a loop locks out only itself.
+ *
+ * Shutdown (main.c): net_quiesce() closes the listener and stops requests
+ * from running (m->draining) while the journal writes what it holds and
+ * sends the SAFE replies; net_flush() waits, bounded, until every peer has
+ * acknowledged what was sent; only then does net_stop() close them.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -53,6 +58,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/sockios.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -1131,11 +1138,11 @@ int net_start(struct mds *m)
 	return -r;
 }
 
-void net_stop(struct mds *m)
+/* Stop the acceptor and close the listening socket (idempotent). */
+static void listener_stop(struct mds *m)
 {
 	char x = 1;
 
-	atomic_store(&m->stopping, true);
 	if (m->stop_pipe[1] > 0) {
 		if (write(m->stop_pipe[1], &x, 1) < 0)
 			derr(MDS, "stop pipe: %s", strerror(errno));
@@ -1148,6 +1155,77 @@ void net_stop(struct mds *m)
 		close(m->listen_fd);
 		m->listen_fd = -1;
 	}
+}
+
+void net_quiesce(struct mds *m)
+{
+	/* new connections are refused (a reconnecting client tries again,
+	 * and finds the next MDS) */
+	listener_stop(m);
+	pthread_mutex_lock(&m->lock);
+	atomic_store(&m->draining, true);
+	pthread_mutex_unlock(&m->lock);
+}
+
+/* Whether @c has nothing left to send: its queues are empty and the
+ * peer has acknowledged every byte (SIOCOUTQ), so closing it now loses
+ * nothing even when the close becomes a reset (unread input). */
+static bool conn_flushed(struct conn *c)
+{
+	bool done;
+	int unacked = 0;
+
+	pthread_mutex_lock(&c->send_lock);
+	done = c->dead || (c->outq_off == c->outq.len && !c->cork.len &&
+			   (ioctl(c->fd, SIOCOUTQ, &unacked) || !unacked));
+	pthread_mutex_unlock(&c->send_lock);
+	return done;
+}
+
+unsigned net_flush(struct mds *m, uint64_t deadline_ns)
+{
+	struct conn **v = NULL, *c;
+	size_t n = 0, i, cap = 0;
+	unsigned left;
+
+	/* take references (conns_lock is taken alone: the send locks are
+	 * looked at outside it); no connection is added any more */
+	pthread_mutex_lock(&m->conns_lock);
+	for (c = m->conns; c; c = c->next)
+		cap++;
+	v = cap ? calloc(cap, sizeof(*v)) : NULL;
+	for (c = m->conns; v && c; c = c->next)
+		if (!c->exited) {
+			conn_get(c);
+			v[n++] = c;
+		}
+	pthread_mutex_unlock(&m->conns_lock);
+	for (;;) {
+		left = 0;
+		for (i = 0; i < n; i++)
+			if (v[i] && conn_flushed(v[i])) {
+				conn_put(v[i]);
+				v[i] = NULL;
+			} else if (v[i]) {
+				left++;
+			}
+		if (!left || now_mono_ns() >= deadline_ns)
+			break;
+		/* the flusher (or the kernel) is writing them: look again soon;
+		 * shutdown only, so a short poll beats a wake-up per send */
+		usleep(2000);
+	}
+	for (i = 0; i < n; i++)
+		if (v[i])
+			conn_put(v[i]);
+	free(v);
+	return left;
+}
+
+void net_stop(struct mds *m)
+{
+	atomic_store(&m->stopping, true);
+	listener_stop(m);
 	reap(m, true);
 	if (m->flusher_started) {
 		struct conn *c;

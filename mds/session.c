@@ -955,6 +955,14 @@ void request_handle(struct mds *m, struct conn *c, struct mdsp_msg *msg)
 		send_error(c, req->tid, -ENOTCONN);
 		return;
 	}
+	/* shutting down: not run and not answered; the client resends it to
+	 * the next MDS, as after a crash (what runs now could miss the drain) */
+	if (atomic_load_explicit(&m->draining, memory_order_relaxed)) {
+		pthread_mutex_unlock(&m->lock);
+		dout(MDS, 5, "session %" PRIu64 " tid %" PRIu64 " (%s): not run, the MDS is shutting down", s->id,
+		     req->tid, mdsp_op_name(req->op));
+		return;
+	}
 	s->nreq++;
 	if (req->oldest_tid > s->trimmed_below) {
 		completed_trim_below(s, req->oldest_tid);
@@ -1007,10 +1015,6 @@ void request_handle(struct mds *m, struct conn *c, struct mdsp_msg *msg)
 	}
 	txn_finish(m, &t);
 	oid_completed(oid, sizeof(oid), s->id);
-	if (trim_to) {
-		key_tid(key, sizeof(key), trim_to);
-		txn_edit(&t, EDIT_RMRANGE, oid, "", NULL, 0, key);
-	}
 	/* the completed table keeps the reply without the directory trace
 	 * (half the bytes of the journal entry otherwise): a resent request
 	 * needs its result and target, and looks the directory up again */
@@ -1044,6 +1048,15 @@ void request_handle(struct mds *m, struct conn *c, struct mdsp_msg *msg)
 	key_tid(key, sizeof(key), req->tid);
 	txn_edit(&t, EDIT_SET, oid, key, stored.data, stored.len, NULL);
 	mdsp_buf_free(&stored);
+	/* after the SET, which creates the object for a session's first
+	 * mutation: a range removal from an object that does not exist fails
+	 * (ENOENT, as in RADOS) and takes the compound op applying the
+	 * segment's edits to it down with it, so the results of the session's
+	 * first requests were lost at expiry; [.., trim_to) never holds tid */
+	if (trim_to) {
+		key_tid(key, sizeof(key), trim_to);
+		txn_edit(&t, EDIT_RMRANGE, oid, "", NULL, 0, key);
+	}
 	if (s->ncompleted > cfg_uint(CFG_mds_max_completed_requests) && !s->warned_completed) {
 		s->warned_completed = true;
 		dinfo(MDS, "session %" PRIu64 " (%s) has %" PRIu64 " completed requests: the client does not advance its oldest tid",

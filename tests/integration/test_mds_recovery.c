@@ -330,6 +330,41 @@ START_TEST(test_exactly_once_across_restart)
 }
 END_TEST
 
+/*
+ * The same after a clean restart, where the completed table comes back
+ * from its object (the journal is expired at SIGTERM), not from journal
+ * replay: the results of a session's first requests are there too (the
+ * range trim riding with the first mutation failed with ENOENT on the
+ * not yet existing object and took the segment's results down with it).
+ */
+START_TEST(test_exactly_once_across_clean_restart)
+{
+	struct mdsp_request cx = { .op = MDSP_OP_CREATE, .ino = ROOT, .name = "x", .mode = 0644,
+				   .oflags = O_CREAT | O_EXCL };
+	struct mdsp_request cy = { .op = MDSP_OP_CREATE, .ino = ROOT, .name = "y", .mode = 0644,
+				   .oflags = O_CREAT | O_EXCL };
+	struct mdsp_reply rep;
+	uint64_t xino;
+
+	start_and_open();
+	W.oldest_tid = 1;
+	ck_assert_int_eq(call_tid(1, 0, &cx, &rep), 0);
+	xino = rep.target.ino;
+	mdsw_reply_free(&rep);
+	ck_assert_int_eq(call_tid(2, 0, &cy, &rep), 0);
+	mdsw_reply_free(&rep);
+	restart(SIGTERM);
+	W.oldest_tid = 1;
+	ck_assert_int_eq(call_tid(1, MDSP_REQ_REPLAY, &cx, &rep), 0);
+	ck_assert(rep.flags & MDSP_REPLY_REPLAYED);
+	ck_assert_uint_eq(rep.target.ino, xino);
+	mdsw_reply_free(&rep);
+	ck_assert_int_eq(call_tid(2, MDSP_REQ_RETRY, &cy, &rep), 0);
+	ck_assert(rep.flags & MDSP_REPLY_REPLAYED);
+	mdsw_reply_free(&rep);
+}
+END_TEST
+
 START_TEST(test_reconnect_same_mds)
 {
 	struct mdsp_request c = { .op = MDSP_OP_MKDIR, .ino = ROOT, .name = "d", .mode = 0755 };
@@ -914,6 +949,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_kill9_with_expiring_segments);
 	tcase_add_test(tc, test_clean_shutdown_and_cold_lookups);
 	tcase_add_test(tc, test_exactly_once_across_restart);
+	tcase_add_test(tc, test_exactly_once_across_clean_restart);
 	tcase_add_test(tc, test_reconnect_same_mds);
 	tcase_add_test(tc, test_purge_queue_survives_and_drains);
 	tcase_add_test(tc, test_purge_local_data_store);

@@ -14,7 +14,11 @@
  *    with EEXIST) and the directory holds exactly the files created, once;
  *  - a dead MDS at open time gives an error within the bound;
  *  - SIGSTOP of the MDS while big setxattrs fill the socket: noticed within
- *    client_session_timeout, resumed after SIGCONT, nothing hangs.
+ *    client_session_timeout, resumed after SIGCONT, nothing hangs;
+ *  - shutdown: SIGTERM sends the SAFE replies before closing (the journal
+ *    delayed or held, bounded by mds_shutdown_timeout), kill -9 during that
+ *    drain loses nothing, an unmount waits (bounded) for a restarted MDS to
+ *    make its UNSAFE requests durable and names what it gives up on.
  *
  * The hold-time quantiles of every client-mutex section are printed (to
  * stderr) after the concurrent test, for the record.
@@ -108,11 +112,12 @@ static pid_t mds_exec(const char *const *extra, bool wait_exit, int *status)
 	return pid;
 }
 
-/* Start the MDS on @port (0: ephemeral) and wait for its port file. */
-static void mds_start(uint16_t port, const char *extra_opt)
+/* Start the MDS on @port (0: ephemeral) with the --key=value options
+ * @opts (NULL-terminated, may be NULL) and wait for its port file. */
+static void mds_start_opts(uint16_t port, const char *const *opts)
 {
 	char a_port[64], a_pf[512], pf[512];
-	const char *extra[6];
+	const char *extra[12];
 	int n = 0;
 
 	snprintf(pf, sizeof(pf), "%s/mds.port", wdir);
@@ -122,8 +127,8 @@ static void mds_start(uint16_t port, const char *extra_opt)
 	extra[n++] = "--port-file";
 	snprintf(a_pf, sizeof(a_pf), "%s", pf);
 	extra[n++] = a_pf;
-	if (extra_opt)
-		extra[n++] = extra_opt;
+	while (opts && *opts && n < 11)
+		extra[n++] = *opts++;
 	extra[n] = NULL;
 	D.pid = mds_exec(extra, false, NULL);
 	for (int i = 0; i < 1000; i++) {
@@ -145,6 +150,13 @@ static void mds_start(uint16_t port, const char *extra_opt)
 		usleep(10000);
 	}
 	ck_abort_msg("loligo-mds did not write its port file");
+}
+
+static void mds_start(uint16_t port, const char *extra_opt)
+{
+	const char *opts[2] = { extra_opt, NULL };
+
+	mds_start_opts(port, opts);
 }
 
 static void mds_kill(int sig)
@@ -749,6 +761,289 @@ START_TEST(test_auth_errors_say_what_to_do)
 }
 END_TEST
 
+/* ---- shutdown: SIGTERM, kill -9 and the unmount -------------------------------- */
+
+#define SEC 1000000000ull
+
+/* `config set @var @val` on the running MDS (its admin socket). */
+static void mds_config(const char *var, const char *val)
+{
+	struct json_object *req = json_object_new_object(), *rep = NULL, *e;
+	char path[512];
+
+	snprintf(path, sizeof(path), "%s/mds.asok", wdir);
+	json_object_object_add(req, "prefix", json_object_new_string("config set"));
+	json_object_object_add(req, "var", json_object_new_string(var));
+	json_object_object_add(req, "val", json_object_new_string(val));
+	ck_assert_int_eq(asok_request(path, req, &rep, 5000), 0);
+	json_object_put(req);
+	ck_assert_msg(!json_object_object_get_ex(rep, "error", &e), "config set %s %s: %s", var, val,
+		      json_object_get_string(e));
+	json_object_put(rep);
+}
+
+/* Create @n files @prefix0.. in the root, each answered UNSAFE; the requests in @r. */
+static void create_unsafe(struct mds_client *m, const char *prefix, int n, struct mds_request **r)
+{
+	char name[32];
+
+	for (int i = 0; i < n; i++) {
+		snprintf(name, sizeof(name), "%s%d", prefix, i);
+		r[i] = req_new(m, MDSP_OP_CREATE, MDSP_ROOT_INO, name);
+		r[i]->args.mode = S_IFREG | 0644;
+		r[i]->args.oflags = O_CREAT | O_EXCL | O_RDWR;
+		ck_assert_int_eq(mdsc_do_request(m, r[i]), 0);
+		ck_assert_msg(r[i]->reply->flags & MDSP_REPLY_UNSAFE, "%s: SAFE at once, the journal was not held",
+			      name);
+	}
+}
+
+/* Wait for the MDS to exit (it was signalled); its wait status, and *@ns since @t0. */
+static int mds_reap(uint64_t t0, uint64_t *ns)
+{
+	int st = 0;
+
+	ck_assert_int_eq(waitpid(D.pid, &st, 0), D.pid);
+	*ns = now_mono_ns() - t0;
+	D.pid = 0;
+	return st;
+}
+
+/* Poll @path for a line with @a (and @b) for up to @secs. */
+static bool wait_file_has(const char *path, const char *a, const char *b, int secs)
+{
+	uint64_t until = now_mono_ns() + (uint64_t)secs * SEC;
+
+	while (now_mono_ns() < until) {
+		if (file_has(path, a, b))
+			return true;
+		usleep(10000);
+	}
+	return false;
+}
+
+/* The root holds exactly the @n files @prefix0.., each once (a fresh session). */
+static void assert_files(const char *prefix, int n)
+{
+	struct mds_client *m = client();
+	char name[32];
+
+	for (int i = 0; i < n; i++) {
+		snprintf(name, sizeof(name), "%s%d", prefix, i);
+		ck_assert_msg(do_op(m, MDSP_OP_LOOKUP, MDSP_ROOT_INO, name, NULL) == 0, "%s is lost", name);
+	}
+	ck_assert_int_eq(count_entries(m, MDSP_ROOT_INO), n);
+	mdsc_destroy(m);
+}
+
+/*
+ * SIGTERM while requests are answered UNSAFE (the journal waits 5 s for
+ * more): the MDS writes them and sends their SAFE replies before it closes
+ * the connections, without waiting out the delay, so the client's sync
+ * (what an unmount or syncfs does) is done at once and nothing is left to
+ * replay.
+ */
+START_TEST(test_sigterm_sends_safe_before_closing)
+{
+	struct mds_request *r[3];
+	struct mds_client *m;
+	uint64_t t0, t_exit, t_sync;
+	uint16_t port;
+	int st, ret;
+
+	set_opt("client_request_timeout", "4");   /* bounds mdsc_sync below */
+	mds_start(0, NULL);
+	port = D.port;
+	m = client();   /* (a session open waits for the journal too) */
+	mds_config("mds_journal_max_delay", "5");
+	create_unsafe(m, "s", 3, r);
+	t0 = now_mono_ns();
+	ck_assert_int_eq(kill(D.pid, SIGTERM), 0);
+	ret = mdsc_sync(m);
+	t_sync = now_mono_ns() - t0;
+	st = mds_reap(t0, &t_exit);
+	fprintf(stderr, "[sigterm] sync %.3f s, MDS exit %.3f s after SIGTERM\n", (double)t_sync / 1e9,
+		(double)t_exit / 1e9);
+	ck_assert_msg(ret == 0, "after SIGTERM the requests answered UNSAFE never got their SAFE reply (sync: %s "
+		      "after %.1f s)", strerror(-ret), (double)t_sync / 1e9);
+	for (int i = 0; i < 3; i++) {
+		ck_assert_int_eq(mdsc_wait_safe(m, r[i]), 0);
+		mdsc_request_put(r[i]);
+	}
+	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "loligo-mds: wait status %#x", st);
+	ck_assert_msg(t_exit < 4 * SEC, "the MDS took %.1f s to stop (waited out mds_journal_max_delay?)",
+		      (double)t_exit / 1e9);
+	t0 = now_mono_ns();
+	mdsc_destroy(m);
+	ck_assert_uint_lt(now_mono_ns() - t0, 2 * SEC);
+	mds_start(port, NULL);
+	assert_files("s", 3);
+}
+END_TEST
+
+/*
+ * SIGTERM while the journal cannot write (the hold hook): the drain is
+ * bounded by mds_shutdown_timeout, and what was answered UNSAFE is not lost:
+ * the client replays it to the next MDS, each file made once.
+ */
+START_TEST(test_sigterm_drain_is_bounded)
+{
+	static const char *const opts[] = { "--mds_shutdown_timeout=1", NULL };
+	struct mds_request *r[3];
+	struct mds_client *m;
+	uint64_t t0, t_exit;
+	uint16_t port;
+	int st;
+
+	set_opt("client_request_timeout", "20");
+	mds_start_opts(0, opts);
+	port = D.port;
+	m = client();
+	mds_config("mds_journal_hold", "true");
+	create_unsafe(m, "b", 3, r);
+	t0 = now_mono_ns();
+	ck_assert_int_eq(kill(D.pid, SIGTERM), 0);
+	st = mds_reap(t0, &t_exit);
+	fprintf(stderr, "[sigterm, journal held] MDS exit %.3f s after SIGTERM\n", (double)t_exit / 1e9);
+	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "loligo-mds: wait status %#x", st);
+	ck_assert_msg(t_exit >= SEC * 9 / 10, "the MDS stopped after %.2f s, before mds_shutdown_timeout: "
+		      "did it drain at all?", (double)t_exit / 1e9);
+	ck_assert_msg(t_exit < 4 * SEC, "the MDS took %.1f s to stop with mds_shutdown_timeout 1",
+		      (double)t_exit / 1e9);
+	mds_start(port, NULL);
+	ck_assert_int_eq(mdsc_sync(m), 0);
+	for (int i = 0; i < 3; i++) {
+		ck_assert_int_eq(mdsc_wait_safe(m, r[i]), 0);
+		ck_assert_int_eq(r[i]->reply->result, 0);
+		mdsc_request_put(r[i]);
+	}
+	mdsc_destroy(m);
+	assert_files("b", 3);
+}
+END_TEST
+
+/*
+ * kill -9 in the middle of the drain (SIGTERM with the journal held, then
+ * SIGKILL once the MDS says it drains): nothing acknowledged is lost, the
+ * client replays what was UNSAFE to the restarted MDS.
+ */
+START_TEST(test_kill9_during_drain)
+{
+	static const char *const opts[] = { "--mds_shutdown_timeout=30", NULL };
+	struct mds_request *r[4];
+	struct mds_client *m;
+	char log[512];
+	uint16_t port;
+
+	set_opt("client_request_timeout", "20");
+	mds_start_opts(0, opts);
+	port = D.port;
+	m = client();
+	mds_config("mds_journal_hold", "true");
+	create_unsafe(m, "d", 4, r);
+	snprintf(log, sizeof(log), "%s/mds.log", wdir);
+	ck_assert_int_eq(kill(D.pid, SIGTERM), 0);
+	ck_assert_msg(wait_file_has(log, "draining", NULL, 10), "no 'draining' line in %s after SIGTERM", log);
+	mds_kill(SIGKILL);
+	mds_start(port, NULL);
+	ck_assert_int_eq(mdsc_sync(m), 0);
+	for (int i = 0; i < 4; i++) {
+		ck_assert_int_eq(mdsc_wait_safe(m, r[i]), 0);
+		ck_assert_int_eq(r[i]->reply->result, 0);
+		mdsc_request_put(r[i]);
+	}
+	mdsc_destroy(m);
+	assert_files("d", 4);
+}
+END_TEST
+
+struct destroyer {
+	struct mds_client *m;
+	pthread_t t;
+	_Atomic bool done;
+};
+
+static void *destroy_main(void *arg)
+{
+	struct destroyer *d = arg;
+
+	mdsc_destroy(d->m);
+	atomic_store(&d->done, true);
+	return NULL;
+}
+
+/*
+ * The unmount (mdsc_destroy) after kill -9 of the MDS with requests only
+ * UNSAFE (never journaled): it waits, bounded by client_unmount_timeout, for
+ * an MDS to come back, replays them there and returns once they are SAFE, so
+ * a restart within the bound loses nothing.
+ */
+START_TEST(test_unmount_waits_for_replay)
+{
+	struct destroyer d = { 0 };
+	struct mds_request *r[3];
+	char log[512];
+	uint64_t until;
+	uint16_t port;
+
+	snprintf(log, sizeof(log), "%s/client.log", wdir);
+	set_opt("client_unmount_timeout", "30");
+	mds_start(0, NULL);
+	port = D.port;
+	d.m = client();
+	mds_config("mds_journal_hold", "true");
+	create_unsafe(d.m, "w", 3, r);
+	for (int i = 0; i < 3; i++)
+		mdsc_request_put(r[i]);
+	mds_kill(SIGKILL);
+	until = now_mono_ns() + 10 * SEC;
+	while (mdsc_is_open(d.m) && now_mono_ns() < until)
+		usleep(10000);
+	ck_assert(!mdsc_is_open(d.m));
+	stderr_to(log);
+	ck_assert_int_eq(pthread_create(&d.t, NULL, destroy_main, &d), 0);
+	ck_assert_msg(wait_file_has(log, "unmount", "waiting", 10), "the unmount did not wait for the MDS (%s)",
+		      log);
+	ck_assert(!atomic_load(&d.done));
+	mds_start(port, NULL);
+	pthread_join(d.t, NULL);
+	assert_files("w", 3);
+}
+END_TEST
+
+/*
+ * The same with no MDS coming back: the unmount returns after
+ * client_unmount_timeout and names, request by request, what may be lost.
+ */
+START_TEST(test_unmount_bounded_says_what_is_lost)
+{
+	struct mds_request *r[2];
+	struct mds_client *m;
+	char log[512];
+	uint64_t t0, t;
+
+	snprintf(log, sizeof(log), "%s/client.log", wdir);
+	set_opt("client_unmount_timeout", "1");
+	mds_start(0, NULL);
+	m = client();
+	mds_config("mds_journal_hold", "true");
+	create_unsafe(m, "lost_", 2, r);
+	for (int i = 0; i < 2; i++)
+		mdsc_request_put(r[i]);
+	mds_kill(SIGKILL);
+	stderr_to(log);
+	t0 = now_mono_ns();
+	mdsc_destroy(m);
+	t = now_mono_ns() - t0;
+	fprintf(stderr, "[unmount, MDS gone] %.3f s\n", (double)t / 1e9);
+	ck_assert_msg(t < 4 * SEC, "the unmount took %.1f s with client_unmount_timeout 1", (double)t / 1e9);
+	ck_assert_msg(file_has(log, "create", "lost_0") && file_has(log, "create", "lost_1"),
+		      "the unmount did not name the creates it gave up on (%s)", log);
+	ck_assert_msg(file_has(log, "UNSAFE", NULL), "the unmount did not say the requests were only UNSAFE (%s)",
+		      log);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("mdsc_mds");
@@ -764,6 +1059,17 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_dead_mds_at_open);
 	tcase_add_test(tc, test_auth_errors_say_what_to_do);
 	tcase_add_test(tc, test_sigstop_during_big_sends);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("shutdown");
+	tcase_add_unchecked_fixture(tc, dir_setup, dir_teardown);
+	tcase_add_checked_fixture(tc, mds_setup, mds_teardown);
+	tcase_set_timeout(tc, 90);
+	tcase_add_test(tc, test_sigterm_sends_safe_before_closing);
+	tcase_add_test(tc, test_sigterm_drain_is_bounded);
+	tcase_add_test(tc, test_kill9_during_drain);
+	tcase_add_test(tc, test_unmount_waits_for_replay);
+	tcase_add_test(tc, test_unmount_bounded_says_what_is_lost);
 	suite_add_tcase(s, tc);
 	return s;
 }
