@@ -11,5 +11,8 @@ foreach(t namespace recovery badinput store_damage faults auth purge)
       LABELS integration mds
       TIMEOUT 120)
     add_dependencies(test_mds_${t} loligo-mds)
+    if(TARGET loligo AND t STREQUAL "faults")
+      add_dependencies(test_mds_${t} loligo)   # runs `loligo -s`
+    endif()
   endif()
 endforeach()

@@ -10,7 +10,8 @@
  * read-only instead of killing it: it stays up, answers reads, refuses
  * mutations with the store's errno, keeps what was answered UNSAFE until it
  * is durable, and heals by itself once writes succeed again, also when it
- * was started on a failing store.
+ * was started on a failing store; `loligo -s` (the real CLI) shows
+ * HEALTH_ERR MDS_READ_ONLY with the cause, and HEALTH_OK after.
  *
  * The journal is damaged offline, with the MDS stopped, through the store
  * API, the way a bad disk or a careless operator would.
@@ -338,6 +339,24 @@ static char *asok_path(void)
 
 	snprintf(path, sizeof(path), "%s/mds.asok", P.dir);
 	return path;
+}
+
+/* What `loligo -s` (the real CLI, from the build tree) prints for this MDS. */
+static void cli_status(char *out, size_t len)
+{
+	const char *b = getenv("LOLIGO_BUILD_DIR");
+	char cmd[1536];
+	size_t n = 0;
+	FILE *f;
+
+	snprintf(cmd, sizeof(cmd), "%s/tools/cli/loligo --mds-asok %s -s --interval 0.1 2>&1", b ? b : ".",
+		 asok_path());
+	f = popen(cmd, "r");
+	ck_assert_ptr_nonnull(f);
+	while (n + 1 < len && fgets(out + n, (int)(len - n), f))
+		n += strlen(out + n);
+	out[n] = 0;
+	pclose(f);
 }
 
 static int config_set(const char *var, const char *val)
@@ -850,6 +869,14 @@ START_TEST(test_write_errors_make_it_read_only)
 	ck_assert(read_only(health, sizeof(health)));
 	ck_assert_msg(strstr(health, "HEALTH_ERR") && strstr(health, "MDS_READ_ONLY") &&
 		      strstr(health, "output error"), "health: %s", health);
+	/* and what an operator sees: loligo -s says it, with the cause */
+	{
+		char out[8192];
+
+		cli_status(out, sizeof(out));
+		ck_assert_msg(strstr(out, "HEALTH_ERR") && strstr(out, "MDS_READ_ONLY") &&
+			      strstr(out, "output error") && strstr(out, "(read-only)"), "loligo -s:\n%s", out);
+	}
 
 	/* writes work again: the MDS heals by itself, the UNSAFE create becomes SAFE */
 	ck_assert_int_eq(config_set("store_inject_write_error", ""), 0);
@@ -858,6 +885,13 @@ START_TEST(test_write_errors_make_it_read_only)
 	ck_assert(wait_read_only(false));
 	ck_assert(!read_only(health, sizeof(health)));
 	ck_assert_msg(strstr(health, "HEALTH_OK"), "%s", health);
+	{
+		char out[8192];
+
+		cli_status(out, sizeof(out));
+		ck_assert_msg(strstr(out, "HEALTH_OK") && !strstr(out, "MDS_READ_ONLY") && !strstr(out, "(read-only)"),
+			      "loligo -s after the heal:\n%s", out);
+	}
 	ck_assert_int_eq(mdsw_create(&w2, d, "after", 0644, O_CREAT | O_EXCL, &in), 0);
 	ck_assert_int_eq(mdsw_unlink(&w2, d, "f001"), 0);
 	mdsw_close(&w2);
