@@ -148,9 +148,13 @@ oks_at_least() { (($(oks) >= $1)); }
 wait_for 30 oks_at_least 20 || fail "the writer does not get going"
 
 osd_pid=$(cat "$cluster/run/osd.0.pid")
+t_kill=$(date +%s.%N)
 kill -9 "$osd_pid"
 echo "osd.0 killed under load (after $(oks) fsyncs)"
 wait_for 30 grep -q '^err ETIMEDOUT' "$tmp/load.log" || fail "no ETIMEDOUT within 30 s while the OSD is down"
+# (for the record: the writer stamps each failure)
+awk -v t="$t_kill" '/^err ETIMEDOUT/ { printf "first ETIMEDOUT %.1f s after the kill (rados_osd_op_timeout 2, client_request_timeout 5)\n", $3 - t; exit }' \
+  "$tmp/load.log"
 before=$(oks)
 sleep 3   # a few more failures: the MDS's journal writes time out too
 kill -0 "$mds_pid" 2>/dev/null || fail "the MDS died while the OSD was down"
@@ -158,6 +162,9 @@ kill -0 "$fuse_pid" 2>/dev/null || fail "loligo-fuse died while the OSD was down
 ceph-osd -c "$cluster/ceph.conf" -i 0 >>"$cluster/log/osd.0.out" 2>&1 || fail "cannot start osd.0 again"
 echo "osd.0 started again"
 t0=$SECONDS
+t_up=$(date +%s.%N)
+wait_for 90 oks_at_least $((before + 1)) || fail "no fsync succeeds once the OSD is back ($(oks) fsyncs, $before before the restart)"
+echo "first fsync after the restart $(awk -v a="$t_up" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }') s after starting osd.0"
 wait_for 90 oks_at_least $((before + 20)) || fail "the mount does not carry on once the OSD is back ($(oks) fsyncs, $before before the restart)"
 echo "writes carry on $((SECONDS - t0)) s after the OSD restart"
 touch "$tmp/stop"
