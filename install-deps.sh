@@ -11,7 +11,7 @@ BUILD_PKGS=(build-essential cmake ninja-build pkg-config
             liblmdb-dev libinih-dev libjson-c-dev systemtap-sdt-dev libtirpc-dev libssl-dev libmicrohttpd-dev)
 TEST_PKGS=(clang libclang-rt-14-dev ceph-mon ceph-osd ceph-common uuid-runtime
            qemu-system-x86 busybox-static valgrind psmisc procps logrotate python3-prometheus-client
-           dpkg-dev debhelper fakeroot lintian iproute2 systemd)
+           dpkg-dev debhelper fakeroot lintian iproute2 systemd gnuplot-nox)
 
 pkgs=("${BUILD_PKGS[@]}")
 [[ "${1:-}" == --runtime ]] || pkgs+=("${TEST_PKGS[@]}")

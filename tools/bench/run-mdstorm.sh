@@ -8,6 +8,7 @@
 #                              [--mds-perf-record FILE] [--contended]
 #                              [--locking normal|before|both]
 #                              [--fuse-opt OPT,...] [--set OPTION=VALUE]... [--keep]
+#                              [--out DIR]
 #
 #   --build DIR        build tree with mds/loligo-mds and client/fuse/loligo-fuse
 #                      (default: $LOLIGO_BUILD_DIR, else ./build); built here if missing
@@ -26,6 +27,10 @@
 #   --fuse-opt OPTS    extra -o options for loligo-fuse
 #   --set OPT=VAL      a config override for loligo-fuse (--OPT=VAL), repeatable
 #   --keep             keep the temp dir (logs, perf dumps) instead of removing it
+#   --out DIR          also write the run's machine-readable results to DIR (for
+#                      tools/bench/plot-bench.sh): result.txt (the RESULT lines),
+#                      metrics-<mode>.txt (loligo-fuse's Prometheus text after each
+#                      storm: the hold-time histograms with their buckets)
 #   --no-local         skip the local-directory run (quick experiments only)
 #
 # Everything runs on a temp dir with an ephemeral MDS port; the trap unmounts
@@ -36,7 +41,9 @@
 #   SUMMARY hold-create|hold-storm <section> count=... p50_us=... p99_us=... max_us=...
 # (hold-create: client mutex hold times while $THREADS threads create the
 # files, one MDS request each; hold-storm: during the stat/readdir storm)
-# and, per locking mode, one machine-readable line (the last line of the run):
+# and the machine-readable lines: the local directory's (when it ran)
+#   RESULT mdstorm-local threads=.. secs=.. files=.. stat_ops_s=.. stat_p99_us=.. readdir_s=..
+# and, per locking mode, one (the last lines of the run):
 #   RESULT mdstorm contended=0|1 locking=normal|before threads=.. secs=.. files=..
 #          stat_ops_s=.. stat_p99_us=.. readdir_s=.. mds_requests_s=N
 #          mds_cpu_us_per_req=.. client_cpu_us_per_req=.. (loligo-mds / loligo-fuse
@@ -56,7 +63,7 @@ if [[ -z $shared ]]; then
 fi
 
 build=${LOLIGO_BUILD_DIR:-$top/build} threads=32 secs=20 files=5000 spr=100
-perf_out= mds_perf_out= fuse_opts= keep=0 sets=() local=1 contended=0 locking=normal
+perf_out= mds_perf_out= fuse_opts= keep=0 sets=() local=1 contended=0 locking=normal out=
 while (($#)); do
 	case $1 in
 	--build) build=$2; shift ;;
@@ -71,8 +78,9 @@ while (($#)); do
 	--fuse-opt) fuse_opts=$2; shift ;;
 	--set) sets+=("--$2"); shift ;;
 	--keep) keep=1 ;;
+	--out) out=$2; shift ;;
 	--no-local) local=0 ;;
-	-h|--help) sed -n '2,45p' "$0"; exit 0 ;;
+	-h|--help) sed -n '2,53p' "$0"; exit 0 ;;
 	*) echo "run-mdstorm: unknown argument '$1' (try --help)" >&2; exit 2 ;;
 	esac
 	shift
@@ -84,6 +92,10 @@ before) modes=(before) ;;
 both) modes=(normal before) ;;
 *) echo "run-mdstorm: --locking takes normal, before or both, not '$locking'" >&2; exit 2 ;;
 esac
+if [[ -n $out ]]; then
+	mkdir -p "$out" && out=$(cd "$out" && pwd)
+	sets+=(--client_prometheus_port=-1)	# any free port; read back from the log
+fi
 if ((contended)); then
 	sets+=(--client_caps_timeout=0 --client_attr_timeout=0 --client_entry_timeout=0
 	       --client_negative_timeout=0 --fuse_cache_readdir=false)
@@ -203,6 +215,15 @@ asok_cmd "perf reset" >/dev/null
 "$work/mdstorm" "$mnt/storm" 1 1 "$files" createonly "$threads" | tail -1 | tee "$work/create.out" || true
 asok_cmd "perf dump" > "$work/perf-create.json"
 
+# save_metrics FILE: loligo-fuse's Prometheus text (its endpoint's port is in the log)
+save_metrics() {
+	local url
+	url=$(grep -o 'prometheus metrics at http://[^ ]*' "$work/client.log" | tail -1 | sed 's/.* //')
+	[[ -n $url ]] || { echo "run-mdstorm: no Prometheus endpoint in $work/client.log" >&2; return 0; }
+	/usr/bin/python3 -c 'import sys, urllib.request; sys.stdout.write(urllib.request.urlopen(sys.argv[1], timeout=10).read().decode())' \
+		"$url" > "$1" || echo "run-mdstorm: could not read $url" >&2
+}
+
 # CPU time of a process so far, in clock ticks (user + system)
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 hz=$(getconf CLK_TCK)
@@ -225,6 +246,7 @@ storm() { # MODE
 	echo "$(($(cpu_ticks "$mds_pid") - m0)) $(($(cpu_ticks "$fuse_pid") - f0))" > "$work/cpu-$mode"
 	asok_cmd "perf dump" > "$work/perf-$mode.json"
 	asok_cmd "perf dump" "$mds_asok" > "$work/mds-$mode-1.json"
+	[[ -n $out ]] && save_metrics "$out/metrics-$mode.txt"
 	if [[ -n $perf_pid ]]; then wait "$perf_pid" || true; perf_pid=; echo "perf data in $perf_out.$mode"; fi
 	if [[ -n $mds_perf_pid ]]; then wait "$mds_perf_pid" || true; mds_perf_pid=; echo "mds perf data in $mds_perf_out.$mode"; fi
 }
@@ -266,7 +288,17 @@ for mode in "${modes[@]}"; do
 	       | select(.value | type == "number") | select(.value - ($a[0].mds[.key] // 0) != 0)
 	       | "mds \($m) \(.key)=\(.value - ($a[0].mds[.key] // 0))"' "$work/mds-$mode-1.json" || true
 done
-# the machine-readable lines, one per mode, last
+# the machine-readable lines: the local directory's, then one per mode, last
+emit() { # LINE: to stdout, and to --out's result.txt
+	echo "$*"
+	if [[ -n $out ]]; then echo "$*" >> "$out/result.txt"; fi
+}
+[[ -n $out ]] && : > "$out/result.txt"
+if ((local)); then
+	r=$(result_line "$work/local.out")
+	emit "RESULT mdstorm-local threads=$threads secs=$secs files=$files stat_ops_s=$(field "$r" stat_ops_s)" \
+	     "stat_p99_us=$(field "$r" stat_p99_us) readdir_s=$(field "$r" readdir_s) errors=$(field "$r" errors)"
+fi
 for mode in "${modes[@]}"; do
 	r=$(result_line "$work/$mode.out")
 	reqs=$(jq -n --slurpfile a "$work/mds-$mode-0.json" --slurpfile b "$work/mds-$mode-1.json" \
@@ -278,7 +310,7 @@ for mode in "${modes[@]}"; do
 	read -r mt ft < "$work/cpu-$mode"
 	# CPU per MDS request (what load from elsewhere on the machine does not change much)
 	cpu=$(awk -v m="$mt" -v f="$ft" -v n="$reqs" -v hz="$hz" 'BEGIN { if (n) printf "mds_cpu_us_per_req=%.1f client_cpu_us_per_req=%.1f", m * 1e6 / hz / n, f * 1e6 / hz / n }')
-	echo "RESULT mdstorm contended=$contended locking=$mode threads=$threads secs=$secs files=$files" \
+	emit "RESULT mdstorm contended=$contended locking=$mode threads=$threads secs=$secs files=$files" \
 	     "stat_ops_s=$(field "$r" stat_ops_s) stat_p99_us=$(field "$r" stat_p99_us)" \
 	     "readdir_s=$(field "$r" readdir_s) errors=$(field "$r" errors)" \
 	     "mds_requests=$reqs mds_requests_s=$((reqs / secs)) $cpu ${holds% }"

@@ -20,6 +20,11 @@
 #        (connections), 1 in flight each and then 16 each (pipelined),
 #        implied_ack against expiry (nfs3_write_bench).
 #
+# LOLIGO_BENCH_OUT=DIR: the drc/drc3 runs also write their samples there,
+# one file per run, drc-<mode>-<inflight>[v3].tsv: "seconds population pinned"
+# (seconds since the load started, when the sample was taken)
+# (for tools/bench/plot-bench.sh drc).
+#
 # Each mode starts its own loligo-mds and loligo-fuse --no-mount --nfs on
 # a temp dir and ephemeral ports, and kills them at the end.
 set -u
@@ -138,12 +143,22 @@ drc_one() {
 		"$BENCH" --port "$NFS_PORT" --minor 0 --inflight "$k" --owners "$k" --seconds "$SECS" --tag "drc-$mode" \
 			> "$d/bench.out" &
 	fi
-	local bp=$!
+	local bp=$! tsv=/dev/null s
+	if [ -n "${LOLIGO_BENCH_OUT:-}" ]; then
+		mkdir -p "$LOLIGO_BENCH_OUT"
+		tsv=$LOLIGO_BENCH_OUT/drc-$mode-$k$v3.tsv
+		echo "# seconds population pinned ($mode, $k in flight${v3:+ per connection, NFSv3}) load_secs=$SECS" > "$tsv"
+	fi
 	pop=""
+	local t0
+	t0=$(date +%s.%N)
 	for i in $(seq 1 "$SECS"); do
 		sleep 1
-		pop="$pop $("$CLI" --format json daemon "$ASOK" drc dump 2>/dev/null |
-			python3 -c 'import json,sys; d=json.load(sys.stdin); print("%d/%d" % (d["population"], d.get("pinned", 0)))')"
+		s=$("$CLI" --format json daemon "$ASOK" drc dump 2>/dev/null |
+			python3 -c 'import json,sys; d=json.load(sys.stdin); print("%d/%d" % (d["population"], d.get("pinned", 0)))')
+		pop="$pop $s"
+		# the time of the sample (a loaded machine stretches the 1 s steps)
+		echo "$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }') ${s%/*} ${s#*/}" >> "$tsv"
 	done
 	wait $bp
 	[ -n "$perfpid" ] && wait $perfpid
