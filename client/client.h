@@ -173,6 +173,13 @@ void lc_forget(struct lclient *c, struct lc_inode *in, uint64_t n);
 uint64_t lc_ino(const struct lc_inode *in);
 /** lc_ino_to_inode - the cached inode for @ino with a new reference, or NULL. */
 struct lc_inode *lc_ino_to_inode(struct lclient *c, uint64_t ino);
+/**
+ * lc_cached_attr - @in's attributes as this client last knew them (with its
+ * own buffered size and mtime), whether or not they are still valid; no
+ * MDS round trip.  For an inode the MDS may no longer find (an open file
+ * that was removed), where lc_getattr() would fail.
+ */
+void lc_cached_attr(struct lc_inode *in, struct lc_attr *attr);
 
 int lc_lookup(struct lclient *c, struct lc_inode *dir, const char *name, const struct lc_cred *cr,
 	      struct lc_attr *attr, struct lc_inode **out);

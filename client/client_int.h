@@ -115,6 +115,8 @@ struct lc_inode {
 	uint64_t wsize;              /* size including buffered writes (>= mi.size while dirty_meta) */
 	struct mdsp_time wmtime;     /* mtime of the last local write */
 	uint32_t dirty_meta;         /* MDSP_DIRTY_SIZE|MTIME not yet reported to the MDS */
+	uint64_t wchange_base;       /* mi.change the local write count below counts from */
+	uint32_t wchanges;           /* local writes since mi.change was wchange_base (lc_attr.change) */
 	bool on_dirty_list;          /* holds a reference while set */
 	struct lc_inode *dirty_next; /* c->dirty_list link; protected by c->dirty_lock */
 	struct lc_cred wcred;        /* credentials of the last writer (size reports) */
@@ -283,6 +285,16 @@ struct lc_inode *lc_inode_update(struct lclient *c, const struct mdsp_inode *mi,
 				 uint64_t cap_seq);
 /** lc_inode_refresh - apply @mi (from the MDS) to a cached inode. */
 void lc_inode_refresh(struct lc_inode *in, const struct mdsp_inode *mi);
+/**
+ * lc_inode_note_write_locked - in->lock held: a write (buffered or not)
+ * changed the data, so lc_attr.change must move now, before the MDS hears
+ * of it.  lc_attr.change is mi.change << LC_CHANGE_SHIFT plus the writes
+ * since mi.change last moved: it grows with every write, and never goes
+ * back when the MDS's change moves on (by at least one) and the local
+ * count starts over.
+ */
+#define LC_CHANGE_SHIFT 20
+void lc_inode_note_write_locked(struct lc_inode *in);
 /** lc_inode_fill_attr_locked - in->lock held: @attr from the inode. */
 void lc_inode_fill_attr_locked(const struct lc_inode *in, struct lc_attr *attr);
 void lc_inode_fill_attr(struct lc_inode *in, struct lc_attr *attr);

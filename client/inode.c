@@ -323,7 +323,7 @@ void lc_attr_from_mdsp(const struct mdsp_inode *mi, struct lc_attr *a)
 	memset(a, 0, sizeof(*a));
 	a->ino = mi->ino;
 	a->generation = mi->generation;
-	a->change = mi->change;
+	a->change = mi->change << LC_CHANGE_SHIFT;   /* room for local writes: lc_inode_note_write_locked */
 	a->mode = mi->mode;
 	a->uid = mi->uid;
 	a->gid = mi->gid;
@@ -342,6 +342,16 @@ void lc_attr_from_mdsp(const struct mdsp_inode *mi, struct lc_attr *a)
 		a->size = mi->files;
 }
 
+void lc_inode_note_write_locked(struct lc_inode *in)
+{
+	if (in->wchange_base != in->mi.change) {
+		in->wchange_base = in->mi.change;
+		in->wchanges = 0;
+	}
+	if (in->wchanges < (1u << LC_CHANGE_SHIFT) - 1)
+		in->wchanges++;
+}
+
 void lc_inode_fill_attr_locked(const struct lc_inode *in, struct lc_attr *attr)
 {
 	lc_attr_from_mdsp(&in->mi, attr);
@@ -349,6 +359,9 @@ void lc_inode_fill_attr_locked(const struct lc_inode *in, struct lc_attr *attr)
 	if (in->alloc_known && in->alloc_key[0] == in->mi.size && in->alloc_key[2] == in->mi.change &&
 	    in->alloc_key[1] == in->mi.mtime.sec * 1000000000ull + in->mi.mtime.nsec)
 		attr->blocks = (in->alloc_bytes + 511) / 512;
+	/* the NFS change attribute: the MDS's, and this client's writes since */
+	if (in->wchange_base == in->mi.change)
+		attr->change += in->wchanges;
 	if (in->dirty_meta & MDSP_DIRTY_SIZE) {
 		if (in->wsize > attr->size) {
 			attr->size = in->wsize;
@@ -358,7 +371,6 @@ void lc_inode_fill_attr_locked(const struct lc_inode *in, struct lc_attr *attr)
 	if (in->dirty_meta & MDSP_DIRTY_MTIME) {
 		attr->mtime = ts_of(in->wmtime);
 		attr->ctime = attr->mtime;
-		attr->change = in->mi.change + 1;
 	}
 }
 
@@ -367,6 +379,11 @@ void lc_inode_fill_attr(struct lc_inode *in, struct lc_attr *attr)
 	pthread_mutex_lock(&in->lock);
 	lc_inode_fill_attr_locked(in, attr);
 	pthread_mutex_unlock(&in->lock);
+}
+
+void lc_cached_attr(struct lc_inode *in, struct lc_attr *attr)
+{
+	lc_inode_fill_attr(in, attr);
 }
 
 uint32_t lc_inode_object_size(struct lc_inode *in)
