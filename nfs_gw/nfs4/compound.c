@@ -86,27 +86,8 @@ void nfs4_op_stats_init(void)
 	pthread_once(&op_stats_once, op_stats_register);
 }
 
-static uint32_t run_op_checked(struct nfs4_compound *cs, const struct nfs4_op_desc *desc, struct xdr_dec *args,
-			       struct xdr_enc *res);
-
-/* One op, counted and timed. */
-static uint32_t run_op(struct nfs4_compound *cs, const struct nfs4_op_desc *desc, struct xdr_dec *args,
-		       struct xdr_enc *res)
-{
-	uint64_t t0 = now_mono_ns();
-	uint32_t st, op = cs->op;
-
-	st = run_op_checked(cs, desc, args, res);
-	if (op <= NFS4_OP_MAX) {
-		perf_inc(&op_stats[op].n, 1);
-		hist_add(&op_stats[op].lat, now_mono_ns() - t0);
-	}
-	return st;
-}
-
-/* The checks the table lets us make for every op, then the op itself. */
-static uint32_t run_op_checked(struct nfs4_compound *cs, const struct nfs4_op_desc *desc, struct xdr_dec *args,
-			       struct xdr_enc *res)
+/* The checks the table lets us make for every op. */
+static uint32_t check_op(struct nfs4_compound *cs, const struct nfs4_op_desc *desc)
 {
 	if (cs->minorversion >= 1) {
 		if (cs->opidx == 0) {
@@ -126,7 +107,41 @@ static uint32_t run_op_checked(struct nfs4_compound *cs, const struct nfs4_op_de
 		return NFS4ERR_NOFILEHANDLE;
 	if (!desc->fn)
 		return NFS4ERR_NOTSUPP;
-	return desc->fn(cs, args, res);
+	return NFS4_OK;
+}
+
+/* The checks, then the op itself. */
+static uint32_t run_op_checked(struct nfs4_compound *cs, const struct nfs4_op_desc *desc, struct xdr_dec *args,
+			       struct xdr_enc *res)
+{
+	uint32_t st = check_op(cs, desc);
+
+	if (st == NFS4_OK)
+		return desc->fn(cs, args, res);
+	if (desc->flags & OPF_ATTRSSET) {
+		/* an op that failed before it ran still owes its result's body:
+		 * SETATTR4res has attrsset whatever the status (RFC 7530 16.32.3) */
+		uint32_t none[1] = { 0 };
+
+		xdr_put_bitmap(res, none, 0);
+		cs->body_on_error = true;
+	}
+	return st;
+}
+
+/* One op, counted and timed. */
+static uint32_t run_op(struct nfs4_compound *cs, const struct nfs4_op_desc *desc, struct xdr_dec *args,
+		       struct xdr_enc *res)
+{
+	uint64_t t0 = now_mono_ns();
+	uint32_t st, op = cs->op;
+
+	st = run_op_checked(cs, desc, args, res);
+	if (op <= NFS4_OP_MAX) {
+		perf_inc(&op_stats[op].n, 1);
+		hist_add(&op_stats[op].lat, now_mono_ns() - t0);
+	}
+	return st;
 }
 
 /* Write one result header; return the offset of its status word. */

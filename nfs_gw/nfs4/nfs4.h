@@ -30,7 +30,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "common/perf.h"
 #include "nfs_gw/nfs4/nfs4_xdr.h"
+#include "nfs_gw/nfs4/open_state.h"
 #include "nfs_gw/nfs4/slot_table.h"
 #include "nfs_gw/rpc/rpc.h"
 
@@ -43,23 +45,56 @@ struct nfs4_session;
 
 /* ---- clients (RFC 8881 2.4, 18.35) ---------------------------------------- */
 
+/*
+ * The principal a client record was established with (RFC 7530 16.33.5,
+ * RFC 8881 18.35.4): the RPC credential's flavor and, for AUTH_SYS, its
+ * uid and gid.  Records are compared principal for principal.
+ */
+struct nfs4_principal {
+	uint32_t flavor, uid, gid;
+};
+
+static inline bool nfs4_principal_eq(const struct nfs4_principal *a, const struct nfs4_principal *b)
+{
+	return a->flavor == b->flavor && a->uid == b->uid && a->gid == b->gid;
+}
+
 struct nfs4_client {
 	uint64_t clientid;
 	uint8_t verifier[NFS4_VERIFIER_SIZE];
 	uint8_t owner[NFS4_OPAQUE_LIMIT];
 	uint32_t owner_len;
-	uint32_t principal;              /* AUTH_SYS uid of EXCHANGE_ID/SETCLIENTID */
+	struct nfs4_principal principal; /* of EXCHANGE_ID/SETCLIENTID */
 	char addr[64];                   /* peer that sent it ("1.2.3.4:567"), for `nfs clients` */
 	uint32_t minorversion;
 	uint32_t flags;                  /* EXCHGID4_FLAG_* we granted */
 	bool confirmed;                  /* protected by srv->lock */
 	bool reclaim_complete;           /* protected by srv->lock */
 	bool dead;                       /* unhashed; protected by srv->lock */
+	/*
+	 * Courtesy (RFC 7530 9.6.3.1): the lease expired but the client holds
+	 * state nobody has asked for since; it is kept, and renewed by the
+	 * client's next request, until a conflicting request cancels the lease
+	 * (nfs4_client_cancel_courtesy) or NFS4_COURTESY_MAX_NS pass.
+	 * Protected by srv->lock; courtesy_hint mirrors it for renewals.
+	 */
+	bool courtesy;
+	_Atomic bool courtesy_hint;
+	uint64_t courtesy_since;         /* mono ns; protected by srv->lock */
 	_Atomic uint64_t renewed;        /* mono ns of the last lease renewal */
 	_Atomic uint32_t seq_flags;      /* SEQ4_STATUS_* to report in SEQUENCE */
+	/* 4.0 (RFC 7530 16.33.5): the setclientid_confirm verifier of this
+	 * record, and a callback update awaiting its own confirmation;
+	 * protected by srv->lock */
+	uint8_t confirm_verf[NFS4_VERIFIER_SIZE];
+	bool upd_pending;
+	uint8_t upd_verf[NFS4_VERIFIER_SIZE];
+	struct nfs4_principal upd_principal;
+	char cb_netid[16], cb_addr[64];  /* 4.0 callback address (NFS4ERR_CLID_INUSE's client_using) */
 	/* CREATE_SESSION's own replay cache (18.36.4); protected by srv->lock */
 	uint32_t cs_seqid;
 	uint32_t cs_status;
+	bool cs_cached;                  /* cs_status/cs_body answer a retry of cs_seqid */
 	uint8_t *cs_body;
 	size_t cs_body_len;
 	struct nfs4_session *sessions;   /* protected by srv->lock */
@@ -113,6 +148,10 @@ struct nfs4_compound {
 	/* set by ops */
 	bool body_on_error;
 	bool modifies;                   /* an op changed state (NFSv4.0 DRC) */
+	/* courtesy clients in the way of this request (ops' nfs4ops_courtesy_*) */
+	uint64_t courtesy_cid;           /* the one to try cancelling */
+	uint64_t courtesy_kept[8];       /* ones that turned out not to be courtesy clients */
+	unsigned int ncourtesy_kept;
 	size_t res_start;                /* offset of COMPOUND4res in the encoder */
 	void *op_private;                /* free for the ops' use within one compound */
 	struct nfs_exports *exports;     /* the table in force when it began (a reference) */
@@ -126,6 +165,7 @@ typedef uint32_t (*nfs4_op_fn)(struct nfs4_compound *cs, struct xdr_dec *args, s
 #define OPF_MODIFIES 0x04        /* changes state: NFSv4.0 compounds holding one use the DRC */
 #define OPF_V40_ONLY 0x08        /* NFS4ERR_NOTSUPP in 4.1 (RFC 8881 "MUST NOT implement") */
 #define OPF_V41 0x10             /* new in 4.1: NFS4ERR_OP_ILLEGAL in 4.0 */
+#define OPF_ATTRSSET 0x20        /* the result carries a bitmap4 whatever the status (SETATTR4res) */
 
 struct nfs4_op_desc {
 	const char *name;
@@ -147,12 +187,40 @@ void nfs4_op_stats_init(void);
 
 /*
  * Hooks for the state code (opens, locks, delegations: ops_state.c and
- * friends).  Called without srv->lock held.
+ * friends).  client_release is called without srv->lock held;
+ * client_has_state may be called with it (it takes only its own leaf lock).
  */
 struct nfs4_state_hooks {
-	/* @clp is going away (lease expired, DESTROY_CLIENTID, replaced by a
+	/* @clp is going away (lease cancelled, DESTROY_CLIENTID, replaced by a
 	 * rebooted client): release its opens and locks, free clp->state. */
 	void (*client_release)(struct nfs4_server *srv, struct nfs4_client *clp);
+	/* @clientid holds opens or locks */
+	bool (*client_has_state)(struct nfs4_server *srv, uint64_t clientid);
+};
+
+/*
+ * A client whose lease was cancelled (it expired with nothing to keep, or a
+ * conflicting request ended its courtesy): its client id and its stateids
+ * answer NFS4ERR_EXPIRED (RFC 7530 9.6.3.2) until the same client owner
+ * establishes a new client id.  At most NFS4_EXPIRED_MAX are kept, the
+ * oldest forgotten first.
+ */
+struct nfs4_expired {
+	uint64_t clientid;
+	uint32_t minorversion;
+	uint32_t owner_len;
+	uint8_t *owner;
+	struct nfs4_expired *next;
+};
+
+#define NFS4_EXPIRED_MAX 1024
+#define NFS4_COURTESY_MAX_NS (24ull * 3600 * 1000000000ull)   /* as knfsd's courteous server */
+
+/* Counters the server registers under perf_group for `perf dump`. */
+struct nfs4_perf {
+	struct os_seq_stats seq;         /* NFSv4.0 seqid waits (open_state.h) */
+	struct perf_counter courtesy;    /* clients kept as courtesy clients */
+	struct perf_counter cancelled;   /* leases cancelled (tombstoned) */
 };
 
 struct nfs4_params {
@@ -165,6 +233,7 @@ struct nfs4_params {
 	/* the gateway's exports (not owned); NULL: nfs4_server_create makes
 	 * its own from nfs_exports (tests, fuzzing) */
 	struct nfs_export_set *exports;
+	const char *perf_group;          /* counters for `perf dump` (NULL: none) */
 };
 
 struct nfs4_server {
@@ -179,8 +248,13 @@ struct nfs4_server {
 	pthread_mutex_t lock;
 	struct nfs4_client *clients;     /* protected by lock */
 	struct nfs4_session *sessions;   /* protected by lock */
+	struct nfs4_expired *expired;    /* protected by lock; newest first */
+	unsigned int nexpired;           /* protected by lock */
 	uint32_t next_clientid;          /* protected by lock */
 	uint32_t next_sessionid;         /* protected by lock */
+	uint64_t next_verf;              /* protected by lock: confirm verifiers */
+	struct nfs4_perf perf;
+	bool perf_registered;
 
 	/*
 	 * The operations' per-server context (exports, open/lock state...):
@@ -218,25 +292,46 @@ int nfs4_asok_attach(struct nfs4_server *srv, struct asok *a);
 
 /**
  * nfs4_client_find - client by id, with a reference.
- * Return: NFS4_OK, NFS4ERR_STALE_CLIENTID (unknown, or from before a restart).
+ * Return: NFS4_OK, NFS4ERR_EXPIRED (its lease was cancelled: a tombstone),
+ * NFS4ERR_STALE_CLIENTID (unknown, or from before a restart).
  */
 uint32_t nfs4_client_find(struct nfs4_server *srv, uint64_t clientid, struct nfs4_client **out);
 void nfs4_client_put(struct nfs4_server *srv, struct nfs4_client *clp);
-/** nfs4_client_renew - the client showed it is alive (SEQUENCE, RENEW). */
-void nfs4_client_renew(struct nfs4_client *clp);
+/**
+ * nfs4_client_renew - the client showed it is alive (SEQUENCE, RENEW, a
+ * stateid of it): renews the lease, and a courtesy client is one again.
+ * Takes srv->lock only for a courtesy client.
+ */
+void nfs4_client_renew(struct nfs4_server *srv, struct nfs4_client *clp);
+/**
+ * nfs4_client_cancel_courtesy - @clientid's state is in the way of another
+ * client's request: if it is a courtesy client, cancel its lease now
+ * (tombstone, release its state).  Return: true if it was cancelled.
+ */
+bool nfs4_client_cancel_courtesy(struct nfs4_server *srv, uint64_t clientid);
+/** nfs4_client_expired32 - a tombstone of this instance has a client id whose low half is @low. */
+bool nfs4_client_expired32(struct nfs4_server *srv, uint32_t low);
+/** nfs4_forget_expired_locked - @owner established itself again: drop its tombstones.  Caller holds srv->lock. */
+void nfs4_forget_expired_locked(struct nfs4_server *srv, const uint8_t *owner, uint32_t owner_len, uint32_t minor);
+/** nfs4_new_verifier_locked - a verifier this server never handed out before.  Caller holds srv->lock. */
+void nfs4_new_verifier_locked(struct nfs4_server *srv, uint8_t out[NFS4_VERIFIER_SIZE]);
+/** nfs4_principal_of - the principal of a request's credential. */
+void nfs4_principal_of(const struct rpc_cred *cred, struct nfs4_principal *p);
 /**
  * nfs4_client_new - a new unconfirmed client, hashed, with a reference.
  * Caller holds srv->lock.
  */
 struct nfs4_client *nfs4_client_new_locked(struct nfs4_server *srv, const uint8_t *owner, uint32_t owner_len,
-					   const uint8_t *verifier, uint32_t principal, uint32_t minorversion);
+					   const uint8_t *verifier, const struct nfs4_principal *principal,
+					   uint32_t minorversion);
 /**
  * nfs4_client_expire_locked - unhash @clp and its sessions.  Caller holds
  * srv->lock and, if this returns true, must then call nfs4_client_release()
- * without it.  Return: false if @clp was already expired (someone else
- * releases it).
+ * without it.  @tombstone: the lease was cancelled (not given up by the
+ * client): keep a tombstone that answers NFS4ERR_EXPIRED.  Return: false if
+ * @clp was already expired (someone else releases it).
  */
-bool nfs4_client_expire_locked(struct nfs4_server *srv, struct nfs4_client *clp);
+bool nfs4_client_expire_locked(struct nfs4_server *srv, struct nfs4_client *clp, bool tombstone);
 /** nfs4_client_release - run the state hook for an expired client and drop the table's reference. */
 void nfs4_client_release(struct nfs4_server *srv, struct nfs4_client *clp);
 /** nfs4_client_set_addr - remember the peer of @cs as @clp's address (any lock). */

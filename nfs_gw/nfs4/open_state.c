@@ -16,6 +16,8 @@
 #include "common/time.h"
 #include "nfs_gw/nfs4/open_state.h"
 
+static void owner_free_locked(struct ostate *st, struct os_owner *ow);
+
 static uint64_t mix64(uint64_t x)
 {
 	x ^= x >> 33;
@@ -90,11 +92,23 @@ void os_putlist_add(struct os_putlist *pl, struct os_fhref *r)
 		atomic_fetch_add(&r->refs, 1); /* leak rather than lc_release under the lock */
 }
 
+static void putlist_add_inode(struct os_putlist *pl, struct lc_inode *in)
+{
+	/* as above: a few per call; past the array the reference is leaked,
+	 * never put under the lock */
+	if (in && pl && pl->ni < sizeof(pl->in) / sizeof(pl->in[0]))
+		pl->in[pl->ni++] = in;
+}
+
 void os_putlist_run(struct lclient *lc, struct os_putlist *pl)
 {
 	for (unsigned int i = 0; i < pl->n; i++)
 		os_fhref_put(lc, pl->r[i]);
 	pl->n = 0;
+	for (unsigned int i = 0; i < pl->ni; i++)
+		if (lc)
+			lc_put(lc, pl->in[i]);
+	pl->ni = 0;
 }
 
 struct os_owner *os_owner_find_locked(struct ostate *st, uint64_t clientid, bool is_lock, const uint8_t *o,
@@ -130,11 +144,34 @@ struct os_owner *os_owner_find_locked(struct ostate *st, uint64_t clientid, bool
 	return ow;
 }
 
+void os_owner_forget_locked(struct ostate *st, struct os_owner *ow)
+{
+	if (ow->closed)
+		os_stid_free_locked(st, ow->closed, NULL);
+	ow->seq_valid = false;
+	ow->confirmed = false;
+	ow->ndelayed = 0;
+	ow->reply_sid = 0;
+	free(ow->reply);
+	ow->reply = NULL;
+	ow->reply_len = 0;
+}
+
+bool os_owner_release_locked(struct ostate *st, struct os_owner *ow)
+{
+	if (ow->busy || ow->waiters || ow->nstids)
+		return false;
+	owner_free_locked(st, ow);
+	return true;
+}
+
 static void owner_free_locked(struct ostate *st, struct os_owner *ow)
 {
 	unsigned int h = owner_hash(ow->clientid, ow->is_lock, ow->owner, ow->len);
 	struct os_owner **pp;
 
+	if (ow->closed)
+		os_stid_free_locked(st, ow->closed, NULL);
 	for (pp = &st->owners[h]; *pp; pp = &(*pp)->hnext)
 		if (*pp == ow) {
 			*pp = ow->hnext;
@@ -183,14 +220,31 @@ void os_file_put_locked(struct ostate *st, struct os_file *f)
 	free(f);
 }
 
+static struct os_stid *stid_lookup_locked(struct ostate *st, uint64_t id)
+{
+	for (struct os_stid *s = st->stids[mix64(id) % OS_HASH]; s; s = s->hnext)
+		if (s->id == id)
+			return s;
+	return NULL;
+}
+
 struct os_stid *os_stid_new_locked(struct ostate *st, enum os_kind kind, struct os_owner *ow, struct os_file *f)
 {
 	struct os_stid *s = calloc(1, sizeof(*s));
+	uint64_t id;
 	unsigned int h;
 
 	if (!s)
 		return NULL;
-	s->id = st->next_id++;
+	/* "other" = boot, the client id's low half, a counter; the counter
+	 * skips 0 and ~0 (no "other" may look special) and ids still in use
+	 * after it wrapped */
+	do {
+		if (++st->next_id == UINT32_MAX)
+			st->next_id = 1;
+		id = (uint64_t)(uint32_t)ow->clientid << 32 | st->next_id;
+	} while (stid_lookup_locked(st, id));
+	s->id = id;
 	s->seqid = 1;
 	s->kind = kind;
 	s->clientid = ow->clientid;
@@ -214,24 +268,34 @@ struct os_stid *os_stid_find_locked(struct os_file *f, struct os_owner *ow, enum
 	return NULL;
 }
 
-void os_stid_free_locked(struct ostate *st, struct os_stid *s, struct os_putlist *pl)
+static void stid_unhash_locked(struct ostate *st, struct os_stid *s)
 {
 	unsigned int h = (unsigned int)(mix64(s->id) % OS_HASH);
 	struct os_stid **pp;
-	struct os_lock **lp;
 
 	for (pp = &st->stids[h]; *pp; pp = &(*pp)->hnext)
 		if (*pp == s) {
 			*pp = s->hnext;
 			break;
 		}
-	for (pp = &s->file->stids; *pp; pp = &(*pp)->fnext)
+}
+
+/* Take @s off its file: its locks, the lock stateids' pointers to it, its
+ * handle (into @pl), and the file's inode once no open is left. */
+static void stid_detach_locked(struct os_stid *s, struct os_putlist *pl)
+{
+	struct os_file *f = s->file;
+	struct os_stid **pp;
+	struct os_lock **lp;
+	bool opens = false;
+
+	for (pp = &f->stids; *pp; pp = &(*pp)->fnext)
 		if (*pp == s) {
 			*pp = s->fnext;
 			break;
 		}
 	/* a lock stateid's locks go with it */
-	for (lp = &s->file->locks; *lp;) {
+	for (lp = &f->locks; *lp;) {
 		if ((*lp)->ls == s) {
 			struct os_lock *l = *lp;
 
@@ -242,15 +306,57 @@ void os_stid_free_locked(struct ostate *st, struct os_stid *s, struct os_putlist
 		}
 	}
 	/* lock stateids that pointed at this open forget it */
-	if (s->kind == OS_OPEN)
-		for (struct os_stid *o = s->file->stids; o; o = o->fnext)
-			if (o->open == s)
-				o->open = NULL;
+	for (struct os_stid *o = f->stids; o; o = o->fnext) {
+		if (s->kind == OS_OPEN && o->open == s)
+			o->open = NULL;
+		opens |= o->kind == OS_OPEN;
+	}
 	if (s->fh)
 		os_putlist_add(pl, s->fh);
+	s->fh = NULL;
+	if (!opens && f->in) {
+		putlist_add_inode(pl, f->in);
+		f->in = NULL;
+	}
+	s->file = NULL;
+	s->open = NULL;
+}
+
+void os_stid_free_locked(struct ostate *st, struct os_stid *s, struct os_putlist *pl)
+{
+	stid_unhash_locked(st, s);
+	if (s->closed) {
+		/* nothing but the stateid itself is left */
+		if (s->owner->closed == s)
+			s->owner->closed = NULL;
+		st->nclosed--;
+		free(s);
+		return;
+	}
+	stid_detach_locked(s, pl);
 	s->owner->nstids--;
 	st->nstids--;
 	free(s);
+}
+
+void os_stid_retire_locked(struct ostate *st, struct os_stid *s, bool current, struct os_putlist *pl)
+{
+	struct os_owner *ow = s->owner;
+
+	if (!ow->v40 || !(current || ow->reply_sid == s->id)) {
+		os_stid_free_locked(st, s, pl);
+		return;
+	}
+	/* 4.0: keep the bare stateid for a retransmission of its owner's last
+	 * request (RFC 7530 9.10.1); the owner holds one at most */
+	stid_detach_locked(s, pl);
+	ow->nstids--;
+	st->nstids--;
+	if (ow->closed)
+		os_stid_free_locked(st, ow->closed, pl);
+	s->closed = true;
+	ow->closed = s;
+	st->nclosed++;
 }
 
 void os_stid_wire(const struct ostate *st, const struct os_stid *s, struct nfs4_stateid *out)
@@ -261,15 +367,43 @@ void os_stid_wire(const struct ostate *st, const struct os_stid *s, struct nfs4_
 	xdr_store_u32(out->other + 8, (uint32_t)s->id);
 }
 
+static void other_fill(const struct nfs4_stateid *sid, bool *zero, bool *ones)
+{
+	*zero = *ones = true;
+	for (int i = 0; i < NFS4_OTHER_SIZE; i++) {
+		*zero &= sid->other[i] == 0;
+		*ones &= sid->other[i] == 0xff;
+	}
+}
+
 bool os_is_special(const struct nfs4_stateid *sid)
 {
-	bool zero = true, ones = true;
+	bool zero, ones;
 
-	for (int i = 0; i < NFS4_OTHER_SIZE; i++) {
-		zero &= sid->other[i] == 0;
-		ones &= sid->other[i] == 0xff;
-	}
+	other_fill(sid, &zero, &ones);
 	return zero || ones;
+}
+
+enum os_sid_kind os_sid_classify(const struct nfs4_stateid *sid, uint32_t minor)
+{
+	bool zero, ones;
+
+	other_fill(sid, &zero, &ones);
+	if (zero) {
+		if (sid->seqid == 0)
+			return OS_SID_ANON;
+		if (minor >= 1 && sid->seqid == 1)
+			return OS_SID_CURRENT;
+		return OS_SID_BAD;
+	}
+	if (ones)
+		return sid->seqid == UINT32_MAX ? OS_SID_BYPASS : OS_SID_BAD;
+	return OS_SID_REGULAR;
+}
+
+uint32_t os_sid_client32(const struct nfs4_stateid *sid)
+{
+	return xdr_load_u32(sid->other + 4);
 }
 
 uint32_t os_stid_check_locked(struct ostate *st, const struct nfs4_stateid *sid, uint32_t minor,
@@ -278,12 +412,13 @@ uint32_t os_stid_check_locked(struct ostate *st, const struct nfs4_stateid *sid,
 	uint64_t id = (uint64_t)xdr_load_u32(sid->other + 4) << 32 | xdr_load_u32(sid->other + 8);
 	struct os_stid *s;
 
+	*out = NULL;
+	if (os_is_special(sid))
+		return NFS4ERR_BAD_STATEID;    /* no real stateid looks like one */
 	if (xdr_load_u32(sid->other) != st->boot)
 		return NFS4ERR_STALE_STATEID;
-	for (s = st->stids[mix64(id) % OS_HASH]; s; s = s->hnext)
-		if (s->id == id)
-			break;
-	if (!s || !(s->kind & kinds))
+	s = stid_lookup_locked(st, id);
+	if (!s || !(s->kind & kinds) || (s->closed && !(kinds & OS_CLOSED)))
 		return NFS4ERR_BAD_STATEID;
 	if (minor >= 1 && clientid && s->clientid != clientid)
 		return NFS4ERR_BAD_STATEID;
@@ -297,15 +432,78 @@ uint32_t os_stid_check_locked(struct ostate *st, const struct nfs4_stateid *sid,
 	return NFS4_OK;
 }
 
-bool os_share_conflict_locked(struct os_file *f, struct os_owner *ow, uint32_t access, uint32_t deny)
+struct os_stid *os_share_conflict_locked(struct os_file *f, uint32_t access, uint32_t deny)
 {
 	for (struct os_stid *s = f->stids; s; s = s->fnext) {
-		if (s->kind != OS_OPEN || s->owner == ow)
+		if (s->kind != OS_OPEN)
 			continue;
 		if ((access & s->deny) || (deny & s->access))
-			return true;
+			return s;
 	}
-	return false;
+	return NULL;
+}
+
+struct os_stid *os_deny_conflict_locked(struct os_file *f, const struct os_stid *self, uint32_t access)
+{
+	for (struct os_stid *s = f ? f->stids : NULL; s; s = s->fnext)
+		if (s->kind == OS_OPEN && s != self && (s->deny & access))
+			return s;
+	return NULL;
+}
+
+void os_open_add_locked(struct os_stid *s, uint32_t access, uint32_t deny)
+{
+	s->modes |= (uint16_t)(1u << ((access & 3) << 2 | (deny & 3)));
+	s->access |= access;
+	s->deny |= deny;
+}
+
+int os_open_downgrade_locked(struct os_stid *s, uint32_t access, uint32_t deny)
+{
+	uint32_t ua = 0, ud = 0;
+	uint16_t keep = 0;
+
+	/* the OPENs whose modes lie within (access, deny) are the largest
+	 * subset that can make up that union: it must make it up exactly */
+	for (uint32_t a = 1; a <= 3; a++)
+		for (uint32_t d = 0; d <= 3; d++) {
+			uint16_t bit = (uint16_t)(1u << (a << 2 | d));
+
+			if ((s->modes & bit) && (a & ~access) == 0 && (d & ~deny) == 0) {
+				keep |= bit;
+				ua |= a;
+				ud |= d;
+			}
+		}
+	if (!keep || ua != access || ud != deny)
+		return -EINVAL;
+	s->modes = keep;
+	s->access = access;
+	s->deny = deny;
+	return 0;
+}
+
+void os_file_set_inode_locked(struct os_file *f, struct lc_inode *in, struct os_putlist *pl)
+{
+	if (f->in)
+		putlist_add_inode(pl, in);
+	else
+		f->in = in;
+}
+
+struct lc_inode *os_open_inode(struct ostate *st, uint64_t ino)
+{
+	struct lc_inode *in = NULL;
+	struct os_file *f;
+
+	pthread_mutex_lock(&st->lock);
+	f = os_file_get_locked(st, ino, false);
+	if (f && f->in) {
+		in = f->in;
+		lc_get(in);      /* a reference count: no client library work under the lock */
+	}
+	pthread_mutex_unlock(&st->lock);
+	return in;
 }
 
 /* ---- byte-range locks ---------------------------------------------------------- */
@@ -491,6 +689,7 @@ uint32_t os_seq_begin_locked(struct ostate *st, struct os_owner *ow, uint32_t se
 {
 	struct timespec deadline;
 	bool counted = false;
+	uint64_t t0 = 0;
 	uint32_t r;
 
 	clock_gettime(CLOCK_MONOTONIC, &deadline);
@@ -524,11 +723,17 @@ uint32_t os_seq_begin_locked(struct ostate *st, struct os_owner *ow, uint32_t se
 			/* a waiting request holds a worker thread: bounded per owner and in all */
 			if (ow->seq_waiting >= st->seq_wait_per_owner || st->seq_waiting >= st->seq_wait_max) {
 				r = seq_delay(ow, seqid);
+				if (st->stats)
+					perf_inc(&st->stats->delays, 1);
 				break;
 			}
 			/* it waits itself now: not stepped over as DELAYed */
 			seq_delayed_take(ow, seqid);
 			counted = true;
+			if (st->stats) {
+				perf_inc(&st->stats->waits, 1);
+				t0 = now_mono_ns();
+			}
 			ow->seq_waiting++;
 			st->seq_waiting++;
 			ow->waiters++;
@@ -545,19 +750,25 @@ uint32_t os_seq_begin_locked(struct ostate *st, struct os_owner *ow, uint32_t se
 		ow->seq_waiting--;
 		st->seq_waiting--;
 		ow->waiters--;
+		if (st->stats)
+			hist_add(&st->stats->wait_ns, now_mono_ns() - t0);
 	}
 	return r;
 }
 
 void os_seq_end_locked(struct ostate *st, struct os_owner *ow, uint32_t seqid, uint32_t op, uint32_t status,
-		       const uint8_t *body, size_t len, const struct nfs4_fh *fh)
+		       const uint8_t *body, size_t len, const struct nfs4_fh *fh, uint64_t sid)
 {
-	(void)st;
 	if (os_seq_bumps(status)) {
 		uint8_t *copy = len ? malloc(len) : malloc(1);
 
 		ow->seqid = seqid;
 		ow->seq_valid = true;
+		ow->reply_sid = sid;
+		/* the sequence moved on: a closed stateid's last request can no
+		 * longer be retransmitted (RFC 7530 9.10.1) */
+		if (ow->closed && ow->closed->id != sid)
+			os_stid_free_locked(st, ow->closed, NULL);
 		if (copy) {
 			if (len)
 				memcpy(copy, body, len);
@@ -576,6 +787,7 @@ void os_seq_end_locked(struct ostate *st, struct os_owner *ow, uint32_t seqid, u
 			uint8_t *empty = malloc(1);
 
 			ow->seqid++;
+			ow->reply_sid = 0;
 			if (empty) {
 				free(ow->reply);
 				ow->reply = empty;
@@ -611,8 +823,9 @@ void os_client_release(struct ostate *st, struct lclient *lc, uint64_t clientid)
 				struct os_file *f = s->file;
 
 				os_stid_free_locked(st, s, &pl);
-				os_file_put_locked(st, f);
-				if (pl.n > 48) {
+				if (f)
+					os_file_put_locked(st, f);
+				if (pl.n > 48 || pl.ni > 48) {
 					pthread_mutex_unlock(&st->lock);
 					os_putlist_run(lc, &pl);
 					pthread_mutex_lock(&st->lock);
@@ -644,7 +857,7 @@ bool os_client_has_state(struct ostate *st, uint64_t clientid)
 	pthread_mutex_lock(&st->lock);
 	for (unsigned int h = 0; h < OS_HASH && !has; h++)
 		for (struct os_stid *s = st->stids[h]; s; s = s->hnext)
-			if (s->clientid == clientid) {
+			if (s->clientid == clientid && !s->closed) {
 				has = true;
 				break;
 			}
@@ -672,6 +885,8 @@ void ostate_destroy(struct ostate *st, struct lclient *lc)
 			struct os_file *f = st->files[h];
 
 			st->files[h] = f->hnext;
+			if (f->in && lc)
+				lc_put(lc, f->in);
 			free(f);
 		}
 	}

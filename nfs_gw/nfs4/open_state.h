@@ -4,11 +4,25 @@
  * minor versions 0 and 1.  (The clients and sessions they belong to are
  * the dispatcher's: nfs4.h.)
  *
- * Stateid "other" is 12 bytes: the server's boot epoch (u32) and a 64-bit
- * id never reused in this instance; a stateid of an earlier instance is
- * NFS4ERR_STALE_STATEID, an unknown id NFS4ERR_BAD_STATEID, an older seqid
- * NFS4ERR_OLD_STATEID, a newer one NFS4ERR_BAD_STATEID; minor version 1
- * also accepts seqid 0 ("the current one").
+ * Stateid "other" is 12 bytes: the server's boot epoch (u32), the low half
+ * of the owning client id (u32) and a per-instance counter (u32), so that
+ * a stateid names its client even after the state is gone (a stateid of a
+ * client whose lease was cancelled answers NFS4ERR_EXPIRED, RFC 7530
+ * 9.6.3.2).  A stateid of an earlier instance is NFS4ERR_STALE_STATEID, an
+ * unknown id NFS4ERR_BAD_STATEID, an older seqid NFS4ERR_OLD_STATEID, a
+ * newer one NFS4ERR_BAD_STATEID; minor version 1 also accepts seqid 0
+ * ("the current one").  "other" values of all zeros or all ones are the
+ * special stateids (os_sid_classify()): only the anonymous {0, 0} and READ
+ * bypass {~0, ~0} ones (and 4.1's current {1, 0}) mean anything, and only
+ * to READ, WRITE and SETATTR; everywhere else they are NFS4ERR_BAD_STATEID.
+ *
+ * Closed stateids (RFC 7530 9.10.1): a 4.0 CLOSE does not free the open
+ * stateid it names, nor the lock stateids it releases with it whose
+ * owner's last request named them: they stay hashed, marked closed, with
+ * no file, handle or locks, as their owner's single "closed" stateid, so a
+ * retransmitted CLOSE (or a LOCKU retransmitted after the CLOSE) reaches
+ * its owner's saved reply instead of failing the stateid lookup.  The
+ * owner frees it when its sequence next advances, or with the client.
  *
  * Owner seqids: minor version 1 ignores them (RFC 8881 8.13): OPEN, CLOSE,
  * LOCK, LOCKU and OPEN_DOWNGRADE of one owner run concurrently, bounded only
@@ -38,10 +52,12 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "common/perf.h"
 #include "nfs_gw/nfs4/nfs4_xdr.h"
 
 struct lclient;
 struct lc_fh;
+struct lc_inode;
 
 #define OS_SHARE_ACCESS_READ 1u
 #define OS_SHARE_ACCESS_WRITE 2u
@@ -68,14 +84,17 @@ struct os_owner;
 #define OS_SEQ_WAIT_MAX 4               /* default st->seq_wait_max */
 
 struct os_stid {
-	uint64_t id;
+	uint64_t id;                     /* client id's low half << 32 | counter: "other" after the boot */
 	uint32_t seqid;                  /* of the current stateid */
 	enum os_kind kind;
+	bool closed;                     /* 4.0: kept only to answer a retransmission (owner->closed) */
 	uint64_t clientid;
 	struct os_owner *owner;
-	struct os_file *file;
+	struct os_file *file;            /* NULL once closed */
 	/* OS_OPEN */
-	uint32_t access, deny;
+	uint32_t access, deny;           /* the union of the modes opened */
+	uint16_t modes;                  /* bit (access << 2 | deny) for every OPEN in effect (not downgraded away) */
+	uint32_t uid, gid;               /* of the first OPEN: I/O by others is checked against their credential */
 	struct os_fhref *fh;
 	/* OS_LOCK: the open it came from (for CLOSE) */
 	struct os_stid *open;
@@ -86,6 +105,7 @@ struct os_stid {
 struct os_owner {
 	uint64_t clientid;
 	bool is_lock;
+	bool v40;                        /* of a minor version 0 client: sequenced, closed stateids kept */
 	uint32_t len;
 	uint8_t owner[NFS4_OPAQUE_LIMIT];
 	/* NFSv4.0 sequencing */
@@ -104,6 +124,8 @@ struct os_owner {
 	uint8_t *reply;                  /* result body of the last seqid request */
 	size_t reply_len;
 	struct nfs4_fh reply_fh;         /* OPEN: the current filehandle it set */
+	uint64_t reply_sid;              /* id of the stateid that request named or made (0: none) */
+	struct os_stid *closed;          /* 4.0: the closed stateid kept for a retransmission */
 	unsigned int nstids;
 	struct os_owner *hnext;
 };
@@ -117,6 +139,7 @@ struct os_lock {
 
 struct os_file {
 	uint64_t ino;
+	struct lc_inode *in;             /* a reference while the file is open (os_file_set_inode) */
 	struct os_stid *stids;
 	struct os_lock *locks;
 	struct os_file *hnext;
@@ -124,15 +147,23 @@ struct os_file {
 
 #define OS_HASH 4096
 
+/* Counters of NFSv4.0 seqid waits (the gateway registers them for `perf dump`). */
+struct os_seq_stats {
+	struct perf_counter waits;       /* requests that waited for their predecessor */
+	struct perf_counter delays;      /* requests refused with NFS4ERR_DELAY by a wait cap */
+	struct hist wait_ns;             /* how long the waits took */
+};
+
 struct ostate {
 	pthread_mutex_t lock;
 	uint32_t boot;
-	uint64_t next_id;                /* protected by lock */
+	uint32_t next_id;                /* protected by lock; the counter half of stateid ids */
+	struct os_seq_stats *stats;      /* NULL: not counted (unit tests) */
 	uint64_t grace_end_ns;
 	struct os_stid *stids[OS_HASH];
 	struct os_owner *owners[OS_HASH];
 	struct os_file *files[OS_HASH];
-	uint64_t nstids, nowners, nfiles;
+	uint64_t nstids, nowners, nfiles, nclosed;
 	/* NFSv4.0 seqid waits: threads blocked in os_seq_begin_locked() now, and the caps */
 	unsigned int seq_waiting;
 	unsigned int seq_wait_max;       /* gateway-wide */
@@ -158,10 +189,11 @@ static inline struct os_fhref *os_fhref_get(struct os_fhref *r)
 /** os_fhref_put - drop a reference; the last one lc_release()s the handle (do not hold st->lock). */
 void os_fhref_put(struct lclient *lc, struct os_fhref *r);
 
-/* A list of handles to put once st->lock is dropped. */
+/* A list of handles and inodes to put once st->lock is dropped. */
 struct os_putlist {
-	unsigned int n;
+	unsigned int n, ni;
 	struct os_fhref *r[64];
+	struct lc_inode *in[64];
 };
 void os_putlist_add(struct os_putlist *pl, struct os_fhref *r);
 void os_putlist_run(struct lclient *lc, struct os_putlist *pl);
@@ -170,37 +202,100 @@ void os_putlist_run(struct lclient *lc, struct os_putlist *pl);
 
 struct os_owner *os_owner_find_locked(struct ostate *st, uint64_t clientid, bool is_lock, const uint8_t *o,
 				      uint32_t len, bool create);
+/**
+ * os_owner_forget_locked - @ow holds no stateids (maybe a closed one) and a
+ * request of it is out of sequence: the client gave the owner up and uses
+ * its name again (RFC 7530 9.1.10), so its sequence starts over (an open-
+ * owner must be confirmed again, 9.1.11).
+ */
+void os_owner_forget_locked(struct ostate *st, struct os_owner *ow);
+/** os_owner_release_locked - free @ow if nothing uses it (RELEASE_LOCKOWNER); false if something does. */
+bool os_owner_release_locked(struct ostate *st, struct os_owner *ow);
 struct os_file *os_file_get_locked(struct ostate *st, uint64_t ino, bool create);
 struct os_stid *os_stid_new_locked(struct ostate *st, enum os_kind kind, struct os_owner *ow,
 				   struct os_file *f);
-/** os_stid_free_locked - unhash @s (and, for an open, nothing else: free its locks first). */
+/** os_stid_free_locked - unhash and free @s, its locks and its handle (into @pl). */
 void os_stid_free_locked(struct ostate *st, struct os_stid *s, struct os_putlist *pl);
+/**
+ * os_stid_retire_locked - a stateid its owner gave up (CLOSE): 4.0 keeps it
+ * closed as the owner's closed stateid when the owner's last request named
+ * it (os_owner.reply_sid) or @current says this request does; otherwise
+ * (4.1) it is freed.  Its locks, handle and file go either way.
+ */
+void os_stid_retire_locked(struct ostate *st, struct os_stid *s, bool current, struct os_putlist *pl);
 /** os_stid_find_locked - the stid of (owner, file, kind), or NULL. */
 struct os_stid *os_stid_find_locked(struct os_file *f, struct os_owner *ow, enum os_kind kind);
 /** os_file_put_locked - free @f if nothing refers to it any more. */
 void os_file_put_locked(struct ostate *st, struct os_file *f);
 
 void os_stid_wire(const struct ostate *st, const struct os_stid *s, struct nfs4_stateid *out);
-/** os_is_special - all-zero (anonymous) or all-ones (READ bypass) stateid. */
+/** os_is_special - "other" is all zeros or all ones: a special stateid's, never one we hand out. */
 bool os_is_special(const struct nfs4_stateid *sid);
+
+/* What a stateid with a reserved "other" means (RFC 7530 9.1.4.3, RFC 8881 8.2.3). */
+enum os_sid_kind {
+	OS_SID_REGULAR = 0,              /* not special: look it up */
+	OS_SID_ANON,                     /* {0, 0}: anonymous */
+	OS_SID_BYPASS,                   /* {~0, ~0}: READ bypass */
+	OS_SID_CURRENT,                  /* 4.1 {1, 0}: the compound's current stateid */
+	OS_SID_BAD,                      /* any other special combination (4.1's invalid {~0, 0} too) */
+};
+enum os_sid_kind os_sid_classify(const struct nfs4_stateid *sid, uint32_t minor);
+/** os_sid_client32 - the low half of the client id a stateid of this instance names. */
+uint32_t os_sid_client32(const struct nfs4_stateid *sid);
+
+#define OS_CLOSED 4                      /* os_stid_check_locked @kinds: closed stateids are found too */
 
 /**
  * os_stid_check_locked - the RFC checks of a stateid a client sent.
  * @clientid: minor version 1: the session's client (0: any).
- * @kinds: OS_OPEN, OS_LOCK or both.
- * Return: NFS4_OK and *@out, or STALE_STATEID / BAD_STATEID / OLD_STATEID.
+ * @kinds: OS_OPEN, OS_LOCK or both; | OS_CLOSED to find closed ones (4.0 replays).
+ * Return: NFS4_OK and *@out, or STALE_STATEID / BAD_STATEID / OLD_STATEID
+ * (*@out set for OK and OLD).
  */
 uint32_t os_stid_check_locked(struct ostate *st, const struct nfs4_stateid *sid, uint32_t minor,
 			      uint64_t clientid, unsigned int kinds, struct os_stid **out);
 
-/** os_share_conflict_locked - would (access, deny) of @ow conflict with other owners' opens of @f? */
-bool os_share_conflict_locked(struct os_file *f, struct os_owner *ow, uint32_t access, uint32_t deny);
+/**
+ * os_share_conflict_locked - an open of @f that a new OPEN of (access,
+ * deny) conflicts with, or NULL.  Opens of the same owner count too (RFC
+ * 7530 9.9 and 16.16.5: "no exception for an existing OPEN for the same
+ * open-owner").
+ */
+struct os_stid *os_share_conflict_locked(struct os_file *f, uint32_t access, uint32_t deny);
+/**
+ * os_deny_conflict_locked - an open of @f other than @self that denies
+ * @access (OS_SHARE_ACCESS_READ or _WRITE) to I/O, or NULL.
+ */
+struct os_stid *os_deny_conflict_locked(struct os_file *f, const struct os_stid *self, uint32_t access);
+/** os_open_add_locked - record an OPEN of (access, deny) in @s (its modes and their union). */
+void os_open_add_locked(struct os_stid *s, uint32_t access, uint32_t deny);
+/**
+ * os_open_downgrade_locked - OPEN_DOWNGRADE @s to (access, deny), which
+ * must be exactly the union of the modes of some of the OPENs in effect
+ * (RFC 7530 16.19.4); the OPENs not within it are no longer in effect.
+ * Return: 0, or -EINVAL.
+ */
+int os_open_downgrade_locked(struct os_stid *s, uint32_t access, uint32_t deny);
+
+/* ---- open files' inodes ------------------------------------------------------ */
+
+/**
+ * os_file_set_inode_locked - @f keeps a reference to @in (taken by the
+ * caller, lc_get) while it has open stateids, so a handle of an open file
+ * still resolves when the MDS no longer finds its inode by number (a
+ * removed or renamed-over file, RFC 7530 9.10: the open is not affected).
+ * If @f already holds one, @in is put back into @pl's inode list.
+ */
+void os_file_set_inode_locked(struct os_file *f, struct lc_inode *in, struct os_putlist *pl);
+/** os_open_inode - the inode an open of @ino holds, with a new reference (lc_get), or NULL. */
+struct lc_inode *os_open_inode(struct ostate *st, uint64_t ino);
 
 /* ---- byte-range locks (caller holds st->lock) ------------------------------------ */
 
 /** os_lock_range - [off, off+len) with len ~0 meaning to EOF; false on overflow (NFS4ERR_INVAL). */
 bool os_lock_range(uint64_t off, uint64_t len, uint64_t *start, uint64_t *end);
-/** os_lock_conflict_locked - a lock of another owner that conflicts, or NULL. */
+/** os_lock_conflict_locked - a lock of another owner that conflicts, or NULL (@ow may be NULL: nobody's). */
 const struct os_lock *os_lock_conflict_locked(struct os_file *f, const struct os_owner *ow, uint32_t type,
 					      uint64_t start, uint64_t end);
 /** os_lock_set_locked - add/replace @ls's lock on the range (POSIX semantics: splits and merges). */
@@ -227,12 +322,13 @@ bool os_stid_has_locks_locked(const struct os_stid *ls);
 uint32_t os_seq_begin_locked(struct ostate *st, struct os_owner *ow, uint32_t seqid, uint64_t wait_ns);
 /**
  * os_seq_end_locked - the request of os_seq_begin_locked() finished with
- * @status and result body @body: advance the seqid (unless @status is one
- * of those that do not, RFC 7530 9.1.7) and keep the reply; then consume
- * the DELAYed seqids that follow it.
+ * @status and result body @body, about stateid @sid (its id, 0: none):
+ * advance the seqid (unless @status is one of those that do not, RFC 7530
+ * 9.1.7) and keep the reply; free the owner's closed stateid unless the
+ * request was about it; then consume the DELAYed seqids that follow it.
  */
 void os_seq_end_locked(struct ostate *st, struct os_owner *ow, uint32_t seqid, uint32_t op, uint32_t status,
-		       const uint8_t *body, size_t len, const struct nfs4_fh *fh);
+		       const uint8_t *body, size_t len, const struct nfs4_fh *fh, uint64_t sid);
 /** os_seq_bumps - does @status advance an owner's seqid (RFC 7530 9.1.7)? */
 bool os_seq_bumps(uint32_t status);
 
@@ -240,7 +336,7 @@ bool os_seq_bumps(uint32_t status);
 
 /** os_client_release - free every owner, stateid and lock of @clientid. */
 void os_client_release(struct ostate *st, struct lclient *lc, uint64_t clientid);
-/** os_client_has_state - @clientid holds opens or locks. */
+/** os_client_has_state - @clientid holds opens or locks (closed stateids do not count). */
 bool os_client_has_state(struct ostate *st, uint64_t clientid);
 
 #endif

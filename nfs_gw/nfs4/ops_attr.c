@@ -44,9 +44,22 @@ void nfs4_attr_supported(uint32_t w[3])
 		w[W(supported_list[i])] |= BIT(supported_list[i]);
 }
 
+void nfs4_attr_supported_minor(uint32_t w[3], uint32_t minor)
+{
+	nfs4_attr_supported(w);
+	if (minor == 0)       /* RFC 7530 defines attributes 0..55 only */
+		w[W(FATTR4_SUPPATTR_EXCLCREAT)] &= ~BIT(FATTR4_SUPPATTR_EXCLCREAT);
+}
+
 static bool is_set(const uint32_t *w, unsigned int n)
 {
 	return (w[W(n)] & BIT(n)) != 0;
+}
+
+bool nfs4_attr_write_only(const struct xdr_bitmap *req)
+{
+	/* RFC 7530 5.5, RFC 8881 5.5: "set-only" attributes */
+	return is_set(req->w, FATTR4_TIME_ACCESS_SET) || is_set(req->w, FATTR4_TIME_MODIFY_SET);
 }
 
 bool nfs4_attr_want_statfs(const struct xdr_bitmap *req)
@@ -97,7 +110,7 @@ static void put_attr(struct xdr_enc *e, unsigned int n, const struct nfs4_attr_s
 
 	switch (n) {
 	case FATTR4_SUPPORTED_ATTRS:
-		nfs4_attr_supported(sup);
+		nfs4_attr_supported_minor(sup, s->minor);
 		xdr_put_bitmap(e, sup, 3);
 		break;
 	case FATTR4_TYPE: xdr_put_u32(e, ftype(a->mode)); break;
@@ -187,10 +200,10 @@ int nfs4_attr_encode(struct xdr_enc *e, const struct xdr_bitmap *req, const stru
 	long len_off;
 	size_t start;
 
-	nfs4_attr_supported(sup);
+	nfs4_attr_supported_minor(sup, s->minor);
 	for (int i = 0; i < 3; i++)
 		mask[i] = req->w[i] & sup[i];
-	/* write-only attributes are never returned */
+	/* write-only attributes are never returned (GETATTR and READDIR refuse them first) */
 	mask[W(FATTR4_TIME_ACCESS_SET)] &= ~BIT(FATTR4_TIME_ACCESS_SET);
 	mask[W(FATTR4_TIME_MODIFY_SET)] &= ~BIT(FATTR4_TIME_MODIFY_SET);
 	xdr_put_bitmap(e, mask, 3);
@@ -216,7 +229,7 @@ static int parse_id(const char *s, uint32_t *id)
 		*id = 65534;
 		return 0;
 	}
-	if (!*s)
+	if (!*s || *s == '@')
 		return -1;
 	v = strtoul(s, &end, 10);
 	if ((*end && *end != '@') || v > UINT32_MAX)
@@ -238,8 +251,11 @@ static uint32_t get_settime(struct xdr_dec *d, struct timespec *ts, bool *now)
 	}
 	if (how != 1)
 		return NFS4ERR_BADXDR;
-	if (nfs4_get_time(d, &t))
+	if (xdr_get_i64(d, &t.seconds) || xdr_get_u32(d, &t.nseconds))
 		return NFS4ERR_BADXDR;
+	/* well-formed XDR, but not a time: RFC 7530 2.2.2, nseconds < 10^9 */
+	if (t.nseconds >= 1000000000u)
+		return NFS4ERR_INVAL;
 	*now = false;
 	ts->tv_sec = (time_t)t.seconds;
 	ts->tv_nsec = (long)t.nseconds;
@@ -289,6 +305,8 @@ uint32_t nfs4_sattr_decode(struct xdr_dec *d, struct nfs4_sattr *s)
 
 			if (xdr_get_string(&v, buf, sizeof(buf), NFS4_OPAQUE_LIMIT))
 				return NFS4ERR_BADXDR;
+			if (!buf[0])
+				return NFS4ERR_INVAL;      /* a zero-length utf8string (RFC 7530 12.7) */
 			if (parse_id(buf, &id))
 				return NFS4ERR_BADOWNER;
 			if (n == FATTR4_OWNER) {
@@ -342,6 +360,7 @@ void nfs4ops_fill_src(struct nfs4_compound *cs, const struct nfs4_obj *o, const 
 
 		s->maxfilesize = c && c->lc ? lc_max_file_size(c->lc) : 0;
 	}
+	s->minor = cs->minorversion;
 }
 
 /* ---- operations ------------------------------------------------------------------- */
@@ -357,6 +376,8 @@ NFS4_OP(getattr)
 
 	if (xdr_get_bitmap(args, &bm))
 		return NFS4ERR_BADXDR;
+	if (nfs4_attr_write_only(&bm))
+		return NFS4ERR_INVAL;
 	st = nfs4ops_cur(cs, &o);
 	if (st)
 		return st;
@@ -376,9 +397,56 @@ NFS4_OP(getattr)
 	return res->err ? NFS4ERR_RESOURCE : NFS4_OK;
 }
 
+/*
+ * A SETATTR of the size writes the file (RFC 7530 9.1.4.6, 16.32.4): a
+ * real stateid must be an open for writing of this file (or its lock
+ * stateid); a special one is refused by an open that denies writes
+ * (NFS4ERR_LOCKED), and during the grace period.
+ */
+static uint32_t size_stateid(struct nfs4_compound *cs, const struct nfs4_stateid *sid, enum os_sid_kind kind,
+			     const struct nfs4_obj *o)
+{
+	struct nfs4ops_ctx *c = nfs4ops_ctx(cs);
+	struct os_stid *s, *x;
+	uint32_t st = NFS4_OK;
+
+	pthread_mutex_lock(&c->st->lock);
+	for (;;) {
+		if (kind == OS_SID_REGULAR) {
+			st = os_stid_check_locked(c->st, sid, cs->minorversion, cs->clp ? cs->clp->clientid : 0,
+						  OS_KIND_ANY, &s);
+			if (!st && s->file->ino != o->attr.ino)
+				st = NFS4ERR_BAD_STATEID;
+			if (!st && s->kind == OS_LOCK)
+				s = s->open;
+			if (!st && (!s || (cs->minorversion == 0 && !s->owner->confirmed)))
+				st = NFS4ERR_BAD_STATEID;
+			if (!st && !(s->access & OS_SHARE_ACCESS_WRITE))
+				st = NFS4ERR_OPENMODE;
+			break;
+		}
+		if (os_in_grace(c->st)) {
+			st = NFS4ERR_GRACE;
+			break;
+		}
+		x = os_deny_conflict_locked(os_file_get_locked(c->st, o->attr.ino, false), NULL, OS_SHARE_ACCESS_WRITE);
+		if (x && nfs4ops_courtesy_candidate(cs, x->clientid)) {
+			pthread_mutex_unlock(&c->st->lock);
+			nfs4ops_courtesy_retry(cs);
+			pthread_mutex_lock(&c->st->lock);
+			continue;
+		}
+		st = x ? NFS4ERR_LOCKED : NFS4_OK;
+		break;
+	}
+	pthread_mutex_unlock(&c->st->lock);
+	return nfs4ops_stateid_verdict(cs, sid, st);
+}
+
 NFS4_OP(setattr)
 {
 	struct nfs4ops_ctx *c;
+	enum os_sid_kind kind;
 	struct nfs4_stateid sid;
 	struct nfs4_sattr sa;
 	struct nfs4_obj o;
@@ -396,7 +464,7 @@ NFS4_OP(setattr)
 		xdr_put_bitmap(res, zero, 3);
 		return st;
 	}
-	st = nfs4ops_stateid_in(cs, &sid);
+	st = nfs4ops_stateid_in(cs, &sid, &kind);
 	if (st) {
 		xdr_put_bitmap(res, zero, 3);
 		return st;
@@ -410,19 +478,8 @@ NFS4_OP(setattr)
 		else if (!S_ISREG(o.attr.mode))
 			st = NFS4ERR_INVAL;
 	}
-	if (!st && (sa.mask & LC_SET_SIZE) && !os_is_special(&sid)) {
-		struct os_stid *s;
-
-		c = nfs4ops_ctx(cs);
-		pthread_mutex_lock(&c->st->lock);
-		st = os_stid_check_locked(c->st, &sid, cs->minorversion, cs->clp ? cs->clp->clientid : 0,
-					  OS_KIND_ANY, &s);
-		if (!st && s->file->ino != o.attr.ino)
-			st = NFS4ERR_BAD_STATEID;
-		if (!st && s->kind == OS_OPEN && !(s->access & OS_SHARE_ACCESS_WRITE))
-			st = NFS4ERR_OPENMODE;
-		pthread_mutex_unlock(&c->st->lock);
-	}
+	if (!st && (sa.mask & LC_SET_SIZE))
+		st = size_stateid(cs, &sid, kind, &o);
 	if (!st && sa.mask) {
 		c = nfs4ops_ctx(cs);
 		r = lc_setattr(c->lc, o.in, &sa.a, sa.mask, &o.cr, &out);

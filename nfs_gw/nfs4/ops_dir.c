@@ -426,6 +426,8 @@ NFS4_OP(readdir)
 	if (xdr_get_u64(args, &cookie) || xdr_get_fixed(args, verf, sizeof(verf)) || xdr_get_u32(args, &dircount) ||
 	    xdr_get_u32(args, &maxcount) || xdr_get_bitmap(args, &bm))
 		return NFS4ERR_BADXDR;
+	if (nfs4_attr_write_only(&bm))
+		return NFS4ERR_INVAL;
 	if (cookie == 1 || cookie == 2)
 		return NFS4ERR_BAD_COOKIE;
 	if (cookie != 0 && memcmp(verf, zero, sizeof(verf)))

@@ -19,7 +19,9 @@
 static pthread_mutex_t ctx_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct nfs4ops_ctx *ctxs;     /* protected by ctx_lock */
 
-static void client_release_hook(struct nfs4_server *srv, struct nfs4_client *clp)
+_Atomic nfs4ops_seq_hook_fn nfs4ops_seq_hook;
+
+static struct nfs4ops_ctx *ctx_of(struct nfs4_server *srv)
 {
 	struct nfs4ops_ctx *c;
 
@@ -28,8 +30,22 @@ static void client_release_hook(struct nfs4_server *srv, struct nfs4_client *clp
 		if (c->srv == srv)
 			break;
 	pthread_mutex_unlock(&ctx_lock);
+	return c;
+}
+
+static void client_release_hook(struct nfs4_server *srv, struct nfs4_client *clp)
+{
+	struct nfs4ops_ctx *c = ctx_of(srv);
+
 	if (c)
 		os_client_release(c->st, c->lc, clp->clientid);
+}
+
+static bool client_has_state_hook(struct nfs4_server *srv, uint64_t clientid)
+{
+	struct nfs4ops_ctx *c = ctx_of(srv);
+
+	return c && os_client_has_state(c->st, clientid);
 }
 
 static struct nfs4ops_ctx *ctx_make(struct nfs4_server *srv)
@@ -52,6 +68,7 @@ static struct nfs4ops_ctx *ctx_make(struct nfs4_server *srv)
 
 		c->st->seq_wait_max = nw ? (unsigned int)(nw < 1024 ? nw : 1024) : 1;
 	}
+	c->st->stats = &srv->perf.seq;
 	v = now_real_ns();
 	for (int i = 0; i < NFS4_VERIFIER_SIZE; i++)
 		c->write_verf[i] = (uint8_t)(v >> (8 * i));
@@ -80,8 +97,10 @@ struct nfs4ops_ctx *nfs4ops_ctx(struct nfs4_compound *cs)
 		 * gets the hook and its client library handle again */
 		c->lc = cs->srv->lc;
 		pthread_mutex_lock(&cs->srv->lock);
-		if (cs->srv->hooks.client_release != client_release_hook)
+		if (cs->srv->hooks.client_release != client_release_hook) {
 			cs->srv->hooks.client_release = client_release_hook;
+			cs->srv->hooks.client_has_state = client_has_state_hook;
+		}
 		pthread_mutex_unlock(&cs->srv->lock);
 	}
 	pthread_mutex_unlock(&ctx_lock);
@@ -182,6 +201,22 @@ uint32_t nfs4ops_resolve(struct nfs4_compound *cs, const struct nfs4_fh *fh, str
 		return NFS4ERR_SERVERFAULT;
 	nfs4ops_cred(cs, o->exp, &o->cr);
 	r = lc_lookup_ino(c->lc, o->fi.ino, o->fi.gen, &o->attr, &o->in);
+	if (r == -ENOENT || r == -ESTALE) {
+		/* Removed, or renamed over, while open: the file lives on as long
+		 * as it is open (RFC 7530 9.10, POSIX unlink), and its opens keep
+		 * the inode for us.  Its cached attributes are what there is. */
+		o->in = os_open_inode(c->st, o->fi.ino);
+		if (o->in) {
+			if (lc_getattr(c->lc, o->in, &o->cr, false, &o->attr))
+				lc_cached_attr(o->in, &o->attr);
+			if (o->fi.gen && o->attr.generation && o->attr.generation != o->fi.gen) {
+				lc_put(c->lc, o->in);
+				o->in = NULL;
+				return NFS4ERR_STALE;
+			}
+			return NFS4_OK;
+		}
+	}
 	if (r) {
 		o->in = NULL;
 		return (r == -ENOENT || r == -ESTALE) ? NFS4ERR_STALE : nfs4_errno_to_status(r);
@@ -237,21 +272,74 @@ uint32_t nfs4ops_writable(const struct nfs4_obj *o)
 	return NFS4_OK;
 }
 
-uint32_t nfs4ops_stateid_in(struct nfs4_compound *cs, struct nfs4_stateid *sid)
+uint32_t nfs4ops_stateid_in(struct nfs4_compound *cs, struct nfs4_stateid *sid, enum os_sid_kind *kind)
 {
-	for (int i = 0; i < NFS4_OTHER_SIZE; i++)
-		if (sid->other[i])
-			return NFS4_OK;
-	if (cs->minorversion < 1)
-		return NFS4_OK;
-	if (sid->seqid == 1) {
+	enum os_sid_kind k = os_sid_classify(sid, cs->minorversion);
+
+	if (k == OS_SID_CURRENT) {
 		if (!cs->has_cur_stateid)
 			return NFS4ERR_BAD_STATEID;
 		*sid = cs->cur_stateid;
-	} else if (sid->seqid == UINT32_MAX) {
-		return NFS4ERR_BAD_STATEID;
+		k = os_sid_classify(sid, cs->minorversion);
 	}
-	return NFS4_OK;
+	if (kind)
+		*kind = k;
+	return k == OS_SID_BAD || k == OS_SID_CURRENT ? NFS4ERR_BAD_STATEID : NFS4_OK;
+}
+
+uint32_t nfs4ops_stateid_real(struct nfs4_compound *cs, struct nfs4_stateid *sid)
+{
+	enum os_sid_kind k;
+	uint32_t st = nfs4ops_stateid_in(cs, sid, &k);
+
+	/* RFC 7530 9.1.4.4: valid in general, not in this context */
+	return st ? st : k != OS_SID_REGULAR ? NFS4ERR_BAD_STATEID : NFS4_OK;
+}
+
+uint32_t nfs4ops_stateid_verdict(struct nfs4_compound *cs, const struct nfs4_stateid *sid, uint32_t st)
+{
+	if (st == NFS4ERR_BAD_STATEID && !os_is_special(sid) &&
+	    xdr_load_u32(sid->other) == cs->srv->boot && nfs4_client_expired32(cs->srv, os_sid_client32(sid)))
+		return NFS4ERR_EXPIRED;
+	return st;
+}
+
+bool nfs4ops_courtesy_break(struct nfs4_compound *cs, uint64_t clientid)
+{
+	if (cs->clp && cs->clp->clientid == clientid)
+		return false;      /* our own state: a real conflict */
+	return nfs4_client_cancel_courtesy(cs->srv, clientid);
+}
+
+bool nfs4ops_courtesy_candidate(struct nfs4_compound *cs, uint64_t clientid)
+{
+	if ((cs->clp && cs->clp->clientid == clientid) || cs->ncourtesy_kept >= 8)
+		return false;
+	for (unsigned int i = 0; i < cs->ncourtesy_kept; i++)
+		if (cs->courtesy_kept[i] == clientid)
+			return false;
+	cs->courtesy_cid = clientid;
+	return true;
+}
+
+bool nfs4ops_courtesy_retry(struct nfs4_compound *cs)
+{
+	if (nfs4ops_courtesy_break(cs, cs->courtesy_cid))
+		return true;
+	if (cs->ncourtesy_kept < 8)
+		cs->courtesy_kept[cs->ncourtesy_kept++] = cs->courtesy_cid;
+	return false;
+}
+
+uint32_t nfs4ops_file_type(const struct nfs4_compound *cs, mode_t mode)
+{
+	if (S_ISREG(mode))
+		return NFS4_OK;
+	if (S_ISDIR(mode))
+		return NFS4ERR_ISDIR;
+	if (S_ISLNK(mode))
+		return NFS4ERR_SYMLINK;
+	return cs->minorversion ? NFS4ERR_WRONG_TYPE : NFS4ERR_INVAL;
 }
 
 void nfs4ops_stateid_out(struct nfs4_compound *cs, const struct nfs4_stateid *sid)

@@ -67,13 +67,70 @@ void nfs4ops_set_cfh(struct nfs4_compound *cs, const struct nfs_export *exp, con
 uint32_t nfs4ops_writable(const struct nfs4_obj *o);
 
 /**
- * nfs4ops_stateid_in - minor version 1's special stateids (RFC 8881
- * 8.2.3): the current stateid {1, 0} becomes the compound's current one,
- * the invalid one {~0, 0} is NFS4ERR_BAD_STATEID.  Return: NFS4_OK or that.
+ * nfs4ops_stateid_in - the special stateids (RFC 7530 9.1.4.3, RFC 8881
+ * 8.2.3): minor version 1's current stateid {1, 0} becomes the compound's
+ * current one; a reserved "other" with any seqid but the defined ones
+ * (4.1's invalid stateid {~0, 0} included) is NFS4ERR_BAD_STATEID.
+ * @kind (may be NULL) gets what is left: OS_SID_REGULAR, _ANON or _BYPASS;
+ * an operation that needs a real stateid answers the last two with
+ * NFS4ERR_BAD_STATEID (nfs4ops_stateid_real).
+ * Return: NFS4_OK or NFS4ERR_BAD_STATEID.
  */
-uint32_t nfs4ops_stateid_in(struct nfs4_compound *cs, struct nfs4_stateid *sid);
+uint32_t nfs4ops_stateid_in(struct nfs4_compound *cs, struct nfs4_stateid *sid, enum os_sid_kind *kind);
+/** nfs4ops_stateid_real - nfs4ops_stateid_in() for CLOSE, LOCK, LOCKU...: special stateids are BAD_STATEID. */
+uint32_t nfs4ops_stateid_real(struct nfs4_compound *cs, struct nfs4_stateid *sid);
+/**
+ * nfs4ops_stateid_verdict - the status for a stateid @st says is bad: a
+ * stateid of a client whose lease was cancelled is NFS4ERR_EXPIRED (RFC
+ * 7530 9.6.3.2, RFC 8881 8.4.3), not NFS4ERR_BAD_STATEID.  Call it without
+ * st->lock.
+ */
+uint32_t nfs4ops_stateid_verdict(struct nfs4_compound *cs, const struct nfs4_stateid *sid, uint32_t st);
 /** nfs4ops_stateid_out - @sid is the stateid an op just returned: the current one now. */
 void nfs4ops_stateid_out(struct nfs4_compound *cs, const struct nfs4_stateid *sid);
+
+/**
+ * nfs4ops_courtesy_break - a request conflicts with state of @clientid:
+ * if that client's lease has expired (a courtesy client, RFC 7530
+ * 9.6.3.1), cancel its lease now, releasing all its state, so the request
+ * can be granted; the caller then checks again.  Call it without st->lock.
+ * Return: true if the client was cancelled (look again), false if the
+ * conflict stands.
+ */
+bool nfs4ops_courtesy_break(struct nfs4_compound *cs, uint64_t clientid);
+
+/*
+ * Under st->lock a request finds state of another client in its way.  It
+ * cannot cancel a courtesy client there (that takes srv->lock and releases
+ * state), so it asks its caller to: nfs4ops_courtesy_candidate() is true
+ * when @clientid is worth trying (not the caller's, not found to be live
+ * already); the op then returns NFS4OPS_RETRY, and the caller drops
+ * st->lock, calls nfs4ops_courtesy_retry() and runs the op again if that
+ * says so (the client was cancelled), else again with the conflict
+ * standing.
+ */
+#define NFS4OPS_RETRY 0xfffffffdu
+bool nfs4ops_courtesy_candidate(struct nfs4_compound *cs, uint64_t clientid);
+/** nfs4ops_courtesy_retry - cancel cs->courtesy_cid if it is a courtesy client; false: it is not (remembered). */
+bool nfs4ops_courtesy_retry(struct nfs4_compound *cs);
+
+/**
+ * nfs4ops_file_type - the status of an operation that needs a regular file
+ * on a file of type @mode (RFC 8881 18.10.3, 18.11.3, 18.12.3, 18.22.3):
+ * NFS4_OK, NFS4ERR_ISDIR, NFS4ERR_SYMLINK, or for other types
+ * NFS4ERR_WRONG_TYPE (4.1) / NFS4ERR_INVAL (4.0, which has no WRONG_TYPE).
+ */
+uint32_t nfs4ops_file_type(const struct nfs4_compound *cs, mode_t mode);
+
+/*
+ * Test hook: when set, called as an OPEN, CLOSE, LOCK, LOCKU,
+ * OPEN_DOWNGRADE or OPEN_CONFIRM passes its owner's seqid gate (4.0), or
+ * the place where 4.0 would have one (4.1), with no lock held; @owner
+ * names the state-owner.  Tests use it to see which requests run at the
+ * same time and in which order.
+ */
+typedef void (*nfs4ops_seq_hook_fn)(const struct nfs4_compound *cs, uint32_t op, const void *owner, uint32_t seqid);
+extern _Atomic nfs4ops_seq_hook_fn nfs4ops_seq_hook;
 
 /* change_info4 */
 void nfs4ops_put_cinfo(struct xdr_enc *e, uint64_t before, uint64_t after);
@@ -113,10 +170,15 @@ struct nfs4_attr_src {
 	uint64_t maxfilesize;            /* lc_max_file_size(); 0: INT64_MAX */
 	const struct statvfs *sfs;       /* NULL: space/files attributes read as 0 */
 	uint32_t rdattr_error;           /* for READDIR entries that failed */
+	uint32_t minor;                  /* the minor version asking: supported_attrs depends on it */
 };
 
-/** nfs4_attr_supported - the bitmap of attributes we encode (3 words). */
+/** nfs4_attr_supported - the bitmap of attributes we encode for minor version 1 (3 words). */
 void nfs4_attr_supported(uint32_t w[3]);
+/** nfs4_attr_supported_minor - ... for @minor: 4.0 gets no attribute it does not define (suppattr_exclcreat). */
+void nfs4_attr_supported_minor(uint32_t w[3], uint32_t minor);
+/** nfs4_attr_write_only - @req asks for a write-only attribute (time_*_set): NFS4ERR_INVAL in GETATTR/READDIR. */
+bool nfs4_attr_write_only(const struct xdr_bitmap *req);
 /**
  * nfs4_attr_encode - fattr4 {bitmap4 attrmask; attrlist4 attr_vals} for the
  * requested bits we support.  Return: 0 or the encoder's error.

@@ -7,6 +7,19 @@
  * to a whole-file lock, so flock and fcntl locks from guests both end up
  * here.  Blocking lock types (READW/WRITEW) are answered NFS4ERR_DENIED
  * like the others: the client polls.
+ *
+ * The rules the RFCs leave to the server follow POSIX and knfsd: a read
+ * lock needs an open for reading and a write lock one for writing
+ * (NFS4ERR_OPENMODE); the object must be a regular file (NFS4ERR_ISDIR,
+ * NFS4ERR_SYMLINK, else NFS4ERR_WRONG_TYPE / 4.0 NFS4ERR_INVAL); 4.1
+ * ignores the client ids and seqids in the arguments (RFC 8881 18.10.3,
+ * 18.11.3, 18.12.3), 4.0 checks them: a lock-owner's client must be the
+ * open's (NFS4ERR_BAD_STATEID, or NFS4ERR_STALE_CLIENTID for one of an
+ * earlier instance), an open_to_lock_owner LOCK of a known lock-owner is
+ * in that owner's sequence too, and one for a file the lock-owner already
+ * has lock state on is NFS4ERR_BAD_SEQID (RFC 7530 16.10.5).  A conflict
+ * with a courtesy client's lock cancels that client's lease and the lock
+ * is granted.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -40,27 +53,31 @@ static void put_denied(struct nfs4_compound *cs, struct xdr_enc *res, const stru
 	xdr_put_opaque(res, l->ls->owner->owner, l->ls->owner->len);
 }
 
-/* the inode number the current filehandle names, without a lookup */
-static uint32_t cur_ino(struct nfs4_compound *cs, uint64_t *ino)
+/* The current filehandle must be a regular file: its inode number. */
+static uint32_t cur_file(struct nfs4_compound *cs, uint64_t *ino)
 {
-	struct nfs4_fhinfo fi;
-	uint32_t st = nfs4_fh_decode(&cs->cfh, &fi);
+	struct nfs4_obj o;
+	uint32_t st = nfs4ops_cur(cs, &o);
 
 	if (st)
 		return st;
-	if (fi.kind != NFS4_FH_EXPORT)
-		return NFS4ERR_ISDIR;
-	*ino = fi.ino;
-	return NFS4_OK;
+	st = o.in ? nfs4ops_file_type(cs, o.attr.mode) : NFS4ERR_ISDIR;
+	*ino = o.attr.ino;
+	nfs4ops_release(cs, &o);
+	return st;
 }
 
 struct lock_args {
 	uint32_t type;
 	bool reclaim;
 	uint64_t start, end;
+	uint64_t ino;                    /* the current filehandle's */
 };
 
-/* st->lock held; @ls checked */
+/*
+ * st->lock held; @ls checked.  A conflicting lock of another client may be
+ * a courtesy client's: then NFS4OPS_RETRY (ops_int.h).
+ */
 static uint32_t do_lock(struct nfs4_compound *cs, struct os_stid *ls, const struct lock_args *a, struct xdr_enc *res)
 {
 	struct nfs4ops_ctx *c = nfs4ops_ctx(cs);
@@ -68,6 +85,8 @@ static uint32_t do_lock(struct nfs4_compound *cs, struct os_stid *ls, const stru
 	struct nfs4_stateid sid;
 
 	l = os_lock_conflict_locked(ls->file, ls->owner, a->type, a->start, a->end);
+	if (l && l->ls->clientid != ls->clientid && nfs4ops_courtesy_candidate(cs, l->ls->clientid))
+		return NFS4OPS_RETRY;
 	if (l) {
 		put_denied(cs, res, l);
 		return NFS4ERR_DENIED;
@@ -81,25 +100,46 @@ static uint32_t do_lock(struct nfs4_compound *cs, struct os_stid *ls, const stru
 	return NFS4_OK;
 }
 
+/* POSIX: a read lock on an open for reading, a write lock on one for writing */
+static uint32_t check_openmode(const struct os_stid *open, uint32_t type)
+{
+	uint32_t need = type == OS_READ_LT ? OS_SHARE_ACCESS_READ : OS_SHARE_ACCESS_WRITE;
+
+	if (!open)
+		return NFS4ERR_BAD_STATEID;
+	return (open->access & need) ? NFS4_OK : NFS4ERR_OPENMODE;
+}
+
 static uint32_t lock_existing_fn(struct nfs4_compound *cs, struct os_stid *s, void *arg, struct xdr_enc *res,
 				 struct os_putlist *pl)
 {
-	uint64_t ino = 0;
+	struct lock_args *a = arg;
+	uint32_t st;
 
 	(void)pl;
-	if (cur_ino(cs, &ino) || ino != s->file->ino)
+	if (a->ino != s->file->ino)
 		return NFS4ERR_BAD_STATEID;
-	return do_lock(cs, s, arg, res);
+	st = check_openmode(s->open, a->type);
+	if (st)
+		return st;
+	return do_lock(cs, s, a, res);
 }
 
 struct new_owner_args {
-	const struct lock_args *la;
+	struct lock_args *la;
 	uint64_t clientid;
 	const uint8_t *owner;
 	uint32_t owner_len;
 	uint32_t lock_seqid;
 };
 
+/*
+ * LOCK with open_to_lock_owner4.  In 4.0 the open-owner's sequence is
+ * already held (nfs4ops_seq_stid_op); a lock-owner the server knows is
+ * sequenced as well: its lock_seqid must be its next one (this may wait
+ * for a predecessor, st->lock dropped meanwhile), and the reply is kept
+ * for both owners.
+ */
 static uint32_t lock_new_fn(struct nfs4_compound *cs, struct os_stid *os, void *arg, struct xdr_enc *res,
 			    struct os_putlist *pl)
 {
@@ -107,32 +147,71 @@ static uint32_t lock_new_fn(struct nfs4_compound *cs, struct os_stid *os, void *
 	struct new_owner_args *a = arg;
 	struct os_owner *lo;
 	struct os_stid *ls;
-	uint64_t ino = 0;
+	struct nfs4_stateid osid;
+	bool v40 = cs->minorversion == 0, gated = false;
+	uint64_t os_id = os->id;
+	size_t body = res->len;
 	uint32_t st;
 
-	(void)pl;
-	if (cur_ino(cs, &ino) || ino != os->file->ino)
+	if (a->la->ino != os->file->ino)
 		return NFS4ERR_BAD_STATEID;
-	if (cs->minorversion == 0 && a->clientid != os->clientid)
-		return NFS4ERR_INVAL;
+	if (v40 && a->clientid != os->clientid)
+		return (uint32_t)(a->clientid >> 32) != c->st->boot ? NFS4ERR_STALE_CLIENTID : NFS4ERR_BAD_STATEID;
+	st = check_openmode(os, a->la->type);
+	if (st)
+		return st;
 	lo = os_owner_find_locked(c->st, os->clientid, true, a->owner, a->owner_len, true);
 	if (!lo)
 		return NFS4ERR_RESOURCE;
+	lo->v40 = v40;
+	if (v40 && lo->nstids == 0 && !lo->busy && !lo->waiters)
+		os_owner_forget_locked(c->st, lo);    /* no lock state left: a lock-owner name used anew */
+	if (v40 && lo->seq_valid) {
+		/* a known lock-owner: in its sequence too */
+		os_stid_wire(c->st, os, &osid);
+		st = os_seq_begin_locked(c->st, lo, a->lock_seqid, SEQ_WAIT_NS);
+		if (st == OS_SEQ_REPLAY)
+			st = NFS4ERR_BAD_SEQID;   /* a new open_seqid with an old lock_seqid: not a retransmission */
+		if (st)
+			return st;
+		gated = true;
+		/* we may have waited: is the open still there? */
+		if (os_stid_check_locked(c->st, &osid, 0, 0, OS_OPEN, &os) || os->id != os_id) {
+			st = NFS4ERR_BAD_STATEID;
+			goto out;
+		}
+	}
 	ls = os_stid_find_locked(os->file, lo, OS_LOCK);
+	if (ls && v40) {
+		/* RFC 7530 16.10.5: lock state exists, yet new_lock_owner */
+		st = NFS4ERR_BAD_SEQID;
+		goto out;
+	}
 	if (!ls) {
 		ls = os_stid_new_locked(c->st, OS_LOCK, lo, os->file);
-		if (!ls)
-			return NFS4ERR_RESOURCE;
+		if (!ls) {
+			st = NFS4ERR_RESOURCE;
+			goto out;
+		}
 		ls->open = os;
 	}
 	st = do_lock(cs, ls, a->la, res);
-	if (cs->minorversion == 0 && !lo->busy) {
-		/* the lock-owner's sequence starts at lock_seqid */
+	if (st && ls->seqid == 1 && !os_stid_has_locks_locked(ls))
+		os_stid_free_locked(c->st, ls, pl);   /* nothing was created after all */
+	else if (v40 && !gated && st != NFS4OPS_RETRY) {
+		/* a new lock-owner: its sequence starts at lock_seqid */
 		lo->seqid = a->lock_seqid;
 		lo->seq_valid = true;
 	}
-	if (st && ls->seqid == 1 && !os_stid_has_locks_locked(ls))
-		os_stid_free_locked(c->st, ls, pl);   /* nothing was created after all */
+out:
+	if (gated && st != NFS4OPS_RETRY) {
+		os_seq_end_locked(c->st, lo, a->lock_seqid, OP_LOCK, st, (st && !cs->body_on_error) ? NULL : res->buf + body,
+				  (st && !cs->body_on_error) ? 0 : res->len - body, NULL, 0);
+	} else if (gated) {
+		/* the request runs again: its lock-owner sequence with it */
+		lo->busy = false;
+		pthread_cond_broadcast(&lo->cv);
+	}
 	return st;
 }
 
@@ -142,7 +221,7 @@ NFS4_OP(lock)
 	uint32_t locktype, new_owner, st;
 	uint64_t off, len;
 	struct lock_args la;
-	bool reclaim;
+	bool reclaim, done = false;
 
 	if (!c)
 		return NFS4ERR_SERVERFAULT;
@@ -153,11 +232,20 @@ NFS4_OP(lock)
 		return NFS4ERR_BADXDR;
 	la.type = lock_type(locktype);
 	la.reclaim = reclaim;
+	st = cur_file(cs, &la.ino);
+	if (st)
+		return st;
 	if (!os_lock_range(off, len, &la.start, &la.end))
 		return NFS4ERR_INVAL;
-	if (reclaim && !os_in_grace(c->st))
+	if (cs->minorversion >= 1) {
+		pthread_mutex_lock(&cs->srv->lock);
+		done = cs->clp->reclaim_complete;
+		pthread_mutex_unlock(&cs->srv->lock);
+	}
+	if (reclaim && (!os_in_grace(c->st) || done))
 		return NFS4ERR_NO_GRACE;
-	if (!reclaim && os_in_grace(c->st))
+	/* RFC 8881 18.51.3: no new locks before the client's RECLAIM_COMPLETE */
+	if (!reclaim && (os_in_grace(c->st) || (cs->minorversion >= 1 && !done)))
 		return NFS4ERR_GRACE;
 	if (new_owner) {
 		struct nfs4_stateid osid;
@@ -184,9 +272,9 @@ NFS4_OP(lockt)
 {
 	struct nfs4ops_ctx *c = nfs4ops_ctx(cs);
 	uint32_t locktype, owner_len, st;
-	uint64_t off, len, clientid, start, end, ino = 0;
+	uint64_t off, len, clientid, start, end, ino = 0, holder;
 	const uint8_t *owner;
-	const struct os_lock *l = NULL;
+	const struct os_lock *l;
 	struct os_owner *lo;
 	struct os_file *f;
 
@@ -197,29 +285,38 @@ NFS4_OP(lockt)
 		return NFS4ERR_BADXDR;
 	if (locktype < READ_LT || locktype > WRITEW_LT)
 		return NFS4ERR_BADXDR;
+	st = cur_file(cs, &ino);
+	if (st)
+		return st;
 	if (!os_lock_range(off, len, &start, &end))
 		return NFS4ERR_INVAL;
 	if (cs->minorversion >= 1) {
-		clientid = cs->clp->clientid;
+		clientid = cs->clp->clientid;     /* RFC 8881 18.11.3: the argument is ignored */
 	} else {
 		st = nfs4ops_v40_client(cs, clientid);
 		if (st)
 			return st;
 	}
-	st = cur_ino(cs, &ino);
-	if (st)
-		return st;
-	pthread_mutex_lock(&c->st->lock);
-	f = os_file_get_locked(c->st, ino, false);
-	if (f) {
-		lo = os_owner_find_locked(c->st, clientid, true, owner, owner_len, false);
-		/* an unknown owner holds nothing: any lock conflicts with a writer */
-		l = os_lock_conflict_locked(f, lo, lock_type(locktype), start, end);
+	for (;;) {
+		pthread_mutex_lock(&c->st->lock);
+		f = os_file_get_locked(c->st, ino, false);
+		l = NULL;
+		if (f) {
+			lo = os_owner_find_locked(c->st, clientid, true, owner, owner_len, false);
+			/* an unknown owner holds nothing: any lock conflicts with a writer */
+			l = os_lock_conflict_locked(f, lo, lock_type(locktype), start, end);
+		}
+		holder = l ? l->ls->clientid : 0;
+		if (l && holder != clientid && nfs4ops_courtesy_candidate(cs, holder)) {
+			pthread_mutex_unlock(&c->st->lock);
+			nfs4ops_courtesy_retry(cs);
+			continue;
+		}
 		if (l)
 			put_denied(cs, res, l);
+		pthread_mutex_unlock(&c->st->lock);
+		return l ? NFS4ERR_DENIED : NFS4_OK;
 	}
-	pthread_mutex_unlock(&c->st->lock);
-	return l ? NFS4ERR_DENIED : NFS4_OK;
 }
 
 static uint32_t locku_fn(struct nfs4_compound *cs, struct os_stid *ls, void *arg, struct xdr_enc *res,
@@ -228,10 +325,9 @@ static uint32_t locku_fn(struct nfs4_compound *cs, struct os_stid *ls, void *arg
 	struct nfs4ops_ctx *c = nfs4ops_ctx(cs);
 	struct lock_args *a = arg;
 	struct nfs4_stateid sid;
-	uint64_t ino = 0;
 
 	(void)pl;
-	if (cur_ino(cs, &ino) || ino != ls->file->ino)
+	if (a->ino != ls->file->ino)
 		return NFS4ERR_BAD_STATEID;
 	if (os_lock_unset_locked(ls->file, ls, a->start, a->end))
 		return NFS4ERR_RESOURCE;
@@ -246,7 +342,7 @@ NFS4_OP(locku)
 {
 	struct nfs4_stateid sid;
 	struct lock_args la = { 0 };
-	uint32_t locktype, seqid;
+	uint32_t locktype, seqid, st;
 	uint64_t off, len;
 
 	if (xdr_get_u32(args, &locktype) || xdr_get_u32(args, &seqid) || nfs4_get_stateid(args, &sid) ||
@@ -254,6 +350,9 @@ NFS4_OP(locku)
 		return NFS4ERR_BADXDR;
 	if (locktype < READ_LT || locktype > WRITEW_LT)
 		return NFS4ERR_BADXDR;
+	st = cur_file(cs, &la.ino);
+	if (st)
+		return st;
 	if (!os_lock_range(off, len, &la.start, &la.end))
 		return NFS4ERR_INVAL;
 	return nfs4ops_seq_stid_op(cs, &sid, seqid, OS_LOCK, locku_fn, &la, res);
@@ -282,11 +381,11 @@ NFS4_OP(release_lockowner)
 		/* every lock stateid of the owner, unless one still holds locks */
 		for (unsigned int h = 0; h < OS_HASH && !st; h++)
 			for (struct os_stid *s = c->st->stids[h]; s; s = s->hnext)
-				if (s->owner == lo && os_stid_has_locks_locked(s)) {
+				if (s->owner == lo && !s->closed && os_stid_has_locks_locked(s)) {
 					st = NFS4ERR_LOCKS_HELD;
 					break;
 				}
-		for (unsigned int h = 0; h < OS_HASH && !st && lo->nstids; h++) {
+		for (unsigned int h = 0; h < OS_HASH && !st && (lo->nstids || lo->closed); h++) {
 			struct os_stid *s = c->st->stids[h];
 
 			while (s) {
@@ -296,11 +395,17 @@ NFS4_OP(release_lockowner)
 					struct os_file *f = s->file;
 
 					os_stid_free_locked(c->st, s, &pl);
-					os_file_put_locked(c->st, f);
+					if (f)
+						os_file_put_locked(c->st, f);
 				}
 				s = next;
 			}
 		}
+		/* RFC 7530 16.37.4: "future client requests will not reference
+		 * this lock_owner": its sequence goes with it (the client may
+		 * reuse the name for a new lock-owner) */
+		if (!st)
+			os_owner_release_locked(c->st, lo);
 	}
 	pthread_mutex_unlock(&c->st->lock);
 	os_putlist_run(c->lc, &pl);

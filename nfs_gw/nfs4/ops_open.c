@@ -6,7 +6,15 @@
  * Minor version 1 never looks at an owner's seqid: two OPENs or CLOSEs of
  * one owner run side by side in two slots.  Minor version 0 runs each of
  * these under its owner's sequencing (open_state.h): one at a time, in
- * seqid order, the last one replayed from the owner's saved reply.
+ * seqid order, the last one replayed from the owner's saved reply (also
+ * after CLOSE released the stateid: its closed stateid is kept for that).
+ *
+ * Share reservations are checked against every open of the file, the
+ * owner's own included (RFC 7530 9.9); OPEN_DOWNGRADE goes only to modes
+ * some of the OPENs in effect add up to.  A conflict with a courtesy
+ * client's open cancels that client's lease and the OPEN is granted.
+ * 4.1 delegation wants get OPEN_DELEGATE_NONE_EXT with the reason (we
+ * grant none); 4.0 share_access has no want bits at all.
  *
  * Exclusive creates keep the client's verifier in the new file's atime and
  * mtime (as knfsd does), so a retransmitted create finds its own file.
@@ -28,6 +36,19 @@ enum { CLAIM_NULL = 0, CLAIM_PREVIOUS = 1, CLAIM_DELEGATE_CUR = 2, CLAIM_DELEGAT
 #define OPEN4_RESULT_CONFIRM 0x2
 #define OPEN4_RESULT_LOCKTYPE_POSIX 0x4
 #define OPEN_DELEGATE_NONE 0
+#define OPEN_DELEGATE_NONE_EXT 3
+
+/* RFC 8881 18.16.1: the want bits of a 4.1 share_access */
+#define WANT_DELEG_MASK 0xff00u
+#define WANT_NO_PREFERENCE 0x0000u
+#define WANT_READ_DELEG 0x0100u
+#define WANT_WRITE_DELEG 0x0200u
+#define WANT_ANY_DELEG 0x0300u
+#define WANT_NO_DELEG 0x0400u
+#define WANT_CANCEL 0x0500u
+#define WANT_SIGNAL_DELEG_WHEN_RESRC_AVAIL 0x10000u
+#define WANT_PUSH_DELEG_WHEN_UNCONTENDED 0x20000u
+enum { WND4_NOT_WANTED = 0, WND4_CONTENTION = 1, WND4_RESOURCE = 2, WND4_CANCELLED = 7 };
 
 /* How long a 4.0 request waits for its owner's predecessor (if it may wait
  * at all: the waits are capped, open_state.h). */
@@ -35,6 +56,7 @@ enum { CLAIM_NULL = 0, CLAIM_PREVIOUS = 1, CLAIM_DELEGATE_CUR = 2, CLAIM_DELEGAT
 
 struct open_args {
 	uint32_t seqid, access, deny;
+	uint32_t want;                   /* 4.1: the delegation want (WANT_DELEG_MASK bits) */
 	uint64_t clientid;
 	const uint8_t *owner;
 	uint32_t owner_len;
@@ -95,13 +117,64 @@ static uint32_t decode_open(struct nfs4_compound *cs, struct xdr_dec *d, struct 
 	case CLAIM_FH:
 		return cs->minorversion >= 1 ? NFS4_OK : NFS4ERR_BADXDR;
 	case CLAIM_DELEGATE_CUR:
+	case CLAIM_DELEG_CUR_FH: {
+		struct nfs4_stateid dsid;
+
+		if ((a->claim == CLAIM_DELEG_CUR_FH && cs->minorversion < 1) || nfs4_get_stateid(d, &dsid))
+			return NFS4ERR_BADXDR;
+		if (a->claim == CLAIM_DELEGATE_CUR && (st = nfs4_get_component(d, a->name, sizeof(a->name))))
+			return st;
+		return NFS4ERR_BAD_STATEID;    /* no delegation was ever granted: it cannot be ours */
+	}
 	case CLAIM_DELEGATE_PREV:
-	case CLAIM_DELEG_CUR_FH:
+		if ((st = nfs4_get_component(d, a->name, sizeof(a->name))))
+			return st;
+		return NFS4ERR_NOTSUPP;        /* RFC 7530 16.16.5: a server MAY support it */
 	case CLAIM_DELEG_PREV_FH:
-		return NFS4ERR_NOTSUPP;    /* no delegations are ever granted */
+		return cs->minorversion >= 1 ? NFS4ERR_NOTSUPP : NFS4ERR_BADXDR;
 	default:
 		return NFS4ERR_BADXDR;
 	}
+}
+
+/*
+ * share_access/share_deny (RFC 7530 16.16.6, RFC 8881 18.16.3): one of
+ * READ, WRITE, BOTH; one of the four denies; in 4.1 also a delegation
+ * want and its two flags, nothing else.  Anything else is NFS4ERR_INVAL.
+ */
+static uint32_t check_share(const struct nfs4_compound *cs, uint32_t *access, uint32_t deny, uint32_t *want)
+{
+	uint32_t a = *access;
+
+	*want = 0;
+	if (cs->minorversion >= 1) {
+		uint32_t w = a & WANT_DELEG_MASK;
+
+		if (a & ~(OS_SHARE_ACCESS_BOTH | WANT_DELEG_MASK | WANT_SIGNAL_DELEG_WHEN_RESRC_AVAIL |
+			  WANT_PUSH_DELEG_WHEN_UNCONTENDED))
+			return NFS4ERR_INVAL;
+		if (w > WANT_CANCEL)
+			return NFS4ERR_INVAL;
+		*want = w;
+		a &= OS_SHARE_ACCESS_BOTH;
+	}
+	if (a == 0 || a > OS_SHARE_ACCESS_BOTH || deny > 3)
+		return NFS4ERR_INVAL;
+	*access = a;
+	return NFS4_OK;
+}
+
+/* What OPEN answers for a non-regular file (RFC 7530 16.16.6: SYMLINK
+ * for every other type; RFC 8881 18.16.3: WRONG_TYPE), as knfsd does. */
+static uint32_t open_type(const struct nfs4_compound *cs, mode_t mode)
+{
+	if (S_ISREG(mode))
+		return NFS4_OK;
+	if (S_ISDIR(mode))
+		return NFS4ERR_ISDIR;
+	if (S_ISLNK(mode) || cs->minorversion == 0)
+		return NFS4ERR_SYMLINK;
+	return NFS4ERR_WRONG_TYPE;
 }
 
 static int open_flags(uint32_t access)
@@ -140,14 +213,10 @@ static uint32_t open_file(struct nfs4_compound *cs, struct open_args *a, struct 
 	*before = *after = dir->attr.change;
 	if (a->claim != CLAIM_NULL) {
 		/* the current filehandle is the file */
-		if (!dir->in)
-			return NFS4ERR_ISDIR;
-		if (S_ISDIR(dir->attr.mode))
-			return NFS4ERR_ISDIR;
-		if (S_ISLNK(dir->attr.mode))
-			return NFS4ERR_SYMLINK;
-		if (!S_ISREG(dir->attr.mode))
-			return cs->minorversion ? NFS4ERR_WRONG_TYPE : NFS4ERR_INVAL;
+		uint32_t st = dir->in ? open_type(cs, dir->attr.mode) : NFS4ERR_ISDIR;
+
+		if (st)
+			return st;
 		r = lc_open(c->lc, dir->in, flags, &dir->cr, fh);
 		if (r == -EACCES && flags == O_RDWR)
 			return NFS4ERR_ACCESS;
@@ -176,13 +245,12 @@ static uint32_t open_file(struct nfs4_compound *cs, struct open_args *a, struct 
 				goto exists;
 			if ((a->createmode == EXCLUSIVE4 || a->createmode == EXCLUSIVE4_1) && !verf_matches(a->verf, attr))
 				goto exists;
-			if (S_ISDIR(attr->mode)) {
-				lc_put(c->lc, *in);
-				return NFS4ERR_ISDIR;
-			}
 			if (!S_ISREG(attr->mode)) {
+				uint32_t st2 = open_type(cs, attr->mode);
+
 				lc_put(c->lc, *in);
-				return NFS4ERR_SYMLINK;
+				*in = NULL;
+				return st2;
 			}
 			r = lc_open(c->lc, *in, flags, &dir->cr, fh);
 			if (!r && a->createmode == UNCHECKED4 && (a->sa.mask & LC_SET_SIZE) && a->sa.a.size == 0 &&
@@ -254,9 +322,7 @@ exists:
 	if (r)
 		return nfs4_errno_to_status(r);
 	if (!S_ISREG(attr->mode)) {
-		uint32_t st = S_ISDIR(attr->mode) ? NFS4ERR_ISDIR
-			      : S_ISLNK(attr->mode) ? NFS4ERR_SYMLINK
-			      : (cs->minorversion ? NFS4ERR_WRONG_TYPE : NFS4ERR_INVAL);
+		uint32_t st = open_type(cs, attr->mode);
 
 		lc_put(c->lc, *in);
 		*in = NULL;
@@ -270,7 +336,8 @@ exists:
 	return nfs4_errno_to_status(r);
 }
 
-/* 4.0: the client named by @clientid must exist and be confirmed; renews it. */
+/* 4.0: the client named by @clientid must exist and be confirmed; renews it
+ * (RFC 7530 9.5).  A cancelled lease is NFS4ERR_EXPIRED. */
 uint32_t nfs4ops_v40_client(struct nfs4_compound *cs, uint64_t clientid)
 {
 	struct nfs4_client *clp;
@@ -283,13 +350,21 @@ uint32_t nfs4ops_v40_client(struct nfs4_compound *cs, uint64_t clientid)
 	ok = clp->confirmed;
 	pthread_mutex_unlock(&cs->srv->lock);
 	if (ok)
-		nfs4_client_renew(clp);
+		nfs4_client_renew(cs->srv, clp);
 	nfs4_client_put(cs->srv, clp);
 	return ok ? NFS4_OK : NFS4ERR_STALE_CLIENTID;
 }
 
+static void seq_hook(struct nfs4_compound *cs, const void *owner, uint32_t seqid)
+{
+	nfs4ops_seq_hook_fn h = atomic_load_explicit(&nfs4ops_seq_hook, memory_order_acquire);
+
+	if (h)
+		h(cs, cs->op, owner, seqid);
+}
+
 static uint32_t do_open(struct nfs4_compound *cs, struct open_args *a, struct os_owner *ow, uint64_t clientid,
-			struct xdr_enc *res)
+			struct xdr_enc *res, uint64_t *sid_id)
 {
 	struct nfs4ops_ctx *c = nfs4ops_ctx(cs);
 	struct nfs4_obj dir;
@@ -306,10 +381,12 @@ static uint32_t do_open(struct nfs4_compound *cs, struct open_args *a, struct os
 	bool reclaim = a->claim == CLAIM_PREVIOUS;
 
 	(void)clientid;
+	*sid_id = 0;
 	st = nfs4ops_cur(cs, &dir);
 	if (st)
 		return st;
-	if ((a->access & OS_SHARE_ACCESS_WRITE) && a->claim != CLAIM_NULL && dir.in && nfs4ops_writable(&dir)) {
+	if ((a->access & OS_SHARE_ACCESS_WRITE) && dir.in && nfs4ops_writable(&dir)) {
+		/* RFC 7530 16.16.5: write access to a read-only file system */
 		nfs4ops_release(cs, &dir);
 		return NFS4ERR_ROFS;
 	}
@@ -327,23 +404,35 @@ static uint32_t do_open(struct nfs4_compound *cs, struct open_args *a, struct os
 	}
 
 	pthread_mutex_lock(&c->st->lock);
+again:
 	f = os_file_get_locked(c->st, attr.ino, true);
 	if (!f) {
 		st = NFS4ERR_RESOURCE;
 		os_putlist_add(&pl, ref);
 		goto unlock;
 	}
-	if (os_share_conflict_locked(f, ow, a->access, a->deny)) {
-		st = NFS4ERR_SHARE_DENIED;
-		os_putlist_add(&pl, ref);
-		os_file_put_locked(c->st, f);
-		goto unlock;
+	{
+		struct os_stid *x = os_share_conflict_locked(f, a->access, a->deny);
+
+		if (x && nfs4ops_courtesy_candidate(cs, x->clientid)) {
+			/* perhaps the open of a courtesy client: cancel it, look again */
+			os_file_put_locked(c->st, f);
+			pthread_mutex_unlock(&c->st->lock);
+			nfs4ops_courtesy_retry(cs);
+			pthread_mutex_lock(&c->st->lock);
+			goto again;
+		}
+		if (x) {
+			st = NFS4ERR_SHARE_DENIED;
+			os_putlist_add(&pl, ref);
+			os_file_put_locked(c->st, f);
+			goto unlock;
+		}
 	}
 	s = os_stid_find_locked(f, ow, OS_OPEN);
 	if (s) {
 		/* the owner opens the file again: upgrade its open */
-		s->access |= a->access;
-		s->deny |= a->deny;
+		os_open_add_locked(s, a->access, a->deny);
 		s->seqid++;
 		if ((ref->access | s->fh->access) != s->fh->access || ref->access == OS_SHARE_ACCESS_BOTH) {
 			os_putlist_add(&pl, s->fh);
@@ -359,10 +448,16 @@ static uint32_t do_open(struct nfs4_compound *cs, struct open_args *a, struct os
 			os_file_put_locked(c->st, f);
 			goto unlock;
 		}
-		s->access = a->access;
-		s->deny = a->deny;
+		os_open_add_locked(s, a->access, a->deny);
+		s->uid = dir.cr.uid;
+		s->gid = dir.cr.gid;
 		s->fh = ref;
 	}
+	if (!f->in) {
+		lc_get(in);          /* the open keeps the inode (removed while open) */
+		os_file_set_inode_locked(f, in, &pl);
+	}
+	*sid_id = s->id;
 	os_stid_wire(c->st, s, &sid);
 	if (cs->minorversion == 0 && !ow->confirmed && !reclaim)
 		rflags |= OPEN4_RESULT_CONFIRM;
@@ -379,19 +474,53 @@ unlock:
 		nfs4ops_put_cinfo(res, before, after);
 		xdr_put_u32(res, rflags);
 		xdr_put_bitmap(res, attrset, 3);
-		xdr_put_u32(res, OPEN_DELEGATE_NONE);
+		if (a->want == WANT_NO_PREFERENCE) {
+			xdr_put_u32(res, OPEN_DELEGATE_NONE);
+		} else {
+			/* RFC 8881 18.16.3: a client that asked says why not */
+			xdr_put_u32(res, OPEN_DELEGATE_NONE_EXT);
+			if (a->want == WANT_NO_DELEG) {
+				xdr_put_u32(res, WND4_NOT_WANTED);
+			} else if (a->want == WANT_CANCEL) {
+				xdr_put_u32(res, WND4_CANCELLED);
+			} else {
+				xdr_put_u32(res, WND4_RESOURCE);
+				xdr_put_bool(res, false);      /* ond_server_will_signal_avail */
+			}
+		}
 	}
 	lc_put(c->lc, in);
 	nfs4ops_release(cs, &dir);
 	return st;
 }
 
+/* st->lock held: free the open stateids of an unconfirmed 4.0 owner */
+static void release_unconfirmed_locked(struct nfs4ops_ctx *c, struct os_owner *ow, struct os_putlist *pl)
+{
+	for (unsigned int h = 0; h < OS_HASH && ow->nstids; h++) {
+		struct os_stid *s = c->st->stids[h];
+
+		while (s) {
+			struct os_stid *next = s->hnext;
+
+			if (s->owner == ow && !s->closed) {
+				struct os_file *f = s->file;
+
+				os_stid_free_locked(c->st, s, pl);
+				os_file_put_locked(c->st, f);
+			}
+			s = next;
+		}
+	}
+}
+
 NFS4_OP(open)
 {
 	struct nfs4ops_ctx *c = nfs4ops_ctx(cs);
+	struct os_putlist pl = { 0 };
 	struct open_args a;
 	struct os_owner *ow;
-	uint64_t clientid;
+	uint64_t clientid, sid_id = 0;
 	uint32_t st;
 	size_t body;
 
@@ -400,9 +529,9 @@ NFS4_OP(open)
 	st = decode_open(cs, args, &a);
 	if (st)
 		return st;
-	a.access &= OS_SHARE_ACCESS_BOTH;     /* 4.1 want flags live in the upper bits */
-	if (a.access == 0 || a.deny > 3)
-		return NFS4ERR_INVAL;
+	st = check_share(cs, &a.access, a.deny, &a.want);
+	if (st)
+		return st;
 	if (cs->minorversion >= 1) {
 		clientid = cs->clp->clientid;
 	} else {
@@ -411,8 +540,10 @@ NFS4_OP(open)
 		if (st)
 			return st;
 	}
-	/* grace period: reclaims only during it, and only reclaims */
-	if (a.claim == CLAIM_PREVIOUS) {
+	/* grace period: reclaims only during it, and only reclaims; a 4.1
+	 * client reclaims until its RECLAIM_COMPLETE, and opens nothing new
+	 * before it (RFC 8881 18.51.3) */
+	{
 		bool done = false;
 
 		if (cs->minorversion >= 1) {
@@ -420,10 +551,12 @@ NFS4_OP(open)
 			done = cs->clp->reclaim_complete;
 			pthread_mutex_unlock(&cs->srv->lock);
 		}
-		if (!os_in_grace(c->st) || done)
-			return NFS4ERR_NO_GRACE;
-	} else if (os_in_grace(c->st)) {
-		return NFS4ERR_GRACE;
+		if (a.claim == CLAIM_PREVIOUS) {
+			if (!os_in_grace(c->st) || done)
+				return NFS4ERR_NO_GRACE;
+		} else if (os_in_grace(c->st) || (cs->minorversion >= 1 && !done)) {
+			return NFS4ERR_GRACE;
+		}
 	}
 
 	pthread_mutex_lock(&c->st->lock);
@@ -432,23 +565,36 @@ NFS4_OP(open)
 		pthread_mutex_unlock(&c->st->lock);
 		return NFS4ERR_RESOURCE;
 	}
+	ow->v40 = cs->minorversion == 0;
 	if (cs->minorversion >= 1) {
 		/* no seqid, no waiting: only pin the owner against a concurrent
 		 * release of the client's state (os_client_release skips it) */
 		ow->waiters++;
 		pthread_mutex_unlock(&c->st->lock);
-		st = do_open(cs, &a, ow, clientid, res);
+		seq_hook(cs, ow, a.seqid);
+		st = do_open(cs, &a, ow, clientid, res, &sid_id);
 		pthread_mutex_lock(&c->st->lock);
 		ow->waiters--;
 		pthread_mutex_unlock(&c->st->lock);
 		return st;
 	}
 	/* NFSv4.0: in seqid order, one at a time per owner */
-	if (!ow->confirmed && !ow->busy && !ow->waiters && ow->nstids == 0) {
-		ow->seq_valid = false;   /* an unconfirmed owner starts over (RFC 7530 16.18.5) */
-		ow->ndelayed = 0;
+	if (!ow->busy && !ow->waiters && (!ow->seq_valid || (a.seqid != ow->seqid && a.seqid != ow->seqid + 1))) {
+		if (!ow->confirmed) {
+			/* an unconfirmed owner's OPEN out of sequence: the earlier
+			 * OPEN was a replay nobody will confirm; its state goes and
+			 * the owner starts over with this one (RFC 7530 16.18.5) */
+			release_unconfirmed_locked(c, ow, &pl);
+			os_owner_forget_locked(c->st, ow);
+		} else if (ow->nstids == 0) {
+			/* an owner with nothing open: the client let it go and uses
+			 * the name again (9.1.10); OPEN_CONFIRM makes it safe (9.1.11) */
+			os_owner_forget_locked(c->st, ow);
+		}
 	}
 	st = os_seq_begin_locked(c->st, ow, a.seqid, SEQ_WAIT_NS);
+	if (st == OS_SEQ_REPLAY && ow->reply_op && ow->reply_op != OP_OPEN)
+		st = NFS4ERR_BAD_SEQID;      /* RFC 7530 9.1.9: not the request that seqid was */
 	if (st == OS_SEQ_REPLAY) {
 		xdr_put_fixed(res, ow->reply, ow->reply_len);
 		if (ow->reply_fh.len)
@@ -456,24 +602,37 @@ NFS4_OP(open)
 		st = ow->reply_status;
 		cs->body_on_error = st != NFS4_OK;
 		pthread_mutex_unlock(&c->st->lock);
+		os_putlist_run(c->lc, &pl);
 		return st;
 	}
 	pthread_mutex_unlock(&c->st->lock);
+	os_putlist_run(c->lc, &pl);
 	if (st)
 		return st;
+	seq_hook(cs, ow, a.seqid);
 	body = res->len;
-	st = do_open(cs, &a, ow, clientid, res);
+	st = do_open(cs, &a, ow, clientid, res, &sid_id);
 	pthread_mutex_lock(&c->st->lock);
 	os_seq_end_locked(c->st, ow, a.seqid, OP_OPEN, st, st ? NULL : res->buf + body, st ? 0 : res->len - body,
-			  st ? NULL : &cs->cfh);
+			  st ? NULL : &cs->cfh, sid_id);
 	pthread_mutex_unlock(&c->st->lock);
 	return st;
 }
 
 /*
- * The common shape of OPEN_CONFIRM, OPEN_DOWNGRADE, CLOSE, LOCKU: find the
- * stateid, and for 4.0 run under its owner's sequencing.  @fn runs with
- * st->lock held and the stateid checked; it appends its body.
+ * The common shape of OPEN_CONFIRM, OPEN_DOWNGRADE, CLOSE, LOCK and LOCKU:
+ * find the stateid (special ones are NFS4ERR_BAD_STATEID here), and for
+ * 4.0 run under its owner's sequencing.  @fn runs with st->lock held and
+ * the stateid checked; it appends its body.  It may return NFS4OPS_RETRY
+ * when a courtesy client's state is in the way (ops_int.h): it runs again
+ * once that client is cancelled, or knowing the conflict stands.
+ *
+ * 4.0 details (RFC 7530): a retransmission of the owner's last request is
+ * answered from its saved reply, also when that request's stateid is gone
+ * (its closed stateid, 9.10.1), but not for another operation (9.1.9:
+ * NFS4ERR_BAD_SEQID); a stateid of an owner whose OPEN is not confirmed
+ * yet is NFS4ERR_BAD_STATEID for anything but OPEN_CONFIRM (16.18.5); a
+ * successful stateid operation renews the lease (9.5).
  */
 typedef uint32_t (*seq_fn)(struct nfs4_compound *cs, struct os_stid *s, void *arg, struct xdr_enc *res,
 			   struct os_putlist *pl);
@@ -486,30 +645,44 @@ uint32_t nfs4ops_seq_stid_op(struct nfs4_compound *cs, const struct nfs4_stateid
 	struct nfs4_stateid sidv = *sid_in, *sid = &sidv;
 	struct os_owner *ow;
 	struct os_stid *s;
+	uint64_t sid_id, clientid;
 	uint32_t st;
 	size_t body;
 
 	if (!c)
 		return NFS4ERR_SERVERFAULT;
-	st = nfs4ops_stateid_in(cs, sid);
+	st = nfs4ops_stateid_real(cs, sid);
 	if (st)
 		return st;
-	pthread_mutex_lock(&c->st->lock);
-	st = os_stid_check_locked(c->st, sid, cs->minorversion, cs->clp ? cs->clp->clientid : 0, kinds, &s);
 	if (cs->minorversion >= 1) {
-		if (!st)
-			st = fn(cs, s, arg, res, &pl);
+		seq_hook(cs, NULL, seqid);
+		pthread_mutex_lock(&c->st->lock);
+		for (;;) {
+			st = os_stid_check_locked(c->st, sid, 1, cs->clp->clientid, kinds, &s);
+			if (!st)
+				st = fn(cs, s, arg, res, &pl);
+			if (st != NFS4OPS_RETRY)
+				break;
+			pthread_mutex_unlock(&c->st->lock);
+			nfs4ops_courtesy_retry(cs);
+			pthread_mutex_lock(&c->st->lock);
+		}
 		pthread_mutex_unlock(&c->st->lock);
 		os_putlist_run(c->lc, &pl);
-		return st;
+		return nfs4ops_stateid_verdict(cs, sid, st);
 	}
+
+	pthread_mutex_lock(&c->st->lock);
+	st = os_stid_check_locked(c->st, sid, 0, 0, kinds | OS_CLOSED, &s);
 	if (st && st != NFS4ERR_OLD_STATEID) {
 		pthread_mutex_unlock(&c->st->lock);
-		return st;
+		return nfs4ops_stateid_verdict(cs, sid, st);
 	}
-	/* 4.0: seqid first (an old stateid may be a replay of the last request) */
+	/* 4.0: seqid first (an old or closed stateid may be a replay of the last request) */
 	ow = s->owner;
 	st = os_seq_begin_locked(c->st, ow, seqid, SEQ_WAIT_NS);
+	if (st == OS_SEQ_REPLAY && ow->reply_op && ow->reply_op != cs->op)
+		st = NFS4ERR_BAD_SEQID;
 	if (st == OS_SEQ_REPLAY) {
 		xdr_put_fixed(res, ow->reply, ow->reply_len);
 		st = ow->reply_status;
@@ -521,22 +694,37 @@ uint32_t nfs4ops_seq_stid_op(struct nfs4_compound *cs, const struct nfs4_stateid
 		pthread_mutex_unlock(&c->st->lock);
 		return st;
 	}
+	if (atomic_load_explicit(&nfs4ops_seq_hook, memory_order_relaxed)) {
+		pthread_mutex_unlock(&c->st->lock);
+		seq_hook(cs, ow, seqid);
+		pthread_mutex_lock(&c->st->lock);
+	}
 	body = res->len;
-	/* we may have waited: look again */
-	st = os_stid_check_locked(c->st, sid, 0, 0, kinds, &s);
-	if (!st && s->owner != ow)
-		st = NFS4ERR_BAD_STATEID;
-	if (!st)
-		st = fn(cs, s, arg, res, &pl);
+	clientid = ow->clientid;
+	for (;;) {
+		/* we may have waited: look again (a closed stateid is no use now) */
+		st = os_stid_check_locked(c->st, sid, 0, 0, kinds, &s);
+		if (!st && s->owner != ow)
+			st = NFS4ERR_BAD_STATEID;
+		if (!st && s->kind == OS_OPEN && !ow->confirmed && cs->op != OP_OPEN_CONFIRM)
+			st = NFS4ERR_BAD_STATEID;
+		sid_id = st ? 0 : s->id;
+		if (!st)
+			st = fn(cs, s, arg, res, &pl);
+		if (st != NFS4OPS_RETRY)
+			break;
+		xdr_enc_truncate(res, body);
+		pthread_mutex_unlock(&c->st->lock);
+		nfs4ops_courtesy_retry(cs);
+		pthread_mutex_lock(&c->st->lock);
+	}
 	os_seq_end_locked(c->st, ow, seqid, cs->op, st, (st && !cs->body_on_error) ? NULL : res->buf + body,
-			  (st && !cs->body_on_error) ? 0 : res->len - body, NULL);
+			  (st && !cs->body_on_error) ? 0 : res->len - body, NULL, sid_id);
 	pthread_mutex_unlock(&c->st->lock);
 	os_putlist_run(c->lc, &pl);
-	if (!st) {
-		/* 4.0: a stateid op renews the lease */
-		nfs4ops_v40_client(cs, ow->clientid);
-	}
-	return st;
+	if (!st)
+		nfs4ops_v40_client(cs, clientid);     /* RFC 7530 9.5: a stateid op renews the lease */
+	return nfs4ops_stateid_verdict(cs, sid, st);
 }
 
 static uint32_t confirm_fn(struct nfs4_compound *cs, struct os_stid *s, void *arg, struct xdr_enc *res,
@@ -579,11 +767,9 @@ static uint32_t downgrade_fn(struct nfs4_compound *cs, struct os_stid *s, void *
 	struct nfs4_stateid sid;
 
 	(void)pl;
-	if ((a->access & ~s->access) || (a->deny & ~s->deny) || !a->access)
+	if (os_open_downgrade_locked(s, a->access, a->deny))
 		return NFS4ERR_INVAL;
-	s->access = a->access;
-	s->deny = a->deny;
-	s->seqid++;
+	s->seqid++;     /* even when nothing changed (RFC 7530 9.11) */
 	os_stid_wire(c->st, s, &sid);
 	nfs4ops_stateid_out(cs, &sid);
 	nfs4_put_stateid(res, &sid);
@@ -594,14 +780,15 @@ NFS4_OP(open_downgrade)
 {
 	struct nfs4_stateid sid;
 	struct downgrade_args a;
-	uint32_t seqid;
+	uint32_t seqid, want, st;
 
 	if (nfs4_get_stateid(args, &sid) || xdr_get_u32(args, &seqid) || xdr_get_u32(args, &a.access) ||
 	    xdr_get_u32(args, &a.deny))
 		return NFS4ERR_BADXDR;
-	a.access &= OS_SHARE_ACCESS_BOTH;
-	if (a.deny > 3)
-		return NFS4ERR_INVAL;
+	/* the same share fields as OPEN's (4.1 want bits are ignored, as knfsd does) */
+	st = check_share(cs, &a.access, a.deny, &want);
+	if (st)
+		return st;
 	return nfs4ops_seq_stid_op(cs, &sid, seqid, OS_OPEN, downgrade_fn, &a, res);
 }
 
@@ -617,10 +804,12 @@ static uint32_t close_fn(struct nfs4_compound *cs, struct os_stid *s, void *arg,
 	for (struct os_stid *l = f->stids; l; l = l->fnext)
 		if (l->kind == OS_LOCK && l->open == s && os_stid_has_locks_locked(l))
 			return NFS4ERR_LOCKS_HELD;
+	/* the lock stateids go with the open; a 4.0 lock-owner whose last
+	 * request was about one keeps it closed, for a retransmission */
 	for (struct os_stid *l = f->stids, *next; l; l = next) {
 		next = l->fnext;
 		if (l->kind == OS_LOCK && l->open == s)
-			os_stid_free_locked(c->st, l, pl);
+			os_stid_retire_locked(c->st, l, false, pl);
 	}
 	os_stid_wire(c->st, s, &sid);
 	sid.seqid++;
@@ -629,7 +818,7 @@ static uint32_t close_fn(struct nfs4_compound *cs, struct os_stid *s, void *arg,
 		memset(&sid, 0, sizeof(sid));
 		sid.seqid = UINT32_MAX;
 	}
-	os_stid_free_locked(c->st, s, pl);
+	os_stid_retire_locked(c->st, s, true, pl);
 	os_file_put_locked(c->st, f);
 	cs->has_cur_stateid = false;
 	nfs4_put_stateid(res, &sid);

@@ -6,8 +6,18 @@
  * The gateway offers no back channel (no delegations, no callbacks): it
  * never grants CREATE_SESSION4_FLAG_CONN_BACK_CHAN and binds connections
  * to the fore channel only, which clients handle by not expecting
- * callbacks.  State protection SP4_NONE and SP4_MACH_CRED (with nothing
- * enforced) are accepted; SP4_SSV is not.
+ * callbacks.  State protection is SP4_NONE only: SP4_MACH_CRED needs an
+ * RPCSEC_GSS request (RFC 8881 18.35.3; NFS4ERR_INVAL for AUTH_SYS, as
+ * knfsd answers), SP4_SSV is not supported.
+ *
+ * EXCHANGE_ID and CREATE_SESSION follow the case analysis of RFC 8881
+ * 18.35.4 and 18.36.4 (numbered as there): records are compared by owner,
+ * verifier and principal; a confirmed record of another principal is only
+ * kept (NFS4ERR_CLID_INUSE) while it holds state under an unexpired lease;
+ * CREATE_SESSION checks its sequence before anything else, keeps the
+ * result of every request it sequenced (errors too) for a retry, and
+ * checks both channels' attributes (NFS4ERR_TOOSMALL for sizes no request
+ * or reply could fit in).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -25,12 +35,25 @@
 	(EXCHGID4_FLAG_SUPP_MOVED_REFER | EXCHGID4_FLAG_SUPP_MOVED_MIGR | EXCHGID4_FLAG_SUPP_FENCE_OPS | \
 	 EXCHGID4_FLAG_BIND_PRINC_STATEID | EXCHGID4_FLAG_MASK_PNFS | EXCHGID4_FLAG_UPD_CONFIRMED_REC_A)
 
-/* smallest request/response a session may negotiate: a SEQUENCE and a bit */
+/* smallest request/response a fore channel may negotiate: RPC headers, a
+ * SEQUENCE and a bit */
 #define MIN_CHANNEL_SIZE 256
+/* ... and a back channel: a CB_COMPOUND of CB_SEQUENCE and one recall */
+#define MIN_CB_REQUEST 512
+#define MIN_CB_REPLY 128
+#define MIN_CB_OPS 2
 
-static uint32_t principal_of(const struct nfs4_compound *cs)
+/* the flags CREATE_SESSION defines (RFC 8881 18.36.1) */
+#define CREATE_SESSION4_FLAGS \
+	(CREATE_SESSION4_FLAG_PERSIST | CREATE_SESSION4_FLAG_CONN_BACK_CHAN | CREATE_SESSION4_FLAG_CONN_RDMA)
+
+/* @clp holds state its lease still protects */
+static bool holds_live_state_locked(struct nfs4_server *srv, const struct nfs4_client *clp)
 {
-	return cs->cred->uid;
+	/* caller holds srv->lock; the hook takes only the state code's leaf lock */
+	if (clp->courtesy)
+		return false;
+	return srv->hooks.client_has_state && srv->hooks.client_has_state(srv, clp->clientid);
 }
 
 static struct nfs4_client *find_owner_locked(struct nfs4_server *srv, const uint8_t *owner, uint32_t len,
@@ -62,11 +85,11 @@ NFS4_OP(exchange_id)
 	struct nfs4_server *srv = cs->srv;
 	uint8_t verifier[NFS4_VERIFIER_SIZE];
 	const uint8_t *owner, *s;
-	uint32_t owner_len, flags, how, nimpl, n, st = NFS4_OK, principal = principal_of(cs);
+	uint32_t owner_len, flags, how, nimpl, n, st = NFS4_OK;
 	struct nfs4_time date;
-	struct nfs4_client *conf, *unconf, *clp = NULL, *old = NULL;
+	struct nfs4_client *conf, *unconf, *clp = NULL, *old[2] = { NULL, NULL };
+	struct nfs4_principal p;
 	bool update;
-	uint32_t zero[1] = { 0 };
 
 	if (xdr_get_fixed(args, verifier, sizeof(verifier)) ||
 	    xdr_get_opaque(args, &owner, &owner_len, NFS4_OPAQUE_LIMIT) || xdr_get_u32(args, &flags) ||
@@ -91,34 +114,47 @@ NFS4_OP(exchange_id)
 		    nfs4_get_time(args, &date))
 			return NFS4ERR_BADXDR;
 	}
+	/* undefined bits (CONFIRMED_R is the server's alone) are NFS4ERR_INVAL (18.35.3) */
 	if (owner_len == 0 || (flags & ~EXCHGID4_CLIENT_FLAGS))
 		return NFS4ERR_INVAL;
+	/* machine credentials are RPCSEC_GSS principals: not with AUTH_SYS */
+	if (how == SP4_MACH_CRED)
+		return NFS4ERR_INVAL;
 	update = flags & EXCHGID4_FLAG_UPD_CONFIRMED_REC_A;
+	nfs4_principal_of(cs->cred, &p);
 
 	pthread_mutex_lock(&srv->lock);
 	conf = find_owner_locked(srv, owner, owner_len, true);
 	unconf = find_owner_locked(srv, owner, owner_len, false);
 	if (update) {
 		if (!conf)
-			st = NFS4ERR_NOENT;
-		else if (conf->principal != principal)
-			st = NFS4ERR_PERM;
+			st = NFS4ERR_NOENT;                       /* 7: leaves the unconfirmed record */
 		else if (memcmp(conf->verifier, verifier, sizeof(verifier)))
-			st = NFS4ERR_NOT_SAME;
+			st = NFS4ERR_NOT_SAME;                    /* 8 */
+		else if (!nfs4_principal_eq(&conf->principal, &p))
+			st = NFS4ERR_PERM;                        /* 9 */
 		else
-			clp = conf;                       /* case 6: update */
-	} else if (conf && conf->principal != principal && conf->sessions) {
-		st = NFS4ERR_CLID_INUSE;                  /* case 3, lease still held */
-	} else if (conf && conf->principal == principal && !memcmp(conf->verifier, verifier, sizeof(verifier))) {
-		clp = conf;                               /* case 2: the same incarnation again */
+			clp = conf;                               /* 6: the update */
+	} else if (conf && !nfs4_principal_eq(&conf->principal, &p) && holds_live_state_locked(srv, conf)) {
+		st = NFS4ERR_CLID_INUSE;                          /* 3, with state under a live lease */
+	} else if (conf && nfs4_principal_eq(&conf->principal, &p) &&
+		   !memcmp(conf->verifier, verifier, sizeof(verifier))) {
+		clp = conf;                                       /* 2: the same incarnation again */
 	} else {
-		/* cases 1, 4 and 5: a new (or rebooted) client; an older
-		 * unconfirmed record of the same owner is replaced */
+		/* 1, 4 and 5, and 3 without live state: a new unconfirmed record;
+		 * an older unconfirmed one of the owner is replaced (4), a
+		 * confirmed one of another principal deleted with its state (3);
+		 * a confirmed one of the same principal (5) stays until
+		 * CREATE_SESSION confirms the new record */
 		if (unconf) {
-			nfs4_client_expire_locked(srv, unconf);
-			old = unconf;
+			nfs4_client_expire_locked(srv, unconf, false);
+			old[0] = unconf;
 		}
-		clp = nfs4_client_new_locked(srv, owner, owner_len, verifier, principal, cs->minorversion);
+		if (conf && !nfs4_principal_eq(&conf->principal, &p)) {
+			nfs4_client_expire_locked(srv, conf, false);
+			old[1] = conf;
+		}
+		clp = nfs4_client_new_locked(srv, owner, owner_len, verifier, &p, cs->minorversion);
 		nfs4_client_set_addr(clp, cs);
 		if (!clp)
 			st = NFS4ERR_SERVERFAULT;
@@ -130,11 +166,7 @@ NFS4_OP(exchange_id)
 		xdr_put_u64(res, clp->clientid);
 		xdr_put_u32(res, clp->cs_seqid + 1);
 		xdr_put_u32(res, clp->flags | (clp->confirmed ? EXCHGID4_FLAG_CONFIRMED_R : 0));
-		xdr_put_u32(res, how);
-		if (how == SP4_MACH_CRED) {
-			xdr_put_bitmap(res, zero, 0);     /* spo_must_enforce: nothing */
-			xdr_put_bitmap(res, zero, 0);     /* spo_must_allow */
-		}
+		xdr_put_u32(res, SP4_NONE);
 		xdr_put_u64(res, 0);                      /* so_minor_id */
 		xdr_put_opaque(res, SERVER_MAJOR_ID, sizeof(SERVER_MAJOR_ID) - 1);
 		xdr_put_opaque(res, SERVER_SCOPE, sizeof(SERVER_SCOPE) - 1);
@@ -147,8 +179,9 @@ NFS4_OP(exchange_id)
 		     (unsigned long long)clp->clientid, clp->confirmed ? " (confirmed)" : "");
 	}
 	pthread_mutex_unlock(&srv->lock);
-	if (old)
-		nfs4_client_release(srv, old);
+	for (int i = 0; i < 2; i++)
+		if (old[i])
+			nfs4_client_release(srv, old[i]);
 	return st;
 }
 
@@ -196,16 +229,48 @@ static uint32_t min_u32(uint32_t a, uint32_t b)
 	return a < b ? a : b;
 }
 
+/* Channel attributes no request or reply fits in (RFC 8881 18.36.3: NFS4ERR_TOOSMALL) */
+static bool fore_too_small(const struct nfs4_channel_attrs *a)
+{
+	return a->maxrequestsize < MIN_CHANNEL_SIZE || a->maxresponsesize < MIN_CHANNEL_SIZE ||
+	       a->maxoperations < 1 || a->maxrequests < 1;
+}
+
+static bool back_too_small(const struct nfs4_channel_attrs *a)
+{
+	return a->maxrequestsize < MIN_CB_REQUEST || a->maxresponsesize < MIN_CB_REPLY ||
+	       a->maxoperations < MIN_CB_OPS || a->maxrequests < 1;
+}
+
+/* Keep the result of the CREATE_SESSION that used the client's sequence
+ * slot, whatever it was, for a retry (18.36.4 phase 2). */
+static void cs_cache_locked(struct nfs4_client *clp, uint32_t status, const uint8_t *body, size_t len)
+{
+	uint8_t *copy = len ? malloc(len) : NULL;
+
+	if (len && !copy) {
+		clp->cs_cached = false;     /* a retry then gets NFS4ERR_SEQ_MISORDERED */
+		return;
+	}
+	if (len)
+		memcpy(copy, body, len);
+	free(clp->cs_body);
+	clp->cs_body = copy;
+	clp->cs_body_len = len;
+	clp->cs_status = status;
+	clp->cs_cached = true;
+}
+
 NFS4_OP(create_session)
 {
 	struct nfs4_server *srv = cs->srv;
 	struct nfs4_channel_attrs fore, back;
+	struct nfs4_principal p;
 	uint64_t clientid;
 	uint32_t seq, flags, cb_program, st;
 	struct nfs4_client *clp, *c, *next, *expired = NULL;
 	struct nfs4_session *ses = NULL;
 	size_t body = res->len;
-	uint8_t *copy;
 
 	if (xdr_get_u64(args, &clientid) || xdr_get_u32(args, &seq) || xdr_get_u32(args, &flags) ||
 	    nfs4_get_channel_attrs(args, &fore) || nfs4_get_channel_attrs(args, &back) ||
@@ -214,42 +279,51 @@ NFS4_OP(create_session)
 	st = skip_cb_sec_parms(args);
 	if (st)
 		return st;
+	nfs4_principal_of(cs->cred, &p);
 
+	/* 1. the client record */
 	st = nfs4_client_find(srv, clientid, &clp);
 	if (st)
-		return st;
+		return NFS4ERR_STALE_CLIENTID;   /* a tombstone is no record either */
 	pthread_mutex_lock(&srv->lock);
-	if (clp->dead) {                 /* expired since we found it */
+	if (clp->dead || clp->minorversion < 1) {
 		st = NFS4ERR_STALE_CLIENTID;
 		goto out_unlock;
 	}
-	if (clp->principal != principal_of(cs)) {
-		st = NFS4ERR_CLID_INUSE;
-		goto out_unlock;
-	}
-	if (seq == clp->cs_seqid && clp->cs_body) {
-		/* a retry: the reply of the original, whatever it was */
-		xdr_put_fixed(res, clp->cs_body, clp->cs_body_len);
-		cs->body_on_error = true;
-		st = clp->cs_status;
+	/* 2. its sequence: a retry gets the cached result, whatever it was */
+	if (seq == clp->cs_seqid) {
+		if (clp->cs_cached) {
+			xdr_put_fixed(res, clp->cs_body, clp->cs_body_len);
+			cs->body_on_error = true;
+			st = clp->cs_status;
+		} else {
+			st = NFS4ERR_SEQ_MISORDERED;    /* the contrived initial entry */
+		}
 		goto out_unlock;
 	}
 	if (seq != clp->cs_seqid + 1) {
 		st = NFS4ERR_SEQ_MISORDERED;
 		goto out_unlock;
 	}
-	if (fore.maxrequestsize < MIN_CHANNEL_SIZE || fore.maxresponsesize < MIN_CHANNEL_SIZE) {
-		st = NFS4ERR_TOOSMALL;
-		goto out_unlock;
+	clp->cs_seqid = seq;
+	/* 3. confirmation: not by another principal */
+	if (!nfs4_principal_eq(&clp->principal, &p)) {
+		st = NFS4ERR_CLID_INUSE;
+		goto out_cache;
 	}
-	if (!fore.maxrequests || !fore.maxoperations) {
+	/* 4. the session */
+	if (flags & ~CREATE_SESSION4_FLAGS) {
 		st = NFS4ERR_INVAL;
-		goto out_unlock;
+		goto out_cache;
+	}
+	if (fore_too_small(&fore) || back_too_small(&back)) {
+		st = NFS4ERR_TOOSMALL;
+		goto out_cache;
 	}
 	ses = calloc(1, sizeof(*ses));
 	if (!ses) {
 		st = NFS4ERR_SERVERFAULT;
-		goto out_unlock;
+		goto out_cache;
 	}
 	fore.headerpadsize = 0;
 	fore.maxrequestsize = min_u32(fore.maxrequestsize, srv->p.max_req);
@@ -258,12 +332,13 @@ NFS4_OP(create_session)
 	fore.maxoperations = min_u32(fore.maxoperations, srv->p.max_ops);
 	fore.maxrequests = min_u32(fore.maxrequests, srv->p.slots);
 	fore.nrdma_ird = 0;
+	/* the back channel: maxoperations and maxrequests as offered (MUST NOT change) */
 	back.headerpadsize = 0;
 	back.nrdma_ird = 0;
 	if (slot_table_init(&ses->slots, fore.maxrequests)) {
 		free(ses);
 		st = NFS4ERR_SERVERFAULT;
-		goto out_unlock;
+		goto out_cache;
 	}
 	ses->fore = fore;
 	ses->back = back;
@@ -289,32 +364,29 @@ NFS4_OP(create_session)
 			next = c->next;
 			if (c != clp && c->confirmed && c->minorversion >= 1 && c->owner_len == clp->owner_len &&
 			    memcmp(c->owner, clp->owner, c->owner_len) == 0) {
-				nfs4_client_expire_locked(srv, c);
+				nfs4_client_expire_locked(srv, c, false);
 				c->next = expired;
 				expired = c;
 			}
 		}
 		clp->confirmed = true;
+		nfs4_forget_expired_locked(srv, clp->owner, clp->owner_len, clp->minorversion);
 	}
-	nfs4_client_renew(clp);
+	nfs4_client_renew(srv, clp);
 
 	xdr_put_fixed(res, ses->id, NFS4_SESSIONID_SIZE);
 	xdr_put_u32(res, seq);
 	xdr_put_u32(res, ses->flags);
 	nfs4_put_channel_attrs(res, &fore);
 	nfs4_put_channel_attrs(res, &back);
-	/* keep the result for a retry of this seqid */
-	clp->cs_seqid = seq;
-	clp->cs_status = NFS4_OK;
-	if (!res->err && (copy = malloc(res->len - body))) {
-		memcpy(copy, res->buf + body, res->len - body);
-		free(clp->cs_body);
-		clp->cs_body = copy;
-		clp->cs_body_len = res->len - body;
-	}
 	dout(NFS, 5, "CREATE_SESSION from %s: client %#llx, %u slots, %u ops", cs->req->xprt->peer_str,
 	     (unsigned long long)clientid, fore.maxrequests, fore.maxoperations);
 	st = NFS4_OK;
+out_cache:
+	if (res->err)
+		clp->cs_cached = false;
+	else
+		cs_cache_locked(clp, st, st ? NULL : res->buf + body, st ? 0 : res->len - body);
 out_unlock:
 	pthread_mutex_unlock(&srv->lock);
 	while ((c = expired)) {
@@ -343,6 +415,19 @@ NFS4_OP(destroy_session)
 		nfs4_session_put(srv, ses);
 		return NFS4ERR_NOT_ONLY_OP;
 	}
+	/* RFC 8881 18.37.3: from a connection of that session only */
+	{
+		bool bound = false;
+
+		pthread_mutex_lock(&srv->lock);
+		for (unsigned int i = 0; i < ses->nconns; i++)
+			bound |= ses->conns[i] == cs->req->xprt->id;
+		pthread_mutex_unlock(&srv->lock);
+		if (!bound) {
+			nfs4_session_put(srv, ses);
+			return NFS4ERR_CONN_NOT_BOUND_TO_SESSION;
+		}
+	}
 	nfs4_session_destroy(srv, ses);
 	nfs4_session_put(srv, ses);
 	return NFS4_OK;
@@ -367,7 +452,7 @@ NFS4_OP(bind_conn_to_session)
 	if (!ses)
 		return NFS4ERR_BADSESSION;
 	nfs4_session_bind_conn(cs->srv, ses, cs->req->xprt->id);
-	nfs4_client_renew(ses->clp);
+	nfs4_client_renew(cs->srv, ses->clp);
 	xdr_put_fixed(res, id, sizeof(id));
 	xdr_put_u32(res, CDFS4_FORE);
 	xdr_put_bool(res, false);
@@ -380,6 +465,7 @@ NFS4_OP(bind_conn_to_session)
 NFS4_OP(destroy_clientid)
 {
 	struct nfs4_server *srv = cs->srv;
+	struct nfs4_principal p;
 	struct nfs4_client *clp;
 	uint64_t clientid;
 	uint32_t st;
@@ -389,15 +475,16 @@ NFS4_OP(destroy_clientid)
 		return NFS4ERR_BADXDR;
 	st = nfs4_client_find(srv, clientid, &clp);
 	if (st)
-		return st;
+		return NFS4ERR_STALE_CLIENTID;
+	nfs4_principal_of(cs->cred, &p);
 	pthread_mutex_lock(&srv->lock);
-	if (clp->sessions || clp->state) {
+	if (clp->sessions || (srv->hooks.client_has_state && srv->hooks.client_has_state(srv, clientid))) {
 		st = NFS4ERR_CLIENTID_BUSY;
-	} else if (clp->principal != principal_of(cs)) {
+	} else if (!nfs4_principal_eq(&clp->principal, &p)) {
 		st = NFS4ERR_CLID_INUSE;
 	} else {
 		/* false if the reaper got there first: it releases it then */
-		expired = nfs4_client_expire_locked(srv, clp);
+		expired = nfs4_client_expire_locked(srv, clp, false);
 	}
 	pthread_mutex_unlock(&srv->lock);
 	if (expired)
@@ -486,7 +573,7 @@ NFS4_OP(sequence)
 	cs->cachethis = cachethis;
 	/* SP4_NONE: a connection used with a session is bound to it */
 	nfs4_session_bind_conn(srv, ses, cs->req->xprt->id);
-	nfs4_client_renew(ses->clp);
+	nfs4_client_renew(srv, ses->clp);
 
 	top = ses->slots.nslots - 1;
 	xdr_put_fixed(res, id, sizeof(id));

@@ -24,7 +24,7 @@ NFS4_OP(free_stateid)
 		return NFS4ERR_SERVERFAULT;
 	if (nfs4_get_stateid(args, &sid))
 		return NFS4ERR_BADXDR;
-	st = nfs4ops_stateid_in(cs, &sid);
+	st = nfs4ops_stateid_real(cs, &sid);
 	if (st)
 		return st;
 	pthread_mutex_lock(&c->st->lock);
@@ -42,7 +42,7 @@ NFS4_OP(free_stateid)
 	}
 	pthread_mutex_unlock(&c->st->lock);
 	os_putlist_run(c->lc, &pl);
-	return st;
+	return nfs4ops_stateid_verdict(cs, &sid, st);
 }
 
 NFS4_OP(test_stateid)
@@ -66,6 +66,7 @@ NFS4_OP(test_stateid)
 		pthread_mutex_lock(&c->st->lock);
 		st = os_stid_check_locked(c->st, &sid, 1, cs->clp ? cs->clp->clientid : 0, OS_KIND_ANY, &s);
 		pthread_mutex_unlock(&c->st->lock);
+		st = nfs4ops_stateid_verdict(cs, &sid, st);
 		at = xdr_reserve(res, 4);
 		if (at < 0)
 			return NFS4ERR_RESOURCE;
@@ -86,16 +87,14 @@ NFS4_OP(delegreturn)
 		return NFS4ERR_SERVERFAULT;
 	if (nfs4_get_stateid(args, &sid))
 		return NFS4ERR_BADXDR;
-	st = nfs4ops_stateid_in(cs, &sid);
+	st = nfs4ops_stateid_real(cs, &sid);
 	if (st)
 		return st;
-	if (os_is_special(&sid))
-		return NFS4ERR_BAD_STATEID;
 	pthread_mutex_lock(&c->st->lock);
 	st = os_stid_check_locked(c->st, &sid, cs->minorversion, cs->clp ? cs->clp->clientid : 0, OS_KIND_ANY, &s);
 	pthread_mutex_unlock(&c->st->lock);
 	/* whatever it names, it is not a delegation */
-	return st ? st : NFS4ERR_BAD_STATEID;
+	return nfs4ops_stateid_verdict(cs, &sid, st ? st : NFS4ERR_BAD_STATEID);
 }
 
 static void put_secinfo(struct xdr_enc *res)
@@ -138,12 +137,41 @@ NFS4_OP(secinfo)
 	return NFS4_OK;
 }
 
+enum { SECINFO_STYLE4_CURRENT_FH = 0, SECINFO_STYLE4_PARENT = 1 };
+
+/*
+ * RFC 8881 18.45: the flavors of the current filehandle, or of its parent
+ * (found the way LOOKUPP does: NFS4ERR_NOENT above the root, NFS4ERR_NOTDIR
+ * for a file); the current filehandle is consumed on success.  Every
+ * object has the same flavors here, but the object must be there.
+ */
 NFS4_OP(secinfo_no_name)
 {
-	uint32_t style;
+	uint32_t style, st;
 
-	if (xdr_get_u32(args, &style) || style > 1)
+	if (xdr_get_u32(args, &style))
 		return NFS4ERR_BADXDR;
+	if (style == SECINFO_STYLE4_PARENT) {
+		struct nfs4_fh saved = cs->cfh;
+		bool had = cs->has_cur_stateid;
+		struct nfs4_stateid cur = cs->cur_stateid;
+
+		st = nfs4_op_lookupp(cs, args, res);
+		cs->cfh = saved;
+		cs->has_cur_stateid = had;
+		cs->cur_stateid = cur;
+		if (st)
+			return st;
+	} else if (style == SECINFO_STYLE4_CURRENT_FH) {
+		struct nfs4_obj o;
+
+		st = nfs4ops_cur(cs, &o);
+		nfs4ops_release(cs, &o);
+		if (st)
+			return st;
+	} else {
+		return NFS4ERR_INVAL;      /* not a secinfo_style4 (knfsd answers the same) */
+	}
 	put_secinfo(res);
 	cs->cfh.len = 0;
 	return NFS4_OK;

@@ -7,10 +7,18 @@
  * counter.  The tables are short linked lists under one mutex: a gateway
  * serves a handful of clients, and every lookup is bookkeeping only.
  *
- * The lease reaper (knfsd's "laundromat") wakes every second and expires
- * clients that have not renewed for a lease period: their sessions are
- * unhashed at once, and the state hook releases their opens and locks
- * outside the lock.
+ * The lease reaper (knfsd's "laundromat") wakes every second and looks at
+ * clients that have not renewed for a lease period.  One that holds opens
+ * or locks becomes a courtesy client (RFC 7530 9.6.3.1, knfsd's courteous
+ * server): it keeps its state and its sessions, and its next request
+ * renews it as if nothing happened, until another client's request
+ * conflicts with that state (nfs4_client_cancel_courtesy: the lease is
+ * cancelled then and the request granted) or NFS4_COURTESY_MAX_NS pass.
+ * A confirmed client whose lease is cancelled, or that expires holding
+ * nothing, leaves a tombstone: its client id and its stateids answer
+ * NFS4ERR_EXPIRED (RFC 7530 9.6.3.2) until its client owner establishes
+ * itself again.  Expiry unhashes a client's sessions at once; the state
+ * hook releases its opens and locks outside the lock.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -37,17 +45,118 @@ void nfs4_params_from_config(struct nfs4_params *p, size_t max_record, size_t ma
 	/* room for the RPC header and record mark in front of COMPOUND4res */
 	p->max_resp = (uint32_t)(max_reply > 1024 ? max_reply - 1024 : max_reply);
 	p->max_resp_cached = (uint32_t)cfg_uint(CFG_nfs4_max_cached_reply);
+	p->perf_group = "nfs4";
 }
 
 /* ---- clients -------------------------------------------------------------- */
 
-void nfs4_client_renew(struct nfs4_client *clp)
+void nfs4_principal_of(const struct rpc_cred *cred, struct nfs4_principal *p)
+{
+	memset(p, 0, sizeof(*p));
+	p->flavor = cred->flavor;
+	if (cred->flavor == RPC_AUTH_SYS) {
+		p->uid = cred->uid;
+		p->gid = cred->gid;
+	}
+}
+
+void nfs4_new_verifier_locked(struct nfs4_server *srv, uint8_t out[NFS4_VERIFIER_SIZE])
+{
+	/* caller holds srv->lock; the boot time and a counter, mixed: never
+	 * the same twice in this instance, nor (bar a clock going back) in
+	 * another */
+	uint64_t v = ++srv->next_verf * 0x9e3779b97f4a7c15ULL;
+
+	v ^= (uint64_t)srv->boot << 32;
+	for (int i = 0; i < NFS4_VERIFIER_SIZE; i++)
+		out[i] = (uint8_t)(v >> (8 * i)) ^ srv->boot_verifier[i];
+}
+
+void nfs4_client_renew(struct nfs4_server *srv, struct nfs4_client *clp)
 {
 	atomic_store_explicit(&clp->renewed, now_mono_ns(), memory_order_relaxed);
+	if (!atomic_load_explicit(&clp->courtesy_hint, memory_order_acquire))
+		return;
+	/* a courtesy client is back before anyone wanted its state: it is a
+	 * client like any other again (RFC 7530 9.6.3.1, last paragraph) */
+	pthread_mutex_lock(&srv->lock);
+	if (clp->courtesy && !clp->dead) {
+		clp->courtesy = false;
+		dout(NFS, 5, "client %#llx: back, courtesy state renewed", (unsigned long long)clp->clientid);
+	}
+	atomic_store_explicit(&clp->courtesy_hint, false, memory_order_release);
+	pthread_mutex_unlock(&srv->lock);
+}
+
+static void expired_free(struct nfs4_expired *e)
+{
+	free(e->owner);
+	free(e);
+}
+
+static void tombstone_locked(struct nfs4_server *srv, const struct nfs4_client *clp)
+{
+	/* caller holds srv->lock */
+	struct nfs4_expired *e = calloc(1, sizeof(*e)), **pp;
+
+	if (!e || !(e->owner = malloc(clp->owner_len ? clp->owner_len : 1))) {
+		free(e);
+		return;     /* then its client id is just unknown: NFS4ERR_STALE_CLIENTID */
+	}
+	e->clientid = clp->clientid;
+	e->minorversion = clp->minorversion;
+	e->owner_len = clp->owner_len;
+	memcpy(e->owner, clp->owner, clp->owner_len);
+	e->next = srv->expired;
+	srv->expired = e;
+	if (++srv->nexpired > NFS4_EXPIRED_MAX) {
+		/* forget the oldest */
+		for (pp = &srv->expired; (*pp)->next; pp = &(*pp)->next)
+			;
+		expired_free(*pp);
+		*pp = NULL;
+		srv->nexpired--;
+	}
+	perf_inc(&srv->perf.cancelled, 1);
+}
+
+void nfs4_forget_expired_locked(struct nfs4_server *srv, const uint8_t *owner, uint32_t owner_len, uint32_t minor)
+{
+	/* caller holds srv->lock */
+	for (struct nfs4_expired **pp = &srv->expired; *pp;) {
+		struct nfs4_expired *e = *pp;
+
+		if (e->minorversion == minor && e->owner_len == owner_len && !memcmp(e->owner, owner, owner_len)) {
+			*pp = e->next;
+			expired_free(e);
+			srv->nexpired--;
+		} else {
+			pp = &e->next;
+		}
+	}
+}
+
+static bool expired_find_locked(struct nfs4_server *srv, uint64_t clientid)
+{
+	for (struct nfs4_expired *e = srv->expired; e; e = e->next)
+		if (e->clientid == clientid)
+			return true;
+	return false;
+}
+
+bool nfs4_client_expired32(struct nfs4_server *srv, uint32_t low)
+{
+	bool found;
+
+	pthread_mutex_lock(&srv->lock);
+	found = expired_find_locked(srv, (uint64_t)srv->boot << 32 | low);
+	pthread_mutex_unlock(&srv->lock);
+	return found;
 }
 
 struct nfs4_client *nfs4_client_new_locked(struct nfs4_server *srv, const uint8_t *owner, uint32_t owner_len,
-					   const uint8_t *verifier, uint32_t principal, uint32_t minorversion)
+					   const uint8_t *verifier, const struct nfs4_principal *principal,
+					   uint32_t minorversion)
 {
 	/* caller holds srv->lock */
 	struct nfs4_client *clp = calloc(1, sizeof(*clp));
@@ -60,10 +169,11 @@ struct nfs4_client *nfs4_client_new_locked(struct nfs4_server *srv, const uint8_
 	memcpy(clp->verifier, verifier, NFS4_VERIFIER_SIZE);
 	memcpy(clp->owner, owner, owner_len);
 	clp->owner_len = owner_len;
-	clp->principal = principal;
+	clp->principal = *principal;
 	clp->minorversion = minorversion;
 	clp->refs = 2;                   /* the table's and the caller's */
-	nfs4_client_renew(clp);
+	nfs4_new_verifier_locked(srv, clp->confirm_verf);
+	atomic_store(&clp->renewed, now_mono_ns());
 	clp->next = srv->clients;
 	srv->clients = clp;
 	dout(NFS, 5, "client %#llx created", (unsigned long long)clp->clientid);
@@ -95,6 +205,7 @@ void nfs4_client_put(struct nfs4_server *srv, struct nfs4_client *clp)
 uint32_t nfs4_client_find(struct nfs4_server *srv, uint64_t clientid, struct nfs4_client **out)
 {
 	struct nfs4_client *clp;
+	uint32_t st = NFS4ERR_STALE_CLIENTID;
 
 	*out = NULL;
 	pthread_mutex_lock(&srv->lock);
@@ -102,11 +213,14 @@ uint32_t nfs4_client_find(struct nfs4_server *srv, uint64_t clientid, struct nfs
 		if (clp->clientid == clientid && !clp->dead) {
 			clp->refs++;
 			*out = clp;
+			st = NFS4_OK;
 			break;
 		}
 	}
+	if (!*out && expired_find_locked(srv, clientid))
+		st = NFS4ERR_EXPIRED;
 	pthread_mutex_unlock(&srv->lock);
-	return *out ? NFS4_OK : NFS4ERR_STALE_CLIENTID;
+	return st;
 }
 
 static void session_unhash_locked(struct nfs4_server *srv, struct nfs4_session *ses)
@@ -141,7 +255,7 @@ static void session_put_locked(struct nfs4_server *srv, struct nfs4_session *ses
 	free(ses);
 }
 
-bool nfs4_client_expire_locked(struct nfs4_server *srv, struct nfs4_client *clp)
+bool nfs4_client_expire_locked(struct nfs4_server *srv, struct nfs4_client *clp, bool tombstone)
 {
 	/* caller holds srv->lock */
 	struct nfs4_client **pp;
@@ -149,6 +263,12 @@ bool nfs4_client_expire_locked(struct nfs4_server *srv, struct nfs4_client *clp)
 	if (clp->dead)
 		return false;
 	clp->dead = true;
+	if (clp->courtesy) {
+		clp->courtesy = false;
+		atomic_store(&clp->courtesy_hint, false);
+	}
+	if (tombstone && clp->confirmed)
+		tombstone_locked(srv, clp);
 	while (clp->sessions) {
 		struct nfs4_session *ses = clp->sessions;
 		session_unhash_locked(srv, ses);
@@ -168,6 +288,26 @@ void nfs4_client_set_addr(struct nfs4_client *clp, const struct nfs4_compound *c
 {
 	if (clp && cs->req && cs->req->xprt)
 		snprintf(clp->addr, sizeof(clp->addr), "%s", cs->req->xprt->peer_str);
+}
+
+bool nfs4_client_cancel_courtesy(struct nfs4_server *srv, uint64_t clientid)
+{
+	struct nfs4_client *clp;
+	bool cancelled = false;
+
+	pthread_mutex_lock(&srv->lock);
+	for (clp = srv->clients; clp; clp = clp->next)
+		if (clp->clientid == clientid && !clp->dead)
+			break;
+	if (clp && clp->courtesy) {
+		dinfo(NFS, "client %#llx: lease expired, and another client wants its state: cancelled",
+		      (unsigned long long)clp->clientid);
+		cancelled = nfs4_client_expire_locked(srv, clp, true);
+	}
+	pthread_mutex_unlock(&srv->lock);
+	if (cancelled)
+		nfs4_client_release(srv, clp);
+	return cancelled;
 }
 
 void nfs4_client_release(struct nfs4_server *srv, struct nfs4_client *clp)
@@ -253,9 +393,23 @@ static void *reaper(void *arg)
 			next = clp->next;
 			if (now - atomic_load(&clp->renewed) <= srv->p.lease_ns)
 				continue;
+			if (clp->courtesy) {
+				if (now - clp->courtesy_since < NFS4_COURTESY_MAX_NS)
+					continue;
+			} else if (clp->confirmed && srv->hooks.client_has_state &&
+				   srv->hooks.client_has_state(srv, clp->clientid)) {
+				/* keep its state as long as nobody wants it */
+				dinfo(NFS, "client %#llx: lease expired; keeping its state as a courtesy",
+				      (unsigned long long)clp->clientid);
+				clp->courtesy = true;
+				clp->courtesy_since = now;
+				atomic_store_explicit(&clp->courtesy_hint, true, memory_order_release);
+				perf_inc(&srv->perf.courtesy, 1);
+				continue;
+			}
 			dinfo(NFS, "client %#llx: lease expired, releasing its state",
 			      (unsigned long long)clp->clientid);
-			nfs4_client_expire_locked(srv, clp);
+			nfs4_client_expire_locked(srv, clp, true);
 			clp->next = expired;
 			expired = clp;
 		}
@@ -328,6 +482,16 @@ int nfs4_server_create(const struct nfs4_params *p, struct lclient *lc, struct n
 		return r;
 	}
 	srv->reaper_started = true;
+	if (p->perf_group) {
+		const char *g = p->perf_group;
+
+		perf_register_counter(g, "seqid_waits", &srv->perf.seq.waits);
+		perf_register_counter(g, "seqid_wait_delays", &srv->perf.seq.delays);
+		perf_register_hist(g, "seqid_wait", &srv->perf.seq.wait_ns);
+		perf_register_counter(g, "courtesy_clients", &srv->perf.courtesy);
+		perf_register_counter(g, "leases_cancelled", &srv->perf.cancelled);
+		srv->perf_registered = true;
+	}
 	*out = srv;
 	return 0;
 }
@@ -362,6 +526,7 @@ static struct json_object *clients_json(struct nfs4_server *srv)
 		json_object_object_add(c, "minorversion", json_object_new_int((int)clp->minorversion));
 		json_object_object_add(c, "confirmed", json_object_new_boolean(clp->confirmed));
 		json_object_object_add(c, "reclaim_complete", json_object_new_boolean(clp->reclaim_complete));
+		json_object_object_add(c, "courtesy", json_object_new_boolean(clp->courtesy));
 		json_object_object_add(c, "lease_age_s",
 				       json_object_new_double((double)(now - atomic_load(&clp->renewed)) / 1e9));
 		for (ses = clp->sessions; ses; ses = ses->cl_next) {
@@ -474,11 +639,19 @@ void nfs4_server_destroy(struct nfs4_server *srv)
 	}
 	pthread_mutex_lock(&srv->lock);
 	while ((clp = srv->clients)) {
-		nfs4_client_expire_locked(srv, clp);
+		nfs4_client_expire_locked(srv, clp, false);
 		clp->next = expired;
 		expired = clp;
 	}
+	while (srv->expired) {
+		struct nfs4_expired *e = srv->expired;
+
+		srv->expired = e->next;
+		expired_free(e);
+	}
 	pthread_mutex_unlock(&srv->lock);
+	if (srv->perf_registered)
+		perf_unregister_group(srv->p.perf_group);
 	while ((clp = expired)) {
 		expired = clp->next;
 		nfs4_client_release(srv, clp);

@@ -305,14 +305,46 @@ START_TEST(share_reservations)
 
 	pthread_mutex_lock(&st->lock);
 	other = os_owner_find_locked(st, 11, false, (const uint8_t *)"other", 5, true);
+	ck_assert_ptr_nonnull(other);
 	s = os_stid_new_locked(st, OS_OPEN, ow, f);
-	s->access = OS_SHARE_ACCESS_READ;
-	s->deny = OS_SHARE_ACCESS_WRITE;   /* deny writers */
-	ck_assert(os_share_conflict_locked(f, other, OS_SHARE_ACCESS_WRITE, 0));
-	ck_assert(!os_share_conflict_locked(f, other, OS_SHARE_ACCESS_READ, 0));
-	ck_assert(os_share_conflict_locked(f, other, OS_SHARE_ACCESS_READ, OS_SHARE_ACCESS_READ));
-	/* the owner itself upgrades freely */
-	ck_assert(!os_share_conflict_locked(f, ow, OS_SHARE_ACCESS_WRITE, 0));
+	os_open_add_locked(s, OS_SHARE_ACCESS_READ, OS_SHARE_ACCESS_WRITE);   /* read, deny writers */
+	/* RFC 7530 9.9: no exception for the owner's own open */
+	ck_assert_ptr_eq(os_share_conflict_locked(f, OS_SHARE_ACCESS_WRITE, 0), s);
+	ck_assert_ptr_null(os_share_conflict_locked(f, OS_SHARE_ACCESS_READ, 0));
+	ck_assert_ptr_eq(os_share_conflict_locked(f, OS_SHARE_ACCESS_READ, OS_SHARE_ACCESS_READ), s);
+	/* I/O: the deny of another open, never the one used */
+	ck_assert_ptr_eq(os_deny_conflict_locked(f, NULL, OS_SHARE_ACCESS_WRITE), s);
+	ck_assert_ptr_null(os_deny_conflict_locked(f, s, OS_SHARE_ACCESS_WRITE));
+	ck_assert_ptr_null(os_deny_conflict_locked(f, NULL, OS_SHARE_ACCESS_READ));
+	pthread_mutex_unlock(&st->lock);
+}
+END_TEST
+
+/* RFC 7530 16.19.4: OPEN_DOWNGRADE only to a union of the OPENs in effect */
+START_TEST(open_downgrade_modes)
+{
+	struct os_stid *s;
+
+	pthread_mutex_lock(&st->lock);
+	s = os_stid_new_locked(st, OS_OPEN, ow, f);
+	os_open_add_locked(s, OS_SHARE_ACCESS_BOTH, 0);          /* one OPEN of BOTH */
+	ck_assert_int_eq(os_open_downgrade_locked(s, OS_SHARE_ACCESS_READ, 0), -EINVAL);
+	ck_assert_int_eq(os_open_downgrade_locked(s, OS_SHARE_ACCESS_BOTH, 0), 0);
+	os_open_add_locked(s, OS_SHARE_ACCESS_READ, 0);
+	ck_assert_int_eq(os_open_downgrade_locked(s, OS_SHARE_ACCESS_BOTH, 1), -EINVAL);   /* no deny read was opened */
+	ck_assert_int_eq(os_open_downgrade_locked(s, OS_SHARE_ACCESS_READ, 0), 0);
+	ck_assert_uint_eq(s->access, OS_SHARE_ACCESS_READ);
+	/* the BOTH open is no longer in effect */
+	ck_assert_int_eq(os_open_downgrade_locked(s, OS_SHARE_ACCESS_BOTH, 0), -EINVAL);
+	/* READ deny WRITE and WRITE deny READ: their union, or either alone */
+	s->modes = 0;
+	s->access = s->deny = 0;
+	os_open_add_locked(s, OS_SHARE_ACCESS_READ, 2);
+	os_open_add_locked(s, OS_SHARE_ACCESS_WRITE, 1);
+	ck_assert_int_eq(os_open_downgrade_locked(s, OS_SHARE_ACCESS_READ, 1), -EINVAL);
+	ck_assert_int_eq(os_open_downgrade_locked(s, OS_SHARE_ACCESS_BOTH, 3), 0);
+	ck_assert_int_eq(os_open_downgrade_locked(s, OS_SHARE_ACCESS_WRITE, 1), 0);
+	ck_assert_uint_eq(s->deny, 1);
 	pthread_mutex_unlock(&st->lock);
 }
 END_TEST
@@ -325,7 +357,7 @@ START_TEST(v40_seqid_order)
 	/* a new owner takes any seqid */
 	ck_assert_uint_eq(os_seq_begin_locked(st, ow, 41, 0), NFS4_OK);
 	ck_assert(ow->busy);
-	os_seq_end_locked(st, ow, 41, 18, NFS4_OK, body, sizeof(body), NULL);
+	os_seq_end_locked(st, ow, 41, 18, NFS4_OK, body, sizeof(body), NULL, 0);
 	ck_assert(!ow->busy);
 	/* the same seqid again is a replay of the saved reply */
 	ck_assert_uint_eq(os_seq_begin_locked(st, ow, 41, 0), OS_SEQ_REPLAY);
@@ -336,18 +368,18 @@ START_TEST(v40_seqid_order)
 	ck_assert_uint_eq(os_seq_begin_locked(st, ow, 44, 1000000), NFS4ERR_BAD_SEQID);
 	/* an error that does not advance the seqid (RFC 7530 9.1.7) */
 	ck_assert_uint_eq(os_seq_begin_locked(st, ow, 42, 0), NFS4_OK);
-	os_seq_end_locked(st, ow, 42, 18, NFS4ERR_BAD_STATEID, NULL, 0, NULL);
+	os_seq_end_locked(st, ow, 42, 18, NFS4ERR_BAD_STATEID, NULL, 0, NULL, 0);
 	ck_assert_uint_eq(ow->seqid, 41);
 	/* one that does */
 	ck_assert_uint_eq(os_seq_begin_locked(st, ow, 42, 0), NFS4_OK);
-	os_seq_end_locked(st, ow, 42, 18, NFS4ERR_NOENT, NULL, 0, NULL);
+	os_seq_end_locked(st, ow, 42, 18, NFS4ERR_NOENT, NULL, 0, NULL, 0);
 	ck_assert_uint_eq(ow->seqid, 42);
 	ck_assert_uint_eq(os_seq_begin_locked(st, ow, 42, 0), OS_SEQ_REPLAY);
 	ck_assert_uint_eq(ow->reply_status, NFS4ERR_NOENT);
 	/* wrap-around */
 	ow->seqid = UINT32_MAX;
 	ck_assert_uint_eq(os_seq_begin_locked(st, ow, 0, 0), NFS4_OK);
-	os_seq_end_locked(st, ow, 0, 18, NFS4_OK, NULL, 0, NULL);
+	os_seq_end_locked(st, ow, 0, 18, NFS4_OK, NULL, 0, NULL, 0);
 	ck_assert_uint_eq(ow->seqid, 0);
 	pthread_mutex_unlock(&st->lock);
 }
@@ -378,7 +410,7 @@ static void *run_next(void *arg)
 	pthread_mutex_lock(&st->lock);
 	*res = os_seq_begin_locked(st, ow, 7, 5000000000ull);
 	if (*res == NFS4_OK)
-		os_seq_end_locked(st, ow, 7, 18, NFS4_OK, NULL, 0, NULL);
+		os_seq_end_locked(st, ow, 7, 18, NFS4_OK, NULL, 0, NULL, 0);
 	pthread_mutex_unlock(&st->lock);
 	return NULL;
 }
@@ -390,7 +422,7 @@ START_TEST(v40_seqid_waits_for_predecessor)
 
 	pthread_mutex_lock(&st->lock);
 	ck_assert_uint_eq(os_seq_begin_locked(st, ow, 5, 0), NFS4_OK);
-	os_seq_end_locked(st, ow, 5, 18, NFS4_OK, NULL, 0, NULL);
+	os_seq_end_locked(st, ow, 5, 18, NFS4_OK, NULL, 0, NULL, 0);
 	pthread_mutex_unlock(&st->lock);
 	ck_assert_int_eq(pthread_create(&t, NULL, run_next, &res), 0);   /* seqid 7 */
 	wait_seq_waiting(ow, 1);              /* 7 has reached the wait */
@@ -398,7 +430,7 @@ START_TEST(v40_seqid_waits_for_predecessor)
 	ck_assert_uint_eq(ow->waiters, 1);
 	ck_assert_uint_eq(ow->seqid, 5);      /* 7 is still waiting for 6 */
 	ck_assert_uint_eq(os_seq_begin_locked(st, ow, 6, 0), NFS4_OK);
-	os_seq_end_locked(st, ow, 6, 18, NFS4_OK, NULL, 0, NULL);
+	os_seq_end_locked(st, ow, 6, 18, NFS4_OK, NULL, 0, NULL, 0);
 	pthread_mutex_unlock(&st->lock);
 	pthread_join(t, NULL);
 	ck_assert_uint_eq(res, NFS4_OK);
@@ -421,7 +453,7 @@ static void *run_seq(void *arg)
 	pthread_mutex_lock(&st->lock);
 	q->res = os_seq_begin_locked(st, q->o, q->seqid, 5000000000ull);
 	if (q->res == NFS4_OK)
-		os_seq_end_locked(st, q->o, q->seqid, 18, NFS4_OK, NULL, 0, NULL);
+		os_seq_end_locked(st, q->o, q->seqid, 18, NFS4_OK, NULL, 0, NULL, 0);
 	pthread_mutex_unlock(&st->lock);
 	return NULL;
 }
@@ -434,7 +466,7 @@ static struct os_owner *seq_owner(const char *name, uint32_t seqid)
 	o = os_owner_find_locked(st, 11, false, (const uint8_t *)name, (uint32_t)strlen(name), true);
 	ck_assert_ptr_nonnull(o);
 	ck_assert_uint_eq(os_seq_begin_locked(st, o, seqid, 0), NFS4_OK);
-	os_seq_end_locked(st, o, seqid, 18, NFS4_OK, NULL, 0, NULL);
+	os_seq_end_locked(st, o, seqid, 18, NFS4_OK, NULL, 0, NULL, 0);
 	pthread_mutex_unlock(&st->lock);
 	return o;
 }
@@ -457,7 +489,7 @@ START_TEST(v40_seqid_wait_caps)
 	ck_assert_uint_eq(st->seq_wait_per_owner, 1);
 	pthread_mutex_lock(&st->lock);
 	ck_assert_uint_eq(os_seq_begin_locked(st, ow, 5, 0), NFS4_OK);
-	os_seq_end_locked(st, ow, 5, 18, NFS4_OK, NULL, 0, NULL);
+	os_seq_end_locked(st, ow, 5, 18, NFS4_OK, NULL, 0, NULL, 0);
 	pthread_mutex_unlock(&st->lock);
 	/* 7 waits for 6 */
 	ck_assert_int_eq(pthread_create(&a.t, NULL, run_seq, &a), 0);
@@ -478,7 +510,7 @@ START_TEST(v40_seqid_wait_caps)
 	t0 = now_mono_ns();
 	pthread_mutex_lock(&st->lock);
 	ck_assert_uint_eq(os_seq_begin_locked(st, ow2, 2, 5000000000ull), NFS4_OK);
-	os_seq_end_locked(st, ow2, 2, 18, NFS4_OK, NULL, 0, NULL);
+	os_seq_end_locked(st, ow2, 2, 18, NFS4_OK, NULL, 0, NULL, 0);
 	pthread_mutex_unlock(&st->lock);
 	ck_assert_uint_lt(now_mono_ns() - t0, 1000000000ull);
 	/* and may have one waiting request too: the gateway-wide cap (2) is then reached */
@@ -490,15 +522,15 @@ START_TEST(v40_seqid_wait_caps)
 	ck_assert_uint_eq(st->seq_waiting, 2);
 	ck_assert_uint_eq(os_seq_begin_locked(st, ow3, 3, 5000000000ull), NFS4ERR_DELAY);
 	ck_assert_uint_eq(os_seq_begin_locked(st, ow3, 2, 0), NFS4_OK);   /* its next one runs */
-	os_seq_end_locked(st, ow3, 2, 18, NFS4_OK, NULL, 0, NULL);
+	os_seq_end_locked(st, ow3, 2, 18, NFS4_OK, NULL, 0, NULL, 0);
 	ck_assert_uint_eq(ow3->seqid, 3);     /* ... and steps over the DELAYed 3 */
 	ck_assert_uint_eq(ow3->reply_status, NFS4ERR_DELAY);
 	/* 6 arrives: 6 and the waiting 7 run, the DELAYed 8..23 are stepped over */
 	ck_assert_uint_eq(ow->ndelayed, N);
 	ck_assert_uint_eq(os_seq_begin_locked(st, ow, 6, 0), NFS4_OK);
-	os_seq_end_locked(st, ow, 6, 18, NFS4_OK, NULL, 0, NULL);
+	os_seq_end_locked(st, ow, 6, 18, NFS4_OK, NULL, 0, NULL, 0);
 	ck_assert_uint_eq(os_seq_begin_locked(st, ow2, 3, 0), NFS4_OK);
-	os_seq_end_locked(st, ow2, 3, 18, NFS4_OK, NULL, 0, NULL);
+	os_seq_end_locked(st, ow2, 3, 18, NFS4_OK, NULL, 0, NULL, 0);
 	pthread_mutex_unlock(&st->lock);
 	pthread_join(a.t, NULL);
 	pthread_join(b.t, NULL);
@@ -512,7 +544,7 @@ START_TEST(v40_seqid_wait_caps)
 	ck_assert_uint_eq(os_seq_begin_locked(st, ow, 8 + N - 1, 0), OS_SEQ_REPLAY);
 	ck_assert_uint_eq(ow->reply_status, NFS4ERR_DELAY);
 	ck_assert_uint_eq(os_seq_begin_locked(st, ow, 8 + N, 0), NFS4_OK);
-	os_seq_end_locked(st, ow, 8 + N, 18, NFS4_OK, NULL, 0, NULL);
+	os_seq_end_locked(st, ow, 8 + N, 18, NFS4_OK, NULL, 0, NULL, 0);
 	ck_assert_uint_eq(ow2->seqid, 4);
 	pthread_mutex_unlock(&st->lock);
 }
@@ -602,7 +634,8 @@ START_TEST(lease_expiry_releases_state)
 	ck_assert_ptr_nonnull(c);
 	ck_assert_ptr_nonnull(srv->hooks.client_release);
 	pthread_mutex_lock(&srv->lock);
-	clp = nfs4_client_new_locked(srv, (const uint8_t *)"lease-test", 10, verf, 0, 0);
+	clp = nfs4_client_new_locked(srv, (const uint8_t *)"lease-test", 10, verf, &(struct nfs4_principal){ 1, 0, 0 },
+				     0);
 	clp->confirmed = true;
 	id = clp->clientid;
 	pthread_mutex_unlock(&srv->lock);
@@ -620,14 +653,35 @@ START_TEST(lease_expiry_releases_state)
 	for (int i = 0; i < 4; i++) {
 		usleep(100000);
 		ck_assert_uint_eq(nfs4_client_find(srv, id, &found), NFS4_OK);
-		nfs4_client_renew(found);
+		nfs4_client_renew(srv, found);
 		nfs4_client_put(srv, found);
 	}
 	ck_assert(os_client_has_state(c->st, id));
-	/* silence: the reaper (1 s tick) expires it and the hook drops its opens */
-	for (int i = 0; i < 40 && os_client_has_state(c->st, id); i++)
+	/* silence: the reaper (1 s tick) finds the lease expired; the client
+	 * holds state, so it is kept as a courtesy client (RFC 7530 9.6.3.1) */
+	for (int i = 0; i < 40; i++) {
+		bool courtesy;
+
+		pthread_mutex_lock(&srv->lock);
+		courtesy = clp->courtesy;
+		pthread_mutex_unlock(&srv->lock);
+		if (courtesy)
+			break;
 		usleep(100000);
+	}
+	ck_assert(clp->courtesy);
+	ck_assert(os_client_has_state(c->st, id));
+	/* a conflicting request cancels its lease: the state goes, the client
+	 * id answers NFS4ERR_EXPIRED (9.6.3.2) */
+	ck_assert(nfs4_client_cancel_courtesy(srv, id));
 	ck_assert(!os_client_has_state(c->st, id));
+	ck_assert_uint_eq(nfs4_client_find(srv, id, &found), NFS4ERR_EXPIRED);
+	ck_assert(nfs4_client_expired32(srv, (uint32_t)id));
+	ck_assert(!nfs4_client_cancel_courtesy(srv, id));
+	/* the same client owner establishing itself again forgets it */
+	pthread_mutex_lock(&srv->lock);
+	nfs4_forget_expired_locked(srv, (const uint8_t *)"lease-test", 10, 0);
+	pthread_mutex_unlock(&srv->lock);
 	ck_assert_uint_eq(nfs4_client_find(srv, id, &found), NFS4ERR_STALE_CLIENTID);
 	nfs4_server_destroy(srv);
 }
@@ -683,6 +737,7 @@ int main(void)
 	tcase_add_test(t, stateid_checks);
 	tcase_add_test(t, special_stateids);
 	tcase_add_test(t, share_reservations);
+	tcase_add_test(t, open_downgrade_modes);
 	tcase_add_test(t, v40_seqid_order);
 	tcase_add_test(t, v40_seqid_waits_for_predecessor);
 	tcase_add_test(t, v40_seqid_wait_caps);

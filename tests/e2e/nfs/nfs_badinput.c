@@ -13,7 +13,7 @@
  * (from the duplicate reply cache, or the owner's saved reply once the
  * implied ACK evicted the DRC entry), the same seqid under a new xid is
  * answered from the owner's saved reply (same stateid), a seqid from the
- * future is NFS4ERR_BAD_SEQID.
+ * future is NFS4ERR_BAD_SEQID once the owner is confirmed.
  * Exit 0 when every answer is the RFC's.
  */
 #include <stdio.h>
@@ -24,7 +24,7 @@
 
 #include "tools/bench/nfs4_wire.h"
 
-enum { OP_ACCESS = 3, OP_CLOSE = 4, OP_GETFH = 10, OP_OPEN = 18, OP_PUTFH = 22, OP_PUTROOTFH = 24,
+enum { OP_ACCESS = 3, OP_CLOSE = 4, OP_GETFH = 10, OP_LOOKUP = 15, OP_OPEN = 18, OP_PUTFH = 22, OP_PUTROOTFH = 24,
        OP_READ = 25, OP_REMOVE = 28, OP_EXCHANGE_ID = 42, OP_CREATE_SESSION = 43, OP_SEQUENCE = 53,
        OP_RECLAIM_COMPLETE = 58, OP_ILLEGAL = 10044 };
 enum { OP_OPEN_CONFIRM = 20, OP_SETCLIENTID = 35, OP_SETCLIENTID_CONFIRM = 36 };
@@ -424,6 +424,17 @@ int main(int argc, char **argv)
 		}
 		free(rec1);
 		free(rec2);
+		/* confirm the owner (RFC 7530 16.18: an unconfirmed owner's OPEN out
+		 * of sequence would restart it instead) */
+		w_compound(&wb, xid++, 0);
+		wop(&wb, OP_PUTROOTFH);
+		wop(&wb, OP_LOOKUP);
+		wstr(&wb, "badinput40.file");
+		wop(&wb, OP_OPEN_CONFIRM);
+		wfixed(&wb, sid1, 16);
+		w32(&wb, ++oseq);
+		st = (uint32_t)call(fd, &r, &n);
+		EXPECT(st == 0, "OPEN_CONFIRM: %u", st);
 		/* a seqid from the future (nobody sends the ones in between): BAD_SEQID */
 		w_compound(&wb, xid++, 0);
 		wop(&wb, OP_PUTROOTFH);
