@@ -1,0 +1,15 @@
+# NFSv4.0/4.1 conformance of the gateway (owner: nfs4conf): raw COMPOUNDs
+# over loopback TCP to a gateway serving a real client library mounted on a
+# real loligo-mds (tests/integration/test_nfs4_gw.c).
+if(TARGET loligo-mds AND TARGET loligo_gw)
+  foreach(t test_nfs4_gw test_nfs4_gw_state test_nfs4_gw_clients)
+    if(EXISTS ${CMAKE_CURRENT_LIST_DIR}/${t}.c)
+      loligo_check_test(${t}
+        SOURCES ${CMAKE_CURRENT_LIST_DIR}/${t}.c
+        LIBS loligo_gw loligo_client
+        LABELS integration nfs
+        TIMEOUT 300)
+      add_dependencies(${t} loligo-mds)
+    endif()
+  endforeach()
+endif()

@@ -1,0 +1,320 @@
+/*
+ * nfs4gw_fixture.h - the fixture of the gateway conformance suites
+ * (test_nfs4_gw*.c): a loligo-mds from the build tree on a temporary
+ * store (one per test case, started by an unchecked fixture in the runner,
+ * which kills it and removes the directory even when a test fails), and in
+ * each forked test a real client library mounted on it with the gateway
+ * serving it on an ephemeral loopback port, as loligo-fuse runs it.
+ */
+#ifndef LOLIGO_TESTS_NFS4GW_FIXTURE_H
+#define LOLIGO_TESTS_NFS4GW_FIXTURE_H
+
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <json-c/json.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "client/client.h"
+#include "common/admin_sock.h"
+#include "common/config.h"
+#include "common/log.h"
+#include "common/time.h"
+#include "nfs_gw/gw.h"
+#include "nfs4_client.h"
+
+/* ---- the MDS (runner process) ------------------------------------------------ */
+
+static char dir[PATH_MAX];
+static char conf[PATH_MAX + 32];
+static pid_t mds_pid;
+static int mds_port;
+
+static pid_t spawn(char *const argv[], const char *out)
+{
+	pid_t p = fork();
+
+	if (p == 0) {
+		int fd;
+
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		fd = open(out, O_WRONLY | O_CREAT | O_APPEND, 0644);
+		if (fd >= 0) {
+			dup2(fd, 1);
+			dup2(fd, 2);
+		}
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	return p;
+}
+
+static const char *mds_bin(char *buf, size_t len)
+{
+	const char *b = getenv("LOLIGO_BUILD_DIR");
+
+	snprintf(buf, len, "%s/mds/loligo-mds", b ? b : ".");
+	return buf;
+}
+
+static void fs_setup(void)
+{
+	char bin[PATH_MAX], out[PATH_MAX + 16], pf[PATH_MAX + 16];
+	uint64_t end;
+	FILE *f;
+	int st = -1;
+
+	snprintf(dir, sizeof(dir), "/tmp/nfs4gw-XXXXXX");
+	if (!mkdtemp(dir))
+		return;
+	snprintf(conf, sizeof(conf), "%s/loligo.conf", dir);
+	f = fopen(conf, "w");
+	if (!f)
+		return;
+	fprintf(f,
+		"[global]\nstore_backend = local\nstore_local_path = %s/store\n"
+		"[mds]\nmds_addr = 127.0.0.1\nlog_file = %s/mds.log\n"
+		"[client]\nlog_file = %s/client.log\nclient_mount_timeout = 10\n",
+		dir, dir, dir);
+	fclose(f);
+	snprintf(out, sizeof(out), "%s/mkfs.out", dir);
+	{
+		char *argv[] = { (char *)mds_bin(bin, sizeof(bin)), "-c", conf, "--mkfs", NULL };
+		pid_t p = spawn(argv, out);
+
+		waitpid(p, &st, 0);
+	}
+	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+		fprintf(stderr, "loligo-mds --mkfs failed (see %s)\n", out);
+		return;
+	}
+	snprintf(pf, sizeof(pf), "%s/mds.port", dir);
+	snprintf(out, sizeof(out), "%s/mds.out", dir);
+	{
+		char *argv[] = { (char *)mds_bin(bin, sizeof(bin)), "-c", conf, "--mds_port=0", "--port-file", pf, NULL };
+
+		mds_pid = spawn(argv, out);
+	}
+	end = now_mono_ns() + 15000000000ull;
+	while (now_mono_ns() < end) {
+		int port = 0;
+
+		f = fopen(pf, "r");
+		if (f) {
+			if (fscanf(f, "%d", &port) != 1)
+				port = 0;
+			fclose(f);
+		}
+		if (port > 0) {
+			mds_port = port;
+			return;
+		}
+		if (waitpid(mds_pid, NULL, WNOHANG) == mds_pid) {
+			mds_pid = 0;
+			break;
+		}
+		usleep(20000);
+	}
+	fprintf(stderr, "loligo-mds did not start (see %s)\n", out);
+}
+
+static void fs_teardown(void)
+{
+	char cmd[PATH_MAX + 32];
+
+	if (mds_pid > 0) {
+		kill(mds_pid, SIGTERM);
+		for (int i = 0; i < 500 && waitpid(mds_pid, NULL, WNOHANG) != mds_pid; i++)
+			usleep(10000);
+		kill(mds_pid, SIGKILL);
+		waitpid(mds_pid, NULL, 0);
+		mds_pid = 0;
+	}
+	if (dir[0] && getenv("NFS4GW_KEEP")) {
+		fprintf(stderr, "kept %s\n", dir);
+	} else if (dir[0]) {
+		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+		if (system(cmd) != 0)
+			fprintf(stderr, "cannot remove %s\n", dir);
+	}
+}
+
+/* ---- the gateway (test process) ---------------------------------------------- */
+
+static struct lclient *lc;
+static struct lc_inode *lroot;
+static struct gw *gw;
+static struct asok *asok;
+static char asok_path[PATH_MAX + 16];
+static uint16_t port;
+static const struct lc_cred rootcr = { 0 };
+static char tdir[64];                  /* this test's directory, below the root */
+
+static void set_opt(const char *k, const char *v)
+{
+	char err[256];
+
+	ck_assert_msg(cfg_set(cfg_lookup(k), v, false, err, sizeof(err)) == 0, "%s=%s: %s", k, v, err);
+}
+
+/* Start the client library and the gateway; @opts: "key=value" pairs, NULL-terminated. */
+static void gw_up_opts(const char *const *opts)
+{
+	char err[256], addr[64];
+
+	ck_assert_msg(mds_port > 0, "no MDS");
+	cfg_init("client,nfs");
+	ck_assert_msg(cfg_load_file(conf, err, sizeof(err)) == 0, "%s", err);
+	snprintf(addr, sizeof(addr), "127.0.0.1:%d", mds_port);
+	set_opt("client_mds_addr", addr);
+	{
+		char lf[PATH_MAX + 16];
+
+		snprintf(lf, sizeof(lf), "%s/gw.log", dir);
+		set_opt("log_file", lf);
+	}
+	set_opt("nfs4_grace_time", "0");
+	set_opt("nfs_workers", "24");
+	if (getenv("NFS4GW_DEBUG"))
+		set_opt("debug_nfs", getenv("NFS4GW_DEBUG"));
+	for (; opts && *opts; opts++) {
+		char k[128];
+		const char *eq = strchr(*opts, '=');
+
+		ck_assert_ptr_nonnull(eq);
+		snprintf(k, sizeof(k), "%.*s", (int)(eq - *opts), *opts);
+		set_opt(k, eq + 1);
+	}
+	ck_assert_int_eq(lclient_create(&lc), 0);
+	ck_assert_int_eq(lclient_mount(lc, NULL), 0);
+	lroot = lc_root(lc);
+	snprintf(asok_path, sizeof(asok_path), "%s/gw-%d.asok", dir, (int)getpid());
+	ck_assert_int_eq(asok_start(asok_path, &asok), 0);
+	ck_assert_int_eq(gw_start("127.0.0.1:0", lc, asok, &gw), 0);
+	port = gw_port(gw);
+	ck_assert_uint_ne(port, 0);
+}
+
+static void gw_up(void)
+{
+	gw_up_opts(NULL);
+}
+
+static void gw_down(void)
+{
+	gw_stop(gw);
+	gw = NULL;
+	if (asok)
+		asok_stop(asok);
+	asok = NULL;
+	if (lroot)
+		lc_put(lc, lroot);
+	lroot = NULL;
+	if (lc) {
+		lclient_unmount(lc);
+		lclient_destroy(lc);
+	}
+	lc = NULL;
+}
+
+static void teardown(void)
+{
+	if (gw || lc)
+		gw_down();
+}
+
+/* A directory of the test's own (mode 0777), its handle in @fh. */
+static inline void test_dir(struct nc *n, const char *name, struct nfs4_fh *fh)
+{
+	struct lc_inode *d = NULL;
+	struct lc_attr a = { .mode = 0777 };
+	int r;
+
+	snprintf(tdir, sizeof(tdir), "%s", name);
+	r = lc_mkdir(lc, lroot, name, 0777, &rootcr, NULL, &d);
+	ck_assert_msg(r == 0, "mkdir %s: %s", name, strerror(-r));
+	ck_assert_int_eq(lc_setattr(lc, d, &a, LC_SET_MODE, &rootcr, NULL), 0);
+	lc_put(lc, d);
+	nc_lookup_path(n, name, fh);
+}
+
+/* A file in the test's directory with @content, created through the client library. */
+static inline void make_file(const char *name, const char *content, mode_t mode)
+{
+	struct lc_inode *d, *in;
+	struct lc_fh *fh;
+	size_t len = content ? strlen(content) : 0;
+
+	ck_assert_int_eq(lc_lookup(lc, lroot, tdir, &rootcr, NULL, &d), 0);
+	ck_assert_int_eq(lc_create(lc, d, name, S_IFREG | mode, O_RDWR | O_CREAT | O_EXCL, &rootcr, NULL, &in, &fh), 0);
+	if (len)
+		ck_assert_int_eq(lc_write(lc, fh, 0, len, content), (ssize_t)len);
+	ck_assert_int_eq(lc_release(lc, fh), 0);
+	lc_put(lc, in);
+	lc_put(lc, d);
+}
+
+/* `perf dump` on the admin socket: counter @name of group @group (-1: absent). */
+static inline long long perf_counter(const char *group, const char *name)
+{
+	struct json_object *req = json_object_new_object(), *reply = NULL, *g, *v;
+	long long val = -1;
+
+	json_object_object_add(req, "prefix", json_object_new_string("perf dump"));
+	ck_assert_int_eq(asok_request(asok_path, req, &reply, 5000), 0);
+	if (json_object_object_get_ex(reply, group, &g) && json_object_object_get_ex(g, name, &v))
+		val = json_object_get_int64(v);
+	json_object_put(reply);
+	json_object_put(req);
+	return val;
+}
+
+/* A directory (S_IFDIR), symlink (S_IFLNK, to "target") or fifo in the test's directory. */
+static inline void make_node(const char *name, mode_t type)
+{
+	struct lc_inode *d, *in = NULL;
+	int r;
+
+	ck_assert_int_eq(lc_lookup(lc, lroot, tdir, &rootcr, NULL, &d), 0);
+	if (type == S_IFDIR)
+		r = lc_mkdir(lc, d, name, 0755, &rootcr, NULL, &in);
+	else if (type == S_IFLNK)
+		r = lc_symlink(lc, d, name, "target", &rootcr, NULL, &in);
+	else
+		r = lc_mknod(lc, d, name, type | 0644, 0, &rootcr, NULL, &in);
+	ck_assert_msg(r == 0, "make %s: %s", name, strerror(-r));
+	lc_put(lc, in);
+	lc_put(lc, d);
+}
+
+/* chown/chmod a file of the test's directory through the client library */
+static inline void set_owner_mode(const char *name, uid_t uid, gid_t gid, mode_t mode)
+{
+	struct lc_inode *d, *in;
+	struct lc_attr a = { .uid = uid, .gid = gid, .mode = mode };
+
+	ck_assert_int_eq(lc_lookup(lc, lroot, tdir, &rootcr, NULL, &d), 0);
+	ck_assert_int_eq(lc_lookup(lc, d, name, &rootcr, NULL, &in), 0);
+	ck_assert_int_eq(lc_setattr(lc, in, &a, LC_SET_UID | LC_SET_GID | LC_SET_MODE, &rootcr, NULL), 0);
+	lc_put(lc, in);
+	lc_put(lc, d);
+}
+
+/* Poll @cond (up to @secs seconds, every 20 ms); the condition's last value. */
+#define WAIT_FOR(cond, secs)                                                         \
+	({                                                                           \
+		uint64_t _end = now_mono_ns() + (uint64_t)(secs) * 1000000000ull;    \
+		bool _ok;                                                            \
+		while (!(_ok = (cond)) && now_mono_ns() < _end)                      \
+			usleep(20000);                                               \
+		_ok;                                                                 \
+	})
+
+#endif
