@@ -20,7 +20,9 @@
  * (current filehandle present, allowed without a session, minor version).
  *
  * Lock order: srv->lock (client and session tables) before any
- * slot_table lock; nothing else is taken under them.
+ * slot_table lock and before the state code's st->lock (its
+ * client_has_state hook runs under srv->lock); nothing else is taken
+ * under them.
  */
 #ifndef LOLIGO_NFS_GW_NFS4_NFS4_H
 #define LOLIGO_NFS_GW_NFS4_NFS4_H
@@ -196,6 +198,7 @@ struct nfs4_state_hooks {
 	void (*client_release)(struct nfs4_server *srv, struct nfs4_client *clp);
 	/* @clientid holds opens or locks */
 	bool (*client_has_state)(struct nfs4_server *srv, uint64_t clientid);
+	void *arg;                       /* the state code's, for its hooks */
 };
 
 /*

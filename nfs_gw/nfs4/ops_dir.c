@@ -91,7 +91,9 @@ NFS4_OP(create)
 	case NF4FIFO:
 		break;
 	case NF4REG:
-		return NFS4ERR_BADTYPE;
+	case NF4ATTRDIR:
+	case NF4NAMEDATTR:
+		return NFS4ERR_BADTYPE;       /* RFC 7530 16.4.4: OPEN makes files; no named attributes */
 	default:
 		return NFS4ERR_BADXDR;
 	}

@@ -21,21 +21,12 @@ static struct nfs4ops_ctx *ctxs;     /* protected by ctx_lock */
 
 _Atomic nfs4ops_seq_hook_fn nfs4ops_seq_hook;
 
-static struct nfs4ops_ctx *ctx_of(struct nfs4_server *srv)
-{
-	struct nfs4ops_ctx *c;
-
-	pthread_mutex_lock(&ctx_lock);
-	for (c = ctxs; c; c = c->next)
-		if (c->srv == srv)
-			break;
-	pthread_mutex_unlock(&ctx_lock);
-	return c;
-}
-
+/* The hooks find the context in srv->hooks.arg, not in ctxs: the has-state
+ * hook runs under srv->lock, and nfs4ops_ctx() takes srv->lock under
+ * ctx_lock. */
 static void client_release_hook(struct nfs4_server *srv, struct nfs4_client *clp)
 {
-	struct nfs4ops_ctx *c = ctx_of(srv);
+	struct nfs4ops_ctx *c = srv->hooks.arg;
 
 	if (c)
 		os_client_release(c->st, c->lc, clp->clientid);
@@ -43,7 +34,7 @@ static void client_release_hook(struct nfs4_server *srv, struct nfs4_client *clp
 
 static bool client_has_state_hook(struct nfs4_server *srv, uint64_t clientid)
 {
-	struct nfs4ops_ctx *c = ctx_of(srv);
+	struct nfs4ops_ctx *c = srv->hooks.arg;
 
 	return c && os_client_has_state(c->st, clientid);
 }
@@ -97,7 +88,8 @@ struct nfs4ops_ctx *nfs4ops_ctx(struct nfs4_compound *cs)
 		 * gets the hook and its client library handle again */
 		c->lc = cs->srv->lc;
 		pthread_mutex_lock(&cs->srv->lock);
-		if (cs->srv->hooks.client_release != client_release_hook) {
+		if (cs->srv->hooks.client_release != client_release_hook || cs->srv->hooks.arg != c) {
+			cs->srv->hooks.arg = c;
 			cs->srv->hooks.client_release = client_release_hook;
 			cs->srv->hooks.client_has_state = client_has_state_hook;
 		}

@@ -94,7 +94,7 @@ static uint32_t io_handle(struct nfs4_compound *cs, struct nfs4_stateid *sid, en
 				/* a READ through a write-only open (the Linux client fills
 				 * pages that way) is allowed, if no other open denies reads */
 				x = os_deny_conflict_locked(s->file, s, OS_SHARE_ACCESS_READ);
-				if (x && nfs4ops_courtesy_candidate(cs, x->clientid)) {
+				if (x && x->clientid != s->clientid && nfs4ops_courtesy_candidate(cs, x->clientid)) {
 					pthread_mutex_unlock(&c->st->lock);
 					nfs4ops_courtesy_retry(cs);
 					pthread_mutex_lock(&c->st->lock);

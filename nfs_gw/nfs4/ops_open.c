@@ -92,7 +92,7 @@ static uint32_t decode_open(struct nfs4_compound *cs, struct xdr_dec *d, struct 
 			break;
 		case EXCLUSIVE4_1:
 			if (cs->minorversion < 1)
-				return NFS4ERR_INVAL;
+				return NFS4ERR_BADXDR;    /* not a createmode4 of RFC 7530 */
 			if (xdr_get_fixed(d, a->verf, NFS4_VERIFIER_SIZE))
 				return NFS4ERR_BADXDR;
 			st = nfs4_sattr_decode(d, &a->sa);
@@ -414,7 +414,7 @@ again:
 	{
 		struct os_stid *x = os_share_conflict_locked(f, a->access, a->deny);
 
-		if (x && nfs4ops_courtesy_candidate(cs, x->clientid)) {
+		if (x && x->clientid != ow->clientid && nfs4ops_courtesy_candidate(cs, x->clientid)) {
 			/* perhaps the open of a courtesy client: cancel it, look again */
 			os_file_put_locked(c->st, f);
 			pthread_mutex_unlock(&c->st->lock);

@@ -584,7 +584,7 @@ static int asok_nfs_client_expire(struct json_object *args, struct json_object *
 	for (clp = asok_srv->clients; clp && clp->clientid != id; clp = clp->next)
 		;
 	if (clp)
-		nfs4_client_expire_locked(asok_srv, clp);
+		nfs4_client_expire_locked(asok_srv, clp, true);   /* its client id and stateids: EXPIRED */
 	pthread_mutex_unlock(&asok_srv->lock);
 	if (clp) {
 		dinfo(NFS, "client %#llx (%s): expired by the admin socket", (unsigned long long)id, clp->addr);
