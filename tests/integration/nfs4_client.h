@@ -746,7 +746,11 @@ static inline uint32_t nc_open(struct nc *n, const struct nfs4_fh *dir, const ch
 	struct ncc c;
 	struct nrep r;
 	struct nfs4_fh ofh;
+	struct nfs4_stateid osid;
 	uint32_t st, rflags = 0, sq = seqid ? *seqid : 0;
+
+	if (!sid)
+		sid = &osid;
 
 	ncc_begin(&c, n);
 	enc_putfh(&c, dir);

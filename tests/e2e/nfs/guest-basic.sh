@@ -89,6 +89,12 @@ echo "credentials ok"
 # fcntl and flock locks between two processes
 $KCLIENT_FILES/locktest lockf || fail "locks"
 echo "locks ok"
+# one open-owner and one lock-owner on 16 files at once (the driver checks
+# that 4.1 never waited on an owner seqid)
+mkdir storm || fail "mkdir storm"
+$KCLIENT_FILES/opstorm storm 16 8 || fail "opstorm"
+rm -r storm || fail "rm storm"
+echo "opstorm ok"
 # the other way round: a file written through the FUSE mount
 [ "$(cat ../from-fuse.txt)" = "written through fuse" ] || fail "from-fuse.txt: $(cat ../from-fuse.txt)"
 echo "written through nfs" > from-nfs.txt || fail "from-nfs.txt"
