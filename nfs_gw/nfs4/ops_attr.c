@@ -243,6 +243,7 @@ static uint32_t get_settime(struct xdr_dec *d, struct timespec *ts, bool *now)
 	uint32_t how;
 	struct nfs4_time t;
 
+	*now = false;
 	if (xdr_get_u32(d, &how))
 		return NFS4ERR_BADXDR;
 	if (how == 0) {             /* SET_TO_SERVER_TIME4 */
@@ -256,7 +257,6 @@ static uint32_t get_settime(struct xdr_dec *d, struct timespec *ts, bool *now)
 	/* well-formed XDR, but not a time: RFC 7530 2.2.2, nseconds < 10^9 */
 	if (t.nseconds >= 1000000000u)
 		return NFS4ERR_INVAL;
-	*now = false;
 	ts->tv_sec = (time_t)t.seconds;
 	ts->tv_nsec = (long)t.nseconds;
 	return NFS4_OK;

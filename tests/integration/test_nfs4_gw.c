@@ -175,6 +175,7 @@ START_TEST(v40_close_locku_downgrade_replay)
 		ck_assert(b1.len == b2.len && memcmp(b1.p, b2.p, b1.len) == 0);
 		rep_free(&r3);
 	}
+	rep_free(&r2);                                     /* the CLOSE's reply */
 	/* the LOCKU, retransmitted after the CLOSE freed its lock stateid */
 	ncc_send(&keep_locku, n2->fd, &r2);
 	ck_assert_msg(r2.status == NFS4_OK, "LOCKU retransmitted after CLOSE: %u", r2.status);
