@@ -183,6 +183,7 @@ static void gw_up_opts(const char *const *opts)
 	set_opt("nfs4_grace_time", "0");
 	set_opt("nfs_exports", "id=1,path=/,rw,no_root_squash,insecure");
 	set_opt("nfs_workers", "24");
+	set_opt("nfs_rpcbind", "false");              /* never the host's rpcbind */
 	if (getenv("NFS4GW_DEBUG"))
 		set_opt("debug_nfs", getenv("NFS4GW_DEBUG"));
 	for (; opts && *opts; opts++) {

@@ -17,16 +17,20 @@ wait_req() {  # wait_req WORD
 }
 [ "$(cat back.txt)" = "fuse v1" ] || fail "back.txt: '$(cat back.txt)'"
 # a file we keep open; the driver removes it through FUSE after COH DONE
-# (heldopen then uses it through its descriptor once req says go2)
-$KCLIENT_FILES/heldopen held.txt req go2 > /tmp/held.out 2>&1 &
-HELD=$!
-i=0
-until grep -q "HELD READY" /tmp/held.out 2>/dev/null; do
-	i=$((i + 1))
-	[ $i -le 100 ] || fail "heldopen did not start: $(cat /tmp/held.out)"
-	kill -0 $HELD 2>/dev/null || fail "heldopen: $(cat /tmp/held.out)"
-	sleep 0.1
-done
+# (heldopen then uses it through its descriptor once req says go2).  NFSv4
+# only: v3 has no opens, nothing tells the gateway the file is in use.
+HELD=
+if [ "@VERS@" != 3 ]; then
+	$KCLIENT_FILES/heldopen held.txt req go2 > /tmp/held.out 2>&1 &
+	HELD=$!
+	i=0
+	until grep -q "HELD READY" /tmp/held.out 2>/dev/null; do
+		i=$((i + 1))
+		[ $i -le 100 ] || fail "heldopen did not start: $(cat /tmp/held.out)"
+		kill -0 $HELD 2>/dev/null || fail "heldopen: $(cat /tmp/held.out)"
+		sleep 0.1
+	done
+fi
 echo "COH READY"
 wait_req go
 # the driver has read, stat'ed and listed everything through FUSE by now
@@ -48,5 +52,5 @@ wait_req go2
 [ "$(cat back.txt)" = "fuse v2, longer than v1" ] || fail "back.txt after a FUSE overwrite: '$(cat back.txt)'"
 [ "$(stat -c %s back.txt)" = 24 ] || fail "back.txt size $(stat -c %s back.txt)"
 # the file removed while we held it open: written, synced, read, closed
-wait $HELD || fail "a file removed while open: $(cat /tmp/held.out)"
+[ -z "$HELD" ] || wait $HELD || fail "a file removed while open: $(cat /tmp/held.out)"
 echo GUEST OK
