@@ -29,6 +29,7 @@
 #include "common/time.h"
 #include "nfs_gw/gw.h"
 #include "nfs4_client.h"
+#include "tests/test_keyring.h"
 
 /* ---- the MDS (runner process) ------------------------------------------------ */
 
@@ -74,15 +75,17 @@ static void fs_setup(void)
 	snprintf(dir, sizeof(dir), "/tmp/nfs4gw-XXXXXX");
 	if (!mkdtemp(dir))
 		return;
+	if (test_write_keyrings(dir))        /* <dir>/keyring (MDS), <dir>/client.keyring */
+		return;
 	snprintf(conf, sizeof(conf), "%s/loligo.conf", dir);
 	f = fopen(conf, "w");
 	if (!f)
 		return;
 	fprintf(f,
 		"[global]\nstore_backend = local\nstore_local_path = %s/store\n"
-		"[mds]\nmds_addr = 127.0.0.1\nlog_file = %s/mds.log\n"
-		"[client]\nlog_file = %s/client.log\nclient_mount_timeout = 10\n",
-		dir, dir, dir);
+		"[mds]\nmds_addr = 127.0.0.1\nlog_file = %s/mds.log\nmds_keyring = %s/keyring\n"
+		"[client]\nlog_file = %s/client.log\nclient_mount_timeout = 10\nclient_keyring = %s/client.keyring\n",
+		dir, dir, dir, dir, dir);
 	fclose(f);
 	snprintf(out, sizeof(out), "%s/mkfs.out", dir);
 	{
