@@ -401,7 +401,7 @@ NFS4_OP(getattr)
  * A SETATTR of the size writes the file (RFC 7530 9.1.4.6, 16.32.4): a
  * real stateid must be an open for writing of this file (or its lock
  * stateid); a special one is refused by an open that denies writes
- * (NFS4ERR_LOCKED), and during the grace period.
+ * (NFS4ERR_LOCKED), not by the grace period (as the I/O in ops_io.c).
  */
 static uint32_t size_stateid(struct nfs4_compound *cs, const struct nfs4_stateid *sid, enum os_sid_kind kind,
 			     const struct nfs4_obj *o)
@@ -423,10 +423,6 @@ static uint32_t size_stateid(struct nfs4_compound *cs, const struct nfs4_stateid
 				st = NFS4ERR_BAD_STATEID;
 			if (!st && !(s->access & OS_SHARE_ACCESS_WRITE))
 				st = NFS4ERR_OPENMODE;
-			break;
-		}
-		if (os_in_grace(c->st)) {
-			st = NFS4ERR_GRACE;
 			break;
 		}
 		x = os_deny_conflict_locked(os_file_get_locked(c->st, o->attr.ino, false), NULL, OS_SHARE_ACCESS_WRITE);

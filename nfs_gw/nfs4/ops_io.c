@@ -129,10 +129,10 @@ static uint32_t io_handle(struct nfs4_compound *cs, struct nfs4_stateid *sid, en
 		os_fhref_put(c->lc, *ref);
 		*ref = NULL;
 	} else {
-		/* anonymous or READ bypass: no open state; during the grace period
-		 * a reclaim could still bring a deny back (RFC 7530 9.6.2) */
-		if (os_in_grace(c->st))
-			return NFS4ERR_GRACE;
+		/* anonymous or READ bypass: no open state, but the opens' deny
+		 * modes apply (RFC 7530 9.1.4.3).  Not refused during the grace
+		 * period: the gateway has only advisory locks, and knfsd refuses
+		 * such I/O in grace only for mandatory locks (9.6.2 allows it). */
 		if (!(kind == OS_SID_BYPASS && !write)) {
 			for (;;) {
 				pthread_mutex_lock(&c->st->lock);

@@ -467,6 +467,43 @@ START_TEST(special_stateids_respect_deny_modes)
 }
 END_TEST
 
+/*
+ * During the grace period new opens wait (NFS4ERR_GRACE), but I/O with a
+ * special stateid is served, as knfsd serves it (it refuses such I/O in
+ * grace only for mandatory locks; the gateway's are advisory), subject to
+ * the deny modes of the opens there are.  (posix's maxfilesize test sends
+ * its SETATTR of the size with the anonymous stateid right after start.)
+ */
+START_TEST(special_stateids_in_grace)
+{
+	const char *opts[] = { "nfs4_grace_time=120", NULL };
+	struct nc *n;
+	struct nfs4_fh d, fh;
+	struct nfs4_stateid sid;
+	struct ncc c;
+	uint32_t seq = 1;
+	char buf[256];
+
+	gw_up_opts(opts);
+	n = nc_connect(port, 0);
+	nc_setclientid(n, "grace-40", 1);
+	test_dir(n, "grace", &d);
+	make_file("g", "0123456789", 0644);
+	ck_assert_uint_eq(nc_open(n, &d, "g", 1, 0, "o", NC_NOCREATE, &seq, &sid, &fh), NFS4ERR_GRACE);
+	lookup(n, &d, "g", &fh);
+	ck_assert_uint_eq(do_read(n, &fh, &anon_sid, 0, 4, NULL, buf), NFS4_OK);
+	ck_assert_str_eq(buf, "0123");
+	ck_assert_uint_eq(do_read(n, &fh, &bypass_sid, 0, 4, NULL, NULL), NFS4_OK);
+	ck_assert_uint_eq(do_write(n, &fh, &anon_sid, 0, "w", 2), NFS4_OK);
+	ncc_begin(&c, n);
+	enc_putfh(&c, &fh);
+	enc_setattr_size(&c, &anon_sid, 3);
+	ck_assert_uint_eq(ncc_status(&c), NFS4_OK);
+	nc_close(n);
+	gw_down();
+}
+END_TEST
+
 /* ---- share reservations and OPEN_DOWNGRADE ------------------------------------------------ */
 
 /*
@@ -973,6 +1010,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, v41_expired_client);
 	tcase_add_test(tc, special_stateids_where_a_real_one_is_needed);
 	tcase_add_test(tc, special_stateids_respect_deny_modes);
+	tcase_add_test(tc, special_stateids_in_grace);
 	tcase_add_test(tc, share_reservations_and_downgrade);
 	tcase_add_test(tc, lock_modes_and_owners);
 	tcase_add_test(tc, object_types_v40);
