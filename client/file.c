@@ -782,6 +782,7 @@ int lc_fallocate(struct lclient *c, struct lc_fh *fh, int mode, off_t offset, of
 		pthread_mutex_lock(&in->lock);
 		in->wmtime = lc_now_mdsp();   /* a punch changes the data: mtime and ctime move */
 		in->dirty_meta |= MDSP_DIRTY_MTIME;
+		lc_inode_note_write_locked(in);   /* and the NFS change attribute */
 		lc_mark_dirty_locked(c, in);
 		pthread_mutex_unlock(&in->lock);
 		return r;

@@ -334,6 +334,43 @@ START_TEST(test_sparse)
 }
 END_TEST
 
+/*
+ * The change attribute (what the NFS gateway reports) moves with every data
+ * change this client makes, buffered or not, before the MDS hears of it, and
+ * never goes back once the MDS's own change counter moves on.
+ */
+START_TEST(test_change_attr_moves_with_every_write)
+{
+	struct lc_inode *d = mkdir_p(root, "change"), *in;
+	struct lc_fh *fh;
+	struct lc_attr a;
+	uint64_t prev;
+
+	ck_assert_int_eq(lc_create(c, d, "f", 0644, O_RDWR | O_CREAT, &rootcr, NULL, &in, &fh), 0);
+	ck_assert_int_eq(lc_getattr(c, in, &rootcr, false, &a), 0);
+	prev = a.change;
+	for (int i = 0; i < 3; i++) {
+		ck_assert_int_eq(lc_write(c, fh, i * 10, 4, "data"), 4);
+		lc_cached_attr(in, &a);
+		ck_assert_msg(a.change > prev, "write %d: change %llu after %llu", i,
+			      (unsigned long long)a.change, (unsigned long long)prev);
+		prev = a.change;
+	}
+	ck_assert_int_eq(lc_fallocate(c, fh, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 0, 8), 0);
+	lc_cached_attr(in, &a);
+	ck_assert_msg(a.change > prev, "punch: change %llu after %llu", (unsigned long long)a.change,
+		      (unsigned long long)prev);
+	prev = a.change;
+	ck_assert_int_eq(lc_fsync(c, fh, false), 0);
+	ck_assert_int_eq(lc_getattr(c, in, &rootcr, true, &a), 0);
+	ck_assert_msg(a.change >= prev, "after fsync: change %llu went back from %llu",
+		      (unsigned long long)a.change, (unsigned long long)prev);
+	lc_release(c, fh);
+	lc_put(c, in);
+	lc_put(c, d);
+}
+END_TEST
+
 START_TEST(test_truncate)
 {
 	struct lc_inode *d = mkdir_p(root, "trunc"), *in;
@@ -851,6 +888,7 @@ static Suite *suite(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_sizes_and_remount);
 	tcase_add_test(tc, test_sparse);
+	tcase_add_test(tc, test_change_attr_moves_with_every_write);
 	tcase_add_test(tc, test_truncate);
 	tcase_add_test(tc, test_rename_and_links);
 	tcase_add_test(tc, test_unlink_drops_data);
