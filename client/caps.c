@@ -1,25 +1,40 @@
 /*
- * caps.c - capabilities the MDS grants on inodes (DESIGN.md section 7).
+ * caps.c - the client's half of the capabilities the MDS issues
+ * (DESIGN.md section 7; mds/locker.c is the other half and has the rules).
  *
- * Replies carry the caps granted on their target (mdsp_reply.caps with a
- * per-inode sequence); CAPS messages grant more or revoke.  What the client
- * does with them:
- *   SHARED     cached attributes and dentries stay valid for
- *              client_caps_timeout instead of client_attr/entry_timeout,
- *              and FUSE is told the longer timeouts;
- *   WR|BUFFER  writes may be buffered (they are anyway, bounded; a revoke
- *              of these forces writeback and a size/mtime report first).
- * A revoke is queued to the flusher thread, because writing data back and
- * reporting sizes takes store I/O and MDS round trips that the session
- * reader thread (which delivers the revoke) must not wait for.  Once done,
- * the kernel's caches are invalidated through lc_callbacks and the revoke is
- * acknowledged.
+ * What the client may do with what it holds:
+ *   As|Ls|Fs    every attribute is cached: getattr answers from memory and
+ *               FUSE gets long attribute timeouts (client_caps_timeout);
+ *               without one of them attributes come from the MDS each time
+ *               and FUSE gets 0.  As alone lets the client check search
+ *               permission on a directory from the cached mode.
+ *   Fs (dir)    names known not to exist and the listing may be cached.
+ *   lease       a name may be cached (dentry.c): long FUSE entry timeouts.
+ *   Fc          file data may be cached (readahead, the kernel page cache).
+ *   Fb          writes may be buffered; without it they go to the objects
+ *               at once and an extended size reaches the MDS before the
+ *               write returns (Ceph's synchronous I/O in the mix state).
+ *   Fw          size and mtime may be changed by writing; they reach the MDS
+ *               in CAPS FLUSH messages (not SETATTR): asynchronously, paired
+ *               with FLUSH_ACK by flush_tid once journaled (fsync waits),
+ *               sent again after a reconnect until acked.
  *
- * Ordering: a reply's caps are applied only if its cap_seq is not older
- * than what the inode has seen, so a revoke that overtook a slow reply is
- * not undone by it.
+ * A revoke is queued to the flusher thread, because writing buffered data
+ * back takes store I/O that the session reader thread (which delivers the
+ * revoke) must not wait for.  The revoke is executed against what the MDS
+ * says to keep, not against a difference with what we think we hold: a
+ * reply carrying the reduced set may have been applied before the revoke,
+ * and buffered data must be flushed all the same.  Then the kernel's caches
+ * are invalidated through lc_callbacks (FUSE: fuse_lowlevel_notify_inval_*;
+ * the NFS gateway shares this client's caches) and the revoke is acked with
+ * the flushed size/mtime in it.  The work never sends an MDS request, so a
+ * request waiting at the MDS for our ack cannot wait on us in turn.
+ *
+ * Ordering: replies, grants and revokes carry the cap's sequence number; a
+ * state is applied only if it is not older than what the inode has seen.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,90 +44,334 @@
 #include "common/log.h"
 #include "common/time.h"
 
+#define FILE_OPEN_BITS (MDSP_CAP_FILE_RD | MDSP_CAP_FILE_CACHE | MDSP_CAP_FILE_WR | MDSP_CAP_FILE_BUFFER)
+
+bool lc_attrs_cached_locked(const struct lc_inode *in)
+{
+	return (in->caps & MDSP_CAP_ATTR_SHARED) == MDSP_CAP_ATTR_SHARED;
+}
+
 void lc_caps_apply_locked(struct lc_inode *in, uint32_t caps, uint64_t seq)
 {
 	if (!caps && !seq)
 		return;
-	if (seq && seq < in->cap_seq)
+	if (seq < in->cap_seq)
 		return; /* older than a grant/revoke we already applied */
-	in->caps |= caps;
-	if (seq > in->cap_seq)
-		in->cap_seq = seq;
-	if (in->caps & MDSP_CAP_SHARED) {
+	in->caps = caps;
+	in->cap_seq = seq;
+	if (lc_attrs_cached_locked(in)) {
 		uint64_t until = now_mono_ns() + lc_secs_ns(CFG_client_caps_timeout);
 		if (until > in->attr_until)
 			in->attr_until = until;
+	} else {
+		in->attr_until = 0;
 	}
 }
 
-static void send_ack(struct lclient *c, struct lc_inode *in, const struct mdsp_caps *m)
+uint32_t lc_caps_wanted_locked(const struct lc_inode *in)
 {
-	struct mdsp_caps ack = {
-		.op = MDSP_CAPS_ACK,
-		.ino = m->ino,
-		.caps = m->caps,
-		.wanted = 0,
-		.seq = m->seq,
-	};
-	if (in) {
-		pthread_mutex_lock(&in->lock);
-		ack.caps = in->caps;
-		ack.attr = in->mi;
+	uint32_t w = 0;
+
+	if (in->nopen > 0)
+		w |= MDSP_CAP_FILE_RD | MDSP_CAP_FILE_CACHE;
+	if (in->nwriters > 0)
+		w |= MDSP_CAP_FILE_WR | MDSP_CAP_FILE_BUFFER;
+	return w;
+}
+
+/* in->lock held: the caps message @op with our dirty size/mtime, which move
+ * to flushing_meta (sent, not acked) under a new flush tid. */
+static void fill_flush_locked(struct lclient *c, struct lc_inode *in, struct mdsp_caps *m)
+{
+	m->dirty = in->dirty_meta | in->flushing_meta;
+	if (!m->dirty)
+		return;
+	m->flush_tid = atomic_fetch_add(&c->flush_tid, 1) + 1;
+	m->attr.ino = in->ino;
+	m->attr.size = in->wsize;
+	m->attr.mtime = in->wmtime;
+}
+
+static void flush_sent_locked(struct lc_inode *in, const struct mdsp_caps *m)
+{
+	if (!m->flush_tid)
+		return;
+	in->flushing_meta |= in->dirty_meta;
+	in->dirty_meta = 0;
+	in->flush_tid = m->flush_tid;
+	in->flushing_size = m->attr.size;
+	in->flushing_mtime = m->attr.mtime;
+}
+
+int lc_cap_flush(struct lclient *c, struct lc_inode *in, uint64_t *tid)
+{
+	struct mdsp_caps m = { .op = MDSP_CAPS_FLUSH, .ino = in->ino };
+	int r = 0;
+
+	if (tid)
+		*tid = 0;
+	if (!c->mdsc)
+		return 0;
+	pthread_mutex_lock(&in->lock);
+	if (!in->dirty_meta) {
+		/* nothing new: wait for what is in flight, if anything */
+		if (tid && in->flushing_meta)
+			*tid = in->flush_tid;
 		pthread_mutex_unlock(&in->lock);
+		return 0;
 	}
-	if (c->mdsc)
-		mdsc_send_caps(c->mdsc, &ack);
+	fill_flush_locked(c, in, &m);
+	m.caps = in->caps;
+	m.wanted = lc_caps_wanted_locked(in);
+	m.seq = in->cap_seq;
+	/* sent under the inode lock: flushes of one inode leave in tid order,
+	 * and no UPDATE computed later can overtake this one */
+	r = mdsc_send_caps(c->mdsc, &m);
+	if (r == 0) {
+		flush_sent_locked(in, &m);
+		in->wanted_sent = m.wanted;
+		perf_inc(&c->perf.cap_flushes, 1);
+		if (tid)
+			*tid = m.flush_tid;
+	}
+	pthread_mutex_unlock(&in->lock);
+	if (r < 0)
+		dout(CLIENT, 5, "flush of inode %" PRIx64 " waits for the session: %s", in->ino, strerror(-r));
+	return r;
 }
 
-static void invalidate_kernel(struct lclient *c, struct lc_inode *in)
+/*
+ * A flush is sent again after a reconnect (lc_session_event); after the
+ * loss of the session it is dirty again and the flusher sends it anew under
+ * a newer tid, whose ack also ends this wait.
+ */
+int lc_cap_flush_wait(struct lclient *c, struct lc_inode *in, uint64_t tid)
 {
-	if (c->cb.inval_inode)
-		c->cb.inval_inode(c->cb_arg, in->ino, 0, 0);
+	if (!tid || !c->mdsc)
+		return 0;
+	pthread_mutex_lock(&in->lock);
+	while (in->flush_acked < tid) {
+		struct timespec dl = deadline_ms(1000);
+
+		pthread_cond_timedwait(&in->cond, &in->lock, &dl);
+		if (in->flush_acked < tid && in->dirty_meta && !in->flushing_meta) {
+			/* dirty again (a lost session): send it now, do not wait
+			 * for the flusher's next round */
+			pthread_mutex_unlock(&in->lock);
+			lc_cap_flush(c, in, &tid);
+			pthread_mutex_lock(&in->lock);
+			if (!tid)
+				break;
+		}
+	}
+	pthread_mutex_unlock(&in->lock);
+	return 0;
 }
 
-void lc_caps_process(struct lclient *c, struct cap_work *w)
+void lc_caps_update(struct lclient *c, struct lc_inode *in)
 {
-	const struct mdsp_caps *m = &w->caps;
-	struct lc_inode *in = lc_ino_to_inode(c, m->ino);
+	struct mdsp_caps m = { .op = MDSP_CAPS_UPDATE, .ino = in->ino };
+	uint32_t keep;
 
-	if (m->op != MDSP_CAPS_REVOKE) {
-		lc_put(c, in);
+	if (!c->mdsc)
+		return;
+	pthread_mutex_lock(&in->lock);
+	m.wanted = lc_caps_wanted_locked(in);
+	keep = in->caps;
+	if (!(m.wanted & MDSP_CAP_FILE_WR))
+		keep &= ~(uint32_t)(MDSP_CAP_FILE_WR | MDSP_CAP_FILE_BUFFER);
+	if (!m.wanted)
+		keep &= ~(uint32_t)MDSP_CAP_FILE_RD;
+	if (keep == in->caps && m.wanted == in->wanted_sent && !in->dirty_meta) {
+		pthread_mutex_unlock(&in->lock);
 		return;
 	}
+	if (in->dirty_meta && (in->caps & MDSP_CAP_FILE_WR)) {
+		m.op = MDSP_CAPS_FLUSH;
+		fill_flush_locked(c, in, &m);
+	}
+	m.caps = keep;
+	m.seq = in->cap_seq;
+	if (mdsc_send_caps(c->mdsc, &m) == 0) {
+		flush_sent_locked(in, &m);
+		in->caps = keep;
+		in->wanted_sent = m.wanted;
+		if (m.op == MDSP_CAPS_FLUSH)
+			perf_inc(&c->perf.cap_flushes, 1);
+	}
+	pthread_mutex_unlock(&in->lock);
+}
+
+void lc_release_caps(struct lclient *c, struct lc_inode *in, uint32_t caps, uint64_t seq)
+{
+	struct mdsp_caps m = { .op = MDSP_CAPS_RELEASE, .ino = in->ino, .caps = 0, .seq = seq };
+
+	if (!caps || !c->mdsc)
+		return;
+	perf_inc(&c->perf.caps_released, 1);
+	mdsc_send_caps(c->mdsc, &m);
+}
+
+/* Ack a revoke of @in (NULL: not cached, nothing to give up).  Dirty size
+ * and mtime ride in the ack. */
+static void send_ack(struct lclient *c, struct lc_inode *in, const struct mdsp_caps *rv)
+{
+	struct mdsp_caps ack = { .op = MDSP_CAPS_ACK, .ino = rv->ino, .seq = rv->seq };
+
+	if (!c->mdsc)
+		return;
+	if (!in) {
+		mdsc_send_caps(c->mdsc, &ack);
+		return;
+	}
+	pthread_mutex_lock(&in->lock);
+	ack.caps = in->caps;
+	ack.wanted = lc_caps_wanted_locked(in);
+	fill_flush_locked(c, in, &ack);
+	if (mdsc_send_caps(c->mdsc, &ack) == 0) {
+		flush_sent_locked(in, &ack);
+		in->wanted_sent = ack.wanted;
+		/* the MDS applies our flushes before the ack: from here on its
+		 * size and mtime are the file's, and someone else may change them */
+		if (!(in->caps & (MDSP_CAP_FILE_SHARED | MDSP_CAP_FILE_WR)))
+			in->meta_given_up = true;
+	}
+	pthread_mutex_unlock(&in->lock);
+}
+
+static void invalidate_kernel(struct lclient *c, uint64_t ino, off_t off)
+{
+	if (c->cb.inval_inode)
+		c->cb.inval_inode(c->cb_arg, ino, off, 0);
+}
+
+/* The frontend's invalidations have reached the kernel (bounded: see
+ * client/fuse/inval.c), before the ack lets the other client go on. */
+#define REVOKE_INVAL_WAIT_MS 100
+
+static void wait_kernel(struct lclient *c)
+{
+	if (c->cb.inval_wait)
+		c->cb.inval_wait(c->cb_arg, REVOKE_INVAL_WAIT_MS);
+}
+
+static void process_revoke(struct lclient *c, const struct mdsp_caps *m)
+{
+	struct lc_inode *in = lc_ino_to_inode(c, m->ino);
+	uint32_t keep = m->caps, had;
+	bool dir, dirty;
+	char ks[24];
+
 	perf_inc(&c->perf.caps_revoke, 1);
 	if (!in) {
 		send_ack(c, NULL, m);
 		return;
 	}
+	/* give up the bits first: from here on writes go through, reads and
+	 * getattr go to the store and the MDS */
 	pthread_mutex_lock(&in->lock);
-	uint32_t revoked = in->caps & ~m->caps;
-	in->caps &= m->caps;
+	had = in->caps;
+	in->caps &= keep;
 	if (m->seq > in->cap_seq)
 		in->cap_seq = m->seq;
-	bool dir = S_ISDIR(in->mi.mode);
-	pthread_mutex_unlock(&in->lock);
-	dout(CLIENT, 10, "revoke on %" PRIx64 ": caps 0x%x revoked 0x%x", m->ino, m->caps, revoked);
-
-	/* the writer's data and size must be at the MDS/store before the ack */
-	if (revoked & (MDSP_CAP_WR | MDSP_CAP_BUFFER | MDSP_CAP_EXCL)) {
-		int r = lc_wb_flush(c, in);
-		if (r < 0)
-			derr(CLIENT, "flush for revoke on %" PRIx64 ": %s", m->ino, strerror(-r));
-	}
-	if (revoked & (MDSP_CAP_SHARED | MDSP_CAP_RD | MDSP_CAP_EXCL)) {
-		pthread_mutex_lock(&in->lock);
+	if (!lc_attrs_cached_locked(in))
 		in->attr_until = 0;
-		if (in->rd) {
-			lc_rd_batch_put(in->rd);
-			in->rd = NULL;
-		}
-		pthread_mutex_unlock(&in->lock);
-		atomic_fetch_add(&in->data_gen, 1);
-		if (dir)
-			lc_dcache_revoke_dir(c, in);
-		invalidate_kernel(c, in);
+	dir = S_ISDIR(in->mi.mode);
+	dirty = in->dirty || in->flushing;
+	if (!(keep & MDSP_CAP_FILE_SHARED) && in->rd) {
+		lc_rd_batch_put(in->rd);
+		in->rd = NULL;
 	}
+	pthread_mutex_unlock(&in->lock);
+	dout(CLIENT, 10, "revoke on %" PRIx64 ": keep %s (had 0x%x) seq %" PRIu64, m->ino,
+	     mdsp_caps_str(keep, ks, sizeof(ks)), had, m->seq);
+
+	/* what we buffered must be in the objects before the ack */
+	if (!(keep & MDSP_CAP_FILE_BUFFER) && dirty) {
+		int r = lc_wb_flush_data(c, in);
+		if (r < 0)
+			derr(CLIENT, "writeback for the revoke on %" PRIx64 ": %s", m->ino, strerror(-r));
+	}
+	if (dir && !(keep & MDSP_CAP_AUTH_SHARED))
+		/* mode/owner change: names cached below may not be searchable
+		 * any more */
+		lc_dcache_revoke_dir(c, in);
+	if (dir && !(keep & MDSP_CAP_FILE_SHARED))
+		lc_dcache_negatives_gone(c, in);
+	if (!(keep & (dir ? MDSP_CAP_FILE_SHARED : MDSP_CAP_FILE_CACHE))) {
+		if (!dir)
+			atomic_fetch_add(&in->data_gen, 1);   /* readahead buffers */
+		invalidate_kernel(c, in->ino, 0);        /* pages (a directory's: its listing) and attributes */
+	} else if ((keep & MDSP_CAP_ATTR_SHARED) != MDSP_CAP_ATTR_SHARED) {
+		invalidate_kernel(c, in->ino, -1);       /* attributes only */
+	}
+	wait_kernel(c);
 	send_ack(c, in, m);
+	lc_put(c, in);
+}
+
+static void process_lease_revoke(struct lclient *c, const struct mdsp_caps *m)
+{
+	struct mdsp_caps ack = { .op = MDSP_CAPS_LEASE_ACK, .ino = m->ino, .seq = m->seq, .dname = m->dname };
+
+	perf_inc(&c->perf.lease_revoke, 1);
+	if (m->dname)
+		lc_dcache_revoke_lease(c, m->ino, m->dname);
+	wait_kernel(c);
+	if (c->mdsc)
+		mdsc_send_caps(c->mdsc, &ack);
+}
+
+void lc_caps_process(struct lclient *c, struct cap_work *w)
+{
+	switch (w->caps.op) {
+	case MDSP_CAPS_REVOKE:
+		process_revoke(c, &w->caps);
+		break;
+	case MDSP_CAPS_LEASE_REVOKE:
+		process_lease_revoke(c, &w->caps);
+		break;
+	default:
+		break;
+	}
+	free(w->caps.dname);
+}
+
+static void handle_grant(struct lclient *c, const struct mdsp_caps *m)
+{
+	struct lc_inode *in = lc_ino_to_inode(c, m->ino);
+
+	perf_inc(&c->perf.caps_grant, 1);
+	if (!in)
+		return;
+	/* the attributes as the MDS has them, then the caps over them */
+	if (m->attr.ino == m->ino)
+		lc_inode_refresh(in, &m->attr);
+	pthread_mutex_lock(&in->lock);
+	lc_caps_apply_locked(in, m->caps, m->seq);
+	pthread_mutex_unlock(&in->lock);
+	lc_put(c, in);
+}
+
+static void handle_flush_ack(struct lclient *c, const struct mdsp_caps *m)
+{
+	struct lc_inode *in = lc_ino_to_inode(c, m->ino);
+
+	if (!in)
+		return;
+	/* the inode as the flush left it; a newer reply (a truncate sent after
+	 * the flush, answered before this ack) wins by its change counter */
+	if (m->attr.ino == m->ino)
+		lc_inode_refresh(in, &m->attr);
+	pthread_mutex_lock(&in->lock);
+	if (m->flush_tid > in->flush_acked)
+		in->flush_acked = m->flush_tid;
+	if (in->flushing_meta && m->flush_tid >= in->flush_tid)
+		in->flushing_meta = 0;
+	pthread_cond_broadcast(&in->cond);
+	if (m->seq > in->cap_seq)
+		lc_caps_apply_locked(in, m->caps, m->seq);
+	pthread_mutex_unlock(&in->lock);
 	lc_put(c, in);
 }
 
@@ -120,61 +379,102 @@ void lc_caps_process(struct lclient *c, struct cap_work *w)
 void lc_handle_caps(void *arg, const struct mdsp_caps *m)
 {
 	struct lclient *c = arg;
-	struct lc_inode *in;
 
 	switch (m->op) {
 	case MDSP_CAPS_GRANT:
-		perf_inc(&c->perf.caps_grant, 1);
-		in = lc_ino_to_inode(c, m->ino);
-		if (!in)
-			return;
-		if (m->attr.ino == m->ino)
-			lc_inode_refresh(in, &m->attr);
-		pthread_mutex_lock(&in->lock);
-		if (m->seq >= in->cap_seq) {
-			uint32_t lost = in->caps & ~m->caps;
-			in->caps = m->caps;
-			in->cap_seq = m->seq;
-			if (lost & MDSP_CAP_SHARED)
-				in->attr_until = 0;
-		}
-		lc_caps_apply_locked(in, 0, 0);
-		pthread_mutex_unlock(&in->lock);
-		lc_put(c, in);
+		handle_grant(c, m);
 		break;
 	case MDSP_CAPS_REVOKE:
+	case MDSP_CAPS_LEASE_REVOKE:
 		lc_queue_cap_work(c, m);
 		break;
 	case MDSP_CAPS_FLUSH_ACK:
+		handle_flush_ack(c, m);
 		break;
 	default:
-		dout(CLIENT, 5, "ignoring caps op %u for %" PRIx64, m->op, m->ino);
+		dout(CLIENT, 5, "ignoring caps op %s for %" PRIx64, mdsp_caps_op_name(m->op), m->ino);
 		break;
 	}
 }
 
-/* session went stale or was evicted: every cap is gone */
+/* After a resumed session: flushes the MDS may not have journaled go again. */
+static void resend_flushes(struct lclient *c)
+{
+	struct cds_lfht_iter it;
+	struct lc_inode *in;
+
+	rcu_read_lock();
+	LC_LFHT_FOR_EACH(c->inodes, &it, in, hnode) {
+		struct mdsp_caps m = { .op = MDSP_CAPS_FLUSH, .ino = in->ino };
+
+		pthread_mutex_lock(&in->lock);
+		if (in->flushing_meta) {
+			m.dirty = in->flushing_meta;
+			m.flush_tid = in->flush_tid;
+			m.attr.ino = in->ino;
+			m.attr.size = in->flushing_size;
+			m.attr.mtime = in->flushing_mtime;
+			m.caps = in->caps;
+			m.wanted = lc_caps_wanted_locked(in);
+			m.seq = in->cap_seq;
+			mdsc_send_caps(c->mdsc, &m);
+		}
+		pthread_mutex_unlock(&in->lock);
+	}
+	rcu_read_unlock();
+}
+
+/* session went stale or was lost: every cap is gone */
 void lc_session_event(void *arg, uint32_t op)
 {
 	struct lclient *c = arg;
 	struct cds_lfht_iter it;
 	struct lc_inode *in;
 
-	if (op != MDSP_SESSION_STALE && op != MDSP_SESSION_EVICTED && op != MDSP_SESSION_CLOSE)
+	if (op == MDSP_SESSION_RECONNECT) {
+		if (c->mdsc)
+			resend_flushes(c);
 		return;
-	dinfo(CLIENT, "session %s: dropping caps and cached attributes", mdsp_session_op_name(op));
+	}
+	if (op != MDSP_SESSION_STALE && op != MDSP_SESSION_EVICTED && op != MDSP_SESSION_CLOSE &&
+	    op != MDSP_SESSION_OPEN)
+		return;
+	dinfo(CLIENT, "session %s: dropping %s", mdsp_session_op_name(op),
+	      op == MDSP_SESSION_STALE ? "cached names, attributes and data (the caps stay until the MDS says)"
+				       : "caps, leases and cached attributes");
 	rcu_read_lock();
 	LC_LFHT_FOR_EACH(c->inodes, &it, in, hnode) {
 		pthread_mutex_lock(&in->lock);
-		in->caps = 0;
 		in->attr_until = 0;
+		if (op != MDSP_SESSION_STALE) {
+			in->caps = 0;
+			/* a new session: the MDS knows nothing of ours */
+			in->cap_seq = 0;
+			in->wanted_sent = 0;
+			if (in->flushing_meta) {
+				in->dirty_meta |= in->flushing_meta;
+				in->flushing_meta = 0;
+				pthread_cond_broadcast(&in->cond);
+			}
+		}
+		if (in->rd) {
+			lc_rd_batch_put(in->rd);
+			in->rd = NULL;
+		}
 		pthread_mutex_unlock(&in->lock);
 		atomic_fetch_add(&in->dgen, 1);
+		atomic_fetch_add(&in->ngen, 1);
+		atomic_fetch_add(&in->data_gen, 1);
+		/* what the kernel caches on the strength of our caps goes too
+		 * (the callbacks only queue) */
+		if (c->cb.inval_inode)
+			c->cb.inval_inode(c->cb_arg, in->ino, 0, 0);
 	}
 	rcu_read_unlock();
+	lc_dcache_drop_all(c);
 }
 
-/* session thread, after a lost connection: the caps we hold, for RECONNECT */
+/* session thread, after a lost connection: the caps and leases we hold, for RECONNECT */
 int lc_reconnect_caps(void *arg, struct mdsp_cap_reconnect **out, uint32_t *nout)
 {
 	struct lclient *c = arg;
@@ -192,10 +492,9 @@ int lc_reconnect_caps(void *arg, struct mdsp_cap_reconnect **out, uint32_t *nout
 		if (atomic_load(&in->unhashed))
 			continue;
 		pthread_mutex_lock(&in->lock);
-		uint32_t caps = in->caps;
-		bool want_wr = in->nwriters > 0 || in->dirty || in->dirty_meta;
+		uint32_t caps = in->caps, wanted = lc_caps_wanted_locked(in);
 		pthread_mutex_unlock(&in->lock);
-		if (!caps)
+		if (!caps && !wanted)
 			continue;
 		if (n == cap) {
 			struct mdsp_cap_reconnect *nv = realloc(v, cap * 2 * sizeof(*v));
@@ -204,13 +503,18 @@ int lc_reconnect_caps(void *arg, struct mdsp_cap_reconnect **out, uint32_t *nout
 			v = nv;
 			cap *= 2;
 		}
+		memset(&v[n], 0, sizeof(v[n]));
 		v[n].ino = in->ino;
 		v[n].caps = caps;
-		v[n].wanted = caps & (want_wr ? ~0u : ~(uint32_t)(MDSP_CAP_WR | MDSP_CAP_BUFFER));
+		v[n].wanted = wanted;
+		v[n].seq = in->cap_seq;
 		n++;
 	}
 	rcu_read_unlock();
 	*out = v;
 	*nout = (uint32_t)n;
+	/* best effort: a lease we cannot report is one the MDS will not revoke
+	 * from us, and the name's kernel timeout bounds how long that lasts */
+	lc_dcache_reconnect_leases(c, out, nout, cap);
 	return 0;
 }

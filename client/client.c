@@ -185,13 +185,17 @@ int lc_req_run(struct lclient *c, struct mds_request *req, struct lc_inode **tar
 	if (!rep)
 		return r;
 	if (rep->has_dir && rep->dir.ino)
-		din = lc_inode_update(c, &rep->dir, 0, 0);
+		din = lc_inode_update(c, &rep->dir, rep->dir_caps, rep->dir_cap_seq);
 	if (rep->has_target && rep->target.ino)
 		tin = lc_inode_update(c, &rep->target, rep->caps, rep->cap_seq);
 	/* the trace's dentry names the target only for these ops (LOOKUPPARENT's
-	 * names the child whose parent the target is) */
-	if (r == 0 && din && rep->dname && tin && tin != din && trace_names_target(req->args.op))
-		lc_dcache_add(c, din, rep->dname, tin->ino);
+	 * names the child whose parent the target is); cached under its lease */
+	if (r == 0 && din && rep->dname && tin && tin != din && trace_names_target(req->args.op)) {
+		if (rep->trace_flags & MDSP_TRACE_LEASE)
+			lc_dcache_add_lease(c, din, rep->dname, tin->ino, rep->lease_seq);
+		else
+			lc_dcache_add(c, din, rep->dname, tin->ino);
+	}
 	/* a change applied but not yet journaled: the inodes of the trace
 	 * depend on it until its SAFE reply (fsync waits for it) */
 	if (r == 0 && mdsc_request_safe_state(req) == 0) {
@@ -256,6 +260,9 @@ static void perf_register(struct lclient *c)
 	C(size_reports);
 	C(caps_grant);
 	C(caps_revoke);
+	C(lease_revoke);
+	C(cap_flushes);
+	C(caps_released);
 	C(ino_evicted);
 	C(index_ops);
 	C(purge_files);
@@ -470,10 +477,30 @@ static void set_session_meta(struct lclient *c, const char *host, const char *ro
 		mdsc_set_meta(c->mdsc, "mount_point", c->mounted_at);
 }
 
+static int mount_mds(struct lclient *c, const char *root_path);
+
+int lclient_mount_shared(struct lclient *c, struct lclient *with, const char *root_path)
+{
+	int r;
+
+	if (c->mounted || !with->mounted)
+		return -EINVAL;
+	c->store = with->store;
+	c->data = with->data;
+	c->store_borrowed = true;
+	c->data_indexed = with->data_indexed;
+	r = mount_mds(c, root_path);
+	if (r < 0) {
+		c->store = NULL;
+		c->data = NULL;
+		c->store_borrowed = false;
+	}
+	return r;
+}
+
 int lclient_mount(struct lclient *c, const char *root_path)
 {
 	struct store_config sc;
-	char name[128], host[64];
 	bool local;
 	int r;
 
@@ -512,6 +539,23 @@ int lclient_mount(struct lclient *c, const char *root_path)
 	r = data_pool_check(c);
 	if (r < 0)
 		goto out_pool;
+	r = mount_mds(c, root_path);
+	if (r == 0)
+		return 0;
+out_pool:
+	store_pool_close(c->data);
+	c->data = NULL;
+out_store:
+	store_close(c->store);
+	c->store = NULL;
+	return r;
+}
+
+/* The MDS half of a mount: session, root, flusher, purger. */
+static int mount_mds(struct lclient *c, const char *root_path)
+{
+	char name[128], host[64];
+	int r;
 
 	if (gethostname(host, sizeof(host)) < 0)
 		snprintf(host, sizeof(host), "localhost");
@@ -520,7 +564,7 @@ int lclient_mount(struct lclient *c, const char *root_path)
 	r = mdsc_create(c->mds_addr, name, &client_mdsc_ops, c, &c->mdsc);
 	if (r < 0) {
 		derr(CLIENT, "mount: bad MDS address %s: %s", c->mds_addr, strerror(-r));
-		goto out_pool;
+		return r;
 	}
 	set_session_meta(c, host, root_path);
 	double tmo = lc_secs(CFG_client_mount_timeout);
@@ -537,8 +581,9 @@ int lclient_mount(struct lclient *c, const char *root_path)
 	r = lc_flusher_start(c);
 	if (r < 0)
 		goto out_root;
-	/* resume the purges an earlier mount left unfinished */
-	r = lc_purge_start(c);
+	/* resume the purges an earlier mount left unfinished (a mount sharing
+	 * another's store, in tests, leaves that to the other's purger) */
+	r = c->store_borrowed ? 0 : lc_purge_start(c);
 	if (r < 0) {
 		lc_flusher_stop(c);
 		goto out_root;
@@ -562,12 +607,6 @@ out_root:
 out_mdsc:
 	mdsc_destroy(c->mdsc);
 	c->mdsc = NULL;
-out_pool:
-	store_pool_close(c->data);
-	c->data = NULL;
-out_store:
-	store_close(c->store);
-	c->store = NULL;
 	return r;
 }
 
@@ -595,6 +634,9 @@ void lclient_unmount(struct lclient *c)
 	/* within one slice; the rest is resumed by the next mount */
 	lc_purge_stop(c);
 	if (c->mdsc) {
+		/* sizes and mtimes in CAPS FLUSHes must be journaled first */
+		if (lc_wait_flushes(c, lc_secs_ns(CFG_client_mount_timeout)) < 0)
+			derr(CLIENT, "unmount: the MDS did not acknowledge every size/mtime flush");
 		/* waits for SAFE replies itself, bounded: an unmount must not
 		 * hang on an MDS that is gone (a plain mdsc_sync would, with
 		 * client_request_timeout 0, forever) */
@@ -617,7 +659,7 @@ void lclient_destroy(struct lclient *c)
 	}
 	lc_dcache_destroy(c);
 	lc_icache_destroy(c);
-	if (c->store) {
+	if (c->store && !c->store_borrowed) {
 		if (c->data)
 			store_pool_close(c->data);
 		store_close(c->store);
@@ -655,28 +697,44 @@ uint64_t lc_max_file_size(struct lclient *c)
 	return v > (uint64_t)INT64_MAX ? (uint64_t)INT64_MAX : v;
 }
 
+/*
+ * The frontend's kernel caches follow the caps: long (client_caps_timeout)
+ * while what they cache is covered, zero otherwise, so that nothing the
+ * MDS could not revoke from us is cached anywhere.
+ */
 double lc_entry_timeout(struct lclient *c, struct lc_inode *in)
 {
-	bool shared = false;
+	bool cached = false;
 
 	if (in) {
 		pthread_mutex_lock(&in->lock);
-		shared = in->caps & MDSP_CAP_SHARED;
+		cached = lc_attrs_cached_locked(in);
 		pthread_mutex_unlock(&in->lock);
 	}
-	return lc_secs(shared ? CFG_client_caps_timeout : CFG_client_entry_timeout);
+	return cached ? lc_secs(CFG_client_caps_timeout) : 0;
 }
 
 double lc_attr_timeout(struct lclient *c, struct lc_inode *in)
 {
-	bool shared = false;
+	bool cached = false;
 
 	if (in) {
 		pthread_mutex_lock(&in->lock);
-		shared = in->caps & MDSP_CAP_SHARED;
+		cached = lc_attrs_cached_locked(in);
 		pthread_mutex_unlock(&in->lock);
 	}
-	return lc_secs(shared ? CFG_client_caps_timeout : CFG_client_attr_timeout);
+	return cached ? lc_secs(CFG_client_caps_timeout) : 0;
+}
+
+bool lc_fh_cacheable(struct lc_fh *fh)
+{
+	struct lc_inode *in = fh->in;
+	bool ok;
+
+	pthread_mutex_lock(&in->lock);
+	ok = !in->c->mdsc || (in->caps & MDSP_CAP_FILE_CACHE);
+	pthread_mutex_unlock(&in->lock);
+	return ok;
 }
 
 /* ---- admin socket ------------------------------------------------------------ */

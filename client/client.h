@@ -76,6 +76,9 @@ struct lc_attr {
 struct lc_callbacks {
 	void (*inval_inode)(void *arg, uint64_t ino, off_t off, off_t len);
 	void (*inval_dentry)(void *arg, uint64_t parent_ino, const char *name);
+	/* optional: wait (at most @timeout_ms) until the invalidations passed
+	 * so far have reached the kernel; a revoke is acked after it */
+	void (*inval_wait)(void *arg, int timeout_ms);
 };
 
 /*
@@ -315,18 +318,29 @@ uint64_t lc_max_file_size(struct lclient *c);
  * lc_dentry_timeout - seconds the frontend may let its kernel cache the
  * entry @name of @dir (-> @in), remembered until then, so that a later
  * change of @dir's permissions can take it back (the client invalidates it
- * through lc_callbacks.inval_dentry).  0 when @dir is not searchable by
- * everyone: a kernel without default_permissions checks nothing itself and
- * would walk any user through a cached name, so it must ask again (FUSE
- * LOOKUP) with each caller's credentials.
+ * through lc_callbacks.inval_dentry): client_caps_timeout while we hold a
+ * lease on the name (the MDS revokes it before anyone changes the name),
+ * else 0.  0 also when @dir is not searchable by everyone: a kernel without
+ * default_permissions checks nothing itself and would walk any user through
+ * a cached name, so it must ask again (FUSE LOOKUP) with each caller's
+ * credentials.
  * lc_negative_timeout - the same for a negative entry the frontend would
- * cache for @secs (0 in such directories too).
+ * cache for @secs: only while we hold @dir's Fs (0 in such directories too).
  */
 double lc_dentry_timeout(struct lclient *c, struct lc_inode *dir, const char *name, struct lc_inode *in);
 double lc_negative_timeout(struct lclient *c, struct lc_inode *dir, const char *name, double secs);
 
-/** lc_entry_timeout, lc_attr_timeout - seconds the frontend may cache (from config / caps). */
+/**
+ * lc_entry_timeout, lc_attr_timeout - seconds the frontend may cache @in's
+ * attributes: client_caps_timeout while the MDS's caps cover all of them,
+ * else 0 (lc_entry_timeout is the same; use lc_dentry_timeout for a name).
+ */
 double lc_entry_timeout(struct lclient *c, struct lc_inode *in);
 double lc_attr_timeout(struct lclient *c, struct lc_inode *in);
+/**
+ * lc_fh_cacheable - the file's data may be cached (we hold Fc: nobody else
+ * writes it).  A frontend opens without it uncached (FUSE direct_io).
+ */
+bool lc_fh_cacheable(struct lc_fh *fh);
 
 #endif

@@ -95,14 +95,17 @@ struct lc_inode {
 	_Atomic uint64_t last_used;  /* mono ns of the last lookup: trimming order */
 	_Atomic bool unhashed;       /* removed from c->inodes: last put frees */
 	_Atomic uint64_t dgen;       /* dirs: bumping it invalidates every cached dentry below */
+	_Atomic uint64_t ngen;       /* dirs: bumping it invalidates the negative dentries (Fs lost) */
+	_Atomic bool kernel_negatives; /* dirs: the frontend's kernel was given negative entries */
 	_Atomic uint64_t data_gen;   /* bumped on every write/truncate: stale readahead check */
 
 	pthread_mutex_t lock;        /* protects everything below */
 	pthread_cond_t cond;         /* flushing done, dirty bytes written */
 	struct mdsp_inode mi;        /* attributes as last known (size: see wsize) */
-	uint64_t attr_until;         /* mono ns: attrs valid until then without caps */
-	uint32_t caps;               /* MDSP_CAP_* issued */
-	uint64_t cap_seq;
+	uint64_t attr_until;         /* mono ns: cached attrs usable until then (0 without caps) */
+	uint32_t caps;               /* MDSP_CAP_* held (caps.c) */
+	uint64_t cap_seq;            /* sequence of the last cap state applied */
+	uint32_t wanted_sent;        /* file caps we last told the MDS we want */
 	char *symlink;               /* symlinks: cached target (immutable) */
 	struct rd_batch *rd;         /* dirs: last READDIR batch */
 
@@ -112,9 +115,18 @@ struct lc_inode {
 	size_t dirty_bytes;          /* bytes in dirty (capacity, for the bound) */
 	bool flushing_now;           /* one writeback per inode at a time */
 	int wb_err;                  /* first writeback error, reported by flush/fsync */
-	uint64_t wsize;              /* size including buffered writes (>= mi.size while dirty_meta) */
+	uint64_t wsize;              /* size our writes not yet flushed give the file (while
+				      * (dirty|flushing)_meta & SIZE); without Fs it does not
+				      * include a size we cached, which another client may have cut */
 	struct mdsp_time wmtime;     /* mtime of the last local write */
-	uint32_t dirty_meta;         /* MDSP_DIRTY_SIZE|MTIME not yet reported to the MDS */
+	uint32_t dirty_meta;         /* MDSP_DIRTY_SIZE|MTIME not yet sent to the MDS */
+	uint32_t flushing_meta;      /* sent in a CAPS FLUSH/ACK, not yet acked (FLUSH_ACK) */
+	uint64_t flush_tid;          /* the FLUSH that carries flushing_meta */
+	uint64_t flush_acked;        /* highest flush tid the MDS acked */
+	uint64_t flushing_size;      /* what it carries */
+	bool meta_given_up;          /* Fs/Fw revoked after our flushes: the MDS's size and
+				      * mtime have them, ours no longer override (until we write) */
+	struct mdsp_time flushing_mtime;
 	uint64_t wchange_base;       /* mi.change the local write count below counts from */
 	uint32_t wchanges;           /* local writes since mi.change was wchange_base (lc_attr.change) */
 	bool on_dirty_list;          /* holds a reference while set */
@@ -139,6 +151,8 @@ struct lc_inode {
 	 * set (objio.c): the first write to any other object sets its key first.
 	 * Its own (xarray) lock; not under in->lock. */
 	struct xarray objs;
+	bool capupd_queued;          /* on c->capupd (holds a reference); protected by c->work_lock */
+	struct lc_inode *capupd_next;
 };
 
 /* readahead buffer size classes: 128 KiB (LC_RA_POOL_MIN) to 4 MiB, powers of two */
@@ -168,17 +182,17 @@ struct lc_perf {
 	struct perf_counter ra_hit, ra_wait, ra_miss, ra_bytes, ra_buf_reuse;
 	struct perf_counter wb_bytes, wb_ops, wb_throttle;
 	struct perf_counter size_reports;
-	struct perf_counter caps_grant, caps_revoke;
+	struct perf_counter caps_grant, caps_revoke, lease_revoke, cap_flushes, caps_released;
 	struct perf_counter ino_evicted;
 	struct perf_counter index_ops;
 	struct perf_counter purge_files, purge_objects, purge_queued;
 	struct hist read_lat, write_lat, flush_lat;
 };
 
-/* queued cap work for the flusher thread (revokes need I/O and MDS calls) */
+/* queued cap work for the flusher thread (revokes need store I/O) */
 struct cap_work {
 	struct cap_work *next;
-	struct mdsp_caps caps;
+	struct mdsp_caps caps;       /* caps.dname is owned */
 };
 
 struct lclient {
@@ -193,6 +207,8 @@ struct lclient {
 	struct store_pool *data;
 	bool data_indexed;           /* every file in the data pool keeps an object index (set at mount) */
 	struct lc_purger *purger;    /* purge.c; NULL until started */
+	bool store_borrowed;         /* store/data belong to another lclient (tests) */
+	_Atomic uint64_t flush_tid;  /* last CAPS FLUSH tid */
 	struct mds_client *mdsc;
 	bool mounted;
 	struct lc_inode *root;       /* holds a reference */
@@ -231,6 +247,7 @@ struct lclient {
 	pthread_mutex_t work_lock;   /* protects work, stop, kick */
 	pthread_cond_t work_cond;
 	struct cap_work *work, **work_tail;
+	struct lc_inode *capupd;     /* inodes whose wanted caps changed (lc_caps_update_later) */
 	bool stop, kick;
 
 	/* the last statfs the MDS answered: lc_statfs answers from it while the
@@ -319,8 +336,29 @@ void lc_dcache_destroy(struct lclient *c);
  * not to exist), or 0 if not cached / expired.
  */
 int lc_dcache_lookup(struct lclient *c, struct lc_inode *dir, const char *name, uint64_t *ino);
-/** lc_dcache_add - cache @name -> @ino (0: negative) in @dir. */
+/**
+ * lc_dcache_add - @name in @dir is @ino (0: it does not exist).  A name is
+ * only cached under a lease (lc_dcache_add_lease); this one keeps a leased
+ * entry that says the same, drops any other, and caches a negative entry
+ * while @dir holds Fs (which covers names known not to exist).
+ */
 void lc_dcache_add(struct lclient *c, struct lc_inode *dir, const char *name, uint64_t ino);
+/** lc_dcache_add_lease - cache @name -> @ino under the lease with sequence @seq. */
+void lc_dcache_add_lease(struct lclient *c, struct lc_inode *dir, const char *name, uint64_t ino, uint64_t seq);
+/** lc_dcache_leased - @name in @dir is cached under a lease (a long kernel entry timeout is safe). */
+bool lc_dcache_leased(struct lclient *c, struct lc_inode *dir, const char *name);
+/** lc_dcache_revoke_lease - the MDS revokes the lease on @name in @dir_ino: forget it (and tell the frontend). */
+void lc_dcache_revoke_lease(struct lclient *c, uint64_t dir_ino, const char *name);
+/** lc_dcache_drop_all - the session's leases are gone: forget every name (and tell the frontend). */
+void lc_dcache_drop_all(struct lclient *c);
+/** lc_dcache_negatives_gone - @dir lost Fs: its negative entries are not valid any more (ours and the kernel's). */
+void lc_dcache_negatives_gone(struct lclient *c, struct lc_inode *dir);
+/**
+ * lc_dcache_reconnect_leases - append the leases we hold to the RECONNECT
+ * array *@v (*@n used of @cap); may grow it.  Return 0 or -ENOMEM (then
+ * what was collected stays).
+ */
+int lc_dcache_reconnect_leases(struct lclient *c, struct mdsp_cap_reconnect **v, uint32_t *n, size_t cap);
 void lc_dcache_remove(struct lclient *c, uint64_t dir_ino, const char *name);
 /** lc_dcache_invalidate_dir - forget every cached dentry of @dir (O(1)). */
 void lc_dcache_invalidate_dir(struct lc_inode *dir);
@@ -329,13 +367,49 @@ void lc_dcache_trim(struct lclient *c);
 void lc_dcache_revoke_dir(struct lclient *c, struct lc_inode *dir);
 
 /* ---- caps.c -------------------------------------------------------------- */
-/** lc_caps_apply_locked - in->lock held: record caps granted in a reply. */
+/**
+ * lc_caps_apply_locked - in->lock held: the caps of a reply or grant with
+ * sequence @seq are the inode's caps now, unless a newer state was applied.
+ * Attributes stay cached (attr_until) only while they are all covered.
+ */
 void lc_caps_apply_locked(struct lc_inode *in, uint32_t caps, uint64_t seq);
+/** lc_attrs_cached_locked - in->lock held: the caps cover every attribute. */
+bool lc_attrs_cached_locked(const struct lc_inode *in);
 void lc_handle_caps(void *arg, const struct mdsp_caps *caps);
 void lc_session_event(void *arg, uint32_t op);
 int lc_reconnect_caps(void *arg, struct mdsp_cap_reconnect **caps, uint32_t *ncaps);
 /** lc_caps_process - the flusher thread runs queued revokes. */
 void lc_caps_process(struct lclient *c, struct cap_work *w);
+/** lc_caps_wanted_locked - in->lock held: the file caps the open handles want. */
+uint32_t lc_caps_wanted_locked(const struct lc_inode *in);
+/**
+ * lc_caps_update - tell the MDS what @in's open handles want now and give
+ * up what nothing needs (Fw/Fb once the last writer closed); carries dirty
+ * size/mtime as a FLUSH if there are any.  No lock held.
+ */
+void lc_caps_update(struct lclient *c, struct lc_inode *in);
+/**
+ * lc_caps_update_later - lc_caps_update from the flusher thread, soon (its
+ * next round, within 250 ms): a close with nothing dirty, so that a storm
+ * of create/close does not cost the MDS a message per close right away.
+ */
+void lc_caps_update_later(struct lclient *c, struct lc_inode *in);
+/**
+ * lc_caps_update_pending - send @ino's queued cap update now: before we
+ * remove a name, the MDS must know we closed its file (or it keeps it as an
+ * orphan for us).
+ */
+void lc_caps_update_pending(struct lclient *c, uint64_t ino);
+/**
+ * lc_cap_flush - send @in's dirty size/mtime to the MDS in a CAPS FLUSH
+ * (never blocks on the MDS).  *@tid gets the flush to wait for (0: none).
+ * Return: 0, or -ENOTCONN when no session is open (they stay dirty).
+ */
+int lc_cap_flush(struct lclient *c, struct lc_inode *in, uint64_t *tid);
+/** lc_cap_flush_wait - wait until the flush @tid of @in is journaled at the MDS. */
+int lc_cap_flush_wait(struct lclient *c, struct lc_inode *in, uint64_t tid);
+/** lc_release_caps - @in leaves the cache: drop its caps at the MDS. */
+void lc_release_caps(struct lclient *c, struct lc_inode *in, uint32_t caps, uint64_t seq);
 
 /* ---- readdir.c ----------------------------------------------------------- */
 void lc_rd_batch_put(struct rd_batch *b);
@@ -421,8 +495,12 @@ struct lc_extent *lc_wb_snapshot(struct lc_inode *in, uint64_t off, size_t len);
 void lc_wb_apply_snapshot(struct lc_extent *snap, uint64_t off, size_t len, char *buf);
 /** lc_wb_flush_data - write back @in's dirty extents and wait.  Return: 0 or the writeback error. */
 int lc_wb_flush_data(struct lclient *c, struct lc_inode *in);
-/** lc_wb_report - send dirty size/mtime to the MDS (SETATTR). */
+/** lc_wb_report - send dirty size/mtime to the MDS (a CAPS FLUSH; does not wait). */
 int lc_wb_report(struct lclient *c, struct lc_inode *in);
+/** lc_wb_note_write_locked - in->lock held: a write ended at @end (wsize). */
+void lc_wb_note_write_locked(struct lc_inode *in, uint64_t end);
+/** lc_wait_flushes - wait (at most @timeout_ns) until every CAPS FLUSH is acked. */
+int lc_wait_flushes(struct lclient *c, uint64_t timeout_ns);
 /** lc_wb_flush - data then metadata for one inode. */
 int lc_wb_flush(struct lclient *c, struct lc_inode *in);
 /** lc_wb_discard_past - drop buffered data at or past @size (truncate). */
@@ -477,6 +555,25 @@ void lc_purge_enqueue(struct lclient *c, uint64_t ino, uint32_t osize, uint64_t 
 /* ---- internal construction for tests (no MDS) ----------------------------- */
 /** lclient_create_local - a client on an open data pool, no MDS session. */
 int lclient_create_local(struct store_pool *data, struct lclient **out);
+/**
+ * lclient_mount_shared - mount @c like lclient_mount, with the object store
+ * of the mounted @with instead of one of its own (two clients of one
+ * filesystem in one test process: the local store admits one opener).
+ * @with must stay mounted until @c is unmounted.
+ */
+int lclient_mount_shared(struct lclient *c, struct lclient *with, const char *root_path);
+
+/*
+ * in->lock held: our own writes define the size and mtime (wsize, wmtime)
+ * over what the MDS last said: while they are not all acked and we hold
+ * Fs or Fw.  Without either, another client may have changed them since
+ * (a revoke of Fs comes after our flush, so the MDS's answer has ours).
+ */
+static inline bool lc_meta_ours_locked(const struct lc_inode *in)
+{
+	return ((in->dirty_meta | in->flushing_meta) & MDSP_DIRTY_SIZE) && !in->meta_given_up &&
+	       (!in->c->mdsc || (in->caps & (MDSP_CAP_FILE_SHARED | MDSP_CAP_FILE_WR)));
+}
 
 static inline struct mdsp_time lc_now_mdsp(void)
 {

@@ -4,26 +4,36 @@
  * One cds_lfht for all directories, keyed by (parent ino, name): lookups of
  * a cached name take no lock at all, which is what a storm of stat()s
  * through FUSE on one big directory needs.  An entry maps the name to an
- * ino (0: a negative entry, the name is known not to exist) and is valid
- * until its deadline (client_entry_timeout, client_negative_timeout, or
- * client_caps_timeout while the directory holds shared caps) and while the
- * parent's dentry generation (dir->dgen) is the one it was cached under.
- * Bumping dgen invalidates every entry of a directory in O(1); the stale
- * entries are replaced on the next lookup or dropped by the trimmer.
+ * ino (0: a negative entry, the name is known not to exist).
+ *
+ * What makes an entry valid is what the MDS granted (caps.c, mds/locker.c):
+ *  - a positive entry, a lease on that dentry: valid until the MDS revokes
+ *    it (before anyone changes the name) or we release it (trimming);
+ *  - a negative entry, Fs on the directory: valid while the directory's
+ *    negative generation (dir->ngen, bumped when Fs goes) is the one it was
+ *    cached under;
+ *  - both, while the directory's dentry generation (dir->dgen, bumped when
+ *    the session and every lease with it is lost) is unchanged.
+ * Without a lease or Fs nothing is cached.  A revoked lease leaves a dead
+ * entry behind that remembers the revoked sequence, so a reply that was
+ * already on its way with that (older) lease cannot bring the name back.
  *
  * Entries hold no inode reference: a hit resolves the ino through the inode
  * cache, and an evicted inode simply turns the hit into a miss.
  *
  * The table is also the record of the names the frontend handed its kernel
- * (lc_dentry_timeout: kernel_until), so that a change of a directory's
- * permissions can take every one of them back (lc_dcache_revoke_dir): the
- * kernel caches a name for every user alike, and without
- * default_permissions it checks nothing itself, so a name cached while
- * everyone could search the directory must go when that is no longer so.
- * Names in directories not everyone may search are handed out with timeout
- * 0, so the kernel asks again with each caller's credentials.  An entry the
- * kernel may still hold is never dropped silently: the trimmer tells the
- * frontend first.
+ * (lc_dentry_timeout, lc_negative_timeout: kernel_until), so that a change
+ * of a directory's permissions can take every one of them back
+ * (lc_dcache_revoke_dir): the kernel caches a name for every user alike,
+ * and without default_permissions it checks nothing itself, so a name
+ * cached while everyone could search the directory must go when that is no
+ * longer so.  Names in directories not everyone may search are handed out
+ * with timeout 0, so the kernel asks again with each caller's credentials.
+ * The kernel gets a positive name only while we hold its lease and a
+ * negative one only while we hold the directory's Fs; when either goes the
+ * kernel is told (lc_dcache_revoke_lease, lc_dcache_negatives_gone).  An
+ * entry the kernel may still hold is never dropped silently: the trimmer
+ * tells the frontend first.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -40,7 +50,10 @@ struct lc_dentry {
 	uint64_t parent;
 	uint64_t ino;       /* 0: negative */
 	uint64_t dgen;      /* parent's dgen at insert */
-	uint64_t until;     /* mono ns: valid for our own lookups until then (0: never) */
+	uint64_t ngen;      /* parent's ngen at insert (negative entries) */
+	uint64_t until;     /* mono ns: kept (and trimmed) no longer than this */
+	uint64_t lease_seq; /* positive: the lease it is cached under; dead: the one revoked */
+	bool dead;          /* the lease was revoked: a miss, and older leases stay out */
 	_Atomic uint64_t kernel_until;  /* mono ns: the frontend's kernel may hold the name until then */
 	char name[];
 };
@@ -109,7 +122,9 @@ int lc_dcache_lookup(struct lclient *c, struct lc_inode *dir, const char *name, 
 	node = cds_lfht_iter_get_node(&it);
 	if (node) {
 		struct lc_dentry *d = caa_container_of(node, struct lc_dentry, hnode);
-		if (d->dgen == atomic_load_explicit(&dir->dgen, memory_order_acquire) && now_mono_ns() < d->until) {
+		if (!d->dead && d->dgen == atomic_load_explicit(&dir->dgen, memory_order_acquire) &&
+		    now_mono_ns() < d->until &&
+		    (d->ino || d->ngen == atomic_load_explicit(&dir->ngen, memory_order_acquire))) {
 			*ino = d->ino;
 			found = 1;
 		}
@@ -118,46 +133,15 @@ int lc_dcache_lookup(struct lclient *c, struct lc_inode *dir, const char *name, 
 	return found;
 }
 
-static void insert(struct lclient *c, struct lc_inode *dir, const char *name, size_t nl, struct lc_dentry *d,
-		   uint64_t ino, uint64_t until, uint64_t kernel_until);
-
-void lc_dcache_add(struct lclient *c, struct lc_inode *dir, const char *name, uint64_t ino)
+/* Insert @d (replacing any entry of the name, but keeping what the kernel
+ * was told of it). */
+static void insert(struct lclient *c, struct lc_dentry *d)
 {
-	size_t nl = strlen(name);
-	struct lc_dentry *d = malloc(sizeof(*d) + nl + 1);
-	uint64_t tmo;
+	struct dkey k = { .parent = d->parent, .name = d->name };
+	struct cds_lfht_node *old;
 
-	if (!d)
-		return;
-	if (ino == 0)
-		tmo = lc_secs_ns(CFG_client_negative_timeout);
-	else {
-		pthread_mutex_lock(&dir->lock);
-		bool shared = dir->caps & MDSP_CAP_SHARED;
-		pthread_mutex_unlock(&dir->lock);
-		tmo = lc_secs_ns(shared ? CFG_client_caps_timeout : CFG_client_entry_timeout);
-	}
-	/* tmo 0: not valid for our lookups, but what the kernel was told of
-	 * the name is carried over */
-	insert(c, dir, name, nl, d, ino, tmo ? now_mono_ns() + tmo : 0, 0);
-}
-
-/* put @d (allocated for @name) in the table, replacing the old entry but
- * keeping what the kernel was told of it */
-static void insert(struct lclient *c, struct lc_inode *dir, const char *name, size_t nl, struct lc_dentry *d,
-		   uint64_t ino, uint64_t until, uint64_t kernel_until)
-{
-	cds_lfht_node_init(&d->hnode);
-	d->parent = dir->ino;
-	d->ino = ino;
-	d->dgen = atomic_load(&dir->dgen);
-	d->until = until;
-	atomic_init(&d->kernel_until, kernel_until);
-	memcpy(d->name, name, nl + 1);
-
-	struct dkey k = { .parent = dir->ino, .name = d->name };
 	rcu_read_lock();
-	struct cds_lfht_node *old = cds_lfht_add_replace(c->dentries, dhash(k.parent, name), dmatch, &k, &d->hnode);
+	old = cds_lfht_add_replace(c->dentries, dhash(k.parent, d->name), dmatch, &k, &d->hnode);
 	if (old) {
 		struct lc_dentry *o = caa_container_of(old, struct lc_dentry, hnode);
 		uint64_t ku = atomic_load(&o->kernel_until), cur = atomic_load(&d->kernel_until);
@@ -172,6 +156,105 @@ static void insert(struct lclient *c, struct lc_inode *dir, const char *name, si
 		atomic_fetch_add(&c->ndentries, 1);
 }
 
+static struct lc_dentry *dentry_new(struct lc_inode *dir, const char *name, uint64_t ino)
+{
+	size_t nl = strlen(name);
+	struct lc_dentry *d = calloc(1, sizeof(*d) + nl + 1);
+
+	if (!d)
+		return NULL;
+	cds_lfht_node_init(&d->hnode);
+	d->parent = dir->ino;
+	d->ino = ino;
+	d->dgen = atomic_load(&dir->dgen);
+	memcpy(d->name, name, nl + 1);
+	return d;
+}
+
+/* The entry of @name, if cached.  Context: rcu_read_lock() held. */
+static struct lc_dentry *find_rcu(struct lclient *c, uint64_t parent, const char *name)
+{
+	struct dkey k = { .parent = parent, .name = name };
+	struct cds_lfht_iter it;
+	struct cds_lfht_node *node;
+
+	cds_lfht_lookup(c->dentries, dhash(parent, name), dmatch, &k, &it);
+	node = cds_lfht_iter_get_node(&it);
+	return node ? caa_container_of(node, struct lc_dentry, hnode) : NULL;
+}
+
+void lc_dcache_add_lease(struct lclient *c, struct lc_inode *dir, const char *name, uint64_t ino, uint64_t seq)
+{
+	struct lc_dentry *d, *old;
+
+	rcu_read_lock();
+	old = find_rcu(c, dir->ino, name);
+	if (old && old->dead && seq <= old->lease_seq) {
+		/* that lease was revoked before this reply was applied */
+		rcu_read_unlock();
+		return;
+	}
+	rcu_read_unlock();
+	d = dentry_new(dir, name, ino);
+	if (!d)
+		return;
+	d->lease_seq = seq;
+	d->until = UINT64_MAX;
+	insert(c, d);
+}
+
+bool lc_dcache_leased(struct lclient *c, struct lc_inode *dir, const char *name)
+{
+	struct lc_dentry *d;
+	bool leased;
+
+	rcu_read_lock();
+	d = find_rcu(c, dir->ino, name);
+	leased = d && !d->dead && d->ino && d->lease_seq &&
+		 d->dgen == atomic_load_explicit(&dir->dgen, memory_order_acquire);
+	rcu_read_unlock();
+	return leased;
+}
+
+void lc_dcache_add(struct lclient *c, struct lc_inode *dir, const char *name, uint64_t ino)
+{
+	struct lc_dentry *d;
+	uint64_t ngen;
+	bool fs;
+
+	if (ino) {
+		bool keep;
+
+		/* a name is cached under a lease only (lc_dcache_add_lease) */
+		rcu_read_lock();
+		d = find_rcu(c, dir->ino, name);
+		keep = d && !d->dead && d->ino == ino && d->lease_seq;
+		rcu_read_unlock();
+		if (!keep)
+			lc_dcache_remove(c, dir->ino, name);
+		return;
+	}
+	pthread_mutex_lock(&dir->lock);
+	fs = dir->caps & MDSP_CAP_FILE_SHARED;
+	ngen = atomic_load(&dir->ngen);
+	pthread_mutex_unlock(&dir->lock);
+	if (!fs || !lc_secs_ns(CFG_client_negative_timeout)) {
+		rcu_read_lock();
+		d = find_rcu(c, dir->ino, name);
+		fs = d && d->dead;    /* keep what a revoke left behind */
+		rcu_read_unlock();
+		if (!fs)
+			lc_dcache_remove(c, dir->ino, name);
+		return;
+	}
+	d = dentry_new(dir, name, 0);
+	if (!d)
+		return;
+	d->ngen = ngen;
+	d->until = now_mono_ns() + lc_secs_ns(CFG_client_caps_timeout);
+	insert(c, d);
+}
+
 /* anyone may search @dir: its names may be cached for all users alike */
 static bool searchable_by_all(struct lc_inode *dir)
 {
@@ -181,20 +264,18 @@ static bool searchable_by_all(struct lc_inode *dir)
 	return S_ISDIR(mode) && (mode & 0111) == 0111;
 }
 
-/* record that the kernel may hold @name of @dir for @secs */
+/* record that the kernel may hold @name of @dir (-> @ino, 0: negative) for @secs */
 static void handed(struct lclient *c, struct lc_inode *dir, const char *name, uint64_t ino, double secs)
 {
-	struct dkey k = { .parent = dir->ino, .name = name };
-	struct cds_lfht_iter it;
-	struct cds_lfht_node *node;
+	struct lc_dentry *d;
 	uint64_t until = now_mono_ns() + (uint64_t)(secs * 1e9);
 	bool found = false;
 
+	if (!ino)
+		atomic_store(&dir->kernel_negatives, true);
 	rcu_read_lock();
-	cds_lfht_lookup(c->dentries, dhash(k.parent, name), dmatch, &k, &it);
-	node = cds_lfht_iter_get_node(&it);
-	if (node) {
-		struct lc_dentry *d = caa_container_of(node, struct lc_dentry, hnode);
+	d = find_rcu(c, dir->ino, name);
+	if (d) {
 		uint64_t cur = atomic_load(&d->kernel_until);
 
 		while (cur < until && !atomic_compare_exchange_weak(&d->kernel_until, &cur, until))
@@ -202,14 +283,11 @@ static void handed(struct lclient *c, struct lc_inode *dir, const char *name, ui
 		found = true;
 	}
 	rcu_read_unlock();
-	if (!found) {
+	if (!found && (d = dentry_new(dir, name, ino))) {
 		/* our cache let it go, the kernel gets it: record it, not valid
-		 * for our own lookups */
-		size_t nl = strlen(name);
-		struct lc_dentry *d = malloc(sizeof(*d) + nl + 1);
-
-		if (d)
-			insert(c, dir, name, nl, d, ino, 0, until);
+		 * for our own lookups (until 0) */
+		atomic_init(&d->kernel_until, until);
+		insert(c, d);
 	}
 }
 
@@ -217,9 +295,11 @@ double lc_dentry_timeout(struct lclient *c, struct lc_inode *dir, const char *na
 {
 	double secs;
 
-	if (!dir || !name || !in || !searchable_by_all(dir))
+	/* a name only under its lease: the MDS revokes it before anyone
+	 * changes the name, and the revoke takes it back from the kernel */
+	if (!dir || !name || !in || !searchable_by_all(dir) || !lc_dcache_leased(c, dir, name))
 		return 0;
-	secs = lc_entry_timeout(c, in);
+	secs = lc_secs(CFG_client_caps_timeout);
 	if (secs > 0)
 		handed(c, dir, name, in->ino, secs);
 	return secs;
@@ -227,7 +307,16 @@ double lc_dentry_timeout(struct lclient *c, struct lc_inode *dir, const char *na
 
 double lc_negative_timeout(struct lclient *c, struct lc_inode *dir, const char *name, double secs)
 {
+	bool fs;
+
 	if (!dir || !name || secs <= 0 || !searchable_by_all(dir))
+		return 0;
+	/* "no such name" only under the directory's Fs (another client's
+	 * create revokes it first), or without an MDS (no other client) */
+	pthread_mutex_lock(&dir->lock);
+	fs = !c->mdsc || (dir->caps & MDSP_CAP_FILE_SHARED);
+	pthread_mutex_unlock(&dir->lock);
+	if (!fs)
 		return 0;
 	handed(c, dir, name, 0, secs);
 	return secs;
@@ -254,13 +343,135 @@ void lc_dcache_invalidate_dir(struct lc_inode *dir)
 	atomic_fetch_add_explicit(&dir->dgen, 1, memory_order_release);
 }
 
+void lc_dcache_drop_all(struct lclient *c)
+{
+	struct cds_lfht_iter it;
+	struct lc_dentry *d;
+
+	rcu_read_lock();
+	LC_LFHT_FOR_EACH(c->dentries, &it, d, hnode) {
+		if (!d->dead && d->ino && d->lease_seq && c->cb.inval_dentry)
+			c->cb.inval_dentry(c->cb_arg, d->parent, d->name);
+		if (!cds_lfht_del(c->dentries, &d->hnode)) {
+			atomic_fetch_sub(&c->ndentries, 1);
+			call_rcu(&d->rcu, dentry_free_rcu);
+		}
+	}
+	rcu_read_unlock();
+}
+
+void lc_dcache_negatives_gone(struct lclient *c, struct lc_inode *dir)
+{
+	struct cds_lfht_iter it;
+	struct lc_dentry *d;
+	char **names = NULL;
+	size_t n = 0, cap = 0;
+	uint64_t now;
+
+	atomic_fetch_add_explicit(&dir->ngen, 1, memory_order_release);
+	/* and the kernel's, if it was given any (rare: fuse_negative_timeout) */
+	if (!atomic_exchange(&dir->kernel_negatives, false) || !c->cb.inval_dentry)
+		return;
+	now = now_mono_ns();
+	rcu_read_lock();
+	LC_LFHT_FOR_EACH(c->dentries, &it, d, hnode) {
+		if (d->parent != dir->ino || d->ino || atomic_load(&d->kernel_until) <= now)
+			continue;
+		if (n == cap) {
+			size_t ncap = cap ? cap * 2 : 16;
+			char **nn = realloc(names, ncap * sizeof(*nn));
+			if (!nn)
+				break;
+			names = nn;
+			cap = ncap;
+		}
+		if ((names[n] = strdup(d->name)))
+			n++;
+	}
+	rcu_read_unlock();
+	for (size_t i = 0; i < n; i++) {
+		c->cb.inval_dentry(c->cb_arg, dir->ino, names[i]);
+		free(names[i]);
+	}
+	free(names);
+}
+
+void lc_dcache_revoke_lease(struct lclient *c, uint64_t dir_ino, const char *name)
+{
+	struct lc_dentry *d, *old;
+	uint64_t seq = 0;
+	size_t nl = strlen(name);
+
+	rcu_read_lock();
+	old = find_rcu(c, dir_ino, name);
+	if (old)
+		seq = old->lease_seq;
+	rcu_read_unlock();
+	/* the tombstone keeps replies with this lease (or an older one) out */
+	d = calloc(1, sizeof(*d) + nl + 1);
+	if (d) {
+		cds_lfht_node_init(&d->hnode);
+		d->parent = dir_ino;
+		d->dead = true;
+		d->lease_seq = seq ? seq : UINT64_MAX / 2;
+		d->until = now_mono_ns() + lc_secs_ns(CFG_client_caps_timeout);
+		memcpy(d->name, name, nl + 1);
+		insert(c, d);
+		/* the kernel is told right below */
+		atomic_store(&d->kernel_until, 0);
+	} else {
+		lc_dcache_remove(c, dir_ino, name);
+	}
+	/* the kernel may hold the name even if we no longer do */
+	if (c->cb.inval_dentry)
+		c->cb.inval_dentry(c->cb_arg, dir_ino, name);
+}
+
+int lc_dcache_reconnect_leases(struct lclient *c, struct mdsp_cap_reconnect **vp, uint32_t *np, size_t cap)
+{
+	struct mdsp_cap_reconnect *v = *vp;
+	struct cds_lfht_iter it;
+	struct lc_dentry *d;
+	size_t n = *np;
+	int r = 0;
+
+	rcu_read_lock();
+	LC_LFHT_FOR_EACH(c->dentries, &it, d, hnode) {
+		if (d->dead || !d->ino || !d->lease_seq)
+			continue;
+		if (n == cap) {
+			struct mdsp_cap_reconnect *nv = realloc(v, cap * 2 * sizeof(*v));
+
+			if (!nv) {
+				r = -ENOMEM;
+				break;
+			}
+			v = nv;
+			cap *= 2;
+		}
+		memset(&v[n], 0, sizeof(v[n]));
+		v[n].ino = d->parent;
+		v[n].seq = d->lease_seq;
+		v[n].dname = strdup(d->name);
+		if (!v[n].dname) {
+			r = -ENOMEM;
+			break;
+		}
+		n++;
+	}
+	rcu_read_unlock();
+	*vp = v;
+	*np = (uint32_t)n;
+	return r;
+}
+
 /*
- * The one place that takes a directory's names back: a revoke of its shared
- * caps, or a change of its mode or owner that leaves it not searchable by
- * everyone.  Drop its cached names and tell the frontend about each
- * (positive ones, and negative ones the kernel may hold), so the kernel
- * forgets them too.  Walks the whole table (rare; lookups must stay
- * lock-free).
+ * The one place that takes a directory's names back: a revoke of its As
+ * (another client changed its mode or owner), or a change of its mode or
+ * owner here that leaves it not searchable by everyone.  Drop its cached
+ * names and tell the frontend about each (positive ones, and negative ones
+ * the kernel may hold), so the kernel forgets them too.  Walks the whole
+ * table (rare; lookups must stay lock-free).
  */
 void lc_dcache_revoke_dir(struct lclient *c, struct lc_inode *dir)
 {
@@ -275,7 +486,7 @@ void lc_dcache_revoke_dir(struct lclient *c, struct lc_inode *dir)
 	LC_LFHT_FOR_EACH(c->dentries, &it, d, hnode) {
 		if (d->parent != dir->ino)
 			continue;
-		if (c->cb.inval_dentry && (d->ino || atomic_load(&d->kernel_until) > now)) {
+		if (c->cb.inval_dentry && !d->dead && (d->ino || atomic_load(&d->kernel_until) > now)) {
 			if (n == cap) {
 				size_t ncap = cap ? cap * 2 : 16;
 				char **nn = realloc(names, ncap * sizeof(*nn));
@@ -302,44 +513,54 @@ void lc_dcache_revoke_dir(struct lclient *c, struct lc_inode *dir)
 }
 
 /*
- * Drop expired entries once the table is larger than the inode cache bound
- * (a dentry is tiny, but a long-running mount must not grow without end).
- * Stale-generation entries are caught by their deadline: the longest one is
- * client_caps_timeout.
+ * Drop entries once the table is larger than the inode cache bound (a
+ * dentry is tiny, but a long-running mount must not grow without end):
+ * first the expired and dead ones, then any.  A name still leased is
+ * released: at the MDS (so nobody waits to revoke it from us) and in the
+ * kernel, which may be caching it on the strength of that lease.
  */
+struct released {
+	uint64_t parent, seq;
+	char *name;
+};
+
 void lc_dcache_trim(struct lclient *c)
 {
 	uint64_t max = cfg_uint(CFG_client_cache_size) * 2;
 	struct cds_lfht_iter it;
 	struct lc_dentry *d;
 	uint64_t now = now_mono_ns();
-	struct { uint64_t parent; char *name; } *tell = NULL;
-	size_t ntell = 0, cap = 0;
+	struct released *rel = NULL;
+	size_t nrel = 0, crel = 0;
 
 	if (atomic_load(&c->ndentries) <= max)
 		return;
 	for (int pass = 0; pass < 2 && atomic_load(&c->ndentries) > max - max / 8; pass++) {
 		rcu_read_lock();
 		LC_LFHT_FOR_EACH(c->dentries, &it, d, hnode) {
+			bool leased = !d->dead && d->ino && d->lease_seq;
+			bool kernel = atomic_load(&d->kernel_until) > now;
+
 			if (atomic_load(&c->ndentries) <= max - max / 8)
 				break;
-			bool kernel = atomic_load(&d->kernel_until) > now;
 			if (pass == 0 && (now < d->until || kernel))
 				continue;
-			if (kernel && c->cb.inval_dentry) {
-				/* the kernel may hold it: it forgets it too */
-				if (ntell == cap) {
-					size_t ncap = cap ? cap * 2 : 64;
-					void *nt = realloc(tell, ncap * sizeof(*tell));
-					if (!nt)
-						continue;   /* keep it, then */
-					tell = nt;
-					cap = ncap;
+			if (leased || kernel) {
+				if (nrel == crel) {
+					size_t nc = crel ? crel * 2 : 64;
+					struct released *nr = realloc(rel, nc * sizeof(*nr));
+
+					if (!nr)
+						continue;   /* keep it: it cannot be released */
+					rel = nr;
+					crel = nc;
 				}
-				tell[ntell].parent = d->parent;
-				if (!(tell[ntell].name = strdup(d->name)))
+				rel[nrel].name = strdup(d->name);
+				if (!rel[nrel].name)
 					continue;
-				ntell++;
+				rel[nrel].parent = d->parent;
+				rel[nrel].seq = leased ? d->lease_seq : 0;
+				nrel++;
 			}
 			if (!cds_lfht_del(c->dentries, &d->hnode)) {
 				atomic_fetch_sub(&c->ndentries, 1);
@@ -348,9 +569,15 @@ void lc_dcache_trim(struct lclient *c)
 		}
 		rcu_read_unlock();
 	}
-	for (size_t i = 0; i < ntell; i++) {
-		c->cb.inval_dentry(c->cb_arg, tell[i].parent, tell[i].name);
-		free(tell[i].name);
+	for (size_t i = 0; i < nrel; i++) {
+		struct mdsp_caps m = { .op = MDSP_CAPS_LEASE_RELEASE, .ino = rel[i].parent, .seq = rel[i].seq,
+				       .dname = rel[i].name };
+
+		if (c->cb.inval_dentry)
+			c->cb.inval_dentry(c->cb_arg, rel[i].parent, rel[i].name);
+		if (c->mdsc && rel[i].seq)
+			mdsc_send_caps(c->mdsc, &m);
+		free(rel[i].name);
 	}
-	free(tell);
+	free(rel);
 }

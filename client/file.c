@@ -2,7 +2,12 @@
  * file.c - open files: read with sequential readahead, write, flush, fsync.
  *
  * Reads go straight to the data objects (objio.c) and are clamped to the
- * size the client knows (the MDS's, or larger after local buffered writes).
+ * size the client knows (the MDS's, or larger after local buffered writes);
+ * without Fs that size is fetched from the MDS first, and without Fc
+ * nothing read is kept (no readahead): another client may be writing.
+ * Writes are buffered only under Fb (writeback.c); otherwise they go to the
+ * objects at once and, unless the file is ours alone, the new size reaches
+ * the MDS before the write returns (caps.c).
  * Buffered data not yet written back is overlaid on what the store returns:
  * the overlay is copied before the store read is issued, so a writeback that
  * completes in between cannot make the read see older bytes.
@@ -221,6 +226,15 @@ void lc_fh_free(struct lclient *c, struct lc_fh *fh)
 	pthread_mutex_unlock(&fh->in->lock);
 	if (purge)
 		lc_purge_data(c, fh->in);
+	/* what is not needed any more goes back to the MDS (Fw/Fb after the
+	 * last writer, with the dirty size/mtime at once; what we want, soon) */
+	pthread_mutex_lock(&fh->in->lock);
+	bool dirty = fh->in->dirty_meta;
+	pthread_mutex_unlock(&fh->in->lock);
+	if (dirty || purge)
+		lc_caps_update(c, fh->in);
+	else
+		lc_caps_update_later(c, fh->in);
 	pthread_mutex_destroy(&fh->ra_lock);
 	pthread_cond_destroy(&fh->ra_cond);
 	lc_put(c, fh->in);
@@ -471,14 +485,28 @@ static ssize_t do_read(struct lclient *c, struct lc_fh *fh, off_t offset, size_t
 		return -EINVAL;
 	if ((fh->flags & O_ACCMODE) == O_WRONLY)
 		return -EBADF;
+	pthread_mutex_lock(&in->lock);
+	uint32_t caps = in->caps;
+	bool ours = lc_meta_ours_locked(in);
+	pthread_mutex_unlock(&in->lock);
+	if (!c->mdsc)
+		caps = MDSP_CAP_ALL;    /* no MDS (tests): the file is ours alone */
+	if (!(caps & MDSP_CAP_FILE_SHARED) && !ours && len) {
+		/* another client may be changing the size: ask */
+		r = lc_getattr(c, in, NULL, true, NULL);
+		if (r < 0)
+			return r;
+	}
 	uint64_t size = lc_inode_size(in);
 	if (off >= size || len == 0)
 		return 0;
 	if (len > size - off)
 		len = (size_t)(size - off);
 	uint32_t osize = lc_inode_object_size(in);
+	/* without Fc another client may be writing: nothing read is kept */
+	uint64_t ramax = (caps & MDSP_CAP_FILE_CACHE) ? cfg_uint(CFG_client_readahead_max) : 0;
 
-	if (cfg_uint(CFG_client_readahead_max) && !has_buffered(in) && ra_read(c, fh, osize, size, off, len, rb))
+	if (ramax && !has_buffered(in) && ra_read(c, fh, osize, size, off, len, rb))
 		goto out;
 	/* random, or buffered data to overlay: straight into the caller's
 	 * buffer, or one of its own */
@@ -599,7 +627,16 @@ ssize_t lc_write(struct lclient *c, struct lc_fh *fh, off_t offset, size_t len, 
 	r = kill_privs(c, fh);
 	if (r < 0)
 		return r;
-	if (fh->flags & (O_SYNC | O_DSYNC | O_DIRECT)) {
+	pthread_mutex_lock(&in->lock);
+	uint32_t caps = in->caps;
+	pthread_mutex_unlock(&in->lock);
+	if (append && !(caps & MDSP_CAP_FILE_SHARED) && c->mdsc) {
+		/* the end of the file is where another client may be writing */
+		r = lc_getattr(c, in, NULL, true, NULL);
+		if (r < 0)
+			return r;
+	}
+	if ((fh->flags & (O_SYNC | O_DSYNC | O_DIRECT)) || (c->mdsc && !(caps & MDSP_CAP_FILE_BUFFER))) {
 		/* write through: buffered data of this inode goes first */
 		r = lc_wb_flush_data(c, in);
 		if (r < 0)
@@ -616,20 +653,25 @@ ssize_t lc_write(struct lclient *c, struct lc_fh *fh, off_t offset, size_t len, 
 		if (r < 0)
 			return r;
 		pthread_mutex_lock(&in->lock);
-		uint64_t cur = in->mi.size;
-		if ((in->dirty_meta & MDSP_DIRTY_SIZE) && in->wsize > cur)
-			cur = in->wsize;
-		in->wsize = off + len > cur ? off + len : cur;
+		lc_wb_note_write_locked(in, off + len);
 		in->wmtime = lc_now_mdsp();
 		in->dirty_meta |= MDSP_DIRTY_SIZE | MDSP_DIRTY_MTIME;
 		in->wcred = fh->cred;
 		lc_inode_note_write_locked(in);
 		atomic_fetch_add(&in->data_gen, 1);
 		lc_mark_dirty_locked(c, in);
+		/* not ours alone (no Fb): others read the size at the MDS */
+		bool shared = !(in->caps & MDSP_CAP_FILE_BUFFER);
 		pthread_mutex_unlock(&in->lock);
-		if (fh->flags & (O_SYNC | O_DSYNC)) {
-			r = lc_wb_report(c, in);
+		if ((fh->flags & (O_SYNC | O_DSYNC)) || (shared && c->mdsc)) {
+			uint64_t tid;
+
+			r = lc_cap_flush(c, in, &tid);
 			if (r == 0)
+				r = lc_cap_flush_wait(c, in, tid);
+			if (r == -ENOTCONN)
+				r = 0;      /* stays dirty: the next flush takes it */
+			if (r == 0 && (fh->flags & (O_SYNC | O_DSYNC)))
 				r = lc_wait_unsafe(c, in);
 			if (r < 0)
 				return r;
@@ -654,17 +696,25 @@ int lc_flush(struct lclient *c, struct lc_fh *fh)
 
 int lc_fsync(struct lclient *c, struct lc_fh *fh, bool datasync)
 {
-	int r = lc_wb_flush(c, fh->in);
+	uint64_t tid = 0;
+	int r = lc_wb_flush_data(c, fh->in);
 
 	if (r < 0)
 		return r;
+	/* the size and mtime must be journaled (FLUSH_ACK) */
+	r = lc_cap_flush(c, fh->in, &tid);
+	if (r == 0)
+		r = lc_cap_flush_wait(c, fh->in, tid);
+	if (r == -ENOTCONN)
+		r = 0;      /* no session: stays dirty, flushed after the reconnect */
+	if (r < 0)
+		return r;
 	/*
-	 * Every MDS request the file depends on must be SAFE: its create, the
-	 * size report just sent, setattrs, a rename into place.  Its parents'
-	 * changes need no wait of their own: the MDS journals in the order it
-	 * applies, so the SAFE reply of the file's own latest request covers
-	 * every earlier change (and a lost parent takes the file's create
-	 * with it, which fails here).
+	 * Every MDS request the file depends on must be SAFE: its create,
+	 * setattrs, a rename into place.  Its parents' changes need no wait of
+	 * their own: the MDS journals in the order it applies, so the SAFE
+	 * reply of the file's own latest request covers every earlier change
+	 * (and a lost parent takes the file's create with it, which fails here).
 	 */
 	return lc_wait_unsafe(c, fh->in);
 }
@@ -673,8 +723,9 @@ int lc_release(struct lclient *c, struct lc_fh *fh)
 {
 	int r = 0;
 
+	/* the data now; the size and mtime go with the caps we give back */
 	if ((fh->flags & O_ACCMODE) != O_RDONLY || fh->wrote)
-		r = lc_wb_flush(c, fh->in);
+		r = lc_wb_flush_data(c, fh->in);
 	lc_fh_free(c, fh);
 	return r;
 }
@@ -700,7 +751,7 @@ void lc_purge_data(struct lclient *c, struct lc_inode *in)
 	}
 	in->purge_pending = false;
 	uint64_t size = in->mi.size;
-	if ((in->dirty_meta & MDSP_DIRTY_SIZE) && in->wsize > size)
+	if (((in->dirty_meta | in->flushing_meta) & MDSP_DIRTY_SIZE) && in->wsize > size)
 		size = in->wsize;
 	uint32_t osize = in->mi.object_size ? in->mi.object_size : c->default_object_size;
 	pthread_mutex_unlock(&in->lock);

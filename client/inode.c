@@ -231,9 +231,9 @@ static void apply_mi_locked(struct lc_inode *in, const struct mdsp_inode *mi, bo
 			in->rd = NULL;
 		}
 	}
-	/* fresh from the MDS: valid for the attr timeout, longer under shared caps */
-	in->attr_until = now_mono_ns() + lc_secs_ns((in->caps & MDSP_CAP_SHARED) ? CFG_client_caps_timeout
-										: CFG_client_attr_timeout);
+	/* fresh from the MDS: cached for as long as the caps cover them (the
+	 * caller applies the reply's caps next, which may extend or end it) */
+	in->attr_until = lc_attrs_cached_locked(in) ? now_mono_ns() + lc_secs_ns(CFG_client_caps_timeout) : 0;
 }
 
 struct lc_inode *lc_inode_update(struct lclient *c, const struct mdsp_inode *mi, uint32_t caps,
@@ -262,7 +262,7 @@ struct lc_inode *lc_inode_update(struct lclient *c, const struct mdsp_inode *mi,
 			nin->mi = *mi;
 			if (nin->mi.object_size == 0)
 				nin->mi.object_size = c->default_object_size;
-			nin->attr_until = now_mono_ns() + lc_secs_ns(CFG_client_attr_timeout);
+			nin->attr_until = 0;
 		}
 		rcu_read_lock();
 		struct cds_lfht_node *got =
@@ -303,7 +303,7 @@ void lc_inode_refresh(struct lc_inode *in, const struct mdsp_inode *mi)
 
 bool lc_inode_attr_valid_locked(const struct lc_inode *in, uint64_t now)
 {
-	return now < in->attr_until;
+	return now < in->attr_until && lc_attrs_cached_locked(in);
 }
 
 void lc_inode_invalidate(struct lc_inode *in)
@@ -354,6 +354,8 @@ void lc_inode_note_write_locked(struct lc_inode *in)
 
 void lc_inode_fill_attr_locked(const struct lc_inode *in, struct lc_attr *attr)
 {
+	uint32_t meta = lc_meta_ours_locked(in) ? in->dirty_meta | in->flushing_meta : 0;
+
 	lc_attr_from_mdsp(&in->mi, attr);
 	/* st_blocks: what the objects hold, once lc_obj_allocated() counted it for this version */
 	if (in->alloc_known && in->alloc_key[0] == in->mi.size && in->alloc_key[2] == in->mi.change &&
@@ -362,13 +364,13 @@ void lc_inode_fill_attr_locked(const struct lc_inode *in, struct lc_attr *attr)
 	/* the NFS change attribute: the MDS's, and this client's writes since */
 	if (in->wchange_base == in->mi.change)
 		attr->change += in->wchanges;
-	if (in->dirty_meta & MDSP_DIRTY_SIZE) {
+	if (meta & MDSP_DIRTY_SIZE) {
 		if (in->wsize > attr->size) {
 			attr->size = in->wsize;
 			attr->blocks = (in->wsize + 511) / 512;
 		}
 	}
-	if (in->dirty_meta & MDSP_DIRTY_MTIME) {
+	if (meta & MDSP_DIRTY_MTIME) {
 		attr->mtime = ts_of(in->wmtime);
 		attr->ctime = attr->mtime;
 	}
@@ -402,7 +404,7 @@ uint64_t lc_inode_size(struct lc_inode *in)
 
 	pthread_mutex_lock(&in->lock);
 	s = in->mi.size;
-	if ((in->dirty_meta & MDSP_DIRTY_SIZE) && in->wsize > s)
+	if (lc_meta_ours_locked(in) && in->wsize > s)
 		s = in->wsize;
 	pthread_mutex_unlock(&in->lock);
 	return s;
@@ -443,8 +445,8 @@ int lc_perm_check(const struct lc_attr *a, int mask, const struct lc_cred *cr)
  * a request it depends on is not SAFE: fsync after a reopen must wait for it) */
 static bool inode_clean_locked(struct lc_inode *in)
 {
-	return !in->dirty && !in->flushing && !in->dirty_meta && !in->on_dirty_list && !in->flushing_now &&
-	       lc_unsafe_prune_locked(in);
+	return !in->dirty && !in->flushing && !in->dirty_meta && !in->flushing_meta && !in->on_dirty_list &&
+	       !in->flushing_now && !in->nopen && lc_unsafe_prune_locked(in);
 }
 
 /* evict one unreferenced inode; rcu_read_lock held */
@@ -467,10 +469,7 @@ static bool try_evict(struct lclient *c, struct lc_inode *in)
 		if (!cds_lfht_del(c->inodes, &in->hnode))
 			atomic_fetch_sub(&c->ninodes, 1);
 	}
-	if (caps && c->mdsc) {
-		struct mdsp_caps m = { .op = MDSP_CAPS_RELEASE, .ino = in->ino, .caps = 0, .seq = seq };
-		mdsc_send_caps(c->mdsc, &m);
-	}
+	lc_release_caps(c, in, caps, seq);
 	perf_inc(&c->perf.ino_evicted, 1);
 	call_rcu(&in->rcu, inode_free_rcu);
 	return true;
@@ -519,8 +518,16 @@ struct json_object *lc_icache_dump(struct lclient *c)
 		json_object_object_add(o, "mode", json_object_new_int((int)in->mi.mode));
 		json_object_object_add(o, "size", json_object_new_uint64(in->mi.size));
 		json_object_object_add(o, "wsize", json_object_new_uint64(in->wsize));
-		json_object_object_add(o, "caps", json_object_new_int((int)in->caps));
+		{
+			char cs[24];
+
+			json_object_object_add(o, "caps", json_object_new_string(mdsp_caps_str(in->caps, cs, sizeof(cs))));
+			json_object_object_add(o, "wanted",
+					       json_object_new_string(mdsp_caps_str(lc_caps_wanted_locked(in), cs, sizeof(cs))));
+		}
 		json_object_object_add(o, "cap_seq", json_object_new_uint64(in->cap_seq));
+		json_object_object_add(o, "open", json_object_new_int(in->nopen));
+		json_object_object_add(o, "flushing_meta", json_object_new_int((int)in->flushing_meta));
 		json_object_object_add(o, "attr_valid", json_object_new_boolean(now < in->attr_until));
 		json_object_object_add(o, "dirty_bytes", json_object_new_uint64(in->dirty_bytes));
 		json_object_object_add(o, "dirty_meta", json_object_new_int((int)in->dirty_meta));

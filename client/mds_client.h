@@ -68,8 +68,9 @@ struct mdsc_ops {
 	/*
 	 * Optional (may be NULL): the caps to report in SESSION RECONNECT after
 	 * the connection to the MDS was lost.  Set *caps to a malloc'd array
-	 * (the session layer frees it) and *ncaps to its length; return 0 or
-	 * -errno (then no caps are reported).  Runs on the session thread with
+	 * (the session layer frees it, and each entry's malloc'd dname) and
+	 * *ncaps to its length; return 0 or -errno (then what the array holds
+	 * is still reported).  Runs on the session thread with
 	 * no session-layer lock held.
 	 */
 	int (*reconnect_caps)(void *arg, struct mdsp_cap_reconnect **caps, uint32_t *ncaps);

@@ -1060,6 +1060,8 @@ static int handshake(struct mds_client *m, struct mds_conn *c, uint64_t resume_i
 	}
 	mdsp_buf_init(&b);
 	r = mdsp_encode(&b, &out);
+	for (uint32_t i = 0; caps && i < ncaps; i++)
+		free(caps[i].dname);    /* dentry leases name their dentry */
 	free(caps);
 	if (!r)
 		r = mdsc_conn_send(c, &b);

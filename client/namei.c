@@ -100,14 +100,15 @@ int lc_getattr(struct lclient *c, struct lc_inode *in, const struct lc_cred *cr,
 	return 0;
 }
 
-/* search permission on @dir from cached attributes: 1 ok, 0 unknown, <0 denied */
+/* search permission on @dir from cached attributes: 1 ok, 0 unknown, <0
+ * denied.  Mode and owner are current while we hold As on it (another
+ * client's chmod revokes it first). */
 static int dir_search_ok(struct lc_inode *dir, const struct lc_cred *cr)
 {
 	struct lc_attr a;
-	uint64_t now = now_mono_ns();
 
 	pthread_mutex_lock(&dir->lock);
-	bool valid = lc_inode_attr_valid_locked(dir, now);
+	bool valid = dir->caps & MDSP_CAP_AUTH_SHARED;
 	if (valid)
 		lc_inode_fill_attr_locked(dir, &a);
 	pthread_mutex_unlock(&dir->lock);
@@ -513,6 +514,7 @@ static int remove_name(struct lclient *c, uint32_t op, struct lc_inode *dir, con
 	if (r < 0)
 		return r;
 	lc_dcache_lookup(c, dir, name, &ino);
+	lc_caps_update_pending(c, ino);
 	req = lc_req_new(c, op, dir->ino, cr);
 	if (!req)
 		return -ENOTCONN;
@@ -520,14 +522,17 @@ static int remove_name(struct lclient *c, uint32_t op, struct lc_inode *dir, con
 	struct lc_inode *t = NULL;
 	if (r == 0)
 		r = lc_req_run(c, req, &t);
+	/* an orphan: open somewhere else, its data stays until the last close */
+	bool orphan = req->reply && (req->reply->trace_flags & MDSP_TRACE_ORPHAN);
 	mdsc_request_put(req);
 	if (t) {
 		ino = t->ino;
 		pthread_mutex_lock(&t->lock);
 		bool gone = S_ISREG(t->mi.mode) && t->mi.nlink == 0;
 		pthread_mutex_unlock(&t->lock);
-		/* the last link went: the data objects go too (at last close if open) */
-		if (gone)
+		/* the last link went and nobody has it open: its data goes too;
+		 * an orphan's goes when the MDS sees the last close */
+		if (gone && !orphan)
 			lc_purge_data(c, t);
 		lc_put(c, t);
 	}
@@ -570,6 +575,7 @@ int lc_rename(struct lclient *c, struct lc_inode *olddir, const char *oldname, s
 		return -EINVAL;
 	lc_dcache_lookup(c, olddir, oldname, &src);
 	lc_dcache_lookup(c, newdir, newname, &dst);
+	lc_caps_update_pending(c, dst);
 	req = lc_req_new(c, MDSP_OP_RENAME, olddir->ino, cr);
 	if (!req)
 		return -ENOTCONN;
@@ -610,6 +616,8 @@ int lc_rename(struct lclient *c, struct lc_inode *olddir, const char *oldname, s
 			pthread_mutex_lock(&x->lock);
 			bool reg = S_ISREG(x->mi.mode);
 			pthread_mutex_unlock(&x->lock);
+			/* gone (ESTALE): nobody had it open; an orphan's data
+			 * goes when the MDS sees the last close */
 			if (reg && refresh(c, x, NULL) == -ESTALE)
 				lc_purge_data(c, x);
 		}
@@ -855,17 +863,28 @@ int lc_open(struct lclient *c, struct lc_inode *in, int flags, const struct lc_c
 	req = lc_req_new(c, MDSP_OP_OPEN, in->ino, cr);
 	if (!req)
 		return -ENOTCONN;
+	/* the handle counts before the MDS hears of the open: a close of
+	 * another handle meanwhile must not tell it we want nothing */
+	struct lc_fh *nfh = lc_fh_new(c, in, flags, cr);
+	if (!nfh) {
+		mdsc_request_put(req);
+		return -ENOMEM;
+	}
 	req->args.oflags = (uint32_t)(flags & ~O_TRUNC);
-	r = lc_req_run(c, req, &t); /* close-to-open: fresh attributes */
+	r = lc_req_run(c, req, &t); /* close-to-open: fresh attributes, caps */
 	mdsc_request_put(req);
 	lc_put(c, t);
-	if (r < 0)
+	if (r == 0)
+		r = open_truncate(c, in, flags, cr);
+	if (r < 0) {
+		lc_fh_free(c, nfh);
 		return r;
-	r = open_truncate(c, in, flags, cr);
-	if (r < 0)
-		return r;
-	*fh = lc_fh_new(c, in, flags, cr);
-	return *fh ? 0 : -ENOMEM;
+	}
+	pthread_mutex_lock(&in->lock);
+	in->wanted_sent |= lc_caps_wanted_locked(in);   /* the MDS took the open's wants */
+	pthread_mutex_unlock(&in->lock);
+	*fh = nfh;
+	return 0;
 }
 
 int lc_create(struct lclient *c, struct lc_inode *dir, const char *name, mode_t mode, int flags,
@@ -903,6 +922,12 @@ int lc_create(struct lclient *c, struct lc_inode *dir, const char *name, mode_t 
 		lc_put(c, in);
 		return r;
 	}
+	pthread_mutex_lock(&in->lock);
+	in->wanted_sent |= lc_caps_wanted_locked(in);
+	pthread_mutex_unlock(&in->lock);
+	/* a close of another handle racing with the create may have told the
+	 * MDS we want less than we do now */
+	lc_caps_update(c, in);
 	fill(in, attr);
 	*out = in;
 	return 0;

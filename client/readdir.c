@@ -10,9 +10,10 @@
  * A frontend consumes a listing in small pieces (FUSE fills one 4-128 KiB
  * buffer per call and comes back with the cookie of the last entry it
  * took), so the last batch fetched is kept on the directory (in->rd) and the
- * next call that resumes inside it is served from memory.  The batch is
- * dropped when the directory changes (its mtime in a reply moves, a revoke,
- * or our own create/unlink bump it) and ages out after the entry timeout.
+ * next call that resumes inside it is served from memory while the
+ * directory holds Fs (another client's change in it revokes that first).
+ * Each entry brings the caps on its inode and a lease on its name, so the
+ * kernel may cache them like a lookup's.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -28,6 +29,8 @@ struct rd_ent {
 	char *name;
 	uint64_t cookie;
 	struct mdsp_inode mi;
+	uint32_t caps;
+	uint64_t cap_seq, lease_seq;   /* lease_seq 0: no lease */
 };
 
 struct rd_batch {
@@ -76,7 +79,7 @@ static struct rd_batch *cached_batch(struct lc_inode *dir, uint64_t cookie, long
 
 	pthread_mutex_lock(&dir->lock);
 	struct rd_batch *cur = dir->rd;
-	if (cur && now < cur->until && cur->dgen == atomic_load(&dir->dgen) && now < dir->attr_until) {
+	if (cur && now < cur->until && cur->dgen == atomic_load(&dir->dgen) && (dir->caps & MDSP_CAP_FILE_SHARED)) {
 		long i = batch_index(cur, cookie);
 		/* resuming after the last entry: the next batch, unless this was the end */
 		if (i >= 0 && (i < (long)cur->n || cur->end)) {
@@ -136,16 +139,17 @@ static int fetch_batch(struct lclient *c, struct lc_inode *dir, uint64_t cookie,
 		e->name = NULL;
 		d->cookie = e->cookie;
 		d->mi = e->inode;
+		d->caps = e->caps;
+		d->cap_seq = e->cap_seq;
+		d->lease_seq = e->lease ? e->lease_seq : 0;
 		b->n++;
 	}
 	mdsc_request_put(req);
 	perf_inc(&c->perf.readdir_fetch, 1);
 
 	pthread_mutex_lock(&dir->lock);
-	bool shared = dir->caps & MDSP_CAP_SHARED;
-	b->until = now_mono_ns() + lc_secs_ns(shared ? CFG_client_caps_timeout : CFG_client_entry_timeout);
-	if (b->until > dir->attr_until && !shared)
-		b->until = dir->attr_until;
+	bool shared = dir->caps & MDSP_CAP_FILE_SHARED;
+	b->until = shared ? now_mono_ns() + lc_secs_ns(CFG_client_caps_timeout) : 0;
 	if (dir->rd)
 		lc_rd_batch_put(dir->rd);
 	atomic_fetch_add(&b->ref, 1);
@@ -190,10 +194,15 @@ int lc_readdir(struct lclient *c, struct lc_inode *dir, uint64_t cookie, bool pl
 			struct lc_attr attr;
 			struct lc_inode *in = NULL;
 
+			/* a cached batch: its caps were applied when it came (a
+			 * newer state since wins by sequence) */
 			if (e->mi.ino)
-				in = lc_inode_update(c, &e->mi, 0, 0);
+				in = lc_inode_update(c, &e->mi, e->caps, e->cap_seq);
 			if (in) {
-				lc_dcache_add(c, dir, e->name, in->ino);
+				if (e->lease_seq)
+					lc_dcache_add_lease(c, dir, e->name, in->ino, e->lease_seq);
+				else
+					lc_dcache_add(c, dir, e->name, in->ino);
 				lc_inode_fill_attr(in, &attr);
 			} else {
 				lc_attr_from_mdsp(&e->mi, &attr);

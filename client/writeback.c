@@ -14,8 +14,9 @@
  * overlay it), submits the object writes in parallel without any lock held,
  * and waits.  One writeback per inode at a time keeps two generations of
  * one range from racing in the store.  Size and mtime follow the data to
- * the MDS (lc_wb_report) on flush, fsync, release and every
- * client_flush_interval.
+ * the MDS (lc_wb_report: a CAPS FLUSH) on flush, fsync, release, a revoke
+ * and every client_flush_interval.  Only a client holding Fb buffers (the
+ * caller, lc_write, writes through otherwise).
  *
  * A writeback that fails with a transient error (an OSD that timed out,
  * a connection reset) loses nothing: its extents go back under whatever
@@ -35,6 +36,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "client/client_int.h"
 #include "common/config.h"
@@ -204,7 +206,7 @@ int lc_wb_write(struct lclient *c, struct lc_inode *in, uint64_t *offp, size_t *
 	pthread_mutex_lock(&in->lock);
 	if (append) {
 		uint64_t sz = in->mi.size;
-		if ((in->dirty_meta & MDSP_DIRTY_SIZE) && in->wsize > sz)
+		if (lc_meta_ours_locked(in) && in->wsize > sz)
 			sz = in->wsize;
 		*offp = sz;
 	}
@@ -232,10 +234,7 @@ int lc_wb_write(struct lclient *c, struct lc_inode *in, uint64_t *offp, size_t *
 		left -= n;
 	}
 	if (o > off) {
-		uint64_t cur = in->mi.size;
-		if ((in->dirty_meta & MDSP_DIRTY_SIZE) && in->wsize > cur)
-			cur = in->wsize;
-		in->wsize = o > cur ? o : cur;
+		lc_wb_note_write_locked(in, o);
 		in->wmtime = lc_now_mdsp();
 		in->dirty_meta |= MDSP_DIRTY_SIZE | MDSP_DIRTY_MTIME;
 		if (cr)
@@ -500,59 +499,33 @@ int lc_wb_flush_data(struct lclient *c, struct lc_inode *in)
 	return wb_end(c, in, &f);
 }
 
+void lc_wb_note_write_locked(struct lc_inode *in, uint64_t end)
+{
+	uint64_t cur = ((in->dirty_meta | in->flushing_meta) & MDSP_DIRTY_SIZE) && !in->meta_given_up ? in->wsize : 0;
+
+	in->meta_given_up = false;
+	/* the cached size counts only while Fs says it is current: the MDS
+	 * takes the largest size it is sent, so a stale one would undo
+	 * another client's truncate */
+	if ((in->caps & MDSP_CAP_FILE_SHARED) && in->mi.size > cur)
+		cur = in->mi.size;
+	in->wsize = end > cur ? end : cur;
+}
+
+/*
+ * The size and mtime of our writes go to the MDS in a CAPS FLUSH (the
+ * writer's right to write was checked at open; no SETATTR, whose explicit
+ * mtime a non-owner could not set).  Asynchronous: lc_fsync waits for the
+ * FLUSH_ACK.  Without a session the metadata stays dirty and goes with the
+ * next flush.
+ */
 int lc_wb_report(struct lclient *c, struct lc_inode *in)
 {
-	struct mds_request *req;
-	int r;
+	int r = lc_cap_flush(c, in, NULL);
 
-	if (!c->mdsc)
-		return 0;
-	pthread_mutex_lock(&in->lock);
-	uint32_t dirty = in->dirty_meta;
-	uint64_t size = in->wsize > in->mi.size ? in->wsize : in->mi.size;
-	struct mdsp_time mtime = in->wmtime;
-	pthread_mutex_unlock(&in->lock);
-	if (!dirty)
-		return 0;
-
-	/* A cap flush in SETATTR form.  Root credentials: the writer's right
-	 * to write was checked at open, and a non-owner may not set an
-	 * explicit mtime (utimes rules) although its writes move it. */
-	req = lc_req_new(c, MDSP_OP_SETATTR, in->ino, NULL);
-	if (!req)
-		return -ENOMEM;
-	if (dirty & MDSP_DIRTY_SIZE) {
-		req->args.mask |= MDSP_SETATTR_SIZE;
-		req->args.attr.size = size;
-	}
-	if (dirty & MDSP_DIRTY_MTIME) {
-		req->args.mask |= MDSP_SETATTR_MTIME | MDSP_SETATTR_CTIME;
-		req->args.attr.mtime = mtime;
-		req->args.attr.ctime = mtime;
-	}
-	perf_inc(&c->perf.size_reports, 1);
-	r = lc_req_run(c, req, NULL);
-	mdsc_request_put(req);
-	if (r == -ESTALE || r == -ENOENT) {
-		/* the file is gone (removed through another client): nothing to report */
-		pthread_mutex_lock(&in->lock);
-		in->dirty_meta = 0;
-		pthread_mutex_unlock(&in->lock);
-		return 0;
-	}
-	if (r < 0) {
-		derr(CLIENT, "size/mtime report of inode %" PRIx64 " failed: %s", in->ino, strerror(-r));
-		return r;
-	}
-	pthread_mutex_lock(&in->lock);
-	/* newer writes since the snapshot keep their flags for the next report */
-	if (in->wsize <= size && in->wmtime.sec == mtime.sec && in->wmtime.nsec == mtime.nsec) {
-		in->dirty_meta = 0;
-		if (in->mi.size < size)
-			in->mi.size = size;
-	}
-	pthread_mutex_unlock(&in->lock);
-	return 0;
+	if (r == 0)
+		perf_inc(&c->perf.size_reports, 1);
+	return r == -ENOTCONN ? 0 : r;
 }
 
 int lc_wb_flush(struct lclient *c, struct lc_inode *in)
@@ -671,11 +644,76 @@ void lc_queue_cap_work(struct lclient *c, const struct mdsp_caps *caps)
 		return;
 	}
 	w->caps = *caps;
+	w->caps.dname = NULL;
+	if (caps->dname && !(w->caps.dname = strdup(caps->dname))) {
+		free(w);
+		derr(CLIENT, "no memory for a lease revoke in %" PRIx64, caps->ino);
+		return;
+	}
 	pthread_mutex_lock(&c->work_lock);
 	*c->work_tail = w;
 	c->work_tail = &w->next;
 	pthread_cond_signal(&c->work_cond);
 	pthread_mutex_unlock(&c->work_lock);
+}
+
+void lc_caps_update_later(struct lclient *c, struct lc_inode *in)
+{
+	pthread_mutex_lock(&c->work_lock);
+	if (!in->capupd_queued && c->flusher_running && !c->stop) {
+		lc_get(in);
+		in->capupd_queued = true;
+		in->capupd_next = c->capupd;
+		c->capupd = in;
+		pthread_mutex_unlock(&c->work_lock);
+		return;
+	}
+	bool queued = in->capupd_queued;
+	pthread_mutex_unlock(&c->work_lock);
+	if (!queued)
+		lc_caps_update(c, in);
+}
+
+static void run_capupd(struct lclient *c);
+
+void lc_caps_update_pending(struct lclient *c, uint64_t ino)
+{
+	struct lc_inode *in = ino ? lc_ino_to_inode(c, ino) : NULL;
+	bool queued;
+
+	if (!in) {
+		/* which file the name is, we do not know: all of them */
+		pthread_mutex_lock(&c->work_lock);
+		queued = c->capupd != NULL;
+		pthread_mutex_unlock(&c->work_lock);
+		if (queued)
+			run_capupd(c);
+		return;
+	}
+	pthread_mutex_lock(&c->work_lock);
+	queued = in->capupd_queued;
+	pthread_mutex_unlock(&c->work_lock);
+	if (queued)
+		lc_caps_update(c, in);   /* the flusher's turn finds nothing more to say */
+	lc_put(c, in);
+}
+
+/* Send the cap updates queued by lc_caps_update_later. */
+static void run_capupd(struct lclient *c)
+{
+	struct lc_inode *list, *in;
+
+	pthread_mutex_lock(&c->work_lock);
+	list = c->capupd;
+	c->capupd = NULL;
+	for (in = list; in; in = in->capupd_next)
+		in->capupd_queued = false;
+	pthread_mutex_unlock(&c->work_lock);
+	while ((in = list)) {
+		list = in->capupd_next;
+		lc_caps_update(c, in);
+		lc_put(c, in);
+	}
 }
 
 static void *flusher_main(void *arg)
@@ -702,6 +740,7 @@ static void *flusher_main(void *arg)
 			free(w);
 			w = n;
 		}
+		run_capupd(c);
 		uint64_t now = now_mono_ns();
 		uint64_t ival = lc_secs_ns(CFG_client_flush_interval);
 		if (ival && now - last_flush >= ival) {
@@ -738,6 +777,7 @@ void lc_flusher_stop(struct lclient *c)
 	pthread_mutex_unlock(&c->work_lock);
 	pthread_join(c->flusher, NULL);
 	c->flusher_running = false;
+	run_capupd(c);
 	/* run what is still queued */
 	struct cap_work *w = c->work;
 	c->work = NULL;
@@ -748,4 +788,27 @@ void lc_flusher_stop(struct lclient *c)
 		free(w);
 		w = n;
 	}
+}
+
+int lc_wait_flushes(struct lclient *c, uint64_t timeout_ns)
+{
+	uint64_t end = now_mono_ns() + timeout_ns;
+	struct cds_lfht_iter it;
+	struct lc_inode *in;
+	int busy;
+
+	do {
+		busy = 0;
+		rcu_read_lock();
+		LC_LFHT_FOR_EACH(c->inodes, &it, in, hnode) {
+			pthread_mutex_lock(&in->lock);
+			if (in->flushing_meta)
+				busy++;
+			pthread_mutex_unlock(&in->lock);
+		}
+		rcu_read_unlock();
+		if (busy)
+			usleep(5000);
+	} while (busy && now_mono_ns() < end);
+	return busy ? -ETIMEDOUT : 0;
 }

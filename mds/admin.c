@@ -309,6 +309,7 @@ static int cmd_status(struct json_object *args, struct json_object **out, void *
 	json_object_object_add(o, "inodes", json_object_new_int64((int64_t)m->nfiles));
 	json_object_object_add(o, "inodes_cached", json_object_new_int64((int64_t)m->ninodes_cached));
 	json_object_object_add(o, "dirs_cached", json_object_new_int64((int64_t)m->ndirs_cached));
+	json_object_object_add(o, "reconnecting", json_object_new_boolean(m->reconnecting));
 	pthread_mutex_unlock(&m->lock);
 	json_object_object_add(o, "requests", json_object_new_int64((int64_t)perf_get(&m->req_total)));
 	json_object_object_add(o, "journal", journal_status_json(m));
@@ -530,6 +531,7 @@ static int cmd_dump_cache(struct json_object *args, struct json_object **out, vo
 			json_object_object_add(e, "name", json_object_new_string(in->primary->name));
 		}
 		json_object_object_add(e, "in_inode_table", json_object_new_boolean(in->in_table));
+		locker_inode_json(in, e);
 		if (S_ISDIR(in->a.mode)) {
 			struct mdir *d = xa_load(&m->dirs, in->a.ino);
 
@@ -542,6 +544,7 @@ static int cmd_dump_cache(struct json_object *args, struct json_object **out, vo
 	rcu_read_unlock();
 	json_object_object_add(o, "inodes_cached", json_object_new_int64((int64_t)m->ninodes_cached));
 	json_object_object_add(o, "dirs_cached", json_object_new_int64((int64_t)m->ndirs_cached));
+	json_object_object_add(o, "requests_waiting", json_object_new_int64((int64_t)m->nwaiters));
 	pthread_mutex_unlock(&m->lock);
 	json_object_object_add(o, "inodes", a);
 	*out = o;
@@ -632,7 +635,7 @@ static const struct asok_cmd mds_cmds[] = {
 	{ "ops", "", "requests in flight (waiting for the journal) with their age", cmd_ops },
 	{ "session ls", "", "list client sessions", cmd_session_ls },
 	{ "client evict", "id:int", "close a client session and drop its connection", cmd_client_evict },
-	{ "dump cache", "", "inodes held in the MDS cache", cmd_dump_cache },
+	{ "dump cache", "", "inodes held in the MDS cache, with the caps clients hold and the lock states", cmd_dump_cache },
 	{ "journal status", "", "journal positions and group-commit statistics", cmd_journal_status },
 	{ "auth get-or-create", "entity:str", "the key of entity (client.NAME), created if it has none; "
 	  "the keyring file is rewritten", cmd_auth_get_or_create },

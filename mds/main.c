@@ -150,25 +150,45 @@ static int write_port_file(const char *path, unsigned port)
 static void *ticker_main(void *arg)
 {
 	struct mds *m = arg;
+	uint64_t next_tick = 0;
 
-	pthread_mutex_lock(&m->tick_lock);
-	while (!m->tick_stop) {
-		double iv = cfg_double(CFG_mds_tick_interval);
-		struct timespec ts = ns_to_timespec(now_mono_ns() + (uint64_t)((iv > 0.01 ? iv : 0.01) * 1e9));
+	for (;;) {
+		uint64_t now = now_mono_ns(), wake, rd;
+		struct timespec ts;
 
-		pthread_cond_timedwait(&m->tick_cond, &m->tick_lock, &ts);
-		if (m->tick_stop)
+		if (!next_tick) {
+			double iv = cfg_double(CFG_mds_tick_interval);
+
+			next_tick = now + (uint64_t)((iv > 0.01 ? iv : 0.01) * 1e9);
+		}
+		/* the end of a reconnect phase is not left to the next tick:
+		 * requests wait for it (parked, session.c) */
+		wake = next_tick;
+		rd = session_reconnect_deadline(m);
+		if (rd && rd < wake)
+			wake = rd;
+		ts = ns_to_timespec(wake);
+		pthread_mutex_lock(&m->tick_lock);
+		if (!m->tick_stop)
+			pthread_cond_timedwait(&m->tick_cond, &m->tick_lock, &ts);
+		if (m->tick_stop) {
+			pthread_mutex_unlock(&m->tick_lock);
 			break;
+		}
 		pthread_mutex_unlock(&m->tick_lock);
+		if (now_mono_ns() < next_tick) {
+			session_reconnect_check(m);
+			continue;
+		}
+		next_tick = 0;
 		session_tick(m);
+		locker_tick(m);
 		journal_tick(m);
 		server_space_refresh(m);
 		pthread_mutex_lock(&m->lock);
 		mdcache_trim(m, journal_clean_below(m));
 		pthread_mutex_unlock(&m->lock);
-		pthread_mutex_lock(&m->tick_lock);
 	}
-	pthread_mutex_unlock(&m->tick_lock);
 	return NULL;
 }
 
@@ -356,6 +376,7 @@ int main(int argc, char **argv)
 	xa_init(&m->inodes);
 	xa_init(&m->dirs);
 	xa_init(&m->sessions);
+	locker_init(m);
 	m->listen_fd = -1;
 	m->stop_pipe[0] = m->stop_pipe[1] = -1;
 	m->epoch = now_real_ns();
@@ -524,6 +545,7 @@ int main(int argc, char **argv)
 	server_space_refresh(m);
 	perf_register_all(m);
 	purge_register_perf(m);
+	locker_register_perf(m);
 	r = journal_start(m);
 	if (r) {
 		rc = fail("cannot start the journal: %s", strerror(-r));
@@ -607,8 +629,12 @@ out_admin:
 out_jstop:
 	journal_stop(m);
 	perf_unregister_group("mds");
+	perf_unregister_group("mds_caps");
 out_journal:
 	purge_free(m);
+	pthread_mutex_lock(&m->lock);
+	locker_free_locked(m);
+	pthread_mutex_unlock(&m->lock);
 	session_free_all(m);
 out_cache:
 	pthread_mutex_lock(&m->lock);

@@ -16,6 +16,9 @@
  *   "mds_anchor.<xx>"    omap ino -> (parent ino, name) of primary links, 64
  *                        shards: LOOKUPINO (NFS file handles) of an inode not
  *                        in memory walks these up to something that is.
+ *   "mds_stray"          omap ino -> inode: orphans, files whose last link
+ *                        went while a client had them open (locker.c).  All
+ *                        loaded at start, like the inode table.
  *
  * Directories are loaded on first use and never evicted.  Changes are made
  * in memory and described as omap edits in a struct txn, which the journal
@@ -97,6 +100,7 @@ struct minode *minode_alloc(struct mds *m, uint64_t ino)
 	if (!in)
 		return NULL;
 	in->a.ino = ino;
+	CDS_INIT_LIST_HEAD(&in->caps);
 	if (xa_store(&m->inodes, ino, in)) {
 		free(in);
 		return NULL;
@@ -107,6 +111,7 @@ struct minode *minode_alloc(struct mds *m, uint64_t ino)
 
 void minode_free(struct mds *m, struct minode *in)
 {
+	locker_inode_drop(m, in);
 	if (xa_load(&m->inodes, in->a.ino) == in) {
 		xa_erase(&m->inodes, in->a.ino);
 		m->ninodes_cached--;
@@ -359,6 +364,7 @@ static void mdir_free_mem(struct mds *m, struct mdir *d)
 					in->primary = NULL;
 			}
 			xa_erase(&d->by_cookie, dn->cookie);
+			locker_dentry_drop(m, dn);
 			free(dn);
 		}
 	free(d->buckets);
@@ -487,6 +493,7 @@ void mdir_del(struct mds *m, struct mdentry *dn, struct txn *t)
 		txn_touch_dir(t, dn->dir);
 	}
 	dentry_unlink_mem(m, dn);
+	locker_dentry_drop(m, dn);
 	free(dn);
 }
 
@@ -771,11 +778,11 @@ static void emit_inode(struct mds *m, struct txn *t, struct minode *in)
 		inode_blob_encode(&b, in);
 		txn_edit(t, EDIT_SET, OID_TABLE, "root", b.data, b.len, NULL);
 		mdsp_buf_free(&b);
-	} else if (in->in_table) {
+	} else if (in->in_table || in->in_stray) {
 		mdsp_buf_init(&b);
 		inode_blob_encode(&b, in);
 		key_ino(key, sizeof(key), in->a.ino);
-		txn_edit(t, EDIT_SET, OID_INOTABLE, key, b.data, b.len, NULL);
+		txn_edit(t, EDIT_SET, in->in_stray ? OID_STRAY : OID_INOTABLE, key, b.data, b.len, NULL);
 		mdsp_buf_free(&b);
 	} else if (in->primary) {
 		emit_dentry(t, in->primary, in);
@@ -805,18 +812,33 @@ void txn_finish(struct mds *m, struct txn *t)
 	t->ndirty = 0;
 	for (k = 0; k < t->ndead; k++) {
 		struct minode *in = t->dead[k];
+		bool orphan = S_ISREG(in->a.mode) && locker_in_use(in);
 
 		key_ino(key, sizeof(key), in->a.ino);
 		if (in->in_table)
 			txn_edit(t, EDIT_RM, OID_INOTABLE, key, NULL, 0, NULL);
 		oid_anchor(oid, sizeof(oid), in->a.ino);
 		txn_edit(t, EDIT_RM, oid, key, NULL, 0, NULL);
+		if (orphan) {
+			/* open somewhere: it lives on in the stray table until
+			 * the last session closes it (locker.c) */
+			in->in_table = false;
+			in->in_stray = true;
+			in->primary = NULL;
+			emit_inode(m, t, in);
+			locker_note_orphan();
+			dout(MDS, 5, "inode %" PRIx64 " lost its last link while open: an orphan now", in->a.ino);
+			t->dead[k] = NULL;
+			continue;
+		}
 		purge_queue_inode(m, t, in);
 		if (m->nfiles)
 			m->nfiles--;
 		minode_free(m, in);
 	}
-	if (t->ndead) {
+	for (k = 0; k < t->ndead && !t->dead[k]; k++)
+		;
+	if (k < t->ndead) {
 		uint8_t v[8];
 
 		le64_put(v, m->nfiles);
@@ -900,6 +922,42 @@ static int replay_inotable(struct mds *m, int op, const char *key, const void *v
 	return 0;
 }
 
+/* The stray table: orphans, loaded at start and kept in memory. */
+static int replay_stray(struct mds *m, int op, const char *key, const void *val, uint32_t len)
+{
+	uint64_t ino = strtoull(key, NULL, 16);
+	struct minode *in = xa_load(&m->inodes, ino);
+	bool fresh = false;
+	int r;
+
+	if (op == EDIT_RM) {
+		if (in && in->in_stray)
+			minode_free(m, in);
+		return 0;
+	}
+	if (op != EDIT_SET)
+		return 0;
+	if (!in) {
+		in = minode_alloc(m, ino);
+		if (!in)
+			return -ENOMEM;
+		fresh = true;
+	}
+	r = inode_blob_decode(val, len, in);
+	if (!r && in->a.ino != ino)
+		r = -EBADMSG;
+	if (r) {
+		if (fresh)
+			minode_free(m, in);
+		return r;
+	}
+	in->in_stray = true;
+	in->in_table = false;
+	in->primary = NULL;
+	m->strays_unchecked = true;
+	return 0;
+}
+
 int mdcache_replay_edit(struct mds *m, int op, const char *oid, const char *key, const void *val,
 			uint32_t len, const char *key2)
 {
@@ -951,6 +1009,8 @@ int mdcache_replay_edit(struct mds *m, int op, const char *oid, const char *key,
 		return replay_table(m, op, key, val, len);
 	if (!strcmp(oid, OID_INOTABLE))
 		return replay_inotable(m, op, key, val, len);
+	if (!strcmp(oid, OID_STRAY))
+		return replay_stray(m, op, key, val, len);
 	if (!strncmp(oid, "mds_anchor.", 11))
 		return 0;
 	if (!strcmp(oid, OID_PURGE))
@@ -970,7 +1030,7 @@ void mdcache_after_replay(struct mds *m)
 	 * gone (unlinked, or the loser of a rename over them). */
 	rcu_read_lock();
 	xa_for_each(&m->inodes, idx, in) {
-		if (in->a.ino != MDSP_ROOT_INO && !in->primary && !in->in_table)
+		if (in->a.ino != MDSP_ROOT_INO && !in->primary && !in->in_table && !in->in_stray)
 			minode_free(m, in);
 	}
 	rcu_read_unlock();
@@ -1084,6 +1144,33 @@ int mdcache_load(struct mds *m)
 			break;
 	}
 	free(after);
+	after = NULL;
+	if (r)
+		return r;
+	/* the stray table: orphans, purged once nobody has them open */
+	more = true;
+	while (more) {
+		r = store_omap_list(m->meta, OID_STRAY, after, NULL, 1024, &kvs, &n, &more);
+		if (r == -ENOENT) {
+			r = 0;
+			break;
+		}
+		if (r)
+			break;
+		for (i = 0; i < n && !r; i++) {
+			r = replay_stray(m, EDIT_SET, kvs[i].key, kvs[i].val, (uint32_t)kvs[i].len);
+			if (r == -EBADMSG) {
+				derr(MDS, "stray table: damaged inode %s skipped", kvs[i].key);
+				r = 0;
+			}
+		}
+		free(after);
+		after = n ? strdup(kvs[n - 1].key) : NULL;
+		store_kv_free(kvs, n);
+		if (!after)
+			break;
+	}
+	free(after);
 	if (r)
 		return r;
 	r = purge_load(m);
@@ -1139,6 +1226,7 @@ void mdcache_trim(struct mds *m, uint64_t clean_below)
 {
 	uint64_t limit = cfg_uint(CFG_mds_cache_size), idx, now = now_mono_ns(), n = 0;
 	struct mdir *d;
+	int nrecall = 0;
 
 	if (!limit || m->ninodes_cached <= limit)
 		return;
@@ -1149,11 +1237,17 @@ void mdcache_trim(struct mds *m, uint64_t clean_below)
 		if (d->ino == MDSP_ROOT_INO || d->last_jseq >= clean_below ||
 		    now - d->last_used_ns < 1000000000ull)
 			continue;
+		if (locker_dir_pinned(m, d)) {
+			/* clients cache it: recall it, evict it once they let go */
+			if (nrecall < 64 && locker_recall_dir(m, d))
+				nrecall++;
+			continue;
+		}
 		mdir_evict(m, d);
 		n++;
 	}
 	rcu_read_unlock();
-	if (n)
-		dout(MDS, 5, "cache trim: evicted %" PRIu64 " directories; %" PRIu64 " inodes cached", n,
-		     m->ninodes_cached);
+	if (n || nrecall)
+		dout(MDS, 5, "cache trim: evicted %" PRIu64 " directories, recalled %d from clients; %" PRIu64
+			     " inodes cached", n, nrecall, m->ninodes_cached);
 }

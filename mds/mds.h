@@ -24,6 +24,9 @@
  *    on-disk format and the checker that refuses a damaged journal
  *    (journal_int.h); journal_tool.c: loligo-mds --journal-inspect and
  *    journal export/import/reset.
+ *  - locker.c: capabilities and dentry leases: who caches what, revokes
+ *    before conflicting changes (requests wait for the acks parked, off the
+ *    reader threads), cap flushes, reconnect, orphans (open, unlinked).
  *  - purge.c: the journaled queue of unlinked files whose data objects the
  *    MDS removes after mds_purge_delay, on a thread of its own, in slices.
  *  - admin.c: admin-socket commands; main.c: start-up and shutdown.
@@ -49,6 +52,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include <urcu/list.h>
+
 #include "common/perf.h"
 #include "common/xarray.h"
 #include "mds_proto/proto.h"
@@ -69,6 +74,8 @@ struct mxattr {
 };
 
 struct mdir;
+struct mlease;
+struct mgather;
 
 struct mdentry {
 	struct mdentry *hnext;        /* name hash chain */
@@ -77,6 +84,8 @@ struct mdentry {
 	uint64_t ino;
 	uint32_t dtype;               /* S_IFMT bits of the target */
 	bool remote;                  /* target lives in the inode table (hard-linked) */
+	uint16_t gather;              /* locker.c: requests waiting to change it (no new leases) */
+	struct mlease *leases;        /* locker.c: sessions that cache this name */
 	uint32_t hash;
 	uint32_t namelen;
 	char name[];
@@ -99,14 +108,81 @@ struct minode {
 	char *symlink;
 	struct mxattr *xattrs;
 	uint32_t xattr_bytes;
-	struct mdentry *primary;      /* NULL for the root and table inodes */
+	struct mdentry *primary;      /* NULL for the root, table and stray inodes */
 	bool in_table;                /* stored in the inode table (has been hard-linked) */
+	bool in_stray;                /* an orphan: no link left, open somewhere ("mds_stray") */
 	bool dirty;                   /* in the current txn's dirty list */
 	bool anchor_dirty;            /* primary dentry moved: journal its anchor */
+	struct cds_list_head caps;    /* locker.c: struct mcap of each session caching it */
+	struct mgather *gather;       /* locker.c: cap bits requests wait to revoke (NULL: none) */
+};
+
+/*
+ * One session's capabilities on one inode (locker.c).  @issued is what the
+ * client may hold now, @pending what it is to keep once the revoke in
+ * flight (revoke_seq) is acked: issued ^ pending are the bits being
+ * revoked.  No bit is added while a revoke is in flight, so an ack of
+ * revoke_seq (or later) means the client holds no more than pending.
+ * Protected by mds->lock, like everything in the namespace.
+ */
+struct mcap {
+	struct cds_list_head in_item;      /* in->caps */
+	struct cds_list_head s_item;       /* s->caps */
+	struct cds_list_head revoke_item;  /* m->revoking while revoke_seq != 0 */
+	struct minode *in;
+	struct session *s;
+	uint32_t issued, pending, wanted;  /* MDSP_CAP_* */
+	uint64_t seq;                      /* last sequence sent to the client */
+	uint64_t revoke_seq;               /* outstanding revoke (0: none) */
+	uint64_t revoke_ns;                /* mono ns it was sent */
+};
+
+/* One session's lease on one dentry: it caches that the name maps to its
+ * target.  Same rules as struct mcap. */
+struct mlease {
+	struct mlease *next;               /* dn->leases */
+	struct cds_list_head s_item;       /* s->leases */
+	struct cds_list_head revoke_item;  /* m->revoking_leases while revoke_seq != 0 */
+	struct mdentry *dn;
+	struct session *s;
+	uint64_t seq;
+	uint64_t revoke_seq, revoke_ns;
 };
 
 /* Edits of one mutation, journaled as one entry (see journal.c). */
 enum edit_op { EDIT_SET = 1, EDIT_RM = 2, EDIT_RMRANGE = 3, EDIT_CLEAR = 4, EDIT_REMOVE = 5 };
+
+/*
+ * What a request has to wait for before it may run (locker.c): the inodes
+ * whose caps other sessions must give up, and the dentries whose leases.
+ * Filled by the ops through locker_want_*(); a request with any entry left
+ * after its checks is parked until the acks come.
+ */
+#define LOCKER_GATHER_MAX 8
+#define LOCKER_WAIT (-ERESTART)       /* an op's "wait for revokes" result; never on the wire */
+struct mwaiter;
+struct locker_gather {
+	int n;
+	struct {
+		uint64_t ino;                 /* inode, or the directory of @name */
+		uint32_t mask;                /* cap bits (0 for a dentry) */
+		char *name;                   /* dentry name (malloc'd) or NULL */
+	} e[LOCKER_GATHER_MAX];
+	struct mwaiter *w;            /* the parked request being run again (NULL: first run) */
+	bool overflow;                /* more than LOCKER_GATHER_MAX: wait for any ack */
+};
+
+/* A request parked until revokes are acked (locker.c).  Protected by mds->lock. */
+struct mwaiter {
+	struct mwaiter *next;         /* m->waiters */
+	struct conn *conn;            /* holds a ref: where the reply goes */
+	uint64_t sid;                 /* the session it ran for */
+	struct mdsp_msg msg;          /* the request (owned) */
+	uint64_t t0, parked_ns;
+	struct locker_gather g;       /* what it waits for (names owned) */
+	bool ready;                   /* something it waits for changed: run it again */
+	bool queued;                  /* on m->waiters */
+};
 
 #define TXN_MAX_DIRTY 16
 struct txn {
@@ -118,6 +194,8 @@ struct txn {
 	int ndead;
 	struct mdir *dirs[16];        /* directory objects the edits touch */
 	int ndirs;
+	struct session *s;            /* the session the request runs for (NULL: none) */
+	struct locker_gather g;       /* revokes the request waits for (locker.c) */
 };
 
 /* ---- sessions and connections ---------------------------------------- */
@@ -211,6 +289,12 @@ struct session {
 	 * mount point, version: `session ls`); not journaled */
 	struct mdsp_meta *meta;
 	uint32_t nmeta;
+	/* locker.c */
+	struct cds_list_head caps;    /* struct mcap.s_item */
+	struct cds_list_head leases;  /* struct mlease.s_item */
+	uint64_t ncaps, nleases;
+	uint64_t lease_seq;           /* last lease sequence handed out */
+	bool reconnected;             /* sent RECONNECT (or OPEN) since this MDS started */
 };
 
 /* An action the journal runs once the entry it rides with is durable. */
@@ -296,6 +380,13 @@ struct mds {
 	struct mdsp_keyring keys;     /* protected by keys_lock */
 	char *keyring_path;           /* read-only after start-up */
 	bool auth_required;           /* read-only after start-up */
+	/* locker.c (protected by mds->lock) */
+	struct cds_list_head revoking;        /* struct mcap with a revoke in flight, oldest first */
+	struct cds_list_head revoking_leases; /* struct mlease likewise */
+	struct mwaiter *waiters, **waiters_tail; /* parked requests, in arrival order */
+	uint64_t nwaiters;
+	_Atomic bool waiters_ready;           /* some waiter is ready (read without the lock) */
+	bool strays_unchecked;                /* orphans loaded at start: purge the unused after reconnect */
 
 	/* perf (lock-free) */
 	struct hist op_lat[MDSP_OP_MAX];
@@ -357,8 +448,79 @@ void oid_completed(char *buf, size_t len, uint64_t sid);
 #define OID_SESSIONS  "mds_sessions"
 #define OID_JOURNAL   "mds_journal"
 #define OID_PURGE     "mds_purge"
+#define OID_STRAY     "mds_stray"
 #define DIR_META_KEY  "/meta"
 #define COOKIE_FIRST  3          /* 0 = start of dir; 1 and 2 stay free for . and .. */
+
+/* ---- locker.c --------------------------------------------------------- */
+void locker_init(struct mds *m);
+/* locker_free - drop parked requests at shutdown.  Caller holds mds->lock. */
+void locker_free_locked(struct mds *m);
+void locker_register_perf(struct mds *m);
+
+/*
+ * locker_want_caps - the request of @t->s is about to change what the bits
+ * @mask of @in cover: every other session must give them up first.  Sends
+ * the revokes that are not in flight yet and notes the wait in @t->g; the
+ * op checks locker_blocked() before changing anything.  Caller holds
+ * mds->lock.
+ */
+void locker_want_caps(struct mds *m, struct txn *t, struct minode *in, uint32_t mask);
+/* locker_want_dentry - likewise for the leases other sessions hold on @dn. */
+void locker_want_dentry(struct mds *m, struct txn *t, struct mdentry *dn);
+/* locker_blocked - LOCKER_WAIT if @t must wait for revokes, else 0. */
+int locker_blocked(struct txn *t);
+/* locker_want_open - the revokes an open of @in with @oflags needs (file caps). */
+void locker_want_open(struct mds *m, struct txn *t, struct minode *in, uint32_t oflags);
+/*
+ * locker_fill_reply - grant caps on the reply's target and trace directory,
+ * a lease on its trace dentry, caps and leases on readdir entries, and
+ * record what an open wants.  Caller holds mds->lock; after the op ran.
+ */
+void locker_fill_reply(struct mds *m, struct session *s, const struct mdsp_request *req,
+		       struct mdsp_reply *rep, struct txn *t);
+/* locker_gather_release - the parked request of @t runs: its gathers end. */
+void locker_gather_release(struct mds *m, struct txn *t);
+void locker_gather_free(struct locker_gather *g);
+/*
+ * locker_park - park the request @msg of @c (its contents move into the
+ * waiter; @msg is left empty) until the revokes in @t->g are acked.
+ * Caller holds mds->lock.
+ */
+void locker_park(struct mds *m, struct conn *c, struct mdsp_msg *msg, uint64_t t0, struct txn *t);
+/* locker_handle_caps - a CAPS message from a client (ack, flush, release, ...).  No lock held. */
+void locker_handle_caps(struct mds *m, struct conn *c, struct mdsp_caps *msg);
+/* locker_session_reconnect - the caps and leases a reconnecting client re-asserts.  mds->lock held. */
+void locker_session_reconnect(struct mds *m, struct session *s, const struct mdsp_cap_reconnect *caps,
+			      uint32_t n);
+/* locker_session_drop - @s is going away: its caps and leases go, waiters are run again.  mds->lock held. */
+void locker_session_drop(struct mds *m, struct session *s);
+/* locker_conn_closed - requests parked from @c are dropped (the client resends them).  mds->lock held. */
+void locker_conn_closed(struct mds *m, struct conn *c);
+/* locker_inode_drop, locker_dentry_drop - @in / @dn leave memory: their caps / leases go.  mds->lock held. */
+void locker_inode_drop(struct mds *m, struct minode *in);
+void locker_dentry_drop(struct mds *m, struct mdentry *dn);
+/* locker_dentry_move - @to replaces @from (same name and target): the leases move over. */
+void locker_dentry_move(struct mdentry *from, struct mdentry *to);
+/* locker_in_use - some session has @in open (wants file caps): an unlinked @in stays an orphan. */
+bool locker_in_use(const struct minode *in);
+/* locker_dir_pinned - @d or something in it is cached by a client: it must stay in memory. */
+bool locker_dir_pinned(struct mds *m, struct mdir *d);
+/* locker_recall_dir - ask the clients caching @d (not for open files) to give it up.  mds->lock held. */
+int locker_recall_dir(struct mds *m, struct mdir *d);
+/* locker_tick - revokes not acked within mds_session_timeout evict their session; orphans. No lock. */
+void locker_tick(struct mds *m);
+/* locker_wake_all - every parked request runs again soon (locker_run_waiters).  mds->lock held. */
+void locker_wake_all(struct mds *m);
+/* locker_waiter_free - a parked request that ran is done.  mds->lock held. */
+void locker_waiter_free(struct mds *m, struct mwaiter *w);
+/* locker_run_waiters - run the parked requests that may proceed now.  No lock held. */
+void locker_run_waiters(struct mds *m);
+/* locker_note_orphan - count an inode that became an orphan (perf). */
+void locker_note_orphan(void);
+struct json_object;
+void locker_session_json(struct session *s, struct json_object *o);
+void locker_inode_json(struct minode *in, struct json_object *o);
 
 /* ---- server.c --------------------------------------------------------- */
 /*
@@ -389,12 +551,20 @@ bool server_op_journaled(const struct mdsp_request *req);
 
 /* ---- session.c -------------------------------------------------------- */
 void session_handle(struct mds *m, struct conn *c, struct mdsp_session *msg);
+/* request_handle - run a request; a request that must wait for revokes is
+ * parked and @msg is left empty (the waiter owns its contents). */
 void request_handle(struct mds *m, struct conn *c, struct mdsp_msg *msg);
+/* request_resume - run a parked request again (locker.c); consumes @w.  No lock held. */
+void request_resume(struct mds *m, struct mwaiter *w);
 void session_conn_closed(struct mds *m, struct conn *c);
 void session_tick(struct mds *m);
 /* session_reconnect_phase_start - after replay: wait for restored sessions. */
 void session_reconnect_phase_start(struct mds *m);
 void session_reconnect_phase_cancel(struct mds *m);
+/* session_reconnect_deadline - when the reconnect phase times out (0: none). */
+uint64_t session_reconnect_deadline(struct mds *m);
+/* session_reconnect_check - end a reconnect phase past its deadline, run what it held back. */
+void session_reconnect_check(struct mds *m);
 int session_evict(struct mds *m, uint64_t id, const char *why);
 void session_free_all(struct mds *m);
 struct session *session_new_locked(struct mds *m, uint64_t id);

@@ -887,7 +887,7 @@ static void *reader_main(void *arg)
 			command_handle(m, c, &msg.command);
 			break;
 		case MDSP_MSG_CAPS:
-			dout(MDS, 10, "%s: caps message ignored (caps are not implemented yet)", c->peer);
+			locker_handle_caps(m, c, &msg.caps);
 			break;
 		default:
 			bad_peer(m, c, "unexpected %s message from a client", mdsp_msg_type_name(msg.type));

@@ -18,9 +18,11 @@
  * the client that holds the write caps (it knows what it still buffers).
  * The data of a file whose last link goes is purged by the MDS (purge.c).
  *
- * Caps (issue 3) are not tracked yet: replies grant generously, PIN|SHARED|
- * RD|WR|BUFFER on regular files (max_size unlimited) and PIN|SHARED on the
- * rest, and nothing is ever revoked.
+ * Caps (locker.c): an op that changes something other clients may cache
+ * first calls locker_want_caps/_dentry for it, after its checks and before
+ * any change, and returns LOCKER_WAIT if revokes are in flight; it runs again
+ * from the start once they are acked.  The caps and leases a reply grants
+ * are filled in by server_dispatch (locker_fill_reply) after the op.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -43,7 +45,10 @@
 #define XATTR_TOTAL_MAX (256u << 10)
 #define XATTR_CREATE_FLAG 1
 #define XATTR_REPLACE_FLAG 2
-#define GENEROUS_CAPS (MDSP_CAP_PIN | MDSP_CAP_SHARED | MDSP_CAP_RD | MDSP_CAP_WR | MDSP_CAP_BUFFER)
+#define AS MDSP_CAP_AUTH_SHARED
+#define LS MDSP_CAP_LINK_SHARED
+#define FS MDSP_CAP_FILE_SHARED
+#define FILE_CACHES (MDSP_CAP_FILE_SHARED | MDSP_CAP_FILE_CACHE | MDSP_CAP_FILE_BUFFER)
 
 static void now_time(struct mdsp_time *t)
 {
@@ -164,19 +169,22 @@ static int is_ancestor(struct mds *m, struct minode *a, struct minode *dir)
 	return -ELOOP;
 }
 
+/* The target trace; its caps are granted after the op (locker_fill_reply). */
 static void set_target(struct mdsp_reply *rep, const struct minode *in)
 {
 	rep->has_target = true;
 	rep->target = in->a;
-	if (in->a.nlink == 0) {
-		rep->caps = 0;   /* gone (unlink/rmdir reply): nothing to cache */
-	} else if (S_ISREG(in->a.mode)) {
-		rep->caps = GENEROUS_CAPS;
+	if (S_ISREG(in->a.mode))
 		rep->target.max_size = UINT64_MAX;
-	} else {
-		rep->caps = MDSP_CAP_PIN | MDSP_CAP_SHARED;
-	}
-	rep->cap_seq = 1;
+	rep->caps = 0;
+	rep->cap_seq = 0;
+}
+
+/* A name in directory @din changes: other clients' listing and negative
+ * names go (Fs on the directory), and with @nlink its link count (Ls). */
+static void want_dir_change(struct mds *m, struct txn *t, struct minode *din, bool nlink)
+{
+	locker_want_caps(m, t, din, FS | (nlink ? LS : 0));
 }
 
 static void set_dir(struct mdsp_reply *rep, const struct minode *din, const char *name)
@@ -437,6 +445,16 @@ static int op_setattr(struct mds *m, struct session *s, struct mdsp_request *r, 
 	}
 	if ((mask & MDSP_SETATTR_CTIME) && !is_owner(in, c))
 		return -EPERM;
+	/* what other clients cache of it goes first */
+	if ((mask & (MDSP_SETATTR_MODE | MDSP_SETATTR_UID | MDSP_SETATTR_GID | MDSP_SETATTR_KILL_SUID |
+		     MDSP_SETATTR_CHOWN)) || kill)
+		locker_want_caps(m, t, in, AS);
+	if (mask & MDSP_SETATTR_SIZE)
+		locker_want_caps(m, t, in, FILE_CACHES);
+	else if (mask & (times | MDSP_SETATTR_CTIME))
+		locker_want_caps(m, t, in, FS);
+	if ((e = locker_blocked(t)))
+		return e;
 
 	/* checks done: apply */
 	if (mask & MDSP_SETATTR_MODE) {
@@ -512,6 +530,9 @@ static int op_open(struct mds *m, struct session *s, struct mdsp_request *r, str
 		return e;
 	if ((e = open_check(in, &r->caller, r->oflags)))
 		return e;
+	locker_want_open(m, t, in, r->oflags);
+	if ((e = locker_blocked(t)))
+		return e;
 	open_trunc(in, r->oflags, t);
 	set_target(rep, in);
 	return 0;
@@ -580,6 +601,9 @@ static int op_create(struct mds *m, struct session *s, struct mdsp_request *r, s
 			return e;
 		if ((e = open_check(in, &r->caller, r->oflags)))
 			return e;
+		locker_want_open(m, t, in, r->oflags);
+		if ((e = locker_blocked(t)))
+			return e;
 		open_trunc(in, r->oflags, t);
 		set_target(rep, in);
 		return 0;
@@ -587,6 +611,9 @@ static int op_create(struct mds *m, struct session *s, struct mdsp_request *r, s
 	if (din->a.nlink == 0)
 		return -ENOENT;
 	if ((e = may_access(din, &r->caller, MAY_WRITE | MAY_EXEC)))
+		return e;
+	want_dir_change(m, t, din, false);
+	if ((e = locker_blocked(t)))
 		return e;
 	if ((e = new_inode(m, s, r, t, din, S_IFREG | (r->mode & 07777), &in)))
 		return e;
@@ -620,6 +647,9 @@ static int op_mknod(struct mds *m, struct session *s, struct mdsp_request *r, st
 	default:
 		return -EINVAL;
 	}
+	want_dir_change(m, t, din, false);
+	if ((e = locker_blocked(t)))
+		return e;
 	if ((e = new_inode(m, s, r, t, din, type | (r->mode & 07777), &in)))
 		return e;
 	if (type == S_IFCHR || type == S_IFBLK)
@@ -638,6 +668,9 @@ static int op_mkdir(struct mds *m, struct session *s, struct mdsp_request *r, st
 		return e;
 	if (din->a.nlink >= NLINK_MAX)
 		return -EMLINK;
+	want_dir_change(m, t, din, true);
+	if ((e = locker_blocked(t)))
+		return e;
 	if ((e = new_inode(m, s, r, t, din, S_IFDIR | (r->mode & 07777), &in)))
 		return e;
 	if (!mdir_create(m, in->a.ino))
@@ -657,6 +690,9 @@ static int op_symlink(struct mds *m, struct session *s, struct mdsp_request *r, 
 	if (strlen(r->target) >= MDSP_PATH_MAX)
 		return -ENAMETOOLONG;
 	if ((e = prep_new(m, r, &din, &d, rep)))
+		return e;
+	want_dir_change(m, t, din, false);
+	if ((e = locker_blocked(t)))
 		return e;
 	if ((e = new_inode(m, s, r, t, din, S_IFLNK | 0777, &in)))
 		return e;
@@ -685,23 +721,34 @@ static int op_link(struct mds *m, struct session *s, struct mdsp_request *r, str
 		return -ENOENT;
 	if (in->a.nlink >= NLINK_MAX)
 		return -EMLINK;
+	want_dir_change(m, t, din, false);
+	locker_want_caps(m, t, in, LS);
+	if ((e = locker_blocked(t)))
+		return e;
 	if (!in->in_table) {
 		/* first hard link: the inode moves to the inode table and its
-		 * primary dentry becomes a remote one like the new link */
+		 * primary dentry becomes a remote one like the new link (same
+		 * name, same target: its leases stay valid and move with it) */
 		struct mdentry *old = in->primary;
 
 		if (old) {
 			struct mdir *od = old->dir;
 			char *oname = strdup(old->name);
 			uint64_t ocookie = old->cookie;
+			struct mdentry tmp;
 
 			if (!oname)
 				return -ENOMEM;
+			memset(&tmp, 0, sizeof(tmp));
+			locker_dentry_move(old, &tmp);
 			mdir_del(m, old, NULL);
 			dn = mdir_add(m, od, oname, in->a.ino, in->a.mode & S_IFMT, true, ocookie, t);
 			free(oname);
-			if (!dn)
+			if (!dn) {
+				locker_dentry_drop(m, &tmp);
 				return -ENOMEM;
+			}
+			locker_dentry_move(&tmp, dn);
 		}
 		in->primary = NULL;
 		in->in_table = true;
@@ -759,6 +806,11 @@ static int op_unlink(struct mds *m, struct session *s, struct mdsp_request *r, s
 		return -EISDIR;
 	if ((e = sticky_ok(din, in, &r->caller)))
 		return e;
+	want_dir_change(m, t, din, false);
+	locker_want_dentry(m, t, dn);
+	locker_want_caps(m, t, in, LS);
+	if ((e = locker_blocked(t)))
+		return e;
 	mdir_del(m, dn, t);
 	drop_link(in, t);
 	dir_changed(din, -1, 0, t);
@@ -814,6 +866,11 @@ static int op_rmdir(struct mds *m, struct session *s, struct mdsp_request *r, st
 		return e;
 	if (td->count)
 		return -ENOTEMPTY;
+	want_dir_change(m, t, din, true);
+	locker_want_dentry(m, t, dn);
+	locker_want_caps(m, t, in, LS | FS);
+	if ((e = locker_blocked(t)))
+		return e;
 	mdir_del(m, dn, t);
 	if ((e = remove_dir_inode(m, in, t)))
 		return e;
@@ -900,6 +957,13 @@ static int op_rename(struct mds *m, struct session *s, struct mdsp_request *r, s
 			if ((e = may_access(dst, c, MAY_WRITE)))
 				return e;
 		}
+		want_dir_change(m, t, sdin, sdir != ddir);
+		if (ddin != sdin)
+			want_dir_change(m, t, ddin, sdir != ddir);
+		locker_want_dentry(m, t, sdn);
+		locker_want_dentry(m, t, ddn);
+		if ((e = locker_blocked(t)))
+			return e;
 		mdir_del(m, sdn, t);
 		mdir_del(m, ddn, t);
 		ndn = mdir_add(m, sd, sname, d_ino, d_type, d_rem, 0, t);
@@ -949,7 +1013,18 @@ static int op_rename(struct mds *m, struct session *s, struct mdsp_request *r, s
 	} else if (sdir && sdin != ddin && ddin->a.nlink >= NLINK_MAX) {
 		return -EMLINK;
 	}
-	/* checks done: apply */
+	/* checks done: what other clients cache of it goes first */
+	want_dir_change(m, t, sdin, sdir || ddir);
+	if (ddin != sdin)
+		want_dir_change(m, t, ddin, sdir || ddir);
+	locker_want_dentry(m, t, sdn);
+	if (ddn)
+		locker_want_dentry(m, t, ddn);
+	if (dst)
+		locker_want_caps(m, t, dst, LS | (ddir ? FS : 0));
+	if ((e = locker_blocked(t)))
+		return e;
+	/* apply */
 	if (dst) {
 		mdir_del(m, ddn, t);
 		if (ddir) {
@@ -1207,6 +1282,12 @@ static int op_setxattr(struct mds *m, struct session *s, struct mdsp_request *r,
 	x = xattr_find(in, r->name);
 	if (x && (r->oflags & XATTR_CREATE_FLAG))
 		return -EEXIST;
+	if (!strncmp(r->name, "system.posix_acl", 16)) {
+		/* an ACL is part of who may do what: what others cache of it goes */
+		locker_want_caps(m, t, in, AS);
+		if ((e = locker_blocked(t)))
+			return e;
+	}
 	if (!x && (r->oflags & XATTR_REPLACE_FLAG))
 		return -ENODATA;
 	if (in->xattr_bytes - (x ? x->len + strlen(x->name) : 0) + r->data_len + strlen(r->name) >
@@ -1286,6 +1367,11 @@ static int op_removexattr(struct mds *m, struct session *s, struct mdsp_request 
 	x = *pp;
 	if (!x)
 		return -ENODATA;
+	if (!strncmp(r->name, "system.posix_acl", 16)) {
+		locker_want_caps(m, t, in, AS);
+		if ((e = locker_blocked(t)))
+			return e;
+	}
 	*pp = x->next;
 	in->xattr_bytes -= x->len + (uint32_t)strlen(x->name);
 	free(x->name);
@@ -1396,11 +1482,19 @@ void server_dispatch(struct mds *m, struct session *s, struct mdsp_request *req,
 		rep->result = -EOPNOTSUPP;
 		return;
 	}
-	if (needs_space(req->op) && stores_full(m)) {
-		rep->result = -ENOSPC;
+	t->s = s;
+	if (needs_space(req->op) && stores_full(m))
+		r = -ENOSPC;
+	else
+		r = fn(m, s, req, rep, t);
+	if (r == LOCKER_WAIT) {
+		/* nothing changed; the caller parks it (locker_park) */
+		rep->result = r;
 		return;
 	}
-	r = fn(m, s, req, rep, t);
+	/* it ran: whatever it waited for before is over, and nothing new */
+	locker_gather_release(m, t);
+	locker_gather_free(&t->g);
 	if (r && req->want_ino && (req->flags & MDSP_REQ_REPLAY))
 		derr(MDS, "session %" PRIu64 " tid %" PRIu64 ": replay of %s '%s', answered UNSAFE with ino %" PRIx64
 		     " before the restart, failed: %s; the client is told its change is lost", s ? s->id : 0,
@@ -1412,6 +1506,7 @@ void server_dispatch(struct mds *m, struct session *s, struct mdsp_request *req,
 		rep->caps = 0;
 	}
 	rep->result = r;
+	locker_fill_reply(m, s, req, rep, t);
 	dout(MDS, 15, "session %" PRIu64 " tid %" PRIu64 " %s ino %" PRIx64 " '%s' -> %d",
 	     s ? s->id : 0, req->tid, mdsp_op_name(req->op), req->ino, req->name ? req->name : "", r);
 }

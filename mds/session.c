@@ -173,6 +173,8 @@ struct session *session_new_locked(struct mds *m, uint64_t id)
 	s->id = id;
 	s->state = SESSION_STALE;
 	s->last_renew_ns = now_mono_ns();
+	CDS_INIT_LIST_HEAD(&s->caps);
+	CDS_INIT_LIST_HEAD(&s->leases);
 	xa_init(&s->completed);
 	if (xa_store(&m->sessions, id, s)) {
 		xa_destroy(&s->completed);
@@ -235,7 +237,9 @@ static void reconnect_phase_end_marking_locked(struct mds *m, const char *why, b
 	rcu_read_unlock();
 	m->nreplay_pending = 0;
 	dinfo(MDS, "reconnect phase over (%s); %" PRIu64 " restored sessions did not replay", why, nmissed);
+	m->strays_unchecked = true;   /* orphans nobody re-asserted go now (locker_tick) */
 	pthread_cond_broadcast(&m->reconnect_cond);
+	locker_wake_all(m);           /* the requests the phase held back */
 }
 
 static void reconnect_phase_end_locked(struct mds *m, const char *why)
@@ -311,27 +315,22 @@ void session_reconnect_phase_start(struct mds *m)
  * Hold a mutation back while restored sessions may still replay theirs, so
  * that a change a client saw applied (UNSAFE) before the crash is redone
  * before anyone else's new request can conflict with it.  A request without
- * MDSP_REQ_REPLAY from a restored session ends that session's replay.
- * Caller holds mds->lock (dropped while waiting); returns the session again
- * (NULL if it went away meanwhile).
+ * MDSP_REQ_REPLAY from a restored session ends that session's replay
+ * (@first: the request's first run).  Returns true when @req must wait for
+ * the end of the phase: the caller parks it (locker.c) rather than waiting
+ * here, because the reader thread must go on reading: another client's
+ * replay may revoke caps this client has to ack.  Caller holds mds->lock.
  */
-static struct session *reconnect_gate_locked(struct mds *m, struct conn *c, struct session *s,
-					     const struct mdsp_request *req, bool journaled)
+static bool reconnect_gate_locked(struct mds *m, struct session *s, const struct mdsp_request *req,
+				  bool journaled, bool first)
 {
-	if (!m->reconnecting)
-		return s;
-	if (req->flags & MDSP_REQ_REPLAY)
-		return s;
-	replay_done_locked(m, s);
-	if (journaled && m->reconnecting)
-		conn_uncork(c);         /* about to wait: the replies of the batch go first */
-	while (journaled && m->reconnecting) {
-		struct timespec ts = ns_to_timespec(m->reconnect_until_ns);
-
-		if (pthread_cond_timedwait(&m->reconnect_cond, &m->lock, &ts) == ETIMEDOUT)
-			reconnect_phase_end_locked(m, "timeout");
-	}
-	return c->session_id ? xa_load(&m->sessions, c->session_id) : NULL;
+	if (m->reconnecting && now_mono_ns() >= m->reconnect_until_ns)
+		reconnect_phase_end_locked(m, "timeout");
+	if (!m->reconnecting || (req->flags & MDSP_REQ_REPLAY))
+		return false;
+	if (first)
+		replay_done_locked(m, s);
+	return journaled && m->reconnecting;
 }
 
 /* Keep the metadata of @msg (taken from it: its arrays become ours), or drop ours (@msg NULL). */
@@ -361,6 +360,7 @@ static void session_free_locked(struct mds *m, struct session *s)
 	struct conn *c = s->conn;
 
 	replay_done_locked(m, s);
+	locker_session_drop(m, s);
 
 	if (xa_load(&m->sessions, s->id) == s) {
 		xa_erase(&m->sessions, s->id);
@@ -734,6 +734,7 @@ void session_handle(struct mds *m, struct conn *c, struct mdsp_session *msg)
 			return;
 		}
 		s->state = SESSION_OPEN;
+		s->reconnected = true;
 		s->last_renew_ns = now_mono_ns();
 		bind_conn_locked(s, c);
 		txn_init(&t);
@@ -840,6 +841,7 @@ void session_handle(struct mds *m, struct conn *c, struct mdsp_session *msg)
 		s->last_renew_ns = now_mono_ns();
 		session_back_locked(m, s);
 		sid = s->id;
+		locker_session_reconnect(m, s, msg->caps, msg->ncaps);
 		dinfo(MDS, "session %" PRIu64 " reconnected from %s", sid, c->peer);
 		pthread_mutex_unlock(&m->lock);
 		send_session(m, c, MDSP_SESSION_OPEN, sid, msg->seq, 0, NULL);
@@ -920,7 +922,12 @@ static void answer_completed_unlock(struct mds *m, struct conn *c, struct sessio
 	pthread_mutex_unlock(&m->lock);
 }
 
-void request_handle(struct mds *m, struct conn *c, struct mdsp_msg *msg)
+/*
+ * Run a request (again, for a parked one: @w).  Returns true when it was
+ * parked to wait for revokes (locker.c): it runs again when they are acked,
+ * and @msg no longer belongs to the caller.
+ */
+static bool request_run(struct mds *m, struct conn *c, struct mdsp_msg *msg, uint64_t t0, struct mwaiter *w)
 {
 	struct mdsp_request *req = &msg->request;
 	struct mdsp_msg rmsg;
@@ -930,30 +937,44 @@ void request_handle(struct mds *m, struct conn *c, struct mdsp_msg *msg)
 	struct txn t;
 	struct mdsp_buf safe, unsafe, stored;
 	struct jitem *it = NULL;
-	uint64_t t0 = now_mono_ns(), trim_to = 0;
+	uint64_t trim_to = 0, stored_before = 0;
 	bool journaled = server_op_journaled(req);
 	char oid[64], key[32];
 	int r;
 
 	memset(&rmsg, 0, sizeof(rmsg));
 	rmsg.type = MDSP_MSG_REPLY;
-	perf_inc(&m->req_total, 1);
-	DTRACE_PROBE3(loligo_mds, request_start, req->tid, req->op, req->flags);
-	if (journaled)
-		journal_throttle(m, c);
+	if (!w) {
+		perf_inc(&m->req_total, 1);
+		DTRACE_PROBE3(loligo_mds, request_start, req->tid, req->op, req->flags);
+		if (journaled)
+			journal_throttle(m, c);
+	}
 	pthread_mutex_lock(&m->lock);
 	s = c->session_id ? xa_load(&m->sessions, c->session_id) : NULL;
+	if (w && (!s || s->id != w->sid)) {
+		/* its session went or moved to another connection: the client
+		 * sends the request again there */
+		pthread_mutex_unlock(&m->lock);
+		return false;
+	}
 	if (!s) {
 		pthread_mutex_unlock(&m->lock);
 		dout(MDS, 1, "%s: request tid %" PRIu64 " without a session", c->peer, req->tid);
 		send_error(c, req->tid, -ENOTCONN);
-		return;
+		return false;
 	}
-	s = reconnect_gate_locked(m, c, s, req, journaled);
-	if (!s) {
+	if (!w)
+		s->nreq++;
+	if (reconnect_gate_locked(m, s, req, journaled, !w)) {
+		txn_init(&t);
+		t.s = s;
+		t.g.w = w;
+		t.g.overflow = true;     /* run again on the phase's end (or any ack) */
+		locker_park(m, c, msg, t0, &t);
 		pthread_mutex_unlock(&m->lock);
-		send_error(c, req->tid, -ENOTCONN);
-		return;
+		txn_free(&t);
+		return true;
 	}
 	/* shutting down: not run and not answered; the client resends it to
 	 * the next MDS, as after a crash (what runs now could miss the drain) */
@@ -961,9 +982,8 @@ void request_handle(struct mds *m, struct conn *c, struct mdsp_msg *msg)
 		pthread_mutex_unlock(&m->lock);
 		dout(MDS, 5, "session %" PRIu64 " tid %" PRIu64 " (%s): not run, the MDS is shutting down", s->id,
 		     req->tid, mdsp_op_name(req->op));
-		return;
+		return false;
 	}
-	s->nreq++;
 	if (req->oldest_tid > s->trimmed_below) {
 		completed_trim_below(s, req->oldest_tid);
 		s->trimmed_below = req->oldest_tid;
@@ -976,7 +996,7 @@ void request_handle(struct mds *m, struct conn *c, struct mdsp_msg *msg)
 			dout(MDS, 5, "session %" PRIu64 " tid %" PRIu64 " (%s, flags %#x attempt %u): answered from the completed table",
 			     s->id, req->tid, mdsp_op_name(req->op), req->flags, req->attempt);
 			answer_completed_unlock(m, c, s, ce);
-			return;
+			return false;
 		}
 	}
 	/* a read-only MDS (journal writes fail) refuses a mutation before it
@@ -987,15 +1007,28 @@ void request_handle(struct mds *m, struct conn *c, struct mdsp_msg *msg)
 		dout(MDS, 5, "session %" PRIu64 " tid %" PRIu64 " (%s): refused, the MDS is read-only (%s)", s->id,
 		     req->tid, mdsp_op_name(req->op), strerror(-r));
 		send_error(c, req->tid, r);
-		return;
+		return false;
 	}
 	/* the store's copy is trimmed with the next journaled request */
 	if (journaled && s->trimmed_below > s->trimmed_stored) {
+		stored_before = s->trimmed_stored;
 		trim_to = s->trimmed_below;
 		s->trimmed_stored = trim_to;
 	}
 	txn_init(&t);
+	t.g.w = w;
 	server_dispatch(m, s, req, rep, &t);
+	if (rep->result == LOCKER_WAIT) {
+		/* revokes are in flight: it runs again once they are acked;
+		 * @msg (and @w) belong to the waiter list from here on */
+		if (trim_to)
+			s->trimmed_stored = stored_before;   /* its txn is not journaled */
+		locker_park(m, c, msg, t0, &t);
+		pthread_mutex_unlock(&m->lock);
+		txn_free(&t);
+		mdsp_msg_free(&rmsg);
+		return true;
+	}
 	if (!journaled) {
 		pthread_mutex_unlock(&m->lock);
 		txn_free(&t);
@@ -1011,7 +1044,7 @@ void request_handle(struct mds *m, struct conn *c, struct mdsp_msg *msg)
 			perf_inc(&m->op_count[req->op], 1);
 		}
 		DTRACE_PROBE3(loligo_mds, request_done, req->tid, req->op, rep->result);
-		return;
+		return false;
 	}
 	txn_finish(m, &t);
 	oid_completed(oid, sizeof(oid), s->id);
@@ -1043,7 +1076,7 @@ void request_handle(struct mds *m, struct conn *c, struct mdsp_msg *msg)
 		mdsp_buf_free(&stored);
 		send_error(c, req->tid, -EIO);
 		mdsp_msg_free(&rmsg);
-		return;
+		return false;
 	}
 	key_tid(key, sizeof(key), req->tid);
 	txn_edit(&t, EDIT_SET, oid, key, stored.data, stored.len, NULL);
@@ -1086,6 +1119,24 @@ void request_handle(struct mds *m, struct conn *c, struct mdsp_msg *msg)
 		perf_inc(&m->op_count[req->op], 1);
 	}
 	DTRACE_PROBE3(loligo_mds, request_unsafe, req->tid, req->op, t0);
+	return false;
+}
+
+void request_handle(struct mds *m, struct conn *c, struct mdsp_msg *msg)
+{
+	request_run(m, c, msg, now_mono_ns(), NULL);
+	/* it may have ended the reconnect phase, which parked requests wait for */
+	if (atomic_load_explicit(&m->waiters_ready, memory_order_relaxed))
+		locker_run_waiters(m);
+}
+
+void request_resume(struct mds *m, struct mwaiter *w)
+{
+	if (request_run(m, w->conn, &w->msg, w->t0, w))
+		return;
+	pthread_mutex_lock(&m->lock);
+	locker_waiter_free(m, w);
+	pthread_mutex_unlock(&m->lock);
 }
 
 void session_conn_closed(struct mds *m, struct conn *c)
@@ -1106,6 +1157,7 @@ void session_conn_closed(struct mds *m, struct conn *c)
 		     c->peer);
 	}
 	c->session_id = 0;
+	locker_conn_closed(m, c);
 	pthread_mutex_unlock(&m->lock);
 }
 
@@ -1134,6 +1186,30 @@ int session_evict(struct mds *m, uint64_t id, const char *why)
 		conn_put(c);
 	}
 	return 0;
+}
+
+uint64_t session_reconnect_deadline(struct mds *m)
+{
+	uint64_t d;
+
+	pthread_mutex_lock(&m->lock);
+	d = m->reconnecting ? m->reconnect_until_ns : 0;
+	pthread_mutex_unlock(&m->lock);
+	return d;
+}
+
+void session_reconnect_check(struct mds *m)
+{
+	bool ended = false;
+
+	pthread_mutex_lock(&m->lock);
+	if (m->reconnecting && now_mono_ns() >= m->reconnect_until_ns) {
+		reconnect_phase_end_locked(m, "timeout");
+		ended = true;
+	}
+	pthread_mutex_unlock(&m->lock);
+	if (ended)
+		locker_run_waiters(m);
 }
 
 void session_tick(struct mds *m)
@@ -1212,9 +1288,7 @@ struct json_object *session_ls_json(struct mds *m)
 				json_object_object_add(o, shown[k], json_object_new_string(v));
 			}
 		}
-		/* caps held: the MDS does not track caps per session yet (caps,
-		 * 10.1); the locker fills this in when it lands */
-		json_object_object_add(o, "num_caps", json_object_new_int64(0));
+		locker_session_json(s, o);
 		if (s->conn) {
 			/* replies its socket has not taken yet (the flusher's work) */
 			pthread_mutex_lock(&s->conn->send_lock);

@@ -325,6 +325,9 @@ void mdsp_msg_free(struct mdsp_msg *msg)
 	case MDSP_MSG_REPLY:
 		free_reply(&msg->reply);
 		break;
+	case MDSP_MSG_CAPS:
+		free_caps(&msg->caps);
+		break;
 	case MDSP_MSG_COMMAND:
 		free_command(&msg->command);
 		break;

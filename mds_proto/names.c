@@ -63,6 +63,19 @@ static const char *const session_op_names[] = {
 	[MDSP_SESSION_REJECT] = "reject",
 };
 
+static const char *const caps_op_names[] = {
+	[MDSP_CAPS_GRANT] = "grant",
+	[MDSP_CAPS_REVOKE] = "revoke",
+	[MDSP_CAPS_ACK] = "ack",
+	[MDSP_CAPS_FLUSH] = "flush",
+	[MDSP_CAPS_FLUSH_ACK] = "flush_ack",
+	[MDSP_CAPS_RELEASE] = "release",
+	[MDSP_CAPS_UPDATE] = "update",
+	[MDSP_CAPS_LEASE_REVOKE] = "lease_revoke",
+	[MDSP_CAPS_LEASE_ACK] = "lease_ack",
+	[MDSP_CAPS_LEASE_RELEASE] = "lease_release",
+};
+
 static const char *lookup(const char *const *tab, size_t n, uint32_t i)
 {
 	return i < n && tab[i] ? tab[i] : "unknown";
@@ -86,6 +99,55 @@ const char *mdsp_session_op_name(uint32_t op)
 const char *mdsp_auth_op_name(uint32_t op)
 {
 	return lookup(auth_op_names, ARRAY_SIZE(auth_op_names), op);
+}
+
+const char *mdsp_caps_op_name(uint32_t op)
+{
+	return lookup(caps_op_names, ARRAY_SIZE(caps_op_names), op);
+}
+
+/* Ceph's notation: p, then As Ls Xs, then F with s c r w b. */
+const char *mdsp_caps_str(uint32_t caps, char *buf, size_t len)
+{
+	char t[24];
+	size_t n = 0;
+
+	if (caps & MDSP_CAP_PIN)
+		t[n++] = 'p';
+	if (caps & MDSP_CAP_AUTH_SHARED) {
+		t[n++] = 'A';
+		t[n++] = 's';
+	}
+	if (caps & MDSP_CAP_LINK_SHARED) {
+		t[n++] = 'L';
+		t[n++] = 's';
+	}
+	if (caps & MDSP_CAP_XATTR_SHARED) {
+		t[n++] = 'X';
+		t[n++] = 's';
+	}
+	if (caps & (MDSP_CAP_FILE_SHARED | MDSP_CAP_FILE_CACHE | MDSP_CAP_FILE_RD | MDSP_CAP_FILE_WR |
+		    MDSP_CAP_FILE_BUFFER)) {
+		t[n++] = 'F';
+		if (caps & MDSP_CAP_FILE_SHARED)
+			t[n++] = 's';
+		if (caps & MDSP_CAP_FILE_CACHE)
+			t[n++] = 'c';
+		if (caps & MDSP_CAP_FILE_RD)
+			t[n++] = 'r';
+		if (caps & MDSP_CAP_FILE_WR)
+			t[n++] = 'w';
+		if (caps & MDSP_CAP_FILE_BUFFER)
+			t[n++] = 'b';
+	}
+	if (!n)
+		t[n++] = '-';
+	t[n] = '\0';
+	if (len) {
+		strncpy(buf, t, len - 1);
+		buf[len - 1] = '\0';
+	}
+	return buf;
 }
 
 /*

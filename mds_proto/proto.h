@@ -141,10 +141,18 @@ enum mdsp_session_op {
 	MDSP_SESSION_REJECT = 10,        /* mds -> client: result and reason say why */
 };
 
+/*
+ * One cap (dname NULL: caps on inode @ino) or one dentry lease (dname set:
+ * the name @dname in directory @ino) a client still holds, re-asserted in
+ * RECONNECT so that a restarted MDS knows them again (Ceph's reconnect).
+ */
 struct mdsp_cap_reconnect {
 	uint64_t ino;
 	uint32_t caps;      /* issued */
 	uint32_t wanted;
+	/* version 2 */
+	char *dname;        /* a dentry lease; NULL for inode caps */
+	uint64_t seq;       /* the cap's (lease's) last sequence: a restarted MDS goes on from it */
 };
 
 /* Client metadata (SESSION v4): what `session ls` shows, as Ceph's client_metadata. */
@@ -281,18 +289,38 @@ struct mdsp_request {
 #define MDSP_REPLY_SAFE   0x2   /* journaled: survives an MDS crash */
 #define MDSP_REPLY_REPLAYED 0x4 /* answered from the completed-request table */
 
-/* cap bits (DESIGN.md section 7) */
-#define MDSP_CAP_PIN      0x01  /* inode stays in the client's cache */
-#define MDSP_CAP_SHARED   0x02  /* attributes and dentries may be cached (As/Ls/Fs) */
-#define MDSP_CAP_EXCL     0x04  /* exclusive attributes/dentry changes (Ax) */
-#define MDSP_CAP_RD       0x08  /* read file data, cache it (Fr/Fc) */
-#define MDSP_CAP_WR       0x10  /* write file data (Fw) */
-#define MDSP_CAP_BUFFER   0x20  /* buffer writes (Fb) */
+/*
+ * Cap bits (DESIGN.md section 7; mds/locker.c has the rules).  One "shared"
+ * bit per part of the inode that a client may cache, and the file bits.
+ * The MDS revokes a bit before anyone else changes what it covers.
+ */
+#define MDSP_CAP_PIN          0x001 /* the MDS keeps state for this client's inode */
+#define MDSP_CAP_AUTH_SHARED  0x002 /* As: mode, uid, gid may be cached */
+#define MDSP_CAP_LINK_SHARED  0x004 /* Ls: nlink may be cached */
+#define MDSP_CAP_XATTR_SHARED 0x008 /* Xs: xattrs may be cached (not issued yet) */
+#define MDSP_CAP_FILE_SHARED  0x010 /* Fs: size, times may be cached; a directory's
+				     * entries: names known not to exist, the listing */
+#define MDSP_CAP_FILE_CACHE   0x020 /* Fc: file data may be cached (page cache, readahead) */
+#define MDSP_CAP_FILE_RD      0x040 /* Fr: file data may be read */
+#define MDSP_CAP_FILE_WR      0x080 /* Fw: file data may be written, size/mtime flushed */
+#define MDSP_CAP_FILE_BUFFER  0x100 /* Fb: writes may be buffered (only one writer) */
+#define MDSP_CAP_ALL          0x1ff
+/* every attribute coherent: what a long FUSE attribute timeout needs */
+#define MDSP_CAP_ATTR_SHARED  (MDSP_CAP_AUTH_SHARED | MDSP_CAP_LINK_SHARED | MDSP_CAP_FILE_SHARED)
+
+/* mdsp_reply.trace_flags */
+#define MDSP_TRACE_LEASE   0x1  /* the client holds a lease on the trace dentry (dir, dname) */
+#define MDSP_TRACE_ORPHAN  0x2  /* the target lost its last link but stays while someone has it open */
 
 struct mdsp_dirent {
 	char *name;
 	uint64_t cookie;         /* pass as request cookie to continue after this entry */
 	struct mdsp_inode inode;
+	/* version 2 */
+	uint32_t caps;           /* caps granted on the entry's inode */
+	uint64_t cap_seq;
+	bool lease;              /* a lease on the entry's name */
+	uint64_t lease_seq;
 };
 
 struct mdsp_statfs {
@@ -326,18 +354,28 @@ struct mdsp_reply {
 	uint8_t *data;
 	struct mdsp_lock lock;
 	struct mdsp_statfs statfs;
+	/* version 2 */
+	uint32_t dir_caps;       /* caps granted on the trace directory */
+	uint64_t dir_cap_seq;
+	uint32_t trace_flags;    /* MDSP_TRACE_* */
+	uint64_t lease_seq;      /* with MDSP_TRACE_LEASE */
 };
 
 /* ---- CAPS --------------------------------------------------------------- */
 
 enum mdsp_caps_op {
-	MDSP_CAPS_GRANT = 1,     /* mds -> client: new caps (more or fewer) */
-	MDSP_CAPS_REVOKE = 2,    /* mds -> client: give up caps not in .caps, flush, then ACK */
-	MDSP_CAPS_ACK = 3,       /* client -> mds: revoke done (with flushed attrs) */
-	MDSP_CAPS_FLUSH = 4,     /* client -> mds: dirty size/mtime */
-	MDSP_CAPS_FLUSH_ACK = 5, /* mds -> client: flush is journaled */
+	MDSP_CAPS_GRANT = 1,     /* mds -> client: caps is the new set (only ever more) */
+	MDSP_CAPS_REVOKE = 2,    /* mds -> client: give up caps not in .caps, flush, then ACK;
+				  * attr carries the inode as the MDS has it */
+	MDSP_CAPS_ACK = 3,       /* client -> mds: revoke done; dirty size/mtime ride in it */
+	MDSP_CAPS_FLUSH = 4,     /* client -> mds: dirty size/mtime (caps: what it keeps) */
+	MDSP_CAPS_FLUSH_ACK = 5, /* mds -> client: the flush of flush_tid is journaled */
 	MDSP_CAPS_RELEASE = 6,   /* client -> mds: drop the inode's caps (forget) */
-	MDSP_CAPS_UPDATE = 7,    /* client -> mds: wanted caps changed */
+	MDSP_CAPS_UPDATE = 7,    /* client -> mds: wanted caps changed (caps: what it keeps) */
+	MDSP_CAPS_LEASE_REVOKE = 8,  /* mds -> client: drop the lease on (ino = dir, dname), ACK */
+	MDSP_CAPS_LEASE_ACK = 9,     /* client -> mds: lease dropped */
+	MDSP_CAPS_LEASE_RELEASE = 10,/* client -> mds: lease no longer wanted */
+	MDSP_CAPS_OP_MAX
 };
 
 #define MDSP_DIRTY_SIZE  0x1
@@ -352,7 +390,10 @@ struct mdsp_caps {
 	uint64_t seq;            /* cap sequence, echoed in ACK/FLUSH_ACK */
 	uint64_t flush_tid;      /* FLUSH/FLUSH_ACK pairing */
 	uint32_t dirty;          /* MDSP_DIRTY_* */
-	struct mdsp_inode attr;  /* FLUSH/ACK: size, mtime, atime; GRANT: current attrs */
+	struct mdsp_inode attr;  /* FLUSH/ACK: size (the end of what was written), mtime;
+				  * GRANT/REVOKE: the inode as the MDS has it */
+	/* version 2 */
+	char *dname;             /* LEASE_*: the name in directory ino */
 };
 
 /* ---- COMMAND (admin over the MDS port: `loligo tell mds.0 ...`) ---------- */
@@ -579,6 +620,9 @@ const char *mdsp_op_name(uint32_t op);
 const char *mdsp_msg_type_name(uint32_t type);
 const char *mdsp_session_op_name(uint32_t op);
 const char *mdsp_auth_op_name(uint32_t op);
+const char *mdsp_caps_op_name(uint32_t op);
+/** mdsp_caps_str - "pAsLsFscrwb"-style text of @caps into @buf (>= 16 bytes). */
+const char *mdsp_caps_str(uint32_t caps, char *buf, size_t len);
 /** mdsp_op_is_write - true for ops that change the namespace (journaled). */
 bool mdsp_op_is_write(uint32_t op);
 

@@ -34,15 +34,15 @@
  * field at the end of a struct; bump compat only when older decoders can no
  * longer make sense of the struct at all. */
 #define V_SESSION        4   /* 2: secret, proof; 3: max_file_size; 4: client metadata */
-#define V_CAP_RECONNECT  1
+#define V_CAP_RECONNECT  2   /* 2: dname, seq */
 #define V_REQUEST        2   /* 2: want_ino */
 #define V_CALLER         1
 #define V_LOCK           1
 #define V_INODE          1
-#define V_REPLY          1
-#define V_DIRENT         1
+#define V_REPLY          2
+#define V_DIRENT         2
 #define V_STATFS         1
-#define V_CAPS           1
+#define V_CAPS           2
 #define V_COMMAND        1
 #define V_COMMAND_REPLY  1
 #define V_AUTH           1
@@ -292,6 +292,7 @@ void free_reply(struct mdsp_reply *r);
 
 int enc_caps(struct mdsp_buf *b, const struct mdsp_caps *cp);
 int dec_caps(struct cur *c, struct mdsp_caps *cp);
+void free_caps(struct mdsp_caps *cp);
 
 int enc_command(struct mdsp_buf *b, const struct mdsp_command *cmd);
 int dec_command(struct cur *c, struct mdsp_command *cmd);

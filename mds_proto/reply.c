@@ -49,6 +49,10 @@ int enc_reply(struct mdsp_buf *b, const struct mdsp_reply *rp)
 		put_str(b, rp->entries[i].name);
 		put_u64(b, rp->entries[i].cookie);
 		enc_inode(b, &rp->entries[i].inode);
+		put_u32(b, rp->entries[i].caps);
+		put_u64(b, rp->entries[i].cap_seq);
+		put_bool(b, rp->entries[i].lease);
+		put_u64(b, rp->entries[i].lease_seq);
 		struct_close(b, eoff);
 	}
 	put_bool(b, rp->end);
@@ -56,6 +60,10 @@ int enc_reply(struct mdsp_buf *b, const struct mdsp_reply *rp)
 	put_blob(b, rp->data, rp->data_len);
 	enc_lock(b, &rp->lock);
 	enc_statfs(b, &rp->statfs);
+	put_u32(b, rp->dir_caps);
+	put_u64(b, rp->dir_cap_seq);
+	put_u32(b, rp->trace_flags);
+	put_u64(b, rp->lease_seq);
 	struct_close(b, off);
 	return 0;
 }
@@ -63,12 +71,16 @@ int enc_reply(struct mdsp_buf *b, const struct mdsp_reply *rp)
 static int dec_dirent(struct cur *c, struct mdsp_dirent *de)
 {
 	const uint8_t *outer;
+	uint8_t v;
 	int r;
 
-	if ((r = struct_enter(c, V_DIRENT, &outer, NULL)))
+	if ((r = struct_enter(c, V_DIRENT, &outer, &v)))
 		return r;
 	if ((r = get_str(c, &de->name, MDSP_NAME_MAX)) || (r = get_u64(c, &de->cookie)) ||
 	    (r = dec_inode(c, &de->inode)))
+		return r;
+	if (v >= 2 && ((r = get_u32(c, &de->caps)) || (r = get_u64(c, &de->cap_seq)) ||
+		       (r = get_bool(c, &de->lease)) || (r = get_u64(c, &de->lease_seq))))
 		return r;
 	struct_leave(c, outer);
 	return 0;
@@ -78,9 +90,10 @@ int dec_reply(struct cur *c, struct mdsp_reply *rp)
 {
 	const uint8_t *outer;
 	uint32_t i, n;
+	uint8_t v;
 	int r;
 
-	if ((r = struct_enter(c, V_REPLY, &outer, NULL)))
+	if ((r = struct_enter(c, V_REPLY, &outer, &v)))
 		return r;
 	if ((r = get_u64(c, &rp->tid)) || (r = get_s32(c, &rp->result)) ||
 	    (r = get_u32(c, &rp->flags)) || (r = get_bool(c, &rp->has_dir)))
@@ -108,6 +121,9 @@ int dec_reply(struct cur *c, struct mdsp_reply *rp)
 	if ((r = get_bool(c, &rp->end)) || (r = get_str(c, &rp->link, MDSP_PATH_MAX)) ||
 	    (r = get_blob(c, &rp->data, &rp->data_len, MDSP_XATTR_SIZE_MAX)) ||
 	    (r = dec_lock(c, &rp->lock)) || (r = dec_statfs(c, &rp->statfs)))
+		goto bad;
+	if (v >= 2 && ((r = get_u32(c, &rp->dir_caps)) || (r = get_u64(c, &rp->dir_cap_seq)) ||
+		       (r = get_u32(c, &rp->trace_flags)) || (r = get_u64(c, &rp->lease_seq))))
 		goto bad;
 	struct_leave(c, outer);
 	return 0;

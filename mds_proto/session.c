@@ -32,6 +32,9 @@ int enc_session(struct mdsp_buf *b, const struct mdsp_session *s)
 		    (r = enc_check_str(s->meta[i].key, MDSP_META_KEY_MAX, "session metadata key")) ||
 		    (r = enc_check_str(s->meta[i].val, MDSP_META_VAL_MAX, "session metadata value")))
 			return r ? r : -EINVAL;
+	for (i = 0; i < s->ncaps; i++)
+		if ((r = enc_check_str(s->caps[i].dname, MDSP_NAME_MAX, "reconnect lease name")))
+			return r;
 
 	off = struct_open(b, V_SESSION, 1);
 	put_u32(b, s->op);
@@ -49,6 +52,8 @@ int enc_session(struct mdsp_buf *b, const struct mdsp_session *s)
 		put_u64(b, s->caps[i].ino);
 		put_u32(b, s->caps[i].caps);
 		put_u32(b, s->caps[i].wanted);
+		put_str(b, s->caps[i].dname);
+		put_u64(b, s->caps[i].seq);
 		struct_close(b, coff);
 	}
 	put_bytes(b, s->secret, sizeof(s->secret));
@@ -66,11 +71,18 @@ int enc_session(struct mdsp_buf *b, const struct mdsp_session *s)
 static int dec_cap_reconnect(struct cur *c, struct mdsp_cap_reconnect *cr)
 {
 	const uint8_t *outer;
+	uint8_t v;
+	int r;
 
-	if (struct_enter(c, V_CAP_RECONNECT, &outer, NULL))
+	if (struct_enter(c, V_CAP_RECONNECT, &outer, &v))
 		return -EBADMSG;
 	if (get_u64(c, &cr->ino) || get_u32(c, &cr->caps) || get_u32(c, &cr->wanted))
 		return -EBADMSG;
+	if (v >= 2 && ((r = get_str(c, &cr->dname, MDSP_NAME_MAX)) || (r = get_u64(c, &cr->seq)))) {
+		free(cr->dname);
+		cr->dname = NULL;
+		return r;
+	}
 	struct_leave(c, outer);
 	return 0;
 }
@@ -150,6 +162,9 @@ void free_session(struct mdsp_session *s)
 	s->nmeta = 0;
 	free(s->client_name);
 	free(s->reason);
+	if (s->caps)
+		for (i = 0; i < s->ncaps; i++)
+			free(s->caps[i].dname);
 	free(s->caps);
 	s->client_name = NULL;
 	s->reason = NULL;

@@ -11,6 +11,13 @@
  * thread of our own delivers it, the way libfuse's passthrough_hp and
  * ceph-fuse's async invalidators do.
  *
+ * A revoke is acked once its invalidations have reached the kernel (the
+ * inval_wait callback), so the client whose change caused it cannot find
+ * this mount's kernel still caching the old state.  The wait is bounded
+ * (REVOKE_INVAL_WAIT_MS): the kernel may block an invalidation on a
+ * directory lock held by a FUSE request of ours that itself waits at the
+ * MDS for another client's ack, which may wait for ours.
+ *
  * Node ids: an inode the kernel knows carries our reference, so it is in the
  * client's cache; lc_ino_to_inode() finding nothing means the kernel has
  * nothing to drop.  The kernel answers -ENOENT for node ids it already
@@ -37,9 +44,10 @@ struct lfuse_inval {
 	pthread_t thread;
 	pthread_mutex_t lock;       /* protects everything below */
 	pthread_cond_t cond;
+	pthread_cond_t done_cond;   /* delivered moved */
 	struct inval_item *head, **tail;
 	bool running;               /* false: enqueue drops, the thread exits */
-	unsigned long queued, dropped;
+	unsigned long queued, dropped, delivered;
 };
 
 static void enqueue(struct lfuse_inval *iv, struct inval_item *it)
@@ -92,9 +100,34 @@ static void cb_inval_dentry(void *arg, uint64_t parent_ino, const char *name)
 	enqueue(lf->inval, it);
 }
 
+static void cb_inval_wait(void *arg, int timeout_ms)
+{
+	struct lfuse *lf = arg;
+	struct lfuse_inval *iv = lf->inval;
+	struct timespec dl;
+	unsigned long target;
+
+	if (!iv)
+		return;
+	clock_gettime(CLOCK_MONOTONIC, &dl);
+	dl.tv_sec += timeout_ms / 1000;
+	dl.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
+	if (dl.tv_nsec >= 1000000000L) {
+		dl.tv_sec++;
+		dl.tv_nsec -= 1000000000L;
+	}
+	pthread_mutex_lock(&iv->lock);
+	target = iv->queued;
+	while (iv->running && iv->delivered < target)
+		if (pthread_cond_timedwait(&iv->done_cond, &iv->lock, &dl) == ETIMEDOUT)
+			break;
+	pthread_mutex_unlock(&iv->lock);
+}
+
 const struct lc_callbacks lfuse_inval_callbacks = {
 	.inval_inode = cb_inval_inode,
 	.inval_dentry = cb_inval_dentry,
+	.inval_wait = cb_inval_wait,
 };
 
 static void deliver(struct lfuse *lf, const struct inval_item *it)
@@ -147,13 +180,17 @@ static void *inval_main(void *arg)
 		iv->head = NULL;
 		iv->tail = &iv->head;
 		pthread_mutex_unlock(&iv->lock);
+		unsigned long n = 0;
 		while (batch) {
 			struct inval_item *it = batch;
 			batch = it->next;
 			deliver(iv->lf, it);
 			free(it);
+			n++;
 		}
 		pthread_mutex_lock(&iv->lock);
+		iv->delivered += n;
+		pthread_cond_broadcast(&iv->done_cond);
 	}
 	pthread_mutex_unlock(&iv->lock);
 	return NULL;
@@ -193,10 +230,19 @@ int lfuse_inval_start(struct lfuse *lf)
 	iv->running = true;
 	pthread_mutex_init(&iv->lock, NULL);
 	pthread_cond_init(&iv->cond, NULL);
+	{
+		pthread_condattr_t ca;
+
+		pthread_condattr_init(&ca);
+		pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+		pthread_cond_init(&iv->done_cond, &ca);
+		pthread_condattr_destroy(&ca);
+	}
 	r = pthread_create(&iv->thread, NULL, inval_main, iv);
 	if (r) {
 		pthread_mutex_destroy(&iv->lock);
 		pthread_cond_destroy(&iv->cond);
+		pthread_cond_destroy(&iv->done_cond);
 		free(iv);
 		return -r;
 	}
@@ -214,6 +260,7 @@ void lfuse_inval_stop(struct lfuse *lf)
 	pthread_mutex_lock(&iv->lock);
 	iv->running = false;
 	pthread_cond_signal(&iv->cond);
+	pthread_cond_broadcast(&iv->done_cond);
 	pthread_mutex_unlock(&iv->lock);
 	pthread_join(iv->thread, NULL);
 	/* Callbacks may still come until the client is unmounted: keep the
@@ -237,5 +284,6 @@ void lfuse_inval_free(struct lfuse *lf)
 	lf->inval = NULL;
 	pthread_mutex_destroy(&iv->lock);
 	pthread_cond_destroy(&iv->cond);
+	pthread_cond_destroy(&iv->done_cond);
 	free(iv);
 }

@@ -139,11 +139,13 @@ static void attr_to_stat(const struct lc_attr *a, struct stat *st)
 	st->st_ctim = a->ctime;
 }
 
-/* Fill @e for @in, whose reference the caller passes to the kernel.  A
- * reference to the root is dropped at once (the root's node id is
- * FUSE_ROOT_ID, covered by the reference lfuse holds). */
-/*
- * The entry timeout comes from lc_dentry_timeout(): 0 for names in a
+/* Fill @e for @in, found as @name in @dir, whose reference the caller
+ * passes to the kernel.  A reference to the root is dropped at once (the
+ * root's node id is FUSE_ROOT_ID, covered by the reference lfuse holds).
+ * The kernel caches the name as long as we hold a lease on it and the
+ * attributes as long as our caps cover them; 0 otherwise (caps.c).
+ *
+ * The entry timeout comes from lc_dentry_timeout(): also 0 for names in a
  * directory not everyone may search.  Without default_permissions the
  * kernel checks no search permission itself and a cached name skips LOOKUP,
  * so such a name must be looked up again with each caller's credentials.
@@ -572,6 +574,8 @@ static void ll_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_
 	fill_entry(lf, IN(lf, parent), name, in, &a, &e);
 	fi->fh = (uint64_t)(uintptr_t)fh;
 	fi->keep_cache = 0;
+	/* another client writes it too (no Fc): uncached I/O */
+	fi->direct_io = !lc_fh_cacheable(fh);
 	if (fuse_reply_create(req, &e, fi) != 0) {
 		/* interrupted: no release will come for this handle, no forget for the entry */
 		lc_release(lf->c, fh);
@@ -637,9 +641,10 @@ static void ll_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		return;
 	}
 	fi->fh = (uint64_t)(uintptr_t)fh;
-	/* Drop cached pages on open: close-to-open consistency with other
-	 * clients until caps say the cache is ours. */
+	/* Drop cached pages on open (close-to-open); without Fc another
+	 * client writes the file too: no page cache at all (Ceph's sync I/O) */
 	fi->keep_cache = 0;
+	fi->direct_io = !lc_fh_cacheable(fh);
 	if (fuse_reply_open(req, fi) != 0)
 		lc_release(lf->c, fh);
 }

@@ -39,6 +39,19 @@ static char parent_dir[256];
 static struct mdsproc P;
 static struct mdsw W;
 
+/* The good session works in a directory of its own: the peers that
+ * misbehave look at the root, and a change in a directory another session
+ * caches waits (up to mds_session_timeout) for that session's ack. */
+static uint64_t GOOD;
+
+static void good_dir(void)
+{
+	struct mdsp_inode in;
+
+	ck_assert_int_eq(mdsw_mkdir(&W, ROOT, "wdir", 0755, &in), 0);
+	GOOD = in.ino;
+}
+
 static void setup(void)
 {
 	ck_assert_int_eq(mdsproc_init(&P, parent_dir), 0);
@@ -46,6 +59,7 @@ static void setup(void)
 	ck_assert_int_eq(mdsproc_start(&P), 0);
 	ck_assert_int_eq(mdsw_connect(&W, P.port), 0);
 	ck_assert_int_eq(mdsw_open(&W, "client.good"), 0);
+	good_dir();
 }
 
 static void teardown(void)
@@ -122,7 +136,7 @@ static void good_session_still_works(void)
 	static int n;
 
 	snprintf(name, sizeof(name), "alive%d", n++);
-	ck_assert_int_eq(mdsw_create(&W, ROOT, name, 0644, O_CREAT | O_EXCL, &in), 0);
+	ck_assert_int_eq(mdsw_create(&W, GOOD, name, 0644, O_CREAT | O_EXCL, &in), 0);
 	ck_assert_int_eq(mdsw_getattr(&W, in.ino, &in), 0);
 }
 
@@ -666,6 +680,7 @@ static void setup_limits(void)
 	ck_assert_int_eq(mdsproc_start(&P), 0);
 	ck_assert_int_eq(mdsw_connect(&W, P.port), 0);
 	ck_assert_int_eq(mdsw_open(&W, "client.good"), 0);
+	good_dir();
 }
 
 /* The server closes @fd within @secs (reading and dropping what comes). */

@@ -927,8 +927,10 @@ START_TEST(test_cache_trim)
 	ck_assert_int_eq(mdsw_link(&W, dirs[6], "hard", hard, &in), 0);
 	ck_assert_int_gt(status_value("inodes_cached"), 200);
 	ck_assert_int_eq(mdsproc_config_set(&P, "mds_journal_expire_age", "0.2"), 0);
+	/* the client caches them all: the MDS recalls the cold directories,
+	 * and evicts them once the client (acking as it reads) let go */
 	for (i = 0; i < 100 && status_value("inodes_cached") > 60; i++)
-		usleep(100000);
+		mdsw_poll_caps(&W, 100);
 	ck_assert_int_le(status_value("inodes_cached"), 60);
 	/* evicted directories come back on use, with everything in them */
 	ck_assert_int_eq(mdsw_rename(&W, dirs[1], "f0", dirs[9], "moved", 0), 0);
@@ -936,7 +938,7 @@ START_TEST(test_cache_trim)
 	check_trimmed_tree(cold, hard);
 	/* evict again, then crash: the journal and the objects agree */
 	for (i = 0; i < 100 && status_value("inodes_cached") > 60; i++)
-		usleep(100000);
+		mdsw_poll_caps(&W, 100);
 	restart(SIGKILL);
 	check_trimmed_tree(cold, hard);
 }

@@ -254,6 +254,67 @@ int mdsw_send_raw(struct mdsw *w, const void *buf, size_t len)
 }
 
 /* Wait for a SESSION message with one of the ops in @ops (0-terminated). */
+int mdsw_send_caps(struct mdsw *w, const struct mdsp_caps *c)
+{
+	struct mdsp_msg msg;
+
+	memset(&msg, 0, sizeof(msg));
+	msg.type = MDSP_MSG_CAPS;
+	msg.caps = *c;
+	return send_msg(w, &msg);
+}
+
+/* A CAPS message from the MDS: count it, ack revokes (keeping what it says,
+ * with nothing dirty) unless w->no_ack.  Returns true if @in was one. */
+static bool caps_in(struct mdsw *w, const struct mdsp_msg *in)
+{
+	struct mdsp_caps ack;
+
+	if (in->type != MDSP_MSG_CAPS)
+		return false;
+	memset(&ack, 0, sizeof(ack));
+	ack.ino = in->caps.ino;
+	ack.seq = in->caps.seq;
+	switch (in->caps.op) {
+	case MDSP_CAPS_REVOKE:
+		w->revokes++;
+		ack.op = MDSP_CAPS_ACK;
+		ack.caps = in->caps.caps;
+		ack.wanted = in->caps.wanted;
+		break;
+	case MDSP_CAPS_LEASE_REVOKE:
+		w->lease_revokes++;
+		ack.op = MDSP_CAPS_LEASE_ACK;
+		ack.dname = in->caps.dname;
+		break;
+	case MDSP_CAPS_GRANT:
+		w->grants++;
+		return true;
+	default:
+		return true;
+	}
+	if (!w->no_ack)
+		mdsw_send_caps(w, &ack);
+	return true;
+}
+
+int mdsw_poll_caps(struct mdsw *w, int ms)
+{
+	struct mdsp_msg in;
+	const char *why;
+	int r;
+
+	for (;;) {
+		r = mdsp_recv(w->fd, &in, ms, &why);
+		if (r == -ETIMEDOUT)
+			return 0;
+		if (r)
+			return r;
+		caps_in(w, &in);
+		mdsp_msg_free(&in);
+	}
+}
+
 static int wait_session(struct mdsw *w, const uint32_t *ops, struct mdsp_session *out)
 {
 	struct mdsp_msg msg;
@@ -275,6 +336,7 @@ static int wait_session(struct mdsw *w, const uint32_t *ops, struct mdsp_session
 					return 0;
 				}
 		}
+		caps_in(w, &msg);
 		mdsp_msg_free(&msg);
 	}
 }
@@ -426,6 +488,7 @@ int mdsw_call(struct mdsw *w, struct mdsp_request *req, struct mdsp_reply *rep)
 			}
 			w->got_unsafe = true;
 		}
+		caps_in(w, &in);
 		mdsp_msg_free(&in);
 	}
 }
@@ -454,6 +517,7 @@ int mdsw_command(struct mdsw *w, const char *json, char **out)
 			mdsp_msg_free(&in);
 			return r;
 		}
+		caps_in(w, &in);
 		mdsp_msg_free(&in);
 	}
 }
@@ -488,8 +552,21 @@ int mdsw_create(struct mdsw *w, uint64_t dir, const char *name, uint32_t mode, u
 {
 	struct mdsp_request q = { .op = MDSP_OP_CREATE, .ino = dir, .name = (char *)name, .mode = mode,
 				  .oflags = oflags };
+	struct mdsp_reply rep;
+	int r = mdsw_call(w, &q, &rep);
 
-	return simple(w, &q, out);
+	if (out && rep.has_target)
+		*out = rep.target;
+	if (r == 0 && rep.has_target && rep.cap_seq) {
+		/* the close that follows a create: nothing of it is open here */
+		struct mdsp_caps u = { .op = MDSP_CAPS_UPDATE, .ino = rep.target.ino, .seq = rep.cap_seq,
+				       .caps = rep.caps & ~(uint32_t)(MDSP_CAP_FILE_RD | MDSP_CAP_FILE_CACHE |
+								       MDSP_CAP_FILE_WR | MDSP_CAP_FILE_BUFFER) };
+
+		mdsw_send_caps(w, &u);
+	}
+	mdsw_reply_free(&rep);
+	return r;
 }
 
 int mdsw_mkdir(struct mdsw *w, uint64_t dir, const char *name, uint32_t mode, struct mdsp_inode *out)

@@ -6,11 +6,13 @@
  * the call waits for its SAFE reply (noting whether an UNSAFE one came
  * first).  mdsw_connect authenticates as client.admin with the key every
  * mdsproc of this process shares (mdsw_test_key), so every frame after it
- * carries a MAC.  mdsproc: runs the real loligo-mds binary (fork/exec) on a
- * temp store and an ephemeral port, with a keyring holding client.admin
- * (<dir>/keyring for the MDS, <dir>/client.keyring for clients); the child
- * dies with its parent (PR_SET_PDEATHSIG), so a crashing test leaves no
- * daemon behind.
+ * carries a MAC.  Cap and lease revokes that arrive meanwhile are acked at
+ * once, as a client that caches nothing would (unless no_ack is set), and a
+ * create is followed by the CAPS UPDATE of a close.  mdsproc: runs the real
+ * loligo-mds binary (fork/exec) on a temp store and an ephemeral port, with
+ * a keyring holding client.admin (<dir>/keyring for the MDS,
+ * <dir>/client.keyring for clients); the child dies with its parent
+ * (PR_SET_PDEATHSIG), so a crashing test leaves no daemon behind.
  */
 #ifndef LOLIGO_TESTS_MDS_WIRE_H
 #define LOLIGO_TESTS_MDS_WIRE_H
@@ -38,6 +40,8 @@ struct mdsw {
 	bool got_unsafe;            /* last request: an UNSAFE reply came first */
 	bool wait_safe;             /* default true: mdsw_call returns on SAFE */
 	int timeout_ms;
+	bool no_ack;                /* leave revokes unanswered (a client that hangs) */
+	unsigned revokes, lease_revokes, grants;   /* CAPS messages seen */
 };
 
 /* The key of client.admin that every mdsproc of this process holds. */
@@ -83,6 +87,10 @@ int mdsw_encode(struct mdsw *w, struct mdsp_msg *msg, struct mdsp_buf *out);
  * (-1000 + -errno).  Free @rep with mdsw_reply_free.
  */
 int mdsw_call(struct mdsw *w, struct mdsp_request *req, struct mdsp_reply *rep);
+/* mdsw_send_caps - send a CAPS message (no answer expected). */
+int mdsw_send_caps(struct mdsw *w, const struct mdsp_caps *c);
+/* mdsw_poll_caps - read for @ms and answer the revokes that come (ack unless no_ack). */
+int mdsw_poll_caps(struct mdsw *w, int ms);
 void mdsw_reply_free(struct mdsp_reply *rep);
 int mdsw_command(struct mdsw *w, const char *json, char **out);
 

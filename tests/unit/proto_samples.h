@@ -103,6 +103,8 @@ static __attribute__((unused)) void sample_session(struct mdsp_msg *m, uint32_t 
 		s->caps[i].ino = 0x10000 + i;
 		s->caps[i].caps = 0x3f & (i + 1);
 		s->caps[i].wanted = 0x2a;
+		s->caps[i].dname = i % 2 && i < 16 ? sample_str(1 + i * 9, i) : NULL;
+		s->caps[i].seq = 0xabc000 + i;
 	}
 	for (i = 0; i < MDSP_KEY_LEN; i++) {
 		s->secret[i] = (uint8_t)(0x11 * i + op);
@@ -185,14 +187,22 @@ static __attribute__((unused)) void sample_reply(struct mdsp_msg *m, uint32_t ne
 	r->dname = sample_str(namelen, 3);
 	r->has_target = true;
 	sample_inode(&r->target, 2);
-	r->caps = MDSP_CAP_PIN | MDSP_CAP_SHARED | MDSP_CAP_RD;
+	r->caps = MDSP_CAP_PIN | MDSP_CAP_ATTR_SHARED | MDSP_CAP_FILE_RD;
 	r->cap_seq = 12;
+	r->dir_caps = MDSP_CAP_PIN | MDSP_CAP_FILE_SHARED;
+	r->dir_cap_seq = 0x1122334455667788ull;
+	r->trace_flags = MDSP_TRACE_LEASE | MDSP_TRACE_ORPHAN;
+	r->lease_seq = 0x8877665544332211ull;
 	r->nentries = nentries;
 	r->entries = nentries ? calloc(nentries, sizeof(*r->entries)) : NULL;
 	for (i = 0; i < nentries; i++) {
 		r->entries[i].name = sample_str(1 + (i * 31) % namelen, i);
 		r->entries[i].cookie = (uint64_t)i * 1000 + 1;
 		sample_inode(&r->entries[i].inode, 100 + i);
+		r->entries[i].caps = MDSP_CAP_ALL & (i * 37 + 1);
+		r->entries[i].cap_seq = 1000 + i;
+		r->entries[i].lease = i % 2;
+		r->entries[i].lease_seq = 0xa0000000ull + i;
 	}
 	r->end = true;
 	r->link = sample_str(namelen * 2, 9);
@@ -211,12 +221,14 @@ static __attribute__((unused)) void sample_caps(struct mdsp_msg *m, uint32_t op)
 	m->seq = 3;
 	c->op = op;
 	c->ino = 0x1000000042ull;
-	c->caps = MDSP_CAP_WR | MDSP_CAP_BUFFER;
+	c->caps = MDSP_CAP_FILE_WR | MDSP_CAP_FILE_BUFFER;
 	c->wanted = 0x3f;
 	c->seq = 9;
 	c->flush_tid = 1234;
 	c->dirty = MDSP_DIRTY_SIZE | MDSP_DIRTY_MTIME;
 	sample_inode(&c->attr, 42);
+	if (op >= MDSP_CAPS_LEASE_REVOKE)
+		c->dname = sample_str(MDSP_NAME_MAX, op);
 }
 
 static __attribute__((unused)) void sample_command(struct mdsp_msg *m, size_t jsonlen)
@@ -255,6 +267,7 @@ static __attribute__((unused)) int sample_all_small(struct mdsp_msg *out)
 	sample_reply(&out[n++], 0, 10, 0);
 	sample_reply(&out[n++], 4, 20, 33);
 	sample_caps(&out[n++], MDSP_CAPS_FLUSH);
+	sample_caps(&out[n++], MDSP_CAPS_LEASE_REVOKE);
 	sample_command(&out[n++], 0);
 	sample_command_reply(&out[n++], 0);
 	sample_auth(&out[n++], MDSP_AUTH_HELLO);
@@ -323,7 +336,8 @@ static __attribute__((unused)) int msg_eq(const struct mdsp_msg *a, const struct
 				return 0;
 		for (i = 0; i < x->ncaps; i++)
 			if (x->caps[i].ino != y->caps[i].ino || x->caps[i].caps != y->caps[i].caps ||
-			    x->caps[i].wanted != y->caps[i].wanted)
+			    x->caps[i].wanted != y->caps[i].wanted || !str_eq(x->caps[i].dname, y->caps[i].dname) ||
+			    x->caps[i].seq != y->caps[i].seq)
 				return 0;
 		return 1;
 	}
@@ -360,12 +374,17 @@ static __attribute__((unused)) int msg_eq(const struct mdsp_msg *a, const struct
 		    x->has_dir != y->has_dir || (x->has_dir && !inode_eq(&x->dir, &y->dir)) ||
 		    !str_eq(x->dname, y->dname) || x->has_target != y->has_target ||
 		    (x->has_target && !inode_eq(&x->target, &y->target)) || x->caps != y->caps ||
-		    x->cap_seq != y->cap_seq || x->nentries != y->nentries)
+		    x->cap_seq != y->cap_seq || x->nentries != y->nentries || x->dir_caps != y->dir_caps ||
+		    x->dir_cap_seq != y->dir_cap_seq || x->trace_flags != y->trace_flags ||
+		    x->lease_seq != y->lease_seq)
 			return 0;
 		for (i = 0; i < x->nentries; i++)
 			if (!str_eq(x->entries[i].name, y->entries[i].name) ||
 			    x->entries[i].cookie != y->entries[i].cookie ||
-			    !inode_eq(&x->entries[i].inode, &y->entries[i].inode))
+			    !inode_eq(&x->entries[i].inode, &y->entries[i].inode) ||
+			    x->entries[i].caps != y->entries[i].caps || x->entries[i].cap_seq != y->entries[i].cap_seq ||
+			    x->entries[i].lease != y->entries[i].lease ||
+			    x->entries[i].lease_seq != y->entries[i].lease_seq)
 				return 0;
 		return x->end == y->end && str_eq(x->link, y->link) &&
 		       blob_eq(x->data, x->data_len, y->data, y->data_len) &&
@@ -379,7 +398,7 @@ static __attribute__((unused)) int msg_eq(const struct mdsp_msg *a, const struct
 
 		return x->op == y->op && x->ino == y->ino && x->caps == y->caps &&
 		       x->wanted == y->wanted && x->seq == y->seq && x->flush_tid == y->flush_tid &&
-		       x->dirty == y->dirty && inode_eq(&x->attr, &y->attr);
+		       x->dirty == y->dirty && inode_eq(&x->attr, &y->attr) && str_eq(x->dname, y->dname);
 	}
 	case MDSP_MSG_COMMAND:
 		return a->command.tid == b->command.tid && str_eq(a->command.json, b->command.json);

@@ -1022,64 +1022,101 @@ END_TEST
 
 START_TEST(test_attr_timeout_and_caps)
 {
-	set_opt("client_attr_timeout", "0.05");
 	set_opt("client_caps_timeout", "30");
 	struct lc_inode *in = mkfile(0xa00, 0);
-	uint64_t now = now_mono_ns();
 	pthread_mutex_lock(&in->lock);
-	ck_assert(lc_inode_attr_valid_locked(in, now));
-	pthread_mutex_unlock(&in->lock);
-	usleep(80000);
-	pthread_mutex_lock(&in->lock);
+	/* no caps: nothing cached, the frontend gets no timeout */
 	ck_assert(!lc_inode_attr_valid_locked(in, now_mono_ns()));
-	/* shared caps make them valid for longer */
-	lc_caps_apply_locked(in, MDSP_CAP_PIN | MDSP_CAP_SHARED, 3);
+	pthread_mutex_unlock(&in->lock);
+	ck_assert(lc_attr_timeout(c, in) == 0);
+	pthread_mutex_lock(&in->lock);
+	/* every attribute covered: valid for long */
+	lc_caps_apply_locked(in, MDSP_CAP_PIN | MDSP_CAP_ATTR_SHARED, 3);
 	ck_assert(lc_inode_attr_valid_locked(in, now_mono_ns() + 1000000000ull));
 	/* a reply older than the caps we hold cannot change them */
-	lc_caps_apply_locked(in, MDSP_CAP_WR, 2);
-	ck_assert_uint_eq(in->caps, MDSP_CAP_PIN | MDSP_CAP_SHARED);
+	lc_caps_apply_locked(in, MDSP_CAP_FILE_WR, 2);
+	ck_assert_uint_eq(in->caps, MDSP_CAP_PIN | MDSP_CAP_ATTR_SHARED);
 	pthread_mutex_unlock(&in->lock);
 	ck_assert(lc_attr_timeout(c, in) > 10);
-	/* a revoke (run as the flusher would) drops the shared cap and the attrs */
-	struct cap_work w = { .caps = { .op = MDSP_CAPS_REVOKE, .ino = 0xa00, .caps = MDSP_CAP_PIN, .seq = 4 } };
+	/* a newer state replaces it: without Fs the size is not cached */
+	pthread_mutex_lock(&in->lock);
+	lc_caps_apply_locked(in, MDSP_CAP_PIN | MDSP_CAP_AUTH_SHARED | MDSP_CAP_LINK_SHARED, 4);
+	ck_assert(!lc_inode_attr_valid_locked(in, now_mono_ns()));
+	lc_caps_apply_locked(in, MDSP_CAP_PIN | MDSP_CAP_ATTR_SHARED | MDSP_CAP_FILE_CACHE, 5);
+	pthread_mutex_unlock(&in->lock);
+	ck_assert(lc_attr_timeout(c, in) > 10);
+	/* a revoke (run as the flusher would) drops the caps and the attrs */
+	struct cap_work w = { .caps = { .op = MDSP_CAPS_REVOKE, .ino = 0xa00, .caps = MDSP_CAP_PIN, .seq = 6 } };
 	lc_caps_process(c, &w);
 	pthread_mutex_lock(&in->lock);
 	ck_assert_uint_eq(in->caps, MDSP_CAP_PIN);
+	ck_assert_uint_eq(in->cap_seq, 6);
 	ck_assert(!lc_inode_attr_valid_locked(in, now_mono_ns()));
+	/* a reply sent before the revoke cannot bring them back */
+	lc_caps_apply_locked(in, MDSP_CAP_PIN | MDSP_CAP_ATTR_SHARED, 5);
+	ck_assert_uint_eq(in->caps, MDSP_CAP_PIN);
 	pthread_mutex_unlock(&in->lock);
+	ck_assert(lc_attr_timeout(c, in) == 0);
 	lc_put(c, in);
 }
 END_TEST
 
 START_TEST(test_dentries)
 {
-	set_opt("client_entry_timeout", "0.1");
-	set_opt("client_negative_timeout", "0.1");
+	set_opt("client_caps_timeout", "0.1");
+	set_opt("client_negative_timeout", "1");
 	struct mdsp_inode dmi = { .ino = 0xb00, .generation = 1, .mode = S_IFDIR | 0755, .nlink = 2 };
 	struct lc_inode *dir = lc_inode_update(c, &dmi, 0, 0);
 	uint64_t ino = 0;
 
 	ck_assert_int_eq(lc_dcache_lookup(c, dir, "a", &ino), 0);
+	/* without a lease or Fs on the directory nothing is cached */
 	lc_dcache_add(c, dir, "a", 0xb01);
 	lc_dcache_add(c, dir, "gone", 0);
+	ck_assert_int_eq(lc_dcache_lookup(c, dir, "a", &ino), 0);
+	ck_assert_int_eq(lc_dcache_lookup(c, dir, "gone", &ino), 0);
+	ck_assert(!lc_dcache_leased(c, dir, "a"));
+	/* a lease caches the name, for as long as it is held */
+	lc_dcache_add_lease(c, dir, "a", 0xb01, 7);
 	ck_assert_int_eq(lc_dcache_lookup(c, dir, "a", &ino), 1);
 	ck_assert_uint_eq(ino, 0xb01);
-	ck_assert_int_eq(lc_dcache_lookup(c, dir, "gone", &ino), 1);
-	ck_assert_uint_eq(ino, 0);
-	/* replace */
+	ck_assert(lc_dcache_leased(c, dir, "a"));
+	/* an unleased add saying the same keeps it; one saying otherwise drops it */
+	lc_dcache_add(c, dir, "a", 0xb01);
+	ck_assert(lc_dcache_leased(c, dir, "a"));
 	lc_dcache_add(c, dir, "a", 0xb02);
+	ck_assert_int_eq(lc_dcache_lookup(c, dir, "a", &ino), 0);
+	lc_dcache_add_lease(c, dir, "a", 0xb02, 8);
 	ck_assert_int_eq(lc_dcache_lookup(c, dir, "a", &ino), 1);
 	ck_assert_uint_eq(ino, 0xb02);
-	ck_assert_uint_eq(atomic_load(&c->ndentries), 2);
-	/* invalidating the directory drops them all at once */
+	/* negative names under Fs on the directory, until it goes */
+	pthread_mutex_lock(&dir->lock);
+	lc_caps_apply_locked(dir, MDSP_CAP_PIN | MDSP_CAP_ATTR_SHARED, 1);
+	pthread_mutex_unlock(&dir->lock);
+	lc_dcache_add(c, dir, "gone", 0);
+	ck_assert_int_eq(lc_dcache_lookup(c, dir, "gone", &ino), 1);
+	ck_assert_uint_eq(ino, 0);
+	lc_dcache_negatives_gone(c, dir);
+	ck_assert_int_eq(lc_dcache_lookup(c, dir, "gone", &ino), 0);
+	ck_assert_int_eq(lc_dcache_lookup(c, dir, "a", &ino), 1);
+	/* a revoked lease leaves a tombstone: the reply that was on its way
+	 * with that lease cannot bring the name back, a newer lease can */
+	lc_dcache_revoke_lease(c, 0xb00, "a");
+	ck_assert_int_eq(lc_dcache_lookup(c, dir, "a", &ino), 0);
+	lc_dcache_add_lease(c, dir, "a", 0xb02, 8);
+	ck_assert_int_eq(lc_dcache_lookup(c, dir, "a", &ino), 0);
+	lc_dcache_add_lease(c, dir, "a", 0xb03, 9);
+	ck_assert_int_eq(lc_dcache_lookup(c, dir, "a", &ino), 1);
+	ck_assert_uint_eq(ino, 0xb03);
+	/* leases outlive the caps timeout: they end when revoked */
+	usleep(150000);
+	ck_assert_int_eq(lc_dcache_lookup(c, dir, "a", &ino), 1);
+	/* losing the session drops them all at once */
 	lc_dcache_invalidate_dir(dir);
 	ck_assert_int_eq(lc_dcache_lookup(c, dir, "a", &ino), 0);
-	lc_dcache_add(c, dir, "b", 0xb03);
-	ck_assert_int_eq(lc_dcache_lookup(c, dir, "b", &ino), 1);
-	usleep(150000);
-	ck_assert_int_eq(lc_dcache_lookup(c, dir, "b", &ino), 0);
-	lc_dcache_remove(c, 0xb00, "b");
-	ck_assert_uint_eq(atomic_load(&c->ndentries), 2);
+	lc_dcache_remove(c, 0xb00, "a");
+	lc_dcache_remove(c, 0xb00, "gone");
+	ck_assert_uint_eq(atomic_load(&c->ndentries), 0);
 	lc_put(c, dir);
 }
 END_TEST
@@ -1099,21 +1136,23 @@ static void t_inval_dentry(void *arg, uint64_t parent, const char *name)
 	n_inval_dentry++;
 }
 
-/* a revoke of a directory's shared caps drops its names here and in the kernel */
+/* a revoke of a directory's caps (another client's chmod) drops its names
+ * here and in the kernel, its negative names and its listing */
 START_TEST(test_dir_revoke)
 {
 	static const struct lc_callbacks cb = { .inval_inode = t_inval_inode, .inval_dentry = t_inval_dentry };
 	struct mdsp_inode dmi = { .ino = 0xc00, .generation = 1, .mode = S_IFDIR | 0755, .nlink = 2 };
-	struct lc_inode *dir = lc_inode_update(c, &dmi, MDSP_CAP_PIN | MDSP_CAP_SHARED, 1);
+	struct lc_inode *dir = lc_inode_update(c, &dmi, MDSP_CAP_PIN | MDSP_CAP_ATTR_SHARED, 1);
 	struct mdsp_inode omi = { .ino = 0xd00, .generation = 1, .mode = S_IFDIR | 0755, .nlink = 2 };
 	struct lc_inode *other = lc_inode_update(c, &omi, 0, 0);
 	uint64_t ino;
 
 	lclient_set_callbacks(c, &cb, NULL);
-	lc_dcache_add(c, dir, "x", 0xc01);
-	lc_dcache_add(c, dir, "y", 0xc02);
+	lc_dcache_add_lease(c, dir, "x", 0xc01, 1);
+	lc_dcache_add_lease(c, dir, "y", 0xc02, 2);
 	lc_dcache_add(c, dir, "neg", 0);
-	lc_dcache_add(c, other, "z", 0xd01);
+	lc_dcache_add_lease(c, other, "z", 0xd01, 3);
+	ck_assert_int_eq(lc_dcache_lookup(c, dir, "neg", &ino), 1);
 	struct cap_work w = { .caps = { .op = MDSP_CAPS_REVOKE, .ino = 0xc00, .caps = MDSP_CAP_PIN, .seq = 2 } };
 	lc_caps_process(c, &w);
 	ck_assert_int_eq(n_inval_inode, 1);

@@ -115,9 +115,10 @@ START_TEST(test_roundtrip_every_message)
 		roundtrip(&s[0]);
 		mdsp_msg_free(&s[0]);
 	}
-	for (op = MDSP_CAPS_GRANT; op <= MDSP_CAPS_UPDATE; op++) {
+	for (op = MDSP_CAPS_GRANT; op < MDSP_CAPS_OP_MAX; op++) {
 		sample_caps(&s[0], op);
 		roundtrip(&s[0]);
+		mdsp_msg_free(&s[0]);
 	}
 }
 END_TEST
@@ -475,12 +476,13 @@ START_TEST(test_forward_compat_skips_unknown_tails)
 	mdsp_buf_free(&b);
 	mdsp_msg_free(&m);
 
-	/* a newer inode nested last in a newer caps struct */
+	/* a newer inode nested in a newer caps struct (the NULL dname, 4
+	 * bytes, follows it) */
 	sample_caps(&m, MDSP_CAPS_FLUSH);
 	encode_ok(&m, &b);
 	env[1] = 6 + 4 + 8 + 4 + 4 + 8 + 8 + 4;
 	ck_assert_uint_eq(rd32le(b.data + MDSP_HDR_LEN + env[1] + 2), 124);
-	insert_tail(&b, b.len - MDSP_HDR_LEN, 7, env, 2);
+	insert_tail(&b, b.len - MDSP_HDR_LEN - 4, 7, env, 2);
 	ck_assert_int_eq(mdsp_decode_frame(b.data, b.len, &d, NULL), 0);
 	ck_assert(msg_eq(&m, &d));
 	mdsp_buf_free(&b);
@@ -622,6 +624,75 @@ START_TEST(test_session_v3_has_no_metadata)
 	free(m.session.meta);
 	m.session.meta = NULL;
 	m.session.nmeta = 0;
+	ck_assert(msg_eq(&m, &d));
+	mdsp_msg_free(&d);
+	mdsp_buf_free(&b);
+	mdsp_msg_free(&m);
+}
+END_TEST
+
+/* Cut @n bytes at payload offset @at (the tail of the structs whose
+ * envelopes start at @env), set those structs to version @v, fix the header:
+ * what an older peer, which never wrote the newer fields, sends. */
+static void cut_tail(struct mdsp_buf *b, size_t at, size_t n, const size_t *env, int nenv, uint8_t v)
+{
+	uint8_t *p = b->data + MDSP_HDR_LEN;
+	int i;
+
+	memmove(p + at, p + at + n, b->len - MDSP_HDR_LEN - at - n);
+	b->len -= n;
+	for (i = 0; i < nenv; i++) {
+		p[env[i]] = v;
+		wr32le(p + env[i] + 2, rd32le(p + env[i] + 2) - (uint32_t)n);
+	}
+	reframe(b->data, b->len - MDSP_HDR_LEN);
+}
+
+/* Version-1 peers (before caps were tracked): the version-2 fields decode
+ * as zeros / NULL. */
+START_TEST(test_older_peers_decode)
+{
+	struct mdsp_msg m, d;
+	struct mdsp_buf b;
+	size_t env[2] = { 0, 0 };
+
+	/* caps without the lease name */
+	sample_caps(&m, MDSP_CAPS_ACK);
+	encode_ok(&m, &b);
+	cut_tail(&b, b.len - MDSP_HDR_LEN - 4, 4, env, 1, 1);
+	ck_assert_int_eq(mdsp_decode_frame(b.data, b.len, &d, NULL), 0);
+	ck_assert(msg_eq(&m, &d));
+	mdsp_msg_free(&d);
+	mdsp_buf_free(&b);
+
+	/* a reply without dir caps, trace flags and lease */
+	sample_reply(&m, 0, 10, 0);
+	m.reply.dir_caps = 0;
+	m.reply.dir_cap_seq = 0;
+	m.reply.trace_flags = 0;
+	m.reply.lease_seq = 0;
+	encode_ok(&m, &b);
+	cut_tail(&b, b.len - MDSP_HDR_LEN - 24, 24, env, 1, 1);
+	ck_assert_int_eq(mdsp_decode_frame(b.data, b.len, &d, NULL), 0);
+	ck_assert(msg_eq(&m, &d));
+	mdsp_msg_free(&d);
+	mdsp_buf_free(&b);
+	mdsp_msg_free(&m);
+
+	/* a reconnect whose cap entry has no lease name */
+	sample_session(&m, MDSP_SESSION_RECONNECT, 1);
+	encode_ok(&m, &b);
+	{
+		/* the one entry ends the session struct: envelope, ino, caps,
+		 * wanted, then the version-2 NULL dname and seq (12 bytes) */
+		size_t entry = b.len - MDSP_HDR_LEN - (6 + 8 + 4 + 4 + 4 + 8);
+		size_t e2[2] = { 0, entry };
+
+		ck_assert_uint_eq(b.data[MDSP_HDR_LEN + entry], 2);
+		m.session.caps[0].seq = 0;
+		cut_tail(&b, b.len - MDSP_HDR_LEN - 12, 12, e2, 2, 1);
+	}
+	ck_assert_int_eq(mdsp_decode_frame(b.data, b.len, &d, NULL), 0);
 	ck_assert(msg_eq(&m, &d));
 	mdsp_msg_free(&d);
 	mdsp_buf_free(&b);
@@ -793,7 +864,7 @@ START_TEST(test_encoder_bounds)
 	mdsp_msg_free(&m);
 
 	/* a payload over MDSP_MAX_PAYLOAD */
-	sample_session(&m, MDSP_SESSION_RECONNECT, MDSP_MAX_PAYLOAD / 22 + 1);
+	sample_session(&m, MDSP_SESSION_RECONNECT, MDSP_MAX_PAYLOAD / 34 + 1);
 	ck_assert_int_eq(mdsp_encode(&b, &m), -E2BIG);
 	mdsp_msg_free(&m);
 
@@ -828,6 +899,18 @@ START_TEST(test_names)
 	ck_assert_str_eq(mdsp_session_op_name(MDSP_SESSION_RECONNECT), "reconnect");
 	ck_assert_str_eq(mdsp_session_op_name(MDSP_SESSION_REJECT), "reject");
 	ck_assert_str_eq(mdsp_session_op_name(11), "unknown");
+	for (op = 1; op < MDSP_CAPS_OP_MAX; op++)
+		ck_assert_str_ne(mdsp_caps_op_name(op), "unknown");
+	ck_assert_str_eq(mdsp_caps_op_name(MDSP_CAPS_LEASE_RELEASE), "lease_release");
+	ck_assert_str_eq(mdsp_caps_op_name(MDSP_CAPS_OP_MAX), "unknown");
+	{
+		char cs[24];
+
+		ck_assert_str_eq(mdsp_caps_str(MDSP_CAP_ALL, cs, sizeof(cs)), "pAsLsXsFscrwb");
+		ck_assert_str_eq(mdsp_caps_str(MDSP_CAP_PIN | MDSP_CAP_FILE_RD, cs, sizeof(cs)), "pFr");
+		ck_assert_str_eq(mdsp_caps_str(0, cs, sizeof(cs)), "-");
+		ck_assert_str_eq(mdsp_caps_str(MDSP_CAP_ALL, cs, 4), "pAs");
+	}
 
 	ck_assert(mdsp_op_is_write(MDSP_OP_CREATE));
 	ck_assert(mdsp_op_is_write(MDSP_OP_RENAME));
@@ -1105,6 +1188,7 @@ static Suite *proto_suite(void)
 	tcase_add_test(tc, test_newer_compat_is_rejected);
 	tcase_add_test(tc, test_session_v2_has_no_max_file_size);
 	tcase_add_test(tc, test_session_v3_has_no_metadata);
+	tcase_add_test(tc, test_older_peers_decode);
 	tcase_add_test(tc, test_decoder_bounds);
 	tcase_add_test(tc, test_encoder_bounds);
 	tcase_add_test(tc, test_names);

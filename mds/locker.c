@@ -1,0 +1,1407 @@
+/*
+ * locker.c - capabilities and dentry leases: the MDS's half of cache
+ * coherency between clients (DESIGN.md section 7).
+ *
+ * A client may cache a part of an inode only while the MDS says so, with a
+ * cap bit per part (proto.h): As (mode, owner), Ls (nlink), Fs (size and
+ * times; a directory's entries), Fc (file data), and Fr/Fw/Fb (read, write,
+ * buffer writes).  A client may cache that a name maps to an inode only
+ * while it holds a lease on that dentry.  Before anything a client caches
+ * changes, the MDS revokes it from every other client, waits for the acks
+ * and only then makes the change; the client that asked gets the new state
+ * in its reply.  So two clients never see each other's data or names stale
+ * once a conflicting change has returned.
+ *
+ * What we keep from Ceph's Locker and what we leave out, and why:
+ *  - Ceph runs a lock state machine per part (SimpleLock, ScatterLock,
+ *    FileLock: SYNC, LOCK, MIX, EXCL and a dozen transitions) so that
+ *    several MDS ranks can share an inode and clients may change some
+ *    metadata locally (Ax, Xx, async dirops).  loligo has one MDS and every
+ *    metadata change is an MDS request, so the only client-side changes are
+ *    file writes.  A part's "state" is therefore what the caps issued say,
+ *    and the only transient state is "gathering": a request waits for
+ *    others to give bits up, and while it waits nobody is given them (so a
+ *    stream of readers cannot starve a chmod).  `dump cache` names the file
+ *    states as Ceph would: sync (readers cache), excl (one client has
+ *    everything and buffers), mix (several clients with Fw, or a writer and
+ *    readers: no caching, no buffering, synchronous I/O).
+ *  - Issue rules: Fw and Fr to anyone that opens the file for it; Fs and Fc
+ *    only while no other client holds Fw (a size that changes under a
+ *    reader is not cacheable); Fb only to a client that is alone on the
+ *    file's data.  An open for writing takes Fs/Fc/Fb from the others, an
+ *    open for reading takes Fb (close-to-open: what a writer buffered is
+ *    flushed before the open returns), a truncate or setattr of times takes
+ *    Fs/Fc/Fb, chmod/chown take As, link/unlink take Ls, and a namespace
+ *    change in a directory takes the others' Fs on it and their leases on
+ *    the names it changes.  A getattr takes nothing: a reader without Fs
+ *    asks the MDS each time and sees the size the writer last flushed
+ *    (monotonic: flushed sizes only grow), so a stat loop against a writer
+ *    does not ping-pong caps the way Ceph's filelock would.
+ *  - No bit is added to a cap while a revoke on it is in flight, so an ack
+ *    of the revoke's sequence number (or later) proves the client holds no
+ *    more than what it was asked to keep.  Replies carry the cap's sequence;
+ *    the client applies only sequences newer than what it has.
+ *  - Requests wait without blocking anything: an op that finds bits to
+ *    revoke returns LOCKER_WAIT before it changes anything, the request is
+ *    parked here (struct mwaiter) and the reader thread goes on reading, so
+ *    the acks of its own client (and everyone else's) keep flowing.  An
+ *    ack, release or session loss marks the waiters of that inode ready and
+ *    they run again from the start on the thread that delivered it (Ceph's
+ *    C_MDS_RetryRequest).  A client that does not ack within
+ *    mds_session_timeout loses its session, and with it its caps.
+ *  - Caps are not journaled.  After a restart, clients re-assert what they
+ *    hold in RECONNECT (caps and leases), and until the reconnect phase is
+ *    over no new bits are issued, so nothing granted can conflict with a
+ *    cap not yet re-asserted (Ceph's reconnect phase).
+ *  - Orphans (Ceph's stray directory): a regular file whose last link goes
+ *    while some session has it open (wants file caps) moves to the
+ *    journaled "mds_stray" table instead of being purged.  It is purged when
+ *    nobody has it open any more, also after a restart: strays load at
+ *    start and are checked once the reconnect phase is over.
+ *
+ * Everything here runs under mds->lock.  Messages to clients are sent
+ * under it too (conn_send_msg never blocks: lock order mds->lock ->
+ * conn->send_lock).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <json-c/json.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "common/config.h"
+#include "common/log.h"
+#include "common/rcu.h"
+#include "common/time.h"
+#include "mds/codec.h"
+#include "mds/mds.h"
+
+#define Fs MDSP_CAP_FILE_SHARED
+#define Fc MDSP_CAP_FILE_CACHE
+#define Fr MDSP_CAP_FILE_RD
+#define Fw MDSP_CAP_FILE_WR
+#define Fb MDSP_CAP_FILE_BUFFER
+#define FILE_BITS (Fs | Fc | Fr | Fw | Fb)
+#define OPEN_BITS (Fc | Fr | Fw | Fb)       /* what only an open file wants */
+#define BASE_WANT (MDSP_CAP_PIN | MDSP_CAP_ATTR_SHARED)
+#define NBITS 9
+
+/* Bits some parked request waits to revoke, counted per bit. */
+struct mgather {
+	uint16_t cnt[NBITS];
+};
+
+static struct perf_counter c_revokes, c_lease_revokes, c_grants, c_acks_late, c_flushes, c_parked,
+	c_resumed, c_orphans, c_orphans_purged, c_reconnect_caps;
+static struct hist h_revoke_lat;
+
+void locker_init(struct mds *m)
+{
+	CDS_INIT_LIST_HEAD(&m->revoking);
+	CDS_INIT_LIST_HEAD(&m->revoking_leases);
+	m->waiters = NULL;
+	m->waiters_tail = &m->waiters;
+}
+
+static uint64_t timeout_ns(void)
+{
+	double v = cfg_double(CFG_mds_session_timeout);
+
+	return v > 0 ? (uint64_t)(v * 1e9) : 0;
+}
+
+static uint32_t gathering(const struct minode *in)
+{
+	uint32_t mask = 0;
+	int i;
+
+	if (!in->gather)
+		return 0;
+	for (i = 0; i < NBITS; i++)
+		if (in->gather->cnt[i])
+			mask |= 1u << i;
+	return mask;
+}
+
+/* ---- caps ------------------------------------------------------------------ */
+
+static struct mcap *cap_find(struct minode *in, struct session *s)
+{
+	struct mcap *cap;
+
+	cds_list_for_each_entry(cap, &in->caps, in_item)
+		if (cap->s == s)
+			return cap;
+	return NULL;
+}
+
+static struct mcap *cap_add(struct minode *in, struct session *s)
+{
+	struct mcap *cap = calloc(1, sizeof(*cap));
+
+	if (!cap)
+		return NULL;
+	cap->in = in;
+	cap->s = s;
+	CDS_INIT_LIST_HEAD(&cap->revoke_item);
+	cds_list_add_tail(&cap->in_item, &in->caps);
+	cds_list_add_tail(&cap->s_item, &s->caps);
+	s->ncaps++;
+	return cap;
+}
+
+static void cap_del(struct mcap *cap)
+{
+	cds_list_del(&cap->in_item);
+	cds_list_del(&cap->s_item);
+	if (cap->revoke_seq)
+		cds_list_del(&cap->revoke_item);
+	cap->s->ncaps--;
+	free(cap);
+}
+
+static void send_caps(struct session *s, const struct mdsp_caps *cm)
+{
+	struct mdsp_msg msg;
+
+	if (!s->conn)
+		return;      /* disconnected: revokes are sent again at reconnect */
+	memset(&msg, 0, sizeof(msg));
+	msg.type = MDSP_MSG_CAPS;
+	msg.caps = *cm;
+	conn_send_msg(s->conn, &msg);
+}
+
+static void send_cap_msg(struct mcap *cap, uint32_t op)
+{
+	struct mdsp_caps cm;
+
+	memset(&cm, 0, sizeof(cm));
+	cm.op = op;
+	cm.ino = cap->in->a.ino;
+	cm.caps = cap->pending;
+	cm.wanted = cap->wanted;
+	cm.seq = cap->seq;
+	cm.attr = cap->in->a;
+	send_caps(cap->s, &cm);
+}
+
+/* Take @drop away from @cap: the client is to keep cap->pending & ~drop. */
+static void cap_revoke(struct mds *m, struct mcap *cap, uint32_t drop)
+{
+	char was[24], keep[24];
+
+	drop &= cap->pending;
+	if (!drop)
+		return;
+	cap->pending &= ~drop;
+	if (cap->pending & ~(uint32_t)MDSP_CAP_PIN)
+		cap->pending |= MDSP_CAP_PIN;   /* anything cached keeps the pin */
+	cap->seq++;
+	if (!cap->revoke_seq) {
+		cap->revoke_ns = now_mono_ns();
+		cds_list_add_tail(&cap->revoke_item, &m->revoking);
+	}
+	cap->revoke_seq = cap->seq;
+	perf_inc(&c_revokes, 1);
+	dout(MDS, 10, "revoke %s of inode %" PRIx64 " from session %" PRIu64 ": keeps %s (seq %" PRIu64 ")",
+	     mdsp_caps_str(drop, was, sizeof(was)), cap->in->a.ino, cap->s->id,
+	     mdsp_caps_str(cap->pending, keep, sizeof(keep)), cap->seq);
+	send_cap_msg(cap, MDSP_CAPS_REVOKE);
+}
+
+/* The client has acked everything up to revoke_seq: it holds only pending. */
+static void cap_revoke_done(struct mcap *cap)
+{
+	if (!cap->revoke_seq)
+		return;
+	hist_add(&h_revoke_lat, now_mono_ns() - cap->revoke_ns);
+	cap->issued = cap->pending;
+	cap->revoke_seq = 0;
+	cds_list_del(&cap->revoke_item);
+	CDS_INIT_LIST_HEAD(&cap->revoke_item);
+}
+
+/* What @mine (the session's cap, may be NULL) may be given on @in now. */
+static uint32_t allowed_for(struct mds *m, struct minode *in, struct mcap *mine)
+{
+	uint32_t allowed = MDSP_CAP_ALL & ~(uint32_t)MDSP_CAP_XATTR_SHARED, others = 0;
+	struct mcap *cap;
+
+	if (m->reconnecting || (mine && mine->revoke_seq))
+		return 0;
+	if (!S_ISREG(in->a.mode))
+		allowed &= ~(uint32_t)OPEN_BITS;
+	cds_list_for_each_entry(cap, &in->caps, in_item)
+		if (cap != mine)
+			others |= cap->issued;
+	if (others & Fw)
+		allowed &= ~(uint32_t)(Fs | Fc | Fb);
+	if (others & FILE_BITS)
+		allowed &= ~(uint32_t)Fb;
+	return allowed & ~gathering(in);
+}
+
+/*
+ * Give @s the bits of @want that may be had on @in now (plus what its open
+ * files want).  Returns the caps the client is to hold (0: none, then *seq
+ * is 0 too).
+ */
+static uint32_t issue(struct mds *m, struct session *s, struct minode *in, uint32_t want, uint64_t *seq)
+{
+	struct mcap *cap = cap_find(in, s);
+	uint32_t allowed = allowed_for(m, in, cap), add;
+
+	*seq = 0;
+	add = (want | (cap ? cap->wanted : 0)) & allowed;
+	if (!cap) {
+		if (!add)
+			return 0;
+		cap = cap_add(in, s);
+		if (!cap)
+			return 0;
+	}
+	add |= MDSP_CAP_PIN;
+	if ((cap->pending | add) != cap->pending) {
+		cap->pending |= add;
+		cap->issued |= add;
+		cap->seq++;
+		perf_inc(&c_grants, 1);
+	}
+	*seq = cap->seq;
+	return cap->pending;
+}
+
+/* After @in's caps shrank: give others what they want and may have now. */
+static void eval_grants(struct mds *m, struct minode *in)
+{
+	struct mcap *cap;
+
+	cds_list_for_each_entry(cap, &in->caps, in_item) {
+		uint32_t add = cap->wanted & allowed_for(m, in, cap) & ~cap->pending;
+		char cs[24];
+
+		if (!add)
+			continue;
+		cap->pending |= add;
+		cap->issued |= add;
+		cap->seq++;
+		perf_inc(&c_grants, 1);
+		dout(MDS, 10, "grant inode %" PRIx64 " to session %" PRIu64 ": %s (seq %" PRIu64 ")", in->a.ino,
+		     cap->s->id, mdsp_caps_str(cap->pending, cs, sizeof(cs)), cap->seq);
+		send_cap_msg(cap, MDSP_CAPS_GRANT);
+	}
+}
+
+bool locker_in_use(const struct minode *in)
+{
+	struct mcap *cap;
+
+	if (!in->caps.next)
+		return false;
+	cds_list_for_each_entry(cap, &in->caps, in_item)
+		if ((cap->wanted | cap->issued) & (Fr | Fw))
+			return true;
+	return false;
+}
+
+/* ---- leases ----------------------------------------------------------------- */
+
+static struct mlease *lease_find(struct mdentry *dn, struct session *s)
+{
+	struct mlease *l;
+
+	for (l = dn->leases; l; l = l->next)
+		if (l->s == s)
+			return l;
+	return NULL;
+}
+
+static void lease_del(struct mlease *l)
+{
+	struct mlease **pp;
+
+	for (pp = &l->dn->leases; *pp; pp = &(*pp)->next)
+		if (*pp == l) {
+			*pp = l->next;
+			break;
+		}
+	cds_list_del(&l->s_item);
+	if (l->revoke_seq)
+		cds_list_del(&l->revoke_item);
+	l->s->nleases--;
+	free(l);
+}
+
+static void send_lease_msg(struct mlease *l, uint32_t op)
+{
+	struct mdsp_caps cm;
+
+	memset(&cm, 0, sizeof(cm));
+	cm.op = op;
+	cm.ino = l->dn->dir->ino;
+	cm.seq = l->seq;
+	cm.dname = l->dn->name;
+	send_caps(l->s, &cm);
+}
+
+static void lease_revoke(struct mds *m, struct mlease *l)
+{
+	if (l->revoke_seq)
+		return;
+	l->revoke_seq = l->seq;
+	l->revoke_ns = now_mono_ns();
+	cds_list_add_tail(&l->revoke_item, &m->revoking_leases);
+	perf_inc(&c_lease_revokes, 1);
+	dout(MDS, 10, "revoke lease on %" PRIx64 "/%s from session %" PRIu64, l->dn->dir->ino, l->dn->name,
+	     l->s->id);
+	send_lease_msg(l, MDSP_CAPS_LEASE_REVOKE);
+}
+
+static bool lease_issue(struct mds *m, struct session *s, struct mdentry *dn, uint64_t *seq)
+{
+	struct mlease *l;
+
+	*seq = 0;
+	if (m->reconnecting || dn->gather)
+		return false;
+	l = lease_find(dn, s);
+	if (l && l->revoke_seq)
+		return false;
+	if (!l) {
+		l = calloc(1, sizeof(*l));
+		if (!l)
+			return false;
+		l->dn = dn;
+		l->s = s;
+		CDS_INIT_LIST_HEAD(&l->revoke_item);
+		l->next = dn->leases;
+		dn->leases = l;
+		cds_list_add_tail(&l->s_item, &s->leases);
+		s->nleases++;
+	}
+	l->seq = ++s->lease_seq;
+	*seq = l->seq;
+	return true;
+}
+
+void locker_dentry_drop(struct mds *m, struct mdentry *dn)
+{
+	(void)m;
+	while (dn->leases)
+		lease_del(dn->leases);
+}
+
+void locker_dentry_move(struct mdentry *from, struct mdentry *to)
+{
+	struct mlease *l;
+
+	for (l = from->leases; l; l = l->next)
+		l->dn = to;
+	to->leases = from->leases;
+	from->leases = NULL;
+	to->gather = from->gather;
+}
+
+/* ---- waiters ------------------------------------------------------------------ */
+
+static struct mdentry *dentry_at(struct mds *m, uint64_t dir, const char *name)
+{
+	struct mdir *d;
+
+	rcu_read_lock();
+	d = xa_load(&m->dirs, dir);
+	rcu_read_unlock();
+	return d ? mdir_lookup(d, name) : NULL;
+}
+
+static struct minode *inode_at(struct mds *m, uint64_t ino)
+{
+	struct minode *in;
+
+	rcu_read_lock();
+	in = xa_load(&m->inodes, ino);
+	rcu_read_unlock();
+	return in;
+}
+
+static void gather_add(struct txn *t, uint64_t ino, uint32_t mask, const char *name)
+{
+	struct locker_gather *g = &t->g;
+	int i;
+
+	for (i = 0; i < g->n; i++)
+		if (g->e[i].ino == ino && !g->e[i].name == !name && (!name || !strcmp(g->e[i].name, name))) {
+			g->e[i].mask |= mask;
+			return;
+		}
+	if (g->n == LOCKER_GATHER_MAX) {
+		g->overflow = true;
+		return;
+	}
+	g->e[g->n].ino = ino;
+	g->e[g->n].mask = mask;
+	g->e[g->n].name = name ? strdup(name) : NULL;
+	if (name && !g->e[g->n].name) {
+		g->overflow = true;
+		return;
+	}
+	g->n++;
+}
+
+/* Count (@delta +1) or uncount (-1) the gathers of @g on their inodes and dentries. */
+static void gather_refs(struct mds *m, struct locker_gather *g, int delta)
+{
+	int i, b;
+
+	for (i = 0; i < g->n; i++) {
+		if (g->e[i].name) {
+			struct mdentry *dn = dentry_at(m, g->e[i].ino, g->e[i].name);
+
+			if (!dn)
+				continue;
+			if (delta > 0)
+				dn->gather++;
+			else if (dn->gather)
+				dn->gather--;
+			continue;
+		}
+		struct minode *in = inode_at(m, g->e[i].ino);
+		bool any = false;
+
+		if (!in)
+			continue;
+		if (!in->gather) {
+			if (delta < 0)
+				continue;
+			in->gather = calloc(1, sizeof(*in->gather));
+			if (!in->gather)
+				continue;
+		}
+		for (b = 0; b < NBITS; b++) {
+			if (g->e[i].mask & (1u << b)) {
+				if (delta > 0)
+					in->gather->cnt[b]++;
+				else if (in->gather->cnt[b])
+					in->gather->cnt[b]--;
+			}
+			if (in->gather->cnt[b])
+				any = true;
+		}
+		if (!any) {
+			free(in->gather);
+			in->gather = NULL;
+		}
+	}
+}
+
+void locker_gather_free(struct locker_gather *g)
+{
+	int i;
+
+	for (i = 0; i < g->n; i++)
+		free(g->e[i].name);
+	g->n = 0;
+	g->overflow = false;
+}
+
+void locker_gather_release(struct mds *m, struct txn *t)
+{
+	struct mwaiter *w = t->g.w;
+
+	if (!w)
+		return;
+	gather_refs(m, &w->g, -1);
+	locker_gather_free(&w->g);
+}
+
+int locker_blocked(struct txn *t)
+{
+	return t->g.n || t->g.overflow ? LOCKER_WAIT : 0;
+}
+
+void locker_park(struct mds *m, struct conn *c, struct mdsp_msg *msg, uint64_t t0, struct txn *t)
+{
+	struct mwaiter *w = t->g.w;
+
+	if (!w) {
+		w = calloc(1, sizeof(*w));
+		if (!w) {
+			/* cannot wait: the client retries after its reconnect */
+			derr(MDS, "no memory to park a request of %s", c->peer);
+			locker_gather_free(&t->g);
+			return;
+		}
+		conn_get(c);
+		w->conn = c;
+		w->sid = t->s ? t->s->id : 0;
+		w->t0 = t0;
+		w->parked_ns = now_mono_ns();
+		w->msg = *msg;
+		memset(&msg->request, 0, sizeof(msg->request));
+		perf_inc(&c_parked, 1);
+	}
+	/* take the new gathers before dropping the old: nothing slips in */
+	gather_refs(m, &t->g, +1);
+	gather_refs(m, &w->g, -1);
+	locker_gather_free(&w->g);
+	w->g = t->g;
+	w->g.w = NULL;
+	memset(&t->g, 0, sizeof(t->g));
+	w->ready = false;
+	w->next = NULL;
+	w->queued = true;
+	*m->waiters_tail = w;
+	m->waiters_tail = &w->next;
+	m->nwaiters++;
+	dout(MDS, 10, "parked %s tid %" PRIu64 " of session %" PRIu64 " (%d gathers)",
+	     mdsp_op_name(w->msg.request.op), w->msg.request.tid, w->sid, w->g.n);
+}
+
+/* Waiters gathering on @ino (0: all) may proceed. */
+static void wake(struct mds *m, uint64_t ino)
+{
+	struct mwaiter *w;
+	int i;
+
+	for (w = m->waiters; w; w = w->next) {
+		if (w->ready)
+			continue;
+		if (!ino || w->g.overflow) {
+			w->ready = true;
+			atomic_store_explicit(&m->waiters_ready, true, memory_order_relaxed);
+			continue;
+		}
+		for (i = 0; i < w->g.n; i++)
+			if (w->g.e[i].ino == ino) {
+				w->ready = true;
+				atomic_store_explicit(&m->waiters_ready, true, memory_order_relaxed);
+				break;
+			}
+	}
+}
+
+void locker_wake_all(struct mds *m)
+{
+	wake(m, 0);
+}
+
+void locker_waiter_free(struct mds *m, struct mwaiter *w)
+{
+	gather_refs(m, &w->g, -1);
+	locker_gather_free(&w->g);
+	mdsp_msg_free(&w->msg);
+	conn_put(w->conn);
+	free(w);
+}
+
+void locker_run_waiters(struct mds *m)
+{
+	struct mwaiter *ready = NULL, **rt = &ready, **pp, *w;
+
+	pthread_mutex_lock(&m->lock);
+	atomic_store_explicit(&m->waiters_ready, false, memory_order_relaxed);
+	pp = &m->waiters;
+	while ((w = *pp)) {
+		if (!w->ready) {
+			pp = &w->next;
+			continue;
+		}
+		*pp = w->next;
+		w->queued = false;
+		m->nwaiters--;
+		w->next = NULL;
+		*rt = w;
+		rt = &w->next;
+	}
+	m->waiters_tail = pp;
+	pthread_mutex_unlock(&m->lock);
+	/* in arrival order; each takes the lock itself and may park again */
+	while ((w = ready)) {
+		ready = w->next;
+		w->next = NULL;
+		perf_inc(&c_resumed, 1);
+		request_resume(m, w);
+	}
+}
+
+void locker_conn_closed(struct mds *m, struct conn *c)
+{
+	struct mwaiter **pp = &m->waiters, *w;
+
+	while ((w = *pp)) {
+		if (w->conn != c) {
+			pp = &w->next;
+			continue;
+		}
+		*pp = w->next;
+		m->nwaiters--;
+		dout(MDS, 5, "dropping parked %s tid %" PRIu64 " of closed connection %s",
+		     mdsp_op_name(w->msg.request.op), w->msg.request.tid, c->peer);
+		locker_waiter_free(m, w);
+	}
+	m->waiters_tail = pp;
+}
+
+void locker_free_locked(struct mds *m)
+{
+	struct mwaiter *w;
+
+	while ((w = m->waiters)) {
+		m->waiters = w->next;
+		locker_waiter_free(m, w);
+	}
+	m->waiters_tail = &m->waiters;
+	m->nwaiters = 0;
+}
+
+/* ---- what ops want -------------------------------------------------------------- */
+
+void locker_want_caps(struct mds *m, struct txn *t, struct minode *in, uint32_t mask)
+{
+	struct mcap *cap;
+	bool blocked = false;
+
+	if (!in->caps.next)
+		return;
+	cds_list_for_each_entry(cap, &in->caps, in_item) {
+		if (cap->s == t->s || !(cap->issued & mask))
+			continue;
+		cap_revoke(m, cap, mask);
+		blocked = true;
+	}
+	if (blocked)
+		gather_add(t, in->a.ino, mask, NULL);
+}
+
+void locker_want_dentry(struct mds *m, struct txn *t, struct mdentry *dn)
+{
+	struct mlease *l;
+	bool blocked = false;
+
+	for (l = dn->leases; l; l = l->next) {
+		if (l->s == t->s)
+			continue;
+		lease_revoke(m, l);
+		blocked = true;
+	}
+	if (blocked)
+		gather_add(t, dn->dir->ino, 0, dn->name);
+}
+
+void locker_want_open(struct mds *m, struct txn *t, struct minode *in, uint32_t oflags)
+{
+	bool write = (oflags & O_ACCMODE) != O_RDONLY || (oflags & O_TRUNC);
+
+	if (!S_ISREG(in->a.mode))
+		return;
+	/* a writer takes the others' caches; a reader what they buffered */
+	locker_want_caps(m, t, in, write ? (Fs | Fc | Fb) : Fb);
+}
+
+static uint32_t open_want(const struct mdsp_request *req)
+{
+	uint32_t acc;
+
+	if (req->op != MDSP_OP_OPEN && req->op != MDSP_OP_CREATE)
+		return 0;
+	acc = req->oflags & O_ACCMODE;
+	return (Fr | Fc) | (acc != O_RDONLY ? (Fw | Fb) : 0);
+}
+
+static bool op_leases_trace(uint32_t op)
+{
+	switch (op) {
+	case MDSP_OP_LOOKUP:
+	case MDSP_OP_CREATE:
+	case MDSP_OP_MKNOD:
+	case MDSP_OP_MKDIR:
+	case MDSP_OP_SYMLINK:
+	case MDSP_OP_LINK:
+	case MDSP_OP_RENAME:
+		return true;
+	default:
+		return false;
+	}
+}
+
+void locker_fill_reply(struct mds *m, struct session *s, const struct mdsp_request *req,
+		       struct mdsp_reply *rep, struct txn *t)
+{
+	struct minode *tin = NULL, *din = NULL;
+	uint32_t i;
+
+	(void)t;
+	if (!s)
+		return;
+	if (rep->has_dir && rep->dir.ino)
+		din = inode_at(m, rep->dir.ino);
+	if (din)
+		rep->dir_caps = issue(m, s, din, BASE_WANT, &rep->dir_cap_seq);
+	if (rep->result)
+		return;
+	if (rep->has_target && rep->target.ino)
+		tin = inode_at(m, rep->target.ino);
+	if (tin) {
+		uint32_t ow = S_ISREG(tin->a.mode) ? open_want(req) : 0;
+		/* the victim of an unlink becomes an orphan at txn_finish, after
+		 * this: the same test it will make */
+		bool orphan = tin->in_stray || (tin->a.nlink == 0 && S_ISREG(tin->a.mode) && locker_in_use(tin));
+
+		if (orphan)
+			rep->trace_flags |= MDSP_TRACE_ORPHAN;
+		if (tin->a.nlink == 0 && !orphan) {
+			rep->caps = 0;          /* gone: nothing to cache */
+			rep->cap_seq = 0;
+		} else {
+			rep->caps = issue(m, s, tin, (tin->a.nlink ? BASE_WANT : MDSP_CAP_PIN) | ow, &rep->cap_seq);
+			if (ow) {
+				struct mcap *cap = cap_find(tin, s);
+
+				if (cap)
+					cap->wanted |= ow;
+			}
+		}
+	}
+	if (op_leases_trace(req->op) && rep->has_dir && rep->dname && tin && tin != din) {
+		struct mdentry *dn = dentry_at(m, rep->dir.ino, rep->dname);
+
+		if (dn && dn->ino == tin->a.ino && lease_issue(m, s, dn, &rep->lease_seq))
+			rep->trace_flags |= MDSP_TRACE_LEASE;
+	}
+	if (req->op == MDSP_OP_READDIR && rep->nentries && rep->has_dir) {
+		struct mdir *d;
+
+		rcu_read_lock();
+		d = xa_load(&m->dirs, rep->dir.ino);
+		rcu_read_unlock();
+		for (i = 0; i < rep->nentries; i++) {
+			struct mdsp_dirent *de = &rep->entries[i];
+			struct minode *in = inode_at(m, de->inode.ino);
+			struct mdentry *dn = d ? mdir_lookup(d, de->name) : NULL;
+
+			if (in)
+				de->caps = issue(m, s, in, BASE_WANT, &de->cap_seq);
+			if (dn && in && dn->ino == in->a.ino)
+				de->lease = lease_issue(m, s, dn, &de->lease_seq);
+		}
+	}
+}
+
+/* ---- dropping state ------------------------------------------------------------- */
+
+void locker_inode_drop(struct mds *m, struct minode *in)
+{
+	struct mcap *cap, *tmp;
+
+	if (in->caps.next) {
+		bool any = !cds_list_empty(&in->caps);
+
+		cds_list_for_each_entry_safe(cap, tmp, &in->caps, in_item)
+			cap_del(cap);
+		if (any)
+			wake(m, in->a.ino);
+	}
+	free(in->gather);
+	in->gather = NULL;
+}
+
+void locker_session_drop(struct mds *m, struct session *s)
+{
+	struct mcap *cap, *ctmp;
+	struct mlease *l, *ltmp;
+
+	if (!s->caps.next)
+		return;
+	cds_list_for_each_entry_safe(cap, ctmp, &s->caps, s_item) {
+		struct minode *in = cap->in;
+
+		cap_del(cap);
+		if (in->in_stray)
+			m->strays_unchecked = true;
+		eval_grants(m, in);
+	}
+	cds_list_for_each_entry_safe(l, ltmp, &s->leases, s_item)
+		lease_del(l);
+	wake(m, 0);
+}
+
+bool locker_dir_pinned(struct mds *m, struct mdir *d)
+{
+	struct minode *in = inode_at(m, d->ino);
+	uint32_t i;
+
+	if (in && in->caps.next && !cds_list_empty(&in->caps))
+		return true;
+	for (i = 0; i < d->nbuckets; i++) {
+		struct mdentry *dn;
+
+		for (dn = d->buckets[i]; dn; dn = dn->hnext) {
+			if (dn->leases || dn->gather)
+				return true;
+			if (dn->remote)
+				continue;
+			in = inode_at(m, dn->ino);
+			if (in && in->caps.next && !cds_list_empty(&in->caps))
+				return true;
+		}
+	}
+	return false;
+}
+
+/*
+ * The cache is over mds_cache_size and @d is cold but clients cache it:
+ * ask them to give it up (Ceph's cache-pressure recall), all but what open
+ * files need.  The next trim finds it free.  Returns the revokes sent.
+ */
+int locker_recall_dir(struct mds *m, struct mdir *d)
+{
+	struct minode *in = inode_at(m, d->ino);
+	struct mcap *cap;
+	uint32_t i;
+	int n = 0;
+
+	for (i = 0; i < d->nbuckets; i++) {
+		struct mdentry *dn;
+
+		for (dn = d->buckets[i]; dn; dn = dn->hnext) {
+			struct mlease *l;
+			struct minode *child;
+
+			for (l = dn->leases; l; l = l->next)
+				if (!l->revoke_seq) {
+					lease_revoke(m, l);
+					n++;
+				}
+			child = dn->remote ? NULL : inode_at(m, dn->ino);
+			if (!child || !child->caps.next)
+				continue;
+			cds_list_for_each_entry(cap, &child->caps, in_item)
+				if (!cap->wanted && !cap->revoke_seq && cap->pending) {
+					cap_revoke(m, cap, cap->pending);
+					n++;
+				}
+		}
+	}
+	if (in && in->caps.next)
+		cds_list_for_each_entry(cap, &in->caps, in_item)
+			if (!cap->wanted && !cap->revoke_seq && cap->pending) {
+				cap_revoke(m, cap, cap->pending);
+				n++;
+			}
+	return n;
+}
+
+/* ---- orphans -------------------------------------------------------------------- */
+
+/* Purge the strays nobody has open.  Caller holds mds->lock; the journal runs. */
+static void purge_unused_strays(struct mds *m)
+{
+	struct minode *in;
+	uint64_t idx, dead[64];
+	int n = 0, i;
+
+	m->strays_unchecked = false;
+	rcu_read_lock();
+	xa_for_each(&m->inodes, idx, in) {
+		if (!in->in_stray || locker_in_use(in))
+			continue;
+		if (n == 64) {
+			m->strays_unchecked = true;   /* the rest next tick */
+			break;
+		}
+		dead[n++] = in->a.ino;
+	}
+	rcu_read_unlock();
+	for (i = 0; i < n; i++) {
+		struct txn t;
+		char key[32];
+
+		in = inode_at(m, dead[i]);
+		if (!in)
+			continue;
+		txn_init(&t);
+		snprintf(key, sizeof(key), "%016" PRIx64, in->a.ino);
+		txn_edit(&t, EDIT_RM, OID_STRAY, key, NULL, 0, NULL);
+		purge_queue_inode(m, &t, in);
+		if (m->nfiles)
+			m->nfiles--;
+		{
+			uint8_t v[8];
+
+			le64_put(v, m->nfiles);
+			txn_edit(&t, EDIT_SET, OID_TABLE, "nfiles", v, 8, NULL);
+		}
+		dinfo(MDS, "orphan inode %" PRIx64 " closed everywhere: purged", in->a.ino);
+		perf_inc(&c_orphans_purged, 1);
+		minode_free(m, in);
+		journal_submit_locked(m, &t, NULL);
+		txn_free(&t);
+	}
+}
+
+/* ---- messages from clients ------------------------------------------------------- */
+
+static struct mdsp_buf flush_ack_frame(struct mcap *cap, uint64_t ino, uint64_t flush_tid)
+{
+	struct mdsp_msg msg;
+	struct mdsp_buf b;
+
+	memset(&msg, 0, sizeof(msg));
+	msg.type = MDSP_MSG_CAPS;
+	msg.caps.op = MDSP_CAPS_FLUSH_ACK;
+	msg.caps.ino = ino;
+	msg.caps.flush_tid = flush_tid;
+	if (cap) {
+		msg.caps.caps = cap->pending;
+		msg.caps.seq = cap->seq;
+		msg.caps.attr = cap->in->a;
+	}
+	mdsp_buf_init(&b);
+	mdsp_encode(&b, &msg);
+	return b;
+}
+
+/*
+ * Apply the dirty size/mtime an ACK or FLUSH carries.  The size is the end
+ * of what the client wrote: the file grows to it, never shrinks (a truncate
+ * by someone else in between stays).  Only a session with Fw may.
+ */
+static bool apply_flush(struct mds *m, struct mcap *cap, const struct mdsp_caps *msg, struct txn *t)
+{
+	struct minode *in = cap->in;
+	bool changed = false;
+
+	if (!msg->dirty)
+		return false;
+	if (!(cap->issued & Fw)) {
+		dout(MDS, 1, "session %" PRIu64 ": flush of inode %" PRIx64 " without write caps ignored", cap->s->id,
+		     in->a.ino);
+		return false;
+	}
+	if ((msg->dirty & MDSP_DIRTY_SIZE) && msg->attr.size > in->a.size) {
+		in->a.size = msg->attr.size;
+		changed = true;
+	}
+	if (msg->dirty & MDSP_DIRTY_MTIME) {
+		in->a.mtime = msg->attr.mtime;
+		if (msg->attr.mtime.sec > in->a.ctime.sec ||
+		    (msg->attr.mtime.sec == in->a.ctime.sec && msg->attr.mtime.nsec > in->a.ctime.nsec))
+			in->a.ctime = msg->attr.mtime;
+		changed = true;
+	}
+	if (changed) {
+		in->a.change++;
+		txn_dirty(t, in);
+	}
+	perf_inc(&c_flushes, 1);
+	(void)m;
+	return changed;
+}
+
+/* The client keeps only @caps (it gave the rest up on its own). */
+static void cap_client_drops(struct mcap *cap, uint32_t caps, uint64_t seq)
+{
+	uint32_t keep = caps ? caps | MDSP_CAP_PIN : 0;
+
+	if (seq < cap->seq)
+		return;       /* it has not seen our latest message yet */
+	cap->pending &= keep;
+	cap->issued &= keep;
+	if (cap->revoke_seq && cap->issued == cap->pending)
+		cap_revoke_done(cap);
+}
+
+static void handle_inode_caps(struct mds *m, struct conn *c, struct session *s, struct mdsp_caps *msg)
+{
+	struct minode *in = inode_at(m, msg->ino);
+	struct mcap *cap = in ? cap_find(in, s) : NULL;
+	struct txn t;
+	bool journal = false;
+
+	if (!cap) {
+		/* nothing of its own here (released, or the inode is gone); a
+		 * flush must still be answered, or the client waits for it */
+		if ((msg->op == MDSP_CAPS_FLUSH || msg->op == MDSP_CAPS_ACK) && msg->flush_tid) {
+			struct mdsp_buf b = flush_ack_frame(NULL, msg->ino, msg->flush_tid);
+
+			conn_send_frame(c, &b);
+			mdsp_buf_free(&b);
+		}
+		return;
+	}
+	txn_init(&t);
+	switch (msg->op) {
+	case MDSP_CAPS_ACK:
+		journal = apply_flush(m, cap, msg, &t);
+		if (cap->revoke_seq && msg->seq >= cap->revoke_seq)
+			cap_revoke_done(cap);
+		cap_client_drops(cap, msg->caps, msg->seq);
+		cap->wanted = msg->wanted;
+		break;
+	case MDSP_CAPS_FLUSH:
+		journal = apply_flush(m, cap, msg, &t);
+		cap_client_drops(cap, msg->caps, msg->seq);
+		cap->wanted = msg->wanted;
+		break;
+	case MDSP_CAPS_UPDATE:
+		cap_client_drops(cap, msg->caps, msg->seq);
+		cap->wanted = msg->wanted;
+		break;
+	case MDSP_CAPS_RELEASE:
+		if (msg->seq >= cap->seq) {
+			if (cap->revoke_seq)
+				hist_add(&h_revoke_lat, now_mono_ns() - cap->revoke_ns);
+			cap_del(cap);
+			cap = NULL;
+		}
+		break;
+	default:
+		dout(MDS, 1, "%s: unexpected caps op %s ignored", c->peer, mdsp_caps_op_name(msg->op));
+		txn_free(&t);
+		return;
+	}
+	if (cap && !cap->issued && !cap->wanted && !cap->revoke_seq) {
+		cap_del(cap);
+		cap = NULL;
+	}
+	if (msg->flush_tid && (msg->op == MDSP_CAPS_FLUSH || msg->op == MDSP_CAPS_ACK)) {
+		/* the ack goes out once the change is durable (with nothing to
+		 * journal, once everything before it is) */
+		struct jitem *it = calloc(1, sizeof(*it));
+
+		if (it) {
+			conn_get(c);
+			it->conn = c;
+			it->sid = s->id;
+			it->frame = flush_ack_frame(cap, msg->ino, msg->flush_tid);
+			it->start_ns = now_mono_ns();
+		}
+		if (journal)
+			txn_finish(m, &t);
+		journal_submit_locked(m, journal ? &t : NULL, it);
+	} else if (journal) {
+		txn_finish(m, &t);
+		journal_submit_locked(m, &t, NULL);
+	}
+	txn_free(&t);
+	if (in->in_stray && !locker_in_use(in))
+		m->strays_unchecked = true;
+	eval_grants(m, in);
+	wake(m, in->a.ino);
+}
+
+static void handle_lease(struct mds *m, struct conn *c, struct session *s, struct mdsp_caps *msg)
+{
+	struct mdentry *dn;
+	struct mlease *l;
+
+	if (!msg->dname)
+		return;
+	dn = dentry_at(m, msg->ino, msg->dname);
+	l = dn ? lease_find(dn, s) : NULL;
+	if (!l)
+		return;
+	switch (msg->op) {
+	case MDSP_CAPS_LEASE_ACK:
+		if (!l->revoke_seq || msg->seq < l->revoke_seq)
+			return;
+		hist_add(&h_revoke_lat, now_mono_ns() - l->revoke_ns);
+		lease_del(l);
+		break;
+	case MDSP_CAPS_LEASE_RELEASE:
+		if (msg->seq < l->seq)
+			return;     /* released an older grant */
+		lease_del(l);
+		break;
+	default:
+		dout(MDS, 1, "%s: unexpected caps op %s ignored", c->peer, mdsp_caps_op_name(msg->op));
+		return;
+	}
+	wake(m, msg->ino);
+}
+
+void locker_handle_caps(struct mds *m, struct conn *c, struct mdsp_caps *msg)
+{
+	struct session *s;
+
+	pthread_mutex_lock(&m->lock);
+	s = c->session_id ? xa_load(&m->sessions, c->session_id) : NULL;
+	if (!s) {
+		pthread_mutex_unlock(&m->lock);
+		dout(MDS, 1, "%s: caps message without a session ignored", c->peer);
+		return;
+	}
+	dout(MDS, 15, "session %" PRIu64 ": caps %s ino %" PRIx64 " seq %" PRIu64 " caps 0x%x wanted 0x%x dirty 0x%x",
+	     s->id, mdsp_caps_op_name(msg->op), msg->ino, msg->seq, msg->caps, msg->wanted, msg->dirty);
+	if (msg->op == MDSP_CAPS_LEASE_ACK || msg->op == MDSP_CAPS_LEASE_RELEASE)
+		handle_lease(m, c, s, msg);
+	else
+		handle_inode_caps(m, c, s, msg);
+	pthread_mutex_unlock(&m->lock);
+	locker_run_waiters(m);
+}
+
+/* ---- reconnect --------------------------------------------------------------------- */
+
+void locker_session_reconnect(struct mds *m, struct session *s, const struct mdsp_cap_reconnect *caps, uint32_t n)
+{
+	struct mcap *cap;
+	struct mlease *l;
+	uint32_t i, restored = 0, taken = 0;
+	/* after the reconnect phase (it ended, or none was needed: the session
+	 * was not connected when the MDS stopped) others may have been given
+	 * what this one claims: keep only what does not conflict, and revoke
+	 * the rest at once (the client flushes and acks as for any revoke) */
+	bool late = !m->reconnecting;
+
+	if (!s->caps.next)
+		return;
+	s->reconnected = true;
+	if (!cds_list_empty(&s->caps) || !cds_list_empty(&s->leases)) {
+		/* the MDS did not restart: what it has is the truth; send the
+		 * revokes the lost connection may have swallowed again */
+		cds_list_for_each_entry(cap, &s->caps, s_item)
+			if (cap->revoke_seq)
+				send_cap_msg(cap, MDSP_CAPS_REVOKE);
+		cds_list_for_each_entry(l, &s->leases, s_item)
+			if (l->revoke_seq)
+				send_lease_msg(l, MDSP_CAPS_LEASE_REVOKE);
+		return;
+	}
+	for (i = 0; i < n; i++) {
+		const struct mdsp_cap_reconnect *r = &caps[i];
+		struct minode *in;
+
+		if (r->dname) {
+			struct mdir *d;
+			struct mdentry *dn;
+			uint64_t seq;
+
+			if (mdir_get(m, r->ino, &d))
+				continue;
+			dn = mdir_lookup(d, r->dname);
+			if (!dn)
+				continue;
+			/* not through lease_issue: that waits for the phase to end */
+			l = lease_find(dn, s);
+			if (!l) {
+				l = calloc(1, sizeof(*l));
+				if (!l)
+					continue;
+				l->dn = dn;
+				l->s = s;
+				CDS_INIT_LIST_HEAD(&l->revoke_item);
+				l->next = dn->leases;
+				dn->leases = l;
+				cds_list_add_tail(&l->s_item, &s->leases);
+				s->nleases++;
+			}
+			/* the client applies only leases newer than what it has */
+			seq = r->seq > s->lease_seq ? r->seq : s->lease_seq;
+			s->lease_seq = seq;
+			l->seq = seq;
+			restored++;
+			if (late && !l->revoke_seq) {
+				/* the name may have changed meanwhile: let it go */
+				lease_revoke(m, l);
+				taken++;
+			}
+			continue;
+		}
+		if (inode_get(m, r->ino, &in))
+			continue;
+		cap = cap_find(in, s);
+		if (!cap)
+			cap = cap_add(in, s);
+		if (!cap)
+			continue;
+		cap->issued |= (r->caps & MDSP_CAP_ALL) | MDSP_CAP_PIN;
+		cap->pending = cap->issued;
+		cap->wanted = r->wanted & MDSP_CAP_ALL;
+		if (r->seq > cap->seq)
+			cap->seq = r->seq;   /* the client applies only newer states */
+		restored++;
+		if (late && !cap->revoke_seq) {
+			uint32_t drop = cap->issued & ~allowed_for(m, in, cap) & ~(uint32_t)MDSP_CAP_PIN;
+
+			if (drop) {
+				cap_revoke(m, cap, drop);
+				taken++;
+			}
+		}
+	}
+	if (n) {
+		perf_inc(&c_reconnect_caps, restored);
+		dinfo(MDS, "session %" PRIu64 " re-asserted %u caps and leases (%u claimed)%s", s->id, restored, n,
+		      late ? ", after the reconnect phase" : "");
+		if (taken)
+			dinfo(MDS, "session %" PRIu64 ": %u of them revoked at once (others may hold conflicting ones by now)",
+			      s->id, taken);
+	}
+}
+
+/* ---- housekeeping --------------------------------------------------------------------- */
+
+void locker_tick(struct mds *m)
+{
+	uint64_t now = now_mono_ns(), tmo = timeout_ns(), evict[16];
+	int nevict = 0, i;
+
+	pthread_mutex_lock(&m->lock);
+	if (tmo) {
+		struct mcap *cap;
+		struct mlease *l;
+
+		cds_list_for_each_entry(cap, &m->revoking, revoke_item) {
+			if (now - cap->revoke_ns < tmo)
+				break;
+			for (i = 0; i < nevict && evict[i] != cap->s->id; i++)
+				;
+			if (i == nevict && nevict < 16) {
+				evict[nevict++] = cap->s->id;
+				derr(MDS, "session %" PRIu64 " (%s) did not answer the revoke of inode %" PRIx64
+					  " caps within mds_session_timeout (%.0f s): evicting it",
+				     cap->s->id, cap->s->client_name, cap->in->a.ino, (double)tmo / 1e9);
+			}
+		}
+		cds_list_for_each_entry(l, &m->revoking_leases, revoke_item) {
+			if (now - l->revoke_ns < tmo)
+				break;
+			for (i = 0; i < nevict && evict[i] != l->s->id; i++)
+				;
+			if (i == nevict && nevict < 16) {
+				evict[nevict++] = l->s->id;
+				derr(MDS, "session %" PRIu64 " (%s) did not answer the revoke of its lease on %" PRIx64
+					  "/%s within mds_session_timeout (%.0f s): evicting it",
+				     l->s->id, l->s->client_name, l->dn->dir->ino, l->dn->name, (double)tmo / 1e9);
+			}
+		}
+	}
+	if (!m->reconnecting && m->strays_unchecked)
+		purge_unused_strays(m);
+	pthread_mutex_unlock(&m->lock);
+	for (i = 0; i < nevict; i++) {
+		perf_inc(&c_acks_late, 1);
+		session_evict(m, evict[i], "did not answer a cap revoke within mds_session_timeout");
+	}
+	locker_run_waiters(m);
+}
+
+void locker_register_perf(struct mds *m)
+{
+	(void)m;
+	perf_register_counter("mds_caps", "revokes", &c_revokes);
+	perf_register_counter("mds_caps", "lease_revokes", &c_lease_revokes);
+	perf_register_counter("mds_caps", "grants", &c_grants);
+	perf_register_counter("mds_caps", "acks_late", &c_acks_late);
+	perf_register_counter("mds_caps", "flushes", &c_flushes);
+	perf_register_counter("mds_caps", "requests_parked", &c_parked);
+	perf_register_counter("mds_caps", "requests_resumed", &c_resumed);
+	perf_register_counter("mds_caps", "orphans", &c_orphans);
+	perf_register_counter("mds_caps", "orphans_purged", &c_orphans_purged);
+	perf_register_counter("mds_caps", "reconnect_caps", &c_reconnect_caps);
+	perf_register_hist("mds_caps", "revoke_lat", &h_revoke_lat);
+}
+
+void locker_note_orphan(void)
+{
+	perf_inc(&c_orphans, 1);
+}
+
+/* ---- admin output ----------------------------------------------------------------------- */
+
+void locker_session_json(struct session *s, struct json_object *o)
+{
+	struct json_object *a = json_object_new_array();
+	struct mcap *cap;
+	int n = 0;
+
+	json_object_object_add(o, "num_caps", json_object_new_int64((int64_t)s->ncaps));
+	json_object_object_add(o, "num_leases", json_object_new_int64((int64_t)s->nleases));
+	if (s->caps.next)
+		cds_list_for_each_entry(cap, &s->caps, s_item) {
+			struct json_object *e;
+			char cs[24];
+
+			if (n++ == 100)
+				break;      /* `dump cache` has them all */
+			e = json_object_new_object();
+			json_object_object_add(e, "ino", json_object_new_int64((int64_t)cap->in->a.ino));
+			json_object_object_add(e, "caps", json_object_new_string(mdsp_caps_str(cap->pending, cs, sizeof(cs))));
+			if (cap->issued != cap->pending)
+				json_object_object_add(e, "revoking",
+						       json_object_new_string(mdsp_caps_str(cap->issued & ~cap->pending, cs, sizeof(cs))));
+			if (cap->wanted)
+				json_object_object_add(e, "wanted", json_object_new_string(mdsp_caps_str(cap->wanted, cs, sizeof(cs))));
+			json_object_array_add(a, e);
+		}
+	json_object_object_add(o, "caps", a);
+}
+
+static const char *file_state(struct minode *in)
+{
+	uint32_t all = 0, g = gathering(in);
+	int writers = 0, holders = 0;
+	struct mcap *cap;
+
+	cds_list_for_each_entry(cap, &in->caps, in_item) {
+		all |= cap->issued;
+		if (cap->issued & Fw)
+			writers++;
+		if (cap->issued & FILE_BITS)
+			holders++;
+	}
+	if (g & FILE_BITS)
+		return "lock";
+	if (all & Fb)
+		return "excl";
+	if (writers && holders > 1)
+		return "mix";
+	if (writers)
+		return "excl";
+	return "sync";
+}
+
+void locker_inode_json(struct minode *in, struct json_object *o)
+{
+	struct json_object *a, *locks;
+	uint32_t g;
+	struct mcap *cap;
+	char cs[24];
+
+	if (!in->caps.next)
+		return;
+	g = gathering(in);
+	if (in->in_stray)
+		json_object_object_add(o, "orphan", json_object_new_boolean(true));
+	locks = json_object_new_object();
+	json_object_object_add(locks, "auth", json_object_new_string(g & MDSP_CAP_AUTH_SHARED ? "lock" : "sync"));
+	json_object_object_add(locks, "link", json_object_new_string(g & MDSP_CAP_LINK_SHARED ? "lock" : "sync"));
+	json_object_object_add(locks, "xattr", json_object_new_string("sync"));
+	if (S_ISDIR(in->a.mode))
+		json_object_object_add(locks, "dentries", json_object_new_string(g & Fs ? "lock" : "sync"));
+	else
+		json_object_object_add(locks, "file", json_object_new_string(file_state(in)));
+	json_object_object_add(o, "locks", locks);
+	if (cds_list_empty(&in->caps))
+		return;
+	a = json_object_new_array();
+	cds_list_for_each_entry(cap, &in->caps, in_item) {
+		struct json_object *e = json_object_new_object();
+
+		json_object_object_add(e, "session", json_object_new_int64((int64_t)cap->s->id));
+		json_object_object_add(e, "issued", json_object_new_string(mdsp_caps_str(cap->issued, cs, sizeof(cs))));
+		json_object_object_add(e, "pending", json_object_new_string(mdsp_caps_str(cap->pending, cs, sizeof(cs))));
+		json_object_object_add(e, "wanted", json_object_new_string(mdsp_caps_str(cap->wanted, cs, sizeof(cs))));
+		json_object_object_add(e, "seq", json_object_new_int64((int64_t)cap->seq));
+		if (cap->revoke_seq)
+			json_object_object_add(e, "revoke_age_ms",
+					       json_object_new_double((double)(now_mono_ns() - cap->revoke_ns) / 1e6));
+		json_object_array_add(a, e);
+	}
+	json_object_object_add(o, "caps", a);
+}

@@ -1,0 +1,667 @@
+/*
+ * test_fuse_caps.c - two clients of one filesystem through the kernel: what
+ * one changes, the other's FUSE mount shows at once, because the MDS revokes
+ * caps and leases and the client invalidates the kernel's caches
+ * (fuse_lowlevel_notify_inval_*) before it acks (mds/locker.c,
+ * client/caps.c).
+ *
+ * Two shapes, picked by the environment:
+ *  - local store (default): mount 1 is a real loligo-fuse; the other client
+ *    is a libloligo-client in this process with a data store of its own
+ *    (the local store admits one process per filesystem), so it changes
+ *    names and attributes only.
+ *  - LOLIGO_E2E_RADOS_CONF=ceph.conf (tests/e2e/fuse_caps_rados.sh starts a
+ *    real Ceph cluster): two real loligo-fuse mounts of one filesystem on
+ *    RADOS, so data too.
+ * The kernel caches of mount 1 are made long (client_caps_timeout 30 s), so
+ * a check that passes by a cache expiring is impossible; each is asserted
+ * within 100 ms of the change.
+ *
+ * Each test gets a fresh filesystem from an unchecked fixture in the check
+ * parent, whose teardown unmounts and kills everything even when the test
+ * case failed.
+ */
+#include <check.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <json-c/json.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "client/client.h"
+#include "common/admin_sock.h"
+#include "common/config.h"
+#include "common/log.h"
+#include "tests/e2e/test_fuse_harness.h"
+
+#define COHERENT_MS 100
+
+static struct lfs fs, fs2;       /* fs2: the second mount (RADOS) */
+static bool rados;
+
+static double now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static const char *P(const char *rel)
+{
+	static __thread char buf[8][PATH_MAX];
+	static __thread int i;
+	i = (i + 1) % 8;
+	return lfs_path(&fs, rel, buf[i], sizeof(buf[i]));
+}
+
+static const char *P2(const char *rel)
+{
+	static __thread char buf[8][PATH_MAX];
+	static __thread int i;
+	i = (i + 1) % 8;
+	return lfs_path(&fs2, rel, buf[i], sizeof(buf[i]));
+}
+
+static void append_conf(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "a");
+	if (f) {
+		fputs(text, f);
+		fclose(f);
+	}
+}
+
+/*
+ * The config of the filesystem: long caches in the mounts, a short session
+ * timeout (the unanswered-revoke test); on RADOS, pools of a name of their
+ * own in the test's cluster.
+ */
+static int init_fs(void)
+{
+	char text[2048], mds[PATH_MAX], out[PATH_MAX + 16];
+	const char *rconf = getenv("LOLIGO_E2E_RADOS_CONF");
+
+	if (lfs_init(&fs) != 0)
+		return -1;
+	rados = rconf && *rconf;
+	snprintf(text, sizeof(text),
+		 "[mds]\nmds_session_timeout = 3\nmds_tick_interval = 0.2\nmds_reconnect_timeout = 10\n"
+		 "[client]\nclient_caps_timeout = 30\nclient_flush_interval = 30\n");
+	append_conf(fs.conf, text);
+	if (!rados)
+		return 0;
+	/* the same filesystem on RADOS: a fresh fs_name (per test), mkfs again */
+	static int nfs;
+	snprintf(text, sizeof(text), "[global]\nstore_backend = rados\nrados_conf = %s\nfs_name = caps%ld_%d\n",
+		 rconf, (long)getpid(), ++nfs);
+	append_conf(fs.conf, text);
+	{
+		char *argv[] = { (char *)lfs_bin("mds/loligo-mds", mds, sizeof(mds)), "-c", fs.conf, "--mkfs", NULL };
+
+		int st;
+
+		snprintf(out, sizeof(out), "%s/mkfs-rados.out", fs.dir);
+		if ((st = lfs_run(argv, 60000, out)) != 0) {
+			fprintf(stderr, "harness: mkfs on RADOS failed (exit %d, see %s)\n", st, out);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* The second mount: a directory, config (own admin socket and logs) and
+ * pid file of its own beside the first. */
+static int mount_second(void)
+{
+	char text[2048];
+	FILE *in, *outf;
+	size_t n;
+
+	memset(&fs2, 0, sizeof(fs2));
+	if (strlen(fs.dir) + 4 > sizeof(fs2.dir))
+		return -1;
+	memcpy(fs2.dir, fs.dir, strlen(fs.dir));
+	memcpy(fs2.dir + strlen(fs.dir), "/m2", 4);
+	snprintf(fs2.mnt, sizeof(fs2.mnt), "%s/mnt", fs2.dir);
+	snprintf(fs2.conf, sizeof(fs2.conf), "%s/loligo.conf", fs2.dir);
+	snprintf(fs2.asok, sizeof(fs2.asok), "%s/client.asok", fs2.dir);
+	if (mkdir(fs2.dir, 0755) < 0 || mkdir(fs2.mnt, 0755) < 0)
+		return -1;
+	in = fopen(fs.conf, "r");
+	outf = fopen(fs2.conf, "w");
+	if (!in || !outf)
+		return -1;
+	while ((n = fread(text, 1, sizeof(text), in)) > 0)
+		fwrite(text, 1, n, outf);
+	fclose(in);
+	fprintf(outf, "[client]\nadmin_socket = %s\nlog_file = %s/client.log\n", fs2.asok, fs2.dir);
+	fclose(outf);
+	fs2.mds_port = fs.mds_port;
+	return lfs_mount(&fs2, "allow_other");
+}
+
+static void setup(void)
+{
+	if (init_fs() != 0 || lfs_mds_start(&fs) != 0 || lfs_mount(&fs, "allow_other") != 0 ||
+	    (rados && mount_second() != 0)) {
+		lfs_dump_logs(&fs);
+		if (fs2.dir[0])
+			lfs_dump_logs(&fs2);
+		lfs_cleanup(&fs2);
+		lfs_cleanup(&fs);
+		fprintf(stderr, "e2e setup failed\n");
+		exit(1);
+	}
+}
+
+static void teardown(void)
+{
+	if (fs2.dir[0]) {
+		if (lfs_is_mounted(fs2.mnt))
+			lfs_umount(&fs2);
+		fs2.mds_pid = 0;
+		fs2.dir[0] = '\0';   /* removed with fs.dir */
+	}
+	lfs_cleanup(&fs);
+}
+
+/* ---- the other client ------------------------------------------------------- */
+
+/* The second client: mount 2 on RADOS, else a library client in this
+ * process (names and attributes only: its data store is its own). */
+static struct lclient *B;
+static struct lc_inode *rb;
+static const struct lc_cred rootcr = { 0 };
+
+static void b_up(void)
+{
+	char err[256], addr[64], p[PATH_MAX + 16];
+
+	if (rados)
+		return;
+	cfg_init("client");
+	ck_assert_msg(cfg_load_file(fs.conf, err, sizeof(err)) == 0, "%s", err);
+	snprintf(addr, sizeof(addr), "127.0.0.1:%d", fs.mds_port);
+	ck_assert_int_eq(cfg_set(cfg_lookup("client_mds_addr"), addr, false, err, sizeof(err)), 0);
+	snprintf(p, sizeof(p), "%s/b.data", fs.dir);
+	ck_assert_int_eq(cfg_set(cfg_lookup("client_data_store_path"), p, false, err, sizeof(err)), 0);
+	snprintf(p, sizeof(p), "%s/b.log", fs.dir);
+	ck_assert_int_eq(cfg_set(cfg_lookup("log_file"), p, false, err, sizeof(err)), 0);
+	ck_assert_int_eq(cfg_set(cfg_lookup("admin_socket"), "", false, err, sizeof(err)), 0);
+	ck_assert_int_eq(lclient_create(&B), 0);
+	ck_assert_int_eq(lclient_mount(B, NULL), 0);
+	rb = lc_root(B);
+}
+
+static void b_down(void)
+{
+	if (!B)
+		return;
+	lc_put(B, rb);
+	lclient_destroy(B);
+	B = NULL;
+}
+
+/* B's inode for a path below the root ("d/x") */
+static struct lc_inode *b_walk(const char *path)
+{
+	char buf[PATH_MAX], *save = NULL;
+	struct lc_inode *cur = lc_root(B), *next;
+
+	snprintf(buf, sizeof(buf), "%s", path);
+	for (char *c = strtok_r(buf, "/", &save); c; c = strtok_r(NULL, "/", &save)) {
+		ck_assert_msg(lc_lookup(B, cur, c, &rootcr, NULL, &next) == 0, "B: lookup %s in %s", c, path);
+		lc_put(B, cur);
+		cur = next;
+	}
+	return cur;
+}
+
+/* B (or mount 2) removes @name in @dir */
+static void other_unlink(const char *dir, const char *name)
+{
+	char p[PATH_MAX];
+
+	if (rados) {
+		snprintf(p, sizeof(p), "%s/%s", dir, name);
+		ck_assert_int_eq(unlink(P2(p)), 0);
+		return;
+	}
+	struct lc_inode *d = b_walk(dir);
+	ck_assert_int_eq(lc_unlink(B, d, name, &rootcr), 0);
+	lc_put(B, d);
+}
+
+static void other_rename(const char *dir, const char *from, const char *to)
+{
+	char a[PATH_MAX], b[PATH_MAX];
+
+	if (rados) {
+		snprintf(a, sizeof(a), "%s/%s", dir, from);
+		snprintf(b, sizeof(b), "%s/%s", dir, to);
+		ck_assert_int_eq(rename(P2(a), P2(b)), 0);
+		return;
+	}
+	struct lc_inode *d = b_walk(dir);
+	ck_assert_int_eq(lc_rename(B, d, from, d, to, 0, &rootcr), 0);
+	lc_put(B, d);
+}
+
+static void other_chmod(const char *path, mode_t mode)
+{
+	if (rados) {
+		ck_assert_int_eq(chmod(P2(path), mode), 0);
+		return;
+	}
+	struct lc_inode *in = b_walk(path);
+	struct lc_attr set = { .mode = mode };
+	ck_assert_int_eq(lc_setattr(B, in, &set, LC_SET_MODE, &rootcr, NULL), 0);
+	lc_put(B, in);
+}
+
+static void other_chown(const char *path, uid_t uid)
+{
+	if (rados) {
+		ck_assert_int_eq(chown(P2(path), uid, (gid_t)-1), 0);
+		return;
+	}
+	struct lc_inode *in = b_walk(path);
+	struct lc_attr set = { .uid = uid };
+	ck_assert_int_eq(lc_setattr(B, in, &set, LC_SET_UID, &rootcr, NULL), 0);
+	lc_put(B, in);
+}
+
+static void other_create(const char *dir, const char *name)
+{
+	char p[PATH_MAX];
+
+	if (rados) {
+		snprintf(p, sizeof(p), "%s/%s", dir, name);
+		int fd = open(P2(p), O_CREAT | O_WRONLY, 0644);
+		ck_assert_int_ge(fd, 0);
+		close(fd);
+		return;
+	}
+	struct lc_inode *d = b_walk(dir), *in;
+	ck_assert_int_eq(lc_mknod(B, d, name, S_IFREG | 0644, 0, &rootcr, NULL, &in), 0);
+	lc_put(B, in);
+	lc_put(B, d);
+}
+
+/* ---- helpers on mount 1 ----------------------------------------------------- */
+
+/* stat of @p on mount 1 until it gives @want_err (0: exists), within COHERENT_MS */
+static void expect_stat(const char *p, int want_err, const char *what)
+{
+	double t0 = now_ms();
+	struct stat st;
+
+	for (;;) {
+		int r = stat(p, &st) == 0 ? 0 : errno;
+		if (r == want_err)
+			return;
+		ck_assert_msg(now_ms() - t0 < COHERENT_MS, "%s: stat %s gives %s %.1f ms after the change (want %s)",
+			      what, p, strerror(r), now_ms() - t0, strerror(want_err));
+		usleep(1000);
+	}
+}
+
+/* Run @fn in a child as uid/gid 65534; its exit status. */
+static int as_nobody(int (*fn)(void))
+{
+	pid_t pid = fork();
+	int st;
+
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		if (setgroups(0, NULL) < 0 || setgid(65534) < 0 || setuid(65534) < 0)
+			_exit(100);
+		_exit(fn());
+	}
+	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+static const char *nobody_path;
+static int nobody_open_fails(void)
+{
+	int fd = open(nobody_path, O_RDONLY);
+	if (fd >= 0) {
+		close(fd);
+		return 1;
+	}
+	return errno == EACCES ? 0 : 2;
+}
+
+static int nobody_open_works(void)
+{
+	int fd = open(nobody_path, O_RDONLY);
+	if (fd < 0)
+		return 1;
+	close(fd);
+	return 0;
+}
+
+static int nobody_stat_denied(void)
+{
+	struct stat st;
+	return stat(nobody_path, &st) < 0 && errno == EACCES ? 0 : 1;
+}
+
+static int write_text(const char *p, const char *text, int flags)
+{
+	int fd = open(p, O_WRONLY | O_CREAT | flags, 0644);
+	if (fd < 0)
+		return -errno;
+	ssize_t n = write(fd, text, strlen(text));
+	close(fd);
+	return n == (ssize_t)strlen(text) ? 0 : -EIO;
+}
+
+static ssize_t read_text(const char *p, char *buf, size_t len)
+{
+	int fd = open(p, O_RDONLY);
+	if (fd < 0)
+		return -errno;
+	ssize_t n = read(fd, buf, len - 1);
+	close(fd);
+	if (n >= 0)
+		buf[n] = '\0';
+	return n;
+}
+
+/* ---- tests --------------------------------------------------------------------- */
+
+/* A name mount 1 has cached is removed or renamed by the other client */
+START_TEST(test_unlink_rename_seen_at_once)
+{
+	struct stat st;
+
+	b_up();
+	ck_assert_int_eq(mkdir(P("d"), 0755), 0);
+	ck_assert_int_eq(write_text(P("d/x"), "x", O_TRUNC), 0);
+	ck_assert_int_eq(write_text(P("d/y"), "y", O_TRUNC), 0);
+	/* mount 1 caches the names and attributes (long timeouts) */
+	ck_assert_int_eq(stat(P("d/x"), &st), 0);
+	ck_assert_int_eq(stat(P("d/y"), &st), 0);
+	ck_assert_int_eq(stat(P("d/z"), &st), -1);
+
+	other_unlink("d", "x");
+	expect_stat(P("d/x"), ENOENT, "unlink by the other client");
+	other_rename("d", "y", "z");
+	expect_stat(P("d/y"), ENOENT, "rename by the other client");
+	expect_stat(P("d/z"), 0, "rename by the other client");
+	other_create("d", "new");
+	expect_stat(P("d/new"), 0, "create by the other client");
+	/* and the cached listing */
+	{
+		double t0 = now_ms();
+		for (;;) {
+			DIR *dp = opendir(P("d"));
+			struct dirent *de;
+			int names = 0;
+
+			ck_assert_ptr_nonnull(dp);
+			while ((de = readdir(dp)))
+				if (de->d_name[0] != '.')
+					names++;
+			closedir(dp);
+			if (names == 2)
+				break;
+			ck_assert_msg(now_ms() - t0 < COHERENT_MS, "listing has %d names, want 2 (z, new)", names);
+		}
+	}
+	b_down();
+}
+END_TEST
+
+START_TEST(test_chmod_chown_deny_at_once)
+{
+	struct stat st;
+
+	b_up();
+	ck_assert_int_eq(mkdir(P("p"), 0755), 0);
+	ck_assert_int_eq(mkdir(P("p/sub"), 0755), 0);
+	ck_assert_int_eq(write_text(P("p/sub/f"), "secret", O_TRUNC), 0);
+	nobody_path = P("p/sub/f");
+	ck_assert_int_eq(as_nobody(nobody_open_works), 0);   /* cached now, as nobody */
+	ck_assert_int_eq(stat(P("p/sub/f"), &st), 0);
+
+	other_chmod("p/sub/f", 0600);
+	{
+		double t0 = now_ms();
+		ck_assert_int_eq(as_nobody(nobody_open_fails), 0);
+		ck_assert_int_eq(stat(P("p/sub/f"), &st), 0);
+		ck_assert_uint_eq(st.st_mode & 07777, 0600);
+		ck_assert_msg(now_ms() - t0 < 10 * COHERENT_MS, "%.1f ms", now_ms() - t0);
+	}
+	other_chown("p/sub/f", 65534);
+	ck_assert_int_eq(as_nobody(nobody_open_works), 0);
+	ck_assert_int_eq(stat(P("p/sub/f"), &st), 0);
+	ck_assert_uint_eq(st.st_uid, 65534);
+	other_chown("p/sub/f", 0);
+	ck_assert_int_eq(as_nobody(nobody_open_fails), 0);
+
+	/* the directory: nobody may not search it any more, cached names or not */
+	other_chmod("p/sub/f", 0644);
+	ck_assert_int_eq(as_nobody(nobody_open_works), 0);
+	other_chmod("p/sub", 0700);
+	ck_assert_int_eq(as_nobody(nobody_stat_denied), 0);
+	ck_assert_int_eq(as_nobody(nobody_open_fails), 0);
+	other_chmod("p/sub", 0755);
+	ck_assert_int_eq(as_nobody(nobody_open_works), 0);
+	b_down();
+}
+END_TEST
+
+/* Mount 1 stops answering (SIGSTOP): the other client's change waits for the
+ * session timeout (3 s), then mount 1 loses its caps and session. */
+START_TEST(test_stopped_client_loses_caps)
+{
+	struct stat st;
+	double t0, took;
+
+	b_up();
+	ck_assert_int_eq(mkdir(P("s"), 0755), 0);
+	ck_assert_int_eq(write_text(P("s/f"), "f", O_TRUNC), 0);
+	ck_assert_int_eq(stat(P("s/f"), &st), 0);
+	ck_assert_int_eq(kill(fs.fuse_pid, SIGSTOP), 0);
+	t0 = now_ms();
+	if (rados) {
+		/* mount 2's chmod in a child: the test must not block on it */
+		pid_t pid = fork();
+		int status;
+
+		if (pid == 0)
+			_exit(chmod(P2("s/f"), 0600) == 0 ? 0 : 1);
+		ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+		ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	} else {
+		other_chmod("s/f", 0600);
+	}
+	took = now_ms() - t0;
+	kill(fs.fuse_pid, SIGCONT);
+	ck_assert_msg(took > 2000 && took < 8000, "the change took %.0f ms (mds_session_timeout is 3 s)", took);
+	/* the mount comes back (a new session) and sees the change */
+	t0 = now_ms();
+	for (;;) {
+		if (stat(P("s/f"), &st) == 0 && (st.st_mode & 07777) == 0600)
+			break;
+		ck_assert_msg(now_ms() - t0 < 10000, "mount 1 never saw the chmod");
+		usleep(20000);
+	}
+	b_down();
+}
+END_TEST
+
+/* MDS kill -9: the mount's caps come back through reconnect, and are
+ * revoked before the next change like before. */
+START_TEST(test_caps_come_back_after_mds_restart)
+{
+	struct stat st;
+	double t0;
+
+	b_up();
+	ck_assert_int_eq(mkdir(P("r"), 0755), 0);
+	ck_assert_int_eq(write_text(P("r/x"), "x", O_TRUNC), 0);
+	ck_assert_int_eq(stat(P("r/x"), &st), 0);
+	sync();
+	lfs_mds_stop(&fs, SIGKILL);
+	ck_assert_int_eq(lfs_mds_start(&fs), 0);
+	/* a request from each mount (a name nobody caches) ends its replay,
+	 * and with them the reconnect phase that holds changes back */
+	ck_assert_int_eq(stat(P("r/none"), &st), -1);
+	if (rados)
+		ck_assert_int_eq(stat(P2("r/none"), &st), -1);
+	t0 = now_ms();
+	other_unlink("r", "x");
+	ck_assert_msg(now_ms() - t0 < 20000, "%.0f ms", now_ms() - t0);
+	expect_stat(P("r/x"), ENOENT, "unlink after an MDS restart");
+	b_down();
+	/* this MDS is ours and dies with us: unmount while it runs */
+	if (rados)
+		ck_assert_int_eq(lfs_umount(&fs2), 0);
+	ck_assert_int_eq(lfs_umount(&fs), 0);
+}
+END_TEST
+
+/* ---- RADOS only: data ----------------------------------------------------------- */
+
+START_TEST(test_close_to_open_two_mounts)
+{
+	char buf[128], want[64];
+
+	ck_assert_int_eq(write_text(P("cto"), "old text", O_TRUNC), 0);
+	ck_assert_int_eq(read_text(P2("cto"), buf, sizeof(buf)), 8);   /* mount 2 caches it */
+	for (int i = 0; i < 10; i++) {
+		snprintf(want, sizeof(want), "version %d %s", i, i % 2 ? "with more words in it" : "");
+		ck_assert_int_eq(write_text(P("cto"), want, O_TRUNC), 0);   /* closed */
+		double t0 = now_ms();
+		ck_assert_int_eq(read_text(P2("cto"), buf, sizeof(buf)), (ssize_t)strlen(want));
+		ck_assert_str_eq(buf, want);
+		ck_assert_msg(now_ms() - t0 < 10 * COHERENT_MS, "%.1f ms", now_ms() - t0);
+		/* and the other way round */
+		snprintf(want, sizeof(want), "back %d", i);
+		ck_assert_int_eq(write_text(P2("cto"), want, O_TRUNC), 0);
+		ck_assert_int_eq(read_text(P("cto"), buf, sizeof(buf)), (ssize_t)strlen(want));
+		ck_assert_str_eq(buf, want);
+	}
+}
+END_TEST
+
+START_TEST(test_append_while_other_stats)
+{
+	struct stat st;
+	off_t last = 0;
+	int backwards = 0, n = 0;
+	pid_t pid;
+	int status;
+
+	ck_assert_int_eq(write_text(P("log"), "", O_TRUNC), 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		int fd = open(P("log"), O_WRONLY | O_APPEND);
+		char chunk[1000];
+
+		memset(chunk, 'a', sizeof(chunk));
+		for (int i = 0; i < 500; i++)
+			if (fd < 0 || write(fd, chunk, sizeof(chunk)) != (ssize_t)sizeof(chunk))
+				_exit(1);
+		_exit(fsync(fd) == 0 && close(fd) == 0 ? 0 : 2);
+	}
+	for (;;) {
+		ck_assert_int_eq(stat(P2("log"), &st), 0);
+		if (st.st_size < last)
+			backwards++;
+		last = st.st_size;
+		n++;
+		if (waitpid(pid, &status, WNOHANG) == pid)
+			break;
+	}
+	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	ck_assert_msg(backwards == 0, "mount 2's size went backwards %d times in %d stats", backwards, n);
+	double t0 = now_ms();
+	for (;;) {
+		ck_assert_int_eq(stat(P2("log"), &st), 0);
+		if (st.st_size == 500000)
+			break;
+		ck_assert_msg(now_ms() - t0 < COHERENT_MS, "size %lld %.1f ms after the fsync", (long long)st.st_size,
+			      now_ms() - t0);
+	}
+}
+END_TEST
+
+START_TEST(test_open_unlinked_two_mounts)
+{
+	char buf[64];
+	struct stat st;
+	int fd;
+
+	ck_assert_int_eq(write_text(P("tmp"), "0123456789", O_TRUNC), 0);
+	fd = open(P("tmp"), O_RDWR);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(unlink(P2("tmp")), 0);      /* the other mount removes it */
+	expect_stat(P("tmp"), ENOENT, "unlink by mount 2");
+	ck_assert_int_eq(fstat(fd, &st), 0);
+	ck_assert_uint_eq(st.st_nlink, 0);
+	ck_assert_int_eq(pread(fd, buf, sizeof(buf), 0), 10);
+	ck_assert_int_eq(pwrite(fd, "abc", 3, 10), 3);
+	ck_assert_int_eq(fsync(fd), 0);
+	ck_assert_int_eq(ftruncate(fd, 12), 0);
+	ck_assert_int_eq(fstat(fd, &st), 0);
+	ck_assert_int_eq(st.st_size, 12);
+	ck_assert_int_eq(pread(fd, buf, sizeof(buf), 0), 12);
+	ck_assert(memcmp(buf, "0123456789ab", 12) == 0);
+	ck_assert_int_eq(close(fd), 0);
+}
+END_TEST
+
+#define ADD(fn)                                                                  \
+	do {                                                                     \
+		const char *only = getenv("LC_TEST");                             \
+		if (!only || !strcmp(only, #fn)) {                                 \
+			TCase *tc = tcase_create(#fn);                             \
+			tcase_add_unchecked_fixture(tc, setup, teardown);          \
+			tcase_set_timeout(tc, 120);                                \
+			tcase_add_test(tc, fn);                                    \
+			suite_add_tcase(s, tc);                                    \
+		}                                                                  \
+	} while (0)
+
+int main(void)
+{
+	Suite *s = suite_create("fuse_caps");
+	SRunner *sr;
+	int failed;
+
+	if (geteuid() != 0 || access("/dev/fuse", R_OK | W_OK) != 0) {
+		fprintf(stderr, "test_fuse_caps: needs root and /dev/fuse\n");
+		return 77;
+	}
+	log_init("test_fuse_caps");
+	signal(SIGPIPE, SIG_IGN);
+	ADD(test_unlink_rename_seen_at_once);
+	ADD(test_chmod_chown_deny_at_once);
+	ADD(test_stopped_client_loses_caps);
+	ADD(test_caps_come_back_after_mds_restart);
+	if (getenv("LOLIGO_E2E_RADOS_CONF") && *getenv("LOLIGO_E2E_RADOS_CONF")) {
+		/* data between two mounts: only where two processes share a store */
+		ADD(test_close_to_open_two_mounts);
+		ADD(test_append_while_other_stats);
+		ADD(test_open_unlinked_two_mounts);
+	}
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

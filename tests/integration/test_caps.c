@@ -1,0 +1,928 @@
+/*
+ * test_caps.c - two clients of one filesystem, kept coherent by the MDS's
+ * caps and leases (mds/locker.c, client/caps.c), against a real loligo-mds.
+ *
+ * Two struct lclient in this process (A and B) share one object store (the
+ * local store admits one opener per filesystem: lclient_mount_shared), each
+ * with a session of its own; a third client in a child process (C, its own
+ * data store) is the one that stops answering.  Every check is timed from
+ * the operation that should make it true: the other client must see it at
+ * once (within 100 ms, the time a revoke round trip takes many times over
+ * on a loaded machine), not after a cache timeout, which this suite sets to
+ * 30 s so that a test passing by expiry is impossible.
+ *
+ * Each test starts its own MDS on a fresh filesystem in a temp dir (checked
+ * fixture: it runs in the forked test process, whose MDS dies with it
+ * through PR_SET_PDEATHSIG, and the teardown removes the directory).
+ */
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <json-c/json.h>
+#include <limits.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "client/client.h"
+#include "client/client_int.h"
+#include "common/admin_sock.h"
+#include "common/config.h"
+#include "common/log.h"
+#include "common/time.h"
+#include "store/store.h"
+
+#define COHERENT_MS 100      /* the other client sees a change this soon */
+
+static char dir[PATH_MAX];
+static char conf[PATH_MAX + 32];
+static pid_t mds_pid;
+static int mds_port;
+
+static struct lclient *A, *B;
+static struct lc_inode *ra, *rb;   /* roots */
+static const struct lc_cred rootcr = { 0 };
+static const struct lc_cred user1 = { .uid = 1000, .gid = 1000 };
+
+static double ms_since(uint64_t t0)
+{
+	return (double)(now_mono_ns() - t0) / 1e6;
+}
+
+static const char *mds_bin(char *buf, size_t len)
+{
+	const char *b = getenv("LOLIGO_BUILD_DIR");
+	snprintf(buf, len, "%s/mds/loligo-mds", b ? b : ".");
+	return buf;
+}
+
+static pid_t spawn(char *const argv[], const char *out)
+{
+	pid_t p = fork();
+	if (p == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		int fd = open(out, O_WRONLY | O_CREAT | O_APPEND, 0644);
+		if (fd >= 0) {
+			dup2(fd, 1);
+			dup2(fd, 2);
+		}
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	return p;
+}
+
+static void mds_start(void)
+{
+	char bin[PATH_MAX], pf[PATH_MAX + 16], out[PATH_MAX + 16], port[32];
+
+	snprintf(pf, sizeof(pf), "%s/mds.port", dir);
+	snprintf(out, sizeof(out), "%s/mds.out", dir);
+	snprintf(port, sizeof(port), "--mds_port=%d", mds_port);
+	unlink(pf);
+	char *argv[] = { (char *)mds_bin(bin, sizeof(bin)), "-c", conf, port, "--port-file", pf, NULL };
+	mds_pid = spawn(argv, out);
+	uint64_t end = now_mono_ns() + 30000000000ull;
+	while (now_mono_ns() < end) {
+		FILE *f = fopen(pf, "r");
+		int p = 0;
+		if (f) {
+			if (fscanf(f, "%d", &p) != 1)
+				p = 0;
+			fclose(f);
+		}
+		if (p > 0) {
+			mds_port = p;
+			return;
+		}
+		ck_assert_msg(waitpid(mds_pid, NULL, WNOHANG) != mds_pid, "loligo-mds exited at start (see %s)", out);
+		usleep(20000);
+	}
+	ck_abort_msg("loligo-mds did not start (see %s)", out);
+}
+
+static void mds_kill(int sig)
+{
+	if (mds_pid <= 0)
+		return;
+	kill(mds_pid, sig);
+	waitpid(mds_pid, NULL, 0);
+	mds_pid = 0;
+}
+
+static void set_opt(const char *k, const char *v)
+{
+	char err[256];
+	ck_assert_msg(cfg_set(cfg_lookup(k), v, false, err, sizeof(err)) == 0, "%s=%s: %s", k, v, err);
+}
+
+/* Run a command on the MDS admin socket; the reply (caller puts it). */
+static struct json_object *mds_cmd(const char *prefix)
+{
+	struct json_object *req = json_object_new_object(), *rep = NULL;
+	char path[PATH_MAX + 16];
+
+	json_object_object_add(req, "prefix", json_object_new_string(prefix));
+	snprintf(path, sizeof(path), "%s/mds.asok", dir);
+	ck_assert_int_eq(asok_request(path, req, &rep, 10000), 0);
+	json_object_put(req);
+	ck_assert_ptr_nonnull(rep);
+	return rep;
+}
+
+static int64_t json_int(struct json_object *o, const char *key)
+{
+	struct json_object *v;
+
+	return json_object_object_get_ex(o, key, &v) ? json_object_get_int64(v) : -1;
+}
+
+/* the MDS's perf counter mds_caps.@name */
+static int64_t mds_counter(const char *name)
+{
+	struct json_object *rep = mds_cmd("perf dump"), *g;
+	int64_t v = -1;
+
+	if (json_object_object_get_ex(rep, "mds_caps", &g))
+		v = json_int(g, name);
+	json_object_put(rep);
+	return v;
+}
+
+static void setup(void)
+{
+	char bin[PATH_MAX], out[PATH_MAX + 16], err[256], addr[64];
+
+	snprintf(dir, sizeof(dir), "/tmp/lc-caps-XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(conf, sizeof(conf), "%s/loligo.conf", dir);
+	FILE *f = fopen(conf, "w");
+	ck_assert_ptr_nonnull(f);
+	/* revokes time out after 3 s (the unanswered-revoke test); caches that
+	 * could hide a missing invalidation last 30 s */
+	fprintf(f,
+		"[global]\nstore_backend = local\nstore_local_path = %s/store\n"
+		"[mds]\nmds_addr = 127.0.0.1\nlog_file = %s/mds.log\nadmin_socket = %s/mds.asok\n"
+		"mds_session_timeout = 3\nmds_reconnect_timeout = 10\nmds_tick_interval = 0.2\n"
+		"[client]\nlog_file = %s/client.log\nclient_mount_timeout = 10\nclient_caps_timeout = 30\n"
+		"client_flush_interval = 30\n",
+		dir, dir, dir, dir);
+	fclose(f);
+	snprintf(out, sizeof(out), "%s/mkfs.out", dir);
+	char *argv[] = { (char *)mds_bin(bin, sizeof(bin)), "-c", conf, "--mkfs", NULL };
+	pid_t p = spawn(argv, out);
+	int st = -1;
+	waitpid(p, &st, 0);
+	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "mkfs failed (see %s)", out);
+	mds_port = 0;
+	mds_start();
+
+	cfg_init("client");
+	ck_assert_msg(cfg_load_file(conf, err, sizeof(err)) == 0, "%s", err);
+	snprintf(addr, sizeof(addr), "127.0.0.1:%d", mds_port);
+	set_opt("client_mds_addr", addr);
+	set_opt("log_file", "");
+	if (getenv("LC_DEBUG"))
+		set_opt("debug_client", getenv("LC_DEBUG"));
+	ck_assert_int_eq(lclient_create(&A), 0);
+	ck_assert_int_eq(lclient_mount(A, NULL), 0);
+	ck_assert_int_eq(lclient_create(&B), 0);
+	ck_assert_int_eq(lclient_mount_shared(B, A, NULL), 0);
+	ra = lc_root(A);
+	rb = lc_root(B);
+}
+
+static void teardown(void)
+{
+	char cmd[PATH_MAX + 32];
+
+	if (rb)
+		lc_put(B, rb);
+	if (ra)
+		lc_put(A, ra);
+	rb = ra = NULL;
+	lclient_destroy(B);     /* borrows A's store: first */
+	lclient_destroy(A);
+	A = B = NULL;
+	mds_kill(SIGTERM);
+	if (getenv("LC_KEEP")) {
+		fprintf(stderr, "kept %s\n", dir);
+		return;
+	}
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	if (system(cmd) != 0)
+		fprintf(stderr, "cannot remove %s\n", dir);
+}
+
+static struct lc_inode *mkdir_in(struct lclient *c, struct lc_inode *parent, const char *name, mode_t mode)
+{
+	struct lc_inode *d = NULL;
+	int r = lc_mkdir(c, parent, name, mode, &rootcr, NULL, &d);
+	ck_assert_msg(r == 0, "mkdir %s: %s", name, strerror(-r));
+	return d;
+}
+
+static struct lc_inode *lookup_ok(struct lclient *c, struct lc_inode *d, const char *name)
+{
+	struct lc_inode *in = NULL;
+	int r = lc_lookup(c, d, name, &rootcr, NULL, &in);
+	ck_assert_msg(r == 0, "lookup %s: %s", name, strerror(-r));
+	return in;
+}
+
+static void put_file(struct lclient *c, struct lc_inode *d, const char *name, const char *text)
+{
+	struct lc_inode *in;
+	struct lc_fh *fh;
+
+	ck_assert_int_eq(lc_create(c, d, name, 0644, O_WRONLY | O_CREAT | O_TRUNC, &rootcr, NULL, &in, &fh), 0);
+	ck_assert_int_eq(lc_write(c, fh, 0, strlen(text), text), (ssize_t)strlen(text));
+	ck_assert_int_eq(lc_release(c, fh), 0);
+	lc_put(c, in);
+}
+
+/* the whole content of @name in @d as @c sees it (a new handle: open, read, close) */
+static ssize_t get_file(struct lclient *c, struct lc_inode *d, const char *name, char *buf, size_t len)
+{
+	struct lc_inode *in = NULL;
+	struct lc_fh *fh;
+	ssize_t n;
+	int r = lc_lookup(c, d, name, &rootcr, NULL, &in);
+
+	if (r < 0)
+		return r;
+	r = lc_open(c, in, O_RDONLY, &rootcr, &fh);
+	if (r < 0) {
+		lc_put(c, in);
+		return r;
+	}
+	n = lc_read(c, fh, 0, len - 1, buf);
+	if (n >= 0)
+		buf[n] = '\0';
+	lc_release(c, fh);
+	lc_put(c, in);
+	return n;
+}
+
+/* ---- close-to-open ------------------------------------------------------- */
+
+/* A writes and closes, B reads the new data: also after B read the old
+ * content (and cached its size and attributes under caps). */
+START_TEST(test_close_to_open)
+{
+	struct lc_inode *da = mkdir_in(A, ra, "cto", 0755), *db = lookup_ok(B, rb, "cto");
+	char buf[256];
+	uint64_t t0;
+
+	put_file(A, da, "f", "first version");
+	ck_assert_int_eq(get_file(B, db, "f", buf, sizeof(buf)), 13);
+	ck_assert_str_eq(buf, "first version");
+	for (int round = 0; round < 20; round++) {
+		char want[64];
+		struct lc_inode *in;
+		struct lc_fh *fh;
+
+		snprintf(want, sizeof(want), "round %d: %s", round, round % 2 ? "longer text than before" : "short");
+		ck_assert_int_eq(lc_lookup(A, da, "f", &rootcr, NULL, &in), 0);
+		ck_assert_int_eq(lc_open(A, in, O_WRONLY | O_TRUNC, &rootcr, &fh), 0);
+		ck_assert_int_eq(lc_write(A, fh, 0, strlen(want), want), (ssize_t)strlen(want));
+		ck_assert_int_eq(lc_release(A, fh), 0);   /* close(2) */
+		lc_put(A, in);
+		t0 = now_mono_ns();
+		ck_assert_int_eq(get_file(B, db, "f", buf, sizeof(buf)), (ssize_t)strlen(want));
+		ck_assert_str_eq(buf, want);
+		ck_assert_msg(ms_since(t0) < 20 * COHERENT_MS, "B's open+read took %.1f ms", ms_since(t0));
+	}
+	lc_put(A, da);
+	lc_put(B, db);
+}
+END_TEST
+
+/* ---- a writer appends, a reader stats -------------------------------------- */
+
+struct stat_loop {
+	struct lclient *c;
+	struct lc_inode *in;
+	_Atomic bool stop;
+	uint64_t last, backwards, n;
+	int err;
+};
+
+static void *stat_main(void *arg)
+{
+	struct stat_loop *s = arg;
+	struct lc_attr a;
+
+	while (!atomic_load(&s->stop)) {
+		int r = lc_getattr(s->c, s->in, &rootcr, false, &a);
+
+		if (r < 0) {
+			s->err = r;
+			break;
+		}
+		if (a.size < s->last)
+			s->backwards++;
+		s->last = a.size;
+		s->n++;
+	}
+	return NULL;
+}
+
+START_TEST(test_append_while_stat)
+{
+	struct lc_inode *da = mkdir_in(A, ra, "app", 0755), *in, *inb, *db;
+	struct stat_loop sl = { 0 };
+	struct lc_fh *fh;
+	struct lc_attr a;
+	pthread_t th;
+	char chunk[1000];
+	uint64_t t0;
+
+	memset(chunk, 'x', sizeof(chunk));
+	ck_assert_int_eq(lc_create(A, da, "log", 0644, O_WRONLY | O_CREAT | O_APPEND, &rootcr, NULL, &in, &fh), 0);
+	db = lookup_ok(B, rb, "app");
+	inb = lookup_ok(B, db, "log");
+	sl.c = B;
+	sl.in = inb;
+	ck_assert_int_eq(pthread_create(&th, NULL, stat_main, &sl), 0);
+	for (int i = 0; i < 300; i++) {
+		ck_assert_int_eq(lc_write(A, fh, 0, sizeof(chunk), chunk), (ssize_t)sizeof(chunk));
+		if (i % 50 == 49)
+			ck_assert_int_eq(lc_flush(A, fh), 0);   /* some progress reaches the MDS */
+	}
+	ck_assert_int_eq(lc_fsync(A, fh, false), 0);
+	t0 = now_mono_ns();
+	for (;;) {
+		ck_assert_int_eq(lc_getattr(B, inb, &rootcr, false, &a), 0);
+		if (a.size == 300 * sizeof(chunk))
+			break;
+		ck_assert_msg(ms_since(t0) < COHERENT_MS, "B sees size %llu %.1f ms after A's fsync of %zu",
+			      (unsigned long long)a.size, ms_since(t0), 300 * sizeof(chunk));
+	}
+	atomic_store(&sl.stop, true);
+	pthread_join(th, NULL);
+	ck_assert_int_eq(sl.err, 0);
+	ck_assert_msg(sl.backwards == 0, "B's size went backwards %llu times in %llu stats",
+		      (unsigned long long)sl.backwards, (unsigned long long)sl.n);
+	ck_assert_uint_gt(sl.n, 10);
+	ck_assert_int_eq(lc_release(A, fh), 0);
+	lc_put(A, in);
+	lc_put(A, da);
+	lc_put(B, inb);
+	lc_put(B, db);
+}
+END_TEST
+
+/* ---- names another client cached ---------------------------------------------- */
+
+START_TEST(test_rename_unlink_cached)
+{
+	struct lc_inode *da = mkdir_in(A, ra, "names", 0755), *db, *x, *y, *in;
+	uint64_t t0, revokes = perf_get(&B->perf.lease_revoke);
+
+	put_file(A, da, "x", "x");
+	put_file(A, da, "y", "y");
+	db = lookup_ok(B, rb, "names");
+	x = lookup_ok(B, db, "x");
+	y = lookup_ok(B, db, "y");
+	ck_assert_int_eq(lc_lookup(B, db, "z", &rootcr, NULL, &in), -ENOENT);
+	/* B caches them, under leases (and the missing name under Fs) */
+	ck_assert(lc_dcache_leased(B, db, "x"));
+	ck_assert(lc_dcache_leased(B, db, "y"));
+	ck_assert(lc_dentry_timeout(B, db, "x", x) >= 30);
+
+	ck_assert_int_eq(lc_unlink(A, da, "x", &rootcr), 0);
+	t0 = now_mono_ns();
+	ck_assert_int_eq(lc_lookup(B, db, "x", &rootcr, NULL, &in), -ENOENT);
+	ck_assert_msg(ms_since(t0) < COHERENT_MS, "%.1f ms", ms_since(t0));
+	ck_assert(!lc_dcache_leased(B, db, "x"));
+
+	ck_assert_int_eq(lc_rename(A, da, "y", da, "z", 0, &rootcr), 0);
+	t0 = now_mono_ns();
+	ck_assert_int_eq(lc_lookup(B, db, "y", &rootcr, NULL, &in), -ENOENT);
+	ck_assert_int_eq(lc_lookup(B, db, "z", &rootcr, NULL, &in), 0);
+	ck_assert_uint_eq(lc_ino(in), lc_ino(y));
+	ck_assert_msg(ms_since(t0) < COHERENT_MS, "%.1f ms", ms_since(t0));
+	lc_put(B, in);
+	/* a name created by A where B knew there was none */
+	put_file(A, da, "new", "n");
+	ck_assert_int_eq(lc_lookup(B, db, "new", &rootcr, NULL, &in), 0);
+	lc_put(B, in);
+	ck_assert_uint_ge(perf_get(&B->perf.lease_revoke), revokes + 2);
+	lc_put(B, x);
+	lc_put(B, y);
+	lc_put(B, db);
+	lc_put(A, da);
+}
+END_TEST
+
+/* ---- chmod / chown ------------------------------------------------------------- */
+
+START_TEST(test_chmod_chown_denies_at_once)
+{
+	struct lc_inode *da = mkdir_in(A, ra, "perm", 0755), *sub, *f, *db, *subb, *fb, *in;
+	struct lc_attr set = { 0 }, a;
+	struct lc_fh *fh;
+	uint64_t t0;
+
+	sub = mkdir_in(A, da, "sub", 0755);
+	put_file(A, sub, "f", "data");
+	f = lookup_ok(A, sub, "f");
+	db = lookup_ok(B, rb, "perm");
+	/* B, as user 1000, reads it: names, attributes cached */
+	ck_assert_int_eq(lc_lookup(B, db, "sub", &user1, NULL, &subb), 0);
+	ck_assert_int_eq(lc_lookup(B, subb, "f", &user1, NULL, &fb), 0);
+	ck_assert_int_eq(lc_open(B, fb, O_RDONLY, &user1, &fh), 0);
+	ck_assert_int_eq(lc_release(B, fh), 0);
+	ck_assert(lc_attr_timeout(B, fb) >= 30);
+
+	/* chmod of the file: B's open is refused, its stat shows the mode */
+	set.mode = 0600;
+	ck_assert_int_eq(lc_setattr(A, f, &set, LC_SET_MODE, &rootcr, NULL), 0);
+	t0 = now_mono_ns();
+	ck_assert_int_eq(lc_open(B, fb, O_RDONLY, &user1, &fh), -EACCES);
+	ck_assert_int_eq(lc_getattr(B, fb, &user1, false, &a), 0);
+	ck_assert_uint_eq(a.mode & 07777, 0600);
+	ck_assert_msg(ms_since(t0) < COHERENT_MS, "%.1f ms", ms_since(t0));
+
+	/* chown of the file to user 1000: B may read it again */
+	set.uid = 1000;
+	ck_assert_int_eq(lc_setattr(A, f, &set, LC_SET_UID, &rootcr, NULL), 0);
+	t0 = now_mono_ns();
+	ck_assert_int_eq(lc_open(B, fb, O_RDONLY, &user1, &fh), 0);
+	ck_assert_int_eq(lc_release(B, fh), 0);
+	ck_assert_msg(ms_since(t0) < COHERENT_MS, "%.1f ms", ms_since(t0));
+	/* and away again */
+	set.uid = 2000;
+	ck_assert_int_eq(lc_setattr(A, f, &set, LC_SET_UID, &rootcr, NULL), 0);
+	ck_assert_int_eq(lc_open(B, fb, O_RDONLY, &user1, &fh), -EACCES);
+
+	/* chmod of the directory: B's cached name in it is not searchable */
+	set.mode = 0700;
+	ck_assert_int_eq(lc_setattr(A, sub, &set, LC_SET_MODE, &rootcr, NULL), 0);
+	t0 = now_mono_ns();
+	ck_assert_int_eq(lc_lookup(B, subb, "f", &user1, NULL, &in), -EACCES);
+	ck_assert_msg(ms_since(t0) < COHERENT_MS, "%.1f ms", ms_since(t0));
+	set.mode = 0755;
+	ck_assert_int_eq(lc_setattr(A, sub, &set, LC_SET_MODE, &rootcr, NULL), 0);
+	ck_assert_int_eq(lc_lookup(B, subb, "f", &user1, NULL, &in), 0);
+	lc_put(B, in);
+	lc_put(B, fb);
+	lc_put(B, subb);
+	lc_put(B, db);
+	lc_put(A, f);
+	lc_put(A, sub);
+	lc_put(A, da);
+}
+END_TEST
+
+/* ---- two writers: synchronous, uncached I/O ------------------------------------------ */
+
+START_TEST(test_two_writers_uncached)
+{
+	struct lc_inode *da = mkdir_in(A, ra, "mix", 0755), *ia, *ib, *db;
+	struct lc_fh *fa, *fb;
+	char buf[64];
+
+	ck_assert_int_eq(lc_create(A, da, "shared", 0644, O_RDWR | O_CREAT, &rootcr, NULL, &ia, &fa), 0);
+	ck_assert(lc_fh_cacheable(fa));            /* alone: caches and buffers */
+	ck_assert_int_eq(lc_write(A, fa, 0, 5, "aaaaa"), 5);   /* buffered */
+	db = lookup_ok(B, rb, "mix");
+	ib = lookup_ok(B, db, "shared");
+	ck_assert_int_eq(lc_open(B, ib, O_RDWR, &rootcr, &fb), 0);
+	/* the second writer's open took the first one's buffer and cache */
+	ck_assert(!lc_fh_cacheable(fa));
+	ck_assert(!lc_fh_cacheable(fb));
+	ck_assert_int_eq(lc_read(B, fb, 0, sizeof(buf), buf), 5);
+	ck_assert(memcmp(buf, "aaaaa", 5) == 0);
+	for (int i = 0; i < 10; i++) {
+		char w[16];
+
+		/* what one writes, the other reads at once, size and all */
+		snprintf(w, sizeof(w), "B%02d", i);
+		ck_assert_int_eq(lc_write(B, fb, 5 + 3 * i, 3, w), 3);
+		ck_assert_int_eq(lc_read(A, fa, 5 + 3 * i, sizeof(buf), buf), 3);
+		ck_assert(memcmp(buf, w, 3) == 0);
+		snprintf(w, sizeof(w), "A%02d", i);
+		ck_assert_int_eq(lc_write(A, fa, 5 + 3 * i, 3, w), 3);
+		ck_assert_int_eq(lc_read(B, fb, 5 + 3 * i, sizeof(buf), buf), 3);
+		ck_assert(memcmp(buf, w, 3) == 0);
+	}
+	ck_assert_int_eq(lc_release(B, fb), 0);
+	ck_assert_int_eq(lc_release(A, fa), 0);
+	ck_assert_int_eq(get_file(B, db, "shared", buf, sizeof(buf)), 35);
+	ck_assert(memcmp(buf + 32, "A09", 3) == 0);
+	lc_put(A, ia);
+	lc_put(A, da);
+	lc_put(B, ib);
+	lc_put(B, db);
+}
+END_TEST
+
+/* ---- a client that stops answering ------------------------------------------------- */
+
+/* Child: a client of its own (own data store) that caches @path's file and
+ * says so on @fd, then waits to be stopped. */
+static void hung_client(int fd)
+{
+	struct lclient *c;
+	struct lc_inode *r, *d, *f;
+	char p[PATH_MAX + 16];
+
+	snprintf(p, sizeof(p), "%s/c.data", dir);
+	set_opt("client_data_store_path", p);
+	if (lclient_create(&c) || lclient_mount(c, NULL))
+		_exit(2);
+	r = lc_root(c);
+	if (lc_lookup(c, r, "hang", &rootcr, NULL, &d) || lc_lookup(c, d, "f", &rootcr, NULL, &f))
+		_exit(3);
+	if (write(fd, "k", 1) != 1)
+		_exit(4);
+	for (;;)
+		pause();
+}
+
+START_TEST(test_unanswered_revoke_evicts)
+{
+	struct lc_inode *da = mkdir_in(A, ra, "hang", 0755), *f;
+	struct lc_attr set = { .mode = 0600 };
+	struct json_object *ls;
+	int p[2], sessions;
+	pid_t child;
+	char k;
+	uint64_t t0;
+	double took;
+
+	put_file(A, da, "f", "data");
+	f = lookup_ok(A, da, "f");
+	ck_assert_int_eq(pipe(p), 0);
+	child = fork();
+	ck_assert_int_ge(child, 0);
+	if (child == 0) {
+		close(p[0]);
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		hung_client(p[1]);
+	}
+	close(p[1]);
+	ck_assert_int_eq(read(p[0], &k, 1), 1);
+	close(p[0]);
+	ls = mds_cmd("session ls");
+	sessions = (int)json_object_array_length(ls);
+	json_object_put(ls);
+	ck_assert_int_eq(sessions, 3);
+	ck_assert_int_eq(kill(child, SIGSTOP), 0);
+
+	/* A's chmod must revoke what the stopped client caches: it waits the
+	 * session timeout (3 s), then the client loses its session and A goes on */
+	t0 = now_mono_ns();
+	ck_assert_int_eq(lc_setattr(A, f, &set, LC_SET_MODE, &rootcr, NULL), 0);
+	took = ms_since(t0);
+	ck_assert_msg(took > 2000 && took < 8000, "chmod took %.0f ms (mds_session_timeout 3 s)", took);
+	ck_assert_int_ge(mds_counter("acks_late"), 1);
+	ls = mds_cmd("session ls");
+	sessions = (int)json_object_array_length(ls);
+	json_object_put(ls);
+	ck_assert_int_eq(sessions, 2);
+	/* later changes do not wait for it any more */
+	set.mode = 0644;
+	t0 = now_mono_ns();
+	ck_assert_int_eq(lc_setattr(A, f, &set, LC_SET_MODE, &rootcr, NULL), 0);
+	ck_assert_msg(ms_since(t0) < 1000, "%.0f ms", ms_since(t0));
+	kill(child, SIGKILL);
+	kill(child, SIGCONT);
+	waitpid(child, NULL, 0);
+	lc_put(A, f);
+	lc_put(A, da);
+}
+END_TEST
+
+/* ---- MDS restart: caps come back through reconnect -------------------------------------- */
+
+static bool both_reconnected(void)
+{
+	return mdsc_is_open(A->mdsc) && mdsc_is_open(B->mdsc);
+}
+
+static bool mds_reconnecting(void)
+{
+	struct json_object *st = mds_cmd("status"), *v;
+	bool r = json_object_object_get_ex(st, "reconnecting", &v) && json_object_get_boolean(v);
+
+	json_object_put(st);
+	return r;
+}
+
+/* Both clients are back: a request from each ends its replay, and with it
+ * the reconnect phase (changes wait for it), which is then asserted over. */
+static void end_reconnect_phase(void)
+{
+	uint64_t t0 = now_mono_ns();
+
+	ck_assert_int_eq(lc_getattr(A, ra, &rootcr, true, NULL), 0);
+	ck_assert_int_eq(lc_getattr(B, rb, &rootcr, true, NULL), 0);
+	while (mds_reconnecting()) {
+		ck_assert_msg(ms_since(t0) < 5000, "the reconnect phase does not end");
+		usleep(10000);
+	}
+}
+
+START_TEST(test_caps_survive_mds_restart)
+{
+	struct lc_inode *da = mkdir_in(A, ra, "restart", 0755), *db, *x, *f, *in;
+	struct lc_attr set = { .mode = 0600 }, a;
+	struct lc_fh *fh;
+	struct json_object *ls;
+	uint64_t t0;
+	int caps_b = 0;
+
+	put_file(A, da, "x", "x");
+	put_file(A, da, "f", "f");
+	db = lookup_ok(B, rb, "restart");
+	x = lookup_ok(B, db, "x");
+	f = lookup_ok(B, db, "f");
+	ck_assert_int_eq(lc_getattr(B, f, &user1, false, &a), 0);
+	ck_assert(lc_dcache_leased(B, db, "x"));
+	ck_assert(lc_attr_timeout(B, f) >= 30);
+	/* journaled: this is about caps, not about replaying unsafe creates */
+	ck_assert_int_eq(lc_sync_fs(A), 0);
+
+	mds_kill(SIGKILL);
+	mds_start();
+	t0 = now_mono_ns();
+	while (!both_reconnected()) {
+		ck_assert_msg(ms_since(t0) < 20000, "clients did not reconnect");
+		usleep(10000);
+	}
+	/* the MDS knows B's caps again */
+	ls = mds_cmd("session ls");
+	for (size_t i = 0; i < json_object_array_length(ls); i++)
+		caps_b += json_int(json_object_array_get_idx(ls, i), "num_caps") > 0;
+	json_object_put(ls);
+	ck_assert_int_eq(caps_b, 2);
+	ck_assert_int_gt(mds_counter("reconnect_caps"), 0);
+	end_reconnect_phase();
+
+	/* and revokes them before changes: the lease, the auth cap */
+	ck_assert_int_eq(lc_unlink(A, da, "x", &rootcr), 0);
+	t0 = now_mono_ns();
+	ck_assert_int_eq(lc_lookup(B, db, "x", &rootcr, NULL, &in), -ENOENT);
+	ck_assert_msg(ms_since(t0) < COHERENT_MS, "%.1f ms", ms_since(t0));
+	in = lookup_ok(A, da, "f");
+	ck_assert_int_eq(lc_setattr(A, in, &set, LC_SET_MODE, &rootcr, NULL), 0);
+	lc_put(A, in);
+	t0 = now_mono_ns();
+	ck_assert_int_eq(lc_open(B, f, O_RDONLY, &user1, &fh), -EACCES);
+	ck_assert_msg(ms_since(t0) < COHERENT_MS, "%.1f ms", ms_since(t0));
+	lc_put(B, x);
+	lc_put(B, f);
+	lc_put(B, db);
+	lc_put(A, da);
+}
+END_TEST
+
+/* ---- an open file stays usable after its last unlink ------------------------------------ */
+
+static bool object_exists(struct lclient *c, uint64_t ino, uint64_t objno)
+{
+	char oid[64];
+	struct store_stat ss;
+
+	lc_obj_name(oid, sizeof(oid), ino, objno);
+	return store_stat(c->data, oid, &ss) == 0;
+}
+
+static bool mds_has_orphan(uint64_t ino)
+{
+	struct json_object *rep = mds_cmd("dump cache"), *a;
+	bool found = false;
+
+	if (json_object_object_get_ex(rep, "inodes", &a))
+		for (size_t i = 0; i < json_object_array_length(a); i++) {
+			struct json_object *e = json_object_array_get_idx(a, i), *o;
+
+			if (json_int(e, "ino") == (int64_t)ino && json_object_object_get_ex(e, "orphan", &o))
+				found = true;
+		}
+	json_object_put(rep);
+	return found;
+}
+
+static void use_unlinked(struct lclient *c, struct lc_fh *fh, uint64_t size)
+{
+	struct lc_inode *in = fh->in;
+	struct lc_attr a, set = { 0 };
+	char buf[64];
+
+	ck_assert_int_eq(lc_getattr(c, in, &rootcr, true, &a), 0);   /* fstat */
+	ck_assert_uint_eq(a.nlink, 0);
+	ck_assert_uint_eq(a.size, size);
+	ck_assert_int_eq(lc_read(c, fh, 0, sizeof(buf), buf), (ssize_t)size);
+	ck_assert_int_eq(lc_write(c, fh, (off_t)size, 6, "-more-"), 6);
+	ck_assert_int_eq(lc_fsync(c, fh, false), 0);
+	ck_assert_int_eq(lc_getattr(c, in, &rootcr, true, &a), 0);
+	ck_assert_uint_eq(a.size, size + 6);
+	set.size = size + 3;
+	ck_assert_int_eq(lc_setattr(c, in, &set, LC_SET_SIZE, &rootcr, NULL), 0);   /* ftruncate */
+	ck_assert_int_eq(lc_read(c, fh, 0, sizeof(buf), buf), (ssize_t)size + 3);
+	ck_assert(memcmp(buf + size, "-mo", 3) == 0);
+	/* its number still resolves (NFS file handles of an open file) */
+	{
+		struct lc_inode *again;
+
+		ck_assert_int_eq(lc_lookup_ino(c, lc_ino(in), 0, &a, &again), 0);
+		lc_put(c, again);
+	}
+}
+
+START_TEST(test_open_unlinked_file)
+{
+	struct lc_inode *da = mkdir_in(A, ra, "orphan", 0755), *in, *db;
+	struct lc_fh *fh;
+	uint64_t ino;
+
+	put_file(A, da, "f", "0123456789");
+	in = lookup_ok(A, da, "f");
+	ino = lc_ino(in);
+	ck_assert_int_eq(lc_open(A, in, O_RDWR, &rootcr, &fh), 0);
+	ck_assert(object_exists(A, ino, 0));
+	/* B removes it while A has it open: it lives on for A */
+	db = lookup_ok(B, rb, "orphan");
+	ck_assert_int_eq(lc_unlink(B, db, "f", &rootcr), 0);
+	ck_assert(mds_has_orphan(ino));
+	ck_assert(object_exists(A, ino, 0));
+	use_unlinked(A, fh, 10);
+	ck_assert(object_exists(A, ino, 0));
+	/* the last close: data and inode go */
+	ck_assert_int_eq(lc_release(A, fh), 0);
+	ck_assert(!object_exists(A, ino, 0));
+	{
+		uint64_t t0 = now_mono_ns();
+
+		while (mds_has_orphan(ino)) {
+			ck_assert_msg(ms_since(t0) < 5000, "the MDS keeps the orphan after the last close");
+			usleep(20000);
+		}
+	}
+	ck_assert_int_eq(lc_getattr(A, in, &rootcr, true, NULL), -ESTALE);
+	lc_put(A, in);
+	lc_put(A, da);
+	lc_put(B, db);
+}
+END_TEST
+
+START_TEST(test_open_unlinked_across_restart)
+{
+	struct lc_inode *da = mkdir_in(A, ra, "orphan2", 0755), *in, *gone;
+	struct lc_fh *fh;
+	uint64_t ino, t0;
+
+	put_file(A, da, "f", "0123456789");
+	put_file(A, da, "g", "nobody has me open");
+	in = lookup_ok(A, da, "f");
+	gone = lookup_ok(A, da, "g");
+	ino = lc_ino(in);
+	ck_assert_int_eq(lc_open(A, in, O_RDWR, &rootcr, &fh), 0);
+	/* the opener removes it itself: the classic temp file */
+	ck_assert_int_eq(lc_unlink(A, da, "f", &rootcr), 0);
+	ck_assert_int_eq(lc_unlink(A, da, "g", &rootcr), 0);
+	ck_assert(mds_has_orphan(ino));
+	ck_assert(!mds_has_orphan(lc_ino(gone)));
+	ck_assert_int_eq(lc_sync_fs(A), 0);
+
+	mds_kill(SIGKILL);
+	mds_start();
+	t0 = now_mono_ns();
+	while (!both_reconnected()) {
+		ck_assert_msg(ms_since(t0) < 20000, "clients did not reconnect");
+		usleep(10000);
+	}
+	/* the orphan came back from the stray table, A's open with the reconnect */
+	ck_assert(mds_has_orphan(ino));
+	end_reconnect_phase();
+	/* past the reconnect phase (orphans nobody re-asserted are purged then),
+	 * A's stays, and is as usable as before */
+	usleep(500000);
+	ck_assert(mds_has_orphan(ino));
+	use_unlinked(A, fh, 10);
+	ck_assert_int_eq(lc_release(A, fh), 0);
+	ck_assert(!object_exists(A, ino, 0));
+	t0 = now_mono_ns();
+	while (mds_has_orphan(ino)) {
+		ck_assert_msg(ms_since(t0) < 15000, "the MDS keeps the orphan after the last close");
+		usleep(20000);
+	}
+	lc_put(A, in);
+	lc_put(A, gone);
+	lc_put(A, da);
+}
+END_TEST
+
+/* Child: its own client creates orphan3/f, opens it, unlinks it, says so on @fd, waits. */
+static void orphan_client(int fd)
+{
+	struct lclient *c;
+	struct lc_inode *r, *d, *f;
+	struct lc_fh *fh;
+	char p[PATH_MAX + 16];
+
+	snprintf(p, sizeof(p), "%s/c.data", dir);
+	set_opt("client_data_store_path", p);
+	if (lclient_create(&c) || lclient_mount(c, NULL))
+		_exit(2);
+	r = lc_root(c);
+	if (lc_lookup(c, r, "orphan3", &rootcr, NULL, &d) ||
+	    lc_create(c, d, "f", 0644, O_RDWR | O_CREAT, &rootcr, NULL, &f, &fh) || lc_unlink(c, d, "f", &rootcr) ||
+	    lc_sync_fs(c))   /* journaled: it dies with the MDS, and replays nothing */
+		_exit(3);
+	if (write(fd, &f->ino, sizeof(f->ino)) != sizeof(f->ino))
+		_exit(4);
+	for (;;)
+		pause();
+}
+
+/* An orphan whose client never comes back is purged after the reconnect phase. */
+START_TEST(test_orphan_of_a_client_gone)
+{
+	struct lc_inode *da = mkdir_in(A, ra, "orphan3", 0755);
+	uint64_t ino = 0, t0;
+	int p[2];
+	pid_t child;
+
+	ck_assert_int_eq(pipe(p), 0);
+	child = fork();
+	ck_assert_int_ge(child, 0);
+	if (child == 0) {
+		close(p[0]);
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		orphan_client(p[1]);
+	}
+	close(p[1]);
+	ck_assert_int_eq(read(p[0], &ino, sizeof(ino)), (ssize_t)sizeof(ino));
+	close(p[0]);
+	ck_assert(mds_has_orphan(ino));
+	/* its client dies with the MDS, and never comes back */
+	mds_kill(SIGKILL);
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
+	mds_start();
+	t0 = now_mono_ns();
+	while (!both_reconnected()) {
+		ck_assert_msg(ms_since(t0) < 20000, "clients did not reconnect");
+		usleep(10000);
+	}
+	ck_assert(mds_has_orphan(ino));   /* until the reconnect phase is over */
+	t0 = now_mono_ns();
+	while (mds_has_orphan(ino)) {
+		ck_assert_msg(ms_since(t0) < 20000, "an orphan nobody reclaimed is still there");
+		usleep(50000);
+	}
+	ck_assert_msg(ms_since(t0) > 500, "purged before the reconnect phase was over");
+	lc_put(A, da);
+}
+END_TEST
+
+/* LC_TEST=name runs that test only (debugging) */
+#define ADD(tc, fn)                                                              \
+	do {                                                                     \
+		const char *only = getenv("LC_TEST");                             \
+		if (!only || !strcmp(only, #fn))                                   \
+			tcase_add_test(tc, fn);                                    \
+	} while (0)
+
+static Suite *suite(void)
+{
+	Suite *s = suite_create("caps");
+	TCase *tc = tcase_create("two_clients");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 120);
+	ADD(tc, test_close_to_open);
+	ADD(tc, test_append_while_stat);
+	ADD(tc, test_rename_unlink_cached);
+	ADD(tc, test_chmod_chown_denies_at_once);
+	ADD(tc, test_two_writers_uncached);
+	ADD(tc, test_unanswered_revoke_evicts);
+	ADD(tc, test_caps_survive_mds_restart);
+	ADD(tc, test_open_unlinked_file);
+	ADD(tc, test_open_unlinked_across_restart);
+	ADD(tc, test_orphan_of_a_client_gone);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	log_init("test_caps");
+	signal(SIGPIPE, SIG_IGN);
+	SRunner *sr = srunner_create(suite());
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
