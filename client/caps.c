@@ -38,6 +38,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "client/client_int.h"
 #include "common/config.h"
@@ -166,6 +167,24 @@ int lc_cap_flush_wait(struct lclient *c, struct lc_inode *in, uint64_t tid)
 	}
 	pthread_mutex_unlock(&in->lock);
 	return 0;
+}
+
+int lc_cap_flush_sync(struct lclient *c, struct lc_inode *in)
+{
+	uint64_t tmo = lc_secs_ns(CFG_client_request_timeout), end = tmo ? now_mono_ns() + tmo : UINT64_MAX;
+	uint64_t tid = 0;
+	int r;
+
+	/* like any request, it waits for the session to be back (a hard
+	 * mount), bounded by client_request_timeout when that is set */
+	while ((r = lc_cap_flush(c, in, &tid)) == -ENOTCONN) {
+		if (now_mono_ns() >= end)
+			return -ETIMEDOUT;
+		usleep(5000);
+	}
+	if (r < 0)
+		return r;
+	return lc_cap_flush_wait(c, in, tid);
 }
 
 void lc_caps_update(struct lclient *c, struct lc_inode *in)

@@ -406,6 +406,8 @@ void lc_caps_update_pending(struct lclient *c, uint64_t ino);
  * Return: 0, or -ENOTCONN when no session is open (they stay dirty).
  */
 int lc_cap_flush(struct lclient *c, struct lc_inode *in, uint64_t *tid);
+/** lc_cap_flush_sync - flush @in's size/mtime and wait until journaled (waiting for the session if need be). */
+int lc_cap_flush_sync(struct lclient *c, struct lc_inode *in);
 /** lc_cap_flush_wait - wait until the flush @tid of @in is journaled at the MDS. */
 int lc_cap_flush_wait(struct lclient *c, struct lc_inode *in, uint64_t tid);
 /** lc_release_caps - @in leaves the cache: drop its caps at the MDS. */

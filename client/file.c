@@ -664,13 +664,7 @@ ssize_t lc_write(struct lclient *c, struct lc_fh *fh, off_t offset, size_t len, 
 		bool shared = !(in->caps & MDSP_CAP_FILE_BUFFER);
 		pthread_mutex_unlock(&in->lock);
 		if ((fh->flags & (O_SYNC | O_DSYNC)) || (shared && c->mdsc)) {
-			uint64_t tid;
-
-			r = lc_cap_flush(c, in, &tid);
-			if (r == 0)
-				r = lc_cap_flush_wait(c, in, tid);
-			if (r == -ENOTCONN)
-				r = 0;      /* stays dirty: the next flush takes it */
+			r = lc_cap_flush_sync(c, in);
 			if (r == 0 && (fh->flags & (O_SYNC | O_DSYNC)))
 				r = lc_wait_unsafe(c, in);
 			if (r < 0)
@@ -696,17 +690,12 @@ int lc_flush(struct lclient *c, struct lc_fh *fh)
 
 int lc_fsync(struct lclient *c, struct lc_fh *fh, bool datasync)
 {
-	uint64_t tid = 0;
 	int r = lc_wb_flush_data(c, fh->in);
 
 	if (r < 0)
 		return r;
 	/* the size and mtime must be journaled (FLUSH_ACK) */
-	r = lc_cap_flush(c, fh->in, &tid);
-	if (r == 0)
-		r = lc_cap_flush_wait(c, fh->in, tid);
-	if (r == -ENOTCONN)
-		r = 0;      /* no session: stays dirty, flushed after the reconnect */
+	r = lc_cap_flush_sync(c, fh->in);
 	if (r < 0)
 		return r;
 	/*
@@ -774,6 +763,11 @@ int lc_truncate_data(struct lclient *c, struct lc_inode *in, uint64_t old_size, 
 	lc_wb_discard_past(c, in, new_size);
 	pthread_mutex_lock(&in->lock);
 	in->mi.size = new_size;
+	/* the MDS has the new size, set after any size we flushed before:
+	 * nothing of ours may raise it again (a flush sent again after an MDS
+	 * restart arrives after the replayed setattr) */
+	in->dirty_meta &= ~(uint32_t)MDSP_DIRTY_SIZE;
+	in->flushing_meta &= ~(uint32_t)MDSP_DIRTY_SIZE;
 	pthread_mutex_unlock(&in->lock);
 	if (new_size >= old_size)
 		return 0;

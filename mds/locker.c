@@ -225,13 +225,18 @@ static void cap_revoke_done(struct mcap *cap)
 	CDS_INIT_LIST_HEAD(&cap->revoke_item);
 }
 
-/* What @mine (the session's cap, may be NULL) may be given on @in now. */
-static uint32_t allowed_for(struct mds *m, struct minode *in, struct mcap *mine)
+/*
+ * What @mine (the session's cap, may be NULL) may be given on @in now.
+ * During the reconnect phase nothing new is given (a cap not re-asserted
+ * yet may conflict), except to the replay of a request the session saw
+ * applied before the restart (@replay): it held those caps then.
+ */
+static uint32_t allowed_for(struct mds *m, struct minode *in, struct mcap *mine, bool replay)
 {
 	uint32_t allowed = MDSP_CAP_ALL & ~(uint32_t)MDSP_CAP_XATTR_SHARED, others = 0;
 	struct mcap *cap;
 
-	if (m->reconnecting || (mine && mine->revoke_seq))
+	if ((m->reconnecting && !replay) || (mine && mine->revoke_seq))
 		return 0;
 	if (!S_ISREG(in->a.mode))
 		allowed &= ~(uint32_t)OPEN_BITS;
@@ -250,10 +255,11 @@ static uint32_t allowed_for(struct mds *m, struct minode *in, struct mcap *mine)
  * files want).  Returns the caps the client is to hold (0: none, then *seq
  * is 0 too).
  */
-static uint32_t issue(struct mds *m, struct session *s, struct minode *in, uint32_t want, uint64_t *seq)
+static uint32_t issue(struct mds *m, struct session *s, struct minode *in, uint32_t want, uint64_t *seq,
+		      bool replay)
 {
 	struct mcap *cap = cap_find(in, s);
-	uint32_t allowed = allowed_for(m, in, cap), add;
+	uint32_t allowed = allowed_for(m, in, cap, replay), add;
 
 	*seq = 0;
 	add = (want | (cap ? cap->wanted : 0)) & allowed;
@@ -281,7 +287,7 @@ static void eval_grants(struct mds *m, struct minode *in)
 	struct mcap *cap;
 
 	cds_list_for_each_entry(cap, &in->caps, in_item) {
-		uint32_t add = cap->wanted & allowed_for(m, in, cap) & ~cap->pending;
+		uint32_t add = cap->wanted & allowed_for(m, in, cap, false) & ~cap->pending;
 		char cs[24];
 
 		if (!add)
@@ -361,12 +367,12 @@ static void lease_revoke(struct mds *m, struct mlease *l)
 	send_lease_msg(l, MDSP_CAPS_LEASE_REVOKE);
 }
 
-static bool lease_issue(struct mds *m, struct session *s, struct mdentry *dn, uint64_t *seq)
+static bool lease_issue(struct mds *m, struct session *s, struct mdentry *dn, uint64_t *seq, bool replay)
 {
 	struct mlease *l;
 
 	*seq = 0;
-	if (m->reconnecting || dn->gather)
+	if ((m->reconnecting && !replay) || dn->gather)
 		return false;
 	l = lease_find(dn, s);
 	if (l && l->revoke_seq)
@@ -732,6 +738,7 @@ void locker_fill_reply(struct mds *m, struct session *s, const struct mdsp_reque
 		       struct mdsp_reply *rep, struct txn *t)
 {
 	struct minode *tin = NULL, *din = NULL;
+	bool replay = req->flags & MDSP_REQ_REPLAY;
 	uint32_t i;
 
 	(void)t;
@@ -740,7 +747,7 @@ void locker_fill_reply(struct mds *m, struct session *s, const struct mdsp_reque
 	if (rep->has_dir && rep->dir.ino)
 		din = inode_at(m, rep->dir.ino);
 	if (din)
-		rep->dir_caps = issue(m, s, din, BASE_WANT, &rep->dir_cap_seq);
+		rep->dir_caps = issue(m, s, din, BASE_WANT, &rep->dir_cap_seq, replay);
 	if (rep->result)
 		return;
 	if (rep->has_target && rep->target.ino)
@@ -757,7 +764,8 @@ void locker_fill_reply(struct mds *m, struct session *s, const struct mdsp_reque
 			rep->caps = 0;          /* gone: nothing to cache */
 			rep->cap_seq = 0;
 		} else {
-			rep->caps = issue(m, s, tin, (tin->a.nlink ? BASE_WANT : MDSP_CAP_PIN) | ow, &rep->cap_seq);
+			rep->caps = issue(m, s, tin, (tin->a.nlink ? BASE_WANT : MDSP_CAP_PIN) | ow, &rep->cap_seq,
+					  replay);
 			if (ow) {
 				struct mcap *cap = cap_find(tin, s);
 
@@ -769,7 +777,7 @@ void locker_fill_reply(struct mds *m, struct session *s, const struct mdsp_reque
 	if (op_leases_trace(req->op) && rep->has_dir && rep->dname && tin && tin != din) {
 		struct mdentry *dn = dentry_at(m, rep->dir.ino, rep->dname);
 
-		if (dn && dn->ino == tin->a.ino && lease_issue(m, s, dn, &rep->lease_seq))
+		if (dn && dn->ino == tin->a.ino && lease_issue(m, s, dn, &rep->lease_seq, replay))
 			rep->trace_flags |= MDSP_TRACE_LEASE;
 	}
 	if (req->op == MDSP_OP_READDIR && rep->nentries && rep->has_dir) {
@@ -784,9 +792,9 @@ void locker_fill_reply(struct mds *m, struct session *s, const struct mdsp_reque
 			struct mdentry *dn = d ? mdir_lookup(d, de->name) : NULL;
 
 			if (in)
-				de->caps = issue(m, s, in, BASE_WANT, &de->cap_seq);
+				de->caps = issue(m, s, in, BASE_WANT, &de->cap_seq, replay);
 			if (dn && in && dn->ino == in->a.ino)
-				de->lease = lease_issue(m, s, dn, &de->lease_seq);
+				de->lease = lease_issue(m, s, dn, &de->lease_seq, replay);
 		}
 	}
 }
@@ -968,7 +976,10 @@ static struct mdsp_buf flush_ack_frame(struct mcap *cap, uint64_t ino, uint64_t 
 /*
  * Apply the dirty size/mtime an ACK or FLUSH carries.  The size is the end
  * of what the client wrote: the file grows to it, never shrinks (a truncate
- * by someone else in between stays).  Only a session with Fw may.
+ * by someone else in between stays).  A session that has caps on the inode
+ * may: it held Fw when it wrote (a flush sent again after a restart may
+ * come when it gave Fw up already, at close); a session without any (an
+ * evicted one, whose caps went) may not.
  */
 static bool apply_flush(struct mds *m, struct mcap *cap, const struct mdsp_caps *msg, struct txn *t)
 {
@@ -977,11 +988,6 @@ static bool apply_flush(struct mds *m, struct mcap *cap, const struct mdsp_caps 
 
 	if (!msg->dirty)
 		return false;
-	if (!(cap->issued & Fw)) {
-		dout(MDS, 1, "session %" PRIu64 ": flush of inode %" PRIx64 " without write caps ignored", cap->s->id,
-		     in->a.ino);
-		return false;
-	}
 	if ((msg->dirty & MDSP_DIRTY_SIZE) && msg->attr.size > in->a.size) {
 		in->a.size = msg->attr.size;
 		changed = true;
@@ -1226,7 +1232,7 @@ void locker_session_reconnect(struct mds *m, struct session *s, const struct mds
 			cap->seq = r->seq;   /* the client applies only newer states */
 		restored++;
 		if (late && !cap->revoke_seq) {
-			uint32_t drop = cap->issued & ~allowed_for(m, in, cap) & ~(uint32_t)MDSP_CAP_PIN;
+			uint32_t drop = cap->issued & ~allowed_for(m, in, cap, false) & ~(uint32_t)MDSP_CAP_PIN;
 
 			if (drop) {
 				cap_revoke(m, cap, drop);

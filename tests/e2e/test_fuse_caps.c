@@ -5,14 +5,10 @@
  * (fuse_lowlevel_notify_inval_*) before it acks (mds/locker.c,
  * client/caps.c).
  *
- * Two shapes, picked by the environment:
- *  - local store (default): mount 1 is a real loligo-fuse; the other client
- *    is a libloligo-client in this process with a data store of its own
- *    (the local store admits one process per filesystem), so it changes
- *    names and attributes only.
- *  - LOLIGO_E2E_RADOS_CONF=ceph.conf (tests/e2e/fuse_caps_rados.sh starts a
- *    real Ceph cluster): two real loligo-fuse mounts of one filesystem on
- *    RADOS, so data too.
+ * Two real loligo-fuse mounts of one filesystem (two client processes, two
+ * sessions): on the local store by default (both open it, the MDS too), on
+ * RADOS with LOLIGO_E2E_RADOS_CONF=ceph.conf (tests/e2e/fuse_caps_rados.sh
+ * starts a real Ceph cluster and runs this suite against it).
  * The kernel caches of mount 1 are made long (client_caps_timeout 30 s), so
  * a check that passes by a cache expiring is impossible; each is asserted
  * within 100 ms of the change.
@@ -36,15 +32,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "client/client.h"
-#include "common/admin_sock.h"
-#include "common/config.h"
 #include "common/log.h"
 #include "tests/e2e/test_fuse_harness.h"
 
 #define COHERENT_MS 100
 
-static struct lfs fs, fs2;       /* fs2: the second mount (RADOS) */
+static struct lfs fs;
 static bool rados;
 
 static double now_ms(void)
@@ -62,12 +55,14 @@ static const char *P(const char *rel)
 	return lfs_path(&fs, rel, buf[i], sizeof(buf[i]));
 }
 
+/* a path on mount 2 */
 static const char *P2(const char *rel)
 {
-	static __thread char buf[8][PATH_MAX];
+	static __thread char buf[8][2 * PATH_MAX];
 	static __thread int i;
 	i = (i + 1) % 8;
-	return lfs_path(&fs2, rel, buf[i], sizeof(buf[i]));
+	snprintf(buf[i], sizeof(buf[i]), "%s/%s", fs.mnt2, rel);
+	return buf[i];
 }
 
 static void append_conf(const char *path, const char *text)
@@ -88,6 +83,7 @@ static int init_fs(void)
 {
 	char text[2048], mds[PATH_MAX], out[PATH_MAX + 16];
 	const char *rconf = getenv("LOLIGO_E2E_RADOS_CONF");
+	static int nfs;
 
 	if (lfs_init(&fs) != 0)
 		return -1;
@@ -99,13 +95,11 @@ static int init_fs(void)
 	if (!rados)
 		return 0;
 	/* the same filesystem on RADOS: a fresh fs_name (per test), mkfs again */
-	static int nfs;
 	snprintf(text, sizeof(text), "[global]\nstore_backend = rados\nrados_conf = %s\nfs_name = caps%ld_%d\n",
 		 rconf, (long)getpid(), ++nfs);
 	append_conf(fs.conf, text);
 	{
 		char *argv[] = { (char *)lfs_bin("mds/loligo-mds", mds, sizeof(mds)), "-c", fs.conf, "--mkfs", NULL };
-
 		int st;
 
 		snprintf(out, sizeof(out), "%s/mkfs-rados.out", fs.dir);
@@ -117,45 +111,11 @@ static int init_fs(void)
 	return 0;
 }
 
-/* The second mount: a directory, config (own admin socket and logs) and
- * pid file of its own beside the first. */
-static int mount_second(void)
-{
-	char text[2048];
-	FILE *in, *outf;
-	size_t n;
-
-	memset(&fs2, 0, sizeof(fs2));
-	if (strlen(fs.dir) + 4 > sizeof(fs2.dir))
-		return -1;
-	memcpy(fs2.dir, fs.dir, strlen(fs.dir));
-	memcpy(fs2.dir + strlen(fs.dir), "/m2", 4);
-	snprintf(fs2.mnt, sizeof(fs2.mnt), "%s/mnt", fs2.dir);
-	snprintf(fs2.conf, sizeof(fs2.conf), "%s/loligo.conf", fs2.dir);
-	snprintf(fs2.asok, sizeof(fs2.asok), "%s/client.asok", fs2.dir);
-	if (mkdir(fs2.dir, 0755) < 0 || mkdir(fs2.mnt, 0755) < 0)
-		return -1;
-	in = fopen(fs.conf, "r");
-	outf = fopen(fs2.conf, "w");
-	if (!in || !outf)
-		return -1;
-	while ((n = fread(text, 1, sizeof(text), in)) > 0)
-		fwrite(text, 1, n, outf);
-	fclose(in);
-	fprintf(outf, "[client]\nadmin_socket = %s\nlog_file = %s/client.log\n", fs2.asok, fs2.dir);
-	fclose(outf);
-	fs2.mds_port = fs.mds_port;
-	return lfs_mount(&fs2, "allow_other");
-}
-
 static void setup(void)
 {
 	if (init_fs() != 0 || lfs_mds_start(&fs) != 0 || lfs_mount(&fs, "allow_other") != 0 ||
-	    (rados && mount_second() != 0)) {
+	    lfs_mount2(&fs, "allow_other") != 0) {
 		lfs_dump_logs(&fs);
-		if (fs2.dir[0])
-			lfs_dump_logs(&fs2);
-		lfs_cleanup(&fs2);
 		lfs_cleanup(&fs);
 		fprintf(stderr, "e2e setup failed\n");
 		exit(1);
@@ -164,136 +124,47 @@ static void setup(void)
 
 static void teardown(void)
 {
-	if (fs2.dir[0]) {
-		if (lfs_is_mounted(fs2.mnt))
-			lfs_umount(&fs2);
-		fs2.mds_pid = 0;
-		fs2.dir[0] = '\0';   /* removed with fs.dir */
-	}
 	lfs_cleanup(&fs);
 }
 
-/* ---- the other client ------------------------------------------------------- */
+/* ---- what mount 2 does (the other client) -------------------------------------- */
 
-/* The second client: mount 2 on RADOS, else a library client in this
- * process (names and attributes only: its data store is its own). */
-static struct lclient *B;
-static struct lc_inode *rb;
-static const struct lc_cred rootcr = { 0 };
-
-static void b_up(void)
-{
-	char err[256], addr[64], p[PATH_MAX + 16];
-
-	if (rados)
-		return;
-	cfg_init("client");
-	ck_assert_msg(cfg_load_file(fs.conf, err, sizeof(err)) == 0, "%s", err);
-	snprintf(addr, sizeof(addr), "127.0.0.1:%d", fs.mds_port);
-	ck_assert_int_eq(cfg_set(cfg_lookup("client_mds_addr"), addr, false, err, sizeof(err)), 0);
-	snprintf(p, sizeof(p), "%s/b.data", fs.dir);
-	ck_assert_int_eq(cfg_set(cfg_lookup("client_data_store_path"), p, false, err, sizeof(err)), 0);
-	snprintf(p, sizeof(p), "%s/b.log", fs.dir);
-	ck_assert_int_eq(cfg_set(cfg_lookup("log_file"), p, false, err, sizeof(err)), 0);
-	ck_assert_int_eq(cfg_set(cfg_lookup("admin_socket"), "", false, err, sizeof(err)), 0);
-	ck_assert_int_eq(lclient_create(&B), 0);
-	ck_assert_int_eq(lclient_mount(B, NULL), 0);
-	rb = lc_root(B);
-}
-
-static void b_down(void)
-{
-	if (!B)
-		return;
-	lc_put(B, rb);
-	lclient_destroy(B);
-	B = NULL;
-}
-
-/* B's inode for a path below the root ("d/x") */
-static struct lc_inode *b_walk(const char *path)
-{
-	char buf[PATH_MAX], *save = NULL;
-	struct lc_inode *cur = lc_root(B), *next;
-
-	snprintf(buf, sizeof(buf), "%s", path);
-	for (char *c = strtok_r(buf, "/", &save); c; c = strtok_r(NULL, "/", &save)) {
-		ck_assert_msg(lc_lookup(B, cur, c, &rootcr, NULL, &next) == 0, "B: lookup %s in %s", c, path);
-		lc_put(B, cur);
-		cur = next;
-	}
-	return cur;
-}
-
-/* B (or mount 2) removes @name in @dir */
 static void other_unlink(const char *dir, const char *name)
 {
 	char p[PATH_MAX];
 
-	if (rados) {
-		snprintf(p, sizeof(p), "%s/%s", dir, name);
-		ck_assert_int_eq(unlink(P2(p)), 0);
-		return;
-	}
-	struct lc_inode *d = b_walk(dir);
-	ck_assert_int_eq(lc_unlink(B, d, name, &rootcr), 0);
-	lc_put(B, d);
+	snprintf(p, sizeof(p), "%s/%s", dir, name);
+	ck_assert_int_eq(unlink(P2(p)), 0);
 }
 
 static void other_rename(const char *dir, const char *from, const char *to)
 {
 	char a[PATH_MAX], b[PATH_MAX];
 
-	if (rados) {
-		snprintf(a, sizeof(a), "%s/%s", dir, from);
-		snprintf(b, sizeof(b), "%s/%s", dir, to);
-		ck_assert_int_eq(rename(P2(a), P2(b)), 0);
-		return;
-	}
-	struct lc_inode *d = b_walk(dir);
-	ck_assert_int_eq(lc_rename(B, d, from, d, to, 0, &rootcr), 0);
-	lc_put(B, d);
+	snprintf(a, sizeof(a), "%s/%s", dir, from);
+	snprintf(b, sizeof(b), "%s/%s", dir, to);
+	ck_assert_int_eq(rename(P2(a), P2(b)), 0);
 }
 
 static void other_chmod(const char *path, mode_t mode)
 {
-	if (rados) {
-		ck_assert_int_eq(chmod(P2(path), mode), 0);
-		return;
-	}
-	struct lc_inode *in = b_walk(path);
-	struct lc_attr set = { .mode = mode };
-	ck_assert_int_eq(lc_setattr(B, in, &set, LC_SET_MODE, &rootcr, NULL), 0);
-	lc_put(B, in);
+	ck_assert_int_eq(chmod(P2(path), mode), 0);
 }
 
 static void other_chown(const char *path, uid_t uid)
 {
-	if (rados) {
-		ck_assert_int_eq(chown(P2(path), uid, (gid_t)-1), 0);
-		return;
-	}
-	struct lc_inode *in = b_walk(path);
-	struct lc_attr set = { .uid = uid };
-	ck_assert_int_eq(lc_setattr(B, in, &set, LC_SET_UID, &rootcr, NULL), 0);
-	lc_put(B, in);
+	ck_assert_int_eq(chown(P2(path), uid, (gid_t)-1), 0);
 }
 
 static void other_create(const char *dir, const char *name)
 {
 	char p[PATH_MAX];
+	int fd;
 
-	if (rados) {
-		snprintf(p, sizeof(p), "%s/%s", dir, name);
-		int fd = open(P2(p), O_CREAT | O_WRONLY, 0644);
-		ck_assert_int_ge(fd, 0);
-		close(fd);
-		return;
-	}
-	struct lc_inode *d = b_walk(dir), *in;
-	ck_assert_int_eq(lc_mknod(B, d, name, S_IFREG | 0644, 0, &rootcr, NULL, &in), 0);
-	lc_put(B, in);
-	lc_put(B, d);
+	snprintf(p, sizeof(p), "%s/%s", dir, name);
+	fd = open(P2(p), O_CREAT | O_WRONLY, 0644);
+	ck_assert_int_ge(fd, 0);
+	close(fd);
 }
 
 /* ---- helpers on mount 1 ----------------------------------------------------- */
@@ -385,7 +256,6 @@ START_TEST(test_unlink_rename_seen_at_once)
 {
 	struct stat st;
 
-	b_up();
 	ck_assert_int_eq(mkdir(P("d"), 0755), 0);
 	ck_assert_int_eq(write_text(P("d/x"), "x", O_TRUNC), 0);
 	ck_assert_int_eq(write_text(P("d/y"), "y", O_TRUNC), 0);
@@ -419,7 +289,6 @@ START_TEST(test_unlink_rename_seen_at_once)
 			ck_assert_msg(now_ms() - t0 < COHERENT_MS, "listing has %d names, want 2 (z, new)", names);
 		}
 	}
-	b_down();
 }
 END_TEST
 
@@ -427,7 +296,6 @@ START_TEST(test_chmod_chown_deny_at_once)
 {
 	struct stat st;
 
-	b_up();
 	ck_assert_int_eq(mkdir(P("p"), 0755), 0);
 	ck_assert_int_eq(mkdir(P("p/sub"), 0755), 0);
 	ck_assert_int_eq(write_text(P("p/sub/f"), "secret", O_TRUNC), 0);
@@ -458,7 +326,6 @@ START_TEST(test_chmod_chown_deny_at_once)
 	ck_assert_int_eq(as_nobody(nobody_open_fails), 0);
 	other_chmod("p/sub", 0755);
 	ck_assert_int_eq(as_nobody(nobody_open_works), 0);
-	b_down();
 }
 END_TEST
 
@@ -469,24 +336,12 @@ START_TEST(test_stopped_client_loses_caps)
 	struct stat st;
 	double t0, took;
 
-	b_up();
 	ck_assert_int_eq(mkdir(P("s"), 0755), 0);
 	ck_assert_int_eq(write_text(P("s/f"), "f", O_TRUNC), 0);
 	ck_assert_int_eq(stat(P("s/f"), &st), 0);
 	ck_assert_int_eq(kill(fs.fuse_pid, SIGSTOP), 0);
 	t0 = now_ms();
-	if (rados) {
-		/* mount 2's chmod in a child: the test must not block on it */
-		pid_t pid = fork();
-		int status;
-
-		if (pid == 0)
-			_exit(chmod(P2("s/f"), 0600) == 0 ? 0 : 1);
-		ck_assert_int_eq(waitpid(pid, &status, 0), pid);
-		ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-	} else {
-		other_chmod("s/f", 0600);
-	}
+	other_chmod("s/f", 0600);
 	took = now_ms() - t0;
 	kill(fs.fuse_pid, SIGCONT);
 	ck_assert_msg(took > 2000 && took < 8000, "the change took %.0f ms (mds_session_timeout is 3 s)", took);
@@ -498,7 +353,6 @@ START_TEST(test_stopped_client_loses_caps)
 		ck_assert_msg(now_ms() - t0 < 10000, "mount 1 never saw the chmod");
 		usleep(20000);
 	}
-	b_down();
 }
 END_TEST
 
@@ -509,7 +363,6 @@ START_TEST(test_caps_come_back_after_mds_restart)
 	struct stat st;
 	double t0;
 
-	b_up();
 	ck_assert_int_eq(mkdir(P("r"), 0755), 0);
 	ck_assert_int_eq(write_text(P("r/x"), "x", O_TRUNC), 0);
 	ck_assert_int_eq(stat(P("r/x"), &st), 0);
@@ -519,21 +372,18 @@ START_TEST(test_caps_come_back_after_mds_restart)
 	/* a request from each mount (a name nobody caches) ends its replay,
 	 * and with them the reconnect phase that holds changes back */
 	ck_assert_int_eq(stat(P("r/none"), &st), -1);
-	if (rados)
-		ck_assert_int_eq(stat(P2("r/none"), &st), -1);
+	ck_assert_int_eq(stat(P2("r/none"), &st), -1);
 	t0 = now_ms();
 	other_unlink("r", "x");
 	ck_assert_msg(now_ms() - t0 < 20000, "%.0f ms", now_ms() - t0);
 	expect_stat(P("r/x"), ENOENT, "unlink after an MDS restart");
-	b_down();
 	/* this MDS is ours and dies with us: unmount while it runs */
-	if (rados)
-		ck_assert_int_eq(lfs_umount(&fs2), 0);
+	ck_assert_int_eq(lfs_umount2(&fs), 0);
 	ck_assert_int_eq(lfs_umount(&fs), 0);
 }
 END_TEST
 
-/* ---- RADOS only: data ----------------------------------------------------------- */
+/* ---- data ------------------------------------------------------------------------ */
 
 START_TEST(test_close_to_open_two_mounts)
 {
@@ -653,12 +503,9 @@ int main(void)
 	ADD(test_chmod_chown_deny_at_once);
 	ADD(test_stopped_client_loses_caps);
 	ADD(test_caps_come_back_after_mds_restart);
-	if (getenv("LOLIGO_E2E_RADOS_CONF") && *getenv("LOLIGO_E2E_RADOS_CONF")) {
-		/* data between two mounts: only where two processes share a store */
-		ADD(test_close_to_open_two_mounts);
-		ADD(test_append_while_other_stats);
-		ADD(test_open_unlinked_two_mounts);
-	}
+	ADD(test_close_to_open_two_mounts);
+	ADD(test_append_while_other_stats);
+	ADD(test_open_unlinked_two_mounts);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
 	failed = srunner_ntests_failed(sr);

@@ -453,6 +453,7 @@ START_TEST(test_unlink_drops_data)
 	ck_assert_int_eq(lc_read(c, fh, 10, 4, b), 4);
 	ck_assert_int_eq((unsigned char)b[0], pat(4, 10));
 	lc_release(c, fh);
+	/* the MDS purges it once it sees the last close (a tick later) */
 	lc_obj_name(oid, sizeof(oid), lc_ino(in), 0);
 	ck_assert_msg(gone(oid), "%s still exists 10 s after the last link went", oid);
 	lc_put(c, in);
