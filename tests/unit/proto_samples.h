@@ -228,7 +228,7 @@ static __attribute__((unused)) void sample_caps(struct mdsp_msg *m, uint32_t op)
 	c->dirty = MDSP_DIRTY_SIZE | MDSP_DIRTY_MTIME;
 	sample_inode(&c->attr, 42);
 	if (op >= MDSP_CAPS_LEASE_REVOKE)
-		c->dname = sample_str(MDSP_NAME_MAX, op);
+		c->dname = sample_str(12, op);
 }
 
 static __attribute__((unused)) void sample_command(struct mdsp_msg *m, size_t jsonlen)

@@ -146,6 +146,13 @@ START_TEST(test_roundtrip_at_the_bounds)
 	roundtrip(&m);
 	mdsp_msg_free(&m);
 
+	/* a lease op naming the longest name */
+	sample_caps(&m, MDSP_CAPS_LEASE_REVOKE);
+	free(m.caps.dname);
+	m.caps.dname = sample_str(MDSP_NAME_MAX, 3);
+	roundtrip(&m);
+	mdsp_msg_free(&m);
+
 	sample_command(&m, MDSP_JSON_MAX);
 	roundtrip(&m);
 	mdsp_msg_free(&m);
