@@ -264,8 +264,15 @@ static void invalidate_kernel(struct lclient *c, uint64_t ino, off_t off)
 		c->cb.inval_inode(c->cb_arg, ino, off, 0);
 }
 
-/* The frontend's invalidations have reached the kernel (bounded: see
- * client/fuse/inval.c), before the ack lets the other client go on. */
+/*
+ * The frontend's invalidations have reached the kernel (bounded: see
+ * client/fuse/inval.c), before the ack lets the other client go on.  Only
+ * for a change of who may do what (As) or of file data (Fc): a name's or a
+ * listing's invalidation is queued before the ack and delivered at once,
+ * but the kernel takes the directory's lock for it, which a storm of
+ * lookups and listings of that directory holds shared for long; waiting for
+ * it there made the other client's create wait on this one's readers.
+ */
 #define REVOKE_INVAL_WAIT_MS 100
 
 static void wait_kernel(struct lclient *c)
@@ -324,7 +331,8 @@ static void process_revoke(struct lclient *c, const struct mdsp_caps *m)
 	} else if ((keep & MDSP_CAP_ATTR_SHARED) != MDSP_CAP_ATTR_SHARED) {
 		invalidate_kernel(c, in->ino, -1);       /* attributes only */
 	}
-	wait_kernel(c);
+	if (!(keep & MDSP_CAP_AUTH_SHARED) || (!dir && !(keep & MDSP_CAP_FILE_CACHE)))
+		wait_kernel(c);
 	send_ack(c, in, m);
 	lc_put(c, in);
 }
@@ -336,7 +344,6 @@ static void process_lease_revoke(struct lclient *c, const struct mdsp_caps *m)
 	perf_inc(&c->perf.lease_revoke, 1);
 	if (m->dname)
 		lc_dcache_revoke_lease(c, m->ino, m->dname);
-	wait_kernel(c);
 	if (c->mdsc)
 		mdsc_send_caps(c->mdsc, &ack);
 }

@@ -247,6 +247,7 @@ static void perf_register(struct lclient *c)
 	C(dentry_neg_hit);
 	C(readdir_cached);
 	C(readdir_fetch);
+	C(readdir_shared);
 	C(rd_bytes);
 	C(wr_bytes);
 	C(ra_hit);

@@ -107,7 +107,12 @@ struct lc_inode {
 	uint64_t cap_seq;            /* sequence of the last cap state applied */
 	uint32_t wanted_sent;        /* file caps we last told the MDS we want */
 	char *symlink;               /* symlinks: cached target (immutable) */
-	struct rd_batch *rd;         /* dirs: last READDIR batch */
+	struct rd_batch *rd;         /* dirs: last READDIR batch (while Fs is held) */
+	/* dirs: one READDIR in flight per directory; those that come meanwhile
+	 * for the same cookie take its batch (readdir.c) */
+	bool rd_busy;
+	uint64_t rd_busy_cookie, rd_busy_ngen;
+	struct rd_batch *rd_last;    /* what the last fetch brought, cacheable or not */
 
 	/* buffered writes (writeback.c) */
 	struct lc_extent *dirty;     /* dirty extents, sorted */
@@ -177,7 +182,7 @@ struct lc_fh {
 struct lc_perf {
 	struct perf_counter attr_hit, attr_miss;
 	struct perf_counter dentry_hit, dentry_miss, dentry_neg_hit;
-	struct perf_counter readdir_cached, readdir_fetch;
+	struct perf_counter readdir_cached, readdir_fetch, readdir_shared;
 	struct perf_counter rd_bytes, wr_bytes;
 	struct perf_counter ra_hit, ra_wait, ra_miss, ra_bytes, ra_buf_reuse;
 	struct perf_counter wb_bytes, wb_ops, wb_throttle;

@@ -60,6 +60,8 @@ static void inode_free(struct lc_inode *in)
 	free(in->symlink);
 	if (in->rd)
 		lc_rd_batch_put(in->rd);
+	if (in->rd_last)
+		lc_rd_batch_put(in->rd_last);
 	extents_free(in->dirty);
 	extents_free(in->flushing);
 	xa_destroy(&in->objs);

@@ -14,6 +14,13 @@
  * directory holds Fs (another client's change in it revokes that first).
  * Each entry brings the caps on its inode and a lease on its name, so the
  * kernel may cache them like a lookup's.
+ *
+ * A storm of listings of one directory (32 FUSE threads after another
+ * client's create revoked its Fs) fetches once: a READDIR that finds one
+ * in flight for the same cookie waits for it and takes its batch, provided
+ * the directory lost no Fs between that fetch's start and its own arrival
+ * (dir->ngen): what the fetch misses was changed after it started, and a
+ * change that completed before the waiter came revoked Fs first.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -36,6 +43,7 @@ struct rd_ent {
 struct rd_batch {
 	_Atomic int ref;
 	uint64_t start_cookie;  /* the cookie the batch was fetched after */
+	uint64_t ngen;          /* dir->ngen when the fetch started */
 	uint64_t until;         /* mono ns */
 	uint64_t dgen;          /* dir->dgen at fetch */
 	bool end;
@@ -106,7 +114,7 @@ static int fetch_batch(struct lclient *c, struct lc_inode *dir, uint64_t cookie,
 		max = MDSP_READDIR_MAX;
 	req->args.cookie = cookie;
 	req->args.max_entries = (uint32_t)max;
-	uint64_t dgen = atomic_load(&dir->dgen);
+	uint64_t dgen = atomic_load(&dir->dgen), ngen = atomic_load(&dir->ngen);
 	r = lc_req_run(c, req, NULL);
 	if (r < 0) {
 		mdsc_request_put(req);
@@ -129,6 +137,7 @@ static int fetch_batch(struct lclient *c, struct lc_inode *dir, uint64_t cookie,
 	atomic_init(&b->ref, 1);
 	b->start_cookie = cookie;
 	b->dgen = dgen;
+	b->ngen = ngen;
 	b->end = rep ? rep->end : true;
 	for (uint32_t i = 0; i < n; i++) {
 		struct mdsp_dirent *e = &rep->entries[i];
@@ -150,13 +159,58 @@ static int fetch_batch(struct lclient *c, struct lc_inode *dir, uint64_t cookie,
 	pthread_mutex_lock(&dir->lock);
 	bool shared = dir->caps & MDSP_CAP_FILE_SHARED;
 	b->until = shared ? now_mono_ns() + lc_secs_ns(CFG_client_caps_timeout) : 0;
-	if (dir->rd)
-		lc_rd_batch_put(dir->rd);
+	if (shared) {
+		if (dir->rd)
+			lc_rd_batch_put(dir->rd);
+		atomic_fetch_add(&b->ref, 1);
+		dir->rd = b;
+	}
+	if (dir->rd_last)
+		lc_rd_batch_put(dir->rd_last);
 	atomic_fetch_add(&b->ref, 1);
-	dir->rd = b;
+	dir->rd_last = b;
 	pthread_mutex_unlock(&dir->lock);
 	*out = b;
 	return 0;
+}
+
+/* The batch after @cookie: one fetch in flight per directory, which those
+ * that come for the same cookie meanwhile share (see the top). */
+static int shared_fetch(struct lclient *c, struct lc_inode *dir, uint64_t cookie, const struct lc_cred *cr,
+			struct rd_batch **out)
+{
+	uint64_t ngen;
+	int r;
+
+	pthread_mutex_lock(&dir->lock);
+	ngen = atomic_load(&dir->ngen);
+	if (dir->rd_busy && dir->rd_busy_cookie == cookie && dir->rd_busy_ngen == ngen) {
+		while (dir->rd_busy)
+			pthread_cond_wait(&dir->cond, &dir->lock);
+		struct rd_batch *b = dir->rd_last;
+		if (b && b->start_cookie == cookie && b->ngen == ngen && b->dgen == atomic_load(&dir->dgen)) {
+			atomic_fetch_add(&b->ref, 1);
+			pthread_mutex_unlock(&dir->lock);
+			perf_inc(&c->perf.readdir_shared, 1);
+			*out = b;
+			return 0;
+		}
+	}
+	bool mine = !dir->rd_busy;
+	if (mine) {
+		dir->rd_busy = true;
+		dir->rd_busy_cookie = cookie;
+		dir->rd_busy_ngen = ngen;
+	}
+	pthread_mutex_unlock(&dir->lock);
+	r = fetch_batch(c, dir, cookie, cr, out);
+	if (mine) {
+		pthread_mutex_lock(&dir->lock);
+		dir->rd_busy = false;
+		pthread_cond_broadcast(&dir->cond);
+		pthread_mutex_unlock(&dir->lock);
+	}
+	return r;
 }
 
 int lc_readdir(struct lclient *c, struct lc_inode *dir, uint64_t cookie, bool plus, const struct lc_cred *cr,
@@ -184,7 +238,7 @@ int lc_readdir(struct lclient *c, struct lc_inode *dir, uint64_t cookie, bool pl
 			}
 			perf_inc(&c->perf.readdir_cached, 1);
 		} else {
-			r = fetch_batch(c, dir, cookie, cr, &b);
+			r = shared_fetch(c, dir, cookie, cr, &b);
 			if (r < 0)
 				return r;
 			i = 0;

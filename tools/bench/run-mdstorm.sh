@@ -32,6 +32,10 @@
 #                      metrics-<mode>.txt (loligo-fuse's Prometheus text after each
 #                      storm: the hold-time histograms with their buckets)
 #   --no-local         skip the local-directory run (quick experiments only)
+#   --writer           two clients: a second loligo-fuse mount (DIR/mnt2) creates and
+#                      removes files in the storm's directory (tools/bench/churn.c) all
+#                      through the storm, so the storming mount's cached listing and
+#                      names are revoked all the time (caps, mds/locker.c)
 #
 # Everything runs on a temp dir with an ephemeral MDS port; the trap unmounts
 # and stops both daemons whatever happens.  The last lines are a summary:
@@ -39,6 +43,9 @@
 #   SUMMARY loligo stat_ops_s=... p50_us=... p99_us=... readdir_s=...
 #   SUMMARY create files_s=...
 #   SUMMARY hold-create|hold-storm <section> count=... p50_us=... p99_us=... max_us=...
+#   with --writer also, per locking mode:
+#   SUMMARY writer-<mode> ops_s=... p50_us=... p99_us=...      (creates + unlinks on mount 2)
+#   SUMMARY caps-<mode> revokes_s=... lease_revokes_s=... revoke_p50_us=... revoke_p99_us=... acks_late=...
 # (hold-create: client mutex hold times while $THREADS threads create the
 # files, one MDS request each; hold-storm: during the stat/readdir storm)
 # and the machine-readable lines: the local directory's (when it ran)
@@ -51,6 +58,7 @@
 #          hold_count_<section>=.. hold_p50_us_<section>=.. hold_p99_us_<section>=X
 #          hold_max_us_<section>=.. (every client-mutex section: submit_request,
 #          do_request, handle_reply, replay, session, other)
+#          [writer_ops_s=.. revokes_s=.. revoke_p50_us=.. revoke_p99_us=..] (--writer)
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -63,7 +71,7 @@ if [[ -z $shared ]]; then
 fi
 
 build=${LOLIGO_BUILD_DIR:-$top/build} threads=32 secs=20 files=5000 spr=100
-perf_out= mds_perf_out= fuse_opts= keep=0 sets=() local=1 contended=0 locking=normal out=
+perf_out= mds_perf_out= fuse_opts= keep=0 sets=() local=1 contended=0 locking=normal out= writer=0
 while (($#)); do
 	case $1 in
 	--build) build=$2; shift ;;
@@ -80,7 +88,8 @@ while (($#)); do
 	--keep) keep=1 ;;
 	--out) out=$2; shift ;;
 	--no-local) local=0 ;;
-	-h|--help) sed -n '2,53p' "$0"; exit 0 ;;
+	--writer) writer=1 ;;
+	-h|--help) sed -n '2,61p' "$0"; exit 0 ;;
 	*) echo "run-mdstorm: unknown argument '$1' (try --help)" >&2; exit 2 ;;
 	esac
 	shift
@@ -114,8 +123,9 @@ command -v jq >/dev/null || { echo "run-mdstorm: needs jq (apt-get install jq)" 
 work=$(mktemp -d /tmp/loligo-mdstorm.XXXXXX)
 chmod 755 "$work"
 mnt=$work/mnt conf=$work/loligo.conf asok=$work/client.asok mds_asok=$work/mds.asok
-mkdir -p "$mnt" "$work/store" "$work/local"
-mds_pid= fuse_pid= perf_pid= mds_perf_pid=
+mnt2=$work/mnt2 asok2=$work/client2.asok
+mkdir -p "$mnt" "$mnt2" "$work/store" "$work/local"
+mds_pid= fuse_pid= fuse2_pid= perf_pid= mds_perf_pid= churn_pid=
 
 unmount() {
 	if grep -q " $mnt fuse" /proc/mounts; then
@@ -133,6 +143,14 @@ cleanup() {
 	set +e
 	[[ -n $perf_pid ]] && kill -INT "$perf_pid" 2>/dev/null && wait "$perf_pid" 2>/dev/null
 	[[ -n $mds_perf_pid ]] && kill -INT "$mds_perf_pid" 2>/dev/null && wait "$mds_perf_pid" 2>/dev/null
+	[[ -n $churn_pid ]] && kill "$churn_pid" 2>/dev/null && wait "$churn_pid" 2>/dev/null
+	if grep -q " $mnt2 fuse" /proc/mounts; then
+		fusermount3 -u "$mnt2" 2>/dev/null || fusermount3 -uz "$mnt2" 2>/dev/null
+	fi
+	if [[ -n $fuse2_pid ]]; then
+		for _ in $(seq 1 100); do kill -0 "$fuse2_pid" 2>/dev/null || break; sleep 0.1; done
+		kill -KILL "$fuse2_pid" 2>/dev/null
+	fi
 	unmount
 	[[ -n $mds_pid ]] && kill -TERM "$mds_pid" 2>/dev/null && wait "$mds_pid" 2>/dev/null
 	if ((keep)); then echo "run-mdstorm: kept $work"; else rm -rf "$work"; fi
@@ -141,6 +159,7 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 cc -O2 -Wall -Wextra -pthread -o "$work/mdstorm" "$src"
+((writer)) && cc -O2 -Wall -Wextra -o "$work/churn" "$here/churn.c"
 
 cat > "$conf" <<EOF
 [global]
@@ -176,6 +195,13 @@ mount_fuse() { # LOCKING
 	for _ in $(seq 1 50); do [[ -S $asok ]] && break; sleep 0.1; done
 }
 mount_fuse "${modes[0]}"
+if ((writer)); then
+	"$fuse_bin" -f -c "$conf" "--client_mds_addr=127.0.0.1:$port" "${sets[@]}" ${fuse_opts:+-o "$fuse_opts"} \
+		"--admin_socket=$asok2" "--log_file=$work/client2.log" "$mnt2" >"$work/client2.out" 2>&1 &
+	fuse2_pid=$!
+	for _ in $(seq 1 150); do grep -q " $mnt2 fuse" /proc/mounts && break; sleep 0.1; done
+	grep -q " $mnt2 fuse" /proc/mounts || { echo "run-mdstorm: the second loligo-fuse did not mount:" >&2; tail "$work/client2.out" >&2; exit 1; }
+fi
 
 asok_cmd() { # PREFIX [SOCKET] -> JSON reply on stdout
 	/usr/bin/python3 - "${2:-$asok}" "$1" <<'PY'
@@ -199,7 +225,7 @@ PY
 result_line() { grep '^RESULT' "$1" | tail -1; }
 field() { sed -n "s/.* $2=\([^ ]*\).*/\1/p" <<<"$1"; }
 
-echo "== mdstorm: $threads threads, $secs s, $files files, $spr stats per readdir; $(nproc) CPUs, kernel $(uname -r)"
+echo "== mdstorm: $threads threads, $secs s, $files files, $spr stats per readdir$( ((writer)) && echo ", a writer on a second mount"); $(nproc) CPUs, kernel $(uname -r)"
 if ((local)); then
 	echo "== local directory ($work/local)"
 	"$work/mdstorm" "$work/local/storm" "$threads" "$secs" "$files" create 4 "$spr" | tee "$work/local.out" || true
@@ -232,6 +258,8 @@ hz=$(getconf CLK_TCK)
 storm() { # MODE
 	local mode=$1 m0 f0
 	asok_cmd "perf reset" >/dev/null
+	# histograms (revoke latency) cover this storm only; counters are deltas anyway
+	asok_cmd "perf reset" "$mds_asok" >/dev/null
 	asok_cmd "perf dump" "$mds_asok" > "$work/mds-$mode-0.json"
 	m0=$(cpu_ticks "$mds_pid") f0=$(cpu_ticks "$fuse_pid")
 	if [[ -n $perf_out ]]; then
@@ -242,11 +270,16 @@ storm() { # MODE
 		perf record -g -o "$mds_perf_out.$mode" -p "$mds_pid" -- sleep "$secs" >/dev/null 2>&1 &
 		mds_perf_pid=$!
 	fi
+	if ((writer)); then
+		"$work/churn" "$mnt2/storm" "$secs" > "$work/churn-$mode.out" 2>&1 &
+		churn_pid=$!
+	fi
 	"$work/mdstorm" "$mnt/storm" "$threads" "$secs" "$files" nocreate 1 "$spr" | tee "$work/$mode.out" || true
 	echo "$(($(cpu_ticks "$mds_pid") - m0)) $(($(cpu_ticks "$fuse_pid") - f0))" > "$work/cpu-$mode"
 	asok_cmd "perf dump" > "$work/perf-$mode.json"
 	asok_cmd "perf dump" "$mds_asok" > "$work/mds-$mode-1.json"
 	[[ -n $out ]] && save_metrics "$out/metrics-$mode.txt"
+	if [[ -n $churn_pid ]]; then wait "$churn_pid" || true; churn_pid=; fi
 	if [[ -n $perf_pid ]]; then wait "$perf_pid" || true; perf_pid=; echo "perf data in $perf_out.$mode"; fi
 	if [[ -n $mds_perf_pid ]]; then wait "$mds_perf_pid" || true; mds_perf_pid=; echo "mds perf data in $mds_perf_out.$mode"; fi
 }
@@ -272,6 +305,21 @@ for t in local "${modes[@]}"; do
 done
 r=$(result_line "$work/create.out")
 echo "SUMMARY create files_s=$(field "$r" files_s) threads=$threads errors=$(field "$r" errors)"
+caps_fields() { # MODE -> revokes_s=.. lease_revokes_s=.. revoke_p50_us=.. revoke_p99_us=.. acks_late=.. parked=..
+	jq -r --arg secs "$secs" --slurpfile a "$work/mds-$1-0.json" '.mds_caps as $c | ($a[0].mds_caps // {}) as $c0 |
+	   "revokes_s=\(($c.revokes - ($c0.revokes // 0)) / ($secs|tonumber) | floor)" +
+	   " lease_revokes_s=\(($c.lease_revokes - ($c0.lease_revokes // 0)) / ($secs|tonumber) | floor)" +
+	   " revoke_p50_us=\($c.revoke_lat.p50_ns / 1000) revoke_p99_us=\($c.revoke_lat.p99_ns / 1000)" +
+	   " acks_late=\($c.acks_late - ($c0.acks_late // 0)) parked=\($c.requests_parked - ($c0.requests_parked // 0))"' \
+		"$work/mds-$1-1.json"
+}
+if ((writer)); then
+	for mode in "${modes[@]}"; do
+		r=$(result_line "$work/churn-$mode.out")
+		echo "SUMMARY writer-$mode ops_s=$(field "$r" ops_s) p50_us=$(field "$r" p50_us) p99_us=$(field "$r" p99_us) errors=$(field "$r" errors)"
+		echo "SUMMARY caps-$mode $(caps_fields "$mode")"
+	done
+fi
 for phase in create "${modes[@]}"; do
 	f=$work/perf-$phase.json
 	jq -r --arg ph "$phase" 'to_entries[] | .key as $g | .value | to_entries[]
@@ -310,8 +358,14 @@ for mode in "${modes[@]}"; do
 	read -r mt ft < "$work/cpu-$mode"
 	# CPU per MDS request (what load from elsewhere on the machine does not change much)
 	cpu=$(awk -v m="$mt" -v f="$ft" -v n="$reqs" -v hz="$hz" 'BEGIN { if (n) printf "mds_cpu_us_per_req=%.1f client_cpu_us_per_req=%.1f", m * 1e6 / hz / n, f * 1e6 / hz / n }')
+	wr=
+	if ((writer)); then
+		c=$(caps_fields "$mode")
+		wr=" writer_ops_s=$(field " $(result_line "$work/churn-$mode.out")" ops_s) revokes_s=$(field " $c" revokes_s)"
+		wr+=" revoke_p50_us=$(field " $c" revoke_p50_us) revoke_p99_us=$(field " $c" revoke_p99_us)"
+	fi
 	emit "RESULT mdstorm contended=$contended locking=$mode threads=$threads secs=$secs files=$files" \
 	     "stat_ops_s=$(field "$r" stat_ops_s) stat_p99_us=$(field "$r" stat_p99_us)" \
 	     "readdir_s=$(field "$r" readdir_s) errors=$(field "$r" errors)" \
-	     "mds_requests=$reqs mds_requests_s=$((reqs / secs)) $cpu ${holds% }"
+	     "mds_requests=$reqs mds_requests_s=$((reqs / secs)) $cpu ${holds% }$wr"
 done
