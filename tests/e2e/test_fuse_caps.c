@@ -475,6 +475,30 @@ START_TEST(test_open_unlinked_two_mounts)
 }
 END_TEST
 
+/* The classic temp file: open, unlink, use, close (one mount) */
+START_TEST(test_open_unlinked_same_mount)
+{
+	char buf[64];
+	struct stat st;
+	int fd;
+
+	ck_assert_int_eq(write_text(P("tmp1"), "0123456789", O_TRUNC), 0);
+	fd = open(P("tmp1"), O_RDWR);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(unlink(P("tmp1")), 0);
+	ck_assert_int_eq(ftruncate(fd, 8), 0);
+	ck_assert_int_eq(pwrite(fd, "xy", 2, 8), 2);
+	ck_assert_int_eq(fsync(fd), 0);
+	ck_assert_int_eq(fstat(fd, &st), 0);
+	ck_assert_uint_eq(st.st_nlink, 0);
+	ck_assert_int_eq(st.st_size, 10);
+	ck_assert_int_eq(pread(fd, buf, sizeof(buf), 0), 10);
+	ck_assert(memcmp(buf, "01234567xy", 10) == 0);
+	ck_assert_int_eq(close(fd), 0);
+	ck_assert_int_eq(stat(P("tmp1"), &st), -1);
+}
+END_TEST
+
 #define ADD(fn)                                                                  \
 	do {                                                                     \
 		const char *only = getenv("LC_TEST");                             \
@@ -506,6 +530,7 @@ int main(void)
 	ADD(test_close_to_open_two_mounts);
 	ADD(test_append_while_other_stats);
 	ADD(test_open_unlinked_two_mounts);
+	ADD(test_open_unlinked_same_mount);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
 	failed = srunner_ntests_failed(sr);
