@@ -274,7 +274,7 @@ static uint32_t issue(struct mds *m, struct session *s, struct minode *in, uint3
 	if ((cap->pending | add) != cap->pending) {
 		cap->pending |= add;
 		cap->issued |= add;
-		cap->seq++;
+		cap->issue_seq = ++cap->seq;
 		perf_inc(&c_grants, 1);
 	}
 	*seq = cap->seq;
@@ -294,7 +294,7 @@ static void eval_grants(struct mds *m, struct minode *in)
 			continue;
 		cap->pending |= add;
 		cap->issued |= add;
-		cap->seq++;
+		cap->issue_seq = ++cap->seq;
 		perf_inc(&c_grants, 1);
 		dout(MDS, 10, "grant inode %" PRIx64 " to session %" PRIu64 ": %s (seq %" PRIu64 ")", in->a.ino,
 		     cap->s->id, mdsp_caps_str(cap->pending, cs, sizeof(cs)), cap->seq);
@@ -1058,7 +1058,10 @@ static void handle_inode_caps(struct mds *m, struct conn *c, struct session *s, 
 		cap->wanted = msg->wanted;
 		break;
 	case MDSP_CAPS_RELEASE:
-		if (msg->seq >= cap->seq) {
+		/* it gives back what it had been given as of msg->seq: all of
+		 * it unless bits were added since (revokes since only took
+		 * some away, so it answers them too) */
+		if (msg->seq >= cap->issue_seq) {
 			if (cap->revoke_seq)
 				hist_add(&h_revoke_lat, now_mono_ns() - cap->revoke_ns);
 			cap_del(cap);
@@ -1230,6 +1233,7 @@ void locker_session_reconnect(struct mds *m, struct session *s, const struct mds
 		cap->wanted = r->wanted & MDSP_CAP_ALL;
 		if (r->seq > cap->seq)
 			cap->seq = r->seq;   /* the client applies only newer states */
+		cap->issue_seq = cap->seq;
 		restored++;
 		if (late && !cap->revoke_seq) {
 			uint32_t drop = cap->issued & ~allowed_for(m, in, cap, false) & ~(uint32_t)MDSP_CAP_PIN;

@@ -37,6 +37,7 @@
 #include "common/log.h"
 #include "common/time.h"
 #include "store/store.h"
+#include "tests/test_keyring.h"
 
 #define COHERENT_MS 100      /* the other client sees a change this soon */
 
@@ -170,10 +171,12 @@ static void setup(void)
 		"[global]\nstore_backend = local\nstore_local_path = %s/store\n"
 		"[mds]\nmds_addr = 127.0.0.1\nlog_file = %s/mds.log\nadmin_socket = %s/mds.asok\n"
 		"mds_session_timeout = 3\nmds_reconnect_timeout = 10\nmds_tick_interval = 0.2\n"
+		"mds_keyring = %s/keyring\n"
 		"[client]\nlog_file = %s/client.log\nclient_mount_timeout = 10\nclient_caps_timeout = 30\n"
-		"client_flush_interval = 30\n",
-		dir, dir, dir, dir);
+		"client_flush_interval = 30\nclient_keyring = %s/client.keyring\n",
+		dir, dir, dir, dir, dir, dir);
 	fclose(f);
+	ck_assert_int_eq(test_write_keyrings(dir), 0);
 	snprintf(out, sizeof(out), "%s/mkfs.out", dir);
 	char *argv[] = { (char *)mds_bin(bin, sizeof(bin)), "-c", conf, "--mkfs", NULL };
 	pid_t p = spawn(argv, out);

@@ -305,7 +305,7 @@ int mdsw_poll_caps(struct mdsw *w, int ms)
 	int r;
 
 	for (;;) {
-		r = mdsp_recv(w->fd, &in, ms, &why);
+		r = mdsp_recv_auth(w->fd, &in, ms, w->rx, &w->in_seq, &why);
 		if (r == -ETIMEDOUT)
 			return 0;
 		if (r)
@@ -454,6 +454,59 @@ void mdsw_reply_free(struct mdsp_reply *rep)
 	memset(rep, 0, sizeof(*rep));
 }
 
+/* Unless w->keep_caps: give back at once what @rep granted (caps on the
+ * target, the directory and the entries; dentry leases), as a client that
+ * caches nothing, so that nobody's change ever waits for this one to ack. */
+static void release_reply(struct mdsw *w, const struct mdsp_request *req, const struct mdsp_reply *rep)
+{
+	struct mdsp_caps c;
+	uint32_t i;
+
+	if (w->keep_caps)
+		return;
+	if (rep->has_target && rep->cap_seq) {
+		memset(&c, 0, sizeof(c));
+		c.op = MDSP_CAPS_RELEASE;
+		c.ino = rep->target.ino;
+		c.seq = rep->cap_seq;
+		mdsw_send_caps(w, &c);
+	}
+	if (rep->has_dir && rep->dir_cap_seq) {
+		memset(&c, 0, sizeof(c));
+		c.op = MDSP_CAPS_RELEASE;
+		c.ino = rep->dir.ino;
+		c.seq = rep->dir_cap_seq;
+		mdsw_send_caps(w, &c);
+	}
+	if (rep->has_dir && rep->dname && (rep->trace_flags & MDSP_TRACE_LEASE)) {
+		memset(&c, 0, sizeof(c));
+		c.op = MDSP_CAPS_LEASE_RELEASE;
+		c.ino = rep->dir.ino;
+		c.dname = rep->dname;
+		c.seq = rep->lease_seq;
+		mdsw_send_caps(w, &c);
+	}
+	for (i = 0; i < rep->nentries; i++) {
+		const struct mdsp_dirent *e = &rep->entries[i];
+
+		if (e->cap_seq) {
+			memset(&c, 0, sizeof(c));
+			c.op = MDSP_CAPS_RELEASE;
+			c.ino = e->inode.ino;
+			c.seq = e->cap_seq;
+			mdsw_send_caps(w, &c);
+		}
+		if (e->lease) {
+			memset(&c, 0, sizeof(c));
+			c.op = MDSP_CAPS_LEASE_RELEASE;
+			c.ino = req->ino;
+			c.dname = e->name;
+			c.seq = e->lease_seq;
+			mdsw_send_caps(w, &c);
+		}
+	}
+}
+
 int mdsw_call(struct mdsw *w, struct mdsp_request *req, struct mdsp_reply *rep)
 {
 	struct mdsp_msg msg, in;
@@ -484,6 +537,7 @@ int mdsw_call(struct mdsw *w, struct mdsp_request *req, struct mdsp_reply *rep)
 				if (!(in.reply.flags & MDSP_REPLY_SAFE))
 					w->got_unsafe = true;
 				*rep = in.reply;
+				release_reply(w, req, rep);
 				return rep->result;
 			}
 			w->got_unsafe = true;
@@ -557,7 +611,7 @@ int mdsw_create(struct mdsw *w, uint64_t dir, const char *name, uint32_t mode, u
 
 	if (out && rep.has_target)
 		*out = rep.target;
-	if (r == 0 && rep.has_target && rep.cap_seq) {
+	if (r == 0 && rep.has_target && rep.cap_seq && w->keep_caps) {
 		/* the close that follows a create: nothing of it is open here */
 		struct mdsp_caps u = { .op = MDSP_CAPS_UPDATE, .ino = rep.target.ino, .seq = rep.cap_seq,
 				       .caps = rep.caps & ~(uint32_t)(MDSP_CAP_FILE_RD | MDSP_CAP_FILE_CACHE |

@@ -6,9 +6,11 @@
  * the call waits for its SAFE reply (noting whether an UNSAFE one came
  * first).  mdsw_connect authenticates as client.admin with the key every
  * mdsproc of this process shares (mdsw_test_key), so every frame after it
- * carries a MAC.  Cap and lease revokes that arrive meanwhile are acked at
- * once, as a client that caches nothing would (unless no_ack is set), and a
- * create is followed by the CAPS UPDATE of a close.  mdsproc: runs the real
+ * carries a MAC.  mdsw caches nothing: what a reply grants (caps, dentry
+ * leases) is released at once, so no other client's change waits for it,
+ * unless keep_caps is set; then revokes that arrive while it reads are
+ * acked at once (unless no_ack is set), and a create is followed by the
+ * CAPS UPDATE of a close.  mdsproc: runs the real
  * loligo-mds binary (fork/exec) on a temp store and an ephemeral port, with
  * a keyring holding client.admin (<dir>/keyring for the MDS,
  * <dir>/client.keyring for clients); the child dies with its parent
@@ -40,6 +42,7 @@ struct mdsw {
 	bool got_unsafe;            /* last request: an UNSAFE reply came first */
 	bool wait_safe;             /* default true: mdsw_call returns on SAFE */
 	int timeout_ms;
+	bool keep_caps;             /* hold what replies grant (default: release at once) */
 	bool no_ack;                /* leave revokes unanswered (a client that hangs) */
 	unsigned revokes, lease_revokes, grants;   /* CAPS messages seen */
 };

@@ -690,14 +690,21 @@ START_TEST(test_older_peers_decode)
 	sample_session(&m, MDSP_SESSION_RECONNECT, 1);
 	encode_ok(&m, &b);
 	{
-		/* the one entry ends the session struct: envelope, ino, caps,
-		 * wanted, then the version-2 NULL dname and seq (12 bytes) */
-		size_t entry = b.len - MDSP_HDR_LEN - (6 + 8 + 4 + 4 + 4 + 8);
-		size_t e2[2] = { 0, entry };
+		/* the one entry is the last of the caps, before the session's
+		 * secret and proof: envelope, ino, caps, wanted, then the
+		 * version-2 NULL dname and seq (12 bytes) */
+		size_t tail = 2 * MDSP_KEY_LEN, entry = b.len - MDSP_HDR_LEN - tail - (6 + 8 + 4 + 4 + 4 + 8);
+		size_t at = entry + 6 + 8 + 4 + 4;
+		uint8_t *p = b.data + MDSP_HDR_LEN;
 
-		ck_assert_uint_eq(b.data[MDSP_HDR_LEN + entry], 2);
+		ck_assert_uint_eq(p[entry], 2);
 		m.session.caps[0].seq = 0;
-		cut_tail(&b, b.len - MDSP_HDR_LEN - 12, 12, e2, 2, 1);
+		memmove(p + at, p + at + 12, b.len - MDSP_HDR_LEN - at - 12);
+		b.len -= 12;
+		p[entry] = 1;
+		wr32le(p + entry + 2, rd32le(p + entry + 2) - 12);
+		wr32le(p + 2, rd32le(p + 2) - 12);   /* the session struct keeps its version */
+		reframe(b.data, b.len - MDSP_HDR_LEN);
 	}
 	ck_assert_int_eq(mdsp_decode_frame(b.data, b.len, &d, NULL), 0);
 	ck_assert(msg_eq(&m, &d));
