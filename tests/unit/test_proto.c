@@ -691,9 +691,9 @@ START_TEST(test_older_peers_decode)
 	encode_ok(&m, &b);
 	{
 		/* the one entry is the last of the caps, before the session's
-		 * secret and proof: envelope, ino, caps, wanted, then the
+		 * secret, proof and max_file_size: envelope, ino, caps, wanted, then the
 		 * version-2 NULL dname and seq (12 bytes) */
-		size_t tail = 2 * MDSP_KEY_LEN, entry = b.len - MDSP_HDR_LEN - tail - (6 + 8 + 4 + 4 + 4 + 8);
+		size_t tail = 2 * MDSP_KEY_LEN + 8, entry = b.len - MDSP_HDR_LEN - tail - (6 + 8 + 4 + 4 + 4 + 8);
 		size_t at = entry + 6 + 8 + 4 + 4;
 		uint8_t *p = b.data + MDSP_HDR_LEN;
 
