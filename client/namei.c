@@ -522,7 +522,9 @@ static int remove_name(struct lclient *c, uint32_t op, struct lc_inode *dir, con
 	struct lc_inode *t = NULL;
 	if (r == 0)
 		r = lc_req_run(c, req, &t);
-	/* an orphan: open somewhere else, its data stays until the last close */
+	/* an orphan open in another session: its data stays until the last
+	 * close there (the MDS purges it then); open only here, it goes at our
+	 * own last close (lc_purge_data waits for it) */
 	bool orphan = req->reply && (req->reply->trace_flags & MDSP_TRACE_ORPHAN);
 	mdsc_request_put(req);
 	if (t) {
@@ -530,8 +532,8 @@ static int remove_name(struct lclient *c, uint32_t op, struct lc_inode *dir, con
 		pthread_mutex_lock(&t->lock);
 		bool gone = S_ISREG(t->mi.mode) && t->mi.nlink == 0;
 		pthread_mutex_unlock(&t->lock);
-		/* the last link went and nobody has it open: its data goes too;
-		 * an orphan's goes when the MDS sees the last close */
+		/* the last link went and nobody else has it open: its data
+		 * goes too (at our last close, if open here) */
 		if (gone && !orphan)
 			lc_purge_data(c, t);
 		lc_put(c, t);

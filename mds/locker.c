@@ -314,6 +314,19 @@ bool locker_in_use(const struct minode *in)
 	return false;
 }
 
+/* Some session other than @s has @in open. */
+static bool in_use_by_others(const struct minode *in, const struct session *s)
+{
+	struct mcap *cap;
+
+	if (!in->caps.next)
+		return false;
+	cds_list_for_each_entry(cap, &in->caps, in_item)
+		if (cap->s != s && ((cap->wanted | cap->issued) & (Fr | Fw)))
+			return true;
+	return false;
+}
+
 /* ---- leases ----------------------------------------------------------------- */
 
 static struct mlease *lease_find(struct mdentry *dn, struct session *s)
@@ -758,7 +771,10 @@ void locker_fill_reply(struct mds *m, struct session *s, const struct mdsp_reque
 		 * this: the same test it will make */
 		bool orphan = tin->in_stray || (tin->a.nlink == 0 && S_ISREG(tin->a.mode) && locker_in_use(tin));
 
-		if (orphan)
+		/* the flag tells the client that others have it open: it must
+		 * not purge the data (the MDS does, at the last close); open
+		 * only here, the client purges at its own last close */
+		if (orphan && in_use_by_others(tin, s))
 			rep->trace_flags |= MDSP_TRACE_ORPHAN;
 		if (tin->a.nlink == 0 && !orphan) {
 			rep->caps = 0;          /* gone: nothing to cache */

@@ -310,7 +310,8 @@ struct mdsp_request {
 
 /* mdsp_reply.trace_flags */
 #define MDSP_TRACE_LEASE   0x1  /* the client holds a lease on the trace dentry (dir, dname) */
-#define MDSP_TRACE_ORPHAN  0x2  /* the target lost its last link but stays while someone has it open */
+#define MDSP_TRACE_ORPHAN  0x2  /* the target lost its last link but stays: another session has it open
+                                  * (the receiver must not purge its data; the MDS does at the last close) */
 
 struct mdsp_dirent {
 	char *name;
