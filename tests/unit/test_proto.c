@@ -690,12 +690,21 @@ START_TEST(test_older_peers_decode)
 	sample_session(&m, MDSP_SESSION_RECONNECT, 1);
 	encode_ok(&m, &b);
 	{
-		/* the one entry is the last of the caps, before the session's
-		 * secret, proof and max_file_size: envelope, ino, caps, wanted, then the
-		 * version-2 NULL dname and seq (12 bytes) */
-		size_t tail = 2 * MDSP_KEY_LEN + 8, entry = b.len - MDSP_HDR_LEN - tail - (6 + 8 + 4 + 4 + 4 + 8);
-		size_t at = entry + 6 + 8 + 4 + 4;
-		uint8_t *p = b.data + MDSP_HDR_LEN;
+		/* the one entry: envelope, ino, caps, wanted, then the
+		 * version-2 NULL dname and seq (12 bytes); found by its ino,
+		 * wherever the session's later fields put it */
+		uint8_t *p = b.data + MDSP_HDR_LEN, ino[8];
+		size_t entry = 0, at, plen = b.len - MDSP_HDR_LEN;
+
+		for (int k = 0; k < 8; k++)
+			ino[k] = (uint8_t)(m.session.caps[0].ino >> (8 * k));
+		for (size_t o = 6; o + 8 <= plen; o++)
+			if (!memcmp(p + o, ino, 8)) {
+				entry = o - 6;
+				break;
+			}
+		ck_assert_uint_gt(entry, 0);
+		at = entry + 6 + 8 + 4 + 4;
 
 		ck_assert_uint_eq(p[entry], 2);
 		m.session.caps[0].seq = 0;
