@@ -41,11 +41,65 @@
 #include <unistd.h>
 
 #include "client/client_int.h"
+#include "client/intr.h"
 #include "common/config.h"
 #include "common/log.h"
 #include "common/time.h"
 
 #define FILE_OPEN_BITS (MDSP_CAP_FILE_RD | MDSP_CAP_FILE_CACHE | MDSP_CAP_FILE_WR | MDSP_CAP_FILE_BUFFER)
+
+/* MDSP_CAP_* -> LC_CAP_* (client.h) */
+static uint32_t lc_bits(uint32_t caps)
+{
+	return ((caps & MDSP_CAP_ATTR_SHARED) == MDSP_CAP_ATTR_SHARED ? LC_CAP_ATTRS : 0) |
+	       (caps & MDSP_CAP_FILE_CACHE ? LC_CAP_CACHE : 0) | (caps & MDSP_CAP_FILE_BUFFER ? LC_CAP_BUFFER : 0);
+}
+
+uint32_t lc_caps_held(struct lc_inode *in)
+{
+	uint32_t caps;
+
+	pthread_mutex_lock(&in->lock);
+	caps = in->caps;
+	pthread_mutex_unlock(&in->lock);
+	return lc_bits(caps);
+}
+
+void lclient_add_revoke_hook(struct lclient *c, struct lc_revoke_hook *h)
+{
+	pthread_rwlock_wrlock(&c->hooks_lock);
+	h->next = c->hooks;
+	c->hooks = h;
+	pthread_rwlock_unlock(&c->hooks_lock);
+}
+
+void lclient_del_revoke_hook(struct lclient *c, struct lc_revoke_hook *h)
+{
+	struct lc_revoke_hook **pp;
+
+	/* waits for a running call (it holds the lock shared) */
+	pthread_rwlock_wrlock(&c->hooks_lock);
+	for (pp = &c->hooks; *pp; pp = &(*pp)->next)
+		if (*pp == h) {
+			*pp = h->next;
+			break;
+		}
+	pthread_rwlock_unlock(&c->hooks_lock);
+}
+
+/* The hooks for @in going from @had to @keep (MDSP_CAP_*), if that loses an LC_CAP_* bit. */
+static void run_hooks(struct lclient *c, struct lc_inode *in, uint32_t had, uint32_t keep, bool lost)
+{
+	uint32_t h = lc_bits(had), k = lc_bits(keep);
+	struct lc_revoke_hook *hk;
+
+	if (!(h & ~k))
+		return;
+	pthread_rwlock_rdlock(&c->hooks_lock);
+	for (hk = c->hooks; hk; hk = hk->next)
+		hk->revoke(hk->arg, in, h, k, lost);
+	pthread_rwlock_unlock(&c->hooks_lock);
+}
 
 bool lc_attrs_cached_locked(const struct lc_inode *in)
 {
@@ -142,18 +196,69 @@ int lc_cap_flush(struct lclient *c, struct lc_inode *in, uint64_t *tid)
 }
 
 /*
+ * The interrupt of the calling frontend call (lc_intr), armed once a wait
+ * lasts past LC_INTR_ARM_NS, so that a ^C ends an fsync or a write whose
+ * size waits for an MDS that is down, as wait_state() does for requests.
+ * What was dirty stays dirty: the flusher sends it once the session is back.
+ */
+struct flush_intr {
+	struct lc_intr *it;
+	uint64_t arm_ns;
+	bool watching;
+};
+
+static void flush_intr_init(struct flush_intr *fi)
+{
+	fi->it = lc_intr_current();
+	fi->arm_ns = fi->it ? now_mono_ns() + LC_INTR_ARM_NS : 0;
+	fi->watching = false;
+}
+
+/* Called with in->lock held, before a timed wait on in->cond: -EINTR when fired. */
+static int flush_intr_check_locked(struct flush_intr *fi, struct lc_inode *in)
+{
+	if (lc_intr_fired(fi->it))
+		return -EINTR;
+	if (fi->it && !fi->watching && now_mono_ns() >= fi->arm_ns) {
+		pthread_mutex_unlock(&in->lock);
+		lc_intr_watch(fi->it, &in->lock, &in->cond);
+		fi->watching = true;
+		pthread_mutex_lock(&in->lock);
+		if (lc_intr_fired(fi->it))
+			return -EINTR;
+	}
+	return 0;
+}
+
+static void flush_intr_done(struct flush_intr *fi)
+{
+	if (fi->watching)
+		lc_intr_unwatch(fi->it);
+}
+
+/*
  * A flush is sent again after a reconnect (lc_session_event); after the
  * loss of the session it is dirty again and the flusher sends it anew under
  * a newer tid, whose ack also ends this wait.
  */
-int lc_cap_flush_wait(struct lclient *c, struct lc_inode *in, uint64_t tid)
+static int flush_wait(struct lclient *c, struct lc_inode *in, uint64_t tid, struct flush_intr *fi, uint64_t end)
 {
+	int r = 0;
+
 	if (!tid || !c->mdsc)
 		return 0;
 	pthread_mutex_lock(&in->lock);
 	while (in->flush_acked < tid) {
-		struct timespec dl = deadline_ms(1000);
+		struct timespec dl = deadline_ms(fi->it && !fi->watching ? LC_INTR_ARM_NS / 1000000 : 100);
 
+		if ((r = flush_intr_check_locked(fi, in)))
+			break;
+		if (now_mono_ns() >= end) {
+			/* as a request would (a read-only MDS answers the flush
+			 * once its journal takes writes again); still dirty */
+			r = -ETIMEDOUT;
+			break;
+		}
 		pthread_cond_timedwait(&in->cond, &in->lock, &dl);
 		if (in->flush_acked < tid && in->dirty_meta && !in->flushing_meta) {
 			/* dirty again (a lost session): send it now, do not wait
@@ -166,25 +271,51 @@ int lc_cap_flush_wait(struct lclient *c, struct lc_inode *in, uint64_t tid)
 		}
 	}
 	pthread_mutex_unlock(&in->lock);
-	return 0;
+	return r;
+}
+
+int lc_cap_flush_wait(struct lclient *c, struct lc_inode *in, uint64_t tid)
+{
+	uint64_t tmo = lc_secs_ns(CFG_client_request_timeout), end = tmo ? now_mono_ns() + tmo : UINT64_MAX;
+	struct flush_intr fi;
+	int r;
+
+	flush_intr_init(&fi);
+	r = flush_wait(c, in, tid, &fi, end);
+	flush_intr_done(&fi);
+	return r;
 }
 
 int lc_cap_flush_sync(struct lclient *c, struct lc_inode *in)
 {
 	uint64_t tmo = lc_secs_ns(CFG_client_request_timeout), end = tmo ? now_mono_ns() + tmo : UINT64_MAX;
+	struct flush_intr fi;
 	uint64_t tid = 0;
 	int r;
 
+	flush_intr_init(&fi);
 	/* like any request, it waits for the session to be back (a hard
 	 * mount), bounded by client_request_timeout when that is set */
 	while ((r = lc_cap_flush(c, in, &tid)) == -ENOTCONN) {
-		if (now_mono_ns() >= end)
-			return -ETIMEDOUT;
-		usleep(5000);
+		struct timespec dl = deadline_ms(5);
+
+		if (now_mono_ns() >= end) {
+			r = -ETIMEDOUT;
+			goto out;
+		}
+		pthread_mutex_lock(&in->lock);
+		r = flush_intr_check_locked(&fi, in);
+		if (!r)
+			pthread_cond_timedwait(&in->cond, &in->lock, &dl);
+		pthread_mutex_unlock(&in->lock);
+		if (r)
+			goto out;
 	}
-	if (r < 0)
-		return r;
-	return lc_cap_flush_wait(c, in, tid);
+	if (r == 0)
+		r = flush_wait(c, in, tid, &fi, end);
+out:
+	flush_intr_done(&fi);
+	return r;
 }
 
 void lc_caps_update(struct lclient *c, struct lc_inode *in)
@@ -311,6 +442,9 @@ static void process_revoke(struct lclient *c, const struct mdsp_caps *m)
 	pthread_mutex_unlock(&in->lock);
 	dout(CLIENT, 10, "revoke on %" PRIx64 ": keep %s (had 0x%x) seq %" PRIu64, m->ino,
 	     mdsp_caps_str(keep, ks, sizeof(ks)), had, m->seq);
+	/* a frontend's own promises (NFS delegations) go back first: what its
+	 * clients write back meanwhile goes through, and is flushed below */
+	run_hooks(c, in, had, had & keep, false);
 
 	/* what we buffered must be in the objects before the ack */
 	if (!(keep & MDSP_CAP_FILE_BUFFER) && dirty) {
@@ -470,9 +604,12 @@ void lc_session_event(void *arg, uint32_t op)
 				       : "caps, leases and cached attributes");
 	rcu_read_lock();
 	LC_LFHT_FOR_EACH(c->inodes, &it, in, hnode) {
+		uint32_t had = 0;
+
 		pthread_mutex_lock(&in->lock);
 		in->attr_until = 0;
 		if (op != MDSP_SESSION_STALE) {
+			had = in->caps;
 			in->caps = 0;
 			/* a new session: the MDS knows nothing of ours */
 			in->cap_seq = 0;
@@ -488,6 +625,7 @@ void lc_session_event(void *arg, uint32_t op)
 			in->rd = NULL;
 		}
 		pthread_mutex_unlock(&in->lock);
+		run_hooks(c, in, had, 0, true);
 		atomic_fetch_add(&in->dgen, 1);
 		atomic_fetch_add(&in->ngen, 1);
 		atomic_fetch_add(&in->data_gen, 1);

@@ -294,6 +294,7 @@ static int client_alloc(struct lclient **out)
 	pthread_mutex_init(&c->oc_lock, NULL);
 	pthread_mutex_init(&c->work_lock, NULL);
 	pthread_mutex_init(&c->fh_lock, NULL);
+	pthread_rwlock_init(&c->hooks_lock, NULL);
 	pthread_mutex_init(&c->statfs_lock, NULL);
 	pthread_mutex_init(&c->ra_pool_lock, NULL);
 	pthread_condattr_init(&ca);
@@ -611,10 +612,39 @@ out_mdsc:
 	return r;
 }
 
+/*
+ * An unmount just after an MDS restart, before the session is back: wait
+ * for it (bounded by client_mount_timeout), so that the requests answered
+ * UNSAFE are replayed and the sizes and mtimes not sent yet (a close sends
+ * them without waiting, in a CAPS FLUSH) reach the MDS.  Only when there is
+ * something to send: an unmount with nothing pending does not wait for an
+ * MDS that is gone.
+ */
+static void unmount_wait_session(struct lclient *c)
+{
+	uint64_t end = now_mono_ns() + lc_secs_ns(CFG_client_mount_timeout);
+	bool logged = false;
+
+	while (!mdsc_is_open(c->mdsc) && now_mono_ns() < end) {
+		pthread_mutex_lock(&c->dirty_lock);
+		bool dirty = c->dirty_list != NULL;
+		pthread_mutex_unlock(&c->dirty_lock);
+		if (!dirty && mdsc_oldest_tid(c->mdsc) > mdsc_last_tid(c->mdsc))
+			return;
+		if (!logged) {
+			dinfo(CLIENT, "unmount: waiting up to client_mount_timeout for the MDS session, to send what is not safe yet");
+			logged = true;
+		}
+		usleep(10000);
+	}
+}
+
 void lclient_unmount(struct lclient *c)
 {
 	if (!c)
 		return;
+	if (c->mdsc)
+		unmount_wait_session(c);
 	/* handles the frontend never released (FUSE: RELEASEs still queued
 	 * when the session ended; the kernel has dropped them): flush and free */
 	for (;;) {
@@ -669,6 +699,7 @@ void lclient_destroy(struct lclient *c)
 	pthread_mutex_destroy(&c->oc_lock);
 	pthread_mutex_destroy(&c->work_lock);
 	pthread_mutex_destroy(&c->fh_lock);
+	pthread_rwlock_destroy(&c->hooks_lock);
 	pthread_mutex_destroy(&c->statfs_lock);
 	lc_ra_pool_trim(c, true);
 	pthread_mutex_destroy(&c->ra_pool_lock);

@@ -343,4 +343,54 @@ double lc_attr_timeout(struct lclient *c, struct lc_inode *in);
  */
 bool lc_fh_cacheable(struct lc_fh *fh);
 
+/*
+ * What this client may cache about an inode, as the MDS's caps say
+ * (mds/locker.c has the rules), in the terms a frontend that hands out its
+ * own cache promises (an NFS gateway's delegations) needs:
+ */
+#define LC_CAP_ATTRS  0x1u /* mode, owner, nlink, size, times (As|Ls|Fs): nobody changes them */
+#define LC_CAP_CACHE  0x2u /* file data may be cached (Fc): nobody else writes the file */
+#define LC_CAP_BUFFER 0x4u /* writes may be buffered (Fb): nobody else has the file open */
+
+/**
+ * lc_caps_held - the LC_CAP_* bits this client holds on @in now.  A
+ * frontend that promises its own clients more than a single answer (a read
+ * delegation: LC_CAP_CACHE|LC_CAP_ATTRS; a write delegation: also
+ * LC_CAP_BUFFER) keeps a handle open on the file (that is what makes the
+ * MDS issue data caps, lc_open) and checks this before it promises, then
+ * registers a revoke hook to take the promise back.  Lock-free snapshot.
+ */
+uint32_t lc_caps_held(struct lc_inode *in);
+
+/*
+ * A revoke hook: called when the MDS takes caps away from this client,
+ * before the client writes back what the revoke needs, invalidates its
+ * frontends' caches and acks.  So a frontend may recall what it promised on
+ * the strength of those caps (an NFS CB_RECALL, waiting for DELEGRETURN and
+ * the writes that come with it: without LC_CAP_BUFFER they go straight to
+ * the objects) and the other client's change waits for it.  @had and @keep
+ * are LC_CAP_* (only called when @keep lacks some of @had).
+ *
+ * Revokes run one at a time on the client's flusher thread: a hook may
+ * block, bounded well under mds_session_timeout (the MDS evicts a client
+ * that does not ack by then), and other revokes of this client wait behind
+ * it.  It must not wait for MDS requests of its own (lc_* calls that reach
+ * the MDS), and gets @in without a lock held (it may lc_get/lc_put).
+ * @lost: the session ended (evicted, closed, a new one): the caps are
+ * already gone, @keep is 0, and the hook must not block (session thread).
+ */
+struct lc_revoke_hook {
+	void (*revoke)(void *arg, struct lc_inode *in, uint32_t had, uint32_t keep, bool lost);
+	void *arg;
+	struct lc_revoke_hook *next;  /* the client's list */
+};
+
+/**
+ * lclient_add_revoke_hook - call @h on every revoke from now on (@h stays
+ * the caller's and must live until lclient_del_revoke_hook returns).
+ */
+void lclient_add_revoke_hook(struct lclient *c, struct lc_revoke_hook *h);
+/** lclient_del_revoke_hook - no call of @h runs or starts once it returns. */
+void lclient_del_revoke_hook(struct lclient *c, struct lc_revoke_hook *h);
+
 #endif

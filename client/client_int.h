@@ -220,6 +220,8 @@ struct lclient {
 
 	struct lc_callbacks cb;
 	void *cb_arg;
+	pthread_rwlock_t hooks_lock; /* protects hooks; held (read) while one runs */
+	struct lc_revoke_hook *hooks;
 	struct asok *asok;           /* registered before mount: mdsc commands follow at mount */
 
 	/* caches */
@@ -411,9 +413,14 @@ void lc_caps_update_pending(struct lclient *c, uint64_t ino);
  * Return: 0, or -ENOTCONN when no session is open (they stay dirty).
  */
 int lc_cap_flush(struct lclient *c, struct lc_inode *in, uint64_t *tid);
-/** lc_cap_flush_sync - flush @in's size/mtime and wait until journaled (waiting for the session if need be). */
+/**
+ * lc_cap_flush_sync - flush @in's size/mtime and wait until journaled
+ * (waiting for the session if need be).  -ETIMEDOUT after
+ * client_request_timeout (if set), -EINTR when the caller's lc_intr fires;
+ * what is not acked stays dirty and is sent again.
+ */
 int lc_cap_flush_sync(struct lclient *c, struct lc_inode *in);
-/** lc_cap_flush_wait - wait until the flush @tid of @in is journaled at the MDS. */
+/** lc_cap_flush_wait - wait until the flush @tid of @in is journaled at the MDS (bounded as lc_cap_flush_sync). */
 int lc_cap_flush_wait(struct lclient *c, struct lc_inode *in, uint64_t tid);
 /** lc_release_caps - @in leaves the cache: drop its caps at the MDS. */
 void lc_release_caps(struct lclient *c, struct lc_inode *in, uint32_t caps, uint64_t seq);

@@ -690,7 +690,9 @@ int lc_flush(struct lclient *c, struct lc_fh *fh)
 
 int lc_fsync(struct lclient *c, struct lc_fh *fh, bool datasync)
 {
-	int r = lc_wb_flush_data(c, fh->in);
+	/* the data, and a writeback error since the last fsync or close
+	 * (ours or the flusher's) */
+	int r = lc_wb_flush(c, fh->in);
 
 	if (r < 0)
 		return r;

@@ -234,6 +234,41 @@ static void check_stale_clients(struct mds *m, struct health *h)
 	pthread_mutex_unlock(&m->lock);
 }
 
+/* one session that does not answer a revoke (locker_late_releases_locked) */
+static void late_release_one(void *arg, const struct session *s, uint64_t ino, const char *dname, double secs)
+{
+	struct health *h = arg;
+	const char *host = "";
+	char msg[1024], what[320];
+	uint32_t i;
+
+	for (i = 0; i < s->nmeta; i++)
+		if (!strcmp(s->meta[i].key, "hostname"))
+			host = s->meta[i].val;
+	if (dname)
+		snprintf(what, sizeof(what), "its lease on %" PRIx64 "/%.255s", ino, dname);
+	else
+		snprintf(what, sizeof(what), "caps of inode %" PRIx64, ino);
+	snprintf(msg, sizeof(msg),
+		 "session %" PRIu64 " (%s%s%s) has not answered the revoke of %s for %.1f s "
+		 "(mds_revoke_cap_timeout %.0f s); it is evicted at mds_session_timeout (%.0f s)",
+		 s->id, s->client_name ? s->client_name : s->auth_name, *host ? " on " : "", host, what, secs,
+		 cfg_double(CFG_mds_revoke_cap_timeout), cfg_double(CFG_mds_session_timeout));
+	health_add(h, "MDS_CLIENT_LATE_RELEASE", false, "clients are failing to respond to capability release", msg);
+}
+
+/* clients not answering revokes (Ceph's MDS_CLIENT_LATE_RELEASE) */
+static void check_late_release(struct mds *m, struct health *h)
+{
+	double t = cfg_double(CFG_mds_revoke_cap_timeout);
+
+	if (t <= 0)
+		return;
+	pthread_mutex_lock(&m->lock);
+	locker_late_releases_locked(m, (uint64_t)(t * 1e9), late_release_one, h);
+	pthread_mutex_unlock(&m->lock);
+}
+
 static const struct {
 	const char *code;	/* what it reports (a function may report several codes) */
 	void (*fn)(struct mds *m, struct health *h);
@@ -243,7 +278,7 @@ static const struct {
 	{ "MDS_TRIM", check_trim },
 	{ "MDS_SLOW_REQUEST", check_slow_requests },
 	{ "MDS_CLIENTS_STALE", check_stale_clients },
-	/* caps (10.x): { "MDS_CLIENT_LATE_RELEASE", check_late_release }: clients not answering revokes */
+	{ "MDS_CLIENT_LATE_RELEASE", check_late_release },
 	/* eviction (10.4): { "MDS_BLOCKLISTED_CLIENTS", check_blocklist } */
 };
 

@@ -113,6 +113,24 @@ static uint64_t timeout_ns(void)
 	return v > 0 ? (uint64_t)(v * 1e9) : 0;
 }
 
+/* An ack later than this is late (MDS_CLIENT_LATE_RELEASE, acks_late). */
+static uint64_t late_ns(void)
+{
+	double v = cfg_double(CFG_mds_revoke_cap_timeout);
+
+	return v > 0 ? (uint64_t)(v * 1e9) : UINT64_MAX;
+}
+
+/* A revoke sent at @sent_ns was answered (ack or release): its latency. */
+static void revoke_answered(uint64_t sent_ns)
+{
+	uint64_t took = now_mono_ns() - sent_ns;
+
+	hist_add(&h_revoke_lat, took);
+	if (took >= late_ns())
+		perf_inc(&c_acks_late, 1);
+}
+
 static uint32_t gathering(const struct minode *in)
 {
 	uint32_t mask = 0;
@@ -218,7 +236,7 @@ static void cap_revoke_done(struct mcap *cap)
 {
 	if (!cap->revoke_seq)
 		return;
-	hist_add(&h_revoke_lat, now_mono_ns() - cap->revoke_ns);
+	revoke_answered(cap->revoke_ns);
 	cap->issued = cap->pending;
 	cap->revoke_seq = 0;
 	cds_list_del(&cap->revoke_item);
@@ -1079,7 +1097,7 @@ static void handle_inode_caps(struct mds *m, struct conn *c, struct session *s, 
 		 * some away, so it answers them too) */
 		if (msg->seq >= cap->issue_seq) {
 			if (cap->revoke_seq)
-				hist_add(&h_revoke_lat, now_mono_ns() - cap->revoke_ns);
+				revoke_answered(cap->revoke_ns);
 			cap_del(cap);
 			cap = NULL;
 		}
@@ -1134,7 +1152,7 @@ static void handle_lease(struct mds *m, struct conn *c, struct session *s, struc
 	case MDSP_CAPS_LEASE_ACK:
 		if (!l->revoke_seq || msg->seq < l->revoke_seq)
 			return;
-		hist_add(&h_revoke_lat, now_mono_ns() - l->revoke_ns);
+		revoke_answered(l->revoke_ns);
 		lease_del(l);
 		break;
 	case MDSP_CAPS_LEASE_RELEASE:
@@ -1339,6 +1357,44 @@ void locker_note_orphan(void)
 }
 
 /* ---- admin output ----------------------------------------------------------------------- */
+
+void locker_late_releases_locked(struct mds *m, uint64_t age_ns,
+				 void (*fn)(void *arg, const struct session *s, uint64_t ino, const char *dname,
+					    double secs),
+				 void *arg)
+{
+	uint64_t now = now_mono_ns(), seen[64];
+	unsigned nseen = 0, i;
+	struct mcap *cap;
+	struct mlease *l;
+
+	/* both lists are in the order the revokes began: the first entry of a
+	 * session is its oldest, and the walk stops at the first young one */
+	cds_list_for_each_entry(cap, &m->revoking, revoke_item) {
+		if (now - cap->revoke_ns < age_ns)
+			break;
+		for (i = 0; i < nseen && seen[i] != cap->s->id; i++)
+			;
+		if (i < nseen)
+			continue;
+		if (nseen == sizeof(seen) / sizeof(seen[0]))
+			return;
+		seen[nseen++] = cap->s->id;
+		fn(arg, cap->s, cap->in->a.ino, NULL, (double)(now - cap->revoke_ns) / 1e9);
+	}
+	cds_list_for_each_entry(l, &m->revoking_leases, revoke_item) {
+		if (now - l->revoke_ns < age_ns)
+			break;
+		for (i = 0; i < nseen && seen[i] != l->s->id; i++)
+			;
+		if (i < nseen)
+			continue;
+		if (nseen == sizeof(seen) / sizeof(seen[0]))
+			return;
+		seen[nseen++] = l->s->id;
+		fn(arg, l->s, l->dn->dir->ino, l->dn->name, (double)(now - l->revoke_ns) / 1e9);
+	}
+}
 
 void locker_session_json(struct session *s, struct json_object *o)
 {

@@ -520,6 +520,16 @@ void locker_run_waiters(struct mds *m);
 /* locker_note_orphan - count an inode that became an orphan (perf). */
 void locker_note_orphan(void);
 struct json_object;
+/**
+ * locker_late_releases_locked - for each session with a cap or lease revoke
+ * unanswered for @age_ns or more, call @fn once with its oldest such revoke
+ * (@dname: NULL for a cap on @ino, else a lease on @dname in directory
+ * @ino), at most 64 sessions.  Caller holds mds->lock.
+ */
+void locker_late_releases_locked(struct mds *m, uint64_t age_ns,
+				 void (*fn)(void *arg, const struct session *s, uint64_t ino, const char *dname,
+					    double secs),
+				 void *arg);
 void locker_session_json(struct session *s, struct json_object *o);
 void locker_inode_json(struct minode *in, struct json_object *o);
 

@@ -450,6 +450,50 @@ START_TEST(test_append_while_other_stats)
 }
 END_TEST
 
+/*
+ * A file open for writing on both mounts: no page cache and no buffering on
+ * either (no Fc/Fb: Ceph's synchronous I/O), so what one writes the other
+ * reads at once, with the size, without anyone closing.  Each mount read
+ * the file first, so a kernel page cache left on would serve it stale.
+ */
+START_TEST(test_two_writers_two_mounts)
+{
+	char buf[64], w[16];
+	struct stat st;
+	int fa, fb;
+
+	ck_assert_int_eq(write_text(P("mix"), "aaaaa", O_TRUNC), 0);
+	fa = open(P("mix"), O_RDWR);
+	ck_assert_int_ge(fa, 0);
+	ck_assert_int_eq(pread(fa, buf, sizeof(buf), 0), 5);
+	fb = open(P2("mix"), O_RDWR);
+	ck_assert_int_ge(fb, 0);
+	ck_assert_int_eq(pread(fb, buf, sizeof(buf), 0), 5);
+	ck_assert(memcmp(buf, "aaaaa", 5) == 0);
+	for (int i = 0; i < 10; i++) {
+		double t0 = now_ms();
+
+		snprintf(w, sizeof(w), "B%02d", i);
+		ck_assert_int_eq(pwrite(fb, w, 3, 2 + 3 * i), 3);
+		ck_assert_int_eq(pread(fa, buf, sizeof(buf), 0), 5 + 3 * i);
+		ck_assert_msg(!memcmp(buf + 2 + 3 * i, w, 3), "mount 1 reads '%.3s' where mount 2 wrote '%s'",
+			      buf + 2 + 3 * i, w);
+		ck_assert_int_eq(fstat(fa, &st), 0);
+		ck_assert_int_eq(st.st_size, 5 + 3 * i);
+		snprintf(w, sizeof(w), "A%02d", i);
+		ck_assert_int_eq(pwrite(fa, w, 3, 2 + 3 * i), 3);
+		ck_assert_int_eq(pread(fb, buf, sizeof(buf), 0), 5 + 3 * i);
+		ck_assert_msg(!memcmp(buf + 2 + 3 * i, w, 3), "mount 2 reads '%.3s' where mount 1 wrote '%s'",
+			      buf + 2 + 3 * i, w);
+		ck_assert_msg(now_ms() - t0 < 10 * COHERENT_MS, "round %d took %.1f ms", i, now_ms() - t0);
+	}
+	ck_assert_int_eq(close(fb), 0);
+	ck_assert_int_eq(close(fa), 0);
+	ck_assert_int_eq(read_text(P2("mix"), buf, sizeof(buf)), 32);
+	ck_assert(memcmp(buf + 29, "A09", 3) == 0);
+}
+END_TEST
+
 START_TEST(test_open_unlinked_two_mounts)
 {
 	char buf[64];
@@ -528,6 +572,7 @@ int main(void)
 	ADD(test_stopped_client_loses_caps);
 	ADD(test_caps_come_back_after_mds_restart);
 	ADD(test_close_to_open_two_mounts);
+	ADD(test_two_writers_two_mounts);
 	ADD(test_append_while_other_stats);
 	ADD(test_open_unlinked_two_mounts);
 	ADD(test_open_unlinked_same_mount);

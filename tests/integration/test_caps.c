@@ -18,10 +18,12 @@
 #include <check.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <json-c/json.h>
 #include <limits.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -165,12 +167,13 @@ static void setup(void)
 	snprintf(conf, sizeof(conf), "%s/loligo.conf", dir);
 	FILE *f = fopen(conf, "w");
 	ck_assert_ptr_nonnull(f);
-	/* revokes time out after 3 s (the unanswered-revoke test); caches that
+	/* revokes are late after 1 s and time out after 3 s (the
+	 * unanswered-revoke test); caches that
 	 * could hide a missing invalidation last 30 s */
 	fprintf(f,
 		"[global]\nstore_backend = local\nstore_local_path = %s/store\n"
 		"[mds]\nmds_addr = 127.0.0.1\nlog_file = %s/mds.log\nadmin_socket = %s/mds.asok\n"
-		"mds_session_timeout = 3\nmds_reconnect_timeout = 10\nmds_tick_interval = 0.2\n"
+		"mds_session_timeout = 3\nmds_revoke_cap_timeout = 1\nmds_reconnect_timeout = 10\nmds_tick_interval = 0.2\n"
 		"mds_keyring = %s/keyring\n"
 		"[client]\nlog_file = %s/client.log\nclient_mount_timeout = 10\nclient_caps_timeout = 30\n"
 		"client_flush_interval = 30\nclient_keyring = %s/client.keyring\n",
@@ -528,6 +531,115 @@ START_TEST(test_two_writers_uncached)
 }
 END_TEST
 
+/* ---- a frontend's promises: the revoke hook (NFS delegations) -------------------------- */
+
+struct hook_rec {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	int calls;
+	uint64_t ino;
+	uint32_t had, keep;
+	bool lost, release;
+};
+
+/* records the first revoke and holds it until the test says so */
+static void rec_hook(void *arg, struct lc_inode *in, uint32_t had, uint32_t keep, bool lost)
+{
+	struct hook_rec *h = arg;
+
+	pthread_mutex_lock(&h->lock);
+	if (!h->calls++) {
+		h->ino = lc_ino(in);
+		h->had = had;
+		h->keep = keep;
+		h->lost = lost;
+	}
+	pthread_cond_broadcast(&h->cond);
+	while (!lost && !h->release)
+		pthread_cond_wait(&h->cond, &h->lock);
+	pthread_mutex_unlock(&h->lock);
+}
+
+struct bg_open {
+	struct lc_inode *in;
+	struct lc_fh *fh;
+	int r;
+	_Atomic bool done;
+};
+
+static void *bg_open_main(void *arg)
+{
+	struct bg_open *b = arg;
+
+	b->r = lc_open(B, b->in, O_WRONLY, &rootcr, &b->fh);
+	atomic_store(&b->done, true);
+	return NULL;
+}
+
+/* A reads a file (data caps: what a read delegation rests on) and hooks
+ * revokes; B's open for writing takes A's Fc: A's hook runs before A acks,
+ * and B's open waits for it. */
+START_TEST(test_revoke_hook_runs_before_ack)
+{
+	struct lc_inode *da = mkdir_in(A, ra, "deleg", 0755), *fa, *db;
+	struct hook_rec h = { .lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER };
+	struct lc_revoke_hook hook = { .revoke = rec_hook, .arg = &h };
+	struct bg_open bo = { 0 };
+	struct lc_fh *fh;
+	pthread_t t;
+	char buf[16];
+	uint64_t t0;
+
+	put_file(A, da, "f", "data");
+	fa = lookup_ok(A, da, "f");
+	ck_assert_int_eq(lc_open(A, fa, O_RDONLY, &rootcr, &fh), 0);
+	ck_assert_int_eq(lc_read(A, fh, 0, sizeof(buf), buf), 4);
+	ck_assert_msg((lc_caps_held(fa) & (LC_CAP_CACHE | LC_CAP_ATTRS)) == (LC_CAP_CACHE | LC_CAP_ATTRS),
+		      "A's open file holds LC_CAP_* 0x%x", lc_caps_held(fa));
+	lclient_add_revoke_hook(A, &hook);
+
+	db = lookup_ok(B, rb, "deleg");
+	bo.in = lookup_ok(B, db, "f");
+	ck_assert_int_eq(pthread_create(&t, NULL, bg_open_main, &bo), 0);
+	t0 = now_mono_ns();
+	pthread_mutex_lock(&h.lock);
+	while (!h.calls && ms_since(t0) < 5000) {
+		struct timespec dl;
+
+		clock_gettime(CLOCK_REALTIME, &dl);
+		dl.tv_nsec += 10000000;
+		if (dl.tv_nsec >= 1000000000) {
+			dl.tv_sec++;
+			dl.tv_nsec -= 1000000000;
+		}
+		pthread_cond_timedwait(&h.cond, &h.lock, &dl);
+	}
+	int calls = h.calls;
+	pthread_mutex_unlock(&h.lock);
+	ck_assert_msg(calls == 1, "A's revoke hook was not called (%d calls in 5 s)", calls);
+	ck_assert_uint_eq(h.ino, lc_ino(fa));
+	ck_assert(!h.lost);
+	ck_assert_msg((h.had & LC_CAP_CACHE) && !(h.keep & LC_CAP_CACHE), "had 0x%x keep 0x%x", h.had, h.keep);
+	/* A has not acked: B's open still waits */
+	ck_assert_msg(!atomic_load(&bo.done), "B's open returned while A's hook still held the revoke");
+
+	pthread_mutex_lock(&h.lock);
+	h.release = true;
+	pthread_cond_broadcast(&h.cond);
+	pthread_mutex_unlock(&h.lock);
+	pthread_join(t, NULL);
+	ck_assert_int_eq(bo.r, 0);
+	ck_assert_msg(!(lc_caps_held(fa) & LC_CAP_CACHE), "A still holds LC_CAP_CACHE after the revoke");
+	lclient_del_revoke_hook(A, &hook);
+	ck_assert_int_eq(lc_release(B, bo.fh), 0);
+	ck_assert_int_eq(lc_release(A, fh), 0);
+	lc_put(B, bo.in);
+	lc_put(B, db);
+	lc_put(A, fa);
+	lc_put(A, da);
+}
+END_TEST
+
 /* ---- a client that stops answering ------------------------------------------------- */
 
 /* Child: a client of its own (own data store) that caches @path's file and
@@ -548,19 +660,80 @@ static void hung_client(int fd)
 		pause();
 }
 
+struct bg_chmod {
+	struct lc_inode *f;
+	int r;
+	double took;
+};
+
+static void *bg_chmod_main(void *arg)
+{
+	struct bg_chmod *b = arg;
+	struct lc_attr set = { .mode = 0600 };
+	uint64_t t0 = now_mono_ns();
+
+	b->r = lc_setattr(A, b->f, &set, LC_SET_MODE, &rootcr, NULL);
+	b->took = ms_since(t0);
+	return NULL;
+}
+
+/* The detail lines of health check @code, one a line, or NULL if it is not raised. */
+static char *health_detail(const char *code)
+{
+	struct json_object *h = mds_cmd("health detail"), *checks, *c, *det;
+	char *out = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	if (json_object_object_get_ex(h, "checks", &checks) && json_object_object_get_ex(checks, code, &c) &&
+	    json_object_object_get_ex(c, "detail", &det) && (f = open_memstream(&out, &len))) {
+		for (size_t i = 0; i < json_object_array_length(det); i++) {
+			struct json_object *m;
+
+			if (json_object_object_get_ex(json_object_array_get_idx(det, i), "message", &m))
+				fprintf(f, "%s\n", json_object_get_string(m));
+		}
+		fclose(f);
+	}
+	json_object_put(h);
+	return out;
+}
+
+/* The id of the session whose client metadata says pid @pid (-1: none). */
+static int64_t session_of_pid(pid_t pid)
+{
+	struct json_object *ls = mds_cmd("session ls"), *v;
+	char want[32];
+	int64_t id = -1;
+
+	snprintf(want, sizeof(want), "%d", (int)pid);
+	for (size_t i = 0; i < json_object_array_length(ls); i++) {
+		struct json_object *o = json_object_array_get_idx(ls, i);
+
+		if (json_object_object_get_ex(o, "pid", &v) && !strcmp(json_object_get_string(v), want))
+			id = json_int(o, "id");
+	}
+	json_object_put(ls);
+	return id;
+}
+
 START_TEST(test_unanswered_revoke_evicts)
 {
 	struct lc_inode *da = mkdir_in(A, ra, "hang", 0755), *f;
 	struct lc_attr set = { .mode = 0600 };
+	struct bg_chmod chmod = { 0 };
 	struct json_object *ls;
 	int p[2], sessions;
+	int64_t stopped;
+	pthread_t bg;
 	pid_t child;
-	char k;
+	char k, *late, want[64];
 	uint64_t t0;
-	double took;
+	double took, late_ms;
 
 	put_file(A, da, "f", "data");
 	f = lookup_ok(A, da, "f");
+	chmod.f = f;
 	ck_assert_int_eq(pipe(p), 0);
 	child = fork();
 	ck_assert_int_ge(child, 0);
@@ -576,15 +749,36 @@ START_TEST(test_unanswered_revoke_evicts)
 	sessions = (int)json_object_array_length(ls);
 	json_object_put(ls);
 	ck_assert_int_eq(sessions, 3);
+	stopped = session_of_pid(child);
+	ck_assert_int_ge(stopped, 0);
 	ck_assert_int_eq(kill(child, SIGSTOP), 0);
 
 	/* A's chmod must revoke what the stopped client caches: it waits the
-	 * session timeout (3 s), then the client loses its session and A goes on */
+	 * session timeout (3 s), then the client loses its session and A goes
+	 * on; meanwhile, past mds_revoke_cap_timeout (1 s), health names it */
+	ck_assert_ptr_null(health_detail("MDS_CLIENT_LATE_RELEASE"));
 	t0 = now_mono_ns();
-	ck_assert_int_eq(lc_setattr(A, f, &set, LC_SET_MODE, &rootcr, NULL), 0);
-	took = ms_since(t0);
+	ck_assert_int_eq(pthread_create(&bg, NULL, bg_chmod_main, &chmod), 0);
+	for (;;) {
+		late = health_detail("MDS_CLIENT_LATE_RELEASE");
+		if (late || ms_since(t0) > 10000)
+			break;
+		usleep(50000);
+	}
+	late_ms = ms_since(t0);
+	pthread_join(bg, NULL);
+	ck_assert_msg(late, "no MDS_CLIENT_LATE_RELEASE while the revoke waited");
+	snprintf(want, sizeof(want), "session %" PRId64 " (", stopped);
+	ck_assert_msg(strstr(late, want) && strstr(late, "has not answered the revoke of caps of inode"),
+		      "MDS_CLIENT_LATE_RELEASE does not name session %" PRId64 ": %s", stopped, late);
+	free(late);
+	ck_assert_msg(late_ms >= 900, "MDS_CLIENT_LATE_RELEASE after %.0f ms (mds_revoke_cap_timeout 1 s)", late_ms);
+	ck_assert_int_eq(chmod.r, 0);
+	took = chmod.took;
 	ck_assert_msg(took > 2000 && took < 8000, "chmod took %.0f ms (mds_session_timeout 3 s)", took);
 	ck_assert_int_ge(mds_counter("acks_late"), 1);
+	/* evicted: nothing late any more */
+	ck_assert_ptr_null(health_detail("MDS_CLIENT_LATE_RELEASE"));
 	ls = mds_cmd("session ls");
 	sessions = (int)json_object_array_length(ls);
 	json_object_put(ls);
@@ -907,6 +1101,7 @@ static Suite *suite(void)
 	ADD(tc, test_rename_unlink_cached);
 	ADD(tc, test_chmod_chown_denies_at_once);
 	ADD(tc, test_two_writers_uncached);
+	ADD(tc, test_revoke_hook_runs_before_ack);
 	ADD(tc, test_unanswered_revoke_evicts);
 	ADD(tc, test_caps_survive_mds_restart);
 	ADD(tc, test_open_unlinked_file);
