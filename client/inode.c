@@ -374,7 +374,12 @@ void lc_inode_fill_attr_locked(const struct lc_inode *in, struct lc_attr *attr)
 	}
 	if (meta & MDSP_DIRTY_MTIME) {
 		attr->mtime = ts_of(in->wmtime);
-		attr->ctime = attr->mtime;
+		/* a write moves ctime too, but not back past a change the MDS
+		 * made since (a chmod after a close whose flush is not acked
+		 * yet: the MDS keeps the later ctime, apply_flush) */
+		if (attr->mtime.tv_sec > attr->ctime.tv_sec ||
+		    (attr->mtime.tv_sec == attr->ctime.tv_sec && attr->mtime.tv_nsec > attr->ctime.tv_nsec))
+			attr->ctime = attr->mtime;
 	}
 }
 

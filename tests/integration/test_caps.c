@@ -531,6 +531,61 @@ START_TEST(test_two_writers_uncached)
 }
 END_TEST
 
+/* ---- ctime while a flush is in flight ----------------------------------------------------- */
+
+static void mds_config_set(const char *var, const char *val)
+{
+	struct json_object *req = json_object_new_object(), *rep = NULL;
+	char path[PATH_MAX + 16];
+
+	json_object_object_add(req, "prefix", json_object_new_string("config set"));
+	json_object_object_add(req, "var", json_object_new_string(var));
+	json_object_object_add(req, "val", json_object_new_string(val));
+	snprintf(path, sizeof(path), "%s/mds.asok", dir);
+	ck_assert_int_eq(asok_request(path, req, &rep, 10000), 0);
+	json_object_put(req);
+	if (rep)
+		json_object_put(rep);
+}
+
+static bool ts_later(struct timespec a, struct timespec b)
+{
+	return a.tv_sec > b.tv_sec || (a.tv_sec == b.tv_sec && a.tv_nsec > b.tv_nsec);
+}
+
+/* A write's close sends its mtime in a CAPS FLUSH without waiting; a chmod
+ * right after moves ctime at the MDS.  Until the flush is acked the client
+ * shows its own mtime, but its ctime must not go back past the chmod's
+ * (the FLUSH_ACK is held: the journal writes nothing meanwhile). */
+START_TEST(test_ctime_not_older_than_mds_while_flushing)
+{
+	struct lc_inode *da = mkdir_in(A, ra, "ct", 0755), *f;
+	struct lc_attr set = { .mode = 0600 }, ch, a;
+	struct timespec before;
+	struct lc_fh *fh;
+
+	ck_assert_int_eq(lc_create(A, da, "f", 0644, O_WRONLY | O_CREAT, &rootcr, NULL, &f, &fh), 0);
+	ck_assert_int_eq(lc_sync_fs(A), 0);
+	mds_config_set("mds_journal_hold", "true");
+	ck_assert_int_eq(lc_write(A, fh, 0, 4, "data"), 4);
+	ck_assert_int_eq(lc_release(A, fh), 0);         /* the flush goes, unacked */
+	usleep(20000);                                 /* a ctime the write's cannot equal */
+	clock_gettime(CLOCK_REALTIME, &before);
+	ck_assert_int_eq(lc_setattr(A, f, &set, LC_SET_MODE, &rootcr, &ch), 0);
+	ck_assert_int_eq(lc_getattr(A, f, &rootcr, false, &a), 0);
+	mds_config_set("mds_journal_hold", "false");
+	ck_assert_int_eq(a.mode & 07777, 0600);
+	ck_assert_int_eq(a.size, 4);
+	ck_assert_msg(!ts_later(before, ch.ctime) && !ts_later(before, a.ctime),
+		      "ctime %ld.%09ld (chmod's reply) / %ld.%09ld (getattr) is older than the chmod (%ld.%09ld)",
+		      (long)ch.ctime.tv_sec, ch.ctime.tv_nsec, (long)a.ctime.tv_sec, a.ctime.tv_nsec,
+		      (long)before.tv_sec, before.tv_nsec);
+	ck_assert_msg(!ts_later(a.mtime, a.ctime), "mtime after ctime");
+	lc_put(A, f);
+	lc_put(A, da);
+}
+END_TEST
+
 /* ---- a frontend's promises: the revoke hook (NFS delegations) -------------------------- */
 
 struct hook_rec {
@@ -1102,6 +1157,7 @@ static Suite *suite(void)
 	ADD(tc, test_chmod_chown_denies_at_once);
 	ADD(tc, test_two_writers_uncached);
 	ADD(tc, test_revoke_hook_runs_before_ack);
+	ADD(tc, test_ctime_not_older_than_mds_while_flushing);
 	ADD(tc, test_unanswered_revoke_evicts);
 	ADD(tc, test_caps_survive_mds_restart);
 	ADD(tc, test_open_unlinked_file);
