@@ -614,15 +614,14 @@ out_mdsc:
 
 /*
  * An unmount just after an MDS restart, before the session is back: wait
- * for it (bounded by client_mount_timeout), so that the requests answered
+ * for it (bounded by client_unmount_timeout), so that the requests answered
  * UNSAFE are replayed and the sizes and mtimes not sent yet (a close sends
  * them without waiting, in a CAPS FLUSH) reach the MDS.  Only when there is
  * something to send: an unmount with nothing pending does not wait for an
  * MDS that is gone.
  */
-static void unmount_wait_session(struct lclient *c)
+static void unmount_wait_session(struct lclient *c, uint64_t end)
 {
-	uint64_t end = now_mono_ns() + lc_secs_ns(CFG_client_mount_timeout);
 	bool logged = false;
 
 	while (!mdsc_is_open(c->mdsc) && now_mono_ns() < end) {
@@ -632,7 +631,7 @@ static void unmount_wait_session(struct lclient *c)
 		if (!dirty && mdsc_oldest_tid(c->mdsc) > mdsc_last_tid(c->mdsc))
 			return;
 		if (!logged) {
-			dinfo(CLIENT, "unmount: waiting up to client_mount_timeout for the MDS session, to send what is not safe yet");
+			dinfo(CLIENT, "unmount: waiting up to client_unmount_timeout for the MDS session, to send what is not safe yet");
 			logged = true;
 		}
 		usleep(10000);
@@ -641,10 +640,13 @@ static void unmount_wait_session(struct lclient *c)
 
 void lclient_unmount(struct lclient *c)
 {
+	/* how long the unmount waits for a lost session */
+	uint64_t end = now_mono_ns() + lc_secs_ns(CFG_client_unmount_timeout);
+
 	if (!c)
 		return;
 	if (c->mdsc)
-		unmount_wait_session(c);
+		unmount_wait_session(c, end);
 	/* handles the frontend never released (FUSE: RELEASEs still queued
 	 * when the session ended; the kernel has dropped them): flush and free */
 	for (;;) {
@@ -665,8 +667,12 @@ void lclient_unmount(struct lclient *c)
 	/* within one slice; the rest is resumed by the next mount */
 	lc_purge_stop(c);
 	if (c->mdsc) {
-		/* sizes and mtimes in CAPS FLUSHes must be journaled first */
-		if (lc_wait_flushes(c, lc_secs_ns(CFG_client_mount_timeout)) < 0)
+		/* sizes and mtimes in CAPS FLUSHes must be journaled first
+		 * (without a session, only what is left of the wait above) */
+		uint64_t now = now_mono_ns();
+		uint64_t tmo = mdsc_is_open(c->mdsc) ? lc_secs_ns(CFG_client_mount_timeout) : end > now ? end - now : 0;
+
+		if (lc_wait_flushes(c, tmo) < 0)
 			derr(CLIENT, "unmount: the MDS did not acknowledge every size/mtime flush");
 		/* waits for SAFE replies itself, bounded: an unmount must not
 		 * hang on an MDS that is gone (a plain mdsc_sync would, with
