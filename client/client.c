@@ -613,25 +613,37 @@ out_mdsc:
 }
 
 /*
- * An unmount just after an MDS restart, before the session is back: wait
- * for it (bounded by client_unmount_timeout), so that the requests answered
- * UNSAFE are replayed and the sizes and mtimes not sent yet (a close sends
- * them without waiting, in a CAPS FLUSH) reach the MDS.  Only when there is
- * something to send: an unmount with nothing pending does not wait for an
- * MDS that is gone.
+ * An unmount just after an MDS restart, before the session is back, with
+ * sizes and mtimes not sent yet (a close sends them in a CAPS FLUSH without
+ * waiting, and without a session they stay dirty): wait for the session
+ * (bounded by client_unmount_timeout), so that the flush below sends them.
+ * The requests not SAFE yet are mdsc_destroy's: it waits for them itself,
+ * through a reconnect too.  Nothing dirty: no wait for an MDS that is gone.
  */
-static void unmount_wait_session(struct lclient *c, uint64_t end)
+static void unmount_wait_session(struct lclient *c)
 {
+	uint64_t end = now_mono_ns() + lc_secs_ns(CFG_client_unmount_timeout);
 	bool logged = false;
 
 	while (!mdsc_is_open(c->mdsc) && now_mono_ns() < end) {
-		pthread_mutex_lock(&c->dirty_lock);
-		bool dirty = c->dirty_list != NULL;
-		pthread_mutex_unlock(&c->dirty_lock);
-		if (!dirty && mdsc_oldest_tid(c->mdsc) > mdsc_last_tid(c->mdsc))
+		struct cds_lfht_iter it;
+		struct lc_inode *in;
+		bool dirty = false;
+
+		rcu_read_lock();
+		LC_LFHT_FOR_EACH(c->inodes, &it, in, hnode) {
+			pthread_mutex_lock(&in->lock);
+			dirty = in->dirty_meta != 0;
+			pthread_mutex_unlock(&in->lock);
+			if (dirty)
+				break;
+		}
+		rcu_read_unlock();
+		if (!dirty)
 			return;
 		if (!logged) {
-			dinfo(CLIENT, "unmount: waiting up to client_unmount_timeout for the MDS session, to send what is not safe yet");
+			dinfo(CLIENT, "unmount: waiting up to client_unmount_timeout for the MDS session, to send sizes and "
+				      "mtimes not sent yet");
 			logged = true;
 		}
 		usleep(10000);
@@ -640,13 +652,10 @@ static void unmount_wait_session(struct lclient *c, uint64_t end)
 
 void lclient_unmount(struct lclient *c)
 {
-	/* how long the unmount waits for a lost session */
-	uint64_t end = now_mono_ns() + lc_secs_ns(CFG_client_unmount_timeout);
-
 	if (!c)
 		return;
 	if (c->mdsc)
-		unmount_wait_session(c, end);
+		unmount_wait_session(c);
 	/* handles the frontend never released (FUSE: RELEASEs still queued
 	 * when the session ended; the kernel has dropped them): flush and free */
 	for (;;) {
@@ -668,11 +677,8 @@ void lclient_unmount(struct lclient *c)
 	lc_purge_stop(c);
 	if (c->mdsc) {
 		/* sizes and mtimes in CAPS FLUSHes must be journaled first
-		 * (without a session, only what is left of the wait above) */
-		uint64_t now = now_mono_ns();
-		uint64_t tmo = mdsc_is_open(c->mdsc) ? lc_secs_ns(CFG_client_mount_timeout) : end > now ? end - now : 0;
-
-		if (lc_wait_flushes(c, tmo) < 0)
+		 * (without a session they cannot be) */
+		if (lc_wait_flushes(c, mdsc_is_open(c->mdsc) ? lc_secs_ns(CFG_client_mount_timeout) : 0) < 0)
 			derr(CLIENT, "unmount: the MDS did not acknowledge every size/mtime flush");
 		/* waits for SAFE replies itself, bounded: an unmount must not
 		 * hang on an MDS that is gone (a plain mdsc_sync would, with
