@@ -229,7 +229,9 @@ void lc_fh_free(struct lclient *c, struct lc_fh *fh)
 	/* what is not needed any more goes back to the MDS (Fw/Fb after the
 	 * last writer, with the dirty size/mtime at once; what we want, soon) */
 	pthread_mutex_lock(&fh->in->lock);
-	bool dirty = fh->in->dirty_meta;
+	/* an unlinked file's last close: the MDS purges its orphan as soon as
+	 * it hears, and its handles go stale then */
+	bool dirty = fh->in->dirty_meta || fh->in->mi.nlink == 0;
 	pthread_mutex_unlock(&fh->in->lock);
 	if (dirty || purge)
 		lc_caps_update(c, fh->in);

@@ -234,7 +234,9 @@ int lc_lookup_ino(struct lclient *c, uint64_t ino, uint64_t generation, struct l
 	if (in) {
 		uint64_t now = now_mono_ns();
 		pthread_mutex_lock(&in->lock);
-		bool valid = lc_inode_attr_valid_locked(in, now);
+		/* an unlinked inode is asked about at the MDS even under caps:
+		 * our caps on it may outlive it (the last close purges it) */
+		bool valid = lc_inode_attr_valid_locked(in, now) && in->mi.nlink > 0;
 		uint64_t gen = in->mi.generation;
 		pthread_mutex_unlock(&in->lock);
 		if (!valid) {

@@ -1131,10 +1131,16 @@ static void handle_inode_caps(struct mds *m, struct conn *c, struct session *s, 
 		journal_submit_locked(m, &t, NULL);
 	}
 	txn_free(&t);
-	if (in->in_stray && !locker_in_use(in))
-		m->strays_unchecked = true;
+	bool stray_free = in->in_stray && !locker_in_use(in);
 	eval_grants(m, in);
 	wake(m, in->a.ino);
+	if (stray_free) {
+		/* its last close: purged at once, so its handles (NFS file
+		 * handles, LOOKUPINO) go stale now, not at the next tick */
+		m->strays_unchecked = true;
+		if (!m->reconnecting)
+			purge_unused_strays(m);
+	}
 }
 
 static void handle_lease(struct mds *m, struct conn *c, struct session *s, struct mdsp_caps *msg)
