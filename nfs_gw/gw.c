@@ -307,10 +307,12 @@ int gw_start(const char *addr_port, struct lclient *c, struct asok *asok, struct
 	return 0;
 
 out_nfs3:
+	nfs4_cb_stop(gw->nfs4);          /* before the connections it calls on go */
 	rpc_svc_destroy(gw->svc);
 	gw->svc = NULL;
 	nfs3_server_destroy(gw->nfs3);
 out_nfs4:
+	nfs4_cb_stop(gw->nfs4);
 	rpc_svc_destroy(gw->svc);
 	gw->svc = NULL;
 	nfs4_server_destroy(gw->nfs4);
@@ -340,6 +342,7 @@ void gw_stop(struct gw *gw)
 	pthread_mutex_unlock(&asok_lock);
 	if (gw->rpcb)
 		rpc_rpcb_unset(rpcb_progs, 3);
+	nfs4_cb_stop(gw->nfs4);          /* callbacks use the service's connections */
 	rpc_svc_destroy(gw->svc);
 	nfs3_server_destroy(gw->nfs3);
 	nfs4_server_destroy(gw->nfs4);
