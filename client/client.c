@@ -283,6 +283,7 @@ static int client_alloc(struct lclient **out)
 	uint64_t os = cfg_uint(CFG_client_object_size);
 	c->default_object_size = os && os <= (1u << 30) ? (uint32_t)os : LC_DEFAULT_OBJECT_SIZE;
 	pthread_mutex_init(&c->dirty_lock, NULL);
+	pthread_rwlock_init(&c->break_lock, NULL);
 	pthread_mutex_init(&c->oc_lock, NULL);
 	pthread_mutex_init(&c->work_lock, NULL);
 	pthread_mutex_init(&c->fh_lock, NULL);
@@ -377,6 +378,32 @@ void lclient_set_callbacks(struct lclient *c, const struct lc_callbacks *cb, voi
 	else
 		memset(&c->cb, 0, sizeof(c->cb));
 	c->cb_arg = arg;
+}
+
+void lclient_set_break_hook(struct lclient *c, void (*fn)(void *arg, uint64_t ino), void *arg)
+{
+	pthread_rwlock_wrlock(&c->break_lock);     /* waits for the calls in flight */
+	c->break_fn = fn;
+	c->break_arg = arg;
+	pthread_rwlock_unlock(&c->break_lock);
+}
+
+void lc_break_for_write(struct lclient *c, uint64_t ino)
+{
+	pthread_rwlock_rdlock(&c->break_lock);
+	if (c->break_fn)
+		c->break_fn(c->break_arg, ino);
+	pthread_rwlock_unlock(&c->break_lock);
+}
+
+int lc_inode_writers(struct lc_inode *in)
+{
+	int n;
+
+	pthread_mutex_lock(&in->lock);
+	n = in->nwriters;
+	pthread_mutex_unlock(&in->lock);
+	return n;
 }
 
 void lc_notify_inode(struct lclient *c, struct lc_inode *in, off_t off, off_t len)
@@ -623,6 +650,7 @@ void lclient_destroy(struct lclient *c)
 		store_close(c->store);
 	}
 	pthread_mutex_destroy(&c->dirty_lock);
+	pthread_rwlock_destroy(&c->break_lock);
 	pthread_mutex_destroy(&c->oc_lock);
 	pthread_mutex_destroy(&c->work_lock);
 	pthread_mutex_destroy(&c->fh_lock);

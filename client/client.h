@@ -146,6 +146,22 @@ void lclient_destroy(struct lclient *c);
 
 void lclient_set_callbacks(struct lclient *c, const struct lc_callbacks *cb, void *arg);
 
+/**
+ * lclient_set_break_hook - @fn(@arg, ino) is called by lc_break_for_write()
+ * before a frontend changes a file's data (the NFS gateway recalls its
+ * delegations on it there, and may block, bounded by its lease).  NULL
+ * unsets it, after the calls in flight have returned.
+ */
+void lclient_set_break_hook(struct lclient *c, void (*fn)(void *arg, uint64_t ino), void *arg);
+/**
+ * lc_break_for_write - the calling frontend (FUSE) is about to open @ino
+ * for writing or truncate it: let the hook's owner give up what promises
+ * nobody writes (NFS read delegations).  May block; no client lock held.
+ */
+void lc_break_for_write(struct lclient *c, uint64_t ino);
+/** lc_inode_writers - open handles of @in with write access, every frontend's. */
+int lc_inode_writers(struct lc_inode *in);
+
 /*
  * lc_notify_inode, lc_notify_entry - a frontend other than the one that
  * registered lc_callbacks (the NFS gateway beside FUSE) changed @in's data

@@ -199,6 +199,11 @@ struct lclient {
 
 	struct lc_callbacks cb;
 	void *cb_arg;
+	/* lc_break_for_write's hook (the NFS gateway's delegations); break_lock
+	 * is held for reading around each call, for writing to change it */
+	pthread_rwlock_t break_lock;
+	void (*break_fn)(void *arg, uint64_t ino);
+	void *break_arg;
 	struct asok *asok;           /* registered before mount: mdsc commands follow at mount */
 
 	/* caches */

@@ -268,6 +268,40 @@ void nfs4_cb_set_addr40_locked(struct nfs4_client *clp, const char *netid, const
 	clp->cb_why[0] = 0;
 }
 
+bool nfs4_cb_path_up(struct nfs4_server *srv, uint64_t clientid)
+{
+	struct nfs4_client *clp;
+	struct nfs4_session *s;
+	bool up = false;
+
+	pthread_mutex_lock(&srv->lock);
+	for (clp = srv->clients; clp; clp = clp->next)
+		if (clp->clientid == clientid && !clp->dead)
+			break;
+	if (clp && clp->minorversion == 0) {
+		up = clp->cb_state == NFS4_CB_UP;
+	} else if (clp) {
+		for (s = clp->sessions; s && !up; s = s->cl_next)
+			up = back_usable_locked(&s->cb) && s->cb.state == NFS4_CB_UP;
+	}
+	pthread_mutex_unlock(&srv->lock);
+	return up;
+}
+
+void nfs4_cb_recall(struct nfs4_server *srv, uint64_t clientid, const struct nfs4_stateid *sid,
+		    const struct nfs4_fh *fh)
+{
+	struct nfs4_cb_job *job = calloc(1, sizeof(*job));
+
+	if (!job)
+		return;                  /* not recalled: revoked after a lease like an unanswered recall */
+	job->kind = NFS4_CBJ_RECALL;
+	job->clientid = clientid;
+	job->stateid = *sid;
+	job->fh = *fh;
+	nfs4_cb_queue(srv, job);
+}
+
 /* ---- the queue ---------------------------------------------------------------- */
 
 void nfs4_cb_queue(struct nfs4_server *srv, struct nfs4_cb_job *job)

@@ -242,6 +242,9 @@ struct nfs4_state_hooks {
 	void (*client_release)(struct nfs4_server *srv, struct nfs4_client *clp);
 	/* @clientid holds opens or locks */
 	bool (*client_has_state)(struct nfs4_server *srv, uint64_t clientid);
+	/* once a second from the lease reaper, without srv->lock (delegations
+	 * not returned within a lease of their recall are revoked) */
+	void (*tick)(struct nfs4_server *srv, uint64_t now);
 	void *arg;                       /* the state code's, for its hooks */
 };
 
@@ -268,6 +271,7 @@ struct nfs4_perf {
 	struct os_seq_stats seq;         /* NFSv4.0 seqid waits (open_state.h) */
 	struct perf_counter courtesy;    /* clients kept as courtesy clients */
 	struct perf_counter cancelled;   /* leases cancelled (tombstoned) */
+	struct perf_counter delegs_granted, delegs_recalled, delegs_returned, delegs_revoked;
 };
 
 struct nfs4_params {
@@ -469,6 +473,17 @@ void nfs4_cb_set_addr40_locked(struct nfs4_client *clp, const char *netid, const
  * by nfs4_cb_timeout per job in the queue).  Return: as a job's done().
  */
 int nfs4_cb_call_sync(struct nfs4_server *srv, uint64_t clientid, enum nfs4_cb_kind kind, uint32_t *status);
+/** nfs4_cb_path_up - @clientid's callback path answered its last call (4.1: on some session). */
+bool nfs4_cb_path_up(struct nfs4_server *srv, uint64_t clientid);
+/** nfs4_cb_recall - queue a CB_RECALL of delegation @sid on @fh to @clientid. */
+void nfs4_cb_recall(struct nfs4_server *srv, uint64_t clientid, const struct nfs4_stateid *sid,
+		    const struct nfs4_fh *fh);
+/**
+ * nfs4_deleg_break_ino - a frontend beside the gateway writes @ino: recall
+ * the NFS delegations on it and wait until they are returned or revoked
+ * (bounded by the lease).  Any thread but the gateway's own; no lock held.
+ */
+void nfs4_deleg_break_ino(struct nfs4_server *srv, uint64_t ino);
 /** nfs4_cb_state_name - "none", "unknown", "up", "down", "fault". */
 const char *nfs4_cb_state_name(enum nfs4_cb_state st);
 /** nfs4_cb_session_free_locked - drop @ses's back-channel reference (session freed). */

@@ -384,6 +384,7 @@ static void *reaper(void *arg)
 {
 	struct nfs4_server *srv = arg;
 	struct nfs4_client *clp, *next, *expired;
+	void (*tick)(struct nfs4_server *, uint64_t);
 	struct timespec ts;
 	uint64_t now;
 
@@ -395,6 +396,7 @@ static void *reaper(void *arg)
 			break;
 		now = now_mono_ns();
 		expired = NULL;
+		tick = srv->hooks.tick;
 		for (clp = srv->clients; clp; clp = next) {
 			next = clp->next;
 			if (now - atomic_load(&clp->renewed) <= srv->p.lease_ns)
@@ -425,6 +427,8 @@ static void *reaper(void *arg)
 			clp->next = NULL;
 			nfs4_client_release(srv, clp);
 		}
+		if (tick)
+			tick(srv, now);
 		pthread_mutex_lock(&srv->lock);
 	}
 	pthread_mutex_unlock(&srv->lock);
@@ -501,6 +505,10 @@ int nfs4_server_create(const struct nfs4_params *p, struct lclient *lc, struct n
 		perf_register_hist(g, "seqid_wait", &srv->perf.seq.wait_ns);
 		perf_register_counter(g, "courtesy_clients", &srv->perf.courtesy);
 		perf_register_counter(g, "leases_cancelled", &srv->perf.cancelled);
+		perf_register_counter(g, "delegations_granted", &srv->perf.delegs_granted);
+		perf_register_counter(g, "delegations_recalled", &srv->perf.delegs_recalled);
+		perf_register_counter(g, "delegations_returned", &srv->perf.delegs_returned);
+		perf_register_counter(g, "delegations_revoked", &srv->perf.delegs_revoked);
 		srv->perf_registered = true;
 	}
 	*out = srv;

@@ -11,6 +11,7 @@
  */
 #include "nfs4_cb_client.h"
 #include "nfs4gw_fixture.h"
+#include "nfs_gw/nfs4/open_state.h"
 
 #define CB_PROG 0x40000123u
 
@@ -494,6 +495,339 @@ START_TEST(v40_callback_probe)
 }
 END_TEST
 
+
+/* ---- read delegations (nfs4_delegations = true) ----------------------------------- */
+
+#define WANT_READ_DELEG 0x0100u
+#define WANT_NO_DELEG 0x0400u
+
+/* OPEN (no create) of @name in @dir: status; *@sid, *@fh, the delegation type in *@dt (0 none, 1 read, 3 | why << 8 none_ext) and its stateid */
+static uint32_t open_deleg(struct nc *n, const struct nfs4_fh *dir, const char *name, uint32_t access,
+			   const char *owner, struct nfs4_stateid *sid, struct nfs4_fh *fh, uint32_t *dt,
+			   struct nfs4_stateid *dsid)
+{
+	struct ncc c;
+	struct nrep r;
+	struct xdr_bitmap bm;
+	uint32_t st, fl, t;
+
+	ncc_begin(&c, n);
+	enc_putfh(&c, dir);
+	enc_open(&c, 0, access, 0, owner, NC_NOCREATE, name);
+	enc_getfh(&c);
+	ncc_call(&c, &r);
+	ck_assert_uint_eq(rep_next(&r, OP_PUTFH), NFS4_OK);
+	st = rep_next(&r, OP_OPEN);
+	if (st) {
+		rep_free(&r);
+		return st;
+	}
+	rep_stateid(&r, sid);
+	ck_assert_int_eq(xdr_skip(&r.d, 20), 0);
+	ck_assert_int_eq(xdr_get_u32(&r.d, &fl), 0);
+	ck_assert_int_eq(xdr_get_bitmap(&r.d, &bm), 0);
+	ck_assert_int_eq(xdr_get_u32(&r.d, &t), 0);
+	*dt = t;
+	if (t == 1) {                    /* open_read_delegation4 */
+		char who[64];
+		bool recall;
+		uint32_t v;
+
+		rep_stateid(&r, dsid);
+		ck_assert_int_eq(xdr_get_bool(&r.d, &recall), 0);
+		ck_assert(!recall);
+		for (int i = 0; i < 3; i++)
+			ck_assert_int_eq(xdr_get_u32(&r.d, &v), 0);
+		ck_assert_int_eq(xdr_get_string(&r.d, who, sizeof(who), 63), 0);
+		ck_assert_str_eq(who, "EVERYONE@");
+	} else if (t == 3) {
+		uint32_t why, b;
+
+		ck_assert_int_eq(xdr_get_u32(&r.d, &why), 0);
+		if (why == 1 || why == 2)
+			ck_assert_int_eq(xdr_get_u32(&r.d, &b), 0);
+		*dt = 3 | why << 8;
+	} else {
+		ck_assert_uint_eq(t, 0);
+	}
+	ck_assert_uint_eq(rep_next(&r, OP_GETFH), NFS4_OK);
+	rep_fh(&r, fh);
+	rep_free(&r);
+	return NFS4_OK;
+}
+
+/* PUTFH @fh + a stateid op (DELEGRETURN, FREE_STATEID, TEST_STATEID (its per-stateid status)) */
+static uint32_t sid_op(struct nc *n, const struct nfs4_fh *fh, uint32_t op, const struct nfs4_stateid *sid)
+{
+	struct ncc c;
+	struct nrep r;
+	uint32_t st, cnt, one;
+
+	ncc_begin(&c, n);
+	enc_putfh(&c, fh);
+	ncc_op(&c, op);
+	if (op == OP_TEST_STATEID)
+		xdr_put_u32(&c.e, 1);
+	enc_stateid(&c, sid);
+	ncc_call(&c, &r);
+	ck_assert_uint_eq(rep_next(&r, OP_PUTFH), NFS4_OK);
+	st = rep_next(&r, op);
+	if (!st && op == OP_TEST_STATEID) {
+		ck_assert_int_eq(xdr_get_u32(&r.d, &cnt), 0);
+		ck_assert_int_eq(xdr_get_u32(&r.d, &one), 0);
+		st = one;
+	}
+	rep_free(&r);
+	return st;
+}
+
+/* READ of the first bytes of @fh with @sid: status; the data in @buf */
+static uint32_t read_with(struct nc *n, const struct nfs4_fh *fh, const struct nfs4_stateid *sid, char *buf,
+			  size_t len)
+{
+	struct ncc c;
+	struct nrep r;
+	const uint8_t *data;
+	uint32_t st, dl;
+	bool eof;
+
+	ncc_begin(&c, n);
+	enc_putfh(&c, fh);
+	enc_read(&c, sid, 0, (uint32_t)len - 1);
+	ncc_call(&c, &r);
+	ck_assert_uint_eq(rep_next(&r, OP_PUTFH), NFS4_OK);
+	st = rep_next(&r, OP_READ);
+	if (!st) {
+		rep_read(&r, &eof, &data, &dl);
+		memcpy(buf, data, dl);
+		buf[dl] = 0;
+	}
+	rep_free(&r);
+	return st;
+}
+
+/* a 4.1 client with a back channel that answers, probed up */
+static struct nc *cb_client(const char *owner, struct ncb **b)
+{
+	struct nc *n = nc_connect(port, 1);
+
+	*b = ncb_attach(n);
+	ck_assert(create_session(n, owner, CREATE_SESSION4_FLAG_CONN_BACK_CHAN, RPC_AUTH_SYS) &
+		  CREATE_SESSION4_FLAG_CONN_BACK_CHAN);
+	ck_assert(WAIT_FOR(back_channel_is(n->clientid, "up"), 10));
+	return n;
+}
+
+/*
+ * A reader gets a read delegation and reads with its stateid; another
+ * client's OPEN for writing is NFS4ERR_DELAY while the gateway recalls it
+ * (CB_RECALL with the delegation's stateid and the file's handle, once),
+ * and goes through once the holder returns it (DELEGRETURN).  No
+ * delegation while a writer has the file open, none without a callback
+ * path, none for WANT_NO_DELEG (OPEN_DELEGATE_NONE_EXT, WND4_NOT_WANTED).
+ * (Before: OPEN never granted one: delegation type 0 / NONE_EXT.)
+ */
+START_TEST(v41_read_delegation_recalled_by_a_writer)
+{
+	const char *opts[] = { "nfs4_delegations=true", NULL };
+	struct nfs4_stateid sa, dsa, sb, dsb, sc, dsc;
+	struct nfs4_fh dfh, ffh, fh2;
+	struct nc *a, *b, *c3;
+	struct ncb *ba;
+	uint32_t dt = 99;
+	char buf[64];
+
+	gw_up_opts(opts);
+	a = cb_client("dg-reader", &ba);
+	test_dir(a, "dg1", &dfh);
+	make_file("f", "hello delegation", 0666);
+	ck_assert_uint_eq(open_deleg(a, &dfh, "f", OS_SHARE_ACCESS_READ | WANT_READ_DELEG, "ownA", &sa, &ffh, &dt,
+				     &dsa), NFS4_OK);
+	ck_assert_msg(dt == 1, "no read delegation (type %#x)", dt);
+	ck_assert_uint_eq(read_with(a, &ffh, &dsa, buf, sizeof(buf)), NFS4_OK);
+	ck_assert_str_eq(buf, "hello delegation");
+
+	/* a writer: DELAY while the delegation is recalled */
+	b = nc_connect(port, 1);
+	nc_session(b, "dg-writer", 2);
+	ck_assert_uint_eq(open_deleg(b, &dfh, "f", OS_SHARE_ACCESS_WRITE, "ownB", &sb, &fh2, &dt, &dsb),
+			  NFS4ERR_DELAY);
+	ck_assert_msg(WAIT_FOR(NCB_GET(ba, recalls) == 1, 10), "no CB_RECALL");
+	pthread_mutex_lock(&ba->lock);
+	ck_assert_int_eq(memcmp(ba->recall_sid.other, dsa.other, NFS4_OTHER_SIZE), 0);
+	ck_assert_uint_eq(ba->recall_fh.len, ffh.len);
+	ck_assert_int_eq(memcmp(ba->recall_fh.data, ffh.data, ffh.len), 0);
+	pthread_mutex_unlock(&ba->lock);
+	ck_assert_uint_eq(open_deleg(b, &dfh, "f", OS_SHARE_ACCESS_WRITE, "ownB", &sb, &fh2, &dt, &dsb),
+			  NFS4ERR_DELAY);
+	ck_assert_uint_eq(NCB_GET(ba, recalls), 1);         /* recalled once */
+
+	/* returned: the writer goes through */
+	ck_assert_uint_eq(sid_op(a, &ffh, OP_DELEGRETURN, &dsa), NFS4_OK);
+	ck_assert_uint_eq(sid_op(a, &ffh, OP_DELEGRETURN, &dsa), NFS4ERR_BAD_STATEID);
+	ck_assert_uint_eq(open_deleg(b, &dfh, "f", OS_SHARE_ACCESS_WRITE, "ownB", &sb, &fh2, &dt, &dsb), NFS4_OK);
+	ck_assert_uint_eq(dt, 0);
+
+	/* with a writer there, a reader gets none (and says why it wanted one) */
+	ck_assert_uint_eq(open_deleg(a, &dfh, "f", OS_SHARE_ACCESS_READ | WANT_READ_DELEG, "ownA", &sa, &ffh, &dt,
+				     &dsa), NFS4_OK);
+	ck_assert_uint_eq(dt & 0xff, 3);
+	/* WANT_NO_DELEG, on another file nobody writes */
+	make_file("g", "g", 0666);
+	ck_assert_uint_eq(open_deleg(a, &dfh, "g", OS_SHARE_ACCESS_READ | WANT_NO_DELEG, "ownA", &sa, &ffh, &dt,
+				     &dsa), NFS4_OK);
+	ck_assert_uint_eq(dt, 3 | 0 << 8);
+	/* no callback path: no delegation */
+	c3 = nc_connect(port, 1);
+	nc_session(c3, "dg-nocb", 3);
+	make_file("h", "h", 0666);
+	ck_assert_uint_eq(open_deleg(c3, &dfh, "h", OS_SHARE_ACCESS_READ, "ownC", &sc, &ffh, &dt, &dsc), NFS4_OK);
+	ck_assert_uint_eq(dt, 0);
+	ncb_detach(ba);
+	nc_close(a);
+	nc_close(b);
+	nc_close(c3);
+	ncb_free(ba);
+	gw_down();
+}
+END_TEST
+
+/*
+ * A holder that answers CB_RECALL but never returns the delegation loses
+ * it a lease after the recall: the writer's OPEN then proceeds, the holder
+ * sees SEQ4_STATUS_RECALLABLE_STATE_REVOKED, its stateid answers
+ * NFS4ERR_DELEG_REVOKED (READ, TEST_STATEID, DELEGRETURN) until
+ * FREE_STATEID, which clears the flag.
+ */
+START_TEST(v41_unreturned_delegation_revoked)
+{
+	const char *opts[] = { "nfs4_delegations=true", "nfs4_lease_time=3", NULL };
+	struct nfs4_stateid sa, dsa, sb, dsb;
+	struct nfs4_fh dfh, ffh, fh2;
+	struct nc *a, *b;
+	struct ncb *ba;
+	uint32_t dt = 99, st, flags;
+	uint64_t t0, waited;
+	char buf[64];
+
+	gw_up_opts(opts);
+	a = cb_client("dg-keeper", &ba);
+	test_dir(a, "dg2", &dfh);
+	make_file("f", "kept", 0666);
+	ck_assert_uint_eq(open_deleg(a, &dfh, "f", OS_SHARE_ACCESS_READ, "ownA", &sa, &ffh, &dt, &dsa), NFS4_OK);
+	ck_assert_uint_eq(dt, 1);
+	b = nc_connect(port, 1);
+	nc_session(b, "dg-impatient", 4);
+	t0 = now_mono_ns();
+	do {
+		st = open_deleg(b, &dfh, "f", OS_SHARE_ACCESS_WRITE, "ownB", &sb, &fh2, &dt, &dsb);
+		flags = seq_flags(a);            /* the holder stays alive, and says nothing */
+		if (st == NFS4ERR_DELAY)
+			usleep(200000);
+	} while (st == NFS4ERR_DELAY && now_mono_ns() - t0 < 20000000000ull);
+	waited = now_mono_ns() - t0;
+	ck_assert_uint_eq(st, NFS4_OK);
+	ck_assert_msg(waited >= 2500000000ull, "the delegation went after %.1f s, before its lease", waited / 1e9);
+	ck_assert_uint_ge(NCB_GET(ba, recalls), 1);
+	flags = seq_flags(a);
+	ck_assert_msg(flags & SEQ4_STATUS_RECALLABLE_STATE_REVOKED, "flags %#x", flags);
+	ck_assert_uint_eq(read_with(a, &ffh, &dsa, buf, sizeof(buf)), NFS4ERR_DELEG_REVOKED);
+	ck_assert_uint_eq(sid_op(a, &ffh, OP_TEST_STATEID, &dsa), NFS4ERR_DELEG_REVOKED);
+	ck_assert_uint_eq(sid_op(a, &ffh, OP_DELEGRETURN, &dsa), NFS4ERR_DELEG_REVOKED);
+	ck_assert_uint_eq(sid_op(a, &ffh, OP_FREE_STATEID, &dsa), NFS4_OK);
+	ck_assert_uint_eq(seq_flags(a) & SEQ4_STATUS_RECALLABLE_STATE_REVOKED, 0);
+	ck_assert_uint_eq(sid_op(a, &ffh, OP_TEST_STATEID, &dsa), NFS4ERR_BAD_STATEID);
+	/* the holder's own open is untouched */
+	ck_assert_uint_eq(read_with(a, &ffh, &sa, buf, sizeof(buf)), NFS4_OK);
+	ncb_detach(ba);
+	nc_close(a);
+	nc_close(b);
+	ncb_free(ba);
+	gw_down();
+}
+END_TEST
+
+
+struct local_writer {
+	struct lc_inode *in;
+	const char *data;
+	_Atomic bool broke, done;
+	int r;
+};
+
+/* What the FUSE frontend does for open(O_WRONLY) + write: open, break the delegations, write. */
+static void *local_writer_main(void *arg)
+{
+	struct local_writer *w = arg;
+	struct lc_fh *fh = NULL;
+
+	w->r = lc_open(lc, w->in, O_WRONLY, &rootcr, &fh);
+	if (!w->r) {
+		lc_break_for_write(lc, lc_ino(w->in));
+		atomic_store(&w->broke, true);
+		if (lc_write(lc, fh, 0, strlen(w->data), w->data) != (ssize_t)strlen(w->data))
+			w->r = -EIO;
+		lc_release(lc, fh);
+	}
+	atomic_store(&w->done, true);
+	return NULL;
+}
+
+/*
+ * A writer beside the gateway in the same process (what the FUSE mount's
+ * open for writing does: lc_break_for_write) recalls the NFS client's read
+ * delegation and waits until it is returned before it writes; the NFS
+ * client then sees the new data.  While such a writer has the file open,
+ * no delegation is granted.
+ */
+START_TEST(v41_delegation_recalled_by_a_local_writer)
+{
+	const char *opts[] = { "nfs4_delegations=true", NULL };
+	struct local_writer w = { .data = "written by the local writer" };
+	struct nfs4_stateid sa, dsa;
+	struct nfs4_fh dfh, ffh;
+	struct lc_inode *d;
+	struct nc *a;
+	struct ncb *ba;
+	struct lc_fh *wfh = NULL;
+	uint32_t dt = 99;
+	pthread_t t;
+	char buf[64];
+
+	gw_up_opts(opts);
+	a = cb_client("dg-local", &ba);
+	test_dir(a, "dg3", &dfh);
+	make_file("f", "old content", 0666);
+	ck_assert_uint_eq(open_deleg(a, &dfh, "f", OS_SHARE_ACCESS_READ, "ownA", &sa, &ffh, &dt, &dsa), NFS4_OK);
+	ck_assert_uint_eq(dt, 1);
+	ck_assert_int_eq(lc_lookup(lc, lroot, "dg3", &rootcr, NULL, &d), 0);
+	ck_assert_int_eq(lc_lookup(lc, d, "f", &rootcr, NULL, &w.in), 0);
+	ck_assert_int_eq(pthread_create(&t, NULL, local_writer_main, &w), 0);
+	ck_assert_msg(WAIT_FOR(NCB_GET(ba, recalls) == 1, 10), "the local writer recalled nothing");
+	ck_assert(!atomic_load(&w.broke));               /* it waits for the delegation */
+	ck_assert_uint_eq(read_with(a, &ffh, &dsa, buf, sizeof(buf)), NFS4_OK);   /* still valid meanwhile */
+	ck_assert_str_eq(buf, "old content");
+	ck_assert_uint_eq(sid_op(a, &ffh, OP_DELEGRETURN, &dsa), NFS4_OK);
+	ck_assert(WAIT_FOR(atomic_load(&w.done), 10));
+	pthread_join(t, NULL);
+	ck_assert_int_eq(w.r, 0);
+	ck_assert_uint_eq(read_with(a, &ffh, &sa, buf, sizeof(buf)), NFS4_OK);
+	ck_assert_str_eq(buf, "written by the local writer");
+
+	/* a local writer holds the file open: no delegation for a reader */
+	ck_assert_int_eq(lc_open(lc, w.in, O_WRONLY, &rootcr, &wfh), 0);
+	ck_assert_uint_eq(open_deleg(a, &dfh, "f", OS_SHARE_ACCESS_READ, "ownA2", &sa, &ffh, &dt, &dsa), NFS4_OK);
+	ck_assert_uint_eq(dt, 0);
+	lc_release(lc, wfh);
+	lc_put(lc, w.in);
+	lc_put(lc, d);
+	ncb_detach(ba);
+	nc_close(a);
+	ncb_free(ba);
+	gw_down();
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("nfs4_gw_cb");
@@ -507,6 +841,9 @@ static Suite *suite(void)
 	tcase_add_test(tc, v41_back_channel_down_and_fault);
 	tcase_add_test(tc, v41_no_back_channel);
 	tcase_add_test(tc, v40_callback_probe);
+	tcase_add_test(tc, v41_read_delegation_recalled_by_a_writer);
+	tcase_add_test(tc, v41_unreturned_delegation_revoked);
+	tcase_add_test(tc, v41_delegation_recalled_by_a_local_writer);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -119,6 +119,7 @@ client_keyring = $T/client.keyring
 nfs_exports = id=1,path=/,rw,no_root_squash,insecure
 # the guest mounts v3 with port= and mountport=: leave the host's rpcbind alone
 nfs_rpcbind = false
+nfs4_delegations = ${NFS_E2E_DELEGATIONS:-false}
 CONF
 "$BUILD/tools/cli/loligo" auth get-or-create client.admin --keyring "$T/keyring" -o "$T/client.keyring" 2>/dev/null ||
 	{ FAILED=1; echo "FAIL: cannot make the keyrings with $BUILD/tools/cli/loligo"; exit 1; }
@@ -310,6 +311,16 @@ seqid_waits() {
 for v in $VERSIONS; do
 	d=v${v/./}
 	coherency "$v" "coh$d"
+	if [ "$v" = 4.1 ] && [ "${NFS_E2E_DELEGATIONS:-false}" = true ]; then
+		# the guest polled req through a read delegation; FUSE's writes of it recalled it
+		dg=$("$CLI" -f json daemon "$T/client.asok" perf dump 2>/dev/null | tr -d ' \n' |
+			grep -o '"delegations_[a-z]*":[0-9]*' | tr '\n' ' ')
+		if echo "$dg" | grep -q '"delegations_granted":[1-9]' && echo "$dg" | grep -q '"delegations_returned":[1-9]'; then
+			echo "PASS: 4.1 read delegations granted and recalled by FUSE writes: $dg"
+		else
+			echo "FAIL: 4.1 delegations: $dg"; FAILED=1
+		fi
+	fi
 	w0=$(seqid_waits)
 	if guest "basic-$d" "$v" guest-basic.sh "$d"; then
 		w1=$(seqid_waits)
