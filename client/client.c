@@ -380,7 +380,7 @@ void lclient_set_callbacks(struct lclient *c, const struct lc_callbacks *cb, voi
 	c->cb_arg = arg;
 }
 
-void lclient_set_break_hook(struct lclient *c, void (*fn)(void *arg, uint64_t ino), void *arg)
+void lclient_set_break_hook(struct lclient *c, int (*fn)(void *arg, uint64_t ino, bool wait), void *arg)
 {
 	pthread_rwlock_wrlock(&c->break_lock);     /* waits for the calls in flight */
 	c->break_fn = fn;
@@ -388,12 +388,15 @@ void lclient_set_break_hook(struct lclient *c, void (*fn)(void *arg, uint64_t in
 	pthread_rwlock_unlock(&c->break_lock);
 }
 
-void lc_break_for_write(struct lclient *c, uint64_t ino)
+int lc_break_for_write(struct lclient *c, uint64_t ino, bool wait)
 {
+	int r = 0;
+
 	pthread_rwlock_rdlock(&c->break_lock);
 	if (c->break_fn)
-		c->break_fn(c->break_arg, ino);
+		r = c->break_fn(c->break_arg, ino, wait);
 	pthread_rwlock_unlock(&c->break_lock);
+	return r;
 }
 
 int lc_inode_writers(struct lc_inode *in)

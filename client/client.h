@@ -147,18 +147,21 @@ void lclient_destroy(struct lclient *c);
 void lclient_set_callbacks(struct lclient *c, const struct lc_callbacks *cb, void *arg);
 
 /**
- * lclient_set_break_hook - @fn(@arg, ino) is called by lc_break_for_write()
- * before a frontend changes a file's data (the NFS gateway recalls its
- * delegations on it there, and may block, bounded by its lease).  NULL
- * unsets it, after the calls in flight have returned.
+ * lclient_set_break_hook - @fn(@arg, ino, wait) is called by
+ * lc_break_for_write() before a frontend changes a file's data (the NFS
+ * gateway recalls its delegations on it there).  NULL unsets it, after the
+ * calls in flight have returned.
  */
-void lclient_set_break_hook(struct lclient *c, void (*fn)(void *arg, uint64_t ino), void *arg);
+void lclient_set_break_hook(struct lclient *c, int (*fn)(void *arg, uint64_t ino, bool wait), void *arg);
 /**
- * lc_break_for_write - the calling frontend (FUSE) is about to open @ino
- * for writing or truncate it: let the hook's owner give up what promises
- * nobody writes (NFS read delegations).  May block; no client lock held.
+ * lc_break_for_write - the calling frontend is about to write @ino (FUSE:
+ * opened it for writing, truncates it; NFSv3: WRITE, SETATTR of the size):
+ * the hook's owner gives up what promises nobody writes (NFS read
+ * delegations).  @wait: block until they are gone (bounded by the NFS
+ * lease); otherwise only start it.  No client lock held.
+ * Return: 0, or -EAGAIN (!@wait and some are still out: retry later).
  */
-void lc_break_for_write(struct lclient *c, uint64_t ino);
+int lc_break_for_write(struct lclient *c, uint64_t ino, bool wait);
 /** lc_inode_writers - open handles of @in with write access, every frontend's. */
 int lc_inode_writers(struct lc_inode *in);
 

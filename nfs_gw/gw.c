@@ -227,9 +227,9 @@ fail:
 	return r;
 }
 
-static void gw_break_hook(void *arg, uint64_t ino)
+static int gw_break_hook(void *arg, uint64_t ino, bool wait)
 {
-	nfs4_deleg_break_ino(arg, ino);
+	return nfs4_deleg_break_ino(arg, ino, wait);
 }
 
 /* No FUSE writer waits for a delegation any more: the waits in flight see

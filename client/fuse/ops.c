@@ -350,7 +350,7 @@ static void ll_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *st, int to_s
 		set.size = (uint64_t)st->st_size;
 		mask |= LC_SET_SIZE;
 		/* a truncate: NFS clients holding delegations on it give them back first */
-		lc_break_for_write(lf->c, lc_ino(in));
+		lc_break_for_write(lf->c, lc_ino(in), true);
 	}
 	/* UTIME_NOW arrives as ATIME|ATIME_NOW (the kernel turns both UTIME_NOW
 	 * into utimes(NULL)): "now" only, so the MDS can tell a touch (owner or
@@ -642,7 +642,7 @@ static void ll_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	/* a writer: NFS clients holding delegations on the file give them back
 	 * first (after lc_open: a delegation granted meanwhile sees the writer) */
 	if ((fi->flags & O_ACCMODE) != O_RDONLY || (fi->flags & O_TRUNC))
-		lc_break_for_write(lf->c, lc_ino(IN(lf, ino)));
+		lc_break_for_write(lf->c, lc_ino(IN(lf, ino)), true);
 	/* Drop cached pages on open: close-to-open consistency with other
 	 * clients until caps say the cache is ours. */
 	fi->keep_cache = 0;

@@ -479,11 +479,12 @@ bool nfs4_cb_path_up(struct nfs4_server *srv, uint64_t clientid);
 void nfs4_cb_recall(struct nfs4_server *srv, uint64_t clientid, const struct nfs4_stateid *sid,
 		    const struct nfs4_fh *fh);
 /**
- * nfs4_deleg_break_ino - a frontend beside the gateway writes @ino: recall
- * the NFS delegations on it and wait until they are returned or revoked
- * (bounded by the lease).  Any thread but the gateway's own; no lock held.
+ * nfs4_deleg_break_ino - a frontend beside NFSv4 (FUSE, NFSv3) writes
+ * @ino: recall the delegations on it and, if @wait, wait until they are
+ * returned or revoked (bounded by the lease; never from an NFSv4 worker).
+ * Return: 0, or -EAGAIN (!@wait and some are still out).
  */
-void nfs4_deleg_break_ino(struct nfs4_server *srv, uint64_t ino);
+int nfs4_deleg_break_ino(struct nfs4_server *srv, uint64_t ino, bool wait);
 /** nfs4_cb_state_name - "none", "unknown", "up", "down", "fault". */
 const char *nfs4_cb_state_name(enum nfs4_cb_state st);
 /** nfs4_cb_session_free_locked - drop @ses's back-channel reference (session freed). */

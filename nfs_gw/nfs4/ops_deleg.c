@@ -21,6 +21,7 @@
  * is off by default and on only where this gateway is the filesystem's
  * only writer.
  */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -143,7 +144,7 @@ void nfs4ops_deleg_freed(struct nfs4_compound *cs, uint64_t clientid)
  * lease after the recall at most), as a local opener waits for a lease
  * break; it gives up early only when the server stops.
  */
-void nfs4_deleg_break_ino(struct nfs4_server *srv, uint64_t ino)
+int nfs4_deleg_break_ino(struct nfs4_server *srv, uint64_t ino, bool wait)
 {
 	struct nfs4ops_ctx *c;
 	struct nfs4ops_recall rc[8];
@@ -155,7 +156,7 @@ void nfs4_deleg_break_ino(struct nfs4_server *srv, uint64_t ino)
 	c = srv->hooks.tick ? srv->hooks.arg : NULL;   /* no compound yet: no delegation either */
 	pthread_mutex_unlock(&srv->lock);
 	if (!c)
-		return;
+		return 0;
 	for (;;) {
 		struct os_file *f;
 		bool any = false;
@@ -188,6 +189,10 @@ void nfs4_deleg_break_ino(struct nfs4_server *srv, uint64_t ino)
 				n++;
 			}
 		}
+		if (any && !n && !wait) {
+			pthread_mutex_unlock(&c->st->lock);
+			return -EAGAIN;
+		}
 		if (any && !n) {
 			/* recalled: wait for a DELEGRETURN or the revocation */
 			until = now + 100000000ull < deadline ? now + 100000000ull : deadline;
@@ -205,4 +210,5 @@ void nfs4_deleg_break_ino(struct nfs4_server *srv, uint64_t ino)
 			nfs4_cb_recall(srv, rc[i].clientid, &rc[i].sid, &rc[i].fh);
 		}
 	}
+	return 0;
 }

@@ -763,7 +763,7 @@ static void *local_writer_main(void *arg)
 
 	w->r = lc_open(lc, w->in, O_WRONLY, &rootcr, &fh);
 	if (!w->r) {
-		lc_break_for_write(lc, lc_ino(w->in));
+		lc_break_for_write(lc, lc_ino(w->in), true);
 		atomic_store(&w->broke, true);
 		if (lc_write(lc, fh, 0, strlen(w->data), w->data) != (ssize_t)strlen(w->data))
 			w->r = -EIO;
@@ -828,6 +828,74 @@ START_TEST(v41_delegation_recalled_by_a_local_writer)
 }
 END_TEST
 
+
+/* NFSv3 WRITE (FILE_SYNC) of @data at 0 through handle @fh: the nfsstat3 */
+static uint32_t v3_write(const struct nfs4_fh *fh, const char *data)
+{
+	static _Atomic uint32_t xid = 777000;
+	struct trpc_reply r;
+	struct xdr_enc e;
+	uint8_t *buf;
+	size_t len;
+	uint32_t st = 99999, x = atomic_fetch_add(&xid, 1);
+	int fd = trpc_connect(port);
+
+	ck_assert_int_ge(fd, 0);
+	xdr_enc_init(&e, 4096);
+	trpc_call_header(&e, x, NFS4_PROGRAM, 3, 7);
+	xdr_put_opaque(&e, fh->data, fh->len);
+	xdr_put_u64(&e, 0);
+	xdr_put_u32(&e, (uint32_t)strlen(data));
+	xdr_put_u32(&e, 2);                      /* FILE_SYNC */
+	xdr_put_opaque(&e, data, (uint32_t)strlen(data));
+	ck_assert_int_eq(trpc_send_record(fd, e.buf, e.len, 0), 0);
+	xdr_enc_free(&e);
+	buf = trpc_recv_record(fd, &len, NULL);
+	ck_assert_ptr_nonnull(buf);
+	ck_assert_int_eq(trpc_parse_reply(buf, len, &r), 0);
+	ck_assert_uint_eq(r.stat, RPC_SUCCESS);
+	ck_assert_int_eq(xdr_get_u32(&r.res, &st), 0);
+	free(buf);
+	close(fd);
+	return st;
+}
+
+/*
+ * An NFSv3 WRITE to a file an NFSv4 client holds a read delegation on is
+ * NFS3ERR_JUKEBOX while the delegation is recalled (knfsd's answer), and
+ * goes through once it is returned; the NFSv4 client reads what v3 wrote.
+ */
+START_TEST(v3_write_recalls_a_delegation)
+{
+	const char *opts[] = { "nfs4_delegations=true", NULL };
+	struct nfs4_stateid sa, dsa;
+	struct nfs4_fh dfh, ffh;
+	struct nc *a;
+	struct ncb *ba;
+	uint32_t dt = 99;
+	char buf[64];
+
+	gw_up_opts(opts);
+	a = cb_client("dg-v3", &ba);
+	test_dir(a, "dg4", &dfh);
+	make_file("f", "before v3", 0666);
+	ck_assert_uint_eq(open_deleg(a, &dfh, "f", OS_SHARE_ACCESS_READ, "ownA", &sa, &ffh, &dt, &dsa), NFS4_OK);
+	ck_assert_uint_eq(dt, 1);
+	ck_assert_uint_eq(v3_write(&ffh, "written over v3"), 10008);    /* NFS3ERR_JUKEBOX */
+	ck_assert(WAIT_FOR(NCB_GET(ba, recalls) == 1, 10));
+	ck_assert_uint_eq(v3_write(&ffh, "written over v3"), 10008);    /* still out */
+	ck_assert_uint_eq(sid_op(a, &ffh, OP_DELEGRETURN, &dsa), NFS4_OK);
+	ck_assert_uint_eq(v3_write(&ffh, "written over v3"), 0);
+	ck_assert_uint_eq(read_with(a, &ffh, &sa, buf, sizeof(buf)), NFS4_OK);
+	ck_assert_str_eq(buf, "written over v3");
+	ck_assert_uint_eq(NCB_GET(ba, recalls), 1);
+	ncb_detach(ba);
+	nc_close(a);
+	ncb_free(ba);
+	gw_down();
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("nfs4_gw_cb");
@@ -844,6 +912,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, v41_read_delegation_recalled_by_a_writer);
 	tcase_add_test(tc, v41_unreturned_delegation_revoked);
 	tcase_add_test(tc, v41_delegation_recalled_by_a_local_writer);
+	tcase_add_test(tc, v3_write_recalls_a_delegation);
 	suite_add_tcase(s, tc);
 	return s;
 }
