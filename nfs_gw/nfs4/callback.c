@@ -594,8 +594,14 @@ static int run40(struct nfs4_server *srv, struct nfs4_client *clp, struct nfs4_c
 	if (!r) {
 		/* the queue's stop cannot interrupt this one: it is bounded by
 		 * the timeout (connect included) */
+		bool reused = clp->cb_fd >= 0;
+
 		r = rpc_tcp_call(&clp->cb_fd, (struct sockaddr *)&ss, sl, e.buf, e.len, xid, CB_MAX_REPLY,
 				 cb_timeout(srv), &rep, &rlen);
+		if (reused && (r == -ECONNRESET || r == -EPIPE || r == -ENOTCONN))
+			/* the client closed the connection we kept: once more on a new one */
+			r = rpc_tcp_call(&clp->cb_fd, (struct sockaddr *)&ss, sl, e.buf, e.len, xid, CB_MAX_REPLY,
+					 cb_timeout(srv), &rep, &rlen);
 	}
 	xdr_enc_free(&e);
 	r = decode_reply(r, rep, rlen, &h, &a, status, &fault, &seq_done, why, sizeof(why));

@@ -500,7 +500,10 @@ again:
 	}
 	*sid_id = s->id;
 	os_stid_wire(c->st, s, &sid);
-	if (cb_up && nfs4ops_deleg_may_grant(cs, f, ow->clientid, a->access, a->deny)) {
+	/* as knfsd: not in the grace period (reclaims first), and in 4.0 not to
+	 * an open-owner that must still confirm */
+	if (cb_up && (cs->minorversion >= 1 || ow->confirmed) && !os_in_grace(c->st) &&
+	    nfs4ops_deleg_may_grant(cs, f, ow->clientid, a->access, a->deny)) {
 		struct nfs4_fhinfo fi = { .kind = NFS4_FH_EXPORT, .export_id = dir.exp->id, .fsid = dir.exp->id,
 					  .ino = attr.ino, .gen = attr.generation };
 		struct nfs4_fh *dfh = malloc(sizeof(*dfh));

@@ -472,6 +472,16 @@ START_TEST(v40_callback_probe)
 		pthread_join(t, NULL);
 		ck_assert_int_eq(a.ret, cfd);
 		ck_assert_uint_eq(b->cb_null, 2);
+		/* the client closes the callback connection: the next call makes a new one */
+		close(cfd);
+		a.cfd = -1;
+		a.ret = -1;
+		ck_assert_int_eq(pthread_create(&t, NULL, serve40, &a), 0);
+		ck_assert_int_eq(cb_now(n->clientid, &st), 0);
+		pthread_join(t, NULL);
+		ck_assert_int_ge(a.ret, 0);
+		ck_assert_uint_eq(b->cb_null, 3);
+		cfd = a.ret;
 	}
 	nc_close(n);
 
@@ -502,9 +512,9 @@ END_TEST
 #define WANT_NO_DELEG 0x0400u
 
 /* OPEN (no create) of @name in @dir: status; *@sid, *@fh, the delegation type in *@dt (0 none, 1 read, 3 | why << 8 none_ext) and its stateid */
-static uint32_t open_deleg(struct nc *n, const struct nfs4_fh *dir, const char *name, uint32_t access,
-			   const char *owner, struct nfs4_stateid *sid, struct nfs4_fh *fh, uint32_t *dt,
-			   struct nfs4_stateid *dsid)
+static uint32_t open_deleg_seq(struct nc *n, const struct nfs4_fh *dir, const char *name, uint32_t access,
+			       const char *owner, uint32_t seqid, uint32_t *rflags, struct nfs4_stateid *sid,
+			       struct nfs4_fh *fh, uint32_t *dt, struct nfs4_stateid *dsid)
 {
 	struct ncc c;
 	struct nrep r;
@@ -513,7 +523,7 @@ static uint32_t open_deleg(struct nc *n, const struct nfs4_fh *dir, const char *
 
 	ncc_begin(&c, n);
 	enc_putfh(&c, dir);
-	enc_open(&c, 0, access, 0, owner, NC_NOCREATE, name);
+	enc_open(&c, seqid, access, 0, owner, NC_NOCREATE, name);
 	enc_getfh(&c);
 	ncc_call(&c, &r);
 	ck_assert_uint_eq(rep_next(&r, OP_PUTFH), NFS4_OK);
@@ -525,6 +535,8 @@ static uint32_t open_deleg(struct nc *n, const struct nfs4_fh *dir, const char *
 	rep_stateid(&r, sid);
 	ck_assert_int_eq(xdr_skip(&r.d, 20), 0);
 	ck_assert_int_eq(xdr_get_u32(&r.d, &fl), 0);
+	if (rflags)
+		*rflags = fl;
 	ck_assert_int_eq(xdr_get_bitmap(&r.d, &bm), 0);
 	ck_assert_int_eq(xdr_get_u32(&r.d, &t), 0);
 	*dt = t;
@@ -554,6 +566,13 @@ static uint32_t open_deleg(struct nc *n, const struct nfs4_fh *dir, const char *
 	rep_fh(&r, fh);
 	rep_free(&r);
 	return NFS4_OK;
+}
+
+static uint32_t open_deleg(struct nc *n, const struct nfs4_fh *dir, const char *name, uint32_t access,
+			   const char *owner, struct nfs4_stateid *sid, struct nfs4_fh *fh, uint32_t *dt,
+			   struct nfs4_stateid *dsid)
+{
+	return open_deleg_seq(n, dir, name, access, owner, 0, NULL, sid, fh, dt, dsid);
 }
 
 /* PUTFH @fh + a stateid op (DELEGRETURN, FREE_STATEID, TEST_STATEID (its per-stateid status)) */
@@ -896,6 +915,102 @@ START_TEST(v3_write_recalls_a_delegation)
 }
 END_TEST
 
+
+struct cb40_srv {
+	struct ncb *b;
+	int lfd;
+	_Atomic bool stop;
+};
+
+/* the 4.0 client's callback service: answer every call until told to stop
+ * (the connection is kept open while idle, as a client's callback server does) */
+static void *cb40_main(void *arg)
+{
+	struct cb40_srv *s = arg;
+	int cfd = -1;
+
+	while (!atomic_load(&s->stop)) {
+		struct pollfd p = { .fd = cfd >= 0 ? cfd : s->lfd, .events = POLLIN };
+
+		if (poll(&p, 1, 100) != 1)
+			continue;
+		cfd = ncb40_serve_one(s->b, s->lfd, cfd, 5);   /* -1: closed, accept again */
+	}
+	if (cfd >= 0)
+		close(cfd);
+	return NULL;
+}
+
+/*
+ * NFSv4.0: a confirmed open-owner of a client whose callback address
+ * answered gets a read delegation (not the OPEN that still needs
+ * OPEN_CONFIRM); a 4.1 writer's OPEN recalls it with CB_RECALL over the
+ * gateway's own connection to the 4.0 client (minor version 0, the
+ * callback_ident SETCLIENTID gave), and DELEGRETURN lets the writer in.
+ */
+START_TEST(v40_read_delegation_recalled)
+{
+	const char *opts[] = { "nfs4_delegations=true", NULL };
+	struct ncb *b = calloc(1, sizeof(*b));
+	struct cb40_srv srv = { .b = b };
+	struct nfs4_stateid s1, s2, d2, sb, db;
+	struct nfs4_fh dfh, f1, f2, fb;
+	struct nc *n, *w;
+	struct ncc c;
+	struct nrep r;
+	uint16_t cport;
+	uint32_t seq = 0, fl = 0, dt = 99;
+	char uaddr[64], v[64];
+	pthread_t t;
+
+	pthread_mutex_init(&b->lock, NULL);
+	gw_up_opts(opts);
+	srv.lfd = ncb40_listen(&cport);
+	ck_assert_int_eq(pthread_create(&t, NULL, cb40_main, &srv), 0);
+	n = nc_connect(port, 0);
+	snprintf(uaddr, sizeof(uaddr), "127.0.0.1.%u.%u", cport >> 8, cport & 0xff);
+	setclientid_cb(n, "dg40-client", uaddr);
+	ck_assert(WAIT_FOR(clients_field(n->clientid, false, "callback", v, sizeof(v)) && !strcmp(v, "up"), 10));
+	test_dir(n, "dg5", &dfh);
+	make_file("a", "first", 0666);
+	make_file("b", "second file", 0666);
+	ck_assert_uint_eq(open_deleg_seq(n, &dfh, "a", OS_SHARE_ACCESS_READ, "o40", seq++, &fl, &s1, &f1, &dt, &d2),
+			  NFS4_OK);
+	ck_assert(fl & 0x2);                     /* OPEN4_RESULT_CONFIRM */
+	ck_assert_uint_eq(dt, 0);                /* not before the owner is confirmed */
+	ncc_begin(&c, n);
+	enc_putfh(&c, &f1);
+	enc_open_confirm(&c, &s1, seq++);
+	ncc_call(&c, &r);
+	ck_assert_uint_eq(rep_next(&r, OP_PUTFH), NFS4_OK);
+	ck_assert_uint_eq(rep_next(&r, OP_OPEN_CONFIRM), NFS4_OK);
+	rep_free(&r);
+	ck_assert_uint_eq(open_deleg_seq(n, &dfh, "b", OS_SHARE_ACCESS_READ, "o40", seq++, &fl, &s2, &f2, &dt, &d2),
+			  NFS4_OK);
+	ck_assert_msg(dt == 1, "no 4.0 read delegation (type %#x)", dt);
+
+	w = nc_connect(port, 1);
+	nc_session(w, "dg40-writer", 5);
+	ck_assert_uint_eq(open_deleg(w, &dfh, "b", OS_SHARE_ACCESS_WRITE, "ownW", &sb, &fb, &dt, &db), NFS4ERR_DELAY);
+	ck_assert_msg(WAIT_FOR(NCB_GET(b, recalls) == 1, 10), "no CB_RECALL to the 4.0 client");
+	ck_assert_uint_eq(NCB_GET(b, minor), 0);
+	ck_assert_uint_eq(NCB_GET(b, ident), 7);
+	pthread_mutex_lock(&b->lock);
+	ck_assert_int_eq(memcmp(b->recall_sid.other, d2.other, NFS4_OTHER_SIZE), 0);
+	pthread_mutex_unlock(&b->lock);
+	ck_assert_uint_eq(sid_op(n, &f2, OP_DELEGRETURN, &d2), NFS4_OK);
+	ck_assert_uint_eq(open_deleg(w, &dfh, "b", OS_SHARE_ACCESS_WRITE, "ownW", &sb, &fb, &dt, &db), NFS4_OK);
+	nc_close(w);
+	nc_close(n);
+	atomic_store(&srv.stop, true);
+	pthread_join(t, NULL);
+	close(srv.lfd);
+	pthread_mutex_destroy(&b->lock);
+	free(b);
+	gw_down();
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("nfs4_gw_cb");
@@ -913,6 +1028,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, v41_unreturned_delegation_revoked);
 	tcase_add_test(tc, v41_delegation_recalled_by_a_local_writer);
 	tcase_add_test(tc, v3_write_recalls_a_delegation);
+	tcase_add_test(tc, v40_read_delegation_recalled);
 	suite_add_tcase(s, tc);
 	return s;
 }
