@@ -161,6 +161,7 @@ static void *ticker_main(void *arg)
 			break;
 		pthread_mutex_unlock(&m->tick_lock);
 		session_tick(m);
+		blocklist_tick(m);
 		journal_tick(m);
 		server_space_refresh(m);
 		pthread_mutex_lock(&m->lock);
@@ -356,6 +357,7 @@ int main(int argc, char **argv)
 	xa_init(&m->inodes);
 	xa_init(&m->dirs);
 	xa_init(&m->sessions);
+	flock_init(m);
 	m->listen_fd = -1;
 	m->stop_pipe[0] = m->stop_pipe[1] = -1;
 	m->epoch = now_real_ns();
@@ -524,6 +526,8 @@ int main(int argc, char **argv)
 	server_space_refresh(m);
 	perf_register_all(m);
 	purge_register_perf(m);
+	flock_register_perf(m);
+	blocklist_register_perf(m);
 	r = journal_start(m);
 	if (r) {
 		rc = fail("cannot start the journal: %s", strerror(-r));
@@ -610,6 +614,10 @@ out_jstop:
 out_journal:
 	purge_free(m);
 	session_free_all(m);
+	pthread_mutex_lock(&m->lock);
+	flock_free_locked(m);
+	pthread_mutex_unlock(&m->lock);
+	blocklist_free(m);
 out_cache:
 	pthread_mutex_lock(&m->lock);
 	mdcache_free(m);
