@@ -268,6 +268,7 @@ static void perf_register(struct lclient *c)
 	perf_register_fn(g, "inodes", gauge_inodes, c);
 	perf_register_fn(g, "dentries", gauge_dentries, c);
 	perf_register_fn(g, "dirty_bytes", gauge_dirty, c);
+	lc_locks_register_perf(c, g);
 }
 
 /* ---- lifetime --------------------------------------------------------------- */
@@ -298,6 +299,8 @@ static int client_alloc(struct lclient **out)
 	r = lc_icache_init(c);
 	if (r == 0)
 		r = lc_dcache_init(c);
+	if (r == 0)
+		r = lc_locks_init(c);
 	if (r < 0) {
 		lclient_destroy(c);
 		return r;
@@ -421,10 +424,20 @@ void lc_notify_entry(struct lclient *c, struct lc_inode *dir, const char *name)
 		c->cb.inval_dentry(c->cb_arg, dir->ino, name);
 }
 
+/* caps (caps.c) and file locks (flock.c) both hear of a lost session */
+static void client_session_event(void *arg, uint32_t op)
+{
+	lc_session_event(arg, op);
+	if (op == MDSP_SESSION_EVICTED)
+		lc_locks_session_lost(arg);
+}
+
 static const struct mdsc_ops client_mdsc_ops = {
 	.handle_caps = lc_handle_caps,
-	.session_event = lc_session_event,
+	.session_event = client_session_event,
 	.reconnect_caps = lc_reconnect_caps,
+	.reconnect_locks = lc_reconnect_locks,
+	.locks_refused = lc_locks_refused,
 };
 
 /* walk @path from the filesystem root with LOOKUPs */
@@ -553,6 +566,16 @@ int lclient_mount(struct lclient *c, const char *root_path)
 		goto out_pool;
 	}
 	set_session_meta(c, host, root_path);
+	{
+		/* what an eviction fences: this process' data-store instance */
+		char addr[STORE_ADDR_MAX];
+
+		if (store_instance_addr(c->store, addr, sizeof(addr)) == 0)
+			mdsc_set_store_addr(c->mdsc, addr);
+		else
+			dinfo(CLIENT, "mount: the data store has no instance address: an eviction cannot fence "
+			      "this client's data writes");
+	}
 	double tmo = lc_secs(CFG_client_mount_timeout);
 	int tmo_ms = tmo <= 0 ? 10000 : (int)(tmo * 1000);
 	r = mdsc_open_session(c->mdsc, tmo_ms);
@@ -647,6 +670,7 @@ void lclient_destroy(struct lclient *c)
 	}
 	lc_dcache_destroy(c);
 	lc_icache_destroy(c);
+	lc_locks_destroy(c);
 	if (c->store) {
 		if (c->data)
 			store_pool_close(c->data);

@@ -15,6 +15,8 @@
  *   purge.c      the purge thread: data of files whose last link went,
  *                removed in slices off every other thread, resumed at mount
  *   intr.c       interruptible waits for the MDS (struct lc_intr, intr.h)
+ *   flock.c      file locks: requests to the MDS, the locks held (re-asserted
+ *                after an MDS restart), lost locks
  *
  * Lifetime of an inode: every pointer handed out carries a reference
  * (in->ref).  The cache itself holds none: an unreferenced inode stays
@@ -249,6 +251,8 @@ struct lclient {
 	pthread_mutex_t fh_lock;     /* protects open_fhs; a leaf lock */
 	struct lc_fh *open_fhs;
 
+	struct lc_locks *locks;      /* flock.c: the file locks this client holds */
+
 	struct lc_perf perf;
 	char perf_group[64];
 };
@@ -478,6 +482,16 @@ void lc_purge_stop(struct lclient *c);
  * in the caller.
  */
 void lc_purge_enqueue(struct lclient *c, uint64_t ino, uint32_t osize, uint64_t size);
+
+/* ---- flock.c ------------------------------------------------------------- */
+int lc_locks_init(struct lclient *c);
+void lc_locks_destroy(struct lclient *c);
+void lc_locks_register_perf(struct lclient *c, const char *group);
+/* mdsc_ops hooks: the locks to re-assert, those the MDS refused */
+int lc_reconnect_locks(void *arg, struct mdsp_lock **locks, uint32_t *nlocks);
+void lc_locks_refused(void *arg, const struct mdsp_lock *locks, uint32_t n);
+/** lc_locks_session_lost - the session is gone: every lock held is lost. */
+void lc_locks_session_lost(struct lclient *c);
 
 /* ---- internal construction for tests (no MDS) ----------------------------- */
 /** lclient_create_local - a client on an open data pool, no MDS session. */

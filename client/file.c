@@ -471,6 +471,8 @@ static ssize_t do_read(struct lclient *c, struct lc_fh *fh, off_t offset, size_t
 		return -EINVAL;
 	if ((fh->flags & O_ACCMODE) == O_WRONLY)
 		return -EBADF;
+	if (lc_evicted(c, NULL, 0))
+		return -EIO;
 	uint64_t size = lc_inode_size(in);
 	if (off >= size || len == 0)
 		return 0;
@@ -590,6 +592,9 @@ ssize_t lc_write(struct lclient *c, struct lc_fh *fh, off_t offset, size_t len, 
 		return -EBADF;
 	if (len == 0)
 		return 0;
+	/* evicted: the MDS gave this file to others, the store refuses us */
+	if (lc_evicted(c, NULL, 0))
+		return -EIO;
 	/* past the limit: EFBIG first, as generic_write_checks() says it */
 	if (!append && off >= lc_max_file_size(c))
 		return -EFBIG;
@@ -654,7 +659,7 @@ int lc_flush(struct lclient *c, struct lc_fh *fh)
 
 int lc_fsync(struct lclient *c, struct lc_fh *fh, bool datasync)
 {
-	int r = lc_wb_flush(c, fh->in);
+	int r = lc_evicted(c, NULL, 0) ? -EIO : lc_wb_flush(c, fh->in);
 
 	if (r < 0)
 		return r;

@@ -182,9 +182,13 @@ static void oc_account(struct lclient *c, int64_t delta)
 	pthread_mutex_unlock(&c->oc_lock);
 }
 
-/* Errors after which the store may work again: the data is kept and retried. */
-static bool wb_transient(int r)
+/* Errors after which the store may work again: the data is kept and retried.
+ * Not for an evicted client: its store instance is fenced (ESHUTDOWN for
+ * good), and what it buffered is dropped with EIO, as Ceph drops it. */
+static bool wb_transient(struct lclient *c, int r)
 {
+	if (r == -ESHUTDOWN && lc_evicted(c, NULL, 0))
+		return false;
 	return r == -ETIMEDOUT || r == -EAGAIN || r == -ENOTCONN || r == -ECONNRESET || r == -ESHUTDOWN;
 }
 
@@ -468,7 +472,7 @@ static int wb_end(struct lclient *c, struct lc_inode *in, struct wb_flight *f)
 	pthread_mutex_lock(&in->lock);
 	in->flushing = NULL;
 	in->flushing_now = false;
-	if (r < 0 && wb_transient(r)) {
+	if (r < 0 && wb_transient(c, r)) {
 		int64_t delta;
 		int was = atomic_exchange(&c->wb_failing, r);
 		int rq = requeue_locked(in, osize, list, bytes, &delta);
@@ -582,7 +586,7 @@ int lc_wb_flush(struct lclient *c, struct lc_inode *in)
 
 	/* data kept after a transient failure: no size report over bytes the
 	 * store does not have yet (a later flush sends it with them) */
-	if (r < 0 && wb_transient(r))
+	if (r < 0 && wb_transient(c, r))
 		return r;
 	/* a writeback error since the last fsync/close, ours or the flusher's */
 	pthread_mutex_lock(&in->lock);
@@ -661,7 +665,7 @@ int lc_flush_all(struct lclient *c, bool report)
 
 			in = wave[i];
 			r = wb_end(c, in, &f[i]);
-			if (report && !(r < 0 && wb_transient(r)))
+			if (report && !(r < 0 && wb_transient(c, r)))
 				r = lc_wb_flush(c, in);   /* the error kept, and the size report */
 			if (r < 0 && !err)
 				err = r;

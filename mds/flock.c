@@ -136,6 +136,10 @@ static struct {
 	uint64_t nlocks, nwaiters, ninodes;
 	struct flk_out *out, **out_tail;
 	bool out_pending;             /* out is not empty (read without the lock) */
+	/* the reconnect phase: sessions that may hold locks and have not
+	 * re-asserted them yet; lock requests wait while there are any */
+	struct xarray reassert;       /* sid -> (void *)1 */
+	uint64_t nreassert;
 	bool init;
 } st;
 
@@ -696,6 +700,8 @@ out:
 
 /* ---- sessions, connections, the reconnect phase ---------------------------- */
 
+static void reassert_done(struct mds *m, uint64_t sid);
+
 void flock_session_open_locked(struct session *s)
 {
 	sess_locked(s);
@@ -710,9 +716,10 @@ void flock_session_drop_locked(struct mds *m, struct session *s)
 	uint64_t nlocks;
 	int nwake = 0, i;
 
-	(void)m;
-	if (!fs)
+	if (!fs) {
+		reassert_done(m, s->id);   /* gone: nothing to wait for */
 		return;
+	}
 	nlocks = fs->nlocks;
 	cds_list_for_each_entry_safe(w, wn, &fs->waiters, s_item)
 		waiter_free(w);
@@ -747,6 +754,7 @@ void flock_session_drop_locked(struct mds *m, struct session *s)
 	}
 	s->flk = NULL;
 	free(fs);
+	reassert_done(m, s->id);       /* gone: nothing to wait for (after its waits went) */
 }
 
 bool flock_session_has_locks_locked(const struct session *s)
@@ -776,12 +784,42 @@ void flock_conn_closed_locked(struct mds *m, struct conn *c)
 	rcu_read_unlock();
 }
 
+void flock_reconnect_phase_start_locked(struct mds *m, struct session *s)
+{
+	(void)m;
+	if (xa_store(&st.reassert, s->id, (void *)1) == 0)
+		st.nreassert++;
+}
+
+bool flock_reassert_pending_locked(struct mds *m)
+{
+	(void)m;
+	return st.nreassert != 0;
+}
+
+static void reassert_done(struct mds *m, uint64_t sid)
+{
+	if (!xa_erase(&st.reassert, sid))
+		return;
+	if (--st.nreassert == 0) {
+		dinfo(MDS, "every session that may hold file locks re-asserted them: lock requests run again");
+		flock_reconnect_over_locked(m);
+	}
+}
+
 void flock_reconnect_over_locked(struct mds *m)
 {
 	struct flk_waiter *w;
-	uint64_t n = 0;
+	uint64_t n = 0, idx = 0;
+	void *v;
 
 	(void)m;
+	/* the phase is over: sessions that did not come back lose their locks */
+	rcu_read_lock();
+	xa_for_each(&st.reassert, idx, v)
+		xa_erase(&st.reassert, idx);
+	rcu_read_unlock();
+	st.nreassert = 0;
 	while (!cds_list_empty(&st.parked)) {
 		w = cds_list_first_entry(&st.parked, struct flk_waiter, item);
 		parked_run(w);
@@ -810,10 +848,28 @@ static bool covered(const struct rlock_set *set, const struct rlock_owner *o, in
 	return have == want;
 }
 
-int flock_reconnect_locked(struct mds *m, struct session *s, bool may_reassert, const struct mdsp_lock *locks,
-			   uint32_t n, struct mdsp_lock **refused, uint32_t *nrefused)
+static int reassert_locked(struct mds *m, struct session *s, bool known, bool may_reassert,
+			   const struct mdsp_lock *locks, uint32_t n, struct mdsp_lock **refused, uint32_t *nrefused);
+
+int flock_reconnect_locked(struct mds *m, struct session *s, const struct mdsp_lock *locks, uint32_t n,
+			   struct mdsp_lock **refused, uint32_t *nrefused)
 {
-	bool known = s->flk != NULL;
+	bool known = s->flk != NULL, may_reassert;
+	int r;
+
+	/* locks come back only from a session this start's reconnect phase
+	 * waits for: one that may have held them when the MDS stopped */
+	rcu_read_lock();
+	may_reassert = xa_load(&st.reassert, s->id) != NULL;
+	rcu_read_unlock();
+	r = reassert_locked(m, s, known, may_reassert, locks, n, refused, nrefused);
+	reassert_done(m, s->id);
+	return r;
+}
+
+static int reassert_locked(struct mds *m, struct session *s, bool known, bool may_reassert,
+			   const struct mdsp_lock *locks, uint32_t n, struct mdsp_lock **refused, uint32_t *nrefused)
+{
 	uint64_t max = cfg_uint(CFG_mds_max_locks_per_session), ngranted = 0;
 	struct flk_session *fs;
 	uint32_t i, nr = 0;
@@ -929,6 +985,7 @@ void flock_init(struct mds *m)
 	if (st.init)
 		return;
 	xa_init(&st.inodes);
+	xa_init(&st.reassert);
 	CDS_INIT_LIST_HEAD(&st.parked);
 	st.out = NULL;
 	st.out_tail = &st.out;
@@ -952,8 +1009,10 @@ void flock_free_locked(struct mds *m)
 	}
 	st.out = NULL;
 	st.out_tail = &st.out;
+	flock_reconnect_over_locked(m);
 	/* sessions were freed first (session_free_all): nothing holds a lock */
 	xa_destroy(&st.inodes);
+	xa_destroy(&st.reassert);
 	st.init = false;
 	perf_unregister_group("mds_locks");
 }

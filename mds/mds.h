@@ -392,16 +392,21 @@ bool flock_session_has_locks_locked(const struct session *s);
 void flock_conn_closed_locked(struct mds *m, struct conn *c);
 /* flock_reconnect_over_locked - the reconnect phase ended: run the lock requests it held back. */
 void flock_reconnect_over_locked(struct mds *m);
+/* flock_reconnect_phase_start_locked - the phase waits for @s: lock requests wait until it re-asserted. */
+void flock_reconnect_phase_start_locked(struct mds *m, struct session *s);
+/* flock_reassert_pending_locked - some session of the phase has not re-asserted its locks yet. */
+bool flock_reassert_pending_locked(struct mds *m);
 /*
- * flock_reconnect_locked - RECONNECT of @s re-asserts @locks.  @may_reassert:
- * the session was restored at start and the reconnect phase waits for it, so
- * its locks are granted back (unless they conflict with what others already
- * re-asserted).  Otherwise the MDS keeps what it knows (same instance) or
- * refuses them all (it restarted and the session came too late).  Sets
- * *@refused (malloc'd, may be NULL) to the locks not held.  mds->lock held.
+ * flock_reconnect_locked - RECONNECT of @s re-asserts @locks.  A session the
+ * reconnect phase of this start waits for gets them back (unless they
+ * conflict with what others re-asserted first); otherwise the MDS keeps
+ * what it knows (same instance) or refuses them all (it restarted and the
+ * session came too late).  Sets *@refused (malloc'd, may be NULL) to the
+ * locks not held.  When the last awaited session has re-asserted, the lock
+ * requests held back run.  mds->lock held.
  */
-int flock_reconnect_locked(struct mds *m, struct session *s, bool may_reassert, const struct mdsp_lock *locks,
-			   uint32_t n, struct mdsp_lock **refused, uint32_t *nrefused);
+int flock_reconnect_locked(struct mds *m, struct session *s, const struct mdsp_lock *locks, uint32_t n,
+			   struct mdsp_lock **refused, uint32_t *nrefused);
 struct json_object;
 struct json_object *flock_dump_json(struct mds *m);
 void flock_inode_json_locked(uint64_t ino, struct json_object *o);

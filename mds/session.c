@@ -319,6 +319,14 @@ void session_reconnect_phase_start(struct mds *m)
 	}
 	rcu_read_unlock();
 	if (m->nreplay_pending && secs > 0) {
+		/* lock requests wait until these have re-asserted their locks */
+		rcu_read_lock();
+		xa_for_each(&m->sessions, idx, s)
+			if (s->replay_pending)
+				flock_reconnect_phase_start_locked(m, s);
+		rcu_read_unlock();
+	}
+	if (m->nreplay_pending && secs > 0) {
 		m->reconnecting = true;
 		m->reconnect_until_ns = now_mono_ns() + (uint64_t)(secs * 1e9);
 		dinfo(MDS, "reconnect phase: waiting up to %.1f s for %" PRIu64 " sessions that held state to "
@@ -394,7 +402,9 @@ bool session_reconnect_hold_locked(struct mds *m, struct session *s, const struc
 		return false;
 	if (!(req->flags & MDSP_REQ_REPLAY))
 		replay_done_locked(m, s);
-	return m->reconnecting;
+	/* locks are re-asserted in RECONNECT: once every session that may
+	 * hold some did, lock requests need not wait for the replays */
+	return m->reconnecting && flock_reassert_pending_locked(m);
 }
 
 static void session_free_locked(struct mds *m, struct session *s)
@@ -859,7 +869,6 @@ void session_handle(struct mds *m, struct conn *c, struct mdsp_session *msg)
 		struct mdsp_lock *refused = NULL;
 		uint32_t nrefused = 0;
 		char breason[512];
-		bool may_reassert;
 		int berr;
 
 		pthread_mutex_lock(&m->lock);
@@ -910,9 +919,6 @@ void session_handle(struct mds *m, struct conn *c, struct mdsp_session *msg)
 			}
 			c->session_id = 0;
 		}
-		/* locks come back only from a session the reconnect phase of
-		 * this start waits for (flock.c) */
-		may_reassert = m->reconnecting && s->replay_pending;
 		bind_conn_locked(s, c);
 		session_take_meta(s, msg);
 		s->state = SESSION_OPEN;
@@ -927,7 +933,7 @@ void session_handle(struct mds *m, struct conn *c, struct mdsp_session *msg)
 				session_rec_journal_locked(m, s);
 		}
 		session_back_locked(m, s);
-		if (flock_reconnect_locked(m, s, may_reassert, msg->locks, msg->nlocks, &refused, &nrefused))
+		if (flock_reconnect_locked(m, s, msg->locks, msg->nlocks, &refused, &nrefused))
 			derr(MDS, "session %" PRIu64 ": out of memory for its file locks", s->id);
 		sid = s->id;
 		dinfo(MDS, "session %" PRIu64 " reconnected from %s", sid, c->peer);
