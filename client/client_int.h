@@ -226,7 +226,7 @@ struct lclient {
 	 * from (rados: the messenger's) */
 	pthread_mutex_t ra_pool_lock;  /* protects the three below; a leaf lock */
 	void *ra_pool[LC_RA_POOL_CLASSES];   /* free lists by size class, linked through each buffer's first word */
-	size_t ra_pool_bytes;          /* held in ra_pool; at most client_readahead_max */
+	size_t ra_pool_bytes;          /* held in ra_pool; at most 3 x client_readahead_max */
 	uint64_t ra_pool_used;         /* mono ns of the last buffer taken or given back */
 	_Atomic uint64_t full_checked; /* lc_data_full: mono ns of the last store_space() */
 	atomic_bool full;            /* its answer */

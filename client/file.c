@@ -27,8 +27,10 @@
  * into a buffer of its own, with one store read per object it touches.
  *
  * Chunk buffers of 128 KiB and more come from a per-client pool of size
- * classes (powers of two, up to 4 MiB) and go back to it, up to
- * client_readahead_max bytes kept: a fresh 4 MiB malloc is an mmap whose
+ * classes (powers of two, up to 4 MiB) and go back to it, up to three
+ * times client_readahead_max bytes kept (what one stream holds: a window
+ * ahead, two behind for late READs; a smaller pool still faulted in a
+ * third of the chunks): a fresh 4 MiB malloc is an mmap whose
  * 1024 page faults the store's reply thread paid while copying the object
  * into it (rados: librados' messenger thread, the one every OSD reply of
  * the client goes through).  Buffers idle for 10 s are freed.
@@ -117,7 +119,7 @@ static void ra_buf_put(struct lclient *c, char *b, size_t cap)
 	if (cl >= 0 && sz == cap) {
 		pthread_mutex_lock(&c->ra_pool_lock);
 		c->ra_pool_used = now_mono_ns();
-		if (c->ra_pool_bytes + cap <= cfg_uint(CFG_client_readahead_max)) {
+		if (c->ra_pool_bytes + cap <= 3 * cfg_uint(CFG_client_readahead_max)) {
 			memcpy(b, &c->ra_pool[cl], sizeof(void *));
 			c->ra_pool[cl] = b;
 			c->ra_pool_bytes += cap;

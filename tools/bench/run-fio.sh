@@ -120,7 +120,18 @@ cleanup() {
 	[[ -d $work/local2.mnt ]] && unmount "$work/local2.mnt" "${fuse2_pid:-}"
 	cephfuse_umount
 	for t in "${!mds_pid[@]}"; do kill -TERM "${mds_pid[$t]}" 2>/dev/null && wait "${mds_pid[$t]}" 2>/dev/null; done
-	if [[ -n ${cluster_started:-} ]]; then "$shared/ceph/stop-cluster.sh" "$ceph_dir" --wipe >/dev/null 2>&1; fi
+	if [[ -n ${cluster_started:-} ]]; then
+		"$shared/ceph/stop-cluster.sh" "$ceph_dir" --wipe >/dev/null 2>&1
+	elif [[ -n $ceph_dir ]]; then
+		# our filesystems' pools: a purge cut short by the last unmount leaves
+		# objects behind, and a memstore OSD holds them in RAM
+		for t in "${!mds_port[@]}"; do
+			[[ $t == rados* ]] || continue
+			for p in "fiobench$$${t}_metadata" "fiobench$$${t}_data"; do
+				ceph -c "$ceph_dir/ceph.conf" osd pool rm "$p" "$p" --yes-i-really-really-mean-it >/dev/null 2>&1
+			done
+		done
+	fi
 	if ((keep)); then echo "run-fio: kept $work"; else rm -rf "$work"; fi
 }
 trap cleanup EXIT
