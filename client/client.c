@@ -276,6 +276,7 @@ static void perf_register(struct lclient *c)
 	perf_register_fn(g, "inodes", gauge_inodes, c);
 	perf_register_fn(g, "dentries", gauge_dentries, c);
 	perf_register_fn(g, "dirty_bytes", gauge_dirty, c);
+	lc_locks_register_perf(c, g);
 }
 
 /* ---- lifetime --------------------------------------------------------------- */
@@ -291,6 +292,7 @@ static int client_alloc(struct lclient **out)
 	uint64_t os = cfg_uint(CFG_client_object_size);
 	c->default_object_size = os && os <= (1u << 30) ? (uint32_t)os : LC_DEFAULT_OBJECT_SIZE;
 	pthread_mutex_init(&c->dirty_lock, NULL);
+	pthread_rwlock_init(&c->break_lock, NULL);
 	pthread_mutex_init(&c->oc_lock, NULL);
 	pthread_mutex_init(&c->work_lock, NULL);
 	pthread_mutex_init(&c->fh_lock, NULL);
@@ -306,6 +308,8 @@ static int client_alloc(struct lclient **out)
 	r = lc_icache_init(c);
 	if (r == 0)
 		r = lc_dcache_init(c);
+	if (r == 0)
+		r = lc_locks_init(c);
 	if (r < 0) {
 		lclient_destroy(c);
 		return r;
@@ -388,6 +392,35 @@ void lclient_set_callbacks(struct lclient *c, const struct lc_callbacks *cb, voi
 	c->cb_arg = arg;
 }
 
+void lclient_set_break_hook(struct lclient *c, int (*fn)(void *arg, uint64_t ino, bool wait), void *arg)
+{
+	pthread_rwlock_wrlock(&c->break_lock);     /* waits for the calls in flight */
+	c->break_fn = fn;
+	c->break_arg = arg;
+	pthread_rwlock_unlock(&c->break_lock);
+}
+
+int lc_break_for_write(struct lclient *c, uint64_t ino, bool wait)
+{
+	int r = 0;
+
+	pthread_rwlock_rdlock(&c->break_lock);
+	if (c->break_fn)
+		r = c->break_fn(c->break_arg, ino, wait);
+	pthread_rwlock_unlock(&c->break_lock);
+	return r;
+}
+
+int lc_inode_writers(struct lc_inode *in)
+{
+	int n;
+
+	pthread_mutex_lock(&in->lock);
+	n = in->nwriters;
+	pthread_mutex_unlock(&in->lock);
+	return n;
+}
+
 void lc_notify_inode(struct lclient *c, struct lc_inode *in, off_t off, off_t len)
 {
 	if (in && c->cb.inval_inode)
@@ -400,10 +433,20 @@ void lc_notify_entry(struct lclient *c, struct lc_inode *dir, const char *name)
 		c->cb.inval_dentry(c->cb_arg, dir->ino, name);
 }
 
+/* caps (caps.c) and file locks (flock.c) both hear of a lost session */
+static void client_session_event(void *arg, uint32_t op)
+{
+	lc_session_event(arg, op);
+	if (op == MDSP_SESSION_EVICTED)
+		lc_locks_session_lost(arg);
+}
+
 static const struct mdsc_ops client_mdsc_ops = {
 	.handle_caps = lc_handle_caps,
-	.session_event = lc_session_event,
+	.session_event = client_session_event,
 	.reconnect_caps = lc_reconnect_caps,
+	.reconnect_locks = lc_reconnect_locks,
+	.locks_refused = lc_locks_refused,
 };
 
 /* walk @path from the filesystem root with LOOKUPs */
@@ -569,6 +612,16 @@ static int mount_mds(struct lclient *c, const char *root_path)
 		return r;
 	}
 	set_session_meta(c, host, root_path);
+	{
+		/* what an eviction fences: this process' data-store instance */
+		char addr[STORE_ADDR_MAX];
+
+		if (store_instance_addr(c->store, addr, sizeof(addr)) == 0)
+			mdsc_set_store_addr(c->mdsc, addr);
+		else
+			dinfo(CLIENT, "mount: the data store has no instance address: an eviction cannot fence "
+			      "this client's data writes");
+	}
 	double tmo = lc_secs(CFG_client_mount_timeout);
 	int tmo_ms = tmo <= 0 ? 10000 : (int)(tmo * 1000);
 	r = mdsc_open_session(c->mdsc, tmo_ms);
@@ -702,12 +755,14 @@ void lclient_destroy(struct lclient *c)
 	}
 	lc_dcache_destroy(c);
 	lc_icache_destroy(c);
+	lc_locks_destroy(c);
 	if (c->store && !c->store_borrowed) {
 		if (c->data)
 			store_pool_close(c->data);
 		store_close(c->store);
 	}
 	pthread_mutex_destroy(&c->dirty_lock);
+	pthread_rwlock_destroy(&c->break_lock);
 	pthread_mutex_destroy(&c->oc_lock);
 	pthread_mutex_destroy(&c->work_lock);
 	pthread_mutex_destroy(&c->fh_lock);

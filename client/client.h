@@ -149,6 +149,25 @@ void lclient_destroy(struct lclient *c);
 
 void lclient_set_callbacks(struct lclient *c, const struct lc_callbacks *cb, void *arg);
 
+/**
+ * lclient_set_break_hook - @fn(@arg, ino, wait) is called by
+ * lc_break_for_write() before a frontend changes a file's data (the NFS
+ * gateway recalls its delegations on it there).  NULL unsets it, after the
+ * calls in flight have returned.
+ */
+void lclient_set_break_hook(struct lclient *c, int (*fn)(void *arg, uint64_t ino, bool wait), void *arg);
+/**
+ * lc_break_for_write - the calling frontend is about to write @ino (FUSE:
+ * opened it for writing, truncates it; NFSv3: WRITE, SETATTR of the size):
+ * the hook's owner gives up what promises nobody writes (NFS read
+ * delegations).  @wait: block until they are gone (bounded by the NFS
+ * lease); otherwise only start it.  No client lock held.
+ * Return: 0, or -EAGAIN (!@wait and some are still out: retry later).
+ */
+int lc_break_for_write(struct lclient *c, uint64_t ino, bool wait);
+/** lc_inode_writers - open handles of @in with write access, every frontend's. */
+int lc_inode_writers(struct lc_inode *in);
+
 /*
  * lc_notify_inode, lc_notify_entry - a frontend other than the one that
  * registered lc_callbacks (the NFS gateway beside FUSE) changed @in's data
@@ -302,6 +321,58 @@ int lc_fallocate(struct lclient *c, struct lc_fh *fh, int mode, off_t off, off_t
 
 /** lc_sync_fs - every dirty byte written and every MDS reply SAFE (syncfs / NFS COMMIT). */
 int lc_sync_fs(struct lclient *c);
+
+/* ---- file locks (served by the MDS, shared with every client) --------------- */
+
+#define LC_LOCK_NS_FUSE 0        /* owner ids: FUSE lock_owner values */
+#define LC_LOCK_NS_NFS  1        /* owner ids: the NFS gateway's lock-owners */
+
+/* One lock, or a request for one.  @start/@len as fcntl's (len 0: to EOF),
+ * but unsigned: NFS ranges reach 2^64-1. */
+struct lc_lock {
+	int type;                /* F_RDLCK, F_WRLCK, F_UNLCK */
+	uint64_t start, len;
+	uint64_t owner;          /* FUSE lock_owner, an NFS lock-owner id */
+	uint32_t owner_ns;       /* LC_LOCK_NS_* */
+	pid_t pid;               /* the locking process */
+	bool flock;              /* flock(2) (whole file), not fcntl */
+	/* lc_getlk: who holds the conflicting lock */
+	uint64_t holder_session; /* the MDS session of its client (ours or another's) */
+	uint32_t holder_ns;
+};
+
+/**
+ * lc_getlk - F_GETLK: the first lock of another owner (on any client) that
+ * conflicts with @lk, written back into @lk (type, start, len, pid,
+ * holder_*), or @lk->type = F_UNLCK.  Return: 0, -EINVAL, -EIO (evicted).
+ */
+int lc_getlk(struct lclient *c, struct lc_inode *in, struct lc_lock *lk);
+/**
+ * lc_setlk - F_SETLK / F_SETLKW / flock(2) on @in, as the MDS grants it to
+ * this client and its other clients: -EAGAIN when another owner's lock
+ * conflicts (unless @wait: then it waits until granted, -EDEADLK if that
+ * would close a cycle of waits; -EINTR when the calling thread's lc_intr
+ * fired: the wait is cancelled at the MDS, unless it granted the lock
+ * first, then 0), -ENOLCK past the MDS's per-session limits, -EIO when the file's
+ * locks were lost (an eviction, a restart we came back too late from)
+ * until they are unlocked, or when evicted.  An unlock of nothing held
+ * costs no MDS round trip.
+ */
+int lc_setlk(struct lclient *c, struct lc_inode *in, const struct lc_lock *lk, bool wait);
+/**
+ * lc_lock_release_owner - the owner closed the file: drop every fcntl
+ * (@flock false) or flock lock it holds on @in (FUSE flush/release, the
+ * NFS gateway's lock-owner going away).  No MDS round trip if it holds
+ * none.  Return: 0 or -errno.
+ */
+int lc_lock_release_owner(struct lclient *c, struct lc_inode *in, uint32_t owner_ns, uint64_t owner, bool flock);
+
+/**
+ * lc_evicted - the MDS evicted this client: every operation fails with
+ * -EIO (lc_* check it) until a remount, or with client_reconnect_stale
+ * until a new session opened.  @why (may be NULL) gets the MDS's reason.
+ */
+bool lc_evicted(struct lclient *c, char *why, size_t len);
 
 /**
  * lc_max_file_size - the largest file size the filesystem allows: the MDS's

@@ -15,6 +15,8 @@
  *   purge.c      the purge thread: data of files whose last link went,
  *                removed in slices off every other thread, resumed at mount
  *   intr.c       interruptible waits for the MDS (struct lc_intr, intr.h)
+ *   flock.c      file locks: requests to the MDS, the locks held (re-asserted
+ *                after an MDS restart), lost locks
  *
  * Lifetime of an inode: every pointer handed out carries a reference
  * (in->ref).  The cache itself holds none: an unreferenced inode stays
@@ -222,6 +224,11 @@ struct lclient {
 	void *cb_arg;
 	pthread_rwlock_t hooks_lock; /* protects hooks; held (read) while one runs */
 	struct lc_revoke_hook *hooks;
+	/* lc_break_for_write's hook (the NFS gateway's delegations); break_lock
+	 * is held for reading around each call, for writing to change it */
+	pthread_rwlock_t break_lock;
+	int (*break_fn)(void *arg, uint64_t ino, bool wait);
+	void *break_arg;
 	struct asok *asok;           /* registered before mount: mdsc commands follow at mount */
 
 	/* caches */
@@ -242,7 +249,7 @@ struct lclient {
 	 * from (rados: the messenger's) */
 	pthread_mutex_t ra_pool_lock;  /* protects the three below; a leaf lock */
 	void *ra_pool[LC_RA_POOL_CLASSES];   /* free lists by size class, linked through each buffer's first word */
-	size_t ra_pool_bytes;          /* held in ra_pool; at most client_readahead_max */
+	size_t ra_pool_bytes;          /* held in ra_pool; at most 3 x client_readahead_max */
 	uint64_t ra_pool_used;         /* mono ns of the last buffer taken or given back */
 	_Atomic uint64_t full_checked; /* lc_data_full: mono ns of the last store_space() */
 	atomic_bool full;            /* its answer */
@@ -267,6 +274,8 @@ struct lclient {
 	 * released (FUSE: a RELEASE still queued when the session ends) */
 	pthread_mutex_t fh_lock;     /* protects open_fhs; a leaf lock */
 	struct lc_fh *open_fhs;
+
+	struct lc_locks *locks;      /* flock.c: the file locks this client holds */
 
 	struct lc_perf perf;
 	char perf_group[64];
@@ -565,6 +574,16 @@ void lc_purge_stop(struct lclient *c);
  * in the caller.
  */
 void lc_purge_enqueue(struct lclient *c, uint64_t ino, uint32_t osize, uint64_t size);
+
+/* ---- flock.c ------------------------------------------------------------- */
+int lc_locks_init(struct lclient *c);
+void lc_locks_destroy(struct lclient *c);
+void lc_locks_register_perf(struct lclient *c, const char *group);
+/* mdsc_ops hooks: the locks to re-assert, those the MDS refused */
+int lc_reconnect_locks(void *arg, struct mdsp_lock **locks, uint32_t *nlocks);
+void lc_locks_refused(void *arg, const struct mdsp_lock *locks, uint32_t n);
+/** lc_locks_session_lost - the session is gone: every lock held is lost. */
+void lc_locks_session_lost(struct lclient *c);
 
 /* ---- internal construction for tests (no MDS) ----------------------------- */
 /** lclient_create_local - a client on an open data pool, no MDS session. */

@@ -32,8 +32,10 @@
  * into a buffer of its own, with one store read per object it touches.
  *
  * Chunk buffers of 128 KiB and more come from a per-client pool of size
- * classes (powers of two, up to 4 MiB) and go back to it, up to
- * client_readahead_max bytes kept: a fresh 4 MiB malloc is an mmap whose
+ * classes (powers of two, up to 4 MiB) and go back to it, up to three
+ * times client_readahead_max bytes kept (what one stream holds: a window
+ * ahead, two behind for late READs; a smaller pool still faulted in a
+ * third of the chunks): a fresh 4 MiB malloc is an mmap whose
  * 1024 page faults the store's reply thread paid while copying the object
  * into it (rados: librados' messenger thread, the one every OSD reply of
  * the client goes through).  Buffers idle for 10 s are freed.
@@ -122,7 +124,7 @@ static void ra_buf_put(struct lclient *c, char *b, size_t cap)
 	if (cl >= 0 && sz == cap) {
 		pthread_mutex_lock(&c->ra_pool_lock);
 		c->ra_pool_used = now_mono_ns();
-		if (c->ra_pool_bytes + cap <= cfg_uint(CFG_client_readahead_max)) {
+		if (c->ra_pool_bytes + cap <= 3 * cfg_uint(CFG_client_readahead_max)) {
 			memcpy(b, &c->ra_pool[cl], sizeof(void *));
 			c->ra_pool[cl] = b;
 			c->ra_pool_bytes += cap;
@@ -487,6 +489,8 @@ static ssize_t do_read(struct lclient *c, struct lc_fh *fh, off_t offset, size_t
 		return -EINVAL;
 	if ((fh->flags & O_ACCMODE) == O_WRONLY)
 		return -EBADF;
+	if (lc_evicted(c, NULL, 0))
+		return -EIO;
 	pthread_mutex_lock(&in->lock);
 	uint32_t caps = in->caps;
 	bool ours = lc_meta_ours_locked(in);
@@ -620,6 +624,9 @@ ssize_t lc_write(struct lclient *c, struct lc_fh *fh, off_t offset, size_t len, 
 		return -EBADF;
 	if (len == 0)
 		return 0;
+	/* evicted: the MDS gave this file to others, the store refuses us */
+	if (lc_evicted(c, NULL, 0))
+		return -EIO;
 	/* past the limit: EFBIG first, as generic_write_checks() says it */
 	if (!append && off >= lc_max_file_size(c))
 		return -EFBIG;
@@ -694,7 +701,7 @@ int lc_fsync(struct lclient *c, struct lc_fh *fh, bool datasync)
 {
 	/* the data, and a writeback error since the last fsync or close
 	 * (ours or the flusher's) */
-	int r = lc_wb_flush(c, fh->in);
+	int r = lc_evicted(c, NULL, 0) ? -EIO : lc_wb_flush(c, fh->in);
 
 	if (r < 0)
 		return r;

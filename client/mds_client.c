@@ -406,6 +406,10 @@ static void do_request(struct mds_client *m, struct mdsc_req *r)
 
 	if (atomic_load(&r->state) & (RS_ABORTED | RS_GOT_REPLY))
 		return;
+	if (atomic_load_explicit(&m->evicted, memory_order_acquire)) {
+		mdsc_abort_request(m, r, -EIO, false);    /* evicted: nothing is sent any more */
+		return;
+	}
 	t0 = mdsc_lock(m);
 	s = &m->session;
 	stopping = m->stopping;
@@ -534,16 +538,14 @@ static int submit_request(struct mds_client *m, struct mdsc_req *r)
 	return ret;
 }
 
-/* Wait under r->lock until @mask is set in r->state, ABORTED, or @deadline_ns (0: none). */
 /*
  * Wait under r->lock until @mask is set in r->state, ABORTED, or
  * @deadline_ns (0: none): -ETIMEDOUT.  If the calling thread has an
  * lc_intr (a frontend call its caller may interrupt), a wait that lasts
  * past LC_INTR_ARM_NS arms it, and its firing ends the wait with -EINTR.
  */
-static int wait_state(struct mdsc_req *r, uint32_t mask, uint64_t deadline_ns)
+static int wait_state_intr(struct mdsc_req *r, uint32_t mask, uint64_t deadline_ns, struct lc_intr *it)
 {
-	struct lc_intr *it = lc_intr_current();
 	uint64_t arm_ns = it ? now_mono_ns() + LC_INTR_ARM_NS : 0;
 	bool watching = false;
 	int ret = 0;
@@ -586,40 +588,114 @@ static int wait_state(struct mdsc_req *r, uint32_t mask, uint64_t deadline_ns)
 	return ret;
 }
 
-int mdsc_do_request(struct mds_client *m, struct mds_request *pub)
+static int wait_state(struct mdsc_req *r, uint32_t mask, uint64_t deadline_ns)
 {
-	struct mdsc_req *r = to_req(pub);
-	uint64_t tmo = mdsc_secs_to_ns(CFG_client_request_timeout), t0 = now_mono_ns();
+	return wait_state_intr(r, mask, deadline_ns, lc_intr_current());
+}
+
+/*
+ * Wait for @r's first reply until @deadline (0: none), interruptible by
+ * @it (may be NULL); its result.  A timeout gives the request up
+ * (-ETIMEDOUT; logged if @tmo, the client_request_timeout that set the
+ * deadline, is not 0).  An interrupt gives it up too if @abort_intr (it
+ * may still be carried out by the MDS), else -EINTR leaves it in flight
+ * for the caller to cancel or wait for again.
+ */
+static int wait_reply(struct mds_client *m, struct mdsc_req *r, uint64_t deadline, uint64_t tmo,
+		      struct lc_intr *it, bool abort_intr)
+{
 	uint32_t st;
 	int ret;
 
-	DTRACE_PROBE1(loligo, mdsc_do_request_entry, pub->args.op);
-	ret = submit_request(m, r);
-	if (ret)
-		goto out;
-	if (pub->timeout_ns)
-		tmo = pub->timeout_ns;
-	ret = wait_state(r, RS_GOT_REPLY, tmo ? t0 + tmo : 0);
+	ret = wait_state_intr(r, RS_GOT_REPLY, deadline, it);
 	if (ret == -ETIMEDOUT && mdsc_abort_request(m, r, -ETIMEDOUT, true)) {
 		perf_inc(&m->c_timeouts, 1);
-		if (!pub->timeout_ns)
+		if (tmo)
 			derr(CLIENT, "mds request tid %llu (%s) got no reply within %.1f s (client_request_timeout): "
-			     "giving up with ETIMEDOUT", (unsigned long long)r->tid, mdsp_op_name(pub->args.op),
+			     "giving up with ETIMEDOUT", (unsigned long long)r->tid, mdsp_op_name(r->pub.args.op),
 			     (double)tmo / 1e9);
+	} else if (ret == -EINTR && !abort_intr) {
+		return -EINTR;
 	} else if (ret == -EINTR && mdsc_abort_request(m, r, -EINTR, true)) {
 		/* the caller was interrupted (a signal): it may still be carried out */
 		perf_inc(&m->c_interrupted, 1);
 		dout(CLIENT, 5, "mds request tid %llu (%s) interrupted while waiting for its reply",
-		     (unsigned long long)r->tid, mdsp_op_name(pub->args.op));
+		     (unsigned long long)r->tid, mdsp_op_name(r->pub.args.op));
 	}
 	pthread_mutex_lock(&r->lock);
 	st = atomic_load(&r->state);
-	ret = (st & RS_GOT_REPLY) ? pub->result : r->abort_err;
+	ret = (st & RS_GOT_REPLY) ? r->pub.result : r->abort_err;
 	pthread_mutex_unlock(&r->lock);
+	return ret;
+}
+
+/* An evicted client (not coming back by itself) sends nothing: EIO. */
+static int refuse_evicted(struct mds_client *m, struct mdsc_req *r)
+{
+	if (!atomic_load_explicit(&m->evicted, memory_order_acquire))
+		return 0;
+	pthread_mutex_lock(&r->lock);
+	if (!atomic_load(&r->state)) {
+		r->abort_err = -EIO;
+		r->pub.result = -EIO;
+		atomic_fetch_or(&r->state, RS_ABORTED);
+	}
+	pthread_mutex_unlock(&r->lock);
+	return -EIO;
+}
+
+int mdsc_do_request(struct mds_client *m, struct mds_request *pub)
+{
+	struct mdsc_req *r = to_req(pub);
+	uint64_t tmo = mdsc_secs_to_ns(CFG_client_request_timeout), t0 = now_mono_ns();
+	int ret;
+
+	DTRACE_PROBE1(loligo, mdsc_do_request_entry, pub->args.op);
+	ret = refuse_evicted(m, r);
+	if (!ret)
+		ret = submit_request(m, r);
+	if (ret)
+		goto out;
+	if (pub->timeout_ns)
+		tmo = pub->timeout_ns;
+	ret = wait_reply(m, r, tmo ? t0 + tmo : 0, pub->timeout_ns ? 0 : tmo, lc_intr_current(), true);
 	hist_add(&m->lat_reply, now_mono_ns() - t0);
 out:
 	DTRACE_PROBE3(loligo, mdsc_do_request_return, r->tid, ret, now_mono_ns() - t0);
 	return ret;
+}
+
+int mdsc_submit(struct mds_client *m, struct mds_request *pub)
+{
+	struct mdsc_req *r = to_req(pub);
+	int ret = refuse_evicted(m, r);
+
+	return ret ? ret : submit_request(m, r);
+}
+
+int mdsc_wait_reply(struct mds_client *m, struct mds_request *pub, uint64_t deadline_ns, bool intr)
+{
+	return wait_reply(m, to_req(pub), deadline_ns, 0, intr ? lc_intr_current() : NULL, false);
+}
+
+void mdsc_set_store_addr(struct mds_client *m, const char *addr)
+{
+	free(m->store_addr);
+	m->store_addr = addr && *addr ? strdup(addr) : NULL;
+}
+
+bool mdsc_evicted(struct mds_client *m, char *why, size_t len)
+{
+	uint64_t t0;
+
+	if (!atomic_load_explicit(&m->evicted, memory_order_acquire))
+		return false;
+	if (why && len) {
+		t0 = mdsc_lock(m);
+		snprintf(why, len, "%s", m->session.evict_reason);
+		mdsc_unlock(m, SEC_OTHER, t0);
+	}
+	return true;
 }
 
 /*
@@ -921,6 +997,7 @@ int mdsc_create(const char *addr, const char *client_name, const struct mdsc_ops
 	if (ops)
 		m->ops = *ops;
 	m->ops_arg = arg;
+	m->reconnect_stale = cfg_bool(CFG_client_reconnect_stale);
 	m->addr = addr ? strdup(addr) : cfg_strdup(CFG_client_mds_addr);
 	if (client_name) {
 		m->name = strdup(client_name);
@@ -1014,6 +1091,7 @@ void mdsc_destroy(struct mds_client *m)
 		free(m->meta[i].val);
 	}
 	free(m->name);
+	free(m->store_addr);
 	free(m);
 }
 

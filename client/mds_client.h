@@ -74,6 +74,14 @@ struct mdsc_ops {
 	 * no session-layer lock held.
 	 */
 	int (*reconnect_caps)(void *arg, struct mdsp_cap_reconnect **caps, uint32_t *ncaps);
+	/*
+	 * Optional: the file locks to re-assert in SESSION RECONNECT (each with
+	 * .ino), as reconnect_caps.  locks_refused: the MDS did not grant back
+	 * @n of them (it restarted and we came too late, or they conflicted);
+	 * runs on the session thread before the session is OPEN, no lock held.
+	 */
+	int (*reconnect_locks)(void *arg, struct mdsp_lock **locks, uint32_t *nlocks);
+	void (*locks_refused)(void *arg, const struct mdsp_lock *locks, uint32_t n);
 };
 
 /**
@@ -109,6 +117,22 @@ int mdsc_open_session(struct mds_client *mdsc, int timeout_ms);
  */
 void mdsc_destroy(struct mds_client *mdsc);
 
+/**
+ * mdsc_set_store_addr - the client's data-store instance (store_instance_addr()),
+ * sent when the session opens or reconnects, so that an eviction fences it.
+ * Before mdsc_open_session().
+ */
+void mdsc_set_store_addr(struct mds_client *mdsc, const char *addr);
+
+/**
+ * mdsc_evicted - the MDS evicted this client (or keeps it blocklisted) and it
+ * is not coming back by itself (client_reconnect_stale false): every request
+ * fails with -EIO at once.  With client_reconnect_stale it is true until a
+ * new session opens.  @why (may be NULL) gets the MDS's reason.  Lock-free
+ * when it returns false.
+ */
+bool mdsc_evicted(struct mds_client *mdsc, char *why, size_t len);
+
 /** mdsc_request_new - a request for @op with one reference held by the caller. */
 struct mds_request *mdsc_request_new(struct mds_client *mdsc, uint32_t op);
 void mdsc_request_put(struct mds_request *req);
@@ -134,6 +158,18 @@ int mdsc_request_safe_state(struct mds_request *req);
  * On success @req->reply holds the first reply until the last put.
  */
 int mdsc_do_request(struct mds_client *mdsc, struct mds_request *req);
+/**
+ * mdsc_submit - submit @req without waiting (its tid is set in req->args.tid
+ * on return 0); mdsc_wait_reply - wait for its first reply until
+ * @deadline_ns (0: no bound; client_request_timeout does not apply: for
+ * waits that may rightly last, a blocked F_SETLKW).  With @intr, the calling
+ * thread's lc_intr ends the wait with -EINTR and the request stays in
+ * flight (its caller cancels it at the MDS and waits again, without @intr,
+ * for the answer that says whether it was carried out).  mdsc_do_request
+ * is the two with client_request_timeout.  Return: as mdsc_do_request.
+ */
+int mdsc_submit(struct mds_client *mdsc, struct mds_request *req);
+int mdsc_wait_reply(struct mds_client *mdsc, struct mds_request *req, uint64_t deadline_ns, bool intr);
 /**
  * mdsc_wait_safe - wait until @req got its SAFE reply (bounded by
  * client_request_timeout when it is set).  Return: 0 once SAFE; -EIO when

@@ -116,6 +116,8 @@ enum sess_state {
 	SESS_OPEN,
 	SESS_CLOSING,
 	SESS_CLOSED,
+	SESS_EVICTED,          /* evicted / blocklisted: no session, requests fail with EIO
+				* (client_reconnect_stale: retried, a new session ends it) */
 };
 
 /* The session table (one MDS).  Every field protected by mdsc->mutex. */
@@ -137,6 +139,7 @@ struct mds_session {
 	bool rejected;                  /* the MDS refused to open a session at all */
 	char auth_error[768];           /* why the MDS refused our authentication, what to do */
 	bool lost;                      /* evicted: the next open fails the UNSAFE requests */
+	char evict_reason[512];         /* why the MDS evicted us (logged, mdsc_evicted) */
 	uint32_t reconnects;
 	uint32_t stale_count;
 	uint64_t wait_logged_ns;        /* last "waiting for the MDS" line (0: not waiting) */
@@ -171,6 +174,9 @@ struct mds_client {
 	 * before the first session opens, then read-only */
 	struct mdsp_meta meta[MDSP_META_MAX];
 	uint32_t nmeta;
+	char *store_addr;               /* set before the session opens, then read-only */
+	_Atomic bool evicted;           /* SESS_EVICTED: requests fail with EIO (see mdsc_evicted) */
+	bool reconnect_stale;           /* client_reconnect_stale, read at create */
 	/* authentication: set by mdsc_auth_init, then read-only */
 	char *auth_name;                /* client_auth_name */
 	char *keyring_path;             /* client_keyring */

@@ -101,6 +101,7 @@ static const char *state_name(enum sess_state st)
 	case SESS_NEW: return "new";
 	case SESS_OPENING: return "opening";
 	case SESS_RECONNECTING: return "reconnecting";
+	case SESS_EVICTED: return "evicted";
 	case SESS_OPEN: return "open";
 	case SESS_CLOSING: return "closing";
 	case SESS_CLOSED: return "closed";
@@ -688,6 +689,77 @@ static int tcp_connect(const char *addr, int timeout_ms, unsigned int stall_ms, 
 	return ret;
 }
 
+/* ---- eviction ------------------------------------------------------------------ */
+
+/*
+ * The MDS ended our session (evicted us, or refused to resume it: it is
+ * gone).  Unless client_reconnect_stale, that is final: no new session is
+ * opened (the MDS keeps an evicted client blocklisted anyway) and every
+ * request fails with EIO from now on; with it, the session thread keeps
+ * trying to open a new session and requests fail until one opens.  Caller
+ * holds mdsc->mutex; evicted_report() after the unlock.
+ */
+static void evicted_locked(struct mds_client *m)
+{
+	struct mds_session *s = &m->session;
+
+	atomic_store_explicit(&m->evicted, true, memory_order_release);
+	if (!m->reconnect_stale) {
+		s->state = SESS_EVICTED;
+		m->want_session = false;
+		s->next_attempt_ns = UINT64_MAX;
+	} else {
+		/* a blocklisted client is refused for a while: try every so often */
+		s->next_attempt_ns = now_mono_ns() + mdsc_secs_to_ns(CFG_client_reconnect_backoff_max);
+	}
+	pthread_cond_broadcast(&m->session_cond);
+}
+
+/* Fail every request in flight with EIO.  No lock held. */
+static unsigned int abort_inflight(struct mds_client *m)
+{
+	struct mdsc_req *r;
+	uint64_t idx = 0;
+	unsigned int n = 0;
+
+	for (; (r = mdsc_req_next(m, &idx, UINT64_MAX)); idx++) {
+		n += mdsc_abort_request(m, r, -EIO, false);
+		mdsc_req_put(r);
+	}
+	mdsc_kick_wait_list(m);         /* requests parked for a session: they fail now */
+	return n;
+}
+
+/*
+ * After evicted_locked: say so, and without client_reconnect_stale fail
+ * everything in flight.  With it, what was sent is handled by the next
+ * open as after any lost session (reads sent again, changes failed), unless
+ * that open is refused as blocklisted (then it fails at once: the entry may
+ * last an hour).  No lock held.
+ */
+static void evicted_report(struct mds_client *m, uint64_t sid)
+{
+	char why[sizeof(m->session.evict_reason)];
+	unsigned int n = 0;
+	uint64_t t0;
+
+	t0 = mdsc_lock(m);
+	snprintf(why, sizeof(why), "%s", m->session.evict_reason);
+	mdsc_unlock(m, SEC_SESSION, t0);
+	if (!m->reconnect_stale)
+		n = abort_inflight(m);
+	else
+		mdsc_kick_wait_list(m);
+	if (m->reconnect_stale)
+		derr(CLIENT, "mds %s evicted this client (session %llu: %s): client_reconnect_stale is set: "
+		     "opening a new session once the mds lets us in (file locks and unsafe changes are lost); "
+		     "until then operations fail with EIO", m->addr, (unsigned long long)sid, why);
+	else
+		derr(CLIENT, "mds %s evicted this client (session %llu: %s): every operation fails with EIO from "
+		     "now on (%u request(s) failed); remount to come back as a new client (or set "
+		     "client_reconnect_stale = true)", m->addr, (unsigned long long)sid, why, n);
+}
+
 /* ---- messages from the MDS --------------------------------------------------- */
 
 static void handle_session(struct mds_client *m, struct mds_conn *c, const struct mdsp_session *ss)
@@ -727,6 +799,9 @@ static void handle_session(struct mds_client *m, struct mds_conn *c, const struc
 		s->id = 0;
 		s->lost = true;
 		event = MDSP_SESSION_EVICTED;
+		snprintf(s->evict_reason, sizeof(s->evict_reason), "%s",
+			 ss->reason ? ss->reason : ss->op == MDSP_SESSION_CLOSE ? "closed by the mds" : "no reason given");
+		evicted_locked(m);
 		conn_mark_dead(c, false, 0, NULL);
 		mdsc_kick_locked(m);
 		break;
@@ -734,14 +809,12 @@ static void handle_session(struct mds_client *m, struct mds_conn *c, const struc
 		break;
 	}
 	mdsc_unlock(m, SEC_SESSION, t0);
+	if (event == MDSP_SESSION_EVICTED)
+		evicted_report(m, id);
 	/* log after the unlock: no I/O under the client mutex */
 	if (event == MDSP_SESSION_STALE)
 		derr(CLIENT, "mds %s: session %llu went stale (%s): renewing", m->addr, (unsigned long long)id,
 		     ss->reason ? ss->reason : "lease ran out");
-	else if (event == MDSP_SESSION_EVICTED)
-		derr(CLIENT, "mds %s: session %llu %s (%s): opening a new session", m->addr,
-		     (unsigned long long)id, ss->op == MDSP_SESSION_EVICTED ? "evicted" : "closed by the mds",
-		     ss->reason ? ss->reason : "no reason given");
 	else if (!event && ss->op != MDSP_SESSION_RENEW && ss->op != MDSP_SESSION_CLOSE)
 		dout(CLIENT, 1, "mds %s: unexpected session message %s ignored", m->addr,
 		     mdsp_session_op_name(ss->op));
@@ -822,6 +895,9 @@ struct granted {
 	uint32_t lease_ms;
 	uint8_t secret[MDSP_KEY_LEN];
 	uint64_t max_file_size;
+	struct mdsp_lock *refused;    /* RECONNECT: locks the MDS did not grant back (malloc'd) */
+	uint32_t nrefused;
+	char reason[512];             /* a refusal's reason */
 };
 
 int mdsc_auth_init(struct mds_client *m)
@@ -1039,7 +1115,8 @@ static int handshake(struct mds_client *m, struct mds_conn *c, uint64_t resume_i
 	struct mdsp_msg out = { .type = MDSP_MSG_SESSION }, in;
 	uint64_t deadline = now_mono_ns() + (uint64_t)timeout_ms * 1000000ull;
 	struct mdsp_cap_reconnect *caps = NULL;
-	uint32_t ncaps = 0;
+	struct mdsp_lock *locks = NULL;
+	uint32_t ncaps = 0, nlocks = 0;
 	struct mdsp_buf b;
 	int r;
 
@@ -1058,11 +1135,18 @@ static int handshake(struct mds_client *m, struct mds_conn *c, uint64_t resume_i
 		out.session.caps = caps;
 		out.session.ncaps = ncaps;
 	}
+	/* our file locks: a restarted MDS learns them from us (mds/flock.c) */
+	if (resume_id && m->ops.reconnect_locks && m->ops.reconnect_locks(m->ops_arg, &locks, &nlocks) == 0) {
+		out.session.locks = locks;
+		out.session.nlocks = nlocks;
+	}
+	out.session.store_addr = m->store_addr;
 	mdsp_buf_init(&b);
 	r = mdsp_encode(&b, &out);
 	for (uint32_t i = 0; caps && i < ncaps; i++)
 		free(caps[i].dname);    /* dentry leases name their dentry */
 	free(caps);
+	free(locks);
 	if (!r)
 		r = mdsc_conn_send(c, &b);
 	mdsp_buf_free(&b);
@@ -1105,12 +1189,17 @@ static int handshake(struct mds_client *m, struct mds_conn *c, uint64_t resume_i
 				memcpy(g->secret, in.session.secret, MDSP_KEY_LEN);
 			memset(in.session.secret, 0, MDSP_KEY_LEN);
 			g->max_file_size = in.session.max_file_size;
+			g->refused = in.session.locks;
+			g->nrefused = in.session.nlocks;
+			in.session.locks = NULL;
+			in.session.nlocks = 0;
 			mdsp_msg_free(&in);
 			return 0;
 		case MDSP_SESSION_REJECT:
 		case MDSP_SESSION_CLOSE:
 		case MDSP_SESSION_EVICTED:
 			*result = in.session.result < 0 ? in.session.result : -EPERM;
+			snprintf(g->reason, sizeof(g->reason), "%s", in.session.reason ? in.session.reason : "refused");
 			derr(CLIENT, "mds %s refused to %s: %s (%s)", m->addr,
 			     resume_id ? "resume the session" : "open a session",
 			     in.session.reason ? in.session.reason : "no reason given", strerror(-*result));
@@ -1305,20 +1394,37 @@ static void connect_session(struct mds_client *m)
 		goto fail_conn;
 	}
 	if (r == -ESTALE && resume_id) {
+		/* the session is gone (evicted, closed, forgotten): an eviction */
 		perf_inc(&m->c_rejects, 1);
 		nlost = fail_unsafe(m);
-		derr(CLIENT, "mds %s: session %llu is gone: opening a new one; %u request(s) with only an "
-		     "UNSAFE reply failed, unanswered changes will fail, unanswered reads be sent again", m->addr,
-		     (unsigned long long)resume_id, nlost);
 		conn_reap(c);
 		t0 = mdsc_lock(m);
 		s->id = 0;
-		s->next_attempt_ns = 0;         /* open the new session right away */
-		m->want_session = true;
+		s->lost = false;                /* fail_unsafe just ran */
+		snprintf(s->evict_reason, sizeof(s->evict_reason), "%s", g.reason);
+		if (m->reconnect_stale) {
+			s->next_attempt_ns = 0;         /* open the new session right away */
+			m->want_session = true;
+		}
+		evicted_locked(m);
 		mdsc_unlock(m, SEC_SESSION, t0);
+		derr(CLIENT, "mds %s: session %llu is gone; %u request(s) with only an UNSAFE reply failed",
+		     m->addr, (unsigned long long)resume_id, nlost);
+		evicted_report(m, resume_id);
 		if (m->ops.session_event)
 			m->ops.session_event(m->ops_arg, MDSP_SESSION_EVICTED);
 		return;
+	}
+	if (r == -ESTALE && refused == -ESHUTDOWN && m->reconnect_stale && atomic_load(&m->evicted)) {
+		/* still blocklisted: try again later; what was in flight fails now */
+		unsigned int n = abort_inflight(m);
+
+		if (n)
+			derr(CLIENT, "mds %s keeps this client blocklisted: %u request(s) in flight failed with "
+			     "EIO", m->addr, n);
+		r = refused;
+		why = "still blocklisted by the mds";
+		goto fail_conn;
 	}
 	if (r == -ESTALE) {
 		/* a fresh open refused: transient while the MDS starts (EAGAIN, EBUSY) */
@@ -1352,7 +1458,17 @@ static void connect_session(struct mds_client *m)
 	s->last_renew_sent_ns = s->last_renew_ack_ns = now_mono_ns();
 	s->rejected = false;
 	resumed = resume_id && g.id == resume_id;
+	if (atomic_load(&m->evicted)) {
+		/* client_reconnect_stale: back, as a new client */
+		atomic_store_explicit(&m->evicted, false, memory_order_release);
+		dinfo(CLIENT, "mds %s: a new session %llu after the eviction: operations work again "
+		      "(locks and unsafe changes of before are lost)", m->addr, (unsigned long long)g.id);
+	}
 	mdsc_unlock(m, SEC_REPLAY, t0);
+	if (g.nrefused && m->ops.locks_refused)
+		m->ops.locks_refused(m->ops_arg, g.refused, g.nrefused);
+	free(g.refused);
+	g.refused = NULL;
 
 	if (pthread_create(&c->reader, NULL, reader_main, c) == 0) {
 		c->has_reader = true;
@@ -1530,7 +1646,7 @@ static void *session_main(void *arg)
 		c = s->conn;
 		if (c && atomic_load(&c->dead)) {
 			s->conn = NULL;
-			if (s->state != SESS_CLOSING && s->state != SESS_CLOSED)
+			if (s->state != SESS_CLOSING && s->state != SESS_CLOSED && s->state != SESS_EVICTED)
 				s->state = s->id ? SESS_RECONNECTING : SESS_NEW;
 			s->next_attempt_ns = now;       /* first attempt at once, then back off */
 			pthread_cond_broadcast(&m->session_cond);

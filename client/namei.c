@@ -69,6 +69,8 @@ static int refresh(struct lclient *c, struct lc_inode *in, const struct lc_cred 
 
 int lc_getattr(struct lclient *c, struct lc_inode *in, const struct lc_cred *cr, bool force, struct lc_attr *attr)
 {
+	if (lc_evicted(c, NULL, 0))
+		return -EIO;
 	if (!force) {
 		uint64_t now = now_mono_ns();
 		bool valid, count = false;
@@ -153,6 +155,8 @@ int lc_lookup(struct lclient *c, struct lc_inode *dir, const char *name, const s
 	int r;
 
 	*out = NULL;
+	if (lc_evicted(c, NULL, 0))
+		return -EIO;
 	if (name && strcmp(name, ".") == 0) {
 		r = lc_getattr(c, dir, cr, false, attr);
 		if (r == 0) {

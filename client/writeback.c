@@ -5,15 +5,21 @@
  * disjoint, never crossing an object boundary, so writeback is one atomic
  * store op per object).  Sequential writes grow the last extent in place.
  * The total of buffered bytes over all inodes is bounded by client_oc_size:
- * a writer that pushes it past the bound writes its own inode back before
- * returning and then waits for the flusher if it is still over; past
- * client_oc_target_dirty the flusher thread starts writing in the
- * background, so a steady sequential writer keeps the store busy.
+ * a writer that pushes it past the bound waits until the flusher's
+ * writebacks bring it under again; past client_oc_target_dirty the flusher
+ * thread starts writing in the background, and goes on at once while it
+ * is still over, so a steady sequential writer keeps the store busy.
  *
  * Writeback of an inode moves its dirty list to in->flushing (readers still
  * overlay it), submits the object writes in parallel without any lock held,
  * and waits.  One writeback per inode at a time keeps two generations of
- * one range from racing in the store.  Size and mtime follow the data to
+ * one range from racing in the store.  The flusher's writebacks take at
+ * most a quarter of client_oc_size of an inode (whole objects, oldest
+ * offsets first), so a writer fills the rest of the buffer while they fly:
+ * writer and store overlap instead of taking turns (a writer that wrote
+ * its own whole inode back at the bound, as before, waited for up to
+ * client_oc_size of writes with the store idle while it refilled).
+ * fsync and close take everything.  Size and mtime follow the data to
  * the MDS (lc_wb_report: a CAPS FLUSH) on flush, fsync, release, a revoke
  * and every client_flush_interval.  Only a client holding Fb buffers (the
  * caller, lc_write, writes through otherwise).
@@ -178,9 +184,13 @@ static void oc_account(struct lclient *c, int64_t delta)
 	pthread_mutex_unlock(&c->oc_lock);
 }
 
-/* Errors after which the store may work again: the data is kept and retried. */
-static bool wb_transient(int r)
+/* Errors after which the store may work again: the data is kept and retried.
+ * Not for an evicted client: its store instance is fenced (ESHUTDOWN for
+ * good), and what it buffered is dropped with EIO, as Ceph drops it. */
+static bool wb_transient(struct lclient *c, int r)
 {
+	if (r == -ESHUTDOWN && lc_evicted(c, NULL, 0))
+		return false;
 	return r == -ETIMEDOUT || r == -EAGAIN || r == -ENOTCONN || r == -ECONNRESET || r == -ESHUTDOWN;
 }
 
@@ -253,11 +263,10 @@ int lc_wb_write(struct lclient *c, struct lc_inode *in, uint64_t *offp, size_t *
 	uint64_t target = cfg_uint(CFG_client_oc_target_dirty);
 	uint64_t now_dirty = atomic_load(&c->oc_dirty);
 	if (bound && now_dirty > bound) {
-		/* over the bound: this writer pays, first with its own data */
+		/* over the bound: wait for the flusher's writebacks to make room
+		 * (this write is buffered; if writebacks fail, the next write past
+		 * the bound gets the error, above) */
 		perf_inc(&c->perf.wb_throttle, 1);
-		r = lc_wb_flush_data(c, in);
-		if (r < 0 && wb_transient(r))
-			r = 0;   /* this write is buffered (and kept); the next one is refused */
 		pthread_mutex_lock(&c->oc_lock);
 		while (atomic_load(&c->oc_dirty) > bound && !atomic_load(&c->wb_failing)) {
 			lc_flusher_kick(c);
@@ -265,7 +274,7 @@ int lc_wb_write(struct lclient *c, struct lc_inode *in, uint64_t *offp, size_t *
 			pthread_cond_timedwait(&c->oc_cond, &c->oc_lock, &dl);
 		}
 		pthread_mutex_unlock(&c->oc_lock);
-		return r;
+		return 0;
 	}
 	if ((target && now_dirty > target) || in_dirty >= 2 * (size_t)osize)
 		lc_flusher_kick(c);
@@ -349,11 +358,13 @@ struct wb_flight {
 };
 
 /*
- * Move @in's dirty extents to in->flushing and submit one compound write
- * per object (every extent of that object), without waiting.  Waits first
- * for a writeback of @in already in flight (one per inode at a time).
+ * Move @in's dirty extents to in->flushing, whole objects from the lowest
+ * offset up to @max bytes (at least one object; SIZE_MAX: all), and submit
+ * one compound write per object (every extent of that object), without
+ * waiting.  Waits first for a writeback of @in already in flight (one per
+ * inode at a time).
  */
-static void wb_begin(struct lclient *c, struct lc_inode *in, struct wb_flight *f)
+static void wb_begin(struct lclient *c, struct lc_inode *in, struct wb_flight *f, size_t max)
 {
 	char oid[64];
 	int r;
@@ -366,12 +377,26 @@ static void wb_begin(struct lclient *c, struct lc_inode *in, struct wb_flight *f
 		pthread_mutex_unlock(&in->lock);
 		return;
 	}
-	f->list = in->dirty;
-	f->bytes = in->dirty_bytes;
 	f->osize = in->mi.object_size ? in->mi.object_size : c->default_object_size;
+	{
+		struct lc_extent **pp = &in->dirty;
+		size_t took = 0;
+
+		while (*pp && (took == 0 || took < max)) {
+			uint64_t obj = (*pp)->off / f->osize;
+
+			while (*pp && (*pp)->off / f->osize == obj) {
+				took += (*pp)->cap;
+				pp = &(*pp)->next;
+			}
+		}
+		f->list = in->dirty;
+		in->dirty = *pp;
+		*pp = NULL;
+		f->bytes = took;
+		in->dirty_bytes -= took;
+	}
 	in->flushing = f->list;
-	in->dirty = NULL;
-	in->dirty_bytes = 0;
 	in->flushing_now = true;
 	pthread_mutex_unlock(&in->lock);
 	f->active = true;
@@ -446,7 +471,7 @@ static int wb_end(struct lclient *c, struct lc_inode *in, struct wb_flight *f)
 	pthread_mutex_lock(&in->lock);
 	in->flushing = NULL;
 	in->flushing_now = false;
-	if (r < 0 && wb_transient(r)) {
+	if (r < 0 && wb_transient(c, r)) {
 		int64_t delta;
 		int was = atomic_exchange(&c->wb_failing, r);
 		int rq = requeue_locked(in, osize, list, bytes, &delta);
@@ -495,7 +520,7 @@ int lc_wb_flush_data(struct lclient *c, struct lc_inode *in)
 {
 	struct wb_flight f;
 
-	wb_begin(c, in, &f);
+	wb_begin(c, in, &f, SIZE_MAX);
 	return wb_end(c, in, &f);
 }
 
@@ -534,7 +559,7 @@ int lc_wb_flush(struct lclient *c, struct lc_inode *in)
 
 	/* data kept after a transient failure: no size report over bytes the
 	 * store does not have yet (a later flush sends it with them) */
-	if (r < 0 && wb_transient(r))
+	if (r < 0 && wb_transient(c, r))
 		return r;
 	/* a writeback error since the last fsync/close, ours or the flusher's */
 	pthread_mutex_lock(&in->lock);
@@ -584,6 +609,8 @@ int lc_flush_all(struct lclient *c, bool report)
 	enum { WAVE = 16 };
 	struct lc_inode *list, *in, *wave[WAVE];
 	struct wb_flight f[WAVE];
+	uint64_t bound = cfg_uint(CFG_client_oc_size);
+	size_t gen_max = report || !bound ? SIZE_MAX : (size_t)(bound / 4);
 	int err = 0;
 
 	pthread_mutex_lock(&c->dirty_lock);
@@ -603,7 +630,7 @@ int lc_flush_all(struct lclient *c, bool report)
 			in->dirty_next = NULL;
 			pthread_mutex_unlock(&in->lock);
 			wave[n] = in;
-			wb_begin(c, in, &f[n]);
+			wb_begin(c, in, &f[n], gen_max);
 			n++;
 		}
 		for (int i = 0; i < n; i++) {
@@ -611,7 +638,7 @@ int lc_flush_all(struct lclient *c, bool report)
 
 			in = wave[i];
 			r = wb_end(c, in, &f[i]);
-			if (report && !(r < 0 && wb_transient(r)))
+			if (report && !(r < 0 && wb_transient(c, r)))
 				r = lc_wb_flush(c, in);   /* the error kept, and the size report */
 			if (r < 0 && !err)
 				err = r;
@@ -749,10 +776,21 @@ static void *flusher_main(void *arg)
 		} else if (kicked) {
 			lc_flush_all(c, false);
 		}
+		/* still over the target with inodes left dirty (a writeback takes
+		 * at most gen_max of each): the next round at once */
+		uint64_t target = cfg_uint(CFG_client_oc_target_dirty);
+		bool more = false;
+		if (target && atomic_load(&c->oc_dirty) > target) {
+			pthread_mutex_lock(&c->dirty_lock);
+			more = c->dirty_list != NULL;
+			pthread_mutex_unlock(&c->dirty_lock);
+		}
 		lc_icache_trim(c);
 		lc_dcache_trim(c);
 		lc_ra_pool_trim(c, false);
 		pthread_mutex_lock(&c->work_lock);
+		if (more)
+			c->kick = true;
 	}
 	pthread_mutex_unlock(&c->work_lock);
 	return NULL;

@@ -345,6 +345,8 @@ static int cmd_status(struct json_object *args, struct json_object **out, void *
 	json_object_object_add(o, "inodes_cached", json_object_new_int64((int64_t)m->ninodes_cached));
 	json_object_object_add(o, "dirs_cached", json_object_new_int64((int64_t)m->ndirs_cached));
 	json_object_object_add(o, "reconnecting", json_object_new_boolean(m->reconnecting));
+	/* evicted clients kept out (`loligo blocklist ls` lists them) */
+	json_object_object_add(o, "blocklisted_clients", json_object_new_int64((int64_t)blocklist_count_locked(m)));
 	pthread_mutex_unlock(&m->lock);
 	json_object_object_add(o, "requests", json_object_new_int64((int64_t)perf_get(&m->req_total)));
 	json_object_object_add(o, "journal", journal_status_json(m));
@@ -525,6 +527,62 @@ static int cmd_client_evict(struct json_object *args, struct json_object **out, 
 	return 0;
 }
 
+static int cmd_locks(struct json_object *args, struct json_object **out, void *priv)
+{
+	(void)args;
+	*out = flock_dump_json(priv);
+	return 0;
+}
+
+static int cmd_blocklist_ls(struct json_object *args, struct json_object **out, void *priv)
+{
+	(void)args;
+	*out = blocklist_ls_json(priv);
+	return 0;
+}
+
+static int cmd_blocklist_add(struct json_object *args, struct json_object **out, void *priv)
+{
+	struct json_object *v;
+	const char *entity = NULL;
+	double expire = cfg_double(CFG_mds_blocklist_expire);
+	char err[512] = "";
+	int r;
+
+	if (json_object_object_get_ex(args, "entity", &v))
+		entity = json_object_get_string(v);
+	if (json_object_object_get_ex(args, "expire", &v))
+		expire = (double)json_object_get_int64(v);
+	r = blocklist_add(priv, entity, NULL, expire, "added by the operator", NULL, 0, err, sizeof(err));
+	if (r) {
+		*out = jerr(*err ? err : strerror(-r));
+		return r;
+	}
+	*out = json_object_new_object();
+	json_object_object_add(*out, "blocklisted", json_object_new_string(entity));
+	json_object_object_add(*out, "expire_s", json_object_new_double(expire));
+	return 0;
+}
+
+static int cmd_blocklist_rm(struct json_object *args, struct json_object **out, void *priv)
+{
+	struct json_object *v;
+	const char *entity = NULL;
+	char err[512] = "";
+	int r;
+
+	if (json_object_object_get_ex(args, "entity", &v))
+		entity = json_object_get_string(v);
+	r = blocklist_rm(priv, entity, err, sizeof(err));
+	if (r) {
+		*out = jerr(*err ? err : strerror(-r));
+		return r;
+	}
+	*out = json_object_new_object();
+	json_object_object_add(*out, "un-blocklisted", json_object_new_string(entity));
+	return 0;
+}
+
 static const char *type_name(uint32_t mode)
 {
 	switch (mode & S_IFMT) {
@@ -567,6 +625,7 @@ static int cmd_dump_cache(struct json_object *args, struct json_object **out, vo
 		}
 		json_object_object_add(e, "in_inode_table", json_object_new_boolean(in->in_table));
 		locker_inode_json(in, e);
+		flock_inode_json_locked(in->a.ino, e);
 		if (S_ISDIR(in->a.mode)) {
 			struct mdir *d = xa_load(&m->dirs, in->a.ino);
 
@@ -670,7 +729,15 @@ static const struct asok_cmd mds_cmds[] = {
 	{ "ops", "", "requests in flight (waiting for the journal) with their age", cmd_ops },
 	{ "session ls", "", "list client sessions", cmd_session_ls },
 	{ "client evict", "id:int", "close a client session and drop its connection", cmd_client_evict },
-	{ "dump cache", "", "inodes held in the MDS cache, with the caps clients hold and the lock states", cmd_dump_cache },
+	{ "dump cache", "", "inodes held in the MDS cache, with the caps clients hold, the lock states and the file locks", cmd_dump_cache },
+	{ "locks", "", "file locks held and waited for, per file, and requests held back by a reconnect phase",
+	  cmd_locks },
+	{ "blocklist ls", "", "clients kept out after an eviction (or by hand), with expiry", cmd_blocklist_ls },
+	{ "blocklist add", "entity:str expire:int?", "keep a client (uuid or data-store address, see session ls) "
+	  "out and fence its data writes, for expire seconds (default mds_blocklist_expire; 0: until removed)",
+	  cmd_blocklist_add },
+	{ "blocklist rm", "entity:str", "let a blocklisted client in again (and lift its data-store fence)",
+	  cmd_blocklist_rm },
 	{ "journal status", "", "journal positions and group-commit statistics", cmd_journal_status },
 	{ "auth get-or-create", "entity:str", "the key of entity (client.NAME), created if it has none; "
 	  "the keyring file is rewritten", cmd_auth_get_or_create },

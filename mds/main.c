@@ -183,6 +183,7 @@ static void *ticker_main(void *arg)
 		next_tick = 0;
 		session_tick(m);
 		locker_tick(m);
+		blocklist_tick(m);
 		journal_tick(m);
 		server_space_refresh(m);
 		pthread_mutex_lock(&m->lock);
@@ -377,6 +378,7 @@ int main(int argc, char **argv)
 	xa_init(&m->dirs);
 	xa_init(&m->sessions);
 	locker_init(m);
+	flock_init(m);
 	m->listen_fd = -1;
 	m->stop_pipe[0] = m->stop_pipe[1] = -1;
 	m->epoch = now_real_ns();
@@ -546,6 +548,8 @@ int main(int argc, char **argv)
 	perf_register_all(m);
 	purge_register_perf(m);
 	locker_register_perf(m);
+	flock_register_perf(m);
+	blocklist_register_perf(m);
 	r = journal_start(m);
 	if (r) {
 		rc = fail("cannot start the journal: %s", strerror(-r));
@@ -636,6 +640,10 @@ out_journal:
 	locker_free_locked(m);
 	pthread_mutex_unlock(&m->lock);
 	session_free_all(m);
+	pthread_mutex_lock(&m->lock);
+	flock_free_locked(m);
+	pthread_mutex_unlock(&m->lock);
+	blocklist_free(m);
 out_cache:
 	pthread_mutex_lock(&m->lock);
 	mdcache_free(m);

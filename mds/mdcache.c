@@ -1015,6 +1015,8 @@ int mdcache_replay_edit(struct mds *m, int op, const char *oid, const char *key,
 		return 0;
 	if (!strcmp(oid, OID_PURGE))
 		return purge_replay_edit(m, op, key, val, len);
+	if (!strcmp(oid, OID_BLOCKLIST))
+		return blocklist_replay_edit(m, op, key, val, len);
 	if (!strcmp(oid, OID_SESSIONS) || !strncmp(oid, "mds_completed.", 14))
 		return session_replay_edit(m, op, oid, key, val, len, key2);
 	dout(JOURNAL, 1, "replay: edit of unknown object %s ignored", oid);
@@ -1174,6 +1176,9 @@ int mdcache_load(struct mds *m)
 	if (r)
 		return r;
 	r = purge_load(m);
+	if (r)
+		return r;
+	r = blocklist_load(m);
 	if (r)
 		return r;
 	return session_load(m);

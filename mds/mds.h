@@ -27,6 +27,10 @@
  *  - locker.c: capabilities and dentry leases: who caches what, revokes
  *    before conflicting changes (requests wait for the acks parked, off the
  *    reader threads), cap flushes, reconnect, orphans (open, unlinked).
+ *  - flock.c: file locks (fcntl byte ranges, flock) of every client, their
+ *    waits, deadlock detection, re-assertion after a restart (not journaled).
+ *  - blocklist.c: evicted clients kept out (journaled, with expiry), and
+ *    fenced from the data store (rados blocklist / the local store's fence).
  *  - purge.c: the journaled queue of unlinked files whose data objects the
  *    MDS removes after mds_purge_delay, on a thread of its own, in slices.
  *  - admin.c: admin-socket commands; main.c: start-up and shutdown.
@@ -261,6 +265,10 @@ struct completed {
 /* session.flags (journaled with the record) */
 #define SESSION_F_MISSED_RECONNECT 0x1   /* did not come back in a reconnect phase: not waited for again */
 #define SESSION_F_DISCONNECTED     0x2   /* its connection closed: everything it did is journaled before this */
+#define SESSION_F_HELD_LOCKS       0x4   /* held file locks when its connection closed: the reconnect
+					  * phase waits for it (it re-asserts them, flock.c) */
+
+struct flk_session;
 
 /* All fields protected by mds->lock. */
 struct session {
@@ -296,6 +304,9 @@ struct session {
 	uint64_t ncaps, nleases;
 	uint64_t lease_seq;           /* last lease sequence handed out */
 	bool reconnected;             /* sent RECONNECT (or OPEN) since this MDS started */
+	struct flk_session *flk;      /* flock.c: its file locks and waits (NULL: none known, e.g.
+				       * restored at start and not re-asserted yet) */
+	char *store_addr;             /* its data-store instance (fenced at eviction); journaled */
 };
 
 /* An action the journal runs once the entry it rides with is durable. */
@@ -450,6 +461,7 @@ void oid_completed(char *buf, size_t len, uint64_t sid);
 #define OID_JOURNAL   "mds_journal"
 #define OID_PURGE     "mds_purge"
 #define OID_STRAY     "mds_stray"
+#define OID_BLOCKLIST "mds_blocklist"
 #define DIR_META_KEY  "/meta"
 #define COOKIE_FIRST  3          /* 0 = start of dir; 1 and 2 stay free for . and .. */
 
@@ -533,6 +545,71 @@ void locker_late_releases_locked(struct mds *m, uint64_t age_ns,
 void locker_session_json(struct session *s, struct json_object *o);
 void locker_inode_json(struct minode *in, struct json_object *o);
 
+/* ---- flock.c ---------------------------------------------------------- */
+void flock_init(struct mds *m);
+void flock_register_perf(struct mds *m);
+/* flock_free_locked - at shutdown, after every session is gone.  mds->lock held. */
+void flock_free_locked(struct mds *m);
+/* flock_request - a GETLK or SETLK from @c: answered now or when granted.  No lock held. */
+void flock_request(struct mds *m, struct conn *c, struct mdsp_request *req);
+/* flock_flush - send the answers queued under mds->lock (grants a session's end or the end
+ * of the reconnect phase caused).  No lock held; call after such changes. */
+void flock_flush(struct mds *m);
+/* flock_session_open_locked - a new session: its locks are known (none). */
+void flock_session_open_locked(struct session *s);
+/* flock_session_drop_locked - @s ends: its waits go, its locks are released (waiters of
+ * others granted, answers queued for flock_flush). */
+void flock_session_drop_locked(struct mds *m, struct session *s);
+bool flock_session_has_locks_locked(const struct session *s);
+/* flock_conn_closed_locked - waits parked from @c are dropped (the client sends them again). */
+void flock_conn_closed_locked(struct mds *m, struct conn *c);
+/* flock_reconnect_over_locked - the reconnect phase ended: run the lock requests it held back. */
+void flock_reconnect_over_locked(struct mds *m);
+/* flock_reconnect_phase_start_locked - the phase waits for @s: lock requests wait until it re-asserted. */
+void flock_reconnect_phase_start_locked(struct mds *m, struct session *s);
+/* flock_reassert_pending_locked - some session of the phase has not re-asserted its locks yet. */
+bool flock_reassert_pending_locked(struct mds *m);
+/*
+ * flock_reconnect_locked - RECONNECT of @s re-asserts @locks.  A session the
+ * reconnect phase of this start waits for gets them back (unless they
+ * conflict with what others re-asserted first); otherwise the MDS keeps
+ * what it knows (same instance) or refuses them all (it restarted and the
+ * session came too late).  Sets *@refused (malloc'd, may be NULL) to the
+ * locks not held.  When the last awaited session has re-asserted, the lock
+ * requests held back run.  mds->lock held.
+ */
+int flock_reconnect_locked(struct mds *m, struct session *s, const struct mdsp_lock *locks, uint32_t n,
+			   struct mdsp_lock **refused, uint32_t *nrefused);
+struct json_object;
+struct json_object *flock_dump_json(struct mds *m);
+void flock_inode_json_locked(uint64_t ino, struct json_object *o);
+void flock_session_json_locked(const struct session *s, struct json_object *o);
+
+/* ---- blocklist.c ------------------------------------------------------ */
+/* blocklist_uuid_str - a client uuid as 8-4-4-4-12 hex (what the blocklist names). */
+void blocklist_uuid_str(const uint8_t *uuid, char *buf, size_t len);
+/*
+ * blocklist_add - keep @entity (a client uuid or data-store address) out for
+ * @expire_secs (0: until removed), journaled; then fence @store_addr (or the
+ * entity itself when it is an address) in the data store.  No lock held;
+ * blocks on the store.  Return: 0, -EINVAL (@err says why), or the store's
+ * error (the entry stands; @err says the fence failed).
+ */
+int blocklist_add(struct mds *m, const char *entity, const char *store_addr, double expire_secs, const char *why,
+		  const char *client_name, uint64_t sid, char *err, size_t errlen);
+/* blocklist_rm - lift @entity (and its store fence).  No lock held.  0, -ENOENT or the store's error. */
+int blocklist_rm(struct mds *m, const char *entity, char *err, size_t errlen);
+/* blocklist_check_locked - 0, or -ESHUTDOWN with @reason when the client @uuid / @store_addr
+ * (may be NULL) is blocklisted.  mds->lock held. */
+int blocklist_check_locked(struct mds *m, const uint8_t *uuid, const char *store_addr, char *reason, size_t len);
+void blocklist_tick(struct mds *m);
+uint64_t blocklist_count_locked(struct mds *m);
+struct json_object *blocklist_ls_json(struct mds *m);
+int blocklist_replay_edit(struct mds *m, int op, const char *key, const void *val, uint32_t len);
+int blocklist_load(struct mds *m);
+void blocklist_register_perf(struct mds *m);
+void blocklist_free(struct mds *m);
+
 /* ---- server.c --------------------------------------------------------- */
 /*
  * server_dispatch - run @req for session @s.  Fills @rep; a mutation's edits
@@ -576,7 +653,23 @@ void session_reconnect_phase_cancel(struct mds *m);
 uint64_t session_reconnect_deadline(struct mds *m);
 /* session_reconnect_check - end a reconnect phase past its deadline, run what it held back. */
 void session_reconnect_check(struct mds *m);
+/*
+ * session_evict - end session @id (the admin's `client evict`, a revoke not
+ * acked in time): its caps and locks are released, and with
+ * mds_session_blocklist_on_evict the client is blocklisted and fenced from
+ * the data store first.  session_evict_timeout - the same for a session
+ * that stopped renewing (mds_session_blocklist_on_timeout).  No lock held;
+ * blocks while the store fence is set.  Return: 0 or -ENOENT.
+ */
 int session_evict(struct mds *m, uint64_t id, const char *why);
+int session_evict_timeout(struct mds *m, uint64_t id, const char *why);
+/*
+ * session_reconnect_hold_locked - must @req of @s (not a mutation: a file
+ * lock request) wait for the end of the reconnect phase?  Ends the phase
+ * on its timeout, and @req ends @s's replay as any new request does.
+ * Caller holds mds->lock.
+ */
+bool session_reconnect_hold_locked(struct mds *m, struct session *s, const struct mdsp_request *req);
 void session_free_all(struct mds *m);
 struct session *session_new_locked(struct mds *m, uint64_t id);
 int session_replay_edit(struct mds *m, int op, const char *oid, const char *key, const void *val,

@@ -52,7 +52,8 @@
 #include "mds/codec.h"
 #include "mds/mds.h"
 
-#define V_SESSION_REC 3   /* 2: the ino pool (prealloc.c); 3: secret, flags, auth name, peer address */
+#define V_SESSION_REC 4   /* 2: the ino pool (prealloc.c); 3: secret, flags, auth name, peer address;
+			   * 4: the data-store address (blocklist.c fences it) */
 
 static void key_tid(char *buf, size_t len, uint64_t tid)
 {
@@ -122,6 +123,29 @@ static void send_session(struct mds *m, struct conn *c, uint32_t op, uint64_t si
 	struct mdsp_buf b;
 
 	if (!session_frame(m, &b, op, sid, seq, result, reason))
+		conn_send_frame(c, &b);
+	mdsp_buf_free(&b);
+}
+
+/* send_session with the file locks of a RECONNECT's OPEN (the refused ones) */
+static void send_session_locks(struct mds *m, struct conn *c, uint32_t op, uint64_t sid, uint64_t seq,
+			       struct mdsp_lock *locks, uint32_t nlocks)
+{
+	struct mdsp_msg msg;
+	struct mdsp_buf b;
+
+	memset(&msg, 0, sizeof(msg));
+	msg.type = MDSP_MSG_SESSION;
+	msg.session.op = op;
+	msg.session.session_id = sid;
+	msg.session.seq = seq;
+	msg.session.lease_ms = lease_ms();
+	msg.session.mds_epoch = m->epoch;
+	msg.session.max_file_size = m->max_file_size;
+	msg.session.locks = locks;
+	msg.session.nlocks = nlocks;
+	mdsp_buf_init(&b);
+	if (!mdsp_encode(&b, &msg))
 		conn_send_frame(c, &b);
 	mdsp_buf_free(&b);
 }
@@ -208,7 +232,11 @@ static void session_rec_journal_locked(struct mds *m, struct session *s)
  */
 static bool session_has_state_locked(const struct session *s)
 {
-	return !(s->flags & (SESSION_F_MISSED_RECONNECT | SESSION_F_DISCONNECTED));
+	if (s->flags & SESSION_F_MISSED_RECONNECT)
+		return false;
+	/* file locks are re-asserted in RECONNECT (flock.c): until it did,
+	 * no lock may be granted to anyone */
+	return !(s->flags & SESSION_F_DISCONNECTED) || (s->flags & SESSION_F_HELD_LOCKS);
 }
 
 /* Caller holds mds->lock.  @mark: the phase ran its course (every session
@@ -240,6 +268,8 @@ static void reconnect_phase_end_marking_locked(struct mds *m, const char *why, b
 	m->strays_unchecked = true;   /* orphans nobody re-asserted go now (locker_tick) */
 	pthread_cond_broadcast(&m->reconnect_cond);
 	locker_wake_all(m);           /* the requests the phase held back */
+	if (mark)
+		flock_reconnect_over_locked(m);   /* the lock requests it held back */
 }
 
 static void reconnect_phase_end_locked(struct mds *m, const char *why)
@@ -250,9 +280,9 @@ static void reconnect_phase_end_locked(struct mds *m, const char *why)
 /* @s came back (RECONNECT or a renew): clear its marks.  Caller holds mds->lock. */
 static void session_back_locked(struct mds *m, struct session *s)
 {
-	if (!(s->flags & (SESSION_F_MISSED_RECONNECT | SESSION_F_DISCONNECTED)))
+	if (!(s->flags & (SESSION_F_MISSED_RECONNECT | SESSION_F_DISCONNECTED | SESSION_F_HELD_LOCKS)))
 		return;
-	s->flags &= ~(SESSION_F_MISSED_RECONNECT | SESSION_F_DISCONNECTED);
+	s->flags &= ~(SESSION_F_MISSED_RECONNECT | SESSION_F_DISCONNECTED | SESSION_F_HELD_LOCKS);
 	session_rec_journal_locked(m, s);
 }
 
@@ -292,6 +322,14 @@ void session_reconnect_phase_start(struct mds *m)
 		m->nreplay_pending++;
 	}
 	rcu_read_unlock();
+	if (m->nreplay_pending && secs > 0) {
+		/* lock requests wait until these have re-asserted their locks */
+		rcu_read_lock();
+		xa_for_each(&m->sessions, idx, s)
+			if (s->replay_pending)
+				flock_reconnect_phase_start_locked(m, s);
+		rcu_read_unlock();
+	}
 	if (m->nreplay_pending && secs > 0) {
 		m->reconnecting = true;
 		m->reconnect_until_ns = now_mono_ns() + (uint64_t)(secs * 1e9);
@@ -355,12 +393,26 @@ static void session_take_meta(struct session *s, struct mdsp_session *msg)
 	}
 }
 
+bool session_reconnect_hold_locked(struct mds *m, struct session *s, const struct mdsp_request *req)
+{
+	if (m->reconnecting && now_mono_ns() >= m->reconnect_until_ns)
+		reconnect_phase_end_locked(m, "timeout");
+	if (!m->reconnecting)
+		return false;
+	if (!(req->flags & MDSP_REQ_REPLAY))
+		replay_done_locked(m, s);
+	/* locks are re-asserted in RECONNECT: once every session that may
+	 * hold some did, lock requests need not wait for the replays */
+	return m->reconnecting && flock_reassert_pending_locked(m);
+}
+
 static void session_free_locked(struct mds *m, struct session *s)
 {
 	struct conn *c = s->conn;
 
 	replay_done_locked(m, s);
 	locker_session_drop(m, s);
+	flock_session_drop_locked(m, s);
 
 	if (xa_load(&m->sessions, s->id) == s) {
 		xa_erase(&m->sessions, s->id);
@@ -382,6 +434,7 @@ static void session_free_locked(struct mds *m, struct session *s)
 	}
 	free(s->client_name);
 	session_take_meta(s, NULL);
+	free(s->store_addr);
 	memset(s->secret, 0, sizeof(s->secret));
 	free(s);
 }
@@ -412,6 +465,7 @@ static void session_rec_encode(struct mdsp_buf *b, const struct session *s)
 	enc_u32(b, s->flags);
 	enc_str(b, s->auth_name);
 	enc_str(b, s->peer_addr);
+	enc_str(b, s->store_addr ? s->store_addr : "");   /* v4 */
 	enc_end(b, off);
 }
 
@@ -431,7 +485,7 @@ static int session_rec_apply(struct mds *m, const void *p, size_t len)
 {
 	struct dec c, d;
 	uint64_t id;
-	char *name, *auth_name = NULL, *peer = NULL;
+	char *name, *auth_name = NULL, *peer = NULL, *store_addr = NULL;
 	const void *uuid, *secret = NULL;
 	uint32_t flags = 0;
 	struct session *s, pool = { .nprealloc = 0 };
@@ -452,10 +506,13 @@ static int session_rec_apply(struct mds *m, const void *p, size_t len)
 		auth_name = dec_str(&d, MDSP_AUTH_NAME_MAX);
 		peer = dec_str(&d, 47);
 	}
+	if (ver >= 4)
+		store_addr = dec_str(&d, MDSP_STORE_ADDR_MAX);
 	if (d.bad || !id) {
 		free(name);
 		free(auth_name);
 		free(peer);
+		free(store_addr);
 		return -EBADMSG;
 	}
 	s = xa_load(&m->sessions, id);
@@ -465,6 +522,7 @@ static int session_rec_apply(struct mds *m, const void *p, size_t len)
 		free(name);
 		free(auth_name);
 		free(peer);
+		free(store_addr);
 		return -ENOMEM;
 	}
 	free(s->client_name);
@@ -479,6 +537,10 @@ static int session_rec_apply(struct mds *m, const void *p, size_t len)
 	snprintf(s->peer_addr, sizeof(s->peer_addr), "%s", peer ? peer : "");
 	free(auth_name);
 	free(peer);
+	free(s->store_addr);
+	s->store_addr = store_addr && *store_addr ? store_addr : NULL;
+	if (!s->store_addr)
+		free(store_addr);
 	if (id >= m->next_sid)
 		m->next_sid = id + 1;
 	return 0;
@@ -678,10 +740,18 @@ void session_handle(struct mds *m, struct conn *c, struct mdsp_session *msg)
 		struct txn t;
 		int ro;
 		uint8_t v[8];
-		char reason[256];
+		char reason[512];
 		int err;
 
 		pthread_mutex_lock(&m->lock);
+		if ((err = blocklist_check_locked(m, msg->client_uuid, msg->store_addr, reason, sizeof(reason)))) {
+			pthread_mutex_unlock(&m->lock);
+			perf_inc(&m->sessions_refused, 1);
+			derr(MDS, "peer %s: session open by %s refused: %s", c->peer,
+			     msg->client_name ? msg->client_name : "?", reason);
+			send_session(m, c, MDSP_SESSION_REJECT, 0, msg->seq, err, reason);
+			return;
+		}
 		if (c->session_id) {
 			sid = c->session_id;
 			pthread_mutex_unlock(&m->lock);
@@ -720,6 +790,8 @@ void session_handle(struct mds *m, struct conn *c, struct mdsp_session *msg)
 		s->client_name = strdup(msg->client_name ? msg->client_name : "");
 		session_take_meta(s, msg);
 		memcpy(s->uuid, msg->client_uuid, 16);
+		s->store_addr = msg->store_addr && *msg->store_addr ? strdup(msg->store_addr) : NULL;
+		flock_session_open_locked(s);
 		snprintf(s->peer_addr, sizeof(s->peer_addr), "%s", c->peer_addr);
 		if (c->auth == CONN_AUTH_DONE) {
 			/* both sides derived it in the handshake: it never travels */
@@ -790,12 +862,25 @@ void session_handle(struct mds *m, struct conn *c, struct mdsp_session *msg)
 		session_close_locked(m, s, it);
 		dinfo(MDS, "session %" PRIu64 " closed by %s", sid, c->peer);
 		pthread_mutex_unlock(&m->lock);
+		flock_flush(m);
 		return;
 	case MDSP_SESSION_RECONNECT: {
 		uint8_t want[MDSP_MAC_LEN];
 		const char *why = NULL;
+		struct mdsp_lock *refused = NULL;
+		uint32_t nrefused = 0;
+		char breason[512];
+		int berr;
 
 		pthread_mutex_lock(&m->lock);
+		if ((berr = blocklist_check_locked(m, msg->client_uuid, msg->store_addr, breason, sizeof(breason)))) {
+			pthread_mutex_unlock(&m->lock);
+			perf_inc(&m->sessions_refused, 1);
+			derr(MDS, "peer %s: reconnect to session %" PRIu64 " refused: %s", c->peer, msg->session_id,
+			     breason);
+			send_session(m, c, MDSP_SESSION_REJECT, msg->session_id, msg->seq, berr, breason);
+			return;
+		}
 		s = xa_load(&m->sessions, msg->session_id);
 		if (!s) {
 			pthread_mutex_unlock(&m->lock);
@@ -839,12 +924,24 @@ void session_handle(struct mds *m, struct conn *c, struct mdsp_session *msg)
 		session_take_meta(s, msg);
 		s->state = SESSION_OPEN;
 		s->last_renew_ns = now_mono_ns();
+		if (msg->store_addr && *msg->store_addr &&
+		    (!s->store_addr || strcmp(s->store_addr, msg->store_addr))) {
+			/* a new data-store instance (the client process restarted
+			 * its store): the record must name what to fence */
+			free(s->store_addr);
+			s->store_addr = strdup(msg->store_addr);
+			if (!(s->flags & (SESSION_F_MISSED_RECONNECT | SESSION_F_DISCONNECTED | SESSION_F_HELD_LOCKS)))
+				session_rec_journal_locked(m, s);
+		}
 		session_back_locked(m, s);
+		if (flock_reconnect_locked(m, s, msg->locks, msg->nlocks, &refused, &nrefused))
+			derr(MDS, "session %" PRIu64 ": out of memory for its file locks", s->id);
 		sid = s->id;
 		locker_session_reconnect(m, s, msg->caps, msg->ncaps);
 		dinfo(MDS, "session %" PRIu64 " reconnected from %s", sid, c->peer);
 		pthread_mutex_unlock(&m->lock);
-		send_session(m, c, MDSP_SESSION_OPEN, sid, msg->seq, 0, NULL);
+		send_session_locks(m, c, MDSP_SESSION_OPEN, sid, msg->seq, refused, nrefused);
+		free(refused);
 		return;
 	}
 	default:
@@ -947,6 +1044,12 @@ static bool request_run(struct mds *m, struct conn *c, struct mdsp_msg *msg, uin
 	if (!w) {
 		perf_inc(&m->req_total, 1);
 		DTRACE_PROBE3(loligo_mds, request_start, req->tid, req->op, req->flags);
+		if (req->op == MDSP_OP_GETLK || req->op == MDSP_OP_SETLK) {
+			/* answered now or when granted, never on this thread's time */
+			flock_request(m, c, req);
+			DTRACE_PROBE3(loligo_mds, request_done, req->tid, req->op, 0);
+			return false;
+		}
 		if (journaled)
 			journal_throttle(m, c);
 	}
@@ -1125,7 +1228,9 @@ static bool request_run(struct mds *m, struct conn *c, struct mdsp_msg *msg, uin
 void request_handle(struct mds *m, struct conn *c, struct mdsp_msg *msg)
 {
 	request_run(m, c, msg, now_mono_ns(), NULL);
-	/* it may have ended the reconnect phase, which parked requests wait for */
+	/* it may have ended the reconnect phase, which parked requests wait
+	 * for, and the lock requests it held back */
+	flock_flush(m);
 	if (atomic_load_explicit(&m->waiters_ready, memory_order_relaxed))
 		locker_run_waiters(m);
 }
@@ -1149,28 +1254,71 @@ void session_conn_closed(struct mds *m, struct conn *c)
 		s->conn = NULL;
 		conn_put(c);
 		if (!(s->flags & SESSION_F_DISCONNECTED)) {
-			/* after every change it made, in journal order */
+			/* after every change it made, in journal order; with its
+			 * file locks, a restart waits for it to re-assert them */
 			s->flags |= SESSION_F_DISCONNECTED;
+			if (flock_session_has_locks_locked(s))
+				s->flags |= SESSION_F_HELD_LOCKS;
 			session_rec_journal_locked(m, s);
 		}
 		dout(MDS, 1, "session %" PRIu64 ": connection %s closed; the session waits for a reconnect", s->id,
 		     c->peer);
 	}
+	flock_conn_closed_locked(m, c);
 	c->session_id = 0;
 	locker_conn_closed(m, c);
 	pthread_mutex_unlock(&m->lock);
 }
 
-int session_evict(struct mds *m, uint64_t id, const char *why)
+/*
+ * Evict session @id.  With @blocklist the client is fenced first (Ceph's
+ * order: blocklist, then kill the session): its uuid and data-store
+ * address go on the blocklist, so it can open no new session, and the
+ * data store refuses its writes (rados blocklist, or the local store's
+ * fence) before its caps and locks are given to anyone else.
+ */
+static int session_evict_how(struct mds *m, uint64_t id, const char *why, bool blocklist)
 {
+	char uuid[40], reason[512], *addr = NULL, *name = NULL;
 	struct session *s;
 	struct conn *c = NULL;
+	int r;
 
 	pthread_mutex_lock(&m->lock);
 	s = xa_load(&m->sessions, id);
 	if (!s) {
 		pthread_mutex_unlock(&m->lock);
 		return -ENOENT;
+	}
+	blocklist_uuid_str(s->uuid, uuid, sizeof(uuid));
+	/* a client that named no instance (no uuid, no store address: a
+	 * test tool) cannot be kept out by name: it is evicted only */
+	if (!memcmp(s->uuid, (uint8_t[16]){ 0 }, 16) && !s->store_addr)
+		blocklist = false;
+	else if (!memcmp(s->uuid, (uint8_t[16]){ 0 }, 16))
+		snprintf(uuid, sizeof(uuid), "%s", s->store_addr);
+	if (blocklist) {
+		addr = s->store_addr ? strdup(s->store_addr) : NULL;
+		name = s->client_name ? strdup(s->client_name) : NULL;
+	}
+	pthread_mutex_unlock(&m->lock);
+	if (blocklist) {
+		r = blocklist_add(m, uuid, addr, cfg_double(CFG_mds_blocklist_expire), why, name, id, NULL, 0);
+		if (r)
+			derr(MDS, "session %" PRIu64 ": the blocklist entry for client %s could not be added (%s): "
+				  "evicting it anyway", id, uuid, strerror(-r));
+		snprintf(reason, sizeof(reason), "%s; blocklisted (client %s) for %.0f s: `loligo blocklist rm %s` "
+						 "lets it in again", why, uuid, cfg_double(CFG_mds_blocklist_expire), uuid);
+	} else {
+		snprintf(reason, sizeof(reason), "%s", why);
+	}
+	free(addr);
+	free(name);
+	pthread_mutex_lock(&m->lock);
+	s = xa_load(&m->sessions, id);
+	if (!s) {
+		pthread_mutex_unlock(&m->lock);
+		return 0;               /* closed meanwhile */
 	}
 	if (s->conn) {
 		c = s->conn;
@@ -1179,9 +1327,10 @@ int session_evict(struct mds *m, uint64_t id, const char *why)
 	session_close_locked(m, s, NULL);
 	perf_inc(&m->sessions_evicted, 1);
 	pthread_mutex_unlock(&m->lock);
-	dinfo(MDS, "session %" PRIu64 " evicted: %s", id, why);
+	flock_flush(m);                 /* its locks went to the waiters */
+	dinfo(MDS, "session %" PRIu64 " evicted: %s", id, reason);
 	if (c) {
-		send_session(m, c, MDSP_SESSION_EVICTED, id, 0, 0, why);
+		send_session(m, c, MDSP_SESSION_EVICTED, id, 0, blocklist ? -ESHUTDOWN : 0, reason);
 		conn_shutdown(c);
 		conn_put(c);
 	}
@@ -1208,8 +1357,20 @@ void session_reconnect_check(struct mds *m)
 		ended = true;
 	}
 	pthread_mutex_unlock(&m->lock);
-	if (ended)
+	if (ended) {
+		flock_flush(m);
 		locker_run_waiters(m);
+	}
+}
+
+int session_evict(struct mds *m, uint64_t id, const char *why)
+{
+	return session_evict_how(m, id, why, cfg_bool(CFG_mds_session_blocklist_on_evict));
+}
+
+int session_evict_timeout(struct mds *m, uint64_t id, const char *why)
+{
+	return session_evict_how(m, id, why, cfg_bool(CFG_mds_session_blocklist_on_timeout));
 }
 
 void session_tick(struct mds *m)
@@ -1245,12 +1406,13 @@ void session_tick(struct mds *m)
 	}
 	rcu_read_unlock();
 	pthread_mutex_unlock(&m->lock);
+	flock_flush(m);    /* grants the phase's end (timeout) made */
 	for (i = 0; i < nstale; i++) {
 		send_session(m, stale[i], MDSP_SESSION_STALE, stale_id[i], 0, 0, "lease expired: renew");
 		conn_put(stale[i]);
 	}
 	for (i = 0; i < nevict; i++)
-		session_evict(m, evict[i], "no renew within mds_session_autoclose");
+		session_evict_timeout(m, evict[i], "no renew within mds_session_autoclose");
 }
 
 struct json_object *session_ls_json(struct mds *m)
@@ -1289,6 +1451,14 @@ struct json_object *session_ls_json(struct mds *m)
 			}
 		}
 		locker_session_json(s, o);
+		json_object_object_add(o, "store_addr", json_object_new_string(s->store_addr ? s->store_addr : ""));
+		{
+			char u[40];
+
+			blocklist_uuid_str(s->uuid, u, sizeof(u));
+			json_object_object_add(o, "uuid", json_object_new_string(u));
+		}
+		flock_session_json_locked(s, o);
 		if (s->conn) {
 			/* replies its socket has not taken yet (the flusher's work) */
 			pthread_mutex_lock(&s->conn->send_lock);

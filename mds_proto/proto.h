@@ -68,6 +68,7 @@
 #define MDSP_MAX_GROUPS     64
 #define MDSP_READDIR_MAX    4096        /* entries in one readdir reply */
 #define MDSP_CLIENT_NAME_MAX 256
+#define MDSP_STORE_ADDR_MAX 256         /* a data-store instance address (rados: "v2:1.2.3.4:0/123") */
 #define MDSP_JSON_MAX       (1u << 20)
 
 #define MDSP_ROOT_INO       1ull
@@ -188,6 +189,12 @@ struct mdsp_session {
 	/* version 4 */
 	uint32_t nmeta;                /* REQUEST_OPEN, RECONNECT: who the client is (else 0) */
 	struct mdsp_meta *meta;
+	/* version 5 */
+	uint32_t nlocks;               /* RECONNECT: the file locks the client holds (re-asserted);
+					* OPEN answering a RECONNECT: those the MDS did not grant back */
+	struct mdsp_lock *locks;       /* each with .ino set */
+	char *store_addr;              /* REQUEST_OPEN, RECONNECT: the client's data-store instance
+					* (store_instance_addr()), which an eviction fences; may be NULL */
 };
 
 /* ---- REQUEST ------------------------------------------------------------ */
@@ -241,15 +248,34 @@ enum mdsp_op {
 #define MDSP_RENAME_NOREPLACE 0x1
 #define MDSP_RENAME_EXCHANGE  0x2
 
+/*
+ * A file lock (GETLK/SETLK, and the locks a RECONNECT re-asserts).  Types
+ * are the Linux values F_RDLCK 0, F_WRLCK 1, F_UNLCK 2.  The owner is
+ * (session, owner_ns, owner): FUSE's lock_owner (per process for fcntl
+ * locks, per open file description for flock and OFD locks) or the NFS
+ * gateway's id for an NFS lock-owner; a session's owners never conflict
+ * with each other's locks unless they differ.  fcntl and flock locks are
+ * separate (MDSP_LOCK_FLOCK), as on Linux: they never conflict.
+ */
 struct mdsp_lock {
 	uint32_t type;      /* F_RDLCK, F_WRLCK, F_UNLCK */
-	uint32_t flags;     /* MDSP_LOCK_WAIT, MDSP_LOCK_FLOCK */
+	uint32_t flags;     /* MDSP_LOCK_* */
 	uint64_t start, len;/* len 0 = to EOF */
 	uint64_t owner;     /* lock owner (fuse lock_owner / NFS lock-owner id) */
-	uint32_t pid;
+	uint32_t pid;       /* the locking process (F_GETLK's l_pid) */
+	/* version 2 */
+	uint32_t owner_ns;  /* MDSP_LOCK_NS_*: which id space @owner is from */
+	uint64_t session_id;/* GETLK reply: the session holding the conflicting lock */
+	uint64_t wait_tid;  /* SETLK with MDSP_LOCK_CANCEL: the waiting SETLK to cancel */
+	uint64_t ino;       /* SESSION RECONNECT/OPEN lock lists: the file (requests use .ino) */
 };
-#define MDSP_LOCK_WAIT  0x1
-#define MDSP_LOCK_FLOCK 0x2
+#define MDSP_LOCK_WAIT   0x1   /* SETLK: wait until it can be granted (F_SETLKW) */
+#define MDSP_LOCK_FLOCK  0x2   /* flock(2), not fcntl */
+#define MDSP_LOCK_CANCEL 0x4   /* SETLK: stop the wait of wait_tid (a signal interrupted it); it
+				* is answered EINTR unless it was granted already */
+#define MDSP_LOCK_NS_FUSE 0    /* FUSE lock_owner values */
+#define MDSP_LOCK_NS_NFS  1    /* the NFS gateway's lock-owner ids */
+#define MDSP_LOCK_NS_MAX  1
 
 struct mdsp_request {
 	uint64_t tid;

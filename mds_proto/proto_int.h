@@ -33,11 +33,12 @@
 /* Struct versions we write and understand.  Bump the version when adding a
  * field at the end of a struct; bump compat only when older decoders can no
  * longer make sense of the struct at all. */
-#define V_SESSION        4   /* 2: secret, proof; 3: max_file_size; 4: client metadata */
+#define V_SESSION        5   /* 2: secret, proof; 3: max_file_size; 4: client metadata;
+				 * 5: locks, store_addr */
 #define V_CAP_RECONNECT  2   /* 2: dname, seq */
 #define V_REQUEST        2   /* 2: want_ino */
 #define V_CALLER         1
-#define V_LOCK           1
+#define V_LOCK           2   /* 2: owner_ns, session_id, wait_tid, ino */
 #define V_INODE          1
 #define V_REPLY          2
 #define V_DIRENT         2
@@ -57,6 +58,7 @@
  * left" checks before an array is allocated. */
 #define INODE_WIRE_MIN          (ENVELOPE_LEN + 124)
 #define CAP_RECONNECT_WIRE_MIN  (ENVELOPE_LEN + 16)
+#define LOCK_WIRE_MIN           (ENVELOPE_LEN + 36)
 #define DIRENT_WIRE_MIN         (ENVELOPE_LEN + 4 + 8 + INODE_WIRE_MIN)
 
 /* ---- encoding --------------------------------------------------------- */

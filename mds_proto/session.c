@@ -11,6 +11,9 @@
  * Version 4 appends the client's metadata (REQUEST_OPEN and RECONNECT: host
  * name, mount point, version...: u32 count, then key and value strings),
  * bounded by MDSP_META_*; an older struct decodes with none.
+ * Version 5 appends the file locks a RECONNECT re-asserts (in the OPEN that
+ * answers it: the ones not granted back) and the client's data-store
+ * address (what an eviction fences); older structs decode with none.
  */
 #include <stdlib.h>
 
@@ -25,7 +28,9 @@ int enc_session(struct mdsp_buf *b, const struct mdsp_session *s)
 	if ((r = enc_check_str(s->client_name, MDSP_CLIENT_NAME_MAX, "session client_name")) ||
 	    (r = enc_check_str(s->reason, REASON_MAX, "session reason")) ||
 	    (r = enc_check_count(s->ncaps, UINT32_MAX, s->caps, "session caps")) ||
-	    (r = enc_check_count(s->nmeta, MDSP_META_MAX, s->meta, "session metadata")))
+	    (r = enc_check_count(s->nmeta, MDSP_META_MAX, s->meta, "session metadata")) ||
+	    (r = enc_check_count(s->nlocks, UINT32_MAX, s->locks, "session locks")) ||
+	    (r = enc_check_str(s->store_addr, MDSP_STORE_ADDR_MAX, "session store_addr")))
 		return r;
 	for (i = 0; i < s->nmeta; i++)
 		if (!s->meta[i].key || !s->meta[i].val ||
@@ -64,6 +69,10 @@ int enc_session(struct mdsp_buf *b, const struct mdsp_session *s)
 		put_str(b, s->meta[i].key);
 		put_str(b, s->meta[i].val);
 	}
+	put_u32(b, s->nlocks);                  /* v5 */
+	for (i = 0; i < s->nlocks; i++)
+		enc_lock(b, &s->locks[i]);
+	put_str(b, s->store_addr);
 	struct_close(b, off);
 	return 0;
 }
@@ -142,6 +151,24 @@ int dec_session(struct cur *c, struct mdsp_session *s)
 				}
 		}
 	}
+	/* version 4 ends here: no locks, no store address */
+	if (version >= 5) {
+		if ((r = get_count(c, &n, UINT32_MAX, LOCK_WIRE_MIN)))
+			goto bad;
+		if (n) {
+			s->locks = calloc(n, sizeof(*s->locks));
+			if (!s->locks) {
+				r = -ENOMEM;
+				goto bad;
+			}
+			s->nlocks = n;
+			for (i = 0; i < n; i++)
+				if ((r = dec_lock(c, &s->locks[i])))
+					goto bad;
+		}
+		if ((r = get_str(c, &s->store_addr, MDSP_STORE_ADDR_MAX)))
+			goto bad;
+	}
 	struct_leave(c, outer);
 	return 0;
 bad:
@@ -166,8 +193,13 @@ void free_session(struct mdsp_session *s)
 		for (i = 0; i < s->ncaps; i++)
 			free(s->caps[i].dname);
 	free(s->caps);
+	free(s->locks);
+	free(s->store_addr);
 	s->client_name = NULL;
 	s->reason = NULL;
 	s->caps = NULL;
 	s->ncaps = 0;
+	s->locks = NULL;
+	s->nlocks = 0;
+	s->store_addr = NULL;
 }

@@ -97,17 +97,27 @@ void enc_lock(struct mdsp_buf *b, const struct mdsp_lock *l)
 	put_u64(b, l->len);
 	put_u64(b, l->owner);
 	put_u32(b, l->pid);
+	put_u32(b, l->owner_ns);        /* v2 */
+	put_u64(b, l->session_id);
+	put_u64(b, l->wait_tid);
+	put_u64(b, l->ino);
 	struct_close(b, off);
 }
 
+/* Version 1 (before owner_ns, session_id, wait_tid and ino) decodes with
+ * them 0: a FUSE owner, as every owner of a version-1 peer was. */
 int dec_lock(struct cur *c, struct mdsp_lock *l)
 {
 	const uint8_t *outer;
+	uint8_t ver;
 
-	if (struct_enter(c, V_LOCK, &outer, NULL))
+	if (struct_enter(c, V_LOCK, &outer, &ver))
 		return -EBADMSG;
 	if (get_u32(c, &l->type) || get_u32(c, &l->flags) || get_u64(c, &l->start) ||
 	    get_u64(c, &l->len) || get_u64(c, &l->owner) || get_u32(c, &l->pid))
+		return -EBADMSG;
+	if (ver >= 2 && (get_u32(c, &l->owner_ns) || get_u64(c, &l->session_id) || get_u64(c, &l->wait_tid) ||
+			 get_u64(c, &l->ino)))
 		return -EBADMSG;
 	struct_leave(c, outer);
 	return 0;

@@ -24,6 +24,7 @@
 
 #include <json-c/json.h>
 
+#include "client/client.h"
 #include "common/admin_sock.h"
 #include "common/config.h"
 #include "common/log.h"
@@ -226,6 +227,25 @@ fail:
 	return r;
 }
 
+static int gw_break_hook(void *arg, uint64_t ino, bool wait)
+{
+	return nfs4_deleg_break_ino(arg, ino, wait);
+}
+
+/* No FUSE writer waits for a delegation any more: the waits in flight see
+ * the server stopping and return, then the hook is gone. */
+static void gw_unhook(struct gw *gw)
+{
+	if (!gw->nfs4)
+		return;
+	pthread_mutex_lock(&gw->nfs4->lock);
+	gw->nfs4->stopping = true;
+	pthread_cond_broadcast(&gw->nfs4->reaper_cond);
+	pthread_mutex_unlock(&gw->nfs4->lock);
+	if (gw->lc)
+		lclient_set_break_hook(gw->lc, NULL, NULL);
+}
+
 int gw_start(const char *addr_port, struct lclient *c, struct asok *asok, struct gw **out)
 {
 	struct rpc_svc_params sp;
@@ -274,6 +294,8 @@ int gw_start(const char *addr_port, struct lclient *c, struct asok *asok, struct
 	r = nfs4_register(gw->nfs4, gw->svc);
 	if (r)
 		goto out_nfs4;
+	if (c)
+		lclient_set_break_hook(c, gw_break_hook, gw->nfs4);   /* FUSE writers recall NFS delegations */
 	r = nfs3_server_create(&n3, c, &gw->nfs3);
 	if (r)
 		goto out_nfs4;
@@ -307,10 +329,14 @@ int gw_start(const char *addr_port, struct lclient *c, struct asok *asok, struct
 	return 0;
 
 out_nfs3:
+	gw_unhook(gw);
+	nfs4_cb_stop(gw->nfs4);          /* before the connections it calls on go */
 	rpc_svc_destroy(gw->svc);
 	gw->svc = NULL;
 	nfs3_server_destroy(gw->nfs3);
 out_nfs4:
+	gw_unhook(gw);
+	nfs4_cb_stop(gw->nfs4);
 	rpc_svc_destroy(gw->svc);
 	gw->svc = NULL;
 	nfs4_server_destroy(gw->nfs4);
@@ -340,6 +366,8 @@ void gw_stop(struct gw *gw)
 	pthread_mutex_unlock(&asok_lock);
 	if (gw->rpcb)
 		rpc_rpcb_unset(rpcb_progs, 3);
+	gw_unhook(gw);
+	nfs4_cb_stop(gw->nfs4);          /* callbacks use the service's connections */
 	rpc_svc_destroy(gw->svc);
 	nfs3_server_destroy(gw->nfs3);
 	nfs4_server_destroy(gw->nfs4);

@@ -89,6 +89,14 @@
  * in LMDB and is sorted by full key when listed, so iteration order is
  * exactly bytewise key order, as in RADOS.
  *
+ * Fencing: each open is an instance "local.<random hex>"; an MDS that
+ * evicts the client writes a fence record for it ("fence.<addr>" in the
+ * meta table, with its expiry) and every write batch of the instance reads
+ * it inside the transaction that would commit the batch: while it holds,
+ * the batch's write ops fail with ESHUTDOWN and nothing of them is
+ * committed.  LMDB serialises write transactions, so no write of the
+ * instance commits after the fence's transaction did.
+ *
  * Locking: ls->lock protects the request queue, the budget and the flags
  * next to them.  Everything else (LMDB writes, the ring, the file table,
  * the effects lock) belongs to the worker thread.  pool_create/pool_open use
@@ -105,6 +113,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/random.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
@@ -2020,6 +2029,28 @@ static void fail_batch(struct local_store *ls, struct lreq *batch, int r)
 	}
 }
 
+#define FENCE_PREFIX "fence."
+
+/* Is this instance fenced?  Read in the batch's write txn.  0 or -ESHUTDOWN. */
+static int fence_check(struct local_store *ls, MDB_txn *txn)
+{
+	char key[sizeof(FENCE_PREFIX) + sizeof(ls->addr)];
+	MDB_val k, v;
+	uint64_t until;
+	struct timespec now;
+
+	snprintf(key, sizeof(key), FENCE_PREFIX "%s", ls->addr);
+	k.mv_data = key;
+	k.mv_size = strlen(key);
+	if (mdb_get(txn, ls->db_meta, &k, &v) || v.mv_size != 8)
+		return 0;
+	memcpy(&until, v.mv_data, 8);
+	clock_gettime(CLOCK_REALTIME, &now);
+	if (until && (uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec >= until)
+		return 0;               /* expired */
+	return -ESHUTDOWN;
+}
+
 static void run_batch(struct local_store *ls, struct lreq *batch)
 {
 	bool writes = ls->my_lowest != ls->my_lowest_db;   /* our owners record is behind */
@@ -2027,7 +2058,7 @@ static void run_batch(struct local_store *ls, struct lreq *batch)
 	MDB_txn *txn;
 	uint64_t seq0 = 0, lowest = 0;
 	unsigned nreq = 0;
-	int rc, r;
+	int rc, r, fenced = 0;
 
 	for (req = batch; req; req = req->next) {
 		writes |= req->kind == LR_WRITE;
@@ -2035,16 +2066,21 @@ static void run_batch(struct local_store *ls, struct lreq *batch)
 	}
 	rc = mdb_txn_begin(ls->env, NULL, writes ? 0 : MDB_RDONLY, &txn);
 	r = mdb_err(rc);
+
 	if (r == 0 && writes) {
 		r = local_txn_begin_shared(ls, txn);
 		seq0 = ls->next_seq;
 		batch_room_init(ls);
+		fenced = fence_check(ls, txn);
 	}
 	if (r == 0) {
 		for (req = batch; req && r == 0; req = req->next) {
 			int broken = atomic_load(&ls->broken);
 			bool fatal = false;
-			if (req->kind == LR_WRITE)
+			if (req->kind == LR_WRITE && fenced) {
+				req->r = fenced;
+				perf_inc(&ls->pc_fenced, 1);
+			} else if (req->kind == LR_WRITE)
 				req->r = broken ? broken : exec_write(ls, txn, req, &fatal);
 			else if (req->kind == LR_READ)
 				req->r = exec_read(ls, txn, req);
@@ -2770,6 +2806,7 @@ static void perf_register_local(struct local_store *ls)
 	perf_register_counter(g, "effects_lock_yields", &ls->pc_effects_yields);
 	perf_register_counter(g, "owners_taken_over", &ls->pc_takeovers);
 	perf_register_counter(g, "enospc", &ls->pc_enospc);
+	perf_register_counter(g, "fenced_writes", &ls->pc_fenced);
 	perf_register_hist(g, "effects_lock_wait_lat", &ls->h_effects_wait);
 }
 
@@ -2805,6 +2842,14 @@ static int local_open(const struct store_config *cfg, struct store **out)
 	if (ls->failsafe_ratio < ls->full_ratio)
 		ls->failsafe_ratio = ls->full_ratio;
 	ls->full_try = cfg->local_full_try;
+	{
+		uint64_t nonce = 0;
+
+		/* this open's instance address (what an eviction fences) */
+		if (getrandom(&nonce, sizeof(nonce), 0) != sizeof(nonce))
+			nonce = now_mono_ns() ^ ((uint64_t)getpid() << 32);
+		snprintf(ls->addr, sizeof(ls->addr), "local.%016" PRIx64, nonce);
+	}
 	ls->ftab_mask = 63;
 	ls->ftab = calloc(ls->ftab_mask + 1, sizeof(*ls->ftab));
 	if (!ls->path || !ls->ftab) {
@@ -2949,6 +2994,76 @@ static void local_close(struct store *st)
 	free(ls);
 }
 
+/* ---- fencing (store_blocklist_add) ------------------------------------------- */
+
+static int local_instance_addr(struct store *st, char *buf, size_t len)
+{
+	struct local_store *ls = container_of(st, struct local_store, base);
+
+	if (snprintf(buf, len, "%s", ls->addr) >= (int)len)
+		return -ENAMETOOLONG;
+	return 0;
+}
+
+static int fence_key(const char *addr, char *key, size_t len)
+{
+	if (strncmp(addr, "local.", 6) || strlen(addr) > 6 + 32)
+		return -EINVAL;
+	snprintf(key, len, FENCE_PREFIX "%s", addr);
+	return 0;
+}
+
+/* Set (@expire_secs >= 0; 0: until removed) or, @rm, remove a fence record, in a txn of its own. */
+static int fence_put(struct store *st, const char *addr, double expire_secs, bool rm)
+{
+	struct local_store *ls = container_of(st, struct local_store, base);
+	char key[64];
+	uint64_t until = 0;
+	MDB_val k, v;
+	MDB_txn *txn;
+	int r;
+
+	if ((r = fence_key(addr, key, sizeof(key))))
+		return r;
+	if (!rm && expire_secs > 0) {
+		struct timespec now;
+
+		clock_gettime(CLOCK_REALTIME, &now);
+		until = (uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec + (uint64_t)(expire_secs * 1e9);
+	}
+	r = mdb_err(mdb_txn_begin(ls->env, NULL, 0, &txn));
+	if (r)
+		return r;
+	k.mv_data = key;
+	k.mv_size = strlen(key);
+	if (rm) {
+		r = mdb_del(txn, ls->db_meta, &k, NULL);
+		r = r == MDB_NOTFOUND ? 0 : mdb_err(r);
+	} else {
+		v.mv_data = &until;
+		v.mv_size = 8;
+		r = mdb_err(mdb_put(txn, ls->db_meta, &k, &v, 0));
+	}
+	if (r) {
+		mdb_txn_abort(txn);
+		return r;
+	}
+	r = mdb_err(mdb_txn_commit(txn));
+	if (!r)
+		dinfo(STORE, "local store %s: %s %s", ls->path, rm ? "fence lifted for" : "fenced", addr);
+	return r;
+}
+
+static int local_blocklist_add(struct store *st, const char *addr, double expire_secs)
+{
+	return fence_put(st, addr, expire_secs, false);
+}
+
+static int local_blocklist_rm(struct store *st, const char *addr)
+{
+	return fence_put(st, addr, 0, true);
+}
+
 const struct store_backend store_local_backend = {
 	.name = "local",
 	.open = local_open,
@@ -2964,4 +3079,7 @@ const struct store_backend store_local_backend = {
 	.list_objects = local_list_objects,
 	.space = local_space,
 	.pool_stat = local_pool_stat,
+	.instance_addr = local_instance_addr,
+	.blocklist_add = local_blocklist_add,
+	.blocklist_rm = local_blocklist_rm,
 };

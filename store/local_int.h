@@ -152,6 +152,10 @@ struct local_store {
 	unsigned busy_reqs;          /* requests taken off the queue, not yet freed */
 	uint64_t st_ops, st_batches, st_ckpts;
 
+	/* fencing: this open's instance address, and the key of its fence record */
+	char addr[40];               /* "local.<16 hex>", random per open; read-only */
+	struct perf_counter pc_fenced; /* write ops refused by the fence */
+
 	/* perf dump group "store_local" (".N" for more stores in one process) */
 	char perf_group[32];
 	struct perf_counter pc_writes, pc_reads, pc_queries, pc_batches, pc_commits, pc_ckpts, pc_write_bytes;

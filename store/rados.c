@@ -673,6 +673,83 @@ static int rados_store_pool_stat(struct store_pool *p, struct store_pool_stat *o
 	return 0;
 }
 
+/* ---- fencing: the OSD map's blocklist ------------------------------------------ */
+
+static int rados_store_instance_addr(struct store *st, char *buf, size_t len)
+{
+	char *a = NULL;
+	int r = rados_getaddrs(RS(st)->cluster, &a);
+
+	if (r < 0)
+		return r;
+	r = snprintf(buf, len, "%s", a ? a : "") >= (int)len ? -ENAMETOOLONG : 0;
+	free(a);
+	return r;
+}
+
+/*
+ * Run @fn for every address of @addrs: one ("v2:1.2.3.4:0/99"), or an
+ * address vector as rados_getaddrs() gives it ("[v2:...,v1:...]").
+ */
+static int each_addr(const char *addrs, int (*fn)(struct rados_store *, const char *, double), struct rados_store *rs,
+		     double expire)
+{
+	char buf[STORE_ADDR_MAX], *p, *save = NULL, *tok;
+	int r = 0, r2;
+
+	snprintf(buf, sizeof(buf), "%s", addrs);
+	p = buf;
+	if (*p == '[')
+		p++;
+	if (*p && p[strlen(p) - 1] == ']')
+		p[strlen(p) - 1] = '\0';
+	for (tok = strtok_r(p, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
+		if ((r2 = fn(rs, tok, expire)) && !r)
+			r = r2;
+	return r;
+}
+
+static int bl_add_one(struct rados_store *rs, const char *addr, double expire)
+{
+	/* 0 to librados is "the monitor's default" (an hour): ours is "until removed" */
+	uint32_t secs = expire <= 0 ? 10u * 365 * 86400 : expire >= 4e9 ? UINT32_MAX : (uint32_t)(expire + 0.999);
+	int r = rados_blocklist_add(rs->cluster, (char *)addr, secs);
+
+	if (r < 0)
+		derr(STORE, "rados: blocklisting %s failed: %s", addr, strerror(-r));
+	else
+		dinfo(STORE, "rados: %s blocklisted for %u s", addr, secs);
+	return r < 0 ? r : 0;
+}
+
+static int bl_rm_one(struct rados_store *rs, const char *addr, double unused)
+{
+	char cmd[STORE_ADDR_MAX + 96], *outbuf = NULL, *outs = NULL;
+	const char *cmds[1] = { cmd };
+	size_t outbuflen = 0, outslen = 0;
+	int r;
+
+	(void)unused;
+	snprintf(cmd, sizeof(cmd), "{\"prefix\": \"osd blocklist\", \"blocklistop\": \"rm\", \"addr\": \"%s\"}", addr);
+	r = rados_mon_command(rs->cluster, cmds, 1, "", 0, &outbuf, &outbuflen, &outs, &outslen);
+	if (r < 0)
+		derr(STORE, "rados: lifting the blocklist entry of %s failed: %s (%.*s)", addr, strerror(-r),
+		     (int)outslen, outs ? outs : "");
+	rados_buffer_free(outbuf);
+	rados_buffer_free(outs);
+	return r < 0 ? r : 0;
+}
+
+static int rados_store_blocklist_add(struct store *st, const char *addr, double expire_secs)
+{
+	return each_addr(addr, bl_add_one, RS(st), expire_secs);
+}
+
+static int rados_store_blocklist_rm(struct store *st, const char *addr)
+{
+	return each_addr(addr, bl_rm_one, RS(st), 0);
+}
+
 const struct store_backend store_rados_backend = {
 	.name = "rados",
 	.open = rados_store_open,
@@ -690,4 +767,7 @@ const struct store_backend store_rados_backend = {
 	.pool_stat = rados_store_pool_stat,
 	.aio_read = rados_store_aio_read,
 	.aio_wait = rados_store_aio_wait,
+	.instance_addr = rados_store_instance_addr,
+	.blocklist_add = rados_store_blocklist_add,
+	.blocklist_rm = rados_store_blocklist_rm,
 };

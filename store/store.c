@@ -212,6 +212,33 @@ int store_pool_stat(struct store_pool *p, struct store_pool_stat *out)
 	return p->st->be->pool_stat(p, out);
 }
 
+int store_instance_addr(struct store *st, char *buf, size_t len)
+{
+	if (len)
+		*buf = '\0';
+	if (!st || !st->be->instance_addr)
+		return -ENOTSUP;
+	return st->be->instance_addr(st, buf, len);
+}
+
+int store_blocklist_add(struct store *st, const char *addr, double expire_secs)
+{
+	if (!st || !st->be->blocklist_add)
+		return -ENOTSUP;
+	if (!addr || !*addr || strlen(addr) >= STORE_ADDR_MAX || expire_secs < 0)
+		return -EINVAL;
+	return st->be->blocklist_add(st, addr, expire_secs);
+}
+
+int store_blocklist_rm(struct store *st, const char *addr)
+{
+	if (!st || !st->be->blocklist_rm)
+		return -ENOTSUP;
+	if (!addr || !*addr || strlen(addr) >= STORE_ADDR_MAX)
+		return -EINVAL;
+	return st->be->blocklist_rm(st, addr);
+}
+
 const char *store_space_state_name(enum store_space_state s)
 {
 	static const char *const names[] = { "ok", "nearfull", "full", "failsafe" };

@@ -219,6 +219,33 @@ struct store_pool_stat {
  * thread, blocking.  Return: 0 or -errno (-ENOTSUP: the backend cannot tell).
  */
 int store_pool_stat(struct store_pool *p, struct store_pool_stat *out);
+/*
+ * Fencing (what an MDS eviction does to the client's data path, Ceph's
+ * `osd blocklist`).  Every open store handle is an instance with an
+ * address; an address on the store's blocklist can no longer write: its
+ * write ops fail with -ESHUTDOWN (librados' EBLOCKLISTED) from the moment
+ * store_blocklist_add() returns, until the entry expires or is removed.
+ *   rados: the librados instance (rados_getaddrs(), "v2:IP:PORT/NONCE"),
+ *          blocklisted in the OSD map (rados_blocklist_add): every OSD then
+ *          refuses its ops, reads included.
+ *   local: "local.<hex>", random per open; the fence is a record in the
+ *          store's LMDB that every write batch of that instance reads in
+ *          the transaction that would commit it, so once the fence's own
+ *          transaction has committed no later write of the instance
+ *          commits (writes that committed before stay: they happened
+ *          before the eviction).  Reads still work.
+ */
+#define STORE_ADDR_MAX 256
+/** store_instance_addr - this handle's address (NUL-terminated).  Return: 0 or -ENOTSUP/-errno. */
+int store_instance_addr(struct store *st, char *buf, size_t len);
+/**
+ * store_blocklist_add - fence @addr for @expire_secs (0: until removed).
+ * Blocks until the fence holds (rados: the monitor command returned).
+ * Return: 0 or -errno (-EINVAL: not an address of this backend).
+ */
+int store_blocklist_add(struct store *st, const char *addr, double expire_secs);
+/** store_blocklist_rm - lift the fence of @addr.  Return: 0 (also when there was none) or -errno. */
+int store_blocklist_rm(struct store *st, const char *addr);
 
 /** store_space_state_name - "ok", "nearfull", "full", "failsafe". */
 const char *store_space_state_name(enum store_space_state s);

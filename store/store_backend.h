@@ -74,6 +74,10 @@ struct store_backend {
 	int (*aio_read)(struct store_pool *p, const char *oid, uint64_t off, size_t len, void *buf,
 			struct store_aio **out);
 	ssize_t (*aio_wait)(struct store_aio *a);
+	/* fencing (optional): see store_blocklist_add() */
+	int (*instance_addr)(struct store *st, char *buf, size_t len);
+	int (*blocklist_add)(struct store *st, const char *addr, double expire_secs);
+	int (*blocklist_rm)(struct store *st, const char *addr);
 };
 
 /* Every backend's store_aio starts with one of these (NULL be: store.c's own). */

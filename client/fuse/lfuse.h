@@ -38,7 +38,7 @@ struct lfuse_inval;
  * its caches), by family, and invalidations delivered: perf group "fuse". */
 #define LFUSE_COUNTERS(X) \
 	X(lookup) X(forget) X(getattr) X(setattr) X(namespace) X(open) X(read) X(write) \
-	X(flush) X(release) X(fsync) X(opendir) X(readdir) X(readdirplus) X(xattr) X(other) \
+	X(flush) X(release) X(fsync) X(opendir) X(readdir) X(readdirplus) X(xattr) X(lock) X(other) \
 	X(inval_inode) X(inval_entry) X(inval_failed)
 
 /* FUSE requests timed from their handler's start to its end (the reply): <family>_lat */

@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -95,7 +96,7 @@ static void intr_disarm(struct lc_intr *it)
 static void reply_err(fuse_req_t req, int r, const char *fn)
 {
 	if (r < 0 && r != -ENOENT && r != -EEXIST && r != -ENODATA && r != -ENOTEMPTY &&
-	    r != -ERANGE && r != -ENOSYS)
+	    r != -ERANGE && r != -ENOSYS && r != -EAGAIN)
 		dout(FUSE, 5, "%s: %s", fn, strerror(-r));
 	fuse_reply_err(req, -r);
 }
@@ -235,8 +236,12 @@ static void ll_init(void *userdata, struct fuse_conn_info *conn)
 	 * writes back; a kernel writeback cache would defeat the bound and the
 	 * size reporting on close. */
 	conn->want &= ~FUSE_CAP_WRITEBACK_CACHE;
-	/* Locks are local to this mount until the MDS serves them. */
-	conn->want &= ~(FUSE_CAP_POSIX_LOCKS | FUSE_CAP_FLOCK_LOCKS);
+	/* fcntl and flock locks are the MDS's (every client sees them): the
+	 * kernel sends them here instead of keeping them to this mount */
+	if (conn->capable & FUSE_CAP_POSIX_LOCKS)
+		conn->want |= FUSE_CAP_POSIX_LOCKS;
+	if (conn->capable & FUSE_CAP_FLOCK_LOCKS)
+		conn->want |= FUSE_CAP_FLOCK_LOCKS;
 	/* With the kernel checking permissions, opendir has nothing to do:
 	 * answering ENOSYS makes the kernel stop sending OPENDIR/RELEASEDIR and
 	 * cache listings (FOPEN_KEEP_CACHE|FOPEN_CACHE_DIR) on its own. */
@@ -351,6 +356,8 @@ static void ll_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *st, int to_s
 		}
 		set.size = (uint64_t)st->st_size;
 		mask |= LC_SET_SIZE;
+		/* a truncate: NFS clients holding delegations on it give them back first */
+		lc_break_for_write(lf->c, lc_ino(in), true);
 	}
 	/* UTIME_NOW arrives as ATIME|ATIME_NOW (the kernel turns both UTIME_NOW
 	 * into utimes(NULL)): "now" only, so the MDS can tell a touch (owner or
@@ -641,6 +648,10 @@ static void ll_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		return;
 	}
 	fi->fh = (uint64_t)(uintptr_t)fh;
+	/* a writer: NFS clients holding delegations on the file give them back
+	 * first (after lc_open: a delegation granted meanwhile sees the writer) */
+	if ((fi->flags & O_ACCMODE) != O_RDONLY || (fi->flags & O_TRUNC))
+		lc_break_for_write(lf->c, lc_ino(IN(lf, ino)), true);
 	/* Drop cached pages on open (close-to-open); without Fc another
 	 * client writes the file too: no page cache at all (Ceph's sync I/O) */
 	fi->keep_cache = 0;
@@ -695,18 +706,121 @@ static void ll_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t off, of
 	REPLY_ERR(req, INTR(req, lc_fallocate(LF(req)->c, FH(fi), mode, off, len)));
 }
 
+/*
+ * Every close(2) flushes, with the closing process's lock_owner: POSIX
+ * says its fcntl locks on the file go with any of its descriptors (the
+ * kernel leaves that to a filesystem that serves locks itself).  A
+ * process that dies closes its files too, so its locks go then.
+ */
 static void ll_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
-	(void)ino;
-	perf_inc(&LF(req)->perf.flush, 1);
-	REPLY_ERR(req, INTR(req, lc_flush(LF(req)->c, FH(fi))));
+	struct lfuse *lf = LF(req);
+	int r;
+
+	perf_inc(&lf->perf.flush, 1);
+	/* not interruptible: a dying process' locks must go (bounded by
+	 * client_request_timeout; no round trip if the owner holds none) */
+	r = lc_lock_release_owner(lf->c, IN(lf, ino), LC_LOCK_NS_FUSE, fi->lock_owner, false);
+	if (r < 0)
+		dout(FUSE, 1, "flush: releasing the fcntl locks of owner %llx: %s",
+		     (unsigned long long)fi->lock_owner, strerror(-r));
+	REPLY_ERR(req, INTR(req, lc_flush(lf->c, FH(fi))));
 }
 
+/* The last close of an open file description: its flock goes (owner = the description). */
 static void ll_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
-	(void)ino;
-	perf_inc(&LF(req)->perf.release, 1);
-	REPLY_ERR(req, lc_release(LF(req)->c, FH(fi)));
+	struct lfuse *lf = LF(req);
+
+	perf_inc(&lf->perf.release, 1);
+	if (fi->flock_release) {
+		int r = lc_lock_release_owner(lf->c, IN(lf, ino), LC_LOCK_NS_FUSE, fi->lock_owner, true);
+
+		if (r < 0)
+			dout(FUSE, 1, "release: dropping the flock of %llx: %s", (unsigned long long)fi->lock_owner,
+			     strerror(-r));
+	}
+	REPLY_ERR(req, lc_release(lf->c, FH(fi)));
+}
+
+/* ---- file locks (the MDS's, shared with every client) ------------------------ */
+
+/*
+ * Lock requests run inside INTR() like every other wait for the MDS: a
+ * signal to a process blocked in F_SETLKW or flock() (FUSE_INTERRUPT)
+ * makes lc_setlk cancel its wait at the MDS and answer EINTR, or 0 if the
+ * MDS granted the lock first (then the process holds it).
+ */
+static void ll_getlk(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi, struct flock *lock)
+{
+	struct lfuse *lf = LF(req);
+	struct lc_lock lk = { .type = lock->l_type, .owner = fi->lock_owner, .owner_ns = LC_LOCK_NS_FUSE,
+			      .pid = lock->l_pid };
+	int r;
+
+	perf_inc(&lf->perf.lock, 1);
+	if (lock->l_start < 0 || lock->l_len < 0) {
+		fuse_reply_err(req, EINVAL);
+		return;
+	}
+	lk.start = (uint64_t)lock->l_start;
+	lk.len = (uint64_t)lock->l_len;
+	r = INTR(req, lc_getlk(lf->c, IN(lf, ino), &lk));
+	if (r < 0) {
+		REPLY_ERR(req, r);
+		return;
+	}
+	lock->l_type = (short)lk.type;
+	lock->l_whence = SEEK_SET;
+	if (lk.type != F_UNLCK) {
+		/* NFS locks reach 2^64-1: past off_t they read "to EOF" here */
+		lock->l_start = lk.start > (uint64_t)INT64_MAX ? INT64_MAX : (off_t)lk.start;
+		lock->l_len = lk.len > (uint64_t)INT64_MAX - (uint64_t)lock->l_start ? 0 : (off_t)lk.len;
+		/* the holder's pid, as Linux reports it for FUSE: the kernel
+		 * maps it into the caller's pid namespace (0 if none there) */
+		lock->l_pid = lk.pid;
+	}
+	fuse_reply_lock(req, lock);
+}
+
+static void ll_setlk(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi, struct flock *lock, int sleep)
+{
+	struct lfuse *lf = LF(req);
+	struct lc_lock lk = { .type = lock->l_type, .owner = fi->lock_owner, .owner_ns = LC_LOCK_NS_FUSE,
+			      .pid = lock->l_pid };
+
+	perf_inc(&lf->perf.lock, 1);
+	if (lock->l_start < 0 || lock->l_len < 0) {
+		fuse_reply_err(req, EINVAL);
+		return;
+	}
+	lk.start = (uint64_t)lock->l_start;
+	lk.len = (uint64_t)lock->l_len;
+	REPLY_ERR(req, INTR(req, lc_setlk(lf->c, IN(lf, ino), &lk, sleep != 0)));
+}
+
+static void ll_flock(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi, int op)
+{
+	struct lfuse *lf = LF(req);
+	struct lc_lock lk = { .owner = fi->lock_owner, .owner_ns = LC_LOCK_NS_FUSE, .flock = true,
+			      .pid = fuse_req_ctx(req)->pid };
+
+	perf_inc(&lf->perf.lock, 1);
+	switch (op & (LOCK_SH | LOCK_EX | LOCK_UN)) {
+	case LOCK_SH:
+		lk.type = F_RDLCK;
+		break;
+	case LOCK_EX:
+		lk.type = F_WRLCK;
+		break;
+	case LOCK_UN:
+		lk.type = F_UNLCK;
+		break;
+	default:
+		fuse_reply_err(req, EINVAL);
+		return;
+	}
+	REPLY_ERR(req, INTR(req, lc_setlk(lf->c, IN(lf, ino), &lk, !(op & LOCK_NB) && lk.type != F_UNLCK)));
 }
 
 static void ll_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi)
@@ -1066,6 +1180,9 @@ const struct fuse_lowlevel_ops lfuse_ops = {
 	.read = ll_read,
 	.write = ll_write,
 	.flush = ll_flush,
+	.getlk = ll_getlk,
+	.setlk = ll_setlk,
+	.flock = ll_flock,
 	.fallocate = ll_fallocate,
 	.release = ll_release,
 	.fsync = ll_fsync,

@@ -322,6 +322,8 @@ static int p_setattr(struct nfs3_req *r, struct xdr_dec *args, struct xdr_enc *r
 		st = S_ISDIR(o.attr.mode) ? NFS3ERR_ISDIR : NFS3ERR_INVAL;
 	if (!st && (a.sa.mask & LC_SET_SIZE) && a.sa.size > NFS3_MAXFILESIZE)
 		st = NFS3ERR_FBIG;
+	if (!st && (a.sa.mask & LC_SET_SIZE) && lc_break_for_write(r->s->lc, lc_ino(o.in), false))
+		st = NFS3ERR_JUKEBOX;    /* an NFSv4 delegation is being recalled: retry */
 	if (!st && a.sa.mask) {
 		lc_attr_from_sattr(&a.sa, &set);
 		e = lc_setattr(r->s->lc, o.in, &set, a.sa.mask, &o.cr, NULL);
@@ -579,6 +581,10 @@ static int p_write(struct nfs3_req *r, struct xdr_dec *args, struct xdr_enc *res
 		e = nfs3_fcache_get(&r->s->fc, o.in, true, &fe);
 		st = nfs3_errno(e);
 	}
+	/* an NFSv4 client's read delegation: recalled, and the client retries
+	 * (after the open above: a delegation granted meanwhile sees the writer) */
+	if (!st && lc_break_for_write(r->s->lc, lc_ino(o.in), false))
+		st = NFS3ERR_JUKEBOX;
 	if (!st && a.data_len) {
 		n = lc_write(r->s->lc, fe->fh, (off_t)a.offset, a.data_len, a.data);
 		if (n < 0)

@@ -45,6 +45,40 @@ struct nfs_export_set;
 struct nfs4_server;
 struct nfs4_session;
 
+/* ---- callbacks (callback.c) ------------------------------------------------ */
+
+/*
+ * The state of a callback path (a 4.1 session's back channel, a 4.0
+ * client's callback address), as knfsd keeps it: NONE the client never
+ * asked for one; UNKNOWN one is bound but not probed yet; UP the last call
+ * was answered; DOWN the last call got no answer (timeout, connection
+ * gone, connection refused); FAULT the client answered, but not as it
+ * should (RPC error, CB_SEQUENCE refused).
+ */
+enum nfs4_cb_state { NFS4_CB_NONE = 0, NFS4_CB_UNKNOWN, NFS4_CB_UP, NFS4_CB_DOWN, NFS4_CB_FAULT };
+
+#define NFS4_CB_SLOTS 4                  /* back-channel slots we use at most */
+
+/* The security a callback is sent with (callback_sec_parms4, cb_client4). */
+struct nfs4_cb_sec {
+	bool ok;                         /* one we can send (AUTH_NONE or AUTH_SYS) */
+	uint32_t flavor, uid, gid;
+	char machine[RPC_AUTHSYS_MAX_MACHINE + 1];
+};
+
+/* A 4.1 session's back channel; protected by srv->lock. */
+struct nfs4_back_chan {
+	bool wanted;                     /* CONN_BACK_CHAN asked for, or a connection bound to it */
+	struct rpc_xprt *xprt;           /* a reference: the connection callbacks go on, or NULL */
+	uint32_t program;
+	struct nfs4_cb_sec sec;
+	enum nfs4_cb_state state;
+	uint32_t nslots;                 /* slots we may use: min(ca_maxrequests, NFS4_CB_SLOTS) */
+	uint32_t seqid[NFS4_CB_SLOTS];   /* last csa_sequenceid sent per slot (answered) */
+	bool busy[NFS4_CB_SLOTS];
+	uint64_t calls, failures;
+};
+
 /* ---- clients (RFC 8881 2.4, 18.35) ---------------------------------------- */
 
 /*
@@ -93,6 +127,16 @@ struct nfs4_client {
 	uint8_t upd_verf[NFS4_VERIFIER_SIZE];
 	struct nfs4_principal upd_principal;
 	char cb_netid[16], cb_addr[64];  /* 4.0 callback address (NFS4ERR_CLID_INUSE's client_using) */
+	/* 4.0 callbacks (callback.c): where SETCLIENTID said, and the update
+	 * waiting for SETCLIENTID_CONFIRM; protected by srv->lock */
+	uint32_t cb_prog, cb_ident;
+	struct sockaddr_storage cb_ss;   /* ss_family 0: no usable address */
+	socklen_t cb_sl;
+	enum nfs4_cb_state cb_state;
+	char cb_why[96];                 /* why the path is not up, for `nfs clients` */
+	uint32_t upd_cb_prog, upd_cb_ident;
+	char upd_cb_netid[16], upd_cb_addr[64];
+	int cb_fd;                       /* the callback thread's socket (only it touches it), -1 */
 	/* CREATE_SESSION's own replay cache (18.36.4); protected by srv->lock */
 	uint32_t cs_seqid;
 	uint32_t cs_status;
@@ -115,7 +159,7 @@ struct nfs4_session {
 	struct slot_table slots;         /* fore channel */
 	struct nfs4_channel_attrs fore, back;
 	uint32_t flags;                  /* CREATE_SESSION4_FLAG_* granted */
-	uint32_t cb_program;
+	struct nfs4_back_chan cb;        /* protected by srv->lock */
 	uint64_t conns[NFS4_SESSION_MAX_CONNS];  /* bound transport ids; protected by srv->lock */
 	unsigned int nconns;             /* protected by srv->lock */
 	bool dead;                       /* protected by srv->lock */
@@ -198,6 +242,9 @@ struct nfs4_state_hooks {
 	void (*client_release)(struct nfs4_server *srv, struct nfs4_client *clp);
 	/* @clientid holds opens or locks */
 	bool (*client_has_state)(struct nfs4_server *srv, uint64_t clientid);
+	/* once a second from the lease reaper, without srv->lock (delegations
+	 * not returned within a lease of their recall are revoked) */
+	void (*tick)(struct nfs4_server *srv, uint64_t now);
 	void *arg;                       /* the state code's, for its hooks */
 };
 
@@ -224,6 +271,7 @@ struct nfs4_perf {
 	struct os_seq_stats seq;         /* NFSv4.0 seqid waits (open_state.h) */
 	struct perf_counter courtesy;    /* clients kept as courtesy clients */
 	struct perf_counter cancelled;   /* leases cancelled (tombstoned) */
+	struct perf_counter delegs_granted, delegs_recalled, delegs_returned, delegs_revoked;
 };
 
 struct nfs4_params {
@@ -233,6 +281,7 @@ struct nfs4_params {
 	uint32_t max_req;                /* ca_maxrequestsize cap (the RPC record limit) */
 	uint32_t max_resp;               /* ca_maxresponsesize cap */
 	uint32_t max_resp_cached;        /* ca_maxresponsesize_cached cap */
+	uint64_t cb_timeout_ns;          /* a callback unanswered this long: the path is down */
 	/* the gateway's exports (not owned); NULL: nfs4_server_create makes
 	 * its own from nfs_exports (tests, fuzzing) */
 	struct nfs_export_set *exports;
@@ -272,6 +321,8 @@ struct nfs4_server {
 	bool reaper_started;
 	pthread_cond_t reaper_cond;
 	bool stopping;                   /* protected by lock */
+
+	struct nfs4_cb_queue *cbq;       /* the callback thread (callback.c) */
 };
 
 /** nfs4_params_from_config - the nfs4_* options and the RPC limits. */
@@ -347,5 +398,96 @@ void nfs4_session_put(struct nfs4_server *srv, struct nfs4_session *ses);
 void nfs4_session_destroy(struct nfs4_server *srv, struct nfs4_session *ses);
 /** nfs4_session_bind_conn - bind transport @xprt_id to @ses (fore channel). */
 void nfs4_session_bind_conn(struct nfs4_server *srv, struct nfs4_session *ses, uint64_t xprt_id);
+
+/* ---- callbacks (callback.c) ---------------------------------------------------- */
+
+/* What a callback job does. */
+enum nfs4_cb_kind {
+	NFS4_CBJ_NULL = 1,               /* CB_NULL: the probe */
+	NFS4_CBJ_SEQUENCE,               /* 4.1: CB_COMPOUND { CB_SEQUENCE } (4.0: CB_NULL) */
+	NFS4_CBJ_RECALL,                 /* CB_COMPOUND { [CB_SEQUENCE,] CB_RECALL } */
+};
+
+struct nfs4_cb_job {
+	enum nfs4_cb_kind kind;
+	uint64_t clientid;
+	bool has_session;                /* 4.1: this session's back channel, not any */
+	uint8_t sessionid[NFS4_SESSIONID_SIZE];
+	struct nfs4_stateid stateid;     /* RECALL */
+	struct nfs4_fh fh;
+	bool truncate;
+	/* called on the callback thread when it is over (NULL: the job is
+	 * freed): @err 0 the client answered and @status is the CB_COMPOUND's
+	 * (NFS4_OK for CB_NULL), else -ETIMEDOUT, -ENOTCONN (no path),
+	 * -ECANCELED (the server stops), -EPROTO; the callee frees @job */
+	void (*done)(struct nfs4_server *srv, struct nfs4_cb_job *job, int err, uint32_t status);
+	void *arg;
+	struct nfs4_cb_job *next;
+};
+
+/** nfs4_cb_start - start the callback thread (nfs4_server_create). */
+int nfs4_cb_start(struct nfs4_server *srv);
+/**
+ * nfs4_cb_stop - stop the callback thread: a call in progress is abandoned,
+ * queued jobs end with -ECANCELED.  Before the RPC service is destroyed
+ * (back-channel calls use its connections).  Idempotent.
+ */
+void nfs4_cb_stop(struct nfs4_server *srv);
+/** nfs4_cb_free - stop (if need be) and free the callback thread's state (nfs4_server_destroy). */
+void nfs4_cb_free(struct nfs4_server *srv);
+/** nfs4_cb_queue - run @job on the callback thread (ownership passes). */
+void nfs4_cb_queue(struct nfs4_server *srv, struct nfs4_cb_job *job);
+/** nfs4_cb_probe - queue a CB_NULL probe of @clientid's path (of @ses, if not NULL). */
+void nfs4_cb_probe(struct nfs4_server *srv, uint64_t clientid, const struct nfs4_session *ses);
+/**
+ * nfs4_cb_get_sec - decode a callback_sec_parms4<> list: the first entry we
+ * can send with (AUTH_NONE or AUTH_SYS) goes into @sec (sec->ok false if
+ * none).  Return: NFS4_OK or NFS4ERR_BADXDR.
+ */
+uint32_t nfs4_cb_get_sec(struct xdr_dec *args, struct nfs4_cb_sec *sec);
+/**
+ * nfs4_cb_bind_back_locked - make @x @ses's back channel (a reference is
+ * taken, the old one dropped); state UNKNOWN until the probe.  Caller holds
+ * srv->lock and then calls nfs4_cb_probe() without it.
+ */
+void nfs4_cb_bind_back_locked(struct nfs4_session *ses, struct rpc_xprt *x);
+/**
+ * nfs4_cb_seq_flags_locked - the SEQ4_STATUS_* bits about callback paths
+ * for a SEQUENCE on @ses: CB_PATH_DOWN when the client wants a back channel
+ * and none of its sessions has a working one, CB_PATH_DOWN_SESSION when
+ * @ses has none, BACKCHANNEL_FAULT when @ses's client answered wrongly.
+ * Caller holds srv->lock.
+ */
+uint32_t nfs4_cb_seq_flags_locked(const struct nfs4_session *ses);
+/**
+ * nfs4_cb_set_addr40_locked - parse a 4.0 cb_client4 (netid, universal
+ * address) for @clp, who sent it from @peer.  Only "tcp"/"tcp6" to the
+ * client's own host (the address its SETCLIENTID came from) are accepted;
+ * otherwise the path is DOWN with the reason in clp->cb_why.  Caller holds
+ * srv->lock.
+ */
+void nfs4_cb_set_addr40_locked(struct nfs4_client *clp, const char *netid, const char *uaddr,
+			       const struct sockaddr_storage *peer);
+/**
+ * nfs4_cb_call_sync - run a @kind job for @clientid and wait for it (bounded
+ * by nfs4_cb_timeout per job in the queue).  Return: as a job's done().
+ */
+int nfs4_cb_call_sync(struct nfs4_server *srv, uint64_t clientid, enum nfs4_cb_kind kind, uint32_t *status);
+/** nfs4_cb_path_up - @clientid's callback path answered its last call (4.1: on some session). */
+bool nfs4_cb_path_up(struct nfs4_server *srv, uint64_t clientid);
+/** nfs4_cb_recall - queue a CB_RECALL of delegation @sid on @fh to @clientid. */
+void nfs4_cb_recall(struct nfs4_server *srv, uint64_t clientid, const struct nfs4_stateid *sid,
+		    const struct nfs4_fh *fh);
+/**
+ * nfs4_deleg_break_ino - a frontend beside NFSv4 (FUSE, NFSv3) writes
+ * @ino: recall the delegations on it and, if @wait, wait until they are
+ * returned or revoked (bounded by the lease; never from an NFSv4 worker).
+ * Return: 0, or -EAGAIN (!@wait and some are still out).
+ */
+int nfs4_deleg_break_ino(struct nfs4_server *srv, uint64_t ino, bool wait);
+/** nfs4_cb_state_name - "none", "unknown", "up", "down", "fault". */
+const char *nfs4_cb_state_name(enum nfs4_cb_state st);
+/** nfs4_cb_session_free_locked - drop @ses's back-channel reference (session freed). */
+void nfs4_cb_session_free_locked(struct nfs4_session *ses);
 
 #endif

@@ -103,3 +103,61 @@ const char *nfs4_op_name(uint32_t op)
 	snprintf(other, sizeof(other), "OP_%u", op);
 	return other;
 }
+
+/* ---- CB_COMPOUND (RFC 8881 20.2, 20.9; RFC 7530 16.2) ---------------------- */
+
+int nfs4_cb_put_compound(struct xdr_enc *e, const struct nfs4_cb_args *a)
+{
+	xdr_put_opaque(e, NULL, 0);                      /* tag */
+	xdr_put_u32(e, a->minorversion);
+	xdr_put_u32(e, a->ident);
+	xdr_put_u32(e, (a->sequence ? 1u : 0u) + (a->recall ? 1u : 0u));
+	if (a->sequence) {
+		xdr_put_u32(e, OP_CB_SEQUENCE);
+		xdr_put_fixed(e, a->sessionid, NFS4_SESSIONID_SIZE);
+		xdr_put_u32(e, a->seqid);
+		xdr_put_u32(e, a->slotid);
+		xdr_put_u32(e, a->highest_slotid);
+		xdr_put_bool(e, false);                  /* csa_cachethis */
+		xdr_put_u32(e, 0);                       /* csa_referring_call_lists */
+	}
+	if (a->recall) {
+		xdr_put_u32(e, OP_CB_RECALL);
+		nfs4_put_stateid(e, &a->stateid);
+		xdr_put_bool(e, a->truncate);
+		nfs4_put_fh(e, &a->fh);
+	}
+	return e->err;
+}
+
+int nfs4_cb_get_compound_res(const uint8_t *p, size_t len, struct nfs4_cb_res *r)
+{
+	struct xdr_dec d;
+	const uint8_t *tag;
+	uint32_t tl, op, st, i;
+
+	memset(r, 0, sizeof(*r));
+	xdr_dec_init(&d, p, len);
+	if (xdr_get_u32(&d, &r->status) || xdr_get_opaque(&d, &tag, &tl, NFS4_OPAQUE_LIMIT) ||
+	    xdr_get_u32(&d, &r->nres))
+		return -EBADMSG;
+	for (i = 0; i < r->nres && i < 2; i++) {
+		if (xdr_get_u32(&d, &op) || xdr_get_u32(&d, &st))
+			return -EBADMSG;
+		if (op == OP_CB_SEQUENCE && i == 0) {
+			r->has_seq = true;
+			r->seq_status = st;
+			if (st == NFS4_OK &&
+			    (xdr_get_fixed(&d, r->sessionid, NFS4_SESSIONID_SIZE) || xdr_get_u32(&d, &r->seqid) ||
+			     xdr_get_u32(&d, &r->slotid) || xdr_get_u32(&d, &r->highest_slotid) ||
+			     xdr_get_u32(&d, &r->target_highest_slotid)))
+				return -EBADMSG;
+		} else if (op == OP_CB_RECALL) {
+			r->has_recall = true;
+			r->recall_status = st;
+		} else {
+			break;                           /* not one we sent: stop here */
+		}
+	}
+	return 0;
+}

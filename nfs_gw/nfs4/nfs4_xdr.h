@@ -233,6 +233,13 @@ enum channel_dir_from_server4 { CDFS4_FORE = 1, CDFS4_BACK = 2, CDFS4_BOTH = 3 }
 #define SEQ4_STATUS_DEVID_CHANGED 0x00000800
 #define SEQ4_STATUS_DEVID_DELETED 0x00001000
 
+/* ---- the callback program (RFC 7530 16, RFC 8881 20) ---------------------- */
+
+#define NFS4_CB_VERSION 1                /* both minor versions */
+#define NFS4_CB_PROC_NULL 0
+#define NFS4_CB_PROC_COMPOUND 1
+enum nfs_cb_opnum4 { OP_CB_GETATTR = 3, OP_CB_RECALL = 4, OP_CB_SEQUENCE = 11, OP_CB_ILLEGAL = 10044 };
+
 /* ---- shared types ------------------------------------------------------- */
 
 struct nfs4_fh {
@@ -275,6 +282,41 @@ int nfs4_get_time(struct xdr_dec *d, struct nfs4_time *t);
  * NFS4ERR_NAMETOOLONG, NFS4ERR_BADNAME ('/' or NUL inside, "." or "..").
  */
 uint32_t nfs4_get_component(struct xdr_dec *d, char *buf, size_t bufsz);
+
+/* CB_COMPOUND4args as the gateway sends it: [CB_SEQUENCE (4.1),] [CB_RECALL] */
+struct nfs4_cb_args {
+	uint32_t minorversion;
+	uint32_t ident;                  /* 4.0: SETCLIENTID's callback_ident (4.1: 0) */
+	bool sequence;
+	uint8_t sessionid[NFS4_SESSIONID_SIZE];
+	uint32_t seqid, slotid, highest_slotid;
+	bool recall;
+	struct nfs4_stateid stateid;
+	bool truncate;
+	struct nfs4_fh fh;
+};
+
+/* What the gateway reads of a CB_COMPOUND4res. */
+struct nfs4_cb_res {
+	uint32_t status;                 /* the compound's */
+	uint32_t nres;
+	bool has_seq;                    /* the first result is CB_SEQUENCE's */
+	uint32_t seq_status;
+	uint8_t sessionid[NFS4_SESSIONID_SIZE];
+	uint32_t seqid, slotid, highest_slotid, target_highest_slotid;
+	bool has_recall;
+	uint32_t recall_status;
+};
+
+/** nfs4_cb_put_compound - CB_COMPOUND4args (after the RPC call header). */
+int nfs4_cb_put_compound(struct xdr_enc *e, const struct nfs4_cb_args *a);
+/**
+ * nfs4_cb_get_compound_res - parse a CB_COMPOUND4res: its status and the
+ * results of CB_SEQUENCE and CB_RECALL (the first results; anything after
+ * them, or of another operation, ends the walk).  Pure and bounded.
+ * Return: 0 or -EBADMSG.
+ */
+int nfs4_cb_get_compound_res(const uint8_t *p, size_t len, struct nfs4_cb_res *r);
 
 /** nfs4_op_name - "SEQUENCE", or "OP_<n>" for numbers nobody named. */
 const char *nfs4_op_name(uint32_t op);

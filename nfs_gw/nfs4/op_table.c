@@ -55,7 +55,7 @@ static const struct nfs4_op_desc ops[NFS4_OP_MAX + 1] = {
 	[OP_WRITE] = { "WRITE", nfs4_op_write, F | M },
 	[OP_RELEASE_LOCKOWNER] = { "RELEASE_LOCKOWNER", nfs4_op_release_lockowner, M | OPF_V40_ONLY },
 
-	[OP_BACKCHANNEL_CTL] = { "BACKCHANNEL_CTL", NULL, OPF_V41 },
+	[OP_BACKCHANNEL_CTL] = { "BACKCHANNEL_CTL", nfs4_op_backchannel_ctl, OPF_V41 },
 	[OP_BIND_CONN_TO_SESSION] = { "BIND_CONN_TO_SESSION", nfs4_op_bind_conn_to_session,
 				      OPF_V41 | OPF_SESSIONLESS },
 	[OP_EXCHANGE_ID] = { "EXCHANGE_ID", nfs4_op_exchange_id, OPF_V41 | OPF_SESSIONLESS },

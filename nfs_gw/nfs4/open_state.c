@@ -43,7 +43,13 @@ int ostate_create(uint32_t boot, uint64_t grace_ns, struct ostate **out)
 
 	if (!st)
 		return -ENOMEM;
+	pthread_condattr_t ca;
+
 	pthread_mutex_init(&st->lock, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&st->deleg_cv, &ca);
+	pthread_condattr_destroy(&ca);
 	st->boot = boot;
 	st->next_id = 1;
 	st->grace_end_ns = now_mono_ns() + grace_ns;
@@ -289,6 +295,13 @@ static void stid_detach_locked(struct os_stid *s, struct os_putlist *pl)
 	struct os_lock **lp;
 	bool opens = false;
 
+	if (!f) {                /* a revoked delegation: nothing attached */
+		if (s->fh)
+			os_putlist_add(pl, s->fh);
+		s->fh = NULL;
+		return;
+	}
+
 	for (pp = &f->stids; *pp; pp = &(*pp)->fnext)
 		if (*pp == s) {
 			*pp = s->fnext;
@@ -322,9 +335,27 @@ static void stid_detach_locked(struct os_stid *s, struct os_putlist *pl)
 	s->open = NULL;
 }
 
+static void deleg_unlink_locked(struct ostate *st, struct os_stid *d)
+{
+	struct os_stid **pp;
+
+	for (pp = &st->delegs; *pp; pp = &(*pp)->dnext)
+		if (*pp == d) {
+			*pp = d->dnext;
+			st->ndelegs--;
+			return;
+		}
+}
+
 void os_stid_free_locked(struct ostate *st, struct os_stid *s, struct os_putlist *pl)
 {
 	stid_unhash_locked(st, s);
+	if (s->kind == OS_DELEG) {
+		deleg_unlink_locked(st, s);
+		free(s->dfh);
+		s->dfh = NULL;
+		pthread_cond_broadcast(&st->deleg_cv);
+	}
 	if (s->closed) {
 		/* nothing but the stateid itself is left */
 		if (s->owner->closed == s)
@@ -423,6 +454,8 @@ uint32_t os_stid_check_locked(struct ostate *st, const struct nfs4_stateid *sid,
 	if (minor >= 1 && clientid && s->clientid != clientid)
 		return NFS4ERR_BAD_STATEID;
 	*out = s;
+	if (s->revoked)
+		return NFS4ERR_DELEG_REVOKED;
 	if (minor >= 1 && sid->seqid == 0)
 		return NFS4_OK;
 	if ((int32_t)(sid->seqid - s->seqid) > 0)
@@ -850,6 +883,58 @@ void os_client_release(struct ostate *st, struct lclient *lc, uint64_t clientid)
 	os_putlist_run(lc, &pl);
 }
 
+struct os_stid *os_deleg_new_locked(struct ostate *st, struct os_owner *ow, struct os_file *f, struct os_fhref *ref)
+{
+	struct os_stid *d = os_stid_new_locked(st, OS_DELEG, ow, f);
+
+	if (!d)
+		return NULL;
+	d->access = OS_SHARE_ACCESS_READ;
+	d->fh = ref;
+	d->dnext = st->delegs;
+	st->delegs = d;
+	st->ndelegs++;
+	return d;
+}
+
+struct os_stid *os_deleg_find_locked(struct os_file *f, uint64_t clientid)
+{
+	for (struct os_stid *s = f ? f->stids : NULL; s; s = s->fnext)
+		if (s->kind == OS_DELEG && s->clientid == clientid && !s->revoked)
+			return s;
+	return NULL;
+}
+
+struct os_stid *os_deleg_conflict_locked(struct os_file *f, uint64_t clientid, uint32_t access)
+{
+	if (!(access & OS_SHARE_ACCESS_WRITE))
+		return NULL;             /* read delegations only: reads never conflict */
+	for (struct os_stid *s = f ? f->stids : NULL; s; s = s->fnext)
+		if (s->kind == OS_DELEG && s->clientid != clientid && !s->revoked)
+			return s;
+	return NULL;
+}
+
+void os_deleg_revoke_locked(struct ostate *st, struct os_stid *d, struct os_putlist *pl)
+{
+	struct os_file *f = d->file;
+
+	if (d->revoked)
+		return;
+	stid_detach_locked(d, pl);
+	d->revoked = true;
+	os_file_put_locked(st, f);
+	pthread_cond_broadcast(&st->deleg_cv);
+}
+
+bool os_client_revoked_locked(struct ostate *st, uint64_t clientid)
+{
+	for (struct os_stid *d = st->delegs; d; d = d->dnext)
+		if (d->revoked && d->clientid == clientid)
+			return true;
+	return false;
+}
+
 bool os_client_has_state(struct ostate *st, uint64_t clientid)
 {
 	bool has = false;
@@ -857,7 +942,7 @@ bool os_client_has_state(struct ostate *st, uint64_t clientid)
 	pthread_mutex_lock(&st->lock);
 	for (unsigned int h = 0; h < OS_HASH && !has; h++)
 		for (struct os_stid *s = st->stids[h]; s; s = s->hnext)
-			if (s->clientid == clientid && !s->closed) {
+			if (s->clientid == clientid && !s->closed && !s->revoked) {
 				has = true;
 				break;
 			}
@@ -890,6 +975,7 @@ void ostate_destroy(struct ostate *st, struct lclient *lc)
 			free(f);
 		}
 	}
+	pthread_cond_destroy(&st->deleg_cv);
 	pthread_mutex_destroy(&st->lock);
 	free(st);
 }

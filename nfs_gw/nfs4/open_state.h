@@ -63,8 +63,9 @@ struct lc_inode;
 #define OS_SHARE_ACCESS_WRITE 2u
 #define OS_SHARE_ACCESS_BOTH 3u
 
-enum os_kind { OS_OPEN = 1, OS_LOCK = 2 };
+enum os_kind { OS_OPEN = 1, OS_LOCK = 2, OS_DELEG = 8 };
 #define OS_KIND_ANY (OS_OPEN | OS_LOCK)
+#define OS_KIND_ALL (OS_OPEN | OS_LOCK | OS_DELEG)
 
 enum { OS_READ_LT = 1, OS_WRITE_LT = 2 };
 
@@ -98,6 +99,14 @@ struct os_stid {
 	struct os_fhref *fh;
 	/* OS_LOCK: the open it came from (for CLOSE) */
 	struct os_stid *open;
+	/* OS_DELEG (a read delegation): recalled (CB_RECALL queued) at
+	 * recall_ns; revoked: not returned within a lease after the recall,
+	 * kept (no file, no handle) until FREE_STATEID, answering
+	 * NFS4ERR_DELEG_REVOKED (RFC 8881 8.2.4, 10.2) */
+	bool recalled, revoked;
+	uint64_t recall_ns;
+	struct nfs4_fh *dfh;             /* the file's handle, for CB_RECALL (malloc'd) */
+	struct os_stid *dnext;           /* st->delegs */
 	struct os_stid *hnext;           /* st->stids chain */
 	struct os_stid *fnext;           /* file->stids */
 };
@@ -163,7 +172,9 @@ struct ostate {
 	struct os_stid *stids[OS_HASH];
 	struct os_owner *owners[OS_HASH];
 	struct os_file *files[OS_HASH];
-	uint64_t nstids, nowners, nfiles, nclosed;
+	struct os_stid *delegs;          /* every OS_DELEG stid, granted, recalled or revoked */
+	pthread_cond_t deleg_cv;         /* (CLOCK_MONOTONIC) a delegation was returned or revoked */
+	uint64_t nstids, nowners, nfiles, nclosed, ndelegs;
 	/* NFSv4.0 seqid waits: threads blocked in os_seq_begin_locked() now, and the caps */
 	unsigned int seq_waiting;
 	unsigned int seq_wait_max;       /* gateway-wide */
@@ -331,6 +342,23 @@ void os_seq_end_locked(struct ostate *st, struct os_owner *ow, uint32_t seqid, u
 		       const uint8_t *body, size_t len, const struct nfs4_fh *fh, uint64_t sid);
 /** os_seq_bumps - does @status advance an owner's seqid (RFC 7530 9.1.7)? */
 bool os_seq_bumps(uint32_t status);
+
+/* ---- delegations (caller holds st->lock) --------------------------------------- */
+
+/** os_deleg_new_locked - a read delegation of @ow's client on @f, using handle @ref (a reference passes). */
+struct os_stid *os_deleg_new_locked(struct ostate *st, struct os_owner *ow, struct os_file *f, struct os_fhref *ref);
+/** os_deleg_find_locked - @clientid's delegation on @f (not revoked), or NULL. */
+struct os_stid *os_deleg_find_locked(struct os_file *f, uint64_t clientid);
+/**
+ * os_deleg_conflict_locked - a delegation on @f of another client than
+ * @clientid (not revoked) that an open for @access or a change of the file
+ * breaks (a read delegation: any write), or NULL.
+ */
+struct os_stid *os_deleg_conflict_locked(struct os_file *f, uint64_t clientid, uint32_t access);
+/** os_deleg_revoke_locked - revoke @d: off its file (handle into @pl), kept for FREE_STATEID. */
+void os_deleg_revoke_locked(struct ostate *st, struct os_stid *d, struct os_putlist *pl);
+/** os_client_revoked - @clientid holds revoked delegations not freed yet. */
+bool os_client_revoked_locked(struct ostate *st, uint64_t clientid);
 
 /* ---- clients ------------------------------------------------------------------ */
 

@@ -15,6 +15,7 @@ NFS4_OP(exchange_id);
 NFS4_OP(create_session);
 NFS4_OP(destroy_session);
 NFS4_OP(bind_conn_to_session);
+NFS4_OP(backchannel_ctl);
 NFS4_OP(destroy_clientid);
 NFS4_OP(reclaim_complete);
 NFS4_OP(sequence);

@@ -39,6 +39,14 @@ static bool client_has_state_hook(struct nfs4_server *srv, uint64_t clientid)
 	return c && os_client_has_state(c->st, clientid);
 }
 
+static void tick_hook(struct nfs4_server *srv, uint64_t now)
+{
+	struct nfs4ops_ctx *c = srv->hooks.arg;
+
+	if (c)
+		nfs4ops_deleg_tick(srv, c, now);
+}
+
 static struct nfs4ops_ctx *ctx_make(struct nfs4_server *srv)
 {
 	struct nfs4ops_ctx *c = calloc(1, sizeof(*c));
@@ -92,6 +100,7 @@ struct nfs4ops_ctx *nfs4ops_ctx(struct nfs4_compound *cs)
 			cs->srv->hooks.arg = c;
 			cs->srv->hooks.client_release = client_release_hook;
 			cs->srv->hooks.client_has_state = client_has_state_hook;
+			cs->srv->hooks.tick = tick_hook;
 		}
 		pthread_mutex_unlock(&cs->srv->lock);
 	}

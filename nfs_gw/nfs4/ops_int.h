@@ -132,6 +132,35 @@ uint32_t nfs4ops_file_type(const struct nfs4_compound *cs, mode_t mode);
 typedef void (*nfs4ops_seq_hook_fn)(const struct nfs4_compound *cs, uint32_t op, const void *owner, uint32_t seqid);
 extern _Atomic nfs4ops_seq_hook_fn nfs4ops_seq_hook;
 
+/* ---- delegations (ops_deleg.c) ---------------------------------------------- */
+
+/* A recall decided under the state lock, sent after it is dropped. */
+struct nfs4ops_recall {
+	bool pending;
+	uint64_t clientid;
+	struct nfs4_stateid sid;
+	struct nfs4_fh fh;
+};
+
+/** nfs4ops_deleg_may_grant - may an open of (@access, @deny) by @clientid of @f get a read delegation?  st->lock held. */
+bool nfs4ops_deleg_may_grant(struct nfs4_compound *cs, struct os_file *f, uint64_t clientid, uint32_t access,
+			     uint32_t deny);
+/** nfs4ops_deleg_put - open_delegation4 for a read delegation @sid. */
+void nfs4ops_deleg_put(struct xdr_enc *res, const struct nfs4_stateid *sid);
+/**
+ * nfs4ops_deleg_break_locked - a request of @clientid for @access to @f is
+ * in the way of another client's delegation: true (answer NFS4ERR_DELAY),
+ * with the recall to send in @rc if it is the first.  st->lock held.
+ */
+bool nfs4ops_deleg_break_locked(struct nfs4_compound *cs, struct os_file *f, uint64_t clientid, uint32_t access,
+				struct nfs4ops_recall *rc);
+/** nfs4ops_deleg_recall_send - queue the CB_RECALL @rc decided (no lock held). */
+void nfs4ops_deleg_recall_send(struct nfs4_compound *cs, const struct nfs4ops_recall *rc);
+/** nfs4ops_deleg_tick - revoke delegations not returned within a lease of their recall. */
+void nfs4ops_deleg_tick(struct nfs4_server *srv, struct nfs4ops_ctx *c, uint64_t now);
+/** nfs4ops_deleg_freed - a revoked delegation of @clientid was freed: clear the flag when none is left. */
+void nfs4ops_deleg_freed(struct nfs4_compound *cs, uint64_t clientid);
+
 /* change_info4 */
 void nfs4ops_put_cinfo(struct xdr_enc *e, uint64_t before, uint64_t after);
 

@@ -79,9 +79,11 @@ static uint32_t io_handle(struct nfs4_compound *cs, struct nfs4_stateid *sid, en
 		pthread_mutex_lock(&c->st->lock);
 		for (;;) {
 			st = os_stid_check_locked(c->st, sid, cs->minorversion, cs->clp ? cs->clp->clientid : 0,
-						  OS_KIND_ANY, &s);
+						  OS_KIND_ALL, &s);
 			if (!st && s->file->ino != o->attr.ino)
 				st = NFS4ERR_BAD_STATEID;
+			if (!st && s->kind == OS_DELEG && write)
+				st = NFS4ERR_OPENMODE;       /* a read delegation reads */
 			if (!st && s->kind == OS_LOCK)
 				s = s->open;
 			if (!st && !s)

@@ -13,8 +13,13 @@
  * owner's own included (RFC 7530 9.9); OPEN_DOWNGRADE goes only to modes
  * some of the OPENs in effect add up to.  A conflict with a courtesy
  * client's open cancels that client's lease and the OPEN is granted.
- * 4.1 delegation wants get OPEN_DELEGATE_NONE_EXT with the reason (we
- * grant none); 4.0 share_access has no want bits at all.
+ * Read delegations (ops_deleg.c) are granted to readers when
+ * `nfs4_delegations` is on; a writer another client's delegation is in the
+ * way of gets NFS4ERR_DELAY while it is recalled.  4.1 wants that get none
+ * are answered OPEN_DELEGATE_NONE_EXT with the reason; 4.0 share_access
+ * has no want bits at all.  CLAIM_DELEGATE_CUR / CLAIM_DELEG_CUR_FH (the
+ * opens a client made under its delegation) are ordinary opens once the
+ * delegation is checked.
  *
  * Exclusive creates keep the client's verifier in the new file's atime and
  * mtime (as knfsd does), so a retransmitted create finds its own file.
@@ -65,6 +70,10 @@ struct open_args {
 	uint8_t verf[NFS4_VERIFIER_SIZE];
 	uint32_t claim;
 	char name[NFS4_MAX_NAME + 1];
+	/* CLAIM_DELEGATE_CUR / CLAIM_DELEG_CUR_FH: the delegation the client
+	 * opens under (claim is then CLAIM_NULL / CLAIM_FH) */
+	bool deleg_claim;
+	struct nfs4_stateid dsid;
 };
 
 static uint32_t decode_open(struct nfs4_compound *cs, struct xdr_dec *d, struct open_args *a)
@@ -124,7 +133,14 @@ static uint32_t decode_open(struct nfs4_compound *cs, struct xdr_dec *d, struct 
 			return NFS4ERR_BADXDR;
 		if (a->claim == CLAIM_DELEGATE_CUR && (st = nfs4_get_component(d, a->name, sizeof(a->name))))
 			return st;
-		return NFS4ERR_BAD_STATEID;    /* no delegation was ever granted: it cannot be ours */
+		/* an open the client made locally under its delegation, told to
+		 * us before it returns it: an ordinary open, checked in do_open */
+		a->deleg_claim = true;
+		a->dsid = dsid;
+		a->claim = a->claim == CLAIM_DELEGATE_CUR ? CLAIM_NULL : CLAIM_FH;
+		if (a->opentype != OPEN4_NOCREATE)
+			return NFS4ERR_INVAL;
+		return NFS4_OK;
 	}
 	case CLAIM_DELEGATE_PREV:
 		if ((st = nfs4_get_component(d, a->name, sizeof(a->name))))
@@ -379,9 +395,15 @@ static uint32_t do_open(struct nfs4_compound *cs, struct open_args *a, struct os
 	uint32_t attrset[3] = { 0 }, st, rflags = OPEN4_RESULT_LOCKTYPE_POSIX;
 	uint64_t before, after;
 	bool reclaim = a->claim == CLAIM_PREVIOUS;
+	struct nfs4ops_recall rc = { .pending = false };
+	struct nfs4_stateid dsid;
+	bool cb_up, granted = false;
 
 	(void)clientid;
 	*sid_id = 0;
+	/* a delegation needs a callback path that answers (srv->lock: before st->lock) */
+	cb_up = !reclaim && a->want != WANT_NO_DELEG && a->want != WANT_CANCEL && a->want != WANT_WRITE_DELEG &&
+		a->access == OS_SHARE_ACCESS_READ && nfs4_cb_path_up(cs->srv, ow->clientid);
 	st = nfs4ops_cur(cs, &dir);
 	if (st)
 		return st;
@@ -429,6 +451,25 @@ again:
 			goto unlock;
 		}
 	}
+	if (a->deleg_claim) {
+		struct os_stid *d;
+
+		st = os_stid_check_locked(c->st, &a->dsid, cs->minorversion, ow->clientid, OS_DELEG, &d);
+		if (!st && (d->file != f || d->clientid != ow->clientid))
+			st = NFS4ERR_BAD_STATEID;
+		if (st) {
+			os_putlist_add(&pl, ref);
+			os_file_put_locked(c->st, f);
+			goto unlock;
+		}
+	}
+	/* another client's delegation stands in the way of a writer: recall it */
+	if (nfs4ops_deleg_break_locked(cs, f, ow->clientid, a->access, &rc)) {
+		st = NFS4ERR_DELAY;
+		os_putlist_add(&pl, ref);
+		os_file_put_locked(c->st, f);
+		goto unlock;
+	}
 	s = os_stid_find_locked(f, ow, OS_OPEN);
 	if (s) {
 		/* the owner opens the file again: upgrade its open */
@@ -459,13 +500,52 @@ again:
 	}
 	*sid_id = s->id;
 	os_stid_wire(c->st, s, &sid);
+	/* as knfsd: not in the grace period (reclaims first), and in 4.0 not to
+	 * an open-owner that must still confirm */
+	if (cb_up && (cs->minorversion >= 1 || ow->confirmed) && !os_in_grace(c->st) &&
+	    nfs4ops_deleg_may_grant(cs, f, ow->clientid, a->access, a->deny)) {
+		struct nfs4_fhinfo fi = { .kind = NFS4_FH_EXPORT, .export_id = dir.exp->id, .fsid = dir.exp->id,
+					  .ino = attr.ino, .gen = attr.generation };
+		struct nfs4_fh *dfh = malloc(sizeof(*dfh));
+		struct os_stid *d = dfh ? os_deleg_new_locked(c->st, ow, f, os_fhref_get(s->fh)) : NULL;
+
+		if (d) {
+			nfs4_fh_encode(&fi, dfh);
+			d->dfh = dfh;
+			d->uid = s->uid;
+			d->gid = s->gid;
+			os_stid_wire(c->st, d, &dsid);
+			granted = true;
+		} else {
+			free(dfh);
+		}
+	}
 	if (cs->minorversion == 0 && !ow->confirmed && !reclaim)
 		rflags |= OPEN4_RESULT_CONFIRM;
 	if (reclaim)
 		ow->confirmed = true;
 unlock:
 	pthread_mutex_unlock(&c->st->lock);
+	if (granted && lc_inode_writers(in) > 0) {
+		/* a writer beside us (FUSE, NFSv3) has the file open: no
+		 * delegation.  Checked after it was made, so a writer that
+		 * opened in between is either seen here or recalls it
+		 * (lc_break_for_write after its open) */
+		struct os_stid *d;
+
+		pthread_mutex_lock(&c->st->lock);
+		if (os_stid_check_locked(c->st, &dsid, cs->minorversion, ow->clientid, OS_DELEG, &d) == NFS4_OK &&
+		    !d->recalled) {
+			struct os_file *df = d->file;
+
+			os_stid_free_locked(c->st, d, &pl);
+			os_file_put_locked(c->st, df);
+			granted = false;
+		}
+		pthread_mutex_unlock(&c->st->lock);
+	}
 	os_putlist_run(c->lc, &pl);
+	nfs4ops_deleg_recall_send(cs, &rc);
 	if (!st) {
 		nfs4ops_set_cfh(cs, dir.exp, &attr);
 		cs->cur_stateid = sid;
@@ -474,7 +554,10 @@ unlock:
 		nfs4ops_put_cinfo(res, before, after);
 		xdr_put_u32(res, rflags);
 		xdr_put_bitmap(res, attrset, 3);
-		if (a->want == WANT_NO_PREFERENCE) {
+		if (granted) {
+			perf_inc(&cs->srv->perf.delegs_granted, 1);
+			nfs4ops_deleg_put(res, &dsid);
+		} else if (a->want == WANT_NO_PREFERENCE) {
 			xdr_put_u32(res, OPEN_DELEGATE_NONE);
 		} else {
 			/* RFC 8881 18.16.3: a client that asked says why not */

@@ -1,12 +1,15 @@
 /*
  * ops_session.c - NFSv4.1 client and session operations (RFC 8881 18.33 -
- * 18.37, 18.46, 18.50, 18.51): EXCHANGE_ID, CREATE_SESSION, DESTROY_SESSION,
- * BIND_CONN_TO_SESSION, DESTROY_CLIENTID, RECLAIM_COMPLETE and SEQUENCE.
+ * 18.37, 18.46, 18.50, 18.51, 18.33): EXCHANGE_ID, CREATE_SESSION, DESTROY_SESSION,
+ * BIND_CONN_TO_SESSION, BACKCHANNEL_CTL, DESTROY_CLIENTID, RECLAIM_COMPLETE and SEQUENCE.
  *
- * The gateway offers no back channel (no delegations, no callbacks): it
- * never grants CREATE_SESSION4_FLAG_CONN_BACK_CHAN and binds connections
- * to the fore channel only, which clients handle by not expecting
- * callbacks.  State protection is SP4_NONE only: SP4_MACH_CRED needs an
+ * The back channel (callback.c): CREATE_SESSION with CONN_BACK_CHAN makes
+ * the connection it came on the session's back channel too (granted when
+ * the client offers a security flavour we can send: AUTH_NONE or
+ * AUTH_SYS), BIND_CONN_TO_SESSION binds another connection to it (after a
+ * reconnect: SEQUENCE reports SEQ4_STATUS_CB_PATH_DOWN until then),
+ * BACKCHANNEL_CTL changes its program and security; each binding is probed
+ * with CB_NULL.  State protection is SP4_NONE only: SP4_MACH_CRED needs an
  * RPCSEC_GSS request (RFC 8881 18.35.3; NFS4ERR_INVAL for AUTH_SYS, as
  * knfsd answers), SP4_SSV is not supported.
  *
@@ -187,43 +190,6 @@ NFS4_OP(exchange_id)
 
 /* ---- CREATE_SESSION (18.36) --------------------------------------------------- */
 
-static uint32_t skip_cb_sec_parms(struct xdr_dec *args)
-{
-	uint32_t n, i, flavor, v, len;
-	const uint8_t *p;
-	char machine[256];
-
-	if (xdr_get_u32(args, &n) || n > 16)
-		return NFS4ERR_BADXDR;
-	for (i = 0; i < n; i++) {
-		if (xdr_get_u32(args, &flavor))
-			return NFS4ERR_BADXDR;
-		switch (flavor) {
-		case RPC_AUTH_NONE:
-			break;
-		case RPC_AUTH_SYS:
-			xdr_get_u32(args, &v);
-			xdr_get_string(args, machine, sizeof(machine), 255);
-			xdr_get_u32(args, &v);
-			xdr_get_u32(args, &v);
-			if (xdr_get_u32(args, &len) || len > RPC_AUTHSYS_MAX_GIDS)
-				return NFS4ERR_BADXDR;
-			xdr_skip(args, (size_t)len * 4);
-			break;
-		case RPCSEC_GSS:
-			xdr_get_u32(args, &v);
-			xdr_get_opaque(args, &p, &len, NFS4_OPAQUE_LIMIT);
-			xdr_get_opaque(args, &p, &len, NFS4_OPAQUE_LIMIT);
-			break;
-		default:
-			return NFS4ERR_BADXDR;
-		}
-		if (args->err)
-			return NFS4ERR_BADXDR;
-	}
-	return NFS4_OK;
-}
-
 static uint32_t min_u32(uint32_t a, uint32_t b)
 {
 	return a < b ? a : b;
@@ -270,13 +236,15 @@ NFS4_OP(create_session)
 	uint32_t seq, flags, cb_program, st;
 	struct nfs4_client *clp, *c, *next, *expired = NULL;
 	struct nfs4_session *ses = NULL;
+	struct nfs4_cb_sec sec;
 	size_t body = res->len;
+	bool probe = false;
 
 	if (xdr_get_u64(args, &clientid) || xdr_get_u32(args, &seq) || xdr_get_u32(args, &flags) ||
 	    nfs4_get_channel_attrs(args, &fore) || nfs4_get_channel_attrs(args, &back) ||
 	    xdr_get_u32(args, &cb_program))
 		return NFS4ERR_BADXDR;
-	st = skip_cb_sec_parms(args);
+	st = nfs4_cb_get_sec(args, &sec);
 	if (st)
 		return st;
 	nfs4_principal_of(cs->cred, &p);
@@ -342,8 +310,15 @@ NFS4_OP(create_session)
 	}
 	ses->fore = fore;
 	ses->back = back;
-	ses->flags = 0;          /* no persistence, no back channel, no RDMA */
-	ses->cb_program = cb_program;
+	ses->flags = 0;          /* no persistence, no RDMA */
+	ses->cb.program = cb_program;
+	ses->cb.sec = sec;
+	if ((flags & CREATE_SESSION4_FLAG_CONN_BACK_CHAN) && sec.ok) {
+		/* this connection carries our callbacks too */
+		ses->flags |= CREATE_SESSION4_FLAG_CONN_BACK_CHAN;
+		nfs4_cb_bind_back_locked(ses, cs->req->xprt);
+		probe = true;
+	}
 	ses->clp = clp;
 	clp->refs++;
 	ses->refs = 1;           /* the table's */
@@ -379,8 +354,11 @@ NFS4_OP(create_session)
 	xdr_put_u32(res, ses->flags);
 	nfs4_put_channel_attrs(res, &fore);
 	nfs4_put_channel_attrs(res, &back);
-	dout(NFS, 5, "CREATE_SESSION from %s: client %#llx, %u slots, %u ops", cs->req->xprt->peer_str,
-	     (unsigned long long)clientid, fore.maxrequests, fore.maxoperations);
+	dout(NFS, 5, "CREATE_SESSION from %s: client %#llx, %u slots, %u ops%s", cs->req->xprt->peer_str,
+	     (unsigned long long)clientid, fore.maxrequests, fore.maxoperations,
+	     probe ? ", back channel on this connection"
+		   : (flags & CREATE_SESSION4_FLAG_CONN_BACK_CHAN) ? ", no back channel (no AUTH_NONE/AUTH_SYS offered)"
+								  : "");
 	st = NFS4_OK;
 out_cache:
 	if (res->err)
@@ -388,6 +366,8 @@ out_cache:
 	else
 		cs_cache_locked(clp, st, st ? NULL : res->buf + body, st ? 0 : res->len - body);
 out_unlock:
+	if (probe && st == NFS4_OK)
+		nfs4_cb_probe(srv, clientid, ses);   /* only reads ses->id: no reference needed */
 	pthread_mutex_unlock(&srv->lock);
 	while ((c = expired)) {
 		expired = c->next;
@@ -437,26 +417,71 @@ NFS4_OP(destroy_session)
 
 NFS4_OP(bind_conn_to_session)
 {
+	struct nfs4_server *srv = cs->srv;
 	uint8_t id[NFS4_SESSIONID_SIZE];
-	uint32_t dir;
-	bool rdma;
+	uint32_t dir, got;
+	bool rdma, back;
 	struct nfs4_session *ses;
 
 	if (xdr_get_fixed(args, id, sizeof(id)) || xdr_get_u32(args, &dir) || xdr_get_bool(args, &rdma))
 		return NFS4ERR_BADXDR;
-	if (dir != CDFC4_FORE && dir != CDFC4_FORE_OR_BOTH && dir != CDFC4_BACK_OR_BOTH) {
-		/* CDFC4_BACK alone: we have no back channel */
+	if (dir != CDFC4_FORE && dir != CDFC4_BACK && dir != CDFC4_FORE_OR_BOTH && dir != CDFC4_BACK_OR_BOTH)
 		return NFS4ERR_INVAL;
-	}
-	ses = nfs4_session_find(cs->srv, id);
+	ses = nfs4_session_find(srv, id);
 	if (!ses)
 		return NFS4ERR_BADSESSION;
-	nfs4_session_bind_conn(cs->srv, ses, cs->req->xprt->id);
-	nfs4_client_renew(cs->srv, ses->clp);
+	/* the back channel needs a flavour we can call with (CREATE_SESSION's
+	 * or BACKCHANNEL_CTL's); without one *_OR_BOTH binds the fore channel */
+	pthread_mutex_lock(&srv->lock);
+	back = dir != CDFC4_FORE && ses->cb.sec.ok && !ses->dead;
+	if (dir == CDFC4_BACK && !back) {
+		pthread_mutex_unlock(&srv->lock);
+		nfs4_session_put(srv, ses);
+		return NFS4ERR_INVAL;
+	}
+	if (back)
+		nfs4_cb_bind_back_locked(ses, cs->req->xprt);
+	pthread_mutex_unlock(&srv->lock);
+	if (dir != CDFC4_BACK)
+		nfs4_session_bind_conn(srv, ses, cs->req->xprt->id);
+	got = dir == CDFC4_BACK ? CDFS4_BACK : back ? CDFS4_BOTH : CDFS4_FORE;
+	nfs4_client_renew(srv, ses->clp);
+	if (back)
+		nfs4_cb_probe(srv, ses->clp->clientid, ses);
+	dout(NFS, 5, "BIND_CONN_TO_SESSION from %s: direction %u, bound %u", cs->req->xprt->peer_str, dir, got);
 	xdr_put_fixed(res, id, sizeof(id));
-	xdr_put_u32(res, CDFS4_FORE);
+	xdr_put_u32(res, got);
 	xdr_put_bool(res, false);
-	nfs4_session_put(cs->srv, ses);
+	nfs4_session_put(srv, ses);
+	return NFS4_OK;
+}
+
+/* ---- BACKCHANNEL_CTL (18.33) -------------------------------------------------- */
+
+NFS4_OP(backchannel_ctl)
+{
+	struct nfs4_server *srv = cs->srv;
+	struct nfs4_cb_sec sec;
+	uint32_t prog, st;
+	bool probe;
+
+	(void)res;
+	if (xdr_get_u32(args, &prog))
+		return NFS4ERR_BADXDR;
+	st = nfs4_cb_get_sec(args, &sec);
+	if (st)
+		return st;
+	if (!sec.ok)
+		return NFS4ERR_INVAL;    /* only RPCSEC_GSS offered: we cannot call with it */
+	pthread_mutex_lock(&srv->lock);
+	cs->session->cb.program = prog;
+	cs->session->cb.sec = sec;
+	probe = cs->session->cb.xprt != NULL;
+	if (probe)
+		cs->session->cb.state = NFS4_CB_UNKNOWN;
+	pthread_mutex_unlock(&srv->lock);
+	if (probe)
+		nfs4_cb_probe(srv, cs->clp->clientid, cs->session);
 	return NFS4_OK;
 }
 
@@ -581,6 +606,9 @@ NFS4_OP(sequence)
 	xdr_put_u32(res, slotid);
 	xdr_put_u32(res, top);              /* sr_highest_slotid */
 	xdr_put_u32(res, top);              /* sr_target_highest_slotid */
-	xdr_put_u32(res, atomic_load_explicit(&ses->clp->seq_flags, memory_order_relaxed));
+	pthread_mutex_lock(&srv->lock);
+	xdr_put_u32(res, atomic_load_explicit(&ses->clp->seq_flags, memory_order_relaxed) |
+			 nfs4_cb_seq_flags_locked(ses));
+	pthread_mutex_unlock(&srv->lock);
 	return NFS4_OK;
 }

@@ -2,14 +2,18 @@
  * ops_state.c - FREE_STATEID, TEST_STATEID, DELEGRETURN, SECINFO and
  * SECINFO_NO_NAME.
  *
- * The gateway never grants delegations, so every DELEGRETURN names a
- * stateid that is not a delegation: NFS4ERR_BAD_STATEID (or the stale /
- * old verdict of the stateid checks), as RFC 8881 18.6.3 allows.
+ * DELEGRETURN ends a read delegation (ops_deleg.c); a stateid that is no
+ * delegation is NFS4ERR_BAD_STATEID, a revoked one NFS4ERR_DELEG_REVOKED
+ * (FREE_STATEID frees it, and with the client's last one the
+ * RECALLABLE_STATE_REVOKED flag clears).
  */
 #include <string.h>
 
+#include "common/log.h"
 #include "nfs_gw/nfs4/ops.h"
 #include "nfs_gw/nfs4/ops_int.h"
+
+uint32_t nfs4ops_v40_client(struct nfs4_compound *cs, uint64_t clientid);   /* ops_open.c */
 
 NFS4_OP(free_stateid)
 {
@@ -28,9 +32,18 @@ NFS4_OP(free_stateid)
 	if (st)
 		return st;
 	pthread_mutex_lock(&c->st->lock);
-	st = os_stid_check_locked(c->st, &sid, 1, cs->clp ? cs->clp->clientid : 0, OS_KIND_ANY, &s);
+	st = os_stid_check_locked(c->st, &sid, 1, cs->clp ? cs->clp->clientid : 0, OS_KIND_ALL, &s);
+	if (st == NFS4ERR_DELEG_REVOKED) {
+		uint64_t cid = s->clientid;
+
+		os_stid_free_locked(c->st, s, &pl);
+		pthread_mutex_unlock(&c->st->lock);
+		os_putlist_run(c->lc, &pl);
+		nfs4ops_deleg_freed(cs, cid);
+		return NFS4_OK;
+	}
 	if (!st || st == NFS4ERR_OLD_STATEID) {
-		if (s->kind == OS_OPEN || os_stid_has_locks_locked(s)) {
+		if (s->kind == OS_OPEN || s->kind == OS_DELEG || os_stid_has_locks_locked(s)) {
 			st = NFS4ERR_LOCKS_HELD;
 		} else {
 			struct os_file *f = s->file;
@@ -64,7 +77,7 @@ NFS4_OP(test_stateid)
 		if (nfs4_get_stateid(args, &sid))
 			return NFS4ERR_BADXDR;
 		pthread_mutex_lock(&c->st->lock);
-		st = os_stid_check_locked(c->st, &sid, 1, cs->clp ? cs->clp->clientid : 0, OS_KIND_ANY, &s);
+		st = os_stid_check_locked(c->st, &sid, 1, cs->clp ? cs->clp->clientid : 0, OS_KIND_ALL, &s);
 		pthread_mutex_unlock(&c->st->lock);
 		st = nfs4ops_stateid_verdict(cs, &sid, st);
 		at = xdr_reserve(res, 4);
@@ -78,8 +91,11 @@ NFS4_OP(test_stateid)
 NFS4_OP(delegreturn)
 {
 	struct nfs4ops_ctx *c = nfs4ops_ctx(cs);
+	struct os_putlist pl = { 0 };
 	struct nfs4_stateid sid;
+	struct nfs4_obj o;
 	struct os_stid *s;
+	uint64_t cid = 0;
 	uint32_t st;
 
 	(void)res;
@@ -90,11 +106,31 @@ NFS4_OP(delegreturn)
 	st = nfs4ops_stateid_real(cs, &sid);
 	if (st)
 		return st;
+	st = nfs4ops_cur(cs, &o);
+	if (st)
+		return st;
 	pthread_mutex_lock(&c->st->lock);
-	st = os_stid_check_locked(c->st, &sid, cs->minorversion, cs->clp ? cs->clp->clientid : 0, OS_KIND_ANY, &s);
+	st = os_stid_check_locked(c->st, &sid, cs->minorversion, cs->clp ? cs->clp->clientid : 0, OS_KIND_ALL, &s);
+	if ((!st || st == NFS4ERR_OLD_STATEID) && s->kind != OS_DELEG)
+		st = NFS4ERR_BAD_STATEID;        /* not a delegation */
+	if (!st && (!o.in || s->file->ino != o.attr.ino))
+		st = NFS4ERR_BAD_STATEID;        /* not this file's */
+	if (!st) {
+		struct os_file *f = s->file;
+
+		cid = s->clientid;
+		dout(NFS, 5, "client %#llx: delegation returned%s", (unsigned long long)s->clientid,
+		     s->recalled ? " (recalled)" : "");
+		os_stid_free_locked(c->st, s, &pl);
+		os_file_put_locked(c->st, f);
+		perf_inc(&cs->srv->perf.delegs_returned, 1);
+	}
 	pthread_mutex_unlock(&c->st->lock);
-	/* whatever it names, it is not a delegation */
-	return nfs4ops_stateid_verdict(cs, &sid, st ? st : NFS4ERR_BAD_STATEID);
+	os_putlist_run(c->lc, &pl);
+	nfs4ops_release(cs, &o);
+	if (!st && cs->minorversion == 0)
+		nfs4ops_v40_client(cs, cid);     /* RFC 7530 9.5: a stateid of the client renews it */
+	return nfs4ops_stateid_verdict(cs, &sid, st);
 }
 
 static void put_secinfo(struct xdr_enc *res)

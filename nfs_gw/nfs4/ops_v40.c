@@ -27,7 +27,9 @@
  *
  * Confirm verifiers are fresh for every record and every update
  * (nfs4_new_verifier_locked), so an update's can never confirm the record
- * it updates.  Neither operation renews a lease (9.5).  Owner seqids and
+ * it updates.  Neither operation renews a lease (9.5).  A confirmed
+ * callback address (the record's, or an update's) is probed with CB_NULL
+ * (callback.c; only on the host the SETCLIENTID came from).  Owner seqids and
  * OPEN_CONFIRM are in ops_open.c; RELEASE_LOCKOWNER in ops_lock.c.
  */
 #include <string.h>
@@ -104,6 +106,10 @@ NFS4_OP(setclientid)
 		}
 		conf->upd_pending = true;
 		conf->upd_principal = p;
+		conf->upd_cb_prog = cb_prog;
+		conf->upd_cb_ident = cb_ident;
+		keep_str(conf->upd_cb_netid, sizeof(conf->upd_cb_netid), netid, netid_len);
+		keep_str(conf->upd_cb_addr, sizeof(conf->upd_cb_addr), addr, addr_len);
 		nfs4_new_verifier_locked(srv, conf->upd_verf);
 		clientid = conf->clientid;
 		memcpy(cverf, conf->upd_verf, sizeof(cverf));
@@ -121,6 +127,9 @@ NFS4_OP(setclientid)
 		}
 		keep_str(clp->cb_netid, sizeof(clp->cb_netid), netid, netid_len);
 		keep_str(clp->cb_addr, sizeof(clp->cb_addr), addr, addr_len);
+		clp->cb_prog = cb_prog;
+		clp->cb_ident = cb_ident;
+		nfs4_cb_set_addr40_locked(clp, clp->cb_netid, clp->cb_addr, &cs->req->xprt->peer);
 		clientid = clp->clientid;
 		memcpy(cverf, clp->confirm_verf, sizeof(cverf));
 		clp->refs--;            /* the caller's reference: we keep none */
@@ -144,6 +153,7 @@ NFS4_OP(setclientid_confirm)
 	struct nfs4_principal p;
 	uint64_t clientid;
 	uint32_t st;
+	bool probe = false;
 
 	(void)res;
 	if (xdr_get_u64(args, &clientid) || xdr_get_fixed(args, verf, sizeof(verf)))
@@ -162,6 +172,13 @@ NFS4_OP(setclientid_confirm)
 		} else {
 			memcpy(clp->confirm_verf, clp->upd_verf, sizeof(verf));
 			clp->upd_pending = false;
+			/* the new callback takes effect: probe it */
+			memcpy(clp->cb_netid, clp->upd_cb_netid, sizeof(clp->cb_netid));
+			memcpy(clp->cb_addr, clp->upd_cb_addr, sizeof(clp->cb_addr));
+			clp->cb_prog = clp->upd_cb_prog;
+			clp->cb_ident = clp->upd_cb_ident;
+			nfs4_cb_set_addr40_locked(clp, clp->cb_netid, clp->cb_addr, &cs->req->xprt->peer);
+			probe = clp->cb_sl != 0;
 			st = NFS4_OK;
 		}
 	} else if (memcmp(verf, clp->confirm_verf, sizeof(verf))) {
@@ -181,9 +198,12 @@ NFS4_OP(setclientid_confirm)
 			}
 		clp->confirmed = true;
 		nfs4_forget_expired_locked(srv, clp->owner, clp->owner_len, 0);
+		probe = clp->cb_sl != 0;
 		st = NFS4_OK;
 	}
 	pthread_mutex_unlock(&srv->lock);
+	if (probe)
+		nfs4_cb_probe(srv, clientid, NULL);
 	nfs4_client_put(srv, clp);
 	if (gone)
 		nfs4_client_release(srv, gone);

@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <json-c/json.h>
 
@@ -45,6 +46,7 @@ void nfs4_params_from_config(struct nfs4_params *p, size_t max_record, size_t ma
 	/* room for the RPC header and record mark in front of COMPOUND4res */
 	p->max_resp = (uint32_t)(max_reply > 1024 ? max_reply - 1024 : max_reply);
 	p->max_resp_cached = (uint32_t)cfg_uint(CFG_nfs4_max_cached_reply);
+	p->cb_timeout_ns = (uint64_t)(cfg_double(CFG_nfs4_cb_timeout) * 1e9);
 	p->perf_group = "nfs4";
 }
 
@@ -172,6 +174,7 @@ struct nfs4_client *nfs4_client_new_locked(struct nfs4_server *srv, const uint8_
 	clp->principal = *principal;
 	clp->minorversion = minorversion;
 	clp->refs = 2;                   /* the table's and the caller's */
+	clp->cb_fd = -1;
 	nfs4_new_verifier_locked(srv, clp->confirm_verf);
 	atomic_store(&clp->renewed, now_mono_ns());
 	clp->next = srv->clients;
@@ -182,6 +185,8 @@ struct nfs4_client *nfs4_client_new_locked(struct nfs4_server *srv, const uint8_
 
 static void client_free(struct nfs4_client *clp)
 {
+	if (clp->cb_fd >= 0)
+		close(clp->cb_fd);   /* the callback thread held a reference while it used it */
 	free(clp->cs_body);
 	free(clp);
 }
@@ -250,6 +255,7 @@ static void session_put_locked(struct nfs4_server *srv, struct nfs4_session *ses
 	/* caller holds srv->lock */
 	if (--ses->refs)
 		return;
+	nfs4_cb_session_free_locked(ses);
 	slot_table_destroy(&ses->slots);
 	client_put_locked(ses->clp);
 	free(ses);
@@ -378,6 +384,7 @@ static void *reaper(void *arg)
 {
 	struct nfs4_server *srv = arg;
 	struct nfs4_client *clp, *next, *expired;
+	void (*tick)(struct nfs4_server *, uint64_t);
 	struct timespec ts;
 	uint64_t now;
 
@@ -389,6 +396,7 @@ static void *reaper(void *arg)
 			break;
 		now = now_mono_ns();
 		expired = NULL;
+		tick = srv->hooks.tick;
 		for (clp = srv->clients; clp; clp = next) {
 			next = clp->next;
 			if (now - atomic_load(&clp->renewed) <= srv->p.lease_ns)
@@ -419,6 +427,8 @@ static void *reaper(void *arg)
 			clp->next = NULL;
 			nfs4_client_release(srv, clp);
 		}
+		if (tick)
+			tick(srv, now);
 		pthread_mutex_lock(&srv->lock);
 	}
 	pthread_mutex_unlock(&srv->lock);
@@ -482,6 +492,11 @@ int nfs4_server_create(const struct nfs4_params *p, struct lclient *lc, struct n
 		return r;
 	}
 	srv->reaper_started = true;
+	r = nfs4_cb_start(srv);
+	if (r) {
+		nfs4_server_destroy(srv);
+		return r;
+	}
 	if (p->perf_group) {
 		const char *g = p->perf_group;
 
@@ -490,6 +505,10 @@ int nfs4_server_create(const struct nfs4_params *p, struct lclient *lc, struct n
 		perf_register_hist(g, "seqid_wait", &srv->perf.seq.wait_ns);
 		perf_register_counter(g, "courtesy_clients", &srv->perf.courtesy);
 		perf_register_counter(g, "leases_cancelled", &srv->perf.cancelled);
+		perf_register_counter(g, "delegations_granted", &srv->perf.delegs_granted);
+		perf_register_counter(g, "delegations_recalled", &srv->perf.delegs_recalled);
+		perf_register_counter(g, "delegations_returned", &srv->perf.delegs_returned);
+		perf_register_counter(g, "delegations_revoked", &srv->perf.delegs_revoked);
 		srv->perf_registered = true;
 	}
 	*out = srv;
@@ -529,6 +548,12 @@ static struct json_object *clients_json(struct nfs4_server *srv)
 		json_object_object_add(c, "courtesy", json_object_new_boolean(clp->courtesy));
 		json_object_object_add(c, "lease_age_s",
 				       json_object_new_double((double)(now - atomic_load(&clp->renewed)) / 1e9));
+		if (clp->minorversion == 0) {
+			json_object_object_add(c, "callback", json_object_new_string(nfs4_cb_state_name(clp->cb_state)));
+			json_object_object_add(c, "callback_addr", json_object_new_string(clp->cb_addr));
+			if (clp->cb_why[0])
+				json_object_object_add(c, "callback_why", json_object_new_string(clp->cb_why));
+		}
 		for (ses = clp->sessions; ses; ses = ses->cl_next) {
 			struct json_object *s = json_object_new_object();
 			for (i = 0; i < NFS4_SESSIONID_SIZE; i++)
@@ -537,6 +562,13 @@ static struct json_object *clients_json(struct nfs4_server *srv)
 			json_object_object_add(s, "slots", json_object_new_int((int)ses->slots.nslots));
 			json_object_object_add(s, "maxops", json_object_new_int((int)ses->fore.maxoperations));
 			json_object_object_add(s, "connections", json_object_new_int((int)ses->nconns));
+			json_object_object_add(s, "back_channel", json_object_new_string(nfs4_cb_state_name(ses->cb.state)));
+			if (ses->cb.xprt)
+				json_object_object_add(s, "back_channel_conn",
+						       json_object_new_string(ses->cb.xprt->peer_str));
+			json_object_object_add(s, "cb_calls", json_object_new_uint64(ses->cb.calls));
+			json_object_object_add(s, "cb_failures", json_object_new_uint64(ses->cb.failures));
+			json_object_object_add(s, "cb_slot0_seqid", json_object_new_int64(ses->cb.seqid[0]));
 			json_object_array_add(sa, s);
 		}
 		json_object_object_add(c, "sessions", sa);
@@ -599,10 +631,55 @@ static int asok_nfs_client_expire(struct json_object *args, struct json_object *
 	return r;
 }
 
+/* `nfs client callback ID`: one callback to the client now (4.1: CB_COMPOUND
+ * { CB_SEQUENCE } on its back channel; 4.0: CB_NULL), and how it went. */
+static int asok_nfs_client_callback(struct json_object *args, struct json_object **out, void *priv)
+{
+	struct nfs4_server *srv;
+	struct nfs4_client *clp;
+	struct json_object *v;
+	uint64_t id;
+	uint32_t status = 0;
+	char msg[160];
+	int r;
+
+	json_object_object_get_ex(args, "id", &v);
+	id = (uint64_t)json_object_get_int64(v);
+	*out = json_object_new_object();
+	pthread_mutex_lock(&asok_lock);
+	srv = asok_srv;
+	if (!srv) {
+		json_object_object_add(*out, "error", json_object_new_string("the NFS gateway is not running"));
+		pthread_mutex_unlock(&asok_lock);
+		return -ENOENT;
+	}
+	if (nfs4_client_find(srv, id, &clp)) {
+		snprintf(msg, sizeof(msg), "no NFSv4 client %llu (see `nfs clients`)", (unsigned long long)id);
+		json_object_object_add(*out, "error", json_object_new_string(msg));
+		pthread_mutex_unlock(&asok_lock);
+		return -ENOENT;
+	}
+	nfs4_client_put(srv, clp);
+	r = nfs4_cb_call_sync(srv, id, NFS4_CBJ_SEQUENCE, &status);
+	json_object_object_add(*out, "clientid", json_object_new_uint64(id));
+	json_object_object_add(*out, "result", json_object_new_int(r));
+	if (r) {
+		snprintf(msg, sizeof(msg), "callback failed: %s", r == -ENOTCONN ? "no callback path (the client "
+			 "has no back channel / callback address, or its connection is gone)" : strerror(-r));
+		json_object_object_add(*out, "error", json_object_new_string(msg));
+	} else {
+		json_object_object_add(*out, "status", json_object_new_int((int)status));
+	}
+	pthread_mutex_unlock(&asok_lock);
+	return 0;
+}
+
 static const struct asok_cmd nfs4_cmds[] = {
 	{ "nfs clients", "", "NFSv4 clients of the gateway: address, owner, sessions and lease age", asok_nfs_clients },
 	{ "nfs client expire", "id:int", "drop NFSv4 client ID's opens, locks and sessions now (as when its lease "
 	  "runs out); the client must establish itself again", asok_nfs_client_expire },
+	{ "nfs client callback", "id:int", "call NFSv4 client ID back now (4.1: CB_SEQUENCE on its back channel, "
+	  "4.0: CB_NULL to its callback address) and say how it went", asok_nfs_client_callback },
 };
 
 int nfs4_asok_attach(struct nfs4_server *srv, struct asok *a)
@@ -612,7 +689,7 @@ int nfs4_asok_attach(struct nfs4_server *srv, struct asok *a)
 	pthread_mutex_lock(&asok_lock);
 	asok_srv = srv;
 	if (a && asok_registered != a) {
-		r = asok_register(a, nfs4_cmds, 2, NULL);
+		r = asok_register(a, nfs4_cmds, sizeof(nfs4_cmds) / sizeof(nfs4_cmds[0]), NULL);
 		if (!r)
 			asok_registered = a;
 	}
@@ -637,6 +714,7 @@ void nfs4_server_destroy(struct nfs4_server *srv)
 		pthread_mutex_unlock(&srv->lock);
 		pthread_join(srv->reaper, NULL);
 	}
+	nfs4_cb_stop(srv);       /* no call in flight while the clients go */
 	pthread_mutex_lock(&srv->lock);
 	while ((clp = srv->clients)) {
 		nfs4_client_expire_locked(srv, clp, false);
@@ -658,6 +736,7 @@ void nfs4_server_destroy(struct nfs4_server *srv)
 	}
 	if (srv->ops_ctx && srv->ops_ctx_free)
 		srv->ops_ctx_free(srv, srv->ops_ctx);
+	nfs4_cb_free(srv);
 	pthread_cond_destroy(&srv->reaper_cond);
 	pthread_mutex_destroy(&srv->lock);
 	if (srv->own_exports) {

@@ -8,6 +8,11 @@
  * bad verifier AUTH_BADVERF.  Everything is decoded with the bounded xdr.h
  * helpers, so this file is safe to feed raw network bytes (it is fuzzed by
  * tests/fuzz/fuzz_rpc_call.c).
+ *
+ * The other direction, for the calls the server makes itself (NFSv4
+ * callbacks, clnt.c): rpc_call_begin() writes a call header with an
+ * AUTH_NONE or AUTH_SYS credential, rpc_decode_reply() parses what comes
+ * back (accepted with its results, or denied), just as boundedly.
  */
 #include <errno.h>
 #include <string.h>
@@ -151,4 +156,83 @@ int rpc_reply_end(struct xdr_enc *e)
 		return -EINVAL;
 	xdr_patch_u32(e, 0, RPC_RM_LAST | (uint32_t)(e->len - RPC_RM_HDR));
 	return 0;
+}
+
+/* ---- calls the server makes (callbacks) ------------------------------------ */
+
+void rpc_call_begin(struct xdr_enc *e, uint32_t xid, const struct rpc_call_hdr *h)
+{
+	xdr_reserve(e, RPC_RM_HDR);
+	xdr_put_u32(e, xid);
+	xdr_put_u32(e, RPC_CALL);
+	xdr_put_u32(e, RPC_VERSION);
+	xdr_put_u32(e, h->prog);
+	xdr_put_u32(e, h->vers);
+	xdr_put_u32(e, h->proc);
+	if (h->flavor == RPC_AUTH_SYS) {
+		size_t ml = strnlen(h->machine, RPC_AUTHSYS_MAX_MACHINE);
+
+		xdr_put_u32(e, RPC_AUTH_SYS);
+		/* stamp, machinename<255>, uid, gid, gids<16> (none) */
+		xdr_put_u32(e, (uint32_t)(20 + XDR_PAD(ml)));
+		xdr_put_u32(e, h->stamp);
+		xdr_put_opaque(e, h->machine, (uint32_t)ml);
+		xdr_put_u32(e, h->uid);
+		xdr_put_u32(e, h->gid);
+		xdr_put_u32(e, 0);
+	} else {
+		xdr_put_u32(e, RPC_AUTH_NONE);
+		xdr_put_u32(e, 0);
+	}
+	xdr_put_u32(e, RPC_AUTH_NONE);   /* verifier */
+	xdr_put_u32(e, 0);
+}
+
+int rpc_decode_reply(const uint8_t *rec, size_t len, struct rpc_reply *r)
+{
+	struct xdr_dec d;
+	uint32_t mtype, vflavor, vlen;
+	const uint8_t *v;
+
+	memset(r, 0, sizeof(*r));
+	xdr_dec_init(&d, rec, len);
+	if (xdr_get_u32(&d, &r->xid) || xdr_get_u32(&d, &mtype) || mtype != RPC_REPLY ||
+	    xdr_get_u32(&d, &r->reply_stat))
+		return -EBADMSG;
+	if (r->reply_stat == RPC_MSG_ACCEPTED) {
+		if (xdr_get_u32(&d, &vflavor) || xdr_get_opaque(&d, &v, &vlen, RPC_MAX_AUTH_BYTES) ||
+		    xdr_get_u32(&d, &r->stat))
+			return -EBADMSG;
+		if (r->stat == RPC_PROG_MISMATCH && (xdr_get_u32(&d, &r->low) || xdr_get_u32(&d, &r->high)))
+			return -EBADMSG;
+		r->res = d.p;
+		r->res_len = xdr_dec_left(&d);
+		return 0;
+	}
+	if (r->reply_stat != RPC_MSG_DENIED || xdr_get_u32(&d, &r->stat))
+		return -EBADMSG;
+	if (r->stat == RPC_MISMATCH)
+		return xdr_get_u32(&d, &r->low) || xdr_get_u32(&d, &r->high) ? -EBADMSG : 0;
+	if (r->stat == RPC_AUTH_ERROR)
+		return xdr_get_u32(&d, &r->auth_stat) ? -EBADMSG : 0;
+	return -EBADMSG;
+}
+
+int rpc_reply_errno(const struct rpc_reply *r)
+{
+	if (r->reply_stat == RPC_MSG_DENIED)
+		return r->stat == RPC_AUTH_ERROR ? -EACCES : -EPROTONOSUPPORT;
+	switch (r->stat) {
+	case RPC_SUCCESS:
+		return 0;
+	case RPC_PROG_UNAVAIL:
+	case RPC_PROG_MISMATCH:
+		return -EPROTONOSUPPORT;
+	case RPC_PROC_UNAVAIL:
+		return -EOPNOTSUPP;
+	case RPC_GARBAGE_ARGS:
+		return -EINVAL;
+	default:
+		return -EIO;
+	}
 }

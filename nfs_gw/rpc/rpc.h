@@ -9,6 +9,9 @@
  *   svc.c        the program table, the worker pool and the DRC around
  *                each call
  *   drc.c        the duplicate reply cache (drc.h)
+ *   clnt.c       calls the server makes: on a client's own connection (the
+ *                NFSv4.1 back channel, replies matched by xid) or on a TCP
+ *                connection of its own (NFSv4.0 callbacks)
  *
  * A program (NFSv4, later NFSv3 and MOUNT) registers a struct rpc_program;
  * its dispatch function runs in a worker thread with the decoded call and
@@ -117,6 +120,49 @@ void rpc_reply_auth_error(struct xdr_enc *e, uint32_t xid, enum rpc_auth_stat wh
 /** rpc_reply_end - write the record mark; return 0 or the encoder's error. */
 int rpc_reply_end(struct xdr_enc *e);
 
+/* ---- calls the server makes (NFSv4 callbacks) ------------------------------ */
+
+/* The header of a call from this process: AUTH_NONE, or AUTH_SYS with no
+ * supplementary groups. */
+struct rpc_call_hdr {
+	uint32_t prog, vers, proc;
+	uint32_t flavor;                 /* RPC_AUTH_NONE or RPC_AUTH_SYS */
+	uint32_t stamp, uid, gid;        /* AUTH_SYS */
+	char machine[RPC_AUTHSYS_MAX_MACHINE + 1];
+};
+
+/**
+ * rpc_call_begin - start a CALL record in @e: the record mark (reserved,
+ * filled in by rpc_reply_end()), then the call header.  Append the
+ * procedure's arguments after it.
+ */
+void rpc_call_begin(struct xdr_enc *e, uint32_t xid, const struct rpc_call_hdr *h);
+
+/* A decoded reply header. */
+struct rpc_reply {
+	uint32_t xid;
+	uint32_t reply_stat;             /* RPC_MSG_ACCEPTED or RPC_MSG_DENIED */
+	uint32_t stat;                   /* accept_stat, or reject_stat */
+	uint32_t low, high;              /* PROG_MISMATCH / RPC_MISMATCH */
+	uint32_t auth_stat;              /* AUTH_ERROR */
+	const uint8_t *res;              /* the results (accepted): into the record */
+	size_t res_len;
+};
+
+/**
+ * rpc_decode_reply - parse the reply header at the start of a record.
+ * Pure function over @rec; never reads outside [rec, rec+len).
+ * Return: 0, or -EBADMSG (truncated, not a REPLY, unknown reply_stat or
+ * reject_stat).
+ */
+int rpc_decode_reply(const uint8_t *rec, size_t len, struct rpc_reply *r);
+
+/** rpc_reply_errno - 0 for accepted/SUCCESS, else a -errno that says why not. */
+int rpc_reply_errno(const struct rpc_reply *r);
+
+/** rpc_new_xid - an xid for a call of this process (random start, then +1). */
+uint32_t rpc_new_xid(void);
+
 /* ---- record marking ------------------------------------------------------- */
 
 struct rpc_rm {
@@ -172,6 +218,10 @@ struct rpc_xprt_ops {
 	void (*complete)(struct rpc_xprt *x, uint8_t *buf, size_t len, struct drc_entry *drc);
 	/* close after the replies already queued */
 	void (*close)(struct rpc_xprt *x);
+	/* optional: send @buf, a CALL record (ownership passes), after what is
+	 * queued; its reply comes back through rpc_xprt_deliver_reply().
+	 * Return 0, or -ENOTCONN (closed, or a transport that cannot) */
+	int (*send_call)(struct rpc_xprt *x, uint8_t *buf, size_t len);
 };
 
 /*
@@ -205,6 +255,11 @@ struct rpc_xprt {
 	 * can evict them without searching the buckets */
 	pthread_mutex_t drc_lock;
 	struct drc_entry *drc_entries;   /* protected by drc_lock */
+	/* owned by clnt.c: calls this process made on the connection (an
+	 * NFSv4.1 back channel), waiting for their replies by xid */
+	pthread_mutex_t call_lock;
+	struct rpc_pending_call *calls;  /* protected by call_lock */
+	bool calls_closed;               /* protected by call_lock: no more replies will come */
 };
 
 /** rpc_xprt_next_id - a new transport id (process-wide u64 counter). */
@@ -236,6 +291,49 @@ static inline void rpc_xprt_close(struct rpc_xprt *x)
 	if (x->ops->close)
 		x->ops->close(x);
 }
+
+/*
+ * Calls from the server to the client on one of the client's own
+ * connections (clnt.c): the NFSv4.1 back channel shares the TCP connection
+ * the client sends its requests on, so the transport hands records that are
+ * REPLYs to rpc_xprt_deliver_reply() instead of the service.
+ */
+
+/**
+ * rpc_xprt_call - send the CALL record @rec (with its record mark; ownership
+ * passes) on @x and wait up to @timeout_ns for the reply with @xid.
+ * Any thread but the transport's; blocks.
+ * Return: 0 and the reply record in *@reply (malloc'd, without record mark),
+ * -ETIMEDOUT, -ENOTCONN (the connection closed or cannot send calls),
+ * -ECANCELED (rpc_xprt_fail_calls() while waiting), -ENOMEM.
+ */
+int rpc_xprt_call(struct rpc_xprt *x, uint8_t *rec, size_t len, uint32_t xid, uint64_t timeout_ns, uint8_t **reply,
+		  size_t *reply_len);
+
+/**
+ * rpc_xprt_deliver_reply - a REPLY record arrived on @x: wake the call
+ * waiting for its xid (ownership of @rec passes; freed if nobody waits).
+ */
+void rpc_xprt_deliver_reply(struct rpc_xprt *x, uint8_t *rec, size_t len);
+
+/**
+ * rpc_xprt_fail_calls - no reply will come on @x any more (it closed, or
+ * the caller gives up on it): wake every waiting call with @err and make
+ * later rpc_xprt_call()s on @x fail at once.
+ */
+void rpc_xprt_fail_calls(struct rpc_xprt *x, int err);
+
+/**
+ * rpc_tcp_call - one call over a TCP connection this process opened (an
+ * NFSv4.0 callback), blocking: connect to @sa if *@fd < 0 (the socket is
+ * left in *@fd for the next call; closed and set to -1 on any error), send
+ * @rec (with its record mark), read records until the reply with @xid
+ * (at most @max_reply bytes), all within @timeout_ns.
+ * Return: 0 and the reply in *@reply (malloc'd), -ETIMEDOUT, -ECONNREFUSED
+ * and the other connect/send errors, -EMSGSIZE, -EPROTO (garbage), -ENOMEM.
+ */
+int rpc_tcp_call(int *fd, const struct sockaddr *sa, socklen_t sl, const uint8_t *rec, size_t len, uint32_t xid,
+		 size_t max_reply, uint64_t timeout_ns, uint8_t **reply, size_t *reply_len);
 
 /** rpc_xprt_peer_port - the peer's source port (0 if not IP). */
 uint16_t rpc_xprt_peer_port(const struct rpc_xprt *x);

@@ -45,6 +45,12 @@
  * acknowledged bytes (x.tx_acked) are sampled on every receive, send and
  * tick, and at the close, of a connection that has cache entries.
  *
+ * Calls of ours (the NFSv4.1 back channel, clnt.c): conn_send_call() queues
+ * a CALL record on the same send queue as the replies (it counts as queued
+ * bytes, not as a request in flight), and a record the client sends that is
+ * a REPLY goes to rpc_xprt_deliver_reply() instead of the service.  When
+ * the connection is freed, rpc_xprt_fail_calls() wakes whoever still waits.
+ *
  * Closing: shutdown(2) the socket so the armed receive/send complete, and
  * free the connection's I/O state when neither is outstanding.  The struct
  * rpc_xprt itself lives on as long as requests or DRC entries reference it;
@@ -89,6 +95,7 @@ struct out {
 	uint8_t *buf;                    /* NULL: request finished with no reply */
 	size_t len;
 	struct drc_entry *drc;
+	bool call;                       /* a call of ours (back channel), no request of theirs */
 };
 
 /* One client address and its open connections (ring thread only). */
@@ -170,6 +177,7 @@ void rpc_xprt_init(struct rpc_xprt *x, bool conn_oriented, const struct sockaddr
 	x->ops = ops;
 	atomic_init(&x->refs, 1);
 	pthread_mutex_init(&x->drc_lock, NULL);
+	pthread_mutex_init(&x->call_lock, NULL);
 	if (peer && len <= sizeof(x->peer)) {
 		memcpy(&x->peer, peer, len);
 		x->peer_len = len;
@@ -205,11 +213,13 @@ static void conn_release(struct rpc_xprt *x)
 
 static void conn_complete(struct rpc_xprt *x, uint8_t *buf, size_t len, struct drc_entry *drc);
 static void conn_close_req(struct rpc_xprt *x);
+static int conn_send_call(struct rpc_xprt *x, uint8_t *buf, size_t len);
 
 static const struct rpc_xprt_ops conn_ops = {
 	.release = conn_release,
 	.complete = conn_complete,
 	.close = conn_close_req,
+	.send_call = conn_send_call,
 };
 
 /* ---- submission helpers (ring thread) ------------------------------------ */
@@ -429,6 +439,7 @@ static void conn_maybe_free(struct conn *c)
 	c->sq_tail = NULL;
 	c->sq_bytes = 0;
 	conn_sample_acked(c);    /* the last word on what the client has */
+	rpc_xprt_fail_calls(&c->x, -ENOTCONN);   /* no reply to a call of ours comes now */
 	close(c->fd);
 	c->fd = -1;
 	atomic_store_explicit(&c->x.closed_at, now_mono_ns(), memory_order_release);
@@ -514,6 +525,12 @@ static void conn_input(struct conn *c)
 			return;
 		}
 		now = now_mono_ns();
+		c->active_ns = now;
+		if (len >= 8 && xdr_load_u32(rec + 4) == RPC_REPLY) {
+			/* the answer to a call of ours (back channel): no request */
+			rpc_xprt_deliver_reply(&c->x, rec, len);
+			continue;
+		}
 		atomic_store_explicit(&c->x.rx_parsed, c->rx_base + c->roff, memory_order_release);
 		atomic_store_explicit(&c->x.last_recv, now, memory_order_release);
 		c->active_ns = now;
@@ -676,7 +693,7 @@ static void on_send(struct conn *c, int res)
 		c->sq_done = 0;
 		c->sq_bytes -= o->len;
 		atomic_fetch_sub(&c->t->queued, o->len);
-		if (c->inflight)
+		if (c->inflight && !o->call)
 			c->inflight--;   /* this request is done */
 		out_free(o);
 	}
@@ -712,9 +729,9 @@ static void on_wake(struct rpc_transport *t)
 			continue;
 		}
 		if (!o->buf || c->closing || c->fd < 0) {
-			if (c->inflight)
+			if (c->inflight && !o->call)
 				c->inflight--;   /* nothing to send: done */
-			out_free(o);
+			out_free(o);         /* a call's waiter hears of the close */
 		} else {
 			/* in flight until on_send() has sent it all */
 			if (c->sq_tail) {
@@ -890,6 +907,30 @@ static void conn_complete(struct rpc_xprt *x, uint8_t *buf, size_t len, struct d
 	o->len = buf ? len : 0;
 	o->drc = drc;
 	push_pending(c->t, o);
+}
+
+/* A call of ours on the client's connection: queued behind its replies. */
+static int conn_send_call(struct rpc_xprt *x, uint8_t *buf, size_t len)
+{
+	struct conn *c = (struct conn *)x;
+	struct out *o;
+
+	if (atomic_load_explicit(&x->closed_at, memory_order_acquire)) {
+		free(buf);
+		return -ENOTCONN;
+	}
+	o = calloc(1, sizeof(*o));
+	if (!o) {
+		free(buf);
+		return -ENOMEM;
+	}
+	o->c = c;
+	o->buf = buf;
+	o->len = len;
+	o->call = true;
+	rpc_xprt_get(x);         /* the out's, as a request's would be */
+	push_pending(c->t, o);
+	return 0;
 }
 
 static void conn_close_req(struct rpc_xprt *x)

@@ -47,3 +47,24 @@ if(TARGET loligo-fuse AND TARGET loligo-mds)
   add_dependencies(test_fuse_waits loligo-fuse loligo-mds)
   set_tests_properties(test_fuse_waits PROPERTIES SKIP_RETURN_CODE 77 RUN_SERIAL TRUE)
 endif()
+
+# File locks and eviction through two mounts (issue 10.3, 10.4): fcntl and
+# flock across clients, waits, signals, an MDS restart, the fence.  On RADOS
+# too (fuse_locks_rados.sh starts a real Ceph cluster).
+if(TARGET loligo-fuse AND TARGET loligo-mds)
+  loligo_check_test(test_fuse_locks
+    SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_fuse_locks.c ${CMAKE_CURRENT_LIST_DIR}/test_fuse_harness.c
+    LIBS loligo_proto loligo_common
+    LABELS e2e fuse locks
+    TIMEOUT 600)
+  add_dependencies(test_fuse_locks loligo-fuse loligo-mds latency_proxy)
+  set_tests_properties(test_fuse_locks PROPERTIES SKIP_RETURN_CODE 77 RUN_SERIAL TRUE)
+  if(LOLIGO_RADOS)
+    add_test(NAME fuse_locks_rados
+             COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/fuse_locks_rados.sh $<TARGET_FILE:test_fuse_locks>)
+    set_tests_properties(fuse_locks_rados PROPERTIES
+      TIMEOUT 600 RUN_SERIAL TRUE SKIP_RETURN_CODE 77
+      LABELS "e2e;fuse;locks;rados"
+      ENVIRONMENT "LOLIGO_SOURCE_DIR=${CMAKE_SOURCE_DIR};LOLIGO_BUILD_DIR=${CMAKE_BINARY_DIR}")
+  endif()
+endif()

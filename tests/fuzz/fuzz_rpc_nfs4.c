@@ -39,7 +39,7 @@ static void fx_close(struct rpc_xprt *x)
 	atomic_store(&x->closed_at, 1);
 }
 
-static const struct rpc_xprt_ops fx_ops = { fx_release, fx_complete, fx_close };
+static const struct rpc_xprt_ops fx_ops = { .release = fx_release, .complete = fx_complete, .close = fx_close };
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {

@@ -21,3 +21,8 @@ loligo_rpc_fuzz_sources(fuzz_rpc_call loligo_rpc nfs_gw/rpc)
 loligo_fuzz_target(fuzz_rpc_nfs4 ${CMAKE_CURRENT_LIST_DIR}/fuzz_rpc_nfs4.c loligo_common)
 loligo_rpc_fuzz_sources(fuzz_rpc_nfs4 loligo_rpc nfs_gw/rpc)
 loligo_rpc_fuzz_sources(fuzz_rpc_nfs4 loligo_nfs4 nfs_gw/nfs4)
+
+# the answers to our NFSv4 callbacks and the callback security a client offers (owner: deleg)
+loligo_fuzz_target(fuzz_nfs4_cb ${CMAKE_CURRENT_LIST_DIR}/fuzz_nfs4_cb.c loligo_common)
+loligo_rpc_fuzz_sources(fuzz_nfs4_cb loligo_rpc nfs_gw/rpc)
+loligo_rpc_fuzz_sources(fuzz_nfs4_cb loligo_nfs4 nfs_gw/nfs4)

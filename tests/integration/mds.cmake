@@ -3,7 +3,7 @@
 add_library(loligo_mds_wire STATIC ${CMAKE_CURRENT_LIST_DIR}/test_mds_wire.c)
 target_link_libraries(loligo_mds_wire PUBLIC loligo_proto loligo_common)
 
-foreach(t namespace recovery badinput store_damage faults auth purge)
+foreach(t namespace recovery badinput store_damage faults auth purge locks)
   if(EXISTS ${CMAKE_CURRENT_LIST_DIR}/test_mds_${t}.c)
     loligo_check_test(test_mds_${t}
       SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_mds_${t}.c

@@ -111,11 +111,12 @@ START_TEST(test_session_and_basic_ops)
 	ck_assert_uint_ge(rep.statfs.files, 2);
 	mdsw_reply_free(&rep);
 
-	/* file locks are not there yet */
+	/* file locks: nobody holds one (test_mds_locks has the rest) */
 	{
-		struct mdsp_request lq = { .op = MDSP_OP_GETLK, .ino = f.ino };
+		struct mdsp_request lq = { .op = MDSP_OP_GETLK, .ino = f.ino, .lock = { .type = F_WRLCK } };
 
-		ck_assert_int_eq(mdsw_call(&W, &lq, &rep), -ENOSYS);
+		ck_assert_int_eq(mdsw_call(&W, &lq, &rep), 0);
+		ck_assert_uint_eq(rep.lock.type, F_UNLCK);
 		mdsw_reply_free(&rep);
 	}
 }

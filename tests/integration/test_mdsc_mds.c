@@ -510,12 +510,33 @@ START_TEST(test_kill9_during_workload)
 }
 END_TEST
 
+static struct json_object *asok_cmd(const char *cmd)
+{
+	struct json_object *req, *rep = NULL;
+	char path[512];
+
+	snprintf(path, sizeof(path), "%s/mds.asok", wdir);
+	req = json_tokener_parse(cmd);
+	ck_assert_ptr_nonnull(req);
+	ck_assert_int_eq(asok_request(path, req, &rep, 5000), 0);
+	json_object_put(req);
+	ck_assert_ptr_nonnull(rep);
+	return rep;
+}
+
+static void evict(int64_t sid)
+{
+	char cmd[128];
+
+	snprintf(cmd, sizeof(cmd), "{\"prefix\": \"client evict\", \"id\": %lld}", (long long)sid);
+	json_object_put(asok_cmd(cmd));
+}
+
 START_TEST(test_evicted_real)
 {
-	/* the admin evicts the session: the client opens a new one and goes on */
-	struct json_object *req, *rep = NULL;
+	/* the admin evicts the session: the client stays out (EIO) */
 	struct mds_client *m;
-	char path[512], cmd[128];
+	char why[512];
 	int64_t sid;
 	uint64_t end;
 
@@ -525,16 +546,63 @@ START_TEST(test_evicted_real)
 	ck_assert_int_eq(mdsc_sync(m), 0);
 	sid = mds_session_field("id");
 	ck_assert_int_gt(sid, 0);
-	snprintf(path, sizeof(path), "%s/mds.asok", wdir);
-	snprintf(cmd, sizeof(cmd), "{\"prefix\": \"client evict\", \"id\": %lld}", (long long)sid);
-	req = json_tokener_parse(cmd);
-	ck_assert_int_eq(asok_request(path, req, &rep, 5000), 0);
-	json_object_put(req);
-	json_object_put(rep);
+	evict(sid);
+	end = now_mono_ns() + 5000000000ull;
+	while (!mdsc_evicted(m, NULL, 0) && now_mono_ns() < end)
+		usleep(10000);
+	ck_assert(mdsc_evicted(m, why, sizeof(why)));
+	ck_assert_ptr_nonnull(strstr(why, "blocklist rm"));
+	ck_assert_int_eq(do_op(m, MDSP_OP_LOOKUP, MDSP_ROOT_INO, "before", NULL), -EIO);
+	usleep(500000);
+	ck_assert_uint_eq(perf_value("sessions_opened"), 1);
+	ck_assert_int_eq(do_op(m, MDSP_OP_MKDIR, MDSP_ROOT_INO, "after", NULL), -EIO);
+	mdsc_destroy(m);
+}
+END_TEST
+
+START_TEST(test_evicted_reconnect_stale)
+{
+	/* with client_reconnect_stale the client keeps trying: refused while it
+	 * is blocklisted, a new session once the operator lifts the entry */
+	struct json_object *a, *e, *v;
+	struct mds_client *m;
+	char entity[64] = "", cmd[160];
+	int64_t sid;
+	uint64_t end;
+	size_t i;
+
+	set_opt("client_reconnect_stale", "true");
+	mds_start(0, NULL);
+	m = client();
+	ck_assert_int_eq(do_op(m, MDSP_OP_MKDIR, MDSP_ROOT_INO, "before", NULL), 0);
+	ck_assert_int_eq(mdsc_sync(m), 0);
+	sid = mds_session_field("id");
+	evict(sid);
+	end = now_mono_ns() + 5000000000ull;
+	while (!mdsc_evicted(m, NULL, 0) && now_mono_ns() < end)
+		usleep(10000);
+	ck_assert_int_eq(do_op(m, MDSP_OP_LOOKUP, MDSP_ROOT_INO, "before", NULL), -EIO);
+	usleep(600000);              /* attempts, refused: still blocklisted */
+	ck_assert_uint_eq(perf_value("sessions_opened"), 1);
+	ck_assert(mdsc_evicted(m, NULL, 0));
+	a = asok_cmd("{\"prefix\": \"blocklist ls\"}");
+	for (i = 0; i < json_object_array_length(a); i++) {
+		e = json_object_array_get_idx(a, i);
+		if (json_object_object_get_ex(e, "session", &v) && json_object_get_int64(v) == sid &&
+		    json_object_object_get_ex(e, "entity", &v))
+			snprintf(entity, sizeof(entity), "%s", json_object_get_string(v));
+	}
+	json_object_put(a);
+	ck_assert_str_ne(entity, "");
+	snprintf(cmd, sizeof(cmd), "{\"prefix\": \"blocklist rm\", \"entity\": \"%s\"}", entity);
+	json_object_put(asok_cmd(cmd));
 	end = now_mono_ns() + 5000000000ull;
 	while (perf_value("sessions_opened") < 2 && now_mono_ns() < end)
 		usleep(10000);
 	ck_assert_uint_eq(perf_value("sessions_opened"), 2);
+	end = now_mono_ns() + 5000000000ull;
+	while (mdsc_evicted(m, NULL, 0) && now_mono_ns() < end)
+		usleep(10000);
 	ck_assert_int_eq(do_op(m, MDSP_OP_MKDIR, MDSP_ROOT_INO, "after", NULL), 0);
 	ck_assert_int_eq(do_op(m, MDSP_OP_LOOKUP, MDSP_ROOT_INO, "before", NULL), 0);
 	ck_assert_int_ne(mds_session_field("id"), sid);
@@ -1056,6 +1124,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_unsafe_then_safe_real);
 	tcase_add_test(tc, test_kill9_during_workload);
 	tcase_add_test(tc, test_evicted_real);
+	tcase_add_test(tc, test_evicted_reconnect_stale);
 	tcase_add_test(tc, test_dead_mds_at_open);
 	tcase_add_test(tc, test_auth_errors_say_what_to_do);
 	tcase_add_test(tc, test_sigstop_during_big_sends);

@@ -17,3 +17,5 @@ if(TARGET loligo AND EXISTS ${CMAKE_CURRENT_LIST_DIR}/test_cli.c)
   add_dependencies(test_cli loligo)
   set_property(TEST test_cli APPEND PROPERTY ENVIRONMENT "LOLIGO_CLI=$<TARGET_FILE:loligo>")
 endif()
+loligo_check_test(test_rlock SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_rlock.c
+                  LIBS loligo_common LABELS unit common TIMEOUT 60)

@@ -66,6 +66,10 @@ static __attribute__((unused)) void sample_lock(struct mdsp_lock *l, uint64_t se
 	l->len = UINT64_MAX - seed;
 	l->owner = 0xdeadbeefcafef00dull ^ seed;
 	l->pid = 4242;
+	l->owner_ns = MDSP_LOCK_NS_NFS;
+	l->session_id = 0x5e55000000000000ull + seed;
+	l->wait_tid = 0x7000000000000000ull ^ seed;
+	l->ino = 0x1000000000ull + seed;
 }
 
 static __attribute__((unused)) void sample_session(struct mdsp_msg *m, uint32_t op, uint32_t ncaps)
@@ -110,6 +114,12 @@ static __attribute__((unused)) void sample_session(struct mdsp_msg *m, uint32_t 
 		s->secret[i] = (uint8_t)(0x11 * i + op);
 		s->proof[i] = (uint8_t)(0x29 * i + 3);
 	}
+	/* v5: a RECONNECT re-asserts as many locks as it has caps */
+	s->nlocks = ncaps;
+	s->locks = ncaps ? calloc(ncaps, sizeof(*s->locks)) : NULL;
+	for (i = 0; i < ncaps; i++)
+		sample_lock(&s->locks[i], 100 + i);
+	s->store_addr = strdup("v2:127.0.0.1:0/3710147553");
 }
 
 static __attribute__((unused)) void sample_auth(struct mdsp_msg *m, uint32_t op)
@@ -310,7 +320,9 @@ static __attribute__((unused)) int inode_eq(const struct mdsp_inode *a, const st
 static __attribute__((unused)) int lock_eq(const struct mdsp_lock *a, const struct mdsp_lock *b)
 {
 	return a->type == b->type && a->flags == b->flags && a->start == b->start &&
-	       a->len == b->len && a->owner == b->owner && a->pid == b->pid;
+	       a->len == b->len && a->owner == b->owner && a->pid == b->pid &&
+	       a->owner_ns == b->owner_ns && a->session_id == b->session_id && a->wait_tid == b->wait_tid &&
+	       a->ino == b->ino;
 }
 
 static __attribute__((unused)) int msg_eq(const struct mdsp_msg *a, const struct mdsp_msg *b)
@@ -329,7 +341,8 @@ static __attribute__((unused)) int msg_eq(const struct mdsp_msg *a, const struct
 		    x->result != y->result || !str_eq(x->reason, y->reason) ||
 		    x->mds_epoch != y->mds_epoch || x->ncaps != y->ncaps ||
 		    memcmp(x->secret, y->secret, MDSP_KEY_LEN) || memcmp(x->proof, y->proof, MDSP_MAC_LEN) ||
-		    x->max_file_size != y->max_file_size || x->nmeta != y->nmeta)
+		    x->max_file_size != y->max_file_size || x->nmeta != y->nmeta || x->nlocks != y->nlocks ||
+		    !str_eq(x->store_addr, y->store_addr))
 			return 0;
 		for (i = 0; i < x->nmeta; i++)
 			if (!str_eq(x->meta[i].key, y->meta[i].key) || !str_eq(x->meta[i].val, y->meta[i].val))
@@ -338,6 +351,9 @@ static __attribute__((unused)) int msg_eq(const struct mdsp_msg *a, const struct
 			if (x->caps[i].ino != y->caps[i].ino || x->caps[i].caps != y->caps[i].caps ||
 			    x->caps[i].wanted != y->caps[i].wanted || !str_eq(x->caps[i].dname, y->caps[i].dname) ||
 			    x->caps[i].seq != y->caps[i].seq)
+				return 0;
+		for (i = 0; i < x->nlocks; i++)
+			if (!lock_eq(&x->locks[i], &y->locks[i]))
 				return 0;
 		return 1;
 	}

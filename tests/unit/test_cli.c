@@ -58,7 +58,29 @@ static int cmd_evict(struct json_object *args, struct json_object **out, void *p
 	return 0;
 }
 
+static char bl_entity[64];
+static int64_t bl_expire = -1;
+
+static int cmd_blocklist_add(struct json_object *args, struct json_object **out, void *priv)
+{
+	struct json_object *v;
+
+	json_object_object_get_ex(args, "entity", &v);
+	snprintf(bl_entity, sizeof(bl_entity), "%s", json_object_get_string(v));
+	bl_expire = json_object_object_get_ex(args, "expire", &v) ? json_object_get_int64(v) : -1;
+	*out = json_object_new_object();
+	return 0;
+}
+
+static int cmd_blocklist_ls(struct json_object *args, struct json_object **out, void *priv)
+{
+	*out = json_tokener_parse("[{\"entity\": \"deadbeef-0102-0304-0506-0708090a0b0c\", \"expires\": \"never\"}]");
+	return 0;
+}
+
 static const struct asok_cmd mds_cmds[] = {
+	{ "blocklist ls", "", "blocklisted clients", cmd_blocklist_ls },
+	{ "blocklist add", "entity:str expire:int?", "blocklist a client", cmd_blocklist_add },
 	{ "status", "", "cluster status", cmd_status },
 	{ "fs ls", "", "filesystems", cmd_fs_ls },
 	{ "session ls", "", "client sessions", cmd_session_ls },
@@ -81,7 +103,7 @@ static void setup(void)
 	cfg_init("mds");
 	log_init("test_cli");
 	ck_assert_int_eq(asok_start(sock, &as), 0);
-	ck_assert_int_eq(asok_register(as, mds_cmds, 4, NULL), 0);
+	ck_assert_int_eq(asok_register(as, mds_cmds, (int)(sizeof(mds_cmds) / sizeof(mds_cmds[0])), NULL), 0);
 }
 
 static void teardown(void)
@@ -287,6 +309,17 @@ START_TEST(test_mds_commands)
 	r = run_cli("--mds-asok", sock, "tell", "mds.0", "client", "evict", "999", NULL);
 	ck_assert_int_eq(r->code, 1);
 	has(r->err, "Error ENOENT: no session 999");
+
+	/* `loligo blocklist ...` is the MDS's blocklist, as `ceph osd blocklist` */
+	r = run_cli("--mds-asok", sock, "blocklist", "ls", NULL);
+	ck_assert_msg(r->code == 0, "%s", r->err);
+	has(r->out, "deadbeef-0102-0304-0506-0708090a0b0c");
+	r = run_cli("--mds-asok", sock, "blocklist", "add", "local.00000000000000aa", "60", NULL);
+	ck_assert_msg(r->code == 0, "%s", r->err);
+	ck_assert_str_eq(bl_entity, "local.00000000000000aa");
+	ck_assert_int_eq(bl_expire, 60);
+	r = run_cli("--mds-asok", sock, "blocklist", "rm", "x", NULL);
+	ck_assert_int_eq(r->code, 1);	/* the command failed: not registered here */
 
 	/* commands this MDS does not register: said plainly */
 	r = run_cli("--mds-asok", sock, "df", NULL);

@@ -373,6 +373,54 @@ START_TEST(test_readahead)
 END_TEST
 
 /*
+ * Past the bound the flusher writes an inode back a quarter of
+ * client_oc_size at a time while the writer goes on: rewrites of ranges
+ * that are in flight, or still dirty behind one, all land, newest last.
+ */
+START_TEST(test_oc_bound_partial_writebacks)
+{
+	set_opt("client_oc_size", "4M");
+	set_opt("client_oc_target_dirty", "1M");
+	struct lc_inode *in = mkfile(0x520, 256 << 10);
+	struct lc_fh *fh = lc_fh_new(c, in, O_RDWR, NULL);
+	const size_t w = 96 << 10;   /* writes straddle the 256 KiB objects */
+	unsigned char *b = malloc(w);
+	uint64_t ops0 = perf_get(&c->perf.wb_ops), thr0 = perf_get(&c->perf.wb_throttle);
+
+	/* pass 1: 0xaa over 16 MiB; pass 2: the pattern, back to front */
+	memset(b, 0xaa, w);
+	for (uint64_t off = 0; off < (16u << 20); off += w) {
+		size_t n = off + w > (16u << 20) ? (16u << 20) - off : w;
+
+		ck_assert_int_eq(lc_write(c, fh, (off_t)off, n, b), (ssize_t)n);
+	}
+	for (uint64_t off = ((16u << 20) / w) * w;; off -= w) {
+		size_t n = off + w > (16u << 20) ? (16u << 20) - off : w;
+
+		fill_pat(0x520, off, n, b);
+		ck_assert_int_eq(lc_write(c, fh, (off_t)off, n, b), (ssize_t)n);
+		if (off == 0)
+			break;
+	}
+	ck_assert_uint_gt(perf_get(&c->perf.wb_throttle) - thr0, 0);
+	ck_assert_int_eq(lc_fsync(c, fh, false), 0);
+	/* nothing left buffered; the flusher's last writeback may still be
+	 * giving back its bytes (after its waiters were woken): wait for that */
+	for (int i = 0; i < 1000 && atomic_load(&c->oc_dirty); i++)
+		usleep(10000);
+	ck_assert_uint_eq(atomic_load(&c->oc_dirty), 0);
+	ck_assert_uint_ge(perf_get(&c->perf.wb_ops) - ops0, 64);   /* every object written, some twice */
+	lc_release(c, fh);
+	/* from the store, not from buffers */
+	fh = lc_fh_new(c, in, O_RDONLY, NULL);
+	check_file(fh, 0x520, 16u << 20, 1 << 20);
+	lc_release(c, fh);
+	lc_put(c, in);
+	free(b);
+}
+END_TEST
+
+/*
  * Sparse file of 64 KiB objects: objects 0, 2, 3 (half), 7 and the last
  * written, 1, 4, 5, 6 never; EOF in the middle of an object.  What a byte
  * should read as.
@@ -549,7 +597,7 @@ START_TEST(test_readahead_buffer_reuse)
 		ck_assert_uint_gt(perf_get(&c->perf.ra_buf_reuse) - reuse0, 0);
 	}
 	pthread_mutex_lock(&c->ra_pool_lock);
-	ck_assert_uint_le(c->ra_pool_bytes, 4u << 20);   /* kept: at most client_readahead_max */
+	ck_assert_uint_le(c->ra_pool_bytes, 12u << 20);   /* kept: at most 3 x client_readahead_max */
 	ck_assert_uint_gt(c->ra_pool_bytes, 0);
 	pthread_mutex_unlock(&c->ra_pool_lock);
 	lc_ra_pool_trim(c, false);   /* just used: kept */
@@ -1196,6 +1244,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_overlapping_writes);
 	tcase_add_test(tc, test_append);
 	tcase_add_test(tc, test_oc_bound);
+	tcase_add_test(tc, test_oc_bound_partial_writebacks);
 	tcase_add_test(tc, test_readahead);
 	tcase_add_test(tc, test_readahead_holes_eof);
 	tcase_add_test(tc, test_readahead_buffer_reuse);

@@ -108,6 +108,8 @@ static void send_session(int fd, uint32_t op, uint64_t sid)
 		m.session.result = -ESTALE;
 		m.session.reason = "session unknown";
 	}
+	if (op == MDSP_SESSION_EVICTED)
+		m.session.reason = "evicted by the admin";
 	fsend(fd, &m);
 }
 
@@ -697,11 +699,17 @@ START_TEST(test_reconnect_rejected)
 	 * lost session may run twice: the UNSAFE-only create fails its wait for
 	 * SAFE with EIO, the unanswered create B (sent, maybe executed) fails
 	 * with EIO and is not sent again; only the unanswered read G is
-	 * re-driven, with RETRY, on the new session. */
-	struct mds_client *m = new_client();
-	struct mds_request *a = mkreq(m, MDSP_OP_CREATE, "a"), *b = mkreq(m, MDSP_OP_CREATE, "b");
-	struct mds_request *g = mkreq(m, MDSP_OP_GETATTR, NULL);
+	 * re-driven, with RETRY, on the new session (client_reconnect_stale:
+	 * without it the client stays out, test_evicted_stays_out). */
+	struct mds_client *m;
+	struct mds_request *a, *b, *g;
 	struct bg bb, bg_;
+
+	set_opt("client_reconnect_stale", "true");
+	m = new_client();
+	a = mkreq(m, MDSP_OP_CREATE, "a");
+	b = mkreq(m, MDSP_OP_CREATE, "b");
+	g = mkreq(m, MDSP_OP_GETATTR, NULL);
 
 	ck_assert_int_eq(mdsc_open_session(m, 2000), 0);
 	fake_set(RM_UNSAFE);
@@ -821,13 +829,19 @@ END_TEST
 
 START_TEST(test_evicted)
 {
-	/* EVICTED: a new session; the UNSAFE-only request fails its SAFE wait
-	 * with EIO, the unanswered mkdir (sent: it may have run) fails with EIO
-	 * and is not sent again, the unanswered lookup is re-driven */
-	struct mds_client *m = new_client();
-	struct mds_request *a = mkreq(m, MDSP_OP_CREATE, "a"), *b = mkreq(m, MDSP_OP_MKDIR, "b");
-	struct mds_request *l = mkreq(m, MDSP_OP_LOOKUP, "l");
+	/* EVICTED with client_reconnect_stale: a new session; the UNSAFE-only
+	 * request fails its SAFE wait with EIO, the unanswered mkdir (sent: it
+	 * may have run) fails with EIO and is not sent again, the unanswered
+	 * lookup is re-driven */
+	struct mds_client *m;
+	struct mds_request *a, *b, *l;
 	struct bg bb, bl;
+
+	set_opt("client_reconnect_stale", "true");
+	m = new_client();
+	a = mkreq(m, MDSP_OP_CREATE, "a");
+	b = mkreq(m, MDSP_OP_MKDIR, "b");
+	l = mkreq(m, MDSP_OP_LOOKUP, "l");
 
 	ck_assert_int_eq(mdsc_open_session(m, 2000), 0);
 	fake_set(RM_UNSAFE);
@@ -854,6 +868,49 @@ START_TEST(test_evicted)
 	mdsc_request_put(a);
 	mdsc_request_put(b);
 	mdsc_request_put(l);
+	mdsc_destroy(m);
+}
+END_TEST
+
+START_TEST(test_evicted_stays_out)
+{
+	/* EVICTED (the default, no client_reconnect_stale): no new session;
+	 * everything in flight and everything after fails with EIO at once,
+	 * and mdsc_evicted says why */
+	struct mds_client *m = new_client();
+	struct mds_request *b = mkreq(m, MDSP_OP_MKDIR, "b"), *l = mkreq(m, MDSP_OP_LOOKUP, "l");
+	struct mds_request *n = mkreq(m, MDSP_OP_GETATTR, NULL);
+	struct bg bb, bl;
+	char why[256];
+	uint64_t t0;
+
+	ck_assert_int_eq(mdsc_open_session(m, 2000), 0);
+	ck_assert(!mdsc_evicted(m, NULL, 0));
+	fake_set(RM_NONE);
+	bg_start(&bb, m, b, 0);
+	wait_recs(1);
+	bg_start(&bl, m, l, 0);
+	wait_recs(2);
+	pthread_mutex_lock(&F.lock);
+	F.mode = RM_SAFE;
+	F.evict = true;
+	pthread_mutex_unlock(&F.lock);
+	ck_assert_int_eq(bg_join(&bb), -EIO);
+	ck_assert_int_eq(bg_join(&bl), -EIO);
+	ck_assert(mdsc_evicted(m, why, sizeof(why)));
+	ck_assert_ptr_nonnull(strstr(why, "evicted by the admin"));
+	t0 = now_mono_ns();
+	ck_assert_int_eq(mdsc_do_request(m, n), -EIO);
+	ck_assert_uint_lt(now_mono_ns() - t0, 100000000ull);
+	usleep(300000);
+	pthread_mutex_lock(&F.lock);
+	ck_assert_int_eq(F.nopen, 1);
+	ck_assert_int_eq(F.nreconnect, 0);
+	pthread_mutex_unlock(&F.lock);
+	ck_assert(!mdsc_is_open(m));
+	mdsc_request_put(b);
+	mdsc_request_put(l);
+	mdsc_request_put(n);
 	mdsc_destroy(m);
 }
 END_TEST
@@ -1269,6 +1326,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_lazy_connect_and_perf);
 	tcase_add_test(tc, test_asok_commands);
 	tcase_add_test(tc, test_evicted);
+	tcase_add_test(tc, test_evicted_stays_out);
 	tcase_add_test(tc, test_reconnect_storm);
 	tcase_add_test(tc, test_safe_reply_ahead_of_open);
 	tcase_add_test(tc, test_hung_mds_detected);

@@ -532,6 +532,13 @@ END_TEST
  * ours (the fields added since).  It must decode, with those fields 0.
  */
 static void as_older(struct mdsp_buf *b, uint8_t ver, size_t drop)
+	__attribute__((unused));
+/* SESSION's version-5 tail: u32 nlocks, the locks, store_addr */
+#define ENVELOPE 6
+#define LOCK_V1_LEN 36u
+#define LOCK_V2_LEN (LOCK_V1_LEN + 4 + 8 + 8 + 8)
+#define V5_TAIL(nlocks, addr) (4 + (size_t)(nlocks) * (ENVELOPE + LOCK_V2_LEN) + 4 + ((addr) ? strlen(addr) : 0))
+static void as_older(struct mdsp_buf *b, uint8_t ver, size_t drop)
 {
 	uint8_t *p = b->data + MDSP_HDR_LEN;
 
@@ -582,10 +589,13 @@ START_TEST(test_session_v2_has_no_max_file_size)
 
 	sample_session(&m, MDSP_SESSION_OPEN, 0);
 	encode_ok(&m, &b);
-	as_older(&b, 2, 12);  /* without the trailing u64 and v4 metadata count */
+	/* without the trailing u64, the v4 metadata count and the v5 tail */
+	as_older(&b, 2, 12 + V5_TAIL(0, m.session.store_addr));
 	ck_assert_int_eq(mdsp_decode_frame(b.data, b.len, &d, &why), 0);
 	ck_assert_uint_eq(d.session.max_file_size, 0);
 	m.session.max_file_size = 0;
+	free(m.session.store_addr);
+	m.session.store_addr = NULL;
 	ck_assert(msg_eq(&m, &d));
 	mdsp_msg_free(&d);
 	/* a version-3 struct cut before its end is truncated, not "version 2" */
@@ -605,12 +615,14 @@ START_TEST(test_session_v3_has_no_metadata)
 	struct mdsp_buf b;
 	const char *why = NULL;
 	uint32_t i;
-	size_t tail = 4;
+	size_t tail = 4, v5;
 
 	sample_session(&m, MDSP_SESSION_REQUEST_OPEN, 0);
 	ck_assert_uint_eq(m.session.nmeta, 4);
 	for (i = 0; i < m.session.nmeta; i++)
 		tail += 8 + strlen(m.session.meta[i].key) + strlen(m.session.meta[i].val);
+	v5 = V5_TAIL(0, m.session.store_addr);
+	tail += v5;                       /* the version-5 fields follow the metadata */
 	encode_ok(&m, &b);
 	ck_assert_int_eq(mdsp_decode_frame(b.data, b.len, &d, &why), 0);
 	ck_assert(msg_eq(&m, &d));
@@ -631,6 +643,8 @@ START_TEST(test_session_v3_has_no_metadata)
 	free(m.session.meta);
 	m.session.meta = NULL;
 	m.session.nmeta = 0;
+	free(m.session.store_addr);
+	m.session.store_addr = NULL;
 	ck_assert(msg_eq(&m, &d));
 	mdsp_msg_free(&d);
 	mdsp_buf_free(&b);
@@ -717,6 +731,80 @@ START_TEST(test_older_peers_decode)
 	}
 	ck_assert_int_eq(mdsp_decode_frame(b.data, b.len, &d, NULL), 0);
 	ck_assert(msg_eq(&m, &d));
+	mdsp_msg_free(&d);
+	mdsp_buf_free(&b);
+	mdsp_msg_free(&m);
+}
+END_TEST
+
+/* A version-4 SESSION (before file locks and the store address): a
+ * RECONNECT re-asserts no locks, and nothing else moves. */
+START_TEST(test_session_v4_has_no_locks)
+{
+	struct mdsp_msg m, d;
+	struct mdsp_buf b;
+	const char *why = NULL;
+
+	sample_session(&m, MDSP_SESSION_RECONNECT, 3);
+	ck_assert_uint_eq(m.session.nlocks, 3);
+	encode_ok(&m, &b);
+	as_older(&b, 4, V5_TAIL(3, m.session.store_addr));
+	ck_assert_int_eq(mdsp_decode_frame(b.data, b.len, &d, &why), 0);
+	ck_assert_uint_eq(d.session.nlocks, 0);
+	ck_assert_ptr_null(d.session.locks);
+	ck_assert_ptr_null(d.session.store_addr);
+	ck_assert_uint_eq(d.session.max_file_size, m.session.max_file_size);
+	ck_assert_uint_eq(d.session.ncaps, 3);
+	mdsp_msg_free(&d);
+	/* the same bytes claiming version 5 are truncated */
+	b.data[MDSP_HDR_LEN] = 5;
+	reframe(b.data, b.len - MDSP_HDR_LEN);
+	ck_assert_int_eq(mdsp_decode_frame(b.data, b.len, &d, &why), -EBADMSG);
+	mdsp_buf_free(&b);
+	/* a lock count the bytes cannot hold is refused before allocating */
+	encode_ok(&m, &b);
+	ck_assert_uint_eq(rd32le(b.data + b.len - V5_TAIL(3, m.session.store_addr)), 3);
+	wr32le(b.data + b.len - V5_TAIL(3, m.session.store_addr), 0x40000000u);
+	reframe(b.data, b.len - MDSP_HDR_LEN);
+	ck_assert_int_eq(mdsp_decode_frame(b.data, b.len, &d, &why), -EBADMSG);
+	mdsp_buf_free(&b);
+	mdsp_msg_free(&m);
+}
+END_TEST
+
+/* A version-1 lock (before owner_ns, session_id, wait_tid, ino) nested in
+ * a request: those decode as 0 and the request's fields after it (want_ino)
+ * still land right. */
+START_TEST(test_lock_v1_decodes)
+{
+	struct mdsp_msg m, d;
+	struct mdsp_buf b;
+	const char *why = NULL;
+	uint8_t *p;
+	size_t lock_off;
+
+	sample_request(&m, MDSP_OP_SETLK, 0, 0, 0);
+	encode_ok(&m, &b);
+	p = b.data + MDSP_HDR_LEN;
+	/* the lock struct is the last one, before want_ino (8 bytes) */
+	lock_off = b.len - MDSP_HDR_LEN - 8 - (ENVELOPE + LOCK_V2_LEN);
+	ck_assert_uint_eq(p[lock_off], 2);
+	ck_assert_uint_eq(rd32le(p + lock_off + 2), LOCK_V2_LEN);
+	/* cut the v2 fields out of the lock and say version 1 */
+	memmove(p + lock_off + ENVELOPE + LOCK_V1_LEN, p + lock_off + ENVELOPE + LOCK_V2_LEN, 8);
+	b.len -= LOCK_V2_LEN - LOCK_V1_LEN;
+	p[lock_off] = 1;
+	wr32le(p + lock_off + 2, LOCK_V1_LEN);
+	wr32le(p + 2, rd32le(p + 2) - (LOCK_V2_LEN - LOCK_V1_LEN));
+	reframe(b.data, b.len - MDSP_HDR_LEN);
+	ck_assert_int_eq(mdsp_decode_frame(b.data, b.len, &d, &why), 0);
+	ck_assert_uint_eq(d.request.lock.owner_ns, 0);
+	ck_assert_uint_eq(d.request.lock.session_id, 0);
+	ck_assert_uint_eq(d.request.lock.wait_tid, 0);
+	ck_assert_uint_eq(d.request.lock.ino, 0);
+	ck_assert_uint_eq(d.request.lock.owner, m.request.lock.owner);
+	ck_assert_uint_eq(d.request.lock.pid, m.request.lock.pid);
+	ck_assert_uint_eq(d.request.want_ino, m.request.want_ino);
 	mdsp_msg_free(&d);
 	mdsp_buf_free(&b);
 	mdsp_msg_free(&m);
@@ -1212,6 +1300,8 @@ static Suite *proto_suite(void)
 	tcase_add_test(tc, test_session_v2_has_no_max_file_size);
 	tcase_add_test(tc, test_session_v3_has_no_metadata);
 	tcase_add_test(tc, test_older_peers_decode);
+	tcase_add_test(tc, test_session_v4_has_no_locks);
+	tcase_add_test(tc, test_lock_v1_decodes);
 	tcase_add_test(tc, test_decoder_bounds);
 	tcase_add_test(tc, test_encoder_bounds);
 	tcase_add_test(tc, test_names);

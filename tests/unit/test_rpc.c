@@ -22,6 +22,7 @@
 #include <time.h>
 
 #include "common/log.h"
+#include "common/time.h"
 #include "nfs_gw/rpc/drc.h"
 #include "test_rpc_util.h"
 
@@ -34,6 +35,8 @@ static uint16_t port;
 static _Atomic unsigned int counter;
 static _Atomic int running, max_running;
 static _Atomic bool port_ok = true;
+static pthread_mutex_t cb_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct rpc_xprt *cb_xprt;        /* protected by cb_lock: proc 6's connection */
 
 static int tdispatch(void *priv, struct rpc_req *req, struct xdr_dec *args, struct xdr_enc *res)
 {
@@ -75,6 +78,13 @@ static int tdispatch(void *priv, struct rpc_req *req, struct xdr_dec *args, stru
 		xdr_put_opaque(res, zeros, v);
 		return RPC_SUCCESS;
 	}
+	case 6:         /* remember this connection for a call back (back_channel_calls) */
+		pthread_mutex_lock(&cb_lock);
+		if (cb_xprt)
+			rpc_xprt_put(cb_xprt);
+		cb_xprt = rpc_xprt_get(req->xprt);
+		pthread_mutex_unlock(&cb_lock);
+		return RPC_SUCCESS;
 	case 3:         /* non-idempotent: bump a counter */
 		xdr_put_u32(res, atomic_fetch_add(&counter, 1) + 1);
 		return RPC_SUCCESS;
@@ -133,6 +143,11 @@ static void setup(void)
 
 static void teardown(void)
 {
+	pthread_mutex_lock(&cb_lock);
+	if (cb_xprt)
+		rpc_xprt_put(cb_xprt);
+	cb_xprt = NULL;
+	pthread_mutex_unlock(&cb_lock);
 	rpc_svc_destroy(svc);
 	drc_destroy(drc);
 	svc = NULL;
@@ -1010,6 +1025,366 @@ START_TEST(accept_out_of_fds)
 }
 END_TEST
 
+
+/* ---- calls the server makes --------------------------------------------------- */
+
+/*
+ * rpc_call_begin() writes what rpc_decode_call() reads back (AUTH_SYS and
+ * AUTH_NONE), and rpc_decode_reply() reads every reply header the server
+ * writes; every truncation of either is refused, never read past.
+ */
+START_TEST(call_and_reply_headers)
+{
+	struct rpc_call_hdr h = { .prog = 0x40000000, .vers = 1, .proc = 1, .flavor = RPC_AUTH_SYS, .stamp = 9,
+				  .uid = 1234, .gid = 77 };
+	struct rpc_call c;
+	struct rpc_reply rr;
+	enum rpc_auth_stat why;
+	struct xdr_enc e;
+	size_t i;
+
+	snprintf(h.machine, sizeof(h.machine), "gateway-host");
+	for (int fl = 0; fl < 2; fl++) {
+		h.flavor = fl ? RPC_AUTH_NONE : RPC_AUTH_SYS;
+		xdr_enc_init(&e, 4096);
+		rpc_call_begin(&e, 0xabc, &h);
+		xdr_put_u32(&e, 0x5555);
+		ck_assert_int_eq(rpc_reply_end(&e), 0);
+		ck_assert_uint_eq(xdr_load_u32(e.buf), RPC_RM_LAST | (uint32_t)(e.len - 4));
+		ck_assert_int_eq(rpc_decode_call(e.buf + 4, e.len - 4, &c, &why), RPC_DEC_OK);
+		ck_assert_uint_eq(c.xid, 0xabc);
+		ck_assert_uint_eq(c.prog, h.prog);
+		ck_assert_uint_eq(c.vers, 1);
+		ck_assert_uint_eq(c.proc, 1);
+		ck_assert_uint_eq(c.cred.flavor, h.flavor);
+		if (h.flavor == RPC_AUTH_SYS) {
+			ck_assert_uint_eq(c.cred.uid, 1234);
+			ck_assert_uint_eq(c.cred.gid, 77);
+			ck_assert_str_eq(c.cred.machine, "gateway-host");
+		}
+		ck_assert_uint_eq(c.args_len, 4);
+		for (i = 0; i < e.len - 4 - 4; i++)
+			ck_assert_int_ne(rpc_decode_call(e.buf + 4, i, &c, &why), RPC_DEC_OK);
+		/* a CALL is not a reply */
+		ck_assert_int_eq(rpc_decode_reply(e.buf + 4, e.len - 4, &rr), -EBADMSG);
+		xdr_enc_free(&e);
+	}
+
+	for (int k = 0; k < 5; k++) {
+		size_t hdr;
+
+		xdr_enc_init(&e, 4096);
+		rpc_reply_begin(&e);
+		switch (k) {
+		case 0:
+			rpc_reply_accepted(&e, 7, RPC_SUCCESS);
+			xdr_put_u32(&e, 0x1234);
+			break;
+		case 1:
+			rpc_reply_prog_mismatch(&e, 7, 2, 3);
+			break;
+		case 2:
+			rpc_reply_rpc_mismatch(&e, 7);
+			break;
+		case 3:
+			rpc_reply_auth_error(&e, 7, RPC_AUTH_TOOWEAK);
+			break;
+		case 4:
+			rpc_reply_accepted(&e, 7, RPC_GARBAGE_ARGS);
+			break;
+		}
+		ck_assert_int_eq(rpc_reply_end(&e), 0);
+		ck_assert_int_eq(rpc_decode_reply(e.buf + 4, e.len - 4, &rr), 0);
+		ck_assert_uint_eq(rr.xid, 7);
+		switch (k) {
+		case 0:
+			ck_assert_int_eq(rpc_reply_errno(&rr), 0);
+			ck_assert_uint_eq(rr.res_len, 4);
+			ck_assert_uint_eq(xdr_load_u32(rr.res), 0x1234);
+			break;
+		case 1:
+			ck_assert_uint_eq(rr.stat, RPC_PROG_MISMATCH);
+			ck_assert_uint_eq(rr.low, 2);
+			ck_assert_uint_eq(rr.high, 3);
+			ck_assert_int_eq(rpc_reply_errno(&rr), -EPROTONOSUPPORT);
+			break;
+		case 2:
+			ck_assert_uint_eq(rr.reply_stat, RPC_MSG_DENIED);
+			ck_assert_uint_eq(rr.stat, RPC_MISMATCH);
+			ck_assert_uint_eq(rr.low, RPC_VERSION);
+			break;
+		case 3:
+			ck_assert_uint_eq(rr.auth_stat, RPC_AUTH_TOOWEAK);
+			ck_assert_int_eq(rpc_reply_errno(&rr), -EACCES);
+			break;
+		case 4:
+			ck_assert_int_eq(rpc_reply_errno(&rr), -EINVAL);
+			break;
+		}
+		/* every prefix that cuts into the header is refused */
+		hdr = e.len - 4 - (k == 0 ? 4 : 0);
+		for (i = 0; i < hdr; i++)
+			ck_assert_int_eq(rpc_decode_reply(e.buf + 4, i, &rr), -EBADMSG);
+		xdr_enc_free(&e);
+	}
+	ck_assert_uint_ne(rpc_new_xid(), rpc_new_xid());
+}
+END_TEST
+
+struct bc_call {
+	struct rpc_xprt *x;
+	uint32_t xid;
+	uint64_t timeout_ns;
+	int r;
+	uint8_t *reply;
+	size_t len;
+};
+
+static void *bc_caller(void *arg)
+{
+	struct bc_call *a = arg;
+	struct rpc_call_hdr h = { .prog = 0x40000000, .vers = 1, .proc = 0, .flavor = RPC_AUTH_NONE };
+	struct xdr_enc e;
+	uint8_t *buf;
+	size_t len;
+
+	xdr_enc_init(&e, 4096);
+	rpc_call_begin(&e, a->xid, &h);
+	ck_assert_int_eq(rpc_reply_end(&e), 0);
+	buf = xdr_enc_steal(&e, &len);
+	a->r = rpc_xprt_call(a->x, buf, len, a->xid, a->timeout_ns, &a->reply, &a->len);
+	return NULL;
+}
+
+/* The client's side: read the server's CALL on @fd; answer it unless @mute. */
+static uint32_t bc_answer(int fd, bool mute)
+{
+	struct rpc_call c;
+	enum rpc_auth_stat why;
+	struct xdr_enc e;
+	uint8_t *rec;
+	size_t len;
+	uint32_t xid;
+
+	rec = trpc_recv_record(fd, &len, NULL);
+	ck_assert_ptr_nonnull(rec);
+	ck_assert_int_eq(rpc_decode_call(rec, len, &c, &why), RPC_DEC_OK);
+	ck_assert_uint_eq(c.prog, 0x40000000);
+	xid = c.xid;
+	free(rec);
+	if (!mute) {
+		xdr_enc_init(&e, 4096);
+		rpc_reply_begin(&e);
+		rpc_reply_accepted(&e, xid, RPC_SUCCESS);
+		xdr_put_u32(&e, 0x77);
+		ck_assert_int_eq(rpc_reply_end(&e), 0);
+		ck_assert_int_eq(trpc_write_all(fd, e.buf, e.len), 0);
+		xdr_enc_free(&e);
+	}
+	return xid;
+}
+
+/*
+ * Calls from the server on a client's own connection (the NFSv4.1 back
+ * channel): the CALL goes out on the connection the client's requests came
+ * on, the client's REPLY wakes the caller (not the service), the client's
+ * own requests keep being served in between, an unanswered call times out
+ * (its late reply is dropped harmlessly), and a call pending when the
+ * connection closes fails with -ENOTCONN at once, as does any call after.
+ */
+START_TEST(back_channel_calls)
+{
+	int fd = trpc_connect(port);
+	struct trpc_reply r;
+	struct bc_call a = { .timeout_ns = 10000000000ull };
+	struct rpc_xprt *x;
+	uint8_t *buf = NULL;
+	pthread_t t;
+	uint32_t v = 1, out, xid;
+	uint64_t t0;
+
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(call(fd, 10, TPROG, 1, 6, NULL, &r, &buf), 0);
+	free(buf);
+	pthread_mutex_lock(&cb_lock);
+	x = rpc_xprt_get(cb_xprt);
+	pthread_mutex_unlock(&cb_lock);
+	ck_assert_ptr_nonnull(x);
+
+	/* a call, answered */
+	a.x = x;
+	a.xid = rpc_new_xid();
+	ck_assert_int_eq(pthread_create(&t, NULL, bc_caller, &a), 0);
+	xid = bc_answer(fd, false);
+	ck_assert_uint_eq(xid, a.xid);
+	pthread_join(t, NULL);
+	ck_assert_int_eq(a.r, 0);
+	{
+		struct rpc_reply rr;
+
+		ck_assert_int_eq(rpc_decode_reply(a.reply, a.len, &rr), 0);
+		ck_assert_uint_eq(rr.xid, a.xid);
+		ck_assert_uint_eq(xdr_load_u32(rr.res), 0x77);
+	}
+	free(a.reply);
+	a.reply = NULL;
+	/* our requests are still served on it */
+	ck_assert_int_eq(call(fd, 11, TPROG, 1, 1, &v, &r, &buf), 0);
+	ck_assert_int_eq(xdr_get_u32(&r.res, &out), 0);
+	ck_assert_uint_eq(out, 2);
+	free(buf);
+
+	/* unanswered: times out; the late reply goes nowhere */
+	a.xid = rpc_new_xid();
+	a.timeout_ns = 300000000ull;
+	ck_assert_int_eq(pthread_create(&t, NULL, bc_caller, &a), 0);
+	xid = bc_answer(fd, true);
+	pthread_join(t, NULL);
+	ck_assert_int_eq(a.r, -ETIMEDOUT);
+	ck_assert_ptr_null(a.reply);
+	{
+		struct xdr_enc e;
+
+		xdr_enc_init(&e, 4096);
+		rpc_reply_begin(&e);
+		rpc_reply_accepted(&e, xid, RPC_SUCCESS);
+		ck_assert_int_eq(rpc_reply_end(&e), 0);
+		ck_assert_int_eq(trpc_write_all(fd, e.buf, e.len), 0);
+		xdr_enc_free(&e);
+	}
+	ck_assert_int_eq(call(fd, 12, TPROG, 1, 1, &v, &r, &buf), 0);
+	ck_assert_uint_eq(r.xid, 12);
+	free(buf);
+
+	/* pending when the connection closes: -ENOTCONN, long before the timeout */
+	a.xid = rpc_new_xid();
+	a.timeout_ns = 30000000000ull;
+	t0 = now_mono_ns();
+	ck_assert_int_eq(pthread_create(&t, NULL, bc_caller, &a), 0);
+	bc_answer(fd, true);
+	close(fd);
+	pthread_join(t, NULL);
+	ck_assert_int_eq(a.r, -ENOTCONN);
+	ck_assert_uint_lt(now_mono_ns() - t0, 10000000000ull);
+	ck_assert_int_eq(pthread_create(&t, NULL, bc_caller, &a), 0);
+	pthread_join(t, NULL);
+	ck_assert_int_eq(a.r, -ENOTCONN);
+	rpc_xprt_put(x);
+}
+END_TEST
+
+struct tcp_srv {
+	int lfd;
+	bool stray, mute;
+};
+
+static void *tcp_srv_main(void *arg)
+{
+	struct tcp_srv *s = arg;
+	int fd = accept(s->lfd, NULL, NULL);
+	struct timeval tv = { .tv_sec = 5 };
+
+	if (fd < 0)
+		return NULL;
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	for (int i = 0; i < 2; i++) {
+		struct rpc_call c;
+		enum rpc_auth_stat why;
+		struct xdr_enc e;
+		size_t len;
+		uint8_t *rec = trpc_recv_record(fd, &len, NULL);
+
+		if (!rec)
+			break;
+		ck_assert_int_eq(rpc_decode_call(rec, len, &c, &why), RPC_DEC_OK);
+		free(rec);
+		if (s->mute)
+			continue;
+		xdr_enc_init(&e, 4096);
+		if (s->stray) {          /* a reply to someone else first */
+			rpc_reply_begin(&e);
+			rpc_reply_accepted(&e, c.xid + 1000, RPC_SUCCESS);
+			rpc_reply_end(&e);
+			trpc_write_all(fd, e.buf, e.len);
+			xdr_enc_truncate(&e, 0);
+		}
+		rpc_reply_begin(&e);
+		rpc_reply_accepted(&e, c.xid, RPC_SUCCESS);
+		xdr_put_u32(&e, c.proc);
+		rpc_reply_end(&e);
+		trpc_write_all(fd, e.buf, e.len);
+		xdr_enc_free(&e);
+	}
+	close(fd);
+	return NULL;
+}
+
+/*
+ * rpc_tcp_call (NFSv4.0 callbacks): connects, sends, skips a record that is
+ * not its reply, keeps the connection for the next call; a peer that does
+ * not answer is a timeout; nobody listening is ECONNREFUSED.
+ */
+START_TEST(tcp_calls)
+{
+	struct sockaddr_in sin = { .sin_family = AF_INET };
+	socklen_t sl = sizeof(sin);
+	struct tcp_srv s = { .stray = true };
+	struct rpc_call_hdr h = { .prog = 0x40000000, .vers = 1, .flavor = RPC_AUTH_SYS, .uid = 0 };
+	struct xdr_enc e;
+	uint8_t *rep;
+	size_t rlen;
+	pthread_t t;
+	int fd = -1;
+
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	s.lfd = socket(AF_INET, SOCK_STREAM, 0);
+	ck_assert_int_eq(bind(s.lfd, (struct sockaddr *)&sin, sizeof(sin)), 0);
+	ck_assert_int_eq(listen(s.lfd, 2), 0);
+	ck_assert_int_eq(getsockname(s.lfd, (struct sockaddr *)&sin, &sl), 0);
+	ck_assert_int_eq(pthread_create(&t, NULL, tcp_srv_main, &s), 0);
+	for (uint32_t proc = 0; proc < 2; proc++) {
+		uint32_t xid = rpc_new_xid();
+		struct rpc_reply rr;
+		int sock_before = fd;
+
+		h.proc = proc;
+		xdr_enc_init(&e, 4096);
+		rpc_call_begin(&e, xid, &h);
+		ck_assert_int_eq(rpc_reply_end(&e), 0);
+		ck_assert_int_eq(rpc_tcp_call(&fd, (struct sockaddr *)&sin, sl, e.buf, e.len, xid, 4096, 5000000000ull,
+					      &rep, &rlen), 0);
+		xdr_enc_free(&e);
+		ck_assert_int_ge(fd, 0);
+		if (proc)
+			ck_assert_int_eq(fd, sock_before);   /* the same connection */
+		ck_assert_int_eq(rpc_decode_reply(rep, rlen, &rr), 0);
+		ck_assert_uint_eq(rr.xid, xid);
+		ck_assert_uint_eq(xdr_load_u32(rr.res), proc);
+		free(rep);
+	}
+	pthread_join(t, NULL);
+	close(fd);
+	fd = -1;
+
+	/* no answer: a timeout, and the socket is gone */
+	s.stray = false;
+	s.mute = true;
+	ck_assert_int_eq(pthread_create(&t, NULL, tcp_srv_main, &s), 0);
+	xdr_enc_init(&e, 4096);
+	rpc_call_begin(&e, 5, &h);
+	rpc_reply_end(&e);
+	ck_assert_int_eq(rpc_tcp_call(&fd, (struct sockaddr *)&sin, sl, e.buf, e.len, 5, 4096, 300000000ull, &rep,
+				      &rlen), -ETIMEDOUT);
+	ck_assert_int_eq(fd, -1);
+	pthread_join(t, NULL);
+	close(s.lfd);
+	/* nobody listens */
+	ck_assert_int_eq(rpc_tcp_call(&fd, (struct sockaddr *)&sin, sl, e.buf, e.len, 5, 4096, 1000000000ull, &rep,
+				      &rlen), -ECONNREFUSED);
+	xdr_enc_free(&e);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("rpc");
@@ -1020,6 +1395,9 @@ int main(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_set_timeout(tc, 20);
 	tcase_add_test(tc, null_and_echo);
+	tcase_add_test(tc, call_and_reply_headers);
+	tcase_add_test(tc, back_channel_calls);
+	tcase_add_test(tc, tcp_calls);
 	tcase_add_test(tc, fragments);
 	tcase_add_test(tc, pipelined_and_inflight_limit);
 	tcase_add_test(tc, large_records);

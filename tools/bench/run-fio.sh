@@ -5,7 +5,7 @@
 #   tools/bench/run-fio.sh [--build DIR] [--ceph DIR | --ceph-start] [--runs N]
 #                          [--size4k SIZE] [--size1m SIZE] [--runtime S]
 #                          [--targets LIST] [--tsv FILE] [--plot FILE.png]
-#                          [--mounts 2] [--perf] [--compare DIR] [--keep]
+#                          [--mounts 2] [--perf] [--compare DIR] [--rows LIST] [--keep]
 #
 #   --build DIR     build tree with loligo-mds, loligo-fuse, loligo
 #                   (default: $LOLIGO_BUILD_DIR, else ./build)
@@ -34,6 +34,7 @@
 #   --compare DIR   also target "rados0": loligo on RADOS with the binaries
 #                   of build tree DIR (say, main before a change), in the same
 #                   runs, alternating; the table gets a column for it
+#   --rows LIST     comma-separated subset of the rows below (all)
 #   --keep          keep the temp dir (logs, fio JSON)
 #
 # Rows (jobs in tools/bench/fio/, buffered I/O; "remount" = a fresh client,
@@ -54,6 +55,7 @@ top=$(cd "$here/../.." && pwd)
 shared=${LOLIGO_SHARED_DIR:-$top/../shared}
 build=${LOLIGO_BUILD_DIR:-$top/build} runs=1 size4k=256M size1m=1G runtime=30 keep=0 mounts=1 perf=0
 ceph_dir= ceph_start=0 targets= tsv= plot= compare=
+rows=randwrite-4k,randwrite-4k-fsync,randread-4k,seqwrite-1m,seqwrite-1m-fsync,seqread-1m
 while (($#)); do
 	case $1 in
 	--build) build=$2; shift ;;
@@ -69,8 +71,9 @@ while (($#)); do
 	--mounts) mounts=$2; shift ;;
 	--perf) perf=1 keep=1 ;;
 	--compare) compare=$(cd "$2" && pwd); shift ;;
+	--rows) rows=$2; shift ;;
 	--keep) keep=1 ;;
-	-h|--help) sed -n '2,50p' "$0"; exit 0 ;;
+	-h|--help) sed -n '2,51p' "$0"; exit 0 ;;
 	*) echo "run-fio: unknown argument '$1' (try --help)" >&2; exit 2 ;;
 	esac
 	shift
@@ -117,7 +120,18 @@ cleanup() {
 	[[ -d $work/local2.mnt ]] && unmount "$work/local2.mnt" "${fuse2_pid:-}"
 	cephfuse_umount
 	for t in "${!mds_pid[@]}"; do kill -TERM "${mds_pid[$t]}" 2>/dev/null && wait "${mds_pid[$t]}" 2>/dev/null; done
-	if [[ -n ${cluster_started:-} ]]; then "$shared/ceph/stop-cluster.sh" "$ceph_dir" --wipe >/dev/null 2>&1; fi
+	if [[ -n ${cluster_started:-} ]]; then
+		"$shared/ceph/stop-cluster.sh" "$ceph_dir" --wipe >/dev/null 2>&1
+	elif [[ -n $ceph_dir ]]; then
+		# our filesystems' pools: a purge cut short by the last unmount leaves
+		# objects behind, and a memstore OSD holds them in RAM
+		for t in "${!mds_port[@]}"; do
+			[[ $t == rados* ]] || continue
+			for p in "fiobench$$${t}_metadata" "fiobench$$${t}_data"; do
+				ceph -c "$ceph_dir/ceph.conf" osd pool rm "$p" "$p" --yes-i-really-really-mean-it >/dev/null 2>&1
+			done
+		done
+	fi
 	if ((keep)); then echo "run-fio: kept $work"; else rm -rf "$work"; fi
 }
 trap cleanup EXIT
@@ -275,19 +289,27 @@ run_job() {
 	return 0
 }
 
+row() { [[ ,$rows, == *,$1,* ]]; }
 run_target() { # RUN TARGET
 	local run=$1 t=$2 m
 	m=$(mnt_of "$t")
 	mount_target "$t"
-	run_job "$run" "$t" randwrite-4k
-	run_job "$run" "$t" randwrite-4k-fsync
-	FIO_DIR=$m FIO_SIZE4K=$size4k fio --output-format=json "$jobs_dir/layout-4k.fio" >"$work/$t.layout.json"
-	umount_target "$t"; mount_target "$t"
-	run_job "$run" "$t" randread-4k
-	run_job "$run" "$t" seqwrite-1m
-	run_job "$run" "$t" seqwrite-1m-fsync
-	umount_target "$t"; mount_target "$t"
-	run_job "$run" "$t" seqread-1m
+	row randwrite-4k && run_job "$run" "$t" randwrite-4k
+	row randwrite-4k-fsync && run_job "$run" "$t" randwrite-4k-fsync
+	if row randread-4k; then
+		FIO_DIR=$m FIO_SIZE4K=$size4k fio --output-format=json "$jobs_dir/layout-4k.fio" >"$work/$t.layout.json"
+		umount_target "$t"; mount_target "$t"
+		run_job "$run" "$t" randread-4k
+	fi
+	row seqwrite-1m && run_job "$run" "$t" seqwrite-1m
+	row seqwrite-1m-fsync && run_job "$run" "$t" seqwrite-1m-fsync
+	if row seqread-1m; then
+		if ! row seqwrite-1m && ! row seqwrite-1m-fsync; then   # lay out the file it reads
+			FIO_DIR=$m FIO_SIZE1M=$size1m fio --output-format=json "$jobs_dir/seqwrite-1m-fsync.fio" >"$work/$t.layout1m.json"
+		fi
+		umount_target "$t"; mount_target "$t"
+		run_job "$run" "$t" seqread-1m
+	fi
 	rm -f "$m"/rw4k.* "$m"/rr4k.* "$m"/seq1m.*
 	umount_target "$t"
 }

@@ -310,7 +310,13 @@ static const struct cli_cmd cmds[] = {
 	{ "fs status", "", "filesystem status: MDS, pools, usage", c_forward, 0 },
 	{ "fs dump", "", "the filesystem map: pools, flags, MDS ranks and addresses", c_forward, 0 },
 	{ "mds stat", "", "the MDS's status, as it reports it", c_forward, 0 },
-	{ "tell", "mds.0 <command...>", "an MDS command: session ls | ops | client evict id=N | dump cache | help",
+	/* as `ceph osd blocklist ...`: the MDS keeps the list and fences the data store */
+	{ "blocklist ls", "", "evicted clients kept out, with their expiry", c_forward, 0 },
+	{ "blocklist add", "ENTITY [EXPIRE_SECS]",
+	  "keep a client out (ENTITY: its uuid or data-store address, as session ls shows them)", c_forward, -1 },
+	{ "blocklist rm", "ENTITY", "let a blocklisted client in again", c_forward, 1 },
+	{ "tell", "mds.0 <command...>",
+	  "an MDS command: session ls | ops | client evict id=N | locks | dump cache | help",
 	  c_tell, -1 },
 	{ "daemon", "mds.0|client.NAME|SOCKET <command...>",
 	  "any daemon by name or socket: help | perf dump | perf schema | config show | config diff | "

@@ -119,6 +119,7 @@ client_keyring = $T/client.keyring
 nfs_exports = id=1,path=/,rw,no_root_squash,insecure
 # the guest mounts v3 with port= and mountport=: leave the host's rpcbind alone
 nfs_rpcbind = false
+nfs4_delegations = ${NFS_E2E_DELEGATIONS:-false}
 CONF
 "$BUILD/tools/cli/loligo" auth get-or-create client.admin --keyring "$T/keyring" -o "$T/client.keyring" 2>/dev/null ||
 	{ FAILED=1; echo "FAIL: cannot make the keyrings with $BUILD/tools/cli/loligo"; exit 1; }
@@ -240,6 +241,28 @@ coh_check() {  # the state after the guest's changes, or what differs
 		{ echo "listing: $(LC_ALL=C ls $x | tr '\n' ' ')"; bad=1; }
 	return $bad
 }
+# the 4.1 back channel the Linux client asks for at mount (CREATE_SESSION
+# with CONN_BACK_CHAN): probed up (so SEQUENCE reports no CB_PATH_DOWN), and
+# a CB_COMPOUND { CB_SEQUENCE } sent on it now is answered by the guest kernel
+back_channel_check() {
+	local out="" id cb i
+	for i in $(seq 100); do
+		out=$("$CLI" -f json --timeout 20 daemon "$T/client.asok" nfs clients 2>/dev/null | tr -d ' \n')
+		echo "$out" | grep -q '"back_channel":"up"' && break
+		sleep 0.1
+	done
+	if ! echo "$out" | grep -q '"back_channel":"up"'; then
+		echo "FAIL: 4.1 back channel not up: $out"; FAILED=1; return 1
+	fi
+	id=$(echo "$out" | grep -o '"clientid":[0-9]*' | head -1 | cut -d: -f2)
+	cb=$("$CLI" -f json --timeout 30 daemon "$T/client.asok" nfs client callback "id=$id" 2>&1 | tr -d ' \n')
+	if echo "$cb" | grep -q '"result":0' && echo "$cb" | grep -q '"status":0'; then
+		echo "PASS: 4.1 back channel up (no CB_PATH_DOWN); the guest answered CB_SEQUENCE"
+	else
+		echo "FAIL: 4.1 callback to the guest: $cb"; FAILED=1
+	fi
+}
+
 coherency() {  # coherency VERS DIR
 	local v=$1 d=$2 x=$MNT/$2 gpid t0 ms why ok=0
 	mkdir "$x" && echo old-old-old > "$x/same.txt" && echo short > "$x/grow.txt" &&
@@ -249,6 +272,7 @@ coherency() {  # coherency VERS DIR
 	guest "coh-$d" "$v" guest-coherency.sh "$d" &
 	gpid=$!
 	if wait_out "$T/coh-$d.out" "COH READY" $gpid; then
+		[ "$v" = 4.1 ] && back_channel_check
 		# let the kernel cache it all: pages, attributes, names (also missing ones)
 		cat "$x"/*.txt > /dev/null; stat "$x"/* > /dev/null; ls -l "$x" > /dev/null
 		for n in new.txt newdir new.lnk ren-b.txt app-link.txt; do [ -e "$x/$n" ]; done
@@ -287,6 +311,16 @@ seqid_waits() {
 for v in $VERSIONS; do
 	d=v${v/./}
 	coherency "$v" "coh$d"
+	if [ "$v" = 4.1 ] && [ "${NFS_E2E_DELEGATIONS:-false}" = true ]; then
+		# the guest polled req through a read delegation; FUSE's writes of it recalled it
+		dg=$("$CLI" -f json daemon "$T/client.asok" perf dump 2>/dev/null | tr -d ' \n' |
+			grep -o '"delegations_[a-z]*":[0-9]*' | tr '\n' ' ')
+		if echo "$dg" | grep -q '"delegations_granted":[1-9]' && echo "$dg" | grep -q '"delegations_returned":[1-9]'; then
+			echo "PASS: 4.1 read delegations granted and recalled by FUSE writes: $dg"
+		else
+			echo "FAIL: 4.1 delegations: $dg"; FAILED=1
+		fi
+	fi
 	w0=$(seqid_waits)
 	if guest "basic-$d" "$v" guest-basic.sh "$d"; then
 		w1=$(seqid_waits)

@@ -1,0 +1,214 @@
+/*
+ * ops_deleg.c - read delegations (RFC 8881 10.2, 10.4; RFC 7530 10.2).
+ *
+ * OPEN for reading grants a read delegation (open_read_delegation4) when
+ * `nfs4_delegations` is on, the client's callback path answered its last
+ * call (callback.c: probed up), nobody has the file open for writing, the
+ * client holds none on the file yet, no recall of one is pending, and the
+ * client did not say WANT_NO_DELEG.  A conflicting request - an OPEN for
+ * writing by another client - marks the delegation recalled, queues a
+ * CB_RECALL and answers NFS4ERR_DELAY (the client retries); DELEGRETURN
+ * ends it.  One not returned within a lease of its recall (or whose recall
+ * could not be sent) is revoked: it leaves its file, the conflicting request
+ * proceeds on its next try, and the holder sees
+ * SEQ4_STATUS_RECALLABLE_STATE_REVOKED (4.1) until it frees the revoked
+ * stateid (FREE_STATEID; TEST_STATEID and READ say NFS4ERR_DELEG_REVOKED).
+ *
+ * What a delegation promises - no other writer - holds only for writers
+ * this gateway sees.  A writer elsewhere on the filesystem (a FUSE mount,
+ * another gateway) is seen through the MDS's caps, which is issue 12.2's
+ * second half (not done: see docs/NFS.md); until then `nfs4_delegations`
+ * is off by default and on only where this gateway is the filesystem's
+ * only writer.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/config.h"
+#include "common/log.h"
+#include "common/time.h"
+#include "nfs_gw/nfs4/ops.h"
+#include "nfs_gw/nfs4/ops_int.h"
+
+#define OPEN_DELEGATE_READ 1
+#define ACE4_ACCESS_ALLOWED_ACE_TYPE 0
+
+bool nfs4ops_deleg_may_grant(struct nfs4_compound *cs, struct os_file *f, uint64_t clientid, uint32_t access,
+			     uint32_t deny)
+{
+	/* caller holds the state lock: no client library or callback lock is taken */
+	if (!cfg_bool(CFG_nfs4_delegations) || access != OS_SHARE_ACCESS_READ || (deny & OS_SHARE_ACCESS_WRITE))
+		return false;
+	for (struct os_stid *s = f->stids; s; s = s->fnext) {
+		if (s->kind == OS_OPEN && (s->access & OS_SHARE_ACCESS_WRITE))
+			return false;            /* a writer: nothing to promise */
+		if (s->kind == OS_DELEG && !s->revoked && (s->clientid == clientid || s->recalled))
+			return false;            /* one already, or one being recalled */
+	}
+	(void)cs;
+	return true;
+}
+
+void nfs4ops_deleg_put(struct xdr_enc *res, const struct nfs4_stateid *sid)
+{
+	xdr_put_u32(res, OPEN_DELEGATE_READ);
+	nfs4_put_stateid(res, sid);
+	xdr_put_bool(res, false);                /* recall: not now */
+	xdr_put_u32(res, ACE4_ACCESS_ALLOWED_ACE_TYPE);   /* permissions: as knfsd, EVERYONE@ */
+	xdr_put_u32(res, 0);
+	xdr_put_u32(res, 0);
+	xdr_put_string(res, "EVERYONE@");
+}
+
+bool nfs4ops_deleg_break_locked(struct nfs4_compound *cs, struct os_file *f, uint64_t clientid, uint32_t access,
+				struct nfs4ops_recall *rc)
+{
+	struct nfs4ops_ctx *c = nfs4ops_ctx(cs);
+	struct os_stid *d = os_deleg_conflict_locked(f, clientid, access);
+
+	rc->pending = false;
+	if (!d)
+		return false;
+	if (!d->recalled) {
+		d->recalled = true;
+		d->recall_ns = now_mono_ns();
+		rc->pending = true;
+		rc->clientid = d->clientid;
+		os_stid_wire(c->st, d, &rc->sid);
+		if (d->dfh)
+			rc->fh = *d->dfh;
+		else
+			rc->fh.len = 0;
+	}
+	return true;
+}
+
+void nfs4ops_deleg_recall_send(struct nfs4_compound *cs, const struct nfs4ops_recall *rc)
+{
+	if (!rc->pending)
+		return;
+	dout(NFS, 5, "client %#llx: recalling its delegation for a conflicting request", (unsigned long long)rc->clientid);
+	perf_inc(&cs->srv->perf.delegs_recalled, 1);
+	nfs4_cb_recall(cs->srv, rc->clientid, &rc->sid, &rc->fh);
+}
+
+/* The lease reaper's tick: revoke what was not returned within a lease of its recall. */
+void nfs4ops_deleg_tick(struct nfs4_server *srv, struct nfs4ops_ctx *c, uint64_t now)
+{
+	struct os_putlist pl = { 0 };
+	uint64_t ids[32];
+	unsigned int n = 0;
+
+	pthread_mutex_lock(&c->st->lock);
+	for (struct os_stid *d = c->st->delegs; d && n < 32; d = d->dnext) {
+		if (!d->recalled || d->revoked || now - d->recall_ns <= srv->p.lease_ns)
+			continue;
+		os_deleg_revoke_locked(c->st, d, &pl);
+		ids[n++] = d->clientid;
+		if (pl.n > 48 || pl.ni > 48)
+			break;
+	}
+	pthread_mutex_unlock(&c->st->lock);
+	os_putlist_run(c->lc, &pl);
+	for (unsigned int i = 0; i < n; i++) {
+		struct nfs4_client *clp;
+
+		dinfo(NFS, "client %#llx: delegation not returned within a lease of its recall: revoked",
+		      (unsigned long long)ids[i]);
+		perf_inc(&srv->perf.delegs_revoked, 1);
+		if (nfs4_client_find(srv, ids[i], &clp) == NFS4_OK) {
+			if (clp->minorversion >= 1)
+				atomic_fetch_or(&clp->seq_flags, SEQ4_STATUS_RECALLABLE_STATE_REVOKED);
+			nfs4_client_put(srv, clp);
+		}
+	}
+}
+
+void nfs4ops_deleg_freed(struct nfs4_compound *cs, uint64_t clientid)
+{
+	struct nfs4ops_ctx *c = nfs4ops_ctx(cs);
+	bool left;
+
+	pthread_mutex_lock(&c->st->lock);
+	left = os_client_revoked_locked(c->st, clientid);
+	pthread_mutex_unlock(&c->st->lock);
+	if (!left && cs->clp)
+		atomic_fetch_and(&cs->clp->seq_flags, ~(uint32_t)SEQ4_STATUS_RECALLABLE_STATE_REVOKED);
+}
+
+/*
+ * lc_break_for_write's hook (gw.c): a frontend beside the gateway (FUSE)
+ * opened @ino for writing or truncates it.  Every delegation on it is
+ * recalled, and the caller waits until they are returned or revoked (a
+ * lease after the recall at most), as a local opener waits for a lease
+ * break; it gives up early only when the server stops.
+ */
+int nfs4_deleg_break_ino(struct nfs4_server *srv, uint64_t ino, bool wait)
+{
+	struct nfs4ops_ctx *c;
+	struct nfs4ops_recall rc[8];
+	uint64_t deadline = now_mono_ns() + srv->p.lease_ns + 5000000000ull;
+	unsigned int n;
+	bool stopping;
+
+	pthread_mutex_lock(&srv->lock);
+	c = srv->hooks.tick ? srv->hooks.arg : NULL;   /* no compound yet: no delegation either */
+	pthread_mutex_unlock(&srv->lock);
+	if (!c)
+		return 0;
+	for (;;) {
+		struct os_file *f;
+		bool any = false;
+		struct timespec ts;
+		uint64_t now = now_mono_ns(), until;
+
+		/* srv->lock before st->lock, never under it */
+		pthread_mutex_lock(&srv->lock);
+		stopping = srv->stopping;
+		pthread_mutex_unlock(&srv->lock);
+		if (stopping || now >= deadline)
+			break;
+		pthread_mutex_lock(&c->st->lock);
+		f = os_file_get_locked(c->st, ino, false);
+		n = 0;
+		for (struct os_stid *d = f ? f->stids : NULL; d; d = d->fnext) {
+			if (d->kind != OS_DELEG || d->revoked)
+				continue;
+			any = true;
+			if (!d->recalled && n < 8) {
+				d->recalled = true;
+				d->recall_ns = now;
+				rc[n].pending = true;
+				rc[n].clientid = d->clientid;
+				os_stid_wire(c->st, d, &rc[n].sid);
+				if (d->dfh)
+					rc[n].fh = *d->dfh;
+				else
+					rc[n].fh.len = 0;
+				n++;
+			}
+		}
+		if (any && !n && !wait) {
+			pthread_mutex_unlock(&c->st->lock);
+			return -EAGAIN;
+		}
+		if (any && !n) {
+			/* recalled: wait for a DELEGRETURN or the revocation */
+			until = now + 100000000ull < deadline ? now + 100000000ull : deadline;
+			ts.tv_sec = (time_t)(until / 1000000000ull);
+			ts.tv_nsec = (long)(until % 1000000000ull);
+			pthread_cond_timedwait(&c->st->deleg_cv, &c->st->lock, &ts);
+		}
+		pthread_mutex_unlock(&c->st->lock);
+		if (!any)
+			break;
+		for (unsigned int i = 0; i < n; i++) {
+			dout(NFS, 5, "client %#llx: recalling its delegation of %#llx for a local writer",
+			     (unsigned long long)rc[i].clientid, (unsigned long long)ino);
+			perf_inc(&srv->perf.delegs_recalled, 1);
+			nfs4_cb_recall(srv, rc[i].clientid, &rc[i].sid, &rc[i].fh);
+		}
+	}
+	return 0;
+}

@@ -1,0 +1,1046 @@
+/*
+ * test_nfs4_gw_cb.c - NFSv4 callbacks over real sockets against a real
+ * filesystem (nfs4gw_fixture.h): the NFSv4.1 back channel (RFC 8881
+ * 2.10.3.1: CREATE_SESSION with CONN_BACK_CHAN, CB_NULL probes, CB_COMPOUND
+ * with CB_SEQUENCE on the back channel's own slots multiplexed with our
+ * requests on one TCP connection, BIND_CONN_TO_SESSION after a reconnect,
+ * BACKCHANNEL_CTL, SEQ4_STATUS_CB_PATH_DOWN / _SESSION /
+ * BACKCHANNEL_FAULT) and NFSv4.0 callbacks (CB_NULL to SETCLIENTID's
+ * callback address on 127.0.0.1, and none to another host).  The test's
+ * client answers callbacks from a reader thread (nfs4_cb_client.h).
+ */
+#include "nfs4_cb_client.h"
+#include "nfs4gw_fixture.h"
+#include "nfs_gw/nfs4/open_state.h"
+
+#define CB_PROG 0x40000123u
+
+/* an asok command with an "id" argument; the reply (caller puts it) */
+static struct json_object *asok_id(const char *prefix, uint64_t id)
+{
+	struct json_object *req = json_object_new_object(), *reply = NULL;
+
+	json_object_object_add(req, "prefix", json_object_new_string(prefix));
+	json_object_object_add(req, "id", json_object_new_int64((int64_t)id));
+	ck_assert_int_eq(asok_request(asok_path, req, &reply, 30000), 0);
+	json_object_put(req);
+	ck_assert_ptr_nonnull(reply);
+	return reply;
+}
+
+/* `nfs client callback ID`: its "result" (0: answered) and the CB_COMPOUND status */
+static int cb_now(uint64_t id, int *status)
+{
+	struct json_object *rep = asok_id("nfs client callback", id), *v;
+	int r = -9999;
+
+	if (json_object_object_get_ex(rep, "result", &v))
+		r = json_object_get_int(v);
+	if (status && json_object_object_get_ex(rep, "status", &v))
+		*status = json_object_get_int(v);
+	json_object_put(rep);
+	return r;
+}
+
+/* From `nfs clients`: client @id's first session's field @key (session) or the client's (!session). */
+static bool clients_field(uint64_t id, bool session, const char *key, char *out, size_t len)
+{
+	struct json_object *req = json_object_new_object(), *reply = NULL, *arr, *c, *v, *ss;
+	bool found = false;
+
+	json_object_object_add(req, "prefix", json_object_new_string("nfs clients"));
+	ck_assert_int_eq(asok_request(asok_path, req, &reply, 5000), 0);
+	json_object_put(req);
+	out[0] = 0;
+	if (json_object_object_get_ex(reply, "clients", &arr)) {
+		for (size_t i = 0; i < json_object_array_length(arr); i++) {
+			c = json_object_array_get_idx(arr, i);
+			if (!json_object_object_get_ex(c, "clientid", &v) || (uint64_t)json_object_get_int64(v) != id)
+				continue;
+			if (session) {
+				if (!json_object_object_get_ex(c, "sessions", &ss) || !json_object_array_length(ss))
+					break;
+				c = json_object_array_get_idx(ss, 0);
+			}
+			if (json_object_object_get_ex(c, key, &v)) {
+				snprintf(out, len, "%s", json_object_get_string(v));
+				found = true;
+			}
+			break;
+		}
+	}
+	json_object_put(reply);
+	return found;
+}
+
+static bool back_channel_is(uint64_t id, const char *state)
+{
+	char v[32];
+
+	return clients_field(id, true, "back_channel", v, sizeof(v)) && !strcmp(v, state);
+}
+
+/* CREATE_SESSION with @flags and our callback program / @flavor; the flags granted. */
+static uint32_t create_session(struct nc *n, const char *owner, uint32_t flags, uint32_t flavor)
+{
+	struct ncc c;
+	struct nrep r;
+	uint32_t seq, got;
+
+	ncc_begin_raw(&c, n, 1, 0);
+	enc_exchange_id(&c, owner, 1, 0, SP4_NONE);
+	ncc_call(&c, &r);
+	ck_assert_uint_eq(rep_next(&r, OP_EXCHANGE_ID), NFS4_OK);
+	ck_assert_int_eq(xdr_get_u64(&r.d, &n->clientid), 0);
+	ck_assert_int_eq(xdr_get_u32(&r.d, &seq), 0);
+	rep_free(&r);
+	ncc_begin_raw(&c, n, 1, 0);
+	ncc_op(&c, OP_CREATE_SESSION);
+	xdr_put_u64(&c.e, n->clientid);
+	xdr_put_u32(&c.e, seq);
+	xdr_put_u32(&c.e, flags);
+	enc_chan(&c, &nc_fore);
+	enc_chan(&c, &nc_back);
+	xdr_put_u32(&c.e, CB_PROG);
+	xdr_put_u32(&c.e, 1);
+	xdr_put_u32(&c.e, flavor);
+	if (flavor == RPC_AUTH_SYS) {
+		xdr_put_u32(&c.e, 1);            /* stamp */
+		xdr_put_string(&c.e, "cbtest");
+		xdr_put_u32(&c.e, 0);
+		xdr_put_u32(&c.e, 0);
+		xdr_put_u32(&c.e, 0);
+	} else if (flavor == RPCSEC_GSS) {
+		xdr_put_u32(&c.e, 1);            /* service */
+		xdr_put_opaque(&c.e, "h", 1);
+		xdr_put_opaque(&c.e, "c", 1);
+	}
+	ncc_call(&c, &r);
+	ck_assert_uint_eq(rep_next(&r, OP_CREATE_SESSION), NFS4_OK);
+	ck_assert_int_eq(xdr_get_fixed(&r.d, n->sessionid, NFS4_SESSIONID_SIZE), 0);
+	ck_assert_int_eq(xdr_get_u32(&r.d, &seq), 0);
+	ck_assert_int_eq(xdr_get_u32(&r.d, &got), 0);
+	rep_free(&r);
+	n->has_session = true;
+	memset(n->slot_seq, 0, sizeof(n->slot_seq));
+	ncc_begin(&c, n);
+	ncc_op(&c, OP_RECLAIM_COMPLETE);
+	xdr_put_bool(&c.e, false);
+	ck_assert_uint_eq(ncc_status(&c), NFS4_OK);
+	return got;
+}
+
+/* A SEQUENCE alone: its sr_status_flags. */
+static uint32_t seq_flags(struct nc *n)
+{
+	struct ncc c;
+	struct nrep r;
+	uint8_t sid[NFS4_SESSIONID_SIZE];
+	uint32_t v, flags;
+
+	ncc_begin_raw(&c, n, 1, 0);
+	enc_sequence(&c, n->sessionid, ++n->slot_seq[0], 0, false);
+	ncc_call(&c, &r);
+	ck_assert_uint_eq(rep_next(&r, OP_SEQUENCE), NFS4_OK);
+	ck_assert_int_eq(xdr_get_fixed(&r.d, sid, sizeof(sid)), 0);
+	for (int i = 0; i < 4; i++)
+		ck_assert_int_eq(xdr_get_u32(&r.d, &v), 0);
+	ck_assert_int_eq(xdr_get_u32(&r.d, &flags), 0);
+	rep_free(&r);
+	return flags;
+}
+
+#define PATH_DOWN_BITS (SEQ4_STATUS_CB_PATH_DOWN | SEQ4_STATUS_CB_PATH_DOWN_SESSION | SEQ4_STATUS_BACKCHANNEL_FAULT)
+
+/* BIND_CONN_TO_SESSION (alone) on @n's connection: status; the direction granted in *@got. */
+static uint32_t bind_conn(struct nc *n, uint32_t dir, uint32_t *got)
+{
+	struct ncc c;
+	struct nrep r;
+	uint8_t sid[NFS4_SESSIONID_SIZE];
+	uint32_t st;
+	bool rdma;
+
+	ncc_begin_raw(&c, n, 1, 0);
+	ncc_op(&c, OP_BIND_CONN_TO_SESSION);
+	xdr_put_fixed(&c.e, n->sessionid, NFS4_SESSIONID_SIZE);
+	xdr_put_u32(&c.e, dir);
+	xdr_put_bool(&c.e, false);
+	ncc_call(&c, &r);
+	st = rep_next(&r, OP_BIND_CONN_TO_SESSION);
+	if (!st) {
+		ck_assert_int_eq(xdr_get_fixed(&r.d, sid, sizeof(sid)), 0);
+		ck_assert_int_eq(memcmp(sid, n->sessionid, sizeof(sid)), 0);
+		ck_assert_int_eq(xdr_get_u32(&r.d, got), 0);
+		ck_assert_int_eq(xdr_get_bool(&r.d, &rdma), 0);
+	}
+	rep_free(&r);
+	return st;
+}
+
+/*
+ * CREATE_SESSION with CONN_BACK_CHAN on a connection: the gateway grants
+ * the back channel, probes it with CB_NULL (program and RPC version as the
+ * client gave), reports no path problem, and each CB_COMPOUND starts with
+ * CB_SEQUENCE for the session on back-channel slot 0 with seqids 1, 2, ...
+ * while our own requests keep being answered on the same connection.
+ * (Before: CREATE_SESSION granted flags 0 and the gateway never called.)
+ */
+START_TEST(v41_back_channel_on_the_fore_connection)
+{
+	struct nc *n;
+	struct ncb *b;
+	uint32_t got;
+	int st = -1;
+
+	gw_up();
+	n = nc_connect(port, 1);
+	b = ncb_attach(n);
+	got = create_session(n, "cb-fore", CREATE_SESSION4_FLAG_CONN_BACK_CHAN, RPC_AUTH_SYS);
+	ck_assert_msg(got & CREATE_SESSION4_FLAG_CONN_BACK_CHAN, "back channel not granted (flags %#x)", got);
+	ck_assert_msg(WAIT_FOR(NCB_GET(b, cb_null) >= 1, 10), "no CB_NULL probe on the back channel");
+	ck_assert_uint_eq(NCB_GET(b, prog), CB_PROG);
+	ck_assert_uint_eq(NCB_GET(b, vers), NFS4_CB_VERSION);
+	ck_assert(WAIT_FOR(back_channel_is(n->clientid, "up"), 10));
+	ck_assert_uint_eq(seq_flags(n) & PATH_DOWN_BITS, 0);
+
+	for (uint32_t i = 1; i <= 3; i++) {
+		ck_assert_int_eq(cb_now(n->clientid, &st), 0);
+		ck_assert_int_eq(st, NFS4_OK);
+		ck_assert_uint_eq(NCB_GET(b, cb_compound), i);
+		ck_assert_uint_eq(NCB_GET(b, minor), 1);
+		ck_assert_uint_eq(NCB_GET(b, seq_slot), 0);
+		ck_assert_uint_eq(NCB_GET(b, seq_seqid), i);
+		pthread_mutex_lock(&b->lock);
+		ck_assert_int_eq(memcmp(b->seq_sid, n->sessionid, NFS4_SESSIONID_SIZE), 0);
+		pthread_mutex_unlock(&b->lock);
+		/* and our requests still get their replies in between */
+		ck_assert_uint_eq(seq_flags(n) & PATH_DOWN_BITS, 0);
+	}
+	ck_assert_uint_eq(NCB_GET(b, misordered), 0);
+	ncb_detach(b);
+	nc_close(n);
+	ncb_free(b);
+	gw_down();
+}
+END_TEST
+
+/*
+ * The back channel's connection goes away: the client's next SEQUENCE (on
+ * a new connection) reports CB_PATH_DOWN and CB_PATH_DOWN_SESSION and a
+ * callback finds no path; BIND_CONN_TO_SESSION (BACK_OR_BOTH) binds the new
+ * connection to both channels, it is probed, the flags clear and the
+ * session's CB_SEQUENCE seqids continue where they were.
+ */
+START_TEST(v41_back_channel_survives_a_reconnect)
+{
+	struct nc *n;
+	struct ncb *b, *b2;
+	uint32_t got, flags = 0;
+	int st = -1;
+
+	gw_up();
+	n = nc_connect(port, 1);
+	b = ncb_attach(n);
+	got = create_session(n, "cb-reconnect", CREATE_SESSION4_FLAG_CONN_BACK_CHAN, RPC_AUTH_NONE);
+	ck_assert(got & CREATE_SESSION4_FLAG_CONN_BACK_CHAN);
+	ck_assert(WAIT_FOR(back_channel_is(n->clientid, "up"), 10));
+	ck_assert_int_eq(cb_now(n->clientid, &st), 0);
+	ck_assert_uint_eq(NCB_GET(b, seq_seqid), 1);
+
+	/* the connection breaks */
+	ncb_detach(b);
+	nc_reconnect(n);
+	ck_assert_msg(WAIT_FOR(((flags = seq_flags(n)) & SEQ4_STATUS_CB_PATH_DOWN), 10),
+		      "no CB_PATH_DOWN after the back channel's connection closed (flags %#x)", flags);
+	ck_assert(flags & SEQ4_STATUS_CB_PATH_DOWN_SESSION);
+	ck_assert_int_ne(cb_now(n->clientid, NULL), 0);
+
+	/* the client binds its new connection */
+	b2 = ncb_attach(n);
+	memcpy(b2->slot_seq, b->slot_seq, sizeof(b->slot_seq));   /* the client remembers its slots */
+	ck_assert_uint_eq(bind_conn(n, CDFC4_BACK_OR_BOTH, &got), NFS4_OK);
+	ck_assert_uint_eq(got, CDFS4_BOTH);
+	ck_assert_msg(WAIT_FOR(NCB_GET(b2, cb_null) >= 1, 10), "no probe on the rebound connection");
+	ck_assert(WAIT_FOR(back_channel_is(n->clientid, "up"), 10));
+	ck_assert_uint_eq(seq_flags(n) & PATH_DOWN_BITS, 0);
+	ck_assert_int_eq(cb_now(n->clientid, &st), 0);
+	ck_assert_int_eq(st, NFS4_OK);
+	ck_assert_uint_eq(NCB_GET(b2, seq_seqid), 2);
+	ck_assert_uint_eq(NCB_GET(b2, misordered), 0);
+
+	/* FORE only binds no back channel; BACK alone is a back channel */
+	ck_assert_uint_eq(bind_conn(n, CDFC4_FORE, &got), NFS4_OK);
+	ck_assert_uint_eq(got, CDFS4_FORE);
+	ck_assert_uint_eq(bind_conn(n, CDFC4_BACK, &got), NFS4_OK);
+	ck_assert_uint_eq(got, CDFS4_BACK);
+	ck_assert_uint_eq(bind_conn(n, 5, &got), NFS4ERR_INVAL);
+	ncb_detach(b2);
+	nc_close(n);
+	ncb_free(b);
+	ncb_free(b2);
+	gw_down();
+}
+END_TEST
+
+/*
+ * A client whose callback service does not answer: the callback times out
+ * (nfs4_cb_timeout), the path is "down" and SEQUENCE says CB_PATH_DOWN; a
+ * client that answers CB_SEQUENCE with an error is a BACKCHANNEL_FAULT.
+ * BACKCHANNEL_CTL re-probes (and refuses a list of only RPCSEC_GSS); once
+ * answered, the flags clear.
+ */
+START_TEST(v41_back_channel_down_and_fault)
+{
+	const char *opts[] = { "nfs4_cb_timeout=1", NULL };
+	struct nc *n;
+	struct ncb *b;
+	struct ncc c;
+	uint32_t flags;
+	uint64_t t0;
+	int st;
+
+	gw_up_opts(opts);
+	n = nc_connect(port, 1);
+	b = ncb_attach(n);
+	ck_assert(create_session(n, "cb-down", CREATE_SESSION4_FLAG_CONN_BACK_CHAN, RPC_AUTH_SYS) &
+		  CREATE_SESSION4_FLAG_CONN_BACK_CHAN);
+	ck_assert(WAIT_FOR(back_channel_is(n->clientid, "up"), 10));
+
+	pthread_mutex_lock(&b->lock);
+	b->mute = true;
+	pthread_mutex_unlock(&b->lock);
+	t0 = now_mono_ns();
+	ck_assert_int_eq(cb_now(n->clientid, NULL), -ETIMEDOUT);
+	ck_assert_uint_ge(now_mono_ns() - t0, 900000000ull);
+	ck_assert(back_channel_is(n->clientid, "down"));
+	flags = seq_flags(n);
+	ck_assert_uint_eq(flags & (SEQ4_STATUS_CB_PATH_DOWN | SEQ4_STATUS_CB_PATH_DOWN_SESSION),
+			  SEQ4_STATUS_CB_PATH_DOWN | SEQ4_STATUS_CB_PATH_DOWN_SESSION);
+
+	/* BACKCHANNEL_CTL with nothing we can call with */
+	ncc_begin(&c, n);
+	ncc_op(&c, OP_BACKCHANNEL_CTL);
+	xdr_put_u32(&c.e, CB_PROG);
+	xdr_put_u32(&c.e, 1);
+	xdr_put_u32(&c.e, RPCSEC_GSS);
+	xdr_put_u32(&c.e, 1);
+	xdr_put_opaque(&c.e, "h", 1);
+	xdr_put_opaque(&c.e, "c", 1);
+	ck_assert_uint_eq(ncc_status(&c), NFS4ERR_INVAL);
+
+	/* the client answers again, and says so with BACKCHANNEL_CTL */
+	pthread_mutex_lock(&b->lock);
+	b->mute = false;
+	b->cb_null = 0;
+	pthread_mutex_unlock(&b->lock);
+	ncc_begin(&c, n);
+	ncc_op(&c, OP_BACKCHANNEL_CTL);
+	xdr_put_u32(&c.e, CB_PROG);
+	xdr_put_u32(&c.e, 1);
+	xdr_put_u32(&c.e, RPC_AUTH_NONE);
+	ck_assert_uint_eq(ncc_status(&c), NFS4_OK);
+	ck_assert(WAIT_FOR(NCB_GET(b, cb_null) >= 1, 10));
+	ck_assert(WAIT_FOR(back_channel_is(n->clientid, "up"), 10));
+	ck_assert_uint_eq(seq_flags(n) & PATH_DOWN_BITS, 0);
+	/* the timed-out call's seqid is sent again: the client sees no gap */
+	ck_assert_int_eq(cb_now(n->clientid, &st), 0);
+	ck_assert_uint_eq(NCB_GET(b, misordered), 0);
+
+	/* a wrong answer to CB_SEQUENCE */
+	pthread_mutex_lock(&b->lock);
+	b->seq_status = NFS4ERR_BADSESSION;
+	pthread_mutex_unlock(&b->lock);
+	ck_assert_int_ne(cb_now(n->clientid, NULL), 0);
+	ck_assert(back_channel_is(n->clientid, "fault"));
+	flags = seq_flags(n);
+	ck_assert_msg(flags & SEQ4_STATUS_BACKCHANNEL_FAULT, "flags %#x", flags);
+	ck_assert(flags & SEQ4_STATUS_CB_PATH_DOWN);
+	ncb_detach(b);
+	nc_close(n);
+	ncb_free(b);
+	gw_down();
+}
+END_TEST
+
+/*
+ * No back channel asked for (or none we could use: only RPCSEC_GSS
+ * offered): none granted, no callback is made, and SEQUENCE reports no
+ * path problem (the client expects no callbacks), as before.
+ */
+START_TEST(v41_no_back_channel)
+{
+	struct nc *n;
+	struct ncb *b;
+
+	gw_up();
+	n = nc_connect(port, 1);
+	b = ncb_attach(n);
+	ck_assert_uint_eq(create_session(n, "cb-none", 0, RPC_AUTH_NONE) & CREATE_SESSION4_FLAG_CONN_BACK_CHAN, 0);
+	ck_assert_uint_eq(seq_flags(n) & PATH_DOWN_BITS, 0);
+	ck_assert_int_eq(cb_now(n->clientid, NULL), -ENOTCONN);
+	ck_assert(back_channel_is(n->clientid, "none"));
+	ncb_detach(b);
+	nc_close(n);
+	ncb_free(b);
+
+	n = nc_connect(port, 1);
+	b = ncb_attach(n);
+	ck_assert_uint_eq(create_session(n, "cb-gss", CREATE_SESSION4_FLAG_CONN_BACK_CHAN, RPCSEC_GSS) &
+			  CREATE_SESSION4_FLAG_CONN_BACK_CHAN, 0);
+	ck_assert_uint_eq(seq_flags(n) & PATH_DOWN_BITS, 0);
+	ck_assert_uint_eq(NCB_GET(b, cb_null) + NCB_GET(b, cb_compound), 0);
+	ncb_detach(b);
+	nc_close(n);
+	ncb_free(b);
+	gw_down();
+}
+END_TEST
+
+/* SETCLIENTID naming @uaddr as the callback (program CB_PROG, ident 7), confirmed. */
+static void setclientid_cb(struct nc *n, const char *id, const char *uaddr)
+{
+	struct ncc c;
+	struct nrep r;
+
+	ncc_begin_raw(&c, n, 0, 0);
+	ncc_op(&c, OP_SETCLIENTID);
+	xdr_put_u64(&c.e, 42);
+	xdr_put_string(&c.e, id);
+	xdr_put_u32(&c.e, CB_PROG);
+	xdr_put_string(&c.e, "tcp");
+	xdr_put_string(&c.e, uaddr);
+	xdr_put_u32(&c.e, 7);
+	ncc_call(&c, &r);
+	ck_assert_uint_eq(rep_next(&r, OP_SETCLIENTID), NFS4_OK);
+	ck_assert_int_eq(xdr_get_u64(&r.d, &n->clientid), 0);
+	ck_assert_int_eq(xdr_get_fixed(&r.d, n->confirm, NFS4_VERIFIER_SIZE), 0);
+	rep_free(&r);
+	ncc_begin_raw(&c, n, 0, 0);
+	enc_setclientid_confirm(&c, n->clientid, n->confirm);
+	ck_assert_uint_eq(ncc_status(&c), NFS4_OK);
+}
+
+struct srv40 {
+	struct ncb *b;
+	int lfd, cfd, ret;
+};
+
+static void *serve40(void *arg)
+{
+	struct srv40 *a = arg;
+
+	a->ret = ncb40_serve_one(a->b, a->lfd, a->cfd, 10);
+	return NULL;
+}
+
+/*
+ * NFSv4.0: after SETCLIENTID_CONFIRM the gateway connects to the callback
+ * address (the client's host, 127.0.0.1) and probes it with CB_NULL of the
+ * client's program; `nfs client callback` calls again on that connection.
+ * A callback address on another host (127.0.0.2 while the client is
+ * 127.0.0.1) is never connected to: "down", saying why.
+ */
+START_TEST(v40_callback_probe)
+{
+	struct nc *n;
+	struct ncb *b = calloc(1, sizeof(*b));
+	uint16_t cport;
+	int lfd, cfd, st = -1;
+	char uaddr[64], v[128];
+	struct pollfd p;
+
+	pthread_mutex_init(&b->lock, NULL);
+	gw_up();
+	lfd = ncb40_listen(&cport);
+	n = nc_connect(port, 0);
+	snprintf(uaddr, sizeof(uaddr), "127.0.0.1.%u.%u", cport >> 8, cport & 0xff);
+	setclientid_cb(n, "cb40-client", uaddr);
+	cfd = ncb40_serve_one(b, lfd, -1, 10);
+	ck_assert_msg(cfd >= 0, "the gateway did not call the 4.0 callback address");
+	ck_assert_uint_eq(b->cb_null, 1);
+	ck_assert_uint_eq(b->prog, CB_PROG);
+	ck_assert(WAIT_FOR(clients_field(n->clientid, false, "callback", v, sizeof(v)) && !strcmp(v, "up"), 10));
+
+	/* another call: on the same connection, answered (4.0: CB_NULL) */
+	{
+		struct srv40 a = { b, lfd, cfd, -1 };
+		pthread_t t;
+
+		ck_assert_int_eq(pthread_create(&t, NULL, serve40, &a), 0);
+		ck_assert_int_eq(cb_now(n->clientid, &st), 0);
+		pthread_join(t, NULL);
+		ck_assert_int_eq(a.ret, cfd);
+		ck_assert_uint_eq(b->cb_null, 2);
+		/* the client closes the callback connection: the next call makes a new one */
+		close(cfd);
+		a.cfd = -1;
+		a.ret = -1;
+		ck_assert_int_eq(pthread_create(&t, NULL, serve40, &a), 0);
+		ck_assert_int_eq(cb_now(n->clientid, &st), 0);
+		pthread_join(t, NULL);
+		ck_assert_int_ge(a.ret, 0);
+		ck_assert_uint_eq(b->cb_null, 3);
+		cfd = a.ret;
+	}
+	nc_close(n);
+
+	/* another host's address */
+	n = nc_connect(port, 0);
+	snprintf(uaddr, sizeof(uaddr), "127.0.0.2.%u.%u", cport >> 8, cport & 0xff);
+	setclientid_cb(n, "cb40-other-host", uaddr);
+	ck_assert(clients_field(n->clientid, false, "callback", v, sizeof(v)));
+	ck_assert_str_eq(v, "down");
+	ck_assert(clients_field(n->clientid, false, "callback_why", v, sizeof(v)));
+	ck_assert_msg(strstr(v, "not the client's host"), "%s", v);
+	ck_assert_int_eq(cb_now(n->clientid, &st), -ENOTCONN);
+	p = (struct pollfd){ .fd = lfd, .events = POLLIN };
+	ck_assert_int_eq(poll(&p, 1, 200), 0);      /* nobody connected */
+	nc_close(n);
+	close(cfd);
+	close(lfd);
+	pthread_mutex_destroy(&b->lock);
+	free(b);
+	gw_down();
+}
+END_TEST
+
+
+/* ---- read delegations (nfs4_delegations = true) ----------------------------------- */
+
+#define WANT_READ_DELEG 0x0100u
+#define WANT_NO_DELEG 0x0400u
+
+/* OPEN (no create) of @name in @dir: status; *@sid, *@fh, the delegation type in *@dt (0 none, 1 read, 3 | why << 8 none_ext) and its stateid */
+static uint32_t open_deleg_seq(struct nc *n, const struct nfs4_fh *dir, const char *name, uint32_t access,
+			       const char *owner, uint32_t seqid, uint32_t *rflags, struct nfs4_stateid *sid,
+			       struct nfs4_fh *fh, uint32_t *dt, struct nfs4_stateid *dsid)
+{
+	struct ncc c;
+	struct nrep r;
+	struct xdr_bitmap bm;
+	uint32_t st, fl, t;
+
+	ncc_begin(&c, n);
+	enc_putfh(&c, dir);
+	enc_open(&c, seqid, access, 0, owner, NC_NOCREATE, name);
+	enc_getfh(&c);
+	ncc_call(&c, &r);
+	ck_assert_uint_eq(rep_next(&r, OP_PUTFH), NFS4_OK);
+	st = rep_next(&r, OP_OPEN);
+	if (st) {
+		rep_free(&r);
+		return st;
+	}
+	rep_stateid(&r, sid);
+	ck_assert_int_eq(xdr_skip(&r.d, 20), 0);
+	ck_assert_int_eq(xdr_get_u32(&r.d, &fl), 0);
+	if (rflags)
+		*rflags = fl;
+	ck_assert_int_eq(xdr_get_bitmap(&r.d, &bm), 0);
+	ck_assert_int_eq(xdr_get_u32(&r.d, &t), 0);
+	*dt = t;
+	if (t == 1) {                    /* open_read_delegation4 */
+		char who[64];
+		bool recall;
+		uint32_t v;
+
+		rep_stateid(&r, dsid);
+		ck_assert_int_eq(xdr_get_bool(&r.d, &recall), 0);
+		ck_assert(!recall);
+		for (int i = 0; i < 3; i++)
+			ck_assert_int_eq(xdr_get_u32(&r.d, &v), 0);
+		ck_assert_int_eq(xdr_get_string(&r.d, who, sizeof(who), 63), 0);
+		ck_assert_str_eq(who, "EVERYONE@");
+	} else if (t == 3) {
+		uint32_t why, b;
+
+		ck_assert_int_eq(xdr_get_u32(&r.d, &why), 0);
+		if (why == 1 || why == 2)
+			ck_assert_int_eq(xdr_get_u32(&r.d, &b), 0);
+		*dt = 3 | why << 8;
+	} else {
+		ck_assert_uint_eq(t, 0);
+	}
+	ck_assert_uint_eq(rep_next(&r, OP_GETFH), NFS4_OK);
+	rep_fh(&r, fh);
+	rep_free(&r);
+	return NFS4_OK;
+}
+
+static uint32_t open_deleg(struct nc *n, const struct nfs4_fh *dir, const char *name, uint32_t access,
+			   const char *owner, struct nfs4_stateid *sid, struct nfs4_fh *fh, uint32_t *dt,
+			   struct nfs4_stateid *dsid)
+{
+	return open_deleg_seq(n, dir, name, access, owner, 0, NULL, sid, fh, dt, dsid);
+}
+
+/* PUTFH @fh + a stateid op (DELEGRETURN, FREE_STATEID, TEST_STATEID (its per-stateid status)) */
+static uint32_t sid_op(struct nc *n, const struct nfs4_fh *fh, uint32_t op, const struct nfs4_stateid *sid)
+{
+	struct ncc c;
+	struct nrep r;
+	uint32_t st, cnt, one;
+
+	ncc_begin(&c, n);
+	enc_putfh(&c, fh);
+	ncc_op(&c, op);
+	if (op == OP_TEST_STATEID)
+		xdr_put_u32(&c.e, 1);
+	enc_stateid(&c, sid);
+	ncc_call(&c, &r);
+	ck_assert_uint_eq(rep_next(&r, OP_PUTFH), NFS4_OK);
+	st = rep_next(&r, op);
+	if (!st && op == OP_TEST_STATEID) {
+		ck_assert_int_eq(xdr_get_u32(&r.d, &cnt), 0);
+		ck_assert_int_eq(xdr_get_u32(&r.d, &one), 0);
+		st = one;
+	}
+	rep_free(&r);
+	return st;
+}
+
+/* READ of the first bytes of @fh with @sid: status; the data in @buf */
+static uint32_t read_with(struct nc *n, const struct nfs4_fh *fh, const struct nfs4_stateid *sid, char *buf,
+			  size_t len)
+{
+	struct ncc c;
+	struct nrep r;
+	const uint8_t *data;
+	uint32_t st, dl;
+	bool eof;
+
+	ncc_begin(&c, n);
+	enc_putfh(&c, fh);
+	enc_read(&c, sid, 0, (uint32_t)len - 1);
+	ncc_call(&c, &r);
+	ck_assert_uint_eq(rep_next(&r, OP_PUTFH), NFS4_OK);
+	st = rep_next(&r, OP_READ);
+	if (!st) {
+		rep_read(&r, &eof, &data, &dl);
+		memcpy(buf, data, dl);
+		buf[dl] = 0;
+	}
+	rep_free(&r);
+	return st;
+}
+
+/* a 4.1 client with a back channel that answers, probed up */
+static struct nc *cb_client(const char *owner, struct ncb **b)
+{
+	struct nc *n = nc_connect(port, 1);
+
+	*b = ncb_attach(n);
+	ck_assert(create_session(n, owner, CREATE_SESSION4_FLAG_CONN_BACK_CHAN, RPC_AUTH_SYS) &
+		  CREATE_SESSION4_FLAG_CONN_BACK_CHAN);
+	ck_assert(WAIT_FOR(back_channel_is(n->clientid, "up"), 10));
+	return n;
+}
+
+/*
+ * A reader gets a read delegation and reads with its stateid; another
+ * client's OPEN for writing is NFS4ERR_DELAY while the gateway recalls it
+ * (CB_RECALL with the delegation's stateid and the file's handle, once),
+ * and goes through once the holder returns it (DELEGRETURN).  No
+ * delegation while a writer has the file open, none without a callback
+ * path, none for WANT_NO_DELEG (OPEN_DELEGATE_NONE_EXT, WND4_NOT_WANTED).
+ * (Before: OPEN never granted one: delegation type 0 / NONE_EXT.)
+ */
+START_TEST(v41_read_delegation_recalled_by_a_writer)
+{
+	const char *opts[] = { "nfs4_delegations=true", NULL };
+	struct nfs4_stateid sa, dsa, sb, dsb, sc, dsc;
+	struct nfs4_fh dfh, ffh, fh2;
+	struct nc *a, *b, *c3;
+	struct ncb *ba;
+	uint32_t dt = 99;
+	char buf[64];
+
+	gw_up_opts(opts);
+	a = cb_client("dg-reader", &ba);
+	test_dir(a, "dg1", &dfh);
+	make_file("f", "hello delegation", 0666);
+	ck_assert_uint_eq(open_deleg(a, &dfh, "f", OS_SHARE_ACCESS_READ | WANT_READ_DELEG, "ownA", &sa, &ffh, &dt,
+				     &dsa), NFS4_OK);
+	ck_assert_msg(dt == 1, "no read delegation (type %#x)", dt);
+	ck_assert_uint_eq(read_with(a, &ffh, &dsa, buf, sizeof(buf)), NFS4_OK);
+	ck_assert_str_eq(buf, "hello delegation");
+
+	/* a writer: DELAY while the delegation is recalled */
+	b = nc_connect(port, 1);
+	nc_session(b, "dg-writer", 2);
+	ck_assert_uint_eq(open_deleg(b, &dfh, "f", OS_SHARE_ACCESS_WRITE, "ownB", &sb, &fh2, &dt, &dsb),
+			  NFS4ERR_DELAY);
+	ck_assert_msg(WAIT_FOR(NCB_GET(ba, recalls) == 1, 10), "no CB_RECALL");
+	pthread_mutex_lock(&ba->lock);
+	ck_assert_int_eq(memcmp(ba->recall_sid.other, dsa.other, NFS4_OTHER_SIZE), 0);
+	ck_assert_uint_eq(ba->recall_fh.len, ffh.len);
+	ck_assert_int_eq(memcmp(ba->recall_fh.data, ffh.data, ffh.len), 0);
+	pthread_mutex_unlock(&ba->lock);
+	ck_assert_uint_eq(open_deleg(b, &dfh, "f", OS_SHARE_ACCESS_WRITE, "ownB", &sb, &fh2, &dt, &dsb),
+			  NFS4ERR_DELAY);
+	ck_assert_uint_eq(NCB_GET(ba, recalls), 1);         /* recalled once */
+
+	/* returned: the writer goes through */
+	ck_assert_uint_eq(sid_op(a, &ffh, OP_DELEGRETURN, &dsa), NFS4_OK);
+	ck_assert_uint_eq(sid_op(a, &ffh, OP_DELEGRETURN, &dsa), NFS4ERR_BAD_STATEID);
+	ck_assert_uint_eq(open_deleg(b, &dfh, "f", OS_SHARE_ACCESS_WRITE, "ownB", &sb, &fh2, &dt, &dsb), NFS4_OK);
+	ck_assert_uint_eq(dt, 0);
+
+	/* with a writer there, a reader gets none (and says why it wanted one) */
+	ck_assert_uint_eq(open_deleg(a, &dfh, "f", OS_SHARE_ACCESS_READ | WANT_READ_DELEG, "ownA", &sa, &ffh, &dt,
+				     &dsa), NFS4_OK);
+	ck_assert_uint_eq(dt & 0xff, 3);
+	/* WANT_NO_DELEG, on another file nobody writes */
+	make_file("g", "g", 0666);
+	ck_assert_uint_eq(open_deleg(a, &dfh, "g", OS_SHARE_ACCESS_READ | WANT_NO_DELEG, "ownA", &sa, &ffh, &dt,
+				     &dsa), NFS4_OK);
+	ck_assert_uint_eq(dt, 3 | 0 << 8);
+	/* no callback path: no delegation */
+	c3 = nc_connect(port, 1);
+	nc_session(c3, "dg-nocb", 3);
+	make_file("h", "h", 0666);
+	ck_assert_uint_eq(open_deleg(c3, &dfh, "h", OS_SHARE_ACCESS_READ, "ownC", &sc, &ffh, &dt, &dsc), NFS4_OK);
+	ck_assert_uint_eq(dt, 0);
+	ncb_detach(ba);
+	nc_close(a);
+	nc_close(b);
+	nc_close(c3);
+	ncb_free(ba);
+	gw_down();
+}
+END_TEST
+
+/*
+ * A holder that answers CB_RECALL but never returns the delegation loses
+ * it a lease after the recall: the writer's OPEN then proceeds, the holder
+ * sees SEQ4_STATUS_RECALLABLE_STATE_REVOKED, its stateid answers
+ * NFS4ERR_DELEG_REVOKED (READ, TEST_STATEID, DELEGRETURN) until
+ * FREE_STATEID, which clears the flag.
+ */
+START_TEST(v41_unreturned_delegation_revoked)
+{
+	const char *opts[] = { "nfs4_delegations=true", "nfs4_lease_time=3", NULL };
+	struct nfs4_stateid sa, dsa, sb, dsb;
+	struct nfs4_fh dfh, ffh, fh2;
+	struct nc *a, *b;
+	struct ncb *ba;
+	uint32_t dt = 99, st, flags;
+	uint64_t t0, waited;
+	char buf[64];
+
+	gw_up_opts(opts);
+	a = cb_client("dg-keeper", &ba);
+	test_dir(a, "dg2", &dfh);
+	make_file("f", "kept", 0666);
+	ck_assert_uint_eq(open_deleg(a, &dfh, "f", OS_SHARE_ACCESS_READ, "ownA", &sa, &ffh, &dt, &dsa), NFS4_OK);
+	ck_assert_uint_eq(dt, 1);
+	b = nc_connect(port, 1);
+	nc_session(b, "dg-impatient", 4);
+	t0 = now_mono_ns();
+	do {
+		st = open_deleg(b, &dfh, "f", OS_SHARE_ACCESS_WRITE, "ownB", &sb, &fh2, &dt, &dsb);
+		flags = seq_flags(a);            /* the holder stays alive, and says nothing */
+		if (st == NFS4ERR_DELAY)
+			usleep(200000);
+	} while (st == NFS4ERR_DELAY && now_mono_ns() - t0 < 20000000000ull);
+	waited = now_mono_ns() - t0;
+	ck_assert_uint_eq(st, NFS4_OK);
+	ck_assert_msg(waited >= 2500000000ull, "the delegation went after %.1f s, before its lease", waited / 1e9);
+	ck_assert_uint_ge(NCB_GET(ba, recalls), 1);
+	flags = seq_flags(a);
+	ck_assert_msg(flags & SEQ4_STATUS_RECALLABLE_STATE_REVOKED, "flags %#x", flags);
+	ck_assert_uint_eq(read_with(a, &ffh, &dsa, buf, sizeof(buf)), NFS4ERR_DELEG_REVOKED);
+	ck_assert_uint_eq(sid_op(a, &ffh, OP_TEST_STATEID, &dsa), NFS4ERR_DELEG_REVOKED);
+	ck_assert_uint_eq(sid_op(a, &ffh, OP_DELEGRETURN, &dsa), NFS4ERR_DELEG_REVOKED);
+	ck_assert_uint_eq(sid_op(a, &ffh, OP_FREE_STATEID, &dsa), NFS4_OK);
+	ck_assert_uint_eq(seq_flags(a) & SEQ4_STATUS_RECALLABLE_STATE_REVOKED, 0);
+	ck_assert_uint_eq(sid_op(a, &ffh, OP_TEST_STATEID, &dsa), NFS4ERR_BAD_STATEID);
+	/* the holder's own open is untouched */
+	ck_assert_uint_eq(read_with(a, &ffh, &sa, buf, sizeof(buf)), NFS4_OK);
+	ncb_detach(ba);
+	nc_close(a);
+	nc_close(b);
+	ncb_free(ba);
+	gw_down();
+}
+END_TEST
+
+
+struct local_writer {
+	struct lc_inode *in;
+	const char *data;
+	_Atomic bool broke, done;
+	int r;
+};
+
+/* What the FUSE frontend does for open(O_WRONLY) + write: open, break the delegations, write. */
+static void *local_writer_main(void *arg)
+{
+	struct local_writer *w = arg;
+	struct lc_fh *fh = NULL;
+
+	w->r = lc_open(lc, w->in, O_WRONLY, &rootcr, &fh);
+	if (!w->r) {
+		lc_break_for_write(lc, lc_ino(w->in), true);
+		atomic_store(&w->broke, true);
+		if (lc_write(lc, fh, 0, strlen(w->data), w->data) != (ssize_t)strlen(w->data))
+			w->r = -EIO;
+		lc_release(lc, fh);
+	}
+	atomic_store(&w->done, true);
+	return NULL;
+}
+
+/*
+ * A writer beside the gateway in the same process (what the FUSE mount's
+ * open for writing does: lc_break_for_write) recalls the NFS client's read
+ * delegation and waits until it is returned before it writes; the NFS
+ * client then sees the new data.  While such a writer has the file open,
+ * no delegation is granted.
+ */
+START_TEST(v41_delegation_recalled_by_a_local_writer)
+{
+	const char *opts[] = { "nfs4_delegations=true", NULL };
+	struct local_writer w = { .data = "written by the local writer" };
+	struct nfs4_stateid sa, dsa;
+	struct nfs4_fh dfh, ffh;
+	struct lc_inode *d;
+	struct nc *a;
+	struct ncb *ba;
+	struct lc_fh *wfh = NULL;
+	uint32_t dt = 99;
+	pthread_t t;
+	char buf[64];
+
+	gw_up_opts(opts);
+	a = cb_client("dg-local", &ba);
+	test_dir(a, "dg3", &dfh);
+	make_file("f", "old content", 0666);
+	ck_assert_uint_eq(open_deleg(a, &dfh, "f", OS_SHARE_ACCESS_READ, "ownA", &sa, &ffh, &dt, &dsa), NFS4_OK);
+	ck_assert_uint_eq(dt, 1);
+	ck_assert_int_eq(lc_lookup(lc, lroot, "dg3", &rootcr, NULL, &d), 0);
+	ck_assert_int_eq(lc_lookup(lc, d, "f", &rootcr, NULL, &w.in), 0);
+	ck_assert_int_eq(pthread_create(&t, NULL, local_writer_main, &w), 0);
+	ck_assert_msg(WAIT_FOR(NCB_GET(ba, recalls) == 1, 10), "the local writer recalled nothing");
+	ck_assert(!atomic_load(&w.broke));               /* it waits for the delegation */
+	ck_assert_uint_eq(read_with(a, &ffh, &dsa, buf, sizeof(buf)), NFS4_OK);   /* still valid meanwhile */
+	ck_assert_str_eq(buf, "old content");
+	ck_assert_uint_eq(sid_op(a, &ffh, OP_DELEGRETURN, &dsa), NFS4_OK);
+	ck_assert(WAIT_FOR(atomic_load(&w.done), 10));
+	pthread_join(t, NULL);
+	ck_assert_int_eq(w.r, 0);
+	ck_assert_uint_eq(read_with(a, &ffh, &sa, buf, sizeof(buf)), NFS4_OK);
+	ck_assert_str_eq(buf, "written by the local writer");
+
+	/* a local writer holds the file open: no delegation for a reader */
+	ck_assert_int_eq(lc_open(lc, w.in, O_WRONLY, &rootcr, &wfh), 0);
+	ck_assert_uint_eq(open_deleg(a, &dfh, "f", OS_SHARE_ACCESS_READ, "ownA2", &sa, &ffh, &dt, &dsa), NFS4_OK);
+	ck_assert_uint_eq(dt, 0);
+	lc_release(lc, wfh);
+	lc_put(lc, w.in);
+	lc_put(lc, d);
+	ncb_detach(ba);
+	nc_close(a);
+	ncb_free(ba);
+	gw_down();
+}
+END_TEST
+
+
+/* NFSv3 WRITE (FILE_SYNC) of @data at 0 through handle @fh: the nfsstat3 */
+static uint32_t v3_write(const struct nfs4_fh *fh, const char *data)
+{
+	static _Atomic uint32_t xid = 777000;
+	struct trpc_reply r;
+	struct xdr_enc e;
+	uint8_t *buf;
+	size_t len;
+	uint32_t st = 99999, x = atomic_fetch_add(&xid, 1);
+	int fd = trpc_connect(port);
+
+	ck_assert_int_ge(fd, 0);
+	xdr_enc_init(&e, 4096);
+	trpc_call_header(&e, x, NFS4_PROGRAM, 3, 7);
+	xdr_put_opaque(&e, fh->data, fh->len);
+	xdr_put_u64(&e, 0);
+	xdr_put_u32(&e, (uint32_t)strlen(data));
+	xdr_put_u32(&e, 2);                      /* FILE_SYNC */
+	xdr_put_opaque(&e, data, (uint32_t)strlen(data));
+	ck_assert_int_eq(trpc_send_record(fd, e.buf, e.len, 0), 0);
+	xdr_enc_free(&e);
+	buf = trpc_recv_record(fd, &len, NULL);
+	ck_assert_ptr_nonnull(buf);
+	ck_assert_int_eq(trpc_parse_reply(buf, len, &r), 0);
+	ck_assert_uint_eq(r.stat, RPC_SUCCESS);
+	ck_assert_int_eq(xdr_get_u32(&r.res, &st), 0);
+	free(buf);
+	close(fd);
+	return st;
+}
+
+/*
+ * An NFSv3 WRITE to a file an NFSv4 client holds a read delegation on is
+ * NFS3ERR_JUKEBOX while the delegation is recalled (knfsd's answer), and
+ * goes through once it is returned; the NFSv4 client reads what v3 wrote.
+ */
+START_TEST(v3_write_recalls_a_delegation)
+{
+	const char *opts[] = { "nfs4_delegations=true", NULL };
+	struct nfs4_stateid sa, dsa;
+	struct nfs4_fh dfh, ffh;
+	struct nc *a;
+	struct ncb *ba;
+	uint32_t dt = 99;
+	char buf[64];
+
+	gw_up_opts(opts);
+	a = cb_client("dg-v3", &ba);
+	test_dir(a, "dg4", &dfh);
+	make_file("f", "before v3", 0666);
+	ck_assert_uint_eq(open_deleg(a, &dfh, "f", OS_SHARE_ACCESS_READ, "ownA", &sa, &ffh, &dt, &dsa), NFS4_OK);
+	ck_assert_uint_eq(dt, 1);
+	ck_assert_uint_eq(v3_write(&ffh, "written over v3"), 10008);    /* NFS3ERR_JUKEBOX */
+	ck_assert(WAIT_FOR(NCB_GET(ba, recalls) == 1, 10));
+	ck_assert_uint_eq(v3_write(&ffh, "written over v3"), 10008);    /* still out */
+	ck_assert_uint_eq(sid_op(a, &ffh, OP_DELEGRETURN, &dsa), NFS4_OK);
+	ck_assert_uint_eq(v3_write(&ffh, "written over v3"), 0);
+	ck_assert_uint_eq(read_with(a, &ffh, &sa, buf, sizeof(buf)), NFS4_OK);
+	ck_assert_str_eq(buf, "written over v3");
+	ck_assert_uint_eq(NCB_GET(ba, recalls), 1);
+	ncb_detach(ba);
+	nc_close(a);
+	ncb_free(ba);
+	gw_down();
+}
+END_TEST
+
+
+struct cb40_srv {
+	struct ncb *b;
+	int lfd;
+	_Atomic bool stop;
+};
+
+/* the 4.0 client's callback service: answer every call until told to stop
+ * (the connection is kept open while idle, as a client's callback server does) */
+static void *cb40_main(void *arg)
+{
+	struct cb40_srv *s = arg;
+	int cfd = -1;
+
+	while (!atomic_load(&s->stop)) {
+		struct pollfd p = { .fd = cfd >= 0 ? cfd : s->lfd, .events = POLLIN };
+
+		if (poll(&p, 1, 100) != 1)
+			continue;
+		cfd = ncb40_serve_one(s->b, s->lfd, cfd, 5);   /* -1: closed, accept again */
+	}
+	if (cfd >= 0)
+		close(cfd);
+	return NULL;
+}
+
+/*
+ * NFSv4.0: a confirmed open-owner of a client whose callback address
+ * answered gets a read delegation (not the OPEN that still needs
+ * OPEN_CONFIRM); a 4.1 writer's OPEN recalls it with CB_RECALL over the
+ * gateway's own connection to the 4.0 client (minor version 0, the
+ * callback_ident SETCLIENTID gave), and DELEGRETURN lets the writer in.
+ */
+START_TEST(v40_read_delegation_recalled)
+{
+	const char *opts[] = { "nfs4_delegations=true", NULL };
+	struct ncb *b = calloc(1, sizeof(*b));
+	struct cb40_srv srv = { .b = b };
+	struct nfs4_stateid s1, s2, d2, sb, db;
+	struct nfs4_fh dfh, f1, f2, fb;
+	struct nc *n, *w;
+	struct ncc c;
+	struct nrep r;
+	uint16_t cport;
+	uint32_t seq = 0, fl = 0, dt = 99;
+	char uaddr[64], v[64];
+	pthread_t t;
+
+	pthread_mutex_init(&b->lock, NULL);
+	gw_up_opts(opts);
+	srv.lfd = ncb40_listen(&cport);
+	ck_assert_int_eq(pthread_create(&t, NULL, cb40_main, &srv), 0);
+	n = nc_connect(port, 0);
+	snprintf(uaddr, sizeof(uaddr), "127.0.0.1.%u.%u", cport >> 8, cport & 0xff);
+	setclientid_cb(n, "dg40-client", uaddr);
+	ck_assert(WAIT_FOR(clients_field(n->clientid, false, "callback", v, sizeof(v)) && !strcmp(v, "up"), 10));
+	test_dir(n, "dg5", &dfh);
+	make_file("a", "first", 0666);
+	make_file("b", "second file", 0666);
+	ck_assert_uint_eq(open_deleg_seq(n, &dfh, "a", OS_SHARE_ACCESS_READ, "o40", seq++, &fl, &s1, &f1, &dt, &d2),
+			  NFS4_OK);
+	ck_assert(fl & 0x2);                     /* OPEN4_RESULT_CONFIRM */
+	ck_assert_uint_eq(dt, 0);                /* not before the owner is confirmed */
+	ncc_begin(&c, n);
+	enc_putfh(&c, &f1);
+	enc_open_confirm(&c, &s1, seq++);
+	ncc_call(&c, &r);
+	ck_assert_uint_eq(rep_next(&r, OP_PUTFH), NFS4_OK);
+	ck_assert_uint_eq(rep_next(&r, OP_OPEN_CONFIRM), NFS4_OK);
+	rep_free(&r);
+	ck_assert_uint_eq(open_deleg_seq(n, &dfh, "b", OS_SHARE_ACCESS_READ, "o40", seq++, &fl, &s2, &f2, &dt, &d2),
+			  NFS4_OK);
+	ck_assert_msg(dt == 1, "no 4.0 read delegation (type %#x)", dt);
+
+	w = nc_connect(port, 1);
+	nc_session(w, "dg40-writer", 5);
+	ck_assert_uint_eq(open_deleg(w, &dfh, "b", OS_SHARE_ACCESS_WRITE, "ownW", &sb, &fb, &dt, &db), NFS4ERR_DELAY);
+	ck_assert_msg(WAIT_FOR(NCB_GET(b, recalls) == 1, 10), "no CB_RECALL to the 4.0 client");
+	ck_assert_uint_eq(NCB_GET(b, minor), 0);
+	ck_assert_uint_eq(NCB_GET(b, ident), 7);
+	pthread_mutex_lock(&b->lock);
+	ck_assert_int_eq(memcmp(b->recall_sid.other, d2.other, NFS4_OTHER_SIZE), 0);
+	pthread_mutex_unlock(&b->lock);
+	ck_assert_uint_eq(sid_op(n, &f2, OP_DELEGRETURN, &d2), NFS4_OK);
+	ck_assert_uint_eq(open_deleg(w, &dfh, "b", OS_SHARE_ACCESS_WRITE, "ownW", &sb, &fb, &dt, &db), NFS4_OK);
+	nc_close(w);
+	nc_close(n);
+	atomic_store(&srv.stop, true);
+	pthread_join(t, NULL);
+	close(srv.lfd);
+	pthread_mutex_destroy(&b->lock);
+	free(b);
+	gw_down();
+}
+END_TEST
+
+static Suite *suite(void)
+{
+	Suite *s = suite_create("nfs4_gw_cb");
+	TCase *tc = tcase_create("callbacks");
+
+	tcase_add_unchecked_fixture(tc, fs_setup, fs_teardown);
+	tcase_add_checked_fixture(tc, NULL, teardown);
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, v41_back_channel_on_the_fore_connection);
+	tcase_add_test(tc, v41_back_channel_survives_a_reconnect);
+	tcase_add_test(tc, v41_back_channel_down_and_fault);
+	tcase_add_test(tc, v41_no_back_channel);
+	tcase_add_test(tc, v40_callback_probe);
+	tcase_add_test(tc, v41_read_delegation_recalled_by_a_writer);
+	tcase_add_test(tc, v41_unreturned_delegation_revoked);
+	tcase_add_test(tc, v41_delegation_recalled_by_a_local_writer);
+	tcase_add_test(tc, v3_write_recalls_a_delegation);
+	tcase_add_test(tc, v40_read_delegation_recalled);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(suite());
+	int failed;
+
+	log_init("test_nfs4_gw_cb");
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? 1 : 0;
+}
