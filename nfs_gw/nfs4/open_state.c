@@ -8,11 +8,13 @@
  * client's concurrency is its session's slots, never an owner.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "client/client.h"
+#include "common/log.h"
 #include "common/time.h"
 #include "nfs_gw/nfs4/open_state.h"
 
@@ -106,8 +108,36 @@ static void putlist_add_inode(struct os_putlist *pl, struct lc_inode *in)
 		pl->in[pl->ni++] = in;
 }
 
+/* @in's locks of the lock stateid @owner are the MDS's too: release them after the lock */
+static void putlist_add_unlock(struct os_putlist *pl, struct lc_inode *in, uint64_t owner)
+{
+	if (!pl || !in)
+		return;
+	if (pl->nu >= sizeof(pl->unlock) / sizeof(pl->unlock[0])) {
+		/* a few per call in practice; past it the MDS keeps them until
+		 * the gateway's session ends (they conflict with nobody here) */
+		dout(NFS, 1, "nfs4 state: the MDS locks of lock stateid %" PRIx64 " on ino %" PRIx64 " are not "
+		     "released now (too many at once)", owner, lc_ino(in));
+		return;
+	}
+	lc_get(in);
+	pl->unlock[pl->nu].in = in;
+	pl->unlock[pl->nu++].owner = owner;
+}
+
 void os_putlist_run(struct lclient *lc, struct os_putlist *pl)
 {
+	for (unsigned int i = 0; i < pl->nu; i++) {
+		if (!lc)
+			continue;
+		int r = lc_lock_release_owner(lc, pl->unlock[i].in, LC_LOCK_NS_NFS, pl->unlock[i].owner, false);
+
+		if (r < 0)
+			dout(NFS, 1, "nfs4 state: releasing the MDS locks of lock stateid %" PRIx64 ": %s",
+			     pl->unlock[i].owner, strerror(-r));
+		lc_put(lc, pl->unlock[i].in);
+	}
+	pl->nu = 0;
 	for (unsigned int i = 0; i < pl->n; i++)
 		os_fhref_put(lc, pl->r[i]);
 	pl->n = 0;
@@ -293,7 +323,7 @@ static void stid_detach_locked(struct os_stid *s, struct os_putlist *pl)
 	struct os_file *f = s->file;
 	struct os_stid **pp;
 	struct os_lock **lp;
-	bool opens = false;
+	bool opens = false, had_locks = false;
 
 	if (!f) {                /* a revoked delegation: nothing attached */
 		if (s->fh)
@@ -307,17 +337,20 @@ static void stid_detach_locked(struct os_stid *s, struct os_putlist *pl)
 			*pp = s->fnext;
 			break;
 		}
-	/* a lock stateid's locks go with it */
+	/* a lock stateid's locks go with it, at the MDS too */
 	for (lp = &f->locks; *lp;) {
 		if ((*lp)->ls == s) {
 			struct os_lock *l = *lp;
 
 			*lp = l->next;
 			free(l);
+			had_locks = true;
 		} else {
 			lp = &(*lp)->next;
 		}
 	}
+	if (had_locks && s->kind == OS_LOCK)
+		putlist_add_unlock(pl, f->in, s->id);
 	/* lock stateids that pointed at this open forget it */
 	for (struct os_stid *o = f->stids; o; o = o->fnext) {
 		if (s->kind == OS_OPEN && o->open == s)
@@ -327,7 +360,8 @@ static void stid_detach_locked(struct os_stid *s, struct os_putlist *pl)
 	if (s->fh)
 		os_putlist_add(pl, s->fh);
 	s->fh = NULL;
-	if (!opens && f->in) {
+	/* the inode stays while locks are left: their release at the MDS needs it */
+	if (!opens && !f->locks && f->in) {
 		putlist_add_inode(pl, f->in);
 		f->in = NULL;
 	}

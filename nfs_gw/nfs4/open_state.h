@@ -200,13 +200,19 @@ static inline struct os_fhref *os_fhref_get(struct os_fhref *r)
 /** os_fhref_put - drop a reference; the last one lc_release()s the handle (do not hold st->lock). */
 void os_fhref_put(struct lclient *lc, struct os_fhref *r);
 
-/* A list of handles and inodes to put once st->lock is dropped. */
+/* A list of handles and inodes to put, and MDS file locks to release (a
+ * lock stateid that went with its locks), once st->lock is dropped. */
 struct os_putlist {
-	unsigned int n, ni;
+	unsigned int n, ni, nu;
 	struct os_fhref *r[64];
 	struct lc_inode *in[64];
+	struct {
+		struct lc_inode *in;     /* a reference */
+		uint64_t owner;          /* the lock stateid's id: its MDS lock owner */
+	} unlock[64];
 };
 void os_putlist_add(struct os_putlist *pl, struct os_fhref *r);
+/** os_putlist_run - put what @pl holds; the MDS locks of lock stateids that went are released first. */
 void os_putlist_run(struct lclient *lc, struct os_putlist *pl);
 
 /* ---- tables (caller holds st->lock) ---------------------------------------------- */

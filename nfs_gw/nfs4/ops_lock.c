@@ -8,6 +8,18 @@
  * here.  Blocking lock types (READW/WRITEW) are answered NFS4ERR_DENIED
  * like the others: the client polls.
  *
+ * They are the MDS's locks too (client/flock.c, owner namespace
+ * LC_LOCK_NS_NFS, the lock stateid's id as the owner), so processes on
+ * other mounts and other gateways see them and the other way round: a
+ * LOCK that passes the gateway's own check is asked of the MDS (without
+ * waiting) before it is recorded; LOCKT asks the MDS when the gateway
+ * knows no conflict; LOCKU and every way a lock stateid ends (CLOSE of
+ * its locks, RELEASE_LOCKOWNER, an expired or courtesy client, FREE_STATEID)
+ * release them at the MDS once st->lock is dropped (os_putlist_run).  A
+ * conflict at the MDS is answered NFS4ERR_DENIED naming the holder as
+ * client id 0, owner "loligo-session-S-pid-P".  The MDS round trips of
+ * LOCK/LOCKT/LOCKU are made under st->lock (see ARCHITECTURE's limits).
+ *
  * The rules the RFCs leave to the server follow POSIX and knfsd: a read
  * lock needs an open for reading and a write lock one for writing
  * (NFS4ERR_OPENMODE); the object must be a regular file (NFS4ERR_ISDIR,
@@ -22,6 +34,9 @@
  * is granted.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -51,6 +66,54 @@ static void put_denied(struct nfs4_compound *cs, struct xdr_enc *res, const stru
 	xdr_put_u32(res, l->type == OS_READ_LT ? READ_LT : WRITE_LT);
 	xdr_put_u64(res, l->ls->owner->clientid);
 	xdr_put_opaque(res, l->ls->owner->owner, l->ls->owner->len);
+}
+
+/* NFS [start, end) (end UINT64_MAX: to EOF) as the client library's lock */
+static void mds_lock_of(struct lc_lock *lk, uint32_t type, uint64_t start, uint64_t end, uint64_t owner)
+{
+	memset(lk, 0, sizeof(*lk));
+	lk->type = type == OS_READ_LT ? F_RDLCK : type == OS_WRITE_LT ? F_WRLCK : F_UNLCK;
+	lk->start = start;
+	lk->len = end == UINT64_MAX ? 0 : end - start;
+	lk->owner = owner;
+	lk->owner_ns = LC_LOCK_NS_NFS;
+}
+
+/* LOCK4denied for a lock the MDS says another client (or mount) holds */
+static void put_denied_mds(struct nfs4_compound *cs, struct xdr_enc *res, const struct lc_lock *held)
+{
+	char owner[64];
+	int n = snprintf(owner, sizeof(owner), "loligo-session-%" PRIu64 "-pid-%d", held->holder_session,
+			 (int)held->pid);
+
+	cs->body_on_error = true;
+	xdr_put_u64(res, held->start);
+	xdr_put_u64(res, held->len ? held->len : UINT64_MAX);
+	xdr_put_u32(res, held->type == F_RDLCK ? READ_LT : WRITE_LT);
+	xdr_put_u64(res, 0);
+	xdr_put_opaque(res, (const uint8_t *)owner, (uint32_t)n);
+}
+
+/* What a lock request the MDS refused answers (-EAGAIN: DENIED with the holder, asked for). */
+static uint32_t mds_refused(struct nfs4_compound *cs, struct lc_inode *in, const struct lc_lock *lk, int r,
+			    struct xdr_enc *res)
+{
+	struct nfs4ops_ctx *c = nfs4ops_ctx(cs);
+	struct lc_lock held = *lk;
+
+	if (r == -EAGAIN) {
+		held.type = lk->type == F_UNLCK ? F_WRLCK : lk->type;
+		if (lc_getlk(c->lc, in, &held) || held.type == F_UNLCK) {
+			/* gone meanwhile, or not known: still denied, holder unknown */
+			held = *lk;
+			held.holder_session = 0;
+		}
+		put_denied_mds(cs, res, &held);
+		return NFS4ERR_DENIED;
+	}
+	if (r == -ENOLCK)        /* past the MDS's per-session lock limits */
+		return cs->minorversion ? NFS4ERR_DELAY : NFS4ERR_RESOURCE;
+	return nfs4_errno_to_status(r);
 }
 
 /* The current filehandle must be a regular file: its inode number. */
@@ -91,8 +154,25 @@ static uint32_t do_lock(struct nfs4_compound *cs, struct os_stid *ls, const stru
 		put_denied(cs, res, l);
 		return NFS4ERR_DENIED;
 	}
-	if (os_lock_set_locked(ls->file, ls, a->type, a->start, a->end))
+	/* other mounts' and gateways' locks: the MDS's */
+	if (ls->file->in) {
+		struct lc_lock lk;
+		int r;
+
+		mds_lock_of(&lk, a->type, a->start, a->end, ls->id);
+		r = lc_setlk(c->lc, ls->file->in, &lk, false);
+		if (r)
+			return mds_refused(cs, ls->file->in, &lk, r, res);
+	}
+	if (os_lock_set_locked(ls->file, ls, a->type, a->start, a->end)) {
+		struct lc_lock un;
+
+		/* what the MDS granted goes back: nothing is recorded here */
+		mds_lock_of(&un, 0, a->start, a->end, ls->id);
+		if (ls->file->in)
+			lc_setlk(c->lc, ls->file->in, &un, false);
 		return NFS4ERR_RESOURCE;
+	}
 	ls->seqid++;
 	os_stid_wire(c->st, ls, &sid);
 	nfs4ops_stateid_out(cs, &sid);
@@ -273,7 +353,7 @@ NFS4_OP(lockt)
 	struct nfs4ops_ctx *c = nfs4ops_ctx(cs);
 	uint32_t locktype, owner_len, st;
 	uint64_t off, len, clientid, start, end, ino = 0, holder;
-	const uint8_t *owner;
+	const uint8_t *owner_name;
 	const struct os_lock *l;
 	struct os_owner *lo;
 	struct os_file *f;
@@ -281,7 +361,7 @@ NFS4_OP(lockt)
 	if (!c)
 		return NFS4ERR_SERVERFAULT;
 	if (xdr_get_u32(args, &locktype) || xdr_get_u64(args, &off) || xdr_get_u64(args, &len) ||
-	    xdr_get_u64(args, &clientid) || xdr_get_opaque(args, &owner, &owner_len, NFS4_OPAQUE_LIMIT))
+	    xdr_get_u64(args, &clientid) || xdr_get_opaque(args, &owner_name, &owner_len, NFS4_OPAQUE_LIMIT))
 		return NFS4ERR_BADXDR;
 	if (locktype < READ_LT || locktype > WRITEW_LT)
 		return NFS4ERR_BADXDR;
@@ -302,7 +382,7 @@ NFS4_OP(lockt)
 		f = os_file_get_locked(c->st, ino, false);
 		l = NULL;
 		if (f) {
-			lo = os_owner_find_locked(c->st, clientid, true, owner, owner_len, false);
+			lo = os_owner_find_locked(c->st, clientid, true, owner_name, owner_len, false);
 			/* an unknown owner holds nothing: any lock conflicts with a writer */
 			l = os_lock_conflict_locked(f, lo, lock_type(locktype), start, end);
 		}
@@ -312,10 +392,45 @@ NFS4_OP(lockt)
 			nfs4ops_courtesy_retry(cs);
 			continue;
 		}
-		if (l)
+		if (l) {
 			put_denied(cs, res, l);
+			pthread_mutex_unlock(&c->st->lock);
+			return NFS4ERR_DENIED;
+		}
 		pthread_mutex_unlock(&c->st->lock);
-		return l ? NFS4ERR_DENIED : NFS4_OK;
+		break;
+	}
+	/* none here: another mount's or gateway's, at the MDS?  As the
+	 * lock-owner's stateid on the file if it has one (its own locks
+	 * conflict with nothing), else as nobody */
+	{
+		struct nfs4_obj o;
+		uint64_t owner = 0;
+		struct lc_lock lk;
+		int r;
+
+		pthread_mutex_lock(&c->st->lock);
+		f = os_file_get_locked(c->st, ino, false);
+		if (f) {
+			struct os_stid *ls;
+
+			lo = os_owner_find_locked(c->st, clientid, true, owner_name, owner_len, false);
+			ls = lo ? os_stid_find_locked(f, lo, OS_LOCK) : NULL;
+			owner = ls ? ls->id : 0;
+		}
+		pthread_mutex_unlock(&c->st->lock);
+		st = nfs4ops_cur(cs, &o);
+		if (st)
+			return st;
+		mds_lock_of(&lk, lock_type(locktype), start, end, owner);
+		r = o.in ? lc_getlk(c->lc, o.in, &lk) : -EINVAL;
+		nfs4ops_release(cs, &o);
+		if (r)
+			return nfs4_errno_to_status(r);
+		if (lk.type == F_UNLCK)
+			return NFS4_OK;
+		put_denied_mds(cs, res, &lk);
+		return NFS4ERR_DENIED;
 	}
 }
 
@@ -331,6 +446,16 @@ static uint32_t locku_fn(struct nfs4_compound *cs, struct os_stid *ls, void *arg
 		return NFS4ERR_BAD_STATEID;
 	if (os_lock_unset_locked(ls->file, ls, a->start, a->end))
 		return NFS4ERR_RESOURCE;
+	if (ls->file->in) {
+		struct lc_lock un;
+		int r;
+
+		mds_lock_of(&un, 0, a->start, a->end, ls->id);
+		r = lc_setlk(c->lc, ls->file->in, &un, false);
+		if (r)     /* unlocked here; the MDS drops it with the session at the latest */
+			dout(NFS, 1, "LOCKU: the MDS did not release [%" PRIu64 ", %" PRIu64 ") of lock stateid %"
+			     PRIx64 ": %s", a->start, a->end, ls->id, strerror(-r));
+	}
 	ls->seqid++;
 	os_stid_wire(c->st, ls, &sid);
 	nfs4ops_stateid_out(cs, &sid);
