@@ -5,7 +5,7 @@
 # and 3.  tests/e2e/nfs/run-nfs-e2e.sh is the driver; a missing
 # prerequisite (root, /dev/fuse, qemu, the kclient script, static libc,
 # nfs_badinput) FAILS it with what to install: never a silent skip.
-# TIMEOUT: 14 guests of 5-15 s each (at most KCLIENT_TIMEOUT=120 s), plus
+# TIMEOUT: 16 guests of 5-15 s each (at most KCLIENT_TIMEOUT=120 s), plus
 # set-up; if ctest kills the driver anyway, its watchdog cleans up.
 
 # loligo-fuse links the gateway library under one of the names

@@ -4,6 +4,18 @@
  * parent must see the conflict (F_GETLK names the child, F_SETLK fails,
  * LOCK_NB flock fails), and must get the lock once the child drops it.
  * Exit 0 when every check holds.
+ *
+ * Across clients (the driver runs it on the host's FUSE mount, the guest
+ * over NFS, on the same file; the MDS arbitrates):
+ *   locktest hold PATH START LEN READY RELEASE
+ *       F_SETLK write START..+LEN (must be granted at once), create READY,
+ *       wait (deadline 300 s) until RELEASE exists, F_UNLCK, exit 0
+ *   locktest busy PATH START LEN
+ *       F_SETLK write must fail with EAGAIN/EACCES and F_GETLK must report
+ *       a write lock (someone else holds the range)
+ *   locktest get PATH START LEN
+ *       F_SETLK write must be granted at once (no retry: the other side's
+ *       unlock has returned), then F_UNLCK
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -32,6 +44,67 @@ static int setlk(int fd, int cmd, short type, off_t start, off_t len)
 	return fcntl(fd, cmd, &fl);
 }
 
+static int exists(const char *p)
+{
+	struct stat sb;
+
+	return stat(p, &sb) == 0;
+}
+
+/* the cross-client modes (hold, busy, get); see the top comment */
+static int xmode(int argc, char **argv)
+{
+	const char *mode = argv[1], *path = argv[2];
+	off_t start, len;
+	struct flock fl;
+	int fd, i;
+
+	CHECK(argc >= 5, "usage: locktest hold|busy|get PATH START LEN [READY RELEASE]");
+	start = strtoll(argv[3], NULL, 10);
+	len = strtoll(argv[4], NULL, 10);
+	fd = open(path, O_RDWR);
+	CHECK(fd >= 0, "open %s", path);
+	if (!strcmp(mode, "hold")) {
+		CHECK(argc == 7, "usage: locktest hold PATH START LEN READY RELEASE");
+		CHECK(setlk(fd, F_SETLK, F_WRLCK, start, len) == 0, "hold: F_SETLK write %lld+%lld on %s",
+		      (long long)start, (long long)len, path);
+		i = open(argv[5], O_WRONLY | O_CREAT, 0644);
+		CHECK(i >= 0, "create %s", argv[5]);
+		close(i);
+		printf("locktest: holding %s %lld+%lld\n", path, (long long)start, (long long)len);
+		fflush(stdout);
+		for (i = 0; !exists(argv[6]); i++) {
+			CHECK(i < 300 * 50, "hold: %s never appeared (300 s)", argv[6]);
+			usleep(20000);
+		}
+		CHECK(setlk(fd, F_SETLK, F_UNLCK, start, len) == 0, "hold: F_UNLCK");
+		printf("locktest: released %s\n", path);
+	} else if (!strcmp(mode, "busy")) {
+		errno = 0;
+		CHECK(setlk(fd, F_SETLK, F_WRLCK, start, len) < 0 && (errno == EAGAIN || errno == EACCES),
+		      "busy: F_SETLK write %lld+%lld on %s was granted while another client holds it",
+		      (long long)start, (long long)len, path);
+		memset(&fl, 0, sizeof(fl));
+		fl.l_type = F_WRLCK;
+		fl.l_whence = SEEK_SET;
+		fl.l_start = start;
+		fl.l_len = len;
+		CHECK(fcntl(fd, F_GETLK, &fl) == 0 && fl.l_type == F_WRLCK,
+		      "busy: F_GETLK does not report the other client's write lock (type %d)", fl.l_type);
+		printf("locktest: busy %s %lld+%lld (F_SETLK refused, F_GETLK: write lock, pid %ld)\n", path,
+		       (long long)start, (long long)len, (long)fl.l_pid);
+	} else if (!strcmp(mode, "get")) {
+		CHECK(setlk(fd, F_SETLK, F_WRLCK, start, len) == 0, "get: F_SETLK write %lld+%lld on %s after the other client unlocked",
+		      (long long)start, (long long)len, path);
+		CHECK(setlk(fd, F_SETLK, F_UNLCK, start, len) == 0, "get: F_UNLCK");
+		printf("locktest: got %s %lld+%lld\n", path, (long long)start, (long long)len);
+	} else {
+		CHECK(0, "unknown mode %s (hold, busy, get)", mode);
+	}
+	close(fd);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *path = argc > 1 ? argv[1] : "lockfile";
@@ -40,6 +113,8 @@ int main(int argc, char **argv)
 	pid_t pid;
 	struct flock fl;
 
+	if (argc > 1 && (!strcmp(argv[1], "hold") || !strcmp(argv[1], "busy") || !strcmp(argv[1], "get")))
+		return xmode(argc, argv);
 	/* exclusive create (EXCLUSIVE4_1 in 4.1, EXCLUSIVE4 in 4.0) */
 	{
 		char ex[512];
