@@ -1095,6 +1095,28 @@ START_TEST(test_stalled_socket_blocks_no_submitter)
 }
 END_TEST
 
+/*
+ * Writers of MDSP_XATTR_SIZE_MAX each for test_send_queue_backpressure: enough
+ * for twice the largest send buffer TCP autotuning may give the client's socket
+ * (the third field of net.ipv4.tcp_wmem), plus 16.
+ */
+static int backpressure_writers(void)
+{
+	long wmem_max = 4l << 20;
+	FILE *f = fopen("/proc/sys/net/ipv4/tcp_wmem", "r");
+
+	if (f) {
+		long lo, def, max;
+
+		if (fscanf(f, "%ld %ld %ld", &lo, &def, &max) == 3 && max > 0)
+			wmem_max = max;
+		fclose(f);
+	}
+	if (wmem_max > 64l << 20)
+		wmem_max = 64l << 20;
+	return (int)(2 * wmem_max / MDSP_XATTR_SIZE_MAX) + 16;
+}
+
 START_TEST(test_send_queue_backpressure)
 {
 	/*
@@ -1103,11 +1125,20 @@ START_TEST(test_send_queue_backpressure)
 	 * exceed it), and the submitters beyond wait for room instead of
 	 * growing it; after the failover they all complete.
 	 */
-	struct xw w[XW_THREADS];
+	struct xw *w;
 	struct mds_client *m;
 	uint64_t end, peak = 0, q;
-	int small = 4096, i;
+	int small = 4096, i, n;
 
+	/*
+	 * More bytes than the client's socket can ever take (tcp_wmem's
+	 * autotuning limit), so that the out queue, not the kernel, has to
+	 * hold the rest: with 48 writers (3 MiB) a 4 MiB send buffer took
+	 * nearly all of it and no submitter ever waited, 1 run in 4.
+	 */
+	n = backpressure_writers();
+	w = calloc(n, sizeof(*w));
+	ck_assert_ptr_nonnull(w);
 	setsockopt(F.lfd, SOL_SOCKET, SO_RCVBUF, &small, sizeof(small));
 	set_opt("client_session_renew_interval", "0.1");
 	set_opt("client_session_timeout", "1");
@@ -1115,9 +1146,9 @@ START_TEST(test_send_queue_backpressure)
 	m = new_client();
 	ck_assert_int_eq(mdsc_open_session(m, 2000), 0);
 	fake_mute(true);
-	for (i = 0; i < XW_THREADS; i++) {
+	for (i = 0; i < n; i++) {
 		w[i] = (struct xw){ .m = m };
-		pthread_create(&w[i].t, NULL, xattr_main, &w[i]);
+		ck_assert_int_eq(pthread_create(&w[i].t, NULL, xattr_main, &w[i]), 0);
 	}
 	for (end = now_mono_ns() + 800000000ull; now_mono_ns() < end && mdsc_is_open(m);) {
 		q = perf_gauge("send_queue_bytes");
@@ -1130,10 +1161,11 @@ START_TEST(test_send_queue_backpressure)
 	ck_assert_uint_le(peak, (256u << 10) + MDSP_XATTR_SIZE_MAX + 4096);
 	wait_not_open(m);
 	fake_mute(false);
-	for (i = 0; i < XW_THREADS; i++) {
+	for (i = 0; i < n; i++) {
 		pthread_join(w[i].t, NULL);
 		ck_assert_int_eq(w[i].ret, 0);
 	}
+	free(w);
 	ck_assert_uint_gt(perf_hist_count("send_wait"), 0);
 	ck_assert_int_eq(mdsc_sync(m), 0);
 	ck_assert_uint_eq(perf_gauge("send_queue_bytes"), 0);
