@@ -146,14 +146,19 @@ static uint32_t gathering(const struct minode *in)
 
 /* ---- caps ------------------------------------------------------------------ */
 
+/*
+ * @s's cap on @in: looked up in the session's index, not by walking
+ * in->caps (a file every client lists has a cap per session, and a
+ * listing asks once per entry).
+ */
 static struct mcap *cap_find(struct minode *in, struct session *s)
 {
 	struct mcap *cap;
 
-	cds_list_for_each_entry(cap, &in->caps, in_item)
-		if (cap->s == s)
-			return cap;
-	return NULL;
+	rcu_read_lock();
+	cap = xa_load(&s->cap_index, in->a.ino);
+	rcu_read_unlock();
+	return cap && cap->in == in ? cap : NULL;
 }
 
 static struct mcap *cap_add(struct minode *in, struct session *s)
@@ -162,6 +167,12 @@ static struct mcap *cap_add(struct minode *in, struct session *s)
 
 	if (!cap)
 		return NULL;
+	/* one cap per session and inode; without an index entry there is
+	 * no cap (issuing nothing is always safe) */
+	if (xa_insert(&s->cap_index, in->a.ino, cap)) {
+		free(cap);
+		return NULL;
+	}
 	cap->in = in;
 	cap->s = s;
 	CDS_INIT_LIST_HEAD(&cap->revoke_item);
@@ -173,6 +184,7 @@ static struct mcap *cap_add(struct minode *in, struct session *s)
 
 static void cap_del(struct mcap *cap)
 {
+	xa_erase(&cap->s->cap_index, cap->in->a.ino);
 	cds_list_del(&cap->in_item);
 	cds_list_del(&cap->s_item);
 	if (cap->revoke_seq)
@@ -277,8 +289,15 @@ static uint32_t issue(struct mds *m, struct session *s, struct minode *in, uint3
 		      bool replay)
 {
 	struct mcap *cap = cap_find(in, s);
-	uint32_t allowed = allowed_for(m, in, cap, replay), add;
+	uint32_t allowed, add;
 
+	/* it holds all of it already (the common case of a client that keeps
+	 * its caps): nothing to add, whatever may be had now */
+	if (cap && !((want | cap->wanted | MDSP_CAP_PIN) & ~cap->pending)) {
+		*seq = cap->seq;
+		return cap->pending;
+	}
+	allowed = allowed_for(m, in, cap, replay);
 	*seq = 0;
 	add = (want | (cap ? cap->wanted : 0)) & allowed;
 	if (!cap) {
@@ -347,20 +366,47 @@ static bool in_use_by_others(const struct minode *in, const struct session *s)
 
 /* ---- leases ----------------------------------------------------------------- */
 
+/* @s's lease on @dn: from the session's index, like cap_find. */
 static struct mlease *lease_find(struct mdentry *dn, struct session *s)
 {
 	struct mlease *l;
 
-	for (l = dn->leases; l; l = l->next)
-		if (l->s == s)
-			return l;
-	return NULL;
+	if (!dn->lease_id)
+		return NULL;
+	rcu_read_lock();
+	l = xa_load(&s->lease_index, dn->lease_id);
+	rcu_read_unlock();
+	return l && l->dn == dn ? l : NULL;
+}
+
+/* A new lease of @s on @dn (not granted yet: seq 0), or NULL. */
+static struct mlease *lease_add(struct mds *m, struct session *s, struct mdentry *dn)
+{
+	struct mlease *l = calloc(1, sizeof(*l));
+
+	if (!l)
+		return NULL;
+	if (!dn->lease_id)
+		dn->lease_id = ++m->lease_ids;
+	if (xa_insert(&s->lease_index, dn->lease_id, l)) {
+		free(l);
+		return NULL;
+	}
+	l->dn = dn;
+	l->s = s;
+	CDS_INIT_LIST_HEAD(&l->revoke_item);
+	l->next = dn->leases;
+	dn->leases = l;
+	cds_list_add_tail(&l->s_item, &s->leases);
+	s->nleases++;
+	return l;
 }
 
 static void lease_del(struct mlease *l)
 {
 	struct mlease **pp;
 
+	xa_erase(&l->s->lease_index, l->dn->lease_id);
 	for (pp = &l->dn->leases; *pp; pp = &(*pp)->next)
 		if (*pp == l) {
 			*pp = l->next;
@@ -408,18 +454,8 @@ static bool lease_issue(struct mds *m, struct session *s, struct mdentry *dn, ui
 	l = lease_find(dn, s);
 	if (l && l->revoke_seq)
 		return false;
-	if (!l) {
-		l = calloc(1, sizeof(*l));
-		if (!l)
-			return false;
-		l->dn = dn;
-		l->s = s;
-		CDS_INIT_LIST_HEAD(&l->revoke_item);
-		l->next = dn->leases;
-		dn->leases = l;
-		cds_list_add_tail(&l->s_item, &s->leases);
-		s->nleases++;
-	}
+	if (!l && !(l = lease_add(m, s, dn)))
+		return false;
 	l->seq = ++s->lease_seq;
 	*seq = l->seq;
 	return true;
@@ -440,6 +476,8 @@ void locker_dentry_move(struct mdentry *from, struct mdentry *to)
 		l->dn = to;
 	to->leases = from->leases;
 	from->leases = NULL;
+	to->lease_id = from->lease_id;      /* the sessions' index keys stay */
+	from->lease_id = 0;
 	to->gather = from->gather;
 }
 
@@ -772,7 +810,6 @@ void locker_fill_reply(struct mds *m, struct session *s, const struct mdsp_reque
 	bool replay = req->flags & MDSP_REQ_REPLAY;
 	uint32_t i;
 
-	(void)t;
 	if (!s)
 		return;
 	if (rep->has_dir && rep->dir.ino)
@@ -822,8 +859,17 @@ void locker_fill_reply(struct mds *m, struct session *s, const struct mdsp_reque
 		rcu_read_unlock();
 		for (i = 0; i < rep->nentries; i++) {
 			struct mdsp_dirent *de = &rep->entries[i];
-			struct minode *in = inode_at(m, de->inode.ino);
-			struct mdentry *dn = d ? mdir_lookup(d, de->name) : NULL;
+			struct minode *in;
+			struct mdentry *dn;
+
+			if (t && t->listed) {
+				/* what op_readdir listed them from, under this lock */
+				dn = t->listed[i].dn;
+				in = t->listed[i].in;
+			} else {
+				in = inode_at(m, de->inode.ino);
+				dn = d ? mdir_lookup(d, de->name) : NULL;
+			}
 
 			if (in)
 				de->caps = issue(m, s, in, BASE_WANT, &de->cap_seq, replay);
@@ -1237,18 +1283,8 @@ void locker_session_reconnect(struct mds *m, struct session *s, const struct mds
 				continue;
 			/* not through lease_issue: that waits for the phase to end */
 			l = lease_find(dn, s);
-			if (!l) {
-				l = calloc(1, sizeof(*l));
-				if (!l)
-					continue;
-				l->dn = dn;
-				l->s = s;
-				CDS_INIT_LIST_HEAD(&l->revoke_item);
-				l->next = dn->leases;
-				dn->leases = l;
-				cds_list_add_tail(&l->s_item, &s->leases);
-				s->nleases++;
-			}
+			if (!l && !(l = lease_add(m, s, dn)))
+				continue;
 			/* the client applies only leases newer than what it has */
 			seq = r->seq > s->lease_seq ? r->seq : s->lease_seq;
 			s->lease_seq = seq;

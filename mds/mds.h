@@ -90,6 +90,8 @@ struct mdentry {
 	bool remote;                  /* target lives in the inode table (hard-linked) */
 	uint16_t gather;              /* locker.c: requests waiting to change it (no new leases) */
 	struct mlease *leases;        /* locker.c: sessions that cache this name */
+	uint64_t lease_id;            /* locker.c: key of its leases in the sessions' lease_index
+				       * (0: none yet); moves with the leases (locker_dentry_move) */
 	uint32_t hash;
 	uint32_t namelen;
 	char name[];
@@ -201,6 +203,15 @@ struct txn {
 	int ndirs;
 	struct session *s;            /* the session the request runs for (NULL: none) */
 	struct locker_gather g;       /* revokes the request waits for (locker.c) */
+	struct txn_listed *listed;    /* READDIR: the dentry and inode of each rep->entries[i], so
+				       * locker_fill_reply need not look them up again (in the reply's
+				       * entry block; valid while mds->lock is held since op_readdir) */
+};
+
+/* What op_readdir listed, one per reply entry (struct txn.listed). */
+struct txn_listed {
+	struct mdentry *dn;
+	struct minode *in;
 };
 
 /* ---- sessions and connections ---------------------------------------- */
@@ -300,6 +311,8 @@ struct session {
 	uint32_t nmeta;
 	/* locker.c */
 	struct cds_list_head caps;    /* struct mcap.s_item */
+	struct xarray cap_index;      /* locker.c: the same caps by inode number (cap_find) */
+	struct xarray lease_index;    /* locker.c: the leases by mdentry.lease_id (lease_find) */
 	struct cds_list_head leases;  /* struct mlease.s_item */
 	uint64_t ncaps, nleases;
 	uint64_t lease_seq;           /* last lease sequence handed out */
@@ -395,6 +408,7 @@ struct mds {
 	/* locker.c (protected by mds->lock) */
 	struct cds_list_head revoking;        /* struct mcap with a revoke in flight, oldest first */
 	struct cds_list_head revoking_leases; /* struct mlease likewise */
+	uint64_t lease_ids;           /* locker.c: last mdentry.lease_id handed out */
 	struct mwaiter *waiters, **waiters_tail; /* parked requests, in arrival order */
 	uint64_t nwaiters;
 	_Atomic bool waiters_ready;           /* some waiter is ready (read without the lock) */

@@ -1115,17 +1115,21 @@ static int op_readdir(struct mds *m, struct session *s, struct mdsp_request *r, 
 		rep->end = !more;
 		return 0;
 	}
-	rep->entries = malloc(want * sizeof(*rep->entries) + names);
+	/* entries, then what they were listed from (t->listed), then names */
+	rep->entries = malloc(want * (sizeof(*rep->entries) + sizeof(*t->listed)) + names);
 	if (!rep->entries)
 		return -ENOMEM;
 	rep->names_inline = true;
-	np = (char *)(rep->entries + want);
+	t->listed = (struct txn_listed *)(rep->entries + want);
+	np = (char *)(t->listed + want);
 	idx = r->cookie + 1;
 	rcu_read_lock();
 	while (n < want && (dn = xa_find(&d->by_cookie, &idx)) && idx <= last) {
 		if ((e = inode_get(m, dn->ino, &in)) == 0) {
-			struct mdsp_dirent *de = &rep->entries[n++];
+			struct mdsp_dirent *de = &rep->entries[n];
 
+			t->listed[n].dn = dn;
+			t->listed[n++].in = in;
 			memcpy(np, dn->name, dn->namelen + 1);
 			de->name = np;
 			np += dn->namelen + 1;

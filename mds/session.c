@@ -199,9 +199,13 @@ struct session *session_new_locked(struct mds *m, uint64_t id)
 	s->last_renew_ns = now_mono_ns();
 	CDS_INIT_LIST_HEAD(&s->caps);
 	CDS_INIT_LIST_HEAD(&s->leases);
+	xa_init(&s->cap_index);
+	xa_init(&s->lease_index);
 	xa_init(&s->completed);
 	if (xa_store(&m->sessions, id, s)) {
 		xa_destroy(&s->completed);
+		xa_destroy(&s->cap_index);
+		xa_destroy(&s->lease_index);
 		free(s);
 		return NULL;
 	}
@@ -427,6 +431,8 @@ static void session_free_locked(struct mds *m, struct session *s)
 			completed_free(ce);
 	}
 	xa_destroy(&s->completed);
+	xa_destroy(&s->cap_index);     /* emptied by locker_session_drop */
+	xa_destroy(&s->lease_index);
 	if (c) {
 		if (c->session_id == s->id)
 			c->session_id = 0;

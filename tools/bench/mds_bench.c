@@ -3,7 +3,7 @@
  * mutations one journal write carries (group commit) under that load.
  *
  *   mds_bench [--spawn | --port PORT] [-n CLIENTS] [-t SECONDS] [--unsafe]
- *             [--no-auth | --keyring FILE] [--storm FILES]
+ *             [--no-auth | --keyring FILE] [--storm FILES [--release-caps]]
  *
  * Each client is a thread with its own TCP connection and MDS session, and
  * its own directory; it loops create + getattr + unlink for T seconds.  By
@@ -19,7 +19,14 @@
  * client loops 100 x (LOOKUP of a random f%06d + GETATTR of it), then one
  * full listing (READDIR, 1024 entries a batch).  It reports MDS requests/s
  * and, with --spawn, the MDS's CPU time per request: the MDS's own capacity
- * for that mix, which the FUSE client's cost hides in mdstorm.
+ * for that mix, which the FUSE client's cost hides in mdstorm.  The storm
+ * clients keep what the replies grant (caps, dentry leases) and ack
+ * revokes, as loligo-fuse does (and Ceph clients: caps stay until the
+ * client trims its cache or the MDS recalls them), so a listing repeated
+ * by the same client finds its caps already issued.  --release-caps gives
+ * everything back at once after each reply instead (mdsw's default: a
+ * client that caches nothing), which costs the MDS a CAPS message per
+ * entry listed.
  *
  * Clients authenticate as client.admin (every frame then carries a MAC):
  * with --spawn using the key the spawned MDS was given, with --port the key
@@ -67,6 +74,7 @@ struct client {
 
 static uint64_t storm_dir;          /* --storm: the directory's ino */
 static int storm_files;
+static bool storm_release;          /* --release-caps */
 
 static uint64_t mono_ns(void)
 {
@@ -128,7 +136,13 @@ static void *storm_main(void *arg)
 	bool last;
 	int k = 0;
 
-	if (bench_connect(&w, c->port, bench_key) || mdsw_open(&w, "client.storm")) {
+	if (bench_connect(&w, c->port, bench_key)) {
+		c->errors++;
+		return NULL;
+	}
+	w.keep_caps = !storm_release;   /* as a real client: see the top comment */
+	if (mdsw_open(&w, "client.storm")) {
+		mdsw_close(&w);
 		c->errors++;
 		return NULL;
 	}
@@ -225,7 +239,7 @@ static int journal_counts(uint16_t port, uint64_t *writes, uint64_t *entries)
 static void usage(void)
 {
 	fprintf(stderr, "usage: mds_bench [--spawn | --port PORT] [-n CLIENTS] [-t SECONDS] [--unsafe] "
-			"[--no-auth | --keyring FILE] [--storm FILES]\n");
+			"[--no-auth | --keyring FILE] [--storm FILES [--release-caps]]\n");
 }
 
 int main(int argc, char **argv)
@@ -239,6 +253,7 @@ int main(int argc, char **argv)
 		{ "no-auth", no_argument, NULL, 'A' },
 		{ "keyring", required_argument, NULL, 'k' },
 		{ "storm", required_argument, NULL, 'S' },
+		{ "release-caps", no_argument, NULL, 'R' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -264,6 +279,7 @@ int main(int argc, char **argv)
 		case 'A': no_auth = true; break;
 		case 'k': keyring = optarg; break;
 		case 'S': storm_files = atoi(optarg); break;
+		case 'R': storm_release = true; break;
 		default: usage(); return opt == 'h' ? 0 : 2;
 		}
 	}
@@ -329,8 +345,8 @@ int main(int argc, char **argv)
 	if (storm_files) {
 		double el = (double)(t1 - t0) / 1e9;
 
-		printf("clients=%d seconds=%.1f mode=storm files=%d auth=%s\n", n, el, storm_files,
-		       bench_key ? "on (frame MACs)" : "off");
+		printf("clients=%d seconds=%.1f mode=storm files=%d auth=%s caps=%s\n", n, el, storm_files,
+		       bench_key ? "on (frame MACs)" : "off", storm_release ? "released at once" : "kept");
 		printf("RESULT mds_bench storm clients=%d files=%d requests=%" PRIu64 " requests_s=%.0f listings=%" PRIu64
 		       " mds_cpu_us_per_req=%.1f errors=%" PRIu64 "\n", n, storm_files, requests, (double)requests / el,
 		       loops, requests && cpu1 ? (double)(cpu1 - cpu0) / 1e3 / (double)requests : 0.0, errors);
