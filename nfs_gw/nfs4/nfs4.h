@@ -485,6 +485,15 @@ void nfs4_cb_recall(struct nfs4_server *srv, uint64_t clientid, const struct nfs
  * Return: 0, or -EAGAIN (!@wait and some are still out).
  */
 int nfs4_deleg_break_ino(struct nfs4_server *srv, uint64_t ino, bool wait);
+/** nfs4_deleg_break_ino_until - as nfs4_deleg_break_ino, waiting until @deadline (mono ns; 0: no wait). */
+int nfs4_deleg_break_ino_until(struct nfs4_server *srv, uint64_t ino, uint64_t deadline);
+/**
+ * nfs4_deleg_caps_revoked - the MDS takes back the caps the delegations on
+ * @ino stand on: recall them, wait up to @wait_ns for DELEGRETURN, revoke
+ * what is still out (RECALLABLE_STATE_REVOKED), return.  The client library
+ * acks the revoke after.  No lock held.
+ */
+void nfs4_deleg_caps_revoked(struct nfs4_server *srv, uint64_t ino, uint64_t wait_ns);
 /** nfs4_cb_state_name - "none", "unknown", "up", "down", "fault". */
 const char *nfs4_cb_state_name(enum nfs4_cb_state st);
 /** nfs4_cb_session_free_locked - drop @ses's back-channel reference (session freed). */

@@ -144,11 +144,70 @@ void nfs4ops_deleg_freed(struct nfs4_compound *cs, uint64_t clientid)
  * lease after the recall at most), as a local opener waits for a lease
  * break; it gives up early only when the server stops.
  */
+/* Revoke every delegation on @ino now (a cap revoke that cannot wait any longer). */
+static void revoke_ino(struct nfs4_server *srv, struct nfs4ops_ctx *c, uint64_t ino)
+{
+	struct os_putlist pl = { 0 };
+	uint64_t ids[8];
+	unsigned int n = 0;
+	struct os_file *f;
+
+	pthread_mutex_lock(&c->st->lock);
+	f = os_file_get_locked(c->st, ino, false);
+	for (struct os_stid *d = f ? f->stids : NULL, *next; d && n < 8; d = next) {
+		next = d->fnext;
+		if (d->kind != OS_DELEG || d->revoked)
+			continue;
+		ids[n++] = d->clientid;
+		os_deleg_revoke_locked(c->st, d, &pl);   /* may free f once its last stid leaves */
+		if (!next)
+			break;
+	}
+	pthread_mutex_unlock(&c->st->lock);
+	os_putlist_run(c->lc, &pl);
+	for (unsigned int i = 0; i < n; i++) {
+		struct nfs4_client *clp;
+
+		dinfo(NFS, "client %#llx: delegation of %#llx revoked: the MDS took the caps back before it was returned",
+		      (unsigned long long)ids[i], (unsigned long long)ino);
+		perf_inc(&srv->perf.delegs_revoked, 1);
+		if (nfs4_client_find(srv, ids[i], &clp) == NFS4_OK) {
+			if (clp->minorversion >= 1)
+				atomic_fetch_or(&clp->seq_flags, SEQ4_STATUS_RECALLABLE_STATE_REVOKED);
+			nfs4_client_put(srv, clp);
+		}
+	}
+}
+
+void nfs4_deleg_caps_revoked(struct nfs4_server *srv, uint64_t ino, uint64_t wait_ns)
+{
+	struct nfs4ops_ctx *c;
+
+	pthread_mutex_lock(&srv->lock);
+	c = srv->hooks.tick ? srv->hooks.arg : NULL;
+	pthread_mutex_unlock(&srv->lock);
+	if (!c)
+		return;
+	if (wait_ns)
+		nfs4_deleg_break_ino_until(srv, ino, now_mono_ns() + wait_ns);
+	revoke_ino(srv, c, ino);             /* what is still out goes now: the ack must not wait longer */
+}
+
 int nfs4_deleg_break_ino(struct nfs4_server *srv, uint64_t ino, bool wait)
+{
+	if (!wait)
+		return nfs4_deleg_break_ino_until(srv, ino, 0);
+	return nfs4_deleg_break_ino_until(srv, ino, now_mono_ns() + srv->p.lease_ns + 5000000000ull);
+}
+
+int nfs4_deleg_break_ino_until(struct nfs4_server *srv, uint64_t ino, uint64_t deadline)
 {
 	struct nfs4ops_ctx *c;
 	struct nfs4ops_recall rc[8];
-	uint64_t deadline = now_mono_ns() + srv->p.lease_ns + 5000000000ull;
+	bool wait = deadline != 0;
+
+	if (!deadline)
+		deadline = UINT64_MAX;
 	unsigned int n;
 	bool stopping;
 
