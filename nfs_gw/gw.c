@@ -44,6 +44,7 @@ struct gw {
 	struct drc *drc;
 	struct rpc_svc *svc;
 	struct nfs4_server *nfs4;
+	struct lc_revoke_hook revoke_hook;   /* registered with the client library (caps.c) */
 	struct nfs3_server *nfs3;
 	bool rpcb;                       /* registered with rpcbind */
 	uint16_t port;
@@ -232,6 +233,25 @@ static int gw_break_hook(void *arg, uint64_t ino, bool wait)
 	return nfs4_deleg_break_ino(arg, ino, wait);
 }
 
+/*
+ * The MDS takes caps back from this client (another client writes the file):
+ * NFS read delegations stand on LC_CAP_CACHE|LC_CAP_ATTRS, so they are
+ * recalled and the revoke's ack waits for DELEGRETURN - bounded well under
+ * mds_session_timeout (the MDS evicts a client that does not ack), then what
+ * is still out is revoked.  On the flusher thread (caps.c), one at a time.
+ */
+#define GW_REVOKE_WAIT_NS (20ull * 1000000000ull)
+
+static void gw_revoke_hook(void *arg, struct lc_inode *in, uint32_t had, uint32_t keep, bool lost)
+{
+	struct nfs4_server *srv = arg;
+	uint64_t wait = srv->p.lease_ns < GW_REVOKE_WAIT_NS ? srv->p.lease_ns : GW_REVOKE_WAIT_NS;
+
+	if (!((had & ~keep) & (LC_CAP_CACHE | LC_CAP_ATTRS)))
+		return;
+	nfs4_deleg_caps_revoked(srv, lc_ino(in), lost ? 0 : wait);
+}
+
 /* No FUSE writer waits for a delegation any more: the waits in flight see
  * the server stopping and return, then the hook is gone. */
 static void gw_unhook(struct gw *gw)
@@ -242,8 +262,11 @@ static void gw_unhook(struct gw *gw)
 	gw->nfs4->stopping = true;
 	pthread_cond_broadcast(&gw->nfs4->reaper_cond);
 	pthread_mutex_unlock(&gw->nfs4->lock);
-	if (gw->lc)
+	if (gw->lc) {
 		lclient_set_break_hook(gw->lc, NULL, NULL);
+		if (gw->revoke_hook.revoke)
+			lclient_del_revoke_hook(gw->lc, &gw->revoke_hook);
+	}
 }
 
 int gw_start(const char *addr_port, struct lclient *c, struct asok *asok, struct gw **out)
@@ -294,8 +317,11 @@ int gw_start(const char *addr_port, struct lclient *c, struct asok *asok, struct
 	r = nfs4_register(gw->nfs4, gw->svc);
 	if (r)
 		goto out_nfs4;
-	if (c)
+	if (c) {
 		lclient_set_break_hook(c, gw_break_hook, gw->nfs4);   /* FUSE writers recall NFS delegations */
+		gw->revoke_hook = (struct lc_revoke_hook){ .revoke = gw_revoke_hook, .arg = gw->nfs4 };
+		lclient_add_revoke_hook(c, &gw->revoke_hook);          /* and other clients, through the MDS */
+	}
 	r = nfs3_server_create(&n3, c, &gw->nfs3);
 	if (r)
 		goto out_nfs4;

@@ -397,7 +397,7 @@ static uint32_t do_open(struct nfs4_compound *cs, struct open_args *a, struct os
 	bool reclaim = a->claim == CLAIM_PREVIOUS;
 	struct nfs4ops_recall rc = { .pending = false };
 	struct nfs4_stateid dsid;
-	bool cb_up, granted = false;
+	bool cb_up, caps_ok, granted = false;
 
 	(void)clientid;
 	*sid_id = 0;
@@ -417,6 +417,7 @@ static uint32_t do_open(struct nfs4_compound *cs, struct open_args *a, struct os
 		nfs4ops_release(cs, &dir);
 		return st;
 	}
+	caps_ok = cb_up && (lc_caps_held(in) & (LC_CAP_CACHE | LC_CAP_ATTRS)) == (LC_CAP_CACHE | LC_CAP_ATTRS);
 	ref = os_fhref_new(lfh, a->access);
 	if (!ref) {
 		lc_release(c->lc, lfh);
@@ -501,8 +502,10 @@ again:
 	*sid_id = s->id;
 	os_stid_wire(c->st, s, &sid);
 	/* as knfsd: not in the grace period (reclaims first), and in 4.0 not to
-	 * an open-owner that must still confirm */
-	if (cb_up && (cs->minorversion >= 1 || ow->confirmed) && !os_in_grace(c->st) &&
+	 * an open-owner that must still confirm; and only while this client
+	 * holds the caps that promise nobody else changes the file (the MDS
+	 * revokes them before another client writes: gw.c recalls then) */
+	if (cb_up && (cs->minorversion >= 1 || ow->confirmed) && !os_in_grace(c->st) && caps_ok &&
 	    nfs4ops_deleg_may_grant(cs, f, ow->clientid, a->access, a->deny)) {
 		struct nfs4_fhinfo fi = { .kind = NFS4_FH_EXPORT, .export_id = dir.exp->id, .fsid = dir.exp->id,
 					  .ino = attr.ino, .gen = attr.generation };
@@ -526,11 +529,14 @@ again:
 		ow->confirmed = true;
 unlock:
 	pthread_mutex_unlock(&c->st->lock);
-	if (granted && lc_inode_writers(in) > 0) {
-		/* a writer beside us (FUSE, NFSv3) has the file open: no
-		 * delegation.  Checked after it was made, so a writer that
-		 * opened in between is either seen here or recalls it
-		 * (lc_break_for_write after its open) */
+	if (granted && (lc_inode_writers(in) > 0 ||
+			(lc_caps_held(in) & (LC_CAP_CACHE | LC_CAP_ATTRS)) != (LC_CAP_CACHE | LC_CAP_ATTRS))) {
+		/* a writer beside us (FUSE, NFSv3) has the file open, or the
+		 * MDS took the caps back meanwhile: no delegation.  Checked
+		 * after it was made, so a writer that opened in between is
+		 * either seen here or recalls it (lc_break_for_write after its
+		 * open), and a revoke either cleared the caps before this
+		 * check or its hook (gw.c) finds the delegation to recall */
 		struct os_stid *d;
 
 		pthread_mutex_lock(&c->st->lock);

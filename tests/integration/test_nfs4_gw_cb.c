@@ -11,6 +11,7 @@
  */
 #include "nfs4_cb_client.h"
 #include "nfs4gw_fixture.h"
+#include "common/rcu.h"
 #include "nfs_gw/nfs4/open_state.h"
 
 #define CB_PROG 0x40000123u
@@ -1011,6 +1012,110 @@ START_TEST(v40_read_delegation_recalled)
 }
 END_TEST
 
+
+/*
+ * Another process with a client of its own of the same MDS (as another
+ * loligo-fuse would be; it opens the store like any client): opens
+ * @dir/@name for writing, says 'o' on @fd once the open returned, writes
+ * @data, syncs and exits 0 (or the step that failed).
+ */
+static void other_writer(int fd, const char *dir, const char *name, const char *data)
+{
+	struct lclient *c;
+	struct lc_inode *r, *d, *in;
+	struct lc_fh *fh;
+
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (lclient_create(&c) || lclient_mount(c, NULL))
+		_exit(2);
+	r = lc_root(c);
+	if (lc_lookup(c, r, dir, &rootcr, NULL, &d) || lc_lookup(c, d, name, &rootcr, NULL, &in))
+		_exit(3);
+	if (lc_open(c, in, O_WRONLY, &rootcr, &fh))   /* the MDS revokes the gateway's caps first */
+		_exit(4);
+	if (write(fd, "o", 1) != 1)
+		_exit(5);
+	if (lc_write(c, fh, 0, strlen(data), data) != (ssize_t)strlen(data) || lc_fsync(c, fh, false))
+		_exit(6);
+	lc_release(c, fh);
+	lc_put(c, in);
+	lc_put(c, d);
+	lc_put(c, r);
+	lclient_unmount(c);
+	lclient_destroy(c);
+	_exit(0);
+}
+
+/* Is there a byte to read on @fd within @ms? */
+static bool readable(int fd, int ms)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+
+	return poll(&p, 1, ms) == 1;
+}
+
+/*
+ * The issue's test: a read delegation is granted while the gateway's client
+ * holds the file's caps; another process's client of the same MDS opening
+ * the file for writing makes the MDS revoke them, the gateway recalls the
+ * delegation (CB_RECALL) and the other client's open waits for the
+ * DELEGRETURN; the NFS client then reads what the other client wrote.
+ */
+START_TEST(v41_delegation_recalled_by_another_client)
+{
+	const char *opts[] = { "nfs4_delegations=true", NULL };
+	const char *data = "the other client wrote this";
+	struct nfs4_stateid sa, dsa;
+	struct nfs4_fh dfh, ffh;
+	struct nc *a;
+	struct ncb *ba;
+	uint32_t dt = 99;
+	uint64_t t0, t_recall, t_ret;
+	int p[2], st = -1;
+	pid_t child;
+	char buf[64], k;
+
+	gw_up_opts(opts);
+	a = cb_client("dg-other", &ba);
+	test_dir(a, "dg6", &dfh);
+	make_file("f", "what the gateway had", 0666);
+	ck_assert_uint_eq(open_deleg(a, &dfh, "f", OS_SHARE_ACCESS_READ, "ownA", &sa, &ffh, &dt, &dsa), NFS4_OK);
+	ck_assert_msg(dt == 1, "no read delegation (type %#x): caps not held?", dt);
+	ck_assert_int_eq(pipe(p), 0);
+	t0 = now_mono_ns();
+	/* the child's client library uses RCU too (its unmount waits for
+	 * call_rcu work): hand it working call_rcu threads */
+	call_rcu_before_fork();
+	child = fork();
+	if (child == 0) {
+		call_rcu_after_fork_child();
+		close(p[0]);
+		other_writer(p[1], "dg6", "f", data);
+	}
+	call_rcu_after_fork_parent();
+	ck_assert_int_ge(child, 0);
+	close(p[1]);
+	ck_assert_msg(WAIT_FOR(NCB_GET(ba, recalls) == 1, 20), "the other client's open recalled nothing");
+	t_recall = now_mono_ns();
+	ck_assert_msg(!readable(p[0], 200), "the other client's open did not wait for the delegation");
+	t_ret = now_mono_ns();
+	ck_assert_uint_eq(sid_op(a, &ffh, OP_DELEGRETURN, &dsa), NFS4_OK);
+	ck_assert_msg(readable(p[0], 30000), "the other client's open still waits after DELEGRETURN");
+	ck_assert_int_eq(read(p[0], &k, 1), 1);
+	fprintf(stderr, "another client's open: CB_RECALL after %.1f ms, open returned %.1f ms after DELEGRETURN\n",
+		(double)(t_recall - t0) / 1e6, (double)(now_mono_ns() - t_ret) / 1e6);
+	ck_assert_int_eq(waitpid(child, &st, 0), child);
+	close(p[0]);
+	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "the other client failed (status %#x)", st);
+	ck_assert_uint_eq(read_with(a, &ffh, &sa, buf, sizeof(buf)), NFS4_OK);
+	ck_assert_str_eq(buf, data);
+	ncb_detach(ba);
+	nc_close(a);
+	ncb_free(ba);
+	gw_down();
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("nfs4_gw_cb");
@@ -1029,6 +1134,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, v41_delegation_recalled_by_a_local_writer);
 	tcase_add_test(tc, v3_write_recalls_a_delegation);
 	tcase_add_test(tc, v40_read_delegation_recalled);
+	tcase_add_test(tc, v41_delegation_recalled_by_another_client);
 	suite_add_tcase(s, tc);
 	return s;
 }
