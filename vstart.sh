@@ -103,7 +103,7 @@ store_local_path = $dir/store
 [mds]
 mds_addr = 127.0.0.1
 mds_port = $mds_port
-# \$cluster-\$name: Ceph's metavariables (loligo-mds.0.asok); `loligo daemon mds.0 ...` finds it
+# \$cluster-\$name: Ceph's metavariables (loligo-mds.0.asok): 'loligo daemon mds.0 ...' finds it
 admin_socket = $out/\$cluster-\$name.asok
 log_file = $out/\$cluster-\$name.log
 # auth_required is on (the default): clients prove the key of their name
@@ -111,7 +111,7 @@ mds_keyring = $dir/keyring
 
 [client]
 client_mds_addr = 127.0.0.1:$mds_port
-# \$pid: two mounts from this config do not collide; `loligo daemon client.admin ...` finds the one running
+# \$pid: two mounts from this config do not collide: 'loligo daemon client.admin ...' finds the one running
 admin_socket = $out/\$cluster-\$name.\$pid.asok
 log_file = $out/\$cluster-\$name.log
 client_keyring = $dir/client.admin.keyring
