@@ -50,7 +50,7 @@ endif()
 
 # File locks and eviction through two mounts (issue 10.3, 10.4): fcntl and
 # flock across clients, waits, signals, an MDS restart, the fence.  On RADOS
-# too (fuse_locks_rados.sh starts a real Ceph cluster).
+# too (fuse_suite_rados.sh starts a real Ceph cluster).
 if(TARGET loligo-fuse AND TARGET loligo-mds)
   loligo_check_test(test_fuse_locks
     SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_fuse_locks.c ${CMAKE_CURRENT_LIST_DIR}/test_fuse_harness.c
@@ -61,7 +61,7 @@ if(TARGET loligo-fuse AND TARGET loligo-mds)
   set_tests_properties(test_fuse_locks PROPERTIES SKIP_RETURN_CODE 77 RUN_SERIAL TRUE)
   if(LOLIGO_RADOS)
     add_test(NAME fuse_locks_rados
-             COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/fuse_locks_rados.sh $<TARGET_FILE:test_fuse_locks>)
+             COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/fuse_suite_rados.sh locks $<TARGET_FILE:test_fuse_locks>)
     set_tests_properties(fuse_locks_rados PROPERTIES
       TIMEOUT 600 RUN_SERIAL TRUE SKIP_RETURN_CODE 77
       LABELS "e2e;fuse;locks;rados"

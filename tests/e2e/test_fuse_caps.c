@@ -7,7 +7,7 @@
  *
  * Two real loligo-fuse mounts of one filesystem (two client processes, two
  * sessions): on the local store by default (both open it, the MDS too), on
- * RADOS with LOLIGO_E2E_RADOS_CONF=ceph.conf (tests/e2e/fuse_caps_rados.sh
+ * RADOS with LOLIGO_E2E_RADOS_CONF=ceph.conf (tests/e2e/fuse_suite_rados.sh
  * starts a real Ceph cluster and runs this suite against it).
  * The kernel caches of mount 1 are made long (client_caps_timeout 30 s), so
  * a check that passes by a cache expiring is impossible; each is asserted

@@ -17,7 +17,7 @@
  * `blocklist rm`; its locks went to the waiter at the eviction.
  *
  * On the local store by default; on RADOS with LOLIGO_E2E_RADOS_CONF
- * (tests/e2e/fuse_locks_rados.sh starts a real Ceph cluster).
+ * (tests/e2e/fuse_suite_rados.sh starts a real Ceph cluster).
  */
 #include <check.h>
 #include <errno.h>

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# fuse_locks_rados.sh TEST_FUSE_LOCKS_BINARY
+# fuse_suite_rados.sh NAME TEST_BINARY
 #
-# Runs the two-mount file-lock and eviction suite (tests/e2e/test_fuse_locks.c) against a real
+# Runs a two-mount FUSE suite (NAME: caps = tests/e2e/test_fuse_caps.c, locks =
+# tests/e2e/test_fuse_locks.c, file locks and eviction) against a real
 # single-node Ceph cluster (../shared/ceph/start-cluster.sh: one mon, one
 # memstore OSD) on a free loopback port in a temporary directory: two
 # loligo-fuse mounts of one filesystem on RADOS.  The cluster is wiped on
@@ -9,7 +10,8 @@
 # script is SIGKILLed by ctest).  A cluster that cannot start is a FAILURE.
 set -uo pipefail
 
-bin=${1:?usage: $0 TEST_FUSE_LOCKS_BINARY}
+name=${1:?usage: $0 NAME TEST_BINARY}
+bin=${2:?usage: $0 NAME TEST_BINARY}
 shared=${LOLIGO_SHARED_DIR:-${LOLIGO_SOURCE_DIR:?LOLIGO_SOURCE_DIR not set}/../shared}
 ceph=$shared/ceph
 if [[ ! -x $ceph/start-cluster.sh ]]; then
@@ -24,7 +26,7 @@ if [[ $(id -u) != 0 || ! -w /dev/fuse ]]; then
   exit 77
 fi
 
-tmp=$(mktemp -d /tmp/loligo-fuse-locks-rados-XXXXXX)
+tmp=$(mktemp -d /tmp/loligo-fuse-$name-rados-XXXXXX)
 cluster=$tmp/ceph
 cleanup() {
   "$ceph/stop-cluster.sh" "$cluster" --wipe >/dev/null 2>&1
@@ -65,7 +67,7 @@ echo "ceph cluster up on 127.0.0.1:$port ($cluster)"
 LOLIGO_E2E_RADOS_CONF=$cluster/ceph.conf CK_DEFAULT_TIMEOUT=${CK_DEFAULT_TIMEOUT:-120} timeout 540 "$bin"
 rc=$?
 if ((rc != 0)); then
-  echo "FAIL: the two-mount locks suite on rados exited $rc; cluster log tail:" >&2
+  echo "FAIL: the two-mount $name suite on rados exited $rc; cluster log tail:" >&2
   tail -20 "$cluster"/log/osd.0.log >&2 2>/dev/null
 fi
 exit $rc
