@@ -87,14 +87,6 @@ for b in "$build" ${compare:+"$compare"}; do
 	[[ -x $b/mds/loligo-mds && -x $b/client/fuse/loligo-fuse && -x $b/tools/cli/loligo ]] ||
 		{ echo "run-fio: no loligo-mds/loligo-fuse/loligo in $b" >&2; exit 1; }
 done
-compare_label=
-if [[ -n $compare ]]; then   # the compared build's commit, for the table's header
-	src=$(sed -n 's/^CMAKE_HOME_DIRECTORY:INTERNAL=//p' "$compare/CMakeCache.txt" 2>/dev/null)
-	compare_label=$(git -C "${src:-$compare}" rev-parse --short HEAD 2>/dev/null || basename "$compare")
-fi
-bin_of() { # TARGET -> its build tree
-	if [[ $1 == rados0 ]]; then echo "$compare"; else echo "$build"; fi
-}
 jobs_dir=$here/fio
 if [[ -n $ceph_dir || $ceph_start == 1 ]]; then
 	command -v ceph-fuse >/dev/null || { echo "run-fio: needs ceph-fuse and ceph-mds (install-deps.sh --bench)" >&2; exit 1; }
@@ -102,138 +94,23 @@ fi
 
 work=$(mktemp -d /tmp/loligo-fio.XXXXXX)
 chmod 755 "$work"
-declare -A mds_pid fuse_pid mds_port
-ceph_mnt=$work/cephfuse.mnt
-
-unmount() { # MNT PID
-	local m=$1 p=${2:-}
-	if grep -q " $m fuse" /proc/mounts; then
-		fusermount3 -u "$m" 2>/dev/null || fusermount3 -uz "$m" 2>/dev/null || true
-	fi
-	[[ -n $p ]] || return 0
-	for _ in $(seq 1 200); do kill -0 "$p" 2>/dev/null || return 0; sleep 0.1; done
-	kill -KILL "$p" 2>/dev/null || true
-}
+bench=run-fio bench_fs=fiobench
+# shellcheck source=tools/bench/lib-targets.sh
+. "$here/lib-targets.sh"
+compare_label=
+[[ -n $compare ]] && compare_label=$(build_label "$compare")
 cleanup() {
-	set +e
-	for t in "${!fuse_pid[@]}"; do unmount "$work/$t.mnt" "${fuse_pid[$t]}"; done
-	[[ -d $work/local2.mnt ]] && unmount "$work/local2.mnt" "${fuse2_pid:-}"
-	cephfuse_umount
-	for t in "${!mds_pid[@]}"; do kill -TERM "${mds_pid[$t]}" 2>/dev/null && wait "${mds_pid[$t]}" 2>/dev/null; done
-	if [[ -n ${cluster_started:-} ]]; then
-		"$shared/ceph/stop-cluster.sh" "$ceph_dir" --wipe >/dev/null 2>&1
-	elif [[ -n $ceph_dir ]]; then
-		# our filesystems' pools: a purge cut short by the last unmount leaves
-		# objects behind, and a memstore OSD holds them in RAM
-		for t in "${!mds_port[@]}"; do
-			[[ $t == rados* ]] || continue
-			for p in "fiobench$$${t}_metadata" "fiobench$$${t}_data"; do
-				ceph -c "$ceph_dir/ceph.conf" osd pool rm "$p" "$p" --yes-i-really-really-mean-it >/dev/null 2>&1
-			done
-		done
-	fi
+	bench_cleanup
 	if ((keep)); then echo "run-fio: kept $work"; else rm -rf "$work"; fi
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-if ((ceph_start)); then
-	ceph_dir=$work/ceph
-	for attempt in 1 2 3 4 5; do
-		port=$(python3 -c 'import random,socket
-for _ in range(100):
-    p = random.randrange(20000, 30000)
-    ok = True
-    for q in (p, p + 1):
-        s = socket.socket()
-        try: s.bind(("127.0.0.1", q))
-        except OSError: ok = False
-        s.close()
-    if ok: print(p); break')
-		if CEPH_PORT=$port CEPH_MDS=1 CEPH_POOL= "$shared/ceph/start-cluster.sh" "$ceph_dir" >"$work/ceph-start.log" 2>&1; then
-			cluster_started=1
-			break
-		fi
-		"$shared/ceph/stop-cluster.sh" "$ceph_dir" --wipe >/dev/null 2>&1 || true
-	done
-	[[ -n ${cluster_started:-} ]] || { echo "run-fio: could not start a Ceph cluster:" >&2; tail -5 "$work/ceph-start.log" >&2; exit 1; }
-fi
+((ceph_start)) && bench_ceph_start
 all_targets=local
 [[ -n $ceph_dir ]] && all_targets=local,rados,cephfuse
 [[ -n $ceph_dir && -n $compare ]] && all_targets=local,rados0,rados,cephfuse
 targets=${targets:-$all_targets}
-
-"$cli" auth get-or-create client.admin --keyring "$work/keyring" -o "$work/client.keyring" >/dev/null 2>&1
-
-# loligo target T (local|rados|rados0): config, mkfs, MDS
-loligo_setup() {
-	local t=$1 conf=$work/$t.conf store mds_bin
-	mds_bin=$(bin_of "$t")/mds/loligo-mds
-	if [[ $t == local ]]; then
-		store="store_backend = local
-store_local_path = $work/store"
-	else
-		store="store_backend = rados
-rados_conf = $ceph_dir/ceph.conf
-fs_name = fiobench$$$t"
-	fi
-	cat >"$conf" <<EOF
-[global]
-$store
-[mds]
-mds_addr = 127.0.0.1
-log_file = $work/$t-mds.log
-mds_keyring = $work/keyring
-admin_socket = $work/$t-mds.asok
-[client]
-log_file = $work/$t-client.log
-client_keyring = $work/client.keyring
-admin_socket = $work/$t-client.asok
-EOF
-	"$mds_bin" -c "$conf" --mkfs >"$work/$t-mds.out" 2>&1 || { echo "run-fio: mkfs ($t):" >&2; tail "$work/$t-mds.out" >&2; exit 1; }
-	"$mds_bin" -c "$conf" --mds_port=0 --port-file "$work/$t-mds.port" >>"$work/$t-mds.out" 2>&1 &
-	mds_pid[$t]=$!
-	for _ in $(seq 1 150); do [[ -s $work/$t-mds.port ]] && break; sleep 0.1; done
-	[[ -s $work/$t-mds.port ]] || { echo "run-fio: loligo-mds ($t) did not start:" >&2; tail "$work/$t-mds.out" >&2; exit 1; }
-	mds_port[$t]=$(cat "$work/$t-mds.port")
-	mkdir -p "$work/$t.mnt"
-}
-loligo_mount() { # T [MNT]
-	local t=$1 m=${2:-$work/$1.mnt} p fuse_bin
-	fuse_bin=$(bin_of "$t")/client/fuse/loligo-fuse
-	mkdir -p "$m"
-	"$fuse_bin" -f -c "$work/$t.conf" "--client_mds_addr=127.0.0.1:${mds_port[$t]}" "$m" >>"$work/$t-client.out" 2>&1 &
-	p=$!
-	for _ in $(seq 1 150); do grep -q " $m fuse" /proc/mounts && break; sleep 0.1; done
-	grep -q " $m fuse" /proc/mounts || { echo "run-fio: loligo-fuse ($t) did not mount:" >&2; tail "$work/$t-client.out" >&2; exit 1; }
-	if [[ -z ${2:-} ]]; then fuse_pid[$t]=$p; else fuse2_pid=$p; fi
-}
-cephfuse_mount() {
-	mkdir -p "$ceph_mnt"
-	"$shared/ceph/mount-cephfs.sh" "$ceph_dir" "$ceph_mnt" >>"$work/cephfuse.out" 2>&1 ||
-		{ echo "run-fio: ceph-fuse did not mount:" >&2; tail "$work/cephfuse.out" >&2; exit 1; }
-	local pf
-	pf=$(grep -l "^$ceph_mnt\$" "$ceph_dir"/run/fuse.*.mnt | head -1)
-	fuse_pid[cephfuse]=$(cat "${pf%.mnt}.pid")
-}
-cephfuse_umount() {
-	[[ -n $ceph_dir ]] || return 0
-	local pf
-	for pf in "$ceph_dir"/run/fuse.*.mnt; do
-		[[ -e $pf && $(cat "$pf") == "$ceph_mnt" ]] || continue
-		unmount "$ceph_mnt" "$(cat "${pf%.mnt}.pid" 2>/dev/null)"
-		rm -f "$pf" "${pf%.mnt}.pid"
-	done
-	unset 'fuse_pid[cephfuse]'
-}
-mount_target() { if [[ $1 == cephfuse ]]; then cephfuse_mount; else loligo_mount "$1"; fi; }
-umount_target() {
-	if [[ $1 == cephfuse ]]; then cephfuse_umount; else unmount "$work/$1.mnt" "${fuse_pid[$1]}"; unset "fuse_pid[$1]"; fi
-}
-mnt_of() { if [[ $1 == cephfuse ]]; then echo "$ceph_mnt"; else echo "$work/$1.mnt"; fi; }
-cpu_of() { # PID -> CPU seconds (utime + stime) so far
-	awk -v hz="$(getconf CLK_TCK)" '{ printf "%.2f", ($14 + $15) / hz }' "/proc/$1/stat" 2>/dev/null || echo 0
-}
 
 # the OSD's read ops so far: "count sum_seconds" of op_r_latency
 osd_r_latency() {

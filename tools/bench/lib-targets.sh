@@ -1,0 +1,164 @@
+# lib-targets.sh - the mounts the FUSE benchmarks compare, sourced by
+# run-fio.sh and run-untar.sh (not run on its own).
+#
+# Targets: "local" (loligo-mds --mkfs on a local store in the work dir +
+# loligo-fuse), "rados" (the same on RADOS of a cluster made by
+# ../shared/ceph/start-cluster.sh with CEPH_MDS=1, its own pools), "local0"
+# and "rados0" (the same with the binaries of another build tree, for
+# before/after) and
+# "cephfuse" (../shared/ceph/mount-cephfs.sh on that cluster's CephFS).
+#
+# The sourcing script sets, before calling anything here:
+#   bench       its name, for messages ("run-fio")
+#   work        the temp dir everything lives in (configs, logs, mounts)
+#   build       the build tree; compare: the other one for rados0 (or empty)
+#   cli         $build/tools/cli/loligo
+#   ceph_dir    the cluster's directory (or empty); shared: ../shared
+# and gets: mds_pid[T], mds_port[T], fuse_pid[T], fuse2_pid, ceph_mnt,
+# cluster_started (bench_ceph_start).  bench_cleanup undoes all of it; call it
+# from the script's EXIT trap.
+
+declare -A mds_pid fuse_pid mds_port
+ceph_mnt=$work/cephfuse.mnt
+fuse2_pid=
+
+bin_of() { # TARGET -> its build tree (local0, rados0: the --compare one)
+	if [[ $1 == *0 ]]; then echo "$compare"; else echo "$build"; fi
+}
+# the loligo filesystem name (and pool prefix) of target T on RADOS
+fs_name_of() { echo "${bench_fs:-${bench//-/}}$$$1"; }
+
+unmount() { # MNT PID
+	local m=$1 p=${2:-}
+	if grep -q " $m fuse" /proc/mounts; then
+		fusermount3 -u "$m" 2>/dev/null || fusermount3 -uz "$m" 2>/dev/null || true
+	fi
+	[[ -n $p ]] || return 0
+	for _ in $(seq 1 200); do kill -0 "$p" 2>/dev/null || return 0; sleep 0.1; done
+	kill -KILL "$p" 2>/dev/null || true
+}
+
+# bench_ceph_start: a cluster of our own in $work/ceph on a free port
+# (memstore OSD, CEPH_MDS=1); sets ceph_dir and cluster_started
+bench_ceph_start() {
+	ceph_dir=$work/ceph
+	for attempt in 1 2 3 4 5; do
+		port=$(python3 -c 'import random,socket
+for _ in range(100):
+    p = random.randrange(20000, 30000)
+    ok = True
+    for q in (p, p + 1):
+        s = socket.socket()
+        try: s.bind(("127.0.0.1", q))
+        except OSError: ok = False
+        s.close()
+    if ok: print(p); break')
+		if CEPH_PORT=$port CEPH_MDS=1 CEPH_POOL= "$shared/ceph/start-cluster.sh" "$ceph_dir" >"$work/ceph-start.log" 2>&1; then
+			cluster_started=1
+			return 0
+		fi
+		"$shared/ceph/stop-cluster.sh" "$ceph_dir" --wipe >/dev/null 2>&1 || true
+	done
+	echo "$bench: could not start a Ceph cluster:" >&2; tail -5 "$work/ceph-start.log" >&2; exit 1
+}
+
+bench_cleanup() {
+	set +e
+	trap '' INT TERM   # a second signal must not cut the cleanup short
+	local t p
+	for t in "${!fuse_pid[@]}"; do [[ $t == cephfuse ]] || unmount "$work/$t.mnt" "${fuse_pid[$t]}"; done
+	[[ -d $work/local2.mnt ]] && unmount "$work/local2.mnt" "$fuse2_pid"
+	cephfuse_umount
+	for t in "${!mds_pid[@]}"; do kill -TERM "${mds_pid[$t]}" 2>/dev/null && wait "${mds_pid[$t]}" 2>/dev/null; done
+	if [[ -n ${cluster_started:-} ]]; then
+		"$shared/ceph/stop-cluster.sh" "$ceph_dir" --wipe >/dev/null 2>&1
+	elif [[ -n $ceph_dir ]]; then
+		# our filesystems' pools: a purge cut short by the last unmount leaves
+		# objects behind, and a memstore OSD holds them in RAM
+		for t in "${!mds_port[@]}"; do
+			[[ $t == rados* ]] || continue
+			for p in "$(fs_name_of "$t")_metadata" "$(fs_name_of "$t")_data"; do
+				ceph -c "$ceph_dir/ceph.conf" osd pool rm "$p" "$p" --yes-i-really-really-mean-it >/dev/null 2>&1
+			done
+		done
+	fi
+}
+
+# loligo target T (local|local0|rados|rados0): config, mkfs, MDS
+loligo_setup() {
+	local t=$1 conf=$work/$t.conf store mds_bin
+	mds_bin=$(bin_of "$t")/mds/loligo-mds
+	[[ -s $work/client.keyring ]] ||
+		"$cli" auth get-or-create client.admin --keyring "$work/keyring" -o "$work/client.keyring" >/dev/null 2>&1
+	if [[ $t == local* ]]; then
+		store="store_backend = local
+store_local_path = $work/$t.store"
+	else
+		store="store_backend = rados
+rados_conf = $ceph_dir/ceph.conf
+fs_name = $(fs_name_of "$t")"
+	fi
+	cat >"$conf" <<EOF
+[global]
+$store
+[mds]
+mds_addr = 127.0.0.1
+log_file = $work/$t-mds.log
+mds_keyring = $work/keyring
+admin_socket = $work/$t-mds.asok
+[client]
+log_file = $work/$t-client.log
+client_keyring = $work/client.keyring
+admin_socket = $work/$t-client.asok
+EOF
+	"$mds_bin" -c "$conf" --mkfs >"$work/$t-mds.out" 2>&1 || { echo "$bench: mkfs ($t):" >&2; tail "$work/$t-mds.out" >&2; exit 1; }
+	mds_port[$t]=0   # from here on, bench_cleanup removes its pools
+	"$mds_bin" -c "$conf" --mds_port=0 --port-file "$work/$t-mds.port" >>"$work/$t-mds.out" 2>&1 &
+	mds_pid[$t]=$!
+	for _ in $(seq 1 150); do [[ -s $work/$t-mds.port ]] && break; sleep 0.1; done
+	[[ -s $work/$t-mds.port ]] || { echo "$bench: loligo-mds ($t) did not start:" >&2; tail "$work/$t-mds.out" >&2; exit 1; }
+	mds_port[$t]=$(cat "$work/$t-mds.port")
+	mkdir -p "$work/$t.mnt"
+}
+loligo_mount() { # T [MNT]
+	local t=$1 m=${2:-$work/$1.mnt} p fuse_bin
+	fuse_bin=$(bin_of "$t")/client/fuse/loligo-fuse
+	mkdir -p "$m"
+	"$fuse_bin" -f -c "$work/$t.conf" "--client_mds_addr=127.0.0.1:${mds_port[$t]}" "$m" >>"$work/$t-client.out" 2>&1 &
+	p=$!
+	if [[ -z ${2:-} ]]; then fuse_pid[$t]=$p; else fuse2_pid=$p; fi
+	for _ in $(seq 1 150); do grep -q " $m fuse" /proc/mounts && break; sleep 0.1; done
+	grep -q " $m fuse" /proc/mounts || { echo "$bench: loligo-fuse ($t) did not mount:" >&2; tail "$work/$t-client.out" >&2; exit 1; }
+}
+cephfuse_mount() {
+	mkdir -p "$ceph_mnt"
+	"$shared/ceph/mount-cephfs.sh" "$ceph_dir" "$ceph_mnt" >>"$work/cephfuse.out" 2>&1 ||
+		{ echo "$bench: ceph-fuse did not mount:" >&2; tail "$work/cephfuse.out" >&2; exit 1; }
+	local pf
+	pf=$(grep -l "^$ceph_mnt\$" "$ceph_dir"/run/fuse.*.mnt | head -1)
+	fuse_pid[cephfuse]=$(cat "${pf%.mnt}.pid")
+}
+cephfuse_umount() {
+	[[ -n $ceph_dir ]] || return 0
+	local pf
+	for pf in "$ceph_dir"/run/fuse.*.mnt; do
+		[[ -e $pf && $(cat "$pf") == "$ceph_mnt" ]] || continue
+		unmount "$ceph_mnt" "$(cat "${pf%.mnt}.pid" 2>/dev/null)"
+		rm -f "$pf" "${pf%.mnt}.pid"
+	done
+	unset 'fuse_pid[cephfuse]'
+}
+mount_target() { if [[ $1 == cephfuse ]]; then cephfuse_mount; else loligo_mount "$1"; fi; }
+umount_target() {
+	if [[ $1 == cephfuse ]]; then cephfuse_umount; else unmount "$work/$1.mnt" "${fuse_pid[$1]}"; unset "fuse_pid[$1]"; fi
+}
+mnt_of() { if [[ $1 == cephfuse ]]; then echo "$ceph_mnt"; else echo "$work/$1.mnt"; fi; }
+cpu_of() { # PID -> CPU seconds (utime + stime) so far
+	awk -v hz="$(getconf CLK_TCK)" '{ printf "%.2f", ($14 + $15) / hz }' "/proc/$1/stat" 2>/dev/null || echo 0
+}
+# the label of build tree DIR for tables: its source's short commit
+build_label() {
+	local src
+	src=$(sed -n 's/^CMAKE_HOME_DIRECTORY:INTERNAL=//p' "$1/CMakeCache.txt" 2>/dev/null)
+	git -C "${src:-$1}" rev-parse --short HEAD 2>/dev/null || basename "$1"
+}
