@@ -87,8 +87,14 @@ void lclient_del_revoke_hook(struct lclient *c, struct lc_revoke_hook *h)
 	pthread_rwlock_unlock(&c->hooks_lock);
 }
 
-/* The hooks for @in going from @had to @keep (MDSP_CAP_*), if that loses an LC_CAP_* bit. */
-static void run_hooks(struct lclient *c, struct lc_inode *in, uint32_t had, uint32_t keep, bool lost)
+/*
+ * The hooks for @in going from @had to @keep (MDSP_CAP_*), if that loses an
+ * LC_CAP_* bit.  @rv (NULL: none may defer) counts the hooks that deferred:
+ * each gets a pending count and a reference before it is called, since it
+ * may complete from another thread before it returns.
+ */
+static void run_hooks(struct lclient *c, struct lc_inode *in, uint32_t had, uint32_t keep, bool lost,
+		      struct lc_revoke *rv)
 {
 	uint32_t h = lc_bits(had), k = lc_bits(keep);
 	struct lc_revoke_hook *hk;
@@ -96,8 +102,24 @@ static void run_hooks(struct lclient *c, struct lc_inode *in, uint32_t had, uint
 	if (!(h & ~k))
 		return;
 	pthread_rwlock_rdlock(&c->hooks_lock);
-	for (hk = c->hooks; hk; hk = hk->next)
-		hk->revoke(hk->arg, in, h, k, lost);
+	for (hk = c->hooks; hk; hk = hk->next) {
+		if (rv) {
+			pthread_mutex_lock(&c->work_lock);
+			rv->pending++;
+			rv->refs++;
+			pthread_mutex_unlock(&c->work_lock);
+		}
+		if (hk->revoke(hk->arg, in, h, k, lost, rv) == LC_REVOKE_DEFERRED && rv)
+			continue;
+		if (rv) {
+			/* not deferred: take back what it was given (the
+			 * runner's own pending count keeps the tail from running) */
+			pthread_mutex_lock(&c->work_lock);
+			rv->pending--;
+			rv->refs--;
+			pthread_mutex_unlock(&c->work_lock);
+		}
+	}
 	pthread_rwlock_unlock(&c->hooks_lock);
 }
 
@@ -412,40 +434,48 @@ static void wait_kernel(struct lclient *c)
 		c->cb.inval_wait(c->cb_arg, REVOKE_INVAL_WAIT_MS);
 }
 
-static void process_revoke(struct lclient *c, const struct mdsp_caps *m)
+/* work_lock held: free @rv once its last reference is gone. */
+static void revoke_put_locked(struct lc_revoke *rv)
 {
-	struct lc_inode *in = lc_ino_to_inode(c, m->ino);
-	uint32_t keep = m->caps, had;
-	bool dir, dirty;
-	char ks[24];
-
-	perf_inc(&c->perf.caps_revoke, 1);
-	if (!in) {
-		send_ack(c, NULL, m);
+	if (--rv->refs > 0)
 		return;
-	}
-	/* give up the bits first: from here on writes go through, reads and
-	 * getattr go to the store and the MDS */
+	free(rv->tail);
+	free(rv);
+}
+
+/* work_lock held: queue @rv's tail to the flusher (once). */
+static void revoke_queue_tail_locked(struct lclient *c, struct lc_revoke *rv)
+{
+	struct cap_work *w = rv->tail;
+
+	if (!w)
+		return;                  /* queued already */
+	rv->tail = NULL;
+	*c->work_tail = w;
+	c->work_tail = &w->next;
+	pthread_cond_signal(&c->work_cond);
+}
+
+void lc_revoke_complete(struct lclient *c, struct lc_revoke *rv)
+{
+	pthread_mutex_lock(&c->work_lock);
+	if (--rv->pending == 0)
+		revoke_queue_tail_locked(c, rv);
+	revoke_put_locked(rv);
+	pthread_mutex_unlock(&c->work_lock);
+}
+
+/* The revoke's second half: what the frontends' clients wrote back is in
+ * the objects, the kernel's caches are invalid, the MDS gets the ack. */
+static void finish_revoke(struct lclient *c, struct lc_inode *in, const struct mdsp_caps *m)
+{
+	uint32_t keep = m->caps;
+	bool dir, dirty;
+
 	pthread_mutex_lock(&in->lock);
-	had = in->caps;
-	in->caps &= keep;
-	if (m->seq > in->cap_seq)
-		in->cap_seq = m->seq;
-	if (!lc_attrs_cached_locked(in))
-		in->attr_until = 0;
 	dir = S_ISDIR(in->mi.mode);
 	dirty = in->dirty || in->flushing;
-	if (!(keep & MDSP_CAP_FILE_SHARED) && in->rd) {
-		lc_rd_batch_put(in->rd);
-		in->rd = NULL;
-	}
 	pthread_mutex_unlock(&in->lock);
-	dout(CLIENT, 10, "revoke on %" PRIx64 ": keep %s (had 0x%x) seq %" PRIu64, m->ino,
-	     mdsp_caps_str(keep, ks, sizeof(ks)), had, m->seq);
-	/* a frontend's own promises (NFS delegations) go back first: what its
-	 * clients write back meanwhile goes through, and is flushed below */
-	run_hooks(c, in, had, had & keep, false);
-
 	/* what we buffered must be in the objects before the ack */
 	if (!(keep & MDSP_CAP_FILE_BUFFER) && dirty) {
 		int r = lc_wb_flush_data(c, in);
@@ -468,7 +498,187 @@ static void process_revoke(struct lclient *c, const struct mdsp_caps *m)
 	if (!(keep & MDSP_CAP_AUTH_SHARED) || (!dir && !(keep & MDSP_CAP_FILE_CACHE)))
 		wait_kernel(c);
 	send_ack(c, in, m);
+}
+
+/* The flusher: a deferred revoke's hooks are done (or it was forced). */
+static void process_deferred(struct lclient *c, struct lc_revoke *rv)
+{
+	struct lc_inode *in = rv->in;
+	struct cap_work *waiting, *last;
+
+	if (atomic_load(&c->sess_gen) == rv->sess_gen) {
+		finish_revoke(c, in, &rv->m);
+	} else {
+		/* the session that sent it is gone, with every cap: nothing
+		 * to ack; what the kernel cached went with it (lc_session_event) */
+		dout(CLIENT, 5, "deferred revoke on %" PRIx64 ": the session was lost meanwhile, no ack", in->ino);
+	}
+	dout(CLIENT, 10, "deferred revoke on %" PRIx64 " acked after %" PRIu64 " ms", in->ino,
+	     (now_mono_ns() - rv->since) / 1000000);
+	pthread_mutex_lock(&c->work_lock);
+	for (struct lc_revoke **pp = &c->deferred; *pp; pp = &(*pp)->next)
+		if (*pp == rv) {
+			*pp = rv->next;
+			break;
+		}
+	if (in->rv_deferred == rv)
+		in->rv_deferred = NULL;
+	/* the inode's later revokes go next, before anything queued since */
+	waiting = rv->waiting;
+	rv->waiting = NULL;
+	if (waiting) {
+		for (last = waiting; last->next; last = last->next)
+			;
+		last->next = c->work;
+		if (!c->work)
+			c->work_tail = &last->next;
+		c->work = waiting;
+		pthread_cond_signal(&c->work_cond);
+	}
+	pthread_cond_broadcast(&c->deferred_cond);
+	revoke_put_locked(rv);
+	pthread_mutex_unlock(&c->work_lock);
 	lc_put(c, in);
+}
+
+/* A new deferred-revoke record for @m on @in (NULL without memory: the hooks may not defer). */
+static struct lc_revoke *revoke_new(struct lc_inode *in, const struct mdsp_caps *m)
+{
+	struct lc_revoke *rv = calloc(1, sizeof(*rv));
+
+	if (!rv || !(rv->tail = calloc(1, sizeof(*rv->tail)))) {
+		free(rv);
+		return NULL;
+	}
+	rv->in = in;
+	rv->m = *m;
+	rv->m.dname = NULL;
+	rv->tail->rv = rv;
+	rv->pending = 1;                 /* the hooks are running */
+	rv->refs = 1;
+	return rv;
+}
+
+static void process_revoke(struct lclient *c, struct cap_work *w)
+{
+	const struct mdsp_caps *m = &w->caps;
+	struct lc_inode *in = lc_ino_to_inode(c, m->ino);
+	uint32_t keep = m->caps, had;
+	struct lc_revoke *rv;
+	char ks[24];
+
+	if (!in) {
+		perf_inc(&c->perf.caps_revoke, 1);
+		send_ack(c, NULL, m);
+		return;
+	}
+	pthread_mutex_lock(&c->work_lock);
+	if (in->rv_deferred) {
+		/* an earlier revoke of this inode is still with a hook: this
+		 * one follows it (its ack would answer the earlier one too) */
+		struct cap_work *cw = malloc(sizeof(*cw)), **pp;
+
+		if (cw) {
+			*cw = *w;
+			cw->next = NULL;
+			w->caps.dname = NULL;   /* moved */
+			for (pp = &in->rv_deferred->waiting; *pp; pp = &(*pp)->next)
+				;
+			*pp = cw;
+			pthread_mutex_unlock(&c->work_lock);
+			lc_put(c, in);
+			return;
+		}
+		/* no memory: handle it now, out of order (acks carry seqs) */
+	}
+	pthread_mutex_unlock(&c->work_lock);
+	perf_inc(&c->perf.caps_revoke, 1);
+	/* give up the bits first: from here on writes go through, reads and
+	 * getattr go to the store and the MDS */
+	pthread_mutex_lock(&in->lock);
+	had = in->caps;
+	in->caps &= keep;
+	if (m->seq > in->cap_seq)
+		in->cap_seq = m->seq;
+	if (!lc_attrs_cached_locked(in))
+		in->attr_until = 0;
+	if (!(keep & MDSP_CAP_FILE_SHARED) && in->rd) {
+		lc_rd_batch_put(in->rd);
+		in->rd = NULL;
+	}
+	pthread_mutex_unlock(&in->lock);
+	dout(CLIENT, 10, "revoke on %" PRIx64 ": keep %s (had 0x%x) seq %" PRIu64, m->ino,
+	     mdsp_caps_str(keep, ks, sizeof(ks)), had, m->seq);
+	/* a frontend's own promises (NFS delegations) go back first: what its
+	 * clients write back meanwhile goes through, and is flushed after;
+	 * a hook that has to wait for its clients defers the rest */
+	rv = c->flusher_running ? revoke_new(in, m) : NULL;   /* none once the flusher stopped */
+	if (rv)
+		rv->sess_gen = atomic_load(&c->sess_gen);
+	run_hooks(c, in, had, had & keep, false, rv);
+	if (rv) {
+		pthread_mutex_lock(&c->work_lock);
+		if (--rv->pending > 0) {
+			rv->since = now_mono_ns();
+			rv->deadline = rv->since + lc_secs_ns(CFG_client_revoke_defer_max);
+			rv->next = c->deferred;
+			c->deferred = rv;
+			in->rv_deferred = rv;
+			perf_inc(&c->perf.caps_revoke_deferred, 1);
+			pthread_mutex_unlock(&c->work_lock);
+			dout(CLIENT, 10, "revoke on %" PRIx64 " deferred by a hook", m->ino);
+			return;                  /* the inode's reference goes with rv */
+		}
+		revoke_put_locked(rv);
+		pthread_mutex_unlock(&c->work_lock);
+	}
+	finish_revoke(c, in, m);
+	lc_put(c, in);
+}
+
+/* work_lock held: ack @rv without waiting for its hooks any longer. */
+static void revoke_force_locked(struct lclient *c, struct lc_revoke *rv, const char *why)
+{
+	if (!rv->tail)
+		return;                  /* queued already */
+	dinfo(CLIENT, "revoke on %" PRIx64 " held by a hook for %" PRIu64 " ms: %s, acked now", rv->in->ino,
+	      (now_mono_ns() - rv->since) / 1000000, why);
+	revoke_queue_tail_locked(c, rv);
+}
+
+void lc_revoke_expire(struct lclient *c)
+{
+	uint64_t now = now_mono_ns();
+
+	pthread_mutex_lock(&c->work_lock);
+	for (struct lc_revoke *rv = c->deferred; rv; rv = rv->next)
+		if (now >= rv->deadline)
+			revoke_force_locked(c, rv, "past client_revoke_defer_max");
+	pthread_mutex_unlock(&c->work_lock);
+}
+
+void lc_revoke_drain(struct lclient *c)
+{
+	pthread_mutex_lock(&c->work_lock);
+	while (c->deferred && c->flusher_running) {
+		uint64_t now = now_mono_ns(), until = UINT64_MAX;
+		struct timespec dl;
+
+		for (struct lc_revoke *rv = c->deferred; rv; rv = rv->next) {
+			if (now >= rv->deadline)
+				revoke_force_locked(c, rv, "unmount");
+			else if (rv->deadline < until)
+				until = rv->deadline;
+		}
+		if (until == UINT64_MAX)
+			until = now + 100000000ull;   /* all queued: wait for the flusher */
+		dl = ns_to_timespec(until);
+		pthread_cond_timedwait(&c->deferred_cond, &c->work_lock, &dl);
+	}
+	/* no flusher: lc_flusher_stop runs what is queued */
+	for (struct lc_revoke *rv = c->deferred; rv; rv = rv->next)
+		revoke_force_locked(c, rv, "unmount");
+	pthread_mutex_unlock(&c->work_lock);
 }
 
 static void process_lease_revoke(struct lclient *c, const struct mdsp_caps *m)
@@ -484,9 +694,13 @@ static void process_lease_revoke(struct lclient *c, const struct mdsp_caps *m)
 
 void lc_caps_process(struct lclient *c, struct cap_work *w)
 {
+	if (w->rv) {
+		process_deferred(c, w->rv);
+		return;
+	}
 	switch (w->caps.op) {
 	case MDSP_CAPS_REVOKE:
-		process_revoke(c, &w->caps);
+		process_revoke(c, w);
 		break;
 	case MDSP_CAPS_LEASE_REVOKE:
 		process_lease_revoke(c, &w->caps);
@@ -599,6 +813,15 @@ void lc_session_event(void *arg, uint32_t op)
 	if (op != MDSP_SESSION_STALE && op != MDSP_SESSION_EVICTED && op != MDSP_SESSION_CLOSE &&
 	    op != MDSP_SESSION_OPEN)
 		return;
+	if (op != MDSP_SESSION_STALE) {
+		/* revokes the hooks deferred were the lost session's: no ack,
+		 * and the hooks (called with lost below) let go at once */
+		atomic_fetch_add(&c->sess_gen, 1);
+		pthread_mutex_lock(&c->work_lock);
+		for (struct lc_revoke *rv = c->deferred; rv; rv = rv->next)
+			revoke_force_locked(c, rv, "the session was lost");
+		pthread_mutex_unlock(&c->work_lock);
+	}
 	dinfo(CLIENT, "session %s: dropping %s", mdsp_session_op_name(op),
 	      op == MDSP_SESSION_STALE ? "cached names, attributes and data (the caps stay until the MDS says)"
 				       : "caps, leases and cached attributes");
@@ -625,7 +848,7 @@ void lc_session_event(void *arg, uint32_t op)
 			in->rd = NULL;
 		}
 		pthread_mutex_unlock(&in->lock);
-		run_hooks(c, in, had, 0, true);
+		run_hooks(c, in, had, 0, true, NULL);
 		atomic_fetch_add(&in->dgen, 1);
 		atomic_fetch_add(&in->ngen, 1);
 		atomic_fetch_add(&in->data_gen, 1);

@@ -261,6 +261,7 @@ static void perf_register(struct lclient *c)
 	C(size_reports);
 	C(caps_grant);
 	C(caps_revoke);
+	C(caps_revoke_deferred);
 	C(lease_revoke);
 	C(cap_flushes);
 	C(caps_released);
@@ -303,6 +304,7 @@ static int client_alloc(struct lclient **out)
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&c->oc_cond, &ca);
 	pthread_cond_init(&c->work_cond, &ca);
+	pthread_cond_init(&c->deferred_cond, &ca);
 	pthread_condattr_destroy(&ca);
 	c->work_tail = &c->work;
 	r = lc_icache_init(c);
@@ -772,6 +774,7 @@ void lclient_destroy(struct lclient *c)
 	pthread_mutex_destroy(&c->ra_pool_lock);
 	pthread_cond_destroy(&c->oc_cond);
 	pthread_cond_destroy(&c->work_cond);
+	pthread_cond_destroy(&c->deferred_cond);
 	free(c->mds_addr);
 	free(c->mounted_at);
 	free(c->mountpoint);

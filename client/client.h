@@ -442,19 +442,44 @@ uint32_t lc_caps_held(struct lc_inode *in);
  * the objects) and the other client's change waits for it.  @had and @keep
  * are LC_CAP_* (only called when @keep lacks some of @had).
  *
- * Revokes run one at a time on the client's flusher thread: a hook may
- * block, bounded well under mds_session_timeout (the MDS evicts a client
- * that does not ack by then), and other revokes of this client wait behind
- * it.  It must not wait for MDS requests of its own (lc_* calls that reach
+ * Revokes run one at a time on the client's flusher thread, so a hook must
+ * not block for long: every other revoke and the writeback of this client
+ * wait behind it.  A hook that has to wait for its own clients returns
+ * LC_REVOKE_DEFERRED instead and keeps @rv: the flusher goes on with other
+ * inodes, and once the hook calls lc_revoke_complete(@rv) (from any thread,
+ * even before the hook returns) the flusher writes that inode back,
+ * invalidates and acks.  Later revokes of the same inode wait behind a
+ * deferred one (the MDS's ack covers every earlier revoke).  A deferred
+ * revoke is bounded: the hook must complete it well under
+ * mds_session_timeout (the MDS evicts a client that does not ack by then);
+ * past client_revoke_defer_max the client acks anyway, and a lost session
+ * or an unmount (which waits for them first, up to that bound) completes
+ * them at once - lc_revoke_complete stays valid on @rv until the hook calls
+ * it, exactly once per LC_REVOKE_DEFERRED.  @rv is NULL when the revoke
+ * cannot be deferred (@lost, or no memory): return 0 then.
+ *
+ * A hook must not wait for MDS requests of its own (lc_* calls that reach
  * the MDS), and gets @in without a lock held (it may lc_get/lc_put).
  * @lost: the session ended (evicted, closed, a new one): the caps are
  * already gone, @keep is 0, and the hook must not block (session thread).
  */
+#define LC_REVOKE_DEFERRED 1
+
+struct lc_revoke;
+
 struct lc_revoke_hook {
-	void (*revoke)(void *arg, struct lc_inode *in, uint32_t had, uint32_t keep, bool lost);
+	/* 0: done; LC_REVOKE_DEFERRED: lc_revoke_complete(@rv) follows */
+	int (*revoke)(void *arg, struct lc_inode *in, uint32_t had, uint32_t keep, bool lost, struct lc_revoke *rv);
 	void *arg;
 	struct lc_revoke_hook *next;  /* the client's list */
 };
+
+/**
+ * lc_revoke_complete - a hook that deferred @rv is done with it: the flusher
+ * finishes the revoke (writeback, invalidation, ack) once every hook that
+ * deferred it has completed it.  Never blocks; any thread.
+ */
+void lc_revoke_complete(struct lclient *c, struct lc_revoke *rv);
 
 /**
  * lclient_add_revoke_hook - call @h on every revoke from now on (@h stays

@@ -159,6 +159,7 @@ struct lc_inode {
 	 * Its own (xarray) lock; not under in->lock. */
 	struct xarray objs;
 	bool capupd_queued;          /* on c->capupd (holds a reference); protected by c->work_lock */
+	struct lc_revoke *rv_deferred; /* a revoke of ours a hook deferred, not finished; c->work_lock */
 	struct lc_inode *capupd_next;
 };
 
@@ -189,7 +190,7 @@ struct lc_perf {
 	struct perf_counter ra_hit, ra_wait, ra_miss, ra_bytes, ra_buf_reuse;
 	struct perf_counter wb_bytes, wb_ops, wb_throttle;
 	struct perf_counter size_reports;
-	struct perf_counter caps_grant, caps_revoke, lease_revoke, cap_flushes, caps_released;
+	struct perf_counter caps_grant, caps_revoke, caps_revoke_deferred, lease_revoke, cap_flushes, caps_released;
 	struct perf_counter ino_evicted;
 	struct perf_counter index_ops;
 	struct perf_counter purge_files, purge_objects, purge_queued;
@@ -200,6 +201,24 @@ struct lc_perf {
 struct cap_work {
 	struct cap_work *next;
 	struct mdsp_caps caps;       /* caps.dname is owned */
+	struct lc_revoke *rv;        /* set: the rest of a deferred revoke (caps.c), caps unused */
+};
+
+/*
+ * A revoke a hook deferred (caps.c, client.h LC_REVOKE_DEFERRED): on
+ * c->deferred until its tail - writeback, invalidation, ack - has run on the
+ * flusher.  Fields under c->work_lock except in and m (immutable).
+ */
+struct lc_revoke {
+	struct lc_revoke *next;      /* c->deferred */
+	struct lc_inode *in;         /* holds a reference */
+	struct mdsp_caps m;          /* the revoke (dname NULL) */
+	uint64_t sess_gen;           /* c->sess_gen when it came: a lost session since means no ack */
+	uint64_t since, deadline;    /* mono ns: deferred at; the client acks anyway at deadline */
+	int pending;                 /* deferring hooks that have not completed (+1 while the hooks run) */
+	int refs;                    /* 1 until the tail ran, +1 per deferring hook not completed */
+	struct cap_work *tail;       /* queued to the flusher once pending is 0 (or it is forced); NULL then */
+	struct cap_work *waiting;    /* later revokes of the same inode, queued again after the tail */
 };
 
 struct lclient {
@@ -263,6 +282,9 @@ struct lclient {
 	struct cap_work *work, **work_tail;
 	struct lc_inode *capupd;     /* inodes whose wanted caps changed (lc_caps_update_later) */
 	bool stop, kick;
+	struct lc_revoke *deferred;  /* revokes hooks deferred, not finished (caps.c); work_lock */
+	pthread_cond_t deferred_cond;  /* (CLOCK_MONOTONIC) one of them finished */
+	_Atomic uint64_t sess_gen;   /* bumped when the session's caps are lost (lc_session_event) */
 
 	/* the last statfs the MDS answered: lc_statfs answers from it while the
 	 * MDS cannot (no session, or no answer within client_statfs_timeout) */
@@ -396,6 +418,13 @@ void lc_session_event(void *arg, uint32_t op);
 int lc_reconnect_caps(void *arg, struct mdsp_cap_reconnect **caps, uint32_t *ncaps);
 /** lc_caps_process - the flusher thread runs queued revokes. */
 void lc_caps_process(struct lclient *c, struct cap_work *w);
+/** lc_revoke_expire - the flusher's tick: deferred revokes past their deadline are acked anyway. */
+void lc_revoke_expire(struct lclient *c);
+/**
+ * lc_revoke_drain - unmount: wait for the deferred revokes to finish (up to
+ * their deadlines; the flusher must still run), then complete the rest.
+ */
+void lc_revoke_drain(struct lclient *c);
 /** lc_caps_wanted_locked - in->lock held: the file caps the open handles want. */
 uint32_t lc_caps_wanted_locked(const struct lc_inode *in);
 /**

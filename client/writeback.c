@@ -768,6 +768,7 @@ static void *flusher_main(void *arg)
 			w = n;
 		}
 		run_capupd(c);
+		lc_revoke_expire(c);
 		uint64_t now = now_mono_ns();
 		uint64_t ival = lc_secs_ns(CFG_client_flush_interval);
 		if (ival && now - last_flush >= ival) {
@@ -809,6 +810,7 @@ void lc_flusher_stop(struct lclient *c)
 {
 	if (!c->flusher_running)
 		return;
+	lc_revoke_drain(c);   /* revokes a hook deferred: answered before we stop */
 	pthread_mutex_lock(&c->work_lock);
 	c->stop = true;
 	pthread_cond_signal(&c->work_cond);
@@ -816,15 +818,23 @@ void lc_flusher_stop(struct lclient *c)
 	pthread_join(c->flusher, NULL);
 	c->flusher_running = false;
 	run_capupd(c);
-	/* run what is still queued */
-	struct cap_work *w = c->work;
-	c->work = NULL;
-	c->work_tail = &c->work;
-	while (w) {
-		struct cap_work *n = w->next;
-		lc_caps_process(c, w);
-		free(w);
-		w = n;
+	/* run what is still queued, with the tails of revokes deferred since
+	 * the drain (no hook may defer now: lc_caps_process sees no flusher) */
+	for (;;) {
+		lc_revoke_drain(c);
+		pthread_mutex_lock(&c->work_lock);
+		struct cap_work *w = c->work;
+		c->work = NULL;
+		c->work_tail = &c->work;
+		pthread_mutex_unlock(&c->work_lock);
+		if (!w)
+			break;
+		while (w) {
+			struct cap_work *n = w->next;
+			lc_caps_process(c, w);
+			free(w);
+			w = n;
+		}
 	}
 }
 

@@ -28,6 +28,7 @@
 #include "common/admin_sock.h"
 #include "common/config.h"
 #include "common/log.h"
+#include "common/time.h"
 #include "nfs_gw/export/export.h"
 #include "nfs_gw/gw.h"
 #include "nfs_gw/nfs3/nfs3.h"
@@ -45,6 +46,14 @@ struct gw {
 	struct rpc_svc *svc;
 	struct nfs4_server *nfs4;
 	struct lc_revoke_hook revoke_hook;   /* registered with the client library (caps.c) */
+	/* cap revokes held while their delegations are recalled (gw_revoke_hook):
+	 * the waiter thread completes each once its file has no delegation
+	 * left, or revokes them at its deadline */
+	pthread_mutex_t rv_lock;         /* protects the three below; before srv->lock and st->lock */
+	struct gw_revoke *rv_list;       /* oldest first */
+	bool rv_stop;
+	bool rv_running;
+	pthread_t rv_thread;
 	struct nfs3_server *nfs3;
 	bool rpcb;                       /* registered with rpcbind */
 	uint16_t port;
@@ -236,20 +245,108 @@ static int gw_break_hook(void *arg, uint64_t ino, bool wait)
 /*
  * The MDS takes caps back from this client (another client writes the file):
  * NFS read delegations stand on LC_CAP_CACHE|LC_CAP_ATTRS, so they are
- * recalled and the revoke's ack waits for DELEGRETURN - bounded well under
- * mds_session_timeout (the MDS evicts a client that does not ack), then what
- * is still out is revoked.  On the flusher thread (caps.c), one at a time.
+ * recalled, and the revoke's ack waits for DELEGRETURN - but not on the
+ * client's flusher thread, which every other revoke and writeback of this
+ * client needs: the hook defers the revoke (client.h LC_REVOKE_DEFERRED)
+ * and the waiter thread below completes it once no delegation is left on
+ * the file, or at min(nfs4_lease_time, 20 s) - well under
+ * mds_session_timeout and client_revoke_defer_max - revoking what is still
+ * out (SEQ4_STATUS_RECALLABLE_STATE_REVOKED).
  */
 #define GW_REVOKE_WAIT_NS (20ull * 1000000000ull)
+#define GW_REVOKE_POLL_NS (100ull * 1000000ull)   /* the waiter's longest sleep: a return it missed */
 
-static void gw_revoke_hook(void *arg, struct lc_inode *in, uint32_t had, uint32_t keep, bool lost)
+struct gw_revoke {
+	struct gw_revoke *next;
+	struct lc_revoke *rv;
+	uint64_t ino, deadline;
+};
+
+static int gw_revoke_hook(void *arg, struct lc_inode *in, uint32_t had, uint32_t keep, bool lost,
+			  struct lc_revoke *rv)
 {
-	struct nfs4_server *srv = arg;
+	struct gw *gw = arg;
+	struct nfs4_server *srv = gw->nfs4;
 	uint64_t wait = srv->p.lease_ns < GW_REVOKE_WAIT_NS ? srv->p.lease_ns : GW_REVOKE_WAIT_NS;
+	struct gw_revoke *e, **pp;
+	int r = 0;
 
 	if (!((had & ~keep) & (LC_CAP_CACHE | LC_CAP_ATTRS)))
-		return;
-	nfs4_deleg_caps_revoked(srv, lc_ino(in), lost ? 0 : wait);
+		return 0;
+	if (lost || !rv || !(e = calloc(1, sizeof(*e)))) {
+		nfs4_deleg_caps_revoked(srv, lc_ino(in), 0);   /* what is out goes now */
+		return 0;
+	}
+	e->rv = rv;
+	e->ino = lc_ino(in);
+	e->deadline = now_mono_ns() + wait;
+	pthread_mutex_lock(&gw->rv_lock);
+	/* recall; under rv_lock, so a return the waiter sees finds the entry */
+	if (!gw->rv_stop && gw->rv_running && nfs4_deleg_break_ino_until(srv, e->ino, 0) == -EAGAIN) {
+		for (pp = &gw->rv_list; *pp; pp = &(*pp)->next)
+			;
+		*pp = e;
+		e = NULL;
+		r = LC_REVOKE_DEFERRED;
+	}
+	pthread_mutex_unlock(&gw->rv_lock);
+	if (e) {
+		/* none left (a no-op), or the gateway stops: revoke what is out */
+		nfs4_deleg_caps_revoked(srv, lc_ino(in), 0);
+		free(e);
+	}
+	return r;
+}
+
+/* Complete the deferred revokes whose files have no delegation left (all of them once @all). */
+static uint64_t gw_revoke_scan(struct gw *gw, bool all)
+{
+	struct gw_revoke *done = NULL, **pp, *e;
+	uint64_t now = now_mono_ns(), next = now + GW_REVOKE_POLL_NS;
+
+	pthread_mutex_lock(&gw->rv_lock);
+	for (pp = &gw->rv_list; (e = *pp);) {
+		bool out = !all && nfs4_deleg_break_ino_until(gw->nfs4, e->ino, 0) == -EAGAIN;
+
+		if (out && now < e->deadline) {
+			if (e->deadline < next)
+				next = e->deadline;
+			pp = &e->next;
+			continue;
+		}
+		if (out || all)
+			dinfo(NFS, "delegations of %#llx not returned %s: revoked, the cap revoke is acked",
+			      (unsigned long long)e->ino, all ? "before the gateway stopped" : "in time");
+		/* a no-op once they were returned (a stopping server answers
+		 * "none out" above: revoke them all the same) */
+		nfs4_deleg_caps_revoked(gw->nfs4, e->ino, 0);
+		*pp = e->next;
+		e->next = done;
+		done = e;
+	}
+	pthread_mutex_unlock(&gw->rv_lock);
+	/* in the order they came (done is reversed): one inode has one at a time anyway */
+	while ((e = done)) {
+		done = e->next;
+		lc_revoke_complete(gw->lc, e->rv);
+		free(e);
+	}
+	return next;
+}
+
+static void *gw_revoke_main(void *arg)
+{
+	struct gw *gw = arg;
+
+	pthread_mutex_lock(&gw->rv_lock);
+	while (!gw->rv_stop) {
+		pthread_mutex_unlock(&gw->rv_lock);
+		/* sleeps until a delegation is returned or revoked, or the next deadline */
+		nfs4_deleg_wait(gw->nfs4, gw_revoke_scan(gw, false));
+		pthread_mutex_lock(&gw->rv_lock);
+	}
+	pthread_mutex_unlock(&gw->rv_lock);
+	return NULL;
 }
 
 /* No FUSE writer waits for a delegation any more: the waits in flight see
@@ -267,6 +364,15 @@ static void gw_unhook(struct gw *gw)
 		if (gw->revoke_hook.revoke)
 			lclient_del_revoke_hook(gw->lc, &gw->revoke_hook);
 	}
+	/* no new deferred revoke now: the ones held go back revoked */
+	pthread_mutex_lock(&gw->rv_lock);
+	gw->rv_stop = true;
+	pthread_mutex_unlock(&gw->rv_lock);
+	if (gw->rv_running) {
+		pthread_join(gw->rv_thread, NULL);
+		gw->rv_running = false;
+	}
+	gw_revoke_scan(gw, true);
 }
 
 int gw_start(const char *addr_port, struct lclient *c, struct asok *asok, struct gw **out)
@@ -298,6 +404,7 @@ int gw_start(const char *addr_port, struct lclient *c, struct asok *asok, struct
 	gw->lc = c;
 	nfs_export_set_init(&gw->exports, x);
 	pthread_mutex_init(&gw->reload_lock, NULL);
+	pthread_mutex_init(&gw->rv_lock, NULL);
 	rpc_svc_params_from_config(&sp);
 	drc_params_from_config(&dp);
 	nfs4_params_from_config(&np, sp.max_record, sp.max_reply);
@@ -319,7 +426,11 @@ int gw_start(const char *addr_port, struct lclient *c, struct asok *asok, struct
 		goto out_nfs4;
 	if (c) {
 		lclient_set_break_hook(c, gw_break_hook, gw->nfs4);   /* FUSE writers recall NFS delegations */
-		gw->revoke_hook = (struct lc_revoke_hook){ .revoke = gw_revoke_hook, .arg = gw->nfs4 };
+		if (pthread_create(&gw->rv_thread, NULL, gw_revoke_main, gw) == 0)
+			gw->rv_running = true;   /* else revokes revoke delegations at once */
+		else
+			derr(NFS, "no thread for cap revokes: a revoke revokes NFS delegations without a recall");
+		gw->revoke_hook = (struct lc_revoke_hook){ .revoke = gw_revoke_hook, .arg = gw };
 		lclient_add_revoke_hook(c, &gw->revoke_hook);          /* and other clients, through the MDS */
 	}
 	r = nfs3_server_create(&n3, c, &gw->nfs3);
@@ -372,6 +483,7 @@ out_drc:
 	drc_destroy(gw->drc);
 out_free:
 	pthread_mutex_destroy(&gw->reload_lock);
+	pthread_mutex_destroy(&gw->rv_lock);
 	nfs_export_set_fini(&gw->exports);
 	free(gw);
 	return r;
@@ -399,6 +511,7 @@ void gw_stop(struct gw *gw)
 	nfs4_server_destroy(gw->nfs4);
 	drc_destroy(gw->drc);
 	pthread_mutex_destroy(&gw->reload_lock);
+	pthread_mutex_destroy(&gw->rv_lock);
 	nfs_export_set_fini(&gw->exports);
 	dinfo(NFS, "NFS gateway stopped");
 	free(gw);

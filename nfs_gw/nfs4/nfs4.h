@@ -494,6 +494,12 @@ int nfs4_deleg_break_ino_until(struct nfs4_server *srv, uint64_t ino, uint64_t d
  * acks the revoke after.  No lock held.
  */
 void nfs4_deleg_caps_revoked(struct nfs4_server *srv, uint64_t ino, uint64_t wait_ns);
+/**
+ * nfs4_deleg_wait - sleep until a delegation is returned or revoked, or
+ * @deadline (mono ns) passes, whichever comes first (at once when no client
+ * ever sent a compound: there is no delegation to wait for).
+ */
+void nfs4_deleg_wait(struct nfs4_server *srv, uint64_t deadline);
 /** nfs4_cb_state_name - "none", "unknown", "up", "down", "fault". */
 const char *nfs4_cb_state_name(enum nfs4_cb_state st);
 /** nfs4_cb_session_free_locked - drop @ses's back-channel reference (session freed). */

@@ -24,6 +24,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "common/config.h"
 #include "common/log.h"
@@ -191,6 +192,33 @@ void nfs4_deleg_caps_revoked(struct nfs4_server *srv, uint64_t ino, uint64_t wai
 	if (wait_ns)
 		nfs4_deleg_break_ino_until(srv, ino, now_mono_ns() + wait_ns);
 	revoke_ino(srv, c, ino);             /* what is still out goes now: the ack must not wait longer */
+}
+
+void nfs4_deleg_wait(struct nfs4_server *srv, uint64_t deadline)
+{
+	struct nfs4ops_ctx *c;
+	struct timespec ts;
+
+	pthread_mutex_lock(&srv->lock);
+	c = srv->hooks.tick ? srv->hooks.arg : NULL;
+	pthread_mutex_unlock(&srv->lock);
+	ts.tv_sec = (time_t)(deadline / 1000000000ull);
+	ts.tv_nsec = (long)(deadline % 1000000000ull);
+	if (!c) {
+		/* no state yet: sleep all the same, the caller polls */
+		struct timespec rel;
+		uint64_t now = now_mono_ns();
+
+		if (deadline <= now)
+			return;
+		rel.tv_sec = (time_t)((deadline - now) / 1000000000ull);
+		rel.tv_nsec = (long)((deadline - now) % 1000000000ull);
+		nanosleep(&rel, NULL);
+		return;
+	}
+	pthread_mutex_lock(&c->st->lock);
+	pthread_cond_timedwait(&c->st->deleg_cv, &c->st->lock, &ts);
+	pthread_mutex_unlock(&c->st->lock);
 }
 
 int nfs4_deleg_break_ino(struct nfs4_server *srv, uint64_t ino, bool wait)

@@ -598,10 +598,11 @@ struct hook_rec {
 };
 
 /* records the first revoke and holds it until the test says so */
-static void rec_hook(void *arg, struct lc_inode *in, uint32_t had, uint32_t keep, bool lost)
+static int rec_hook(void *arg, struct lc_inode *in, uint32_t had, uint32_t keep, bool lost, struct lc_revoke *rv)
 {
 	struct hook_rec *h = arg;
 
+	(void)rv;
 	pthread_mutex_lock(&h->lock);
 	if (!h->calls++) {
 		h->ino = lc_ino(in);
@@ -613,6 +614,7 @@ static void rec_hook(void *arg, struct lc_inode *in, uint32_t had, uint32_t keep
 	while (!lost && !h->release)
 		pthread_cond_wait(&h->cond, &h->lock);
 	pthread_mutex_unlock(&h->lock);
+	return 0;
 }
 
 struct bg_open {

@@ -1116,6 +1116,112 @@ START_TEST(v41_delegation_recalled_by_another_client)
 }
 END_TEST
 
+/* Fork another client of the same MDS: other_writer(@dir, @name, @data); *@rfd reads its 'o'. */
+static pid_t spawn_writer(const char *dir, const char *name, const char *data, int *rfd)
+{
+	int p[2];
+	pid_t child;
+
+	ck_assert_int_eq(pipe(p), 0);
+	call_rcu_before_fork();
+	child = fork();
+	if (child == 0) {
+		call_rcu_after_fork_child();
+		close(p[0]);
+		other_writer(p[1], dir, name, data);
+	}
+	call_rcu_after_fork_parent();
+	ck_assert_int_ge(child, 0);
+	close(p[1]);
+	*rfd = p[0];
+	return child;
+}
+
+static void reap_writer(pid_t child, int rfd)
+{
+	int st = -1;
+
+	ck_assert_int_eq(waitpid(child, &st, 0), child);
+	close(rfd);
+	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "the other client failed (status %#x)", st);
+}
+
+/*
+ * A recall the NFS client does not answer holds only its own file's cap
+ * revoke: the gateway defers that ack (client.h LC_REVOKE_DEFERRED) and
+ * the client's flusher goes on, so another file's revoke - another
+ * client's open of a second delegated file - is recalled and acked as
+ * soon as that delegation comes back, while the first is still out.
+ * (Before: the first recall held the client's one flusher thread for
+ * min(lease, 20 s), and the second file's revoke, recall and the other
+ * client's open waited behind it.)
+ */
+START_TEST(v41_pending_recall_does_not_hold_other_revokes)
+{
+	const char *opts[] = { "nfs4_delegations=true", NULL };
+	struct nfs4_stateid s1, d1, s2, d2;
+	struct nfs4_fh dfh, f1, f2;
+	struct nc *a;
+	struct ncb *ba;
+	uint32_t dt = 99;
+	uint64_t t0, t_ret2, t_open2;
+	pid_t c1, c2;
+	int p1, p2;
+	char buf[64], k;
+
+	gw_up_opts(opts);
+	a = cb_client("dg-two", &ba);
+	test_dir(a, "dg7", &dfh);
+	make_file("f1", "one", 0666);
+	make_file("f2", "two", 0666);
+	ck_assert_uint_eq(open_deleg(a, &dfh, "f1", OS_SHARE_ACCESS_READ, "ownA", &s1, &f1, &dt, &d1), NFS4_OK);
+	ck_assert_msg(dt == 1, "no read delegation on f1 (type %#x)", dt);
+	ck_assert_uint_eq(open_deleg(a, &dfh, "f2", OS_SHARE_ACCESS_READ, "ownA", &s2, &f2, &dt, &d2), NFS4_OK);
+	ck_assert_msg(dt == 1, "no read delegation on f2 (type %#x)", dt);
+
+	/* f1: recalled, and we do not return it */
+	c1 = spawn_writer("dg7", "f1", "first", &p1);
+	ck_assert_msg(WAIT_FOR(NCB_GET(ba, recalls) == 1, 20), "the first client's open recalled nothing");
+	pthread_mutex_lock(&ba->lock);
+	ck_assert_int_eq(memcmp(ba->recall_sid.other, d1.other, NFS4_OTHER_SIZE), 0);
+	pthread_mutex_unlock(&ba->lock);
+
+	/* f2: its revoke is not stuck behind f1's */
+	t0 = now_mono_ns();
+	c2 = spawn_writer("dg7", "f2", "second", &p2);
+	ck_assert_msg(WAIT_FOR(NCB_GET(ba, recalls) == 2, 8),
+		      "f2's revoke did not recall f2 within 8 s while f1's recall was out (%u recalls)",
+		      NCB_GET(ba, recalls));
+	pthread_mutex_lock(&ba->lock);
+	ck_assert_int_eq(memcmp(ba->recall_sid.other, d2.other, NFS4_OTHER_SIZE), 0);
+	pthread_mutex_unlock(&ba->lock);
+	t_ret2 = now_mono_ns();
+	ck_assert_uint_eq(sid_op(a, &f2, OP_DELEGRETURN, &d2), NFS4_OK);
+	ck_assert_msg(readable(p2, 8000), "the second client's open waits although f2's delegation was returned");
+	t_open2 = now_mono_ns();
+	ck_assert_int_eq(read(p2, &k, 1), 1);
+	ck_assert_msg(!readable(p1, 0), "the first client's open returned while f1's delegation is out");
+	fprintf(stderr, "f2 recalled %.1f ms after its writer started, acked (open returned) %.1f ms after "
+		"DELEGRETURN, with f1's recall pending\n", (double)(t_ret2 - t0) / 1e6,
+		(double)(t_open2 - t_ret2) / 1e6);
+	reap_writer(c2, p2);
+
+	/* f1 returned: the first client goes on too */
+	ck_assert_uint_eq(sid_op(a, &f1, OP_DELEGRETURN, &d1), NFS4_OK);
+	ck_assert_msg(readable(p1, 30000), "the first client's open still waits after DELEGRETURN");
+	ck_assert_int_eq(read(p1, &k, 1), 1);
+	reap_writer(c1, p1);
+	ck_assert_uint_eq(read_with(a, &f1, &s1, buf, sizeof(buf)), NFS4_OK);
+	ck_assert_str_eq(buf, "first");
+	ck_assert_uint_eq(read_with(a, &f2, &s2, buf, sizeof(buf)), NFS4_OK);
+	ck_assert_str_eq(buf, "second");
+	ncb_detach(ba);
+	nc_close(a);
+	ncb_free(ba);
+	gw_down();
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("nfs4_gw_cb");
@@ -1135,6 +1241,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, v3_write_recalls_a_delegation);
 	tcase_add_test(tc, v40_read_delegation_recalled);
 	tcase_add_test(tc, v41_delegation_recalled_by_another_client);
+	tcase_add_test(tc, v41_pending_recall_does_not_hold_other_revokes);
 	suite_add_tcase(s, tc);
 	return s;
 }
