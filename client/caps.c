@@ -30,6 +30,15 @@
  * the flushed size/mtime in it.  The work never sends an MDS request, so a
  * request waiting at the MDS for our ack cannot wait on us in turn.
  *
+ * Before all that, the frontends' revoke hooks take back what they promised
+ * on the strength of the caps (NFS delegations).  One that must wait for its
+ * own clients defers the revoke (LC_REVOKE_DEFERRED, struct lc_revoke): the
+ * flusher goes on with other work, and lc_revoke_complete() queues the
+ * revoke's second half (finish_revoke) back to it.  A deferred revoke is on
+ * c->deferred and in->rv_deferred until then; later revokes of that inode
+ * wait on it (rv->waiting); client_revoke_defer_max, a lost session and an
+ * unmount complete it without its hooks.
+ *
  * Ordering: replies, grants and revokes carry the cap's sequence number; a
  * state is applied only if it is not older than what the inode has seen.
  */
