@@ -697,6 +697,103 @@ START_TEST(test_revoke_hook_runs_before_ack)
 }
 END_TEST
 
+/* defers the revoke of one inode (the first it sees); completes nothing itself */
+struct defer_rec {
+	pthread_mutex_t lock;
+	uint64_t ino;                    /* the inode whose revoke it defers */
+	struct lc_revoke *rv;            /* kept until the test completes it */
+	int deferred, calls;
+};
+
+static int defer_hook(void *arg, struct lc_inode *in, uint32_t had, uint32_t keep, bool lost, struct lc_revoke *rv)
+{
+	struct defer_rec *d = arg;
+	int r = 0;
+
+	(void)had;
+	(void)keep;
+	pthread_mutex_lock(&d->lock);
+	d->calls++;
+	if (!lost && rv && lc_ino(in) == d->ino && !d->rv) {
+		d->rv = rv;
+		d->deferred++;
+		r = LC_REVOKE_DEFERRED;
+	}
+	pthread_mutex_unlock(&d->lock);
+	return r;
+}
+
+/* A defers the revoke of f1 (B's open for writing waits for the ack) while
+ * B's open of f2 - another revoke of A's, on the same flusher - is acked at
+ * once; lc_revoke_complete lets f1's go, and A's f1 caps are gone. */
+START_TEST(test_revoke_hook_defers_the_ack)
+{
+	struct lc_inode *da = mkdir_in(A, ra, "defer", 0755), *f1, *f2, *db;
+	struct defer_rec d = { .lock = PTHREAD_MUTEX_INITIALIZER };
+	struct lc_revoke_hook hook = { .revoke = defer_hook, .arg = &d };
+	struct bg_open b1 = { 0 }, b2 = { 0 };
+	struct lc_fh *h1, *h2;
+	pthread_t t1, t2;
+	char buf[16];
+	uint64_t t0;
+
+	put_file(A, da, "f1", "one");
+	put_file(A, da, "f2", "two");
+	f1 = lookup_ok(A, da, "f1");
+	f2 = lookup_ok(A, da, "f2");
+	ck_assert_int_eq(lc_open(A, f1, O_RDONLY, &rootcr, &h1), 0);
+	ck_assert_int_eq(lc_read(A, h1, 0, sizeof(buf), buf), 3);
+	ck_assert_int_eq(lc_open(A, f2, O_RDONLY, &rootcr, &h2), 0);
+	ck_assert_int_eq(lc_read(A, h2, 0, sizeof(buf), buf), 3);
+	ck_assert(lc_caps_held(f1) & LC_CAP_CACHE);
+	ck_assert(lc_caps_held(f2) & LC_CAP_CACHE);
+	d.ino = lc_ino(f1);
+	lclient_add_revoke_hook(A, &hook);
+
+	db = lookup_ok(B, rb, "defer");
+	b1.in = lookup_ok(B, db, "f1");
+	b2.in = lookup_ok(B, db, "f2");
+	ck_assert_int_eq(pthread_create(&t1, NULL, bg_open_main, &b1), 0);
+	t0 = now_mono_ns();
+	while (ms_since(t0) < 10000) {
+		pthread_mutex_lock(&d.lock);
+		int n = d.deferred;
+		pthread_mutex_unlock(&d.lock);
+		if (n)
+			break;
+		usleep(5000);
+	}
+	ck_assert_msg(d.deferred == 1, "A's hook saw no revoke of f1 in 10 s");
+	/* f1's revoke is held: B's open waits; f2's goes through meanwhile */
+	ck_assert_int_eq(pthread_create(&t2, NULL, bg_open_main, &b2), 0);
+	t0 = now_mono_ns();
+	while (!atomic_load(&b2.done) && ms_since(t0) < 8000)
+		usleep(5000);
+	ck_assert_msg(atomic_load(&b2.done), "B's open of f2 waited behind A's deferred revoke of f1");
+	fprintf(stderr, "f2's revoke acked %.1f ms after B's open began, f1's deferred\n", ms_since(t0));
+	pthread_join(t2, NULL);
+	ck_assert_int_eq(b2.r, 0);
+	ck_assert_msg(!atomic_load(&b1.done), "B's open of f1 returned while A's hook held its revoke");
+	ck_assert(lc_caps_held(f1) == 0 || !(lc_caps_held(f1) & LC_CAP_CACHE));   /* the bits went first */
+
+	lc_revoke_complete(A, d.rv);
+	pthread_join(t1, NULL);
+	ck_assert_int_eq(b1.r, 0);
+	ck_assert(!(lc_caps_held(f1) & LC_CAP_CACHE));
+	lclient_del_revoke_hook(A, &hook);
+	ck_assert_int_eq(lc_release(B, b1.fh), 0);
+	ck_assert_int_eq(lc_release(B, b2.fh), 0);
+	ck_assert_int_eq(lc_release(A, h1), 0);
+	ck_assert_int_eq(lc_release(A, h2), 0);
+	lc_put(B, b1.in);
+	lc_put(B, b2.in);
+	lc_put(B, db);
+	lc_put(A, f1);
+	lc_put(A, f2);
+	lc_put(A, da);
+}
+END_TEST
+
 /* ---- a client that stops answering ------------------------------------------------- */
 
 /* Child: a client of its own (own data store) that caches @path's file and
@@ -1159,6 +1256,7 @@ static Suite *suite(void)
 	ADD(tc, test_chmod_chown_denies_at_once);
 	ADD(tc, test_two_writers_uncached);
 	ADD(tc, test_revoke_hook_runs_before_ack);
+	ADD(tc, test_revoke_hook_defers_the_ack);
 	ADD(tc, test_ctime_not_older_than_mds_while_flushing);
 	ADD(tc, test_unanswered_revoke_evicts);
 	ADD(tc, test_caps_survive_mds_restart);
