@@ -322,8 +322,11 @@ static int p_setattr(struct nfs3_req *r, struct xdr_dec *args, struct xdr_enc *r
 		st = S_ISDIR(o.attr.mode) ? NFS3ERR_ISDIR : NFS3ERR_INVAL;
 	if (!st && (a.sa.mask & LC_SET_SIZE) && a.sa.size > NFS3_MAXFILESIZE)
 		st = NFS3ERR_FBIG;
-	if (!st && (a.sa.mask & LC_SET_SIZE) && lc_break_for_write(r->s->lc, lc_ino(o.in), false))
-		st = NFS3ERR_JUKEBOX;    /* an NFSv4 delegation is being recalled: retry */
+	/* size, mode, owner: what an NFSv4 read delegation lets its holder
+	 * cache; it is recalled first, and the client retries */
+	if (!st && (a.sa.mask & (LC_SET_SIZE | LC_SET_MODE | LC_SET_UID | LC_SET_GID)) &&
+	    lc_break_for_write(r->s->lc, lc_ino(o.in), false))
+		st = NFS3ERR_JUKEBOX;
 	if (!st && a.sa.mask) {
 		lc_attr_from_sattr(&a.sa, &set);
 		e = lc_setattr(r->s->lc, o.in, &set, a.sa.mask, &o.cr, NULL);
@@ -833,8 +836,14 @@ static int remove_common(struct nfs3_req *r, struct xdr_dec *args, struct xdr_en
 	if (!st) {
 		if (!dir)
 			ino = ino_of(r, &d, name);
-		e = dir ? lc_rmdir(r->s->lc, d.in, name, &d.cr) : lc_unlink(r->s->lc, d.in, name, &d.cr);
-		st = nfs3_errno(e);
+		/* an NFSv4 delegation on the file: recalled, the client retries */
+		if (ino && lc_break_for_write(r->s->lc, ino, false)) {
+			st = NFS3ERR_JUKEBOX;
+			e = -EAGAIN;
+		} else {
+			e = dir ? lc_rmdir(r->s->lc, d.in, name, &d.cr) : lc_unlink(r->s->lc, d.in, name, &d.cr);
+			st = nfs3_errno(e);
+		}
 		if (!e) {
 			if (ino)
 				nfs3_fcache_drop(&r->s->fc, ino);   /* no open keeps it alive */
@@ -881,9 +890,19 @@ static int p_rename(struct nfs3_req *r, struct xdr_dec *args, struct xdr_enc *re
 	if (!st && (!strcmp(fname, ".") || !strcmp(fname, "..") || !strcmp(tname, ".") || !strcmp(tname, "..")))
 		st = NFS3ERR_INVAL;
 	if (!st) {
+		uint64_t moved = ino_of(r, &from, fname);
+
 		replaced = ino_of(r, &to, tname);
-		e = lc_rename(r->s->lc, from.in, fname, to.in, tname, 0, &from.cr);
-		st = nfs3_errno(e);
+		/* NFSv4 delegations on the file renamed or the one replaced:
+		 * recalled, the client retries (directories have none) */
+		if ((moved && lc_break_for_write(r->s->lc, moved, false)) ||
+		    (replaced && lc_break_for_write(r->s->lc, replaced, false))) {
+			st = NFS3ERR_JUKEBOX;
+			e = -EAGAIN;
+		} else {
+			e = lc_rename(r->s->lc, from.in, fname, to.in, tname, 0, &from.cr);
+			st = nfs3_errno(e);
+		}
 		if (!e) {
 			if (replaced && replaced != ino_of(r, &to, tname))
 				nfs3_fcache_drop(&r->s->fc, replaced);
@@ -919,6 +938,8 @@ static int p_link(struct nfs3_req *r, struct xdr_dec *args, struct xdr_enc *res)
 		st = NFS3ERR_ISDIR;
 	if (!st)
 		st = get_name(a.link.name, a.link.name_len, name);
+	if (!st && lc_break_for_write(r->s->lc, lc_ino(o.in), false))
+		st = NFS3ERR_JUKEBOX;    /* an NFSv4 delegation (nlink, ctime): recalled, retry */
 	if (!st) {
 		e = lc_link(r->s->lc, o.in, d.in, name, &d.cr, NULL);
 		st = nfs3_errno(e);

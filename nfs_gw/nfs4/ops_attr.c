@@ -476,6 +476,10 @@ NFS4_OP(setattr)
 	}
 	if (!st && (sa.mask & LC_SET_SIZE))
 		st = size_stateid(cs, &sid, kind, &o);
+	/* size, mode, owner: what a delegation lets its holder cache; another
+	 * client's is recalled first (the holder's own change is its own) */
+	if (!st && o.in && (sa.mask & (LC_SET_SIZE | LC_SET_MODE | LC_SET_UID | LC_SET_GID)))
+		st = nfs4ops_deleg_conflict(cs, o.attr.ino, 0, &sid);
 	if (!st && sa.mask) {
 		c = nfs4ops_ctx(cs);
 		r = lc_setattr(c->lc, o.in, &sa.a, sa.mask, &o.cr, &out);

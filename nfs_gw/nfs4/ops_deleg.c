@@ -14,12 +14,15 @@
  * SEQ4_STATUS_RECALLABLE_STATE_REVOKED (4.1) until it frees the revoked
  * stateid (FREE_STATEID; TEST_STATEID and READ say NFS4ERR_DELEG_REVOKED).
  *
- * What a delegation promises - no other writer - holds only for writers
- * this gateway sees.  A writer elsewhere on the filesystem (a FUSE mount,
- * another gateway) is seen through the MDS's caps, which is issue 12.2's
- * second half (not done: see docs/NFS.md); until then `nfs4_delegations`
- * is off by default and on only where this gateway is the filesystem's
- * only writer.
+ * What a delegation promises - no other writer - stands on the MDS's caps:
+ * one is granted only while the gateway's client holds LC_CAP_CACHE and
+ * LC_CAP_ATTRS, and a writer elsewhere (another FUSE mount, another
+ * gateway) makes the MDS revoke them; gw.c's revoke hook recalls here and
+ * defers the ack until DELEGRETURN (nfs4_deleg_break_ino_until,
+ * nfs4_deleg_caps_revoked).  The MDS does not revoke from the client that
+ * asks, so this gateway's own conflicting requests check for themselves:
+ * nfs4ops_deleg_conflict (REMOVE, RENAME, LINK, SETATTR, a truncating
+ * OPEN; NFS4ERR_DELAY) and, for NFSv3 and FUSE, lc_break_for_write.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -298,4 +301,57 @@ int nfs4_deleg_break_ino_until(struct nfs4_server *srv, uint64_t ino, uint64_t d
 		}
 	}
 	return 0;
+}
+
+/*
+ * This gateway's own request changes @ino the way a delegation promises
+ * nobody else will (REMOVE, RENAME of it or over it, LINK, SETATTR of the
+ * size, mode or owner, a truncating OPEN): every delegation on it that
+ * @holder (0: the session's client, else the client of @sid when it is a
+ * regular stateid) does not hold is recalled, and the request is answered
+ * NFS4ERR_DELAY while one is out (RFC 8881 10.4.4, as knfsd: no worker
+ * waits for a DELEGRETURN; the client retries).  The MDS does not revoke
+ * caps from the client that asks, so nothing else would recall them.
+ */
+uint32_t nfs4ops_deleg_conflict(struct nfs4_compound *cs, uint64_t ino, uint64_t holder,
+				const struct nfs4_stateid *sid)
+{
+	struct nfs4ops_ctx *c = nfs4ops_ctx(cs);
+	struct nfs4ops_recall rc[8];
+	unsigned int n = 0;
+	struct os_file *f;
+	bool any = false;
+	uint64_t now = now_mono_ns();
+
+	if (!holder && cs->clp)
+		holder = cs->clp->clientid;
+	pthread_mutex_lock(&c->st->lock);
+	if (!holder && sid && !os_is_special(sid)) {
+		struct os_stid *s;
+
+		if (os_stid_check_locked(c->st, sid, cs->minorversion, 0, OS_KIND_ANY, &s) == NFS4_OK)
+			holder = s->clientid;
+	}
+	f = os_file_get_locked(c->st, ino, false);
+	for (struct os_stid *d = f ? f->stids : NULL; d; d = d->fnext) {
+		if (d->kind != OS_DELEG || d->revoked || (holder && d->clientid == holder))
+			continue;
+		any = true;
+		if (!d->recalled && n < 8) {
+			d->recalled = true;
+			d->recall_ns = now;
+			rc[n].pending = true;
+			rc[n].clientid = d->clientid;
+			os_stid_wire(c->st, d, &rc[n].sid);
+			if (d->dfh)
+				rc[n].fh = *d->dfh;
+			else
+				rc[n].fh.len = 0;
+			n++;
+		}
+	}
+	pthread_mutex_unlock(&c->st->lock);
+	for (unsigned int i = 0; i < n; i++)
+		nfs4ops_deleg_recall_send(cs, &rc[i]);
+	return any ? NFS4ERR_DELAY : NFS4_OK;
 }

@@ -166,6 +166,12 @@ NFS4_OP(remove)
 		return st;
 	before = d.attr.change;
 	r = lc_lookup(c->lc, d.in, name, &d.cr, &a, &in);
+	if (!r && !S_ISDIR(a.mode) && (st = nfs4ops_deleg_conflict(cs, a.ino, 0, NULL))) {
+		/* another client's delegation: recalled, the client retries */
+		lc_put(c->lc, in);
+		nfs4ops_release(cs, &d);
+		return st;
+	}
 	if (!r) {
 		r = S_ISDIR(a.mode) ? lc_rmdir(c->lc, d.in, name, &d.cr) : lc_unlink(c->lc, d.in, name, &d.cr);
 		if (!r) {
@@ -178,6 +184,22 @@ NFS4_OP(remove)
 		nfs4ops_put_cinfo(res, before, dir_change(c, &d));
 	nfs4ops_release(cs, &d);
 	return nfs4_errno_to_status(r);
+}
+
+/* RENAME: a delegation on what @name in @d names now (not a directory) is in the way. */
+static uint32_t rename_conflict(struct nfs4_compound *cs, struct nfs4_obj *d, const char *name)
+{
+	struct nfs4ops_ctx *c = nfs4ops_ctx(cs);
+	struct lc_inode *in;
+	struct lc_attr a;
+	uint32_t st = NFS4_OK;
+
+	if (lc_lookup(c->lc, d->in, name, &d->cr, &a, &in))
+		return NFS4_OK;          /* lc_rename says what is wrong with it */
+	if (!S_ISDIR(a.mode))
+		st = nfs4ops_deleg_conflict(cs, a.ino, 0, NULL);
+	lc_put(c->lc, in);
+	return st;
 }
 
 NFS4_OP(rename)
@@ -213,6 +235,15 @@ NFS4_OP(rename)
 		nfs4ops_release(cs, &src);
 		nfs4ops_release(cs, &dst);
 		return NFS4ERR_XDEV;
+	}
+	/* the file renamed and one it replaces: other clients' delegations go first */
+	st = rename_conflict(cs, &src, oldname);
+	if (!st)
+		st = rename_conflict(cs, &dst, newname);
+	if (st) {
+		nfs4ops_release(cs, &src);
+		nfs4ops_release(cs, &dst);
+		return st;
 	}
 	sb = src.attr.change;
 	db = dst.attr.change;
@@ -267,6 +298,13 @@ NFS4_OP(link)
 		nfs4ops_release(cs, &src);
 		nfs4ops_release(cs, &dst);
 		return NFS4ERR_XDEV;
+	}
+	/* a new name changes the file's nlink and ctime: another client's delegation goes first */
+	st = nfs4ops_deleg_conflict(cs, src.attr.ino, 0, NULL);
+	if (st) {
+		nfs4ops_release(cs, &src);
+		nfs4ops_release(cs, &dst);
+		return st;
 	}
 	db = dst.attr.change;
 	r = lc_link(c->lc, src.in, dst.in, name, &dst.cr, &a);

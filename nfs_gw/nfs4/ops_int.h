@@ -158,6 +158,15 @@ bool nfs4ops_deleg_break_locked(struct nfs4_compound *cs, struct os_file *f, uin
 void nfs4ops_deleg_recall_send(struct nfs4_compound *cs, const struct nfs4ops_recall *rc);
 /** nfs4ops_deleg_tick - revoke delegations not returned within a lease of their recall. */
 void nfs4ops_deleg_tick(struct nfs4_server *srv, struct nfs4ops_ctx *c, uint64_t now);
+/**
+ * nfs4ops_deleg_conflict - this gateway's own request changes @ino (REMOVE,
+ * RENAME, LINK, SETATTR of size/mode/owner, a truncating OPEN): recall the
+ * delegations on it that are not @holder's (0: the session's client, or
+ * the client of @sid if it is a regular stateid); NFS4ERR_DELAY while one
+ * is out, else NFS4_OK.  No lock held.
+ */
+uint32_t nfs4ops_deleg_conflict(struct nfs4_compound *cs, uint64_t ino, uint64_t holder,
+				const struct nfs4_stateid *sid);
 /** nfs4ops_deleg_freed - a revoked delegation of @clientid was freed: clear the flag when none is left. */
 void nfs4ops_deleg_freed(struct nfs4_compound *cs, uint64_t clientid);
 

@@ -272,7 +272,17 @@ static uint32_t open_file(struct nfs4_compound *cs, struct open_args *a, struct 
 			if (!r && a->createmode == UNCHECKED4 && (a->sa.mask & LC_SET_SIZE) && a->sa.a.size == 0 &&
 			    attr->size != 0) {
 				struct lc_attr t = { .size = 0 };
+				/* not over another client's delegation: recalled first,
+				 * truncated on the retry (before: truncated, then DELAY) */
+				uint32_t dst = nfs4ops_deleg_conflict(cs, attr->ino, cs->minorversion ? 0 : a->clientid, NULL);
 
+				if (dst) {
+					lc_release(c->lc, *fh);
+					*fh = NULL;
+					lc_put(c->lc, *in);
+					*in = NULL;
+					return dst;
+				}
 				r = lc_setattr(c->lc, *in, &t, LC_SET_SIZE, &dir->cr, attr);
 				if (r) {
 					lc_release(c->lc, *fh);

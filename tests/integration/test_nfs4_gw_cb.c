@@ -1222,6 +1222,301 @@ START_TEST(v41_pending_recall_does_not_hold_other_revokes)
 }
 END_TEST
 
+/* ---- this gateway's own conflicting requests recall (RFC 8881 10.4.4) ------------------ */
+
+enum own_op { OWN_REMOVE, OWN_RENAME, OWN_RENAME_OVER, OWN_LINK, OWN_SETSIZE, OWN_CHMOD, OWN_TRUNC_OPEN };
+
+/*
+ * One of the gateway's own requests on @name in @dir by @n (@fh: the
+ * file's handle for LINK / SETATTR; @to: RENAME's / LINK's new name):
+ * the status of that operation (RENAME_OVER: @to is renamed over @name).  SETATTR goes with the anonymous stateid
+ * (no open), the truncating OPEN is an UNCHECKED4 create with size 0 of
+ * the existing file (read/write, owner "trunc").
+ */
+static uint32_t own_op(struct nc *n, const struct nfs4_fh *dir, const struct nfs4_fh *fh, enum own_op op,
+		       const char *name, const char *to)
+{
+	static const struct nfs4_stateid anon = { 0 };
+	struct ncc c;
+	uint32_t last;
+
+	ncc_begin(&c, n);
+	switch (op) {
+	case OWN_REMOVE:
+		enc_putfh(&c, dir);
+		enc_remove(&c, name);
+		last = OP_REMOVE;
+		break;
+	case OWN_RENAME:
+		enc_putfh(&c, dir);
+		enc_savefh(&c);
+		enc_putfh(&c, dir);
+		enc_rename(&c, name, to);
+		last = OP_RENAME;
+		break;
+	case OWN_RENAME_OVER:                    /* @to replaces @name */
+		enc_putfh(&c, dir);
+		enc_savefh(&c);
+		enc_putfh(&c, dir);
+		enc_rename(&c, to, name);
+		last = OP_RENAME;
+		break;
+	case OWN_LINK:
+		enc_putfh(&c, fh);
+		enc_savefh(&c);
+		enc_putfh(&c, dir);
+		enc_name(&c, OP_LINK, to);
+		last = OP_LINK;
+		break;
+	case OWN_SETSIZE:
+		enc_putfh(&c, fh);
+		enc_setattr_size(&c, &anon, 0);
+		last = OP_SETATTR;
+		break;
+	case OWN_CHMOD: {
+		uint32_t w[3] = { 0, 1u << (33 - 32), 0 };
+		uint8_t v[4];
+
+		xdr_store_u32(v, 0600);
+		enc_putfh(&c, fh);
+		enc_setattr_raw(&c, &anon, w, v, 4);
+		last = OP_SETATTR;
+		break;
+	}
+	case OWN_TRUNC_OPEN:
+	default: {
+		uint32_t w[2] = { 1u << 4, 0 };  /* FATTR4_SIZE */
+		uint8_t v[8] = { 0 };
+
+		enc_putfh(&c, dir);
+		enc_open_head(&c, 0, OS_SHARE_ACCESS_BOTH, 0, n->clientid, "trunc");
+		xdr_put_u32(&c.e, 1);            /* OPEN4_CREATE */
+		xdr_put_u32(&c.e, 0);            /* UNCHECKED4 */
+		xdr_put_bitmap(&c.e, w, 1);
+		xdr_put_opaque(&c.e, v, 8);
+		xdr_put_u32(&c.e, 0);            /* CLAIM_NULL */
+		xdr_put_string(&c.e, name);
+		last = OP_OPEN;
+		break;
+	}
+	}
+	(void)last;
+	return ncc_status(&c);   /* PUTFH/SAVEFH succeed: the status is the last op's */
+}
+
+/* The size of @name in the test directory as the gateway's client sees it; -1: no such file. */
+static long long file_size(const char *name)
+{
+	struct lc_inode *d, *in;
+	struct lc_attr a;
+	long long sz = -1;
+
+	ck_assert_int_eq(lc_lookup(lc, lroot, tdir, &rootcr, NULL, &d), 0);
+	if (!lc_lookup(lc, d, name, &rootcr, &a, &in)) {
+		ck_assert_int_eq(lc_getattr(lc, in, &rootcr, true, &a), 0);
+		sz = (long long)a.size;
+		lc_put(lc, in);
+	}
+	lc_put(lc, d);
+	return sz;
+}
+
+/* Client @a holds a read delegation on a new file @name (content @data): its handle and delegation stateid. */
+static void delegated_file(struct nc *a, const struct nfs4_fh *dfh, const char *name, const char *data,
+			   struct nfs4_fh *ffh, struct nfs4_stateid *dsa)
+{
+	struct nfs4_stateid sa;
+	uint32_t dt = 99;
+
+	make_file(name, data, 0666);
+	ck_assert_uint_eq(open_deleg(a, dfh, name, OS_SHARE_ACCESS_READ, "ownA", &sa, ffh, &dt, dsa), NFS4_OK);
+	ck_assert_msg(dt == 1, "no read delegation on %s (type %#x)", name, dt);
+}
+
+/*
+ * Another client's @op on a delegated file, through this gateway (the MDS
+ * revokes nothing from the client that asks): NFS4ERR_DELAY and one
+ * CB_RECALL while the delegation is out - and the file unchanged - then
+ * through after DELEGRETURN.  @recalls: the holder's recalls so far.
+ */
+static void own_op_recalls(struct nc *a, struct ncb *ba, struct nc *b, const struct nfs4_fh *dfh, enum own_op op,
+			   const char *name, const char *to, unsigned int *recalls)
+{
+	struct nfs4_stateid dsa;
+	struct nfs4_fh ffh;
+	const char *data = "the holder caches this";
+	long long sz;
+
+	delegated_file(a, dfh, name, data, &ffh, &dsa);
+	ck_assert_msg(own_op(b, dfh, &ffh, op, name, to) == NFS4ERR_DELAY,
+		      "op %d on %s: not NFS4ERR_DELAY over another client's delegation", op, name);
+	ck_assert_msg(WAIT_FOR(NCB_GET(ba, recalls) == *recalls + 1, 10), "op %d on %s: no CB_RECALL", op, name);
+	pthread_mutex_lock(&ba->lock);
+	ck_assert_int_eq(memcmp(ba->recall_sid.other, dsa.other, NFS4_OTHER_SIZE), 0);
+	pthread_mutex_unlock(&ba->lock);
+	/* nothing changed while the holder may still trust its cache */
+	sz = file_size(name);
+	ck_assert_msg(sz == (long long)strlen(data), "op %d changed %s (size %lld) before the delegation came back",
+		      op, name, sz);
+	ck_assert_uint_eq(own_op(b, dfh, &ffh, op, name, to), NFS4ERR_DELAY);   /* still out */
+	ck_assert_uint_eq(NCB_GET(ba, recalls), *recalls + 1);                   /* recalled once */
+	ck_assert_uint_eq(sid_op(a, &ffh, OP_DELEGRETURN, &dsa), NFS4_OK);
+	ck_assert_uint_eq(own_op(b, dfh, &ffh, op, name, to), NFS4_OK);
+	(*recalls)++;
+}
+
+/*
+ * REMOVE, RENAME (the file renamed, and a file a rename replaces), LINK,
+ * SETATTR of the size and of the mode with the anonymous stateid, and an
+ * UNCHECKED4 OPEN that truncates the file to 0, by another 4.1 client of
+ * this gateway: each recalls the holder's delegation and answers
+ * NFS4ERR_DELAY until DELEGRETURN.  The holder's own REMOVE / SETATTR do
+ * not recall.  (Before: each went through over the delegation at once; the
+ * truncating OPEN truncated before it looked at the delegation.)
+ */
+START_TEST(v41_own_requests_recall_other_clients_delegations)
+{
+	const char *opts[] = { "nfs4_delegations=true", NULL };
+	struct nfs4_stateid dsa;
+	struct nfs4_fh dfh, ffh;
+	struct nc *a, *b;
+	struct ncb *ba;
+	unsigned int recalls = 0;
+
+	gw_up_opts(opts);
+	a = cb_client("dg-holder", &ba);
+	test_dir(a, "dg8", &dfh);
+	b = nc_connect(port, 1);
+	nc_session(b, "dg-other-op", 9);
+
+	own_op_recalls(a, ba, b, &dfh, OWN_REMOVE, "rm", NULL, &recalls);
+	ck_assert_int_eq(file_size("rm"), -1);
+	own_op_recalls(a, ba, b, &dfh, OWN_RENAME, "mv", "mv2", &recalls);
+	ck_assert_int_eq(file_size("mv"), -1);
+	make_file("src", "src", 0666);
+	own_op_recalls(a, ba, b, &dfh, OWN_RENAME_OVER, "dst", "src", &recalls);
+	ck_assert_int_eq(file_size("src"), -1);
+	ck_assert_int_eq(file_size("dst"), 3);
+	own_op_recalls(a, ba, b, &dfh, OWN_LINK, "ln", "ln2", &recalls);
+	ck_assert_int_eq(file_size("ln2"), (long long)strlen("the holder caches this"));
+	own_op_recalls(a, ba, b, &dfh, OWN_SETSIZE, "sz", NULL, &recalls);
+	ck_assert_int_eq(file_size("sz"), 0);
+	own_op_recalls(a, ba, b, &dfh, OWN_CHMOD, "ch", NULL, &recalls);
+	own_op_recalls(a, ba, b, &dfh, OWN_TRUNC_OPEN, "tr", NULL, &recalls);
+	ck_assert_int_eq(file_size("tr"), 0);
+
+	/* the holder's own requests keep its delegation */
+	delegated_file(a, &dfh, "mine", "mine", &ffh, &dsa);
+	ck_assert_uint_eq(own_op(a, &dfh, &ffh, OWN_CHMOD, "mine", NULL), NFS4_OK);
+	ck_assert_uint_eq(own_op(a, &dfh, &ffh, OWN_REMOVE, "mine", NULL), NFS4_OK);
+	ck_assert_uint_eq(NCB_GET(ba, recalls), recalls);
+	ncb_detach(ba);
+	nc_close(a);
+	nc_close(b);
+	ncb_free(ba);
+	gw_down();
+}
+END_TEST
+
+enum v3_op { V3_REMOVE = 12, V3_RENAME = 14, V3_LINK = 15, V3_SETATTR_MODE = 2 };
+
+/* An NFSv3 @op (REMOVE/RENAME @name -> @to in @dir, LINK @fh as @to, SETATTR mode of @fh): its status. */
+static uint32_t v3_op(enum v3_op op, const struct nfs4_fh *dir, const struct nfs4_fh *fh, const char *name,
+		      const char *to)
+{
+	static _Atomic uint32_t xid = 878000;
+	struct trpc_reply r;
+	struct xdr_enc e;
+	uint8_t *buf;
+	size_t len;
+	uint32_t st = 99999, x = atomic_fetch_add(&xid, 1);
+	int fd = trpc_connect(port);
+
+	ck_assert_int_ge(fd, 0);
+	xdr_enc_init(&e, 4096);
+	trpc_call_header(&e, x, NFS4_PROGRAM, 3, op);
+	switch (op) {
+	case V3_REMOVE:
+		xdr_put_opaque(&e, dir->data, dir->len);
+		xdr_put_string(&e, name);
+		break;
+	case V3_RENAME:
+		xdr_put_opaque(&e, dir->data, dir->len);
+		xdr_put_string(&e, name);
+		xdr_put_opaque(&e, dir->data, dir->len);
+		xdr_put_string(&e, to);
+		break;
+	case V3_LINK:
+		xdr_put_opaque(&e, fh->data, fh->len);
+		xdr_put_opaque(&e, dir->data, dir->len);
+		xdr_put_string(&e, to);
+		break;
+	case V3_SETATTR_MODE:
+		xdr_put_opaque(&e, fh->data, fh->len);
+		xdr_put_bool(&e, true);          /* mode */
+		xdr_put_u32(&e, 0600);
+		xdr_put_bool(&e, false);         /* uid, gid, size */
+		xdr_put_bool(&e, false);
+		xdr_put_bool(&e, false);
+		xdr_put_u32(&e, 0);              /* atime, mtime: DONT_CHANGE */
+		xdr_put_u32(&e, 0);
+		xdr_put_bool(&e, false);         /* no guard */
+		break;
+	}
+	ck_assert_int_eq(trpc_send_record(fd, e.buf, e.len, 0), 0);
+	xdr_enc_free(&e);
+	buf = trpc_recv_record(fd, &len, NULL);
+	ck_assert_ptr_nonnull(buf);
+	ck_assert_int_eq(trpc_parse_reply(buf, len, &r), 0);
+	ck_assert_uint_eq(r.stat, RPC_SUCCESS);
+	ck_assert_int_eq(xdr_get_u32(&r.res, &st), 0);
+	free(buf);
+	close(fd);
+	return st;
+}
+
+/*
+ * NFSv3 REMOVE, RENAME, LINK and SETATTR of the mode through the same
+ * gateway over an NFSv4 read delegation: NFS3ERR_JUKEBOX and one recall
+ * while it is out, the file unchanged, through after DELEGRETURN.
+ * (Before: each went through at once; only WRITE and a size SETATTR recalled.)
+ */
+START_TEST(v3_namespace_ops_recall_a_delegation)
+{
+	const char *opts[] = { "nfs4_delegations=true", NULL };
+	static const struct { enum v3_op op; const char *name, *to; } cases[] = {
+		{ V3_REMOVE, "v3rm", NULL }, { V3_RENAME, "v3mv", "v3mv2" }, { V3_LINK, "v3ln", "v3ln2" },
+		{ V3_SETATTR_MODE, "v3ch", NULL },
+	};
+	struct nfs4_stateid dsa;
+	struct nfs4_fh dfh, ffh;
+	struct nc *a;
+	struct ncb *ba;
+
+	gw_up_opts(opts);
+	a = cb_client("dg-v3ns", &ba);
+	test_dir(a, "dg9", &dfh);
+	for (unsigned int i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		delegated_file(a, &dfh, cases[i].name, "cached", &ffh, &dsa);
+		ck_assert_msg(v3_op(cases[i].op, &dfh, &ffh, cases[i].name, cases[i].to) == 10008,   /* JUKEBOX */
+			      "v3 proc %d on %s went through over a delegation", cases[i].op, cases[i].name);
+		ck_assert_msg(WAIT_FOR(NCB_GET(ba, recalls) == i + 1, 10), "v3 proc %d: no CB_RECALL", cases[i].op);
+		ck_assert_int_eq(file_size(cases[i].name), 6);
+		ck_assert_uint_eq(v3_op(cases[i].op, &dfh, &ffh, cases[i].name, cases[i].to), 10008);
+		ck_assert_uint_eq(sid_op(a, &ffh, OP_DELEGRETURN, &dsa), NFS4_OK);
+		ck_assert_uint_eq(v3_op(cases[i].op, &dfh, &ffh, cases[i].name, cases[i].to), 0);
+		ck_assert_uint_eq(NCB_GET(ba, recalls), i + 1);
+	}
+	ck_assert_int_eq(file_size("v3rm"), -1);
+	ck_assert_int_eq(file_size("v3mv2"), 6);
+	ck_assert_int_eq(file_size("v3ln2"), 6);
+	ncb_detach(ba);
+	nc_close(a);
+	ncb_free(ba);
+	gw_down();
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("nfs4_gw_cb");
@@ -1242,6 +1537,8 @@ static Suite *suite(void)
 	tcase_add_test(tc, v40_read_delegation_recalled);
 	tcase_add_test(tc, v41_delegation_recalled_by_another_client);
 	tcase_add_test(tc, v41_pending_recall_does_not_hold_other_revokes);
+	tcase_add_test(tc, v41_own_requests_recall_other_clients_delegations);
+	tcase_add_test(tc, v3_namespace_ops_recall_a_delegation);
 	suite_add_tcase(s, tc);
 	return s;
 }
