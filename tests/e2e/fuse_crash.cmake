@@ -1,0 +1,13 @@
+# Namespace operations from several threads through a real FUSE mount while
+# loligo-mds is killed -9 and restarted, then a checker against the model of
+# the acknowledged operations, and a fresh mount (issue 13.3: what replay
+# must keep, with synchronous and with asynchronous directory operations).
+if(TARGET loligo-fuse AND TARGET loligo-mds)
+  loligo_check_test(test_fuse_crash
+    SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_fuse_crash.c ${CMAKE_CURRENT_LIST_DIR}/test_fuse_harness.c
+    LIBS loligo_proto loligo_common
+    LABELS e2e fuse
+    TIMEOUT 300)
+  add_dependencies(test_fuse_crash loligo-fuse loligo-mds)
+  set_tests_properties(test_fuse_crash PROPERTIES SKIP_RETURN_CODE 77 RUN_SERIAL TRUE)
+endif()
