@@ -839,6 +839,40 @@ bool lc_fh_cacheable(struct lc_fh *fh)
 	return ok;
 }
 
+enum lc_kcache lc_fh_kernel_cache(struct lc_fh *fh)
+{
+	struct lc_inode *in = fh->in;
+	enum lc_kcache k = LC_KCACHE_NONE;
+	struct lc_attr a;
+
+	pthread_mutex_lock(&in->lock);
+	if (in->c->mdsc && !(in->caps & MDSP_CAP_FILE_CACHE)) {
+		/* another client may write it: the kernel caches nothing of
+		 * it through this handle, and what other handles let it cache
+		 * meanwhile is not covered by a cap */
+		in->kc_valid = false;
+		goto out;
+	}
+	/* the data generation first: a write racing with the attributes
+	 * below makes the next open drop, never keep, what it cached */
+	uint64_t gen = atomic_load(&in->data_gen);
+	lc_inode_fill_attr_locked(in, &a);
+	if (in->kc_valid && in->kc_gen == gen && in->kc_change == a.change && in->kc_size == a.size &&
+	    in->kc_mtime.tv_sec == a.mtime.tv_sec && in->kc_mtime.tv_nsec == a.mtime.tv_nsec) {
+		k = LC_KCACHE_KEEP;
+	} else {
+		k = LC_KCACHE_DROP;
+		in->kc_valid = true;
+		in->kc_gen = gen;
+		in->kc_change = a.change;
+		in->kc_size = a.size;
+		in->kc_mtime = a.mtime;
+	}
+out:
+	pthread_mutex_unlock(&in->lock);
+	return k;
+}
+
 /* ---- admin socket ------------------------------------------------------------ */
 
 static int cmd_dump_cache(struct json_object *args, struct json_object **out, void *priv)

@@ -414,6 +414,29 @@ double lc_attr_timeout(struct lclient *c, struct lc_inode *in);
  */
 bool lc_fh_cacheable(struct lc_fh *fh);
 
+enum lc_kcache {
+	LC_KCACHE_NONE,   /* no Fc: uncached I/O (FUSE direct_io) */
+	LC_KCACHE_DROP,   /* may cache, but what the kernel holds may be stale: drop it */
+	LC_KCACHE_KEEP,   /* the pages the kernel cached under an earlier open are the file's */
+};
+
+/**
+ * lc_fh_kernel_cache - how the frontend's kernel (one page cache per inode,
+ * kept across opens) may cache the data of @fh, a handle just opened.
+ *
+ * KEEP when this client holds Fc and the file is what it was when an open
+ * with Fc last let the kernel cache it: no Fc revoke, no session loss, no
+ * write or truncate through this client, and the change counter, size and
+ * mtime the MDS gave this open are the same.  A revoke of Fc invalidates the
+ * kernel's pages before the ack (caps.c), so pages cached while Fc was held
+ * are the file's as long as none of that moved.  DROP otherwise, NONE without
+ * Fc.  Records the current state for the next open.  Writes through this
+ * client count as changes even when they went through the kernel's page
+ * cache (the NFS gateway's do not): a file written here is read from the
+ * client again after its next open.
+ */
+enum lc_kcache lc_fh_kernel_cache(struct lc_fh *fh);
+
 /*
  * What this client may cache about an inode, as the MDS's caps say
  * (mds/locker.c has the rules), in the terms a frontend that hands out its

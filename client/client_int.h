@@ -158,6 +158,12 @@ struct lc_inode {
 	 * set (objio.c): the first write to any other object sets its key first.
 	 * Its own (xarray) lock; not under in->lock. */
 	struct xarray objs;
+	/* the frontend's kernel page cache (lc_fh_kernel_cache): the file as it
+	 * was (data_gen, change, size, mtime) when an open with Fc last let the
+	 * kernel cache pages of it; kc_valid false: it may hold nothing of use */
+	bool kc_valid;
+	uint64_t kc_gen, kc_change, kc_size;
+	struct timespec kc_mtime;
 	bool capupd_queued;          /* on c->capupd (holds a reference); protected by c->work_lock */
 	struct lc_revoke *rv_deferred; /* a revoke of ours a hook deferred, not finished; c->work_lock */
 	struct lc_inode *capupd_next;

@@ -560,6 +560,27 @@ static void ll_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_
 
 /* ---- files --------------------------------------------------------------- */
 
+/*
+ * The kernel's page cache of a file outlives its opens.  It is kept
+ * (FOPEN_KEEP_CACHE) while this client holds Fc and nothing changed the
+ * file since an open with Fc let the kernel cache it (lc_fh_kernel_cache):
+ * another client's write needs Fc revoked first, and the revoke drops the
+ * kernel's pages (inval_inode, delivered before the ack: caps.c, inval.c).
+ * Else the kernel drops what it has at open (close-to-open); without Fc
+ * another client writes the file too: no page cache at all (direct_io,
+ * Ceph's sync I/O).  Nothing is sent to the kernel from here: no notify
+ * from a request handler.
+ */
+static void set_cache_mode(struct lfuse *lf, struct lc_fh *fh, struct fuse_file_info *fi)
+{
+	enum lc_kcache k = lc_fh_kernel_cache(fh);
+
+	fi->direct_io = k == LC_KCACHE_NONE;
+	fi->keep_cache = k == LC_KCACHE_KEEP;
+	if (fi->keep_cache)
+		perf_inc(&lf->perf.keep_cache, 1);
+}
+
 static void ll_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
 		      struct fuse_file_info *fi)
 {
@@ -580,9 +601,7 @@ static void ll_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_
 	}
 	fill_entry(lf, IN(lf, parent), name, in, &a, &e);
 	fi->fh = (uint64_t)(uintptr_t)fh;
-	fi->keep_cache = 0;
-	/* another client writes it too (no Fc): uncached I/O */
-	fi->direct_io = !lc_fh_cacheable(fh);
+	set_cache_mode(lf, fh, fi);
 	if (fuse_reply_create(req, &e, fi) != 0) {
 		/* interrupted: no release will come for this handle, no forget for the entry */
 		lc_release(lf->c, fh);
@@ -652,10 +671,7 @@ static void ll_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	 * first (after lc_open: a delegation granted meanwhile sees the writer) */
 	if ((fi->flags & O_ACCMODE) != O_RDONLY || (fi->flags & O_TRUNC))
 		lc_break_for_write(lf->c, lc_ino(IN(lf, ino)), true);
-	/* Drop cached pages on open (close-to-open); without Fc another
-	 * client writes the file too: no page cache at all (Ceph's sync I/O) */
-	fi->keep_cache = 0;
-	fi->direct_io = !lc_fh_cacheable(fh);
+	set_cache_mode(lf, fh, fi);
 	if (fuse_reply_open(req, fi) != 0)
 		lc_release(lf->c, fh);
 }

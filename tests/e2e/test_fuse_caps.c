@@ -27,11 +27,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "common/admin_sock.h"
 #include "common/log.h"
 #include "tests/e2e/test_fuse_harness.h"
 
@@ -247,6 +249,45 @@ static ssize_t read_text(const char *p, char *buf, size_t len)
 	if (n >= 0)
 		buf[n] = '\0';
 	return n;
+}
+
+/* perf dump of mount 1's client process: @group.@name */
+static int64_t perf1(const char *group, const char *name)
+{
+	struct json_object *req = json_object_new_object(), *rep = NULL, *g, *v;
+	int64_t n = -1;
+	int r;
+
+	json_object_object_add(req, "prefix", json_object_new_string("perf dump"));
+	r = asok_request(fs.asok, req, &rep, 10000);
+	json_object_put(req);
+	ck_assert_msg(r == 0, "admin socket of mount 1: %s", strerror(-r));
+	if (json_object_object_get_ex(rep, group, &g) && json_object_object_get_ex(g, name, &v))
+		n = json_object_get_int64(v);
+	json_object_put(rep);
+	ck_assert_msg(n >= 0, "no counter %s.%s", group, name);
+	return n;
+}
+
+/* mount 2 writes @len bytes @c at @off of @rel, and closes */
+static void other_pwrite(const char *rel, int c, size_t len, off_t off)
+{
+	char buf[8192];
+	int fd = open(P2(rel), O_WRONLY);
+
+	ck_assert_msg(fd >= 0, "mount 2: open %s: %s", rel, strerror(errno));
+	ck_assert(len <= sizeof(buf));
+	memset(buf, c, len);
+	ck_assert_int_eq(pwrite(fd, buf, len, off), (ssize_t)len);
+	ck_assert_int_eq(close(fd), 0);
+}
+
+/* every byte of [off, off+len) of @buf is @c */
+static void expect_bytes(const char *what, const unsigned char *buf, off_t off, size_t len, int c)
+{
+	for (size_t i = 0; i < len; i++)
+		ck_assert_msg(buf[off + i] == (unsigned char)c, "%s: byte %lld is %d, not %d", what,
+			      (long long)(off + i), buf[off + i], c);
 }
 
 /* ---- tests --------------------------------------------------------------------- */
@@ -547,6 +588,105 @@ START_TEST(test_open_unlinked_same_mount)
 }
 END_TEST
 
+
+/*
+ * Mount 1 reads a file twice, opening it again: the second time the
+ * kernel's page cache answers (FOPEN_KEEP_CACHE while Fc is held and the
+ * file did not change): no READ reaches loligo-fuse, nothing is read from
+ * the objects.
+ */
+START_TEST(test_page_cache_kept_across_opens)
+{
+	const off_t size = 256 << 10;
+	int64_t reads, bytes;
+	int fd;
+
+	ck_assert_int_eq(lfs_write_file(P("kc"), size, 7), 0);
+	/* its size and mtime journaled: the MDS's are the file's from here */
+	fd = open(P("kc"), O_RDONLY);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(fsync(fd), 0);
+	ck_assert_int_eq(close(fd), 0);
+	ck_assert_int_eq(lfs_check_file(P("kc"), size, 7), 0);   /* into the page cache */
+	reads = perf1("fuse", "read");
+	bytes = perf1("client", "rd_bytes");
+	ck_assert_int_eq(lfs_check_file(P("kc"), size, 7), 0);
+	ck_assert_msg(perf1("fuse", "read") == reads && perf1("client", "rd_bytes") == bytes,
+		      "the second read of an unchanged file reached the client: %lld READs, %lld bytes",
+		      (long long)(perf1("fuse", "read") - reads), (long long)(perf1("client", "rd_bytes") - bytes));
+	ck_assert_int_eq(perf1("fuse", "keep_cache"), 1);   /* the second open only */
+}
+END_TEST
+
+/*
+ * What the other mount writes, mount 1 reads next, although its kernel
+ * cached the file's pages: with the file kept open (the revoke of Fc drops
+ * the pages before the ack), through an mmap of it, and after opening it
+ * again (its pages are not kept); a truncate leaves no stale tail.
+ */
+START_TEST(test_page_cache_other_mount_writes)
+{
+	const size_t size = 64 << 10;
+	unsigned char *buf = malloc(size), *map;
+	struct stat st;
+	int fd;
+
+	ck_assert_ptr_nonnull(buf);
+	memset(buf, 'a', size);
+	fd = open(P("pc"), O_CREAT | O_TRUNC | O_WRONLY, 0644);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(write(fd, buf, size), (ssize_t)size);
+	ck_assert_int_eq(fsync(fd), 0);
+	ck_assert_int_eq(close(fd), 0);
+
+	/* kept open, read twice (the second time from the page cache) */
+	fd = open(P("pc"), O_RDONLY);
+	ck_assert_int_ge(fd, 0);
+	for (int i = 0; i < 2; i++) {
+		ck_assert_int_eq(pread(fd, buf, size, 0), (ssize_t)size);
+		expect_bytes("mount 1 before", buf, 0, size, 'a');
+	}
+	map = mmap(NULL, size, PROT_READ, MAP_SHARED, fd, 0);
+	ck_assert(map != MAP_FAILED);
+	expect_bytes("mount 1's mmap before", map, 0, size, 'a');
+	other_pwrite("pc", 'b', 4096, 8192);
+	ck_assert_int_eq(pread(fd, buf, size, 0), (ssize_t)size);
+	expect_bytes("mount 1 after mount 2 wrote, open", buf, 8192, 4096, 'b');
+	expect_bytes("mount 1 after mount 2 wrote, open", buf, 0, 8192, 'a');
+	expect_bytes("mount 1's mmap after mount 2 wrote", map, 8192, 4096, 'b');
+	munmap(map, size);
+
+	/* truncated by the other mount, then extended: zeros, not the old tail */
+	ck_assert_int_eq(truncate(P2("pc"), 100), 0);
+	ck_assert_int_eq(fstat(fd, &st), 0);
+	ck_assert_int_eq(st.st_size, 100);
+	ck_assert_int_eq(pread(fd, buf, size, 0), 100);
+	expect_bytes("mount 1 after the truncate", buf, 0, 100, 'a');
+	ck_assert_int_eq(truncate(P2("pc"), size), 0);
+	ck_assert_int_eq(pread(fd, buf, size, 0), (ssize_t)size);
+	expect_bytes("mount 1 after the truncate and extension", buf, 0, 100, 'a');
+	expect_bytes("mount 1 after the truncate and extension (old tail)", buf, 100, size - 100, 0);
+	ck_assert_int_eq(close(fd), 0);
+
+	/* closed and opened again: twice cached, then the other mount writes */
+	for (int i = 0; i < 2; i++) {
+		fd = open(P("pc"), O_RDONLY);
+		ck_assert_int_ge(fd, 0);
+		ck_assert_int_eq(pread(fd, buf, size, 0), (ssize_t)size);
+		ck_assert_int_eq(close(fd), 0);
+		expect_bytes("mount 1, reopened", buf, 100, size - 100, 0);
+	}
+	other_pwrite("pc", 'c', 4096, 0);
+	fd = open(P("pc"), O_RDONLY);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(pread(fd, buf, size, 0), (ssize_t)size);
+	ck_assert_int_eq(close(fd), 0);
+	expect_bytes("mount 1, reopened after mount 2 wrote", buf, 0, 4096, 'c');
+	expect_bytes("mount 1, reopened after mount 2 wrote", buf, 4096, size - 4096, 0);
+	free(buf);
+}
+END_TEST
+
 #define ADD(fn)                                                                  \
 	do {                                                                     \
 		const char *only = getenv("LC_TEST");                             \
@@ -580,6 +720,8 @@ int main(void)
 	ADD(test_append_while_other_stats);
 	ADD(test_open_unlinked_two_mounts);
 	ADD(test_open_unlinked_same_mount);
+	ADD(test_page_cache_kept_across_opens);
+	ADD(test_page_cache_other_mount_writes);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
 	failed = srunner_ntests_failed(sr);
