@@ -432,8 +432,9 @@ enum lc_kcache {
  * are the file's as long as none of that moved.  DROP otherwise, NONE without
  * Fc.  Records the current state for the next open.  Writes through this
  * client count as changes even when they went through the kernel's page
- * cache (the NFS gateway's do not): a file written here is read from the
- * client again after its next open.
+ * cache: a file written here is read from the client again after its next
+ * open.  (The NFS gateway's writes and size changes drop the kernel's pages
+ * themselves: lc_notify_inode.)
  */
 enum lc_kcache lc_fh_kernel_cache(struct lc_fh *fh);
 

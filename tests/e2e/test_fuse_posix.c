@@ -479,6 +479,60 @@ START_TEST(test_nfs_size_limits)
 }
 END_TEST
 
+/*
+ * The NFS gateway in the FUSE process writes to a file the FUSE mount keeps
+ * open: the kernel's pages of it, kept under Fc, are dropped (the MDS
+ * revokes nothing from its own client: the gateway's lc_notify_inode does
+ * it), and the FUSE reader sees the bytes.
+ */
+START_TEST(test_nfs_write_drops_kernel_pages)
+{
+	int port = lfs_nfs_port(&fs), fd, st;
+	char buf[8192];
+	struct nfsc n;
+	struct rbuf r;
+
+	ck_assert_msg(port > 0, "no NFS gateway port in the client log");
+	memset(buf, 'a', sizeof(buf));
+	fd = open(P("kcnfs"), O_RDWR | O_CREAT | O_TRUNC, 0666);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(write(fd, buf, sizeof(buf)), (ssize_t)sizeof(buf));
+	ck_assert_int_eq(fsync(fd), 0);
+	ck_assert_int_eq(close(fd), 0);
+	fd = open(P("kcnfs"), O_RDONLY);
+	ck_assert_int_ge(fd, 0);
+	for (int i = 0; i < 2; i++) {   /* in the kernel's page cache */
+		ck_assert_int_eq(pread(fd, buf, sizeof(buf), 0), (ssize_t)sizeof(buf));
+		ck_assert_int_eq(buf[0], 'a');
+	}
+	nfs_session(&n, port);
+	nfs_at(&n, "kcnfs");
+	wop(&n.wb, OP_WRITE);
+	put_zero_stateid(&n.wb);
+	w64(&n.wb, 0);
+	w32(&n.wb, 2);                   /* FILE_SYNC4 */
+	wopaque(&n.wb, "bb", 2);
+	st = nfs_call(&n, &r);
+	ck_assert_int_eq(st, 0);
+	/* the invalidation is queued by the write and delivered by the FUSE
+	 * process's thread: soon, well within the 10 s the kernel caches the
+	 * attributes for */
+	for (int i = 0;; i++) {
+		ck_assert_int_eq(pread(fd, buf, sizeof(buf), 0), (ssize_t)sizeof(buf));
+		if (buf[0] == 'b' && buf[1] == 'b')
+			break;
+		ck_assert_msg(i < 200, "the FUSE mount still reads '%c%c' 2 s after the NFS gateway wrote 'bb'", buf[0],
+			      buf[1]);
+		usleep(10000);
+	}
+	ck_assert_int_eq(buf[2], 'a');
+	ck_assert_int_eq(close(fd), 0);
+	free(n.rec);
+	free(n.wb.p);
+	close(n.fd);
+}
+END_TEST
+
 /* ---- purge ------------------------------------------------------------------ */
 
 /* names of @ino's objects left in the client's data store (not running) */
@@ -1339,6 +1393,7 @@ static Suite *posix_suite(void)
 	tcase_add_unchecked_fixture(tc, setup_nfs, teardown);
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_nfs_size_limits);
+	tcase_add_test(tc, test_nfs_write_drops_kernel_pages);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("posix");

@@ -31,6 +31,7 @@
 #                   of its admin socket; ceph-fuse: of its objecter) and the
 #                   OSD's op_r latency over the job (osd.T.JOB.RUN.txt); keeps
 #                   the temp dir
+#   --perf-jobs GLOB  the rows --perf profiles (default *read*; say randwrite-4k)
 #   --compare DIR   also target "rados0": loligo on RADOS with the binaries
 #                   of build tree DIR (say, main before a change), in the same
 #                   runs, alternating; the table gets a column for it
@@ -53,7 +54,7 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
 shared=${LOLIGO_SHARED_DIR:-$top/../shared}
-build=${LOLIGO_BUILD_DIR:-$top/build} runs=1 size4k=256M size1m=1G runtime=30 keep=0 mounts=1 perf=0
+build=${LOLIGO_BUILD_DIR:-$top/build} runs=1 size4k=256M size1m=1G runtime=30 keep=0 mounts=1 perf=0 perf_jobs='*read*'
 ceph_dir= ceph_start=0 targets= tsv= plot= compare=
 rows=randwrite-4k,randwrite-4k-fsync,randread-4k,seqwrite-1m,seqwrite-1m-fsync,seqread-1m
 while (($#)); do
@@ -70,6 +71,7 @@ while (($#)); do
 	--plot) plot=$2; shift ;;
 	--mounts) mounts=$2; shift ;;
 	--perf) perf=1 keep=1 ;;
+	--perf-jobs) perf_jobs=$2; shift ;;
 	--compare) compare=$(cd "$2" && pwd); shift ;;
 	--rows) rows=$2; shift ;;
 	--keep) keep=1 ;;
@@ -144,7 +146,8 @@ run_job() {
 	pid=${fuse_pid[$t]}
 	c0=$(cpu_of "$pid")
 	local prof= osd0=
-	if ((perf)) && [[ $job == *read* ]]; then
+	# shellcheck disable=SC2053  # a glob on purpose
+	if ((perf)) && [[ $job == $perf_jobs ]]; then
 		perf record -q -F 499 -g -p "$pid" -o "$work/perf.$t.$job.$run.data" >/dev/null 2>&1 &
 		prof=$!
 		[[ -n $ceph_dir ]] && osd0=$(osd_r_latency)
