@@ -541,13 +541,13 @@ static int asok_call(const char *path, const char *prefix, const char *var, cons
 	return r;
 }
 
-/* a counter of the client's mds_client perf group, or -1 */
-static long client_counter(const char *name)
+/* a counter of the client's perf group @group, or -1 (no such counter) */
+static long client_counter(const char *group, const char *name)
 {
 	struct json_object *rep = NULL, *g, *v;
 	long n = -1;
 
-	if (asok_call(fs.asok, "perf dump", NULL, NULL, &rep) == 0 && json_object_object_get_ex(rep, "mds_client", &g) &&
+	if (asok_call(fs.asok, "perf dump", NULL, NULL, &rep) == 0 && json_object_object_get_ex(rep, group, &g) &&
 	    json_object_object_get_ex(g, name, &v))
 		n = (long)json_object_get_int64(v);
 	if (rep)
@@ -773,7 +773,7 @@ START_TEST(test_namespace_ops_survive_mds_kill9)
 		char p[PATH_MAX];
 		ck_assert_int_eq(mkdir(lfs_path(&fs, shared_name(k), p, sizeof(p)), 0755), 0);
 	}
-	before_replays = client_counter("replays");
+	before_replays = client_counter("mds_client", "replays");
 
 	child = fork();
 	ck_assert_int_ge(child, 0);
@@ -827,9 +827,13 @@ START_TEST(test_namespace_ops_survive_mds_kill9)
 	}
 	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0,
 		      "a syscall of the workload failed (its message is on stderr above)");
-	replays = client_counter("replays") - before_replays;
+	replays = client_counter("mds_client", "replays") - before_replays;
 	fprintf(stderr, "test_fuse_crash: %ld ops acknowledged by %d threads, %d kills (%d with the journal held), "
 		"%ld requests replayed, %.1f s\n", acked_total(), NTHREADS, NKILLS, holds, replays, now_s() - t0);
+	/* with asynchronous directory operations: how many the client answered itself */
+	if (client_counter("client", "async_creates") >= 0)
+		fprintf(stderr, "test_fuse_crash: client answered %ld creates/mkdirs itself (%ld went synchronous)\n",
+			client_counter("client", "async_creates"), client_counter("client", "async_sync"));
 	/* held journals leave UNSAFE requests: a run that replayed none did not test replay */
 	ck_assert_msg(replays > 0, "no request was replayed: the kills did not hit UNSAFE operations");
 
