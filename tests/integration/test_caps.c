@@ -13,11 +13,15 @@
  *
  * Each test starts its own MDS on a fresh filesystem in a temp dir (checked
  * fixture: it runs in the forked test process, whose MDS dies with it
- * through PR_SET_PDEATHSIG, and the teardown removes the directory).
+ * through PR_SET_PDEATHSIG, and the teardown removes the directory).  The
+ * per-test dirs live in one dir that an unchecked fixture makes and removes
+ * in the runner process, so that a test that fails (its checked teardown
+ * does not run then) or times out leaves nothing behind either.
  */
 #include <check.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <inttypes.h>
 #include <json-c/json.h>
 #include <limits.h>
@@ -43,6 +47,7 @@
 
 #define COHERENT_MS 100      /* the other client sees a change this soon */
 
+static char root_dir[PATH_MAX - 64];   /* the runner's: every test's dir is in it */
 static char dir[PATH_MAX];
 static char conf[PATH_MAX + 32];
 static pid_t mds_pid;
@@ -158,11 +163,38 @@ static int64_t mds_counter(const char *name)
 	return v;
 }
 
+static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	return remove(path) < 0 ? -1 : 0;
+}
+
+/* unchecked: in the runner process, also after a test failed or timed out */
+static void root_setup(void)
+{
+	const char *t = getenv("TMPDIR");
+
+	snprintf(root_dir, sizeof(root_dir), "%s/lc-caps-XXXXXX", t ? t : "/tmp");
+	ck_assert_ptr_nonnull(mkdtemp(root_dir));
+}
+
+static void root_teardown(void)
+{
+	if (!root_dir[0])
+		return;
+	if (getenv("LC_KEEP"))
+		fprintf(stderr, "kept %s\n", root_dir);
+	else if (nftw(root_dir, rm_one, 16, FTW_DEPTH | FTW_PHYS) != 0)
+		fprintf(stderr, "cannot remove %s: %s\n", root_dir, strerror(errno));
+}
+
 static void setup(void)
 {
 	char bin[PATH_MAX], out[PATH_MAX + 16], err[256], addr[64];
 
-	snprintf(dir, sizeof(dir), "/tmp/lc-caps-XXXXXX");
+	snprintf(dir, sizeof(dir), "%s/t-XXXXXX", root_dir);
 	ck_assert_ptr_nonnull(mkdtemp(dir));
 	snprintf(conf, sizeof(conf), "%s/loligo.conf", dir);
 	FILE *f = fopen(conf, "w");
@@ -316,7 +348,8 @@ struct stat_loop {
 	struct lclient *c;
 	struct lc_inode *in;
 	_Atomic bool stop;
-	uint64_t last, backwards, n;
+	uint64_t last, backwards;
+	_Atomic uint64_t n;     /* stats done: the writer waits for some at its checkpoints */
 	int err;
 };
 
@@ -335,7 +368,7 @@ static void *stat_main(void *arg)
 		if (a.size < s->last)
 			s->backwards++;
 		s->last = a.size;
-		s->n++;
+		atomic_fetch_add(&s->n, 1);
 	}
 	return NULL;
 }
@@ -359,8 +392,20 @@ START_TEST(test_append_while_stat)
 	ck_assert_int_eq(pthread_create(&th, NULL, stat_main, &sl), 0);
 	for (int i = 0; i < 300; i++) {
 		ck_assert_int_eq(lc_write(A, fh, 0, sizeof(chunk), chunk), (ssize_t)sizeof(chunk));
-		if (i % 50 == 49)
+		if (i % 50 == 49) {
+			uint64_t n0;
+
 			ck_assert_int_eq(lc_flush(A, fh), 0);   /* some progress reaches the MDS */
+			/* B stats while the file grows, however slow its thread is
+			 * (under load it did as few as 10 stats in the whole loop):
+			 * one stat begun after this flush, before the next writes */
+			n0 = atomic_load(&sl.n);
+			t0 = now_mono_ns();
+			while (atomic_load(&sl.n) < n0 + 2 && !sl.err) {
+				ck_assert_msg(ms_since(t0) < 20000, "B's stat thread did no stat in 20 s");
+				usleep(1000);
+			}
+		}
 	}
 	ck_assert_int_eq(lc_fsync(A, fh, false), 0);
 	t0 = now_mono_ns();
@@ -375,8 +420,8 @@ START_TEST(test_append_while_stat)
 	pthread_join(th, NULL);
 	ck_assert_int_eq(sl.err, 0);
 	ck_assert_msg(sl.backwards == 0, "B's size went backwards %llu times in %llu stats",
-		      (unsigned long long)sl.backwards, (unsigned long long)sl.n);
-	ck_assert_uint_gt(sl.n, 10);
+		      (unsigned long long)sl.backwards, (unsigned long long)atomic_load(&sl.n));
+	ck_assert_uint_ge(atomic_load(&sl.n), 12);      /* 6 checkpoints: the check above saw the growth */
 	ck_assert_int_eq(lc_release(A, fh), 0);
 	lc_put(A, in);
 	lc_put(A, da);
@@ -1248,6 +1293,7 @@ static Suite *suite(void)
 	Suite *s = suite_create("caps");
 	TCase *tc = tcase_create("two_clients");
 
+	tcase_add_unchecked_fixture(tc, root_setup, root_teardown);
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_set_timeout(tc, 120);
 	ADD(tc, test_close_to_open);
