@@ -671,13 +671,13 @@ out_mdsc:
  * An unmount just after an MDS restart, before the session is back, with
  * sizes and mtimes not sent yet (a close sends them in a CAPS FLUSH without
  * waiting, and without a session they stay dirty): wait for the session
- * (bounded by client_unmount_timeout), so that the flush below sends them.
- * The requests not SAFE yet are mdsc_destroy's: it waits for them itself,
- * through a reconnect too.  Nothing dirty: no wait for an MDS that is gone.
+ * (until @end: the unmount's client_unmount_timeout), so that the flush below
+ * sends them.  The requests not SAFE yet are mdsc_destroy_by's: it waits for
+ * them itself, through a reconnect too, until the same @end.  Nothing dirty:
+ * no wait for an MDS that is gone.
  */
-static void unmount_wait_session(struct lclient *c)
+static void unmount_wait_session(struct lclient *c, uint64_t end)
 {
-	uint64_t end = now_mono_ns() + lc_secs_ns(CFG_client_unmount_timeout);
 	bool logged = false;
 
 	while (!mdsc_is_open(c->mdsc) && now_mono_ns() < end) {
@@ -707,10 +707,14 @@ static void unmount_wait_session(struct lclient *c)
 
 void lclient_unmount(struct lclient *c)
 {
+	/* one bound for every wait below on the MDS (session, flush acks, SAFE
+	 * replies): client_unmount_timeout in all, not per wait */
+	uint64_t end = now_mono_ns() + lc_secs_ns(CFG_client_unmount_timeout), now;
+
 	if (!c)
 		return;
 	if (c->mdsc)
-		unmount_wait_session(c);
+		unmount_wait_session(c, end);
 	/* handles the frontend never released (FUSE: RELEASEs still queued
 	 * when the session ended; the kernel has dropped them): flush and free */
 	for (;;) {
@@ -733,12 +737,14 @@ void lclient_unmount(struct lclient *c)
 	if (c->mdsc) {
 		/* sizes and mtimes in CAPS FLUSHes must be journaled first
 		 * (without a session they cannot be) */
-		if (lc_wait_flushes(c, mdsc_is_open(c->mdsc) ? lc_secs_ns(CFG_client_mount_timeout) : 0) < 0)
-			derr(CLIENT, "unmount: the MDS did not acknowledge every size/mtime flush");
-		/* waits for SAFE replies itself, bounded: an unmount must not
-		 * hang on an MDS that is gone (a plain mdsc_sync would, with
-		 * client_request_timeout 0, forever) */
-		mdsc_destroy(c->mdsc);
+		now = now_mono_ns();
+		if (lc_wait_flushes(c, mdsc_is_open(c->mdsc) && end > now ? end - now : 0) < 0)
+			derr(CLIENT, "unmount: the MDS did not acknowledge every size/mtime flush within "
+				     "client_unmount_timeout");
+		/* waits for SAFE replies itself, until the same end: an unmount
+		 * must not hang on an MDS that is gone (a plain mdsc_sync would,
+		 * with client_request_timeout 0, forever) */
+		mdsc_destroy_by(c->mdsc, end);
 		c->mdsc = NULL;
 	}
 	lc_put(c, c->root);

@@ -1069,11 +1069,16 @@ static void abort_all(struct mds_client *m, int err)
 
 void mdsc_destroy(struct mds_client *m)
 {
+	mdsc_destroy_by(m, now_mono_ns() + mdsc_secs_to_ns(CFG_client_unmount_timeout));
+}
+
+void mdsc_destroy_by(struct mds_client *m, uint64_t deadline_ns)
+{
 	uint64_t n;
 
 	if (!m)
 		return;
-	mdsc_session_close(m);          /* waits for SAFE (bounded), closes, stops threads */
+	mdsc_session_close(m, deadline_ns);     /* waits for SAFE (bounded), closes, stops threads */
 	n = xa_count(&m->requests);
 	if (n)
 		derr(CLIENT, "mds session closed with %llu request(s) not safe: giving up on them",

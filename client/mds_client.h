@@ -116,6 +116,15 @@ int mdsc_open_session(struct mds_client *mdsc, int timeout_ms);
  * and given up (-ESHUTDOWN to its waiters).
  */
 void mdsc_destroy(struct mds_client *mdsc);
+/**
+ * mdsc_destroy_by - mdsc_destroy(), with the wait for SAFE replies ending at
+ * @deadline_ns (CLOCK_MONOTONIC) instead of client_unmount_timeout from now:
+ * for an unmount that has already waited part of its client_unmount_timeout
+ * (for the session, for size/mtime flushes), so that the whole unmount is
+ * bounded by the option once, not once per wait.  A deadline already past:
+ * no wait.
+ */
+void mdsc_destroy_by(struct mds_client *mdsc, uint64_t deadline_ns);
 
 /**
  * mdsc_set_store_addr - the client's data-store instance (store_instance_addr()),

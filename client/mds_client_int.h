@@ -232,8 +232,9 @@ int mdsc_auth_init(struct mds_client *m);
 void mdsc_session_init(struct mds_client *m);
 void mdsc_session_fini(struct mds_client *m);
 int mdsc_session_thread_start(struct mds_client *m);
-/* mdsc_session_close - wait for SAFE (bounded), close the session, stop every thread. */
-void mdsc_session_close(struct mds_client *m);
+/* mdsc_session_close - wait for SAFE (until @deadline_ns, CLOCK_MONOTONIC),
+ * close the session, stop every thread. */
+void mdsc_session_close(struct mds_client *m, uint64_t deadline_ns);
 /* mdsc_kick_locked - wake the session thread.  Caller holds mdsc->mutex. */
 void mdsc_kick_locked(struct mds_client *m);
 void mdsc_conn_get(struct mds_conn *c);

@@ -1805,8 +1805,9 @@ int mdsc_open_session(struct mds_client *m, int timeout_ms)
 /* Log, one line each (the first UNMOUNT_LIST_MAX), the requests not SAFE
  * that an unmount gives up on, and what each may have cost.  No lock held. */
 #define UNMOUNT_LIST_MAX 32
-static void unmount_report(struct mds_client *m, double waited)
+static void unmount_report(struct mds_client *m)
 {
+	double bound = (double)mdsc_secs_to_ns(CFG_client_unmount_timeout) / 1e9;
 	uint64_t idx = 0, nunsafe = 0, nsent = 0, nunsent = 0, n = 0;
 	struct mdsc_req *r;
 
@@ -1837,22 +1838,23 @@ static void unmount_report(struct mds_client *m, double waited)
 		mdsc_req_put(r);
 	}
 	if (n)
-		derr(CLIENT, "mds %s: unmount: %llu request(s) not safe after %.1f s (client_unmount_timeout): "
-		     "%llu answered UNSAFE, %llu unanswered, %llu never sent%s", m->addr, (unsigned long long)n, waited,
+		derr(CLIENT, "mds %s: unmount: %llu request(s) not safe within client_unmount_timeout (%.1f s): "
+		     "%llu answered UNSAFE, %llu unanswered, %llu never sent%s", m->addr, (unsigned long long)n, bound,
 		     (unsigned long long)nunsafe, (unsigned long long)nsent, (unsigned long long)nunsent,
 		     n > UNMOUNT_LIST_MAX ? " (the first ones listed above)" : "");
 }
 
 /*
- * What an unmount waits for: every request SAFE, bounded by
- * client_unmount_timeout, also while the session is away: an MDS that comes
- * back within the bound gets the UNSAFE requests replayed, which makes them
- * durable.  What is not SAFE by then is logged, request by request, and the
- * caller gives up on it.  No lock held.
+ * What an unmount waits for: every request SAFE, until @deadline_ns
+ * (client_unmount_timeout from the start of the unmount), also while the
+ * session is away: an MDS that comes back within the bound gets the UNSAFE
+ * requests replayed, which makes them durable.  What is not SAFE by then is
+ * logged, request by request, and the caller gives up on it.  No lock held.
  */
-static void unmount_sync(struct mds_client *m)
+static void unmount_sync(struct mds_client *m, uint64_t deadline_ns)
 {
-	uint64_t tmo = mdsc_secs_to_ns(CFG_client_unmount_timeout), t0 = now_mono_ns(), idx = 0, n = 0, lt;
+	uint64_t t0 = now_mono_ns(), idx = 0, n = 0, lt;
+	uint64_t tmo = deadline_ns > t0 ? deadline_ns - t0 : 0;
 	struct mds_session *s = &m->session;
 	struct mdsc_req *r;
 	bool open;
@@ -1869,21 +1871,21 @@ static void unmount_sync(struct mds_client *m)
 	open = s->state == SESS_OPEN && s->conn;
 	mdsc_unlock(m, SEC_SESSION, lt);
 	if (!open && tmo)
-		dinfo(CLIENT, "mds %s: unmount: waiting up to %.0f s (client_unmount_timeout) for the MDS to come "
-		      "back: %llu request(s) not safe yet", m->addr, (double)tmo / 1e9, (unsigned long long)n);
-	ret = tmo ? mdsc_sync_until(m, t0 + tmo) : -ETIMEDOUT;
+		dinfo(CLIENT, "mds %s: unmount: waiting up to %.1f s more (client_unmount_timeout) for the MDS to "
+		      "come back: %llu request(s) not safe yet", m->addr, (double)tmo / 1e9, (unsigned long long)n);
+	ret = tmo ? mdsc_sync_until(m, deadline_ns) : -ETIMEDOUT;
 	if (ret == -ETIMEDOUT)
-		unmount_report(m, (double)(now_mono_ns() - t0) / 1e9);
+		unmount_report(m);
 }
 
-void mdsc_session_close(struct mds_client *m)
+void mdsc_session_close(struct mds_client *m, uint64_t unmount_deadline_ns)
 {
 	struct mds_session *s = &m->session;
 	uint64_t t0, deadline, id;
 	struct mds_conn *c = NULL;
 
 	/* bounded: teardown must not hang on a dead MDS */
-	unmount_sync(m);
+	unmount_sync(m, unmount_deadline_ns);
 	t0 = mdsc_lock(m);
 	if (s->state == SESS_OPEN && s->conn) {
 		s->state = SESS_CLOSING;

@@ -1288,6 +1288,50 @@ END_TEST
 			tcase_add_test(tc, fn);                                    \
 	} while (0)
 
+/* ---- an unmount with the MDS gone --------------------------------------------------- */
+
+/*
+ * An unmount with a size not sent yet and a create answered only UNSAFE,
+ * the MDS killed: it waits for the session (to send the size), then for the
+ * create's SAFE reply; client_unmount_timeout bounds the whole unmount, not
+ * each of those waits (it took twice the option).
+ */
+START_TEST(test_unmount_bounded_once_with_mds_gone)
+{
+	struct lc_inode *da = mkdir_in(A, ra, "umnt", 0755), *f;
+	struct lc_fh *fh;
+	uint64_t t0;
+	double took;
+
+	ck_assert_int_eq(lc_sync_fs(A), 0);
+	mds_config_set("mds_journal_hold", "true");     /* the create stays UNSAFE */
+	ck_assert_int_eq(lc_create(A, da, "f", 0644, O_WRONLY | O_CREAT, &rootcr, NULL, &f, &fh), 0);
+	mds_kill(SIGKILL);
+	t0 = now_mono_ns();
+	while (mdsc_is_open(A->mdsc)) {
+		ck_assert_msg(ms_since(t0) < 20000, "A did not notice in 20 s that its MDS was killed");
+		usleep(10000);
+	}
+	ck_assert_int_eq(lc_write(A, fh, 0, 4, "data"), 4);     /* a size the MDS has not seen */
+	set_opt("client_unmount_timeout", "2");
+	lc_put(A, f);
+	lc_put(A, da);
+	lc_put(A, ra);
+	lc_put(B, rb);
+	ra = rb = NULL;
+	lclient_destroy(B);     /* nothing to wait for; it borrows A's store: first */
+	B = NULL;
+	t0 = now_mono_ns();
+	lclient_destroy(A);     /* releases fh */
+	A = NULL;
+	took = ms_since(t0);
+	fprintf(stderr, "[unmount, MDS gone, a size and an UNSAFE create] %.0f ms (client_unmount_timeout 2 s)\n",
+		took);
+	ck_assert_msg(took >= 1900, "the unmount did not wait for the MDS (%.0f ms)", took);
+	ck_assert_msg(took < 3000, "the unmount took %.0f ms with client_unmount_timeout 2 s", took);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("caps");
@@ -1309,6 +1353,7 @@ static Suite *suite(void)
 	ADD(tc, test_open_unlinked_file);
 	ADD(tc, test_open_unlinked_across_restart);
 	ADD(tc, test_orphan_of_a_client_gone);
+	ADD(tc, test_unmount_bounded_once_with_mds_gone);
 	suite_add_tcase(s, tc);
 	return s;
 }
