@@ -916,6 +916,11 @@ static uint64_t gauge_out_frames(void *arg)
 	return atomic_load_explicit(&((struct mds_client *)arg)->out_frames, memory_order_relaxed);
 }
 
+static uint64_t gauge_send_waiters(void *arg)
+{
+	return atomic_load_explicit(&((struct mds_client *)arg)->send_waiters, memory_order_relaxed);
+}
+
 static void perf_setup(struct mds_client *m)
 {
 	int i;
@@ -928,6 +933,7 @@ static void perf_setup(struct mds_client *m)
 	perf_register_hist(MDSC_PERF_GROUP, "frames_per_write", &m->frames_per_write);
 	perf_register_fn(MDSC_PERF_GROUP, "send_queue_bytes", gauge_out_bytes, m);
 	perf_register_fn(MDSC_PERF_GROUP, "send_queue_frames", gauge_out_frames, m);
+	perf_register_fn(MDSC_PERF_GROUP, "send_waiters", gauge_send_waiters, m);
 	perf_register_counter(MDSC_PERF_GROUP, "requests_sent", &m->c_sent);
 	perf_register_counter(MDSC_PERF_GROUP, "replies_unsafe", &m->c_replies_unsafe);
 	perf_register_counter(MDSC_PERF_GROUP, "replies_safe", &m->c_replies_safe);

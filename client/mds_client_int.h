@@ -189,6 +189,7 @@ struct mds_client {
 	struct hist hold[SEC_MAX];
 	struct hist lat_reply, lat_safe;
 	struct hist send_wait;          /* a submitter waited for room in a full out queue */
+	_Atomic uint64_t send_waiters;  /* submitters waiting for room now */
 	struct hist frames_per_write;   /* frames the writer offered to one writev */
 	_Atomic uint64_t out_bytes, out_frames;  /* queued on every connection */
 	struct perf_counter c_sent, c_replies_unsafe, c_replies_safe, c_replies_replayed;

@@ -392,8 +392,10 @@ static int conn_send_wait(struct mds_conn *c, struct mdsp_buf *b, uint64_t wait_
 		struct timespec ts = ns_to_timespec(now_mono_ns() + wait_ns);
 
 		while (c->out_bytes && c->out_bytes + f->b.len > c->out_limit && !atomic_load(&c->dead)) {
-			if (!t0)
+			if (!t0) {
 				t0 = now_mono_ns();
+				atomic_fetch_add_explicit(&m->send_waiters, 1, memory_order_relaxed);
+			}
 			if (wait_ns == SEND_WAIT) {
 				pthread_cond_wait(&c->room_cond, &c->out_lock);
 			} else if (pthread_cond_timedwait(&c->room_cond, &c->out_lock, &ts) == ETIMEDOUT) {
@@ -401,6 +403,8 @@ static int conn_send_wait(struct mds_conn *c, struct mdsp_buf *b, uint64_t wait_
 				break;
 			}
 		}
+		if (t0)
+			atomic_fetch_sub_explicit(&m->send_waiters, 1, memory_order_relaxed);
 	}
 	if (!r && atomic_load(&c->dead))
 		r = -ENOTCONN;

@@ -1129,6 +1129,7 @@ START_TEST(test_send_queue_backpressure)
 	struct mds_client *m;
 	uint64_t end, peak = 0, q;
 	int small = 4096, i, n;
+	bool waited = false;
 
 	/*
 	 * More bytes than the client's socket can ever take (tcp_wmem's
@@ -1140,8 +1141,12 @@ START_TEST(test_send_queue_backpressure)
 	w = calloc(n, sizeof(*w));
 	ck_assert_ptr_nonnull(w);
 	setsockopt(F.lfd, SOL_SOCKET, SO_RCVBUF, &small, sizeof(small));
+	/* the muted MDS is declared dead only once the test has seen the
+	 * submitters wait (client_session_timeout lowered below): with 1 s from
+	 * the start, under load (ASan, load 20) the connection died before the
+	 * threads had filled the socket and the queue, and nobody ever waited */
 	set_opt("client_session_renew_interval", "0.1");
-	set_opt("client_session_timeout", "1");
+	set_opt("client_session_timeout", "60");
 	set_opt("client_mds_send_queue", "256K");
 	m = new_client();
 	ck_assert_int_eq(mdsc_open_session(m, 2000), 0);
@@ -1150,15 +1155,19 @@ START_TEST(test_send_queue_backpressure)
 		w[i] = (struct xw){ .m = m };
 		ck_assert_int_eq(pthread_create(&w[i].t, NULL, xattr_main, &w[i]), 0);
 	}
-	for (end = now_mono_ns() + 800000000ull; now_mono_ns() < end && mdsc_is_open(m);) {
+	for (end = now_mono_ns() + 30000000000ull; now_mono_ns() < end && mdsc_is_open(m) && !waited;) {
+		waited = perf_gauge("send_waiters") > 0;
 		q = perf_gauge("send_queue_bytes");
 		peak = q > peak ? q : peak;
 		usleep(1000);
 	}
 	fprintf(stderr, "backpressure: out queue peaked at %llu bytes (bound 256 KiB + a frame)\n",
 		(unsigned long long)peak);
+	ck_assert_msg(waited, "no submitter waited for room in 30 s (%d writers of 64 KiB, queue peak %llu)", n,
+		      (unsigned long long)peak);
 	ck_assert_uint_gt(peak, 128u << 10);
 	ck_assert_uint_le(peak, (256u << 10) + MDSP_XATTR_SIZE_MAX + 4096);
+	set_opt("client_session_timeout", "1");
 	wait_not_open(m);
 	fake_mute(false);
 	for (i = 0; i < n; i++) {
