@@ -790,6 +790,8 @@ static void *writer_main(void *arg)
 struct objop {
 	char *oid;
 	struct store_op *op;
+	bool needs_obj;         /* op has a sub-op that fails on a missing object */
+	bool create_first;      /* op creates the object first (a set follows such a sub-op) */
 };
 
 struct japply {
@@ -873,18 +875,35 @@ int japply_edit(void *arg, int op, const char *oid, const char *key, const void 
 
 	if (!o)
 		return -ENOMEM;
+	/*
+	 * One compound op per object, in journal order.  The removals (rm,
+	 * rm_range, clear, remove) fail the whole op with -ENOENT on a missing
+	 * object, as in RADOS, and a set after them would go down with it: a
+	 * removal edit queued before a set on an object that does not exist yet
+	 * (made, emptied and made again in one segment; a trim journaled before
+	 * the set that creates the object, as the completed table's was until
+	 * 7a86309).  Such an op creates the object first: the removals then do
+	 * nothing on a missing object and the sets apply.
+	 */
 	switch (op) {
 	case EDIT_SET:
+		if (o->needs_obj && !o->create_first) {
+			store_op_create_first(o->op);
+			o->create_first = true;
+		}
 		store_op_omap_set(o->op, key, val, len);
 		break;
 	case EDIT_RM:
 		store_op_omap_rm(o->op, key);
+		o->needs_obj = true;
 		break;
 	case EDIT_RMRANGE:
 		store_op_omap_rm_range(o->op, key, *key2 ? key2 : NULL);
+		o->needs_obj = true;
 		break;
 	case EDIT_CLEAR:
 		store_op_omap_clear(o->op);
+		o->needs_obj = true;
 		break;
 	case EDIT_REMOVE:
 		/* the object goes: drop what was queued for it, remove it */
@@ -893,6 +912,8 @@ int japply_edit(void *arg, int op, const char *oid, const char *key, const void 
 		if (!o->op)
 			return -ENOMEM;
 		store_op_remove(o->op);
+		o->needs_obj = true;
+		o->create_first = false;
 		break;
 	default:
 		return -EBADMSG;
@@ -900,6 +921,15 @@ int japply_edit(void *arg, int op, const char *oid, const char *key, const void 
 	return 0;
 }
 
+/*
+ * -ENOENT is not an error here: with the sets guarded (japply_edit), only an
+ * op of removals alone can fail so, on an object that is not there, and what
+ * it was to do - those keys or that object gone - already holds: an object
+ * removed by an earlier application of the same segment (an expiry cut short
+ * by a crash is redone whole), or one the segment created and removed again
+ * (whose edits the remove dropped).  The object was never half-applied: a
+ * compound op applies whole or not at all.
+ */
 static void japply_cb(int r, void *arg)
 {
 	struct japply *x = arg;

@@ -405,6 +405,17 @@ void store_op_assert_exists(struct store_op *op)
 	add(op, SOP_ASSERT_EXISTS);
 }
 
+void store_op_create_first(struct store_op *op)
+{
+	struct store_subop c;
+
+	if (!add(op, SOP_CREATE))
+		return;
+	c = op->v[op->n - 1];
+	memmove(op->v + 1, op->v, (op->n - 1) * sizeof(*op->v));
+	op->v[0] = c;
+}
+
 void store_op_write(struct store_op *op, uint64_t off, const void *buf, size_t len)
 {
 	struct store_subop *s = add(op, SOP_WRITE);

@@ -115,6 +115,13 @@ void store_op_free(struct store_op *op);
 void store_op_create(struct store_op *op, bool exclusive);
 /* Fail with -ENOENT unless the object exists (guard, like rados assert_exists). */
 void store_op_assert_exists(struct store_op *op);
+/*
+ * A non-exclusive create moved before every sub-op queued so far: the ones
+ * that need the object (omap rm/rm_range/clear, remove) then do nothing on a
+ * missing object instead of failing the whole op with -ENOENT.  For an op
+ * that leaves the object existing anyway (an omap set follows them).
+ */
+void store_op_create_first(struct store_op *op);
 /* The op copies @buf: the caller may free it as soon as this returns. */
 void store_op_write(struct store_op *op, uint64_t off, const void *buf, size_t len);
 void store_op_write_full(struct store_op *op, const void *buf, size_t len);

@@ -9,12 +9,15 @@
  */
 #include <check.h>
 #include <errno.h>
+#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "mds/codec.h"
 #include "mds/journal_int.h"
+#include "mds/mds.h"
+#include "store/store.h"
 
 /* ---- an in-memory journal ----------------------------------------------------- */
 
@@ -417,6 +420,99 @@ START_TEST(test_format1_rules)
 }
 END_TEST
 
+/* ---- applying a segment's edits to the store (japply, at expiry) ----------------- */
+
+static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	return remove(path) < 0 ? -1 : 0;
+}
+
+/* unchecked: made and removed in the runner, also when the test fails */
+static char apply_dir[64];
+
+static void apply_setup(void)
+{
+	snprintf(apply_dir, sizeof(apply_dir), "/tmp/loligo-japply-XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(apply_dir));
+}
+
+static void apply_teardown(void)
+{
+	nftw(apply_dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+static bool has_key(struct store_pool *p, const char *oid, const char *key)
+{
+	void *v = NULL;
+	size_t len = 0;
+	int r = store_omap_get(p, oid, key, &v, &len);
+
+	free(v);
+	ck_assert_msg(r == 0 || r == -ENOENT, "omap_get %s %s: %s", oid, key, strerror(-r));
+	return r == 0;
+}
+
+static void edit(struct japply *x, int op, const char *oid, const char *key, const char *key2)
+{
+	ck_assert_int_eq(japply_edit(x, op, oid, key ? key : "", op == EDIT_SET ? "v" : NULL, op == EDIT_SET ? 1 : 0,
+				     key2 ? key2 : ""), 0);
+}
+
+/*
+ * One segment's edits of an object apply as one compound op, and a removal
+ * (rm_range, rm, remove) on an object that does not exist fails the op with
+ * ENOENT, which the expiry ignores: the sets queued after it in the same op
+ * were lost with it, silently (the completed table's trim-before-set lost a
+ * session's first results that way).  They apply now; an op of removals
+ * alone on a missing object still does nothing, and makes no object.
+ */
+START_TEST(test_apply_removal_before_set_on_missing_object)
+{
+	struct store_config cfg = { .backend = "local", .create = true, .local_map_size = 1ull << 30 };
+	struct store_pool *p;
+	struct store_stat sst;
+	struct store *st;
+	struct japply *x;
+	struct store_op *op;
+
+	cfg.local_path = apply_dir;
+	ck_assert_int_eq(store_open(&cfg, &st), 0);
+	ck_assert_int_eq(store_pool_create(st, "meta"), 0);
+	ck_assert_int_eq(store_pool_open(st, "meta", NULL, &p), 0);
+	/* "old" exists before the segment, with a key */
+	op = store_op_new();
+	store_op_omap_set(op, "k0", "v", 1);
+	ck_assert_int_eq(store_op_exec(p, "old", op), 0);
+
+	x = japply_new();
+	ck_assert_ptr_nonnull(x);
+	edit(x, EDIT_RMRANGE, "trim", "", "t5");        /* a trim before the set that makes the object */
+	edit(x, EDIT_SET, "trim", "t7", NULL);
+	edit(x, EDIT_SET, "again", "a", NULL);          /* made, removed and made again in one segment */
+	edit(x, EDIT_REMOVE, "again", NULL, NULL);
+	edit(x, EDIT_SET, "again", "b", NULL);
+	edit(x, EDIT_RM, "gone", "x", NULL);            /* removals alone on a missing object */
+	edit(x, EDIT_REMOVE, "gone2", NULL, NULL);
+	edit(x, EDIT_RM, "old", "k0", NULL);            /* an object that exists: as before */
+	edit(x, EDIT_SET, "old", "k1", NULL);
+	ck_assert_int_eq(japply_run(x, p, NULL), 0);
+
+	ck_assert_msg(has_key(p, "trim", "t7"), "a set after a trim of a missing object was lost");
+	ck_assert_msg(has_key(p, "again", "b"), "a set after the remove of a missing object was lost");
+	ck_assert(!has_key(p, "again", "a"));
+	ck_assert_int_eq(store_stat(p, "gone", &sst), -ENOENT);
+	ck_assert_int_eq(store_stat(p, "gone2", &sst), -ENOENT);
+	ck_assert(!has_key(p, "old", "k0"));
+	ck_assert(has_key(p, "old", "k1"));
+
+	store_pool_close(p);
+	store_close(st);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("journal_fmt");
@@ -429,6 +525,10 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_damage_is_refused);
 	tcase_add_test(tc, test_crash_windows_are_accepted);
 	tcase_add_test(tc, test_format1_rules);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("apply");
+	tcase_add_unchecked_fixture(tc, apply_setup, apply_teardown);
+	tcase_add_test(tc, test_apply_removal_before_set_on_missing_object);
 	suite_add_tcase(s, tc);
 	return s;
 }
