@@ -721,10 +721,18 @@ int lc_fsync(struct lclient *c, struct lc_fh *fh, bool datasync)
 
 int lc_release(struct lclient *c, struct lc_fh *fh)
 {
+	bool purged;
 	int r = 0;
 
+	/* the last open of a file whose last link went: lc_fh_free purges its
+	 * data, so writing it back first is only work (an rm of big files just
+	 * written took their writeback into the RELEASEs, and an unmount waits
+	 * for those) */
+	pthread_mutex_lock(&fh->in->lock);
+	purged = fh->in->purge_pending && fh->in->nopen == 1;
+	pthread_mutex_unlock(&fh->in->lock);
 	/* the data now; the size and mtime go with the caps we give back */
-	if ((fh->flags & O_ACCMODE) != O_RDONLY || fh->wrote)
+	if (!purged && ((fh->flags & O_ACCMODE) != O_RDONLY || fh->wrote))
 		r = lc_wb_flush_data(c, fh->in);
 	lc_fh_free(c, fh);
 	return r;

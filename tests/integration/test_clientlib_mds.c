@@ -458,6 +458,27 @@ START_TEST(test_unlink_drops_data)
 	ck_assert_msg(gone(oid), "%s still exists 10 s after the last link went", oid);
 	lc_put(c, in);
 
+	/* unlinked while open with data not written back yet: its last close
+	 * writes none of it back (the data is purged right after), and none
+	 * of it reaches the store */
+	{
+		static char big[1 << 20];
+		uint64_t wb0;
+
+		memset(big, 'd', sizeof(big));
+		ck_assert_int_eq(lc_create(c, d, "dirty", 0644, O_WRONLY | O_CREAT, &rootcr, NULL, &in, &fh), 0);
+		ck_assert_int_eq(lc_write(c, fh, 0, sizeof(big), big), (ssize_t)sizeof(big));
+		ck_assert_int_eq(lc_unlink(c, d, "dirty", &rootcr), 0);
+		wb0 = perf_get(&c->perf.wb_bytes);
+		ck_assert_int_eq(lc_release(c, fh), 0);
+		ck_assert_msg(perf_get(&c->perf.wb_bytes) == wb0,
+			      "the last close of an unlinked file wrote back %llu bytes of its purged data",
+			      (unsigned long long)(perf_get(&c->perf.wb_bytes) - wb0));
+		lc_obj_name(oid, sizeof(oid), lc_ino(in), 0);
+		ck_assert_msg(gone(oid), "%s still exists 10 s after the last close of an unlinked file", oid);
+		lc_put(c, in);
+	}
+
 	/* replaced by a rename */
 	write_file(d, "old", 5, 100);
 	write_file(d, "new", 6, 100);
