@@ -194,7 +194,7 @@ START_TEST(test_full_disk)
 {
 	char name[64], mds[PATH_MAX], out[PATH_MAX + 16];
 	enum { BIG = 4 * MiB, SMALL = 64 * 1024, MAXF = 64 };
-	int good[MAXF], ngood = 0, nsmall = 0, err = 0, fd;
+	int good[MAXF], ngood = 0, nsmall = 0, err = 0, fd, st;
 	const char *where = "";
 	uint64_t before;
 	FILE *f;
@@ -266,8 +266,15 @@ START_TEST(test_full_disk)
 	}
 	EXPECT(err == 0, "writing after the unlinks: '%s' at %s", strerror(err), where);
 
-	/* every fsync'd file is intact after a remount (and an MDS restart) */
-	EXPECT(lfs_umount(&fs) == 0, "unmount");
+	/*
+	 * Every fsync'd file is intact after a remount (and an MDS restart).
+	 * The unmount exits 0 although writebacks failed with ENOSPC above:
+	 * each was reported to the application by its fsync or close, as the
+	 * kernel, ceph-fuse and knfsd report them; the exit status is not a
+	 * second report (docs/ARCHITECTURE.md, client/fuse).
+	 */
+	st = lfs_umount(&fs);
+	EXPECT(st == 0, "unmount: loligo-fuse exited %d (-1: not within the harness's deadline)", st);
 	lfs_mds_stop(&fs, SIGTERM);
 	EXPECT(lfs_mds_start(&fs) == 0 && lfs_mount(&fs, NULL) == 0, "restart and remount on the full disk");
 	for (int k = 0; k < ngood; k++) {
@@ -295,7 +302,8 @@ START_TEST(test_full_disk)
 	for (int i = 0; i < 500 && (left = data_objects()) != 0; i++)
 		usleep(20000);
 	EXPECT(left == 0, "%d object files left after deleting every file", left);
-	EXPECT(lfs_umount(&fs) == 0, "unmount");
+	st = lfs_umount(&fs);
+	EXPECT(st == 0, "unmount: loligo-fuse exited %d (-1: not within the harness's deadline)", st);
 }
 END_TEST
 
