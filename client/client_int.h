@@ -79,6 +79,12 @@ struct lc_extent {
 	char *buf;
 };
 
+/* writeback.c: the last dirty extent of an object (an index of lc_inode.dirty) */
+struct lc_dtail {
+	uint64_t obj;
+	struct lc_extent *tail;
+};
+
 struct rd_batch;
 
 /* An MDS request an inode depends on that was only UNSAFE when it returned
@@ -120,6 +126,12 @@ struct lc_inode {
 	struct lc_extent *dirty;     /* dirty extents, sorted */
 	struct lc_extent *flushing;  /* extents being written (read overlay) */
 	size_t dirty_bytes;          /* bytes in dirty (capacity, for the bound) */
+	/* index of dirty for inserts (writeback.c dirty_start_locked): the last
+	 * extent of every object that has some, sorted by object; rebuilt after
+	 * a change of the list other than an insert (dtails_valid false) */
+	struct lc_dtail *dtails;
+	size_t ndtails, dtails_cap;
+	bool dtails_valid;
 	bool flushing_now;           /* one writeback per inode at a time */
 	int wb_err;                  /* first writeback error, reported by flush/fsync */
 	uint64_t wsize;              /* size our writes not yet flushed give the file (while

@@ -63,6 +63,7 @@ static void inode_free(struct lc_inode *in)
 	if (in->rd_last)
 		lc_rd_batch_put(in->rd_last);
 	extents_free(in->dirty);
+	free(in->dtails);
 	extents_free(in->flushing);
 	xa_destroy(&in->objs);
 	free(in);

@@ -74,6 +74,100 @@ static void extent_free(struct lc_extent *e)
 }
 
 /*
+ * The dirty list's index (in->dtails): without it, every insert walked the
+ * list from its head, and 4 KiB random writes keep thousands of extents
+ * dirty per file (the walk was a quarter of the client's CPU in fio
+ * randwrite-4k on RADOS).  With it an insert walks the extents of its own
+ * object only.  Inserts keep it up to date; anything else that changes the
+ * list drops it (dtails_invalidate_locked) and the next insert rebuilds it.
+ */
+static void dtails_invalidate_locked(struct lc_inode *in)
+{
+	in->dtails_valid = false;
+	in->ndtails = 0;
+}
+
+static bool dtails_rebuild_locked(struct lc_inode *in, uint32_t osize)
+{
+	in->ndtails = 0;
+	for (struct lc_extent *e = in->dirty; e; e = e->next) {
+		uint64_t obj = e->off / osize;
+
+		if (e->next && e->next->off / osize == obj)
+			continue;
+		if (in->ndtails == in->dtails_cap) {
+			size_t ncap = in->dtails_cap ? in->dtails_cap * 2 : 16;
+			struct lc_dtail *n = realloc(in->dtails, ncap * sizeof(*n));
+
+			if (!n)
+				return false;
+			in->dtails = n;
+			in->dtails_cap = ncap;
+		}
+		in->dtails[in->ndtails++] = (struct lc_dtail){ .obj = obj, .tail = e };
+	}
+	in->dtails_valid = true;
+	return true;
+}
+
+/* first index whose object is >= @obj */
+static size_t dtails_find(const struct lc_inode *in, uint64_t obj)
+{
+	size_t lo = 0, hi = in->ndtails;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (in->dtails[mid].obj < obj)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/*
+ * in->lock held: where the walk for an insert into object @obj starts (after
+ * the last extent of the nearest object below it); *@pos gets its index in
+ * dtails, SIZE_MAX without an index (out of memory: from the head).
+ */
+static struct lc_extent **dirty_start_locked(struct lc_inode *in, uint32_t osize, uint64_t obj, size_t *pos)
+{
+	if (!in->dtails_valid && !dtails_rebuild_locked(in, osize)) {
+		dtails_invalidate_locked(in);
+		*pos = SIZE_MAX;
+		return &in->dirty;
+	}
+	*pos = dtails_find(in, obj);
+	return *pos ? &in->dtails[*pos - 1].tail->next : &in->dirty;
+}
+
+/* in->lock held: @n is now the last extent of @obj, whose index slot is @pos */
+static void dtails_set_locked(struct lc_inode *in, size_t pos, uint64_t obj, struct lc_extent *n)
+{
+	if (pos == SIZE_MAX)
+		return;
+	if (pos < in->ndtails && in->dtails[pos].obj == obj) {
+		in->dtails[pos].tail = n;
+		return;
+	}
+	if (in->ndtails == in->dtails_cap) {
+		size_t ncap = in->dtails_cap ? in->dtails_cap * 2 : 16;
+		struct lc_dtail *nt = realloc(in->dtails, ncap * sizeof(*nt));
+
+		if (!nt) {
+			dtails_invalidate_locked(in);
+			return;
+		}
+		in->dtails = nt;
+		in->dtails_cap = ncap;
+	}
+	memmove(&in->dtails[pos + 1], &in->dtails[pos], (in->ndtails - pos) * sizeof(in->dtails[0]));
+	in->dtails[pos] = (struct lc_dtail){ .obj = obj, .tail = n };
+	in->ndtails++;
+}
+
+/*
  * in->lock held.  Insert [off, off+len) (inside one object) into the dirty
  * list, merging with overlapping or adjacent extents of the same object.
  * *@delta gets the change in buffered capacity.
@@ -83,7 +177,8 @@ static int insert_locked(struct lc_inode *in, uint32_t osize, uint64_t off, size
 {
 	uint64_t obj = off / osize;
 	uint64_t end = off + len;
-	struct lc_extent **pp = &in->dirty, *e;
+	size_t pos;
+	struct lc_extent **pp = dirty_start_locked(in, osize, obj, &pos), *e;
 
 	/* first extent of this object that ends at or after off (adjacent counts) */
 	while (*pp && ((*pp)->off + (*pp)->len < off || (*pp)->off / osize < obj))
@@ -104,6 +199,8 @@ static int insert_locked(struct lc_inode *in, uint32_t osize, uint64_t off, size
 		memcpy(n->buf, buf, len);
 		n->next = e;
 		*pp = n;
+		if (!e || e->off / osize != obj)
+			dtails_set_locked(in, pos, obj, n);
 		*delta = (int64_t)cap;
 		return 0;
 	}
@@ -156,6 +253,8 @@ static int insert_locked(struct lc_inode *in, uint32_t osize, uint64_t off, size
 	memcpy(n->buf + (off - lo), buf, len);
 	n->next = stop;
 	*pp = n;
+	if (!stop || stop->off / osize != obj)
+		dtails_set_locked(in, pos, obj, n);   /* the last one was among those merged */
 	*delta = (int64_t)n->cap - freed;
 	return 0;
 }
@@ -335,6 +434,7 @@ static int requeue_locked(struct lc_inode *in, uint32_t osize, struct lc_extent 
 
 	in->dirty = list;
 	in->dirty_bytes = bytes;
+	dtails_invalidate_locked(in);
 	for (e = newer; e; e = n) {
 		n = e->next;
 		if (!r)
@@ -393,6 +493,7 @@ static void wb_begin(struct lclient *c, struct lc_inode *in, struct wb_flight *f
 		f->list = in->dirty;
 		in->dirty = *pp;
 		*pp = NULL;
+		dtails_invalidate_locked(in);
 		f->bytes = took;
 		in->dirty_bytes -= took;
 	}
@@ -579,6 +680,7 @@ void lc_wb_discard_past(struct lclient *c, struct lc_inode *in, uint64_t size)
 	while (in->flushing_now)
 		pthread_cond_wait(&in->cond, &in->lock);
 	struct lc_extent **pp = &in->dirty;
+	dtails_invalidate_locked(in);
 	while (*pp) {
 		struct lc_extent *e = *pp;
 		if (e->off >= size) {

@@ -294,6 +294,97 @@ START_TEST(test_overlapping_writes)
 }
 END_TEST
 
+/* the dirty list's index (writeback.c dtails) names the last extent of every object that has some */
+static void check_dtails(struct lc_inode *in, uint32_t osize, int step)
+{
+	size_t k = 0;
+
+	pthread_mutex_lock(&in->lock);
+	if (in->dtails_valid) {
+		for (struct lc_extent *e = in->dirty; e; e = e->next) {
+			if (e->next && e->next->off / osize == e->off / osize) {
+				ck_assert_msg(e->next->off > e->off + e->len, "step %d: extents not sorted/disjoint", step);
+				continue;
+			}
+			ck_assert_msg(k < in->ndtails, "step %d: object %llu has no index entry", step,
+				      (unsigned long long)(e->off / osize));
+			ck_assert_msg(in->dtails[k].obj == e->off / osize && in->dtails[k].tail == e,
+				      "step %d: index entry %zu is object %llu, the list's is %llu (tail %s)", step, k,
+				      (unsigned long long)in->dtails[k].obj, (unsigned long long)(e->off / osize),
+				      in->dtails[k].tail == e ? "same" : "differs");
+			k++;
+		}
+		ck_assert_msg(k == in->ndtails, "step %d: %zu index entries for %zu objects", step, in->ndtails, k);
+	}
+	pthread_mutex_unlock(&in->lock);
+}
+
+/*
+ * Many small random writes (some adjacent, overlapping, straddling objects),
+ * with writebacks and truncates among them, against a reference copy: what
+ * the index of the dirty list lets an insert skip must not change where it
+ * lands, and the index stays the list's.
+ */
+START_TEST(test_dirty_index_random_writes)
+{
+	const uint32_t osize = 64 << 10;
+	const size_t size = 1 << 20;
+	unsigned char *ref = calloc(1, size), *got = malloc(size), *buf = malloc(70000);
+	struct lc_inode *in = mkfile(0x420, osize);
+	struct lc_fh *fh = lc_fh_new(c, in, O_RDWR, NULL);
+	unsigned int seed = 7;
+	uint64_t fsize = 0;
+
+	for (int i = 0; i < 6000; i++) {
+		int kind = (int)((unsigned)rand_r(&seed) % 100);
+		size_t off = (size_t)rand_r(&seed) % size;
+		size_t len = 1 + (size_t)rand_r(&seed) % (kind < 3 ? 70000 : kind < 60 ? 4096 : 300);
+
+		if (kind >= 97 && kind < 99 && i % 7 == 0) {
+			ck_assert_int_eq(lc_wb_flush_data(c, in), 0);
+		} else if (kind == 99 && i % 5 == 0) {
+			uint64_t ns = (uint64_t)rand_r(&seed) % size;
+
+			ck_assert_int_eq(lc_truncate_data(c, in, fsize, ns), 0);
+			if (ns < fsize)
+				memset(ref + ns, 0, size - ns);
+			fsize = ns;
+		} else {
+			if (kind >= 60 && kind < 80 && fsize > 0)
+				off = (size_t)(fsize - 1 - (uint64_t)rand_r(&seed) % (fsize < 9000 ? fsize : 9000));
+			if (off + len > size)
+				len = size - off;
+			for (size_t j = 0; j < len; j++)
+				buf[j] = (unsigned char)rand_r(&seed);
+			ck_assert_int_eq(lc_write(c, fh, (off_t)off, len, buf), (ssize_t)len);
+			memcpy(ref + off, buf, len);
+			if (off + len > fsize)
+				fsize = off + len;
+		}
+		check_dtails(in, osize, i);
+		if (i % 1000 == 999) {
+			ck_assert_int_eq(lc_read(c, fh, 0, size, got), (ssize_t)fsize);
+			if (memcmp(got, ref, fsize) != 0) {
+				size_t j = 0;
+
+				while (got[j] == ref[j])
+					j++;
+				ck_abort_msg("step %d: byte %zu reads %d, not %d", i, j, got[j], ref[j]);
+			}
+		}
+	}
+	ck_assert_int_eq(lc_flush(c, fh), 0);
+	memset(got, 0, size);
+	ck_assert_int_eq(lc_read(c, fh, 0, size, got), (ssize_t)fsize);
+	ck_assert(memcmp(got, ref, fsize) == 0);
+	lc_release(c, fh);
+	lc_put(c, in);
+	free(ref);
+	free(got);
+	free(buf);
+}
+END_TEST
+
 START_TEST(test_append)
 {
 	struct lc_inode *in = mkfile(0x450, 0);
@@ -1242,6 +1333,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_sparse_and_holes);
 	tcase_add_test(tc, test_truncate);
 	tcase_add_test(tc, test_overlapping_writes);
+	tcase_add_test(tc, test_dirty_index_random_writes);
 	tcase_add_test(tc, test_append);
 	tcase_add_test(tc, test_oc_bound);
 	tcase_add_test(tc, test_oc_bound_partial_writebacks);
