@@ -394,7 +394,8 @@ void lclient_set_callbacks(struct lclient *c, const struct lc_callbacks *cb, voi
 	c->cb_arg = arg;
 }
 
-void lclient_set_break_hook(struct lclient *c, int (*fn)(void *arg, uint64_t ino, bool wait), void *arg)
+void lclient_set_break_hook(struct lclient *c, int (*fn)(void *arg, uint64_t ino, bool write, bool wait),
+			    void *arg)
 {
 	pthread_rwlock_wrlock(&c->break_lock);     /* waits for the calls in flight */
 	c->break_fn = fn;
@@ -402,15 +403,35 @@ void lclient_set_break_hook(struct lclient *c, int (*fn)(void *arg, uint64_t ino
 	pthread_rwlock_unlock(&c->break_lock);
 }
 
-int lc_break_for_write(struct lclient *c, uint64_t ino, bool wait)
+static int break_for(struct lclient *c, uint64_t ino, bool write, bool wait)
 {
 	int r = 0;
 
 	pthread_rwlock_rdlock(&c->break_lock);
 	if (c->break_fn)
-		r = c->break_fn(c->break_arg, ino, wait);
+		r = c->break_fn(c->break_arg, ino, write, wait);
 	pthread_rwlock_unlock(&c->break_lock);
 	return r;
+}
+
+int lc_break_for_write(struct lclient *c, uint64_t ino, bool wait)
+{
+	return break_for(c, ino, true, wait);
+}
+
+int lc_break_for_read(struct lclient *c, uint64_t ino, bool wait)
+{
+	return break_for(c, ino, false, wait);
+}
+
+int lc_inode_opens(struct lc_inode *in)
+{
+	int n;
+
+	pthread_mutex_lock(&in->lock);
+	n = in->nopen;
+	pthread_mutex_unlock(&in->lock);
+	return n;
 }
 
 int lc_inode_writers(struct lc_inode *in)

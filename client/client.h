@@ -150,12 +150,15 @@ void lclient_destroy(struct lclient *c);
 void lclient_set_callbacks(struct lclient *c, const struct lc_callbacks *cb, void *arg);
 
 /**
- * lclient_set_break_hook - @fn(@arg, ino, wait) is called by
- * lc_break_for_write() before a frontend changes a file's data (the NFS
- * gateway recalls its delegations on it there).  NULL unsets it, after the
- * calls in flight have returned.
+ * lclient_set_break_hook - @fn(@arg, ino, write, wait) is called by
+ * lc_break_for_write() (write true) before a frontend changes a file's
+ * data and by lc_break_for_read() (write false) after one opened it for
+ * reading (the NFS gateway recalls its delegations on it there: every one
+ * for a writer, write delegations for a reader).  NULL unsets it, after
+ * the calls in flight have returned.
  */
-void lclient_set_break_hook(struct lclient *c, int (*fn)(void *arg, uint64_t ino, bool wait), void *arg);
+void lclient_set_break_hook(struct lclient *c, int (*fn)(void *arg, uint64_t ino, bool write, bool wait),
+			    void *arg);
 /**
  * lc_break_for_write - the calling frontend is about to write @ino (FUSE:
  * opened it for writing, truncates it; NFSv3: WRITE, SETATTR of the size):
@@ -165,8 +168,17 @@ void lclient_set_break_hook(struct lclient *c, int (*fn)(void *arg, uint64_t ino
  * Return: 0, or -EAGAIN (!@wait and some are still out: retry later).
  */
 int lc_break_for_write(struct lclient *c, uint64_t ino, bool wait);
+/**
+ * lc_break_for_read - the calling frontend opened @ino for reading (FUSE)
+ * or reads it (NFSv3 READ): the hook's owner gives up what promises nobody
+ * else opens it (NFS write delegations), writing back what its clients
+ * buffered there.  @wait and the return value as lc_break_for_write.
+ */
+int lc_break_for_read(struct lclient *c, uint64_t ino, bool wait);
 /** lc_inode_writers - open handles of @in with write access, every frontend's. */
 int lc_inode_writers(struct lc_inode *in);
+/** lc_inode_opens - open handles of @in, every frontend's. */
+int lc_inode_opens(struct lc_inode *in);
 
 /*
  * lc_notify_inode, lc_notify_entry - a frontend other than the one that

@@ -264,7 +264,7 @@ struct lclient {
 	/* lc_break_for_write's hook (the NFS gateway's delegations); break_lock
 	 * is held for reading around each call, for writing to change it */
 	pthread_rwlock_t break_lock;
-	int (*break_fn)(void *arg, uint64_t ino, bool wait);
+	int (*break_fn)(void *arg, uint64_t ino, bool write, bool wait);
 	void *break_arg;
 	struct asok *asok;           /* registered before mount: mdsc commands follow at mount */
 

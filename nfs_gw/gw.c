@@ -237,21 +237,24 @@ fail:
 	return r;
 }
 
-static int gw_break_hook(void *arg, uint64_t ino, bool wait)
+static int gw_break_hook(void *arg, uint64_t ino, bool write, bool wait)
 {
-	return nfs4_deleg_break_ino(arg, ino, wait);
+	return nfs4_deleg_break_ino(arg, ino, write, wait);
 }
 
 /*
- * The MDS takes caps back from this client (another client writes the file):
- * NFS read delegations stand on LC_CAP_CACHE|LC_CAP_ATTRS, so they are
- * recalled, and the revoke's ack waits for DELEGRETURN - but not on the
- * client's flusher thread, which every other revoke and writeback of this
- * client needs: the hook defers the revoke (client.h LC_REVOKE_DEFERRED)
- * and the waiter thread below completes it once no delegation is left on
- * the file, or at min(nfs4_lease_time, 20 s) - well under
- * mds_session_timeout and client_revoke_defer_max - revoking what is still
- * out (SEQ4_STATUS_RECALLABLE_STATE_REVOKED).
+ * The MDS takes caps back from this client (another client writes the file,
+ * or opens one an NFS client holds a write delegation of): NFS read
+ * delegations stand on LC_CAP_CACHE|LC_CAP_ATTRS, write delegations also on
+ * LC_CAP_BUFFER (Fb alone going recalls only those), so they are recalled,
+ * and the revoke's ack waits for DELEGRETURN (caps.c then writes back what
+ * the NFS client flushed before it) - but not on the client's flusher
+ * thread, which every other revoke and writeback of this client needs: the
+ * hook defers the revoke (client.h LC_REVOKE_DEFERRED) and the waiter
+ * thread below completes it once no such delegation is left on the file,
+ * or at min(nfs4_lease_time, 20 s) - well under mds_session_timeout and
+ * client_revoke_defer_max - revoking what is still out
+ * (SEQ4_STATUS_RECALLABLE_STATE_REVOKED).
  */
 #define GW_REVOKE_WAIT_NS (20ull * 1000000000ull)
 #define GW_REVOKE_POLL_NS (100ull * 1000000ull)   /* the waiter's longest sleep: a return it missed */
@@ -260,6 +263,7 @@ struct gw_revoke {
 	struct gw_revoke *next;
 	struct lc_revoke *rv;
 	uint64_t ino, deadline;
+	uint32_t lost;                   /* LC_CAP_* the revoke takes */
 };
 
 static int gw_revoke_hook(void *arg, struct lc_inode *in, uint32_t had, uint32_t keep, bool lost,
@@ -271,18 +275,19 @@ static int gw_revoke_hook(void *arg, struct lc_inode *in, uint32_t had, uint32_t
 	struct gw_revoke *e, **pp;
 	int r = 0;
 
-	if (!((had & ~keep) & (LC_CAP_CACHE | LC_CAP_ATTRS)))
+	if (!((had & ~keep) & (LC_CAP_CACHE | LC_CAP_ATTRS | LC_CAP_BUFFER)))
 		return 0;
 	if (lost || !rv || !(e = calloc(1, sizeof(*e)))) {
-		nfs4_deleg_caps_revoked(srv, lc_ino(in), 0);   /* what is out goes now */
+		nfs4_deleg_caps_revoked(srv, lc_ino(in), had & ~keep, 0);   /* what is out goes now */
 		return 0;
 	}
 	e->rv = rv;
 	e->ino = lc_ino(in);
+	e->lost = had & ~keep;
 	e->deadline = now_mono_ns() + wait;
 	pthread_mutex_lock(&gw->rv_lock);
 	/* recall; under rv_lock, so a return the waiter sees finds the entry */
-	if (!gw->rv_stop && gw->rv_running && nfs4_deleg_break_ino_until(srv, e->ino, 0) == -EAGAIN) {
+	if (!gw->rv_stop && gw->rv_running && nfs4_deleg_break_caps(srv, e->ino, e->lost, 0) == -EAGAIN) {
 		for (pp = &gw->rv_list; *pp; pp = &(*pp)->next)
 			;
 		*pp = e;
@@ -292,7 +297,7 @@ static int gw_revoke_hook(void *arg, struct lc_inode *in, uint32_t had, uint32_t
 	pthread_mutex_unlock(&gw->rv_lock);
 	if (e) {
 		/* none left (a no-op), or the gateway stops: revoke what is out */
-		nfs4_deleg_caps_revoked(srv, lc_ino(in), 0);
+		nfs4_deleg_caps_revoked(srv, lc_ino(in), e->lost, 0);
 		free(e);
 	}
 	return r;
@@ -306,7 +311,7 @@ static uint64_t gw_revoke_scan(struct gw *gw, bool all)
 
 	pthread_mutex_lock(&gw->rv_lock);
 	for (pp = &gw->rv_list; (e = *pp);) {
-		bool out = !all && nfs4_deleg_break_ino_until(gw->nfs4, e->ino, 0) == -EAGAIN;
+		bool out = !all && nfs4_deleg_break_caps(gw->nfs4, e->ino, e->lost, 0) == -EAGAIN;
 
 		if (out && now < e->deadline) {
 			if (e->deadline < next)
@@ -319,7 +324,7 @@ static uint64_t gw_revoke_scan(struct gw *gw, bool all)
 			      (unsigned long long)e->ino, all ? "before the gateway stopped" : "in time");
 		/* a no-op once they were returned (a stopping server answers
 		 * "none out" above: revoke them all the same) */
-		nfs4_deleg_caps_revoked(gw->nfs4, e->ino, 0);
+		nfs4_deleg_caps_revoked(gw->nfs4, e->ino, e->lost, 0);
 		*pp = e->next;
 		e->next = done;
 		done = e;

@@ -671,6 +671,8 @@ static void ll_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	 * first (after lc_open: a delegation granted meanwhile sees the writer) */
 	if ((fi->flags & O_ACCMODE) != O_RDONLY || (fi->flags & O_TRUNC))
 		lc_break_for_write(lf->c, lc_ino(IN(lf, ino)), true);
+	else   /* a reader: write delegations go back (with what they buffered) */
+		lc_break_for_read(lf->c, lc_ino(IN(lf, ino)), true);
 	set_cache_mode(lf, fh, fi);
 	if (fuse_reply_open(req, fi) != 0)
 		lc_release(lf->c, fh);

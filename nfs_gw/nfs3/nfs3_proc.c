@@ -514,6 +514,10 @@ static int p_read(struct nfs3_req *r, struct xdr_dec *args, struct xdr_enc *res)
 		e = nfs3_fcache_get(&r->s->fc, o.in, false, &fe);
 		st = nfs3_errno(e);
 	}
+	/* an NFSv4 client's write delegation: recalled (what it buffered is
+	 * written back first), and the client retries */
+	if (!st && lc_break_for_read(r->s->lc, lc_ino(o.in), false))
+		st = NFS3ERR_JUKEBOX;
 	if (st) {
 		xdr_put_u32(res, st);
 		put_obj_attr(r, res, &o);

@@ -272,6 +272,8 @@ struct nfs4_perf {
 	struct perf_counter courtesy;    /* clients kept as courtesy clients */
 	struct perf_counter cancelled;   /* leases cancelled (tombstoned) */
 	struct perf_counter delegs_granted, delegs_recalled, delegs_returned, delegs_revoked;
+	struct perf_counter delegs_granted_write;   /* of delegs_granted: write delegations */
+	struct perf_counter cb_getattrs, cb_getattr_failures;   /* CB_GETATTR sent; unanswered or refused */
 };
 
 struct nfs4_params {
@@ -480,20 +482,30 @@ void nfs4_cb_recall(struct nfs4_server *srv, uint64_t clientid, const struct nfs
 		    const struct nfs4_fh *fh);
 /**
  * nfs4_deleg_break_ino - a frontend beside NFSv4 (FUSE, NFSv3) writes
- * @ino: recall the delegations on it and, if @wait, wait until they are
- * returned or revoked (bounded by the lease; never from an NFSv4 worker).
+ * @ino (@write) or opens / reads it (!@write): recall the delegations on it
+ * that this breaks (a writer: all; a reader: write delegations) and, if
+ * @wait, wait until they are returned or revoked (bounded by the lease;
+ * never from an NFSv4 worker).
  * Return: 0, or -EAGAIN (!@wait and some are still out).
  */
-int nfs4_deleg_break_ino(struct nfs4_server *srv, uint64_t ino, bool wait);
-/** nfs4_deleg_break_ino_until - as nfs4_deleg_break_ino, waiting until @deadline (mono ns; 0: no wait). */
+int nfs4_deleg_break_ino(struct nfs4_server *srv, uint64_t ino, bool write, bool wait);
+/** nfs4_deleg_break_ino_until - as nfs4_deleg_break_ino for a writer, waiting until @deadline (mono ns; 0: no wait). */
 int nfs4_deleg_break_ino_until(struct nfs4_server *srv, uint64_t ino, uint64_t deadline);
 /**
- * nfs4_deleg_caps_revoked - the MDS takes back the caps the delegations on
- * @ino stand on: recall them, wait up to @wait_ns for DELEGRETURN, revoke
- * what is still out (RECALLABLE_STATE_REVOKED), return.  The client library
- * acks the revoke after.  No lock held.
+ * nfs4_deleg_caps_revoked - the MDS takes back caps the delegations on
+ * @ino stand on (@lost: the LC_CAP_* bits taken; LC_CAP_CACHE or
+ * LC_CAP_ATTRS end every delegation, LC_CAP_BUFFER alone the write ones):
+ * recall them, wait up to @wait_ns for DELEGRETURN, revoke what is still
+ * out (RECALLABLE_STATE_REVOKED), return.  The client library writes back
+ * what the holders flushed and acks the revoke after.  No lock held.
  */
-void nfs4_deleg_caps_revoked(struct nfs4_server *srv, uint64_t ino, uint64_t wait_ns);
+void nfs4_deleg_caps_revoked(struct nfs4_server *srv, uint64_t ino, uint32_t lost, uint64_t wait_ns);
+/**
+ * nfs4_deleg_break_caps - as nfs4_deleg_break_ino_until for the
+ * delegations the loss of @lost (LC_CAP_*) ends: all of them for
+ * LC_CAP_CACHE or LC_CAP_ATTRS, the write ones for LC_CAP_BUFFER alone.
+ */
+int nfs4_deleg_break_caps(struct nfs4_server *srv, uint64_t ino, uint32_t lost, uint64_t deadline);
 /**
  * nfs4_deleg_wait - sleep until a delegation is returned or revoked, or
  * @deadline (mono ns) passes, whichever comes first (at once when no client

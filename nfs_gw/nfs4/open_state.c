@@ -917,13 +917,14 @@ void os_client_release(struct ostate *st, struct lclient *lc, uint64_t clientid)
 	os_putlist_run(lc, &pl);
 }
 
-struct os_stid *os_deleg_new_locked(struct ostate *st, struct os_owner *ow, struct os_file *f, struct os_fhref *ref)
+struct os_stid *os_deleg_new_locked(struct ostate *st, struct os_owner *ow, struct os_file *f, struct os_fhref *ref,
+				    bool write)
 {
 	struct os_stid *d = os_stid_new_locked(st, OS_DELEG, ow, f);
 
 	if (!d)
 		return NULL;
-	d->access = OS_SHARE_ACCESS_READ;
+	d->access = write ? OS_SHARE_ACCESS_BOTH : OS_SHARE_ACCESS_READ;
 	d->fh = ref;
 	d->dnext = st->delegs;
 	st->delegs = d;
@@ -941,11 +942,10 @@ struct os_stid *os_deleg_find_locked(struct os_file *f, uint64_t clientid)
 
 struct os_stid *os_deleg_conflict_locked(struct os_file *f, uint64_t clientid, uint32_t access)
 {
-	if (!(access & OS_SHARE_ACCESS_WRITE))
-		return NULL;             /* read delegations only: reads never conflict */
 	for (struct os_stid *s = f ? f->stids : NULL; s; s = s->fnext)
-		if (s->kind == OS_DELEG && s->clientid != clientid && !s->revoked)
-			return s;
+		if (s->kind == OS_DELEG && s->clientid != clientid && !s->revoked &&
+		    ((access & OS_SHARE_ACCESS_WRITE) || os_deleg_is_write(s)))
+			return s;           /* reads break only a write delegation */
 	return NULL;
 }
 

@@ -99,12 +99,20 @@ struct os_stid {
 	struct os_fhref *fh;
 	/* OS_LOCK: the open it came from (for CLOSE) */
 	struct os_stid *open;
-	/* OS_DELEG (a read delegation): recalled (CB_RECALL queued) at
+	/* OS_DELEG: access is OS_SHARE_ACCESS_READ for a read delegation,
+	 * BOTH for a write delegation.  recalled (CB_RECALL queued) at
 	 * recall_ns; revoked: not returned within a lease after the recall,
 	 * kept (no file, no handle) until FREE_STATEID, answering
 	 * NFS4ERR_DELEG_REVOKED (RFC 8881 8.2.4, 10.2) */
 	bool recalled, revoked;
 	uint64_t recall_ns;
+	/* a write delegation's CB_GETATTR bookkeeping (RFC 8881 10.4.3):
+	 * the holder's change attribute and size as it last reported them
+	 * (cb_valid), and how often its change moved since the grant: the
+	 * change other clients see is the file's own plus cb_bumps */
+	bool cb_valid;
+	uint64_t cb_change, cb_size;
+	uint64_t cb_bumps;
 	struct nfs4_fh *dfh;             /* the file's handle, for CB_RECALL (malloc'd) */
 	struct os_stid *dnext;           /* st->delegs */
 	struct os_stid *hnext;           /* st->stids chain */
@@ -351,14 +359,24 @@ bool os_seq_bumps(uint32_t status);
 
 /* ---- delegations (caller holds st->lock) --------------------------------------- */
 
-/** os_deleg_new_locked - a read delegation of @ow's client on @f, using handle @ref (a reference passes). */
-struct os_stid *os_deleg_new_locked(struct ostate *st, struct os_owner *ow, struct os_file *f, struct os_fhref *ref);
+/**
+ * os_deleg_new_locked - a delegation of @ow's client on @f (@write: a write
+ * delegation, else a read one), using handle @ref (a reference passes).
+ */
+struct os_stid *os_deleg_new_locked(struct ostate *st, struct os_owner *ow, struct os_file *f, struct os_fhref *ref,
+				    bool write);
+/** os_deleg_is_write - @d is a write delegation. */
+static inline bool os_deleg_is_write(const struct os_stid *d)
+{
+	return d->kind == OS_DELEG && (d->access & OS_SHARE_ACCESS_WRITE);
+}
 /** os_deleg_find_locked - @clientid's delegation on @f (not revoked), or NULL. */
 struct os_stid *os_deleg_find_locked(struct os_file *f, uint64_t clientid);
 /**
  * os_deleg_conflict_locked - a delegation on @f of another client than
  * @clientid (not revoked) that an open for @access or a change of the file
- * breaks (a read delegation: any write), or NULL.
+ * breaks (a read delegation: any write; a write delegation: any access,
+ * reads too), or NULL.
  */
 struct os_stid *os_deleg_conflict_locked(struct os_file *f, uint64_t clientid, uint32_t access);
 /** os_deleg_revoke_locked - revoke @d: off its file (handle into @pl), kept for FREE_STATEID. */

@@ -1,28 +1,54 @@
 /*
- * ops_deleg.c - read delegations (RFC 8881 10.2, 10.4; RFC 7530 10.2).
+ * ops_deleg.c - delegations (RFC 8881 10.2, 10.4; RFC 7530 10.2).
  *
- * OPEN for reading grants a read delegation (open_read_delegation4) when
- * `nfs4_delegations` is on, the client's callback path answered its last
- * call (callback.c: probed up), nobody has the file open for writing, the
- * client holds none on the file yet, no recall of one is pending, and the
- * client did not say WANT_NO_DELEG.  A conflicting request - an OPEN for
- * writing by another client - marks the delegation recalled, queues a
- * CB_RECALL and answers NFS4ERR_DELAY (the client retries); DELEGRETURN
- * ends it.  One not returned within a lease of its recall (or whose recall
- * could not be sent) is revoked: it leaves its file, the conflicting request
- * proceeds on its next try, and the holder sees
- * SEQ4_STATUS_RECALLABLE_STATE_REVOKED (4.1) until it frees the revoked
- * stateid (FREE_STATEID; TEST_STATEID and READ say NFS4ERR_DELEG_REVOKED).
+ * OPEN grants a delegation when `nfs4_delegations` is on, the client's
+ * callback path answered its last call (callback.c: probed up), it is not
+ * the grace period (4.0: the owner is confirmed), the client did not say
+ * WANT_NO_DELEG, and the gateway's client holds the MDS caps that make the
+ * promise true (lc_caps_held), checked again after the grant:
  *
- * What a delegation promises - no other writer - stands on the MDS's caps:
- * one is granted only while the gateway's client holds LC_CAP_CACHE and
- * LC_CAP_ATTRS, and a writer elsewhere (another FUSE mount, another
- * gateway) makes the MDS revoke them; gw.c's revoke hook recalls here and
- * defers the ack until DELEGRETURN (nfs4_deleg_break_ino_until,
- * nfs4_deleg_caps_revoked).  The MDS does not revoke from the client that
- * asks, so this gateway's own conflicting requests check for themselves:
- * nfs4ops_deleg_conflict (REMOVE, RENAME, LINK, SETATTR, a truncating
- * OPEN; NFS4ERR_DELAY) and, for NFSv3 and FUSE, lc_break_for_write.
+ *  - a read delegation (open_read_delegation4) to an OPEN for reading
+ *    while nobody has the file open for writing (no NFS open with write
+ *    access, no writer through FUSE or NFSv3: lc_inode_writers) and the
+ *    client holds LC_CAP_CACHE|LC_CAP_ATTRS (nobody else of the MDS writes);
+ *  - a write delegation (open_write_delegation4) to an OPEN with write
+ *    access when the client is the file's only opener: no other NFS
+ *    client's open, no delegation, no handle of FUSE or NFSv3 on it
+ *    (lc_inode_opens counts only the NFS opens' handles) and the client
+ *    holds LC_CAP_CACHE|LC_CAP_ATTRS|LC_CAP_BUFFER (Fb: nobody else of the
+ *    MDS has the file open).  Its space limit is NFS_LIMIT_SIZE with no
+ *    limit (as knfsd): the gateway buffers what the client writes under Fb
+ *    and has no quota to reserve against.
+ *
+ * The delegation type follows the open's access; a client that wanted the
+ * other one (WANT_WRITE_DELEG on a read-only open, WANT_READ_DELEG with
+ * write access) gets OPEN_DELEGATE_NONE_EXT with WND4_NOT_SUPP_UPGRADE /
+ * WND4_NOT_SUPP_DOWNGRADE; contention (another opener or delegation)
+ * WND4_CONTENTION; anything else WND4_RESOURCE (RFC 8881 18.16.3).
+ *
+ * A conflicting request marks the delegation recalled, queues a CB_RECALL
+ * and answers NFS4ERR_DELAY (the client retries): another client's OPEN
+ * for writing (for a write delegation: any OPEN), its READ or WRITE (or an
+ * anonymous / READ-bypass stateid's) of a write-delegated file, and
+ * through lc_break_for_write / lc_break_for_read and the caps revoke hook
+ * (gw.c) every writer (any opener, for a write delegation) beside the
+ * gateway: FUSE of this process, NFSv3, any other client of the MDS (gw.c's
+ * revoke hook recalls here and defers the ack until DELEGRETURN:
+ * nfs4_deleg_break_caps, nfs4_deleg_caps_revoked).  The MDS does not
+ * revoke from the client that asks, so this gateway's own conflicting
+ * requests check for themselves: nfs4ops_deleg_conflict (REMOVE, RENAME,
+ * LINK, SETATTR, a truncating OPEN; NFS4ERR_DELAY).  DELEGRETURN ends it;
+ * what the holder flushed before it is in the
+ * gateway's client, which writes it back before it acks the revoke.  One
+ * not returned within a lease of its recall (or whose recall could not be
+ * sent) is revoked: it leaves its file, the conflicting request proceeds
+ * on its next try, and the holder sees SEQ4_STATUS_RECALLABLE_STATE_REVOKED
+ * (4.1) until it frees the revoked stateid (FREE_STATEID; TEST_STATEID and
+ * READ say NFS4ERR_DELEG_REVOKED).
+ *
+ * CB_GETATTR (RFC 8881 10.4.3, 20.1): another client's GETATTR of the size
+ * or change of a write-delegated file asks the holder (nfs4ops_deleg_getattr
+ * below) and answers with what it reports.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -36,29 +62,54 @@
 #include "nfs_gw/nfs4/ops_int.h"
 
 #define OPEN_DELEGATE_READ 1
+#define OPEN_DELEGATE_WRITE 2
+#define NFS_LIMIT_SIZE 1
 #define ACE4_ACCESS_ALLOWED_ACE_TYPE 0
 
-bool nfs4ops_deleg_may_grant(struct nfs4_compound *cs, struct os_file *f, uint64_t clientid, uint32_t access,
-			     uint32_t deny)
+uint32_t nfs4ops_deleg_may_grant(struct nfs4_compound *cs, struct os_file *f, uint64_t clientid, uint32_t access,
+				 uint32_t deny)
 {
+	bool write = access & OS_SHARE_ACCESS_WRITE;
+
 	/* caller holds the state lock: no client library or callback lock is taken */
-	if (!cfg_bool(CFG_nfs4_delegations) || access != OS_SHARE_ACCESS_READ || (deny & OS_SHARE_ACCESS_WRITE))
-		return false;
-	for (struct os_stid *s = f->stids; s; s = s->fnext) {
-		if (s->kind == OS_OPEN && (s->access & OS_SHARE_ACCESS_WRITE))
-			return false;            /* a writer: nothing to promise */
-		if (s->kind == OS_DELEG && !s->revoked && (s->clientid == clientid || s->recalled))
-			return false;            /* one already, or one being recalled */
-	}
 	(void)cs;
-	return true;
+	if (!cfg_bool(CFG_nfs4_delegations))
+		return WND4_RESOURCE;
+	if (!write && (deny & OS_SHARE_ACCESS_WRITE))
+		return WND4_RESOURCE;            /* nobody may write anyway: nothing to promise */
+	for (struct os_stid *s = f->stids; s; s = s->fnext) {
+		if (s->kind == OS_OPEN && s->clientid != clientid && write)
+			return WND4_CONTENTION;  /* a write delegation: the only opener */
+		if (s->kind == OS_OPEN && (s->access & OS_SHARE_ACCESS_WRITE) && !write)
+			return WND4_CONTENTION;  /* a writer: nothing to promise a reader */
+		if (s->kind == OS_DELEG && !s->revoked && s->clientid == clientid)
+			return WND4_RESOURCE;    /* one already (no upgrade: a return and an open) */
+		if (s->kind == OS_DELEG && !s->revoked && (s->recalled || write))
+			return WND4_CONTENTION;  /* one being recalled, or another client's */
+	}
+	return NFS4_DELEG_GRANT;
 }
 
-void nfs4ops_deleg_put(struct xdr_enc *res, const struct nfs4_stateid *sid)
+unsigned int nfs4ops_deleg_nfs_handles_locked(const struct os_file *f)
 {
-	xdr_put_u32(res, OPEN_DELEGATE_READ);
+	unsigned int n = 0;
+
+	for (const struct os_stid *s = f ? f->stids : NULL; s; s = s->fnext)
+		if (s->kind == OS_OPEN && s->fh)
+			n++;
+	return n;
+}
+
+void nfs4ops_deleg_put(struct xdr_enc *res, const struct nfs4_stateid *sid, bool write)
+{
+	xdr_put_u32(res, write ? OPEN_DELEGATE_WRITE : OPEN_DELEGATE_READ);
 	nfs4_put_stateid(res, sid);
 	xdr_put_bool(res, false);                /* recall: not now */
+	if (write) {
+		/* nfs_space_limit4: no limit (see the top of this file) */
+		xdr_put_u32(res, NFS_LIMIT_SIZE);
+		xdr_put_u64(res, UINT64_MAX);
+	}
 	xdr_put_u32(res, ACE4_ACCESS_ALLOWED_ACE_TYPE);   /* permissions: as knfsd, EVERYONE@ */
 	xdr_put_u32(res, 0);
 	xdr_put_u32(res, 0);
@@ -148,8 +199,10 @@ void nfs4ops_deleg_freed(struct nfs4_compound *cs, uint64_t clientid)
  * lease after the recall at most), as a local opener waits for a lease
  * break; it gives up early only when the server stops.
  */
-/* Revoke every delegation on @ino now (a cap revoke that cannot wait any longer). */
-static void revoke_ino(struct nfs4_server *srv, struct nfs4ops_ctx *c, uint64_t ino)
+static int break_ino_until(struct nfs4_server *srv, uint64_t ino, bool writes_only, uint64_t deadline);
+
+/* Revoke every delegation (@writes_only: write delegation) on @ino now (a cap revoke that cannot wait any longer). */
+static void revoke_ino(struct nfs4_server *srv, struct nfs4ops_ctx *c, uint64_t ino, bool writes_only)
 {
 	struct os_putlist pl = { 0 };
 	uint64_t ids[8];
@@ -160,7 +213,7 @@ static void revoke_ino(struct nfs4_server *srv, struct nfs4ops_ctx *c, uint64_t 
 	f = os_file_get_locked(c->st, ino, false);
 	for (struct os_stid *d = f ? f->stids : NULL, *next; d && n < 8; d = next) {
 		next = d->fnext;
-		if (d->kind != OS_DELEG || d->revoked)
+		if (d->kind != OS_DELEG || d->revoked || (writes_only && !os_deleg_is_write(d)))
 			continue;
 		ids[n++] = d->clientid;
 		os_deleg_revoke_locked(c->st, d, &pl);   /* may free f once its last stid leaves */
@@ -183,8 +236,10 @@ static void revoke_ino(struct nfs4_server *srv, struct nfs4ops_ctx *c, uint64_t 
 	}
 }
 
-void nfs4_deleg_caps_revoked(struct nfs4_server *srv, uint64_t ino, uint64_t wait_ns)
+void nfs4_deleg_caps_revoked(struct nfs4_server *srv, uint64_t ino, uint32_t lost, uint64_t wait_ns)
 {
+	/* Fb alone: another opener, no writer - read delegations stand */
+	bool writes_only = !(lost & (LC_CAP_CACHE | LC_CAP_ATTRS));
 	struct nfs4ops_ctx *c;
 
 	pthread_mutex_lock(&srv->lock);
@@ -192,9 +247,11 @@ void nfs4_deleg_caps_revoked(struct nfs4_server *srv, uint64_t ino, uint64_t wai
 	pthread_mutex_unlock(&srv->lock);
 	if (!c)
 		return;
+	if (!lost)
+		return;
 	if (wait_ns)
-		nfs4_deleg_break_ino_until(srv, ino, now_mono_ns() + wait_ns);
-	revoke_ino(srv, c, ino);             /* what is still out goes now: the ack must not wait longer */
+		break_ino_until(srv, ino, writes_only, now_mono_ns() + wait_ns);
+	revoke_ino(srv, c, ino, writes_only);   /* what is still out goes now: the ack must not wait longer */
 }
 
 void nfs4_deleg_wait(struct nfs4_server *srv, uint64_t deadline)
@@ -224,14 +281,24 @@ void nfs4_deleg_wait(struct nfs4_server *srv, uint64_t deadline)
 	pthread_mutex_unlock(&c->st->lock);
 }
 
-int nfs4_deleg_break_ino(struct nfs4_server *srv, uint64_t ino, bool wait)
+int nfs4_deleg_break_ino(struct nfs4_server *srv, uint64_t ino, bool write, bool wait)
 {
 	if (!wait)
-		return nfs4_deleg_break_ino_until(srv, ino, 0);
-	return nfs4_deleg_break_ino_until(srv, ino, now_mono_ns() + srv->p.lease_ns + 5000000000ull);
+		return break_ino_until(srv, ino, !write, 0);
+	return break_ino_until(srv, ino, !write, now_mono_ns() + srv->p.lease_ns + 5000000000ull);
 }
 
 int nfs4_deleg_break_ino_until(struct nfs4_server *srv, uint64_t ino, uint64_t deadline)
+{
+	return break_ino_until(srv, ino, false, deadline);
+}
+
+int nfs4_deleg_break_caps(struct nfs4_server *srv, uint64_t ino, uint32_t lost, uint64_t deadline)
+{
+	return break_ino_until(srv, ino, !(lost & (LC_CAP_CACHE | LC_CAP_ATTRS)), deadline);
+}
+
+static int break_ino_until(struct nfs4_server *srv, uint64_t ino, bool writes_only, uint64_t deadline)
 {
 	struct nfs4ops_ctx *c;
 	struct nfs4ops_recall rc[8];
@@ -263,7 +330,7 @@ int nfs4_deleg_break_ino_until(struct nfs4_server *srv, uint64_t ino, uint64_t d
 		f = os_file_get_locked(c->st, ino, false);
 		n = 0;
 		for (struct os_stid *d = f ? f->stids : NULL; d; d = d->fnext) {
-			if (d->kind != OS_DELEG || d->revoked)
+			if (d->kind != OS_DELEG || d->revoked || (writes_only && !os_deleg_is_write(d)))
 				continue;
 			any = true;
 			if (!d->recalled && n < 8) {
@@ -294,8 +361,8 @@ int nfs4_deleg_break_ino_until(struct nfs4_server *srv, uint64_t ino, uint64_t d
 		if (!any)
 			break;
 		for (unsigned int i = 0; i < n; i++) {
-			dout(NFS, 5, "client %#llx: recalling its delegation of %#llx for a local writer",
-			     (unsigned long long)rc[i].clientid, (unsigned long long)ino);
+			dout(NFS, 5, "client %#llx: recalling its delegation of %#llx for a %s beside the gateway",
+			     (unsigned long long)rc[i].clientid, (unsigned long long)ino, writes_only ? "reader" : "writer");
 			perf_inc(&srv->perf.delegs_recalled, 1);
 			nfs4_cb_recall(srv, rc[i].clientid, &rc[i].sid, &rc[i].fh);
 		}

@@ -142,11 +142,23 @@ struct nfs4ops_recall {
 	struct nfs4_fh fh;
 };
 
-/** nfs4ops_deleg_may_grant - may an open of (@access, @deny) by @clientid of @f get a read delegation?  st->lock held. */
-bool nfs4ops_deleg_may_grant(struct nfs4_compound *cs, struct os_file *f, uint64_t clientid, uint32_t access,
-			     uint32_t deny);
-/** nfs4ops_deleg_put - open_delegation4 for a read delegation @sid. */
-void nfs4ops_deleg_put(struct xdr_enc *res, const struct nfs4_stateid *sid);
+/* why_no_delegation4 (RFC 8881 18.16.2) */
+enum { WND4_NOT_WANTED = 0, WND4_CONTENTION = 1, WND4_RESOURCE = 2, WND4_NOT_SUPP_FTYPE = 3,
+       WND4_WRITE_DELEG_NOT_SUPP_FTYPE = 4, WND4_NOT_SUPP_UPGRADE = 5, WND4_NOT_SUPP_DOWNGRADE = 6,
+       WND4_CANCELLED = 7, WND4_IS_DIR = 8 };
+#define NFS4_DELEG_GRANT 0xffffffffu    /* nfs4ops_deleg_may_grant: yes */
+
+/**
+ * nfs4ops_deleg_may_grant - may an open of (@access, @deny) by @clientid of
+ * @f get a delegation (a write one if @access has write, else a read one)?
+ * NFS4_DELEG_GRANT, or the WND4_* reason why not.  st->lock held.
+ */
+uint32_t nfs4ops_deleg_may_grant(struct nfs4_compound *cs, struct os_file *f, uint64_t clientid, uint32_t access,
+				 uint32_t deny);
+/** nfs4ops_deleg_nfs_handles_locked - client-library handles the NFS opens of @f hold.  st->lock held. */
+unsigned int nfs4ops_deleg_nfs_handles_locked(const struct os_file *f);
+/** nfs4ops_deleg_put - open_delegation4 for a delegation @sid (@write: a write one). */
+void nfs4ops_deleg_put(struct xdr_enc *res, const struct nfs4_stateid *sid, bool write);
 /**
  * nfs4ops_deleg_break_locked - a request of @clientid for @access to @f is
  * in the way of another client's delegation: true (answer NFS4ERR_DELAY),

@@ -69,6 +69,7 @@ static uint32_t io_handle(struct nfs4_compound *cs, struct nfs4_stateid *sid, en
 	struct nfs4ops_ctx *c = nfs4ops_ctx(cs);
 	uint32_t mode = write ? OS_SHARE_ACCESS_WRITE : OS_SHARE_ACCESS_READ;
 	struct os_stid *s, *x;
+	struct nfs4ops_recall rc = { .pending = false };
 	uint64_t clientid = 0;
 	uint32_t st, uid = 0, gid = 0;
 	int r;
@@ -82,7 +83,7 @@ static uint32_t io_handle(struct nfs4_compound *cs, struct nfs4_stateid *sid, en
 						  OS_KIND_ALL, &s);
 			if (!st && s->file->ino != o->attr.ino)
 				st = NFS4ERR_BAD_STATEID;
-			if (!st && s->kind == OS_DELEG && write)
+			if (!st && s->kind == OS_DELEG && write && !os_deleg_is_write(s))
 				st = NFS4ERR_OPENMODE;       /* a read delegation reads */
 			if (!st && s->kind == OS_LOCK)
 				s = s->open;
@@ -105,6 +106,10 @@ static uint32_t io_handle(struct nfs4_compound *cs, struct nfs4_stateid *sid, en
 				if (x)
 					st = NFS4ERR_LOCKED;
 			}
+			/* another client's write delegation of the file (or its
+			 * read delegation, for a write): recalled, retry later */
+			if (!st && nfs4ops_deleg_break_locked(cs, s->file, s->clientid, mode, &rc))
+				st = NFS4ERR_DELAY;
 			break;
 		}
 		if (!st) {
@@ -115,6 +120,9 @@ static uint32_t io_handle(struct nfs4_compound *cs, struct nfs4_stateid *sid, en
 			gid = s->gid;
 		}
 		pthread_mutex_unlock(&c->st->lock);
+		nfs4ops_deleg_recall_send(cs, &rc);
+		if (st == NFS4ERR_DELAY)
+			return st;
 		if (st)
 			return nfs4ops_stateid_verdict(cs, sid, st);
 		if (cs->minorversion == 0)
@@ -135,6 +143,18 @@ static uint32_t io_handle(struct nfs4_compound *cs, struct nfs4_stateid *sid, en
 		 * modes apply (RFC 7530 9.1.4.3).  Not refused during the grace
 		 * period: the gateway has only advisory locks, and knfsd refuses
 		 * such I/O in grace only for mandatory locks (9.6.2 allows it). */
+		bool delay;
+
+		/* a delegation of the file (a write one, or any for a write) is
+		 * recalled first: an anonymous stateid is nobody's, in 4.1 the
+		 * session says whose */
+		pthread_mutex_lock(&c->st->lock);
+		delay = nfs4ops_deleg_break_locked(cs, os_file_get_locked(c->st, o->attr.ino, false),
+						   cs->clp ? cs->clp->clientid : 0, mode, &rc);
+		pthread_mutex_unlock(&c->st->lock);
+		nfs4ops_deleg_recall_send(cs, &rc);
+		if (delay)
+			return NFS4ERR_DELAY;
 		if (!(kind == OS_SID_BYPASS && !write)) {
 			for (;;) {
 				pthread_mutex_lock(&c->st->lock);

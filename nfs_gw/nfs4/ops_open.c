@@ -53,7 +53,6 @@ enum { CLAIM_NULL = 0, CLAIM_PREVIOUS = 1, CLAIM_DELEGATE_CUR = 2, CLAIM_DELEGAT
 #define WANT_CANCEL 0x0500u
 #define WANT_SIGNAL_DELEG_WHEN_RESRC_AVAIL 0x10000u
 #define WANT_PUSH_DELEG_WHEN_UNCONTENDED 0x20000u
-enum { WND4_NOT_WANTED = 0, WND4_CONTENTION = 1, WND4_RESOURCE = 2, WND4_CANCELLED = 7 };
 
 /* How long a 4.0 request waits for its owner's predecessor (if it may wait
  * at all: the waits are capped, open_state.h). */
@@ -407,13 +406,24 @@ static uint32_t do_open(struct nfs4_compound *cs, struct open_args *a, struct os
 	bool reclaim = a->claim == CLAIM_PREVIOUS;
 	struct nfs4ops_recall rc = { .pending = false };
 	struct nfs4_stateid dsid;
+	/* the delegation an open gets follows its access (ops_deleg.c) */
+	bool wdeleg = a->access & OS_SHARE_ACCESS_WRITE;
+	uint32_t need = LC_CAP_CACHE | LC_CAP_ATTRS | (wdeleg ? LC_CAP_BUFFER : 0);
+	uint32_t why = WND4_RESOURCE;
 	bool cb_up, caps_ok, granted = false;
 
 	(void)clientid;
 	*sid_id = 0;
+	if (a->want == WANT_NO_DELEG)
+		why = WND4_NOT_WANTED;
+	else if (a->want == WANT_CANCEL)
+		why = WND4_CANCELLED;
+	else if (a->want == WANT_READ_DELEG && wdeleg)
+		why = WND4_NOT_SUPP_DOWNGRADE;   /* a writer gets a write delegation or none */
+	else if (a->want == WANT_WRITE_DELEG && !wdeleg)
+		why = WND4_NOT_SUPP_UPGRADE;     /* a reader gets a read delegation or none */
 	/* a delegation needs a callback path that answers (srv->lock: before st->lock) */
-	cb_up = !reclaim && a->want != WANT_NO_DELEG && a->want != WANT_CANCEL && a->want != WANT_WRITE_DELEG &&
-		a->access == OS_SHARE_ACCESS_READ && nfs4_cb_path_up(cs->srv, ow->clientid);
+	cb_up = !reclaim && why == WND4_RESOURCE && nfs4_cb_path_up(cs->srv, ow->clientid);
 	st = nfs4ops_cur(cs, &dir);
 	if (st)
 		return st;
@@ -427,7 +437,7 @@ static uint32_t do_open(struct nfs4_compound *cs, struct open_args *a, struct os
 		nfs4ops_release(cs, &dir);
 		return st;
 	}
-	caps_ok = cb_up && (lc_caps_held(in) & (LC_CAP_CACHE | LC_CAP_ATTRS)) == (LC_CAP_CACHE | LC_CAP_ATTRS);
+	caps_ok = cb_up && (lc_caps_held(in) & need) == need;
 	ref = os_fhref_new(lfh, a->access);
 	if (!ref) {
 		lc_release(c->lc, lfh);
@@ -516,11 +526,11 @@ again:
 	 * holds the caps that promise nobody else changes the file (the MDS
 	 * revokes them before another client writes: gw.c recalls then) */
 	if (cb_up && (cs->minorversion >= 1 || ow->confirmed) && !os_in_grace(c->st) && caps_ok &&
-	    nfs4ops_deleg_may_grant(cs, f, ow->clientid, a->access, a->deny)) {
+	    (why = nfs4ops_deleg_may_grant(cs, f, ow->clientid, a->access, a->deny)) == NFS4_DELEG_GRANT) {
 		struct nfs4_fhinfo fi = { .kind = NFS4_FH_EXPORT, .export_id = dir.exp->id, .fsid = dir.exp->id,
 					  .ino = attr.ino, .gen = attr.generation };
 		struct nfs4_fh *dfh = malloc(sizeof(*dfh));
-		struct os_stid *d = dfh ? os_deleg_new_locked(c->st, ow, f, os_fhref_get(s->fh)) : NULL;
+		struct os_stid *d = dfh ? os_deleg_new_locked(c->st, ow, f, os_fhref_get(s->fh), wdeleg) : NULL;
 
 		if (d) {
 			nfs4_fh_encode(&fi, dfh);
@@ -532,6 +542,7 @@ again:
 		} else {
 			free(dfh);
 		}
+		why = WND4_RESOURCE;
 	}
 	if (cs->minorversion == 0 && !ow->confirmed && !reclaim)
 		rflags |= OPEN4_RESULT_CONFIRM;
@@ -539,28 +550,36 @@ again:
 		ow->confirmed = true;
 unlock:
 	pthread_mutex_unlock(&c->st->lock);
-	if (granted && (lc_inode_writers(in) > 0 ||
-			(lc_caps_held(in) & (LC_CAP_CACHE | LC_CAP_ATTRS)) != (LC_CAP_CACHE | LC_CAP_ATTRS))) {
-		/* a writer beside us (FUSE, NFSv3) has the file open, or the
-		 * MDS took the caps back meanwhile: no delegation.  Checked
-		 * after it was made, so a writer that opened in between is
-		 * either seen here or recalls it (lc_break_for_write after its
-		 * open), and a revoke either cleared the caps before this
-		 * check or its hook (gw.c) finds the delegation to recall */
+	os_putlist_run(c->lc, &pl);          /* a handle an upgrade replaced is closed before the count below */
+	if (granted) {
+		/*
+		 * Checked again after the delegation was made, so a writer (any
+		 * opener, for a write delegation) beside us that opened in
+		 * between is either seen here or recalls it (lc_break_for_write
+		 * / lc_break_for_read after its open), and a revoke either
+		 * cleared the caps before this check or its hook (gw.c) finds
+		 * the delegation to recall.  A read delegation: no writer of
+		 * FUSE or NFSv3; a write delegation: no handle on the file but
+		 * the NFS opens' own.
+		 */
+		int opens = wdeleg ? lc_inode_opens(in) : 0;
+		bool lost = (lc_caps_held(in) & need) != need || (!wdeleg && lc_inode_writers(in) > 0);
 		struct os_stid *d;
 
 		pthread_mutex_lock(&c->st->lock);
 		if (os_stid_check_locked(c->st, &dsid, cs->minorversion, ow->clientid, OS_DELEG, &d) == NFS4_OK &&
-		    !d->recalled) {
+		    !d->recalled &&
+		    (lost || (wdeleg && opens > (int)nfs4ops_deleg_nfs_handles_locked(d->file)))) {
 			struct os_file *df = d->file;
 
 			os_stid_free_locked(c->st, d, &pl);
 			os_file_put_locked(c->st, df);
 			granted = false;
+			why = lost ? WND4_RESOURCE : WND4_CONTENTION;
 		}
 		pthread_mutex_unlock(&c->st->lock);
+		os_putlist_run(c->lc, &pl);
 	}
-	os_putlist_run(c->lc, &pl);
 	nfs4ops_deleg_recall_send(cs, &rc);
 	if (!st) {
 		nfs4ops_set_cfh(cs, dir.exp, &attr);
@@ -572,20 +591,18 @@ unlock:
 		xdr_put_bitmap(res, attrset, 3);
 		if (granted) {
 			perf_inc(&cs->srv->perf.delegs_granted, 1);
-			nfs4ops_deleg_put(res, &dsid);
+			if (wdeleg)
+				perf_inc(&cs->srv->perf.delegs_granted_write, 1);
+			nfs4ops_deleg_put(res, &dsid, wdeleg);
 		} else if (a->want == WANT_NO_PREFERENCE) {
 			xdr_put_u32(res, OPEN_DELEGATE_NONE);
 		} else {
 			/* RFC 8881 18.16.3: a client that asked says why not */
 			xdr_put_u32(res, OPEN_DELEGATE_NONE_EXT);
-			if (a->want == WANT_NO_DELEG) {
-				xdr_put_u32(res, WND4_NOT_WANTED);
-			} else if (a->want == WANT_CANCEL) {
-				xdr_put_u32(res, WND4_CANCELLED);
-			} else {
-				xdr_put_u32(res, WND4_RESOURCE);
-				xdr_put_bool(res, false);      /* ond_server_will_signal_avail */
-			}
+			xdr_put_u32(res, why);
+			if (why == WND4_CONTENTION || why == WND4_RESOURCE)
+				/* ond_server_will_push_deleg / ond_server_will_signal_avail */
+				xdr_put_bool(res, false);
 		}
 	}
 	lc_put(c->lc, in);

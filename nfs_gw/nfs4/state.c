@@ -509,6 +509,9 @@ int nfs4_server_create(const struct nfs4_params *p, struct lclient *lc, struct n
 		perf_register_counter(g, "delegations_recalled", &srv->perf.delegs_recalled);
 		perf_register_counter(g, "delegations_returned", &srv->perf.delegs_returned);
 		perf_register_counter(g, "delegations_revoked", &srv->perf.delegs_revoked);
+		perf_register_counter(g, "write_delegations_granted", &srv->perf.delegs_granted_write);
+		perf_register_counter(g, "cb_getattrs", &srv->perf.cb_getattrs);
+		perf_register_counter(g, "cb_getattr_failures", &srv->perf.cb_getattr_failures);
 		srv->perf_registered = true;
 	}
 	*out = srv;

@@ -512,7 +512,7 @@ END_TEST
 #define WANT_READ_DELEG 0x0100u
 #define WANT_NO_DELEG 0x0400u
 
-/* OPEN (no create) of @name in @dir: status; *@sid, *@fh, the delegation type in *@dt (0 none, 1 read, 3 | why << 8 none_ext) and its stateid */
+/* OPEN (no create) of @name in @dir: status; *@sid, *@fh, the delegation type in *@dt (0 none, 1 read, 2 write, 3 | why << 8 none_ext) and its stateid */
 static uint32_t open_deleg_seq(struct nc *n, const struct nfs4_fh *dir, const char *name, uint32_t access,
 			       const char *owner, uint32_t seqid, uint32_t *rflags, struct nfs4_stateid *sid,
 			       struct nfs4_fh *fh, uint32_t *dt, struct nfs4_stateid *dsid)
@@ -541,7 +541,7 @@ static uint32_t open_deleg_seq(struct nc *n, const struct nfs4_fh *dir, const ch
 	ck_assert_int_eq(xdr_get_bitmap(&r.d, &bm), 0);
 	ck_assert_int_eq(xdr_get_u32(&r.d, &t), 0);
 	*dt = t;
-	if (t == 1) {                    /* open_read_delegation4 */
+	if (t == 1 || t == 2) {          /* open_read_delegation4 / open_write_delegation4 */
 		char who[64];
 		bool recall;
 		uint32_t v;
@@ -549,6 +549,14 @@ static uint32_t open_deleg_seq(struct nc *n, const struct nfs4_fh *dir, const ch
 		rep_stateid(&r, dsid);
 		ck_assert_int_eq(xdr_get_bool(&r.d, &recall), 0);
 		ck_assert(!recall);
+		if (t == 2) {            /* nfs_space_limit4: NFS_LIMIT_SIZE, no limit */
+			uint64_t lim;
+
+			ck_assert_int_eq(xdr_get_u32(&r.d, &v), 0);
+			ck_assert_uint_eq(v, 1);
+			ck_assert_int_eq(xdr_get_u64(&r.d, &lim), 0);
+			ck_assert_uint_eq(lim, UINT64_MAX);
+		}
 		for (int i = 0; i < 3; i++)
 			ck_assert_int_eq(xdr_get_u32(&r.d, &v), 0);
 		ck_assert_int_eq(xdr_get_string(&r.d, who, sizeof(who), 63), 0);
@@ -622,6 +630,23 @@ static uint32_t read_with(struct nc *n, const struct nfs4_fh *fh, const struct n
 		memcpy(buf, data, dl);
 		buf[dl] = 0;
 	}
+	rep_free(&r);
+	return st;
+}
+
+/* WRITE (UNSTABLE) of @data at 0 of @fh with @sid: status */
+static uint32_t write_with(struct nc *n, const struct nfs4_fh *fh, const struct nfs4_stateid *sid, const char *data)
+{
+	struct ncc c;
+	struct nrep r;
+	uint32_t st;
+
+	ncc_begin(&c, n);
+	enc_putfh(&c, fh);
+	enc_write(&c, sid, 0, 0, data, (uint32_t)strlen(data));
+	ncc_call(&c, &r);
+	ck_assert_uint_eq(rep_next(&r, OP_PUTFH), NFS4_OK);
+	st = rep_next(&r, OP_WRITE);
 	rep_free(&r);
 	return st;
 }
@@ -1517,6 +1542,325 @@ START_TEST(v3_namespace_ops_recall_a_delegation)
 }
 END_TEST
 
+/* ---- write delegations --------------------------------------------------------- */
+
+#define WANT_WRITE_DELEG 0x0200u
+#define WANT_ANY_DELEG 0x0300u
+
+static const struct nfs4_stateid anon_sid;   /* the anonymous stateid: all zeros */
+
+/*
+ * A client that is the file's only opener gets a write delegation for an
+ * OPEN with write access, and reads and writes with its stateid; another
+ * client's OPEN - for reading too - is NFS4ERR_DELAY while it is recalled,
+ * and reads what the holder wrote once it is returned.  No write delegation
+ * while another client has the file open (WND4_CONTENTION); the want bits:
+ * NO_DELEG -> NOT_WANTED, READ_DELEG with write access -> NOT_SUPP_DOWNGRADE,
+ * WRITE_DELEG for reading -> NOT_SUPP_UPGRADE.  An anonymous-stateid READ
+ * of a write-delegated file recalls it too.
+ * (Before: a write open never got a delegation: type 0.)
+ */
+START_TEST(v41_write_delegation_for_a_sole_opener)
+{
+	const char *opts[] = { "nfs4_delegations=true", NULL };
+	struct nfs4_stateid sa, dsa, sb, dsb, s2, d2;
+	struct nfs4_fh dfh, ffh, fh2;
+	struct nc *a, *b;
+	struct ncb *ba;
+	uint32_t dt = 99, st;
+	long long granted0 = -1;
+	char buf[64];
+
+	gw_up_opts(opts);
+	granted0 = perf_counter("nfs4", "write_delegations_granted");
+	a = cb_client("wd-holder", &ba);
+	test_dir(a, "wd1", &dfh);
+	make_file("f", "before", 0666);
+	ck_assert_uint_eq(open_deleg(a, &dfh, "f", OS_SHARE_ACCESS_BOTH, "ownA", &sa, &ffh, &dt, &dsa), NFS4_OK);
+	ck_assert_msg(dt == 2, "no write delegation for the only opener (type %#x)", dt);
+	ck_assert_int_eq(perf_counter("nfs4", "write_delegations_granted"), granted0 + 1);
+	ck_assert_uint_eq(write_with(a, &ffh, &dsa, "by the holder"), NFS4_OK);
+	ck_assert_uint_eq(read_with(a, &ffh, &dsa, buf, sizeof(buf)), NFS4_OK);
+	ck_assert_str_eq(buf, "by the holder");
+
+	/* another client opens it for reading: recalled */
+	b = nc_connect(port, 1);
+	nc_session(b, "wd-reader", 12);
+	ck_assert_uint_eq(open_deleg(b, &dfh, "f", OS_SHARE_ACCESS_READ, "ownB", &sb, &fh2, &dt, &dsb), NFS4ERR_DELAY);
+	ck_assert_msg(WAIT_FOR(NCB_GET(ba, recalls) == 1, 10), "a reader's OPEN did not recall the write delegation");
+	pthread_mutex_lock(&ba->lock);
+	ck_assert_int_eq(memcmp(ba->recall_sid.other, dsa.other, NFS4_OTHER_SIZE), 0);
+	pthread_mutex_unlock(&ba->lock);
+	/* the holder flushes what it wrote under the delegation, then returns it */
+	ck_assert_uint_eq(write_with(a, &ffh, &dsa, "flushed before DELEGRETURN"), NFS4_OK);
+	ck_assert_uint_eq(sid_op(a, &ffh, OP_DELEGRETURN, &dsa), NFS4_OK);
+	ck_assert_uint_eq(open_deleg(b, &dfh, "f", OS_SHARE_ACCESS_READ, "ownB", &sb, &fh2, &dt, &dsb), NFS4_OK);
+	ck_assert_uint_eq(dt, 0);                /* a writer has it open: no read delegation either */
+	ck_assert_uint_eq(read_with(b, &fh2, &sb, buf, sizeof(buf)), NFS4_OK);
+	ck_assert_str_eq(buf, "flushed before DELEGRETURN");
+
+	/* another opener there: none, and why */
+	ck_assert_uint_eq(open_deleg(a, &dfh, "f", OS_SHARE_ACCESS_BOTH | WANT_WRITE_DELEG, "ownA", &sa, &ffh, &dt,
+				     &dsa), NFS4_OK);
+	ck_assert_uint_eq(dt, 3 | 1 << 8);       /* NONE_EXT, WND4_CONTENTION */
+	make_file("g", "g", 0666);
+	ck_assert_uint_eq(open_deleg(a, &dfh, "g", OS_SHARE_ACCESS_WRITE | WANT_NO_DELEG, "ownA", &s2, &fh2, &dt, &d2),
+			  NFS4_OK);
+	ck_assert_uint_eq(dt, 3 | 0 << 8);       /* WND4_NOT_WANTED */
+	make_file("h", "h", 0666);
+	ck_assert_uint_eq(open_deleg(a, &dfh, "h", OS_SHARE_ACCESS_BOTH | WANT_READ_DELEG, "ownA", &s2, &fh2, &dt, &d2),
+			  NFS4_OK);
+	ck_assert_uint_eq(dt, 3 | 6 << 8);       /* WND4_NOT_SUPP_DOWNGRADE */
+	make_file("i", "i", 0666);
+	ck_assert_uint_eq(open_deleg(a, &dfh, "i", OS_SHARE_ACCESS_READ | WANT_WRITE_DELEG, "ownA", &s2, &fh2, &dt, &d2),
+			  NFS4_OK);
+	ck_assert_uint_eq(dt, 3 | 5 << 8);       /* WND4_NOT_SUPP_UPGRADE */
+
+	/* an anonymous-stateid READ by another client recalls it */
+	make_file("j", "jjj", 0666);
+	ck_assert_uint_eq(open_deleg(a, &dfh, "j", OS_SHARE_ACCESS_WRITE | WANT_ANY_DELEG, "ownA", &s2, &fh2, &dt, &d2),
+			  NFS4_OK);
+	ck_assert_uint_eq(dt, 2);
+	ck_assert_uint_eq(write_with(a, &fh2, &d2, "JJJ"), NFS4_OK);
+	st = read_with(b, &fh2, &anon_sid, buf, sizeof(buf));
+	ck_assert_uint_eq(st, NFS4ERR_DELAY);
+	ck_assert(WAIT_FOR(NCB_GET(ba, recalls) == 2, 10));
+	ck_assert_uint_eq(sid_op(a, &fh2, OP_DELEGRETURN, &d2), NFS4_OK);
+	ck_assert_uint_eq(read_with(b, &fh2, &anon_sid, buf, sizeof(buf)), NFS4_OK);
+	ck_assert_str_eq(buf, "JJJ");
+	ncb_detach(ba);
+	nc_close(a);
+	nc_close(b);
+	ncb_free(ba);
+	gw_down();
+}
+END_TEST
+
+struct local_reader {
+	struct lc_inode *in;
+	_Atomic bool broke;
+	char buf[64];
+	int r;
+};
+
+/* What the FUSE frontend does for open(O_RDONLY) + read: open, break the write delegations, read. */
+static void *local_reader_main(void *arg)
+{
+	struct local_reader *w = arg;
+	struct lc_fh *fh = NULL;
+	ssize_t n;
+
+	w->r = lc_open(lc, w->in, O_RDONLY, &rootcr, &fh);
+	if (!w->r) {
+		lc_break_for_read(lc, lc_ino(w->in), true);
+		atomic_store(&w->broke, true);
+		n = lc_read(lc, fh, 0, sizeof(w->buf) - 1, w->buf);
+		if (n < 0)
+			w->r = (int)n;
+		else
+			w->buf[n] = 0;
+		lc_release(lc, fh);
+	}
+	return NULL;
+}
+
+/*
+ * A reader beside the gateway in the same process (the FUSE mount's open
+ * for reading: lc_break_for_read) recalls a write delegation and waits for
+ * DELEGRETURN; it reads what the NFS client wrote before returning it.  A
+ * read delegation stays (readers do not break it); while the local reader
+ * has the file open, no write delegation is granted.
+ */
+START_TEST(v41_write_delegation_recalled_by_a_local_reader)
+{
+	const char *opts[] = { "nfs4_delegations=true", NULL };
+	struct local_reader w = { .r = -1 };
+	struct nfs4_stateid sa, dsa;
+	struct nfs4_fh dfh, ffh;
+	struct lc_inode *d;
+	struct lc_fh *rfh = NULL;
+	struct nc *a;
+	struct ncb *ba;
+	uint32_t dt = 99;
+	pthread_t t;
+
+	gw_up_opts(opts);
+	a = cb_client("wd-local", &ba);
+	test_dir(a, "wd4", &dfh);
+	make_file("f", "old", 0666);
+	ck_assert_uint_eq(open_deleg(a, &dfh, "f", OS_SHARE_ACCESS_BOTH, "ownA", &sa, &ffh, &dt, &dsa), NFS4_OK);
+	ck_assert_uint_eq(dt, 2);
+	ck_assert_int_eq(lc_lookup(lc, lroot, "wd4", &rootcr, NULL, &d), 0);
+	ck_assert_int_eq(lc_lookup(lc, d, "f", &rootcr, NULL, &w.in), 0);
+	ck_assert_int_eq(pthread_create(&t, NULL, local_reader_main, &w), 0);
+	ck_assert_msg(WAIT_FOR(NCB_GET(ba, recalls) == 1, 10), "the local reader recalled nothing");
+	ck_assert(!atomic_load(&w.broke));               /* it waits for the delegation */
+	ck_assert_uint_eq(write_with(a, &ffh, &dsa, "the NFS client's"), NFS4_OK);
+	ck_assert_uint_eq(sid_op(a, &ffh, OP_DELEGRETURN, &dsa), NFS4_OK);
+	pthread_join(t, NULL);
+	ck_assert_int_eq(w.r, 0);
+	ck_assert_str_eq(w.buf, "the NFS client's");
+
+	/* a local reader holds the file open: no write delegation */
+	ck_assert_int_eq(lc_open(lc, w.in, O_RDONLY, &rootcr, &rfh), 0);
+	ck_assert_uint_eq(open_deleg(a, &dfh, "f", OS_SHARE_ACCESS_WRITE | WANT_WRITE_DELEG, "ownA2", &sa, &ffh, &dt,
+				     &dsa), NFS4_OK);
+	ck_assert_uint_eq(dt, 3 | 1 << 8);               /* WND4_CONTENTION */
+	lc_release(lc, rfh);
+	lc_put(lc, w.in);
+	lc_put(lc, d);
+	ncb_detach(ba);
+	nc_close(a);
+	ncb_free(ba);
+	gw_down();
+}
+END_TEST
+
+/*
+ * A holder that never returns its write delegation loses it a lease after
+ * the recall; the other client's OPEN then proceeds (and sees the data the
+ * holder wrote through the gateway), the holder's delegation stateid says
+ * NFS4ERR_DELEG_REVOKED.
+ */
+START_TEST(v41_unreturned_write_delegation_revoked)
+{
+	const char *opts[] = { "nfs4_delegations=true", "nfs4_lease_time=3", NULL };
+	struct nfs4_stateid sa, dsa, sb, dsb;
+	struct nfs4_fh dfh, ffh, fh2;
+	struct nc *a, *b;
+	struct ncb *ba;
+	uint32_t dt = 99, st;
+	uint64_t t0, waited;
+	char buf[64];
+
+	gw_up_opts(opts);
+	a = cb_client("wd-keeper", &ba);
+	test_dir(a, "wd2", &dfh);
+	make_file("f", "kept", 0666);
+	ck_assert_uint_eq(open_deleg(a, &dfh, "f", OS_SHARE_ACCESS_BOTH, "ownA", &sa, &ffh, &dt, &dsa), NFS4_OK);
+	ck_assert_uint_eq(dt, 2);
+	ck_assert_uint_eq(write_with(a, &ffh, &dsa, "written, never returned"), NFS4_OK);
+	b = nc_connect(port, 1);
+	nc_session(b, "wd-impatient", 14);
+	t0 = now_mono_ns();
+	do {
+		st = open_deleg(b, &dfh, "f", OS_SHARE_ACCESS_READ, "ownB", &sb, &fh2, &dt, &dsb);
+		(void)seq_flags(a);              /* the holder stays alive, and says nothing */
+		if (st == NFS4ERR_DELAY)
+			usleep(200000);
+	} while (st == NFS4ERR_DELAY && now_mono_ns() - t0 < 20000000000ull);
+	waited = now_mono_ns() - t0;
+	ck_assert_uint_eq(st, NFS4_OK);
+	ck_assert_msg(waited >= 2500000000ull, "the delegation went after %.1f s, before its lease", waited / 1e9);
+	ck_assert_uint_ge(NCB_GET(ba, recalls), 1);
+	ck_assert(seq_flags(a) & SEQ4_STATUS_RECALLABLE_STATE_REVOKED);
+	ck_assert_uint_eq(write_with(a, &ffh, &dsa, "too late"), NFS4ERR_DELEG_REVOKED);
+	ck_assert_uint_eq(read_with(b, &fh2, &sb, buf, sizeof(buf)), NFS4_OK);
+	ck_assert_str_eq(buf, "written, never returned");
+	ncb_detach(ba);
+	nc_close(a);
+	nc_close(b);
+	ncb_free(ba);
+	gw_down();
+}
+END_TEST
+
+/*
+ * Another process's client of the same MDS opens @dir/@name for reading:
+ * says 'o' on @fd once its open returned, then the file's first bytes
+ * (up to 63) and exits 0 (or the step that failed).
+ */
+static void other_reader(int fd, const char *dir, const char *name)
+{
+	struct lclient *c;
+	struct lc_inode *r, *d, *in;
+	struct lc_fh *fh;
+	char buf[64];
+	ssize_t n;
+
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (lclient_create(&c) || lclient_mount(c, NULL))
+		_exit(2);
+	r = lc_root(c);
+	if (lc_lookup(c, r, dir, &rootcr, NULL, &d) || lc_lookup(c, d, name, &rootcr, NULL, &in))
+		_exit(3);
+	if (lc_open(c, in, O_RDONLY, &rootcr, &fh))   /* the MDS revokes the gateway's Fb first */
+		_exit(4);
+	if (write(fd, "o", 1) != 1)
+		_exit(5);
+	n = lc_read(c, fh, 0, sizeof(buf) - 1, buf);
+	if (n < 0 || write(fd, buf, (size_t)n) != n)
+		_exit(6);
+	lc_release(c, fh);
+	lc_put(c, in);
+	lc_put(c, d);
+	lc_put(c, r);
+	lclient_unmount(c);
+	lclient_destroy(c);
+	_exit(0);
+}
+
+/*
+ * The issue's test: an NFS client's write delegation is recalled by a FUSE
+ * open (a client of the same MDS in another process, opening for reading):
+ * the MDS revokes the gateway's Fb, the gateway recalls the delegation and
+ * the other open waits for DELEGRETURN; what the NFS client wrote before it
+ * returned the delegation is what the other client reads (the gateway
+ * writes it back before it acks the revoke).
+ */
+START_TEST(v41_write_delegation_recalled_by_another_client)
+{
+	const char *opts[] = { "nfs4_delegations=true", NULL };
+	struct nfs4_stateid sa, dsa;
+	struct nfs4_fh dfh, ffh;
+	struct nc *a;
+	struct ncb *ba;
+	uint32_t dt = 99;
+	int p[2], st = -1;
+	pid_t child;
+	char buf[64], k;
+	ssize_t n;
+	size_t got = 0;
+
+	gw_up_opts(opts);
+	a = cb_client("wd-other", &ba);
+	test_dir(a, "wd3", &dfh);
+	make_file("f", "what the gateway had", 0666);
+	ck_assert_uint_eq(open_deleg(a, &dfh, "f", OS_SHARE_ACCESS_BOTH, "ownA", &sa, &ffh, &dt, &dsa), NFS4_OK);
+	ck_assert_msg(dt == 2, "no write delegation (type %#x): caps not held?", dt);
+	ck_assert_uint_eq(write_with(a, &ffh, &dsa, "written under the delegation"), NFS4_OK);
+	ck_assert_int_eq(pipe(p), 0);
+	call_rcu_before_fork();
+	child = fork();
+	if (child == 0) {
+		call_rcu_after_fork_child();
+		close(p[0]);
+		other_reader(p[1], "wd3", "f");
+	}
+	call_rcu_after_fork_parent();
+	ck_assert_int_ge(child, 0);
+	close(p[1]);
+	ck_assert_msg(WAIT_FOR(NCB_GET(ba, recalls) == 1, 20), "the other client's open recalled nothing");
+	ck_assert_msg(!readable(p[0], 200), "the other client's open did not wait for the delegation");
+	/* the client flushes what it cached under the delegation, then returns it */
+	ck_assert_uint_eq(write_with(a, &ffh, &dsa, "flushed by the NFS client before DELEGRETURN"), NFS4_OK);
+	ck_assert_uint_eq(sid_op(a, &ffh, OP_DELEGRETURN, &dsa), NFS4_OK);
+	ck_assert_msg(readable(p[0], 30000), "the other client's open still waits after DELEGRETURN");
+	ck_assert_int_eq(read(p[0], &k, 1), 1);
+	while (got < sizeof(buf) - 1 && readable(p[0], 30000) && (n = read(p[0], buf + got, sizeof(buf) - 1 - got)) > 0)
+		got += (size_t)n;
+	buf[got] = 0;
+	ck_assert_int_eq(waitpid(child, &st, 0), child);
+	close(p[0]);
+	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "the other client failed (status %#x)", st);
+	ck_assert_str_eq(buf, "flushed by the NFS client before DELEGRETURN");
+	ncb_detach(ba);
+	nc_close(a);
+	ncb_free(ba);
+	gw_down();
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("nfs4_gw_cb");
@@ -1539,6 +1883,10 @@ static Suite *suite(void)
 	tcase_add_test(tc, v41_pending_recall_does_not_hold_other_revokes);
 	tcase_add_test(tc, v41_own_requests_recall_other_clients_delegations);
 	tcase_add_test(tc, v3_namespace_ops_recall_a_delegation);
+	tcase_add_test(tc, v41_write_delegation_for_a_sole_opener);
+	tcase_add_test(tc, v41_unreturned_write_delegation_revoked);
+	tcase_add_test(tc, v41_write_delegation_recalled_by_a_local_reader);
+	tcase_add_test(tc, v41_write_delegation_recalled_by_another_client);
 	suite_add_tcase(s, tc);
 	return s;
 }
