@@ -381,8 +381,8 @@ static int encode_call(struct xdr_enc *e, uint32_t xid, const struct rpc_call_hd
  * answered, wrongly.
  */
 static int decode_reply(int err, const uint8_t *rep, size_t len, const struct rpc_call_hdr *h,
-			const struct nfs4_cb_args *a, uint32_t *status, bool *fault, bool *seq_done, char *why,
-			size_t whylen)
+			const struct nfs4_cb_args *a, struct nfs4_cb_job *job, uint32_t *status, bool *fault,
+			bool *seq_done, char *why, size_t whylen)
 {
 	struct rpc_reply rr;
 	struct nfs4_cb_res cr;
@@ -438,6 +438,20 @@ static int decode_reply(int err, const uint8_t *rep, size_t len, const struct rp
 	}
 	if (a->recall && cr.has_recall)
 		*status = cr.recall_status;
+	if (a->getattr) {
+		if (!cr.has_getattr && cr.status == NFS4_OK) {
+			snprintf(why, whylen, "CB_COMPOUND without a CB_GETATTR result");
+			*fault = true;
+			return -EPROTO;
+		}
+		if (cr.has_getattr)
+			*status = cr.getattr_status;
+		if (cr.has_getattr && cr.getattr_status == NFS4_OK) {
+			job->attr_mask = cr.getattr_mask;
+			job->attr_change = cr.change;
+			job->attr_size = cr.size;
+		}
+	}
 	return 0;
 }
 
@@ -448,6 +462,21 @@ static void set_busy(struct nfs4_cb_queue *q, struct rpc_xprt *x)
 	if (x && q->stopping)
 		rpc_xprt_fail_calls(x, -ECANCELED);   /* stopping already: do not wait */
 	pthread_mutex_unlock(&q->lock);
+}
+
+/* The operation after CB_SEQUENCE that @job sends, into @a. */
+static void cb_job_args(const struct nfs4_cb_job *job, struct nfs4_cb_args *a)
+{
+	if (job->kind == NFS4_CBJ_RECALL) {
+		a->recall = true;
+		a->stateid = job->stateid;
+		a->truncate = job->truncate;
+		a->fh = job->fh;
+	} else if (job->kind == NFS4_CBJ_GETATTR) {
+		a->getattr = true;
+		a->getattr_mask = NFS4_CB_GETATTR_CHANGE | NFS4_CB_GETATTR_SIZE;
+		a->fh = job->fh;
+	}
 }
 
 /* A 4.1 job: on a session's back channel. */
@@ -503,12 +532,7 @@ static int run41(struct nfs4_server *srv, struct nfs4_cb_job *job, uint32_t *sta
 	a.seqid = ses->cb.seqid[slot] + 1;
 	a.slotid = slot;
 	a.highest_slotid = ses->cb.nslots - 1;
-	if (job->kind == NFS4_CBJ_RECALL) {
-		a.recall = true;
-		a.stateid = job->stateid;
-		a.truncate = job->truncate;
-		a.fh = job->fh;
-	}
+	cb_job_args(job, &a);
 	ses->cb.calls++;
 	pthread_mutex_unlock(&srv->lock);
 
@@ -523,7 +547,7 @@ static int run41(struct nfs4_server *srv, struct nfs4_cb_job *job, uint32_t *sta
 		set_busy(srv->cbq, NULL);
 	}
 	xdr_enc_free(&e);
-	r = decode_reply(r, rep, rlen, &h, &a, status, &fault, &seq_done, why, sizeof(why));
+	r = decode_reply(r, rep, rlen, &h, &a, job, status, &fault, &seq_done, why, sizeof(why));
 	free(rep);
 
 	pthread_mutex_lock(&srv->lock);
@@ -580,14 +604,10 @@ static int run40(struct nfs4_server *srv, struct nfs4_client *clp, struct nfs4_c
 		return -ENOTCONN;
 	h.vers = NFS4_CB_VERSION;
 	/* 4.0 has no CB_SEQUENCE: a "sequence" job is a CB_NULL */
-	h.proc = job->kind == NFS4_CBJ_RECALL ? NFS4_CB_PROC_COMPOUND : NFS4_CB_PROC_NULL;
+	h.proc = job->kind == NFS4_CBJ_RECALL || job->kind == NFS4_CBJ_GETATTR ? NFS4_CB_PROC_COMPOUND
+									      : NFS4_CB_PROC_NULL;
 	sec_hdr(&h, &sec);
-	if (job->kind == NFS4_CBJ_RECALL) {
-		a.recall = true;
-		a.stateid = job->stateid;
-		a.truncate = job->truncate;
-		a.fh = job->fh;
-	}
+	cb_job_args(job, &a);
 	xid = rpc_new_xid();
 	xdr_enc_init(&e, CB_MAX_REPLY);
 	r = encode_call(&e, xid, &h, job, &a);
@@ -604,7 +624,7 @@ static int run40(struct nfs4_server *srv, struct nfs4_client *clp, struct nfs4_c
 					 cb_timeout(srv), &rep, &rlen);
 	}
 	xdr_enc_free(&e);
-	r = decode_reply(r, rep, rlen, &h, &a, status, &fault, &seq_done, why, sizeof(why));
+	r = decode_reply(r, rep, rlen, &h, &a, job, status, &fault, &seq_done, why, sizeof(why));
 	free(rep);
 	pthread_mutex_lock(&srv->lock);
 	if (!r)
@@ -776,4 +796,98 @@ int nfs4_cb_call_sync(struct nfs4_server *srv, uint64_t clientid, enum nfs4_cb_k
 	pthread_mutex_destroy(&w.m);
 	*status = w.status;
 	return w.err;
+}
+
+/* ---- CB_GETATTR: a bounded wait (the waiter may leave before the call ends) ---- */
+
+struct getattr_wait {
+	pthread_mutex_t m;
+	pthread_cond_t c;                /* CLOCK_MONOTONIC */
+	int refs;                        /* the waiter's and the job's; under m */
+	bool done;
+	int err;
+	uint32_t status, mask;
+	uint64_t change, size;
+};
+
+static void getattr_wait_put(struct getattr_wait *w)
+{
+	bool last;
+
+	pthread_mutex_lock(&w->m);
+	last = --w->refs == 0;
+	pthread_mutex_unlock(&w->m);
+	if (last) {
+		pthread_cond_destroy(&w->c);
+		pthread_mutex_destroy(&w->m);
+		free(w);
+	}
+}
+
+static void getattr_done(struct nfs4_server *srv, struct nfs4_cb_job *job, int err, uint32_t status)
+{
+	struct getattr_wait *w = job->arg;
+
+	(void)srv;
+	pthread_mutex_lock(&w->m);
+	w->done = true;
+	w->err = err;
+	w->status = status;
+	w->mask = job->attr_mask;
+	w->change = job->attr_change;
+	w->size = job->attr_size;
+	pthread_cond_signal(&w->c);
+	pthread_mutex_unlock(&w->m);
+	free(job);
+	getattr_wait_put(w);
+}
+
+int nfs4_cb_getattr(struct nfs4_server *srv, uint64_t clientid, const struct nfs4_fh *fh, uint64_t wait_ns,
+		    uint32_t *mask, uint64_t *change, uint64_t *size)
+{
+	struct nfs4_cb_job *job = calloc(1, sizeof(*job));
+	struct getattr_wait *w = calloc(1, sizeof(*w));
+	pthread_condattr_t ca;
+	uint64_t until = now_mono_ns() + wait_ns;
+	struct timespec ts = { .tv_sec = (time_t)(until / 1000000000ull), .tv_nsec = (long)(until % 1000000000ull) };
+	int r;
+
+	*mask = 0;
+	if (!job || !w) {
+		free(job);
+		free(w);
+		return -ENOMEM;
+	}
+	pthread_mutex_init(&w->m, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&w->c, &ca);
+	pthread_condattr_destroy(&ca);
+	w->refs = 2;
+	job->kind = NFS4_CBJ_GETATTR;
+	job->clientid = clientid;
+	job->fh = *fh;
+	job->done = getattr_done;
+	job->arg = w;
+	nfs4_cb_queue(srv, job);         /* done() runs even if the queue is stopped */
+	pthread_mutex_lock(&w->m);
+	while (!w->done)
+		if (pthread_cond_timedwait(&w->c, &w->m, &ts) == ETIMEDOUT)
+			break;
+	if (!w->done)
+		r = -ETIMEDOUT;
+	else if (w->err)
+		r = w->err;
+	else if (w->status != NFS4_OK)
+		r = -EREMOTEIO;
+	else
+		r = 0;
+	if (!r) {
+		*mask = w->mask;
+		*change = w->change;
+		*size = w->size;
+	}
+	pthread_mutex_unlock(&w->m);
+	getattr_wait_put(w);
+	return r;
 }

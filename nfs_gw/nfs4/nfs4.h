@@ -284,6 +284,7 @@ struct nfs4_params {
 	uint32_t max_resp;               /* ca_maxresponsesize cap */
 	uint32_t max_resp_cached;        /* ca_maxresponsesize_cached cap */
 	uint64_t cb_timeout_ns;          /* a callback unanswered this long: the path is down */
+	uint64_t cb_getattr_ns;          /* a GETATTR waits this long for a CB_GETATTR answer */
 	/* the gateway's exports (not owned); NULL: nfs4_server_create makes
 	 * its own from nfs_exports (tests, fuzzing) */
 	struct nfs_export_set *exports;
@@ -408,6 +409,7 @@ enum nfs4_cb_kind {
 	NFS4_CBJ_NULL = 1,               /* CB_NULL: the probe */
 	NFS4_CBJ_SEQUENCE,               /* 4.1: CB_COMPOUND { CB_SEQUENCE } (4.0: CB_NULL) */
 	NFS4_CBJ_RECALL,                 /* CB_COMPOUND { [CB_SEQUENCE,] CB_RECALL } */
+	NFS4_CBJ_GETATTR,                /* CB_COMPOUND { [CB_SEQUENCE,] CB_GETATTR(change, size) } */
 };
 
 struct nfs4_cb_job {
@@ -418,6 +420,10 @@ struct nfs4_cb_job {
 	struct nfs4_stateid stateid;     /* RECALL */
 	struct nfs4_fh fh;
 	bool truncate;
+	/* GETATTR: what the client answered, set before done() runs when
+	 * status is NFS4_OK (mask: NFS4_CB_GETATTR_* bits it returned) */
+	uint32_t attr_mask;
+	uint64_t attr_change, attr_size;
 	/* called on the callback thread when it is over (NULL: the job is
 	 * freed): @err 0 the client answered and @status is the CB_COMPOUND's
 	 * (NFS4_OK for CB_NULL), else -ETIMEDOUT, -ENOTCONN (no path),
@@ -477,6 +483,17 @@ void nfs4_cb_set_addr40_locked(struct nfs4_client *clp, const char *netid, const
 int nfs4_cb_call_sync(struct nfs4_server *srv, uint64_t clientid, enum nfs4_cb_kind kind, uint32_t *status);
 /** nfs4_cb_path_up - @clientid's callback path answered its last call (4.1: on some session). */
 bool nfs4_cb_path_up(struct nfs4_server *srv, uint64_t clientid);
+/**
+ * nfs4_cb_getattr - CB_GETATTR of the change and size of @fh to @clientid
+ * (a write delegation's holder, RFC 8881 10.4.3), waiting at most @wait_ns
+ * (the call itself goes on, bounded by nfs4_cb_timeout, if we stop
+ * waiting).  No lock held.
+ * Return: 0 and *@mask (NFS4_CB_GETATTR_* it returned), *@change, *@size;
+ * -ETIMEDOUT (no answer in time), -ENOTCONN, -ECANCELED, -EPROTO, or
+ * -EREMOTEIO (it answered with an error).
+ */
+int nfs4_cb_getattr(struct nfs4_server *srv, uint64_t clientid, const struct nfs4_fh *fh, uint64_t wait_ns,
+		    uint32_t *mask, uint64_t *change, uint64_t *size);
 /** nfs4_cb_recall - queue a CB_RECALL of delegation @sid on @fh to @clientid. */
 void nfs4_cb_recall(struct nfs4_server *srv, uint64_t clientid, const struct nfs4_stateid *sid,
 		    const struct nfs4_fh *fh);

@@ -111,7 +111,7 @@ int nfs4_cb_put_compound(struct xdr_enc *e, const struct nfs4_cb_args *a)
 	xdr_put_opaque(e, NULL, 0);                      /* tag */
 	xdr_put_u32(e, a->minorversion);
 	xdr_put_u32(e, a->ident);
-	xdr_put_u32(e, (a->sequence ? 1u : 0u) + (a->recall ? 1u : 0u));
+	xdr_put_u32(e, (a->sequence ? 1u : 0u) + (a->recall ? 1u : 0u) + (a->getattr ? 1u : 0u));
 	if (a->sequence) {
 		xdr_put_u32(e, OP_CB_SEQUENCE);
 		xdr_put_fixed(e, a->sessionid, NFS4_SESSIONID_SIZE);
@@ -127,7 +127,38 @@ int nfs4_cb_put_compound(struct xdr_enc *e, const struct nfs4_cb_args *a)
 		xdr_put_bool(e, a->truncate);
 		nfs4_put_fh(e, &a->fh);
 	}
+	if (a->getattr) {
+		uint32_t w = a->getattr_mask;
+
+		xdr_put_u32(e, OP_CB_GETATTR);
+		nfs4_put_fh(e, &a->fh);
+		xdr_put_bitmap(e, &w, 1);
+	}
 	return e->err;
+}
+
+/* CB_GETATTR4resok's fattr4: only the change and size, in that order, exactly */
+static int get_cb_fattr(struct xdr_dec *d, struct nfs4_cb_res *r)
+{
+	struct xdr_bitmap bm;
+	struct xdr_dec v;
+	const uint8_t *vals;
+	uint32_t vlen;
+
+	if (xdr_get_bitmap(d, &bm) || xdr_get_opaque(d, &vals, &vlen, NFS4_OPAQUE_LIMIT))
+		return -EBADMSG;
+	if (bm.extra || (bm.nwords > 0 && (bm.w[0] & ~(NFS4_CB_GETATTR_CHANGE | NFS4_CB_GETATTR_SIZE))))
+		return -EBADMSG;
+	for (uint32_t i = 1; i < bm.nwords && i < XDR_BITMAP_WORDS; i++)
+		if (bm.w[i])
+			return -EBADMSG;         /* an attribute we did not ask for, of unknown size */
+	r->getattr_mask = bm.nwords ? bm.w[0] : 0;
+	xdr_dec_init(&v, vals, vlen);
+	if ((r->getattr_mask & NFS4_CB_GETATTR_CHANGE) && xdr_get_u64(&v, &r->change))
+		return -EBADMSG;
+	if ((r->getattr_mask & NFS4_CB_GETATTR_SIZE) && xdr_get_u64(&v, &r->size))
+		return -EBADMSG;
+	return xdr_dec_left(&v) ? -EBADMSG : 0;
 }
 
 int nfs4_cb_get_compound_res(const uint8_t *p, size_t len, struct nfs4_cb_res *r)
@@ -155,6 +186,11 @@ int nfs4_cb_get_compound_res(const uint8_t *p, size_t len, struct nfs4_cb_res *r
 		} else if (op == OP_CB_RECALL) {
 			r->has_recall = true;
 			r->recall_status = st;
+		} else if (op == OP_CB_GETATTR) {
+			r->has_getattr = true;
+			r->getattr_status = st;
+			if (st == NFS4_OK && get_cb_fattr(&d, r))
+				return -EBADMSG;
 		} else {
 			break;                           /* not one we sent: stop here */
 		}

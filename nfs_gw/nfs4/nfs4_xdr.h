@@ -283,7 +283,12 @@ int nfs4_get_time(struct xdr_dec *d, struct nfs4_time *t);
  */
 uint32_t nfs4_get_component(struct xdr_dec *d, char *buf, size_t bufsz);
 
-/* CB_COMPOUND4args as the gateway sends it: [CB_SEQUENCE (4.1),] [CB_RECALL] */
+/* CB_GETATTR (RFC 8881 20.1): the attributes the gateway asks a write
+ * delegation's holder for, in bitmap word 0 */
+#define NFS4_CB_GETATTR_CHANGE (1u << 3)     /* FATTR4_CHANGE */
+#define NFS4_CB_GETATTR_SIZE (1u << 4)       /* FATTR4_SIZE */
+
+/* CB_COMPOUND4args as the gateway sends it: [CB_SEQUENCE (4.1),] [CB_RECALL | CB_GETATTR] */
 struct nfs4_cb_args {
 	uint32_t minorversion;
 	uint32_t ident;                  /* 4.0: SETCLIENTID's callback_ident (4.1: 0) */
@@ -293,7 +298,9 @@ struct nfs4_cb_args {
 	bool recall;
 	struct nfs4_stateid stateid;
 	bool truncate;
-	struct nfs4_fh fh;
+	struct nfs4_fh fh;               /* CB_RECALL's and CB_GETATTR's */
+	bool getattr;
+	uint32_t getattr_mask;           /* NFS4_CB_GETATTR_* */
 };
 
 /* What the gateway reads of a CB_COMPOUND4res. */
@@ -306,14 +313,22 @@ struct nfs4_cb_res {
 	uint32_t seqid, slotid, highest_slotid, target_highest_slotid;
 	bool has_recall;
 	uint32_t recall_status;
+	/* CB_GETATTR4res: status; when NFS4_OK the attributes it returned
+	 * (getattr_mask: NFS4_CB_GETATTR_* bits present) */
+	bool has_getattr;
+	uint32_t getattr_status;
+	uint32_t getattr_mask;
+	uint64_t change, size;
 };
 
 /** nfs4_cb_put_compound - CB_COMPOUND4args (after the RPC call header). */
 int nfs4_cb_put_compound(struct xdr_enc *e, const struct nfs4_cb_args *a);
 /**
  * nfs4_cb_get_compound_res - parse a CB_COMPOUND4res: its status and the
- * results of CB_SEQUENCE and CB_RECALL (the first results; anything after
- * them, or of another operation, ends the walk).  Pure and bounded.
+ * results of CB_SEQUENCE, CB_RECALL and CB_GETATTR (the first results;
+ * anything after them, or of another operation, ends the walk).  A
+ * CB_GETATTR fattr4 may hold only the change and size (what we ask for),
+ * exactly.  Pure and bounded.
  * Return: 0 or -EBADMSG.
  */
 int nfs4_cb_get_compound_res(const uint8_t *p, size_t len, struct nfs4_cb_res *r);

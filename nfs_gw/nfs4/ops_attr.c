@@ -391,6 +391,9 @@ NFS4_OP(getattr)
 
 		if (!lc_getattr(c->lc, o.in, &o.cr, false, &fresh))
 			o.attr = fresh;
+		/* another client's write delegation: its holder knows better (CB_GETATTR) */
+		if (S_ISREG(o.attr.mode))
+			nfs4ops_deleg_getattr(cs, &o.attr);
 	}
 	nfs4_attr_encode(res, &bm, &s);
 	nfs4ops_release(cs, &o);

@@ -148,6 +148,72 @@ void nfs4ops_deleg_recall_send(struct nfs4_compound *cs, const struct nfs4ops_re
 	nfs4_cb_recall(cs->srv, rc->clientid, &rc->sid, &rc->fh);
 }
 
+/*
+ * CB_GETATTR (RFC 8881 10.4.3): @attr of a file another client asks the
+ * size or change of.  If a client other than the asking one holds a write
+ * delegation of it, the holder's cache is newer than ours: ask it (bounded
+ * by nfs4_cb_getattr_timeout) and answer with the size it reports, and
+ * with a change attribute that moves on whenever the holder's did (ours
+ * plus the times its reported change moved since the grant).  A holder
+ * that does not answer in time: what the gateway knows (ours plus the
+ * moves seen so far).  No lock held.
+ */
+void nfs4ops_deleg_getattr(struct nfs4_compound *cs, struct lc_attr *attr)
+{
+	struct nfs4ops_ctx *c = nfs4ops_ctx(cs);
+	uint64_t asker = cs->clp ? cs->clp->clientid : 0, holder = 0, change = 0, size = 0;
+	struct nfs4_stateid sid;
+	struct nfs4_fh fh;
+	struct os_stid *d = NULL;
+	struct os_file *f;
+	uint32_t mask = 0;
+	int r;
+
+	if (!c || !cfg_bool(CFG_nfs4_delegations))
+		return;
+	pthread_mutex_lock(&c->st->lock);
+	f = c->st->ndelegs ? os_file_get_locked(c->st, attr->ino, false) : NULL;
+	for (struct os_stid *s = f ? f->stids : NULL; s; s = s->fnext)
+		if (os_deleg_is_write(s) && !s->revoked && s->clientid != asker && s->dfh) {
+			d = s;
+			break;
+		}
+	if (d) {
+		holder = d->clientid;
+		fh = *d->dfh;
+		os_stid_wire(c->st, d, &sid);
+	}
+	pthread_mutex_unlock(&c->st->lock);
+	if (!d)
+		return;
+	perf_inc(&cs->srv->perf.cb_getattrs, 1);
+	r = nfs4_cb_getattr(cs->srv, holder, &fh, cs->srv->p.cb_getattr_ns, &mask, &change, &size);
+	if (r) {
+		perf_inc(&cs->srv->perf.cb_getattr_failures, 1);
+		dout(NFS, 1, "client %#llx: CB_GETATTR of %#llx: %s; answering with what the gateway knows",
+		     (unsigned long long)holder, (unsigned long long)attr->ino, strerror(-r));
+	}
+	pthread_mutex_lock(&c->st->lock);
+	/* still the same delegation? (returned or revoked meanwhile: our own attributes are current) */
+	if (os_stid_check_locked(c->st, &sid, 1, 0, OS_DELEG, &d) == NFS4_OK && !d->revoked &&
+	    d->file && d->file->ino == attr->ino) {
+		if (!r && (mask & NFS4_CB_GETATTR_CHANGE)) {
+			if (d->cb_valid && change != d->cb_change)
+				d->cb_bumps++;           /* the holder changed the file since it last said */
+			if (!d->cb_valid && change != attr->change)
+				d->cb_bumps++;           /* ... since the grant (it started from ours) */
+			d->cb_valid = true;
+			d->cb_change = change;
+		}
+		if (!r && (mask & NFS4_CB_GETATTR_SIZE)) {
+			d->cb_size = size;
+			attr->size = size;
+		}
+		attr->change += d->cb_bumps;
+	}
+	pthread_mutex_unlock(&c->st->lock);
+}
+
 /* The lease reaper's tick: revoke what was not returned within a lease of its recall. */
 void nfs4ops_deleg_tick(struct nfs4_server *srv, struct nfs4ops_ctx *c, uint64_t now)
 {

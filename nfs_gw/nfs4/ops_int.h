@@ -157,6 +157,12 @@ uint32_t nfs4ops_deleg_may_grant(struct nfs4_compound *cs, struct os_file *f, ui
 				 uint32_t deny);
 /** nfs4ops_deleg_nfs_handles_locked - client-library handles the NFS opens of @f hold.  st->lock held. */
 unsigned int nfs4ops_deleg_nfs_handles_locked(const struct os_file *f);
+/**
+ * nfs4ops_deleg_getattr - another client than the holder of a write
+ * delegation of @attr's file asks its size or change: CB_GETATTR, and
+ * @attr's size and change as the holder reports them (ops_deleg.c).
+ */
+void nfs4ops_deleg_getattr(struct nfs4_compound *cs, struct lc_attr *attr);
 /** nfs4ops_deleg_put - open_delegation4 for a delegation @sid (@write: a write one). */
 void nfs4ops_deleg_put(struct xdr_enc *res, const struct nfs4_stateid *sid, bool write);
 /**

@@ -47,6 +47,7 @@ void nfs4_params_from_config(struct nfs4_params *p, size_t max_record, size_t ma
 	p->max_resp = (uint32_t)(max_reply > 1024 ? max_reply - 1024 : max_reply);
 	p->max_resp_cached = (uint32_t)cfg_uint(CFG_nfs4_max_cached_reply);
 	p->cb_timeout_ns = (uint64_t)(cfg_double(CFG_nfs4_cb_timeout) * 1e9);
+	p->cb_getattr_ns = (uint64_t)(cfg_double(CFG_nfs4_cb_getattr_timeout) * 1e9);
 	p->perf_group = "nfs4";
 }
 

@@ -2,7 +2,9 @@
  * fuzz_nfs4_cb.c - libFuzzer target for what an NFSv4 client controls in
  * its answers to our callbacks and in the callback security it offers:
  * the RPC reply header (rpc_decode_reply), the CB_COMPOUND4res walk
- * (nfs4_cb_get_compound_res) over the results it points at, and a
+ * (nfs4_cb_get_compound_res) over the results it points at - CB_SEQUENCE,
+ * CB_RECALL and CB_GETATTR's fattr4 (only change and size may come back) -
+ * and a
  * callback_sec_parms4<> list (nfs4_cb_get_sec, CREATE_SESSION and
  * BACKCHANNEL_CTL).  Checks that results stay inside the input.
  */
@@ -11,6 +13,17 @@
 #include <string.h>
 
 #include "nfs_gw/nfs4/nfs4.h"
+
+/* what a parsed CB_COMPOUND4res may say */
+static void check_res(int r, const struct nfs4_cb_res *cr)
+{
+	if (r != 0)
+		return;
+	if (cr->getattr_mask & ~(uint32_t)(NFS4_CB_GETATTR_CHANGE | NFS4_CB_GETATTR_SIZE))
+		abort();
+	if (cr->getattr_mask && (!cr->has_getattr || cr->getattr_status != NFS4_OK))
+		abort();
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -24,9 +37,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		    (rr.res < data || rr.res + rr.res_len != data + size))
 			abort();
 		if (rr.reply_stat == RPC_MSG_ACCEPTED && rpc_reply_errno(&rr) == 0)
-			(void)nfs4_cb_get_compound_res(rr.res, rr.res_len, &cr);
+			check_res(nfs4_cb_get_compound_res(rr.res, rr.res_len, &cr), &cr);
 	}
-	(void)nfs4_cb_get_compound_res(data, size, &cr);
+	check_res(nfs4_cb_get_compound_res(data, size, &cr), &cr);
 	xdr_dec_init(&d, data, size);
 	if (nfs4_cb_get_sec(&d, &sec) == NFS4_OK && sec.ok &&
 	    (strnlen(sec.machine, sizeof(sec.machine)) >= sizeof(sec.machine) ||

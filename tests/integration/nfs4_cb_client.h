@@ -57,6 +57,12 @@ struct ncb {
 	uint32_t slot_seq[8];            /* the back channel's slots, as we saw them */
 	struct nfs4_stateid recall_sid;
 	struct nfs4_fh recall_fh;
+	unsigned int getattrs;           /* CB_GETATTRs answered */
+	struct nfs4_fh getattr_fh;
+	uint32_t getattr_req;            /* the bitmap's word 0 it asked for */
+	/* what CB_GETATTR answers: status, then (NFS4_OK) the change and size */
+	uint32_t getattr_status;
+	uint64_t getattr_change, getattr_size;
 	/* knobs */
 	bool mute;
 	uint32_t seq_status;             /* CB_SEQUENCE's answer (NFS4_OK) */
@@ -155,6 +161,36 @@ static inline void ncb_answer_locked(struct ncb *b, const uint8_t *rec, size_t l
 			xdr_put_u32(e, OP_CB_RECALL);
 			xdr_put_u32(e, status);
 			nres++;
+		} else if (op == OP_CB_GETATTR) {
+			struct xdr_bitmap bm;
+			uint32_t w;
+
+			ck_assert_int_eq(nfs4_get_fh(&d, &b->getattr_fh), 0);
+			ck_assert_int_eq(xdr_get_bitmap(&d, &bm), 0);
+			b->getattr_req = bm.w[0];
+			b->getattrs++;
+			status = b->getattr_status;
+			xdr_put_u32(e, OP_CB_GETATTR);
+			xdr_put_u32(e, status);
+			nres++;
+			if (!status) {               /* fattr4: change, size (those asked for) */
+				uint8_t v[16];
+				uint32_t vl = 0;
+
+				w = bm.w[0] & ((1u << 3) | (1u << 4));
+				if (w & (1u << 3)) {
+					xdr_store_u32(v + vl, (uint32_t)(b->getattr_change >> 32));
+					xdr_store_u32(v + vl + 4, (uint32_t)b->getattr_change);
+					vl += 8;
+				}
+				if (w & (1u << 4)) {
+					xdr_store_u32(v + vl, (uint32_t)(b->getattr_size >> 32));
+					xdr_store_u32(v + vl + 4, (uint32_t)b->getattr_size);
+					vl += 8;
+				}
+				xdr_put_bitmap(e, &w, 1);
+				xdr_put_opaque(e, v, vl);
+			}
 		} else {
 			ck_abort_msg("unexpected callback operation %u", op);
 		}

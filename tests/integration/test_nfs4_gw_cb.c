@@ -1861,6 +1861,110 @@ START_TEST(v41_write_delegation_recalled_by_another_client)
 }
 END_TEST
 
+/* GETATTR of the change and size of @fh */
+static void getattr_cs(struct nc *n, const struct nfs4_fh *fh, uint64_t *change, uint64_t *size)
+{
+	static const int attrs[] = { 3, 4, -1 };     /* FATTR4_CHANGE, FATTR4_SIZE */
+	struct ncc c;
+	struct nrep r;
+	struct xdr_bitmap bm;
+	struct xdr_dec v;
+
+	ncc_begin(&c, n);
+	enc_putfh(&c, fh);
+	enc_getattr(&c, attrs);
+	ncc_call(&c, &r);
+	ck_assert_uint_eq(rep_next(&r, OP_PUTFH), NFS4_OK);
+	ck_assert_uint_eq(rep_next(&r, OP_GETATTR), NFS4_OK);
+	rep_fattr(&r, &bm, &v);
+	ck_assert_uint_eq(bm.w[0], (1u << 3) | (1u << 4));
+	ck_assert_int_eq(xdr_get_u64(&v, change), 0);
+	ck_assert_int_eq(xdr_get_u64(&v, size), 0);
+	rep_free(&r);
+}
+
+/*
+ * CB_GETATTR (RFC 8881 10.4.3): another client's GETATTR of the size and
+ * change of a write-delegated file asks the holder (CB_GETATTR with the
+ * file's handle, change and size), and answers with the size it reports
+ * and a change that moved on (and moves again only when the holder's
+ * does); the holder's own GETATTR asks nobody.  A holder that does not
+ * answer: the GETATTR is answered after nfs4_cb_getattr_timeout with what
+ * the gateway knows (its own size; the change as far as it had moved).
+ * (Before: no CB_GETATTR, the other client saw the gateway's stale size.)
+ */
+START_TEST(v41_cb_getattr_of_a_write_delegation)
+{
+	const char *opts[] = { "nfs4_delegations=true", "nfs4_cb_getattr_timeout=2", NULL };
+	struct nfs4_stateid sa, dsa;
+	struct nfs4_fh dfh, ffh, fb;
+	struct nc *a, *b;
+	struct ncb *ba;
+	uint32_t dt = 99;
+	uint64_t ch0, sz0, ch1, sz1, ch2, sz2, ch3, sz3, t0, took;
+	long long fails0;
+
+	gw_up_opts(opts);
+	a = cb_client("wd-ga", &ba);
+	test_dir(a, "wd5", &dfh);
+	make_file("f", "0123456789", 0666);
+	b = nc_connect(port, 1);
+	nc_session(b, "wd-ga-asker", 15);
+	nc_lookup_path(b, "wd5/f", &fb);
+	getattr_cs(b, &fb, &ch0, &sz0);
+	ck_assert_uint_eq(sz0, 10);
+	ck_assert_uint_eq(open_deleg(a, &dfh, "f", OS_SHARE_ACCESS_BOTH, "ownA", &sa, &ffh, &dt, &dsa), NFS4_OK);
+	ck_assert_uint_eq(dt, 2);
+
+	/* the holder wrote 4096 bytes into its cache and moved its change */
+	pthread_mutex_lock(&ba->lock);
+	ba->getattr_change = ch0 + 7;
+	ba->getattr_size = 4096;
+	pthread_mutex_unlock(&ba->lock);
+	getattr_cs(b, &fb, &ch1, &sz1);
+	ck_assert_msg(NCB_GET(ba, getattrs) == 1, "no CB_GETATTR to the holder");
+	pthread_mutex_lock(&ba->lock);
+	ck_assert_uint_eq(ba->getattr_fh.len, ffh.len);
+	ck_assert_int_eq(memcmp(ba->getattr_fh.data, ffh.data, ffh.len), 0);
+	ck_assert_uint_eq(ba->getattr_req, (1u << 3) | (1u << 4));
+	pthread_mutex_unlock(&ba->lock);
+	ck_assert_uint_eq(sz1, 4096);
+	ck_assert_msg(ch1 > ch0, "the change did not move (%llu -> %llu)", (unsigned long long)ch0,
+		      (unsigned long long)ch1);
+	/* asked again, nothing changed at the holder: the same change */
+	getattr_cs(b, &fb, &ch2, &sz2);
+	ck_assert_uint_eq(NCB_GET(ba, getattrs), 2);
+	ck_assert_uint_eq(ch2, ch1);
+	ck_assert_uint_eq(sz2, 4096);
+	/* the holder's own GETATTR asks nobody */
+	getattr_cs(a, &ffh, &ch3, &sz3);
+	ck_assert_uint_eq(NCB_GET(ba, getattrs), 2);
+
+	/* the holder changes again, then stops answering */
+	pthread_mutex_lock(&ba->lock);
+	ba->getattr_change = ch0 + 8;
+	pthread_mutex_unlock(&ba->lock);
+	getattr_cs(b, &fb, &ch2, &sz2);
+	ck_assert_uint_gt(ch2, ch1);
+	fails0 = perf_counter("nfs4", "cb_getattr_failures");
+	pthread_mutex_lock(&ba->lock);
+	ba->mute = true;
+	pthread_mutex_unlock(&ba->lock);
+	t0 = now_mono_ns();
+	getattr_cs(b, &fb, &ch3, &sz3);
+	took = now_mono_ns() - t0;
+	ck_assert_msg(took >= 1500000000ull && took < 15000000000ull, "answered after %.1f s", took / 1e9);
+	ck_assert_uint_eq(ch3, ch2);             /* as far as it had moved: not back */
+	ck_assert_uint_eq(sz3, 10);              /* the gateway's own */
+	ck_assert_int_eq(perf_counter("nfs4", "cb_getattr_failures"), fails0 + 1);
+	ncb_detach(ba);
+	nc_close(a);
+	nc_close(b);
+	ncb_free(ba);
+	gw_down();
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("nfs4_gw_cb");
@@ -1887,6 +1991,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, v41_unreturned_write_delegation_revoked);
 	tcase_add_test(tc, v41_write_delegation_recalled_by_a_local_reader);
 	tcase_add_test(tc, v41_write_delegation_recalled_by_another_client);
+	tcase_add_test(tc, v41_cb_getattr_of_a_write_delegation);
 	suite_add_tcase(s, tc);
 	return s;
 }

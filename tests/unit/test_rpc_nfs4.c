@@ -806,6 +806,122 @@ START_TEST(gateway_and_asok)
 }
 END_TEST
 
+/* A CB_COMPOUND4res { CB_SEQUENCE ok, CB_GETATTR @st [fattr4 @w, @vals] } */
+static void cb_getattr_res(struct xdr_enc *e, const uint8_t *sid, uint32_t st, uint32_t w, const void *vals,
+			   uint32_t vlen)
+{
+	xdr_put_u32(e, st);
+	xdr_put_opaque(e, NULL, 0);
+	xdr_put_u32(e, 2);
+	xdr_put_u32(e, OP_CB_SEQUENCE);
+	xdr_put_u32(e, NFS4_OK);
+	xdr_put_fixed(e, sid, NFS4_SESSIONID_SIZE);
+	xdr_put_u32(e, 9);
+	xdr_put_u32(e, 1);
+	xdr_put_u32(e, 3);
+	xdr_put_u32(e, 3);
+	xdr_put_u32(e, OP_CB_GETATTR);
+	xdr_put_u32(e, st);
+	if (st == NFS4_OK) {
+		xdr_put_bitmap(e, &w, 1);
+		xdr_put_opaque(e, vals, vlen);
+	}
+}
+
+/*
+ * CB_GETATTR's XDR (RFC 8881 20.1): the call the gateway sends decodes to
+ * CB_SEQUENCE + CB_GETATTR(fh, change|size); the holder's answer parses
+ * back to what it said (change, size, or only one of them, or an error
+ * status); every truncation, an attribute we did not ask for, and bytes
+ * left over in the attribute list are refused.
+ */
+START_TEST(cb_getattr_xdr)
+{
+	struct nfs4_cb_args a = { .minorversion = 1, .sequence = true, .seqid = 9, .slotid = 1, .highest_slotid = 3,
+				  .getattr = true, .getattr_mask = NFS4_CB_GETATTR_CHANGE | NFS4_CB_GETATTR_SIZE };
+	struct nfs4_cb_res r;
+	struct xdr_enc e;
+	struct xdr_dec d;
+	struct xdr_bitmap bm;
+	struct nfs4_fh fh;
+	const uint8_t *tag;
+	uint32_t v, tl;
+	uint8_t vals[24];
+
+	memset(a.sessionid, 0x5a, sizeof(a.sessionid));
+	a.fh.len = 12;
+	memset(a.fh.data, 0xc3, a.fh.len);
+	xdr_enc_init(&e, 4096);
+	ck_assert_int_eq(nfs4_cb_put_compound(&e, &a), 0);
+	xdr_dec_init(&d, e.buf, e.len);
+	ck_assert_int_eq(xdr_get_opaque(&d, &tag, &tl, 64), 0);
+	ck_assert_int_eq(xdr_get_u32(&d, &v), 0);
+	ck_assert_uint_eq(v, 1);
+	ck_assert_int_eq(xdr_get_u32(&d, &v), 0);   /* ident */
+	ck_assert_int_eq(xdr_get_u32(&d, &v), 0);
+	ck_assert_uint_eq(v, 2);                     /* two operations */
+	ck_assert_int_eq(xdr_get_u32(&d, &v), 0);
+	ck_assert_uint_eq(v, OP_CB_SEQUENCE);
+	ck_assert_int_eq(xdr_skip(&d, NFS4_SESSIONID_SIZE + 5 * 4), 0);
+	ck_assert_int_eq(xdr_get_u32(&d, &v), 0);
+	ck_assert_uint_eq(v, OP_CB_GETATTR);
+	ck_assert_int_eq(nfs4_get_fh(&d, &fh), 0);
+	ck_assert_uint_eq(fh.len, 12);
+	ck_assert_int_eq(memcmp(fh.data, a.fh.data, 12), 0);
+	ck_assert_int_eq(xdr_get_bitmap(&d, &bm), 0);
+	ck_assert_uint_eq(bm.nwords, 1);
+	ck_assert_uint_eq(bm.w[0], (1u << 3) | (1u << 4));
+	ck_assert_uint_eq(xdr_dec_left(&d), 0);
+	xdr_enc_free(&e);
+
+	/* the answer: change then size */
+	xdr_store_u32(vals, 0x11);
+	xdr_store_u32(vals + 4, 0x22334455);
+	xdr_store_u32(vals + 8, 0);
+	xdr_store_u32(vals + 12, 4096);
+	xdr_enc_init(&e, 4096);
+	cb_getattr_res(&e, a.sessionid, NFS4_OK, NFS4_CB_GETATTR_CHANGE | NFS4_CB_GETATTR_SIZE, vals, 16);
+	ck_assert_int_eq(nfs4_cb_get_compound_res(e.buf, e.len, &r), 0);
+	ck_assert(r.has_seq && r.has_getattr);
+	ck_assert_uint_eq(r.getattr_status, NFS4_OK);
+	ck_assert_uint_eq(r.getattr_mask, NFS4_CB_GETATTR_CHANGE | NFS4_CB_GETATTR_SIZE);
+	ck_assert_uint_eq(r.change, 0x1122334455ull);
+	ck_assert_uint_eq(r.size, 4096);
+	for (size_t n = 0; n < e.len; n++)
+		ck_assert_msg(nfs4_cb_get_compound_res(e.buf, n, &r) != 0 || !r.has_getattr,
+			      "a reply cut at %zu parsed", n);
+	xdr_enc_free(&e);
+	/* only the size */
+	xdr_enc_init(&e, 4096);
+	cb_getattr_res(&e, a.sessionid, NFS4_OK, NFS4_CB_GETATTR_SIZE, vals + 8, 8);
+	ck_assert_int_eq(nfs4_cb_get_compound_res(e.buf, e.len, &r), 0);
+	ck_assert_uint_eq(r.getattr_mask, NFS4_CB_GETATTR_SIZE);
+	ck_assert_uint_eq(r.size, 4096);
+	xdr_enc_free(&e);
+	/* an error: no attributes */
+	xdr_enc_init(&e, 4096);
+	cb_getattr_res(&e, a.sessionid, NFS4ERR_BADHANDLE, 0, NULL, 0);
+	ck_assert_int_eq(nfs4_cb_get_compound_res(e.buf, e.len, &r), 0);
+	ck_assert(r.has_getattr);
+	ck_assert_uint_eq(r.getattr_status, NFS4ERR_BADHANDLE);
+	ck_assert_uint_eq(r.getattr_mask, 0);
+	xdr_enc_free(&e);
+	/* an attribute we did not ask for (FATTR4_TYPE), bytes left over, too few */
+	xdr_enc_init(&e, 4096);
+	cb_getattr_res(&e, a.sessionid, NFS4_OK, (1u << 1) | NFS4_CB_GETATTR_SIZE, vals, 12);
+	ck_assert_int_eq(nfs4_cb_get_compound_res(e.buf, e.len, &r), -EBADMSG);
+	xdr_enc_free(&e);
+	xdr_enc_init(&e, 4096);
+	cb_getattr_res(&e, a.sessionid, NFS4_OK, NFS4_CB_GETATTR_SIZE, vals, 16);
+	ck_assert_int_eq(nfs4_cb_get_compound_res(e.buf, e.len, &r), -EBADMSG);
+	xdr_enc_free(&e);
+	xdr_enc_init(&e, 4096);
+	cb_getattr_res(&e, a.sessionid, NFS4_OK, NFS4_CB_GETATTR_CHANGE | NFS4_CB_GETATTR_SIZE, vals, 8);
+	ck_assert_int_eq(nfs4_cb_get_compound_res(e.buf, e.len, &r), -EBADMSG);
+	xdr_enc_free(&e);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("rpc_nfs4");
@@ -827,6 +943,7 @@ int main(void)
 	tcase_add_test(tc, truncated_xdr);
 	tcase_add_test(tc, wrong_program_version_proc);
 	tcase_add_test(tc, garbage_and_oversized);
+	tcase_add_test(tc, cb_getattr_xdr);
 	suite_add_tcase(s, tc);
 	tcase_set_timeout(tg, 30);
 	tcase_add_test(tg, gateway_and_asok);
