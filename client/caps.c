@@ -611,6 +611,14 @@ static void process_revoke(struct lclient *c, struct cap_work *w)
 		in->cap_seq = m->seq;
 	if (!lc_attrs_cached_locked(in))
 		in->attr_until = 0;
+	if (S_ISDIR(in->mi.mode) && (had & MDSP_CAP_DIR_CREATE) && !(keep & MDSP_CAP_DIR_CREATE)) {
+		/* the creates we answered ourselves go out before the ack
+		 * (asyncdir.c): those that saw Dc are being sent; wait for them */
+		while (in->async_submitting)
+			pthread_cond_wait(&in->cond, &in->lock);
+	}
+	if (S_ISDIR(in->mi.mode) && !(keep & (MDSP_CAP_DIR_CREATE | MDSP_CAP_FILE_SHARED)))
+		in->dir_complete = false;
 	if (!(keep & MDSP_CAP_FILE_SHARED) && in->rd) {
 		lc_rd_batch_put(in->rd);
 		in->rd = NULL;
@@ -814,6 +822,10 @@ void lc_session_event(void *arg, uint32_t op)
 	struct cds_lfht_iter it;
 	struct lc_inode *in;
 
+	/* the MDS may have lost the grant of what it delegated (asyncdir.c) */
+	if (op == MDSP_SESSION_RECONNECT || op == MDSP_SESSION_EVICTED || op == MDSP_SESSION_OPEN ||
+	    op == MDSP_SESSION_CLOSE)
+		lc_deleg_reset(c);
 	if (op == MDSP_SESSION_RECONNECT) {
 		if (c->mdsc)
 			resend_flushes(c);

@@ -112,8 +112,8 @@ void lc_unsafe_drop(struct lc_inode *in)
 	}
 }
 
-/* @in depends on @req, answered UNSAFE, until it is SAFE. */
-static void track_unsafe(struct lc_inode *in, struct mds_request *req)
+/* @in depends on @req, answered UNSAFE (or not answered yet), until it is SAFE. */
+void lc_track_unsafe(struct lc_inode *in, struct mds_request *req)
 {
 	struct lc_unsafe *u = malloc(sizeof(*u));
 
@@ -182,6 +182,8 @@ int lc_req_run(struct lclient *c, struct mds_request *req, struct lc_inode **tar
 
 	if (target)
 		*target = NULL;
+	if (req->args.flags & MDSP_REQ_WANT_INOS)
+		lc_deleg_reply(c, req);
 	if (!rep)
 		return r;
 	if (rep->has_dir && rep->dir.ino)
@@ -200,9 +202,9 @@ int lc_req_run(struct lclient *c, struct mds_request *req, struct lc_inode **tar
 	 * depend on it until its SAFE reply (fsync waits for it) */
 	if (r == 0 && mdsc_request_safe_state(req) == 0) {
 		if (tin)
-			track_unsafe(tin, req);
+			lc_track_unsafe(tin, req);
 		if (din && din != tin)
-			track_unsafe(din, req);
+			lc_track_unsafe(din, req);
 	}
 	lc_put(c, din);
 	if (target && r == 0)
@@ -270,6 +272,9 @@ static void perf_register(struct lclient *c)
 	C(purge_files);
 	C(purge_objects);
 	C(purge_queued);
+	C(async_creates);
+	C(async_failed);
+	C(async_sync);
 #undef C
 	perf_register_hist(g, "read_lat", &p->read_lat);
 	perf_register_hist(g, "write_lat", &p->write_lat);
@@ -300,6 +305,8 @@ static int client_alloc(struct lclient **out)
 	pthread_rwlock_init(&c->hooks_lock, NULL);
 	pthread_mutex_init(&c->statfs_lock, NULL);
 	pthread_mutex_init(&c->ra_pool_lock, NULL);
+	pthread_mutex_init(&c->deleg_lock, NULL);
+	c->async_dirops = cfg_bool(CFG_client_async_dirops);
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&c->oc_cond, &ca);
@@ -799,6 +806,7 @@ void lclient_destroy(struct lclient *c)
 	pthread_mutex_destroy(&c->statfs_lock);
 	lc_ra_pool_trim(c, true);
 	pthread_mutex_destroy(&c->ra_pool_lock);
+	pthread_mutex_destroy(&c->deleg_lock);
 	pthread_cond_destroy(&c->oc_cond);
 	pthread_cond_destroy(&c->work_cond);
 	pthread_cond_destroy(&c->deferred_cond);

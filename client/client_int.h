@@ -179,6 +179,12 @@ struct lc_inode {
 	bool capupd_queued;          /* on c->capupd (holds a reference); protected by c->work_lock */
 	struct lc_revoke *rv_deferred; /* a revoke of ours a hook deferred, not finished; c->work_lock */
 	struct lc_inode *capupd_next;
+	/* dirs, asyncdir.c: every name is in the dentry cache (we made the
+	 * directory under Dc and hold it since): a name not there does not
+	 * exist.  Valid while dgen/ngen are the ones recorded and Dc|Fs held. */
+	bool dir_complete;
+	uint64_t complete_dgen, complete_ngen;
+	int async_submitting;        /* dirs: async creates between the Dc check and their send */
 };
 
 /* readahead buffer size classes: 128 KiB (LC_RA_POOL_MIN) to 4 MiB, powers of two */
@@ -212,6 +218,7 @@ struct lc_perf {
 	struct perf_counter ino_evicted;
 	struct perf_counter index_ops;
 	struct perf_counter purge_files, purge_objects, purge_queued;
+	struct perf_counter async_creates, async_failed, async_sync;
 	struct hist read_lat, write_lat, flush_lat;
 };
 
@@ -238,6 +245,8 @@ struct lc_revoke {
 	struct cap_work *tail;       /* queued to the flusher once pending is 0 (or it is forced); NULL then */
 	struct cap_work *waiting;    /* later revokes of the same inode, queued again after the tail */
 };
+
+#define LC_DELEG_RANGES 4
 
 struct lclient {
 	/* configuration, read at create (timeouts re-read at use) */
@@ -317,9 +326,41 @@ struct lclient {
 
 	struct lc_locks *locks;      /* flock.c: the file locks this client holds */
 
+	/* asyncdir.c: inos the MDS delegated to the session (async creates) */
+	bool async_dirops;           /* client_async_dirops, read at create */
+	pthread_mutex_t deleg_lock;  /* protects the four below; a leaf lock */
+	struct { uint64_t start, len; } deleg[LC_DELEG_RANGES];
+	uint32_t ndeleg;
+	uint64_t deleg_chunk;        /* length of the last range granted */
+	bool deleg_asked;            /* a request with MDSP_REQ_WANT_INOS is in flight */
+
 	struct lc_perf perf;
 	char perf_group[64];
 };
+
+/* ---- asyncdir.c -------------------------------------------------------- */
+/**
+ * lc_async_create - answer a create (@mkdir: a mkdir) of @name in @dir
+ * here and send it in the background, when the directory is ours alone
+ * (Dc), the name is known not to exist and a delegated ino is left.
+ * Return: 0 (as lc_create/lc_mkdir), -EAGAIN: take the synchronous path.
+ */
+int lc_async_create(struct lclient *c, struct lc_inode *dir, const char *name, mode_t mode, int flags, bool mkdir,
+		    const struct lc_cred *cr, struct lc_attr *attr, struct lc_inode **out, struct lc_fh **fh);
+/** lc_deleg_want_flag - MDSP_REQ_WANT_INOS when a create should ask for more inos (then it is asked). */
+uint32_t lc_deleg_want_flag(struct lclient *c);
+/** lc_deleg_reply - the reply of a create that carried MDSP_REQ_WANT_INOS: keep what it delegated. */
+void lc_deleg_reply(struct lclient *c, const struct mds_request *req);
+/** lc_deleg_reset - forget the delegated inos (a reconnect: the MDS may have lost their grant). */
+void lc_deleg_reset(struct lclient *c);
+/** lc_dir_complete_locked - dir->lock held: every name of @dir is in the dentry cache. */
+bool lc_dir_complete_locked(struct lc_inode *dir);
+/** lc_dir_set_complete_locked - dir->lock held: @dir is empty and ours (mkdir under Dc). */
+void lc_dir_set_complete_locked(struct lc_inode *dir);
+/** lc_dir_not_complete - a name of directory @dir_ino left the dentry cache while it exists. */
+void lc_dir_not_complete(struct lclient *c, uint64_t dir_ino);
+/** lc_track_unsafe - @in depends on @req until it is SAFE (fsync waits for it). */
+void lc_track_unsafe(struct lc_inode *in, struct mds_request *req);
 
 /* ---- client.c ---------------------------------------------------------- */
 void lc_cred_to_caller(const struct lc_cred *cr, struct mdsp_caller *caller);

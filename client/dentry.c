@@ -336,6 +336,9 @@ void lc_dcache_remove(struct lclient *c, uint64_t dir_ino, const char *name)
 		call_rcu(&caa_container_of(node, struct lc_dentry, hnode)->rcu, dentry_free_rcu);
 	}
 	rcu_read_unlock();
+	/* the name may exist: the directory's cached names are not all of them */
+	if (node)
+		lc_dir_not_complete(c, dir_ino);
 }
 
 void lc_dcache_invalidate_dir(struct lc_inode *dir)
@@ -402,6 +405,7 @@ void lc_dcache_revoke_lease(struct lclient *c, uint64_t dir_ino, const char *nam
 	uint64_t seq = 0;
 	size_t nl = strlen(name);
 
+	lc_dir_not_complete(c, dir_ino);
 	rcu_read_lock();
 	old = find_rcu(c, dir_ino, name);
 	if (old)
@@ -522,6 +526,7 @@ void lc_dcache_revoke_dir(struct lclient *c, struct lc_inode *dir)
 struct released {
 	uint64_t parent, seq;
 	char *name;
+	bool positive;
 };
 
 void lc_dcache_trim(struct lclient *c)
@@ -560,6 +565,7 @@ void lc_dcache_trim(struct lclient *c)
 					continue;
 				rel[nrel].parent = d->parent;
 				rel[nrel].seq = leased ? d->lease_seq : 0;
+				rel[nrel].positive = d->ino != 0;
 				nrel++;
 			}
 			if (!cds_lfht_del(c->dentries, &d->hnode)) {
@@ -575,6 +581,8 @@ void lc_dcache_trim(struct lclient *c)
 
 		if (c->cb.inval_dentry)
 			c->cb.inval_dentry(c->cb_arg, rel[i].parent, rel[i].name);
+		if (rel[i].positive)
+			lc_dir_not_complete(c, rel[i].parent);
 		if (c->mdsc && rel[i].seq)
 			mdsc_send_caps(c->mdsc, &m);
 		free(rel[i].name);

@@ -369,10 +369,12 @@ int mdsc_send_request(struct mds_client *m, struct mds_conn *c, struct mdsc_req 
 	if (msg.request.oldest_tid > r->tid)    /* cannot happen (see the top); never trim ourselves */
 		msg.request.oldest_tid = r->tid;
 	msg.request.attempt = atomic_fetch_add(&r->attempts, 1) + 1;
-	msg.request.flags = flags;
+	msg.request.flags = flags | (r->pub.args.flags & MDSP_REQ_WANT_INOS);
 	/* a replay must get back the very inode its UNSAFE reply named: data
-	 * and children hang off that ino (mds/prealloc.c) */
-	msg.request.want_ino = (flags & MDSP_REQ_REPLAY) ? atomic_load(&r->replay_ino) : 0;
+	 * and children hang off that ino (mds/prealloc.c); an asynchronous
+	 * create names its delegated ino on every attempt */
+	if (!r->pub.args.want_ino)
+		msg.request.want_ino = (flags & MDSP_REQ_REPLAY) ? atomic_load(&r->replay_ino) : 0;
 	mdsp_buf_init(&b);
 	ret = mdsp_encode(&b, &msg);
 	if (ret) {
@@ -845,6 +847,8 @@ void mdsc_handle_reply(struct mds_client *m, struct mdsp_msg *msg)
 			r->pub.result = rep->result;
 			took = true;
 			st |= RS_GOT_REPLY;
+			if (rep->result && r->pub.on_reply)
+				r->safe_err = rep->result;      /* nobody waited: fsync reports it */
 			if (!rep->result && rep->has_target && op_creates_inode(r->pub.args.op))
 				atomic_store(&r->replay_ino, rep->target.ino);
 		} else if (safe && (st & RS_GOT_UNSAFE) && !undone && unsafe_undone(r, rep)) {
@@ -869,6 +873,8 @@ void mdsc_handle_reply(struct mds_client *m, struct mdsp_msg *msg)
 		     (unsigned long long)atomic_load(&r->replay_ino), rep->result ? strerror(-rep->result) : "ino ",
 		     rep->result ? "" : "changed");
 	}
+	if (took && r->pub.on_reply)
+		r->pub.on_reply(&r->pub, r->pub.on_reply_arg);
 	if (done)
 		hist_add(&m->lat_safe, now_mono_ns() - r->submit_ns);
 	mdsc_req_put(r);

@@ -46,6 +46,16 @@ struct mds_request {
 	int result;                 /* reply->result, or -errno from the session layer */
 	uint64_t timeout_ns;        /* caller, optional: give up on the first reply after this
 				     * (-ETIMEDOUT, quietly) instead of client_request_timeout */
+	/*
+	 * caller, optional: a request nobody waits for (an asynchronous
+	 * create, client/asyncdir.c).  Called once with the first reply, on
+	 * the connection's reader thread before anything that follows it
+	 * (must not block); a failed first reply is also what a later
+	 * mdsc_wait_safe() returns.  args.want_ino, when set, is sent on
+	 * every attempt; args.flags' MDSP_REQ_WANT_INOS on every attempt too.
+	 */
+	void (*on_reply)(struct mds_request *req, void *arg);
+	void *on_reply_arg;
 	/* the rest is private to mds_client.c */
 	void *priv;
 };

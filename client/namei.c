@@ -201,6 +201,17 @@ int lc_lookup(struct lclient *c, struct lc_inode *dir, const char *name, const s
 			dout(CLIENT, 20, "lookup %" PRIx64 "/%s: inode %" PRIx64 " not cached", dir->ino, name, ino);
 		}
 	} else if (ok > 0) {
+		bool complete;
+
+		pthread_mutex_lock(&dir->lock);
+		complete = lc_dir_complete_locked(dir);
+		pthread_mutex_unlock(&dir->lock);
+		if (complete) {
+			/* every name of the directory is cached (asyncdir.c) */
+			perf_inc(&c->perf.dentry_neg_hit, 1);
+			lc_dcache_add(c, dir, name, 0);
+			return -ENOENT;
+		}
 		dout(CLIENT, 20, "lookup %" PRIx64 "/%s: no dentry", dir->ino, name);
 	}
 	perf_inc(&c->perf.dentry_miss, 1);
@@ -422,6 +433,7 @@ static int make_node(struct lclient *c, struct mds_request *req, struct lc_inode
 	struct lc_inode *in = NULL;
 	int r = set_name(req, name);
 
+	req->args.flags |= lc_deleg_want_flag(c);
 	if (r == 0)
 		r = lc_req_run(c, req, &in);
 	mdsc_request_put(req);
@@ -430,6 +442,14 @@ static int make_node(struct lclient *c, struct mds_request *req, struct lc_inode
 	if (!in)
 		return -EIO;
 	lc_dcache_add(c, dir, name, in->ino);
+	if (S_ISDIR(in->mi.mode)) {
+		/* a directory we just made, ours alone (Dc): empty, and every
+		 * name that comes into it will be ours (asyncdir.c) */
+		pthread_mutex_lock(&in->lock);
+		if ((in->caps & MDSP_CAP_DIR_CREATE) && in->mi.files == 0)
+			lc_dir_set_complete_locked(in);
+		pthread_mutex_unlock(&in->lock);
+	}
 	fill(in, attr);
 	if (out)
 		*out = in;
@@ -461,6 +481,9 @@ int lc_mkdir(struct lclient *c, struct lc_inode *dir, const char *name, mode_t m
 	int r = check_name(name);
 
 	if (r < 0)
+		return r;
+	r = lc_async_create(c, dir, name, mode, 0, true, cr, attr, out, NULL);
+	if (r != -EAGAIN)
 		return r;
 	req = lc_req_new(c, MDSP_OP_MKDIR, dir->ino, cr);
 	if (!req)
@@ -906,11 +929,15 @@ int lc_create(struct lclient *c, struct lc_inode *dir, const char *name, mode_t 
 	*fh = NULL;
 	if (r < 0)
 		return r;
+	r = lc_async_create(c, dir, name, mode, flags, false, cr, attr, out, fh);
+	if (r != -EAGAIN)
+		return r;
 	req = lc_req_new(c, MDSP_OP_CREATE, dir->ino, cr);
 	if (!req)
 		return -ENOTCONN;
 	req->args.mode = (mode & 07777) | S_IFREG;
 	req->args.oflags = (uint32_t)((flags | O_CREAT) & ~O_TRUNC);
+	req->args.flags |= lc_deleg_want_flag(c);
 	r = set_name(req, name);
 	if (r == 0)
 		r = lc_req_run(c, req, &in);

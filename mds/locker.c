@@ -18,8 +18,9 @@
  *    several MDS ranks can share an inode and clients may change some
  *    metadata locally (Ax, Xx, async dirops).  loligo has one MDS and every
  *    metadata change is an MDS request, so the only client-side changes are
- *    file writes.  A part's "state" is therefore what the caps issued say,
- *    and the only transient state is "gathering": a request waits for
+ *    file writes and creates in a directory held with Dc (below).  A
+ *    part's "state" is therefore what the caps issued say, and the only
+ *    transient state is "gathering": a request waits for
  *    others to give bits up, and while it waits nobody is given them (so a
  *    stream of readers cannot starve a chmod).  `dump cache` names the file
  *    states as Ceph would: sync (readers cache), excl (one client has
@@ -49,6 +50,15 @@
  *    they run again from the start on the thread that delivered it (Ceph's
  *    C_MDS_RetryRequest).  A client that does not ack within
  *    mds_session_timeout loses its session, and with it its caps.
+ *  - Dc (MDSP_CAP_DIR_CREATE, issue 13.3: Ceph's CEPH_CAP_DIR_CREATE): one
+ *    session may create in a directory and answer the creates itself
+ *    (client/asyncdir.c, with inos delegated to it, prealloc.c).  It is
+ *    issued only while nobody else holds more than the pin on the
+ *    directory, and while it is held nobody else gets more; any other
+ *    session's request that names the directory (or looks it up) revokes
+ *    it first (locker_want_dir) and waits: the holder acks after the
+ *    creates it sent, on the same connection, and those never park here
+ *    (nobody else holds caps on the directory), so they run first.
  *  - Caps are not journaled.  After a restart, clients re-assert what they
  *    hold in RECONNECT (caps and leases), and until the reconnect phase is
  *    over no new bits are issued, so nothing granted can conflict with a
@@ -84,10 +94,11 @@
 #define Fr MDSP_CAP_FILE_RD
 #define Fw MDSP_CAP_FILE_WR
 #define Fb MDSP_CAP_FILE_BUFFER
+#define Dc MDSP_CAP_DIR_CREATE
 #define FILE_BITS (Fs | Fc | Fr | Fw | Fb)
 #define OPEN_BITS (Fc | Fr | Fw | Fb)       /* what only an open file wants */
 #define BASE_WANT (MDSP_CAP_PIN | MDSP_CAP_ATTR_SHARED)
-#define NBITS 9
+#define NBITS 10
 
 /* Bits some parked request waits to revoke, counted per bit. */
 struct mgather {
@@ -270,9 +281,17 @@ static uint32_t allowed_for(struct mds *m, struct minode *in, struct mcap *mine,
 		return 0;
 	if (!S_ISREG(in->a.mode))
 		allowed &= ~(uint32_t)OPEN_BITS;
+	if (!S_ISDIR(in->a.mode))
+		allowed &= ~(uint32_t)Dc;
 	cds_list_for_each_entry(cap, &in->caps, in_item)
 		if (cap != mine)
-			others |= cap->issued;
+			others |= cap->issued | cap->pending;
+	/* Dc: the directory is one client's alone (it answers creates in it
+	 * itself), so nobody else caches anything of it but the pin */
+	if (others & Dc)
+		allowed &= MDSP_CAP_PIN;
+	if (others & ~(uint32_t)MDSP_CAP_PIN)
+		allowed &= ~(uint32_t)Dc;
 	if (others & Fw)
 		allowed &= ~(uint32_t)(Fs | Fc | Fb);
 	if (others & FILE_BITS)
@@ -767,6 +786,19 @@ void locker_want_dentry(struct mds *m, struct txn *t, struct mdentry *dn)
 		gather_add(t, dn->dir->ino, 0, dn->name);
 }
 
+void locker_want_dir(struct mds *m, struct txn *t, struct minode *in)
+{
+	struct mcap *cap;
+
+	if (!in->caps.next || !S_ISDIR(in->a.mode))
+		return;
+	cds_list_for_each_entry(cap, &in->caps, in_item)
+		if (cap->s != t->s && ((cap->issued | cap->pending) & Dc)) {
+			locker_want_caps(m, t, in, Dc);
+			return;
+		}
+}
+
 void locker_want_open(struct mds *m, struct txn *t, struct minode *in, uint32_t oflags)
 {
 	bool write = (oflags & O_ACCMODE) != O_RDONLY || (oflags & O_TRUNC);
@@ -785,6 +817,23 @@ static uint32_t open_want(const struct mdsp_request *req)
 		return 0;
 	acc = req->oflags & O_ACCMODE;
 	return (Fr | Fc) | (acc != O_RDONLY ? (Fw | Fb) : 0);
+}
+
+/* Ops after which the session may want to create in the trace directory
+ * itself (Dc): it just created or removed a name there. */
+static bool op_wants_dir_create(uint32_t op)
+{
+	switch (op) {
+	case MDSP_OP_CREATE:
+	case MDSP_OP_MKNOD:
+	case MDSP_OP_MKDIR:
+	case MDSP_OP_SYMLINK:
+	case MDSP_OP_UNLINK:
+	case MDSP_OP_RMDIR:
+		return true;
+	default:
+		return false;
+	}
 }
 
 static bool op_leases_trace(uint32_t op)
@@ -815,7 +864,8 @@ void locker_fill_reply(struct mds *m, struct session *s, const struct mdsp_reque
 	if (rep->has_dir && rep->dir.ino)
 		din = inode_at(m, rep->dir.ino);
 	if (din)
-		rep->dir_caps = issue(m, s, din, BASE_WANT, &rep->dir_cap_seq, replay);
+		rep->dir_caps = issue(m, s, din, BASE_WANT | (!rep->result && op_wants_dir_create(req->op) ? Dc : 0),
+				      &rep->dir_cap_seq, replay);
 	if (rep->result)
 		return;
 	if (rep->has_target && rep->target.ino)
@@ -835,8 +885,11 @@ void locker_fill_reply(struct mds *m, struct session *s, const struct mdsp_reque
 			rep->caps = 0;          /* gone: nothing to cache */
 			rep->cap_seq = 0;
 		} else {
-			rep->caps = issue(m, s, tin, (tin->a.nlink ? BASE_WANT : MDSP_CAP_PIN) | ow, &rep->cap_seq,
-					  replay);
+			/* the directory it just made is its alone: it may fill it itself */
+			uint32_t dc = req->op == MDSP_OP_MKDIR && S_ISDIR(tin->a.mode) ? Dc : 0;
+
+			rep->caps = issue(m, s, tin, (tin->a.nlink ? BASE_WANT : MDSP_CAP_PIN) | ow | dc,
+					  &rep->cap_seq, replay);
 			if (ow) {
 				struct mcap *cap = cap_find(tin, s);
 

@@ -263,6 +263,8 @@ enum session_state { SESSION_OPEN = 1, SESSION_STALE = 2, SESSION_CLOSED = 3 };
 /* inode numbers [start, start + len) preallocated to a session (prealloc.c) */
 struct ino_range {
 	uint64_t start, len;
+	bool deleg;     /* told to the client (MDSP_REQ_WANT_INOS): it names them in want_ino,
+			 * the MDS never picks them itself; not journaled */
 };
 #define MDS_PREALLOC_RANGES 16
 
@@ -497,6 +499,13 @@ void locker_want_caps(struct mds *m, struct txn *t, struct minode *in, uint32_t 
 void locker_want_dentry(struct mds *m, struct txn *t, struct mdentry *dn);
 /* locker_blocked - LOCKER_WAIT if @t must wait for revokes, else 0. */
 int locker_blocked(struct txn *t);
+/*
+ * locker_want_dir - another session answers creates in directory @in
+ * itself (Dc): revoke it, so that what it created reaches us before this
+ * request looks at or changes @in (its acks follow its requests on the one
+ * connection).  No-op for the holder itself and for non-directories.
+ */
+void locker_want_dir(struct mds *m, struct txn *t, struct minode *in);
 /* locker_want_open - the revokes an open of @in with @oflags needs (file caps). */
 void locker_want_open(struct mds *m, struct txn *t, struct minode *in, uint32_t oflags);
 /*
@@ -709,6 +718,13 @@ int prealloc_take_locked(struct mds *m, struct session *s, const struct mdsp_req
 /* prealloc_grant_locked - grant @s mds_client_prealloc_inos more, journaled
  * in @t (the caller journals the session record).  Caller holds mds->lock. */
 void prealloc_grant_locked(struct mds *m, struct session *s, struct txn *t);
+/*
+ * prealloc_delegate_locked - give @s a fresh range of
+ * mds_client_prealloc_inos that its client picks from itself (async
+ * creates, want_ino), journaled in @t with the session record.  Caller
+ * holds mds->lock.  Return: the range's first ino (*@len: its length).
+ */
+uint64_t prealloc_delegate_locked(struct mds *m, struct session *s, struct txn *t, uint64_t *len);
 /* prealloc_count - inos left in @s's pool.  Caller holds mds->lock. */
 uint64_t prealloc_count(const struct session *s);
 /* prealloc_encode, prealloc_decode - the pool in the session record. */

@@ -34,13 +34,26 @@
  * loudly.  So does the rare replay whose lost grant lies below another
  * session's lost grant that was re-granted first (both sessions must have
  * used up half a pool in the unwritten tail of the journal for that).  A
- * want_ino on a request that is not a replay is refused (EINVAL).
+ * request resent after a lost connection (MDSP_REQ_RETRY) is treated as a
+ * replay here.  A want_ino on a fresh request must name an unused ino
+ * delegated to the session (below), else it is refused (EINVAL).
  *
  * The pool gets a new grant of mds_client_prealloc_inos when it falls below
  * half of that, so the inos a create uses were usually granted many entries
  * earlier.  At most MDS_PREALLOC_RANGES ranges are kept (replays out of
  * order split ranges); beyond, the smallest is dropped (its inos are never
  * used: the high-water mark never comes back to them).
+ *
+ * Delegated ranges (asynchronous creates, issue 13.3): a create flagged
+ * MDSP_REQ_WANT_INOS also gets a fresh range that is the client's to pick
+ * from (reply deleg_start/deleg_len, Ceph's delegated_inos): it answers a
+ * create itself with one of them and sends the request, with want_ino,
+ * in the background.  The MDS never picks a delegated ino for a create
+ * without want_ino, and a want_ino on a fresh request must be in the
+ * session's pool and unused (else EINVAL, logged: never another ino).  The
+ * delegated mark lives in memory only: after a restart the client drops
+ * what it was told (a reconnect) and asks again; its unanswered requests
+ * are resent with MDSP_REQ_RETRY and take their inos like a replay.
  *
  * Everything here runs under mds->lock.
  */
@@ -87,8 +100,10 @@ static void make_room(struct session *s)
 
 	if (s->nprealloc < MDS_PREALLOC_RANGES)
 		return;
+	/* the smallest, a range the client was not told of first */
 	for (i = 1; i < s->nprealloc; i++)
-		if (s->prealloc[i].len < s->prealloc[min].len)
+		if (s->prealloc[i].deleg < s->prealloc[min].deleg ||
+		    (s->prealloc[i].deleg == s->prealloc[min].deleg && s->prealloc[i].len < s->prealloc[min].len))
 			min = i;
 	dout(MDS, 5, "session %" PRIu64 ": ino pool has %u ranges: dropping [%" PRIx64 ", +%" PRIu64 ")", s->id,
 	     s->nprealloc, s->prealloc[min].start, s->prealloc[min].len);
@@ -96,18 +111,36 @@ static void make_room(struct session *s)
 }
 
 /* A fresh grant: above everything in the pool (the mark only grows). */
-static void add_grant(struct session *s, uint64_t start, uint64_t len)
+static void add_grant(struct session *s, uint64_t start, uint64_t len, bool deleg)
 {
 	struct ino_range *last = s->nprealloc ? &s->prealloc[s->nprealloc - 1] : NULL;
 
-	if (last && last->start + last->len == start) {
+	if (last && last->start + last->len == start && last->deleg == deleg) {
 		last->len += len;
 		return;
 	}
 	make_room(s);
 	s->prealloc[s->nprealloc].start = start;
 	s->prealloc[s->nprealloc].len = len;
+	s->prealloc[s->nprealloc].deleg = deleg;
 	s->nprealloc++;
+}
+
+/* inos the MDS may pick itself (not delegated), and the lowest of them */
+static uint64_t own_count(const struct session *s, uint64_t *lowest)
+{
+	uint64_t n = 0;
+	uint32_t i;
+
+	*lowest = 0;
+	for (i = 0; i < s->nprealloc; i++) {
+		if (s->prealloc[i].deleg)
+			continue;
+		if (!n)
+			*lowest = s->prealloc[i].start;
+		n += s->prealloc[i].len;
+	}
+	return n;
 }
 
 static int find(const struct session *s, uint64_t ino)
@@ -151,6 +184,7 @@ static int take(struct session *s, uint64_t ino)
 			(s->nprealloc - (uint32_t)i - 1) * sizeof(s->prealloc[0]));
 		s->prealloc[i + 1].start = ino + 1;
 		s->prealloc[i + 1].len = end - ino - 1;
+		s->prealloc[i + 1].deleg = r->deleg;
 		s->nprealloc++;
 	}
 	return 0;
@@ -170,17 +204,27 @@ int prealloc_take_locked(struct mds *m, struct session *s, const struct mdsp_req
 			 uint64_t *ino)
 {
 	uint64_t want = req->want_ino, n = chunk(), start;
+	bool resent = req->flags & (MDSP_REQ_REPLAY | MDSP_REQ_RETRY);
 
 	if (want) {
-		if (!(req->flags & MDSP_REQ_REPLAY))
+		int i = find(s, want);
+
+		if (!resent && (i < 0 || !s->prealloc[i].deleg || ino_in_use(m, want))) {
+			derr(MDS, "session %" PRIu64 " (%s) tid %" PRIu64 ": %s of '%s' names ino %" PRIx64 ", which "
+			     "is not an unused ino delegated to the session: refused (EINVAL); a client names an ino "
+			     "only from a range an earlier reply delegated (deleg_start) since its session (re)opened",
+			     s->id, s->client_name ? s->client_name : "", req->tid, mdsp_op_name(req->op),
+			     req->name ? req->name : "", want);
 			return -EINVAL;
+		}
 		if (ino_in_use(m, want))
 			goto refuse;
 		if (take(s, want) == 0)
 			goto got;
+		/* a resent request may name an ino of a grant the crash lost */
 		if (want >= m->next_ino && want - m->next_ino < n * LOST_GRANTS_MAX) {
 			start = mds_grant_inos(m, t, 0, want + 1);
-			add_grant(s, start, want + 1 - start);
+			add_grant(s, start, want + 1 - start, false);
 			take(s, want);
 			dinfo(MDS, "session %" PRIu64 " tid %" PRIu64 ": replay takes ino %" PRIx64 ", whose grant "
 			      "was lost in the crash with it", s->id, req->tid, want);
@@ -193,12 +237,13 @@ refuse:
 		     mdsp_op_name(req->op), req->name ? req->name : "", want);
 		return -EEXIST;
 	}
-	if (!s->nprealloc)
+	if (!own_count(s, &want)) {
 		prealloc_grant_locked(m, s, t);
-	want = s->prealloc[0].start;
+		own_count(s, &want);
+	}
 	take(s, want);
 got:
-	if (prealloc_count(s) < n / 2)
+	if (own_count(s, &start) < n / 2)
 		prealloc_grant_locked(m, s, t);
 	session_rec_edit_locked(s, t);
 	*ino = want;
@@ -209,7 +254,18 @@ void prealloc_grant_locked(struct mds *m, struct session *s, struct txn *t)
 {
 	uint64_t n = chunk();
 
-	add_grant(s, mds_grant_inos(m, t, n, 0), n);
+	add_grant(s, mds_grant_inos(m, t, n, 0), n, false);
+}
+
+uint64_t prealloc_delegate_locked(struct mds *m, struct session *s, struct txn *t, uint64_t *len)
+{
+	uint64_t n = chunk(), start = mds_grant_inos(m, t, n, 0);
+
+	add_grant(s, start, n, true);
+	session_rec_edit_locked(s, t);
+	dout(MDS, 10, "session %" PRIu64 ": delegated inos [%" PRIx64 ", +%" PRIu64 ")", s->id, start, n);
+	*len = n;
+	return start;
 }
 
 void prealloc_encode(struct mdsp_buf *b, const struct session *s)
@@ -233,6 +289,7 @@ int prealloc_decode(struct dec *d, struct session *s)
 	for (i = 0; i < n; i++) {
 		r[i].start = dec_u64(d);
 		r[i].len = dec_u64(d);
+		r[i].deleg = false;
 		if (!r[i].len || r[i].start + r[i].len < r[i].start ||
 		    (i && r[i].start < r[i - 1].start + r[i - 1].len))
 			return -EBADMSG;

@@ -201,7 +201,7 @@ static void set_dir(struct mdsp_reply *rep, const struct minode *din, const char
  * reply named (prealloc.c) or fails.  Return: 0 with *@out, or -errno.
  */
 static int new_inode(struct mds *m, struct session *s, const struct mdsp_request *r, struct txn *t,
-		     const struct minode *dir, uint32_t mode, struct minode **out)
+		     const struct minode *dir, uint32_t mode, struct mdsp_reply *rep, struct minode **out)
 {
 	const struct mdsp_caller *c = &r->caller;
 	struct minode *in;
@@ -213,6 +213,9 @@ static int new_inode(struct mds *m, struct session *s, const struct mdsp_request
 		return -ENOTCONN;
 	if ((e = prealloc_take_locked(m, s, r, t, &ino)))
 		return e;
+	/* a client that answers creates itself asks for its next inos in time */
+	if ((r->flags & MDSP_REQ_WANT_INOS) && !(r->flags & (MDSP_REQ_REPLAY | MDSP_REQ_RETRY)))
+		rep->deleg_start = prealloc_delegate_locked(m, s, t, &rep->deleg_len);
 	in = minode_alloc(m, ino);
 	if (!in)
 		return -ENOMEM;
@@ -300,6 +303,11 @@ static int op_lookup(struct mds *m, struct session *s, struct mdsp_request *r, s
 		return -ENOENT;
 	e = inode_get(m, dn->ino, &in);
 	if (e)
+		return e;
+	/* a directory another client fills itself: its attributes come after
+	 * what it created there */
+	locker_want_dir(m, t, in);
+	if ((e = locker_blocked(t)))
 		return e;
 	set_target(rep, in);
 	return 0;
@@ -615,7 +623,7 @@ static int op_create(struct mds *m, struct session *s, struct mdsp_request *r, s
 	want_dir_change(m, t, din, false);
 	if ((e = locker_blocked(t)))
 		return e;
-	if ((e = new_inode(m, s, r, t, din, S_IFREG | (r->mode & 07777), &in)))
+	if ((e = new_inode(m, s, r, t, din, S_IFREG | (r->mode & 07777), rep, &in)))
 		return e;
 	return finish_new(m, d, din, in, r->name, rep, t);
 }
@@ -650,7 +658,7 @@ static int op_mknod(struct mds *m, struct session *s, struct mdsp_request *r, st
 	want_dir_change(m, t, din, false);
 	if ((e = locker_blocked(t)))
 		return e;
-	if ((e = new_inode(m, s, r, t, din, type | (r->mode & 07777), &in)))
+	if ((e = new_inode(m, s, r, t, din, type | (r->mode & 07777), rep, &in)))
 		return e;
 	if (type == S_IFCHR || type == S_IFBLK)
 		in->a.rdev = r->rdev;
@@ -671,7 +679,7 @@ static int op_mkdir(struct mds *m, struct session *s, struct mdsp_request *r, st
 	want_dir_change(m, t, din, true);
 	if ((e = locker_blocked(t)))
 		return e;
-	if ((e = new_inode(m, s, r, t, din, S_IFDIR | (r->mode & 07777), &in)))
+	if ((e = new_inode(m, s, r, t, din, S_IFDIR | (r->mode & 07777), rep, &in)))
 		return e;
 	if (!mdir_create(m, in->a.ino))
 		return -ENOMEM;
@@ -694,7 +702,7 @@ static int op_symlink(struct mds *m, struct session *s, struct mdsp_request *r, 
 	want_dir_change(m, t, din, false);
 	if ((e = locker_blocked(t)))
 		return e;
-	if ((e = new_inode(m, s, r, t, din, S_IFLNK | 0777, &in)))
+	if ((e = new_inode(m, s, r, t, din, S_IFLNK | 0777, rep, &in)))
 		return e;
 	in->symlink = strdup(r->target);
 	if (!in->symlink)
@@ -1450,6 +1458,30 @@ static const op_fn op_table[MDSP_OP_MAX] = {
 	[MDSP_OP_LOOKUPPARENT] = op_lookupparent,
 };
 
+/*
+ * The directories @req names (ino, and ino2 of a rename or link) may be
+ * filled by another client itself (Dc, locker.c): before anything looks at
+ * them, what it created must be here.  LOCKER_WAIT while it flushes.
+ */
+static int want_dirs(struct mds *m, struct mdsp_request *req, struct txn *t)
+{
+	struct minode *in;
+
+	rcu_read_lock();
+	in = req->ino ? xa_load(&m->inodes, req->ino) : NULL;
+	rcu_read_unlock();
+	if (in)
+		locker_want_dir(m, t, in);
+	if (req->op == MDSP_OP_RENAME || req->op == MDSP_OP_LINK) {
+		rcu_read_lock();
+		in = req->ino2 ? xa_load(&m->inodes, req->ino2) : NULL;
+		rcu_read_unlock();
+		if (in)
+			locker_want_dir(m, t, in);
+	}
+	return locker_blocked(t);
+}
+
 bool server_op_journaled(const struct mdsp_request *req)
 {
 	return mdsp_op_is_write(req->op) || (req->op == MDSP_OP_OPEN && (req->oflags & O_TRUNC));
@@ -1489,7 +1521,7 @@ void server_dispatch(struct mds *m, struct session *s, struct mdsp_request *req,
 	t->s = s;
 	if (needs_space(req->op) && stores_full(m))
 		r = -ENOSPC;
-	else
+	else if ((r = want_dirs(m, req, t)) == 0)
 		r = fn(m, s, req, rep, t);
 	if (r == LOCKER_WAIT) {
 		/* nothing changed; the caller parks it (locker_park) */

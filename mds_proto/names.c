@@ -140,6 +140,10 @@ const char *mdsp_caps_str(uint32_t caps, char *buf, size_t len)
 		if (caps & MDSP_CAP_FILE_BUFFER)
 			t[n++] = 'b';
 	}
+	if (caps & MDSP_CAP_DIR_CREATE) {
+		t[n++] = 'D';
+		t[n++] = 'c';
+	}
 	if (!n)
 		t[n++] = '-';
 	t[n] = '\0';

@@ -229,6 +229,8 @@ enum mdsp_op {
 /* mdsp_request.flags */
 #define MDSP_REQ_REPLAY     0x1   /* resent after reconnect; MDS answers from its completed table */
 #define MDSP_REQ_RETRY      0x2   /* resent after a lost connection, never answered */
+#define MDSP_REQ_WANT_INOS  0x4   /* a create of a client that answers creates itself: delegate it
+				   * a fresh range of inos (reply deleg_start/deleg_len) */
 
 /* setattr mask */
 #define MDSP_SETATTR_MODE      0x001
@@ -330,7 +332,10 @@ struct mdsp_request {
 #define MDSP_CAP_FILE_RD      0x040 /* Fr: file data may be read */
 #define MDSP_CAP_FILE_WR      0x080 /* Fw: file data may be written, size/mtime flushed */
 #define MDSP_CAP_FILE_BUFFER  0x100 /* Fb: writes may be buffered (only one writer) */
-#define MDSP_CAP_ALL          0x1ff
+#define MDSP_CAP_DIR_CREATE   0x200 /* Dc (directories): the client may create names in it
+				     * and answer them itself (async create/mkdir with a delegated
+				     * ino); nobody else caches anything of the directory */
+#define MDSP_CAP_ALL          0x3ff
 /* every attribute coherent: what a long FUSE attribute timeout needs */
 #define MDSP_CAP_ATTR_SHARED  (MDSP_CAP_AUTH_SHARED | MDSP_CAP_LINK_SHARED | MDSP_CAP_FILE_SHARED)
 
@@ -386,6 +391,10 @@ struct mdsp_reply {
 	uint64_t dir_cap_seq;
 	uint32_t trace_flags;    /* MDSP_TRACE_* */
 	uint64_t lease_seq;      /* with MDSP_TRACE_LEASE */
+	/* version 3: inos [deleg_start, +deleg_len) delegated to the session by
+	 * this request (MDSP_REQ_WANT_INOS): it may name them in want_ino */
+	uint64_t deleg_start;
+	uint64_t deleg_len;
 };
 
 /* ---- CAPS --------------------------------------------------------------- */

@@ -40,7 +40,7 @@
 #define V_CALLER         1
 #define V_LOCK           2   /* 2: owner_ns, session_id, wait_tid, ino */
 #define V_INODE          1
-#define V_REPLY          2
+#define V_REPLY          3   /* 2: dir caps, trace flags, lease; 3: delegated inos */
 #define V_DIRENT         2
 #define V_STATFS         1
 #define V_CAPS           2

@@ -64,6 +64,8 @@ int enc_reply(struct mdsp_buf *b, const struct mdsp_reply *rp)
 	put_u64(b, rp->dir_cap_seq);
 	put_u32(b, rp->trace_flags);
 	put_u64(b, rp->lease_seq);
+	put_u64(b, rp->deleg_start);
+	put_u64(b, rp->deleg_len);
 	struct_close(b, off);
 	return 0;
 }
@@ -125,6 +127,12 @@ int dec_reply(struct cur *c, struct mdsp_reply *rp)
 	if (v >= 2 && ((r = get_u32(c, &rp->dir_caps)) || (r = get_u64(c, &rp->dir_cap_seq)) ||
 		       (r = get_u32(c, &rp->trace_flags)) || (r = get_u64(c, &rp->lease_seq))))
 		goto bad;
+	if (v >= 3 && ((r = get_u64(c, &rp->deleg_start)) || (r = get_u64(c, &rp->deleg_len))))
+		goto bad;
+	if (rp->deleg_start + rp->deleg_len < rp->deleg_start || (rp->deleg_len && !rp->deleg_start)) {
+		r = -EBADMSG;           /* a range that wraps, or ino 0 */
+		goto bad;
+	}
 	struct_leave(c, outer);
 	return 0;
 bad:

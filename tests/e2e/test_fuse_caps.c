@@ -689,6 +689,95 @@ START_TEST(test_page_cache_other_mount_writes)
 }
 END_TEST
 
+static int names_in(const char *dir)
+{
+	DIR *dp = opendir(dir);
+	struct dirent *de;
+	int n = 0;
+
+	if (!dp)
+		return -errno;
+	while ((de = readdir(dp)))
+		if (de->d_name[0] != '.')
+			n++;
+	closedir(dp);
+	return n;
+}
+
+/*
+ * Asynchronous creates (client/asyncdir.c): mount 1 fills a directory it
+ * made, answered by its client without waiting for the MDS.  The other
+ * client sees every name, size and byte as soon as its own lookup or
+ * listing returns (the MDS revokes mount 1's Dc and waits for what it sent
+ * first); then mount 1 goes on creating (no longer alone: synchronously)
+ * and both see each other's names at once.
+ */
+START_TEST(test_async_creates_seen_by_other)
+{
+	enum { N = 200 };
+	char name[64], buf[64], want[64];
+	int64_t before = perf1("client", "async_creates");
+	struct stat st;
+	int i;
+
+	ck_assert_int_eq(mkdir(P("a"), 0755), 0);
+	for (i = 0; i < N; i++) {
+		snprintf(name, sizeof(name), "a/f%d", i);
+		snprintf(want, sizeof(want), "file %d\n", i);
+		ck_assert_int_eq(write_text(P(name), want, O_EXCL), 0);
+	}
+	ck_assert_int_eq(mkdir(P("a/sub"), 0750), 0);
+	ck_assert_int_eq(write_text(P("a/sub/x"), "x", O_EXCL), 0);
+	/* they were answered by mount 1's client itself */
+	ck_assert_int_ge(perf1("client", "async_creates") - before, N + 2);
+
+	/* the other client: a listing first, then every name */
+	ck_assert_int_eq(names_in(P2("a")), N + 1);
+	for (i = 0; i < N; i++) {
+		snprintf(name, sizeof(name), "a/f%d", i);
+		snprintf(want, sizeof(want), "file %d\n", i);
+		ck_assert_int_eq(read_text(P2(name), buf, sizeof(buf)), (ssize_t)strlen(want));
+		ck_assert_str_eq(buf, want);
+	}
+	ck_assert_int_eq(stat(P2("a/sub"), &st), 0);
+	ck_assert_uint_eq(st.st_mode & 07777, 0750);
+	ck_assert_uint_eq(st.st_nlink, 2);
+	ck_assert_int_eq(stat(P2("a"), &st), 0);
+	ck_assert_uint_eq(st.st_nlink, 3);
+	ck_assert_int_eq(names_in(P2("a/sub")), 1);
+
+	/* now both: each sees the other's new names at once */
+	ck_assert_int_eq(write_text(P("a/late1"), "1", O_EXCL), 0);
+	ck_assert_int_eq(stat(P2("a/late1"), &st), 0);
+	other_create("a", "theirs");
+	expect_stat(P("a/theirs"), 0, "create by the other client after async creates");
+	ck_assert_int_eq(mkdir(P("a/late2"), 0755), 0);
+	ck_assert_int_eq(stat(P2("a/late2"), &st), 0);
+	ck_assert_int_eq(names_in(P("a")), N + 4);
+	ck_assert_int_eq(names_in(P2("a")), N + 4);
+}
+END_TEST
+
+/* The other client looks first at a directory mount 1 is still filling:
+ * its lookup of a name mount 1 created waits for it, never ENOENT. */
+START_TEST(test_async_create_then_other_lookup)
+{
+	char name[64];
+	struct stat st;
+	int i;
+
+	ck_assert_int_eq(mkdir(P("b"), 0755), 0);
+	for (i = 0; i < 50; i++) {
+		snprintf(name, sizeof(name), "b/g%d", i);
+		ck_assert_int_eq(write_text(P(name), "g", O_EXCL), 0);
+		/* the other client asks for the name just answered */
+		if (i % 10 == 9)
+			ck_assert_msg(stat(P2(name), &st) == 0, "%s: %s on the other client", name, strerror(errno));
+	}
+	ck_assert_int_eq(names_in(P2("b")), 50);
+}
+END_TEST
+
 #define ADD(fn)                                                                  \
 	do {                                                                     \
 		const char *only = getenv("LC_TEST");                             \
@@ -724,6 +813,8 @@ int main(void)
 	ADD(test_open_unlinked_same_mount);
 	ADD(test_page_cache_kept_across_opens);
 	ADD(test_page_cache_other_mount_writes);
+	ADD(test_async_creates_seen_by_other);
+	ADD(test_async_create_then_other_lookup);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
 	failed = srunner_ntests_failed(sr);

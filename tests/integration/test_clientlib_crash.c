@@ -494,6 +494,87 @@ START_TEST(test_lost_grant)
 END_TEST
 
 /*
+ * Asynchronous creates (client/asyncdir.c): a directory made here is this
+ * client's alone (Dc), so creates and mkdirs in it (and in the directories
+ * made in it) are answered at once with delegated inos and sent in the
+ * background.  kill -9 the MDS with them UNSAFE, or not even answered (the
+ * kill follows the last create at once): after the replay and a second
+ * crash, every name that was answered exists once, with the ino it was
+ * answered with, and the data written to it is there.
+ */
+START_TEST(test_async_creates)
+{
+	enum { NF = 120, ND = 8, NW = 4 };
+	struct lc_inode *d, *in, *sub;
+	struct lc_fh *fh, *wfh[NW];
+	struct lc_inode *win[NW];
+	uint64_t ino[NF], dino[ND], xino[ND], before;
+	char name[32];
+	int i;
+
+	fs_up(NULL);
+	window_open();
+	ck_assert_int_eq(lc_mkdir(C, R, "D", 0755, &CR, NULL, &d), 0);
+	before = perf_get(&C->perf.async_creates);
+	for (i = 0; i < NF; i++) {
+		snprintf(name, sizeof(name), "f%d", i);
+		ck_assert_int_eq(lc_create(C, d, name, 0644, O_RDWR | O_CREAT | O_EXCL, &CR, NULL, &in, &fh), 0);
+		ino[i] = lc_ino(in);
+		if (i < NW) {
+			win[i] = in;
+			wfh[i] = fh;
+			put_pat(fh, 20 + (uint64_t)i, 0, 5000);
+			continue;
+		}
+		lc_release(C, fh);
+		lc_put(C, in);
+	}
+	for (i = 0; i < ND; i++) {
+		snprintf(name, sizeof(name), "s%d", i);
+		ck_assert_int_eq(lc_mkdir(C, d, name, 0755, &CR, NULL, &sub), 0);
+		dino[i] = lc_ino(sub);
+		ck_assert_int_eq(lc_create(C, sub, "x", 0600, O_WRONLY | O_CREAT | O_EXCL, &CR, NULL, &in, &fh), 0);
+		xino[i] = lc_ino(in);
+		lc_release(C, fh);
+		lc_put(C, in);
+		lc_put(C, sub);
+	}
+	/* every one of them was answered here, none waited for the MDS */
+	ck_assert_uint_eq(perf_get(&C->perf.async_creates) - before, NF + 2 * ND);
+	crash();
+	for (i = 0; i < NW; i++) {
+		put_pat(wfh[i], 20 + (uint64_t)i, 5000, 100);
+		ck_assert_int_eq(lc_fsync(C, wfh[i], false), 0);
+		lc_release(C, wfh[i]);
+		lc_put(C, win[i]);
+	}
+	ck_assert_int_eq(lc_sync_fs(C), 0);
+	lc_put(C, d);
+	crash_after_fsync_and_remount();
+	d = get(R, "D");
+	for (i = 0; i < NF; i++) {
+		snprintf(name, sizeof(name), "f%d", i);
+		ck_assert_msg(ino_of(d, name, NULL) == ino[i], "%s: ino %llx after the replay, answered %llx", name,
+			      (unsigned long long)ino_of(d, name, NULL), (unsigned long long)ino[i]);
+	}
+	for (i = 0; i < NW; i++) {
+		snprintf(name, sizeof(name), "f%d", i);
+		check_content(d, name, 20 + (uint64_t)i, 5100);
+	}
+	for (i = 0; i < ND; i++) {
+		snprintf(name, sizeof(name), "s%d", i);
+		ck_assert_uint_eq(ino_of(d, name, NULL), dino[i]);
+		sub = get(d, name);
+		ck_assert_uint_eq(ino_of(sub, "x", NULL), xino[i]);
+		ck_assert_int_eq(entries(sub), 1);
+		lc_put(C, sub);
+	}
+	ck_assert_int_eq(entries(d), NF + ND);
+	lc_put(C, d);
+}
+END_TEST
+
+/*
  * A replay the MDS must refuse (another session took the name while the
  * client was away): the client is told, fsync fails with EIO instead of
  * reporting data that is attached to nothing as safe.
@@ -575,6 +656,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_unlink);
 	tcase_add_test(tc, test_setattr);
 	tcase_add_test(tc, test_lost_grant);
+	tcase_add_test(tc, test_async_creates);
 	tcase_add_test(tc, test_failed_replay_is_eio);
 	tcase_add_test(tc, test_unmount_with_the_mds_gone);
 	suite_add_tcase(s, tc);

@@ -844,6 +844,83 @@ START_TEST(test_replay_refuses_what_is_not_its_own)
 }
 END_TEST
 
+/*
+ * Delegated inos (asynchronous creates): a create flagged WANT_INOS brings a
+ * range the client may name in want_ino on fresh requests; the MDS never
+ * hands those out itself; an ino not delegated, or used already, is refused
+ * with EINVAL (never another ino); a create answered UNSAFE with a
+ * delegated ino and lost in a kill -9 is replayed to that very ino, and a
+ * create sent but never answered (RETRY) too.
+ */
+START_TEST(test_delegated_inos)
+{
+	struct mdsp_request cx = { .op = MDSP_OP_CREATE, .ino = ROOT, .name = "x", .mode = 0644,
+				   .oflags = O_CREAT | O_EXCL };
+	struct mdsp_request cy = { .op = MDSP_OP_CREATE, .ino = ROOT, .name = "y", .mode = 0644,
+				   .oflags = O_CREAT | O_EXCL };
+	struct mdsp_request md = { .op = MDSP_OP_MKDIR, .ino = ROOT, .name = "d", .mode = 040755 };
+	struct mdsp_reply rep;
+	struct mdsp_inode in;
+	uint64_t start, len, xino;
+
+	start_and_open();
+	ck_assert_int_eq(call_tid(1, MDSP_REQ_WANT_INOS, &cx, &rep), 0);
+	start = rep.deleg_start;
+	len = rep.deleg_len;
+	xino = rep.target.ino;
+	mdsw_reply_free(&rep);
+	ck_assert_uint_gt(len, 0);
+	ck_assert_msg(xino < start || xino >= start + len, "the MDS picked delegated ino %llx itself",
+		      (unsigned long long)xino);
+	/* a delegated ino, fresh: exactly it */
+	cy.want_ino = start + 5;
+	ck_assert_int_eq(call_tid(2, 0, &cy, &rep), 0);
+	ck_assert_uint_eq(rep.target.ino, start + 5);
+	mdsw_reply_free(&rep);
+	/* used already, or never delegated (the MDS's own next ino): refused */
+	md.want_ino = start + 5;
+	ck_assert_int_eq(call_tid(3, 0, &md, &rep), -EINVAL);
+	mdsw_reply_free(&rep);
+	md.want_ino = xino + 1;
+	ck_assert_int_eq(call_tid(4, 0, &md, &rep), -EINVAL);
+	mdsw_reply_free(&rep);
+	ck_assert_int_eq(mdsw_lookup(&W, ROOT, "d", &in), -ENOENT);
+	/* the MDS's own picks stay out of the delegated range */
+	md.want_ino = 0;
+	ck_assert_int_eq(call_tid(5, 0, &md, &rep), 0);
+	ck_assert(rep.target.ino < start || rep.target.ino >= start + len);
+	mdsw_reply_free(&rep);
+	/* UNSAFE with a delegated ino, lost in a crash: the replay gets it */
+	hold(true);
+	cx.name = "u";
+	cx.want_ino = start + 7;
+	ck_assert_int_eq(call_unsafe(6, &cx, &rep), 0);
+	ck_assert_uint_eq(rep.target.ino, start + 7);
+	mdsw_reply_free(&rep);
+	restart(SIGKILL);
+	ck_assert_int_eq(call_tid(6, MDSP_REQ_REPLAY, &cx, &rep), 0);
+	ck_assert_uint_eq(rep.target.ino, start + 7);
+	mdsw_reply_free(&rep);
+	/* sent before the crash, never answered: resent (RETRY) with its ino */
+	cx.name = "r";
+	cx.want_ino = start + 9;
+	ck_assert_int_eq(call_tid(7, MDSP_REQ_RETRY, &cx, &rep), 0);
+	ck_assert_uint_eq(rep.target.ino, start + 9);
+	mdsw_reply_free(&rep);
+	/* after the restart the delegation is gone for fresh requests */
+	cx.name = "f";
+	cx.want_ino = start + 11;
+	ck_assert_int_eq(call_tid(8, 0, &cx, &rep), -EINVAL);
+	mdsw_reply_free(&rep);
+	ck_assert_int_eq(mdsw_lookup(&W, ROOT, "u", &in), 0);
+	ck_assert_uint_eq(in.ino, start + 7);
+	ck_assert_int_eq(mdsw_lookup(&W, ROOT, "r", &in), 0);
+	ck_assert_uint_eq(in.ino, start + 9);
+	ck_assert_int_eq(mdsw_lookup(&W, ROOT, "y", &in), 0);
+	ck_assert_uint_eq(in.ino, start + 5);
+}
+END_TEST
+
 static int64_t status_value(const char *key)
 {
 	struct json_object *req = json_object_new_object(), *rep = NULL, *v;
@@ -962,6 +1039,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_replay_goes_before_other_clients);
 	tcase_add_test(tc, test_replay_keeps_ino);
 	tcase_add_test(tc, test_replay_refuses_what_is_not_its_own);
+	tcase_add_test(tc, test_delegated_inos);
 	tcase_add_test(tc, test_cache_trim);
 	suite_add_tcase(s, tc);
 	return s;

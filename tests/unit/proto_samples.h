@@ -203,6 +203,8 @@ static __attribute__((unused)) void sample_reply(struct mdsp_msg *m, uint32_t ne
 	r->dir_cap_seq = 0x1122334455667788ull;
 	r->trace_flags = MDSP_TRACE_LEASE | MDSP_TRACE_ORPHAN;
 	r->lease_seq = 0x8877665544332211ull;
+	r->deleg_start = 0x10000000100ull;
+	r->deleg_len = 1000;
 	r->nentries = nentries;
 	r->entries = nentries ? calloc(nentries, sizeof(*r->entries)) : NULL;
 	for (i = 0; i < nentries; i++) {
@@ -392,7 +394,8 @@ static __attribute__((unused)) int msg_eq(const struct mdsp_msg *a, const struct
 		    (x->has_target && !inode_eq(&x->target, &y->target)) || x->caps != y->caps ||
 		    x->cap_seq != y->cap_seq || x->nentries != y->nentries || x->dir_caps != y->dir_caps ||
 		    x->dir_cap_seq != y->dir_cap_seq || x->trace_flags != y->trace_flags ||
-		    x->lease_seq != y->lease_seq)
+		    x->lease_seq != y->lease_seq || x->deleg_start != y->deleg_start ||
+		    x->deleg_len != y->deleg_len)
 			return 0;
 		for (i = 0; i < x->nentries; i++)
 			if (!str_eq(x->entries[i].name, y->entries[i].name) ||

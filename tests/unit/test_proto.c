@@ -686,14 +686,28 @@ START_TEST(test_older_peers_decode)
 	mdsp_msg_free(&d);
 	mdsp_buf_free(&b);
 
+	/* a version-2 reply: no delegated inos */
+	sample_reply(&m, 0, 10, 0);
+	m.reply.deleg_start = 0;
+	m.reply.deleg_len = 0;
+	encode_ok(&m, &b);
+	cut_tail(&b, b.len - MDSP_HDR_LEN - 16, 16, env, 1, 2);
+	ck_assert_int_eq(mdsp_decode_frame(b.data, b.len, &d, NULL), 0);
+	ck_assert(msg_eq(&m, &d));
+	mdsp_msg_free(&d);
+	mdsp_buf_free(&b);
+	mdsp_msg_free(&m);
+
 	/* a reply without dir caps, trace flags and lease */
 	sample_reply(&m, 0, 10, 0);
 	m.reply.dir_caps = 0;
 	m.reply.dir_cap_seq = 0;
 	m.reply.trace_flags = 0;
 	m.reply.lease_seq = 0;
+	m.reply.deleg_start = 0;
+	m.reply.deleg_len = 0;
 	encode_ok(&m, &b);
-	cut_tail(&b, b.len - MDSP_HDR_LEN - 24, 24, env, 1, 1);
+	cut_tail(&b, b.len - MDSP_HDR_LEN - 40, 40, env, 1, 1);
 	ck_assert_int_eq(mdsp_decode_frame(b.data, b.len, &d, NULL), 0);
 	ck_assert(msg_eq(&m, &d));
 	mdsp_msg_free(&d);
@@ -1019,7 +1033,7 @@ START_TEST(test_names)
 	{
 		char cs[24];
 
-		ck_assert_str_eq(mdsp_caps_str(MDSP_CAP_ALL, cs, sizeof(cs)), "pAsLsXsFscrwb");
+		ck_assert_str_eq(mdsp_caps_str(MDSP_CAP_ALL, cs, sizeof(cs)), "pAsLsXsFscrwbDc");
 		ck_assert_str_eq(mdsp_caps_str(MDSP_CAP_PIN | MDSP_CAP_FILE_RD, cs, sizeof(cs)), "pFr");
 		ck_assert_str_eq(mdsp_caps_str(0, cs, sizeof(cs)), "-");
 		ck_assert_str_eq(mdsp_caps_str(MDSP_CAP_ALL, cs, 4), "pAs");

@@ -1,0 +1,394 @@
+/*
+ * asyncdir.c - creates and mkdirs answered by the client itself, sent to the
+ * MDS in the background (asynchronous directory operations: the Linux ceph
+ * client's async create, with Ceph's delegated inos; issue 13.3).
+ *
+ * An untar is a chain of create, write, setattr and close, and each create
+ * waited for an MDS round trip (and the kernel's LOOKUP before it for
+ * another).  Here a create or mkdir of a name in directory D is answered at
+ * once when
+ *  - we hold Dc on D (MDSP_CAP_DIR_CREATE, mds/locker.c): nobody else
+ *    caches anything of D, and anyone who wants to look at D or change it
+ *    revokes Dc first;
+ *  - the name is known not to exist: a negative dentry under Fs, or D is
+ *    "complete" (we made it under Dc and every name in it is in our dentry
+ *    cache; lc_lookup then answers ENOENT itself, so the kernel's LOOKUP
+ *    before a create costs no round trip either);
+ *  - the caller may write in D by the cached mode (As), and
+ *  - an ino delegated to our session is left (mds/prealloc.c: a create
+ *    flagged MDSP_REQ_WANT_INOS brings a fresh range in its reply; we ask
+ *    when less than half of the last one is left).
+ * The new inode is made in the cache with the attributes the MDS will give
+ * it (owner from the caller, group and setgid from a setgid parent, the
+ * parent's layout) and the caps it will grant the creator (everything; Dc
+ * on a new directory), D's times, link count and entry count move as the
+ * MDS will move them, the name goes into the dentry cache, and the request
+ * (want_ino = that ino) is submitted without waiting.  Everything else
+ * takes the synchronous path (-EAGAIN).
+ *
+ * Ordering: requests go out in order on the one MDS connection and the MDS
+ * runs a session's requests in arrival order; an async create cannot park
+ * in the locker (nobody else holds caps on D to revoke), so a setattr or a
+ * create in the new directory that follows it finds it done.  A revoke of
+ * Dc (process_revoke, caps.c) waits until every create that saw Dc has been
+ * sent (dir->async_submitting) and acks after them, so the other client's
+ * request that caused the revoke runs after all of them.
+ *
+ * Durability: the request is tracked on the new inode and on D like an
+ * UNSAFE one from the start (lc_track_unsafe), so fsync of either waits
+ * for SAFE.  It stays in the request map until SAFE: after an MDS restart
+ * it is replayed (UNSAFE) or resent (unanswered) with its want_ino, and the
+ * MDS gives it exactly that ino (prealloc.c), or fails it loudly.
+ *
+ * A failure at the MDS (ENOSPC, EDQUOT, EROFS, a refused ino...) cannot
+ * reach the caller, who was answered already: it is logged, counted
+ * (async_failed), the name leaves the caches, and the next fsync of the file
+ * or of D returns the error (as Ceph does).  close() does not report it.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "client/client_int.h"
+#include "common/log.h"
+#include "common/time.h"
+
+#define Dc MDSP_CAP_DIR_CREATE
+#define NLINK_MAX 65000u        /* the MDS's (mds/server.c) */
+/* the provisional lease of a name created here: above any tombstone's */
+#define ASYNC_LEASE_SEQ (UINT64_MAX - 1)
+
+/* ---- delegated inos ------------------------------------------------------- */
+
+uint32_t lc_deleg_want_flag(struct lclient *c)
+{
+	uint64_t n = 0;
+	uint32_t i, f = 0;
+
+	if (!c->async_dirops)
+		return 0;
+	pthread_mutex_lock(&c->deleg_lock);
+	for (i = 0; i < c->ndeleg; i++)
+		n += c->deleg[i].len;
+	if (!c->deleg_asked && n < (c->deleg_chunk ? c->deleg_chunk / 2 : 1)) {
+		c->deleg_asked = true;
+		f = MDSP_REQ_WANT_INOS;
+	}
+	pthread_mutex_unlock(&c->deleg_lock);
+	return f;
+}
+
+void lc_deleg_reply(struct lclient *c, const struct mds_request *req)
+{
+	const struct mdsp_reply *rep = req->reply;
+
+	pthread_mutex_lock(&c->deleg_lock);
+	c->deleg_asked = false;
+	if (rep && rep->deleg_len && rep->deleg_start) {
+		if (c->ndeleg == LC_DELEG_RANGES) {
+			/* the oldest goes (its inos stay unused in the session's pool) */
+			memmove(&c->deleg[0], &c->deleg[1], (LC_DELEG_RANGES - 1) * sizeof(c->deleg[0]));
+			c->ndeleg--;
+		}
+		c->deleg[c->ndeleg].start = rep->deleg_start;
+		c->deleg[c->ndeleg].len = rep->deleg_len;
+		c->ndeleg++;
+		c->deleg_chunk = rep->deleg_len;
+		dout(CLIENT, 10, "delegated inos [%" PRIx64 ", +%" PRIu64 ")", rep->deleg_start, rep->deleg_len);
+	}
+	pthread_mutex_unlock(&c->deleg_lock);
+}
+
+void lc_deleg_reset(struct lclient *c)
+{
+	pthread_mutex_lock(&c->deleg_lock);
+	c->ndeleg = 0;
+	c->deleg_asked = false;
+	pthread_mutex_unlock(&c->deleg_lock);
+}
+
+static bool deleg_take(struct lclient *c, uint64_t *ino)
+{
+	bool ok = false;
+
+	pthread_mutex_lock(&c->deleg_lock);
+	if (c->ndeleg) {
+		*ino = c->deleg[0].start++;
+		if (!--c->deleg[0].len) {
+			memmove(&c->deleg[0], &c->deleg[1], (c->ndeleg - 1) * sizeof(c->deleg[0]));
+			c->ndeleg--;
+		}
+		ok = true;
+	}
+	pthread_mutex_unlock(&c->deleg_lock);
+	return ok;
+}
+
+/* ---- complete directories -------------------------------------------------- */
+
+bool lc_dir_complete_locked(struct lc_inode *dir)
+{
+	return dir->dir_complete && (dir->caps & (Dc | MDSP_CAP_FILE_SHARED)) == (Dc | MDSP_CAP_FILE_SHARED) &&
+	       dir->complete_dgen == atomic_load(&dir->dgen) && dir->complete_ngen == atomic_load(&dir->ngen);
+}
+
+void lc_dir_set_complete_locked(struct lc_inode *dir)
+{
+	dir->dir_complete = true;
+	dir->complete_dgen = atomic_load(&dir->dgen);
+	dir->complete_ngen = atomic_load(&dir->ngen);
+}
+
+void lc_dir_not_complete(struct lclient *c, uint64_t dir_ino)
+{
+	struct lc_inode *dir = lc_ino_to_inode(c, dir_ino);
+
+	if (!dir)
+		return;
+	pthread_mutex_lock(&dir->lock);
+	dir->dir_complete = false;
+	pthread_mutex_unlock(&dir->lock);
+	lc_put(c, dir);
+}
+
+/* ---- the create ---------------------------------------------------------------- */
+
+static bool cred_in_group(const struct lc_cred *cr, uint32_t gid)
+{
+	if (!cr || cr->gid == gid)
+		return true;    /* root is in every group as far as mode_strip_sgid goes */
+	for (int i = 0; i < cr->ngroups && i < LC_MAX_GROUPS; i++)
+		if (cr->groups[i] == gid)
+			return true;
+	return false;
+}
+
+static struct mdsp_time now_time(void)
+{
+	uint64_t ns = now_real_ns();
+
+	return (struct mdsp_time){ .sec = (int64_t)(ns / 1000000000ull), .nsec = (uint32_t)(ns % 1000000000ull) };
+}
+
+/* The first reply, on the session reader thread (mds_client.c on_reply). */
+static void async_done(struct mds_request *req, void *arg)
+{
+	struct lclient *c = arg;
+	const struct mdsp_reply *rep = req->reply;
+	const char *name = req->args.name;
+	struct lc_inode *din = NULL, *tin;
+
+	if (req->args.flags & MDSP_REQ_WANT_INOS)
+		lc_deleg_reply(c, req);
+	if (!rep)
+		return;
+	/* the MDS's attributes: ours moved ahead by the creates after this
+	 * one (change counts them), so only the last one's reply lands */
+	if (rep->has_dir && rep->dir.ino)
+		din = lc_inode_update(c, &rep->dir, rep->dir_caps, rep->dir_cap_seq);
+	if (rep->result == 0 && rep->has_target && rep->target.ino == req->args.want_ino) {
+		tin = lc_inode_update(c, &rep->target, rep->caps, rep->cap_seq);
+		lc_put(c, tin);
+		if (din && rep->dname && (rep->trace_flags & MDSP_TRACE_LEASE))
+			lc_dcache_add_lease(c, din, rep->dname, rep->target.ino, rep->lease_seq);
+		else if (din) {
+			/* no lease after all: the name is not ours to cache */
+			lc_dcache_remove(c, din->ino, name);
+			lc_dir_not_complete(c, din->ino);
+		}
+		lc_put(c, din);
+		return;
+	}
+	perf_inc(&c->perf.async_failed, 1);
+	derr(CLIENT, "asynchronous %s of '%s' in directory %" PRIx64 " (ino %" PRIx64 ") failed at the MDS: %s%s; "
+	     "the name is gone, the next fsync of the file or the directory reports it", mdsp_op_name(req->args.op),
+	     name ? name : "", req->args.ino, req->args.want_ino, strerror(rep->result ? -rep->result : EIO),
+	     rep->result ? "" : " (another ino)");
+	lc_dcache_remove(c, req->args.ino, name);
+	if (c->cb.inval_dentry)
+		c->cb.inval_dentry(c->cb_arg, req->args.ino, name);
+	tin = lc_ino_to_inode(c, req->args.want_ino);
+	if (tin) {
+		pthread_mutex_lock(&tin->lock);
+		tin->mi.nlink = 0;
+		if (!tin->unsafe_err)
+			tin->unsafe_err = rep->result ? rep->result : -EIO;
+		tin->attr_until = 0;
+		pthread_mutex_unlock(&tin->lock);
+		lc_put(c, tin);
+	}
+	if (!din)
+		din = lc_ino_to_inode(c, req->args.ino);
+	if (din) {
+		pthread_mutex_lock(&din->lock);
+		if (!din->unsafe_err)
+			din->unsafe_err = rep->result ? rep->result : -EIO;
+		din->attr_until = 0;    /* our count of its entries was wrong: the MDS's next one wins */
+		din->mi.change = 0;
+		pthread_mutex_unlock(&din->lock);
+		lc_put(c, din);
+	}
+}
+
+int lc_async_create(struct lclient *c, struct lc_inode *dir, const char *name, mode_t mode, int flags, bool mkdir,
+		    const struct lc_cred *cr, struct lc_attr *attr, struct lc_inode **out, struct lc_fh **fh)
+{
+	uint32_t need = Dc | MDSP_CAP_ATTR_SHARED, caps, type = mkdir ? S_IFDIR : S_IFREG;
+	struct mds_request *req = NULL;
+	struct lc_inode *in = NULL;
+	struct mdsp_inode mi;
+	struct lc_attr da;
+	uint64_t ino, known;
+	bool complete, write = (flags & O_ACCMODE) != O_RDONLY;
+	int r = -EAGAIN;
+
+	/* a request queued while the session is away would go out fresh
+	 * after a reconnect that may have lost the grant of its ino */
+	if (!c->async_dirops || !c->mdsc || lc_evicted(c, NULL, 0) || !mdsc_is_open(c->mdsc))
+		return -EAGAIN;
+	pthread_mutex_lock(&dir->lock);
+	if ((dir->caps & need) != need || !S_ISDIR(dir->mi.mode) || dir->mi.nlink == 0 ||
+	    (mkdir && dir->mi.nlink >= NLINK_MAX)) {
+		pthread_mutex_unlock(&dir->lock);
+		return -EAGAIN;
+	}
+	complete = lc_dir_complete_locked(dir);
+	lc_inode_fill_attr_locked(dir, &da);
+	da.mode = dir->mi.mode;
+	/* a revoke of Dc from here on waits until this create is sent */
+	dir->async_submitting++;
+	pthread_mutex_unlock(&dir->lock);
+
+	/* the name must be known not to exist */
+	if (lc_dcache_lookup(c, dir, name, &known) ? known != 0 : !complete)
+		goto out;
+	if (lc_perm_check(&da, 3, cr) < 0)
+		goto out;               /* the MDS says EACCES, in its words */
+	if (!deleg_take(c, &ino))
+		goto out;
+
+	memset(&mi, 0, sizeof(mi));
+	mi.ino = ino;
+	mi.generation = 1;
+	mi.uid = cr ? cr->uid : 0;
+	mi.gid = cr ? cr->gid : 0;
+	mode &= 07777;
+	if (da.mode & S_ISGID) {
+		mi.gid = da.gid;
+		if (mkdir)
+			mode |= S_ISGID;
+	}
+	/* mode_strip_sgid, as mds/server.c new_inode */
+	if (!mkdir && (mode & (S_ISGID | S_IXGRP)) == (S_ISGID | S_IXGRP) && (da.mode & S_ISGID) && cr &&
+	    cr->uid != 0 && !cred_in_group(cr, da.gid))
+		mode &= ~(mode_t)S_ISGID;
+	mi.mode = type | mode;
+	mi.nlink = mkdir ? 2 : 1;
+	mi.ctime = now_time();
+	mi.atime = mi.mtime = mi.btime = mi.ctime;
+	mi.change = 1;
+	pthread_mutex_lock(&dir->lock);
+	mi.object_size = dir->mi.object_size;
+	pthread_mutex_unlock(&dir->lock);
+	if (!mkdir)
+		mi.max_size = UINT64_MAX;
+
+	req = lc_req_new(c, mkdir ? MDSP_OP_MKDIR : MDSP_OP_CREATE, dir->ino, cr);
+	if (!req) {
+		r = -ENOMEM;
+		goto out;
+	}
+	req->args.mode = mi.mode;
+	if (!mkdir)
+		req->args.oflags = (uint32_t)((flags | O_CREAT | O_EXCL) & ~O_TRUNC);
+	req->args.want_ino = ino;
+	req->args.flags |= lc_deleg_want_flag(c);
+	req->on_reply = async_done;
+	req->on_reply_arg = c;
+	req->args.name = strdup(name);
+	if (!req->args.name) {
+		r = -ENOMEM;
+		goto out;
+	}
+
+	/* what the MDS grants the creator of a file nobody else knows */
+	caps = MDSP_CAP_PIN | MDSP_CAP_ATTR_SHARED;
+	if (mkdir)
+		caps |= Dc;
+	else
+		caps |= MDSP_CAP_FILE_RD | MDSP_CAP_FILE_CACHE |
+			(write ? MDSP_CAP_FILE_WR | MDSP_CAP_FILE_BUFFER : 0);
+	in = lc_inode_update(c, &mi, caps, 0);
+	if (!in) {
+		r = -ENOMEM;
+		goto out;
+	}
+	if (mkdir) {
+		pthread_mutex_lock(&in->lock);
+		lc_dir_set_complete_locked(in);
+		pthread_mutex_unlock(&in->lock);
+	} else {
+		*fh = lc_fh_new(c, in, flags & ~(O_CREAT | O_EXCL | O_TRUNC), cr);
+		if (!*fh) {
+			r = -ENOMEM;
+			goto out;
+		}
+		pthread_mutex_lock(&in->lock);
+		in->wanted_sent |= lc_caps_wanted_locked(in);   /* the create carries the open's wants */
+		pthread_mutex_unlock(&in->lock);
+	}
+
+	/* the directory as the MDS will have it */
+	pthread_mutex_lock(&dir->lock);
+	dir->mi.mtime = dir->mi.ctime = mi.ctime;
+	dir->mi.change++;
+	dir->mi.files++;
+	if (mkdir)
+		dir->mi.nlink++;
+	if (dir->rd) {
+		lc_rd_batch_put(dir->rd);
+		dir->rd = NULL;
+	}
+	pthread_mutex_unlock(&dir->lock);
+	/* a lease of our own until the reply brings the MDS's (nobody else
+	 * may look at the name before it: Dc) */
+	lc_dcache_add_lease(c, dir, name, ino, ASYNC_LEASE_SEQ);
+
+	r = mdsc_submit(c->mdsc, req);
+	if (r < 0) {
+		derr(CLIENT, "asynchronous %s of '%s': cannot submit: %s", mkdir ? "mkdir" : "create", name,
+		     strerror(-r));
+		lc_dcache_remove(c, dir->ino, name);
+		if (fh && *fh) {
+			lc_fh_free(c, *fh);
+			*fh = NULL;
+		}
+		goto out;
+	}
+	lc_track_unsafe(in, req);
+	lc_track_unsafe(dir, req);
+	perf_inc(&c->perf.async_creates, 1);
+	dout(CLIENT, 15, "async %s %" PRIx64 "/%s -> ino %" PRIx64 " tid %" PRIu64, mkdir ? "mkdir" : "create",
+	     dir->ino, name, ino, req->args.tid);
+	if (attr)
+		lc_inode_fill_attr(in, attr);
+	if (out) {
+		*out = in;
+		in = NULL;
+	}
+out:
+	pthread_mutex_lock(&dir->lock);
+	if (!--dir->async_submitting)
+		pthread_cond_broadcast(&dir->cond);
+	pthread_mutex_unlock(&dir->lock);
+	if (req)
+		mdsc_request_put(req);
+	if (in)
+		lc_put(c, in);
+	if (r == -EAGAIN)
+		perf_inc(&c->perf.async_sync, 1);
+	return r;
+}
