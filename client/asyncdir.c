@@ -17,7 +17,9 @@
  *  - the caller may write in D by the cached mode (As), and
  *  - an ino delegated to our session is left (mds/prealloc.c: a create
  *    flagged MDSP_REQ_WANT_INOS brings a fresh range in its reply; we ask
- *    when less than half of the last one is left).
+ *    when less than half of the last one is left), and
+ *  - the store is not full (the MDS refuses creates then, and the caller
+ *    must hear ENOSPC from the create itself).
  * The new inode is made in the cache with the attributes the MDS will give
  * it (owner from the caller, group and setgid from a setgid parent, the
  * parent's layout) and the caps it will grant the creator (everything; Dc
@@ -42,8 +44,11 @@
  *
  * A failure at the MDS (ENOSPC, EDQUOT, EROFS, a refused ino...) cannot
  * reach the caller, who was answered already: it is logged, counted
- * (async_failed), the name leaves the caches, and the next fsync of the file
- * or of D returns the error (as Ceph does).  close() does not report it.
+ * (async_failed), the name leaves the caches, the file's data is purged at
+ * its last close, and the next fsync of the file or of D returns the error
+ * (as Ceph does).  close() does not report it.  After an ENOSPC, EDQUOT or
+ * EROFS, and while the store says it is full, creates are synchronous (the
+ * caller hears the error from the create itself).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -60,6 +65,8 @@
 #define NLINK_MAX 65000u        /* the MDS's (mds/server.c) */
 /* the provisional lease of a name created here: above any tombstone's */
 #define ASYNC_LEASE_SEQ (UINT64_MAX - 1)
+/* after a create failed with ENOSPC/EDQUOT/EROFS, creates wait for the MDS this long */
+#define ASYNC_OFF_NS (10 * 1000000000ull)
 
 /* ---- delegated inos ------------------------------------------------------- */
 
@@ -203,6 +210,9 @@ static void async_done(struct mds_request *req, void *arg)
 		return;
 	}
 	perf_inc(&c->perf.async_failed, 1);
+	if (rep->result == -ENOSPC || rep->result == -EDQUOT || rep->result == -EROFS)
+		/* the next creates hear it themselves, synchronously, for a while */
+		atomic_store(&c->async_off_until, now_mono_ns() + ASYNC_OFF_NS);
 	derr(CLIENT, "asynchronous %s of '%s' in directory %" PRIx64 " (ino %" PRIx64 ") failed at the MDS: %s%s; "
 	     "the name is gone, the next fsync of the file or the directory reports it", mdsp_op_name(req->args.op),
 	     name ? name : "", req->args.ino, req->args.want_ino, strerror(rep->result ? -rep->result : EIO),
@@ -214,10 +224,14 @@ static void async_done(struct mds_request *req, void *arg)
 	if (tin) {
 		pthread_mutex_lock(&tin->lock);
 		tin->mi.nlink = 0;
+		tin->async_failed = true;
 		if (!tin->unsafe_err)
 			tin->unsafe_err = rep->result ? rep->result : -EIO;
 		tin->attr_until = 0;
 		pthread_mutex_unlock(&tin->lock);
+		/* what was written to it belongs to no file: gone at its last close */
+		if (req->args.op == MDSP_OP_CREATE)
+			lc_purge_data(c, tin);
 		lc_put(c, tin);
 	}
 	if (!din)
@@ -248,6 +262,9 @@ int lc_async_create(struct lclient *c, struct lc_inode *dir, const char *name, m
 	/* a request queued while the session is away would go out fresh
 	 * after a reconnect that may have lost the grant of its ino */
 	if (!c->async_dirops || !c->mdsc || lc_evicted(c, NULL, 0) || !mdsc_is_open(c->mdsc))
+		return -EAGAIN;
+	/* a full store: the MDS refuses creates (ENOSPC), and the caller must hear it */
+	if (lc_data_full(c) || now_mono_ns() < atomic_load(&c->async_off_until))
 		return -EAGAIN;
 	pthread_mutex_lock(&dir->lock);
 	if ((dir->caps & need) != need || !S_ISDIR(dir->mi.mode) || dir->mi.nlink == 0 ||

@@ -185,6 +185,7 @@ struct lc_inode {
 	bool dir_complete;
 	uint64_t complete_dgen, complete_ngen;
 	int async_submitting;        /* dirs: async creates between the Dc check and their send */
+	bool async_failed;           /* its asynchronous create failed at the MDS: it never existed */
 };
 
 /* readahead buffer size classes: 128 KiB (LC_RA_POOL_MIN) to 4 MiB, powers of two */
@@ -328,6 +329,7 @@ struct lclient {
 
 	/* asyncdir.c: inos the MDS delegated to the session (async creates) */
 	bool async_dirops;           /* client_async_dirops, read at create */
+	_Atomic uint64_t async_off_until; /* mono ns: a create failed for lack of space or a read-only MDS */
 	pthread_mutex_t deleg_lock;  /* protects the four below; a leaf lock */
 	struct { uint64_t start, len; } deleg[LC_DELEG_RANGES];
 	uint32_t ndeleg;

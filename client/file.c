@@ -761,6 +761,13 @@ void lc_purge_data(struct lclient *c, struct lc_inode *in)
 	uint64_t size = in->mi.size;
 	if (((in->dirty_meta | in->flushing_meta) & MDSP_DIRTY_SIZE) && in->wsize > size)
 		size = in->wsize;
+	/* a create the MDS refused (asyncdir.c): the MDS never heard of a size */
+	if (in->async_failed) {
+		if (in->wsize > size)
+			size = in->wsize;
+		if (in->flushing_size > size)
+			size = in->flushing_size;
+	}
 	uint32_t osize = in->mi.object_size ? in->mi.object_size : c->default_object_size;
 	pthread_mutex_unlock(&in->lock);
 

@@ -858,11 +858,22 @@ void mdsc_handle_reply(struct mds_client *m, struct mdsp_msg *msg)
 			undone = true;
 		}
 		st |= safe ? RS_GOT_SAFE : RS_GOT_UNSAFE;
-		atomic_fetch_or(&r->state, st);
-		pthread_cond_broadcast(&r->cond);
 		done = safe;
+		if (!(took && r->pub.on_reply)) {
+			atomic_fetch_or(&r->state, st);
+			pthread_cond_broadcast(&r->cond);
+		}
 	}
 	pthread_mutex_unlock(&r->lock);
+	if (took && r->pub.on_reply) {
+		/* nobody waits for the reply itself: its effects first, then a
+		 * waiter for SAFE (fsync) wakes up and finds them done */
+		r->pub.on_reply(&r->pub, r->pub.on_reply_arg);
+		pthread_mutex_lock(&r->lock);
+		atomic_fetch_or(&r->state, st);
+		pthread_cond_broadcast(&r->cond);
+		pthread_mutex_unlock(&r->lock);
+	}
 	dout(CLIENT, 15, "mds reply tid %llu result %d %s%s", (unsigned long long)tid, rep->result,
 	     safe ? "safe" : "unsafe", (rep->flags & MDSP_REPLY_REPLAYED) ? " (replayed)" : "");
 	if (undone) {
@@ -873,8 +884,6 @@ void mdsc_handle_reply(struct mds_client *m, struct mdsp_msg *msg)
 		     (unsigned long long)atomic_load(&r->replay_ino), rep->result ? strerror(-rep->result) : "ino ",
 		     rep->result ? "" : "changed");
 	}
-	if (took && r->pub.on_reply)
-		r->pub.on_reply(&r->pub, r->pub.on_reply_arg);
 	if (done)
 		hist_add(&m->lat_safe, now_mono_ns() - r->submit_ns);
 	mdsc_req_put(r);

@@ -575,6 +575,50 @@ START_TEST(test_async_creates)
 END_TEST
 
 /*
+ * An asynchronous create the MDS refuses (here: the client names an ino
+ * that was never delegated to it, as a corrupted delegation would): the caller was answered
+ * already, so the next fsync of the file says so, the name is gone from the
+ * client's caches and from the directory, and the failure is counted.
+ */
+START_TEST(test_async_create_refused)
+{
+	struct lc_inode *d, *in, *y;
+	struct lc_fh *fh;
+	uint64_t before;
+
+	fs_up(NULL);
+	ck_assert_int_eq(lc_mkdir(C, R, "D", 0755, &CR, NULL, &d), 0);
+	pthread_mutex_lock(&C->deleg_lock);
+	ck_assert_uint_gt(C->ndeleg, 0);
+	/* never delegated to the session: the MDS refuses it (EINVAL), never another ino */
+	C->deleg[0].start = C->deleg[C->ndeleg - 1].start + C->deleg[C->ndeleg - 1].len + 1000000;
+	C->deleg[0].len = 1;
+	pthread_mutex_unlock(&C->deleg_lock);
+	before = perf_get(&C->perf.async_failed);
+	ck_assert_int_eq(lc_create(C, d, "x", 0644, O_RDWR | O_CREAT | O_EXCL, &CR, NULL, &in, &fh), 0);
+	ck_assert_int_eq(lc_fsync(C, fh, false), -EINVAL);
+	ck_assert_uint_eq(perf_get(&C->perf.async_failed) - before, 1);
+	lc_release(C, fh);
+	lc_put(C, in);
+	absent(d, "x");
+	ck_assert_int_eq(entries(d), 0);
+	/* the directory goes on working */
+	ck_assert_int_eq(lc_create(C, d, "y", 0644, O_RDWR | O_CREAT | O_EXCL, &CR, NULL, &y, &fh), 0);
+	ck_assert_int_eq(lc_fsync(C, fh, false), 0);
+	lc_release(C, fh);
+	lc_put(C, y);
+	ck_assert_int_eq(entries(d), 1);
+	lc_put(C, d);
+	client_down();
+	client_up();
+	d = get(R, "D");
+	absent(d, "x");
+	ck_assert_int_eq(entries(d), 1);
+	lc_put(C, d);
+}
+END_TEST
+
+/*
  * A replay the MDS must refuse (another session took the name while the
  * client was away): the client is told, fsync fails with EIO instead of
  * reporting data that is attached to nothing as safe.
@@ -657,6 +701,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_setattr);
 	tcase_add_test(tc, test_lost_grant);
 	tcase_add_test(tc, test_async_creates);
+	tcase_add_test(tc, test_async_create_refused);
 	tcase_add_test(tc, test_failed_replay_is_eio);
 	tcase_add_test(tc, test_unmount_with_the_mds_gone);
 	suite_add_tcase(s, tc);
