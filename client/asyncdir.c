@@ -18,8 +18,8 @@
  *  - an ino delegated to our session is left (mds/prealloc.c: a create
  *    flagged MDSP_REQ_WANT_INOS brings a fresh range in its reply; we ask
  *    when less than half of the last one is left), and
- *  - the store is not full (the MDS refuses creates then, and the caller
- *    must hear ENOSPC from the create itself).
+ *  - the store is not near full (the MDS refuses creates once its store is
+ *    full, and the caller must hear ENOSPC from the create itself).
  * The new inode is made in the cache with the attributes the MDS will give
  * it (owner from the caller, group and setgid from a setgid parent, the
  * parent's layout) and the caps it will grant the creator (everything; Dc
@@ -47,7 +47,7 @@
  * (async_failed), the name leaves the caches, the file's data is purged at
  * its last close, and the next fsync of the file or of D returns the error
  * (as Ceph does).  close() does not report it.  After an ENOSPC, EDQUOT or
- * EROFS, and while the store says it is full, creates are synchronous (the
+ * EROFS, and while the store is past its nearfull ratio, creates are synchronous (the
  * caller hears the error from the create itself).
  */
 #include <errno.h>
@@ -263,8 +263,9 @@ int lc_async_create(struct lclient *c, struct lc_inode *dir, const char *name, m
 	 * after a reconnect that may have lost the grant of its ino */
 	if (!c->async_dirops || !c->mdsc || lc_evicted(c, NULL, 0) || !mdsc_is_open(c->mdsc))
 		return -EAGAIN;
-	/* a full store: the MDS refuses creates (ENOSPC), and the caller must hear it */
-	if (lc_data_full(c) || now_mono_ns() < atomic_load(&c->async_off_until))
+	/* a store near full: the MDS may refuse creates (ENOSPC), and the
+	 * caller must hear it from the create */
+	if (lc_data_nearfull(c) || now_mono_ns() < atomic_load(&c->async_off_until))
 		return -EAGAIN;
 	pthread_mutex_lock(&dir->lock);
 	if ((dir->caps & need) != need || !S_ISDIR(dir->mi.mode) || dir->mi.nlink == 0 ||

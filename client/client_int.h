@@ -300,6 +300,7 @@ struct lclient {
 	uint64_t ra_pool_used;         /* mono ns of the last buffer taken or given back */
 	_Atomic uint64_t full_checked; /* lc_data_full: mono ns of the last store_space() */
 	atomic_bool full;            /* its answer */
+	atomic_bool nearfull;        /* ... and whether it is past the nearfull ratio */
 	_Atomic int wb_failing;      /* the transient error of the last writeback that failed; 0 once one succeeds */
 
 	/* the flusher thread: periodic writeback, cap work, cache trimming */
@@ -561,6 +562,8 @@ int lc_obj_read(struct lclient *c, uint64_t ino, uint32_t osize, uint64_t off, s
 int lc_obj_write(struct lclient *c, uint64_t ino, uint32_t osize, uint64_t off, size_t len, const char *buf);
 /** lc_data_full - the data store is full (store_space: full or past its failsafe): writes get ENOSPC. */
 bool lc_data_full(struct lclient *c);
+/** lc_data_nearfull - the data store is full or past its nearfull ratio (asynchronous creates stop). */
+bool lc_data_nearfull(struct lclient *c);
 /**
  * lc_obj_index - @in's objects @objs[0..@n) are about to be written: make
  * sure the file's object index lists them (store/file_data.c), with one

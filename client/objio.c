@@ -382,8 +382,16 @@ bool lc_data_full(struct lclient *c)
 		return atomic_load(&c->full);
 	if (!atomic_compare_exchange_strong(&c->full_checked, &at, now))
 		return atomic_load(&c->full);   /* another writer is asking */
-	atomic_store(&c->full, store_space(c->store, &sp) == 0 && sp.state >= STORE_SPACE_FULL);
+	bool got = store_space(c->store, &sp) == 0;
+
+	atomic_store(&c->nearfull, got && sp.state >= STORE_SPACE_NEARFULL);
+	atomic_store(&c->full, got && sp.state >= STORE_SPACE_FULL);
 	return atomic_load(&c->full);
+}
+
+bool lc_data_nearfull(struct lclient *c)
+{
+	return lc_data_full(c) || atomic_load(&c->nearfull);
 }
 
 int lc_obj_write(struct lclient *c, uint64_t ino, uint32_t osize, uint64_t off, size_t len, const char *buf)
