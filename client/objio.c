@@ -434,12 +434,6 @@ int lc_obj_write(struct lclient *c, uint64_t ino, uint32_t osize, uint64_t off, 
 	group_wait(&g, 0);
 	r = g.err;
 	group_destroy(&g);
-	if (r == -ENOSPC) {
-		/* the store is full now, whatever it said less than 100 ms ago
-		 * (an asynchronous create must not be answered: asyncdir.c) */
-		atomic_store(&c->full, true);
-		atomic_store(&c->full_checked, now_mono_ns());
-	}
 	return r;
 }
 

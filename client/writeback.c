@@ -569,12 +569,6 @@ static int wb_end(struct lclient *c, struct lc_inode *in, struct wb_flight *f)
 	perf_inc(&c->perf.wb_bytes, nbytes);
 	perf_inc(&c->perf.wb_ops, f->nops);
 
-	if (r == -ENOSPC) {
-		/* the store is full now, whatever it said less than 100 ms ago
-		 * (lc_data_full: an asynchronous create must not be answered) */
-		atomic_store(&c->full, true);
-		atomic_store(&c->full_checked, now_mono_ns());
-	}
 	pthread_mutex_lock(&in->lock);
 	in->flushing = NULL;
 	in->flushing_now = false;
