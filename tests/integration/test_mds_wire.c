@@ -3,6 +3,7 @@
  * harness (see test_mds_wire.h).
  */
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -947,7 +948,59 @@ int mdsproc_parent_init(char *dir, size_t len, const char *prefix)
 	return mkdtemp(dir) ? 0 : -errno;
 }
 
+/* Print the last @max bytes (from a line start) of @path to stderr. */
+static void print_tail(const char *path, long max)
+{
+	char buf[4096];
+	FILE *f = fopen(path, "r");
+	long size;
+	size_t n;
+
+	if (!f)
+		return;
+	fseek(f, 0, SEEK_END);
+	size = ftell(f);
+	fprintf(stderr, "---- %s (last %ld of %ld bytes) ----\n", path, size > max ? max : size, size);
+	if (size > max) {
+		fseek(f, size - max, SEEK_SET);
+		if (!fgets(buf, sizeof(buf), f))         /* skip the partial first line */
+			goto out;
+	} else {
+		fseek(f, 0, SEEK_SET);
+	}
+	while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
+		fwrite(buf, 1, n, stderr);
+out:
+	fprintf(stderr, "---- end of %s ----\n", path);
+	fclose(f);
+}
+
+/* A case's checked teardown (mdsproc_cleanup) removes its dir when it
+ * passes; a case that fails exits its forked child without the teardown,
+ * so a dir still here at the end is a failed (or crashed) case: its
+ * mds.log is the only record of what the daemon saw, and goes with the
+ * parent, so show its tail first. */
+static void print_leftover_logs(const char *dir)
+{
+	char path[1024];
+	struct dirent *de;
+	DIR *d = opendir(dir);
+
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s/mds.log", dir, de->d_name);
+		if (access(path, R_OK) == 0)
+			print_tail(path, 16384);
+	}
+	closedir(d);
+}
+
 void mdsproc_parent_remove(const char *dir)
 {
+	if (dir[0] && !getenv("LOLIGO_TEST_KEEP"))
+		print_leftover_logs(dir);
 	rm_tree(dir);
 }

@@ -148,7 +148,8 @@ int mdsproc_config_set(struct mdsproc *p, const char *var, const char *val);
 void mdsproc_cleanup(struct mdsproc *p);
 /* mdsproc_parent_init - make a suite's parent dir $TMPDIR/<prefix>XXXXXX for mdsproc_init (0 or -errno). */
 int mdsproc_parent_init(char *dir, size_t len, const char *prefix);
-/* mdsproc_parent_remove - remove it and all below it, unless LOLIGO_TEST_KEEP is set. */
+/* mdsproc_parent_remove - remove it and all below it, unless LOLIGO_TEST_KEEP is set; first print
+ * to stderr the tail of every mds.log still in it (a failed case's: its teardown did not run). */
 void mdsproc_parent_remove(const char *dir);
 
 #endif
