@@ -1381,7 +1381,7 @@ int session_evict_timeout(struct mds *m, uint64_t id, const char *why)
 
 void session_tick(struct mds *m)
 {
-	uint64_t now = now_mono_ns(), idx;
+	uint64_t now, idx;
 	uint64_t timeout = (uint64_t)(cfg_double(CFG_mds_session_timeout) * 1e9);
 	uint64_t autoclose = (uint64_t)(cfg_double(CFG_mds_session_autoclose) * 1e9);
 	struct session *s;
@@ -1390,11 +1390,18 @@ void session_tick(struct mds *m)
 	int nstale = 0, nevict = 0, i;
 
 	pthread_mutex_lock(&m->lock);
+	/* the clock is read under the lock that opens and renews take to set
+	 * last_renew_ns: read before it, a session opened while the ticker
+	 * waited for the lock is "renewed in the future", and the unsigned
+	 * idle time wrapped to ~584 years: a fresh session was evicted for
+	 * "no renew within mds_session_autoclose" (seen under load in
+	 * test_mds_auth test_stale_sessions_do_not_delay_restart) */
+	now = now_mono_ns();
 	if (m->reconnecting && now >= m->reconnect_until_ns)
 		reconnect_phase_end_locked(m, "timeout");
 	rcu_read_lock();
 	xa_for_each(&m->sessions, idx, s) {
-		uint64_t idle = now - s->last_renew_ns;
+		uint64_t idle = now > s->last_renew_ns ? now - s->last_renew_ns : 0;
 
 		if (idle > autoclose && nevict < 64) {
 			evict[nevict++] = s->id;
