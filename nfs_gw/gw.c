@@ -49,7 +49,8 @@ struct gw {
 	/* cap revokes held while their delegations are recalled (gw_revoke_hook):
 	 * the waiter thread completes each once its file has no delegation
 	 * left, or revokes them at its deadline */
-	pthread_mutex_t rv_lock;         /* protects the three below; before srv->lock and st->lock */
+	pthread_mutex_t rv_lock;         /* protects the four below; before srv->lock and st->lock */
+	pthread_cond_t rv_cond;          /* an entry was added, or rv_stop (the waiter sleeps on it when idle) */
 	struct gw_revoke *rv_list;       /* oldest first */
 	bool rv_stop;
 	bool rv_running;
@@ -293,6 +294,7 @@ static int gw_revoke_hook(void *arg, struct lc_inode *in, uint32_t had, uint32_t
 		*pp = e;
 		e = NULL;
 		r = LC_REVOKE_DEFERRED;
+		pthread_cond_signal(&gw->rv_cond);
 	}
 	pthread_mutex_unlock(&gw->rv_lock);
 	if (e) {
@@ -345,6 +347,11 @@ static void *gw_revoke_main(void *arg)
 
 	pthread_mutex_lock(&gw->rv_lock);
 	while (!gw->rv_stop) {
+		if (!gw->rv_list) {
+			/* idle: no wakeups until a revoke is deferred */
+			pthread_cond_wait(&gw->rv_cond, &gw->rv_lock);
+			continue;
+		}
 		pthread_mutex_unlock(&gw->rv_lock);
 		/* sleeps until a delegation is returned or revoked, or the next deadline */
 		nfs4_deleg_wait(gw->nfs4, gw_revoke_scan(gw, false));
@@ -372,6 +379,7 @@ static void gw_unhook(struct gw *gw)
 	/* no new deferred revoke now: the ones held go back revoked */
 	pthread_mutex_lock(&gw->rv_lock);
 	gw->rv_stop = true;
+	pthread_cond_signal(&gw->rv_cond);
 	pthread_mutex_unlock(&gw->rv_lock);
 	if (gw->rv_running) {
 		pthread_join(gw->rv_thread, NULL);
@@ -410,6 +418,7 @@ int gw_start(const char *addr_port, struct lclient *c, struct asok *asok, struct
 	nfs_export_set_init(&gw->exports, x);
 	pthread_mutex_init(&gw->reload_lock, NULL);
 	pthread_mutex_init(&gw->rv_lock, NULL);
+	pthread_cond_init(&gw->rv_cond, NULL);
 	rpc_svc_params_from_config(&sp);
 	drc_params_from_config(&dp);
 	nfs4_params_from_config(&np, sp.max_record, sp.max_reply);
@@ -489,6 +498,7 @@ out_drc:
 out_free:
 	pthread_mutex_destroy(&gw->reload_lock);
 	pthread_mutex_destroy(&gw->rv_lock);
+	pthread_cond_destroy(&gw->rv_cond);
 	nfs_export_set_fini(&gw->exports);
 	free(gw);
 	return r;
@@ -517,6 +527,7 @@ void gw_stop(struct gw *gw)
 	drc_destroy(gw->drc);
 	pthread_mutex_destroy(&gw->reload_lock);
 	pthread_mutex_destroy(&gw->rv_lock);
+	pthread_cond_destroy(&gw->rv_cond);
 	nfs_export_set_fini(&gw->exports);
 	dinfo(NFS, "NFS gateway stopped");
 	free(gw);
