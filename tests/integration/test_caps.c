@@ -839,6 +839,53 @@ START_TEST(test_revoke_hook_defers_the_ack)
 }
 END_TEST
 
+/* A hook that defers and never completes in time: the client acks anyway
+ * at client_revoke_defer_max (B's open returns), and the hook's late
+ * lc_revoke_complete is still valid (the token lives until then). */
+START_TEST(test_deferred_revoke_is_bounded)
+{
+	struct lc_inode *da = mkdir_in(A, ra, "bound", 0755), *f1, *db;
+	struct defer_rec d = { .lock = PTHREAD_MUTEX_INITIALIZER };
+	struct lc_revoke_hook hook = { .revoke = defer_hook, .arg = &d };
+	struct bg_open b1 = { 0 };
+	struct lc_fh *h1;
+	pthread_t t1;
+	char buf[16];
+	uint64_t t0;
+	double ms;
+
+	set_opt("client_revoke_defer_max", "1");
+	put_file(A, da, "f1", "one");
+	f1 = lookup_ok(A, da, "f1");
+	ck_assert_int_eq(lc_open(A, f1, O_RDONLY, &rootcr, &h1), 0);
+	ck_assert_int_eq(lc_read(A, h1, 0, sizeof(buf), buf), 3);
+	d.ino = lc_ino(f1);
+	lclient_add_revoke_hook(A, &hook);
+	db = lookup_ok(B, rb, "bound");
+	b1.in = lookup_ok(B, db, "f1");
+	t0 = now_mono_ns();
+	ck_assert_int_eq(pthread_create(&t1, NULL, bg_open_main, &b1), 0);
+	while (!atomic_load(&b1.done) && ms_since(t0) < 15000)
+		usleep(10000);
+	ms = ms_since(t0);
+	ck_assert_msg(atomic_load(&b1.done), "B's open still waits 15 s after a revoke deferred past client_revoke_defer_max=1");
+	ck_assert_msg(d.deferred == 1, "the hook deferred %d revokes", d.deferred);
+	ck_assert_msg(ms >= 800, "B's open returned after %.0f ms: the deferred revoke was not held", ms);
+	fprintf(stderr, "a revoke deferred and never completed was acked after %.0f ms (client_revoke_defer_max=1)\n", ms);
+	pthread_join(t1, NULL);
+	ck_assert_int_eq(b1.r, 0);
+	lc_revoke_complete(A, d.rv);     /* late: a no-op, and no use after free */
+	lclient_del_revoke_hook(A, &hook);
+	ck_assert_int_eq(lc_release(B, b1.fh), 0);
+	ck_assert_int_eq(lc_release(A, h1), 0);
+	set_opt("client_revoke_defer_max", "30");
+	lc_put(B, b1.in);
+	lc_put(B, db);
+	lc_put(A, f1);
+	lc_put(A, da);
+}
+END_TEST
+
 /* ---- a client that stops answering ------------------------------------------------- */
 
 /* Child: a client of its own (own data store) that caches @path's file and
@@ -1347,6 +1394,7 @@ static Suite *suite(void)
 	ADD(tc, test_two_writers_uncached);
 	ADD(tc, test_revoke_hook_runs_before_ack);
 	ADD(tc, test_revoke_hook_defers_the_ack);
+	ADD(tc, test_deferred_revoke_is_bounded);
 	ADD(tc, test_ctime_not_older_than_mds_while_flushing);
 	ADD(tc, test_unanswered_revoke_evicts);
 	ADD(tc, test_caps_survive_mds_restart);
