@@ -417,7 +417,7 @@ static uint32_t size_stateid(struct nfs4_compound *cs, const struct nfs4_stateid
 	for (;;) {
 		if (kind == OS_SID_REGULAR) {
 			st = os_stid_check_locked(c->st, sid, cs->minorversion, cs->clp ? cs->clp->clientid : 0,
-						  OS_KIND_ANY, &s);
+						  OS_KIND_ALL, &s);
 			if (!st && s->file->ino != o->attr.ino)
 				st = NFS4ERR_BAD_STATEID;
 			if (!st && s->kind == OS_LOCK)

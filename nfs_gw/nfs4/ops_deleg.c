@@ -462,7 +462,7 @@ uint32_t nfs4ops_deleg_conflict(struct nfs4_compound *cs, uint64_t ino, uint64_t
 	if (!holder && sid && !os_is_special(sid)) {
 		struct os_stid *s;
 
-		if (os_stid_check_locked(c->st, sid, cs->minorversion, 0, OS_KIND_ANY, &s) == NFS4_OK)
+		if (os_stid_check_locked(c->st, sid, cs->minorversion, 0, OS_KIND_ALL, &s) == NFS4_OK)
 			holder = s->clientid;
 	}
 	f = os_file_get_locked(c->st, ino, false);
