@@ -183,10 +183,10 @@ int nfs4_cb_get_compound_res(const uint8_t *p, size_t len, struct nfs4_cb_res *r
 			     xdr_get_u32(&d, &r->slotid) || xdr_get_u32(&d, &r->highest_slotid) ||
 			     xdr_get_u32(&d, &r->target_highest_slotid)))
 				return -EBADMSG;
-		} else if (op == OP_CB_RECALL) {
+		} else if (op == OP_CB_RECALL && !r->has_recall) {
 			r->has_recall = true;
 			r->recall_status = st;
-		} else if (op == OP_CB_GETATTR) {
+		} else if (op == OP_CB_GETATTR && !r->has_getattr) {   /* a second result of an op sent once: not ours */
 			r->has_getattr = true;
 			r->getattr_status = st;
 			if (st == NFS4_OK && get_cb_fattr(&d, r))
