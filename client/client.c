@@ -260,6 +260,7 @@ static void perf_register(struct lclient *c)
 	C(wb_bytes);
 	C(wb_ops);
 	C(wb_throttle);
+	C(wb_full_ops);
 	C(size_reports);
 	C(caps_grant);
 	C(caps_revoke);

@@ -133,6 +133,11 @@ struct lc_inode {
 	size_t ndtails, dtails_cap;
 	bool dtails_valid;
 	bool flushing_now;           /* one writeback per inode at a time */
+	/* the end of the last buffered write, and whether it began where the
+	 * one before ended: a sequential stream, whose tail object the
+	 * flusher leaves to fill and whose next objects it indexes ahead */
+	uint64_t wb_last_end;
+	bool wb_seq;
 	int wb_err;                  /* first writeback error, reported by flush/fsync */
 	uint64_t wsize;              /* size our writes not yet flushed give the file (while
 				      * (dirty|flushing)_meta & SIZE); without Fs it does not
@@ -213,7 +218,7 @@ struct lc_perf {
 	struct perf_counter readdir_cached, readdir_fetch, readdir_shared;
 	struct perf_counter rd_bytes, wr_bytes;
 	struct perf_counter ra_hit, ra_wait, ra_miss, ra_bytes, ra_buf_reuse;
-	struct perf_counter wb_bytes, wb_ops, wb_throttle;
+	struct perf_counter wb_bytes, wb_ops, wb_throttle, wb_full_ops;
 	struct perf_counter size_reports;
 	struct perf_counter caps_grant, caps_revoke, caps_revoke_deferred, lease_revoke, cap_flushes, caps_released;
 	struct perf_counter ino_evicted;
@@ -584,6 +589,8 @@ int lc_obj_index(struct lclient *c, struct lc_inode *in, const uint64_t *objs, s
 void lc_obj_allocated(struct lclient *c, struct lc_inode *in);
 /** lc_obj_alloc_stale_locked - would lc_obj_allocated() count anything?  Caller holds in->lock. */
 bool lc_obj_alloc_stale_locked(struct lclient *c, const struct lc_inode *in);
+/** lc_obj_indexed - has this client set the index key of @in's object @objno (so far as it remembers)?  Any thread, no lock. */
+bool lc_obj_indexed(struct lc_inode *in, uint64_t objno);
 /** lc_obj_index_range - lc_obj_index for every object of [@off, @off+@len). */
 int lc_obj_index_range(struct lclient *c, struct lc_inode *in, uint32_t osize, uint64_t off, size_t len);
 /** lc_obj_index_forget - @in's objects at or past @objno are being removed: forget they are listed. */
@@ -640,6 +647,16 @@ void lc_fh_free(struct lclient *c, struct lc_fh *fh);
  * flusher's tick: an idle mount holds no readahead memory).
  */
 void lc_ra_pool_trim(struct lclient *c, bool all);
+/**
+ * lc_buf_get - a buffer of at least @len bytes from the client's pool of
+ * power-of-two buffers (128 KiB to 4 MiB; what readahead chunks and
+ * whole-object write buffers use, so that a fresh buffer does not cost
+ * page faults); *@cap gets its size.  Smaller sizes are plain malloc.
+ * Return: the buffer or NULL.  Any thread; takes c->ra_pool_lock.
+ */
+char *lc_buf_get(struct lclient *c, size_t len, size_t *cap);
+/** lc_buf_put - give back a buffer of @cap bytes (from lc_buf_get or malloc); frees what the pool does not keep. */
+void lc_buf_put(struct lclient *c, char *b, size_t cap);
 /**
  * lc_purge_data - @in lost its last link: drop its buffers and data objects
  * now, or at its last close if it is open here.

@@ -91,8 +91,8 @@ static int pool_class(size_t len, size_t *cap)
 	return -1;
 }
 
-/* a buffer of at least @len bytes for a chunk; *@cap gets its size */
-static char *ra_buf_get(struct lclient *c, size_t len, size_t *cap)
+/* a buffer of at least @len bytes for a chunk (or a write buffer: writeback.c); *@cap gets its size */
+char *lc_buf_get(struct lclient *c, size_t len, size_t *cap)
 {
 	int cl = pool_class(len, cap);
 	char *b = NULL;
@@ -116,7 +116,7 @@ static char *ra_buf_get(struct lclient *c, size_t len, size_t *cap)
 	return malloc(*cap);
 }
 
-static void ra_buf_put(struct lclient *c, char *b, size_t cap)
+void lc_buf_put(struct lclient *c, char *b, size_t cap)
 {
 	size_t sz;
 	int cl = pool_class(cap, &sz);
@@ -165,7 +165,7 @@ static void chunk_put(struct ra_chunk *k)
 	if (k->aio)   /* never waited for: the store still writes into buf */
 		lc_obj_read_end(k->aio, k->buf, k->len);
 	atomic_fetch_sub(&k->c->ra_total, k->cap);
-	ra_buf_put(k->c, k->buf, k->cap);
+	lc_buf_put(k->c, k->buf, k->cap);
 	free(k);
 }
 
@@ -293,10 +293,10 @@ static void ra_issue_locked(struct lclient *c, struct lc_fh *fh, uint32_t osize,
 		k = calloc(1, sizeof(*k));
 		if (!k)
 			break;
-		k->buf = ra_buf_get(c, n, &k->cap);
+		k->buf = lc_buf_get(c, n, &k->cap);
 		if (!k->buf || lc_obj_read_start(c, fh->in->ino, osize, from, n, k->buf, &k->aio) < 0) {
 			if (k->buf)
-				ra_buf_put(c, k->buf, k->cap);
+				lc_buf_put(c, k->buf, k->cap);
 			free(k);
 			break;
 		}

@@ -170,6 +170,14 @@ int lc_obj_index(struct lclient *c, struct lc_inode *in, const uint64_t *objs, s
 	return 0;
 }
 
+bool lc_obj_indexed(struct lc_inode *in, uint64_t objno)
+{
+	rcu_read_lock();
+	bool known = xa_load(&in->objs, objno) != NULL;
+	rcu_read_unlock();
+	return known;
+}
+
 int lc_obj_index_range(struct lclient *c, struct lc_inode *in, uint32_t osize, uint64_t off, size_t len)
 {
 	uint64_t objs[16], first, last, o;

@@ -752,6 +752,7 @@ static int rados_store_blocklist_rm(struct store *st, const char *addr)
 
 const struct store_backend store_rados_backend = {
 	.name = "rados",
+	.data_copied_at_submit = true,   /* rados_write_op_write() copies into a bufferlist */
 	.open = rados_store_open,
 	.close = rados_store_close,
 	.pool_create = rados_store_pool_create,

@@ -328,7 +328,8 @@ void store_op_free(struct store_op *op)
 	for (size_t i = 0; i < op->n; i++) {
 		free(op->v[i].key);
 		free(op->v[i].key2);
-		free(op->v[i].data);
+		if (!op->v[i].borrowed)
+			free(op->v[i].data);
 	}
 	free(op->v);
 	free(op);
@@ -436,6 +437,60 @@ void store_op_write_full(struct store_op *op, const void *buf, size_t len)
 		copy_data(op, s, buf, len);
 }
 
+/* the data of @s is the caller's @buf, not a copy (see store_op_write_nocopy) */
+static void borrow_data(struct store_op *op, struct store_subop *s, const void *buf, size_t len)
+{
+	s->len = len;
+	if (len == 0)
+		return;
+	if (!buf) {
+		op->err = -EINVAL;
+		return;
+	}
+	s->data = (void *)buf;
+	s->borrowed = true;
+	op->bytes += len;
+}
+
+void store_op_write_nocopy(struct store_op *op, uint64_t off, const void *buf, size_t len)
+{
+	struct store_subop *s = add(op, SOP_WRITE);
+	if (!s)
+		return;
+	if (off + len < off) {
+		op->err = -EINVAL;
+		return;
+	}
+	s->off = off;
+	borrow_data(op, s, buf, len);
+}
+
+void store_op_write_full_nocopy(struct store_op *op, const void *buf, size_t len)
+{
+	struct store_subop *s = add(op, SOP_WRITE_FULL);
+	if (s)
+		borrow_data(op, s, buf, len);
+}
+
+/* A backend that reads the op's data after op_submit returns gets copies of what is borrowed. */
+static int own_borrowed(struct store_op *op)
+{
+	for (size_t i = 0; i < op->n; i++) {
+		struct store_subop *s = &op->v[i];
+		void *d;
+
+		if (!s->borrowed)
+			continue;
+		d = malloc(s->len);
+		if (!d)
+			return -ENOMEM;
+		memcpy(d, s->data, s->len);
+		s->data = d;
+		s->borrowed = false;
+	}
+	return 0;
+}
+
 void store_op_append(struct store_op *op, const void *buf, size_t len)
 {
 	struct store_subop *s = add(op, SOP_APPEND);
@@ -507,6 +562,8 @@ int store_op_submit(struct store_pool *p, const char *oid, struct store_op *op, 
 		r = -EINVAL;
 	if (r == 0)
 		r = -inject_take();
+	if (r == 0 && !p->st->be->data_copied_at_submit)
+		r = own_borrowed(op);
 	if (r) {
 		store_op_free(op);
 		return r;

@@ -125,6 +125,16 @@ void store_op_create_first(struct store_op *op);
 /* The op copies @buf: the caller may free it as soon as this returns. */
 void store_op_write(struct store_op *op, uint64_t off, const void *buf, size_t len);
 void store_op_write_full(struct store_op *op, const void *buf, size_t len);
+/**
+ * store_op_write_nocopy - store_op_write() without the copy: the op refers
+ * to @buf, which must stay valid and unchanged until store_op_submit() (or
+ * store_op_exec()) of the op has returned, or the op is freed unsubmitted.
+ * On rados that saves a copy of every byte written (librados copies at
+ * submit anyway); backends that read the data later get a copy at submit.
+ */
+void store_op_write_nocopy(struct store_op *op, uint64_t off, const void *buf, size_t len);
+/** store_op_write_full_nocopy - store_op_write_full() under store_op_write_nocopy()'s rule. */
+void store_op_write_full_nocopy(struct store_op *op, const void *buf, size_t len);
 void store_op_append(struct store_op *op, const void *buf, size_t len);
 void store_op_truncate(struct store_op *op, uint64_t size);
 void store_op_zero(struct store_op *op, uint64_t off, uint64_t len);

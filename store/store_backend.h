@@ -41,7 +41,8 @@ struct store_subop {
 	uint64_t len;
 	char *key;
 	char *key2;
-	void *data;   /* owned; write data or omap value */
+	void *data;   /* owned (unless borrowed); write data or omap value */
+	bool borrowed;   /* data is the caller's (store_op_write_nocopy): valid until submit returns */
 };
 
 struct store_op {
@@ -53,6 +54,10 @@ struct store_op {
 
 struct store_backend {
 	const char *name;
+	/* the backend is done with the op's data when op_submit returns (rados:
+	 * librados copied it into its own buffers); otherwise store.c copies
+	 * borrowed data before op_submit, since the backend reads it later */
+	bool data_copied_at_submit;
 	int (*open)(const struct store_config *cfg, struct store **out);
 	void (*close)(struct store *st);
 	int (*pool_create)(struct store *st, const char *name);

@@ -512,6 +512,66 @@ START_TEST(test_oc_bound_partial_writebacks)
 END_TEST
 
 /*
+ * A sequential stream goes to the store one write per object, each the
+ * whole object (write_full), however the flusher's background writebacks
+ * fall between the writes: before, a writeback that came while the writer
+ * was half-way through an object took that half, and the object went to
+ * the store in two or three writes (1 MiB + 3 MiB on RADOS, 23% more ops
+ * than ceph-fuse for 1 GiB).  The stream's objects are indexed ahead, a
+ * few index ops for 16 objects, not one per writeback.  Checked from the
+ * store, not from buffers.
+ */
+START_TEST(test_seq_stream_whole_objects)
+{
+	set_opt("client_oc_size", "16M");        /* writebacks of up to 4 MiB: the tail too, before */
+	set_opt("client_oc_target_dirty", "1M"); /* the flusher writes while the stream goes on */
+	const uint32_t osize = 1u << 20;
+	const uint64_t size = 16u * osize;
+	const size_t w = 96 << 10;                /* writes straddle the objects */
+	struct lc_inode *in = mkfile(0x560, osize);
+	struct lc_fh *fh = lc_fh_new(c, in, O_RDWR, NULL);
+	unsigned char *b = malloc(w), *r = malloc(osize), *want = malloc(osize);
+	uint64_t ops0 = perf_get(&c->perf.wb_ops), full0 = perf_get(&c->perf.wb_full_ops);
+	uint64_t idx0 = perf_get(&c->perf.index_ops), bytes0 = perf_get(&c->perf.wb_bytes);
+	uint64_t deadline;
+
+	for (uint64_t off = 0; off < size; off += w) {
+		size_t n = off + w > size ? (size_t)(size - off) : w;
+
+		fill_pat(0x560, off, n, b);
+		ck_assert_int_eq(lc_write(c, fh, (off_t)off, n, b), (ssize_t)n);
+		if (off < 2 * osize + osize / 2 && off + n >= 2 * osize + osize / 2) {
+			/* half-way through object 2: let the flusher write what it will */
+			deadline = now_mono_ns() + 20000000000ull;
+			while (perf_get(&c->perf.wb_bytes) - bytes0 < 2 * osize && now_mono_ns() < deadline)
+				usleep(2000);
+			ck_assert_uint_ge(perf_get(&c->perf.wb_bytes) - bytes0, 2 * osize);
+		}
+	}
+	ck_assert_int_eq(lc_fsync(c, fh, false), 0);
+	ck_assert_uint_eq(perf_get(&c->perf.wb_bytes) - bytes0, size);
+	ck_assert_msg(perf_get(&c->perf.wb_ops) - ops0 == 16, "16 objects went to the store in %llu writes",
+		      (unsigned long long)(perf_get(&c->perf.wb_ops) - ops0));
+	ck_assert_uint_eq(perf_get(&c->perf.wb_full_ops) - full0, 16);
+	ck_assert_msg(perf_get(&c->perf.index_ops) - idx0 <= 4, "%llu index ops for 16 objects",
+		      (unsigned long long)(perf_get(&c->perf.index_ops) - idx0));
+	for (uint64_t o = 0; o < 16; o++) {
+		char oid[64];
+
+		lc_obj_name(oid, sizeof(oid), 0x560, o);
+		ck_assert_int_eq(store_read(pool, oid, 0, osize, r), (ssize_t)osize);
+		fill_pat(0x560, o * osize, osize, want);
+		ck_assert_msg(memcmp(r, want, osize) == 0, "object %llu differs", (unsigned long long)o);
+	}
+	lc_release(c, fh);
+	lc_put(c, in);
+	free(b);
+	free(r);
+	free(want);
+}
+END_TEST
+
+/*
  * Sparse file of 64 KiB objects: objects 0, 2, 3 (half), 7 and the last
  * written, 1, 4, 5, 6 never; EOF in the middle of an object.  What a byte
  * should read as.
@@ -1337,6 +1397,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_append);
 	tcase_add_test(tc, test_oc_bound);
 	tcase_add_test(tc, test_oc_bound_partial_writebacks);
+	tcase_add_test(tc, test_seq_stream_whole_objects);
 	tcase_add_test(tc, test_readahead);
 	tcase_add_test(tc, test_readahead_holes_eof);
 	tcase_add_test(tc, test_readahead_buffer_reuse);

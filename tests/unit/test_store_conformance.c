@@ -1265,6 +1265,46 @@ START_TEST(t_large)
 }
 END_TEST
 
+/*
+ * store_op_write_nocopy: the op refers to the caller's buffer only until
+ * submit returns; what lands is what the buffer held then, whatever the
+ * caller does with it afterwards (reuses it, frees it), on every backend.
+ */
+START_TEST(t_write_nocopy)
+{
+	size_t four = 4u << 20;
+	unsigned char *a = malloc(four), *want = malloc(four), *r = malloc(four);
+	struct store_completion *c1 = store_completion_new(), *c2 = store_completion_new();
+	struct store_op *op;
+
+	fill_pattern(a, four, 3);
+	memcpy(want, a, four);
+	op = store_op_new();
+	store_op_write_full_nocopy(op, a, four);
+	ck_assert_int_eq(store_op_submit(pool, "nc", op, store_completion_cb, c1), 0);
+	memset(a, 0xee, four);   /* the caller's buffer is its own again */
+	op = store_op_new();
+	store_op_write_nocopy(op, 4, "NOCOPY", 6);
+	store_op_write_nocopy(op, 100, a, 10);
+	ck_assert_int_eq(store_op_submit(pool, "nc2", op, store_completion_cb, c2), 0);
+	free(a);
+	ck_assert_int_eq(store_completion_wait(c1), 0);
+	ck_assert_int_eq(store_completion_wait(c2), 0);
+	ck_assert_int_eq(store_read(pool, "nc", 0, four, r), (ssize_t)four);
+	ck_assert_int_eq(memcmp(r, want, four), 0);
+	expect_read("nc2", 0, 10, "\0\0\0\0NOCOPY", 10);
+	memset(want, 0xee, 10);
+	expect_read("nc2", 100, 10, (const char *)want, 10);
+	/* an op freed unsubmitted leaves the caller's buffer alone (no double free) */
+	op = store_op_new();
+	store_op_write_nocopy(op, 0, r, 16);
+	store_op_free(op);
+	r[0] = 1;
+	free(want);
+	free(r);
+}
+END_TEST
+
 /* ---- local backend only --------------------------------------------- */
 
 START_TEST(t_local_persist)
@@ -1742,6 +1782,7 @@ static Suite *store_suite(void)
 	tcase_add_test(tc, t_ordering);
 	tcase_add_test(tc, t_threads);
 	tcase_add_test(tc, t_large);
+	tcase_add_test(tc, t_write_nocopy);
 	tcase_add_test(tc, t_file_trim_indexed);
 	tcase_add_test(tc, t_file_trim_fallback);
 	if (is_local()) {
