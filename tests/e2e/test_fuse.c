@@ -738,6 +738,46 @@ START_TEST(test_writes_need_no_mds)
 }
 END_TEST
 
+/*
+ * A sequential write through the mount goes to the store as one whole-object
+ * write per object (what the OSD sees from ceph-fuse too), with the flusher
+ * writing in the background while the writer goes on (48 MiB is past
+ * client_oc_target_dirty); before, a background writeback took the object
+ * being filled and it went out in pieces.  The data is right on a second
+ * mount and on a fresh one.
+ */
+START_TEST(test_seq_write_whole_objects)
+{
+	const off_t size = 48 << 20;              /* 12 objects of 4 MiB */
+	int64_t ops0 = perf_counter("client", "wb_ops"), full0 = perf_counter("client", "wb_full_ops");
+	int64_t bytes0 = perf_counter("client", "wb_bytes");
+	char p2[PATH_MAX + 32];
+
+	/* the periodic flush (every 5 s) takes everything, a stream's half-full
+	 * object too: not during this write, however slow the machine is */
+	json_object_put(asok_cmd("config set", "var", json_object_new_string("client_flush_interval"), "val",
+				 json_object_new_string("600")));
+	ck_assert_int_eq(lfs_write_file(P("seqw"), size, 77), 0);
+	/* a close starts the writeback and may return before it is done */
+	for (int i = 0; i < 600 && perf_counter("client", "wb_bytes") - bytes0 < size; i++)
+		usleep(50000);
+	ck_assert_int_eq(perf_counter("client", "wb_bytes") - bytes0, size);
+	ck_assert_msg(perf_counter("client", "wb_ops") - ops0 == 12, "12 objects went to the store in %lld writes",
+		      (long long)(perf_counter("client", "wb_ops") - ops0));
+	ck_assert_int_eq(perf_counter("client", "wb_full_ops") - full0, 12);
+	json_object_put(asok_cmd("config set", "var", json_object_new_string("client_flush_interval"), "val",
+				 json_object_new_string("5")));
+	ck_assert_int_eq(lfs_mount2(&fs, NULL), 0);
+	snprintf(p2, sizeof(p2), "%s/seqw", fs.mnt2);
+	ck_assert_int_eq(lfs_check_file(p2, size, 77), 0);
+	ck_assert_int_eq(lfs_umount2(&fs), 0);
+	ck_assert_int_eq(lfs_umount(&fs), 0);
+	ck_assert_int_eq(lfs_mount(&fs, NULL), 0);
+	ck_assert_int_eq(lfs_check_file(P("seqw"), size, 77), 0);
+	ck_assert_int_eq(unlink(P("seqw")), 0);
+}
+END_TEST
+
 /* ---- signals and default_permissions ------------------------------------ */
 
 START_TEST(test_sigterm_unmounts)
@@ -1198,6 +1238,7 @@ static Suite *fuse_suite(void)
 	tcase_add_test(tc, test_lookup_counts);
 	tcase_add_test(tc, test_kernel_invalidation);
 	tcase_add_test(tc, test_writes_need_no_mds);
+	tcase_add_test(tc, test_seq_write_whole_objects);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("signals");
