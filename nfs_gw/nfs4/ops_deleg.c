@@ -116,6 +116,25 @@ void nfs4ops_deleg_put(struct xdr_enc *res, const struct nfs4_stateid *sid, bool
 	xdr_put_string(res, "EVERYONE@");
 }
 
+/*
+ * recall_mark_locked - caller holds st->lock.  Mark delegation @d recalled
+ * at @now and fill @rc with what its CB_RECALL needs (holder, stateid, file
+ * handle), to be sent once st->lock is dropped (nfs4ops_deleg_recall_send,
+ * nfs4_cb_recall).  @d must not be recalled already.
+ */
+static void recall_mark_locked(struct ostate *st, struct os_stid *d, uint64_t now, struct nfs4ops_recall *rc)
+{
+	d->recalled = true;
+	d->recall_ns = now;
+	rc->pending = true;
+	rc->clientid = d->clientid;
+	os_stid_wire(st, d, &rc->sid);
+	if (d->dfh)
+		rc->fh = *d->dfh;
+	else
+		rc->fh.len = 0;
+}
+
 bool nfs4ops_deleg_break_locked(struct nfs4_compound *cs, struct os_file *f, uint64_t clientid, uint32_t access,
 				struct nfs4ops_recall *rc)
 {
@@ -125,17 +144,8 @@ bool nfs4ops_deleg_break_locked(struct nfs4_compound *cs, struct os_file *f, uin
 	rc->pending = false;
 	if (!d)
 		return false;
-	if (!d->recalled) {
-		d->recalled = true;
-		d->recall_ns = now_mono_ns();
-		rc->pending = true;
-		rc->clientid = d->clientid;
-		os_stid_wire(c->st, d, &rc->sid);
-		if (d->dfh)
-			rc->fh = *d->dfh;
-		else
-			rc->fh.len = 0;
-	}
+	if (!d->recalled)
+		recall_mark_locked(c->st, d, now_mono_ns(), rc);
 	return true;
 }
 
@@ -214,6 +224,23 @@ void nfs4ops_deleg_getattr(struct nfs4_compound *cs, struct lc_attr *attr)
 	pthread_mutex_unlock(&c->st->lock);
 }
 
+/*
+ * A delegation of @clientid was revoked (no lock held): count it, and a 4.1
+ * client sees SEQ4_STATUS_RECALLABLE_STATE_REVOKED until it frees the
+ * revoked stateids (nfs4ops_deleg_freed).
+ */
+static void revoked_count(struct nfs4_server *srv, uint64_t clientid)
+{
+	struct nfs4_client *clp;
+
+	perf_inc(&srv->perf.delegs_revoked, 1);
+	if (nfs4_client_find(srv, clientid, &clp) == NFS4_OK) {
+		if (clp->minorversion >= 1)
+			atomic_fetch_or(&clp->seq_flags, SEQ4_STATUS_RECALLABLE_STATE_REVOKED);
+		nfs4_client_put(srv, clp);
+	}
+}
+
 /* The lease reaper's tick: revoke what was not returned within a lease of its recall. */
 void nfs4ops_deleg_tick(struct nfs4_server *srv, struct nfs4ops_ctx *c, uint64_t now)
 {
@@ -233,16 +260,9 @@ void nfs4ops_deleg_tick(struct nfs4_server *srv, struct nfs4ops_ctx *c, uint64_t
 	pthread_mutex_unlock(&c->st->lock);
 	os_putlist_run(c->lc, &pl);
 	for (unsigned int i = 0; i < n; i++) {
-		struct nfs4_client *clp;
-
 		dinfo(NFS, "client %#llx: delegation not returned within a lease of its recall: revoked",
 		      (unsigned long long)ids[i]);
-		perf_inc(&srv->perf.delegs_revoked, 1);
-		if (nfs4_client_find(srv, ids[i], &clp) == NFS4_OK) {
-			if (clp->minorversion >= 1)
-				atomic_fetch_or(&clp->seq_flags, SEQ4_STATUS_RECALLABLE_STATE_REVOKED);
-			nfs4_client_put(srv, clp);
-		}
+		revoked_count(srv, ids[i]);
 	}
 }
 
@@ -289,16 +309,9 @@ static void revoke_ino(struct nfs4_server *srv, struct nfs4ops_ctx *c, uint64_t 
 	pthread_mutex_unlock(&c->st->lock);
 	os_putlist_run(c->lc, &pl);
 	for (unsigned int i = 0; i < n; i++) {
-		struct nfs4_client *clp;
-
 		dinfo(NFS, "client %#llx: delegation of %#llx revoked: the MDS took the caps back before it was returned",
 		      (unsigned long long)ids[i], (unsigned long long)ino);
-		perf_inc(&srv->perf.delegs_revoked, 1);
-		if (nfs4_client_find(srv, ids[i], &clp) == NFS4_OK) {
-			if (clp->minorversion >= 1)
-				atomic_fetch_or(&clp->seq_flags, SEQ4_STATUS_RECALLABLE_STATE_REVOKED);
-			nfs4_client_put(srv, clp);
-		}
+		revoked_count(srv, ids[i]);
 	}
 }
 
@@ -399,18 +412,8 @@ static int break_ino_until(struct nfs4_server *srv, uint64_t ino, bool writes_on
 			if (d->kind != OS_DELEG || d->revoked || (writes_only && !os_deleg_is_write(d)))
 				continue;
 			any = true;
-			if (!d->recalled && n < 8) {
-				d->recalled = true;
-				d->recall_ns = now;
-				rc[n].pending = true;
-				rc[n].clientid = d->clientid;
-				os_stid_wire(c->st, d, &rc[n].sid);
-				if (d->dfh)
-					rc[n].fh = *d->dfh;
-				else
-					rc[n].fh.len = 0;
-				n++;
-			}
+			if (!d->recalled && n < 8)
+				recall_mark_locked(c->st, d, now, &rc[n++]);
 		}
 		if (any && !n && !wait) {
 			pthread_mutex_unlock(&c->st->lock);
@@ -470,18 +473,8 @@ uint32_t nfs4ops_deleg_conflict(struct nfs4_compound *cs, uint64_t ino, uint64_t
 		if (d->kind != OS_DELEG || d->revoked || (holder && d->clientid == holder))
 			continue;
 		any = true;
-		if (!d->recalled && n < 8) {
-			d->recalled = true;
-			d->recall_ns = now;
-			rc[n].pending = true;
-			rc[n].clientid = d->clientid;
-			os_stid_wire(c->st, d, &rc[n].sid);
-			if (d->dfh)
-				rc[n].fh = *d->dfh;
-			else
-				rc[n].fh.len = 0;
-			n++;
-		}
+		if (!d->recalled && n < 8)
+			recall_mark_locked(c->st, d, now, &rc[n++]);
 	}
 	pthread_mutex_unlock(&c->st->lock);
 	for (unsigned int i = 0; i < n; i++)
