@@ -1965,34 +1965,170 @@ START_TEST(v41_cb_getattr_of_a_write_delegation)
 }
 END_TEST
 
+/* ---- a delegation's own stateid in SETATTR (aff1ae0) ------------------------------ */
+
+/* SETATTR of @fh with @sid: the size to 0 (@chmod false) or the mode to 0640; its status */
+static uint32_t setattr_with(struct nc *n, const struct nfs4_fh *fh, const struct nfs4_stateid *sid, bool chmod)
+{
+	struct ncc c;
+
+	ncc_begin(&c, n);
+	enc_putfh(&c, fh);
+	if (chmod) {
+		uint32_t w[3] = { 0, 1u << (33 - 32), 0 };   /* FATTR4_MODE */
+		uint8_t v[4];
+
+		xdr_store_u32(v, 0640);
+		enc_setattr_raw(&c, sid, w, v, 4);
+	} else {
+		enc_setattr_size(&c, sid, 0);
+	}
+	return ncc_status(&c);   /* PUTFH succeeds: the status is SETATTR's */
+}
+
+/*
+ * The holder of a write delegation truncates through it: the Linux client
+ * sends SETATTR(size=0) with the delegation's stateid for an O_TRUNC open
+ * under a write delegation.  NFSv4.1 and 4.0: NFS4_OK, the file is empty,
+ * and the holder's own change recalls nothing (nor does its chmod with
+ * that stateid); its delegation stays valid.  (Before aff1ae0: 4.1
+ * NFS4ERR_BAD_STATEID, which the kernel client retried forever after
+ * TEST_STATEID said the stateid was fine; 4.0 the same, and a 4.0 holder's
+ * SETATTR of the mode was taken for another client's: NFS4ERR_DELAY and a
+ * CB_RECALL of its own delegation.)
+ */
+START_TEST(v4x_setattr_size_with_the_write_delegation_stateid)
+{
+	const char *opts[] = { "nfs4_delegations=true", NULL };
+	struct ncb *b40 = calloc(1, sizeof(*b40));
+	struct cb40_srv srv = { .b = b40 };
+	struct nfs4_stateid sa, dsa, s1, d1;
+	struct nfs4_fh dfh, ffh, f1;
+	struct nc *a, *n;
+	struct ncb *ba;
+	struct ncc c;
+	struct nrep r;
+	uint16_t cport;
+	uint32_t dt = 99, st, seq = 0, fl = 0;
+	char uaddr[64], v[64], buf[64];
+	pthread_t t;
+
+	ck_assert_ptr_nonnull(b40);
+	pthread_mutex_init(&b40->lock, NULL);
+	gw_up_opts(opts);
+
+	/* 4.1 */
+	a = cb_client("wd-trunc41", &ba);
+	test_dir(a, "wd6", &dfh);
+	make_file("f41", "twenty-two bytes long.", 0666);
+	ck_assert_uint_eq(open_deleg(a, &dfh, "f41", OS_SHARE_ACCESS_BOTH, "ownA", &sa, &ffh, &dt, &dsa), NFS4_OK);
+	ck_assert_msg(dt == 2, "no write delegation (type %#x)", dt);
+	st = setattr_with(a, &ffh, &dsa, false);
+	ck_assert_msg(st == NFS4_OK, "4.1 SETATTR(size=0) with the write delegation's stateid: status %u", st);
+	ck_assert_int_eq(file_size("f41"), 0);
+	ck_assert_uint_eq(read_with(a, &ffh, &dsa, buf, sizeof(buf)), NFS4_OK);
+	ck_assert_str_eq(buf, "");
+	st = setattr_with(a, &ffh, &dsa, true);
+	ck_assert_msg(st == NFS4_OK, "4.1 SETATTR(mode) with the write delegation's stateid: status %u", st);
+	ck_assert_uint_eq(NCB_GET(ba, recalls), 0);
+	ck_assert_uint_eq(sid_op(a, &ffh, OP_DELEGRETURN, &dsa), NFS4_OK);   /* still its own, still valid */
+
+	/* 4.0: a confirmed open-owner whose callback answers */
+	srv.lfd = ncb40_listen(&cport);
+	ck_assert_int_ge(srv.lfd, 0);
+	ck_assert_int_eq(pthread_create(&t, NULL, cb40_main, &srv), 0);
+	n = nc_connect(port, 0);
+	snprintf(uaddr, sizeof(uaddr), "127.0.0.1.%u.%u", cport >> 8, cport & 0xff);
+	setclientid_cb(n, "wd-trunc40", uaddr);
+	ck_assert(WAIT_FOR(clients_field(n->clientid, false, "callback", v, sizeof(v)) && !strcmp(v, "up"), 10));
+	make_file("c40", "confirm", 0666);
+	make_file("f40", "twenty-two bytes long.", 0666);
+	ck_assert_uint_eq(open_deleg_seq(n, &dfh, "c40", OS_SHARE_ACCESS_READ, "o40", seq++, &fl, &s1, &f1, &dt, &d1),
+			  NFS4_OK);
+	ck_assert(fl & 0x2);                     /* OPEN4_RESULT_CONFIRM */
+	ncc_begin(&c, n);
+	enc_putfh(&c, &f1);
+	enc_open_confirm(&c, &s1, seq++);
+	ncc_call(&c, &r);
+	ck_assert_uint_eq(rep_next(&r, OP_PUTFH), NFS4_OK);
+	ck_assert_uint_eq(rep_next(&r, OP_OPEN_CONFIRM), NFS4_OK);
+	rep_free(&r);
+	ck_assert_uint_eq(open_deleg_seq(n, &dfh, "f40", OS_SHARE_ACCESS_BOTH, "o40", seq++, &fl, &s1, &f1, &dt, &d1),
+			  NFS4_OK);
+	ck_assert_msg(dt == 2, "no 4.0 write delegation (type %#x)", dt);
+	st = setattr_with(n, &f1, &d1, false);
+	ck_assert_msg(st == NFS4_OK, "4.0 SETATTR(size=0) with the write delegation's stateid: status %u", st);
+	ck_assert_int_eq(file_size("f40"), 0);
+	st = setattr_with(n, &f1, &d1, true);
+	ck_assert_msg(st == NFS4_OK, "4.0 SETATTR(mode) with the write delegation's stateid: status %u", st);
+	ck_assert_msg(NCB_GET(b40, recalls) == 0, "the 4.0 holder's own SETATTR recalled its delegation");
+	ck_assert_uint_eq(sid_op(n, &f1, OP_DELEGRETURN, &d1), NFS4_OK);
+
+	nc_close(n);
+	atomic_store(&srv.stop, true);
+	pthread_join(t, NULL);
+	close(srv.lfd);
+	ncb_detach(ba);
+	nc_close(a);
+	ncb_free(ba);
+	pthread_mutex_destroy(&b40->lock);
+	free(b40);
+	gw_down();
+}
+END_TEST
+
+/*
+ * One TCase per test, each with its own MDS and store (the unchecked
+ * fixture runs in the runner, so it cleans up whatever the test did): a
+ * test that fails exits without gw_down(), and the MDS would keep its
+ * client session, with the caps and delegations of its files, until
+ * mds_session_timeout.  Shared, that made the next test that opens a file
+ * through the MDS wait out its 60 s timeout instead of running.
+ * CK_RUN_CASE=<test name> runs one.
+ */
+/* a fresh MDS: nothing of the previous case's (its port, its directory) if this one cannot start */
+static void case_setup(void)
+{
+	mds_port = 0;
+	dir[0] = 0;
+	fs_setup();
+}
+
 static Suite *suite(void)
 {
+	static const TTest *const *tests[] = {
+		&v41_back_channel_on_the_fore_connection,
+		&v41_back_channel_survives_a_reconnect,
+		&v41_back_channel_down_and_fault,
+		&v41_no_back_channel,
+		&v40_callback_probe,
+		&v41_read_delegation_recalled_by_a_writer,
+		&v41_unreturned_delegation_revoked,
+		&v41_delegation_recalled_by_a_local_writer,
+		&v3_write_recalls_a_delegation,
+		&v40_read_delegation_recalled,
+		&v41_delegation_recalled_by_another_client,
+		&v41_pending_recall_does_not_hold_other_revokes,
+		&v41_own_requests_recall_other_clients_delegations,
+		&v3_namespace_ops_recall_a_delegation,
+		&v41_write_delegation_for_a_sole_opener,
+		&v41_unreturned_write_delegation_revoked,
+		&v41_write_delegation_recalled_by_a_local_reader,
+		&v41_write_delegation_recalled_by_another_client,
+		&v41_cb_getattr_of_a_write_delegation,
+		&v4x_setattr_size_with_the_write_delegation_stateid,
+	};
 	Suite *s = suite_create("nfs4_gw_cb");
-	TCase *tc = tcase_create("callbacks");
 
-	tcase_add_unchecked_fixture(tc, fs_setup, fs_teardown);
-	tcase_add_checked_fixture(tc, NULL, teardown);
-	tcase_set_timeout(tc, 60);
-	tcase_add_test(tc, v41_back_channel_on_the_fore_connection);
-	tcase_add_test(tc, v41_back_channel_survives_a_reconnect);
-	tcase_add_test(tc, v41_back_channel_down_and_fault);
-	tcase_add_test(tc, v41_no_back_channel);
-	tcase_add_test(tc, v40_callback_probe);
-	tcase_add_test(tc, v41_read_delegation_recalled_by_a_writer);
-	tcase_add_test(tc, v41_unreturned_delegation_revoked);
-	tcase_add_test(tc, v41_delegation_recalled_by_a_local_writer);
-	tcase_add_test(tc, v3_write_recalls_a_delegation);
-	tcase_add_test(tc, v40_read_delegation_recalled);
-	tcase_add_test(tc, v41_delegation_recalled_by_another_client);
-	tcase_add_test(tc, v41_pending_recall_does_not_hold_other_revokes);
-	tcase_add_test(tc, v41_own_requests_recall_other_clients_delegations);
-	tcase_add_test(tc, v3_namespace_ops_recall_a_delegation);
-	tcase_add_test(tc, v41_write_delegation_for_a_sole_opener);
-	tcase_add_test(tc, v41_unreturned_write_delegation_revoked);
-	tcase_add_test(tc, v41_write_delegation_recalled_by_a_local_reader);
-	tcase_add_test(tc, v41_write_delegation_recalled_by_another_client);
-	tcase_add_test(tc, v41_cb_getattr_of_a_write_delegation);
-	suite_add_tcase(s, tc);
+	for (size_t i = 0; i < sizeof(tests) / sizeof(tests[0]); i++) {
+		TCase *tc = tcase_create((*tests[i])->name);
+
+		tcase_add_unchecked_fixture(tc, case_setup, fs_teardown);
+		tcase_add_checked_fixture(tc, NULL, teardown);
+		tcase_set_timeout(tc, 60);
+		tcase_add_test(tc, *tests[i]);
+		suite_add_tcase(s, tc);
+	}
 	return s;
 }
 
