@@ -13,58 +13,23 @@ set -uo pipefail
 name=${1:?usage: $0 NAME TEST_BINARY}
 bin=${2:?usage: $0 NAME TEST_BINARY}
 shared=${LOLIGO_SHARED_DIR:-${LOLIGO_SOURCE_DIR:?LOLIGO_SOURCE_DIR not set}/../shared}
-ceph=$shared/ceph
-if [[ ! -x $ceph/start-cluster.sh ]]; then
-  echo "FAIL: $ceph/start-cluster.sh not found: the RADOS suite needs ../shared/ceph next to the checkout" >&2
-  exit 1
-fi
-for b in ceph-mon ceph-osd ceph rados uuidgen; do
-  command -v "$b" >/dev/null || { echo "FAIL: $b not installed (apt-get install ceph-mon ceph-osd ceph-common uuid-runtime)" >&2; exit 1; }
-done
+# shellcheck source=tests/lib-ceph.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib-ceph.sh"
+ceph_scripts=$shared/ceph
+ceph_check
 if [[ $(id -u) != 0 || ! -w /dev/fuse ]]; then
   echo "SKIP: needs root and /dev/fuse" >&2
   exit 77
 fi
 
-tmp=$(mktemp -d /tmp/loligo-fuse-$name-rados-XXXXXX)
-cluster=$tmp/ceph
-cleanup() {
-  "$ceph/stop-cluster.sh" "$cluster" --wipe >/dev/null 2>&1
-  rm -rf "$tmp"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM HUP
-setsid bash -c 'while kill -0 '"$$"' 2>/dev/null; do sleep 1; done
-  "'"$ceph"'/stop-cluster.sh" "'"$cluster"'" --wipe; rm -rf "'"$tmp"'"' </dev/null >/dev/null 2>&1 &
-
-# start-cluster.sh uses PORT, PORT+1 and PORT+100..PORT+399: pick a free base, retry on a clash
-started=0
-for attempt in 1 2 3 4 5; do
-  port=$(python3 -c 'import random,socket
-for _ in range(100):
-    p = random.randrange(20000, 30000)
-    ok = True
-    for q in (p, p + 1):
-        s = socket.socket()
-        try: s.bind(("127.0.0.1", q))
-        except OSError: ok = False
-        s.close()
-    if ok: print(p); break')
-  if CEPH_PORT=$port "$ceph/start-cluster.sh" "$cluster" >"$tmp/start.log" 2>&1; then
-    started=1
-    break
-  fi
-  echo "cluster start attempt $attempt on port $port failed:" >&2
-  tail -5 "$tmp/start.log" >&2
-  "$ceph/stop-cluster.sh" "$cluster" --wipe >/dev/null 2>&1
-done
-if ((!started)); then
+ceph_tmp_cluster "loligo-fuse-$name-rados"  # $tmp, $cluster: wiped on every exit path
+if ! ceph_start "$cluster" "$tmp/start.log"; then
   echo "FAIL: could not start a Ceph cluster (see above)" >&2
   exit 1
 fi
-echo "ceph cluster up on 127.0.0.1:$port ($cluster)"
+echo "ceph cluster up on 127.0.0.1:$ceph_port ($cluster)"
 
-LOLIGO_E2E_RADOS_CONF=$cluster/ceph.conf CK_DEFAULT_TIMEOUT=${CK_DEFAULT_TIMEOUT:-120} timeout 540 "$bin"
+ceph_fg env LOLIGO_E2E_RADOS_CONF="$cluster/ceph.conf" CK_DEFAULT_TIMEOUT="${CK_DEFAULT_TIMEOUT:-120}" timeout 540 "$bin"
 rc=$?
 if ((rc != 0)); then
   echo "FAIL: the two-mount $name suite on rados exited $rc; cluster log tail:" >&2
