@@ -1,5 +1,7 @@
-# lib-targets.sh - the mounts the FUSE benchmarks compare, sourced by
-# run-fio.sh and run-untar.sh (not run on its own).
+# shellcheck shell=bash disable=SC2034,SC2154  # variables shared with the sourcing script
+# lib-targets.sh - the mounts the FUSE benchmarks compare, and the options,
+# checks and temp dir they share; sourced by run-fio.sh and run-untar.sh
+# (not run on its own).
 #
 # Targets: "local" (loligo-mds --mkfs on a local store in the work dir +
 # loligo-fuse), "rados" (the same on RADOS of a cluster made by
@@ -8,19 +10,103 @@
 # before/after) and
 # "cephfuse" (../shared/ceph/mount-cephfs.sh on that cluster's CephFS).
 #
-# The sourcing script sets, before calling anything here:
-#   bench       its name, for messages ("run-fio")
+# The sourcing script sets, before it sources this file:
+#   bench       its name, for messages ("run-fio"); bench_fs: the loligo
+#               filesystem name prefix on RADOS ("fiobench")
+#   top         the source tree; shared: ../shared
+# then parses its arguments with bench_opt (the options both scripts take:
+# --build --ceph --ceph-start --runs --targets --compare --tsv --keep
+# --help; defaults set here) and bench_usage, checks them with bench_check
+# and bench_need, and makes its temp dir with bench_workdir:
 #   work        the temp dir everything lives in (configs, logs, mounts)
-#   build       the build tree; compare: the other one for rados0 (or empty)
-#   cli         $build/tools/cli/loligo
-#   ceph_dir    the cluster's directory (or empty); shared: ../shared
+#   build       the build tree; compare: the other one for local0/rados0 (or empty)
+#   cli         $build/tools/cli/loligo; compare_label: compare's short commit
+#   ceph_dir    the cluster's directory (or empty)
 # and gets: mds_pid[T], mds_port[T], fuse_pid[T], fuse2_pid, ceph_mnt,
 # cluster_started (bench_ceph_start).  bench_cleanup undoes all of it; call it
 # from the script's EXIT trap.
 
+# shellcheck source=tests/lib-ceph.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../../tests/lib-ceph.sh"
+ceph_scripts=$shared/ceph
+
+# the shared options' defaults
+build=${LOLIGO_BUILD_DIR:-$top/build} runs=1 keep=0 ceph_dir= ceph_start=0 targets= tsv= compare=
+
+bench_usage() { # MSG: a wrong argument
+	echo "$bench: $1 (try --help)" >&2
+	exit 2
+}
+# bench_opt ARGS...: if $1 is one of the shared options, take it (and its
+# value): 0 with bench_nargs = the words it used; else 1
+bench_opt() {
+	bench_nargs=1
+	case $1 in
+	--build|--ceph|--runs|--targets|--compare|--tsv)
+		(($# >= 2)) || bench_usage "$1 needs a value"
+		bench_nargs=2 ;;
+	esac
+	case $1 in
+	--build) build=$2 ;;
+	--ceph) ceph_dir=$(cd "$2" 2>/dev/null && pwd) || bench_usage "--ceph $2: no such directory" ;;
+	--ceph-start) ceph_start=1 ;;
+	--runs) runs=$2 ;;
+	--targets) targets=$2 ;;
+	--compare) compare=$(cd "$2" 2>/dev/null && pwd) || bench_usage "--compare $2: no such directory" ;;
+	--tsv) tsv=$2 ;;
+	--keep) keep=1 ;;
+	-h|--help) sed -n '2,/^[^#]/{/^#/p}' "$0"; exit 0 ;;   # the comment at the top of the script
+	*) return 1 ;;
+	esac
+}
+bench_need() { # CMD...: each on PATH, or exit 1
+	local b
+	for b in "$@"; do
+		command -v "$b" >/dev/null || { echo "$bench: needs $b (install-deps.sh --bench)" >&2; exit 1; }
+	done
+}
+# after the options: the build trees (and cli), --runs, ceph-fuse for a cluster
+bench_check() {
+	build=$(cd "$build" 2>/dev/null && pwd) || { echo "$bench: --build: no build tree $build" >&2; exit 1; }
+	[[ $runs =~ ^[1-9][0-9]*$ ]] || bench_usage "--runs takes a positive number"
+	cli=$build/tools/cli/loligo
+	local b
+	for b in "$build" ${compare:+"$compare"}; do
+		[[ -x $b/mds/loligo-mds && -x $b/client/fuse/loligo-fuse && -x $b/tools/cli/loligo ]] ||
+			{ echo "$bench: no loligo-mds/loligo-fuse/loligo in $b" >&2; exit 1; }
+	done
+	if [[ -n $ceph_dir || $ceph_start == 1 ]]; then
+		command -v ceph-fuse >/dev/null || { echo "$bench: needs ceph-fuse and ceph-mds (install-deps.sh --bench)" >&2; exit 1; }
+	fi
+}
+# the temp dir (/tmp/loligo-fio.XXXXXX for run-fio) and what lives in it
+bench_workdir() {
+	work=$(mktemp -d "/tmp/loligo-${bench#run-}.XXXXXX")
+	chmod 755 "$work"
+	ceph_mnt=$work/cephfuse.mnt
+	compare_label=
+	[[ -n $compare ]] && compare_label=$(build_label "$compare")
+	return 0
+}
+
 declare -A mds_pid fuse_pid mds_port
-ceph_mnt=$work/cephfuse.mnt
-fuse2_pid=
+ceph_mnt= fuse2_pid= wpid=
+
+# bg_run CMD...: run CMD in the background and wait for it: a signal to the
+# script then reaches its trap at once, not when the command is done (and
+# bench_stop_workload stops it before anything is unmounted)
+bg_run() {
+	"$@" &
+	wpid=$!
+	local st=0
+	wait "$wpid" || st=$?
+	wpid=
+	return $st
+}
+bench_stop_workload() {
+	[[ -n $wpid ]] && { kill -TERM "$wpid" 2>/dev/null; wait "$wpid" 2>/dev/null; }
+	wpid=
+}
 
 bin_of() { # TARGET -> its build tree (local0, rados0: the --compare one)
 	if [[ $1 == *0 ]]; then echo "$compare"; else echo "$build"; fi
@@ -39,39 +125,26 @@ unmount() { # MNT PID
 }
 
 # bench_ceph_start: a cluster of our own in $work/ceph on a free port
-# (memstore OSD, CEPH_MDS=1); sets ceph_dir and cluster_started
+# (memstore OSD, CEPH_MDS=1, no pool: ours make their own); sets ceph_dir and
+# cluster_started
 bench_ceph_start() {
 	ceph_dir=$work/ceph
-	for attempt in 1 2 3 4 5; do
-		port=$(python3 -c 'import random,socket
-for _ in range(100):
-    p = random.randrange(20000, 30000)
-    ok = True
-    for q in (p, p + 1):
-        s = socket.socket()
-        try: s.bind(("127.0.0.1", q))
-        except OSError: ok = False
-        s.close()
-    if ok: print(p); break')
-		if CEPH_PORT=$port CEPH_MDS=1 CEPH_POOL= "$shared/ceph/start-cluster.sh" "$ceph_dir" >"$work/ceph-start.log" 2>&1; then
-			cluster_started=1
-			return 0
-		fi
-		"$shared/ceph/stop-cluster.sh" "$ceph_dir" --wipe >/dev/null 2>&1 || true
-	done
-	echo "$bench: could not start a Ceph cluster:" >&2; tail -5 "$work/ceph-start.log" >&2; exit 1
+	cluster_started=1   # bench_cleanup wipes it, also when a signal cuts the start short
+	ceph_start "$ceph_dir" "$work/ceph-start.log" CEPH_MDS=1 CEPH_POOL= ||
+		{ echo "$bench: could not start a Ceph cluster (see above)" >&2; exit 1; }
 }
 
 bench_cleanup() {
 	set +e
 	trap '' INT TERM   # a second signal must not cut the cleanup short
 	local t p
+	bench_stop_workload   # the workload first: nothing may keep a mount busy
 	for t in "${!fuse_pid[@]}"; do [[ $t == cephfuse ]] || unmount "$work/$t.mnt" "${fuse_pid[$t]}"; done
 	[[ -d $work/local2.mnt ]] && unmount "$work/local2.mnt" "$fuse2_pid"
 	cephfuse_umount
 	for t in "${!mds_pid[@]}"; do kill -TERM "${mds_pid[$t]}" 2>/dev/null && wait "${mds_pid[$t]}" 2>/dev/null; done
 	if [[ -n ${cluster_started:-} ]]; then
-		"$shared/ceph/stop-cluster.sh" "$ceph_dir" --wipe >/dev/null 2>&1
+		ceph_stop "$ceph_dir"
 	elif [[ -n $ceph_dir ]]; then
 		# our filesystems' pools: a purge cut short by the last unmount leaves
 		# objects behind, and a memstore OSD holds them in RAM

@@ -54,53 +54,31 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
 shared=${LOLIGO_SHARED_DIR:-$top/../shared}
-build=${LOLIGO_BUILD_DIR:-$top/build} runs=1 size4k=256M size1m=1G runtime=30 keep=0 mounts=1 perf=0 perf_jobs='*read*'
-ceph_dir= ceph_start=0 targets= tsv= plot= compare=
+bench=run-fio bench_fs=fiobench
+# shellcheck source=tools/bench/lib-targets.sh
+. "$here/lib-targets.sh"
+size4k=256M size1m=1G runtime=30 mounts=1 perf=0 perf_jobs='*read*' plot=
 rows=randwrite-4k,randwrite-4k-fsync,randread-4k,seqwrite-1m,seqwrite-1m-fsync,seqread-1m
 while (($#)); do
+	if bench_opt "$@"; then shift "$bench_nargs"; continue; fi
 	case $1 in
-	--build) build=$2; shift ;;
-	--ceph) ceph_dir=$(cd "$2" && pwd); shift ;;
-	--ceph-start) ceph_start=1 ;;
-	--runs) runs=$2; shift ;;
 	--size4k) size4k=$2; shift ;;
 	--size1m) size1m=$2; shift ;;
 	--runtime) runtime=$2; shift ;;
-	--targets) targets=$2; shift ;;
-	--tsv) tsv=$2; shift ;;
 	--plot) plot=$2; shift ;;
 	--mounts) mounts=$2; shift ;;
 	--perf) perf=1 keep=1 ;;
 	--perf-jobs) perf_jobs=$2; shift ;;
-	--compare) compare=$(cd "$2" && pwd); shift ;;
 	--rows) rows=$2; shift ;;
-	--keep) keep=1 ;;
-	-h|--help) sed -n '2,51p' "$0"; exit 0 ;;
-	*) echo "run-fio: unknown argument '$1' (try --help)" >&2; exit 2 ;;
+	*) bench_usage "unknown argument '$1'" ;;
 	esac
 	shift
 done
-build=$(cd "$build" && pwd)
-for b in fio jq fusermount3; do
-	command -v $b >/dev/null || { echo "run-fio: needs $b (tools: install-deps.sh --bench)" >&2; exit 1; }
-done
-cli=$build/tools/cli/loligo
-for b in "$build" ${compare:+"$compare"}; do
-	[[ -x $b/mds/loligo-mds && -x $b/client/fuse/loligo-fuse && -x $b/tools/cli/loligo ]] ||
-		{ echo "run-fio: no loligo-mds/loligo-fuse/loligo in $b" >&2; exit 1; }
-done
+bench_check
+bench_need fio jq fusermount3
 jobs_dir=$here/fio
-if [[ -n $ceph_dir || $ceph_start == 1 ]]; then
-	command -v ceph-fuse >/dev/null || { echo "run-fio: needs ceph-fuse and ceph-mds (install-deps.sh --bench)" >&2; exit 1; }
-fi
 
-work=$(mktemp -d /tmp/loligo-fio.XXXXXX)
-chmod 755 "$work"
-bench=run-fio bench_fs=fiobench
-# shellcheck source=tools/bench/lib-targets.sh
-. "$here/lib-targets.sh"
-compare_label=
-[[ -n $compare ]] && compare_label=$(build_label "$compare")
+bench_workdir
 cleanup() {
 	bench_cleanup
 	if ((keep)); then echo "run-fio: kept $work"; else rm -rf "$work"; fi
@@ -131,7 +109,7 @@ profile_done() { # RUN TARGET JOB PERF_PID OSD_BEFORE
 		asok=$(ls "$ceph_dir"/run/fuse.*.asok 2>/dev/null | head -1)
 		[[ -n $asok ]] && ceph --admin-daemon "$asok" perf dump >"$work/$t.$job.$run.counters.json" 2>/dev/null
 	else
-		"$cli" daemon "$work/$t-client.asok" perf dump >"$work/$t.$job.$run.counters.json" 2>/dev/null || true
+		"$cli" -f json daemon "$work/$t-client.asok" perf dump >"$work/$t.$job.$run.counters.json" 2>/dev/null || true
 	fi
 	if [[ -n $5 ]]; then
 		echo "$5 $(osd_r_latency)" | awk '{ n = $3 - $1; printf "osd.0 op_r: %d ops, mean latency %.3f ms\n", n, (n > 0 ? ($4 - $2) / n * 1000 : 0) }' \
@@ -153,7 +131,7 @@ run_job() {
 		[[ -n $ceph_dir ]] && osd0=$(osd_r_latency)
 	fi
 	FIO_DIR=$dir FIO_SIZE4K=$size4k FIO_SIZE1M=$size1m FIO_RUNTIME=$runtime \
-		fio --output-format=json "$jobs_dir/$job.fio" >"$out" 2>"$work/$t.$job.$run.err" ||
+		bg_run fio --output-format=json "$jobs_dir/$job.fio" >"$out" 2>"$work/$t.$job.$run.err" ||
 		{ echo "run-fio: fio $job on $t failed:" >&2; tail -5 "$work/$t.$job.$run.err" >&2; exit 1; }
 	c1=$(cpu_of "$pid")
 	[[ -n $prof ]] && profile_done "$run" "$t" "$job" "$prof" "$osd0"

@@ -51,58 +51,35 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
 shared=${LOLIGO_SHARED_DIR:-$top/../shared}
-build=${LOLIGO_BUILD_DIR:-$top/build} runs=1 ncreates=2000 keep=0 profile=0 src=/usr/include
-ceph_dir= ceph_start=0 targets= tsv= compare=
-while (($#)); do
-	case $1 in
-	--build) build=$2; shift ;;
-	--ceph) ceph_dir=$(cd "$2" && pwd); shift ;;
-	--ceph-start) ceph_start=1 ;;
-	--runs) runs=$2; shift ;;
-	--creates) ncreates=$2; shift ;;
-	--src) src=$(cd "$2" && pwd); shift ;;
-	--targets) targets=$2; shift ;;
-	--compare) compare=$(cd "$2" && pwd); shift ;;
-	--tsv) tsv=$2; shift ;;
-	--profile) profile=1 keep=1 ;;
-	--keep) keep=1 ;;
-	-h|--help) sed -n '2,49p' "$0"; exit 0 ;;
-	*) echo "run-untar: unknown argument '$1' (try --help)" >&2; exit 2 ;;
-	esac
-	shift
-done
-build=$(cd "$build" && pwd)
-[[ $runs =~ ^[1-9][0-9]*$ && $ncreates =~ ^[1-9][0-9]*$ ]] ||
-	{ echo "run-untar: --runs and --creates take a positive number" >&2; exit 2; }
-for b in tar jq fusermount3 mkfs.ext4 losetup; do
-	command -v $b >/dev/null || { echo "run-untar: needs $b" >&2; exit 1; }
-done
-((profile)) && { command -v strace >/dev/null || { echo "run-untar: --profile needs strace" >&2; exit 1; }; }
-[[ $(id -u) == 0 ]] || { echo "run-untar: needs root (loop device, mounts)" >&2; exit 1; }
-cli=$build/tools/cli/loligo
-creates=$build/tools/bench/creates
-[[ -x $creates ]] || { echo "run-untar: no $creates (ninja -C $build creates)" >&2; exit 1; }
-for b in "$build" ${compare:+"$compare"}; do
-	[[ -x $b/mds/loligo-mds && -x $b/client/fuse/loligo-fuse && -x $b/tools/cli/loligo ]] ||
-		{ echo "run-untar: no loligo-mds/loligo-fuse/loligo in $b" >&2; exit 1; }
-done
-if [[ -n $ceph_dir || $ceph_start == 1 ]]; then
-	command -v ceph-fuse >/dev/null || { echo "run-untar: needs ceph-fuse and ceph-mds (install-deps.sh --bench)" >&2; exit 1; }
-fi
-
-work=$(mktemp -d /tmp/loligo-untar.XXXXXX)
-chmod 755 "$work"
 bench=run-untar bench_fs=untarbench
 # shellcheck source=tools/bench/lib-targets.sh
 . "$here/lib-targets.sh"
-compare_label=
-[[ -n $compare ]] && compare_label=$(build_label "$compare")
-loopdev= ext4_mnt=$work/ext4.mnt wpid= cephfs_dir=
+ncreates=2000 profile=0 src=/usr/include
+while (($#)); do
+	if bench_opt "$@"; then shift "$bench_nargs"; continue; fi
+	case $1 in
+	--creates) ncreates=$2; shift ;;
+	--src) src=$(cd "$2" 2>/dev/null && pwd) || bench_usage "--src $2: no such directory"; shift ;;
+	--profile) profile=1 keep=1 ;;
+	*) bench_usage "unknown argument '$1'" ;;
+	esac
+	shift
+done
+bench_check
+[[ $ncreates =~ ^[1-9][0-9]*$ ]] || bench_usage "--creates takes a positive number"
+bench_need tar jq fusermount3 mkfs.ext4 losetup
+((profile)) && bench_need strace
+[[ $(id -u) == 0 ]] || { echo "run-untar: needs root (loop device, mounts)" >&2; exit 1; }
+creates=$build/tools/bench/creates
+[[ -x $creates ]] || { echo "run-untar: no $creates (ninja -C $build creates)" >&2; exit 1; }
+
+bench_workdir
+loopdev= ext4_mnt=$work/ext4.mnt cephfs_dir=
 cleanup() {
 	set +e
 	trap '' INT TERM   # a second signal must not cut the cleanup short
 	# the workload first: nothing may keep a mount busy
-	[[ -n $wpid ]] && { kill -TERM "$wpid" 2>/dev/null; wait "$wpid" 2>/dev/null; }
+	bench_stop_workload
 	[[ -n ${strace_pids:-} ]] && { kill -INT $strace_pids 2>/dev/null; wait $strace_pids 2>/dev/null; }
 	if [[ -n $cephfs_dir ]] && mountpoint -q "$ceph_mnt"; then rm -rf "${ceph_mnt:?}/$cephfs_dir"; fi
 	bench_cleanup
@@ -112,17 +89,6 @@ cleanup() {
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
-
-# run CMD in the background and wait for it: a signal to this script then
-# reaches its trap at once, not when the command is done
-bg_run() {
-	"$@" &
-	wpid=$!
-	local st=0
-	wait "$wpid" || st=$?
-	wpid=
-	return $st
-}
 
 ((ceph_start)) && bench_ceph_start
 all_targets=ext4,local
