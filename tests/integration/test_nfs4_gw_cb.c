@@ -874,27 +874,27 @@ START_TEST(v41_delegation_recalled_by_a_local_writer)
 END_TEST
 
 
-/* NFSv3 WRITE (FILE_SYNC) of @data at 0 through handle @fh: the nfsstat3 */
-static uint32_t v3_write(const struct nfs4_fh *fh, const char *data)
+/* An NFSv3 call of @proc: v3_begin, its arguments into @e, then v3_call (on
+ * a connection of its own): the reply's nfsstat3 */
+static void v3_begin(struct xdr_enc *e, uint32_t proc)
 {
 	static _Atomic uint32_t xid = 777000;
+
+	xdr_enc_init(e, 4096);
+	trpc_call_header(e, atomic_fetch_add(&xid, 1), NFS4_PROGRAM, 3, proc);
+}
+
+static uint32_t v3_call(struct xdr_enc *e)
+{
 	struct trpc_reply r;
-	struct xdr_enc e;
 	uint8_t *buf;
 	size_t len;
-	uint32_t st = 99999, x = atomic_fetch_add(&xid, 1);
+	uint32_t st = 99999;
 	int fd = trpc_connect(port);
 
 	ck_assert_int_ge(fd, 0);
-	xdr_enc_init(&e, 4096);
-	trpc_call_header(&e, x, NFS4_PROGRAM, 3, 7);
-	xdr_put_opaque(&e, fh->data, fh->len);
-	xdr_put_u64(&e, 0);
-	xdr_put_u32(&e, (uint32_t)strlen(data));
-	xdr_put_u32(&e, 2);                      /* FILE_SYNC */
-	xdr_put_opaque(&e, data, (uint32_t)strlen(data));
-	ck_assert_int_eq(trpc_send_record(fd, e.buf, e.len, 0), 0);
-	xdr_enc_free(&e);
+	ck_assert_int_eq(trpc_send_record(fd, e->buf, e->len, 0), 0);
+	xdr_enc_free(e);
 	buf = trpc_recv_record(fd, &len, NULL);
 	ck_assert_ptr_nonnull(buf);
 	ck_assert_int_eq(trpc_parse_reply(buf, len, &r), 0);
@@ -903,6 +903,20 @@ static uint32_t v3_write(const struct nfs4_fh *fh, const char *data)
 	free(buf);
 	close(fd);
 	return st;
+}
+
+/* NFSv3 WRITE (FILE_SYNC) of @data at 0 through handle @fh: the nfsstat3 */
+static uint32_t v3_write(const struct nfs4_fh *fh, const char *data)
+{
+	struct xdr_enc e;
+
+	v3_begin(&e, 7);
+	xdr_put_opaque(&e, fh->data, fh->len);
+	xdr_put_u64(&e, 0);
+	xdr_put_u32(&e, (uint32_t)strlen(data));
+	xdr_put_u32(&e, 2);                      /* FILE_SYNC */
+	xdr_put_opaque(&e, data, (uint32_t)strlen(data));
+	return v3_call(&e);
 }
 
 /*
@@ -1449,17 +1463,9 @@ enum v3_op { V3_REMOVE = 12, V3_RENAME = 14, V3_LINK = 15, V3_SETATTR_MODE = 2 }
 static uint32_t v3_op(enum v3_op op, const struct nfs4_fh *dir, const struct nfs4_fh *fh, const char *name,
 		      const char *to)
 {
-	static _Atomic uint32_t xid = 878000;
-	struct trpc_reply r;
 	struct xdr_enc e;
-	uint8_t *buf;
-	size_t len;
-	uint32_t st = 99999, x = atomic_fetch_add(&xid, 1);
-	int fd = trpc_connect(port);
 
-	ck_assert_int_ge(fd, 0);
-	xdr_enc_init(&e, 4096);
-	trpc_call_header(&e, x, NFS4_PROGRAM, 3, op);
+	v3_begin(&e, op);
 	switch (op) {
 	case V3_REMOVE:
 		xdr_put_opaque(&e, dir->data, dir->len);
@@ -1488,16 +1494,7 @@ static uint32_t v3_op(enum v3_op op, const struct nfs4_fh *dir, const struct nfs
 		xdr_put_bool(&e, false);         /* no guard */
 		break;
 	}
-	ck_assert_int_eq(trpc_send_record(fd, e.buf, e.len, 0), 0);
-	xdr_enc_free(&e);
-	buf = trpc_recv_record(fd, &len, NULL);
-	ck_assert_ptr_nonnull(buf);
-	ck_assert_int_eq(trpc_parse_reply(buf, len, &r), 0);
-	ck_assert_uint_eq(r.stat, RPC_SUCCESS);
-	ck_assert_int_eq(xdr_get_u32(&r.res, &st), 0);
-	free(buf);
-	close(fd);
-	return st;
+	return v3_call(&e);
 }
 
 /*
