@@ -358,7 +358,10 @@ int lc_wb_write(struct lclient *c, struct lc_inode *in, uint64_t *offp, size_t *
 	uint64_t o = off;
 	size_t left = len;
 	const char *p = buf;
-	bool seq = off == in->wb_last_end;
+	/* a stream: this write begins where the last one ended (the first write
+	 * of a file is not one yet: an untar's small files must not reserve a
+	 * whole object each) */
+	bool seq = off && off == in->wb_last_end;
 	while (left > 0) {
 		size_t n = osize - o % osize;
 		if (n > left)
@@ -527,8 +530,11 @@ static void wb_begin(struct lclient *c, struct lc_inode *in, struct wb_flight *f
 		struct lc_extent **pp = &in->dirty;
 		size_t took = 0;
 		uint64_t bound = cfg_uint(CFG_client_oc_size);
-		/* the object a sequential writer is filling: left to fill */
-		bool hold = max != SIZE_MAX && in->wb_seq && in->wb_last_end % f->osize &&
+		/* the object a sequential writer is filling: left to fill (a
+		 * stream past its first object, on a file still open: a closed
+		 * file's tail is not coming) */
+		bool hold = max != SIZE_MAX && in->wb_seq && in->wb_last_end > f->osize &&
+			    in->wb_last_end % f->osize && in->nwriters > 0 &&
 			    !(bound && atomic_load(&c->oc_dirty) > bound);
 		uint64_t hold_obj = in->wb_last_end / f->osize;
 

@@ -572,6 +572,37 @@ START_TEST(test_seq_stream_whole_objects)
 END_TEST
 
 /*
+ * Small files (an untar) buffer what they hold, not an object each: the
+ * first write of a file does not make it a stream.  (187d91e reserved the
+ * whole object's room for any write that began where the last ended, a
+ * new file's first write at 0 too: 64 files of 4 KiB counted 256 MiB
+ * against client_oc_size, and writers blocked at the bound.)
+ */
+START_TEST(test_small_files_buffer_what_they_hold)
+{
+	set_opt("client_oc_target_dirty", "1G");   /* the flusher leaves the buffers alone */
+	set_opt("client_oc_size", "1G");
+	struct lc_inode *in[64];
+	struct lc_fh *fh[64];
+	char b[4096];
+
+	memset(b, 's', sizeof(b));
+	for (int i = 0; i < 64; i++) {
+		in[i] = mkfile(0x700 + (uint64_t)i, 0);
+		fh[i] = lc_fh_new(c, in[i], O_RDWR, NULL);
+		ck_assert_int_eq(lc_write(c, fh[i], 0, sizeof(b), b), (ssize_t)sizeof(b));
+	}
+	ck_assert_msg(atomic_load(&c->oc_dirty) <= 64u * 65536u, "64 files of 4 KiB count %llu bytes buffered",
+		      (unsigned long long)atomic_load(&c->oc_dirty));
+	for (int i = 0; i < 64; i++) {
+		ck_assert_int_eq(lc_fsync(c, fh[i], false), 0);
+		lc_release(c, fh[i]);
+		lc_put(c, in[i]);
+	}
+}
+END_TEST
+
+/*
  * Sparse file of 64 KiB objects: objects 0, 2, 3 (half), 7 and the last
  * written, 1, 4, 5, 6 never; EOF in the middle of an object.  What a byte
  * should read as.
@@ -1398,6 +1429,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_oc_bound);
 	tcase_add_test(tc, test_oc_bound_partial_writebacks);
 	tcase_add_test(tc, test_seq_stream_whole_objects);
+	tcase_add_test(tc, test_small_files_buffer_what_they_hold);
 	tcase_add_test(tc, test_readahead);
 	tcase_add_test(tc, test_readahead_holes_eof);
 	tcase_add_test(tc, test_readahead_buffer_reuse);
