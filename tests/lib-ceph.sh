@@ -15,7 +15,8 @@
 #                            cluster=$tmp/ceph, both wiped on every exit
 #                            path: an EXIT trap (INT, TERM, HUP exit 130
 #                            through it) and a detached watchdog for a
-#                            SIGKILLed caller (ctest's timeout).  For
+#                            SIGKILLed caller (ctest's timeout), which
+#                            also stops the ceph_fg command.  For
 #                            scripts that have nothing else to clean up.
 #   ceph_start DIR LOG [VAR=VALUE...]
 #                            start-cluster.sh DIR with CEPH_PORT=<free base>
@@ -80,8 +81,10 @@ ceph_fg() {
 	local st=0
 	"$@" &
 	ceph_fg_pid=$!
+	[[ -d ${tmp:-} ]] && echo "$ceph_fg_pid" >"$tmp/fg.pid"   # for the watchdog
 	wait "$ceph_fg_pid" || st=$?
 	ceph_fg_pid=
+	rm -f "${tmp:-/nonexistent}/fg.pid"
 	return $st
 }
 
@@ -100,7 +103,10 @@ ceph_tmp_cluster() {
 	cluster=$tmp/ceph
 	trap ceph_tmp_cleanup EXIT
 	trap 'exit 130' INT TERM HUP
-	# the caller's pid, the paths baked in: it outlives a SIGKILLed caller
+	# the caller's pid, the paths baked in: it outlives a SIGKILLed caller,
+	# stops what ceph_fg was running (the suite), then wipes
+	# shellcheck disable=SC2016  # $(cat ...) is for the watchdog's shell
 	setsid bash -c 'while kill -0 '"$$"' 2>/dev/null; do sleep 1; done
+		[[ -s "'"$tmp"'/fg.pid" ]] && kill -TERM "$(cat "'"$tmp"'/fg.pid")"
 		"'"$ceph_scripts"'/stop-cluster.sh" "'"$cluster"'" --wipe; rm -rf "'"$tmp"'"' </dev/null >/dev/null 2>&1 &
 }
