@@ -267,6 +267,14 @@ static void flush_intr_done(struct flush_intr *fi)
 		lc_intr_unwatch(fi->it);
 }
 
+/* @end, or the unmount's bound if that is sooner (lclient_shutdown_begin) */
+static uint64_t unmount_clamp(struct lclient *c, uint64_t end)
+{
+	uint64_t by = atomic_load(&c->unmount_by);
+
+	return by && by < end ? by : end;
+}
+
 /*
  * A flush is sent again after a reconnect (lc_session_event); after the
  * loss of the session it is dirty again and the flusher sends it anew under
@@ -284,7 +292,7 @@ static int flush_wait(struct lclient *c, struct lc_inode *in, uint64_t tid, stru
 
 		if ((r = flush_intr_check_locked(fi, in)))
 			break;
-		if (now_mono_ns() >= end) {
+		if (now_mono_ns() >= unmount_clamp(c, end)) {
 			/* as a request would (a read-only MDS answers the flush
 			 * once its journal takes writes again); still dirty */
 			r = -ETIMEDOUT;
@@ -330,7 +338,7 @@ int lc_cap_flush_sync(struct lclient *c, struct lc_inode *in)
 	while ((r = lc_cap_flush(c, in, &tid)) == -ENOTCONN) {
 		struct timespec dl = deadline_ms(5);
 
-		if (now_mono_ns() >= end) {
+		if (now_mono_ns() >= unmount_clamp(c, end)) {
 			r = -ETIMEDOUT;
 			goto out;
 		}

@@ -734,14 +734,29 @@ static void unmount_wait_session(struct lclient *c, uint64_t end)
 	}
 }
 
+void lclient_shutdown_begin(struct lclient *c)
+{
+	uint64_t end = now_mono_ns() + lc_secs_ns(CFG_client_unmount_timeout), zero = 0;
+
+	if (!c || !atomic_compare_exchange_strong(&c->unmount_by, &zero, end))
+		return;
+	dinfo(CLIENT, "shutting down: waits for the MDS end within client_unmount_timeout (%.1f s)",
+	      (double)lc_secs_ns(CFG_client_unmount_timeout) / 1e9);
+	if (c->mdsc)
+		mdsc_shutdown_begin(c->mdsc, end);
+}
+
 void lclient_unmount(struct lclient *c)
 {
 	/* one bound for every wait below on the MDS (session, flush acks, SAFE
-	 * replies): client_unmount_timeout in all, not per wait */
-	uint64_t end = now_mono_ns() + lc_secs_ns(CFG_client_unmount_timeout), now;
+	 * replies): client_unmount_timeout in all, not per wait, counted from
+	 * the shutdown's start (a SIGTERM that found requests waiting) */
+	uint64_t end, now;
 
 	if (!c)
 		return;
+	lclient_shutdown_begin(c);
+	end = atomic_load(&c->unmount_by);
 	if (c->mdsc)
 		unmount_wait_session(c, end);
 	/* handles the frontend never released (FUSE: RELEASEs still queued

@@ -143,7 +143,22 @@ int lclient_mount(struct lclient *c, const char *root_path);
  */
 int lclient_set_mount_point(struct lclient *c, const char *where);
 
-/** lclient_unmount - flush dirty data, wait for SAFE replies, close the session. */
+/**
+ * lclient_shutdown_begin - the frontend is stopping (SIGTERM, an unmount from
+ * outside): from now, every wait of this client for the MDS (a request, a
+ * size flush, a wait for SAFE, a file lock) ends within one
+ * client_unmount_timeout, counted from the first call, with EIO for a
+ * request never answered, and lclient_unmount() counts its own bound from
+ * the same moment.  Call it before waiting for frontend threads that may
+ * be in such a wait (libfuse joins its workers before its loop returns).
+ * Any thread, never blocks; later calls do nothing.
+ */
+void lclient_shutdown_begin(struct lclient *c);
+/**
+ * lclient_unmount - flush dirty data, wait for SAFE replies, close the
+ * session, all within client_unmount_timeout (from lclient_shutdown_begin()
+ * if that was called).
+ */
 void lclient_unmount(struct lclient *c);
 void lclient_destroy(struct lclient *c);
 

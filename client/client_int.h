@@ -308,6 +308,9 @@ struct lclient {
 	atomic_bool nearfull;        /* ... and whether it is past the nearfull ratio */
 	_Atomic int wb_failing;      /* the transient error of the last writeback that failed; 0 once one succeeds */
 
+	_Atomic uint64_t unmount_by; /* lclient_shutdown_begin: the unmount and every wait for the
+				      * MDS end by then (mono ns; 0: not yet) */
+
 	/* the flusher thread: periodic writeback, cap work, cache trimming */
 	pthread_t flusher;
 	bool flusher_running;

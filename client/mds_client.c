@@ -546,6 +546,14 @@ static int submit_request(struct mds_client *m, struct mdsc_req *r)
  * lc_intr (a frontend call its caller may interrupt), a wait that lasts
  * past LC_INTR_ARM_NS arms it, and its firing ends the wait with -EINTR.
  */
+/* @deadline_ns (0: none), or the shutdown's bound if that is sooner */
+static uint64_t shutdown_clamp(struct mds_client *m, uint64_t deadline_ns)
+{
+	uint64_t by = atomic_load_explicit(&m->shutdown_by, memory_order_acquire);
+
+	return by && (!deadline_ns || by < deadline_ns) ? by : deadline_ns;
+}
+
 static int wait_state_intr(struct mdsc_req *r, uint32_t mask, uint64_t deadline_ns, struct lc_intr *it)
 {
 	uint64_t arm_ns = it ? now_mono_ns() + LC_INTR_ARM_NS : 0;
@@ -554,7 +562,8 @@ static int wait_state_intr(struct mdsc_req *r, uint32_t mask, uint64_t deadline_
 
 	pthread_mutex_lock(&r->lock);
 	while (!(atomic_load(&r->state) & (mask | RS_ABORTED))) {
-		uint64_t until = deadline_ns;
+		/* read under r->lock: mdsc_shutdown_begin broadcasts under it */
+		uint64_t bound = shutdown_clamp(r->mdsc, deadline_ns), until = bound;
 		int w;
 
 		if (lc_intr_fired(it)) {
@@ -572,7 +581,7 @@ static int wait_state_intr(struct mdsc_req *r, uint32_t mask, uint64_t deadline_
 		w = pthread_cond_timedwait(&r->cond, &r->lock, &ts);
 		if (w != ETIMEDOUT)
 			continue;
-		if (deadline_ns && now_mono_ns() >= deadline_ns) {
+		if (bound && now_mono_ns() >= bound) {
 			ret = -ETIMEDOUT;
 			break;
 		}
@@ -610,7 +619,14 @@ static int wait_reply(struct mds_client *m, struct mdsc_req *r, uint64_t deadlin
 	int ret;
 
 	ret = wait_state_intr(r, RS_GOT_REPLY, deadline, it);
-	if (ret == -ETIMEDOUT && mdsc_abort_request(m, r, -ETIMEDOUT, true)) {
+	if (ret == -ETIMEDOUT && atomic_load(&m->shutdown_by) && (!deadline || deadline > now_mono_ns()) &&
+	    mdsc_abort_request(m, r, -EIO, true)) {
+		/* the client is going away (mdsc_shutdown_begin), the MDS did not answer in time */
+		perf_inc(&m->c_timeouts, 1);
+		derr(CLIENT, "mds request tid %llu (%s) got no reply before the unmount's deadline "
+		     "(client_unmount_timeout): giving up with EIO", (unsigned long long)r->tid,
+		     mdsp_op_name(r->pub.args.op));
+	} else if (ret == -ETIMEDOUT && mdsc_abort_request(m, r, -ETIMEDOUT, true)) {
 		perf_inc(&m->c_timeouts, 1);
 		if (tmo)
 			derr(CLIENT, "mds request tid %llu (%s) got no reply within %.1f s (client_request_timeout): "
@@ -1084,6 +1100,26 @@ static void abort_all(struct mds_client *m, int err)
 
 	for (; (r = mdsc_req_next(m, &idx, UINT64_MAX)); idx++) {
 		mdsc_abort_request(m, r, err, false);
+		mdsc_req_put(r);
+	}
+}
+
+void mdsc_shutdown_begin(struct mds_client *m, uint64_t deadline_ns)
+{
+	uint64_t cur = atomic_load(&m->shutdown_by), idx = 0;
+	struct mdsc_req *r;
+
+	if (!deadline_ns)
+		deadline_ns = 1;
+	while ((!cur || deadline_ns < cur) &&
+	       !atomic_compare_exchange_weak(&m->shutdown_by, &cur, deadline_ns))
+		;
+	/* wake every waiter so that it takes the bound (a wait with no
+	 * deadline sleeps on its condition variable for good otherwise) */
+	for (; (r = mdsc_req_next(m, &idx, UINT64_MAX)); idx++) {
+		pthread_mutex_lock(&r->lock);
+		pthread_cond_broadcast(&r->cond);
+		pthread_mutex_unlock(&r->lock);
 		mdsc_req_put(r);
 	}
 }

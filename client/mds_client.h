@@ -135,6 +135,18 @@ void mdsc_destroy(struct mds_client *mdsc);
  * no wait.
  */
 void mdsc_destroy_by(struct mds_client *mdsc, uint64_t deadline_ns);
+/**
+ * mdsc_shutdown_begin - the client is going away (SIGTERM, an unmount):
+ * every wait for the MDS, those already waiting and those to come, ends
+ * by @deadline_ns (CLOCK_MONOTONIC) at the latest, however it was bounded
+ * before (client_request_timeout 0, a file lock, a wait for SAFE).  A
+ * request still unanswered then is given up with -EIO (logged); a wait for
+ * SAFE returns -ETIMEDOUT and leaves the request for mdsc_destroy_by().
+ * Nothing is cut short before @deadline_ns: an MDS that answers meanwhile
+ * (a restart) completes the requests as usual.  An earlier deadline wins
+ * over a later call's.  Any thread, no lock held; never blocks.
+ */
+void mdsc_shutdown_begin(struct mds_client *mdsc, uint64_t deadline_ns);
 
 /**
  * mdsc_set_store_addr - the client's data-store instance (store_instance_addr()),

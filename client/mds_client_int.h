@@ -153,6 +153,8 @@ struct mds_client {
 	bool kick;                      /* protected by mutex */
 	bool want_session;              /* protected by mutex */
 	bool stopping;                  /* protected by mutex; read racily by fast paths */
+	_Atomic uint64_t shutdown_by;   /* mdsc_shutdown_begin: every wait for the MDS ends by
+					 * then (CLOCK_MONOTONIC ns; 0: not shutting down) */
 	bool locking_before;            /* client_mds_locking=before (set at create, read-only) */
 	pthread_t session_thread;
 

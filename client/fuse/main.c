@@ -362,26 +362,44 @@ static void detach_stdio(void)
 
 /* ---- SIGHUP: reopen the log, reload the exports --------------------------- */
 
+/*
+ * The same thread watches for the end of the FUSE loop (SIGTERM/SIGINT/
+ * SIGQUIT through libfuse's handlers, an unmount from outside): libfuse
+ * joins its workers before fuse_session_loop_mt() returns, and a worker
+ * may be waiting for an MDS that is gone (a hard mount waits for good), so
+ * the client is told at once (lclient_shutdown_begin: every wait for the
+ * MDS ends within client_unmount_timeout) rather than after the loop.
+ */
+#define LOOP_WATCH_MS 100
+
 struct hup_thread {
 	pthread_t thread;
 	bool running;
 	_Atomic bool stop;
 	void *gw;	/* the NFS gateway or NULL; set before the thread starts */
+	struct lfuse *lf;	/* set before the thread starts */
 };
 
 static void *hup_main(void *arg)
 {
 	struct hup_thread *h = arg;
+	const struct timespec tick = { .tv_sec = 0, .tv_nsec = LOOP_WATCH_MS * 1000000L };
+	bool told = false;
 	sigset_t hup;
 	int sig;
 
 	sigemptyset(&hup);
 	sigaddset(&hup, SIGHUP);
 	for (;;) {
-		if (sigwait(&hup, &sig))
-			continue;
+		sig = sigtimedwait(&hup, NULL, &tick);
 		if (atomic_load(&h->stop))
 			break;
+		if (!told && h->lf && h->lf->se && fuse_session_exited(h->lf->se)) {
+			lclient_shutdown_begin(h->lf->c);
+			told = true;
+		}
+		if (sig != SIGHUP)
+			continue;
 		dinfo(FUSE, "SIGHUP: reopening the log file%s", h->gw ? " and reloading nfs_exports" : "");
 		log_reopen();
 		if (h->gw)
@@ -391,9 +409,10 @@ static void *hup_main(void *arg)
 }
 
 /* SIGHUP must already be blocked in this thread (and so in all later ones). */
-static int hup_start(struct hup_thread *h, void *gw)
+static int hup_start(struct hup_thread *h, void *gw, struct lfuse *lf)
 {
 	h->gw = gw;
+	h->lf = lf;
 	atomic_store(&h->stop, false);
 	if (pthread_create(&h->thread, NULL, hup_main, h))
 		return -EAGAIN;
@@ -657,7 +676,7 @@ int main(int argc, char **argv)
 		goto out;
 	}
 
-	r = hup_start(&hup, gw);
+	r = hup_start(&hup, gw, &lf);
 	if (r) {
 		fprintf(stderr, PROG ": cannot start the SIGHUP thread: %s\n", strerror(-r));
 		goto out;
@@ -684,6 +703,9 @@ int main(int argc, char **argv)
 	dinfo(FUSE, "unmounting %s", a.mountpoint);
 
 out:
+	/* whatever still waits for the MDS (gateway workers too) ends in bounded time */
+	if (started_client)
+		lclient_shutdown_begin(lf.c);
 	hup_stop(&hup);
 	prom_stop(prom);
 	lfuse_inval_stop(&lf);

@@ -15,7 +15,9 @@
  *   - the mount logs, once per client_wait_log_interval, that it waits
  *     and why;
  *   - once the MDS is back, the same mount goes on, and the interrupted
- *     flush's size reaches the MDS.
+ *     flush's size reaches the MDS;
+ *   - SIGTERM ends a wait for an MDS that is gone for good (EIO within
+ *     client_unmount_timeout) and the daemon exits.
  *
  * Every operation that may hang runs in a forked child with a deadline: a
  * child stuck past it is a failure, and the teardown kills the FUSE daemon
@@ -356,6 +358,67 @@ START_TEST(test_inherited_close_is_interruptible)
 }
 END_TEST
 
+/* ---- SIGTERM while a request waits for an MDS that is gone for good ------------- */
+
+/* @pid has exited (gone, or a zombie the check parent reaps later) */
+static bool exited(pid_t pid)
+{
+	char path[64], buf[512], *p;
+	FILE *f;
+	size_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	f = fopen(path, "r");
+	if (!f)
+		return true;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	p = strrchr(buf, ')');
+	return !p || p[1] != ' ' || p[2] == 'Z' || p[2] == 'X';
+}
+
+/*
+ * loligo-fuse gets SIGTERM while a chmod waits (hard mount) for an MDS that
+ * never comes back: the wait ends with EIO within client_unmount_timeout and
+ * the daemon exits.  It used to keep reconnecting for ever (libfuse joins
+ * its workers before the loop returns, and ours waited for the MDS), so
+ * only SIGKILL ended it, leaving the mount point dead.
+ */
+START_TEST(test_sigterm_ends_a_wait_for_a_dead_mds)
+{
+	pid_t pid, fuse;
+	long t0, took;
+	int st;
+
+	start_all("client_unmount_timeout=2");
+	ck_assert_int_eq(lfs_write_file(P("f"), 10, 4), 0);
+	lfs_mds_stop(&fs, SIGKILL);
+	pid = fork();
+	if (pid == 0) {
+		if (chmod(P("f"), 0600) == 0)
+			_exit(2);
+		_exit(errno == EIO ? 0 : 3);
+	}
+	wait_in_fuse(pid);
+	fuse = fs.fuse_pid;
+	t0 = now_ms();
+	ck_assert_int_eq(kill(fuse, SIGTERM), 0);
+	/* generous: the bound is 2 s; without the fix it never exits */
+	while (!exited(fuse) && now_ms() - t0 < 30000)
+		usleep(20000);
+	took = now_ms() - t0;
+	ck_assert_msg(exited(fuse), "loligo-fuse did not exit %ld ms after SIGTERM with a chmod waiting for a dead MDS",
+		      took);
+	st = reap(pid, 10000);
+	ck_assert_msg(st == 0, "the chmod waiting for the MDS did not fail with EIO at the unmount (child status %d)",
+		      st);
+	ck_assert_msg(log_count("unmounting") >= 1, "no 'unmounting' in the log");
+	fprintf(stderr, "[SIGTERM with a chmod waiting for a dead MDS] exit after %ld ms (client_unmount_timeout 2 s)\n",
+		took);
+}
+END_TEST
+
 /* One case per tcase, with unchecked fixtures (as test_fuse.c): the check
  * parent's teardown kills what a failed case left (pid files). */
 static void add(Suite *s, const char *name, const TTest *t)
@@ -375,6 +438,7 @@ static Suite *suite(void)
 	add(s, "statfs", test_statfs_answers_without_mds);
 	add(s, "interrupt", test_wait_for_mds_is_interruptible);
 	add(s, "close", test_inherited_close_is_interruptible);
+	add(s, "sigterm", test_sigterm_ends_a_wait_for_a_dead_mds);
 	return s;
 }
 
