@@ -493,12 +493,14 @@ static ssize_t do_read(struct lclient *c, struct lc_fh *fh, off_t offset, size_t
 		return -EIO;
 	pthread_mutex_lock(&in->lock);
 	uint32_t caps = in->caps;
-	bool ours = lc_meta_ours_locked(in);
 	pthread_mutex_unlock(&in->lock);
 	if (!c->mdsc)
 		caps = MDSP_CAP_ALL;    /* no MDS (tests): the file is ours alone */
-	if (!(caps & MDSP_CAP_FILE_SHARED) && !ours && len) {
-		/* another client may be changing the size: ask */
+	if (!(caps & MDSP_CAP_FILE_SHARED) && len) {
+		/* another client may be changing the size: ask.  Also while a
+		 * size of ours is flushing (a write under Fw): it is only a floor
+		 * (lc_inode_size takes the larger), another writer may have
+		 * grown the file past it meanwhile */
 		r = lc_getattr(c, in, NULL, true, NULL);
 		if (r < 0)
 			return r;

@@ -598,6 +598,46 @@ static bool ts_later(struct timespec a, struct timespec b)
 	return a.tv_sec > b.tv_sec || (a.tv_sec == b.tv_sec && a.tv_nsec > b.tv_nsec);
 }
 
+/*
+ * Two writers, the first one's size flush not acked yet: the size it flushed
+ * is only a floor, the other writer may have grown the file since.  A read
+ * used to trust the flushing size without asking the MDS (it read 0 bytes
+ * past it: test_two_writers_uncached under load, when A's FLUSH_ACK for the
+ * flush in its revoke ack came after B's write).  The FLUSH_ACK is held here
+ * (the journal writes nothing), B grows the file by truncate.
+ */
+START_TEST(test_two_writers_size_while_flush_unacked)
+{
+	struct lc_inode *da = mkdir_in(A, ra, "mixf", 0755), *ia, *ib, *db;
+	struct lc_attr set = { .size = 8 };
+	struct lc_fh *fa, *fb;
+	char buf[64];
+	ssize_t n;
+
+	ck_assert_int_eq(lc_create(A, da, "shared", 0644, O_RDWR | O_CREAT, &rootcr, NULL, &ia, &fa), 0);
+	ck_assert_int_eq(lc_write(A, fa, 0, 5, "aaaaa"), 5);   /* buffered under Fb */
+	db = lookup_ok(B, rb, "mixf");
+	ib = lookup_ok(B, db, "shared");
+	ck_assert_int_eq(lc_sync_fs(A), 0);
+	mds_config_set("mds_journal_hold", "true");
+	/* B's open takes A's Fs/Fc/Fb: A's ack carries size 5, its FLUSH_ACK waits for the journal */
+	ck_assert_int_eq(lc_open(B, ib, O_RDWR, &rootcr, &fb), 0);
+	ck_assert(!lc_fh_cacheable(fa));
+	ck_assert_int_eq(lc_setattr(B, ib, &set, LC_SET_SIZE, &rootcr, NULL), 0);
+	memset(buf, 'x', sizeof(buf));
+	n = lc_read(A, fa, 5, sizeof(buf), buf);
+	mds_config_set("mds_journal_hold", "false");
+	ck_assert_msg(n == 3, "A read %zd bytes at offset 5 of a file B made 8 bytes long (want 3)", n);
+	ck_assert(memcmp(buf, "\0\0\0", 3) == 0);
+	ck_assert_int_eq(lc_release(B, fb), 0);
+	ck_assert_int_eq(lc_release(A, fa), 0);
+	lc_put(A, ia);
+	lc_put(A, da);
+	lc_put(B, ib);
+	lc_put(B, db);
+}
+END_TEST
+
 /* A write's close sends its mtime in a CAPS FLUSH without waiting; a chmod
  * right after moves ctime at the MDS.  Until the flush is acked the client
  * shows its own mtime, but its ctime must not go back past the chmod's
@@ -1392,6 +1432,7 @@ static Suite *suite(void)
 	ADD(tc, test_rename_unlink_cached);
 	ADD(tc, test_chmod_chown_denies_at_once);
 	ADD(tc, test_two_writers_uncached);
+	ADD(tc, test_two_writers_size_while_flush_unacked);
 	ADD(tc, test_revoke_hook_runs_before_ack);
 	ADD(tc, test_revoke_hook_defers_the_ack);
 	ADD(tc, test_deferred_revoke_is_bounded);
