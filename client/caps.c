@@ -421,8 +421,12 @@ static void send_ack(struct lclient *c, struct lc_inode *in, const struct mdsp_c
 		flush_sent_locked(in, &ack);
 		in->wanted_sent = ack.wanted;
 		/* the MDS applies our flushes before the ack: from here on its
-		 * size and mtime are the file's, and someone else may change them */
-		if (!(in->caps & (MDSP_CAP_FILE_SHARED | MDSP_CAP_FILE_WR)))
+		 * size and mtime are the file's, and someone else may change them
+		 * (another writer, a truncate), also while we keep Fw: what we
+		 * flushed so far no longer counts over the MDS's answer, even
+		 * once Fs comes back with a flush still unacked (our writes
+		 * after this count again: lc_wb_note_write_locked) */
+		if (!(in->caps & MDSP_CAP_FILE_SHARED))
 			in->meta_given_up = true;
 	}
 	pthread_mutex_unlock(&in->lock);

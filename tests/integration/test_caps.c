@@ -638,6 +638,48 @@ START_TEST(test_two_writers_size_while_flush_unacked)
 }
 END_TEST
 
+/*
+ * Close-to-open after another client's truncate, while our last size flush
+ * is still unacked (the FLUSH_ACK comes once journaled: late on a loaded
+ * machine; held here).  A wrote 10 bytes and closed; B opened with O_TRUNC
+ * (A still had the file open: it kept Fw, its ack carried the size again)
+ * and closed; A opens again and must see B's empty file.  A used to take
+ * its flushing size for the file's once Fs came back (test_fuse_caps
+ * test_close_to_open_two_mounts: mount 1 read its own 10 bytes where mount 2
+ * had written 6).
+ */
+START_TEST(test_flushing_size_not_ours_after_fw_given_up)
+{
+	struct lc_inode *da = mkdir_in(A, ra, "cto2", 0755), *ia, *ib, *db;
+	struct lc_fh *fa, *fb;
+	struct lc_attr a;
+	char buf[64];
+	ssize_t n;
+
+	ck_assert_int_eq(lc_create(A, da, "f", 0644, O_RDWR | O_CREAT, &rootcr, NULL, &ia, &fa), 0);
+	db = lookup_ok(B, rb, "cto2");
+	ib = lookup_ok(B, db, "f");
+	ck_assert_int_eq(lc_sync_fs(A), 0);
+	mds_config_set("mds_journal_hold", "true");
+	ck_assert_int_eq(lc_write(A, fa, 0, 10, "version 0 "), 10);
+	ck_assert_int_eq(lc_flush(A, fa), 0);           /* close(): the size flush goes, unacked */
+	ck_assert_int_eq(lc_open(B, ib, O_WRONLY | O_TRUNC, &rootcr, &fb), 0);
+	ck_assert_int_eq(lc_release(A, fa), 0);         /* the kernel's RELEASE comes after */
+	ck_assert_int_eq(lc_release(B, fb), 0);
+	ck_assert_int_eq(lc_open(A, ia, O_RDONLY, &rootcr, &fa), 0);
+	ck_assert_int_eq(lc_getattr(A, ia, &rootcr, false, &a), 0);
+	n = lc_read(A, fa, 0, sizeof(buf), buf);
+	mds_config_set("mds_journal_hold", "false");
+	ck_assert_msg(a.size == 0 && n == 0, "A sees size %lld and reads %zd bytes of the file B truncated to 0",
+		      (long long)a.size, n);
+	ck_assert_int_eq(lc_release(A, fa), 0);
+	lc_put(A, ia);
+	lc_put(A, da);
+	lc_put(B, ib);
+	lc_put(B, db);
+}
+END_TEST
+
 /* A write's close sends its mtime in a CAPS FLUSH without waiting; a chmod
  * right after moves ctime at the MDS.  Until the flush is acked the client
  * shows its own mtime, but its ctime must not go back past the chmod's
@@ -1433,6 +1475,7 @@ static Suite *suite(void)
 	ADD(tc, test_chmod_chown_denies_at_once);
 	ADD(tc, test_two_writers_uncached);
 	ADD(tc, test_two_writers_size_while_flush_unacked);
+	ADD(tc, test_flushing_size_not_ours_after_fw_given_up);
 	ADD(tc, test_revoke_hook_runs_before_ack);
 	ADD(tc, test_revoke_hook_defers_the_ack);
 	ADD(tc, test_deferred_revoke_is_bounded);
