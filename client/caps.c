@@ -440,19 +440,30 @@ static void invalidate_kernel(struct lclient *c, uint64_t ino, off_t off)
 
 /*
  * The frontend's invalidations have reached the kernel (bounded: see
- * client/fuse/inval.c), before the ack lets the other client go on.  Only
- * for a change of who may do what (As) or of file data (Fc): a name's or a
- * listing's invalidation is queued before the ack and delivered at once,
- * but the kernel takes the directory's lock for it, which a storm of
- * lookups and listings of that directory holds shared for long; waiting for
- * it there made the other client's create wait on this one's readers.
+ * client/fuse/inval.c), before the ack lets the other client go on.
+ *
+ * A file's attributes or data (a loss of As|Ls|Fs or of Fc): its inode's
+ * invalidation, which FUSE delivers from a thread of its own, never behind
+ * a name's; bounded by REVOKE_INODE_WAIT_MS only against a page lock held
+ * by a FUSE request of ours that waits at the MDS for another client's
+ * ack (the wait used to be 100 ms, and for attributes alone none: on a
+ * loaded machine the other client's utimensat or O_TRUNC write returned
+ * while this mount's kernel still showed the old state).
+ *
+ * A directory: only for a change of who may do what (As), names included,
+ * within REVOKE_INVAL_WAIT_MS.  A name's or a listing's invalidation is
+ * queued before the ack and delivered at once, but the kernel takes the
+ * directory's lock for it, which a storm of lookups and listings of that
+ * directory holds shared for long; waiting for it there made the other
+ * client's create wait on this one's readers.
  */
 #define REVOKE_INVAL_WAIT_MS 100
+#define REVOKE_INODE_WAIT_MS 1000
 
-static void wait_kernel(struct lclient *c)
+static void wait_kernel(struct lclient *c, int timeout_ms, bool names)
 {
 	if (c->cb.inval_wait)
-		c->cb.inval_wait(c->cb_arg, REVOKE_INVAL_WAIT_MS);
+		c->cb.inval_wait(c->cb_arg, timeout_ms, names);
 }
 
 /* work_lock held: free @rv once its last reference is gone. */
@@ -516,8 +527,10 @@ static void finish_revoke(struct lclient *c, struct lc_inode *in, const struct m
 	} else if ((keep & MDSP_CAP_ATTR_SHARED) != MDSP_CAP_ATTR_SHARED) {
 		invalidate_kernel(c, in->ino, -1);       /* attributes only */
 	}
-	if (!(keep & MDSP_CAP_AUTH_SHARED) || (!dir && !(keep & MDSP_CAP_FILE_CACHE)))
-		wait_kernel(c);
+	if (dir && !(keep & MDSP_CAP_AUTH_SHARED))
+		wait_kernel(c, REVOKE_INVAL_WAIT_MS, true);
+	else if (!dir && (!(keep & MDSP_CAP_FILE_CACHE) || (keep & MDSP_CAP_ATTR_SHARED) != MDSP_CAP_ATTR_SHARED))
+		wait_kernel(c, REVOKE_INODE_WAIT_MS, false);
 	send_ack(c, in, m);
 }
 

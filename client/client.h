@@ -77,8 +77,9 @@ struct lc_callbacks {
 	void (*inval_inode)(void *arg, uint64_t ino, off_t off, off_t len);
 	void (*inval_dentry)(void *arg, uint64_t parent_ino, const char *name);
 	/* optional: wait (at most @timeout_ms) until the invalidations passed
-	 * so far have reached the kernel; a revoke is acked after it */
-	void (*inval_wait)(void *arg, int timeout_ms);
+	 * so far have reached the kernel, of names too if @names (else of
+	 * inodes only); a revoke is acked after it */
+	void (*inval_wait)(void *arg, int timeout_ms, bool names);
 };
 
 /*

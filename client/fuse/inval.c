@@ -14,9 +14,12 @@
  * A revoke is acked once its invalidations have reached the kernel (the
  * inval_wait callback), so the client whose change caused it cannot find
  * this mount's kernel still caching the old state.  The wait is bounded
- * (REVOKE_INVAL_WAIT_MS): the kernel may block an invalidation on a
- * directory lock held by a FUSE request of ours that itself waits at the
- * MDS for another client's ack, which may wait for ours.
+ * (caps.c): the kernel may block a name's invalidation on a directory lock
+ * held by a FUSE request of ours that itself waits at the MDS for another
+ * client's ack, which may wait for ours.  So names and inodes go through
+ * two queues, each with its thread: an inode's invalidation (attributes,
+ * pages) never waits behind a name's stuck on a directory lock, and a
+ * revoke of a file's caps waits for the inode queue only.
  *
  * Node ids: an inode the kernel knows carries our reference, so it is in the
  * client's cache; lc_ino_to_inode() finding nothing means the kernel has
@@ -27,8 +30,10 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "client/fuse/lfuse.h"
+#include "common/config.h"
 #include "common/log.h"
 
 struct inval_item {
@@ -39,19 +44,31 @@ struct inval_item {
 	char name[];
 };
 
+/* one queue and the thread that delivers it: Q_INODE or Q_ENTRY */
+enum { Q_INODE, Q_ENTRY, NQ };
+
+struct inval_queue {
+	struct lfuse_inval *iv;
+	pthread_t thread;
+	bool started;
+	pthread_cond_t cond;        /* with iv->lock: items queued, or stop */
+	struct inval_item *head, **tail;   /* protected by iv->lock */
+	unsigned long queued, delivered;   /* protected by iv->lock */
+};
+
 struct lfuse_inval {
 	struct lfuse *lf;
-	pthread_t thread;
-	pthread_mutex_t lock;       /* protects everything below */
-	pthread_cond_t cond;
-	pthread_cond_t done_cond;   /* delivered moved */
-	struct inval_item *head, **tail;
-	bool running;               /* false: enqueue drops, the thread exits */
-	unsigned long queued, dropped, delivered;
+	pthread_mutex_t lock;       /* protects everything below and in q[] */
+	pthread_cond_t done_cond;   /* a delivered count moved */
+	bool running;               /* false: enqueue drops, the threads exit */
+	unsigned long dropped;
+	struct inval_queue q[NQ];
 };
 
 static void enqueue(struct lfuse_inval *iv, struct inval_item *it)
 {
+	struct inval_queue *q = &iv->q[it->entry ? Q_ENTRY : Q_INODE];
+
 	pthread_mutex_lock(&iv->lock);
 	if (!iv->running) {
 		iv->dropped++;
@@ -60,10 +77,10 @@ static void enqueue(struct lfuse_inval *iv, struct inval_item *it)
 		return;
 	}
 	it->next = NULL;
-	*iv->tail = it;
-	iv->tail = &it->next;
-	iv->queued++;
-	pthread_cond_signal(&iv->cond);
+	*q->tail = it;
+	q->tail = &it->next;
+	q->queued++;
+	pthread_cond_signal(&q->cond);
 	pthread_mutex_unlock(&iv->lock);
 }
 
@@ -100,12 +117,12 @@ static void cb_inval_dentry(void *arg, uint64_t parent_ino, const char *name)
 	enqueue(lf->inval, it);
 }
 
-static void cb_inval_wait(void *arg, int timeout_ms)
+static void cb_inval_wait(void *arg, int timeout_ms, bool names)
 {
 	struct lfuse *lf = arg;
 	struct lfuse_inval *iv = lf->inval;
 	struct timespec dl;
-	unsigned long target;
+	unsigned long target[NQ];
 
 	if (!iv)
 		return;
@@ -117,8 +134,10 @@ static void cb_inval_wait(void *arg, int timeout_ms)
 		dl.tv_nsec -= 1000000000L;
 	}
 	pthread_mutex_lock(&iv->lock);
-	target = iv->queued;
-	while (iv->running && iv->delivered < target)
+	for (int i = 0; i < NQ; i++)
+		target[i] = iv->q[i].queued;
+	while (iv->running && (iv->q[Q_INODE].delivered < target[Q_INODE] ||
+			       (names && iv->q[Q_ENTRY].delivered < target[Q_ENTRY])))
 		if (pthread_cond_timedwait(&iv->done_cond, &iv->lock, &dl) == ETIMEDOUT)
 			break;
 	pthread_mutex_unlock(&iv->lock);
@@ -145,10 +164,18 @@ static void deliver(struct lfuse *lf, const struct inval_item *it)
 			return; /* not cached: the kernel cannot hold it either */
 		nodeid = lfuse_nodeid(lf, in);
 	}
-	if (it->entry)
+	if (it->entry) {
 		r = fuse_lowlevel_notify_inval_entry(lf->se, nodeid, it->name, strlen(it->name));
-	else
+	} else {
+		double delay = cfg_double(CFG_fuse_debug_inval_delay);
+
+		if (delay > 0) {
+			struct timespec ts = { .tv_sec = (time_t)delay,
+					       .tv_nsec = (long)((delay - (double)(time_t)delay) * 1e9) };
+			nanosleep(&ts, NULL);
+		}
 		r = fuse_lowlevel_notify_inval_inode(lf->se, nodeid, it->off, it->len);
+	}
 	if (r < 0 && r != -ENOENT)
 		perf_inc(&lf->perf.inval_failed, 1);
 	else if (it->entry)
@@ -168,17 +195,18 @@ static void deliver(struct lfuse *lf, const struct inval_item *it)
 
 static void *inval_main(void *arg)
 {
-	struct lfuse_inval *iv = arg;
+	struct inval_queue *q = arg;
+	struct lfuse_inval *iv = q->iv;
 
 	pthread_mutex_lock(&iv->lock);
 	for (;;) {
-		while (iv->running && !iv->head)
-			pthread_cond_wait(&iv->cond, &iv->lock);
+		while (iv->running && !q->head)
+			pthread_cond_wait(&q->cond, &iv->lock);
 		if (!iv->running)
 			break;
-		struct inval_item *batch = iv->head;
-		iv->head = NULL;
-		iv->tail = &iv->head;
+		struct inval_item *batch = q->head;
+		q->head = NULL;
+		q->tail = &q->head;
 		pthread_mutex_unlock(&iv->lock);
 		unsigned long n = 0;
 		while (batch) {
@@ -189,7 +217,7 @@ static void *inval_main(void *arg)
 			n++;
 		}
 		pthread_mutex_lock(&iv->lock);
-		iv->delivered += n;
+		q->delivered += n;
 		pthread_cond_broadcast(&iv->done_cond);
 	}
 	pthread_mutex_unlock(&iv->lock);
@@ -199,54 +227,86 @@ static void *inval_main(void *arg)
 void lfuse_inval_drain(struct lfuse *lf)
 {
 	struct lfuse_inval *iv = lf->inval;
-	struct inval_item *batch;
 
 	if (!iv)
 		return;
+	for (int i = 0; i < NQ; i++) {
+		struct inval_queue *q = &iv->q[i];
+		struct inval_item *batch;
+
+		pthread_mutex_lock(&iv->lock);
+		batch = iv->running ? q->head : NULL;
+		if (batch) {
+			q->head = NULL;
+			q->tail = &q->head;
+		}
+		pthread_mutex_unlock(&iv->lock);
+		while (batch) {
+			struct inval_item *it = batch;
+			batch = it->next;
+			deliver(lf, it);
+			free(it);
+		}
+	}
+}
+
+static void stop_threads(struct lfuse_inval *iv)
+{
 	pthread_mutex_lock(&iv->lock);
-	batch = iv->running ? iv->head : NULL;
-	if (batch) {
-		iv->head = NULL;
-		iv->tail = &iv->head;
-	}
+	iv->running = false;
+	for (int i = 0; i < NQ; i++)
+		pthread_cond_signal(&iv->q[i].cond);
+	pthread_cond_broadcast(&iv->done_cond);
 	pthread_mutex_unlock(&iv->lock);
-	while (batch) {
-		struct inval_item *it = batch;
-		batch = it->next;
-		deliver(lf, it);
-		free(it);
-	}
+	for (int i = 0; i < NQ; i++)
+		if (iv->q[i].started) {
+			pthread_join(iv->q[i].thread, NULL);
+			iv->q[i].started = false;
+		}
+}
+
+static void destroy(struct lfuse_inval *iv)
+{
+	pthread_mutex_destroy(&iv->lock);
+	for (int i = 0; i < NQ; i++)
+		pthread_cond_destroy(&iv->q[i].cond);
+	pthread_cond_destroy(&iv->done_cond);
+	free(iv);
 }
 
 int lfuse_inval_start(struct lfuse *lf)
 {
+	static const char *names[NQ] = { "fuse-inval", "fuse-inval-name" };
 	struct lfuse_inval *iv = calloc(1, sizeof(*iv));
-	int r;
+	pthread_condattr_t ca;
+	int r = 0;
 
 	if (!iv)
 		return -ENOMEM;
 	iv->lf = lf;
-	iv->tail = &iv->head;
 	iv->running = true;
 	pthread_mutex_init(&iv->lock, NULL);
-	pthread_cond_init(&iv->cond, NULL);
-	{
-		pthread_condattr_t ca;
-
-		pthread_condattr_init(&ca);
-		pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-		pthread_cond_init(&iv->done_cond, &ca);
-		pthread_condattr_destroy(&ca);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&iv->done_cond, &ca);
+	pthread_condattr_destroy(&ca);
+	for (int i = 0; i < NQ; i++) {
+		iv->q[i].iv = iv;
+		iv->q[i].tail = &iv->q[i].head;
+		pthread_cond_init(&iv->q[i].cond, NULL);
 	}
-	r = pthread_create(&iv->thread, NULL, inval_main, iv);
+	for (int i = 0; i < NQ && !r; i++) {
+		r = pthread_create(&iv->q[i].thread, NULL, inval_main, &iv->q[i]);
+		if (!r) {
+			iv->q[i].started = true;
+			pthread_setname_np(iv->q[i].thread, names[i]);
+		}
+	}
 	if (r) {
-		pthread_mutex_destroy(&iv->lock);
-		pthread_cond_destroy(&iv->cond);
-		pthread_cond_destroy(&iv->done_cond);
-		free(iv);
+		stop_threads(iv);
+		destroy(iv);
 		return -r;
 	}
-	pthread_setname_np(iv->thread, "fuse-inval");
 	lf->inval = iv;
 	return 0;
 }
@@ -257,21 +317,20 @@ void lfuse_inval_stop(struct lfuse *lf)
 
 	if (!iv)
 		return;
-	pthread_mutex_lock(&iv->lock);
-	iv->running = false;
-	pthread_cond_signal(&iv->cond);
-	pthread_cond_broadcast(&iv->done_cond);
-	pthread_mutex_unlock(&iv->lock);
-	pthread_join(iv->thread, NULL);
+	stop_threads(iv);
 	/* Callbacks may still come until the client is unmounted: keep the
-	 * (stopped) queue around; enqueue drops.  Free what is pending. */
+	 * (stopped) queues around; enqueue drops.  Free what is pending. */
 	pthread_mutex_lock(&iv->lock);
-	while (iv->head) {
-		struct inval_item *it = iv->head;
-		iv->head = it->next;
-		free(it);
+	for (int i = 0; i < NQ; i++) {
+		struct inval_queue *q = &iv->q[i];
+
+		while (q->head) {
+			struct inval_item *it = q->head;
+			q->head = it->next;
+			free(it);
+		}
+		q->tail = &q->head;
 	}
-	iv->tail = &iv->head;
 	pthread_mutex_unlock(&iv->lock);
 }
 
@@ -282,8 +341,5 @@ void lfuse_inval_free(struct lfuse *lf)
 	if (!iv)
 		return;
 	lf->inval = NULL;
-	pthread_mutex_destroy(&iv->lock);
-	pthread_cond_destroy(&iv->cond);
-	pthread_cond_destroy(&iv->done_cond);
-	free(iv);
+	destroy(iv);
 }
