@@ -160,7 +160,10 @@ uint32_t lc_caps_wanted_locked(const struct lc_inode *in)
 
 	if (in->nopen > 0)
 		w |= MDSP_CAP_FILE_RD | MDSP_CAP_FILE_CACHE;
-	if (in->nwriters > 0)
+	/* buffered data not yet in the store keeps Fw/Fb after the last close
+	 * (its writeback runs after the close returned, lc_wb_start): another
+	 * client's open revokes them, and the revoke writes it back first */
+	if (in->nwriters > 0 || lc_data_pending_locked(in))
 		w |= MDSP_CAP_FILE_WR | MDSP_CAP_FILE_BUFFER;
 	return w;
 }
@@ -371,11 +374,15 @@ void lc_caps_update(struct lclient *c, struct lc_inode *in)
 		keep &= ~(uint32_t)(MDSP_CAP_FILE_WR | MDSP_CAP_FILE_BUFFER);
 	if (!m.wanted)
 		keep &= ~(uint32_t)MDSP_CAP_FILE_RD;
-	if (keep == in->caps && m.wanted == in->wanted_sent && !in->dirty_meta) {
+	/* no size report over bytes the store does not have yet: it goes
+	 * once they are there (run_wbq's update, the flusher's round) */
+	bool meta = in->dirty_meta && !lc_data_pending_locked(in);
+
+	if (keep == in->caps && m.wanted == in->wanted_sent && !meta) {
 		pthread_mutex_unlock(&in->lock);
 		return;
 	}
-	if (in->dirty_meta && (in->caps & MDSP_CAP_FILE_WR)) {
+	if (meta && (in->caps & MDSP_CAP_FILE_WR)) {
 		m.op = MDSP_CAPS_FLUSH;
 		fill_flush_locked(c, in, &m);
 	}

@@ -138,7 +138,14 @@ struct lc_inode {
 	 * flusher leaves to fill and whose next objects it indexes ahead */
 	uint64_t wb_last_end;
 	bool wb_seq;
-	int wb_err;                  /* first writeback error, reported by flush/fsync */
+	/* writeback errors, errseq_t-like (Linux's mapping->wb_err): every
+	 * error a writeback records bumps the sequence (once someone saw the
+	 * previous one); each open handle samples it and its fsync/close
+	 * report what was recorded since (writeback.c lc_wb_err_check) */
+	int wb_err;                  /* the latest error recorded (-errno) */
+	uint32_t wb_eseq;            /* its sequence << 1 | seen (0: never an error) */
+	bool wbq_queued;             /* on c->wbq (holds a reference); protected by c->work_lock */
+	struct lc_inode *wbq_next;
 	uint64_t wsize;              /* size our writes not yet flushed give the file (while
 				      * (dirty|flushing)_meta & SIZE); without Fs it does not
 				      * include a size we cached, which another client may have cut */
@@ -202,6 +209,7 @@ struct lc_fh {
 	int flags;                   /* open flags */
 	struct lc_cred cred;
 	bool wrote;                  /* something written through this handle */
+	uint32_t wb_since;           /* in->wb_eseq as this handle last reported it; in->lock */
 	/* readahead (file.c), protected by ra_lock */
 	pthread_mutex_t ra_lock;
 	pthread_cond_t ra_cond;      /* a chunk's read finished */
@@ -318,6 +326,7 @@ struct lclient {
 	pthread_cond_t work_cond;
 	struct cap_work *work, **work_tail;
 	struct lc_inode *capupd;     /* inodes whose wanted caps changed (lc_caps_update_later) */
+	struct lc_inode *wbq;        /* closed files to write back now, then their caps (lc_wb_start) */
 	bool stop, kick;
 	struct lc_revoke *deferred;  /* revokes hooks deferred, not finished (caps.c); work_lock */
 	pthread_cond_t deferred_cond;  /* (CLOCK_MONOTONIC) one of them finished */
@@ -627,8 +636,34 @@ int lc_wb_report(struct lclient *c, struct lc_inode *in);
 void lc_wb_note_write_locked(struct lc_inode *in, uint64_t end);
 /** lc_wait_flushes - wait (at most @timeout_ns) until every CAPS FLUSH is acked. */
 int lc_wait_flushes(struct lclient *c, uint64_t timeout_ns);
-/** lc_wb_flush - data then metadata for one inode. */
+/**
+ * lc_wb_flush - data then metadata for one inode.  Return: 0, this call's
+ * own writeback error (a lasting one is also recorded in the inode's error
+ * sequence, where the handles' fsync/close find it) or the size report's.
+ * Consumes nothing: another handle's error stays for that handle.
+ */
 int lc_wb_flush(struct lclient *c, struct lc_inode *in);
+/**
+ * lc_wb_start - write @in's buffered data back soon, without waiting (a
+ * close under Fb, as ceph-fuse's Client::_flush): the flusher writes it
+ * all, then reports size/mtime and updates the caps (Fw/Fb kept until
+ * then: lc_data_pending_locked).  Return: false when there is no flusher
+ * (the caller writes back itself).
+ */
+bool lc_wb_start(struct lclient *c, struct lc_inode *in);
+/** lc_data_pending_locked - in->lock held: buffered data not yet in the store (dirty or being written). */
+static inline bool lc_data_pending_locked(const struct lc_inode *in)
+{
+	return in->dirty || in->flushing_now;
+}
+/** lc_wb_err_sample_locked - in->lock held: the error sequence a new handle starts from (an error nobody saw yet is reported to it too). */
+uint32_t lc_wb_err_sample_locked(const struct lc_inode *in);
+/**
+ * lc_wb_err_check - a writeback error recorded for @in since *@since (a
+ * handle's sample), or 0; advances *@since and marks the error seen.
+ * Takes in->lock.
+ */
+int lc_wb_err_check(struct lc_inode *in, uint32_t *since);
 /** lc_wb_discard_past - drop buffered data at or past @size (truncate). */
 void lc_wb_discard_past(struct lclient *c, struct lc_inode *in, uint64_t size);
 /** lc_mark_dirty_locked - in->lock held: put @in on the dirty list. */

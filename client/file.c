@@ -196,6 +196,7 @@ struct lc_fh *lc_fh_new(struct lclient *c, struct lc_inode *in, int flags, const
 	in->nopen++;
 	if ((flags & O_ACCMODE) != O_RDONLY)
 		in->nwriters++;
+	fh->wb_since = lc_wb_err_sample_locked(in);
 	pthread_mutex_unlock(&in->lock);
 	pthread_mutex_lock(&c->fh_lock);
 	fh->open_next = c->open_fhs;
@@ -692,19 +693,66 @@ ssize_t lc_write(struct lclient *c, struct lc_fh *fh, off_t offset, size_t len, 
 	return (ssize_t)len;
 }
 
+/*
+ * Buffered under Fb (or with no MDS to share it with): nobody else has the
+ * file's data, and another client's open revokes Fb, which writes it back
+ * before the ack, so close-to-open holds without waiting here.
+ */
+static bool buffered_alone(struct lclient *c, struct lc_inode *in)
+{
+	pthread_mutex_lock(&in->lock);
+	bool alone = !c->mdsc || (in->caps & MDSP_CAP_FILE_BUFFER);
+	pthread_mutex_unlock(&in->lock);
+	return alone;
+}
+
+/*
+ * Start the writeback of what @fh's file buffers, as a close does: under Fb
+ * without waiting for it (ceph-fuse's Client::_flush), else synchronously.
+ * Return: the error of a synchronous writeback that kept the data (a
+ * transient one), else 0.
+ */
+static int close_writeback(struct lclient *c, struct lc_fh *fh)
+{
+	pthread_mutex_lock(&fh->in->lock);
+	bool pending = lc_data_pending_locked(fh->in);
+	pthread_mutex_unlock(&fh->in->lock);
+	if (!pending)
+		return 0;   /* a FLUSH before took it; lc_fh_free updates the caps */
+	if (buffered_alone(c, fh->in) && lc_wb_start(c, fh->in))
+		return 0;
+	return lc_wb_flush_data(c, fh->in);
+}
+
 int lc_flush(struct lclient *c, struct lc_fh *fh)
 {
+	int r, e;
+
 	if ((fh->flags & O_ACCMODE) == O_RDONLY && !fh->wrote)
 		return 0;
-	return lc_wb_flush(c, fh->in);
+	/* a writeback error recorded since this handle last reported one, not
+	 * the one this writeback may meet: that goes to the next fsync or
+	 * close of every handle (fsync is where an application learns its
+	 * data is safe; close only says what is already known, as on NFS
+	 * with the kernel's async writeback, and as ceph-fuse) */
+	if (buffered_alone(c, fh->in) && lc_wb_start(c, fh->in))
+		r = 0;
+	else
+		r = lc_wb_flush(c, fh->in);   /* written through: the size report */
+	e = lc_wb_err_check(fh->in, &fh->wb_since);
+	return e ? e : r;
 }
 
 int lc_fsync(struct lclient *c, struct lc_fh *fh, bool datasync)
 {
-	/* the data, and a writeback error since the last fsync or close
-	 * (ours or the flusher's) */
+	/* the data, and a writeback error recorded since this handle's last
+	 * fsync or close (its own, the flusher's or another handle's
+	 * writeback: every handle hears it once) */
 	int r = lc_evicted(c, NULL, 0) ? -EIO : lc_wb_flush(c, fh->in);
+	int e = lc_wb_err_check(fh->in, &fh->wb_since);
 
+	if (e)
+		return e;
 	if (r < 0)
 		return r;
 	/* the size and mtime must be journaled (FLUSH_ACK) */
@@ -724,7 +772,7 @@ int lc_fsync(struct lclient *c, struct lc_fh *fh, bool datasync)
 int lc_release(struct lclient *c, struct lc_fh *fh)
 {
 	bool purged;
-	int r = 0;
+	int r = 0, e;
 
 	/* the last open of a file whose last link went: lc_fh_free purges its
 	 * data, so writing it back first is only work (an rm of big files just
@@ -733,11 +781,14 @@ int lc_release(struct lclient *c, struct lc_fh *fh)
 	pthread_mutex_lock(&fh->in->lock);
 	purged = fh->in->purge_pending && fh->in->nopen == 1;
 	pthread_mutex_unlock(&fh->in->lock);
-	/* the data now; the size and mtime go with the caps we give back */
+	/* the data now (under Fb: started, and the flusher gives back Fw/Fb
+	 * with the size and mtime once it is in the store); the size and
+	 * mtime go with the caps we give back */
 	if (!purged && ((fh->flags & O_ACCMODE) != O_RDONLY || fh->wrote))
-		r = lc_wb_flush_data(c, fh->in);
+		r = close_writeback(c, fh);
+	e = lc_wb_err_check(fh->in, &fh->wb_since);
 	lc_fh_free(c, fh);
-	return r;
+	return e ? e : r;
 }
 
 int lc_sync_fs(struct lclient *c)

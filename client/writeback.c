@@ -484,6 +484,49 @@ static int requeue_locked(struct lc_inode *in, uint32_t osize, struct lc_extent 
 /* objects of a sequential stream indexed ahead of its writes (at most; fewer with a small client_oc_size) */
 #define LC_INDEX_AHEAD 16
 
+/*
+ * Writeback errors, the way Linux's errseq_t keeps them (lib/errseq.c,
+ * file->f_wb_err): one error value and a sequence per inode, a sample per
+ * open handle.  An error bumps the sequence only if the previous one was
+ * seen (else it just replaces it: nobody has been told either yet); a
+ * handle reports an error iff the sequence moved since its sample, then
+ * takes the new value, marking it seen.  So every handle hears each error
+ * once, whoever's writeback hit it (its own, the flusher's, another
+ * handle's fsync), and an error no handle saw yet (a writeback after the
+ * last close) goes to the next handle opened.
+ */
+#define ESEQ_SEEN 1u
+
+/* in->lock held */
+static void err_record_locked(struct lc_inode *in, int err)
+{
+	in->wb_err = err;
+	if (in->wb_eseq == 0 || (in->wb_eseq & ESEQ_SEEN)) {
+		uint32_t n = (in->wb_eseq & ~ESEQ_SEEN) + 2;
+
+		in->wb_eseq = n ? n : 2;   /* 0 means "never an error" */
+	}
+}
+
+uint32_t lc_wb_err_sample_locked(const struct lc_inode *in)
+{
+	return (in->wb_eseq & ESEQ_SEEN) ? in->wb_eseq : 0;
+}
+
+int lc_wb_err_check(struct lc_inode *in, uint32_t *since)
+{
+	int err = 0;
+
+	pthread_mutex_lock(&in->lock);
+	if (in->wb_eseq != *since) {
+		in->wb_eseq |= ESEQ_SEEN;
+		*since = in->wb_eseq;
+		err = in->wb_err;
+	}
+	pthread_mutex_unlock(&in->lock);
+	return err;
+}
+
 /* One inode's writeback in flight: wb_begin() submits, wb_end() waits and settles. */
 struct wb_flight {
 	struct lc_io_batch b;
@@ -701,10 +744,9 @@ static int wb_end(struct lclient *c, struct lc_inode *in, struct wb_flight *f)
 	if (r < 0) {
 		derr(CLIENT, "writeback of inode %" PRIx64 " failed: %s (%" PRIu64 " bytes lost)", in->ino,
 		     strerror(-r), nbytes);
-		/* whoever wrote them learns it at the next fsync or close, even when the
-		 * flusher thread was the one that failed (lc_wb_flush takes it) */
-		if (!in->wb_err)
-			in->wb_err = r;
+		/* every handle open for it learns it at its next fsync or close,
+		 * even when the flusher thread was the one that failed */
+		err_record_locked(in, r);
 	}
 	int err = r < 0 ? r : 0;
 	pthread_cond_broadcast(&in->cond);
@@ -764,14 +806,70 @@ int lc_wb_flush(struct lclient *c, struct lc_inode *in)
 	 * store does not have yet (a later flush sends it with them) */
 	if (r < 0 && wb_transient(c, r))
 		return r;
-	/* a writeback error since the last fsync/close, ours or the flusher's */
-	pthread_mutex_lock(&in->lock);
-	if (in->wb_err)
-		r = in->wb_err;
-	in->wb_err = 0;
-	pthread_mutex_unlock(&in->lock);
+	/* a lasting error is in the error sequence (wb_end): each handle
+	 * hears it from there, nothing is taken here */
 	int r2 = lc_wb_report(c, in);
 	return r < 0 ? r : r2;
+}
+
+bool lc_wb_start(struct lclient *c, struct lc_inode *in)
+{
+	pthread_mutex_lock(&c->work_lock);
+	if (!c->flusher_running || c->stop) {
+		pthread_mutex_unlock(&c->work_lock);
+		return false;
+	}
+	if (!in->wbq_queued) {
+		lc_get(in);
+		in->wbq_queued = true;
+		in->wbq_next = c->wbq;
+		c->wbq = in;
+	}
+	pthread_cond_signal(&c->work_cond);
+	pthread_mutex_unlock(&c->work_lock);
+	return true;
+}
+
+/*
+ * The files lc_wb_start queued: all of each written back, in waves whose
+ * writebacks are in flight together (the store commits a wave's ops in
+ * few batches: an untar's closes share their syncs), then the size/mtime
+ * report and the caps (Fw/Fb go back now if nobody writes any more).
+ */
+static void run_wbq(struct lclient *c)
+{
+	enum { WAVE = 16 };
+	struct lc_inode *list, *in, *wave[WAVE];
+	struct wb_flight f[WAVE];
+
+	pthread_mutex_lock(&c->work_lock);
+	list = c->wbq;
+	c->wbq = NULL;
+	for (in = list; in; in = in->wbq_next)
+		in->wbq_queued = false;
+	pthread_mutex_unlock(&c->work_lock);
+	while (list) {
+		int n = 0;
+
+		while ((in = list) && n < WAVE) {
+			list = in->wbq_next;
+			in->wbq_next = NULL;
+			wave[n] = in;
+			wb_begin(c, in, &f[n], SIZE_MAX);
+			n++;
+		}
+		for (int i = 0; i < n; i++) {
+			int r;
+
+			in = wave[i];
+			r = wb_end(c, in, &f[i]);
+			/* kept for a retry: the flusher's rounds go on with it
+			 * (no size report before the bytes are in the store) */
+			if (!(r < 0 && wb_transient(c, r)))
+				lc_caps_update(c, in);
+			lc_put(c, in);
+		}
+	}
 }
 
 void lc_wb_discard_past(struct lclient *c, struct lc_inode *in, uint64_t size)
@@ -845,8 +943,12 @@ static int flush_all(struct lclient *c, bool report, uint64_t *wrote)
 			in = wave[i];
 			*wrote += f[i].active ? f[i].nbytes : 0;
 			r = wb_end(c, in, &f[i]);
-			if (report && !(r < 0 && wb_transient(c, r)))
-				r = lc_wb_flush(c, in);   /* the error kept, and the size report */
+			if (report && !(r < 0 && wb_transient(c, r))) {
+				int r2 = lc_wb_flush(c, in);   /* the size report */
+
+				if (r == 0)
+					r = r2;
+			}
 			if (r < 0 && !err)
 				err = r;
 			pthread_mutex_lock(&in->lock);
@@ -964,7 +1066,7 @@ static void *flusher_main(void *arg)
 
 	pthread_mutex_lock(&c->work_lock);
 	while (!c->stop) {
-		if (!c->work && !c->kick) {
+		if (!c->work && !c->kick && !c->wbq) {
 			struct timespec dl = deadline_ms(250);
 			pthread_cond_timedwait(&c->work_cond, &c->work_lock, &dl);
 		}
@@ -981,6 +1083,7 @@ static void *flusher_main(void *arg)
 			free(w);
 			w = n;
 		}
+		run_wbq(c);
 		run_capupd(c);
 		lc_revoke_expire(c);
 		uint64_t now = now_mono_ns();
@@ -1034,6 +1137,7 @@ void lc_flusher_stop(struct lclient *c)
 	pthread_mutex_unlock(&c->work_lock);
 	pthread_join(c->flusher, NULL);
 	c->flusher_running = false;
+	run_wbq(c);   /* closes whose writeback the flusher had not started */
 	run_capupd(c);
 	/* run what is still queued, with the tails of revokes deferred since
 	 * the drain (no hook may defer now: lc_caps_process sees no flusher) */

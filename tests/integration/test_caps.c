@@ -395,7 +395,7 @@ START_TEST(test_append_while_stat)
 		if (i % 50 == 49) {
 			uint64_t n0;
 
-			ck_assert_int_eq(lc_flush(A, fh), 0);   /* some progress reaches the MDS */
+			ck_assert_int_eq(lc_wb_flush(A, fh->in), 0);   /* some progress reaches the MDS */
 			/* B stats while the file grows, however slow its thread is
 			 * (under load it did as few as 10 stats in the whole loop):
 			 * one stat begun after this flush, before the next writes */
@@ -1277,7 +1277,15 @@ START_TEST(test_open_unlinked_file)
 	in = lookup_ok(A, da, "f");
 	ino = lc_ino(in);
 	ck_assert_int_eq(lc_open(A, in, O_RDWR, &rootcr, &fh), 0);
-	ck_assert(object_exists(A, ino, 0));
+	{
+		/* the close started the writeback, it did not wait for it */
+		uint64_t t0 = now_mono_ns();
+
+		while (!object_exists(A, ino, 0)) {
+			ck_assert_msg(ms_since(t0) < 30000, "the data of a closed file did not reach the store");
+			usleep(5000);
+		}
+	}
 	/* B removes it while A has it open: it lives on for A */
 	db = lookup_ok(B, rb, "orphan");
 	ck_assert_int_eq(lc_unlink(B, db, "f", &rootcr), 0);

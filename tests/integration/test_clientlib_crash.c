@@ -290,7 +290,7 @@ START_TEST(test_create)
 	ck_assert_int_eq(lc_create(C, R, "A", 0644, O_RDWR | O_CREAT | O_EXCL, &CR, NULL, &in, &fh), 0);
 	ino = lc_ino(in);
 	put_pat(fh, 1, 0, K1);
-	ck_assert_int_eq(lc_flush(C, fh), 0);           /* data in the store, size report UNSAFE */
+	ck_assert_int_eq(lc_wb_flush(C, fh->in), 0);           /* data in the store, size report UNSAFE */
 	crash();
 	put_pat(fh, 1, K1, K1);
 	ck_assert_int_eq(lc_fsync(C, fh, false), 0);
@@ -320,7 +320,7 @@ START_TEST(test_mkdir_tree)
 	eino = lc_ino(e);
 	fino = lc_ino(in);
 	put_pat(fh, 2, 0, K1);
-	ck_assert_int_eq(lc_flush(C, fh), 0);
+	ck_assert_int_eq(lc_wb_flush(C, fh->in), 0);
 	crash();
 	put_pat(fh, 2, K1, 3);
 	ck_assert_int_eq(lc_fsync(C, fh, false), 0);
@@ -355,7 +355,7 @@ START_TEST(test_rename)
 	ck_assert_int_eq(lc_create(C, R, "tmp", 0644, O_RDWR | O_CREAT | O_EXCL, &CR, NULL, &in, &fh), 0);
 	ino = lc_ino(in);
 	put_pat(fh, 3, 0, K1);
-	ck_assert_int_eq(lc_flush(C, fh), 0);
+	ck_assert_int_eq(lc_wb_flush(C, fh->in), 0);
 	ck_assert_int_eq(lc_rename(C, R, "tmp", R, "final", 0, &CR), 0);
 	crash();
 	put_pat(fh, 3, K1, 100);
@@ -383,7 +383,7 @@ START_TEST(test_link)
 	ck_assert_int_eq(lc_create(C, R, "f", 0644, O_RDWR | O_CREAT | O_EXCL, &CR, NULL, &in, &fh), 0);
 	ino = lc_ino(in);
 	put_pat(fh, 4, 0, 5000);
-	ck_assert_int_eq(lc_flush(C, fh), 0);
+	ck_assert_int_eq(lc_wb_flush(C, fh->in), 0);
 	ck_assert_int_eq(lc_link(C, in, R, "g", &CR, NULL), 0);
 	crash();
 	put_pat(fh, 4, 5000, 5000);
@@ -474,7 +474,7 @@ START_TEST(test_lost_grant)
 				 0);
 		ino[i] = lc_ino(in[i]);
 		put_pat(fh[i], 10 + (uint64_t)i, 0, 3000);
-		ck_assert_int_eq(lc_flush(C, fh[i]), 0);
+		ck_assert_int_eq(lc_wb_flush(C, fh[i]->in), 0);
 	}
 	crash();
 	for (i = 0; i < 8; i++) {
@@ -635,7 +635,7 @@ START_TEST(test_failed_replay_is_eio)
 	window_open();
 	ck_assert_int_eq(lc_create(C, R, "A", 0644, O_RDWR | O_CREAT | O_EXCL, &CR, NULL, &in, &fh), 0);
 	put_pat(fh, 7, 0, K1);
-	ck_assert_int_eq(lc_flush(C, fh), 0);
+	ck_assert_int_eq(lc_wb_flush(C, fh->in), 0);
 	ck_assert_uint_le(mdsc_oldest_tid(C->mdsc), window_tid);
 	kill9();
 	/* the MDS comes back where the client does not look, with no reconnect

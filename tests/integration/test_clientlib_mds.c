@@ -240,7 +240,7 @@ static void write_file(struct lc_inode *d, const char *name, uint64_t seed, uint
 			b[i] = pat(seed, off + i);
 		ck_assert_int_eq(lc_write(c, fh, (off_t)off, n, b), (ssize_t)n);
 	}
-	ck_assert_int_eq(lc_flush(c, fh), 0);
+	ck_assert_int_eq(lc_wb_flush(c, fh->in), 0);
 	ck_assert_int_eq(lc_release(c, fh), 0);
 	lc_put(c, in);
 	free(b);
@@ -866,7 +866,7 @@ START_TEST(test_notify)
 	d = mkdir_p(root, "notify");
 	ck_assert_int_eq(lc_create(c, d, "f", 0644, O_RDWR | O_CREAT, &rootcr, NULL, &in, &fh), 0);
 	ck_assert_int_eq(lc_write(c, fh, 0, 5, "hello"), 5);
-	ck_assert_int_eq(lc_flush(c, fh), 0);
+	ck_assert_int_eq(lc_wb_flush(c, fh->in), 0);
 	ck_assert_int_eq(lc_setattr(c, in, &a, LC_SET_SIZE | LC_SET_MODE, &rootcr, NULL), 0);
 	ck_assert_int_eq(lc_rename(c, d, "f", d, "g", 0, &rootcr), 0);
 	ck_assert_int_eq(lc_link(c, in, d, "h", &rootcr, NULL), 0);

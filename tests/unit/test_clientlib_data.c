@@ -166,7 +166,7 @@ START_TEST(test_sizes)
 		write_file(fh, ino, sizes[i], 128 << 10);
 		ck_assert_uint_eq(lc_inode_size(in), sizes[i]);
 		check_file(fh, ino, sizes[i], 100000);       /* from the buffers */
-		ck_assert_int_eq(lc_flush(c, fh), 0);
+		ck_assert_int_eq(lc_wb_flush(c, fh->in), 0);
 		check_file(fh, ino, sizes[i], 1 << 20);      /* from the store */
 		ck_assert_int_eq(lc_release(c, fh), 0);
 		/* layout: objects of 4 MiB, named <ino hex>.<objno %08x> */
@@ -193,7 +193,7 @@ START_TEST(test_sparse_and_holes)
 
 	ck_assert_int_eq(lc_write(c, fh, 10 << 20, 3, "xyz"), 3);
 	ck_assert_uint_eq(lc_inode_size(in), (10u << 20) + 3);
-	ck_assert_int_eq(lc_flush(c, fh), 0);
+	ck_assert_int_eq(lc_wb_flush(c, fh->in), 0);
 	/* only the last object exists */
 	ck_assert(obj_exists(0x200, 10));
 	ck_assert(!obj_exists(0x200, 0));
@@ -223,7 +223,7 @@ START_TEST(test_truncate)
 	char b[16];
 
 	write_file(fh, 0x300, 5u << 20, 1 << 20);
-	ck_assert_int_eq(lc_flush(c, fh), 0);
+	ck_assert_int_eq(lc_wb_flush(c, fh->in), 0);
 	ck_assert(obj_exists(0x300, 4));
 	/* down into the middle of object 1 */
 	ck_assert_int_eq(lc_truncate_data(c, in, 5u << 20, (1u << 20) + 10), 0);
@@ -245,7 +245,7 @@ START_TEST(test_truncate)
 	/* buffered data past a truncate is dropped */
 	ck_assert_int_eq(lc_write(c, fh, 100, 5, "hello"), 5);
 	ck_assert_int_eq(lc_truncate_data(c, in, 3u << 20, 102), 0);
-	ck_assert_int_eq(lc_flush(c, fh), 0);
+	ck_assert_int_eq(lc_wb_flush(c, fh->in), 0);
 	ck_assert_uint_eq(lc_inode_size(in), 102);
 	ck_assert_int_eq(lc_read(c, fh, 99, 8, b), 3);
 	ck_assert_int_eq((unsigned char)b[0], pat(0x300, 99));
@@ -277,12 +277,12 @@ START_TEST(test_overlapping_writes)
 		if (off + len > maxend)
 			maxend = off + len;
 		if (i == 200)
-			ck_assert_int_eq(lc_flush(c, fh), 0); /* half in the store, half buffered */
+			ck_assert_int_eq(lc_wb_flush(c, fh->in), 0); /* half in the store, half buffered */
 	}
 	ck_assert_uint_eq(lc_inode_size(in), maxend);
 	ck_assert_int_eq(lc_read(c, fh, 0, size, got), (ssize_t)maxend);
 	ck_assert(memcmp(got, ref, maxend) == 0);
-	ck_assert_int_eq(lc_flush(c, fh), 0);
+	ck_assert_int_eq(lc_wb_flush(c, fh->in), 0);
 	memset(got, 0, size);
 	ck_assert_int_eq(lc_read(c, fh, 0, size, got), (ssize_t)maxend);
 	ck_assert(memcmp(got, ref, maxend) == 0);
@@ -373,7 +373,7 @@ START_TEST(test_dirty_index_random_writes)
 			}
 		}
 	}
-	ck_assert_int_eq(lc_flush(c, fh), 0);
+	ck_assert_int_eq(lc_wb_flush(c, fh->in), 0);
 	memset(got, 0, size);
 	ck_assert_int_eq(lc_read(c, fh, 0, size, got), (ssize_t)fsize);
 	ck_assert(memcmp(got, ref, fsize) == 0);
@@ -424,7 +424,7 @@ START_TEST(test_oc_bound)
 	/* a writer may overshoot by at most one object's buffer before it blocks */
 	ck_assert_msg(peak <= (3u << 20), "dirty peaked at %llu", (unsigned long long)peak);
 	ck_assert_uint_gt(perf_get(&c->perf.wb_throttle), 0);
-	ck_assert_int_eq(lc_flush(c, fh), 0);
+	ck_assert_int_eq(lc_wb_flush(c, fh->in), 0);
 	check_file(fh, 0x500, 24u << 20, 1 << 20);
 	lc_release(c, fh);
 	lc_put(c, in);
@@ -439,7 +439,7 @@ START_TEST(test_readahead)
 	struct lc_fh *fh = lc_fh_new(c, in, O_RDWR, NULL);
 
 	write_file(fh, 0x600, 20u << 20, 1 << 20);
-	ck_assert_int_eq(lc_flush(c, fh), 0);
+	ck_assert_int_eq(lc_wb_flush(c, fh->in), 0);
 	lc_release(c, fh);
 	fh = lc_fh_new(c, in, O_RDONLY, NULL);
 	uint64_t hits0 = perf_get(&c->perf.ra_hit) + perf_get(&c->perf.ra_wait);
@@ -635,7 +635,7 @@ static struct lc_inode *ra_sparse_file(uint64_t ino)
 		fill_pat(ino, w[i].off, w[i].len, b);
 		ck_assert_int_eq(lc_write(c, fh, (off_t)w[i].off, w[i].len, b), (ssize_t)w[i].len);
 	}
-	ck_assert_int_eq(lc_flush(c, fh), 0);
+	ck_assert_int_eq(lc_wb_flush(c, fh->in), 0);
 	ck_assert_int_eq(lc_release(c, fh), 0);
 	ck_assert_uint_eq(lc_inode_size(in), RA_SIZE);
 	ck_assert(!obj_exists(ino, 1) && !obj_exists(ino, 5));
@@ -723,7 +723,7 @@ START_TEST(test_readahead_buffer_reuse)
 
 	set_opt("client_readahead_max", "4M");
 	write_file(fh, 0x640, 8u * os, os);
-	ck_assert_int_eq(lc_flush(c, fh), 0);
+	ck_assert_int_eq(lc_wb_flush(c, fh->in), 0);
 	lc_release(c, fh);
 	/* b: object 0 whole, 1 never written, 2 half, 3 a hole before 4 KiB
 	 * at its end, EOF inside object 4 (1000 bytes) */
@@ -736,7 +736,7 @@ START_TEST(test_readahead_buffer_reuse)
 	ck_assert_int_eq(lc_write(c, fh, 4 * (off_t)os - 4096, 4096, buf), 4096);
 	fill_pat(0x641, 4u * os, 1000, buf);
 	ck_assert_int_eq(lc_write(c, fh, 4 * (off_t)os, 1000, buf), 1000);
-	ck_assert_int_eq(lc_flush(c, fh), 0);
+	ck_assert_int_eq(lc_wb_flush(c, fh->in), 0);
 	lc_release(c, fh);
 	ck_assert(!obj_exists(0x641, 1));
 
@@ -907,7 +907,7 @@ START_TEST(test_read_races_truncate)
 	atomic_init(&a.round, 1);
 	memset(b, 1, size);
 	ck_assert_int_eq(lc_write(c, wfh, 0, size, b), (ssize_t)size);
-	ck_assert_int_eq(lc_flush(c, wfh), 0);
+	ck_assert_int_eq(lc_wb_flush(c, wfh->in), 0);
 	pthread_create(&th, NULL, trunc_reader, &a);
 	for (int v = 2; v < 40; v++) {
 		/* rfh streams through the file first, so it holds readahead of value v - 1 */
@@ -917,7 +917,7 @@ START_TEST(test_read_races_truncate)
 		ck_assert_int_eq(lc_truncate_data(c, in, size, 0), 0);   /* what a SETATTR size 0 does here */
 		memset(b, v, size);
 		ck_assert_int_eq(lc_write(c, wfh, 0, size, b), (ssize_t)size);
-		ck_assert_int_eq(lc_flush(c, wfh), 0);
+		ck_assert_int_eq(lc_wb_flush(c, wfh->in), 0);
 		/* the rewrite is done: rfh reads v everywhere, nothing it read ahead before */
 		for (uint64_t off = 0; off < size; off += 512 << 10) {
 			ck_assert_int_eq(lc_read(c, rfh, (off_t)off, 512 << 10, r), 512 << 10);
@@ -1098,6 +1098,120 @@ START_TEST(test_batched_writes_crash)
 }
 END_TEST
 
+/*
+ * Writeback errors are per open handle (errseq_t-like): every handle open
+ * when a writeback failed hears it once at its fsync or close, whichever
+ * writeback met it: its own, another handle's fsync, the flusher's round.
+ * Before, the first fsync took the error and the other handle's fsync
+ * said its data was safe.
+ */
+static void inject(const char *v)
+{
+	set_opt("store_inject_write_error", v);
+}
+
+START_TEST(test_wb_err_per_handle)
+{
+	struct lc_inode *in = mkfile(0x650, 0);
+	struct lc_fh *fa = lc_fh_new(c, in, O_RDWR, NULL), *fb = lc_fh_new(c, in, O_RDWR, NULL);
+	char b[4096];
+
+	memset(b, 'a', sizeof(b));
+	/* 1. a's fsync meets the error: a and b hear it, once each */
+	ck_assert_int_eq(lc_write(c, fa, 0, sizeof(b), b), (ssize_t)sizeof(b));
+	inject("EIO");
+	ck_assert_int_eq(lc_fsync(c, fa, false), -EIO);
+	inject("");
+	ck_assert_msg(lc_fsync(c, fb, false) == -EIO, "the second handle's fsync did not report the "
+		      "writeback error the first handle's fsync met");
+	ck_assert_int_eq(lc_fsync(c, fa, false), 0);
+	ck_assert_int_eq(lc_fsync(c, fb, false), 0);
+
+	/* 2. a global flush (the flusher's periodic round, syncfs) meets it:
+	 * it consumes nothing, both handles hear it */
+	ck_assert_int_eq(lc_write(c, fb, 0, sizeof(b), b), (ssize_t)sizeof(b));
+	inject("EIO");
+	ck_assert_int_eq(lc_flush_all(c, true), -EIO);
+	inject("");
+	ck_assert_int_eq(lc_sync_fs(c), 0);
+	ck_assert_msg(lc_fsync(c, fa, false) == -EIO, "a global flush took the handle's error");
+	ck_assert_int_eq(lc_fsync(c, fa, false), 0);
+	/* close reports an error already recorded, once */
+	ck_assert_int_eq(lc_flush(c, fb), -EIO);
+	ck_assert_int_eq(lc_flush(c, fb), 0);
+
+	/* 3. a handle opened after everyone saw the errors starts clean */
+	struct lc_fh *fc = lc_fh_new(c, in, O_RDWR, NULL);
+	ck_assert_int_eq(lc_fsync(c, fc, false), 0);
+	ck_assert_int_eq(lc_write(c, fc, 0, sizeof(b), b), (ssize_t)sizeof(b));
+	ck_assert_int_eq(lc_fsync(c, fc, false), 0);
+	char rb[sizeof(b)];
+	ck_assert_int_eq(lc_read(c, fc, 0, sizeof(rb), rb), (ssize_t)sizeof(rb));
+	ck_assert(memcmp(rb, b, sizeof(b)) == 0);
+	ck_assert_int_eq(lc_release(c, fc), 0);
+	ck_assert_int_eq(lc_release(c, fa), 0);
+	ck_assert_int_eq(lc_release(c, fb), 0);
+	lc_put(c, in);
+}
+END_TEST
+
+static bool wb_idle(struct lc_inode *in)
+{
+	pthread_mutex_lock(&in->lock);
+	bool idle = !lc_data_pending_locked(in);
+	pthread_mutex_unlock(&in->lock);
+	return idle;
+}
+
+/*
+ * close() of a file buffered under Fb starts its writeback and returns
+ * (ceph-fuse's semantics): a store that fails for now does not fail the
+ * close, the data stays buffered and the next fsync gets it there; an
+ * error that the writeback recorded before the close is reported by it.
+ */
+START_TEST(test_close_starts_writeback)
+{
+	struct lc_inode *in = mkfile(0x651, 0);
+	struct lc_fh *fh = lc_fh_new(c, in, O_RDWR, NULL);
+	uint64_t end;
+
+	/* 1. the writeback happens after close returned, without a flusher round */
+	write_file(fh, 0x651, 12345, 4096);
+	ck_assert_int_eq(lc_flush(c, fh), 0);
+	ck_assert_int_eq(lc_release(c, fh), 0);
+	for (end = now_mono_ns() + 30000000000ull; !(wb_idle(in) && obj_exists(0x651, 0)) && now_mono_ns() < end;)
+		usleep(1000);
+	ck_assert_msg(obj_exists(0x651, 0), "the closed file's data did not reach the store within 30 s");
+
+	/* 2. a transient store error: close returns 0, nothing is lost */
+	fh = lc_fh_new(c, in, O_RDWR, NULL);
+	write_file(fh, 0x651, 3u << 20, 1 << 20);
+	inject("ETIMEDOUT");
+	ck_assert_msg(lc_flush(c, fh) == 0, "close waited for the writeback (and failed with it)");
+	ck_assert_int_eq(lc_release(c, fh), 0);
+	for (end = now_mono_ns() + 30000000000ull; !atomic_load(&c->wb_failing) && now_mono_ns() < end;)
+		usleep(1000);
+	ck_assert_msg(atomic_load(&c->wb_failing) == -ETIMEDOUT, "the writeback after close did not run");
+	inject("");
+	fh = lc_fh_new(c, in, O_RDWR, NULL);
+	ck_assert_int_eq(lc_fsync(c, fh, false), 0);
+	check_file(fh, 0x651, 3u << 20, 1 << 20);
+
+	/* 3. a lasting error recorded before the close: the close reports it */
+	write_file(fh, 0x651, 3u << 20, 1 << 20);
+	inject("EIO");
+	int r1 = lc_flush(c, fh);   /* -EIO if the flusher was done already */
+	for (end = now_mono_ns() + 30000000000ull; !wb_idle(in) && now_mono_ns() < end;)
+		usleep(1000);
+	inject("");
+	ck_assert(wb_idle(in));
+	int r2 = lc_release(c, fh);
+	ck_assert_msg((r1 == 0 && r2 == -EIO) || (r1 == -EIO && r2 == 0), "close: %d, release: %d: the "
+		      "writeback error was not reported exactly once", r1, r2);
+	lc_put(c, in);
+}
+END_TEST
+
 struct wr_arg {
 	uint64_t ino;
 };
@@ -1153,7 +1267,7 @@ static void *same_file_writer(void *p)
 		fill_pat(0xe00, base + off, n, b);
 		ck_assert_int_eq(lc_write(c, fh, (off_t)(base + off), n, b), (ssize_t)n);
 		if (off % (1u << 20) < sizeof(b))
-			ck_assert_int_eq(lc_flush(c, fh), 0);
+			ck_assert_int_eq(lc_wb_flush(c, fh->in), 0);
 	}
 	lc_release(c, fh);
 	return NULL;
@@ -1436,6 +1550,8 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_readahead_parallel_readers);
 	tcase_add_test(tc, test_read_races_truncate);
 	tcase_add_test(tc, test_fsync_one_file);
+	tcase_add_test(tc, test_wb_err_per_handle);
+	tcase_add_test(tc, test_close_starts_writeback);
 	tcase_add_test(tc, test_batched_writes_crash);
 	tcase_add_test(tc, test_concurrent_writers);
 	tcase_add_test(tc, test_write_through);
