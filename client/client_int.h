@@ -590,6 +590,15 @@ bool lc_data_nearfull(struct lclient *c);
  */
 int lc_obj_index(struct lclient *c, struct lc_inode *in, const uint64_t *objs, size_t n);
 /**
+ * lc_obj_index_submit - lc_obj_index without waiting: the op goes into @b
+ * (the caller waits for @b, and only then submits the writes and calls
+ * lc_obj_index_known).  Return: 1 submitted, 0 nothing to list, -ENOMEM.
+ */
+int lc_obj_index_submit(struct lclient *c, struct lc_io_batch *b, struct lc_inode *in, const uint64_t *objs,
+			size_t n);
+/** lc_obj_index_known - remember that @objs are listed (after lc_obj_index_submit's batch succeeded). */
+void lc_obj_index_known(struct lc_inode *in, const uint64_t *objs, size_t n);
+/**
  * lc_obj_allocated - make @in's st_blocks count what its objects hold, not
  * its size (a sparse file): lists the object index and stats the objects
  * (bounded: past LC_ALLOC_STAT_MAX objects each counts whole, past

@@ -380,6 +380,16 @@ static int setattr(struct lclient *c, struct lc_inode *in, const struct lc_attr 
 	lc_put(c, t);
 	if (r < 0)
 		return r;
+	if (mask & (LC_SET_MTIME | LC_SET_MTIME_NOW)) {
+		/* the mtime our flushes carry (sent before this request, by
+		 * lc_wb_flush above, maybe not acked yet) is older than the one
+		 * the MDS has now: not ours to show any more (a close's
+		 * writeback starts after it returned, so its flush is often
+		 * still in flight when tar's futimens comes) */
+		pthread_mutex_lock(&in->lock);
+		in->flushing_meta &= ~(uint32_t)MDSP_DIRTY_MTIME;
+		pthread_mutex_unlock(&in->lock);
+	}
 	if (mask & LC_SET_SIZE) {
 		r = lc_truncate_data(c, in, old_size, set->size);
 		if (r < 0)

@@ -137,26 +137,57 @@ void lc_obj_allocated(struct lclient *c, struct lc_inode *in)
 
 #define KNOWN ((void *)1)
 
-int lc_obj_index(struct lclient *c, struct lc_inode *in, const uint64_t *objs, size_t n)
+/* the index op for those of @objs not known to be listed; NULL: all known (or *@r: no memory) */
+static struct store_op *index_op(struct lc_inode *in, const uint64_t *objs, size_t n, int *r)
 {
 	struct store_op *op = NULL;
-	char oid[64];
-	size_t i, nnew = 0;
-	int r;
 
-	for (i = 0; i < n; i++) {
+	*r = 0;
+	for (size_t i = 0; i < n; i++) {
 		rcu_read_lock();
 		bool known = xa_load(&in->objs, objs[i]) != NULL;
 		rcu_read_unlock();
 		if (known)
 			continue;
-		if (!op && !(op = store_op_new()))
-			return -ENOMEM;
+		if (!op && !(op = store_op_new())) {
+			*r = -ENOMEM;
+			return NULL;
+		}
 		store_file_index_note(op, objs[i]);
-		nnew++;
 	}
-	if (!nnew)
-		return 0;
+	return op;
+}
+
+void lc_obj_index_known(struct lc_inode *in, const uint64_t *objs, size_t n)
+{
+	/* best effort: a key we fail to remember is only set again */
+	for (size_t i = 0; i < n; i++)
+		xa_store(&in->objs, objs[i], KNOWN);
+}
+
+int lc_obj_index_submit(struct lclient *c, struct lc_io_batch *b, struct lc_inode *in, const uint64_t *objs,
+			size_t n)
+{
+	char oid[64];
+	int r;
+	struct store_op *op = index_op(in, objs, n, &r);
+
+	if (!op)
+		return r;
+	store_file_index_oid(oid, sizeof(oid), in->ino);
+	perf_inc(&c->perf.index_ops, 1);
+	lc_io_batch_submit_op(c, b, oid, op);
+	return 1;
+}
+
+int lc_obj_index(struct lclient *c, struct lc_inode *in, const uint64_t *objs, size_t n)
+{
+	char oid[64];
+	int r;
+	struct store_op *op = index_op(in, objs, n, &r);
+
+	if (!op)
+		return r;
 	store_file_index_oid(oid, sizeof(oid), in->ino);
 	perf_inc(&c->perf.index_ops, 1);
 	r = store_op_exec(c->data, oid, op);
@@ -164,9 +195,7 @@ int lc_obj_index(struct lclient *c, struct lc_inode *in, const uint64_t *objs, s
 		derr(CLIENT, "object index of %" PRIx64 ": %s", in->ino, strerror(-r));
 		return r;
 	}
-	/* best effort: a key we fail to remember is only set again */
-	for (i = 0; i < n; i++)
-		xa_store(&in->objs, objs[i], KNOWN);
+	lc_obj_index_known(in, objs, n);
 	return 0;
 }
 

@@ -529,7 +529,10 @@ int lc_wb_err_check(struct lc_inode *in, uint32_t *since)
 
 /* One inode's writeback in flight: wb_begin() submits, wb_end() waits and settles. */
 struct wb_flight {
-	struct lc_io_batch b;
+	struct lc_io_batch b;        /* the data writes */
+	struct lc_io_batch ib;       /* the object index's update, before them */
+	int ierr;                    /* submitting it failed (-ENOMEM) */
+	uint64_t ahead_from, ahead_to;  /* a stream's objects indexed ahead: [from, to) */
 	struct lc_extent *list;      /* in->flushing */
 	size_t bytes;                /* its capacity */
 	uint32_t osize;
@@ -537,12 +540,60 @@ struct wb_flight {
 	bool active;                 /* something was submitted: wb_end() must run */
 };
 
+/* @f's objects (those of its extents, then the stream's ahead of them), in runs of at most 64, each given to @fn */
+static int for_objs(struct lclient *c, struct lc_inode *in, struct wb_flight *f,
+		    int (*fn)(struct lclient *, struct lc_inode *, struct wb_flight *, const uint64_t *, size_t))
+{
+	uint64_t objs[64];
+	size_t n = 0;
+	int r = 0;
+
+	for (struct lc_extent *e = f->list; e && r >= 0; e = e->next) {
+		uint64_t o = e->off / f->osize;
+
+		if (n && objs[n - 1] == o)
+			continue;
+		if (n == sizeof(objs) / sizeof(objs[0])) {
+			r = fn(c, in, f, objs, n);
+			n = 0;
+		}
+		objs[n++] = o;
+	}
+	for (uint64_t o = f->ahead_from; o < f->ahead_to && r >= 0; o++) {
+		if (n == sizeof(objs) / sizeof(objs[0])) {
+			r = fn(c, in, f, objs, n);
+			n = 0;
+		}
+		objs[n++] = o;
+	}
+	if (r >= 0 && n)
+		r = fn(c, in, f, objs, n);
+	return r;
+}
+
+static int index_submit(struct lclient *c, struct lc_inode *in, struct wb_flight *f, const uint64_t *objs, size_t n)
+{
+	return lc_obj_index_submit(c, &f->ib, in, objs, n);
+}
+
+static int index_known(struct lclient *c, struct lc_inode *in, struct wb_flight *f, const uint64_t *objs, size_t n)
+{
+	(void)c;
+	(void)f;
+	lc_obj_index_known(in, objs, n);
+	return 0;
+}
+
 /*
  * Move @in's dirty extents to in->flushing, whole objects from the lowest
  * offset up to @max bytes (at least one object; SIZE_MAX: all), and submit
- * one compound write per object (every extent of that object), without
- * waiting.  Waits first for a writeback of @in already in flight (one per
- * inode at a time).
+ * the object index's update for the objects new to it, without waiting
+ * (wb_submit waits for it, then submits one compound write per object:
+ * every extent of that object).  Waits first for a writeback of @in
+ * already in flight (one per inode at a time).  The index ops of a wave
+ * of inodes are in flight together: on the local store they share one
+ * commit, and the wave's data writes the next (an untar's closed files
+ * cost an index commit each, then a data commit each).
  *
  * A partial writeback (@max < SIZE_MAX: the flusher's, under memory
  * pressure) leaves a sequential stream's tail object alone while the
@@ -553,11 +604,9 @@ struct wb_flight {
  * its last byte goes as one write_full; the data is not copied on its way
  * into the op (store_op_write_nocopy: librados copies it at submit).
  */
-static void wb_begin(struct lclient *c, struct lc_inode *in, struct wb_flight *f, size_t max)
+static void wb_take(struct lclient *c, struct lc_inode *in, struct wb_flight *f, size_t max)
 {
-	char oid[64];
 	uint64_t ahead_from = 0, ahead_to = 0;   /* a stream's objects to index ahead: [from, to) */
-	int r;
 
 	f->active = false;
 	f->nbytes = f->nops = 0;
@@ -634,34 +683,33 @@ static void wb_begin(struct lclient *c, struct lc_inode *in, struct wb_flight *f
 	pthread_mutex_unlock(&in->lock);
 	f->active = true;
 
-	uint32_t osize = f->osize;
 	f->t0 = now_mono_ns();
+	f->ahead_from = ahead_from;
+	f->ahead_to = ahead_to;
 	/* the object index first: no object may exist that it does not list */
-	{
-		uint64_t objs[64];
-		size_t n = 0;
+	lc_io_batch_init(&f->ib);
+	f->ierr = for_objs(c, in, f, index_submit);
+}
 
-		r = 0;
-		for (struct lc_extent *e = f->list; e && r == 0; e = e->next) {
-			uint64_t o = e->off / osize;
-			if (n && objs[n - 1] == o)
-				continue;
-			if (n == sizeof(objs) / sizeof(objs[0])) {
-				r = lc_obj_index(c, in, objs, n);
-				n = 0;
-			}
-			objs[n++] = o;
-		}
-		for (uint64_t o = ahead_from; o < ahead_to && r == 0; o++) {
-			if (n == sizeof(objs) / sizeof(objs[0])) {
-				r = lc_obj_index(c, in, objs, n);
-				n = 0;
-			}
-			objs[n++] = o;
-		}
-		if (r == 0 && n)
-			r = lc_obj_index(c, in, objs, n);
-	}
+/*
+ * Wait for wb_take()'s index update, then submit one compound write per
+ * object (every extent of that object), without waiting.
+ */
+static void wb_submit(struct lclient *c, struct lc_inode *in, struct wb_flight *f)
+{
+	uint32_t osize = f->osize;
+	char oid[64];
+	int r;
+
+	if (!f->active)
+		return;
+	r = lc_io_batch_wait(&f->ib);
+	if (f->ierr < 0)
+		r = f->ierr;
+	if (r < 0)
+		derr(CLIENT, "object index of %" PRIx64 ": %s", in->ino, strerror(-r));
+	else
+		for_objs(c, in, f, index_known);
 	lc_io_batch_init(&f->b);
 	if (r < 0) {
 		/* write nothing: the batch reports the error */
@@ -696,6 +744,13 @@ static void wb_begin(struct lclient *c, struct lc_inode *in, struct wb_flight *f
 		lc_io_batch_submit_op(c, &f->b, oid, op);
 		f->nops++;
 	}
+}
+
+/* wb_take() and wb_submit() of one inode */
+static void wb_begin(struct lclient *c, struct lc_inode *in, struct wb_flight *f, size_t max)
+{
+	wb_take(c, in, f, max);
+	wb_submit(c, in, f);
 }
 
 /* Wait for wb_begin()'s writes and settle: keep the extents on a transient error, else free them. */
@@ -855,9 +910,11 @@ static void run_wbq(struct lclient *c)
 			list = in->wbq_next;
 			in->wbq_next = NULL;
 			wave[n] = in;
-			wb_begin(c, in, &f[n], SIZE_MAX);
+			wb_take(c, in, &f[n], SIZE_MAX);
 			n++;
 		}
+		for (int i = 0; i < n; i++)
+			wb_submit(c, wave[i], &f[i]);
 		for (int i = 0; i < n; i++) {
 			int r;
 
@@ -934,9 +991,11 @@ static int flush_all(struct lclient *c, bool report, uint64_t *wrote)
 			in->dirty_next = NULL;
 			pthread_mutex_unlock(&in->lock);
 			wave[n] = in;
-			wb_begin(c, in, &f[n], gen_max);
+			wb_take(c, in, &f[n], gen_max);
 			n++;
 		}
+		for (int i = 0; i < n; i++)
+			wb_submit(c, wave[i], &f[i]);
 		for (int i = 0; i < n; i++) {
 			int r;
 
