@@ -972,7 +972,8 @@ END_TEST
  * what an fsync returned for is all there.  The writer is this binary again
  * (LC_CRASH_CHILD=DIR: no threads of a parent around the fork): it writes
  * round 1 (512 scattered 512-byte writes into object 0), fsyncs, says so on
- * stdout, writes round 2 over the same spots and flushes, said just before;
+ * stdout, writes round 2 over the same spots, closes (the writeback starts
+ * and close returns) and fsyncs a new handle, said just before;
  * the test kills it at once, then opens the store and checks.
  */
 #define CRASH_INO 0x640
@@ -1005,6 +1006,12 @@ static int crash_child(const char *dir)
 		if (round == 2) {
 			printf("flushing\n");
 			fflush(stdout);
+			/* close, which starts the writeback and returns; then an
+			 * fsync through another handle: it covers what the close
+			 * left in flight */
+			if (lc_flush(cc, fh) || lc_release(cc, fh))
+				return 5;
+			fh = lc_fh_new(cc, in, O_RDWR, NULL);
 		}
 		if (lc_fsync(cc, fh, false))
 			return 4;
