@@ -255,7 +255,7 @@ int lc_async_create(struct lclient *c, struct lc_inode *dir, const char *name, m
 	struct lc_inode *in = NULL;
 	struct mdsp_inode mi;
 	struct lc_attr da;
-	uint64_t ino, known;
+	uint64_t ino, known, epoch;
 	bool complete, write = (flags & O_ACCMODE) != O_RDONLY;
 	int r = -EAGAIN;
 
@@ -344,11 +344,17 @@ int lc_async_create(struct lclient *c, struct lc_inode *dir, const char *name, m
 		r = -ENOMEM;
 		goto out;
 	}
-	if (mkdir) {
-		pthread_mutex_lock(&in->lock);
+	/* its setattrs are ours to answer while D keeps this Dc (lc_async_setattr) */
+	pthread_mutex_lock(&dir->lock);
+	epoch = dir->dc_epoch;
+	pthread_mutex_unlock(&dir->lock);
+	pthread_mutex_lock(&in->lock);
+	in->dc_parent = dir->ino;
+	in->dc_epoch = epoch;
+	if (mkdir)
 		lc_dir_set_complete_locked(in);
-		pthread_mutex_unlock(&in->lock);
-	} else {
+	pthread_mutex_unlock(&in->lock);
+	if (!mkdir) {
 		*fh = lc_fh_new(c, in, flags & ~(O_CREAT | O_EXCL | O_TRUNC), cr);
 		if (!*fh) {
 			r = -ENOMEM;
@@ -408,5 +414,159 @@ out:
 		lc_put(c, in);
 	if (r == -EAGAIN)
 		perf_inc(&c->perf.async_sync, 1);
+	return r;
+}
+
+/* ---- setattrs ------------------------------------------------------------------ */
+
+void lc_async_forget(struct lclient *c, uint64_t ino)
+{
+	struct lc_inode *in = ino ? lc_ino_to_inode(c, ino) : NULL;
+
+	if (!in)
+		return;
+	pthread_mutex_lock(&in->lock);
+	in->dc_parent = 0;
+	pthread_mutex_unlock(&in->lock);
+	lc_put(c, in);
+}
+
+/* The first reply of a setattr answered here (session reader thread). */
+static void async_setattr_done(struct mds_request *req, void *arg)
+{
+	struct lclient *c = arg;
+	const struct mdsp_reply *rep = req->reply;
+	struct lc_inode *in = lc_ino_to_inode(c, req->args.ino), *t;
+	bool last;
+	int err;
+
+	if (!in)
+		return;
+	pthread_mutex_lock(&in->lock);
+	last = --in->async_setattrs == 0;
+	pthread_mutex_unlock(&in->lock);
+	if (rep && rep->result == 0) {
+		/* the MDS's attributes are ours (same rules, same clock); only
+		 * the last reply lands, the earlier ones lack the later changes
+		 * (the change count cannot tell: cap flushes move the MDS's) */
+		if (last && rep->has_target && rep->target.ino == in->ino) {
+			t = lc_inode_update(c, &rep->target, rep->caps, rep->cap_seq);
+			lc_put(c, t);
+		}
+		lc_put(c, in);
+		return;
+	}
+	err = rep && rep->result ? rep->result : -EIO;
+	perf_inc(&c->perf.async_failed, 1);
+	derr(CLIENT, "asynchronous setattr (mask 0x%x) of ino %" PRIx64 " failed at the MDS: %s; "
+	     "its attributes are the MDS's again, the next fsync of the file reports it", req->args.mask,
+	     req->args.ino, strerror(-err));
+	pthread_mutex_lock(&in->lock);
+	if (!in->unsafe_err)
+		in->unsafe_err = err;
+	in->dc_parent = 0;              /* the MDS decides its next ones */
+	in->attr_until = 0;
+	in->mi.change = 0;              /* the MDS's next attributes win */
+	pthread_mutex_unlock(&in->lock);
+	lc_put(c, in);
+}
+
+/*
+ * Ordering and revokes work as for the creates: the request is submitted
+ * while the directory's async_submitting holds off a revoke of its Dc, so
+ * it leaves on the one MDS connection before the revoke's ack, behind the
+ * create of the inode; the MDS runs it before the request of the other
+ * client that caused the revoke, which sees its result.  Its time is ours
+ * (MDSP_SETATTR_CLIENT_TIME): the MDS ends with what we showed.
+ *
+ * Times and buffered writes: a write before the setattr set MDSP_DIRTY_MTIME
+ * (the write's time, sent with the next cap flush); an mtime set here
+ * supersedes it, so the flag goes and wmtime takes the new mtime (a flush
+ * sent earlier arrives before this request; one sent again carries the new
+ * mtime).  The size the writes made stays dirty: a later flush of it does
+ * not touch mtime (locker.c apply_flush).  So no data is flushed first.
+ */
+int lc_async_setattr(struct lclient *c, struct lc_inode *in, uint32_t mask, const struct mdsp_inode *set,
+		     const struct lc_cred *cr)
+{
+	const uint32_t local = MDSP_SETATTR_MODE | MDSP_SETATTR_UID | MDSP_SETATTR_GID | MDSP_SETATTR_ATIME |
+			       MDSP_SETATTR_MTIME | MDSP_SETATTR_ATIME_NOW | MDSP_SETATTR_MTIME_NOW |
+			       MDSP_SETATTR_CHOWN;
+	struct mds_request *req = NULL;
+	struct lc_inode *dir;
+	struct mdsp_inode a = *set;
+	uint64_t parent, epoch;
+	uint32_t kill = 0;
+	bool ok;
+	int r = -EAGAIN;
+
+	if (!c->async_dirops || !c->mdsc || !mask || (mask & ~local) || lc_evicted(c, NULL, 0) ||
+	    !mdsc_is_open(c->mdsc))
+		return -EAGAIN;
+	pthread_mutex_lock(&in->lock);
+	parent = in->dc_parent;
+	epoch = in->dc_epoch;
+	ok = parent && !in->async_failed && in->mi.nlink && lc_attrs_cached_locked(in);
+	pthread_mutex_unlock(&in->lock);
+	if (!ok || !(dir = lc_ino_to_inode(c, parent)))
+		return -EAGAIN;
+	pthread_mutex_lock(&dir->lock);
+	if (!(dir->caps & Dc) || dir->dc_epoch != epoch || !dir->mi.nlink) {
+		pthread_mutex_unlock(&dir->lock);
+		lc_put(c, dir);
+		return -EAGAIN;
+	}
+	/* a revoke of Dc from here on waits until this setattr is sent */
+	dir->async_submitting++;
+	pthread_mutex_unlock(&dir->lock);
+
+	req = lc_req_new(c, MDSP_OP_SETATTR, in->ino, cr);
+	if (!req) {
+		r = -ENOMEM;
+		goto out;
+	}
+	a.ino = in->ino;
+	a.ctime = now_time();
+	pthread_mutex_lock(&in->lock);
+	/* in->dc_parent again: a link or rename may have started meanwhile */
+	r = in->dc_parent == parent ? mdsp_setattr_check(&in->mi, &req->args.caller, mask, &a, lc_max_file_size(c),
+							 &kill) : -EAGAIN;
+	if (r == 0) {
+		mdsp_setattr_apply(&in->mi, &req->args.caller, mask, &a, kill, a.ctime);
+		if (mask & (MDSP_SETATTR_MTIME | MDSP_SETATTR_MTIME_NOW)) {
+			in->dirty_meta &= ~(uint32_t)MDSP_DIRTY_MTIME;
+			in->wmtime = in->mi.mtime;
+		}
+		in->async_setattrs++;
+	}
+	pthread_mutex_unlock(&in->lock);
+	if (r < 0)
+		goto out;               /* what the MDS would answer, in its words */
+	req->args.mask = mask | MDSP_SETATTR_CLIENT_TIME;
+	req->args.attr = a;
+	req->on_reply = async_setattr_done;
+	req->on_reply_arg = c;
+	r = mdsc_submit(c->mdsc, req);
+	if (r < 0) {
+		derr(CLIENT, "asynchronous setattr of ino %" PRIx64 ": cannot submit: %s", in->ino, strerror(-r));
+		pthread_mutex_lock(&in->lock);
+		in->async_setattrs--;
+		in->dc_parent = 0;
+		in->attr_until = 0;
+		in->mi.change = 0;      /* what we applied is not the MDS's: its next attributes win */
+		pthread_mutex_unlock(&in->lock);
+		goto out;
+	}
+	lc_track_unsafe(in, req);
+	perf_inc(&c->perf.async_setattrs, 1);
+	dout(CLIENT, 15, "async setattr %" PRIx64 " mask 0x%x tid %" PRIu64, in->ino, mask, req->args.tid);
+out:
+	pthread_mutex_lock(&dir->lock);
+	if (!--dir->async_submitting)
+		pthread_cond_broadcast(&dir->cond);
+	pthread_mutex_unlock(&dir->lock);
+	lc_put(c, dir);
+	if (req)
+		mdsc_request_put(req);
 	return r;
 }

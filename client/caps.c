@@ -137,13 +137,22 @@ bool lc_attrs_cached_locked(const struct lc_inode *in)
 	return (in->caps & MDSP_CAP_ATTR_SHARED) == MDSP_CAP_ATTR_SHARED;
 }
 
+void lc_caps_set_locked(struct lc_inode *in, uint32_t caps)
+{
+	static _Atomic uint64_t dc_epochs;
+
+	if (S_ISDIR(in->mi.mode) && (caps & MDSP_CAP_DIR_CREATE) && !(in->caps & MDSP_CAP_DIR_CREATE))
+		in->dc_epoch = atomic_fetch_add(&dc_epochs, 1) + 1;
+	in->caps = caps;
+}
+
 void lc_caps_apply_locked(struct lc_inode *in, uint32_t caps, uint64_t seq)
 {
 	if (!caps && !seq)
 		return;
 	if (seq < in->cap_seq)
 		return; /* older than a grant/revoke we already applied */
-	in->caps = caps;
+	lc_caps_set_locked(in, caps);
 	in->cap_seq = seq;
 	if (lc_attrs_cached_locked(in)) {
 		uint64_t until = now_mono_ns() + lc_secs_ns(CFG_client_caps_timeout);

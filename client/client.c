@@ -276,6 +276,7 @@ static void perf_register(struct lclient *c)
 	C(async_creates);
 	C(async_failed);
 	C(async_sync);
+	C(async_setattrs);
 #undef C
 	perf_register_hist(g, "read_lat", &p->read_lat);
 	perf_register_hist(g, "write_lat", &p->write_lat);

@@ -198,6 +198,14 @@ struct lc_inode {
 	uint64_t complete_dgen, complete_ngen;
 	int async_submitting;        /* dirs: async creates between the Dc check and their send */
 	bool async_failed;           /* its asynchronous create failed at the MDS: it never existed */
+	/* asyncdir.c lc_async_setattr: files and dirs we made under Dc in
+	 * directory dc_parent (0: not, or a link/rename since), while it held
+	 * Dc with epoch dc_epoch; dirs: dc_epoch is new each time Dc is
+	 * gained (lc_caps_set_locked), so a file qualifies only while its
+	 * directory kept Dc from its create on and nobody else could see it */
+	uint64_t dc_parent;
+	uint64_t dc_epoch;
+	int async_setattrs;          /* setattrs answered here whose first reply is not in */
 };
 
 /* readahead buffer size classes: 128 KiB (LC_RA_POOL_MIN) to 4 MiB, powers of two */
@@ -232,7 +240,7 @@ struct lc_perf {
 	struct perf_counter ino_evicted;
 	struct perf_counter index_ops;
 	struct perf_counter purge_files, purge_objects, purge_queued;
-	struct perf_counter async_creates, async_failed, async_sync;
+	struct perf_counter async_creates, async_failed, async_sync, async_setattrs;
 	struct hist read_lat, write_lat, flush_lat;
 };
 
@@ -373,6 +381,28 @@ uint32_t lc_deleg_want_flag(struct lclient *c);
 void lc_deleg_reply(struct lclient *c, const struct mds_request *req);
 /** lc_deleg_reset - forget the delegated inos (a reconnect: the MDS may have lost their grant). */
 void lc_deleg_reset(struct lclient *c);
+/**
+ * lc_async_setattr - answer a SETATTR (@mask MDSP_SETATTR_*, the values in
+ * @set) of @in ourselves when we made @in under Dc, its directory still
+ * holds that Dc and no other link was made: checked by the MDS's rules
+ * (mdsp_setattr_check), applied to the cache, sent in the background
+ * behind the create and tracked until SAFE (fsync waits for it; a refusal
+ * at the MDS is logged, counted in async_failed and reported by the next
+ * fsync).  Mode, owner and times only.
+ * Return: 0 (answered; the cache holds the result), the MDS's error for a
+ * change it would refuse, or -EAGAIN: take the synchronous path.
+ * Locking: none held; takes in->lock and the directory's lock in turn.
+ */
+int lc_async_setattr(struct lclient *c, struct lc_inode *in, uint32_t mask, const struct mdsp_inode *set,
+		     const struct lc_cred *cr);
+/** lc_async_forget - @ino gets (or may get) another name: its setattrs go to the MDS from now on. */
+void lc_async_forget(struct lclient *c, uint64_t ino);
+/**
+ * lc_caps_set_locked - in->lock held: @in's caps become @caps; a directory
+ * that gains Dc starts a new Dc epoch (lc_async_setattr).
+ */
+void lc_caps_set_locked(struct lc_inode *in, uint32_t caps);
+
 /** lc_dir_complete_locked - dir->lock held: every name of @dir is in the dentry cache. */
 bool lc_dir_complete_locked(struct lc_inode *dir);
 /** lc_dir_set_complete_locked - dir->lock held: @dir is empty and ours (mkdir under Dc). */

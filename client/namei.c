@@ -343,6 +343,20 @@ static int setattr(struct lclient *c, struct lc_inode *in, const struct lc_attr 
 		r = lc_access(c, in, W_OK, cr);
 		return r < 0 ? r : -EFBIG;
 	}
+	pthread_mutex_lock(&in->lock);
+	uint32_t old_mode = in->mi.mode;
+	pthread_mutex_unlock(&in->lock);
+	if (!(mask & LC_SET_SIZE)) {
+		/* an inode only we know (made here under Dc): answered here */
+		struct mdsp_inode a = { .ino = in->ino, .mode = set->mode, .uid = set->uid, .gid = set->gid,
+					.atime = mt(set->atime), .mtime = mt(set->mtime) };
+
+		r = lc_async_setattr(c, in, map_setattr_mask(mask), &a, cr);
+		if (r == 0)
+			goto done;
+		if (r != -EAGAIN)
+			return r;
+	}
 	if (mask & (LC_SET_SIZE | LC_SET_MTIME | LC_SET_MTIME_NOW)) {
 		/* buffered data and its pending size/mtime go first, so neither
 		 * a later writeback nor a later report undoes this change */
@@ -358,9 +372,6 @@ static int setattr(struct lclient *c, struct lc_inode *in, const struct lc_attr 
 			return -EISDIR;
 		old_size = lc_inode_size(in);
 	}
-	pthread_mutex_lock(&in->lock);
-	uint32_t old_mode = in->mi.mode;
-	pthread_mutex_unlock(&in->lock);
 	req = lc_req_new(c, MDSP_OP_SETATTR, in->ino, cr);
 	if (!req)
 		return c->mdsc ? -ENOMEM : -ENOTCONN;
@@ -395,6 +406,7 @@ static int setattr(struct lclient *c, struct lc_inode *in, const struct lc_attr 
 		if (r < 0)
 			return r;
 	}
+done:
 	if (mask & (LC_SET_MODE | LC_SET_UID | LC_SET_GID)) {
 		pthread_mutex_lock(&in->lock);
 		uint32_t new_mode = in->mi.mode;
@@ -531,6 +543,7 @@ int lc_link(struct lclient *c, struct lc_inode *in, struct lc_inode *newdir, con
 
 	if (r < 0)
 		return r;
+	lc_async_forget(c, in->ino);   /* a second name: its setattrs go to the MDS */
 	req = lc_req_new(c, MDSP_OP_LINK, newdir->ino, cr);
 	if (!req)
 		return -ENOTCONN;
@@ -617,6 +630,9 @@ int lc_rename(struct lclient *c, struct lc_inode *olddir, const char *oldname, s
 	lc_dcache_lookup(c, olddir, oldname, &src);
 	lc_dcache_lookup(c, newdir, newname, &dst);
 	lc_caps_update_pending(c, dst);
+	/* moved names: their setattrs go to the MDS (who may know them by another directory now) */
+	lc_async_forget(c, src);
+	lc_async_forget(c, dst);
 	req = lc_req_new(c, MDSP_OP_RENAME, olddir->ino, cr);
 	if (!req)
 		return -ENOTCONN;

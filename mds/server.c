@@ -68,33 +68,13 @@ static void touch(struct minode *in, bool mtime)
 
 static bool in_group(const struct mdsp_caller *c, uint32_t gid)
 {
-	uint32_t i;
-
-	if (c->gid == gid)
-		return true;
-	for (i = 0; i < c->ngroups && i < MDSP_MAX_GROUPS; i++)
-		if (c->groups[i] == gid)
-			return true;
-	return false;
+	return mdsp_in_group(c, gid);
 }
 
+/* the mode-bit check of every op: mds_proto/perm.c, the client's too */
 static int may_access(const struct minode *in, const struct mdsp_caller *c, int mask)
 {
-	uint32_t mode = in->a.mode, bits;
-
-	if (c->uid == 0) {
-		/* root: everything, except exec of a file nobody may execute */
-		if ((mask & MAY_EXEC) && !S_ISDIR(mode) && !(mode & 0111))
-			return -EACCES;
-		return 0;
-	}
-	if (c->uid == in->a.uid)
-		bits = (mode >> 6) & 7;
-	else if (in_group(c, in->a.gid))
-		bits = (mode >> 3) & 7;
-	else
-		bits = mode & 7;
-	return ((int)bits & mask) == mask ? 0 : -EACCES;
+	return mdsp_may_access(&in->a, c, mask);
 }
 
 static bool is_owner(const struct minode *in, const struct mdsp_caller *c)
@@ -326,68 +306,12 @@ static int op_getattr(struct mds *m, struct session *s, struct mdsp_request *r, 
 }
 
 /*
- * The setuid/setgid bits a change by @c clears, as Linux decides it
- * (setattr_should_drop_sgid, setattr_should_drop_suidgid):
- *  - a write or truncate by anyone but root (CAP_FSETID) of a regular file
- *    clears S_ISUID, and S_ISGID when the group may execute or the writer is
- *    not in the file's group;
- *  - a chown of anything but a directory (also chown(-1, -1), by root too)
- *    clears S_ISUID, and S_ISGID when the group may execute or the caller is
- *    not in the file's group and not root.
- */
-static uint32_t sgid_to_drop(const struct minode *in, const struct mdsp_caller *c)
-{
-	uint32_t mode = in->a.mode;
-
-	if (!(mode & S_ISGID))
-		return 0;
-	if ((mode & S_IXGRP) || (c->uid != 0 && !in_group(c, in->a.gid)))
-		return S_ISGID;
-	return 0;
-}
-
-static uint32_t write_kill_bits(const struct minode *in, const struct mdsp_caller *c)
-{
-	if (c->uid == 0 || !S_ISREG(in->a.mode))
-		return 0;
-	return (in->a.mode & S_ISUID) | sgid_to_drop(in, c);
-}
-
-static uint32_t chown_kill_bits(const struct minode *in, const struct mdsp_caller *c)
-{
-	if (S_ISDIR(in->a.mode))
-		return 0;
-	return (in->a.mode & S_ISUID) | sgid_to_drop(in, c);
-}
-
-/* @mode only clears setuid/setgid bits that a write by @c clears, and @c may write */
-static bool kernel_kill(const struct minode *in, const struct mdsp_caller *c, uint32_t mode)
-{
-	uint32_t old = in->a.mode & 07777, cleared = old & ~mode & 07777;
-
-	if (!cleared || (mode & 07777) != (old & ~cleared))
-		return false;
-	if (cleared & ~(write_kill_bits(in, c) | chown_kill_bits(in, c)))
-		return false;
-	return may_access(in, c, MAY_WRITE) == 0;
-}
-
-/*
- * SETATTR, with the checks of Linux's notify_change() and setattr_prepare()
- * in their order (ext4 is the reference):
- *  - chown: only root, or the owner giving the file to itself (uid) or to a
- *    group it is in (gid); the same value by anyone else is EPERM too.
- *    A chown with neither (chown(-1, -1), MDSP_SETATTR_CHOWN alone) needs
- *    nothing but, when it clears setuid/setgid, the right to chmod;
- *  - chmod: the owner or root (and a writer clearing setuid/setgid, see
- *    kernel_kill); S_ISGID dropped when the caller is not in the file's
- *    group (and not root);
- *  - size: write permission, or a handle open for writing (MDSP_SETATTR_FH:
- *    ftruncate, the client checked it at open); never past max_file_size;
- *  - times: "now" for both (utimes(NULL), both UTIME_NOW) needs ownership
- *    or write permission (EACCES); explicit times, or "now" for one of them,
- *    ownership (EPERM);
- *  - every change moves ctime.
+ * SETATTR: the checks (mdsp_setattr_check, mds_proto/perm.c: Linux's
+ * notify_change() and setattr_prepare() in their order) are shared with a
+ * client that answers a setattr of an inode only it knows itself
+ * (client/asyncdir.c), so both decide alike; every change moves ctime.
+ * MDSP_SETATTR_CLIENT_TIME: such a change, made at the client's clock
+ * (attr.ctime), ends here as the client showed it.
  */
 static int op_setattr(struct mds *m, struct session *s, struct mdsp_request *r, struct mdsp_reply *rep,
 		      struct txn *t)
@@ -396,63 +320,16 @@ static int op_setattr(struct mds *m, struct session *s, struct mdsp_request *r, 
 	const struct mdsp_inode *a = &r->attr;
 	const uint32_t times = MDSP_SETATTR_ATIME | MDSP_SETATTR_MTIME | MDSP_SETATTR_ATIME_NOW |
 			       MDSP_SETATTR_MTIME_NOW;
-	const uint32_t touch_now = MDSP_SETATTR_ATIME_NOW | MDSP_SETATTR_MTIME_NOW;
-	uint32_t mask = r->mask, mode, kill = 0, tmask;
-	bool chown = mask & (MDSP_SETATTR_UID | MDSP_SETATTR_GID | MDSP_SETATTR_CHOWN);
+	uint32_t mask = r->mask, kill = 0;
+	struct mdsp_time now;
 	struct minode *in;
 	int e = inode_get(m, r->ino, &in);
 
 	if (e)
 		return e;
-	if (mask & MDSP_SETATTR_SIZE) {
-		if (S_ISDIR(in->a.mode))
-			return -EISDIR;
-		if (!S_ISREG(in->a.mode))
-			return -EINVAL;
-		if (!(mask & MDSP_SETATTR_FH) && (e = may_access(in, c, MAY_WRITE)))
-			return e;
-		/* the filesystem's limit; also refuses anything past 2^63-1 */
-		if (a->size > m->max_file_size)
-			return -EFBIG;
-		kill |= write_kill_bits(in, c);
-	}
-	if ((mask & MDSP_SETATTR_UID) && !(c->uid == 0 || (c->uid == in->a.uid && a->uid == in->a.uid)))
-		return -EPERM;
-	if ((mask & MDSP_SETATTR_GID) &&
-	    !(c->uid == 0 || (c->uid == in->a.uid && (a->gid == in->a.gid || in_group(c, a->gid)))))
-		return -EPERM;
-	if (chown)
-		kill |= chown_kill_bits(in, c);
-	if (mask & MDSP_SETATTR_KILL_SUID)
-		kill |= write_kill_bits(in, c);
-	/* a mode change is the owner's, but for one shape: the FUSE kernel
-	 * without HANDLE_KILLPRIV clears setuid/setgid before a write, truncate
-	 * or chown by sending the caller's chmod of exactly those bits; a
-	 * writer may (Linux lets a write clear them, file_remove_privs) */
-	if ((mask & MDSP_SETATTR_MODE) && !is_owner(in, c) && !kernel_kill(in, c, a->mode))
-		return -EPERM;
-	/* a chown clears the bits as a chmod by the caller would: the owner
-	 * may; for chown(-1, -1), which FUSE cannot tell from the kernel's
-	 * clearing before a write (both arrive as an empty SETATTR), so may
-	 * anyone who may write the file */
-	if (chown && chown_kill_bits(in, c) && !is_owner(in, c) &&
-	    ((mask & (MDSP_SETATTR_UID | MDSP_SETATTR_GID)) || may_access(in, c, MAY_WRITE)))
-		return -EPERM;
-	/* "now" riding on a size change is the truncate's own mtime (ftruncate,
-	 * O_TRUNC), which needs nothing more than the size change did */
-	tmask = mask & times;
-	if ((mask & MDSP_SETATTR_SIZE) && !(tmask & ~touch_now))
-		tmask = 0;
-	if (tmask) {
-		if (tmask == touch_now) {
-			if (!is_owner(in, c) && (e = may_access(in, c, MAY_WRITE)))
-				return e;
-		} else if (!is_owner(in, c)) {
-			return -EPERM;
-		}
-	}
-	if ((mask & MDSP_SETATTR_CTIME) && !is_owner(in, c))
-		return -EPERM;
+	e = mdsp_setattr_check(&in->a, c, mask, a, m->max_file_size, &kill);
+	if (e)
+		return e;
 	/* what other clients cache of it goes first */
 	if ((mask & (MDSP_SETATTR_MODE | MDSP_SETATTR_UID | MDSP_SETATTR_GID | MDSP_SETATTR_KILL_SUID |
 		     MDSP_SETATTR_CHOWN)) || kill)
@@ -465,34 +342,11 @@ static int op_setattr(struct mds *m, struct session *s, struct mdsp_request *r, 
 		return e;
 
 	/* checks done: apply */
-	if (mask & MDSP_SETATTR_MODE) {
-		uint32_t gid = (mask & MDSP_SETATTR_GID) ? a->gid : in->a.gid;
-
-		mode = (in->a.mode & S_IFMT) | (a->mode & 07777);
-		if (c->uid != 0 && !in_group(c, gid))
-			mode &= ~(uint32_t)S_ISGID;
-		in->a.mode = mode;
-	}
-	if (mask & MDSP_SETATTR_UID)
-		in->a.uid = a->uid;
-	if (mask & MDSP_SETATTR_GID)
-		in->a.gid = a->gid;
-	in->a.mode &= ~kill;
-	touch(in, false);
-	if ((mask & MDSP_SETATTR_SIZE) && a->size != in->a.size) {
-		in->a.size = a->size;
-		in->a.mtime = in->a.ctime;
-	}
-	if (mask & MDSP_SETATTR_ATIME_NOW)
-		in->a.atime = in->a.ctime;
-	else if (mask & MDSP_SETATTR_ATIME)
-		in->a.atime = a->atime;
-	if (mask & MDSP_SETATTR_MTIME_NOW)
-		in->a.mtime = in->a.ctime;
-	else if (mask & MDSP_SETATTR_MTIME)
-		in->a.mtime = a->mtime;
-	if (mask & MDSP_SETATTR_CTIME)
-		in->a.ctime = a->ctime;
+	if ((mask & MDSP_SETATTR_CLIENT_TIME) && !(mask & MDSP_SETATTR_CTIME))
+		now = a->ctime;
+	else
+		now_time(&now);
+	mdsp_setattr_apply(&in->a, c, mask, a, kill, now);
 	txn_dirty(t, in);
 	set_target(rep, in);
 	return 0;

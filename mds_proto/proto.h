@@ -245,6 +245,10 @@ enum mdsp_op {
 #define MDSP_SETATTR_KILL_SUID 0x200   /* clear setuid/setgid as a write by the caller does (a no-op for root) */
 #define MDSP_SETATTR_FH        0x400   /* SIZE through a handle open for writing (ftruncate): no write-permission check */
 #define MDSP_SETATTR_CHOWN     0x800   /* a chown (also chown(-1, -1) with neither UID nor GID): clears setuid/setgid */
+/* the change was made at the client's clock, attr.ctime (its ctime, and the
+ * time of *_NOW): a setattr the client answered itself (asyncdir.c) ends at
+ * the MDS exactly as the client showed it, also when replayed */
+#define MDSP_SETATTR_CLIENT_TIME 0x1000
 
 /* rename flags: the Linux values */
 #define MDSP_RENAME_NOREPLACE 0x1
@@ -661,5 +665,49 @@ const char *mdsp_caps_op_name(uint32_t op);
 const char *mdsp_caps_str(uint32_t caps, char *buf, size_t len);
 /** mdsp_op_is_write - true for ops that change the namespace (journaled). */
 bool mdsp_op_is_write(uint32_t op);
+
+/* ---- permission rules both sides decide (perm.c) ---------------------------- */
+
+#define MDSP_MAY_EXEC  1
+#define MDSP_MAY_WRITE 2
+#define MDSP_MAY_READ  4
+
+/** mdsp_in_group - @gid is @c's primary group or one of its groups. */
+bool mdsp_in_group(const struct mdsp_caller *c, uint32_t gid);
+/**
+ * mdsp_may_access - may @c access @in for @mask (MDSP_MAY_*) by its mode
+ * bits?  Root may do everything but exec a non-directory without any x bit.
+ * Return: 0 or -EACCES.
+ */
+int mdsp_may_access(const struct mdsp_inode *in, const struct mdsp_caller *c, int mask);
+/** mdsp_write_kill_bits - the setuid/setgid bits a write by @c to @in clears. */
+uint32_t mdsp_write_kill_bits(const struct mdsp_inode *in, const struct mdsp_caller *c);
+/**
+ * mdsp_setattr_check - may @c make the SETATTR change @mask (MDSP_SETATTR_*)
+ * with the values in @a to @in?  The checks of Linux's notify_change() and
+ * setattr_prepare() in their order (ext4 is the reference):
+ *  - chown: only root, or the owner giving the file to itself (uid) or to a
+ *    group it is in (gid); the same value by anyone else is EPERM too.
+ *    A chown with neither (chown(-1, -1), MDSP_SETATTR_CHOWN alone) needs
+ *    nothing but, when it clears setuid/setgid, the right to chmod;
+ *  - chmod: the owner or root (and a writer clearing setuid/setgid);
+ *  - size: write permission, or a handle open for writing (MDSP_SETATTR_FH),
+ *    never past @max_file_size;
+ *  - times: "now" for both needs ownership or write permission (EACCES);
+ *    explicit times, or "now" for one of them, ownership (EPERM).
+ * On success *@kill holds the setuid/setgid bits the change clears.
+ * Pure; used by the MDS (op_setattr) and by the client answering a setattr
+ * itself (asyncdir.c), so both decide alike.
+ * Return: 0, -EISDIR, -EINVAL, -EACCES, -EPERM or -EFBIG.
+ */
+int mdsp_setattr_check(const struct mdsp_inode *in, const struct mdsp_caller *c, uint32_t mask,
+		       const struct mdsp_inode *a, uint64_t max_file_size, uint32_t *kill);
+/**
+ * mdsp_setattr_apply - make the change mdsp_setattr_check allowed (@kill is
+ * what it said) at time @now: every change moves ctime and the change count;
+ * S_ISGID goes from a chmod by a caller outside the (new) group.
+ */
+void mdsp_setattr_apply(struct mdsp_inode *in, const struct mdsp_caller *c, uint32_t mask,
+			const struct mdsp_inode *a, uint32_t kill, struct mdsp_time now);
 
 #endif

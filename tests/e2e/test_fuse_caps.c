@@ -841,12 +841,228 @@ START_TEST(test_async_create_then_other_lookup)
 }
 END_TEST
 
+
+/*
+ * Setattrs answered by the client itself (asyncdir.c lc_async_setattr): a
+ * file and a directory mount 1 made under Dc, changed by their owner, by
+ * other users and by root, as tar does it (futimens, fchown, fchmod on the
+ * open file with its data still buffered) and with the calls that must
+ * fail.  Mount 2 runs the same sequence with client_async_dirops false
+ * (every setattr to the MDS): every result and final stat must be the
+ * same.  Then mount 2 stats mount 1's files at once and sees mount 1's
+ * final attributes.
+ */
+struct sa_step {
+	uid_t uid;                 /* (uid, gid, one supplementary group or 0) */
+	gid_t gid, group;
+	int op;
+	const char *path;          /* under the sequence's directory */
+	long a, b;                 /* mode; uid, gid; size; time (0: now) */
+};
+
+enum { SA_CREATE = 1, SA_CHMOD, SA_CHOWN, SA_UTIMES, SA_TRUNCATE, SA_MKDIR, SA_FD_SEQ };
+
+#define T1 1000000000L
+#define T2 1200000000L
+static const struct sa_step sa_steps[] = {
+	/* the owner, as tar: create, write, futimens, fchown, fchmod, and a chown to a group it is not in */
+	{ 1000, 1000, 0, SA_FD_SEQ, "f", 02750, 0 },
+	{ 1000, 1000, 0, SA_MKDIR, "sub", 0755, 0 },
+	{ 1000, 1000, 0, SA_CHMOD, "sub", 0700, 0 },
+	{ 1000, 1000, 0, SA_UTIMES, "sub", T1, 0 },
+	/* another user, in no group of the file */
+	{ 1001, 1001, 0, SA_CHMOD, "f", 0777, 0 },
+	{ 1001, 1001, 0, SA_UTIMES, "f", T2, 0 },
+	{ 1001, 1001, 0, SA_UTIMES, "f", 0, 0 },
+	{ 1001, 1001, 0, SA_CHOWN, "f", 1001, -1 },
+	{ 1001, 1001, 0, SA_TRUNCATE, "f", 1, 0 },
+	{ 1001, 1001, 0, SA_CHMOD, "sub", 0777, 0 },
+	/* the owner again: truncate (always to the MDS), now, setuid */
+	{ 1000, 1000, 0, SA_TRUNCATE, "f", 3, 0 },
+	{ 1000, 1000, 0, SA_UTIMES, "f", 0, 0 },
+	{ 1000, 1000, 0, SA_CHMOD, "f", 06770, 0 },
+	/* a member of the file's group: "now" is allowed by write permission, a chmod is not */
+	{ 1001, 1001, 1000, SA_UTIMES, "f", 0, 0 },
+	{ 1001, 1001, 1000, SA_CHMOD, "f", 0777, 0 },
+	{ 1001, 1001, 1000, SA_UTIMES, "f", T1, 0 },
+	/* the owner gives it to a group it is in (setuid and setgid go with a group-executable file) */
+	{ 1001, 1001, 1000, SA_CHOWN, "sub", -1, 1000 },
+	{ 1000, 1000, 1001, SA_CHOWN, "f", -1, 1001 },
+	/* root: chown (clears setuid, keeps what is left), times */
+	{ 0, 0, 0, SA_CHMOD, "f", 06750, 0 },
+	{ 0, 0, 0, SA_CHOWN, "f", 1001, 1001 },
+	{ 0, 0, 0, SA_UTIMES, "f", T2, 0 },
+	/* the old owner no longer may */
+	{ 1000, 1000, 0, SA_CHMOD, "f", 0777, 0 },
+	{ 1000, 1000, 0, SA_UTIMES, "f", T1, 0 },
+	{ 1001, 1001, 0, SA_UTIMES, "f", T1 + 5, 0 },
+	{ 1001, 1001, 0, SA_CHMOD, "f", 02755, 0 },
+};
+#define SA_N (int)(sizeof(sa_steps) / sizeof(sa_steps[0]))
+
+static int sa_run_step(const char *dir, const struct sa_step *st)
+{
+	char p[PATH_MAX];
+	struct timespec ts[2];
+	int fd, r = 0;
+
+	snprintf(p, sizeof(p), "%s/%s", dir, st->path);
+	ts[0].tv_sec = st->a ? st->a + 7 : 0;
+	ts[0].tv_nsec = st->a ? 123 : UTIME_NOW;
+	ts[1].tv_sec = st->a;
+	ts[1].tv_nsec = st->a ? 456789 : UTIME_NOW;
+	switch (st->op) {
+	case SA_FD_SEQ:
+		fd = open(p, O_CREAT | O_EXCL | O_WRONLY, 0600);
+		if (fd < 0)
+			return errno;
+		if (write(fd, "hello", 5) != 5)
+			r = 200;
+		ts[0].tv_sec = T1;
+		ts[1].tv_sec = T1 + 1;
+		ts[0].tv_nsec = ts[1].tv_nsec = 0;
+		if (!r && futimens(fd, ts) < 0)
+			r = 210 + errno % 10;
+		if (!r && fchown(fd, 1000, 1000) < 0)
+			r = 220 + errno % 10;
+		if (!r && fchmod(fd, (mode_t)st->a) < 0)
+			r = 230 + errno % 10;
+		/* a group it is not in: EPERM, the file unchanged */
+		if (!r && (fchown(fd, (uid_t)-1, 0) == 0 || errno != EPERM))
+			r = 240;
+		if (close(fd) < 0 && !r)
+			r = 250;
+		return r;
+	case SA_MKDIR:
+		return mkdir(p, (mode_t)st->a) < 0 ? errno : 0;
+	case SA_CHMOD:
+		return chmod(p, (mode_t)st->a) < 0 ? errno : 0;
+	case SA_CHOWN:
+		return chown(p, (uid_t)st->a, (gid_t)st->b) < 0 ? errno : 0;
+	case SA_UTIMES:
+		return utimensat(AT_FDCWD, p, st->a ? ts : NULL, 0) < 0 ? errno : 0;
+	case SA_TRUNCATE:
+		return truncate(p, st->a) < 0 ? errno : 0;
+	}
+	return 255;
+}
+
+/* the steps in @dir, each in a child with its credentials; results into @res */
+static void sa_run(const char *dir, int *res)
+{
+	for (int i = 0; i < SA_N; i++) {
+		const struct sa_step *st = &sa_steps[i];
+		pid_t pid = fork();
+		int w;
+
+		ck_assert_int_ge(pid, 0);
+		if (pid == 0) {
+			gid_t g = st->group;
+			if (setgroups(st->group ? 1 : 0, &g) < 0 || setgid(st->gid) < 0 || setuid(st->uid) < 0)
+				_exit(254);
+			_exit(sa_run_step(dir, st));
+		}
+		ck_assert_int_eq(waitpid(pid, &w, 0), pid);
+		res[i] = WIFEXITED(w) ? WEXITSTATUS(w) : 300;
+	}
+}
+
+static void sa_expect_same(const char *what, const struct stat *a, const struct stat *b, bool ctime)
+{
+	ck_assert_msg(a->st_mode == b->st_mode, "%s: mode 0%o vs 0%o", what, a->st_mode, b->st_mode);
+	ck_assert_msg(a->st_uid == b->st_uid && a->st_gid == b->st_gid, "%s: owner %u:%u vs %u:%u", what,
+		      a->st_uid, a->st_gid, b->st_uid, b->st_gid);
+	ck_assert_msg(a->st_size == b->st_size, "%s: size %lld vs %lld", what, (long long)a->st_size,
+		      (long long)b->st_size);
+	ck_assert_msg(a->st_mtim.tv_sec == b->st_mtim.tv_sec && a->st_mtim.tv_nsec == b->st_mtim.tv_nsec,
+		      "%s: mtime %lld.%09ld vs %lld.%09ld", what, (long long)a->st_mtim.tv_sec, a->st_mtim.tv_nsec,
+		      (long long)b->st_mtim.tv_sec, b->st_mtim.tv_nsec);
+	ck_assert_msg(a->st_atim.tv_sec == b->st_atim.tv_sec && a->st_atim.tv_nsec == b->st_atim.tv_nsec,
+		      "%s: atime %lld.%09ld vs %lld.%09ld", what, (long long)a->st_atim.tv_sec, a->st_atim.tv_nsec,
+		      (long long)b->st_atim.tv_sec, b->st_atim.tv_nsec);
+	if (ctime)
+		ck_assert_msg(a->st_ctim.tv_sec == b->st_ctim.tv_sec && a->st_ctim.tv_nsec == b->st_ctim.tv_nsec,
+			      "%s: ctime %lld.%09ld vs %lld.%09ld", what, (long long)a->st_ctim.tv_sec,
+			      a->st_ctim.tv_nsec, (long long)b->st_ctim.tv_sec, b->st_ctim.tv_nsec);
+}
+
+static void setup_sync2(void)
+{
+	if (init_fs() != 0 || lfs_mds_start(&fs) != 0 || lfs_mount(&fs, "allow_other") != 0 ||
+	    lfs_mount2(&fs, "allow_other,client_async_dirops=false") != 0) {
+		lfs_dump_logs(&fs);
+		lfs_cleanup(&fs);
+		fprintf(stderr, "e2e setup failed\n");
+		exit(1);
+	}
+}
+
+START_TEST(test_async_setattr_same_as_mds)
+{
+	int res1[SA_N], res2[SA_N];
+	const char *names[] = { "f", "sub" };
+	int64_t before = perf1("client", "async_setattrs");
+	struct stat s1, s2, o;
+	char buf[16];
+	int i;
+
+	ck_assert_int_eq(mkdir(P("x1"), 0777), 0);
+	ck_assert_int_eq(chmod(P("x1"), 0777), 0);
+	ck_assert_int_eq(mkdir(P2("x2"), 0777), 0);
+	ck_assert_int_eq(chmod(P2("x2"), 0777), 0);
+	sa_run(P("x1"), res1);
+	sa_run(P2("x2"), res2);
+	for (i = 0; i < SA_N; i++)
+		ck_assert_msg(res1[i] == res2[i], "step %d (op %d on %s as %u): %d (%s) answered here, %d (%s) by the MDS",
+			      i, sa_steps[i].op, sa_steps[i].path, sa_steps[i].uid, res1[i],
+			      res1[i] < 200 ? strerror(res1[i]) : "seq", res2[i], res2[i] < 200 ? strerror(res2[i]) : "seq");
+	/* the sequence did what it says (not the same nonsense on both sides) */
+	ck_assert_int_eq(res1[0], 0);
+	ck_assert_int_eq(res1[4], EPERM);
+	ck_assert_int_eq(res1[6], EACCES);
+	ck_assert_int_eq(res1[13], 0);
+	/* mount 1 answered them itself */
+	ck_assert_int_ge(perf1("client", "async_setattrs") - before, 8);
+	for (i = 0; i < 2; i++) {
+		char a[64], b[64];
+
+		snprintf(a, sizeof(a), "x1/%s", names[i]);
+		snprintf(b, sizeof(b), "x2/%s", names[i]);
+		ck_assert_int_eq(stat(P(a), &s1), 0);
+		ck_assert_int_eq(stat(P2(b), &s2), 0);
+		sa_expect_same(names[i], &s1, &s2, false);
+		/* the other mount, at once: what mount 1 showed, ctime too */
+		ck_assert_int_eq(stat(P2(a), &o), 0);
+		sa_expect_same(a, &s1, &o, true);
+	}
+	ck_assert_uint_eq(s1.st_mode & 07777, 0700);
+	ck_assert_int_eq(stat(P("x1/f"), &s1), 0);
+	ck_assert_uint_eq(s1.st_mode & 07777, 02755);
+	ck_assert_int_eq(s1.st_uid, 1001);
+	ck_assert_int_eq(s1.st_mtim.tv_sec, T1 + 5);
+	ck_assert_int_eq(read_text(P2("x1/f"), buf, sizeof(buf)), 3);
+	ck_assert_str_eq(buf, "hel");
+}
+END_TEST
+
 #define ADD(fn)                                                                  \
 	do {                                                                     \
 		const char *only = getenv("LC_TEST");                             \
 		if (!only || !strcmp(only, #fn)) {                                 \
 			TCase *tc = tcase_create(#fn);                             \
 			tcase_add_unchecked_fixture(tc, setup, teardown);          \
+			tcase_set_timeout(tc, 120);                                \
+			tcase_add_test(tc, fn);                                    \
+			suite_add_tcase(s, tc);                                    \
+		}                                                                  \
+	} while (0)
+
+#define ADD_WITH(fn, setup_fn)                                                   \
+	do {                                                                     \
+		const char *only = getenv("LC_TEST");                             \
+		if (!only || !strcmp(only, #fn)) {                                 \
+			TCase *tc = tcase_create(#fn);                             \
+			tcase_add_unchecked_fixture(tc, setup_fn, teardown);       \
 			tcase_set_timeout(tc, 120);                                \
 			tcase_add_test(tc, fn);                                    \
 			suite_add_tcase(s, tc);                                    \
@@ -879,6 +1095,7 @@ int main(void)
 	ADD(test_page_cache_other_mount_writes);
 	ADD(test_async_creates_seen_by_other);
 	ADD(test_async_create_then_other_lookup);
+	ADD_WITH(test_async_setattr_same_as_mds, setup_sync2);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
 	failed = srunner_ntests_failed(sr);

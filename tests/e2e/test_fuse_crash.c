@@ -93,6 +93,9 @@ struct node {
 	int nlink;              /* files: names of it alive */
 	int size;
 	unsigned seed;          /* content: lfs_pat(seed, off) for size bytes */
+	int mode, uid, gid;     /* files: what the create's fchmod/fchown left (mode -1: not set) */
+	long long mtime_s;      /* and its futimens (mtime_ns: the nanoseconds) */
+	long mtime_ns;
 	int children;           /* directories: live entries in it */
 };
 
@@ -164,7 +167,9 @@ static void drop_dent(struct model *m, int di)
  * Apply one log record to @m; the worker applies what it logs, the checker
  * what it reads, so both have the same model.  0, or -1 for a record that
  * does not parse or does not fit the model (a corrupt log).
- *   c PARENT NAME INO SIZE SEED   create (+ write SIZE bytes + fsync)
+ *   c PARENT NAME INO SIZE SEED MODE UID GID MTIME_S MTIME_NS
+ *                                 create (+ write SIZE bytes + fsync, + as
+ *                                 tar: futimens, fchown, fchmod; MODE -1: none)
  *   m PARENT NAME INO             mkdir
  *   r DENT PARENT NAME VICTIM     rename (VICTIM: the dent replaced, or -1)
  *   l DENT PARENT NAME            link
@@ -174,19 +179,23 @@ static void drop_dent(struct model *m, int di)
 static int apply(struct model *m, const char *rec)
 {
 	char op, name[24];
-	int parent, di, victim, size, n;
+	int parent, di, victim, size, n, mode, uid, gid;
 	unsigned long long ino;
+	long long mts;
+	long mtns;
 	unsigned seed;
 
 	if (m->ndents >= MAXDENTS || m->nnodes >= MAXNODES)
 		return -1;
 	switch (rec[0]) {
 	case 'c':
-		if (sscanf(rec, "%c %d %23s %llu %d %u", &op, &parent, name, &ino, &size, &seed) != 6)
+		if (sscanf(rec, "%c %d %23s %llu %d %u %d %d %d %lld %ld", &op, &parent, name, &ino, &size, &seed,
+			   &mode, &uid, &gid, &mts, &mtns) != 11)
 			return -1;
 		n = m->nnodes++;
 		m->nodes[n] = (struct node){.type = 'f', .live = true, .ino = ino, .nlink = 1, .size = size,
-					    .seed = seed};
+					    .seed = seed, .mode = mode, .uid = uid, .gid = gid, .mtime_s = mts,
+					    .mtime_ns = mtns};
 		new_dent(m, parent, name, n);
 		return 0;
 	case 'm':
@@ -315,7 +324,10 @@ static int op_create(struct worker *w)
 {
 	static __thread unsigned char buf[MAXDATA];
 	char path[PATH_MAX], pp[PATH_MAX], name[24];
-	int parent = pick_parent(w, true), size = 0, fd;
+	static const int modes[] = { 0600, 0640, 0755, 0700, 0444, 02755 };
+	static const int ids[] = { 0, 1000, 1001 };
+	int parent = pick_parent(w, true), size = 0, fd, mode = -1, uid = 0, gid = 0;
+	struct timespec ts[2] = { { 0, 0 }, { 0, 0 } };
 	unsigned seed = 0;
 	struct stat st;
 
@@ -336,6 +348,21 @@ static int op_create(struct worker *w)
 			return -1;
 		}
 	}
+	if (rnd(w, 2) == 0) {
+		/* as tar leaves a file: times, owner, mode (answered by the
+		 * client itself, in flight when the MDS dies) */
+		ts[0].tv_sec = 1000000000 + (time_t)rnd(w, 100000000);
+		ts[1].tv_sec = 1000000000 + (time_t)rnd(w, 100000000);
+		ts[1].tv_nsec = (long)rnd(w, 1000000000);
+		uid = ids[rnd(w, 3)];
+		gid = ids[rnd(w, 3)];
+		mode = modes[rnd(w, 6)];
+		if (futimens(fd, ts) < 0 || fchown(fd, (uid_t)uid, (gid_t)gid) < 0 || fchmod(fd, (mode_t)mode) < 0) {
+			failw(w, "futimens+fchown+fchmod", path);
+			close(fd);
+			return -1;
+		}
+	}
 	if (fstat(fd, &st) < 0) {
 		failw(w, "fstat", path);
 		close(fd);
@@ -343,7 +370,8 @@ static int op_create(struct worker *w)
 	}
 	if (close(fd) < 0)
 		return failw(w, "close", path);
-	return ack(w, "c %d %s %llu %d %u", parent, name, (unsigned long long)st.st_ino, size, seed);
+	return ack(w, "c %d %s %llu %d %u %d %d %d %lld %ld", parent, name, (unsigned long long)st.st_ino, size, seed,
+		   mode, uid, gid, (long long)ts[1].tv_sec, ts[1].tv_nsec);
 }
 
 static int op_mkdir(struct worker *w)
@@ -715,6 +743,14 @@ static void check_tree(struct check *c, struct model *models, const char *root)
 			}
 			if (st.st_nlink != (nlink_t)nd->nlink)
 				report(c, "%s: %lu links, expected %d", p, (unsigned long)st.st_nlink, nd->nlink);
+			if (nd->mode >= 0 &&
+			    ((int)(st.st_mode & 07777) != nd->mode || (int)st.st_uid != nd->uid ||
+			     (int)st.st_gid != nd->gid || st.st_mtim.tv_sec != nd->mtime_s ||
+			     st.st_mtim.tv_nsec != nd->mtime_ns))
+				report(c, "%s: mode 0%o owner %u:%u mtime %lld.%09ld, the acknowledged fchmod/fchown/futimens "
+				       "left 0%o %d:%d %lld.%09ld", p, st.st_mode & 07777, st.st_uid, st.st_gid,
+				       (long long)st.st_mtim.tv_sec, st.st_mtim.tv_nsec, nd->mode, nd->uid, nd->gid,
+				       nd->mtime_s, nd->mtime_ns);
 			if (lfs_check_file(p, nd->size, nd->seed) != 0)
 				report(c, "%s: content is not the %d bytes written and fsynced (seed %u)", p, nd->size,
 				       nd->seed);
@@ -834,6 +870,9 @@ START_TEST(test_namespace_ops_survive_mds_kill9)
 	if (client_counter("client", "async_creates") >= 0)
 		fprintf(stderr, "test_fuse_crash: client answered %ld creates/mkdirs itself (%ld went synchronous)\n",
 			client_counter("client", "async_creates"), client_counter("client", "async_sync"));
+	if (client_counter("client", "async_setattrs") >= 0)
+		fprintf(stderr, "test_fuse_crash: client answered %ld setattrs itself\n",
+			client_counter("client", "async_setattrs"));
 	/* held journals leave UNSAFE requests: a run that replayed none did not test replay */
 	ck_assert_msg(replays > 0, "no request was replayed: the kills did not hit UNSAFE operations");
 
