@@ -1,7 +1,8 @@
 /*
- * asyncdir.c - creates and mkdirs answered by the client itself, sent to the
- * MDS in the background (asynchronous directory operations: the Linux ceph
- * client's async create, with Ceph's delegated inos; issue 13.3).
+ * asyncdir.c - creates, mkdirs and the setattrs that follow them answered by
+ * the client itself, sent to the MDS in the background (asynchronous
+ * directory operations: the Linux ceph client's async create, with Ceph's
+ * delegated inos; issue 13.3).
  *
  * An untar is a chain of create, write, setattr and close, and each create
  * waited for an MDS round trip (and the kernel's LOOKUP before it for
@@ -49,6 +50,12 @@
  * (as Ceph does).  close() does not report it.  After an ENOSPC, EDQUOT or
  * EROFS, and while the store is past its nearfull ratio, creates are synchronous (the
  * caller hears the error from the create itself).
+ *
+ * Setattrs (lc_async_setattr, at the end): the chmod, chown and utimensat
+ * an untar does to each file it made are answered here too while nobody
+ * else can know the inode (made here under its directory's Dc, that Dc
+ * held since, no other name): decided by the MDS's own rules
+ * (mds_proto/perm.c), sent behind the create, kept like the creates.
  */
 #include <errno.h>
 #include <fcntl.h>

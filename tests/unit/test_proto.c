@@ -1004,6 +1004,64 @@ END_TEST
 
 /* ---- names ---------------------------------------------------------------- */
 
+/*
+ * The setattr rules both sides decide by (perm.c): the cases where Linux
+ * says no, and what a change leaves (setgid stripped, setuid/setgid cleared
+ * by a chown, ctime and change moved, *_NOW at the given time).
+ */
+START_TEST(test_setattr_rules)
+{
+	const struct mdsp_inode f = { .ino = 5, .mode = S_IFREG | 06755, .uid = 1000, .gid = 1000, .change = 3 };
+	const struct mdsp_caller owner = { .uid = 1000, .gid = 1000 };
+	const struct mdsp_caller other = { .uid = 1001, .gid = 1001 };
+	const struct mdsp_caller member = { .uid = 1001, .gid = 1001, .ngroups = 1, .groups = { 1000 } };
+	const struct mdsp_caller root = { 0 };
+	struct mdsp_inode a = { .mode = 0644, .uid = 1000, .gid = 0 }, in;
+	struct mdsp_time now = { .sec = 77, .nsec = 5 };
+	uint32_t kill = 0;
+
+	/* chmod: the owner or root */
+	ck_assert_int_eq(mdsp_setattr_check(&f, &owner, MDSP_SETATTR_MODE, &a, 1 << 20, &kill), 0);
+	ck_assert_int_eq(mdsp_setattr_check(&f, &other, MDSP_SETATTR_MODE, &a, 1 << 20, &kill), -EPERM);
+	ck_assert_int_eq(mdsp_setattr_check(&f, &root, MDSP_SETATTR_MODE, &a, 1 << 20, &kill), 0);
+	/* chown to a group the owner is not in: EPERM; root may, and setuid/setgid go */
+	ck_assert_int_eq(mdsp_setattr_check(&f, &owner, MDSP_SETATTR_GID | MDSP_SETATTR_CHOWN, &a, 1 << 20, &kill),
+			 -EPERM);
+	ck_assert_int_eq(mdsp_setattr_check(&f, &root, MDSP_SETATTR_GID | MDSP_SETATTR_CHOWN, &a, 1 << 20, &kill), 0);
+	ck_assert_uint_eq(kill, S_ISUID | S_ISGID);
+	in = f;
+	mdsp_setattr_apply(&in, &root, MDSP_SETATTR_GID | MDSP_SETATTR_CHOWN, &a, kill, now);
+	ck_assert_uint_eq(in.mode, S_IFREG | 0755);
+	ck_assert_uint_eq(in.gid, 0);
+	ck_assert_int_eq(in.ctime.sec, 77);
+	ck_assert_uint_eq(in.change, 4);
+	/* times: explicit ones the owner's (EPERM), both "now" also a writer's (EACCES otherwise) */
+	ck_assert_int_eq(mdsp_setattr_check(&f, &member, MDSP_SETATTR_MTIME, &a, 1 << 20, &kill), -EPERM);
+	ck_assert_int_eq(mdsp_setattr_check(&f, &other, MDSP_SETATTR_ATIME_NOW | MDSP_SETATTR_MTIME_NOW, &a, 1 << 20,
+					    &kill), -EACCES);
+	in = f;
+	in.mode = S_IFREG | 0775;
+	ck_assert_int_eq(mdsp_setattr_check(&in, &member, MDSP_SETATTR_ATIME_NOW | MDSP_SETATTR_MTIME_NOW, &a,
+					    1 << 20, &kill), 0);
+	mdsp_setattr_apply(&in, &member, MDSP_SETATTR_ATIME_NOW | MDSP_SETATTR_MTIME_NOW, &a, kill, now);
+	ck_assert(in.mtime.sec == 77 && in.mtime.nsec == 5 && in.atime.sec == 77);
+	/* a chmod to setgid by an owner outside the group keeps the rest */
+	in = f;
+	in.gid = 2000;
+	a.mode = 02750;
+	ck_assert_int_eq(mdsp_setattr_check(&in, &owner, MDSP_SETATTR_MODE, &a, 1 << 20, &kill), 0);
+	mdsp_setattr_apply(&in, &owner, MDSP_SETATTR_MODE, &a, kill, now);
+	ck_assert_uint_eq(in.mode, S_IFREG | 0750);
+	/* size: write permission, a regular file, the filesystem's limit */
+	a.size = 10;
+	ck_assert_int_eq(mdsp_setattr_check(&f, &other, MDSP_SETATTR_SIZE, &a, 1 << 20, &kill), -EACCES);
+	ck_assert_int_eq(mdsp_setattr_check(&f, &owner, MDSP_SETATTR_SIZE, &a, 5, &kill), -EFBIG);
+	in = f;
+	in.mode = S_IFDIR | 0755;
+	ck_assert_int_eq(mdsp_setattr_check(&in, &owner, MDSP_SETATTR_SIZE, &a, 1 << 20, &kill), -EISDIR);
+}
+END_TEST
+
 START_TEST(test_names)
 {
 	uint32_t op, op2;
@@ -1321,6 +1379,7 @@ static Suite *proto_suite(void)
 	tcase_add_test(tc, test_decoder_bounds);
 	tcase_add_test(tc, test_encoder_bounds);
 	tcase_add_test(tc, test_names);
+	tcase_add_test(tc, test_setattr_rules);
 	suite_add_tcase(s, tc);
 	return s;
 }
