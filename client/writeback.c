@@ -203,10 +203,15 @@ static int insert_locked(struct lclient *c, struct lc_inode *in, uint32_t osize,
 		 * the room to the object's end at once (no realloc and copy per
 		 * doubling), from the client's buffer pool when that is a whole
 		 * object (a fresh 4 MiB buffer costs 1024 page faults, which were
-		 * a fifth of the client's CPU in a 1 MiB sequential write). */
+		 * a fifth of the client's CPU in a 1 MiB sequential write).  Only
+		 * where it shows it will fill the object: it enters the object at
+		 * its first byte, or writes a quarter object at a time.  An
+		 * appender's write after its fsync continues the last one too,
+		 * but reserving the rest of the object for it counted ~4 MiB per
+		 * 4 KiB append against client_oc_size. */
 		size_t cap = len;
 		struct lc_extent *n;
-		if (seq && c) {
+		if (seq && c && (off % osize == 0 || len >= osize / 4)) {
 			size_t room = (size_t)(osize - off % osize);
 
 			n = calloc(1, sizeof(*n));

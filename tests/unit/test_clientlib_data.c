@@ -603,6 +603,46 @@ START_TEST(test_small_files_buffer_what_they_hold)
 END_TEST
 
 /*
+ * Appenders that fsync (logs, a database's journal) are not streams that
+ * will fill an object either: the write after an fsync continues the last
+ * one, but it must count about its bytes against client_oc_size, not the
+ * room to the end of the object (27557c1 counted 4 MiB each: 32 such
+ * files filled the default 128 MiB bound and every 4 KiB write blocked).
+ */
+START_TEST(test_appends_after_fsync_count_their_bytes)
+{
+	enum { NFILES = 40, W = 4096 };
+	struct lc_inode *in[NFILES];
+	struct lc_fh *fh[NFILES];
+	unsigned char b[W];
+	uint64_t peak = 0, throttle0 = perf_get(&c->perf.wb_throttle);
+
+	for (int i = 0; i < NFILES; i++) {
+		in[i] = mkfile(0x5a0 + (uint64_t)i, 4u << 20);
+		fh[i] = lc_fh_new(c, in[i], O_RDWR, NULL);
+		fill_pat(0x5a0 + (uint64_t)i, 0, W, b);
+		ck_assert_int_eq(lc_write(c, fh[i], 0, W, b), W);
+		ck_assert_int_eq(lc_fsync(c, fh[i], false), 0);
+		fill_pat(0x5a0 + (uint64_t)i, W, W, b);
+		ck_assert_int_eq(lc_write(c, fh[i], W, W, b), W);
+		uint64_t d = atomic_load(&c->oc_dirty);
+		if (d > peak)
+			peak = d;
+	}
+	/* a little room per file is fine (64 KiB), the rest of an object is not */
+	ck_assert_msg(peak <= (uint64_t)NFILES * (64u << 10), "%d appends of %d bytes count %llu bytes buffered",
+		      NFILES, W, (unsigned long long)peak);
+	ck_assert_uint_eq(perf_get(&c->perf.wb_throttle) - throttle0, 0);
+	for (int i = 0; i < NFILES; i++) {
+		ck_assert_int_eq(lc_fsync(c, fh[i], false), 0);
+		check_file(fh[i], 0x5a0 + (uint64_t)i, 2 * W, 2 * W);
+		lc_release(c, fh[i]);
+		lc_put(c, in[i]);
+	}
+}
+END_TEST
+
+/*
  * Sparse file of 64 KiB objects: objects 0, 2, 3 (half), 7 and the last
  * written, 1, 4, 5, 6 never; EOF in the middle of an object.  What a byte
  * should read as.
@@ -1551,6 +1591,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_oc_bound_partial_writebacks);
 	tcase_add_test(tc, test_seq_stream_whole_objects);
 	tcase_add_test(tc, test_small_files_buffer_what_they_hold);
+	tcase_add_test(tc, test_appends_after_fsync_count_their_bytes);
 	tcase_add_test(tc, test_readahead);
 	tcase_add_test(tc, test_readahead_holes_eof);
 	tcase_add_test(tc, test_readahead_buffer_reuse);
