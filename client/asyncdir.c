@@ -274,6 +274,8 @@ int lc_async_create(struct lclient *c, struct lc_inode *dir, const char *name, m
 	 * caller must hear it from the create */
 	if (lc_data_nearfull(c) || now_mono_ns() < atomic_load(&c->async_off_until))
 		return -EAGAIN;
+	/* an unlink of the name answered here (asyncunlink.c) runs at the MDS first */
+	lc_async_unlink_wait(c, dir, name);
 	pthread_mutex_lock(&dir->lock);
 	if ((dir->caps & need) != need || !S_ISDIR(dir->mi.mode) || dir->mi.nlink == 0 ||
 	    (mkdir && dir->mi.nlink >= NLINK_MAX)) {

@@ -615,6 +615,7 @@ static void process_revoke(struct lclient *c, struct cap_work *w)
 	struct lc_inode *in = lc_ino_to_inode(c, m->ino);
 	uint32_t keep = m->caps, had;
 	struct lc_revoke *rv;
+	bool dc_lost = false;
 	char ks[24];
 
 	if (!in) {
@@ -657,6 +658,7 @@ static void process_revoke(struct lclient *c, struct cap_work *w)
 		 * (asyncdir.c): those that saw Dc are being sent; wait for them */
 		while (in->async_submitting)
 			pthread_cond_wait(&in->cond, &in->lock);
+		dc_lost = true;
 	}
 	if (S_ISDIR(in->mi.mode) && !(keep & (MDSP_CAP_DIR_CREATE | MDSP_CAP_FILE_SHARED)))
 		in->dir_complete = false;
@@ -674,6 +676,19 @@ static void process_revoke(struct lclient *c, struct cap_work *w)
 	if (rv)
 		rv->sess_gen = atomic_load(&c->sess_gen);
 	run_hooks(c, in, had, had & keep, false, rv);
+	if (dc_lost && !rv)
+		lc_async_unlink_wait(c, in, NULL);
+	if (dc_lost && rv) {
+		/* the unlinks we answered ourselves must have run at the MDS
+		 * (they may park there, unlike creates): acked after their
+		 * replies (asyncunlink.c) */
+		pthread_mutex_lock(&c->work_lock);
+		rv->pending++;
+		rv->refs++;
+		pthread_mutex_unlock(&c->work_lock);
+		if (!lc_async_unlink_defer(c, in, rv))
+			lc_revoke_complete(c, rv);
+	}
 	if (rv) {
 		pthread_mutex_lock(&c->work_lock);
 		if (--rv->pending > 0) {

@@ -277,6 +277,9 @@ static void perf_register(struct lclient *c)
 	C(async_failed);
 	C(async_sync);
 	C(async_setattrs);
+	C(async_unlinks);
+	C(async_rmdirs);
+	C(async_unlink_waits);
 #undef C
 	perf_register_hist(g, "read_lat", &p->read_lat);
 	perf_register_hist(g, "write_lat", &p->write_lat);

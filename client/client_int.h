@@ -89,6 +89,8 @@ struct rd_batch;
 
 /* An MDS request an inode depends on that was only UNSAFE when it returned
  * (its create, a size report, a rename into place...): fsync waits for it. */
+struct lc_aunlink;
+
 struct lc_unsafe {
 	struct lc_unsafe *next;
 	struct mds_request *req;     /* holds a reference */
@@ -196,7 +198,11 @@ struct lc_inode {
 	 * exist.  Valid while dgen/ngen are the ones recorded and Dc|Fs held. */
 	bool dir_complete;
 	uint64_t complete_dgen, complete_ngen;
-	int async_submitting;        /* dirs: async creates between the Dc check and their send */
+	int async_submitting;        /* dirs: async creates/unlinks between the Dc check and their send */
+	/* dirs, asyncunlink.c: unlinks/rmdirs answered here whose first reply
+	 * has not come (under in->lock); a Dc revoke waits for them (aunlink_rv) */
+	struct lc_aunlink *aunlinks;
+	struct lc_revoke *aunlink_rv;
 	bool async_failed;           /* its asynchronous create failed at the MDS: it never existed */
 	/* asyncdir.c lc_async_setattr: files and dirs we made under Dc in
 	 * directory dc_parent (0: not, or a link/rename since), while it held
@@ -241,6 +247,7 @@ struct lc_perf {
 	struct perf_counter index_ops;
 	struct perf_counter purge_files, purge_objects, purge_queued;
 	struct perf_counter async_creates, async_failed, async_sync, async_setattrs;
+	struct perf_counter async_unlinks, async_rmdirs, async_unlink_waits;
 	struct hist read_lat, write_lat, flush_lat;
 };
 
@@ -409,6 +416,35 @@ bool lc_dir_complete_locked(struct lc_inode *dir);
 void lc_dir_set_complete_locked(struct lc_inode *dir);
 /** lc_dir_not_complete - a name of directory @dir_ino left the dentry cache while it exists. */
 void lc_dir_not_complete(struct lclient *c, uint64_t dir_ino);
+/* ---- asyncunlink.c ------------------------------------------------------ */
+/**
+ * lc_async_remove - answer an unlink (@rmdir: an rmdir) of @name in @dir
+ * here and send it in the background, when this client holds Dc on @dir,
+ * knows the name and its target, and the target is a file of one link (or
+ * a directory known empty).  Return 0 (answered), -EAGAIN (take the
+ * synchronous path) or -errno.  No lock held.
+ */
+int lc_async_remove(struct lclient *c, struct lc_inode *dir, const char *name, bool rmdir, const struct lc_cred *cr);
+/**
+ * lc_async_unlink_wait - wait until the asynchronous unlinks of @name in
+ * @dir (@name NULL: of every name) have their first reply: an operation
+ * the MDS must see after them (a create of the name, an rmdir of @dir, a
+ * lookup or listing at the MDS) goes out only then.  Cheap when none is
+ * pending.  No lock held.
+ */
+void lc_async_unlink_wait(struct lclient *c, struct lc_inode *dir, const char *name);
+/** lc_async_unlink_wait_ino - lc_async_unlink_wait for every name of directory @ino, if cached. */
+void lc_async_unlink_wait_ino(struct lclient *c, uint64_t ino);
+/**
+ * lc_async_unlink_defer - a revoke of Dc on @dir: if unlinks answered here
+ * are still unanswered by the MDS, keep one pending count of @rv (taken by
+ * the caller) and give it back (lc_revoke_complete) once they all are.
+ * Return false when nothing is pending (the caller gives it back).
+ */
+bool lc_async_unlink_defer(struct lclient *c, struct lc_inode *dir, struct lc_revoke *rv);
+/** lc_async_unlink_drop - @dir is being freed: forget what is pending. */
+void lc_async_unlink_drop(struct lc_inode *dir);
+
 /** lc_track_unsafe - @in depends on @req until it is SAFE (fsync waits for it). */
 void lc_track_unsafe(struct lc_inode *in, struct mds_request *req);
 

@@ -54,6 +54,7 @@ static void extents_free(struct lc_extent *e)
 
 static void inode_free(struct lc_inode *in)
 {
+	lc_async_unlink_drop(in);
 	lc_unsafe_drop(in);
 	pthread_mutex_destroy(&in->lock);
 	pthread_cond_destroy(&in->cond);

@@ -216,6 +216,7 @@ int lc_lookup(struct lclient *c, struct lc_inode *dir, const char *name, const s
 	}
 	perf_inc(&c->perf.dentry_miss, 1);
 	dout(CLIENT, 20, "lookup %" PRIx64 "/%s: miss (dir attrs %s)", dir->ino, name, ok ? "valid" : "expired");
+	lc_async_unlink_wait(c, dir, name);     /* the MDS must have run our unlink of it */
 	req = lc_req_new(c, MDSP_OP_LOOKUP, dir->ino, cr);
 	if (!req)
 		return c->mdsc ? -ENOMEM : -ENOTCONN;
@@ -455,6 +456,7 @@ static int make_node(struct lclient *c, struct mds_request *req, struct lc_inode
 	struct lc_inode *in = NULL;
 	int r = set_name(req, name);
 
+	lc_async_unlink_wait(c, dir, name);     /* an unlink of the name answered here runs first */
 	req->args.flags |= lc_deleg_want_flag(c);
 	if (r == 0)
 		r = lc_req_run(c, req, &in);
@@ -565,8 +567,13 @@ static int remove_name(struct lclient *c, uint32_t op, struct lc_inode *dir, con
 
 	if (r < 0)
 		return r;
+	r = lc_async_remove(c, dir, name, op == MDSP_OP_RMDIR, cr);
+	if (r != -EAGAIN)
+		return r;
 	lc_dcache_lookup(c, dir, name, &ino);
 	lc_caps_update_pending(c, ino);
+	if (op == MDSP_OP_RMDIR && ino)
+		lc_async_unlink_wait_ino(c, ino);       /* emptied here: the MDS has run those unlinks */
 	req = lc_req_new(c, op, dir->ino, cr);
 	if (!req)
 		return -ENOTCONN;
@@ -633,6 +640,9 @@ int lc_rename(struct lclient *c, struct lc_inode *olddir, const char *oldname, s
 	/* moved names: their setattrs go to the MDS (who may know them by another directory now) */
 	lc_async_forget(c, src);
 	lc_async_forget(c, dst);
+	lc_async_unlink_wait(c, newdir, newname);
+	if (src)
+		lc_async_unlink_wait_ino(c, src);       /* a directory moved with its unlinks done */
 	req = lc_req_new(c, MDSP_OP_RENAME, olddir->ino, cr);
 	if (!req)
 		return -ENOTCONN;

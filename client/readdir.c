@@ -109,6 +109,7 @@ static int fetch_batch(struct lclient *c, struct lc_inode *dir, uint64_t cookie,
 
 	if (!req)
 		return c->mdsc ? -ENOMEM : -ENOTCONN;
+	lc_async_unlink_wait(c, dir, NULL);     /* the listing has none of the names we unlinked */
 	uint64_t max = cfg_uint(CFG_client_readdir_batch);
 	if (max == 0 || max > MDSP_READDIR_MAX)
 		max = MDSP_READDIR_MAX;

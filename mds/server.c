@@ -38,9 +38,9 @@
 #include "mds/codec.h"
 #include "mds/mds.h"
 
-#define MAY_EXEC  1
-#define MAY_WRITE 2
-#define MAY_READ  4
+#define MAY_EXEC  MDSP_MAY_EXEC
+#define MAY_WRITE MDSP_MAY_WRITE
+#define MAY_READ  MDSP_MAY_READ
 #define NLINK_MAX 65000u
 #define XATTR_TOTAL_MAX (256u << 10)
 #define XATTR_CREATE_FLAG 1
@@ -86,9 +86,7 @@ static bool is_owner(const struct minode *in, const struct mdsp_caller *c)
  * remove or rename it. */
 static int sticky_ok(const struct minode *dir, const struct minode *victim, const struct mdsp_caller *c)
 {
-	if (!(dir->a.mode & S_ISVTX) || c->uid == 0 || c->uid == victim->a.uid || c->uid == dir->a.uid)
-		return 0;
-	return -EPERM;
+	return mdsp_sticky_ok(&dir->a, &victim->a, c);
 }
 
 /* 0 for a plain name, 1 for "." or "..", -errno for an invalid one. */

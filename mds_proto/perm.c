@@ -3,7 +3,9 @@
  * (mds/server.c op_setattr) and by a client that answers a setattr itself
  * (client/asyncdir.c lc_async_setattr: an inode it made under Dc that
  * nobody else can know yet).  One copy, so a change answered locally is
- * refused or allowed, and ends, exactly as the MDS would make it.
+ * refused or allowed, and ends, exactly as the MDS would make it.  The
+ * same for an unlink or rmdir a client answers itself (client/asyncunlink.c:
+ * mdsp_may_access on the directory, mdsp_sticky_ok).
  *
  * Pure functions over struct mdsp_inode and struct mdsp_caller: no lock,
  * no allocation.
@@ -189,4 +191,11 @@ void mdsp_setattr_apply(struct mdsp_inode *in, const struct mdsp_caller *c, uint
 		in->mtime = a->mtime;
 	if (mask & MDSP_SETATTR_CTIME)
 		in->ctime = a->ctime;
+}
+
+int mdsp_sticky_ok(const struct mdsp_inode *dir, const struct mdsp_inode *victim, const struct mdsp_caller *c)
+{
+	if (!(dir->mode & S_ISVTX) || c->uid == 0 || c->uid == victim->uid || c->uid == dir->uid)
+		return 0;
+	return -EPERM;
 }

@@ -680,6 +680,11 @@ bool mdsp_in_group(const struct mdsp_caller *c, uint32_t gid);
  * Return: 0 or -EACCES.
  */
 int mdsp_may_access(const struct mdsp_inode *in, const struct mdsp_caller *c, int mask);
+/**
+ * mdsp_sticky_ok - may @c remove or rename @victim's name in @dir?  0, or
+ * -EPERM when @dir is sticky and @c owns neither (nor is root).
+ */
+int mdsp_sticky_ok(const struct mdsp_inode *dir, const struct mdsp_inode *victim, const struct mdsp_caller *c);
 /** mdsp_write_kill_bits - the setuid/setgid bits a write by @c to @in clears. */
 uint32_t mdsp_write_kill_bits(const struct mdsp_inode *in, const struct mdsp_caller *c);
 /**

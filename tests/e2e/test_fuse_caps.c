@@ -1045,6 +1045,362 @@ START_TEST(test_async_setattr_same_as_mds)
 }
 END_TEST
 
+/* ---- asynchronous unlinks and rmdirs (client/asyncunlink.c) ------------------ */
+
+static int64_t perf_asok(const char *asok, const char *group, const char *name)
+{
+	struct json_object *req = json_object_new_object(), *rep = NULL, *g, *v;
+	int64_t n = -1;
+
+	json_object_object_add(req, "prefix", json_object_new_string("perf dump"));
+	if (asok_request(asok, req, &rep, 10000) == 0 && json_object_object_get_ex(rep, group, &g) &&
+	    json_object_object_get_ex(g, name, &v))
+		n = json_object_get_int64(v);
+	json_object_put(req);
+	if (rep)
+		json_object_put(rep);
+	return n;
+}
+
+static int64_t perf2(const char *group, const char *name)
+{
+	char p[PATH_MAX + 16];
+
+	snprintf(p, sizeof(p), "%s/client2.asok", fs.dir);
+	return perf_asok(p, group, name);
+}
+
+static int64_t perf_mds(const char *group, const char *name)
+{
+	char p[PATH_MAX + 16];
+
+	snprintf(p, sizeof(p), "%s/mds.asok", fs.dir);
+	return perf_asok(p, group, name);
+}
+
+/* mount 1 takes directory @d back from mount 2 (which holds @d/@f open):
+ * chmod (As), mkdir (Ls), creates (Fs) leave mount 2 only the pin on it,
+ * and Dc comes back to mount 1 */
+static void take_dir_back(const char *d)
+{
+	char p[PATH_MAX];
+
+	ck_assert_int_eq(chmod(P(d), 0755), 0);
+	snprintf(p, sizeof(p), "%s/d", d);
+	ck_assert_int_eq(mkdir(P(p), 0755), 0);
+	snprintf(p, sizeof(p), "%s/n1", d);
+	ck_assert_int_eq(write_text(P(p), "1", O_EXCL), 0);
+	snprintf(p, sizeof(p), "%s/n2", d);
+	ck_assert_int_eq(write_text(P(p), "2", O_EXCL), 0);
+}
+
+static void mkfiles(const char *dir, const char *prefix, int n)
+{
+	char name[128], want[64];
+
+	for (int i = 0; i < n; i++) {
+		snprintf(name, sizeof(name), "%s/%s%d", dir, prefix, i);
+		snprintf(want, sizeof(want), "file %d\n", i);
+		ck_assert_int_eq(write_text(P(name), want, O_EXCL), 0);
+	}
+}
+
+/*
+ * Mount 1 removes names in directories it made (it holds Dc): its client
+ * answers the unlinks and rmdirs itself.  The other client's first listing
+ * or lookup shows every one of them gone (mount 1 acks the Dc revoke only
+ * after the MDS answered them); an rmdir of a directory with a name left is
+ * ENOTEMPTY; a name unlinked and made again holds the new file.
+ */
+START_TEST(test_async_unlink_seen_by_other)
+{
+	int64_t u0 = perf1("client", "async_unlinks"), d0 = perf1("client", "async_rmdirs");
+	int64_t f0 = perf1("client", "async_failed");
+	char name[64], buf[64];
+	struct stat st;
+	int i;
+
+	ck_assert_int_eq(mkdir(P("a"), 0755), 0);
+	mkfiles("a", "f", 100);
+	ck_assert_int_eq(mkdir(P("a/sub"), 0755), 0);
+	ck_assert_int_eq(write_text(P("a/sub/x"), "x", O_EXCL), 0);
+	ck_assert_int_eq(mkdir(P("a/empty"), 0755), 0);
+	for (i = 0; i < 50; i++) {
+		snprintf(name, sizeof(name), "a/f%d", i);
+		ck_assert_int_eq(unlink(P(name)), 0);
+	}
+	/* a directory with a name left is not removed */
+	ck_assert_int_eq(rmdir(P("a/sub")), -1);
+	ck_assert_int_eq(errno, ENOTEMPTY);
+	ck_assert_int_eq(unlink(P("a/sub/x")), 0);
+	ck_assert_int_eq(rmdir(P("a/sub")), 0);
+	ck_assert_int_eq(rmdir(P("a/empty")), 0);
+	/* a name unlinked and made again: the new file */
+	ck_assert_int_eq(unlink(P("a/f50")), 0);
+	ck_assert_int_eq(write_text(P("a/f50"), "new\n", O_EXCL), 0);
+	ck_assert_int_eq(stat(P("a"), &st), 0);
+	ck_assert_uint_eq(st.st_nlink, 2);
+	/* they were answered by mount 1's client itself */
+	ck_assert_int_ge(perf1("client", "async_unlinks") - u0, 52);
+	ck_assert_int_ge(perf1("client", "async_rmdirs") - d0, 2);
+
+	/* the other client: its first listing, then lookups */
+	ck_assert_int_eq(names_in(P2("a")), 50);
+	for (i = 0; i < 100; i++) {
+		snprintf(name, sizeof(name), "a/f%d", i);
+		ck_assert_int_eq(stat(P2(name), &st) == 0 ? 0 : errno, i < 50 ? ENOENT : 0);
+	}
+	ck_assert_int_eq(stat(P2("a/sub"), &st) == 0 ? 0 : errno, ENOENT);
+	ck_assert_int_eq(stat(P2("a/empty"), &st) == 0 ? 0 : errno, ENOENT);
+	ck_assert_int_eq(read_text(P2("a/f50"), buf, sizeof(buf)), 4);
+	ck_assert_str_eq(buf, "new\n");
+	ck_assert_int_eq(stat(P2("a"), &st), 0);
+	ck_assert_uint_eq(st.st_nlink, 2);
+
+	/* a lookup first this time, in a directory mount 1 is still emptying */
+	ck_assert_int_eq(mkdir(P("b"), 0755), 0);
+	mkfiles("b", "g", 20);
+	for (i = 0; i < 10; i++) {
+		snprintf(name, sizeof(name), "b/g%d", i);
+		ck_assert_int_eq(unlink(P(name)), 0);
+	}
+	ck_assert_int_eq(stat(P2("b/g9"), &st) == 0 ? 0 : errno, ENOENT);
+	ck_assert_int_eq(stat(P2("b/g10"), &st), 0);
+	ck_assert_int_eq(names_in(P2("b")), 10);
+	/* made and removed at once (the create's reply comes after the
+	 * unlink was answered): gone, here and there */
+	for (i = 0; i < 100; i++) {
+		snprintf(name, sizeof(name), "b/t%d", i);
+		ck_assert_int_eq(write_text(P(name), "t", O_EXCL), 0);
+		ck_assert_int_eq(unlink(P(name)), 0);
+		ck_assert_msg(stat(P(name), &st) == -1 && errno == ENOENT, "%s is back after its unlink", name);
+		snprintf(name, sizeof(name), "b/s%d", i);
+		ck_assert_int_eq(mkdir(P(name), 0755), 0);
+		ck_assert_int_eq(rmdir(P(name)), 0);
+		ck_assert_msg(stat(P(name), &st) == -1 && errno == ENOENT, "%s is back after its rmdir", name);
+	}
+	ck_assert_int_eq(names_in(P("b")), 10);
+	ck_assert_int_eq(names_in(P2("b")), 10);
+	ck_assert_int_eq(perf1("client", "async_failed"), f0);
+	/* fsync of the directory: every unlink is SAFE */
+	int dfd = open(P("b"), O_RDONLY | O_DIRECTORY);
+	ck_assert_int_ge(dfd, 0);
+	ck_assert_int_eq(fsync(dfd), 0);
+	close(dfd);
+}
+END_TEST
+
+/*
+ * An unlink answered by mount 1 of a file mount 2 has open: mount 2 reads
+ * it until its close (an orphan at the MDS), and its objects go after that
+ * close, not before.
+ */
+START_TEST(test_async_unlink_open_elsewhere)
+{
+	enum { SIZE = 300000 };
+	int64_t u0, purged0, orphans0;
+	char *buf = malloc(SIZE);
+	struct stat st;
+	int fd, i;
+
+	ck_assert_ptr_nonnull(buf);
+	ck_assert_int_eq(mkdir(P("o"), 0777), 0);
+	ck_assert_int_eq(lfs_write_file(P("o/f"), SIZE, 7), 0);
+	fd = open(P2("o/f"), O_RDONLY);             /* mount 2 opens it: Dc leaves mount 1 */
+	ck_assert_int_ge(fd, 0);
+	take_dir_back("o");
+	ck_assert_int_eq(stat(P("o/f"), &st), 0);
+	u0 = perf1("client", "async_unlinks");
+	purged0 = perf_mds("mds_caps", "orphans_purged");
+	orphans0 = perf_mds("mds_caps", "orphans");
+	ck_assert_int_eq(unlink(P("o/f")), 0);
+	ck_assert_int_eq(perf1("client", "async_unlinks") - u0, 1);
+	/* mount 2 still reads every byte of it */
+	ck_assert_int_eq(pread(fd, buf, SIZE, 0), SIZE);
+	for (i = 0; i < SIZE; i++)
+		if ((unsigned char)buf[i] != lfs_pat(7, i))
+			break;
+	ck_assert_msg(i == SIZE, "byte %d of the file unlinked by the other mount is wrong", i);
+	ck_assert_int_eq(stat(P2("o/f"), &st) == 0 ? 0 : errno, ENOENT);
+	ck_assert_int_eq(fstat(fd, &st), 0);
+	ck_assert_uint_eq(st.st_nlink, 0);
+	/* an orphan at the MDS, not purged while open there */
+	ck_assert_int_eq(perf_mds("mds_caps", "orphans_purged"), purged0);
+	ck_assert_int_eq(perf_mds("mds_caps", "orphans") - orphans0, 1);
+	ck_assert_int_eq(close(fd), 0);
+	/* purged after the last close (mds_purge_delay 0) */
+	for (i = 0; i < 1000 && perf_mds("mds_caps", "orphans_purged") == purged0; i++)
+		usleep(20000);
+	ck_assert_int_gt(perf_mds("mds_caps", "orphans_purged"), purged0);
+	free(buf);
+}
+END_TEST
+
+
+/* ---- the same removals, answered here and by the MDS ---- */
+
+#define U1 2001
+#define U2 2002
+
+struct rm_case {
+	uid_t uid;
+	bool rmdir;
+	const char *path;
+	int want;                /* errno, 0: removed */
+};
+
+/* the permission and sticky-bit rules of a removal (mds/server.c op_unlink/op_rmdir) */
+static const struct rm_case rm_cases[] = {
+	{ U2, false, "st/u1f", EPERM },          /* sticky: neither the file's nor the dir's owner */
+	{ U2, false, "st/rootf", EPERM },
+	{ U2, true, "st/u1dir", EPERM },
+	{ U2, false, "st/u2f", 0 },              /* sticky: the file's owner */
+	{ U2, false, "ro/f", EACCES },           /* no write permission on the directory */
+	{ U2, true, "ro/d", EACCES },
+	{ U2, false, "noexec/f", EACCES },       /* write but no search permission */
+	{ U2, false, "open/g", 0 },
+	{ U2, false, "open/nothere", ENOENT },
+	{ U1, false, "u1d/f", 0 },               /* the directory's owner */
+	{ U1, false, "st/u1f", 0 },
+	{ U1, true, "st/u1dir", 0 },
+	{ U2, false, "grp/f", 0 },               /* write permission by group U2 */
+	{ 0, false, "ro/f", 0 },                 /* root */
+	{ 0, true, "ro/d", 0 },
+};
+
+/* @root/@rel as uid/gid @uid (groups: none): 0 or errno */
+static int remove_as(const char *root, const struct rm_case *rc)
+{
+	char p[2 * PATH_MAX];
+	pid_t pid;
+	int st;
+
+	snprintf(p, sizeof(p), "%s/%s", root, rc->path);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		if (setgroups(0, NULL) < 0 || setgid(rc->uid) < 0 || setuid(rc->uid) < 0)
+			_exit(100);
+		_exit((rc->rmdir ? rmdir(p) : unlink(p)) == 0 ? 0 : errno);
+	}
+	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+	ck_assert(WIFEXITED(st));
+	return WEXITSTATUS(st);
+}
+
+static void mk_owned(const char *root, const char *rel, bool dir, mode_t mode, uid_t uid, gid_t gid)
+{
+	char p[2 * PATH_MAX];
+
+	snprintf(p, sizeof(p), "%s/%s", root, rel);
+	if (dir) {
+		ck_assert_msg(mkdir(p, mode) == 0, "mkdir %s: %s", p, strerror(errno));
+	} else {
+		int fd = open(p, O_CREAT | O_EXCL | O_WRONLY, mode);
+		ck_assert_msg(fd >= 0, "create %s: %s", p, strerror(errno));
+		close(fd);
+	}
+	ck_assert_int_eq(chown(p, uid, gid), 0);
+	ck_assert_int_eq(chmod(p, mode), 0);
+}
+
+static void rm_tree(const char *root)
+{
+	ck_assert_int_eq(mkdir(root, 0777), 0);
+	ck_assert_int_eq(chmod(root, 0777), 0);
+	mk_owned(root, "st", true, 01777, 0, 0);
+	mk_owned(root, "st/u1f", false, 0644, U1, U1);
+	mk_owned(root, "st/u2f", false, 0644, U2, U2);
+	mk_owned(root, "st/rootf", false, 0666, 0, 0);
+	mk_owned(root, "st/u1dir", true, 0755, U1, U1);
+	mk_owned(root, "ro", true, 0755, 0, 0);
+	mk_owned(root, "ro/f", false, 0666, 0, 0);
+	mk_owned(root, "ro/d", true, 0777, 0, 0);
+	mk_owned(root, "noexec", true, 0666, 0, 0);
+	mk_owned(root, "noexec/f", false, 0666, 0, 0);
+	mk_owned(root, "open", true, 0777, 0, 0);
+	mk_owned(root, "open/g", false, 0600, 0, 0);
+	mk_owned(root, "u1d", true, 0755, U1, U1);
+	mk_owned(root, "u1d/f", false, 0600, 0, 0);
+	mk_owned(root, "grp", true, 0770, 0, U2);
+	mk_owned(root, "grp/f", false, 0600, 0, 0);
+}
+
+/*
+ * Every removal of rm_cases, by the callers it names, in a tree on mount 1
+ * (client_async_dirops true: answered by its client where it may) and in
+ * one on mount 2 remounted with client_async_dirops false (every one by
+ * the MDS): the same result each time, the one POSIX says.
+ */
+START_TEST(test_async_unlink_permissions_differential)
+{
+	int64_t u0, d0, got1, got2;
+	size_t i;
+
+	ck_assert_int_eq(lfs_umount2(&fs), 0);
+	ck_assert_int_eq(lfs_mount2(&fs, "allow_other,client_async_dirops=false"), 0);
+	rm_tree(P("pa"));
+	rm_tree(P2("ps"));
+	u0 = perf1("client", "async_unlinks") + perf1("client", "async_rmdirs");
+	d0 = perf2("client", "async_unlinks") + perf2("client", "async_rmdirs");
+	for (i = 0; i < sizeof(rm_cases) / sizeof(rm_cases[0]); i++) {
+		const struct rm_case *rc = &rm_cases[i];
+
+		got1 = remove_as(P("pa"), rc);
+		got2 = remove_as(P2("ps"), rc);
+		ck_assert_msg(got1 == got2 && got1 == rc->want,
+			      "%s of %s as uid %d: %s with async dirops, %s without (want %s)",
+			      rc->rmdir ? "rmdir" : "unlink", rc->path, (int)rc->uid, strerror((int)got1),
+			      strerror((int)got2), strerror(rc->want));
+	}
+	/* mount 1's client answered the allowed ones itself, mount 2's none */
+	ck_assert_int_ge(perf1("client", "async_unlinks") + perf1("client", "async_rmdirs") - u0, 5);
+	ck_assert_int_eq(perf2("client", "async_unlinks") + perf2("client", "async_rmdirs") - d0, 0);
+	/* and the MDS agrees with mount 1 about what is left */
+	ck_assert_int_eq(names_in(P2("pa/st")), 1);
+	ck_assert_int_eq(names_in(P2("pa/ro")), 0);
+	ck_assert_int_eq(names_in(P2("pa/open")), 0);
+}
+END_TEST
+
+
+/*
+ * An unlink answered by mount 1 that has to wait at the MDS (mount 2, which
+ * has the file open, is stopped and does not give up its caps until it is
+ * evicted), then a create of the same name: the create reaches the MDS
+ * after the unlink ran, so it makes a new file instead of failing there
+ * (EEXIST after the caller was told it worked).
+ */
+START_TEST(test_async_unlink_parked_then_create)
+{
+	int64_t u0, f0 = perf1("client", "async_failed");
+	char buf[64];
+	struct stat st;
+	int fd, dfd;
+
+	ck_assert_int_eq(mkdir(P("q"), 0777), 0);
+	ck_assert_int_eq(write_text(P("q/f"), "old\n", O_EXCL), 0);
+	fd = open(P2("q/f"), O_RDONLY);
+	ck_assert_int_ge(fd, 0);
+	take_dir_back("q");
+	ck_assert_int_eq(stat(P("q/f"), &st), 0);
+	ck_assert_int_eq(kill(fs.fuse2_pid, SIGSTOP), 0);
+	u0 = perf1("client", "async_unlinks");
+	ck_assert_int_eq(unlink(P("q/f")), 0);
+	ck_assert_int_eq(perf1("client", "async_unlinks") - u0, 1);
+	ck_assert_int_eq(write_text(P("q/f"), "new\n", O_EXCL), 0);
+	kill(fs.fuse2_pid, SIGCONT);
+	close(fd);
+	ck_assert_int_eq(read_text(P("q/f"), buf, sizeof(buf)), 4);
+	ck_assert_str_eq(buf, "new\n");
+	dfd = open(P("q"), O_RDONLY | O_DIRECTORY);
+	ck_assert_int_ge(dfd, 0);
+	ck_assert_int_eq(fsync(dfd), 0);
+	close(dfd);
+	ck_assert_int_eq(perf1("client", "async_failed"), f0);
+}
+END_TEST
+
 #define ADD(fn)                                                                  \
 	do {                                                                     \
 		const char *only = getenv("LC_TEST");                             \
@@ -1096,6 +1452,10 @@ int main(void)
 	ADD(test_async_creates_seen_by_other);
 	ADD(test_async_create_then_other_lookup);
 	ADD_WITH(test_async_setattr_same_as_mds, setup_sync2);
+	ADD(test_async_unlink_seen_by_other);
+	ADD(test_async_unlink_open_elsewhere);
+	ADD(test_async_unlink_permissions_differential);
+	ADD(test_async_unlink_parked_then_create);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
 	failed = srunner_ntests_failed(sr);

@@ -873,6 +873,14 @@ START_TEST(test_namespace_ops_survive_mds_kill9)
 	if (client_counter("client", "async_setattrs") >= 0)
 		fprintf(stderr, "test_fuse_crash: client answered %ld setattrs itself\n",
 			client_counter("client", "async_setattrs"));
+	/* and how many unlinks/rmdirs (asyncunlink.c): the checker below then
+	 * proves each of those names is gone exactly once after the kills */
+	if (client_counter("client", "async_unlinks") >= 0) {
+		fprintf(stderr, "test_fuse_crash: client answered %ld unlinks and %ld rmdirs itself\n",
+			client_counter("client", "async_unlinks"), client_counter("client", "async_rmdirs"));
+		ck_assert_msg(client_counter("client", "async_unlinks") > 0,
+			      "no unlink was answered by the client: the kills did not test asynchronous unlinks");
+	}
 	/* held journals leave UNSAFE requests: a run that replayed none did not test replay */
 	ck_assert_msg(replays > 0, "no request was replayed: the kills did not hit UNSAFE operations");
 

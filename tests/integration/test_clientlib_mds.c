@@ -492,6 +492,47 @@ START_TEST(test_unlink_drops_data)
 }
 END_TEST
 
+
+/*
+ * Names made and removed at once in a directory this client holds Dc on:
+ * the unlink (rmdir) is answered here before the MDS's reply to the create
+ * (mkdir) came back, and that late reply must not bring the name back.
+ */
+START_TEST(test_async_unlink_right_after_create)
+{
+	struct lc_inode *d = mkdir_p(root, "quick"), *in, *x;
+	uint64_t u0 = perf_get(&c->perf.async_unlinks), r0 = perf_get(&c->perf.async_rmdirs);
+	struct lc_fh *fh;
+	char name[32];
+	int i;
+
+	for (i = 0; i < 200; i++) {
+		snprintf(name, sizeof(name), "f%d", i);
+		ck_assert_int_eq(lc_create(c, d, name, 0644, O_WRONLY | O_CREAT | O_EXCL, &rootcr, NULL, &in, &fh), 0);
+		ck_assert_int_eq(lc_release(c, fh), 0);
+		lc_put(c, in);
+		ck_assert_int_eq(lc_unlink(c, d, name, &rootcr), 0);
+		ck_assert_msg(lc_lookup(c, d, name, &rootcr, NULL, &x) == -ENOENT, "%s is back after its unlink", name);
+		snprintf(name, sizeof(name), "d%d", i);
+		ck_assert_int_eq(lc_mkdir(c, d, name, 0755, &rootcr, NULL, &in), 0);
+		lc_put(c, in);
+		ck_assert_int_eq(lc_rmdir(c, d, name, &rootcr), 0);
+		ck_assert_msg(lc_lookup(c, d, name, &rootcr, NULL, &x) == -ENOENT, "%s is back after its rmdir", name);
+	}
+	ck_assert_uint_ge(perf_get(&c->perf.async_unlinks) - u0, 200);
+	ck_assert_uint_ge(perf_get(&c->perf.async_rmdirs) - r0, 200);
+	ck_assert_int_eq(lc_wait_unsafe(c, d), 0);
+	/* and once every reply is in */
+	for (i = 0; i < 200; i++) {
+		snprintf(name, sizeof(name), "f%d", i);
+		ck_assert_msg(lc_lookup(c, d, name, &rootcr, NULL, &x) == -ENOENT, "%s is back after the replies", name);
+		snprintf(name, sizeof(name), "d%d", i);
+		ck_assert_msg(lc_lookup(c, d, name, &rootcr, NULL, &x) == -ENOENT, "%s is back after the replies", name);
+	}
+	lc_put(c, d);
+}
+END_TEST
+
 /* size and mtime reach the MDS without a close: on fsync and periodically */
 START_TEST(test_size_reports)
 {
@@ -914,6 +955,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_truncate);
 	tcase_add_test(tc, test_rename_and_links);
 	tcase_add_test(tc, test_unlink_drops_data);
+	tcase_add_test(tc, test_async_unlink_right_after_create);
 	tcase_add_test(tc, test_size_reports);
 	tcase_add_test(tc, test_readdir_5000);
 	tcase_add_test(tc, test_concurrent_writers);

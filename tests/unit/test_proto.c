@@ -1062,6 +1062,49 @@ START_TEST(test_setattr_rules)
 }
 END_TEST
 
+static int acc(uint32_t mode, uint32_t uid, uint32_t gid, const struct mdsp_caller *c, int mask)
+{
+	struct mdsp_inode in = { .mode = mode, .uid = uid, .gid = gid };
+
+	return mdsp_may_access(&in, c, mask);
+}
+
+static int sticky(uint32_t dir_mode, uint32_t dir_uid, uint32_t victim_uid, const struct mdsp_caller *c)
+{
+	struct mdsp_inode d = { .mode = dir_mode, .uid = dir_uid }, v = { .uid = victim_uid };
+
+	return mdsp_sticky_ok(&d, &v, c);
+}
+
+/* the namespace's permission rules (perm.c), shared by the MDS and asyncunlink.c */
+START_TEST(test_perm_rules)
+{
+	struct mdsp_caller root = { .uid = 0 }, u1 = { .uid = 1001, .gid = 1001 },
+			   u2 = { .uid = 1002, .gid = 1002, .ngroups = 1, .groups = { 3000 } };
+
+	/* owner, group (primary and supplementary), other */
+	ck_assert_int_eq(acc(S_IFDIR | 0700, 1001, 1, &u1, MDSP_MAY_WRITE | MDSP_MAY_EXEC), 0);
+	ck_assert_int_eq(acc(S_IFDIR | 0700, 1001, 1, &u2, MDSP_MAY_EXEC), -EACCES);
+	ck_assert_int_eq(acc(S_IFDIR | 0070, 0, 3000, &u2, MDSP_MAY_WRITE | MDSP_MAY_EXEC), 0);
+	ck_assert_int_eq(acc(S_IFDIR | 0070, 0, 3000, &u1, MDSP_MAY_EXEC), -EACCES);
+	ck_assert_int_eq(acc(S_IFDIR | 0706, 1001, 0, &u2, MDSP_MAY_WRITE | MDSP_MAY_EXEC), -EACCES);
+	ck_assert_int_eq(acc(S_IFDIR | 0707, 1001, 0, &u2, MDSP_MAY_WRITE | MDSP_MAY_EXEC), 0);
+	/* the owner's bits decide for the owner, even when others may more */
+	ck_assert_int_eq(acc(S_IFDIR | 0077, 1001, 1001, &u1, MDSP_MAY_EXEC), -EACCES);
+	/* root: all but executing a file nobody may execute */
+	ck_assert_int_eq(acc(S_IFDIR | 0000, 1, 1, &root, MDSP_MAY_WRITE | MDSP_MAY_EXEC), 0);
+	ck_assert_int_eq(acc(S_IFREG | 0644, 1, 1, &root, MDSP_MAY_EXEC), -EACCES);
+	ck_assert_int_eq(acc(S_IFREG | 0744, 1, 1, &root, MDSP_MAY_EXEC), 0);
+	/* sticky: the victim's owner, the directory's owner, root */
+	ck_assert_int_eq(sticky(S_IFDIR | 01777, 0, 1001, &u2), -EPERM);
+	ck_assert_int_eq(sticky(S_IFDIR | 01777, 0, 1002, &u2), 0);
+	ck_assert_int_eq(sticky(S_IFDIR | 01777, 1002, 1001, &u2), 0);
+	ck_assert_int_eq(sticky(S_IFDIR | 01777, 0, 1001, &root), 0);
+	ck_assert_int_eq(sticky(S_IFDIR | 0777, 0, 1001, &u2), 0);
+	ck_assert(mdsp_in_group(&u2, 3000) && mdsp_in_group(&u2, 1002) && !mdsp_in_group(&u2, 1001));
+}
+END_TEST
+
 START_TEST(test_names)
 {
 	uint32_t op, op2;
@@ -1380,6 +1423,7 @@ static Suite *proto_suite(void)
 	tcase_add_test(tc, test_encoder_bounds);
 	tcase_add_test(tc, test_names);
 	tcase_add_test(tc, test_setattr_rules);
+	tcase_add_test(tc, test_perm_rules);
 	suite_add_tcase(s, tc);
 	return s;
 }
