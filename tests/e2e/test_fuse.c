@@ -1074,6 +1074,17 @@ START_TEST(test_synced_data_survives_fuse_and_mds_kill9)
 
 	start_all();
 	ck_assert_int_ge(mkdir(P("d"), 0755), 0);
+	/* e: written and fsynced as d/e.tmp, renamed to d/e, the directory fsynced (first: fsync of a
+	 * directory writes back every file, which would cover the cases below) */
+	fe = open(P("d/e.tmp"), O_RDWR | O_CREAT, 0644);
+	ck_assert_int_ge(fe, 0);
+	ck_assert_int_eq(pwrite_pat(fe, 0, 200000, 65536, 95), 0);
+	ck_assert_int_eq(fsync(fe), 0);
+	ck_assert_int_eq(rename(P("d/e.tmp"), P("d/e")), 0);
+	dirfd = open(P("d"), O_RDONLY | O_DIRECTORY);
+	ck_assert_int_ge(dirfd, 0);
+	ck_assert_int_eq(fsync(dirfd), 0);
+
 	/* a: 6.5 MiB of 1 MiB writes, the last object half full, fsync, still open */
 	fa = open(P("d/a"), O_RDWR | O_CREAT, 0644);
 	ck_assert_int_ge(fa, 0);
@@ -1096,16 +1107,6 @@ START_TEST(test_synced_data_survives_fuse_and_mds_kill9)
 	ck_assert_int_eq(fsync(fd), 0);
 	ck_assert_int_eq(pwrite_pat(fd, 10240, 5120, 4096, 94), 0);
 	ck_assert_int_eq(fsync(fd), 0);
-	/* e: written and fsynced as d/e.tmp, renamed to d/e, the directory fsynced */
-	fe = open(P("d/e.tmp"), O_RDWR | O_CREAT, 0644);
-	ck_assert_int_ge(fe, 0);
-	ck_assert_int_eq(pwrite_pat(fe, 0, 200000, 65536, 95), 0);
-	ck_assert_int_eq(fsync(fe), 0);
-	ck_assert_int_eq(rename(P("d/e.tmp"), P("d/e")), 0);
-	dirfd = open(P("d"), O_RDONLY | O_DIRECTORY);
-	ck_assert_int_ge(dirfd, 0);
-	ck_assert_int_eq(fsync(dirfd), 0);
-
 	/* the client dies with all of them open, then the MDS */
 	ck_assert_int_eq(kill(fs.fuse_pid, SIGKILL), 0);
 	waitpid(fs.fuse_pid, NULL, 0);
