@@ -310,6 +310,21 @@ int lc_async_remove(struct lclient *c, struct lc_inode *dir, const char *name, b
 	if (rmdir)
 		lc_async_unlink_wait(c, t, NULL);   /* its names are gone at the MDS first */
 	wait_created(c, t);
+	if (!rmdir) {
+		/*
+		 * Data still being written back after the file's last close
+		 * here (a close under Fb only starts the writeback) keeps Fw
+		 * wanted, and the MDS would see the file open here and keep
+		 * it as an orphan until that writeback ends.  Write it back
+		 * now and give Fw/Fb up before the unlink goes (the cap update
+		 * is ahead of it on the connection).
+		 */
+		pthread_mutex_lock(&t->lock);
+		bool pending = t->nopen == 0 && lc_data_pending_locked(t);
+		pthread_mutex_unlock(&t->lock);
+		if (pending && lc_wb_flush(c, t) == 0)
+			lc_caps_update(c, t);
+	}
 
 	pthread_mutex_lock(&dir->lock);
 	ok = (dir->caps & need) == need && S_ISDIR(dir->mi.mode) && dir->mi.nlink > 0 && dir->mi.files > 0;
@@ -329,9 +344,10 @@ int lc_async_remove(struct lclient *c, struct lc_inode *dir, const char *name, b
 		     !t->aunlinks && !t->async_submitting;
 	else
 		/* open here: the synchronous path marks it for a purge at the
-		 * last close before it returns, so that close writes nothing back */
+		 * last close before it returns, so that close writes nothing back.
+		 * Data still pending (its writeback above failed): synchronous */
 		ok = S_ISREG(t->mi.mode) && (t->caps & vneed) == vneed && t->mi.nlink == 1 && !t->async_failed &&
-		     t->nopen == 0;
+		     t->nopen == 0 && !lc_data_pending_locked(t);
 	vmi = t->mi;
 	pthread_mutex_unlock(&t->lock);
 	if (!ok)
