@@ -43,6 +43,7 @@
 #include "common/log.h"
 #include "common/time.h"
 #include "store/store.h"
+#include "tests/test_child.h"
 #include "tests/test_keyring.h"
 
 #define COHERENT_MS 100      /* the other client sees a change this soon */
@@ -988,6 +989,49 @@ static void hung_client(int fd)
 		pause();
 }
 
+/*
+ * A third client, in a process of its own: this binary exec'd again
+ * (tests/test_child.h: a forked copy of this threaded process must not
+ * mount anything), with this test's config and MDS; @role is "hung" or
+ * "orphan", @fd the pipe it reports on.
+ */
+static pid_t spawn_client_child(const char *role, int fd)
+{
+	char addr[64], fds[16];
+	pid_t pid;
+
+	snprintf(addr, sizeof(addr), "127.0.0.1:%d", mds_port);
+	snprintf(fds, sizeof(fds), "%d", fd);
+	pid = test_child_spawn((const char *const[]){ role, conf, addr, fds, NULL });
+	ck_assert_int_gt(pid, 0);
+	return pid;
+}
+
+static void orphan_client(int fd);
+
+/* The child's main: ROLE CONF MDS_ADDR FD. */
+static int child_main(int argc, char **argv)
+{
+	char err[256];
+	int fd;
+
+	if (argc != 4)
+		return 2;
+	fd = atoi(argv[3]);
+	cfg_init("client");
+	if (cfg_load_file(argv[1], err, sizeof(err)) ||
+	    cfg_set(cfg_lookup("client_mds_addr"), argv[2], false, err, sizeof(err)) ||
+	    cfg_set(cfg_lookup("log_file"), "", false, err, sizeof(err))) {
+		fprintf(stderr, "test_caps child: %s\n", err);
+		return 2;
+	}
+	if (!strcmp(argv[0], "hung"))
+		hung_client(fd);
+	else if (!strcmp(argv[0], "orphan"))
+		orphan_client(fd);
+	return 2;
+}
+
 struct bg_chmod {
 	struct lc_inode *f;
 	int r;
@@ -1063,13 +1107,7 @@ START_TEST(test_unanswered_revoke_evicts)
 	f = lookup_ok(A, da, "f");
 	chmod.f = f;
 	ck_assert_int_eq(pipe(p), 0);
-	child = fork();
-	ck_assert_int_ge(child, 0);
-	if (child == 0) {
-		close(p[0]);
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		hung_client(p[1]);
-	}
+	child = spawn_client_child("hung", p[1]);
 	close(p[1]);
 	ck_assert_int_eq(read(p[0], &k, 1), 1);
 	close(p[0]);
@@ -1385,13 +1423,7 @@ START_TEST(test_orphan_of_a_client_gone)
 	pid_t child;
 
 	ck_assert_int_eq(pipe(p), 0);
-	child = fork();
-	ck_assert_int_ge(child, 0);
-	if (child == 0) {
-		close(p[0]);
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		orphan_client(p[1]);
-	}
+	child = spawn_client_child("orphan", p[1]);
 	close(p[1]);
 	ck_assert_int_eq(read(p[0], &ino, sizeof(ino)), (ssize_t)sizeof(ino));
 	close(p[0]);
@@ -1498,8 +1530,12 @@ static Suite *suite(void)
 	return s;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+	if (test_child_is(argc, argv)) {
+		log_init("test_caps-child");
+		return child_main(argc - 2, argv + 2);
+	}
 	log_init("test_caps");
 	signal(SIGPIPE, SIG_IGN);
 	SRunner *sr = srunner_create(suite());

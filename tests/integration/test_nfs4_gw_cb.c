@@ -11,7 +11,7 @@
  */
 #include "nfs4_cb_client.h"
 #include "nfs4gw_fixture.h"
-#include "common/rcu.h"
+#include "tests/test_child.h"
 #include "nfs_gw/nfs4/open_state.h"
 
 #define CB_PROG 0x40000123u
@@ -1085,6 +1085,50 @@ static void other_writer(int fd, const char *dir, const char *name, const char *
 	_exit(0);
 }
 
+static void other_reader(int fd, const char *dir, const char *name);
+
+/*
+ * Another client of the same MDS in a process of its own: this binary
+ * exec'd again (tests/test_child.h: a forked copy of this process, which
+ * runs the gateway's threads, must not mount anything) as the "writer"
+ * (other_writer(@fd, @d, @name, @data)) or the "reader" (other_reader).
+ */
+static pid_t spawn_other(int fd, const char *role, const char *d, const char *name, const char *data)
+{
+	char addr[64], fds[16], lf[PATH_MAX + 16];
+	pid_t pid;
+
+	snprintf(addr, sizeof(addr), "127.0.0.1:%d", mds_port);
+	snprintf(fds, sizeof(fds), "%d", fd);
+	snprintf(lf, sizeof(lf), "%s/other.log", dir);
+	pid = test_child_spawn((const char *const[]){ role, conf, addr, lf, fds, d, name, data ? data : "", NULL });
+	ck_assert_int_gt(pid, 0);
+	return pid;
+}
+
+/* The child's main: ROLE CONF MDS_ADDR LOG_FILE FD DIR NAME DATA. */
+static int child_main(int argc, char **argv)
+{
+	char err[256];
+	int fd;
+
+	if (argc != 8)
+		return 2;
+	fd = atoi(argv[4]);
+	cfg_init("client");
+	if (cfg_load_file(argv[1], err, sizeof(err)) ||
+	    cfg_set(cfg_lookup("client_mds_addr"), argv[2], false, err, sizeof(err)) ||
+	    cfg_set(cfg_lookup("log_file"), argv[3], false, err, sizeof(err))) {
+		fprintf(stderr, "test_nfs4_gw_cb child: %s\n", err);
+		return 2;
+	}
+	if (!strcmp(argv[0], "writer"))
+		other_writer(fd, argv[5], argv[6], argv[7]);
+	else if (!strcmp(argv[0], "reader"))
+		other_reader(fd, argv[5], argv[6]);
+	return 2;
+}
+
 /* Is there a byte to read on @fd within @ms? */
 static bool readable(int fd, int ms)
 {
@@ -1122,17 +1166,7 @@ START_TEST(v41_delegation_recalled_by_another_client)
 	ck_assert_msg(dt == 1, "no read delegation (type %#x): caps not held?", dt);
 	ck_assert_int_eq(pipe(p), 0);
 	t0 = now_mono_ns();
-	/* the child's client library uses RCU too (its unmount waits for
-	 * call_rcu work): hand it working call_rcu threads */
-	call_rcu_before_fork();
-	child = fork();
-	if (child == 0) {
-		call_rcu_after_fork_child();
-		close(p[0]);
-		other_writer(p[1], "dg6", "f", data);
-	}
-	call_rcu_after_fork_parent();
-	ck_assert_int_ge(child, 0);
+	child = spawn_other(p[1], "writer", "dg6", "f", data);
 	close(p[1]);
 	ck_assert_msg(WAIT_FOR(NCB_GET(ba, recalls) == 1, 20), "the other client's open recalled nothing");
 	t_recall = now_mono_ns();
@@ -1162,15 +1196,7 @@ static pid_t spawn_writer(const char *dir, const char *name, const char *data, i
 	pid_t child;
 
 	ck_assert_int_eq(pipe(p), 0);
-	call_rcu_before_fork();
-	child = fork();
-	if (child == 0) {
-		call_rcu_after_fork_child();
-		close(p[0]);
-		other_writer(p[1], dir, name, data);
-	}
-	call_rcu_after_fork_parent();
-	ck_assert_int_ge(child, 0);
+	child = spawn_other(p[1], "writer", dir, name, data);
 	close(p[1]);
 	*rfd = p[0];
 	return child;
@@ -1827,15 +1853,7 @@ START_TEST(v41_write_delegation_recalled_by_another_client)
 	ck_assert_msg(dt == 2, "no write delegation (type %#x): caps not held?", dt);
 	ck_assert_uint_eq(write_with(a, &ffh, &dsa, "written under the delegation"), NFS4_OK);
 	ck_assert_int_eq(pipe(p), 0);
-	call_rcu_before_fork();
-	child = fork();
-	if (child == 0) {
-		call_rcu_after_fork_child();
-		close(p[0]);
-		other_reader(p[1], "wd3", "f");
-	}
-	call_rcu_after_fork_parent();
-	ck_assert_int_ge(child, 0);
+	child = spawn_other(p[1], "reader", "wd3", "f", NULL);
 	close(p[1]);
 	ck_assert_msg(WAIT_FOR(NCB_GET(ba, recalls) == 1, 20), "the other client's open recalled nothing");
 	ck_assert_msg(!readable(p[0], 200), "the other client's open did not wait for the delegation");
@@ -2129,11 +2147,16 @@ static Suite *suite(void)
 	return s;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
-	SRunner *sr = srunner_create(suite());
+	SRunner *sr;
 	int failed;
 
+	if (test_child_is(argc, argv)) {
+		log_init("test_nfs4_gw_cb-child");
+		return child_main(argc - 2, argv + 2);
+	}
+	sr = srunner_create(suite());
 	log_init("test_nfs4_gw_cb");
 	srunner_run_all(sr, CK_NORMAL);
 	failed = srunner_ntests_failed(sr);
