@@ -503,7 +503,7 @@ void lc_icache_trim(struct lclient *c)
 				break;
 			if (atomic_load_explicit(&in->ref, memory_order_relaxed) != 0)
 				continue;
-			if (pass == 0 && now - atomic_load(&in->last_used) < 1000000000ull)
+			if (pass == 0 && mono_since(now, atomic_load(&in->last_used)) < 1000000000ull)
 				continue;
 			try_evict(c, in);
 		}

@@ -1229,7 +1229,7 @@ static int asok_requests(struct json_object *args, struct json_object **out, voi
 		if (r->pub.args.name)
 			json_object_object_add(e, "name", json_object_new_string(r->pub.args.name));
 		json_object_object_add(e, "attempt", json_object_new_int64(atomic_load(&r->attempts)));
-		json_object_object_add(e, "age_ms", json_object_new_double((double)(now - r->submit_ns) / 1e6));
+		json_object_object_add(e, "age_ms", json_object_new_double((double)mono_since(now, r->submit_ns) / 1e6));
 		json_object_object_add(e, "waiting_for_session", json_object_new_boolean(st & RS_WAITING));
 		json_object_object_add(e, "got_unsafe", json_object_new_boolean(st & RS_GOT_UNSAFE));
 		json_object_object_add(e, "got_reply", json_object_new_boolean(st & RS_GOT_REPLY));

@@ -1683,7 +1683,7 @@ static void *session_main(void *arg)
 				continue;
 			}
 			if (tmo && s->last_renew_sent_ns > s->last_renew_ack_ns &&
-			    now - atomic_load(&c->last_rx_ns) > tmo) {
+			    mono_since(now, atomic_load(&c->last_rx_ns)) > tmo) {
 				conn_mark_dead(c, false, 0, NULL);
 				mdsc_unlock(m, SEC_SESSION, t0);
 				derr(CLIENT, "mds %s: nothing heard for %.1f s with a renew outstanding: "

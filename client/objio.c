@@ -415,7 +415,7 @@ bool lc_data_full(struct lclient *c)
 
 	if (!c->store)
 		return false;   /* lclient_create_local: the caller owns the store */
-	if (at && now - at < 100000000ull)
+	if (at && mono_since(now, at) < 100000000ull)
 		return atomic_load(&c->full);
 	if (!atomic_compare_exchange_strong(&c->full_checked, &at, now))
 		return atomic_load(&c->full);   /* another writer is asking */

@@ -12,6 +12,19 @@ static inline uint64_t now_mono_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+/*
+ * The time from @then to @now, 0 if @then is the later one.  Every age
+ * taken of a stamp another thread may write (a revoke sent, a renew, a
+ * byte received) goes through this: @now was read first, so the stamp can
+ * be newer, and a plain now - then would wrap to ~584 years and expire at
+ * once what was just refreshed (the MDS evicted a client that way for a
+ * revoke it had sent after its tick read the clock).
+ */
+static inline uint64_t mono_since(uint64_t now, uint64_t then)
+{
+	return now > then ? now - then : 0;
+}
+
 static inline uint64_t now_real_ns(void)
 {
 	struct timespec ts;

@@ -204,7 +204,7 @@ static void check_trim(struct mds *m, struct health *h)
 static void check_slow_requests(struct mds *m, struct health *h)
 {
 	uint64_t t = journal_oldest_op_ns(m), now = now_mono_ns();
-	double age = t ? (double)(now - t) / 1e9 : 0, max = cfg_double(CFG_mds_op_complaint_time);
+	double age = t ? (double)mono_since(now, t) / 1e9 : 0, max = cfg_double(CFG_mds_op_complaint_time);
 	char msg[256];
 
 	if (!t || max <= 0 || age < max)

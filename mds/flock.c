@@ -1084,7 +1084,7 @@ static struct json_object *waiter_json(const struct flk_waiter *w, uint64_t now)
 							      : json_object_new_uint64(w->end));
 	json_object_object_add(o, "owner", json_object_new_uint64(w->owner.id));
 	json_object_object_add(o, "pid", json_object_new_int64(w->req.lock.pid));
-	json_object_object_add(o, "waiting_s", json_object_new_double((double)(now - w->since_ns) / 1e9));
+	json_object_object_add(o, "waiting_s", json_object_new_double((double)mono_since(now, w->since_ns) / 1e9));
 	json_object_object_add(o, "for", json_object_new_string(w->parked ? "reconnect phase" : "lock"));
 	return o;
 }

@@ -1527,7 +1527,7 @@ static void ops_add(struct json_object *a, const struct jitem *it, uint64_t now,
 	json_object_object_add(o, "tid", json_object_new_int64((int64_t)it->tid));
 	json_object_object_add(o, "op", json_object_new_string(mdsp_op_name(it->op)));
 	json_object_object_add(o, "state", json_object_new_string(state));
-	json_object_object_add(o, "age_ms", json_object_new_double((double)(now - it->start_ns) / 1e6));
+	json_object_object_add(o, "age_ms", json_object_new_double((double)mono_since(now, it->start_ns) / 1e6));
 	json_object_array_add(a, o);
 }
 

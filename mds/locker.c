@@ -1387,16 +1387,20 @@ void locker_session_reconnect(struct mds *m, struct session *s, const struct mds
 
 void locker_tick(struct mds *m)
 {
-	uint64_t now = now_mono_ns(), tmo = timeout_ns(), evict[16];
+	uint64_t now, tmo = timeout_ns(), evict[16];
 	int nevict = 0, i;
 
 	pthread_mutex_lock(&m->lock);
+	/* read under the lock: a revoke stamped while we waited for it must
+	 * not look 584 years old (it evicted a client that had just been sent
+	 * the revoke) */
+	now = now_mono_ns();
 	if (tmo) {
 		struct mcap *cap;
 		struct mlease *l;
 
 		cds_list_for_each_entry(cap, &m->revoking, revoke_item) {
-			if (now - cap->revoke_ns < tmo)
+			if (mono_since(now, cap->revoke_ns) < tmo)
 				break;
 			for (i = 0; i < nevict && evict[i] != cap->s->id; i++)
 				;
@@ -1408,7 +1412,7 @@ void locker_tick(struct mds *m)
 			}
 		}
 		cds_list_for_each_entry(l, &m->revoking_leases, revoke_item) {
-			if (now - l->revoke_ns < tmo)
+			if (mono_since(now, l->revoke_ns) < tmo)
 				break;
 			for (i = 0; i < nevict && evict[i] != l->s->id; i++)
 				;
@@ -1466,7 +1470,7 @@ void locker_late_releases_locked(struct mds *m, uint64_t age_ns,
 	/* both lists are in the order the revokes began: the first entry of a
 	 * session is its oldest, and the walk stops at the first young one */
 	cds_list_for_each_entry(cap, &m->revoking, revoke_item) {
-		if (now - cap->revoke_ns < age_ns)
+		if (mono_since(now, cap->revoke_ns) < age_ns)
 			break;
 		for (i = 0; i < nseen && seen[i] != cap->s->id; i++)
 			;
@@ -1475,10 +1479,10 @@ void locker_late_releases_locked(struct mds *m, uint64_t age_ns,
 		if (nseen == sizeof(seen) / sizeof(seen[0]))
 			return;
 		seen[nseen++] = cap->s->id;
-		fn(arg, cap->s, cap->in->a.ino, NULL, (double)(now - cap->revoke_ns) / 1e9);
+		fn(arg, cap->s, cap->in->a.ino, NULL, (double)mono_since(now, cap->revoke_ns) / 1e9);
 	}
 	cds_list_for_each_entry(l, &m->revoking_leases, revoke_item) {
-		if (now - l->revoke_ns < age_ns)
+		if (mono_since(now, l->revoke_ns) < age_ns)
 			break;
 		for (i = 0; i < nseen && seen[i] != l->s->id; i++)
 			;
@@ -1487,7 +1491,7 @@ void locker_late_releases_locked(struct mds *m, uint64_t age_ns,
 		if (nseen == sizeof(seen) / sizeof(seen[0]))
 			return;
 		seen[nseen++] = l->s->id;
-		fn(arg, l->s, l->dn->dir->ino, l->dn->name, (double)(now - l->revoke_ns) / 1e9);
+		fn(arg, l->s, l->dn->dir->ino, l->dn->name, (double)mono_since(now, l->revoke_ns) / 1e9);
 	}
 }
 

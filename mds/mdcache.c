@@ -1240,7 +1240,7 @@ void mdcache_trim(struct mds *m, uint64_t clean_below)
 		if (m->ninodes_cached <= limit - limit / 10)
 			break;
 		if (d->ino == MDSP_ROOT_INO || d->last_jseq >= clean_below ||
-		    now - d->last_used_ns < 1000000000ull)
+		    mono_since(now, d->last_used_ns) < 1000000000ull)
 			continue;
 		if (locker_dir_pinned(m, d)) {
 			/* clients cache it: recall it, evict it once they let go */

@@ -1449,7 +1449,7 @@ struct json_object *session_ls_json(struct mds *m)
 		json_object_object_add(o, "completed_requests", json_object_new_int64((int64_t)s->ncompleted));
 		json_object_object_add(o, "oldest_tid", json_object_new_int64((int64_t)s->trimmed_below));
 		json_object_object_add(o, "prealloc_inos", json_object_new_int64((int64_t)prealloc_count(s)));
-		json_object_object_add(o, "idle_s", json_object_new_double((double)(now - s->last_renew_ns) / 1e9));
+		json_object_object_add(o, "idle_s", json_object_new_double((double)mono_since(now, s->last_renew_ns) / 1e9));
 		/* who the client says it is (SESSION v4 metadata; "" from an older client) */
 		{
 			static const char *const shown[] = { "hostname", "mount_point", "root", "version", "pid" };

@@ -180,7 +180,7 @@ unsigned int nfs3_fcache_expire(struct nfs3_fcache *fc, uint64_t now)
 	for (unsigned int i = 0; i < NFS3_FC_BUCKETS; i++) {
 		for (e = fc->b[i]; e; e = next) {
 			next = e->next;
-			if (e->refs == 1 && now - e->last_used >= fc->idle_ns && unhash_locked(fc, e)) {
+			if (e->refs == 1 && mono_since(now, e->last_used) >= fc->idle_ns && unhash_locked(fc, e)) {
 				e->next = closing;
 				closing = e;
 			}

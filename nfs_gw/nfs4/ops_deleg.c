@@ -250,7 +250,7 @@ void nfs4ops_deleg_tick(struct nfs4_server *srv, struct nfs4ops_ctx *c, uint64_t
 
 	pthread_mutex_lock(&c->st->lock);
 	for (struct os_stid *d = c->st->delegs; d && n < 32; d = d->dnext) {
-		if (!d->recalled || d->revoked || now - d->recall_ns <= srv->p.lease_ns)
+		if (!d->recalled || d->revoked || mono_since(now, d->recall_ns) <= srv->p.lease_ns)
 			continue;
 		os_deleg_revoke_locked(c->st, d, &pl);
 		ids[n++] = d->clientid;

@@ -400,10 +400,10 @@ static void *reaper(void *arg)
 		tick = srv->hooks.tick;
 		for (clp = srv->clients; clp; clp = next) {
 			next = clp->next;
-			if (now - atomic_load(&clp->renewed) <= srv->p.lease_ns)
+			if (mono_since(now, atomic_load(&clp->renewed)) <= srv->p.lease_ns)
 				continue;
 			if (clp->courtesy) {
-				if (now - clp->courtesy_since < NFS4_COURTESY_MAX_NS)
+				if (mono_since(now, clp->courtesy_since) < NFS4_COURTESY_MAX_NS)
 					continue;
 			} else if (clp->confirmed && srv->hooks.client_has_state &&
 				   srv->hooks.client_has_state(srv, clp->clientid)) {
@@ -551,7 +551,7 @@ static struct json_object *clients_json(struct nfs4_server *srv)
 		json_object_object_add(c, "reclaim_complete", json_object_new_boolean(clp->reclaim_complete));
 		json_object_object_add(c, "courtesy", json_object_new_boolean(clp->courtesy));
 		json_object_object_add(c, "lease_age_s",
-				       json_object_new_double((double)(now - atomic_load(&clp->renewed)) / 1e9));
+				       json_object_new_double((double)mono_since(now, atomic_load(&clp->renewed)) / 1e9));
 		if (clp->minorversion == 0) {
 			json_object_object_add(c, "callback", json_object_new_string(nfs4_cb_state_name(clp->cb_state)));
 			json_object_object_add(c, "callback_addr", json_object_new_string(clp->cb_addr));

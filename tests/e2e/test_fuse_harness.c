@@ -548,8 +548,21 @@ static void rm_rf(const char *path)
 
 void lfs_cleanup(struct lfs *fs)
 {
+	struct stat st;
+
 	if (!fs->dir[0])
 		return;
+	/* a mount whose loligo-fuse died under the test (ENOTCONN): its log
+	 * ends with what it said before (the crash handler's ring too), and
+	 * the directory is removed below, so show it now */
+	for (int k = 0; k < 2; k++) {
+		const char *mnt = k ? fs->mnt2 : fs->mnt;
+		if (lfs_is_mounted(mnt) && stat(mnt, &st) < 0 && errno == ENOTCONN) {
+			fprintf(stderr, "harness: the loligo-fuse of %s died during the test; its logs:\n", mnt);
+			lfs_dump_logs(fs);
+			break;
+		}
+	}
 	/* unmount first so nothing can hang on a dead daemon */
 	for (int k = 0; k < 2; k++) {
 		const char *mnt = k ? fs->mnt2 : fs->mnt;

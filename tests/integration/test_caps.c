@@ -1162,6 +1162,86 @@ START_TEST(test_unanswered_revoke_evicts)
 }
 END_TEST
 
+/* ---- a storm of revokes: nobody is evicted for a revoke just sent ------------------------ */
+
+struct storm {
+	struct lclient *c;
+	struct lc_inode *d;
+	int id, err;
+	long ops;
+	atomic_bool *stop;
+};
+
+/* mkdir and rmdir names of its own in the shared directory: each of them
+ * revokes what the other client caches of it */
+static void *storm_main(void *arg)
+{
+	struct storm *s = arg;
+	char name[32];
+
+	for (unsigned i = 0; !atomic_load(s->stop); i++) {
+		struct lc_inode *x = NULL;
+		int r;
+
+		snprintf(name, sizeof(name), "m%d.%u", s->id, i % 4);
+		r = lc_mkdir(s->c, s->d, name, 0755, &rootcr, NULL, &x);
+		if (r == 0) {
+			lc_put(s->c, x);
+			r = lc_rmdir(s->c, s->d, name, &rootcr);
+		}
+		if (r < 0) {
+			s->err = r;
+			break;
+		}
+		s->ops++;
+	}
+	return NULL;
+}
+
+/*
+ * Two clients taking a directory's caps from each other as fast as they
+ * can, with the MDS's housekeeping tick every 10 ms: the tick read the
+ * clock before it took the MDS's lock, so a revoke sent while it waited
+ * for the lock looked 584 years old (unsigned now - revoke_ns) and its
+ * client was evicted for not answering it within mds_session_timeout,
+ * milliseconds after it was sent (fuse_locks_rados's stress, 1 run in ~8).
+ */
+START_TEST(test_revoke_storm_evicts_nobody)
+{
+	struct lc_inode *da = mkdir_in(A, ra, "storm", 0755), *db = lookup_ok(B, rb, "storm");
+	struct storm st[4];
+	pthread_t th[4];
+	atomic_bool stop = false;
+	struct json_object *ls;
+	long ops = 0;
+
+	mds_config_set("mds_tick_interval", "0.01");
+	for (int i = 0; i < 4; i++) {
+		st[i] = (struct storm){ .c = i % 2 ? B : A, .d = i % 2 ? db : da, .id = i, .stop = &stop };
+		ck_assert_int_eq(pthread_create(&th[i], NULL, storm_main, &st[i]), 0);
+	}
+	usleep(4000000);
+	atomic_store(&stop, true);
+	for (int i = 0; i < 4; i++) {
+		pthread_join(th[i], NULL);
+		ops += st[i].ops;
+	}
+	mds_config_set("mds_tick_interval", "0.2");
+	fprintf(stderr, "revoke storm: %ld mkdir+rmdir by 4 threads of two clients in 4 s, %" PRId64 " revokes\n",
+		ops, mds_counter("revokes"));
+	for (int i = 0; i < 4; i++)
+		ck_assert_msg(st[i].err == 0, "thread %d (client %c): %s after %ld ops", i, i % 2 ? 'B' : 'A',
+			      strerror(-st[i].err), st[i].ops);
+	ck_assert_int_eq(mds_counter("acks_late"), 0);
+	ls = mds_cmd("session ls");
+	ck_assert_int_eq((int)json_object_array_length(ls), 2);
+	json_object_put(ls);
+	ck_assert_int_gt(mds_counter("revokes"), 100);
+	lc_put(B, db);
+	lc_put(A, da);
+}
+END_TEST
+
 /* ---- MDS restart: caps come back through reconnect -------------------------------------- */
 
 static bool both_reconnected(void)
@@ -1521,6 +1601,7 @@ static Suite *suite(void)
 	ADD(tc, test_deferred_revoke_is_bounded);
 	ADD(tc, test_ctime_not_older_than_mds_while_flushing);
 	ADD(tc, test_unanswered_revoke_evicts);
+	ADD(tc, test_revoke_storm_evicts_nobody);
 	ADD(tc, test_caps_survive_mds_restart);
 	ADD(tc, test_open_unlinked_file);
 	ADD(tc, test_open_unlinked_across_restart);
