@@ -864,6 +864,7 @@ double lc_entry_timeout(struct lclient *c, struct lc_inode *in)
 	bool cached = false;
 
 	if (in) {
+		lc_kernel_promise(in);
 		pthread_mutex_lock(&in->lock);
 		cached = lc_attrs_cached_locked(in);
 		pthread_mutex_unlock(&in->lock);
@@ -876,11 +877,17 @@ double lc_attr_timeout(struct lclient *c, struct lc_inode *in)
 	bool cached = false;
 
 	if (in) {
+		lc_kernel_promise(in);
 		pthread_mutex_lock(&in->lock);
 		cached = lc_attrs_cached_locked(in);
 		pthread_mutex_unlock(&in->lock);
 	}
 	return cached ? lc_secs(CFG_client_caps_timeout) : 0;
+}
+
+uint64_t lc_kernel_promise_ns(struct lc_inode *in)
+{
+	return atomic_load(&in->kpromise_ns);
 }
 
 bool lc_fh_cacheable(struct lc_fh *fh)

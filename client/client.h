@@ -437,6 +437,17 @@ double lc_negative_timeout(struct lclient *c, struct lc_inode *dir, const char *
 double lc_entry_timeout(struct lclient *c, struct lc_inode *in);
 double lc_attr_timeout(struct lclient *c, struct lc_inode *in);
 /**
+ * lc_kernel_promise_ns - when the frontend last asked for a kernel cache
+ * timeout of @in's attributes (lc_attr_timeout, lc_entry_timeout) or of a
+ * name in directory @in (lc_dentry_timeout, lc_negative_timeout); stamped
+ * before the caps are looked at.  A reply carrying such a timeout can reach
+ * the kernel after an invalidation that a revoke sent meanwhile and that the
+ * kernel refused (-ENOENT: it did not know the inode or the name yet); the
+ * frontend tries an invalidation refused so soon after this stamp again
+ * (client/fuse/inval.c).  Lock-free.
+ */
+uint64_t lc_kernel_promise_ns(struct lc_inode *in);
+/**
  * lc_fh_cacheable - the file's data may be cached (we hold Fc: nobody else
  * writes it).  A frontend opens without it uncached (FUSE direct_io).
  */

@@ -49,6 +49,7 @@
 #include "client/mds_client.h"
 #include "common/perf.h"
 #include "common/xarray.h"
+#include "common/time.h"
 #include "common/rcu.h"
 #include "mds_proto/proto.h"
 
@@ -107,6 +108,8 @@ struct lc_inode {
 	_Atomic uint64_t dgen;       /* dirs: bumping it invalidates every cached dentry below */
 	_Atomic uint64_t ngen;       /* dirs: bumping it invalidates the negative dentries (Fs lost) */
 	_Atomic bool kernel_negatives; /* dirs: the frontend's kernel was given negative entries */
+	_Atomic uint64_t kpromise_ns; /* mono ns the frontend last asked for a kernel cache timeout of
+				       * its attributes or of a name in it (lc_kernel_promise_ns) */
 	_Atomic uint64_t data_gen;   /* bumped on every write/truncate: stale readahead check */
 
 	pthread_mutex_t lock;        /* protects everything below */
@@ -829,6 +832,13 @@ static inline bool lc_meta_ours_locked(const struct lc_inode *in)
 {
 	return ((in->dirty_meta | in->flushing_meta) & MDSP_DIRTY_SIZE) && !in->meta_given_up &&
 	       (!in->c->mdsc || (in->caps & (MDSP_CAP_FILE_SHARED | MDSP_CAP_FILE_WR)));
+}
+
+/* before a kernel cache timeout of @in (or of a name in it) is computed
+ * from the caps: lc_kernel_promise_ns() */
+static inline void lc_kernel_promise(struct lc_inode *in)
+{
+	atomic_store(&in->kpromise_ns, now_mono_ns());
 }
 
 static inline struct mdsp_time lc_now_mdsp(void)

@@ -295,6 +295,8 @@ double lc_dentry_timeout(struct lclient *c, struct lc_inode *dir, const char *na
 {
 	double secs;
 
+	if (dir)
+		lc_kernel_promise(dir);
 	/* a name only under its lease: the MDS revokes it before anyone
 	 * changes the name, and the revoke takes it back from the kernel */
 	if (!dir || !name || !in || !searchable_by_all(dir) || !lc_dcache_leased(c, dir, name))
@@ -309,6 +311,8 @@ double lc_negative_timeout(struct lclient *c, struct lc_inode *dir, const char *
 {
 	bool fs;
 
+	if (dir)
+		lc_kernel_promise(dir);
 	if (!dir || !name || secs <= 0 || !searchable_by_all(dir))
 		return 0;
 	/* "no such name" only under the directory's Fs (another client's

@@ -23,8 +23,19 @@
  *
  * Node ids: an inode the kernel knows carries our reference, so it is in the
  * client's cache; lc_ino_to_inode() finding nothing means the kernel has
- * nothing to drop.  The kernel answers -ENOENT for node ids it already
- * forgot, which is harmless.
+ * nothing to drop.  The kernel answers -ENOENT for node ids (and names) it
+ * does not hold, which is harmless when it forgot them, but not when our
+ * reply handing them out is still on its way: a FUSE worker computed a long
+ * timeout from caps that a revoke took right after, and the kernel takes
+ * the reply (in the requester's context, after our write returned) after
+ * it refused the revoke's invalidation, then caches the old state for the
+ * whole timeout (test_fuse_caps saw a size 0 long after the other mount's
+ * fsync).  Such a promise is stamped before the caps are looked at
+ * (lc_kernel_promise_ns), so an invalidation refused within RETRY_WINDOW of
+ * that stamp goes to the queue's retry list and is delivered again, with
+ * backoff, until the kernel takes it or the window is over; the kernel's
+ * attr_version then drops the attributes any other reply in flight brings.
+ * A revoke's wait (inval_wait) waits for the retries of what it queued.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -35,14 +46,24 @@
 #include "client/fuse/lfuse.h"
 #include "common/config.h"
 #include "common/log.h"
+#include "common/time.h"
 
 struct inval_item {
 	struct inval_item *next;
 	bool entry;          /* inval_entry (parent + name), else inval_inode */
 	uint64_t ino;        /* inode, or the parent directory */
 	off_t off, len;
+	uint64_t seq;        /* the queue's count when it was queued: 1, 2, ... */
+	uint64_t due_ns;     /* on the retry list: when to try again */
+	unsigned tries;
 	char name[];
 };
+
+/* an invalidation the kernel refused (-ENOENT) is tried again while a
+ * promise of ours about its node is younger than this */
+#define RETRY_WINDOW_NS (1000 * 1000000ull)
+#define RETRY_FIRST_NS (1 * 1000000ull)
+#define RETRY_MAX_NS (16 * 1000000ull)
 
 /* one queue and the thread that delivers it: Q_INODE or Q_ENTRY */
 enum { Q_INODE, Q_ENTRY, NQ };
@@ -52,8 +73,12 @@ struct inval_queue {
 	pthread_t thread;
 	bool started;
 	pthread_cond_t cond;        /* with iv->lock: items queued, or stop */
-	struct inval_item *head, **tail;   /* protected by iv->lock */
-	unsigned long queued, delivered;   /* protected by iv->lock */
+	/* protected by iv->lock: */
+	struct inval_item *head, **tail;   /* queued, in seq order */
+	struct inval_item *retry, **rtail; /* refused, tried again: in seq order */
+	uint64_t queued;            /* seq of the last item queued */
+	uint64_t taken;             /* seq of the last item taken off the queue and tried */
+	uint64_t done;              /* every item up to this seq is delivered (or given up) */
 };
 
 struct lfuse_inval {
@@ -77,9 +102,9 @@ static void enqueue(struct lfuse_inval *iv, struct inval_item *it)
 		return;
 	}
 	it->next = NULL;
+	it->seq = ++q->queued;
 	*q->tail = it;
 	q->tail = &it->next;
-	q->queued++;
 	pthread_cond_signal(&q->cond);
 	pthread_mutex_unlock(&iv->lock);
 }
@@ -122,7 +147,7 @@ static void cb_inval_wait(void *arg, int timeout_ms, bool names)
 	struct lfuse *lf = arg;
 	struct lfuse_inval *iv = lf->inval;
 	struct timespec dl;
-	unsigned long target[NQ];
+	uint64_t target[NQ];
 
 	if (!iv)
 		return;
@@ -136,8 +161,8 @@ static void cb_inval_wait(void *arg, int timeout_ms, bool names)
 	pthread_mutex_lock(&iv->lock);
 	for (int i = 0; i < NQ; i++)
 		target[i] = iv->q[i].queued;
-	while (iv->running && (iv->q[Q_INODE].delivered < target[Q_INODE] ||
-			       (names && iv->q[Q_ENTRY].delivered < target[Q_ENTRY])))
+	while (iv->running && (iv->q[Q_INODE].done < target[Q_INODE] ||
+			       (names && iv->q[Q_ENTRY].done < target[Q_ENTRY])))
 		if (pthread_cond_timedwait(&iv->done_cond, &iv->lock, &dl) == ETIMEDOUT)
 			break;
 	pthread_mutex_unlock(&iv->lock);
@@ -149,10 +174,16 @@ const struct lc_callbacks lfuse_inval_callbacks = {
 	.inval_wait = cb_inval_wait,
 };
 
-static void deliver(struct lfuse *lf, const struct inval_item *it)
+/*
+ * Deliver @it to the kernel.  Return: true if the kernel refused it for a
+ * node (or name) it does not hold while a reply of ours promising it may
+ * still be on its way (the caller tries again later).
+ */
+static bool deliver(struct lfuse *lf, const struct inval_item *it)
 {
 	struct lc_inode *in;
 	fuse_ino_t nodeid;
+	bool again = false;
 	int r;
 
 	if (it->ino == lf->root_ino) {
@@ -161,7 +192,7 @@ static void deliver(struct lfuse *lf, const struct inval_item *it)
 	} else {
 		in = lc_ino_to_inode(lf->c, it->ino);
 		if (!in)
-			return; /* not cached: the kernel cannot hold it either */
+			return false; /* not cached: the kernel cannot hold it either */
 		nodeid = lfuse_nodeid(lf, in);
 	}
 	if (it->entry) {
@@ -176,7 +207,14 @@ static void deliver(struct lfuse *lf, const struct inval_item *it)
 		}
 		r = fuse_lowlevel_notify_inval_inode(lf->se, nodeid, it->off, it->len);
 	}
-	if (r < 0 && r != -ENOENT)
+	if (r == -ENOENT) {
+		uint64_t promised = lc_kernel_promise_ns(in ? in : lf->root), now = now_mono_ns();
+
+		again = promised && mono_since(now, promised) < RETRY_WINDOW_NS;
+	}
+	if (again)
+		perf_inc(&lf->perf.inval_retried, 1);
+	else if (r < 0 && r != -ENOENT)
 		perf_inc(&lf->perf.inval_failed, 1);
 	else if (it->entry)
 		perf_inc(&lf->perf.inval_entry, 1);
@@ -191,6 +229,49 @@ static void deliver(struct lfuse *lf, const struct inval_item *it)
 		     (unsigned long long)it->ino, it->entry ? it->name : "");
 	if (in)
 		lc_put(lf->c, in);
+	return again;
+}
+
+/* iv->lock held: @q->done from what was tried and what waits for a retry */
+static void update_done_locked(struct inval_queue *q)
+{
+	uint64_t d = q->taken;
+
+	if (q->retry && q->retry->seq - 1 < d)
+		d = q->retry->seq - 1;
+	if (d > q->done) {
+		q->done = d;
+		pthread_cond_broadcast(&q->iv->done_cond);
+	}
+}
+
+/*
+ * Try @list (in seq order); what the kernel refused too early goes to
+ * *@again (in the same order) with its next due time.  Returns the seq of
+ * the last item tried, 0 for an empty list.
+ */
+static uint64_t deliver_list(struct lfuse *lf, struct inval_item *list, struct inval_item ***again)
+{
+	uint64_t last = 0;
+
+	while (list) {
+		struct inval_item *it = list;
+
+		list = it->next;
+		last = it->seq;
+		if (deliver(lf, it)) {
+			uint64_t backoff = RETRY_FIRST_NS << (it->tries < 4 ? it->tries : 4);
+
+			it->tries++;
+			it->due_ns = now_mono_ns() + (backoff < RETRY_MAX_NS ? backoff : RETRY_MAX_NS);
+			it->next = NULL;
+			**again = it;
+			*again = &it->next;
+		} else {
+			free(it);
+		}
+	}
+	return last;
 }
 
 static void *inval_main(void *arg)
@@ -200,25 +281,43 @@ static void *inval_main(void *arg)
 
 	pthread_mutex_lock(&iv->lock);
 	for (;;) {
-		while (iv->running && !q->head)
-			pthread_cond_wait(&q->cond, &iv->lock);
+		uint64_t now = now_mono_ns();
+
+		while (iv->running && !q->head && !(q->retry && q->retry->due_ns <= now)) {
+			if (q->retry) {
+				struct timespec ts = ns_to_timespec(q->retry->due_ns);
+
+				pthread_cond_timedwait(&q->cond, &iv->lock, &ts);
+			} else {
+				pthread_cond_wait(&q->cond, &iv->lock);
+			}
+			now = now_mono_ns();
+		}
 		if (!iv->running)
 			break;
-		struct inval_item *batch = q->head;
+		/* the retries first (they are older), then everything queued */
+		struct inval_item *retries = NULL, *batch = q->head, *again = NULL, **atail = &again;
+
+		if (q->retry && q->retry->due_ns <= now) {
+			retries = q->retry;
+			q->retry = NULL;
+			q->rtail = &q->retry;
+		}
 		q->head = NULL;
 		q->tail = &q->head;
 		pthread_mutex_unlock(&iv->lock);
-		unsigned long n = 0;
-		while (batch) {
-			struct inval_item *it = batch;
-			batch = it->next;
-			deliver(iv->lf, it);
-			free(it);
-			n++;
-		}
+		deliver_list(iv->lf, retries, &atail);
+		uint64_t last = deliver_list(iv->lf, batch, &atail);
 		pthread_mutex_lock(&iv->lock);
-		q->delivered += n;
-		pthread_cond_broadcast(&iv->done_cond);
+		if (last)
+			q->taken = last;
+		/* after what still waits on the list (smaller seqs, or none:
+		 * then retries, taken off it, lead again) */
+		if (again) {
+			*q->rtail = again;
+			q->rtail = atail;
+		}
+		update_done_locked(q);
 	}
 	pthread_mutex_unlock(&iv->lock);
 	return NULL;
@@ -232,7 +331,8 @@ void lfuse_inval_drain(struct lfuse *lf)
 		return;
 	for (int i = 0; i < NQ; i++) {
 		struct inval_queue *q = &iv->q[i];
-		struct inval_item *batch;
+		struct inval_item *batch, *again = NULL, **atail = &again;
+		uint64_t last;
 
 		pthread_mutex_lock(&iv->lock);
 		batch = iv->running ? q->head : NULL;
@@ -241,12 +341,17 @@ void lfuse_inval_drain(struct lfuse *lf)
 			q->tail = &q->head;
 		}
 		pthread_mutex_unlock(&iv->lock);
-		while (batch) {
-			struct inval_item *it = batch;
-			batch = it->next;
-			deliver(lf, it);
-			free(it);
+		last = deliver_list(lf, batch, &atail);
+		pthread_mutex_lock(&iv->lock);
+		if (last > q->taken)
+			q->taken = last;
+		if (again) {    /* the queue's thread tries them again */
+			*q->rtail = again;
+			q->rtail = atail;
+			pthread_cond_signal(&q->cond);
 		}
+		update_done_locked(q);
+		pthread_mutex_unlock(&iv->lock);
 	}
 }
 
@@ -293,6 +398,7 @@ int lfuse_inval_start(struct lfuse *lf)
 	for (int i = 0; i < NQ; i++) {
 		iv->q[i].iv = iv;
 		iv->q[i].tail = &iv->q[i].head;
+		iv->q[i].rtail = &iv->q[i].retry;
 		pthread_cond_init(&iv->q[i].cond, NULL);
 	}
 	for (int i = 0; i < NQ && !r; i++) {
@@ -330,6 +436,12 @@ void lfuse_inval_stop(struct lfuse *lf)
 			free(it);
 		}
 		q->tail = &q->head;
+		while (q->retry) {
+			struct inval_item *it = q->retry;
+			q->retry = it->next;
+			free(it);
+		}
+		q->rtail = &q->retry;
 	}
 	pthread_mutex_unlock(&iv->lock);
 }

@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "client/fuse/lfuse.h"
+#include "common/config.h"
 #include "common/log.h"
 
 #ifndef RENAME_NOREPLACE
@@ -164,6 +165,18 @@ static void fill_entry(struct lfuse *lf, struct lc_inode *dir, const char *name,
 	e->entry_timeout = lc_dentry_timeout(lf->c, dir, name, in);
 }
 
+/* fuse_debug_reply_delay: the test hook between a promise and its reply */
+static void debug_reply_delay(void)
+{
+	double delay = cfg_double(CFG_fuse_debug_reply_delay);
+
+	if (delay > 0) {
+		struct timespec ts = { .tv_sec = (time_t)delay, .tv_nsec = (long)((delay - (double)(time_t)delay) * 1e9) };
+
+		nanosleep(&ts, NULL);
+	}
+}
+
 /* Reply with a new entry @name of @dir for @in (one reference, handed to the kernel). */
 static void reply_entry(struct lfuse *lf, fuse_req_t req, struct lc_inode *dir, const char *name,
 			struct lc_inode *in, const struct lc_attr *a)
@@ -171,6 +184,7 @@ static void reply_entry(struct lfuse *lf, fuse_req_t req, struct lc_inode *dir, 
 	struct fuse_entry_param e;
 
 	fill_entry(lf, dir, name, in, a, &e);
+	debug_reply_delay();
 	if (in == lf->root)
 		lc_put(lf->c, in);
 	if (fuse_reply_entry(req, &e) != 0 && in != lf->root)

@@ -282,20 +282,27 @@ static int64_t perf1(const char *group, const char *name)
 	return n;
 }
 
-/* config set @var @val in mount 1's client process */
-static void config_set1(const char *var, const char *val)
+/* config set @var @val in the client process of mount @m (1 or 2) */
+static void config_set_m(int m, const char *var, const char *val)
 {
 	struct json_object *req = json_object_new_object(), *rep = NULL;
+	char p2[PATH_MAX + 16];
 	int r;
 
+	snprintf(p2, sizeof(p2), "%s/client2.asok", fs.dir);
 	json_object_object_add(req, "prefix", json_object_new_string("config set"));
 	json_object_object_add(req, "var", json_object_new_string(var));
 	json_object_object_add(req, "val", json_object_new_string(val));
-	r = asok_request(fs.asok, req, &rep, 10000);
+	r = asok_request(m == 2 ? p2 : fs.asok, req, &rep, 10000);
 	json_object_put(req);
 	if (rep)
 		json_object_put(rep);
-	ck_assert_msg(r == 0, "config set %s %s on mount 1: %s", var, val, strerror(-r));
+	ck_assert_msg(r == 0, "config set %s %s on mount %d: %s", var, val, m, strerror(-r));
+}
+
+static void config_set1(const char *var, const char *val)
+{
+	config_set_m(1, var, val);
 }
 
 /* mount 2 writes @len bytes @c at @off of @rel, and closes */
@@ -514,6 +521,80 @@ START_TEST(test_close_to_open_two_mounts)
 			      "round %d: mount 1 reads %zd bytes '%s' where mount 2 wrote '%s'", i, n, n >= 0 ? buf : "",
 			      want);
 	}
+}
+END_TEST
+
+/*
+ * A revoke while mount 2's reply handing its kernel a file is on its way
+ * (its long attribute timeout computed from caps held then): the kernel
+ * refused the revoke's invalidation, since it did not know the inode yet,
+ * then took the reply and served the old size for client_caps_timeout
+ * (seen: test_append_while_other_stats, size 0 long after mount 1's
+ * fsync).  fuse_debug_reply_delay holds that window open for 300 ms; the
+ * invalidation must be delivered again once the kernel has the inode.
+ */
+START_TEST(test_revoke_while_reply_in_flight)
+{
+	struct stat st;
+	pid_t pid;
+	int status, fd;
+
+	ck_assert_int_eq(write_text(P("late"), "", O_TRUNC), 0);
+	config_set_m(2, "fuse_debug_reply_delay", "0.3");
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0)
+		_exit(stat(P2("late"), &st) == 0 ? 0 : 1);   /* size 0 or 5: both were true meanwhile */
+	usleep(100000);        /* mount 2's LOOKUP is answered, its reply held */
+	fd = open(P("late"), O_WRONLY | O_APPEND);   /* revokes mount 2's Fs */
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(write(fd, "12345", 5), 5);
+	ck_assert_int_eq(fsync(fd), 0);
+	ck_assert_int_eq(close(fd), 0);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "mount 2's first stat: status %#x", status);
+	config_set_m(2, "fuse_debug_reply_delay", "0");
+	double t0 = now_ms();
+	for (;;) {
+		ck_assert_int_eq(stat(P2("late"), &st), 0);
+		if (st.st_size == 5)
+			break;
+		ck_assert_msg(now_ms() - t0 < COHERENT_MS, "mount 2 sees size %lld %.1f ms after mount 1's fsync",
+			      (long long)st.st_size, now_ms() - t0);
+		usleep(1000);
+	}
+}
+END_TEST
+
+/* The same for a name: mount 1's unlink revokes mount 2's lease while
+ * mount 2's LOOKUP reply handing the name out is on its way.  The kernel
+ * orders this one itself (the name's invalidation waits for the directory
+ * lock the LOOKUP holds shared, and finds the name then); kept so that it
+ * stays so. */
+START_TEST(test_unlink_while_reply_in_flight)
+{
+	struct stat st;
+	pid_t pid;
+	int status;
+
+	ck_assert_int_eq(write_text(P("gone"), "x", O_TRUNC), 0);
+	config_set_m(2, "fuse_debug_reply_delay", "0.3");
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0)
+		_exit(stat(P2("gone"), &st) == 0 || errno == ENOENT ? 0 : 1);   /* there or not: both were true */
+	usleep(100000);        /* mount 2's LOOKUP is answered, its reply held */
+	ck_assert_int_eq(unlink(P("gone")), 0);      /* revokes mount 2's lease */
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "mount 2's first stat: status %#x", status);
+	config_set_m(2, "fuse_debug_reply_delay", "0");
+	double t0 = now_ms();
+	while (stat(P2("gone"), &st) == 0) {
+		ck_assert_msg(now_ms() - t0 < COHERENT_MS, "mount 2 still has the name %.1f ms after mount 1's unlink",
+			      now_ms() - t0);
+		usleep(1000);
+	}
+	ck_assert_int_eq(errno, ENOENT);
 }
 END_TEST
 
@@ -1445,6 +1526,8 @@ int main(void)
 	ADD(test_times_seen_at_once);
 	ADD(test_two_writers_two_mounts);
 	ADD(test_append_while_other_stats);
+	ADD(test_revoke_while_reply_in_flight);
+	ADD(test_unlink_while_reply_in_flight);
 	ADD(test_open_unlinked_two_mounts);
 	ADD(test_open_unlinked_same_mount);
 	ADD(test_page_cache_kept_across_opens);

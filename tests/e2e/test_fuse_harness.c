@@ -210,8 +210,8 @@ int lfs_init(struct lfs *fs)
 
 int lfs_init_with(struct lfs *fs, const char *conf)
 {
-	char tmpl[] = "/tmp/loligo-e2e.XXXXXX", p[PATH_MAX + 64], mds[PATH_MAX], text[8192];
-	const char *base;
+	char tmpl[] = "/tmp/loligo-e2e.XXXXXX", p[PATH_MAX + 64], mds[PATH_MAX], text[8192], dbg[256] = "";
+	const char *base, *lvl = getenv("LOLIGO_E2E_DEBUG");
 
 	memset(fs, 0, sizeof(*fs));
 	if (!mkdtemp(tmpl))
@@ -227,11 +227,15 @@ int lfs_init_with(struct lfs *fs, const char *conf)
 	/* the non-root test user must be able to reach the mount point */
 	chmod(fs->dir, 0755);
 	base = fs->dir;
+	/* LOLIGO_E2E_DEBUG=20: the daemons log at that level (debugging a
+	 * flaky case, with LOLIGO_E2E_KEEP=1 to keep the logs) */
+	if (lvl && *lvl)
+		snprintf(dbg, sizeof(dbg), "debug_mds = %s\ndebug_client = %s\ndebug_fuse = %s\n", lvl, lvl, lvl);
 	snprintf(text, sizeof(text),
 		 "[global]\n"
 		 "store_backend = local\n"
 		 "store_local_path = %s/store\n"
-		 "%s"
+		 "%s%s"
 		 "[mds]\n"
 		 "mds_addr = 127.0.0.1\n"
 		 "log_file = %s/mds.log\n"
@@ -241,7 +245,7 @@ int lfs_init_with(struct lfs *fs, const char *conf)
 		 "log_file = %s/client.log\n"
 		 "admin_socket = %s/client.asok\n"
 		 "client_keyring = %s/client.keyring\n",
-		 base, conf ? conf : "", base, base, base, base, base, base);
+		 base, dbg, conf ? conf : "", base, base, base, base, base, base);
 	write_text(fs->conf, text);
 	if (test_write_keyrings(fs->dir))
 		return -1;
