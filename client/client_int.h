@@ -314,6 +314,7 @@ struct lclient {
 	_Atomic uint64_t ninodes;
 	struct cds_lfht *dentries;
 	_Atomic uint64_t ndentries;
+	unsigned long inodes_fit, dentries_fit; /* flusher only: lc_lfht_fit's last size */
 
 	/* writeback */
 	pthread_mutex_t dirty_lock;  /* protects dirty_list */
@@ -510,6 +511,8 @@ uint32_t lc_inode_object_size(struct lc_inode *in);
 uint64_t lc_inode_size(struct lc_inode *in);
 /** lc_icache_trim - evict unreferenced clean inodes past client_cache_size. */
 void lc_icache_trim(struct lclient *c);
+/** lc_lfht_fit - the flusher: size @ht (one of ours) to @count entries; *@fit is its size as we set it last. */
+void lc_lfht_fit(struct cds_lfht *ht, unsigned long *fit, uint64_t count);
 int lc_perm_check(const struct lc_attr *a, int mask, const struct lc_cred *cr);
 struct json_object *lc_icache_dump(struct lclient *c);
 void lc_attr_from_mdsp(const struct mdsp_inode *mi, struct lc_attr *a);

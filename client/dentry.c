@@ -542,6 +542,7 @@ void lc_dcache_trim(struct lclient *c)
 	struct released *rel = NULL;
 	size_t nrel = 0, crel = 0;
 
+	lc_lfht_fit(c->dentries, &c->dentries_fit, atomic_load(&c->ndentries));
 	if (atomic_load(&c->ndentries) <= max)
 		return;
 	for (int pass = 0; pass < 2 && atomic_load(&c->ndentries) > max - max / 8; pass++) {

@@ -735,7 +735,12 @@ int lc_flush(struct lclient *c, struct lc_fh *fh)
 	 * close of every handle (fsync is where an application learns its
 	 * data is safe; close only says what is already known, as on NFS
 	 * with the kernel's async writeback, and as ceph-fuse) */
-	if (buffered_alone(c, fh->in) && lc_wb_start(c, fh->in))
+	pthread_mutex_lock(&fh->in->lock);
+	bool pending = lc_data_pending_locked(fh->in) || fh->in->dirty_meta;
+	pthread_mutex_unlock(&fh->in->lock);
+	if (!pending)
+		r = 0;          /* nothing to start: no flusher wakeup per close of an empty file */
+	else if (buffered_alone(c, fh->in) && lc_wb_start(c, fh->in))
 		r = 0;
 	else
 		r = lc_wb_flush(c, fh->in);   /* written through: the size report */

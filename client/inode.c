@@ -484,12 +484,40 @@ static bool try_evict(struct lclient *c, struct lc_inode *in)
 	return true;
 }
 
+/*
+ * The lazy auto-resize of liburcu 0.13's hash table can stop for good:
+ * __cds_lfht_resize_lazy_launch queues the resize and only then marks it
+ * initiated, so a resize that runs to its end in between leaves the mark set
+ * and no later one is ever queued.  The tables then stayed at the size they
+ * had (2048 buckets for 65,000 inodes in a long-running loligo-fuse: 30
+ * nodes a chain, cds_lfht_lookup 9% of its CPU in a create storm).  So the
+ * flusher sizes them itself, every round: a bucket per entry, a power of
+ * two, grown as soon as the entries pass it and shrunk once they are under
+ * an eighth of it.  cds_lfht_resize runs the resize here (outside any read
+ * section, as it requires) and clears a stuck mark.
+ */
+void lc_lfht_fit(struct cds_lfht *ht, unsigned long *fit, uint64_t count)
+{
+	unsigned long want = 1024;
+
+	while (want < count && want < (1ul << 30))
+		want <<= 1;
+	if (*fit == 0)
+		*fit = 1024;    /* cds_lfht_new's size */
+	if (want > *fit || (want < *fit && count < *fit / 8)) {
+		cds_lfht_resize(ht, want);
+		*fit = want;
+	}
+}
+
 void lc_icache_trim(struct lclient *c)
 {
 	uint64_t max = cfg_uint(CFG_client_cache_size);
 	uint64_t n = atomic_load(&c->ninodes);
 	struct cds_lfht_iter it;
 	struct lc_inode *in;
+
+	lc_lfht_fit(c->inodes, &c->inodes_fit, n);
 
 	if (n <= max)
 		return;
