@@ -406,6 +406,11 @@ void lclient_set_callbacks(struct lclient *c, const struct lc_callbacks *cb, voi
 	c->cb_arg = arg;
 }
 
+void lclient_set_search_unchecked_ok(struct lclient *c, bool ok)
+{
+	c->search_unchecked_ok = ok;
+}
+
 void lclient_set_break_hook(struct lclient *c, int (*fn)(void *arg, uint64_t ino, bool write, bool wait),
 			    void *arg)
 {

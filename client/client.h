@@ -164,6 +164,16 @@ void lclient_unmount(struct lclient *c);
 void lclient_destroy(struct lclient *c);
 
 void lclient_set_callbacks(struct lclient *c, const struct lc_callbacks *cb, void *arg);
+/**
+ * lclient_set_search_unchecked_ok - every caller that can reach the
+ * frontend's kernel cache passes every directory search check (or the
+ * kernel checks search permission itself): lc_dentry_timeout and
+ * lc_negative_timeout may then hand out names in directories not everyone
+ * may search (GNU tar extracts into 0700 directories and fixes their modes
+ * at the end: without this, every path walk below them was a FUSE LOOKUP,
+ * six per file of an untar).  Call before the frontend serves.
+ */
+void lclient_set_search_unchecked_ok(struct lclient *c, bool ok);
 
 /**
  * lclient_set_break_hook - @fn(@arg, ino, write, wait) is called by

@@ -315,6 +315,8 @@ struct lclient {
 	struct cds_lfht *dentries;
 	_Atomic uint64_t ndentries;
 	unsigned long inodes_fit, dentries_fit; /* flusher only: lc_lfht_fit's last size */
+	bool search_unchecked_ok;    /* lclient_set_search_unchecked_ok; set before serving */
+	uint64_t itrim_ns, itrim_left;           /* flusher only: lc_icache_trim's last walk */
 
 	/* writeback */
 	pthread_mutex_t dirty_lock;  /* protects dirty_list */

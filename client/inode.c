@@ -518,11 +518,24 @@ void lc_icache_trim(struct lclient *c)
 	struct lc_inode *in;
 
 	lc_lfht_fit(c->inodes, &c->inodes_fit, n);
-
 	if (n <= max)
 		return;
 	uint64_t target = max - max / 8;
 	uint64_t now = now_mono_ns();
+	/*
+	 * A walk visits every inode, and those the kernel holds (every name it
+	 * caches holds its inode) or that are open cannot go: the flusher,
+	 * woken at every close, walked 70,000 of them per file of an untar
+	 * (cds_lfht_next 30% of loligo-fuse's CPU).  So at most one walk a
+	 * second, and after a walk that could not get under the target, none
+	 * until the cache has grown by an eighth more or 10 s have passed
+	 * (the kernel lets names go when the dentry trim takes them back).
+	 */
+	if (c->itrim_ns && mono_since(now, c->itrim_ns) < 1000000000ull)
+		return;
+	if (c->itrim_left && n < c->itrim_left + max / 8 && mono_since(now, c->itrim_ns) < 10000000000ull)
+		return;
+	c->itrim_ns = now;
 	/* first pass spares what was used in the last second; second takes any */
 	for (int pass = 0; pass < 2 && atomic_load(&c->ninodes) > target; pass++) {
 		rcu_read_lock();
@@ -537,6 +550,8 @@ void lc_icache_trim(struct lclient *c)
 		}
 		rcu_read_unlock();
 	}
+	n = atomic_load(&c->ninodes);
+	c->itrim_left = n > target ? n : 0;
 }
 
 struct json_object *lc_icache_dump(struct lclient *c)

@@ -414,7 +414,7 @@ done:
 		pthread_mutex_unlock(&in->lock);
 		/* names the kernel cached while anyone could search the directory
 		 * would let everyone through still: take them back */
-		if (all_search(old_mode) && !all_search(new_mode))
+		if (!c->search_unchecked_ok && all_search(old_mode) && !all_search(new_mode))
 			lc_dcache_revoke_dir(c, in);
 	}
 	fill(in, attr);

@@ -31,6 +31,15 @@
  *
  * Locking: p->lock protects the queue and the flags; no lock is held across
  * store I/O.
+ *
+ * Cost: an rm -rf queues thousands of files while the first ones are being
+ * purged, so nothing here walks the queue per item: duplicates are found in
+ * an index by ino, the unrecorded entries are the queue's tail from
+ * p->unrec on (entries are appended unrecorded and recorded in order; the
+ * resumed ones, recorded, are loaded before anything is queued), and the
+ * next entry to purge is the first due one, normally the head.  (Each of
+ * those was a walk of the whole list; with 9,000 files queued the FUSE
+ * workers answering unlink and this thread spent seconds in them.)
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -42,6 +51,7 @@
 #include "common/config.h"
 #include "common/log.h"
 #include "common/time.h"
+#include "common/xarray.h"
 #include "store/store.h"
 
 #define QUEUE_OID "loligo.client_purge"
@@ -61,6 +71,8 @@ struct lc_purger {
 	pthread_mutex_t lock;     /* protects everything below */
 	pthread_cond_t cond;      /* CLOCK_MONOTONIC */
 	struct pitem *head, **tail;
+	struct pitem **unrec;     /* the link to the first unrecorded entry (== tail: none) */
+	struct xarray index;      /* ino -> its pitem (its own lock; changed under p->lock) */
 	bool stop;
 };
 
@@ -129,9 +141,7 @@ static int record_new(struct lc_purger *p)
 	if (!op)
 		return -ENOMEM;
 	pthread_mutex_lock(&p->lock);
-	for (it = p->head; it; it = it->next) {
-		if (it->recorded)
-			continue;
+	for (it = *p->unrec; it; it = it->next) {
 		key_of(key, sizeof(key), it->ino);
 		encode(v, it);
 		store_op_omap_set(op, key, v, sizeof(v));
@@ -150,11 +160,10 @@ static int record_new(struct lc_purger *p)
 	/* entries queued meanwhile were appended after the ones in the op: the
 	 * first n unrecorded ones are exactly those (only this thread removes) */
 	pthread_mutex_lock(&p->lock);
-	for (it = p->head; it && n; it = it->next)
-		if (!it->recorded) {
-			it->recorded = true;
-			n--;
-		}
+	for (it = *p->unrec; it && n; it = it->next, n--) {
+		it->recorded = true;
+		p->unrec = &it->next;
+	}
 	pthread_mutex_unlock(&p->lock);
 	return 0;
 }
@@ -226,16 +235,14 @@ static void *purge_main(void *arg)
 			pause_ns(p, 1000000000ull);
 		pthread_mutex_lock(&p->lock);
 		for (;;) {
-			/* the first recorded entry that is due */
+			/* the first recorded entry that is due (the head, unless
+			 * a purge failed and waits for its retry) */
 			for (it = p->head; it; it = it->next)
 				if ((it->recorded || full) && it->not_before_ns <= now)
 					break;
 			if (it || p->stop)
 				break;
-			bool unrecorded = false;
-			for (struct pitem *x = p->head; x; x = x->next)
-				unrecorded |= !x->recorded;
-			if (unrecorded && !full)
+			if (*p->unrec && !full)
 				break;
 			wait = p->head ? 1000000000ull : 0;
 			if (wait) {
@@ -266,6 +273,9 @@ static void *purge_main(void *arg)
 			*pp = it->next;
 			if (p->tail == &it->next)
 				p->tail = pp;
+			if (p->unrec == &it->next)
+				p->unrec = pp;
+			xa_erase(&p->index, it->ino);
 			free(it);
 			perf_set(&c->perf.purge_queued, perf_get(&c->perf.purge_queued) - 1);
 		}
@@ -289,17 +299,18 @@ static struct pitem *item_new(uint64_t ino, uint32_t osize, uint64_t size, bool 
 	return it;
 }
 
+/* p->lock held: an unrecorded @it goes to the end; a recorded one (load()
+ * only, before anything unrecorded is queued) before the unrecorded ones */
 static void append_locked(struct lc_purger *p, struct pitem *it)
 {
-	struct pitem *x;
-
-	for (x = p->head; x; x = x->next)
-		if (x->ino == it->ino) {
-			free(it);   /* already queued */
-			return;
-		}
+	if (xa_insert(&p->index, it->ino, it)) {
+		free(it);   /* already queued (or no memory for the index: it was queued before) */
+		return;
+	}
 	*p->tail = it;
 	p->tail = &it->next;
+	if (it->recorded)
+		p->unrec = p->tail;   /* nothing unrecorded is queued yet */
 	perf_inc(&p->c->perf.purge_queued, 1);
 }
 
@@ -362,6 +373,8 @@ int lc_purge_start(struct lclient *c)
 		return -ENOMEM;
 	p->c = c;
 	p->tail = &p->head;
+	p->unrec = &p->head;
+	xa_init(&p->index);
 	pthread_mutex_init(&p->lock, NULL);
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
@@ -380,6 +393,7 @@ int lc_purge_start(struct lclient *c)
 			p->head = it->next;
 			free(it);
 		}
+		xa_destroy(&p->index);
 		pthread_mutex_destroy(&p->lock);
 		pthread_cond_destroy(&p->cond);
 		free(p);
@@ -406,6 +420,7 @@ void lc_purge_stop(struct lclient *c)
 		p->head = it->next;
 		free(it);
 	}
+	xa_destroy(&p->index);
 	perf_set(&c->perf.purge_queued, 0);
 	pthread_mutex_destroy(&p->lock);
 	pthread_cond_destroy(&p->cond);

@@ -181,6 +181,7 @@ struct lreq {
 	uint64_t grow;               /* LR_WRITE: bytes it may add to the filesystem (0: frees or keeps space) */
 	bool ran;                    /* executed in a batch txn (its outputs may be set) */
 	struct fwork *fw_head, *fw_tail;  /* planned file works, queued after the commit */
+	void *spill;                 /* LR_WRITE: an inline object's bytes, written to its new file */
 	struct lreq *fnext;          /* the worker's FIFO of write requests by seq */
 	/* LR_READ */
 	uint64_t off;
@@ -264,6 +265,7 @@ static inline struct local_pool *LP(struct store_pool *p)
 
 struct objrec {
 	bool exists;
+	bool inl;                    /* OBJ_F_INLINE: the bytes are in ls->db_inline */
 	uint64_t fid;
 	uint64_t size;
 	uint64_t mtime_ns;
@@ -291,7 +293,8 @@ static size_t obj_ekey(const struct local_pool *lp, const char *oid, unsigned ch
 	return 13;
 }
 
-/* Record value: u8 version, 3 pad, u32 nslen, u64 fid, u64 size, u64 mtime, u32 oidlen, ns, oid. */
+/* Record value: u8 version, u8 flags (OBJ_F_*), 2 pad, u32 nslen, u64 fid, u64 size, u64 mtime,
+ * u32 oidlen, ns, oid. */
 static int obj_decode(const MDB_val *v, struct objrec *rec, const char **ns, size_t *nslen,
 		      const char **oid, size_t *oidlen)
 {
@@ -305,6 +308,7 @@ static int obj_decode(const MDB_val *v, struct objrec *rec, const char **ns, siz
 	if (v->mv_size != OBJREC_HDR + nl + ol)
 		return -EIO;
 	rec->exists = true;
+	rec->inl = p[1] & OBJ_F_INLINE;
 	rec->fid = get_le64(p + 8);
 	rec->size = get_le64(p + 16);
 	rec->mtime_ns = get_le64(p + 24);
@@ -355,6 +359,7 @@ static int obj_put(struct local_store *ls, MDB_txn *txn, const struct local_pool
 	p = val.mv_data;
 	memset(p, 0, OBJREC_HDR);
 	p[0] = 1;
+	p[1] = rec->inl ? OBJ_F_INLINE : 0;
 	put_le32(p + 4, (uint32_t)nl);
 	put_le64(p + 8, rec->fid);
 	put_le64(p + 16, rec->size);
@@ -1007,6 +1012,7 @@ static void req_free(struct local_store *ls, struct lreq *req)
 	}
 	budget_return(ls, req->charge);
 	store_op_free(req->op);
+	free(req->spill);
 	free(req->oid);
 	free(req);
 	ls->busy_reqs--;
@@ -1650,7 +1656,7 @@ static int prealloc_op(struct local_store *ls, const struct store_op *op, const 
  * applying them after the commit cannot run out of space.  -ENOSPC, with
  * nothing of the op written, when not.
  */
-static int admit(struct local_store *ls, const struct lreq *req, const struct objrec *rec)
+static int admit(struct local_store *ls, const struct lreq *req, const struct objrec *rec, bool inl)
 {
 	int r;
 
@@ -1666,7 +1672,8 @@ static int admit(struct local_store *ls, const struct lreq *req, const struct ob
 		return -ENOSPC;
 	}
 	ls->batch_room -= (int64_t)req->grow;
-	if (atomic_load(&ls->sp_state) >= STORE_SPACE_NEARFULL && (r = prealloc_op(ls, req->op, rec))) {
+	/* an op applied inline writes no file: nothing to reserve (and no file to make) */
+	if (!inl && atomic_load(&ls->sp_state) >= STORE_SPACE_NEARFULL && (r = prealloc_op(ls, req->op, rec))) {
 		if (r == -ENOSPC || r == -EDQUOT)
 			perf_inc(&ls->pc_enospc, 1);
 		return r == -EDQUOT ? -ENOSPC : r;
@@ -1721,6 +1728,313 @@ static int precheck(const struct store_op *op, bool exists)
 	return 0;
 }
 
+/* ---- inline objects ----------------------------------------------------- */
+
+/*
+ * Small objects keep their bytes in LMDB (ls->db_inline, the record flagged
+ * OBJ_F_INLINE): an op on one is applied to a copy of the bytes inside the
+ * batch transaction, so it commits with the record and needs no intent, no
+ * file to create, write and sync, and nothing to redo after a crash.  Every
+ * small file of an untar was a file of its own under objects/, created,
+ * written through io_uring and fdatasync'd at the checkpoint; on an ext4
+ * that had just deleted thousands of them, the create alone took 80% of the
+ * store thread (the inode allocator skipping recently deleted inodes).
+ *
+ * An op makes a new object inline when its size stays within the limit
+ * all through the op (op_peak_size), and keeps an inline object so when it
+ * does not grow it (a growing object is a stream, the MDS's journal
+ * segments or a file written in pieces, and every op on an inline object
+ * rewrites all of it in LMDB); otherwise the object spills: its bytes become a write at offset 0 of its file, the first record
+ * of the op's intent, and it is a file object from then on (objects never
+ * go back).  Reads of an inline object copy from the batch's snapshot.  Any
+ * process reads, overwrites and spills inline objects whatever its limit.
+ */
+
+/*
+ * The largest size @op gives an object that @exists with @size, or
+ * UINT64_MAX as soon as it would pass @limit (so that no sum overflows).
+ */
+static uint64_t op_peak_size(const struct store_op *op, bool exists, uint64_t size, uint64_t limit)
+{
+	uint64_t peak = exists ? size : 0;
+
+	if (!exists)
+		size = 0;
+	for (size_t i = 0; i < op->n; i++) {
+		const struct store_subop *s = &op->v[i];
+
+		switch (s->kind) {
+		case SOP_CREATE:
+		case SOP_OMAP_SET:
+			if (!exists) {
+				exists = true;
+				size = 0;
+			}
+			break;
+		case SOP_WRITE:
+			if (!exists) {
+				exists = true;
+				size = 0;
+			}
+			if (s->off > limit || s->len > limit - s->off)
+				return UINT64_MAX;
+			if (s->off + s->len > size)
+				size = s->off + s->len;
+			break;
+		case SOP_WRITE_FULL:
+			exists = true;
+			if (s->len > limit)
+				return UINT64_MAX;
+			size = s->len;
+			break;
+		case SOP_APPEND:
+			if (!exists) {
+				exists = true;
+				size = 0;
+			}
+			if (s->len > limit - size)
+				return UINT64_MAX;
+			size += s->len;
+			break;
+		case SOP_TRUNCATE:
+			if (!exists)
+				break;
+			if (s->off > limit)
+				return UINT64_MAX;
+			size = s->off;
+			break;
+		case SOP_ZERO:
+			if (exists && s->off < size && s->len && s->len >= size - s->off)
+				size = s->off;
+			break;
+		case SOP_REMOVE:
+			exists = false;
+			size = 0;
+			break;
+		default:
+			break;
+		}
+		if (size > peak)
+			peak = size;
+	}
+	return peak;
+}
+
+static void inline_key(unsigned char *k, uint64_t fid)
+{
+	put_be64(k, fid);
+}
+
+/* The bytes of inline object @rec, in a new buffer of @rec->size (NULL for 0). */
+static int inline_take(struct local_store *ls, MDB_txn *txn, const struct objrec *rec, void **out)
+{
+	unsigned char kb[8];
+	MDB_val k = { 8, kb }, v;
+	int rc;
+
+	*out = NULL;
+	if (!rec->size)
+		return 0;
+	inline_key(kb, rec->fid);
+	rc = mdb_get(txn, ls->db_inline, &k, &v);
+	if (rc || v.mv_size != rec->size) {
+		derr(STORE, "local store %s: inline object of fid %" PRIx64 " has %zu bytes where its record says %" PRIu64
+			    "%s", ls->path, rec->fid, rc ? (size_t)0 : v.mv_size, rec->size, rc ? " (none)" : "");
+		return rc && rc != MDB_NOTFOUND ? mdb_err(rc) : -EIO;
+	}
+	*out = malloc(rec->size);
+	if (!*out)
+		return -ENOMEM;
+	memcpy(*out, v.mv_data, rec->size);
+	return 0;
+}
+
+static int inline_del(struct local_store *ls, MDB_txn *txn, uint64_t fid)
+{
+	unsigned char kb[8];
+	MDB_val k = { 8, kb };
+	int rc;
+
+	inline_key(kb, fid);
+	rc = mdb_del(txn, ls->db_inline, &k, NULL);
+	return rc == MDB_NOTFOUND ? 0 : mdb_err(rc);
+}
+
+static int inline_put(struct local_store *ls, MDB_txn *txn, uint64_t fid, const void *data, uint64_t len)
+{
+	unsigned char kb[8];
+	MDB_val k = { 8, kb }, v = { len, (void *)data };
+
+	if (!len)
+		return inline_del(ls, txn, fid);
+	inline_key(kb, fid);
+	return mdb_err(mdb_put(txn, ls->db_inline, &k, &v, 0));
+}
+
+/*
+ * exec_write for an op that keeps its object inline (@peak: the largest
+ * size it gives it, op_peak_size): the bytes are changed in a buffer and
+ * put back with the record.  Same contract as exec_write.
+ */
+static int exec_write_inline(struct local_store *ls, MDB_txn *txn, struct lreq *req, struct objrec *rec,
+			     uint64_t peak, bool *fatal)
+{
+	struct local_pool *lp = req->pool;
+	struct store_op *op = req->op;
+	bool existed = rec->exists, mutated = false;
+	uint64_t old_fid = existed ? rec->fid : 0;
+	unsigned char *buf;
+	void *cur = NULL;
+	int r;
+
+	/* the bytes past the size are zero: writes past the end leave zeros between */
+	buf = calloc(1, (size_t)(peak ? peak : 1));
+	if (!buf)
+		return -ENOMEM;
+	if (existed) {
+		r = inline_take(ls, txn, rec, &cur);
+		if (r) {
+			free(buf);
+			return r;
+		}
+		if (rec->size)
+			memcpy(buf, cur, rec->size);
+		free(cur);
+	}
+	*fatal = true;   /* from here on, any failure has written part of the op */
+
+#define ENSURE_EXISTS()                              \
+	do {                                         \
+		if (!rec->exists) {                  \
+			rec->exists = true;          \
+			rec->inl = true;             \
+			rec->fid = ls->next_fid++;   \
+			rec->size = 0;               \
+		}                                    \
+	} while (0)
+
+	r = 0;
+	for (size_t i = 0; i < op->n && r == 0; i++) {
+		struct store_subop *s = &op->v[i];
+
+		switch (s->kind) {
+		case SOP_CREATE:
+			if (rec->exists && s->excl) {
+				r = -EEXIST;
+				break;
+			}
+			ENSURE_EXISTS();
+			mutated = true;
+			break;
+		case SOP_ASSERT_EXISTS:
+			if (!rec->exists)
+				r = -ENOENT;
+			break;
+		case SOP_WRITE:
+			ENSURE_EXISTS();
+			mutated = true;
+			if (s->len)
+				memcpy(buf + s->off, s->data, s->len);
+			if (s->off + s->len > rec->size)
+				rec->size = s->off + s->len;
+			break;
+		case SOP_WRITE_FULL:
+			ENSURE_EXISTS();
+			mutated = true;
+			if (rec->size > s->len)
+				memset(buf + s->len, 0, rec->size - s->len);
+			if (s->len)
+				memcpy(buf, s->data, s->len);
+			rec->size = s->len;
+			break;
+		case SOP_APPEND:
+			ENSURE_EXISTS();
+			mutated = true;
+			if (s->len)
+				memcpy(buf + rec->size, s->data, s->len);
+			rec->size += s->len;
+			break;
+		case SOP_TRUNCATE:
+			if (!rec->exists)
+				break;
+			mutated = true;
+			if (s->off < rec->size)
+				memset(buf + s->off, 0, rec->size - s->off);
+			rec->size = s->off;
+			break;
+		case SOP_ZERO:
+			if (!rec->exists || s->off >= rec->size || !s->len)
+				break;
+			mutated = true;
+			if (s->len >= rec->size - s->off) {
+				memset(buf + s->off, 0, rec->size - s->off);
+				rec->size = s->off;
+			} else {
+				memset(buf + s->off, 0, s->len);
+			}
+			break;
+		case SOP_REMOVE:
+			if (!rec->exists) {
+				r = -ENOENT;
+				break;
+			}
+			r = omap_clear(ls, txn, rec->fid);
+			memset(buf, 0, rec->size);
+			rec->exists = false;
+			rec->size = 0;
+			mutated = true;
+			break;
+		case SOP_OMAP_SET:
+			ENSURE_EXISTS();
+			mutated = true;
+			r = omap_put(ls, txn, rec->fid, s->key, s->data, s->len);
+			break;
+		case SOP_OMAP_RM:
+			if (!rec->exists) {
+				r = -ENOENT;
+				break;
+			}
+			mutated = true;
+			r = omap_del(ls, txn, rec->fid, s->key);
+			break;
+		case SOP_OMAP_RM_RANGE:
+			if (!rec->exists) {
+				r = -ENOENT;
+				break;
+			}
+			mutated = true;
+			r = omap_rm_range(ls, txn, rec->fid, s->key, s->key2);
+			break;
+		case SOP_OMAP_CLEAR:
+			if (!rec->exists) {
+				r = -ENOENT;
+				break;
+			}
+			mutated = true;
+			r = omap_clear(ls, txn, rec->fid);
+			break;
+		}
+	}
+#undef ENSURE_EXISTS
+	if (r == 0 && mutated) {
+		/* the old incarnation's bytes go if it was removed (a new one has another fid) */
+		if (existed && (!rec->exists || rec->fid != old_fid))
+			r = inline_del(ls, txn, old_fid);
+		if (r == 0 && rec->exists) {
+			rec->mtime_ns = now_real_ns();
+			r = obj_put(ls, txn, lp, req->oid, rec);
+			if (r == 0)
+				r = inline_put(ls, txn, rec->fid, buf, rec->size);
+		} else if (r == 0 && existed) {
+			r = obj_del(ls, txn, lp, req->oid);
+		}
+	}
+	free(buf);
+	if (r == 0)
+		*fatal = false;
+	return r;
+}
+
 /*
  * Apply one compound op inside the batch transaction @txn.
  * Return: 0, a -errno the op fails with alone (nothing of it written), or,
@@ -1741,10 +2055,40 @@ static int exec_write(struct local_store *ls, MDB_txn *txn, struct lreq *req, bo
 		return r;
 	existed = rec.exists;
 	r = precheck(op, rec.exists);
-	if (r == 0)
-		r = admit(ls, req, &rec);
 	if (r)
 		return r;
+	if (rec.exists ? rec.inl : ls->inline_max > 0) {
+		/* a new object may be made inline up to the limit; an inline one
+		 * stays so while ops do not grow it: one that grows is a stream
+		 * (the MDS's journal segments, a file written in pieces), and every
+		 * op on an inline object rewrites all of it in LMDB */
+		uint64_t limit = rec.exists ? rec.size : ls->inline_max;
+
+		uint64_t peak = op_peak_size(op, rec.exists, rec.size, limit);
+
+		if (peak <= limit) {
+			r = admit(ls, req, &rec, true);
+			return r ? r : exec_write_inline(ls, txn, req, &rec, peak, fatal);
+		}
+	}
+	r = admit(ls, req, &rec, false);
+	if (r)
+		return r;
+	if (rec.exists && rec.inl) {
+		/* it spills: its bytes go to its file first, in the op's intent */
+		r = inline_take(ls, txn, &rec, &req->spill);
+		if (r)
+			return r;
+		*fatal = true;
+		if (rec.size)
+			r = irecs_add(&rs, FW_WRITE, rec.fid, 0, rec.size, req->spill);
+		if (r == 0)
+			r = inline_del(ls, txn, rec.fid);
+		rec.inl = false;
+		mutated = true;
+		if (r)
+			goto out_fail;
+	}
 	*fatal = true;   /* from here on, any failure has written part of the op */
 
 #define ENSURE_EXISTS()                              \
@@ -1906,6 +2250,22 @@ static int exec_read(struct local_store *ls, MDB_txn *txn, struct lreq *req)
 	n = req->off >= rec.size ? 0 : (rec.size - req->off < req->len ? (size_t)(rec.size - req->off) : req->len);
 	if (n == 0)
 		return 0;
+	if (rec.inl) {
+		/* from the snapshot: no file, no effects lock needed */
+		unsigned char kb[8];
+		MDB_val k = { 8, kb }, v;
+		int rc;
+
+		inline_key(kb, rec.fid);
+		rc = mdb_get(txn, ls->db_inline, &k, &v);
+		if (rc || v.mv_size != rec.size) {
+			derr(STORE, "local store %s: inline object '%s' (fid %" PRIx64 ") has %zu bytes where its record "
+				    "says %" PRIu64, ls->path, req->oid, rec.fid, rc ? (size_t)0 : v.mv_size, rec.size);
+			return rc && rc != MDB_NOTFOUND ? mdb_err(rc) : -EIO;
+		}
+		memcpy(req->buf, (const unsigned char *)v.mv_data + req->off, n);
+		return (int)n;
+	}
 	r = plan_work(req, FW_READ, rec.fid, req->off, n, req->buf);
 	return r ? r : (int)n;
 }
@@ -2585,6 +2945,10 @@ static int local_pool_stat(struct store_pool *p, struct store_pool_stat *out)
 		}
 		out->objects++;
 		out->bytes_stored += rec.size;
+		if (rec.inl) {
+			out->bytes_used += rec.size;   /* in LMDB's pages */
+			continue;
+		}
 		local_fid_name(rec.fid, name);
 		if (rec.fid && fstatat(ls->objfd, name, &st, 0) == 0)
 			out->bytes_used += (uint64_t)st.st_blocks * 512;
@@ -2723,6 +3087,7 @@ static int open_dbs(struct local_store *ls, bool fresh, bool create)
 	    (r = mdb_err(mdb_dbi_open(txn, "omap", MDB_CREATE, &ls->db_omap))) ||
 	    (r = mdb_err(mdb_dbi_open(txn, "intents", MDB_CREATE, &ls->db_intents))) ||
 	    (r = mdb_err(mdb_dbi_open(txn, "owners", MDB_CREATE, &ls->db_owners))) ||
+	    (r = mdb_err(mdb_dbi_open(txn, "inline", MDB_CREATE, &ls->db_inline))) ||
 	    (r = mdb_err(mdb_stat(txn, ls->db_objs, &ost))))
 		goto out_abort;
 	r = mdb_get(txn, ls->db_meta, &k, &v);
@@ -2842,6 +3207,8 @@ static int local_open(const struct store_config *cfg, struct store **out)
 	if (ls->failsafe_ratio < ls->full_ratio)
 		ls->failsafe_ratio = ls->full_ratio;
 	ls->full_try = cfg->local_full_try;
+	ls->inline_max = cfg->local_inline_max == STORE_LOCAL_INLINE_OFF ? 0 :
+			 cfg->local_inline_max ? cfg->local_inline_max : STORE_LOCAL_INLINE_DEFAULT;
 	{
 		uint64_t nonce = 0;
 

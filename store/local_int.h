@@ -34,19 +34,24 @@
 #include "store/store_backend.h"
 
 /*
- * Format 2 (format 1 stores, written by single-process builds, are
- * upgraded at open: their intents are redone and dropped first).
+ * Format 3 (formats 1 and 2 are upgraded at open: their intents are redone
+ * and dropped first; format 1 was written by single-process builds, format
+ * 2 had no inline objects).
  *
- *   meta    "format" u32 = 2; "next_fid", "next_owner" u64 LE
+ *   meta    "format" u32 = 3; "next_fid", "next_owner" u64 LE
  *   pools   name -> u32 id
- *   objects pool id BE32 + key (see obj_ekey) -> object record
+ *   objects pool id BE32 + key (see obj_ekey) -> object record; its flag
+ *           OBJ_F_INLINE says the bytes are in "inline", not in a file
  *   omap    fid BE64 + key -> value
+ *   inline  fid BE64 -> the whole content of an inline object (exactly its
+ *           size; absent when the size is 0)
  *   intents seq BE64 -> intent (below)
  *   owners  owner id BE64 -> u64 LE: the lowest intent seq of that owner
  *           not yet covered by its checkpoint (absent: none)
  */
-#define FORMAT_VERSION 2
+#define FORMAT_VERSION 3
 #define FORMAT_OLDEST 1
+#define OBJ_F_INLINE 0x01
 
 /*
  * Intent value: u8 version (2), 3 pad, u32 nrec, u64 owner, then per record:
@@ -89,7 +94,8 @@ struct local_store {
 	char *path;
 	int dirfd, objfd, lockfd;
 	MDB_env *env;
-	MDB_dbi db_meta, db_pools, db_objs, db_omap, db_intents, db_owners;
+	MDB_dbi db_meta, db_pools, db_objs, db_omap, db_intents, db_owners, db_inline;
+	uint64_t inline_max;         /* writes keep objects up to this size inline (0: none) */
 	uint32_t format;             /* as found at open (upgraded to FORMAT_VERSION by the first recovery) */
 	dev_t dev;                   /* of the store directory: one open per process */
 	ino_t ino;

@@ -40,6 +40,9 @@ void store_config_from_cfg(struct store_config *sc)
 	sc->backend = cfg_str(CFG_store_backend, backend, sizeof(backend));
 	sc->local_path = cfg_str(CFG_store_local_path, path, sizeof(path));
 	sc->local_map_size = cfg_uint(CFG_store_local_map_size);
+	sc->local_inline_max = cfg_uint(CFG_store_local_inline_max);
+	if (!sc->local_inline_max)
+		sc->local_inline_max = STORE_LOCAL_INLINE_OFF;   /* the option's 0 is "never" */
 	sc->local_nearfull_ratio = cfg_double(CFG_store_local_nearfull_ratio);
 	sc->local_full_ratio = cfg_double(CFG_store_local_full_ratio);
 	sc->local_failsafe_ratio = cfg_double(CFG_store_local_failsafe_full_ratio);

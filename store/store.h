@@ -44,6 +44,9 @@ struct store_config {
 	double rados_mon_op_timeout;  /* seconds; 0 = default */
 	double rados_osd_op_timeout;  /* seconds; 0 = default */
 	uint64_t local_map_size;  /* local: LMDB map size (bytes, upper bound of metadata + redo log); 0 = 64 GiB */
+	/* local: objects up to this size keep their bytes in LMDB, not in a file of their own
+	 * (0: STORE_LOCAL_INLINE_DEFAULT; STORE_LOCAL_INLINE_OFF: never) */
+	uint64_t local_inline_max;
 	/* local: share of the filesystem in use at which the store is nearfull / full / past its failsafe
 	 * (0: the defaults 0.85 / 0.95 / 0.97) */
 	double local_nearfull_ratio, local_full_ratio, local_failsafe_ratio;
@@ -51,6 +54,9 @@ struct store_config {
 	 * journal entries that free space must get through when clients cannot write) */
 	bool local_full_try;
 };
+
+#define STORE_LOCAL_INLINE_DEFAULT (64u << 10)
+#define STORE_LOCAL_INLINE_OFF UINT64_MAX
 
 /**
  * store_config_from_cfg - fill @sc from the daemon's config options (CFG_store_*, CFG_rados_*).

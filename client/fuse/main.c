@@ -55,6 +55,7 @@
 struct args {
 	char *mountpoint;
 	bool foreground, debug, single_thread, no_mount, default_permissions, check_config;
+	bool allow_others;           /* -o allow_other or allow_root: callers other than the mounter */
 	const char *nfs_addr;
 	char *fuse_opts;           /* comma-separated, for fuse_session_new */
 	char **cfg_sets;           /* "name=value" from -o, applied after --conf */
@@ -158,6 +159,9 @@ static int parse_o(struct args *a, const char *list)
 			r = add_cfg_set(a, tok);
 		} else if (!strcmp(tok, "default_permissions")) {
 			a->default_permissions = true;
+			r = append_opt(&a->fuse_opts, tok);
+		} else if (!strcmp(tok, "allow_other") || !strcmp(tok, "allow_root")) {
+			a->allow_others = true;
 			r = append_opt(&a->fuse_opts, tok);
 		} else if (!strcmp(tok, "debug")) {
 			a->debug = a->foreground = true;
@@ -594,6 +598,13 @@ int main(int argc, char **argv)
 			goto out;
 		}
 		lclient_set_callbacks(lf.c, &lfuse_inval_callbacks, &lf);
+		/* names in directories not everyone may search can be cached in
+		 * the kernel when it checks search permission itself, or when only
+		 * root reaches the mount (no allow_other: FUSE lets in only the
+		 * mounter's uid and gid), who may search anything */
+		lclient_set_search_unchecked_ok(lf.c, lf.default_permissions ||
+							    (!a.allow_others && !cfg_bool(CFG_fuse_allow_other) &&
+							     geteuid() == 0 && getegid() == 0));
 	}
 
 	{

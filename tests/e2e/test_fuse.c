@@ -803,6 +803,43 @@ START_TEST(test_sigterm_unmounts)
 }
 END_TEST
 
+/*
+ * A mount only root can reach (no allow_other: FUSE lets in the mounter's
+ * uid and gid alone) caches names in directories not everyone may search,
+ * like any other: GNU tar extracts into 0700 directories and fixes their
+ * modes at the end, and each path walk below them was a LOOKUP per
+ * component (six per file of an untar).  With allow_other the same walk
+ * asks again every time, so that each caller's search permission is
+ * checked (test_permissions_nonroot).
+ */
+START_TEST(test_private_dir_names_cached)
+{
+	struct stat st;
+	int64_t before;
+
+	ck_assert_int_eq(lfs_mds_start(&fs), 0);
+	ck_assert_int_eq(lfs_mount(&fs, NULL), 0);
+	ck_assert_int_eq(mkdir(P("priv"), 0700), 0);
+	ck_assert_int_eq(mkdir(P("priv/a"), 0700), 0);
+	ck_assert_int_eq(lfs_write_file(P("priv/a/f"), 10, 71), 0);
+	ck_assert_int_eq(stat(P("priv/a/f"), &st), 0);
+	before = fuse_counter("lookup");
+	for (int i = 0; i < 100; i++)
+		ck_assert_int_eq(stat(P("priv/a/f"), &st), 0);
+	ck_assert_msg(fuse_counter("lookup") == before, "%lld LOOKUPs for 100 stats below 0700 directories",
+		      (long long)(fuse_counter("lookup") - before));
+	ck_assert_int_eq(lfs_umount(&fs), 0);
+	ck_assert_int_eq(lfs_mount(&fs, "allow_other"), 0);
+	ck_assert_int_eq(stat(P("priv/a/f"), &st), 0);
+	before = fuse_counter("lookup");
+	for (int i = 0; i < 100; i++)
+		ck_assert_int_eq(stat(P("priv/a/f"), &st), 0);
+	ck_assert_msg(fuse_counter("lookup") - before >= 100, "allow_other: %lld LOOKUPs for 100 stats",
+		      (long long)(fuse_counter("lookup") - before));
+	ck_assert_int_eq(lfs_check_file(P("priv/a/f"), 10, 71), 0);
+}
+END_TEST
+
 START_TEST(test_default_permissions)
 {
 	struct stat st;
@@ -1354,6 +1391,12 @@ static Suite *fuse_suite(void)
 	tcase_add_unchecked_fixture(tc, setup_fs_only, teardown);
 	tcase_set_timeout(tc, 180);
 	tcase_add_test(tc, test_default_permissions);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("private_dirs");
+	tcase_add_unchecked_fixture(tc, setup_fs_only, teardown);
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, test_private_dir_names_cached);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("mounting");

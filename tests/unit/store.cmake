@@ -27,3 +27,13 @@ loligo_check_test(test_store_multi
   LIBS loligo_store
   LABELS unit store
   TIMEOUT 120)
+# The same suites with the local store's inline objects off (every object a
+# file) and with a limit of 100 bytes (small objects that grow spill to
+# their files all through the generic cases, also under kill -9).
+foreach(t test_store_conformance test_store_crash test_store_multi)
+  foreach(v off 100)
+    add_test(NAME ${t}_inline_${v} COMMAND ${t})
+    set_tests_properties(${t}_inline_${v} PROPERTIES TIMEOUT 120 LABELS "unit;store"
+      ENVIRONMENT "CK_DEFAULT_TIMEOUT=120;LOLIGO_STORE_LOCAL_INLINE_MAX=${v};LOLIGO_BUILD_DIR=${CMAKE_BINARY_DIR};LOLIGO_SOURCE_DIR=${CMAKE_SOURCE_DIR}")
+  endforeach()
+endforeach()

@@ -11,6 +11,7 @@
  * be checked against the real thing (tests/integration/store_rados.cmake).
  */
 #include <check.h>
+#include <dirent.h>
 #include <errno.h>
 #include <ftw.h>
 #include <limits.h>
@@ -29,6 +30,7 @@
 #include "common/perf.h"
 #include <json-c/json.h>
 #include "store/store.h"
+#include "tests/unit/store_inline_env.h"
 
 static char basedir[PATH_MAX];   /* unchecked fixture: removed after the suite */
 static char storedir[PATH_MAX + 16];
@@ -51,6 +53,7 @@ static void fill_config(struct store_config *cfg)
 		cfg->local_path = storedir;
 		cfg->create = true;
 		cfg->local_map_size = 1ull << 30;
+		cfg->local_inline_max = test_store_inline_max();
 	} else {
 		cfg->backend = "rados";
 		cfg->rados_conf = getenv("LOLIGO_STORE_RADOS_CONF");
@@ -79,11 +82,18 @@ static void suite_teardown(void)
 	nftw(basedir, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
 }
 
-static void open_store(void)
+static void open_store_inline(uint64_t inline_max)
 {
 	struct store_config cfg;
 	fill_config(&cfg);
+	if (inline_max)
+		cfg.local_inline_max = inline_max;
 	ck_assert_int_eq(store_open(&cfg, &st), 0);
+}
+
+static void open_store(void)
+{
+	open_store_inline(0);
 }
 
 static void open_pool(const char *ns)
@@ -1466,7 +1476,7 @@ START_TEST(t_local_many_files)
 	store_pool_close(pool);
 	store_close(st);
 	ck_assert_int_eq(setrlimit(RLIMIT_NOFILE, &rl), 0);   /* the store then keeps <= 24 files open */
-	open_store();
+	open_store_inline(STORE_LOCAL_INLINE_OFF);          /* objects of 2 KiB: files, not inline */
 	open_pool(nspace);
 	waiter_init(&w);
 	for (int round = 0; round < 2; round++) {
@@ -1493,6 +1503,133 @@ START_TEST(t_local_many_files)
 }
 END_TEST
 
+/* object files under the store's objects/ */
+static int object_files(void)
+{
+	char path[PATH_MAX + 32];
+	struct dirent *de;
+	int n = 0;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "%s/objects", storedir);
+	d = opendir(path);
+	ck_assert_ptr_nonnull(d);
+	while ((de = readdir(d)))
+		n += de->d_name[0] != '.';
+	closedir(d);
+	return n;
+}
+
+/*
+ * Small objects keep their bytes in LMDB (store_local_inline_max): no file
+ * is made for them, whatever they go through; one that grows past the limit
+ * spills to a file with every byte it had; a process with a lower limit
+ * (here: none) reads them, keeps them inline while they do not grow, and
+ * spills them when they do; pool stats count them.
+ */
+START_TEST(t_local_inline)
+{
+	enum { SMALL = 3000, BIG = 100 << 10 };
+	unsigned char *a = malloc(BIG), *want = calloc(1, 2 * BIG);
+	struct store_pool_stat ps = { 0 };
+	struct store_op *op;
+	int files0;
+
+	if (test_store_inline_max()) {
+		free(a);
+		free(want);
+		return;    /* this run sets its own limit: the generic cases cover it */
+	}
+	files0 = object_files();
+	fill_pattern(a, BIG, 3);
+	/* small: created inline, rewritten, zeroed, truncated, omap'd, none of it growing it */
+	put_full("s", a, SMALL);
+	op = store_op_new();
+	store_op_write(op, 1000, a + 50000, 500);
+	store_op_zero(op, 10, 20);
+	store_op_omap_set(op, "k", "v", 1);
+	ck_assert_int_eq(exec(op, "s"), 0);
+	memcpy(want, a, SMALL);
+	memcpy(want + 1000, a + 50000, 500);
+	memset(want + 10, 0, 20);
+	expect_read("s", 0, SMALL + 200, want, SMALL);
+	op = store_op_new();
+	store_op_truncate(op, 200);
+	ck_assert_int_eq(exec(op, "s"), 0);
+	expect_read("s", 0, 6000, want, 200);
+	expect_omap("s", "k", "v");
+	/* removed and made again in one op: the old bytes do not come back */
+	op = store_op_new();
+	store_op_remove(op);
+	store_op_write(op, 100, "new", 3);
+	ck_assert_int_eq(exec(op, "s"), 0);
+	memset(want, 0, 2 * BIG);
+	memcpy(want + 100, "new", 3);
+	expect_read("s", 0, 200, want, 103);
+	expect_omap("s", "k", NULL);
+	ck_assert_int_eq(object_files(), files0);
+	/* an inline object that grows is a stream: to its file, with every byte it had */
+	put_full("a", a, 100);
+	op = store_op_new();
+	store_op_append(op, "+", 1);
+	ck_assert_int_eq(exec(op, "a"), 0);
+	memcpy(want, a, 100);
+	want[100] = '+';
+	expect_read("a", 0, 200, want, 101);
+	ck_assert_int_eq(object_files(), files0 + 1);
+	files0++;
+	/* spilled: grows past the limit in one write; every byte it had is there */
+	put_full("g", a, SMALL);
+	op = store_op_new();
+	store_op_write(op, BIG, a, 1000);
+	ck_assert_int_eq(exec(op, "g"), 0);
+	memset(want, 0, 2 * BIG);
+	memcpy(want, a, SMALL);
+	memcpy(want + BIG, a, 1000);
+	expect_read("g", 0, 2 * BIG, want, BIG + 1000);
+	ck_assert_int_eq(object_files(), files0 + 1);
+	/* big from the start: a file */
+	put_full("b", a, BIG);
+	ck_assert_int_eq(object_files(), files0 + 2);
+	ck_assert_int_eq(store_pool_stat(pool, &ps), 0);
+	ck_assert_uint_eq(ps.objects, 4);
+	ck_assert_uint_eq(ps.bytes_stored, 103 + 101 + BIG + 1000 + BIG);
+	ck_assert_uint_ge(ps.bytes_used, 103);
+	/* another process' limit (none): reads, keeps "s" inline while it does not grow, spills it when it does */
+	put_full("t", a, SMALL);
+	store_pool_close(pool);
+	store_close(st);
+	open_store_inline(STORE_LOCAL_INLINE_OFF);
+	open_pool(nspace);
+	memset(want, 0, 2 * BIG);
+	memcpy(want, a, SMALL);
+	expect_read("t", 0, SMALL, want, SMALL);
+	op = store_op_new();
+	store_op_write(op, 0, "xy", 2);
+	ck_assert_int_eq(exec(op, "t"), 0);
+	memcpy(want, "xy", 2);
+	expect_read("t", 0, SMALL, want, SMALL);
+	ck_assert_int_eq(object_files(), files0 + 2);
+	op = store_op_new();
+	store_op_append(op, "z", 1);
+	ck_assert_int_eq(exec(op, "t"), 0);
+	want[SMALL] = 'z';
+	expect_read("t", 0, SMALL + 10, want, SMALL + 1);
+	ck_assert_int_eq(object_files(), files0 + 3);
+	/* and it all survives a reopen */
+	store_pool_close(pool);
+	store_close(st);
+	open_store();
+	open_pool(nspace);
+	expect_read("t", 0, SMALL + 10, want, SMALL + 1);
+	memset(want, 0, 2 * BIG);
+	memcpy(want + 100, "new", 3);
+	expect_read("s", 0, 200, want, 103);
+	free(a);
+	free(want);
+}
+END_TEST
+
 /*
  * Objects written and removed in tight loops while checkpoints run after
  * every batch: a remove must not close a file whose checkpoint fdatasync is
@@ -1511,7 +1648,7 @@ START_TEST(t_local_remove_during_checkpoint)
 	store_pool_close(pool);
 	store_close(st);
 	ck_assert_int_eq(setenv("LOLIGO_STORE_LOCAL_CKPT_INTERVAL_US", "0", 1), 0);
-	open_store();
+	open_store_inline(STORE_LOCAL_INLINE_OFF);   /* files, for their checkpoint fsyncs */
 	open_pool(nspace);
 	waiter_init(&w);
 	clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -1791,6 +1928,7 @@ static Suite *store_suite(void)
 		tcase_add_test(tc, t_local_map_full);
 		tcase_add_test(tc, t_local_full);
 		tcase_add_test(tc, t_local_many_files);
+		tcase_add_test(tc, t_local_inline);
 		tcase_add_test(tc, t_local_remove_during_checkpoint);
 		tcase_add_test(tc, t_config_from_cfg);
 	}

@@ -32,6 +32,7 @@
 #include "common/log.h"
 #include "common/time.h"
 #include "store/store.h"
+#include "tests/unit/store_inline_env.h"
 
 #define NOBJ 8
 #define INFLIGHT 16
@@ -65,6 +66,7 @@ static struct store_config make_cfg(const char *dir, bool create)
 	cfg.local_path = dir;
 	cfg.create = create;
 	cfg.local_map_size = 2ull << 30;
+	cfg.local_inline_max = test_store_inline_max();
 	return cfg;
 }
 

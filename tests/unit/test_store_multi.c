@@ -49,6 +49,7 @@
 #include "common/perf.h"
 #include "common/time.h"
 #include "store/store.h"
+#include "tests/unit/store_inline_env.h"
 
 #define REGION (256u << 10)
 #define MAXLEN (24u << 10)
@@ -64,6 +65,7 @@ static struct store_config make_cfg(bool create)
 	cfg.local_path = dir;
 	cfg.create = create;
 	cfg.local_map_size = 1ull << 30;
+	cfg.local_inline_max = test_store_inline_max();
 	return cfg;
 }
 
