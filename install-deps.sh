@@ -4,6 +4,8 @@
 # (only what is missing is installed).
 #   --runtime   only what vstart needs (build + fuse)
 #   (default)   everything the test suite uses too (ceph, qemu, clang)
+#   --bench     that, and what tools/bench/ compares against (fio, ceph-fuse
+#               and ceph-mds for CephFS, strace, perf)
 set -euo pipefail
 
 BUILD_PKGS=(build-essential cmake ninja-build pkg-config
@@ -13,8 +15,11 @@ TEST_PKGS=(clang libclang-rt-14-dev ceph-mon ceph-osd ceph-common uuid-runtime
            qemu-system-x86 busybox-static valgrind psmisc procps logrotate python3-prometheus-client
            dpkg-dev debhelper fakeroot lintian iproute2 systemd gnuplot-nox)
 
+BENCH_PKGS=(fio ceph-fuse ceph-mds strace linux-perf hyperfine)
+
 pkgs=("${BUILD_PKGS[@]}")
 [[ "${1:-}" == --runtime ]] || pkgs+=("${TEST_PKGS[@]}")
+[[ "${1:-}" != --bench ]] || pkgs+=("${BENCH_PKGS[@]}")
 
 missing=()
 for p in "${pkgs[@]}"; do
