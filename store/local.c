@@ -1658,22 +1658,26 @@ static int prealloc_op(struct local_store *ls, const struct store_op *op, const 
  */
 static int admit(struct local_store *ls, const struct lreq *req, const struct objrec *rec, bool inl)
 {
+	/* an inline object that spills writes its bytes to its file too */
+	uint64_t spill = !inl && rec->exists && rec->inl ? rec->size : 0;
+	uint64_t grow = req->grow + 2 * spill;
 	int r;
 
-	if (!req->grow)
+	if (!grow)
 		return 0;
 	/*
 	 * Counted as new space, though an intent may reuse pages LMDB freed
 	 * after the last checkpoint: whether a page is free to reuse depends on
 	 * the readers of every process, so only what statvfs shows is trusted.
 	 */
-	if ((int64_t)req->grow > ls->batch_room) {
+	if ((int64_t)grow > ls->batch_room) {
 		perf_inc(&ls->pc_enospc, 1);
 		return -ENOSPC;
 	}
-	ls->batch_room -= (int64_t)req->grow;
+	ls->batch_room -= (int64_t)grow;
 	/* an op applied inline writes no file: nothing to reserve (and no file to make) */
-	if (!inl && atomic_load(&ls->sp_state) >= STORE_SPACE_NEARFULL && (r = prealloc_op(ls, req->op, rec))) {
+	if (!inl && atomic_load(&ls->sp_state) >= STORE_SPACE_NEARFULL &&
+	    ((spill && (r = prealloc_one(ls, rec->fid, 0, spill))) || (r = prealloc_op(ls, req->op, rec)))) {
 		if (r == -ENOSPC || r == -EDQUOT)
 			perf_inc(&ls->pc_enospc, 1);
 		return r == -EDQUOT ? -ENOSPC : r;
@@ -2057,7 +2061,7 @@ static int exec_write(struct local_store *ls, MDB_txn *txn, struct lreq *req, bo
 	r = precheck(op, rec.exists);
 	if (r)
 		return r;
-	if (rec.exists ? rec.inl : ls->inline_max > 0) {
+	if (rec.exists ? rec.inl : ls->inline_max > 0 && ls->inline_room) {
 		/* a new object may be made inline up to the limit; an inline one
 		 * stays so while ops do not grow it: one that grows is a stream
 		 * (the MDS's journal segments, a file written in pieces), and every
@@ -2251,7 +2255,8 @@ static int exec_read(struct local_store *ls, MDB_txn *txn, struct lreq *req)
 	if (n == 0)
 		return 0;
 	if (rec.inl) {
-		/* from the snapshot: no file, no effects lock needed */
+		/* from the snapshot: no file (the batch took the effects lock all the
+	 * same: whether an object is inline is known only in here) */
 		unsigned char kb[8];
 		MDB_val k = { 8, kb }, v;
 		int rc;
@@ -2428,9 +2433,17 @@ static void run_batch(struct local_store *ls, struct lreq *batch)
 	r = mdb_err(rc);
 
 	if (r == 0 && writes) {
+		MDB_envinfo ei;
+		MDB_stat es;
+
 		r = local_txn_begin_shared(ls, txn);
 		seq0 = ls->next_seq;
 		batch_room_init(ls);
+		/* inline bytes live in LMDB's map (store_local_map_size): past
+		 * half of it, new objects get files, so the map is never what
+		 * runs out while the disk has room */
+		ls->inline_room = mdb_env_info(ls->env, &ei) == 0 && mdb_env_stat(ls->env, &es) == 0 &&
+				  ((uint64_t)ei.me_last_pgno + 1) * es.ms_psize < (uint64_t)ei.me_mapsize / 2;
 		fenced = fence_check(ls, txn);
 	}
 	if (r == 0) {
@@ -3260,6 +3273,8 @@ static int local_open(const struct store_config *cfg, struct store **out)
 		r = -errno;
 		goto out_fail;
 	}
+	if (ls->format == 2 && (r = local_upgrade_v2(ls)))
+		goto out_fail;
 	/* our owner id; then, holding the effects lock, redo what owners that died left pending */
 	if ((r = local_share_owner(ls)) || (r = local_effects_acquire(ls)))
 		goto out_fail;

@@ -96,6 +96,7 @@ struct local_store {
 	MDB_env *env;
 	MDB_dbi db_meta, db_pools, db_objs, db_omap, db_intents, db_owners, db_inline;
 	uint64_t inline_max;         /* writes keep objects up to this size inline (0: none) */
+	bool inline_room;            /* worker: LMDB's map is less than half used (new objects may go inline) */
 	uint32_t format;             /* as found at open (upgraded to FORMAT_VERSION by the first recovery) */
 	dev_t dev;                   /* of the store directory: one open per process */
 	ino_t ino;
@@ -293,6 +294,14 @@ void local_txn_committed_shared(struct local_store *ls, uint64_t lowest);
  * process) and drop them, with LOCK_EFFECTS held.  0 or -errno.
  */
 int local_redo_all(struct local_store *ls);
+/**
+ * local_upgrade_v2 - move a format-2 store to format 3 (inline objects),
+ * only while no other process has it open (a running format-2 build would
+ * read an inline object as zeros and lose it at its first write).  Nothing
+ * else changes on disk.  Waits up to 5 s for processes opening it at the
+ * same time; -EBUSY, with a message, if others keep it open.
+ */
+int local_upgrade_v2(struct local_store *ls);
 
 /* local_check.c */
 

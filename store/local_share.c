@@ -451,6 +451,77 @@ static int redo_from(struct local_store *ls, uint64_t from, size_t *count)
 	return r;
 }
 
+static int read_format(struct local_store *ls, uint32_t *fmt)
+{
+	MDB_val k = { 6, "format" }, v;
+	MDB_txn *txn;
+	int r = mdb_err(mdb_txn_begin(ls->env, NULL, MDB_RDONLY, &txn));
+
+	if (r)
+		return r;
+	r = mdb_get(txn, ls->db_meta, &k, &v) == 0 && v.mv_size == 4 ? 0 : -EUCLEAN;
+	if (r == 0)
+		*fmt = get_le32(v.mv_data);
+	mdb_txn_abort(txn);
+	return r;
+}
+
+int local_upgrade_v2(struct local_store *ls)
+{
+	uint64_t until = now_mono_ns() + 5000000000ull;
+	MDB_val k = { 6, "format" }, v;
+	unsigned char b[4];
+	uint32_t fmt;
+	MDB_txn *txn;
+	int r;
+
+	for (;;) {
+		r = read_format(ls, &fmt);
+		if (r)
+			return r;
+		if (fmt != 2) {
+			ls->format = fmt;   /* another process of this build upgraded it meanwhile */
+			return 0;
+		}
+		/* let go of our shared lock while we try: a process of this build
+		 * opening the store at the same time may take it exclusively first
+		 * (then it upgrades, and we find format 3 next time round) */
+		flock(ls->lockfd, LOCK_UN);
+		if (flock(ls->lockfd, LOCK_EX | LOCK_NB) == 0)
+			break;
+		if (flock(ls->lockfd, LOCK_SH | LOCK_NB) < 0) {
+			store_open_refuse("local store: %s is in use by a process that opens it alone (an older loligo "
+					  "build); stop it first", ls->path);
+			return -EBUSY;
+		}
+		if (now_mono_ns() >= until) {
+			store_open_refuse("local store: %s is in store format 2 and open in another process (an older "
+					  "loligo build?): stop every loligo process on it, then start this build's (the "
+					  "first to open it moves it to format 3)", ls->path);
+			return -EBUSY;
+		}
+		usleep(50000);
+	}
+	/* alone: format 3 is format 2 with inline objects, which nobody made yet */
+	put_le32(b, FORMAT_VERSION);
+	v.mv_size = 4;
+	v.mv_data = b;
+	r = mdb_err(mdb_txn_begin(ls->env, NULL, 0, &txn));
+	if (r == 0) {
+		r = mdb_err(mdb_put(txn, ls->db_meta, &k, &v, 0));
+		if (r == 0)
+			r = mdb_err(mdb_txn_commit(txn));
+		else
+			mdb_txn_abort(txn);
+	}
+	flock(ls->lockfd, LOCK_SH);   /* from exclusive: what every open holds */
+	if (r)
+		return r;
+	dinfo(STORE, "local store %s: upgraded from format 2 to %u", ls->path, FORMAT_VERSION);
+	ls->format = FORMAT_VERSION;
+	return 0;
+}
+
 int local_redo_all(struct local_store *ls)
 {
 	MDB_val k = { 6, "format" }, v;

@@ -28,6 +28,9 @@
 #include "common/config.h"
 #include "common/log.h"
 #include "common/perf.h"
+#include <lmdb.h>
+#include <sys/file.h>
+#include <fcntl.h>
 #include <json-c/json.h>
 #include "store/store.h"
 #include "tests/unit/store_inline_env.h"
@@ -1630,6 +1633,73 @@ START_TEST(t_local_inline)
 }
 END_TEST
 
+/* Set the store's format number (the store closed), as an older build left it. */
+static void set_format(uint32_t fmt)
+{
+	MDB_env *env;
+	MDB_txn *txn;
+	MDB_dbi dbi;
+	unsigned char b[4] = { (unsigned char)fmt, (unsigned char)(fmt >> 8), (unsigned char)(fmt >> 16),
+			       (unsigned char)(fmt >> 24) };
+	MDB_val k = { 6, "format" }, v = { 4, b };
+
+	ck_assert_int_eq(mdb_env_create(&env), 0);
+	ck_assert_int_eq(mdb_env_set_maxdbs(env, 8), 0);
+	ck_assert_int_eq(mdb_env_set_mapsize(env, 1ull << 30), 0);
+	ck_assert_int_eq(mdb_env_open(env, storedir, MDB_NOTLS, 0644), 0);
+	ck_assert_int_eq(mdb_txn_begin(env, NULL, 0, &txn), 0);
+	ck_assert_int_eq(mdb_dbi_open(txn, "meta", 0, &dbi), 0);
+	ck_assert_int_eq(mdb_put(txn, dbi, &k, &v, 0), 0);
+	ck_assert_int_eq(mdb_txn_commit(txn), 0);
+	mdb_env_close(env);
+}
+
+/*
+ * A format-2 store (before inline objects) moves to format 3 only while no
+ * other process has it open: a running format-2 build would read inline
+ * objects as zeros and lose them at its first write.  With another holder
+ * of the store's shared lock (what every open holds) the open is refused
+ * with EBUSY after a wait, and the store is left as it was; alone, it is
+ * upgraded and keeps its objects.
+ */
+START_TEST(t_local_upgrade_v2)
+{
+	char lock[PATH_MAX + 32];
+	struct store_config cfg;
+	struct store *st2 = NULL;
+	int fd;
+
+	put_full("old", "format two", 10);
+	store_pool_close(pool);
+	store_close(st);
+	pool = NULL;
+	st = NULL;
+	set_format(2);
+	snprintf(lock, sizeof(lock), "%s/store.lock", storedir);
+	fd = open(lock, O_RDWR);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(flock(fd, LOCK_SH), 0);      /* "an older build has it open" */
+	fill_config(&cfg);
+	ck_assert_int_eq(store_open(&cfg, &st2), -EBUSY);
+	close(fd);                                     /* it went away */
+	open_store();
+	open_pool(nspace);
+	expect_read("old", 0, 64, "format two", 10);
+	put_full("new", "three", 5);
+	expect_read("new", 0, 64, "three", 5);
+	/* and it is format 3 now: no wait, nothing refused */
+	store_pool_close(pool);
+	store_close(st);
+	fd = open(lock, O_RDWR);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(flock(fd, LOCK_SH), 0);
+	open_store();
+	close(fd);
+	open_pool(nspace);
+	expect_read("new", 0, 64, "three", 5);
+}
+END_TEST
+
 /*
  * Objects written and removed in tight loops while checkpoints run after
  * every batch: a remove must not close a file whose checkpoint fdatasync is
@@ -1929,6 +1999,7 @@ static Suite *store_suite(void)
 		tcase_add_test(tc, t_local_full);
 		tcase_add_test(tc, t_local_many_files);
 		tcase_add_test(tc, t_local_inline);
+		tcase_add_test(tc, t_local_upgrade_v2);
 		tcase_add_test(tc, t_local_remove_during_checkpoint);
 		tcase_add_test(tc, t_config_from_cfg);
 	}
