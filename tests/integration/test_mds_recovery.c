@@ -46,8 +46,12 @@ static void restart(int sig)
 	uint64_t sid = W.sid, tid = W.next_tid;
 	int st;
 
-	mdsw_close(&W);
+	/* a crash kills the MDS with the connection open: closing first
+	 * would let it journal the session's disconnect before it dies */
+	if (sig != SIGKILL)
+		mdsw_close(&W);
 	st = mdsproc_stop(&P, sig);
+	mdsw_close(&W);
 	if (sig == SIGKILL)
 		ck_assert_int_eq(st, 128 + SIGKILL);
 	else
@@ -595,8 +599,8 @@ START_TEST(test_torn_journal_tail)
 	start_and_open();
 	build("one");
 	sid = W.sid;
-	mdsw_close(&W);
 	ck_assert_int_eq(mdsproc_stop(&P, SIGKILL), 128 + SIGKILL);
+	mdsw_close(&W);
 	tear_journal_tail(300);
 	ck_assert_int_eq(mdsproc_start(&P), 0);
 	ck_assert_int_eq(mdsw_connect(&W, P.port), 0);
@@ -660,8 +664,8 @@ START_TEST(test_replay_goes_before_other_clients)
 	mdsw_reply_free(&rep);
 	W.wait_safe = true;
 	sid = W.sid;
-	mdsw_close(&W);
 	ck_assert_int_eq(mdsproc_stop(&P, SIGKILL), 128 + SIGKILL);
+	mdsw_close(&W);
 	snprintf(P.extra[0], 256, "--mds_reconnect_timeout=20");
 	ck_assert_int_eq(mdsproc_start(&P), 0);
 	/* another client tries to take the name first: it must wait */
@@ -806,8 +810,8 @@ START_TEST(test_replay_refuses_what_is_not_its_own)
 	/* restart without a reconnect phase: another session goes first */
 	sid = W.sid;
 	tid = W.next_tid;
-	mdsw_close(&W);
 	ck_assert_int_eq(mdsproc_stop(&P, SIGKILL), 128 + SIGKILL);
+	mdsw_close(&W);
 	snprintf(P.extra[P.nextra++], 256, "--mds_reconnect_timeout=0");
 	ck_assert_int_eq(mdsproc_start(&P), 0);
 	ck_assert_int_eq(mdsw_connect(&t, P.port), 0);
