@@ -1051,7 +1051,11 @@ int rpc_transport_start(struct rpc_svc *svc, const struct rpc_svc_params *p, con
 		goto out_ai;
 	}
 	setsockopt(t->lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (bind(t->lfd, ai->ai_addr, ai->ai_addrlen) < 0 || listen(t->lfd, 128) < 0) {
+	/* SOMAXCONN (the kernel caps it at net.core.somaxconn), as nfsd: when
+	 * every client reconnects at once (a gateway restart), a short accept
+	 * queue drops SYNs and each dropped one costs its client a second or
+	 * more of retransmit backoff */
+	if (bind(t->lfd, ai->ai_addr, ai->ai_addrlen) < 0 || listen(t->lfd, SOMAXCONN) < 0) {
 		r = -errno;
 		derr(RPC, "cannot listen on %s: %s", addr_port, strerror(-r));
 		goto out_ai;

@@ -765,17 +765,20 @@ START_TEST(idle_timeout)
 	ck_assert_int_ge(silent, 0);
 	fd = trpc_connect(port);
 	ck_assert_int_ge(fd, 0);
-	/* a 900 ms call: in flight, so its connection is kept */
+	/* a 900 ms call: in flight, so its connection is kept.  Its reply
+	 * leaves no earlier than 0.9 s after t0 (taken before the call is
+	 * sent, not after the reply is read: a test thread that is slow to
+	 * run after the reply would see the close "early") */
+	t0 = mono_s();
 	ck_assert_int_eq(call(fd, 1, TPROG, 1, 2, &v, &r, &buf), 0);
 	ck_assert_uint_eq(r.stat, RPC_SUCCESS);
 	ck_assert_int_eq(xdr_get_u32(&r.res, &out), 0);
 	ck_assert_uint_eq(out, 900);
 	free(buf);
-	t0 = mono_s();
 	ck_assert(trpc_closed(silent));   /* long idle by now (or soon) */
 	close(silent);
 	ck_assert(trpc_closed(fd));       /* idle since its reply went out */
-	ck_assert(mono_s() - t0 >= 0.25);
+	ck_assert_msg(mono_s() - t0 >= 0.9 + 0.25, "closed %.2f s after the call", mono_s() - t0);
 	close(fd);
 	ck_assert(wait_conns(0));
 }
