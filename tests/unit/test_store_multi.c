@@ -50,6 +50,7 @@
 #include "common/time.h"
 #include "store/store.h"
 #include "tests/unit/store_inline_env.h"
+#include "tests/test_child.h"
 
 #define REGION (256u << 10)
 #define MAXLEN (24u << 10)
@@ -457,6 +458,24 @@ START_TEST(t_read_waits)
 }
 END_TEST
 
+/* The other process of t_second_open: opens the store @path has open and reads it. */
+static int second_open_child(const char *path)
+{
+	struct store_config cfg;
+	struct store_pool *p;
+	struct store *st;
+	char b[8];
+
+	snprintf(dir, sizeof(dir), "%s", path);
+	cfg = make_cfg(false);
+	if (store_open(&cfg, &st) || store_pool_open(st, "data", NULL, &p) ||
+	    store_read(p, "shared", 0, sizeof(b), b) != (ssize_t)sizeof(b))
+		return 1;
+	store_pool_close(p);
+	store_close(st);
+	return 0;
+}
+
 START_TEST(t_second_open)
 {
 	struct store_config cfg = make_cfg(false);
@@ -467,19 +486,13 @@ START_TEST(t_second_open)
 	ck_assert_int_eq(store_open(&cfg, &st), 0);
 	/* twice in one process: refused (LMDB forbids it) */
 	ck_assert_int_eq(store_open(&cfg, &st2), -EBUSY);
-	/* another process: fine, while this one has it open */
-	pid = fork();
-	ck_assert_int_ge(pid, 0);
-	if (pid == 0) {
-		struct store_pool *p;
-		char b[8];
-		if (store_open(&cfg, &st2) || store_pool_open(st2, "data", NULL, &p) ||
-		    store_read(p, "shared", 0, sizeof(b), b) != (ssize_t)sizeof(b))
-			_exit(1);
-		store_pool_close(p);
-		store_close(st2);
-		_exit(0);
+	/* another process: fine, while this one has it open (this binary
+	 * exec'd again: a bare fork would copy the store worker's locks) */
+	{
+		const char *args[] = { "second-open", dir, NULL };
+		pid = test_child_spawn(args);
 	}
+	ck_assert_int_gt(pid, 0);
 	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
 	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "second process: status %d", status);
 	store_close(st);
@@ -648,14 +661,18 @@ START_TEST(t_failed_apply)
 }
 END_TEST
 
-int main(void)
+int main(int argc, char **argv)
 {
-	Suite *s = suite_create("store_multi");
-	TCase *tc = tcase_create("processes");
+	Suite *s;
+	TCase *tc;
 	SRunner *sr;
 	int failed;
 
 	log_init("test_store_multi");
+	if (test_child_is(argc, argv))
+		return !strcmp(argv[2], "second-open") && argc == 4 ? second_open_child(argv[3]) : 2;
+	s = suite_create("store_multi");
+	tc = tcase_create("processes");
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, t_second_open);
 	tcase_add_test(tc, t_same_object);
