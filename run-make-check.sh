@@ -47,9 +47,9 @@ run_ctest() {
 	if ! (cd "$dir" && ctest "$@") 2>&1 | tee "$log"; then r=1; fi
 	# The failing checks' own lines again, last: a long test output is
 	# cut in the middle by whoever shows only its head and tail.
-	if ((r)) && grep -qE ':[0-9]+:[EF]:|child check failed|Assertion .* failed|ERROR: AddressSanitizer' "$log"; then
+	if ((r)) && grep -qE ':[0-9]+:[EF]:|child check failed|Assertion .* failed|ERROR: AddressSanitizer|^FAIL: ' "$log"; then
 		echo "run-make-check: what the failing checks said:" >&2
-		grep -E ':[0-9]+:[EF]:|child check failed|Assertion .* failed|ERROR: AddressSanitizer' "$log" | cut -c1-400 | tail -40 >&2
+		grep -E ':[0-9]+:[EF]:|child check failed|Assertion .* failed|ERROR: AddressSanitizer|^FAIL: ' "$log" | cut -c1-400 | tail -40 >&2
 	fi
 	if grep -qE '\*\*\*Skipped|\*\*\*Not Run|Not Run \(' "$log"; then
 		if [[ ${LOLIGO_ALLOW_SKIP:-0} == 1 ]]; then
