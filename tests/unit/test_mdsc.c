@@ -1029,6 +1029,8 @@ static uint64_t perf_gauge(const char *name)
 	return perf_hist_field(name, "");
 }
 
+static int backpressure_writers(void);
+
 START_TEST(test_stalled_socket_blocks_no_submitter)
 {
 	/*
@@ -1040,7 +1042,8 @@ START_TEST(test_stalled_socket_blocks_no_submitter)
 	 * MDS reads again, the session comes back and everything completes.
 	 */
 	struct mdsp_caps caps = { .op = MDSP_CAPS_FLUSH, .ino = 0x1000 };
-	struct xw w[XW_THREADS];
+	int nw = backpressure_writers();
+	struct xw *w = calloc((size_t)nw, sizeof(*w));
 	struct mds_client *m;
 	struct mds_request *r;
 	uint64_t t0, took, worst = 0, end;
@@ -1049,19 +1052,23 @@ START_TEST(test_stalled_socket_blocks_no_submitter)
 	setsockopt(F.lfd, SOL_SOCKET, SO_RCVBUF, &small, sizeof(small));
 	set_opt("client_session_renew_interval", "0.2");
 	set_opt("client_session_timeout", "3");
-	set_opt("client_request_timeout", "0.5");
+	set_opt("client_request_timeout", "0");
 	set_opt("client_mds_send_queue", "16M");
 	m = new_client();
 	ck_assert_int_eq(mdsc_open_session(m, 2000), 0);
 	fake_mute(true);
-	for (i = 0; i < XW_THREADS; i++) {
+	for (i = 0; i < nw; i++) {
 		w[i] = (struct xw){ .m = m };
 		pthread_create(&w[i].t, NULL, xattr_main, &w[i]);
 	}
-	/* the socket is full and the rest waits in the queue */
-	for (end = now_mono_ns() + 2000000000ull; perf_gauge("send_queue_bytes") < (128u << 10) && now_mono_ns() < end;)
+	/* the socket is full and the rest waits in the queue: more writers
+	 * than the largest send buffer TCP may give the socket holds (48 of
+	 * them once: the buffer grew, took the queue, and the check read 0),
+	 * and none with a timeout of its own that could empty it meanwhile */
+	for (end = now_mono_ns() + 20000000000ull; perf_gauge("send_queue_bytes") < (128u << 10) && now_mono_ns() < end;)
 		usleep(2000);
 	ck_assert_uint_ge(perf_gauge("send_queue_bytes"), 128u << 10);
+	set_opt("client_request_timeout", "0.5");
 	for (i = 0; i < 20; i++) {
 		t0 = now_mono_ns();
 		ck_assert_int_eq(mdsc_send_caps(m, &caps), 0);
@@ -1081,7 +1088,7 @@ START_TEST(test_stalled_socket_blocks_no_submitter)
 	/* the stall ends the connection within client_session_timeout */
 	wait_not_open(m);
 	fake_mute(false);
-	for (i = 0; i < XW_THREADS; i++) {
+	for (i = 0; i < nw; i++) {
 		pthread_join(w[i].t, NULL);
 		ck_assert_msg(w[i].ret == 0 || w[i].ret == -ETIMEDOUT, "writer %d: %d", i, w[i].ret);
 	}
@@ -1092,11 +1099,12 @@ START_TEST(test_stalled_socket_blocks_no_submitter)
 	mdsc_request_put(r);
 	ck_assert(mdsc_is_open(m));
 	mdsc_destroy(m);
+	free(w);
 }
 END_TEST
 
 /*
- * Writers of MDSP_XATTR_SIZE_MAX each for test_send_queue_backpressure: enough
+ * Writers of MDSP_XATTR_SIZE_MAX each for the send-queue tests: enough
  * for twice the largest send buffer TCP autotuning may give the client's socket
  * (the third field of net.ipv4.tcp_wmem), plus 16.
  */
