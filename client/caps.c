@@ -298,6 +298,7 @@ static int flush_wait(struct lclient *c, struct lc_inode *in, uint64_t tid, stru
 
 	if (!tid || !c->mdsc)
 		return 0;
+	lc_op_wait_set(LC_WAIT_FLUSH_ACK, in->ino);
 	pthread_mutex_lock(&in->lock);
 	while (in->flush_acked < tid) {
 		struct timespec dl = deadline_ms(fi->it && !fi->watching ? LC_INTR_ARM_NS / 1000000 : 100);
@@ -322,6 +323,7 @@ static int flush_wait(struct lclient *c, struct lc_inode *in, uint64_t tid, stru
 		}
 	}
 	pthread_mutex_unlock(&in->lock);
+	lc_op_wait_clear();
 	return r;
 }
 

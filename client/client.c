@@ -280,6 +280,7 @@ static void perf_register(struct lclient *c)
 	C(async_unlinks);
 	C(async_rmdirs);
 	C(async_unlink_waits);
+	C(slow_ops);
 #undef C
 	perf_register_hist(g, "read_lat", &p->read_lat);
 	perf_register_hist(g, "write_lat", &p->write_lat);
@@ -319,6 +320,7 @@ static int client_alloc(struct lclient **out)
 	pthread_cond_init(&c->deferred_cond, &ca);
 	pthread_condattr_destroy(&ca);
 	c->work_tail = &c->work;
+	lc_optrack_init(c);
 	r = lc_icache_init(c);
 	if (r == 0)
 		r = lc_dcache_init(c);
@@ -387,7 +389,10 @@ int lclient_create_local(struct store_pool *data, struct lclient **out)
 		r = lc_purge_start(c);
 	if (r == 0)
 		r = lc_flusher_start(c);
+	if (r == 0)
+		r = lc_optrack_start(c);
 	if (r < 0) {
+		lc_flusher_stop(c);
 		lc_purge_stop(c);
 		c->data = NULL;
 		lclient_destroy(c);
@@ -676,10 +681,16 @@ static int mount_mds(struct lclient *c, const char *root_path)
 	r = lc_flusher_start(c);
 	if (r < 0)
 		goto out_root;
+	r = lc_optrack_start(c);
+	if (r < 0) {
+		lc_flusher_stop(c);
+		goto out_root;
+	}
 	/* resume the purges an earlier mount left unfinished (a mount sharing
 	 * another's store, in tests, leaves that to the other's purger) */
 	r = c->store_borrowed ? 0 : lc_purge_start(c);
 	if (r < 0) {
+		lc_optrack_stop(c);
 		lc_flusher_stop(c);
 		goto out_root;
 	}
@@ -797,6 +808,7 @@ void lclient_unmount(struct lclient *c)
 		/* waits for SAFE replies itself, until the same end: an unmount
 		 * must not hang on an MDS that is gone (a plain mdsc_sync would,
 		 * with client_request_timeout 0, forever) */
+		lc_optrack_stop(c);   /* it reports to c->mdsc */
 		mdsc_destroy_by(c->mdsc, end);
 		c->mdsc = NULL;
 	}
@@ -814,6 +826,7 @@ void lclient_destroy(struct lclient *c)
 		perf_unregister_group(c->perf_group);
 		atomic_fetch_sub(&clients_live, 1);
 	}
+	lc_optrack_destroy(c);
 	lc_dcache_destroy(c);
 	lc_icache_destroy(c);
 	lc_locks_destroy(c);
@@ -956,8 +969,16 @@ static int cmd_dump_cache(struct json_object *args, struct json_object **out, vo
 	return 0;
 }
 
+static int cmd_ops(struct json_object *args, struct json_object **out, void *priv)
+{
+	*out = lc_ops_json(priv);
+	return 0;
+}
+
 static const struct asok_cmd client_cmds[] = {
 	{ "dump cache", "", "the client's cached inodes (refs, caps, sizes, dirty state)", cmd_dump_cache },
+	{ "ops", "", "FUSE and NFS requests in flight: op, inode, age and what each waits for (an MDS reply, "
+		     "a cap flush, another thread's writeback, room in the buffer, the store, a file lock...)", cmd_ops },
 };
 
 int lclient_register_asok(struct lclient *c, struct asok *a)

@@ -562,4 +562,37 @@ void lclient_add_revoke_hook(struct lclient *c, struct lc_revoke_hook *h);
 /** lclient_del_revoke_hook - no call of @h runs or starts once it returns. */
 void lclient_del_revoke_hook(struct lclient *c, struct lc_revoke_hook *h);
 
+/* ---- operations in flight (optrack.c) ----------------------------------------- */
+
+/* What a frontend's operation is blocked on (the admin socket's `ops`). */
+enum lc_wait {
+	LC_WAIT_NONE = 0,
+	LC_WAIT_MDS,         /* arg: the request's tid */
+	LC_WAIT_SESSION,     /* a session with the MDS (none, or reconnecting) */
+	LC_WAIT_FLUSH_ACK,   /* arg: ino; the MDS journaling a cap flush */
+	LC_WAIT_WRITEBACK,   /* arg: ino; another thread's writeback of it */
+	LC_WAIT_CACHE_ROOM,  /* arg: dirty bytes; client_oc_size reached */
+	LC_WAIT_STORE,       /* arg: ino; object reads or writes */
+	LC_WAIT_LOCK,        /* arg: ino; a file lock held by someone else */
+	LC_WAIT_KERNEL,      /* arg: ino; the kernel's cache invalidations */
+	LC_WAIT_ASYNC,       /* arg: dir ino; creates/unlinks answered here, still being sent */
+};
+
+struct lc_op_slot;
+
+/**
+ * lc_op_begin - a frontend request starts on this thread: @who ("fuse",
+ * "nfs4"...), @op (a static string: "write", "COMPOUND OPEN"...), the inode
+ * it is about (0: none).  Return: the token for lc_op_end (NULL when not
+ * tracked: no memory, or inside another client's operation).  Costs a few
+ * atomic stores; never blocks but on the first request of a thread.
+ */
+struct lc_op_slot *lc_op_begin(struct lclient *c, const char *who, const char *op, uint64_t ino);
+/** lc_op_end - the request of @s (may be NULL) has replied. */
+void lc_op_end(struct lc_op_slot *s);
+/** lc_op_wait_set - this thread's operation (if any) now waits for @w (@arg: see enum lc_wait). */
+void lc_op_wait_set(enum lc_wait w, uint64_t arg);
+/** lc_op_wait_clear - ... and no longer does. */
+void lc_op_wait_clear(void);
+
 #endif

@@ -150,7 +150,7 @@ struct lc_inode {
 	int wb_err;                  /* the latest error recorded (-errno) */
 	uint32_t wb_eseq;            /* its sequence << 1 | seen (0: never an error) */
 	bool wbq_queued;             /* on c->wbq (holds a reference); protected by c->work_lock */
-	struct lc_inode *wbq_next;
+	struct lc_inode *wbq_next;   /* c->wbq link; c->work_lock */
 	uint64_t wsize;              /* size our writes not yet flushed give the file (while
 				      * (dirty|flushing)_meta & SIZE); without Fs it does not
 				      * include a size we cached, which another client may have cut */
@@ -251,6 +251,7 @@ struct lc_perf {
 	struct perf_counter purge_files, purge_objects, purge_queued;
 	struct perf_counter async_creates, async_failed, async_sync, async_setattrs;
 	struct perf_counter async_unlinks, async_rmdirs, async_unlink_waits;
+	struct perf_counter slow_ops;   /* operations blocked past client_op_warn_s now (a gauge) */
 	struct hist read_lat, write_lat, flush_lat;
 };
 
@@ -375,9 +376,31 @@ struct lclient {
 	uint64_t deleg_chunk;        /* length of the last range granted */
 	bool deleg_asked;            /* a request with MDSP_REQ_WANT_INOS is in flight */
 
+	/* optrack.c: operations in flight and the watchdog that reports stalls */
+	uint64_t op_cid;             /* this client's id among those of the process (set at create) */
+	pthread_t wd_thread;
+	bool wd_running;
+	pthread_mutex_t wd_lock;     /* protects wd_stop; a leaf lock */
+	pthread_cond_t wd_cond;      /* (CLOCK_MONOTONIC) */
+	bool wd_stop;
+	uint32_t slow_reported;      /* watchdog only: the slow count last sent to the MDS */
+	uint64_t slow_reported_ns;
+
 	struct lc_perf perf;
 	char perf_group[64];
 };
+
+/* ---- optrack.c ------------------------------------------------------------ */
+/** lc_optrack_init - at create, before anything runs. */
+int lc_optrack_init(struct lclient *c);
+/** lc_optrack_start - start the watchdog thread. */
+int lc_optrack_start(struct lclient *c);
+/** lc_optrack_stop - stop it (idempotent). */
+void lc_optrack_stop(struct lclient *c);
+/** lc_optrack_destroy - at destroy: stop, and free this client's slots for others. */
+void lc_optrack_destroy(struct lclient *c);
+/** lc_ops_json - `ops`: every operation in flight with its age and wait. */
+struct json_object *lc_ops_json(struct lclient *c);
 
 /* ---- asyncdir.c -------------------------------------------------------- */
 /**

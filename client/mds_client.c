@@ -83,6 +83,7 @@
 
 #include "common/admin_sock.h"
 #include "common/config.h"
+#include "common/lockdep.h"
 #include "common/log.h"
 
 static const char *const section_names[SEC_MAX] = {
@@ -560,6 +561,8 @@ static int wait_state_intr(struct mdsc_req *r, uint32_t mask, uint64_t deadline_
 	bool watching = false;
 	int ret = 0;
 
+	lockdep_might_wait("a reply from the MDS");
+	lc_op_wait_set(r->tid ? LC_WAIT_MDS : LC_WAIT_SESSION, r->tid);
 	pthread_mutex_lock(&r->lock);
 	while (!(atomic_load(&r->state) & (mask | RS_ABORTED))) {
 		/* read under r->lock: mdsc_shutdown_begin broadcasts under it */
@@ -596,6 +599,7 @@ static int wait_state_intr(struct mdsc_req *r, uint32_t mask, uint64_t deadline_
 	pthread_mutex_unlock(&r->lock);
 	if (watching)
 		lc_intr_unwatch(it);
+	lc_op_wait_clear();
 	return ret;
 }
 
@@ -700,6 +704,19 @@ void mdsc_set_store_addr(struct mds_client *m, const char *addr)
 {
 	free(m->store_addr);
 	m->store_addr = addr && *addr ? strdup(addr) : NULL;
+}
+
+void mdsc_set_slow_ops(struct mds_client *m, uint32_t n, const char *oldest)
+{
+	char *d = n && oldest ? strdup(oldest) : NULL;
+	uint64_t t0 = mdsc_lock(m);
+
+	free(m->slow_op);
+	m->slow_op = d;
+	m->slow_ops = n;
+	m->session.last_renew_sent_ns = 0;   /* a renewal now carries it */
+	mdsc_kick_locked(m);
+	mdsc_unlock(m, SEC_OTHER, t0);
 }
 
 bool mdsc_evicted(struct mds_client *m, char *why, size_t len)
@@ -1154,6 +1171,7 @@ void mdsc_destroy_by(struct mds_client *m, uint64_t deadline_ns)
 	}
 	free(m->name);
 	free(m->store_addr);
+	free(m->slow_op);
 	free(m);
 }
 

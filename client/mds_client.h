@@ -154,6 +154,14 @@ void mdsc_shutdown_begin(struct mds_client *mdsc, uint64_t deadline_ns);
  * Before mdsc_open_session().
  */
 void mdsc_set_store_addr(struct mds_client *mdsc, const char *addr);
+/**
+ * mdsc_set_slow_ops - the client's operations blocked longer than
+ * client_op_warn_s: @n of them, the oldest described by @oldest (NULL
+ * when @n is 0).  They go to the MDS with a session renewal sent now, and
+ * with every renewal after (the MDS's MDS_CLIENT_SLOW_OPS health check).
+ * Never blocks on the network.
+ */
+void mdsc_set_slow_ops(struct mds_client *mdsc, uint32_t n, const char *oldest);
 
 /**
  * mdsc_evicted - the MDS evicted this client (or keeps it blocklisted) and it

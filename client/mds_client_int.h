@@ -177,6 +177,10 @@ struct mds_client {
 	struct mdsp_meta meta[MDSP_META_MAX];
 	uint32_t nmeta;
 	char *store_addr;               /* set before the session opens, then read-only */
+	/* the client's operations blocked past client_op_warn_s (mdsc_set_slow_ops),
+	 * sent with every renewal; protected by mutex */
+	uint32_t slow_ops;
+	char *slow_op;
 	_Atomic bool evicted;           /* SESS_EVICTED: requests fail with EIO (see mdsc_evicted) */
 	bool reconnect_stale;           /* client_reconnect_stale, read at create */
 	/* authentication: set by mdsc_auth_init, then read-only */

@@ -1549,13 +1549,15 @@ fail:
 /* ---- the session thread -------------------------------------------------------------- */
 
 /* @wait_ns: as for conn_send_wait() (SEND_NOWAIT: never wait for room). */
-static int send_session_msg(struct mds_client *m, struct mds_conn *c, uint32_t op, uint64_t id, uint64_t seq,
-			    uint64_t wait_ns)
+static int send_session_msg_slow(struct mds_client *m, struct mds_conn *c, uint32_t op, uint64_t id, uint64_t seq,
+				 uint64_t wait_ns, uint32_t slow_ops, char *slow_op)
 {
 	struct mdsp_msg msg = { .type = MDSP_MSG_SESSION };
 	struct mdsp_buf b;
 	int r;
 
+	msg.session.slow_ops = slow_ops;
+	msg.session.slow_op = slow_op;
 	msg.session.op = op;
 	msg.session.session_id = id;
 	msg.session.seq = seq;
@@ -1567,6 +1569,12 @@ static int send_session_msg(struct mds_client *m, struct mds_conn *c, uint32_t o
 		r = conn_send_wait(c, &b, wait_ns);
 	mdsp_buf_free(&b);
 	return r;
+}
+
+static int send_session_msg(struct mds_client *m, struct mds_conn *c, uint32_t op, uint64_t id, uint64_t seq,
+			    uint64_t wait_ns)
+{
+	return send_session_msg_slow(m, c, op, id, seq, wait_ns, 0, NULL);
 }
 
 static uint64_t renew_interval_locked(struct mds_client *m)
@@ -1692,6 +1700,9 @@ static void *session_main(void *arg)
 				continue;
 			}
 			if (now >= s->last_renew_sent_ns + iv) {
+				uint32_t slow = m->slow_ops;
+				char *slow_op = m->slow_op ? strdup(m->slow_op) : NULL;
+
 				s->last_renew_sent_ns = now;
 				seq = ++s->renew_seq;
 				id = s->id;
@@ -1704,7 +1715,8 @@ static void *session_main(void *arg)
 				 * counts as outstanding, so the watchdog judges the
 				 * silence.
 				 */
-				send_session_msg(m, c, MDSP_SESSION_REQUEST_RENEW, id, seq, SEND_NOWAIT);
+				send_session_msg_slow(m, c, MDSP_SESSION_REQUEST_RENEW, id, seq, SEND_NOWAIT, slow, slow_op);
+				free(slow_op);
 				mdsc_conn_put(c);
 				t0 = mdsc_lock(m);
 				continue;

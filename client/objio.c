@@ -28,6 +28,7 @@
 #include "client/client_int.h"
 #include "common/config.h"
 #include "common/rcu.h"
+#include "common/lockdep.h"
 #include "common/log.h"
 #include "common/time.h"
 #include "store/store.h"
@@ -298,8 +299,15 @@ static void piece_done(int r, void *arg)
 static void group_wait(struct io_group *g, unsigned int max)
 {
 	pthread_mutex_lock(&g->m);
-	while (g->pending > max)
-		pthread_cond_wait(&g->cv, &g->m);
+	if (g->pending > max) {
+		pthread_mutex_unlock(&g->m);
+		lockdep_might_wait("the object store");
+		lc_op_wait_set(LC_WAIT_STORE, 0);
+		pthread_mutex_lock(&g->m);
+		while (g->pending > max)
+			pthread_cond_wait(&g->cv, &g->m);
+		lc_op_wait_clear();
+	}
 	pthread_mutex_unlock(&g->m);
 }
 

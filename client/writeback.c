@@ -13,7 +13,31 @@
  * Writeback of an inode moves its dirty list to in->flushing (readers still
  * overlay it), submits the object writes in parallel without any lock held,
  * and waits.  One writeback per inode at a time keeps two generations of
- * one range from racing in the store.  The flusher's writebacks take at
+ * one range from racing in the store: in->flushing_now is that writeback,
+ * a lock made of a flag and in->cond, owned by the thread that set it
+ * (wb_take) until it ends it (wb_end).
+ *
+ * The rule that keeps writeback free of deadlocks, checked by lockdep
+ * (class "inode writeback", common/lockdep.h) in the test builds:
+ *
+ *   A thread that owns an inode's writeback never waits for another
+ *   inode's writeback, and waits for nothing but the store while it owns
+ *   one (no MDS round trip, no cap, no kernel invalidation, no room in
+ *   the cache).
+ *
+ * So a wave (flush_all, run_wbq: up to WAVE writebacks in flight together,
+ * whose store ops share commits) takes its members with wb_take(try), which
+ * refuses an inode whose writeback someone else owns; the wave stops there,
+ * ends every member (wb_end) before it does anything else, sends the size
+ * reports and cap updates owning nothing, and only then does the inode it
+ * stopped at, alone, after its owner's writeback (it owns none then).  Two
+ * syncs that meet on an inode so take turns on it instead of each holding
+ * what the other waits for (issue
+ * 24: two directory fsyncs whose waves overlapped in opposite order, and
+ * the flusher's wave meeting itself through a list link reused while it
+ * walked the list, hung loligo-fuse for good).  Every other writeback
+ * (lc_wb_flush_data: a write through, fsync, close, truncate, a revoke)
+ * is of one inode, begun owning none.  The flusher's writebacks take at
  * most a quarter of client_oc_size of an inode (whole objects, oldest
  * offsets first), so a writer fills the rest of the buffer while they fly:
  * writer and store overlap instead of taking turns (a writer that wrote
@@ -38,6 +62,7 @@
  * round trips, which the session reader thread must never wait for) and
  * trims the caches.
  */
+#include <assert.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
@@ -46,6 +71,7 @@
 
 #include "client/client_int.h"
 #include "common/config.h"
+#include "common/lockdep.h"
 #include "common/log.h"
 #include "common/time.h"
 #include "store/store.h"
@@ -405,6 +431,7 @@ int lc_wb_write(struct lclient *c, struct lc_inode *in, uint64_t *offp, size_t *
 		 * (this write is buffered; if writebacks fail, the next write past
 		 * the bound gets the error, above) */
 		perf_inc(&c->perf.wb_throttle, 1);
+		lc_op_wait_set(LC_WAIT_CACHE_ROOM, now_dirty);
 		pthread_mutex_lock(&c->oc_lock);
 		while (atomic_load(&c->oc_dirty) > bound && !atomic_load(&c->wb_failing)) {
 			lc_flusher_kick(c);
@@ -412,6 +439,7 @@ int lc_wb_write(struct lclient *c, struct lc_inode *in, uint64_t *offp, size_t *
 			pthread_cond_timedwait(&c->oc_cond, &c->oc_lock, &dl);
 		}
 		pthread_mutex_unlock(&c->oc_lock);
+		lc_op_wait_clear();
 		return 0;
 	}
 	if ((target && now_dirty > target) || in_dirty >= 2 * (size_t)osize)
@@ -609,18 +637,42 @@ static int index_known(struct lclient *c, struct lc_inode *in, struct wb_flight 
  * its last byte goes as one write_full; the data is not copied on its way
  * into the op (store_op_write_nocopy: librados copies it at submit).
  */
-static void wb_take(struct lclient *c, struct lc_inode *in, struct wb_flight *f, size_t max)
+static LOCKDEP_CLASS(wb_class, "inode writeback (in->flushing_now)");
+
+/* in->lock held: wait until nobody owns @in's writeback (the caller owns none: see the top) */
+static void wb_wait_idle_locked(struct lc_inode *in)
+{
+	lockdep_assert_held(&in->lock);
+	if (!in->flushing_now)
+		return;
+	lc_op_wait_set(LC_WAIT_WRITEBACK, in->ino);
+	while (in->flushing_now)
+		pthread_cond_wait(&in->cond, &in->lock);
+	lc_op_wait_clear();
+}
+
+/*
+ * @try: a wave's member; if another thread owns @in's writeback, take
+ * nothing and return false (the wave comes back for it: see the top).
+ * Otherwise wait for that writeback to end; the caller owns none.
+ */
+static bool wb_take(struct lclient *c, struct lc_inode *in, struct wb_flight *f, size_t max, bool try)
 {
 	uint64_t ahead_from = 0, ahead_to = 0;   /* a stream's objects to index ahead: [from, to) */
 
 	f->active = false;
 	f->nbytes = f->nops = 0;
+	if (!try)
+		lockdep_wait(&wb_class, &in->flushing_now);
 	pthread_mutex_lock(&in->lock);
-	while (in->flushing_now)
-		pthread_cond_wait(&in->cond, &in->lock);
+	if (in->flushing_now && try) {
+		pthread_mutex_unlock(&in->lock);
+		return false;
+	}
+	wb_wait_idle_locked(in);
 	if (!in->dirty) {
 		pthread_mutex_unlock(&in->lock);
-		return;
+		return true;
 	}
 	f->osize = in->mi.object_size ? in->mi.object_size : c->default_object_size;
 	{
@@ -652,7 +704,7 @@ static void wb_take(struct lclient *c, struct lc_inode *in, struct wb_flight *f,
 		}
 		if (!took) {
 			pthread_mutex_unlock(&in->lock);
-			return;
+			return true;
 		}
 		f->list = in->dirty;
 		in->dirty = *pp;
@@ -685,6 +737,7 @@ static void wb_take(struct lclient *c, struct lc_inode *in, struct wb_flight *f,
 	}
 	in->flushing = f->list;
 	in->flushing_now = true;
+	lockdep_acquired(&wb_class, &in->flushing_now, true);   /* waited for above, if at all */
 	pthread_mutex_unlock(&in->lock);
 	f->active = true;
 
@@ -694,6 +747,7 @@ static void wb_take(struct lclient *c, struct lc_inode *in, struct wb_flight *f,
 	/* the object index first: no object may exist that it does not list */
 	lc_io_batch_init(&f->ib);
 	f->ierr = for_objs(c, in, f, index_submit);
+	return true;
 }
 
 /*
@@ -751,10 +805,10 @@ static void wb_submit(struct lclient *c, struct lc_inode *in, struct wb_flight *
 	}
 }
 
-/* wb_take() and wb_submit() of one inode */
+/* wb_take() and wb_submit() of one inode, owning no other writeback */
 static void wb_begin(struct lclient *c, struct lc_inode *in, struct wb_flight *f, size_t max)
 {
-	wb_take(c, in, f, max);
+	wb_take(c, in, f, max, false);
 	wb_submit(c, in, f);
 }
 
@@ -777,6 +831,7 @@ static int wb_end(struct lclient *c, struct lc_inode *in, struct wb_flight *f)
 	pthread_mutex_lock(&in->lock);
 	in->flushing = NULL;
 	in->flushing_now = false;
+	lockdep_released(&in->flushing_now);
 	if (r < 0 && wb_transient(c, r)) {
 		int64_t delta;
 		int was = atomic_exchange(&c->wb_failing, r);
@@ -891,56 +946,103 @@ bool lc_wb_start(struct lclient *c, struct lc_inode *in)
 }
 
 /*
- * The files lc_wb_start queued: all of each written back, in waves whose
- * writebacks are in flight together (the store commits a wave's ops in
- * few batches: an untar's closes share their syncs), then the size/mtime
- * report and the caps (Fw/Fb go back now if nobody writes any more).
+ * A wave: up to WAVE writebacks of distinct inodes in flight together (the
+ * store commits a wave's ops in few batches: an untar's closes share their
+ * syncs).  Members are taken with wb_take(try): an inode whose writeback
+ * another thread owns ends the wave there; the caller runs the wave to its
+ * end (owning nothing then) and does that inode next, alone, after its
+ * owner (see the top).  Collisions are rare, so waves stay full.
  */
+enum { WAVE = 16 };
+
+struct wave {
+	struct lc_inode *in[WAVE];
+	struct wb_flight f[WAVE];
+	int r[WAVE];
+	int n;
+};
+
+/* Take @in into @w.  Return: false if its writeback is someone else's (nothing taken). */
+static bool wave_add(struct lclient *c, struct wave *w, struct lc_inode *in, size_t max)
+{
+	if (!wb_take(c, in, &w->f[w->n], max, true))
+		return false;
+	w->in[w->n++] = in;
+	return true;
+}
+
+/* Submit every member's writes, then end every member: on return this thread owns no writeback. */
+static void wave_run(struct lclient *c, struct wave *w, uint64_t *wrote)
+{
+	for (int i = 0; i < w->n; i++)
+		wb_submit(c, w->in[i], &w->f[i]);
+	for (int i = 0; i < w->n; i++) {
+		if (wrote && w->f[i].active)
+			*wrote += w->f[i].nbytes;
+		w->r[i] = wb_end(c, w->in[i], &w->f[i]);
+	}
+	assert(lockdep_nheld_class(&wb_class) == 0);
+}
+
+/*
+ * The files lc_wb_start queued: all of each written back, in waves, then
+ * the size/mtime report and the caps (Fw/Fb go back now if nobody writes
+ * any more), sent owning no writeback.
+ */
+static void wbq_after(struct lclient *c, struct lc_inode *in, int r)
+{
+	/* kept for a retry: the flusher's rounds go on with it (no size
+	 * report before the bytes are in the store) */
+	if (!(r < 0 && wb_transient(c, r)))
+		lc_caps_update(c, in);
+	lc_put(c, in);
+}
+
 static void run_wbq(struct lclient *c)
 {
-	enum { WAVE = 16 };
-	struct lc_inode *list, *in, *wave[WAVE];
-	struct wb_flight f[WAVE];
+	struct lc_inode *in, *busy;
+	struct wave w;
 
-	pthread_mutex_lock(&c->work_lock);
-	list = c->wbq;
-	c->wbq = NULL;
-	for (in = list; in; in = in->wbq_next)
-		in->wbq_queued = false;
-	pthread_mutex_unlock(&c->work_lock);
-	while (list) {
-		int n = 0;
-
-		while ((in = list) && n < WAVE) {
-			list = in->wbq_next;
-			in->wbq_next = NULL;
-			wave[n] = in;
-			wb_take(c, in, &f[n], SIZE_MAX);
-			n++;
+	do {
+		w.n = 0;
+		busy = NULL;
+		/* one at a time off c->wbq, so that wbq_next is only ever the
+		 * link of the one list the inode is on: lc_wb_start may queue an
+		 * inode again as soon as it is off (its link reused while this
+		 * walk still followed it made a wave meet one inode twice, and
+		 * wait for its own writeback forever) */
+		while (w.n < WAVE) {
+			pthread_mutex_lock(&c->work_lock);
+			in = c->wbq;
+			if (in) {
+				c->wbq = in->wbq_next;
+				in->wbq_next = NULL;
+				in->wbq_queued = false;
+			}
+			pthread_mutex_unlock(&c->work_lock);
+			if (!in)
+				break;
+			if (!wave_add(c, &w, in, SIZE_MAX)) {
+				busy = in;
+				break;
+			}
 		}
-		for (int i = 0; i < n; i++)
-			wb_submit(c, wave[i], &f[i]);
-		for (int i = 0; i < n; i++) {
-			int r;
-
-			in = wave[i];
-			r = wb_end(c, in, &f[i]);
-			/* kept for a retry: the flusher's rounds go on with it
-			 * (no size report before the bytes are in the store) */
-			if (!(r < 0 && wb_transient(c, r)))
-				lc_caps_update(c, in);
-			lc_put(c, in);
-		}
-	}
+		wave_run(c, &w, NULL);
+		for (int i = 0; i < w.n; i++)
+			wbq_after(c, w.in[i], w.r[i]);
+		/* another thread was writing it back: after it, owning none */
+		if (busy)
+			wbq_after(c, busy, lc_wb_flush_data(c, busy));
+	} while (w.n || busy);
 }
 
 void lc_wb_discard_past(struct lclient *c, struct lc_inode *in, uint64_t size)
 {
 	int64_t freed = 0;
 
+	lockdep_wait(&wb_class, &in->flushing_now);
 	pthread_mutex_lock(&in->lock);
-	while (in->flushing_now)
-		pthread_cond_wait(&in->cond, &in->lock);
+	wb_wait_idle_locked(in);
 	struct lc_extent **pp = &in->dirty;
 	dtails_invalidate_locked(in);
 	while (*pp) {
@@ -965,19 +1067,38 @@ void lc_wb_discard_past(struct lclient *c, struct lc_inode *in, uint64_t size)
 		oc_account(c, -freed);
 }
 
+/* flush_all: after @in's writeback (result @r), its size report; it goes back on the dirty list if dirty again */
+static int flush_all_after(struct lclient *c, struct lc_inode *in, int r, bool report)
+{
+	if (report && !(r < 0 && wb_transient(c, r))) {
+		int r2 = lc_wb_flush(c, in);   /* what was written since, and the size report */
+
+		if (r == 0)
+			r = r2;
+	}
+	pthread_mutex_lock(&in->lock);
+	if (in->dirty || in->dirty_meta)
+		lc_mark_dirty_locked(c, in);
+	pthread_mutex_unlock(&in->lock);
+	lc_put(c, in);
+	return r;
+}
+
 /*
  * Take the whole dirty list and write everything back; with @report, also
  * send the sizes/mtimes.  Memory-pressure rounds pass false: a streaming
- * writer would otherwise cost the MDS a journaled SETATTR per round.
+ * writer would otherwise cost the MDS a journaled SETATTR per round.  An
+ * inode whose writeback another thread owns is done after the wave, alone,
+ * once that writeback ended (see the top): a sync still covers everything
+ * that was dirty when it began.
  */
 static int flush_all(struct lclient *c, bool report, uint64_t *wrote)
 {
-	enum { WAVE = 16 };
-	struct lc_inode *list, *in, *wave[WAVE];
-	struct wb_flight f[WAVE];
+	struct lc_inode *list, *in, *busy;
+	struct wave w;
 	uint64_t bound = cfg_uint(CFG_client_oc_size);
 	size_t gen_max = report || !bound ? SIZE_MAX : (size_t)(bound / 4);
-	int err = 0;
+	int err = 0, r;
 
 	pthread_mutex_lock(&c->dirty_lock);
 	list = c->dirty_list;
@@ -987,39 +1108,34 @@ static int flush_all(struct lclient *c, bool report, uint64_t *wrote)
 	 * writer's objects after another's would leave the store idle between
 	 * them (4 files written at once were flushed one after the other) */
 	while (list) {
-		int n = 0;
-
-		while ((in = list) && n < WAVE) {
+		w.n = 0;
+		busy = NULL;
+		while ((in = list) && w.n < WAVE) {
 			list = in->dirty_next;
 			pthread_mutex_lock(&in->lock);
 			in->on_dirty_list = false;
 			in->dirty_next = NULL;
 			pthread_mutex_unlock(&in->lock);
-			wave[n] = in;
-			wb_take(c, in, &f[n], gen_max);
-			n++;
-		}
-		for (int i = 0; i < n; i++)
-			wb_submit(c, wave[i], &f[i]);
-		for (int i = 0; i < n; i++) {
-			int r;
-
-			in = wave[i];
-			*wrote += f[i].active ? f[i].nbytes : 0;
-			r = wb_end(c, in, &f[i]);
-			if (report && !(r < 0 && wb_transient(c, r))) {
-				int r2 = lc_wb_flush(c, in);   /* the size report */
-
-				if (r == 0)
-					r = r2;
+			if (!wave_add(c, &w, in, gen_max)) {
+				busy = in;
+				break;
 			}
+		}
+		wave_run(c, &w, wrote);
+		for (int i = 0; i < w.n; i++) {
+			r = flush_all_after(c, w.in[i], w.r[i], report);
 			if (r < 0 && !err)
 				err = r;
-			pthread_mutex_lock(&in->lock);
-			if (in->dirty || in->dirty_meta)
-				lc_mark_dirty_locked(c, in);
-			pthread_mutex_unlock(&in->lock);
-			lc_put(c, in);
+		}
+		if (busy) {
+			struct wb_flight f;
+
+			wb_begin(c, busy, &f, gen_max);
+			if (f.active)
+				*wrote += f.nbytes;
+			r = flush_all_after(c, busy, wb_end(c, busy, &f), report);
+			if (r < 0 && !err)
+				err = r;
 		}
 	}
 	return err;

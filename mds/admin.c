@@ -269,6 +269,29 @@ static void check_late_release(struct mds *m, struct health *h)
 	pthread_mutex_unlock(&m->lock);
 }
 
+/* clients whose FUSE or NFS requests are blocked (their client_op_warn_s; issue 24) */
+static void check_client_slow_ops(struct mds *m, struct health *h)
+{
+	struct session *s;
+	uint64_t idx;
+	char msg[1024];
+
+	pthread_mutex_lock(&m->lock);
+	rcu_read_lock();
+	xa_for_each(&m->sessions, idx, s) {
+		if (!s->slow_ops)
+			continue;
+		snprintf(msg, sizeof(msg), "session %" PRIu64 " (%s): %u operations blocked%s%.600s; "
+			 "'loligo daemon <its asok> ops' lists them", s->id,
+			 s->client_name ? s->client_name : s->auth_name, s->slow_ops,
+			 s->slow_op ? ", the oldest: " : "", s->slow_op ? s->slow_op : "");
+		health_add(h, "MDS_CLIENT_SLOW_OPS", false, "clients have operations blocked longer than client_op_warn_s",
+			   msg);
+	}
+	rcu_read_unlock();
+	pthread_mutex_unlock(&m->lock);
+}
+
 static const struct {
 	const char *code;	/* what it reports (a function may report several codes) */
 	void (*fn)(struct mds *m, struct health *h);
@@ -279,6 +302,7 @@ static const struct {
 	{ "MDS_SLOW_REQUEST", check_slow_requests },
 	{ "MDS_CLIENTS_STALE", check_stale_clients },
 	{ "MDS_CLIENT_LATE_RELEASE", check_late_release },
+	{ "MDS_CLIENT_SLOW_OPS", check_client_slow_ops },
 	/* eviction (10.4): { "MDS_BLOCKLISTED_CLIENTS", check_blocklist } */
 };
 

@@ -322,6 +322,10 @@ struct session {
 	struct flk_session *flk;      /* flock.c: its file locks and waits (NULL: none known, e.g.
 				       * restored at start and not re-asserted yet) */
 	char *store_addr;             /* its data-store instance (fenced at eviction); journaled */
+	/* what its last renewal said of its operations blocked past the client's
+	 * client_op_warn_s (health MDS_CLIENT_SLOW_OPS); not journaled */
+	uint32_t slow_ops;
+	char *slow_op;
 };
 
 /* An action the journal runs once the entry it rides with is durable. */

@@ -441,6 +441,7 @@ static void session_free_locked(struct mds *m, struct session *s)
 	free(s->client_name);
 	session_take_meta(s, NULL);
 	free(s->store_addr);
+	free(s->slow_op);
 	memset(s->secret, 0, sizeof(s->secret));
 	free(s);
 }
@@ -841,6 +842,15 @@ void session_handle(struct mds *m, struct conn *c, struct mdsp_session *msg)
 		if (s) {
 			s->last_renew_ns = now_mono_ns();
 			s->renew_seq = msg->seq;
+			if (s->slow_ops != msg->slow_ops)
+				dinfo(MDS, "session %" PRIu64 " (%s): %u operations blocked on the client%s%s", s->id,
+				      s->client_name ? s->client_name : "?", msg->slow_ops,
+				      msg->slow_op ? "; oldest: " : "",
+				      msg->slow_op ? msg->slow_op : "");
+			s->slow_ops = msg->slow_ops;
+			free(s->slow_op);
+			s->slow_op = msg->slow_op;   /* taken */
+			msg->slow_op = NULL;
 			if (s->state == SESSION_STALE)
 				dinfo(MDS, "session %" PRIu64 " renewed after going stale", s->id);
 			s->state = SESSION_OPEN;

@@ -68,6 +68,7 @@
 #define MDSP_MAX_GROUPS     64
 #define MDSP_READDIR_MAX    4096        /* entries in one readdir reply */
 #define MDSP_CLIENT_NAME_MAX 256
+#define MDSP_SLOW_OP_MAX 512            /* the description of a client's slow operation */
 #define MDSP_STORE_ADDR_MAX 256         /* a data-store instance address (rados: "v2:1.2.3.4:0/123") */
 #define MDSP_JSON_MAX       (1u << 20)
 
@@ -195,6 +196,11 @@ struct mdsp_session {
 	struct mdsp_lock *locks;       /* each with .ino set */
 	char *store_addr;              /* REQUEST_OPEN, RECONNECT: the client's data-store instance
 					* (store_instance_addr()), which an eviction fences; may be NULL */
+	/* version 6 */
+	uint32_t slow_ops;             /* REQUEST_RENEW: the client's operations blocked longer
+					* than its client_op_warn_s (0: none; the MDS's health
+					* check MDS_CLIENT_SLOW_OPS shows them) */
+	char *slow_op;                 /* REQUEST_RENEW: the oldest of them, described; may be NULL */
 };
 
 /* ---- REQUEST ------------------------------------------------------------ */

@@ -14,6 +14,9 @@
  * Version 5 appends the file locks a RECONNECT re-asserts (in the OPEN that
  * answers it: the ones not granted back) and the client's data-store
  * address (what an eviction fences); older structs decode with none.
+ * Version 6 appends what a REQUEST_RENEW says of the client's stalled
+ * operations (how many, the oldest described); older structs decode with
+ * none.
  */
 #include <stdlib.h>
 
@@ -30,7 +33,8 @@ int enc_session(struct mdsp_buf *b, const struct mdsp_session *s)
 	    (r = enc_check_count(s->ncaps, UINT32_MAX, s->caps, "session caps")) ||
 	    (r = enc_check_count(s->nmeta, MDSP_META_MAX, s->meta, "session metadata")) ||
 	    (r = enc_check_count(s->nlocks, UINT32_MAX, s->locks, "session locks")) ||
-	    (r = enc_check_str(s->store_addr, MDSP_STORE_ADDR_MAX, "session store_addr")))
+	    (r = enc_check_str(s->store_addr, MDSP_STORE_ADDR_MAX, "session store_addr")) ||
+	    (r = enc_check_str(s->slow_op, MDSP_SLOW_OP_MAX, "session slow_op")))
 		return r;
 	for (i = 0; i < s->nmeta; i++)
 		if (!s->meta[i].key || !s->meta[i].val ||
@@ -73,6 +77,8 @@ int enc_session(struct mdsp_buf *b, const struct mdsp_session *s)
 	for (i = 0; i < s->nlocks; i++)
 		enc_lock(b, &s->locks[i]);
 	put_str(b, s->store_addr);
+	put_u32(b, s->slow_ops);                /* v6 */
+	put_str(b, s->slow_op);
 	struct_close(b, off);
 	return 0;
 }
@@ -169,6 +175,9 @@ int dec_session(struct cur *c, struct mdsp_session *s)
 		if ((r = get_str(c, &s->store_addr, MDSP_STORE_ADDR_MAX)))
 			goto bad;
 	}
+	/* version 5 ends here: no slow operations */
+	if (version >= 6 && ((r = get_u32(c, &s->slow_ops)) || (r = get_str(c, &s->slow_op, MDSP_SLOW_OP_MAX))))
+		goto bad;
 	struct_leave(c, outer);
 	return 0;
 bad:
@@ -195,6 +204,8 @@ void free_session(struct mdsp_session *s)
 	free(s->caps);
 	free(s->locks);
 	free(s->store_addr);
+	free(s->slow_op);
+	s->slow_op = NULL;
 	s->client_name = NULL;
 	s->reason = NULL;
 	s->caps = NULL;

@@ -66,6 +66,17 @@ static inline void lfuse_timer_done(struct lfuse_timer *t)
 	hist_add(t->h, now_mono_ns() - t->t0);
 }
 
+/* The request is in the client's operations in flight (client.h lc_op_begin) until the handler returns. */
+static inline void lfuse_op_done(struct lc_op_slot **s)
+{
+	lc_op_end(*s);
+}
+
+#define LFUSE_TRACK(req, name, nodeid)                                                                     \
+	struct lc_op_slot *lfuse_op_ __attribute__((cleanup(lfuse_op_done), unused)) = lc_op_begin(          \
+		((struct lfuse *)fuse_req_userdata(req))->c, "fuse", (name),                                  \
+		lfuse_ino_of((struct lfuse *)fuse_req_userdata(req), (nodeid)))
+
 #define LFUSE_OP(lf, n)                                                                     \
 	perf_inc(&(lf)->perf.n, 1);                                                         \
 	struct lfuse_timer lfuse_timer_ __attribute__((cleanup(lfuse_timer_done), unused)) = { \
@@ -107,6 +118,12 @@ extern const struct fuse_lowlevel_ops lfuse_ops;
 static inline fuse_ino_t lfuse_nodeid(const struct lfuse *lf, struct lc_inode *in)
 {
 	return in == lf->root ? FUSE_ROOT_ID : (fuse_ino_t)(uintptr_t)in;
+}
+
+/* the inode number behind a node id (for `ops`) */
+static inline uint64_t lfuse_ino_of(const struct lfuse *lf, fuse_ino_t nodeid)
+{
+	return nodeid == FUSE_ROOT_ID ? lf->root_ino : lc_ino((struct lc_inode *)(uintptr_t)nodeid);
 }
 
 /* inval.c: lc_callbacks are queued and delivered from a thread of their own,

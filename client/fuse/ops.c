@@ -275,6 +275,7 @@ static void ll_destroy(void *userdata)
 
 static void ll_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
+	LFUSE_TRACK(req, "lookup", parent);
 	struct lfuse *lf = LF(req);
 	LFUSE_OP(lf, lookup);
 	struct lc_cred cr;
@@ -321,6 +322,7 @@ static void ll_forget_multi(fuse_req_t req, size_t count, struct fuse_forget_dat
 
 static void ll_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
+	LFUSE_TRACK(req, "getattr", ino);
 	struct lfuse *lf = LF(req);
 	LFUSE_OP(lf, getattr);
 	struct lc_inode *in = IN(lf, ino);
@@ -340,6 +342,7 @@ static void ll_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 static void ll_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *st, int to_set,
 		       struct fuse_file_info *fi)
 {
+	LFUSE_TRACK(req, "setattr", ino);
 	struct lfuse *lf = LF(req);
 	LFUSE_OP(lf, setattr);
 	struct lc_inode *in = IN(lf, ino);
@@ -416,6 +419,7 @@ static void ll_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *st, int to_s
 
 static void ll_readlink(fuse_req_t req, fuse_ino_t ino)
 {
+	LFUSE_TRACK(req, "readlink", ino);
 	struct lfuse *lf = LF(req);
 	LFUSE_OP(lf, other);
 	struct lc_cred cr;
@@ -438,6 +442,7 @@ static void ll_readlink(fuse_req_t req, fuse_ino_t ino)
 
 static void ll_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode, dev_t rdev)
 {
+	LFUSE_TRACK(req, "mknod", parent);
 	struct lfuse *lf = LF(req);
 	LFUSE_OP(lf, namespace);
 	struct lc_cred cr;
@@ -455,6 +460,7 @@ static void ll_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t
 
 static void ll_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode)
 {
+	LFUSE_TRACK(req, "mkdir", parent);
 	struct lfuse *lf = LF(req);
 	LFUSE_OP(lf, namespace);
 	struct lc_cred cr;
@@ -472,6 +478,7 @@ static void ll_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t
 
 static void ll_symlink(fuse_req_t req, const char *link, fuse_ino_t parent, const char *name)
 {
+	LFUSE_TRACK(req, "symlink", parent);
 	struct lfuse *lf = LF(req);
 	LFUSE_OP(lf, namespace);
 	struct lc_cred cr;
@@ -514,6 +521,7 @@ static int may_link(struct lfuse *lf, struct lc_inode *in, const struct lc_cred 
 
 static void ll_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const char *newname)
 {
+	LFUSE_TRACK(req, "link", ino);
 	struct lfuse *lf = LF(req);
 	LFUSE_OP(lf, namespace);
 	struct lc_inode *in = IN(lf, ino);
@@ -535,6 +543,7 @@ static void ll_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const 
 
 static void ll_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
+	LFUSE_TRACK(req, "unlink", parent);
 	struct lfuse *lf = LF(req);
 	LFUSE_OP(lf, namespace);
 	struct lc_cred cr;
@@ -545,6 +554,7 @@ static void ll_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 
 static void ll_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
+	LFUSE_TRACK(req, "rmdir", parent);
 	struct lfuse *lf = LF(req);
 	LFUSE_OP(lf, namespace);
 	struct lc_cred cr;
@@ -556,6 +566,7 @@ static void ll_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 static void ll_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_t newparent,
 		      const char *newname, unsigned int flags)
 {
+	LFUSE_TRACK(req, "rename", parent);
 	struct lfuse *lf = LF(req);
 	LFUSE_OP(lf, namespace);
 	struct lc_cred cr;
@@ -598,6 +609,7 @@ static void set_cache_mode(struct lfuse *lf, struct lc_fh *fh, struct fuse_file_
 static void ll_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
 		      struct fuse_file_info *fi)
 {
+	LFUSE_TRACK(req, "create", parent);
 	struct lfuse *lf = LF(req);
 	LFUSE_OP(lf, namespace);
 	struct lc_cred cr;
@@ -667,6 +679,7 @@ static void raise_readahead(struct lfuse *lf)
 
 static void ll_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
+	LFUSE_TRACK(req, "open", ino);
 	struct lfuse *lf = LF(req);
 	LFUSE_OP(lf, open);
 	struct lc_cred cr;
@@ -699,6 +712,7 @@ static void ll_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
  */
 static void ll_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi)
 {
+	LFUSE_TRACK(req, "read", ino);
 	struct lfuse *lf = LF(req);
 	LFUSE_OP(lf, read);
 	struct lc_rdbuf rb;
@@ -718,6 +732,7 @@ static void ll_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, stru
 static void ll_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size, off_t off,
 		     struct fuse_file_info *fi)
 {
+	LFUSE_TRACK(req, "write", ino);
 	struct lfuse *lf = LF(req);
 	LFUSE_OP(lf, write);
 	ssize_t n;
@@ -733,6 +748,7 @@ static void ll_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t siz
 static void ll_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t off, off_t len,
 			 struct fuse_file_info *fi)
 {
+	LFUSE_TRACK(req, "fallocate", ino);
 	(void)ino;
 	perf_inc(&LF(req)->perf.write, 1);
 	REPLY_ERR(req, INTR(req, lc_fallocate(LF(req)->c, FH(fi), mode, off, len)));
@@ -746,6 +762,7 @@ static void ll_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t off, of
  */
 static void ll_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
+	LFUSE_TRACK(req, "flush", ino);
 	struct lfuse *lf = LF(req);
 	int r;
 
@@ -762,6 +779,7 @@ static void ll_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 /* The last close of an open file description: its flock goes (owner = the description). */
 static void ll_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
+	LFUSE_TRACK(req, "release", ino);
 	struct lfuse *lf = LF(req);
 
 	perf_inc(&lf->perf.release, 1);
@@ -785,6 +803,7 @@ static void ll_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
  */
 static void ll_getlk(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi, struct flock *lock)
 {
+	LFUSE_TRACK(req, "getlk", ino);
 	struct lfuse *lf = LF(req);
 	struct lc_lock lk = { .type = lock->l_type, .owner = fi->lock_owner, .owner_ns = LC_LOCK_NS_FUSE,
 			      .pid = lock->l_pid };
@@ -817,6 +836,7 @@ static void ll_getlk(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi, 
 
 static void ll_setlk(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi, struct flock *lock, int sleep)
 {
+	LFUSE_TRACK(req, "setlk", ino);
 	struct lfuse *lf = LF(req);
 	struct lc_lock lk = { .type = lock->l_type, .owner = fi->lock_owner, .owner_ns = LC_LOCK_NS_FUSE,
 			      .pid = lock->l_pid };
@@ -833,6 +853,7 @@ static void ll_setlk(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi, 
 
 static void ll_flock(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi, int op)
 {
+	LFUSE_TRACK(req, "flock", ino);
 	struct lfuse *lf = LF(req);
 	struct lc_lock lk = { .owner = fi->lock_owner, .owner_ns = LC_LOCK_NS_FUSE, .flock = true,
 			      .pid = fuse_req_ctx(req)->pid };
@@ -857,6 +878,7 @@ static void ll_flock(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi, 
 
 static void ll_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi)
 {
+	LFUSE_TRACK(req, "fsync", ino);
 	(void)ino;
 	perf_inc(&LF(req)->perf.fsync, 1);
 	REPLY_ERR(req, INTR(req, lc_fsync(LF(req)->c, FH(fi), datasync != 0)));
@@ -866,6 +888,7 @@ static void ll_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_f
 
 static void ll_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
+	LFUSE_TRACK(req, "opendir", ino);
 	struct lfuse *lf = LF(req);
 	LFUSE_OP(lf, opendir);
 
@@ -902,6 +925,7 @@ static void ll_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 
 static void ll_releasedir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
+	LFUSE_TRACK(req, "releasedir", ino);
 	(void)ino;
 	(void)fi;
 	perf_inc(&LF(req)->perf.other, 1);
@@ -910,6 +934,7 @@ static void ll_releasedir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info 
 
 static void ll_fsyncdir(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi)
 {
+	LFUSE_TRACK(req, "fsyncdir", ino);
 	(void)ino;
 	(void)datasync;
 	(void)fi;
@@ -1051,6 +1076,7 @@ reply:
 
 static void ll_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi)
 {
+	LFUSE_TRACK(req, "readdir", ino);
 	(void)fi;
 	do_readdir(req, ino, size, off, false);
 }
@@ -1058,6 +1084,7 @@ static void ll_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, s
 static void ll_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 			   struct fuse_file_info *fi)
 {
+	LFUSE_TRACK(req, "readdirplus", ino);
 	(void)fi;
 	do_readdir(req, ino, size, off, true);
 }
@@ -1066,6 +1093,7 @@ static void ll_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t of
 
 static void ll_statfs(fuse_req_t req, fuse_ino_t ino)
 {
+	LFUSE_TRACK(req, "statfs", ino);
 	struct lfuse *lf = LF(req);
 	LFUSE_OP(lf, other);
 	struct statvfs st;
@@ -1094,6 +1122,7 @@ static bool no_caps_xattr(const struct lfuse *lf, const char *name)
 static void ll_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const char *value, size_t size,
 			int flags)
 {
+	LFUSE_TRACK(req, "setxattr", ino);
 	struct lfuse *lf = LF(req);
 	LFUSE_OP(lf, xattr);
 	struct lc_cred cr;
@@ -1109,6 +1138,7 @@ static void ll_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const 
 
 static void ll_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size)
 {
+	LFUSE_TRACK(req, "getxattr", ino);
 	struct lfuse *lf = LF(req);
 	LFUSE_OP(lf, xattr);
 	struct lc_cred cr;
@@ -1141,6 +1171,7 @@ static void ll_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t
 
 static void ll_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 {
+	LFUSE_TRACK(req, "listxattr", ino);
 	struct lfuse *lf = LF(req);
 	LFUSE_OP(lf, xattr);
 	struct lc_cred cr;
@@ -1169,6 +1200,7 @@ static void ll_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 
 static void ll_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
 {
+	LFUSE_TRACK(req, "removexattr", ino);
 	struct lfuse *lf = LF(req);
 	LFUSE_OP(lf, xattr);
 	struct lc_cred cr;
@@ -1184,6 +1216,7 @@ static void ll_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
 
 static void ll_access(fuse_req_t req, fuse_ino_t ino, int mask)
 {
+	LFUSE_TRACK(req, "access", ino);
 	struct lfuse *lf = LF(req);
 	LFUSE_OP(lf, other);
 	struct lc_cred cr;

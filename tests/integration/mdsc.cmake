@@ -8,6 +8,7 @@ if(TARGET loligo-mds)
     SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_mdsc_mds.c
             ${CMAKE_SOURCE_DIR}/client/mds_client.c
             ${CMAKE_SOURCE_DIR}/client/intr.c
+            ${CMAKE_SOURCE_DIR}/client/opwait.c
             ${CMAKE_SOURCE_DIR}/client/mds_client_session.c
     LIBS loligo_proto loligo_common PkgConfig::URCU
     LABELS integration client mdsc

@@ -7,6 +7,7 @@ loligo_check_test(test_mdsc
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_mdsc.c
           ${CMAKE_SOURCE_DIR}/client/mds_client.c
           ${CMAKE_SOURCE_DIR}/client/intr.c
+            ${CMAKE_SOURCE_DIR}/client/opwait.c
           ${CMAKE_SOURCE_DIR}/client/mds_client_session.c
   LIBS loligo_proto loligo_common PkgConfig::URCU
   LABELS unit client mdsc
@@ -18,6 +19,7 @@ loligo_check_test(test_mdsc_oldest
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_mdsc_oldest.c
           ${CMAKE_CURRENT_LIST_DIR}/mdsc_test_find.c
           ${CMAKE_SOURCE_DIR}/client/intr.c
+            ${CMAKE_SOURCE_DIR}/client/opwait.c
           ${CMAKE_SOURCE_DIR}/client/mds_client_session.c
   LIBS loligo_proto loligo_common PkgConfig::URCU
   LABELS unit client mdsc
