@@ -65,8 +65,47 @@
 #include <sys/stat.h>
 
 #include "client/client_int.h"
+#include "common/lockdep.h"
 #include "common/log.h"
 #include "common/time.h"
+
+/*
+ * dir->async_submitting counts the operations between their Dc check and
+ * their send: a lock many may hold at once, that a revoke of Dc and an
+ * fsync of the directory wait to see free.  Its holders wait for nothing
+ * but the send (mdsc_submit: room in the queue to the MDS, which reads
+ * every connection whatever it waits for), so no holder waits for a
+ * waiter; lockdep checks it as a class of its own.
+ */
+static LOCKDEP_CLASS(submit_class, "directory async submissions (dir->async_submitting)");
+
+void lc_async_submit_begin_locked(struct lc_inode *dir)
+{
+	lockdep_assert_held(&dir->lock);
+	dir->async_submitting++;
+	lockdep_acquired(&submit_class, &dir->async_submitting, true);   /* taking it never waits */
+}
+
+void lc_async_submit_end(struct lc_inode *dir)
+{
+	pthread_mutex_lock(&dir->lock);
+	lockdep_released(&dir->async_submitting);
+	if (!--dir->async_submitting)
+		pthread_cond_broadcast(&dir->cond);
+	pthread_mutex_unlock(&dir->lock);
+}
+
+void lc_async_submit_wait_locked(struct lc_inode *dir)
+{
+	lockdep_assert_held(&dir->lock);
+	if (!dir->async_submitting)
+		return;
+	lockdep_wait_cond(&submit_class, &dir->async_submitting, &dir->lock);
+	lc_op_wait_set(LC_WAIT_ASYNC, dir->ino);
+	while (dir->async_submitting)
+		pthread_cond_wait(&dir->cond, &dir->lock);
+	lc_op_wait_clear();
+}
 
 #define Dc MDSP_CAP_DIR_CREATE
 #define NLINK_MAX 65000u        /* the MDS's (mds/server.c) */
@@ -286,7 +325,7 @@ int lc_async_create(struct lclient *c, struct lc_inode *dir, const char *name, m
 	lc_inode_fill_attr_locked(dir, &da);
 	da.mode = dir->mi.mode;
 	/* a revoke of Dc from here on waits until this create is sent */
-	dir->async_submitting++;
+	lc_async_submit_begin_locked(dir);
 	pthread_mutex_unlock(&dir->lock);
 
 	/* the name must be known not to exist */
@@ -413,10 +452,7 @@ int lc_async_create(struct lclient *c, struct lc_inode *dir, const char *name, m
 		in = NULL;
 	}
 out:
-	pthread_mutex_lock(&dir->lock);
-	if (!--dir->async_submitting)
-		pthread_cond_broadcast(&dir->cond);
-	pthread_mutex_unlock(&dir->lock);
+	lc_async_submit_end(dir);
 	if (req)
 		mdsc_request_put(req);
 	if (in)
@@ -526,7 +562,7 @@ int lc_async_setattr(struct lclient *c, struct lc_inode *in, uint32_t mask, cons
 		return -EAGAIN;
 	}
 	/* a revoke of Dc from here on waits until this setattr is sent */
-	dir->async_submitting++;
+	lc_async_submit_begin_locked(dir);
 	pthread_mutex_unlock(&dir->lock);
 
 	req = lc_req_new(c, MDSP_OP_SETATTR, in->ino, cr);
@@ -570,10 +606,7 @@ int lc_async_setattr(struct lclient *c, struct lc_inode *in, uint32_t mask, cons
 	perf_inc(&c->perf.async_setattrs, 1);
 	dout(CLIENT, 15, "async setattr %" PRIx64 " mask 0x%x tid %" PRIu64, in->ino, mask, req->args.tid);
 out:
-	pthread_mutex_lock(&dir->lock);
-	if (!--dir->async_submitting)
-		pthread_cond_broadcast(&dir->cond);
-	pthread_mutex_unlock(&dir->lock);
+	lc_async_submit_end(dir);
 	lc_put(c, dir);
 	if (req)
 		mdsc_request_put(req);

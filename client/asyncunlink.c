@@ -331,7 +331,7 @@ int lc_async_remove(struct lclient *c, struct lc_inode *dir, const char *name, b
 	dmi = dir->mi;
 	if (ok) {
 		/* a revoke of Dc from here on waits until this unlink is sent */
-		dir->async_submitting++;
+		lc_async_submit_begin_locked(dir);
 		submitting = true;
 	}
 	pthread_mutex_unlock(&dir->lock);
@@ -435,10 +435,7 @@ int lc_async_remove(struct lclient *c, struct lc_inode *dir, const char *name, b
 	r = 0;
 out:
 	if (submitting) {
-		pthread_mutex_lock(&dir->lock);
-		if (!--dir->async_submitting)
-			pthread_cond_broadcast(&dir->cond);
-		pthread_mutex_unlock(&dir->lock);
+		lc_async_submit_end(dir);
 	}
 	entry_free(e);
 	if (req)

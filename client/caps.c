@@ -658,8 +658,7 @@ static void process_revoke(struct lclient *c, struct cap_work *w)
 	if (S_ISDIR(in->mi.mode) && (had & MDSP_CAP_DIR_CREATE) && !(keep & MDSP_CAP_DIR_CREATE)) {
 		/* the creates we answered ourselves go out before the ack
 		 * (asyncdir.c): those that saw Dc are being sent; wait for them */
-		while (in->async_submitting)
-			pthread_cond_wait(&in->cond, &in->lock);
+		lc_async_submit_wait_locked(in);
 		dc_lost = true;
 	}
 	if (S_ISDIR(in->mi.mode) && !(keep & (MDSP_CAP_DIR_CREATE | MDSP_CAP_FILE_SHARED)))

@@ -975,10 +975,21 @@ static int cmd_ops(struct json_object *args, struct json_object **out, void *pri
 	return 0;
 }
 
+static int cmd_sync(struct json_object *args, struct json_object **out, void *priv)
+{
+	int r = lc_sync_fs(priv);
+
+	*out = json_object_new_object();
+	json_object_object_add(*out, "result", json_object_new_int(r));
+	return r;
+}
+
 static const struct asok_cmd client_cmds[] = {
 	{ "dump cache", "", "the client's cached inodes (refs, caps, sizes, dirty state)", cmd_dump_cache },
 	{ "ops", "", "FUSE and NFS requests in flight: op, inode, age and what each waits for (an MDS reply, "
 		     "a cap flush, another thread's writeback, room in the buffer, the store, a file lock...)", cmd_ops },
+	{ "sync", "", "write back every dirty file and wait until every metadata change is journaled "
+		      "(what syncfs(2) would do: FUSE cannot carry it)", cmd_sync },
 };
 
 int lclient_register_asok(struct lclient *c, struct asok *a)

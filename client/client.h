@@ -357,6 +357,21 @@ int lc_release(struct lclient *c, struct lc_fh *fh);
  */
 int lc_fallocate(struct lclient *c, struct lc_fh *fh, int mode, off_t off, off_t len);
 
+/**
+ * lc_sync_inode - @in's buffered data written, its size and times and every
+ * metadata change it depends on journaled: an fsync without an open handle
+ * (NFS COMMIT of a file the client has no open state for).  Writeback
+ * errors are not sampled (no handle): a later fsync reports them.
+ */
+int lc_sync_inode(struct lclient *c, struct lc_inode *in);
+/**
+ * lc_fsync_dir - fsync(2) of directory @dir: every change of its entries
+ * (creates, unlinks, renames, links) and of its attributes made so far is
+ * journaled.  Other files' buffered data is not written (their own fsync,
+ * syncfs and sync do that).  Return: 0 or -errno (EIO: a change it
+ * depended on was lost).
+ */
+int lc_fsync_dir(struct lclient *c, struct lc_inode *dir);
 /** lc_sync_fs - every dirty byte written and every MDS reply SAFE (syncfs / NFS COMMIT). */
 int lc_sync_fs(struct lclient *c);
 

@@ -439,6 +439,12 @@ void lc_async_forget(struct lclient *c, uint64_t ino);
  */
 void lc_caps_set_locked(struct lc_inode *in, uint32_t caps);
 
+/** lc_async_submit_begin_locked - dir->lock held: an async operation of @dir passed its Dc check. */
+void lc_async_submit_begin_locked(struct lc_inode *dir);
+/** lc_async_submit_end - ... and has been sent (takes dir->lock). */
+void lc_async_submit_end(struct lc_inode *dir);
+/** lc_async_submit_wait_locked - dir->lock held (released while waiting): every one that passed it is sent. */
+void lc_async_submit_wait_locked(struct lc_inode *dir);
 /** lc_dir_complete_locked - dir->lock held: every name of @dir is in the dentry cache. */
 bool lc_dir_complete_locked(struct lc_inode *dir);
 /** lc_dir_set_complete_locked - dir->lock held: @dir is empty and ours (mkdir under Dc). */

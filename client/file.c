@@ -796,6 +796,42 @@ int lc_release(struct lclient *c, struct lc_fh *fh)
 	return e ? e : r;
 }
 
+int lc_sync_inode(struct lclient *c, struct lc_inode *in)
+{
+	int r = lc_evicted(c, NULL, 0) ? -EIO : lc_wb_flush(c, in);
+
+	if (r == 0)
+		r = lc_cap_flush_sync(c, in);
+	if (r == 0)
+		r = lc_wait_unsafe(c, in);
+	return r;
+}
+
+int lc_fsync_dir(struct lclient *c, struct lc_inode *dir)
+{
+	if (lc_evicted(c, NULL, 0))
+		return -EIO;
+	/*
+	 * What fsync(2) of a directory promises: the changes of its entries
+	 * are durable (creates, unlinks, renames into or out of it, links) and
+	 * its own attributes.  The Linux ceph client waits for the directory's
+	 * unsafe requests (unsafe_dirop_wait) and so do we: those answered
+	 * here under Dc first reach the MDS (async_submitting: between their
+	 * Dc check and their send, microseconds), then every request the
+	 * directory depends on is SAFE.  Other files' dirty data is theirs to
+	 * fsync (an fsync of a directory used to write back the whole mount).
+	 */
+	pthread_mutex_lock(&dir->lock);
+	lc_async_submit_wait_locked(dir);
+	pthread_mutex_unlock(&dir->lock);
+	/* its own size/times, if a flush of them is in flight */
+	int r = lc_cap_flush_sync(c, dir);
+
+	if (r < 0 && r != -ENOTCONN)
+		return r;
+	return lc_wait_unsafe(c, dir);
+}
+
 int lc_sync_fs(struct lclient *c)
 {
 	int r = lc_flush_all(c, true);

@@ -900,8 +900,15 @@ void mdsc_handle_reply(struct mds_client *m, struct mdsp_msg *msg)
 	pthread_mutex_unlock(&r->lock);
 	if (took && r->pub.on_reply) {
 		/* nobody waits for the reply itself: its effects first, then a
-		 * waiter for SAFE (fsync) wakes up and finds them done */
+		 * waiter for SAFE (fsync) wakes up and finds them done.  Never
+		 * under the client mutex, in the "before" shape too: the effects
+		 * take inode locks, which come before the client mutex (an inode
+		 * lock is held while a cap message takes it: lc_caps_update) */
+		if (m->locking_before)
+			mdsc_unlock(m, SEC_HANDLE_REPLY, t0);
 		r->pub.on_reply(&r->pub, r->pub.on_reply_arg);
+		if (m->locking_before)
+			t0 = mdsc_lock(m);
 		pthread_mutex_lock(&r->lock);
 		atomic_fetch_or(&r->state, st);
 		pthread_cond_broadcast(&r->cond);

@@ -657,6 +657,13 @@ int lc_rename(struct lclient *c, struct lc_inode *olddir, const char *oldname, s
 	struct lc_inode *t = NULL;
 	if (r == 0)
 		r = lc_req_run(c, req, &t);
+	/* both directories depend on it until it is SAFE (the trace names one):
+	 * an fsync of either waits for it */
+	if (r == 0 && mdsc_request_safe_state(req) == 0) {
+		lc_track_unsafe(olddir, req);
+		if (newdir != olddir)
+			lc_track_unsafe(newdir, req);
+	}
 	mdsc_request_put(req);
 	lc_put(c, t);
 	if (r < 0)

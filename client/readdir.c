@@ -28,6 +28,7 @@
 #include <string.h>
 
 #include "client/client_int.h"
+#include "common/lockdep.h"
 #include "common/config.h"
 #include "common/log.h"
 #include "common/time.h"
@@ -175,6 +176,11 @@ static int fetch_batch(struct lclient *c, struct lc_inode *dir, uint64_t cookie,
 	return 0;
 }
 
+/* dir->rd_busy: a lock of flag and dir->cond, held by the one fetch in
+ * flight across its MDS round trip; its holder waits for nothing else of
+ * the kind, its waiters hold nothing (lockdep's class below checks both) */
+static LOCKDEP_CLASS(rd_class, "directory READDIR in flight (dir->rd_busy)");
+
 /* The batch after @cookie: one fetch in flight per directory, which those
  * that come for the same cookie meanwhile share (see the top). */
 static int shared_fetch(struct lclient *c, struct lc_inode *dir, uint64_t cookie, const struct lc_cred *cr,
@@ -186,8 +192,11 @@ static int shared_fetch(struct lclient *c, struct lc_inode *dir, uint64_t cookie
 	pthread_mutex_lock(&dir->lock);
 	ngen = atomic_load(&dir->ngen);
 	if (dir->rd_busy && dir->rd_busy_cookie == cookie && dir->rd_busy_ngen == ngen) {
+		lockdep_wait_cond(&rd_class, &dir->rd_busy, &dir->lock);
+		lc_op_wait_set(LC_WAIT_MDS, 0);
 		while (dir->rd_busy)
 			pthread_cond_wait(&dir->cond, &dir->lock);
+		lc_op_wait_clear();
 		struct rd_batch *b = dir->rd_last;
 		if (b && b->start_cookie == cookie && b->ngen == ngen && b->dgen == atomic_load(&dir->dgen)) {
 			atomic_fetch_add(&b->ref, 1);
@@ -202,11 +211,13 @@ static int shared_fetch(struct lclient *c, struct lc_inode *dir, uint64_t cookie
 		dir->rd_busy = true;
 		dir->rd_busy_cookie = cookie;
 		dir->rd_busy_ngen = ngen;
+		lockdep_acquired(&rd_class, &dir->rd_busy, true);
 	}
 	pthread_mutex_unlock(&dir->lock);
 	r = fetch_batch(c, dir, cookie, cr, out);
 	if (mine) {
 		pthread_mutex_lock(&dir->lock);
+		lockdep_released(&dir->rd_busy);
 		dir->rd_busy = false;
 		pthread_cond_broadcast(&dir->cond);
 		pthread_mutex_unlock(&dir->lock);

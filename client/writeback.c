@@ -754,6 +754,19 @@ static bool wb_take(struct lclient *c, struct lc_inode *in, struct wb_flight *f,
  * Wait for wb_take()'s index update, then submit one compound write per
  * object (every extent of that object), without waiting.
  */
+/* client_debug_writeback_delay: hold this writeback (a slow store), until the option says otherwise */
+static void debug_delay(struct lc_inode *in)
+{
+	uint64_t t0 = now_mono_ns(), d;
+
+	if (!(d = lc_secs_ns(CFG_client_debug_writeback_delay)))
+		return;
+	lc_op_wait_set(LC_WAIT_STORE, in->ino);
+	while ((d = lc_secs_ns(CFG_client_debug_writeback_delay)) && now_mono_ns() - t0 < d)
+		usleep(20000);
+	lc_op_wait_clear();
+}
+
 static void wb_submit(struct lclient *c, struct lc_inode *in, struct wb_flight *f)
 {
 	uint32_t osize = f->osize;
@@ -762,6 +775,7 @@ static void wb_submit(struct lclient *c, struct lc_inode *in, struct wb_flight *
 
 	if (!f->active)
 		return;
+	debug_delay(in);
 	r = lc_io_batch_wait(&f->ib);
 	if (f->ierr < 0)
 		r = f->ierr;

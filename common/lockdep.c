@@ -69,6 +69,7 @@ struct ld_class {
 	struct ld_succ *succ;    /* graph_lock */
 	uint32_t nsucc, capsucc;
 	uint32_t visit;          /* graph_lock: search generation */
+	const char *may_wait;    /* why it may be held across a long wait (lockdep_mutex_may_wait) */
 };
 
 struct ld_held {
@@ -460,6 +461,39 @@ static bool pop(const void *lock, struct ld_held *was)
 	return false;
 }
 
+/*
+ * LOLIGO_LOCKDEP_DUMP=DIR: at exit, every order this process saw goes to
+ * DIR/lockdep.PID ("A -> B\tfile:line -> file:line" per line), which
+ * tools/lockdep-graph.sh merges into the graph docs/LOCKING.md is checked
+ * against.
+ */
+__attribute__((destructor)) static void lockdep_dump(void)
+{
+	const char *dir = getenv("LOLIGO_LOCKDEP_DUMP");
+	char path[4096];
+	FILE *f;
+
+	if (!dir || !*dir || mode == MODE_OFF)
+		return;
+	snprintf(path, sizeof(path), "%s/lockdep.%d", dir, (int)getpid());
+	f = fopen(path, "w");
+	if (!f)
+		return;
+	pthread_mutex_lock(&graph_lock);
+	for (uint32_t i = 0; i < atomic_load(&nclasses); i++) {
+		struct ld_class *a = &classes[i];
+
+		for (uint32_t k = 0; k < a->nsucc; k++) {
+			struct ld_succ *e = &a->succ[k];
+
+			fprintf(f, "%s (%s:%d) -> %s (%s:%d)\t%s:%d -> %s:%d\n", a->name, a->file, a->line, e->to->name,
+				e->to->file, e->to->line, e->from_file, e->from_line, e->to_file, e->to_line);
+		}
+	}
+	pthread_mutex_unlock(&graph_lock);
+	fclose(f);
+}
+
 /* ---- mutexes ---- */
 
 int lockdep_mutex_init(pthread_mutex_t *m, const pthread_mutexattr_t *a, const char *name, const char *file,
@@ -588,6 +622,19 @@ void lockdep_wait_at(struct lockdep_class_key *k, const void *obj, const char *f
 		check_acquire(obj, key_class(k, file, line), false, file, line);
 }
 
+void lockdep_wait_cond_at(struct lockdep_class_key *k, const void *obj, const void *mutex, const char *file, int line)
+{
+	struct ld_held was;
+	bool had;
+
+	if (mode == MODE_OFF)
+		return;
+	had = pop(mutex, &was);
+	check_acquire(obj, key_class(k, file, line), false, file, line);
+	if (had)
+		push(mutex, was.cls, false, false, was.file, was.line);
+}
+
 void lockdep_acquired_at(struct lockdep_class_key *k, const void *obj, bool try, const char *file, int line)
 {
 	if (mode == MODE_OFF)
@@ -603,6 +650,14 @@ void lockdep_released(const void *obj)
 {
 	if (mode != MODE_OFF)
 		pop(obj, NULL);
+}
+
+void lockdep_mutex_may_wait(pthread_mutex_t *m, const char *why)
+{
+	struct ld_class *c = mode == MODE_OFF ? NULL : class_of(mutex_slot(m), "(may_wait)", 0);
+
+	if (c)
+		c->may_wait = why;
 }
 
 bool lockdep_holds(const void *obj)
@@ -639,7 +694,7 @@ void lockdep_might_wait_at(const char *what, const char *file, int line)
 	if (mode == MODE_OFF || reporting)
 		return;
 	for (int i = 0; i < nheld; i++) {
-		if (held[i].pseudo)
+		if (held[i].pseudo || held[i].cls->may_wait)
 			continue;
 		report_begin("a lock is held across a long wait");
 		out("%s:%d may wait for %s while this thread holds %s (class of %s:%d, taken at %s:%d)\n", file, line,

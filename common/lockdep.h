@@ -25,7 +25,10 @@
  * lockdep_assert_held() is the kernel's lockdep_assert_held(): the first
  * line of a _locked helper.  lockdep_might_wait() says "this thread may
  * now block for a long time (an MDS round trip, store I/O)": holding any
- * mutex or rwlock there is reported (CONVENTIONS.md: no lock across I/O).
+ * mutex or rwlock there is reported (CONVENTIONS.md: no lock across I/O),
+ * except a class the code declares as held across waits on purpose, with
+ * the reason (lockdep_mutex_may_wait(): known debt, listed in
+ * docs/LOCKING.md).
  *
  * Building: with LOLIGO_LOCKDEP defined (CMake option LOLIGO_LOCKDEP, on
  * for the Debug and RelWithDebInfo builds the suite runs), every file that
@@ -80,12 +83,14 @@ int lockdep_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m, const struct t
 
 /* pseudo-locks (see the top) */
 void lockdep_wait_at(struct lockdep_class_key *k, const void *obj, const char *file, int line);
+void lockdep_wait_cond_at(struct lockdep_class_key *k, const void *obj, const void *mutex, const char *file, int line);
 void lockdep_acquired_at(struct lockdep_class_key *k, const void *obj, bool try, const char *file, int line);
 void lockdep_released(const void *obj);
 bool lockdep_holds(const void *obj);
 int lockdep_nheld_class(struct lockdep_class_key *k);
 void lockdep_assert_held_at(const void *lock, const char *what, const char *file, int line);
 void lockdep_might_wait_at(const char *what, const char *file, int line);
+void lockdep_mutex_may_wait(pthread_mutex_t *m, const char *why);
 
 /** lockdep_held_describe - this thread's held locks as text (for a stall report); @buf NUL-terminated. */
 void lockdep_held_describe(char *buf, size_t len);
@@ -93,6 +98,8 @@ void lockdep_held_describe(char *buf, size_t len);
 uint64_t lockdep_reports(void);
 
 #define lockdep_wait(k, obj) lockdep_wait_at((k), (obj), __FILE__, __LINE__)
+/* the wait is a pthread_cond_wait on @mutex (held now, released while it waits) */
+#define lockdep_wait_cond(k, obj, mutex) lockdep_wait_cond_at((k), (obj), (mutex), __FILE__, __LINE__)
 #define lockdep_acquired(k, obj, try) lockdep_acquired_at((k), (obj), (try), __FILE__, __LINE__)
 #define lockdep_assert_held(l) lockdep_assert_held_at((l), #l, __FILE__, __LINE__)
 #define lockdep_might_wait(what) lockdep_might_wait_at((what), __FILE__, __LINE__)
@@ -117,12 +124,14 @@ uint64_t lockdep_reports(void);
 #define LOCKDEP_ENABLED 0
 
 #define lockdep_wait(k, obj) ((void)(k), (void)(obj))
+#define lockdep_wait_cond(k, obj, mutex) ((void)(k), (void)(obj), (void)(mutex))
 #define lockdep_acquired(k, obj, try) ((void)(k), (void)(obj), (void)(try))
 #define lockdep_released(obj) ((void)(obj))
 #define lockdep_holds(obj) ((void)(obj), true)
 #define lockdep_nheld_class(k) ((void)(k), 0)
 #define lockdep_assert_held(l) ((void)(l))
 #define lockdep_might_wait(what) ((void)(what))
+#define lockdep_mutex_may_wait(m, why) ((void)(m), (void)(why))
 #define lockdep_reports() ((uint64_t)0)
 static inline void lockdep_held_describe(char *buf, unsigned long len)
 {

@@ -346,7 +346,7 @@ NFS4_OP(commit)
 		r = lc_fsync(c->lc, ref->fh, false);
 		os_fhref_put(c->lc, ref);
 	} else {
-		r = lc_sync_fs(c->lc);
+		r = lc_sync_inode(c->lc, o.in);   /* no open state: this file alone */
 	}
 	nfs4ops_release(cs, &o);
 	if (r)

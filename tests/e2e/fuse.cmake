@@ -68,3 +68,17 @@ if(TARGET loligo-fuse AND TARGET loligo-mds)
       ENVIRONMENT "LOLIGO_SOURCE_DIR=${CMAKE_SOURCE_DIR};LOLIGO_BUILD_DIR=${CMAKE_BINARY_DIR}")
   endif()
 endif()
+
+# Never hangs (issue 24): 20 processes on two mounts of one filesystem mixing
+# every operation that writes back, syncs, truncates and renames, for
+# LOLIGO_STRESS_SECONDS (60); a watchdog dumps the daemons' stacks and fails
+# when a process makes no progress for 30 s; a checker compares the mounts.
+if(TARGET loligo-fuse AND TARGET loligo-mds)
+  loligo_check_test(test_fuse_stress
+    SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_fuse_stress.c ${CMAKE_CURRENT_LIST_DIR}/test_fuse_harness.c
+    LIBS loligo_proto loligo_common
+    LABELS e2e fuse stress
+    TIMEOUT 600)
+  add_dependencies(test_fuse_stress loligo-fuse loligo-mds loligo)
+  set_tests_properties(test_fuse_stress PROPERTIES SKIP_RETURN_CODE 77 RUN_SERIAL TRUE)
+endif()

@@ -419,6 +419,105 @@ START_TEST(test_sigterm_ends_a_wait_for_a_dead_mds)
 }
 END_TEST
 
+/* ---- a stalled operation is visible (issue 24) ---------------------------------- */
+
+static struct json_object *asok_cmd(const char *sock, const char *prefix)
+{
+	struct json_object *req = json_object_new_object(), *rep = NULL;
+
+	json_object_object_add(req, "prefix", json_object_new_string(prefix));
+	if (asok_request(sock, req, &rep, 10000) != 0)
+		rep = NULL;
+	json_object_put(req);
+	return rep;
+}
+
+/* the client's `ops` has an operation @op whose wait mentions @what */
+static bool ops_show(const char *op, const char *what)
+{
+	struct json_object *rep = asok_cmd(fs.asok, "ops"), *arr, *e, *v;
+	bool found = false;
+
+	if (rep && json_object_object_get_ex(rep, "ops", &arr))
+		for (size_t i = 0; i < json_object_array_length(arr) && !found; i++) {
+			e = json_object_array_get_idx(arr, i);
+			found = json_object_object_get_ex(e, "op", &v) && !strcmp(json_object_get_string(v), op) &&
+				json_object_object_get_ex(e, "waiting_for", &v) &&
+				strstr(json_object_get_string(v), what);
+		}
+	if (rep)
+		json_object_put(rep);
+	return found;
+}
+
+/* the MDS's health has check @code */
+static bool mds_health_has(const char *code)
+{
+	char sock[PATH_MAX + 16];
+	struct json_object *rep, *checks, *c;
+	bool has;
+
+	snprintf(sock, sizeof(sock), "%s/mds.asok", fs.dir);
+	rep = asok_cmd(sock, "health detail");
+	has = rep && json_object_object_get_ex(rep, "checks", &checks) && json_object_object_get_ex(checks, code, &c);
+	if (rep)
+		json_object_put(rep);
+	return has;
+}
+
+static void set_client_opt(const char *key, const char *val)
+{
+	struct json_object *req = json_object_new_object(), *rep = NULL;
+
+	json_object_object_add(req, "prefix", json_object_new_string("config set"));
+	json_object_object_add(req, "var", json_object_new_string(key));
+	json_object_object_add(req, "val", json_object_new_string(val));
+	ck_assert_int_eq(asok_request(fs.asok, req, &rep, 10000), 0);
+	json_object_put(req);
+	if (rep)
+		json_object_put(rep);
+}
+
+/*
+ * A writeback held by the test hook (a slow store): the fsync waiting for it
+ * is listed by `ops` with what it waits for, logged once past
+ * client_op_warn_s, reported to the MDS (health MDS_CLIENT_SLOW_OPS); when
+ * the store goes on, the fsync completes and the warning clears.  Waits are
+ * for the events, each bounded only against a hang.
+ */
+START_TEST(test_stalled_op_is_reported)
+{
+	pid_t pid;
+	long end;
+	int fd;
+
+	start_all("client_op_warn_s=2");
+	fd = open(P("slow"), O_CREAT | O_WRONLY, 0644);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(write(fd, "data", 4), 4);
+	set_client_opt("client_debug_writeback_delay", "600");
+	pid = fork();
+	if (pid == 0)
+		_exit(fsync(fd) == 0 ? 0 : 1);
+	close(fd);
+	end = now_ms() + 60000;
+	while (!ops_show("fsync", "object store") && now_ms() < end)
+		usleep(50000);
+	ck_assert_msg(ops_show("fsync", "object store"), "`ops` does not show the fsync waiting for the store");
+	while (!mds_health_has("MDS_CLIENT_SLOW_OPS") && now_ms() < end)
+		usleep(100000);
+	ck_assert_msg(mds_health_has("MDS_CLIENT_SLOW_OPS"), "the MDS's health does not show the slow operation");
+	ck_assert_msg(log_count("slow operation: fuse fsync") == 1, "the slow fsync was not logged once");
+	/* the store goes on */
+	set_client_opt("client_debug_writeback_delay", "0");
+	ck_assert_int_eq(reap(pid, 60000), 0);
+	while (mds_health_has("MDS_CLIENT_SLOW_OPS") && now_ms() < end)
+		usleep(100000);
+	ck_assert_msg(!mds_health_has("MDS_CLIENT_SLOW_OPS"), "the warning did not clear once the fsync completed");
+	ck_assert_msg(!ops_show("fsync", ""), "the fsync is still listed");
+}
+END_TEST
+
 /* One case per tcase, with unchecked fixtures (as test_fuse.c): the check
  * parent's teardown kills what a failed case left (pid files). */
 static void add(Suite *s, const char *name, const TTest *t)
@@ -439,6 +538,7 @@ static Suite *suite(void)
 	add(s, "interrupt", test_wait_for_mds_is_interruptible);
 	add(s, "close", test_inherited_close_is_interruptible);
 	add(s, "sigterm", test_sigterm_ends_a_wait_for_a_dead_mds);
+	add(s, "stalled", test_stalled_op_is_reported);
 	return s;
 }
 

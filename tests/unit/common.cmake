@@ -19,3 +19,9 @@ if(TARGET loligo AND EXISTS ${CMAKE_CURRENT_LIST_DIR}/test_cli.c)
 endif()
 loligo_check_test(test_rlock SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_rlock.c
                   LIBS loligo_common LABELS unit common TIMEOUT 60)
+# The lock-order checker catches inversions, same-kind waits of flag locks,
+# locks held across long waits and unheld _locked calls (each must abort).
+if(LOLIGO_LOCKDEP)
+  loligo_check_test(test_lockdep SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_lockdep.c
+                    LIBS loligo_common LABELS unit common TIMEOUT 60)
+endif()

@@ -120,6 +120,11 @@ static __attribute__((unused)) void sample_session(struct mdsp_msg *m, uint32_t 
 	for (i = 0; i < ncaps; i++)
 		sample_lock(&s->locks[i], 100 + i);
 	s->store_addr = strdup("v2:127.0.0.1:0/3710147553");
+	/* v6: a renewal says what is blocked on the client */
+	if (op == MDSP_SESSION_REQUEST_RENEW) {
+		s->slow_ops = 3;
+		s->slow_op = sample_str(MDSP_SLOW_OP_MAX, op);
+	}
 }
 
 static __attribute__((unused)) void sample_auth(struct mdsp_msg *m, uint32_t op)
@@ -344,7 +349,8 @@ static __attribute__((unused)) int msg_eq(const struct mdsp_msg *a, const struct
 		    x->mds_epoch != y->mds_epoch || x->ncaps != y->ncaps ||
 		    memcmp(x->secret, y->secret, MDSP_KEY_LEN) || memcmp(x->proof, y->proof, MDSP_MAC_LEN) ||
 		    x->max_file_size != y->max_file_size || x->nmeta != y->nmeta || x->nlocks != y->nlocks ||
-		    !str_eq(x->store_addr, y->store_addr))
+		    !str_eq(x->store_addr, y->store_addr) || x->slow_ops != y->slow_ops ||
+		    !str_eq(x->slow_op, y->slow_op))
 			return 0;
 		for (i = 0; i < x->nmeta; i++)
 			if (!str_eq(x->meta[i].key, y->meta[i].key) || !str_eq(x->meta[i].val, y->meta[i].val))

@@ -537,7 +537,10 @@ static void as_older(struct mdsp_buf *b, uint8_t ver, size_t drop)
 #define ENVELOPE 6
 #define LOCK_V1_LEN 36u
 #define LOCK_V2_LEN (LOCK_V1_LEN + 4 + 8 + 8 + 8)
-#define V5_TAIL(nlocks, addr) (4 + (size_t)(nlocks) * (ENVELOPE + LOCK_V2_LEN) + 4 + ((addr) ? strlen(addr) : 0))
+/* the version 6 tail (slow_ops, slow_op) of a session without slow operations */
+#define V6_TAIL (4 + 4)
+/* the version 5 and 6 tails */
+#define V5_TAIL(nlocks, addr) (4 + (size_t)(nlocks) * (ENVELOPE + LOCK_V2_LEN) + 4 + ((addr) ? strlen(addr) : 0) + V6_TAIL)
 static void as_older(struct mdsp_buf *b, uint8_t ver, size_t drop)
 {
 	uint8_t *p = b->data + MDSP_HDR_LEN;
@@ -781,6 +784,43 @@ START_TEST(test_session_v4_has_no_locks)
 	wr32le(b.data + b.len - V5_TAIL(3, m.session.store_addr), 0x40000000u);
 	reframe(b.data, b.len - MDSP_HDR_LEN);
 	ck_assert_int_eq(mdsp_decode_frame(b.data, b.len, &d, &why), -EBADMSG);
+	mdsp_buf_free(&b);
+	mdsp_msg_free(&m);
+}
+END_TEST
+
+/* A version-5 SESSION (before the slow operations): a renewal says none,
+ * and every field before decodes as sent. */
+START_TEST(test_session_v5_has_no_slow_ops)
+{
+	struct mdsp_msg m, d;
+	struct mdsp_buf b;
+	const char *why = NULL;
+
+	sample_session(&m, MDSP_SESSION_REQUEST_RENEW, 0);
+	ck_assert_uint_eq(m.session.slow_ops, 3);
+	encode_ok(&m, &b);
+	as_older(&b, 5, 4 + 4 + strlen(m.session.slow_op));
+	ck_assert_int_eq(mdsp_decode_frame(b.data, b.len, &d, &why), 0);
+	ck_assert_uint_eq(d.session.slow_ops, 0);
+	ck_assert_ptr_null(d.session.slow_op);
+	m.session.slow_ops = 0;
+	free(m.session.slow_op);
+	m.session.slow_op = NULL;
+	ck_assert(msg_eq(&m, &d));
+	mdsp_msg_free(&d);
+	/* the same bytes claiming version 6 are truncated */
+	b.data[MDSP_HDR_LEN] = 6;
+	reframe(b.data, b.len - MDSP_HDR_LEN);
+	ck_assert_int_eq(mdsp_decode_frame(b.data, b.len, &d, &why), -EBADMSG);
+	mdsp_buf_free(&b);
+	mdsp_msg_free(&m);
+	/* a description longer than the bound is refused by the encoder */
+	sample_session(&m, MDSP_SESSION_REQUEST_RENEW, 0);
+	free(m.session.slow_op);
+	m.session.slow_op = sample_str(MDSP_SLOW_OP_MAX + 1, 1);
+	mdsp_buf_init(&b);
+	ck_assert_int_lt(mdsp_encode(&b, &m), 0);
 	mdsp_buf_free(&b);
 	mdsp_msg_free(&m);
 }
@@ -1418,6 +1458,7 @@ static Suite *proto_suite(void)
 	tcase_add_test(tc, test_session_v3_has_no_metadata);
 	tcase_add_test(tc, test_older_peers_decode);
 	tcase_add_test(tc, test_session_v4_has_no_locks);
+	tcase_add_test(tc, test_session_v5_has_no_slow_ops);
 	tcase_add_test(tc, test_lock_v1_decodes);
 	tcase_add_test(tc, test_decoder_bounds);
 	tcase_add_test(tc, test_encoder_bounds);
