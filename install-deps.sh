@@ -12,7 +12,7 @@ BUILD_PKGS=(build-essential cmake ninja-build pkg-config
             libfuse3-dev fuse3 librados-dev liburing-dev liburcu-dev check
             liblmdb-dev libinih-dev libjson-c-dev systemtap-sdt-dev libtirpc-dev libssl-dev libmicrohttpd-dev)
 TEST_PKGS=(clang libclang-rt-14-dev ceph-mon ceph-osd ceph-common uuid-runtime
-           qemu-system-x86 busybox-static valgrind psmisc procps logrotate python3-prometheus-client
+           qemu-system-x86 busybox-static valgrind gdb psmisc procps logrotate python3-prometheus-client
            dpkg-dev debhelper fakeroot lintian iproute2 systemd gnuplot-nox)
 
 BENCH_PKGS=(fio ceph-fuse ceph-mds strace linux-perf hyperfine)

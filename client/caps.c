@@ -52,6 +52,7 @@
 #include "client/client_int.h"
 #include "client/intr.h"
 #include "common/config.h"
+#include "common/lockdep.h"
 #include "common/log.h"
 #include "common/time.h"
 
@@ -152,6 +153,10 @@ void lc_caps_apply_locked(struct lc_inode *in, uint32_t caps, uint64_t seq)
 		return;
 	if (seq < in->cap_seq)
 		return; /* older than a grant/revoke we already applied */
+	/* a grant (nothing taken away) is taken in at once; fewer caps than we
+	 * hold is a revoke in flight, acked by its own processing (send_ack) */
+	if (seq > in->acked_seq && !(in->caps & ~caps))
+		in->acked_seq = seq;
 	lc_caps_set_locked(in, caps);
 	in->cap_seq = seq;
 	if (lc_attrs_cached_locked(in)) {
@@ -221,7 +226,7 @@ int lc_cap_flush(struct lclient *c, struct lc_inode *in, uint64_t *tid)
 	fill_flush_locked(c, in, &m);
 	m.caps = in->caps;
 	m.wanted = lc_caps_wanted_locked(in);
-	m.seq = in->cap_seq;
+	m.seq = in->acked_seq;
 	/* sent under the inode lock: flushes of one inode leave in tid order,
 	 * and no UPDATE computed later can overtake this one */
 	r = mdsc_send_caps(c->mdsc, &m);
@@ -398,7 +403,7 @@ void lc_caps_update(struct lclient *c, struct lc_inode *in)
 		fill_flush_locked(c, in, &m);
 	}
 	m.caps = keep;
-	m.seq = in->cap_seq;
+	m.seq = in->acked_seq;
 	if (mdsc_send_caps(c->mdsc, &m) == 0) {
 		flush_sent_locked(in, &m);
 		in->caps = keep;
@@ -432,6 +437,8 @@ static void send_ack(struct lclient *c, struct lc_inode *in, const struct mdsp_c
 		return;
 	}
 	pthread_mutex_lock(&in->lock);
+	if (rv->seq > in->acked_seq)
+		in->acked_seq = rv->seq;
 	ack.caps = in->caps;
 	ack.wanted = lc_caps_wanted_locked(in);
 	fill_flush_locked(c, in, &ack);
@@ -478,10 +485,131 @@ static void invalidate_kernel(struct lclient *c, uint64_t ino, off_t off)
 #define REVOKE_INVAL_WAIT_MS 100
 #define REVOKE_INODE_WAIT_MS 1000
 
-static void wait_kernel(struct lclient *c, int timeout_ms, bool names)
+static void wait_kernel(struct lclient *c, uint64_t ino, int timeout_ms, bool names)
 {
-	if (c->cb.inval_wait)
-		c->cb.inval_wait(c->cb_arg, timeout_ms, names);
+	if (!c->cb.inval_wait)
+		return;
+	lc_op_wait_set(LC_WAIT_KERNEL, ino);
+	c->cb.inval_wait(c->cb_arg, timeout_ms, names);
+	lc_op_wait_clear();
+}
+
+/* ---- the cap workers ---------------------------------------------------------- */
+
+static struct lc_capq *capq_of(struct lclient *c, uint64_t ino)
+{
+	return &c->capq[(ino * 0x9e3779b97f4a7c15ull >> 32) % LC_CAP_WORKERS];
+}
+
+static uint64_t work_ino(const struct cap_work *w)
+{
+	return w->rv ? w->rv->in->ino : w->caps.ino;
+}
+
+void lc_cap_work_queue_locked(struct lclient *c, struct cap_work *w)
+{
+	struct lc_capq *q = capq_of(c, work_ino(w));
+
+	lockdep_assert_held(&c->work_lock);
+	w->next = NULL;
+	*q->tail = w;
+	q->tail = &w->next;
+	pthread_cond_signal(&q->cond);
+}
+
+static void run_list(struct lclient *c, struct cap_work *w)
+{
+	while (w) {
+		struct cap_work *n = w->next;
+		struct lc_op_slot *op = lc_op_begin(c, "client", w->rv ? "cap worker: deferred revoke" :
+							      w->caps.op == MDSP_CAPS_REVOKE ? "cap worker: revoke" :
+							      "cap worker: lease revoke", work_ino(w));
+
+		lc_caps_process(c, w);
+		lc_op_end(op);
+		free(w);
+		w = n;
+	}
+}
+
+static void *capq_main(void *arg)
+{
+	struct lc_capq *q = arg;
+	struct lclient *c = q->c;
+
+	pthread_setname_np(pthread_self(), "lc-caps");
+	pthread_mutex_lock(&c->work_lock);
+	while (!c->capq_stop) {
+		struct cap_work *w = q->head;
+
+		if (!w) {
+			pthread_cond_wait(&q->cond, &c->work_lock);
+			continue;
+		}
+		q->head = NULL;
+		q->tail = &q->head;
+		pthread_mutex_unlock(&c->work_lock);
+		run_list(c, w);
+		pthread_mutex_lock(&c->work_lock);
+	}
+	pthread_mutex_unlock(&c->work_lock);
+	return NULL;
+}
+
+int lc_cap_workers_start(struct lclient *c)
+{
+	int i, r = 0;
+
+	c->capq_stop = false;
+	for (i = 0; i < LC_CAP_WORKERS; i++) {
+		r = pthread_create(&c->capq[i].thread, NULL, capq_main, &c->capq[i]);
+		if (r)
+			break;
+	}
+	if (r) {
+		pthread_mutex_lock(&c->work_lock);
+		c->capq_stop = true;
+		for (int k = 0; k < i; k++)
+			pthread_cond_signal(&c->capq[k].cond);
+		pthread_mutex_unlock(&c->work_lock);
+		while (i-- > 0)
+			pthread_join(c->capq[i].thread, NULL);
+		return -r;
+	}
+	c->capq_running = true;
+	return 0;
+}
+
+void lc_cap_workers_stop(struct lclient *c)
+{
+	if (!c->capq_running)
+		return;
+	pthread_mutex_lock(&c->work_lock);
+	c->capq_stop = true;
+	for (int i = 0; i < LC_CAP_WORKERS; i++)
+		pthread_cond_signal(&c->capq[i].cond);
+	pthread_mutex_unlock(&c->work_lock);
+	for (int i = 0; i < LC_CAP_WORKERS; i++)
+		pthread_join(c->capq[i].thread, NULL);
+	c->capq_running = false;
+}
+
+bool lc_cap_work_run_queued(struct lclient *c)
+{
+	bool any = false;
+
+	for (int i = 0; i < LC_CAP_WORKERS; i++) {
+		struct cap_work *w;
+
+		pthread_mutex_lock(&c->work_lock);
+		w = c->capq[i].head;
+		c->capq[i].head = NULL;
+		c->capq[i].tail = &c->capq[i].head;
+		pthread_mutex_unlock(&c->work_lock);
+		any |= w != NULL;
+		run_list(c, w);
+	}
+	return any;
 }
 
 /* work_lock held: free @rv once its last reference is gone. */
@@ -501,9 +629,7 @@ static void revoke_queue_tail_locked(struct lclient *c, struct lc_revoke *rv)
 	if (!w)
 		return;                  /* queued already */
 	rv->tail = NULL;
-	*c->work_tail = w;
-	c->work_tail = &w->next;
-	pthread_cond_signal(&c->work_cond);
+	lc_cap_work_queue_locked(c, w);
 }
 
 void lc_revoke_complete(struct lclient *c, struct lc_revoke *rv)
@@ -546,9 +672,9 @@ static void finish_revoke(struct lclient *c, struct lc_inode *in, const struct m
 		invalidate_kernel(c, in->ino, -1);       /* attributes only */
 	}
 	if (dir && !(keep & MDSP_CAP_AUTH_SHARED))
-		wait_kernel(c, REVOKE_INVAL_WAIT_MS, true);
+		wait_kernel(c, in->ino, REVOKE_INVAL_WAIT_MS, true);
 	else if (!dir && (!(keep & MDSP_CAP_FILE_CACHE) || (keep & MDSP_CAP_ATTR_SHARED) != MDSP_CAP_ATTR_SHARED))
-		wait_kernel(c, REVOKE_INODE_WAIT_MS, false);
+		wait_kernel(c, in->ino, REVOKE_INODE_WAIT_MS, false);
 	send_ack(c, in, m);
 }
 
@@ -579,13 +705,15 @@ static void process_deferred(struct lclient *c, struct lc_revoke *rv)
 	waiting = rv->waiting;
 	rv->waiting = NULL;
 	if (waiting) {
+		struct lc_capq *q = capq_of(c, in->ino);
+
 		for (last = waiting; last->next; last = last->next)
 			;
-		last->next = c->work;
-		if (!c->work)
-			c->work_tail = &last->next;
-		c->work = waiting;
-		pthread_cond_signal(&c->work_cond);
+		last->next = q->head;
+		if (!q->head)
+			q->tail = &last->next;
+		q->head = waiting;
+		pthread_cond_signal(&q->cond);
 	}
 	pthread_cond_broadcast(&c->deferred_cond);
 	revoke_put_locked(rv);
@@ -646,11 +774,21 @@ static void process_revoke(struct lclient *c, struct cap_work *w)
 	}
 	pthread_mutex_unlock(&c->work_lock);
 	perf_inc(&c->perf.caps_revoke, 1);
+	/* an orphan now (mds locker_stray_notify): the attributes say nlink 0,
+	 * and the inode goes as soon as nothing here uses it */
+	if (m->attr.ino == m->ino && m->attr.nlink == 0)
+		lc_inode_refresh(in, &m->attr);
 	/* give up the bits first: from here on writes go through, reads and
 	 * getattr go to the store and the MDS */
 	pthread_mutex_lock(&in->lock);
 	had = in->caps;
 	in->caps &= keep;
+	/* stale replies (seq below the revoke's) no longer change the caps;
+	 * but our messages carry in->acked_seq, which moves to the revoke's
+	 * only with its ack (send_ack): a cap update or flush sent meanwhile
+	 * (the flusher's, for a file just closed) is not taken by the MDS as
+	 * the ack, so the other client cannot go on before our kernel has
+	 * dropped what it cached */
 	if (m->seq > in->cap_seq)
 		in->cap_seq = m->seq;
 	if (!lc_attrs_cached_locked(in))
@@ -673,7 +811,7 @@ static void process_revoke(struct lclient *c, struct cap_work *w)
 	/* a frontend's own promises (NFS delegations) go back first: what its
 	 * clients write back meanwhile goes through, and is flushed after;
 	 * a hook that has to wait for its clients defers the rest */
-	rv = c->flusher_running ? revoke_new(in, m) : NULL;   /* none once the flusher stopped */
+	rv = c->capq_running ? revoke_new(in, m) : NULL;   /* none once the cap workers stopped */
 	if (rv)
 		rv->sess_gen = atomic_load(&c->sess_gen);
 	run_hooks(c, in, had, had & keep, false, rv);
@@ -734,7 +872,7 @@ void lc_revoke_expire(struct lclient *c)
 void lc_revoke_drain(struct lclient *c)
 {
 	pthread_mutex_lock(&c->work_lock);
-	while (c->deferred && c->flusher_running) {
+	while (c->deferred && c->capq_running) {
 		uint64_t now = now_mono_ns(), until = UINT64_MAX;
 		struct timespec dl;
 
@@ -745,11 +883,11 @@ void lc_revoke_drain(struct lclient *c)
 				until = rv->deadline;
 		}
 		if (until == UINT64_MAX)
-			until = now + 100000000ull;   /* all queued: wait for the flusher */
+			until = now + 100000000ull;   /* all queued: wait for the cap workers */
 		dl = ns_to_timespec(until);
 		pthread_cond_timedwait(&c->deferred_cond, &c->work_lock, &dl);
 	}
-	/* no flusher: lc_flusher_stop runs what is queued */
+	/* no cap workers: lc_flusher_stop runs what is queued */
 	for (struct lc_revoke *rv = c->deferred; rv; rv = rv->next)
 		revoke_force_locked(c, rv, "unmount");
 	pthread_mutex_unlock(&c->work_lock);
@@ -864,7 +1002,7 @@ static void resend_flushes(struct lclient *c)
 			m.attr.mtime = in->flushing_mtime;
 			m.caps = in->caps;
 			m.wanted = lc_caps_wanted_locked(in);
-			m.seq = in->cap_seq;
+			m.seq = in->acked_seq;
 			mdsc_send_caps(c->mdsc, &m);
 		}
 		pthread_mutex_unlock(&in->lock);
@@ -914,6 +1052,7 @@ void lc_session_event(void *arg, uint32_t op)
 			in->caps = 0;
 			/* a new session: the MDS knows nothing of ours */
 			in->cap_seq = 0;
+			in->acked_seq = 0;
 			in->wanted_sent = 0;
 			if (in->flushing_meta) {
 				in->dirty_meta |= in->flushing_meta;

@@ -312,14 +312,19 @@ static int client_alloc(struct lclient **out)
 	pthread_mutex_init(&c->statfs_lock, NULL);
 	pthread_mutex_init(&c->ra_pool_lock, NULL);
 	pthread_mutex_init(&c->deleg_lock, NULL);
+	pthread_mutex_init(&c->orphan_lock, NULL);
 	c->async_dirops = cfg_bool(CFG_client_async_dirops);
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&c->oc_cond, &ca);
 	pthread_cond_init(&c->work_cond, &ca);
+	for (int i = 0; i < LC_CAP_WORKERS; i++) {
+		c->capq[i].c = c;
+		c->capq[i].tail = &c->capq[i].head;
+		pthread_cond_init(&c->capq[i].cond, &ca);
+	}
 	pthread_cond_init(&c->deferred_cond, &ca);
 	pthread_condattr_destroy(&ca);
-	c->work_tail = &c->work;
 	lc_optrack_init(c);
 	r = lc_icache_init(c);
 	if (r == 0)
@@ -845,8 +850,12 @@ void lclient_destroy(struct lclient *c)
 	lc_ra_pool_trim(c, true);
 	pthread_mutex_destroy(&c->ra_pool_lock);
 	pthread_mutex_destroy(&c->deleg_lock);
+	pthread_mutex_destroy(&c->orphan_lock);
+	free(c->orphan_q);
 	pthread_cond_destroy(&c->oc_cond);
 	pthread_cond_destroy(&c->work_cond);
+	for (int i = 0; i < LC_CAP_WORKERS; i++)
+		pthread_cond_destroy(&c->capq[i].cond);
 	pthread_cond_destroy(&c->deferred_cond);
 	free(c->mds_addr);
 	free(c->mounted_at);
@@ -893,6 +902,7 @@ double lc_entry_timeout(struct lclient *c, struct lc_inode *in)
 double lc_attr_timeout(struct lclient *c, struct lc_inode *in)
 {
 	bool cached = false;
+	double t;
 
 	if (in) {
 		lc_kernel_promise(in);
@@ -900,12 +910,39 @@ double lc_attr_timeout(struct lclient *c, struct lc_inode *in)
 		cached = lc_attrs_cached_locked(in);
 		pthread_mutex_unlock(&in->lock);
 	}
-	return cached ? lc_secs(CFG_client_caps_timeout) : 0;
+	t = cached ? lc_secs(CFG_client_caps_timeout) : 0;
+	if (in && t > 0) {
+		uint64_t until = now_mono_ns() + (uint64_t)(t * 1e9), cur = atomic_load(&in->kattr_until);
+
+		while (cur < until && !atomic_compare_exchange_weak(&in->kattr_until, &cur, until))
+			;
+	}
+	return t;
+}
+
+bool lc_kernel_attrs_cached(struct lc_inode *in)
+{
+	return now_mono_ns() < atomic_load(&in->kattr_until);
 }
 
 uint64_t lc_kernel_promise_ns(struct lc_inode *in)
 {
 	return atomic_load(&in->kpromise_ns);
+}
+
+void lc_kernel_reply_begin(struct lc_inode *in)
+{
+	atomic_fetch_add(&in->kreplying, 1);
+}
+
+void lc_kernel_reply_end(struct lc_inode *in)
+{
+	atomic_fetch_sub(&in->kreplying, 1);
+}
+
+bool lc_kernel_replying(struct lc_inode *in)
+{
+	return atomic_load(&in->kreplying) > 0;
 }
 
 bool lc_fh_cacheable(struct lc_fh *fh)

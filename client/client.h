@@ -473,6 +473,23 @@ double lc_attr_timeout(struct lclient *c, struct lc_inode *in);
  */
 uint64_t lc_kernel_promise_ns(struct lc_inode *in);
 /**
+ * lc_kernel_reply_begin / _end - a frontend request that will answer the
+ * kernel with @in's attributes (GETATTR, SETATTR) is between its start and
+ * its reply.  The kernel drops such a reply if an invalidation of the inode
+ * overtakes it (its attr_version), so the frontend holds attribute-only
+ * invalidations of @in back meanwhile (lc_kernel_replying).
+ */
+void lc_kernel_reply_begin(struct lc_inode *in);
+void lc_kernel_reply_end(struct lc_inode *in);
+/** lc_kernel_replying - such a reply for @in is in progress. */
+bool lc_kernel_replying(struct lc_inode *in);
+/**
+ * lc_kernel_attrs_cached - the frontend's kernel may still hold attributes
+ * of @in it was told to keep (lc_attr_timeout gave a timeout that has not
+ * run out): false means an invalidation of its attributes alone is moot.
+ */
+bool lc_kernel_attrs_cached(struct lc_inode *in);
+/**
  * lc_fh_cacheable - the file's data may be cached (we hold Fc: nobody else
  * writes it).  A frontend opens without it uncached (FUSE direct_io).
  */

@@ -111,13 +111,21 @@ struct lc_inode {
 	_Atomic uint64_t kpromise_ns; /* mono ns the frontend last asked for a kernel cache timeout of
 				       * its attributes or of a name in it (lc_kernel_promise_ns) */
 	_Atomic uint64_t data_gen;   /* bumped on every write/truncate: stale readahead check */
+	_Atomic int kreplying;       /* attribute replies to the frontend's kernel in progress */
+	_Atomic uint64_t kattr_until; /* mono ns: the latest end of an attribute timeout the
+				       * frontend's kernel was given (lc_attr_timeout) */
+	_Atomic bool orphaned;       /* the MDS says nlink 0: evicted as soon as unreferenced, so that
+				      * the MDS can let the orphan go (lc_orphan_queue) */
 
 	pthread_mutex_t lock;        /* protects everything below */
 	pthread_cond_t cond;         /* flushing done, dirty bytes written */
 	struct mdsp_inode mi;        /* attributes as last known (size: see wsize) */
 	uint64_t attr_until;         /* mono ns: cached attrs usable until then (0 without caps) */
 	uint32_t caps;               /* MDSP_CAP_* held (caps.c) */
-	uint64_t cap_seq;            /* sequence of the last cap state applied */
+	uint64_t cap_seq;            /* sequence of the last cap state applied (stale replies below it change nothing) */
+	uint64_t acked_seq;          /* the sequence our cap messages carry: every grant and reply up to it taken
+				      * in, and a revoke only once its ack is sent (caps.c send_ack), so that no
+				      * update or flush acks a revoke still being processed */
 	uint32_t wanted_sent;        /* file caps we last told the MDS we want */
 	char *symlink;               /* symlinks: cached target (immutable) */
 	struct rd_batch *rd;         /* dirs: last READDIR batch (while Fs is held) */
@@ -280,6 +288,7 @@ struct lc_revoke {
 };
 
 #define LC_DELEG_RANGES 4
+#define LC_CAP_WORKERS 4
 
 struct lclient {
 	/* configuration, read at create (timeouts re-read at use) */
@@ -344,12 +353,25 @@ struct lclient {
 	/* the flusher thread: periodic writeback, cap work, cache trimming */
 	pthread_t flusher;
 	bool flusher_running;
-	pthread_mutex_t work_lock;   /* protects work, stop, kick */
-	pthread_cond_t work_cond;
-	struct cap_work *work, **work_tail;
+	pthread_mutex_t work_lock;   /* protects stop, kick, wbq, capupd, deferred, capq's lists */
+	pthread_cond_t work_cond;    /* the flusher's */
+	/* caps.c: cap messages (revokes, lease revokes, deferred revokes' tails)
+	 * on LC_CAP_WORKERS threads of their own, an inode always on the same
+	 * one (its revokes in order), so that a revoke waiting for the store or
+	 * the kernel holds up neither other inodes' revokes nor the flusher's
+	 * writeback, and the writeback never holds up a revoke another client
+	 * waits for */
+	struct lc_capq {
+		struct lclient *c;
+		pthread_t thread;
+		pthread_cond_t cond;          /* with work_lock: work queued, or stop */
+		struct cap_work *head, **tail;
+	} capq[LC_CAP_WORKERS];
+	bool capq_running, capq_stop;
 	struct lc_inode *capupd;     /* inodes whose wanted caps changed (lc_caps_update_later) */
 	struct lc_inode *wbq;        /* closed files to write back now, then their caps (lc_wb_start) */
 	bool stop, kick;
+	bool orphan_wake;            /* orphans queued (inode.c orphan_queue): a round without a kick */
 	struct lc_revoke *deferred;  /* revokes hooks deferred, not finished (caps.c); work_lock */
 	pthread_cond_t deferred_cond;  /* (CLOCK_MONOTONIC) one of them finished */
 	_Atomic uint64_t sess_gen;   /* bumped when the session's caps are lost (lc_session_event) */
@@ -376,6 +398,12 @@ struct lclient {
 	uint64_t deleg_chunk;        /* length of the last range granted */
 	bool deleg_asked;            /* a request with MDSP_REQ_WANT_INOS is in flight */
 
+	/* inode.c: orphans (nlink 0) whose last reference went, to evict and release
+	 * at the flusher's next round (lc_orphan_queue) */
+	pthread_mutex_t orphan_lock; /* protects the three below; a leaf lock */
+	uint64_t *orphan_q;
+	size_t norphan, orphan_cap;
+
 	/* optrack.c: operations in flight and the watchdog that reports stalls */
 	uint64_t op_cid;             /* this client's id among those of the process (set at create) */
 	pthread_t wd_thread;
@@ -389,6 +417,16 @@ struct lclient {
 	struct lc_perf perf;
 	char perf_group[64];
 };
+
+/** lc_cap_work_queue_locked - c->work_lock held: @w goes to its inode's cap worker. */
+void lc_cap_work_queue_locked(struct lclient *c, struct cap_work *w);
+/** lc_cap_workers_start / _stop - the cap worker threads (stop: joins; queued work stays). */
+int lc_cap_workers_start(struct lclient *c);
+void lc_cap_workers_stop(struct lclient *c);
+/** lc_cap_work_run_queued - run what is queued in the caller (after the workers stopped).  Return: any. */
+bool lc_cap_work_run_queued(struct lclient *c);
+/** lc_orphans_evict - the flusher: evict the queued orphans nobody uses (their caps go back to the MDS). */
+void lc_orphans_evict(struct lclient *c);
 
 /* ---- optrack.c ------------------------------------------------------------ */
 /** lc_optrack_init - at create, before anything runs. */

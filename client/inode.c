@@ -112,6 +112,36 @@ void lc_get(struct lc_inode *in)
 	atomic_fetch_add_explicit(&in->ref, 1, memory_order_relaxed);
 }
 
+/*
+ * An orphan (the MDS said nlink 0) whose last reference here went: the MDS
+ * keeps it, answering with nlink 0, while we hold a cap on it
+ * (mds/locker.c locker_referenced); so it is evicted, and its caps released,
+ * at the flusher's next round rather than when the cache is trimmed.
+ */
+static void orphan_queue(struct lclient *c, uint64_t ino)
+{
+	pthread_mutex_lock(&c->orphan_lock);
+	if (c->norphan == c->orphan_cap) {
+		size_t ncap = c->orphan_cap ? c->orphan_cap * 2 : 64;
+		uint64_t *q = realloc(c->orphan_q, ncap * sizeof(*q));
+
+		if (!q) {
+			pthread_mutex_unlock(&c->orphan_lock);
+			return;    /* the trimmer gets it */
+		}
+		c->orphan_q = q;
+		c->orphan_cap = ncap;
+	}
+	c->orphan_q[c->norphan++] = ino;
+	pthread_mutex_unlock(&c->orphan_lock);
+	/* a wakeup, not a kick: a kicked round also writes back under memory
+	 * pressure, which an rm -rf's stream of orphans must not cause */
+	pthread_mutex_lock(&c->work_lock);
+	c->orphan_wake = true;
+	pthread_cond_signal(&c->work_cond);
+	pthread_mutex_unlock(&c->work_lock);
+}
+
 static void put_n(struct lclient *c, struct lc_inode *in, int64_t n)
 {
 	int64_t old = atomic_fetch_sub_explicit(&in->ref, n, memory_order_acq_rel);
@@ -123,8 +153,11 @@ static void put_n(struct lclient *c, struct lc_inode *in, int64_t n)
 	}
 	if (old > n)
 		return;
-	if (!atomic_load_explicit(&in->unhashed, memory_order_acquire))
+	if (!atomic_load_explicit(&in->unhashed, memory_order_acquire)) {
+		if (atomic_load_explicit(&in->orphaned, memory_order_relaxed) && c)
+			orphan_queue(c, in->ino);
 		return; /* stays cached, unreferenced, until trimmed */
+	}
 	int64_t zero = 0;
 	if (atomic_compare_exchange_strong(&in->ref, &zero, LC_REF_DEAD))
 		call_rcu(&in->rcu, inode_free_rcu);
@@ -226,6 +259,7 @@ static void apply_mi_locked(struct lc_inode *in, const struct mdsp_inode *mi, bo
 		lc_obj_index_forget(in, mi->size / os + (mi->size % os ? 1 : 0));
 	}
 	in->mi = *mi;
+	atomic_store_explicit(&in->orphaned, mi->nlink == 0, memory_order_relaxed);
 	if (in->mi.object_size == 0)
 		in->mi.object_size = in->c->default_object_size;
 	if (!fresh && S_ISDIR(mi->mode) && (old_mtime != (uint64_t)mi->mtime.sec || old_nsec != mi->mtime.nsec)) {
@@ -482,6 +516,55 @@ static bool try_evict(struct lclient *c, struct lc_inode *in)
 	perf_inc(&c->perf.ino_evicted, 1);
 	call_rcu(&in->rcu, inode_free_rcu);
 	return true;
+}
+
+void lc_orphans_evict(struct lclient *c)
+{
+	uint64_t *q;
+	size_t n, keep = 0;
+
+	pthread_mutex_lock(&c->orphan_lock);
+	q = c->orphan_q;
+	n = c->norphan;
+	c->orphan_q = NULL;
+	c->norphan = c->orphan_cap = 0;
+	pthread_mutex_unlock(&c->orphan_lock);
+	for (size_t i = 0; i < n; i++) {
+		struct cds_lfht_iter it;
+		struct cds_lfht_node *node;
+		struct lc_inode *in;
+		bool again = false;
+
+		rcu_read_lock();
+		cds_lfht_lookup(c->inodes, ino_hash(q[i]), ino_match, &q[i], &it);
+		node = cds_lfht_iter_get_node(&it);
+		in = node ? caa_container_of(node, struct lc_inode, hnode) : NULL;
+		/* still unreferenced (a new reference puts it back when it goes):
+		 * dirty data of an unlinked file still open elsewhere, a request
+		 * not yet SAFE, keep it for the next round */
+		if (in && atomic_load(&in->orphaned) && atomic_load(&in->ref) == 0 && !try_evict(c, in))
+			again = atomic_load(&in->ref) == 0;
+		rcu_read_unlock();
+		if (again)
+			q[keep++] = q[i];
+	}
+	if (keep) {
+		pthread_mutex_lock(&c->orphan_lock);
+		for (size_t i = 0; i < keep; i++) {
+			if (c->norphan == c->orphan_cap) {
+				size_t ncap = c->orphan_cap ? c->orphan_cap * 2 : 64;
+				uint64_t *nq = realloc(c->orphan_q, ncap * sizeof(*nq));
+
+				if (!nq)
+					break;
+				c->orphan_q = nq;
+				c->orphan_cap = ncap;
+			}
+			c->orphan_q[c->norphan++] = q[i];
+		}
+		pthread_mutex_unlock(&c->orphan_lock);
+	}
+	free(q);
 }
 
 /*

@@ -1188,9 +1188,7 @@ void lc_queue_cap_work(struct lclient *c, const struct mdsp_caps *caps)
 		return;
 	}
 	pthread_mutex_lock(&c->work_lock);
-	*c->work_tail = w;
-	c->work_tail = &w->next;
-	pthread_cond_signal(&c->work_cond);
+	lc_cap_work_queue_locked(c, w);
 	pthread_mutex_unlock(&c->work_lock);
 }
 
@@ -1260,34 +1258,36 @@ static void *flusher_main(void *arg)
 
 	pthread_mutex_lock(&c->work_lock);
 	while (!c->stop) {
-		if (!c->work && !c->kick && !c->wbq) {
+		if (!c->kick && !c->wbq && !c->orphan_wake) {
 			struct timespec dl = deadline_ms(250);
 			pthread_cond_timedwait(&c->work_cond, &c->work_lock, &dl);
 		}
-		struct cap_work *w = c->work;
-		c->work = NULL;
-		c->work_tail = &c->work;
+		c->orphan_wake = false;
 		bool kicked = c->kick;
 		c->kick = false;
 		pthread_mutex_unlock(&c->work_lock);
 
-		while (w) {
-			struct cap_work *n = w->next;
-			lc_caps_process(c, w);
-			free(w);
-			w = n;
-		}
+		/* the flusher's work is in `ops` too (frontend "client"): a stuck
+		 * writeback here shows there (cap messages run on the cap workers) */
+		struct lc_op_slot *op;
+
+		op = lc_op_begin(c, "client", "flusher: closed files' writeback", 0);
 		run_wbq(c);
 		run_capupd(c);
 		lc_revoke_expire(c);
+		lc_op_end(op);
 		uint64_t now = now_mono_ns();
 		uint64_t ival = lc_secs_ns(CFG_client_flush_interval);
 		uint64_t wrote = 0;
 		if (ival && now - last_flush >= ival) {
+			op = lc_op_begin(c, "client", "flusher: periodic writeback", 0);
 			flush_all(c, true, &wrote);
+			lc_op_end(op);
 			last_flush = now;
 		} else if (kicked) {
+			op = lc_op_begin(c, "client", "flusher: writeback for room", 0);
 			flush_all(c, false, &wrote);
+			lc_op_end(op);
 		}
 		/* still over the target with inodes left dirty (a writeback takes
 		 * at most gen_max of each): the next round at once, if this one
@@ -1300,6 +1300,7 @@ static void *flusher_main(void *arg)
 			more = c->dirty_list != NULL;
 			pthread_mutex_unlock(&c->dirty_lock);
 		}
+		lc_orphans_evict(c);
 		lc_icache_trim(c);
 		lc_dcache_trim(c);
 		lc_ra_pool_trim(c, false);
@@ -1313,9 +1314,15 @@ static void *flusher_main(void *arg)
 
 int lc_flusher_start(struct lclient *c)
 {
-	int r = pthread_create(&c->flusher, NULL, flusher_main, c);
-	if (r)
+	int r = lc_cap_workers_start(c);
+
+	if (r < 0)
+		return r;
+	r = pthread_create(&c->flusher, NULL, flusher_main, c);
+	if (r) {
+		lc_cap_workers_stop(c);
 		return -r;
+	}
 	c->flusher_running = true;
 	return 0;
 }
@@ -1325,6 +1332,7 @@ void lc_flusher_stop(struct lclient *c)
 	if (!c->flusher_running)
 		return;
 	lc_revoke_drain(c);   /* revokes a hook deferred: answered before we stop */
+	lc_cap_workers_stop(c);
 	pthread_mutex_lock(&c->work_lock);
 	c->stop = true;
 	pthread_cond_signal(&c->work_cond);
@@ -1334,23 +1342,10 @@ void lc_flusher_stop(struct lclient *c)
 	run_wbq(c);   /* closes whose writeback the flusher had not started */
 	run_capupd(c);
 	/* run what is still queued, with the tails of revokes deferred since
-	 * the drain (no hook may defer now: lc_caps_process sees no flusher) */
-	for (;;) {
+	 * the drain (no hook may defer now: lc_caps_process sees no cap workers) */
+	do
 		lc_revoke_drain(c);
-		pthread_mutex_lock(&c->work_lock);
-		struct cap_work *w = c->work;
-		c->work = NULL;
-		c->work_tail = &c->work;
-		pthread_mutex_unlock(&c->work_lock);
-		if (!w)
-			break;
-		while (w) {
-			struct cap_work *n = w->next;
-			lc_caps_process(c, w);
-			free(w);
-			w = n;
-		}
-	}
+	while (lc_cap_work_run_queued(c));
 }
 
 int lc_wait_flushes(struct lclient *c, uint64_t timeout_ns)

@@ -370,6 +370,39 @@ bool locker_in_use(const struct minode *in)
 	return false;
 }
 
+bool locker_open_by(const struct minode *in, const struct session *s)
+{
+	struct mcap *cap = s ? cap_find((struct minode *)in, (struct session *)s) : NULL;
+
+	return cap && ((cap->wanted | cap->issued) & (Fr | Fw));
+}
+
+bool locker_referenced(const struct minode *in)
+{
+	return in->caps.next && in->caps.next != &in->caps;
+}
+
+bool locker_keeps_orphan(const struct minode *in)
+{
+	return S_ISREG(in->a.mode) ? locker_in_use(in) : locker_referenced(in);
+}
+
+void locker_stray_notify(struct mds *m, struct minode *in)
+{
+	struct mcap *cap;
+
+	if (!in->caps.next)
+		return;
+	cds_list_for_each_entry(cap, &in->caps, in_item) {
+		if ((cap->wanted | cap->issued) & (Fr | Fw))
+			continue;    /* open there: it keeps what it has */
+		if (cap->pending & ~(uint32_t)MDSP_CAP_PIN)
+			cap_revoke(m, cap, cap->pending & ~(uint32_t)MDSP_CAP_PIN);
+		else
+			send_cap_msg(cap, MDSP_CAPS_GRANT);   /* the pin alone: the attributes say nlink 0 */
+	}
+}
+
 /* Some session other than @s has @in open. */
 static bool in_use_by_others(const struct minode *in, const struct session *s)
 {
@@ -874,7 +907,7 @@ void locker_fill_reply(struct mds *m, struct session *s, const struct mdsp_reque
 		uint32_t ow = S_ISREG(tin->a.mode) ? open_want(req) : 0;
 		/* the victim of an unlink becomes an orphan at txn_finish, after
 		 * this: the same test it will make */
-		bool orphan = tin->in_stray || (tin->a.nlink == 0 && S_ISREG(tin->a.mode) && locker_in_use(tin));
+		bool orphan = tin->in_stray || (tin->a.nlink == 0 && locker_keeps_orphan(tin));
 
 		/* the flag tells the client that others have it open: it must
 		 * not purge the data (the MDS does, at the last close); open
@@ -1048,7 +1081,7 @@ static void purge_unused_strays(struct mds *m)
 	m->strays_unchecked = false;
 	rcu_read_lock();
 	xa_for_each(&m->inodes, idx, in) {
-		if (!in->in_stray || locker_in_use(in))
+		if (!in->in_stray || locker_keeps_orphan(in))
 			continue;
 		if (n == 64) {
 			m->strays_unchecked = true;   /* the rest next tick */
@@ -1230,7 +1263,7 @@ static void handle_inode_caps(struct mds *m, struct conn *c, struct session *s, 
 		journal_submit_locked(m, &t, NULL);
 	}
 	txn_free(&t);
-	bool stray_free = in->in_stray && !locker_in_use(in);
+	bool stray_free = in->in_stray && !locker_keeps_orphan(in);
 	eval_grants(m, in);
 	wake(m, in->a.ino);
 	if (stray_free) {

@@ -812,7 +812,7 @@ void txn_finish(struct mds *m, struct txn *t)
 	t->ndirty = 0;
 	for (k = 0; k < t->ndead; k++) {
 		struct minode *in = t->dead[k];
-		bool orphan = S_ISREG(in->a.mode) && locker_in_use(in);
+		bool orphan = locker_keeps_orphan(in);
 
 		key_ino(key, sizeof(key), in->a.ino);
 		if (in->in_table)
@@ -820,14 +820,17 @@ void txn_finish(struct mds *m, struct txn *t)
 		oid_anchor(oid, sizeof(oid), in->a.ino);
 		txn_edit(t, EDIT_RM, oid, key, NULL, 0, NULL);
 		if (orphan) {
-			/* open somewhere: it lives on in the stray table until
-			 * the last session closes it (locker.c) */
+			/* a client has it (a file open, anything else cached): it
+			 * lives on in the stray table until the last session lets
+			 * it go (locker.c); those that only cache it hear so now */
 			in->in_table = false;
 			in->in_stray = true;
 			in->primary = NULL;
 			emit_inode(m, t, in);
 			locker_note_orphan();
-			dout(MDS, 5, "inode %" PRIx64 " lost its last link while open: an orphan now", in->a.ino);
+			locker_stray_notify(m, in);
+			dout(MDS, 5, "inode %" PRIx64 " lost its last link while a client has it: an orphan now",
+			     in->a.ino);
 			t->dead[k] = NULL;
 			continue;
 		}

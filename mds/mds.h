@@ -542,8 +542,31 @@ void locker_inode_drop(struct mds *m, struct minode *in);
 void locker_dentry_drop(struct mds *m, struct mdentry *dn);
 /* locker_dentry_move - @to replaces @from (same name and target): the leases move over. */
 void locker_dentry_move(struct mdentry *from, struct mdentry *to);
-/* locker_in_use - some session has @in open (wants file caps): an unlinked @in stays an orphan. */
+/* locker_in_use - some session has @in open (wants file caps). */
 bool locker_in_use(const struct minode *in);
+/* locker_open_by - session @s has @in open. */
+bool locker_open_by(const struct minode *in, const struct session *s);
+/*
+ * locker_referenced - some session holds a cap on @in (it caches it: its
+ * kernel may hold it open or look it up by a dentry it still has).
+ */
+bool locker_referenced(const struct minode *in);
+/*
+ * locker_keeps_orphan - an unlinked @in stays an orphan, answering with
+ * nlink 0, while this holds: a regular file while some session has it open
+ * (its data is purged at the last close, as before); anything else (a
+ * directory, a symlink, a device) while some session caches it, as Ceph's
+ * strays, so that an fstat or fchdir of a directory removed or renamed over
+ * while open is not ESTALE (no data to keep: it costs an inode record).
+ */
+bool locker_keeps_orphan(const struct minode *in);
+/*
+ * locker_stray_notify - @in just became an orphan: every session holding
+ * a cap on it without having it open hears its nlink 0 (a revoke of all
+ * but the pin, or a grant carrying the attributes), so a client that no
+ * longer uses it releases it at once.  mds->lock held.
+ */
+void locker_stray_notify(struct mds *m, struct minode *in);
 /* locker_dir_pinned - @d or something in it is cached by a client: it must stay in memory. */
 bool locker_dir_pinned(struct mds *m, struct mdir *d);
 /* locker_recall_dir - ask the clients caching @d (not for open files) to give it up.  mds->lock held. */

@@ -114,6 +114,10 @@ static int get_dir(struct mds *m, uint64_t ino, struct minode **din, struct mdir
 		return r;
 	if (!S_ISDIR((*din)->a.mode))
 		return -ENOTDIR;
+	/* a removed directory a client still has (an orphan, locker_referenced):
+	 * no names in it, and none can be made (ENOENT, as Linux answers) */
+	if ((*din)->in_stray && d)
+		return -ENOENT;
 	return d ? mdir_get(m, ino, d) : 0;
 }
 
@@ -390,6 +394,12 @@ static int op_open(struct mds *m, struct session *s, struct mdsp_request *r, str
 		return e;
 	if ((e = open_check(in, &r->caller, r->oflags)))
 		return e;
+	/* an unlinked file open elsewhere, opened anew by its number (a
+	 * dentry of a kernel that raced with the unlink, or with a rename
+	 * over it): stale, so that the kernel looks the name up again and
+	 * opens what it names now */
+	if (in->in_stray && S_ISREG(in->a.mode) && !locker_open_by(in, s))
+		return -ESTALE;
 	locker_want_open(m, t, in, r->oflags);
 	if ((e = locker_blocked(t)))
 		return e;
@@ -944,9 +954,17 @@ static int op_readdir(struct mds *m, struct session *s, struct mdsp_request *r, 
 	bool more = false;
 	int e, skipped = 0;
 
-	if ((e = get_dir(m, r->ino, &din, &d)))
+	if ((e = get_dir(m, r->ino, &din, NULL)))
 		return e;
 	if ((e = may_access(din, &r->caller, MAY_READ)))
+		return e;
+	if (din->in_stray) {
+		/* removed while a client has it open: it lists nothing, as on Linux */
+		set_dir(rep, din, NULL);
+		rep->end = true;
+		return 0;
+	}
+	if ((e = mdir_get(m, r->ino, &d)))
 		return e;
 	if (max > MDSP_READDIR_MAX)
 		max = MDSP_READDIR_MAX;

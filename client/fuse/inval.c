@@ -55,6 +55,7 @@ struct inval_item {
 	off_t off, len;
 	uint64_t seq;        /* the queue's count when it was queued: 1, 2, ... */
 	uint64_t due_ns;     /* on the retry list: when to try again */
+	uint64_t queued_ns;  /* mono ns it was queued */
 	unsigned tries;
 	char name[];
 };
@@ -102,6 +103,7 @@ static void enqueue(struct lfuse_inval *iv, struct inval_item *it)
 		return;
 	}
 	it->next = NULL;
+	it->queued_ns = now_mono_ns();
 	it->seq = ++q->queued;
 	*q->tail = it;
 	q->tail = &it->next;
@@ -194,6 +196,38 @@ static bool deliver(struct lfuse *lf, const struct inval_item *it)
 		if (!in)
 			return false; /* not cached: the kernel cannot hold it either */
 		nodeid = lfuse_nodeid(lf, in);
+	}
+	/*
+	 * Attributes only.  The kernel drops an attribute reply that an
+	 * invalidation of its inode overtook (attr_version), and the request
+	 * goes on with what it had: a read right after another client's
+	 * change then used the size cached before it (a file the other client
+	 * had just written read as empty: test_fuse_caps
+	 * test_async_unlink_open_elsewhere, once revokes ran on threads of
+	 * their own).  So while such a reply is on its way the invalidation
+	 * waits (a few ms, bounded: the reply may wait at the MDS for the very
+	 * ack this invalidation holds up), and once the kernel has been handed
+	 * attributes computed after it was queued (their timeout from the caps
+	 * as they are now), it has nothing older to drop; nor has it when no
+	 * attribute timeout it was given is still running.
+	 */
+	if (!it->entry && it->off < 0 && in) {
+		if (!lc_kernel_attrs_cached(in)) {
+			/* every timeout it was given has run out (or none was):
+			 * it caches nothing of them to drop */
+			perf_inc(&lf->perf.inval_skipped, 1);
+			lc_put(lf->c, in);
+			return false;
+		}
+		if (lc_kernel_replying(in) && it->tries < 6) {
+			lc_put(lf->c, in);
+			return true;
+		}
+		if (lc_kernel_promise_ns(in) > it->queued_ns) {
+			perf_inc(&lf->perf.inval_skipped, 1);
+			lc_put(lf->c, in);
+			return false;
+		}
 	}
 	if (it->entry) {
 		r = fuse_lowlevel_notify_inval_entry(lf->se, nodeid, it->name, strlen(it->name));

@@ -332,11 +332,13 @@ static void ll_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 
 	(void)fi;
 	get_cred(lf, req, &cr);
+	lc_kernel_reply_begin(in);
 	r = INTR(req, lc_getattr(lf->c, in, &cr, false, &a));
 	if (r < 0)
 		REPLY_ERR(req, r);
 	else
 		reply_attr(lf, req, in, &a);
+	lc_kernel_reply_end(in);
 }
 
 static void ll_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *st, int to_set,
@@ -403,15 +405,18 @@ static void ll_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *st, int to_s
 		mask |= LC_SET_CHOWN;
 	dout(FUSE, 20, "setattr ino 0x%llx to_set 0x%x -> mask 0x%x%s", (unsigned long long)ino, (unsigned)to_set,
 	     (unsigned)mask, fi ? " (handle)" : "");
+	lc_kernel_reply_begin(in);
 	if (mask && fi)   /* ftruncate, or O_TRUNC: checked against the handle */
 		r = INTR(req, lc_fsetattr(lf->c, FH(fi), &set, mask, &cr, &a));
 	else
 		r = INTR(req, lc_setattr(lf->c, in, &set, mask, &cr, &a));
 	if (r < 0) {
+		lc_kernel_reply_end(in);
 		REPLY_ERR(req, r);
 		return;
 	}
 	reply_attr(lf, req, in, &a);
+	lc_kernel_reply_end(in);
 	/* a directory closed to others: the names the kernel holds go now */
 	if (S_ISDIR(a.mode) && (mask & (LC_SET_MODE | LC_SET_UID | LC_SET_GID)))
 		lfuse_inval_drain(lf);

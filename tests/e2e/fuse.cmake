@@ -82,3 +82,15 @@ if(TARGET loligo-fuse AND TARGET loligo-mds)
   add_dependencies(test_fuse_stress loligo-fuse loligo-mds loligo)
   set_tests_properties(test_fuse_stress PROPERTIES SKIP_RETURN_CODE 77 RUN_SERIAL TRUE)
 endif()
+
+# The Linux file semantics programs rely on (issue 25), through two mounts of
+# one filesystem: what ext4 shows, case by case.
+if(TARGET loligo-fuse AND TARGET loligo-mds)
+  loligo_check_test(test_fuse_semantics
+    SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_fuse_semantics.c ${CMAKE_CURRENT_LIST_DIR}/test_fuse_harness.c
+    LIBS loligo_proto loligo_common
+    LABELS e2e fuse
+    TIMEOUT 600)
+  add_dependencies(test_fuse_semantics loligo-fuse loligo-mds)
+  set_tests_properties(test_fuse_semantics PROPERTIES SKIP_RETURN_CODE 77 RUN_SERIAL TRUE)
+endif()

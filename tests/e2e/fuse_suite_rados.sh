@@ -29,7 +29,7 @@ if ! ceph_start "$cluster" "$tmp/start.log"; then
 fi
 echo "ceph cluster up on 127.0.0.1:$ceph_port ($cluster)"
 
-ceph_fg env LOLIGO_E2E_RADOS_CONF="$cluster/ceph.conf" CK_DEFAULT_TIMEOUT="${CK_DEFAULT_TIMEOUT:-120}" timeout 540 "$bin"
+ceph_fg env LOLIGO_E2E_RADOS_CONF="$cluster/ceph.conf" CK_DEFAULT_TIMEOUT="${CK_DEFAULT_TIMEOUT:-120}" timeout "${LOLIGO_SUITE_TIMEOUT:-540}" "$bin"
 rc=$?
 if ((rc != 0)); then
   echo "FAIL: the two-mount $name suite on rados exited $rc; cluster log tail:" >&2

@@ -1,0 +1,180 @@
+/*
+ * test_fuse_semantics.c - the Linux file semantics programs rely on (issue
+ * 25), through real FUSE mounts of one filesystem (two loligo-fuse
+ * processes where a second client can observe the behaviour), each case
+ * asserting what a program would see, as ext4 shows it:
+ *
+ *   dir_renamed_over   a directory held open survives a rename of another
+ *                      one over it: fstat gives it with st_nlink 0, it lists
+ *                      nothing, nothing can be made in it; also when the
+ *                      other mount renames (it used to be ESTALE)
+ *
+ * Every case gets a fresh filesystem from an unchecked fixture (the
+ * teardown runs when a case fails).
+ */
+#include <check.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "tests/e2e/test_fuse_harness.h"
+
+static struct lfs fs;
+
+static const char *P(const char *rel)
+{
+	static __thread char buf[8][PATH_MAX];
+	static __thread int i;
+
+	i = (i + 1) % 8;
+	return lfs_path(&fs, rel, buf[i], sizeof(buf[i]));
+}
+
+/* the same name on the second mount */
+static const char *P2(const char *rel)
+{
+	static __thread char buf[8][PATH_MAX + 256];
+	static __thread int i;
+
+	i = (i + 1) % 8;
+	snprintf(buf[i], sizeof(buf[i]), "%s/%s", fs.mnt2, rel);
+	return buf[i];
+}
+
+/* names getdents gives for @fd, "." and ".." aside */
+static int names_of_fd(int fd)
+{
+	char buf[4096];
+	long n;
+	int names = 0;
+
+	lseek(fd, 0, SEEK_SET);
+	while ((n = syscall(SYS_getdents64, fd, buf, sizeof(buf))) > 0) {
+		for (long off = 0; off < n;) {
+			struct {
+				uint64_t ino;
+				int64_t off;
+				unsigned short reclen;
+				unsigned char type;
+				char name[];
+			} *d = (void *)(buf + off);
+
+			if (strcmp(d->name, ".") && strcmp(d->name, ".."))
+				names++;
+			off += d->reclen;
+		}
+	}
+	return n < 0 ? -errno : names;
+}
+
+/* an open directory replaced by a rename of @a over @b through @rename_mnt, seen through the fd */
+static void check_dir_renamed_over(const char *(*opener)(const char *), const char *(*renamer)(const char *),
+				   const char *a, const char *b)
+{
+	struct stat st, before;
+	int fd;
+
+	ck_assert_int_eq(mkdir(opener(a), 0755), 0);
+	ck_assert_int_eq(mkdir(opener(b), 0755), 0);
+	fd = open(opener(b), O_RDONLY | O_DIRECTORY);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(fstat(fd, &before), 0);
+	ck_assert_int_eq(rename(renamer(a), renamer(b)), 0);
+	/* the old directory, unlinked: fstat works and says so */
+	ck_assert_msg(fstat(fd, &st) == 0, "fstat of the directory renamed over: %s", strerror(errno));
+	ck_assert(S_ISDIR(st.st_mode));
+	ck_assert_uint_eq(st.st_ino, before.st_ino);
+	ck_assert_uint_eq(st.st_nlink, 0);
+	/* it lists nothing (ext4 and the VFS say ENOENT for a directory
+	 * removed by this kernel, an empty listing comes from loligo when the
+	 * other mount removed it) and nothing can be made in it */
+	int n = names_of_fd(fd);
+	ck_assert_msg(n == 0 || n == -ENOENT, "getdents of a removed directory: %d", n);
+	ck_assert_int_eq(openat(fd, "x", O_CREAT | O_WRONLY, 0644), -1);
+	ck_assert_int_eq(errno, ENOENT);
+	ck_assert_int_eq(mkdirat(fd, "y", 0755), -1);
+	ck_assert_int_eq(errno, ENOENT);
+	/* the name is the other directory's now */
+	ck_assert_int_eq(stat(opener(b), &st), 0);
+	ck_assert_uint_ne(st.st_ino, before.st_ino);
+	ck_assert_int_eq(close(fd), 0);
+}
+
+START_TEST(test_dir_renamed_over)
+{
+	/* on one mount */
+	check_dir_renamed_over(P, P, "da", "db");
+	/* held open on mount 1, renamed over by mount 2 */
+	check_dir_renamed_over(P, P2, "dc", "dd");
+	/* and a directory removed while open (rmdir), through the other mount */
+	{
+		struct stat st;
+		int fd;
+
+		ck_assert_int_eq(mkdir(P("de"), 0755), 0);
+		fd = open(P("de"), O_RDONLY | O_DIRECTORY);
+		ck_assert_int_ge(fd, 0);
+		ck_assert_int_eq(rmdir(P2("de")), 0);
+		ck_assert_msg(fstat(fd, &st) == 0, "fstat of a removed open directory: %s", strerror(errno));
+		ck_assert_uint_eq(st.st_nlink, 0);
+		ck_assert_int_eq(names_of_fd(fd), 0);   /* removed by the other mount: loligo's empty listing */
+		close(fd);
+	}
+}
+END_TEST
+
+static void setup(void)
+{
+	if (lfs_init(&fs) != 0 || lfs_mds_start(&fs) != 0 || lfs_mount(&fs, "allow_other") != 0 ||
+	    lfs_mount2(&fs, "allow_other") != 0) {
+		lfs_dump_logs(&fs);
+		lfs_cleanup(&fs);
+		fprintf(stderr, "e2e setup failed\n");
+		exit(1);
+	}
+}
+
+static void teardown(void)
+{
+	lfs_cleanup(&fs);
+}
+
+static void add(Suite *s, const char *name, const TTest *t)
+{
+	TCase *tc = tcase_create(name);
+
+	tcase_add_unchecked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, t);
+	suite_add_tcase(s, tc);
+}
+
+static Suite *suite(void)
+{
+	Suite *s = suite_create("fuse_semantics");
+
+	add(s, "dir_renamed_over", test_dir_renamed_over);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr;
+	int failed;
+
+	if (geteuid() != 0 || access("/dev/fuse", R_OK | W_OK) != 0) {
+		fprintf(stderr, "test_fuse_semantics: needs root and /dev/fuse; skipped\n");
+		return 77;
+	}
+	sr = srunner_create(suite());
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? 1 : 0;
+}
