@@ -65,7 +65,8 @@ run_ctest() {
 }
 
 stage "build (gcc) in $build"
-cmake -S "$top" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo
+# lock order checked at run time in every suite run (common/lockdep.h)
+cmake -S "$top" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DLOLIGO_LOCKDEP=ON
 ninja -C "$build" -j "$jobs"
 
 stage "test suite (gcc build)"
@@ -87,7 +88,7 @@ fi
 
 if ((asan)); then
 	stage "build (ASan+UBSan) in $build-asan"
-	cmake -S "$top" -B "$build-asan" -G Ninja -DLOLIGO_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug
+	cmake -S "$top" -B "$build-asan" -G Ninja -DLOLIGO_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug -DLOLIGO_LOCKDEP=ON
 	ninja -C "$build-asan" -j "$jobs"
 	stage "test suite (ASan+UBSan build)"
 	# Reports go to files, one per process, so those of the daemons the

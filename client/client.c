@@ -940,6 +940,16 @@ void lc_kernel_reply_end(struct lc_inode *in)
 	atomic_fetch_sub(&in->kreplying, 1);
 }
 
+void lc_kernel_hand(struct lc_inode *in, int64_t n)
+{
+	atomic_fetch_add(&in->knlookup, n);
+}
+
+bool lc_kernel_knows(struct lc_inode *in)
+{
+	return atomic_load(&in->knlookup) > 0;
+}
+
 bool lc_kernel_replying(struct lc_inode *in)
 {
 	return atomic_load(&in->kreplying) > 0;

@@ -481,6 +481,17 @@ uint64_t lc_kernel_promise_ns(struct lc_inode *in);
  */
 void lc_kernel_reply_begin(struct lc_inode *in);
 void lc_kernel_reply_end(struct lc_inode *in);
+/**
+ * lc_kernel_hand - the frontend hands @in to its kernel @n more times (a
+ * reply carrying its node: an entry, a create, a readdirplus entry; -@n
+ * when that reply failed); lc_forget takes them back.  While the count is
+ * above zero the kernel knows the node, or will as soon as it takes our
+ * reply: an invalidation it refuses for a node it does not hold is then
+ * worth trying again (client/fuse/inval.c), and not otherwise.
+ */
+void lc_kernel_hand(struct lc_inode *in, int64_t n);
+/** lc_kernel_knows - the frontend's kernel holds @in (or is being handed it). */
+bool lc_kernel_knows(struct lc_inode *in);
 /** lc_kernel_replying - such a reply for @in is in progress. */
 bool lc_kernel_replying(struct lc_inode *in);
 /**

@@ -112,6 +112,7 @@ struct lc_inode {
 				       * its attributes or of a name in it (lc_kernel_promise_ns) */
 	_Atomic uint64_t data_gen;   /* bumped on every write/truncate: stale readahead check */
 	_Atomic int kreplying;       /* attribute replies to the frontend's kernel in progress */
+	_Atomic int64_t knlookup;    /* the frontend's kernel's lookup count of it (lc_kernel_hand) */
 	_Atomic uint64_t kattr_until; /* mono ns: the latest end of an attribute timeout the
 				       * frontend's kernel was given (lc_attr_timeout) */
 	_Atomic bool orphaned;       /* the MDS says nlink 0: evicted as soon as unreferenced, so that

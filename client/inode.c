@@ -171,8 +171,10 @@ void lc_put(struct lclient *c, struct lc_inode *in)
 
 void lc_forget(struct lclient *c, struct lc_inode *in, uint64_t n)
 {
-	if (in && n)
+	if (in && n) {
+		atomic_fetch_sub(&in->knlookup, (int64_t)n);
 		put_n(c, in, (int64_t)n);
+	}
 }
 
 uint64_t lc_ino(const struct lc_inode *in)
@@ -258,7 +260,31 @@ static void apply_mi_locked(struct lc_inode *in, const struct mdsp_inode *mi, bo
 		uint32_t os = in->mi.object_size ? in->mi.object_size : in->c->default_object_size;
 		lc_obj_index_forget(in, mi->size / os + (mi->size % os ? 1 : 0));
 	}
-	in->mi = *mi;
+	if (!fresh && in->async_setattrs > 0) {
+		/*
+		 * Setattrs answered here (asyncdir.c lc_async_setattr) are still
+		 * on their way: what the MDS says now may predate them (a cap
+		 * flush's ack, a grant, another reply), and the change counter
+		 * cannot tell, since the MDS's moves with flushes too.  The
+		 * fields they set stay ours until the last one's reply, which
+		 * brings the MDS's (issue 25.14: root's append to a user's file,
+		 * then chmod ug+s; chmod g+x: the append's flush ack came between
+		 * and took u+s back, and the next chmod sent the mode without it).
+		 */
+		struct mdsp_inode mine = in->mi;
+
+		in->mi = *mi;
+		in->mi.mode = mine.mode;
+		in->mi.uid = mine.uid;
+		in->mi.gid = mine.gid;
+		in->mi.atime = mine.atime;
+		in->mi.mtime = mine.mtime;
+		in->mi.ctime = mine.ctime;
+		if (mine.change > in->mi.change)
+			in->mi.change = mine.change;
+	} else {
+		in->mi = *mi;
+	}
 	atomic_store_explicit(&in->orphaned, mi->nlink == 0, memory_order_relaxed);
 	if (in->mi.object_size == 0)
 		in->mi.object_size = in->c->default_object_size;

@@ -244,7 +244,13 @@ static bool deliver(struct lfuse *lf, const struct inval_item *it)
 	if (r == -ENOENT) {
 		uint64_t promised = lc_kernel_promise_ns(in ? in : lf->root), now = now_mono_ns();
 
-		again = promised && mono_since(now, promised) < RETRY_WINDOW_NS;
+		/* bounded by the item's own age too: promises made since (the
+		 * kernel asking again and again) must not keep it alive */
+		again = promised && mono_since(now, promised) < RETRY_WINDOW_NS &&
+			mono_since(now, it->queued_ns) < RETRY_WINDOW_NS &&
+			/* it was handed to the kernel and not forgotten: our reply
+			 * is on its way; else it forgot the node, for good */
+			(!in || lc_kernel_knows(in));
 	}
 	if (again)
 		perf_inc(&lf->perf.inval_retried, 1);
@@ -428,13 +434,16 @@ int lfuse_inval_start(struct lfuse *lf)
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&iv->done_cond, &ca);
-	pthread_condattr_destroy(&ca);
 	for (int i = 0; i < NQ; i++) {
 		iv->q[i].iv = iv;
 		iv->q[i].tail = &iv->q[i].head;
 		iv->q[i].rtail = &iv->q[i].retry;
-		pthread_cond_init(&iv->q[i].cond, NULL);
+		/* monotonic, as the retry wait's deadline (with the default clock
+		 * that wait timed out at once: the thread spun while a retry was
+		 * pending, a whole core for as long as a promise kept it there) */
+		pthread_cond_init(&iv->q[i].cond, &ca);
 	}
+	pthread_condattr_destroy(&ca);
 	for (int i = 0; i < NQ && !r; i++) {
 		r = pthread_create(&iv->q[i].thread, NULL, inval_main, &iv->q[i]);
 		if (!r) {

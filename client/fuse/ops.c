@@ -187,8 +187,12 @@ static void reply_entry(struct lfuse *lf, fuse_req_t req, struct lc_inode *dir, 
 	debug_reply_delay();
 	if (in == lf->root)
 		lc_put(lf->c, in);
-	if (fuse_reply_entry(req, &e) != 0 && in != lf->root)
+	else
+		lc_kernel_hand(in, 1);
+	if (fuse_reply_entry(req, &e) != 0 && in != lf->root) {
+		lc_kernel_hand(in, -1);
 		lc_put(lf->c, in); /* interrupted: the kernel did not take it */
+	}
 }
 
 static void reply_attr(struct lfuse *lf, fuse_req_t req, struct lc_inode *in, const struct lc_attr *a)
@@ -633,8 +637,10 @@ static void ll_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_
 	fill_entry(lf, IN(lf, parent), name, in, &a, &e);
 	fi->fh = (uint64_t)(uintptr_t)fh;
 	set_cache_mode(lf, fh, fi);
+	lc_kernel_hand(in, 1);
 	if (fuse_reply_create(req, &e, fi) != 0) {
 		/* interrupted: no release will come for this handle, no forget for the entry */
+		lc_kernel_hand(in, -1);
 		lc_release(lf->c, fh);
 		lc_put(lf->c, in);
 	}
@@ -991,10 +997,12 @@ static int rd_fill(void *arg, const char *name, struct lc_inode *in, const struc
 	if (n > room)
 		return 1; /* lc_readdir drops the reference */
 	rc->pos += n;
-	if (in == rc->lf->root)
+	if (in == rc->lf->root) {
 		lc_put(rc->lf->c, in);
-	else
+	} else {
+		lc_kernel_hand(in, 1);
 		rc->ins[rc->nins++] = in;
+	}
 	return 0;
 }
 
@@ -1077,8 +1085,10 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, b
 	}
 reply:
 	if (fuse_reply_buf(req, rc.buf, rc.pos) != 0)
-		for (size_t i = 0; i < rc.nins; i++)
+		for (size_t i = 0; i < rc.nins; i++) {
+			lc_kernel_hand(rc.ins[i], -1);
 			lc_put(lf->c, rc.ins[i]);
+		}
 	free(rc.buf);
 	free(rc.ins);
 }

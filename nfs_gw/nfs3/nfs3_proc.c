@@ -42,6 +42,7 @@
 #include <time.h>
 
 #include "common/config.h"
+#include "client/client.h"
 #include "common/log.h"
 #include "common/perf.h"
 #include "common/time.h"
@@ -1290,7 +1291,13 @@ static int nfs3_dispatch(void *priv, struct rpc_req *req, struct xdr_dec *args, 
 		return RPC_PROC_UNAVAIL;
 	/* one exports table from start to end, whatever a reload does meanwhile */
 	r.x = nfs_export_set_get(s->exports);
-	st = procs[proc].fn(&r, args, res);
+	{
+		/* in the client's operations in flight (`ops`), with what it waits for */
+		struct lc_op_slot *slot = s->lc ? lc_op_begin(s->lc, "nfs3", procs[proc].name, 0) : NULL;
+
+		st = procs[proc].fn(&r, args, res);
+		lc_op_end(slot);
+	}
 	perf_inc(&proc_stats[proc].n, 1);
 	hist_add(&proc_stats[proc].lat, now_mono_ns() - t0);
 	dout(NFS, 15, "%s: v3 %s -> %d", req->xprt->peer_str, procs[proc].name, st);

@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "client/client.h"
 #include "common/log.h"
 #include "common/perf.h"
 #include "common/time.h"
@@ -219,7 +220,13 @@ static int nfs4_dispatch(void *priv, struct rpc_req *req, struct xdr_dec *args, 
 		op_status_off = put_resop(res, op, NFS4_OK);
 		body_off = res->len;
 		nres++;
-		status = run_op(&cs, desc, args, res);
+		{
+			/* in the client's operations in flight (`ops`), with what it waits for */
+			struct lc_op_slot *slot = srv->lc ? lc_op_begin(srv->lc, "nfs4", desc->name, 0) : NULL;
+
+			status = run_op(&cs, desc, args, res);
+			lc_op_end(slot);
+		}
 		dout(NFS, 15, "%s: %s -> %u", req->xprt->peer_str, desc->name, status);
 
 		if (cs.replay) {

@@ -8,6 +8,11 @@
  *                      one over it: fstat gives it with st_nlink 0, it lists
  *                      nothing, nothing can be made in it; also when the
  *                      other mount renames (it used to be ESTALE)
+ *   chmod_after_writes a user truncates a file, root appends to it, then
+ *                      chmod ug+s; chmod g+x; chmod u-x: stat on both mounts
+ *                      shows -rwSr-sr--, hundreds of times (the append's
+ *                      size flush used to overtake the chmods and take u+s
+ *                      back: 3 runs in 10)
  *
  * Every case gets a fresh filesystem from an unchecked fixture (the
  * teardown runs when a case fails).
@@ -21,6 +26,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "tests/e2e/test_fuse_harness.h"
@@ -129,6 +135,59 @@ START_TEST(test_dir_renamed_over)
 }
 END_TEST
 
+/* echo > PATH as user 65534 */
+static void truncate_as_user(const char *path)
+{
+	pid_t pid = fork();
+	int st;
+
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		int fd;
+
+		if (setresgid(65534, 65534, 65534) || setresuid(65534, 65534, 65534))
+			_exit(2);
+		fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		if (fd < 0 || write(fd, "\n", 1) != 1 || close(fd))
+			_exit(3);
+		_exit(0);
+	}
+	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "echo > %s as a user: status 0x%x", path, st);
+}
+
+START_TEST(test_chmod_after_writes)
+{
+	char rel[64];
+	struct stat st;
+	int fd, i;
+
+	ck_assert_int_eq(mkdir(P("cm"), 0777), 0);
+	ck_assert_int_eq(chmod(P("cm"), 0777), 0);
+	for (i = 0; i < 300; i++) {
+		snprintf(rel, sizeof(rel), "cm/f%d", i % 10);
+		truncate_as_user(P(rel));
+		fd = open(P(rel), O_WRONLY | O_APPEND);           /* echo >> f, as root */
+		ck_assert_int_ge(fd, 0);
+		ck_assert_int_eq(write(fd, "x\n", 2), 2);
+		ck_assert_int_eq(close(fd), 0);
+		ck_assert_int_eq(stat(P(rel), &st), 0);
+		ck_assert_int_eq(chmod(P(rel), (st.st_mode & 07777) | S_ISUID | S_ISGID), 0);   /* ug+s */
+		ck_assert_int_eq(stat(P(rel), &st), 0);
+		ck_assert_int_eq(chmod(P(rel), (st.st_mode & 07777) | S_IXGRP), 0);             /* g+x */
+		ck_assert_int_eq(stat(P(rel), &st), 0);
+		ck_assert_int_eq(chmod(P(rel), (st.st_mode & 07777) & ~S_IXUSR), 0);            /* u-x */
+		ck_assert_int_eq(stat(P(rel), &st), 0);
+		ck_assert_msg((st.st_mode & 07777) == 06654, "round %d: %s is %o after ug+s, g+x, u-x (want 6654)", i,
+			      rel, st.st_mode & 07777);
+		ck_assert_int_eq(stat(P2(rel), &st), 0);
+		ck_assert_msg((st.st_mode & 07777) == 06654, "round %d: the other mount sees %s as %o (want 6654)", i,
+			      rel, st.st_mode & 07777);
+		ck_assert_int_eq(unlink(P(rel)), 0);   /* the next round's user makes it anew */
+	}
+}
+END_TEST
+
 static void setup(void)
 {
 	if (lfs_init(&fs) != 0 || lfs_mds_start(&fs) != 0 || lfs_mount(&fs, "allow_other") != 0 ||
@@ -160,6 +219,7 @@ static Suite *suite(void)
 	Suite *s = suite_create("fuse_semantics");
 
 	add(s, "dir_renamed_over", test_dir_renamed_over);
+	add(s, "chmod_after_writes", test_chmod_after_writes);
 	return s;
 }
 
