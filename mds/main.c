@@ -518,6 +518,11 @@ int main(int argc, char **argv)
 		rc = fail("cannot load the filesystem tables: %s", strerror(-r));
 		goto out_cache;
 	}
+	r = mdcache_cookie_key_ensure(m);
+	if (r) {
+		rc = fail("cannot write the filesystem's readdir cookie key: %s", strerror(-r));
+		goto out_cache;
+	}
 	if (m->max_file_size == 0 || m->max_file_size > (uint64_t)INT64_MAX) {
 		derr(MDS, "the filesystem's max_file_size %" PRIu64 " is out of range: using 2^63-1", m->max_file_size);
 		m->max_file_size = INT64_MAX;

@@ -28,9 +28,16 @@
  * has no unexpired edit, and at start-up the replay loads every directory
  * the journal touches.  Inodes of the inode table are all loaded at start.
  *
- * readdir cookies are per-dentry sequence numbers (starting at 3), stored
- * with the dentry and never reused within a directory: a listing resumes
- * "after cookie c" whatever was inserted or removed meanwhile.
+ * readdir cookies are stored with the dentry, and a listing resumes "after
+ * cookie c" whatever was inserted or removed meanwhile.  A new name's cookie
+ * comes from the name (a SipHash of it under the filesystem's key, in
+ * [2^61, 2^62), the next free one on the rare collision), as ext4's htree
+ * hash does: a name removed and made again (renamed away and back while a
+ * listing runs) lands where it was, so a listing returns it at most once
+ * per pass.  With sequence numbers, which dentries of filesystems made
+ * before keep, it came back after the cursor every time (issue 25.8: 15,000
+ * entries from a 5,000-entry directory, without end).  The key is random
+ * per filesystem, so a peer cannot choose names that pile up on one cookie.
  *
  * Everything here runs under mds->lock.
  */
@@ -39,10 +46,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 
 #include "common/config.h"
 #include "common/log.h"
+#include "common/siphash.h"
 #include "common/rcu.h"
 #include "common/time.h"
 #include "mds/codec.h"
@@ -449,6 +458,19 @@ struct mdentry *mdir_add(struct mds *m, struct mdir *d, const char *name, uint64
 
 	if (!dn)
 		return NULL;
+	if (!cookie && m && m->have_cookie_key) {
+		/* from the name: stable across a remove and a make again */
+		uint64_t h = siphash24(m->cookie_key, name, n) & (COOKIE_HASHED - 1);
+
+		for (uint32_t probe = 0; probe < 64; probe++) {
+			uint64_t c = COOKIE_HASHED | ((h + probe) & (COOKIE_HASHED - 1));
+
+			if (!xa_load(&d->by_cookie, c)) {
+				cookie = c;
+				break;
+			}
+		}
+	}
 	if (!cookie) {
 		cookie = d->next_cookie++;
 		if (d->next_cookie > d->cookie_reserved) {
@@ -456,7 +478,7 @@ struct mdentry *mdir_add(struct mds *m, struct mdir *d, const char *name, uint64
 			if (t)
 				emit_dir_meta(t, d);
 		}
-	} else if (cookie >= d->next_cookie) {
+	} else if (cookie >= d->next_cookie && cookie < COOKIE_HASHED) {
 		d->next_cookie = cookie + 1;
 		if (d->cookie_reserved < d->next_cookie)
 			d->cookie_reserved = d->next_cookie;
@@ -888,7 +910,44 @@ static int replay_table(struct mds *m, int op, const char *key, const void *val,
 		m->nfiles = le64_get(val);
 	} else if (!strcmp(key, "max_file_size")) {
 		m->max_file_size = le64_get(val);
+	} else if (!strcmp(key, "cookie_key0") || !strcmp(key, "cookie_key1")) {
+		memcpy(m->cookie_key + (key[10] == '1' ? 8 : 0), val, 8);
+		m->have_cookie_key = true;   /* both are written together */
 	}
+	return 0;
+}
+
+/*
+ * The readdir cookies' key: made at mkfs, or at the first start of a
+ * filesystem made before it (written before the MDS serves, so every
+ * cookie from a name is under it).
+ */
+int mdcache_cookie_key_ensure(struct mds *m)
+{
+	struct store_op *op;
+	uint8_t k[16];
+	ssize_t got = 0;
+
+	if (m->have_cookie_key)
+		return 0;
+	while (got < 16) {
+		ssize_t r = getrandom(k + got, sizeof(k) - (size_t)got, 0);
+
+		if (r < 0 && errno != EINTR)
+			return -errno;
+		if (r > 0)
+			got += r;
+	}
+	op = store_op_new();
+	if (!op)
+		return -ENOMEM;
+	store_op_omap_set(op, "cookie_key0", k, 8);
+	store_op_omap_set(op, "cookie_key1", k + 8, 8);
+	int r = store_op_exec(m->meta, OID_TABLE, op);
+	if (r)
+		return r;
+	memcpy(m->cookie_key, k, 16);
+	m->have_cookie_key = true;
 	return 0;
 }
 

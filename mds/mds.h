@@ -361,6 +361,8 @@ struct mds {
 	uint64_t ninodes_cached, ndirs_cached;
 	uint32_t object_size;
 	uint64_t max_file_size;       /* the filesystem's limit (mds_table, set at mkfs); read-only once serving */
+	uint8_t cookie_key[16];       /* readdir cookies' SipHash key (mds_table cookie_key0/1); read-only once serving */
+	bool have_cookie_key;
 	bool data_indexed;            /* the data pool's files keep object indexes (store_file_pool_indexed) */
 	uint64_t epoch;
 	uint64_t start_real_ns;
@@ -433,6 +435,8 @@ extern struct mds *g_mds;
 
 /* ---- mdcache.c -------------------------------------------------------- */
 int mdcache_mkfs(struct mds *m);
+/* mdcache_cookie_key_ensure - the readdir cookies' key exists (made and stored now if not). */
+int mdcache_cookie_key_ensure(struct mds *m);
 int mdcache_load(struct mds *m);          /* tables before journal replay */
 void mdcache_after_replay(struct mds *m);
 void mdcache_free(struct mds *m);
@@ -484,6 +488,7 @@ void oid_completed(char *buf, size_t len, uint64_t sid);
 #define OID_BLOCKLIST "mds_blocklist"
 #define DIR_META_KEY  "/meta"
 #define COOKIE_FIRST  3          /* 0 = start of dir; 1 and 2 stay free for . and .. */
+#define COOKIE_HASHED (1ull << 61) /* cookies from names live in [2^61, 2^62) (mdcache.c) */
 
 /* ---- locker.c --------------------------------------------------------- */
 void locker_init(struct mds *m);
