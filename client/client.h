@@ -419,6 +419,20 @@ int lc_setlk(struct lclient *c, struct lc_inode *in, const struct lc_lock *lk, b
  * none.  Return: 0 or -errno.
  */
 int lc_lock_release_owner(struct lclient *c, struct lc_inode *in, uint32_t owner_ns, uint64_t owner, bool flock);
+/**
+ * lc_fh_note_lock_owner - a fcntl lock of @owner was set through open file
+ * description @fh.  FUSE cannot tell an OFD lock (owned by the description)
+ * from a process's POSIX lock (owned by its file table): both are an
+ * opaque owner id, and the kernel sends no unlock for an OFD lock when
+ * the description's last reference goes (it keeps no copy of locks it
+ * hands to the filesystem).  So the description remembers whom it locked
+ * for, and its release (lc_fh_release_lock_owners) drops what they still
+ * hold: a process's POSIX locks on the file went at its FLUSH already (any
+ * close of the file drops them), so what is left is the description's own.
+ */
+void lc_fh_note_lock_owner(struct lc_fh *fh, uint32_t owner_ns, uint64_t owner);
+/** lc_fh_release_lock_owners - @fh's last reference goes (FUSE RELEASE): its owners' fcntl locks go. */
+void lc_fh_release_lock_owners(struct lclient *c, struct lc_fh *fh);
 
 /**
  * lc_evicted - the MDS evicted this client: every operation fails with

@@ -244,6 +244,10 @@ struct lc_fh {
 	size_t ra_win;               /* window, grown by the sequential stream (0: random) */
 	struct ra_chunk *ra_chunks;  /* in flight or read, sorted by offset, disjoint */
 	struct lc_fh *open_prev, *open_next;   /* c->open_fhs, under c->fh_lock */
+	/* flock.c: fcntl lock owners that set locks through this description
+	 * (lc_fh_note_lock_owner); under fh->ra_lock (a leaf here) */
+	struct { uint32_t ns; uint64_t owner; } *lock_owners;
+	uint32_t nlock_owners, lock_owners_cap;
 };
 
 struct lc_perf {

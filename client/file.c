@@ -242,6 +242,7 @@ void lc_fh_free(struct lclient *c, struct lc_fh *fh)
 		lc_caps_update_later(c, fh->in);
 	pthread_mutex_destroy(&fh->ra_lock);
 	pthread_cond_destroy(&fh->ra_cond);
+	free(fh->lock_owners);   /* released already when the frontend said so (lc_fh_release_lock_owners) */
 	lc_put(c, fh->in);
 	free(fh);
 }

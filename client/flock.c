@@ -392,6 +392,49 @@ int lc_lock_release_owner(struct lclient *c, struct lc_inode *in, uint32_t owner
 	return lc_setlk(c, in, &lk, false);
 }
 
+void lc_fh_note_lock_owner(struct lc_fh *fh, uint32_t owner_ns, uint64_t owner)
+{
+	pthread_mutex_lock(&fh->ra_lock);
+	for (uint32_t i = 0; i < fh->nlock_owners; i++)
+		if (fh->lock_owners[i].owner == owner && fh->lock_owners[i].ns == owner_ns) {
+			pthread_mutex_unlock(&fh->ra_lock);
+			return;
+		}
+	if (fh->nlock_owners == fh->lock_owners_cap) {
+		uint32_t ncap = fh->lock_owners_cap ? fh->lock_owners_cap * 2 : 4;
+		void *n = realloc(fh->lock_owners, ncap * sizeof(*fh->lock_owners));
+
+		if (!n) {
+			pthread_mutex_unlock(&fh->ra_lock);
+			derr(CLIENT, "no memory to note a lock owner: an OFD lock of inode %" PRIx64
+			     " may outlive its open file (until the session ends)", fh->in->ino);
+			return;
+		}
+		fh->lock_owners = n;
+		fh->lock_owners_cap = ncap;
+	}
+	fh->lock_owners[fh->nlock_owners].ns = owner_ns;
+	fh->lock_owners[fh->nlock_owners].owner = owner;
+	fh->nlock_owners++;
+	pthread_mutex_unlock(&fh->ra_lock);
+}
+
+void lc_fh_release_lock_owners(struct lclient *c, struct lc_fh *fh)
+{
+	for (uint32_t i = 0; i < fh->nlock_owners; i++) {
+		int r = lc_lock_release_owner(c, fh->in, fh->lock_owners[i].ns, fh->lock_owners[i].owner, false);
+
+		if (r < 0)
+			derr(CLIENT, "release of inode %" PRIx64 ": dropping the locks of owner %" PRIx64 ": %s",
+			     fh->in->ino, fh->lock_owners[i].owner, strerror(-r));
+	}
+	pthread_mutex_lock(&fh->ra_lock);
+	free(fh->lock_owners);
+	fh->lock_owners = NULL;
+	fh->nlock_owners = fh->lock_owners_cap = 0;
+	pthread_mutex_unlock(&fh->ra_lock);
+}
+
 /* ---- the session layer's hooks ------------------------------------------------- */
 
 static int push_set(const struct rlock_set *set, uint64_t ino, bool flock, struct mdsp_lock **v, uint32_t *n,

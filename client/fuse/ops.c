@@ -794,6 +794,8 @@ static void ll_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 	struct lfuse *lf = LF(req);
 
 	perf_inc(&lf->perf.release, 1);
+	/* the description's last reference: its OFD locks go with it */
+	lc_fh_release_lock_owners(lf->c, FH(fi));
 	if (fi->flock_release) {
 		int r = lc_lock_release_owner(lf->c, IN(lf, ino), LC_LOCK_NS_FUSE, fi->lock_owner, true);
 
@@ -859,6 +861,9 @@ static void ll_setlk(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi, 
 	}
 	lk.start = (uint64_t)lock->l_start;
 	lk.len = (uint64_t)lock->l_len;
+	/* an OFD lock's owner is the description: its RELEASE drops it */
+	if (lock->l_type != F_UNLCK && fi->fh)
+		lc_fh_note_lock_owner(FH(fi), LC_LOCK_NS_FUSE, fi->lock_owner);
 	REPLY_ERR(req, INTR(req, lc_setlk(lf->c, IN(lf, ino), &lk, sleep != 0)));
 }
 

@@ -13,6 +13,11 @@
  *                      then by the other): each name at most once, and the
  *                      listing ends (it returned 15,000 entries from 5,000,
  *                      without end)
+ *   ofd_lock_dies      an OFD write lock dies with the last reference to its
+ *                      open file description (the descriptor closed by a
+ *                      clone(CLONE_FILES) child): the other mount's lock is
+ *                      granted (it stayed at the MDS for good); a dup()'d
+ *                      descriptor keeps it alive, as on ext4
  *   chmod_after_writes a user truncates a file, root appends to it, then
  *                      chmod ug+s; chmod g+x; chmod u-x: stat on both mounts
  *                      shows -rwSr-sr--, hundreds of times (the append's
@@ -26,6 +31,8 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -217,6 +224,75 @@ START_TEST(test_readdir_renames)
 }
 END_TEST
 
+static int ofd_fd;
+
+static int close_in_child(void *arg)
+{
+	(void)arg;
+	close(ofd_fd);
+	return 0;
+}
+
+/* F_OFD_SETLK of a write lock on the whole file: 0 or the errno */
+static int ofd_wrlock(int fd)
+{
+	struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 0 };
+
+	return fcntl(fd, F_OFD_SETLK, &fl) == 0 ? 0 : errno;
+}
+
+/*
+ * The lock, once the kernel's RELEASE of the description has reached
+ * loligo-fuse: FUSE sends RELEASE after close() returned (asynchronously;
+ * flock's unlock rides on it too), so a lock attempt right after the last
+ * close may still find it; this waits for the lock to be granted, bounded
+ * (the bug kept it for good).
+ */
+static int ofd_wrlock_after_release(int fd)
+{
+	int r = EAGAIN;
+
+	for (int i = 0; i < 1000 && (r = ofd_wrlock(fd)) == EAGAIN; i++)
+		usleep(10000);
+	return r;
+}
+
+START_TEST(test_ofd_lock_dies)
+{
+	static char stack[64 * 1024];
+	int fd2, fd3, dupfd;
+	pid_t pid;
+
+	ofd_fd = open(P("ofd"), O_RDWR | O_CREAT, 0644);
+	ck_assert_int_ge(ofd_fd, 0);
+	ck_assert_int_eq(ofd_wrlock(ofd_fd), 0);
+	fd2 = open(P2("ofd"), O_RDWR);
+	ck_assert_int_ge(fd2, 0);
+	ck_assert_int_eq(ofd_wrlock(fd2), EAGAIN);    /* held */
+	/* a dup keeps the description (and its lock) alive */
+	dupfd = dup(ofd_fd);
+	ck_assert_int_ge(dupfd, 0);
+	pid = clone(close_in_child, stack + sizeof(stack), CLONE_FILES | SIGCHLD, NULL);
+	ck_assert_int_gt(pid, 0);
+	ck_assert_int_eq(waitpid(pid, NULL, 0), pid);
+	ck_assert_int_eq(ofd_wrlock(fd2), EAGAIN);    /* still held through the dup */
+	/* the last descriptor goes, in a child sharing the file table */
+	ofd_fd = dupfd;
+	pid = clone(close_in_child, stack + sizeof(stack), CLONE_FILES | SIGCHLD, NULL);
+	ck_assert_int_gt(pid, 0);
+	ck_assert_int_eq(waitpid(pid, NULL, 0), pid);
+	ck_assert_msg(ofd_wrlock_after_release(fd2) == 0, "the OFD lock outlived its open file description "
+		      "(the other mount: %s)", strerror(ofd_wrlock(fd2)));
+	/* and on this mount too, with a new description */
+	fd3 = open(P("ofd"), O_RDWR);
+	ck_assert_int_ge(fd3, 0);
+	ck_assert_int_eq(ofd_wrlock(fd3), EAGAIN);    /* now fd2's */
+	close(fd2);
+	ck_assert_int_eq(ofd_wrlock_after_release(fd3), 0);
+	close(fd3);
+}
+END_TEST
+
 /* echo > PATH as user 65534 */
 static void truncate_as_user(const char *path)
 {
@@ -327,6 +403,7 @@ static Suite *suite(void)
 	add(s, "dir_renamed_over", test_dir_renamed_over);
 	add(s, "chmod_after_writes", test_chmod_after_writes);
 	add(s, "readdir_renames", test_readdir_renames);
+	add(s, "ofd_lock_dies", test_ofd_lock_dies);
 	return s;
 }
 
