@@ -234,6 +234,12 @@ uint64_t lc_ino(const struct lc_inode *in);
 /** lc_ino_to_inode - the cached inode for @ino with a new reference, or NULL. */
 struct lc_inode *lc_ino_to_inode(struct lclient *c, uint64_t ino);
 /**
+ * lc_ino_peek - the cached inode for @ino without a reference, or NULL: only
+ * for a caller that knows a reference is held meanwhile (a frontend's node
+ * id, which its kernel holds a lookup of).
+ */
+struct lc_inode *lc_ino_peek(struct lclient *c, uint64_t ino);
+/**
  * lc_cached_attr - @in's attributes as this client last knew them (with its
  * own buffered size and mtime), whether or not they are still valid; no
  * MDS round trip.  For an inode the MDS may no longer find (an open file
@@ -431,6 +437,8 @@ int lc_lock_release_owner(struct lclient *c, struct lc_inode *in, uint32_t owner
  * close of the file drops them), so what is left is the description's own.
  */
 void lc_fh_note_lock_owner(struct lc_fh *fh, uint32_t owner_ns, uint64_t owner);
+/** lc_fh_inode - the inode @fh is open on (the handle holds a reference). */
+struct lc_inode *lc_fh_inode(const struct lc_fh *fh);
 /** lc_fh_release_lock_owners - @fh's last reference goes (FUSE RELEASE): its owners' fcntl locks go. */
 void lc_fh_release_lock_owners(struct lclient *c, struct lc_fh *fh);
 

@@ -207,6 +207,11 @@ struct lc_fh *lc_fh_new(struct lclient *c, struct lc_inode *in, int flags, const
 	return fh;
 }
 
+struct lc_inode *lc_fh_inode(const struct lc_fh *fh)
+{
+	return fh->in;
+}
+
 void lc_fh_free(struct lclient *c, struct lc_fh *fh)
 {
 	pthread_mutex_lock(&c->fh_lock);

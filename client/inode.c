@@ -202,6 +202,24 @@ struct lc_inode *lc_ino_to_inode(struct lclient *c, uint64_t ino)
 	return in;
 }
 
+struct lc_inode *lc_ino_peek(struct lclient *c, uint64_t ino)
+{
+	struct cds_lfht_iter it;
+	struct cds_lfht_node *node;
+	struct lc_inode *in = NULL;
+
+	rcu_read_lock();
+	cds_lfht_lookup(c->inodes, ino_hash(ino), ino_match, &ino, &it);
+	node = cds_lfht_iter_get_node(&it);
+	if (node) {
+		in = caa_container_of(node, struct lc_inode, hnode);
+		if (atomic_load_explicit(&in->ref, memory_order_relaxed) <= 0)
+			in = NULL;   /* nobody holds it: not the caller's */
+	}
+	rcu_read_unlock();
+	return in;
+}
+
 void lc_inode_unhash(struct lclient *c, struct lc_inode *in)
 {
 	bool was = atomic_exchange(&in->unhashed, true);

@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -239,6 +240,54 @@ int lc_lookup(struct lclient *c, struct lc_inode *dir, const char *name, const s
 	return 0;
 }
 
+/*
+ * A client that mounted a subtree opens by number (file handles) only what
+ * is under its root: the inode's primary parents are climbed at the MDS up
+ * to the root (found: yes) or the filesystem's root (no: ESTALE, as for a
+ * handle that names nothing).  Only for inodes not cached yet: a cached one
+ * came through the subtree or through this check.
+ */
+static int within_root(struct lclient *c, struct lc_inode *in)
+{
+	struct lc_inode *cur = in, *up = NULL;
+	int r = -ESTALE;
+
+	if (!c->root || c->root->ino == MDSP_ROOT_INO)
+		return 0;
+	lc_get(cur);
+	for (int depth = 0; depth < PATH_MAX / 2; depth++) {
+		struct mds_request *req;
+
+		if (cur->ino == c->root->ino) {
+			r = 0;
+			break;
+		}
+		if (cur->ino == MDSP_ROOT_INO)
+			break;
+		req = lc_req_new(c, MDSP_OP_LOOKUPPARENT, cur->ino, NULL);
+		if (!req) {
+			r = -ENOMEM;
+			break;
+		}
+		r = lc_req_run(c, req, &up);
+		mdsc_request_put(req);
+		if (r == 0 && !up)
+			r = -EIO;
+		if (r < 0) {
+			if (r == -ENOENT)
+				r = -ESTALE;
+			break;
+		}
+		lc_put(c, cur);
+		cur = up;
+		r = -ESTALE;
+	}
+	lc_put(c, cur);
+	if (r == -ESTALE)
+		dout(CLIENT, 5, "inode %" PRIx64 " is not under this mount's root %" PRIx64, in->ino, c->root->ino);
+	return r;
+}
+
 int lc_lookup_ino(struct lclient *c, uint64_t ino, uint64_t generation, struct lc_attr *attr,
 		  struct lc_inode **out)
 {
@@ -287,6 +336,10 @@ int lc_lookup_ino(struct lclient *c, uint64_t ino, uint64_t generation, struct l
 	if (generation && in->mi.generation && in->mi.generation != generation) {
 		lc_put(c, in);
 		return -ESTALE;
+	}
+	if ((r = within_root(c, in)) < 0) {
+		lc_put(c, in);
+		return r;
 	}
 	fill(in, attr);
 	*out = in;

@@ -115,15 +115,16 @@ void lfuse_perf_unregister(void);
 /* ops.c */
 extern const struct fuse_lowlevel_ops lfuse_ops;
 
+/* node ids are inode numbers, the root's FUSE_ROOT_ID (ops.c, IN()) */
 static inline fuse_ino_t lfuse_nodeid(const struct lfuse *lf, struct lc_inode *in)
 {
-	return in == lf->root ? FUSE_ROOT_ID : (fuse_ino_t)(uintptr_t)in;
+	return in == lf->root ? FUSE_ROOT_ID : (fuse_ino_t)lc_ino(in);
 }
 
-/* the inode number behind a node id (for `ops`) */
+/* the inode number behind a node id */
 static inline uint64_t lfuse_ino_of(const struct lfuse *lf, fuse_ino_t nodeid)
 {
-	return nodeid == FUSE_ROOT_ID ? lf->root_ino : lc_ino((struct lc_inode *)(uintptr_t)nodeid);
+	return nodeid == FUSE_ROOT_ID ? lf->root_ino : (uint64_t)nodeid;
 }
 
 /* inval.c: lc_callbacks are queued and delivered from a thread of their own,

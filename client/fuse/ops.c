@@ -45,9 +45,32 @@ static inline struct lfuse *LF(fuse_req_t req)
 	return fuse_req_userdata(req);
 }
 
+/*
+ * Node ids are inode numbers (the root's is FUSE_ROOT_ID): the MDS never
+ * reuses one, so a node id with its generation names one inode for the
+ * life of the filesystem, as export support wants (file handles are the
+ * node id and the generation: they outlive this process).  The inode
+ * behind a node id the kernel holds is in the cache for as long as the
+ * kernel holds it (its lookups are references), so no reference is taken
+ * here.  The kernel sends no other node ids, but for the "." and ".." of a
+ * file handle (ll_lookup); one we do not know answers ESTALE, never a
+ * guess.
+ */
 static inline struct lc_inode *IN(struct lfuse *lf, fuse_ino_t ino)
 {
-	return ino == FUSE_ROOT_ID ? lf->root : (struct lc_inode *)(uintptr_t)ino;
+	return ino == FUSE_ROOT_ID ? lf->root : lc_ino_peek(lf->c, ino);
+}
+
+/* The inode of node id @nodeid, or NULL after replying ESTALE to @req. */
+static struct lc_inode *node(struct lfuse *lf, fuse_req_t req, fuse_ino_t nodeid)
+{
+	struct lc_inode *in = IN(lf, nodeid);
+
+	if (!in) {
+		dout(FUSE, 1, "node id 0x%llx: no such inode here", (unsigned long long)nodeid);
+		fuse_reply_err(req, ESTALE);
+	}
+	return in;
 }
 
 static inline struct lc_fh *FH(const struct fuse_file_info *fi)
@@ -162,7 +185,7 @@ static void fill_entry(struct lfuse *lf, struct lc_inode *dir, const char *name,
 	e->generation = e->ino == FUSE_ROOT_ID ? 0 : a->generation; /* the kernel wants 0 for the root */
 	attr_to_stat(a, &e->attr);
 	e->attr_timeout = lc_attr_timeout(lf->c, in);
-	e->entry_timeout = lc_dentry_timeout(lf->c, dir, name, in);
+	e->entry_timeout = dir ? lc_dentry_timeout(lf->c, dir, name, in) : 0;
 }
 
 /* fuse_debug_reply_delay: the test hook between a promise and its reply */
@@ -265,6 +288,11 @@ static void ll_init(void *userdata, struct fuse_conn_info *conn)
 	 * cache listings (FOPEN_KEEP_CACHE|FOPEN_CACHE_DIR) on its own. */
 	lf->no_opendir = lf->default_permissions && lf->cache_readdir &&
 			 (conn->capable & FUSE_CAP_NO_OPENDIR_SUPPORT);
+	/* File handles (name_to_handle_at, a kernel NFS server re-exporting the
+	 * mount): node ids are inode numbers, and "." and ".." of any of them
+	 * are looked up (ll_lookup) */
+	if (conn->capable & FUSE_CAP_EXPORT_SUPPORT)
+		conn->want |= FUSE_CAP_EXPORT_SUPPORT;
 	conn->time_gran = 1;
 	dout(FUSE, 1, "init: proto %u.%u max_write %u max_readahead %u want 0x%x",
 	     conn->proto_major, conn->proto_minor, conn->max_write, conn->max_readahead, conn->want);
@@ -277,6 +305,33 @@ static void ll_destroy(void *userdata)
 
 /* ---- names --------------------------------------------------------------- */
 
+/*
+ * With export support the kernel decodes a file handle (node id,
+ * generation) it has no inode for as a LOOKUP of "." in that node id, and
+ * reconnects a directory's dentry with a LOOKUP of "..": both may name a
+ * node id this process never handed out (a handle from before a remount,
+ * from another mount, or forged), so the inode is found or fetched by its
+ * number; one that does not exist answers ESTALE.  The kernel checks the
+ * generation and the node id of our answer against the handle's.
+ */
+static int lookup_dot(struct lfuse *lf, fuse_ino_t nodeid, const char *name, const struct lc_cred *cr,
+		      struct lc_attr *a, struct lc_inode **out)
+{
+	struct lc_inode *in = IN(lf, nodeid);
+	int r;
+
+	if (in) {
+		lc_get(in);
+	} else {
+		r = lc_lookup_ino(lf->c, lfuse_ino_of(lf, nodeid), 0, a, &in);
+		if (r < 0)
+			return r;
+	}
+	r = lc_lookup(lf->c, in, name, cr, a, out);
+	lc_put(lf->c, in);
+	return r;
+}
+
 static void ll_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
 	LFUSE_TRACK(req, "lookup", parent);
@@ -284,15 +339,37 @@ static void ll_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 	LFUSE_OP(lf, lookup);
 	struct lc_cred cr;
 	struct lc_attr a;
-	struct lc_inode *in = NULL;
+	struct lc_inode *in = NULL, *dir;
 	int r;
 
 	get_cred(lf, req, &cr);
-	r = INTR(req, lc_lookup(lf->c, IN(lf, parent), name, &cr, &a, &in));
+	if (name[0] == '.' && (name[1] == '\0' || (name[1] == '.' && name[2] == '\0'))) {
+		struct fuse_entry_param e;
+
+		r = INTR(req, lookup_dot(lf, parent, name, &cr, &a, &in));
+		if (r < 0) {
+			REPLY_ERR(req, r == -ENOENT ? -ESTALE : r);
+			return;
+		}
+		fill_entry(lf, NULL, name, in, &a, &e);
+		e.entry_timeout = 0;   /* no dentry is made of it */
+		if (in == lf->root)
+			lc_put(lf->c, in);
+		else
+			lc_kernel_hand(in, 1);
+		if (fuse_reply_entry(req, &e) != 0 && in != lf->root) {
+			lc_kernel_hand(in, -1);
+			lc_put(lf->c, in);
+		}
+		return;
+	}
+	if (!(dir = node(lf, req, parent)))
+		return;
+	r = INTR(req, lc_lookup(lf->c, dir, name, &cr, &a, &in));
 	if (r == -ENOENT && lf->negative_timeout > 0) {
 		struct fuse_entry_param e;
 		memset(&e, 0, sizeof(e));
-		e.entry_timeout = lc_negative_timeout(lf->c, IN(lf, parent), name, lf->negative_timeout);
+		e.entry_timeout = lc_negative_timeout(lf->c, dir, name, lf->negative_timeout);
 		fuse_reply_entry(req, &e);
 		return;
 	}
@@ -300,7 +377,21 @@ static void ll_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 		REPLY_ERR(req, r);
 		return;
 	}
-	reply_entry(lf, req, IN(lf, parent), name, in, &a);
+	reply_entry(lf, req, dir, name, in, &a);
+}
+
+static void forget_one(struct lfuse *lf, fuse_ino_t nodeid, uint64_t nlookup)
+{
+	struct lc_inode *in;
+
+	if (nodeid == FUSE_ROOT_ID)
+		return;
+	in = IN(lf, nodeid);
+	if (in)
+		lc_forget(lf->c, in, nlookup);
+	else
+		dout(FUSE, 0, "forget of node id 0x%llx (%llu lookups), which is not here",
+		     (unsigned long long)nodeid, (unsigned long long)nlookup);
 }
 
 static void ll_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup)
@@ -308,8 +399,7 @@ static void ll_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup)
 	struct lfuse *lf = LF(req);
 
 	perf_inc(&lf->perf.forget, 1);
-	if (ino != FUSE_ROOT_ID)
-		lc_forget(lf->c, IN(lf, ino), nlookup);
+	forget_one(lf, ino, nlookup);
 	fuse_reply_none(req);
 }
 
@@ -319,8 +409,7 @@ static void ll_forget_multi(fuse_req_t req, size_t count, struct fuse_forget_dat
 
 	perf_inc(&lf->perf.forget, count);
 	for (size_t i = 0; i < count; i++)
-		if (forgets[i].ino != FUSE_ROOT_ID)
-			lc_forget(lf->c, IN(lf, forgets[i].ino), forgets[i].nlookup);
+		forget_one(lf, forgets[i].ino, forgets[i].nlookup);
 	fuse_reply_none(req);
 }
 
@@ -329,7 +418,9 @@ static void ll_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 	LFUSE_TRACK(req, "getattr", ino);
 	struct lfuse *lf = LF(req);
 	LFUSE_OP(lf, getattr);
-	struct lc_inode *in = IN(lf, ino);
+	struct lc_inode *in = node(lf, req, ino);
+	if (!in)
+		return;
 	struct lc_cred cr;
 	struct lc_attr a;
 	int r;
@@ -351,7 +442,9 @@ static void ll_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *st, int to_s
 	LFUSE_TRACK(req, "setattr", ino);
 	struct lfuse *lf = LF(req);
 	LFUSE_OP(lf, setattr);
-	struct lc_inode *in = IN(lf, ino);
+	struct lc_inode *in = node(lf, req, ino);
+	if (!in)
+		return;
 	struct lc_attr set, a;
 	struct lc_cred cr;
 	struct timespec now;
@@ -431,12 +524,15 @@ static void ll_readlink(fuse_req_t req, fuse_ino_t ino)
 	LFUSE_TRACK(req, "readlink", ino);
 	struct lfuse *lf = LF(req);
 	LFUSE_OP(lf, other);
+	struct lc_inode *in = node(lf, req, ino);
+	if (!in)
+		return;
 	struct lc_cred cr;
 	char buf[PATH_MAX + 1];
 	ssize_t n;
 
 	get_cred(lf, req, &cr);
-	n = INTR(req, lc_readlink(lf->c, IN(lf, ino), buf, sizeof(buf), &cr));
+	n = INTR(req, lc_readlink(lf->c, in, buf, sizeof(buf), &cr));
 	if (n < 0) {
 		REPLY_ERR(req, (int)n);
 		return;
@@ -454,17 +550,20 @@ static void ll_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t
 	LFUSE_TRACK(req, "mknod", parent);
 	struct lfuse *lf = LF(req);
 	LFUSE_OP(lf, namespace);
+	struct lc_inode *dir = node(lf, req, parent);
+	if (!dir)
+		return;
 	struct lc_cred cr;
 	struct lc_attr a;
 	struct lc_inode *in = NULL;
 	int r;
 
 	get_cred(lf, req, &cr);
-	r = INTR(req, lc_mknod(lf->c, IN(lf, parent), name, mode, rdev, &cr, &a, &in));
+	r = INTR(req, lc_mknod(lf->c, dir, name, mode, rdev, &cr, &a, &in));
 	if (r < 0)
 		REPLY_ERR(req, r);
 	else
-		reply_entry(lf, req, IN(lf, parent), name, in, &a);
+		reply_entry(lf, req, dir, name, in, &a);
 }
 
 static void ll_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode)
@@ -472,17 +571,20 @@ static void ll_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t
 	LFUSE_TRACK(req, "mkdir", parent);
 	struct lfuse *lf = LF(req);
 	LFUSE_OP(lf, namespace);
+	struct lc_inode *dir = node(lf, req, parent);
+	if (!dir)
+		return;
 	struct lc_cred cr;
 	struct lc_attr a;
 	struct lc_inode *in = NULL;
 	int r;
 
 	get_cred(lf, req, &cr);
-	r = INTR(req, lc_mkdir(lf->c, IN(lf, parent), name, mode & 07777, &cr, &a, &in));
+	r = INTR(req, lc_mkdir(lf->c, dir, name, mode & 07777, &cr, &a, &in));
 	if (r < 0)
 		REPLY_ERR(req, r);
 	else
-		reply_entry(lf, req, IN(lf, parent), name, in, &a);
+		reply_entry(lf, req, dir, name, in, &a);
 }
 
 static void ll_symlink(fuse_req_t req, const char *link, fuse_ino_t parent, const char *name)
@@ -490,17 +592,20 @@ static void ll_symlink(fuse_req_t req, const char *link, fuse_ino_t parent, cons
 	LFUSE_TRACK(req, "symlink", parent);
 	struct lfuse *lf = LF(req);
 	LFUSE_OP(lf, namespace);
+	struct lc_inode *dir = node(lf, req, parent);
+	if (!dir)
+		return;
 	struct lc_cred cr;
 	struct lc_attr a;
 	struct lc_inode *in = NULL;
 	int r;
 
 	get_cred(lf, req, &cr);
-	r = INTR(req, lc_symlink(lf->c, IN(lf, parent), name, link, &cr, &a, &in));
+	r = INTR(req, lc_symlink(lf->c, dir, name, link, &cr, &a, &in));
 	if (r < 0)
 		REPLY_ERR(req, r);
 	else
-		reply_entry(lf, req, IN(lf, parent), name, in, &a);
+		reply_entry(lf, req, dir, name, in, &a);
 }
 
 /*
@@ -533,7 +638,12 @@ static void ll_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const 
 	LFUSE_TRACK(req, "link", ino);
 	struct lfuse *lf = LF(req);
 	LFUSE_OP(lf, namespace);
-	struct lc_inode *in = IN(lf, ino);
+	struct lc_inode *ndir = node(lf, req, newparent);
+	if (!ndir)
+		return;
+	struct lc_inode *in = node(lf, req, ino);
+	if (!in)
+		return;
 	struct lc_cred cr;
 	struct lc_attr a;
 	int r;
@@ -541,13 +651,13 @@ static void ll_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const 
 	get_cred(lf, req, &cr);
 	r = INTR(req, may_link(lf, in, &cr));
 	if (r == 0)
-		r = INTR(req, lc_link(lf->c, in, IN(lf, newparent), newname, &cr, &a));
+		r = INTR(req, lc_link(lf->c, in, ndir, newname, &cr, &a));
 	if (r < 0) {
 		REPLY_ERR(req, r);
 		return;
 	}
 	lc_get(in); /* the entry reply counts one more lookup of @in */
-	reply_entry(lf, req, IN(lf, newparent), newname, in, &a);
+	reply_entry(lf, req, ndir, newname, in, &a);
 }
 
 static void ll_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
@@ -555,10 +665,13 @@ static void ll_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 	LFUSE_TRACK(req, "unlink", parent);
 	struct lfuse *lf = LF(req);
 	LFUSE_OP(lf, namespace);
+	struct lc_inode *dir = node(lf, req, parent);
+	if (!dir)
+		return;
 	struct lc_cred cr;
 
 	get_cred(lf, req, &cr);
-	REPLY_ERR(req, INTR(req, lc_unlink(lf->c, IN(lf, parent), name, &cr)));
+	REPLY_ERR(req, INTR(req, lc_unlink(lf->c, dir, name, &cr)));
 }
 
 static void ll_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
@@ -566,10 +679,13 @@ static void ll_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 	LFUSE_TRACK(req, "rmdir", parent);
 	struct lfuse *lf = LF(req);
 	LFUSE_OP(lf, namespace);
+	struct lc_inode *dir = node(lf, req, parent);
+	if (!dir)
+		return;
 	struct lc_cred cr;
 
 	get_cred(lf, req, &cr);
-	REPLY_ERR(req, INTR(req, lc_rmdir(lf->c, IN(lf, parent), name, &cr)));
+	REPLY_ERR(req, INTR(req, lc_rmdir(lf->c, dir, name, &cr)));
 }
 
 static void ll_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_t newparent,
@@ -578,6 +694,12 @@ static void ll_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_
 	LFUSE_TRACK(req, "rename", parent);
 	struct lfuse *lf = LF(req);
 	LFUSE_OP(lf, namespace);
+	struct lc_inode *ndir = node(lf, req, newparent);
+	if (!ndir)
+		return;
+	struct lc_inode *dir = node(lf, req, parent);
+	if (!dir)
+		return;
 	struct lc_cred cr;
 
 	/* RENAME_WHITEOUT (overlayfs) and combinations are not supported. */
@@ -587,7 +709,7 @@ static void ll_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_
 		return;
 	}
 	get_cred(lf, req, &cr);
-	REPLY_ERR(req, INTR(req, lc_rename(lf->c, IN(lf, parent), name, IN(lf, newparent), newname, flags, &cr)));
+	REPLY_ERR(req, INTR(req, lc_rename(lf->c, dir, name, ndir, newname, flags, &cr)));
 	/* a name moved into a directory not everyone may search: taken back now */
 	lfuse_inval_drain(lf);
 }
@@ -621,6 +743,9 @@ static void ll_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_
 	LFUSE_TRACK(req, "create", parent);
 	struct lfuse *lf = LF(req);
 	LFUSE_OP(lf, namespace);
+	struct lc_inode *dir = node(lf, req, parent);
+	if (!dir)
+		return;
 	struct lc_cred cr;
 	struct lc_attr a;
 	struct lc_inode *in = NULL;
@@ -629,12 +754,12 @@ static void ll_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_
 	int r;
 
 	get_cred(lf, req, &cr);
-	r = INTR(req, lc_create(lf->c, IN(lf, parent), name, mode, fi->flags, &cr, &a, &in, &fh));
+	r = INTR(req, lc_create(lf->c, dir, name, mode, fi->flags, &cr, &a, &in, &fh));
 	if (r < 0) {
 		REPLY_ERR(req, r);
 		return;
 	}
-	fill_entry(lf, IN(lf, parent), name, in, &a, &e);
+	fill_entry(lf, dir, name, in, &a, &e);
 	fi->fh = (uint64_t)(uintptr_t)fh;
 	set_cache_mode(lf, fh, fi);
 	lc_kernel_hand(in, 1);
@@ -693,13 +818,16 @@ static void ll_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	LFUSE_TRACK(req, "open", ino);
 	struct lfuse *lf = LF(req);
 	LFUSE_OP(lf, open);
+	struct lc_inode *in = node(lf, req, ino);
+	if (!in)
+		return;
 	struct lc_cred cr;
 	struct lc_fh *fh = NULL;
 	int r;
 
 	raise_readahead(lf);
 	get_cred(lf, req, &cr);
-	r = INTR(req, lc_open(lf->c, IN(lf, ino), fi->flags, &cr, &fh));
+	r = INTR(req, lc_open(lf->c, in, fi->flags, &cr, &fh));
 	if (r < 0) {
 		REPLY_ERR(req, r);
 		return;
@@ -708,9 +836,9 @@ static void ll_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	/* a writer: NFS clients holding delegations on the file give them back
 	 * first (after lc_open: a delegation granted meanwhile sees the writer) */
 	if ((fi->flags & O_ACCMODE) != O_RDONLY || (fi->flags & O_TRUNC))
-		lc_break_for_write(lf->c, lc_ino(IN(lf, ino)), true);
+		lc_break_for_write(lf->c, lc_ino(in), true);
 	else   /* a reader: write delegations go back (with what they buffered) */
-		lc_break_for_read(lf->c, lc_ino(IN(lf, ino)), true);
+		lc_break_for_read(lf->c, lc_ino(in), true);
 	set_cache_mode(lf, fh, fi);
 	if (fuse_reply_open(req, fi) != 0)
 		lc_release(lf->c, fh);
@@ -780,7 +908,7 @@ static void ll_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	perf_inc(&lf->perf.flush, 1);
 	/* not interruptible: a dying process' locks must go (bounded by
 	 * client_request_timeout; no round trip if the owner holds none) */
-	r = lc_lock_release_owner(lf->c, IN(lf, ino), LC_LOCK_NS_FUSE, fi->lock_owner, false);
+	r = lc_lock_release_owner(lf->c, lc_fh_inode(FH(fi)), LC_LOCK_NS_FUSE, fi->lock_owner, false);
 	if (r < 0)
 		dout(FUSE, 1, "flush: releasing the fcntl locks of owner %llx: %s",
 		     (unsigned long long)fi->lock_owner, strerror(-r));
@@ -797,7 +925,7 @@ static void ll_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 	/* the description's last reference: its OFD locks go with it */
 	lc_fh_release_lock_owners(lf->c, FH(fi));
 	if (fi->flock_release) {
-		int r = lc_lock_release_owner(lf->c, IN(lf, ino), LC_LOCK_NS_FUSE, fi->lock_owner, true);
+		int r = lc_lock_release_owner(lf->c, lc_fh_inode(FH(fi)), LC_LOCK_NS_FUSE, fi->lock_owner, true);
 
 		if (r < 0)
 			dout(FUSE, 1, "release: dropping the flock of %llx: %s", (unsigned long long)fi->lock_owner,
@@ -818,6 +946,9 @@ static void ll_getlk(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi, 
 {
 	LFUSE_TRACK(req, "getlk", ino);
 	struct lfuse *lf = LF(req);
+	struct lc_inode *in = node(lf, req, ino);
+	if (!in)
+		return;
 	struct lc_lock lk = { .type = lock->l_type, .owner = fi->lock_owner, .owner_ns = LC_LOCK_NS_FUSE,
 			      .pid = lock->l_pid };
 	int r;
@@ -829,7 +960,7 @@ static void ll_getlk(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi, 
 	}
 	lk.start = (uint64_t)lock->l_start;
 	lk.len = (uint64_t)lock->l_len;
-	r = INTR(req, lc_getlk(lf->c, IN(lf, ino), &lk));
+	r = INTR(req, lc_getlk(lf->c, in, &lk));
 	if (r < 0) {
 		REPLY_ERR(req, r);
 		return;
@@ -851,6 +982,9 @@ static void ll_setlk(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi, 
 {
 	LFUSE_TRACK(req, "setlk", ino);
 	struct lfuse *lf = LF(req);
+	struct lc_inode *in = node(lf, req, ino);
+	if (!in)
+		return;
 	struct lc_lock lk = { .type = lock->l_type, .owner = fi->lock_owner, .owner_ns = LC_LOCK_NS_FUSE,
 			      .pid = lock->l_pid };
 
@@ -864,13 +998,16 @@ static void ll_setlk(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi, 
 	/* an OFD lock's owner is the description: its RELEASE drops it */
 	if (lock->l_type != F_UNLCK && fi->fh)
 		lc_fh_note_lock_owner(FH(fi), LC_LOCK_NS_FUSE, fi->lock_owner);
-	REPLY_ERR(req, INTR(req, lc_setlk(lf->c, IN(lf, ino), &lk, sleep != 0)));
+	REPLY_ERR(req, INTR(req, lc_setlk(lf->c, in, &lk, sleep != 0)));
 }
 
 static void ll_flock(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi, int op)
 {
 	LFUSE_TRACK(req, "flock", ino);
 	struct lfuse *lf = LF(req);
+	struct lc_inode *in = node(lf, req, ino);
+	if (!in)
+		return;
 	struct lc_lock lk = { .owner = fi->lock_owner, .owner_ns = LC_LOCK_NS_FUSE, .flock = true,
 			      .pid = fuse_req_ctx(req)->pid };
 
@@ -889,7 +1026,7 @@ static void ll_flock(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi, 
 		fuse_reply_err(req, EINVAL);
 		return;
 	}
-	REPLY_ERR(req, INTR(req, lc_setlk(lf->c, IN(lf, ino), &lk, !(op & LOCK_NB) && lk.type != F_UNLCK)));
+	REPLY_ERR(req, INTR(req, lc_setlk(lf->c, in, &lk, !(op & LOCK_NB) && lk.type != F_UNLCK)));
 }
 
 static void ll_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi)
@@ -907,6 +1044,9 @@ static void ll_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 	LFUSE_TRACK(req, "opendir", ino);
 	struct lfuse *lf = LF(req);
 	LFUSE_OP(lf, opendir);
+	struct lc_inode *in = node(lf, req, ino);
+	if (!in)
+		return;
 
 	if (lf->no_opendir) {
 		fuse_reply_err(req, ENOSYS);
@@ -920,7 +1060,7 @@ static void ll_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 		int r;
 
 		get_cred(lf, req, &cr);
-		r = INTR(req, lc_access(lf->c, IN(lf, ino), R_OK, &cr));
+		r = INTR(req, lc_access(lf->c, in, R_OK, &cr));
 		if (r < 0) {
 			REPLY_ERR(req, r);
 			return;
@@ -952,6 +1092,9 @@ static void ll_fsyncdir(fuse_req_t req, fuse_ino_t ino, int datasync, struct fus
 {
 	LFUSE_TRACK(req, "fsyncdir", ino);
 	struct lfuse *lf = LF(req);
+	struct lc_inode *dir = node(lf, req, ino);
+	if (!dir)
+		return;
 
 	(void)datasync;
 	(void)fi;
@@ -960,7 +1103,7 @@ static void ll_fsyncdir(fuse_req_t req, fuse_ino_t ino, int datasync, struct fus
 	 * virtiofs only: `sync` cannot reach us; the admin socket's `sync`
 	 * writes everything back) */
 	perf_inc(&lf->perf.fsync, 1);
-	REPLY_ERR(req, INTR(req, lc_fsync_dir(lf->c, IN(lf, ino))));
+	REPLY_ERR(req, INTR(req, lc_fsync_dir(lf->c, dir)));
 }
 
 struct rd_ctx {
@@ -1037,7 +1180,9 @@ static int add_dot(struct rd_ctx *rc, const char *name, uint64_t ino, off_t off)
 static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, bool plus)
 {
 	struct lfuse *lf = LF(req);
-	struct lc_inode *dir = IN(lf, ino);
+	struct lc_inode *dir = node(lf, req, ino);
+	if (!dir)
+		return;
 	struct rd_ctx rc = {.lf = lf, .req = req, .dir = dir, .plus = plus, .size = size};
 	struct lc_cred cr;
 	bool eof = false;
@@ -1124,7 +1269,7 @@ static void ll_statfs(fuse_req_t req, fuse_ino_t ino)
 	int r;
 
 	memset(&st, 0, sizeof(st));
-	r = INTR(req, lc_statfs(lf->c, ino ? IN(lf, ino) : lf->root, &st));
+	r = INTR(req, lc_statfs(lf->c, ino && IN(lf, ino) ? IN(lf, ino) : lf->root, &st));
 	if (r < 0)
 		REPLY_ERR(req, r);
 	else
@@ -1149,6 +1294,9 @@ static void ll_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const 
 	LFUSE_TRACK(req, "setxattr", ino);
 	struct lfuse *lf = LF(req);
 	LFUSE_OP(lf, xattr);
+	struct lc_inode *in = node(lf, req, ino);
+	if (!in)
+		return;
 	struct lc_cred cr;
 
 	if (no_caps_xattr(lf, name)) {
@@ -1157,7 +1305,7 @@ static void ll_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const 
 	}
 
 	get_cred(lf, req, &cr);
-	REPLY_ERR(req, INTR(req, lc_setxattr(lf->c, IN(lf, ino), name, value, size, flags, &cr)));
+	REPLY_ERR(req, INTR(req, lc_setxattr(lf->c, in, name, value, size, flags, &cr)));
 }
 
 static void ll_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size)
@@ -1165,6 +1313,9 @@ static void ll_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t
 	LFUSE_TRACK(req, "getxattr", ino);
 	struct lfuse *lf = LF(req);
 	LFUSE_OP(lf, xattr);
+	struct lc_inode *in = node(lf, req, ino);
+	if (!in)
+		return;
 	struct lc_cred cr;
 	char *buf = NULL;
 	ssize_t n;
@@ -1181,7 +1332,7 @@ static void ll_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t
 			return;
 		}
 	}
-	n = INTR(req, lc_getxattr(lf->c, IN(lf, ino), name, buf, size, &cr));
+	n = INTR(req, lc_getxattr(lf->c, in, name, buf, size, &cr));
 	if (n < 0)
 		REPLY_ERR(req, (int)n);
 	else if (!size)
@@ -1198,6 +1349,9 @@ static void ll_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 	LFUSE_TRACK(req, "listxattr", ino);
 	struct lfuse *lf = LF(req);
 	LFUSE_OP(lf, xattr);
+	struct lc_inode *in = node(lf, req, ino);
+	if (!in)
+		return;
 	struct lc_cred cr;
 	char *buf = NULL;
 	ssize_t n;
@@ -1210,7 +1364,7 @@ static void ll_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 			return;
 		}
 	}
-	n = INTR(req, lc_listxattr(lf->c, IN(lf, ino), buf, size, &cr));
+	n = INTR(req, lc_listxattr(lf->c, in, buf, size, &cr));
 	if (n < 0)
 		REPLY_ERR(req, (int)n);
 	else if (!size)
@@ -1227,6 +1381,9 @@ static void ll_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
 	LFUSE_TRACK(req, "removexattr", ino);
 	struct lfuse *lf = LF(req);
 	LFUSE_OP(lf, xattr);
+	struct lc_inode *in = node(lf, req, ino);
+	if (!in)
+		return;
 	struct lc_cred cr;
 
 	if (no_caps_xattr(lf, name)) {
@@ -1235,7 +1392,7 @@ static void ll_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
 	}
 
 	get_cred(lf, req, &cr);
-	REPLY_ERR(req, INTR(req, lc_removexattr(lf->c, IN(lf, ino), name, &cr)));
+	REPLY_ERR(req, INTR(req, lc_removexattr(lf->c, in, name, &cr)));
 }
 
 static void ll_access(fuse_req_t req, fuse_ino_t ino, int mask)
@@ -1243,10 +1400,13 @@ static void ll_access(fuse_req_t req, fuse_ino_t ino, int mask)
 	LFUSE_TRACK(req, "access", ino);
 	struct lfuse *lf = LF(req);
 	LFUSE_OP(lf, other);
+	struct lc_inode *in = node(lf, req, ino);
+	if (!in)
+		return;
 	struct lc_cred cr;
 
 	get_cred(lf, req, &cr);
-	REPLY_ERR(req, INTR(req, lc_access(lf->c, IN(lf, ino), mask, &cr)));
+	REPLY_ERR(req, INTR(req, lc_access(lf->c, in, mask, &cr)));
 }
 
 const struct fuse_lowlevel_ops lfuse_ops = {

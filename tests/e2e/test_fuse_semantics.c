@@ -18,6 +18,11 @@
  *                      clone(CLONE_FILES) child): the other mount's lock is
  *                      granted (it stayed at the MDS for good); a dup()'d
  *                      descriptor keeps it alive, as on ext4
+ *   file_handles       name_to_handle_at / open_by_handle_at with the
+ *                      kernel's caches dropped, on the other mount, after a
+ *                      remount, of a directory reconnected through "..";
+ *                      removed and forged handles are ESTALE (every handle
+ *                      was ESTALE: no export support)
  *   chmod_after_writes a user truncates a file, root appends to it, then
  *                      chmod ug+s; chmod g+x; chmod u-x: stat on both mounts
  *                      shows -rwSr-sr--, hundreds of times (the append's
@@ -370,6 +375,142 @@ START_TEST(test_chmod_after_writes)
 }
 END_TEST
 
+/* name_to_handle_at(2) of @path */
+static struct file_handle *handle_of(const char *path, int flags)
+{
+	struct file_handle *h = calloc(1, sizeof(*h) + MAX_HANDLE_SZ);
+	int mount_id;
+
+	ck_assert_ptr_nonnull(h);
+	h->handle_bytes = MAX_HANDLE_SZ;
+	ck_assert_msg(name_to_handle_at(AT_FDCWD, path, h, &mount_id, flags) == 0, "name_to_handle_at %s: %s", path,
+		      strerror(errno));
+	return h;
+}
+
+/* open_by_handle_at(2) on @mnt: the fd, or -errno */
+static int open_handle(const char *mnt, struct file_handle *h, int flags)
+{
+	int mfd = open(mnt, O_RDONLY | O_DIRECTORY), fd, e;
+
+	ck_assert_int_ge(mfd, 0);
+	fd = open_by_handle_at(mfd, h, flags);
+	e = errno;
+	close(mfd);
+	return fd >= 0 ? fd : -e;
+}
+
+/* the kernel forgets the dentries and inodes nobody holds: a handle is
+ * then decoded by asking the filesystem */
+static void drop_caches(void)
+{
+	int fd = open("/proc/sys/vm/drop_caches", O_WRONLY);
+
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(write(fd, "2\n", 2), 2);
+	close(fd);
+}
+
+static void check_handle_reads(const char *mnt, struct file_handle *h, const char *want, ino_t ino)
+{
+	char buf[64] = "";
+	struct stat st;
+	int fd = open_handle(mnt, h, O_RDONLY);
+
+	ck_assert_msg(fd >= 0, "open_by_handle_at on %s: %s", mnt, strerror(-fd));
+	ck_assert_int_eq(fstat(fd, &st), 0);
+	ck_assert_int_eq(st.st_ino, ino);
+	ck_assert_int_eq(read(fd, buf, sizeof(buf) - 1), (ssize_t)strlen(want));
+	ck_assert_str_eq(buf, want);
+	close(fd);
+}
+
+/*
+ * File handles: name_to_handle_at, then open_by_handle_at with the kernel's
+ * caches dropped (so the kernel asks the filesystem), on the other mount,
+ * after a remount, of a directory deep in the tree (reconnected through
+ * ".."); a handle of a removed file and a forged one answer ESTALE (they
+ * used to answer ESTALE always: no export support).
+ */
+START_TEST(test_file_handles)
+{
+	struct file_handle *hf, *hd, *forged;
+	struct stat st, sd;
+	int fd;
+
+	ck_assert_int_eq(mkdir(P("h1"), 0755), 0);
+	ck_assert_int_eq(mkdir(P("h1/h2"), 0755), 0);
+	ck_assert_int_eq(mkdir(P("h1/h2/h3"), 0755), 0);
+	fd = open(P("h1/h2/h3/f"), O_CREAT | O_WRONLY, 0644);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(write(fd, "handled\n", 8), 8);
+	ck_assert_int_eq(close(fd), 0);
+	ck_assert_int_eq(stat(P("h1/h2/h3/f"), &st), 0);
+	ck_assert_int_eq(stat(P("h1/h2/h3"), &sd), 0);
+	hf = handle_of(P("h1/h2/h3/f"), 0);
+	hd = handle_of(P("h1/h2/h3"), 0);
+
+	/* cached, then decoded by the filesystem */
+	check_handle_reads(fs.mnt, hf, "handled\n", st.st_ino);
+	drop_caches();
+	check_handle_reads(fs.mnt, hf, "handled\n", st.st_ino);
+	/* the same handle on the other mount (another client process) */
+	check_handle_reads(fs.mnt2, hf, "handled\n", st.st_ino);
+
+	/* a directory: reconnected to the tree through ".." */
+	drop_caches();
+	fd = open_handle(fs.mnt, hd, O_RDONLY | O_DIRECTORY);
+	ck_assert_msg(fd >= 0, "open_by_handle_at of a directory: %s", strerror(-fd));
+	{
+		struct stat s2;
+		int f2 = openat(fd, "f", O_RDONLY);
+
+		ck_assert_int_eq(fstat(fd, &s2), 0);
+		ck_assert_int_eq(s2.st_ino, sd.st_ino);
+		ck_assert_int_ge(f2, 0);
+		ck_assert_int_eq(fstat(f2, &s2), 0);
+		ck_assert_int_eq(s2.st_ino, st.st_ino);
+		close(f2);
+	}
+	close(fd);
+
+	/* after a remount: a new loligo-fuse process knows nothing of it */
+	ck_assert_int_eq(lfs_umount(&fs), 0);
+	ck_assert_int_eq(lfs_mount(&fs, "allow_other"), 0);
+	check_handle_reads(fs.mnt, hf, "handled\n", st.st_ino);
+
+	/* forged: a node id nobody has, and a real one with another generation */
+	forged = calloc(1, sizeof(*forged) + MAX_HANDLE_SZ);
+	memcpy(forged, hf, sizeof(*hf) + hf->handle_bytes);
+	ck_assert_uint_ge(hf->handle_bytes, 12);
+	drop_caches();
+	{
+		uint64_t id = 0x7fffffff0000ull;   /* the node id: the handle's first 8 bytes */
+		memcpy(forged->f_handle, &id, sizeof(id));
+		ck_assert_int_eq(open_handle(fs.mnt, forged, O_RDONLY), -ESTALE);
+		memcpy(forged, hf, sizeof(*hf) + hf->handle_bytes);
+		forged->f_handle[8] ^= 0x55;   /* the generation */
+		ck_assert_int_eq(open_handle(fs.mnt, forged, O_RDONLY), -ESTALE);
+	}
+
+	/* removed: gone for good once nobody has it open (the RELEASE of a
+	 * close above is asynchronous: until it arrives, the file is open and
+	 * stays, as on ext4) */
+	ck_assert_int_eq(unlink(P("h1/h2/h3/f")), 0);
+	for (int i = 0; i < 2000 && (fd = open_handle(fs.mnt2, hf, O_RDONLY)) >= 0; i++) {
+		close(fd);
+		drop_caches();
+		usleep(5000);
+	}
+	ck_assert_int_eq(fd, -ESTALE);
+	drop_caches();
+	ck_assert_int_eq(open_handle(fs.mnt, hf, O_RDONLY), -ESTALE);
+	free(forged);
+	free(hf);
+	free(hd);
+}
+END_TEST
+
 static void setup(void)
 {
 	if (lfs_init(&fs) != 0 || lfs_mds_start(&fs) != 0 || lfs_mount(&fs, "allow_other") != 0 ||
@@ -404,6 +545,7 @@ static Suite *suite(void)
 	add(s, "chmod_after_writes", test_chmod_after_writes);
 	add(s, "readdir_renames", test_readdir_renames);
 	add(s, "ofd_lock_dies", test_ofd_lock_dies);
+	add(s, "file_handles", test_file_handles);
 	return s;
 }
 

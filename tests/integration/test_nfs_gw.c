@@ -981,6 +981,113 @@ START_TEST(v3_procedures)
 }
 END_TEST
 
+/* GETATTR3 of @fh: the status; type and nlink into @type, @nlink */
+static uint32_t getattr3(int fd, const struct fh3 *fh, uint32_t *type, uint32_t *nlink)
+{
+	struct xdr_enc e;
+	struct r3 r;
+	uint32_t st, mode;
+
+	c3_begin(&e, 0x3002, 100003, P3_GETATTR);
+	xdr_put_opaque(&e, fh->d, fh->len);
+	c3_call(fd, &e, &r);
+	st = r.status;
+	if (!st) {
+		xdr_get_u32(&r.r.res, type);
+		xdr_get_u32(&r.r.res, &mode);
+		xdr_get_u32(&r.r.res, nlink);
+		ck_assert_int_eq(r.r.res.err, 0);
+	}
+	free(r.buf);
+	return st;
+}
+
+static uint32_t rename3(int fd, uint32_t xid, const struct fh3 *dir, const char *from, const char *to)
+{
+	struct xdr_enc e;
+	struct r3 r;
+	uint32_t st;
+
+	c3_begin(&e, xid, 100003, P3_RENAME);
+	put_name(&e, dir, from);
+	put_name(&e, dir, to);
+	c3_call(fd, &e, &r);
+	st = r.status;
+	free(r.buf);
+	return st;
+}
+
+/*
+ * Issue 25.1 through the gateway: a v3 handle to a file renamed over while
+ * it is open here (a local process, an NFSv4 client) stays good, with
+ * nlink 0, until the last close (then STALE, as knfsd answers); a handle
+ * to a directory renamed over while a process here holds it answers
+ * nlink 0 too (as fstat of the open directory does through the mount).
+ */
+START_TEST(v3_renamed_over_open)
+{
+	struct fh3 root, a, b, da, db;
+	struct lc_inode *in = NULL;
+	struct lc_fh *fh = NULL;
+	struct lc_attr at;
+	uint32_t type = 0, nlink = 0, st;
+	int fd;
+
+	nfsgw_start(&g);
+	fd = nfsw_connect(NULL, NULL, g.port);
+	ck_assert_uint_eq(mnt3(fd, "/", &root), 0);
+	ck_assert_uint_eq(create3(fd, 30, &root, "ro_a", &a), 0);
+	ck_assert_uint_eq(create3(fd, 31, &root, "ro_b", &b), 0);
+	ck_assert_int_eq(lc_lookup(g.c, g.root, "ro_b", &rootcr, &at, &in), 0);
+	ck_assert_int_eq(lc_open(g.c, in, O_RDONLY, &rootcr, &fh), 0);
+	ck_assert_uint_eq(rename3(fd, 32, &root, "ro_a", "ro_b"), 0);
+	ck_assert_uint_eq(getattr3(fd, &b, &type, &nlink), 0);
+	ck_assert_uint_eq(type, 1);      /* NF3REG */
+	ck_assert_uint_eq(nlink, 0);
+	ck_assert_uint_eq(getattr3(fd, &a, &type, &nlink), 0);
+	ck_assert_uint_eq(nlink, 1);
+	ck_assert_int_eq(lc_release(g.c, fh), 0);
+	lc_put(g.c, in);
+	/* closed: the replaced file is gone */
+	for (int i = 0; i < 1000 && (st = getattr3(fd, &b, &type, &nlink)) == 0; i++)
+		usleep(10000);
+	ck_assert_uint_eq(st, 70);      /* NFS3ERR_STALE */
+
+	/* directories */
+	{
+		struct xdr_enc e;
+		struct r3 r;
+		const char *names[] = { "ro_da", "ro_db" };
+		struct fh3 *hs[] = { &da, &db };
+
+		for (int i = 0; i < 2; i++) {
+			bool has;
+
+			c3_begin(&e, 33 + (uint32_t)i, 100003, P3_MKDIR);
+			put_name(&e, &root, names[i]);
+			put_sattr_mode(&e, 0755);
+			c3_call(fd, &e, &r);
+			ck_assert_uint_eq(r.status, 0);
+			ck_assert_int_eq(xdr_get_bool(&r.r.res, &has), 0);
+			ck_assert(has);
+			ck_assert_int_eq(xdr_get_opaque_copy(&r.r.res, hs[i]->d, &hs[i]->len, 64), 0);
+			free(r.buf);
+		}
+	}
+	/* held here (a process of this host has it open through the mount) */
+	ck_assert_int_eq(lc_lookup(g.c, g.root, "ro_db", &rootcr, &at, &in), 0);
+	ck_assert_uint_eq(getattr3(fd, &db, &type, &nlink), 0);
+	ck_assert_uint_eq(type, 2);      /* NF3DIR */
+	ck_assert_uint_eq(rename3(fd, 35, &root, "ro_da", "ro_db"), 0);
+	ck_assert_uint_eq(getattr3(fd, &db, &type, &nlink), 0);
+	ck_assert_uint_eq(type, 2);
+	ck_assert_uint_eq(nlink, 0);
+	ck_assert_uint_eq(lookup3(fd, &db, "x", NULL), 2);   /* NOENT: nothing in it */
+	lc_put(g.c, in);
+	close(fd);
+}
+END_TEST
+
 /* Issue 12.3: a non-idempotent v3 request retransmitted after a reconnect
  * is answered from the cache: a REMOVE whose connection died before its
  * reply was read, sent again on a new connection from the same port, gets
@@ -1058,6 +1165,7 @@ int main(void)
 	tcase_add_test(tc, mount_protocol);
 	tcase_add_test(tc, v3_procedures);
 	tcase_add_test(tc, v3_retransmit_after_reconnect);
+	tcase_add_test(tc, v3_renamed_over_open);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
