@@ -1278,12 +1278,20 @@ static void helper_says(const char *source, const char *opts, const char *expect
 
 START_TEST(test_mount_helper_args)
 {
+	/* root's mounts get dev and suid unless nodev/nosuid are asked for:
+	 * mount(8) keeps dev and suid to itself (test_fuse_admin dev_suid) */
 	helper_says("none", "rw,conf=/etc/l.conf,_netdev,noauto,user,nofail,defaults,x-systemd.automount",
-		    "loligo-fuse -o rw,conf=/etc/l.conf /some/mnt");
-	helper_says("10.1.2.3:6800", "allow_other", "-o allow_other,mds=10.1.2.3:6800 /some/mnt");
-	helper_says("10.1.2.3:6800:/home/x", "ro", "-o ro,mds=10.1.2.3:6800,client_mountpoint=/home/x /some/mnt");
-	helper_says("loligo:/sub", "defaults", "-o client_mountpoint=/sub /some/mnt");
-	helper_says("loligo", "defaults,_netdev", "loligo-fuse /some/mnt");
+		    "loligo-fuse -o rw,conf=/etc/l.conf,dev,suid /some/mnt");
+	helper_says("10.1.2.3:6800", "allow_other", "-o allow_other,dev,suid,mds=10.1.2.3:6800 /some/mnt");
+	helper_says("10.1.2.3:6800:/home/x", "ro",
+		    "-o ro,dev,suid,mds=10.1.2.3:6800,client_mountpoint=/home/x /some/mnt");
+	helper_says("loligo:/sub", "defaults", "-o dev,suid,client_mountpoint=/sub /some/mnt");
+	helper_says("loligo", "defaults,_netdev", "loligo-fuse -o dev,suid /some/mnt");
+	helper_says("loligo", "rw,nodev,nosuid", "loligo-fuse -o rw,nodev,nosuid /some/mnt");
+	/* a remount starts no daemon: the flags go to the existing mount
+	 * (test_fuse_admin remount) */
+	helper_says("loligo", "ro,nosuid,nodev,relatime,remount,user_id=0,group_id=0,conf=/etc/l.conf",
+		    "mount -i --options-source disable -o remount,ro,nosuid,nodev,relatime /some/mnt");
 }
 END_TEST
 
