@@ -1121,6 +1121,13 @@ static int xattr_perm(struct minode *in, const struct mdsp_caller *c, const char
 	return -EOPNOTSUPP;
 }
 
+/* security.capability: file capabilities, which the kernel checks before
+ * every write and which clients remember the absence of under As. */
+static bool is_fcaps(const char *name)
+{
+	return !strcmp(name, "security.capability");
+}
+
 static int op_getxattr(struct mds *m, struct session *s, struct mdsp_request *r, struct mdsp_reply *rep,
 		       struct txn *t)
 {
@@ -1164,8 +1171,10 @@ static int op_setxattr(struct mds *m, struct session *s, struct mdsp_request *r,
 	x = xattr_find(in, r->name);
 	if (x && (r->oflags & XATTR_CREATE_FLAG))
 		return -EEXIST;
-	if (!strncmp(r->name, "system.posix_acl", 16)) {
-		/* an ACL is part of who may do what: what others cache of it goes */
+	if (!strncmp(r->name, "system.posix_acl", 16) || is_fcaps(r->name)) {
+		/* an ACL is part of who may do what: what others cache of it goes;
+		 * so is a file capability, whose absence clients remember under As
+		 * (client/namei.c lc_getxattr) */
 		locker_want_caps(m, t, in, AS);
 		if ((e = locker_blocked(t)))
 			return e;
@@ -1241,7 +1250,19 @@ static int op_removexattr(struct mds *m, struct session *s, struct mdsp_request 
 
 	if (e)
 		return e;
-	if ((e = xattr_perm(in, &r->caller, r->name, true)))
+	/*
+	 * A file's capabilities go with any write to it, by whoever may write
+	 * it: the kernel removes them on the writer's behalf before a write,
+	 * truncate or fallocate (security_inode_killpriv), and through FUSE that
+	 * is a REMOVEXATTR as the writer.  The kernel itself refuses an explicit
+	 * removexattr(2) of it to callers without CAP_SETFCAP before it reaches
+	 * us, so letting a writer remove it grants nothing a write would not.
+	 */
+	if (is_fcaps(r->name ? r->name : "") && S_ISREG(in->a.mode) && !is_owner(in, &r->caller))
+		e = may_access(in, &r->caller, MAY_WRITE) ? -EPERM : 0;
+	else
+		e = xattr_perm(in, &r->caller, r->name, true);
+	if (e)
 		return e;
 	for (pp = &in->xattrs; *pp; pp = &(*pp)->next)
 		if (!strcmp((*pp)->name, r->name))

@@ -1127,17 +1127,14 @@ static void ll_statfs(fuse_req_t req, fuse_ino_t ino)
 }
 
 /*
- * security.capability: before every write() the kernel asks whether the file
- * carries one, to drop it (file_remove_privs); FUSE caches no answer, so each
- * write() would cost a GETXATTR, and the client an MDS round trip.  Unless
- * fuse_security_capability is on, loligo does not store file capabilities:
- * setting one is refused and the answer "none" needs nobody.
+ * security.capability (file capabilities, setcap) is stored like any xattr.
+ * Before every write, truncate and fallocate the kernel asks whether the
+ * file carries one (file_remove_privs; FUSE caches no answer), and removes
+ * it on the writer's behalf with a REMOVEXATTR as the writer (kill-priv),
+ * which the MDS grants to anyone who may write the file.  The question is
+ * answered by the client library from what it knows under As, so small
+ * writes cost no MDS round trip (lc_getxattr).
  */
-static bool no_caps_xattr(const struct lfuse *lf, const char *name)
-{
-	return !lf->security_capability && strcmp(name, "security.capability") == 0;
-}
-
 static void ll_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const char *value, size_t size,
 			int flags)
 {
@@ -1145,11 +1142,6 @@ static void ll_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const 
 	struct lfuse *lf = LF(req);
 	LFUSE_OP(lf, xattr);
 	struct lc_cred cr;
-
-	if (no_caps_xattr(lf, name)) {
-		fuse_reply_err(req, EOPNOTSUPP);
-		return;
-	}
 
 	get_cred(lf, req, &cr);
 	REPLY_ERR(req, INTR(req, lc_setxattr(lf->c, IN(lf, ino), name, value, size, flags, &cr)));
@@ -1164,10 +1156,6 @@ static void ll_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t
 	char *buf = NULL;
 	ssize_t n;
 
-	if (no_caps_xattr(lf, name)) {
-		fuse_reply_err(req, ENODATA);
-		return;
-	}
 	get_cred(lf, req, &cr);
 	if (size) {
 		buf = malloc(size);
@@ -1223,11 +1211,6 @@ static void ll_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
 	struct lfuse *lf = LF(req);
 	LFUSE_OP(lf, xattr);
 	struct lc_cred cr;
-
-	if (no_caps_xattr(lf, name)) {
-		fuse_reply_err(req, ENODATA);
-		return;
-	}
 
 	get_cred(lf, req, &cr);
 	REPLY_ERR(req, INTR(req, lc_removexattr(lf->c, IN(lf, ino), name, &cr)));
