@@ -504,18 +504,41 @@ static void ll_symlink(fuse_req_t req, const char *link, fuse_ino_t parent, cons
 }
 
 /*
+ * fs.protected_hardlinks, as it is now: the sysctl is read at every link by
+ * someone other than root (a few microseconds; a link is no hot path), as
+ * the kernel reads it in may_linkat(), never once at mount -- an
+ * administrator's `sysctl fs.protected_hardlinks=0` takes effect at once.
+ * Not readable (no /proc): 1, the kernel's default.
+ */
+static bool protected_hardlinks_now(void)
+{
+	char buf[16] = "";
+	int fd = open("/proc/sys/fs/protected_hardlinks", O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return true;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	return n <= 0 || atoi(buf) != 0;
+}
+
+/*
  * fs.protected_hardlinks: the kernel's may_linkat() lets anyone but the
  * owner (and root) link only to a regular file that is not setuid (nor
  * setgid and group-executable) and that the caller may read and write --
- * but asks inode_permission() for the last part, which FUSE without
- * default_permissions answers "yes".  So that part is checked here.
+ * and applies all of it itself, with the sysctl's value at the time of the
+ * link, but for the last part it asks inode_permission(), which FUSE
+ * without default_permissions answers "yes".  So the whole rule is checked
+ * again here, on the MDS's attributes rather than the kernel's cached ones
+ * (with default_permissions the kernel's own check is complete).
  */
 static int may_link(struct lfuse *lf, struct lc_inode *in, const struct lc_cred *cr)
 {
 	struct lc_attr a;
 	int r;
 
-	if (!lf->protected_hardlinks || cr->uid == 0)
+	if (cr->uid == 0 || lf->default_permissions || !protected_hardlinks_now())
 		return 0;
 	r = lc_getattr(lf->c, in, cr, false, &a);
 	if (r < 0)
