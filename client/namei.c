@@ -630,9 +630,9 @@ int lc_rename(struct lclient *c, struct lc_inode *olddir, const char *oldname, s
 
 	if ((r = check_name(oldname)) < 0 || (r = check_name(newname)) < 0)
 		return r;
-	if (flags & ~(unsigned int)(MDSP_RENAME_NOREPLACE | MDSP_RENAME_EXCHANGE))
+	if (flags & ~(unsigned int)(MDSP_RENAME_NOREPLACE | MDSP_RENAME_EXCHANGE | MDSP_RENAME_WHITEOUT))
 		return -EINVAL;
-	if ((flags & MDSP_RENAME_NOREPLACE) && (flags & MDSP_RENAME_EXCHANGE))
+	if ((flags & MDSP_RENAME_EXCHANGE) && (flags & (MDSP_RENAME_NOREPLACE | MDSP_RENAME_WHITEOUT)))
 		return -EINVAL;
 	lc_dcache_lookup(c, olddir, oldname, &src);
 	lc_dcache_lookup(c, newdir, newname, &dst);
@@ -674,6 +674,11 @@ int lc_rename(struct lclient *c, struct lc_inode *olddir, const char *oldname, s
 	if (flags & MDSP_RENAME_EXCHANGE) {
 		if (dst)
 			lc_dcache_add(c, olddir, oldname, dst);
+	} else if (flags & MDSP_RENAME_WHITEOUT) {
+		/* the old name is the whiteout now, whose ino the reply does
+		 * not carry: a lookup asks, also in a directory whose every
+		 * name we knew */
+		lc_dir_not_complete(c, olddir->ino);
 	} else {
 		lc_dcache_add(c, olddir, oldname, 0);
 	}

@@ -755,15 +755,15 @@ static int op_rename(struct mds *m, struct session *s, struct mdsp_request *r, s
 {
 	const struct mdsp_caller *c = &r->caller;
 	uint32_t flags = r->oflags;
-	struct minode *sdin, *ddin, *src, *dst = NULL;
+	struct minode *sdin, *ddin, *src, *dst = NULL, *wo = NULL;
 	struct mdir *sd, *dd;
 	struct mdentry *sdn, *ddn, *ndn;
 	bool sdir, ddir = false;
 	int e, k;
 
-	if (flags & ~(uint32_t)(MDSP_RENAME_NOREPLACE | MDSP_RENAME_EXCHANGE))
+	if (flags & ~(uint32_t)(MDSP_RENAME_NOREPLACE | MDSP_RENAME_EXCHANGE | MDSP_RENAME_WHITEOUT))
 		return -EINVAL;
-	if ((flags & MDSP_RENAME_NOREPLACE) && (flags & MDSP_RENAME_EXCHANGE))
+	if ((flags & MDSP_RENAME_EXCHANGE) && (flags & (MDSP_RENAME_NOREPLACE | MDSP_RENAME_WHITEOUT)))
 		return -EINVAL;
 	if ((k = check_name(r->name)) < 0)
 		return k;
@@ -894,6 +894,11 @@ static int op_rename(struct mds *m, struct session *s, struct mdsp_request *r, s
 		locker_want_caps(m, t, dst, LS | (ddir ? FS : 0));
 	if ((e = locker_blocked(t)))
 		return e;
+	/* RENAME_WHITEOUT: the whiteout is made before anything moves, so
+	 * that a failure to make it changes nothing; it takes the source name
+	 * in the same journal entry (nobody sees the name missing, as on ext4) */
+	if ((flags & MDSP_RENAME_WHITEOUT) && (e = new_inode(m, s, r, t, sdin, S_IFCHR, rep, &wo)))
+		return e;
 	/* apply */
 	if (dst) {
 		mdir_del(m, ddn, t);
@@ -920,13 +925,15 @@ static int op_rename(struct mds *m, struct session *s, struct mdsp_request *r, s
 			src->anchor_dirty = true;
 		}
 	}
+	if (wo && (e = link_primary(m, sd, r->name, wo, t)))
+		return e;
 	touch(src, false);
 	txn_dirty(t, src);
 	if (sdir && sdin != ddin) {
 		sdin->a.nlink--;
 		ddin->a.nlink++;
 	}
-	dir_changed(sdin, -1, 0, t);
+	dir_changed(sdin, wo ? 0 : -1, 0, t);
 	dir_changed(ddin, 1, 0, t);
 	set_dir(rep, ddin, r->name2);
 	set_target(rep, src);

@@ -35,6 +35,9 @@
 #ifndef RENAME_EXCHANGE
 #define RENAME_EXCHANGE (1 << 1)
 #endif
+#ifndef RENAME_WHITEOUT
+#define RENAME_WHITEOUT (1 << 2)
+#endif
 
 /* readdir offsets: 0 start, 1 after ".", 2 after ".." == client cookie 0;
  * an entry whose client cookie is k resumes at offset k + DOT_OFFSETS. */
@@ -603,9 +606,10 @@ static void ll_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_
 	LFUSE_OP(lf, namespace);
 	struct lc_cred cr;
 
-	/* RENAME_WHITEOUT (overlayfs) and combinations are not supported. */
-	if (flags & ~(unsigned)(RENAME_NOREPLACE | RENAME_EXCHANGE) ||
-	    flags == (RENAME_NOREPLACE | RENAME_EXCHANGE)) {
+	/* RENAME_WHITEOUT (overlayfs's, the kernel checked CAP_MKNOD) is the
+	 * MDS's, atomic with the rename; EXCHANGE combines with nothing. */
+	if (flags & ~(unsigned)(RENAME_NOREPLACE | RENAME_EXCHANGE | RENAME_WHITEOUT) ||
+	    ((flags & RENAME_EXCHANGE) && (flags & (RENAME_NOREPLACE | RENAME_WHITEOUT)))) {
 		fuse_reply_err(req, EINVAL);
 		return;
 	}
