@@ -26,7 +26,8 @@
  *                  fixture, also when the case fails
  *   whiteout       renameat2(RENAME_WHITEOUT): the target has the file, the
  *                  source is a character device 0/0 (overlayfs's whiteout),
- *                  on both mounts (EINVAL before)
+ *                  on both mounts and after the MDS replays its journal
+ *                  (EINVAL before)
  *
  * Not here: O_TMPFILE, which still answers EOPNOTSUPP.  The kernel sends
  * FUSE_TMPFILE (opcode 51), but Debian 12's libfuse 3.14 has no tmpfile
@@ -668,6 +669,16 @@ START_TEST(test_whiteout)
 	ck_assert_int_eq(lstat(P2("up/a"), &st), -1);
 	ck_assert_int_eq(errno, ENOENT);
 	ck_assert_int_eq(lfs_umount2(&fs), 0);
+	ck_assert_int_eq(lfs_umount(&fs), 0);
+
+	/* journaled with the rename: an MDS killed now replays it */
+	lfs_mds_stop(&fs, SIGKILL);
+	ck_assert_int_eq(lfs_mds_start(&fs), 0);
+	ck_assert_int_eq(lfs_mount(&fs, NULL), 0);
+	is_whiteout(P("up2/c"));
+	is_whiteout(P("up/d"));
+	ck_assert_int_eq(lfs_check_file(P("up/old"), 10, 12), 0);
+	ck_assert_int_eq(names_in(P("up")), 3);   /* b, old, d */
 	ck_assert_int_eq(lfs_umount(&fs), 0);
 }
 END_TEST
