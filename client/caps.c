@@ -1047,6 +1047,7 @@ void lc_session_event(void *arg, uint32_t op)
 
 		pthread_mutex_lock(&in->lock);
 		in->attr_until = 0;
+		in->fcaps_none = false;   /* a new session's sequences start again */
 		if (op != MDSP_SESSION_STALE) {
 			had = in->caps;
 			in->caps = 0;

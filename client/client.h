@@ -284,7 +284,11 @@ int lc_link(struct lclient *c, struct lc_inode *in, struct lc_inode *newdir, con
 	    const struct lc_cred *cr, struct lc_attr *attr);
 int lc_unlink(struct lclient *c, struct lc_inode *dir, const char *name, const struct lc_cred *cr);
 int lc_rmdir(struct lclient *c, struct lc_inode *dir, const char *name, const struct lc_cred *cr);
-/** lc_rename - @flags: 0, RENAME_NOREPLACE or RENAME_EXCHANGE (Linux values). */
+/**
+ * lc_rename - @flags: 0, RENAME_NOREPLACE, RENAME_EXCHANGE, RENAME_WHITEOUT
+ * (the old name becomes a whiteout, a char device 0/0, made by the MDS with
+ * the rename), or RENAME_NOREPLACE|RENAME_WHITEOUT (Linux values).
+ */
 int lc_rename(struct lclient *c, struct lc_inode *olddir, const char *oldname, struct lc_inode *newdir,
 	      const char *newname, unsigned int flags, const struct lc_cred *cr);
 /** lc_readlink - copy the target into @buf (NUL-terminated if it fits); returns its length. */

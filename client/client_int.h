@@ -129,6 +129,13 @@ struct lc_inode {
 				      * update or flush acks a revoke still being processed */
 	uint32_t wanted_sent;        /* file caps we last told the MDS we want */
 	char *symlink;               /* symlinks: cached target (immutable) */
+	/* no security.capability xattr, as the MDS answered while we held As
+	 * at cap_seq fcaps_seq (namei.c lc_getxattr): true while As is still
+	 * held at that sequence (another client's change of the xattr revokes
+	 * As first; ours bumps fcaps_gen, before and after) */
+	bool fcaps_none;
+	uint64_t fcaps_seq;
+	uint32_t fcaps_gen;
 	struct rd_batch *rd;         /* dirs: last READDIR batch (while Fs is held) */
 	/* dirs: one READDIR in flight per directory; those that come meanwhile
 	 * for the same cookie take its batch (readdir.c) */

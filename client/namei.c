@@ -683,9 +683,9 @@ int lc_rename(struct lclient *c, struct lc_inode *olddir, const char *oldname, s
 
 	if ((r = check_name(oldname)) < 0 || (r = check_name(newname)) < 0)
 		return r;
-	if (flags & ~(unsigned int)(MDSP_RENAME_NOREPLACE | MDSP_RENAME_EXCHANGE))
+	if (flags & ~(unsigned int)(MDSP_RENAME_NOREPLACE | MDSP_RENAME_EXCHANGE | MDSP_RENAME_WHITEOUT))
 		return -EINVAL;
-	if ((flags & MDSP_RENAME_NOREPLACE) && (flags & MDSP_RENAME_EXCHANGE))
+	if ((flags & MDSP_RENAME_EXCHANGE) && (flags & (MDSP_RENAME_NOREPLACE | MDSP_RENAME_WHITEOUT)))
 		return -EINVAL;
 	lc_dcache_lookup(c, olddir, oldname, &src);
 	lc_dcache_lookup(c, newdir, newname, &dst);
@@ -727,6 +727,11 @@ int lc_rename(struct lclient *c, struct lc_inode *olddir, const char *oldname, s
 	if (flags & MDSP_RENAME_EXCHANGE) {
 		if (dst)
 			lc_dcache_add(c, olddir, oldname, dst);
+	} else if (flags & MDSP_RENAME_WHITEOUT) {
+		/* the old name is the whiteout now, whose ino the reply does
+		 * not carry: a lookup asks, also in a directory whose every
+		 * name we knew */
+		lc_dir_not_complete(c, olddir->ino);
 	} else {
 		lc_dcache_add(c, olddir, oldname, 0);
 	}
@@ -894,13 +899,50 @@ static ssize_t xattr_data(struct lclient *c, struct mds_request *req, void *buf,
 	return ret;
 }
 
+/*
+ * security.capability is asked for before every write, truncate and
+ * fallocate (the kernel's file_remove_privs, which FUSE does not cache), so
+ * its absence is remembered: an MDS answer of "none" holds while we keep As
+ * at the cap sequence we had when we asked, because the MDS revokes others'
+ * As before it sets that xattr (mds/server.c op_setxattr), and a revoke or
+ * grant moves the sequence.  Its presence is never cached: a file with
+ * capabilities asks each time, and the write removes them anyway.
+ */
+static bool is_fcaps(const char *name)
+{
+	return strcmp(name, "security.capability") == 0;
+}
+
+static void fcaps_forget(struct lc_inode *in)
+{
+	pthread_mutex_lock(&in->lock);
+	in->fcaps_none = false;
+	in->fcaps_gen++;
+	pthread_mutex_unlock(&in->lock);
+}
+
 ssize_t lc_getxattr(struct lclient *c, struct lc_inode *in, const char *name, void *buf, size_t size,
 		    const struct lc_cred *cr)
 {
 	struct mds_request *req;
+	bool fcaps, as_held = false;
+	uint64_t seq = 0;
+	uint32_t gen = 0;
+	ssize_t n;
 
 	if (!name || !name[0] || strlen(name) > MDSP_XATTR_NAME_MAX)
 		return -ERANGE;
+	fcaps = is_fcaps(name);
+	if (fcaps) {
+		pthread_mutex_lock(&in->lock);
+		as_held = in->caps & MDSP_CAP_AUTH_SHARED;
+		seq = in->cap_seq;
+		gen = in->fcaps_gen;
+		bool none = as_held && in->fcaps_none && in->fcaps_seq == seq;
+		pthread_mutex_unlock(&in->lock);
+		if (none)
+			return -ENODATA;
+	}
 	req = lc_req_new(c, MDSP_OP_GETXATTR, in->ino, cr);
 	if (!req)
 		return -ENOTCONN;
@@ -908,7 +950,16 @@ ssize_t lc_getxattr(struct lclient *c, struct lc_inode *in, const char *name, vo
 		mdsc_request_put(req);
 		return -ENOMEM;
 	}
-	return xattr_data(c, req, buf, size);
+	n = xattr_data(c, req, buf, size);
+	if (fcaps && n == -ENODATA && as_held) {
+		pthread_mutex_lock(&in->lock);
+		if ((in->caps & MDSP_CAP_AUTH_SHARED) && in->cap_seq == seq && in->fcaps_gen == gen) {
+			in->fcaps_none = true;
+			in->fcaps_seq = seq;
+		}
+		pthread_mutex_unlock(&in->lock);
+	}
+	return n;
 }
 
 ssize_t lc_listxattr(struct lclient *c, struct lc_inode *in, char *buf, size_t size, const struct lc_cred *cr)
@@ -944,8 +995,12 @@ int lc_setxattr(struct lclient *c, struct lc_inode *in, const char *name, const 
 		}
 	}
 	req->args.oflags = (uint32_t)flags;
+	if (r == 0 && is_fcaps(name))
+		fcaps_forget(in);   /* before: a getxattr answered meanwhile may say "none" */
 	if (r == 0)
 		r = lc_req_run(c, req, NULL);
+	if (r == 0 && is_fcaps(name))
+		fcaps_forget(in);
 	mdsc_request_put(req);
 	return r;
 }

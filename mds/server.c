@@ -755,15 +755,15 @@ static int op_rename(struct mds *m, struct session *s, struct mdsp_request *r, s
 {
 	const struct mdsp_caller *c = &r->caller;
 	uint32_t flags = r->oflags;
-	struct minode *sdin, *ddin, *src, *dst = NULL;
+	struct minode *sdin, *ddin, *src, *dst = NULL, *wo = NULL;
 	struct mdir *sd, *dd;
 	struct mdentry *sdn, *ddn, *ndn;
 	bool sdir, ddir = false;
 	int e, k;
 
-	if (flags & ~(uint32_t)(MDSP_RENAME_NOREPLACE | MDSP_RENAME_EXCHANGE))
+	if (flags & ~(uint32_t)(MDSP_RENAME_NOREPLACE | MDSP_RENAME_EXCHANGE | MDSP_RENAME_WHITEOUT))
 		return -EINVAL;
-	if ((flags & MDSP_RENAME_NOREPLACE) && (flags & MDSP_RENAME_EXCHANGE))
+	if ((flags & MDSP_RENAME_EXCHANGE) && (flags & (MDSP_RENAME_NOREPLACE | MDSP_RENAME_WHITEOUT)))
 		return -EINVAL;
 	if ((k = check_name(r->name)) < 0)
 		return k;
@@ -894,6 +894,11 @@ static int op_rename(struct mds *m, struct session *s, struct mdsp_request *r, s
 		locker_want_caps(m, t, dst, LS | (ddir ? FS : 0));
 	if ((e = locker_blocked(t)))
 		return e;
+	/* RENAME_WHITEOUT: the whiteout is made before anything moves, so
+	 * that a failure to make it changes nothing; it takes the source name
+	 * in the same journal entry (nobody sees the name missing, as on ext4) */
+	if ((flags & MDSP_RENAME_WHITEOUT) && (e = new_inode(m, s, r, t, sdin, S_IFCHR, rep, &wo)))
+		return e;
 	/* apply */
 	if (dst) {
 		mdir_del(m, ddn, t);
@@ -920,13 +925,15 @@ static int op_rename(struct mds *m, struct session *s, struct mdsp_request *r, s
 			src->anchor_dirty = true;
 		}
 	}
+	if (wo && (e = link_primary(m, sd, r->name, wo, t)))
+		return e;
 	touch(src, false);
 	txn_dirty(t, src);
 	if (sdir && sdin != ddin) {
 		sdin->a.nlink--;
 		ddin->a.nlink++;
 	}
-	dir_changed(sdin, -1, 0, t);
+	dir_changed(sdin, wo ? 0 : -1, 0, t);
 	dir_changed(ddin, 1, 0, t);
 	set_dir(rep, ddin, r->name2);
 	set_target(rep, src);
@@ -1121,6 +1128,13 @@ static int xattr_perm(struct minode *in, const struct mdsp_caller *c, const char
 	return -EOPNOTSUPP;
 }
 
+/* security.capability: file capabilities, which the kernel checks before
+ * every write and which clients remember the absence of under As. */
+static bool is_fcaps(const char *name)
+{
+	return !strcmp(name, "security.capability");
+}
+
 static int op_getxattr(struct mds *m, struct session *s, struct mdsp_request *r, struct mdsp_reply *rep,
 		       struct txn *t)
 {
@@ -1164,8 +1178,10 @@ static int op_setxattr(struct mds *m, struct session *s, struct mdsp_request *r,
 	x = xattr_find(in, r->name);
 	if (x && (r->oflags & XATTR_CREATE_FLAG))
 		return -EEXIST;
-	if (!strncmp(r->name, "system.posix_acl", 16)) {
-		/* an ACL is part of who may do what: what others cache of it goes */
+	if (!strncmp(r->name, "system.posix_acl", 16) || is_fcaps(r->name)) {
+		/* an ACL is part of who may do what: what others cache of it goes;
+		 * so is a file capability, whose absence clients remember under As
+		 * (client/namei.c lc_getxattr) */
 		locker_want_caps(m, t, in, AS);
 		if ((e = locker_blocked(t)))
 			return e;
@@ -1241,7 +1257,19 @@ static int op_removexattr(struct mds *m, struct session *s, struct mdsp_request 
 
 	if (e)
 		return e;
-	if ((e = xattr_perm(in, &r->caller, r->name, true)))
+	/*
+	 * A file's capabilities go with any write to it, by whoever may write
+	 * it: the kernel removes them on the writer's behalf before a write,
+	 * truncate or fallocate (security_inode_killpriv), and through FUSE that
+	 * is a REMOVEXATTR as the writer.  The kernel itself refuses an explicit
+	 * removexattr(2) of it to callers without CAP_SETFCAP before it reaches
+	 * us, so letting a writer remove it grants nothing a write would not.
+	 */
+	if (is_fcaps(r->name ? r->name : "") && S_ISREG(in->a.mode) && !is_owner(in, &r->caller))
+		e = may_access(in, &r->caller, MAY_WRITE) ? -EPERM : 0;
+	else
+		e = xattr_perm(in, &r->caller, r->name, true);
+	if (e)
 		return e;
 	for (pp = &in->xattrs; *pp; pp = &(*pp)->next)
 		if (!strcmp((*pp)->name, r->name))

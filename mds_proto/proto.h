@@ -256,9 +256,12 @@ enum mdsp_op {
  * the MDS exactly as the client showed it, also when replayed */
 #define MDSP_SETATTR_CLIENT_TIME 0x1000
 
-/* rename flags: the Linux values */
+/* rename flags: the Linux values.  An MDS refuses bits it does not know
+ * (EINVAL), so a flag added here never silently means less to an older one. */
 #define MDSP_RENAME_NOREPLACE 0x1
 #define MDSP_RENAME_EXCHANGE  0x2
+#define MDSP_RENAME_WHITEOUT  0x4   /* the source name becomes a whiteout (char device 0/0,
+				     * mode 0, the caller's), made in the same change (overlayfs) */
 
 /*
  * A file lock (GETLK/SETLK, and the locks a RECONNECT re-asserts).  Types

@@ -101,8 +101,6 @@ struct lfuse {
 	atomic_bool ra_set;         /* the mount's bdi read_ahead_kb was raised to max_readahead (ops.c) */
 	bool default_permissions;   /* the kernel checks permissions (-o default_permissions) */
 	bool no_opendir;            /* set in init: the kernel takes ENOSYS from opendir as "no state" */
-	bool security_capability;   /* security.capability xattrs stored (else refused and never there) */
-	bool protected_hardlinks;   /* fs.protected_hardlinks = 1 on this host (read at start) */
 	struct lfuse_perf perf;
 };
 

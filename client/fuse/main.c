@@ -530,19 +530,6 @@ int main(int argc, char **argv)
 	lf.max_write = (unsigned)cfg_uint(CFG_fuse_max_write);
 	lf.max_readahead = (unsigned)cfg_uint(CFG_fuse_max_readahead);
 	lf.default_permissions = a.default_permissions || cfg_bool(CFG_fuse_default_permissions);
-	lf.security_capability = cfg_bool(CFG_fuse_security_capability);
-	{
-		/* the kernel's fs.protected_hardlinks, which FUSE leaves half to us */
-		FILE *f = fopen("/proc/sys/fs/protected_hardlinks", "r");
-		int v = 0;
-
-		if (f) {
-			if (fscanf(f, "%d", &v) != 1)
-				v = 0;
-			fclose(f);
-		}
-		lf.protected_hardlinks = v == 1;
-	}
 
 	if (!a.foreground) {
 		r = daemonize();

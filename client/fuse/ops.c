@@ -35,6 +35,9 @@
 #ifndef RENAME_EXCHANGE
 #define RENAME_EXCHANGE (1 << 1)
 #endif
+#ifndef RENAME_WHITEOUT
+#define RENAME_WHITEOUT (1 << 2)
+#endif
 
 /* readdir offsets: 0 start, 1 after ".", 2 after ".." == client cookie 0;
  * an entry whose client cookie is k resumes at offset k + DOT_OFFSETS. */
@@ -609,18 +612,41 @@ static void ll_symlink(fuse_req_t req, const char *link, fuse_ino_t parent, cons
 }
 
 /*
+ * fs.protected_hardlinks, as it is now: the sysctl is read at every link by
+ * someone other than root (a few microseconds; a link is no hot path), as
+ * the kernel reads it in may_linkat(), never once at mount -- an
+ * administrator's `sysctl fs.protected_hardlinks=0` takes effect at once.
+ * Not readable (no /proc): 1, the kernel's default.
+ */
+static bool protected_hardlinks_now(void)
+{
+	char buf[16] = "";
+	int fd = open("/proc/sys/fs/protected_hardlinks", O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return true;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	return n <= 0 || atoi(buf) != 0;
+}
+
+/*
  * fs.protected_hardlinks: the kernel's may_linkat() lets anyone but the
  * owner (and root) link only to a regular file that is not setuid (nor
  * setgid and group-executable) and that the caller may read and write --
- * but asks inode_permission() for the last part, which FUSE without
- * default_permissions answers "yes".  So that part is checked here.
+ * and applies all of it itself, with the sysctl's value at the time of the
+ * link, but for the last part it asks inode_permission(), which FUSE
+ * without default_permissions answers "yes".  So the whole rule is checked
+ * again here, on the MDS's attributes rather than the kernel's cached ones
+ * (with default_permissions the kernel's own check is complete).
  */
 static int may_link(struct lfuse *lf, struct lc_inode *in, const struct lc_cred *cr)
 {
 	struct lc_attr a;
 	int r;
 
-	if (!lf->protected_hardlinks || cr->uid == 0)
+	if (cr->uid == 0 || lf->default_permissions || !protected_hardlinks_now())
 		return 0;
 	r = lc_getattr(lf->c, in, cr, false, &a);
 	if (r < 0)
@@ -702,9 +728,10 @@ static void ll_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_
 		return;
 	struct lc_cred cr;
 
-	/* RENAME_WHITEOUT (overlayfs) and combinations are not supported. */
-	if (flags & ~(unsigned)(RENAME_NOREPLACE | RENAME_EXCHANGE) ||
-	    flags == (RENAME_NOREPLACE | RENAME_EXCHANGE)) {
+	/* RENAME_WHITEOUT (overlayfs's, the kernel checked CAP_MKNOD) is the
+	 * MDS's, atomic with the rename; EXCHANGE combines with nothing. */
+	if (flags & ~(unsigned)(RENAME_NOREPLACE | RENAME_EXCHANGE | RENAME_WHITEOUT) ||
+	    ((flags & RENAME_EXCHANGE) && (flags & (RENAME_NOREPLACE | RENAME_WHITEOUT)))) {
 		fuse_reply_err(req, EINVAL);
 		return;
 	}
@@ -1277,17 +1304,14 @@ static void ll_statfs(fuse_req_t req, fuse_ino_t ino)
 }
 
 /*
- * security.capability: before every write() the kernel asks whether the file
- * carries one, to drop it (file_remove_privs); FUSE caches no answer, so each
- * write() would cost a GETXATTR, and the client an MDS round trip.  Unless
- * fuse_security_capability is on, loligo does not store file capabilities:
- * setting one is refused and the answer "none" needs nobody.
+ * security.capability (file capabilities, setcap) is stored like any xattr.
+ * Before every write, truncate and fallocate the kernel asks whether the
+ * file carries one (file_remove_privs; FUSE caches no answer), and removes
+ * it on the writer's behalf with a REMOVEXATTR as the writer (kill-priv),
+ * which the MDS grants to anyone who may write the file.  The question is
+ * answered by the client library from what it knows under As, so small
+ * writes cost no MDS round trip (lc_getxattr).
  */
-static bool no_caps_xattr(const struct lfuse *lf, const char *name)
-{
-	return !lf->security_capability && strcmp(name, "security.capability") == 0;
-}
-
 static void ll_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const char *value, size_t size,
 			int flags)
 {
@@ -1298,11 +1322,6 @@ static void ll_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const 
 	if (!in)
 		return;
 	struct lc_cred cr;
-
-	if (no_caps_xattr(lf, name)) {
-		fuse_reply_err(req, EOPNOTSUPP);
-		return;
-	}
 
 	get_cred(lf, req, &cr);
 	REPLY_ERR(req, INTR(req, lc_setxattr(lf->c, in, name, value, size, flags, &cr)));
@@ -1320,10 +1339,6 @@ static void ll_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t
 	char *buf = NULL;
 	ssize_t n;
 
-	if (no_caps_xattr(lf, name)) {
-		fuse_reply_err(req, ENODATA);
-		return;
-	}
 	get_cred(lf, req, &cr);
 	if (size) {
 		buf = malloc(size);
@@ -1385,11 +1400,6 @@ static void ll_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
 	if (!in)
 		return;
 	struct lc_cred cr;
-
-	if (no_caps_xattr(lf, name)) {
-		fuse_reply_err(req, ENODATA);
-		return;
-	}
 
 	get_cred(lf, req, &cr);
 	REPLY_ERR(req, INTR(req, lc_removexattr(lf->c, in, name, &cr)));

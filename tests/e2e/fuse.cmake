@@ -94,3 +94,18 @@ if(TARGET loligo-fuse AND TARGET loligo-mds)
   add_dependencies(test_fuse_semantics loligo-fuse loligo-mds)
   set_tests_properties(test_fuse_semantics PROPERTIES SKIP_RETURN_CODE 77 RUN_SERIAL TRUE)
 endif()
+
+# The Linux semantics administrators and programs rely on (issue 25, items
+# 4-7 and 10): remount through the mount helper, dev/suid through it, file
+# capabilities and kill-priv, fs.protected_hardlinks as it is now,
+# RENAME_WHITEOUT.  Changes fs.protected_hardlinks while it runs (restored
+# by the fixture).
+if(TARGET loligo-fuse AND TARGET loligo-mds)
+  loligo_check_test(test_fuse_admin
+    SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_fuse_admin.c ${CMAKE_CURRENT_LIST_DIR}/test_fuse_harness.c
+    LIBS loligo_proto loligo_common
+    LABELS e2e fuse
+    TIMEOUT 600)
+  add_dependencies(test_fuse_admin loligo-fuse loligo-mds)
+  set_tests_properties(test_fuse_admin PROPERTIES SKIP_RETURN_CODE 77 RUN_SERIAL TRUE)
+endif()
