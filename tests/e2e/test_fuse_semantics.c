@@ -25,9 +25,10 @@
  *                      was ESTALE: no export support)
  *   chmod_after_writes a user truncates a file, root appends to it, then
  *                      chmod ug+s; chmod g+x; chmod u-x: stat on both mounts
- *                      shows -rwSr-sr--, hundreds of times (the append's
- *                      size flush used to overtake the chmods and take u+s
- *                      back: 3 runs in 10)
+ *                      shows -rwSr-sr--, 1,500 times, 300 on one client and
+ *                      1,200 with the steps split between the two every way
+ *                      (the append's size flush used to overtake the chmods
+ *                      and take u+s back: 3 runs in 10)
  *
  * Every case gets a fresh filesystem from an unchecked fixture (the
  * teardown runs when a case fails).
@@ -319,14 +320,19 @@ static void truncate_as_user(const char *path)
 	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "echo > %s as a user: status 0x%x", path, st);
 }
 
-/* a counter of the first mount's client ("client" group of perf dump) */
-static int64_t client_perf(const char *name)
+/* a counter of a mount's client ("client" group of perf dump): mount 1 or 2 */
+static int64_t client_perf_of(int mnt, const char *name)
 {
 	struct json_object *req = json_object_new_object(), *rep = NULL, *g, *v;
+	char path[PATH_MAX];
 	int64_t n = -1;
 
+	if (mnt == 1)
+		snprintf(path, sizeof(path), "%s", fs.asok);
+	else
+		snprintf(path, sizeof(path), "%s/client2.asok", fs.dir);
 	json_object_object_add(req, "prefix", json_object_new_string("perf dump"));
-	if (asok_request(fs.asok, req, &rep, 10000) == 0 && json_object_object_get_ex(rep, "client", &g) &&
+	if (asok_request(path, req, &rep, 10000) == 0 && json_object_object_get_ex(rep, "client", &g) &&
 	    json_object_object_get_ex(g, name, &v))
 		n = json_object_get_int64(v);
 	json_object_put(req);
@@ -335,42 +341,65 @@ static int64_t client_perf(const char *name)
 	return n;
 }
 
+/*
+ * One round of issue 25.14's sequence on file @rel: the user's truncate
+ * through mount @tm, root's append through mount @am, the three chmods
+ * through mount @cm; both mounts must then show -rwSr-sr--.
+ */
+static void chmod_round(int round, const char *rel, int tm, int am, int cm)
+{
+	const char *(*at[3])(const char *) = { NULL, P, P2 };
+	struct stat st;
+	int64_t flushes;
+	int fd;
+
+	truncate_as_user(at[tm](rel));
+	flushes = client_perf_of(am, "cap_flushes");
+	fd = open(at[am](rel), O_WRONLY | O_APPEND);      /* echo >> f, as root */
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(write(fd, "x\n", 2), 2);
+	ck_assert_int_eq(close(fd), 0);
+	/* the close's writeback runs on the flusher, whose size flush's ack
+	 * then comes while the chmods are on their way: the interleaving that
+	 * lost u+s (every round here; by hand with the shell's pace, 1 in 40) */
+	for (int k = 0; k < 2000 && client_perf_of(am, "cap_flushes") == flushes; k++)
+		usleep(500);
+	ck_assert_int_eq(stat(at[cm](rel), &st), 0);
+	ck_assert_int_eq(chmod(at[cm](rel), (st.st_mode & 07777) | S_ISUID | S_ISGID), 0);   /* ug+s */
+	ck_assert_int_eq(stat(at[cm](rel), &st), 0);
+	ck_assert_int_eq(chmod(at[cm](rel), (st.st_mode & 07777) | S_IXGRP), 0);             /* g+x */
+	ck_assert_int_eq(stat(at[cm](rel), &st), 0);
+	ck_assert_int_eq(chmod(at[cm](rel), (st.st_mode & 07777) & ~S_IXUSR), 0);            /* u-x */
+	for (int m = 1; m <= 2; m++) {
+		int k = m == cm ? cm : 3 - cm;   /* the chmods' own mount first */
+
+		ck_assert_int_eq(stat(at[k](rel), &st), 0);
+		ck_assert_msg((st.st_mode & 07777) == 06654,
+			      "round %d (truncate on %d, append on %d, chmods on %d): mount %d sees %s as %o "
+			      "after ug+s, g+x, u-x (want 6654)",
+			      round, tm, am, cm, k, rel, st.st_mode & 07777);
+	}
+	ck_assert_int_eq(unlink(at[tm](rel)), 0);   /* the next round's user makes it anew */
+}
+
 START_TEST(test_chmod_after_writes)
 {
 	char rel[64];
-	struct stat st;
-	int fd, i;
-	int64_t flushes;
+	int i;
 
 	ck_assert_int_eq(mkdir(P("cm"), 0777), 0);
 	ck_assert_int_eq(chmod(P("cm"), 0777), 0);
+	/* one client does it all (the report's case), the other watches */
 	for (i = 0; i < 300; i++) {
 		snprintf(rel, sizeof(rel), "cm/f%d", i % 10);
-		truncate_as_user(P(rel));
-		flushes = client_perf("cap_flushes");
-		fd = open(P(rel), O_WRONLY | O_APPEND);           /* echo >> f, as root */
-		ck_assert_int_ge(fd, 0);
-		ck_assert_int_eq(write(fd, "x\n", 2), 2);
-		ck_assert_int_eq(close(fd), 0);
-		/* the close's writeback runs on the flusher, whose size flush's
-		 * ack then comes while the chmods are on their way: the
-		 * interleaving that lost u+s (every round here; by hand with the
-		 * shell's pace, 1 in 40) */
-		for (int k = 0; k < 2000 && client_perf("cap_flushes") == flushes; k++)
-			usleep(500);
-		ck_assert_int_eq(stat(P(rel), &st), 0);
-		ck_assert_int_eq(chmod(P(rel), (st.st_mode & 07777) | S_ISUID | S_ISGID), 0);   /* ug+s */
-		ck_assert_int_eq(stat(P(rel), &st), 0);
-		ck_assert_int_eq(chmod(P(rel), (st.st_mode & 07777) | S_IXGRP), 0);             /* g+x */
-		ck_assert_int_eq(stat(P(rel), &st), 0);
-		ck_assert_int_eq(chmod(P(rel), (st.st_mode & 07777) & ~S_IXUSR), 0);            /* u-x */
-		ck_assert_int_eq(stat(P(rel), &st), 0);
-		ck_assert_msg((st.st_mode & 07777) == 06654, "round %d: %s is %o after ug+s, g+x, u-x (want 6654)", i,
-			      rel, st.st_mode & 07777);
-		ck_assert_int_eq(stat(P2(rel), &st), 0);
-		ck_assert_msg((st.st_mode & 07777) == 06654, "round %d: the other mount sees %s as %o (want 6654)", i,
-			      rel, st.st_mode & 07777);
-		ck_assert_int_eq(unlink(P(rel)), 0);   /* the next round's user makes it anew */
+		chmod_round(i, rel, 1, 1, 1);
+	}
+	/* two clients: every split of the three steps between them */
+	for (i = 0; i < 1200; i++) {
+		int split = i % 6, tm = 1 + (split & 1), am = 1 + ((split >> 1) & 1), cm = split < 4 ? 3 - am : am;
+
+		snprintf(rel, sizeof(rel), "cm/g%d", i % 10);
+		chmod_round(300 + i, rel, tm, am, cm);
 	}
 }
 END_TEST
