@@ -197,7 +197,9 @@ loligo_mount() { # T [MNT]
 	local t=$1 m=${2:-$work/$1.mnt} p fuse_bin
 	fuse_bin=$(bin_of "$t")/client/fuse/loligo-fuse
 	mkdir -p "$m"
-	"$fuse_bin" -f -c "$work/$t.conf" "--client_mds_addr=127.0.0.1:${mds_port[$t]}" "$m" >>"$work/$t-client.out" 2>&1 &
+	# a second mount: its own admin socket and log ($m.asok, $m.log)
+	"$fuse_bin" -f -c "$work/$t.conf" "--client_mds_addr=127.0.0.1:${mds_port[$t]}" \
+		${2:+"--admin_socket=$m.asok" "--log_file=$m.log"} "$m" >>"$work/$t-client.out" 2>&1 &
 	p=$!
 	if [[ -z ${2:-} ]]; then fuse_pid[$t]=$p; else fuse2_pid=$p; fi
 	for _ in $(seq 1 150); do grep -q " $m fuse" /proc/mounts && break; sleep 0.1; done
