@@ -21,7 +21,7 @@
 # Rows, each on a fresh mount of an empty filesystem:
 #   fsstress   fsstress -d DIR -p P -n N -s S: ops = P*N, ops/s; a run that
 #              does not finish within 30 minutes is reported as a hang
-#   dirsync    tools/bench/dirsync: median seconds of an fsync of an empty
+#   dirsync    tools/bench/dirsync: median microseconds of an fsync of an empty
 #              directory with 900 files of 12 KiB dirty, and with none
 # The last lines are the table, min-max over the runs.
 set -euo pipefail
@@ -127,8 +127,8 @@ run_target() { # RUN TARGET
 	mkdir "$d/ds"
 	out=$("$dirsync" "$d/ds" 900 12288 20)
 	echo "    $out"
-	record "$run" "$t" dirsync-busy "$(sed 's/.*dirty: median \([0-9.]*\) s.*/\1/' <<<"$out")" s
-	record "$run" "$t" dirsync-idle "$(sed 's/.*none dirty: median \([0-9.]*\) s.*/\1/' <<<"$out")" s
+	record "$run" "$t" dirsync-busy "$(sed 's/.* bytes dirty: median \([0-9.]*\) us.*/\1/' <<<"$out")" us
+	record "$run" "$t" dirsync-idle "$(sed 's/.*none dirty: median \([0-9.]*\) us.*/\1/' <<<"$out")" us
 	rm -rf "$d/ds"
 	umount_row_target "$t"
 }
@@ -163,7 +163,7 @@ awk -F'\t' '
 		n = split("ext4 local0 local rados0 rados cephfuse", order, " ")
 		hdr = "TABLE row"; for (i = 1; i <= n; i++) if (order[i] in tg) hdr = hdr " | " order[i]; print hdr
 		split("fsstress dirsync-busy dirsync-idle", rows, " ")
-		unit["fsstress"] = " ops/s"; unit["dirsync-busy"] = " s"; unit["dirsync-idle"] = " s"
+		unit["fsstress"] = " ops/s"; unit["dirsync-busy"] = " us"; unit["dirsync-idle"] = " us"
 		for (j = 1; j <= 3; j++) {
 			line = "TABLE " rows[j] unit[rows[j]]
 			for (i = 1; i <= n; i++) if (order[i] in tg) line = line " | " cell(rows[j], order[i])
