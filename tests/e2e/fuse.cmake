@@ -1,3 +1,17 @@
+# loligo_fuse_rados_test(NAME TARGET): the e2e suite TARGET again on a real
+# single-node Ceph cluster (fuse_suite_rados.sh starts and wipes it; the
+# harness puts the filesystem on RADOS when LOLIGO_E2E_RADOS_CONF is set).
+function(loligo_fuse_rados_test name target)
+  if(LOLIGO_RADOS)
+    add_test(NAME fuse_${name}_rados
+             COMMAND bash ${CMAKE_CURRENT_FUNCTION_LIST_DIR}/fuse_suite_rados.sh ${name} $<TARGET_FILE:${target}>)
+    set_tests_properties(fuse_${name}_rados PROPERTIES
+      TIMEOUT 600 RUN_SERIAL TRUE SKIP_RETURN_CODE 77
+      LABELS "e2e;fuse;rados"
+      ENVIRONMENT "LOLIGO_SOURCE_DIR=${CMAKE_SOURCE_DIR};LOLIGO_BUILD_DIR=${CMAKE_BINARY_DIR}")
+  endif()
+endfunction()
+
 # FUSE end-to-end suite: a real loligo-mds and a real loligo-fuse mount on
 # temporary directories and ephemeral ports (needs root and /dev/fuse; exits
 # 77, reported as skipped, without them).
@@ -93,6 +107,7 @@ if(TARGET loligo-fuse AND TARGET loligo-mds)
     TIMEOUT 600)
   add_dependencies(test_fuse_semantics loligo-fuse loligo-mds)
   set_tests_properties(test_fuse_semantics PROPERTIES SKIP_RETURN_CODE 77 RUN_SERIAL TRUE)
+  loligo_fuse_rados_test(semantics test_fuse_semantics)
 endif()
 
 # The Linux semantics administrators and programs rely on (issue 25, items
@@ -108,4 +123,5 @@ if(TARGET loligo-fuse AND TARGET loligo-mds)
     TIMEOUT 600)
   add_dependencies(test_fuse_admin loligo-fuse loligo-mds)
   set_tests_properties(test_fuse_admin PROPERTIES SKIP_RETURN_CODE 77 RUN_SERIAL TRUE)
+  loligo_fuse_rados_test(admin test_fuse_admin)
 endif()

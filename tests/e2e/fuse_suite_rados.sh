@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # fuse_suite_rados.sh NAME TEST_BINARY
 #
-# Runs a two-mount FUSE suite (NAME: caps = tests/e2e/test_fuse_caps.c, locks =
-# tests/e2e/test_fuse_locks.c, file locks and eviction) against a real
+# Runs a FUSE suite built on tests/e2e/test_fuse_harness.c (NAME: caps, locks,
+# semantics... see loligo_fuse_rados_test in fuse.cmake) against a real
 # single-node Ceph cluster (../shared/ceph/start-cluster.sh: one mon, one
 # memstore OSD) on a free loopback port in a temporary directory: two
 # loligo-fuse mounts of one filesystem on RADOS.  The cluster is wiped on

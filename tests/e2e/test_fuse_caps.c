@@ -83,33 +83,15 @@ static void append_conf(const char *path, const char *text)
  */
 static int init_fs(void)
 {
-	char text[2048], mds[PATH_MAX], out[PATH_MAX + 16];
-	const char *rconf = getenv("LOLIGO_E2E_RADOS_CONF");
-	static int nfs;
+	char text[2048];
 
 	if (lfs_init(&fs) != 0)
 		return -1;
-	rados = rconf && *rconf;
+	rados = lfs_rados();
 	snprintf(text, sizeof(text),
 		 "[mds]\nmds_session_timeout = 3\nmds_tick_interval = 0.2\nmds_reconnect_timeout = 10\n"
 		 "[client]\nclient_caps_timeout = 30\nclient_flush_interval = 30\n");
 	append_conf(fs.conf, text);
-	if (!rados)
-		return 0;
-	/* the same filesystem on RADOS: a fresh fs_name (per test), mkfs again */
-	snprintf(text, sizeof(text), "[global]\nstore_backend = rados\nrados_conf = %s\nfs_name = caps%ld_%d\n",
-		 rconf, (long)getpid(), ++nfs);
-	append_conf(fs.conf, text);
-	{
-		char *argv[] = { (char *)lfs_bin("mds/loligo-mds", mds, sizeof(mds)), "-c", fs.conf, "--mkfs", NULL };
-		int st;
-
-		snprintf(out, sizeof(out), "%s/mkfs-rados.out", fs.dir);
-		if ((st = lfs_run(argv, 60000, out)) != 0) {
-			fprintf(stderr, "harness: mkfs on RADOS failed (exit %d, see %s)\n", st, out);
-			return -1;
-		}
-	}
 	return 0;
 }
 

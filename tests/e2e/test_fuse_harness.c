@@ -203,6 +203,13 @@ bool lfs_is_mounted(const char *mnt)
 	return found;
 }
 
+bool lfs_rados(void)
+{
+	const char *rconf = getenv("LOLIGO_E2E_RADOS_CONF");
+
+	return rconf && *rconf;
+}
+
 int lfs_init(struct lfs *fs)
 {
 	return lfs_init_with(fs, NULL);
@@ -211,7 +218,9 @@ int lfs_init(struct lfs *fs)
 int lfs_init_with(struct lfs *fs, const char *conf)
 {
 	char tmpl[] = "/tmp/loligo-e2e.XXXXXX", p[PATH_MAX + 64], mds[PATH_MAX], text[8192], dbg[256] = "";
-	const char *base, *lvl = getenv("LOLIGO_E2E_DEBUG");
+	char backend[PATH_MAX + 128];
+	const char *base, *lvl = getenv("LOLIGO_E2E_DEBUG"), *rconf = getenv("LOLIGO_E2E_RADOS_CONF");
+	static int ninit;
 
 	memset(fs, 0, sizeof(*fs));
 	if (!mkdtemp(tmpl))
@@ -231,10 +240,16 @@ int lfs_init_with(struct lfs *fs, const char *conf)
 	 * flaky case, with LOLIGO_E2E_KEEP=1 to keep the logs) */
 	if (lvl && *lvl)
 		snprintf(dbg, sizeof(dbg), "debug_mds = %s\ndebug_client = %s\ndebug_fuse = %s\n", lvl, lvl, lvl);
+	/* LOLIGO_E2E_RADOS_CONF=ceph.conf (tests/e2e/fuse_suite_rados.sh): the
+	 * same filesystem on RADOS, in pools of a name of its own (per init) */
+	if (rconf && *rconf)
+		snprintf(backend, sizeof(backend), "store_backend = rados\nrados_conf = %s\nfs_name = e2e%ld_%d\n",
+			 rconf, (long)getpid(), ++ninit);
+	else
+		snprintf(backend, sizeof(backend), "store_backend = local\nstore_local_path = %s/store\n", fs->dir);
 	snprintf(text, sizeof(text),
 		 "[global]\n"
-		 "store_backend = local\n"
-		 "store_local_path = %s/store\n"
+		 "%s"
 		 "%s%s"
 		 "[mds]\n"
 		 "mds_addr = 127.0.0.1\n"
@@ -245,7 +260,7 @@ int lfs_init_with(struct lfs *fs, const char *conf)
 		 "log_file = %s/client.log\n"
 		 "admin_socket = %s/client.asok\n"
 		 "client_keyring = %s/client.keyring\n",
-		 base, dbg, conf ? conf : "", base, base, base, base, base, base);
+		 backend, dbg, conf ? conf : "", base, base, base, base, base, base);
 	write_text(fs->conf, text);
 	if (test_write_keyrings(fs->dir))
 		return -1;
@@ -253,7 +268,7 @@ int lfs_init_with(struct lfs *fs, const char *conf)
 		char *argv[] = {(char *)lfs_bin("mds/loligo-mds", mds, sizeof(mds)), "-c", fs->conf,
 				"--mkfs", NULL};
 		snprintf(p, sizeof(p), "%s/mds.out", fs->dir);
-		if (lfs_run(argv, 30000, p) != 0) {
+		if (lfs_run(argv, 60000, p) != 0) {
 			fprintf(stderr, "harness: loligo-mds --mkfs failed (see %s)\n", p);
 			return -1;
 		}

@@ -34,8 +34,15 @@ struct lfs {
 /** lfs_bin - path of a built program: "mds/loligo-mds" -> $LOLIGO_BUILD_DIR/mds/loligo-mds. */
 const char *lfs_bin(const char *rel, char *buf, size_t len);
 
-/** lfs_init - temp dir, config and a freshly made filesystem (mkfs).  0 or -1. */
+/**
+ * lfs_init - temp dir, config and a freshly made filesystem (mkfs).  0 or -1.
+ * On the local store, or on RADOS with LOLIGO_E2E_RADOS_CONF=CEPH_CONF (a
+ * filesystem of its own per call; tests/e2e/fuse_suite_rados.sh starts the
+ * cluster): every suite built on this harness runs on either.
+ */
 int lfs_init(struct lfs *fs);
+/** lfs_rados - true when the suite runs on RADOS (LOLIGO_E2E_RADOS_CONF). */
+bool lfs_rados(void);
 /** lfs_init_with - lfs_init with @conf ("key = value" lines) added to [global], before mkfs. */
 int lfs_init_with(struct lfs *fs, const char *conf);
 /** lfs_nfs_port - the port the embedded NFS gateway of the running mount listens on (from its log), or -1. */

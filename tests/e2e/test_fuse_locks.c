@@ -87,30 +87,11 @@ static void append_conf(const char *text)
 
 static int init_fs(void)
 {
-	char text[2048], mds[PATH_MAX], out[PATH_MAX + 16];
-	const char *rconf = getenv("LOLIGO_E2E_RADOS_CONF");
-	static int n;
-
 	if (lfs_init(&fs) != 0)
 		return -1;
-	rados = rconf && *rconf;
+	rados = lfs_rados();
 	append_conf("[mds]\nmds_tick_interval = 0.1\nmds_reconnect_timeout = 10\n"
 		    "[client]\nclient_reconnect_backoff_max = 0.2\n");
-	if (!rados)
-		return 0;
-	snprintf(text, sizeof(text), "[global]\nstore_backend = rados\nrados_conf = %s\nfs_name = locks%ld_%d\n",
-		 rconf, (long)getpid(), ++n);
-	append_conf(text);
-	{
-		char *argv[] = { (char *)lfs_bin("mds/loligo-mds", mds, sizeof(mds)), "-c", fs.conf, "--mkfs", NULL };
-		int st;
-
-		snprintf(out, sizeof(out), "%s/mkfs-rados.out", fs.dir);
-		if ((st = lfs_run(argv, 60000, out)) != 0) {
-			fprintf(stderr, "harness: mkfs on RADOS failed (exit %d, see %s)\n", st, out);
-			return -1;
-		}
-	}
 	return 0;
 }
 
