@@ -144,6 +144,15 @@ void lfuse_inval_drain(struct lfuse *lf);
 void lfuse_inval_free(struct lfuse *lf);
 extern const struct lc_callbacks lfuse_inval_callbacks;
 
+/* tmpfile_hook.c */
+/**
+ * lfuse_tmpfile_hook - after fuse_session_mount: FUSE_TMPFILE requests reach
+ * the create op as a CREATE of the name LFUSE_TMPFILE_NAME (libfuse 3.14
+ * has no tmpfile op).  Return: 0 or -errno.
+ */
+int lfuse_tmpfile_hook(struct fuse_session *se);
+#define LFUSE_TMPFILE_NAME "/"
+
 /* nfs_hook.c */
 struct asok;
 /**
