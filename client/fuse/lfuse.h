@@ -6,6 +6,7 @@
  *   ops.c      the libfuse lowlevel operations, each mapped onto one lc_* call
  *   inval.c    the invalidation thread: lc_callbacks -> fuse_lowlevel_notify_*
  *   nfs_hook.c starting the embedded NFS gateway (--nfs / --no-mount)
+ *   tmpfile_hook.c  FUSE_TMPFILE passed to ll_create (libfuse 3.14 has no op for it)
  *   admin.c    the "fuse" perf counters and admin socket commands
  *
  * Node ids: the kernel's node id of an inode is the address of its struct
