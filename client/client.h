@@ -325,6 +325,15 @@ int lc_removexattr(struct lclient *c, struct lc_inode *in, const char *name, con
  */
 int lc_create(struct lclient *c, struct lc_inode *dir, const char *name, mode_t mode, int flags,
 	      const struct lc_cred *cr, struct lc_attr *attr, struct lc_inode **out, struct lc_fh **fh);
+/**
+ * lc_tmpfile - make and open a regular file with no name (O_TMPFILE) with
+ * @dir as its permission context.  @flags: the open flags; O_EXCL makes it
+ * never linkable.  Returns the inode (nlink 0) and an open handle; its data
+ * goes at the last close unless lc_link() gives it a name first.
+ * Return: 0 or -errno (-EOPNOTSUPP from an MDS without the op).
+ */
+int lc_tmpfile(struct lclient *c, struct lc_inode *dir, mode_t mode, int flags, const struct lc_cred *cr,
+	       struct lc_attr *attr, struct lc_inode **out, struct lc_fh **fh);
 int lc_open(struct lclient *c, struct lc_inode *in, int flags, const struct lc_cred *cr, struct lc_fh **fh);
 /** lc_read - returns bytes read (0 at EOF); holes read as zeros. */
 ssize_t lc_read(struct lclient *c, struct lc_fh *fh, off_t off, size_t len, void *buf);

@@ -810,7 +810,8 @@ int mdsc_sync(struct mds_client *m)
 /* Ops whose reply target is an inode they made (its ino must survive a replay). */
 static bool op_creates_inode(uint32_t op)
 {
-	return op == MDSP_OP_CREATE || op == MDSP_OP_MKNOD || op == MDSP_OP_MKDIR || op == MDSP_OP_SYMLINK;
+	return op == MDSP_OP_CREATE || op == MDSP_OP_MKNOD || op == MDSP_OP_MKDIR || op == MDSP_OP_SYMLINK ||
+	       op == MDSP_OP_TMPFILE;
 }
 
 /*

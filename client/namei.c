@@ -606,6 +606,10 @@ int lc_link(struct lclient *c, struct lc_inode *in, struct lc_inode *newdir, con
 	r = make_node(c, req, newdir, name, NULL, NULL);
 	if (r < 0)
 		return r;
+	/* an O_TMPFILE file has a name now: its data stays at its last close */
+	pthread_mutex_lock(&in->lock);
+	in->purge_pending = false;
+	pthread_mutex_unlock(&in->lock);
 	/* nlink and ctime changed; the trace normally refreshed them already */
 	fill(in, attr);
 	return 0;
@@ -1114,6 +1118,46 @@ int lc_create(struct lclient *c, struct lc_inode *dir, const char *name, mode_t 
 	/* a close of another handle racing with the create may have told the
 	 * MDS we want less than we do now */
 	lc_caps_update(c, in);
+	fill(in, attr);
+	*out = in;
+	return 0;
+}
+
+/*
+ * O_TMPFILE: the MDS makes an orphan open by us (MDSP_OP_TMPFILE), nothing
+ * in @dir changes, so no dentry is cached and the asynchronous create path
+ * (which needs a name) is not taken.  Its data goes at our last close unless
+ * a LINK gives it a name first (lc_link clears that).
+ */
+int lc_tmpfile(struct lclient *c, struct lc_inode *dir, mode_t mode, int flags, const struct lc_cred *cr,
+	       struct lc_attr *attr, struct lc_inode **out, struct lc_fh **fh)
+{
+	struct mds_request *req;
+	struct lc_inode *in = NULL;
+	int r;
+
+	*out = NULL;
+	*fh = NULL;
+	req = lc_req_new(c, MDSP_OP_TMPFILE, dir->ino, cr);
+	if (!req)
+		return -ENOTCONN;
+	req->args.mode = (mode & 07777) | S_IFREG;
+	req->args.oflags = (uint32_t)(flags & ~(O_CREAT | O_TRUNC | O_TMPFILE));
+	r = lc_req_run(c, req, &in);
+	mdsc_request_put(req);
+	if (r < 0)
+		return r;
+	if (!in)
+		return -EIO;
+	*fh = lc_fh_new(c, in, flags & ~(O_CREAT | O_EXCL | O_TRUNC | O_TMPFILE), cr);
+	if (!*fh) {
+		lc_put(c, in);
+		return -ENOMEM;
+	}
+	pthread_mutex_lock(&in->lock);
+	in->wanted_sent |= lc_caps_wanted_locked(in);
+	pthread_mutex_unlock(&in->lock);
+	lc_purge_data(c, in);   /* open: only marks it for the last close */
 	fill(in, attr);
 	*out = in;
 	return 0;

@@ -846,7 +846,9 @@ static uint32_t open_want(const struct mdsp_request *req)
 {
 	uint32_t acc;
 
-	if (req->op != MDSP_OP_OPEN && req->op != MDSP_OP_CREATE)
+	/* an O_TMPFILE file is open from birth: without the wants, it
+	 * would be an orphan nobody keeps, purged at the next tick */
+	if (req->op != MDSP_OP_OPEN && req->op != MDSP_OP_CREATE && req->op != MDSP_OP_TMPFILE)
 		return 0;
 	acc = req->oflags & O_ACCMODE;
 	return (Fr | Fc) | (acc != O_RDONLY ? (Fw | Fb) : 0);

@@ -57,7 +57,8 @@
 #include "mds/codec.h"
 #include "mds/mds.h"
 
-#define V_INODE_BLOB 1
+#define V_INODE_BLOB 2        /* 2: flags */
+#define BLOB_LINKABLE 0x1     /* minode.linkable */
 #define V_DENTRY     1
 #define V_DIRMETA    1
 #define V_ANCHOR     1
@@ -155,6 +156,9 @@ int inode_blob_encode(struct mdsp_buf *b, const struct minode *in)
 		enc_str(b, x->name);
 		enc_blob(b, x->val, x->len);
 	}
+	/* v2: an older MDS steps over this: it never lets an nlink-0 inode
+	 * be linked anyway */
+	enc_u32(b, in->linkable ? BLOB_LINKABLE : 0);
 	enc_end(b, off);
 	return b->oom ? -ENOMEM : 0;
 }
@@ -167,10 +171,12 @@ int inode_blob_decode(const void *p, size_t len, struct minode *in)
 	const uint8_t *q;
 	char *symlink = NULL;
 	struct mxattr *xs = NULL, **tail = &xs, *x;
-	uint32_t n, i, bytes = 0;
+	uint32_t n, i, bytes = 0, flags = 0;
+	uint8_t version;
 
 	dec_init(&c, p, len);
-	if (!dec_enter(&c, V_INODE_BLOB, &s))
+	version = dec_enter(&c, V_INODE_BLOB, &s);
+	if (!version)
 		return -EBADMSG;
 	q = s.p;
 	if (mdsp_decode_inode(&q, s.end, &a))
@@ -203,6 +209,8 @@ int inode_blob_decode(const void *p, size_t len, struct minode *in)
 		x->len = vlen;
 		bytes += vlen + (uint32_t)strlen(x->name);
 	}
+	if (version >= 2)
+		flags = dec_u32(&s);
 	if (s.bad) {
 		struct minode tmp = { .xattrs = xs };
 
@@ -220,6 +228,7 @@ int inode_blob_decode(const void *p, size_t len, struct minode *in)
 	in->symlink = symlink;
 	in->xattrs = xs;
 	in->xattr_bytes = bytes;
+	in->linkable = flags & BLOB_LINKABLE;
 	return 0;
 }
 
@@ -549,6 +558,10 @@ static int dentry_install(struct mds *m, struct mdir *d, const char *name, const
 	if (in) {
 		in->primary = dn;
 		in->in_table = false;
+		/* an O_TMPFILE orphan given its name (txn_unstray): the stray
+		 * table's removal comes first in that entry, but a name is
+		 * what counts whatever the order */
+		in->in_stray = false;
 	}
 	return 0;
 }
@@ -771,6 +784,16 @@ void txn_kill_inode(struct txn *t, struct minode *in)
 {
 	if (t->ndead < (int)(sizeof(t->dead) / sizeof(t->dead[0])))
 		t->dead[t->ndead++] = in;
+}
+
+void txn_unstray(struct txn *t, struct minode *in)
+{
+	char key[32];
+
+	key_ino(key, sizeof(key), in->a.ino);
+	txn_edit(t, EDIT_RM, OID_STRAY, key, NULL, 0, NULL);
+	in->in_stray = false;
+	in->linkable = false;
 }
 
 static void emit_anchor(struct txn *t, struct minode *in)

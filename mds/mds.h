@@ -117,6 +117,8 @@ struct minode {
 	struct mdentry *primary;      /* NULL for the root, table and stray inodes */
 	bool in_table;                /* stored in the inode table (has been hard-linked) */
 	bool in_stray;                /* an orphan: no link left, open somewhere ("mds_stray") */
+	bool linkable;                /* an O_TMPFILE file made without O_EXCL, never linked: a LINK
+				       * may give it its first name (the kernel's I_LINKABLE) */
 	bool dirty;                   /* in the current txn's dirty list */
 	bool anchor_dirty;            /* primary dentry moved: journal its anchor */
 	struct cds_list_head caps;    /* locker.c: struct mcap of each session caching it */
@@ -461,6 +463,13 @@ void txn_edit(struct txn *t, enum edit_op op, const char *oid, const char *key, 
 	      size_t len, const char *key2);
 void txn_dirty(struct txn *t, struct minode *in);
 void txn_kill_inode(struct txn *t, struct minode *in);
+/*
+ * txn_unstray - orphan @in gets a name again (an O_TMPFILE file linked): it
+ * leaves the stray table in @t's journal entry, before the dentry that
+ * holds it is written at txn_finish (replay finds them in that order).  The
+ * caller links it.  Caller holds mds->lock.
+ */
+void txn_unstray(struct txn *t, struct minode *in);
 /* mdcache_trim - evict clean, unused directories (and the inodes they hold)
  * while more than mds_cache_size inodes are cached.  @clean_below: journal
  * entries below it are expired.  Caller holds mds->lock. */

@@ -490,6 +490,44 @@ static int op_create(struct mds *m, struct session *s, struct mdsp_request *r, s
 	return finish_new(m, d, din, in, r->name, rep, t);
 }
 
+/*
+ * O_TMPFILE: a regular file with no name, open by the caller.  The directory
+ * is only its permission context, as for a create (search and write on it,
+ * its setgid group), and nothing in it changes: no revokes, no Dc.  The file
+ * is an orphan from birth, in the stray table in this same journal entry,
+ * so the machinery of a file unlinked while open carries it: it stays while
+ * open (also across an MDS restart, re-asserted at reconnect), and its last
+ * close purges it (purge_unused_strays).  Made without O_EXCL it is
+ * linkable: a LINK may give it a name (op_link).
+ */
+static int op_tmpfile(struct mds *m, struct session *s, struct mdsp_request *r, struct mdsp_reply *rep,
+		      struct txn *t)
+{
+	struct minode *din, *in;
+	int e;
+
+	if ((e = get_dir(m, r->ino, &din, NULL)))
+		return e;
+	if ((e = may_access(din, &r->caller, MAY_EXEC)))
+		return e;
+	if (din->in_stray || din->a.nlink == 0)
+		return -ENOENT;   /* a removed directory, as Linux answers */
+	if ((e = may_access(din, &r->caller, MAY_WRITE | MAY_EXEC)))
+		return e;
+	/* the kernel opens it for writing (O_TMPFILE needs it) */
+	if ((r->oflags & O_ACCMODE) == O_RDONLY)
+		return -EINVAL;
+	if ((e = new_inode(m, s, r, t, din, S_IFREG | (r->mode & 07777), rep, &in)))
+		return e;
+	in->a.nlink = 0;
+	in->in_stray = true;
+	in->linkable = !(r->oflags & O_EXCL);
+	txn_dirty(t, in);
+	locker_note_orphan();
+	set_target(rep, in);
+	return 0;
+}
+
 static int op_mknod(struct mds *m, struct session *s, struct mdsp_request *r, struct mdsp_reply *rep,
 		    struct txn *t)
 {
@@ -573,6 +611,38 @@ static int op_symlink(struct mds *m, struct session *s, struct mdsp_request *r, 
 	return finish_new(m, d, din, in, r->name, rep, t);
 }
 
+/*
+ * LINK of an inode with no name: only an O_TMPFILE file made without O_EXCL
+ * (linkable), still open by the session that links it, as linkat(2) of an
+ * O_TMPFILE descriptor on ext4 (the kernel already refuses one made with
+ * O_EXCL: I_LINKABLE; this is the MDS's own word on it, for every client).
+ * Anything else unlinked stays unlinked: ENOENT, as Linux answers.  It
+ * leaves the stray table and becomes the primary inode of its new name in
+ * one journal entry, as if created there.
+ */
+static int link_tmpfile(struct mds *m, struct session *s, struct mdsp_request *r, struct minode *din,
+			struct mdir *d, struct minode *in, struct mdsp_reply *rep, struct txn *t)
+{
+	int e;
+
+	if (!in->in_stray || !in->linkable || !locker_open_by(in, s))
+		return -ENOENT;
+	want_dir_change(m, t, din, false);
+	if ((e = locker_blocked(t)))
+		return e;
+	/* the name first: if it cannot be made, the orphan stays as it was */
+	if ((e = link_primary(m, d, r->name, in, t)))
+		return e;
+	txn_unstray(t, in);
+	in->a.nlink = 1;
+	touch(in, false);
+	dir_changed(din, 1, 0, t);
+	dinfo(MDS, "O_TMPFILE inode %" PRIx64 " linked as '%s' in %" PRIx64, in->a.ino, r->name, din->a.ino);
+	set_dir(rep, din, r->name);
+	set_target(rep, in);
+	return 0;
+}
+
 static int op_link(struct mds *m, struct session *s, struct mdsp_request *r, struct mdsp_reply *rep,
 		   struct txn *t)
 {
@@ -588,7 +658,7 @@ static int op_link(struct mds *m, struct session *s, struct mdsp_request *r, str
 	if ((e = prep_new(m, r, &din, &d, rep)))
 		return e;
 	if (in->a.nlink == 0)
-		return -ENOENT;
+		return link_tmpfile(m, s, r, din, d, in, rep, t);
 	if (in->a.nlink >= NLINK_MAX)
 		return -EMLINK;
 	want_dir_change(m, t, din, false);
@@ -1354,6 +1424,7 @@ static const op_fn op_table[MDSP_OP_MAX] = {
 	[MDSP_OP_SETLK] = op_nosys,
 	[MDSP_OP_LOOKUPINO] = op_lookupino,
 	[MDSP_OP_LOOKUPPARENT] = op_lookupparent,
+	[MDSP_OP_TMPFILE] = op_tmpfile,
 };
 
 /*
@@ -1394,7 +1465,7 @@ bool server_op_journaled(const struct mdsp_request *req)
 static bool needs_space(uint32_t op)
 {
 	return op == MDSP_OP_CREATE || op == MDSP_OP_MKNOD || op == MDSP_OP_MKDIR || op == MDSP_OP_SYMLINK ||
-	       op == MDSP_OP_LINK || op == MDSP_OP_SETXATTR;
+	       op == MDSP_OP_LINK || op == MDSP_OP_SETXATTR || op == MDSP_OP_TMPFILE;
 }
 
 static bool stores_full(struct mds *m)

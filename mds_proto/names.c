@@ -30,6 +30,7 @@ static const char *const op_names[] = {
 	[MDSP_OP_SETLK] = "setlk",
 	[MDSP_OP_LOOKUPINO] = "lookupino",
 	[MDSP_OP_LOOKUPPARENT] = "lookupparent",
+	[MDSP_OP_TMPFILE] = "tmpfile",
 };
 
 static const char *const msg_type_names[] = {
@@ -165,6 +166,7 @@ bool mdsp_op_is_write(uint32_t op)
 	switch (op) {
 	case MDSP_OP_SETATTR:
 	case MDSP_OP_CREATE:
+	case MDSP_OP_TMPFILE:
 	case MDSP_OP_MKNOD:
 	case MDSP_OP_MKDIR:
 	case MDSP_OP_SYMLINK:

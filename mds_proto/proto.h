@@ -229,6 +229,15 @@ enum mdsp_op {
 	MDSP_OP_SETLK = 21,      /* ino lock (flags: MDSP_LOCK_WAIT) */
 	MDSP_OP_LOOKUPINO = 22,  /* ino                     -> target (NFS file handles) */
 	MDSP_OP_LOOKUPPARENT = 23, /* ino=dir               -> target = parent dir */
+	/*
+	 * ino=dir mode oflags -> target (a regular file with no name, nlink 0,
+	 * open by the caller: O_TMPFILE), caps.  The directory gives only the
+	 * permission context (write and search, setgid inheritance).  The file
+	 * is an orphan from the start: purged at its last close unless a LINK
+	 * gives it a name, which only an open one made without O_EXCL in oflags
+	 * may get.  An MDS older than this op answers EOPNOTSUPP.
+	 */
+	MDSP_OP_TMPFILE = 24,
 	MDSP_OP_MAX
 };
 

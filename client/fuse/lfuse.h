@@ -6,6 +6,7 @@
  *   ops.c      the libfuse lowlevel operations, each mapped onto one lc_* call
  *   inval.c    the invalidation thread: lc_callbacks -> fuse_lowlevel_notify_*
  *   nfs_hook.c starting the embedded NFS gateway (--nfs / --no-mount)
+ *   tmpfile_hook.c  FUSE_TMPFILE passed to ll_create (libfuse 3.14 has no op for it)
  *   admin.c    the "fuse" perf counters and admin socket commands
  *
  * Node ids: the kernel's node id of an inode is the address of its struct
@@ -143,6 +144,15 @@ void lfuse_inval_drain(struct lfuse *lf);
 /** lfuse_inval_free - free the stopped queue; after the client can no longer call back. */
 void lfuse_inval_free(struct lfuse *lf);
 extern const struct lc_callbacks lfuse_inval_callbacks;
+
+/* tmpfile_hook.c */
+/**
+ * lfuse_tmpfile_hook - after fuse_session_mount: FUSE_TMPFILE requests reach
+ * the create op as a CREATE of the name LFUSE_TMPFILE_NAME (libfuse 3.14
+ * has no tmpfile op).  Return: 0 or -errno.
+ */
+int lfuse_tmpfile_hook(struct fuse_session *se);
+#define LFUSE_TMPFILE_NAME "/"
 
 /* nfs_hook.c */
 struct asok;

@@ -649,6 +649,9 @@ int main(int argc, char **argv)
 			goto out;
 		}
 		mounted = true;
+		r = lfuse_tmpfile_hook(lf.se);
+		if (r)   /* O_TMPFILE stays EOPNOTSUPP; everything else works */
+			derr(FUSE, "no O_TMPFILE on this mount: %s", strerror(-r));
 		dinfo(FUSE, "mounted loligo:%s at %s", root_path, a.mountpoint);
 	}
 

@@ -296,6 +296,9 @@ static void ll_init(void *userdata, struct fuse_conn_info *conn)
 	 * are looked up (ll_lookup) */
 	if (conn->capable & FUSE_CAP_EXPORT_SUPPORT)
 		conn->want |= FUSE_CAP_EXPORT_SUPPORT;
+	/* requests are read into memory, where the O_TMPFILE hook sees them
+	 * (tmpfile_hook.c): no splice reads */
+	conn->want &= ~FUSE_CAP_SPLICE_READ;
 	conn->time_gran = 1;
 	dout(FUSE, 1, "init: proto %u.%u max_write %u max_readahead %u want 0x%x",
 	     conn->proto_major, conn->proto_minor, conn->max_write, conn->max_readahead, conn->want);
@@ -781,12 +784,18 @@ static void ll_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_
 	int r;
 
 	get_cred(lf, req, &cr);
-	r = INTR(req, lc_create(lf->c, dir, name, mode, fi->flags, &cr, &a, &in, &fh));
+	/* FUSE_TMPFILE, renamed by tmpfile_hook.c: the same reply, no name */
+	bool tmpfile = strcmp(name, LFUSE_TMPFILE_NAME) == 0;
+	if (tmpfile)
+		r = INTR(req, lc_tmpfile(lf->c, dir, mode, fi->flags, &cr, &a, &in, &fh));
+	else
+		r = INTR(req, lc_create(lf->c, dir, name, mode, fi->flags, &cr, &a, &in, &fh));
 	if (r < 0) {
 		REPLY_ERR(req, r);
 		return;
 	}
-	fill_entry(lf, dir, name, in, &a, &e);
+	/* no entry timeout for a tmpfile: the kernel keeps no dentry of it by name */
+	fill_entry(lf, tmpfile ? NULL : dir, name, in, &a, &e);
 	fi->fh = (uint64_t)(uintptr_t)fh;
 	set_cache_mode(lf, fh, fi);
 	lc_kernel_hand(in, 1);

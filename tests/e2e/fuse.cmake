@@ -125,3 +125,16 @@ if(TARGET loligo-fuse AND TARGET loligo-mds)
   set_tests_properties(test_fuse_admin PROPERTIES SKIP_RETURN_CODE 77 RUN_SERIAL TRUE)
   loligo_fuse_rados_test(admin test_fuse_admin)
 endif()
+
+# O_TMPFILE (issue 25 item 10a): a nameless file, linkat giving it a name
+# seen by another mount and kept across a journal replay, its purge at the
+# last close, O_EXCL, permissions.
+if(TARGET loligo-fuse AND TARGET loligo-mds)
+  loligo_check_test(test_fuse_tmpfile
+    SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_fuse_tmpfile.c ${CMAKE_CURRENT_LIST_DIR}/test_fuse_harness.c
+    LIBS loligo_proto loligo_common
+    LABELS e2e fuse
+    TIMEOUT 600)
+  add_dependencies(test_fuse_tmpfile loligo-fuse loligo-mds)
+  set_tests_properties(test_fuse_tmpfile PROPERTIES SKIP_RETURN_CODE 77 RUN_SERIAL TRUE)
+endif()

@@ -29,10 +29,7 @@
  *                  on both mounts and after the MDS replays its journal
  *                  (EINVAL before)
  *
- * Not here: O_TMPFILE, which still answers EOPNOTSUPP.  The kernel sends
- * FUSE_TMPFILE (opcode 51), but Debian 12's libfuse 3.14 has no tmpfile
- * operation in struct fuse_lowlevel_ops: its dispatcher answers ENOSYS
- * and the kernel then answers EOPNOTSUPP by itself (fc->no_tmpfile).
+ * Not here: O_TMPFILE (item 10a), in test_fuse_tmpfile.c.
  *
  * mount(8) itself is not run: it finds helpers only in /sbin, which a test
  * does not install into.  The helper is run the way mount(8) runs it, with

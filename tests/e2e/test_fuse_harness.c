@@ -123,7 +123,29 @@ static pid_t spawn_gated(char *const argv[], const char *log, int deathsig, int 
 	_exit(127);
 }
 
-/* @pid no longer runs (gone, or a zombie someone else must reap). */
+/* Threads of @pid still listed: a killed process's leader is a zombie
+ * before its other threads are done exiting, and the last of them is what
+ * closes the files (and drops flock()s: the MDS's mds.lock). */
+static int threads_left(pid_t pid)
+{
+	char p[64];
+	DIR *d;
+	struct dirent *de;
+	int n = 0;
+
+	snprintf(p, sizeof(p), "/proc/%d/task", (int)pid);
+	d = opendir(p);
+	if (!d)
+		return 0;
+	while ((de = readdir(d)))
+		if (de->d_name[0] != '.')
+			n++;
+	closedir(d);
+	return n;
+}
+
+/* @pid no longer runs (gone, or a zombie someone else must reap, with no
+ * thread but the leader left). */
 static bool gone(pid_t pid)
 {
 	char p[64], buf[512], *rp;
@@ -140,7 +162,7 @@ static bool gone(pid_t pid)
 	fclose(f);
 	buf[n] = '\0';
 	rp = strrchr(buf, ')');
-	return rp && rp[1] == ' ' && (rp[2] == 'Z' || rp[2] == 'X');
+	return rp && rp[1] == ' ' && (rp[2] == 'Z' || rp[2] == 'X') && threads_left(pid) <= 1;
 }
 
 static pid_t spawn(char *const argv[], const char *log, int deathsig)

@@ -1,7 +1,7 @@
 /*
  * test_mds_namespace.c - POSIX namespace semantics of loligo-mds over the
  * wire: create/lookup/unlink errors, permissions as a non-root caller, the
- * sticky bit, rename cases, nlink, hard links, symlinks, xattrs, readdir
+ * sticky bit, rename cases, nlink, hard links, symlinks, O_TMPFILE, xattrs, readdir
  * cookies under concurrent inserts and removes, admin commands, leases.
  */
 #include <check.h>
@@ -799,6 +799,71 @@ START_TEST(test_session_goes_stale)
 }
 END_TEST
 
+/*
+ * MDSP_OP_TMPFILE (O_TMPFILE): a regular file with no name, nlink 0, open
+ * by the session that made it.  A LINK gives it its first name only when
+ * it was made without O_EXCL and that session has it open: the MDS's own
+ * check, for every client (the kernel refuses O_EXCL ones itself).
+ */
+/* one TMPFILE request (a fresh tid and W's caller each time): its result, the new ino in *@ino */
+static int tmpfile_req(uint64_t dir, uint32_t oflags, uint64_t *ino, uint32_t *nlink)
+{
+	struct mdsp_request q = { .op = MDSP_OP_TMPFILE, .ino = dir, .mode = S_IFREG | 0600, .oflags = oflags };
+	struct mdsp_reply rep;
+	int r = mdsw_call(&W, &q, &rep);
+
+	if (r == 0) {
+		ck_assert(rep.has_target);
+		ck_assert(S_ISREG(rep.target.mode));
+		ck_assert_int_eq(rep.target.mode & 07777, 0600);
+		*ino = rep.target.ino;
+		*nlink = rep.target.nlink;
+	}
+	mdsw_reply_free(&rep);
+	return r;
+}
+
+START_TEST(test_tmpfile)
+{
+	struct mdsp_inode in, root;
+	struct mdsw w2;
+	uint64_t a, x, d, ino;
+	uint32_t nlink = 1;
+
+	W.keep_caps = true;   /* the open lasts: caps are what says so */
+	ck_assert_int_eq(tmpfile_req(ROOT, O_RDWR, &a, &nlink), 0);
+	ck_assert_uint_eq(nlink, 0);
+	ck_assert_int_eq(tmpfile_req(ROOT, O_RDWR | O_EXCL, &x, &nlink), 0);
+	ck_assert_uint_ne(x, a);
+	ck_assert_int_eq(mdsw_getattr(&W, ROOT, &root), 0);
+	ck_assert_uint_eq(root.files, 0);   /* nothing in the directory */
+
+	ck_assert_int_eq(mdsw_link(&W, ROOT, "x", x, NULL), -ENOENT);
+	/* a session that does not have it open */
+	ck_assert_int_eq(mdsw_connect(&w2, P.port), 0);
+	ck_assert_int_eq(mdsw_open(&w2, "client.other"), 0);
+	ck_assert_int_eq(mdsw_link(&w2, ROOT, "a2", a, NULL), -ENOENT);
+	mdsw_close(&w2);
+	ck_assert_int_eq(mdsw_link(&W, ROOT, "a", a, &in), 0);
+	ck_assert_uint_eq(in.ino, a);
+	ck_assert_uint_eq(in.nlink, 1);
+	ck_assert_uint_eq(lookup_child(ROOT, "a"), a);
+	ck_assert_int_eq(mdsw_link(&W, ROOT, "a-too", a, &in), 0);   /* then an ordinary hard link */
+	ck_assert_uint_eq(in.nlink, 2);
+	ck_assert_int_eq(mdsw_getattr(&W, ROOT, &root), 0);
+	ck_assert_uint_eq(root.files, 2);
+
+	/* open for reading only: the kernel never asks so */
+	ck_assert_int_eq(tmpfile_req(ROOT, O_RDONLY, &ino, &nlink), -EINVAL);
+	/* the directory's write permission */
+	d = mkdir_ok(ROOT, "ro", 0755);
+	as_user(&W, 1000, 1000);
+	ck_assert_int_eq(tmpfile_req(d, O_RDWR, &ino, &nlink), -EACCES);
+	as_user(&W, 0, 0);
+	W.keep_caps = false;
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("mds_namespace");
@@ -812,6 +877,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_permissions);
 	tcase_add_test(tc, test_rename);
 	tcase_add_test(tc, test_links_and_symlinks);
+	tcase_add_test(tc, test_tmpfile);
 	tcase_add_test(tc, test_exchange_and_links_across_dirs);
 	tcase_add_test(tc, test_setattr_truncate);
 	tcase_add_test(tc, test_xattrs);
