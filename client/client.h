@@ -507,7 +507,7 @@ bool lc_kernel_attrs_cached(struct lc_inode *in);
 bool lc_fh_cacheable(struct lc_fh *fh);
 
 enum lc_kcache {
-	LC_KCACHE_NONE,   /* no Fc: uncached I/O (FUSE direct_io) */
+	LC_KCACHE_NONE,   /* no Fc, or opened O_DIRECT: uncached I/O (FUSE direct_io) */
 	LC_KCACHE_DROP,   /* may cache, but what the kernel holds may be stale: drop it */
 	LC_KCACHE_KEEP,   /* the pages the kernel cached under an earlier open are the file's */
 };
@@ -522,13 +522,21 @@ enum lc_kcache {
  * mtime the MDS gave this open are the same.  A revoke of Fc invalidates the
  * kernel's pages before the ack (caps.c), so pages cached while Fc was held
  * are the file's as long as none of that moved.  DROP otherwise, NONE without
- * Fc.  Records the current state for the next open.  Writes through this
+ * Fc, and for a handle opened O_DIRECT (its writes bypass the kernel's page
+ * cache: see lc_fh_kernel_direct).  Records the current state for the next open.  Writes through this
  * client count as changes even when they went through the kernel's page
  * cache: a file written here is read from the client again after its next
  * open.  (The NFS gateway's writes and size changes drop the kernel's pages
  * themselves: lc_notify_inode.)
  */
 enum lc_kcache lc_fh_kernel_cache(struct lc_fh *fh);
+/**
+ * lc_fh_kernel_direct - lc_fh_kernel_cache() said NONE for @fh: the kernel
+ * sends its writes straight here, around the page cache that other handles
+ * of the inode on the same mount may hold.  The frontend drops the written
+ * range from that cache before it answers such a write.  Any thread.
+ */
+bool lc_fh_kernel_direct(const struct lc_fh *fh);
 
 /*
  * What this client may cache about an inode, as the MDS's caps say

@@ -235,6 +235,7 @@ struct lc_fh {
 	int flags;                   /* open flags */
 	struct lc_cred cred;
 	bool wrote;                  /* something written through this handle */
+	bool kdirect;                /* the frontend's kernel caches nothing through it (lc_fh_kernel_cache NONE) */
 	uint32_t wb_since;           /* in->wb_eseq as this handle last reported it; in->lock */
 	/* readahead (file.c), protected by ra_lock */
 	pthread_mutex_t ra_lock;

@@ -748,12 +748,17 @@ static void ll_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t siz
 	LFUSE_OP(lf, write);
 	ssize_t n;
 
-	(void)ino;
 	n = lc_write(lf->c, FH(fi), off, size, buf);
-	if (n < 0)
+	if (n < 0) {
 		REPLY_ERR(req, (int)n);
-	else
-		fuse_reply_write(req, (size_t)n);
+		return;
+	}
+	/* around the page cache: what other handles cached of the range goes
+	 * before the write is answered (lfuse_inval_written); an append's
+	 * offset is the client's, not @off: everything from the start */
+	if (n > 0 && lc_fh_kernel_direct(FH(fi)))
+		lfuse_inval_written(lf, ino, (fi->flags & O_APPEND) ? 0 : off, (fi->flags & O_APPEND) ? 0 : (off_t)n);
+	fuse_reply_write(req, (size_t)n);
 }
 
 static void ll_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t off, off_t len,
