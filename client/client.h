@@ -349,13 +349,38 @@ int lc_fsync(struct lclient *c, struct lc_fh *fh, bool datasync);
 int lc_release(struct lclient *c, struct lc_fh *fh);
 
 /**
- * lc_fallocate - fallocate(2) on an open handle: @mode 0 (allocate; the size
- * grows to @off+@len if that is larger), FALLOC_FL_KEEP_SIZE (nothing to
- * reserve: objects are sparse) or FALLOC_FL_PUNCH_HOLE|FALLOC_FL_KEEP_SIZE
- * (the range reads as zeros).  Other modes: -EOPNOTSUPP.  @off+@len past
- * lc_max_file_size() is -EFBIG, as for every mode on Linux.
+ * lc_fallocate - fallocate(2) on an open handle, with vfs_fallocate()'s
+ * checks in its order:
+ *  - 0 and FALLOC_FL_KEEP_SIZE: the range's space is reserved in the store
+ *    (store_op_allocate, from the start of each object it touches), so
+ *    that writes into it do not fail for lack of space later, also once
+ *    the store is full; -ENOSPC, and nothing changed, when the store
+ *    cannot hold it; without KEEP_SIZE the size grows to @off+@len.  On a
+ *    store that cannot reserve (RADOS): -EOPNOTSUPP;
+ *  - FALLOC_FL_PUNCH_HOLE|KEEP_SIZE: the range reads as zeros, its blocks freed;
+ *  - FALLOC_FL_ZERO_RANGE (and |KEEP_SIZE): zeros, the blocks kept
+ *    reserved (RADOS: freed); the size grows to @off+@len without KEEP_SIZE;
+ * Other modes (COLLAPSE_RANGE, INSERT_RANGE, which FUSE does not pass on
+ * anyway): -EOPNOTSUPP.
+ * st_blocks follows (flushed to the MDS before it returns).  Immutable
+ * files: -EPERM; append-only ones: -EPERM but for 0 and KEEP_SIZE.
+ * @off+@len past lc_max_file_size() is -EFBIG, as for every mode on Linux.
  */
 int lc_fallocate(struct lclient *c, struct lc_fh *fh, int mode, off_t off, off_t len);
+/**
+ * lc_get_flags - chattr's flags of @in (MDSP_FL_*: FS_IMMUTABLE_FL,
+ * FS_APPEND_FL) as the MDS has them (cached under As, else asked).
+ * Return: 0 or -errno.
+ */
+int lc_get_flags(struct lclient *c, struct lc_inode *in, uint32_t *flags);
+/**
+ * lc_set_flags - FS_IOC_SETFLAGS: make @in's flags @flags (the owner or
+ * root; immutable and append-only root only; other bits -EOPNOTSUPP).  The
+ * MDS takes every other client's attribute and buffer caps first, so each
+ * checks the new flags before it writes again.  -EOPNOTSUPP from an MDS
+ * that keeps no flags.
+ */
+int lc_set_flags(struct lclient *c, struct lc_inode *in, uint32_t flags, const struct lc_cred *cr);
 
 /**
  * lc_sync_inode - @in's buffered data written, its size and times and every

@@ -48,7 +48,7 @@
 #include "mds/codec.h"
 #include "mds/mds.h"
 
-#define V_INODE_BLOB 1
+#define V_INODE_BLOB 2   /* 2: the data extents (minode.ext) */
 #define V_DENTRY     1
 #define V_DIRMETA    1
 #define V_ANCHOR     1
@@ -118,6 +118,7 @@ void minode_free(struct mds *m, struct minode *in)
 	}
 	xattrs_free(in);
 	free(in->symlink);
+	mdsp_extset_free(&in->ext);
 	free(in);
 }
 
@@ -146,8 +147,21 @@ int inode_blob_encode(struct mdsp_buf *b, const struct minode *in)
 		enc_str(b, x->name);
 		enc_blob(b, x->val, x->len);
 	}
+	/* v2: what the data objects hold (none while blocks is unknown) */
+	n = in->a.blocks == MDSP_BLOCKS_UNKNOWN ? 0 : in->ext.n;
+	enc_u32(b, n);
+	for (uint32_t i = 0; i < n; i++) {
+		enc_u64(b, in->ext.v[i].off);
+		enc_u64(b, in->ext.v[i].len);
+	}
 	enc_end(b, off);
 	return b->oom ? -ENOMEM : 0;
+}
+
+void inode_blocks_sync(struct minode *in)
+{
+	if (in->a.blocks != MDSP_BLOCKS_UNKNOWN)
+		in->a.blocks = mdsp_extset_bytes(&in->ext);
 }
 
 /* Decode into @in, replacing its attributes, symlink and xattrs. */
@@ -155,13 +169,15 @@ int inode_blob_decode(const void *p, size_t len, struct minode *in)
 {
 	struct dec c, s;
 	struct mdsp_inode a;
+	struct mdsp_extset ext = { 0 };
 	const uint8_t *q;
 	char *symlink = NULL;
 	struct mxattr *xs = NULL, **tail = &xs, *x;
 	uint32_t n, i, bytes = 0;
+	uint8_t ver;
 
 	dec_init(&c, p, len);
-	if (!dec_enter(&c, V_INODE_BLOB, &s))
+	if (!(ver = dec_enter(&c, V_INODE_BLOB, &s)))
 		return -EBADMSG;
 	q = s.p;
 	if (mdsp_decode_inode(&q, s.end, &a))
@@ -194,16 +210,40 @@ int inode_blob_decode(const void *p, size_t len, struct minode *in)
 		x->len = vlen;
 		bytes += vlen + (uint32_t)strlen(x->name);
 	}
+	if (ver >= 2 && !s.bad) {
+		/* the data extents; ones that make no sense (damage) make the
+		 * blocks unknown, as for a file from before they were kept */
+		n = dec_u32(&s);
+		if (!s.bad && n && (size_t)(s.end - s.p) >= (size_t)n * 16) {
+			struct mdsp_extent *v = malloc((size_t)n * sizeof(*v));
+
+			for (i = 0; v && i < n; i++) {
+				v[i].off = dec_u64(&s);
+				v[i].len = dec_u64(&s);
+			}
+			if (!v || !mdsp_extset_valid(v, n) || mdsp_extset_set(&ext, v, n))
+				a.blocks = MDSP_BLOCKS_UNKNOWN;
+			free(v);
+		} else if (n) {
+			a.blocks = MDSP_BLOCKS_UNKNOWN;
+		}
+	}
 	if (s.bad) {
 		struct minode tmp = { .xattrs = xs };
 
 		xattrs_free(&tmp);
 		free(symlink);
+		mdsp_extset_free(&ext);
 		return -EBADMSG;
 	}
 	xattrs_free(in);
 	free(in->symlink);
+	mdsp_extset_free(&in->ext);
+	in->ext = ext;
 	in->a = a;
+	if (ver < 2 || !S_ISREG(a.mode))
+		mdsp_extset_clear(&in->ext);
+	inode_blocks_sync(in);
 	if (symlink && !*symlink) {
 		free(symlink);
 		symlink = NULL;

@@ -463,6 +463,8 @@ static void insert_tail(struct mdsp_buf *b, size_t at, size_t n, const size_t *e
 /* Offsets in a request payload (ngroups groups): the caller struct follows
  * tid, oldest_tid, attempt, flags and op. */
 #define REQ_CALLER_OFF 34
+/* an inode struct's body (after its 6-byte envelope): v1 124 bytes, v2's blocks and flags */
+#define INODE_BODY (124 + 8 + 4)
 #define CALLER_LEN(ngroups) (4 + 4 + 4 + 4 * (ngroups) + 4)
 
 START_TEST(test_forward_compat_skips_unknown_tails)
@@ -484,12 +486,12 @@ START_TEST(test_forward_compat_skips_unknown_tails)
 	mdsp_msg_free(&m);
 
 	/* a newer inode nested in a newer caps struct (the NULL dname, 4
-	 * bytes, follows it) */
+	 * bytes, and the v3 extents, 1 + 4 + 4 bytes when empty, follow it) */
 	sample_caps(&m, MDSP_CAPS_FLUSH);
 	encode_ok(&m, &b);
 	env[1] = 6 + 4 + 8 + 4 + 4 + 8 + 8 + 4;
-	ck_assert_uint_eq(rd32le(b.data + MDSP_HDR_LEN + env[1] + 2), 124);
-	insert_tail(&b, b.len - MDSP_HDR_LEN - 4, 7, env, 2);
+	ck_assert_uint_eq(rd32le(b.data + MDSP_HDR_LEN + env[1] + 2), INODE_BODY);
+	insert_tail(&b, b.len - MDSP_HDR_LEN - 4 - 9, 7, env, 2);
 	ck_assert_int_eq(mdsp_decode_frame(b.data, b.len, &d, NULL), 0);
 	ck_assert(msg_eq(&m, &d));
 	mdsp_buf_free(&b);
@@ -511,9 +513,9 @@ START_TEST(test_forward_compat_skips_unknown_tails)
 	encode_ok(&m, &b);
 	{
 		/* tid result flags has_dir inode dname has_target inode caps cap_seq count */
-		size_t dname = 6 + 8 + 4 + 4 + 1 + 130;
+		size_t dname = 6 + 8 + 4 + 4 + 1 + 6 + INODE_BODY;
 		size_t dlen = rd32le(b.data + MDSP_HDR_LEN + dname);
-		size_t ent = dname + 4 + dlen + 1 + 130 + 4 + 8 + 4;
+		size_t ent = dname + 4 + dlen + 1 + 6 + INODE_BODY + 4 + 8 + 4;
 		size_t elen = rd32le(b.data + MDSP_HDR_LEN + ent + 2);
 
 		env[1] = ent;
