@@ -97,7 +97,7 @@ endif()
 
 # Space and the data path as programs rely on them (issue 25, items 3, 11,
 # 12, 13): fallocate reserves (ENOSPC up front, writes into the range on a
-# full disk), st_blocks is what is stored, ZERO/COLLAPSE/INSERT_RANGE,
+# full disk), st_blocks is what is stored, ZERO_RANGE,
 # chattr +i/+a on two mounts, O_DIRECT writes against buffered readers.
 if(TARGET loligo-fuse AND TARGET loligo-mds)
   loligo_check_test(test_fuse_space
