@@ -65,10 +65,15 @@ static void delta_apply(struct lc_inode *in, struct mdsp_extset *add, struct mds
 
 	if (lo >= hi)
 		return;
-	if (adding)
-		r = mdsp_extset_remove_exact(rm, lo, hi - lo, RM_MAX) ?: mdsp_extset_add(add, lo, hi - lo, MDSP_FLUSH_EXT_MAX);
-	else
-		r = mdsp_extset_remove_exact(add, lo, hi - lo, MDSP_FLUSH_EXT_MAX) ?: mdsp_extset_add(rm, lo, hi - lo, RM_MAX);
+	if (adding) {
+		r = mdsp_extset_remove_exact(rm, lo, hi - lo, RM_MAX);
+		if (!r)
+			r = mdsp_extset_add(add, lo, hi - lo, MDSP_FLUSH_EXT_MAX);
+	} else {
+		r = mdsp_extset_remove_exact(add, lo, hi - lo, MDSP_FLUSH_EXT_MAX);
+		if (!r)
+			r = mdsp_extset_add(rm, lo, hi - lo, RM_MAX);
+	}
 	if (r)
 		derr(CLIENT, "inode %" PRIx64 ": out of memory recording stored extents: st_blocks may be off", in->ino);
 }
