@@ -183,19 +183,24 @@ uint32_t lc_caps_wanted_locked(const struct lc_inode *in)
 }
 
 /* in->lock held: the caps message @op with our dirty size/mtime, which move
- * to flushing_meta (sent, not acked) under a new flush tid. */
-static void fill_flush_locked(struct lclient *c, struct lc_inode *in, struct mdsp_caps *m)
+ * to flushing_meta (sent, not acked) under a new flush tid; and what the
+ * data objects hold since the last acked flush, built in @send (blocks.c;
+ * flush_sent_locked takes it, or the caller frees it). */
+static void fill_flush_locked(struct lclient *c, struct lc_inode *in, struct mdsp_caps *m,
+			      struct mdsp_extset send[2])
 {
 	m->dirty = in->dirty_meta | in->flushing_meta;
+	memset(send, 0, 2 * sizeof(*send));
 	if (!m->dirty)
 		return;
 	m->flush_tid = atomic_fetch_add(&c->flush_tid, 1) + 1;
 	m->attr.ino = in->ino;
 	m->attr.size = in->wsize;
 	m->attr.mtime = in->wmtime;
+	lc_blocks_fill_locked(in, m, send);
 }
 
-static void flush_sent_locked(struct lc_inode *in, const struct mdsp_caps *m)
+static void flush_sent_locked(struct lc_inode *in, const struct mdsp_caps *m, struct mdsp_extset send[2])
 {
 	if (!m->flush_tid)
 		return;
@@ -204,11 +209,13 @@ static void flush_sent_locked(struct lc_inode *in, const struct mdsp_caps *m)
 	in->flush_tid = m->flush_tid;
 	in->flushing_size = m->attr.size;
 	in->flushing_mtime = m->attr.mtime;
+	lc_blocks_sent_locked(in, send);
 }
 
 int lc_cap_flush(struct lclient *c, struct lc_inode *in, uint64_t *tid)
 {
 	struct mdsp_caps m = { .op = MDSP_CAPS_FLUSH, .ino = in->ino };
+	struct mdsp_extset send[2];
 	int r = 0;
 
 	if (tid)
@@ -223,7 +230,7 @@ int lc_cap_flush(struct lclient *c, struct lc_inode *in, uint64_t *tid)
 		pthread_mutex_unlock(&in->lock);
 		return 0;
 	}
-	fill_flush_locked(c, in, &m);
+	fill_flush_locked(c, in, &m, send);
 	m.caps = in->caps;
 	m.wanted = lc_caps_wanted_locked(in);
 	m.seq = in->acked_seq;
@@ -231,12 +238,13 @@ int lc_cap_flush(struct lclient *c, struct lc_inode *in, uint64_t *tid)
 	 * and no UPDATE computed later can overtake this one */
 	r = mdsc_send_caps(c->mdsc, &m);
 	if (r == 0) {
-		flush_sent_locked(in, &m);
+		flush_sent_locked(in, &m, send);
 		in->wanted_sent = m.wanted;
 		perf_inc(&c->perf.cap_flushes, 1);
 		if (tid)
 			*tid = m.flush_tid;
 	}
+	lc_blocks_send_free(send);
 	pthread_mutex_unlock(&in->lock);
 	if (r < 0)
 		dout(CLIENT, 5, "flush of inode %" PRIx64 " waits for the session: %s", in->ino, strerror(-r));
@@ -379,6 +387,7 @@ out:
 void lc_caps_update(struct lclient *c, struct lc_inode *in)
 {
 	struct mdsp_caps m = { .op = MDSP_CAPS_UPDATE, .ino = in->ino };
+	struct mdsp_extset send[2] = { { 0 }, { 0 } };
 	uint32_t keep;
 
 	if (!c->mdsc)
@@ -400,17 +409,18 @@ void lc_caps_update(struct lclient *c, struct lc_inode *in)
 	}
 	if (meta && (in->caps & MDSP_CAP_FILE_WR)) {
 		m.op = MDSP_CAPS_FLUSH;
-		fill_flush_locked(c, in, &m);
+		fill_flush_locked(c, in, &m, send);
 	}
 	m.caps = keep;
 	m.seq = in->acked_seq;
 	if (mdsc_send_caps(c->mdsc, &m) == 0) {
-		flush_sent_locked(in, &m);
+		flush_sent_locked(in, &m, send);
 		in->caps = keep;
 		in->wanted_sent = m.wanted;
 		if (m.op == MDSP_CAPS_FLUSH)
 			perf_inc(&c->perf.cap_flushes, 1);
 	}
+	lc_blocks_send_free(send);
 	pthread_mutex_unlock(&in->lock);
 }
 
@@ -429,6 +439,7 @@ void lc_release_caps(struct lclient *c, struct lc_inode *in, uint32_t caps, uint
 static void send_ack(struct lclient *c, struct lc_inode *in, const struct mdsp_caps *rv)
 {
 	struct mdsp_caps ack = { .op = MDSP_CAPS_ACK, .ino = rv->ino, .seq = rv->seq };
+	struct mdsp_extset send[2];
 
 	if (!c->mdsc)
 		return;
@@ -441,9 +452,9 @@ static void send_ack(struct lclient *c, struct lc_inode *in, const struct mdsp_c
 		in->acked_seq = rv->seq;
 	ack.caps = in->caps;
 	ack.wanted = lc_caps_wanted_locked(in);
-	fill_flush_locked(c, in, &ack);
+	fill_flush_locked(c, in, &ack, send);
 	if (mdsc_send_caps(c->mdsc, &ack) == 0) {
-		flush_sent_locked(in, &ack);
+		flush_sent_locked(in, &ack, send);
 		in->wanted_sent = ack.wanted;
 		/* the MDS applies our flushes before the ack: from here on its
 		 * size and mtime are the file's, and someone else may change them
@@ -454,6 +465,7 @@ static void send_ack(struct lclient *c, struct lc_inode *in, const struct mdsp_c
 		if (!(in->caps & MDSP_CAP_FILE_SHARED))
 			in->meta_given_up = true;
 	}
+	lc_blocks_send_free(send);
 	pthread_mutex_unlock(&in->lock);
 }
 
@@ -952,8 +964,10 @@ static void handle_flush_ack(struct lclient *c, const struct mdsp_caps *m)
 	pthread_mutex_lock(&in->lock);
 	if (m->flush_tid > in->flush_acked)
 		in->flush_acked = m->flush_tid;
-	if (in->flushing_meta && m->flush_tid >= in->flush_tid)
+	if (in->flushing_meta && m->flush_tid >= in->flush_tid) {
 		in->flushing_meta = 0;
+		lc_blocks_acked_locked(in);
+	}
 	pthread_cond_broadcast(&in->cond);
 	if (m->seq > in->cap_seq)
 		lc_caps_apply_locked(in, m->caps, m->seq);
@@ -1000,6 +1014,7 @@ static void resend_flushes(struct lclient *c)
 			m.attr.ino = in->ino;
 			m.attr.size = in->flushing_size;
 			m.attr.mtime = in->flushing_mtime;
+			lc_blocks_resend_locked(in, &m);
 			m.caps = in->caps;
 			m.wanted = lc_caps_wanted_locked(in);
 			m.seq = in->acked_seq;
@@ -1058,6 +1073,7 @@ void lc_session_event(void *arg, uint32_t op)
 			if (in->flushing_meta) {
 				in->dirty_meta |= in->flushing_meta;
 				in->flushing_meta = 0;
+				lc_blocks_lost_locked(in);
 				pthread_cond_broadcast(&in->cond);
 			}
 		}

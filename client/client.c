@@ -12,6 +12,7 @@
  * with fresh attributes and the dentry known.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -972,12 +973,21 @@ enum lc_kcache lc_fh_kernel_cache(struct lc_fh *fh)
 	enum lc_kcache k = LC_KCACHE_NONE;
 	struct lc_attr a;
 
+	/* O_DIRECT: the kernel's cache stays out of this handle's way (an
+	 * asynchronous direct write is not followed by an invalidation in the
+	 * kernel, and buffered readers refill the pages meanwhile: the writer's
+	 * replies drop the range themselves, lfuse's ll_write) */
+	if (fh->flags & O_DIRECT) {
+		fh->kdirect = true;
+		return LC_KCACHE_NONE;
+	}
 	pthread_mutex_lock(&in->lock);
 	if (in->c->mdsc && !(in->caps & MDSP_CAP_FILE_CACHE)) {
 		/* another client may write it: the kernel caches nothing of
 		 * it through this handle, and what other handles let it cache
 		 * meanwhile is not covered by a cap */
 		in->kc_valid = false;
+		fh->kdirect = true;
 		goto out;
 	}
 	/* the data generation first: a write racing with the attributes
@@ -998,6 +1008,11 @@ enum lc_kcache lc_fh_kernel_cache(struct lc_fh *fh)
 out:
 	pthread_mutex_unlock(&in->lock);
 	return k;
+}
+
+bool lc_fh_kernel_direct(const struct lc_fh *fh)
+{
+	return fh->kdirect;
 }
 
 /* ---- admin socket ------------------------------------------------------------ */

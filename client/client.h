@@ -368,13 +368,38 @@ int lc_fsync(struct lclient *c, struct lc_fh *fh, bool datasync);
 int lc_release(struct lclient *c, struct lc_fh *fh);
 
 /**
- * lc_fallocate - fallocate(2) on an open handle: @mode 0 (allocate; the size
- * grows to @off+@len if that is larger), FALLOC_FL_KEEP_SIZE (nothing to
- * reserve: objects are sparse) or FALLOC_FL_PUNCH_HOLE|FALLOC_FL_KEEP_SIZE
- * (the range reads as zeros).  Other modes: -EOPNOTSUPP.  @off+@len past
- * lc_max_file_size() is -EFBIG, as for every mode on Linux.
+ * lc_fallocate - fallocate(2) on an open handle, with vfs_fallocate()'s
+ * checks in its order:
+ *  - 0 and FALLOC_FL_KEEP_SIZE: the range's space is reserved in the store
+ *    (store_op_allocate, from the start of each object it touches), so
+ *    that writes into it do not fail for lack of space later, also once
+ *    the store is full; -ENOSPC, and nothing changed, when the store
+ *    cannot hold it; without KEEP_SIZE the size grows to @off+@len.  On a
+ *    store that cannot reserve (RADOS): -EOPNOTSUPP;
+ *  - FALLOC_FL_PUNCH_HOLE|KEEP_SIZE: the range reads as zeros, its blocks freed;
+ *  - FALLOC_FL_ZERO_RANGE (and |KEEP_SIZE): zeros, the blocks kept
+ *    reserved (RADOS: freed); the size grows to @off+@len without KEEP_SIZE;
+ * Other modes (COLLAPSE_RANGE, INSERT_RANGE, which FUSE does not pass on
+ * anyway): -EOPNOTSUPP.
+ * st_blocks follows (flushed to the MDS before it returns).  Immutable
+ * files: -EPERM; append-only ones: -EPERM but for 0 and KEEP_SIZE.
+ * @off+@len past lc_max_file_size() is -EFBIG, as for every mode on Linux.
  */
 int lc_fallocate(struct lclient *c, struct lc_fh *fh, int mode, off_t off, off_t len);
+/**
+ * lc_get_flags - chattr's flags of @in (MDSP_FL_*: FS_IMMUTABLE_FL,
+ * FS_APPEND_FL) as the MDS has them (cached under As, else asked).
+ * Return: 0 or -errno.
+ */
+int lc_get_flags(struct lclient *c, struct lc_inode *in, uint32_t *flags);
+/**
+ * lc_set_flags - FS_IOC_SETFLAGS: make @in's flags @flags (the owner or
+ * root; immutable and append-only root only; other bits -EOPNOTSUPP).  The
+ * MDS takes every other client's attribute and buffer caps first, so each
+ * checks the new flags before it writes again.  -EOPNOTSUPP from an MDS
+ * that keeps no flags.
+ */
+int lc_set_flags(struct lclient *c, struct lc_inode *in, uint32_t flags, const struct lc_cred *cr);
 
 /**
  * lc_sync_inode - @in's buffered data written, its size and times and every
@@ -542,7 +567,7 @@ bool lc_kernel_attrs_cached(struct lc_inode *in);
 bool lc_fh_cacheable(struct lc_fh *fh);
 
 enum lc_kcache {
-	LC_KCACHE_NONE,   /* no Fc: uncached I/O (FUSE direct_io) */
+	LC_KCACHE_NONE,   /* no Fc, or opened O_DIRECT: uncached I/O (FUSE direct_io) */
 	LC_KCACHE_DROP,   /* may cache, but what the kernel holds may be stale: drop it */
 	LC_KCACHE_KEEP,   /* the pages the kernel cached under an earlier open are the file's */
 };
@@ -557,13 +582,21 @@ enum lc_kcache {
  * mtime the MDS gave this open are the same.  A revoke of Fc invalidates the
  * kernel's pages before the ack (caps.c), so pages cached while Fc was held
  * are the file's as long as none of that moved.  DROP otherwise, NONE without
- * Fc.  Records the current state for the next open.  Writes through this
+ * Fc, and for a handle opened O_DIRECT (its writes bypass the kernel's page
+ * cache: see lc_fh_kernel_direct).  Records the current state for the next open.  Writes through this
  * client count as changes even when they went through the kernel's page
  * cache: a file written here is read from the client again after its next
  * open.  (The NFS gateway's writes and size changes drop the kernel's pages
  * themselves: lc_notify_inode.)
  */
 enum lc_kcache lc_fh_kernel_cache(struct lc_fh *fh);
+/**
+ * lc_fh_kernel_direct - lc_fh_kernel_cache() said NONE for @fh: the kernel
+ * sends its writes straight here, around the page cache that other handles
+ * of the inode on the same mount may hold.  The frontend drops the written
+ * range from that cache before it answers such a write.  Any thread.
+ */
+bool lc_fh_kernel_direct(const struct lc_fh *fh);
 
 /*
  * What this client may cache about an inode, as the MDS's caps say

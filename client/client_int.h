@@ -187,7 +187,13 @@ struct lc_inode {
 	int nwriters;                /* open handles with write access */
 	int nopen;                   /* open handles */
 	bool purge_pending;          /* unlinked (nlink 0) while open: drop the data at last close */
-	/* st_blocks (objio.c lc_obj_allocated): bytes the file's objects hold,
+	/* what the data objects hold, as this client changed it (blocks.c):
+	 * since the flush in flight (ext_add/ext_rm, sent with flush_tid, not
+	 * acked) and since then (dext_add/dext_rm, not sent); st_blocks is
+	 * mi.blocks, the MDS's, with these on top */
+	struct mdsp_extset ext_add, ext_rm, dext_add, dext_rm;
+	/* st_blocks of a file whose blocks the MDS does not know
+	 * (MDSP_BLOCKS_UNKNOWN; objio.c lc_obj_allocated): bytes the file's objects hold,
 	 * valid while size, mtime and change are still alloc_key's */
 	bool alloc_known;
 	uint64_t alloc_bytes;
@@ -242,6 +248,7 @@ struct lc_fh {
 	int flags;                   /* open flags */
 	struct lc_cred cred;
 	bool wrote;                  /* something written through this handle */
+	bool kdirect;                /* the frontend's kernel caches nothing through it (lc_fh_kernel_cache NONE) */
 	uint32_t wb_since;           /* in->wb_eseq as this handle last reported it; in->lock */
 	/* readahead (file.c), protected by ra_lock */
 	pthread_mutex_t ra_lock;
@@ -749,6 +756,13 @@ int lc_obj_index(struct lclient *c, struct lc_inode *in, const uint64_t *objs, s
  */
 int lc_obj_index_submit(struct lclient *c, struct lc_io_batch *b, struct lc_inode *in, const uint64_t *objs,
 			size_t n);
+/**
+ * lc_obj_index_present - a full store refused @objs' keys (-ENOSPC): are
+ * they all set already (fallocated objects, keys set before a remount)?
+ * Then writes into those objects may still land.  Return: 0 or -ENOSPC.
+ * Blocking, no lock held.
+ */
+int lc_obj_index_present(struct lclient *c, struct lc_inode *in, const uint64_t *objs, size_t n);
 /** lc_obj_index_known - remember that @objs are listed (after lc_obj_index_submit's batch succeeded). */
 void lc_obj_index_known(struct lc_inode *in, const uint64_t *objs, size_t n);
 /**
@@ -761,6 +775,41 @@ void lc_obj_index_known(struct lc_inode *in, const uint64_t *objs, size_t n);
  * inodes or pools without an index.
  */
 void lc_obj_allocated(struct lclient *c, struct lc_inode *in);
+
+/*
+ * blocks.c: what a file's data objects hold, as this client changed it.
+ * Every function takes in->lock held by the caller.
+ */
+/** lc_blocks_added_locked - [@off, @off+@len) of @in is in the store now (written back, fallocated). */
+void lc_blocks_added_locked(struct lclient *c, struct lc_inode *in, uint64_t off, uint64_t len);
+/** lc_blocks_removed_locked - [@off, @off+@len) of @in was punched (its whole blocks are free). */
+void lc_blocks_removed_locked(struct lclient *c, struct lc_inode *in, uint64_t off, uint64_t len);
+/** lc_blocks_truncated_locked - a truncate to @size: nothing past it is ours to report (the MDS cuts its own). */
+void lc_blocks_truncated_locked(struct lc_inode *in, uint64_t size);
+/**
+ * lc_blocks_fill_locked - put into @m (a CAPS FLUSH or ACK) the changes
+ * since the last acked flush, built in @send (the caller's, empty; @m
+ * points into it until it is sent).  lc_blocks_sent_locked() after a
+ * successful send makes them the ones in flight, else the caller frees
+ * @send with lc_blocks_send_free().
+ */
+void lc_blocks_fill_locked(struct lc_inode *in, struct mdsp_caps *m, struct mdsp_extset send[2]);
+void lc_blocks_sent_locked(struct lc_inode *in, struct mdsp_extset send[2]);
+void lc_blocks_send_free(struct mdsp_extset send[2]);
+/** lc_blocks_resend_locked - @m carries the changes in flight again (a flush resent after a reconnect). */
+void lc_blocks_resend_locked(const struct lc_inode *in, struct mdsp_caps *m);
+/** lc_blocks_acked_locked - the flush in flight is journaled: its changes are in mi.blocks. */
+void lc_blocks_acked_locked(struct lc_inode *in);
+/** lc_blocks_lost_locked - the session went: what was in flight is to be sent again, with what followed. */
+void lc_blocks_lost_locked(struct lc_inode *in);
+/**
+ * lc_blocks_estimate_locked - st_blocks of @in (bytes) as this client sees
+ * it: the MDS's, with what this client added and took away since on top
+ * (added bytes may overlap stored ones: never past max(the MDS's, @size)).
+ * MDSP_BLOCKS_UNKNOWN when the MDS does not know.
+ */
+uint64_t lc_blocks_estimate_locked(const struct lc_inode *in, uint64_t size);
+void lc_blocks_free(struct lc_inode *in);
 /** lc_obj_alloc_stale_locked - would lc_obj_allocated() count anything?  Caller holds in->lock. */
 bool lc_obj_alloc_stale_locked(struct lclient *c, const struct lc_inode *in);
 /** lc_obj_indexed - has this client set the index key of @in's object @objno (so far as it remembers)?  Any thread, no lock. */

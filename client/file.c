@@ -561,6 +561,29 @@ ssize_t lc_read(struct lclient *c, struct lc_fh *fh, off_t offset, size_t len, v
 }
 
 /*
+ * The flags chattr set (MDSP_FL_*), as the MDS has them now: cached under
+ * As (a change of them takes As back first: mds/server.c op_setattr), else
+ * asked for.  Return: the flags, or -errno.
+ */
+static int64_t inode_flags(struct lclient *c, struct lc_inode *in)
+{
+	pthread_mutex_lock(&in->lock);
+	bool cached = !c->mdsc || (in->caps & MDSP_CAP_AUTH_SHARED);
+	uint32_t flags = in->mi.flags;
+	pthread_mutex_unlock(&in->lock);
+	if (!cached) {
+		int r = lc_getattr(c, in, NULL, true, NULL);
+
+		if (r < 0)
+			return r;
+		pthread_mutex_lock(&in->lock);
+		flags = in->mi.flags;
+		pthread_mutex_unlock(&in->lock);
+	}
+	return flags;
+}
+
+/*
  * A write (or fallocate) by anyone but root clears setuid, and setgid when
  * the group may execute or the writer is not in the file's group, as
  * file_remove_privs() does; FUSE leaves it to us (FUSE_CAP_HANDLE_KILLPRIV).
@@ -619,12 +642,42 @@ static int clamp_to_limit(struct lclient *c, uint64_t off, size_t *len)
 	return 0;
 }
 
+/*
+ * A write while the data store is full: object by object, straight to the
+ * store, which takes what lands in space reserved for it (fallocate:
+ * store_op_allocate) and refuses the rest with ENOSPC before writing
+ * anything of it.  Cut short at the first refused object (*@len: what was
+ * written), ENOSPC when it was the first.
+ */
+static int write_while_full(struct lclient *c, struct lc_inode *in, uint32_t osize, uint64_t off, size_t *len,
+			    const char *buf)
+{
+	size_t done = 0;
+	int r = 0;
+
+	while (done < *len) {
+		size_t n = osize - (off + done) % osize;
+
+		if (n > *len - done)
+			n = *len - done;
+		r = lc_obj_write(c, in->ino, osize, off + done, n, buf + done);
+		if (r < 0)
+			break;
+		done += n;
+	}
+	if (r < 0 && !done)
+		return r;
+	*len = done;
+	return 0;
+}
+
 ssize_t lc_write(struct lclient *c, struct lc_fh *fh, off_t offset, size_t len, const void *buf)
 {
 	struct lc_inode *in = fh->in;
 	uint64_t off = (uint64_t)offset;
 	uint64_t t0 = now_mono_ns();
-	bool append = fh->flags & O_APPEND;
+	bool append = fh->flags & O_APPEND, full;
+	int64_t flags;
 	int r;
 
 	if (offset < 0)
@@ -639,9 +692,17 @@ ssize_t lc_write(struct lclient *c, struct lc_fh *fh, off_t offset, size_t len, 
 	/* past the limit: EFBIG first, as generic_write_checks() says it */
 	if (!append && off >= lc_max_file_size(c))
 		return -EFBIG;
-	/* the data store is full: say so now, as a local filesystem would, not at writeback */
-	if (lc_data_full(c))
-		return -ENOSPC;
+	/* chattr: nothing written to an immutable file (also through a handle
+	 * opened before), only appends to an append-only one */
+	flags = inode_flags(c, in);
+	if (flags < 0)
+		return (int)flags;
+	if ((flags & MDSP_FL_IMMUTABLE) || ((flags & MDSP_FL_APPEND) && !append))
+		return -EPERM;
+	/* the data store is full: the store says now whether the write lands
+	 * in space fallocate reserved, as a local filesystem would, not at
+	 * writeback (write_while_full) */
+	full = lc_data_full(c);
 	r = kill_privs(c, fh);
 	if (r < 0)
 		return r;
@@ -654,7 +715,7 @@ ssize_t lc_write(struct lclient *c, struct lc_fh *fh, off_t offset, size_t len, 
 		if (r < 0)
 			return r;
 	}
-	if ((fh->flags & (O_SYNC | O_DSYNC | O_DIRECT)) || (c->mdsc && !(caps & MDSP_CAP_FILE_BUFFER))) {
+	if (full || (fh->flags & (O_SYNC | O_DSYNC | O_DIRECT)) || (c->mdsc && !(caps & MDSP_CAP_FILE_BUFFER))) {
 		/* write through: buffered data of this inode goes first */
 		r = lc_wb_flush_data(c, in);
 		if (r < 0)
@@ -667,10 +728,11 @@ ssize_t lc_write(struct lclient *c, struct lc_fh *fh, off_t offset, size_t len, 
 			return r;
 		r = lc_obj_index_range(c, in, osize, off, len);
 		if (r == 0)
-			r = lc_obj_write(c, in->ino, osize, off, len, buf);
+			r = full ? write_while_full(c, in, osize, off, &len, buf) : lc_obj_write(c, in->ino, osize, off, len, buf);
 		if (r < 0)
 			return r;
 		pthread_mutex_lock(&in->lock);
+		lc_blocks_added_locked(c, in, off, len);
 		lc_wb_note_write_locked(in, off + len);
 		in->wmtime = lc_now_mdsp();
 		in->dirty_meta |= MDSP_DIRTY_SIZE | MDSP_DIRTY_MTIME;
@@ -894,6 +956,8 @@ int lc_truncate_data(struct lclient *c, struct lc_inode *in, uint64_t old_size, 
 	 * restart arrives after the replayed setattr) */
 	in->dirty_meta &= ~(uint32_t)MDSP_DIRTY_SIZE;
 	in->flushing_meta &= ~(uint32_t)MDSP_DIRTY_SIZE;
+	if (new_size < old_size)
+		lc_blocks_truncated_locked(in, new_size);
 	pthread_mutex_unlock(&in->lock);
 	if (new_size >= old_size)
 		return 0;
@@ -901,66 +965,211 @@ int lc_truncate_data(struct lclient *c, struct lc_inode *in, uint64_t old_size, 
 	return lc_obj_truncate(c, in->ino, osize, old_size, new_size);
 }
 
-int lc_fallocate(struct lclient *c, struct lc_fh *fh, int mode, off_t offset, off_t length)
+int lc_get_flags(struct lclient *c, struct lc_inode *in, uint32_t *flags)
 {
-	struct lc_inode *in = fh->in;
-	uint64_t off = (uint64_t)offset, len = (uint64_t)length;
+	int64_t f = lc_evicted(c, NULL, 0) ? -EIO : inode_flags(c, in);
+
+	if (f < 0)
+		return (int)f;
+	*flags = (uint32_t)f;
+	return 0;
+}
+
+/* Submit one op per object of [@off, @off+@len) built by @build, wait for them all. */
+static int per_object(struct lclient *c, struct lc_inode *in, uint64_t off, uint64_t len, bool maybe_missing,
+		      void (*build)(struct store_op *op, uint64_t ooff, uint64_t n, uint64_t osize))
+{
+	uint32_t osize = lc_inode_object_size(in);
+	uint64_t end = off + len;
+	struct lc_io_batch b;
+	char oid[64];
+
+	lc_io_batch_init(&b);
+	for (uint64_t o = off; o < end;) {
+		uint64_t objno = o / osize, ooff = o % osize, n = osize - ooff;
+		struct store_op *op = store_op_new();
+
+		if (n > end - o)
+			n = end - o;
+		if (!op) {
+			pthread_mutex_lock(&b.m);
+			if (!b.err)
+				b.err = -ENOMEM;
+			pthread_mutex_unlock(&b.m);
+			break;
+		}
+		build(op, ooff, n, osize);
+		lc_obj_name(oid, sizeof(oid), in->ino, objno);
+		if (maybe_missing)
+			lc_io_batch_submit_maybe(c, &b, oid, op);
+		else
+			lc_io_batch_submit_op(c, &b, oid, op);
+		o += n;
+	}
+	return lc_io_batch_wait(&b);
+}
+
+static void build_zero(struct store_op *op, uint64_t ooff, uint64_t n, uint64_t osize)
+{
+	(void)osize;
+	/* a hole in an object that does not exist is already a hole */
+	store_op_assert_exists(op);
+	store_op_zero(op, ooff, n);
+}
+
+static void build_alloc(struct store_op *op, uint64_t ooff, uint64_t n, uint64_t osize)
+{
+	(void)osize;
+	store_op_allocate(op, ooff, n);
+}
+
+/*
+ * Reservations are made from the start of each object: the local store
+ * promises a write space only in an object whose every byte up to its size
+ * has its blocks (OBJ_F_ALLOC), so a range starting inside an object takes
+ * that object's head too (free when it holds data, as it usually does:
+ * fallocate after the end of what was written).
+ */
+static void build_alloc_from_start(struct store_op *op, uint64_t ooff, uint64_t n, uint64_t osize)
+{
+	(void)osize;
+	store_op_allocate(op, 0, ooff + n);
+}
+
+/*
+ * Zero [off, end) of the data (inside @size: past it the objects hold
+ * nothing), after writing back what is buffered there so that no
+ * writeback brings it back.  What the objects held there is freed.
+ */
+static int zero_data(struct lclient *c, struct lc_inode *in, uint64_t off, uint64_t end, uint64_t size)
+{
+	int r = lc_wb_flush_data(c, in);
+
+	if (r < 0)
+		return r;
+	if (end > size)
+		end = size;
+	if (off >= end)
+		return 0;
+	r = per_object(c, in, off, end - off, true, build_zero);
+	pthread_mutex_lock(&in->lock);
+	/* (also after an error: some objects were punched, claiming less is safer) */
+	lc_blocks_removed_locked(c, in, off, end - off);
+	pthread_mutex_unlock(&in->lock);
+	return r;
+}
+
+/*
+ * Space for [off, end) in the store (fallocate mode 0, KEEP_SIZE, and
+ * ZERO_RANGE's after the zeroing).  The local store reserves it in the
+ * object files; RADOS cannot (store_op_allocate: -EOPNOTSUPP).  Checked
+ * against the store's free space up to its full ratio first, so that a
+ * range that cannot fit fails with ENOSPC before anything is reserved.
+ */
+static int alloc_data(struct lclient *c, struct lc_inode *in, uint64_t off, uint64_t end, bool from_start)
+{
+	uint32_t osize = lc_inode_object_size(in);
+	uint64_t first = off / osize * osize, lo = from_start ? first : off;
+	struct store_space sp;
 	int r;
 
+	if (c->store && store_space(c->store, &sp) == 0 && sp.total && sp.full_ratio > 0 &&
+	    !strcmp(store_backend_name(c->store), "local")) {
+		double room = (double)sp.total * sp.full_ratio - (double)sp.used;
+
+		if (room < (double)(end - lo))
+			return -ENOSPC;
+	}
+	r = lc_obj_index_range(c, in, osize, lo, (size_t)(end - lo));
+	if (r == 0)
+		r = per_object(c, in, off, end - off, false, from_start ? build_alloc_from_start : build_alloc);
+	if (r < 0)
+		return r;
+	pthread_mutex_lock(&in->lock);
+	lc_blocks_added_locked(c, in, lo, end - lo);
+	pthread_mutex_unlock(&in->lock);
+	return 0;
+}
+
+/* the data changed without a write: mtime and ctime move, readahead and the NFS change attribute follow */
+static void data_changed(struct lclient *c, struct lc_inode *in)
+{
+	atomic_fetch_add(&in->data_gen, 1);
+	pthread_mutex_lock(&in->lock);
+	in->wmtime = lc_now_mdsp();
+	in->dirty_meta |= MDSP_DIRTY_MTIME;
+	lc_inode_note_write_locked(in);
+	lc_mark_dirty_locked(c, in);
+	pthread_mutex_unlock(&in->lock);
+}
+
+int lc_fallocate(struct lclient *c, struct lc_fh *fh, int mode, off_t offset, off_t length)
+{
+	const int supported = FALLOC_FL_KEEP_SIZE | FALLOC_FL_PUNCH_HOLE | FALLOC_FL_ZERO_RANGE;
+	struct lc_inode *in = fh->in;
+	uint64_t off = (uint64_t)offset, len = (uint64_t)length, end, size;
+	int64_t flags;
+	int r, r2;
+
+	/* vfs_fallocate()'s checks, in its order */
 	if (offset < 0 || length <= 0)
 		return -EINVAL;
-	if (mode & ~(FALLOC_FL_KEEP_SIZE | FALLOC_FL_PUNCH_HOLE))
+	if (mode & ~supported)
+		return -EOPNOTSUPP;
+	if ((mode & (FALLOC_FL_PUNCH_HOLE | FALLOC_FL_ZERO_RANGE)) == (FALLOC_FL_PUNCH_HOLE | FALLOC_FL_ZERO_RANGE))
 		return -EOPNOTSUPP;
 	if ((mode & FALLOC_FL_PUNCH_HOLE) && !(mode & FALLOC_FL_KEEP_SIZE))
 		return -EOPNOTSUPP;   /* as Linux: a hole is punched inside the size only */
 	if ((fh->flags & O_ACCMODE) == O_RDONLY)
 		return -EBADF;
+	/* chattr: append-only allows a reservation only, immutable nothing */
+	flags = inode_flags(c, in);
+	if (flags < 0)
+		return (int)flags;
+	if ((flags & MDSP_FL_APPEND) && (mode & ~FALLOC_FL_KEEP_SIZE))
+		return -EPERM;
+	if (flags & MDSP_FL_IMMUTABLE)
+		return -EPERM;
 	if (len > lc_max_file_size(c) || off > lc_max_file_size(c) - len)
 		return -EFBIG;
-	if (mode & FALLOC_FL_PUNCH_HOLE) {
-		uint32_t osize = lc_inode_object_size(in);
-		uint64_t size = lc_inode_size(in), end = off + len;
-		struct lc_io_batch b;
-		char oid[64];
-
-		r = kill_privs(c, fh);
-		if (r < 0)
-			return r;
-		/* buffered data of the range must not come back after the punch */
-		r = lc_wb_flush_data(c, in);
-		if (r < 0)
-			return r;
-		if (end > size)
-			end = size;
-		lc_io_batch_init(&b);
-		for (uint64_t o = off; o < end;) {
-			uint64_t objno = o / osize, ooff = o % osize, n = osize - ooff;
-			struct store_op *op = store_op_new();
-
-			if (n > end - o)
-				n = end - o;
-			if (!op)
-				break;
-			/* a hole in an object that does not exist is already a hole */
-			store_op_assert_exists(op);
-			store_op_zero(op, ooff, n);
-			lc_obj_name(oid, sizeof(oid), in->ino, objno);
-			lc_io_batch_submit_maybe(c, &b, oid, op);
-			o += n;
-		}
-		r = lc_io_batch_wait(&b);
-		atomic_fetch_add(&in->data_gen, 1);
-		pthread_mutex_lock(&in->lock);
-		in->wmtime = lc_now_mdsp();   /* a punch changes the data: mtime and ctime move */
-		in->dirty_meta |= MDSP_DIRTY_MTIME;
-		lc_inode_note_write_locked(in);   /* and the NFS change attribute */
-		lc_mark_dirty_locked(c, in);
-		pthread_mutex_unlock(&in->lock);
-		return r;
-	}
-	if ((mode & FALLOC_FL_KEEP_SIZE) || off + len <= lc_inode_size(in))
-		return 0;   /* objects are sparse: there is nothing to reserve */
-	struct lc_attr set = { .size = off + len };
+	end = off + len;
 	r = kill_privs(c, fh);
-	return r < 0 ? r : lc_fsetattr(c, fh, &set, LC_SET_SIZE, &fh->cred, NULL);
+	if (r < 0)
+		return r;
+	size = lc_inode_size(in);
+	if (mode & FALLOC_FL_PUNCH_HOLE) {
+		r = zero_data(c, in, off, end, size);
+		data_changed(c, in);
+		/* what the objects hold, at the MDS now: other clients' st_blocks */
+		r2 = lc_cap_flush_sync(c, in);
+		return r < 0 ? r : r2;
+	}
+	if (mode & FALLOC_FL_ZERO_RANGE) {
+		/* zeros that keep their blocks, as ext4's unwritten extents:
+		 * punched, then reserved again (on RADOS only punched) */
+		r = zero_data(c, in, off, end, size);
+		if (r == 0) {
+			r = alloc_data(c, in, off, end, false);
+			if (r == -EOPNOTSUPP)
+				r = 0;
+		}
+		if (r == 0 && !(mode & FALLOC_FL_KEEP_SIZE) && end > lc_inode_size(in)) {
+			struct lc_attr set = { .size = end };
+
+			r = lc_fsetattr(c, fh, &set, LC_SET_SIZE, &fh->cred, NULL);
+		}
+		data_changed(c, in);
+		r2 = lc_cap_flush_sync(c, in);
+		return r < 0 ? r : r2;
+	}
+	/* mode 0 and KEEP_SIZE: the range's space, then the size (ext4's order:
+	 * a reservation that fails leaves the size as it was) */
+	r = alloc_data(c, in, off, end, true);
+	if (r == 0 && !(mode & FALLOC_FL_KEEP_SIZE) && end > size) {
+		struct lc_attr set = { .size = end };
+
+		r = lc_fsetattr(c, fh, &set, LC_SET_SIZE, &fh->cred, NULL);
+	}
+	r2 = lc_cap_flush_sync(c, in);
+	return r < 0 ? r : r2;
 }

@@ -66,6 +66,7 @@ static void inode_free(struct lc_inode *in)
 	extents_free(in->dirty);
 	free(in->dtails);
 	extents_free(in->flushing);
+	lc_blocks_free(in);
 	xa_destroy(&in->objs);
 	free(in);
 }
@@ -411,7 +412,10 @@ void lc_attr_from_mdsp(const struct mdsp_inode *mi, struct lc_attr *a)
 	a->gid = mi->gid;
 	a->nlink = mi->nlink;
 	a->size = mi->size;
-	a->blocks = (mi->size + 511) / 512;
+	/* what the objects hold, as the MDS keeps it; a file of an older
+	 * one: its size until counted (lc_obj_allocated) */
+	a->blocks = mi->blocks != MDSP_BLOCKS_UNKNOWN && S_ISREG(mi->mode) ? (mi->blocks + 511) / 512
+									     : (mi->size + 511) / 512;
 	a->blksize = mi->object_size ? mi->object_size : LC_DEFAULT_OBJECT_SIZE;
 	if (a->blksize > (1u << 22))
 		a->blksize = 1u << 22;
@@ -439,9 +443,10 @@ void lc_inode_fill_attr_locked(const struct lc_inode *in, struct lc_attr *attr)
 	uint32_t meta = lc_meta_ours_locked(in) ? in->dirty_meta | in->flushing_meta : 0;
 
 	lc_attr_from_mdsp(&in->mi, attr);
-	/* st_blocks: what the objects hold, once lc_obj_allocated() counted it for this version */
-	if (in->alloc_known && in->alloc_key[0] == in->mi.size && in->alloc_key[2] == in->mi.change &&
-	    in->alloc_key[1] == in->mi.mtime.sec * 1000000000ull + in->mi.mtime.nsec)
+	/* st_blocks of a file whose blocks the MDS does not keep: what the
+	 * objects hold, once lc_obj_allocated() counted it for this version */
+	if (in->mi.blocks == MDSP_BLOCKS_UNKNOWN && in->alloc_known && in->alloc_key[0] == in->mi.size &&
+	    in->alloc_key[2] == in->mi.change && in->alloc_key[1] == in->mi.mtime.sec * 1000000000ull + in->mi.mtime.nsec)
 		attr->blocks = (in->alloc_bytes + 511) / 512;
 	/* the NFS change attribute: the MDS's, and this client's writes since */
 	if (in->wchange_base == in->mi.change)
@@ -449,9 +454,13 @@ void lc_inode_fill_attr_locked(const struct lc_inode *in, struct lc_attr *attr)
 	if (meta & MDSP_DIRTY_SIZE) {
 		if (in->wsize > attr->size) {
 			attr->size = in->wsize;
-			attr->blocks = (in->wsize + 511) / 512;
+			if (in->mi.blocks == MDSP_BLOCKS_UNKNOWN)
+				attr->blocks = (in->wsize + 511) / 512;
 		}
 	}
+	/* the MDS's count, with what this client stored or freed since */
+	if (S_ISREG(in->mi.mode) && in->mi.blocks != MDSP_BLOCKS_UNKNOWN)
+		attr->blocks = (lc_blocks_estimate_locked(in, attr->size) + 511) / 512;
 	if (meta & MDSP_DIRTY_MTIME) {
 		attr->mtime = ts_of(in->wmtime);
 		/* a write moves ctime too, but not back past a change the MDS

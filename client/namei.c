@@ -490,6 +490,36 @@ int lc_fsetattr(struct lclient *c, struct lc_fh *fh, const struct lc_attr *set, 
 	return setattr(c, fh->in, set, mask, cr, attr, writer);
 }
 
+int lc_set_flags(struct lclient *c, struct lc_inode *in, uint32_t flags, const struct lc_cred *cr)
+{
+	struct mds_request *req;
+	struct lc_inode *t = NULL;
+	int r;
+
+	if (flags & ~(uint32_t)MDSP_FL_ALL)
+		return -EOPNOTSUPP;
+	/* what we buffered was written before the change: it lands first */
+	r = lc_wb_flush(c, in);
+	if (r < 0)
+		return r;
+	req = lc_req_new(c, MDSP_OP_SETATTR, in->ino, cr);
+	if (!req)
+		return c->mdsc ? -ENOMEM : -ENOTCONN;
+	req->args.mask = MDSP_SETATTR_FLAGS;
+	req->args.attr.ino = in->ino;
+	req->args.attr.flags = flags;
+	r = lc_req_run(c, req, &t);
+	mdsc_request_put(req);
+	lc_put(c, t);
+	if (r < 0)
+		return r;
+	/* an MDS from before the flags takes the request and keeps nothing */
+	pthread_mutex_lock(&in->lock);
+	bool kept = in->mi.flags == flags;
+	pthread_mutex_unlock(&in->lock);
+	return kept ? 0 : -EOPNOTSUPP;
+}
+
 int lc_access(struct lclient *c, struct lc_inode *in, int mask, const struct lc_cred *cr)
 {
 	struct lc_attr a;

@@ -54,8 +54,9 @@ bool lc_obj_alloc_stale_locked(struct lclient *c, const struct lc_inode *in)
 {
 	uint64_t key[3];
 
-	if (!c->data_indexed || !c->data || !S_ISREG(in->mi.mode) || !in->mi.size || in->dirty_meta ||
-	    in->dirty || in->flushing)
+	/* the MDS keeps what is stored (blocks.c): nothing to count here */
+	if (in->mi.blocks != MDSP_BLOCKS_UNKNOWN || !c->data_indexed || !c->data || !S_ISREG(in->mi.mode) ||
+	    !in->mi.size || in->dirty_meta || in->dirty || in->flushing)
 		return false;
 	alloc_key_of(in, key);
 	return !in->alloc_known || memcmp(key, in->alloc_key, sizeof(key));
@@ -77,8 +78,8 @@ void lc_obj_allocated(struct lclient *c, struct lc_inode *in)
 	alloc_key_of(in, key);
 	have_key = in->alloc_known && !memcmp(key, in->alloc_key, sizeof(key));
 	osize = in->mi.object_size ? in->mi.object_size : c->default_object_size;
-	if (have_key || !S_ISREG(in->mi.mode) || in->dirty_meta || in->dirty || in->flushing || !key[0] ||
-	    !osize) {
+	if (have_key || in->mi.blocks != MDSP_BLOCKS_UNKNOWN || !S_ISREG(in->mi.mode) || in->dirty_meta ||
+	    in->dirty || in->flushing || !key[0] || !osize) {
 		pthread_mutex_unlock(&in->lock);
 		return;
 	}
@@ -192,11 +193,31 @@ int lc_obj_index(struct lclient *c, struct lc_inode *in, const uint64_t *objs, s
 	store_file_index_oid(oid, sizeof(oid), in->ino);
 	perf_inc(&c->perf.index_ops, 1);
 	r = store_op_exec(c->data, oid, op);
+	if (r == -ENOSPC)
+		r = lc_obj_index_present(c, in, objs, n);
 	if (r < 0) {
 		derr(CLIENT, "object index of %" PRIx64 ": %s", in->ino, strerror(-r));
 		return r;
 	}
 	lc_obj_index_known(in, objs, n);
+	return 0;
+}
+
+int lc_obj_index_present(struct lclient *c, struct lc_inode *in, const uint64_t *objs, size_t n)
+{
+	char oid[64], key[32];
+	void *v = NULL;
+	size_t vl;
+
+	store_file_index_oid(oid, sizeof(oid), in->ino);
+	for (size_t i = 0; i < n; i++) {
+		int r = store_omap_get(c->data, oid, (store_file_index_key(key, sizeof(key), objs[i]), key), &v, &vl);
+
+		free(v);
+		v = NULL;
+		if (r < 0)
+			return -ENOSPC;
+	}
 	return 0;
 }
 

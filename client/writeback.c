@@ -609,6 +609,12 @@ static int index_submit(struct lclient *c, struct lc_inode *in, struct wb_flight
 	return lc_obj_index_submit(c, &f->ib, in, objs, n);
 }
 
+static int index_present(struct lclient *c, struct lc_inode *in, struct wb_flight *f, const uint64_t *objs, size_t n)
+{
+	(void)f;
+	return lc_obj_index_present(c, in, objs, n);
+}
+
 static int index_known(struct lclient *c, struct lc_inode *in, struct wb_flight *f, const uint64_t *objs, size_t n)
 {
 	(void)c;
@@ -779,6 +785,10 @@ static void wb_submit(struct lclient *c, struct lc_inode *in, struct wb_flight *
 	r = lc_io_batch_wait(&f->ib);
 	if (f->ierr < 0)
 		r = f->ierr;
+	/* a full store: the keys may be there (fallocated objects), and the
+	 * writes into reserved space land */
+	if (r == -ENOSPC)
+		r = for_objs(c, in, f, index_present);
 	if (r < 0)
 		derr(CLIENT, "object index of %" PRIx64 ": %s", in->ino, strerror(-r));
 	else
@@ -878,6 +888,9 @@ static int wb_end(struct lclient *c, struct lc_inode *in, struct wb_flight *f)
 		err_record_locked(in, r);
 	}
 	int err = r < 0 ? r : 0;
+	/* what the objects hold now: reported with the next flush (blocks.c) */
+	for (struct lc_extent *e = r == 0 ? list : NULL; e; e = e->next)
+		lc_blocks_added_locked(c, in, e->off, e->len);
 	pthread_cond_broadcast(&in->cond);
 	pthread_mutex_unlock(&in->lock);
 

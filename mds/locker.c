@@ -1142,6 +1142,40 @@ static struct mdsp_buf flush_ack_frame(struct mcap *cap, uint64_t ino, uint64_t 
 }
 
 /*
+ * What the file's objects hold, as a flush says it changed: its removals
+ * (punches), then its additions (writebacks, fallocates).  A flush of size
+ * or mtime from a client too old to say (no has_ext) wrote bytes we cannot
+ * place: the blocks become unknown (the client counts them then, objio.c)
+ * until a truncate to 0.  Return: whether the inode changed.
+ */
+static bool apply_extents(struct minode *in, const struct mdsp_caps *msg)
+{
+	uint64_t before = in->a.blocks;
+	int r = 0;
+
+	if (!S_ISREG(in->a.mode) || in->a.blocks == MDSP_BLOCKS_UNKNOWN)
+		return false;
+	if (!msg->has_ext) {
+		if (!(msg->dirty & (MDSP_DIRTY_SIZE | MDSP_DIRTY_MTIME)))
+			return false;
+		in->a.blocks = MDSP_BLOCKS_UNKNOWN;
+		mdsp_extset_clear(&in->ext);
+		return true;
+	}
+	for (uint32_t i = 0; i < msg->n_ext_rm && !r; i++)
+		r = mdsp_extset_remove_exact(&in->ext, msg->ext_rm[i].off, msg->ext_rm[i].len, MDSP_INODE_EXT_MAX);
+	for (uint32_t i = 0; i < msg->n_ext_add && !r; i++)
+		r = mdsp_extset_add(&in->ext, msg->ext_add[i].off, msg->ext_add[i].len, MDSP_INODE_EXT_MAX);
+	if (r) {
+		in->a.blocks = MDSP_BLOCKS_UNKNOWN;   /* out of memory: unknown, never wrong */
+		mdsp_extset_clear(&in->ext);
+		return true;
+	}
+	inode_blocks_sync(in);
+	return in->a.blocks != before || msg->n_ext_rm || msg->n_ext_add;
+}
+
+/*
  * Apply the dirty size/mtime an ACK or FLUSH carries.  The size is the end
  * of what the client wrote: the file grows to it, never shrinks (a truncate
  * by someone else in between stays).  A session that has caps on the inode
@@ -1156,6 +1190,8 @@ static bool apply_flush(struct mds *m, struct mcap *cap, const struct mdsp_caps 
 
 	if (!msg->dirty)
 		return false;
+	if (apply_extents(in, msg))
+		changed = true;
 	if ((msg->dirty & MDSP_DIRTY_SIZE) && msg->attr.size > in->a.size) {
 		in->a.size = msg->attr.size;
 		changed = true;

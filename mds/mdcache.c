@@ -57,7 +57,7 @@
 #include "mds/codec.h"
 #include "mds/mds.h"
 
-#define V_INODE_BLOB 2        /* 2: flags */
+#define V_INODE_BLOB 3        /* 2: flags; 3: the data extents (minode.ext) */
 #define BLOB_LINKABLE 0x1     /* minode.linkable */
 #define V_DENTRY     1
 #define V_DIRMETA    1
@@ -128,6 +128,7 @@ void minode_free(struct mds *m, struct minode *in)
 	}
 	xattrs_free(in);
 	free(in->symlink);
+	mdsp_extset_free(&in->ext);
 	free(in);
 }
 
@@ -159,8 +160,21 @@ int inode_blob_encode(struct mdsp_buf *b, const struct minode *in)
 	/* v2: an older MDS steps over this: it never lets an nlink-0 inode
 	 * be linked anyway */
 	enc_u32(b, in->linkable ? BLOB_LINKABLE : 0);
+	/* v3: what the data objects hold (none while blocks is unknown) */
+	n = in->a.blocks == MDSP_BLOCKS_UNKNOWN ? 0 : in->ext.n;
+	enc_u32(b, n);
+	for (uint32_t i = 0; i < n; i++) {
+		enc_u64(b, in->ext.v[i].off);
+		enc_u64(b, in->ext.v[i].len);
+	}
 	enc_end(b, off);
 	return b->oom ? -ENOMEM : 0;
+}
+
+void inode_blocks_sync(struct minode *in)
+{
+	if (in->a.blocks != MDSP_BLOCKS_UNKNOWN)
+		in->a.blocks = mdsp_extset_bytes(&in->ext);
 }
 
 /* Decode into @in, replacing its attributes, symlink and xattrs. */
@@ -168,15 +182,15 @@ int inode_blob_decode(const void *p, size_t len, struct minode *in)
 {
 	struct dec c, s;
 	struct mdsp_inode a;
+	struct mdsp_extset ext = { 0 };
 	const uint8_t *q;
 	char *symlink = NULL;
 	struct mxattr *xs = NULL, **tail = &xs, *x;
 	uint32_t n, i, bytes = 0, flags = 0;
-	uint8_t version;
+	uint8_t ver;
 
 	dec_init(&c, p, len);
-	version = dec_enter(&c, V_INODE_BLOB, &s);
-	if (!version)
+	if (!(ver = dec_enter(&c, V_INODE_BLOB, &s)))
 		return -EBADMSG;
 	q = s.p;
 	if (mdsp_decode_inode(&q, s.end, &a))
@@ -209,18 +223,42 @@ int inode_blob_decode(const void *p, size_t len, struct minode *in)
 		x->len = vlen;
 		bytes += vlen + (uint32_t)strlen(x->name);
 	}
-	if (version >= 2)
+	if (ver >= 2)
 		flags = dec_u32(&s);
+	if (ver >= 3 && !s.bad) {
+		/* the data extents; ones that make no sense (damage) make the
+		 * blocks unknown, as for a file from before they were kept */
+		n = dec_u32(&s);
+		if (!s.bad && n && (size_t)(s.end - s.p) >= (size_t)n * 16) {
+			struct mdsp_extent *v = malloc((size_t)n * sizeof(*v));
+
+			for (i = 0; v && i < n; i++) {
+				v[i].off = dec_u64(&s);
+				v[i].len = dec_u64(&s);
+			}
+			if (!v || !mdsp_extset_valid(v, n) || mdsp_extset_set(&ext, v, n))
+				a.blocks = MDSP_BLOCKS_UNKNOWN;
+			free(v);
+		} else if (n) {
+			a.blocks = MDSP_BLOCKS_UNKNOWN;
+		}
+	}
 	if (s.bad) {
 		struct minode tmp = { .xattrs = xs };
 
 		xattrs_free(&tmp);
 		free(symlink);
+		mdsp_extset_free(&ext);
 		return -EBADMSG;
 	}
 	xattrs_free(in);
 	free(in->symlink);
+	mdsp_extset_free(&in->ext);
+	in->ext = ext;
 	in->a = a;
+	if (ver < 3 || !S_ISREG(a.mode))
+		mdsp_extset_clear(&in->ext);
+	inode_blocks_sync(in);
 	if (symlink && !*symlink) {
 		free(symlink);
 		symlink = NULL;

@@ -111,6 +111,11 @@ struct mdir {
 
 struct minode {
 	struct mdsp_inode a;
+	/* regular files: what the data objects hold (a.blocks is its byte count,
+	 * kept with it; empty and not used while a.blocks is MDSP_BLOCKS_UNKNOWN):
+	 * cap flushes add and take away (locker.c), truncates cut it
+	 * (server.c); journaled in the inode blob */
+	struct mdsp_extset ext;
 	char *symlink;
 	struct mxattr *xattrs;
 	uint32_t xattr_bytes;
@@ -482,6 +487,8 @@ int mdcache_replay_edit(struct mds *m, int op, const char *oid, const char *key,
 			uint32_t len, const char *key2);
 
 int inode_blob_encode(struct mdsp_buf *b, const struct minode *in);
+/* inode_blocks_sync - @in->a.blocks from @in->ext (unless unknown); call after changing ext */
+void inode_blocks_sync(struct minode *in);
 int inode_blob_decode(const void *p, size_t len, struct minode *in);
 struct mxattr *xattr_find(struct minode *in, const char *name);
 

@@ -83,9 +83,13 @@ static bool is_owner(const struct minode *in, const struct mdsp_caller *c)
 }
 
 /* The sticky bit: only the owner of the victim or of the dir (or root) may
- * remove or rename it. */
+ * remove or rename it.  And chattr's flags, as may_delete() has them: no
+ * name of an immutable or append-only inode goes, nor any name of an
+ * append-only directory (an immutable one refuses the write permission). */
 static int sticky_ok(const struct minode *dir, const struct minode *victim, const struct mdsp_caller *c)
 {
+	if ((dir->a.flags & MDSP_FL_APPEND) || (victim->a.flags & MDSP_FL_ALL))
+		return -EPERM;
 	return mdsp_sticky_ok(&dir->a, &victim->a, c);
 }
 
@@ -307,6 +311,21 @@ static int op_getattr(struct mds *m, struct session *s, struct mdsp_request *r, 
 	return 0;
 }
 
+/* A truncate to @size: the objects lose everything past it (a file whose
+ * blocks were not known knows them again once nothing is left). */
+static void blocks_truncated(struct minode *in, uint64_t size)
+{
+	if (!S_ISREG(in->a.mode))
+		return;
+	if (in->a.blocks == MDSP_BLOCKS_UNKNOWN) {
+		if (size)
+			return;
+		in->a.blocks = 0;
+	}
+	mdsp_extset_truncate(&in->ext, size);
+	inode_blocks_sync(in);
+}
+
 /*
  * SETATTR: the checks (mdsp_setattr_check, mds_proto/perm.c: Linux's
  * notify_change() and setattr_prepare() in their order) are shared with a
@@ -325,6 +344,7 @@ static int op_setattr(struct mds *m, struct session *s, struct mdsp_request *r, 
 	uint32_t mask = r->mask, kill = 0;
 	struct mdsp_time now;
 	struct minode *in;
+	uint64_t old_size;
 	int e = inode_get(m, r->ino, &in);
 
 	if (e)
@@ -334,9 +354,12 @@ static int op_setattr(struct mds *m, struct session *s, struct mdsp_request *r, 
 		return e;
 	/* what other clients cache of it goes first */
 	if ((mask & (MDSP_SETATTR_MODE | MDSP_SETATTR_UID | MDSP_SETATTR_GID | MDSP_SETATTR_KILL_SUID |
-		     MDSP_SETATTR_CHOWN)) || kill)
+		     MDSP_SETATTR_CHOWN | MDSP_SETATTR_FLAGS)) || kill)
 		locker_want_caps(m, t, in, AS);
-	if (mask & MDSP_SETATTR_SIZE)
+	/* the flags: every other client checks them before it writes, and
+	 * what it buffered lands before they change (as the data written
+	 * before a chattr +i on ext4 is the file's) */
+	if (mask & (MDSP_SETATTR_SIZE | MDSP_SETATTR_FLAGS))
 		locker_want_caps(m, t, in, FILE_CACHES);
 	else if (mask & (times | MDSP_SETATTR_CTIME))
 		locker_want_caps(m, t, in, FS);
@@ -348,7 +371,11 @@ static int op_setattr(struct mds *m, struct session *s, struct mdsp_request *r, 
 		now = a->ctime;
 	else
 		now_time(&now);
+	old_size = in->a.size;
 	mdsp_setattr_apply(&in->a, c, mask, a, kill, now);
+	/* what the objects hold follows the data: a truncate cuts it */
+	if ((mask & MDSP_SETATTR_SIZE) && in->a.size < old_size)
+		blocks_truncated(in, in->a.size);
 	txn_dirty(t, in);
 	set_target(rep, in);
 	return 0;
@@ -372,6 +399,9 @@ static int open_check(struct minode *in, const struct mdsp_caller *c, uint32_t o
 		mask |= MAY_READ;
 	if (acc == O_WRONLY || acc == O_RDWR || (oflags & O_TRUNC))
 		mask |= MAY_WRITE;
+	/* may_open: an append-only file is opened for writing only to append */
+	if ((in->a.flags & MDSP_FL_APPEND) && ((acc != O_RDONLY && !(oflags & O_APPEND)) || (oflags & O_TRUNC)))
+		return -EPERM;
 	return mask ? may_access(in, c, mask) : 0;
 }
 
@@ -379,6 +409,7 @@ static void open_trunc(struct minode *in, uint32_t oflags, struct txn *t)
 {
 	if ((oflags & O_TRUNC) && S_ISREG(in->a.mode) && in->a.size) {
 		in->a.size = 0;
+		blocks_truncated(in, 0);
 		touch(in, true);
 		txn_dirty(t, in);
 	}
@@ -655,6 +686,8 @@ static int op_link(struct mds *m, struct session *s, struct mdsp_request *r, str
 		return e;
 	if (S_ISDIR(in->a.mode))
 		return -EPERM;
+	if (in->a.flags & MDSP_FL_ALL)
+		return -EPERM;   /* vfs_link: IS_APPEND || IS_IMMUTABLE */
 	if ((e = prep_new(m, r, &din, &d, rep)))
 		return e;
 	if (in->a.nlink == 0)
@@ -1183,6 +1216,9 @@ static int xattr_perm(struct minode *in, const struct mdsp_caller *c, const char
 
 	if (!n || n > MDSP_XATTR_NAME_MAX)
 		return -ERANGE;
+	/* xattr_permission: nothing of an immutable or append-only inode changes */
+	if (write && (in->a.flags & MDSP_FL_ALL))
+		return -EPERM;
 	if (!strncmp(name, "user.", 5)) {
 		if (!S_ISREG(in->a.mode) && !S_ISDIR(in->a.mode))
 			return write ? -EPERM : -ENODATA;

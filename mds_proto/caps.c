@@ -1,18 +1,49 @@
 /*
  * caps.c - CAPS messages: grant, revoke, ack, flush, flush_ack, release,
- * update, and the dentry lease ops.  Version 2 adds the lease's name, the
- * only allocation.
+ * update, and the dentry lease ops.  Version 2 adds the lease's name;
+ * version 3 the extents a flush adds to and takes from what the file's
+ * objects hold (bounded: MDSP_FLUSH_EXT_MAX of each).
  */
 #include <stdlib.h>
 
 #include "mds_proto/proto_int.h"
+
+static void put_ext(struct mdsp_buf *b, const struct mdsp_extent *v, uint32_t n)
+{
+	put_u32(b, n);
+	for (uint32_t i = 0; i < n; i++) {
+		put_u64(b, v[i].off);
+		put_u64(b, v[i].len);
+	}
+}
+
+static int get_ext(struct cur *c, struct mdsp_extent **out, uint32_t *n)
+{
+	int r = get_count(c, n, MDSP_FLUSH_EXT_MAX, 16);
+
+	if (r)
+		return r;
+	if (!*n)
+		return 0;
+	*out = calloc(*n, sizeof(**out));
+	if (!*out)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < *n; i++)
+		if (get_u64(c, &(*out)[i].off) || get_u64(c, &(*out)[i].len))
+			return -EBADMSG;
+	if (!mdsp_extset_valid(*out, *n))
+		return dec_bad(c, "extents not sorted, disjoint and aligned");
+	return 0;
+}
 
 int enc_caps(struct mdsp_buf *b, const struct mdsp_caps *cp)
 {
 	size_t off;
 	int r;
 
-	if ((r = enc_check_str(cp->dname, MDSP_NAME_MAX, "caps dname")))
+	if ((r = enc_check_str(cp->dname, MDSP_NAME_MAX, "caps dname")) ||
+	    (r = enc_check_count(cp->n_ext_add, MDSP_FLUSH_EXT_MAX, cp->ext_add, "caps ext_add")) ||
+	    (r = enc_check_count(cp->n_ext_rm, MDSP_FLUSH_EXT_MAX, cp->ext_rm, "caps ext_rm")))
 		return r;
 	off = struct_open(b, V_CAPS, 1);
 
@@ -25,6 +56,9 @@ int enc_caps(struct mdsp_buf *b, const struct mdsp_caps *cp)
 	put_u32(b, cp->dirty);
 	enc_inode(b, &cp->attr);
 	put_str(b, cp->dname);
+	put_bool(b, cp->has_ext);               /* v3 */
+	put_ext(b, cp->ext_add, cp->n_ext_add);
+	put_ext(b, cp->ext_rm, cp->n_ext_rm);
 	struct_close(b, off);
 	return 0;
 }
@@ -43,6 +77,11 @@ int dec_caps(struct cur *c, struct mdsp_caps *cp)
 		return -EBADMSG;
 	if (v >= 2 && (r = get_str(c, &cp->dname, MDSP_NAME_MAX)))
 		return r;
+	if (v >= 3 && ((r = get_bool(c, &cp->has_ext)) || (r = get_ext(c, &cp->ext_add, &cp->n_ext_add)) ||
+		       (r = get_ext(c, &cp->ext_rm, &cp->n_ext_rm)))) {
+		free_caps(cp);
+		return r;
+	}
 	struct_leave(c, outer);
 	return 0;
 }
@@ -51,4 +90,8 @@ void free_caps(struct mdsp_caps *cp)
 {
 	free(cp->dname);
 	cp->dname = NULL;
+	free(cp->ext_add);
+	free(cp->ext_rm);
+	cp->ext_add = cp->ext_rm = NULL;
+	cp->n_ext_add = cp->n_ext_rm = 0;
 }

@@ -34,6 +34,9 @@ int mdsp_may_access(const struct mdsp_inode *in, const struct mdsp_caller *c, in
 {
 	uint32_t mode = in->mode, bits;
 
+	/* before root's pass, as inode_permission() does */
+	if ((mask & MDSP_MAY_WRITE) && (in->flags & MDSP_FL_IMMUTABLE))
+		return -EPERM;
 	if (c->uid == 0) {
 		/* root: everything, except exec of a file nobody may execute */
 		if ((mask & MDSP_MAY_EXEC) && !S_ISDIR(mode) && !(mode & 0111))
@@ -106,6 +109,25 @@ int mdsp_setattr_check(const struct mdsp_inode *in, const struct mdsp_caller *c,
 	uint32_t kill = 0, tmask;
 	int e;
 
+	if (mask & MDSP_SETATTR_FLAGS) {
+		/* FS_IOC_SETFLAGS: inode_owner_or_capable, CAP_LINUX_IMMUTABLE for i and a */
+		if (!is_owner(in, c))
+			return -EPERM;
+		if (a->flags & ~(uint32_t)MDSP_FL_ALL)
+			return -EOPNOTSUPP;
+		if (((a->flags ^ in->flags) & MDSP_FL_ALL) && c->uid != 0)
+			return -EPERM;
+	}
+	/* immutable: nothing but the flags changes; append-only: nothing but the
+	 * flags and the times to "now" (notify_change, do_truncate, may_open) */
+	if (in->flags & MDSP_FL_ALL) {
+		uint32_t other = mask & ~(uint32_t)(MDSP_SETATTR_FLAGS | MDSP_SETATTR_CLIENT_TIME | MDSP_SETATTR_FH);
+
+		if (!(in->flags & MDSP_FL_IMMUTABLE))
+			other &= ~(uint32_t)TOUCH_NOW;
+		if (other)
+			return -EPERM;
+	}
 	if (mask & MDSP_SETATTR_SIZE) {
 		if (S_ISDIR(in->mode))
 			return -EISDIR;
@@ -191,6 +213,8 @@ void mdsp_setattr_apply(struct mdsp_inode *in, const struct mdsp_caller *c, uint
 		in->mtime = a->mtime;
 	if (mask & MDSP_SETATTR_CTIME)
 		in->ctime = a->ctime;
+	if (mask & MDSP_SETATTR_FLAGS)
+		in->flags = a->flags & MDSP_FL_ALL;
 }
 
 int mdsp_sticky_ok(const struct mdsp_inode *dir, const struct mdsp_inode *victim, const struct mdsp_caller *c)

@@ -119,6 +119,34 @@ struct mdsp_inode {
 	uint32_t object_size;    /* data layout: bytes per object (default 4 MiB) */
 	uint64_t max_size;       /* size the holder of write caps may write up to */
 	uint64_t files;          /* directories: number of entries (rstat-lite) */
+	/* version 2 */
+	uint64_t blocks;         /* regular files: bytes the data objects hold (st_blocks * 512):
+				  * the extents written, fallocated, not punched (MDSP_BLOCKS_UNKNOWN:
+				  * not tracked, a file of an older MDS or written by an older client) */
+	uint32_t flags;          /* MDSP_FL_*: chattr's immutable and append-only */
+};
+
+#define MDSP_BLOCKS_UNKNOWN UINT64_MAX
+/* mdsp_inode.flags: the Linux FS_*_FL values (FS_IOC_GETFLAGS/SETFLAGS) */
+#define MDSP_FL_IMMUTABLE 0x10   /* FS_IMMUTABLE_FL: no change of data, attributes or names */
+#define MDSP_FL_APPEND    0x20   /* FS_APPEND_FL: data only appended; no other change */
+#define MDSP_FL_ALL       (MDSP_FL_IMMUTABLE | MDSP_FL_APPEND)
+
+/*
+ * A byte range of a file's data (extents.c).  Extent sets are sorted,
+ * disjoint, not touching, and aligned to MDSP_EXT_ALIGN: what a write
+ * allocates is rounded out to it, what a punch frees rounded in.
+ */
+struct mdsp_extent {
+	uint64_t off, len;
+};
+#define MDSP_EXT_ALIGN  4096u
+#define MDSP_FLUSH_EXT_MAX 64     /* extents of each kind in one CAPS FLUSH */
+#define MDSP_INODE_EXT_MAX 128    /* extents the MDS keeps per file (past it, nearest ones merge) */
+
+struct mdsp_extset {
+	struct mdsp_extent *v;
+	uint32_t n, cap;
 };
 
 struct mdsp_caller {
@@ -264,6 +292,7 @@ enum mdsp_op {
  * time of *_NOW): a setattr the client answered itself (asyncdir.c) ends at
  * the MDS exactly as the client showed it, also when replayed */
 #define MDSP_SETATTR_CLIENT_TIME 0x1000
+#define MDSP_SETATTR_FLAGS     0x2000  /* attr.flags (chattr): the owner or root; i and a: root only */
 
 /* rename flags: the Linux values.  An MDS refuses bits it does not know
  * (EINVAL), so a flag added here never silently means less to an older one. */
@@ -439,6 +468,7 @@ enum mdsp_caps_op {
 #define MDSP_DIRTY_SIZE  0x1
 #define MDSP_DIRTY_MTIME 0x2
 #define MDSP_DIRTY_ATIME 0x4
+#define MDSP_DIRTY_BLOCKS 0x8   /* ext_add / ext_rm change what the data objects hold */
 
 struct mdsp_caps {
 	uint32_t op;
@@ -452,6 +482,17 @@ struct mdsp_caps {
 				  * GRANT/REVOKE: the inode as the MDS has it */
 	/* version 2 */
 	char *dname;             /* LEASE_*: the name in directory ino */
+	/*
+	 * version 3, FLUSH/ACK: how what the data objects hold changed since
+	 * the last flush: ext_rm taken away (punched), then ext_add added
+	 * (written back, fallocated), each at most MDSP_FLUSH_EXT_MAX.  A
+	 * decoder sets has_ext when the sender was new enough to say it: a
+	 * flush of size or mtime without it (an older client) leaves the MDS
+	 * not knowing what is stored (MDSP_BLOCKS_UNKNOWN).
+	 */
+	bool has_ext;
+	uint32_t n_ext_add, n_ext_rm;
+	struct mdsp_extent *ext_add, *ext_rm;
 };
 
 /* ---- COMMAND (admin over the MDS port: `loligo tell mds.0 ...`) ---------- */
@@ -690,12 +731,36 @@ bool mdsp_op_is_write(uint32_t op);
 #define MDSP_MAY_WRITE 2
 #define MDSP_MAY_READ  4
 
+/*
+ * Extent sets (extents.c): pure functions over a struct mdsp_extset, the
+ * client's record of what it added and took away, the MDS's of what a
+ * file's objects hold.  -ENOMEM leaves the set as it was.
+ */
+/** mdsp_extset_add - add [@off, @off+@len) rounded out to MDSP_EXT_ALIGN; past @max extents the nearest merge. */
+int mdsp_extset_add(struct mdsp_extset *s, uint64_t off, uint64_t len, uint32_t max);
+/** mdsp_extset_remove - take [@off, @off+@len) rounded in to MDSP_EXT_ALIGN away (a split may pass @max: then the nearest merge). */
+int mdsp_extset_remove(struct mdsp_extset *s, uint64_t off, uint64_t len, uint32_t max);
+/** mdsp_extset_remove_exact - take [@off, @off+@len) away as it is (a set built of aligned extents). */
+int mdsp_extset_remove_exact(struct mdsp_extset *s, uint64_t off, uint64_t len, uint32_t max);
+/** mdsp_extset_truncate - everything from @size rounded up to MDSP_EXT_ALIGN on goes (a truncate). */
+void mdsp_extset_truncate(struct mdsp_extset *s, uint64_t size);
+/** mdsp_extset_bytes - the bytes the set covers. */
+uint64_t mdsp_extset_bytes(const struct mdsp_extset *s);
+/** mdsp_extset_set - make @s a copy of @n extents @v (sorted, disjoint; as decoded, checked by the caller). */
+int mdsp_extset_set(struct mdsp_extset *s, const struct mdsp_extent *v, uint32_t n);
+/** mdsp_extset_valid - @n extents @v are sorted, disjoint, aligned and within 2^63. */
+bool mdsp_extset_valid(const struct mdsp_extent *v, uint32_t n);
+void mdsp_extset_clear(struct mdsp_extset *s);
+void mdsp_extset_free(struct mdsp_extset *s);
+
 /** mdsp_in_group - @gid is @c's primary group or one of its groups. */
 bool mdsp_in_group(const struct mdsp_caller *c, uint32_t gid);
 /**
  * mdsp_may_access - may @c access @in for @mask (MDSP_MAY_*) by its mode
  * bits?  Root may do everything but exec a non-directory without any x bit.
- * Return: 0 or -EACCES.
+ * Nobody may write an immutable inode (Linux's inode_permission: opens for
+ * writing, names made or removed in an immutable directory).
+ * Return: 0, -EACCES or -EPERM.
  */
 int mdsp_may_access(const struct mdsp_inode *in, const struct mdsp_caller *c, int mask);
 /**
@@ -717,11 +782,15 @@ uint32_t mdsp_write_kill_bits(const struct mdsp_inode *in, const struct mdsp_cal
  *  - size: write permission, or a handle open for writing (MDSP_SETATTR_FH),
  *    never past @max_file_size;
  *  - times: "now" for both needs ownership or write permission (EACCES);
- *    explicit times, or "now" for one of them, ownership (EPERM).
+ *    explicit times, or "now" for one of them, ownership (EPERM);
+ *  - flags (chattr): the owner or root, immutable and append-only root only
+ *    (CAP_LINUX_IMMUTABLE), other bits -EOPNOTSUPP; an immutable inode
+ *    refuses every other change with EPERM, an append-only one every change
+ *    but of the flags and the times to "now" (notify_change, may_open).
  * On success *@kill holds the setuid/setgid bits the change clears.
  * Pure; used by the MDS (op_setattr) and by the client answering a setattr
  * itself (asyncdir.c), so both decide alike.
- * Return: 0, -EISDIR, -EINVAL, -EACCES, -EPERM or -EFBIG.
+ * Return: 0, -EISDIR, -EINVAL, -EACCES, -EPERM, -EOPNOTSUPP or -EFBIG.
  */
 int mdsp_setattr_check(const struct mdsp_inode *in, const struct mdsp_caller *c, uint32_t mask,
 		       const struct mdsp_inode *a, uint64_t max_file_size, uint32_t *kill);

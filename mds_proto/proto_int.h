@@ -39,11 +39,11 @@
 #define V_REQUEST        2   /* 2: want_ino */
 #define V_CALLER         1
 #define V_LOCK           2   /* 2: owner_ns, session_id, wait_tid, ino */
-#define V_INODE          1
+#define V_INODE          2   /* 2: blocks, flags */
 #define V_REPLY          3   /* 2: dir caps, trace flags, lease; 3: delegated inos */
 #define V_DIRENT         2
 #define V_STATFS         1
-#define V_CAPS           2
+#define V_CAPS           3   /* 2: dname; 3: has_ext, ext_add, ext_rm */
 #define V_COMMAND        1
 #define V_COMMAND_REPLY  1
 #define V_AUTH           1

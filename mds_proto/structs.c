@@ -26,14 +26,17 @@ void enc_inode(struct mdsp_buf *b, const struct mdsp_inode *in)
 	put_u32(b, in->object_size);
 	put_u64(b, in->max_size);
 	put_u64(b, in->files);
+	put_u64(b, in->blocks);                 /* v2 */
+	put_u32(b, in->flags);
 	struct_close(b, off);
 }
 
 int dec_inode(struct cur *c, struct mdsp_inode *in)
 {
 	const uint8_t *outer;
+	uint8_t v;
 
-	if (struct_enter(c, V_INODE, &outer, NULL))
+	if (struct_enter(c, V_INODE, &outer, &v))
 		return -EBADMSG;
 	if (get_u64(c, &in->ino) || get_u64(c, &in->generation) ||
 	    get_u32(c, &in->mode) || get_u32(c, &in->uid) || get_u32(c, &in->gid) ||
@@ -42,6 +45,11 @@ int dec_inode(struct cur *c, struct mdsp_inode *in)
 	    get_time(c, &in->ctime) || get_time(c, &in->btime) ||
 	    get_u64(c, &in->change) || get_u32(c, &in->object_size) ||
 	    get_u64(c, &in->max_size) || get_u64(c, &in->files))
+		return -EBADMSG;
+	/* an older peer keeps no blocks: unknown, not "nothing stored" */
+	in->blocks = MDSP_BLOCKS_UNKNOWN;
+	in->flags = 0;
+	if (v >= 2 && (get_u64(c, &in->blocks) || get_u32(c, &in->flags)))
 		return -EBADMSG;
 	struct_leave(c, outer);
 	return 0;

@@ -266,6 +266,7 @@ static inline struct local_pool *LP(struct store_pool *p)
 struct objrec {
 	bool exists;
 	bool inl;                    /* OBJ_F_INLINE: the bytes are in ls->db_inline */
+	bool alloc;                  /* OBJ_F_ALLOC: the file has blocks for every byte up to size */
 	uint64_t fid;
 	uint64_t size;
 	uint64_t mtime_ns;
@@ -309,6 +310,7 @@ static int obj_decode(const MDB_val *v, struct objrec *rec, const char **ns, siz
 		return -EIO;
 	rec->exists = true;
 	rec->inl = p[1] & OBJ_F_INLINE;
+	rec->alloc = (p[1] & OBJ_F_ALLOC) && !rec->inl;
 	rec->fid = get_le64(p + 8);
 	rec->size = get_le64(p + 16);
 	rec->mtime_ns = get_le64(p + 24);
@@ -359,7 +361,7 @@ static int obj_put(struct local_store *ls, MDB_txn *txn, const struct local_pool
 	p = val.mv_data;
 	memset(p, 0, OBJREC_HDR);
 	p[0] = 1;
-	p[1] = rec->inl ? OBJ_F_INLINE : 0;
+	p[1] = rec->inl ? OBJ_F_INLINE : (rec->alloc ? OBJ_F_ALLOC : 0);
 	put_le32(p + 4, (uint32_t)nl);
 	put_le64(p + 8, rec->fid);
 	put_le64(p + 16, rec->size);
@@ -738,6 +740,7 @@ struct irecs {
 	struct irec *v;
 	size_t n, cap;
 	size_t bytes;
+	size_t persisted;            /* records that go into the intent (all but FW_ALLOC) */
 };
 
 static int irecs_add(struct irecs *rs, enum fw_kind kind, uint64_t fid, uint64_t a, uint64_t b, const void *data)
@@ -751,7 +754,10 @@ static int irecs_add(struct irecs *rs, enum fw_kind kind, uint64_t fid, uint64_t
 		rs->cap = cap;
 	}
 	rs->v[rs->n++] = (struct irec){ kind, fid, a, b, data };
-	rs->bytes += IREC_HDR + (kind == FW_WRITE ? b : 0);
+	if (kind != FW_ALLOC) {
+		rs->bytes += IREC_HDR + (kind == FW_WRITE ? b : 0);
+		rs->persisted++;
+	}
 	return 0;
 }
 
@@ -768,11 +774,13 @@ static int intent_put(struct local_store *ls, MDB_txn *txn, uint64_t seq, const 
 	p = val.mv_data;
 	memset(p, 0, INTENT_HDR);
 	p[0] = 2;
-	put_le32(p + 4, (uint32_t)rs->n);
+	put_le32(p + 4, (uint32_t)rs->persisted);
 	put_le64(p + 8, ls->owner);
 	p += INTENT_HDR;
 	for (size_t i = 0; i < rs->n; i++) {
 		const struct irec *r = &rs->v[i];
+		if (r->kind == FW_ALLOC)
+			continue;
 		memset(p, 0, 8);
 		p[0] = (unsigned char)r->kind;
 		put_le64(p + 8, r->fid);
@@ -1073,6 +1081,11 @@ static void fwork_done(struct local_store *ls, struct fwork *w, int r)
 	if (r < 0) {
 		if (w->kind == FW_READ) {
 			req->r = r;
+		} else if (w->kind == FW_ALLOC) {
+			/* the data is whole; only the promise of space is weaker
+			 * (the next write's admission reserves again, or says ENOSPC) */
+			derr(STORE, "local store %s: reserving space in objects/%016" PRIx64 " again after the "
+			     "effects before it: %s", ls->path, w->fid, strerror(-r));
 		} else {
 			int expected = 0;
 			derr(STORE, "local store %s: applying a committed write to objects/%016" PRIx64
@@ -1181,6 +1194,20 @@ static void file_kick(struct local_store *ls, struct lfile *f)
 			io_uring_prep_fallocate(sqe, f->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
 						(off_t)w->off, (off_t)w->len);
 			break;
+		case FW_ALLOC:
+			/* in order after the effects before it (a punch or truncate
+			 * queued earlier would free what admit() reserved) */
+			r = file_open(ls, f, true);
+			if (fd_starved(ls, f, r))
+				return;
+			if (r) {
+				fwork_done(ls, w, r);
+				continue;
+			}
+			file_mark_dirty(ls, f);
+			sqe = get_sqe(ls);
+			io_uring_prep_fallocate(sqe, f->fd, FALLOC_FL_KEEP_SIZE, (off_t)w->off, (off_t)w->len);
+			break;
 		default:
 			abort();
 		}
@@ -1229,6 +1256,10 @@ static void fwork_cqe(struct local_store *ls, struct fwork *w, int res)
 	case FW_ZERO:
 		if (res == -EOPNOTSUPP)
 			res = local_zero_range_sync(f->fd, w->off, w->len);
+		break;
+	case FW_ALLOC:
+		if (res == -EOPNOTSUPP)
+			res = 0;   /* a filesystem without fallocate: nothing could be reserved before either */
 		break;
 	default:
 		break;
@@ -1555,6 +1586,10 @@ static uint64_t op_growth(const struct store_op *op)
 		case SOP_CREATE:
 			grows = true;
 			break;
+		case SOP_ALLOCATE:
+			g += s->len;   /* file blocks; nothing in the redo log */
+			grows = true;
+			break;
 		default:
 			break;   /* removes, truncates, zeroes and omap removals free space or keep it */
 		}
@@ -1572,10 +1607,15 @@ static void batch_room_init(struct local_store *ls)
 	total = atomic_load(&ls->sp_total);
 	used = total - atomic_load(&ls->sp_avail);
 	ls->batch_room = (int64_t)((double)total * ratio) - (int64_t)used - (int64_t)ls->unlanded;
+	ls->batch_room_resv = (int64_t)((double)total * ls->failsafe_ratio) - (int64_t)used - (int64_t)ls->unlanded;
 }
 
-/* Reserve the file space of @req's writes before it commits (once nearfull): fallocate. */
-static int prealloc_one(struct local_store *ls, uint64_t fid, uint64_t off, uint64_t len)
+/*
+ * Reserve file space before the op commits: the range of each write once
+ * nearfull, and what store_op_allocate asks for always (@sync: made durable
+ * now, as the op's completion promises).
+ */
+static int prealloc_one(struct local_store *ls, uint64_t fid, uint64_t off, uint64_t len, bool sync)
 {
 	char name[17];
 	int fd, r = 0;
@@ -1590,11 +1630,13 @@ static int prealloc_one(struct local_store *ls, uint64_t fid, uint64_t off, uint
 		return -errno;
 	if (fallocate(fd, FALLOC_FL_KEEP_SIZE, (off_t)off, (off_t)len) < 0 && errno != EOPNOTSUPP)
 		r = -errno;
+	else if (sync && fdatasync(fd) < 0)
+		r = -errno;
 	close(fd);
 	return r;
 }
 
-static int prealloc_op(struct local_store *ls, const struct store_op *op, const struct objrec *rec)
+static int prealloc_op(struct local_store *ls, const struct store_op *op, const struct objrec *rec, bool writes)
 {
 	bool exists = rec->exists;
 	uint64_t fid = rec->fid, size = rec->size, nf = ls->next_fid;
@@ -1618,22 +1660,28 @@ static int prealloc_op(struct local_store *ls, const struct store_op *op, const 
 			break;
 		case SOP_WRITE:
 			MAKE();
-			if (s->len)
-				r = prealloc_one(ls, fid, s->off, s->len);
+			if (s->len && writes)
+				r = prealloc_one(ls, fid, s->off, s->len, false);
 			if (s->off + s->len > size)
 				size = s->off + s->len;
 			break;
 		case SOP_WRITE_FULL:
 			MAKE();
-			if (s->len)
-				r = prealloc_one(ls, fid, 0, s->len);
+			if (s->len && writes)
+				r = prealloc_one(ls, fid, 0, s->len, false);
 			size = s->len;
 			break;
 		case SOP_APPEND:
 			MAKE();
-			if (s->len)
-				r = prealloc_one(ls, fid, size, s->len);
+			if (s->len && writes)
+				r = prealloc_one(ls, fid, size, s->len, false);
 			size += s->len;
+			break;
+		case SOP_ALLOCATE:
+			MAKE();
+			r = prealloc_one(ls, fid, s->off, s->len, true);
+			if (s->off + s->len > size)
+				size = s->off + s->len;
 			break;
 		case SOP_TRUNCATE:
 			if (exists)
@@ -1651,6 +1699,43 @@ static int prealloc_op(struct local_store *ls, const struct store_op *op, const 
 }
 
 /*
+ * Does @op only write inside @rec, an object whose every byte has its
+ * blocks (OBJ_F_ALLOC)?  Then its file needs no new space: what it needs
+ * is its bytes in the redo log until the next checkpoint (*@log).
+ */
+static bool writes_in_allocated(const struct store_op *op, const struct objrec *rec, uint64_t *log)
+{
+	*log = 0;
+	if (!rec->exists || rec->inl || !rec->alloc)
+		return false;
+	for (size_t i = 0; i < op->n; i++) {
+		const struct store_subop *s = &op->v[i];
+
+		switch (s->kind) {
+		case SOP_WRITE:
+			if (s->off > rec->size || s->len > rec->size - s->off)
+				return false;
+			*log += s->len;
+			break;
+		case SOP_WRITE_FULL:   /* cut to its length, then written: see exec_write */
+			if (s->len > rec->size)
+				return false;
+			*log += s->len;
+			break;
+		case SOP_ASSERT_EXISTS:
+			break;
+		case SOP_CREATE:
+			if (s->excl)
+				return false;
+			break;
+		default:
+			return false;
+		}
+	}
+	return true;
+}
+
+/*
  * May @req take the space it needs?  Ops that free or keep space always
  * may.  Past nearfull the file space of its writes is reserved now, so
  * applying them after the commit cannot run out of space.  -ENOSPC, with
@@ -1660,7 +1745,8 @@ static int admit(struct local_store *ls, const struct lreq *req, const struct ob
 {
 	/* an inline object that spills writes its bytes to its file too */
 	uint64_t spill = !inl && rec->exists && rec->inl ? rec->size : 0;
-	uint64_t grow = req->grow + 2 * spill;
+	uint64_t grow = req->grow + 2 * spill, log;
+	bool nearfull = atomic_load(&ls->sp_state) >= STORE_SPACE_NEARFULL, allocates = false;
 	int r;
 
 	if (!grow)
@@ -1669,15 +1755,28 @@ static int admit(struct local_store *ls, const struct lreq *req, const struct ob
 	 * Counted as new space, though an intent may reuse pages LMDB freed
 	 * after the last checkpoint: whether a page is free to reuse depends on
 	 * the readers of every process, so only what statvfs shows is trusted.
+	 * A write into space allocated for it (store_op_allocate, or written
+	 * before) needs only its redo log bytes, and may use the room up to
+	 * the failsafe ratio: that is what fallocate(2) promised the writer.
 	 */
-	if ((int64_t)grow > ls->batch_room) {
+	if (!inl && (int64_t)grow > ls->batch_room && writes_in_allocated(req->op, rec, &log)) {
+		grow = log + OP_OVERHEAD;
+		if ((int64_t)grow > ls->batch_room_resv) {
+			perf_inc(&ls->pc_enospc, 1);
+			return -ENOSPC;
+		}
+	} else if ((int64_t)grow > ls->batch_room) {
 		perf_inc(&ls->pc_enospc, 1);
 		return -ENOSPC;
 	}
 	ls->batch_room -= (int64_t)grow;
+	ls->batch_room_resv -= (int64_t)grow;
+	for (size_t i = 0; i < req->op->n; i++)
+		allocates |= req->op->v[i].kind == SOP_ALLOCATE;
 	/* an op applied inline writes no file: nothing to reserve (and no file to make) */
-	if (!inl && atomic_load(&ls->sp_state) >= STORE_SPACE_NEARFULL &&
-	    ((spill && (r = prealloc_one(ls, rec->fid, 0, spill))) || (r = prealloc_op(ls, req->op, rec)))) {
+	if (!inl && (nearfull || allocates) &&
+	    ((spill && nearfull && (r = prealloc_one(ls, rec->fid, 0, spill, false))) ||
+	     (r = prealloc_op(ls, req->op, rec, nearfull)))) {
 		if (r == -ENOSPC || r == -EDQUOT)
 			perf_inc(&ls->pc_enospc, 1);
 		return r == -EDQUOT ? -ENOSPC : r;
@@ -1722,6 +1821,9 @@ static int precheck(const struct store_op *op, bool exists)
 		case SOP_WRITE_FULL:
 		case SOP_APPEND:
 		case SOP_OMAP_SET:
+			exists = true;
+			break;
+		case SOP_ALLOCATE:
 			exists = true;
 			break;
 		case SOP_TRUNCATE:
@@ -1815,6 +1917,8 @@ static uint64_t op_peak_size(const struct store_op *op, bool exists, uint64_t si
 			exists = false;
 			size = 0;
 			break;
+		case SOP_ALLOCATE:
+			return UINT64_MAX;   /* the blocks are a file's: never inline */
 		default:
 			break;
 		}
@@ -2017,6 +2121,9 @@ static int exec_write_inline(struct local_store *ls, MDB_txn *txn, struct lreq *
 			mutated = true;
 			r = omap_clear(ls, txn, rec->fid);
 			break;
+		case SOP_ALLOCATE:
+			r = -EINVAL;   /* never inline (op_peak_size) */
+			break;
 		}
 	}
 #undef ENSURE_EXISTS
@@ -2089,6 +2196,7 @@ static int exec_write(struct local_store *ls, MDB_txn *txn, struct lreq *req, bo
 		if (r == 0)
 			r = inline_del(ls, txn, rec.fid);
 		rec.inl = false;
+		rec.alloc = true;   /* its bytes are written from 0 */
 		mutated = true;
 		if (r)
 			goto out_fail;
@@ -2101,9 +2209,16 @@ static int exec_write(struct local_store *ls, MDB_txn *txn, struct lreq *req, bo
 			rec.exists = true;           \
 			rec.fid = ls->next_fid++;    \
 			rec.size = 0;                \
+			rec.alloc = true;            \
 		}                                    \
 	} while (0)
 
+	/*
+	 * rec.alloc (OBJ_F_ALLOC) follows the op: a write or truncate that
+	 * leaves a hole before its start clears it, a punch too; writing
+	 * the whole object sets it, an allocation that covers everything
+	 * from 0 (or continues an object that had it) sets it.
+	 */
 	for (size_t i = 0; i < op->n && r == 0; i++) {
 		struct store_subop *s = &op->v[i];
 
@@ -2126,15 +2241,21 @@ static int exec_write(struct local_store *ls, MDB_txn *txn, struct lreq *req, bo
 			mutated = true;
 			if (s->len)
 				r = irecs_add(&rs, FW_WRITE, rec.fid, s->off, s->len, s->data);
+			if (s->off > rec.size)
+				rec.alloc = false;
 			if (s->off + s->len > rec.size)
 				rec.size = s->off + s->len;
 			break;
 		case SOP_WRITE_FULL:
 			ENSURE_EXISTS();
 			mutated = true;
-			r = irecs_add(&rs, FW_TRUNC, rec.fid, 0, 0, NULL);
+			/* cut to the new length, not to 0: the write covers all of
+			 * it, and the blocks it overwrites stay (freed and taken
+			 * again they would need space, on a full disk too) */
+			r = irecs_add(&rs, FW_TRUNC, rec.fid, s->len, 0, NULL);
 			if (r == 0 && s->len)
 				r = irecs_add(&rs, FW_WRITE, rec.fid, 0, s->len, s->data);
+			rec.alloc = true;   /* every byte of it written */
 			rec.size = s->len;
 			break;
 		case SOP_APPEND:
@@ -2149,6 +2270,8 @@ static int exec_write(struct local_store *ls, MDB_txn *txn, struct lreq *req, bo
 				break;   /* RADOS: truncating a missing object does not create it */
 			mutated = true;
 			r = irecs_add(&rs, FW_TRUNC, rec.fid, s->off, 0, NULL);
+			if (s->off > rec.size)
+				rec.alloc = false;
 			rec.size = s->off;
 			break;
 		case SOP_ZERO:
@@ -2164,7 +2287,19 @@ static int exec_write(struct local_store *ls, MDB_txn *txn, struct lreq *req, bo
 				rec.size = s->off;
 			} else {
 				r = irecs_add(&rs, FW_ZERO, rec.fid, s->off, s->len, NULL);
+				rec.alloc = false;   /* a hole now */
 			}
+			break;
+		case SOP_ALLOCATE:
+			/* the blocks were reserved before the commit (admit); this
+			 * reserves them again in order after the effects queued
+			 * before it, without anything to redo */
+			ENSURE_EXISTS();
+			mutated = true;
+			r = irecs_add(&rs, FW_ALLOC, rec.fid, s->off, s->len, NULL);
+			rec.alloc = (rec.alloc && s->off <= rec.size) || (s->off == 0 && s->len >= rec.size);
+			if (s->off + s->len > rec.size)
+				rec.size = s->off + s->len;
 			break;
 		case SOP_REMOVE:
 			if (!rec.exists) {
@@ -2219,7 +2354,7 @@ static int exec_write(struct local_store *ls, MDB_txn *txn, struct lreq *req, bo
 			r = obj_del(ls, txn, lp, req->oid);
 		}
 	}
-	if (r == 0 && rs.n) {
+	if (r == 0 && rs.persisted) {
 		req->seq = ls->next_seq++;
 		r = intent_put(ls, txn, req->seq, &rs);
 	}
@@ -2800,7 +2935,7 @@ static int local_op_submit(struct store_pool *p, const char *oid, struct store_o
 	for (size_t i = 0; i < op->n && !req->effects; i++) {
 		enum store_subop_kind k = op->v[i].kind;
 		req->effects = k == SOP_WRITE || k == SOP_WRITE_FULL || k == SOP_APPEND || k == SOP_TRUNCATE ||
-			       k == SOP_ZERO || k == SOP_REMOVE;
+			       k == SOP_ZERO || k == SOP_REMOVE || k == SOP_ALLOCATE;
 	}
 	req->grow = op_growth(op);
 	r = enqueue(lp->ls, req);
@@ -3448,6 +3583,7 @@ static int local_blocklist_rm(struct store *st, const char *addr)
 
 const struct store_backend store_local_backend = {
 	.name = "local",
+	.can_allocate = true,
 	.open = local_open,
 	.close = local_close,
 	.pool_create = local_pool_create,

@@ -52,6 +52,14 @@
 #define FORMAT_VERSION 3
 #define FORMAT_OLDEST 1
 #define OBJ_F_INLINE 0x01
+/*
+ * OBJ_F_ALLOC: every byte of the object, up to its size, has its blocks in
+ * the object's file (it was written from 0 without a hole, or fallocated:
+ * store_op_allocate), so a write inside it needs no new file space.
+ * Builds that do not know the flag ignore it and clear it when they write
+ * the record: that only ever makes a store promise less.
+ */
+#define OBJ_F_ALLOC 0x02
 
 /*
  * Intent value: u8 version (2), 3 pad, u32 nrec, u64 owner, then per record:
@@ -63,7 +71,9 @@
 #define INTENT_HDR_V1 8
 #define IREC_HDR 32
 
-enum fw_kind { FW_WRITE, FW_ZERO, FW_TRUNC, FW_UNLINK, FW_READ };
+/* FW_READ and FW_ALLOC are file works only, never intent records (nothing to redo:
+ * a lost FW_ALLOC is a reservation lost, which the next write's admission finds) */
+enum fw_kind { FW_WRITE, FW_ZERO, FW_TRUNC, FW_UNLINK, FW_READ, FW_ALLOC };
 
 struct irec {
 	enum fw_kind kind;
@@ -154,6 +164,7 @@ struct local_store {
 	_Atomic uint64_t sp_total, sp_avail, sp_ns;
 	_Atomic int sp_state, sp_logged;
 	int64_t batch_room;          /* worker: bytes the running batch may still take */
+	int64_t batch_room_resv;     /* ... up to the failsafe ratio: writes into allocated space (OBJ_F_ALLOC) */
 	uint64_t unlanded;           /* worker: bytes of committed writes not yet in the files */
 	uint64_t bytes_since_ckpt;
 	unsigned busy_reqs;          /* requests taken off the queue, not yet freed */

@@ -361,6 +361,8 @@ static void translate(rados_write_op_t w, const struct store_op *op)
 		case SOP_OMAP_CLEAR:
 			rados_write_op_omap_clear(w);
 			break;
+		case SOP_ALLOCATE:
+			break;   /* never here: store.c refuses it (can_allocate) */
 		}
 	}
 }

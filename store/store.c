@@ -508,6 +508,19 @@ void store_op_truncate(struct store_op *op, uint64_t size)
 		s->off = size;
 }
 
+void store_op_allocate(struct store_op *op, uint64_t off, uint64_t len)
+{
+	struct store_subop *s = add(op, SOP_ALLOCATE);
+	if (!s)
+		return;
+	if (!len || off + len < off) {
+		op->err = -EINVAL;
+		return;
+	}
+	s->off = off;
+	s->len = len;
+}
+
 void store_op_zero(struct store_op *op, uint64_t off, uint64_t len)
 {
 	struct store_subop *s = add(op, SOP_ZERO);
@@ -565,6 +578,10 @@ int store_op_submit(struct store_pool *p, const char *oid, struct store_op *op, 
 		r = -EINVAL;
 	if (r == 0)
 		r = -inject_take();
+	if (r == 0 && !p->st->be->can_allocate)
+		for (size_t i = 0; i < op->n; i++)
+			if (op->v[i].kind == SOP_ALLOCATE)
+				r = -EOPNOTSUPP;   /* a promise of space the backend cannot keep */
 	if (r == 0 && !p->st->be->data_copied_at_submit)
 		r = own_borrowed(op);
 	if (r) {

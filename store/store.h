@@ -144,6 +144,24 @@ void store_op_write_full_nocopy(struct store_op *op, const void *buf, size_t len
 void store_op_append(struct store_op *op, const void *buf, size_t len);
 void store_op_truncate(struct store_op *op, uint64_t size);
 void store_op_zero(struct store_op *op, uint64_t off, uint64_t len);
+/**
+ * store_op_allocate - reserve the space of [@off, @off+@len) of the object,
+ * as fallocate(2) reserves blocks of a file: the object is created if it
+ * is missing and grows to @off+@len if it is shorter (the new bytes read as
+ * zeros), its data stays as it was, and a later write inside the object
+ * needs no new space from the store, also once it is full.  The whole op
+ * fails with -ENOSPC when the store cannot hold the range, and with
+ * -EOPNOTSUPP on a backend that cannot make that promise:
+ *   local: the object's file gets the blocks (fallocate) before the op
+ *          commits; writes into an object whose every byte has its blocks
+ *          are admitted up to the failsafe ratio (their bytes still pass
+ *          the redo log, which the checkpoints recycle), not the full one;
+ *   rados: -EOPNOTSUPP.  RADOS reserves nothing per object: a full OSD
+ *          refuses overwrites of allocated extents as it refuses any write
+ *          (and BlueStore may skip writing zeros), so nothing written ahead
+ *          could keep the promise.
+ */
+void store_op_allocate(struct store_op *op, uint64_t off, uint64_t len);
 void store_op_remove(struct store_op *op);
 void store_op_omap_set(struct store_op *op, const char *key, const void *val, size_t len);
 void store_op_omap_rm(struct store_op *op, const char *key);

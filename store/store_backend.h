@@ -32,6 +32,7 @@ enum store_subop_kind {
 	SOP_OMAP_RM,       /* key */
 	SOP_OMAP_RM_RANGE, /* key = start, key2 = end (NULL: to the end) */
 	SOP_OMAP_CLEAR,
+	SOP_ALLOCATE,      /* off, len (store_op_allocate) */
 };
 
 struct store_subop {
@@ -58,6 +59,8 @@ struct store_backend {
 	 * librados copied it into its own buffers); otherwise store.c copies
 	 * borrowed data before op_submit, since the backend reads it later */
 	bool data_copied_at_submit;
+	/* SOP_ALLOCATE is kept (store_op_allocate); without, store.c fails such ops with -EOPNOTSUPP */
+	bool can_allocate;
 	int (*open)(const struct store_config *cfg, struct store **out);
 	void (*close)(struct store *st);
 	int (*pool_create)(struct store *st, const char *name);

@@ -363,6 +363,32 @@ static void *inval_main(void *arg)
 	return NULL;
 }
 
+/*
+ * A direct write (O_DIRECT, or a handle without Fc) goes around the
+ * kernel's page cache, which other handles of the inode on this mount may
+ * hold: their buffered reads refill it while the write is on its way, and
+ * for an asynchronous O_DIRECT write (io_submit, io_uring) the kernel
+ * invalidates nothing after the write completes (generic_file_direct_write
+ * does so only for synchronous ones).  The range is dropped here, after the
+ * store has the bytes and before the write is answered: a read that filled
+ * a page from the store before the write landed still holds the page
+ * locked until its reply, and the invalidation waits for that lock; a read
+ * that starts after it reads the new bytes.  So nothing read before the
+ * write completed can be served after it.  Not through the queue: the
+ * invalidation must reach the kernel before the reply, and the queue's
+ * thread may be held up by another inode's.
+ */
+void lfuse_inval_written(struct lfuse *lf, fuse_ino_t nodeid, off_t off, off_t len)
+{
+	int r = fuse_lowlevel_notify_inval_inode(lf->se, nodeid, off, len);
+
+	if (r == 0)
+		perf_inc(&lf->perf.inval_inode, 1);
+	else if (r != -ENOENT)
+		dout(FUSE, 5, "inval after a direct write of node 0x%llx: %s", (unsigned long long)nodeid,
+		     strerror(-r));
+}
+
 void lfuse_inval_drain(struct lfuse *lf)
 {
 	struct lfuse_inval *iv = lf->inval;

@@ -141,6 +141,15 @@ void lfuse_inval_stop(struct lfuse *lf);
  * invalidation thread next runs.
  */
 void lfuse_inval_drain(struct lfuse *lf);
+/**
+ * lfuse_inval_written - drop [@off, @off+@len) of @nodeid from the kernel's
+ * page cache now, in the caller's thread: a FUSE worker answering a write
+ * of a handle the kernel caches nothing through (lc_fh_kernel_direct),
+ * before it replies.  Only there: such a write holds no page lock and no
+ * inode lock the notification needs (a buffered write holds its pages
+ * locked until the reply, so this would wait for itself).
+ */
+void lfuse_inval_written(struct lfuse *lf, fuse_ino_t nodeid, off_t off, off_t len);
 /** lfuse_inval_free - free the stopped queue; after the client can no longer call back. */
 void lfuse_inval_free(struct lfuse *lf);
 extern const struct lc_callbacks lfuse_inval_callbacks;

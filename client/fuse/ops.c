@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/fs.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -263,6 +264,9 @@ static void ll_init(void *userdata, struct fuse_conn_info *conn)
 	 * close-to-open consistency between clients. */
 	if (conn->capable & FUSE_CAP_AUTO_INVAL_DATA)
 		conn->want |= FUSE_CAP_AUTO_INVAL_DATA;
+	/* chattr/lsattr of directories come as FUSE_IOCTL too (ll_ioctl) */
+	if (conn->capable & FUSE_CAP_IOCTL_DIR)
+		conn->want |= FUSE_CAP_IOCTL_DIR;
 	/* Let the kernel keep symlink targets; inval_inode drops them. */
 	if (conn->capable & FUSE_CAP_CACHE_SYMLINKS)
 		conn->want |= FUSE_CAP_CACHE_SYMLINKS;
@@ -912,12 +916,17 @@ static void ll_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t siz
 	LFUSE_OP(lf, write);
 	ssize_t n;
 
-	(void)ino;
 	n = lc_write(lf->c, FH(fi), off, size, buf);
-	if (n < 0)
+	if (n < 0) {
 		REPLY_ERR(req, (int)n);
-	else
-		fuse_reply_write(req, (size_t)n);
+		return;
+	}
+	/* around the page cache: what other handles cached of the range goes
+	 * before the write is answered (lfuse_inval_written); an append's
+	 * offset is the client's, not @off: everything from the start */
+	if (n > 0 && lc_fh_kernel_direct(FH(fi)))
+		lfuse_inval_written(lf, ino, (fi->flags & O_APPEND) ? 0 : off, (fi->flags & O_APPEND) ? 0 : (off_t)n);
+	fuse_reply_write(req, (size_t)n);
 }
 
 static void ll_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t off, off_t len,
@@ -1321,6 +1330,98 @@ static void ll_statfs(fuse_req_t req, fuse_ino_t ino)
  * answered by the client library from what it knows under As, so small
  * writes cost no MDS round trip (lc_getxattr).
  */
+/*
+ * chattr and lsattr: the kernel sends FS_IOC_GETFLAGS/SETFLAGS (and the
+ * FSGETXATTR/FSSETXATTR pair, xfs_io's) as FUSE_IOCTL through its fileattr
+ * operations, with a 4-byte flags word (or a struct fsxattr) in and out.
+ * Immutable and append-only are kept by the MDS for every client
+ * (lc_set_flags); other flags are not supported, other ioctls are ENOTTY.
+ */
+#define XFLAGS_OURS (FS_XFLAG_IMMUTABLE | FS_XFLAG_APPEND)
+
+static uint32_t xflags_of(uint32_t flags)
+{
+	return ((flags & FS_IMMUTABLE_FL) ? FS_XFLAG_IMMUTABLE : 0) | ((flags & FS_APPEND_FL) ? FS_XFLAG_APPEND : 0);
+}
+
+static void ll_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, void *arg, struct fuse_file_info *fi, unsigned flags,
+		     const void *in_buf, size_t in_bufsz, size_t out_bufsz)
+{
+	LFUSE_TRACK(req, "ioctl", ino);
+	struct lfuse *lf = LF(req);
+	LFUSE_OP(lf, other);
+	struct lc_inode *in = IN(lf, ino);
+	struct lc_cred cr;
+	struct fsxattr x;
+	uint32_t f = 0;
+	int r;
+
+	(void)arg;
+	(void)fi;
+	(void)flags;
+	get_cred(lf, req, &cr);
+	switch (cmd) {
+	case FS_IOC_GETFLAGS:
+		if (out_bufsz < sizeof(f)) {
+			fuse_reply_err(req, EINVAL);
+			return;
+		}
+		r = INTR(req, lc_get_flags(lf->c, in, &f));
+		if (r < 0)
+			REPLY_ERR(req, r);
+		else
+			fuse_reply_ioctl(req, 0, &f, sizeof(f));
+		return;
+	case FS_IOC_SETFLAGS:
+		if (in_bufsz < sizeof(f)) {
+			fuse_reply_err(req, EINVAL);
+			return;
+		}
+		memcpy(&f, in_buf, sizeof(f));
+		r = INTR(req, lc_set_flags(lf->c, in, f, &cr));
+		if (r < 0)
+			REPLY_ERR(req, r);
+		else
+			fuse_reply_ioctl(req, 0, NULL, 0);
+		return;
+	case FS_IOC_FSGETXATTR:
+		if (out_bufsz < sizeof(x)) {
+			fuse_reply_err(req, EINVAL);
+			return;
+		}
+		r = INTR(req, lc_get_flags(lf->c, in, &f));
+		if (r < 0) {
+			REPLY_ERR(req, r);
+			return;
+		}
+		memset(&x, 0, sizeof(x));
+		x.fsx_xflags = xflags_of(f);
+		fuse_reply_ioctl(req, 0, &x, sizeof(x));
+		return;
+	case FS_IOC_FSSETXATTR:
+		if (in_bufsz < sizeof(x)) {
+			fuse_reply_err(req, EINVAL);
+			return;
+		}
+		memcpy(&x, in_buf, sizeof(x));
+		if ((x.fsx_xflags & ~(uint32_t)XFLAGS_OURS) || x.fsx_extsize || x.fsx_projid || x.fsx_cowextsize) {
+			fuse_reply_err(req, EOPNOTSUPP);
+			return;
+		}
+		f = ((x.fsx_xflags & FS_XFLAG_IMMUTABLE) ? FS_IMMUTABLE_FL : 0) |
+		    ((x.fsx_xflags & FS_XFLAG_APPEND) ? FS_APPEND_FL : 0);
+		r = INTR(req, lc_set_flags(lf->c, in, f, &cr));
+		if (r < 0)
+			REPLY_ERR(req, r);
+		else
+			fuse_reply_ioctl(req, 0, NULL, 0);
+		return;
+	default:
+		fuse_reply_err(req, ENOTTY);
+		return;
+	}
+}
+
 static void ll_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const char *value, size_t size,
 			int flags)
 {
@@ -1452,6 +1553,7 @@ const struct fuse_lowlevel_ops lfuse_ops = {
 	.setlk = ll_setlk,
 	.flock = ll_flock,
 	.fallocate = ll_fallocate,
+	.ioctl = ll_ioctl,
 	.release = ll_release,
 	.fsync = ll_fsync,
 	.opendir = ll_opendir,

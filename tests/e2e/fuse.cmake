@@ -139,3 +139,17 @@ if(TARGET loligo-fuse AND TARGET loligo-mds)
   set_tests_properties(test_fuse_tmpfile PROPERTIES SKIP_RETURN_CODE 77 RUN_SERIAL TRUE)
   loligo_fuse_rados_test(tmpfile test_fuse_tmpfile)
 endif()
+
+# Space and the data path as programs rely on them (issue 25, items 3, 11,
+# 12, 13): fallocate reserves (ENOSPC up front, writes into the range on a
+# full disk), st_blocks is what is stored, ZERO_RANGE,
+# chattr +i/+a on two mounts, O_DIRECT writes against buffered readers.
+if(TARGET loligo-fuse AND TARGET loligo-mds)
+  loligo_check_test(test_fuse_space
+    SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_fuse_space.c ${CMAKE_CURRENT_LIST_DIR}/test_fuse_harness.c
+    LIBS loligo_proto loligo_common
+    LABELS e2e fuse
+    TIMEOUT 900)
+  add_dependencies(test_fuse_space loligo-fuse loligo-mds)
+  set_tests_properties(test_fuse_space PROPERTIES SKIP_RETURN_CODE 77 RUN_SERIAL TRUE)
+endif()

@@ -499,7 +499,9 @@ START_TEST(test_stalled_op_is_reported)
 	pid = fork();
 	if (pid == 0)
 		_exit(fsync(fd) == 0 ? 0 : 1);
-	close(fd);
+	/* the fd stays open until the fsync is done: a close now would start
+	 * the flusher's writeback, and the fsync, when it came second, waited
+	 * for that thread instead of the store */
 	end = now_ms() + 60000;
 	while (!ops_show("fsync", "object store") && now_ms() < end)
 		usleep(50000);
@@ -511,6 +513,7 @@ START_TEST(test_stalled_op_is_reported)
 	/* the store goes on */
 	set_client_opt("client_debug_writeback_delay", "0");
 	ck_assert_int_eq(reap(pid, 60000), 0);
+	close(fd);
 	while (mds_health_has("MDS_CLIENT_SLOW_OPS") && now_ms() < end)
 		usleep(100000);
 	ck_assert_msg(!mds_health_has("MDS_CLIENT_SLOW_OPS"), "the warning did not clear once the fsync completed");

@@ -10,3 +10,9 @@ loligo_check_test(test_proto_sock
   LIBS loligo_proto
   LABELS unit proto
   TIMEOUT 60)
+# the extent sets behind st_blocks, against a block bitmap
+loligo_check_test(test_extents
+  SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/unit/test_extents.c
+  LIBS loligo_proto
+  LABELS unit proto
+  TIMEOUT 60)

@@ -56,6 +56,8 @@ static __attribute__((unused)) void sample_inode(struct mdsp_inode *in, uint64_t
 	in->object_size = 4u << 20;
 	in->max_size = 1ull << 40;
 	in->files = seed * 11;
+	in->blocks = (seed + 1) * 4096;
+	in->flags = seed % 2 ? MDSP_FL_APPEND : MDSP_FL_IMMUTABLE;
 }
 
 static __attribute__((unused)) void sample_lock(struct mdsp_lock *l, uint64_t seed)
@@ -246,6 +248,18 @@ static __attribute__((unused)) void sample_caps(struct mdsp_msg *m, uint32_t op)
 	sample_inode(&c->attr, 42);
 	if (op >= MDSP_CAPS_LEASE_REVOKE)
 		c->dname = sample_str(12, op);
+	if (op == MDSP_CAPS_FLUSH) {
+		/* v3: what the data objects hold, two ranges added and one freed */
+		c->has_ext = true;
+		c->dirty |= MDSP_DIRTY_BLOCKS;
+		c->n_ext_add = 2;
+		c->ext_add = calloc(2, sizeof(*c->ext_add));
+		c->ext_add[0] = (struct mdsp_extent){ 0, 8192 };
+		c->ext_add[1] = (struct mdsp_extent){ 1u << 20, 4096 };
+		c->n_ext_rm = 1;
+		c->ext_rm = calloc(1, sizeof(*c->ext_rm));
+		c->ext_rm[0] = (struct mdsp_extent){ 65536, 4096 };
+	}
 }
 
 static __attribute__((unused)) void sample_command(struct mdsp_msg *m, size_t jsonlen)
@@ -321,7 +335,18 @@ static __attribute__((unused)) int inode_eq(const struct mdsp_inode *a, const st
 	       time_eq(&a->mtime, &b->mtime) && time_eq(&a->ctime, &b->ctime) &&
 	       time_eq(&a->btime, &b->btime) && a->change == b->change &&
 	       a->object_size == b->object_size && a->max_size == b->max_size &&
-	       a->files == b->files;
+	       a->files == b->files && a->blocks == b->blocks && a->flags == b->flags;
+}
+
+static __attribute__((unused)) int ext_eq(const struct mdsp_extent *a, uint32_t na, const struct mdsp_extent *b,
+					  uint32_t nb)
+{
+	if (na != nb)
+		return 0;
+	for (uint32_t i = 0; i < na; i++)
+		if (a[i].off != b[i].off || a[i].len != b[i].len)
+			return 0;
+	return 1;
 }
 
 static __attribute__((unused)) int lock_eq(const struct mdsp_lock *a, const struct mdsp_lock *b)
@@ -423,7 +448,9 @@ static __attribute__((unused)) int msg_eq(const struct mdsp_msg *a, const struct
 
 		return x->op == y->op && x->ino == y->ino && x->caps == y->caps &&
 		       x->wanted == y->wanted && x->seq == y->seq && x->flush_tid == y->flush_tid &&
-		       x->dirty == y->dirty && inode_eq(&x->attr, &y->attr) && str_eq(x->dname, y->dname);
+		       x->dirty == y->dirty && inode_eq(&x->attr, &y->attr) && str_eq(x->dname, y->dname) &&
+		       x->has_ext == y->has_ext && ext_eq(x->ext_add, x->n_ext_add, y->ext_add, y->n_ext_add) &&
+		       ext_eq(x->ext_rm, x->n_ext_rm, y->ext_rm, y->n_ext_rm);
 	}
 	case MDSP_MSG_COMMAND:
 		return a->command.tid == b->command.tid && str_eq(a->command.json, b->command.json);

@@ -463,6 +463,8 @@ static void insert_tail(struct mdsp_buf *b, size_t at, size_t n, const size_t *e
 /* Offsets in a request payload (ngroups groups): the caller struct follows
  * tid, oldest_tid, attempt, flags and op. */
 #define REQ_CALLER_OFF 34
+/* an inode struct's body (after its 6-byte envelope): v1 124 bytes, v2's blocks and flags */
+#define INODE_BODY (124 + 8 + 4)
 #define CALLER_LEN(ngroups) (4 + 4 + 4 + 4 * (ngroups) + 4)
 
 START_TEST(test_forward_compat_skips_unknown_tails)
@@ -484,12 +486,12 @@ START_TEST(test_forward_compat_skips_unknown_tails)
 	mdsp_msg_free(&m);
 
 	/* a newer inode nested in a newer caps struct (the NULL dname, 4
-	 * bytes, follows it) */
+	 * bytes, and the v3 extents follow it: has_ext, 2 added, 1 removed) */
 	sample_caps(&m, MDSP_CAPS_FLUSH);
 	encode_ok(&m, &b);
 	env[1] = 6 + 4 + 8 + 4 + 4 + 8 + 8 + 4;
-	ck_assert_uint_eq(rd32le(b.data + MDSP_HDR_LEN + env[1] + 2), 124);
-	insert_tail(&b, b.len - MDSP_HDR_LEN - 4, 7, env, 2);
+	ck_assert_uint_eq(rd32le(b.data + MDSP_HDR_LEN + env[1] + 2), INODE_BODY);
+	insert_tail(&b, b.len - MDSP_HDR_LEN - 4 - (1 + 4 + 2 * 16 + 4 + 1 * 16), 7, env, 2);
 	ck_assert_int_eq(mdsp_decode_frame(b.data, b.len, &d, NULL), 0);
 	ck_assert(msg_eq(&m, &d));
 	mdsp_buf_free(&b);
@@ -511,9 +513,9 @@ START_TEST(test_forward_compat_skips_unknown_tails)
 	encode_ok(&m, &b);
 	{
 		/* tid result flags has_dir inode dname has_target inode caps cap_seq count */
-		size_t dname = 6 + 8 + 4 + 4 + 1 + 130;
+		size_t dname = 6 + 8 + 4 + 4 + 1 + 6 + INODE_BODY;
 		size_t dlen = rd32le(b.data + MDSP_HDR_LEN + dname);
-		size_t ent = dname + 4 + dlen + 1 + 130 + 4 + 8 + 4;
+		size_t ent = dname + 4 + dlen + 1 + 6 + INODE_BODY + 4 + 8 + 4;
 		size_t elen = rd32le(b.data + MDSP_HDR_LEN + ent + 2);
 
 		env[1] = ent;
@@ -916,6 +918,38 @@ static void expect_bad(struct mdsp_buf *b, size_t off, uint32_t v, const char *w
 	wr32le(b->data + MDSP_HDR_LEN + off, old);
 	reframe(b->data, b->len - MDSP_HDR_LEN);
 }
+
+/*
+ * CAPS v3 extents from a peer: a count over MDSP_FLUSH_EXT_MAX, extents
+ * that overlap or are not on MDSP_EXT_ALIGN are refused (the MDS would
+ * count them into st_blocks), the well-formed ones decode.
+ */
+START_TEST(test_caps_extents_bounds)
+{
+	struct mdsp_msg m, d;
+	struct mdsp_buf b;
+	/* envelope, op ino caps wanted seq flush_tid dirty, inode, NULL dname, has_ext */
+	size_t add_off = 6 + 4 + 8 + 4 + 4 + 8 + 8 + 4 + 6 + INODE_BODY + 4 + 1;
+	size_t rm_off = add_off + 4 + 2 * 16;
+
+	sample_caps(&m, MDSP_CAPS_FLUSH);
+	encode_ok(&m, &b);
+	ck_assert_uint_eq(rd32le(b.data + MDSP_HDR_LEN + add_off), 2);
+	ck_assert_uint_eq(rd32le(b.data + MDSP_HDR_LEN + rm_off), 1);
+	ck_assert_int_eq(mdsp_decode_frame(b.data, b.len, &d, NULL), 0);
+	ck_assert(msg_eq(&m, &d));
+	mdsp_msg_free(&d);
+	expect_bad(&b, add_off, MDSP_FLUSH_EXT_MAX + 1, "count over its bound");
+	expect_bad(&b, rm_off, 0xffffffff, "count over its bound");
+	/* the first added extent moved onto the second: they overlap */
+	expect_bad(&b, add_off + 4, 1u << 20, "extents not sorted, disjoint and aligned");
+	/* the removed one not on a block boundary, or empty */
+	expect_bad(&b, rm_off + 4, 65536 + 512, "extents not sorted, disjoint and aligned");
+	expect_bad(&b, rm_off + 4 + 8, 0, "extents not sorted, disjoint and aligned");
+	mdsp_buf_free(&b);
+	mdsp_msg_free(&m);
+}
+END_TEST
 
 START_TEST(test_decoder_bounds)
 {
@@ -1461,6 +1495,7 @@ static Suite *proto_suite(void)
 	tcase_add_test(tc, test_session_v5_has_no_slow_ops);
 	tcase_add_test(tc, test_lock_v1_decodes);
 	tcase_add_test(tc, test_decoder_bounds);
+	tcase_add_test(tc, test_caps_extents_bounds);
 	tcase_add_test(tc, test_encoder_bounds);
 	tcase_add_test(tc, test_names);
 	tcase_add_test(tc, test_setattr_rules);
