@@ -50,6 +50,7 @@
 #include <endian.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/falloc.h>
 #include <grp.h>
 #include <signal.h>
 #include <stdio.h>
@@ -452,7 +453,10 @@ static int fallocate_as(void *arg)
 
 	if (fd < 0)
 		return errno;
-	if (fallocate(fd, 0, 0, 1 << 20))
+	/* RADOS cannot reserve (mode 0 is EOPNOTSUPP there): a ZERO_RANGE
+	 * growing the file is a modification the kernel kills privileges for
+	 * too (fuse_file_fallocate without KEEP_SIZE) */
+	if (lfs_rados() ? fallocate(fd, FALLOC_FL_ZERO_RANGE, 1 << 20, 1 << 20) : fallocate(fd, 0, 0, 1 << 20))
 		r = errno;
 	close(fd);
 	return r;
