@@ -435,7 +435,8 @@ END_TEST
  * EXTENTS (lseek's SEEK_DATA/SEEK_HOLE): a new file holds nothing, also
  * once truncated up (a truncate stores no data); an unknown inode is
  * stale, a directory or symlink has no data extents (EINVAL, what lseek
- * answers for them).  The extents a cap flush adds are test_fuse_space's.
+ * answers for them); what a cap flush adds is the answer, and a flush
+ * from a client too old to say what it stored makes it unknown.
  */
 START_TEST(test_extents)
 {
@@ -480,6 +481,47 @@ START_TEST(test_extents)
 	q.ino = f;
 	ck_assert_int_eq(mdsw_call(&W, &q, &rep), -ESTALE);
 	mdsw_reply_free(&rep);
+
+	/* what a cap flush added is the answer; a flush from a client too
+	 * old to say what it stored makes it unknown: no extents, blocks
+	 * MDSP_BLOCKS_UNKNOWN (the client then answers "all data") */
+	{
+		struct mdsp_extent add[2] = { { 0, 8192 }, { 16384, 4096 } };
+		struct mdsp_caps fl = { .op = MDSP_CAPS_FLUSH, .caps = MDSP_CAP_ALL, .flush_tid = 1,
+					.dirty = MDSP_DIRTY_SIZE | MDSP_DIRTY_BLOCKS, .has_ext = true,
+					.n_ext_add = 2, .ext_add = add };
+
+		W.keep_caps = true;             /* a flush needs a cap on the file */
+		fl.ino = create_ok(ROOT, "g", 0644);
+		fl.attr.size = 20000;
+		ck_assert_int_eq(mdsw_send_caps(&W, &fl), 0);
+		q.tid = 0;
+		q.ino = fl.ino;
+		ck_assert_int_eq(mdsw_call(&W, &q, &rep), 0);
+		ck_assert_uint_eq(rep.target.size, 20000);
+		ck_assert_uint_eq(rep.target.blocks, 12288);
+		ck_assert_uint_eq(rep.n_ext, 2);
+		ck_assert_uint_eq(rep.ext[0].off, 0);
+		ck_assert_uint_eq(rep.ext[0].len, 8192);
+		ck_assert_uint_eq(rep.ext[1].off, 16384);
+		ck_assert_uint_eq(rep.ext[1].len, 4096);
+		mdsw_reply_free(&rep);
+
+		fl.flush_tid = 2;
+		fl.has_ext = false;
+		fl.n_ext_add = 0;
+		fl.ext_add = NULL;
+		fl.dirty = MDSP_DIRTY_SIZE;
+		fl.attr.size = 30000;
+		ck_assert_int_eq(mdsw_send_caps(&W, &fl), 0);
+		q.tid = 0;
+		ck_assert_int_eq(mdsw_call(&W, &q, &rep), 0);
+		ck_assert_uint_eq(rep.target.size, 30000);
+		ck_assert_uint_eq(rep.target.blocks, MDSP_BLOCKS_UNKNOWN);
+		ck_assert_uint_eq(rep.n_ext, 0);
+		mdsw_reply_free(&rep);
+		W.keep_caps = false;
+	}
 }
 END_TEST
 
