@@ -402,6 +402,20 @@ int lc_get_flags(struct lclient *c, struct lc_inode *in, uint32_t *flags);
 int lc_set_flags(struct lclient *c, struct lc_inode *in, uint32_t flags, const struct lc_cred *cr);
 
 /**
+ * lc_lseek_data - lseek(2)'s SEEK_DATA or SEEK_HOLE (@whence) from @off in
+ * regular file @in, from the extents the MDS knows its objects hold, after
+ * this client's buffered data and extent changes of @in reached it (a
+ * writeback and a waited cap flush).  Holes are reported conservatively
+ * (MDSP_EXT_ALIGN granules; possibly as data, never data as a hole); a file
+ * whose extents are unknown, or an MDS without the op, is all data.
+ * Return: 0 with *@out the offset (SEEK_HOLE: the file's size when no hole
+ * comes before it); -ENXIO for @off at or past the size, negative, or
+ * (SEEK_DATA) with no data from it on; -EINVAL for another @whence or not a
+ * regular file; else -errno.  Blocks on the MDS; takes no lock of the
+ * caller's.
+ */
+int lc_lseek_data(struct lclient *c, struct lc_inode *in, off_t off, int whence, off_t *out);
+/**
  * lc_sync_inode - @in's buffered data written, its size and times and every
  * metadata change it depends on journaled: an fsync without an open handle
  * (NFS COMMIT of a file the client has no open state for).  Writeback

@@ -1427,6 +1427,49 @@ static int op_lookupparent(struct mds *m, struct session *s, struct mdsp_request
 	return 0;
 }
 
+/*
+ * EXTENTS: what a regular file's objects hold, for lseek's SEEK_DATA and
+ * SEEK_HOLE.  No permission check beyond GETATTR's: lseek needs only an
+ * open file (also one open for writing only), and st_blocks shows the same
+ * in less detail to anyone who may stat it.  What another client buffered
+ * is written back first (Fb, as an open for reading takes it): its cap ack
+ * brings the extents it stored, so no data it wrote is answered as a hole.
+ */
+static int op_extents(struct mds *m, struct session *s, struct mdsp_request *r, struct mdsp_reply *rep,
+		      struct txn *t)
+{
+	struct minode *in;
+	int e = inode_get(m, r->ino, &in);
+
+	if (e)
+		return e == -ENOENT ? -ESTALE : e;
+	if (!S_ISREG(in->a.mode))
+		return -EINVAL;
+	locker_want_caps(m, t, in, MDSP_CAP_FILE_BUFFER);
+	if ((e = locker_blocked(t)))
+		return e;
+	set_target(rep, in);
+	if (in->a.blocks == MDSP_BLOCKS_UNKNOWN || !in->ext.n)
+		return 0;
+	/* the set stays within MDSP_INODE_EXT_MAX (mdsp_extset_add merges past
+	 * it); should one ever not, its cover says no less than it */
+	if (in->ext.n > MDSP_INODE_EXT_MAX) {
+		rep->ext = malloc(sizeof(*rep->ext));
+		if (!rep->ext)
+			return -ENOMEM;
+		rep->ext[0].off = in->ext.v[0].off;
+		rep->ext[0].len = in->ext.v[in->ext.n - 1].off + in->ext.v[in->ext.n - 1].len - in->ext.v[0].off;
+		rep->n_ext = 1;
+		return 0;
+	}
+	rep->ext = malloc(in->ext.n * sizeof(*rep->ext));
+	if (!rep->ext)
+		return -ENOMEM;
+	memcpy(rep->ext, in->ext.v, in->ext.n * sizeof(*rep->ext));
+	rep->n_ext = in->ext.n;
+	return 0;
+}
+
 static int op_nosys(struct mds *m, struct session *s, struct mdsp_request *r, struct mdsp_reply *rep,
 		    struct txn *t)
 {
@@ -1461,6 +1504,7 @@ static const op_fn op_table[MDSP_OP_MAX] = {
 	[MDSP_OP_LOOKUPINO] = op_lookupino,
 	[MDSP_OP_LOOKUPPARENT] = op_lookupparent,
 	[MDSP_OP_TMPFILE] = op_tmpfile,
+	[MDSP_OP_EXTENTS] = op_extents,
 };
 
 /*

@@ -8,34 +8,6 @@
 
 #include "mds_proto/proto_int.h"
 
-static void put_ext(struct mdsp_buf *b, const struct mdsp_extent *v, uint32_t n)
-{
-	put_u32(b, n);
-	for (uint32_t i = 0; i < n; i++) {
-		put_u64(b, v[i].off);
-		put_u64(b, v[i].len);
-	}
-}
-
-static int get_ext(struct cur *c, struct mdsp_extent **out, uint32_t *n)
-{
-	int r = get_count(c, n, MDSP_FLUSH_EXT_MAX, 16);
-
-	if (r)
-		return r;
-	if (!*n)
-		return 0;
-	*out = calloc(*n, sizeof(**out));
-	if (!*out)
-		return -ENOMEM;
-	for (uint32_t i = 0; i < *n; i++)
-		if (get_u64(c, &(*out)[i].off) || get_u64(c, &(*out)[i].len))
-			return -EBADMSG;
-	if (!mdsp_extset_valid(*out, *n))
-		return dec_bad(c, "extents not sorted, disjoint and aligned");
-	return 0;
-}
-
 int enc_caps(struct mdsp_buf *b, const struct mdsp_caps *cp)
 {
 	size_t off;
@@ -57,8 +29,8 @@ int enc_caps(struct mdsp_buf *b, const struct mdsp_caps *cp)
 	enc_inode(b, &cp->attr);
 	put_str(b, cp->dname);
 	put_bool(b, cp->has_ext);               /* v3 */
-	put_ext(b, cp->ext_add, cp->n_ext_add);
-	put_ext(b, cp->ext_rm, cp->n_ext_rm);
+	put_extents(b, cp->ext_add, cp->n_ext_add);
+	put_extents(b, cp->ext_rm, cp->n_ext_rm);
 	struct_close(b, off);
 	return 0;
 }
@@ -77,8 +49,8 @@ int dec_caps(struct cur *c, struct mdsp_caps *cp)
 		return -EBADMSG;
 	if (v >= 2 && (r = get_str(c, &cp->dname, MDSP_NAME_MAX)))
 		return r;
-	if (v >= 3 && ((r = get_bool(c, &cp->has_ext)) || (r = get_ext(c, &cp->ext_add, &cp->n_ext_add)) ||
-		       (r = get_ext(c, &cp->ext_rm, &cp->n_ext_rm)))) {
+	if (v >= 3 && ((r = get_bool(c, &cp->has_ext)) || (r = get_extents(c, &cp->ext_add, &cp->n_ext_add, MDSP_FLUSH_EXT_MAX)) ||
+		       (r = get_extents(c, &cp->ext_rm, &cp->n_ext_rm, MDSP_FLUSH_EXT_MAX)))) {
 		free_caps(cp);
 		return r;
 	}

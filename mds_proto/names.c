@@ -31,6 +31,7 @@ static const char *const op_names[] = {
 	[MDSP_OP_LOOKUPINO] = "lookupino",
 	[MDSP_OP_LOOKUPPARENT] = "lookupparent",
 	[MDSP_OP_TMPFILE] = "tmpfile",
+	[MDSP_OP_EXTENTS] = "extents",
 };
 
 static const char *const msg_type_names[] = {

@@ -266,6 +266,15 @@ enum mdsp_op {
 	 * may get.  An MDS older than this op answers EOPNOTSUPP.
 	 */
 	MDSP_OP_TMPFILE = 24,
+	/*
+	 * ino -> target, ext: the extents a regular file's data objects hold,
+	 * as the MDS knows them from the cap flushes it applied (lseek's
+	 * SEEK_DATA/SEEK_HOLE).  Read-only, not journaled.  Not known
+	 * (target.blocks MDSP_BLOCKS_UNKNOWN): no extents.  An unknown inode is
+	 * ESTALE, anything but a regular file EINVAL (what lseek answers);
+	 * an MDS older than this op answers EOPNOTSUPP.
+	 */
+	MDSP_OP_EXTENTS = 25,
 	MDSP_OP_MAX
 };
 
@@ -446,6 +455,10 @@ struct mdsp_reply {
 	 * this request (MDSP_REQ_WANT_INOS): it may name them in want_ino */
 	uint64_t deleg_start;
 	uint64_t deleg_len;
+	/* version 4: EXTENTS: what the target's objects hold (sorted,
+	 * disjoint, aligned; at most MDSP_INODE_EXT_MAX) */
+	uint32_t n_ext;
+	struct mdsp_extent *ext;
 };
 
 /* ---- CAPS --------------------------------------------------------------- */

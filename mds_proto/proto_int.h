@@ -40,7 +40,7 @@
 #define V_CALLER         1
 #define V_LOCK           2   /* 2: owner_ns, session_id, wait_tid, ino */
 #define V_INODE          2   /* 2: blocks, flags */
-#define V_REPLY          3   /* 2: dir caps, trace flags, lease; 3: delegated inos */
+#define V_REPLY          4   /* 2: dir caps, trace flags, lease; 3: delegated inos; 4: extents */
 #define V_DIRENT         2
 #define V_STATFS         1
 #define V_CAPS           3   /* 2: dname; 3: has_ext, ext_add, ext_rm */
@@ -270,6 +270,11 @@ static inline void struct_leave(struct cur *c, const uint8_t *outer)
 
 void enc_inode(struct mdsp_buf *b, const struct mdsp_inode *in);
 int dec_inode(struct cur *c, struct mdsp_inode *in);
+/* an extent list: u32 count, then (off, len) pairs; the decoder takes at
+ * most @max, checks them sorted, disjoint and aligned, and leaves *out
+ * for the caller to free on failure too */
+void put_extents(struct mdsp_buf *b, const struct mdsp_extent *v, uint32_t n);
+int get_extents(struct cur *c, struct mdsp_extent **out, uint32_t *n, uint32_t max);
 int enc_caller(struct mdsp_buf *b, const struct mdsp_caller *cl);
 int dec_caller(struct cur *c, struct mdsp_caller *cl);
 void enc_lock(struct mdsp_buf *b, const struct mdsp_lock *l);

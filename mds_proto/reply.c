@@ -2,7 +2,8 @@
  * reply.c - REPLY messages: the result of a request, with the trace (the
  * directory and target inodes, so the client can fill its cache without a
  * second round trip), caps granted on the target, and the op's output:
- * readdir entries, a symlink target, xattr data, a lock, statfs.
+ * readdir entries, a symlink target, xattr data, a lock, statfs, the
+ * extents a file's objects hold (version 4, EXTENTS).
  *
  * A readdir reply is the one large message: up to MDSP_READDIR_MAX entries.
  * The entry array is allocated only after its count has been checked
@@ -21,7 +22,8 @@ int enc_reply(struct mdsp_buf *b, const struct mdsp_reply *rp)
 	if ((r = enc_check_str(rp->dname, MDSP_NAME_MAX, "reply dname")) ||
 	    (r = enc_check_count(rp->nentries, MDSP_READDIR_MAX, rp->entries, "readdir entries")) ||
 	    (r = enc_check_str(rp->link, MDSP_PATH_MAX, "reply link")) ||
-	    (r = enc_check_blob(rp->data, rp->data_len, MDSP_XATTR_SIZE_MAX, "reply data")))
+	    (r = enc_check_blob(rp->data, rp->data_len, MDSP_XATTR_SIZE_MAX, "reply data")) ||
+	    (r = enc_check_count(rp->n_ext, MDSP_INODE_EXT_MAX, rp->ext, "reply extents")))
 		return r;
 	for (i = 0; i < rp->nentries; i++)
 		if ((r = enc_check_str(rp->entries[i].name, MDSP_NAME_MAX, "readdir entry name")))
@@ -66,6 +68,7 @@ int enc_reply(struct mdsp_buf *b, const struct mdsp_reply *rp)
 	put_u64(b, rp->lease_seq);
 	put_u64(b, rp->deleg_start);
 	put_u64(b, rp->deleg_len);
+	put_extents(b, rp->ext, rp->n_ext);     /* v4 */
 	struct_close(b, off);
 	return 0;
 }
@@ -133,6 +136,8 @@ int dec_reply(struct cur *c, struct mdsp_reply *rp)
 		r = -EBADMSG;           /* a range that wraps, or ino 0 */
 		goto bad;
 	}
+	if (v >= 4 && (r = get_extents(c, &rp->ext, &rp->n_ext, MDSP_INODE_EXT_MAX)))
+		goto bad;
 	struct_leave(c, outer);
 	return 0;
 bad:
@@ -151,6 +156,9 @@ void free_reply(struct mdsp_reply *rp)
 	free(rp->entries);
 	free(rp->link);
 	free(rp->data);
+	free(rp->ext);
+	rp->ext = NULL;
+	rp->n_ext = 0;
 	rp->dname = NULL;
 	rp->entries = NULL;
 	rp->nentries = 0;

@@ -1,10 +1,42 @@
 /*
  * structs.c - the structs shared by several messages (inode, caller, lock,
- * statfs).  The inode encoding is also what the MDS journals and stores in
+ * statfs, extent lists).  The inode encoding is also what the MDS journals and stores in
  * its directory objects (through mdsp_encode_inode), so it must stay
  * decodable forever: only ever append fields and bump V_INODE.
  */
+#include <stdlib.h>
+
 #include "mds_proto/proto_int.h"
+
+void put_extents(struct mdsp_buf *b, const struct mdsp_extent *v, uint32_t n)
+{
+	put_u32(b, n);
+	for (uint32_t i = 0; i < n; i++) {
+		put_u64(b, v[i].off);
+		put_u64(b, v[i].len);
+	}
+}
+
+int get_extents(struct cur *c, struct mdsp_extent **out, uint32_t *n, uint32_t max)
+{
+	int r = get_count(c, n, max, 16);
+
+	if (r)
+		return r;
+	if (!*n)
+		return 0;
+	*out = calloc(*n, sizeof(**out));
+	if (!*out) {
+		*n = 0;
+		return -ENOMEM;
+	}
+	for (uint32_t i = 0; i < *n; i++)
+		if (get_u64(c, &(*out)[i].off) || get_u64(c, &(*out)[i].len))
+			return -EBADMSG;
+	if (!mdsp_extset_valid(*out, *n))
+		return dec_bad(c, "extents not sorted, disjoint and aligned");
+	return 0;
+}
 
 void enc_inode(struct mdsp_buf *b, const struct mdsp_inode *in)
 {

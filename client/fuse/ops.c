@@ -124,7 +124,7 @@ static void intr_disarm(struct lc_intr *it)
 static void reply_err(fuse_req_t req, int r, const char *fn)
 {
 	if (r < 0 && r != -ENOENT && r != -EEXIST && r != -ENODATA && r != -ENOTEMPTY &&
-	    r != -ERANGE && r != -ENOSYS && r != -EAGAIN)
+	    r != -ERANGE && r != -ENOSYS && r != -EAGAIN && r != -ENXIO)
 		dout(FUSE, 5, "%s: %s", fn, strerror(-r));
 	fuse_reply_err(req, -r);
 }
@@ -939,6 +939,35 @@ static void ll_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t off, of
 }
 
 /*
+ * The kernel answers SEEK_SET, SEEK_CUR and SEEK_END itself and asks only
+ * for SEEK_DATA and SEEK_HOLE; without this op it would take the whole
+ * file for data (generic_file_llseek), and cp --sparse, tar -S and
+ * qemu-img would copy every hole as zeros.  SEEK_SET is answered anyway;
+ * the position SEEK_CUR needs is the kernel's, so that is EINVAL.
+ */
+static void ll_lseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence, struct fuse_file_info *fi)
+{
+	LFUSE_TRACK(req, "lseek", ino);
+	struct lfuse *lf = LF(req);
+	LFUSE_OP(lf, other);
+	off_t pos = 0;
+	int r;
+
+	if (whence == SEEK_SET) {
+		pos = off;
+		r = off < 0 ? -EINVAL : 0;
+	} else if (whence == SEEK_DATA || whence == SEEK_HOLE) {
+		r = INTR(req, lc_lseek_data(lf->c, lc_fh_inode(FH(fi)), off, whence, &pos));
+	} else {
+		r = -EINVAL;
+	}
+	if (r < 0)
+		REPLY_ERR(req, r);
+	else
+		fuse_reply_lseek(req, pos);
+}
+
+/*
  * Every close(2) flushes, with the closing process's lock_owner: POSIX
  * says its fcntl locks on the file go with any of its descriptors (the
  * kernel leaves that to a filesystem that serves locks itself).  A
@@ -1553,6 +1582,7 @@ const struct fuse_lowlevel_ops lfuse_ops = {
 	.setlk = ll_setlk,
 	.flock = ll_flock,
 	.fallocate = ll_fallocate,
+	.lseek = ll_lseek,
 	.ioctl = ll_ioctl,
 	.release = ll_release,
 	.fsync = ll_fsync,

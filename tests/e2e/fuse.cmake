@@ -142,8 +142,9 @@ endif()
 
 # Space and the data path as programs rely on them (issue 25, items 3, 11,
 # 12, 13): fallocate reserves (ENOSPC up front, writes into the range on a
-# full disk), st_blocks is what is stored, ZERO_RANGE,
-# chattr +i/+a on two mounts, O_DIRECT writes against buffered readers.
+# full disk), st_blocks is what is stored, lseek SEEK_DATA/SEEK_HOLE (and
+# cp --sparse=auto), ZERO_RANGE, chattr +i/+a on two mounts, O_DIRECT writes
+# against buffered readers.
 if(TARGET loligo-fuse AND TARGET loligo-mds)
   loligo_check_test(test_fuse_space
     SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_fuse_space.c ${CMAKE_CURRENT_LIST_DIR}/test_fuse_harness.c

@@ -18,6 +18,15 @@
  *                       to end; the second mount sees the same; a punched
  *                       hole and a truncate take their part away; all of it
  *                       survives an MDS restart
+ *   seek_data_hole      lseek's SEEK_DATA and SEEK_HOLE find the data and
+ *                       the holes: 50 KiB at 1.6 MiB of a 3 MiB file on the
+ *                       writing handle before any fsync, and on the other
+ *                       mount, which opens it while the writer still buffers
+ *                       (within the 4 KiB granules the MDS counts in); the
+ *                       end of the file is a hole, past it ENXIO; cp
+ *                       --sparse=auto copies it sparse; a file written end to
+ *                       end is all data; a punched hole is a hole on both
+ *                       mounts; an empty file has neither
  *   zero_range          FALLOC_FL_ZERO_RANGE inside the file, past its end
  *                       (the size grows) and with KEEP_SIZE (it does not);
  *                       the other mount reads the zeros
@@ -424,6 +433,123 @@ START_TEST(test_blocks)
 }
 END_TEST
 
+/* ---- lseek SEEK_DATA / SEEK_HOLE ----------------------------------------- */
+
+#define ALIGN (4 * KiB)   /* MDSP_EXT_ALIGN: the granule the MDS keeps extents in */
+
+/* lseek(@fd, @off, @whence) is in [@lo, @hi] */
+#define EXPECT_SEEK(fd, off, whence, lo, hi, what)                                                      \
+	do {                                                                                            \
+		off_t p_ = lseek((fd), (off), (whence));                                               \
+		EXPECT(p_ >= (off_t)(lo) && p_ <= (off_t)(hi), "%s: lseek(%lld, %s) is %lld%s%s, want %lld..%lld", \
+		       what, (long long)(off), (whence) == SEEK_DATA ? "SEEK_DATA" : "SEEK_HOLE", (long long)p_, \
+		       p_ < 0 ? ": " : "", p_ < 0 ? strerror(errno) : "", (long long)(lo), (long long)(hi)); \
+	} while (0)
+
+/* what cp --sparse, tar -S and qemu-img ask of the sparse file: 50 KiB at 1.6 MiB of 3 MiB */
+static void expect_sparse_seeks(int fd, const char *what)
+{
+	/* the data is where it was written, within the MDS's 4 KiB granules */
+	EXPECT_SEEK(fd, 0, SEEK_DATA, 1600 * KiB / ALIGN * ALIGN, 1600 * KiB, what);
+	EXPECT_SEEK(fd, 0, SEEK_HOLE, 0, 0, what);
+	EXPECT_SEEK(fd, 1610 * KiB, SEEK_DATA, 1610 * KiB, 1610 * KiB, what);
+	EXPECT_SEEK(fd, 1600 * KiB, SEEK_HOLE, 1650 * KiB, (1650 * KiB + ALIGN - 1) / ALIGN * ALIGN, what);
+	/* past it the rest is hole, to the implicit one at the end */
+	EXPECT_ERR(lseek(fd, 1652 * KiB, SEEK_DATA), ENXIO, what);
+	EXPECT_SEEK(fd, 2 * MiB, SEEK_HOLE, 2 * MiB, 2 * MiB, what);
+	EXPECT_SEEK(fd, 3 * MiB - 1, SEEK_HOLE, 3 * MiB - 1, 3 * MiB - 1, what);
+	EXPECT_ERR(lseek(fd, 3 * MiB, SEEK_DATA), ENXIO, what);
+	EXPECT_ERR(lseek(fd, 3 * MiB, SEEK_HOLE), ENXIO, what);
+	EXPECT_ERR(lseek(fd, 5 * MiB, SEEK_HOLE), ENXIO, what);
+}
+
+START_TEST(test_seek_data_hole)
+{
+	char *cp[] = { "/bin/cp", "--sparse=auto", NULL, NULL, NULL };
+	struct stat st;
+	int fd, fd2;
+
+	/* 50 KiB at 1.6 MiB of a 3 MiB file, asked on the writing handle
+	 * before any fsync: the lseek itself makes the MDS's view current */
+	fd = open(at(fs.mnt, "sparse"), O_CREAT | O_RDWR, 0644);
+	EXPECT(fd >= 0, "create: %s", strerror(errno));
+	EXPECT(pwrite_pat(fd, 1600 * KiB, 50 * KiB, 1) == 0, "write");
+	EXPECT(ftruncate(fd, 3 * MiB) == 0, "truncate: %s", strerror(errno));
+	expect_sparse_seeks(fd, "writer");
+
+	/* another client that opens it sees what the writer buffered (the
+	 * open and the lseek take its buffer caps: it writes back and flushes
+	 * its extents first), without an fsync or a close */
+	fd2 = open(at(fs.mnt2, "sparse"), O_RDONLY);
+	EXPECT(fd2 >= 0, "open on mount 2: %s", strerror(errno));
+	expect_sparse_seeks(fd2, "mount 2");
+	EXPECT(close(fd2) == 0, "close");
+
+	/* a second write on mount 1 while nothing else has it open, fsync'd:
+	 * mount 2 sees both ranges */
+	EXPECT(pwrite_pat(fd, 2 * MiB + 100, 100, 4) == 0, "write");
+	EXPECT(fsync(fd) == 0, "fsync: %s", strerror(errno));
+	fd2 = open(at(fs.mnt2, "sparse"), O_RDONLY);
+	EXPECT(fd2 >= 0, "open on mount 2: %s", strerror(errno));
+	EXPECT_SEEK(fd2, 1652 * KiB, SEEK_DATA, 2 * MiB, 2 * MiB, "mount 2, second write");
+	EXPECT_SEEK(fd2, 2 * MiB, SEEK_HOLE, 2 * MiB + ALIGN, 2 * MiB + ALIGN, "mount 2, second write");
+	EXPECT(close(fd2) == 0, "close");
+	EXPECT(close(fd) == 0, "close");
+
+	/* cp --sparse=auto copies only the data (coreutils asks SEEK_DATA): the
+	 * copy holds what the source does, and as few blocks */
+	cp[2] = (char *)at(fs.mnt, "sparse");
+	cp[3] = (char *)at(fs.mnt, "copy");
+	EXPECT(lfs_run(cp, 60000, NULL) == 0, "cp --sparse=auto failed");
+	/* counted where the MDS keeps it: the other mount's stat, once the
+	 * copy is fsync'd (the copying mount's own stat was seen to show
+	 * 112 KiB here, its writes counted twice: an st_blocks matter) */
+	fd = open(at(fs.mnt, "copy"), O_RDONLY);
+	EXPECT(fd >= 0 && fsync(fd) == 0 && close(fd) == 0, "fsync copy: %s", strerror(errno));
+	st = st_of(at(fs.mnt2, "copy"));
+	EXPECT(st.st_size == 3 * MiB && st.st_blocks * 512 >= 54 * KiB && st.st_blocks * 512 <= 64 * KiB,
+	       "copy: size %lld, %lld KiB stored, want 54..64", (long long)st.st_size, (long long)st.st_blocks / 2);
+	EXPECT_RANGE(at(fs.mnt, "copy"), 0, 1600 * KiB, 0, 0, true);
+	EXPECT_RANGE(at(fs.mnt, "copy"), 1600 * KiB, 50 * KiB, 1, 0, false);
+	fd = open(at(fs.mnt2, "copy"), O_RDONLY);
+	EXPECT(fd >= 0, "open copy: %s", strerror(errno));
+	EXPECT_SEEK(fd, 0, SEEK_DATA, 1600 * KiB / ALIGN * ALIGN, 1600 * KiB, "copy");
+	EXPECT(close(fd) == 0, "close");
+
+	/* a file written end to end is data up to its size, then the
+	 * implicit hole at the end */
+	EXPECT(lfs_write_file(at(fs.mnt, "full"), 5 * MiB + 123, 3) == 0, "write full");
+	fd = open(at(fs.mnt, "full"), O_RDWR);
+	EXPECT(fd >= 0, "open full: %s", strerror(errno));
+	EXPECT_SEEK(fd, 0, SEEK_DATA, 0, 0, "full");
+	EXPECT_SEEK(fd, 0, SEEK_HOLE, 5 * MiB + 123, 5 * MiB + 123, "full");
+	EXPECT_SEEK(fd, 5 * MiB + 122, SEEK_DATA, 5 * MiB + 122, 5 * MiB + 122, "full");
+	EXPECT_ERR(lseek(fd, 5 * MiB + 123, SEEK_DATA), ENXIO, "full: SEEK_DATA at the size");
+	EXPECT_ERR(lseek(fd, 5 * MiB + 123, SEEK_HOLE), ENXIO, "full: SEEK_HOLE at the size");
+	/* SEEK_SET and SEEK_END are the kernel's, and still right */
+	EXPECT(lseek(fd, 0, SEEK_END) == 5 * MiB + 123 && lseek(fd, 7, SEEK_SET) == 7, "SEEK_END, SEEK_SET");
+
+	/* a punched hole is a hole, on both mounts */
+	EXPECT(fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, MiB, MiB) == 0, "punch: %s",
+	       strerror(errno));
+	EXPECT_SEEK(fd, 0, SEEK_HOLE, MiB, MiB, "punched");
+	EXPECT_SEEK(fd, MiB, SEEK_DATA, 2 * MiB, 2 * MiB, "punched");
+	EXPECT_SEEK(fd, 2 * MiB, SEEK_HOLE, 5 * MiB + 123, 5 * MiB + 123, "punched");
+	fd2 = open(at(fs.mnt2, "full"), O_RDONLY);
+	EXPECT(fd2 >= 0, "open full on mount 2: %s", strerror(errno));
+	EXPECT_SEEK(fd2, 0, SEEK_HOLE, MiB, MiB, "punched, mount 2");
+	EXPECT_SEEK(fd2, MiB + 5, SEEK_DATA, 2 * MiB, 2 * MiB, "punched, mount 2");
+	EXPECT(close(fd2) == 0 && close(fd) == 0, "close");
+
+	/* an empty file has neither */
+	fd = open(at(fs.mnt, "empty"), O_CREAT | O_RDWR, 0644);
+	EXPECT(fd >= 0, "create empty: %s", strerror(errno));
+	EXPECT_ERR(lseek(fd, 0, SEEK_DATA), ENXIO, "empty: SEEK_DATA");
+	EXPECT_ERR(lseek(fd, 0, SEEK_HOLE), ENXIO, "empty: SEEK_HOLE");
+	EXPECT(close(fd) == 0, "close");
+}
+END_TEST
+
 /* ---- item 13: fallocate modes ------------------------------------------- */
 
 START_TEST(test_zero_range)
@@ -690,6 +816,7 @@ static Suite *suite(void)
 
 	add(s, "fallocate_reserves", test_fallocate_reserves, setup_disk, teardown_disk, 180);
 	add(s, "blocks", test_blocks, setup, teardown, 120);
+	add(s, "seek_data_hole", test_seek_data_hole, setup, teardown, 120);
 	add(s, "zero_range", test_zero_range, setup, teardown, 120);
 	add(s, "chattr", test_chattr, setup, teardown, 120);
 	add(s, "direct_write", test_direct_write, setup, teardown, 180);

@@ -335,6 +335,43 @@ START_TEST(test_sparse)
 END_TEST
 
 /*
+ * lc_lseek_data (lseek's SEEK_DATA/SEEK_HOLE) on a file this client just
+ * wrote, nothing fsync'd: its own writes count at once (it flushes them
+ * first), in 4 KiB granules; the end of the file is a hole, past it ENXIO;
+ * other whences and a directory are EINVAL.
+ */
+START_TEST(test_lseek_data)
+{
+	struct lc_inode *d = mkdir_p(root, "lseek"), *in;
+	struct lc_fh *fh;
+	off_t pos;
+
+	ck_assert_int_eq(lc_create(c, d, "s", 0644, O_RDWR | O_CREAT, &rootcr, NULL, &in, &fh), 0);
+	ck_assert_int_eq(lc_lseek_data(c, in, 0, SEEK_DATA, &pos), -ENXIO);   /* empty */
+	ck_assert_int_eq(lc_write(c, fh, 30 << 20, 4, "tail"), 4);
+	ck_assert_int_eq(lc_write(c, fh, 5000, 4, "head"), 4);
+	ck_assert_int_eq(lc_lseek_data(c, in, 0, SEEK_DATA, &pos), 0);
+	ck_assert_int_eq(pos, 4096);
+	ck_assert_int_eq(lc_lseek_data(c, in, 0, SEEK_HOLE, &pos), 0);
+	ck_assert_int_eq(pos, 0);
+	ck_assert_int_eq(lc_lseek_data(c, in, 5000, SEEK_HOLE, &pos), 0);
+	ck_assert_int_eq(pos, 8192);
+	ck_assert_int_eq(lc_lseek_data(c, in, 8192, SEEK_DATA, &pos), 0);
+	ck_assert_int_eq(pos, 30 << 20);
+	ck_assert_int_eq(lc_lseek_data(c, in, 30 << 20, SEEK_HOLE, &pos), 0);
+	ck_assert_int_eq(pos, (30 << 20) + 4);   /* the implicit hole at the end */
+	ck_assert_int_eq(lc_lseek_data(c, in, (30 << 20) + 4, SEEK_DATA, &pos), -ENXIO);
+	ck_assert_int_eq(lc_lseek_data(c, in, (30 << 20) + 4, SEEK_HOLE, &pos), -ENXIO);
+	ck_assert_int_eq(lc_lseek_data(c, in, -1, SEEK_DATA, &pos), -ENXIO);
+	ck_assert_int_eq(lc_lseek_data(c, in, 0, SEEK_END, &pos), -EINVAL);
+	ck_assert_int_eq(lc_lseek_data(c, d, 0, SEEK_DATA, &pos), -EINVAL);
+	lc_release(c, fh);
+	lc_put(c, in);
+	lc_put(c, d);
+}
+END_TEST
+
+/*
  * The change attribute (what the NFS gateway reports) moves with every data
  * change this client makes, buffered or not, before the MDS hears of it, and
  * never goes back once the MDS's own change counter moves on.
@@ -951,6 +988,7 @@ static Suite *suite(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_sizes_and_remount);
 	tcase_add_test(tc, test_sparse);
+	tcase_add_test(tc, test_lseek_data);
 	tcase_add_test(tc, test_change_attr_moves_with_every_write);
 	tcase_add_test(tc, test_truncate);
 	tcase_add_test(tc, test_rename_and_links);

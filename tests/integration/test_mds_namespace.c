@@ -1,7 +1,7 @@
 /*
  * test_mds_namespace.c - POSIX namespace semantics of loligo-mds over the
  * wire: create/lookup/unlink errors, permissions as a non-root caller, the
- * sticky bit, rename cases, nlink, hard links, symlinks, O_TMPFILE, xattrs, readdir
+ * sticky bit, rename cases, nlink, hard links, symlinks, O_TMPFILE, xattrs, EXTENTS, readdir
  * cookies under concurrent inserts and removes, admin commands, leases.
  */
 #include <check.h>
@@ -428,6 +428,100 @@ START_TEST(test_setattr_truncate)
 	ck_assert_uint_eq(in.size, 0);
 	ck_assert_int_eq(mdsw_getattr(&W, f, &in), 0);
 	ck_assert_uint_eq(in.size, 0);
+}
+END_TEST
+
+/*
+ * EXTENTS (lseek's SEEK_DATA/SEEK_HOLE): a new file holds nothing, also
+ * once truncated up (a truncate stores no data); an unknown inode is
+ * stale, a directory or symlink has no data extents (EINVAL, what lseek
+ * answers for them); what a cap flush adds is the answer, and a flush
+ * from a client too old to say what it stored makes it unknown.
+ */
+START_TEST(test_extents)
+{
+	struct mdsp_request q = { .op = MDSP_OP_EXTENTS };
+	struct mdsp_inode attr, in;
+	struct mdsp_reply rep;
+	uint64_t f = create_ok(ROOT, "f", 0644), d = mkdir_ok(ROOT, "d", 0755);
+
+	q.ino = f;
+	ck_assert_int_eq(mdsw_call(&W, &q, &rep), 0);
+	ck_assert(rep.has_target);
+	ck_assert_uint_eq(rep.target.ino, f);
+	ck_assert_uint_eq(rep.target.blocks, 0);
+	ck_assert_uint_eq(rep.n_ext, 0);
+	mdsw_reply_free(&rep);
+
+	memset(&attr, 0, sizeof(attr));
+	attr.size = 3u << 20;
+	ck_assert_int_eq(mdsw_setattr(&W, f, MDSP_SETATTR_SIZE, &attr, &in), 0);
+	q.tid = 0;
+	ck_assert_int_eq(mdsw_call(&W, &q, &rep), 0);
+	ck_assert_uint_eq(rep.target.size, 3u << 20);
+	ck_assert_uint_eq(rep.n_ext, 0);
+	mdsw_reply_free(&rep);
+
+	q.tid = 0;
+	q.ino = 0x7fffffff0ull;           /* never made */
+	ck_assert_int_eq(mdsw_call(&W, &q, &rep), -ESTALE);
+	mdsw_reply_free(&rep);
+	q.tid = 0;
+	q.ino = d;
+	ck_assert_int_eq(mdsw_call(&W, &q, &rep), -EINVAL);
+	mdsw_reply_free(&rep);
+	ck_assert_int_eq(mdsw_symlink(&W, ROOT, "sl", "f", &in), 0);
+	q.tid = 0;
+	q.ino = in.ino;
+	ck_assert_int_eq(mdsw_call(&W, &q, &rep), -EINVAL);
+	mdsw_reply_free(&rep);
+	/* a removed file is stale */
+	ck_assert_int_eq(mdsw_unlink(&W, ROOT, "f"), 0);
+	q.tid = 0;
+	q.ino = f;
+	ck_assert_int_eq(mdsw_call(&W, &q, &rep), -ESTALE);
+	mdsw_reply_free(&rep);
+
+	/* what a cap flush added is the answer; a flush from a client too
+	 * old to say what it stored makes it unknown: no extents, blocks
+	 * MDSP_BLOCKS_UNKNOWN (the client then answers "all data") */
+	{
+		struct mdsp_extent add[2] = { { 0, 8192 }, { 16384, 4096 } };
+		struct mdsp_caps fl = { .op = MDSP_CAPS_FLUSH, .caps = MDSP_CAP_ALL, .flush_tid = 1,
+					.dirty = MDSP_DIRTY_SIZE | MDSP_DIRTY_BLOCKS, .has_ext = true,
+					.n_ext_add = 2, .ext_add = add };
+
+		W.keep_caps = true;             /* a flush needs a cap on the file */
+		fl.ino = create_ok(ROOT, "g", 0644);
+		fl.attr.size = 20000;
+		ck_assert_int_eq(mdsw_send_caps(&W, &fl), 0);
+		q.tid = 0;
+		q.ino = fl.ino;
+		ck_assert_int_eq(mdsw_call(&W, &q, &rep), 0);
+		ck_assert_uint_eq(rep.target.size, 20000);
+		ck_assert_uint_eq(rep.target.blocks, 12288);
+		ck_assert_uint_eq(rep.n_ext, 2);
+		ck_assert_uint_eq(rep.ext[0].off, 0);
+		ck_assert_uint_eq(rep.ext[0].len, 8192);
+		ck_assert_uint_eq(rep.ext[1].off, 16384);
+		ck_assert_uint_eq(rep.ext[1].len, 4096);
+		mdsw_reply_free(&rep);
+
+		fl.flush_tid = 2;
+		fl.has_ext = false;
+		fl.n_ext_add = 0;
+		fl.ext_add = NULL;
+		fl.dirty = MDSP_DIRTY_SIZE;
+		fl.attr.size = 30000;
+		ck_assert_int_eq(mdsw_send_caps(&W, &fl), 0);
+		q.tid = 0;
+		ck_assert_int_eq(mdsw_call(&W, &q, &rep), 0);
+		ck_assert_uint_eq(rep.target.size, 30000);
+		ck_assert_uint_eq(rep.target.blocks, MDSP_BLOCKS_UNKNOWN);
+		ck_assert_uint_eq(rep.n_ext, 0);
+		mdsw_reply_free(&rep);
+		W.keep_caps = false;
+	}
 }
 END_TEST
 
@@ -880,6 +974,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_tmpfile);
 	tcase_add_test(tc, test_exchange_and_links_across_dirs);
 	tcase_add_test(tc, test_setattr_truncate);
+	tcase_add_test(tc, test_extents);
 	tcase_add_test(tc, test_xattrs);
 	tcase_add_test(tc, test_readdir_cookies);
 	tcase_add_test(tc, test_readdir_names_and_attrs);

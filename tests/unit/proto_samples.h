@@ -229,6 +229,10 @@ static __attribute__((unused)) void sample_reply(struct mdsp_msg *m, uint32_t ne
 	r->data = data_len ? sample_blob(data_len, 5) : NULL;
 	sample_lock(&r->lock, 8);
 	r->statfs = (struct mdsp_statfs){ 4096, 1u << 30, 1u << 29, 1u << 28, 1u << 20, 1u << 19, 255 };
+	r->n_ext = 2;
+	r->ext = calloc(2, sizeof(*r->ext));
+	r->ext[0] = (struct mdsp_extent){ 1600u << 10, 52u << 10 };
+	r->ext[1] = (struct mdsp_extent){ 3u << 20, 4096 };
 }
 
 static __attribute__((unused)) void sample_caps(struct mdsp_msg *m, uint32_t op)
@@ -426,7 +430,7 @@ static __attribute__((unused)) int msg_eq(const struct mdsp_msg *a, const struct
 		    x->cap_seq != y->cap_seq || x->nentries != y->nentries || x->dir_caps != y->dir_caps ||
 		    x->dir_cap_seq != y->dir_cap_seq || x->trace_flags != y->trace_flags ||
 		    x->lease_seq != y->lease_seq || x->deleg_start != y->deleg_start ||
-		    x->deleg_len != y->deleg_len)
+		    x->deleg_len != y->deleg_len || !ext_eq(x->ext, x->n_ext, y->ext, y->n_ext))
 			return 0;
 		for (i = 0; i < x->nentries; i++)
 			if (!str_eq(x->entries[i].name, y->entries[i].name) ||

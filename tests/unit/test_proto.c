@@ -674,6 +674,13 @@ static void cut_tail(struct mdsp_buf *b, size_t at, size_t n, const size_t *env,
 	reframe(b->data, b->len - MDSP_HDR_LEN);
 }
 
+static void no_extents(struct mdsp_reply *r)
+{
+	free(r->ext);
+	r->ext = NULL;
+	r->n_ext = 0;
+}
+
 /* Version-1 peers (before caps were tracked): the version-2 fields decode
  * as zeros / NULL. */
 START_TEST(test_older_peers_decode)
@@ -691,12 +698,24 @@ START_TEST(test_older_peers_decode)
 	mdsp_msg_free(&d);
 	mdsp_buf_free(&b);
 
-	/* a version-2 reply: no delegated inos */
+	/* a version-3 reply: no extents (n_ext and two of 16 bytes) */
+	sample_reply(&m, 0, 10, 0);
+	encode_ok(&m, &b);
+	cut_tail(&b, b.len - MDSP_HDR_LEN - 36, 36, env, 1, 3);
+	no_extents(&m.reply);
+	ck_assert_int_eq(mdsp_decode_frame(b.data, b.len, &d, NULL), 0);
+	ck_assert(msg_eq(&m, &d));
+	mdsp_msg_free(&d);
+	mdsp_buf_free(&b);
+	mdsp_msg_free(&m);
+
+	/* a version-2 reply: no delegated inos (and no empty extent list) */
 	sample_reply(&m, 0, 10, 0);
 	m.reply.deleg_start = 0;
 	m.reply.deleg_len = 0;
+	no_extents(&m.reply);
 	encode_ok(&m, &b);
-	cut_tail(&b, b.len - MDSP_HDR_LEN - 16, 16, env, 1, 2);
+	cut_tail(&b, b.len - MDSP_HDR_LEN - 20, 20, env, 1, 2);
 	ck_assert_int_eq(mdsp_decode_frame(b.data, b.len, &d, NULL), 0);
 	ck_assert(msg_eq(&m, &d));
 	mdsp_msg_free(&d);
@@ -711,8 +730,9 @@ START_TEST(test_older_peers_decode)
 	m.reply.lease_seq = 0;
 	m.reply.deleg_start = 0;
 	m.reply.deleg_len = 0;
+	no_extents(&m.reply);
 	encode_ok(&m, &b);
-	cut_tail(&b, b.len - MDSP_HDR_LEN - 40, 40, env, 1, 1);
+	cut_tail(&b, b.len - MDSP_HDR_LEN - 44, 44, env, 1, 1);
 	ck_assert_int_eq(mdsp_decode_frame(b.data, b.len, &d, NULL), 0);
 	ck_assert(msg_eq(&m, &d));
 	mdsp_msg_free(&d);
@@ -946,6 +966,46 @@ START_TEST(test_caps_extents_bounds)
 	/* the removed one not on a block boundary, or empty */
 	expect_bad(&b, rm_off + 4, 65536 + 512, "extents not sorted, disjoint and aligned");
 	expect_bad(&b, rm_off + 4 + 8, 0, "extents not sorted, disjoint and aligned");
+	mdsp_buf_free(&b);
+	mdsp_msg_free(&m);
+}
+END_TEST
+
+/*
+ * REPLY v4 extents (EXTENTS, lseek's SEEK_DATA/SEEK_HOLE): a full set of
+ * MDSP_INODE_EXT_MAX goes through, one more is refused by the encoder and
+ * by the decoder (a count over its bound); extents that overlap or are not
+ * on MDSP_EXT_ALIGN are refused (a client would answer data as a hole).
+ */
+START_TEST(test_reply_extents_bounds)
+{
+	struct mdsp_msg m, d;
+	struct mdsp_buf b;
+	size_t n_off;
+
+	sample_reply(&m, 0, 10, 0);
+	no_extents(&m.reply);
+	m.reply.ext = calloc(MDSP_INODE_EXT_MAX + 1, sizeof(*m.reply.ext));
+	for (uint32_t i = 0; i <= MDSP_INODE_EXT_MAX; i++)
+		m.reply.ext[i] = (struct mdsp_extent){ (uint64_t)i * 3 * MDSP_EXT_ALIGN, MDSP_EXT_ALIGN };
+	m.reply.n_ext = MDSP_INODE_EXT_MAX + 1;
+	mdsp_buf_init(&b);
+	ck_assert_int_eq(mdsp_encode(&b, &m), -EINVAL);
+	mdsp_buf_free(&b);
+	m.reply.n_ext = MDSP_INODE_EXT_MAX;
+	roundtrip(&m);
+	m.reply.n_ext = 2;
+	encode_ok(&m, &b);
+	n_off = b.len - MDSP_HDR_LEN - 4 - 2 * 16;   /* the tail: count, two extents */
+	ck_assert_uint_eq(rd32le(b.data + MDSP_HDR_LEN + n_off), 2);
+	ck_assert_int_eq(mdsp_decode_frame(b.data, b.len, &d, NULL), 0);
+	ck_assert(msg_eq(&m, &d));
+	mdsp_msg_free(&d);
+	expect_bad(&b, n_off, MDSP_INODE_EXT_MAX + 1, "count over its bound");
+	/* the second extent moved onto the first: they overlap */
+	expect_bad(&b, n_off + 4 + 16, 0, "extents not sorted, disjoint and aligned");
+	/* the first one's length not a multiple of the alignment */
+	expect_bad(&b, n_off + 4 + 8, 512, "extents not sorted, disjoint and aligned");
 	mdsp_buf_free(&b);
 	mdsp_msg_free(&m);
 }
@@ -1496,6 +1556,7 @@ static Suite *proto_suite(void)
 	tcase_add_test(tc, test_lock_v1_decodes);
 	tcase_add_test(tc, test_decoder_bounds);
 	tcase_add_test(tc, test_caps_extents_bounds);
+	tcase_add_test(tc, test_reply_extents_bounds);
 	tcase_add_test(tc, test_encoder_bounds);
 	tcase_add_test(tc, test_names);
 	tcase_add_test(tc, test_setattr_rules);
