@@ -105,6 +105,11 @@ void lc_blocks_truncated_locked(struct lc_inode *in, uint64_t size)
 	mdsp_extset_truncate(&in->dext_add, size);
 }
 
+bool lc_blocks_in_flight_locked(const struct lc_inode *in)
+{
+	return in->ext_add.n || in->ext_rm.n;
+}
+
 /* changes not acked by the MDS yet */
 static bool pending_locked(const struct lc_inode *in)
 {
@@ -162,6 +167,7 @@ void lc_blocks_sent_locked(struct lc_inode *in, struct mdsp_extset send[2])
 	mdsp_extset_free(&in->ext_rm);
 	in->ext_add = *add;
 	in->ext_rm = *rm;
+	in->ext_base = in->mi.blocks;
 	memset(send, 0, 2 * sizeof(*send));
 }
 
@@ -220,8 +226,17 @@ uint64_t lc_blocks_estimate_locked(const struct lc_inode *in, uint64_t size)
 
 	if (base == MDSP_BLOCKS_UNKNOWN)
 		return MDSP_BLOCKS_UNKNOWN;
-	add = mdsp_extset_bytes(&in->ext_add) + mdsp_extset_bytes(&in->dext_add) + buffered_locked(in);
-	rm = mdsp_extset_bytes(&in->ext_rm) + mdsp_extset_bytes(&in->dext_rm);
+	add = mdsp_extset_bytes(&in->dext_add) + buffered_locked(in);
+	rm = mdsp_extset_bytes(&in->dext_rm);
+	/* the flush in flight, unless the MDS's count moved since it went out:
+	 * then it has most likely been applied (a reply to a later request
+	 * came first), and counting it again showed a write twice until the
+	 * ack; a move by another client's flush makes this an underestimate
+	 * until the ack instead, which the kernel is not given to cache */
+	if (in->mi.blocks == in->ext_base) {
+		add += mdsp_extset_bytes(&in->ext_add);
+		rm += mdsp_extset_bytes(&in->ext_rm);
+	}
 	est = base + add;
 	if (add) {
 		/* what we add may be stored already (a rewrite): never more than

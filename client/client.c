@@ -908,7 +908,9 @@ double lc_attr_timeout(struct lclient *c, struct lc_inode *in)
 	if (in) {
 		lc_kernel_promise(in);
 		pthread_mutex_lock(&in->lock);
-		cached = lc_attrs_cached_locked(in);
+		/* not while st_blocks is an estimate (lc_blocks_in_flight_locked):
+		 * the kernel asks again, and the flush's ack makes it exact */
+		cached = lc_attrs_cached_locked(in) && !lc_blocks_in_flight_locked(in);
 		pthread_mutex_unlock(&in->lock);
 	}
 	t = cached ? lc_secs(CFG_client_caps_timeout) : 0;

@@ -192,6 +192,7 @@ struct lc_inode {
 	 * acked) and since then (dext_add/dext_rm, not sent); st_blocks is
 	 * mi.blocks, the MDS's, with these on top */
 	struct mdsp_extset ext_add, ext_rm, dext_add, dext_rm;
+	uint64_t ext_base;            /* mi.blocks when ext_* went out: one that moved since counts them */
 	/* st_blocks of a file whose blocks the MDS does not know
 	 * (MDSP_BLOCKS_UNKNOWN; objio.c lc_obj_allocated): bytes the file's objects hold,
 	 * valid while size, mtime and change are still alloc_key's */
@@ -784,6 +785,12 @@ void lc_obj_allocated(struct lclient *c, struct lc_inode *in);
 void lc_blocks_added_locked(struct lclient *c, struct lc_inode *in, uint64_t off, uint64_t len);
 /** lc_blocks_removed_locked - [@off, @off+@len) of @in was punched (its whole blocks are free). */
 void lc_blocks_removed_locked(struct lclient *c, struct lc_inode *in, uint64_t off, uint64_t len);
+/**
+ * lc_blocks_in_flight_locked - a cap flush carrying extents is not acked
+ * yet: st_blocks is an estimate the MDS's count may already include (not
+ * for the kernel to cache).
+ */
+bool lc_blocks_in_flight_locked(const struct lc_inode *in);
 /** lc_blocks_truncated_locked - a truncate to @size: nothing past it is ours to report (the MDS cuts its own). */
 void lc_blocks_truncated_locked(struct lc_inode *in, uint64_t size);
 /**
