@@ -972,29 +972,17 @@ static void handle_flush_ack(struct lclient *c, const struct mdsp_caps *m)
 	 * the flush, answered before this ack) wins by its change counter */
 	if (m->attr.ino == m->ino)
 		lc_inode_refresh(in, &m->attr);
-	bool blocks_moved = false;
 	pthread_mutex_lock(&in->lock);
 	if (m->flush_tid > in->flush_acked)
 		in->flush_acked = m->flush_tid;
 	if (in->flushing_meta && m->flush_tid >= in->flush_tid) {
 		in->flushing_meta = 0;
-		blocks_moved = in->ext_add.n || in->ext_rm.n;
 		lc_blocks_acked_locked(in);
 	}
 	pthread_cond_broadcast(&in->cond);
 	if (m->seq > in->cap_seq)
 		lc_caps_apply_locked(in, m->caps, m->seq);
 	pthread_mutex_unlock(&in->lock);
-	/*
-	 * st_blocks handed to the kernel while this flush was on its way is
-	 * an estimate (the MDS's count plus the extents in flight), and a
-	 * reply that already counted them made it count them twice (a write,
-	 * then an ftruncate answered before this ack: 112 KiB for 56 KiB,
-	 * cached by the kernel for as long as the caps last).  Now it is exact
-	 * again: the kernel asks (queued, never waits: the session's reader).
-	 */
-	if (blocks_moved)
-		invalidate_kernel(c, in->ino, -1);
 	lc_put(c, in);
 }
 
