@@ -799,6 +799,8 @@ START_TEST(test_direct_write)
 	io_destroy_(ctx);
 	close(bfd);
 	close(dfd);
+	free(wbuf);
+	free(rbuf);
 	EXPECT(stale == 0, "%d of %d read-backs after a completed O_DIRECT write were stale; first: %s", stale,
 	       DW_PASSES, first);
 }

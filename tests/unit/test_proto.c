@@ -494,7 +494,9 @@ START_TEST(test_forward_compat_skips_unknown_tails)
 	insert_tail(&b, b.len - MDSP_HDR_LEN - 4 - (1 + 4 + 2 * 16 + 4 + 1 * 16), 7, env, 2);
 	ck_assert_int_eq(mdsp_decode_frame(b.data, b.len, &d, NULL), 0);
 	ck_assert(msg_eq(&m, &d));
+	mdsp_msg_free(&d);
 	mdsp_buf_free(&b);
+	mdsp_msg_free(&m);
 
 	/* a newer caller in the middle of a request: fields after it still
 	 * land where they belong */
