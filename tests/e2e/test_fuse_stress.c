@@ -889,7 +889,11 @@ static void run_mix(bool kills)
 			if (atomic_load(&sh->w[i].done))
 				continue;
 			running++;
-			if (now - atomic_load(&sh->w[i].last_ns) > (uint64_t)(stall * 1e9)) {
+			/* a worker may have moved on since `now` was read: its
+			 * time is then later, not 2^64 ns ago (a false stall) */
+			uint64_t last = atomic_load(&sh->w[i].last_ns);
+
+			if (now > last && now - last > (uint64_t)(stall * 1e9)) {
 				fprintf(stderr, "watchdog: worker %d (%s) has made no progress for %.0f s (%" PRIu64
 					" operations done); dumping the daemons' threads\n", i,
 					op_names[atomic_load(&sh->w[i].cur_op)], stall, atomic_load(&sh->w[i].ops));
