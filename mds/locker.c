@@ -18,7 +18,10 @@
  *    several MDS ranks can share an inode and clients may change some
  *    metadata locally (Ax, Xx, async dirops).  loligo has one MDS and every
  *    metadata change is an MDS request, so the only client-side changes are
- *    file writes and creates in a directory held with Dc (below).  A
+ *    file writes, and the directory operations a client holding Dc on the
+ *    directory answers itself and sends after (creates, mkdirs, unlinks,
+ *    rmdirs, and setattrs of what it created: client/asyncdir.c,
+ *    asyncunlink.c; below).  A
  *    part's "state" is therefore what the caps issued say, and the only
  *    transient state is "gathering": a request waits for
  *    others to give bits up, and while it waits nobody is given them (so a

@@ -20,13 +20,19 @@
  *                        went while a client had them open (locker.c).  All
  *                        loaded at start, like the inode table.
  *
- * Directories are loaded on first use and never evicted.  Changes are made
- * in memory and described as omap edits in a struct txn, which the journal
- * writes; the objects themselves are brought up to date when the journal
- * segment expires.  So an object in the store may lag behind memory, but
- * only for things that are in memory: anything loaded later from the store
- * has no unexpired edit, and at start-up the replay loads every directory
- * the journal touches.  Inodes of the inode table are all loaded at start.
+ * Directories are loaded on first use.  Changes are made in memory and
+ * described as omap edits in a struct txn, which the journal writes; the
+ * objects themselves are brought up to date when the journal segment
+ * expires.  So an object in the store may lag behind memory, but only for
+ * things that are in memory: anything loaded later from the store has no
+ * unexpired edit, and at start-up the replay loads every directory the
+ * journal touches.  Inodes of the inode table are all loaded at start.
+ *
+ * Eviction keeps that true: past mds_cache_size inodes, mdcache_trim()
+ * evicts (mdir_evict) only directories whose last journaled change is
+ * below the expired mark (clean_below: their objects are current), unused
+ * for a second, and cached by no client (a pinned one is recalled from its
+ * clients first and evicted on a later pass); the root never goes.
  *
  * readdir cookies are stored with the dentry, and a listing resumes "after
  * cookie c" whatever was inserted or removed meanwhile.  A new name's cookie

@@ -39,9 +39,10 @@
  * request_unsafe(tid, op, start_ns), request_done(tid, op, result) for
  * reads, journal_write(entries, bytes, ns).
  *
- * Nothing in memory is ever evicted (no cache trimming yet): that is what
- * makes the lazy loads safe, since an object can only be stale in the store
- * while its newer state is in memory (see mdcache.c).
+ * The lazy loads are safe because an object can only be stale in the store
+ * while its newer state is in memory: mdcache_trim() evicts only directories
+ * whose journaled changes have all expired into their objects (see
+ * mdcache.c).
  *
  * Lock order: mds->lock -> conn->send_lock -> journal lock;
  *             conn->send_lock -> mds->flush_lock.

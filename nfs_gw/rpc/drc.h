@@ -36,7 +36,11 @@
  * uncached.  A hit moves the entry to the connection it arrived on (its
  * reply is sent again there, and that connection's ACKs release it).
  *
- * Locking: one mutex per bucket; no other lock is taken under it.  Entries
+ * Locking: one mutex per bucket.  Under it a bucket's code takes the entry's
+ * xprt->drc_lock (to link and unlink it from its connection's list: bucket
+ * lock, then drc_lock, never the other way: ack_transport() drops drc_lock
+ * before it takes a bucket lock), and eviction at the bound only trylocks
+ * other buckets (buckets have no order among themselves).  Entries
  * are refcounted: the cache holds one while linked, a caller holds one from
  * drc_lookup() until drc_entry_put().  Each entry holds a reference on its
  * struct rpc_xprt so it can read last_recv/closed_at after the connection
