@@ -20,7 +20,7 @@
  *    metadata change is an MDS request, so the only client-side changes are
  *    file writes, and the directory operations a client holding Dc on the
  *    directory answers itself and sends after (creates, mkdirs, unlinks,
- *    rmdirs, and setattrs of what it created: client/asyncdir.c,
+ *    rmdirs, and setattrs of files in it: client/asyncdir.c,
  *    asyncunlink.c; below).  A
  *    part's "state" is therefore what the caps issued say, and the only
  *    transient state is "gathering": a request waits for
