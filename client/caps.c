@@ -687,16 +687,19 @@ static void finish_revoke(struct lclient *c, struct lc_inode *in, const struct m
 		inval = false;
 	}
 	/*
-	 * Every invalidation queued here is done before the ack, a
-	 * directory's too: the MDS changes what the caps covered as soon as it
+	 * A file's invalidation is done before the ack.  A directory's only
+	 * when its link count goes (Ls: it is being removed or renamed over,
+	 * or a subdirectory comes or goes): the MDS changes it as soon as it
 	 * has the ack, and a kernel still holding the old attributes answers
 	 * from them (a directory open here and renamed over by another client
-	 * kept st_nlink 2 when its Ls revoke was acked before the kernel had
-	 * dropped them: test_fuse_semantics dir_renamed_over).
+	 * kept st_nlink 2: test_fuse_semantics dir_renamed_over).  Not for
+	 * Fs alone (its listing: every name another client makes in it),
+	 * whose invalidation is queued and delivered at once: waiting there
+	 * put every create of the other client behind this one's queue.
 	 */
 	if (dir && !(keep & MDSP_CAP_AUTH_SHARED))
 		wait_kernel(c, in->ino, REVOKE_INVAL_WAIT_MS, true);
-	else if (inval)
+	else if (inval && (!dir || !(keep & MDSP_CAP_LINK_SHARED)))
 		wait_kernel(c, in->ino, REVOKE_INODE_WAIT_MS, false);
 	send_ack(c, in, m);
 }
