@@ -750,7 +750,7 @@ static const struct asok_cmd mds_cmds[] = {
 	{ "fs dump", "", "the filesystem map: pools, flags, MDS ranks and their addresses", cmd_fs_dump },
 	{ "health", "", "health status and the checks behind it", cmd_health },
 	{ "health detail", "", "health checks with a line per affected item", cmd_health_detail },
-	{ "ops", "", "requests in flight (waiting for the journal) with their age", cmd_ops },
+	{ "ops", "", "requests in flight with their age: parked for revokes (what for, and which sessions hold it), waiting for the journal", cmd_ops },
 	{ "session ls", "", "list client sessions", cmd_session_ls },
 	{ "client evict", "id:int", "close a client session and drop its connection", cmd_client_evict },
 	{ "dump cache", "", "inodes held in the MDS cache, with the caps clients hold, the lock states and the file locks", cmd_dump_cache },

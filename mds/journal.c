@@ -1538,6 +1538,10 @@ struct json_object *journal_ops_json(struct mds *m)
 	const struct jitem *it;
 	uint64_t now = now_mono_ns();
 
+	/* requests parked for revokes first (mds->lock, then alone the journal's) */
+	pthread_mutex_lock(&m->lock);
+	locker_waiters_json(m, a);
+	pthread_mutex_unlock(&m->lock);
 	if (j) {
 		pthread_mutex_lock(&j->lock);
 		for (it = j->writing_items; it; it = it->next)

@@ -1569,6 +1569,73 @@ void locker_late_releases_locked(struct mds *m, uint64_t age_ns,
 	}
 }
 
+/*
+ * The requests parked for revokes, for `ops`: what each waits for, and who
+ * has not answered (each session still holding bits being revoked from a
+ * gathered inode, with how long ago the revoke went out).  A stall shows
+ * which client it waits on.  Caller holds mds->lock.
+ */
+void locker_waiters_json(struct mds *m, struct json_object *a)
+{
+	uint64_t now = now_mono_ns();
+	char cs[24], why[512];
+
+	lockdep_assert_held(&m->lock);
+	for (struct mwaiter *w = m->waiters; w; w = w->next) {
+		struct json_object *o = json_object_new_object(), *wait = json_object_new_array();
+		size_t off = 0;
+
+		for (int i = 0; i < w->g.n; i++) {
+			struct json_object *e = json_object_new_object(), *holders = json_object_new_array();
+			struct minode *in = w->g.e[i].name ? NULL : inode_at(m, w->g.e[i].ino);
+
+			json_object_object_add(e, "ino", json_object_new_int64((int64_t)w->g.e[i].ino));
+			if (w->g.e[i].name) {
+				json_object_object_add(e, "dentry", json_object_new_string(w->g.e[i].name));
+			} else {
+				mdsp_caps_str(w->g.e[i].mask, cs, sizeof(cs));
+				json_object_object_add(e, "caps", json_object_new_string(cs));
+			}
+			if (in) {
+				struct mcap *cap;
+
+				cds_list_for_each_entry(cap, &in->caps, in_item) {
+					struct json_object *h;
+
+					if (!(cap->issued & w->g.e[i].mask) || !cap->s)
+						continue;
+					h = json_object_new_object();
+					json_object_object_add(h, "session", json_object_new_int64((int64_t)cap->s->id));
+					mdsp_caps_str(cap->issued, cs, sizeof(cs));
+					json_object_object_add(h, "issued", json_object_new_string(cs));
+					json_object_object_add(h, "revoke_seq", json_object_new_int64((int64_t)cap->revoke_seq));
+					if (cap->revoke_seq)
+						json_object_object_add(h, "revoke_sent_ms_ago",
+								       json_object_new_double((double)mono_since(now, cap->revoke_ns) / 1e6));
+					json_object_array_add(holders, h);
+				}
+			}
+			json_object_object_add(e, "held_by", holders);
+			json_object_array_add(wait, e);
+			if (off < sizeof(why))
+				off += (size_t)snprintf(why + off, sizeof(why) - off, "%s%" PRIx64 "%s%s", i ? ", " : "",
+							w->g.e[i].ino, w->g.e[i].name ? "/" : " ",
+							w->g.e[i].name ? w->g.e[i].name : cs);
+		}
+		json_object_object_add(o, "session", json_object_new_int64((int64_t)w->sid));
+		json_object_object_add(o, "tid", json_object_new_int64((int64_t)w->msg.request.tid));
+		json_object_object_add(o, "op", json_object_new_string(mdsp_op_name(w->msg.request.op)));
+		if (!w->g.n)
+			snprintf(why, sizeof(why), "%s", w->g.overflow ? "any revoke's ack" : "its turn to run again");
+		char state[600];
+		snprintf(state, sizeof(state), "parked: waiting for revokes of %s", why);
+		json_object_object_add(o, "state", json_object_new_string(state));
+		json_object_object_add(o, "age_ms", json_object_new_double((double)mono_since(now, w->parked_ns) / 1e6));
+		json_object_object_add(o, "waits_for", wait);
+		json_object_array_add(a, o);
+	}
+}
+
 void locker_session_json(struct session *s, struct json_object *o)
 {
 	struct json_object *a = json_object_new_array();

@@ -450,6 +450,34 @@ static bool ops_show(const char *op, const char *what)
 	return found;
 }
 
+/* the MDS's `ops` has a request @op parked for revokes that session @sid has not answered */
+static bool mds_ops_parked_on(const char *op, int64_t sid)
+{
+	char sock[PATH_MAX + 16];
+	struct json_object *rep, *arr, *e, *v, *wf, *held;
+	bool found = false;
+
+	snprintf(sock, sizeof(sock), "%s/mds.asok", fs.dir);
+	rep = asok_cmd(sock, "ops");
+	if (rep && json_object_object_get_ex(rep, "ops", &arr))
+		for (size_t i = 0; i < json_object_array_length(arr) && !found; i++) {
+			e = json_object_array_get_idx(arr, i);
+			if (!json_object_object_get_ex(e, "op", &v) || strcmp(json_object_get_string(v), op) ||
+			    !json_object_object_get_ex(e, "state", &v) || !strstr(json_object_get_string(v), "parked") ||
+			    !json_object_object_get_ex(e, "waits_for", &wf))
+				continue;
+			for (size_t k = 0; k < json_object_array_length(wf) && !found; k++)
+				if (json_object_object_get_ex(json_object_array_get_idx(wf, k), "held_by", &held))
+					for (size_t h = 0; h < json_object_array_length(held) && !found; h++)
+						found = json_object_object_get_ex(json_object_array_get_idx(held, h),
+										  "session", &v) &&
+							json_object_get_int64(v) == sid;
+		}
+	if (rep)
+		json_object_put(rep);
+	return found;
+}
+
 /* the MDS's health has check @code */
 static bool mds_health_has(const char *code)
 {
@@ -510,9 +538,29 @@ START_TEST(test_stalled_op_is_reported)
 		usleep(100000);
 	ck_assert_msg(mds_health_has("MDS_CLIENT_SLOW_OPS"), "the MDS's health does not show the slow operation");
 	ck_assert_msg(log_count("slow operation: fuse fsync") == 1, "the slow fsync was not logged once");
+	/* another client's open for reading waits at the MDS for this one's
+	 * buffer cap, whose revoke waits for the held writeback: the MDS's
+	 * `ops` lists the open, parked, and session 1 as the one that has not
+	 * answered */
+	ck_assert_int_eq(lfs_mount2(&fs, NULL), 0);
+	char p2[PATH_MAX + 16];
+	snprintf(p2, sizeof(p2), "%s/slow", fs.mnt2);
+	pid_t reader = fork();
+	if (reader == 0) {
+		int rfd = open(p2, O_RDONLY);
+
+		_exit(rfd >= 0 ? 0 : 1);
+	}
+	while (!mds_ops_parked_on("open", 1) && now_ms() < end)
+		usleep(50000);
+	ck_assert_msg(mds_ops_parked_on("open", 1),
+		      "the MDS's `ops` does not show the other client's open parked on session 1");
 	/* the store goes on */
 	set_client_opt("client_debug_writeback_delay", "0");
 	ck_assert_int_eq(reap(pid, 60000), 0);
+	ck_assert_int_eq(reap(reader, 60000), 0);
+	ck_assert_msg(!mds_ops_parked_on("open", 1), "the open is still listed as parked");
+	ck_assert_int_eq(lfs_umount2(&fs), 0);
 	close(fd);
 	while (mds_health_has("MDS_CLIENT_SLOW_OPS") && now_ms() < end)
 		usleep(100000);
