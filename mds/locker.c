@@ -516,11 +516,21 @@ static bool lease_issue(struct mds *m, struct session *s, struct mdentry *dn, ui
 	return true;
 }
 
+static void wake(struct mds *m, uint64_t ino);
+
 void locker_dentry_drop(struct mds *m, struct mdentry *dn)
 {
-	(void)m;
-	while (dn->leases)
+	bool revoking = false;
+
+	while (dn->leases) {
+		revoking |= dn->leases->revoke_seq != 0;
 		lease_del(dn->leases);
+	}
+	/* a request parked for those revokes waits for nothing now: its
+	 * ack, if it still comes, finds no lease (a rename parked on a
+	 * name that an unlink then removed waited for good) */
+	if (revoking)
+		wake(m, dn->dir->ino);
 }
 
 void locker_dentry_move(struct mdentry *from, struct mdentry *to)
@@ -1325,8 +1335,12 @@ static void handle_lease(struct mds *m, struct conn *c, struct session *s, struc
 		return;
 	dn = dentry_at(m, msg->ino, msg->dname);
 	l = dn ? lease_find(dn, s) : NULL;
-	if (!l)
+	if (!l) {
+		/* gone meanwhile (the name was removed, the lease with it):
+		 * whoever gathers on the directory looks again */
+		wake(m, msg->ino);
 		return;
+	}
 	switch (msg->op) {
 	case MDSP_CAPS_LEASE_ACK:
 		if (!l->revoke_seq || msg->seq < l->revoke_seq)

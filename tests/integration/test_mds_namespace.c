@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -790,6 +791,88 @@ START_TEST(test_concurrent_sessions)
 }
 END_TEST
 
+struct renamer {
+	uint16_t port;
+	uint64_t ddir;
+	int ret;
+	_Atomic bool done;
+};
+
+/* another session renames a file of its own over ddir/f (parked while the first holds its lease) */
+static void *renamer_main(void *arg)
+{
+	struct renamer *r = arg;
+	struct mdsw w;
+	struct mdsp_inode in;
+
+	r->ret = -EIO;
+	if (mdsw_connect(&w, r->port) == 0 && mdsw_open(&w, "client.renamer") == 0 &&
+	    mdsw_create(&w, ROOT, "g", 0644, O_CREAT | O_EXCL | O_RDWR, &in) == 0)
+		r->ret = mdsw_rename(&w, ROOT, "g", r->ddir, "f", 0);
+	mdsw_close(&w);
+	atomic_store(&r->done, true);
+	return NULL;
+}
+
+static struct json_object *asok_json(const char *json);
+
+/* the MDS's `ops` lists a request @op parked for revokes */
+static bool parked(const char *op)
+{
+	struct json_object *rep = asok_json("{\"prefix\":\"ops\"}"), *arr, *e, *v;
+	bool found = false;
+
+	if (json_object_object_get_ex(rep, "ops", &arr))
+		for (size_t i = 0; i < json_object_array_length(arr) && !found; i++) {
+			e = json_object_array_get_idx(arr, i);
+			found = json_object_object_get_ex(e, "op", &v) && !strcmp(json_object_get_string(v), op) &&
+				json_object_object_get_ex(e, "state", &v) && strstr(json_object_get_string(v), "parked");
+		}
+	json_object_put(rep);
+	return found;
+}
+
+/*
+ * A request parked for a dentry lease's revoke runs again when that lease
+ * goes with its name: session 1 holds a lease on d/f and does not answer its
+ * revoke; session 2's rename over d/f parks for it; session 1 then unlinks
+ * d/f itself.  The rename must go on at once (it waited for good: the lease
+ * was dropped with the dentry and nobody woke it, and an ack coming later
+ * found no lease and woke nobody either: a 30 s stall of test_fuse_stress).
+ */
+START_TEST(test_parked_on_dropped_lease)
+{
+	struct renamer r = { .port = P.port };
+	struct mdsp_inode in;
+	pthread_t th;
+	struct timespec t0, t1;
+
+	r.ddir = mkdir_ok(ROOT, "d", 0755);
+	create_ok(r.ddir, "f", 0644);
+	W.keep_caps = true;   /* hold the lease the lookup grants */
+	ck_assert_int_eq(mdsw_lookup(&W, r.ddir, "f", &in), 0);
+	W.no_lease_ack = true;
+	ck_assert_int_eq(pthread_create(&th, NULL, renamer_main, &r), 0);
+	/* answering the caps revokes meanwhile: it waits for the lease alone */
+	for (int i = 0; i < 400 && !parked("rename") && !atomic_load(&r.done); i++)
+		mdsw_poll_caps(&W, 25);
+	ck_assert_msg(!atomic_load(&r.done), "the rename did not wait for the lease (%d)", r.ret);
+	ck_assert_msg(parked("rename"), "the rename is not listed as parked");
+	ck_assert_int_eq(mdsw_unlink(&W, r.ddir, "f"), 0);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (int i = 0; i < 400 && !atomic_load(&r.done); i++)
+		mdsw_poll_caps(&W, 25);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	ck_assert_msg(atomic_load(&r.done), "the rename still waits %.1f s after the name and its lease went",
+		      (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
+	pthread_join(th, NULL);
+	ck_assert_int_eq(r.ret, 0);
+	W.no_lease_ack = false;
+	W.keep_caps = false;
+	ck_assert_int_eq(mdsw_lookup(&W, r.ddir, "f", &in), 0);
+}
+END_TEST
+
 /* Run @json on the admin socket; returns the reply (caller puts it). */
 static struct json_object *asok_json(const char *json)
 {
@@ -979,6 +1062,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_readdir_cookies);
 	tcase_add_test(tc, test_readdir_names_and_attrs);
 	tcase_add_test(tc, test_concurrent_sessions);
+	tcase_add_test(tc, test_parked_on_dropped_lease);
 	tcase_add_test(tc, test_admin_and_evict);
 	tcase_add_test(tc, test_session_goes_stale);
 	suite_add_tcase(s, tc);

@@ -294,7 +294,7 @@ static bool caps_in(struct mdsw *w, const struct mdsp_msg *in)
 	default:
 		return true;
 	}
-	if (!w->no_ack)
+	if (!w->no_ack && !(w->no_lease_ack && ack.op == MDSP_CAPS_LEASE_ACK))
 		mdsw_send_caps(w, &ack);
 	return true;
 }

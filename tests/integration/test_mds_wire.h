@@ -44,6 +44,7 @@ struct mdsw {
 	int timeout_ms;
 	bool keep_caps;             /* hold what replies grant (default: release at once) */
 	bool no_ack;                /* leave revokes unanswered (a client that hangs) */
+	bool no_lease_ack;          /* leave dentry lease revokes unanswered (caps revokes are acked) */
 	unsigned revokes, lease_revokes, grants;   /* CAPS messages seen */
 };
 
