@@ -86,6 +86,7 @@
 #include <sys/stat.h>
 
 #include "common/config.h"
+#include "common/lockdep.h"
 #include "common/log.h"
 #include "common/rcu.h"
 #include "common/time.h"
