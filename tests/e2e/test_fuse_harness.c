@@ -225,6 +225,33 @@ bool lfs_is_mounted(const char *mnt)
 	return found;
 }
 
+void lfs_suite_add(Suite *s, const char *name, const TTest *t, void (*setup)(void), void (*teardown)(void),
+		   int timeout)
+{
+	TCase *tc = tcase_create(name);
+
+	tcase_add_unchecked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, timeout);
+	tcase_add_test(tc, t);
+	suite_add_tcase(s, tc);
+}
+
+int lfs_suite_main(Suite *s, const char *prog)
+{
+	SRunner *sr;
+	int failed;
+
+	if (geteuid() != 0 || access("/dev/fuse", R_OK | W_OK) != 0) {
+		fprintf(stderr, "%s: needs root and /dev/fuse; skipped\n", prog);
+		return 77;
+	}
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? 1 : 0;
+}
+
 bool lfs_rados(void)
 {
 	const char *rconf = getenv("LOLIGO_E2E_RADOS_CONF");

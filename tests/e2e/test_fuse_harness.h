@@ -12,6 +12,7 @@
 #ifndef LOLIGO_TESTS_E2E_FUSE_HARNESS_H
 #define LOLIGO_TESTS_E2E_FUSE_HARNESS_H
 
+#include <check.h>
 #include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -41,6 +42,15 @@ const char *lfs_bin(const char *rel, char *buf, size_t len);
  * cluster): every suite built on this harness runs on either.
  */
 int lfs_init(struct lfs *fs);
+/**
+ * lfs_suite_add - one case in a tcase of its own named @name, with unchecked
+ * fixtures @setup/@teardown (the check parent's teardown kills what a failed
+ * case left) and @timeout seconds.
+ */
+void lfs_suite_add(Suite *s, const char *name, const TTest *t, void (*setup)(void), void (*teardown)(void),
+		   int timeout);
+/** lfs_suite_main - run @s as @prog's main: 77 (skipped) without root and /dev/fuse, 1 if a case failed, else 0. */
+int lfs_suite_main(Suite *s, const char *prog);
 /** lfs_rados - true when the suite runs on RADOS (LOLIGO_E2E_RADOS_CONF). */
 bool lfs_rados(void);
 /** lfs_init_with - lfs_init with @conf ("key = value" lines) added to [global], before mkfs. */

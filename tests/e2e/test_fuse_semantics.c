@@ -558,12 +558,7 @@ static void teardown(void)
 
 static void add(Suite *s, const char *name, const TTest *t)
 {
-	TCase *tc = tcase_create(name);
-
-	tcase_add_unchecked_fixture(tc, setup, teardown);
-	tcase_set_timeout(tc, 120);
-	tcase_add_test(tc, t);
-	suite_add_tcase(s, tc);
+	lfs_suite_add(s, name, t, setup, teardown, 120);
 }
 
 static Suite *suite(void)
@@ -580,16 +575,5 @@ static Suite *suite(void)
 
 int main(void)
 {
-	SRunner *sr;
-	int failed;
-
-	if (geteuid() != 0 || access("/dev/fuse", R_OK | W_OK) != 0) {
-		fprintf(stderr, "test_fuse_semantics: needs root and /dev/fuse; skipped\n");
-		return 77;
-	}
-	sr = srunner_create(suite());
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return lfs_suite_main(suite(), "test_fuse_semantics");
 }

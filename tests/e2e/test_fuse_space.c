@@ -828,16 +828,6 @@ START_TEST(test_fallocate_rados)
 }
 END_TEST
 
-static void add(Suite *s, const char *name, const TTest *t, void (*su)(void), void (*td)(void), int timeout)
-{
-	TCase *tc = tcase_create(name);
-
-	tcase_add_unchecked_fixture(tc, su, td);
-	tcase_set_timeout(tc, timeout);
-	tcase_add_test(tc, t);
-	suite_add_tcase(s, tc);
-}
-
 static Suite *suite(void)
 {
 	Suite *s = suite_create("fuse_space");
@@ -845,29 +835,18 @@ static Suite *suite(void)
 	/* a small local disk of its own; RADOS reserves nothing (fallocate
 	 * mode 0 is EOPNOTSUPP there: fallocate_rados) */
 	if (!lfs_rados())
-		add(s, "fallocate_reserves", test_fallocate_reserves, setup_disk, teardown_disk, 180);
+		lfs_suite_add(s, "fallocate_reserves", test_fallocate_reserves, setup_disk, teardown_disk, 180);
 	else
-		add(s, "fallocate_rados", test_fallocate_rados, setup, teardown, 60);
-	add(s, "blocks", test_blocks, setup, teardown, 120);
-	add(s, "seek_data_hole", test_seek_data_hole, setup, teardown, 120);
-	add(s, "zero_range", test_zero_range, setup, teardown, 120);
-	add(s, "chattr", test_chattr, setup, teardown, 120);
-	add(s, "direct_write", test_direct_write, setup, teardown, 180);
+		lfs_suite_add(s, "fallocate_rados", test_fallocate_rados, setup, teardown, 60);
+	lfs_suite_add(s, "blocks", test_blocks, setup, teardown, 120);
+	lfs_suite_add(s, "seek_data_hole", test_seek_data_hole, setup, teardown, 120);
+	lfs_suite_add(s, "zero_range", test_zero_range, setup, teardown, 120);
+	lfs_suite_add(s, "chattr", test_chattr, setup, teardown, 120);
+	lfs_suite_add(s, "direct_write", test_direct_write, setup, teardown, 180);
 	return s;
 }
 
 int main(void)
 {
-	SRunner *sr;
-	int failed;
-
-	if (geteuid() != 0 || access("/dev/fuse", R_OK | W_OK) != 0) {
-		fprintf(stderr, "test_fuse_space: needs root and /dev/fuse; skipped\n");
-		return 77;
-	}
-	sr = srunner_create(suite());
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return lfs_suite_main(suite(), "test_fuse_space");
 }

@@ -569,16 +569,9 @@ START_TEST(test_stalled_op_is_reported)
 }
 END_TEST
 
-/* One case per tcase, with unchecked fixtures (as test_fuse.c): the check
- * parent's teardown kills what a failed case left (pid files). */
 static void add(Suite *s, const char *name, const TTest *t)
 {
-	TCase *tc = tcase_create(name);
-
-	tcase_add_unchecked_fixture(tc, setup, teardown);
-	tcase_set_timeout(tc, 120);
-	tcase_add_test(tc, t);
-	suite_add_tcase(s, tc);
+	lfs_suite_add(s, name, t, setup, teardown, 120);
 }
 
 static Suite *suite(void)
@@ -595,16 +588,5 @@ static Suite *suite(void)
 
 int main(void)
 {
-	SRunner *sr;
-	int failed;
-
-	if (geteuid() != 0 || access("/dev/fuse", R_OK | W_OK) != 0) {
-		fprintf(stderr, "test_fuse_waits: needs root and /dev/fuse; skipped\n");
-		return 77;
-	}
-	sr = srunner_create(suite());
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return lfs_suite_main(suite(), "test_fuse_waits");
 }
