@@ -12,6 +12,19 @@ function(loligo_fuse_rados_test name target)
   endif()
 endfunction()
 
+# loligo_fuse_suite(NAME TIMEOUT): tests/e2e/test_fuse_NAME.c on the harness
+# (real daemons, real mounts), run alone, 77 = skipped; and again on RADOS.
+function(loligo_fuse_suite name timeout)
+  loligo_check_test(test_fuse_${name}
+    SOURCES ${CMAKE_CURRENT_FUNCTION_LIST_DIR}/test_fuse_${name}.c ${CMAKE_CURRENT_FUNCTION_LIST_DIR}/test_fuse_harness.c
+    LIBS loligo_proto loligo_common
+    LABELS e2e fuse
+    TIMEOUT ${timeout})
+  add_dependencies(test_fuse_${name} loligo-fuse loligo-mds)
+  set_tests_properties(test_fuse_${name} PROPERTIES SKIP_RETURN_CODE 77 RUN_SERIAL TRUE)
+  loligo_fuse_rados_test(${name} test_fuse_${name})
+endfunction()
+
 # FUSE end-to-end suite: a real loligo-mds and a real loligo-fuse mount on
 # temporary directories and ephemeral ports (needs root and /dev/fuse; exits
 # 77, reported as skipped, without them).
@@ -100,14 +113,7 @@ endif()
 # The Linux file semantics programs rely on (issue 25), through two mounts of
 # one filesystem: what ext4 shows, case by case.
 if(TARGET loligo-fuse AND TARGET loligo-mds)
-  loligo_check_test(test_fuse_semantics
-    SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_fuse_semantics.c ${CMAKE_CURRENT_LIST_DIR}/test_fuse_harness.c
-    LIBS loligo_proto loligo_common
-    LABELS e2e fuse
-    TIMEOUT 600)
-  add_dependencies(test_fuse_semantics loligo-fuse loligo-mds)
-  set_tests_properties(test_fuse_semantics PROPERTIES SKIP_RETURN_CODE 77 RUN_SERIAL TRUE)
-  loligo_fuse_rados_test(semantics test_fuse_semantics)
+  loligo_fuse_suite(semantics 600)
 endif()
 
 # The Linux semantics administrators and programs rely on (issue 25, items
@@ -116,28 +122,14 @@ endif()
 # RENAME_WHITEOUT.  Changes fs.protected_hardlinks while it runs (restored
 # by the fixture).
 if(TARGET loligo-fuse AND TARGET loligo-mds)
-  loligo_check_test(test_fuse_admin
-    SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_fuse_admin.c ${CMAKE_CURRENT_LIST_DIR}/test_fuse_harness.c
-    LIBS loligo_proto loligo_common
-    LABELS e2e fuse
-    TIMEOUT 600)
-  add_dependencies(test_fuse_admin loligo-fuse loligo-mds)
-  set_tests_properties(test_fuse_admin PROPERTIES SKIP_RETURN_CODE 77 RUN_SERIAL TRUE)
-  loligo_fuse_rados_test(admin test_fuse_admin)
+  loligo_fuse_suite(admin 600)
 endif()
 
 # O_TMPFILE (issue 25 item 10a): a nameless file, linkat giving it a name
 # seen by another mount and kept across a journal replay, its purge at the
 # last close, O_EXCL, permissions.
 if(TARGET loligo-fuse AND TARGET loligo-mds)
-  loligo_check_test(test_fuse_tmpfile
-    SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_fuse_tmpfile.c ${CMAKE_CURRENT_LIST_DIR}/test_fuse_harness.c
-    LIBS loligo_proto loligo_common
-    LABELS e2e fuse
-    TIMEOUT 600)
-  add_dependencies(test_fuse_tmpfile loligo-fuse loligo-mds)
-  set_tests_properties(test_fuse_tmpfile PROPERTIES SKIP_RETURN_CODE 77 RUN_SERIAL TRUE)
-  loligo_fuse_rados_test(tmpfile test_fuse_tmpfile)
+  loligo_fuse_suite(tmpfile 600)
 endif()
 
 # Space and the data path as programs rely on them (issue 25, items 3, 11,
@@ -146,12 +138,5 @@ endif()
 # cp --sparse=auto), ZERO_RANGE, chattr +i/+a on two mounts, O_DIRECT writes
 # against buffered readers.
 if(TARGET loligo-fuse AND TARGET loligo-mds)
-  loligo_check_test(test_fuse_space
-    SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_fuse_space.c ${CMAKE_CURRENT_LIST_DIR}/test_fuse_harness.c
-    LIBS loligo_proto loligo_common
-    LABELS e2e fuse
-    TIMEOUT 900)
-  add_dependencies(test_fuse_space loligo-fuse loligo-mds)
-  set_tests_properties(test_fuse_space PROPERTIES SKIP_RETURN_CODE 77 RUN_SERIAL TRUE)
-  loligo_fuse_rados_test(space test_fuse_space)
+  loligo_fuse_suite(space 900)
 endif()
