@@ -228,6 +228,26 @@ umount_target() {
 	if [[ $1 == cephfuse ]]; then cephfuse_umount; else unmount "$work/$1.mnt" "${fuse_pid[$1]}"; unset "fuse_pid[$1]"; fi
 }
 mnt_of() { if [[ $1 == cephfuse ]]; then echo "$ceph_mnt"; else echo "$work/$1.mnt"; fi; }
+# Row targets of the scripts that also run ext4 (a loop device, $loopdev at
+# $ext4_mnt, made fresh per row) and ceph-fuse in a directory of its own
+# ($cephfs_dir) of the shared CephFS: mount TARGET / unmount it
+mount_row_target() {
+	case $1 in
+	ext4) mkfs.ext4 -q -F "$loopdev" >"$work/mkfs.out" 2>&1 && mount "$loopdev" "$ext4_mnt" ||
+		{ echo "$bench: mkfs/mount of $loopdev:" >&2; cat "$work/mkfs.out" >&2; exit 1; } ;;
+	cephfuse) mount_target cephfuse
+		cephfs_dir=${bench_fs:-${bench//-/}}$$
+		rm -rf "${ceph_mnt:?}/$cephfs_dir"; mkdir "$ceph_mnt/$cephfs_dir" ;;
+	*) mount_target "$1" ;;
+	esac
+}
+umount_row_target() {
+	case $1 in
+	ext4) umount "$ext4_mnt" ;;
+	cephfuse) rm -rf "${ceph_mnt:?}/$cephfs_dir"; cephfs_dir=; umount_target cephfuse ;;
+	*) umount_target "$1" ;;
+	esac
+}
 cpu_of() { # PID -> CPU seconds (utime + stime) so far
 	awk -v hz="$(getconf CLK_TCK)" '{ printf "%.2f", ($14 + $15) / hz }' "/proc/$1/stat" 2>/dev/null || echo 0
 }

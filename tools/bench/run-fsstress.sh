@@ -75,23 +75,6 @@ all_targets=ext4,local
 [[ -n $ceph_dir && -n $compare ]] && all_targets=${all_targets/,rados,/,rados0,rados,}
 targets=${targets:-$all_targets}
 
-mount_row_target() {
-	case $1 in
-	ext4) mkfs.ext4 -q -F "$loopdev" >"$work/mkfs.out" 2>&1 && mount "$loopdev" "$ext4_mnt" ||
-		{ echo "run-fsstress: mkfs/mount of $loopdev:" >&2; cat "$work/mkfs.out" >&2; exit 1; } ;;
-	cephfuse) mount_target cephfuse
-		cephfs_dir=fsstressbench$$
-		rm -rf "${ceph_mnt:?}/$cephfs_dir"; mkdir "$ceph_mnt/$cephfs_dir" ;;
-	*) mount_target "$1" ;;
-	esac
-}
-umount_row_target() {
-	case $1 in
-	ext4) umount "$ext4_mnt" ;;
-	cephfuse) rm -rf "${ceph_mnt:?}/$cephfs_dir"; cephfs_dir=; umount_target cephfuse ;;
-	*) umount_target "$1" ;;
-	esac
-}
 dir_of() {
 	case $1 in
 	ext4) echo "$ext4_mnt" ;;

@@ -112,24 +112,6 @@ ext4_setup() {
 	loopdev=$(losetup -f --show "$work/ext4.img") || { echo "run-untar: losetup failed" >&2; exit 1; }
 	mkdir -p "$ext4_mnt"
 }
-# mount TARGET (ext4: a fresh mkfs each time, like the loligo targets' fresh mount)
-mount_row_target() {
-	case $1 in
-	ext4) mkfs.ext4 -q -F "$loopdev" >"$work/mkfs.out" 2>&1 && mount "$loopdev" "$ext4_mnt" ||
-		{ echo "run-untar: mkfs/mount of $loopdev:" >&2; cat "$work/mkfs.out" >&2; exit 1; } ;;
-	cephfuse) mount_target cephfuse
-		cephfs_dir=untarbench$$
-		rm -rf "${ceph_mnt:?}/$cephfs_dir"; mkdir "$ceph_mnt/$cephfs_dir" ;;
-	*) mount_target "$1" ;;
-	esac
-}
-umount_row_target() {
-	case $1 in
-	ext4) umount "$ext4_mnt" ;;
-	cephfuse) rm -rf "${ceph_mnt:?}/$cephfs_dir"; cephfs_dir=; umount_target cephfuse ;;
-	*) umount_target "$1" ;;
-	esac
-}
 dir_of() { # the directory a target's rows work in
 	case $1 in
 	ext4) echo "$ext4_mnt" ;;
