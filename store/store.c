@@ -144,6 +144,7 @@ static int inject_take(void)
 
 static const struct store_backend *backends[] = {
 	&store_local_backend,
+	&store_mem_backend,
 #ifdef LOLIGO_HAVE_RADOS
 	&store_rados_backend,
 #endif
@@ -175,7 +176,11 @@ int store_open(const struct store_config *cfg, struct store **out)
 	open_error[0] = 0;
 	for (size_t i = 0; i < sizeof(backends) / sizeof(backends[0]); i++) {
 		if (strcmp(backends[i]->name, name) == 0) {
-			int r = backends[i]->open(cfg, out);
+			int r;
+
+			if (backends[i]->in_process_only && !cfg->mem_ok)
+				break;   /* unknown to configuration: below */
+			r = backends[i]->open(cfg, out);
 			if (r == 0)
 				(*out)->be = backends[i];
 			return r;

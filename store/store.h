@@ -36,7 +36,7 @@ struct store_aio;
 #define STORE_OMAP_KEY_MAX 1024
 
 struct store_config {
-	const char *backend;      /* "local" or "rados" */
+	const char *backend;      /* "local" or "rados" (tests: "mem", with mem_ok) */
 	const char *local_path;   /* local: the store directory (must exist unless create) */
 	bool create;              /* local: mkdir -p the directory and initialise it */
 	const char *rados_conf;   /* rados: ceph.conf */
@@ -53,6 +53,9 @@ struct store_config {
 	/* local: writes pass up to the failsafe ratio, not the full ratio (the MDS's metadata: the
 	 * journal entries that free space must get through when clients cannot write) */
 	bool local_full_try;
+	/* tests: backend "mem" (store/mem.h, local_path its name) may be opened; the daemons'
+	 * options never set this, so no daemon runs on a store that forgets everything */
+	bool mem_ok;
 };
 
 #define STORE_LOCAL_INLINE_DEFAULT (64u << 10)

@@ -61,6 +61,9 @@ struct store_backend {
 	bool data_copied_at_submit;
 	/* SOP_ALLOCATE is kept (store_op_allocate); without, store.c fails such ops with -EOPNOTSUPP */
 	bool can_allocate;
+	/* a store that lives only in this process (mem): store_open() opens it only for
+	 * a config that asks for it (store_config.mem_ok), never from the daemons' options */
+	bool in_process_only;
 	int (*open)(const struct store_config *cfg, struct store **out);
 	void (*close)(struct store *st);
 	int (*pool_create)(struct store *st, const char *name);
@@ -103,6 +106,7 @@ struct store_pool {
 };
 
 extern const struct store_backend store_local_backend;
+extern const struct store_backend store_mem_backend;
 #ifdef LOLIGO_HAVE_RADOS
 extern const struct store_backend store_rados_backend;
 #endif

@@ -37,3 +37,8 @@ foreach(t test_store_conformance test_store_crash test_store_multi)
       ENVIRONMENT "CK_DEFAULT_TIMEOUT=120;LOLIGO_STORE_LOCAL_INLINE_MAX=${v};LOLIGO_BUILD_DIR=${CMAKE_BINARY_DIR};LOLIGO_SOURCE_DIR=${CMAKE_SOURCE_DIR}")
   endforeach()
 endforeach()
+# The in-memory store (store/mem.h, the MDS core's unit suites run on it)
+# keeps the same contract, minus durability.
+add_test(NAME test_store_conformance_mem COMMAND test_store_conformance)
+set_tests_properties(test_store_conformance_mem PROPERTIES TIMEOUT 120 LABELS "unit;store"
+  ENVIRONMENT "CK_DEFAULT_TIMEOUT=120;LOLIGO_STORE_BACKEND=mem;LOLIGO_BUILD_DIR=${CMAKE_BINARY_DIR};LOLIGO_SOURCE_DIR=${CMAKE_SOURCE_DIR}")

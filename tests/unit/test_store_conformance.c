@@ -3,6 +3,7 @@
  * have (store/store.h).  The same binary runs against each backend:
  *
  *   LOLIGO_STORE_BACKEND=local  (default) a fresh store in a temp dir per test
+ *   LOLIGO_STORE_BACKEND=mem    the in-memory store (store/mem.h), one per test
  *   LOLIGO_STORE_BACKEND=rados  LOLIGO_STORE_RADOS_CONF=ceph.conf
  *                               [LOLIGO_STORE_RADOS_POOL=rbdtest]: a fresh
  *                               namespace of that pool per test
@@ -48,10 +49,25 @@ static bool is_local(void)
 	return !b || !*b || strcmp(b, "local") == 0;
 }
 
+static bool is_mem(void)
+{
+	const char *b = getenv("LOLIGO_STORE_BACKEND");
+	return b && strcmp(b, "mem") == 0;
+}
+
+static const char *backend_name(void)
+{
+	return is_local() ? "local" : is_mem() ? "mem" : "rados";
+}
+
 static void fill_config(struct store_config *cfg)
 {
 	memset(cfg, 0, sizeof(*cfg));
-	if (is_local()) {
+	if (is_mem()) {
+		cfg->backend = "mem";
+		cfg->local_path = storedir;      /* the store's name: one per test */
+		cfg->mem_ok = true;
+	} else if (is_local()) {
 		cfg->backend = "local";
 		cfg->local_path = storedir;
 		cfg->create = true;
@@ -109,7 +125,7 @@ static void setup(void)
 	snprintf(storedir, sizeof(storedir), "%s/XXXXXX", basedir);
 	ck_assert_ptr_nonnull(mkdtemp(storedir));
 	open_store();
-	if (is_local()) {
+	if (is_local() || is_mem()) {
 		snprintf(pool_name, sizeof(pool_name), "data");
 		ck_assert_int_eq(store_pool_create(st, pool_name), 0);
 		nspace[0] = 0;
@@ -264,7 +280,16 @@ START_TEST(t_pools)
 	ck_assert_int_eq(store_read(p2, "obj", 0, sizeof(buf), buf), -ENOENT);
 	store_pool_close(p);
 	store_pool_close(p2);
-	ck_assert_str_eq(store_backend_name(st), is_local() ? "local" : "rados");
+	ck_assert_str_eq(store_backend_name(st), backend_name());
+	if (is_mem()) {
+		/* never through the daemons' options: "mem" is unknown without mem_ok */
+		struct store_config cfg;
+		struct store *st2;
+
+		fill_config(&cfg);
+		cfg.mem_ok = false;
+		ck_assert_int_eq(store_open(&cfg, &st2), -ENOTSUP);
+	}
 }
 END_TEST
 
@@ -1966,7 +1991,11 @@ END_TEST
 
 static Suite *store_suite(void)
 {
-	Suite *s = suite_create(is_local() ? "store_conformance_local" : "store_conformance_rados");
+	static char name[64];   /* check keeps the pointer */
+	Suite *s;
+
+	snprintf(name, sizeof(name), "store_conformance_%s", backend_name());
+	s = suite_create(name);
 	TCase *tc = tcase_create("conformance");
 
 	tcase_add_unchecked_fixture(tc, suite_setup, suite_teardown);
