@@ -59,7 +59,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "client/client_int.h"
+#include "client/ns_int.h"
 #include "common/log.h"
 #include "common/time.h"
 

@@ -37,7 +37,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "client/client_int.h"
+#include "client/cache_int.h"
 #include "common/log.h"
 
 #define ALIGN MDSP_EXT_ALIGN

@@ -49,7 +49,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "client/client_int.h"
+#include "client/cache_int.h"
 #include "client/intr.h"
 #include "common/config.h"
 #include "common/lockdep.h"
@@ -666,7 +666,7 @@ static void finish_revoke(struct lclient *c, struct lc_inode *in, const struct m
 	pthread_mutex_unlock(&in->lock);
 	/* what we buffered must be in the objects before the ack */
 	if (!(keep & MDSP_CAP_FILE_BUFFER) && dirty) {
-		int r = lc_wb_flush_data(c, in);
+		int r = c->cache_ops.flush_data(c, in);
 		if (r < 0)
 			derr(CLIENT, "writeback for the revoke on %" PRIx64 ": %s", m->ino, strerror(-r));
 	}
@@ -828,7 +828,7 @@ static void process_revoke(struct lclient *c, struct cap_work *w)
 	if (S_ISDIR(in->mi.mode) && !(keep & (MDSP_CAP_DIR_CREATE | MDSP_CAP_FILE_SHARED)))
 		in->dir_complete = false;
 	if (!(keep & MDSP_CAP_FILE_SHARED) && in->rd) {
-		lc_rd_batch_put(in->rd);
+		c->cache_ops.dir_batch_put(in->rd);
 		in->rd = NULL;
 	}
 	pthread_mutex_unlock(&in->lock);
@@ -842,7 +842,7 @@ static void process_revoke(struct lclient *c, struct cap_work *w)
 		rv->sess_gen = atomic_load(&c->sess_gen);
 	run_hooks(c, in, had, had & keep, false, rv);
 	if (dc_lost && !rv)
-		lc_async_unlink_wait(c, in, NULL);
+		c->cache_ops.async_unlink_wait(c, in, NULL);
 	if (dc_lost && rv) {
 		/* the unlinks we answered ourselves must have run at the MDS
 		 * (they may park there, unlike creates): acked after their
@@ -851,7 +851,7 @@ static void process_revoke(struct lclient *c, struct cap_work *w)
 		rv->pending++;
 		rv->refs++;
 		pthread_mutex_unlock(&c->work_lock);
-		if (!lc_async_unlink_defer(c, in, rv))
+		if (!c->cache_ops.async_unlink_defer(c, in, rv))
 			lc_revoke_complete(c, rv);
 	}
 	if (rv) {
@@ -1092,7 +1092,7 @@ void lc_session_event(void *arg, uint32_t op)
 			}
 		}
 		if (in->rd) {
-			lc_rd_batch_put(in->rd);
+			c->cache_ops.dir_batch_put(in->rd);
 			in->rd = NULL;
 		}
 		pthread_mutex_unlock(&in->lock);
@@ -1152,4 +1152,24 @@ int lc_reconnect_caps(void *arg, struct mdsp_cap_reconnect **out, uint32_t *nout
 	 * from us, and the name's kernel timeout bounds how long that lasts */
 	lc_dcache_reconnect_leases(c, out, nout, cap);
 	return 0;
+}
+
+void lc_queue_cap_work(struct lclient *c, const struct mdsp_caps *caps)
+{
+	struct cap_work *w = calloc(1, sizeof(*w));
+
+	if (!w) {
+		derr(CLIENT, "no memory for a cap message of inode %" PRIx64, caps->ino);
+		return;
+	}
+	w->caps = *caps;
+	w->caps.dname = NULL;
+	if (caps->dname && !(w->caps.dname = strdup(caps->dname))) {
+		free(w);
+		derr(CLIENT, "no memory for a lease revoke in %" PRIx64, caps->ino);
+		return;
+	}
+	pthread_mutex_lock(&c->work_lock);
+	lc_cap_work_queue_locked(c, w);
+	pthread_mutex_unlock(&c->work_lock);
 }

@@ -47,7 +47,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "client/client_int.h"
+#include "client/data_int.h"
 #include "common/config.h"
 #include "common/log.h"
 #include "common/time.h"
@@ -508,7 +508,7 @@ static ssize_t do_read(struct lclient *c, struct lc_fh *fh, off_t offset, size_t
 		 * size of ours is flushing (a write under Fw): it is only a floor
 		 * (lc_inode_size takes the larger), another writer may have
 		 * grown the file past it meanwhile */
-		r = lc_getattr(c, in, NULL, true, NULL);
+		r = c->data_ops.getattr(c, in, NULL, true, NULL);
 		if (r < 0)
 			return r;
 	}
@@ -572,7 +572,7 @@ static int64_t inode_flags(struct lclient *c, struct lc_inode *in)
 	uint32_t flags = in->mi.flags;
 	pthread_mutex_unlock(&in->lock);
 	if (!cached) {
-		int r = lc_getattr(c, in, NULL, true, NULL);
+		int r = c->data_ops.getattr(c, in, NULL, true, NULL);
 
 		if (r < 0)
 			return r;
@@ -711,7 +711,7 @@ ssize_t lc_write(struct lclient *c, struct lc_fh *fh, off_t offset, size_t len, 
 	pthread_mutex_unlock(&in->lock);
 	if (append && !(caps & MDSP_CAP_FILE_SHARED) && c->mdsc) {
 		/* the end of the file is where another client may be writing */
-		r = lc_getattr(c, in, NULL, true, NULL);
+		r = c->data_ops.getattr(c, in, NULL, true, NULL);
 		if (r < 0)
 			return r;
 	}
@@ -1156,7 +1156,7 @@ int lc_fallocate(struct lclient *c, struct lc_fh *fh, int mode, off_t offset, of
 		if (r == 0 && !(mode & FALLOC_FL_KEEP_SIZE) && end > lc_inode_size(in)) {
 			struct lc_attr set = { .size = end };
 
-			r = lc_fsetattr(c, fh, &set, LC_SET_SIZE, &fh->cred, NULL);
+			r = c->data_ops.fsetattr(c, fh, &set, LC_SET_SIZE, &fh->cred, NULL);
 		}
 		data_changed(c, in);
 		r2 = lc_cap_flush_sync(c, in);
@@ -1168,7 +1168,7 @@ int lc_fallocate(struct lclient *c, struct lc_fh *fh, int mode, off_t offset, of
 	if (r == 0 && !(mode & FALLOC_FL_KEEP_SIZE) && end > size) {
 		struct lc_attr set = { .size = end };
 
-		r = lc_fsetattr(c, fh, &set, LC_SET_SIZE, &fh->cred, NULL);
+		r = c->data_ops.fsetattr(c, fh, &set, LC_SET_SIZE, &fh->cred, NULL);
 	}
 	r2 = lc_cap_flush_sync(c, in);
 	return r < 0 ? r : r2;

@@ -20,7 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "client/client_int.h"
+#include "client/ns_int.h"
 #include "common/config.h"
 #include "common/log.h"
 #include "common/time.h"
@@ -1191,4 +1191,16 @@ int lc_tmpfile(struct lclient *c, struct lc_inode *dir, mode_t mode, int flags, 
 	fill(in, attr);
 	*out = in;
 	return 0;
+}
+
+/* ---- registration with the layers below ----------------------------------- */
+
+void lc_ns_register(struct lclient *c)
+{
+	c->cache_ops.dir_batch_put = lc_rd_batch_put;
+	c->cache_ops.async_unlink_wait = lc_async_unlink_wait;
+	c->cache_ops.async_unlink_defer = lc_async_unlink_defer;
+	c->cache_ops.async_unlink_drop = lc_async_unlink_drop;
+	c->data_ops.getattr = lc_getattr;
+	c->data_ops.fsetattr = lc_fsetattr;
 }

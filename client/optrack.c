@@ -36,7 +36,7 @@
 
 #include <json-c/json.h>
 
-#include "client/client_int.h"
+#include "client/cache_int.h"
 #include "client/optrack.h"
 #include "common/config.h"
 #include "common/log.h"

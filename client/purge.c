@@ -47,7 +47,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "client/client_int.h"
+#include "client/data_int.h"
 #include "common/config.h"
 #include "common/log.h"
 #include "common/time.h"

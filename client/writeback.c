@@ -69,7 +69,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "client/client_int.h"
+#include "client/data_int.h"
 #include "common/config.h"
 #include "common/lockdep.h"
 #include "common/log.h"
@@ -316,18 +316,6 @@ static int insert_locked(struct lclient *c, struct lc_inode *in, uint32_t osize,
 		dtails_set_locked(in, pos, obj, n);   /* the last one was among those merged */
 	*delta = (int64_t)n->cap - freed;
 	return 0;
-}
-
-void lc_mark_dirty_locked(struct lclient *c, struct lc_inode *in)
-{
-	if (in->on_dirty_list)
-		return;
-	in->on_dirty_list = true;
-	lc_get(in);
-	pthread_mutex_lock(&c->dirty_lock);
-	in->dirty_next = c->dirty_list;
-	c->dirty_list = in;
-	pthread_mutex_unlock(&c->dirty_lock);
 }
 
 static void oc_account(struct lclient *c, int64_t delta)
@@ -1185,26 +1173,6 @@ void lc_flusher_kick(struct lclient *c)
 	pthread_mutex_unlock(&c->work_lock);
 }
 
-void lc_queue_cap_work(struct lclient *c, const struct mdsp_caps *caps)
-{
-	struct cap_work *w = calloc(1, sizeof(*w));
-
-	if (!w) {
-		derr(CLIENT, "no memory for a cap message of inode %" PRIx64, caps->ino);
-		return;
-	}
-	w->caps = *caps;
-	w->caps.dname = NULL;
-	if (caps->dname && !(w->caps.dname = strdup(caps->dname))) {
-		free(w);
-		derr(CLIENT, "no memory for a lease revoke in %" PRIx64, caps->ino);
-		return;
-	}
-	pthread_mutex_lock(&c->work_lock);
-	lc_cap_work_queue_locked(c, w);
-	pthread_mutex_unlock(&c->work_lock);
-}
-
 void lc_caps_update_later(struct lclient *c, struct lc_inode *in)
 {
 	pthread_mutex_lock(&c->work_lock);
@@ -1382,4 +1350,9 @@ int lc_wait_flushes(struct lclient *c, uint64_t timeout_ns)
 			usleep(5000);
 	} while (busy && now_mono_ns() < end);
 	return busy ? -ETIMEDOUT : 0;
+}
+
+void lc_data_register(struct lclient *c)
+{
+	c->cache_ops.flush_data = lc_wb_flush_data;
 }
