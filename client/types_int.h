@@ -99,15 +99,26 @@ struct lc_dtail {
 
 struct rd_batch;
 
-/* An MDS request an inode depends on that was only UNSAFE when it returned
- * (its create, a size report, a rename into place...): fsync waits for it. */
 struct lc_aunlink;
 
+/* An MDS request an inode depends on that was only UNSAFE when it returned
+ * (its create, a size report, a rename into place...): fsync waits for it. */
 struct lc_unsafe {
 	struct lc_unsafe *next;
 	struct mds_request *req;     /* holds a reference */
 };
 
+/*
+ * A cached inode.  Its fields come in parts, each with the lock that
+ * protects it (a part is an anonymous struct: the fields keep their names,
+ * the grouping says who owns them):
+ *   the identity and the cache's bookkeeping   atomics, no lock
+ *   the attributes and the directory caches    in->lock
+ *   the kernel cache (the frontend's)          atomics and in->lock
+ *   the caps (caps.c)                          in->lock; queue links c->work_lock
+ *   the writeback (writeback.c, blocks.c)      in->lock; list links their lists' locks
+ *   the async operations (request.c, asyncdir.c, asyncunlink.c)   in->lock
+ */
 struct lc_inode {
 	struct cds_lfht_node hnode;  /* c->inodes, key ino */
 	struct rcu_head rcu;
@@ -118,27 +129,16 @@ struct lc_inode {
 	_Atomic bool unhashed;       /* removed from c->inodes: last put frees */
 	_Atomic uint64_t dgen;       /* dirs: bumping it invalidates every cached dentry below */
 	_Atomic uint64_t ngen;       /* dirs: bumping it invalidates the negative dentries (Fs lost) */
-	_Atomic bool kernel_negatives; /* dirs: the frontend's kernel was given negative entries */
-	_Atomic uint64_t kpromise_ns; /* mono ns the frontend last asked for a kernel cache timeout of
-				       * its attributes or of a name in it (lc_kernel_promise_ns) */
 	_Atomic uint64_t data_gen;   /* bumped on every write/truncate: stale readahead check */
-	_Atomic int kreplying;       /* attribute replies to the frontend's kernel in progress */
-	_Atomic int64_t knlookup;    /* the frontend's kernel's lookup count of it (lc_kernel_hand) */
-	_Atomic uint64_t kattr_until; /* mono ns: the latest end of an attribute timeout the
-				       * frontend's kernel was given (lc_attr_timeout) */
 	_Atomic bool orphaned;       /* the MDS says nlink 0: evicted as soon as unreferenced, so that
 				      * the MDS can let the orphan go (lc_orphan_queue) */
 
-	pthread_mutex_t lock;        /* protects everything below */
-	pthread_cond_t cond;         /* flushing done, dirty bytes written */
+	pthread_mutex_t lock;        /* protects what the parts below say it does */
+	pthread_cond_t cond;         /* flushing done, dirty bytes written, async submissions sent */
+
+	/* ---- the attributes and the directory caches: in->lock ---- */
 	struct mdsp_inode mi;        /* attributes as last known (size: see wsize) */
 	uint64_t attr_until;         /* mono ns: cached attrs usable until then (0 without caps) */
-	uint32_t caps;               /* MDSP_CAP_* held (caps.c) */
-	uint64_t cap_seq;            /* sequence of the last cap state applied (stale replies below it change nothing) */
-	uint64_t acked_seq;          /* the sequence our cap messages carry: every grant and reply up to it taken
-				      * in, and a revoke only once its ack is sent (caps.c send_ack), so that no
-				      * update or flush acks a revoke still being processed */
-	uint32_t wanted_sent;        /* file caps we last told the MDS we want */
 	char *symlink;               /* symlinks: cached target (immutable) */
 	/* no security.capability xattr, as the MDS answered while we held As
 	 * at cap_seq fcaps_seq (namei.c lc_getxattr): true while As is still
@@ -153,102 +153,136 @@ struct lc_inode {
 	bool rd_busy;
 	uint64_t rd_busy_cookie, rd_busy_ngen;
 	struct rd_batch *rd_last;    /* what the last fetch brought, cacheable or not */
-
-	/* buffered writes (writeback.c) */
-	struct lc_extent *dirty;     /* dirty extents, sorted */
-	struct lc_extent *flushing;  /* extents being written (read overlay) */
-	size_t dirty_bytes;          /* bytes in dirty (capacity, for the bound) */
-	/* index of dirty for inserts (writeback.c dirty_start_locked): the last
-	 * extent of every object that has some, sorted by object; rebuilt after
-	 * a change of the list other than an insert (dtails_valid false) */
-	struct lc_dtail *dtails;
-	size_t ndtails, dtails_cap;
-	bool dtails_valid;
-	bool flushing_now;           /* one writeback per inode at a time */
-	/* the end of the last buffered write, and whether it began where the
-	 * one before ended: a sequential stream, whose tail object the
-	 * flusher leaves to fill and whose next objects it indexes ahead */
-	uint64_t wb_last_end;
-	bool wb_seq;
-	/* writeback errors, errseq_t-like (Linux's mapping->wb_err): every
-	 * error a writeback records bumps the sequence (once someone saw the
-	 * previous one); each open handle samples it and its fsync/close
-	 * report what was recorded since (writeback.c lc_wb_err_check) */
-	int wb_err;                  /* the latest error recorded (-errno) */
-	uint32_t wb_eseq;            /* its sequence << 1 | seen (0: never an error) */
-	bool wbq_queued;             /* on c->wbq (holds a reference); protected by c->work_lock */
-	struct lc_inode *wbq_next;   /* c->wbq link; c->work_lock */
-	uint64_t wsize;              /* size our writes not yet flushed give the file (while
-				      * (dirty|flushing)_meta & SIZE); without Fs it does not
-				      * include a size we cached, which another client may have cut */
-	struct mdsp_time wmtime;     /* mtime of the last local write */
-	uint32_t dirty_meta;         /* MDSP_DIRTY_SIZE|MTIME not yet sent to the MDS */
-	uint32_t flushing_meta;      /* sent in a CAPS FLUSH/ACK, not yet acked (FLUSH_ACK) */
-	uint64_t flush_tid;          /* the FLUSH that carries flushing_meta */
-	uint64_t flush_acked;        /* highest flush tid the MDS acked */
-	uint64_t flushing_size;      /* what it carries */
-	bool meta_given_up;          /* Fs/Fw revoked after our flushes: the MDS's size and
-				      * mtime have them, ours no longer override (until we write) */
-	struct mdsp_time flushing_mtime;
-	uint64_t wchange_base;       /* mi.change the local write count below counts from */
-	uint32_t wchanges;           /* local writes since mi.change was wchange_base (lc_attr.change) */
-	bool on_dirty_list;          /* holds a reference while set */
-	struct lc_inode *dirty_next; /* c->dirty_list link; protected by c->dirty_lock */
-	struct lc_cred wcred;        /* credentials of the last writer (size reports) */
+	/* dirs, dentry.c (asyncdir.c makes them): every name is in the dentry
+	 * cache (we made the directory under Dc and hold it since): a name not
+	 * there does not exist.  Valid while dgen/ngen are the ones recorded
+	 * and Dc|Fs held. */
+	bool dir_complete;
+	uint64_t complete_dgen, complete_ngen;
 	int nwriters;                /* open handles with write access */
 	int nopen;                   /* open handles */
 	bool purge_pending;          /* unlinked (nlink 0) while open: drop the data at last close */
-	/* what the data objects hold, as this client changed it (blocks.c):
-	 * since the flush in flight (ext_add/ext_rm, sent with flush_tid, not
-	 * acked) and since then (dext_add/dext_rm, not sent); st_blocks is
-	 * mi.blocks, the MDS's, with these on top */
-	struct mdsp_extset ext_add, ext_rm, dext_add, dext_rm;
-	uint64_t ext_base;            /* mi.blocks when ext_* went out: one that moved since counts them */
-	/* st_blocks of a file whose blocks the MDS does not know
-	 * (MDSP_BLOCKS_UNKNOWN; objio.c lc_obj_allocated): bytes the file's objects hold,
-	 * valid while size, mtime and change are still alloc_key's */
-	bool alloc_known;
-	uint64_t alloc_bytes;
-	uint64_t alloc_key[3];
 
-	/* client.c: requests not yet SAFE that this inode depends on, newest
-	 * first; pruned as they become SAFE (the inode is not evicted while
-	 * one is pending) */
-	struct lc_unsafe *unsafe;
-	int unsafe_err;              /* one of them will never be SAFE: the next fsync says so */
-	bool unsafe_untracked;       /* one could not be tracked (ENOMEM): fsync syncs everything */
-	/* object numbers whose keys in the file's object index are known to be
-	 * set (objio.c): the first write to any other object sets its key first.
-	 * Its own (xarray) lock; not under in->lock. */
-	struct xarray objs;
-	/* the frontend's kernel page cache (lc_fh_kernel_cache): the file as it
-	 * was (data_gen, change, size, mtime) when an open with Fc last let the
-	 * kernel cache pages of it; kc_valid false: it may hold nothing of use */
-	bool kc_valid;
-	uint64_t kc_gen, kc_change, kc_size;
-	struct timespec kc_mtime;
-	bool capupd_queued;          /* on c->capupd (holds a reference); protected by c->work_lock */
-	struct lc_revoke *rv_deferred; /* a revoke of ours a hook deferred, not finished; c->work_lock */
-	struct lc_inode *capupd_next;
-	/* dirs, asyncdir.c: every name is in the dentry cache (we made the
-	 * directory under Dc and hold it since): a name not there does not
-	 * exist.  Valid while dgen/ngen are the ones recorded and Dc|Fs held. */
-	bool dir_complete;
-	uint64_t complete_dgen, complete_ngen;
-	int async_submitting;        /* dirs: async creates/unlinks between the Dc check and their send */
-	/* dirs, asyncunlink.c: unlinks/rmdirs answered here whose first reply
-	 * has not come (under in->lock); a Dc revoke waits for them (aunlink_rv) */
-	struct lc_aunlink *aunlinks;
-	struct lc_revoke *aunlink_rv;
-	bool async_failed;           /* its asynchronous create failed at the MDS: it never existed */
-	/* asyncdir.c lc_async_setattr: files and dirs we made under Dc in
-	 * directory dc_parent (0: not, or a link/rename since), while it held
-	 * Dc with epoch dc_epoch; dirs: dc_epoch is new each time Dc is
-	 * gained (lc_caps_set_locked), so a file qualifies only while its
-	 * directory kept Dc from its create on and nobody else could see it */
-	uint64_t dc_parent;
-	uint64_t dc_epoch;
-	int async_setattrs;          /* setattrs answered here whose first reply is not in */
+	/* ---- the kernel cache: what the frontend's kernel was given.  The
+	 * atomics take no lock; kc_* are under in->lock ---- */
+	struct {
+		_Atomic bool kernel_negatives; /* dirs: the frontend's kernel was given negative entries */
+		_Atomic uint64_t kpromise_ns; /* mono ns the frontend last asked for a kernel cache timeout of
+					       * its attributes or of a name in it (lc_kernel_promise_ns) */
+		_Atomic int kreplying;       /* attribute replies to the frontend's kernel in progress */
+		_Atomic int64_t knlookup;    /* the frontend's kernel's lookup count of it (lc_kernel_hand) */
+		_Atomic uint64_t kattr_until; /* mono ns: the latest end of an attribute timeout the
+					       * frontend's kernel was given (lc_attr_timeout) */
+		/* the frontend's kernel page cache (lc_fh_kernel_cache): the file as it
+		 * was (data_gen, change, size, mtime) when an open with Fc last let the
+		 * kernel cache pages of it; kc_valid false: it may hold nothing of use */
+		bool kc_valid;
+		uint64_t kc_gen, kc_change, kc_size;
+		struct timespec kc_mtime;
+	};
+
+	/* ---- the caps (caps.c): in->lock, but for the cap-update queue's
+	 * fields, under c->work_lock ---- */
+	struct {
+		uint32_t caps;               /* MDSP_CAP_* held (caps.c) */
+		uint64_t cap_seq;            /* sequence of the last cap state applied (stale replies below it
+					      * change nothing) */
+		uint64_t acked_seq;          /* the sequence our cap messages carry: every grant and reply up to
+					      * it taken in, and a revoke only once its ack is sent (caps.c
+					      * send_ack), so that no update or flush acks a revoke still being
+					      * processed */
+		uint32_t wanted_sent;        /* file caps we last told the MDS we want */
+		bool capupd_queued;          /* on c->capupd (holds a reference); protected by c->work_lock */
+		struct lc_revoke *rv_deferred; /* a revoke of ours a hook deferred, not finished; c->work_lock */
+		struct lc_inode *capupd_next;  /* c->capupd link; c->work_lock */
+	};
+
+	/* ---- the writeback (writeback.c; blocks.c the extents): in->lock,
+	 * but for the list links (their lists' locks, as said) and objs ---- */
+	struct {
+		struct lc_extent *dirty;     /* dirty extents, sorted */
+		struct lc_extent *flushing;  /* extents being written (read overlay) */
+		size_t dirty_bytes;          /* bytes in dirty (capacity, for the bound) */
+		/* index of dirty for inserts (writeback.c dirty_start_locked): the last
+		 * extent of every object that has some, sorted by object; rebuilt after
+		 * a change of the list other than an insert (dtails_valid false) */
+		struct lc_dtail *dtails;
+		size_t ndtails, dtails_cap;
+		bool dtails_valid;
+		bool flushing_now;           /* one writeback per inode at a time (a flag lock) */
+		/* the end of the last buffered write, and whether it began where the
+		 * one before ended: a sequential stream, whose tail object the
+		 * flusher leaves to fill and whose next objects it indexes ahead */
+		uint64_t wb_last_end;
+		bool wb_seq;
+		/* writeback errors, errseq_t-like (Linux's mapping->wb_err): every
+		 * error a writeback records bumps the sequence (once someone saw the
+		 * previous one); each open handle samples it and its fsync/close
+		 * report what was recorded since (writeback.c lc_wb_err_check) */
+		int wb_err;                  /* the latest error recorded (-errno) */
+		uint32_t wb_eseq;            /* its sequence << 1 | seen (0: never an error) */
+		bool wbq_queued;             /* on c->wbq (holds a reference); protected by c->work_lock */
+		struct lc_inode *wbq_next;   /* c->wbq link; c->work_lock */
+		uint64_t wsize;              /* size our writes not yet flushed give the file (while
+					      * (dirty|flushing)_meta & SIZE); without Fs it does not
+					      * include a size we cached, which another client may have cut */
+		struct mdsp_time wmtime;     /* mtime of the last local write */
+		uint32_t dirty_meta;         /* MDSP_DIRTY_SIZE|MTIME not yet sent to the MDS */
+		uint32_t flushing_meta;      /* sent in a CAPS FLUSH/ACK, not yet acked (FLUSH_ACK) */
+		uint64_t flush_tid;          /* the FLUSH that carries flushing_meta */
+		uint64_t flush_acked;        /* highest flush tid the MDS acked */
+		uint64_t flushing_size;      /* what it carries */
+		bool meta_given_up;          /* Fs/Fw revoked after our flushes: the MDS's size and
+					      * mtime have them, ours no longer override (until we write) */
+		struct mdsp_time flushing_mtime;
+		uint64_t wchange_base;       /* mi.change the local write count below counts from */
+		uint32_t wchanges;           /* local writes since mi.change was wchange_base (lc_attr.change) */
+		bool on_dirty_list;          /* holds a reference while set */
+		struct lc_inode *dirty_next; /* c->dirty_list link; protected by c->dirty_lock */
+		struct lc_cred wcred;        /* credentials of the last writer (size reports) */
+		/* what the data objects hold, as this client changed it (blocks.c):
+		 * since the flush in flight (ext_add/ext_rm, sent with flush_tid, not
+		 * acked) and since then (dext_add/dext_rm, not sent); st_blocks is
+		 * mi.blocks, the MDS's, with these on top */
+		struct mdsp_extset ext_add, ext_rm, dext_add, dext_rm;
+		uint64_t ext_base;            /* mi.blocks when ext_* went out: one that moved since counts them */
+		/* st_blocks of a file whose blocks the MDS does not know
+		 * (MDSP_BLOCKS_UNKNOWN; objio.c lc_obj_allocated): bytes the file's objects hold,
+		 * valid while size, mtime and change are still alloc_key's */
+		bool alloc_known;
+		uint64_t alloc_bytes;
+		uint64_t alloc_key[3];
+		/* object numbers whose keys in the file's object index are known to be
+		 * set (objio.c): the first write to any other object sets its key first.
+		 * Its own (xarray) lock; not under in->lock. */
+		struct xarray objs;
+	};
+
+	/* ---- the async operations: MDS requests answered before the MDS
+	 * had them, and what waits for them; in->lock ---- */
+	struct {
+		/* request.c: requests not yet SAFE that this inode depends on, newest
+		 * first; pruned as they become SAFE (the inode is not evicted while
+		 * one is pending) */
+		struct lc_unsafe *unsafe;
+		int unsafe_err;              /* one of them will never be SAFE: the next fsync says so */
+		bool unsafe_untracked;       /* one could not be tracked (ENOMEM): fsync syncs everything */
+		int async_submitting;        /* dirs: async creates/unlinks between the Dc check and their send
+					      * (a flag lock, inode.c lc_async_submit_*) */
+		/* dirs, asyncunlink.c: unlinks/rmdirs answered here whose first reply
+		 * has not come; a Dc revoke waits for them (aunlink_rv) */
+		struct lc_aunlink *aunlinks;
+		struct lc_revoke *aunlink_rv;
+		bool async_failed;           /* its asynchronous create failed at the MDS: it never existed */
+		/* asyncdir.c lc_async_setattr: files and dirs we made under Dc in
+		 * directory dc_parent (0: not, or a link/rename since), while it held
+		 * Dc with epoch dc_epoch; dirs: dc_epoch is new each time Dc is
+		 * gained (lc_caps_set_locked), so a file qualifies only while its
+		 * directory kept Dc from its create on and nobody else could see it */
+		uint64_t dc_parent;
+		uint64_t dc_epoch;
+		int async_setattrs;          /* setattrs answered here whose first reply is not in */
+	};
 };
 
 /* readahead buffer size classes: 128 KiB (LC_RA_POOL_MIN) to 4 MiB, powers of two */
