@@ -48,6 +48,7 @@
 #include <string.h>
 
 #include "client/data_int.h"
+#include "common/lockdep.h"
 #include "common/config.h"
 #include "common/log.h"
 #include "common/time.h"
@@ -285,6 +286,7 @@ static void ra_issue_locked(struct lclient *c, struct lc_fh *fh, uint32_t osize,
 	uint64_t bound = cfg_uint(CFG_client_oc_size);
 	struct ra_chunk **tail = &fh->ra_chunks;
 
+	lockdep_assert_held(&fh->ra_lock);
 	while (*tail)
 		tail = &(*tail)->next;
 	while (from < to) {
@@ -324,6 +326,7 @@ static void ra_issue_locked(struct lclient *c, struct lc_fh *fh, uint32_t osize,
 /* fh->ra_lock held (dropped while waiting).  Wait until @k's read is done. */
 static int chunk_wait_locked(struct lc_fh *fh, struct ra_chunk *k, bool *waited)
 {
+	lockdep_assert_held(&fh->ra_lock);
 	while (!k->done) {
 		*waited = true;
 		if (k->waiting) {
@@ -351,6 +354,7 @@ static void ra_unlink_locked(struct lc_fh *fh, bool (*keep)(const struct ra_chun
 {
 	struct ra_chunk **pp = &fh->ra_chunks;
 
+	lockdep_assert_held(&fh->ra_lock);
 	while (*pp) {
 		struct ra_chunk *k = *pp;
 

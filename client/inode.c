@@ -267,8 +267,10 @@ double lc_secs(int id)
 	return cfg_double((enum cfg_opt_id)id);
 }
 
+/* in->lock held: @mi from the MDS becomes the inode's attributes (@fresh: a new inode) */
 static void apply_mi_locked(struct lc_inode *in, const struct mdsp_inode *mi, bool fresh)
 {
+	lockdep_assert_held(&in->lock);
 	/* an older reply must not overwrite a newer state (change only grows) */
 	if (!fresh && mi->change < in->mi.change)
 		return;
@@ -542,6 +544,7 @@ int lc_perm_check(const struct lc_attr *a, int mask, const struct lc_cred *cr)
  * a request it depends on is not SAFE: fsync after a reopen must wait for it) */
 static bool inode_clean_locked(struct lc_inode *in)
 {
+	lockdep_assert_held(&in->lock);
 	return !in->dirty && !in->flushing && !in->dirty_meta && !in->flushing_meta && !in->on_dirty_list &&
 	       !in->flushing_now && !in->nopen && lc_unsafe_prune_locked(in);
 }

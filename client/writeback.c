@@ -114,14 +114,19 @@ static void extent_release(struct lclient *c, struct lc_extent *e)
  * object only.  Inserts keep it up to date; anything else that changes the
  * list drops it (dtails_invalidate_locked) and the next insert rebuilds it.
  */
+
+/* in->lock held: drop the index (the next insert rebuilds it) */
 static void dtails_invalidate_locked(struct lc_inode *in)
 {
+	lockdep_assert_held(&in->lock);
 	in->dtails_valid = false;
 	in->ndtails = 0;
 }
 
+/* in->lock held: rebuild the index from the dirty list; false without memory */
 static bool dtails_rebuild_locked(struct lc_inode *in, uint32_t osize)
 {
+	lockdep_assert_held(&in->lock);
 	in->ndtails = 0;
 	for (struct lc_extent *e = in->dirty; e; e = e->next) {
 		uint64_t obj = e->off / osize;
@@ -166,6 +171,7 @@ static size_t dtails_find(const struct lc_inode *in, uint64_t obj)
  */
 static struct lc_extent **dirty_start_locked(struct lc_inode *in, uint32_t osize, uint64_t obj, size_t *pos)
 {
+	lockdep_assert_held(&in->lock);
 	if (!in->dtails_valid && !dtails_rebuild_locked(in, osize)) {
 		dtails_invalidate_locked(in);
 		*pos = SIZE_MAX;
@@ -178,6 +184,7 @@ static struct lc_extent **dirty_start_locked(struct lc_inode *in, uint32_t osize
 /* in->lock held: @n is now the last extent of @obj, whose index slot is @pos */
 static void dtails_set_locked(struct lc_inode *in, size_t pos, uint64_t obj, struct lc_extent *n)
 {
+	lockdep_assert_held(&in->lock);
 	if (pos == SIZE_MAX)
 		return;
 	if (pos < in->ndtails && in->dtails[pos].obj == obj) {
@@ -213,6 +220,7 @@ static int insert_locked(struct lclient *c, struct lc_inode *in, uint32_t osize,
 	size_t pos;
 	struct lc_extent **pp = dirty_start_locked(in, osize, obj, &pos), *e;
 
+	lockdep_assert_held(&in->lock);
 	/* first extent of this object that ends at or after off (adjacent counts) */
 	while (*pp && ((*pp)->off + (*pp)->len < off || (*pp)->off / osize < obj))
 		pp = &(*pp)->next;
@@ -487,6 +495,7 @@ static int requeue_locked(struct lc_inode *in, uint32_t osize, struct lc_extent 
 	int64_t d;
 	int r = 0;
 
+	lockdep_assert_held(&in->lock);
 	in->dirty = list;
 	in->dirty_bytes = bytes;
 	dtails_invalidate_locked(in);
@@ -518,9 +527,10 @@ static int requeue_locked(struct lc_inode *in, uint32_t osize, struct lc_extent 
  */
 #define ESEQ_SEEN 1u
 
-/* in->lock held */
+/* in->lock held: a writeback failed with @err: record it in the error sequence */
 static void err_record_locked(struct lc_inode *in, int err)
 {
+	lockdep_assert_held(&in->lock);
 	in->wb_err = err;
 	if (in->wb_eseq == 0 || (in->wb_eseq & ESEQ_SEEN)) {
 		uint32_t n = (in->wb_eseq & ~ESEQ_SEEN) + 2;

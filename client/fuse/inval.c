@@ -44,6 +44,7 @@
 #include <time.h>
 
 #include "client/fuse/lfuse.h"
+#include "common/lockdep.h"
 #include "common/config.h"
 #include "common/log.h"
 #include "common/time.h"
@@ -277,6 +278,7 @@ static void update_done_locked(struct inval_queue *q)
 {
 	uint64_t d = q->taken;
 
+	lockdep_assert_held(&q->iv->lock);
 	if (q->retry && q->retry->seq - 1 < d)
 		d = q->retry->seq - 1;
 	if (d > q->done) {
