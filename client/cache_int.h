@@ -299,6 +299,25 @@ static inline struct mdsp_time lc_now_mdsp(void)
 	return (struct mdsp_time){ .sec = ts.tv_sec, .nsec = (uint32_t)ts.tv_nsec };
 }
 
+/* ---- frontend.c ------------------------------------------------------------ */
+/**
+ * lc_frontends_inode_changed - a namespace or data operation changed @ino's
+ * data in [@off, @off+@len) (@len 0: to the end; @off -1: attributes
+ * only): tell the registered frontend (lc_callbacks.inval_inode) when the
+ * change came through another one (the thread serves its lc_op_begin
+ * request).  No lock held; cheap otherwise.
+ */
+void lc_frontends_inode_changed(struct lclient *c, uint64_t ino, off_t off, off_t len);
+/** lc_frontends_entry_changed - ... the name @name in @dir changed, and with it @dir's attributes. */
+void lc_frontends_entry_changed(struct lclient *c, struct lc_inode *dir, const char *name);
+/** lc_frontends_to_tell - would the two above tell anyone (worth finding the inode they would name)? */
+bool lc_frontends_to_tell(struct lclient *c);
+/**
+ * lc_op_frontend - the frontend ("fuse", "nfs4", "client"...) whose request
+ * (lc_op_begin) this thread serves for @c, or NULL.
+ */
+const char *lc_op_frontend(const struct lclient *c);
+
 /* ---- the inode's writeback state, read by the caps (the data path owns it) */
 /** lc_data_pending_locked - in->lock held: buffered data not yet in the store (dirty or being written). */
 static inline bool lc_data_pending_locked(const struct lc_inode *in)

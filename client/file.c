@@ -675,7 +675,7 @@ static int write_while_full(struct lclient *c, struct lc_inode *in, uint32_t osi
 	return 0;
 }
 
-ssize_t lc_write(struct lclient *c, struct lc_fh *fh, off_t offset, size_t len, const void *buf)
+static ssize_t write_fh(struct lclient *c, struct lc_fh *fh, off_t offset, size_t len, const void *buf)
 {
 	struct lc_inode *in = fh->in;
 	uint64_t off = (uint64_t)offset;
@@ -763,6 +763,16 @@ ssize_t lc_write(struct lclient *c, struct lc_fh *fh, off_t offset, size_t len, 
 	perf_inc(&c->perf.wr_bytes, len);
 	hist_add(&c->perf.write_lat, now_mono_ns() - t0);
 	return (ssize_t)len;
+}
+
+ssize_t lc_write(struct lclient *c, struct lc_fh *fh, off_t offset, size_t len, const void *buf)
+{
+	ssize_t n = write_fh(c, fh, offset, len, buf);
+
+	/* another frontend wrote: the registered one drops its pages and attributes of the range */
+	if (n > 0)
+		lc_frontends_inode_changed(c, fh->in->ino, offset, (off_t)n);
+	return n;
 }
 
 /*

@@ -10,7 +10,7 @@
  *
  * References: lc_get/lc_put/lc_forget count the pointers handed out (FUSE's
  * nlookup, open handles, the dirty list, callers in between).  The cache
- * holds no reference; see client_int.h for how unreferenced inodes are
+ * holds no reference; see types_int.h for how unreferenced inodes are
  * evicted and freed.
  */
 #include <errno.h>

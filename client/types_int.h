@@ -11,7 +11,8 @@
  *   cache     cache_int.h: inode.c (the inode cache), dentry.c (the dentry
  *             cache), caps.c (caps, GRANT/REVOKE, cap work), blocks.c (what
  *             the objects hold), request.c (requests and their traces,
- *             unsafe tracking, delegated inos), optrack.c (ops in flight)
+ *             unsafe tracking, delegated inos), optrack.c (ops in flight),
+ *             frontend.c (telling the registered frontend what others changed)
  *   data      data_int.h: objio.c (striping, store I/O), writeback.c (dirty
  *             extents, the flusher), file.c (open handles, read, write,
  *             fsync), purge.c (the purge thread)

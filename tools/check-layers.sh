@@ -37,6 +37,7 @@ caps.c cache
 blocks.c cache
 request.c cache
 optrack.c cache
+frontend.c cache
 cache_int.h cache
 objio.c data
 writeback.c data
