@@ -11,6 +11,7 @@
 
 #include "client/types_int.h"
 #include "client/mds_client.h"
+#include "common/lockdep.h"
 
 
 /* ---- caps.c -------------------------------------------------------------- */
@@ -283,6 +284,7 @@ void lc_queue_cap_work(struct lclient *c, const struct mdsp_caps *caps);
  */
 static inline bool lc_meta_ours_locked(const struct lc_inode *in)
 {
+	lockdep_assert_held(&in->lock);
 	return ((in->dirty_meta | in->flushing_meta) & MDSP_DIRTY_SIZE) && !in->meta_given_up &&
 	       (!in->c->mdsc || (in->caps & (MDSP_CAP_FILE_SHARED | MDSP_CAP_FILE_WR)));
 }
@@ -322,6 +324,7 @@ const char *lc_op_frontend(const struct lclient *c);
 /** lc_data_pending_locked - in->lock held: buffered data not yet in the store (dirty or being written). */
 static inline bool lc_data_pending_locked(const struct lc_inode *in)
 {
+	lockdep_assert_held(&in->lock);
 	return in->dirty || in->flushing_now;
 }
 
