@@ -64,48 +64,10 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "client/client_int.h"
+#include "client/ns_int.h"
 #include "common/lockdep.h"
 #include "common/log.h"
 #include "common/time.h"
-
-/*
- * dir->async_submitting counts the operations between their Dc check and
- * their send: a lock many may hold at once, that a revoke of Dc and an
- * fsync of the directory wait to see free.  Its holders wait for nothing
- * but the send (mdsc_submit: room in the queue to the MDS, which reads
- * every connection whatever it waits for), so no holder waits for a
- * waiter; lockdep checks it as a class of its own.
- */
-static LOCKDEP_CLASS(submit_class, "directory async submissions (dir->async_submitting)");
-
-void lc_async_submit_begin_locked(struct lc_inode *dir)
-{
-	lockdep_assert_held(&dir->lock);
-	dir->async_submitting++;
-	lockdep_acquired(&submit_class, &dir->async_submitting, true);   /* taking it never waits */
-}
-
-void lc_async_submit_end(struct lc_inode *dir)
-{
-	pthread_mutex_lock(&dir->lock);
-	lockdep_released(&dir->async_submitting);
-	if (!--dir->async_submitting)
-		pthread_cond_broadcast(&dir->cond);
-	pthread_mutex_unlock(&dir->lock);
-}
-
-void lc_async_submit_wait_locked(struct lc_inode *dir)
-{
-	lockdep_assert_held(&dir->lock);
-	if (!dir->async_submitting)
-		return;
-	lockdep_wait_cond(&submit_class, &dir->async_submitting, &dir->lock);
-	lc_op_wait_set(LC_WAIT_ASYNC, dir->ino);
-	while (dir->async_submitting)
-		pthread_cond_wait(&dir->cond, &dir->lock);
-	lc_op_wait_clear();
-}
 
 #define Dc MDSP_CAP_DIR_CREATE
 #define NLINK_MAX 65000u        /* the MDS's (mds/server.c) */
@@ -113,99 +75,6 @@ void lc_async_submit_wait_locked(struct lc_inode *dir)
 #define ASYNC_LEASE_SEQ (UINT64_MAX - 1)
 /* after a create failed with ENOSPC/EDQUOT/EROFS, creates wait for the MDS this long */
 #define ASYNC_OFF_NS (10 * 1000000000ull)
-
-/* ---- delegated inos ------------------------------------------------------- */
-
-uint32_t lc_deleg_want_flag(struct lclient *c)
-{
-	uint64_t n = 0;
-	uint32_t i, f = 0;
-
-	if (!c->async_dirops)
-		return 0;
-	pthread_mutex_lock(&c->deleg_lock);
-	for (i = 0; i < c->ndeleg; i++)
-		n += c->deleg[i].len;
-	if (!c->deleg_asked && n < (c->deleg_chunk ? c->deleg_chunk / 2 : 1)) {
-		c->deleg_asked = true;
-		f = MDSP_REQ_WANT_INOS;
-	}
-	pthread_mutex_unlock(&c->deleg_lock);
-	return f;
-}
-
-void lc_deleg_reply(struct lclient *c, const struct mds_request *req)
-{
-	const struct mdsp_reply *rep = req->reply;
-
-	pthread_mutex_lock(&c->deleg_lock);
-	c->deleg_asked = false;
-	if (rep && rep->deleg_len && rep->deleg_start) {
-		if (c->ndeleg == LC_DELEG_RANGES) {
-			/* the oldest goes (its inos stay unused in the session's pool) */
-			memmove(&c->deleg[0], &c->deleg[1], (LC_DELEG_RANGES - 1) * sizeof(c->deleg[0]));
-			c->ndeleg--;
-		}
-		c->deleg[c->ndeleg].start = rep->deleg_start;
-		c->deleg[c->ndeleg].len = rep->deleg_len;
-		c->ndeleg++;
-		c->deleg_chunk = rep->deleg_len;
-		dout(CLIENT, 10, "delegated inos [%" PRIx64 ", +%" PRIu64 ")", rep->deleg_start, rep->deleg_len);
-	}
-	pthread_mutex_unlock(&c->deleg_lock);
-}
-
-void lc_deleg_reset(struct lclient *c)
-{
-	pthread_mutex_lock(&c->deleg_lock);
-	c->ndeleg = 0;
-	c->deleg_asked = false;
-	pthread_mutex_unlock(&c->deleg_lock);
-}
-
-static bool deleg_take(struct lclient *c, uint64_t *ino)
-{
-	bool ok = false;
-
-	pthread_mutex_lock(&c->deleg_lock);
-	if (c->ndeleg) {
-		*ino = c->deleg[0].start++;
-		if (!--c->deleg[0].len) {
-			memmove(&c->deleg[0], &c->deleg[1], (c->ndeleg - 1) * sizeof(c->deleg[0]));
-			c->ndeleg--;
-		}
-		ok = true;
-	}
-	pthread_mutex_unlock(&c->deleg_lock);
-	return ok;
-}
-
-/* ---- complete directories -------------------------------------------------- */
-
-bool lc_dir_complete_locked(struct lc_inode *dir)
-{
-	return dir->dir_complete && (dir->caps & (Dc | MDSP_CAP_FILE_SHARED)) == (Dc | MDSP_CAP_FILE_SHARED) &&
-	       dir->complete_dgen == atomic_load(&dir->dgen) && dir->complete_ngen == atomic_load(&dir->ngen);
-}
-
-void lc_dir_set_complete_locked(struct lc_inode *dir)
-{
-	dir->dir_complete = true;
-	dir->complete_dgen = atomic_load(&dir->dgen);
-	dir->complete_ngen = atomic_load(&dir->ngen);
-}
-
-void lc_dir_not_complete(struct lclient *c, uint64_t dir_ino)
-{
-	struct lc_inode *dir = lc_ino_to_inode(c, dir_ino);
-
-	if (!dir)
-		return;
-	pthread_mutex_lock(&dir->lock);
-	dir->dir_complete = false;
-	pthread_mutex_unlock(&dir->lock);
-	lc_put(c, dir);
-}
 
 /* ---- the create ---------------------------------------------------------------- */
 
@@ -333,7 +202,7 @@ int lc_async_create(struct lclient *c, struct lc_inode *dir, const char *name, m
 		goto out;
 	if (lc_perm_check(&da, 3, cr) < 0)
 		goto out;               /* the MDS says EACCES, in its words */
-	if (!deleg_take(c, &ino))
+	if (!lc_deleg_take(c, &ino))
 		goto out;
 
 	memset(&mi, 0, sizeof(mi));

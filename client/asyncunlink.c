@@ -59,7 +59,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "client/client_int.h"
+#include "client/ns_int.h"
+#include "common/lockdep.h"
 #include "common/log.h"
 #include "common/time.h"
 
@@ -91,6 +92,7 @@ static struct lc_aunlink *take_locked(struct lc_inode *dir, struct mds_request *
 {
 	struct lc_aunlink **pp, *e = NULL;
 
+	lockdep_assert_held(&dir->lock);
 	for (pp = &dir->aunlinks; *pp; pp = &(*pp)->next)
 		if ((*pp)->req == req) {
 			e = *pp;

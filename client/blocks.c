@@ -37,7 +37,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "client/client_int.h"
+#include "client/cache_int.h"
+#include "common/lockdep.h"
 #include "common/log.h"
 
 #define ALIGN MDSP_EXT_ALIGN
@@ -110,9 +111,10 @@ bool lc_blocks_in_flight_locked(const struct lc_inode *in)
 	return in->ext_add.n || in->ext_rm.n;
 }
 
-/* changes not acked by the MDS yet */
+/* in->lock held: changes not acked by the MDS yet */
 static bool pending_locked(const struct lc_inode *in)
 {
+	lockdep_assert_held(&in->lock);
 	return in->ext_add.n || in->ext_rm.n || in->dext_add.n || in->dext_rm.n;
 }
 
@@ -208,12 +210,13 @@ void lc_blocks_lost_locked(struct lc_inode *in)
 	in->dirty_meta |= MDSP_DIRTY_BLOCKS;
 }
 
-/* bytes of buffered data not written back yet, in whole blocks */
+/* in->lock held: bytes of buffered data not written back yet, in whole blocks */
 static uint64_t buffered_locked(const struct lc_inode *in)
 {
 	const struct lc_extent *lists[2] = { in->dirty, in->flushing };
 	uint64_t t = 0;
 
+	lockdep_assert_held(&in->lock);
 	for (int i = 0; i < 2; i++)
 		for (const struct lc_extent *e = lists[i]; e; e = e->next)
 			t += up(e->off + e->len) - down(e->off);

@@ -49,7 +49,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "client/client_int.h"
+#include "client/cache_int.h"
 #include "client/intr.h"
 #include "common/config.h"
 #include "common/lockdep.h"
@@ -189,6 +189,7 @@ uint32_t lc_caps_wanted_locked(const struct lc_inode *in)
 static void fill_flush_locked(struct lclient *c, struct lc_inode *in, struct mdsp_caps *m,
 			      struct mdsp_extset send[2])
 {
+	lockdep_assert_held(&in->lock);
 	m->dirty = in->dirty_meta | in->flushing_meta;
 	memset(send, 0, 2 * sizeof(*send));
 	if (!m->dirty)
@@ -200,8 +201,10 @@ static void fill_flush_locked(struct lclient *c, struct lc_inode *in, struct mds
 	lc_blocks_fill_locked(in, m, send);
 }
 
+/* in->lock held: the message fill_flush_locked built was sent: what it carries is in flight */
 static void flush_sent_locked(struct lc_inode *in, const struct mdsp_caps *m, struct mdsp_extset send[2])
 {
+	lockdep_assert_held(&in->lock);
 	if (!m->flush_tid)
 		return;
 	in->flushing_meta |= in->dirty_meta;
@@ -270,9 +273,10 @@ static void flush_intr_init(struct flush_intr *fi)
 	fi->watching = false;
 }
 
-/* Called with in->lock held, before a timed wait on in->cond: -EINTR when fired. */
+/* in->lock held, before a timed wait on in->cond: -EINTR when fired. */
 static int flush_intr_check_locked(struct flush_intr *fi, struct lc_inode *in)
 {
+	lockdep_assert_held(&in->lock);
 	if (lc_intr_fired(fi->it))
 		return -EINTR;
 	if (fi->it && !fi->watching && now_mono_ns() >= fi->arm_ns) {
@@ -624,20 +628,22 @@ bool lc_cap_work_run_queued(struct lclient *c)
 	return any;
 }
 
-/* work_lock held: free @rv once its last reference is gone. */
-static void revoke_put_locked(struct lc_revoke *rv)
+/* c->work_lock held: free @rv once its last reference is gone. */
+static void revoke_put_locked(struct lclient *c, struct lc_revoke *rv)
 {
+	lockdep_assert_held(&c->work_lock);
 	if (--rv->refs > 0)
 		return;
 	free(rv->tail);
 	free(rv);
 }
 
-/* work_lock held: queue @rv's tail to the flusher (once). */
+/* c->work_lock held: queue @rv's tail to the flusher (once). */
 static void revoke_queue_tail_locked(struct lclient *c, struct lc_revoke *rv)
 {
 	struct cap_work *w = rv->tail;
 
+	lockdep_assert_held(&c->work_lock);
 	if (!w)
 		return;                  /* queued already */
 	rv->tail = NULL;
@@ -649,7 +655,7 @@ void lc_revoke_complete(struct lclient *c, struct lc_revoke *rv)
 	pthread_mutex_lock(&c->work_lock);
 	if (--rv->pending == 0)
 		revoke_queue_tail_locked(c, rv);
-	revoke_put_locked(rv);
+	revoke_put_locked(c, rv);
 	pthread_mutex_unlock(&c->work_lock);
 }
 
@@ -666,7 +672,7 @@ static void finish_revoke(struct lclient *c, struct lc_inode *in, const struct m
 	pthread_mutex_unlock(&in->lock);
 	/* what we buffered must be in the objects before the ack */
 	if (!(keep & MDSP_CAP_FILE_BUFFER) && dirty) {
-		int r = lc_wb_flush_data(c, in);
+		int r = c->cache_ops.flush_data(c, in);
 		if (r < 0)
 			derr(CLIENT, "writeback for the revoke on %" PRIx64 ": %s", m->ino, strerror(-r));
 	}
@@ -742,7 +748,7 @@ static void process_deferred(struct lclient *c, struct lc_revoke *rv)
 		pthread_cond_signal(&q->cond);
 	}
 	pthread_cond_broadcast(&c->deferred_cond);
-	revoke_put_locked(rv);
+	revoke_put_locked(c, rv);
 	pthread_mutex_unlock(&c->work_lock);
 	lc_put(c, in);
 }
@@ -828,7 +834,7 @@ static void process_revoke(struct lclient *c, struct cap_work *w)
 	if (S_ISDIR(in->mi.mode) && !(keep & (MDSP_CAP_DIR_CREATE | MDSP_CAP_FILE_SHARED)))
 		in->dir_complete = false;
 	if (!(keep & MDSP_CAP_FILE_SHARED) && in->rd) {
-		lc_rd_batch_put(in->rd);
+		c->cache_ops.dir_batch_put(in->rd);
 		in->rd = NULL;
 	}
 	pthread_mutex_unlock(&in->lock);
@@ -842,7 +848,7 @@ static void process_revoke(struct lclient *c, struct cap_work *w)
 		rv->sess_gen = atomic_load(&c->sess_gen);
 	run_hooks(c, in, had, had & keep, false, rv);
 	if (dc_lost && !rv)
-		lc_async_unlink_wait(c, in, NULL);
+		c->cache_ops.async_unlink_wait(c, in, NULL);
 	if (dc_lost && rv) {
 		/* the unlinks we answered ourselves must have run at the MDS
 		 * (they may park there, unlike creates): acked after their
@@ -851,7 +857,7 @@ static void process_revoke(struct lclient *c, struct cap_work *w)
 		rv->pending++;
 		rv->refs++;
 		pthread_mutex_unlock(&c->work_lock);
-		if (!lc_async_unlink_defer(c, in, rv))
+		if (!c->cache_ops.async_unlink_defer(c, in, rv))
 			lc_revoke_complete(c, rv);
 	}
 	if (rv) {
@@ -867,16 +873,17 @@ static void process_revoke(struct lclient *c, struct cap_work *w)
 			dout(CLIENT, 10, "revoke on %" PRIx64 " deferred by a hook", m->ino);
 			return;                  /* the inode's reference goes with rv */
 		}
-		revoke_put_locked(rv);
+		revoke_put_locked(c, rv);
 		pthread_mutex_unlock(&c->work_lock);
 	}
 	finish_revoke(c, in, m);
 	lc_put(c, in);
 }
 
-/* work_lock held: ack @rv without waiting for its hooks any longer. */
+/* c->work_lock held: ack @rv without waiting for its hooks any longer. */
 static void revoke_force_locked(struct lclient *c, struct lc_revoke *rv, const char *why)
 {
+	lockdep_assert_held(&c->work_lock);
 	if (!rv->tail)
 		return;                  /* queued already */
 	dinfo(CLIENT, "revoke on %" PRIx64 " held by a hook for %" PRIu64 " ms: %s, acked now", rv->in->ino,
@@ -1092,7 +1099,7 @@ void lc_session_event(void *arg, uint32_t op)
 			}
 		}
 		if (in->rd) {
-			lc_rd_batch_put(in->rd);
+			c->cache_ops.dir_batch_put(in->rd);
 			in->rd = NULL;
 		}
 		pthread_mutex_unlock(&in->lock);
@@ -1152,4 +1159,24 @@ int lc_reconnect_caps(void *arg, struct mdsp_cap_reconnect **out, uint32_t *nout
 	 * from us, and the name's kernel timeout bounds how long that lasts */
 	lc_dcache_reconnect_leases(c, out, nout, cap);
 	return 0;
+}
+
+void lc_queue_cap_work(struct lclient *c, const struct mdsp_caps *caps)
+{
+	struct cap_work *w = calloc(1, sizeof(*w));
+
+	if (!w) {
+		derr(CLIENT, "no memory for a cap message of inode %" PRIx64, caps->ino);
+		return;
+	}
+	w->caps = *caps;
+	w->caps.dname = NULL;
+	if (caps->dname && !(w->caps.dname = strdup(caps->dname))) {
+		free(w);
+		derr(CLIENT, "no memory for a lease revoke in %" PRIx64, caps->ino);
+		return;
+	}
+	pthread_mutex_lock(&c->work_lock);
+	lc_cap_work_queue_locked(c, w);
+	pthread_mutex_unlock(&c->work_lock);
 }

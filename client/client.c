@@ -1,15 +1,16 @@
 /*
- * client.c - libloligo-client: lifetime of a client, its configuration,
- * perf counters and admin commands, and the helper every namespace
- * operation uses to talk to the MDS.
+ * client.c - libloligo-client's facade, the top layer of the library
+ * (types_int.h has the map of the layers): the lifetime of a client, its
+ * configuration, perf counters and admin commands, and the parts of
+ * client.h that concern every frontend at once (callbacks, break hooks).
  *
- * lclient_create reads the [client] options; lclient_mount opens the object
- * store (for file data, read and written directly, DESIGN.md section 8),
- * opens the MDS session through mds_client.c within client_mount_timeout,
- * resolves client_mountpoint and starts the flusher thread.  Every MDS reply
- * carries a trace (the directory and the target inode) that lc_req_run
- * folds into the caches, so a create or a lookup leaves the inode cached
- * with fresh attributes and the dentry known.
+ * lclient_create reads the [client] options and wires the layers together
+ * (lc_data_register, lc_ns_register: what the lower layers call up to);
+ * lclient_mount opens the object store (for file data, read and written
+ * directly, DESIGN.md section 8), opens the MDS session through
+ * mds_client.c within client_mount_timeout, resolves client_mountpoint and
+ * starts the flusher thread.  Running an MDS request and folding its
+ * trace into the caches is the cache core's (request.c).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -31,189 +32,6 @@
 /* perf groups: "client" for the first live client of the process (the usual
  * one), "client.N" for any other alive at the same time */
 static _Atomic unsigned int client_seq, clients_live;
-
-void lc_cred_to_caller(const struct lc_cred *cr, struct mdsp_caller *caller)
-{
-	memset(caller, 0, sizeof(*caller));
-	if (!cr)
-		return; /* root */
-	caller->uid = cr->uid;
-	caller->gid = cr->gid;
-	int n = cr->ngroups;
-	if (n < 0)
-		n = 0;
-	if (n > MDSP_MAX_GROUPS)
-		n = MDSP_MAX_GROUPS;
-	if (n > LC_MAX_GROUPS)
-		n = LC_MAX_GROUPS;
-	caller->ngroups = (uint32_t)n;
-	for (int i = 0; i < n; i++)
-		caller->groups[i] = cr->groups[i];
-	caller->pid = (uint32_t)cr->pid;
-}
-
-struct mds_request *lc_req_new(struct lclient *c, uint32_t op, uint64_t ino, const struct lc_cred *cr)
-{
-	struct mds_request *req;
-
-	if (!c->mdsc)
-		return NULL;
-	req = mdsc_request_new(c->mdsc, op);
-	if (!req)
-		return NULL;
-	lc_cred_to_caller(cr, &req->args.caller);
-	req->args.ino = ino;
-	return req;
-}
-
-static bool trace_names_target(uint32_t op)
-{
-	switch (op) {
-	case MDSP_OP_LOOKUP:
-	case MDSP_OP_CREATE:
-	case MDSP_OP_MKNOD:
-	case MDSP_OP_MKDIR:
-	case MDSP_OP_SYMLINK:
-	case MDSP_OP_LINK:
-	case MDSP_OP_RENAME:
-		return true;
-	default:
-		return false;
-	}
-}
-
-bool lc_unsafe_prune_locked(struct lc_inode *in)
-{
-	struct lc_unsafe **pp = &in->unsafe, *u;
-	int st;
-
-	while ((u = *pp)) {
-		st = mdsc_request_safe_state(u->req);
-		if (st == 0) {
-			pp = &u->next;
-			continue;
-		}
-		if (st < 0 && !in->unsafe_err)
-			in->unsafe_err = st;
-		*pp = u->next;
-		mdsc_request_put(u->req);
-		free(u);
-	}
-	return !in->unsafe;
-}
-
-void lc_unsafe_drop(struct lc_inode *in)
-{
-	struct lc_unsafe *u;
-
-	while ((u = in->unsafe)) {
-		in->unsafe = u->next;
-		mdsc_request_put(u->req);
-		free(u);
-	}
-}
-
-/* @in depends on @req, answered UNSAFE (or not answered yet), until it is SAFE. */
-void lc_track_unsafe(struct lc_inode *in, struct mds_request *req)
-{
-	struct lc_unsafe *u = malloc(sizeof(*u));
-
-	pthread_mutex_lock(&in->lock);
-	lc_unsafe_prune_locked(in);     /* the list stays as short as what is in flight */
-	if (u) {
-		mdsc_request_get(req);
-		u->req = req;
-		u->next = in->unsafe;
-		in->unsafe = u;
-	} else {
-		in->unsafe_untracked = true;
-	}
-	pthread_mutex_unlock(&in->lock);
-}
-
-int lc_wait_unsafe(struct lclient *c, struct lc_inode *in)
-{
-	struct lc_unsafe *list, *u, **tail;
-	bool untracked;
-	int err, r;
-
-	if (!c->mdsc)
-		return 0;
-	pthread_mutex_lock(&in->lock);
-	list = in->unsafe;
-	in->unsafe = NULL;
-	err = in->unsafe_err;
-	in->unsafe_err = 0;
-	untracked = in->unsafe_untracked;
-	in->unsafe_untracked = false;
-	pthread_mutex_unlock(&in->lock);
-
-	/* newest first: once it is SAFE the older ones mostly are too */
-	while ((u = list)) {
-		r = mdsc_wait_safe(c->mdsc, u->req);
-		if (r == -ETIMEDOUT || r == -EINTR) {
-			/* still pending: they stay for the next fsync */
-			pthread_mutex_lock(&in->lock);
-			for (tail = &list; *tail; tail = &(*tail)->next)
-				;
-			*tail = in->unsafe;
-			in->unsafe = list;
-			pthread_mutex_unlock(&in->lock);
-			return r;
-		}
-		if (r && !err)
-			err = r;
-		list = u->next;
-		mdsc_request_put(u->req);
-		free(u);
-	}
-	if (untracked && (r = mdsc_sync(c->mdsc)) && !err)
-		err = r;
-	if (err)
-		derr(CLIENT, "inode %" PRIx64 ": a metadata change it depends on was lost by the mds: %s", in->ino,
-		     strerror(-err));
-	return err;
-}
-
-int lc_req_run(struct lclient *c, struct mds_request *req, struct lc_inode **target)
-{
-	int r = mdsc_do_request(c->mdsc, req);
-	struct mdsp_reply *rep = req->reply;
-	struct lc_inode *din = NULL, *tin = NULL;
-
-	if (target)
-		*target = NULL;
-	if (req->args.flags & MDSP_REQ_WANT_INOS)
-		lc_deleg_reply(c, req);
-	if (!rep)
-		return r;
-	if (rep->has_dir && rep->dir.ino)
-		din = lc_inode_update(c, &rep->dir, rep->dir_caps, rep->dir_cap_seq);
-	if (rep->has_target && rep->target.ino)
-		tin = lc_inode_update(c, &rep->target, rep->caps, rep->cap_seq);
-	/* the trace's dentry names the target only for these ops (LOOKUPPARENT's
-	 * names the child whose parent the target is); cached under its lease */
-	if (r == 0 && din && rep->dname && tin && tin != din && trace_names_target(req->args.op)) {
-		if (rep->trace_flags & MDSP_TRACE_LEASE)
-			lc_dcache_add_lease(c, din, rep->dname, tin->ino, rep->lease_seq);
-		else
-			lc_dcache_add(c, din, rep->dname, tin->ino);
-	}
-	/* a change applied but not yet journaled: the inodes of the trace
-	 * depend on it until its SAFE reply (fsync waits for it) */
-	if (r == 0 && mdsc_request_safe_state(req) == 0) {
-		if (tin)
-			lc_track_unsafe(tin, req);
-		if (din && din != tin)
-			lc_track_unsafe(din, req);
-	}
-	lc_put(c, din);
-	if (target && r == 0)
-		*target = tin;
-	else
-		lc_put(c, tin);
-	return r;
-}
 
 /* ---- perf counters ------------------------------------------------------- */
 
@@ -302,6 +120,9 @@ static int client_alloc(struct lclient **out)
 
 	if (!c)
 		return -ENOMEM;
+	/* the layers above the cache core and the data path, before anything runs */
+	lc_data_register(c);
+	lc_ns_register(c);
 	uint64_t os = cfg_uint(CFG_client_object_size);
 	c->default_object_size = os && os <= (1u << 30) ? (uint32_t)os : LC_DEFAULT_OBJECT_SIZE;
 	pthread_mutex_init(&c->dirty_lock, NULL);
@@ -871,15 +692,6 @@ struct lc_inode *lc_root(struct lclient *c)
 		return NULL;
 	lc_get(c->root);
 	return c->root;
-}
-
-uint64_t lc_max_file_size(struct lclient *c)
-{
-	uint64_t v = c->mdsc ? mdsc_max_file_size(c->mdsc) : 0;
-
-	if (v == 0)
-		v = LC_MAX_FILE_SIZE_DEFAULT;   /* an older MDS did not say */
-	return v > (uint64_t)INT64_MAX ? (uint64_t)INT64_MAX : v;
 }
 
 /*

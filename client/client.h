@@ -72,8 +72,14 @@ struct lc_attr {
 #define LC_SET_CHOWN  0x100   /* a chown (with LC_SET_UID/GID, or alone: chown(-1, -1)): setuid/setgid go as chown(2) clears them */
 
 /* Invalidation callbacks: the client calls them when a cap revoke or a
- * change seen from the MDS makes the frontend's kernel caches stale. */
+ * change seen from the MDS makes the frontend's kernel caches stale, and
+ * when another frontend of this client (the NFS gateway beside FUSE)
+ * changed something through the library: every request a thread serves
+ * between lc_op_begin and lc_op_end with a @who other than @who here. */
 struct lc_callbacks {
+	/* the registering frontend, as it names itself to lc_op_begin ("fuse");
+	 * NULL: every frontend's request is another's */
+	const char *who;
 	void (*inval_inode)(void *arg, uint64_t ino, off_t off, off_t len);
 	void (*inval_dentry)(void *arg, uint64_t parent_ino, const char *name);
 	/* optional: wait (at most @timeout_ms) until the invalidations passed
@@ -207,14 +213,17 @@ int lc_inode_writers(struct lc_inode *in);
 int lc_inode_opens(struct lc_inode *in);
 
 /*
- * lc_notify_inode, lc_notify_entry - a frontend other than the one that
- * registered lc_callbacks (the NFS gateway beside FUSE) changed @in's data
- * in [@off, @off+@len) (@len 0: to the end; @off -1: attributes only) or its
- * attributes, or the entry @name in directory @dir: pass it on to the
- * registered callbacks, so the other frontend's kernel caches drop it.
- * Never called for the registering frontend's own operations.  Cheap and
- * non-blocking as long as the callbacks are (FUSE's only queue); no client
- * lock is held.  No-ops without callbacks.
+ * lc_notify_inode, lc_notify_entry - @in's data in [@off, @off+@len) (@len
+ * 0: to the end; @off -1: attributes only) or its attributes, or the entry
+ * @name in directory @dir, changed in a way the library did not see: pass
+ * it on to the registered callbacks, so the registering frontend's kernel
+ * caches drop it.  A frontend does not call these for changes it makes
+ * through the library (lc_write, lc_setattr, lc_create, lc_mknod, lc_mkdir,
+ * lc_symlink, lc_link, lc_unlink, lc_rmdir, lc_rename): the library tells
+ * the registering frontend of those itself when another frontend made them
+ * (struct lc_callbacks, lc_op_begin).  Cheap and non-blocking as long as
+ * the callbacks are (FUSE's only queue); no client lock is held.  No-ops
+ * without callbacks.
  */
 void lc_notify_inode(struct lclient *c, struct lc_inode *in, off_t off, off_t len);
 void lc_notify_entry(struct lclient *c, struct lc_inode *dir, const char *name);
@@ -601,7 +610,7 @@ enum lc_kcache {
  * client count as changes even when they went through the kernel's page
  * cache: a file written here is read from the client again after its next
  * open.  (The NFS gateway's writes and size changes drop the kernel's pages
- * themselves: lc_notify_inode.)
+ * through the library: struct lc_callbacks.)
  */
 enum lc_kcache lc_fh_kernel_cache(struct lc_fh *fh);
 /**
@@ -711,6 +720,9 @@ struct lc_op_slot;
  * it is about (0: none).  Return: the token for lc_op_end (NULL when not
  * tracked: no memory, or inside another client's operation).  Costs a few
  * atomic stores; never blocks but on the first request of a thread.
+ * Changes the request makes through the library reach the frontend that
+ * registered lc_callbacks when @who is not that frontend's (nor "client",
+ * the library's own threads).  Every call is paired with one lc_op_end.
  */
 struct lc_op_slot *lc_op_begin(struct lclient *c, const char *who, const char *op, uint64_t ino);
 /** lc_op_end - the request of @s (may be NULL) has replied. */

@@ -39,7 +39,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "client/client_int.h"
+#include "client/cache_int.h"
 #include "common/config.h"
 #include "common/log.h"
 #include "common/time.h"
@@ -595,4 +595,33 @@ void lc_dcache_trim(struct lclient *c)
 		free(rel[i].name);
 	}
 	free(rel);
+}
+
+/* ---- complete directories (asyncdir.c makes them, lookups trust them) ------ */
+
+#define DIR_COMPLETE_CAPS (MDSP_CAP_DIR_CREATE | MDSP_CAP_FILE_SHARED)
+
+bool lc_dir_complete_locked(struct lc_inode *dir)
+{
+	return dir->dir_complete && (dir->caps & DIR_COMPLETE_CAPS) == DIR_COMPLETE_CAPS &&
+	       dir->complete_dgen == atomic_load(&dir->dgen) && dir->complete_ngen == atomic_load(&dir->ngen);
+}
+
+void lc_dir_set_complete_locked(struct lc_inode *dir)
+{
+	dir->dir_complete = true;
+	dir->complete_dgen = atomic_load(&dir->dgen);
+	dir->complete_ngen = atomic_load(&dir->ngen);
+}
+
+void lc_dir_not_complete(struct lclient *c, uint64_t dir_ino)
+{
+	struct lc_inode *dir = lc_ino_to_inode(c, dir_ino);
+
+	if (!dir)
+		return;
+	pthread_mutex_lock(&dir->lock);
+	dir->dir_complete = false;
+	pthread_mutex_unlock(&dir->lock);
+	lc_put(c, dir);
 }

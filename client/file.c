@@ -47,7 +47,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "client/client_int.h"
+#include "client/data_int.h"
+#include "common/lockdep.h"
 #include "common/config.h"
 #include "common/log.h"
 #include "common/time.h"
@@ -285,6 +286,7 @@ static void ra_issue_locked(struct lclient *c, struct lc_fh *fh, uint32_t osize,
 	uint64_t bound = cfg_uint(CFG_client_oc_size);
 	struct ra_chunk **tail = &fh->ra_chunks;
 
+	lockdep_assert_held(&fh->ra_lock);
 	while (*tail)
 		tail = &(*tail)->next;
 	while (from < to) {
@@ -324,6 +326,7 @@ static void ra_issue_locked(struct lclient *c, struct lc_fh *fh, uint32_t osize,
 /* fh->ra_lock held (dropped while waiting).  Wait until @k's read is done. */
 static int chunk_wait_locked(struct lc_fh *fh, struct ra_chunk *k, bool *waited)
 {
+	lockdep_assert_held(&fh->ra_lock);
 	while (!k->done) {
 		*waited = true;
 		if (k->waiting) {
@@ -351,6 +354,7 @@ static void ra_unlink_locked(struct lc_fh *fh, bool (*keep)(const struct ra_chun
 {
 	struct ra_chunk **pp = &fh->ra_chunks;
 
+	lockdep_assert_held(&fh->ra_lock);
 	while (*pp) {
 		struct ra_chunk *k = *pp;
 
@@ -508,7 +512,7 @@ static ssize_t do_read(struct lclient *c, struct lc_fh *fh, off_t offset, size_t
 		 * size of ours is flushing (a write under Fw): it is only a floor
 		 * (lc_inode_size takes the larger), another writer may have
 		 * grown the file past it meanwhile */
-		r = lc_getattr(c, in, NULL, true, NULL);
+		r = c->data_ops.getattr(c, in, NULL, true, NULL);
 		if (r < 0)
 			return r;
 	}
@@ -572,7 +576,7 @@ static int64_t inode_flags(struct lclient *c, struct lc_inode *in)
 	uint32_t flags = in->mi.flags;
 	pthread_mutex_unlock(&in->lock);
 	if (!cached) {
-		int r = lc_getattr(c, in, NULL, true, NULL);
+		int r = c->data_ops.getattr(c, in, NULL, true, NULL);
 
 		if (r < 0)
 			return r;
@@ -671,7 +675,7 @@ static int write_while_full(struct lclient *c, struct lc_inode *in, uint32_t osi
 	return 0;
 }
 
-ssize_t lc_write(struct lclient *c, struct lc_fh *fh, off_t offset, size_t len, const void *buf)
+static ssize_t write_fh(struct lclient *c, struct lc_fh *fh, off_t offset, size_t len, const void *buf)
 {
 	struct lc_inode *in = fh->in;
 	uint64_t off = (uint64_t)offset;
@@ -711,7 +715,7 @@ ssize_t lc_write(struct lclient *c, struct lc_fh *fh, off_t offset, size_t len, 
 	pthread_mutex_unlock(&in->lock);
 	if (append && !(caps & MDSP_CAP_FILE_SHARED) && c->mdsc) {
 		/* the end of the file is where another client may be writing */
-		r = lc_getattr(c, in, NULL, true, NULL);
+		r = c->data_ops.getattr(c, in, NULL, true, NULL);
 		if (r < 0)
 			return r;
 	}
@@ -759,6 +763,16 @@ ssize_t lc_write(struct lclient *c, struct lc_fh *fh, off_t offset, size_t len, 
 	perf_inc(&c->perf.wr_bytes, len);
 	hist_add(&c->perf.write_lat, now_mono_ns() - t0);
 	return (ssize_t)len;
+}
+
+ssize_t lc_write(struct lclient *c, struct lc_fh *fh, off_t offset, size_t len, const void *buf)
+{
+	ssize_t n = write_fh(c, fh, offset, len, buf);
+
+	/* another frontend wrote: the registered one drops its pages and attributes of the range */
+	if (n > 0)
+		lc_frontends_inode_changed(c, fh->in->ino, offset, (off_t)n);
+	return n;
 }
 
 /*
@@ -1156,7 +1170,7 @@ int lc_fallocate(struct lclient *c, struct lc_fh *fh, int mode, off_t offset, of
 		if (r == 0 && !(mode & FALLOC_FL_KEEP_SIZE) && end > lc_inode_size(in)) {
 			struct lc_attr set = { .size = end };
 
-			r = lc_fsetattr(c, fh, &set, LC_SET_SIZE, &fh->cred, NULL);
+			r = c->data_ops.fsetattr(c, fh, &set, LC_SET_SIZE, &fh->cred, NULL);
 		}
 		data_changed(c, in);
 		r2 = lc_cap_flush_sync(c, in);
@@ -1168,7 +1182,7 @@ int lc_fallocate(struct lclient *c, struct lc_fh *fh, int mode, off_t offset, of
 	if (r == 0 && !(mode & FALLOC_FL_KEEP_SIZE) && end > size) {
 		struct lc_attr set = { .size = end };
 
-		r = lc_fsetattr(c, fh, &set, LC_SET_SIZE, &fh->cred, NULL);
+		r = c->data_ops.fsetattr(c, fh, &set, LC_SET_SIZE, &fh->cred, NULL);
 	}
 	r2 = lc_cap_flush_sync(c, in);
 	return r < 0 ? r : r2;

@@ -44,7 +44,7 @@
 #include <string.h>
 #include <sys/file.h>
 
-#include "client/client_int.h"
+#include "client/ns_int.h"
 #include "common/config.h"
 #include "common/log.h"
 #include "common/time.h"
@@ -215,11 +215,6 @@ static void send_cancel(struct lclient *c, uint64_t ino, uint64_t tid)
 	if (mdsc_submit(c->mdsc, req))
 		dout(CLIENT, 5, "file locks: cancel of tid %" PRIu64 " not sent", tid);
 	mdsc_request_put(req);
-}
-
-bool lc_evicted(struct lclient *c, char *why, size_t len)
-{
-	return c->mdsc && mdsc_evicted(c->mdsc, why, len);
 }
 
 static int lock_range(const struct lc_lock *lk, uint64_t *start, uint64_t *end)

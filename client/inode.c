@@ -10,7 +10,7 @@
  *
  * References: lc_get/lc_put/lc_forget count the pointers handed out (FUSE's
  * nlookup, open handles, the dirty list, callers in between).  The cache
- * holds no reference; see client_int.h for how unreferenced inodes are
+ * holds no reference; see types_int.h for how unreferenced inodes are
  * evicted and freed.
  */
 #include <errno.h>
@@ -19,7 +19,8 @@
 
 #include <json-c/json.h>
 
-#include "client/client_int.h"
+#include "client/cache_int.h"
+#include "common/lockdep.h"
 #include "common/config.h"
 #include "common/log.h"
 #include "common/time.h"
@@ -54,15 +55,15 @@ static void extents_free(struct lc_extent *e)
 
 static void inode_free(struct lc_inode *in)
 {
-	lc_async_unlink_drop(in);
+	in->c->cache_ops.async_unlink_drop(in);
 	lc_unsafe_drop(in);
 	pthread_mutex_destroy(&in->lock);
 	pthread_cond_destroy(&in->cond);
 	free(in->symlink);
 	if (in->rd)
-		lc_rd_batch_put(in->rd);
+		in->c->cache_ops.dir_batch_put(in->rd);
 	if (in->rd_last)
-		lc_rd_batch_put(in->rd_last);
+		in->c->cache_ops.dir_batch_put(in->rd_last);
 	extents_free(in->dirty);
 	free(in->dtails);
 	extents_free(in->flushing);
@@ -266,8 +267,10 @@ double lc_secs(int id)
 	return cfg_double((enum cfg_opt_id)id);
 }
 
+/* in->lock held: @mi from the MDS becomes the inode's attributes (@fresh: a new inode) */
 static void apply_mi_locked(struct lc_inode *in, const struct mdsp_inode *mi, bool fresh)
 {
+	lockdep_assert_held(&in->lock);
 	/* an older reply must not overwrite a newer state (change only grows) */
 	if (!fresh && mi->change < in->mi.change)
 		return;
@@ -310,7 +313,7 @@ static void apply_mi_locked(struct lc_inode *in, const struct mdsp_inode *mi, bo
 	if (!fresh && S_ISDIR(mi->mode) && (old_mtime != (uint64_t)mi->mtime.sec || old_nsec != mi->mtime.nsec)) {
 		/* the directory changed under us (another client): drop its listing */
 		if (in->rd) {
-			lc_rd_batch_put(in->rd);
+			in->c->cache_ops.dir_batch_put(in->rd);
 			in->rd = NULL;
 		}
 	}
@@ -541,6 +544,7 @@ int lc_perm_check(const struct lc_attr *a, int mask, const struct lc_cred *cr)
  * a request it depends on is not SAFE: fsync after a reopen must wait for it) */
 static bool inode_clean_locked(struct lc_inode *in)
 {
+	lockdep_assert_held(&in->lock);
 	return !in->dirty && !in->flushing && !in->dirty_meta && !in->flushing_meta && !in->on_dirty_list &&
 	       !in->flushing_now && !in->nopen && lc_unsafe_prune_locked(in);
 }
@@ -724,4 +728,73 @@ struct json_object *lc_icache_dump(struct lclient *c)
 	}
 	rcu_read_unlock();
 	return arr;
+}
+
+/* ---- the async submissions of a directory: a flag lock on the inode --------- */
+
+/*
+ * dir->async_submitting counts the operations between their Dc check and
+ * their send: a lock many may hold at once, that a revoke of Dc and an
+ * fsync of the directory wait to see free.  Its holders wait for nothing
+ * but the send (mdsc_submit: room in the queue to the MDS, which reads
+ * every connection whatever it waits for), so no holder waits for a
+ * waiter; lockdep checks it as a class of its own.
+ */
+static LOCKDEP_CLASS(submit_class, "directory async submissions (dir->async_submitting)");
+
+void lc_async_submit_begin_locked(struct lc_inode *dir)
+{
+	lockdep_assert_held(&dir->lock);
+	dir->async_submitting++;
+	lockdep_acquired(&submit_class, &dir->async_submitting, true);   /* taking it never waits */
+}
+
+void lc_async_submit_end(struct lc_inode *dir)
+{
+	pthread_mutex_lock(&dir->lock);
+	lockdep_released(&dir->async_submitting);
+	if (!--dir->async_submitting)
+		pthread_cond_broadcast(&dir->cond);
+	pthread_mutex_unlock(&dir->lock);
+}
+
+void lc_async_submit_wait_locked(struct lc_inode *dir)
+{
+	lockdep_assert_held(&dir->lock);
+	if (!dir->async_submitting)
+		return;
+	lockdep_wait_cond(&submit_class, &dir->async_submitting, &dir->lock);
+	lc_op_wait_set(LC_WAIT_ASYNC, dir->ino);
+	while (dir->async_submitting)
+		pthread_cond_wait(&dir->cond, &dir->lock);
+	lc_op_wait_clear();
+}
+
+void lc_mark_dirty_locked(struct lclient *c, struct lc_inode *in)
+{
+	if (in->on_dirty_list)
+		return;
+	in->on_dirty_list = true;
+	lc_get(in);
+	pthread_mutex_lock(&c->dirty_lock);
+	in->dirty_next = c->dirty_list;
+	c->dirty_list = in;
+	pthread_mutex_unlock(&c->dirty_lock);
+}
+
+void lc_obj_index_forget(struct lc_inode *in, uint64_t objno)
+{
+	uint64_t idx = objno;
+
+	for (;;) {
+		rcu_read_lock();
+		void *e = xa_find(&in->objs, &idx);
+		rcu_read_unlock();
+		if (!e)
+			break;
+		xa_erase(&in->objs, idx);
+		if (idx == UINT64_MAX)
+			break;
+		idx++;
+	}
 }

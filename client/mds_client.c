@@ -454,12 +454,13 @@ static void do_request(struct mds_client *m, struct mdsc_req *r)
  * map's reference.  Return: 0, -ESHUTDOWN, -ENOMEM; -EINVAL if @r was
  * submitted before.
  */
-/* Caller holds mdsc->mutex; @r carries the map's reference, dropped on failure. */
+/* m->mutex (mdsc->mutex) held; @r carries the map's reference, dropped on failure. */
 static int register_locked(struct mds_client *m, struct mdsc_req *r)
 {
 	uint64_t tid;
 	int ret;
 
+	lockdep_assert_held(&m->mutex);
 	if (m->stopping) {
 		mdsc_req_put(r);
 		return -ESHUTDOWN;

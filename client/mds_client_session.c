@@ -87,6 +87,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/lockdep.h"
 #include "common/config.h"
 #include "common/crc32c.h"
 #include "common/log.h"
@@ -696,17 +697,18 @@ static int tcp_connect(const char *addr, int timeout_ms, unsigned int stall_ms, 
 /* ---- eviction ------------------------------------------------------------------ */
 
 /*
+ * m->mutex (mdsc->mutex) held; evicted_report() after the unlock.
  * The MDS ended our session (evicted us, or refused to resume it: it is
  * gone).  Unless client_reconnect_stale, that is final: no new session is
  * opened (the MDS keeps an evicted client blocklisted anyway) and every
  * request fails with EIO from now on; with it, the session thread keeps
- * trying to open a new session and requests fail until one opens.  Caller
- * holds mdsc->mutex; evicted_report() after the unlock.
+ * trying to open a new session and requests fail until one opens.
  */
 static void evicted_locked(struct mds_client *m)
 {
 	struct mds_session *s = &m->session;
 
+	lockdep_assert_held(&m->mutex);
 	atomic_store_explicit(&m->evicted, true, memory_order_release);
 	if (!m->reconnect_stale) {
 		s->state = SESS_EVICTED;
@@ -1315,12 +1317,14 @@ static unsigned int resend(struct mds_client *m, struct mds_conn *c, bool replay
 	return n;
 }
 
+/* m->mutex held: a session attempt failed with @err: when the next may start */
 static void backoff_locked(struct mds_client *m, int err)
 {
 	struct mds_session *s = &m->session;
 	uint64_t lo = mdsc_secs_to_ns(CFG_client_reconnect_backoff_min);
 	uint64_t hi = mdsc_secs_to_ns(CFG_client_reconnect_backoff_max);
 
+	lockdep_assert_held(&m->mutex);
 	if (hi < lo)
 		hi = lo;
 	s->backoff_ns = s->backoff_ns ? s->backoff_ns * 2 : lo;
@@ -1577,11 +1581,13 @@ static int send_session_msg(struct mds_client *m, struct mds_conn *c, uint32_t o
 	return send_session_msg_slow(m, c, op, id, seq, wait_ns, 0, NULL);
 }
 
+/* m->mutex held: how often the open session is renewed */
 static uint64_t renew_interval_locked(struct mds_client *m)
 {
 	uint64_t iv = mdsc_secs_to_ns(CFG_client_session_renew_interval);
 	uint64_t lease = (uint64_t)m->session.lease_ms * 1000000ull;
 
+	lockdep_assert_held(&m->mutex);
 	if (!iv)
 		iv = 5000000000ull;
 	if (lease && iv > lease / 3)
@@ -1592,9 +1598,9 @@ static uint64_t renew_interval_locked(struct mds_client *m)
 }
 
 /*
- * Requests waiting for the MDS longer than client_wait_log_interval: say
- * so once per interval, with what they wait for and why (a mount that
- * hangs on a dead MDS must not be silent).  Caller holds the client mutex;
+ * m->mutex held.  Requests waiting for the MDS longer than
+ * client_wait_log_interval: say so once per interval, with what they wait
+ * for and why (a mount that hangs on a dead MDS must not be silent).
  * *@next is pulled in to the next time a line may be due.
  */
 static void wait_log_locked(struct mds_client *m, uint64_t now, uint64_t *next)
@@ -1605,6 +1611,7 @@ static void wait_log_locked(struct mds_client *m, uint64_t now, uint64_t *next)
 	uint32_t op, st;
 	char why[160];
 
+	lockdep_assert_held(&m->mutex);
 	if (!iv)
 		return;
 	r = mdsc_req_next(m, &idx, UINT64_MAX);   /* the oldest request still in the map */

@@ -20,7 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "client/client_int.h"
+#include "client/ns_int.h"
 #include "common/config.h"
 #include "common/log.h"
 #include "common/time.h"
@@ -477,7 +477,12 @@ done:
 int lc_setattr(struct lclient *c, struct lc_inode *in, const struct lc_attr *set, int mask,
 	       const struct lc_cred *cr, struct lc_attr *attr)
 {
-	return setattr(c, in, set, mask, cr, attr, false);
+	int r = setattr(c, in, set, mask, cr, attr, false);
+
+	/* the attributes, and the pages too on a size change */
+	if (r == 0)
+		lc_frontends_inode_changed(c, in->ino, (mask & LC_SET_SIZE) ? 0 : -1, 0);
+	return r;
 }
 
 int lc_fsetattr(struct lclient *c, struct lc_fh *fh, const struct lc_attr *set, int mask,
@@ -565,8 +570,8 @@ static int make_node(struct lclient *c, struct mds_request *req, struct lc_inode
 	return 0;
 }
 
-int lc_mknod(struct lclient *c, struct lc_inode *dir, const char *name, mode_t mode, dev_t rdev,
-	     const struct lc_cred *cr, struct lc_attr *attr, struct lc_inode **out)
+static int mknod_node(struct lclient *c, struct lc_inode *dir, const char *name, mode_t mode, dev_t rdev,
+		      const struct lc_cred *cr, struct lc_attr *attr, struct lc_inode **out)
 {
 	struct mds_request *req;
 	int r = check_name(name);
@@ -581,8 +586,8 @@ int lc_mknod(struct lclient *c, struct lc_inode *dir, const char *name, mode_t m
 	return make_node(c, req, dir, name, attr, out);
 }
 
-int lc_mkdir(struct lclient *c, struct lc_inode *dir, const char *name, mode_t mode, const struct lc_cred *cr,
-	     struct lc_attr *attr, struct lc_inode **out)
+static int mkdir_node(struct lclient *c, struct lc_inode *dir, const char *name, mode_t mode, const struct lc_cred *cr,
+		      struct lc_attr *attr, struct lc_inode **out)
 {
 	struct mds_request *req;
 	int r = check_name(name);
@@ -599,8 +604,8 @@ int lc_mkdir(struct lclient *c, struct lc_inode *dir, const char *name, mode_t m
 	return make_node(c, req, dir, name, attr, out);
 }
 
-int lc_symlink(struct lclient *c, struct lc_inode *dir, const char *name, const char *target,
-	       const struct lc_cred *cr, struct lc_attr *attr, struct lc_inode **out)
+static int symlink_node(struct lclient *c, struct lc_inode *dir, const char *name, const char *target,
+			const struct lc_cred *cr, struct lc_attr *attr, struct lc_inode **out)
 {
 	struct mds_request *req;
 	int r = check_name(name);
@@ -620,8 +625,8 @@ int lc_symlink(struct lclient *c, struct lc_inode *dir, const char *name, const 
 	return make_node(c, req, dir, name, attr, out);
 }
 
-int lc_link(struct lclient *c, struct lc_inode *in, struct lc_inode *newdir, const char *name,
-	    const struct lc_cred *cr, struct lc_attr *attr)
+static int link_node(struct lclient *c, struct lc_inode *in, struct lc_inode *newdir, const char *name,
+		     const struct lc_cred *cr, struct lc_attr *attr)
 {
 	struct mds_request *req;
 	int r = check_name(name);
@@ -698,18 +703,36 @@ static int remove_name(struct lclient *c, uint32_t op, struct lc_inode *dir, con
 	return r;
 }
 
+/* remove_name, told to the other frontends: the name, its directory and the
+ * inode it named (its nlink and ctime), when cached */
+static int remove_told(struct lclient *c, uint32_t op, struct lc_inode *dir, const char *name,
+		       const struct lc_cred *cr)
+{
+	uint64_t victim = 0;
+	int r;
+
+	if (lc_frontends_to_tell(c))
+		lc_dcache_lookup(c, dir, name, &victim);
+	r = remove_name(c, op, dir, name, cr);
+	if (r == 0) {
+		lc_frontends_entry_changed(c, dir, name);
+		lc_frontends_inode_changed(c, victim, -1, 0);
+	}
+	return r;
+}
+
 int lc_unlink(struct lclient *c, struct lc_inode *dir, const char *name, const struct lc_cred *cr)
 {
-	return remove_name(c, MDSP_OP_UNLINK, dir, name, cr);
+	return remove_told(c, MDSP_OP_UNLINK, dir, name, cr);
 }
 
 int lc_rmdir(struct lclient *c, struct lc_inode *dir, const char *name, const struct lc_cred *cr)
 {
-	return remove_name(c, MDSP_OP_RMDIR, dir, name, cr);
+	return remove_told(c, MDSP_OP_RMDIR, dir, name, cr);
 }
 
-int lc_rename(struct lclient *c, struct lc_inode *olddir, const char *oldname, struct lc_inode *newdir,
-	      const char *newname, unsigned int flags, const struct lc_cred *cr)
+static int rename_names(struct lclient *c, struct lc_inode *olddir, const char *oldname, struct lc_inode *newdir,
+			const char *newname, unsigned int flags, const struct lc_cred *cr)
 {
 	struct mds_request *req;
 	uint64_t src = 0, dst = 0;
@@ -1066,7 +1089,7 @@ static int open_truncate(struct lclient *c, struct lc_inode *in, int flags, cons
 	if (lc_inode_size(in) == 0)
 		return 0;
 	struct lc_attr set = { .size = 0 };
-	return lc_setattr(c, in, &set, LC_SET_SIZE, cr, NULL);
+	return setattr(c, in, &set, LC_SET_SIZE, cr, NULL, false);
 }
 
 int lc_open(struct lclient *c, struct lc_inode *in, int flags, const struct lc_cred *cr, struct lc_fh **fh)
@@ -1103,8 +1126,8 @@ int lc_open(struct lclient *c, struct lc_inode *in, int flags, const struct lc_c
 	return 0;
 }
 
-int lc_create(struct lclient *c, struct lc_inode *dir, const char *name, mode_t mode, int flags,
-	      const struct lc_cred *cr, struct lc_attr *attr, struct lc_inode **out, struct lc_fh **fh)
+static int create_file(struct lclient *c, struct lc_inode *dir, const char *name, mode_t mode, int flags,
+		       const struct lc_cred *cr, struct lc_attr *attr, struct lc_inode **out, struct lc_fh **fh)
 {
 	struct mds_request *req;
 	struct lc_inode *in = NULL;
@@ -1191,4 +1214,92 @@ int lc_tmpfile(struct lclient *c, struct lc_inode *dir, mode_t mode, int flags, 
 	fill(in, attr);
 	*out = in;
 	return 0;
+}
+
+/* ---- the namespace operations as frontends call them ------------------------ */
+/*
+ * Each change is told to the frontend that registered lc_callbacks when
+ * another frontend made it (frontend.c): the names and their directories'
+ * attributes, and the inode a link or a rename changed (nlink, ctime).
+ */
+
+int lc_mknod(struct lclient *c, struct lc_inode *dir, const char *name, mode_t mode, dev_t rdev,
+	     const struct lc_cred *cr, struct lc_attr *attr, struct lc_inode **out)
+{
+	int r = mknod_node(c, dir, name, mode, rdev, cr, attr, out);
+
+	if (r == 0)
+		lc_frontends_entry_changed(c, dir, name);
+	return r;
+}
+
+int lc_mkdir(struct lclient *c, struct lc_inode *dir, const char *name, mode_t mode, const struct lc_cred *cr,
+	     struct lc_attr *attr, struct lc_inode **out)
+{
+	int r = mkdir_node(c, dir, name, mode, cr, attr, out);
+
+	if (r == 0)
+		lc_frontends_entry_changed(c, dir, name);
+	return r;
+}
+
+int lc_symlink(struct lclient *c, struct lc_inode *dir, const char *name, const char *target,
+	       const struct lc_cred *cr, struct lc_attr *attr, struct lc_inode **out)
+{
+	int r = symlink_node(c, dir, name, target, cr, attr, out);
+
+	if (r == 0)
+		lc_frontends_entry_changed(c, dir, name);
+	return r;
+}
+
+int lc_link(struct lclient *c, struct lc_inode *in, struct lc_inode *newdir, const char *name,
+	    const struct lc_cred *cr, struct lc_attr *attr)
+{
+	int r = link_node(c, in, newdir, name, cr, attr);
+
+	if (r == 0) {
+		lc_frontends_entry_changed(c, newdir, name);
+		lc_frontends_inode_changed(c, in->ino, -1, 0);
+	}
+	return r;
+}
+
+int lc_rename(struct lclient *c, struct lc_inode *olddir, const char *oldname, struct lc_inode *newdir,
+	      const char *newname, unsigned int flags, const struct lc_cred *cr)
+{
+	uint64_t moved = 0;
+	int r;
+
+	if (lc_frontends_to_tell(c))
+		lc_dcache_lookup(c, olddir, oldname, &moved);
+	r = rename_names(c, olddir, oldname, newdir, newname, flags, cr);
+	if (r == 0) {
+		lc_frontends_entry_changed(c, olddir, oldname);
+		lc_frontends_entry_changed(c, newdir, newname);
+		lc_frontends_inode_changed(c, moved, -1, 0);
+	}
+	return r;
+}
+
+int lc_create(struct lclient *c, struct lc_inode *dir, const char *name, mode_t mode, int flags,
+	      const struct lc_cred *cr, struct lc_attr *attr, struct lc_inode **out, struct lc_fh **fh)
+{
+	int r = create_file(c, dir, name, mode, flags, cr, attr, out, fh);
+
+	if (r == 0)
+		lc_frontends_entry_changed(c, dir, name);
+	return r;
+}
+
+/* ---- registration with the layers below ----------------------------------- */
+
+void lc_ns_register(struct lclient *c)
+{
+	c->cache_ops.dir_batch_put = lc_rd_batch_put;
+	c->cache_ops.async_unlink_wait = lc_async_unlink_wait;
+	c->cache_ops.async_unlink_defer = lc_async_unlink_defer;
+	c->cache_ops.async_unlink_drop = lc_async_unlink_drop;
+	c->data_ops.getattr = lc_getattr;
+	c->data_ops.fsetattr = lc_fsetattr;
 }

@@ -25,7 +25,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "client/client_int.h"
+#include "client/data_int.h"
 #include "common/config.h"
 #include "common/rcu.h"
 #include "common/lockdep.h"
@@ -248,23 +248,6 @@ int lc_obj_index_range(struct lclient *c, struct lc_inode *in, uint32_t osize, u
 		r = lc_obj_index(c, in, objs, n);
 	}
 	return r;
-}
-
-void lc_obj_index_forget(struct lc_inode *in, uint64_t objno)
-{
-	uint64_t idx = objno;
-
-	for (;;) {
-		rcu_read_lock();
-		void *e = xa_find(&in->objs, &idx);
-		rcu_read_unlock();
-		if (!e)
-			break;
-		xa_erase(&in->objs, idx);
-		if (idx == UINT64_MAX)
-			break;
-		idx++;
-	}
 }
 
 #define io_group lc_io_batch

@@ -36,7 +36,7 @@
 
 #include <json-c/json.h>
 
-#include "client/client_int.h"
+#include "client/cache_int.h"
 #include "client/optrack.h"
 #include "common/config.h"
 #include "common/log.h"
@@ -52,6 +52,12 @@ static pthread_mutex_t slots_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct lc_op_slot *all_slots;
 static _Atomic uint64_t next_cid = 1;
 static __thread uint64_t my_cid;
+/* the frontend request this thread serves (lc_op_begin .. lc_op_end), kept
+ * apart from the slot (which may be missing: no memory, another client's
+ * operation) for lc_op_frontend: whose change it is (frontend.c) */
+static __thread const struct lclient *fe_client;
+static __thread const char *fe_who;
+static __thread int fe_depth;
 static pthread_key_t slot_key;
 static pthread_once_t slot_once = PTHREAD_ONCE_INIT;
 
@@ -113,8 +119,13 @@ static struct lc_op_slot *slot_get(struct lclient *c)
 
 struct lc_op_slot *lc_op_begin(struct lclient *c, const char *who, const char *op, uint64_t ino)
 {
-	struct lc_op_slot *s = slot_get(c);
+	struct lc_op_slot *s;
 
+	if (fe_depth++ == 0) {
+		fe_client = c;
+		fe_who = who;
+	}
+	s = slot_get(c);
 	if (!s)
 		return NULL;
 	if (s->depth++ > 0)
@@ -130,9 +141,18 @@ struct lc_op_slot *lc_op_begin(struct lclient *c, const char *who, const char *o
 
 void lc_op_end(struct lc_op_slot *s)
 {
+	if (fe_depth > 0 && --fe_depth == 0) {
+		fe_client = NULL;
+		fe_who = NULL;
+	}
 	if (!s || --s->depth > 0)
 		return;
 	atomic_store_explicit(&s->start_ns, 0, memory_order_release);
+}
+
+const char *lc_op_frontend(const struct lclient *c)
+{
+	return fe_depth > 0 && fe_client == c ? fe_who : NULL;
 }
 
 /* What @w with @arg means, for people. */

@@ -47,7 +47,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "client/client_int.h"
+#include "client/data_int.h"
+#include "common/lockdep.h"
 #include "common/config.h"
 #include "common/log.h"
 #include "common/time.h"
@@ -303,6 +304,7 @@ static struct pitem *item_new(uint64_t ino, uint32_t osize, uint64_t size, bool 
  * only, before anything unrecorded is queued) before the unrecorded ones */
 static void append_locked(struct lc_purger *p, struct pitem *it)
 {
+	lockdep_assert_held(&p->lock);
 	if (xa_insert(&p->index, it->ino, it)) {
 		free(it);   /* already queued (or no memory for the index: it was queued before) */
 		return;

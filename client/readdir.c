@@ -27,7 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "client/client_int.h"
+#include "client/ns_int.h"
 #include "common/lockdep.h"
 #include "common/config.h"
 #include "common/log.h"

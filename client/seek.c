@@ -24,7 +24,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "client/client_int.h"
+#include "client/ns_int.h"
 #include "common/log.h"
 
 /* @off inside extent set @v/@n, or where the next extent starts (UINT64_MAX: none) */

@@ -69,7 +69,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "client/client_int.h"
+#include "client/data_int.h"
 #include "common/config.h"
 #include "common/lockdep.h"
 #include "common/log.h"
@@ -114,14 +114,19 @@ static void extent_release(struct lclient *c, struct lc_extent *e)
  * object only.  Inserts keep it up to date; anything else that changes the
  * list drops it (dtails_invalidate_locked) and the next insert rebuilds it.
  */
+
+/* in->lock held: drop the index (the next insert rebuilds it) */
 static void dtails_invalidate_locked(struct lc_inode *in)
 {
+	lockdep_assert_held(&in->lock);
 	in->dtails_valid = false;
 	in->ndtails = 0;
 }
 
+/* in->lock held: rebuild the index from the dirty list; false without memory */
 static bool dtails_rebuild_locked(struct lc_inode *in, uint32_t osize)
 {
+	lockdep_assert_held(&in->lock);
 	in->ndtails = 0;
 	for (struct lc_extent *e = in->dirty; e; e = e->next) {
 		uint64_t obj = e->off / osize;
@@ -166,6 +171,7 @@ static size_t dtails_find(const struct lc_inode *in, uint64_t obj)
  */
 static struct lc_extent **dirty_start_locked(struct lc_inode *in, uint32_t osize, uint64_t obj, size_t *pos)
 {
+	lockdep_assert_held(&in->lock);
 	if (!in->dtails_valid && !dtails_rebuild_locked(in, osize)) {
 		dtails_invalidate_locked(in);
 		*pos = SIZE_MAX;
@@ -178,6 +184,7 @@ static struct lc_extent **dirty_start_locked(struct lc_inode *in, uint32_t osize
 /* in->lock held: @n is now the last extent of @obj, whose index slot is @pos */
 static void dtails_set_locked(struct lc_inode *in, size_t pos, uint64_t obj, struct lc_extent *n)
 {
+	lockdep_assert_held(&in->lock);
 	if (pos == SIZE_MAX)
 		return;
 	if (pos < in->ndtails && in->dtails[pos].obj == obj) {
@@ -213,6 +220,7 @@ static int insert_locked(struct lclient *c, struct lc_inode *in, uint32_t osize,
 	size_t pos;
 	struct lc_extent **pp = dirty_start_locked(in, osize, obj, &pos), *e;
 
+	lockdep_assert_held(&in->lock);
 	/* first extent of this object that ends at or after off (adjacent counts) */
 	while (*pp && ((*pp)->off + (*pp)->len < off || (*pp)->off / osize < obj))
 		pp = &(*pp)->next;
@@ -316,18 +324,6 @@ static int insert_locked(struct lclient *c, struct lc_inode *in, uint32_t osize,
 		dtails_set_locked(in, pos, obj, n);   /* the last one was among those merged */
 	*delta = (int64_t)n->cap - freed;
 	return 0;
-}
-
-void lc_mark_dirty_locked(struct lclient *c, struct lc_inode *in)
-{
-	if (in->on_dirty_list)
-		return;
-	in->on_dirty_list = true;
-	lc_get(in);
-	pthread_mutex_lock(&c->dirty_lock);
-	in->dirty_next = c->dirty_list;
-	c->dirty_list = in;
-	pthread_mutex_unlock(&c->dirty_lock);
 }
 
 static void oc_account(struct lclient *c, int64_t delta)
@@ -499,6 +495,7 @@ static int requeue_locked(struct lc_inode *in, uint32_t osize, struct lc_extent 
 	int64_t d;
 	int r = 0;
 
+	lockdep_assert_held(&in->lock);
 	in->dirty = list;
 	in->dirty_bytes = bytes;
 	dtails_invalidate_locked(in);
@@ -530,9 +527,10 @@ static int requeue_locked(struct lc_inode *in, uint32_t osize, struct lc_extent 
  */
 #define ESEQ_SEEN 1u
 
-/* in->lock held */
+/* in->lock held: a writeback failed with @err: record it in the error sequence */
 static void err_record_locked(struct lc_inode *in, int err)
 {
+	lockdep_assert_held(&in->lock);
 	in->wb_err = err;
 	if (in->wb_eseq == 0 || (in->wb_eseq & ESEQ_SEEN)) {
 		uint32_t n = (in->wb_eseq & ~ESEQ_SEEN) + 2;
@@ -1185,26 +1183,6 @@ void lc_flusher_kick(struct lclient *c)
 	pthread_mutex_unlock(&c->work_lock);
 }
 
-void lc_queue_cap_work(struct lclient *c, const struct mdsp_caps *caps)
-{
-	struct cap_work *w = calloc(1, sizeof(*w));
-
-	if (!w) {
-		derr(CLIENT, "no memory for a cap message of inode %" PRIx64, caps->ino);
-		return;
-	}
-	w->caps = *caps;
-	w->caps.dname = NULL;
-	if (caps->dname && !(w->caps.dname = strdup(caps->dname))) {
-		free(w);
-		derr(CLIENT, "no memory for a lease revoke in %" PRIx64, caps->ino);
-		return;
-	}
-	pthread_mutex_lock(&c->work_lock);
-	lc_cap_work_queue_locked(c, w);
-	pthread_mutex_unlock(&c->work_lock);
-}
-
 void lc_caps_update_later(struct lclient *c, struct lc_inode *in)
 {
 	pthread_mutex_lock(&c->work_lock);
@@ -1382,4 +1360,9 @@ int lc_wait_flushes(struct lclient *c, uint64_t timeout_ns)
 			usleep(5000);
 	} while (busy && now_mono_ns() < end);
 	return busy ? -ETIMEDOUT : 0;
+}
+
+void lc_data_register(struct lclient *c)
+{
+	c->cache_ops.flush_data = lc_wb_flush_data;
 }

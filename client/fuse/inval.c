@@ -2,10 +2,12 @@
  * inval.c - deliver the client library's invalidations to the kernel.
  *
  * libloligo-client calls lc_callbacks when a cap revoke or a change seen from
- * the MDS makes the kernel's dentry, attribute or page cache stale.  Those
+ * the MDS makes the kernel's dentry, attribute or page cache stale, and when
+ * the NFS gateway beside us (nfs_hook.c) changed something through it (the
+ * library tells the registered frontend of the others' changes: .who).  Those
  * calls come from the client's own threads (the MDS reader, the cap worker),
- * possibly with client locks held, and sometimes from inside a FUSE request
- * the kernel is waiting on.  fuse_lowlevel_notify_inval_* write to /dev/fuse
+ * possibly with client locks held, from the gateway's, and sometimes from
+ * inside a FUSE request the kernel is waiting on.  fuse_lowlevel_notify_inval_* write to /dev/fuse
  * and the kernel may block them on the very inode lock that request holds,
  * so they are never called there: the callbacks only queue the work, and one
  * thread of our own delivers it, the way libfuse's passthrough_hp and
@@ -44,6 +46,7 @@
 #include <time.h>
 
 #include "client/fuse/lfuse.h"
+#include "common/lockdep.h"
 #include "common/config.h"
 #include "common/log.h"
 #include "common/time.h"
@@ -171,6 +174,7 @@ static void cb_inval_wait(void *arg, int timeout_ms, bool names)
 }
 
 const struct lc_callbacks lfuse_inval_callbacks = {
+	.who = "fuse",       /* LFUSE_TRACK's: FUSE's own changes are the kernel's already */
 	.inval_inode = cb_inval_inode,
 	.inval_dentry = cb_inval_dentry,
 	.inval_wait = cb_inval_wait,
@@ -277,6 +281,7 @@ static void update_done_locked(struct inval_queue *q)
 {
 	uint64_t d = q->taken;
 
+	lockdep_assert_held(&q->iv->lock);
 	if (q->retry && q->retry->seq - 1 < d)
 		d = q->retry->seq - 1;
 	if (d > q->done) {

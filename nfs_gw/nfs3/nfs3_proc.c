@@ -245,13 +245,6 @@ static uint32_t get_name(const uint8_t *p, uint32_t len, char *buf)
 	return NFS3_OK;
 }
 
-/* FUSE beside us (the same lclient): @name in @dir changed, and @dir's attributes. */
-static void notify_dir(struct nfs3_req *r, struct lc_inode *dir, const char *name)
-{
-	lc_notify_entry(r->s->lc, dir, name);
-	lc_notify_inode(r->s->lc, dir, -1, 0);
-}
-
 static void lc_attr_from_sattr(const struct nfs3_sattr *sa, struct lc_attr *a)
 {
 	memset(a, 0, sizeof(*a));
@@ -332,8 +325,6 @@ static int p_setattr(struct nfs3_req *r, struct xdr_dec *args, struct xdr_enc *r
 		lc_attr_from_sattr(&a.sa, &set);
 		e = lc_setattr(r->s->lc, o.in, &set, a.sa.mask, &o.cr, NULL);
 		st = nfs3_errno(e);
-		if (!e)
-			lc_notify_inode(r->s->lc, o.in, (a.sa.mask & LC_SET_SIZE) ? (off_t)a.sa.size : -1, 0);
 	}
 	xdr_put_u32(res, st);
 	put_obj_wcc(r, res, &o);
@@ -597,8 +588,6 @@ static int p_write(struct nfs3_req *r, struct xdr_dec *args, struct xdr_enc *res
 		n = lc_write(r->s->lc, fe->fh, (off_t)a.offset, a.data_len, a.data);
 		if (n < 0)
 			st = nfs3_errno((int)n);
-		else   /* FUSE beside us: its pages and attributes of the range */
-			lc_notify_inode(r->s->lc, o.in, (off_t)a.offset, (off_t)n);
 	}
 	if (!st && a.stable != NFS3_UNSTABLE) {
 		e = lc_fsync(r->s->lc, fe->fh, a.stable == NFS3_DATA_SYNC);
@@ -689,8 +678,6 @@ static int p_create(struct nfs3_req *r, struct xdr_dec *args, struct xdr_enc *re
 	if (fh)
 		lc_release(r->s->lc, fh);
 	st = nfs3_errno(e);
-	if (!st)
-		notify_dir(r, d.in, name);
 out:
 	put_created(r, res, st, &d, &at);
 	if (in)
@@ -722,8 +709,6 @@ static int p_mkdir(struct nfs3_req *r, struct xdr_dec *args, struct xdr_enc *res
 		if (!e)
 			e = lc_getattr(r->s->lc, in, &d.cr, false, &at);
 		st = nfs3_errno(e);
-		if (in)
-			notify_dir(r, d.in, name);
 	}
 	put_created(r, res, st, &d, &at);
 	if (in)
@@ -754,8 +739,6 @@ static int p_symlink(struct nfs3_req *r, struct xdr_dec *args, struct xdr_enc *r
 	if (!st) {
 		e = lc_symlink(r->s->lc, d.in, name, target, &d.cr, &at, &in);
 		st = nfs3_errno(e);
-		if (!e)
-			notify_dir(r, d.in, name);
 	}
 	put_created(r, res, st, &d, &at);
 	free(target);
@@ -798,8 +781,6 @@ static int p_mknod(struct nfs3_req *r, struct xdr_dec *args, struct xdr_enc *res
 		if (!e)
 			e = lc_getattr(r->s->lc, in, &d.cr, false, &at);
 		st = nfs3_errno(e);
-		if (in)
-			notify_dir(r, d.in, name);
 	}
 	put_created(r, res, st, &d, &at);
 	if (in)
@@ -849,11 +830,8 @@ static int remove_common(struct nfs3_req *r, struct xdr_dec *args, struct xdr_en
 			e = dir ? lc_rmdir(r->s->lc, d.in, name, &d.cr) : lc_unlink(r->s->lc, d.in, name, &d.cr);
 			st = nfs3_errno(e);
 		}
-		if (!e) {
-			if (ino)
-				nfs3_fcache_drop(&r->s->fc, ino);   /* no open keeps it alive */
-			notify_dir(r, d.in, name);
-		}
+		if (!e && ino)
+			nfs3_fcache_drop(&r->s->fc, ino);   /* no open keeps it alive */
 	}
 	xdr_put_u32(res, st);
 	put_obj_wcc(r, res, &d);
@@ -908,12 +886,8 @@ static int p_rename(struct nfs3_req *r, struct xdr_dec *args, struct xdr_enc *re
 			e = lc_rename(r->s->lc, from.in, fname, to.in, tname, 0, &from.cr);
 			st = nfs3_errno(e);
 		}
-		if (!e) {
-			if (replaced && replaced != ino_of(r, &to, tname))
-				nfs3_fcache_drop(&r->s->fc, replaced);
-			notify_dir(r, from.in, fname);
-			notify_dir(r, to.in, tname);
-		}
+		if (!e && replaced && replaced != ino_of(r, &to, tname))
+			nfs3_fcache_drop(&r->s->fc, replaced);
 	}
 	xdr_put_u32(res, st);
 	put_obj_wcc(r, res, &from);
@@ -948,10 +922,6 @@ static int p_link(struct nfs3_req *r, struct xdr_dec *args, struct xdr_enc *res)
 	if (!st) {
 		e = lc_link(r->s->lc, o.in, d.in, name, &d.cr, NULL);
 		st = nfs3_errno(e);
-		if (!e) {
-			notify_dir(r, d.in, name);
-			lc_notify_inode(r->s->lc, o.in, -1, 0);   /* its nlink and ctime */
-		}
 	}
 	xdr_put_u32(res, st);
 	put_obj_attr(r, res, &o);

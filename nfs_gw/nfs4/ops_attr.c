@@ -487,9 +487,6 @@ NFS4_OP(setattr)
 		c = nfs4ops_ctx(cs);
 		r = lc_setattr(c->lc, o.in, &sa.a, sa.mask, &o.cr, &out);
 		st = nfs4_errno_to_status(r);
-		/* FUSE beside us: attributes, and the pages too on a truncate */
-		if (!r)
-			lc_notify_inode(c->lc, o.in, (sa.mask & LC_SET_SIZE) ? 0 : -1, 0);
 	}
 	nfs4ops_release(cs, &o);
 	xdr_put_bitmap(res, st ? zero : sa.set, 3);

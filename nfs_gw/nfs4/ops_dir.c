@@ -44,14 +44,6 @@ static uint64_t dir_change(struct nfs4ops_ctx *c, struct nfs4_obj *d)
 	return d->attr.change;
 }
 
-/* FUSE beside us (same lclient): the name @name in @dir changed, and with
- * it @dir's attributes (mtime, nlink, size).  Only queues (lc_notify_*). */
-static void notify_dir(struct nfs4ops_ctx *c, struct lc_inode *dir, const char *name)
-{
-	lc_notify_entry(c->lc, dir, name);
-	lc_notify_inode(c->lc, dir, -1, 0);
-}
-
 NFS4_OP(create)
 {
 	struct nfs4ops_ctx *c = nfs4ops_ctx(cs);
@@ -133,7 +125,6 @@ NFS4_OP(create)
 		nfs4ops_release(cs, &d);
 		return nfs4_errno_to_status(r);
 	}
-	notify_dir(c, d.in, name);
 	mask = sa.mask & ~LC_SET_MODE & ~LC_SET_SIZE;
 	if (type == NF4LNK)
 		mask &= ~(LC_SET_ATIME | LC_SET_MTIME | LC_SET_ATIME_NOW | LC_SET_MTIME_NOW);
@@ -174,10 +165,6 @@ NFS4_OP(remove)
 	}
 	if (!r) {
 		r = S_ISDIR(a.mode) ? lc_rmdir(c->lc, d.in, name, &d.cr) : lc_unlink(c->lc, d.in, name, &d.cr);
-		if (!r) {
-			notify_dir(c, d.in, name);
-			lc_notify_inode(c->lc, in, -1, 0);   /* its nlink and ctime */
-		}
 		lc_put(c->lc, in);
 	}
 	if (!r)
@@ -249,16 +236,6 @@ NFS4_OP(rename)
 	db = dst.attr.change;
 	r = lc_rename(c->lc, src.in, oldname, dst.in, newname, 0, &dst.cr);
 	if (!r) {
-		struct lc_inode *moved;
-		struct lc_attr ma;
-
-		notify_dir(c, src.in, oldname);
-		notify_dir(c, dst.in, newname);
-		/* the moved inode's ctime (a cached name, no MDS round trip as a rule) */
-		if (!lc_lookup(c->lc, dst.in, newname, &dst.cr, &ma, &moved)) {
-			lc_notify_inode(c->lc, moved, -1, 0);
-			lc_put(c->lc, moved);
-		}
 		nfs4ops_put_cinfo(res, sb, dir_change(c, &src));
 		nfs4ops_put_cinfo(res, db, dir_change(c, &dst));
 	}
@@ -308,10 +285,6 @@ NFS4_OP(link)
 	}
 	db = dst.attr.change;
 	r = lc_link(c->lc, src.in, dst.in, name, &dst.cr, &a);
-	if (!r) {
-		notify_dir(c, dst.in, name);
-		lc_notify_inode(c->lc, src.in, -1, 0);   /* its nlink and ctime */
-	}
 	if (!r)
 		nfs4ops_put_cinfo(res, db, dir_change(c, &dst));
 	nfs4ops_release(cs, &src);

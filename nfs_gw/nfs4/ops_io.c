@@ -294,8 +294,6 @@ NFS4_OP(write)
 		st = nfs4_errno_to_status((int)n);
 		goto out;
 	}
-	if (n > 0)   /* FUSE beside us: drop its pages and attributes of the range */
-		lc_notify_inode(c->lc, o.in, (off_t)off, (off_t)n);
 	if (stable != UNSTABLE4) {
 		r = lc_fsync(c->lc, fh, stable == DATA_SYNC4);
 		if (r) {

@@ -288,7 +288,6 @@ static uint32_t open_file(struct nfs4_compound *cs, struct open_args *a, struct 
 					*fh = NULL;
 				} else {
 					attrset[0] |= 1u << FATTR4_SIZE;
-					lc_notify_inode(c->lc, *in, 0, 0);   /* FUSE beside us */
 				}
 			}
 			if (r) {
@@ -313,9 +312,6 @@ static uint32_t open_file(struct nfs4_compound *cs, struct open_args *a, struct 
 		}
 		if (r)
 			return nfs4_errno_to_status(r);
-		/* FUSE beside us: a negative dentry and the directory's attributes */
-		lc_notify_entry(c->lc, dir->in, a->name);
-		lc_notify_inode(c->lc, dir->in, -1, 0);
 		if (a->createmode == EXCLUSIVE4 || a->createmode == EXCLUSIVE4_1) {
 			struct lc_attr t = { 0 };
 

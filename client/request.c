@@ -1,0 +1,284 @@
+/*
+ * request.c - the cache core's side of an MDS request: building one as a
+ * caller (lc_req_new), running it and folding its trace into the caches
+ * (lc_req_run), the requests an inode depends on until they are SAFE
+ * (fsync waits for them), and the inos the MDS delegated to the session
+ * (asynchronous creates take them, asyncdir.c).
+ *
+ * Every MDS reply carries a trace (the directory and the target inode)
+ * that lc_req_run folds into the caches, so a create or a lookup leaves
+ * the inode cached with fresh attributes and the dentry known.  It sits in
+ * the cache core (cache_int.h): the data path and the namespace operations
+ * above use it, and it uses nothing above the cache.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "client/cache_int.h"
+#include "common/lockdep.h"
+#include "common/log.h"
+
+void lc_cred_to_caller(const struct lc_cred *cr, struct mdsp_caller *caller)
+{
+	memset(caller, 0, sizeof(*caller));
+	if (!cr)
+		return; /* root */
+	caller->uid = cr->uid;
+	caller->gid = cr->gid;
+	int n = cr->ngroups;
+	if (n < 0)
+		n = 0;
+	if (n > MDSP_MAX_GROUPS)
+		n = MDSP_MAX_GROUPS;
+	if (n > LC_MAX_GROUPS)
+		n = LC_MAX_GROUPS;
+	caller->ngroups = (uint32_t)n;
+	for (int i = 0; i < n; i++)
+		caller->groups[i] = cr->groups[i];
+	caller->pid = (uint32_t)cr->pid;
+}
+
+struct mds_request *lc_req_new(struct lclient *c, uint32_t op, uint64_t ino, const struct lc_cred *cr)
+{
+	struct mds_request *req;
+
+	if (!c->mdsc)
+		return NULL;
+	req = mdsc_request_new(c->mdsc, op);
+	if (!req)
+		return NULL;
+	lc_cred_to_caller(cr, &req->args.caller);
+	req->args.ino = ino;
+	return req;
+}
+
+static bool trace_names_target(uint32_t op)
+{
+	switch (op) {
+	case MDSP_OP_LOOKUP:
+	case MDSP_OP_CREATE:
+	case MDSP_OP_MKNOD:
+	case MDSP_OP_MKDIR:
+	case MDSP_OP_SYMLINK:
+	case MDSP_OP_LINK:
+	case MDSP_OP_RENAME:
+		return true;
+	default:
+		return false;
+	}
+}
+
+bool lc_unsafe_prune_locked(struct lc_inode *in)
+{
+	struct lc_unsafe **pp = &in->unsafe, *u;
+	int st;
+
+	while ((u = *pp)) {
+		st = mdsc_request_safe_state(u->req);
+		if (st == 0) {
+			pp = &u->next;
+			continue;
+		}
+		if (st < 0 && !in->unsafe_err)
+			in->unsafe_err = st;
+		*pp = u->next;
+		mdsc_request_put(u->req);
+		free(u);
+	}
+	return !in->unsafe;
+}
+
+void lc_unsafe_drop(struct lc_inode *in)
+{
+	struct lc_unsafe *u;
+
+	while ((u = in->unsafe)) {
+		in->unsafe = u->next;
+		mdsc_request_put(u->req);
+		free(u);
+	}
+}
+
+/* @in depends on @req, answered UNSAFE (or not answered yet), until it is SAFE. */
+void lc_track_unsafe(struct lc_inode *in, struct mds_request *req)
+{
+	struct lc_unsafe *u = malloc(sizeof(*u));
+
+	pthread_mutex_lock(&in->lock);
+	lc_unsafe_prune_locked(in);     /* the list stays as short as what is in flight */
+	if (u) {
+		mdsc_request_get(req);
+		u->req = req;
+		u->next = in->unsafe;
+		in->unsafe = u;
+	} else {
+		in->unsafe_untracked = true;
+	}
+	pthread_mutex_unlock(&in->lock);
+}
+
+int lc_wait_unsafe(struct lclient *c, struct lc_inode *in)
+{
+	struct lc_unsafe *list, *u, **tail;
+	bool untracked;
+	int err, r;
+
+	if (!c->mdsc)
+		return 0;
+	pthread_mutex_lock(&in->lock);
+	list = in->unsafe;
+	in->unsafe = NULL;
+	err = in->unsafe_err;
+	in->unsafe_err = 0;
+	untracked = in->unsafe_untracked;
+	in->unsafe_untracked = false;
+	pthread_mutex_unlock(&in->lock);
+
+	/* newest first: once it is SAFE the older ones mostly are too */
+	while ((u = list)) {
+		r = mdsc_wait_safe(c->mdsc, u->req);
+		if (r == -ETIMEDOUT || r == -EINTR) {
+			/* still pending: they stay for the next fsync */
+			pthread_mutex_lock(&in->lock);
+			for (tail = &list; *tail; tail = &(*tail)->next)
+				;
+			*tail = in->unsafe;
+			in->unsafe = list;
+			pthread_mutex_unlock(&in->lock);
+			return r;
+		}
+		if (r && !err)
+			err = r;
+		list = u->next;
+		mdsc_request_put(u->req);
+		free(u);
+	}
+	if (untracked && (r = mdsc_sync(c->mdsc)) && !err)
+		err = r;
+	if (err)
+		derr(CLIENT, "inode %" PRIx64 ": a metadata change it depends on was lost by the mds: %s", in->ino,
+		     strerror(-err));
+	return err;
+}
+
+int lc_req_run(struct lclient *c, struct mds_request *req, struct lc_inode **target)
+{
+	int r = mdsc_do_request(c->mdsc, req);
+	struct mdsp_reply *rep = req->reply;
+	struct lc_inode *din = NULL, *tin = NULL;
+
+	if (target)
+		*target = NULL;
+	if (req->args.flags & MDSP_REQ_WANT_INOS)
+		lc_deleg_reply(c, req);
+	if (!rep)
+		return r;
+	if (rep->has_dir && rep->dir.ino)
+		din = lc_inode_update(c, &rep->dir, rep->dir_caps, rep->dir_cap_seq);
+	if (rep->has_target && rep->target.ino)
+		tin = lc_inode_update(c, &rep->target, rep->caps, rep->cap_seq);
+	/* the trace's dentry names the target only for these ops (LOOKUPPARENT's
+	 * names the child whose parent the target is); cached under its lease */
+	if (r == 0 && din && rep->dname && tin && tin != din && trace_names_target(req->args.op)) {
+		if (rep->trace_flags & MDSP_TRACE_LEASE)
+			lc_dcache_add_lease(c, din, rep->dname, tin->ino, rep->lease_seq);
+		else
+			lc_dcache_add(c, din, rep->dname, tin->ino);
+	}
+	/* a change applied but not yet journaled: the inodes of the trace
+	 * depend on it until its SAFE reply (fsync waits for it) */
+	if (r == 0 && mdsc_request_safe_state(req) == 0) {
+		if (tin)
+			lc_track_unsafe(tin, req);
+		if (din && din != tin)
+			lc_track_unsafe(din, req);
+	}
+	lc_put(c, din);
+	if (target && r == 0)
+		*target = tin;
+	else
+		lc_put(c, tin);
+	return r;
+}
+
+uint64_t lc_max_file_size(struct lclient *c)
+{
+	uint64_t v = c->mdsc ? mdsc_max_file_size(c->mdsc) : 0;
+
+	if (v == 0)
+		v = LC_MAX_FILE_SIZE_DEFAULT;   /* an older MDS did not say */
+	return v > (uint64_t)INT64_MAX ? (uint64_t)INT64_MAX : v;
+}
+
+bool lc_evicted(struct lclient *c, char *why, size_t len)
+{
+	return c->mdsc && mdsc_evicted(c->mdsc, why, len);
+}
+
+/* ---- delegated inos ------------------------------------------------------- */
+
+uint32_t lc_deleg_want_flag(struct lclient *c)
+{
+	uint64_t n = 0;
+	uint32_t i, f = 0;
+
+	if (!c->async_dirops)
+		return 0;
+	pthread_mutex_lock(&c->deleg_lock);
+	for (i = 0; i < c->ndeleg; i++)
+		n += c->deleg[i].len;
+	if (!c->deleg_asked && n < (c->deleg_chunk ? c->deleg_chunk / 2 : 1)) {
+		c->deleg_asked = true;
+		f = MDSP_REQ_WANT_INOS;
+	}
+	pthread_mutex_unlock(&c->deleg_lock);
+	return f;
+}
+
+void lc_deleg_reply(struct lclient *c, const struct mds_request *req)
+{
+	const struct mdsp_reply *rep = req->reply;
+
+	pthread_mutex_lock(&c->deleg_lock);
+	c->deleg_asked = false;
+	if (rep && rep->deleg_len && rep->deleg_start) {
+		if (c->ndeleg == LC_DELEG_RANGES) {
+			/* the oldest goes (its inos stay unused in the session's pool) */
+			memmove(&c->deleg[0], &c->deleg[1], (LC_DELEG_RANGES - 1) * sizeof(c->deleg[0]));
+			c->ndeleg--;
+		}
+		c->deleg[c->ndeleg].start = rep->deleg_start;
+		c->deleg[c->ndeleg].len = rep->deleg_len;
+		c->ndeleg++;
+		c->deleg_chunk = rep->deleg_len;
+		dout(CLIENT, 10, "delegated inos [%" PRIx64 ", +%" PRIu64 ")", rep->deleg_start, rep->deleg_len);
+	}
+	pthread_mutex_unlock(&c->deleg_lock);
+}
+
+void lc_deleg_reset(struct lclient *c)
+{
+	pthread_mutex_lock(&c->deleg_lock);
+	c->ndeleg = 0;
+	c->deleg_asked = false;
+	pthread_mutex_unlock(&c->deleg_lock);
+}
+
+bool lc_deleg_take(struct lclient *c, uint64_t *ino)
+{
+	bool ok = false;
+
+	pthread_mutex_lock(&c->deleg_lock);
+	if (c->ndeleg) {
+		*ino = c->deleg[0].start++;
+		if (!--c->deleg[0].len) {
+			memmove(&c->deleg[0], &c->deleg[1], (c->ndeleg - 1) * sizeof(c->deleg[0]));
+			c->ndeleg--;
+		}
+		ok = true;
+	}
+	pthread_mutex_unlock(&c->deleg_lock);
+	return ok;
+}

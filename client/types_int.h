@@ -1,0 +1,522 @@
+/*
+ * types_int.h - private to client/: the structures every layer of the
+ * client library shares (the client, its inodes, open handles, counters).
+ * Types only: each layer declares its functions in a header of its own.
+ *
+ * The layers, bottom to top; a file includes and calls only its own layer
+ * and those below (tools/check-layers.sh checks it, in the suite):
+ *
+ *   session   mds_client.c, mds_client_session.c (mds_client_int.h), intr.c,
+ *             opwait.c: the MDS session, its requests, interruptible waits
+ *   cache     cache_int.h: inode.c (the inode cache), dentry.c (the dentry
+ *             cache), caps.c (caps, GRANT/REVOKE, cap work), blocks.c (what
+ *             the objects hold), request.c (requests and their traces,
+ *             unsafe tracking, delegated inos), optrack.c (ops in flight),
+ *             frontend.c (telling the registered frontend what others changed)
+ *   data      data_int.h: objio.c (striping, store I/O), writeback.c (dirty
+ *             extents, the flusher), file.c (open handles, read, write,
+ *             fsync), purge.c (the purge thread)
+ *   ns        ns_int.h: namei.c, asyncdir.c, asyncunlink.c, readdir.c,
+ *             flock.c, seek.c: namespace operations mapped to MDS requests
+ *   facade    client_int.h: client.c, the lifetime of a client (create,
+ *             mount, unmount), config, perf counters, admin commands;
+ *             client.h is the public API of all of it (fuse, nfs_gw)
+ *
+ * Where a layer needs something from above, the layer above registers it
+ * at create: struct lc_cache_ops (a revoke's writeback, a directory's
+ * READDIR batches and asynchronous unlinks) and struct lc_data_ops (the
+ * attribute requests file.c makes), the way the kernel's page cache calls
+ * a filesystem through address_space_operations.  The MDS session layer
+ * calls the cache up through struct mdsc_ops (mds_client.h) the same way.
+ *
+ * Lifetime of an inode: every pointer handed out carries a reference
+ * (in->ref).  The cache itself holds none: an unreferenced inode stays
+ * hashed (it still serves lookups) until the trimmer evicts it, which it
+ * does with a CAS ref 0 -> LC_REF_DEAD so a concurrent lookup either gets
+ * its reference first or sees the inode dead.  An inode unhashed while
+ * referenced (stale generation, unmount) is freed by the lc_put that drops
+ * the last reference.  Freeing always goes through call_rcu, so hash
+ * lookups under rcu_read_lock() never touch freed memory.
+ *
+ * Lock order (top to bottom; never the other way; docs/LOCKING.md has the
+ * whole of it):
+ *   in->lock                (one inode; never two inode locks at once)
+ *     c->dirty_lock         (the list of inodes with dirty data/metadata)
+ *     c->oc_lock            (dirty byte accounting waiters)
+ *     c->work_lock          (cap work queue)
+ *   c->fh_lock              (open handles; nothing is taken under it)
+ *   fh->ra_lock is taken without any inode lock held, and in->lock may be
+ *   taken under it; it is never held while waiting for the store.
+ * No lock is held across store I/O or an MDS request.
+ */
+#ifndef LOLIGO_CLIENT_TYPES_INT_H
+#define LOLIGO_CLIENT_TYPES_INT_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "client/client.h"
+#include "client/mds_client.h"
+#include "common/perf.h"
+#include "common/xarray.h"
+#include "common/time.h"
+#include "common/rcu.h"
+#include "mds_proto/proto.h"
+
+struct store;
+struct store_pool;
+struct store_op;
+struct store_aio;
+
+/*
+ * cds_lfht_for_each_entry() computes container_of(NULL) at the end of the
+ * table, which UBSan rightly flags; this one tests the node first.
+ * Context: rcu_read_lock() held.
+ */
+#define LC_LFHT_FOR_EACH(ht, iter, pos, member)                                          \
+	for (cds_lfht_first(ht, iter);                                                   \
+	     cds_lfht_iter_get_node(iter) &&                                              \
+	     ((pos = caa_container_of(cds_lfht_iter_get_node(iter), __typeof__(*(pos)), member)), 1); \
+	     cds_lfht_next(ht, iter))
+
+#define LC_REF_DEAD (INT64_MIN / 2)
+#define LC_DEFAULT_OBJECT_SIZE (4u << 20)
+
+/* A range of dirty file data, inside one object.  Owned by its inode. */
+struct lc_extent {
+	struct lc_extent *next;    /* sorted by off, disjoint, not adjacent */
+	uint64_t off;              /* file offset */
+	size_t len, cap;
+	char *buf;
+};
+
+/* writeback.c: the last dirty extent of an object (an index of lc_inode.dirty) */
+struct lc_dtail {
+	uint64_t obj;
+	struct lc_extent *tail;
+};
+
+struct rd_batch;
+
+struct lc_aunlink;
+
+/* An MDS request an inode depends on that was only UNSAFE when it returned
+ * (its create, a size report, a rename into place...): fsync waits for it. */
+struct lc_unsafe {
+	struct lc_unsafe *next;
+	struct mds_request *req;     /* holds a reference */
+};
+
+/*
+ * A cached inode.  Its fields come in parts, each with the lock that
+ * protects it (a part is an anonymous struct: the fields keep their names,
+ * the grouping says who owns them):
+ *   the identity and the cache's bookkeeping   atomics, no lock
+ *   the attributes and the directory caches    in->lock
+ *   the kernel cache (the frontend's)          atomics and in->lock
+ *   the caps (caps.c)                          in->lock; queue links c->work_lock
+ *   the writeback (writeback.c, blocks.c)      in->lock; list links their lists' locks
+ *   the async operations (request.c, asyncdir.c, asyncunlink.c)   in->lock
+ */
+struct lc_inode {
+	struct cds_lfht_node hnode;  /* c->inodes, key ino */
+	struct rcu_head rcu;
+	struct lclient *c;
+	uint64_t ino;
+	_Atomic int64_t ref;         /* references handed out; LC_REF_DEAD once evicted */
+	_Atomic uint64_t last_used;  /* mono ns of the last lookup: trimming order */
+	_Atomic bool unhashed;       /* removed from c->inodes: last put frees */
+	_Atomic uint64_t dgen;       /* dirs: bumping it invalidates every cached dentry below */
+	_Atomic uint64_t ngen;       /* dirs: bumping it invalidates the negative dentries (Fs lost) */
+	_Atomic uint64_t data_gen;   /* bumped on every write/truncate: stale readahead check */
+	_Atomic bool orphaned;       /* the MDS says nlink 0: evicted as soon as unreferenced, so that
+				      * the MDS can let the orphan go (lc_orphan_queue) */
+
+	pthread_mutex_t lock;        /* protects what the parts below say it does */
+	pthread_cond_t cond;         /* flushing done, dirty bytes written, async submissions sent */
+
+	/* ---- the attributes and the directory caches: in->lock ---- */
+	struct mdsp_inode mi;        /* attributes as last known (size: see wsize) */
+	uint64_t attr_until;         /* mono ns: cached attrs usable until then (0 without caps) */
+	char *symlink;               /* symlinks: cached target (immutable) */
+	/* no security.capability xattr, as the MDS answered while we held As
+	 * at cap_seq fcaps_seq (namei.c lc_getxattr): true while As is still
+	 * held at that sequence (another client's change of the xattr revokes
+	 * As first; ours bumps fcaps_gen, before and after) */
+	bool fcaps_none;
+	uint64_t fcaps_seq;
+	uint32_t fcaps_gen;
+	struct rd_batch *rd;         /* dirs: last READDIR batch (while Fs is held) */
+	/* dirs: one READDIR in flight per directory; those that come meanwhile
+	 * for the same cookie take its batch (readdir.c) */
+	bool rd_busy;
+	uint64_t rd_busy_cookie, rd_busy_ngen;
+	struct rd_batch *rd_last;    /* what the last fetch brought, cacheable or not */
+	/* dirs, dentry.c (asyncdir.c makes them): every name is in the dentry
+	 * cache (we made the directory under Dc and hold it since): a name not
+	 * there does not exist.  Valid while dgen/ngen are the ones recorded
+	 * and Dc|Fs held. */
+	bool dir_complete;
+	uint64_t complete_dgen, complete_ngen;
+	int nwriters;                /* open handles with write access */
+	int nopen;                   /* open handles */
+	bool purge_pending;          /* unlinked (nlink 0) while open: drop the data at last close */
+
+	/* ---- the kernel cache: what the frontend's kernel was given.  The
+	 * atomics take no lock; kc_* are under in->lock ---- */
+	struct {
+		_Atomic bool kernel_negatives; /* dirs: the frontend's kernel was given negative entries */
+		_Atomic uint64_t kpromise_ns; /* mono ns the frontend last asked for a kernel cache timeout of
+					       * its attributes or of a name in it (lc_kernel_promise_ns) */
+		_Atomic int kreplying;       /* attribute replies to the frontend's kernel in progress */
+		_Atomic int64_t knlookup;    /* the frontend's kernel's lookup count of it (lc_kernel_hand) */
+		_Atomic uint64_t kattr_until; /* mono ns: the latest end of an attribute timeout the
+					       * frontend's kernel was given (lc_attr_timeout) */
+		/* the frontend's kernel page cache (lc_fh_kernel_cache): the file as it
+		 * was (data_gen, change, size, mtime) when an open with Fc last let the
+		 * kernel cache pages of it; kc_valid false: it may hold nothing of use */
+		bool kc_valid;
+		uint64_t kc_gen, kc_change, kc_size;
+		struct timespec kc_mtime;
+	};
+
+	/* ---- the caps (caps.c): in->lock, but for the cap-update queue's
+	 * fields, under c->work_lock ---- */
+	struct {
+		uint32_t caps;               /* MDSP_CAP_* held (caps.c) */
+		uint64_t cap_seq;            /* sequence of the last cap state applied (stale replies below it
+					      * change nothing) */
+		uint64_t acked_seq;          /* the sequence our cap messages carry: every grant and reply up to
+					      * it taken in, and a revoke only once its ack is sent (caps.c
+					      * send_ack), so that no update or flush acks a revoke still being
+					      * processed */
+		uint32_t wanted_sent;        /* file caps we last told the MDS we want */
+		bool capupd_queued;          /* on c->capupd (holds a reference); protected by c->work_lock */
+		struct lc_revoke *rv_deferred; /* a revoke of ours a hook deferred, not finished; c->work_lock */
+		struct lc_inode *capupd_next;  /* c->capupd link; c->work_lock */
+	};
+
+	/* ---- the writeback (writeback.c; blocks.c the extents): in->lock,
+	 * but for the list links (their lists' locks, as said) and objs ---- */
+	struct {
+		struct lc_extent *dirty;     /* dirty extents, sorted */
+		struct lc_extent *flushing;  /* extents being written (read overlay) */
+		size_t dirty_bytes;          /* bytes in dirty (capacity, for the bound) */
+		/* index of dirty for inserts (writeback.c dirty_start_locked): the last
+		 * extent of every object that has some, sorted by object; rebuilt after
+		 * a change of the list other than an insert (dtails_valid false) */
+		struct lc_dtail *dtails;
+		size_t ndtails, dtails_cap;
+		bool dtails_valid;
+		bool flushing_now;           /* one writeback per inode at a time (a flag lock) */
+		/* the end of the last buffered write, and whether it began where the
+		 * one before ended: a sequential stream, whose tail object the
+		 * flusher leaves to fill and whose next objects it indexes ahead */
+		uint64_t wb_last_end;
+		bool wb_seq;
+		/* writeback errors, errseq_t-like (Linux's mapping->wb_err): every
+		 * error a writeback records bumps the sequence (once someone saw the
+		 * previous one); each open handle samples it and its fsync/close
+		 * report what was recorded since (writeback.c lc_wb_err_check) */
+		int wb_err;                  /* the latest error recorded (-errno) */
+		uint32_t wb_eseq;            /* its sequence << 1 | seen (0: never an error) */
+		bool wbq_queued;             /* on c->wbq (holds a reference); protected by c->work_lock */
+		struct lc_inode *wbq_next;   /* c->wbq link; c->work_lock */
+		uint64_t wsize;              /* size our writes not yet flushed give the file (while
+					      * (dirty|flushing)_meta & SIZE); without Fs it does not
+					      * include a size we cached, which another client may have cut */
+		struct mdsp_time wmtime;     /* mtime of the last local write */
+		uint32_t dirty_meta;         /* MDSP_DIRTY_SIZE|MTIME not yet sent to the MDS */
+		uint32_t flushing_meta;      /* sent in a CAPS FLUSH/ACK, not yet acked (FLUSH_ACK) */
+		uint64_t flush_tid;          /* the FLUSH that carries flushing_meta */
+		uint64_t flush_acked;        /* highest flush tid the MDS acked */
+		uint64_t flushing_size;      /* what it carries */
+		bool meta_given_up;          /* Fs/Fw revoked after our flushes: the MDS's size and
+					      * mtime have them, ours no longer override (until we write) */
+		struct mdsp_time flushing_mtime;
+		uint64_t wchange_base;       /* mi.change the local write count below counts from */
+		uint32_t wchanges;           /* local writes since mi.change was wchange_base (lc_attr.change) */
+		bool on_dirty_list;          /* holds a reference while set */
+		struct lc_inode *dirty_next; /* c->dirty_list link; protected by c->dirty_lock */
+		struct lc_cred wcred;        /* credentials of the last writer (size reports) */
+		/* what the data objects hold, as this client changed it (blocks.c):
+		 * since the flush in flight (ext_add/ext_rm, sent with flush_tid, not
+		 * acked) and since then (dext_add/dext_rm, not sent); st_blocks is
+		 * mi.blocks, the MDS's, with these on top */
+		struct mdsp_extset ext_add, ext_rm, dext_add, dext_rm;
+		uint64_t ext_base;            /* mi.blocks when ext_* went out: one that moved since counts them */
+		/* st_blocks of a file whose blocks the MDS does not know
+		 * (MDSP_BLOCKS_UNKNOWN; objio.c lc_obj_allocated): bytes the file's objects hold,
+		 * valid while size, mtime and change are still alloc_key's */
+		bool alloc_known;
+		uint64_t alloc_bytes;
+		uint64_t alloc_key[3];
+		/* object numbers whose keys in the file's object index are known to be
+		 * set (objio.c): the first write to any other object sets its key first.
+		 * Its own (xarray) lock; not under in->lock. */
+		struct xarray objs;
+	};
+
+	/* ---- the async operations: MDS requests answered before the MDS
+	 * had them, and what waits for them; in->lock ---- */
+	struct {
+		/* request.c: requests not yet SAFE that this inode depends on, newest
+		 * first; pruned as they become SAFE (the inode is not evicted while
+		 * one is pending) */
+		struct lc_unsafe *unsafe;
+		int unsafe_err;              /* one of them will never be SAFE: the next fsync says so */
+		bool unsafe_untracked;       /* one could not be tracked (ENOMEM): fsync syncs everything */
+		int async_submitting;        /* dirs: async creates/unlinks between the Dc check and their send
+					      * (a flag lock, inode.c lc_async_submit_*) */
+		/* dirs, asyncunlink.c: unlinks/rmdirs answered here whose first reply
+		 * has not come; a Dc revoke waits for them (aunlink_rv) */
+		struct lc_aunlink *aunlinks;
+		struct lc_revoke *aunlink_rv;
+		bool async_failed;           /* its asynchronous create failed at the MDS: it never existed */
+		/* asyncdir.c lc_async_setattr: files and dirs we made under Dc in
+		 * directory dc_parent (0: not, or a link/rename since), while it held
+		 * Dc with epoch dc_epoch; dirs: dc_epoch is new each time Dc is
+		 * gained (lc_caps_set_locked), so a file qualifies only while its
+		 * directory kept Dc from its create on and nobody else could see it */
+		uint64_t dc_parent;
+		uint64_t dc_epoch;
+		int async_setattrs;          /* setattrs answered here whose first reply is not in */
+	};
+};
+
+/* readahead buffer size classes: 128 KiB (LC_RA_POOL_MIN) to 4 MiB, powers of two */
+#define LC_RA_POOL_MIN_SHIFT 17
+#define LC_RA_POOL_CLASSES 6
+
+struct lc_fh {
+	struct lc_inode *in;         /* holds a reference */
+	int flags;                   /* open flags */
+	struct lc_cred cred;
+	bool wrote;                  /* something written through this handle */
+	bool kdirect;                /* the frontend's kernel caches nothing through it (lc_fh_kernel_cache NONE) */
+	uint32_t wb_since;           /* in->wb_eseq as this handle last reported it; in->lock */
+	/* readahead (file.c), protected by ra_lock */
+	pthread_mutex_t ra_lock;
+	pthread_cond_t ra_cond;      /* a chunk's read finished */
+	uint64_t ra_last_end;        /* end of the previous read: sequential detection */
+	uint64_t ra_next;            /* end of what was read ahead: the next chunk starts here */
+	size_t ra_win;               /* window, grown by the sequential stream (0: random) */
+	struct ra_chunk *ra_chunks;  /* in flight or read, sorted by offset, disjoint */
+	struct lc_fh *open_prev, *open_next;   /* c->open_fhs, under c->fh_lock */
+	/* flock.c: fcntl lock owners that set locks through this description
+	 * (lc_fh_note_lock_owner); under fh->ra_lock (a leaf here) */
+	struct { uint32_t ns; uint64_t owner; } *lock_owners;
+	uint32_t nlock_owners, lock_owners_cap;
+};
+
+struct lc_perf {
+	struct perf_counter attr_hit, attr_miss;
+	struct perf_counter dentry_hit, dentry_miss, dentry_neg_hit;
+	struct perf_counter readdir_cached, readdir_fetch, readdir_shared;
+	struct perf_counter rd_bytes, wr_bytes;
+	struct perf_counter ra_hit, ra_wait, ra_miss, ra_bytes, ra_buf_reuse;
+	struct perf_counter wb_bytes, wb_ops, wb_throttle, wb_full_ops;
+	struct perf_counter size_reports;
+	struct perf_counter caps_grant, caps_revoke, caps_revoke_deferred, lease_revoke, cap_flushes, caps_released;
+	struct perf_counter ino_evicted;
+	struct perf_counter index_ops;
+	struct perf_counter purge_files, purge_objects, purge_queued;
+	struct perf_counter async_creates, async_failed, async_sync, async_setattrs;
+	struct perf_counter async_unlinks, async_rmdirs, async_unlink_waits;
+	struct perf_counter slow_ops;   /* operations blocked past client_op_warn_s now (a gauge) */
+	struct hist read_lat, write_lat, flush_lat;
+};
+
+/* queued cap work for the flusher thread (revokes need store I/O) */
+struct cap_work {
+	struct cap_work *next;
+	struct mdsp_caps caps;       /* caps.dname is owned */
+	struct lc_revoke *rv;        /* set: the rest of a deferred revoke (caps.c), caps unused */
+};
+
+/*
+ * A revoke a hook deferred (caps.c, client.h LC_REVOKE_DEFERRED): on
+ * c->deferred until its tail - writeback, invalidation, ack - has run on the
+ * flusher.  Fields under c->work_lock except in and m (immutable).
+ */
+struct lc_revoke {
+	struct lc_revoke *next;      /* c->deferred */
+	struct lc_inode *in;         /* holds a reference */
+	struct mdsp_caps m;          /* the revoke (dname NULL) */
+	uint64_t sess_gen;           /* c->sess_gen when it came: a lost session since means no ack */
+	uint64_t since, deadline;    /* mono ns: deferred at; the client acks anyway at deadline */
+	int pending;                 /* deferring hooks that have not completed (+1 while the hooks run) */
+	int refs;                    /* 1 until the tail ran, +1 per deferring hook not completed */
+	struct cap_work *tail;       /* queued to the flusher once pending is 0 (or it is forced); NULL then */
+	struct cap_work *waiting;    /* later revokes of the same inode, queued again after the tail */
+};
+
+/*
+ * What the cache core needs from the layers above it.  A revoke writes
+ * back through the data path, and a directory's cache entries hold the
+ * namespace layer's READDIR batches and asynchronous unlinks; the cache
+ * core reaches them only through these, set by the layers above at create
+ * (lc_data_register, lc_ns_register) before anything runs, read-only after
+ * (as the kernel's address_space_operations).  Every member is set.
+ */
+struct lc_cache_ops {
+	/* the data path (writeback.c lc_wb_flush_data): write back @in's dirty data and wait */
+	int (*flush_data)(struct lclient *c, struct lc_inode *in);
+	/* the namespace layer (readdir.c lc_rd_batch_put): drop a reference to a READDIR batch */
+	void (*dir_batch_put)(struct rd_batch *b);
+	/* (asyncunlink.c) wait for / defer a revoke behind / forget @dir's asynchronous unlinks */
+	void (*async_unlink_wait)(struct lclient *c, struct lc_inode *dir, const char *name);
+	bool (*async_unlink_defer)(struct lclient *c, struct lc_inode *dir, struct lc_revoke *rv);
+	void (*async_unlink_drop)(struct lc_inode *dir);
+};
+
+/*
+ * What the data path needs from the namespace layer above it (file.c: a
+ * read or an append without Fs asks the MDS for the size, fallocate sets
+ * it): lc_getattr and lc_fsetattr, registered by lc_ns_register.
+ */
+struct lc_data_ops {
+	int (*getattr)(struct lclient *c, struct lc_inode *in, const struct lc_cred *cr, bool force,
+		       struct lc_attr *attr);
+	int (*fsetattr)(struct lclient *c, struct lc_fh *fh, const struct lc_attr *set, int mask,
+			const struct lc_cred *cr, struct lc_attr *attr);
+};
+
+#define LC_DELEG_RANGES 4
+#define LC_CAP_WORKERS 4
+
+struct lclient {
+	/* configuration, read at create (timeouts re-read at use) */
+	char *mds_addr;
+	char *mountpoint;
+	char *mounted_at;            /* lclient_set_mount_point(): session metadata */
+	char *data_pool_name;
+	uint32_t default_object_size;
+
+	struct store *store;
+	struct store_pool *data;
+	bool data_indexed;           /* every file in the data pool keeps an object index (set at mount) */
+	struct lc_purger *purger;    /* purge.c; NULL until started */
+	bool store_borrowed;         /* store/data belong to another lclient (tests) */
+	_Atomic uint64_t flush_tid;  /* last CAPS FLUSH tid */
+	struct mds_client *mdsc;
+	bool mounted;
+	struct lc_inode *root;       /* holds a reference */
+
+	/* the layers above the cache core and the data path (set at create, read-only after) */
+	struct lc_cache_ops cache_ops;
+	struct lc_data_ops data_ops;
+
+	struct lc_callbacks cb;
+	void *cb_arg;
+	pthread_rwlock_t hooks_lock; /* protects hooks; held (read) while one runs */
+	struct lc_revoke_hook *hooks;
+	/* lc_break_for_write's hook (the NFS gateway's delegations); break_lock
+	 * is held for reading around each call, for writing to change it */
+	pthread_rwlock_t break_lock;
+	int (*break_fn)(void *arg, uint64_t ino, bool write, bool wait);
+	void *break_arg;
+	struct asok *asok;           /* registered before mount: mdsc commands follow at mount */
+
+	/* caches */
+	struct cds_lfht *inodes;
+	_Atomic uint64_t ninodes;
+	struct cds_lfht *dentries;
+	_Atomic uint64_t ndentries;
+	unsigned long inodes_fit, dentries_fit; /* flusher only: lc_lfht_fit's last size */
+	bool search_unchecked_ok;    /* lclient_set_search_unchecked_ok; set before serving */
+	uint64_t itrim_ns, itrim_left;           /* flusher only: lc_icache_trim's last walk */
+
+	/* writeback */
+	pthread_mutex_t dirty_lock;  /* protects dirty_list */
+	struct lc_inode *dirty_list;
+	pthread_mutex_t oc_lock;     /* with oc_cond: writers waiting for the bound */
+	pthread_cond_t oc_cond;
+	_Atomic uint64_t oc_dirty;   /* buffered dirty bytes, all inodes */
+	_Atomic uint64_t ra_total;   /* bytes in readahead chunks, all handles (bounded by client_oc_size too) */
+	/* readahead buffers kept for the next chunks (file.c): a fresh 4 MiB
+	 * buffer is 1024 page faults for the thread the store reads into it
+	 * from (rados: the messenger's) */
+	pthread_mutex_t ra_pool_lock;  /* protects the three below; a leaf lock */
+	void *ra_pool[LC_RA_POOL_CLASSES];   /* free lists by size class, linked through each buffer's first word */
+	size_t ra_pool_bytes;          /* held in ra_pool; at most 3 x client_readahead_max */
+	uint64_t ra_pool_used;         /* mono ns of the last buffer taken or given back */
+	_Atomic uint64_t full_checked; /* lc_data_full: mono ns of the last store_space() */
+	atomic_bool full;            /* its answer */
+	atomic_bool nearfull;        /* ... and whether it is past the nearfull ratio */
+	_Atomic int wb_failing;      /* the transient error of the last writeback that failed; 0 once one succeeds */
+
+	_Atomic uint64_t unmount_by; /* lclient_shutdown_begin: the unmount and every wait for the
+				      * MDS end by then (mono ns; 0: not yet) */
+
+	/* the flusher thread: periodic writeback, cap work, cache trimming */
+	pthread_t flusher;
+	bool flusher_running;
+	pthread_mutex_t work_lock;   /* protects stop, kick, wbq, capupd, deferred, capq's lists */
+	pthread_cond_t work_cond;    /* the flusher's */
+	/* caps.c: cap messages (revokes, lease revokes, deferred revokes' tails)
+	 * on LC_CAP_WORKERS threads of their own, an inode always on the same
+	 * one (its revokes in order), so that a revoke waiting for the store or
+	 * the kernel holds up neither other inodes' revokes nor the flusher's
+	 * writeback, and the writeback never holds up a revoke another client
+	 * waits for */
+	struct lc_capq {
+		struct lclient *c;
+		pthread_t thread;
+		pthread_cond_t cond;          /* with work_lock: work queued, or stop */
+		struct cap_work *head, **tail;
+	} capq[LC_CAP_WORKERS];
+	bool capq_running, capq_stop;
+	struct lc_inode *capupd;     /* inodes whose wanted caps changed (lc_caps_update_later) */
+	struct lc_inode *wbq;        /* closed files to write back now, then their caps (lc_wb_start) */
+	bool stop, kick;
+	bool orphan_wake;            /* orphans queued (inode.c orphan_queue): a round without a kick */
+	struct lc_revoke *deferred;  /* revokes hooks deferred, not finished (caps.c); work_lock */
+	pthread_cond_t deferred_cond;  /* (CLOCK_MONOTONIC) one of them finished */
+	_Atomic uint64_t sess_gen;   /* bumped when the session's caps are lost (lc_session_event) */
+
+	/* the last statfs the MDS answered: lc_statfs answers from it while the
+	 * MDS cannot (no session, or no answer within client_statfs_timeout) */
+	pthread_mutex_t statfs_lock;  /* protects the two below; a leaf lock */
+	struct statvfs statfs_last;
+	bool statfs_valid;
+
+	/* open handles, so an unmount can release those the frontend never
+	 * released (FUSE: a RELEASE still queued when the session ends) */
+	pthread_mutex_t fh_lock;     /* protects open_fhs; a leaf lock */
+	struct lc_fh *open_fhs;
+
+	struct lc_locks *locks;      /* flock.c: the file locks this client holds */
+
+	/* asyncdir.c: inos the MDS delegated to the session (async creates) */
+	bool async_dirops;           /* client_async_dirops, read at create */
+	_Atomic uint64_t async_off_until; /* mono ns: a create failed for lack of space or a read-only MDS */
+	pthread_mutex_t deleg_lock;  /* protects the four below; a leaf lock */
+	struct { uint64_t start, len; } deleg[LC_DELEG_RANGES];
+	uint32_t ndeleg;
+	uint64_t deleg_chunk;        /* length of the last range granted */
+	bool deleg_asked;            /* a request with MDSP_REQ_WANT_INOS is in flight */
+
+	/* inode.c: orphans (nlink 0) whose last reference went, to evict and release
+	 * at the flusher's next round (lc_orphan_queue) */
+	pthread_mutex_t orphan_lock; /* protects the three below; a leaf lock */
+	uint64_t *orphan_q;
+	size_t norphan, orphan_cap;
+
+	/* optrack.c: operations in flight and the watchdog that reports stalls */
+	uint64_t op_cid;             /* this client's id among those of the process (set at create) */
+	pthread_t wd_thread;
+	bool wd_running;
+	pthread_mutex_t wd_lock;     /* protects wd_stop; a leaf lock */
+	pthread_cond_t wd_cond;      /* (CLOCK_MONOTONIC) */
+	bool wd_stop;
+	uint32_t slow_reported;      /* watchdog only: the slow count last sent to the MDS */
+	uint64_t slow_reported_ns;
+
+	struct lc_perf perf;
+	char perf_group[64];
+};
+
+#endif
