@@ -31,6 +31,7 @@
 #include <lmdb.h>
 #include <sys/sdt.h>
 
+#include "common/io.h"
 #include "common/log.h"
 #include "common/perf.h"
 #include "common/time.h"
@@ -44,23 +45,6 @@ void local_fid_name(uint64_t fid, char *buf)
 	snprintf(buf, 17, "%016" PRIx64, fid);
 }
 
-int local_pwrite_all(int fd, const void *buf, size_t len, uint64_t off)
-{
-	const char *p = buf;
-	while (len) {
-		ssize_t n = pwrite(fd, p, len, (off_t)off);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		p += n;
-		len -= (size_t)n;
-		off += (uint64_t)n;
-	}
-	return 0;
-}
-
 /* Zero [off, off+len) keeping the size: punch a hole, or write zeros where that is not supported. */
 int local_zero_range_sync(int fd, uint64_t off, uint64_t len)
 {
@@ -72,7 +56,7 @@ int local_zero_range_sync(int fd, uint64_t off, uint64_t len)
 		return -errno;
 	while (len) {
 		size_t n = len < sizeof(zeros) ? len : sizeof(zeros);
-		int r = local_pwrite_all(fd, zeros, n, off);
+		int r = io_pwrite_all(fd, zeros, n, off);
 		if (r)
 			return r;
 		off += n;

@@ -449,8 +449,6 @@ int local_intent_next(const MDB_val *v, size_t *pos, struct irec *r);
 
 /** local_fid_name - the 16 hex digits (and NUL) naming object file @fid in @buf[17]. */
 void local_fid_name(uint64_t fid, char *buf);
-/** local_pwrite_all - pwrite all of @buf at @off, retrying short writes and EINTR.  0 or -errno. */
-int local_pwrite_all(int fd, const void *buf, size_t len, uint64_t off);
 /** local_zero_range_sync - zero [@off, @off+@len) keeping the size (punch, or write zeros).  0 or -errno. */
 int local_zero_range_sync(int fd, uint64_t off, uint64_t len);
 /** local_file_maybe_release - close and forget @f once nothing refers to it. */
