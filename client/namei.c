@@ -25,20 +25,6 @@
 #include "common/log.h"
 #include "common/time.h"
 
-static int check_name(const char *name)
-{
-	size_t n;
-
-	if (!name || !name[0])
-		return -ENOENT;
-	n = strlen(name);
-	if (n > MDSP_NAME_MAX)
-		return -ENAMETOOLONG;
-	if (strchr(name, '/'))
-		return -EINVAL;
-	return 0;
-}
-
 static int set_name(struct mds_request *req, const char *name)
 {
 	req->args.name = strdup(name);
@@ -168,7 +154,7 @@ int lc_lookup(struct lclient *c, struct lc_inode *dir, const char *name, const s
 	}
 	if (name && strcmp(name, "..") == 0)
 		return lc_lookup_parent(c, dir, attr, out);
-	r = check_name(name);
+	r = mdsp_check_name(name);
 	if (r < 0)
 		return r;
 
@@ -569,7 +555,7 @@ int lc_mknod(struct lclient *c, struct lc_inode *dir, const char *name, mode_t m
 	     const struct lc_cred *cr, struct lc_attr *attr, struct lc_inode **out)
 {
 	struct mds_request *req;
-	int r = check_name(name);
+	int r = mdsp_check_name(name);
 
 	if (r < 0)
 		return r;
@@ -585,7 +571,7 @@ int lc_mkdir(struct lclient *c, struct lc_inode *dir, const char *name, mode_t m
 	     struct lc_attr *attr, struct lc_inode **out)
 {
 	struct mds_request *req;
-	int r = check_name(name);
+	int r = mdsp_check_name(name);
 
 	if (r < 0)
 		return r;
@@ -603,7 +589,7 @@ int lc_symlink(struct lclient *c, struct lc_inode *dir, const char *name, const 
 	       const struct lc_cred *cr, struct lc_attr *attr, struct lc_inode **out)
 {
 	struct mds_request *req;
-	int r = check_name(name);
+	int r = mdsp_check_name(name);
 
 	if (r < 0)
 		return r;
@@ -624,7 +610,7 @@ int lc_link(struct lclient *c, struct lc_inode *in, struct lc_inode *newdir, con
 	    const struct lc_cred *cr, struct lc_attr *attr)
 {
 	struct mds_request *req;
-	int r = check_name(name);
+	int r = mdsp_check_name(name);
 
 	if (r < 0)
 		return r;
@@ -650,7 +636,7 @@ static int remove_name(struct lclient *c, uint32_t op, struct lc_inode *dir, con
 {
 	struct mds_request *req;
 	uint64_t ino = 0;
-	int r = check_name(name);
+	int r = mdsp_check_name(name);
 
 	if (r < 0)
 		return r;
@@ -715,7 +701,7 @@ int lc_rename(struct lclient *c, struct lc_inode *olddir, const char *oldname, s
 	uint64_t src = 0, dst = 0;
 	int r;
 
-	if ((r = check_name(oldname)) < 0 || (r = check_name(newname)) < 0)
+	if ((r = mdsp_check_name(oldname)) < 0 || (r = mdsp_check_name(newname)) < 0)
 		return r;
 	if (flags & ~(unsigned int)(MDSP_RENAME_NOREPLACE | MDSP_RENAME_EXCHANGE | MDSP_RENAME_WHITEOUT))
 		return -EINVAL;
@@ -1108,7 +1094,7 @@ int lc_create(struct lclient *c, struct lc_inode *dir, const char *name, mode_t 
 {
 	struct mds_request *req;
 	struct lc_inode *in = NULL;
-	int r = check_name(name);
+	int r = mdsp_check_name(name);
 
 	*out = NULL;
 	*fh = NULL;

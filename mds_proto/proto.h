@@ -737,6 +737,15 @@ const char *mdsp_caps_op_name(uint32_t op);
 const char *mdsp_caps_str(uint32_t caps, char *buf, size_t len);
 /** mdsp_op_is_write - true for ops that change the namespace (journaled). */
 bool mdsp_op_is_write(uint32_t op);
+/**
+ * mdsp_check_name - is @name one path component a request may carry?
+ * Both ends check it: the client before it sends, the MDS on what it
+ * receives.
+ * Return: 0, 1 for "." and ".." (which only a lookup resolves: the MDS
+ * answers them, the client treats them as names), -ENOENT (NULL or
+ * empty), -ENAMETOOLONG (over MDSP_NAME_MAX bytes), -EINVAL (has a '/').
+ */
+int mdsp_check_name(const char *name);
 
 /* ---- permission rules both sides decide (perm.c) ---------------------------- */
 
