@@ -68,6 +68,7 @@
 #include "common/lockdep.h"
 #include "common/log.h"
 #include "common/time.h"
+#include "perm/perm.h"
 
 /*
  * dir->async_submitting counts the operations between their Dc check and

@@ -62,6 +62,7 @@
 #include "client/client_int.h"
 #include "common/log.h"
 #include "common/time.h"
+#include "perm/perm.h"
 
 #define Dc MDSP_CAP_DIR_CREATE
 #define As MDSP_CAP_AUTH_SHARED

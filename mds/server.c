@@ -37,6 +37,7 @@
 #include "common/time.h"
 #include "mds/codec.h"
 #include "mds/mds.h"
+#include "perm/perm.h"
 
 #define MAY_EXEC  MDSP_MAY_EXEC
 #define MAY_WRITE MDSP_MAY_WRITE
