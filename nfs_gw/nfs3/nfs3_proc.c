@@ -54,36 +54,6 @@
 
 /* ---- shared helpers ------------------------------------------------------------ */
 
-uint32_t nfs3_errno(int err)
-{
-	switch (err < 0 ? -err : err) {
-	case 0: return NFS3_OK;
-	case EPERM: return NFS3ERR_PERM;
-	case ENOENT: return NFS3ERR_NOENT;
-	case EIO: return NFS3ERR_IO;
-	case ENXIO: return NFS3ERR_NXIO;
-	case EACCES: return NFS3ERR_ACCES;
-	case EEXIST: return NFS3ERR_EXIST;
-	case EXDEV: return NFS3ERR_XDEV;
-	case ENODEV: return NFS3ERR_NODEV;
-	case ENOTDIR: return NFS3ERR_NOTDIR;
-	case EISDIR: return NFS3ERR_ISDIR;
-	case EINVAL: case ERANGE: return NFS3ERR_INVAL;
-	case EFBIG: return NFS3ERR_FBIG;
-	case ENOSPC: return NFS3ERR_NOSPC;
-	case EROFS: return NFS3ERR_ROFS;
-	case EMLINK: return NFS3ERR_MLINK;
-	case ENAMETOOLONG: return NFS3ERR_NAMETOOLONG;
-	case ENOTEMPTY: return NFS3ERR_NOTEMPTY;
-	case EDQUOT: return NFS3ERR_DQUOT;
-	case ESTALE: return NFS3ERR_STALE;
-	case ENOTSUP: case ENOSYS: return NFS3ERR_NOTSUPP;
-	/* the MDS is away or busy: the client retries later (knfsd's JUKEBOX use) */
-	case EAGAIN: case EBUSY: case ETIMEDOUT: case EINTR: case ENOMEM: case ENOTCONN: return NFS3ERR_JUKEBOX;
-	default: return NFS3ERR_IO;
-	}
-}
-
 void nfs3_make_fh(const struct nfs_export *exp, uint64_t ino, uint64_t gen, struct nfs3_fh *fh)
 {
 	struct nfs4_fhinfo fi = { .kind = NFS4_FH_EXPORT, .export_id = exp->id, .fsid = exp->id, .ino = ino,

@@ -109,36 +109,6 @@ struct nfs4ops_ctx *nfs4ops_ctx(struct nfs4_compound *cs)
 	return c;
 }
 
-uint32_t nfs4_errno_to_status(int err)
-{
-	switch (err < 0 ? -err : err) {
-	case 0: return NFS4_OK;
-	case EPERM: return NFS4ERR_PERM;
-	case ENOENT: return NFS4ERR_NOENT;
-	case EIO: return NFS4ERR_IO;
-	case ENXIO: return NFS4ERR_NXIO;
-	case EACCES: return NFS4ERR_ACCESS;
-	case EEXIST: return NFS4ERR_EXIST;
-	case EXDEV: return NFS4ERR_XDEV;
-	case ENOTDIR: return NFS4ERR_NOTDIR;
-	case EISDIR: return NFS4ERR_ISDIR;
-	case EINVAL: return NFS4ERR_INVAL;
-	case EFBIG: return NFS4ERR_FBIG;
-	case ENOSPC: return NFS4ERR_NOSPC;
-	case EROFS: return NFS4ERR_ROFS;
-	case EMLINK: return NFS4ERR_MLINK;
-	case ENAMETOOLONG: return NFS4ERR_NAMETOOLONG;
-	case ENOTEMPTY: return NFS4ERR_NOTEMPTY;
-	case EDQUOT: return NFS4ERR_DQUOT;
-	case ESTALE: return NFS4ERR_STALE;
-	case ELOOP: return NFS4ERR_SYMLINK;
-	case EAGAIN: case EBUSY: case ETIMEDOUT: case EINTR: case ENOMEM: return NFS4ERR_DELAY;
-	case ENOTSUP: case ENOSYS: return NFS4ERR_NOTSUPP;
-	case ERANGE: return NFS4ERR_INVAL;
-	default: return NFS4ERR_IO;
-	}
-}
-
 void nfs4ops_cred(const struct nfs4_compound *cs, const struct nfs_export *exp, struct lc_cred *cr)
 {
 	const struct rpc_cred *rc = cs->cred;

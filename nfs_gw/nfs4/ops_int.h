@@ -20,6 +20,7 @@
 #include "nfs_gw/nfs4/fh.h"
 #include "nfs_gw/nfs4/nfs4.h"
 #include "nfs_gw/nfs4/open_state.h"
+#include "nfs_gw/status.h"
 
 struct nfs4ops_ctx {
 	struct nfs4_server *srv;
@@ -31,9 +32,6 @@ struct nfs4ops_ctx {
 
 /** nfs4ops_ctx - the ops' context for cs->srv (made on first use). */
 struct nfs4ops_ctx *nfs4ops_ctx(struct nfs4_compound *cs);
-
-/** nfs4_errno_to_status - one table for every -errno the client library returns. */
-uint32_t nfs4_errno_to_status(int err);
 
 /**
  * nfs4ops_cred - the caller's credentials after the export's squashing.
