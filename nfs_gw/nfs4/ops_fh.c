@@ -16,14 +16,9 @@
 
 /* ---- the context -------------------------------------------------------- */
 
-static pthread_mutex_t ctx_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct nfs4ops_ctx *ctxs;     /* protected by ctx_lock */
-
 _Atomic nfs4ops_seq_hook_fn nfs4ops_seq_hook;
 
-/* The hooks find the context in srv->hooks.arg, not in ctxs: the has-state
- * hook runs under srv->lock, and nfs4ops_ctx() takes srv->lock under
- * ctx_lock. */
+/* The state hooks find the context in srv->hooks.arg (set with them). */
 static void client_release_hook(struct nfs4_server *srv, struct nfs4_client *clp)
 {
 	struct nfs4ops_ctx *c = srv->hooks.arg;
@@ -47,18 +42,18 @@ static void tick_hook(struct nfs4_server *srv, uint64_t now)
 		nfs4ops_deleg_tick(srv, c, now);
 }
 
-static struct nfs4ops_ctx *ctx_make(struct nfs4_server *srv)
+int nfs4ops_ctx_create(struct nfs4_server *srv)
 {
 	struct nfs4ops_ctx *c = calloc(1, sizeof(*c));
 	uint64_t v;
 
 	if (!c)
-		return NULL;
+		return -ENOMEM;
 	c->srv = srv;
 	c->lc = srv->lc;
 	if (ostate_create(srv->boot, (uint64_t)(cfg_double(CFG_nfs4_grace_time) * 1e9), &c->st)) {
 		free(c);
-		return NULL;
+		return -ENOMEM;
 	}
 	/* NFSv4.0 requests waiting for their seqid predecessor hold worker
 	 * threads: at most a quarter of the pool (open_state.h) */
@@ -71,42 +66,33 @@ static struct nfs4ops_ctx *ctx_make(struct nfs4_server *srv)
 	v = now_real_ns();
 	for (int i = 0; i < NFS4_VERIFIER_SIZE; i++)
 		c->write_verf[i] = (uint8_t)(v >> (8 * i));
-	return c;
+	srv->ops_ctx = c;
+	pthread_mutex_lock(&srv->lock);
+	srv->hooks.arg = c;
+	srv->hooks.client_release = client_release_hook;
+	srv->hooks.client_has_state = client_has_state_hook;
+	srv->hooks.tick = tick_hook;
+	pthread_mutex_unlock(&srv->lock);
+	return 0;
+}
+
+void nfs4ops_ctx_destroy(struct nfs4_server *srv)
+{
+	struct nfs4ops_ctx *c = srv->ops_ctx;
+
+	if (!c)
+		return;
+	pthread_mutex_lock(&srv->lock);
+	memset(&srv->hooks, 0, sizeof(srv->hooks));
+	pthread_mutex_unlock(&srv->lock);
+	srv->ops_ctx = NULL;
+	ostate_destroy(c->st, c->lc);
+	free(c);
 }
 
 struct nfs4ops_ctx *nfs4ops_ctx(struct nfs4_compound *cs)
 {
-	struct nfs4ops_ctx *c;
-
-	if (cs->op_private)
-		return cs->op_private;
-	pthread_mutex_lock(&ctx_lock);
-	for (c = ctxs; c; c = c->next)
-		if (c->srv == cs->srv)
-			break;
-	if (!c) {
-		c = ctx_make(cs->srv);
-		if (c) {
-			c->next = ctxs;
-			ctxs = c;
-		}
-	}
-	if (c) {
-		/* a server made at the address of a destroyed one (tests, fuzzing)
-		 * gets the hook and its client library handle again */
-		c->lc = cs->srv->lc;
-		pthread_mutex_lock(&cs->srv->lock);
-		if (cs->srv->hooks.client_release != client_release_hook || cs->srv->hooks.arg != c) {
-			cs->srv->hooks.arg = c;
-			cs->srv->hooks.client_release = client_release_hook;
-			cs->srv->hooks.client_has_state = client_has_state_hook;
-			cs->srv->hooks.tick = tick_hook;
-		}
-		pthread_mutex_unlock(&cs->srv->lock);
-	}
-	pthread_mutex_unlock(&ctx_lock);
-	cs->op_private = c;
-	return c;
+	return cs->srv->ops_ctx;
 }
 
 void nfs4ops_cred(const struct nfs4_compound *cs, const struct nfs_export *exp, struct lc_cred *cr)
