@@ -6,38 +6,35 @@
  */
 #include <errno.h>
 #include <poll.h>
+#include <stdbool.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include "common/io.h"
 #include "common/time.h"
 
-int io_write_all(int fd, const void *buf, size_t len)
+enum xfer { X_WRITE, X_READ, X_PWRITE, X_SEND };
+
+static ssize_t xfer_once(int fd, char *p, size_t len, uint64_t off, enum xfer k)
 {
-	const char *p = buf;
-
-	while (len) {
-		ssize_t n = write(fd, p, len);
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		if (n == 0)
-			return -EIO;
-		p += n;
-		len -= (size_t)n;
+	switch (k) {
+	case X_WRITE:
+		return write(fd, p, len);
+	case X_READ:
+		return read(fd, p, len);
+	case X_PWRITE:
+		return pwrite(fd, p, len, (off_t)off);
+	case X_SEND:
+		return send(fd, p, len, MSG_NOSIGNAL);
 	}
-	return 0;
+	return -1;
 }
 
-int io_read_all(int fd, void *buf, size_t len)
+/* The loop of every blocking helper: short transfers continue, EINTR retries. */
+static int xfer_all(int fd, char *p, size_t len, uint64_t off, enum xfer k)
 {
-	char *p = buf;
-
 	while (len) {
-		ssize_t n = read(fd, p, len);
+		ssize_t n = xfer_once(fd, p, len, off, k);
 
 		if (n < 0) {
 			if (errno == EINTR)
@@ -45,27 +42,7 @@ int io_read_all(int fd, void *buf, size_t len)
 			return -errno;
 		}
 		if (n == 0)
-			return -EPIPE;
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
-int io_pwrite_all(int fd, const void *buf, size_t len, uint64_t off)
-{
-	const char *p = buf;
-
-	while (len) {
-		ssize_t n = pwrite(fd, p, len, (off_t)off);
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		if (n == 0)
-			return -EIO;
+			return k == X_READ ? -EPIPE : -EIO;
 		p += n;
 		len -= (size_t)n;
 		off += (uint64_t)n;
@@ -73,24 +50,24 @@ int io_pwrite_all(int fd, const void *buf, size_t len, uint64_t off)
 	return 0;
 }
 
+int io_write_all(int fd, const void *buf, size_t len)
+{
+	return xfer_all(fd, (char *)buf, len, 0, X_WRITE);
+}
+
+int io_read_all(int fd, void *buf, size_t len)
+{
+	return xfer_all(fd, buf, len, 0, X_READ);
+}
+
+int io_pwrite_all(int fd, const void *buf, size_t len, uint64_t off)
+{
+	return xfer_all(fd, (char *)buf, len, off, X_PWRITE);
+}
+
 int io_send_all(int fd, const void *buf, size_t len)
 {
-	const char *p = buf;
-
-	while (len) {
-		ssize_t n = send(fd, p, len, MSG_NOSIGNAL);
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		if (n == 0)
-			return -EIO;
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
+	return xfer_all(fd, (char *)buf, len, 0, X_SEND);
 }
 
 int io_wait_deadline(int fd, short ev, uint64_t deadline)
@@ -109,20 +86,22 @@ int io_wait_deadline(int fd, short ev, uint64_t deadline)
 	return 0;
 }
 
-int io_send_all_deadline(int fd, const void *buf, size_t len, uint64_t deadline)
+/* The loop of the deadline helpers: non-blocking sends or receives, poll between. */
+static int xfer_all_deadline(int fd, char *p, size_t len, uint64_t deadline, bool in)
 {
-	const char *p = buf;
 	int r;
 
 	while (len) {
-		ssize_t n = send(fd, p, len, MSG_NOSIGNAL | MSG_DONTWAIT);
+		ssize_t n = in ? recv(fd, p, len, MSG_DONTWAIT) : send(fd, p, len, MSG_NOSIGNAL | MSG_DONTWAIT);
 
+		if (n == 0 && in)
+			return -EPIPE;
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
 			if (errno != EAGAIN && errno != EWOULDBLOCK)
 				return -errno;
-			r = io_wait_deadline(fd, POLLOUT, deadline);
+			r = io_wait_deadline(fd, in ? POLLIN : POLLOUT, deadline);
 			if (r)
 				return r;
 			continue;
@@ -133,28 +112,12 @@ int io_send_all_deadline(int fd, const void *buf, size_t len, uint64_t deadline)
 	return 0;
 }
 
+int io_send_all_deadline(int fd, const void *buf, size_t len, uint64_t deadline)
+{
+	return xfer_all_deadline(fd, (char *)buf, len, deadline, false);
+}
+
 int io_recv_all_deadline(int fd, void *buf, size_t len, uint64_t deadline)
 {
-	char *p = buf;
-	int r;
-
-	while (len) {
-		ssize_t n = recv(fd, p, len, MSG_DONTWAIT);
-
-		if (n == 0)
-			return -EPIPE;
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			if (errno != EAGAIN && errno != EWOULDBLOCK)
-				return -errno;
-			r = io_wait_deadline(fd, POLLIN, deadline);
-			if (r)
-				return r;
-			continue;
-		}
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
+	return xfer_all_deadline(fd, buf, len, deadline, true);
 }
