@@ -96,7 +96,6 @@ static struct lreq *take_batch_locked(struct local_store *ls)
 	return head;
 }
 
-/* The final flush at close: sync what is dirty and clear every applied intent. */
 /* A write txn of no ops: our owners record up to date, and what every owner synced deleted. */
 static int publish_txn(struct local_store *ls)
 {
