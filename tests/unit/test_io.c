@@ -13,6 +13,9 @@
 #include "common/io.h"
 #include "common/time.h"
 
+#define SUITE "io"
+#include "test_tmpdir.h"
+
 #define BIG (1u << 20)   /* more than a pipe or socket buffer holds: short transfers happen */
 
 struct feeder {
@@ -141,11 +144,12 @@ END_TEST
 
 START_TEST(test_pwrite_all)
 {
-	char path[] = "/tmp/test_io.XXXXXX", back[8];
-	int fd = mkstemp(path);
+	char path[300], back[8];
+	int fd;
 
+	snprintf(path, sizeof(path), "%s/pwrite", dir);
+	fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0644);
 	ck_assert_int_ge(fd, 0);
-	unlink(path);
 	ck_assert_int_eq(io_pwrite_all(fd, "world", 5, 6), 0);
 	ck_assert_int_eq(io_pwrite_all(fd, "hello ", 6, 0), 0);
 	ck_assert_int_eq(pread(fd, back, 5, 6), 5);
@@ -157,10 +161,7 @@ END_TEST
 
 int main(void)
 {
-	Suite *s = suite_create("io");
 	TCase *tc = tcase_create("io");
-	SRunner *sr;
-	int failed;
 
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_pipe_round_trip);
@@ -170,10 +171,5 @@ int main(void)
 	tcase_add_test(tc, test_socket_round_trip_deadline);
 	tcase_add_test(tc, test_deadline_passes);
 	tcase_add_test(tc, test_pwrite_all);
-	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return tmpdir_run("io", tc);
 }
