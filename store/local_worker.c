@@ -33,6 +33,7 @@
 #include <lmdb.h>
 #include <sys/sdt.h>
 
+#include "common/lockdep.h"
 #include "common/log.h"
 #include "common/perf.h"
 #include "common/time.h"
@@ -75,11 +76,14 @@ static void reap(struct local_store *ls)
 	}
 }
 
+/* Caller holds ls->lock.  The next batch off the queue: up to BATCH_MAX_REQS
+ * requests and BATCH_MAX_BYTES of payload (at least one request); NULL: empty. */
 static struct lreq *take_batch_locked(struct local_store *ls)
 {
 	struct lreq *head = ls->q_head, *last = NULL, *req;
 	size_t n = 0, bytes = 0;
 
+	lockdep_assert_held(&ls->lock);
 	for (req = head; req && n < BATCH_MAX_REQS && (n == 0 || bytes + req->charge <= BATCH_MAX_BYTES);
 	     req = req->next) {
 		n++;
