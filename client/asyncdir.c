@@ -68,6 +68,7 @@
 #include "common/lockdep.h"
 #include "common/log.h"
 #include "common/time.h"
+#include "perm/perm.h"
 
 #define Dc MDSP_CAP_DIR_CREATE
 #define NLINK_MAX 65000u        /* the MDS's (mds/server.c) */

@@ -63,6 +63,7 @@
 #include "common/lockdep.h"
 #include "common/log.h"
 #include "common/time.h"
+#include "perm/perm.h"
 
 #define Dc MDSP_CAP_DIR_CREATE
 #define As MDSP_CAP_AUTH_SHARED

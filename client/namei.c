@@ -25,20 +25,6 @@
 #include "common/log.h"
 #include "common/time.h"
 
-static int check_name(const char *name)
-{
-	size_t n;
-
-	if (!name || !name[0])
-		return -ENOENT;
-	n = strlen(name);
-	if (n > MDSP_NAME_MAX)
-		return -ENAMETOOLONG;
-	if (strchr(name, '/'))
-		return -EINVAL;
-	return 0;
-}
-
 static int set_name(struct mds_request *req, const char *name)
 {
 	req->args.name = strdup(name);
@@ -168,7 +154,7 @@ int lc_lookup(struct lclient *c, struct lc_inode *dir, const char *name, const s
 	}
 	if (name && strcmp(name, "..") == 0)
 		return lc_lookup_parent(c, dir, attr, out);
-	r = check_name(name);
+	r = mdsp_check_name(name);
 	if (r < 0)
 		return r;
 
@@ -574,7 +560,7 @@ static int mknod_node(struct lclient *c, struct lc_inode *dir, const char *name,
 		      const struct lc_cred *cr, struct lc_attr *attr, struct lc_inode **out)
 {
 	struct mds_request *req;
-	int r = check_name(name);
+	int r = mdsp_check_name(name);
 
 	if (r < 0)
 		return r;
@@ -590,7 +576,7 @@ static int mkdir_node(struct lclient *c, struct lc_inode *dir, const char *name,
 		      struct lc_attr *attr, struct lc_inode **out)
 {
 	struct mds_request *req;
-	int r = check_name(name);
+	int r = mdsp_check_name(name);
 
 	if (r < 0)
 		return r;
@@ -608,7 +594,7 @@ static int symlink_node(struct lclient *c, struct lc_inode *dir, const char *nam
 			const struct lc_cred *cr, struct lc_attr *attr, struct lc_inode **out)
 {
 	struct mds_request *req;
-	int r = check_name(name);
+	int r = mdsp_check_name(name);
 
 	if (r < 0)
 		return r;
@@ -629,7 +615,7 @@ static int link_node(struct lclient *c, struct lc_inode *in, struct lc_inode *ne
 		     const struct lc_cred *cr, struct lc_attr *attr)
 {
 	struct mds_request *req;
-	int r = check_name(name);
+	int r = mdsp_check_name(name);
 
 	if (r < 0)
 		return r;
@@ -655,7 +641,7 @@ static int remove_name(struct lclient *c, uint32_t op, struct lc_inode *dir, con
 {
 	struct mds_request *req;
 	uint64_t ino = 0;
-	int r = check_name(name);
+	int r = mdsp_check_name(name);
 
 	if (r < 0)
 		return r;
@@ -738,7 +724,7 @@ static int rename_names(struct lclient *c, struct lc_inode *olddir, const char *
 	uint64_t src = 0, dst = 0;
 	int r;
 
-	if ((r = check_name(oldname)) < 0 || (r = check_name(newname)) < 0)
+	if ((r = mdsp_check_name(oldname)) < 0 || (r = mdsp_check_name(newname)) < 0)
 		return r;
 	if (flags & ~(unsigned int)(MDSP_RENAME_NOREPLACE | MDSP_RENAME_EXCHANGE | MDSP_RENAME_WHITEOUT))
 		return -EINVAL;
@@ -1131,7 +1117,7 @@ static int create_file(struct lclient *c, struct lc_inode *dir, const char *name
 {
 	struct mds_request *req;
 	struct lc_inode *in = NULL;
-	int r = check_name(name);
+	int r = mdsp_check_name(name);
 
 	*out = NULL;
 	*fh = NULL;

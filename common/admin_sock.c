@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "common/config.h"
+#include "common/io.h"
 #include "common/log.h"
 #include "common/perf.h"
 #include "common/time.h"
@@ -58,75 +59,6 @@ struct asok {
 	struct asok_entry *cmds;	/* protected by lock; append-only */
 	struct asok_entry **tail;	/* protected by lock */
 };
-
-/* ---- small io helpers with a deadline ----------------------------- */
-
-static int wait_fd(int fd, short ev, uint64_t deadline)
-{
-	struct pollfd p = { .fd = fd, .events = ev };
-	uint64_t now = now_mono_ns();
-	int r;
-
-	if (now >= deadline)
-		return -ETIMEDOUT;
-	r = poll(&p, 1, (int)((deadline - now) / 1000000 + 1));
-	if (r < 0)
-		return errno == EINTR ? 0 : -errno;
-	if (r == 0)
-		return -ETIMEDOUT;
-	return 0;
-}
-
-static int write_all(int fd, const void *buf, size_t len, uint64_t deadline)
-{
-	const char *p = buf;
-	int r;
-
-	while (len) {
-		ssize_t n = send(fd, p, len, MSG_NOSIGNAL | MSG_DONTWAIT);
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			if (errno != EAGAIN && errno != EWOULDBLOCK)
-				return -errno;
-			r = wait_fd(fd, POLLOUT, deadline);
-			if (r)
-				return r;
-			continue;
-		}
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
-/* read exactly @len bytes; -EPIPE on an early EOF */
-static int read_all(int fd, void *buf, size_t len, uint64_t deadline)
-{
-	char *p = buf;
-	int r;
-
-	while (len) {
-		ssize_t n = recv(fd, p, len, MSG_DONTWAIT);
-
-		if (n == 0)
-			return -EPIPE;
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			if (errno != EAGAIN && errno != EWOULDBLOCK)
-				return -errno;
-			r = wait_fd(fd, POLLIN, deadline);
-			if (r)
-				return r;
-			continue;
-		}
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
 
 /* ---- replies ------------------------------------------------------ */
 
@@ -163,9 +95,9 @@ static int send_reply(int fd, struct json_object *reply)
 	hdr[1] = (unsigned char)(len >> 16);
 	hdr[2] = (unsigned char)(len >> 8);
 	hdr[3] = (unsigned char)len;
-	r = write_all(fd, hdr, 4, deadline);
+	r = io_send_all_deadline(fd, hdr, 4, deadline);
 	if (!r)
-		r = write_all(fd, s, len, deadline);
+		r = io_send_all_deadline(fd, s, len, deadline);
 	return r;
 }
 
@@ -592,7 +524,7 @@ static struct json_object *read_request(int fd, struct json_object **err, bool *
 				*err = NULL;	/* nobody to answer */
 				goto out_free;
 			}
-			r = wait_fd(fd, POLLIN, deadline);
+			r = io_wait_deadline(fd, POLLIN, deadline);
 			if (r) {
 				*err = error_obj(ETIMEDOUT, "request not complete after %d ms",
 						 IO_TIMEOUT_MS);
@@ -917,14 +849,14 @@ int asok_request(const char *path, struct json_object *req, struct json_object *
 		goto out_close;
 	}
 	s = json_object_to_json_string_ext(req, JSON_C_TO_STRING_PLAIN);
-	r = write_all(fd, s, strlen(s), deadline);
+	r = io_send_all_deadline(fd, s, strlen(s), deadline);
 	if (!r)
-		r = write_all(fd, "\n", 1, deadline);
+		r = io_send_all_deadline(fd, "\n", 1, deadline);
 	if (r)
 		goto out_close;
 	shutdown(fd, SHUT_WR);
 
-	r = read_all(fd, hdr, 4, deadline);
+	r = io_recv_all_deadline(fd, hdr, 4, deadline);
 	if (r) {
 		if (r == -EPIPE)
 			r = -EPROTO;
@@ -940,7 +872,7 @@ int asok_request(const char *path, struct json_object *req, struct json_object *
 		r = -ENOMEM;
 		goto out_close;
 	}
-	r = read_all(fd, buf, len, deadline);
+	r = io_recv_all_deadline(fd, buf, len, deadline);
 	if (r) {
 		if (r == -EPIPE)
 			r = -EPROTO;

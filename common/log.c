@@ -38,6 +38,7 @@
 #include <unistd.h>
 
 #include "common/config.h"
+#include "common/io.h"
 
 _Atomic int log_levels[LOG_SS_MAX] = {
 #define X(e, n, d) [LOG_SS_##e] = d,
@@ -130,21 +131,6 @@ static void ring_push(const char *buf, size_t len)
 	atomic_store_explicit(&sl->seq, idx + 1, memory_order_release);
 }
 
-static void write_all_fd(int fd, const char *buf, size_t len)
-{
-	size_t off = 0;
-
-	while (off < len) {
-		ssize_t n = write(fd, buf + off, len - off);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		off += (size_t)n;
-	}
-}
-
 /*
  * Write the ring, oldest first, to @fd.  Async-signal-safe: no locks, no
  * allocation; a slot overwritten while we copy it is skipped.
@@ -173,7 +159,7 @@ static unsigned ring_dump_fd(int fd)
 			continue;
 		if (!len || line[len - 1] != '\n')
 			line[len++] = '\n';
-		write_all_fd(fd, line, len);
+		(void)io_write_all(fd, line, len);
 		n++;
 	}
 	return n;
@@ -307,9 +293,9 @@ unsigned log_dump_recent(void)
 	unsigned n;
 
 	pthread_rwlock_rdlock(&out_lock);
-	write_all_fd(out_fd, begin, sizeof(begin) - 1);
+	(void)io_write_all(out_fd, begin, sizeof(begin) - 1);
 	n = ring_dump_fd(out_fd);
-	write_all_fd(out_fd, end, sizeof(end) - 1);
+	(void)io_write_all(out_fd, end, sizeof(end) - 1);
 	pthread_rwlock_unlock(&out_lock);
 	return n;
 }
@@ -344,10 +330,10 @@ static void crash_handler(int sig, siginfo_t *si, void *uc)
 		msg[len++] = *p;
 	for (const char *p = ") ***\n"; *p; p++)
 		msg[len++] = *p;
-	write_all_fd(fd, msg, len);
-	write_all_fd(fd, begin, sizeof(begin) - 1);
+	(void)io_write_all(fd, msg, len);
+	(void)io_write_all(fd, begin, sizeof(begin) - 1);
 	ring_dump_fd(fd);
-	write_all_fd(fd, end, sizeof(end) - 1);
+	(void)io_write_all(fd, end, sizeof(end) - 1);
 	/* the previous handler (default: die with the signal; a sanitizer's) */
 	sigaction(sig, &crash_old[i], NULL);
 	raise(sig);
@@ -438,7 +424,7 @@ void log_vwrite(enum log_subsys ss, int level, const char *fmt, va_list ap)
 		ring_push(buf, len);
 	if (level <= atomic_load_explicit(&file_levels[ss], memory_order_relaxed)) {
 		pthread_rwlock_rdlock(&out_lock);
-		write_all_fd(out_fd, buf, len);
+		(void)io_write_all(out_fd, buf, len);
 		pthread_rwlock_unlock(&out_lock);
 	}
 	free(heap);

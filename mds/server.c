@@ -37,6 +37,7 @@
 #include "common/time.h"
 #include "mds/codec.h"
 #include "mds/mds.h"
+#include "perm/perm.h"
 
 #define MAY_EXEC  MDSP_MAY_EXEC
 #define MAY_WRITE MDSP_MAY_WRITE
@@ -94,22 +95,6 @@ static int sticky_ok(const struct minode *dir, const struct minode *victim, cons
 }
 
 /* 0 for a plain name, 1 for "." or "..", -errno for an invalid one. */
-static int check_name(const char *name)
-{
-	size_t n;
-
-	if (!name || !*name)
-		return -ENOENT;
-	n = strlen(name);
-	if (n > MDSP_NAME_MAX)
-		return -ENAMETOOLONG;
-	if (strchr(name, '/'))
-		return -EINVAL;
-	if (!strcmp(name, ".") || !strcmp(name, ".."))
-		return 1;
-	return 0;
-}
-
 static int get_dir(struct mds *m, uint64_t ino, struct minode **din, struct mdir **d)
 {
 	int r = inode_get(m, ino, din);
@@ -268,7 +253,7 @@ static int op_lookup(struct mds *m, struct session *s, struct mdsp_request *r, s
 	e = may_access(din, &r->caller, MAY_EXEC);
 	if (e)
 		return e;
-	k = check_name(r->name);
+	k = mdsp_check_name(r->name);
 	if (k < 0)
 		return k;
 	if (k == 1) {
@@ -449,7 +434,7 @@ static int prep_new(struct mds *m, struct mdsp_request *r, struct minode **din, 
 		return e;
 	if ((e = may_access(*din, &r->caller, MAY_EXEC)))
 		return e;
-	k = check_name(r->name);
+	k = mdsp_check_name(r->name);
 	if (k < 0)
 		return k;
 	set_dir(rep, *din, r->name);
@@ -486,7 +471,7 @@ static int op_create(struct mds *m, struct session *s, struct mdsp_request *r, s
 		return e;
 	if ((e = may_access(din, &r->caller, MAY_EXEC)))
 		return e;
-	k = check_name(r->name);
+	k = mdsp_check_name(r->name);
 	if (k < 0)
 		return k;
 	set_dir(rep, din, r->name);
@@ -762,7 +747,7 @@ static int op_unlink(struct mds *m, struct session *s, struct mdsp_request *r, s
 		return e;
 	if ((e = may_access(din, &r->caller, MAY_EXEC)))
 		return e;
-	k = check_name(r->name);
+	k = mdsp_check_name(r->name);
 	if (k < 0)
 		return k;
 	if (k == 1)
@@ -818,7 +803,7 @@ static int op_rmdir(struct mds *m, struct session *s, struct mdsp_request *r, st
 		return e;
 	if ((e = may_access(din, &r->caller, MAY_EXEC)))
 		return e;
-	k = check_name(r->name);
+	k = mdsp_check_name(r->name);
 	if (k < 0)
 		return k;
 	if (k == 1)
@@ -868,11 +853,11 @@ static int op_rename(struct mds *m, struct session *s, struct mdsp_request *r, s
 		return -EINVAL;
 	if ((flags & MDSP_RENAME_EXCHANGE) && (flags & (MDSP_RENAME_NOREPLACE | MDSP_RENAME_WHITEOUT)))
 		return -EINVAL;
-	if ((k = check_name(r->name)) < 0)
+	if ((k = mdsp_check_name(r->name)) < 0)
 		return k;
 	if (k == 1)
 		return -EBUSY;
-	if ((k = check_name(r->name2)) < 0)
+	if ((k = mdsp_check_name(r->name2)) < 0)
 		return k;
 	if (k == 1)
 		return -EBUSY;

@@ -1,6 +1,7 @@
 /*
  * names.c - names of message types, ops and session ops for logs, perf
- * counters and admin output; which ops are journaled writes.
+ * counters and admin output; which ops are journaled writes; the check of
+ * a path component both the client and the MDS apply (mdsp_check_name).
  */
 #include "mds_proto/proto_int.h"
 
@@ -181,4 +182,20 @@ bool mdsp_op_is_write(uint32_t op)
 	default:
 		return false;
 	}
+}
+
+int mdsp_check_name(const char *name)
+{
+	size_t n;
+
+	if (!name || !*name)
+		return -ENOENT;
+	n = strlen(name);
+	if (n > MDSP_NAME_MAX)
+		return -ENAMETOOLONG;
+	if (strchr(name, '/'))
+		return -EINVAL;
+	if (!strcmp(name, ".") || !strcmp(name, ".."))
+		return 1;
+	return 0;
 }

@@ -2,8 +2,18 @@
  * local_int.h - private to store/local*.c: the state of one open local
  * store and the helpers its files share.
  *
- *   local.c        the worker: batches, the LMDB write transaction, file
- *                  effects through io_uring, checkpoints
+ *   local.c         the design essay; open, close, pools, the backend table
+ *   local_records.c LMDB records: the object table and every omap
+ *   local_intent.c  the redo log: encoding and decoding intents
+ *   local_file.c    the file table, each file's FIFO of works through
+ *                   io_uring, request completion
+ *   local_ckpt.c    checkpoints (fdatasync of written files, then the
+ *                   intents they cover)
+ *   local_space.c   space state and admission of writes
+ *   local_inline.c  inline objects (bytes in LMDB)
+ *   local_exec.c    a batch: its ops in one write transaction, the commit
+ *   local_fence.c   fence records (store_blocklist_add)
+ *   local_worker.c  the worker thread, the submission queue, the budget
  *   local_share.c  several processes on one store: the effects lock,
  *                  owners and their liveness, taking over a dead owner's
  *                  pending effects (redo), the shared counters
@@ -183,6 +193,148 @@ struct local_store {
 	struct hist h_effects_wait;  /* waiting for another process' LOCK_EFFECTS */
 };
 
+/* ---- limits shared by the worker's files ---------------------------- */
+
+#define BATCH_MAX_REQS 512
+#define BATCH_MAX_BYTES (32u << 20)
+#define CKPT_INTERVAL_NS (100ull * 1000 * 1000)
+
+/* ---- requests, file works, files, pools (local.c and its parts) ----- */
+
+enum lreq_kind { LR_WRITE, LR_READ, LR_STAT, LR_OMAP_GET, LR_OMAP_LIST, LR_LIST };
+
+struct local_pool;
+struct fwork;
+
+struct lreq {
+	struct lreq *next;           /* submission queue, then batch list */
+	enum lreq_kind kind;
+	struct local_pool *pool;
+	char *oid;
+	store_cb_t cb;
+	void *arg;
+	int r;
+	uint64_t t0;                 /* submission time (perf) */
+	size_t charge;               /* bytes charged to the budget */
+	struct store_op *op;         /* LR_WRITE: kept until the file effects are applied */
+	uint64_t seq;                /* intent sequence, 0: none */
+	unsigned pending;            /* file works not yet done */
+	bool cb_done;
+	bool finished;               /* all file works done */
+	bool effects;                /* touches object files: needs LOCK_EFFECTS */
+	uint64_t grow;               /* LR_WRITE: bytes it may add to the filesystem (0: frees or keeps space) */
+	bool ran;                    /* executed in a batch txn (its outputs may be set) */
+	struct fwork *fw_head, *fw_tail;  /* planned file works, queued after the commit */
+	void *spill;                 /* LR_WRITE: an inline object's bytes, written to its new file */
+	struct lreq *fnext;          /* the worker's FIFO of write requests by seq */
+	/* LR_READ */
+	uint64_t off;
+	size_t len;
+	void *buf;
+	/* blocking queries: results go straight to the caller's variables */
+	struct store_stat *st_out;
+	const char *key, *after, *prefix;
+	size_t max;
+	void **val;
+	size_t *vlen;
+	struct store_kv **kvs;
+	size_t *nkv;
+	bool *more;
+	char ***names;
+};
+
+struct lfile;
+
+struct fwork {
+	struct uctx u;
+	struct fwork *next;
+	enum fw_kind kind;
+	uint64_t fid;
+	struct lfile *f;
+	struct lreq *req;
+	uint64_t off, len;
+	char *data;                  /* FW_WRITE source (in req->op) / FW_READ destination */
+	uint64_t done;
+};
+
+/*
+ * An open object file.  The entry, and its fd, live as long as anything
+ * refers to them: queued work (head), an SQE in flight on the fd (busy: the
+ * head work; fsyncing: checkpoint fdatasyncs), the dirty list or the blocked
+ * list.  local_file_maybe_release() frees it and closes the fd once all of those
+ * are gone; nothing else may close the fd while an SQE that names it is in
+ * flight, as the kernel may look the fd number up only when it runs the
+ * request (an fsync is always punted to an io-wq worker): a closed fd
+ * would fail it with EBADF, a reused one would sync or write another file.
+ */
+struct lfile {
+	uint64_t fid;
+	int fd;                      /* -1: not open */
+	bool rw;
+	bool busy;                   /* the head work has an SQE in flight */
+	bool dirty;                  /* on ls->dirty: written since the last checkpoint began */
+	bool blocked;                /* on ls->blocked: waits for a file descriptor */
+	bool unlinked;               /* the unlink was applied: no name, nothing to sync, fd kept only for I/O in flight */
+	unsigned fsyncing;           /* checkpoint fsyncs in flight on fd */
+	struct lfile *hnext;         /* file table chain */
+	struct lfile *dnext;         /* dirty list */
+	struct lfile *bnext;         /* blocked list */
+	struct fwork *head, *tail;   /* FIFO of work, the head is the one running */
+};
+
+struct fsync_ctx {
+	struct uctx u;
+	struct lfile *f;             /* NULL: the objects directory */
+	int fd;                      /* the fd the fsync was issued on */
+};
+
+struct local_pool {
+	struct store_pool base;
+	struct local_store *ls;
+	uint32_t id;
+	char *ns;
+};
+
+static inline struct local_store *LS(struct store *st)
+{
+	return container_of(st, struct local_store, base);
+}
+
+static inline struct local_pool *LP(struct store_pool *p)
+{
+	return container_of(p, struct local_pool, base);
+}
+
+/* An object's record in the object table (local_records.c). */
+struct objrec {
+	bool exists;
+	bool inl;                    /* OBJ_F_INLINE: the bytes are in ls->db_inline */
+	bool alloc;                  /* OBJ_F_ALLOC: the file has blocks for every byte up to size */
+	uint64_t fid;
+	uint64_t size;
+	uint64_t mtime_ns;
+};
+
+/* One omap entry as stored: pointers into LMDB pages (valid until the txn writes). */
+struct oent {
+	const char *key;             /* full key */
+	size_t klen;
+	const char *ep;              /* encoded key part without fid and hash */
+	size_t eplen;
+	const void *val;
+	size_t vlen;
+	MDB_val ek;                  /* the LMDB key */
+};
+
+/* The file effects of one op, while it is executed (local_intent.c). */
+struct irecs {
+	struct irec *v;
+	size_t n, cap;
+	size_t bytes;
+	size_t persisted;            /* records that go into the intent (all but FW_ALLOC) */
+};
+
+
 /* ---- small encoding helpers ----------------------------------------- */
 
 static inline void put_be64(unsigned char *p, uint64_t v)
@@ -246,11 +398,44 @@ static inline int mdb_err(int rc)
 
 /* ---- shared by the files of the backend ------------------------------ */
 
-/* local.c */
-void local_fid_name(uint64_t fid, char *buf);
-int local_pwrite_all(int fd, const void *buf, size_t len, uint64_t off);
-int local_zero_range_sync(int fd, uint64_t off, uint64_t len);
+/* local_records.c: inside an LMDB txn the caller holds (see its top comment) */
 
+/** local_obj_decode - an object record's fields, and pointers to its namespace and name in @v.  0 or -EIO. */
+int local_obj_decode(const MDB_val *v, struct objrec *rec, const char **ns, size_t *nslen,
+		     const char **oid, size_t *oidlen);
+/** local_obj_lookup - the record of @oid in @lp (rec->exists false: none).  0 or -errno. */
+int local_obj_lookup(struct local_store *ls, MDB_txn *txn, const struct local_pool *lp, const char *oid,
+		     struct objrec *rec);
+/** local_obj_put - write the record of @oid.  0 or -errno. */
+int local_obj_put(struct local_store *ls, MDB_txn *txn, const struct local_pool *lp, const char *oid,
+		  const struct objrec *rec);
+/** local_obj_del - delete the record of @oid (absent: 0).  0 or -errno. */
+int local_obj_del(struct local_store *ls, MDB_txn *txn, const struct local_pool *lp, const char *oid);
+/** local_omap_put - set @key of object @fid's omap.  0 or -errno. */
+int local_omap_put(struct local_store *ls, MDB_txn *txn, uint64_t fid, const char *key, const void *val,
+		   size_t vlen);
+/** local_omap_lookup - @key of @fid's omap in *@e (pointers into the txn's pages).  0, -ENOENT or -errno. */
+int local_omap_lookup(struct local_store *ls, MDB_txn *txn, uint64_t fid, const char *key, struct oent *e);
+/** local_omap_del - remove @key (absent: 0).  0 or -errno. */
+int local_omap_del(struct local_store *ls, MDB_txn *txn, uint64_t fid, const char *key);
+/** local_omap_clear - remove every key of @fid's omap.  0 or -errno. */
+int local_omap_clear(struct local_store *ls, MDB_txn *txn, uint64_t fid);
+/** local_omap_rm_range - remove the keys in [@start, @end) (@end NULL: to the end).  0 or -errno. */
+int local_omap_rm_range(struct local_store *ls, MDB_txn *txn, uint64_t fid, const char *start, const char *end);
+/**
+ * local_omap_list_txn - up to @max entries after @after with @prefix, in
+ * bytewise key order, in a new array *@out (the caller frees it with
+ * store_kv_free); *@more when entries were left.  0 or -errno.
+ */
+int local_omap_list_txn(struct local_store *ls, MDB_txn *txn, uint64_t fid, const char *after, const char *prefix,
+			size_t max, struct store_kv **out, size_t *n, bool *more);
+
+/* local_intent.c */
+
+/** local_irecs_add - append a file effect to @rs (@data: FW_WRITE's bytes, not copied).  0 or -ENOMEM. */
+int local_irecs_add(struct irecs *rs, enum fw_kind kind, uint64_t fid, uint64_t a, uint64_t b, const void *data);
+/** local_intent_put - write @rs as intent @seq of this owner, in the worker's write txn.  0 or -errno. */
+int local_intent_put(struct local_store *ls, MDB_txn *txn, uint64_t seq, const struct irecs *rs);
 /**
  * local_intent_header - check an intent value's header.
  * Return: 0 with the owner (0 for version 1), the record count and the
@@ -259,6 +444,103 @@ int local_zero_range_sync(int fd, uint64_t off, uint64_t len);
 int local_intent_header(const MDB_val *v, uint64_t *owner, uint32_t *nrec, size_t *pos);
 /** local_intent_next - decode the record at *@pos and advance it; 0 or -EIO. */
 int local_intent_next(const MDB_val *v, size_t *pos, struct irec *r);
+
+/* local_file.c: the worker thread only */
+
+/** local_fid_name - the 16 hex digits (and NUL) naming object file @fid in @buf[17]. */
+void local_fid_name(uint64_t fid, char *buf);
+/** local_zero_range_sync - zero [@off, @off+@len) keeping the size (punch, or write zeros).  0 or -errno. */
+int local_zero_range_sync(int fd, uint64_t off, uint64_t len);
+/** local_file_maybe_release - close and forget @f once nothing refers to it. */
+void local_file_maybe_release(struct local_store *ls, struct lfile *f);
+/** local_file_mark_dirty - put @f on ls->dirty (the next checkpoint syncs it). */
+void local_file_mark_dirty(struct local_store *ls, struct lfile *f);
+/** local_file_kick - start the works at the head of @f's FIFO. */
+void local_file_kick(struct local_store *ls, struct lfile *f);
+/** local_get_sqe - an SQE of the worker's ring (submitting to make room). */
+struct io_uring_sqe *local_get_sqe(struct local_store *ls);
+/** local_req_free - free @req and return its budget (takes ls->lock briefly). */
+void local_req_free(struct local_store *ls, struct lreq *req);
+/** local_req_callback - run @req's callback with req->r, once. */
+void local_req_callback(struct local_store *ls, struct lreq *req);
+/** local_req_queue_works - after the commit: queue @req's planned works on their files (@req may be freed). */
+void local_req_queue_works(struct local_store *ls, struct lreq *req);
+/** local_plan_work - plan a file work of @req, queued after the commit.  0 or -ENOMEM. */
+int local_plan_work(struct lreq *req, enum fw_kind kind, uint64_t fid, uint64_t off, uint64_t len, void *data);
+/** local_drop_planned - forget @req's planned works (its batch failed). */
+void local_drop_planned(struct lreq *req);
+/** local_fwork_cqe - a file work's SQE completed with @res. */
+void local_fwork_cqe(struct local_store *ls, struct fwork *w, int res);
+
+/* local_ckpt.c: the worker thread only */
+
+/** local_maybe_checkpoint - start a checkpoint when there are unsynced writes and it is time (or @force). */
+void local_maybe_checkpoint(struct local_store *ls, bool force);
+/** local_unblock_all - retry every file parked for want of a file descriptor. */
+void local_unblock_all(struct local_store *ls);
+/** local_fsync_cqe - a checkpoint fdatasync completed with @res. */
+void local_fsync_cqe(struct local_store *ls, struct fsync_ctx *c, int res);
+
+/* local_space.c */
+
+/** local_space_refresh - statvfs the store's filesystem, update and log its space state.  Any thread. */
+void local_space_refresh(struct local_store *ls);
+/** local_space - the store_backend space op.  Any thread. */
+int local_space(struct store *st, struct store_space *out);
+/** local_op_growth - what @op may add to the filesystem (0: it frees or keeps space). */
+uint64_t local_op_growth(const struct store_op *op);
+/** local_batch_room_init - worker, at a write batch's start: the room it has up to the full ratio. */
+void local_batch_room_init(struct local_store *ls);
+/**
+ * local_admit - worker: may @req take the space it needs (@inl: applied
+ * inline)?  Reserves file space past nearfull.  0, -ENOSPC (nothing of the
+ * op written) or -errno.
+ */
+int local_admit(struct local_store *ls, const struct lreq *req, const struct objrec *rec, bool inl);
+
+/* local_inline.c: the worker thread, inside its write txn */
+
+/** local_op_peak_size - the largest size @op gives the object, UINT64_MAX once past @limit. */
+uint64_t local_op_peak_size(const struct store_op *op, bool exists, uint64_t size, uint64_t limit);
+/** local_inline_key - the key of inline object @fid's bytes in @k[8]. */
+void local_inline_key(unsigned char *k, uint64_t fid);
+/** local_inline_take - a copy of inline object @rec's bytes in *@out (NULL for 0 bytes).  0 or -errno. */
+int local_inline_take(struct local_store *ls, MDB_txn *txn, const struct objrec *rec, void **out);
+/** local_inline_del - delete inline object @fid's bytes (absent: 0).  0 or -errno. */
+int local_inline_del(struct local_store *ls, MDB_txn *txn, uint64_t fid);
+/** local_exec_write_inline - apply @req's op to inline object @rec (@peak: local_op_peak_size); as exec_write. */
+int local_exec_write_inline(struct local_store *ls, MDB_txn *txn, struct lreq *req, struct objrec *rec,
+			    uint64_t peak, bool *fatal);
+
+/* local_exec.c: the worker thread only */
+
+/** local_run_batch - run @batch in one write (or read) txn, commit, call back, queue the file works. */
+void local_run_batch(struct local_store *ls, struct lreq *batch);
+/** local_fail_batch - nothing of @batch reached the disk: fail and free every request in it with @r. */
+void local_fail_batch(struct local_store *ls, struct lreq *batch, int r);
+
+/* local_fence.c */
+
+/** local_fence_check - in a batch's write txn: is this instance fenced?  0 or -ESHUTDOWN. */
+int local_fence_check(struct local_store *ls, MDB_txn *txn);
+/* the store_backend fencing ops */
+int local_instance_addr(struct store *st, char *buf, size_t len);
+int local_blocklist_add(struct store *st, const char *addr, double expire_secs);
+int local_blocklist_rm(struct store *st, const char *addr);
+
+/* local_worker.c */
+
+/** local_worker_main - the worker thread (pthread_create'd by local_open, stopped by local_close). */
+void *local_worker_main(void *arg);
+/* the store_backend request ops: any thread but the blocking ones never from a callback */
+int local_op_submit(struct store_pool *p, const char *oid, struct store_op *op, store_cb_t cb, void *arg);
+int local_read_submit(struct store_pool *p, const char *oid, uint64_t off, size_t len, void *buf,
+		      store_cb_t cb, void *arg);
+int local_stat(struct store_pool *p, const char *oid, struct store_stat *st);
+int local_omap_get(struct store_pool *p, const char *oid, const char *key, void **val, size_t *len);
+int local_omap_list(struct store_pool *p, const char *oid, const char *after, const char *prefix,
+		    size_t max, struct store_kv **out, size_t *n, bool *more);
+int local_list_objects(struct store_pool *p, char ***names, size_t *n);
 
 /* local_share.c: every function runs in the worker thread, or in open/close around it */
 

@@ -86,6 +86,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/io.h"
 #include "common/log.h"
 #include "common/time.h"
 #include "store/local_int.h"
@@ -321,7 +322,7 @@ static int redo_rec(struct local_store *ls, struct rset *files, const struct ire
 		return -errno;
 	switch (rec->kind) {
 	case FW_WRITE:
-		return local_pwrite_all(f->fd, rec->data, rec->b, rec->a);
+		return io_pwrite_all(f->fd, rec->data, rec->b, rec->a);
 	case FW_ZERO:
 		return local_zero_range_sync(f->fd, rec->a, rec->b);
 	case FW_TRUNC:

@@ -19,6 +19,7 @@
 #include "nfs_gw/nfs3/nfs3.h"
 #include "nfs_gw/nfs3/nfs3_xdr.h"
 #include "nfs_gw/rpc/rpc.h"
+#include "nfs_gw/status.h"
 
 /* ---- the cache of open handles (fcache.c) ---------------------------------- */
 
@@ -121,9 +122,6 @@ void nfs3_make_fh(const struct nfs_export *exp, uint64_t ino, uint64_t gen, stru
 
 /** nfs3_export_ok - may the caller of @r use @e at all?  NFS3_OK, NFS3ERR_ACCES or NFS3ERR_PERM. */
 uint32_t nfs3_export_ok(struct nfs3_req *r, const struct nfs_export *e);
-
-/** nfs3_errno - one table from the client library's -errno to nfsstat3. */
-uint32_t nfs3_errno(int err);
 
 /* mount.c */
 int nfs3_mount_dispatch(void *priv, struct rpc_req *req, struct xdr_dec *args, struct xdr_enc *res);

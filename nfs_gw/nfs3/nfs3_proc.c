@@ -54,36 +54,6 @@
 
 /* ---- shared helpers ------------------------------------------------------------ */
 
-uint32_t nfs3_errno(int err)
-{
-	switch (err < 0 ? -err : err) {
-	case 0: return NFS3_OK;
-	case EPERM: return NFS3ERR_PERM;
-	case ENOENT: return NFS3ERR_NOENT;
-	case EIO: return NFS3ERR_IO;
-	case ENXIO: return NFS3ERR_NXIO;
-	case EACCES: return NFS3ERR_ACCES;
-	case EEXIST: return NFS3ERR_EXIST;
-	case EXDEV: return NFS3ERR_XDEV;
-	case ENODEV: return NFS3ERR_NODEV;
-	case ENOTDIR: return NFS3ERR_NOTDIR;
-	case EISDIR: return NFS3ERR_ISDIR;
-	case EINVAL: case ERANGE: return NFS3ERR_INVAL;
-	case EFBIG: return NFS3ERR_FBIG;
-	case ENOSPC: return NFS3ERR_NOSPC;
-	case EROFS: return NFS3ERR_ROFS;
-	case EMLINK: return NFS3ERR_MLINK;
-	case ENAMETOOLONG: return NFS3ERR_NAMETOOLONG;
-	case ENOTEMPTY: return NFS3ERR_NOTEMPTY;
-	case EDQUOT: return NFS3ERR_DQUOT;
-	case ESTALE: return NFS3ERR_STALE;
-	case ENOTSUP: case ENOSYS: return NFS3ERR_NOTSUPP;
-	/* the MDS is away or busy: the client retries later (knfsd's JUKEBOX use) */
-	case EAGAIN: case EBUSY: case ETIMEDOUT: case EINTR: case ENOMEM: case ENOTCONN: return NFS3ERR_JUKEBOX;
-	default: return NFS3ERR_IO;
-	}
-}
-
 void nfs3_make_fh(const struct nfs_export *exp, uint64_t ino, uint64_t gen, struct nfs3_fh *fh)
 {
 	struct nfs4_fhinfo fi = { .kind = NFS4_FH_EXPORT, .export_id = exp->id, .fsid = exp->id, .ino = ino,
@@ -277,6 +247,21 @@ typedef int (*proc_fn)(struct nfs3_req *r, struct xdr_dec *args, struct xdr_enc 
 
 #define GARBAGE RPC_GARBAGE_ARGS
 
+/*
+ * How every procedure opens: its arguments decoded by @decode (non-zero:
+ * they do not decode, and the procedure answers GARBAGE_ARGS at once,
+ * nothing resolved), then its object or directory looked up by @resolve
+ * (nfs3_resolve or dir_of), whose status is the value: the procedure goes
+ * on while it is NFS3_OK, puts it in its reply, and releases what
+ * @resolve filled on every path (nfs3_release).
+ */
+#define PROC_OPEN(decode, resolve)         \
+	({                                 \
+		if (decode)                \
+			return GARBAGE;    \
+		(resolve);                 \
+	})
+
 static int p_getattr(struct nfs3_req *r, struct xdr_dec *args, struct xdr_enc *res)
 {
 	struct nfs3_fh fh;
@@ -284,9 +269,7 @@ static int p_getattr(struct nfs3_req *r, struct xdr_dec *args, struct xdr_enc *r
 	struct nfs3_fattr f;
 	uint32_t st;
 
-	if (nfs3_dec_fh(args, &fh))
-		return GARBAGE;
-	st = nfs3_resolve(r, &fh, &o);
+	st = PROC_OPEN(nfs3_dec_fh(args, &fh), nfs3_resolve(r, &fh, &o));
 	xdr_put_u32(res, st);
 	if (!st) {
 		fattr_of(o.exp, &o.attr, &f);
@@ -304,9 +287,7 @@ static int p_setattr(struct nfs3_req *r, struct xdr_dec *args, struct xdr_enc *r
 	uint32_t st;
 	int e;
 
-	if (nfs3_dec_setattr(args, &a))
-		return GARBAGE;
-	st = nfs3_resolve(r, &a.fh, &o);
+	st = PROC_OPEN(nfs3_dec_setattr(args, &a), nfs3_resolve(r, &a.fh, &o));
 	if (!st)
 		st = writable(&o);
 	if (!st && a.guard && ((uint32_t)o.attr.ctime.tv_sec != a.guard_ctime.sec ||
@@ -356,9 +337,7 @@ static int p_lookup(struct nfs3_req *r, struct xdr_dec *args, struct xdr_enc *re
 	uint32_t st;
 	int e = 0;
 
-	if (nfs3_dec_diropargs(args, &a))
-		return GARBAGE;
-	st = dir_of(r, &a.dir, &d, false);
+	st = PROC_OPEN(nfs3_dec_diropargs(args, &a), dir_of(r, &a.dir, &d, false));
 	if (!st)
 		st = get_name(a.name, a.name_len, name);
 	if (!st) {
@@ -404,9 +383,7 @@ static int p_access(struct nfs3_req *r, struct xdr_dec *args, struct xdr_enc *re
 	uint32_t st, got = 0;
 	bool rd, wr, ex;
 
-	if (nfs3_dec_access(args, &a))
-		return GARBAGE;
-	st = nfs3_resolve(r, &a.fh, &o);
+	st = PROC_OPEN(nfs3_dec_access(args, &a), nfs3_resolve(r, &a.fh, &o));
 	if (!st) {
 		struct lclient *lc = r->s->lc;
 
@@ -444,9 +421,7 @@ static int p_readlink(struct nfs3_req *r, struct xdr_dec *args, struct xdr_enc *
 	ssize_t n = 0;
 	uint32_t st;
 
-	if (nfs3_dec_fh(args, &fh))
-		return GARBAGE;
-	st = nfs3_resolve(r, &fh, &o);
+	st = PROC_OPEN(nfs3_dec_fh(args, &fh), nfs3_resolve(r, &fh, &o));
 	if (!st && !S_ISLNK(o.attr.mode))
 		st = NFS3ERR_INVAL;
 	if (!st) {
@@ -495,9 +470,7 @@ static int p_read(struct nfs3_req *r, struct xdr_dec *args, struct xdr_enc *res)
 	bool eof, have;
 	int e;
 
-	if (nfs3_dec_read(args, &a))
-		return GARBAGE;
-	st = nfs3_resolve(r, &a.fh, &o);
+	st = PROC_OPEN(nfs3_dec_read(args, &a), nfs3_resolve(r, &a.fh, &o));
 	if (!st && !S_ISREG(o.attr.mode))
 		st = S_ISDIR(o.attr.mode) ? NFS3ERR_ISDIR : NFS3ERR_INVAL;
 	if (!st)
@@ -563,9 +536,7 @@ static int p_write(struct nfs3_req *r, struct xdr_dec *args, struct xdr_enc *res
 	ssize_t n = 0;
 	int e;
 
-	if (nfs3_dec_write(args, &a))
-		return GARBAGE;
-	st = nfs3_resolve(r, &a.fh, &o);
+	st = PROC_OPEN(nfs3_dec_write(args, &a), nfs3_resolve(r, &a.fh, &o));
 	if (!st)
 		st = writable(&o);
 	if (!st && !S_ISREG(o.attr.mode))
@@ -646,9 +617,7 @@ static int p_create(struct nfs3_req *r, struct xdr_dec *args, struct xdr_enc *re
 	uint32_t st;
 	int e = 0, flags;
 
-	if (nfs3_dec_create(args, &a))
-		return GARBAGE;
-	st = dir_of(r, &a.where.dir, &d, true);
+	st = PROC_OPEN(nfs3_dec_create(args, &a), dir_of(r, &a.where.dir, &d, true));
 	if (!st)
 		st = get_name(a.where.name, a.where.name_len, name);
 	if (st)
@@ -696,9 +665,7 @@ static int p_mkdir(struct nfs3_req *r, struct xdr_dec *args, struct xdr_enc *res
 	uint32_t st;
 	int e;
 
-	if (nfs3_dec_mkdir(args, &a))
-		return GARBAGE;
-	st = dir_of(r, &a.where.dir, &d, true);
+	st = PROC_OPEN(nfs3_dec_mkdir(args, &a), dir_of(r, &a.where.dir, &d, true));
 	if (!st)
 		st = get_name(a.where.name, a.where.name_len, name);
 	if (!st) {
@@ -727,9 +694,7 @@ static int p_symlink(struct nfs3_req *r, struct xdr_dec *args, struct xdr_enc *r
 	uint32_t st;
 	int e;
 
-	if (nfs3_dec_symlink(args, &a))
-		return GARBAGE;
-	st = dir_of(r, &a.where.dir, &d, true);
+	st = PROC_OPEN(nfs3_dec_symlink(args, &a), dir_of(r, &a.where.dir, &d, true));
 	if (!st)
 		st = get_name(a.where.name, a.where.name_len, name);
 	if (!st && (a.path_len == 0 || memchr(a.path, 0, a.path_len)))
@@ -759,9 +724,7 @@ static int p_mknod(struct nfs3_req *r, struct xdr_dec *args, struct xdr_enc *res
 	uint32_t st;
 	int e;
 
-	if (nfs3_dec_mknod(args, &a))
-		return GARBAGE;
-	st = dir_of(r, &a.where.dir, &d, true);
+	st = PROC_OPEN(nfs3_dec_mknod(args, &a), dir_of(r, &a.where.dir, &d, true));
 	if (!st)
 		st = get_name(a.where.name, a.where.name_len, name);
 	if (!st) {
@@ -812,9 +775,7 @@ static int remove_common(struct nfs3_req *r, struct xdr_dec *args, struct xdr_en
 	uint32_t st;
 	int e;
 
-	if (nfs3_dec_diropargs(args, &a))
-		return GARBAGE;
-	st = dir_of(r, &a.dir, &d, true);
+	st = PROC_OPEN(nfs3_dec_diropargs(args, &a), dir_of(r, &a.dir, &d, true));
 	if (!st)
 		st = get_name(a.name, a.name_len, name);
 	if (!st && (!strcmp(name, ".") || !strcmp(name, "..")))
@@ -859,9 +820,7 @@ static int p_rename(struct nfs3_req *r, struct xdr_dec *args, struct xdr_enc *re
 	int e;
 
 	memset(&to, 0, sizeof(to));
-	if (nfs3_dec_rename(args, &a))
-		return GARBAGE;
-	st = dir_of(r, &a.from.dir, &from, true);
+	st = PROC_OPEN(nfs3_dec_rename(args, &a), dir_of(r, &a.from.dir, &from, true));
 	if (!st)
 		st = dir_of(r, &a.to.dir, &to, true);
 	if (!st && from.exp != to.exp)
@@ -906,9 +865,7 @@ static int p_link(struct nfs3_req *r, struct xdr_dec *args, struct xdr_enc *res)
 	int e;
 
 	memset(&d, 0, sizeof(d));
-	if (nfs3_dec_link(args, &a))
-		return GARBAGE;
-	st = nfs3_resolve(r, &a.fh, &o);
+	st = PROC_OPEN(nfs3_dec_link(args, &a), nfs3_resolve(r, &a.fh, &o));
 	if (!st)
 		st = dir_of(r, &a.link.dir, &d, true);
 	if (!st && o.exp != d.exp)
@@ -999,9 +956,7 @@ static int readdir_common(struct nfs3_req *r, struct xdr_dec *args, struct xdr_e
 	bool eof = false;
 	int e;
 
-	if (nfs3_dec_readdir(args, plus, &a))
-		return GARBAGE;
-	st = dir_of(r, &a.dir, &d, false);
+	st = PROC_OPEN(nfs3_dec_readdir(args, plus, &a), dir_of(r, &a.dir, &d, false));
 	if (!st && lc_access(r->s->lc, d.in, R_OK, &d.cr))
 		st = NFS3ERR_ACCES;
 	start = res->len;
@@ -1092,9 +1047,7 @@ static int p_fsstat(struct nfs3_req *r, struct xdr_dec *args, struct xdr_enc *re
 	uint32_t st;
 	uint64_t fr;
 
-	if (nfs3_dec_fh(args, &fh))
-		return GARBAGE;
-	st = nfs3_resolve(r, &fh, &o);
+	st = PROC_OPEN(nfs3_dec_fh(args, &fh), nfs3_resolve(r, &fh, &o));
 	if (!st)
 		st = nfs3_errno(lc_statfs(r->s->lc, o.in, &sv));
 	xdr_put_u32(res, st);
@@ -1119,9 +1072,7 @@ static int p_fsinfo(struct nfs3_req *r, struct xdr_dec *args, struct xdr_enc *re
 	struct nfs3_obj o;
 	uint32_t st, io = r->s->p.max_io;
 
-	if (nfs3_dec_fh(args, &fh))
-		return GARBAGE;
-	st = nfs3_resolve(r, &fh, &o);
+	st = PROC_OPEN(nfs3_dec_fh(args, &fh), nfs3_resolve(r, &fh, &o));
 	xdr_put_u32(res, st);
 	put_obj_attr(r, res, &o);
 	if (!st) {
@@ -1147,9 +1098,7 @@ static int p_pathconf(struct nfs3_req *r, struct xdr_dec *args, struct xdr_enc *
 	struct nfs3_obj o;
 	uint32_t st;
 
-	if (nfs3_dec_fh(args, &fh))
-		return GARBAGE;
-	st = nfs3_resolve(r, &fh, &o);
+	st = PROC_OPEN(nfs3_dec_fh(args, &fh), nfs3_resolve(r, &fh, &o));
 	xdr_put_u32(res, st);
 	put_obj_attr(r, res, &o);
 	if (!st) {
@@ -1172,9 +1121,7 @@ static int p_commit(struct nfs3_req *r, struct xdr_dec *args, struct xdr_enc *re
 	uint32_t st;
 	int e;
 
-	if (nfs3_dec_commit(args, &a))
-		return GARBAGE;
-	st = nfs3_resolve(r, &a.fh, &o);
+	st = PROC_OPEN(nfs3_dec_commit(args, &a), nfs3_resolve(r, &a.fh, &o));
 	if (!st && !S_ISREG(o.attr.mode))
 		st = S_ISDIR(o.attr.mode) ? NFS3ERR_ISDIR : NFS3ERR_INVAL;
 	if (!st) {

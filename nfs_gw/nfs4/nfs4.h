@@ -291,6 +291,8 @@ struct nfs4_params {
 	const char *perf_group;          /* counters for `perf dump` (NULL: none) */
 };
 
+struct nfs4ops_ctx;
+
 struct nfs4_server {
 	struct nfs4_params p;
 	struct lclient *lc;              /* may be NULL in tests */
@@ -312,13 +314,13 @@ struct nfs4_server {
 	bool perf_registered;
 
 	/*
-	 * The operations' per-server context (exports, open/lock state...):
-	 * made by the ops code on first use, set under lock, and freed by
-	 * nfs4_server_destroy() through ops_ctx_free after every client was
-	 * released, so a gateway restarted in the same process starts clean.
+	 * The operations' per-server context (open/lock state, write
+	 * verifier: ops_int.h): made by nfs4_server_create() before any
+	 * thread can see the server, freed by nfs4_server_destroy() after
+	 * every client was released, so a gateway restarted in the same
+	 * process starts clean.  Read-only in between: no lock.
 	 */
-	void *ops_ctx;                   /* protected by lock (set once) */
-	void (*ops_ctx_free)(struct nfs4_server *srv, void *ctx);
+	struct nfs4ops_ctx *ops_ctx;
 
 	pthread_t reaper;
 	bool reaper_started;
@@ -338,6 +340,15 @@ void nfs4_params_from_config(struct nfs4_params *p, size_t max_record, size_t ma
 int nfs4_server_create(const struct nfs4_params *p, struct lclient *lc, struct nfs4_server **out);
 /** nfs4_server_destroy - stop the reaper, release every client. */
 void nfs4_server_destroy(struct nfs4_server *srv);
+
+/*
+ * The filesystem operations' per-server context (ops_fh.c), for the
+ * server's own lifetime code (state.c) only.
+ */
+/** nfs4ops_ctx_create - make srv->ops_ctx and install its state hooks.  0 or -ENOMEM. */
+int nfs4ops_ctx_create(struct nfs4_server *srv);
+/** nfs4ops_ctx_destroy - free srv->ops_ctx (NULL: nothing); every client must be released. */
+void nfs4ops_ctx_destroy(struct nfs4_server *srv);
 
 /** nfs4_register - register program 100003 version 4 on @svc. */
 int nfs4_register(struct nfs4_server *srv, struct rpc_svc *svc);

@@ -16,14 +16,9 @@
 
 /* ---- the context -------------------------------------------------------- */
 
-static pthread_mutex_t ctx_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct nfs4ops_ctx *ctxs;     /* protected by ctx_lock */
-
 _Atomic nfs4ops_seq_hook_fn nfs4ops_seq_hook;
 
-/* The hooks find the context in srv->hooks.arg, not in ctxs: the has-state
- * hook runs under srv->lock, and nfs4ops_ctx() takes srv->lock under
- * ctx_lock. */
+/* The state hooks find the context in srv->hooks.arg (set with them). */
 static void client_release_hook(struct nfs4_server *srv, struct nfs4_client *clp)
 {
 	struct nfs4ops_ctx *c = srv->hooks.arg;
@@ -47,18 +42,18 @@ static void tick_hook(struct nfs4_server *srv, uint64_t now)
 		nfs4ops_deleg_tick(srv, c, now);
 }
 
-static struct nfs4ops_ctx *ctx_make(struct nfs4_server *srv)
+int nfs4ops_ctx_create(struct nfs4_server *srv)
 {
 	struct nfs4ops_ctx *c = calloc(1, sizeof(*c));
 	uint64_t v;
 
 	if (!c)
-		return NULL;
+		return -ENOMEM;
 	c->srv = srv;
 	c->lc = srv->lc;
 	if (ostate_create(srv->boot, (uint64_t)(cfg_double(CFG_nfs4_grace_time) * 1e9), &c->st)) {
 		free(c);
-		return NULL;
+		return -ENOMEM;
 	}
 	/* NFSv4.0 requests waiting for their seqid predecessor hold worker
 	 * threads: at most a quarter of the pool (open_state.h) */
@@ -71,72 +66,33 @@ static struct nfs4ops_ctx *ctx_make(struct nfs4_server *srv)
 	v = now_real_ns();
 	for (int i = 0; i < NFS4_VERIFIER_SIZE; i++)
 		c->write_verf[i] = (uint8_t)(v >> (8 * i));
-	return c;
+	srv->ops_ctx = c;
+	pthread_mutex_lock(&srv->lock);
+	srv->hooks.arg = c;
+	srv->hooks.client_release = client_release_hook;
+	srv->hooks.client_has_state = client_has_state_hook;
+	srv->hooks.tick = tick_hook;
+	pthread_mutex_unlock(&srv->lock);
+	return 0;
+}
+
+void nfs4ops_ctx_destroy(struct nfs4_server *srv)
+{
+	struct nfs4ops_ctx *c = srv->ops_ctx;
+
+	if (!c)
+		return;
+	pthread_mutex_lock(&srv->lock);
+	memset(&srv->hooks, 0, sizeof(srv->hooks));
+	pthread_mutex_unlock(&srv->lock);
+	srv->ops_ctx = NULL;
+	ostate_destroy(c->st, c->lc);
+	free(c);
 }
 
 struct nfs4ops_ctx *nfs4ops_ctx(struct nfs4_compound *cs)
 {
-	struct nfs4ops_ctx *c;
-
-	if (cs->op_private)
-		return cs->op_private;
-	pthread_mutex_lock(&ctx_lock);
-	for (c = ctxs; c; c = c->next)
-		if (c->srv == cs->srv)
-			break;
-	if (!c) {
-		c = ctx_make(cs->srv);
-		if (c) {
-			c->next = ctxs;
-			ctxs = c;
-		}
-	}
-	if (c) {
-		/* a server made at the address of a destroyed one (tests, fuzzing)
-		 * gets the hook and its client library handle again */
-		c->lc = cs->srv->lc;
-		pthread_mutex_lock(&cs->srv->lock);
-		if (cs->srv->hooks.client_release != client_release_hook || cs->srv->hooks.arg != c) {
-			cs->srv->hooks.arg = c;
-			cs->srv->hooks.client_release = client_release_hook;
-			cs->srv->hooks.client_has_state = client_has_state_hook;
-			cs->srv->hooks.tick = tick_hook;
-		}
-		pthread_mutex_unlock(&cs->srv->lock);
-	}
-	pthread_mutex_unlock(&ctx_lock);
-	cs->op_private = c;
-	return c;
-}
-
-uint32_t nfs4_errno_to_status(int err)
-{
-	switch (err < 0 ? -err : err) {
-	case 0: return NFS4_OK;
-	case EPERM: return NFS4ERR_PERM;
-	case ENOENT: return NFS4ERR_NOENT;
-	case EIO: return NFS4ERR_IO;
-	case ENXIO: return NFS4ERR_NXIO;
-	case EACCES: return NFS4ERR_ACCESS;
-	case EEXIST: return NFS4ERR_EXIST;
-	case EXDEV: return NFS4ERR_XDEV;
-	case ENOTDIR: return NFS4ERR_NOTDIR;
-	case EISDIR: return NFS4ERR_ISDIR;
-	case EINVAL: return NFS4ERR_INVAL;
-	case EFBIG: return NFS4ERR_FBIG;
-	case ENOSPC: return NFS4ERR_NOSPC;
-	case EROFS: return NFS4ERR_ROFS;
-	case EMLINK: return NFS4ERR_MLINK;
-	case ENAMETOOLONG: return NFS4ERR_NAMETOOLONG;
-	case ENOTEMPTY: return NFS4ERR_NOTEMPTY;
-	case EDQUOT: return NFS4ERR_DQUOT;
-	case ESTALE: return NFS4ERR_STALE;
-	case ELOOP: return NFS4ERR_SYMLINK;
-	case EAGAIN: case EBUSY: case ETIMEDOUT: case EINTR: case ENOMEM: return NFS4ERR_DELAY;
-	case ENOTSUP: case ENOSYS: return NFS4ERR_NOTSUPP;
-	case ERANGE: return NFS4ERR_INVAL;
-	default: return NFS4ERR_IO;
-	}
+	return cs->srv->ops_ctx;
 }
 
 void nfs4ops_cred(const struct nfs4_compound *cs, const struct nfs_export *exp, struct lc_cred *cr)

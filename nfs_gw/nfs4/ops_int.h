@@ -5,9 +5,9 @@
  * exports are the compound's (cs->exports: the table in force when the
  * compound began, nfs_gw/export/export.h).
  *
- * The context hangs off nothing in struct nfs4_server (that struct belongs
- * to the dispatcher): nfs4ops_ctx() finds or makes the one for cs->srv the
- * first time an operation runs, and installs the client_release state hook.
+ * The context is the server's (srv->ops_ctx): nfs4_server_create() makes
+ * it (nfs4ops_ctx_create, which also installs the state hooks) and
+ * nfs4_server_destroy() frees it once every client is released.
  */
 #ifndef LOLIGO_NFS_GW_NFS4_OPS_INT_H
 #define LOLIGO_NFS_GW_NFS4_OPS_INT_H
@@ -20,20 +20,17 @@
 #include "nfs_gw/nfs4/fh.h"
 #include "nfs_gw/nfs4/nfs4.h"
 #include "nfs_gw/nfs4/open_state.h"
+#include "nfs_gw/status.h"
 
 struct nfs4ops_ctx {
 	struct nfs4_server *srv;
 	struct lclient *lc;
 	struct ostate *st;               /* opens, locks, owners */
 	uint8_t write_verf[NFS4_VERIFIER_SIZE]; /* changes on every gateway start */
-	struct nfs4ops_ctx *next;
 };
 
-/** nfs4ops_ctx - the ops' context for cs->srv (made on first use). */
+/** nfs4ops_ctx - the ops' context of cs->srv (never NULL while the server exists). */
 struct nfs4ops_ctx *nfs4ops_ctx(struct nfs4_compound *cs);
-
-/** nfs4_errno_to_status - one table for every -errno the client library returns. */
-uint32_t nfs4_errno_to_status(int err);
 
 /**
  * nfs4ops_cred - the caller's credentials after the export's squashing.

@@ -481,8 +481,11 @@ int nfs4_server_create(const struct nfs4_params *p, struct lclient *lc, struct n
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&srv->reaper_cond, &ca);
 	pthread_condattr_destroy(&ca);
-	r = -pthread_create(&srv->reaper, NULL, reaper, srv);
+	r = nfs4ops_ctx_create(srv);
+	if (r == 0)
+		r = -pthread_create(&srv->reaper, NULL, reaper, srv);
 	if (r) {
+		nfs4ops_ctx_destroy(srv);
 		pthread_cond_destroy(&srv->reaper_cond);
 		pthread_mutex_destroy(&srv->lock);
 		if (srv->own_exports) {
@@ -738,8 +741,7 @@ void nfs4_server_destroy(struct nfs4_server *srv)
 		expired = clp->next;
 		nfs4_client_release(srv, clp);
 	}
-	if (srv->ops_ctx && srv->ops_ctx_free)
-		srv->ops_ctx_free(srv, srv->ops_ctx);
+	nfs4ops_ctx_destroy(srv);   /* after the clients: their release uses it */
 	nfs4_cb_free(srv);
 	pthread_cond_destroy(&srv->reaper_cond);
 	pthread_mutex_destroy(&srv->lock);

@@ -27,6 +27,7 @@ endif()
 # The bad-input client the driver runs against the live gateway.
 add_executable(nfs_badinput ${CMAKE_CURRENT_LIST_DIR}/nfs/nfs_badinput.c)
 target_include_directories(nfs_badinput PRIVATE ${CMAKE_SOURCE_DIR})
+target_link_libraries(nfs_badinput PRIVATE loligo_common)   # tools/bench/nfs4_wire.h uses common/io.h
 if(TARGET loligo)
   add_dependencies(nfs_badinput loligo)   # the driver makes its keyrings with the CLI
 endif()

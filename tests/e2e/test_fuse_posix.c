@@ -299,7 +299,7 @@ static int nfs_call(struct nfsc *n, struct rbuf *r)
 	w_finish(&n->wb);
 	free(n->rec);
 	n->rec = NULL;
-	ck_assert_int_eq(write_all(n->fd, n->wb.p, n->wb.len), 0);
+	ck_assert_int_eq(io_write_all(n->fd, n->wb.p, n->wb.len), 0);
 	ck_assert_int_eq(rpc_recv(n->fd, &n->rec, &len), 0);
 	st = rpc_reply(n->rec, len, &rx, r, &as, &nres);
 	ck_assert_msg(st >= 0, "RPC-level error %d", as);

@@ -25,3 +25,5 @@ if(LOLIGO_LOCKDEP)
   loligo_check_test(test_lockdep SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_lockdep.c
                     LIBS loligo_common LABELS unit common TIMEOUT 60)
 endif()
+loligo_check_test(test_io SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_io.c
+                  LIBS loligo_common LABELS unit common TIMEOUT 60)

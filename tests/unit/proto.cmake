@@ -2,7 +2,7 @@
 # forward compatibility) and the blocking socket helpers.
 loligo_check_test(test_proto
   SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/unit/test_proto.c
-  LIBS loligo_proto
+  LIBS loligo_proto loligo_perm
   LABELS unit proto
   TIMEOUT 120)
 loligo_check_test(test_proto_sock

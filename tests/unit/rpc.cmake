@@ -14,3 +14,6 @@ loligo_check_test(test_export SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_export.c
                   LIBS loligo_export LABELS unit nfs TIMEOUT 30)
 loligo_check_test(test_nfs3_xdr SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_nfs3_xdr.c
                   LIBS loligo_nfs3 LABELS unit nfs TIMEOUT 30)
+# one errno -> NFS status table, both versions' columns and their exceptions
+loligo_check_test(test_nfs_status SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_nfs_status.c
+                  LIBS loligo_nfs_status LABELS unit nfs TIMEOUT 30)

@@ -630,7 +630,7 @@ START_TEST(lease_expiry_releases_state)
 	memset(&cs, 0, sizeof(cs));
 	cs.srv = srv;
 	cs.cred = &cred;
-	c = nfs4ops_ctx(&cs);               /* installs the client_release hook */
+	c = nfs4ops_ctx(&cs);               /* the server's, made with it (and its hooks) */
 	ck_assert_ptr_nonnull(c);
 	ck_assert_ptr_nonnull(srv->hooks.client_release);
 	pthread_mutex_lock(&srv->lock);

@@ -19,6 +19,7 @@
 
 #include "common/crc32c.h"
 #include "mds_proto/proto.h"
+#include "perm/perm.h"
 #include "proto_samples.h"
 
 #define MAX_SAMPLES 64

@@ -16,6 +16,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "common/io.h"
 #include "nfs_gw/rpc/rpc.h"
 #include "nfs_gw/rpc/xdr.h"
 
@@ -57,21 +58,10 @@ static inline int trpc_connect_from(const char *src, uint16_t port)
 	return fd;
 }
 
+/* the tests' names for common/io.h's helpers (a closed peer is -EPIPE, never SIGPIPE) */
 static inline int trpc_write_all(int fd, const void *buf, size_t len)
 {
-	const uint8_t *p = buf;
-
-	while (len) {
-		ssize_t n = send(fd, p, len, MSG_NOSIGNAL);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
+	return io_send_all(fd, buf, len);
 }
 
 /* Send @body as one record in fragments of at most @frag bytes (0: one). */
@@ -98,23 +88,12 @@ static inline int trpc_send_record(int fd, const void *body, size_t len, size_t 
 	return 0;
 }
 
+/* -ECONNRESET when the server closed the connection before @len bytes */
 static inline int trpc_read_full(int fd, void *buf, size_t len)
 {
-	uint8_t *p = buf;
+	int r = io_read_all(fd, buf, len);
 
-	while (len) {
-		ssize_t n = recv(fd, p, len, 0);
-		if (n == 0)
-			return -ECONNRESET;
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
+	return r == -EPIPE ? -ECONNRESET : r;
 }
 
 /* Read one record (all fragments).  Returns malloc'd body or NULL on

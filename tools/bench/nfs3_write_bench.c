@@ -29,6 +29,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/io.h"
+
 #define MAXC 64
 #define MAXK 256
 #define WSIZE 4096
@@ -141,17 +143,10 @@ static void finish(struct buf *b)
 
 static void send_all(int fd, const struct buf *b)
 {
-	size_t off = 0;
+	int r = io_send_all(fd, b->p, b->len);
 
-	while (off < b->len) {
-		ssize_t n = send(fd, b->p + off, b->len - off, MSG_NOSIGNAL);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			die("send", errno);
-		off += (size_t)n;
-	}
+	if (r)
+		die("send", -r);
 }
 
 /* ---- decoding ------------------------------------------------------------------ */

@@ -1,8 +1,9 @@
 /*
  * nfs4_wire.h - a minimal NFSv4 client-side wire kit for the gateway's
  * benchmark (nfs_seqid_bench) and bad-input test: building COMPOUNDs in
- * ONC RPC records with AUTH_SYS, and reading replies.  Header-only, no
- * dependencies; every read is bounded (a short reply sets r->err).
+ * ONC RPC records with AUTH_SYS, and reading replies.  Header-only; its
+ * users link loligo_common (common/io.h).  Every read is bounded (a short
+ * reply sets r->err).
  */
 #ifndef LOLIGO_TOOLS_BENCH_NFS4_WIRE_H
 #define LOLIGO_TOOLS_BENCH_NFS4_WIRE_H
@@ -16,6 +17,8 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
+
+#include "common/io.h"
 
 struct wbuf {
 	uint8_t *p;
@@ -196,40 +199,6 @@ static inline int nfs_connect(int port)
 	return fd;
 }
 
-static inline int write_all(int fd, const void *buf, size_t len)
-{
-	const uint8_t *p = buf;
-
-	while (len) {
-		ssize_t n = write(fd, p, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return -1;
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
-static inline int read_all(int fd, void *buf, size_t len)
-{
-	uint8_t *p = buf;
-
-	while (len) {
-		ssize_t n = read(fd, p, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return -1;
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
 /* One whole record (all fragments); caller frees *rec. 0 or -1 (EOF/error). */
 static inline int rpc_recv(int fd, uint8_t **rec, size_t *len)
 {
@@ -240,14 +209,14 @@ static inline int rpc_recv(int fd, uint8_t **rec, size_t *len)
 		uint8_t h[4];
 		uint32_t m, n;
 
-		if (read_all(fd, h, 4))
+		if (io_read_all(fd, h, 4))
 			goto bad;
 		m = (uint32_t)h[0] << 24 | (uint32_t)h[1] << 16 | (uint32_t)h[2] << 8 | h[3];
 		n = m & 0x7fffffffu;
 		if (n > (64u << 20))
 			goto bad;
 		buf = realloc(buf, have + n + 1);
-		if (!buf || read_all(fd, buf + have, n))
+		if (!buf || io_read_all(fd, buf + have, n))
 			goto bad;
 		have += n;
 		if (m & 0x80000000u)

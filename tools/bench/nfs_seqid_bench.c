@@ -120,7 +120,7 @@ static int call_sync(struct rbuf *r, uint8_t **rec)
 	int as;
 
 	w_finish(&wb);
-	if (write_all(fd, wb.p, wb.len) || rpc_recv(fd, rec, &len))
+	if (io_write_all(fd, wb.p, wb.len) || rpc_recv(fd, rec, &len))
 		die("connection lost", 0);
 	return rpc_reply(*rec, len, &xid, r, &as, &nres);
 }
@@ -288,7 +288,7 @@ static void send_req(int k, bool create)
 	w[k].sent_ns = now_ns();
 	if (minor == 0)
 		owner_busy[w[k].owner] = true;
-	if (write_all(fd, wb.p, wb.len))
+	if (io_write_all(fd, wb.p, wb.len))
 		die("send failed", 0);
 }
 

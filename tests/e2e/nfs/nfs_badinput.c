@@ -61,7 +61,7 @@ static int call(int sock, struct rbuf *r, uint32_t *nres)
 	w_finish(&wb);
 	free(last_rec);
 	last_rec = NULL;
-	if (write_all(sock, wb.p, wb.len) || rpc_recv(sock, &last_rec, &len)) {
+	if (io_write_all(sock, wb.p, wb.len) || rpc_recv(sock, &last_rec, &len)) {
 		fprintf(stderr, "FAIL: connection lost\n");
 		exit(1);
 	}
@@ -321,7 +321,7 @@ int main(int argc, char **argv)
 		junk[2] = 0x0f;
 		junk[3] = 0xfc;
 		if (g >= 0) {
-			write_all(g, junk, sizeof(junk));
+			io_write_all(g, junk, sizeof(junk));
 			usleep(100000);
 			close(g);
 		}
@@ -396,7 +396,7 @@ int main(int argc, char **argv)
 		memcpy(sid1, rfixed(&r, 16), 16);
 		reqlen = wb.len < sizeof(req) ? wb.len : sizeof(req);
 		memcpy(req, wb.p, reqlen);
-		write_all(fd, req, reqlen);      /* a retransmission: same xid, same bytes (DRC or saved reply) */
+		io_write_all(fd, req, reqlen);      /* a retransmission: same xid, same bytes (DRC or saved reply) */
 		rpc_recv(fd, &rec1, &l1);
 		EXPECT(l1 >= 4 && !memcmp(rec1, req + 4, 4), "the retransmission's reply has its xid");
 		if (l1 && rpc_reply(rec1, l1, &sx, &r, &as, &n) == 0) {
@@ -410,7 +410,7 @@ int main(int argc, char **argv)
 		}
 		/* the same seqid under a new xid: the owner's saved reply */
 		memcpy(req + 4, &(uint32_t){ htonl(xid++) }, 4);
-		write_all(fd, req, reqlen);
+		io_write_all(fd, req, reqlen);
 		rpc_recv(fd, &rec2, &l2);
 		if (l2 && rpc_reply(rec2, l2, &sx, &r, &as, &n) == 0) {
 			r32(&r);

@@ -13,7 +13,7 @@
 #include <errno.h>
 #include <sys/stat.h>
 
-#include "mds_proto/proto.h"
+#include "perm/perm.h"
 
 #define TIMES (MDSP_SETATTR_ATIME | MDSP_SETATTR_MTIME | MDSP_SETATTR_ATIME_NOW | MDSP_SETATTR_MTIME_NOW)
 #define TOUCH_NOW (MDSP_SETATTR_ATIME_NOW | MDSP_SETATTR_MTIME_NOW)
