@@ -35,7 +35,7 @@
 #include "common/config.h"
 #include "common/log.h"
 #include "common/time.h"
-#include "tests/integration/test_mds_wire.h"
+#include "tools/bench/mds_wire.h"
 
 static char parent_dir[256];
 static struct mdsproc P;

@@ -34,7 +34,7 @@
 #include "mds/journal_int.h"
 #include "mds/mds.h"
 #include "store/store.h"
-#include "tests/integration/test_mds_wire.h"
+#include "tools/bench/mds_wire.h"
 
 #define ROOT MDSP_ROOT_INO
 static char parent_dir[256];

@@ -26,7 +26,7 @@
 #include <unistd.h>
 
 #include "common/admin_sock.h"
-#include "tests/integration/test_mds_wire.h"
+#include "tools/bench/mds_wire.h"
 #include "tests/lib/wait.h"
 
 #define ROOT MDSP_ROOT_INO

@@ -21,7 +21,7 @@
 
 #include "common/admin_sock.h"
 #include "store/store.h"
-#include "tests/integration/test_mds_wire.h"
+#include "tools/bench/mds_wire.h"
 #include "tests/lib/wait.h"
 
 #define ROOT MDSP_ROOT_INO
