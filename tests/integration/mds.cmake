@@ -7,7 +7,7 @@ foreach(t namespace recovery badinput store_damage faults auth purge locks)
   if(EXISTS ${CMAKE_CURRENT_LIST_DIR}/test_mds_${t}.c)
     loligo_check_test(test_mds_${t}
       SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_mds_${t}.c
-      LIBS loligo_mds_wire loligo_mds loligo_store loligo_proto loligo_common
+      LIBS loligo_testlib loligo_mds_wire loligo_mds loligo_store loligo_proto loligo_common
       LABELS integration mds
       TIMEOUT 120)
     add_dependencies(test_mds_${t} loligo-mds)

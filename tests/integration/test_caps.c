@@ -45,6 +45,7 @@
 #include "store/store.h"
 #include "tests/test_child.h"
 #include "tests/test_keyring.h"
+#include "tests/lib/daemon.h"
 #include "tests/lib/wait.h"
 
 /*
@@ -56,8 +57,7 @@
 static char root_dir[PATH_MAX - 64];   /* the runner's: every test's dir is in it */
 static char dir[PATH_MAX];
 static char conf[PATH_MAX + 32];
-static pid_t mds_pid;
-static int mds_port;
+static struct lt_mds M;         /* M.dir is dir; M.port is kept across restarts */
 
 static struct lclient *A, *B;
 static struct lc_inode *ra, *rb;   /* roots */
@@ -69,65 +69,15 @@ static double ms_since(uint64_t t0)
 	return (double)(now_mono_ns() - t0) / 1e6;
 }
 
-static const char *mds_bin(char *buf, size_t len)
-{
-	const char *b = getenv("LOLIGO_BUILD_DIR");
-	snprintf(buf, len, "%s/mds/loligo-mds", b ? b : ".");
-	return buf;
-}
-
-static pid_t spawn(char *const argv[], const char *out)
-{
-	pid_t p = fork();
-	if (p == 0) {
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		int fd = open(out, O_WRONLY | O_CREAT | O_APPEND, 0644);
-		if (fd >= 0) {
-			dup2(fd, 1);
-			dup2(fd, 2);
-		}
-		execv(argv[0], argv);
-		_exit(127);
-	}
-	return p;
-}
-
+/* loligo-mds on dir/loligo.conf, on the port it had before (0 at first) */
 static void mds_start(void)
 {
-	char bin[PATH_MAX], pf[PATH_MAX + 16], out[PATH_MAX + 16], port[32];
-
-	snprintf(pf, sizeof(pf), "%s/mds.port", dir);
-	snprintf(out, sizeof(out), "%s/mds.out", dir);
-	snprintf(port, sizeof(port), "--mds_port=%d", mds_port);
-	unlink(pf);
-	char *argv[] = { (char *)mds_bin(bin, sizeof(bin)), "-c", conf, port, "--port-file", pf, NULL };
-	mds_pid = spawn(argv, out);
-	uint64_t end = now_mono_ns() + 30000000000ull;
-	while (now_mono_ns() < end) {
-		FILE *f = fopen(pf, "r");
-		int p = 0;
-		if (f) {
-			if (fscanf(f, "%d", &p) != 1)
-				p = 0;
-			fclose(f);
-		}
-		if (p > 0) {
-			mds_port = p;
-			return;
-		}
-		ck_assert_msg(waitpid(mds_pid, NULL, WNOHANG) != mds_pid, "loligo-mds exited at start (see %s)", out);
-		usleep(20000);
-	}
-	ck_abort_msg("loligo-mds did not start (see %s)", out);
+	ck_assert_msg(lt_mds_start(&M, M.port, NULL) == 0, "loligo-mds did not start (see %s/mds.out)", dir);
 }
 
 static void mds_kill(int sig)
 {
-	if (mds_pid <= 0)
-		return;
-	kill(mds_pid, sig);
-	waitpid(mds_pid, NULL, 0);
-	mds_pid = 0;
+	lt_mds_stop(&M, sig);
 }
 
 static void set_opt(const char *k, const char *v)
@@ -198,7 +148,7 @@ static void root_teardown(void)
 
 static void setup(void)
 {
-	char bin[PATH_MAX], out[PATH_MAX + 16], err[256], addr[64];
+	char err[256], addr[64];
 
 	snprintf(dir, sizeof(dir), "%s/t-XXXXXX", root_dir);
 	ck_assert_ptr_nonnull(mkdtemp(dir));
@@ -218,18 +168,15 @@ static void setup(void)
 		dir, dir, dir, dir, dir, dir);
 	fclose(f);
 	ck_assert_int_eq(test_write_keyrings(dir), 0);
-	snprintf(out, sizeof(out), "%s/mkfs.out", dir);
-	char *argv[] = { (char *)mds_bin(bin, sizeof(bin)), "-c", conf, "--mkfs", NULL };
-	pid_t p = spawn(argv, out);
-	int st = -1;
-	waitpid(p, &st, 0);
-	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "mkfs failed (see %s)", out);
-	mds_port = 0;
+	memset(&M, 0, sizeof(M));
+	ck_assert_uint_lt(strlen(dir), sizeof(M.dir));
+	memcpy(M.dir, dir, strlen(dir) + 1);
+	ck_assert_msg(lt_mds_mkfs(&M) == 0, "mkfs failed (see %s/mkfs.out)", dir);
 	mds_start();
 
 	cfg_init("client");
 	ck_assert_msg(cfg_load_file(conf, err, sizeof(err)) == 0, "%s", err);
-	snprintf(addr, sizeof(addr), "127.0.0.1:%d", mds_port);
+	snprintf(addr, sizeof(addr), "127.0.0.1:%d", M.port);
 	set_opt("client_mds_addr", addr);
 	set_opt("log_file", "");
 	if (getenv("LC_DEBUG"))
@@ -481,8 +428,6 @@ START_TEST(test_chmod_chown_denies_at_once)
 	ck_assert_int_eq(lc_open(B, fb, O_RDONLY, &user1, &fh), 0);
 	ck_assert_int_eq(lc_release(B, fh), 0);
 	ck_assert(lc_attr_timeout(B, fb) >= 30);
-
-	/* chmod of the file: B's open is refused, its stat shows the mode */
 	set.mode = 0600;
 	ck_assert_int_eq(lc_setattr(A, f, &set, LC_SET_MODE, &rootcr, NULL), 0);
 	ck_assert_int_eq(lc_open(B, fb, O_RDONLY, &user1, &fh), -EACCES);
@@ -979,7 +924,7 @@ static pid_t spawn_client_child(const char *role, int fd)
 	char addr[64], fds[16];
 	pid_t pid;
 
-	snprintf(addr, sizeof(addr), "127.0.0.1:%d", mds_port);
+	snprintf(addr, sizeof(addr), "127.0.0.1:%d", M.port);
 	snprintf(fds, sizeof(fds), "%d", fd);
 	pid = test_child_spawn((const char *const[]){ role, conf, addr, fds, NULL });
 	ck_assert_int_gt(pid, 0);
