@@ -148,31 +148,19 @@ static void root_teardown(void)
 
 static void setup(void)
 {
-	char err[256], addr[64];
+	char err[256], addr[64], tmpl[sizeof(root_dir) + 16];
 
-	snprintf(dir, sizeof(dir), "%s/t-XXXXXX", root_dir);
-	ck_assert_ptr_nonnull(mkdtemp(dir));
-	snprintf(conf, sizeof(conf), "%s/loligo.conf", dir);
-	FILE *f = fopen(conf, "w");
-	ck_assert_ptr_nonnull(f);
 	/* revokes are late after 1 s and time out after 3 s (the
 	 * unanswered-revoke test); caches that
 	 * could hide a missing invalidation last 30 s */
-	fprintf(f,
-		"[global]\nstore_backend = local\nstore_local_path = %s/store\n"
-		"[mds]\nmds_addr = 127.0.0.1\nlog_file = %s/mds.log\nadmin_socket = %s/mds.asok\n"
-		"mds_session_timeout = 3\nmds_revoke_cap_timeout = 1\nmds_reconnect_timeout = 10\nmds_tick_interval = 0.2\n"
-		"mds_keyring = %s/keyring\n"
-		"[client]\nlog_file = %s/client.log\nclient_mount_timeout = 10\nclient_caps_timeout = 30\n"
-		"client_flush_interval = 30\nclient_keyring = %s/client.keyring\n",
-		dir, dir, dir, dir, dir, dir);
-	fclose(f);
-	ck_assert_int_eq(test_write_keyrings(dir), 0);
-	memset(&M, 0, sizeof(M));
-	ck_assert_uint_lt(strlen(dir), sizeof(M.dir));
-	memcpy(M.dir, dir, strlen(dir) + 1);
-	ck_assert_msg(lt_mds_mkfs(&M) == 0, "mkfs failed (see %s/mkfs.out)", dir);
-	mds_start();
+	snprintf(tmpl, sizeof(tmpl), "%s/t-XXXXXX", root_dir);
+	ck_assert_msg(lt_fs_make(&M, tmpl,
+				 "mds_session_timeout = 3\nmds_revoke_cap_timeout = 1\nmds_reconnect_timeout = 10\n"
+				 "mds_tick_interval = 0.2\n",
+				 "client_caps_timeout = 30\nclient_flush_interval = 30\n") == 0,
+		      "no filesystem and MDS (see stderr)");
+	snprintf(dir, sizeof(dir), "%s", M.dir);
+	snprintf(conf, sizeof(conf), "%s/loligo.conf", M.dir);
 
 	cfg_init("client");
 	ck_assert_msg(cfg_load_file(conf, err, sizeof(err)) == 0, "%s", err);
@@ -191,8 +179,6 @@ static void setup(void)
 
 static void teardown(void)
 {
-	char cmd[PATH_MAX + 32];
-
 	if (rb)
 		lc_put(B, rb);
 	if (ra)
@@ -201,14 +187,7 @@ static void teardown(void)
 	lclient_destroy(B);     /* borrows A's store: first */
 	lclient_destroy(A);
 	A = B = NULL;
-	mds_kill(SIGTERM);
-	if (getenv("LC_KEEP")) {
-		fprintf(stderr, "kept %s\n", dir);
-		return;
-	}
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	if (system(cmd) != 0)
-		fprintf(stderr, "cannot remove %s\n", dir);
+	lt_fs_remove(&M, "LC_KEEP");
 }
 
 static struct lc_inode *mkdir_in(struct lclient *c, struct lc_inode *parent, const char *name, mode_t mode)

@@ -45,41 +45,14 @@ static const struct lc_cred rootcr = { 0 };
 /* runner process: a fresh filesystem and its MDS for the test case */
 static void fs_setup(void)
 {
-	snprintf(dir, sizeof(dir), "/tmp/lc-mds-XXXXXX");
-	if (!mkdtemp(dir))
-		return;
-	snprintf(conf, sizeof(conf), "%s/loligo.conf", dir);
-	FILE *f = fopen(conf, "w");
-	if (!f)
-		return;
-	fprintf(f,
-		"[global]\nstore_backend = local\nstore_local_path = %s/store\n"
-		"[mds]\nmds_addr = 127.0.0.1\nlog_file = %s/mds.log\nmds_keyring = %s/keyring\n"
-		"[client]\nlog_file = %s/client.log\nclient_mount_timeout = 10\n"
-		"client_keyring = %s/client.keyring\n",
-		dir, dir, dir, dir, dir);
-	fclose(f);
-	if (test_write_keyrings(dir))
-		return;
-	memset(&M, 0, sizeof(M));
-	memcpy(M.dir, dir, strlen(dir) + 1);
-	if (lt_mds_mkfs(&M)) {
-		fprintf(stderr, "loligo-mds --mkfs failed (see %s/mkfs.out)\n", dir);
-		return;
-	}
-	lt_mds_start(&M, 0, NULL);     /* says why when it fails; the case then fails on M.port */
+	lt_fs_make(&M, "/tmp/lc-mds-XXXXXX", NULL, NULL);  /* says why when it fails; the case then fails on M.port */
+	snprintf(dir, sizeof(dir), "%s", M.dir);
+	snprintf(conf, sizeof(conf), "%s/loligo.conf", M.dir);
 }
 
 static void fs_teardown(void)
 {
-	char cmd[PATH_MAX + 32];
-
-	lt_mds_stop(&M, SIGTERM);
-	if (dir[0]) {
-		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-		if (system(cmd) != 0)
-			fprintf(stderr, "cannot remove %s\n", dir);
-	}
+	lt_fs_remove(&M, NULL);
 }
 
 static void set_opt(const char *k, const char *v)

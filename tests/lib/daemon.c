@@ -14,6 +14,7 @@
 
 #include "tests/lib/daemon.h"
 #include "tests/lib/wait.h"
+#include "tests/test_keyring.h"
 #include "tools/bench/mds_wire.h"
 
 const char *lt_build_path(const char *rel, char *buf, size_t len)
@@ -149,6 +150,57 @@ int lt_mds_stop(struct lt_mds *m, int sig)
 	st = lt_stop(m->pid, sig);
 	m->pid = 0;
 	return st;
+}
+
+int lt_fs_make(struct lt_mds *m, const char *tmpl, const char *mds_extra, const char *client_extra)
+{
+	char conf[sizeof(m->dir) + 16];
+	const char *d = m->dir;
+	FILE *f;
+
+	memset(m, 0, sizeof(*m));
+	if (strlen(tmpl) >= sizeof(m->dir) - 64)
+		return -1;
+	strcpy(m->dir, tmpl);
+	if (!mkdtemp(m->dir)) {
+		fprintf(stderr, "mkdtemp %s: %s\n", tmpl, strerror(errno));
+		m->dir[0] = 0;
+		return -1;
+	}
+	snprintf(conf, sizeof(conf), "%s/loligo.conf", d);
+	f = fopen(conf, "w");
+	if (!f)
+		return -1;
+	fprintf(f,
+		"[global]\nstore_backend = local\nstore_local_path = %s/store\n"
+		"[mds]\nmds_addr = 127.0.0.1\nlog_file = %s/mds.log\nadmin_socket = %s/mds.asok\nmds_keyring = %s/keyring\n%s"
+		"[client]\nlog_file = %s/client.log\nclient_mount_timeout = 10\nclient_keyring = %s/client.keyring\n%s",
+		d, d, d, d, mds_extra ? mds_extra : "", d, d, client_extra ? client_extra : "");
+	if (fclose(f))
+		return -1;
+	if (test_write_keyrings(d))     /* <dir>/keyring (MDS), <dir>/client.keyring */
+		return -1;
+	if (lt_mds_mkfs(m)) {
+		fprintf(stderr, "loligo-mds --mkfs failed (see %s/mkfs.out)\n", d);
+		return -1;
+	}
+	return lt_mds_start(m, 0, NULL);
+}
+
+void lt_fs_remove(struct lt_mds *m, const char *keep_env)
+{
+	char cmd[sizeof(m->dir) + 16];
+
+	lt_mds_stop(m, SIGTERM);
+	if (!m->dir[0])
+		return;
+	if (keep_env && getenv(keep_env)) {
+		fprintf(stderr, "kept %s\n", m->dir);
+		return;
+	}
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", m->dir);
+	if (system(cmd) != 0)
+		fprintf(stderr, "cannot remove %s\n", m->dir);
 }
 
 int lt_suite_main(Suite *s, const char *prefix, char *parent, size_t len)

@@ -69,6 +69,24 @@ int lt_mds_start(struct lt_mds *m, int port, const char *const *extra);
 int lt_mds_stop(struct lt_mds *m, int sig);
 
 /**
+ * lt_fs_make - a filesystem of its own for a test: @tmpl (ending in XXXXXX)
+ * made into m->dir, with loligo.conf there (local store in @dir/store, MDS on
+ * 127.0.0.1 logging to mds.log, admin socket mds.asok, client logging to
+ * client.log, keyrings for
+ * client.admin, client_mount_timeout 10), plus @mds_extra and @client_extra
+ * (lines ending in newline, may be NULL) in its [mds] and [client] sections;
+ * then mkfs and lt_mds_start on an ephemeral port.  0, or -1 with the reason
+ * on stderr (m->port stays 0).
+ */
+int lt_fs_make(struct lt_mds *m, const char *tmpl, const char *mds_extra, const char *client_extra);
+
+/**
+ * lt_fs_remove - stop the MDS (SIGTERM) and remove m->dir, unless the
+ * environment variable @keep_env (may be NULL) is set: then say it is kept.
+ */
+void lt_fs_remove(struct lt_mds *m, const char *keep_env);
+
+/**
  * lt_suite_main - the main() of a check suite whose cases put their
  * directories under one parent: makes $TMPDIR/@prefixXXXXXX into @parent,
  * runs @s, removes the parent.  Returns main's exit status.
