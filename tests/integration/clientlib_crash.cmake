@@ -4,7 +4,7 @@
 if(TARGET loligo-mds)
   loligo_check_test(test_clientlib_crash
     SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_clientlib_crash.c
-    LIBS loligo_client loligo_mds_wire
+    LIBS loligo_client loligo_testlib loligo_mds_wire
     LABELS integration clientlib mds
     TIMEOUT 300)
   add_dependencies(test_clientlib_crash loligo-mds)

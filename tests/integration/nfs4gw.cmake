@@ -6,7 +6,7 @@ if(TARGET loligo-mds AND TARGET loligo_gw)
     if(EXISTS ${CMAKE_CURRENT_LIST_DIR}/${t}.c)
       loligo_check_test(${t}
         SOURCES ${CMAKE_CURRENT_LIST_DIR}/${t}.c
-        LIBS loligo_gw loligo_client
+        LIBS loligo_gw loligo_client loligo_testlib
         LABELS integration nfs
         TIMEOUT 300)
       add_dependencies(${t} loligo-mds)

@@ -45,14 +45,19 @@
 #include "store/store.h"
 #include "tests/test_child.h"
 #include "tests/test_keyring.h"
+#include "tests/lib/daemon.h"
+#include "tests/lib/wait.h"
 
-#define COHERENT_MS 100      /* the other client sees a change this soon */
+/*
+ * Coherence here means: once A's call returned, B's next call sees the change
+ * (A's change waited for the revokes of what B cached).  The tests assert that
+ * on B's first call, with no retry; how fast it is is tools/bench's business.
+ */
 
 static char root_dir[PATH_MAX - 64];   /* the runner's: every test's dir is in it */
 static char dir[PATH_MAX];
 static char conf[PATH_MAX + 32];
-static pid_t mds_pid;
-static int mds_port;
+static struct lt_mds M;         /* M.dir is dir; M.port is kept across restarts */
 
 static struct lclient *A, *B;
 static struct lc_inode *ra, *rb;   /* roots */
@@ -64,65 +69,15 @@ static double ms_since(uint64_t t0)
 	return (double)(now_mono_ns() - t0) / 1e6;
 }
 
-static const char *mds_bin(char *buf, size_t len)
-{
-	const char *b = getenv("LOLIGO_BUILD_DIR");
-	snprintf(buf, len, "%s/mds/loligo-mds", b ? b : ".");
-	return buf;
-}
-
-static pid_t spawn(char *const argv[], const char *out)
-{
-	pid_t p = fork();
-	if (p == 0) {
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		int fd = open(out, O_WRONLY | O_CREAT | O_APPEND, 0644);
-		if (fd >= 0) {
-			dup2(fd, 1);
-			dup2(fd, 2);
-		}
-		execv(argv[0], argv);
-		_exit(127);
-	}
-	return p;
-}
-
+/* loligo-mds on dir/loligo.conf, on the port it had before (0 at first) */
 static void mds_start(void)
 {
-	char bin[PATH_MAX], pf[PATH_MAX + 16], out[PATH_MAX + 16], port[32];
-
-	snprintf(pf, sizeof(pf), "%s/mds.port", dir);
-	snprintf(out, sizeof(out), "%s/mds.out", dir);
-	snprintf(port, sizeof(port), "--mds_port=%d", mds_port);
-	unlink(pf);
-	char *argv[] = { (char *)mds_bin(bin, sizeof(bin)), "-c", conf, port, "--port-file", pf, NULL };
-	mds_pid = spawn(argv, out);
-	uint64_t end = now_mono_ns() + 30000000000ull;
-	while (now_mono_ns() < end) {
-		FILE *f = fopen(pf, "r");
-		int p = 0;
-		if (f) {
-			if (fscanf(f, "%d", &p) != 1)
-				p = 0;
-			fclose(f);
-		}
-		if (p > 0) {
-			mds_port = p;
-			return;
-		}
-		ck_assert_msg(waitpid(mds_pid, NULL, WNOHANG) != mds_pid, "loligo-mds exited at start (see %s)", out);
-		usleep(20000);
-	}
-	ck_abort_msg("loligo-mds did not start (see %s)", out);
+	ck_assert_msg(lt_mds_start(&M, M.port, NULL) == 0, "loligo-mds did not start (see %s/mds.out)", dir);
 }
 
 static void mds_kill(int sig)
 {
-	if (mds_pid <= 0)
-		return;
-	kill(mds_pid, sig);
-	waitpid(mds_pid, NULL, 0);
-	mds_pid = 0;
+	lt_mds_stop(&M, sig);
 }
 
 static void set_opt(const char *k, const char *v)
@@ -193,38 +148,23 @@ static void root_teardown(void)
 
 static void setup(void)
 {
-	char bin[PATH_MAX], out[PATH_MAX + 16], err[256], addr[64];
+	char err[256], addr[64], tmpl[sizeof(root_dir) + 16];
 
-	snprintf(dir, sizeof(dir), "%s/t-XXXXXX", root_dir);
-	ck_assert_ptr_nonnull(mkdtemp(dir));
-	snprintf(conf, sizeof(conf), "%s/loligo.conf", dir);
-	FILE *f = fopen(conf, "w");
-	ck_assert_ptr_nonnull(f);
 	/* revokes are late after 1 s and time out after 3 s (the
 	 * unanswered-revoke test); caches that
 	 * could hide a missing invalidation last 30 s */
-	fprintf(f,
-		"[global]\nstore_backend = local\nstore_local_path = %s/store\n"
-		"[mds]\nmds_addr = 127.0.0.1\nlog_file = %s/mds.log\nadmin_socket = %s/mds.asok\n"
-		"mds_session_timeout = 3\nmds_revoke_cap_timeout = 1\nmds_reconnect_timeout = 10\nmds_tick_interval = 0.2\n"
-		"mds_keyring = %s/keyring\n"
-		"[client]\nlog_file = %s/client.log\nclient_mount_timeout = 10\nclient_caps_timeout = 30\n"
-		"client_flush_interval = 30\nclient_keyring = %s/client.keyring\n",
-		dir, dir, dir, dir, dir, dir);
-	fclose(f);
-	ck_assert_int_eq(test_write_keyrings(dir), 0);
-	snprintf(out, sizeof(out), "%s/mkfs.out", dir);
-	char *argv[] = { (char *)mds_bin(bin, sizeof(bin)), "-c", conf, "--mkfs", NULL };
-	pid_t p = spawn(argv, out);
-	int st = -1;
-	waitpid(p, &st, 0);
-	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "mkfs failed (see %s)", out);
-	mds_port = 0;
-	mds_start();
+	snprintf(tmpl, sizeof(tmpl), "%s/t-XXXXXX", root_dir);
+	ck_assert_msg(lt_fs_make(&M, tmpl,
+				 "mds_session_timeout = 3\nmds_revoke_cap_timeout = 1\nmds_reconnect_timeout = 10\n"
+				 "mds_tick_interval = 0.2\n",
+				 "client_caps_timeout = 30\nclient_flush_interval = 30\n") == 0,
+		      "no filesystem and MDS (see stderr)");
+	snprintf(dir, sizeof(dir), "%s", M.dir);
+	snprintf(conf, sizeof(conf), "%s/loligo.conf", M.dir);
 
 	cfg_init("client");
 	ck_assert_msg(cfg_load_file(conf, err, sizeof(err)) == 0, "%s", err);
-	snprintf(addr, sizeof(addr), "127.0.0.1:%d", mds_port);
+	snprintf(addr, sizeof(addr), "127.0.0.1:%d", M.port);
 	set_opt("client_mds_addr", addr);
 	set_opt("log_file", "");
 	if (getenv("LC_DEBUG"))
@@ -239,8 +179,6 @@ static void setup(void)
 
 static void teardown(void)
 {
-	char cmd[PATH_MAX + 32];
-
 	if (rb)
 		lc_put(B, rb);
 	if (ra)
@@ -249,14 +187,7 @@ static void teardown(void)
 	lclient_destroy(B);     /* borrows A's store: first */
 	lclient_destroy(A);
 	A = B = NULL;
-	mds_kill(SIGTERM);
-	if (getenv("LC_KEEP")) {
-		fprintf(stderr, "kept %s\n", dir);
-		return;
-	}
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	if (system(cmd) != 0)
-		fprintf(stderr, "cannot remove %s\n", dir);
+	lt_fs_remove(&M, "LC_KEEP");
 }
 
 static struct lc_inode *mkdir_in(struct lclient *c, struct lc_inode *parent, const char *name, mode_t mode)
@@ -317,7 +248,6 @@ START_TEST(test_close_to_open)
 {
 	struct lc_inode *da = mkdir_in(A, ra, "cto", 0755), *db = lookup_ok(B, rb, "cto");
 	char buf[256];
-	uint64_t t0;
 
 	put_file(A, da, "f", "first version");
 	ck_assert_int_eq(get_file(B, db, "f", buf, sizeof(buf)), 13);
@@ -333,10 +263,8 @@ START_TEST(test_close_to_open)
 		ck_assert_int_eq(lc_write(A, fh, 0, strlen(want), want), (ssize_t)strlen(want));
 		ck_assert_int_eq(lc_release(A, fh), 0);   /* close(2) */
 		lc_put(A, in);
-		t0 = now_mono_ns();
 		ck_assert_int_eq(get_file(B, db, "f", buf, sizeof(buf)), (ssize_t)strlen(want));
 		ck_assert_str_eq(buf, want);
-		ck_assert_msg(ms_since(t0) < 20 * COHERENT_MS, "B's open+read took %.1f ms", ms_since(t0));
 	}
 	lc_put(A, da);
 	lc_put(B, db);
@@ -382,7 +310,6 @@ START_TEST(test_append_while_stat)
 	struct lc_attr a;
 	pthread_t th;
 	char chunk[1000];
-	uint64_t t0;
 
 	memset(chunk, 'x', sizeof(chunk));
 	ck_assert_int_eq(lc_create(A, da, "log", 0644, O_WRONLY | O_CREAT | O_APPEND, &rootcr, NULL, &in, &fh), 0);
@@ -401,22 +328,14 @@ START_TEST(test_append_while_stat)
 			 * (under load it did as few as 10 stats in the whole loop):
 			 * one stat begun after this flush, before the next writes */
 			n0 = atomic_load(&sl.n);
-			t0 = now_mono_ns();
-			while (atomic_load(&sl.n) < n0 + 2 && !sl.err) {
-				ck_assert_msg(ms_since(t0) < 20000, "B's stat thread did no stat in 20 s");
-				usleep(1000);
-			}
+			LT_WAIT_UNTIL(atomic_load(&sl.n) >= n0 + 2 || sl.err, "B's stat thread does no stat");
 		}
 	}
 	ck_assert_int_eq(lc_fsync(A, fh, false), 0);
-	t0 = now_mono_ns();
-	for (;;) {
-		ck_assert_int_eq(lc_getattr(B, inb, &rootcr, false, &a), 0);
-		if (a.size == 300 * sizeof(chunk))
-			break;
-		ck_assert_msg(ms_since(t0) < COHERENT_MS, "B sees size %llu %.1f ms after A's fsync of %zu",
-			      (unsigned long long)a.size, ms_since(t0), 300 * sizeof(chunk));
-	}
+	/* B's first stat after A's fsync returned has the whole size */
+	ck_assert_int_eq(lc_getattr(B, inb, &rootcr, false, &a), 0);
+	ck_assert_msg(a.size == 300 * sizeof(chunk), "B sees size %llu after A's fsync of %zu",
+		      (unsigned long long)a.size, 300 * sizeof(chunk));
 	atomic_store(&sl.stop, true);
 	pthread_join(th, NULL);
 	ck_assert_int_eq(sl.err, 0);
@@ -436,7 +355,7 @@ END_TEST
 START_TEST(test_rename_unlink_cached)
 {
 	struct lc_inode *da = mkdir_in(A, ra, "names", 0755), *db, *x, *y, *in;
-	uint64_t t0, revokes = perf_get(&B->perf.lease_revoke);
+	uint64_t revokes = perf_get(&B->perf.lease_revoke);
 
 	put_file(A, da, "x", "x");
 	put_file(A, da, "y", "y");
@@ -450,17 +369,13 @@ START_TEST(test_rename_unlink_cached)
 	ck_assert(lc_dentry_timeout(B, db, "x", x) >= 30);
 
 	ck_assert_int_eq(lc_unlink(A, da, "x", &rootcr), 0);
-	t0 = now_mono_ns();
 	ck_assert_int_eq(lc_lookup(B, db, "x", &rootcr, NULL, &in), -ENOENT);
-	ck_assert_msg(ms_since(t0) < COHERENT_MS, "%.1f ms", ms_since(t0));
 	ck_assert(!lc_dcache_leased(B, db, "x"));
 
 	ck_assert_int_eq(lc_rename(A, da, "y", da, "z", 0, &rootcr), 0);
-	t0 = now_mono_ns();
 	ck_assert_int_eq(lc_lookup(B, db, "y", &rootcr, NULL, &in), -ENOENT);
 	ck_assert_int_eq(lc_lookup(B, db, "z", &rootcr, NULL, &in), 0);
 	ck_assert_uint_eq(lc_ino(in), lc_ino(y));
-	ck_assert_msg(ms_since(t0) < COHERENT_MS, "%.1f ms", ms_since(t0));
 	lc_put(B, in);
 	/* a name created by A where B knew there was none */
 	put_file(A, da, "new", "n");
@@ -481,7 +396,6 @@ START_TEST(test_chmod_chown_denies_at_once)
 	struct lc_inode *da = mkdir_in(A, ra, "perm", 0755), *sub, *f, *db, *subb, *fb, *in;
 	struct lc_attr set = { 0 }, a;
 	struct lc_fh *fh;
-	uint64_t t0;
 
 	sub = mkdir_in(A, da, "sub", 0755);
 	put_file(A, sub, "f", "data");
@@ -492,24 +406,22 @@ START_TEST(test_chmod_chown_denies_at_once)
 	ck_assert_int_eq(lc_lookup(B, subb, "f", &user1, NULL, &fb), 0);
 	ck_assert_int_eq(lc_open(B, fb, O_RDONLY, &user1, &fh), 0);
 	ck_assert_int_eq(lc_release(B, fh), 0);
-	ck_assert(lc_attr_timeout(B, fb) >= 30);
-
-	/* chmod of the file: B's open is refused, its stat shows the mode */
+	/* B may cache f's attributes once A's close (its FLUSH giving up Fw,
+	 * on another connection) has reached the MDS: until then B's getattr
+	 * is answered without the caps (1 run in 10 failed on that race) */
+	LT_WAIT_UNTIL(lc_getattr(B, fb, &user1, true, &a) == 0 && lc_attr_timeout(B, fb) >= 30,
+		      "B never gets f's attributes cached");
 	set.mode = 0600;
 	ck_assert_int_eq(lc_setattr(A, f, &set, LC_SET_MODE, &rootcr, NULL), 0);
-	t0 = now_mono_ns();
 	ck_assert_int_eq(lc_open(B, fb, O_RDONLY, &user1, &fh), -EACCES);
 	ck_assert_int_eq(lc_getattr(B, fb, &user1, false, &a), 0);
 	ck_assert_uint_eq(a.mode & 07777, 0600);
-	ck_assert_msg(ms_since(t0) < COHERENT_MS, "%.1f ms", ms_since(t0));
 
 	/* chown of the file to user 1000: B may read it again */
 	set.uid = 1000;
 	ck_assert_int_eq(lc_setattr(A, f, &set, LC_SET_UID, &rootcr, NULL), 0);
-	t0 = now_mono_ns();
 	ck_assert_int_eq(lc_open(B, fb, O_RDONLY, &user1, &fh), 0);
 	ck_assert_int_eq(lc_release(B, fh), 0);
-	ck_assert_msg(ms_since(t0) < COHERENT_MS, "%.1f ms", ms_since(t0));
 	/* and away again */
 	set.uid = 2000;
 	ck_assert_int_eq(lc_setattr(A, f, &set, LC_SET_UID, &rootcr, NULL), 0);
@@ -518,9 +430,7 @@ START_TEST(test_chmod_chown_denies_at_once)
 	/* chmod of the directory: B's cached name in it is not searchable */
 	set.mode = 0700;
 	ck_assert_int_eq(lc_setattr(A, sub, &set, LC_SET_MODE, &rootcr, NULL), 0);
-	t0 = now_mono_ns();
 	ck_assert_int_eq(lc_lookup(B, subb, "f", &user1, NULL, &in), -EACCES);
-	ck_assert_msg(ms_since(t0) < COHERENT_MS, "%.1f ms", ms_since(t0));
 	set.mode = 0755;
 	ck_assert_int_eq(lc_setattr(A, sub, &set, LC_SET_MODE, &rootcr, NULL), 0);
 	ck_assert_int_eq(lc_lookup(B, subb, "f", &user1, NULL, &in), 0);
@@ -697,7 +607,7 @@ START_TEST(test_ctime_not_older_than_mds_while_flushing)
 	mds_config_set("mds_journal_hold", "true");
 	ck_assert_int_eq(lc_write(A, fh, 0, 4, "data"), 4);
 	ck_assert_int_eq(lc_release(A, fh), 0);         /* the flush goes, unacked */
-	usleep(20000);                                 /* a ctime the write's cannot equal */
+	usleep(20000);                                 /* deliberate: a ctime the write's cannot equal */
 	clock_gettime(CLOCK_REALTIME, &before);
 	ck_assert_int_eq(lc_setattr(A, f, &set, LC_SET_MODE, &rootcr, &ch), 0);
 	ck_assert_int_eq(lc_getattr(A, f, &rootcr, false, &a), 0);
@@ -788,7 +698,7 @@ START_TEST(test_revoke_hook_runs_before_ack)
 	ck_assert_int_eq(pthread_create(&t, NULL, bg_open_main, &bo), 0);
 	t0 = now_mono_ns();
 	pthread_mutex_lock(&h.lock);
-	while (!h.calls && ms_since(t0) < 5000) {
+	while (!h.calls && ms_since(t0) < lt_hang_ns() / 1000000) {
 		struct timespec dl;
 
 		clock_gettime(CLOCK_REALTIME, &dl);
@@ -801,7 +711,7 @@ START_TEST(test_revoke_hook_runs_before_ack)
 	}
 	int calls = h.calls;
 	pthread_mutex_unlock(&h.lock);
-	ck_assert_msg(calls == 1, "A's revoke hook was not called (%d calls in 5 s)", calls);
+	ck_assert_msg(calls == 1, "A's revoke hook was not called (%d calls)", calls);
 	ck_assert_uint_eq(h.ino, lc_ino(fa));
 	ck_assert(!h.lost);
 	ck_assert_msg((h.had & LC_CAP_CACHE) && !(h.keep & LC_CAP_CACHE), "had 0x%x keep 0x%x", h.had, h.keep);
@@ -833,6 +743,16 @@ struct defer_rec {
 	int deferred, calls;
 };
 
+static int defer_count(struct defer_rec *d)
+{
+	int n;
+
+	pthread_mutex_lock(&d->lock);
+	n = d->deferred;
+	pthread_mutex_unlock(&d->lock);
+	return n;
+}
+
 static int defer_hook(void *arg, struct lc_inode *in, uint32_t had, uint32_t keep, bool lost, struct lc_revoke *rv)
 {
 	struct defer_rec *d = arg;
@@ -863,7 +783,6 @@ START_TEST(test_revoke_hook_defers_the_ack)
 	struct lc_fh *h1, *h2;
 	pthread_t t1, t2;
 	char buf[16];
-	uint64_t t0;
 
 	put_file(A, da, "f1", "one");
 	put_file(A, da, "f2", "two");
@@ -882,23 +801,13 @@ START_TEST(test_revoke_hook_defers_the_ack)
 	b1.in = lookup_ok(B, db, "f1");
 	b2.in = lookup_ok(B, db, "f2");
 	ck_assert_int_eq(pthread_create(&t1, NULL, bg_open_main, &b1), 0);
-	t0 = now_mono_ns();
-	while (ms_since(t0) < 10000) {
-		pthread_mutex_lock(&d.lock);
-		int n = d.deferred;
-		pthread_mutex_unlock(&d.lock);
-		if (n)
-			break;
-		usleep(5000);
-	}
-	ck_assert_msg(d.deferred == 1, "A's hook saw no revoke of f1 in 10 s");
+	LT_WAIT_UNTIL(defer_count(&d) > 0, "A's hook saw no revoke of f1");
+	ck_assert_msg(d.deferred == 1, "A's hook saw %d revokes of f1", d.deferred);
 	/* f1's revoke is held: B's open waits; f2's goes through meanwhile */
 	ck_assert_int_eq(pthread_create(&t2, NULL, bg_open_main, &b2), 0);
-	t0 = now_mono_ns();
-	while (!atomic_load(&b2.done) && ms_since(t0) < 8000)
-		usleep(5000);
-	ck_assert_msg(atomic_load(&b2.done), "B's open of f2 waited behind A's deferred revoke of f1");
-	fprintf(stderr, "f2's revoke acked %.1f ms after B's open began, f1's deferred\n", ms_since(t0));
+	/* f1's revoke is deferred for as long as the test likes: an f2 queued
+	 * behind it would wait until the hang bound */
+	LT_WAIT_UNTIL(atomic_load(&b2.done), "B's open of f2 waited behind A's deferred revoke of f1");
 	pthread_join(t2, NULL);
 	ck_assert_int_eq(b2.r, 0);
 	ck_assert_msg(!atomic_load(&b1.done), "B's open of f1 returned while A's hook held its revoke");
@@ -948,10 +857,8 @@ START_TEST(test_deferred_revoke_is_bounded)
 	b1.in = lookup_ok(B, db, "f1");
 	t0 = now_mono_ns();
 	ck_assert_int_eq(pthread_create(&t1, NULL, bg_open_main, &b1), 0);
-	while (!atomic_load(&b1.done) && ms_since(t0) < 15000)
-		usleep(10000);
+	LT_WAIT_UNTIL(atomic_load(&b1.done), "B's open still waits after a revoke deferred past client_revoke_defer_max=1");
 	ms = ms_since(t0);
-	ck_assert_msg(atomic_load(&b1.done), "B's open still waits 15 s after a revoke deferred past client_revoke_defer_max=1");
 	ck_assert_msg(d.deferred == 1, "the hook deferred %d revokes", d.deferred);
 	ck_assert_msg(ms >= 800, "B's open returned after %.0f ms: the deferred revoke was not held", ms);
 	fprintf(stderr, "a revoke deferred and never completed was acked after %.0f ms (client_revoke_defer_max=1)\n", ms);
@@ -1000,7 +907,7 @@ static pid_t spawn_client_child(const char *role, int fd)
 	char addr[64], fds[16];
 	pid_t pid;
 
-	snprintf(addr, sizeof(addr), "127.0.0.1:%d", mds_port);
+	snprintf(addr, sizeof(addr), "127.0.0.1:%d", M.port);
 	snprintf(fds, sizeof(fds), "%d", fd);
 	pid = test_child_spawn((const char *const[]){ role, conf, addr, fds, NULL });
 	ck_assert_int_gt(pid, 0);
@@ -1101,6 +1008,7 @@ START_TEST(test_unanswered_revoke_evicts)
 	pid_t child;
 	char k, *late, want[64];
 	uint64_t t0;
+	int64_t revokes;
 	double took, late_ms;
 
 	put_file(A, da, "f", "data");
@@ -1125,12 +1033,8 @@ START_TEST(test_unanswered_revoke_evicts)
 	ck_assert_ptr_null(health_detail("MDS_CLIENT_LATE_RELEASE"));
 	t0 = now_mono_ns();
 	ck_assert_int_eq(pthread_create(&bg, NULL, bg_chmod_main, &chmod), 0);
-	for (;;) {
-		late = health_detail("MDS_CLIENT_LATE_RELEASE");
-		if (late || ms_since(t0) > 10000)
-			break;
-		usleep(50000);
-	}
+	LT_WAIT_UNTIL((late = health_detail("MDS_CLIENT_LATE_RELEASE")) != NULL,
+		      "no MDS_CLIENT_LATE_RELEASE while the revoke waited");
 	late_ms = ms_since(t0);
 	pthread_join(bg, NULL);
 	ck_assert_msg(late, "no MDS_CLIENT_LATE_RELEASE while the revoke waited");
@@ -1141,7 +1045,9 @@ START_TEST(test_unanswered_revoke_evicts)
 	ck_assert_msg(late_ms >= 900, "MDS_CLIENT_LATE_RELEASE after %.0f ms (mds_revoke_cap_timeout 1 s)", late_ms);
 	ck_assert_int_eq(chmod.r, 0);
 	took = chmod.took;
-	ck_assert_msg(took > 2000 && took < 8000, "chmod took %.0f ms (mds_session_timeout 3 s)", took);
+	/* a lower bound only: the revoke waited for the session timeout
+	 * (an upper one would be a claim about load, not about loligo) */
+	ck_assert_msg(took > 2000, "chmod took %.0f ms (mds_session_timeout 3 s)", took);
 	ck_assert_int_ge(mds_counter("acks_late"), 1);
 	/* evicted: nothing late any more */
 	ck_assert_ptr_null(health_detail("MDS_CLIENT_LATE_RELEASE"));
@@ -1151,9 +1057,9 @@ START_TEST(test_unanswered_revoke_evicts)
 	ck_assert_int_eq(sessions, 2);
 	/* later changes do not wait for it any more */
 	set.mode = 0644;
-	t0 = now_mono_ns();
+	revokes = mds_counter("revokes");
 	ck_assert_int_eq(lc_setattr(A, f, &set, LC_SET_MODE, &rootcr, NULL), 0);
-	ck_assert_msg(ms_since(t0) < 1000, "%.0f ms", ms_since(t0));
+	ck_assert_int_eq(mds_counter("revokes"), revokes);     /* nobody left to revoke from */
 	kill(child, SIGKILL);
 	kill(child, SIGCONT);
 	waitpid(child, NULL, 0);
@@ -1220,7 +1126,7 @@ START_TEST(test_revoke_storm_evicts_nobody)
 		st[i] = (struct storm){ .c = i % 2 ? B : A, .d = i % 2 ? db : da, .id = i, .stop = &stop };
 		ck_assert_int_eq(pthread_create(&th[i], NULL, storm_main, &st[i]), 0);
 	}
-	usleep(4000000);
+	usleep(4000000);        /* deliberate: a 4 s storm in which nobody may be evicted */
 	atomic_store(&stop, true);
 	for (int i = 0; i < 4; i++) {
 		pthread_join(th[i], NULL);
@@ -1262,14 +1168,9 @@ static bool mds_reconnecting(void)
  * the reconnect phase (changes wait for it), which is then asserted over. */
 static void end_reconnect_phase(void)
 {
-	uint64_t t0 = now_mono_ns();
-
 	ck_assert_int_eq(lc_getattr(A, ra, &rootcr, true, NULL), 0);
 	ck_assert_int_eq(lc_getattr(B, rb, &rootcr, true, NULL), 0);
-	while (mds_reconnecting()) {
-		ck_assert_msg(ms_since(t0) < 5000, "the reconnect phase does not end");
-		usleep(10000);
-	}
+	LT_WAIT_UNTIL(!mds_reconnecting(), "the reconnect phase does not end");
 }
 
 START_TEST(test_caps_survive_mds_restart)
@@ -1278,7 +1179,6 @@ START_TEST(test_caps_survive_mds_restart)
 	struct lc_attr set = { .mode = 0600 }, a;
 	struct lc_fh *fh;
 	struct json_object *ls;
-	uint64_t t0;
 	int caps_b = 0;
 
 	put_file(A, da, "x", "x");
@@ -1288,22 +1188,15 @@ START_TEST(test_caps_survive_mds_restart)
 	f = lookup_ok(B, db, "f");
 	/* B caches f's attributes once A's close (its FLUSH giving up Fw,
 	 * on another connection) has reached the MDS */
-	t0 = now_mono_ns();
-	do {
-		ck_assert_int_eq(lc_getattr(B, f, &user1, true, &a), 0);
-		ck_assert_msg(ms_since(t0) < 5000, "B never gets f's attributes cached");
-	} while (lc_attr_timeout(B, f) < 30);
+	LT_WAIT_UNTIL(lc_getattr(B, f, &user1, true, &a) == 0 && lc_attr_timeout(B, f) >= 30,
+		      "B never gets f's attributes cached");
 	ck_assert(lc_dcache_leased(B, db, "x"));
 	/* journaled: this is about caps, not about replaying unsafe creates */
 	ck_assert_int_eq(lc_sync_fs(A), 0);
 
 	mds_kill(SIGKILL);
 	mds_start();
-	t0 = now_mono_ns();
-	while (!both_reconnected()) {
-		ck_assert_msg(ms_since(t0) < 20000, "clients did not reconnect");
-		usleep(10000);
-	}
+	LT_WAIT_UNTIL(both_reconnected(), "clients did not reconnect");
 	/* the MDS knows B's caps again */
 	ls = mds_cmd("session ls");
 	for (size_t i = 0; i < json_object_array_length(ls); i++)
@@ -1315,15 +1208,11 @@ START_TEST(test_caps_survive_mds_restart)
 
 	/* and revokes them before changes: the lease, the auth cap */
 	ck_assert_int_eq(lc_unlink(A, da, "x", &rootcr), 0);
-	t0 = now_mono_ns();
 	ck_assert_int_eq(lc_lookup(B, db, "x", &rootcr, NULL, &in), -ENOENT);
-	ck_assert_msg(ms_since(t0) < COHERENT_MS, "%.1f ms", ms_since(t0));
 	in = lookup_ok(A, da, "f");
 	ck_assert_int_eq(lc_setattr(A, in, &set, LC_SET_MODE, &rootcr, NULL), 0);
 	lc_put(A, in);
-	t0 = now_mono_ns();
 	ck_assert_int_eq(lc_open(B, f, O_RDONLY, &user1, &fh), -EACCES);
-	ck_assert_msg(ms_since(t0) < COHERENT_MS, "%.1f ms", ms_since(t0));
 	lc_put(B, x);
 	lc_put(B, f);
 	lc_put(B, db);
@@ -1397,12 +1286,7 @@ START_TEST(test_open_unlinked_file)
 	ck_assert_int_eq(lc_open(A, in, O_RDWR, &rootcr, &fh), 0);
 	{
 		/* the close started the writeback, it did not wait for it */
-		uint64_t t0 = now_mono_ns();
-
-		while (!object_exists(A, ino, 0)) {
-			ck_assert_msg(ms_since(t0) < 30000, "the data of a closed file did not reach the store");
-			usleep(5000);
-		}
+		LT_WAIT_UNTIL(object_exists(A, ino, 0), "the data of a closed file did not reach the store");
 	}
 	/* B removes it while A has it open: it lives on for A */
 	db = lookup_ok(B, rb, "orphan");
@@ -1414,12 +1298,8 @@ START_TEST(test_open_unlinked_file)
 	/* the last close: inode and data go (the MDS purges a tick later) */
 	ck_assert_int_eq(lc_release(A, fh), 0);
 	{
-		uint64_t t0 = now_mono_ns();
-
-		while (mds_has_orphan(ino) || object_exists(A, ino, 0)) {
-			ck_assert_msg(ms_since(t0) < 5000, "the orphan or its data outlive the last close");
-			usleep(20000);
-		}
+		LT_WAIT_UNTIL(!mds_has_orphan(ino) && !object_exists(A, ino, 0),
+			      "the orphan or its data outlive the last close");
 	}
 	ck_assert_int_eq(lc_getattr(A, in, &rootcr, true, NULL), -ESTALE);
 	lc_put(A, in);
@@ -1432,7 +1312,7 @@ START_TEST(test_open_unlinked_across_restart)
 {
 	struct lc_inode *da = mkdir_in(A, ra, "orphan2", 0755), *in, *gone;
 	struct lc_fh *fh;
-	uint64_t ino, t0;
+	uint64_t ino;
 
 	put_file(A, da, "f", "0123456789");
 	put_file(A, da, "g", "nobody has me open");
@@ -1449,25 +1329,17 @@ START_TEST(test_open_unlinked_across_restart)
 
 	mds_kill(SIGKILL);
 	mds_start();
-	t0 = now_mono_ns();
-	while (!both_reconnected()) {
-		ck_assert_msg(ms_since(t0) < 20000, "clients did not reconnect");
-		usleep(10000);
-	}
+	LT_WAIT_UNTIL(both_reconnected(), "clients did not reconnect");
 	/* the orphan came back from the stray table, A's open with the reconnect */
 	ck_assert(mds_has_orphan(ino));
 	end_reconnect_phase();
 	/* past the reconnect phase (orphans nobody re-asserted are purged then),
 	 * A's stays, and is as usable as before */
-	usleep(500000);
+	usleep(500000);         /* deliberate: time for a wrong purge (a tick is 0.2 s) */
 	ck_assert(mds_has_orphan(ino));
 	use_unlinked(A, fh, 10);
 	ck_assert_int_eq(lc_release(A, fh), 0);
-	t0 = now_mono_ns();
-	while (mds_has_orphan(ino) || object_exists(A, ino, 0)) {
-		ck_assert_msg(ms_since(t0) < 15000, "the orphan or its data outlive the last close");
-		usleep(20000);
-	}
+	LT_WAIT_UNTIL(!mds_has_orphan(ino) && !object_exists(A, ino, 0), "the orphan or its data outlive the last close");
 	lc_put(A, in);
 	lc_put(A, gone);
 	lc_put(A, da);
@@ -1498,7 +1370,7 @@ static void orphan_client(int fd)
 START_TEST(test_orphan_of_a_client_gone)
 {
 	struct lc_inode *da = mkdir_in(A, ra, "orphan3", 0755);
-	uint64_t ino = 0, t0;
+	uint64_t ino = 0;
 	int p[2];
 	pid_t child;
 
@@ -1513,18 +1385,11 @@ START_TEST(test_orphan_of_a_client_gone)
 	kill(child, SIGKILL);
 	waitpid(child, NULL, 0);
 	mds_start();
-	t0 = now_mono_ns();
-	while (!both_reconnected()) {
-		ck_assert_msg(ms_since(t0) < 20000, "clients did not reconnect");
-		usleep(10000);
-	}
+	LT_WAIT_UNTIL(both_reconnected(), "clients did not reconnect");
 	ck_assert(mds_has_orphan(ino));   /* until the reconnect phase is over */
-	t0 = now_mono_ns();
-	while (mds_has_orphan(ino)) {
-		ck_assert_msg(ms_since(t0) < 20000, "an orphan nobody reclaimed is still there");
-		usleep(50000);
-	}
-	ck_assert_msg(ms_since(t0) > 500, "purged before the reconnect phase was over");
+	LT_WAIT_UNTIL(!mds_has_orphan(ino), "an orphan nobody reclaimed is still there");
+	/* the phase ended before the purge (it is what lets the purge go) */
+	ck_assert_msg(!mds_reconnecting(), "purged before the reconnect phase was over");
 	lc_put(A, da);
 }
 END_TEST
@@ -1556,11 +1421,7 @@ START_TEST(test_unmount_bounded_once_with_mds_gone)
 	mds_config_set("mds_journal_hold", "true");     /* the create stays UNSAFE */
 	ck_assert_int_eq(lc_create(A, da, "f", 0644, O_WRONLY | O_CREAT, &rootcr, NULL, &f, &fh), 0);
 	mds_kill(SIGKILL);
-	t0 = now_mono_ns();
-	while (mdsc_is_open(A->mdsc)) {
-		ck_assert_msg(ms_since(t0) < 20000, "A did not notice in 20 s that its MDS was killed");
-		usleep(10000);
-	}
+	LT_WAIT_UNTIL(!mdsc_is_open(A->mdsc), "A did not notice that its MDS was killed");
 	ck_assert_int_eq(lc_write(A, fh, 0, 4, "data"), 4);     /* a size the MDS has not seen */
 	set_opt("client_unmount_timeout", "2");
 	lc_put(A, f);

@@ -35,7 +35,8 @@
 #include "common/config.h"
 #include "common/log.h"
 #include "common/time.h"
-#include "tests/integration/test_mds_wire.h"
+#include "tools/bench/mds_wire.h"
+#include "tests/lib/daemon.h"
 
 static char parent_dir[256];
 static struct mdsproc P;
@@ -710,15 +711,5 @@ static Suite *suite(void)
 
 int main(void)
 {
-	SRunner *sr;
-	int failed;
-
-	if (mdsproc_parent_init(parent_dir, sizeof(parent_dir), "test_lc_crash"))
-		return 1;
-	sr = srunner_create(suite());
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	mdsproc_parent_remove(parent_dir);
-	return failed ? 1 : 0;
+	return lt_suite_main(suite(), "test_lc_crash", parent_dir, sizeof(parent_dir));
 }

@@ -32,130 +32,27 @@
 #include "common/log.h"
 #include "common/time.h"
 #include "store/store.h"
+#include "tests/lib/daemon.h"
 
 static char dir[PATH_MAX];
 static char conf[PATH_MAX + 32];
-static pid_t mds_pid;
-static int mds_port;
+static struct lt_mds M;         /* M.dir is dir */
 
 static struct lclient *c;
 static struct lc_inode *root;
 static const struct lc_cred rootcr = { 0 };
 
-static const char *mds_bin(char *buf, size_t len)
-{
-	const char *b = getenv("LOLIGO_BUILD_DIR");
-	snprintf(buf, len, "%s/mds/loligo-mds", b ? b : ".");
-	return buf;
-}
-
-static pid_t spawn(char *const argv[], const char *out)
-{
-	pid_t p = fork();
-	if (p == 0) {
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		int fd = open(out, O_WRONLY | O_CREAT | O_APPEND, 0644);
-		if (fd >= 0) {
-			dup2(fd, 1);
-			dup2(fd, 2);
-		}
-		execv(argv[0], argv);
-		_exit(127);
-	}
-	return p;
-}
-
-static void mds_start(void)
-{
-	char bin[PATH_MAX], pf[PATH_MAX + 16], out[PATH_MAX + 16];
-
-	snprintf(pf, sizeof(pf), "%s/mds.port", dir);
-	snprintf(out, sizeof(out), "%s/mds.out", dir);
-	unlink(pf);
-	char *argv[] = { (char *)mds_bin(bin, sizeof(bin)), "-c", conf, "--mds_port=0", "--port-file", pf, NULL };
-	mds_pid = spawn(argv, out);
-	uint64_t end = now_mono_ns() + 15000000000ull;
-	while (now_mono_ns() < end) {
-		FILE *f = fopen(pf, "r");
-		int port = 0;
-		if (f) {
-			if (fscanf(f, "%d", &port) != 1)
-				port = 0;
-			fclose(f);
-		}
-		if (port > 0) {
-			mds_port = port;
-			return;
-		}
-		if (waitpid(mds_pid, NULL, WNOHANG) == mds_pid) {
-			mds_pid = 0;
-			break;
-		}
-		usleep(20000);
-	}
-	fprintf(stderr, "loligo-mds did not start (see %s)\n", out);
-}
-
-static void mds_stop(void)
-{
-	if (mds_pid <= 0)
-		return;
-	kill(mds_pid, SIGTERM);
-	for (int i = 0; i < 500; i++) {
-		if (waitpid(mds_pid, NULL, WNOHANG) == mds_pid) {
-			mds_pid = 0;
-			return;
-		}
-		usleep(10000);
-	}
-	kill(mds_pid, SIGKILL);
-	waitpid(mds_pid, NULL, 0);
-	mds_pid = 0;
-}
-
 /* runner process: a fresh filesystem and its MDS for the test case */
 static void fs_setup(void)
 {
-	char bin[PATH_MAX], out[PATH_MAX + 16];
-
-	snprintf(dir, sizeof(dir), "/tmp/lc-mds-XXXXXX");
-	if (!mkdtemp(dir))
-		return;
-	snprintf(conf, sizeof(conf), "%s/loligo.conf", dir);
-	FILE *f = fopen(conf, "w");
-	if (!f)
-		return;
-	fprintf(f,
-		"[global]\nstore_backend = local\nstore_local_path = %s/store\n"
-		"[mds]\nmds_addr = 127.0.0.1\nlog_file = %s/mds.log\nmds_keyring = %s/keyring\n"
-		"[client]\nlog_file = %s/client.log\nclient_mount_timeout = 10\n"
-		"client_keyring = %s/client.keyring\n",
-		dir, dir, dir, dir, dir);
-	fclose(f);
-	if (test_write_keyrings(dir))
-		return;
-	snprintf(out, sizeof(out), "%s/mkfs.out", dir);
-	char *argv[] = { (char *)mds_bin(bin, sizeof(bin)), "-c", conf, "--mkfs", NULL };
-	pid_t p = spawn(argv, out);
-	int st = -1;
-	waitpid(p, &st, 0);
-	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
-		fprintf(stderr, "loligo-mds --mkfs failed (see %s)\n", out);
-		return;
-	}
-	mds_start();
+	lt_fs_make(&M, "/tmp/lc-mds-XXXXXX", NULL, NULL);  /* says why when it fails; the case then fails on M.port */
+	snprintf(dir, sizeof(dir), "%s", M.dir);
+	snprintf(conf, sizeof(conf), "%s/loligo.conf", M.dir);
 }
 
 static void fs_teardown(void)
 {
-	char cmd[PATH_MAX + 32];
-
-	mds_stop();
-	if (dir[0]) {
-		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-		if (system(cmd) != 0)
-			fprintf(stderr, "cannot remove %s\n", dir);
-	}
+	lt_fs_remove(&M, NULL);
 }
 
 static void set_opt(const char *k, const char *v)
@@ -193,10 +90,10 @@ static void setup(void)
 {
 	char err[256], addr[64];
 
-	ck_assert_msg(mds_port > 0, "no MDS");
+	ck_assert_msg(M.port > 0, "no MDS");
 	cfg_init("client");
 	ck_assert_msg(cfg_load_file(conf, err, sizeof(err)) == 0, "%s", err);
-	snprintf(addr, sizeof(addr), "127.0.0.1:%d", mds_port);
+	snprintf(addr, sizeof(addr), "127.0.0.1:%d", M.port);
 	set_opt("client_mds_addr", addr);
 	set_opt("log_file", "");
 	if (getenv("LC_DEBUG"))

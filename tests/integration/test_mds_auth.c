@@ -24,7 +24,7 @@
 #include <unistd.h>
 
 #include "common/admin_sock.h"
-#include "tests/integration/test_mds_wire.h"
+#include "tools/bench/mds_wire.h"
 
 #define ROOT MDSP_ROOT_INO
 static char parent_dir[256];

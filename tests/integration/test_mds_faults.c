@@ -34,7 +34,8 @@
 #include "mds/journal_int.h"
 #include "mds/mds.h"
 #include "store/store.h"
-#include "tests/integration/test_mds_wire.h"
+#include "tools/bench/mds_wire.h"
+#include "tests/lib/daemon.h"
 
 #define ROOT MDSP_ROOT_INO
 static char parent_dir[256];
@@ -1014,15 +1015,5 @@ static Suite *suite(void)
 
 int main(void)
 {
-	SRunner *sr;
-	int failed;
-
-	if (mdsproc_parent_init(parent_dir, sizeof(parent_dir), "test_mds_faults"))
-		return 1;
-	sr = srunner_create(suite());
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	mdsproc_parent_remove(parent_dir);
-	return failed ? 1 : 0;
+	return lt_suite_main(suite(), "test_mds_faults", parent_dir, sizeof(parent_dir));
 }

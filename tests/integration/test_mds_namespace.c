@@ -18,7 +18,8 @@
 #include <unistd.h>
 
 #include "common/admin_sock.h"
-#include "tests/integration/test_mds_wire.h"
+#include "tools/bench/mds_wire.h"
+#include "tests/lib/daemon.h"
 
 #define ROOT MDSP_ROOT_INO
 static char parent_dir[256];
@@ -1071,15 +1072,5 @@ static Suite *suite(void)
 
 int main(void)
 {
-	SRunner *sr;
-	int failed;
-
-	if (mdsproc_parent_init(parent_dir, sizeof(parent_dir), "test_mds_ns"))
-		return 1;
-	sr = srunner_create(suite());
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	mdsproc_parent_remove(parent_dir);
-	return failed ? 1 : 0;
+	return lt_suite_main(suite(), "test_mds_ns", parent_dir, sizeof(parent_dir));
 }

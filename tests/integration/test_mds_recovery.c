@@ -21,7 +21,9 @@
 
 #include "common/admin_sock.h"
 #include "store/store.h"
-#include "tests/integration/test_mds_wire.h"
+#include "tools/bench/mds_wire.h"
+#include "tests/lib/daemon.h"
+#include "tests/lib/wait.h"
 
 #define ROOT MDSP_ROOT_INO
 static char parent_dir[256];
@@ -32,6 +34,16 @@ static void setup(void)
 {
 	ck_assert_int_eq(mdsproc_init(&P, parent_dir), 0);
 	ck_assert_int_eq(mdsproc_mkfs(&P), 0);
+}
+
+static uint64_t perf_value(const char *group, const char *name);
+
+/* @group.@name of the MDS's perf dump is there and >= @want */
+static bool perf_at_least(const char *group, const char *name, uint64_t want)
+{
+	uint64_t v = perf_value(group, name);
+
+	return v != UINT64_MAX && v >= want;
 }
 
 static void start_and_open(void)
@@ -204,7 +216,8 @@ START_TEST(test_kill9_with_expiring_segments)
 	snprintf(P.extra[P.nextra++], 256, "--mds_tick_interval=0.05");
 	start_and_open();
 	build("one");
-	usleep(300000);
+	/* some of one's segments expired: its directories were flushed */
+	LT_WAIT_UNTIL(perf_at_least("mds_journal", "expired_segments", 1), "no journal segment expired");
 	build("two");
 	restart(SIGKILL);
 	verify("one");
@@ -416,7 +429,6 @@ static uint64_t perf_value(const char *group, const char *name)
 START_TEST(test_purge_queue_survives_and_drains)
 {
 	struct mdsp_inode in, attr;
-	int i;
 
 	/* a long delay first: the queued purge must survive kill -9 */
 	snprintf(P.extra[P.nextra++], 256, "--mds_purge_delay=1000");
@@ -437,8 +449,7 @@ START_TEST(test_purge_queue_survives_and_drains)
 	mdsproc_stop(&P, SIGTERM);
 	snprintf(P.extra[0], 256, "--mds_purge_delay=0");
 	start_and_open();
-	for (i = 0; i < 100 && perf_value("mds_purge", "files") != 1; i++)
-		usleep(20000);
+	LT_WAIT_UNTIL(perf_at_least("mds_purge", "files", 1), "the purge queue did not drain");
 	ck_assert_uint_eq(perf_value("mds_purge", "files"), 1);
 	/* no data was ever written: its object index lists nothing, and no
 	 * object is named for the size (a purge costs what exists) */
@@ -448,9 +459,7 @@ START_TEST(test_purge_queue_survives_and_drains)
 	/* the queue entry's removal may not be durable yet: after a crash the
 	 * purge may run again (it is idempotent), but the queue drains */
 	restart(SIGKILL);
-	for (i = 0; i < 100 && perf_value("mds_purge", "queued") != 0; i++)
-		usleep(20000);
-	ck_assert_uint_eq(perf_value("mds_purge", "queued"), 0);
+	LT_WAIT_UNTIL(perf_value("mds_purge", "queued") == 0, "the purge queue did not drain after the crash");
 }
 END_TEST
 
@@ -497,8 +506,7 @@ START_TEST(test_purge_local_data_store)
 		ck_assert_int_eq(store_op_exec(pool, oid, op), 0);
 	}
 	ck_assert_int_eq(mdsw_unlink(&W, ROOT, "big"), 0);
-	for (i = 0; i < 200 && perf_value("mds_purge", "files") != 1; i++)
-		usleep(20000);
+	LT_WAIT_UNTIL(perf_at_least("mds_purge", "files", 1), "the file was not purged");
 	ck_assert_uint_eq(perf_value("mds_purge", "files"), 1);
 	for (i = 0; i < 3; i++) {
 		snprintf(oid, sizeof(oid), "%" PRIx64 ".%08x", in.ino, i);
@@ -666,12 +674,14 @@ START_TEST(test_replay_goes_before_other_clients)
 	sid = W.sid;
 	ck_assert_int_eq(mdsproc_stop(&P, SIGKILL), 128 + SIGKILL);
 	mdsw_close(&W);
-	snprintf(P.extra[0], 256, "--mds_reconnect_timeout=20");
+	/* an hour: released by the timeout instead of the replay is a hang */
+	snprintf(P.extra[0], 256, "--mds_reconnect_timeout=3600");
 	ck_assert_int_eq(mdsproc_start(&P), 0);
-	/* another client tries to take the name first: it must wait */
+	/* another client tries to take the name first: it must wait (the MDS
+	 * parks its create until the reconnect phase is over) */
 	rc.port = P.port;
 	ck_assert_int_eq(pthread_create(&th, NULL, racer_main, &rc), 0);
-	usleep(300000);
+	LT_WAIT_UNTIL(perf_at_least("mds_caps", "requests_parked", 1), "the racer's create was not parked");
 	ck_assert_int_eq(mdsw_connect(&W, P.port), 0);
 	ck_assert_int_eq(mdsw_reconnect(&W, sid), 0);
 	ck_assert_int_eq(call_tid(7, MDSP_REQ_REPLAY, &q, &rep), 0);   /* redone, not EEXIST */
@@ -679,7 +689,7 @@ START_TEST(test_replay_goes_before_other_clients)
 	ck_assert_int_eq(mdsw_getattr(&W, ROOT, &(struct mdsp_inode){ 0 }), 0);  /* replay finished */
 	pthread_join(th, NULL);
 	ck_assert_int_eq(rc.result, -EEXIST);
-	ck_assert(rc.secs < 15);    /* released by the replay, not by the timeout */
+	ck_assert(rc.secs < lt_hang_ns() / 1e9);    /* released by the replay, not by the timeout */
 }
 END_TEST
 
@@ -983,7 +993,7 @@ START_TEST(test_cache_trim)
 	struct mdsp_inode in;
 	char name[32];
 	uint64_t dirs[10], cold = 0, hard = 0;
-	int d, k, i;
+	int d, k;
 
 	snprintf(P.extra[P.nextra++], 256, "--mds_cache_size=60");
 	/* nothing expires (so nothing is clean enough to evict) until the
@@ -1008,16 +1018,13 @@ START_TEST(test_cache_trim)
 	ck_assert_int_eq(mdsw_link(&W, dirs[6], "hard", hard, &in), 0);
 	ck_assert_int_gt(status_value("inodes_cached"), 200);
 	ck_assert_int_eq(mdsproc_config_set(&P, "mds_journal_expire_age", "0.2"), 0);
-	for (i = 0; i < 100 && status_value("inodes_cached") > 60; i++)
-		usleep(100000);
-	ck_assert_int_le(status_value("inodes_cached"), 60);
+	LT_WAIT_UNTIL(status_value("inodes_cached") <= 60, "the cache was not trimmed");
 	/* evicted directories come back on use, with everything in them */
 	ck_assert_int_eq(mdsw_rename(&W, dirs[1], "f0", dirs[9], "moved", 0), 0);
 	ck_assert_int_eq(mdsw_create(&W, dirs[2], "new", 0644, O_CREAT | O_EXCL, &in), 0);
 	check_trimmed_tree(cold, hard);
 	/* evict again, then crash: the journal and the objects agree */
-	for (i = 0; i < 100 && status_value("inodes_cached") > 60; i++)
-		usleep(100000);
+	LT_WAIT_UNTIL(status_value("inodes_cached") <= 60, "the cache was not trimmed again");
 	restart(SIGKILL);
 	check_trimmed_tree(cold, hard);
 }
@@ -1051,15 +1058,5 @@ static Suite *suite(void)
 
 int main(void)
 {
-	SRunner *sr;
-	int failed;
-
-	if (mdsproc_parent_init(parent_dir, sizeof(parent_dir), "test_mds_rec"))
-		return 1;
-	sr = srunner_create(suite());
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	mdsproc_parent_remove(parent_dir);
-	return failed ? 1 : 0;
+	return lt_suite_main(suite(), "test_mds_rec", parent_dir, sizeof(parent_dir));
 }

@@ -24,7 +24,7 @@
 #include <lmdb.h>
 
 #include "store/store.h"
-#include "tests/integration/test_mds_wire.h"
+#include "tools/bench/mds_wire.h"
 
 static char parent_dir[256];
 static struct mdsproc P;

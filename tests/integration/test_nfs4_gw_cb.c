@@ -1098,7 +1098,7 @@ static pid_t spawn_other(int fd, const char *role, const char *d, const char *na
 	char addr[64], fds[16], lf[PATH_MAX + 16];
 	pid_t pid;
 
-	snprintf(addr, sizeof(addr), "127.0.0.1:%d", mds_port);
+	snprintf(addr, sizeof(addr), "127.0.0.1:%d", M.port);
 	snprintf(fds, sizeof(fds), "%d", fd);
 	snprintf(lf, sizeof(lf), "%s/other.log", dir);
 	pid = test_child_spawn((const char *const[]){ role, conf, addr, lf, fds, d, name, data ? data : "", NULL });
@@ -2104,7 +2104,7 @@ END_TEST
 /* a fresh MDS: nothing of the previous case's (its port, its directory) if this one cannot start */
 static void case_setup(void)
 {
-	mds_port = 0;
+	M.port = 0;
 	dir[0] = 0;
 	fs_setup();
 }

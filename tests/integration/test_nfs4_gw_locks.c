@@ -113,7 +113,7 @@ static void peer_main(int cmd, int rep, const char *dname, const char *file)
 	cfg_init("client");
 	if (cfg_load_file(conf, err, sizeof(err)))
 		_exit(2);
-	snprintf(addr, sizeof(addr), "127.0.0.1:%d", mds_port);
+	snprintf(addr, sizeof(addr), "127.0.0.1:%d", M.port);
 	cfg_set(cfg_lookup("client_mds_addr"), addr, false, err, sizeof(err));
 	snprintf(lf, sizeof(lf), "%s/peer.log", dir);
 	cfg_set(cfg_lookup("log_file"), lf, false, err, sizeof(err));

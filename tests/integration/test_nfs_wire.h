@@ -24,7 +24,7 @@
 #include "common/log.h"
 #include "common/time.h"
 #include "nfs_gw/gw.h"
-#include "test_mds_wire.h"
+#include "tools/bench/mds_wire.h"
 #include "../unit/test_rpc_util.h"
 
 struct nfsgw {

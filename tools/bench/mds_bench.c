@@ -46,7 +46,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "tests/integration/test_mds_wire.h"
+#include "tools/bench/mds_wire.h"
 
 static const uint8_t *bench_key;    /* client.admin's; NULL: --no-auth */
 static const uint8_t *admin_key;    /* for the journal status command */

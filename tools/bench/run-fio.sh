@@ -155,7 +155,7 @@ run_target() { # RUN TARGET
 	row randwrite-4k && run_job "$run" "$t" randwrite-4k
 	row randwrite-4k-fsync && run_job "$run" "$t" randwrite-4k-fsync
 	if row randread-4k; then
-		FIO_DIR=$m FIO_SIZE4K=$size4k fio --output-format=json "$jobs_dir/layout-4k.fio" >"$work/$t.layout.json"
+		FIO_DIR=$m FIO_SIZE4K=$size4k bg_run fio --output-format=json "$jobs_dir/layout-4k.fio" >"$work/$t.layout.json"
 		umount_target "$t"; mount_target "$t"
 		run_job "$run" "$t" randread-4k
 	fi
@@ -163,7 +163,7 @@ run_target() { # RUN TARGET
 	row seqwrite-1m-fsync && run_job "$run" "$t" seqwrite-1m-fsync
 	if row seqread-1m; then
 		if ! row seqwrite-1m && ! row seqwrite-1m-fsync; then   # lay out the file it reads
-			FIO_DIR=$m FIO_SIZE1M=$size1m fio --output-format=json "$jobs_dir/seqwrite-1m-fsync.fio" >"$work/$t.layout1m.json"
+			FIO_DIR=$m FIO_SIZE1M=$size1m bg_run fio --output-format=json "$jobs_dir/seqwrite-1m-fsync.fio" >"$work/$t.layout1m.json"
 		fi
 		umount_target "$t"; mount_target "$t"
 		run_job "$run" "$t" seqread-1m
@@ -194,7 +194,7 @@ if ((mounts >= 2)) && [[ ,$targets, == *,local,* ]]; then
 	loligo_mount local
 	loligo_mount local "$work/local2.mnt"
 	half=$(( $(numfmt --from=iec "$size1m") / 2 ))
-	fio --output-format=json --ioengine=psync --rw=write --bs=1M --size="$half" --end_fsync=1 \
+	bg_run fio --output-format=json --ioengine=psync --rw=write --bs=1M --size="$half" --end_fsync=1 \
 		--name=m1 --directory="$work/local.mnt" --name=m2 --directory="$work/local2.mnt" >"$work/two-mounts.json"
 	echo "two mounts of the local store writing at once: $(jq '[.jobs[].write.bw_bytes] | add / 1048576 | floor' "$work/two-mounts.json") MiB/s in total"
 	unmount "$work/local2.mnt" "$fuse2_pid"

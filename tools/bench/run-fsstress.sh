@@ -97,7 +97,7 @@ run_target() { # RUN TARGET
 	mkdir "$d/s"
 	t0=$(date +%s.%N)
 	rc=0
-	timeout 1800 "$fsstress" -d "$d/s" -p "$procs" -n "$nops" -s "$seed" >"$work/$t.$run.fsstress" 2>&1 || rc=$?
+	bg_run timeout 1800 "$fsstress" -d "$d/s" -p "$procs" -n "$nops" -s "$seed" >"$work/$t.$run.fsstress" 2>&1 || rc=$?
 	t1=$(date +%s.%N)
 	if ((rc == 124)); then
 		record "$run" "$t" fsstress HANG "(no end in 30 min)"

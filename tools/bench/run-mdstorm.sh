@@ -38,7 +38,11 @@
 #                      names are revoked all the time (caps, mds/locker.c)
 #
 # Everything runs on a temp dir with an ephemeral MDS port; the trap unmounts
-# and stops both daemons whatever happens.  The last lines are a summary:
+# and stops both daemons whatever happens, at once on SIGTERM or SIGINT to
+# this script alone (the workloads run in the background and the script
+# waits for them: bash runs a trap only once its foreground command is done,
+# and a storm stuck on a deadlocked client is never done), and kills what
+# does not stop within 10 s (a deadlocked loligo-fuse, a stuck storm).  The last lines are a summary:
 #   SUMMARY local  stat_ops_s=... p50_us=... p99_us=... readdir_s=...
 #   SUMMARY loligo stat_ops_s=... p50_us=... p99_us=... readdir_s=...
 #   SUMMARY create files_s=...
@@ -89,7 +93,7 @@ while (($#)); do
 	--out) out=$2; shift ;;
 	--no-local) local=0 ;;
 	--writer) writer=1 ;;
-	-h|--help) sed -n '2,61p' "$0"; exit 0 ;;
+	-h|--help) sed -n '2,65p' "$0"; exit 0 ;;
 	*) echo "run-mdstorm: unknown argument '$1' (try --help)" >&2; exit 2 ;;
 	esac
 	shift
@@ -125,34 +129,54 @@ chmod 755 "$work"
 mnt=$work/mnt conf=$work/loligo.conf asok=$work/client.asok mds_asok=$work/mds.asok
 mnt2=$work/mnt2 asok2=$work/client2.asok
 mkdir -p "$mnt" "$mnt2" "$work/store" "$work/local"
-mds_pid= fuse_pid= fuse2_pid= perf_pid= mds_perf_pid= churn_pid=
+mds_pid= fuse_pid= fuse2_pid= perf_pid= mds_perf_pid= churn_pid= wl_pid=
+
+# reap PID: wait up to 10 s for child PID to exit, then SIGKILL it; reaped.
+reap() {
+	local p=$1
+	[[ -n $p ]] || return 0
+	for _ in $(seq 1 100); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
+	kill -KILL "$p" 2>/dev/null || true
+	wait "$p" 2>/dev/null || true
+}
+
+# bg_wait CMD...: run CMD in the background and wait for it, so that a
+# signal to the script reaches its trap at once (see the top)
+bg_wait() {
+	"$@" &
+	wl_pid=$!
+	local st=0
+	wait "$wl_pid" || st=$?
+	wl_pid=
+	return $st
+}
+
+unmount_at() { # MNT PID
+	if grep -q " $1 fuse" /proc/mounts; then
+		fusermount3 -u "$1" 2>/dev/null || fusermount3 -uz "$1" 2>/dev/null || true
+	fi
+	reap "$2"
+}
 
 unmount() {
-	if grep -q " $mnt fuse" /proc/mounts; then
-		fusermount3 -u "$mnt" 2>/dev/null || fusermount3 -uz "$mnt" 2>/dev/null || true
-	fi
-	if [[ -n $fuse_pid ]]; then
-		for _ in $(seq 1 100); do kill -0 "$fuse_pid" 2>/dev/null || break; sleep 0.1; done
-		kill -KILL "$fuse_pid" 2>/dev/null || true
-		wait "$fuse_pid" 2>/dev/null || true
-	fi
+	unmount_at "$mnt" "$fuse_pid"
 	fuse_pid=
 }
 
 cleanup() {
 	set +e
-	[[ -n $perf_pid ]] && kill -INT "$perf_pid" 2>/dev/null && wait "$perf_pid" 2>/dev/null
-	[[ -n $mds_perf_pid ]] && kill -INT "$mds_perf_pid" 2>/dev/null && wait "$mds_perf_pid" 2>/dev/null
-	[[ -n $churn_pid ]] && kill "$churn_pid" 2>/dev/null && wait "$churn_pid" 2>/dev/null
-	if grep -q " $mnt2 fuse" /proc/mounts; then
-		fusermount3 -u "$mnt2" 2>/dev/null || fusermount3 -uz "$mnt2" 2>/dev/null
-	fi
-	if [[ -n $fuse2_pid ]]; then
-		for _ in $(seq 1 100); do kill -0 "$fuse2_pid" 2>/dev/null || break; sleep 0.1; done
-		kill -KILL "$fuse2_pid" 2>/dev/null
-	fi
+	trap '' INT TERM   # a second signal must not cut the cleanup short
+	# the workloads first (nothing may keep a mount busy); one stuck in a
+	# request of a deadlocked client dies once that client is gone (below)
+	[[ -n $wl_pid ]] && kill -TERM "$wl_pid" 2>/dev/null
+	[[ -n $churn_pid ]] && kill -TERM "$churn_pid" 2>/dev/null
+	[[ -n $perf_pid ]] && kill -INT "$perf_pid" 2>/dev/null && reap "$perf_pid"
+	[[ -n $mds_perf_pid ]] && kill -INT "$mds_perf_pid" 2>/dev/null && reap "$mds_perf_pid"
+	unmount_at "$mnt2" "$fuse2_pid"
 	unmount
-	[[ -n $mds_pid ]] && kill -TERM "$mds_pid" 2>/dev/null && wait "$mds_pid" 2>/dev/null
+	reap "$wl_pid"
+	reap "$churn_pid"
+	[[ -n $mds_pid ]] && kill -TERM "$mds_pid" 2>/dev/null && reap "$mds_pid"
 	if ((keep)); then echo "run-mdstorm: kept $work"; else rm -rf "$work"; fi
 }
 trap cleanup EXIT
@@ -228,7 +252,8 @@ field() { sed -n "s/.* $2=\([^ ]*\).*/\1/p" <<<"$1"; }
 echo "== mdstorm: $threads threads, $secs s, $files files, $spr stats per readdir$( ((writer)) && echo ", a writer on a second mount"); $(nproc) CPUs, kernel $(uname -r)"
 if ((local)); then
 	echo "== local directory ($work/local)"
-	"$work/mdstorm" "$work/local/storm" "$threads" "$secs" "$files" create 4 "$spr" | tee "$work/local.out" || true
+	bg_wait "$work/mdstorm" "$work/local/storm" "$threads" "$secs" "$files" create 4 "$spr" >"$work/local.out" || true
+	cat "$work/local.out"
 else
 	echo "RESULT skipped" > "$work/local.out"
 fi
@@ -238,7 +263,8 @@ echo "== loligo ($mnt, loligo-fuse pid $fuse_pid)$( ((contended)) && echo ', con
 # that is where the client mutex is contended, so its hold times are
 # reported too.
 asok_cmd "perf reset" >/dev/null
-"$work/mdstorm" "$mnt/storm" 1 1 "$files" createonly "$threads" | tail -1 | tee "$work/create.out" || true
+bg_wait "$work/mdstorm" "$mnt/storm" 1 1 "$files" createonly "$threads" >"$work/create-all.out" || true
+tail -1 "$work/create-all.out" | tee "$work/create.out"
 asok_cmd "perf dump" > "$work/perf-create.json"
 
 # save_metrics FILE: loligo-fuse's Prometheus text (its endpoint's port is in the log)
@@ -274,11 +300,13 @@ storm() { # MODE
 		"$work/churn" "$mnt2/storm" "$secs" > "$work/churn-$mode.out" 2>&1 &
 		churn_pid=$!
 	fi
-	"$work/mdstorm" "$mnt/storm" "$threads" "$secs" "$files" nocreate 1 "$spr" | tee "$work/$mode.out" || true
+	bg_wait "$work/mdstorm" "$mnt/storm" "$threads" "$secs" "$files" nocreate 1 "$spr" >"$work/$mode.out" || true
+	cat "$work/$mode.out"
 	echo "$(($(cpu_ticks "$mds_pid") - m0)) $(($(cpu_ticks "$fuse_pid") - f0))" > "$work/cpu-$mode"
 	asok_cmd "perf dump" > "$work/perf-$mode.json"
 	asok_cmd "perf dump" "$mds_asok" > "$work/mds-$mode-1.json"
 	[[ -n $out ]] && save_metrics "$out/metrics-$mode.txt"
+	# (wait returns at once when a signal comes: the trap then stops them)
 	if [[ -n $churn_pid ]]; then wait "$churn_pid" || true; churn_pid=; fi
 	if [[ -n $perf_pid ]]; then wait "$perf_pid" || true; perf_pid=; echo "perf data in $perf_out.$mode"; fi
 	if [[ -n $mds_perf_pid ]]; then wait "$mds_perf_pid" || true; mds_perf_pid=; echo "mds perf data in $mds_perf_out.$mode"; fi

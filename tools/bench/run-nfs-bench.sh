@@ -39,15 +39,33 @@ PROXY=$BUILD/tools/proxy/latency_proxy
 CLI=$BUILD/tools/cli/loligo
 T=$(mktemp -d /tmp/loligo-nfs-bench.XXXXXX)
 PIDS=()
+WL=             # the benchmark client running now (bench_wait)
 
 cleanup() {
+	trap '' INT TERM   # a second signal must not cut the cleanup short
+	[ -n "$WL" ] && kill -TERM "$WL" 2>/dev/null
 	for p in "${PIDS[@]}"; do kill -TERM "$p" 2>/dev/null; done
 	sleep 0.5
+	[ -n "$WL" ] && kill -KILL "$WL" 2>/dev/null
 	for p in "${PIDS[@]}"; do kill -KILL "$p" 2>/dev/null; done
 	rm -rf "$T"
 }
 trap cleanup EXIT
 trap 'exit 1' INT TERM
+
+# bench_wait OUT CMD...: CMD in the background with its output in OUT, and
+# wait for it: bash runs the INT/TERM trap only once its foreground command
+# returns, so a benchmark client in the foreground held a signal for up to
+# SECONDS (for ever if the gateway hung)
+bench_wait() {
+	local out=$1 st=0
+	shift
+	"$@" > "$out" &
+	WL=$!
+	wait "$WL" || st=$?
+	WL=
+	return $st
+}
 
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 
@@ -102,18 +120,18 @@ seqid() {
 	printf "%-6s %-9s %12s %14s\n" minor inflight ops/s mean_lat_ms
 	for m in 1 0 0p; do
 		for k in 1 8 16 32; do
-			"$BENCH" --port "$pp" --minor ${m%p} --inflight $k --seconds "$SECS" --tag "sb$m-$k" \
-				$([ $m = 0p ] && echo --pipeline) |
-				sed -E 's/.*inflight=([0-9]+).*ops_per_s=([0-9.]+) mean_latency_ms=([0-9.]+)/\1 \2 \3/' |
+			bench_wait "$T/bench.out" "$BENCH" --port "$pp" --minor ${m%p} --inflight $k --seconds "$SECS" \
+				--tag "sb$m-$k" $([ $m = 0p ] && echo --pipeline)
+			sed -E 's/.*inflight=([0-9]+).*ops_per_s=([0-9.]+) mean_latency_ms=([0-9.]+)/\1 \2 \3/' "$T/bench.out" |
 				awk -v m="$m" '{ printf "%-6s %-9s %12s %14s\n", "4." m, $1, $2, $3 }'
 		done
 	done
 	echo "(4.0p: --pipeline, seqids sent without waiting; the gateway orders them itself)"
 	echo "== the same without added latency, 32 in flight (server-side cost of the 4.0 ordering)"
 	for m in 1 0p; do
-		"$BENCH" --port "$NFS_PORT" --minor ${m%p} --inflight 32 --seconds "$SECS" --tag "sd$m" \
-			$([ $m = 0p ] && echo --pipeline) |
-			sed -E 's/.*ops_per_s=([0-9.]+) mean_latency_ms=([0-9.]+)/\1 \2/' |
+		bench_wait "$T/bench.out" "$BENCH" --port "$NFS_PORT" --minor ${m%p} --inflight 32 --seconds "$SECS" \
+			--tag "sd$m" $([ $m = 0p ] && echo --pipeline)
+		sed -E 's/.*ops_per_s=([0-9.]+) mean_latency_ms=([0-9.]+)/\1 \2/' "$T/bench.out" |
 			awk -v m="$m" '{ printf "%-6s %-9s %12s %14s\n", "4." m, 32, $1, $2 }'
 	done
 }
@@ -144,6 +162,7 @@ drc_one() {
 			> "$d/bench.out" &
 	fi
 	local bp=$! tsv=/dev/null s
+	WL=$bp          # stopped by the trap too
 	if [ -n "${LOLIGO_BENCH_OUT:-}" ]; then
 		mkdir -p "$LOLIGO_BENCH_OUT"
 		tsv=$LOLIGO_BENCH_OUT/drc-$mode-$k$v3.tsv
@@ -161,6 +180,7 @@ drc_one() {
 		echo "$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }') ${s%/*} ${s#*/}" >> "$tsv"
 	done
 	wait $bp
+	WL=
 	[ -n "$perfpid" ] && wait $perfpid
 	local cpu1
 	cpu1=$(awk '{ print $14 + $15 }' /proc/$GW_PID/stat)

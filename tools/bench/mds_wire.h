@@ -1,5 +1,5 @@
 /*
- * test_mds_wire.h - a small synchronous MDS client and a loligo-mds process
+ * mds_wire.h - a small synchronous MDS client and a loligo-mds process
  * harness for the integration tests and tools/bench/mds_bench.c.
  *
  * mdsw: one TCP connection, one session; a request is sent with a tid and
@@ -16,8 +16,8 @@
  * <dir>/client.keyring for clients); the child dies with its parent
  * (PR_SET_PDEATHSIG), so a crashing test leaves no daemon behind.
  */
-#ifndef LOLIGO_TESTS_MDS_WIRE_H
-#define LOLIGO_TESTS_MDS_WIRE_H
+#ifndef LOLIGO_BENCH_MDS_WIRE_H
+#define LOLIGO_BENCH_MDS_WIRE_H
 
 #include <stdbool.h>
 #include <stdint.h>

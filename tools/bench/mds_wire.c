@@ -1,6 +1,7 @@
 /*
- * test_mds_wire.c - synchronous MDS wire client and loligo-mds process
- * harness (see test_mds_wire.h).
+ * mds_wire.c - synchronous MDS wire client and loligo-mds process
+ * harness (see mds_wire.h).  Part of the benchmark tools: mds_bench speaks the
+ * wire with it; the integration suites link it from here (loligo_mds_wire).
  */
 #include <arpa/inet.h>
 #include <dirent.h>
@@ -25,7 +26,7 @@
 
 #include "common/admin_sock.h"
 #include "common/crc32c.h"
-#include "tests/integration/test_mds_wire.h"
+#include "tools/bench/mds_wire.h"
 
 static uint8_t test_key[MDSP_KEY_LEN];
 static pthread_once_t test_key_once = PTHREAD_ONCE_INIT;
