@@ -442,29 +442,15 @@ int blocklist_replay_edit(struct mds *m, int op, const char *key, const void *va
 
 int blocklist_load(struct mds *m)
 {
-	struct store_kv *kvs = NULL;
-	size_t n = 0, i;
-	bool more = true;
-	char *after = NULL;
+	struct store_omap_iter it;
+	const struct store_kv *kv;
 	int r = 0;
 
-	while (more) {
-		r = store_omap_list(m->meta, OID_BLOCKLIST, after, NULL, 256, &kvs, &n, &more);
-		if (r == -ENOENT) {
-			r = 0;
-			break;
-		}
-		if (r)
-			break;
-		for (i = 0; i < n && !r; i++)
-			r = blocklist_replay_edit(m, EDIT_SET, kvs[i].key, kvs[i].val, (uint32_t)kvs[i].len);
-		free(after);
-		after = n ? strdup(kvs[n - 1].key) : NULL;
-		store_kv_free(kvs, n);
-		if (!after)
-			break;
-	}
-	free(after);
+	store_omap_iter_init(&it, m->meta, OID_BLOCKLIST, NULL, 256);
+	while (!r && (kv = store_omap_iter_next(&it)) != NULL)
+		r = blocklist_replay_edit(m, EDIT_SET, kv->key, kv->val, (uint32_t)kv->len);
+	if (store_omap_iter_end(&it))
+		r = it.err;
 	if (nentries)
 		dinfo(MDS, "blocklist: %" PRIu64 " client(s) kept out (loligo blocklist ls)", nentries);
 	return r;

@@ -624,10 +624,9 @@ static int dir_meta_decode(const void *p, size_t len, uint64_t *reserved)
 int mdir_get(struct mds *m, uint64_t ino, struct mdir **out)
 {
 	struct mdir *d;
-	struct store_kv *kvs = NULL;
-	size_t n = 0, i;
-	bool more = true;
-	char oid[64], *after = NULL;
+	struct store_omap_iter it;
+	const struct store_kv *kv;
+	char oid[64];
 	int r = 0;
 
 	rcu_read_lock();
@@ -642,44 +641,31 @@ int mdir_get(struct mds *m, uint64_t ino, struct mdir **out)
 	if (!d)
 		return -ENOMEM;
 	oid_dir(oid, sizeof(oid), ino);
-	while (more) {
-		r = store_omap_list(m->meta, oid, after, NULL, 1024, &kvs, &n, &more);
-		if (r == -ENOENT) {
+	store_omap_iter_init(&it, m->meta, oid, NULL, 1024);
+	while (!r && (kv = store_omap_iter_next(&it)) != NULL) {
+		if (!strcmp(kv->key, DIR_META_KEY)) {
+			uint64_t res;
+
+			r = dir_meta_decode(kv->val, kv->len, &res);
+			if (!r && res > d->cookie_reserved)
+				d->cookie_reserved = res;
+		} else {
+			struct dentry_val v;
+
+			r = dentry_value_decode(kv->val, kv->len, &v);
+			if (!r)
+				r = dentry_install(m, d, kv->key, &v);
+		}
+		if (r == -EBADMSG) {
+			/* a damaged entry costs that entry, not the directory */
+			derr(MDS, "directory object %s: damaged entry '%s' skipped", oid, kv->key);
 			r = 0;
-			break;
+		} else if (r) {
+			derr(MDS, "directory object %s: entry '%s': %s", oid, kv->key, strerror(-r));
 		}
-		if (r)
-			break;
-		for (i = 0; i < n && !r; i++) {
-			if (!strcmp(kvs[i].key, DIR_META_KEY)) {
-				uint64_t res;
-
-				r = dir_meta_decode(kvs[i].val, kvs[i].len, &res);
-				if (!r && res > d->cookie_reserved)
-					d->cookie_reserved = res;
-			} else {
-				struct dentry_val v;
-
-				r = dentry_value_decode(kvs[i].val, kvs[i].len, &v);
-				if (!r)
-					r = dentry_install(m, d, kvs[i].key, &v);
-			}
-			if (r == -EBADMSG) {
-				/* a damaged entry costs that entry, not the directory */
-				derr(MDS, "directory object %s: damaged entry '%s' skipped", oid, kvs[i].key);
-				r = 0;
-			} else if (r) {
-				derr(MDS, "directory object %s: entry '%s': %s", oid, kvs[i].key, strerror(-r));
-			}
-		}
-		free(after);
-		after = n ? strdup(kvs[n - 1].key) : NULL;
-		store_kv_free(kvs, n);
-		kvs = NULL;
-		if (!after)
-			break;
 	}
-	free(after);
+	if (store_omap_iter_end(&it))
+		r = it.err;
 	if (r) {
 		mdir_free_mem(m, d);
 		return r;
@@ -1018,7 +1004,15 @@ int mdcache_cookie_key_ensure(struct mds *m)
 	return 0;
 }
 
-static int replay_inotable(struct mds *m, int op, const char *key, const void *val, uint32_t len)
+/* Which inode table an edit is for: the same records, a different flag. */
+enum ino_table { INO_TABLE, INO_STRAY };
+
+/*
+ * The inode table (hard-linked inodes) and the stray table (orphans, loaded
+ * at start and kept in memory): one inode blob per key, the key its ino.
+ */
+static int replay_ino_table(struct mds *m, enum ino_table which, int op, const char *key, const void *val,
+			    uint32_t len)
 {
 	uint64_t ino = strtoull(key, NULL, 16);
 	struct minode *in = xa_load(&m->inodes, ino);
@@ -1026,7 +1020,7 @@ static int replay_inotable(struct mds *m, int op, const char *key, const void *v
 	int r;
 
 	if (op == EDIT_RM) {
-		if (in && in->in_table)
+		if (in && (which == INO_STRAY ? in->in_stray : in->in_table))
 			minode_free(m, in);
 		return 0;
 	}
@@ -1046,44 +1040,14 @@ static int replay_inotable(struct mds *m, int op, const char *key, const void *v
 			minode_free(m, in);
 		return r;
 	}
-	in->in_table = true;
+	if (which == INO_STRAY) {
+		in->in_stray = true;
+		in->in_table = false;
+		m->strays_unchecked = true;
+	} else {
+		in->in_table = true;
+	}
 	in->primary = NULL;
-	return 0;
-}
-
-/* The stray table: orphans, loaded at start and kept in memory. */
-static int replay_stray(struct mds *m, int op, const char *key, const void *val, uint32_t len)
-{
-	uint64_t ino = strtoull(key, NULL, 16);
-	struct minode *in = xa_load(&m->inodes, ino);
-	bool fresh = false;
-	int r;
-
-	if (op == EDIT_RM) {
-		if (in && in->in_stray)
-			minode_free(m, in);
-		return 0;
-	}
-	if (op != EDIT_SET)
-		return 0;
-	if (!in) {
-		in = minode_alloc(m, ino);
-		if (!in)
-			return -ENOMEM;
-		fresh = true;
-	}
-	r = inode_blob_decode(val, len, in);
-	if (!r && in->a.ino != ino)
-		r = -EBADMSG;
-	if (r) {
-		if (fresh)
-			minode_free(m, in);
-		return r;
-	}
-	in->in_stray = true;
-	in->in_table = false;
-	in->primary = NULL;
-	m->strays_unchecked = true;
 	return 0;
 }
 
@@ -1137,9 +1101,9 @@ int mdcache_replay_edit(struct mds *m, int op, const char *oid, const char *key,
 	if (!strcmp(oid, OID_TABLE))
 		return replay_table(m, op, key, val, len);
 	if (!strcmp(oid, OID_INOTABLE))
-		return replay_inotable(m, op, key, val, len);
+		return replay_ino_table(m, INO_TABLE, op, key, val, len);
 	if (!strcmp(oid, OID_STRAY))
-		return replay_stray(m, op, key, val, len);
+		return replay_ino_table(m, INO_STRAY, op, key, val, len);
 	if (!strncmp(oid, "mds_anchor.", 11))
 		return 0;
 	if (!strcmp(oid, OID_PURGE))
@@ -1225,12 +1189,30 @@ int mdcache_mkfs(struct mds *m)
 	return store_op_exec(m->meta, OID_TABLE, op);
 }
 
+/* Load the inode or the stray table; a damaged record costs that inode only. */
+static int load_ino_table(struct mds *m, enum ino_table which)
+{
+	struct store_omap_iter it;
+	const struct store_kv *kv;
+	int r = 0;
+
+	store_omap_iter_init(&it, m->meta, which == INO_STRAY ? OID_STRAY : OID_INOTABLE, NULL, 1024);
+	while (!r && (kv = store_omap_iter_next(&it)) != NULL) {
+		r = replay_ino_table(m, which, EDIT_SET, kv->key, kv->val, (uint32_t)kv->len);
+		if (r == -EBADMSG) {
+			derr(MDS, "%s table: damaged inode %s skipped", which == INO_STRAY ? "stray" : "inode",
+			     kv->key);
+			r = 0;
+		}
+	}
+	return store_omap_iter_end(&it) ? it.err : r;
+}
+
 int mdcache_load(struct mds *m)
 {
 	struct store_kv *kvs = NULL;
 	size_t n = 0, i;
 	bool more = true;
-	char *after = NULL;
 	int r;
 	bool have_root = false;
 
@@ -1252,56 +1234,11 @@ int mdcache_load(struct mds *m)
 		return -ENODEV;
 	m->next_ino = m->ino_reserved;
 	/* the inode table: every hard-linked inode */
-	more = true;
-	while (more) {
-		r = store_omap_list(m->meta, OID_INOTABLE, after, NULL, 1024, &kvs, &n, &more);
-		if (r == -ENOENT) {
-			r = 0;
-			break;
-		}
-		if (r)
-			break;
-		for (i = 0; i < n && !r; i++) {
-			r = replay_inotable(m, EDIT_SET, kvs[i].key, kvs[i].val, (uint32_t)kvs[i].len);
-			if (r == -EBADMSG) {
-				derr(MDS, "inode table: damaged inode %s skipped", kvs[i].key);
-				r = 0;
-			}
-		}
-		free(after);
-		after = n ? strdup(kvs[n - 1].key) : NULL;
-		store_kv_free(kvs, n);
-		if (!after)
-			break;
-	}
-	free(after);
-	after = NULL;
+	r = load_ino_table(m, INO_TABLE);
 	if (r)
 		return r;
 	/* the stray table: orphans, purged once nobody has them open */
-	more = true;
-	while (more) {
-		r = store_omap_list(m->meta, OID_STRAY, after, NULL, 1024, &kvs, &n, &more);
-		if (r == -ENOENT) {
-			r = 0;
-			break;
-		}
-		if (r)
-			break;
-		for (i = 0; i < n && !r; i++) {
-			r = replay_stray(m, EDIT_SET, kvs[i].key, kvs[i].val, (uint32_t)kvs[i].len);
-			if (r == -EBADMSG) {
-				derr(MDS, "stray table: damaged inode %s skipped", kvs[i].key);
-				r = 0;
-			}
-		}
-		free(after);
-		after = n ? strdup(kvs[n - 1].key) : NULL;
-		store_kv_free(kvs, n);
-		if (!after)
-			break;
-	}
-	free(after);
+	r = load_ino_table(m, INO_STRAY);
 	if (r)
 		return r;
 	r = purge_load(m);

@@ -164,31 +164,14 @@ int purge_replay_edit(struct mds *m, int op, const char *key, const void *val, u
 
 int purge_load(struct mds *m)
 {
-	struct store_kv *kvs = NULL;
-	size_t n = 0, i;
-	bool more = true;
-	char *after = NULL;
-	int r = 0;
+	struct store_omap_iter it;
+	const struct store_kv *kv;
 
-	while (more) {
-		r = store_omap_list(m->meta, OID_PURGE, after, NULL, 1024, &kvs, &n, &more);
-		if (r == -ENOENT) {
-			r = 0;
-			break;
-		}
-		if (r)
-			break;
-		for (i = 0; i < n; i++)
-			if (purge_replay_edit(m, EDIT_SET, kvs[i].key, kvs[i].val, (uint32_t)kvs[i].len))
-				derr(MDS, "purge queue: bad entry %s skipped", kvs[i].key);
-		free(after);
-		after = n ? strdup(kvs[n - 1].key) : NULL;
-		store_kv_free(kvs, n);
-		if (!after)
-			break;
-	}
-	free(after);
-	return r;
+	store_omap_iter_init(&it, m->meta, OID_PURGE, NULL, 1024);
+	while ((kv = store_omap_iter_next(&it)) != NULL)
+		if (purge_replay_edit(m, EDIT_SET, kv->key, kv->val, (uint32_t)kv->len))
+			derr(MDS, "purge queue: bad entry %s skipped", kv->key);
+	return store_omap_iter_end(&it);
 }
 
 

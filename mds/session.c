@@ -616,61 +616,33 @@ int session_replay_edit(struct mds *m, int op, const char *oid, const char *key,
 
 int session_load(struct mds *m)
 {
-	struct store_kv *kvs = NULL;
-	size_t n = 0, i;
-	bool more = true;
-	char *after = NULL, oid[64];
+	struct store_omap_iter it;
+	const struct store_kv *kv;
+	char oid[64];
 	uint64_t idx;
 	struct session *s;
 	int r = 0;
 
-	while (more) {
-		r = store_omap_list(m->meta, OID_SESSIONS, after, NULL, 256, &kvs, &n, &more);
-		if (r == -ENOENT) {
+	store_omap_iter_init(&it, m->meta, OID_SESSIONS, NULL, 256);
+	while (!r && (kv = store_omap_iter_next(&it)) != NULL) {
+		r = session_rec_apply(m, kv->val, kv->len);
+		if (r == -EBADMSG) {
+			derr(MDS, "session table: damaged record %s skipped", kv->key);
 			r = 0;
-			break;
 		}
-		if (r)
-			break;
-		for (i = 0; i < n && !r; i++) {
-			r = session_rec_apply(m, kvs[i].val, kvs[i].len);
-			if (r == -EBADMSG) {
-				derr(MDS, "session table: damaged record %s skipped", kvs[i].key);
-				r = 0;
-			}
-		}
-		free(after);
-		after = n ? strdup(kvs[n - 1].key) : NULL;
-		store_kv_free(kvs, n);
-		if (!after)
-			break;
 	}
-	free(after);
-	after = NULL;
+	if (store_omap_iter_end(&it))
+		r = it.err;
 	if (r)
 		return r;
 	rcu_read_lock();
 	xa_for_each(&m->sessions, idx, s) {
 		oid_completed(oid, sizeof(oid), s->id);
-		more = true;
-		while (more && !r) {
-			r = store_omap_list(m->meta, oid, after, NULL, 1024, &kvs, &n, &more);
-			if (r == -ENOENT) {
-				r = 0;
-				break;
-			}
-			if (r)
-				break;
-			for (i = 0; i < n && !r; i++)
-				r = completed_add(s, strtoull(kvs[i].key, NULL, 16), kvs[i].val, kvs[i].len, 0);
-			free(after);
-			after = n ? strdup(kvs[n - 1].key) : NULL;
-			store_kv_free(kvs, n);
-			if (!after)
-				break;
-		}
-		free(after);
-		after = NULL;
+		store_omap_iter_init(&it, m->meta, oid, NULL, 1024);
+		while (!r && (kv = store_omap_iter_next(&it)) != NULL)
+			r = completed_add(s, strtoull(kv->key, NULL, 16), kv->val, kv->len, 0);
+		if (store_omap_iter_end(&it))
+			r = it.err;
 		if (r)
 			break;
 	}
