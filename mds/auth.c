@@ -34,6 +34,8 @@
 #include "common/config.h"
 #include "common/log.h"
 #include "mds/mds.h"
+#include "mds/auth.h"
+#include "mds/net.h"
 
 int auth_load(struct mds *m, char *err, size_t errlen)
 {

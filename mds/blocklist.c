@@ -36,6 +36,9 @@
 #include "common/perf.h"
 #include "mds/codec.h"
 #include "mds/mds.h"
+#include "mds/blocklist.h"
+#include "mds/journal.h"
+#include "mds/mdcache.h"
 
 #define V_BLOCKLIST_REC 1
 

@@ -76,6 +76,10 @@
 #include "common/time.h"
 #include "common/xarray.h"
 #include "mds/mds.h"
+#include "mds/flock.h"
+#include "mds/mdcache.h"
+#include "mds/net.h"
+#include "mds/session.h"
 
 #define DEADLK_MAX_STEPS 10     /* Linux's MAX_DEADLK_ITERATIONS */
 

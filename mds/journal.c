@@ -61,6 +61,10 @@
 #include "mds/codec.h"
 #include "mds/journal_int.h"
 #include "mds/mds.h"
+#include "mds/journal.h"
+#include "mds/locker.h"
+#include "mds/mdcache.h"
+#include "mds/net.h"
 
 struct jchunk {
 	struct jchunk *next;

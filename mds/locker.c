@@ -92,6 +92,13 @@
 #include "common/time.h"
 #include "mds/codec.h"
 #include "mds/mds.h"
+#include "mds/journal.h"
+#include "mds/locker.h"
+#include "mds/mdcache.h"
+#include "mds/net.h"
+#include "mds/purge.h"
+#include "mds/request.h"
+#include "mds/session.h"
 
 #define Fs MDSP_CAP_FILE_SHARED
 #define Fc MDSP_CAP_FILE_CACHE

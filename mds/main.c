@@ -46,6 +46,17 @@
 #include "common/time.h"
 #include "mds/journal_int.h"
 #include "mds/mds.h"
+#include "mds/admin.h"
+#include "mds/auth.h"
+#include "mds/blocklist.h"
+#include "mds/flock.h"
+#include "mds/journal.h"
+#include "mds/locker.h"
+#include "mds/mdcache.h"
+#include "mds/net.h"
+#include "mds/purge.h"
+#include "mds/server.h"
+#include "mds/session.h"
 
 struct mds *g_mds;
 

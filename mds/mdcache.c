@@ -62,6 +62,11 @@
 #include "common/time.h"
 #include "mds/codec.h"
 #include "mds/mds.h"
+#include "mds/blocklist.h"
+#include "mds/locker.h"
+#include "mds/mdcache.h"
+#include "mds/purge.h"
+#include "mds/session.h"
 
 #define V_INODE_BLOB 3        /* 2: flags; 3: the data extents (minode.ext) */
 #define BLOB_LINKABLE 0x1     /* minode.linkable */

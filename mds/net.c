@@ -70,6 +70,13 @@
 #include "common/time.h"
 #include "mds/codec.h"
 #include "mds/mds.h"
+#include "mds/admin.h"
+#include "mds/auth.h"
+#include "mds/locker.h"
+#include "mds/mdcache.h"
+#include "mds/net.h"
+#include "mds/request.h"
+#include "mds/session.h"
 
 #define OUTQ_MAX (64u << 20)   /* queued reply bytes beyond which a peer is dropped */
 #define OUTQ_COMPACT (1u << 20) /* sent bytes at the front of outq worth a memmove */

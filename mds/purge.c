@@ -42,6 +42,9 @@
 #include "common/time.h"
 #include "mds/codec.h"
 #include "mds/mds.h"
+#include "mds/journal.h"
+#include "mds/mdcache.h"
+#include "mds/purge.h"
 
 #define V_PURGE 1
 

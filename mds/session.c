@@ -51,6 +51,16 @@
 #include "common/time.h"
 #include "mds/codec.h"
 #include "mds/mds.h"
+#include "mds/blocklist.h"
+#include "mds/flock.h"
+#include "mds/journal.h"
+#include "mds/locker.h"
+#include "mds/mdcache.h"
+#include "mds/net.h"
+#include "mds/prealloc.h"
+#include "mds/request.h"
+#include "mds/server.h"
+#include "mds/session.h"
 
 #define V_SESSION_REC 4   /* 2: the ino pool (prealloc.c); 3: secret, flags, auth name, peer address;
 			   * 4: the data-store address (blocklist.c fences it) */
