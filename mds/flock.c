@@ -79,7 +79,6 @@
 #include "mds/flock.h"
 #include "mds/mdcache.h"
 #include "mds/net.h"
-#include "mds/session.h"
 
 #define DEADLK_MAX_STEPS 10     /* Linux's MAX_DEADLK_ITERATIONS */
 
@@ -676,7 +675,7 @@ void flock_request(struct mds *m, struct conn *c, struct mdsp_request *req)
 	}
 	if (req->op == MDSP_OP_SETLK && (req->lock.flags & MDSP_LOCK_CANCEL)) {
 		r = lock_cancel(fs, req->lock.wait_tid);
-	} else if (session_reconnect_hold_locked(m, s, req)) {
+	} else if (m->flock_ops->reconnect_hold_locked(m, s, req)) {
 		/* locks are being re-asserted: nothing may be granted (nor
 		 * reported free) before they all are */
 		drop_same_tid(fs, req->tid);
@@ -982,6 +981,11 @@ void flock_flush(struct mds *m)
 }
 
 /* ---- set-up, observability --------------------------------------------------- */
+
+void flock_set_ops(struct mds *m, const struct flock_ops *ops)
+{
+	m->flock_ops = ops;
+}
 
 void flock_init(struct mds *m)
 {

@@ -7,6 +7,18 @@
 
 #include "mds/mds.h"
 
+/*
+ * struct flock_ops - what file locks ask the sessions above them: must a
+ * lock request of @s wait for the end of the reconnect phase
+ * (session_reconnect_hold_locked)?  Called with mds->lock held.
+ */
+struct flock_ops {
+	bool (*reconnect_hold_locked)(struct mds *m, struct session *s, const struct mdsp_request *req);
+};
+
+/* flock_set_ops - register @ops (static storage) before requests run. */
+void flock_set_ops(struct mds *m, const struct flock_ops *ops);
+
 void flock_init(struct mds *m);
 void flock_register_perf(struct mds *m);
 /* flock_free_locked - at shutdown, after every session is gone.  mds->lock held. */

@@ -62,7 +62,6 @@
 #include "mds/journal_int.h"
 #include "mds/mds.h"
 #include "mds/journal.h"
-#include "mds/locker.h"
 #include "mds/mdcache.h"
 #include "mds/net.h"
 
@@ -1535,6 +1534,11 @@ static void ops_add(struct json_object *a, const struct jitem *it, uint64_t now,
 	json_object_array_add(a, o);
 }
 
+void journal_set_hooks(struct mds *m, const struct journal_hooks *h)
+{
+	m->journal_hooks = h;
+}
+
 struct json_object *journal_ops_json(struct mds *m)
 {
 	struct journal *j = m->j;
@@ -1544,7 +1548,7 @@ struct json_object *journal_ops_json(struct mds *m)
 
 	/* requests parked for revokes first (mds->lock, then alone the journal's) */
 	pthread_mutex_lock(&m->lock);
-	locker_waiters_json(m, a);
+	m->journal_hooks->waiters_json(m, a);
 	pthread_mutex_unlock(&m->lock);
 	if (j) {
 		pthread_mutex_lock(&j->lock);

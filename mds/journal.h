@@ -7,6 +7,18 @@
 
 #include "mds/mds.h"
 
+/*
+ * struct journal_hooks - what the journal asks the layers above it: the
+ * requests parked for revokes (locker.c), listed before the journal's own
+ * in `ops`.  Called with mds->lock held.
+ */
+struct journal_hooks {
+	void (*waiters_json)(struct mds *m, struct json_object *a);
+};
+
+/* journal_set_hooks - register @h (static storage) before journal_start(). */
+void journal_set_hooks(struct mds *m, const struct journal_hooks *h);
+
 int journal_mkfs(struct mds *m);
 int journal_replay(struct mds *m);
 int journal_start(struct mds *m);

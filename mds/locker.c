@@ -97,8 +97,6 @@
 #include "mds/mdcache.h"
 #include "mds/net.h"
 #include "mds/purge.h"
-#include "mds/request.h"
-#include "mds/session.h"
 
 #define Fs MDSP_CAP_FILE_SHARED
 #define Fc MDSP_CAP_FILE_CACHE
@@ -119,6 +117,11 @@ struct mgather {
 static struct perf_counter c_revokes, c_lease_revokes, c_grants, c_acks_late, c_flushes, c_parked,
 	c_resumed, c_orphans, c_orphans_purged, c_reconnect_caps;
 static struct hist h_revoke_lat;
+
+void locker_set_ops(struct mds *m, const struct locker_ops *ops)
+{
+	m->locker_ops = ops;
+}
 
 void locker_init(struct mds *m)
 {
@@ -772,7 +775,7 @@ void locker_run_waiters(struct mds *m)
 		ready = w->next;
 		w->next = NULL;
 		perf_inc(&c_resumed, 1);
-		request_resume(m, w);
+		m->locker_ops->request_resume(m, w);
 	}
 }
 
@@ -1525,7 +1528,7 @@ void locker_tick(struct mds *m)
 	pthread_mutex_unlock(&m->lock);
 	for (i = 0; i < nevict; i++) {
 		perf_inc(&c_acks_late, 1);
-		session_evict(m, evict[i], "did not answer a cap revoke within mds_session_timeout");
+		m->locker_ops->session_evict(m, evict[i], "did not answer a cap revoke within mds_session_timeout");
 	}
 	locker_run_waiters(m);
 }

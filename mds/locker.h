@@ -8,6 +8,19 @@
 
 #include "mds/mds.h"
 
+/*
+ * struct locker_ops - what caps and leases ask the layers above them: run
+ * a parked request again (the request pipeline; no lock held, consumes
+ * @w) and evict a session that did not answer a revoke (no lock held).
+ */
+struct locker_ops {
+	void (*request_resume)(struct mds *m, struct mwaiter *w);
+	int (*session_evict)(struct mds *m, uint64_t id, const char *why);
+};
+
+/* locker_set_ops - register @ops (static storage) before requests run. */
+void locker_set_ops(struct mds *m, const struct locker_ops *ops);
+
 void locker_init(struct mds *m);
 /* locker_free - drop parked requests at shutdown.  Caller holds mds->lock. */
 void locker_free_locked(struct mds *m);

@@ -51,6 +51,7 @@
 #include "mds/blocklist.h"
 #include "mds/flock.h"
 #include "mds/journal.h"
+#include "mds/layers.h"
 #include "mds/locker.h"
 #include "mds/mdcache.h"
 #include "mds/net.h"
@@ -388,6 +389,7 @@ int main(int argc, char **argv)
 	xa_init(&m->inodes);
 	xa_init(&m->dirs);
 	xa_init(&m->sessions);
+	mds_layers_wire(m);
 	locker_init(m);
 	flock_init(m);
 	m->listen_fd = -1;

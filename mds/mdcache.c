@@ -62,11 +62,7 @@
 #include "common/time.h"
 #include "mds/codec.h"
 #include "mds/mds.h"
-#include "mds/blocklist.h"
-#include "mds/locker.h"
 #include "mds/mdcache.h"
-#include "mds/purge.h"
-#include "mds/session.h"
 
 #define V_INODE_BLOB 3        /* 2: flags; 3: the data extents (minode.ext) */
 #define BLOB_LINKABLE 0x1     /* minode.linkable */
@@ -132,7 +128,7 @@ struct minode *minode_alloc(struct mds *m, uint64_t ino)
 
 void minode_free(struct mds *m, struct minode *in)
 {
-	locker_inode_drop(m, in);
+	m->cache_hooks->inode_drop(m, in);
 	if (xa_load(&m->inodes, in->a.ino) == in) {
 		xa_erase(&m->inodes, in->a.ino);
 		m->ninodes_cached--;
@@ -431,7 +427,7 @@ static void mdir_free_mem(struct mds *m, struct mdir *d)
 					in->primary = NULL;
 			}
 			xa_erase(&d->by_cookie, dn->cookie);
-			locker_dentry_drop(m, dn);
+			m->cache_hooks->dentry_drop(m, dn);
 			free(dn);
 		}
 	free(d->buckets);
@@ -573,7 +569,7 @@ void mdir_del(struct mds *m, struct mdentry *dn, struct txn *t)
 		txn_touch_dir(t, dn->dir);
 	}
 	dentry_unlink_mem(m, dn);
-	locker_dentry_drop(m, dn);
+	m->cache_hooks->dentry_drop(m, dn);
 	free(dn);
 }
 
@@ -892,7 +888,7 @@ void txn_finish(struct mds *m, struct txn *t)
 	t->ndirty = 0;
 	for (k = 0; k < t->ndead; k++) {
 		struct minode *in = t->dead[k];
-		bool orphan = locker_keeps_orphan(in);
+		bool orphan = m->cache_hooks->keeps_orphan(in);
 
 		key_ino(key, sizeof(key), in->a.ino);
 		if (in->in_table)
@@ -907,14 +903,14 @@ void txn_finish(struct mds *m, struct txn *t)
 			in->in_stray = true;
 			in->primary = NULL;
 			emit_inode(m, t, in);
-			locker_note_orphan();
-			locker_stray_notify(m, in);
+			m->cache_hooks->note_orphan();
+			m->cache_hooks->stray_notify(m, in);
 			dout(MDS, 5, "inode %" PRIx64 " lost its last link while a client has it: an orphan now",
 			     in->a.ino);
 			t->dead[k] = NULL;
 			continue;
 		}
-		purge_queue_inode(m, t, in);
+		m->cache_hooks->purge_inode(m, t, in);
 		if (m->nfiles)
 			m->nfiles--;
 		minode_free(m, in);
@@ -1112,11 +1108,11 @@ int mdcache_replay_edit(struct mds *m, int op, const char *oid, const char *key,
 	if (!strncmp(oid, "mds_anchor.", 11))
 		return 0;
 	if (!strcmp(oid, OID_PURGE))
-		return purge_replay_edit(m, op, key, val, len);
+		return m->cache_hooks->purge_replay_edit(m, op, key, val, len);
 	if (!strcmp(oid, OID_BLOCKLIST))
-		return blocklist_replay_edit(m, op, key, val, len);
+		return m->cache_hooks->blocklist_replay_edit(m, op, key, val, len);
 	if (!strcmp(oid, OID_SESSIONS) || !strncmp(oid, "mds_completed.", 14))
-		return session_replay_edit(m, op, oid, key, val, len, key2);
+		return m->cache_hooks->session_replay_edit(m, op, oid, key, val, len, key2);
 	dout(JOURNAL, 1, "replay: edit of unknown object %s ignored", oid);
 	return 0;
 }
@@ -1213,6 +1209,11 @@ static int load_ino_table(struct mds *m, enum ino_table which)
 	return store_omap_iter_end(&it) ? it.err : r;
 }
 
+void mdcache_set_hooks(struct mds *m, const struct mdcache_hooks *h)
+{
+	m->cache_hooks = h;
+}
+
 int mdcache_load(struct mds *m)
 {
 	struct store_kv *kvs = NULL;
@@ -1246,13 +1247,13 @@ int mdcache_load(struct mds *m)
 	r = load_ino_table(m, INO_STRAY);
 	if (r)
 		return r;
-	r = purge_load(m);
+	r = m->cache_hooks->purge_load(m);
 	if (r)
 		return r;
-	r = blocklist_load(m);
+	r = m->cache_hooks->blocklist_load(m);
 	if (r)
 		return r;
-	return session_load(m);
+	return m->cache_hooks->session_load(m);
 }
 
 void mdcache_free(struct mds *m)
@@ -1313,9 +1314,9 @@ void mdcache_trim(struct mds *m, uint64_t clean_below)
 		if (d->ino == MDSP_ROOT_INO || d->last_jseq >= clean_below ||
 		    mono_since(now, d->last_used_ns) < 1000000000ull)
 			continue;
-		if (locker_dir_pinned(m, d)) {
+		if (m->cache_hooks->dir_pinned(m, d)) {
 			/* clients cache it: recall it, evict it once they let go */
-			if (nrecall < 64 && locker_recall_dir(m, d))
+			if (nrecall < 64 && m->cache_hooks->recall_dir(m, d))
 				nrecall++;
 			continue;
 		}

@@ -8,6 +8,35 @@
 
 #include "mds/mds.h"
 
+/*
+ * struct mdcache_hooks - what the namespace tells, or asks, the layers
+ * above it: caps and leases (an inode or dentry leaves memory, who keeps
+ * an orphan or a directory), the purge queue, and the tables it loads and
+ * replays for them (purge, blocklist, sessions).  Called with mds->lock
+ * held, as the mdcache functions that call them are (the loads: at start,
+ * single-threaded).
+ */
+struct mdcache_hooks {
+	void (*inode_drop)(struct mds *m, struct minode *in);
+	void (*dentry_drop)(struct mds *m, struct mdentry *dn);
+	bool (*keeps_orphan)(const struct minode *in);
+	void (*note_orphan)(void);
+	void (*stray_notify)(struct mds *m, struct minode *in);
+	bool (*dir_pinned)(struct mds *m, struct mdir *d);
+	int (*recall_dir)(struct mds *m, struct mdir *d);
+	void (*purge_inode)(struct mds *m, struct txn *t, const struct minode *in);
+	int (*purge_load)(struct mds *m);
+	int (*purge_replay_edit)(struct mds *m, int op, const char *key, const void *val, uint32_t len);
+	int (*blocklist_load)(struct mds *m);
+	int (*blocklist_replay_edit)(struct mds *m, int op, const char *key, const void *val, uint32_t len);
+	int (*session_load)(struct mds *m);
+	int (*session_replay_edit)(struct mds *m, int op, const char *oid, const char *key, const void *val,
+				   uint32_t len, const char *key2);
+};
+
+/* mdcache_set_hooks - register @h (static storage) before mdcache_mkfs/mdcache_load. */
+void mdcache_set_hooks(struct mds *m, const struct mdcache_hooks *h);
+
 int mdcache_mkfs(struct mds *m);
 /* mdcache_cookie_key_ensure - the readdir cookies' key exists (made and stored now if not). */
 int mdcache_cookie_key_ensure(struct mds *m);

@@ -69,6 +69,12 @@
 
 struct journal;
 struct asok;
+struct json_object;
+struct net_ops;
+struct mdcache_hooks;
+struct journal_hooks;
+struct locker_ops;
+struct flock_ops;
 struct dec;
 struct mds;
 
@@ -417,6 +423,16 @@ struct mds {
 	bool tick_stop;               /* protected by tick_lock */
 
 	struct asok *asok;
+
+	/*
+	 * What a lower layer calls in the layers above it, set once by
+	 * mds_layers_wire() (layers.c) before anything runs; read-only after.
+	 */
+	const struct net_ops *net_ops;
+	const struct mdcache_hooks *cache_hooks;
+	const struct journal_hooks *journal_hooks;
+	const struct locker_ops *locker_ops;
+	const struct flock_ops *flock_ops;
 
 	/* authentication: the keyring, read at start-up and changed by the
 	 * auth admin commands (written back to keyring_path) */

@@ -70,13 +70,7 @@
 #include "common/time.h"
 #include "mds/codec.h"
 #include "mds/mds.h"
-#include "mds/admin.h"
-#include "mds/auth.h"
-#include "mds/locker.h"
-#include "mds/mdcache.h"
 #include "mds/net.h"
-#include "mds/request.h"
-#include "mds/session.h"
 
 #define OUTQ_MAX (64u << 20)   /* queued reply bytes beyond which a peer is dropped */
 #define OUTQ_COMPACT (1u << 20) /* sent bytes at the front of outq worth a memmove */
@@ -667,7 +661,7 @@ static void command_handle(struct mds *m, struct conn *c, struct mdsp_command *c
 		conn_send_msg(c, &rep);
 		return;
 	}
-	rep.command_reply.result = admin_command_json(m, cmd->json ? cmd->json : "{}", &out);
+	rep.command_reply.result = m->net_ops->command(m, cmd->json ? cmd->json : "{}", &out);
 	if (rep.command_reply.result == -EPERM)
 		derr(MDS, "peer %s: refused an admin command over the MDS port (only read-only ones run here): %s",
 		     c->peer, out ? out : "");
@@ -865,7 +859,7 @@ static void *reader_main(void *arg)
 			break;
 		}
 		if (msg.type == MDSP_MSG_AUTH) {
-			r = auth_handle(m, c, &msg.auth);
+			r = m->net_ops->auth(m, c, &msg.auth);
 			mdsp_msg_free(&msg);
 			if (r)
 				goto out;
@@ -880,7 +874,7 @@ static void *reader_main(void *arg)
 		}
 		switch (msg.type) {
 		case MDSP_MSG_SESSION:
-			session_handle(m, c, &msg.session);
+			m->net_ops->session(m, c, &msg.session);
 			if (!st.had_session) {
 				pthread_mutex_lock(&m->lock);
 				st.had_session = c->session_id != 0;
@@ -888,13 +882,13 @@ static void *reader_main(void *arg)
 			}
 			break;
 		case MDSP_MSG_REQUEST:
-			request_handle(m, c, &msg);
+			m->net_ops->request(m, c, &msg);
 			break;
 		case MDSP_MSG_COMMAND:
 			command_handle(m, c, &msg.command);
 			break;
 		case MDSP_MSG_CAPS:
-			locker_handle_caps(m, c, &msg.caps);
+			m->net_ops->caps(m, c, &msg.caps);
 			break;
 		default:
 			bad_peer(m, c, "unexpected %s message from a client", mdsp_msg_type_name(msg.type));
@@ -909,7 +903,7 @@ out:
 	free(c->rbuf);
 	c->rbuf = NULL;
 	c->rcap = c->rstart = c->rend = 0;
-	session_conn_closed(m, c);
+	m->net_ops->conn_closed(m, c);
 	conn_shutdown(c);
 	pthread_mutex_lock(&m->conns_lock);
 	c->exited = true;
@@ -1125,6 +1119,11 @@ int net_listen(struct mds *m, const char *addr, int port)
 	}
 	m->listen_fd = fd;
 	return 0;
+}
+
+void net_set_ops(struct mds *m, const struct net_ops *ops)
+{
+	m->net_ops = ops;
 }
 
 int net_start(struct mds *m)

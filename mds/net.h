@@ -7,6 +7,24 @@
 
 #include "mds/mds.h"
 
+/*
+ * struct net_ops - where a reader thread hands what it decoded: the layers
+ * above the connections (auth, sessions, the request pipeline, caps,
+ * admin).  Called on the connection's reader thread, no lock held.
+ */
+struct net_ops {
+	int (*auth)(struct mds *m, struct conn *c, struct mdsp_auth *a);
+	void (*session)(struct mds *m, struct conn *c, struct mdsp_session *msg);
+	void (*request)(struct mds *m, struct conn *c, struct mdsp_msg *msg);
+	void (*caps)(struct mds *m, struct conn *c, struct mdsp_caps *msg);
+	/* the reader ends: the sessions and parked requests of @c let go of it */
+	void (*conn_closed)(struct mds *m, struct conn *c);
+	int (*command)(struct mds *m, const char *json, char **out);
+};
+
+/* net_set_ops - register @ops (static storage) before net_start(). */
+void net_set_ops(struct mds *m, const struct net_ops *ops);
+
 int net_listen(struct mds *m, const char *addr, int port);
 int net_start(struct mds *m);
 /* net_quiesce - stop accepting connections and running requests (m->draining);
