@@ -15,7 +15,9 @@
  *    from the store ("<ino hex>.dir" objects, omap name -> dentry with the
  *    inode embedded for primary links), and the edits that put changes back.
  *  - server.c: the POSIX semantics of every op (permissions, nlink, rename).
- *  - session.c: sessions, leases, completed-request tables (exactly-once).
+ *  - session.c: sessions, the reconnect phase, completed-request tables
+ *    (exactly-once).  request.c: the request pipeline (admit, run under
+ *    mds->lock, answer UNSAFE then SAFE, park for revokes).
  *  - prealloc.c: inode numbers preallocated to each session and journaled
  *    with it, so that a replayed create gets exactly the ino it had.
  *  - journal.c: every mutation is a list of omap edits; the journal writes
@@ -36,7 +38,9 @@
  *    fenced from the data store (rados blocklist / the local store's fence).
  *  - purge.c: the journaled queue of unlinked files whose data objects the
  *    MDS removes after mds_purge_delay, on a thread of its own, in slices.
- *  - admin.c: admin-socket commands; main.c: start-up and shutdown.
+ *  - admin.c: admin-socket commands; main.c: start-up and shutdown;
+ *    layers.c: the order of the layers, and the ops tables through which a
+ *    lower one calls up.
  *
  * USDT probes (provider loligo_mds): request_start(tid, op, flags),
  * request_unsafe(tid, op, start_ns), request_done(tid, op, result) for

@@ -48,4 +48,21 @@ struct json_object *session_ls_json(struct mds *m);
  */
 void session_rec_edit_locked(struct session *s, struct txn *t);
 
+/* ---- used by the request pipeline (request.c) ---- */
+/* session_key_tid - the omap key of @tid in a completed table. */
+void session_key_tid(char *buf, size_t len, uint64_t tid);
+/* session_item_new - a journal item that sends to session @sid (via @c, ref taken; may be NULL). */
+struct jitem *session_item_new(struct conn *c, uint64_t sid);
+/* session_completed_add - remember @s's reply @frame to @tid (journaled in entry @jseq).  mds->lock held. */
+int session_completed_add(struct session *s, uint64_t tid, const void *frame, size_t len, uint64_t jseq);
+/* session_completed_trim_locked - forget @s's replies below tid @below.  Caller holds mds->lock. */
+void session_completed_trim_locked(struct session *s, uint64_t below);
+/*
+ * session_reconnect_gate_locked - must @req of @s wait for the end of the
+ * reconnect phase (the caller parks it)?  @journaled: @req is a mutation;
+ * @first: its first run.  Caller holds mds->lock.
+ */
+bool session_reconnect_gate_locked(struct mds *m, struct session *s, const struct mdsp_request *req,
+				   bool journaled, bool first);
+
 #endif
