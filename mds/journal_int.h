@@ -169,7 +169,7 @@ int jscan(const struct jheader *h, const struct jreader *rd, jent_fn efn, jseg_f
 /** journal_oid_seg - "mds_journal.<no %016x>". */
 void journal_oid_seg(char *buf, size_t len, uint64_t no);
 
-/* ---- shared with the tool (journal.c) ---------------------------------- */
+/* ---- shared with the tool (journal.c, journal_expire.c) ----------------- */
 
 /* The edits of one EDITS payload, one call each. */
 typedef int (*jedit_fn)(void *arg, int op, const char *oid, const char *key, const void *val, uint32_t len,

@@ -21,10 +21,10 @@
  *  - prealloc.c: inode numbers preallocated to each session and journaled
  *    with it, so that a replayed create gets exactly the ino it had.
  *  - journal.c: every mutation is a list of omap edits; the journal writes
- *    them to append-only segment objects with group commit, sends SAFE
- *    replies when a write is durable, replays on start-up and applies
- *    sealed segments to the objects ("expire") before moving the header's
- *    expire position past them.  A failing write makes the MDS read-only
+ *    them to append-only segment objects with group commit and sends SAFE
+ *    replies when a write is durable; journal_replay.c replays on start-up
+ *    and journal_expire.c applies sealed segments to the objects
+ *    ("expire") before moving the header's expire position past them.  A failing write makes the MDS read-only
  *    until a retry succeeds.  journal_fmt.c: the checksummed, sequenced
  *    on-disk format and the checker that refuses a damaged journal
  *    (journal_int.h); journal_tool.c: loligo-mds --journal-inspect and
