@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "common/config.h"
+#include "common/lockdep.h"
 #include "common/log.h"
 #include "mds/mds.h"
 #include "mds/auth.h"
@@ -240,6 +241,7 @@ int auth_handle(struct mds *m, struct conn *c, struct mdsp_auth *a)
 /* Caller holds keys_lock. */
 static int save_locked(struct mds *m, char *err, size_t errlen)
 {
+	lockdep_assert_held(&m->keys_lock);
 	if (!*m->keyring_path) {
 		snprintf(err, errlen, "mds_keyring is not set: the key cannot be kept");
 		return -EINVAL;

@@ -28,8 +28,8 @@ void flock_request(struct mds *m, struct conn *c, struct mdsp_request *req);
 /* flock_flush - send the answers queued under mds->lock (grants a session's end or the end
  * of the reconnect phase caused).  No lock held; call after such changes. */
 void flock_flush(struct mds *m);
-/* flock_session_open_locked - a new session: its locks are known (none). */
-void flock_session_open_locked(struct session *s);
+/* flock_session_open_locked - a new session: its locks are known (none).  Caller holds mds->lock. */
+void flock_session_open_locked(struct mds *m, struct session *s);
 /* flock_session_drop_locked - @s ends: its waits go, its locks are released (waiters of
  * others granted, answers queued for flock_flush). */
 void flock_session_drop_locked(struct mds *m, struct session *s);

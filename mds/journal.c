@@ -56,6 +56,7 @@
 
 #include "common/config.h"
 #include "common/crc32c.h"
+#include "common/lockdep.h"
 #include "common/log.h"
 #include "common/perf.h"
 #include "common/time.h"
@@ -540,8 +541,10 @@ static void seal_cur(struct journal *j, uint64_t start_seq)
 	     s->last_seq);
 }
 
+/* Caller holds j->lock. */
 static bool writer_idle_locked(struct journal *j)
 {
+	lockdep_assert_held(&j->lock);
 	return !j->npending && !j->items && !j->seal_req && !j->cur->trunc;
 }
 

@@ -51,9 +51,23 @@
  * whose journaled changes have all expired into their objects (see
  * mdcache.c).
  *
- * Lock order: mds->lock -> conn->send_lock -> journal lock;
- *             conn->send_lock -> mds->flush_lock.
- *             mds->conns_lock is taken alone.
+ * Lock order (docs/LOCKING.md has every process's), outermost first; a
+ * lock may be taken while holding any lock above it, never the other way:
+ *
+ *   mds->lock                  the namespace, sessions, caps, the locker
+ *     conn->send_lock          one connection's output
+ *       j->lock                the journal's queue (journal_priv.h)
+ *       mds->flush_lock        the flusher's list
+ *     plock                    the purge thread's wake-ups (purge.c)
+ *   j->expire_lock             one expiry at a time (journal_priv.h)
+ *     j->hdr_lock              held across a header write
+ *     j->seg_lock              the sealed segments
+ *     x->lock                  one japply's ops in flight
+ *   leaves, taken alone: mds->conns_lock, mds->space_lock, mds->keys_lock,
+ *     mds->tick_lock; the store's locks are leaves under all of these
+ *
+ * Checked in the lockdep builds (common/lockdep.h): every static _locked
+ * helper names its lock and asserts it with lockdep_assert_held().
  */
 #ifndef LOLIGO_MDS_MDS_H
 #define LOLIGO_MDS_MDS_H

@@ -66,6 +66,7 @@
 
 #include "common/crc32c.h"
 #include "common/config.h"
+#include "common/lockdep.h"
 #include "common/log.h"
 #include "common/time.h"
 #include "mds/codec.h"
@@ -117,8 +118,10 @@ void conn_shutdown(struct conn *c)
 	pthread_mutex_unlock(&c->send_lock);
 }
 
+/* Caller holds c->send_lock. */
 static void conn_kill_locked(struct conn *c, const char *why, int err)
 {
+	lockdep_assert_held(&c->send_lock);
 	if (c->dead)
 		return;
 	dout(MDS, 1, "peer %s: %s (%s): closing the connection", c->peer, why, strerror(-err));
@@ -128,11 +131,14 @@ static void conn_kill_locked(struct conn *c, const char *why, int err)
 
 /* Drop a peer that does not read: discard what is queued, and make the
  * final close() a reset, so the kernel does not keep the unsent bytes (and
- * the socket) around for a peer that may never read them. */
+ * the socket) around for a peer that may never read them.
+ * Caller holds c->send_lock.
+ */
 static void conn_abort_locked(struct conn *c, const char *why, int err)
 {
 	struct linger lg = { .l_onoff = 1, .l_linger = 0 };
 
+	lockdep_assert_held(&c->send_lock);
 	if (c->dead)
 		return;
 	perf_inc(&c->mds->bad_peers, 1);
@@ -173,6 +179,7 @@ static int outq_push_locked(struct conn *c)
 {
 	ssize_t n;
 
+	lockdep_assert_held(&c->send_lock);
 	while (c->outq_off < c->outq.len) {
 		n = send(c->fd, c->outq.data + c->outq_off, c->outq.len - c->outq_off, MSG_NOSIGNAL | MSG_DONTWAIT);
 		if (n > 0) {
@@ -302,6 +309,7 @@ static int cork_out_locked(struct conn *c)
 	size_t off = 0, len = c->cork.len;
 	ssize_t n;
 
+	lockdep_assert_held(&c->send_lock);
 	if (c->dead) {
 		c->cork.len = 0;
 		return -EPIPE;

@@ -48,6 +48,7 @@
 #include <string.h>
 
 #include "common/config.h"
+#include "common/lockdep.h"
 #include "common/log.h"
 #include "common/rcu.h"
 #include "common/time.h"
@@ -229,6 +230,7 @@ static void session_rec_journal_locked(struct mds *m, struct session *s)
 {
 	struct txn t;
 
+	lockdep_assert_held(&m->lock);
 	txn_init(&t);
 	session_rec_edit_locked(s, &t);
 	journal_submit_locked(m, &t, NULL);
@@ -244,8 +246,9 @@ static void session_rec_journal_locked(struct mds *m, struct session *s)
  * open files are not journaled yet; when they are, a disconnected session
  * that holds them belongs here too.  Caller holds mds->lock.
  */
-static bool session_has_state_locked(const struct session *s)
+static bool session_has_state_locked(struct mds *m, const struct session *s)
 {
+	lockdep_assert_held(&m->lock);
 	if (s->flags & SESSION_F_MISSED_RECONNECT)
 		return false;
 	/* file locks are re-asserted in RECONNECT (flock.c): until it did,
@@ -261,6 +264,7 @@ static void reconnect_phase_end_marking_locked(struct mds *m, const char *why, b
 	uint64_t idx, nmissed = 0;
 	struct session *s;
 
+	lockdep_assert_held(&m->lock);
 	if (!m->reconnecting)
 		return;
 	m->reconnecting = false;
@@ -286,14 +290,17 @@ static void reconnect_phase_end_marking_locked(struct mds *m, const char *why, b
 		flock_reconnect_over_locked(m);   /* the lock requests it held back */
 }
 
+/* Caller holds mds->lock. */
 static void reconnect_phase_end_locked(struct mds *m, const char *why)
 {
+	lockdep_assert_held(&m->lock);
 	reconnect_phase_end_marking_locked(m, why, true);
 }
 
 /* @s came back (RECONNECT or a renew): clear its marks.  Caller holds mds->lock. */
 static void session_back_locked(struct mds *m, struct session *s)
 {
+	lockdep_assert_held(&m->lock);
 	if (!(s->flags & (SESSION_F_MISSED_RECONNECT | SESSION_F_DISCONNECTED | SESSION_F_HELD_LOCKS)))
 		return;
 	s->flags &= ~(SESSION_F_MISSED_RECONNECT | SESSION_F_DISCONNECTED | SESSION_F_HELD_LOCKS);
@@ -303,6 +310,7 @@ static void session_back_locked(struct mds *m, struct session *s)
 /* @s has finished replaying (or is gone).  Caller holds mds->lock. */
 static void replay_done_locked(struct mds *m, struct session *s)
 {
+	lockdep_assert_held(&m->lock);
 	if (!s->replay_pending)
 		return;
 	s->replay_pending = false;
@@ -328,7 +336,7 @@ void session_reconnect_phase_start(struct mds *m)
 	pthread_mutex_lock(&m->lock);
 	rcu_read_lock();
 	xa_for_each(&m->sessions, idx, s) {
-		if (!session_has_state_locked(s)) {
+		if (!session_has_state_locked(m, s)) {
 			nstateless++;
 			continue;
 		}
@@ -420,10 +428,12 @@ bool session_reconnect_hold_locked(struct mds *m, struct session *s, const struc
 	return m->reconnecting && flock_reassert_pending_locked(m);
 }
 
+/* Caller holds mds->lock. */
 static void session_free_locked(struct mds *m, struct session *s)
 {
 	struct conn *c = s->conn;
 
+	lockdep_assert_held(&m->lock);
 	replay_done_locked(m, s);
 	locker_session_drop(m, s);
 	flock_session_drop_locked(m, s);
@@ -667,6 +677,7 @@ static void session_close_locked(struct mds *m, struct session *s, struct jitem 
 	struct txn t;
 	char key[32], oid[64];
 
+	lockdep_assert_held(&m->lock);
 	txn_init(&t);
 	session_key_tid(key, sizeof(key), s->id);
 	txn_edit(&t, EDIT_RM, OID_SESSIONS, key, NULL, 0, NULL);
@@ -685,6 +696,7 @@ static int session_limits_locked(struct mds *m, struct conn *c, char *reason, si
 	uint64_t idx, same = 0;
 	struct session *s;
 
+	lockdep_assert_held(&m->lock);
 	if (max && m->nsessions >= max) {
 		snprintf(reason, len, "the mds keeps mds_max_sessions (%" PRIu64 ") sessions: close unused ones, "
 				      "evict stale ones (client evict) or raise the limit", max);
@@ -704,8 +716,10 @@ static int session_limits_locked(struct mds *m, struct conn *c, char *reason, si
 	return 0;
 }
 
-static void bind_conn_locked(struct session *s, struct conn *c)
+/* Caller holds mds->lock. */
+static void bind_conn_locked(struct mds *m, struct session *s, struct conn *c)
 {
+	lockdep_assert_held(&m->lock);
 	if (s->conn == c)
 		return;
 	if (s->conn) {
@@ -780,7 +794,7 @@ void session_handle(struct mds *m, struct conn *c, struct mdsp_session *msg)
 		session_take_meta(s, msg);
 		memcpy(s->uuid, msg->client_uuid, 16);
 		s->store_addr = msg->store_addr && *msg->store_addr ? strdup(msg->store_addr) : NULL;
-		flock_session_open_locked(s);
+		flock_session_open_locked(m, s);
 		snprintf(s->peer_addr, sizeof(s->peer_addr), "%s", c->peer_addr);
 		if (c->auth == CONN_AUTH_DONE) {
 			/* both sides derived it in the handshake: it never travels */
@@ -797,7 +811,7 @@ void session_handle(struct mds *m, struct conn *c, struct mdsp_session *msg)
 		s->state = SESSION_OPEN;
 		s->reconnected = true;
 		s->last_renew_ns = now_mono_ns();
-		bind_conn_locked(s, c);
+		bind_conn_locked(m, s, c);
 		txn_init(&t);
 		le64_put(v, m->next_sid);
 		txn_edit(&t, EDIT_SET, OID_TABLE, "next_sid", v, 8, NULL);
@@ -918,7 +932,7 @@ void session_handle(struct mds *m, struct conn *c, struct mdsp_session *msg)
 			}
 			c->session_id = 0;
 		}
-		bind_conn_locked(s, c);
+		bind_conn_locked(m, s, c);
 		session_take_meta(s, msg);
 		s->state = SESSION_OPEN;
 		s->last_renew_ns = now_mono_ns();
