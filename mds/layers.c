@@ -3,7 +3,7 @@
  *
  * mds/ is built as layers, each with a header of its own; a file includes
  * only the headers of its own layer and of the layers below it
- * (tools/check-layers-mds.sh checks it).  Lowest first:
+ * (tools/check-layers-mds.sh checks it: ctest layers_mds).  Lowest first:
  *
  *   codec, journal_fmt      encoders, the journal's on-disk format
  *   net                     connections, readers, send queues
