@@ -29,9 +29,10 @@
  *    on-disk format and the checker that refuses a damaged journal
  *    (journal_int.h); journal_tool.c: loligo-mds --journal-inspect and
  *    journal export/import/reset.
- *  - locker.c: capabilities and dentry leases: who caches what, revokes
- *    before conflicting changes (requests wait for the acks parked, off the
- *    reader threads), cap flushes, reconnect, orphans (open, unlinked).
+ *  - locker.c: capabilities: who caches what, revokes before conflicting
+ *    changes, cap flushes, reconnect, orphans (open, unlinked); lease.c:
+ *    dentry leases; park.c: requests waiting for the acks, parked off the
+ *    reader threads.
  *  - flock.c: file locks (fcntl byte ranges, flock) of every client, their
  *    waits, deadlock detection, re-assertion after a restart (not journaled).
  *  - blocklist.c: evicted clients kept out (journaled, with expiry), and

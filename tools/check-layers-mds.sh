@@ -28,7 +28,7 @@ declare -A layer=(
 	# 4: journaled tables of their own
 	[purge.h]=4 [purge.c]=4 [blocklist.h]=4 [blocklist.c]=4
 	# 5: caps and dentry leases, parked requests
-	[locker.h]=5 [locker.c]=5
+	[locker.h]=5 [locker_priv.h]=5 [locker.c]=5 [lease.c]=5 [park.c]=5
 	# 6: file locks
 	[flock.h]=6 [flock.c]=6
 	# 7: sessions and their inode pools
