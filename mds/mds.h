@@ -13,7 +13,9 @@
  *    parts (decode, encode, send, the journal write) run outside the lock.
  *  - mdcache.c: inodes, directories and dentries in memory, loaded lazily
  *    from the store ("<ino hex>.dir" objects, omap name -> dentry with the
- *    inode embedded for primary links), and the edits that put changes back.
+ *    inode embedded for primary links), and the edits that put changes back;
+ *    mdcache_codec.c: those records' encodings; mdcache_replay.c: mkfs, the
+ *    tables loaded at start, journal replay into memory.
  *  - server.c: the POSIX semantics of every op (permissions, nlink, rename).
  *  - session.c: sessions, the reconnect phase, completed-request tables
  *    (exactly-once).  request.c: the request pipeline (admit, run under
