@@ -1,6 +1,6 @@
 /*
- * auth.h - private to mds/: the AUTH handshake and the keyring
- * (auth.c).  Types are in mds.h.
+ * auth.h - private to mds/: the AUTH handshake and the keyring (auth.c).
+ * Types are in mds.h.
  */
 #ifndef LOLIGO_MDS_AUTH_H
 #define LOLIGO_MDS_AUTH_H

@@ -1,6 +1,6 @@
 /*
- * blocklist.h - private to mds/: evicted clients kept out, journaled, with expiry
- * (blocklist.c).  Types are in mds.h.
+ * blocklist.h - private to mds/: evicted clients kept out, journaled, with
+ * expiry (blocklist.c).  Types are in mds.h.
  */
 #ifndef LOLIGO_MDS_BLOCKLIST_H
 #define LOLIGO_MDS_BLOCKLIST_H

@@ -1,6 +1,6 @@
 /*
- * flock.h - private to mds/: file locks (fcntl byte ranges, flock) of every client
- * (flock.c).  Types are in mds.h.
+ * flock.h - private to mds/: file locks (fcntl byte ranges, flock) of every
+ * client (flock.c).  Types are in mds.h.
  */
 #ifndef LOLIGO_MDS_FLOCK_H
 #define LOLIGO_MDS_FLOCK_H

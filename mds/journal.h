@@ -1,6 +1,6 @@
 /*
  * journal.h - private to mds/: the journal: submit, write, expire, replay
- * (journal.c).  Types are in mds.h.
+ * (journal.c, journal_expire.c, journal_replay.c).  Types are in mds.h.
  */
 #ifndef LOLIGO_MDS_JOURNAL_H
 #define LOLIGO_MDS_JOURNAL_H

@@ -1,6 +1,6 @@
 /*
  * journal_int.h - private to mds/: the journal's on-disk format and the
- * pieces the running MDS (journal.c) shares with the offline journal tool
+ * pieces the running MDS (journal.c, journal_expire.c) shares with the offline journal tool
  * (journal_tool.c).
  *
  * Format 2 (the current one), in the metadata pool:

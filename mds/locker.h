@@ -1,7 +1,7 @@
 /*
- * locker.h - private to mds/: capabilities and dentry leases, and the parking of requests that
- * wait for their revokes
- * (locker.c).  Types are in mds.h.
+ * locker.h - private to mds/: capabilities and dentry leases, and the
+ * parking of requests that wait for their revokes (locker.c, lease.c,
+ * park.c).  Types are in mds.h.
  */
 #ifndef LOLIGO_MDS_LOCKER_H
 #define LOLIGO_MDS_LOCKER_H

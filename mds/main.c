@@ -174,7 +174,7 @@ static void *ticker_main(void *arg)
 			next_tick = now + (uint64_t)((iv > 0.01 ? iv : 0.01) * 1e9);
 		}
 		/* the end of a reconnect phase is not left to the next tick:
-		 * requests wait for it (parked, session.c) */
+		 * requests wait for it (parked, park.c) */
 		wake = next_tick;
 		rd = session_reconnect_deadline(m);
 		if (rd && rd < wake)

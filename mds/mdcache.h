@@ -1,7 +1,7 @@
 /*
- * mdcache.h - private to mds/: the namespace in memory (inodes, directories, dentries) and the
- * transactions that change it (txn_*)
- * (mdcache.c).  Types are in mds.h.
+ * mdcache.h - private to mds/: the namespace in memory (inodes, directories,
+ * dentries) and the transactions that change it (txn_*) (mdcache.c,
+ * mdcache_codec.c, mdcache_replay.c).  Types are in mds.h.
  */
 #ifndef LOLIGO_MDS_MDCACHE_H
 #define LOLIGO_MDS_MDCACHE_H

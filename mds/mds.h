@@ -119,9 +119,9 @@ struct mdentry {
 	uint64_t ino;
 	uint32_t dtype;               /* S_IFMT bits of the target */
 	bool remote;                  /* target lives in the inode table (hard-linked) */
-	uint16_t gather;              /* locker.c: requests waiting to change it (no new leases) */
-	struct mlease *leases;        /* locker.c: sessions that cache this name */
-	uint64_t lease_id;            /* locker.c: key of its leases in the sessions' lease_index
+	uint16_t gather;              /* park.c: requests waiting to change it (no new leases) */
+	struct mlease *leases;        /* lease.c: sessions that cache this name */
+	uint64_t lease_id;            /* lease.c: key of its leases in the sessions' lease_index
 				       * (0: none yet); moves with the leases (locker_dentry_move) */
 	uint32_t hash;
 	uint32_t namelen;
@@ -158,7 +158,7 @@ struct minode {
 	bool dirty;                   /* in the current txn's dirty list */
 	bool anchor_dirty;            /* primary dentry moved: journal its anchor */
 	struct cds_list_head caps;    /* locker.c: struct mcap of each session caching it */
-	struct mgather *gather;       /* locker.c: cap bits requests wait to revoke (NULL: none) */
+	struct mgather *gather;       /* park.c: cap bits requests wait to revoke (NULL: none) */
 };
 
 /*
@@ -217,7 +217,7 @@ struct locker_gather {
 	bool overflow;                /* more than LOCKER_GATHER_MAX: wait for any ack */
 };
 
-/* A request parked until revokes are acked (locker.c).  Protected by mds->lock. */
+/* A request parked until revokes are acked (park.c).  Protected by mds->lock. */
 struct mwaiter {
 	struct mwaiter *next;         /* m->waiters */
 	struct conn *conn;            /* holds a ref: where the reply goes */
@@ -240,7 +240,7 @@ struct txn {
 	struct mdir *dirs[16];        /* directory objects the edits touch */
 	int ndirs;
 	struct session *s;            /* the session the request runs for (NULL: none) */
-	struct locker_gather g;       /* revokes the request waits for (locker.c) */
+	struct locker_gather g;       /* revokes the request waits for (park.c) */
 	struct txn_listed *listed;    /* READDIR: the dentry and inode of each rep->entries[i], so
 				       * locker_fill_reply need not look them up again (in the reply's
 				       * entry block; valid while mds->lock is held since op_readdir) */

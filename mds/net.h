@@ -1,6 +1,6 @@
 /*
- * net.h - private to mds/: connections: the listener, reader threads, the send queues
- * (net.c).  Types are in mds.h.
+ * net.h - private to mds/: connections: the listener, reader threads, the
+ * send queues (net.c).  Types are in mds.h.
  */
 #ifndef LOLIGO_MDS_NET_H
 #define LOLIGO_MDS_NET_H

@@ -110,7 +110,7 @@ static void answer_completed_unlock(struct mds *m, struct conn *c, struct sessio
 
 /*
  * Run a request (again, for a parked one: @w).  Returns true when it was
- * parked to wait for revokes (locker.c): it runs again when they are acked,
+ * parked to wait for revokes (park.c): it runs again when they are acked,
  * and @msg no longer belongs to the caller.
  */
 static bool request_run(struct mds *m, struct conn *c, struct mdsp_msg *msg, uint64_t t0, struct mwaiter *w)

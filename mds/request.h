@@ -1,6 +1,6 @@
 /*
- * request.h - private to mds/: the request pipeline: decode, admit, run, answer, park
- * (request.c).  Types are in mds.h.
+ * request.h - private to mds/: the request pipeline: decode, admit, run,
+ * answer, park (request.c).  Types are in mds.h.
  */
 #ifndef LOLIGO_MDS_REQUEST_H
 #define LOLIGO_MDS_REQUEST_H

@@ -1,6 +1,6 @@
 /*
- * server.h - private to mds/: the POSIX semantics of every op
- * (server.c).  Types are in mds.h.
+ * server.h - private to mds/: the POSIX semantics of every op (server.c).
+ * Types are in mds.h.
  */
 #ifndef LOLIGO_MDS_SERVER_H
 #define LOLIGO_MDS_SERVER_H

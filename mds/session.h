@@ -1,7 +1,7 @@
 /*
- * session.h - private to mds/: client sessions: open, renew, close, evict, reconnect after a
- * restart, the completed-request tables
- * (session.c).  Types are in mds.h.
+ * session.h - private to mds/: client sessions: open, renew, close, evict,
+ * reconnect after a restart, the completed-request tables (session.c).
+ * Types are in mds.h.
  */
 #ifndef LOLIGO_MDS_SESSION_H
 #define LOLIGO_MDS_SESSION_H
