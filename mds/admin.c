@@ -29,6 +29,15 @@
 #include "common/rcu.h"
 #include "common/time.h"
 #include "mds/mds.h"
+#include "mds/admin.h"
+#include "mds/auth.h"
+#include "mds/blocklist.h"
+#include "mds/flock.h"
+#include "mds/journal.h"
+#include "mds/locker.h"
+#include "mds/mdcache.h"
+#include "mds/server.h"
+#include "mds/session.h"
 
 #define DUMP_CACHE_MAX 100000
 

@@ -32,8 +32,11 @@
 #include <unistd.h>
 
 #include "common/config.h"
+#include "common/lockdep.h"
 #include "common/log.h"
 #include "mds/mds.h"
+#include "mds/auth.h"
+#include "mds/net.h"
 
 int auth_load(struct mds *m, char *err, size_t errlen)
 {
@@ -238,6 +241,7 @@ int auth_handle(struct mds *m, struct conn *c, struct mdsp_auth *a)
 /* Caller holds keys_lock. */
 static int save_locked(struct mds *m, char *err, size_t errlen)
 {
+	lockdep_assert_held(&m->keys_lock);
 	if (!*m->keyring_path) {
 		snprintf(err, errlen, "mds_keyring is not set: the key cannot be kept");
 		return -EINVAL;

@@ -32,10 +32,14 @@
 #include <time.h>
 
 #include "common/config.h"
+#include "common/lockdep.h"
 #include "common/log.h"
 #include "common/perf.h"
 #include "mds/codec.h"
 #include "mds/mds.h"
+#include "mds/blocklist.h"
+#include "mds/journal.h"
+#include "mds/mdcache.h"
 
 #define V_BLOCKLIST_REC 1
 
@@ -128,10 +132,12 @@ static void entry_free(struct bl_entry *e)
 	free(e);
 }
 
-static struct bl_entry **find_locked(const char *entity)
+/* Caller holds mds->lock. */
+static struct bl_entry **find_locked(struct mds *m, const char *entity)
 {
 	struct bl_entry **pp;
 
+	lockdep_assert_held(&m->lock);
 	for (pp = &entries; *pp; pp = &(*pp)->next)
 		if (!strcmp((*pp)->entity, entity))
 			return pp;
@@ -189,10 +195,11 @@ static int rec_decode(const void *p, size_t len, struct bl_entry **out)
 }
 
 /* Put @e in the list (replacing one for the same entity).  mds->lock held. */
-static void install_locked(struct bl_entry *e)
+static void install_locked(struct mds *m, struct bl_entry *e)
 {
-	struct bl_entry **pp = find_locked(e->entity);
+	struct bl_entry **pp = find_locked(m, e->entity);
 
+	lockdep_assert_held(&m->lock);
 	if (pp) {
 		struct bl_entry *old = *pp;
 
@@ -206,11 +213,13 @@ static void install_locked(struct bl_entry *e)
 	nentries++;
 }
 
+/* Caller holds mds->lock. */
 static void journal_locked(struct mds *m, const struct bl_entry *e, bool rm)
 {
 	struct mdsp_buf rec;
 	struct txn t;
 
+	lockdep_assert_held(&m->lock);
 	txn_init(&t);
 	mdsp_buf_init(&rec);
 	if (rm) {
@@ -270,7 +279,7 @@ int blocklist_add(struct mds *m, const char *entity, const char *store_addr, dou
 	 * client cannot slip a new session in between */
 	pthread_mutex_lock(&m->lock);
 	journal_locked(m, e, false);
-	install_locked(e);
+	install_locked(m, e);
 	pthread_mutex_unlock(&m->lock);
 	perf_inc(&pc_added, 1);
 	{
@@ -302,7 +311,7 @@ int blocklist_rm(struct mds *m, const char *entity, char *err, size_t errlen)
 	int r = 0;
 
 	pthread_mutex_lock(&m->lock);
-	pp = entity ? find_locked(entity) : NULL;
+	pp = entity ? find_locked(m, entity) : NULL;
 	if (!pp) {
 		pthread_mutex_unlock(&m->lock);
 		if (err)
@@ -418,7 +427,7 @@ int blocklist_replay_edit(struct mds *m, int op, const char *key, const void *va
 
 	(void)m;
 	if (op == EDIT_RM) {
-		pp = find_locked(key);
+		pp = find_locked(m, key);
 		if (pp) {
 			e = *pp;
 			*pp = e->next;
@@ -436,35 +445,21 @@ int blocklist_replay_edit(struct mds *m, int op, const char *key, const void *va
 	}
 	if (r)
 		return r;
-	install_locked(e);
+	install_locked(m, e);
 	return 0;
 }
 
 int blocklist_load(struct mds *m)
 {
-	struct store_kv *kvs = NULL;
-	size_t n = 0, i;
-	bool more = true;
-	char *after = NULL;
+	struct store_omap_iter it;
+	const struct store_kv *kv;
 	int r = 0;
 
-	while (more) {
-		r = store_omap_list(m->meta, OID_BLOCKLIST, after, NULL, 256, &kvs, &n, &more);
-		if (r == -ENOENT) {
-			r = 0;
-			break;
-		}
-		if (r)
-			break;
-		for (i = 0; i < n && !r; i++)
-			r = blocklist_replay_edit(m, EDIT_SET, kvs[i].key, kvs[i].val, (uint32_t)kvs[i].len);
-		free(after);
-		after = n ? strdup(kvs[n - 1].key) : NULL;
-		store_kv_free(kvs, n);
-		if (!after)
-			break;
-	}
-	free(after);
+	store_omap_iter_init(&it, m->meta, OID_BLOCKLIST, NULL, 256);
+	while (!r && (kv = store_omap_iter_next(&it)) != NULL)
+		r = blocklist_replay_edit(m, EDIT_SET, kv->key, kv->val, (uint32_t)kv->len);
+	if (store_omap_iter_end(&it))
+		r = it.err;
 	if (nentries)
 		dinfo(MDS, "blocklist: %" PRIu64 " client(s) kept out (loligo blocklist ls)", nentries);
 	return r;

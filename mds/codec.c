@@ -1,44 +1,23 @@
 /*
  * codec.c - bounded encode/decode helpers for the MDS's on-disk structs
- * (see codec.h).  Pure functions over memory.
+ * (see codec.h).  Pure functions over memory.  The encoders write through
+ * mds_proto's buffer (mds_proto/buf.h): one growable buffer and one
+ * struct envelope for the wire and the disk.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "mds/codec.h"
+#include "mds_proto/buf.h"
 
 bool enc_reserve(struct mdsp_buf *b, size_t n)
 {
-	size_t need, cap;
-	uint8_t *d;
-
-	if (b->oom)
-		return false;
-	if (n > SIZE_MAX / 4 - b->len)
-		goto oom;
-	need = b->len + n;
-	if (need <= b->cap)
-		return true;
-	cap = b->cap ? b->cap : 256;
-	while (cap < need)
-		cap *= 2;
-	d = realloc(b->data, cap);
-	if (!d)
-		goto oom;
-	b->data = d;
-	b->cap = cap;
-	return true;
-oom:
-	b->oom = true;
-	return false;
+	return mdsp_buf_reserve(b, n);
 }
 
 void enc_bytes(struct mdsp_buf *b, const void *p, size_t n)
 {
-	if (!n || !enc_reserve(b, n))
-		return;
-	memcpy(b->data + b->len, p, n);
-	b->len += n;
+	mdsp_buf_put(b, p, n);
 }
 
 void enc_u8(struct mdsp_buf *b, uint8_t v)
@@ -78,20 +57,14 @@ void enc_blob(struct mdsp_buf *b, const void *p, uint32_t len)
 
 size_t enc_begin(struct mdsp_buf *b, uint8_t version, uint8_t compat)
 {
-	size_t start;
-
-	enc_u8(b, version);
-	enc_u8(b, compat);
-	start = b->len;
-	enc_u32(b, 0);
-	return start;
+	return mdsp_struct_open(b, version, compat);
 }
 
 void enc_end(struct mdsp_buf *b, size_t start)
 {
 	if (b->oom || start + 4 > b->len)
 		return;
-	le32_put(b->data + start, (uint32_t)(b->len - start - 4));
+	mdsp_struct_close(b, start);
 }
 
 const void *dec_bytes(struct dec *c, size_t n)

@@ -69,6 +69,7 @@
 #include <urcu/list.h>
 
 #include "common/config.h"
+#include "common/lockdep.h"
 #include "common/log.h"
 #include "common/perf.h"
 #include "common/rcu.h"
@@ -76,6 +77,9 @@
 #include "common/time.h"
 #include "common/xarray.h"
 #include "mds/mds.h"
+#include "mds/flock.h"
+#include "mds/mdcache.h"
+#include "mds/net.h"
 
 #define DEADLK_MAX_STEPS 10     /* Linux's MAX_DEADLK_ITERATIONS */
 
@@ -167,10 +171,12 @@ static uint32_t from_rtype(int t)
 	return t == RLOCK_RD ? F_RDLCK : t == RLOCK_WR ? F_WRLCK : F_UNLCK;
 }
 
-static struct flk_session *sess_locked(struct session *s)
+/* Caller holds mds->lock. */
+static struct flk_session *sess_locked(struct mds *m, struct session *s)
 {
 	struct flk_session *fs = s->flk;
 
+	lockdep_assert_held(&m->lock);
 	if (fs)
 		return fs;
 	fs = calloc(1, sizeof(*fs));
@@ -665,14 +671,14 @@ void flock_request(struct mds *m, struct conn *c, struct mdsp_request *req)
 		goto out;
 	}
 	s->nreq++;
-	fs = sess_locked(s);
+	fs = sess_locked(m, s);
 	if (!fs) {
 		out_queue(c, req->tid, -ENOMEM, NULL);
 		goto out;
 	}
 	if (req->op == MDSP_OP_SETLK && (req->lock.flags & MDSP_LOCK_CANCEL)) {
 		r = lock_cancel(fs, req->lock.wait_tid);
-	} else if (session_reconnect_hold_locked(m, s, req)) {
+	} else if (m->flock_ops->reconnect_hold_locked(m, s, req)) {
 		/* locks are being re-asserted: nothing may be granted (nor
 		 * reported free) before they all are */
 		drop_same_tid(fs, req->tid);
@@ -702,9 +708,9 @@ out:
 
 static void reassert_done(struct mds *m, uint64_t sid);
 
-void flock_session_open_locked(struct session *s)
+void flock_session_open_locked(struct mds *m, struct session *s)
 {
-	sess_locked(s);
+	sess_locked(m, s);
 }
 
 void flock_session_drop_locked(struct mds *m, struct session *s)
@@ -867,6 +873,7 @@ int flock_reconnect_locked(struct mds *m, struct session *s, const struct mdsp_l
 	return r;
 }
 
+/* Caller holds mds->lock. */
 static int reassert_locked(struct mds *m, struct session *s, bool known, bool may_reassert,
 			   const struct mdsp_lock *locks, uint32_t n, struct mdsp_lock **refused, uint32_t *nrefused)
 {
@@ -875,10 +882,11 @@ static int reassert_locked(struct mds *m, struct session *s, bool known, bool ma
 	uint32_t i, nr = 0;
 	const char *why = NULL;
 
+	lockdep_assert_held(&m->lock);
 	(void)m;
 	*refused = NULL;
 	*nrefused = 0;
-	fs = sess_locked(s);
+	fs = sess_locked(m, s);
 	if (!fs)
 		return -ENOMEM;
 	if (!n)
@@ -978,6 +986,11 @@ void flock_flush(struct mds *m)
 }
 
 /* ---- set-up, observability --------------------------------------------------- */
+
+void flock_set_ops(struct mds *m, const struct flock_ops *ops)
+{
+	m->flock_ops = ops;
+}
 
 void flock_init(struct mds *m)
 {

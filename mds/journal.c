@@ -1,5 +1,6 @@
 /*
- * journal.c - the MDS journal: a redo log of omap edits with group commit.
+ * journal.c - the MDS journal: a redo log of omap edits with group commit;
+ * this file is its writer.
  *
  * Every mutation becomes one entry: the list of omap edits (set, rm,
  * rm-range, clear, remove-object) that bring the store's objects from the
@@ -39,10 +40,10 @@
  * state is in `status` (read_only, health) and in the log; once a write
  * succeeds the MDS is read-write again by itself.
  *
- * Expire: a sealed segment's edits are applied to their objects (one
- * compound op per object, all in parallel), then the header's expire
- * position moves past the segment and the segment object is removed.  The
- * segment's bytes stay in memory until then, so expiry reads nothing back.
+ * The journal is three files over journal_priv.h (struct journal and its
+ * lock order): this one (submit, the writer thread, the read-only state,
+ * start, drain and stop, status), journal_expire.c (applying sealed
+ * segments to their objects) and journal_replay.c (replay at start).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -55,91 +56,19 @@
 
 #include "common/config.h"
 #include "common/crc32c.h"
+#include "common/lockdep.h"
 #include "common/log.h"
 #include "common/perf.h"
 #include "common/time.h"
 #include "mds/codec.h"
 #include "mds/journal_int.h"
+#include "mds/journal_priv.h"
 #include "mds/mds.h"
+#include "mds/journal.h"
+#include "mds/mdcache.h"
+#include "mds/net.h"
 
-struct jchunk {
-	struct jchunk *next;
-	uint8_t *data;
-	size_t len;
-};
-
-/*
- * One segment.  The current one (j->cur) is owned by the writer thread
- * (and by replay/start before the writer runs); sealed ones are on the
- * sealed list, owned by expiry.
- */
-struct jseg {
-	struct jseg *next;
-	uint64_t no;
-	uint32_t fmt;
-	size_t len;                   /* bytes written (durable) and valid */
-	struct jchunk *chunks, **tail;
-	uint64_t first_ns;            /* when its first EDITS entry was written (0: none yet) */
-	uint64_t nentries;            /* entries of every type */
-	uint64_t nedits;
-	uint64_t start_seq;           /* v2: seq of its SEG_START */
-	uint64_t last_seq;            /* seq of its last entry (SEG_END once sealed) */
-	bool opened;                  /* v2: SEG_START is durable (else the next write starts it) */
-	bool trunc;                   /* the object holds a torn tail past len: cut it with the next write */
-};
-
-struct journal {
-	pthread_mutex_t lock;         /* protects the fields up to "writer" */
-	pthread_cond_t cond;
-	struct mdsp_buf pending;      /* encoded entries not yet written */
-	uint32_t npending;
-	struct jitem *items, **items_tail;
-	struct jitem *writing_items;	/* the batch the writer has taken (`ops`); protected by lock */
-	uint64_t next_seq;            /* last seq handed out */
-	bool stop, seal_req, writing;
-	bool draining;                /* shutdown: write what is queued at once (journal_drain) */
-	uint64_t seg_size;
-	size_t cur_len;               /* copies of cur->len, cur->nedits and cur->first_ns for journal_tick */
-	uint64_t cur_nedits;
-	uint64_t cur_first_ns;
-	/* write failures: while werr != 0 the MDS is read-only */
-	int werr;
-	uint64_t werr_since_ns, werr_retries, werr_logged_ns;
-	char werr_oid[64];
-
-	pthread_t writer;
-	bool writer_started;
-	struct jseg *cur;             /* writer-owned (and replay) */
-
-	_Atomic int ro_err;           /* copy of werr, read without the lock by journal_admit() */
-
-	pthread_mutex_t hdr_lock;     /* protects hdr; held across a header write so that
-				       * two writers (the journal writer naming a new head, expiry
-				       * moving the expire position) never overtake each other */
-	struct jheader hdr;
-	/* what the header on disk says, for status (no hdr_lock: a header
-	 * write may take an OSD timeout) */
-	_Atomic uint64_t pub_expire_seg, pub_head_seg;
-	_Atomic uint32_t pub_fmt;
-
-	pthread_mutex_t seg_lock;     /* protects sealed list */
-	struct jseg *sealed, **sealed_tail;
-	uint64_t nsealed;
-	pthread_mutex_t expire_lock;  /* one expiry at a time */
-	uint64_t expire_seg;          /* protected by expire_lock */
-	uint64_t removed_upto;        /* segment objects below this are removed; expire_lock */
-	bool expire_failing;          /* expire_lock: the last expiry failed (log once) */
-	_Atomic uint64_t clean_below; /* entries with a lower seq are expired (0: replayed ones are not yet) */
-	uint64_t replay_last_edit;    /* seq of the last EDITS entry replayed at start (v2) */
-
-	char damage[1536];             /* why replay refused the journal (-EUCLEAN) */
-
-	pthread_cond_t space;         /* pending shrank (throttled requests wait on it) */
-	struct perf_counter writes, entries, bytes, expired, expire_errors, throttled, write_errors, refused;
-	struct hist batch, write_lat, expire_lat;
-};
-
-static struct jseg *jseg_new(uint64_t no, uint32_t fmt)
+struct jseg *jseg_new(uint64_t no, uint32_t fmt)
 {
 	struct jseg *s = calloc(1, sizeof(*s));
 
@@ -151,7 +80,7 @@ static struct jseg *jseg_new(uint64_t no, uint32_t fmt)
 	return s;
 }
 
-static void jseg_free(struct jseg *s)
+void jseg_free(struct jseg *s)
 {
 	struct jchunk *c, *n;
 
@@ -163,7 +92,7 @@ static void jseg_free(struct jseg *s)
 	free(s);
 }
 
-static int jseg_add_chunk(struct jseg *s, uint8_t *data, size_t len)
+int jseg_add_chunk(struct jseg *s, uint8_t *data, size_t len)
 {
 	struct jchunk *c = calloc(1, sizeof(*c));
 
@@ -246,7 +175,7 @@ int journal_header_write(struct store_pool *meta, const struct jheader *h)
 }
 
 /* Caller holds hdr_lock; @j->hdr was just written. */
-static void hdr_publish(struct journal *j)
+void journal_hdr_publish(struct journal *j)
 {
 	atomic_store(&j->pub_expire_seg, j->hdr.expire_seg);
 	atomic_store(&j->pub_head_seg, j->hdr.head_seg);
@@ -472,7 +401,7 @@ static int header_set_head(struct mds *m, uint64_t head)
 		j->hdr.head_seg = head;
 		r = journal_header_write(m->meta, &j->hdr);
 		if (!r)
-			hdr_publish(j);
+			journal_hdr_publish(j);
 		pthread_mutex_unlock(&j->hdr_lock);
 		if (!r) {
 			write_ok(m);
@@ -612,8 +541,10 @@ static void seal_cur(struct journal *j, uint64_t start_seq)
 	     s->last_seq);
 }
 
+/* Caller holds j->lock. */
 static bool writer_idle_locked(struct journal *j)
 {
+	lockdep_assert_held(&j->lock);
 	return !j->npending && !j->items && !j->seal_req && !j->cur->trunc;
 }
 
@@ -785,572 +716,6 @@ static void *writer_main(void *arg)
 	return NULL;
 }
 
-/* ---- applying edits to the objects (expire, journal reset) ---------------- */
-
-struct objop {
-	char *oid;
-	struct store_op *op;
-	bool needs_obj;         /* op has a sub-op that fails on a missing object */
-	bool create_first;      /* op creates the object first (a set follows such a sub-op) */
-};
-
-struct japply {
-	struct objop *tab;
-	size_t cap, n;
-	pthread_mutex_t lock;
-	pthread_cond_t cond;
-	size_t inflight;
-	int first_err;
-};
-
-static uint32_t str_hash(const char *s)
-{
-	uint32_t h = 2166136261u;
-
-	while (*s) {
-		h ^= (uint8_t)*s++;
-		h *= 16777619u;
-	}
-	return h;
-}
-
-struct japply *japply_new(void)
-{
-	struct japply *x = calloc(1, sizeof(*x));
-
-	if (!x)
-		return NULL;
-	pthread_mutex_init(&x->lock, NULL);
-	pthread_cond_init(&x->cond, NULL);
-	return x;
-}
-
-static struct objop *objop_get(struct japply *x, const char *oid)
-{
-	size_t i;
-
-	if ((x->n + 1) * 2 > x->cap) {
-		size_t ncap = x->cap ? x->cap * 2 : 64, k;
-		struct objop *nt = calloc(ncap, sizeof(*nt));
-
-		if (!nt)
-			return NULL;
-		for (k = 0; k < x->cap; k++) {
-			if (!x->tab[k].oid)
-				continue;
-			i = str_hash(x->tab[k].oid) & (ncap - 1);
-			while (nt[i].oid)
-				i = (i + 1) & (ncap - 1);
-			nt[i] = x->tab[k];
-		}
-		free(x->tab);
-		x->tab = nt;
-		x->cap = ncap;
-	}
-	i = str_hash(oid) & (x->cap - 1);
-	while (x->tab[i].oid) {
-		if (!strcmp(x->tab[i].oid, oid))
-			return &x->tab[i];
-		i = (i + 1) & (x->cap - 1);
-	}
-	x->tab[i].oid = strdup(oid);
-	x->tab[i].op = store_op_new();
-	if (!x->tab[i].oid || !x->tab[i].op) {
-		free(x->tab[i].oid);
-		if (x->tab[i].op)
-			store_op_free(x->tab[i].op);
-		x->tab[i].oid = NULL;
-		x->tab[i].op = NULL;
-		return NULL;
-	}
-	x->n++;
-	return &x->tab[i];
-}
-
-int japply_edit(void *arg, int op, const char *oid, const char *key, const void *val, uint32_t len,
-		const char *key2)
-{
-	struct japply *x = arg;
-	struct objop *o = objop_get(x, oid);
-
-	if (!o)
-		return -ENOMEM;
-	/*
-	 * One compound op per object, in journal order.  The removals (rm,
-	 * rm_range, clear, remove) fail the whole op with -ENOENT on a missing
-	 * object, as in RADOS, and a set after them would go down with it: a
-	 * removal edit queued before a set on an object that does not exist yet
-	 * (made, emptied and made again in one segment; a trim journaled before
-	 * the set that creates the object, as the completed table's was until
-	 * 7a86309).  Such an op creates the object first: the removals then do
-	 * nothing on a missing object and the sets apply.
-	 */
-	switch (op) {
-	case EDIT_SET:
-		if (o->needs_obj && !o->create_first) {
-			store_op_create_first(o->op);
-			o->create_first = true;
-		}
-		store_op_omap_set(o->op, key, val, len);
-		break;
-	case EDIT_RM:
-		store_op_omap_rm(o->op, key);
-		o->needs_obj = true;
-		break;
-	case EDIT_RMRANGE:
-		store_op_omap_rm_range(o->op, key, *key2 ? key2 : NULL);
-		o->needs_obj = true;
-		break;
-	case EDIT_CLEAR:
-		store_op_omap_clear(o->op);
-		o->needs_obj = true;
-		break;
-	case EDIT_REMOVE:
-		/* the object goes: drop what was queued for it, remove it */
-		store_op_free(o->op);
-		o->op = store_op_new();
-		if (!o->op)
-			return -ENOMEM;
-		store_op_remove(o->op);
-		o->needs_obj = true;
-		o->create_first = false;
-		break;
-	default:
-		return -EBADMSG;
-	}
-	return 0;
-}
-
-/*
- * -ENOENT is not an error here: with the sets guarded (japply_edit), only an
- * op of removals alone can fail so, on an object that is not there, and what
- * it was to do - those keys or that object gone - already holds: an object
- * removed by an earlier application of the same segment (an expiry cut short
- * by a crash is redone whole), or one the segment created and removed again
- * (whose edits the remove dropped).  The object was never half-applied: a
- * compound op applies whole or not at all.
- */
-static void japply_cb(int r, void *arg)
-{
-	struct japply *x = arg;
-
-	pthread_mutex_lock(&x->lock);
-	if (r && r != -ENOENT && !x->first_err)
-		x->first_err = r;
-	x->inflight--;
-	pthread_cond_signal(&x->cond);
-	pthread_mutex_unlock(&x->lock);
-}
-
-void japply_free(struct japply *x)
-{
-	size_t i;
-
-	if (!x)
-		return;
-	for (i = 0; i < x->cap; i++) {
-		if (x->tab[i].op)
-			store_op_free(x->tab[i].op);
-		free(x->tab[i].oid);
-	}
-	free(x->tab);
-	pthread_mutex_destroy(&x->lock);
-	pthread_cond_destroy(&x->cond);
-	free(x);
-}
-
-int japply_run(struct japply *x, struct store_pool *pool, size_t *nobjects)
-{
-	size_t i;
-	int r;
-
-	if (nobjects)
-		*nobjects = x->n;
-	for (i = 0; i < x->cap; i++) {
-		struct objop *o = &x->tab[i];
-
-		if (!o->oid)
-			continue;
-		pthread_mutex_lock(&x->lock);
-		x->inflight++;
-		pthread_mutex_unlock(&x->lock);
-		r = store_op_submit(pool, o->oid, o->op, japply_cb, x);
-		o->op = NULL;   /* consumed */
-		if (r) {
-			pthread_mutex_lock(&x->lock);
-			x->inflight--;
-			if (!x->first_err)
-				x->first_err = r;
-			pthread_mutex_unlock(&x->lock);
-		}
-	}
-	pthread_mutex_lock(&x->lock);
-	while (x->inflight)
-		pthread_cond_wait(&x->cond, &x->lock);
-	r = x->first_err;
-	pthread_mutex_unlock(&x->lock);
-	japply_free(x);
-	return r;
-}
-
-/* ---- expire --------------------------------------------------------------- */
-
-/*
- * Remove the objects of expired segments below @below.  Nothing depends on
- * the removal; the header's removed_upto lets a restart finish what a
- * failed removal left.  Caller holds expire_lock.
- */
-static void remove_segments(struct mds *m, uint64_t below)
-{
-	struct journal *j = m->j;
-	char oid[64];
-	int r;
-
-	for (; j->removed_upto < below; j->removed_upto++) {
-		struct store_op *op = store_op_new();
-
-		if (!op)
-			return;
-		journal_oid_seg(oid, sizeof(oid), j->removed_upto);
-		store_op_remove(op);
-		r = store_op_exec(m->meta, oid, op);
-		if (r && r != -ENOENT)
-			dout(JOURNAL, 1, "removing expired segment %s: %s", oid, strerror(-r));
-	}
-}
-
-static int expire_one(struct mds *m, struct jseg *s)
-{
-	struct journal *j = m->j;
-	struct japply *x = japply_new();
-	struct jchunk *c;
-	size_t nobj = 0;
-	int r = x ? 0 : -ENOMEM;
-	uint64_t t0 = now_mono_ns();
-
-	for (c = s->chunks; c && !r; c = c->next) {
-		size_t off = 0;
-		struct jentry e;
-
-		while (off < c->len && !r) {
-			if (jent_parse(s->fmt, c->data + off, c->len - off, &e) != JP_OK) {
-				r = -EBADMSG;
-				break;
-			}
-			if (e.type == JE_EDITS)
-				r = jedits_for_each(e.payload, e.plen, japply_edit, x);
-			off += e.len;
-		}
-	}
-	if (r)
-		japply_free(x);
-	else
-		r = japply_run(x, m->meta, &nobj);
-	if (!r) {
-		pthread_mutex_lock(&j->hdr_lock);
-		j->hdr.expire_seg = s->no + 1;
-		j->hdr.expire_seq = s->last_seq + 1;
-		if (j->hdr.head_seg < s->no)
-			j->hdr.head_seg = s->no;   /* it exists; expire may not pass head + 1 */
-		j->hdr.removed_upto = j->removed_upto;
-		r = journal_header_write(m->meta, &j->hdr);
-		if (!r)
-			hdr_publish(j);
-		pthread_mutex_unlock(&j->hdr_lock);
-	}
-	if (r) {
-		/* retried at every tick: logged once per failing stretch */
-		if (!j->expire_failing)
-			derr(JOURNAL, "expiring journal segment %" PRIx64 " failed (%s); will retry", s->no, strerror(-r));
-		else
-			dout(JOURNAL, 5, "expiring journal segment %" PRIx64 " failed again (%s)", s->no, strerror(-r));
-		j->expire_failing = true;
-		perf_inc(&j->expire_errors, 1);
-		return r;
-	}
-	if (j->expire_failing)
-		dinfo(JOURNAL, "expiring journal segment %" PRIx64 " succeeded again", s->no);
-	j->expire_failing = false;
-	j->expire_seg = s->no + 1;
-	if (s->last_seq >= j->replay_last_edit && s->last_seq + 1 > atomic_load(&j->clean_below))
-		atomic_store(&j->clean_below, s->last_seq + 1);
-	remove_segments(m, j->expire_seg);
-	perf_inc(&j->expired, 1);
-	hist_add(&j->expire_lat, now_mono_ns() - t0);
-	dout(JOURNAL, 5, "expired journal segment %" PRIx64 " (%" PRIu64 " entries, %zu objects)", s->no,
-	     s->nentries, nobj);
-	return 0;
-}
-
-static void expire_sealed(struct mds *m)
-{
-	struct journal *j = m->j;
-	struct jseg *s;
-
-	pthread_mutex_lock(&j->expire_lock);
-	for (;;) {
-		pthread_mutex_lock(&j->seg_lock);
-		s = j->sealed;
-		pthread_mutex_unlock(&j->seg_lock);
-		if (!s || expire_one(m, s))
-			break;
-		pthread_mutex_lock(&j->seg_lock);
-		j->sealed = s->next;
-		if (!j->sealed)
-			j->sealed_tail = &j->sealed;
-		j->nsealed--;
-		pthread_mutex_unlock(&j->seg_lock);
-		jseg_free(s);
-	}
-	pthread_mutex_unlock(&j->expire_lock);
-}
-
-uint64_t journal_clean_below(struct mds *m)
-{
-	return atomic_load(&m->j->clean_below);
-}
-
-void journal_tick(struct mds *m)
-{
-	struct journal *j = m->j;
-	double age = cfg_double(CFG_mds_journal_expire_age);
-
-	pthread_mutex_lock(&j->lock);
-	if (j->cur_nedits && j->cur_first_ns && !j->seal_req &&
-	    now_mono_ns() - j->cur_first_ns > (uint64_t)(age * 1e9)) {
-		j->seal_req = true;
-		pthread_cond_signal(&j->cond);
-	}
-	pthread_mutex_unlock(&j->lock);
-	expire_sealed(m);
-}
-
-/* ---- replay and start ------------------------------------------------------ */
-
-static int replay_edit(void *arg, int op, const char *oid, const char *key, const void *val, uint32_t len,
-		       const char *key2)
-{
-	struct mds *m = arg;
-	int r = mdcache_replay_edit(m, op, oid, key, val, len, key2);
-
-	if (r)
-		derr(JOURNAL, "replay: edit %d of %s/%s failed: %s (skipped)", op, oid, key, strerror(-r));
-	return 0;
-}
-
-/* jent_fn of replay: apply an entry to memory.  Caller holds mds->lock. */
-static int replay_entry(void *arg, uint64_t segno, size_t off, const struct jentry *e)
-{
-	struct mds *m = arg;
-	int r;
-
-	if (e->type != JE_EDITS)
-		return 0;
-	r = jedits_for_each(e->payload, e->plen, replay_edit, m);
-	if (r)
-		derr(JOURNAL, "replay: entry %" PRIu64 " at %" PRIx64 "+%zu does not decode (%s); skipped", e->seq,
-		     segno, off, strerror(-r));
-	m->j->replay_last_edit = e->seq;
-	return 0;
-}
-
-/* jseg_fn of replay: keep a segment's bytes for expiry (or as the current one). */
-static int replay_segment(void *arg, const struct jseg_info *si, uint8_t *data)
-{
-	struct mds *m = arg;
-	struct journal *j = m->j;
-	struct jseg *s = jseg_new(si->no, j->hdr.fmt);
-
-	if (!s || jseg_add_chunk(s, data, si->valid)) {
-		free(data);
-		free(s);
-		return -ENOMEM;
-	}
-	s->first_ns = si->nedits ? now_mono_ns() : 0;
-	s->nentries = si->nentries;
-	s->nedits = si->nedits;
-	s->start_seq = si->first_seq;
-	s->last_seq = si->last_seq;
-	s->opened = si->nentries > 0;
-	s->trunc = si->valid < si->size;
-	if (si->sealed) {
-		*j->sealed_tail = s;
-		j->sealed_tail = &s->next;
-		j->nsealed++;
-	} else {
-		j->cur = s;
-	}
-	return 0;
-}
-
-const char *journal_damage_msg(struct mds *m)
-{
-	return m->j && m->j->damage[0] ? m->j->damage : NULL;
-}
-
-int journal_replay(struct mds *m)
-{
-	struct journal *j;
-	struct jscan_result res;
-	struct jreader rd;
-	const char *why;
-	int r;
-
-	j = calloc(1, sizeof(*j));
-	if (!j)
-		return -ENOMEM;
-	pthread_mutex_init(&j->lock, NULL);
-	{
-		pthread_condattr_t ca;
-
-		pthread_condattr_init(&ca);
-		pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-		pthread_cond_init(&j->cond, &ca);
-		pthread_cond_init(&j->space, NULL);
-		pthread_condattr_destroy(&ca);
-	}
-	pthread_mutex_init(&j->hdr_lock, NULL);
-	pthread_mutex_init(&j->seg_lock, NULL);
-	pthread_mutex_init(&j->expire_lock, NULL);
-	mdsp_buf_init(&j->pending);
-	j->items_tail = &j->items;
-	j->sealed_tail = &j->sealed;
-	j->seg_size = cfg_uint(CFG_mds_journal_segment_size);
-	if (j->seg_size < 4096)
-		j->seg_size = 4096;
-	m->j = j;
-
-	r = journal_header_read(m->meta, &j->hdr, &why);
-	if (r == -ENOENT)
-		why = "the object is missing";
-	if (r == -EBADMSG || r == -ENOENT) {
-		snprintf(j->damage, sizeof(j->damage),
-			 "the journal header %s is damaged: %s.  The MDS does not start on a damaged journal: "
-			 "see `loligo-mds --journal-inspect`; `loligo-mds journal reset --yes-i-really-mean-it` "
-			 "writes a new one (the changes still in the journal are lost)", OID_JOURNAL, why);
-		derr(JOURNAL, "%s", j->damage);
-		return -EUCLEAN;
-	}
-	if (r) {
-		derr(JOURNAL, "cannot read the journal header %s: %s", OID_JOURNAL, strerror(-r));
-		return r;
-	}
-	j->expire_seg = j->hdr.expire_seg;
-	j->removed_upto = j->hdr.removed_upto;
-	hdr_publish(j);
-	journal_store_reader(m->meta, &rd);
-	m->replaying = true;
-	pthread_mutex_lock(&m->lock);
-	r = jscan(&j->hdr, &rd, replay_entry, replay_segment, m, &res);
-	pthread_mutex_unlock(&m->lock);
-	m->replaying = false;
-	if (r == -EUCLEAN) {
-		char ent[48] = "";
-
-		if (res.bad_seq)
-			snprintf(ent, sizeof(ent), " (entry %" PRIu64 ")", res.bad_seq);
-		snprintf(j->damage, sizeof(j->damage),
-			 "the journal is damaged: segment object %s, offset %zu%s: %s.  This is not the torn tail "
-			 "of a crash (that can only be at the end of the newest segment), so the MDS does not start: "
-			 "replaying past it would serve a filesystem that silently lost changes.  See "
-			 "`loligo-mds --journal-inspect`, save the journal with `loligo-mds journal export FILE`, "
-			 "then repair or restore the object, or run `loligo-mds journal reset --yes-i-really-mean-it` "
-			 "(applies every entry before the damage and drops the rest: the changes from there on are lost)",
-			 res.bad_oid, res.bad_off, ent, res.why);
-		derr(JOURNAL, "%s", j->damage);
-		return r;
-	}
-	if (r) {
-		derr(JOURNAL, "journal replay failed: %s", strerror(-r));
-		return r;
-	}
-	if (!j->cur) {
-		/* the newest segment is sealed, or there is none: the next one
-		 * starts with the next write */
-		j->cur = jseg_new(res.next_seg, j->hdr.fmt);
-		if (!j->cur)
-			return -ENOMEM;
-	}
-	if (!j->cur->opened)
-		j->cur->start_seq = res.next_seq;
-	if (res.torn_bytes)
-		dinfo(JOURNAL, "journal segment %" PRIx64 ": cutting a torn tail of %zu bytes at %zu (a write that "
-		      "was in flight at a crash, never acknowledged)", res.newest_seg, res.torn_bytes,
-		      res.newest_valid);
-	/* the last seq handed out: the current segment's last entry, or its
-	 * SEG_START's if that is still to be written */
-	j->next_seq = j->cur->opened ? j->cur->last_seq : j->cur->start_seq;
-	j->cur_len = j->cur->len;
-	j->cur_nedits = j->cur->nedits;
-	j->cur_first_ns = j->cur->first_ns;
-	dinfo(JOURNAL, "journal (format %u) replayed %" PRIu64 " entries from segment %" PRIx64 " to %" PRIx64
-	      "+%zu", j->hdr.fmt, res.nedits, j->hdr.expire_seg, j->cur->no, j->cur->len);
-	return 0;
-}
-
-/*
- * A format-1 journal (replayed with its own rules) is applied to the
- * objects and replaced by an empty format-2 one before the MDS serves.
- * Crash-safe: until the format-2 header is written, a restart replays the
- * format-1 journal again (edits are idempotent).
- */
-static int upgrade_v1(struct mds *m)
-{
-	struct journal *j = m->j;
-	struct jseg *cur = j->cur;
-	uint64_t next = cur->no + (cur->nentries ? 1 : 0);
-
-	if (!next)
-		next = 1;   /* head_seg = next - 1 must be a number below it */
-	int r;
-
-	dinfo(JOURNAL, "journal format 1: applying it to the objects and starting a format-2 journal at segment %"
-	      PRIx64, next);
-	if (cur->nentries) {
-		pthread_mutex_lock(&j->seg_lock);
-		*j->sealed_tail = cur;
-		j->sealed_tail = &cur->next;
-		j->nsealed++;
-		pthread_mutex_unlock(&j->seg_lock);
-		j->cur = NULL;
-	} else {
-		jseg_free(cur);
-		j->cur = NULL;
-	}
-	expire_sealed(m);
-	if (j->sealed) {
-		derr(JOURNAL, "cannot convert the format-1 journal: expiring segment %" PRIx64 " failed; fix the "
-		     "store and start again", j->sealed->no);
-		return -EIO;
-	}
-	pthread_mutex_lock(&j->hdr_lock);
-	j->hdr.fmt = JFMT_V2;
-	j->hdr.expire_seg = next;
-	j->hdr.expire_seq = 1;
-	j->hdr.removed_upto = j->removed_upto;
-	j->hdr.head_seg = next - 1;
-	r = journal_header_write(m->meta, &j->hdr);
-	if (!r)
-		hdr_publish(j);
-	pthread_mutex_unlock(&j->hdr_lock);
-	if (r) {
-		derr(JOURNAL, "cannot convert the format-1 journal: writing the header failed: %s", strerror(-r));
-		return r;
-	}
-	j->expire_seg = next;
-	j->cur = jseg_new(next, JFMT_V2);
-	if (!j->cur)
-		return -ENOMEM;
-	j->cur->start_seq = 1;
-	j->next_seq = 1;
-	j->replay_last_edit = 0;
-	atomic_store(&j->clean_below, 1);
-	j->cur_len = 0;
-	j->cur_nedits = 0;
-	j->cur_first_ns = 0;
-	return 0;
-}
-
 int journal_start(struct mds *m)
 {
 	struct journal *j = m->j;
@@ -1368,7 +733,7 @@ int journal_start(struct mds *m)
 	perf_register_hist("mds_journal", "write_lat", &j->write_lat);
 	perf_register_hist("mds_journal", "expire_lat", &j->expire_lat);
 	if (j->hdr.fmt == JFMT_V1) {
-		r = upgrade_v1(m);
+		r = journal_upgrade_v1(m);
 		if (r)
 			return r;
 	} else if (j->cur->nedits) {
@@ -1379,11 +744,11 @@ int journal_start(struct mds *m)
 	}
 	/* segments the previous run expired but left in place */
 	pthread_mutex_lock(&j->expire_lock);
-	remove_segments(m, j->expire_seg);
+	journal_remove_segments(m, j->expire_seg);
 	pthread_mutex_unlock(&j->expire_lock);
 	/* what was replayed gets applied to the objects now (a failure is
 	 * retried at every tick) */
-	expire_sealed(m);
+	journal_expire_sealed(m);
 	r = pthread_create(&j->writer, NULL, writer_main, m);
 	if (r)
 		return -r;
@@ -1435,9 +800,9 @@ void journal_stop(struct mds *m)
 		pthread_join(j->writer, NULL);
 		j->writer_started = false;
 	}
-	expire_sealed(m);
+	journal_expire_sealed(m);
 	pthread_mutex_lock(&j->expire_lock);
-	remove_segments(m, j->expire_seg);
+	journal_remove_segments(m, j->expire_seg);
 	pthread_mutex_unlock(&j->expire_lock);
 }
 
@@ -1531,6 +896,11 @@ static void ops_add(struct json_object *a, const struct jitem *it, uint64_t now,
 	json_object_array_add(a, o);
 }
 
+void journal_set_hooks(struct mds *m, const struct journal_hooks *h)
+{
+	m->journal_hooks = h;
+}
+
 struct json_object *journal_ops_json(struct mds *m)
 {
 	struct journal *j = m->j;
@@ -1540,7 +910,7 @@ struct json_object *journal_ops_json(struct mds *m)
 
 	/* requests parked for revokes first (mds->lock, then alone the journal's) */
 	pthread_mutex_lock(&m->lock);
-	locker_waiters_json(m, a);
+	m->journal_hooks->waiters_json(m, a);
 	pthread_mutex_unlock(&m->lock);
 	if (j) {
 		pthread_mutex_lock(&j->lock);

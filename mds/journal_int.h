@@ -1,6 +1,6 @@
 /*
  * journal_int.h - private to mds/: the journal's on-disk format and the
- * pieces the running MDS (journal.c) shares with the offline journal tool
+ * pieces the running MDS (journal.c, journal_expire.c) shares with the offline journal tool
  * (journal_tool.c).
  *
  * Format 2 (the current one), in the metadata pool:
@@ -169,7 +169,7 @@ int jscan(const struct jheader *h, const struct jreader *rd, jent_fn efn, jseg_f
 /** journal_oid_seg - "mds_journal.<no %016x>". */
 void journal_oid_seg(char *buf, size_t len, uint64_t no);
 
-/* ---- shared with the tool (journal.c) ---------------------------------- */
+/* ---- shared with the tool (journal.c, journal_expire.c) ----------------- */
 
 /* The edits of one EDITS payload, one call each. */
 typedef int (*jedit_fn)(void *arg, int op, const char *oid, const char *key, const void *val, uint32_t len,

@@ -1,6 +1,8 @@
 /*
  * locker.c - capabilities and dentry leases: the MDS's half of cache
- * coherency between clients (DESIGN.md section 7).
+ * coherency between clients (DESIGN.md section 7).  This file has the caps
+ * and the rules below; lease.c the dentry leases; park.c the requests
+ * parked until revokes are acked; locker_priv.h what the three share.
  *
  * A client may cache a part of an inode only while the MDS says so, with a
  * cap bit per part (proto.h): As (mode, owner), Ls (nlink), Fs (size and
@@ -48,7 +50,7 @@
  *  - Requests wait without blocking anything: an op that finds bits to
  *    revoke returns LOCKER_WAIT before it changes anything, the request is
  *    parked here (struct mwaiter) and the reader thread goes on reading, so
- *    the acks of its own client (and everyone else's) keep flowing.  An
+ *    the acks of its own client (and everyone else's) keep flowing (park.c).  An
  *    ack, release or session loss marks the waiters of that inode ready and
  *    they run again from the start on the thread that delivered it (Ceph's
  *    C_MDS_RetryRequest).  A client that does not ack within
@@ -92,26 +94,22 @@
 #include "common/time.h"
 #include "mds/codec.h"
 #include "mds/mds.h"
+#include "mds/journal.h"
+#include "mds/locker.h"
+#include "mds/locker_priv.h"
+#include "mds/mdcache.h"
+#include "mds/net.h"
+#include "mds/purge.h"
 
-#define Fs MDSP_CAP_FILE_SHARED
-#define Fc MDSP_CAP_FILE_CACHE
-#define Fr MDSP_CAP_FILE_RD
-#define Fw MDSP_CAP_FILE_WR
-#define Fb MDSP_CAP_FILE_BUFFER
-#define Dc MDSP_CAP_DIR_CREATE
-#define FILE_BITS (Fs | Fc | Fr | Fw | Fb)
-#define OPEN_BITS (Fc | Fr | Fw | Fb)       /* what only an open file wants */
-#define BASE_WANT (MDSP_CAP_PIN | MDSP_CAP_ATTR_SHARED)
-#define NBITS 10
-
-/* Bits some parked request waits to revoke, counted per bit. */
-struct mgather {
-	uint16_t cnt[NBITS];
-};
-
-static struct perf_counter c_revokes, c_lease_revokes, c_grants, c_acks_late, c_flushes, c_parked,
-	c_resumed, c_orphans, c_orphans_purged, c_reconnect_caps;
+struct perf_counter locker_c_lease_revokes, locker_c_parked, locker_c_resumed;   /* lease.c, park.c */
+static struct perf_counter c_revokes, c_grants, c_acks_late, c_flushes,
+	c_orphans, c_orphans_purged, c_reconnect_caps;
 static struct hist h_revoke_lat;
+
+void locker_set_ops(struct mds *m, const struct locker_ops *ops)
+{
+	m->locker_ops = ops;
+}
 
 void locker_init(struct mds *m)
 {
@@ -137,7 +135,7 @@ static uint64_t late_ns(void)
 }
 
 /* A revoke sent at @sent_ns was answered (ack or release): its latency. */
-static void revoke_answered(uint64_t sent_ns)
+void locker_revoke_answered(uint64_t sent_ns)
 {
 	uint64_t took = now_mono_ns() - sent_ns;
 
@@ -146,7 +144,7 @@ static void revoke_answered(uint64_t sent_ns)
 		perf_inc(&c_acks_late, 1);
 }
 
-static uint32_t gathering(const struct minode *in)
+uint32_t locker_gathering(const struct minode *in)
 {
 	uint32_t mask = 0;
 	int i;
@@ -166,7 +164,7 @@ static uint32_t gathering(const struct minode *in)
  * in->caps (a file every client lists has a cap per session, and a
  * listing asks once per entry).
  */
-static struct mcap *cap_find(struct minode *in, struct session *s)
+struct mcap *locker_cap_find(struct minode *in, struct session *s)
 {
 	struct mcap *cap;
 
@@ -208,7 +206,7 @@ static void cap_del(struct mcap *cap)
 	free(cap);
 }
 
-static void send_caps(struct session *s, const struct mdsp_caps *cm)
+void locker_send_caps(struct session *s, const struct mdsp_caps *cm)
 {
 	struct mdsp_msg msg;
 
@@ -231,7 +229,7 @@ static void send_cap_msg(struct mcap *cap, uint32_t op)
 	cm.wanted = cap->wanted;
 	cm.seq = cap->seq;
 	cm.attr = cap->in->a;
-	send_caps(cap->s, &cm);
+	locker_send_caps(cap->s, &cm);
 }
 
 /* Take @drop away from @cap: the client is to keep cap->pending & ~drop. */
@@ -263,7 +261,7 @@ static void cap_revoke_done(struct mcap *cap)
 {
 	if (!cap->revoke_seq)
 		return;
-	revoke_answered(cap->revoke_ns);
+	locker_revoke_answered(cap->revoke_ns);
 	cap->issued = cap->pending;
 	cap->revoke_seq = 0;
 	cds_list_del(&cap->revoke_item);
@@ -300,7 +298,7 @@ static uint32_t allowed_for(struct mds *m, struct minode *in, struct mcap *mine,
 		allowed &= ~(uint32_t)(Fs | Fc | Fb);
 	if (others & FILE_BITS)
 		allowed &= ~(uint32_t)Fb;
-	return allowed & ~gathering(in);
+	return allowed & ~locker_gathering(in);
 }
 
 /*
@@ -311,7 +309,7 @@ static uint32_t allowed_for(struct mds *m, struct minode *in, struct mcap *mine,
 static uint32_t issue(struct mds *m, struct session *s, struct minode *in, uint32_t want, uint64_t *seq,
 		      bool replay)
 {
-	struct mcap *cap = cap_find(in, s);
+	struct mcap *cap = locker_cap_find(in, s);
 	uint32_t allowed, add;
 
 	/* it holds all of it already (the common case of a client that keeps
@@ -376,7 +374,7 @@ bool locker_in_use(const struct minode *in)
 
 bool locker_open_by(const struct minode *in, const struct session *s)
 {
-	struct mcap *cap = s ? cap_find((struct minode *)in, (struct session *)s) : NULL;
+	struct mcap *cap = s ? locker_cap_find((struct minode *)in, (struct session *)s) : NULL;
 
 	return cap && ((cap->wanted | cap->issued) & (Fr | Fw));
 }
@@ -420,385 +418,6 @@ static bool in_use_by_others(const struct minode *in, const struct session *s)
 	return false;
 }
 
-/* ---- leases ----------------------------------------------------------------- */
-
-/* @s's lease on @dn: from the session's index, like cap_find. */
-static struct mlease *lease_find(struct mdentry *dn, struct session *s)
-{
-	struct mlease *l;
-
-	if (!dn->lease_id)
-		return NULL;
-	rcu_read_lock();
-	l = xa_load(&s->lease_index, dn->lease_id);
-	rcu_read_unlock();
-	return l && l->dn == dn ? l : NULL;
-}
-
-/* A new lease of @s on @dn (not granted yet: seq 0), or NULL. */
-static struct mlease *lease_add(struct mds *m, struct session *s, struct mdentry *dn)
-{
-	struct mlease *l = calloc(1, sizeof(*l));
-
-	if (!l)
-		return NULL;
-	if (!dn->lease_id)
-		dn->lease_id = ++m->lease_ids;
-	if (xa_insert(&s->lease_index, dn->lease_id, l)) {
-		free(l);
-		return NULL;
-	}
-	l->dn = dn;
-	l->s = s;
-	CDS_INIT_LIST_HEAD(&l->revoke_item);
-	l->next = dn->leases;
-	dn->leases = l;
-	cds_list_add_tail(&l->s_item, &s->leases);
-	s->nleases++;
-	return l;
-}
-
-static void lease_del(struct mlease *l)
-{
-	struct mlease **pp;
-
-	xa_erase(&l->s->lease_index, l->dn->lease_id);
-	for (pp = &l->dn->leases; *pp; pp = &(*pp)->next)
-		if (*pp == l) {
-			*pp = l->next;
-			break;
-		}
-	cds_list_del(&l->s_item);
-	if (l->revoke_seq)
-		cds_list_del(&l->revoke_item);
-	l->s->nleases--;
-	free(l);
-}
-
-static void send_lease_msg(struct mlease *l, uint32_t op)
-{
-	struct mdsp_caps cm;
-
-	memset(&cm, 0, sizeof(cm));
-	cm.op = op;
-	cm.ino = l->dn->dir->ino;
-	cm.seq = l->seq;
-	cm.dname = l->dn->name;
-	send_caps(l->s, &cm);
-}
-
-static void lease_revoke(struct mds *m, struct mlease *l)
-{
-	if (l->revoke_seq)
-		return;
-	l->revoke_seq = l->seq;
-	l->revoke_ns = now_mono_ns();
-	cds_list_add_tail(&l->revoke_item, &m->revoking_leases);
-	perf_inc(&c_lease_revokes, 1);
-	dout(MDS, 10, "revoke lease on %" PRIx64 "/%s from session %" PRIu64, l->dn->dir->ino, l->dn->name,
-	     l->s->id);
-	send_lease_msg(l, MDSP_CAPS_LEASE_REVOKE);
-}
-
-static bool lease_issue(struct mds *m, struct session *s, struct mdentry *dn, uint64_t *seq, bool replay)
-{
-	struct mlease *l;
-
-	*seq = 0;
-	if ((m->reconnecting && !replay) || dn->gather)
-		return false;
-	l = lease_find(dn, s);
-	if (l && l->revoke_seq)
-		return false;
-	if (!l && !(l = lease_add(m, s, dn)))
-		return false;
-	l->seq = ++s->lease_seq;
-	*seq = l->seq;
-	return true;
-}
-
-static void wake(struct mds *m, uint64_t ino);
-
-void locker_dentry_drop(struct mds *m, struct mdentry *dn)
-{
-	bool revoking = false;
-
-	while (dn->leases) {
-		revoking |= dn->leases->revoke_seq != 0;
-		lease_del(dn->leases);
-	}
-	/* a request parked for those revokes waits for nothing now: its
-	 * ack, if it still comes, finds no lease (a rename parked on a
-	 * name that an unlink then removed waited for good) */
-	if (revoking)
-		wake(m, dn->dir->ino);
-}
-
-void locker_dentry_move(struct mdentry *from, struct mdentry *to)
-{
-	struct mlease *l;
-
-	for (l = from->leases; l; l = l->next)
-		l->dn = to;
-	to->leases = from->leases;
-	from->leases = NULL;
-	to->lease_id = from->lease_id;      /* the sessions' index keys stay */
-	from->lease_id = 0;
-	to->gather = from->gather;
-}
-
-/* ---- waiters ------------------------------------------------------------------ */
-
-static struct mdentry *dentry_at(struct mds *m, uint64_t dir, const char *name)
-{
-	struct mdir *d;
-
-	rcu_read_lock();
-	d = xa_load(&m->dirs, dir);
-	rcu_read_unlock();
-	return d ? mdir_lookup(d, name) : NULL;
-}
-
-static struct minode *inode_at(struct mds *m, uint64_t ino)
-{
-	struct minode *in;
-
-	rcu_read_lock();
-	in = xa_load(&m->inodes, ino);
-	rcu_read_unlock();
-	return in;
-}
-
-static void gather_add(struct txn *t, uint64_t ino, uint32_t mask, const char *name)
-{
-	struct locker_gather *g = &t->g;
-	int i;
-
-	for (i = 0; i < g->n; i++)
-		if (g->e[i].ino == ino && !g->e[i].name == !name && (!name || !strcmp(g->e[i].name, name))) {
-			g->e[i].mask |= mask;
-			return;
-		}
-	if (g->n == LOCKER_GATHER_MAX) {
-		g->overflow = true;
-		return;
-	}
-	g->e[g->n].ino = ino;
-	g->e[g->n].mask = mask;
-	g->e[g->n].name = name ? strdup(name) : NULL;
-	if (name && !g->e[g->n].name) {
-		g->overflow = true;
-		return;
-	}
-	g->n++;
-}
-
-/* Count (@delta +1) or uncount (-1) the gathers of @g on their inodes and dentries. */
-static void gather_refs(struct mds *m, struct locker_gather *g, int delta)
-{
-	int i, b;
-
-	for (i = 0; i < g->n; i++) {
-		if (g->e[i].name) {
-			struct mdentry *dn = dentry_at(m, g->e[i].ino, g->e[i].name);
-
-			if (!dn)
-				continue;
-			if (delta > 0)
-				dn->gather++;
-			else if (dn->gather)
-				dn->gather--;
-			continue;
-		}
-		struct minode *in = inode_at(m, g->e[i].ino);
-		bool any = false;
-
-		if (!in)
-			continue;
-		if (!in->gather) {
-			if (delta < 0)
-				continue;
-			in->gather = calloc(1, sizeof(*in->gather));
-			if (!in->gather)
-				continue;
-		}
-		for (b = 0; b < NBITS; b++) {
-			if (g->e[i].mask & (1u << b)) {
-				if (delta > 0)
-					in->gather->cnt[b]++;
-				else if (in->gather->cnt[b])
-					in->gather->cnt[b]--;
-			}
-			if (in->gather->cnt[b])
-				any = true;
-		}
-		if (!any) {
-			free(in->gather);
-			in->gather = NULL;
-		}
-	}
-}
-
-void locker_gather_free(struct locker_gather *g)
-{
-	int i;
-
-	for (i = 0; i < g->n; i++)
-		free(g->e[i].name);
-	g->n = 0;
-	g->overflow = false;
-}
-
-void locker_gather_release(struct mds *m, struct txn *t)
-{
-	struct mwaiter *w = t->g.w;
-
-	if (!w)
-		return;
-	gather_refs(m, &w->g, -1);
-	locker_gather_free(&w->g);
-}
-
-int locker_blocked(struct txn *t)
-{
-	return t->g.n || t->g.overflow ? LOCKER_WAIT : 0;
-}
-
-void locker_park(struct mds *m, struct conn *c, struct mdsp_msg *msg, uint64_t t0, struct txn *t)
-{
-	struct mwaiter *w = t->g.w;
-
-	if (!w) {
-		w = calloc(1, sizeof(*w));
-		if (!w) {
-			/* cannot wait: the client retries after its reconnect */
-			derr(MDS, "no memory to park a request of %s", c->peer);
-			locker_gather_free(&t->g);
-			return;
-		}
-		conn_get(c);
-		w->conn = c;
-		w->sid = t->s ? t->s->id : 0;
-		w->t0 = t0;
-		w->parked_ns = now_mono_ns();
-		w->msg = *msg;
-		memset(&msg->request, 0, sizeof(msg->request));
-		perf_inc(&c_parked, 1);
-	}
-	/* take the new gathers before dropping the old: nothing slips in */
-	gather_refs(m, &t->g, +1);
-	gather_refs(m, &w->g, -1);
-	locker_gather_free(&w->g);
-	w->g = t->g;
-	w->g.w = NULL;
-	memset(&t->g, 0, sizeof(t->g));
-	w->ready = false;
-	w->next = NULL;
-	w->queued = true;
-	*m->waiters_tail = w;
-	m->waiters_tail = &w->next;
-	m->nwaiters++;
-	dout(MDS, 10, "parked %s tid %" PRIu64 " of session %" PRIu64 " (%d gathers)",
-	     mdsp_op_name(w->msg.request.op), w->msg.request.tid, w->sid, w->g.n);
-}
-
-/* Waiters gathering on @ino (0: all) may proceed. */
-static void wake(struct mds *m, uint64_t ino)
-{
-	struct mwaiter *w;
-	int i;
-
-	for (w = m->waiters; w; w = w->next) {
-		if (w->ready)
-			continue;
-		if (!ino || w->g.overflow) {
-			w->ready = true;
-			atomic_store_explicit(&m->waiters_ready, true, memory_order_relaxed);
-			continue;
-		}
-		for (i = 0; i < w->g.n; i++)
-			if (w->g.e[i].ino == ino) {
-				w->ready = true;
-				atomic_store_explicit(&m->waiters_ready, true, memory_order_relaxed);
-				break;
-			}
-	}
-}
-
-void locker_wake_all(struct mds *m)
-{
-	wake(m, 0);
-}
-
-void locker_waiter_free(struct mds *m, struct mwaiter *w)
-{
-	gather_refs(m, &w->g, -1);
-	locker_gather_free(&w->g);
-	mdsp_msg_free(&w->msg);
-	conn_put(w->conn);
-	free(w);
-}
-
-void locker_run_waiters(struct mds *m)
-{
-	struct mwaiter *ready = NULL, **rt = &ready, **pp, *w;
-
-	pthread_mutex_lock(&m->lock);
-	atomic_store_explicit(&m->waiters_ready, false, memory_order_relaxed);
-	pp = &m->waiters;
-	while ((w = *pp)) {
-		if (!w->ready) {
-			pp = &w->next;
-			continue;
-		}
-		*pp = w->next;
-		w->queued = false;
-		m->nwaiters--;
-		w->next = NULL;
-		*rt = w;
-		rt = &w->next;
-	}
-	m->waiters_tail = pp;
-	pthread_mutex_unlock(&m->lock);
-	/* in arrival order; each takes the lock itself and may park again */
-	while ((w = ready)) {
-		ready = w->next;
-		w->next = NULL;
-		perf_inc(&c_resumed, 1);
-		request_resume(m, w);
-	}
-}
-
-void locker_conn_closed(struct mds *m, struct conn *c)
-{
-	struct mwaiter **pp = &m->waiters, *w;
-
-	while ((w = *pp)) {
-		if (w->conn != c) {
-			pp = &w->next;
-			continue;
-		}
-		*pp = w->next;
-		m->nwaiters--;
-		dout(MDS, 5, "dropping parked %s tid %" PRIu64 " of closed connection %s",
-		     mdsp_op_name(w->msg.request.op), w->msg.request.tid, c->peer);
-		locker_waiter_free(m, w);
-	}
-	m->waiters_tail = pp;
-}
-
-void locker_free_locked(struct mds *m)
-{
-	struct mwaiter *w;
-
-	while ((w = m->waiters)) {
-		m->waiters = w->next;
-		locker_waiter_free(m, w);
-	}
-	m->waiters_tail = &m->waiters;
-	m->nwaiters = 0;
-}
-
 /* ---- what ops want -------------------------------------------------------------- */
 
 void locker_want_caps(struct mds *m, struct txn *t, struct minode *in, uint32_t mask)
@@ -815,7 +434,7 @@ void locker_want_caps(struct mds *m, struct txn *t, struct minode *in, uint32_t 
 		blocked = true;
 	}
 	if (blocked)
-		gather_add(t, in->a.ino, mask, NULL);
+		locker_gather_add(t, in->a.ino, mask, NULL);
 }
 
 void locker_want_dentry(struct mds *m, struct txn *t, struct mdentry *dn)
@@ -826,11 +445,11 @@ void locker_want_dentry(struct mds *m, struct txn *t, struct mdentry *dn)
 	for (l = dn->leases; l; l = l->next) {
 		if (l->s == t->s)
 			continue;
-		lease_revoke(m, l);
+		locker_lease_revoke(m, l);
 		blocked = true;
 	}
 	if (blocked)
-		gather_add(t, dn->dir->ino, 0, dn->name);
+		locker_gather_add(t, dn->dir->ino, 0, dn->name);
 }
 
 void locker_want_dir(struct mds *m, struct txn *t, struct minode *in)
@@ -911,14 +530,14 @@ void locker_fill_reply(struct mds *m, struct session *s, const struct mdsp_reque
 	if (!s)
 		return;
 	if (rep->has_dir && rep->dir.ino)
-		din = inode_at(m, rep->dir.ino);
+		din = locker_inode_at(m, rep->dir.ino);
 	if (din)
 		rep->dir_caps = issue(m, s, din, BASE_WANT | (!rep->result && op_wants_dir_create(req->op) ? Dc : 0),
 				      &rep->dir_cap_seq, replay);
 	if (rep->result)
 		return;
 	if (rep->has_target && rep->target.ino)
-		tin = inode_at(m, rep->target.ino);
+		tin = locker_inode_at(m, rep->target.ino);
 	if (tin) {
 		uint32_t ow = S_ISREG(tin->a.mode) ? open_want(req) : 0;
 		/* the victim of an unlink becomes an orphan at txn_finish, after
@@ -940,7 +559,7 @@ void locker_fill_reply(struct mds *m, struct session *s, const struct mdsp_reque
 			rep->caps = issue(m, s, tin, (tin->a.nlink ? BASE_WANT : MDSP_CAP_PIN) | ow | dc,
 					  &rep->cap_seq, replay);
 			if (ow) {
-				struct mcap *cap = cap_find(tin, s);
+				struct mcap *cap = locker_cap_find(tin, s);
 
 				if (cap)
 					cap->wanted |= ow;
@@ -948,9 +567,9 @@ void locker_fill_reply(struct mds *m, struct session *s, const struct mdsp_reque
 		}
 	}
 	if (op_leases_trace(req->op) && rep->has_dir && rep->dname && tin && tin != din) {
-		struct mdentry *dn = dentry_at(m, rep->dir.ino, rep->dname);
+		struct mdentry *dn = locker_dentry_at(m, rep->dir.ino, rep->dname);
 
-		if (dn && dn->ino == tin->a.ino && lease_issue(m, s, dn, &rep->lease_seq, replay))
+		if (dn && dn->ino == tin->a.ino && locker_lease_issue(m, s, dn, &rep->lease_seq, replay))
 			rep->trace_flags |= MDSP_TRACE_LEASE;
 	}
 	if (req->op == MDSP_OP_READDIR && rep->nentries && rep->has_dir) {
@@ -969,14 +588,14 @@ void locker_fill_reply(struct mds *m, struct session *s, const struct mdsp_reque
 				dn = t->listed[i].dn;
 				in = t->listed[i].in;
 			} else {
-				in = inode_at(m, de->inode.ino);
+				in = locker_inode_at(m, de->inode.ino);
 				dn = d ? mdir_lookup(d, de->name) : NULL;
 			}
 
 			if (in)
 				de->caps = issue(m, s, in, BASE_WANT, &de->cap_seq, replay);
 			if (dn && in && dn->ino == in->a.ino)
-				de->lease = lease_issue(m, s, dn, &de->lease_seq, replay);
+				de->lease = locker_lease_issue(m, s, dn, &de->lease_seq, replay);
 		}
 	}
 }
@@ -993,7 +612,7 @@ void locker_inode_drop(struct mds *m, struct minode *in)
 		cds_list_for_each_entry_safe(cap, tmp, &in->caps, in_item)
 			cap_del(cap);
 		if (any)
-			wake(m, in->a.ino);
+			locker_wake(m, in->a.ino);
 	}
 	free(in->gather);
 	in->gather = NULL;
@@ -1015,13 +634,13 @@ void locker_session_drop(struct mds *m, struct session *s)
 		eval_grants(m, in);
 	}
 	cds_list_for_each_entry_safe(l, ltmp, &s->leases, s_item)
-		lease_del(l);
-	wake(m, 0);
+		locker_lease_del(l);
+	locker_wake(m, 0);
 }
 
 bool locker_dir_pinned(struct mds *m, struct mdir *d)
 {
-	struct minode *in = inode_at(m, d->ino);
+	struct minode *in = locker_inode_at(m, d->ino);
 	uint32_t i;
 
 	if (in && in->caps.next && !cds_list_empty(&in->caps))
@@ -1034,7 +653,7 @@ bool locker_dir_pinned(struct mds *m, struct mdir *d)
 				return true;
 			if (dn->remote)
 				continue;
-			in = inode_at(m, dn->ino);
+			in = locker_inode_at(m, dn->ino);
 			if (in && in->caps.next && !cds_list_empty(&in->caps))
 				return true;
 		}
@@ -1049,7 +668,7 @@ bool locker_dir_pinned(struct mds *m, struct mdir *d)
  */
 int locker_recall_dir(struct mds *m, struct mdir *d)
 {
-	struct minode *in = inode_at(m, d->ino);
+	struct minode *in = locker_inode_at(m, d->ino);
 	struct mcap *cap;
 	uint32_t i;
 	int n = 0;
@@ -1063,10 +682,10 @@ int locker_recall_dir(struct mds *m, struct mdir *d)
 
 			for (l = dn->leases; l; l = l->next)
 				if (!l->revoke_seq) {
-					lease_revoke(m, l);
+					locker_lease_revoke(m, l);
 					n++;
 				}
-			child = dn->remote ? NULL : inode_at(m, dn->ino);
+			child = dn->remote ? NULL : locker_inode_at(m, dn->ino);
 			if (!child || !child->caps.next)
 				continue;
 			cds_list_for_each_entry(cap, &child->caps, in_item)
@@ -1110,7 +729,7 @@ static void purge_unused_strays(struct mds *m)
 		struct txn t;
 		char key[32];
 
-		in = inode_at(m, dead[i]);
+		in = locker_inode_at(m, dead[i]);
 		if (!in)
 			continue;
 		txn_init(&t);
@@ -1241,8 +860,8 @@ static void cap_client_drops(struct mcap *cap, uint32_t caps, uint64_t seq)
 
 static void handle_inode_caps(struct mds *m, struct conn *c, struct session *s, struct mdsp_caps *msg)
 {
-	struct minode *in = inode_at(m, msg->ino);
-	struct mcap *cap = in ? cap_find(in, s) : NULL;
+	struct minode *in = locker_inode_at(m, msg->ino);
+	struct mcap *cap = in ? locker_cap_find(in, s) : NULL;
 	struct txn t;
 	bool journal = false;
 
@@ -1281,7 +900,7 @@ static void handle_inode_caps(struct mds *m, struct conn *c, struct session *s, 
 		 * some away, so it answers them too) */
 		if (msg->seq >= cap->issue_seq) {
 			if (cap->revoke_seq)
-				revoke_answered(cap->revoke_ns);
+				locker_revoke_answered(cap->revoke_ns);
 			cap_del(cap);
 			cap = NULL;
 		}
@@ -1317,7 +936,7 @@ static void handle_inode_caps(struct mds *m, struct conn *c, struct session *s, 
 	txn_free(&t);
 	bool stray_free = in->in_stray && !locker_keeps_orphan(in);
 	eval_grants(m, in);
-	wake(m, in->a.ino);
+	locker_wake(m, in->a.ino);
 	if (stray_free) {
 		/* its last close: purged at once, so its handles (NFS file
 		 * handles, LOOKUPINO) go stale now, not at the next tick */
@@ -1325,40 +944,6 @@ static void handle_inode_caps(struct mds *m, struct conn *c, struct session *s, 
 		if (!m->reconnecting)
 			purge_unused_strays(m);
 	}
-}
-
-static void handle_lease(struct mds *m, struct conn *c, struct session *s, struct mdsp_caps *msg)
-{
-	struct mdentry *dn;
-	struct mlease *l;
-
-	if (!msg->dname)
-		return;
-	dn = dentry_at(m, msg->ino, msg->dname);
-	l = dn ? lease_find(dn, s) : NULL;
-	if (!l) {
-		/* gone meanwhile (the name was removed, the lease with it):
-		 * whoever gathers on the directory looks again */
-		wake(m, msg->ino);
-		return;
-	}
-	switch (msg->op) {
-	case MDSP_CAPS_LEASE_ACK:
-		if (!l->revoke_seq || msg->seq < l->revoke_seq)
-			return;
-		revoke_answered(l->revoke_ns);
-		lease_del(l);
-		break;
-	case MDSP_CAPS_LEASE_RELEASE:
-		if (msg->seq < l->seq)
-			return;     /* released an older grant */
-		lease_del(l);
-		break;
-	default:
-		dout(MDS, 1, "%s: unexpected caps op %s ignored", c->peer, mdsp_caps_op_name(msg->op));
-		return;
-	}
-	wake(m, msg->ino);
 }
 
 void locker_handle_caps(struct mds *m, struct conn *c, struct mdsp_caps *msg)
@@ -1375,7 +960,7 @@ void locker_handle_caps(struct mds *m, struct conn *c, struct mdsp_caps *msg)
 	dout(MDS, 15, "session %" PRIu64 ": caps %s ino %" PRIx64 " seq %" PRIu64 " caps 0x%x wanted 0x%x dirty 0x%x",
 	     s->id, mdsp_caps_op_name(msg->op), msg->ino, msg->seq, msg->caps, msg->wanted, msg->dirty);
 	if (msg->op == MDSP_CAPS_LEASE_ACK || msg->op == MDSP_CAPS_LEASE_RELEASE)
-		handle_lease(m, c, s, msg);
+		locker_handle_lease(m, c, s, msg);
 	else
 		handle_inode_caps(m, c, s, msg);
 	pthread_mutex_unlock(&m->lock);
@@ -1406,7 +991,7 @@ void locker_session_reconnect(struct mds *m, struct session *s, const struct mds
 				send_cap_msg(cap, MDSP_CAPS_REVOKE);
 		cds_list_for_each_entry(l, &s->leases, s_item)
 			if (l->revoke_seq)
-				send_lease_msg(l, MDSP_CAPS_LEASE_REVOKE);
+				locker_send_lease_msg(l, MDSP_CAPS_LEASE_REVOKE);
 		return;
 	}
 	for (i = 0; i < n; i++) {
@@ -1424,8 +1009,8 @@ void locker_session_reconnect(struct mds *m, struct session *s, const struct mds
 			if (!dn)
 				continue;
 			/* not through lease_issue: that waits for the phase to end */
-			l = lease_find(dn, s);
-			if (!l && !(l = lease_add(m, s, dn)))
+			l = locker_lease_find(dn, s);
+			if (!l && !(l = locker_lease_add(m, s, dn)))
 				continue;
 			/* the client applies only leases newer than what it has */
 			seq = r->seq > s->lease_seq ? r->seq : s->lease_seq;
@@ -1434,14 +1019,14 @@ void locker_session_reconnect(struct mds *m, struct session *s, const struct mds
 			restored++;
 			if (late && !l->revoke_seq) {
 				/* the name may have changed meanwhile: let it go */
-				lease_revoke(m, l);
+				locker_lease_revoke(m, l);
 				taken++;
 			}
 			continue;
 		}
 		if (inode_get(m, r->ino, &in))
 			continue;
-		cap = cap_find(in, s);
+		cap = locker_cap_find(in, s);
 		if (!cap)
 			cap = cap_add(in, s);
 		if (!cap)
@@ -1518,7 +1103,7 @@ void locker_tick(struct mds *m)
 	pthread_mutex_unlock(&m->lock);
 	for (i = 0; i < nevict; i++) {
 		perf_inc(&c_acks_late, 1);
-		session_evict(m, evict[i], "did not answer a cap revoke within mds_session_timeout");
+		m->locker_ops->session_evict(m, evict[i], "did not answer a cap revoke within mds_session_timeout");
 	}
 	locker_run_waiters(m);
 }
@@ -1527,12 +1112,12 @@ void locker_register_perf(struct mds *m)
 {
 	(void)m;
 	perf_register_counter("mds_caps", "revokes", &c_revokes);
-	perf_register_counter("mds_caps", "lease_revokes", &c_lease_revokes);
+	perf_register_counter("mds_caps", "lease_revokes", &locker_c_lease_revokes);
 	perf_register_counter("mds_caps", "grants", &c_grants);
 	perf_register_counter("mds_caps", "acks_late", &c_acks_late);
 	perf_register_counter("mds_caps", "flushes", &c_flushes);
-	perf_register_counter("mds_caps", "requests_parked", &c_parked);
-	perf_register_counter("mds_caps", "requests_resumed", &c_resumed);
+	perf_register_counter("mds_caps", "requests_parked", &locker_c_parked);
+	perf_register_counter("mds_caps", "requests_resumed", &locker_c_resumed);
 	perf_register_counter("mds_caps", "orphans", &c_orphans);
 	perf_register_counter("mds_caps", "orphans_purged", &c_orphans_purged);
 	perf_register_counter("mds_caps", "reconnect_caps", &c_reconnect_caps);
@@ -1602,7 +1187,7 @@ void locker_waiters_json(struct mds *m, struct json_object *a)
 
 		for (int i = 0; i < w->g.n; i++) {
 			struct json_object *e = json_object_new_object(), *holders = json_object_new_array();
-			struct minode *in = w->g.e[i].name ? NULL : inode_at(m, w->g.e[i].ino);
+			struct minode *in = w->g.e[i].name ? NULL : locker_inode_at(m, w->g.e[i].ino);
 
 			json_object_object_add(e, "ino", json_object_new_int64((int64_t)w->g.e[i].ino));
 			if (w->g.e[i].name) {
@@ -1681,7 +1266,7 @@ void locker_session_json(struct session *s, struct json_object *o)
 
 static const char *file_state(struct minode *in)
 {
-	uint32_t all = 0, g = gathering(in);
+	uint32_t all = 0, g = locker_gathering(in);
 	int writers = 0, holders = 0;
 	struct mcap *cap;
 
@@ -1712,7 +1297,7 @@ void locker_inode_json(struct minode *in, struct json_object *o)
 
 	if (!in->caps.next)
 		return;
-	g = gathering(in);
+	g = locker_gathering(in);
 	if (in->in_stray)
 		json_object_object_add(o, "orphan", json_object_new_boolean(true));
 	locks = json_object_new_object();

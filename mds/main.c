@@ -46,6 +46,18 @@
 #include "common/time.h"
 #include "mds/journal_int.h"
 #include "mds/mds.h"
+#include "mds/admin.h"
+#include "mds/auth.h"
+#include "mds/blocklist.h"
+#include "mds/flock.h"
+#include "mds/journal.h"
+#include "mds/layers.h"
+#include "mds/locker.h"
+#include "mds/mdcache.h"
+#include "mds/net.h"
+#include "mds/purge.h"
+#include "mds/server.h"
+#include "mds/session.h"
 
 struct mds *g_mds;
 
@@ -162,7 +174,7 @@ static void *ticker_main(void *arg)
 			next_tick = now + (uint64_t)((iv > 0.01 ? iv : 0.01) * 1e9);
 		}
 		/* the end of a reconnect phase is not left to the next tick:
-		 * requests wait for it (parked, session.c) */
+		 * requests wait for it (parked, park.c) */
 		wake = next_tick;
 		rd = session_reconnect_deadline(m);
 		if (rd && rd < wake)
@@ -299,21 +311,23 @@ static void drain(struct mds *m)
 		dinfo(MDS, "drained in %.3f s: every request answered is SAFE", (double)(now_mono_ns() - t0) / 1e9);
 }
 
-int main(int argc, char **argv)
-{
-	struct mds *m;
-	struct prom *prom = NULL;
-	struct store_config sc;
-	char err[512], addr[256];
-	const char *port_file = NULL, *jcmd = NULL, *jfile = NULL;
-	bool mkfs = false, served = false, confirmed = false, summary = false;
-	int lockfd = -1;
-	sigset_t sigs;
-	int i, r, rc = 1, sig;
+/* What the command line asks for. */
+struct args {
+	const char *port_file, *jcmd, *jfile;
+	bool mkfs, confirmed, summary;
+};
 
-	log_init("loligo-mds");
-	cfg_init("mds");
-	cfg_set_identity("mds", "mds.0");
+/*
+ * Parse the command line (config options first, by cfg_parse_args).
+ * Return: -1 to go on, else the exit status (--help, --version, a bad
+ * argument).
+ */
+static int parse_args(int argc, char **argv, struct args *a)
+{
+	char err[512];
+	int i;
+
+	memset(a, 0, sizeof(*a));
 	for (i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
 			usage(stdout);
@@ -328,27 +342,28 @@ int main(int argc, char **argv)
 		return fail("%s", err);
 	for (i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--mkfs")) {
-			mkfs = true;
+			a->mkfs = true;
 		} else if (!strcmp(argv[i], "--port-file") && i + 1 < argc) {
-			port_file = argv[++i];
+			a->port_file = argv[++i];
 		} else if (!strncmp(argv[i], "--port-file=", 12)) {
-			port_file = argv[i] + 12;
+			a->port_file = argv[i] + 12;
 		} else if (!strcmp(argv[i], "--journal-inspect")) {
-			jcmd = "inspect";
+			a->jcmd = "inspect";
 		} else if (!strcmp(argv[i], "--summary")) {
-			summary = true;
+			a->summary = true;
 		} else if (!strcmp(argv[i], "--yes-i-really-mean-it")) {
-			confirmed = true;
-		} else if (!strcmp(argv[i], "journal") && !jcmd) {
+			a->confirmed = true;
+		} else if (!strcmp(argv[i], "journal") && !a->jcmd) {
 			if (i + 1 >= argc)
 				return fail("journal: which command? inspect, export FILE, import FILE or reset (try --help)");
-			jcmd = argv[++i];
-			if (!strcmp(jcmd, "export") || !strcmp(jcmd, "import")) {
+			a->jcmd = argv[++i];
+			if (!strcmp(a->jcmd, "export") || !strcmp(a->jcmd, "import")) {
 				if (i + 1 >= argc)
-					return fail("journal %s needs a FILE", jcmd);
-				jfile = argv[++i];
-			} else if (strcmp(jcmd, "inspect") && strcmp(jcmd, "reset")) {
-				return fail("unknown journal command '%s' (inspect, export FILE, import FILE, reset)", jcmd);
+					return fail("journal %s needs a FILE", a->jcmd);
+				a->jfile = argv[++i];
+			} else if (strcmp(a->jcmd, "inspect") && strcmp(a->jcmd, "reset")) {
+				return fail("unknown journal command '%s' (inspect, export FILE, import FILE, reset)",
+					    a->jcmd);
 			}
 		} else if (!strcmp(argv[i], "-f") || !strcmp(argv[i], "--foreground") || !strcmp(argv[i], "-d")) {
 			/* always in the foreground */
@@ -356,27 +371,31 @@ int main(int argc, char **argv)
 			return fail("unknown argument '%s' (try --help)", argv[i]);
 		}
 	}
+	return -1;
+}
 
-	m = calloc(1, sizeof(*m));
+/* A struct mds with its locks, tables and layers set up, nothing opened.  NULL: out of memory. */
+static struct mds *mds_new(void)
+{
+	struct mds *m = calloc(1, sizeof(*m));
+	pthread_condattr_t ca;
+
 	if (!m)
-		return fail("out of memory");
+		return NULL;
 	g_mds = m;
 	pthread_mutex_init(&m->lock, NULL);
 	pthread_mutex_init(&m->conns_lock, NULL);
 	pthread_mutex_init(&m->tick_lock, NULL);
 	pthread_mutex_init(&m->space_lock, NULL);
-	{
-		pthread_condattr_t ca;
-
-		pthread_condattr_init(&ca);
-		pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-		pthread_cond_init(&m->tick_cond, &ca);
-		pthread_cond_init(&m->reconnect_cond, &ca);
-		pthread_condattr_destroy(&ca);
-	}
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&m->tick_cond, &ca);
+	pthread_cond_init(&m->reconnect_cond, &ca);
+	pthread_condattr_destroy(&ca);
 	xa_init(&m->inodes);
 	xa_init(&m->dirs);
 	xa_init(&m->sessions);
+	mds_layers_wire(m);
 	locker_init(m);
 	flock_init(m);
 	m->listen_fd = -1;
@@ -384,167 +403,170 @@ int main(int argc, char **argv)
 	m->epoch = now_real_ns();
 	m->start_real_ns = now_real_ns();
 	m->next_sid = 1;
+	return m;
+}
+
+/* The settings a new filesystem takes from the config.  Return: 0 or the exit status. */
+static int mds_configure(struct mds *m)
+{
 	m->object_size = (uint32_t)cfg_uint(CFG_mds_default_object_size);
 	if (!m->object_size)
 		m->object_size = 4u << 20;
 	/* a new filesystem's limit; an existing one's comes from its table */
 	m->max_file_size = cfg_uint(CFG_mds_max_file_size);
-	if (m->max_file_size == 0 || m->max_file_size > (uint64_t)INT64_MAX) {
-		rc = fail("mds_max_file_size must be between 1 and 2^63-1 bytes (e.g. 1T, the default)");
-		goto out_free;
-	}
+	if (m->max_file_size == 0 || m->max_file_size > (uint64_t)INT64_MAX)
+		return fail("mds_max_file_size must be between 1 and 2^63-1 bytes (e.g. 1T, the default)");
 	m->fs_name = cfg_strdup(CFG_fs_name);
 	m->meta_pool_name = pool_name(CFG_store_metadata_pool, m->fs_name, "metadata");
 	m->data_pool_name = pool_name(CFG_store_data_pool, m->fs_name, "data");
+	return 0;
+}
 
-	/* signals: handled by sigwait() in this thread only */
+/* Signals are handled by sigwait() in the main thread only (serve()). */
+static void block_signals(sigset_t *sigs)
+{
 	signal(SIGPIPE, SIG_IGN);
-	sigemptyset(&sigs);
-	sigaddset(&sigs, SIGTERM);
-	sigaddset(&sigs, SIGINT);
-	sigaddset(&sigs, SIGHUP);	/* reopens the log, never stops us */
-	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
+	sigemptyset(sigs);
+	sigaddset(sigs, SIGTERM);
+	sigaddset(sigs, SIGINT);
+	sigaddset(sigs, SIGHUP);	/* reopens the log, never stops us */
+	pthread_sigmask(SIG_BLOCK, sigs, NULL);
 	log_install_crash_dump();
+}
 
-	store_config_from_cfg(&sc);
-	sc.create = mkfs;
-	sc.local_full_try = true;   /* the journal entries that free space must pass when clients cannot write */
-	if (!strcmp(sc.backend, "local")) {
+/*
+ * Open the object store and the pools (for the local backend: check the
+ * directory and take the instance lock, *@lockfd, first).  Return: 0 or
+ * the exit status; m->st is set once the store is open (the caller closes
+ * what was opened).
+ */
+static int open_store(struct mds *m, const struct args *a, struct store_config *sc, int *lockfd)
+{
+	int r;
+
+	store_config_from_cfg(sc);
+	sc->create = a->mkfs;
+	sc->local_full_try = true;   /* the journal entries that free space must pass when clients cannot write */
+	if (!strcmp(sc->backend, "local")) {
 		struct stat st;
 
-		if (!sc.local_path || !*sc.local_path) {
-			rc = fail("store_local_path is not set (in [global] of the config or --store_local_path=DIR)");
-			goto out_free;
-		}
-		m->store_path = strdup(sc.local_path);
-		if (!mkfs && stat(sc.local_path, &st)) {
-			rc = fail("store directory %s: %s (create a filesystem with loligo-mds --mkfs)", sc.local_path,
-				  strerror(errno));
-			goto out_free;
-		}
-		if (!mkfs && (!S_ISDIR(st.st_mode) || access(sc.local_path, R_OK | W_OK | X_OK))) {
-			rc = fail("store directory %s is not a readable and writable directory", sc.local_path);
-			goto out_free;
-		}
+		if (!sc->local_path || !*sc->local_path)
+			return fail("store_local_path is not set (in [global] of the config or --store_local_path=DIR)");
+		m->store_path = strdup(sc->local_path);
+		if (!a->mkfs && stat(sc->local_path, &st))
+			return fail("store directory %s: %s (create a filesystem with loligo-mds --mkfs)", sc->local_path,
+				    strerror(errno));
+		if (!a->mkfs && (!S_ISDIR(st.st_mode) || access(sc->local_path, R_OK | W_OK | X_OK)))
+			return fail("store directory %s is not a readable and writable directory", sc->local_path);
 	}
-	if (!mkfs && !strcmp(sc.backend, "local")) {
-		r = lock_instance(sc.local_path, &lockfd);
-		if (r) {
-			rc = fail("%s: another loligo-mds (or journal command) is using this store%s", sc.local_path,
-				  jcmd ? "; the journal commands need the MDS stopped" : "");
-			goto out_free;
-		}
+	if (!a->mkfs && !strcmp(sc->backend, "local")) {
+		r = lock_instance(sc->local_path, lockfd);
+		if (r)
+			return fail("%s: another loligo-mds (or journal command) is using this store%s", sc->local_path,
+				    a->jcmd ? "; the journal commands need the MDS stopped" : "");
 	}
-	r = store_open(&sc, &m->st);
+	r = store_open(sc, &m->st);
 	if (r) {
 		/* a damaged store (-EUCLEAN) says why and what to do; never advise --mkfs over it */
 		const char *why = *store_open_error() ? store_open_error() : strerror(-r);
 		if (r == -EUCLEAN)
-			rc = fail("%s", why);
-		else
-			rc = fail("cannot open the %s object store%s%s: %s%s", sc.backend, sc.local_path ? " at " : "",
-				  sc.local_path ? sc.local_path : "", why,
-				  r == -ENOENT && !mkfs ? " (create a filesystem with loligo-mds --mkfs)" : "");
-		goto out_free;
+			return fail("%s", why);
+		return fail("cannot open the %s object store%s%s: %s%s", sc->backend, sc->local_path ? " at " : "",
+			    sc->local_path ? sc->local_path : "", why,
+			    r == -ENOENT && !a->mkfs ? " (create a filesystem with loligo-mds --mkfs)" : "");
 	}
-	r = open_pool(m->st, m->meta_pool_name, mkfs, &m->meta);
+	r = open_pool(m->st, m->meta_pool_name, a->mkfs, &m->meta);
 	if (r) {
 		if (r == -ENOENT)
-			rc = fail("no loligo filesystem in the store (pool %s missing): run loligo-mds --mkfs first",
-				  m->meta_pool_name);
-		else
-			rc = fail("cannot open pool %s: %s", m->meta_pool_name, strerror(-r));
-		goto out_store;
+			return fail("no loligo filesystem in the store (pool %s missing): run loligo-mds --mkfs first",
+				    m->meta_pool_name);
+		return fail("cannot open pool %s: %s", m->meta_pool_name, strerror(-r));
 	}
-	r = open_data(m, !strcmp(sc.backend, "local"), mkfs);
-	if (r) {
-		rc = 1;
-		goto out_store;
-	}
+	r = open_data(m, !strcmp(sc->backend, "local"), a->mkfs);
+	if (r)
+		return 1;
+	return 0;
+}
 
-	if (jcmd) {
-		rc = mkfs ? fail("--mkfs and a journal command do not go together")
-			  : journal_tool_main(m, jcmd, jfile, confirmed, !summary);
-		goto out_store;
-	}
-	if (mkfs) {
-		void *v;
-		size_t vl;
+/* --mkfs: an empty filesystem in the pools just opened.  Return: the exit status. */
+static int mkfs(struct mds *m)
+{
+	void *v;
+	size_t vl;
+	int r;
 
-		if (store_omap_get(m->meta, OID_TABLE, "root", &v, &vl) == 0) {
-			free(v);
-			rc = fail("a filesystem already exists in pool %s; refusing to overwrite it", m->meta_pool_name);
-			goto out_store;
-		}
-		r = journal_mkfs(m);
-		if (!r)
-			r = mdcache_mkfs(m);
-		/* every file of this filesystem keeps an object index */
-		if (!r)
-			r = store_file_pool_mark_indexed(m->data);
-		if (r) {
-			rc = fail("mkfs failed: %s", strerror(-r));
-			goto out_store;
-		}
-		printf("loligo-mds: created filesystem '%s' (pools %s, %s)\n", m->fs_name, m->meta_pool_name,
-		       m->data_pool_name);
-		rc = 0;
-		goto out_store;
+	if (store_omap_get(m->meta, OID_TABLE, "root", &v, &vl) == 0) {
+		free(v);
+		return fail("a filesystem already exists in pool %s; refusing to overwrite it", m->meta_pool_name);
 	}
+	r = journal_mkfs(m);
+	if (!r)
+		r = mdcache_mkfs(m);
+	/* every file of this filesystem keeps an object index */
+	if (!r)
+		r = store_file_pool_mark_indexed(m->data);
+	if (r)
+		return fail("mkfs failed: %s", strerror(-r));
+	printf("loligo-mds: created filesystem '%s' (pools %s, %s)\n", m->fs_name, m->meta_pool_name,
+	       m->data_pool_name);
+	return 0;
+}
 
-	{
-		char aerr[1024] = "";
+/* The keyring, and the listening socket on @addr (not accepting yet).  Return: 0 or the exit status. */
+static int auth_and_listen(struct mds *m, char *addr, size_t addrlen)
+{
+	char aerr[1024] = "";
+	int r;
 
-		r = auth_load(m, aerr, sizeof(aerr));
-		if (r) {
-			rc = fail("%s", *aerr ? aerr : strerror(-r));
-			goto out_store;
-		}
-	}
-	cfg_str(CFG_mds_addr, addr, sizeof(addr));
+	r = auth_load(m, aerr, sizeof(aerr));
+	if (r)
+		return fail("%s", *aerr ? aerr : strerror(-r));
+	cfg_str(CFG_mds_addr, addr, addrlen);
 	r = net_listen(m, addr, (int)cfg_int(CFG_mds_port));
-	if (r) {
-		rc = fail("cannot listen on %s:%" PRId64 ": %s", addr, cfg_int(CFG_mds_port), strerror(-r));
-		goto out_store;
-	}
+	if (r)
+		return fail("cannot listen on %s:%" PRId64 ": %s", addr, cfg_int(CFG_mds_port), strerror(-r));
+	return 0;
+}
+
+/* The filesystem's tables into memory, before the journal replays.  Return: 0 or the exit status. */
+static int load_tables(struct mds *m)
+{
+	int r;
+
 	pthread_mutex_lock(&m->lock);
 	r = mdcache_load(m);
 	pthread_mutex_unlock(&m->lock);
-	if (r == -ENODEV) {
-		rc = fail("no loligo filesystem in pool %s: run loligo-mds --mkfs first", m->meta_pool_name);
-		goto out_cache;
-	}
-	if (r) {
-		rc = fail("cannot load the filesystem tables: %s", strerror(-r));
-		goto out_cache;
-	}
+	if (r == -ENODEV)
+		return fail("no loligo filesystem in pool %s: run loligo-mds --mkfs first", m->meta_pool_name);
+	if (r)
+		return fail("cannot load the filesystem tables: %s", strerror(-r));
 	r = mdcache_cookie_key_ensure(m);
-	if (r) {
-		rc = fail("cannot write the filesystem's readdir cookie key: %s", strerror(-r));
-		goto out_cache;
-	}
+	if (r)
+		return fail("cannot write the filesystem's readdir cookie key: %s", strerror(-r));
 	if (m->max_file_size == 0 || m->max_file_size > (uint64_t)INT64_MAX) {
 		derr(MDS, "the filesystem's max_file_size %" PRIu64 " is out of range: using 2^63-1", m->max_file_size);
 		m->max_file_size = INT64_MAX;
 	}
 	r = store_file_pool_indexed(m->data);
-	if (r < 0) {
-		rc = fail("cannot read the data pool %s: %s", m->data_pool_name, strerror(-r));
-		goto out_cache;
-	}
+	if (r < 0)
+		return fail("cannot read the data pool %s: %s", m->data_pool_name, strerror(-r));
 	m->data_indexed = r == 1;
 	if (!m->data_indexed)
 		dinfo(MDS, "data pool %s has no object indexes (made before them): purges name every object "
 		      "a file's size covers, up to max_file_size", m->data_pool_name);
+	return 0;
+}
+
+/* Replay the journal, open the reconnect phase and start the journal writer.  Return: 0 or the exit status. */
+static int replay_and_start_journal(struct mds *m)
+{
+	int r;
+
 	r = journal_replay(m);
-	if (r == -EUCLEAN && journal_damage_msg(m)) {
-		rc = fail("%s", journal_damage_msg(m));
-		goto out_journal;
-	}
-	if (r) {
-		rc = fail("journal replay failed: %s", strerror(-r));
-		goto out_journal;
-	}
+	if (r == -EUCLEAN && journal_damage_msg(m))
+		return fail("%s", journal_damage_msg(m));
+	if (r)
+		return fail("journal replay failed: %s", strerror(-r));
 	pthread_mutex_lock(&m->lock);
 	mdcache_after_replay(m);
 	pthread_mutex_unlock(&m->lock);
@@ -556,90 +578,67 @@ int main(int argc, char **argv)
 	flock_register_perf(m);
 	blocklist_register_perf(m);
 	r = journal_start(m);
-	if (r) {
-		rc = fail("cannot start the journal: %s", strerror(-r));
-		goto out_journal;
-	}
-	{
-		char raw[4096], asok[4096];
+	if (r)
+		return fail("cannot start the journal: %s", strerror(-r));
+	return 0;
+}
 
-		cfg_str(CFG_admin_socket, raw, sizeof(raw));
-		cfg_expand(raw, asok, sizeof(asok));
-		r = admin_start(m, asok);
-		if (r) {
-			rc = fail("admin socket %s: %s", asok, strerror(-r));
-			goto out_jstop;
-		}
-	}
-	r = purge_start(m);
-	if (r) {
-		rc = fail("cannot start the purge thread: %s", strerror(-r));
-		goto out_admin;
-	}
-	{
-		char paddr[256], perr[512];
+/* The admin socket (admin_socket, expanded).  Return: 0 or the exit status. */
+static int start_admin(struct mds *m)
+{
+	char raw[4096], asok[4096];
+	int r;
 
-		cfg_str(CFG_prometheus_addr, paddr, sizeof(paddr));
-		r = prom_start(paddr, (int)cfg_int(CFG_mds_prometheus_port), "mds.0", &prom, perr, sizeof(perr));
-		if (r) {
-			rc = fail("the Prometheus endpoint (mds_prometheus_port, prometheus_addr): %s", perr);
-			goto out_purge;
-		}
-	}
-	r = net_start(m);
-	if (r) {
-		rc = fail("cannot start the listener: %s", strerror(-r));
-		goto out_purge;
-	}
-	if (pthread_create(&m->ticker, NULL, ticker_main, m)) {
-		rc = fail("cannot start the ticker thread");
-		goto out_net;
-	}
-	dinfo(MDS, "loligo-mds serving filesystem '%s' on %s:%u (epoch %" PRIu64 ", max_file_size %" PRIu64 ")",
-	      m->fs_name, addr, m->port, m->epoch, m->max_file_size);
-	if (port_file) {
-		r = write_port_file(port_file, m->port);
-		if (r) {
-			rc = fail("cannot write the port file %s: %s", port_file, strerror(-r));
-			goto out_tick;
-		}
-	}
+	cfg_str(CFG_admin_socket, raw, sizeof(raw));
+	cfg_expand(raw, asok, sizeof(asok));
+	r = admin_start(m, asok);
+	if (r)
+		return fail("admin socket %s: %s", asok, strerror(-r));
+	return 0;
+}
+
+/* The Prometheus endpoint (mds_prometheus_port; 0: none).  Return: 0 or the exit status. */
+static int start_prometheus(struct prom **prom)
+{
+	char paddr[256], perr[512];
+	int r;
+
+	cfg_str(CFG_prometheus_addr, paddr, sizeof(paddr));
+	r = prom_start(paddr, (int)cfg_int(CFG_mds_prometheus_port), "mds.0", prom, perr, sizeof(perr));
+	if (r)
+		return fail("the Prometheus endpoint (mds_prometheus_port, prometheus_addr): %s", perr);
+	return 0;
+}
+
+/* Wait for SIGTERM or SIGINT (SIGHUP reopens the log); the signal that stops us. */
+static int serve(sigset_t *sigs)
+{
+	int sig;
 
 	for (;;) {
-		if (sigwait(&sigs, &sig))
+		if (sigwait(sigs, &sig))
 			continue;
 		if (sig == SIGTERM || sig == SIGINT)
-			break;
+			return sig;
 		if (sig == SIGHUP) {
 			dinfo(MDS, "SIGHUP: reopening the log file");
 			log_reopen();
 		}
 	}
-	dinfo(MDS, "signal %d: shutting down", sig);
-	rc = 0;
-	served = true;
-	/* first: a long purge stops within a slice, and resumes at the next start */
-	purge_stop(m);
-	drain(m);
-out_tick:
+}
+
+static void stop_ticker(struct mds *m)
+{
 	pthread_mutex_lock(&m->tick_lock);
 	m->tick_stop = true;
 	pthread_cond_signal(&m->tick_cond);
 	pthread_mutex_unlock(&m->tick_lock);
 	pthread_join(m->ticker, NULL);
-out_net:
-	session_reconnect_phase_cancel(m);
-	net_stop(m);
-out_purge:
-	purge_stop(m);
-out_admin:
-	prom_stop(prom);
-	admin_stop(m);
-out_jstop:
-	journal_stop(m);
-	perf_unregister_group("mds");
-	perf_unregister_group("mds_caps");
-out_journal:
+}
+
+/* Sessions, caps, locks, the purge queue and the blocklist leave memory. */
+static void free_state(struct mds *m)
+{
 	purge_free(m);
 	pthread_mutex_lock(&m->lock);
 	locker_free_locked(m);
@@ -649,23 +648,21 @@ out_journal:
 	flock_free_locked(m);
 	pthread_mutex_unlock(&m->lock);
 	blocklist_free(m);
-out_cache:
-	pthread_mutex_lock(&m->lock);
-	mdcache_free(m);
-	pthread_mutex_unlock(&m->lock);
-	journal_free(m);
-	if (m->listen_fd >= 0)
-		close(m->listen_fd);
-out_store:
+}
+
+static void close_store(struct mds *m)
+{
 	if (m->data)
 		store_pool_close(m->data);
 	if (m->meta)
 		store_pool_close(m->meta);
 	store_close(m->data_st);
 	store_close(m->st);
-out_free:
-	if (lockfd >= 0)
-		close(lockfd);
+}
+
+/* Undo mds_new() and mds_configure(). */
+static void mds_destroy(struct mds *m)
+{
 	rcu_barrier();
 	xa_destroy(&m->inodes);
 	xa_destroy(&m->dirs);
@@ -684,6 +681,130 @@ out_free:
 	pthread_cond_destroy(&m->reconnect_cond);
 	free(m);
 	g_mds = NULL;
+}
+
+/*
+ * main - the steps above in order; each failure unwinds, in reverse, what
+ * the steps before it started (the labels).
+ */
+int main(int argc, char **argv)
+{
+	struct mds *m;
+	struct prom *prom = NULL;
+	struct store_config sc;
+	struct args a;
+	char addr[256];
+	bool served = false;
+	int lockfd = -1;
+	sigset_t sigs;
+	int r, rc, sig;
+
+	log_init("loligo-mds");
+	cfg_init("mds");
+	cfg_set_identity("mds", "mds.0");
+	rc = parse_args(argc, argv, &a);
+	if (rc >= 0)
+		return rc;
+
+	m = mds_new();
+	if (!m)
+		return fail("out of memory");
+	rc = mds_configure(m);
+	if (rc)
+		goto out_free;
+	block_signals(&sigs);
+	rc = open_store(m, &a, &sc, &lockfd);
+	if (rc) {
+		if (m->st)
+			goto out_store;
+		goto out_free;
+	}
+
+	if (a.jcmd) {
+		rc = a.mkfs ? fail("--mkfs and a journal command do not go together")
+			    : journal_tool_main(m, a.jcmd, a.jfile, a.confirmed, !a.summary);
+		goto out_store;
+	}
+	if (a.mkfs) {
+		rc = mkfs(m);
+		goto out_store;
+	}
+
+	rc = auth_and_listen(m, addr, sizeof(addr));
+	if (rc)
+		goto out_store;
+	rc = load_tables(m);
+	if (rc)
+		goto out_cache;
+	rc = replay_and_start_journal(m);
+	if (rc)
+		goto out_journal;
+	rc = start_admin(m);
+	if (rc)
+		goto out_jstop;
+	r = purge_start(m);
+	if (r) {
+		rc = fail("cannot start the purge thread: %s", strerror(-r));
+		goto out_admin;
+	}
+	rc = start_prometheus(&prom);
+	if (rc)
+		goto out_purge;
+	r = net_start(m);
+	if (r) {
+		rc = fail("cannot start the listener: %s", strerror(-r));
+		goto out_purge;
+	}
+	if (pthread_create(&m->ticker, NULL, ticker_main, m)) {
+		rc = fail("cannot start the ticker thread");
+		goto out_net;
+	}
+	dinfo(MDS, "loligo-mds serving filesystem '%s' on %s:%u (epoch %" PRIu64 ", max_file_size %" PRIu64 ")",
+	      m->fs_name, addr, m->port, m->epoch, m->max_file_size);
+	if (a.port_file) {
+		r = write_port_file(a.port_file, m->port);
+		if (r) {
+			rc = fail("cannot write the port file %s: %s", a.port_file, strerror(-r));
+			goto out_tick;
+		}
+	}
+
+	sig = serve(&sigs);
+	dinfo(MDS, "signal %d: shutting down", sig);
+	rc = 0;
+	served = true;
+	/* first: a long purge stops within a slice, and resumes at the next start */
+	purge_stop(m);
+	drain(m);
+out_tick:
+	stop_ticker(m);
+out_net:
+	session_reconnect_phase_cancel(m);
+	net_stop(m);
+out_purge:
+	purge_stop(m);
+out_admin:
+	prom_stop(prom);
+	admin_stop(m);
+out_jstop:
+	journal_stop(m);
+	perf_unregister_group("mds");
+	perf_unregister_group("mds_caps");
+out_journal:
+	free_state(m);
+out_cache:
+	pthread_mutex_lock(&m->lock);
+	mdcache_free(m);
+	pthread_mutex_unlock(&m->lock);
+	journal_free(m);
+	if (m->listen_fd >= 0)
+		close(m->listen_fd);
+out_store:
+	close_store(m);
+out_free:
+	if (lockfd >= 0)
+		close(lockfd);
+	mds_destroy(m);
 	if (served)
 		dinfo(MDS, "loligo-mds stopped");
 	return rc;

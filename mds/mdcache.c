@@ -1,5 +1,8 @@
 /*
  * mdcache.c - the namespace in memory and its layout in the store.
+ * The records' encodings are in mdcache_codec.c; mkfs, the loading of the
+ * tables at start and journal replay in mdcache_replay.c; what the three
+ * share in mdcache_priv.h.
  *
  * Layout (DESIGN.md section 4), all in the metadata pool:
  *   "<ino hex>.dir"      a directory: omap name -> dentry (cookie, ino, type,
@@ -62,16 +65,9 @@
 #include "common/time.h"
 #include "mds/codec.h"
 #include "mds/mds.h"
+#include "mds/mdcache.h"
+#include "mds/mdcache_priv.h"
 
-#define V_INODE_BLOB 3        /* 2: flags; 3: the data extents (minode.ext) */
-#define BLOB_LINKABLE 0x1     /* minode.linkable */
-#define V_DENTRY     1
-#define V_DIRMETA    1
-#define V_ANCHOR     1
-#define INO_FIRST    0x1000ull
-#define COOKIE_PREALLOC 1024
-#define ANCHOR_SHARDS 64
-#define ANCHOR_DEPTH_MAX 4096
 
 void oid_dir(char *buf, size_t len, uint64_t ino)
 {
@@ -95,7 +91,7 @@ static void key_ino(char *buf, size_t len, uint64_t ino)
 
 /* ---- inodes ------------------------------------------------------------- */
 
-static void xattrs_free(struct minode *in)
+void mdcache_xattrs_free(struct minode *in)
 {
 	struct mxattr *x, *n;
 
@@ -127,12 +123,12 @@ struct minode *minode_alloc(struct mds *m, uint64_t ino)
 
 void minode_free(struct mds *m, struct minode *in)
 {
-	locker_inode_drop(m, in);
+	m->cache_hooks->inode_drop(m, in);
 	if (xa_load(&m->inodes, in->a.ino) == in) {
 		xa_erase(&m->inodes, in->a.ino);
 		m->ninodes_cached--;
 	}
-	xattrs_free(in);
+	mdcache_xattrs_free(in);
 	free(in->symlink);
 	mdsp_extset_free(&in->ext);
 	free(in);
@@ -148,34 +144,6 @@ struct mxattr *xattr_find(struct minode *in, const char *name)
 	return NULL;
 }
 
-int inode_blob_encode(struct mdsp_buf *b, const struct minode *in)
-{
-	size_t off = enc_begin(b, V_INODE_BLOB, 1);
-	const struct mxattr *x;
-	uint32_t n = 0;
-
-	mdsp_encode_inode(b, &in->a);
-	enc_str(b, in->symlink);
-	for (x = in->xattrs; x; x = x->next)
-		n++;
-	enc_u32(b, n);
-	for (x = in->xattrs; x; x = x->next) {
-		enc_str(b, x->name);
-		enc_blob(b, x->val, x->len);
-	}
-	/* v2: an older MDS steps over this: it never lets an nlink-0 inode
-	 * be linked anyway */
-	enc_u32(b, in->linkable ? BLOB_LINKABLE : 0);
-	/* v3: what the data objects hold (none while blocks is unknown) */
-	n = in->a.blocks == MDSP_BLOCKS_UNKNOWN ? 0 : in->ext.n;
-	enc_u32(b, n);
-	for (uint32_t i = 0; i < n; i++) {
-		enc_u64(b, in->ext.v[i].off);
-		enc_u64(b, in->ext.v[i].len);
-	}
-	enc_end(b, off);
-	return b->oom ? -ENOMEM : 0;
-}
 
 void inode_blocks_sync(struct minode *in)
 {
@@ -183,98 +151,6 @@ void inode_blocks_sync(struct minode *in)
 		in->a.blocks = mdsp_extset_bytes(&in->ext);
 }
 
-/* Decode into @in, replacing its attributes, symlink and xattrs. */
-int inode_blob_decode(const void *p, size_t len, struct minode *in)
-{
-	struct dec c, s;
-	struct mdsp_inode a;
-	struct mdsp_extset ext = { 0 };
-	const uint8_t *q;
-	char *symlink = NULL;
-	struct mxattr *xs = NULL, **tail = &xs, *x;
-	uint32_t n, i, bytes = 0, flags = 0;
-	uint8_t ver;
-
-	dec_init(&c, p, len);
-	if (!(ver = dec_enter(&c, V_INODE_BLOB, &s)))
-		return -EBADMSG;
-	q = s.p;
-	if (mdsp_decode_inode(&q, s.end, &a))
-		return -EBADMSG;
-	s.p = q;
-	symlink = dec_str(&s, MDSP_PATH_MAX);
-	n = dec_u32(&s);
-	for (i = 0; i < n && !s.bad; i++) {
-		uint32_t vlen;
-		const void *v;
-
-		x = calloc(1, sizeof(*x));
-		if (!x) {
-			s.bad = true;
-			break;
-		}
-		*tail = x;
-		tail = &x->next;
-		x->name = dec_str(&s, MDSP_XATTR_NAME_MAX);
-		v = dec_blob_ref(&s, MDSP_XATTR_SIZE_MAX, &vlen);
-		if (s.bad)
-			break;
-		x->val = malloc(vlen ? vlen : 1);
-		if (!x->val) {
-			s.bad = true;
-			break;
-		}
-		if (vlen)
-			memcpy(x->val, v, vlen);
-		x->len = vlen;
-		bytes += vlen + (uint32_t)strlen(x->name);
-	}
-	if (ver >= 2)
-		flags = dec_u32(&s);
-	if (ver >= 3 && !s.bad) {
-		/* the data extents; ones that make no sense (damage) make the
-		 * blocks unknown, as for a file from before they were kept */
-		n = dec_u32(&s);
-		if (!s.bad && n && (size_t)(s.end - s.p) >= (size_t)n * 16) {
-			struct mdsp_extent *v = malloc((size_t)n * sizeof(*v));
-
-			for (i = 0; v && i < n; i++) {
-				v[i].off = dec_u64(&s);
-				v[i].len = dec_u64(&s);
-			}
-			if (!v || !mdsp_extset_valid(v, n) || mdsp_extset_set(&ext, v, n))
-				a.blocks = MDSP_BLOCKS_UNKNOWN;
-			free(v);
-		} else if (n) {
-			a.blocks = MDSP_BLOCKS_UNKNOWN;
-		}
-	}
-	if (s.bad) {
-		struct minode tmp = { .xattrs = xs };
-
-		xattrs_free(&tmp);
-		free(symlink);
-		mdsp_extset_free(&ext);
-		return -EBADMSG;
-	}
-	xattrs_free(in);
-	free(in->symlink);
-	mdsp_extset_free(&in->ext);
-	in->ext = ext;
-	in->a = a;
-	if (ver < 3 || !S_ISREG(a.mode))
-		mdsp_extset_clear(&in->ext);
-	inode_blocks_sync(in);
-	if (symlink && !*symlink) {
-		free(symlink);
-		symlink = NULL;
-	}
-	in->symlink = symlink;
-	in->xattrs = xs;
-	in->xattr_bytes = bytes;
-	in->linkable = flags & BLOB_LINKABLE;
-	return 0;
-}
 
 /* ---- dentries and directories -------------------------------------------- */
 
@@ -292,53 +168,6 @@ static uint32_t name_hash(const char *s, size_t n)
 	return h;
 }
 
-static void dentry_value_encode(struct mdsp_buf *b, const struct mdentry *dn, const struct minode *in)
-{
-	size_t off = enc_begin(b, V_DENTRY, 1);
-
-	enc_u64(b, dn->cookie);
-	enc_u8(b, dn->remote ? 1 : 0);
-	enc_u64(b, dn->ino);
-	enc_u32(b, dn->dtype);
-	if (!dn->remote && in) {
-		struct mdsp_buf ib;
-
-		mdsp_buf_init(&ib);
-		inode_blob_encode(&ib, in);
-		if (ib.oom)
-			b->oom = true;
-		enc_blob(b, ib.data, (uint32_t)ib.len);
-		mdsp_buf_free(&ib);
-	} else {
-		enc_blob(b, NULL, 0);
-	}
-	enc_end(b, off);
-}
-
-struct dentry_val {
-	uint64_t cookie, ino;
-	uint32_t dtype;
-	bool remote;
-	const void *blob;
-	uint32_t bloblen;
-};
-
-static int dentry_value_decode(const void *p, size_t len, struct dentry_val *v)
-{
-	struct dec c, s;
-
-	dec_init(&c, p, len);
-	if (!dec_enter(&c, V_DENTRY, &s))
-		return -EBADMSG;
-	v->cookie = dec_u64(&s);
-	v->remote = dec_u8(&s) != 0;
-	v->ino = dec_u64(&s);
-	v->dtype = dec_u32(&s);
-	v->blob = dec_blob_ref(&s, 1u << 24, &v->bloblen);
-	if (s.bad || (!v->remote && !v->bloblen))
-		return -EBADMSG;
-	return 0;
-}
 
 static void dir_rehash(struct mdir *d)
 {
@@ -411,7 +240,7 @@ static void dentry_unlink_mem(struct mds *m, struct mdentry *dn)
 	}
 }
 
-static void mdir_free_mem(struct mds *m, struct mdir *d)
+void mdcache_mdir_free_mem(struct mds *m, struct mdir *d)
 {
 	uint32_t i;
 	struct mdentry *dn, *next;
@@ -426,7 +255,7 @@ static void mdir_free_mem(struct mds *m, struct mdir *d)
 					in->primary = NULL;
 			}
 			xa_erase(&d->by_cookie, dn->cookie);
-			locker_dentry_drop(m, dn);
+			m->cache_hooks->dentry_drop(m, dn);
 			free(dn);
 		}
 	free(d->buckets);
@@ -447,7 +276,7 @@ void mdir_destroy(struct mds *m, struct mdir *d, struct txn *t)
 		txn_edit(t, EDIT_REMOVE, oid, NULL, NULL, 0, NULL);
 		txn_untouch_dir(t, d);
 	}
-	mdir_free_mem(m, d);
+	mdcache_mdir_free_mem(m, d);
 }
 
 static void txn_touch_dir(struct txn *t, struct mdir *d)
@@ -496,7 +325,7 @@ static void emit_dentry(struct txn *t, struct mdentry *dn, struct minode *in)
 	char oid[64];
 
 	mdsp_buf_init(&b);
-	dentry_value_encode(&b, dn, in);
+	mdcache_dentry_value_encode(&b, dn, in);
 	oid_dir(oid, sizeof(oid), dn->dir->ino);
 	txn_edit(t, EDIT_SET, oid, dn->name, b.data, b.len, NULL);
 	mdsp_buf_free(&b);
@@ -568,13 +397,13 @@ void mdir_del(struct mds *m, struct mdentry *dn, struct txn *t)
 		txn_touch_dir(t, dn->dir);
 	}
 	dentry_unlink_mem(m, dn);
-	locker_dentry_drop(m, dn);
+	m->cache_hooks->dentry_drop(m, dn);
 	free(dn);
 }
 
 /* Add a loaded or replayed dentry to @d; for a primary link, create or
  * refresh its inode from the embedded blob. */
-static int dentry_install(struct mds *m, struct mdir *d, const char *name, const struct dentry_val *v)
+int mdcache_dentry_install(struct mds *m, struct mdir *d, const char *name, const struct dentry_val *v)
 {
 	struct mdentry *dn, *old = mdir_lookup(d, name);
 	struct minode *in = NULL;
@@ -610,24 +439,13 @@ static int dentry_install(struct mds *m, struct mdir *d, const char *name, const
 	return 0;
 }
 
-static int dir_meta_decode(const void *p, size_t len, uint64_t *reserved)
-{
-	struct dec c, s;
-
-	dec_init(&c, p, len);
-	if (!dec_enter(&c, V_DIRMETA, &s))
-		return -EBADMSG;
-	*reserved = dec_u64(&s);
-	return s.bad ? -EBADMSG : 0;
-}
 
 int mdir_get(struct mds *m, uint64_t ino, struct mdir **out)
 {
 	struct mdir *d;
-	struct store_kv *kvs = NULL;
-	size_t n = 0, i;
-	bool more = true;
-	char oid[64], *after = NULL;
+	struct store_omap_iter it;
+	const struct store_kv *kv;
+	char oid[64];
 	int r = 0;
 
 	rcu_read_lock();
@@ -642,46 +460,33 @@ int mdir_get(struct mds *m, uint64_t ino, struct mdir **out)
 	if (!d)
 		return -ENOMEM;
 	oid_dir(oid, sizeof(oid), ino);
-	while (more) {
-		r = store_omap_list(m->meta, oid, after, NULL, 1024, &kvs, &n, &more);
-		if (r == -ENOENT) {
+	store_omap_iter_init(&it, m->meta, oid, NULL, 1024);
+	while (!r && (kv = store_omap_iter_next(&it)) != NULL) {
+		if (!strcmp(kv->key, DIR_META_KEY)) {
+			uint64_t res;
+
+			r = mdcache_dir_meta_decode(kv->val, kv->len, &res);
+			if (!r && res > d->cookie_reserved)
+				d->cookie_reserved = res;
+		} else {
+			struct dentry_val v;
+
+			r = mdcache_dentry_value_decode(kv->val, kv->len, &v);
+			if (!r)
+				r = mdcache_dentry_install(m, d, kv->key, &v);
+		}
+		if (r == -EBADMSG) {
+			/* a damaged entry costs that entry, not the directory */
+			derr(MDS, "directory object %s: damaged entry '%s' skipped", oid, kv->key);
 			r = 0;
-			break;
+		} else if (r) {
+			derr(MDS, "directory object %s: entry '%s': %s", oid, kv->key, strerror(-r));
 		}
-		if (r)
-			break;
-		for (i = 0; i < n && !r; i++) {
-			if (!strcmp(kvs[i].key, DIR_META_KEY)) {
-				uint64_t res;
-
-				r = dir_meta_decode(kvs[i].val, kvs[i].len, &res);
-				if (!r && res > d->cookie_reserved)
-					d->cookie_reserved = res;
-			} else {
-				struct dentry_val v;
-
-				r = dentry_value_decode(kvs[i].val, kvs[i].len, &v);
-				if (!r)
-					r = dentry_install(m, d, kvs[i].key, &v);
-			}
-			if (r == -EBADMSG) {
-				/* a damaged entry costs that entry, not the directory */
-				derr(MDS, "directory object %s: damaged entry '%s' skipped", oid, kvs[i].key);
-				r = 0;
-			} else if (r) {
-				derr(MDS, "directory object %s: entry '%s': %s", oid, kvs[i].key, strerror(-r));
-			}
-		}
-		free(after);
-		after = n ? strdup(kvs[n - 1].key) : NULL;
-		store_kv_free(kvs, n);
-		kvs = NULL;
-		if (!after)
-			break;
 	}
-	free(after);
+	if (store_omap_iter_end(&it))
+		r = it.err;
 	if (r) {
-		mdir_free_mem(m, d);
+		mdcache_mdir_free_mem(m, d);
 		return r;
 	}
 	if (d->cookie_reserved > d->next_cookie)
@@ -692,17 +497,6 @@ int mdir_get(struct mds *m, uint64_t ino, struct mdir **out)
 	return 0;
 }
 
-static int anchor_decode(const void *p, size_t len, uint64_t *parent, char **name)
-{
-	struct dec c, s;
-
-	dec_init(&c, p, len);
-	if (!dec_enter(&c, V_ANCHOR, &s))
-		return -EBADMSG;
-	*parent = dec_u64(&s);
-	*name = dec_str(&s, MDSP_NAME_MAX);
-	return s.bad ? -EBADMSG : 0;
-}
 
 static int inode_get_depth(struct mds *m, uint64_t ino, struct minode **out, int depth)
 {
@@ -731,7 +525,7 @@ static int inode_get_depth(struct mds *m, uint64_t ino, struct minode **out, int
 		return -ESTALE;
 	if (r)
 		return r;
-	r = anchor_decode(val, len, &parent, &name);
+	r = mdcache_anchor_decode(val, len, &parent, &name);
 	free(val);
 	if (r) {
 		free(name);
@@ -901,7 +695,7 @@ void txn_finish(struct mds *m, struct txn *t)
 	t->ndirty = 0;
 	for (k = 0; k < t->ndead; k++) {
 		struct minode *in = t->dead[k];
-		bool orphan = locker_keeps_orphan(in);
+		bool orphan = m->cache_hooks->keeps_orphan(in);
 
 		key_ino(key, sizeof(key), in->a.ino);
 		if (in->in_table)
@@ -916,14 +710,14 @@ void txn_finish(struct mds *m, struct txn *t)
 			in->in_stray = true;
 			in->primary = NULL;
 			emit_inode(m, t, in);
-			locker_note_orphan();
-			locker_stray_notify(m, in);
+			m->cache_hooks->note_orphan();
+			m->cache_hooks->stray_notify(m, in);
 			dout(MDS, 5, "inode %" PRIx64 " lost its last link while a client has it: an orphan now",
 			     in->a.ino);
 			t->dead[k] = NULL;
 			continue;
 		}
-		purge_queue_inode(m, t, in);
+		m->cache_hooks->purge_inode(m, t, in);
 		if (m->nfiles)
 			m->nfiles--;
 		minode_free(m, in);
@@ -939,378 +733,9 @@ void txn_finish(struct mds *m, struct txn *t)
 	t->ndead = 0;
 }
 
-/* ---- replay ----------------------------------------------------------------- */
-
-static bool parse_dir_oid(const char *oid, uint64_t *ino)
+void mdcache_set_hooks(struct mds *m, const struct mdcache_hooks *h)
 {
-	char *end;
-	unsigned long long v;
-
-	if (!*oid)
-		return false;
-	v = strtoull(oid, &end, 16);
-	if (strcmp(end, ".dir"))
-		return false;
-	*ino = v;
-	return true;
-}
-
-static int replay_table(struct mds *m, int op, const char *key, const void *val, uint32_t len)
-{
-	if (op != EDIT_SET)
-		return 0;
-	if (!strcmp(key, "root"))
-		return inode_blob_decode(val, len, m->root);
-	if (len != 8)
-		return -EBADMSG;
-	if (!strcmp(key, "next_ino")) {
-		uint64_t v = le64_get(val);
-
-		if (v > m->ino_reserved)
-			m->ino_reserved = v;
-	} else if (!strcmp(key, "next_sid")) {
-		uint64_t v = le64_get(val);
-
-		if (v > m->next_sid)
-			m->next_sid = v;
-	} else if (!strcmp(key, "nfiles")) {
-		m->nfiles = le64_get(val);
-	} else if (!strcmp(key, "max_file_size")) {
-		m->max_file_size = le64_get(val);
-	} else if (!strcmp(key, "cookie_key0") || !strcmp(key, "cookie_key1")) {
-		memcpy(m->cookie_key + (key[10] == '1' ? 8 : 0), val, 8);
-		m->have_cookie_key = true;   /* both are written together */
-	}
-	return 0;
-}
-
-/*
- * The readdir cookies' key: made at mkfs, or at the first start of a
- * filesystem made before it (written before the MDS serves, so every
- * cookie from a name is under it).
- */
-int mdcache_cookie_key_ensure(struct mds *m)
-{
-	struct store_op *op;
-	uint8_t k[16];
-	ssize_t got = 0;
-
-	if (m->have_cookie_key)
-		return 0;
-	while (got < 16) {
-		ssize_t r = getrandom(k + got, sizeof(k) - (size_t)got, 0);
-
-		if (r < 0 && errno != EINTR)
-			return -errno;
-		if (r > 0)
-			got += r;
-	}
-	op = store_op_new();
-	if (!op)
-		return -ENOMEM;
-	store_op_omap_set(op, "cookie_key0", k, 8);
-	store_op_omap_set(op, "cookie_key1", k + 8, 8);
-	int r = store_op_exec(m->meta, OID_TABLE, op);
-	if (r)
-		return r;
-	memcpy(m->cookie_key, k, 16);
-	m->have_cookie_key = true;
-	return 0;
-}
-
-static int replay_inotable(struct mds *m, int op, const char *key, const void *val, uint32_t len)
-{
-	uint64_t ino = strtoull(key, NULL, 16);
-	struct minode *in = xa_load(&m->inodes, ino);
-	bool fresh = false;
-	int r;
-
-	if (op == EDIT_RM) {
-		if (in && in->in_table)
-			minode_free(m, in);
-		return 0;
-	}
-	if (op != EDIT_SET)
-		return 0;
-	if (!in) {
-		in = minode_alloc(m, ino);
-		if (!in)
-			return -ENOMEM;
-		fresh = true;
-	}
-	r = inode_blob_decode(val, len, in);
-	if (!r && in->a.ino != ino)
-		r = -EBADMSG;
-	if (r) {
-		if (fresh)
-			minode_free(m, in);
-		return r;
-	}
-	in->in_table = true;
-	in->primary = NULL;
-	return 0;
-}
-
-/* The stray table: orphans, loaded at start and kept in memory. */
-static int replay_stray(struct mds *m, int op, const char *key, const void *val, uint32_t len)
-{
-	uint64_t ino = strtoull(key, NULL, 16);
-	struct minode *in = xa_load(&m->inodes, ino);
-	bool fresh = false;
-	int r;
-
-	if (op == EDIT_RM) {
-		if (in && in->in_stray)
-			minode_free(m, in);
-		return 0;
-	}
-	if (op != EDIT_SET)
-		return 0;
-	if (!in) {
-		in = minode_alloc(m, ino);
-		if (!in)
-			return -ENOMEM;
-		fresh = true;
-	}
-	r = inode_blob_decode(val, len, in);
-	if (!r && in->a.ino != ino)
-		r = -EBADMSG;
-	if (r) {
-		if (fresh)
-			minode_free(m, in);
-		return r;
-	}
-	in->in_stray = true;
-	in->in_table = false;
-	in->primary = NULL;
-	m->strays_unchecked = true;
-	return 0;
-}
-
-int mdcache_replay_edit(struct mds *m, int op, const char *oid, const char *key, const void *val,
-			uint32_t len, const char *key2)
-{
-	uint64_t ino;
-	struct mdir *d;
-	struct mdentry *dn;
-	int r;
-
-	if (parse_dir_oid(oid, &ino)) {
-		if (op == EDIT_REMOVE || op == EDIT_CLEAR) {
-			rcu_read_lock();
-			d = xa_load(&m->dirs, ino);
-			rcu_read_unlock();
-			if (d)
-				mdir_free_mem(m, d);
-			return 0;
-		}
-		r = mdir_get(m, ino, &d);
-		if (r)
-			return r;
-		if (op == EDIT_RM) {
-			dn = mdir_lookup(d, key);
-			if (dn)
-				mdir_del(m, dn, NULL);
-			return 0;
-		}
-		if (op != EDIT_SET)
-			return 0;
-		if (!strcmp(key, DIR_META_KEY)) {
-			uint64_t res;
-
-			r = dir_meta_decode(val, len, &res);
-			if (!r && res > d->cookie_reserved)
-				d->cookie_reserved = res;
-			if (!r && res > d->next_cookie)
-				d->next_cookie = res;
-			return r;
-		}
-		{
-			struct dentry_val v;
-
-			r = dentry_value_decode(val, len, &v);
-			if (!r)
-				r = dentry_install(m, d, key, &v);
-			return r;
-		}
-	}
-	if (!strcmp(oid, OID_TABLE))
-		return replay_table(m, op, key, val, len);
-	if (!strcmp(oid, OID_INOTABLE))
-		return replay_inotable(m, op, key, val, len);
-	if (!strcmp(oid, OID_STRAY))
-		return replay_stray(m, op, key, val, len);
-	if (!strncmp(oid, "mds_anchor.", 11))
-		return 0;
-	if (!strcmp(oid, OID_PURGE))
-		return purge_replay_edit(m, op, key, val, len);
-	if (!strcmp(oid, OID_BLOCKLIST))
-		return blocklist_replay_edit(m, op, key, val, len);
-	if (!strcmp(oid, OID_SESSIONS) || !strncmp(oid, "mds_completed.", 14))
-		return session_replay_edit(m, op, oid, key, val, len, key2);
-	dout(JOURNAL, 1, "replay: edit of unknown object %s ignored", oid);
-	return 0;
-}
-
-void mdcache_after_replay(struct mds *m)
-{
-	uint64_t idx;
-	struct minode *in;
-
-	/* Inodes whose primary dentry went and that no later edit re-linked are
-	 * gone (unlinked, or the loser of a rename over them). */
-	rcu_read_lock();
-	xa_for_each(&m->inodes, idx, in) {
-		if (in->a.ino != MDSP_ROOT_INO && !in->primary && !in->in_table && !in->in_stray)
-			minode_free(m, in);
-	}
-	rcu_read_unlock();
-	m->next_ino = m->ino_reserved;
-	dinfo(MDS, "replay done: %" PRIu64 " inodes, %" PRIu64 " directories in memory, next ino %" PRIx64,
-	      m->ninodes_cached, m->ndirs_cached, m->next_ino);
-}
-
-/* ---- start-up and mkfs ---------------------------------------------------- */
-
-static void root_init(struct mds *m, struct minode *root)
-{
-	uint64_t now = now_real_ns();
-	struct mdsp_time t = { .sec = (int64_t)(now / 1000000000ull), .nsec = (uint32_t)(now % 1000000000ull) };
-
-	root->a.ino = MDSP_ROOT_INO;
-	root->a.generation = 1;
-	root->a.mode = S_IFDIR | 0755;
-	root->a.nlink = 2;
-	root->a.atime = root->a.mtime = root->a.ctime = root->a.btime = t;
-	root->a.change = 1;
-	root->a.object_size = m->object_size;
-}
-
-int mdcache_mkfs(struct mds *m)
-{
-	struct store_op *op;
-	struct mdsp_buf b;
-	struct minode root;
-	uint8_t v[8];
-	void *val;
-	size_t len;
-	int r;
-
-	r = store_omap_get(m->meta, OID_TABLE, "root", &val, &len);
-	if (r == 0) {
-		free(val);
-		return -EEXIST;
-	}
-	memset(&root, 0, sizeof(root));
-	root_init(m, &root);
-	mdsp_buf_init(&b);
-	inode_blob_encode(&b, &root);
-	if (b.oom)
-		return -ENOMEM;
-	op = store_op_new();
-	if (!op) {
-		mdsp_buf_free(&b);
-		return -ENOMEM;
-	}
-	le64_put(v, INO_FIRST);
-	store_op_omap_set(op, "next_ino", v, 8);
-	le64_put(v, 1);
-	store_op_omap_set(op, "next_sid", v, 8);
-	le64_put(v, 1);
-	store_op_omap_set(op, "nfiles", v, 8);
-	le64_put(v, m->max_file_size);
-	store_op_omap_set(op, "max_file_size", v, 8);
-	store_op_omap_set(op, "root", b.data, b.len);
-	mdsp_buf_free(&b);
-	return store_op_exec(m->meta, OID_TABLE, op);
-}
-
-int mdcache_load(struct mds *m)
-{
-	struct store_kv *kvs = NULL;
-	size_t n = 0, i;
-	bool more = true;
-	char *after = NULL;
-	int r;
-	bool have_root = false;
-
-	m->root = minode_alloc(m, MDSP_ROOT_INO);
-	if (!m->root)
-		return -ENOMEM;
-	r = store_omap_list(m->meta, OID_TABLE, NULL, NULL, 64, &kvs, &n, &more);
-	if (r)
-		return r == -ENOENT ? -ENODEV : r;
-	for (i = 0; i < n && !r; i++) {
-		if (!strcmp(kvs[i].key, "root"))
-			have_root = true;
-		r = replay_table(m, EDIT_SET, kvs[i].key, kvs[i].val, (uint32_t)kvs[i].len);
-	}
-	store_kv_free(kvs, n);
-	if (r)
-		return r;
-	if (!have_root)
-		return -ENODEV;
-	m->next_ino = m->ino_reserved;
-	/* the inode table: every hard-linked inode */
-	more = true;
-	while (more) {
-		r = store_omap_list(m->meta, OID_INOTABLE, after, NULL, 1024, &kvs, &n, &more);
-		if (r == -ENOENT) {
-			r = 0;
-			break;
-		}
-		if (r)
-			break;
-		for (i = 0; i < n && !r; i++) {
-			r = replay_inotable(m, EDIT_SET, kvs[i].key, kvs[i].val, (uint32_t)kvs[i].len);
-			if (r == -EBADMSG) {
-				derr(MDS, "inode table: damaged inode %s skipped", kvs[i].key);
-				r = 0;
-			}
-		}
-		free(after);
-		after = n ? strdup(kvs[n - 1].key) : NULL;
-		store_kv_free(kvs, n);
-		if (!after)
-			break;
-	}
-	free(after);
-	after = NULL;
-	if (r)
-		return r;
-	/* the stray table: orphans, purged once nobody has them open */
-	more = true;
-	while (more) {
-		r = store_omap_list(m->meta, OID_STRAY, after, NULL, 1024, &kvs, &n, &more);
-		if (r == -ENOENT) {
-			r = 0;
-			break;
-		}
-		if (r)
-			break;
-		for (i = 0; i < n && !r; i++) {
-			r = replay_stray(m, EDIT_SET, kvs[i].key, kvs[i].val, (uint32_t)kvs[i].len);
-			if (r == -EBADMSG) {
-				derr(MDS, "stray table: damaged inode %s skipped", kvs[i].key);
-				r = 0;
-			}
-		}
-		free(after);
-		after = n ? strdup(kvs[n - 1].key) : NULL;
-		store_kv_free(kvs, n);
-		if (!after)
-			break;
-	}
-	free(after);
-	if (r)
-		return r;
-	r = purge_load(m);
-	if (r)
-		return r;
-	r = blocklist_load(m);
-	if (r)
-		return r;
-	return session_load(m);
+	m->cache_hooks = h;
 }
 
 void mdcache_free(struct mds *m)
@@ -1321,7 +746,7 @@ void mdcache_free(struct mds *m)
 
 	rcu_read_lock();
 	xa_for_each(&m->dirs, idx, d)
-		mdir_free_mem(m, d);
+		mdcache_mdir_free_mem(m, d);
 	xa_for_each(&m->inodes, idx, in)
 		minode_free(m, in);
 	rcu_read_unlock();
@@ -1353,7 +778,7 @@ static void mdir_evict(struct mds *m, struct mdir *d)
 			if (in && in->primary == dn)
 				minode_free(m, in);
 		}
-	mdir_free_mem(m, d);
+	mdcache_mdir_free_mem(m, d);
 }
 
 void mdcache_trim(struct mds *m, uint64_t clean_below)
@@ -1371,9 +796,9 @@ void mdcache_trim(struct mds *m, uint64_t clean_below)
 		if (d->ino == MDSP_ROOT_INO || d->last_jseq >= clean_below ||
 		    mono_since(now, d->last_used_ns) < 1000000000ull)
 			continue;
-		if (locker_dir_pinned(m, d)) {
+		if (m->cache_hooks->dir_pinned(m, d)) {
 			/* clients cache it: recall it, evict it once they let go */
-			if (nrecall < 64 && locker_recall_dir(m, d))
+			if (nrecall < 64 && m->cache_hooks->recall_dir(m, d))
 				nrecall++;
 			continue;
 		}

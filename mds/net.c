@@ -66,10 +66,12 @@
 
 #include "common/crc32c.h"
 #include "common/config.h"
+#include "common/lockdep.h"
 #include "common/log.h"
 #include "common/time.h"
 #include "mds/codec.h"
 #include "mds/mds.h"
+#include "mds/net.h"
 
 #define OUTQ_MAX (64u << 20)   /* queued reply bytes beyond which a peer is dropped */
 #define OUTQ_COMPACT (1u << 20) /* sent bytes at the front of outq worth a memmove */
@@ -116,8 +118,10 @@ void conn_shutdown(struct conn *c)
 	pthread_mutex_unlock(&c->send_lock);
 }
 
+/* Caller holds c->send_lock. */
 static void conn_kill_locked(struct conn *c, const char *why, int err)
 {
+	lockdep_assert_held(&c->send_lock);
 	if (c->dead)
 		return;
 	dout(MDS, 1, "peer %s: %s (%s): closing the connection", c->peer, why, strerror(-err));
@@ -127,11 +131,14 @@ static void conn_kill_locked(struct conn *c, const char *why, int err)
 
 /* Drop a peer that does not read: discard what is queued, and make the
  * final close() a reset, so the kernel does not keep the unsent bytes (and
- * the socket) around for a peer that may never read them. */
+ * the socket) around for a peer that may never read them.
+ * Caller holds c->send_lock.
+ */
 static void conn_abort_locked(struct conn *c, const char *why, int err)
 {
 	struct linger lg = { .l_onoff = 1, .l_linger = 0 };
 
+	lockdep_assert_held(&c->send_lock);
 	if (c->dead)
 		return;
 	perf_inc(&c->mds->bad_peers, 1);
@@ -172,6 +179,7 @@ static int outq_push_locked(struct conn *c)
 {
 	ssize_t n;
 
+	lockdep_assert_held(&c->send_lock);
 	while (c->outq_off < c->outq.len) {
 		n = send(c->fd, c->outq.data + c->outq_off, c->outq.len - c->outq_off, MSG_NOSIGNAL | MSG_DONTWAIT);
 		if (n > 0) {
@@ -301,6 +309,7 @@ static int cork_out_locked(struct conn *c)
 	size_t off = 0, len = c->cork.len;
 	ssize_t n;
 
+	lockdep_assert_held(&c->send_lock);
 	if (c->dead) {
 		c->cork.len = 0;
 		return -EPIPE;
@@ -660,7 +669,7 @@ static void command_handle(struct mds *m, struct conn *c, struct mdsp_command *c
 		conn_send_msg(c, &rep);
 		return;
 	}
-	rep.command_reply.result = admin_command_json(m, cmd->json ? cmd->json : "{}", &out);
+	rep.command_reply.result = m->net_ops->command(m, cmd->json ? cmd->json : "{}", &out);
 	if (rep.command_reply.result == -EPERM)
 		derr(MDS, "peer %s: refused an admin command over the MDS port (only read-only ones run here): %s",
 		     c->peer, out ? out : "");
@@ -858,7 +867,7 @@ static void *reader_main(void *arg)
 			break;
 		}
 		if (msg.type == MDSP_MSG_AUTH) {
-			r = auth_handle(m, c, &msg.auth);
+			r = m->net_ops->auth(m, c, &msg.auth);
 			mdsp_msg_free(&msg);
 			if (r)
 				goto out;
@@ -873,7 +882,7 @@ static void *reader_main(void *arg)
 		}
 		switch (msg.type) {
 		case MDSP_MSG_SESSION:
-			session_handle(m, c, &msg.session);
+			m->net_ops->session(m, c, &msg.session);
 			if (!st.had_session) {
 				pthread_mutex_lock(&m->lock);
 				st.had_session = c->session_id != 0;
@@ -881,13 +890,13 @@ static void *reader_main(void *arg)
 			}
 			break;
 		case MDSP_MSG_REQUEST:
-			request_handle(m, c, &msg);
+			m->net_ops->request(m, c, &msg);
 			break;
 		case MDSP_MSG_COMMAND:
 			command_handle(m, c, &msg.command);
 			break;
 		case MDSP_MSG_CAPS:
-			locker_handle_caps(m, c, &msg.caps);
+			m->net_ops->caps(m, c, &msg.caps);
 			break;
 		default:
 			bad_peer(m, c, "unexpected %s message from a client", mdsp_msg_type_name(msg.type));
@@ -902,7 +911,7 @@ out:
 	free(c->rbuf);
 	c->rbuf = NULL;
 	c->rcap = c->rstart = c->rend = 0;
-	session_conn_closed(m, c);
+	m->net_ops->conn_closed(m, c);
 	conn_shutdown(c);
 	pthread_mutex_lock(&m->conns_lock);
 	c->exited = true;
@@ -1118,6 +1127,11 @@ int net_listen(struct mds *m, const char *addr, int port)
 	}
 	m->listen_fd = fd;
 	return 0;
+}
+
+void net_set_ops(struct mds *m, const struct net_ops *ops)
+{
+	m->net_ops = ops;
 }
 
 int net_start(struct mds *m)

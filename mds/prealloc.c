@@ -66,6 +66,9 @@
 #include "common/rcu.h"
 #include "mds/codec.h"
 #include "mds/mds.h"
+#include "mds/mdcache.h"
+#include "mds/prealloc.h"
+#include "mds/session.h"
 
 /* how far above the high-water mark a replay may reach: grants lost in one crash */
 #define LOST_GRANTS_MAX 64

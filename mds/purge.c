@@ -38,10 +38,14 @@
 #include <sys/stat.h>
 
 #include "common/config.h"
+#include "common/lockdep.h"
 #include "common/log.h"
 #include "common/time.h"
 #include "mds/codec.h"
 #include "mds/mds.h"
+#include "mds/journal.h"
+#include "mds/mdcache.h"
+#include "mds/purge.h"
 
 #define V_PURGE 1
 
@@ -77,10 +81,12 @@ static void key_ino(char *buf, size_t len, uint64_t ino)
 	snprintf(buf, len, "%016" PRIx64, ino);
 }
 
-static void enqueue_locked(uint64_t ino, uint64_t size, uint32_t osize)
+/* Caller holds mds->lock. */
+static void enqueue_locked(struct mds *m, uint64_t ino, uint64_t size, uint32_t osize)
 {
 	struct purge *p;
 
+	lockdep_assert_held(&m->lock);
 	for (p = queue; p; p = p->next)
 		if (p->ino == ino)
 			return;
@@ -125,14 +131,16 @@ void purge_queue_inode(struct mds *m, struct txn *t, const struct minode *in)
 	key_ino(key, sizeof(key), in->a.ino);
 	txn_edit(t, EDIT_SET, OID_PURGE, key, b.data, b.len, NULL);
 	mdsp_buf_free(&b);
-	enqueue_locked(in->a.ino, in->a.size, in->a.object_size);
+	enqueue_locked(m, in->a.ino, in->a.size, in->a.object_size);
 	(void)m;
 }
 
-static void dequeue_locked(uint64_t ino)
+/* Caller holds mds->lock. */
+static void dequeue_locked(struct mds *m, uint64_t ino)
 {
 	struct purge **pp, *p;
 
+	lockdep_assert_held(&m->lock);
 	for (pp = &queue; (p = *pp); pp = &p->next)
 		if (p->ino == ino) {
 			*pp = p->next;
@@ -151,44 +159,27 @@ int purge_replay_edit(struct mds *m, int op, const char *key, const void *val, u
 	int r;
 
 	if (op == EDIT_RM) {
-		dequeue_locked(ino);
+		dequeue_locked(m, ino);
 		return 0;
 	}
 	if (op != EDIT_SET)
 		return 0;
 	r = decode(val, len, &size, &osize);
 	if (!r)
-		enqueue_locked(ino, size, osize);
+		enqueue_locked(m, ino, size, osize);
 	return r;
 }
 
 int purge_load(struct mds *m)
 {
-	struct store_kv *kvs = NULL;
-	size_t n = 0, i;
-	bool more = true;
-	char *after = NULL;
-	int r = 0;
+	struct store_omap_iter it;
+	const struct store_kv *kv;
 
-	while (more) {
-		r = store_omap_list(m->meta, OID_PURGE, after, NULL, 1024, &kvs, &n, &more);
-		if (r == -ENOENT) {
-			r = 0;
-			break;
-		}
-		if (r)
-			break;
-		for (i = 0; i < n; i++)
-			if (purge_replay_edit(m, EDIT_SET, kvs[i].key, kvs[i].val, (uint32_t)kvs[i].len))
-				derr(MDS, "purge queue: bad entry %s skipped", kvs[i].key);
-		free(after);
-		after = n ? strdup(kvs[n - 1].key) : NULL;
-		store_kv_free(kvs, n);
-		if (!after)
-			break;
-	}
-	free(after);
-	return r;
+	store_omap_iter_init(&it, m->meta, OID_PURGE, NULL, 1024);
+	while ((kv = store_omap_iter_next(&it)) != NULL)
+		if (purge_replay_edit(m, EDIT_SET, kv->key, kv->val, (uint32_t)kv->len))
+			derr(MDS, "purge queue: bad entry %s skipped", kv->key);
+	return store_omap_iter_end(&it);
 }
 
 
@@ -283,7 +274,7 @@ static void *purge_main(void *arg)
 			derr(MDS, "purging the data of inode %" PRIx64 " failed: %s; will retry", p.ino, strerror(-r));
 			continue;
 		}
-		dequeue_locked(p.ino);
+		dequeue_locked(m, p.ino);
 		txn_init(&t);
 		key_ino(key, sizeof(key), p.ino);
 		txn_edit(&t, EDIT_RM, OID_PURGE, key, NULL, 0, NULL);

@@ -37,6 +37,10 @@
 #include "common/time.h"
 #include "mds/codec.h"
 #include "mds/mds.h"
+#include "mds/locker.h"
+#include "mds/mdcache.h"
+#include "mds/prealloc.h"
+#include "mds/server.h"
 #include "perm/perm.h"
 
 #define MAY_EXEC  MDSP_MAY_EXEC

@@ -1,5 +1,8 @@
 /*
- * session.c - client sessions, leases and the completed-request tables.
+ * session.c - client sessions, the reconnect phase and the
+ * completed-request tables.  The requests that run in a session go through
+ * request.c (the pipeline above this layer); the leases a session holds
+ * are locker.c's.
  *
  * A session is opened (journaled before the OPEN reply, so it survives a
  * restart), renewed by the client every lease interval, marked STALE when
@@ -43,19 +46,27 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/sdt.h>
 
 #include "common/config.h"
+#include "common/lockdep.h"
 #include "common/log.h"
 #include "common/rcu.h"
 #include "common/time.h"
 #include "mds/codec.h"
 #include "mds/mds.h"
+#include "mds/blocklist.h"
+#include "mds/flock.h"
+#include "mds/journal.h"
+#include "mds/locker.h"
+#include "mds/mdcache.h"
+#include "mds/net.h"
+#include "mds/prealloc.h"
+#include "mds/session.h"
 
 #define V_SESSION_REC 4   /* 2: the ino pool (prealloc.c); 3: secret, flags, auth name, peer address;
 			   * 4: the data-store address (blocklist.c fences it) */
 
-static void key_tid(char *buf, size_t len, uint64_t tid)
+void session_key_tid(char *buf, size_t len, uint64_t tid)
 {
 	snprintf(buf, len, "%016" PRIx64, tid);
 }
@@ -150,7 +161,7 @@ static void send_session_locks(struct mds *m, struct conn *c, uint32_t op, uint6
 	mdsp_buf_free(&b);
 }
 
-static struct jitem *item_new(struct conn *c, uint64_t sid)
+struct jitem *session_item_new(struct conn *c, uint64_t sid)
 {
 	struct jitem *it = calloc(1, sizeof(*it));
 
@@ -173,7 +184,7 @@ static void completed_free(struct completed *ce)
 }
 
 /* Caller holds mds->lock. */
-static void completed_trim_below(struct session *s, uint64_t below)
+void session_completed_trim_locked(struct session *s, uint64_t below)
 {
 	uint64_t idx = 0;
 	struct completed *ce;
@@ -219,6 +230,7 @@ static void session_rec_journal_locked(struct mds *m, struct session *s)
 {
 	struct txn t;
 
+	lockdep_assert_held(&m->lock);
 	txn_init(&t);
 	session_rec_edit_locked(s, &t);
 	journal_submit_locked(m, &t, NULL);
@@ -234,8 +246,9 @@ static void session_rec_journal_locked(struct mds *m, struct session *s)
  * open files are not journaled yet; when they are, a disconnected session
  * that holds them belongs here too.  Caller holds mds->lock.
  */
-static bool session_has_state_locked(const struct session *s)
+static bool session_has_state_locked(struct mds *m, const struct session *s)
 {
+	lockdep_assert_held(&m->lock);
 	if (s->flags & SESSION_F_MISSED_RECONNECT)
 		return false;
 	/* file locks are re-asserted in RECONNECT (flock.c): until it did,
@@ -251,6 +264,7 @@ static void reconnect_phase_end_marking_locked(struct mds *m, const char *why, b
 	uint64_t idx, nmissed = 0;
 	struct session *s;
 
+	lockdep_assert_held(&m->lock);
 	if (!m->reconnecting)
 		return;
 	m->reconnecting = false;
@@ -276,14 +290,17 @@ static void reconnect_phase_end_marking_locked(struct mds *m, const char *why, b
 		flock_reconnect_over_locked(m);   /* the lock requests it held back */
 }
 
+/* Caller holds mds->lock. */
 static void reconnect_phase_end_locked(struct mds *m, const char *why)
 {
+	lockdep_assert_held(&m->lock);
 	reconnect_phase_end_marking_locked(m, why, true);
 }
 
 /* @s came back (RECONNECT or a renew): clear its marks.  Caller holds mds->lock. */
 static void session_back_locked(struct mds *m, struct session *s)
 {
+	lockdep_assert_held(&m->lock);
 	if (!(s->flags & (SESSION_F_MISSED_RECONNECT | SESSION_F_DISCONNECTED | SESSION_F_HELD_LOCKS)))
 		return;
 	s->flags &= ~(SESSION_F_MISSED_RECONNECT | SESSION_F_DISCONNECTED | SESSION_F_HELD_LOCKS);
@@ -293,6 +310,7 @@ static void session_back_locked(struct mds *m, struct session *s)
 /* @s has finished replaying (or is gone).  Caller holds mds->lock. */
 static void replay_done_locked(struct mds *m, struct session *s)
 {
+	lockdep_assert_held(&m->lock);
 	if (!s->replay_pending)
 		return;
 	s->replay_pending = false;
@@ -318,7 +336,7 @@ void session_reconnect_phase_start(struct mds *m)
 	pthread_mutex_lock(&m->lock);
 	rcu_read_lock();
 	xa_for_each(&m->sessions, idx, s) {
-		if (!session_has_state_locked(s)) {
+		if (!session_has_state_locked(m, s)) {
 			nstateless++;
 			continue;
 		}
@@ -363,8 +381,8 @@ void session_reconnect_phase_start(struct mds *m)
  * here, because the reader thread must go on reading: another client's
  * replay may revoke caps this client has to ack.  Caller holds mds->lock.
  */
-static bool reconnect_gate_locked(struct mds *m, struct session *s, const struct mdsp_request *req,
-				  bool journaled, bool first)
+bool session_reconnect_gate_locked(struct mds *m, struct session *s, const struct mdsp_request *req,
+				   bool journaled, bool first)
 {
 	if (m->reconnecting && now_mono_ns() >= m->reconnect_until_ns)
 		reconnect_phase_end_locked(m, "timeout");
@@ -410,10 +428,12 @@ bool session_reconnect_hold_locked(struct mds *m, struct session *s, const struc
 	return m->reconnecting && flock_reassert_pending_locked(m);
 }
 
+/* Caller holds mds->lock. */
 static void session_free_locked(struct mds *m, struct session *s)
 {
 	struct conn *c = s->conn;
 
+	lockdep_assert_held(&m->lock);
 	replay_done_locked(m, s);
 	locker_session_drop(m, s);
 	flock_session_drop_locked(m, s);
@@ -422,7 +442,7 @@ static void session_free_locked(struct mds *m, struct session *s)
 		xa_erase(&m->sessions, s->id);
 		m->nsessions--;
 	}
-	completed_trim_below(s, UINT64_MAX);
+	session_completed_trim_locked(s, UINT64_MAX);
 	{
 		/* tid UINT64_MAX itself */
 		struct completed *ce = xa_erase(&s->completed, UINT64_MAX);
@@ -483,7 +503,7 @@ void session_rec_edit_locked(struct session *s, struct txn *t)
 
 	mdsp_buf_init(&rec);
 	session_rec_encode(&rec, s);
-	key_tid(key, sizeof(key), s->id);
+	session_key_tid(key, sizeof(key), s->id);
 	txn_edit(t, EDIT_SET, OID_SESSIONS, key, rec.data, rec.len, NULL);
 	mdsp_buf_free(&rec);
 }
@@ -553,7 +573,7 @@ static int session_rec_apply(struct mds *m, const void *p, size_t len)
 	return 0;
 }
 
-static int completed_add(struct session *s, uint64_t tid, const void *frame, size_t len, uint64_t jseq)
+int session_completed_add(struct session *s, uint64_t tid, const void *frame, size_t len, uint64_t jseq)
 {
 	struct completed *ce = calloc(1, sizeof(*ce)), *old;
 
@@ -602,13 +622,13 @@ int session_replay_edit(struct mds *m, int op, const char *oid, const char *key,
 		return 0;
 	switch (op) {
 	case EDIT_SET:
-		return completed_add(s, strtoull(key, NULL, 16), val, len, 0);
+		return session_completed_add(s, strtoull(key, NULL, 16), val, len, 0);
 	case EDIT_RMRANGE:
-		completed_trim_below(s, strtoull(key2, NULL, 16));
+		session_completed_trim_locked(s, strtoull(key2, NULL, 16));
 		return 0;
 	case EDIT_CLEAR:
 	case EDIT_REMOVE:
-		completed_trim_below(s, UINT64_MAX);
+		session_completed_trim_locked(s, UINT64_MAX);
 		return 0;
 	}
 	return 0;
@@ -616,61 +636,33 @@ int session_replay_edit(struct mds *m, int op, const char *oid, const char *key,
 
 int session_load(struct mds *m)
 {
-	struct store_kv *kvs = NULL;
-	size_t n = 0, i;
-	bool more = true;
-	char *after = NULL, oid[64];
+	struct store_omap_iter it;
+	const struct store_kv *kv;
+	char oid[64];
 	uint64_t idx;
 	struct session *s;
 	int r = 0;
 
-	while (more) {
-		r = store_omap_list(m->meta, OID_SESSIONS, after, NULL, 256, &kvs, &n, &more);
-		if (r == -ENOENT) {
+	store_omap_iter_init(&it, m->meta, OID_SESSIONS, NULL, 256);
+	while (!r && (kv = store_omap_iter_next(&it)) != NULL) {
+		r = session_rec_apply(m, kv->val, kv->len);
+		if (r == -EBADMSG) {
+			derr(MDS, "session table: damaged record %s skipped", kv->key);
 			r = 0;
-			break;
 		}
-		if (r)
-			break;
-		for (i = 0; i < n && !r; i++) {
-			r = session_rec_apply(m, kvs[i].val, kvs[i].len);
-			if (r == -EBADMSG) {
-				derr(MDS, "session table: damaged record %s skipped", kvs[i].key);
-				r = 0;
-			}
-		}
-		free(after);
-		after = n ? strdup(kvs[n - 1].key) : NULL;
-		store_kv_free(kvs, n);
-		if (!after)
-			break;
 	}
-	free(after);
-	after = NULL;
+	if (store_omap_iter_end(&it))
+		r = it.err;
 	if (r)
 		return r;
 	rcu_read_lock();
 	xa_for_each(&m->sessions, idx, s) {
 		oid_completed(oid, sizeof(oid), s->id);
-		more = true;
-		while (more && !r) {
-			r = store_omap_list(m->meta, oid, after, NULL, 1024, &kvs, &n, &more);
-			if (r == -ENOENT) {
-				r = 0;
-				break;
-			}
-			if (r)
-				break;
-			for (i = 0; i < n && !r; i++)
-				r = completed_add(s, strtoull(kvs[i].key, NULL, 16), kvs[i].val, kvs[i].len, 0);
-			free(after);
-			after = n ? strdup(kvs[n - 1].key) : NULL;
-			store_kv_free(kvs, n);
-			if (!after)
-				break;
-		}
-		free(after);
-		after = NULL;
+		store_omap_iter_init(&it, m->meta, oid, NULL, 1024);
+		while (!r && (kv = store_omap_iter_next(&it)) != NULL)
+			r = session_completed_add(s, strtoull(kv->key, NULL, 16), kv->val, kv->len, 0);
+		if (store_omap_iter_end(&it))
+			r = it.err;
 		if (r)
 			break;
 	}
@@ -685,8 +677,9 @@ static void session_close_locked(struct mds *m, struct session *s, struct jitem 
 	struct txn t;
 	char key[32], oid[64];
 
+	lockdep_assert_held(&m->lock);
 	txn_init(&t);
-	key_tid(key, sizeof(key), s->id);
+	session_key_tid(key, sizeof(key), s->id);
 	txn_edit(&t, EDIT_RM, OID_SESSIONS, key, NULL, 0, NULL);
 	oid_completed(oid, sizeof(oid), s->id);
 	txn_edit(&t, EDIT_REMOVE, oid, NULL, NULL, 0, NULL);
@@ -703,6 +696,7 @@ static int session_limits_locked(struct mds *m, struct conn *c, char *reason, si
 	uint64_t idx, same = 0;
 	struct session *s;
 
+	lockdep_assert_held(&m->lock);
 	if (max && m->nsessions >= max) {
 		snprintf(reason, len, "the mds keeps mds_max_sessions (%" PRIu64 ") sessions: close unused ones, "
 				      "evict stale ones (client evict) or raise the limit", max);
@@ -722,8 +716,10 @@ static int session_limits_locked(struct mds *m, struct conn *c, char *reason, si
 	return 0;
 }
 
-static void bind_conn_locked(struct session *s, struct conn *c)
+/* Caller holds mds->lock. */
+static void bind_conn_locked(struct mds *m, struct session *s, struct conn *c)
 {
+	lockdep_assert_held(&m->lock);
 	if (s->conn == c)
 		return;
 	if (s->conn) {
@@ -785,7 +781,7 @@ void session_handle(struct mds *m, struct conn *c, struct mdsp_session *msg)
 		}
 		sid = m->next_sid++;
 		s = session_new_locked(m, sid);
-		it = item_new(c, sid);
+		it = session_item_new(c, sid);
 		if (!s || !it) {
 			if (s)
 				session_free_locked(m, s);
@@ -798,7 +794,7 @@ void session_handle(struct mds *m, struct conn *c, struct mdsp_session *msg)
 		session_take_meta(s, msg);
 		memcpy(s->uuid, msg->client_uuid, 16);
 		s->store_addr = msg->store_addr && *msg->store_addr ? strdup(msg->store_addr) : NULL;
-		flock_session_open_locked(s);
+		flock_session_open_locked(m, s);
 		snprintf(s->peer_addr, sizeof(s->peer_addr), "%s", c->peer_addr);
 		if (c->auth == CONN_AUTH_DONE) {
 			/* both sides derived it in the handshake: it never travels */
@@ -815,7 +811,7 @@ void session_handle(struct mds *m, struct conn *c, struct mdsp_session *msg)
 		s->state = SESSION_OPEN;
 		s->reconnected = true;
 		s->last_renew_ns = now_mono_ns();
-		bind_conn_locked(s, c);
+		bind_conn_locked(m, s, c);
 		txn_init(&t);
 		le64_put(v, m->next_sid);
 		txn_edit(&t, EDIT_SET, OID_TABLE, "next_sid", v, 8, NULL);
@@ -872,7 +868,7 @@ void session_handle(struct mds *m, struct conn *c, struct mdsp_session *msg)
 			return;
 		}
 		sid = s->id;
-		it = item_new(c, 0);
+		it = session_item_new(c, 0);
 		if (it)
 			session_frame(m, &it->frame, MDSP_SESSION_CLOSE, sid, msg->seq, 0, NULL);
 		session_close_locked(m, s, it);
@@ -936,7 +932,7 @@ void session_handle(struct mds *m, struct conn *c, struct mdsp_session *msg)
 			}
 			c->session_id = 0;
 		}
-		bind_conn_locked(s, c);
+		bind_conn_locked(m, s, c);
 		session_take_meta(s, msg);
 		s->state = SESSION_OPEN;
 		s->last_renew_ns = now_mono_ns();
@@ -964,300 +960,6 @@ void session_handle(struct mds *m, struct conn *c, struct mdsp_session *msg)
 		dout(MDS, 1, "%s: unexpected session op %s ignored", c->peer, mdsp_session_op_name(msg->op));
 		return;
 	}
-}
-
-static int reply_frame(struct mdsp_buf *b, const struct mdsp_reply *rep, uint32_t flags)
-{
-	struct mdsp_msg msg;
-
-	memset(&msg, 0, sizeof(msg));
-	msg.type = MDSP_MSG_REPLY;
-	msg.reply = *rep;
-	msg.reply.flags = flags;
-	mdsp_buf_init(b);
-	return mdsp_encode(b, &msg);
-}
-
-static void send_error(struct conn *c, uint64_t tid, int err)
-{
-	struct mdsp_reply rep;
-	struct mdsp_buf b;
-
-	memset(&rep, 0, sizeof(rep));
-	rep.tid = tid;
-	rep.result = err;
-	if (!reply_frame(&b, &rep, MDSP_REPLY_SAFE))
-		conn_send_frame(c, &b);
-	mdsp_buf_free(&b);
-}
-
-/* Answer a request whose tid is in the completed table. Caller holds mds->lock; drops it. */
-static void answer_completed_unlock(struct mds *m, struct conn *c, struct session *s, struct completed *ce)
-{
-	struct mdsp_msg old;
-	struct mdsp_buf b;
-	const char *why;
-	struct jitem *it;
-	int r;
-
-	perf_inc(&m->req_replayed, 1);
-	r = mdsp_decode_frame(ce->frame, ce->len, &old, &why);
-	if (r || old.type != MDSP_MSG_REPLY) {
-		uint64_t tid = ce->tid;
-
-		if (!r)
-			mdsp_msg_free(&old);
-		pthread_mutex_unlock(&m->lock);
-		derr(MDS, "session %" PRIu64 ": stored reply of tid %" PRIu64 " is corrupt", s->id, tid);
-		send_error(c, tid, -EIO);
-		return;
-	}
-	old.reply.flags = MDSP_REPLY_SAFE | MDSP_REPLY_REPLAYED;
-	mdsp_buf_init(&b);
-	r = mdsp_encode(&b, &old);
-	mdsp_msg_free(&old);
-	if (ce->jseq <= m->committed_jseq || r) {
-		pthread_mutex_unlock(&m->lock);
-		if (!r)
-			conn_send_frame(c, &b);
-		mdsp_buf_free(&b);
-		return;
-	}
-	/* the original is not durable yet: answer when it is */
-	it = item_new(c, s->id);
-	if (!it) {
-		pthread_mutex_unlock(&m->lock);
-		mdsp_buf_free(&b);
-		return;
-	}
-	it->frame = b;
-	journal_submit_locked(m, NULL, it);
-	pthread_mutex_unlock(&m->lock);
-}
-
-/*
- * Run a request (again, for a parked one: @w).  Returns true when it was
- * parked to wait for revokes (locker.c): it runs again when they are acked,
- * and @msg no longer belongs to the caller.
- */
-static bool request_run(struct mds *m, struct conn *c, struct mdsp_msg *msg, uint64_t t0, struct mwaiter *w)
-{
-	struct mdsp_request *req = &msg->request;
-	struct mdsp_msg rmsg;
-	struct mdsp_reply *rep = &rmsg.reply;
-	struct session *s;
-	struct completed *ce;
-	struct txn t;
-	struct mdsp_buf safe, unsafe, stored;
-	struct jitem *it = NULL;
-	uint64_t trim_to = 0, stored_before = 0;
-	bool journaled = server_op_journaled(req);
-	char oid[64], key[32];
-	int r;
-
-	memset(&rmsg, 0, sizeof(rmsg));
-	rmsg.type = MDSP_MSG_REPLY;
-	if (!w) {
-		perf_inc(&m->req_total, 1);
-		DTRACE_PROBE3(loligo_mds, request_start, req->tid, req->op, req->flags);
-		if (req->op == MDSP_OP_GETLK || req->op == MDSP_OP_SETLK) {
-			/* answered now or when granted, never on this thread's time */
-			flock_request(m, c, req);
-			DTRACE_PROBE3(loligo_mds, request_done, req->tid, req->op, 0);
-			return false;
-		}
-		if (journaled)
-			journal_throttle(m, c);
-	}
-	pthread_mutex_lock(&m->lock);
-	s = c->session_id ? xa_load(&m->sessions, c->session_id) : NULL;
-	if (w && (!s || s->id != w->sid)) {
-		/* its session went or moved to another connection: the client
-		 * sends the request again there */
-		pthread_mutex_unlock(&m->lock);
-		return false;
-	}
-	if (!s) {
-		pthread_mutex_unlock(&m->lock);
-		dout(MDS, 1, "%s: request tid %" PRIu64 " without a session", c->peer, req->tid);
-		send_error(c, req->tid, -ENOTCONN);
-		return false;
-	}
-	if (!w)
-		s->nreq++;
-	if (reconnect_gate_locked(m, s, req, journaled, !w)) {
-		txn_init(&t);
-		t.s = s;
-		t.g.w = w;
-		t.g.overflow = true;     /* run again on the phase's end (or any ack) */
-		locker_park(m, c, msg, t0, &t);
-		pthread_mutex_unlock(&m->lock);
-		txn_free(&t);
-		return true;
-	}
-	/* shutting down: not run and not answered; the client resends it to
-	 * the next MDS, as after a crash (what runs now could miss the drain) */
-	if (atomic_load_explicit(&m->draining, memory_order_relaxed)) {
-		pthread_mutex_unlock(&m->lock);
-		dout(MDS, 5, "session %" PRIu64 " tid %" PRIu64 " (%s): not run, the MDS is shutting down", s->id,
-		     req->tid, mdsp_op_name(req->op));
-		return false;
-	}
-	if (req->oldest_tid > s->trimmed_below) {
-		completed_trim_below(s, req->oldest_tid);
-		s->trimmed_below = req->oldest_tid;
-	}
-	if (journaled) {
-		rcu_read_lock();
-		ce = xa_load(&s->completed, req->tid);
-		rcu_read_unlock();
-		if (ce) {
-			dout(MDS, 5, "session %" PRIu64 " tid %" PRIu64 " (%s, flags %#x attempt %u): answered from the completed table",
-			     s->id, req->tid, mdsp_op_name(req->op), req->flags, req->attempt);
-			answer_completed_unlock(m, c, s, ce);
-			return false;
-		}
-	}
-	/* a read-only MDS (journal writes fail) refuses a mutation before it
-	 * changes anything; nothing is recorded, so a later retry of the same
-	 * tid runs it then */
-	if (journaled && (r = journal_admit(m, req))) {
-		pthread_mutex_unlock(&m->lock);
-		dout(MDS, 5, "session %" PRIu64 " tid %" PRIu64 " (%s): refused, the MDS is read-only (%s)", s->id,
-		     req->tid, mdsp_op_name(req->op), strerror(-r));
-		send_error(c, req->tid, r);
-		return false;
-	}
-	/* the store's copy is trimmed with the next journaled request */
-	if (journaled && s->trimmed_below > s->trimmed_stored) {
-		stored_before = s->trimmed_stored;
-		trim_to = s->trimmed_below;
-		s->trimmed_stored = trim_to;
-	}
-	txn_init(&t);
-	t.g.w = w;
-	server_dispatch(m, s, req, rep, &t);
-	if (rep->result == LOCKER_WAIT) {
-		/* revokes are in flight: it runs again once they are acked;
-		 * @msg (and @w) belong to the waiter list from here on */
-		if (trim_to)
-			s->trimmed_stored = stored_before;   /* its txn is not journaled */
-		locker_park(m, c, msg, t0, &t);
-		pthread_mutex_unlock(&m->lock);
-		txn_free(&t);
-		mdsp_msg_free(&rmsg);
-		return true;
-	}
-	if (!journaled) {
-		pthread_mutex_unlock(&m->lock);
-		txn_free(&t);
-		r = reply_frame(&safe, rep, MDSP_REPLY_SAFE);
-		if (!r)
-			conn_send_frame(c, &safe);
-		else
-			send_error(c, req->tid, r);
-		mdsp_buf_free(&safe);
-		mdsp_msg_free(&rmsg);
-		if (req->op < MDSP_OP_MAX) {
-			hist_add(&m->op_lat[req->op], now_mono_ns() - t0);
-			perf_inc(&m->op_count[req->op], 1);
-		}
-		DTRACE_PROBE3(loligo_mds, request_done, req->tid, req->op, rep->result);
-		return false;
-	}
-	txn_finish(m, &t);
-	oid_completed(oid, sizeof(oid), s->id);
-	/* the completed table keeps the reply without the directory trace
-	 * (half the bytes of the journal entry otherwise): a resent request
-	 * needs its result and target, and looks the directory up again */
-	{
-		struct mdsp_reply slim = *rep;
-
-		slim.has_dir = false;
-		slim.dname = NULL;
-		r = reply_frame(&stored, &slim, MDSP_REPLY_SAFE);
-	}
-	if (!r)
-		r = reply_frame(&safe, rep, MDSP_REPLY_SAFE);
-	else
-		mdsp_buf_init(&safe);
-	if (!r)
-		r = completed_add(s, req->tid, stored.data, stored.len, UINT64_MAX);
-	it = r ? NULL : item_new(c, s->id);
-	if (r || !it) {
-		/* cannot record the result: the change is made, journal it anyway */
-		derr(MDS, "session %" PRIu64 " tid %" PRIu64 ": cannot record the reply (%s)", s->id, req->tid,
-		     strerror(r ? -r : ENOMEM));
-		journal_submit_locked(m, &t, NULL);
-		pthread_mutex_unlock(&m->lock);
-		txn_free(&t);
-		mdsp_buf_free(&safe);
-		mdsp_buf_free(&stored);
-		send_error(c, req->tid, -EIO);
-		mdsp_msg_free(&rmsg);
-		return false;
-	}
-	key_tid(key, sizeof(key), req->tid);
-	txn_edit(&t, EDIT_SET, oid, key, stored.data, stored.len, NULL);
-	mdsp_buf_free(&stored);
-	/* after the SET, which creates the object for a session's first
-	 * mutation: a range removal from an object that does not exist fails
-	 * (ENOENT, as in RADOS) and takes the compound op applying the
-	 * segment's edits to it down with it, so the results of the session's
-	 * first requests were lost at expiry; [.., trim_to) never holds tid */
-	if (trim_to) {
-		key_tid(key, sizeof(key), trim_to);
-		txn_edit(&t, EDIT_RMRANGE, oid, "", NULL, 0, key);
-	}
-	if (s->ncompleted > cfg_uint(CFG_mds_max_completed_requests) && !s->warned_completed) {
-		s->warned_completed = true;
-		dinfo(MDS, "session %" PRIu64 " (%s) has %" PRIu64 " completed requests: the client does not advance its oldest tid",
-		      s->id, s->client_name, s->ncompleted);
-	}
-	it->frame = safe;
-	it->op = req->op;
-	it->tid = req->tid;
-	it->start_ns = t0;
-	/* hold the send lock across the submit so that our UNSAFE reply goes
-	 * out before the writer can send the SAFE one */
-	pthread_mutex_lock(&c->send_lock);
-	ce = xa_load(&s->completed, req->tid);
-	ce->jseq = journal_submit_locked(m, &t, it);
-	pthread_mutex_unlock(&m->lock);
-	txn_free(&t);
-	/* a failed op changed nothing: it gets only the SAFE reply (its
-	 * result is journaled for exactly-once, like any other) */
-	mdsp_buf_init(&unsafe);
-	if (!rep->result && !reply_frame(&unsafe, rep, MDSP_REPLY_UNSAFE))
-		conn_send_frame_locked(c, &unsafe);
-	pthread_mutex_unlock(&c->send_lock);
-	mdsp_buf_free(&unsafe);
-	mdsp_msg_free(&rmsg);
-	if (req->op < MDSP_OP_MAX) {
-		hist_add(&m->op_lat[req->op], now_mono_ns() - t0);
-		perf_inc(&m->op_count[req->op], 1);
-	}
-	DTRACE_PROBE3(loligo_mds, request_unsafe, req->tid, req->op, t0);
-	return false;
-}
-
-void request_handle(struct mds *m, struct conn *c, struct mdsp_msg *msg)
-{
-	request_run(m, c, msg, now_mono_ns(), NULL);
-	/* it may have ended the reconnect phase, which parked requests wait
-	 * for, and the lock requests it held back */
-	flock_flush(m);
-	if (atomic_load_explicit(&m->waiters_ready, memory_order_relaxed))
-		locker_run_waiters(m);
-}
-
-void request_resume(struct mds *m, struct mwaiter *w)
-{
-	if (request_run(m, w->conn, &w->msg, w->t0, w))
-		return;
-	pthread_mutex_lock(&m->lock);
-	locker_waiter_free(m, w);
-	pthread_mutex_unlock(&m->lock);
 }
 
 void session_conn_closed(struct mds *m, struct conn *c)

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 
 #include "common/log.h"
+#include "mds_proto/buf.h"
 #include "mds_proto/proto_int.h"
 
 void mdsp_buf_init(struct mdsp_buf *b)
@@ -234,4 +235,26 @@ int struct_enter(struct cur *c, uint8_t ours, const uint8_t **outer, uint8_t *ve
 	if (version)
 		*version = v;
 	return 0;
+}
+
+/* ---- buf.h: the same primitives for encoders outside mds_proto ---------- */
+
+bool mdsp_buf_reserve(struct mdsp_buf *b, size_t n)
+{
+	return buf_reserve(b, n);
+}
+
+void mdsp_buf_put(struct mdsp_buf *b, const void *p, size_t n)
+{
+	put_bytes(b, p, n);
+}
+
+size_t mdsp_struct_open(struct mdsp_buf *b, uint8_t version, uint8_t compat)
+{
+	return struct_open(b, version, compat);
+}
+
+void mdsp_struct_close(struct mdsp_buf *b, size_t len_off)
+{
+	struct_close(b, len_off);
 }

@@ -780,6 +780,58 @@ int store_omap_list(struct store_pool *p, const char *oid, const char *after, co
 	return r ? r : p->st->be->omap_list(p, oid, after, prefix, max, out, n, more);
 }
 
+void store_omap_iter_init(struct store_omap_iter *it, struct store_pool *p, const char *oid, const char *prefix,
+			  size_t page)
+{
+	memset(it, 0, sizeof(*it));
+	it->pool = p;
+	it->oid = oid;
+	it->prefix = prefix;
+	it->page = page;
+	it->more = true;
+}
+
+const struct store_kv *store_omap_iter_next(struct store_omap_iter *it)
+{
+	struct store_kv *kvs;
+	size_t n;
+	int r;
+
+	if (it->err)
+		return NULL;
+	if (it->i < it->n)
+		return &it->kvs[it->i++];
+	/* the page is used up: the next one starts after its last key */
+	if (!it->more || (it->started && !it->n))
+		return NULL;
+	r = store_omap_list(it->pool, it->oid, it->n ? it->kvs[it->n - 1].key : NULL, it->prefix, it->page, &kvs,
+			    &n, &it->more);
+	store_kv_free(it->kvs, it->n);
+	it->kvs = NULL;
+	it->n = it->i = 0;
+	it->started = true;
+	if (r) {
+		it->more = false;
+		if (r != -ENOENT)          /* no object: an empty map */
+			it->err = r;
+		return NULL;
+	}
+	it->kvs = kvs;
+	it->n = n;
+	if (!n)
+		return NULL;
+	return &it->kvs[it->i++];
+}
+
+int store_omap_iter_end(struct store_omap_iter *it)
+{
+	store_kv_free(it->kvs, it->n);
+	it->kvs = NULL;
+	it->n = it->i = 0;
+	it->more = false;
+	return it->err;
+}
+
 int store_list_objects(struct store_pool *p, char ***names, size_t *n)
 {
 	*names = NULL;

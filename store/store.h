@@ -222,6 +222,45 @@ int store_omap_get(struct store_pool *p, const char *oid, const char *key, void 
 int store_omap_list(struct store_pool *p, const char *oid, const char *after, const char *prefix,
 		    size_t max, struct store_kv **out, size_t *n, bool *more);
 
+/**
+ * struct store_omap_iter - every pair of an object's omap, in key order,
+ * paged out with store_omap_list() @page pairs at a time.
+ *
+ *	struct store_omap_iter it;
+ *	const struct store_kv *kv;
+ *
+ *	store_omap_iter_init(&it, pool, oid, NULL, 1024);
+ *	while ((kv = store_omap_iter_next(&it)) != NULL)
+ *		use(kv);
+ *	r = store_omap_iter_end(&it);
+ *
+ * A missing object is an empty map, not an error.  A caller may stop early
+ * (break) and must call store_omap_iter_end() in every case.  Not
+ * thread-safe: one iterator per thread.
+ */
+struct store_omap_iter {
+	struct store_pool *pool;
+	const char *oid, *prefix;     /* borrowed: valid until store_omap_iter_end() */
+	size_t page;
+	struct store_kv *kvs;         /* the current page */
+	size_t n, i;
+	bool more;                    /* store_omap_list said more keys follow */
+	bool started;
+	int err;
+};
+
+/** store_omap_iter_init - an iterator over @oid's pairs starting with @prefix (NULL: all), @page at a time. */
+void store_omap_iter_init(struct store_omap_iter *it, struct store_pool *p, const char *oid, const char *prefix,
+			  size_t page);
+/**
+ * store_omap_iter_next - the next pair, or NULL at the end or on an error
+ * (store_omap_iter_end() tells which).  The pair belongs to the iterator
+ * and is valid until the next call.
+ */
+const struct store_kv *store_omap_iter_next(struct store_omap_iter *it);
+/** store_omap_iter_end - free the iterator's page.  Return: 0, or the -errno that ended the listing. */
+int store_omap_iter_end(struct store_omap_iter *it);
+
 /** store_list_objects - names of objects in the pool (for tools and tests); free each and the array. */
 int store_list_objects(struct store_pool *p, char ***names, size_t *n);
 

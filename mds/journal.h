@@ -1,0 +1,79 @@
+/*
+ * journal.h - private to mds/: the journal: submit, write, expire, replay
+ * (journal.c, journal_expire.c, journal_replay.c).  Types are in mds.h.
+ */
+#ifndef LOLIGO_MDS_JOURNAL_H
+#define LOLIGO_MDS_JOURNAL_H
+
+#include "mds/mds.h"
+
+/*
+ * struct journal_hooks - what the journal asks the layers above it: the
+ * requests parked for revokes (locker.c), listed before the journal's own
+ * in `ops`.  Called with mds->lock held.
+ */
+struct journal_hooks {
+	void (*waiters_json)(struct mds *m, struct json_object *a);
+};
+
+/* journal_set_hooks - register @h (static storage) before journal_start(). */
+void journal_set_hooks(struct mds *m, const struct journal_hooks *h);
+
+int journal_mkfs(struct mds *m);
+int journal_replay(struct mds *m);
+int journal_start(struct mds *m);
+/*
+ * journal_submit_locked - queue the edits of @t (may be empty) and @item
+ * (may be NULL) for the next journal write.  Caller holds mds->lock, which
+ * orders journal entries exactly as the changes were applied in memory.
+ * Returns the entry's sequence number.
+ */
+uint64_t journal_submit_locked(struct mds *m, struct txn *t, struct jitem *item);
+/* journal_throttle - wait while the unwritten journal backlog is over
+ * mds_journal_max_pending (not while read-only: see journal_admit).  Call
+ * without mds->lock, before a mutation; @c (may be NULL): the reader's
+ * connection, whose gathered replies go out before it waits. */
+void journal_throttle(struct mds *m, struct conn *c);
+/*
+ * journal_read_only - 0 while journal writes succeed; the -errno of the
+ * failing write (ENOSPC, EIO, ETIMEDOUT...) while the MDS is read-only.
+ * Lock-free.
+ */
+int journal_read_only(struct mds *m);
+/*
+ * journal_admit - may the journaled request @req change anything now?
+ * 0, or the read-only error to refuse it with (before it changes
+ * anything).  Replays and, on ENOSPC, unlink/rmdir are admitted.  Lock-free.
+ */
+int journal_admit(struct mds *m, const struct mdsp_request *req);
+/* journal_health - 0, or the read-only error with a message for `status` in @msg. */
+int journal_health(struct mds *m, char *msg, size_t len);
+/* journal_damage_msg - why journal_replay() refused the journal (-EUCLEAN), or NULL. */
+const char *journal_damage_msg(struct mds *m);
+void journal_tick(struct mds *m);
+/* journal_clean_below - every entry with a lower sequence number is expired. */
+uint64_t journal_clean_below(struct mds *m);
+/*
+ * journal_drain - at shutdown, before the connections close: write what is
+ * queued without waiting for more (mds_journal_max_delay is cut short) and
+ * send the SAFE replies, until @deadline_ns; failing writes are retried
+ * until then.  Return: the replies still not sent (0: none).
+ * No locks held.
+ */
+unsigned journal_drain(struct mds *m, uint64_t deadline_ns);
+void journal_stop(struct mds *m);     /* drain, seal, expire everything */
+struct json_object *journal_status_json(struct mds *m);
+void journal_free(struct mds *m);
+
+/**
+ * journal_ops_json - the requests in flight: answered UNSAFE, their SAFE
+ * reply waiting for the journal (queued or being written), with session,
+ * tid, op and age, oldest first (`ops`).  Takes the journal lock only.
+ */
+struct json_object *journal_ops_json(struct mds *m);
+/** journal_oldest_op_ns - start (mono ns) of the oldest request waiting for the journal; 0: none. */
+uint64_t journal_oldest_op_ns(struct mds *m);
+/** journal_segments_behind - sealed segments not yet expired (lock-free). */
+uint64_t journal_segments_behind(struct mds *m);
+
+#endif

@@ -1,0 +1,122 @@
+/*
+ * journal_priv.h - private to the journal: the state journal.c (the
+ * writer), journal_expire.c (applying edits to the objects, expiry) and
+ * journal_replay.c (replay at start) share, and the helpers they call in
+ * each other.  The rest of mds/ sees journal.h only.
+ *
+ * Lock order inside the journal (mds.h and docs/LOCKING.md have the whole
+ * MDS's); outermost first:
+ *   j->expire_lock     one expiry at a time (journal_expire.c)
+ *     j->hdr_lock      j->hdr; held across a header write
+ *     j->seg_lock      the sealed list
+ *     x->lock          one japply's ops in flight (journal_expire.c)
+ *   j->lock            the queue and the writer's state: taken under
+ *                      mds->lock and conn->send_lock; none of the four
+ *                      above is held when it is taken or taken under it
+ * The store's locks are leaves under all of these.
+ */
+#ifndef LOLIGO_MDS_JOURNAL_PRIV_H
+#define LOLIGO_MDS_JOURNAL_PRIV_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+
+#include "common/perf.h"
+#include "mds/journal_int.h"
+#include "mds/mds.h"
+
+struct jchunk {
+	struct jchunk *next;
+	uint8_t *data;
+	size_t len;
+};
+
+/*
+ * One segment.  The current one (j->cur) is owned by the writer thread
+ * (and by replay/start before the writer runs); sealed ones are on the
+ * sealed list, owned by expiry.
+ */
+struct jseg {
+	struct jseg *next;
+	uint64_t no;
+	uint32_t fmt;
+	size_t len;                   /* bytes written (durable) and valid */
+	struct jchunk *chunks, **tail;
+	uint64_t first_ns;            /* when its first EDITS entry was written (0: none yet) */
+	uint64_t nentries;            /* entries of every type */
+	uint64_t nedits;
+	uint64_t start_seq;           /* v2: seq of its SEG_START */
+	uint64_t last_seq;            /* seq of its last entry (SEG_END once sealed) */
+	bool opened;                  /* v2: SEG_START is durable (else the next write starts it) */
+	bool trunc;                   /* the object holds a torn tail past len: cut it with the next write */
+};
+
+struct journal {
+	pthread_mutex_t lock;         /* protects the fields up to "writer" */
+	pthread_cond_t cond;
+	struct mdsp_buf pending;      /* encoded entries not yet written */
+	uint32_t npending;
+	struct jitem *items, **items_tail;
+	struct jitem *writing_items;	/* the batch the writer has taken (`ops`); protected by lock */
+	uint64_t next_seq;            /* last seq handed out */
+	bool stop, seal_req, writing;
+	bool draining;                /* shutdown: write what is queued at once (journal_drain) */
+	uint64_t seg_size;
+	size_t cur_len;               /* copies of cur->len, cur->nedits and cur->first_ns for journal_tick */
+	uint64_t cur_nedits;
+	uint64_t cur_first_ns;
+	/* write failures: while werr != 0 the MDS is read-only */
+	int werr;
+	uint64_t werr_since_ns, werr_retries, werr_logged_ns;
+	char werr_oid[64];
+
+	pthread_t writer;
+	bool writer_started;
+	struct jseg *cur;             /* writer-owned (and replay) */
+
+	_Atomic int ro_err;           /* copy of werr, read without the lock by journal_admit() */
+
+	pthread_mutex_t hdr_lock;     /* protects hdr; held across a header write so that
+				       * two writers (the journal writer naming a new head, expiry
+				       * moving the expire position) never overtake each other */
+	struct jheader hdr;
+	/* what the header on disk says, for status (no hdr_lock: a header
+	 * write may take an OSD timeout) */
+	_Atomic uint64_t pub_expire_seg, pub_head_seg;
+	_Atomic uint32_t pub_fmt;
+
+	pthread_mutex_t seg_lock;     /* protects sealed list */
+	struct jseg *sealed, **sealed_tail;
+	uint64_t nsealed;
+	pthread_mutex_t expire_lock;  /* one expiry at a time */
+	uint64_t expire_seg;          /* protected by expire_lock */
+	uint64_t removed_upto;        /* segment objects below this are removed; expire_lock */
+	bool expire_failing;          /* expire_lock: the last expiry failed (log once) */
+	_Atomic uint64_t clean_below; /* entries with a lower seq are expired (0: replayed ones are not yet) */
+	uint64_t replay_last_edit;    /* seq of the last EDITS entry replayed at start (v2) */
+
+	char damage[1536];             /* why replay refused the journal (-EUCLEAN) */
+
+	pthread_cond_t space;         /* pending shrank (throttled requests wait on it) */
+	struct perf_counter writes, entries, bytes, expired, expire_errors, throttled, write_errors, refused;
+	struct hist batch, write_lat, expire_lat;
+};
+
+/* journal.c */
+struct jseg *jseg_new(uint64_t no, uint32_t fmt);
+void jseg_free(struct jseg *s);
+int jseg_add_chunk(struct jseg *s, uint8_t *data, size_t len);
+/* journal_hdr_publish - copy j->hdr to the lock-free pub_* fields (status).  Caller holds hdr_lock. */
+void journal_hdr_publish(struct journal *j);
+
+/* journal_expire.c */
+/* journal_remove_segments - remove expired segment objects below @below.  Caller holds expire_lock. */
+void journal_remove_segments(struct mds *m, uint64_t below);
+/* journal_expire_sealed - expire every sealed segment (takes expire_lock). */
+void journal_expire_sealed(struct mds *m);
+
+/* journal_replay.c */
+/* journal_upgrade_v1 - replace a format-1 journal by an empty format-2 one (after its replay). */
+int journal_upgrade_v1(struct mds *m);
+
+#endif

@@ -1,0 +1,89 @@
+/*
+ * mdcache.h - private to mds/: the namespace in memory (inodes, directories,
+ * dentries) and the transactions that change it (txn_*) (mdcache.c,
+ * mdcache_codec.c, mdcache_replay.c).  Types are in mds.h.
+ */
+#ifndef LOLIGO_MDS_MDCACHE_H
+#define LOLIGO_MDS_MDCACHE_H
+
+#include "mds/mds.h"
+
+/*
+ * struct mdcache_hooks - what the namespace tells, or asks, the layers
+ * above it: caps and leases (an inode or dentry leaves memory, who keeps
+ * an orphan or a directory), the purge queue, and the tables it loads and
+ * replays for them (purge, blocklist, sessions).  Called with mds->lock
+ * held, as the mdcache functions that call them are (the loads: at start,
+ * single-threaded).
+ */
+struct mdcache_hooks {
+	void (*inode_drop)(struct mds *m, struct minode *in);
+	void (*dentry_drop)(struct mds *m, struct mdentry *dn);
+	bool (*keeps_orphan)(const struct minode *in);
+	void (*note_orphan)(void);
+	void (*stray_notify)(struct mds *m, struct minode *in);
+	bool (*dir_pinned)(struct mds *m, struct mdir *d);
+	int (*recall_dir)(struct mds *m, struct mdir *d);
+	void (*purge_inode)(struct mds *m, struct txn *t, const struct minode *in);
+	int (*purge_load)(struct mds *m);
+	int (*purge_replay_edit)(struct mds *m, int op, const char *key, const void *val, uint32_t len);
+	int (*blocklist_load)(struct mds *m);
+	int (*blocklist_replay_edit)(struct mds *m, int op, const char *key, const void *val, uint32_t len);
+	int (*session_load)(struct mds *m);
+	int (*session_replay_edit)(struct mds *m, int op, const char *oid, const char *key, const void *val,
+				   uint32_t len, const char *key2);
+};
+
+/* mdcache_set_hooks - register @h (static storage) before mdcache_mkfs/mdcache_load. */
+void mdcache_set_hooks(struct mds *m, const struct mdcache_hooks *h);
+
+int mdcache_mkfs(struct mds *m);
+/* mdcache_cookie_key_ensure - the readdir cookies' key exists (made and stored now if not). */
+int mdcache_cookie_key_ensure(struct mds *m);
+int mdcache_load(struct mds *m);          /* tables before journal replay */
+void mdcache_after_replay(struct mds *m);
+void mdcache_free(struct mds *m);
+
+struct minode *minode_alloc(struct mds *m, uint64_t ino);
+void minode_free(struct mds *m, struct minode *in);
+int inode_get(struct mds *m, uint64_t ino, struct minode **out);
+int mdir_get(struct mds *m, uint64_t ino, struct mdir **out);
+struct mdentry *mdir_lookup(struct mdir *d, const char *name);
+struct mdentry *mdir_add(struct mds *m, struct mdir *d, const char *name, uint64_t ino, uint32_t dtype,
+			 bool remote, uint64_t cookie, struct txn *t);
+void mdir_del(struct mds *m, struct mdentry *dn, struct txn *t);
+struct mdir *mdir_create(struct mds *m, uint64_t ino);
+void mdir_destroy(struct mds *m, struct mdir *d, struct txn *t);
+/* mds_grant_inos - [next_ino, max(next_ino + n, min_end)) for a session's
+ * pool, journaled in @t.  Caller holds mds->lock.  Returns the start. */
+uint64_t mds_grant_inos(struct mds *m, struct txn *t, uint64_t n, uint64_t min_end);
+
+void txn_init(struct txn *t);
+void txn_free(struct txn *t);
+void txn_edit(struct txn *t, enum edit_op op, const char *oid, const char *key, const void *val,
+	      size_t len, const char *key2);
+void txn_dirty(struct txn *t, struct minode *in);
+void txn_kill_inode(struct txn *t, struct minode *in);
+/*
+ * txn_unstray - orphan @in gets a name again (an O_TMPFILE file linked): it
+ * leaves the stray table in @t's journal entry, before the dentry that
+ * holds it is written at txn_finish (replay finds them in that order).  The
+ * caller links it.  Caller holds mds->lock.
+ */
+void txn_unstray(struct txn *t, struct minode *in);
+/* mdcache_trim - evict clean, unused directories (and the inodes they hold)
+ * while more than mds_cache_size inodes are cached.  @clean_below: journal
+ * entries below it are expired.  Caller holds mds->lock. */
+void mdcache_trim(struct mds *m, uint64_t clean_below);
+/* txn_finish - emit the dirty inodes' edits, free dead inodes.  Caller holds mds->lock. */
+void txn_finish(struct mds *m, struct txn *t);
+
+/* journal replay: apply one edit to memory.  Caller holds mds->lock. */
+int mdcache_replay_edit(struct mds *m, int op, const char *oid, const char *key, const void *val,
+			uint32_t len, const char *key2);
+
+/* inode_blocks_sync - @in->a.blocks from @in->ext (unless unknown); call after changing ext */
+void inode_blocks_sync(struct minode *in);
+struct mxattr *xattr_find(struct minode *in, const char *name);
+
+#endif

@@ -1,0 +1,16 @@
+/*
+ * request.h - private to mds/: the request pipeline: decode, admit, run,
+ * answer, park (request.c).  Types are in mds.h.
+ */
+#ifndef LOLIGO_MDS_REQUEST_H
+#define LOLIGO_MDS_REQUEST_H
+
+#include "mds/mds.h"
+
+/* request_handle - run a request; a request that must wait for revokes is
+ * parked and @msg is left empty (the waiter owns its contents). */
+void request_handle(struct mds *m, struct conn *c, struct mdsp_msg *msg);
+/* request_resume - run a parked request again (locker.c); consumes @w.  No lock held. */
+void request_resume(struct mds *m, struct mwaiter *w);
+
+#endif
