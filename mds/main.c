@@ -50,6 +50,7 @@
 #include "mds/auth.h"
 #include "mds/blocklist.h"
 #include "mds/flock.h"
+#include "mds/instance.h"
 #include "mds/journal.h"
 #include "mds/layers.h"
 #include "mds/locker.h"
@@ -59,7 +60,6 @@
 #include "mds/server.h"
 #include "mds/session.h"
 
-struct mds *g_mds;
 
 static void usage(FILE *f)
 {
@@ -374,37 +374,6 @@ static int parse_args(int argc, char **argv, struct args *a)
 	return -1;
 }
 
-/* A struct mds with its locks, tables and layers set up, nothing opened.  NULL: out of memory. */
-static struct mds *mds_new(void)
-{
-	struct mds *m = calloc(1, sizeof(*m));
-	pthread_condattr_t ca;
-
-	if (!m)
-		return NULL;
-	g_mds = m;
-	pthread_mutex_init(&m->lock, NULL);
-	pthread_mutex_init(&m->conns_lock, NULL);
-	pthread_mutex_init(&m->tick_lock, NULL);
-	pthread_mutex_init(&m->space_lock, NULL);
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&m->tick_cond, &ca);
-	pthread_cond_init(&m->reconnect_cond, &ca);
-	pthread_condattr_destroy(&ca);
-	xa_init(&m->inodes);
-	xa_init(&m->dirs);
-	xa_init(&m->sessions);
-	mds_layers_wire(m);
-	locker_init(m);
-	flock_init(m);
-	m->listen_fd = -1;
-	m->stop_pipe[0] = m->stop_pipe[1] = -1;
-	m->epoch = now_real_ns();
-	m->start_real_ns = now_real_ns();
-	m->next_sid = 1;
-	return m;
-}
 
 /* The settings a new filesystem takes from the config.  Return: 0 or the exit status. */
 static int mds_configure(struct mds *m)
@@ -491,22 +460,10 @@ static int open_store(struct mds *m, const struct args *a, struct store_config *
 /* --mkfs: an empty filesystem in the pools just opened.  Return: the exit status. */
 static int mkfs(struct mds *m)
 {
-	void *v;
-	size_t vl;
-	int r;
+	char err[512];
 
-	if (store_omap_get(m->meta, OID_TABLE, "root", &v, &vl) == 0) {
-		free(v);
-		return fail("a filesystem already exists in pool %s; refusing to overwrite it", m->meta_pool_name);
-	}
-	r = journal_mkfs(m);
-	if (!r)
-		r = mdcache_mkfs(m);
-	/* every file of this filesystem keeps an object index */
-	if (!r)
-		r = store_file_pool_mark_indexed(m->data);
-	if (r)
-		return fail("mkfs failed: %s", strerror(-r));
+	if (mds_mkfs(m, err, sizeof(err)))
+		return fail("%s", err);
 	printf("loligo-mds: created filesystem '%s' (pools %s, %s)\n", m->fs_name, m->meta_pool_name,
 	       m->data_pool_name);
 	return 0;
@@ -531,45 +488,19 @@ static int auth_and_listen(struct mds *m, char *addr, size_t addrlen)
 /* The filesystem's tables into memory, before the journal replays.  Return: 0 or the exit status. */
 static int load_tables(struct mds *m)
 {
-	int r;
+	char err[512];
 
-	pthread_mutex_lock(&m->lock);
-	r = mdcache_load(m);
-	pthread_mutex_unlock(&m->lock);
-	if (r == -ENODEV)
-		return fail("no loligo filesystem in pool %s: run loligo-mds --mkfs first", m->meta_pool_name);
-	if (r)
-		return fail("cannot load the filesystem tables: %s", strerror(-r));
-	r = mdcache_cookie_key_ensure(m);
-	if (r)
-		return fail("cannot write the filesystem's readdir cookie key: %s", strerror(-r));
-	if (m->max_file_size == 0 || m->max_file_size > (uint64_t)INT64_MAX) {
-		derr(MDS, "the filesystem's max_file_size %" PRIu64 " is out of range: using 2^63-1", m->max_file_size);
-		m->max_file_size = INT64_MAX;
-	}
-	r = store_file_pool_indexed(m->data);
-	if (r < 0)
-		return fail("cannot read the data pool %s: %s", m->data_pool_name, strerror(-r));
-	m->data_indexed = r == 1;
-	if (!m->data_indexed)
-		dinfo(MDS, "data pool %s has no object indexes (made before them): purges name every object "
-		      "a file's size covers, up to max_file_size", m->data_pool_name);
-	return 0;
+	return mds_load(m, err, sizeof(err)) ? fail("%s", err) : 0;
 }
 
 /* Replay the journal, open the reconnect phase and start the journal writer.  Return: 0 or the exit status. */
 static int replay_and_start_journal(struct mds *m)
 {
+	char err[512];
 	int r;
 
-	r = journal_replay(m);
-	if (r == -EUCLEAN && journal_damage_msg(m))
-		return fail("%s", journal_damage_msg(m));
-	if (r)
-		return fail("journal replay failed: %s", strerror(-r));
-	pthread_mutex_lock(&m->lock);
-	mdcache_after_replay(m);
-	pthread_mutex_unlock(&m->lock);
+	if (mds_replay(m, err, sizeof(err)))
+		return fail("%s", err);
 	session_reconnect_phase_start(m);
 	server_space_refresh(m);
 	perf_register_all(m);
@@ -636,52 +567,8 @@ static void stop_ticker(struct mds *m)
 	pthread_join(m->ticker, NULL);
 }
 
-/* Sessions, caps, locks, the purge queue and the blocklist leave memory. */
-static void free_state(struct mds *m)
-{
-	purge_free(m);
-	pthread_mutex_lock(&m->lock);
-	locker_free_locked(m);
-	pthread_mutex_unlock(&m->lock);
-	session_free_all(m);
-	pthread_mutex_lock(&m->lock);
-	flock_free_locked(m);
-	pthread_mutex_unlock(&m->lock);
-	blocklist_free(m);
-}
 
-static void close_store(struct mds *m)
-{
-	if (m->data)
-		store_pool_close(m->data);
-	if (m->meta)
-		store_pool_close(m->meta);
-	store_close(m->data_st);
-	store_close(m->st);
-}
 
-/* Undo mds_new() and mds_configure(). */
-static void mds_destroy(struct mds *m)
-{
-	rcu_barrier();
-	xa_destroy(&m->inodes);
-	xa_destroy(&m->dirs);
-	xa_destroy(&m->sessions);
-	free(m->fs_name);
-	free(m->meta_pool_name);
-	free(m->data_pool_name);
-	free(m->store_path);
-	if (m->keyring_path)
-		auth_free(m);
-	pthread_mutex_destroy(&m->lock);
-	pthread_mutex_destroy(&m->conns_lock);
-	pthread_mutex_destroy(&m->tick_lock);
-	pthread_mutex_destroy(&m->space_lock);
-	pthread_cond_destroy(&m->tick_cond);
-	pthread_cond_destroy(&m->reconnect_cond);
-	free(m);
-	g_mds = NULL;
-}
 
 /*
  * main - the steps above in order; each failure unwinds, in reverse, what
@@ -791,7 +678,7 @@ out_jstop:
 	perf_unregister_group("mds");
 	perf_unregister_group("mds_caps");
 out_journal:
-	free_state(m);
+	mds_free_state(m);
 out_cache:
 	pthread_mutex_lock(&m->lock);
 	mdcache_free(m);
@@ -800,7 +687,7 @@ out_cache:
 	if (m->listen_fd >= 0)
 		close(m->listen_fd);
 out_store:
-	close_store(m);
+	mds_close_store(m);
 out_free:
 	if (lockfd >= 0)
 		close(lockfd);

@@ -40,7 +40,7 @@ declare -A layer=(
 	# 10: authentication, admin commands
 	[auth.h]=10 [auth.c]=10 [admin.h]=10 [admin.c]=10
 	# 11: the wiring and the program
-	[layers.h]=11 [layers.c]=11 [main.c]=11
+	[layers.h]=11 [layers.c]=11 [instance.h]=11 [instance.c]=11 [main.c]=11
 )
 # what mds.h may declare besides types (shared by every layer)
 mds_h_functions='oid_dir oid_completed inode_blob_encode inode_blob_decode'
