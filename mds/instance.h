@@ -14,6 +14,9 @@
 
 #include "mds/mds.h"
 
+/* room for any message the steps below write in @err (a damaged journal's is the longest) */
+#define MDS_ERR_LEN 2048
+
 /* A struct mds with its locks, tables and layers set up, nothing opened.  NULL: out of memory. */
 struct mds *mds_new(void);
 /* Undo mds_new() and the config strings (fs_name, pool names, store_path, keyring). */

@@ -460,7 +460,7 @@ static int open_store(struct mds *m, const struct args *a, struct store_config *
 /* --mkfs: an empty filesystem in the pools just opened.  Return: the exit status. */
 static int mkfs(struct mds *m)
 {
-	char err[512];
+	char err[MDS_ERR_LEN];
 
 	if (mds_mkfs(m, err, sizeof(err)))
 		return fail("%s", err);
@@ -488,7 +488,7 @@ static int auth_and_listen(struct mds *m, char *addr, size_t addrlen)
 /* The filesystem's tables into memory, before the journal replays.  Return: 0 or the exit status. */
 static int load_tables(struct mds *m)
 {
-	char err[512];
+	char err[MDS_ERR_LEN];
 
 	return mds_load(m, err, sizeof(err)) ? fail("%s", err) : 0;
 }
@@ -496,7 +496,7 @@ static int load_tables(struct mds *m)
 /* Replay the journal, open the reconnect phase and start the journal writer.  Return: 0 or the exit status. */
 static int replay_and_start_journal(struct mds *m)
 {
-	char err[512];
+	char err[MDS_ERR_LEN];
 	int r;
 
 	if (mds_replay(m, err, sizeof(err)))

@@ -39,52 +39,14 @@
 /* ---- executing requests inside the batch transaction ---------------- */
 
 /*
- * The only ways an op fails by itself are its existence guards.  Checking
- * them first, on a simulated "exists" flag, lets the op be applied straight
- * into the batch transaction: no LMDB nested transaction (each of which
- * allocates a large dirty list) per op.  Anything failing after this point
- * is a resource error (ENOSPC, ENOMEM, EIO) and aborts the whole batch, so
- * an op is still applied entirely or not at all.
+ * The only ways an op fails by itself are its existence guards
+ * (store_op_precheck).  Checking them first, on a simulated "exists" flag,
+ * lets the op be applied straight into the batch transaction: no LMDB
+ * nested transaction (each of which allocates a large dirty list) per op.
+ * Anything failing after this point is a resource error (ENOSPC, ENOMEM,
+ * EIO) and aborts the whole batch, so an op is still applied entirely or
+ * not at all.
  */
-static int precheck(const struct store_op *op, bool exists)
-{
-	for (size_t i = 0; i < op->n; i++) {
-		const struct store_subop *s = &op->v[i];
-
-		switch (s->kind) {
-		case SOP_CREATE:
-			if (exists && s->excl)
-				return -EEXIST;
-			exists = true;
-			break;
-		case SOP_ASSERT_EXISTS:
-		case SOP_OMAP_RM:
-		case SOP_OMAP_RM_RANGE:
-		case SOP_OMAP_CLEAR:
-			if (!exists)
-				return -ENOENT;
-			break;
-		case SOP_REMOVE:
-			if (!exists)
-				return -ENOENT;
-			exists = false;
-			break;
-		case SOP_WRITE:
-		case SOP_WRITE_FULL:
-		case SOP_APPEND:
-		case SOP_OMAP_SET:
-			exists = true;
-			break;
-		case SOP_ALLOCATE:
-			exists = true;
-			break;
-		case SOP_TRUNCATE:
-		case SOP_ZERO:
-			break;
-		}
-	}
-	return 0;
-}
 
 /*
  * Apply one compound op inside the batch transaction @txn.
@@ -105,7 +67,7 @@ static int exec_write(struct local_store *ls, MDB_txn *txn, struct lreq *req, bo
 	if (r)
 		return r;
 	existed = rec.exists;
-	r = precheck(op, rec.exists);
+	r = store_op_precheck(op, rec.exists);
 	if (r)
 		return r;
 	if (rec.exists ? rec.inl : ls->inline_max > 0 && ls->inline_room) {

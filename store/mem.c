@@ -314,55 +314,16 @@ static int data_write(struct mem_obj *o, uint64_t off, const void *buf, uint64_t
 
 /* ---- ops ------------------------------------------------------------------ */
 
-/* The existence guards, as every backend checks them (local.c precheck). */
-static int precheck(const struct store_op *op, bool exists)
-{
-	for (size_t i = 0; i < op->n; i++) {
-		const struct store_subop *s = &op->v[i];
-
-		switch (s->kind) {
-		case SOP_CREATE:
-			if (exists && s->excl)
-				return -EEXIST;
-			exists = true;
-			break;
-		case SOP_ASSERT_EXISTS:
-		case SOP_OMAP_RM:
-		case SOP_OMAP_RM_RANGE:
-		case SOP_OMAP_CLEAR:
-			if (!exists)
-				return -ENOENT;
-			break;
-		case SOP_REMOVE:
-			if (!exists)
-				return -ENOENT;
-			exists = false;
-			break;
-		case SOP_WRITE:
-		case SOP_WRITE_FULL:
-		case SOP_APPEND:
-		case SOP_OMAP_SET:
-		case SOP_ALLOCATE:
-			exists = true;
-			break;
-		case SOP_TRUNCATE:
-		case SOP_ZERO:
-			break;
-		}
-	}
-	return 0;
-}
-
 /*
  * Apply @op to object @oid of @ns, under the store's lock.  After
- * precheck() only memory can fail an op; an op that runs out of memory
+ * store_op_precheck() only memory can fail an op; an op that runs out of memory
  * halfway is left half applied (this store is for tests: it says so in
  * the log).
  */
 static int apply_op(struct mem_ns *ns, const char *oid, const struct store_op *op)
 {
 	struct mem_obj *o = obj_find(ns, oid);
-	int r = precheck(op, o != NULL);
+	int r = store_op_precheck(op, o != NULL);
 
 	for (size_t i = 0; i < op->n && !r; i++) {
 		const struct store_subop *s = &op->v[i];

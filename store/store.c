@@ -480,6 +480,47 @@ void store_op_write_full_nocopy(struct store_op *op, const void *buf, size_t len
 		borrow_data(op, s, buf, len);
 }
 
+/* The existence guards of @op on an object that @exists (store_backend.h). */
+int store_op_precheck(const struct store_op *op, bool exists)
+{
+	for (size_t i = 0; i < op->n; i++) {
+		const struct store_subop *s = &op->v[i];
+
+		switch (s->kind) {
+		case SOP_CREATE:
+			if (exists && s->excl)
+				return -EEXIST;
+			exists = true;
+			break;
+		case SOP_ASSERT_EXISTS:
+		case SOP_OMAP_RM:
+		case SOP_OMAP_RM_RANGE:
+		case SOP_OMAP_CLEAR:
+			if (!exists)
+				return -ENOENT;
+			break;
+		case SOP_REMOVE:
+			if (!exists)
+				return -ENOENT;
+			exists = false;
+			break;
+		case SOP_WRITE:
+		case SOP_WRITE_FULL:
+		case SOP_APPEND:
+		case SOP_OMAP_SET:
+			exists = true;
+			break;
+		case SOP_ALLOCATE:
+			exists = true;
+			break;
+		case SOP_TRUNCATE:
+		case SOP_ZERO:
+			break;
+		}
+	}
+	return 0;
+}
+
 /* A backend that reads the op's data after op_submit returns gets copies of what is borrowed. */
 static int own_borrowed(struct store_op *op)
 {

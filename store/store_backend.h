@@ -121,6 +121,13 @@ void store_open_error_set(const char *fmt, ...) __attribute__((format(printf, 1,
 		derr(STORE, fmt, ##__VA_ARGS__);                      \
 	} while (0)
 void store_completion_free(struct store_completion *c);
+/*
+ * store_op_precheck - the existence guards every backend applies before an
+ * op changes anything: -EEXIST (exclusive create of an object that exists),
+ * -ENOENT (assert, omap removal or remove of one that does not, counting
+ * what the op's earlier subops made or removed), else 0.
+ */
+int store_op_precheck(const struct store_op *op, bool exists);
 /* key comparison as RADOS and LMDB do it: bytewise, a prefix sorts first */
 int store_keycmp(const char *a, size_t alen, const char *b, size_t blen);
 

@@ -74,7 +74,7 @@ static int open_pools(struct mds *m, bool mkfs)
 /* An MDS over the in-memory store @store_name, made anew with @mkfs; two open sessions. */
 static void core_start(struct core *c, bool mkfs)
 {
-	char err[512] = "";
+	char err[MDS_ERR_LEN] = "";
 	struct mds *m;
 
 	memset(c, 0, sizeof(*c));
