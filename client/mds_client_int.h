@@ -255,4 +255,47 @@ void mdsc_conn_put(struct mds_conn *c);
 int mdsc_conn_send(struct mds_conn *c, struct mdsp_buf *b);
 struct json_object *mdsc_session_json(struct mds_client *m);
 
+
+/* ---- shared by mds_client_session.c, mds_client_conn.c, mds_client_auth.c ---- */
+
+/* conn_send_wait's @wait_ns: never wait (may pass the limit), or wait for room as long as it takes */
+#define SEND_NOWAIT  UINT64_MAX
+#define SEND_WAIT    0
+
+/* what the MDS granted in a handshake (mdsc_handshake) */
+struct mdsc_granted {
+	uint64_t id, seq, epoch;
+	uint32_t lease_ms;
+	uint8_t secret[MDSP_KEY_LEN];
+	uint64_t max_file_size;
+	struct mdsp_lock *refused;    /* RECONNECT: locks the MDS did not grant back (malloc'd) */
+	uint32_t nrefused;
+	char reason[512];             /* a refusal's reason */
+};
+
+/* Set on the session thread: its sends never wait for room unbounded. */
+extern __thread bool mdsc_on_session_thread;
+
+/* the connection's last reference is gone: close the socket, free it (mds_client_session.c) */
+void mdsc_conn_reap(struct mds_conn *c);
+/* wake the session thread (mds_client_session.c) */
+void mdsc_kick(struct mds_client *m);
+/* the connection is dead: wake its waiters and readers, shut the socket down, @why logged (conn.c) */
+void mdsc_conn_mark_dead(struct mds_conn *c, bool wake, int err, const char *why);
+/* a connection on connected socket @fd, its writer thread started; NULL on failure (conn.c) */
+struct mds_conn *mdsc_conn_new(struct mds_client *m, int fd);
+/* the next frame from @c, waited for up to @timeout_ms: 0 or -errno with *@why (conn.c) */
+int mdsc_conn_recv(struct mds_conn *c, struct mdsp_msg *msg, int timeout_ms, const char **why);
+/* queue @b on @c, waiting for room up to @wait_ns (SEND_NOWAIT, SEND_WAIT) (conn.c) */
+int mdsc_conn_send_wait(struct mds_conn *c, struct mdsp_buf *b, uint64_t wait_ns);
+/* how long @c's out queue has not moved at @now, 0 if it has nothing queued (conn.c) */
+uint64_t mdsc_conn_stalled_ns(struct mds_conn *c, uint64_t now);
+/* the stall bound: client_session_timeout, 30 s when that is 0 (conn.c) */
+uint64_t mdsc_send_stall_ns(void);
+/* connect to @addr within @timeout_ms, the socket's send stall bound @stall_ms (conn.c) */
+int mdsc_tcp_connect(const char *addr, int timeout_ms, unsigned int stall_ms, int *out, const char **why);
+/* AUTH, then SESSION open (or RECONNECT of @resume_id with @secret): what was granted in @g (auth.c) */
+int mdsc_handshake(struct mds_client *m, struct mds_conn *c, uint64_t resume_id, const uint8_t *secret,
+		   int timeout_ms, struct mdsc_granted *g, int *result);
+
 #endif

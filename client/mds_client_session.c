@@ -1,7 +1,8 @@
 /*
- * mds_client_session.c - the client's session with the MDS: connections,
- * the session handshake, a reader thread per connection, renewals, dead-MDS
- * detection, reconnect with backoff and the replay that follows.
+ * mds_client_session.c - the client's session with the MDS: a reader
+ * thread per connection, renewals, dead-MDS detection, reconnect with
+ * backoff and the replay that follows; the connections themselves are in
+ * mds_client_conn.c and the handshake in mds_client_auth.c.
  *
  * One session thread owns the session's life.  It connects (bounded by
  * client_connect_timeout), runs the AUTH exchange (HELLO/CHALLENGE, and
@@ -92,8 +93,6 @@
 #include "common/crc32c.h"
 #include "common/log.h"
 
-#define RX_INITIAL  (64u << 10)
-#define RX_SHRINK   (1u << 20)
 #define CLOSE_WAIT_MS 2000
 
 static const char *state_name(enum sess_state st)
@@ -116,582 +115,12 @@ void mdsc_kick_locked(struct mds_client *m)
 	pthread_cond_signal(&m->tick_cond);
 }
 
-static void kick(struct mds_client *m)
+void mdsc_kick(struct mds_client *m)
 {
 	uint64_t t0 = mdsc_lock(m);
 
 	mdsc_kick_locked(m);
 	mdsc_unlock(m, SEC_SESSION, t0);
-}
-
-/* ---- connections ---------------------------------------------------------- */
-
-static void *writer_main(void *arg);
-
-/* @f left a connection's queue: the client-wide gauges follow (under out_lock,
- * with the connection's own count, so they never show more than is queued). */
-static void frame_dequeued(struct mds_client *m, const struct out_frame *f)
-{
-	atomic_fetch_sub_explicit(&m->out_bytes, f->b.len, memory_order_relaxed);
-	atomic_fetch_sub_explicit(&m->out_frames, 1, memory_order_relaxed);
-}
-
-static void frames_free(struct out_frame *f)
-{
-	struct out_frame *n;
-
-	for (; f; f = n) {
-		n = f->next;
-		mdsp_buf_free(&f->b);
-		free(f);
-	}
-}
-
-static struct mds_conn *conn_new(struct mds_client *m, int fd)
-{
-	struct mds_conn *c = calloc(1, sizeof(*c));
-
-	if (!c)
-		return NULL;
-	c->rx = malloc(RX_INITIAL);
-	if (!c->rx) {
-		free(c);
-		return NULL;
-	}
-	c->rx_cap = RX_INITIAL;
-	atomic_init(&c->ref, 1);
-	c->fd = fd;
-	c->mdsc = m;
-	pthread_mutex_init(&c->out_lock, NULL);
-	mdsc_cond_init(&c->out_cond);
-	mdsc_cond_init(&c->room_cond);
-	c->out_tail = &c->out_head;
-	c->out_limit = cfg_uint(CFG_client_mds_send_queue);
-	atomic_init(&c->last_rx_ns, now_mono_ns());
-	atomic_init(&c->last_tx_ns, now_mono_ns());
-	if (pthread_create(&c->writer, NULL, writer_main, c)) {
-		pthread_cond_destroy(&c->room_cond);
-		pthread_cond_destroy(&c->out_cond);
-		pthread_mutex_destroy(&c->out_lock);
-		free(c->rx);
-		free(c);
-		return NULL;
-	}
-	return c;
-}
-
-void mdsc_conn_get(struct mds_conn *c)
-{
-	atomic_fetch_add_explicit(&c->ref, 1, memory_order_relaxed);
-}
-
-/* The last reference: the reader and the writer are joined (conn_reap). */
-void mdsc_conn_put(struct mds_conn *c)
-{
-	if (atomic_fetch_sub_explicit(&c->ref, 1, memory_order_acq_rel) != 1)
-		return;
-	close(c->fd);
-	frames_free(c->out_head);       /* none: the writer drops the queue when it ends */
-	pthread_cond_destroy(&c->room_cond);
-	pthread_cond_destroy(&c->out_cond);
-	pthread_mutex_destroy(&c->out_lock);
-	mdsp_mac_free(c->tx_mac);
-	mdsp_mac_free(c->rx_mac);
-	memset(c->session_secret, 0, sizeof(c->session_secret));
-	free(c->rx);
-	free(c);
-}
-
-/*
- * Mark @c dead (once): shut the socket down so the reader and the writer
- * fail at once, wake whoever waits on the out queue, and wake the session
- * thread unless the caller is it.  Never called with out_lock held.
- */
-static void conn_mark_dead(struct mds_conn *c, bool wake, int err, const char *why)
-{
-	if (atomic_exchange(&c->dead, true))
-		return;
-	shutdown(c->fd, SHUT_RDWR);
-	pthread_mutex_lock(&c->out_lock);
-	pthread_cond_broadcast(&c->out_cond);
-	pthread_cond_broadcast(&c->room_cond);
-	pthread_mutex_unlock(&c->out_lock);
-	if (err)
-		derr(CLIENT, "mds %s: connection (generation %llu) lost: %s (%s)", c->mdsc->addr,
-		     (unsigned long long)c->gen, why ? why : "error", strerror(-err));
-	if (wake)
-		kick(c->mdsc);
-}
-
-/*
- * How long a stalled socket may hold things up: the send timeout
- * (SO_SNDTIMEO: no byte accepted for this long fails the writer's write),
- * the longest the session thread waits for room in a full out queue, and
- * what its watchdog allows a queue that makes no progress.
- * client_session_timeout, or STALL_DEFAULT_NS when that is 0.
- */
-#define STALL_DEFAULT_NS 30000000000ull
-
-static uint64_t send_stall_ns(void)
-{
-	uint64_t tmo = mdsc_secs_to_ns(CFG_client_session_timeout);
-
-	return tmo ? tmo : STALL_DEFAULT_NS;
-}
-
-/* Set on the session thread: its sends never wait for room unbounded. */
-static __thread bool on_session_thread;
-
-#define WRITE_BATCH 64          /* frames per writev */
-
-/*
- * The connection's one writer: takes every frame queued so far (up to
- * WRITE_BATCH) into one writev, so that a burst of submitters costs one
- * system call, not one each.  Frames stay on the queue until written (the
- * first one perhaps partly: out_off).  A write that fails, or that the
- * socket's SO_SNDTIMEO turns into EAGAIN because the MDS stopped reading,
- * kills the connection; the queue is then dropped (the session thread
- * re-drives every unanswered request on the next connection).
- */
-static void *writer_main(void *arg)
-{
-	struct mds_conn *c = arg;
-	struct mds_client *m = c->mdsc;
-	struct iovec iov[WRITE_BATCH];
-	struct msghdr mh = { .msg_iov = iov };
-	struct out_frame *f, *done, **dtail;
-	const char *why = NULL;
-	size_t left;
-	ssize_t n;
-	int k, err = 0;
-
-	pthread_mutex_lock(&c->out_lock);
-	for (;;) {
-		/* a submitter may be sending straight to an idle socket: after it */
-		while ((!c->out_head || c->writing) && !atomic_load(&c->dead))
-			pthread_cond_wait(&c->out_cond, &c->out_lock);
-		if (atomic_load(&c->dead))
-			break;
-		c->writing = true;
-		k = 0;
-		for (f = c->out_head; f && k < WRITE_BATCH; f = f->next, k++) {
-			iov[k].iov_base = f->b.data + (k ? 0 : c->out_off);
-			iov[k].iov_len = f->b.len - (k ? 0 : c->out_off);
-		}
-		pthread_mutex_unlock(&c->out_lock);
-		mh.msg_iovlen = (size_t)k;
-		n = sendmsg(c->fd, &mh, MSG_NOSIGNAL);
-		if (n < 0 && errno == EINTR) {
-			pthread_mutex_lock(&c->out_lock);
-			c->writing = false;
-			continue;
-		}
-		if (n <= 0) {
-			err = n == 0 ? -EIO : (errno == EAGAIN || errno == EWOULDBLOCK) ? -ETIMEDOUT : -errno;
-			why = err == -ETIMEDOUT ? "send stalled: the mds stopped reading" : "send failed";
-			pthread_mutex_lock(&c->out_lock);
-			c->writing = false;
-			break;
-		}
-		hist_add(&m->frames_per_write, (uint64_t)k);
-		atomic_store_explicit(&c->last_tx_ns, now_mono_ns(), memory_order_relaxed);
-		/* take what went out off the queue */
-		pthread_mutex_lock(&c->out_lock);
-		c->writing = false;
-		done = NULL;
-		dtail = &done;
-		left = (size_t)n;
-		while (left && (f = c->out_head)) {
-			size_t rest = f->b.len - c->out_off;
-
-			if (left < rest) {
-				c->out_off += left;
-				break;
-			}
-			left -= rest;
-			c->out_off = 0;
-			c->out_head = f->next;
-			if (!c->out_head)
-				c->out_tail = &c->out_head;
-			c->out_bytes -= f->b.len;
-			frame_dequeued(m, f);
-			f->next = NULL;
-			*dtail = f;
-			dtail = &f->next;
-		}
-		pthread_cond_broadcast(&c->room_cond);
-		pthread_mutex_unlock(&c->out_lock);
-		frames_free(done);
-		pthread_mutex_lock(&c->out_lock);
-	}
-	/* dead: nothing more goes out on this connection */
-	for (f = c->out_head; f; f = f->next)
-		frame_dequeued(m, f);
-	f = c->out_head;
-	c->out_head = NULL;
-	c->out_tail = &c->out_head;
-	c->out_bytes = 0;
-	c->out_off = 0;
-	pthread_cond_broadcast(&c->room_cond);
-	pthread_mutex_unlock(&c->out_lock);
-	frames_free(f);
-	/* a connection we shut down ourselves ends quietly */
-	if (err)
-		conn_mark_dead(c, true, atomic_load(&c->dead) ? 0 : err, why);
-	return NULL;
-}
-
-/* conn_send_wait's @wait_ns: never wait (may pass the limit), or wait for room as long as it takes */
-#define SEND_NOWAIT  UINT64_MAX
-#define SEND_WAIT    0
-
-/*
- * Queue one encoded frame for @c's writer: its data moves to the queue (@b
- * is left empty).  The sequence number must follow the order frames go out,
- * so it is set here, under out_lock, and the crcs and (authenticated) the
- * MAC with it (mdsp_frame_seal).
- *
- * Backpressure: while out_limit bytes are queued, a submitter waits for room
- * (@wait_ns: SEND_WAIT as long as it takes -- the writer's send timeout or
- * the session thread's watchdog kills a connection that stops moving; a
- * bound, after which the connection is declared dead; SEND_NOWAIT never
- * waits and may pass the limit, for the small messages that must never
- * block: caps, renewals).  One frame always fits an empty queue.
- * Return: 0, -ENOTCONN (dead), -ETIMEDOUT (no room within the bound), -ENOMEM.
- */
-static int conn_send_wait(struct mds_conn *c, struct mdsp_buf *b, uint64_t wait_ns)
-{
-	struct mds_client *m = c->mdsc;
-	struct out_frame *f;
-	uint64_t t0 = 0;
-	int r = 0;
-
-	if (b->oom || b->len < MDSP_HDR_LEN)
-		return -ENOMEM;
-	if (atomic_load(&c->dead))
-		return -ENOTCONN;
-	f = malloc(sizeof(*f));
-	if (!f)
-		return -ENOMEM;
-	/* room for the MAC, taken before the lock (whether it is needed is
-	 * only known under it) */
-	if (b->cap < b->len + MDSP_MAC_LEN) {
-		uint8_t *nb = realloc(b->data, b->len + MDSP_MAC_LEN);
-
-		if (!nb) {
-			free(f);
-			return -ENOMEM;
-		}
-		b->data = nb;
-		b->cap = b->len + MDSP_MAC_LEN;
-	}
-	f->b = *b;
-	f->next = NULL;
-	mdsp_buf_init(b);
-	pthread_mutex_lock(&c->out_lock);
-	if (wait_ns != SEND_NOWAIT) {
-		struct timespec ts = ns_to_timespec(now_mono_ns() + wait_ns);
-
-		while (c->out_bytes && c->out_bytes + f->b.len > c->out_limit && !atomic_load(&c->dead)) {
-			if (!t0) {
-				t0 = now_mono_ns();
-				atomic_fetch_add_explicit(&m->send_waiters, 1, memory_order_relaxed);
-			}
-			if (wait_ns == SEND_WAIT) {
-				pthread_cond_wait(&c->room_cond, &c->out_lock);
-			} else if (pthread_cond_timedwait(&c->room_cond, &c->out_lock, &ts) == ETIMEDOUT) {
-				r = -ETIMEDOUT;
-				break;
-			}
-		}
-		if (t0)
-			atomic_fetch_sub_explicit(&m->send_waiters, 1, memory_order_relaxed);
-	}
-	if (!r && atomic_load(&c->dead))
-		r = -ENOTCONN;
-	if (r) {
-		pthread_mutex_unlock(&c->out_lock);
-		if (t0)
-			hist_add(&m->send_wait, now_mono_ns() - t0);
-		mdsp_buf_free(&f->b);
-		free(f);
-		if (r == -ETIMEDOUT)
-			conn_mark_dead(c, true, r, "send stalled: the out queue stayed full");
-		return r;
-	}
-	/* the sequence number follows the order frames go out: it is set here,
-	 * under out_lock, and the crcs and the MAC that cover it with it */
-	r = mdsp_frame_seal(f->b.data, f->b.len, ++c->out_seq, c->tx_mac, f->b.data + f->b.len);
-	if (r) {
-		pthread_mutex_unlock(&c->out_lock);
-		mdsp_buf_free(&f->b);
-		free(f);
-		conn_mark_dead(c, true, r, "cannot seal a frame (MAC)");
-		return r;
-	}
-	if (c->tx_mac)
-		f->b.len += MDSP_MAC_LEN;
-	if (!c->out_head && !c->writing) {
-		/*
-		 * The socket is idle: send it ourselves, without waiting
-		 * (MSG_DONTWAIT), and leave the writer asleep -- one system call
-		 * and no thread hand-off for a request of a quiet connection.
-		 * The writer takes over only what the socket does not take at
-		 * once; frames queued meanwhile go after it (their sequence
-		 * numbers are higher: sealed under out_lock after ours).
-		 */
-		ssize_t n;
-
-		c->writing = true;
-		pthread_mutex_unlock(&c->out_lock);
-		do {
-			n = send(c->fd, f->b.data, f->b.len, MSG_NOSIGNAL | MSG_DONTWAIT);
-		} while (n < 0 && errno == EINTR);
-		r = n < 0 && errno != EAGAIN && errno != EWOULDBLOCK ? -errno : 0;
-		pthread_mutex_lock(&c->out_lock);
-		c->writing = false;
-		if (n > 0)
-			atomic_store_explicit(&c->last_tx_ns, now_mono_ns(), memory_order_relaxed);
-		if (r || n == (ssize_t)f->b.len) {
-			if (c->out_head)
-				pthread_cond_signal(&c->out_cond);      /* what queued behind us */
-			pthread_mutex_unlock(&c->out_lock);
-			if (t0)
-				hist_add(&m->send_wait, now_mono_ns() - t0);
-			if (!r)
-				perf_inc(&m->c_direct_sends, 1);
-			mdsp_buf_free(&f->b);
-			free(f);
-			if (r)
-				conn_mark_dead(c, true, r, "send failed");
-			return r;
-		}
-		/* the rest goes first in the queue */
-		f->next = c->out_head;
-		c->out_head = f;
-		if (!f->next)
-			c->out_tail = &f->next;
-		c->out_off = n > 0 ? (size_t)n : 0;
-	} else {
-		if (!c->out_head)
-			atomic_store_explicit(&c->last_tx_ns, now_mono_ns(), memory_order_relaxed);
-		*c->out_tail = f;
-		c->out_tail = &f->next;
-	}
-	c->out_bytes += f->b.len;
-	atomic_fetch_add_explicit(&m->out_bytes, f->b.len, memory_order_relaxed);
-	atomic_fetch_add_explicit(&m->out_frames, 1, memory_order_relaxed);
-	pthread_cond_signal(&c->out_cond);
-	pthread_mutex_unlock(&c->out_lock);
-	if (t0)
-		hist_add(&m->send_wait, now_mono_ns() - t0);
-	return 0;
-}
-
-int mdsc_conn_send(struct mds_conn *c, struct mdsp_buf *b)
-{
-	/* the session thread (replay, wait-list kick) waits for room only so long */
-	return conn_send_wait(c, b, on_session_thread ? send_stall_ns() : SEND_WAIT);
-}
-
-/* Bytes queued on @c and how long since the queue last moved (0: empty). */
-static uint64_t conn_stalled_ns(struct mds_conn *c, uint64_t now)
-{
-	uint64_t last;
-	bool busy;
-
-	pthread_mutex_lock(&c->out_lock);
-	busy = c->out_head != NULL;
-	pthread_mutex_unlock(&c->out_lock);
-	last = atomic_load_explicit(&c->last_tx_ns, memory_order_relaxed);
-	return busy && now > last ? now - last : 0;
-}
-
-/*
- * Read one frame from @c's buffered stream.  @timeout_ms < 0 waits forever.
- * Return: 0, -EOPNOTSUPP (unknown message type: the frame was skipped),
- * -ECONNRESET (closed), -ETIMEDOUT, -ECONNABORTED (stalled mid-frame) or a
- * decode error; @why says which.
- */
-static int conn_recv(struct mds_conn *c, struct mdsp_msg *msg, int timeout_ms, const char **why)
-{
-	uint64_t deadline = timeout_ms >= 0 ? now_mono_ns() + (uint64_t)timeout_ms * 1000000ull : 0;
-	struct mdsp_hdr h;
-	size_t have, need;
-	ssize_t n;
-	int r;
-
-	for (;;) {
-		have = c->rx_end - c->rx_start;
-		need = MDSP_HDR_LEN;
-		if (have >= MDSP_HDR_LEN) {
-			const uint8_t *f = c->rx + c->rx_start;
-
-			r = mdsp_decode_hdr(f, &h, why);
-			if (r)
-				return r;
-			if (!c->rx_mac != !(h.flags & MDSP_FRAME_MAC)) {
-				*why = c->rx_mac ? "a frame without a MAC on an authenticated connection"
-						 : "a frame with a MAC before authentication";
-				return -EBADMSG;
-			}
-			need = MDSP_HDR_LEN + (size_t)h.len + (c->rx_mac ? MDSP_MAC_LEN : 0);
-			if (have >= need) {
-				if (c->rx_mac)
-					r = mdsp_frame_verify(c->rx_mac, &h, f, f + MDSP_HDR_LEN,
-							      f + MDSP_HDR_LEN + h.len, &c->in_seq, why);
-				else
-					c->in_seq = h.seq;
-				if (r)
-					return r;
-				r = mdsp_decode_payload(&h, f + MDSP_HDR_LEN, h.len, msg, why);
-				c->rx_start += need;
-				if (c->rx_start == c->rx_end)
-					c->rx_start = c->rx_end = 0;
-				if (!c->rx_end && c->rx_cap > RX_SHRINK) {
-					/* a huge frame (readdir) passed: give the memory back */
-					uint8_t *nb = realloc(c->rx, RX_INITIAL);
-
-					if (nb) {
-						c->rx = nb;
-						c->rx_cap = RX_INITIAL;
-					}
-				}
-				if (!r)
-					msg->seq = h.seq;
-				return r;
-			}
-		}
-		if (c->rx_start + need > c->rx_cap) {
-			memmove(c->rx, c->rx + c->rx_start, have);
-			c->rx_start = 0;
-			c->rx_end = have;
-			if (need > c->rx_cap) {
-				size_t cap = c->rx_cap * 2 > need ? c->rx_cap * 2 : need;
-				uint8_t *nb = realloc(c->rx, cap);
-
-				if (!nb) {
-					*why = "out of memory";
-					return -ENOMEM;
-				}
-				c->rx = nb;
-				c->rx_cap = cap;
-			}
-		}
-		if (deadline) {
-			struct pollfd pfd = { .fd = c->fd, .events = POLLIN };
-			uint64_t now = now_mono_ns();
-			int left = now >= deadline ? 0 : (int)((deadline - now + 999999) / 1000000);
-
-			r = poll(&pfd, 1, left);
-			if (r < 0 && errno == EINTR)
-				continue;
-			if (r < 0) {
-				*why = "poll failed";
-				return -errno;
-			}
-			if (r == 0) {
-				*why = have ? "mds stalled in the middle of a frame" : "timed out";
-				return have ? -ECONNABORTED : -ETIMEDOUT;
-			}
-		}
-		n = read(c->fd, c->rx + c->rx_end, c->rx_cap - c->rx_end);
-		if (n > 0) {
-			c->rx_end += (size_t)n;
-			continue;
-		}
-		if (n == 0) {
-			*why = "mds closed the connection";
-			return -ECONNRESET;
-		}
-		if (errno == EINTR)
-			continue;
-		*why = "receive error";
-		return -errno;
-	}
-}
-
-/*
- * Parse "host:port" ("[v6]:port" too) and connect within @timeout_ms.
- * @stall_ms (0: none): SO_SNDTIMEO and TCP_USER_TIMEOUT of the socket.
- */
-static int tcp_connect(const char *addr, int timeout_ms, unsigned int stall_ms, int *out, const char **why)
-{
-	struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM }, *res, *ai;
-	const char *colon = strrchr(addr, ':');
-	char host[256], port[16];
-	size_t hl;
-	int fd, r, ret = -ECONNREFUSED, one = 1, err;
-	socklen_t elen;
-
-	if (!colon || colon == addr || strlen(colon + 1) == 0 || strlen(colon + 1) >= sizeof(port) ||
-	    (size_t)(colon - addr) >= sizeof(host)) {
-		*why = "address is not host:port";
-		return -EINVAL;
-	}
-	hl = (size_t)(colon - addr);
-	memcpy(host, addr, hl);
-	host[hl] = '\0';
-	if (hl >= 2 && host[0] == '[' && host[hl - 1] == ']') {
-		memmove(host, host + 1, hl - 2);
-		host[hl - 2] = '\0';
-	}
-	strcpy(port, colon + 1);
-	r = getaddrinfo(host, port, &hints, &res);
-	if (r) {
-		*why = gai_strerror(r);
-		return -EHOSTUNREACH;
-	}
-	*why = NULL;
-	for (ai = res; ai; ai = ai->ai_next) {
-		fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-		if (fd < 0) {
-			ret = -errno;
-			continue;
-		}
-		if (connect(fd, ai->ai_addr, ai->ai_addrlen) < 0) {
-			struct pollfd pfd = { .fd = fd, .events = POLLOUT };
-
-			if (errno != EINPROGRESS) {
-				ret = -errno;
-				close(fd);
-				continue;
-			}
-			do {
-				r = poll(&pfd, 1, timeout_ms);
-			} while (r < 0 && errno == EINTR);
-			if (r <= 0) {
-				ret = r == 0 ? -ETIMEDOUT : -errno;
-				close(fd);
-				continue;
-			}
-			elen = sizeof(err);
-			if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &elen) < 0)
-				err = errno;
-			if (err) {
-				ret = -err;
-				close(fd);
-				continue;
-			}
-		}
-		fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
-		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-		if (stall_ms) {
-			/* a peer that stops reading (SIGSTOP, a partition without RST)
-			 * fails the send instead of blocking it forever */
-			struct timeval tv = { .tv_sec = stall_ms / 1000, .tv_usec = (stall_ms % 1000) * 1000 };
-			unsigned int ut = stall_ms;
-
-			setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-			setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &ut, sizeof(ut));
-		}
-		freeaddrinfo(res);
-		*out = fd;
-		return 0;
-	}
-	freeaddrinfo(res);
-	*why = ret == -ETIMEDOUT ? "connect timed out" : strerror(-ret);
-	return ret;
 }
 
 /* ---- eviction ------------------------------------------------------------------ */
@@ -808,7 +237,7 @@ static void handle_session(struct mds_client *m, struct mds_conn *c, const struc
 		snprintf(s->evict_reason, sizeof(s->evict_reason), "%s",
 			 ss->reason ? ss->reason : ss->op == MDSP_SESSION_CLOSE ? "closed by the mds" : "no reason given");
 		evicted_locked(m);
-		conn_mark_dead(c, false, 0, NULL);
+		mdsc_conn_mark_dead(c, false, 0, NULL);
 		mdsc_kick_locked(m);
 		break;
 	default:
@@ -865,7 +294,7 @@ static void *reader_main(void *arg)
 			why = "out of memory";
 			break;
 		}
-		r = conn_recv(c, msg, -1, &why);
+		r = mdsc_conn_recv(c, msg, -1, &why);
 		if (r == -EOPNOTSUPP) {
 			dout(CLIENT, 1, "mds %s: message of unknown type skipped", m->addr);
 			free(msg);
@@ -879,343 +308,19 @@ static void *reader_main(void *arg)
 		dispatch(m, c, msg);
 	}
 	/* a connection we shut down ourselves ends quietly */
-	conn_mark_dead(c, true, atomic_load(&c->dead) ? 0 : r, why);
+	mdsc_conn_mark_dead(c, true, atomic_load(&c->dead) ? 0 : r, why);
 	return NULL;
 }
 
 /* Stop and release a connection the session no longer uses.  No lock held. */
-static void conn_reap(struct mds_conn *c)
+void mdsc_conn_reap(struct mds_conn *c)
 {
-	conn_mark_dead(c, false, 0, NULL);
+	mdsc_conn_mark_dead(c, false, 0, NULL);
 	if (c->has_reader)
 		pthread_join(c->reader, NULL);
 	c->has_reader = false;
 	pthread_join(c->writer, NULL);
 	mdsc_conn_put(c);
-}
-
-/* ---- handshake ------------------------------------------------------------------ */
-
-struct granted {
-	uint64_t id, seq, epoch;
-	uint32_t lease_ms;
-	uint8_t secret[MDSP_KEY_LEN];
-	uint64_t max_file_size;
-	struct mdsp_lock *refused;    /* RECONNECT: locks the MDS did not grant back (malloc'd) */
-	uint32_t nrefused;
-	char reason[512];             /* a refusal's reason */
-};
-
-int mdsc_auth_init(struct mds_client *m)
-{
-	struct mdsp_keyring kr;
-	const struct mdsp_key *k;
-	char err[1024];
-	int r;
-
-	m->auth_name = cfg_strdup(CFG_client_auth_name);
-	m->keyring_path = cfg_strdup(CFG_client_keyring);
-	if (!m->auth_name || !m->keyring_path)
-		return -ENOMEM;
-	if (!mdsp_auth_name_valid(m->auth_name)) {
-		derr(CLIENT, "client_auth_name '%s' is not a name of the form client.NAME", m->auth_name);
-		return -EINVAL;
-	}
-	if (!*m->keyring_path) {
-		m->keyring_missing = true;
-		return 0;
-	}
-	r = mdsp_keyring_load(m->keyring_path, &kr, err, sizeof(err));
-	if (r == -ENOENT) {
-		m->keyring_missing = true;
-		dout(CLIENT, 1, "no keyring at %s (client_keyring): connecting without a key", m->keyring_path);
-		return 0;
-	}
-	if (r) {
-		derr(CLIENT, "%s (client_keyring): fix the file or point client_keyring at another", err);
-		return r;
-	}
-	k = mdsp_keyring_find(&kr, m->auth_name);
-	if (!k) {
-		derr(CLIENT, "keyring %s (client_keyring) has no key for %s (client_auth_name): write it with "
-		     "'loligo auth get-or-create %s -o %s' on the mds host, or set client_auth_name to a name it holds",
-		     m->keyring_path, m->auth_name, m->auth_name, m->keyring_path);
-		mdsp_keyring_free(&kr);
-		return -ENOKEY;
-	}
-	memcpy(m->key, k->secret, MDSP_KEY_LEN);
-	m->have_key = true;
-	mdsp_keyring_free(&kr);
-	return 0;
-}
-
-/* Read the next frame of the handshake before @deadline. */
-static int handshake_recv(struct mds_client *m, struct mds_conn *c, uint64_t deadline, struct mdsp_msg *in)
-{
-	const char *why = NULL;
-	uint64_t now;
-	int r;
-
-	for (;;) {
-		now = now_mono_ns();
-		if (now >= deadline)
-			return -ETIMEDOUT;
-		r = conn_recv(c, in, (int)((deadline - now) / 1000000ull) + 1, &why);
-		if (r == -EOPNOTSUPP)
-			continue;
-		if (r)
-			dout(CLIENT, 1, "mds %s: no handshake answer: %s", m->addr, why ? why : strerror(-r));
-		return r;
-	}
-}
-
-/* Say what an AUTH REJECT (or our own refusal of the mds, op 0) means for
- * us and what to do about it; keep it for mdsc_open_session's last word. */
-static void log_auth_reject(struct mds_client *m, const struct mdsp_auth *a)
-{
-	int err = a->result < 0 ? a->result : -EACCES;
-	const char *reason = a->reason ? a->reason : "no reason given";
-	char msg[sizeof(m->session.auth_error)];
-	uint64_t t0;
-
-	if (a->op != MDSP_AUTH_REJECT)          /* our own verdict on the mds */
-		snprintf(msg, sizeof(msg), "%s", reason);
-	else if (err == -EACCES && m->keyring_missing)
-		snprintf(msg, sizeof(msg), "the mds requires authentication, but the keyring %s (client_keyring) does "
-			 "not exist: create it on the mds host with 'loligo auth get-or-create %s -o %s' and copy it here",
-			 *m->keyring_path ? m->keyring_path : "(none)", m->auth_name,
-			 *m->keyring_path ? m->keyring_path : "FILE");
-	else if (err == -EKEYREJECTED)
-		snprintf(msg, sizeof(msg), "the mds rejected the key of %s in %s: %s", m->auth_name, m->keyring_path,
-			 reason);
-	else
-		snprintf(msg, sizeof(msg), "the mds refused %s: %s (%s)", m->auth_name, reason, strerror(-err));
-	derr(CLIENT, "mds %s: %s", m->addr, msg);
-	t0 = mdsc_lock(m);
-	memcpy(m->session.auth_error, msg, sizeof(msg));
-	mdsc_unlock(m, SEC_SESSION, t0);
-}
-
-/*
- * AUTH on @c: HELLO, CHALLENGE, and with a key PROOF, OK.  Return: 0 (the
- * connection's nonces set; with a key, MACs on from the next frame), -EACCES
- * when the MDS refused (@result gets its errno, the reason is logged), or a
- * connection error.
- */
-static int auth_exchange(struct mds_client *m, struct mds_conn *c, uint64_t deadline, int *result)
-{
-	struct mdsp_msg out = { .type = MDSP_MSG_AUTH }, in;
-	uint8_t want[MDSP_MAC_LEN], k_c2m[MDSP_MAC_LEN], k_m2c[MDSP_MAC_LEN];
-	struct mdsp_mac *rx = NULL, *tx = NULL;
-	struct mdsp_buf b;
-	int r;
-
-	if (mdsp_random(c->cnonce, MDSP_NONCE_LEN))
-		return -EIO;
-	out.auth.op = MDSP_AUTH_HELLO;
-	out.auth.flags = m->have_key ? MDSP_AUTH_HAVE_KEY : 0;
-	out.auth.name = m->auth_name;
-	memcpy(out.auth.nonce, c->cnonce, MDSP_NONCE_LEN);
-	mdsp_buf_init(&b);
-	r = mdsp_encode(&b, &out);
-	if (!r)
-		r = mdsc_conn_send(c, &b);
-	mdsp_buf_free(&b);
-	if (r)
-		return r;
-	for (;;) {
-		r = handshake_recv(m, c, deadline, &in);
-		if (r)
-			return r;
-		if (in.type == MDSP_MSG_AUTH)
-			break;
-		mdsp_msg_free(&in);
-	}
-	if (in.auth.op == MDSP_AUTH_REJECT) {
-		log_auth_reject(m, &in.auth);
-		*result = in.auth.result < 0 ? in.auth.result : -EACCES;
-		mdsp_msg_free(&in);
-		return -EACCES;
-	}
-	if (in.auth.op != MDSP_AUTH_CHALLENGE) {
-		mdsp_msg_free(&in);
-		return -EPROTO;
-	}
-	memcpy(c->snonce, in.auth.nonce, MDSP_NONCE_LEN);
-	mdsp_msg_free(&in);
-	if (!m->have_key)
-		return 0;
-
-	memset(&out, 0, sizeof(out));
-	out.type = MDSP_MSG_AUTH;
-	out.auth.op = MDSP_AUTH_PROOF;
-	if (mdsp_auth_derive(m->key, MDSP_DERIVE_CLIENT_PROOF, m->auth_name, c->cnonce, c->snonce, out.auth.proof))
-		return -EIO;
-	mdsp_buf_init(&b);
-	r = mdsp_encode(&b, &out);
-	if (!r)
-		r = mdsc_conn_send(c, &b);
-	mdsp_buf_free(&b);
-	if (r)
-		return r;
-	r = handshake_recv(m, c, deadline, &in);
-	if (r)
-		return r;
-	if (in.type == MDSP_MSG_AUTH && in.auth.op == MDSP_AUTH_REJECT) {
-		log_auth_reject(m, &in.auth);
-		*result = in.auth.result < 0 ? in.auth.result : -EACCES;
-		mdsp_msg_free(&in);
-		return -EACCES;
-	}
-	if (in.type != MDSP_MSG_AUTH || in.auth.op != MDSP_AUTH_OK) {
-		mdsp_msg_free(&in);
-		return -EPROTO;
-	}
-	r = mdsp_auth_derive(m->key, MDSP_DERIVE_MDS_PROOF, m->auth_name, c->cnonce, c->snonce, want);
-	if (!r && !mdsp_mac_equal(want, in.auth.proof)) {
-		/* whoever answered does not hold our key: not our mds */
-		struct mdsp_auth fake = { .result = -EKEYREJECTED };
-		char why[sizeof(m->session.auth_error)];
-
-		snprintf(why, sizeof(why), "the mds could not prove that it holds the key of %s: refusing it (is "
-			 "client_mds_addr the right mds, and its keyring the one %s came from?)", m->auth_name,
-			 m->keyring_path);
-		fake.reason = why;
-		log_auth_reject(m, &fake);
-		*result = -EKEYREJECTED;
-		r = -EACCES;
-	}
-	mdsp_msg_free(&in);
-	if (r)
-		return r;
-	if (mdsp_auth_derive(m->key, MDSP_DERIVE_KEY_C2M, m->auth_name, c->cnonce, c->snonce, k_c2m) ||
-	    mdsp_auth_derive(m->key, MDSP_DERIVE_KEY_M2C, m->auth_name, c->cnonce, c->snonce, k_m2c) ||
-	    mdsp_auth_derive(m->key, MDSP_DERIVE_SESSION, m->auth_name, c->cnonce, c->snonce, c->session_secret) ||
-	    mdsp_mac_new(&rx, k_m2c) || mdsp_mac_new(&tx, k_c2m)) {
-		mdsp_mac_free(rx);
-		r = -EIO;
-		goto out;
-	}
-	c->rx_mac = rx;
-	pthread_mutex_lock(&c->out_lock);
-	c->tx_mac = tx;
-	pthread_mutex_unlock(&c->out_lock);
-	c->authenticated = true;
-out:
-	memset(k_c2m, 0, sizeof(k_c2m));
-	memset(k_m2c, 0, sizeof(k_m2c));
-	return r;
-}
-
-/*
- * Authenticate on @c, then send REQUEST_OPEN (or RECONNECT of @resume_id
- * with the proof of @secret) and read the answer.
- * Return: 0 with @g filled; -ESTALE when the MDS refused the session
- * (reason logged, @result gets its errno); -EACCES when it refused our
- * authentication (@result: ENOKEY, EKEYREJECTED, EACCES); -ETIMEDOUT or a
- * connection error.
- */
-static int handshake(struct mds_client *m, struct mds_conn *c, uint64_t resume_id, const uint8_t *secret,
-		     int timeout_ms, struct granted *g, int *result)
-{
-	struct mdsp_msg out = { .type = MDSP_MSG_SESSION }, in;
-	uint64_t deadline = now_mono_ns() + (uint64_t)timeout_ms * 1000000ull;
-	struct mdsp_cap_reconnect *caps = NULL;
-	struct mdsp_lock *locks = NULL;
-	uint32_t ncaps = 0, nlocks = 0;
-	struct mdsp_buf b;
-	int r;
-
-	r = auth_exchange(m, c, deadline, result);
-	if (r)
-		return r;
-	out.session.op = resume_id ? MDSP_SESSION_RECONNECT : MDSP_SESSION_REQUEST_OPEN;
-	out.session.session_id = resume_id;
-	out.session.client_name = m->name;
-	out.session.meta = m->meta;
-	out.session.nmeta = m->nmeta;
-	memcpy(out.session.client_uuid, m->uuid, sizeof(m->uuid));
-	if (resume_id && mdsp_reconnect_proof(secret, resume_id, c->cnonce, c->snonce, out.session.proof))
-		return -EIO;
-	if (resume_id && m->ops.reconnect_caps && m->ops.reconnect_caps(m->ops_arg, &caps, &ncaps) == 0) {
-		out.session.caps = caps;
-		out.session.ncaps = ncaps;
-	}
-	/* our file locks: a restarted MDS learns them from us (mds/flock.c) */
-	if (resume_id && m->ops.reconnect_locks && m->ops.reconnect_locks(m->ops_arg, &locks, &nlocks) == 0) {
-		out.session.locks = locks;
-		out.session.nlocks = nlocks;
-	}
-	out.session.store_addr = m->store_addr;
-	mdsp_buf_init(&b);
-	r = mdsp_encode(&b, &out);
-	for (uint32_t i = 0; caps && i < ncaps; i++)
-		free(caps[i].dname);    /* dentry leases name their dentry */
-	free(caps);
-	free(locks);
-	if (!r)
-		r = mdsc_conn_send(c, &b);
-	mdsp_buf_free(&b);
-	if (r)
-		return r;
-	for (;;) {
-		r = handshake_recv(m, c, deadline, &in);
-		if (r)
-			return r;
-		if (in.type == MDSP_MSG_REPLY) {
-			/* a SAFE reply journaled while we were away may follow the
-			 * session onto this connection ahead of the OPEN */
-			struct mdsp_msg *heap = malloc(sizeof(*heap));
-
-			if (heap) {
-				*heap = in;
-				mdsc_handle_reply(m, heap);
-			} else {
-				mdsp_msg_free(&in);
-			}
-			continue;
-		}
-		if (in.type != MDSP_MSG_SESSION) {
-			dout(CLIENT, 1, "mds %s: %s before the session opened: ignored", m->addr,
-			     mdsp_msg_type_name(in.type));
-			mdsp_msg_free(&in);
-			continue;
-		}
-		switch (in.session.op) {
-		case MDSP_SESSION_OPEN:
-			g->id = in.session.session_id;
-			g->seq = in.session.seq;
-			g->epoch = in.session.mds_epoch;
-			g->lease_ms = in.session.lease_ms;
-			if (resume_id && g->id == resume_id)
-				memcpy(g->secret, secret, MDSP_KEY_LEN);
-			else if (c->authenticated)
-				memcpy(g->secret, c->session_secret, MDSP_KEY_LEN);
-			else
-				memcpy(g->secret, in.session.secret, MDSP_KEY_LEN);
-			memset(in.session.secret, 0, MDSP_KEY_LEN);
-			g->max_file_size = in.session.max_file_size;
-			g->refused = in.session.locks;
-			g->nrefused = in.session.nlocks;
-			in.session.locks = NULL;
-			in.session.nlocks = 0;
-			mdsp_msg_free(&in);
-			return 0;
-		case MDSP_SESSION_REJECT:
-		case MDSP_SESSION_CLOSE:
-		case MDSP_SESSION_EVICTED:
-			*result = in.session.result < 0 ? in.session.result : -EPERM;
-			snprintf(g->reason, sizeof(g->reason), "%s", in.session.reason ? in.session.reason : "refused");
-			derr(CLIENT, "mds %s refused to %s: %s (%s)", m->addr,
-			     resume_id ? "resume the session" : "open a session",
-			     in.session.reason ? in.session.reason : "no reason given", strerror(-*result));
-			mdsp_msg_free(&in);
-			return -ESTALE;
-		default:
-			mdsp_msg_free(&in);
-			continue;
-		}
-	}
 }
 
 /* ---- replay ---------------------------------------------------------------------- */
@@ -1344,7 +449,7 @@ static void connect_session(struct mds_client *m)
 	int tmo = (int)(mdsc_secs_to_ns(CFG_client_connect_timeout) / 1000000ull);
 	uint64_t t0, resume_id, old_epoch, backoff, tmo_ns;
 	uint8_t secret[MDSP_KEY_LEN];
-	struct granted g = { 0 };
+	struct mdsc_granted g = { 0 };
 	const char *why = NULL;
 	struct mds_conn *c = NULL;
 	unsigned int nreplay = 0, nretry = 0, nlost = 0;
@@ -1370,10 +475,10 @@ static void connect_session(struct mds_client *m)
 			     "failed", m->addr, nlost);
 	}
 	tmo_ns = mdsc_secs_to_ns(CFG_client_session_timeout);
-	r = tcp_connect(m->addr, tmo, (unsigned int)(tmo_ns / 1000000ull), &fd, &why);
+	r = mdsc_tcp_connect(m->addr, tmo, (unsigned int)(tmo_ns / 1000000ull), &fd, &why);
 	if (r)
 		goto fail;
-	c = conn_new(m, fd);
+	c = mdsc_conn_new(m, fd);
 	if (!c) {
 		close(fd);
 		r = -ENOMEM;
@@ -1382,10 +487,10 @@ static void connect_session(struct mds_client *m)
 	}
 	t0 = mdsc_lock(m);
 	if (m->stopping)
-		conn_mark_dead(c, false, 0, NULL);
+		mdsc_conn_mark_dead(c, false, 0, NULL);
 	s->handshaking = c;
 	mdsc_unlock(m, SEC_SESSION, t0);
-	r = handshake(m, c, resume_id, secret, tmo, &g, &refused);
+	r = mdsc_handshake(m, c, resume_id, secret, tmo, &g, &refused);
 	memset(secret, 0, sizeof(secret));
 	t0 = mdsc_lock(m);
 	s->handshaking = NULL;
@@ -1405,7 +510,7 @@ static void connect_session(struct mds_client *m)
 		/* the session is gone (evicted, closed, forgotten): an eviction */
 		perf_inc(&m->c_rejects, 1);
 		nlost = fail_unsafe(m);
-		conn_reap(c);
+		mdsc_conn_reap(c);
 		t0 = mdsc_lock(m);
 		s->id = 0;
 		s->lost = false;                /* fail_unsafe just ran */
@@ -1482,7 +587,7 @@ static void connect_session(struct mds_client *m)
 		c->has_reader = true;
 	} else {
 		derr(CLIENT, "mds %s: cannot start the reader thread", m->addr);
-		conn_mark_dead(c, false, 0, NULL);
+		mdsc_conn_mark_dead(c, false, 0, NULL);
 	}
 	if (resume_id && !resumed) {
 		nlost = fail_unsafe(m);
@@ -1538,7 +643,7 @@ static void connect_session(struct mds_client *m)
 	return;
 
 fail_conn:
-	conn_reap(c);
+	mdsc_conn_reap(c);
 fail:
 	t0 = mdsc_lock(m);
 	backoff_locked(m, r);
@@ -1552,7 +657,7 @@ fail:
 
 /* ---- the session thread -------------------------------------------------------------- */
 
-/* @wait_ns: as for conn_send_wait() (SEND_NOWAIT: never wait for room). */
+/* @wait_ns: as for mdsc_conn_send_wait() (SEND_NOWAIT: never wait for room). */
 static int send_session_msg_slow(struct mds_client *m, struct mds_conn *c, uint32_t op, uint64_t id, uint64_t seq,
 				 uint64_t wait_ns, uint32_t slow_ops, char *slow_op)
 {
@@ -1570,7 +675,7 @@ static int send_session_msg_slow(struct mds_client *m, struct mds_conn *c, uint3
 	mdsp_buf_init(&b);
 	r = mdsp_encode(&b, &msg);
 	if (!r)
-		r = conn_send_wait(c, &b, wait_ns);
+		r = mdsc_conn_send_wait(c, &b, wait_ns);
 	mdsp_buf_free(&b);
 	return r;
 }
@@ -1656,7 +761,7 @@ static void *session_main(void *arg)
 	uint64_t t0, now, next, iv, tmo, id, seq;
 	struct mds_conn *c;
 
-	on_session_thread = true;
+	mdsc_on_session_thread = true;
 	t0 = mdsc_lock(m);
 	while (!m->stopping) {
 		m->kick = false;
@@ -1670,7 +775,7 @@ static void *session_main(void *arg)
 			s->next_attempt_ns = now;       /* first attempt at once, then back off */
 			pthread_cond_broadcast(&m->session_cond);
 			mdsc_unlock(m, SEC_SESSION, t0);
-			conn_reap(c);
+			mdsc_conn_reap(c);
 			t0 = mdsc_lock(m);
 			continue;
 		}
@@ -1687,19 +792,19 @@ static void *session_main(void *arg)
 		if (c && s->state == SESS_OPEN) {
 			iv = renew_interval_locked(m);
 			tmo = mdsc_secs_to_ns(CFG_client_session_timeout);
-			if (conn_stalled_ns(c, now) > send_stall_ns()) {
+			if (mdsc_conn_stalled_ns(c, now) > mdsc_send_stall_ns()) {
 				/* the writer made no progress: with client_session_timeout 0
 				 * nothing else would end a socket the MDS stopped reading */
-				conn_mark_dead(c, false, 0, NULL);
+				mdsc_conn_mark_dead(c, false, 0, NULL);
 				mdsc_unlock(m, SEC_SESSION, t0);
 				derr(CLIENT, "mds %s: nothing could be sent for %.1f s: declaring the connection dead",
-				     m->addr, (double)send_stall_ns() / 1e9);
+				     m->addr, (double)mdsc_send_stall_ns() / 1e9);
 				t0 = mdsc_lock(m);
 				continue;
 			}
 			if (tmo && s->last_renew_sent_ns > s->last_renew_ack_ns &&
 			    mono_since(now, atomic_load(&c->last_rx_ns)) > tmo) {
-				conn_mark_dead(c, false, 0, NULL);
+				mdsc_conn_mark_dead(c, false, 0, NULL);
 				mdsc_unlock(m, SEC_SESSION, t0);
 				derr(CLIENT, "mds %s: nothing heard for %.1f s with a renew outstanding: "
 				     "declaring the connection dead", m->addr, (double)tmo / 1e9);
@@ -1932,7 +1037,7 @@ void mdsc_session_close(struct mds_client *m, uint64_t unmount_deadline_ns)
 	}
 	m->stopping = true;
 	if (s->handshaking)             /* an MDS that accepted but does not answer */
-		conn_mark_dead(s->handshaking, false, 0, NULL);
+		mdsc_conn_mark_dead(s->handshaking, false, 0, NULL);
 	mdsc_kick_locked(m);
 	mdsc_unlock(m, SEC_SESSION, t0);
 	pthread_join(m->session_thread, NULL);
@@ -1944,7 +1049,7 @@ void mdsc_session_close(struct mds_client *m, uint64_t unmount_deadline_ns)
 	pthread_cond_broadcast(&m->session_cond);
 	mdsc_unlock(m, SEC_SESSION, t0);
 	if (c)
-		conn_reap(c);
+		mdsc_conn_reap(c);
 }
 
 /* ---- caps, state, admin ------------------------------------------------------------------ */
@@ -1969,7 +1074,7 @@ int mdsc_send_caps(struct mds_client *m, const struct mdsp_caps *caps)
 	mdsp_buf_init(&b);
 	r = mdsp_encode(&b, &msg);
 	if (!r)
-		r = conn_send_wait(c, &b, SEND_NOWAIT);         /* documented never to block */
+		r = mdsc_conn_send_wait(c, &b, SEND_NOWAIT);         /* documented never to block */
 	mdsp_buf_free(&b);
 	mdsc_conn_put(c);
 	return r;

@@ -6,7 +6,9 @@
  * The layers, bottom to top; a file includes and calls only its own layer
  * and those below (tools/check-layers.sh checks it, in the suite):
  *
- *   session   mds_client.c, mds_client_session.c (mds_client_int.h), intr.c,
+ *   session   mds_client.c (requests), mds_client_session.c (the session
+ *             thread, reconnect, replay), mds_client_conn.c (connections),
+ *             mds_client_auth.c (the handshake) (mds_client_int.h), intr.c,
  *             opwait.c: the MDS session, its requests, interruptible waits
  *   cache     cache_int.h: inode.c (the inode cache), dentry.c (the dentry
  *             cache), caps.c (caps, GRANT/REVOKE, cap work), blocks.c (what

@@ -23,6 +23,8 @@ cd "$dir"
 layers='
 mds_client.c session
 mds_client_session.c session
+mds_client_conn.c session
+mds_client_auth.c session
 intr.c session
 opwait.c session
 mds_client.h session

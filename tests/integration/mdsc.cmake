@@ -10,6 +10,8 @@ if(TARGET loligo-mds)
             ${CMAKE_SOURCE_DIR}/client/intr.c
             ${CMAKE_SOURCE_DIR}/client/opwait.c
             ${CMAKE_SOURCE_DIR}/client/mds_client_session.c
+            ${CMAKE_SOURCE_DIR}/client/mds_client_conn.c
+            ${CMAKE_SOURCE_DIR}/client/mds_client_auth.c
     LIBS loligo_proto loligo_common PkgConfig::URCU
     LABELS integration client mdsc
     TIMEOUT 240)

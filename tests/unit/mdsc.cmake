@@ -9,6 +9,8 @@ loligo_check_test(test_mdsc
           ${CMAKE_SOURCE_DIR}/client/intr.c
             ${CMAKE_SOURCE_DIR}/client/opwait.c
           ${CMAKE_SOURCE_DIR}/client/mds_client_session.c
+          ${CMAKE_SOURCE_DIR}/client/mds_client_conn.c
+          ${CMAKE_SOURCE_DIR}/client/mds_client_auth.c
   LIBS loligo_proto loligo_common PkgConfig::URCU
   LABELS unit client mdsc
   TIMEOUT 120)
@@ -21,6 +23,8 @@ loligo_check_test(test_mdsc_oldest
           ${CMAKE_SOURCE_DIR}/client/intr.c
             ${CMAKE_SOURCE_DIR}/client/opwait.c
           ${CMAKE_SOURCE_DIR}/client/mds_client_session.c
+          ${CMAKE_SOURCE_DIR}/client/mds_client_conn.c
+          ${CMAKE_SOURCE_DIR}/client/mds_client_auth.c
   LIBS loligo_proto loligo_common PkgConfig::URCU
   LABELS unit client mdsc
   TIMEOUT 120)

@@ -1,0 +1,350 @@
+/*
+ * mds_client_auth.c - the session handshake (part of the session layer,
+ * mds_client_session.c has the whole story): the client's key
+ * (mdsc_auth_init), the AUTH exchange (HELLO/CHALLENGE, with a key
+ * PROOF/OK, after which frames carry MACs; mds_proto/auth.c), and
+ * SESSION REQUEST_OPEN or RECONNECT with what the MDS grants
+ * (mdsc_handshake), read on the session thread before the connection has
+ * a reader.  Refusals are final and logged with what to do.  No lock is
+ * held: the connection is not published yet.
+ */
+#include "client/mds_client_int.h"
+
+#include <assert.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <json-c/json.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/lockdep.h"
+#include "common/config.h"
+#include "common/crc32c.h"
+#include "common/log.h"
+
+/* ---- handshake ------------------------------------------------------------------ */
+
+
+int mdsc_auth_init(struct mds_client *m)
+{
+	struct mdsp_keyring kr;
+	const struct mdsp_key *k;
+	char err[1024];
+	int r;
+
+	m->auth_name = cfg_strdup(CFG_client_auth_name);
+	m->keyring_path = cfg_strdup(CFG_client_keyring);
+	if (!m->auth_name || !m->keyring_path)
+		return -ENOMEM;
+	if (!mdsp_auth_name_valid(m->auth_name)) {
+		derr(CLIENT, "client_auth_name '%s' is not a name of the form client.NAME", m->auth_name);
+		return -EINVAL;
+	}
+	if (!*m->keyring_path) {
+		m->keyring_missing = true;
+		return 0;
+	}
+	r = mdsp_keyring_load(m->keyring_path, &kr, err, sizeof(err));
+	if (r == -ENOENT) {
+		m->keyring_missing = true;
+		dout(CLIENT, 1, "no keyring at %s (client_keyring): connecting without a key", m->keyring_path);
+		return 0;
+	}
+	if (r) {
+		derr(CLIENT, "%s (client_keyring): fix the file or point client_keyring at another", err);
+		return r;
+	}
+	k = mdsp_keyring_find(&kr, m->auth_name);
+	if (!k) {
+		derr(CLIENT, "keyring %s (client_keyring) has no key for %s (client_auth_name): write it with "
+		     "'loligo auth get-or-create %s -o %s' on the mds host, or set client_auth_name to a name it holds",
+		     m->keyring_path, m->auth_name, m->auth_name, m->keyring_path);
+		mdsp_keyring_free(&kr);
+		return -ENOKEY;
+	}
+	memcpy(m->key, k->secret, MDSP_KEY_LEN);
+	m->have_key = true;
+	mdsp_keyring_free(&kr);
+	return 0;
+}
+
+/* Read the next frame of the handshake before @deadline. */
+static int handshake_recv(struct mds_client *m, struct mds_conn *c, uint64_t deadline, struct mdsp_msg *in)
+{
+	const char *why = NULL;
+	uint64_t now;
+	int r;
+
+	for (;;) {
+		now = now_mono_ns();
+		if (now >= deadline)
+			return -ETIMEDOUT;
+		r = mdsc_conn_recv(c, in, (int)((deadline - now) / 1000000ull) + 1, &why);
+		if (r == -EOPNOTSUPP)
+			continue;
+		if (r)
+			dout(CLIENT, 1, "mds %s: no handshake answer: %s", m->addr, why ? why : strerror(-r));
+		return r;
+	}
+}
+
+/* Say what an AUTH REJECT (or our own refusal of the mds, op 0) means for
+ * us and what to do about it; keep it for mdsc_open_session's last word. */
+static void log_auth_reject(struct mds_client *m, const struct mdsp_auth *a)
+{
+	int err = a->result < 0 ? a->result : -EACCES;
+	const char *reason = a->reason ? a->reason : "no reason given";
+	char msg[sizeof(m->session.auth_error)];
+	uint64_t t0;
+
+	if (a->op != MDSP_AUTH_REJECT)          /* our own verdict on the mds */
+		snprintf(msg, sizeof(msg), "%s", reason);
+	else if (err == -EACCES && m->keyring_missing)
+		snprintf(msg, sizeof(msg), "the mds requires authentication, but the keyring %s (client_keyring) does "
+			 "not exist: create it on the mds host with 'loligo auth get-or-create %s -o %s' and copy it here",
+			 *m->keyring_path ? m->keyring_path : "(none)", m->auth_name,
+			 *m->keyring_path ? m->keyring_path : "FILE");
+	else if (err == -EKEYREJECTED)
+		snprintf(msg, sizeof(msg), "the mds rejected the key of %s in %s: %s", m->auth_name, m->keyring_path,
+			 reason);
+	else
+		snprintf(msg, sizeof(msg), "the mds refused %s: %s (%s)", m->auth_name, reason, strerror(-err));
+	derr(CLIENT, "mds %s: %s", m->addr, msg);
+	t0 = mdsc_lock(m);
+	memcpy(m->session.auth_error, msg, sizeof(msg));
+	mdsc_unlock(m, SEC_SESSION, t0);
+}
+
+/*
+ * AUTH on @c: HELLO, CHALLENGE, and with a key PROOF, OK.  Return: 0 (the
+ * connection's nonces set; with a key, MACs on from the next frame), -EACCES
+ * when the MDS refused (@result gets its errno, the reason is logged), or a
+ * connection error.
+ */
+static int auth_exchange(struct mds_client *m, struct mds_conn *c, uint64_t deadline, int *result)
+{
+	struct mdsp_msg out = { .type = MDSP_MSG_AUTH }, in;
+	uint8_t want[MDSP_MAC_LEN], k_c2m[MDSP_MAC_LEN], k_m2c[MDSP_MAC_LEN];
+	struct mdsp_mac *rx = NULL, *tx = NULL;
+	struct mdsp_buf b;
+	int r;
+
+	if (mdsp_random(c->cnonce, MDSP_NONCE_LEN))
+		return -EIO;
+	out.auth.op = MDSP_AUTH_HELLO;
+	out.auth.flags = m->have_key ? MDSP_AUTH_HAVE_KEY : 0;
+	out.auth.name = m->auth_name;
+	memcpy(out.auth.nonce, c->cnonce, MDSP_NONCE_LEN);
+	mdsp_buf_init(&b);
+	r = mdsp_encode(&b, &out);
+	if (!r)
+		r = mdsc_conn_send(c, &b);
+	mdsp_buf_free(&b);
+	if (r)
+		return r;
+	for (;;) {
+		r = handshake_recv(m, c, deadline, &in);
+		if (r)
+			return r;
+		if (in.type == MDSP_MSG_AUTH)
+			break;
+		mdsp_msg_free(&in);
+	}
+	if (in.auth.op == MDSP_AUTH_REJECT) {
+		log_auth_reject(m, &in.auth);
+		*result = in.auth.result < 0 ? in.auth.result : -EACCES;
+		mdsp_msg_free(&in);
+		return -EACCES;
+	}
+	if (in.auth.op != MDSP_AUTH_CHALLENGE) {
+		mdsp_msg_free(&in);
+		return -EPROTO;
+	}
+	memcpy(c->snonce, in.auth.nonce, MDSP_NONCE_LEN);
+	mdsp_msg_free(&in);
+	if (!m->have_key)
+		return 0;
+
+	memset(&out, 0, sizeof(out));
+	out.type = MDSP_MSG_AUTH;
+	out.auth.op = MDSP_AUTH_PROOF;
+	if (mdsp_auth_derive(m->key, MDSP_DERIVE_CLIENT_PROOF, m->auth_name, c->cnonce, c->snonce, out.auth.proof))
+		return -EIO;
+	mdsp_buf_init(&b);
+	r = mdsp_encode(&b, &out);
+	if (!r)
+		r = mdsc_conn_send(c, &b);
+	mdsp_buf_free(&b);
+	if (r)
+		return r;
+	r = handshake_recv(m, c, deadline, &in);
+	if (r)
+		return r;
+	if (in.type == MDSP_MSG_AUTH && in.auth.op == MDSP_AUTH_REJECT) {
+		log_auth_reject(m, &in.auth);
+		*result = in.auth.result < 0 ? in.auth.result : -EACCES;
+		mdsp_msg_free(&in);
+		return -EACCES;
+	}
+	if (in.type != MDSP_MSG_AUTH || in.auth.op != MDSP_AUTH_OK) {
+		mdsp_msg_free(&in);
+		return -EPROTO;
+	}
+	r = mdsp_auth_derive(m->key, MDSP_DERIVE_MDS_PROOF, m->auth_name, c->cnonce, c->snonce, want);
+	if (!r && !mdsp_mac_equal(want, in.auth.proof)) {
+		/* whoever answered does not hold our key: not our mds */
+		struct mdsp_auth fake = { .result = -EKEYREJECTED };
+		char why[sizeof(m->session.auth_error)];
+
+		snprintf(why, sizeof(why), "the mds could not prove that it holds the key of %s: refusing it (is "
+			 "client_mds_addr the right mds, and its keyring the one %s came from?)", m->auth_name,
+			 m->keyring_path);
+		fake.reason = why;
+		log_auth_reject(m, &fake);
+		*result = -EKEYREJECTED;
+		r = -EACCES;
+	}
+	mdsp_msg_free(&in);
+	if (r)
+		return r;
+	if (mdsp_auth_derive(m->key, MDSP_DERIVE_KEY_C2M, m->auth_name, c->cnonce, c->snonce, k_c2m) ||
+	    mdsp_auth_derive(m->key, MDSP_DERIVE_KEY_M2C, m->auth_name, c->cnonce, c->snonce, k_m2c) ||
+	    mdsp_auth_derive(m->key, MDSP_DERIVE_SESSION, m->auth_name, c->cnonce, c->snonce, c->session_secret) ||
+	    mdsp_mac_new(&rx, k_m2c) || mdsp_mac_new(&tx, k_c2m)) {
+		mdsp_mac_free(rx);
+		r = -EIO;
+		goto out;
+	}
+	c->rx_mac = rx;
+	pthread_mutex_lock(&c->out_lock);
+	c->tx_mac = tx;
+	pthread_mutex_unlock(&c->out_lock);
+	c->authenticated = true;
+out:
+	memset(k_c2m, 0, sizeof(k_c2m));
+	memset(k_m2c, 0, sizeof(k_m2c));
+	return r;
+}
+
+/*
+ * Authenticate on @c, then send REQUEST_OPEN (or RECONNECT of @resume_id
+ * with the proof of @secret) and read the answer.
+ * Return: 0 with @g filled; -ESTALE when the MDS refused the session
+ * (reason logged, @result gets its errno); -EACCES when it refused our
+ * authentication (@result: ENOKEY, EKEYREJECTED, EACCES); -ETIMEDOUT or a
+ * connection error.
+ */
+int mdsc_handshake(struct mds_client *m, struct mds_conn *c, uint64_t resume_id, const uint8_t *secret,
+		     int timeout_ms, struct mdsc_granted *g, int *result)
+{
+	struct mdsp_msg out = { .type = MDSP_MSG_SESSION }, in;
+	uint64_t deadline = now_mono_ns() + (uint64_t)timeout_ms * 1000000ull;
+	struct mdsp_cap_reconnect *caps = NULL;
+	struct mdsp_lock *locks = NULL;
+	uint32_t ncaps = 0, nlocks = 0;
+	struct mdsp_buf b;
+	int r;
+
+	r = auth_exchange(m, c, deadline, result);
+	if (r)
+		return r;
+	out.session.op = resume_id ? MDSP_SESSION_RECONNECT : MDSP_SESSION_REQUEST_OPEN;
+	out.session.session_id = resume_id;
+	out.session.client_name = m->name;
+	out.session.meta = m->meta;
+	out.session.nmeta = m->nmeta;
+	memcpy(out.session.client_uuid, m->uuid, sizeof(m->uuid));
+	if (resume_id && mdsp_reconnect_proof(secret, resume_id, c->cnonce, c->snonce, out.session.proof))
+		return -EIO;
+	if (resume_id && m->ops.reconnect_caps && m->ops.reconnect_caps(m->ops_arg, &caps, &ncaps) == 0) {
+		out.session.caps = caps;
+		out.session.ncaps = ncaps;
+	}
+	/* our file locks: a restarted MDS learns them from us (mds/flock.c) */
+	if (resume_id && m->ops.reconnect_locks && m->ops.reconnect_locks(m->ops_arg, &locks, &nlocks) == 0) {
+		out.session.locks = locks;
+		out.session.nlocks = nlocks;
+	}
+	out.session.store_addr = m->store_addr;
+	mdsp_buf_init(&b);
+	r = mdsp_encode(&b, &out);
+	for (uint32_t i = 0; caps && i < ncaps; i++)
+		free(caps[i].dname);    /* dentry leases name their dentry */
+	free(caps);
+	free(locks);
+	if (!r)
+		r = mdsc_conn_send(c, &b);
+	mdsp_buf_free(&b);
+	if (r)
+		return r;
+	for (;;) {
+		r = handshake_recv(m, c, deadline, &in);
+		if (r)
+			return r;
+		if (in.type == MDSP_MSG_REPLY) {
+			/* a SAFE reply journaled while we were away may follow the
+			 * session onto this connection ahead of the OPEN */
+			struct mdsp_msg *heap = malloc(sizeof(*heap));
+
+			if (heap) {
+				*heap = in;
+				mdsc_handle_reply(m, heap);
+			} else {
+				mdsp_msg_free(&in);
+			}
+			continue;
+		}
+		if (in.type != MDSP_MSG_SESSION) {
+			dout(CLIENT, 1, "mds %s: %s before the session opened: ignored", m->addr,
+			     mdsp_msg_type_name(in.type));
+			mdsp_msg_free(&in);
+			continue;
+		}
+		switch (in.session.op) {
+		case MDSP_SESSION_OPEN:
+			g->id = in.session.session_id;
+			g->seq = in.session.seq;
+			g->epoch = in.session.mds_epoch;
+			g->lease_ms = in.session.lease_ms;
+			if (resume_id && g->id == resume_id)
+				memcpy(g->secret, secret, MDSP_KEY_LEN);
+			else if (c->authenticated)
+				memcpy(g->secret, c->session_secret, MDSP_KEY_LEN);
+			else
+				memcpy(g->secret, in.session.secret, MDSP_KEY_LEN);
+			memset(in.session.secret, 0, MDSP_KEY_LEN);
+			g->max_file_size = in.session.max_file_size;
+			g->refused = in.session.locks;
+			g->nrefused = in.session.nlocks;
+			in.session.locks = NULL;
+			in.session.nlocks = 0;
+			mdsp_msg_free(&in);
+			return 0;
+		case MDSP_SESSION_REJECT:
+		case MDSP_SESSION_CLOSE:
+		case MDSP_SESSION_EVICTED:
+			*result = in.session.result < 0 ? in.session.result : -EPERM;
+			snprintf(g->reason, sizeof(g->reason), "%s", in.session.reason ? in.session.reason : "refused");
+			derr(CLIENT, "mds %s refused to %s: %s (%s)", m->addr,
+			     resume_id ? "resume the session" : "open a session",
+			     in.session.reason ? in.session.reason : "no reason given", strerror(-*result));
+			mdsp_msg_free(&in);
+			return -ESTALE;
+		default:
+			mdsp_msg_free(&in);
+			continue;
+		}
+	}
+}
