@@ -714,10 +714,20 @@ int asok_start(const char *path, struct asok **out)
 		r = -errno;
 		goto out_free;
 	}
-	if (bind(a->lfd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(a->lfd, 16) < 0) {
+	if (bind(a->lfd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
 		r = -errno;
 		derr(ASOK, "cannot bind admin socket %s: %s", path, strerror(-r));
 		goto out_close;
+	}
+	/*
+	 * Owner only, whatever the umask: the socket is the access control of
+	 * every command behind it (the MDS's `auth get` hands out keys).  Set
+	 * before listen(), so nobody connects while the umask's mode holds.
+	 */
+	if (chmod(path, 0600) < 0 || listen(a->lfd, 16) < 0) {
+		r = -errno;
+		derr(ASOK, "cannot set up admin socket %s: %s", path, strerror(-r));
+		goto out_unlink;
 	}
 	if (stat(path, &st) == 0) {
 		a->dev = st.st_dev;

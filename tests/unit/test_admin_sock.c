@@ -376,6 +376,19 @@ START_TEST(test_socket_files)
 		ck_assert_int_eq(stat(stale, &st), -1);	/* stop unlinks it */
 	}
 
+	/* owner only, whatever the umask (the MDS's socket hands out keys) */
+	{
+		mode_t old = umask(0);
+		struct stat st;
+
+		ck_assert_int_eq(asok_start(stale, &other), 0);
+		umask(old);
+		ck_assert_int_eq(stat(stale, &st), 0);
+		ck_assert_msg((st.st_mode & 07777) == 0600, "admin socket mode %o under umask 000",
+			      (unsigned)(st.st_mode & 07777));
+		asok_stop(other);
+	}
+
 	/* a regular file is not ours to delete */
 	snprintf(plain, sizeof(plain), "%s/plain", dir);
 	fd = open(plain, O_CREAT | O_WRONLY, 0600);
