@@ -209,7 +209,8 @@ static int kv_set(struct mem_obj *o, const char *key, const void *val, size_t le
 
 	if (!v)
 		return -ENOMEM;
-	memcpy(v, val, len);
+	if (len)
+		memcpy(v, val, len);    /* an empty value may come as NULL */
 	if (found) {
 		free(o->omap[i].val);
 		o->omap[i].val = v;
