@@ -66,6 +66,33 @@
  * a connection whose queue has not moved for that long (30 s when the
  * timeout is 0), and a renew that could not go out still counts as
  * outstanding, so the silence is judged as before.
+ *
+ * Several MDS daemons (issue 19): client_mds_addr may list every MDS of the
+ * filesystem, the active one and the standbys.  A standby does not listen
+ * until it takes the rank, and the new active loads the session table and
+ * the journal as a restarted MDS does, so following it is a reconnect like
+ * any other, only to another address.  Each attempt goes to m->addr; a
+ * failed one (refused, timed out, handshake lost) moves to the next address
+ * at once, and client_reconnect_backoff_* applies only after a whole round
+ * of them failed.  The address that worked stays current, so the next round
+ * starts there.  m->addr is an atomic pointer into m->addrs (alive as long
+ * as the client) that only this thread stores: any log line may read it.
+ *
+ * A deposed MDS may not close anything: SIGSTOPped past its grace, its
+ * sockets stay open and the kernel takes our bytes, so only the 30 s of
+ * client_session_timeout would end the connection.  With two addresses or
+ * more, a connection silent for client_mds_probe_after (2 s) while we wait
+ * for the MDS (a renew unanswered, or a request in the map, which waits for
+ * a reply or its SAFE: xa_count under the client mutex, once per tick)
+ * makes the session thread probe the other addresses, with no lock held,
+ * one 300 ms connect each, at most once per interval.  One that accepts has
+ * the rank (standbys do not listen): the silent connection is declared dead
+ * and the session resumed there, with the replay above.  An MDS that spoke
+ * during the probe is kept.  Limit: a deposed MDS still stopped also
+ * accepts connects (its listen backlog), so a client whose current MDS is
+ * slow to answer a request may probe it, try it, lose client_connect_timeout
+ * on its silent handshake and come back; with one address nothing is
+ * probed.
  */
 #include "client/mds_client_int.h"
 
