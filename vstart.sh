@@ -121,6 +121,9 @@ log_file = $out/\$cluster-\$name.log
 mds_keyring = $dir/keyring
 
 [client]
+# every MDS daemon of the filesystem, comma-separated, any order: the client
+# connects to them in turn and follows the active one (issue 19), e.g.
+#   client_mds_addr = 127.0.0.1:$mds_port,127.0.0.1:$((mds_port + 1))
 client_mds_addr = 127.0.0.1:$mds_port
 # \$pid: two mounts from this config do not collide: 'loligo daemon client.admin ...' finds the one running
 admin_socket = $out/\$cluster-\$name.\$pid.asok

@@ -178,6 +178,18 @@ static int data_pool_check(struct lclient *c)
 	return 0;
 }
 
+int lclient_check_mds_addr(char *err, size_t errlen)
+{
+	char *list = cfg_strdup(CFG_client_mds_addr);
+	int r;
+
+	if (!list)
+		return -ENOMEM;
+	r = mdsc_addrs_parse(list, NULL, NULL, err, errlen);
+	free(list);
+	return r;
+}
+
 int lclient_create(struct lclient **out)
 {
 	struct lclient *c;
@@ -531,7 +543,7 @@ static int mount_mds(struct lclient *c, const char *root_path)
 	}
 	c->mounted = true;
 	dinfo(CLIENT, "mounted %s (root ino %" PRIx64 ") from MDS %s, data pool %s",
-	      root_path ? root_path : c->mountpoint, c->root->ino, c->mds_addr, c->data_pool_name);
+	      root_path ? root_path : c->mountpoint, c->root->ino, mdsc_addr(c->mdsc), c->data_pool_name);
 	return 0;
 
 out_root:

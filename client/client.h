@@ -130,6 +130,12 @@ void lc_intr_fire(struct lc_intr *it);
 /* ---- lifetime --------------------------------------------------------- */
 
 /**
+ * lclient_check_mds_addr - check client_mds_addr (one host:port, or a
+ * comma-separated list of the filesystem's MDS daemons) before anything
+ * starts.  Return: 0, or -EINVAL with @err naming the bad entry.
+ */
+int lclient_check_mds_addr(char *err, size_t errlen);
+/**
  * lclient_create - build a client from the process configuration ([client]
  * options: mds address, client_mountpoint, cache sizes, timeouts; [global]
  * store options for the data pool).  Does no I/O.

@@ -1041,9 +1041,105 @@ int mdsc_set_meta(struct mds_client *m, const char *key, const char *val)
 	return 0;
 }
 
+void mdsc_addrs_free(char **addrs, uint32_t n)
+{
+	if (!addrs)
+		return;
+	for (uint32_t i = 0; i < n; i++)
+		free(addrs[i]);
+	free(addrs);
+}
+
+/* Is @a (a trimmed entry) host:port?  NULL, or what is wrong with it. */
+static const char *addr_entry_bad(const char *a)
+{
+	const char *colon = strrchr(a, ':'), *p;
+	size_t hl;
+	long port = 0;
+
+	if (!colon)
+		return "not host:port (no ':port')";
+	hl = (size_t)(colon - a);
+	if (!hl)
+		return "no host before ':'";
+	if (hl >= 256)
+		return "host name too long";
+	if (a[0] == '[' ? a[hl - 1] != ']' || hl < 3 : memchr(a, ':', hl) != NULL)
+		return "an IPv6 host must be in brackets: [addr]:port";
+	if (!colon[1])
+		return "no port after ':'";
+	for (p = colon + 1; *p; p++) {
+		if (*p < '0' || *p > '9')
+			return "the port is not a number";
+		port = port * 10 + (*p - '0');
+		if (port > 65535)
+			break;
+	}
+	if (port < 1 || port > 65535)
+		return "the port is not in 1-65535";
+	return NULL;
+}
+
+int mdsc_addrs_parse(const char *list, char ***out, uint32_t *n, char *err, size_t errlen)
+{
+	char *dup = list ? strdup(list) : NULL, *tok, *e;
+	char **v = NULL, **nv;
+	uint32_t cnt = 0, i, pos = 0;
+	const char *bad;
+	int ret = -EINVAL;
+
+	if (err && errlen)
+		*err = '\0';
+	if (!dup)
+		return list ? -ENOMEM : -EINVAL;
+	if (!*dup) {
+		if (err)
+			snprintf(err, errlen, "client_mds_addr is empty: give host:port of the MDS (or a list)");
+		goto out;
+	}
+	/* strsep, not strtok: an empty entry ("a,,b", "a,") is an error, not skipped */
+	for (char *rest = dup; (tok = strsep(&rest, ",")); ) {
+		pos++;
+		while (*tok == ' ' || *tok == '\t')
+			tok++;
+		for (e = tok + strlen(tok); e > tok && (e[-1] == ' ' || e[-1] == '\t'); e--)
+			e[-1] = '\0';
+		bad = *tok ? addr_entry_bad(tok) : "empty entry";
+		for (i = 0; !bad && i < cnt; i++)
+			if (!strcmp(v[i], tok))
+				bad = "listed twice";
+		if (bad) {
+			if (err)
+				snprintf(err, errlen, "client_mds_addr '%s': entry %u '%s': %s", list, pos, tok, bad);
+			goto out;
+		}
+		nv = realloc(v, (cnt + 1) * sizeof(*v));
+		if (!nv || !(nv[cnt] = strdup(tok))) {
+			v = nv ? nv : v;
+			ret = -ENOMEM;
+			goto out;
+		}
+		v = nv;
+		cnt++;
+	}
+	ret = 0;
+	if (out) {
+		*out = v;
+		*n = cnt;
+		v = NULL;
+	} else if (n) {
+		*n = cnt;
+	}
+out:
+	mdsc_addrs_free(v, cnt);
+	free(dup);
+	return ret;
+}
+
 int mdsc_create(const char *addr, const char *client_name, const struct mdsc_ops *ops, void *arg,
 		struct mds_client **out)
 {
+	char *list = NULL, err[512];
 	struct mds_client *m;
 	char host[128];
 	int ret = -ENOMEM;
@@ -1061,7 +1157,7 @@ int mdsc_create(const char *addr, const char *client_name, const struct mdsc_ops
 		m->ops = *ops;
 	m->ops_arg = arg;
 	m->reconnect_stale = cfg_bool(CFG_client_reconnect_stale);
-	m->addr = addr ? strdup(addr) : cfg_strdup(CFG_client_mds_addr);
+	list = addr ? strdup(addr) : cfg_strdup(CFG_client_mds_addr);
 	if (client_name) {
 		m->name = strdup(client_name);
 	} else {
@@ -1071,13 +1167,17 @@ int mdsc_create(const char *addr, const char *client_name, const struct mdsc_ops
 		if (asprintf(&m->name, "client.%s.%d", host, (int)getpid()) < 0)
 			m->name = NULL;
 	}
-	if (!m->addr || !m->name)
+	if (!list || !m->name)
 		goto out_free;
-	if (!*m->addr || !strrchr(m->addr, ':')) {
-		derr(CLIENT, "mds address '%s' is not host:port", m->addr);
-		ret = -EINVAL;
+	ret = mdsc_addrs_parse(list, &m->addrs, &m->naddrs, err, sizeof(err));
+	if (ret) {
+		if (ret == -EINVAL)
+			derr(CLIENT, "%s", err);
 		goto out_free;
 	}
+	atomic_init(&m->addr, m->addrs[0]);
+	free(list);
+	list = NULL;
 	{
 		char mode[32];
 
@@ -1109,13 +1209,19 @@ out_free:
 	xa_destroy(&m->requests);
 	pthread_mutex_destroy(&m->wait_list_lock);
 	pthread_mutex_destroy(&m->mutex);
-	free(m->addr);
+	free(list);
+	mdsc_addrs_free(m->addrs, m->naddrs);
 	free(m->name);
 	free(m->auth_name);
 	free(m->keyring_path);
 	memset(m->key, 0, sizeof(m->key));
 	free(m);
 	return ret;
+}
+
+const char *mdsc_addr(struct mds_client *m)
+{
+	return atomic_load_explicit(&m->addr, memory_order_acquire);
 }
 
 /* Give up on every request still in the map (teardown). */
@@ -1173,7 +1279,7 @@ void mdsc_destroy_by(struct mds_client *m, uint64_t deadline_ns)
 	mdsc_session_fini(m);
 	pthread_mutex_destroy(&m->wait_list_lock);
 	pthread_mutex_destroy(&m->mutex);
-	free(m->addr);
+	mdsc_addrs_free(m->addrs, m->naddrs);       /* nothing reads m->addr any more */
 	for (uint32_t i = 0; i < m->nmeta; i++) {
 		free(m->meta[i].key);
 		free(m->meta[i].val);

@@ -104,13 +104,38 @@ struct mdsc_ops {
 int mdsc_set_meta(struct mds_client *m, const char *key, const char *val);
 
 /**
- * mdsc_create - a session layer talking to the MDS at @addr ("host:port";
- * NULL: the client_mds_addr option).  @client_name NULL: "client.<host>.<pid>".
+ * mdsc_addrs_parse - split a client_mds_addr value: "host:port" or a
+ * comma-separated list of them (the MDS daemons of one filesystem, active
+ * and standbys, any order; spaces around entries are ignored; an IPv6 host
+ * in brackets, "[::1]:6800").  Every entry is checked: a host, a port
+ * 1-65535, no duplicate.
+ * @list: the value.
+ * @out: set to a malloc'd array of *@n malloc'd strings (mdsc_addrs_free);
+ *       NULL: only check.
+ * @err: on failure, a message naming the bad entry (may be NULL).
+ * Return: 0, -EINVAL (@err says why), -ENOMEM.
+ */
+int mdsc_addrs_parse(const char *list, char ***out, uint32_t *n, char *err, size_t errlen);
+/** mdsc_addrs_free - free what mdsc_addrs_parse() returned. */
+void mdsc_addrs_free(char **addrs, uint32_t n);
+
+/**
+ * mdsc_create - a session layer talking to the MDS at @addr ("host:port",
+ * or a comma-separated list of the filesystem's MDS daemons, see
+ * mdsc_addrs_parse(); NULL: the client_mds_addr option).  The session
+ * thread connects to them in turn and follows the one that serves (see
+ * mds_client_session.c).  @client_name NULL: "client.<host>.<pid>".
  * @ops is copied.  Connects lazily; mdsc_open_session() waits for the first
  * session.  Reads the mdsc options (common/options/mdsc.def) once.
+ * Return: 0, -EINVAL (a bad address: the entry is logged), -ENOMEM.
  */
 int mdsc_create(const char *addr, const char *client_name, const struct mdsc_ops *ops, void *arg,
 		struct mds_client **out);
+/**
+ * mdsc_addr - the MDS address in use (or being tried): one of the list's
+ * strings, valid until mdsc_destroy.  Any thread, no lock.
+ */
+const char *mdsc_addr(struct mds_client *mdsc);
 /**
  * mdsc_open_session - connect and open the session within @timeout_ms
  * (retrying a refused or failed connection with backoff until then).

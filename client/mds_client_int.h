@@ -142,6 +142,10 @@ struct mds_session {
 	char evict_reason[512];         /* why the MDS evicted us (logged, mdsc_evicted) */
 	uint32_t reconnects;
 	uint32_t stale_count;
+	uint32_t addr_idx;              /* m->addrs[] index of m->addr (session thread writes) */
+	uint32_t round_failed;          /* attempts failed in a row: a round of m->naddrs backs off */
+	uint64_t next_probe_ns;         /* a silent MDS: the other addresses probed again from then */
+	uint32_t failovers;             /* the session moved to another address */
 	uint64_t wait_logged_ns;        /* last "waiting for the MDS" line (0: not waiting) */
 };
 
@@ -169,7 +173,18 @@ struct mds_client {
 	struct cds_list_head wait_list; /* protected by wait_list_lock */
 	_Atomic uint64_t nr_waiting;    /* changed under wait_list_lock */
 
-	char *addr;
+	/*
+	 * The MDS daemons of the filesystem (client_mds_addr, a comma-separated
+	 * list: the active one and the standbys, in any order).  addrs[] and
+	 * its strings are made by mdsc_create and freed by mdsc_destroy only,
+	 * so any thread may keep and print a pointer to one of them.  addr is
+	 * the one in use (or being tried): it always points into addrs[], is
+	 * stored by the session thread only, and read by anyone with no lock
+	 * (an atomic load: every "mds %s" log line reads it that way).
+	 */
+	char **addrs;
+	uint32_t naddrs;
+	_Atomic(char *) addr;
 	char *name;
 	uint8_t uuid[16];
 	/* who we are (SESSION v4 metadata, `session ls`): set by mdsc_set_meta
@@ -292,6 +307,8 @@ int mdsc_conn_send_wait(struct mds_conn *c, struct mdsp_buf *b, uint64_t wait_ns
 uint64_t mdsc_conn_stalled_ns(struct mds_conn *c, uint64_t now);
 /* the stall bound: client_session_timeout, 30 s when that is 0 (conn.c) */
 uint64_t mdsc_send_stall_ns(void);
+/* can a TCP connection to @addr be made within @timeout_ms?  0 (closed at once) or -errno (conn.c) */
+int mdsc_tcp_probe(const char *addr, int timeout_ms);
 /* connect to @addr within @timeout_ms, the socket's send stall bound @stall_ms (conn.c) */
 int mdsc_tcp_connect(const char *addr, int timeout_ms, unsigned int stall_ms, int *out, const char **why);
 /* AUTH, then SESSION open (or RECONNECT of @resume_id with @secret): what was granted in @g (auth.c) */

@@ -66,6 +66,33 @@
  * a connection whose queue has not moved for that long (30 s when the
  * timeout is 0), and a renew that could not go out still counts as
  * outstanding, so the silence is judged as before.
+ *
+ * Several MDS daemons (issue 19): client_mds_addr may list every MDS of the
+ * filesystem, the active one and the standbys.  A standby does not listen
+ * until it takes the rank, and the new active loads the session table and
+ * the journal as a restarted MDS does, so following it is a reconnect like
+ * any other, only to another address.  Each attempt goes to m->addr; a
+ * failed one (refused, timed out, handshake lost) moves to the next address
+ * at once, and client_reconnect_backoff_* applies only after a whole round
+ * of them failed.  The address that worked stays current, so the next round
+ * starts there.  m->addr is an atomic pointer into m->addrs (alive as long
+ * as the client) that only this thread stores: any log line may read it.
+ *
+ * A deposed MDS may not close anything: SIGSTOPped past its grace, its
+ * sockets stay open and the kernel takes our bytes, so only the 30 s of
+ * client_session_timeout would end the connection.  With two addresses or
+ * more, a connection silent for client_mds_probe_after (2 s) while we wait
+ * for the MDS (a renew unanswered, or a request in the map, which waits for
+ * a reply or its SAFE: xa_count under the client mutex, once per tick)
+ * makes the session thread probe the other addresses, with no lock held,
+ * one 300 ms connect each, at most once per interval.  One that accepts has
+ * the rank (standbys do not listen): the silent connection is declared dead
+ * and the session resumed there, with the replay above.  An MDS that spoke
+ * during the probe is kept.  Limit: a deposed MDS still stopped also
+ * accepts connects (its listen backlog), so a client whose current MDS is
+ * slow to answer a request may probe it, try it, lose client_connect_timeout
+ * on its silent handshake and come back; with one address nothing is
+ * probed.
  */
 #include "client/mds_client_int.h"
 
@@ -439,9 +466,40 @@ static void backoff_locked(struct mds_client *m, int err)
 	s->last_error = err;
 }
 
+/* m->mutex held, on the session thread: the next attempt (and every log
+ * line from now on) goes to m->addrs[@i] */
+static void set_addr_locked(struct mds_client *m, uint32_t i)
+{
+	lockdep_assert_held(&m->mutex);
+	m->session.addr_idx = i;
+	atomic_store_explicit(&m->addr, m->addrs[i], memory_order_release);
+}
+
 /*
- * One attempt to bring the session up: connect, open or resume, replay,
- * open the gate.  Runs on the session thread with no lock held.
+ * m->mutex held: the attempt at m->addr failed with @err.  With several MDS
+ * addresses the next one is tried at once; the backoff applies only once a
+ * whole round (one attempt at each) failed, and the next round starts where
+ * this one did: at the address that worked last.
+ */
+static void attempt_failed_locked(struct mds_client *m, int err)
+{
+	struct mds_session *s = &m->session;
+
+	lockdep_assert_held(&m->mutex);
+	if (m->naddrs > 1)
+		set_addr_locked(m, (s->addr_idx + 1) % m->naddrs);
+	if (++s->round_failed < m->naddrs) {
+		s->next_attempt_ns = now_mono_ns();
+		s->last_error = err;
+		return;
+	}
+	s->round_failed = 0;
+	backoff_locked(m, err);
+}
+
+/*
+ * One attempt to bring the session up at m->addr: connect, open or resume,
+ * replay, open the gate.  Runs on the session thread with no lock held.
  */
 static void connect_session(struct mds_client *m)
 {
@@ -450,6 +508,7 @@ static void connect_session(struct mds_client *m)
 	uint64_t t0, resume_id, old_epoch, backoff, tmo_ns;
 	uint8_t secret[MDSP_KEY_LEN];
 	struct mdsc_granted g = { 0 };
+	const char *addr = atomic_load(&m->addr), *next_addr;   /* only this thread changes it */
 	const char *why = NULL;
 	struct mds_conn *c = NULL;
 	unsigned int nreplay = 0, nretry = 0, nlost = 0;
@@ -475,7 +534,7 @@ static void connect_session(struct mds_client *m)
 			     "failed", m->addr, nlost);
 	}
 	tmo_ns = mdsc_secs_to_ns(CFG_client_session_timeout);
-	r = mdsc_tcp_connect(m->addr, tmo, (unsigned int)(tmo_ns / 1000000ull), &fd, &why);
+	r = mdsc_tcp_connect(addr, tmo, (unsigned int)(tmo_ns / 1000000ull), &fd, &why);
 	if (r)
 		goto fail;
 	c = mdsc_conn_new(m, fd);
@@ -614,6 +673,7 @@ static void connect_session(struct mds_client *m)
 		s->backoff_ns = 0;
 		s->last_error = 0;
 		s->opened_ns = now_mono_ns();
+		s->round_failed = 0;            /* the next round starts at this address */
 		if (resume_id)
 			s->reconnects++;
 		m->want_session = true;         /* from now on the session is kept up */
@@ -646,13 +706,19 @@ fail_conn:
 	mdsc_conn_reap(c);
 fail:
 	t0 = mdsc_lock(m);
-	backoff_locked(m, r);
+	attempt_failed_locked(m, r);
 	s->state = resume_id ? SESS_RECONNECTING : SESS_NEW;
 	pthread_cond_broadcast(&m->session_cond);
-	backoff = s->backoff_ns;
+	backoff = s->round_failed ? 0 : s->backoff_ns;
+	next_addr = atomic_load(&m->addr);
 	mdsc_unlock(m, SEC_SESSION, t0);
-	dout(CLIENT, 1, "mds %s: %s failed: %s; next attempt in %.2f s", m->addr,
-	     resume_id ? "reconnect" : "session open", why ? why : strerror(-r), (double)backoff / 1e9);
+	if (next_addr != addr && !backoff)
+		dout(CLIENT, 1, "mds %s: %s failed: %s; trying %s", addr, resume_id ? "reconnect" : "session open",
+		     why ? why : strerror(-r), next_addr);
+	else
+		dout(CLIENT, 1, "mds %s: %s failed: %s; next attempt (at %s) in %.2f s", addr,
+		     resume_id ? "reconnect" : "session open", why ? why : strerror(-r), next_addr,
+		     (double)backoff / 1e9);
 }
 
 /* ---- the session thread -------------------------------------------------------------- */
@@ -754,6 +820,53 @@ static void wait_log_locked(struct mds_client *m, uint64_t now, uint64_t *next)
 		*next = now + iv;
 }
 
+/*
+ * m->mutex held, the session OPEN on @c: is it time to probe the other MDS
+ * addresses?  Only with several, when @c has been silent for
+ * client_mds_probe_after while we wait for the MDS (a renew or a request
+ * outstanding: a request in the map is waiting for a reply or for SAFE),
+ * and at most once per that interval.  *@next is pulled in to when it may be.
+ */
+static bool probe_due_locked(struct mds_client *m, struct mds_conn *c, uint64_t now, uint64_t *next)
+{
+	struct mds_session *s = &m->session;
+	uint64_t after = mdsc_secs_to_ns(CFG_client_mds_probe_after), due;
+	bool waiting;
+
+	lockdep_assert_held(&m->mutex);
+	if (m->naddrs < 2 || !after)
+		return false;
+	waiting = s->last_renew_sent_ns > s->last_renew_ack_ns ||
+		  xa_count(&m->requests) > atomic_load(&m->nr_waiting);
+	if (!waiting)
+		return false;
+	due = atomic_load(&c->last_rx_ns) + after;
+	if (s->next_probe_ns > due)
+		due = s->next_probe_ns;
+	if (now >= due)
+		return true;
+	if (due < *next)
+		*next = due;
+	return false;
+}
+
+/*
+ * Probe every MDS address but m->addrs[@cur], in list order after it, with
+ * a short bounded connect each.  No lock held (session thread; m->addrs is
+ * read-only).  Return: the index of the first that accepted, or -1.
+ */
+#define PROBE_CONNECT_MS 300
+static int probe_others(struct mds_client *m, uint32_t cur)
+{
+	for (uint32_t k = 1; k < m->naddrs; k++) {
+		uint32_t i = (cur + k) % m->naddrs;
+
+		if (!mdsc_tcp_probe(m->addrs[i], PROBE_CONNECT_MS))
+			return (int)i;
+	}
+	return -1;
+}
+
 static void *session_main(void *arg)
 {
 	struct mds_client *m = arg;
@@ -808,6 +921,38 @@ static void *session_main(void *arg)
 				mdsc_unlock(m, SEC_SESSION, t0);
 				derr(CLIENT, "mds %s: nothing heard for %.1f s with a renew outstanding: "
 				     "declaring the connection dead", m->addr, (double)tmo / 1e9);
+				t0 = mdsc_lock(m);
+				continue;
+			}
+			if (probe_due_locked(m, c, now, &next)) {
+				/* a silent MDS: has another one taken the rank? */
+				uint64_t after = mdsc_secs_to_ns(CFG_client_mds_probe_after), quiet;
+				const char *from = m->addr;
+				uint32_t cur = s->addr_idx;
+				int j;
+
+				s->next_probe_ns = now + after;
+				mdsc_conn_get(c);
+				mdsc_unlock(m, SEC_SESSION, t0);
+				j = probe_others(m, cur);
+				t0 = mdsc_lock(m);
+				quiet = mono_since(now_mono_ns(), atomic_load(&c->last_rx_ns));
+				if (j >= 0 && s->conn == c && !atomic_load(&c->dead) && quiet >= after) {
+					set_addr_locked(m, (uint32_t)j);
+					s->round_failed = 0;
+					s->failovers++;
+					mdsc_conn_mark_dead(c, false, 0, NULL);
+					mdsc_unlock(m, SEC_SESSION, t0);
+					derr(CLIENT, "mds %s: nothing heard for %.1f s while waiting for it, and the mds at %s "
+					     "accepts connections: following it (the session is resumed there)", from,
+					     (double)quiet / 1e9, m->addrs[j]);
+				} else {
+					mdsc_unlock(m, SEC_SESSION, t0);
+					dout(CLIENT, 1, "mds %s: silent for %.1f s; %s", from, (double)quiet / 1e9,
+					     j >= 0 ? "it spoke again meanwhile: staying" :
+					     "no other mds address accepts connections: staying");
+				}
+				mdsc_conn_put(c);
 				t0 = mdsc_lock(m);
 				continue;
 			}
@@ -1104,6 +1249,15 @@ struct json_object *mdsc_session_json(struct mds_client *m)
 		return NULL;
 	t0 = mdsc_lock(m);
 	json_object_object_add(o, "mds", json_object_new_string(m->addr));
+	if (m->naddrs > 1) {
+		struct json_object *a = json_object_new_array();
+
+		for (uint32_t i = 0; a && i < m->naddrs; i++)
+			json_object_array_add(a, json_object_new_string(m->addrs[i]));
+		json_object_object_add(o, "mds_addrs", a);
+	}
+	json_object_object_add(o, "connected", json_object_new_boolean(s->conn && !atomic_load(&s->conn->dead)));
+	json_object_object_add(o, "failovers", json_object_new_int64(s->failovers));
 	json_object_object_add(o, "client", json_object_new_string(m->name));
 	json_object_object_add(o, "state", json_object_new_string(state_name(s->state)));
 	json_object_object_add(o, "session_id", json_object_new_uint64(s->id));

@@ -77,7 +77,8 @@ static void usage(FILE *f)
 		"       ro | rw                read-only / read-write mount\n"
 		"       client_mountpoint=/sub mount /sub of the filesystem as the root\n"
 		"       conf=FILE              read FILE as the config (like -c)\n"
-		"       mds=HOST:PORT          MDS address (config option " MDS_ADDR_OPTION ")\n"
+		"       mds=HOST:PORT          MDS address (config option " MDS_ADDR_OPTION "); the MDS daemons of\n"
+		"                              the filesystem (active, standbys): mds=HOST:PORT/HOST:PORT...\n"
 		"       OPTION=VALUE           any loligo config option (see --help-options)\n"
 		"       other FUSE mount options (fsname=, max_read=, auto_unmount, ...)\n"
 		"  -f                     stay in the foreground (in the background stderr is\n"
@@ -152,8 +153,12 @@ static int parse_o(struct args *a, const char *list)
 			if (r)
 				fprintf(stderr, PROG ": %s\n", err);
 		} else if (eq && !strcmp(name, "mds")) {
+			/* -o splits at commas: a list of MDS addresses is written
+			 * mds=HOST:PORT/HOST:PORT here (as the kernel ceph client's mon_addr) */
 			char set[512];
 			snprintf(set, sizeof(set), MDS_ADDR_OPTION "=%s", eq + 1);
+			for (char *sl = strchr(set, '/'); sl; sl = strchr(sl, '/'))
+				*sl = ',';
 			r = add_cfg_set(a, set);
 		} else if (eq && cfg_lookup(name) >= 0) { /* client_mountpoint=, admin_socket=, ... */
 			r = add_cfg_set(a, tok);
@@ -280,6 +285,11 @@ static int parse_args(int argc, char **argv, struct args *a)
 			goto out;
 		}
 		a->mountpoint = strdup(s);
+	}
+	if (!r && lclient_check_mds_addr(err, sizeof(err))) {
+		fprintf(stderr, PROG ": %s\n", err);
+		r = -EINVAL;
+		goto out;
 	}
 	if (a->check_config) {
 		/* no mount point needed: nothing is mounted */

@@ -960,6 +960,158 @@ START_TEST(test_evicted_stays_out)
 }
 END_TEST
 
+START_TEST(test_addrs_parse)
+{
+	/* client_mds_addr: one address or a list; every entry checked, the bad one named */
+	static const struct { const char *in; uint32_t n; const char *bad; } cases[] = {
+		{ "127.0.0.1:6800", 1, NULL },
+		{ "a:1,b:2, c:3 ", 3, NULL },
+		{ "[::1]:6800,127.0.0.1:6801", 2, NULL },
+		{ "mds.example:65535", 1, NULL },
+		{ "", 0, "empty" },
+		{ "127.0.0.1", 0, "entry 1 '127.0.0.1'" },
+		{ "a:1,,b:2", 0, "entry 2 ''" },
+		{ "a:1,b:2,", 0, "entry 3 ''" },
+		{ "a:1,b:x1", 0, "entry 2 'b:x1'" },
+		{ "a:1,b:0", 0, "entry 2 'b:0'" },
+		{ "a:1,b:65536", 0, "entry 2 'b:65536'" },
+		{ "a:1,:2", 0, "entry 2 ':2'" },
+		{ "a:1,b:", 0, "entry 2 'b:'" },
+		{ "::1:6800", 0, "brackets" },
+		{ "a:1,b:2,a:1", 0, "entry 3 'a:1': listed twice" },
+	};
+	char err[512], **v;
+	uint32_t n;
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		int r = mdsc_addrs_parse(cases[i].in, &v, &n, err, sizeof(err));
+
+		if (!cases[i].bad) {
+			ck_assert_msg(r == 0, "'%s' refused: %s", cases[i].in, err);
+			ck_assert_uint_eq(n, cases[i].n);
+			mdsc_addrs_free(v, n);
+		} else {
+			ck_assert_msg(r == -EINVAL, "'%s' accepted", cases[i].in);
+			ck_assert_msg(strstr(err, cases[i].bad), "'%s': the message '%s' does not say '%s'",
+				      cases[i].in, err, cases[i].bad);
+		}
+	}
+	ck_assert_int_eq(mdsc_addrs_parse("a:1, b:2", NULL, NULL, NULL, 0), 0);
+	{
+		struct mds_client *m;
+
+		ck_assert_int_eq(mdsc_create("127.0.0.1:1,nohost", "client.test", NULL, NULL, &m), -EINVAL);
+	}
+}
+END_TEST
+
+/* the client's mds_sessions entry: @key's string */
+static bool session_str_is(struct mds_client *m, const char *key, const char *want)
+{
+	struct json_object *o = mdsc_session_json(m), *v;
+	bool ok = o && json_object_object_get_ex(o, key, &v) && !strcmp(json_object_get_string(v), want);
+
+	json_object_put(o);
+	return ok;
+}
+
+START_TEST(test_addr_list_round)
+{
+	/* a dead first address: the next is tried at once, not after a backoff
+	 * (one of 60 s here, which the open would not survive) */
+	struct mds_client *m;
+	struct mds_request *r;
+	char list[128], addr[64];
+	uint16_t dead;
+	int fd = listen_any(&dead);
+
+	close(fd);
+	set_opt("client_reconnect_backoff_min", "60");
+	set_opt("client_reconnect_backoff_max", "60");
+	snprintf(addr, sizeof(addr), "127.0.0.1:%u", F.port);
+	snprintf(list, sizeof(list), "127.0.0.1:%u,%s", dead, addr);
+	ck_assert_int_eq(mdsc_create(list, "client.test", NULL, NULL, &m), 0);
+	ck_assert_int_eq(mdsc_open_session(m, 10000), 0);
+	ck_assert(session_str_is(m, "mds", addr));
+	r = mkreq(m, MDSP_OP_GETATTR, NULL);
+	ck_assert_int_eq(mdsc_do_request(m, r), 0);
+	mdsc_request_put(r);
+	mdsc_destroy(m);
+}
+END_TEST
+
+START_TEST(test_probe_silent_mds)
+{
+	/* The MDS in use goes silent with its socket open (a deposed MDS,
+	 * SIGSTOPped).  client_session_timeout is far away; the probe finds
+	 * the second address accepting (a plain listening socket standing for
+	 * the new active) and the client goes there. */
+	struct mds_client *m;
+	struct mds_request *r;
+	struct json_object *o, *v;
+	char list[128], addr[64], other[64];
+	uint16_t lport;
+	int lfd = listen_any(&lport);
+
+	set_opt("client_session_renew_interval", "0.1");
+	set_opt("client_session_timeout", "300");
+	set_opt("client_mds_probe_after", "0.2");
+	snprintf(addr, sizeof(addr), "127.0.0.1:%u", F.port);
+	snprintf(other, sizeof(other), "127.0.0.1:%u", lport);
+	snprintf(list, sizeof(list), "%s,%s", addr, other);
+	ck_assert_int_eq(mdsc_create(list, "client.test", NULL, NULL, &m), 0);
+	ck_assert_int_eq(mdsc_open_session(m, 2000), 0);
+	ck_assert(session_str_is(m, "mds", addr));
+	pthread_mutex_lock(&F.lock);
+	F.mute = true;
+	pthread_mutex_unlock(&F.lock);
+	LT_WAIT_UNTIL(!mdsc_is_open(m) && session_str_is(m, "mds", other),
+		      "the client did not leave the silent mds for the one that accepts");
+	o = mdsc_session_json(m);
+	ck_assert(json_object_object_get_ex(o, "failovers", &v) && json_object_get_int64(v) == 1);
+	json_object_put(o);
+	/* the stand-in goes away, the first MDS answers again: the round comes
+	 * back to it and the session is resumed */
+	pthread_mutex_lock(&F.lock);
+	F.mute = false;
+	pthread_mutex_unlock(&F.lock);
+	close(lfd);
+	r = mkreq(m, MDSP_OP_GETATTR, NULL);
+	ck_assert_int_eq(mdsc_do_request(m, r), 0);
+	mdsc_request_put(r);
+	ck_assert(session_str_is(m, "mds", addr));
+	pthread_mutex_lock(&F.lock);
+	ck_assert_int_eq(F.nreconnect, 1);
+	pthread_mutex_unlock(&F.lock);
+	mdsc_destroy(m);
+}
+END_TEST
+
+START_TEST(test_probe_needs_two_addresses)
+{
+	/* with one address a silent MDS is judged by client_session_timeout
+	 * alone: nothing is probed, the connection stays */
+	struct mds_client *m;
+
+	set_opt("client_session_renew_interval", "0.1");
+	set_opt("client_session_timeout", "300");
+	set_opt("client_mds_probe_after", "0.1");
+	m = new_client();
+	ck_assert_int_eq(mdsc_open_session(m, 2000), 0);
+	pthread_mutex_lock(&F.lock);
+	F.mute = true;
+	pthread_mutex_unlock(&F.lock);
+	/* letting time pass on purpose, to show that nothing happens: ten
+	 * times client_mds_probe_after */
+	usleep(1000000);
+	ck_assert(mdsc_is_open(m));
+	pthread_mutex_lock(&F.lock);
+	F.mute = false;
+	pthread_mutex_unlock(&F.lock);
+	mdsc_destroy(m);
+}
+END_TEST
+
 START_TEST(test_hung_mds_detected)
 {
 	/* an MDS that stops answering without closing the socket: the renew goes
@@ -1433,6 +1585,10 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_reconnect_storm);
 	tcase_add_test(tc, test_safe_reply_ahead_of_open);
 	tcase_add_test(tc, test_hung_mds_detected);
+	tcase_add_test(tc, test_addrs_parse);
+	tcase_add_test(tc, test_addr_list_round);
+	tcase_add_test(tc, test_probe_silent_mds);
+	tcase_add_test(tc, test_probe_needs_two_addresses);
 	tcase_add_test(tc, test_waiting_request_times_out);
 	tcase_add_test(tc, test_stalled_send_detected);
 	tcase_add_test(tc, test_stalled_socket_blocks_no_submitter);
