@@ -289,6 +289,20 @@ static void dispatch(struct mds_client *m, struct mds_conn *c, struct mdsp_msg *
 {
 	switch (msg->type) {
 	case MDSP_MSG_REPLY:
+		if (msg->reply.result == -ESHUTDOWN) {
+			/*
+			 * An MDS that the store fenced (a standby took rank 0 and
+			 * deposed it) or that is going away: not an answer to give
+			 * the application.  Drop the connection; the session
+			 * resumes at the MDS that serves and the request is sent
+			 * again there.
+			 */
+			derr(CLIENT, "mds %s answered tid %llu with ESHUTDOWN (it no longer serves): reconnecting",
+			     m->addr, (unsigned long long)msg->reply.tid);
+			mdsc_conn_mark_dead(c, false, 0, NULL);
+			mdsp_msg_free(msg);
+			return;
+		}
 		mdsc_handle_reply(m, msg);
 		return;
 	case MDSP_MSG_SESSION:

@@ -281,6 +281,18 @@ static void write_failed(struct mds *m, const char *oid, int r)
 	uint64_t now = now_mono_ns();
 
 	perf_inc(&j->write_errors, 1);
+	if (r == -ESHUTDOWN) {
+		/*
+		 * The store fenced this MDS: another daemon took rank 0 and
+		 * replays the journal (mds/mdsmap.c).  Nothing more of ours
+		 * may land, and no client may hear an error from a daemon that
+		 * no longer serves: exit before a request sees the read-only
+		 * state (their clients resend to the new holder).
+		 */
+		derr(JOURNAL, "journal write to %s refused: the store fenced this MDS (another daemon holds rank 0 "
+		     "now); exiting at once, answering nothing more", oid);
+		_exit(1);
+	}
 	pthread_mutex_lock(&j->lock);
 	j->werr_retries++;
 	if (!j->werr) {

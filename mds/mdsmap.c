@@ -86,6 +86,7 @@ struct mdsmap {
 	char host[128];
 	int host_lock_fd;             /* local store: <store>/mds.active.lock; -1 on rados */
 	bool host_lock_held;          /* beacon thread (or join, before it runs) */
+	_Atomic bool registering;     /* a standby registration is in flight */
 
 	pthread_mutex_t lock;         /* a leaf; guards what is marked */
 	char addr[300];               /* protected by lock */
@@ -245,6 +246,31 @@ static int read_view(struct mds *m, struct view *v)
 	return 0;
 }
 
+/* the start time of process @pid (field 22 of /proc/PID/stat, clock ticks since boot); 0: unknown */
+static unsigned long long proc_start(pid_t pid)
+{
+	char path[64], buf[1024], *p;
+	unsigned long long v = 0;
+	ssize_t n;
+	int fd, field;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	p = strrchr(buf, ')');          /* the command name may hold spaces */
+	for (field = 2; p && field < 22; field++)
+		p = strchr(p + 1, ' ');
+	if (p)
+		v = strtoull(p + 1, NULL, 10);
+	return v;
+}
+
 /* Our registration in the map as holder. */
 static struct json_object *me_json(struct mdsmap *mm)
 {
@@ -257,6 +283,7 @@ static struct json_object *me_json(struct mdsmap *mm)
 	pthread_mutex_unlock(&mm->lock);
 	json_object_object_add(o, "host", json_object_new_string(mm->host));
 	json_object_object_add(o, "pid", json_object_new_int((int)getpid()));
+	json_object_object_add(o, "start", json_object_new_int64((int64_t)proc_start(getpid())));
 	json_object_object_add(f, "meta", json_object_new_string(mm->fence_meta));
 	if (*mm->fence_data)
 		json_object_object_add(f, "data", json_object_new_string(mm->fence_data));
@@ -288,8 +315,68 @@ static void epoch_str(char *buf, size_t len, uint64_t e)
  * epoch.  @extra adds sub-ops (beacon keys).  Return: 0, -ECANCELED (the
  * map moved), -errno.
  */
+struct waiter {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	bool done;
+	int r;
+};
+
+static void waiter_cb(int r, void *arg)
+{
+	struct waiter *w = arg;
+
+	pthread_mutex_lock(&w->mu);
+	w->r = r;
+	w->done = true;
+	pthread_cond_signal(&w->cv);
+	pthread_mutex_unlock(&w->mu);
+}
+
+/*
+ * store_op_exec() on the map object, but if it has not completed after
+ * @timeout_ns (0: no bound), call @stuck(@arg) once and wait on: a write
+ * of the local store waits for its single writer lock, which a stopped
+ * process may hold (see stonith()).
+ */
+static int op_exec_timed(struct mds *m, struct store_op *op, uint64_t timeout_ns, void (*stuck)(void *),
+			 void *stuck_arg)
+{
+	struct waiter w = { .done = false };
+	pthread_condattr_t ca;
+	struct timespec ts = ns_to_timespec(now_mono_ns() + timeout_ns);
+	int r;
+
+	if (!timeout_ns || !stuck)
+		return store_op_exec(m->meta, MDSMAP_OID, op);
+	pthread_mutex_init(&w.mu, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&w.cv, &ca);
+	pthread_condattr_destroy(&ca);
+	r = store_op_submit(m->meta, MDSMAP_OID, op, waiter_cb, &w);
+	if (!r) {
+		pthread_mutex_lock(&w.mu);
+		while (!w.done && pthread_cond_timedwait(&w.cv, &w.mu, &ts) == 0)
+			;
+		if (!w.done) {
+			pthread_mutex_unlock(&w.mu);
+			stuck(stuck_arg);
+			pthread_mutex_lock(&w.mu);
+			while (!w.done)
+				pthread_cond_wait(&w.cv, &w.mu);
+		}
+		r = w.r;
+		pthread_mutex_unlock(&w.mu);
+	}
+	pthread_mutex_destroy(&w.mu);
+	pthread_cond_destroy(&w.cv);
+	return r;
+}
+
 static int cas_map(struct mds *m, const struct view *v, struct json_object *map,
-		   void (*extra)(struct store_op *op, void *arg), void *arg)
+		   void (*extra)(struct store_op *op, void *arg), void *arg, uint64_t timeout_ns,
+		   void (*stuck)(void *), void *stuck_arg)
 {
 	struct store_op *op = store_op_new();
 	char next[32];
@@ -310,7 +397,7 @@ static int cas_map(struct mds *m, const struct view *v, struct json_object *map,
 	store_op_omap_set(op, KEY_MAP, js, strlen(js));
 	if (extra)
 		extra(op, arg);
-	return store_op_exec(m->meta, MDSMAP_OID, op);
+	return op_exec_timed(m, op, timeout_ns, stuck, stuck_arg);
 }
 
 /* ---- fencing -------------------------------------------------------------------------- */
@@ -381,6 +468,77 @@ static void takeover_extra(struct store_op *op, void *arg)
 	store_op_omap_set(op, key, "0", 1);
 }
 
+struct stonith_arg {
+	struct mdsmap *mm;
+	struct json_object *holder;
+};
+
+/*
+ * The local store is shared by processes on one host through locks of
+ * its own: LMDB's single writer lock, and the OFD locks under which a
+ * batch's effects on object files are made (store/local_share.c).  A
+ * holder stopped (SIGSTOP, a debugger) or wedged while it holds one of
+ * them keeps it, and no write of anyone - the takeover and the fence
+ * included - nor even a read that queues behind a write, completes until
+ * it runs again or dies: no fence record can reach a process that holds
+ * the locks the fence needs.  All the daemons of a local store run on its
+ * host, so a standby that takes the rank from a holder whose beacon
+ * stopped makes sure that holder is dead first (Pacemaker's STONITH):
+ * SIGKILL, checked against the pid and start time the holder wrote in
+ * the map so that no other process is hit.  The kernel then drops its OFD
+ * locks and LMDB's robust mutex passes the writer lock on.  On RADOS the
+ * blocklist fences a holder wherever it runs, and a deposed holder that
+ * wakes up finds out by itself and exits.
+ */
+static void stonith(void *arg)
+{
+	struct stonith_arg *a = arg;
+	struct json_object *v;
+	const char *host = jstr(a->holder, "host");
+	pid_t pid = 0;
+	unsigned long long start = 0;
+
+	if (json_object_object_get_ex(a->holder, "pid", &v))
+		pid = (pid_t)json_object_get_int(v);
+	if (json_object_object_get_ex(a->holder, "start", &v))
+		start = (unsigned long long)json_object_get_int64(v);
+	if (host && !strcmp(host, a->mm->host) && pid > 1 && start && proc_start(pid) != start)
+		return;         /* gone already (or its pid is another process's now) */
+	if (!host || strcmp(host, a->mm->host) || pid <= 1 || pid == getpid() || !start) {
+		derr(MDS, "mdsmap: the old holder %s did not renew its beacon and is not a process of this host that "
+		     "can be killed (host %s, pid %d): if it holds the local store's locks, writes wait for them",
+		     jstr(a->holder, "name"), host ? host : "?", (int)pid);
+		return;
+	}
+	derr(MDS, "mdsmap: the old holder %s (pid %d, this host) did not renew its beacon: killing it (SIGKILL) "
+	     "before taking rank 0, since on the local store no fence reaches a process that may hold the store's "
+	     "locks", jstr(a->holder, "name"), (int)pid);
+	kill(pid, SIGKILL);
+	/* its locks go when it has exited (a zombie not yet reaped holds none) */
+	for (int i = 0; i < 1000 && proc_start(pid) == start; i++) {
+		char path[64], st[512];
+		ssize_t n;
+		int fd;
+
+		snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			break;
+		n = read(fd, st, sizeof(st) - 1);
+		close(fd);
+		if (n > 0) {
+			char *p;
+
+			st[n] = '\0';
+			p = strrchr(st, ')');
+			if (p && (p[2] == 'Z' || p[2] == 'X'))
+				break;
+		}
+		struct timespec ts = { 0, 1000000 };
+		nanosleep(&ts, NULL);
+	}
+}
+
 /* take the rank from the map @v (just read): 1 taken, 0 lost the race, -errno */
 static int takeover(struct mds *m, struct view *v, enum mdsmap_reason why, char *err, size_t len)
 {
@@ -388,9 +546,14 @@ static int takeover(struct mds *m, struct view *v, enum mdsmap_reason why, char 
 	struct json_object *old = holder(v), *failed = jobj(v->map, "failed"), *map, *hist, *victim;
 	struct takeover_keys k = { .mm = mm, .old_gid = old ? jstr(old, "gid") : NULL };
 	const char *vstate = failed ? jstr(failed, "reason") : NULL;
+	struct stonith_arg sk = { .mm = mm, .holder = old };
+	uint64_t stonith_after = 0;
 	int r;
 
-	host_lock_try(mm);
+	/* local store: a holder whose beacon stopped dies before we write (see stonith()) */
+	if (why == MDSMAP_GRACE && old && mm->host_lock_fd >= 0)
+		stonith(&sk);
+	host_lock_try(mm);      /* after the kill: the dead holder's lock is free now */
 	map = json_object_new_object();
 	json_object_object_add(map, "active", me_json(mm));
 	hist = json_object_new_object();
@@ -413,7 +576,7 @@ static int takeover(struct mds *m, struct view *v, enum mdsmap_reason why, char 
 		json_object_object_add(f, "fenced_by", json_object_new_string(mm->name));
 		json_object_object_add(map, "failed", f);
 	}
-	r = cas_map(m, v, map, takeover_extra, &k);
+	r = cas_map(m, v, map, takeover_extra, &k, stonith_after, NULL, NULL);
 	json_object_put(map);
 	if (r == -ECANCELED || r == -EEXIST) {
 		dinfo(MDS, "mdsmap: %s lost the race for rank 0 at epoch %" PRIu64 ": another daemon moved the map first",
@@ -477,6 +640,20 @@ int mdsmap_try_takeover(struct mds *m, enum mdsmap_reason why, char *err, size_t
 
 /* ---- standby --------------------------------------------------------------------------- */
 
+static void registered(int r, void *arg)
+{
+	struct mdsmap *mm = arg;
+
+	if (r)
+		dout(MDS, 1, "mdsmap: standby registration: %s", strerror(-r));
+	atomic_store(&mm->registering, false);
+}
+
+/*
+ * Rewrite our standby registration (its beacon).  Not waited for: a write
+ * may wait for the local store's writer lock, which a stopped holder may
+ * keep, and the standby must still see the grace run out.  One at a time.
+ */
 static void register_standby(struct mds *m, uint64_t n)
 {
 	struct mdsmap *mm = m->map;
@@ -486,7 +663,8 @@ static void register_standby(struct mds *m, uint64_t n)
 	char key[64];
 	int r;
 
-	if (!op) {
+	if (!op || atomic_exchange(&mm->registering, true)) {
+		store_op_free(op);
 		json_object_put(o);
 		return;
 	}
@@ -501,9 +679,11 @@ static void register_standby(struct mds *m, uint64_t n)
 	js = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN);
 	snprintf(key, sizeof(key), PFX_STANDBY "%s", mm->gid);
 	store_op_omap_set(op, key, js, strlen(js));
-	r = store_op_exec(m->meta, MDSMAP_OID, op);
-	if (r)
+	r = store_op_submit(m->meta, MDSMAP_OID, op, registered, mm);
+	if (r) {
 		dout(MDS, 1, "mdsmap: standby registration: %s", strerror(-r));
+		atomic_store(&mm->registering, false);
+	}
 	json_object_put(o);
 }
 
@@ -520,6 +700,130 @@ static void unregister_standby(struct mds *m)
 	store_op_exec(m->meta, MDSMAP_OID, op);
 }
 
+/*
+ * The standby's watchdog, local store only.  Every store call of a process
+ * goes through its store worker, which waits for the writer lock; with a
+ * stopped holder keeping that lock, even the standby's reads of the map
+ * never return, so the standby would never see the grace run out.  The
+ * watchdog sees it instead: a read of the map that has not returned for
+ * the grace while the holder's beacon last moved longer than the grace ago
+ * means the holder is stopped inside the lock, and it gets stonith().
+ */
+struct watchdog {
+	pthread_t th;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	bool stop;                    /* protected by mu, and the rest */
+	uint64_t busy_since;          /* a read of the map started then (0: none in flight) */
+	uint64_t changed_mono;        /* the holder's beacon last moved then */
+	struct json_object *holder;   /* the holder as last read (owned) */
+	bool fired;                   /* stonith() ran for this holder */
+	struct mdsmap *mm;
+	double grace;
+};
+
+static void *watchdog_main(void *arg)
+{
+	struct watchdog *w = arg;
+
+	pthread_mutex_lock(&w->mu);
+	while (!w->stop) {
+		struct timespec ts = ns_to_timespec(now_mono_ns() + 100000000ull);
+		uint64_t now = now_mono_ns();
+
+		if (w->busy_since && w->holder && !w->fired && now - w->busy_since >= secs_ns(w->grace) &&
+		    now - w->changed_mono >= secs_ns(w->grace)) {
+			struct stonith_arg a = { .mm = w->mm, .holder = json_object_get(w->holder) };
+
+			w->fired = true;
+			pthread_mutex_unlock(&w->mu);
+			derr(MDS, "mdsmap: reading the MDS map has not returned for %.1f s, and the holder's beacon did "
+			     "not move for as long: the store's writer lock is held by a process that does not run",
+			     w->grace);
+			stonith(&a);
+			json_object_put(a.holder);
+			pthread_mutex_lock(&w->mu);
+			continue;
+		}
+		pthread_cond_timedwait(&w->cv, &w->mu, &ts);
+	}
+	pthread_mutex_unlock(&w->mu);
+	return NULL;
+}
+
+static void watchdog_busy(struct watchdog *w, bool busy)
+{
+	if (!w)
+		return;
+	pthread_mutex_lock(&w->mu);
+	w->busy_since = busy ? now_mono_ns() : 0;
+	pthread_mutex_unlock(&w->mu);
+}
+
+static void watchdog_holder(struct watchdog *w, struct json_object *h, uint64_t changed_mono)
+{
+	const char *old, *cur;
+
+	if (!w)
+		return;
+	pthread_mutex_lock(&w->mu);
+	old = jstr(w->holder, "gid");
+	cur = jstr(h, "gid");
+	if (!old || !cur || strcmp(old, cur))
+		w->fired = false;
+	json_object_put(w->holder);
+	w->holder = h ? json_object_get(h) : NULL;
+	w->changed_mono = changed_mono;
+	pthread_mutex_unlock(&w->mu);
+}
+
+static struct watchdog *watchdog_start(struct mdsmap *mm, double grace)
+{
+	struct watchdog *w;
+	pthread_condattr_t ca;
+
+	if (mm->host_lock_fd < 0 || !(w = calloc(1, sizeof(*w))))
+		return NULL;
+	w->mm = mm;
+	w->grace = grace;
+	pthread_mutex_init(&w->mu, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&w->cv, &ca);
+	pthread_condattr_destroy(&ca);
+	if (pthread_create(&w->th, NULL, watchdog_main, w)) {
+		pthread_mutex_destroy(&w->mu);
+		pthread_cond_destroy(&w->cv);
+		free(w);
+		return NULL;
+	}
+	return w;
+}
+
+static void watchdog_stop(struct watchdog *w)
+{
+	if (!w)
+		return;
+	pthread_mutex_lock(&w->mu);
+	w->stop = true;
+	pthread_cond_signal(&w->cv);
+	pthread_mutex_unlock(&w->mu);
+	pthread_join(w->th, NULL);
+	json_object_put(w->holder);
+	pthread_mutex_destroy(&w->mu);
+	pthread_cond_destroy(&w->cv);
+	free(w);
+}
+
+/* the registration in flight (its callback uses @mm) has completed */
+static void wait_registered(struct mdsmap *mm)
+{
+	struct timespec ts = { 0, 1000000 };
+
+	while (atomic_load(&mm->registering))
+		nanosleep(&ts, NULL);
+}
+
 int mdsmap_join(struct mds *m, const sigset_t *sigs, int *sig, char *err, size_t len)
 {
 	struct mdsmap *mm = m->map;
@@ -528,6 +832,7 @@ int mdsmap_join(struct mds *m, const sigset_t *sigs, int *sig, char *err, size_t
 	char watched_gid[64] = "", watched_beacon[40] = "", last_damage[384] = "";
 	uint64_t changed_mono = 0, next_reg = 0, nreg = 0, vacant_since = 0;
 	bool said_standby = false;
+	struct watchdog *wd = watchdog_start(mm, grace);
 	int r;
 
 	for (;;) {
@@ -535,9 +840,12 @@ int mdsmap_join(struct mds *m, const sigset_t *sigs, int *sig, char *err, size_t
 		struct json_object *h;
 		enum mdsmap_reason why = MDSMAP_GRACE;
 		bool take = false;
-		uint64_t now = now_mono_ns();
+		uint64_t now;
 
+		watchdog_busy(wd, true);
 		r = read_view(m, &v);
+		watchdog_busy(wd, false);
+		now = now_mono_ns();
 		if (r) {
 			derr(MDS, "mdsmap: cannot read the MDS map (%s in pool %s): %s; retrying", MDSMAP_OID,
 			     m->meta_pool_name, strerror(-r));
@@ -590,6 +898,7 @@ int mdsmap_join(struct mds *m, const sigset_t *sigs, int *sig, char *err, size_t
 				snprintf(watched_beacon, sizeof(watched_beacon), "%s", b ? b : "");
 				changed_mono = now;
 			}
+			watchdog_holder(wd, h, changed_mono);
 			if (name && !strcmp(name, mm->name) && strcmp(gid, mm->gid)) {
 				take = true;
 				why = MDSMAP_SAME_NAME;
@@ -617,10 +926,11 @@ int mdsmap_join(struct mds *m, const sigset_t *sigs, int *sig, char *err, size_t
 				     (double)(now - changed_mono) / 1e9, grace);
 			r = takeover(m, &v, why, err, len);
 			view_free(&v);
-			if (r == 1)
-				return 0;
-			if (r < 0)
-				return r;
+			if (r == 1 || r < 0) {
+				watchdog_stop(wd);
+				wait_registered(mm);
+				return r == 1 ? 0 : r;
+			}
 			changed_mono = now_mono_ns();   /* someone else won: watch the new holder */
 			*watched_gid = '\0';
 			goto sleep;
@@ -640,6 +950,8 @@ sleep:
 			int s = sigtimedwait(sigs, &si, &ts);
 
 			if (s == SIGTERM || s == SIGINT) {
+				watchdog_stop(wd);
+				wait_registered(mm);
 				unregister_standby(m);
 				*sig = s;
 				return 1;
@@ -658,15 +970,24 @@ static void __attribute__((noreturn)) deposed(struct mds *m, int r)
 	struct mdsmap *mm = m->map;
 	struct view v;
 	struct json_object *h = NULL;
+	int rr = read_view(m, &v);
 
-	if (read_view(m, &v) == 0)
+	if (rr == 0)
 		h = holder(&v);
-	derr(MDS, "mdsmap: %s (gid %s) was deposed: %s; the MDS map is at epoch %" PRIu64 " and rank 0 is held by "
-	     "%s (gid %s).  This daemon held it at epoch %" PRIu64 ", writes nothing more and exits (start it "
-	     "again to serve as a standby)", mm->name, mm->gid,
-	     r == -ESHUTDOWN ? "the store fenced its writes" : "the map moved",
-	     v.epoch, h && jstr(h, "name") ? jstr(h, "name") : "nobody", h && jstr(h, "gid") ? jstr(h, "gid") : "-",
-	     atomic_load(&mm->epoch));
+	if (rr)
+		derr(MDS, "mdsmap: %s (gid %s) was deposed: %s, and the map cannot be read (%s: a fenced RADOS "
+		     "client may not read either).  This daemon held rank 0 at epoch %" PRIu64 ", writes nothing "
+		     "more and exits (start it again to serve as a standby)", mm->name, mm->gid,
+		     r == -ESHUTDOWN ? "the store fenced its writes" : "the map moved", strerror(-rr),
+		     atomic_load(&mm->epoch));
+	else
+		derr(MDS, "mdsmap: %s (gid %s) was deposed: %s; the MDS map is at epoch %" PRIu64 " and rank 0 is "
+		     "held by %s (gid %s).  This daemon held it at epoch %" PRIu64 ", writes nothing more and exits "
+		     "(start it again to serve as a standby)", mm->name, mm->gid,
+		     r == -ESHUTDOWN ? "the store fenced its writes" : "the map moved", v.epoch,
+		     h && jstr(h, "name") ? jstr(h, "name") : "nobody", h && jstr(h, "gid") ? jstr(h, "gid") : "-",
+		     atomic_load(&mm->epoch));
+	view_free(&v);
 	_exit(1);
 }
 
@@ -705,7 +1026,7 @@ static int renew(struct mds *m, bool rewrite_map)
 			struct json_object *map = json_object_get(v.map);
 
 			json_object_object_add(map, "active", me_json(mm));
-			r = cas_map(m, &v, map, renew_extra, &k);
+			r = cas_map(m, &v, map, renew_extra, &k, 0, NULL, NULL);
 			json_object_put(map);
 			if (!r)
 				atomic_store(&mm->epoch, v.epoch + 1);
@@ -779,7 +1100,7 @@ static int vacate(struct mds *m, const char *reason)
 		json_object_object_del(map, "active");
 		json_object_object_add(f, "reason", json_object_new_string(reason));
 		json_object_object_add(map, "failed", f);
-		r = cas_map(m, &v, map, NULL, NULL);
+		r = cas_map(m, &v, map, NULL, NULL, 0, NULL, NULL);
 		json_object_put(map);
 	}
 	view_free(&v);

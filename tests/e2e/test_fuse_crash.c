@@ -7,7 +7,7 @@
  *
  * A workload process (forked before anything of the mount is open, so the
  * test process can restart the MDS at any time; see lfs_mds_prepare) runs
- * NTHREADS threads.  Each thread makes names of its own ("t<T>.<seq>", never
+ * nthreads threads (4; the failover case takes LOLIGO_FAILOVER_THREADS, at most 8).  Each thread makes names of its own ("t<T>.<seq>", never
  * reused) in NSHARED directories shared by all threads, and works on them
  * with create (a third of them also write 1-16 KiB and fsync), mkdir, rename
  * (of files and of its directories, a quarter of the file renames onto
@@ -58,7 +58,7 @@
 #include "tests/e2e/test_fuse_harness.h"
 
 enum {
-	NTHREADS = 4,
+	MAXTHREADS = 8,
 	NSHARED = 3,
 	NKILLS = 8,
 	MIN_PROGRESS = 40,      /* acknowledged ops between two kills */
@@ -68,6 +68,7 @@ enum {
 };
 
 static struct lfs fs;
+static int nthreads = 4;      /* workload threads, at most MAXTHREADS */
 
 /* snprintf for paths and messages: they fit (short temp dir, short names);
  * a cut one shows up as a failing syscall or a cut message */
@@ -238,7 +239,7 @@ static int apply(struct model *m, const char *rec)
 /* ---- the workload --------------------------------------------------------- */
 
 struct shared {                 /* MAP_SHARED between the test and the workload */
-	atomic_long acked[NTHREADS];
+	atomic_long acked[MAXTHREADS];
 	atomic_int stop;
 	atomic_int failed;
 	atomic_long max_op_ns;          /* the longest any operation's syscalls took */
@@ -505,12 +506,12 @@ static void *worker_main(void *p)
 /* the workload process: exit 0, or 1 with the failing syscall on stderr */
 static void workload(unsigned seed)
 {
-	static struct model models[NTHREADS];
-	struct worker w[NTHREADS];
+	static struct model models[MAXTHREADS];
+	struct worker w[MAXTHREADS];
 	int bad = 0;
 
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
-	for (int t = 0; t < NTHREADS; t++) {
+	for (int t = 0; t < nthreads; t++) {
 		char p[PATH_MAX];
 
 		memset(&w[t], 0, sizeof(w[t]));
@@ -522,9 +523,9 @@ static void workload(unsigned seed)
 		if (w[t].log_fd < 0)
 			_exit(1);
 	}
-	for (int t = 0; t < NTHREADS; t++)
+	for (int t = 0; t < nthreads; t++)
 		pthread_create(&w[t].th, NULL, worker_main, &w[t]);
-	for (int t = 0; t < NTHREADS; t++) {
+	for (int t = 0; t < nthreads; t++) {
 		pthread_join(w[t].th, NULL);
 		if (w[t].err[0]) {
 			fprintf(stderr, "workload thread %d: %s\n", t, w[t].err);
@@ -553,7 +554,7 @@ static void sleep_s(double s)
 static long acked_total(void)
 {
 	long n = 0;
-	for (int t = 0; t < NTHREADS; t++)
+	for (int t = 0; t < nthreads; t++)
 		n += atomic_load(&S->acked[t]);
 	return n;
 }
@@ -649,7 +650,7 @@ static int find_dent(struct model *models, int t, int parent, const char *name)
  */
 static void check_dir(struct check *c, struct model *models, const char *path, int parent, int t_only)
 {
-	static unsigned char seen[NTHREADS][MAXDENTS];
+	static unsigned char seen[MAXTHREADS][MAXDENTS];
 	DIR *d = opendir(path);
 	struct dirent *de;
 
@@ -663,7 +664,7 @@ static void check_dir(struct check *c, struct model *models, const char *path, i
 
 		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
 			continue;
-		if (sscanf(de->d_name, "t%d.", &t) != 1 || t < 0 || t >= NTHREADS || (t_only >= 0 && t != t_only)) {
+		if (sscanf(de->d_name, "t%d.", &t) != 1 || t < 0 || t >= nthreads || (t_only >= 0 && t != t_only)) {
 			report(c, "%s/%s: a name no thread made", path, de->d_name);
 			continue;
 		}
@@ -676,7 +677,7 @@ static void check_dir(struct check *c, struct model *models, const char *path, i
 			report(c, "%s/%s: listed twice", path, de->d_name);
 	}
 	closedir(d);
-	for (int t = 0; t < NTHREADS; t++) {
+	for (int t = 0; t < nthreads; t++) {
 		if (t_only >= 0 && t != t_only)
 			continue;
 		for (int i = 0; i < models[t].ndents; i++) {
@@ -712,7 +713,7 @@ static void check_tree(struct check *c, struct model *models, const char *root)
 
 		spr(p, sizeof(p), "%s/%s", root, shared_name(k));
 		check_dir(c, models, p, -1 - k, -1);
-		for (int t = 0; t < NTHREADS; t++)
+		for (int t = 0; t < nthreads; t++)
 			for (int i = 0; i < models[t].ndents; i++) {
 				const struct dent *e = &models[t].dents[i];
 				subdirs += e->live && e->parent == -1 - k && models[t].nodes[e->node].type == 'd';
@@ -723,7 +724,7 @@ static void check_tree(struct check *c, struct model *models, const char *root)
 			report(c, "%s: %lu links, expected %d (2 + its %d subdirectories)", p, (unsigned long)st.st_nlink,
 			       2 + subdirs, subdirs);
 	}
-	for (int t = 0; t < NTHREADS; t++) {
+	for (int t = 0; t < nthreads; t++) {
 		struct model *m = &models[t];
 
 		for (int i = 0; i < m->ndents; i++) {
@@ -770,7 +771,7 @@ static void check_tree(struct check *c, struct model *models, const char *root)
 /* the model from the workload's logs */
 static int load_models(struct model *models)
 {
-	for (int t = 0; t < NTHREADS; t++) {
+	for (int t = 0; t < nthreads; t++) {
 		char p[PATH_MAX], line[256];
 		FILE *f;
 
@@ -794,7 +795,7 @@ static int load_models(struct model *models)
 
 START_TEST(test_namespace_ops_survive_mds_kill9)
 {
-	static struct model models[NTHREADS];
+	static struct model models[MAXTHREADS];
 	const char *env = getenv("LOLIGO_CRASH_SEED");
 	unsigned seed = env && *env ? (unsigned)strtoul(env, NULL, 0) : (unsigned)time(NULL) ^ (unsigned)getpid();
 	unsigned r = seed;
@@ -874,7 +875,7 @@ START_TEST(test_namespace_ops_survive_mds_kill9)
 		      "a syscall of the workload failed (its message is on stderr above)");
 	replays = client_counter("mds_client", "replays") - before_replays;
 	fprintf(stderr, "test_fuse_crash: %ld ops acknowledged by %d threads, %d kills (%d with the journal held), "
-		"%ld requests replayed, %.1f s\n", acked_total(), NTHREADS, NKILLS, holds, replays, now_s() - t0);
+		"%ld requests replayed, %.1f s\n", acked_total(), nthreads, NKILLS, holds, replays, now_s() - t0);
 	/* with asynchronous directory operations: how many the client answered itself */
 	if (client_counter("client", "async_creates") >= 0)
 		fprintf(stderr, "test_fuse_crash: client answered %ld creates/mkdirs itself (%ld went synchronous)\n",
@@ -966,6 +967,14 @@ static bool wait_standby(const char *asok, double secs)
 	return false;
 }
 
+static int env_int(const char *name, int dflt, int lo, int hi)
+{
+	const char *e = getenv(name);
+	int v = e && *e ? atoi(e) : dflt;
+
+	return v < lo ? lo : v > hi ? hi : v;
+}
+
 /*
  * Issue 19: two loligo-mds daemons on one filesystem, the mount given both
  * addresses.  Each round kills the active with SIGKILL (two rounds in
@@ -976,25 +985,44 @@ static bool wait_standby(const char *asok, double secs)
  * every acknowledged operation is there exactly once.  Printed: per round
  * the time from the kill to the new active serving and to the first
  * operation acknowledged after it, and the longest any syscall took.
+ *
+ * tools/bench/run-failover.sh runs it with LOLIGO_FAILOVERS (rounds, 6),
+ * LOLIGO_FAILOVER_THREADS (4), LOLIGO_FAILOVER_HOLD=0 (no journal holds:
+ * a held journal stalls syscalls on purpose), LOLIGO_FAILOVER_SIGNAL=STOP
+ * (the active is stopped instead: the standby waits out the grace, and the
+ * woken old holder must exit, deposed, with status 1) and
+ * LOLIGO_FAILOVER_MDS_ARGS (options for both daemons, e.g. the grace).
  */
 START_TEST(test_namespace_ops_survive_mds_failover)
 {
-	static struct model models[NTHREADS];
-	const char *env = getenv("LOLIGO_CRASH_SEED");
+	static struct model models[MAXTHREADS];
+	const char *env = getenv("LOLIGO_CRASH_SEED"), *sigenv = getenv("LOLIGO_FAILOVER_SIGNAL");
 	unsigned seed = env && *env ? (unsigned)strtoul(env, NULL, 0) : (unsigned)time(NULL) ^ (unsigned)getpid();
 	unsigned r = seed;
 	const char *names[2] = { "a", "b" };
-	int ports[2];
+	int ports[2], nfail = env_int("LOLIGO_FAILOVERS", 6, 1, 1000);
+	bool stop_mode = sigenv && !strcmp(sigenv, "STOP"), holds_on = env_int("LOLIGO_FAILOVER_HOLD", 1, 0, 1);
 	pid_t pids[2];
-	char asok[2][PATH_MAX + 32], addrs[128];
+	char asok[2][PATH_MAX + 32], addrs[128], margs[512];
 	struct check c = {0};
 	long before_replays, replays, base, epoch0 = 0, epoch1 = 0;
-	double t0 = now_s(), worst_serve = 0, worst_ack = 0;
-	const char *const extra[] = { "--mds_beacon_interval=0.5", NULL };
-	int act = 0, st, holds = 0;
+	double t0 = now_s(), worst_serve = 0, worst_ack = 0, sum_serve = 0;
+	const char *extra[8] = { "--mds_beacon_interval=0.5", "--mds_beacon_grace=3", NULL };
+	int act = 0, st, holds = 0, nkilled = 0;
 	pid_t child;
 
-	fprintf(stderr, "test_fuse_failover: seed %u (LOLIGO_CRASH_SEED=%u replays it)\n", seed, seed);
+	nthreads = env_int("LOLIGO_FAILOVER_THREADS", 4, 1, MAXTHREADS);
+	if (getenv("LOLIGO_FAILOVER_MDS_ARGS")) {
+		int k = 0;
+		char *save, *tok;
+
+		snprintf(margs, sizeof(margs), "%s", getenv("LOLIGO_FAILOVER_MDS_ARGS"));
+		for (tok = strtok_r(margs, " ", &save); tok && k < 7; tok = strtok_r(NULL, " ", &save))
+			extra[k++] = tok;
+		extra[k] = NULL;
+	}
+	fprintf(stderr, "test_fuse_failover: seed %u (LOLIGO_CRASH_SEED=%u replays it), %d rounds of SIG%s, %d "
+		"threads\n", seed, seed, nfail, stop_mode ? "STOP" : "KILL", nthreads);
 	S = mmap(NULL, sizeof(*S), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	ck_assert(S != MAP_FAILED);
 	memset(S, 0, sizeof(*S));
@@ -1028,8 +1056,8 @@ START_TEST(test_namespace_ops_survive_mds_failover)
 		workload(seed);
 
 	base = acked_total();
-	for (int k = 0; k < NFAILOVERS; k++) {
-		bool hold = k % 3 != 0;
+	for (int k = 0; k < nfail; k++) {
+		bool hold = holds_on && !stop_mode && k % 3 != 0;
 		double tk, ts, ta;
 		int sb = 1 - act;
 
@@ -1043,8 +1071,9 @@ START_TEST(test_namespace_ops_survive_mds_failover)
 			holds++;
 		}
 		tk = now_s();
-		kill(pids[act], SIGKILL);
-		waitpid(pids[act], NULL, 0);
+		kill(pids[act], stop_mode ? SIGSTOP : SIGKILL);
+		if (!stop_mode)
+			waitpid(pids[act], NULL, 0);
 		base = acked_total();
 		ck_assert_msg(wait_active(names[sb], pids[sb], 60), "failover %d: the standby %s did not take rank 0",
 			      k, names[sb]);
@@ -1053,10 +1082,27 @@ START_TEST(test_namespace_ops_survive_mds_failover)
 		ta = now_s() - tk;
 		worst_serve = ts > worst_serve ? ts : worst_serve;
 		worst_ack = ta > worst_ack ? ta : worst_ack;
-		fprintf(stderr, "test_fuse_failover: failover %d%s: mds.%s serves %.3f s after the kill of mds.%s, "
+		sum_serve += ts;
+		fprintf(stderr, "test_fuse_failover: failover %d%s: mds.%s serves %.3f s after the %s of mds.%s, "
 			"first op acknowledged after %.3f s\n", k, hold ? " (journal held)" : "", names[sb], ts,
-			names[act], ta);
-		/* the killed daemon comes back as the standby */
+			stop_mode ? "SIGSTOP" : "kill -9", names[act], ta);
+		if (stop_mode) {
+			/* the old holder wakes up deposed: it must see it and exit */
+			double end = now_s() + 60;
+			pid_t w = 0;
+
+			kill(pids[act], SIGCONT);
+			while ((w = waitpid(pids[act], &st, WNOHANG)) == 0 && now_s() < end)
+				sleep_s(0.01);
+			/* exit 1, deposed; or SIGKILL: stopped inside the local store's write lock, the
+			 * new holder had to kill it (mdsmap.c, stonith) */
+			ck_assert_msg(w == pids[act] && ((WIFEXITED(st) && WEXITSTATUS(st) == 1) ||
+							 (WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL)),
+				      "failover %d: the deposed mds.%s did not exit after SIGCONT", k, names[act]);
+			if (WIFSIGNALED(st))
+				nkilled++;
+		}
+		/* the old holder comes back as the standby */
 		pids[act] = lfs_mds_daemon_start(&fs, names[act], ports[act], extra);
 		ck_assert_int_gt(pids[act], 0);
 		act = sb;
@@ -1071,16 +1117,18 @@ START_TEST(test_namespace_ops_survive_mds_failover)
 	replays = client_counter("mds_client", "replays") - before_replays;
 	mds_map_status(asok[act], &epoch1);
 	fprintf(stderr, "test_fuse_failover: %ld ops acknowledged by %d threads, %d failovers (%d with the journal "
-		"held), %ld requests replayed, map epoch %ld -> %ld, longest to serve %.3f s, to the first ack "
-		"%.3f s, longest syscall %.3f s, %.1f s\n", acked_total(), NTHREADS, NFAILOVERS, holds, replays,
-		epoch0, epoch1, worst_serve, worst_ack, (double)atomic_load(&S->max_op_ns) / 1e9, now_s() - t0);
-	ck_assert_msg(replays > 0, "no request was replayed: the failovers did not hit UNSAFE operations");
-	ck_assert_msg(epoch1 >= epoch0 + NFAILOVERS, "the map epoch grew by %ld over %d failovers", epoch1 - epoch0,
-		      NFAILOVERS);
+		"held), %ld requests replayed, map epoch %ld -> %ld, to serve: mean %.3f s, longest %.3f s; to the "
+		"first ack: longest %.3f s; longest syscall %.3f s; %d stopped holders killed by their successor, %.1f s\n",
+		acked_total(), nthreads, nfail, holds, replays, epoch0, epoch1, sum_serve / nfail, worst_serve, worst_ack,
+		(double)atomic_load(&S->max_op_ns) / 1e9, nkilled, now_s() - t0);
+	if (holds)
+		ck_assert_msg(replays > 0, "no request was replayed: the failovers did not hit UNSAFE operations");
+	ck_assert_msg(epoch1 >= epoch0 + nfail, "the map epoch grew by %ld over %d failovers", epoch1 - epoch0, nfail);
 	ck_assert_int_eq(load_models(models), 0);
 	check_tree(&c, models, fs.mnt);
 	ck_assert_msg(c.errors == 0, "the mount's tree differs from the acknowledged operations (%d differences):\n%s",
 		      c.errors, c.msg);
+	fprintf(stderr, "test_fuse_failover: checker: every acknowledged operation is there exactly once\n");
 	ck_assert_int_eq(lfs_umount(&fs), 0);
 	for (int k = 0; k < 2; k++) {
 		kill(pids[k], SIGTERM);
