@@ -14,6 +14,7 @@
  *                    that failed, the last takeover
  *   beacon.<gid>     the holder's renewal counter
  *   standby.<gid>    each standby's registration, rewritten as its beacon
+ *   hostlock.<gid>   the holder holds the local store's host lock (below)
  *
  * Every change of "map" is one write op that compares "epoch" with the
  * value the writer read and sets the next one (store_op_omap_cmp: rados'
@@ -77,6 +78,7 @@
 #define KEY_MAP "map"
 #define PFX_BEACON "beacon."
 #define PFX_STANDBY "standby."
+#define PFX_HOSTLOCK "hostlock."
 
 struct mdsmap {
 	char name[64];                /* "mds.NAME" */
@@ -116,6 +118,7 @@ struct view {
 	struct json_object *map;      /* parsed "map" (owned), NULL when missing or damaged */
 	struct json_object *beacons;  /* gid -> value (owned) */
 	struct json_object *standbys; /* gid -> registration (owned) */
+	struct json_object *hostlocks; /* gid -> "1": holds the host lock (owned) */
 	char damage[384];
 };
 
@@ -124,6 +127,7 @@ static void view_free(struct view *v)
 	json_object_put(v->map);
 	json_object_put(v->beacons);
 	json_object_put(v->standbys);
+	json_object_put(v->hostlocks);
 	memset(v, 0, sizeof(*v));
 }
 
@@ -178,6 +182,7 @@ static int read_view(struct mds *m, struct view *v)
 	memset(v, 0, sizeof(*v));
 	v->beacons = json_object_new_object();
 	v->standbys = json_object_new_object();
+	v->hostlocks = json_object_new_object();
 	store_omap_iter_init(&it, m->meta, MDSMAP_OID, NULL, 256);
 	while ((kv = store_omap_iter_next(&it)) != NULL) {
 		v->exists = true;
@@ -211,6 +216,8 @@ static int read_view(struct mds *m, struct view *v)
 		} else if (!strncmp(kv->key, PFX_BEACON, strlen(PFX_BEACON))) {
 			json_object_object_add(v->beacons, kv->key + strlen(PFX_BEACON),
 					       json_object_new_string_len(kv->val, (int)(kv->len < 32 ? kv->len : 32)));
+		} else if (!strncmp(kv->key, PFX_HOSTLOCK, strlen(PFX_HOSTLOCK))) {
+			json_object_object_add(v->hostlocks, kv->key + strlen(PFX_HOSTLOCK), json_object_new_boolean(1));
 		} else if (!strncmp(kv->key, PFX_STANDBY, strlen(PFX_STANDBY))) {
 			struct json_object *reg = NULL;
 
@@ -466,6 +473,14 @@ static void takeover_extra(struct store_op *op, void *arg)
 	}
 	snprintf(key, sizeof(key), PFX_BEACON "%s", k->mm->gid);
 	store_op_omap_set(op, key, "0", 1);
+	if (k->old_gid) {
+		snprintf(key, sizeof(key), PFX_HOSTLOCK "%s", k->old_gid);
+		store_op_omap_rm(op, key);
+	}
+	if (k->mm->host_lock_held) {
+		snprintf(key, sizeof(key), PFX_HOSTLOCK "%s", k->mm->gid);
+		store_op_omap_set(op, key, "1", 1);
+	}
 }
 
 struct stonith_arg {
@@ -902,8 +917,8 @@ int mdsmap_join(struct mds *m, const sigset_t *sigs, int *sig, char *err, size_t
 			if (name && !strcmp(name, mm->name) && strcmp(gid, mm->gid)) {
 				take = true;
 				why = MDSMAP_SAME_NAME;
-			} else if (json_object_object_get_ex(h, "host_lock", &hl) && json_object_get_boolean(hl) &&
-				   mm->host_lock_fd >= 0) {
+			} else if (((json_object_object_get_ex(h, "host_lock", &hl) && json_object_get_boolean(hl)) ||
+				    json_object_object_get_ex(v.hostlocks, gid, &hl)) && mm->host_lock_fd >= 0) {
 				if (host_lock_try(mm)) {
 					take = true;
 					why = MDSMAP_HOST_LOCK;
@@ -931,6 +946,7 @@ int mdsmap_join(struct mds *m, const sigset_t *sigs, int *sig, char *err, size_t
 				wait_registered(mm);
 				return r == 1 ? 0 : r;
 			}
+			host_lock_release(mm);
 			changed_mono = now_mono_ns();   /* someone else won: watch the new holder */
 			*watched_gid = '\0';
 			goto sleep;
@@ -1006,43 +1022,28 @@ static void renew_extra(struct store_op *op, void *arg)
 	store_op_omap_set(op, key, val, strlen(val));
 }
 
-/* One renewal: assert our epoch, bump the beacon.  0, -ECANCELED/-ESHUTDOWN (deposed), -errno. */
-static int renew(struct mds *m, bool rewrite_map)
+/*
+ * One renewal: assert our epoch, bump the beacon, and say whether we hold
+ * the host lock (a key of its own beside the beacon: a liveness hint for
+ * the standbys, not a change of who holds the rank, so the epoch stays).
+ * Return: 0, -ECANCELED/-ESHUTDOWN (deposed), -errno.
+ */
+static int renew(struct mds *m)
 {
 	struct mdsmap *mm = m->map;
 	struct renew_keys k = { .mm = mm, .n = ++mm->beacons };
-	char cur[32];
-	int r;
+	struct store_op *op = store_op_new();
+	char cur[32], key[64];
 
+	if (!op)
+		return -ENOMEM;
 	epoch_str(cur, sizeof(cur), atomic_load(&mm->epoch));
-	if (rewrite_map) {
-		/* our own entry changed (address, host lock): a new epoch */
-		struct view v;
-
-		r = read_view(m, &v);
-		if (!r && strcmp(v.epoch_raw, cur))
-			r = -ECANCELED;
-		if (!r) {
-			struct json_object *map = json_object_get(v.map);
-
-			json_object_object_add(map, "active", me_json(mm));
-			r = cas_map(m, &v, map, renew_extra, &k, 0, NULL, NULL);
-			json_object_put(map);
-			if (!r)
-				atomic_store(&mm->epoch, v.epoch + 1);
-		}
-		view_free(&v);
-		return r;
-	}
-	{
-		struct store_op *op = store_op_new();
-
-		if (!op)
-			return -ENOMEM;
-		store_op_omap_cmp(op, KEY_EPOCH, cur, strlen(cur));
-		renew_extra(op, &k);
-		return store_op_exec(m->meta, MDSMAP_OID, op);
-	}
+	store_op_omap_cmp(op, KEY_EPOCH, cur, strlen(cur));
+	renew_extra(op, &k);
+	snprintf(key, sizeof(key), PFX_HOSTLOCK "%s", mm->gid);
+	if (mm->host_lock_held)
+		store_op_omap_set(op, key, "1", 1);
+	return store_op_exec(m->meta, MDSMAP_OID, op);
 }
 
 /* For status: the map as the beacon last read it, and when each daemon's beacon last moved. */
@@ -1118,7 +1119,6 @@ static void *beacon_main(void *arg)
 	struct mds *m = arg;
 	struct mdsmap *mm = m->map;
 	uint64_t last_ok = now_mono_ns(), next_view = 0;
-	bool rewrite = false;
 
 	for (;;) {
 		double iv = opt_secs(CFG_mds_beacon_interval, 1), grace = opt_secs(CFG_mds_beacon_grace, 5);
@@ -1142,13 +1142,12 @@ static void *beacon_main(void *arg)
 			     "rank 0 and fences this daemon", mm->name, mm->gid);
 					_exit(1);
 		}
-		if (mm->host_lock_fd >= 0 && !mm->host_lock_held && host_lock_try(mm))
-			rewrite = true;      /* the map should say that our death is quick to see */
-		r = renew(m, rewrite);
+		if (mm->host_lock_fd >= 0 && !mm->host_lock_held)
+			host_lock_try(mm);   /* the renewal then says our death is quick to see */
+		r = renew(m);
 		if (r == -ECANCELED || r == -ESHUTDOWN)
 			deposed(m, r);
 		if (!r) {
-			rewrite = false;
 			last_ok = now_mono_ns();
 		} else if (now_mono_ns() - last_ok > secs_ns(grace)) {
 			derr(MDS, "mdsmap: %s (gid %s) could not renew its beacon for %.1f s (%s): a standby may hold "
