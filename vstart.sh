@@ -4,13 +4,16 @@
 # loligo-fuse mount, and the embedded NFS gateway in the same client process.
 #
 #   ./vstart.sh [--dir DIR] [--mnt MNT] [--nfs-port PORT] [--mds-port PORT]
-#               [--no-nfs] [--no-build]
+#               [--standby N] [--no-nfs] [--no-build]
 #   ./vstart.sh --stop [--dir DIR] [--mnt MNT]
 #
 #   --dir DIR        state: config, store, logs, admin sockets (default ./vstart)
 #   --mnt MNT        FUSE mount point (default ./mnt)
 #   --nfs-port PORT  NFS gateway port on 127.0.0.1 (default 2049)
 #   --mds-port PORT  MDS port on 127.0.0.1 (default 6800)
+#   --standby N      N more loligo-mds daemons (mds.a, mds.b, ...) on the
+#                    next ports, standing by for rank 0; the mount is given
+#                    every MDS address and follows the rank by itself
 #   --no-nfs         do not start the NFS gateway
 #   --no-build       do not (re)build; use ./build as it is
 #   --stop           unmount and stop everything started with this --dir
@@ -21,17 +24,19 @@ set -euo pipefail
 cd "$(dirname "$0")"
 top=$PWD
 
-dir=$top/vstart mnt=$top/mnt nfs_port=2049 mds_port=6800 nfs=1 build=1 stop=0
+dir=$top/vstart mnt=$top/mnt nfs_port=2049 mds_port=6800 nfs=1 build=1 stop=0 standby=0
 while (($#)); do
 	case $1 in
 	--dir) dir=$2; shift ;;
 	--mnt) mnt=$2; shift ;;
 	--nfs-port) nfs_port=$2; shift ;;
 	--mds-port) mds_port=$2; shift ;;
+	--standby) standby=$2; shift
+		[[ $standby =~ ^[0-9]$ ]] || { echo "vstart: --standby takes 0 to 9" >&2; exit 2; } ;;
 	--no-nfs) nfs=0 ;;
 	--no-build) build=0 ;;
 	--stop) stop=1 ;;
-	-h|--help) sed -n '2,20p' "$0"; exit 0 ;;
+	-h|--help) sed -n '2,23p' "$0"; exit 0 ;;
 	*) echo "vstart: unknown argument '$1' (try --help)" >&2; exit 2 ;;
 	esac
 	shift
@@ -78,6 +83,12 @@ if ((stop)); then
 		echo "unmounted $mnt"
 	fi
 	stop_pid "$out/client.pid" loligo-fuse
+	# standbys first: stopping the active first would hand them the rank
+	for pf in "$out"/mds.?.pid; do
+		[[ -e $pf ]] || continue
+		n=${pf##*/mds.}; n=${n%.pid}
+		stop_pid "$pf" "loligo-mds (mds.$n)"
+	done
 	stop_pid "$out/mds.pid" loligo-mds
 	exit 0
 fi
@@ -152,6 +163,24 @@ else
 	echo "started loligo-mds (pid $(cat "$out/mds.pid")) on 127.0.0.1:$(cat "$out/mds.port")"
 fi
 
+# ---- standby MDS daemons (--standby N): mds.a, mds.b, ... on the next ports
+names=(a b c d e f g h i)
+addrs=127.0.0.1:$mds_port
+for ((k = 0; k < standby; k++)); do
+	n=${names[k]} p=$((mds_port + 1 + k))
+	addrs+=,127.0.0.1:$p
+	if alive "$out/mds.$n.pid"; then
+		echo "loligo-mds mds.$n already running (pid $(cat "$out/mds.$n.pid"))"
+		continue
+	fi
+	"$bin/mds/loligo-mds" -c "$conf" --mds_name="$n" --mds_port="$p" \
+		--mds_standby_count_wanted="$standby" >>"$out/mds.$n.stderr" 2>&1 &
+	echo $! > "$out/mds.$n.pid"
+	echo "started loligo-mds mds.$n (pid $!) on 127.0.0.1:$p, standing by for rank 0"
+done
+((standby)) && "$bin/tools/cli/loligo" -c "$conf" daemon mds.0 config set mds_standby_count_wanted "$standby" \
+	>/dev/null 2>&1 || true
+
 # ---- FUSE mount (+ NFS gateway in the same process)
 if mounted && alive "$out/client.pid"; then
 	echo "loligo-fuse already mounted at $mnt (pid $(cat "$out/client.pid"))"
@@ -160,6 +189,7 @@ else
 		fusermount3 -uz "$mnt" 2>/dev/null || umount -l "$mnt" 2>/dev/null || true
 	fi
 	args=(-c "$conf" -f)
+	((standby)) && args+=(--client_mds_addr="$addrs")
 	((nfs)) && args+=(--nfs "127.0.0.1:$nfs_port")
 	"$bin/client/fuse/loligo-fuse" "${args[@]}" "$mnt" >>"$out/client.stderr" 2>&1 &
 	echo $! > "$out/client.pid"
@@ -179,6 +209,7 @@ loligo is up.
   config          $conf
   status          $bin/tools/cli/loligo -c $conf -s
   MDS admin sock  $out/loligo-mds.0.asok   ($bin/tools/cli/loligo -c $conf daemon mds.0 help)
+  MDS map         $bin/tools/cli/loligo -c $conf fs status   (ranks, standbys, epoch)
   client asok     $out/loligo-client.admin.$(cat "$out/client.pid" 2>/dev/null).asok   ($bin/tools/cli/loligo -c $conf daemon client.admin perf dump)
   logs            $out/
 MSG

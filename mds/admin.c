@@ -30,6 +30,7 @@
 #include "common/time.h"
 #include "mds/mds.h"
 #include "mds/admin.h"
+#include "mds/mdsmap.h"
 #include "mds/auth.h"
 #include "mds/blocklist.h"
 #include "mds/flock.h"
@@ -301,6 +302,17 @@ static void check_client_slow_ops(struct mds *m, struct health *h)
 	pthread_mutex_unlock(&m->lock);
 }
 
+static void mdsmap_add(void *h, const char *code, bool error, const char *summary, const char *msg)
+{
+	health_add(h, code, error, summary, msg);
+}
+
+/* standbys and failovers (mdsmap.c) */
+static void check_mdsmap(struct mds *m, struct health *h)
+{
+	mdsmap_health(m, mdsmap_add, h);
+}
+
 static const struct {
 	const char *code;	/* what it reports (a function may report several codes) */
 	void (*fn)(struct mds *m, struct health *h);
@@ -312,6 +324,7 @@ static const struct {
 	{ "MDS_CLIENTS_STALE", check_stale_clients },
 	{ "MDS_CLIENT_LATE_RELEASE", check_late_release },
 	{ "MDS_CLIENT_SLOW_OPS", check_client_slow_ops },
+	{ "MDS_INSUFFICIENT_STANDBY, FS_DEGRADED", check_mdsmap },
 	/* eviction (10.4): { "MDS_BLOCKLISTED_CLIENTS", check_blocklist } */
 };
 
@@ -407,11 +420,13 @@ static int cmd_fs_status(struct json_object *args, struct json_object **out, voi
 
 	json_object_object_add(o, "name", json_object_new_string(m->fs_name));
 	json_object_object_add(mds, "rank", json_object_new_int(0));
+	json_object_object_add(mds, "name", json_object_new_string(mdsmap_name(m)));
 	json_object_object_add(mds, "state", json_object_new_string("active"));
 	json_object_object_add(mds, "port", json_object_new_int(m->port));
 	json_object_object_add(mds, "sessions", json_object_new_int64((int64_t)nsessions(m)));
 	json_object_object_add(mds, "requests", json_object_new_int64((int64_t)perf_get(&m->req_total)));
 	json_object_object_add(o, "mds", mds);
+	json_object_object_add(o, "mdsmap", mdsmap_status_json(m));
 	json_object_object_add(o, "pools", pools_json(m));
 	pthread_mutex_lock(&m->lock);
 	server_statfs(m, &sf);
@@ -517,7 +532,7 @@ static int cmd_fs_dump(struct json_object *args, struct json_object **out, void 
 	json_object_object_add(flags, "auth_required", json_object_new_boolean(cfg_bool(CFG_auth_required)));
 	json_object_object_add(flags, "read_only", json_object_new_boolean(journal_read_only(m) != 0));
 	json_object_object_add(fs, "flags", flags);
-	json_object_object_add(md, "name", json_object_new_string("mds.0"));
+	json_object_object_add(md, "name", json_object_new_string(mdsmap_name(m)));
 	json_object_object_add(md, "rank", json_object_new_int(0));
 	json_object_object_add(md, "state", json_object_new_string("up:active"));
 	json_object_object_add(md, "addr", json_object_new_string(ep));
@@ -527,6 +542,7 @@ static int cmd_fs_dump(struct json_object *args, struct json_object **out, void 
 	json_object_array_add(mdss, md);
 	json_object_object_add(fs, "mds", mdss);
 	json_object_object_add(fs, "sessions", json_object_new_int64((int64_t)nsessions(m)));
+	json_object_object_add(fs, "mdsmap", mdsmap_status_json(m));
 	json_object_array_add(fss, fs);
 	json_object_object_add(o, "filesystems", fss);
 	*out = o;
@@ -557,6 +573,31 @@ static int cmd_client_evict(struct json_object *args, struct json_object **out, 
 	}
 	*out = json_object_new_object();
 	json_object_object_add(*out, "evicted", json_object_new_int64(id));
+	return 0;
+}
+
+/* `mds fail 0`: hand rank 0 to a standby (this daemon leaves the map and exits) */
+static int cmd_mds_fail(struct json_object *args, struct json_object **out, void *priv)
+{
+	struct mds *m = priv;
+	struct json_object *v;
+	char err[256];
+	int r;
+
+	if (json_object_object_get_ex(args, "rank", &v) && strcmp(json_object_get_string(v), "0") &&
+	    strcmp(json_object_get_string(v), mdsmap_name(m)) &&
+	    strcmp(json_object_get_string(v), mdsmap_name(m) + 4)) {
+		*out = jerr("only rank 0 exists (give 0 or this daemon's name)");
+		return -EINVAL;
+	}
+	r = mdsmap_fail(m, err, sizeof(err));
+	if (r) {
+		*out = jerr(err);
+		return r;
+	}
+	*out = json_object_new_object();
+	json_object_object_add(*out, "failed", json_object_new_string(mdsmap_name(m)));
+	json_object_object_add(*out, "epoch", json_object_new_int64((int64_t)mdsmap_epoch(m)));
 	return 0;
 }
 
@@ -761,6 +802,8 @@ static const struct asok_cmd mds_cmds[] = {
 	{ "health detail", "", "health checks with a line per affected item", cmd_health_detail },
 	{ "ops", "", "requests in flight with their age: parked for revokes (what for, and which sessions hold it), waiting for the journal", cmd_ops },
 	{ "session ls", "", "list client sessions", cmd_session_ls },
+	{ "mds fail", "rank:str?", "fail rank 0's holder (this daemon): it leaves the MDS map and exits, a standby "
+	  "fences it and takes over", cmd_mds_fail },
 	{ "client evict", "id:int", "close a client session and drop its connection", cmd_client_evict },
 	{ "dump cache", "", "inodes held in the MDS cache, with the caps clients hold, the lock states and the file locks", cmd_dump_cache },
 	{ "locks", "", "file locks held and waited for, per file, and requests held back by a reconnect phase",

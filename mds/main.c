@@ -55,6 +55,7 @@
 #include "mds/layers.h"
 #include "mds/locker.h"
 #include "mds/mdcache.h"
+#include "mds/mdsmap.h"
 #include "mds/net.h"
 #include "mds/purge.h"
 #include "mds/server.h"
@@ -111,13 +112,15 @@ static int fail(const char *fmt, ...)
 }
 
 /*
- * One MDS (or journal command) per local store: the store itself takes
- * several processes (clients keep file data in it), but two MDSes, or a
- * journal reset under a serving MDS, would corrupt the filesystem.  An
- * exclusive flock on <store>/mds.lock, held until exit.  (On RADOS nothing
- * enforces it: stop the MDS before the journal commands.)
+ * The journal commands and --mkfs need every MDS of a local store stopped:
+ * a journal reset under a serving MDS would corrupt the filesystem.  Each
+ * MDS daemon (active or standby) holds a shared flock on <store>/mds.lock,
+ * the offline commands an exclusive one.  Two daemons serving at once are
+ * prevented by the MDS map and fencing (mdsmap.c), not by this lock.  (On
+ * RADOS nothing enforces it: stop the MDS daemons before the journal
+ * commands.)
  */
-static int lock_instance(const char *dir, int *out)
+static int lock_instance(const char *dir, bool exclusive, int *out)
 {
 	char path[4096];
 	int fd;
@@ -126,7 +129,7 @@ static int lock_instance(const char *dir, int *out)
 	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return -errno;
-	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+	if (flock(fd, (exclusive ? LOCK_EX : LOCK_SH) | LOCK_NB) < 0) {
 		int e = errno == EWOULDBLOCK ? -EBUSY : -errno;
 
 		close(fd);
@@ -429,10 +432,11 @@ static int open_store(struct mds *m, const struct args *a, struct store_config *
 			return fail("store directory %s is not a readable and writable directory", sc->local_path);
 	}
 	if (!a->mkfs && !strcmp(sc->backend, "local")) {
-		r = lock_instance(sc->local_path, lockfd);
+		r = lock_instance(sc->local_path, a->jcmd != NULL, lockfd);
 		if (r)
-			return fail("%s: another loligo-mds (or journal command) is using this store%s", sc->local_path,
-				    a->jcmd ? "; the journal commands need the MDS stopped" : "");
+			return fail("%s: %s is using this store%s", sc->local_path,
+				    a->jcmd ? "a loligo-mds daemon" : "a journal command",
+				    a->jcmd ? "; the journal commands need every MDS daemon stopped" : "");
 	}
 	r = store_open(sc, &m->st);
 	if (r) {
@@ -469,19 +473,54 @@ static int mkfs(struct mds *m)
 	return 0;
 }
 
-/* The keyring, and the listening socket on @addr (not accepting yet).  Return: 0 or the exit status. */
-static int auth_and_listen(struct mds *m, char *addr, size_t addrlen)
+/*
+ * The keyring, and the socket bound to @addr (not listening yet: a standby
+ * refuses connections until it holds the rank).  Return: 0 or the exit status.
+ */
+static int auth_and_bind(struct mds *m, char *addr, size_t addrlen)
 {
-	char aerr[1024] = "";
+	char aerr[1024] = "", ep[300];
 	int r;
 
 	r = auth_load(m, aerr, sizeof(aerr));
 	if (r)
 		return fail("%s", *aerr ? aerr : strerror(-r));
 	cfg_str(CFG_mds_addr, addr, addrlen);
-	r = net_listen(m, addr, (int)cfg_int(CFG_mds_port));
+	r = net_bind(m, addr, (int)cfg_int(CFG_mds_port));
 	if (r)
 		return fail("cannot listen on %s:%" PRId64 ": %s", addr, cfg_int(CFG_mds_port), strerror(-r));
+	r = mdsmap_init(m, aerr, sizeof(aerr));
+	if (r)
+		return fail("%s", aerr);
+	snprintf(ep, sizeof(ep), "%s:%u", addr, m->port);
+	mdsmap_set_addr(m, ep);
+	return 0;
+}
+
+/*
+ * Wait as a standby until this daemon holds rank 0 and has fenced the old
+ * holder (mdsmap.c), then listen.  Return: 0 (active), -1 (a signal
+ * stopped the wait: exit 0), or the exit status.
+ */
+static int become_active(struct mds *m, sigset_t *sigs)
+{
+	char err[MDS_ERR_LEN] = "";
+	int r, sig = 0;
+
+	r = mdsmap_join(m, sigs, &sig, err, sizeof(err));
+	if (r == 1) {
+		dinfo(MDS, "signal %d while standby: stopping", sig);
+		return -1;
+	}
+	if (r)
+		return fail("%s", *err ? err : strerror(-r));
+	/* from here on, renew the hold: a replay longer than the grace must not look like a death */
+	r = mdsmap_start(m);
+	if (r)
+		return fail("cannot start the beacon thread: %s", strerror(-r));
+	r = net_listen_now(m);
+	if (r)
+		return fail("cannot listen on port %u: %s", m->port, strerror(-r));
 	return 0;
 }
 
@@ -617,9 +656,26 @@ int main(int argc, char **argv)
 		goto out_store;
 	}
 
-	rc = auth_and_listen(m, addr, sizeof(addr));
+	/* the map is read before the identity matters: mds_name names the admin socket and log */
+	{
+		char nm[64];
+
+		cfg_str(CFG_mds_name, nm, sizeof(nm));
+		if (strcmp(nm, "0")) {
+			char id[80];
+
+			snprintf(id, sizeof(id), "mds.%s", nm);
+			cfg_set_identity("mds", id);
+		}
+	}
+	rc = auth_and_bind(m, addr, sizeof(addr));
 	if (rc)
-		goto out_store;
+		goto out_map;
+	rc = become_active(m, &sigs);
+	if (rc) {
+		rc = rc < 0 ? 0 : rc;
+		goto out_map;
+	}
 	rc = load_tables(m);
 	if (rc)
 		goto out_cache;
@@ -663,6 +719,8 @@ int main(int argc, char **argv)
 	/* first: a long purge stops within a slice, and resumes at the next start */
 	purge_stop(m);
 	drain(m);
+	/* drained: a standby may take the rank at once, with nothing of ours to fence */
+	mdsmap_stop(m, !journal_read_only(m));
 out_tick:
 	stop_ticker(m);
 out_net:
@@ -684,6 +742,9 @@ out_cache:
 	mdcache_free(m);
 	pthread_mutex_unlock(&m->lock);
 	journal_free(m);
+out_map:
+	mdsmap_stop(m, false);
+	mdsmap_free(m);
 	if (m->listen_fd >= 0)
 		close(m->listen_fd);
 out_store:

@@ -444,6 +444,7 @@ struct mds {
 	bool tick_stop;               /* protected by tick_lock */
 
 	struct asok *asok;
+	struct mdsmap *map;            /* mdsmap.c: rank 0, beacons (NULL: in-process tests without one) */
 
 	/*
 	 * What a lower layer calls in the layers above it, set once by

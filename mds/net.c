@@ -1082,7 +1082,7 @@ static void *acceptor_main(void *arg)
 	return NULL;
 }
 
-int net_listen(struct mds *m, const char *addr, int port)
+int net_bind(struct mds *m, const char *addr, int port)
 {
 	struct addrinfo hints, *res = NULL, *ai;
 	char portstr[16];
@@ -1108,7 +1108,7 @@ int net_listen(struct mds *m, const char *addr, int port)
 			continue;
 		}
 		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-		if (bind(fd, ai->ai_addr, ai->ai_addrlen) == 0 && listen(fd, SOMAXCONN) == 0) {
+		if (bind(fd, ai->ai_addr, ai->ai_addrlen) == 0) {
 			r = 0;
 			break;
 		}
@@ -1127,6 +1127,24 @@ int net_listen(struct mds *m, const char *addr, int port)
 	}
 	m->listen_fd = fd;
 	return 0;
+}
+
+int net_listen_now(struct mds *m)
+{
+	if (m->listen_fd < 0)
+		return -EBADF;
+	return listen(m->listen_fd, SOMAXCONN) ? -errno : 0;
+}
+
+int net_listen(struct mds *m, const char *addr, int port)
+{
+	int r = net_bind(m, addr, port);
+
+	if (!r && (r = net_listen_now(m))) {
+		close(m->listen_fd);
+		m->listen_fd = -1;
+	}
+	return r;
 }
 
 void net_set_ops(struct mds *m, const struct net_ops *ops)

@@ -25,6 +25,14 @@ struct net_ops {
 /* net_set_ops - register @ops (static storage) before net_start(). */
 void net_set_ops(struct mds *m, const struct net_ops *ops);
 
+/*
+ * net_bind - bind the MDS's socket to @addr:@port (0: ephemeral; m->port
+ * says which) without listening: a standby keeps its port but refuses
+ * connections, so clients go on to the active.  net_listen_now() starts
+ * listening once this daemon holds the rank; net_listen() does both.
+ */
+int net_bind(struct mds *m, const char *addr, int port);
+int net_listen_now(struct mds *m);
 int net_listen(struct mds *m, const char *addr, int port);
 int net_start(struct mds *m);
 /* net_quiesce - stop accepting connections and running requests (m->draining);

@@ -39,14 +39,37 @@
 /* ---- executing requests inside the batch transaction ---------------- */
 
 /*
- * The only ways an op fails by itself are its existence guards
- * (store_op_precheck).  Checking them first, on a simulated "exists" flag,
- * lets the op be applied straight into the batch transaction: no LMDB
- * nested transaction (each of which allocates a large dirty list) per op.
+ * The only ways an op fails by itself are its guards: the omap_cmp ones
+ * (store_op_guards_hold, read in this same write transaction, so nothing
+ * can change the key between the compare and the commit, in this process
+ * or another) and the existence ones (store_op_precheck).  Checking them
+ * first, on the object's record and a simulated "exists" flag, lets the op
+ * be applied straight into the batch transaction: no LMDB nested
+ * transaction (each of which allocates a large dirty list) per op.
  * Anything failing after this point is a resource error (ENOSPC, ENOMEM,
  * EIO) and aborts the whole batch, so an op is still applied entirely or
  * not at all.
  */
+
+/* store_op_guards_hold()'s lookup: a key of one object's omap in the batch transaction */
+struct guard_ctx {
+	struct local_store *ls;
+	MDB_txn *txn;
+	uint64_t fid;
+};
+
+static int guard_lookup(void *arg, const char *key, const void **val, size_t *len)
+{
+	struct guard_ctx *g = arg;
+	struct oent e;
+	int r = local_omap_lookup(g->ls, g->txn, g->fid, key, &e);
+
+	if (r)
+		return r;
+	*val = e.val;
+	*len = e.vlen;
+	return 0;
+}
 
 /*
  * Apply one compound op inside the batch transaction @txn.
@@ -67,6 +90,13 @@ static int exec_write(struct local_store *ls, MDB_txn *txn, struct lreq *req, bo
 	if (r)
 		return r;
 	existed = rec.exists;
+	if (store_op_has_guards(op)) {
+		struct guard_ctx g = { ls, txn, rec.fid };
+
+		r = store_op_guards_hold(op, rec.exists, guard_lookup, &g);
+		if (r)
+			return r;
+	}
 	r = store_op_precheck(op, rec.exists);
 	if (r)
 		return r;
@@ -137,6 +167,8 @@ static int exec_write(struct local_store *ls, MDB_txn *txn, struct lreq *req, bo
 			if (!rec.exists)
 				r = -ENOENT;
 			break;
+		case SOP_OMAP_CMP:
+			break;   /* checked before anything was written (store_op_guards_hold) */
 		case SOP_WRITE:
 			/* as in RADOS, a 0-byte write still extends the size to its offset */
 			ENSURE_EXISTS();

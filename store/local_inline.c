@@ -236,6 +236,8 @@ int local_exec_write_inline(struct local_store *ls, MDB_txn *txn, struct lreq *r
 			if (!rec->exists)
 				r = -ENOENT;
 			break;
+		case SOP_OMAP_CMP:
+			break;   /* checked by exec_write before anything was written */
 		case SOP_WRITE:
 			ENSURE_EXISTS();
 			mutated = true;

@@ -261,6 +261,7 @@ static bool writes_in_allocated(const struct store_op *op, const struct objrec *
 			*log += s->len;
 			break;
 		case SOP_ASSERT_EXISTS:
+		case SOP_OMAP_CMP:
 			break;
 		case SOP_CREATE:
 			if (s->excl)

@@ -315,6 +315,20 @@ static int data_write(struct mem_obj *o, uint64_t off, const void *buf, uint64_t
 
 /* ---- ops ------------------------------------------------------------------ */
 
+/* store_op_guards_hold()'s lookup: a key of @arg's omap (a struct mem_obj), under the store's lock */
+static int guard_lookup(void *arg, const char *key, const void **val, size_t *len)
+{
+	const struct mem_obj *o = arg;
+	bool found;
+	size_t i = kv_pos(o, key, strlen(key), &found);
+
+	if (!found)
+		return -ENOENT;
+	*val = o->omap[i].val;
+	*len = o->omap[i].len;
+	return 0;
+}
+
 /*
  * Apply @op to object @oid of @ns, under the store's lock.  After
  * store_op_precheck() only memory can fail an op; an op that runs out of memory
@@ -324,19 +338,23 @@ static int data_write(struct mem_obj *o, uint64_t off, const void *buf, uint64_t
 static int apply_op(struct mem_ns *ns, const char *oid, const struct store_op *op)
 {
 	struct mem_obj *o = obj_find(ns, oid);
-	int r = store_op_precheck(op, o != NULL);
+	int r = store_op_guards_hold(op, o != NULL, guard_lookup, o);
+
+	if (r == 0)
+		r = store_op_precheck(op, o != NULL);
 
 	for (size_t i = 0; i < op->n && !r; i++) {
 		const struct store_subop *s = &op->v[i];
 
 		if (!o && s->kind != SOP_TRUNCATE && s->kind != SOP_ZERO && s->kind != SOP_REMOVE &&
-		    s->kind != SOP_ASSERT_EXISTS && !(o = obj_make(ns, oid))) {
+		    s->kind != SOP_ASSERT_EXISTS && s->kind != SOP_OMAP_CMP && !(o = obj_make(ns, oid))) {
 			r = -ENOMEM;
 			break;
 		}
 		switch (s->kind) {
 		case SOP_CREATE:
 		case SOP_ASSERT_EXISTS:
+		case SOP_OMAP_CMP:   /* store_op_guards_hold(), above */
 			break;
 		case SOP_WRITE:
 			r = data_write(o, s->off, s->data, s->len);

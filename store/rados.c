@@ -281,10 +281,31 @@ struct aio {
 	void *arg;
 	rados_write_op_t wop;
 	rados_completion_t c;
+	/* the omap_cmp guards' own results (translate_guards), librados writes them at completion */
+	int *guard_rvals;
+	size_t nguards;
 	bool stat_only;      /* a 0-byte read: only check that the object exists */
 	uint64_t size;
 	time_t mtime;
 };
+
+/*
+ * The result of an op with omap_cmp guards, as the store API has it: every
+ * way a guard fails is -ECANCELED.  The guards go first in the librados op
+ * (translate_guards), so when one fails nothing after it ran; RADOS says
+ * -ECANCELED for a different value but -ENOENT for a missing object, which
+ * only the guard's own result tells from an -ENOENT of a later sub-op.
+ */
+static int guards_result(const struct aio *a, int r)
+{
+	if (r == -ECANCELED)
+		return r;
+	if (r == -ENOENT)
+		for (size_t i = 0; i < a->nguards; i++)
+			if (a->guard_rvals[i] == -ENOENT || a->guard_rvals[i] == -ECANCELED)
+				return -ECANCELED;
+	return r;
+}
 
 static void aio_done(rados_completion_t c, void *arg)
 {
@@ -295,6 +316,9 @@ static void aio_done(rados_completion_t c, void *arg)
 
 	if (a->wop)
 		rados_release_write_op(a->wop);
+	if (a->nguards && r < 0)
+		r = guards_result(a, r);
+	free(a->guard_rvals);
 	if (a->stat_only && r > 0)
 		r = 0;
 	if (r < 0)
@@ -303,6 +327,27 @@ static void aio_done(rados_completion_t c, void *arg)
 	rados_aio_release(c);
 	free(a);
 	cb(r, cbarg);
+}
+
+/*
+ * The omap_cmp guards of @op, first in @w whatever their place in @op: they
+ * compare the object as it was before the op (store.h), and a failing one
+ * stops the op before anything else ran.  Each result goes to @rvals.
+ */
+static void translate_guards(rados_write_op_t w, const struct store_op *op, int *rvals)
+{
+	size_t g = 0;
+
+	for (size_t i = 0; i < op->n; i++) {
+		const struct store_subop *s = &op->v[i];
+
+		if (s->kind != SOP_OMAP_CMP)
+			continue;
+		rvals[g] = 0;
+		rados_write_op_omap_cmp2(w, s->key, LIBRADOS_CMPXATTR_OP_EQ, s->data ? s->data : "", strlen(s->key),
+					 s->len, &rvals[g]);
+		g++;
+	}
 }
 
 static void translate(rados_write_op_t w, const struct store_op *op)
@@ -363,6 +408,8 @@ static void translate(rados_write_op_t w, const struct store_op *op)
 			break;
 		case SOP_ALLOCATE:
 			break;   /* never here: store.c refuses it (can_allocate) */
+		case SOP_OMAP_CMP:
+			break;   /* translate_guards() put it first */
 		}
 	}
 }
@@ -385,6 +432,16 @@ static int rados_store_op_submit(struct store_pool *p, const char *oid, struct s
 		r = -ENOMEM;
 		goto out_free;
 	}
+	for (size_t i = 0; i < op->n; i++)
+		a->nguards += op->v[i].kind == SOP_OMAP_CMP;
+	if (a->nguards) {
+		a->guard_rvals = calloc(a->nguards, sizeof(*a->guard_rvals));
+		if (!a->guard_rvals) {
+			r = -ENOMEM;
+			goto out_free;
+		}
+		translate_guards(a->wop, op, a->guard_rvals);
+	}
 	translate(a->wop, op);   /* librados copies the data into its own buffers */
 	store_op_free(op);
 	op = NULL;
@@ -402,6 +459,7 @@ out_free:
 	if (a->wop)
 		rados_release_write_op(a->wop);
 	store_op_free(op);
+	free(a->guard_rvals);
 	free(a);
 	return r;
 }

@@ -515,8 +515,40 @@ int store_op_precheck(const struct store_op *op, bool exists)
 			break;
 		case SOP_TRUNCATE:
 		case SOP_ZERO:
+		case SOP_OMAP_CMP:   /* store_op_guards_hold(), checked before this */
 			break;
 		}
+	}
+	return 0;
+}
+
+bool store_op_has_guards(const struct store_op *op)
+{
+	for (size_t i = 0; i < op->n; i++)
+		if (op->v[i].kind == SOP_OMAP_CMP)
+			return true;
+	return false;
+}
+
+int store_op_guards_hold(const struct store_op *op, bool exists, store_omap_lookup_t lookup, void *arg)
+{
+	for (size_t i = 0; i < op->n; i++) {
+		const struct store_subop *s = &op->v[i];
+		const void *val;
+		size_t len;
+		int r;
+
+		if (s->kind != SOP_OMAP_CMP)
+			continue;
+		if (!exists)
+			return -ECANCELED;
+		r = lookup(arg, s->key, &val, &len);
+		if (r == -ENOENT)
+			return -ECANCELED;
+		if (r)
+			return r;
+		if (len != s->len || (len && memcmp(val, s->data, len)))
+			return -ECANCELED;
 	}
 	return 0;
 }
@@ -611,6 +643,20 @@ void store_op_omap_rm_range(struct store_op *op, const char *start, const char *
 void store_op_omap_clear(struct store_op *op)
 {
 	add(op, SOP_OMAP_CLEAR);
+}
+
+void store_op_omap_cmp(struct store_op *op, const char *key, const void *val, size_t len)
+{
+	struct store_subop *s = add(op, SOP_OMAP_CMP);
+
+	if (!s || !copy_key(op, &s->key, key))
+		return;
+	/* empty: RADOS' omap_cmp takes a missing key for the empty value (store.h) */
+	if (len == 0 || len > STORE_OMAP_CMP_VAL_MAX) {
+		op->err = -EINVAL;
+		return;
+	}
+	copy_data(op, s, val, len);
 }
 
 int store_op_submit(struct store_pool *p, const char *oid, struct store_op *op, store_cb_t cb, void *arg)

@@ -171,6 +171,26 @@ void store_op_omap_rm(struct store_op *op, const char *key);
 /* Remove every key in [start, end) (end NULL: to the end). */
 void store_op_omap_rm_range(struct store_op *op, const char *start, const char *end);
 void store_op_omap_clear(struct store_op *op);
+/* The longest value store_op_omap_cmp() compares (longer, or empty: the op fails with -EINVAL at submit). */
+#define STORE_OMAP_CMP_VAL_MAX (64u << 10)
+/**
+ * store_op_omap_cmp - guard the whole op: it applies only if the object
+ * exists and its omap holds @key with exactly the @len bytes at @val;
+ * otherwise nothing of it applies and it fails with -ECANCELED (a missing
+ * object or key fails the same way).  Several guards may be queued; all
+ * must hold.  Checked atomically with the op's other sub-ops, like rados'
+ * omap_cmp (LIBRADOS_CMPXATTR_OP_EQ): the compare-and-swap under the MDS
+ * map (an epoch key compared and rewritten in one op).  The op copies
+ * @key and @val.
+ *
+ * Guards compare the object as it was before the op, wherever they are
+ * queued in it, and are checked before its other guards (a missing object
+ * is -ECANCELED, not assert_exists' -ENOENT).  @key longer than
+ * STORE_OMAP_KEY_MAX fails the op at submit with -ENAMETOOLONG; @len 0 or
+ * above STORE_OMAP_CMP_VAL_MAX with -EINVAL: RADOS compares a missing key
+ * as the empty value, so "holds the empty value" cannot be checked there.
+ */
+void store_op_omap_cmp(struct store_op *op, const char *key, const void *val, size_t len);
 
 /**
  * store_op_submit - apply @op to object @oid asynchronously; @cb(r, arg) runs

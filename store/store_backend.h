@@ -33,6 +33,7 @@ enum store_subop_kind {
 	SOP_OMAP_RM_RANGE, /* key = start, key2 = end (NULL: to the end) */
 	SOP_OMAP_CLEAR,
 	SOP_ALLOCATE,      /* off, len (store_op_allocate) */
+	SOP_OMAP_CMP,      /* key, data, len: a guard (store_op_omap_cmp), see store_op_guards_hold() */
 };
 
 struct store_subop {
@@ -128,6 +129,18 @@ void store_completion_free(struct store_completion *c);
  * what the op's earlier subops made or removed), else 0.
  */
 int store_op_precheck(const struct store_op *op, bool exists);
+/*
+ * store_op_guards_hold - the omap_cmp guards of @op, checked before
+ * store_op_precheck() against the object as it is before the op: 0 when
+ * every one holds (or there are none), -ECANCELED when one does not (the
+ * object is missing, @exists false, or a key or value differs), or the
+ * -errno @lookup failed with.  @lookup(@arg, key, &val, &len) finds a key
+ * of the object's omap: 0 and the value (borrowed), -ENOENT, or -errno.
+ */
+typedef int (*store_omap_lookup_t)(void *arg, const char *key, const void **val, size_t *len);
+int store_op_guards_hold(const struct store_op *op, bool exists, store_omap_lookup_t lookup, void *arg);
+/* does @op have omap_cmp guards? */
+bool store_op_has_guards(const struct store_op *op);
 /* key comparison as RADOS and LMDB do it: bytewise, a prefix sorts first */
 int store_keycmp(const char *a, size_t alen, const char *b, size_t blen);
 

@@ -6,7 +6,10 @@
 #include "tests/e2e/test_fuse_harness.h"
 #include "tests/test_keyring.h"
 
+#include <arpa/inet.h>
 #include <dirent.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -403,6 +406,70 @@ int lfs_mds_start(struct lfs *fs)
 	return -1;
 }
 
+int lfs_free_port(void)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t sl = sizeof(sa);
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), port = -1;
+
+	if (fd < 0)
+		return -1;
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0 && getsockname(fd, (struct sockaddr *)&sa, &sl) == 0)
+		port = ntohs(sa.sin_port);
+	close(fd);
+	return port;
+}
+
+pid_t lfs_mds_daemon_start(struct lfs *fs, const char *name, int port, const char *const *extra)
+{
+	char mds[PATH_MAX], pf[PATH_MAX + 32], out[PATH_MAX + 32], portarg[32], nm[64], asok[PATH_MAX + 32],
+	     log[PATH_MAX + 32], pidf[64];
+	char *argv[24];
+	int i = 0;
+	pid_t pid;
+
+	snprintf(pf, sizeof(pf), "%s/mds.%s.port", fs->dir, name);
+	snprintf(out, sizeof(out), "%s/mds.%s.out", fs->dir, name);
+	snprintf(portarg, sizeof(portarg), "--mds_port=%d", port);
+	snprintf(nm, sizeof(nm), "--mds_name=%s", name);
+	snprintf(asok, sizeof(asok), "--admin_socket=%s/mds.%s.asok", fs->dir, name);
+	snprintf(log, sizeof(log), "--log_file=%s/mds.%s.log", fs->dir, name);
+	unlink(pf);
+	argv[i++] = (char *)lfs_bin("mds/loligo-mds", mds, sizeof(mds));
+	argv[i++] = "-c";
+	argv[i++] = fs->conf;
+	argv[i++] = portarg;
+	argv[i++] = nm;
+	argv[i++] = asok;
+	argv[i++] = log;
+	argv[i++] = "--port-file";
+	argv[i++] = pf;
+	for (int k = 0; extra && extra[k] && i < 23; k++)
+		argv[i++] = (char *)extra[k];
+	argv[i] = NULL;
+	pid = spawn_gated(argv, out, SIGKILL, -1);
+	snprintf(pidf, sizeof(pidf), "mds.%s.pid", name);
+	if (pid > 0)
+		write_pid(fs->dir, pidf, pid);
+	return pid;
+}
+
+int lfs_mds_daemon_port(const struct lfs *fs, const char *name)
+{
+	char pf[PATH_MAX + 32];
+	FILE *f;
+	int pn = 0;
+
+	snprintf(pf, sizeof(pf), "%s/mds.%s.port", fs->dir, name);
+	f = fopen(pf, "r");
+	if (!f)
+		return 0;
+	if (fscanf(f, "%d", &pn) != 1)
+		pn = 0;
+	fclose(f);
+	return pn;
+}
+
 void lfs_mds_stop(struct lfs *fs, int sig)
 {
 	if (fs->mds_pid <= 0)
@@ -647,6 +714,13 @@ void lfs_cleanup(struct lfs *fs)
 	if (fs->fuse2_pid > 0)
 		waitpid(fs->fuse2_pid, NULL, WNOHANG);
 	kill_pidfile(fs->dir, "mds.pid", SIGKILL);
+	/* lfs_mds_daemon_start's, by the names the suites use */
+	for (const char *n = "abcd"; *n; n++) {
+		char pidf[32];
+
+		snprintf(pidf, sizeof(pidf), "mds.%c.pid", *n);
+		kill_pidfile(fs->dir, pidf, SIGKILL);
+	}
 	if (fs->fuse_pid > 0)
 		waitpid(fs->fuse_pid, NULL, WNOHANG);
 	if (fs->mds_pid > 0)

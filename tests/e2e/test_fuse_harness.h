@@ -66,6 +66,19 @@ int lfs_mds_start(struct lfs *fs);
  * spawn_gated in the .c).
  */
 int lfs_mds_prepare(struct lfs *fs);
+/** lfs_free_port - a TCP port of 127.0.0.1 that is free now (for daemons that must know it in advance), or -1. */
+int lfs_free_port(void);
+/**
+ * lfs_mds_daemon_start - one more loligo-mds daemon of the filesystem, with
+ * mds_name @name (one letter a-d: cleanup kills those), on @port, its own
+ * admin socket DIR/mds.NAME.asok, log DIR/mds.NAME.log, output
+ * DIR/mds.NAME.out, and port file DIR/mds.NAME.port, which it writes once
+ * it holds rank 0 and serves (a standby writes none).  @extra: more
+ * arguments, NULL-terminated (may be NULL).  Does not wait.  Its pid, or -1.
+ */
+pid_t lfs_mds_daemon_start(struct lfs *fs, const char *name, int port, const char *const *extra);
+/** lfs_mds_daemon_port - the port daemon @name wrote (it serves as rank 0), or 0. */
+int lfs_mds_daemon_port(const struct lfs *fs, const char *name);
 /** lfs_mds_stop - send @sig (SIGTERM or SIGKILL) and reap it. */
 void lfs_mds_stop(struct lfs *fs, int sig);
 /** lfs_mount - run loligo-fuse -f with extra -o @opts (may be NULL); waits until mounted. */

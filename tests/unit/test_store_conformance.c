@@ -1071,6 +1071,324 @@ START_TEST(t_atomic)
 }
 END_TEST
 
+/* ---- compare-and-swap guards (store_op_omap_cmp) --------------------- */
+
+/* An op guarded by @key == @val that changes everything it can: on failure none of it may land. */
+static struct store_op *guarded_change(const char *key, const char *val)
+{
+	struct store_op *op = store_op_new();
+
+	store_op_omap_cmp(op, key, val, strlen(val));
+	store_op_write(op, 0, "CHANGED!!!!", 11);
+	store_op_omap_set(op, "k", "changed", 7);
+	store_op_omap_set(op, "k2", "new", 3);
+	return op;
+}
+
+START_TEST(t_omap_cmp)
+{
+	struct store_op *op = store_op_new();
+	struct store_stat s;
+
+	store_op_write_full(op, "original", 8);
+	store_op_omap_set(op, "k", "v", 1);
+	store_op_omap_set(op, "epoch", "5", 1);
+	store_op_omap_set(op, "bin", "a\0b", 3);
+	store_op_omap_set(op, "empty", "", 0);
+	ck_assert_int_eq(exec(op, "at"), 0);
+
+	/* a different value, a longer one, a prefix, a missing key: -ECANCELED, nothing applied */
+	ck_assert_int_eq(exec(guarded_change("epoch", "6"), "at"), -ECANCELED);
+	ck_assert_int_eq(exec(guarded_change("epoch", "55"), "at"), -ECANCELED);
+	ck_assert_int_eq(exec(guarded_change("nokey", "5"), "at"), -ECANCELED);
+	op = guarded_change("epoch", "5");
+	store_op_omap_cmp(op, "bin", "a\0c", 3);   /* the bytes after a NUL count */
+	ck_assert_int_eq(exec(op, "at"), -ECANCELED);
+	expect_omap("at", "epoch", "5");
+	expect_omap("at", "k", "v");
+	expect_omap("at", "k2", NULL);
+	expect_read("at", 0, 100, "original", 8);
+
+	/* a missing object: -ECANCELED, not created; also with assert_exists (guards come first) */
+	ck_assert_int_eq(exec(guarded_change("epoch", "5"), "ghost"), -ECANCELED);
+	op = guarded_change("epoch", "5");
+	store_op_assert_exists(op);
+	ck_assert_int_eq(exec(op, "ghost"), -ECANCELED);
+	ck_assert_int_eq(store_stat(pool, "ghost", &s), -ENOENT);
+	expect_omap("ghost", "k", NULL);
+
+	/* two guards: each one that fails cancels the op, in either place */
+	op = guarded_change("epoch", "5");
+	store_op_omap_cmp(op, "k", "x", 1);
+	ck_assert_int_eq(exec(op, "at"), -ECANCELED);
+	op = store_op_new();
+	store_op_omap_cmp(op, "k", "x", 1);
+	store_op_omap_cmp(op, "epoch", "5", 1);
+	store_op_omap_set(op, "epoch", "9", 1);
+	ck_assert_int_eq(exec(op, "at"), -ECANCELED);
+	expect_omap("at", "epoch", "5");
+	expect_omap("at", "k2", NULL);
+
+	/* equal values (binary, several guards): the whole op applies */
+	op = guarded_change("epoch", "5");
+	store_op_omap_cmp(op, "bin", "a\0b", 3);
+	store_op_omap_cmp(op, "k", "v", 1);
+	store_op_omap_set(op, "epoch", "6", 1);
+	ck_assert_int_eq(exec(op, "at"), 0);
+	expect_omap("at", "epoch", "6");
+	expect_omap("at", "k", "changed");
+	expect_omap("at", "k2", "new");
+	expect_read("at", 0, 100, "CHANGED!!!!", 11);
+
+	/* a guard compares the object as it was before the op, wherever it is queued */
+	op = store_op_new();
+	store_op_omap_set(op, "epoch", "7", 1);
+	store_op_omap_cmp(op, "epoch", "7", 1);
+	ck_assert_int_eq(exec(op, "at"), -ECANCELED);
+	op = store_op_new();
+	store_op_omap_set(op, "epoch", "7", 1);
+	store_op_omap_cmp(op, "epoch", "6", 1);
+	ck_assert_int_eq(exec(op, "at"), 0);
+	expect_omap("at", "epoch", "7");
+
+	/* a guard alone changes nothing and passes or fails all the same */
+	op = store_op_new();
+	store_op_omap_cmp(op, "epoch", "7", 1);
+	ck_assert_int_eq(exec(op, "at"), 0);
+	op = store_op_new();
+	store_op_omap_cmp(op, "epoch", "8", 1);
+	ck_assert_int_eq(exec(op, "at"), -ECANCELED);
+
+	/* a key holding the empty value is not a match for a non-empty one */
+	op = store_op_new();
+	store_op_omap_cmp(op, "empty", "x", 1);
+	ck_assert_int_eq(exec(op, "at"), -ECANCELED);
+}
+END_TEST
+
+START_TEST(t_omap_cmp_bad_args)
+{
+	char *key = malloc(STORE_OMAP_KEY_MAX + 2), *val = calloc(1, STORE_OMAP_CMP_VAL_MAX + 1);
+	struct store_op *op;
+
+	omap_put1("at", "epoch", "1");
+	memset(key, 'k', STORE_OMAP_KEY_MAX + 1);
+	key[STORE_OMAP_KEY_MAX + 1] = 0;
+	op = store_op_new();
+	store_op_omap_cmp(op, key, "1", 1);
+	store_op_omap_set(op, "epoch", "2", 1);
+	ck_assert_int_eq(exec(op, "at"), -ENAMETOOLONG);
+	op = store_op_new();
+	store_op_omap_cmp(op, NULL, "1", 1);
+	ck_assert_int_eq(exec(op, "at"), -EINVAL);
+	op = store_op_new();
+	store_op_omap_cmp(op, "epoch", val, STORE_OMAP_CMP_VAL_MAX + 1);
+	store_op_omap_set(op, "epoch", "2", 1);
+	ck_assert_int_eq(exec(op, "at"), -EINVAL);
+	/* the empty value: refused, as RADOS cannot tell it from a missing key (store.h) */
+	omap_put1("at", "empty", "");
+	op = store_op_new();
+	store_op_omap_cmp(op, "empty", "", 0);
+	store_op_omap_set(op, "epoch", "2", 1);
+	ck_assert_int_eq(exec(op, "at"), -EINVAL);
+	op = store_op_new();
+	store_op_omap_cmp(op, "nokey", NULL, 0);
+	store_op_omap_set(op, "epoch", "2", 1);
+	ck_assert_int_eq(exec(op, "at"), -EINVAL);
+	expect_omap("at", "epoch", "1");
+
+	/* the longest key and value allowed work */
+	key[STORE_OMAP_KEY_MAX] = 0;
+	memset(val, 'v', STORE_OMAP_CMP_VAL_MAX);
+	op = store_op_new();
+	store_op_omap_set(op, key, val, STORE_OMAP_CMP_VAL_MAX);
+	ck_assert_int_eq(exec(op, "at"), 0);
+	op = store_op_new();
+	store_op_omap_cmp(op, key, val, STORE_OMAP_CMP_VAL_MAX);
+	store_op_omap_set(op, "epoch", "2", 1);
+	ck_assert_int_eq(exec(op, "at"), 0);
+	expect_omap("at", "epoch", "2");
+	val[STORE_OMAP_CMP_VAL_MAX - 1] = 'w';
+	op = store_op_new();
+	store_op_omap_cmp(op, key, val, STORE_OMAP_CMP_VAL_MAX);
+	ck_assert_int_eq(exec(op, "at"), -ECANCELED);
+	free(key);
+	free(val);
+}
+END_TEST
+
+/*
+ * Guarded ops in flight together (the local store commits them in one
+ * batch): each one that fails its guard fails alone, the others land.
+ */
+struct cas_res {
+	struct waiter *w;
+	int r;
+};
+
+static void cas_res_cb(int r, void *arg)
+{
+	struct cas_res *c = arg;
+
+	c->r = r;
+	waiter_done(c->w, r == -ECANCELED ? 0 : r);
+}
+
+START_TEST(t_omap_cmp_batch)
+{
+	enum { N = 64 };
+	struct cas_res res[N];
+	struct waiter w;
+
+	waiter_init(&w);
+	omap_put1("b", "epoch", "0");
+	for (int i = 0; i < N; i++) {
+		struct store_op *op = store_op_new();
+		char oid[16], v[16];
+
+		/* even: guarded on the value the op before it leaves; odd: guarded on a stale one */
+		snprintf(v, sizeof(v), "%d", i % 2 ? 0 : i / 2);
+		store_op_omap_cmp(op, "epoch", v, strlen(v));
+		snprintf(v, sizeof(v), "%d", i / 2 + 1);
+		if (i % 2 == 0)
+			store_op_omap_set(op, "epoch", v, strlen(v));
+		else
+			store_op_omap_set(op, "never", "x", 1);
+		snprintf(oid, sizeof(oid), "side%d", i);
+		res[i].w = &w;
+		res[i].r = 1;
+		waiter_add(&w);
+		ck_assert_int_eq(store_op_submit(pool, "b", op, cas_res_cb, &res[i]), 0);
+		/* and an unguarded op on another object in between */
+		op = store_op_new();
+		store_op_omap_set(op, "k", "v", 1);
+		waiter_add(&w);
+		ck_assert_int_eq(store_op_submit(pool, oid, op, op_cb, &w), 0);
+	}
+	waiter_wait(&w);
+	ck_assert_int_eq(w.errors, 0);
+	for (int i = 0; i < N; i++) {
+		char oid[16];
+
+		ck_assert_int_eq(res[i].r, i % 2 == 0 ? 0 : -ECANCELED);
+		snprintf(oid, sizeof(oid), "side%d", i);
+		expect_omap(oid, "k", "v");
+	}
+	{
+		char v[16];
+		snprintf(v, sizeof(v), "%d", N / 2);
+		expect_omap("b", "epoch", v);
+		expect_omap("b", "never", NULL);
+	}
+}
+END_TEST
+
+/*
+ * The race the MDS map's epoch runs: threads move "epoch" from the value
+ * they read to the next with one guarded op.  Exactly one wins each step.
+ */
+enum { CAS_THREADS = 8 };
+
+struct cas_thr {
+	pthread_t th;
+	int id;
+	unsigned target;
+	unsigned won, lost;
+	unsigned *wins;   /* the epochs this thread made, in order */
+	int err;          /* first unexpected result */
+	pthread_barrier_t *start;
+};
+
+static void *cas_thr_main(void *arg)
+{
+	struct cas_thr *t = arg;
+
+	pthread_barrier_wait(t->start);   /* all at once: the race is the point */
+	for (;;) {
+		void *v;
+		size_t len;
+		char cur[16], next[16], key[32], who[16];
+		unsigned e;
+		int r = store_omap_get(pool, "cas", "epoch", &v, &len);
+
+		if (r || len == 0 || len >= sizeof(cur)) {
+			t->err = r ? r : -EIO;
+			free(v);
+			return NULL;
+		}
+		memcpy(cur, v, len);
+		cur[len] = 0;
+		free(v);
+		e = (unsigned)strtoul(cur, NULL, 10);
+		if (e >= t->target)
+			return NULL;
+		snprintf(next, sizeof(next), "%u", e + 1);
+		snprintf(key, sizeof(key), "win.%08u", e + 1);
+		snprintf(who, sizeof(who), "%d", t->id);
+		struct store_op *op = store_op_new();
+		store_op_omap_cmp(op, "epoch", cur, len);
+		store_op_omap_set(op, "epoch", next, strlen(next));
+		store_op_omap_set(op, key, who, strlen(who));
+		r = store_op_exec(pool, "cas", op);
+		if (r == 0) {
+			t->wins[t->won++] = e + 1;
+		} else if (r == -ECANCELED) {
+			t->lost++;
+		} else {
+			t->err = r;
+			return NULL;
+		}
+	}
+}
+
+START_TEST(t_omap_cmp_race)
+{
+	/* every op is a round trip to an OSD on rados */
+	unsigned target = is_local() || is_mem() ? 800 : 200, total = 0, lost = 0;
+	struct cas_thr t[CAS_THREADS];
+	unsigned char *seen = calloc(target + 1, 1);
+	pthread_barrier_t start;
+
+	omap_put1("cas", "epoch", "0");
+	pthread_barrier_init(&start, NULL, CAS_THREADS);
+	for (int i = 0; i < CAS_THREADS; i++) {
+		t[i] = (struct cas_thr){ .id = i, .target = target, .wins = calloc(target, sizeof(unsigned)),
+					 .start = &start };
+		ck_assert_int_eq(pthread_create(&t[i].th, NULL, cas_thr_main, &t[i]), 0);
+	}
+	for (int i = 0; i < CAS_THREADS; i++) {
+		pthread_join(t[i].th, NULL);
+		ck_assert_msg(t[i].err == 0, "thread %d: %s", i, strerror(-t[i].err));
+		total += t[i].won;
+		lost += t[i].lost;
+		for (unsigned j = 0; j < t[i].won; j++) {
+			unsigned e = t[i].wins[j];
+			char key[32], who[16];
+
+			ck_assert_uint_le(e, target);
+			ck_assert_msg(!seen[e], "epoch %u won twice", e);
+			seen[e] = 1;
+			ck_assert(j == 0 || e > t[i].wins[j - 1]);
+			/* the winner's record landed with its epoch, in the same op */
+			snprintf(key, sizeof(key), "win.%08u", e);
+			snprintf(who, sizeof(who), "%d", i);
+			expect_omap("cas", key, who);
+		}
+		free(t[i].wins);
+	}
+	/* as many successes as steps: the final epoch */
+	ck_assert_uint_eq(total, target);
+	{
+		char v[16];
+		snprintf(v, sizeof(v), "%u", target);
+		expect_omap("cas", "epoch", v);
+	}
+	fprintf(stderr, "omap_cmp race (%s): %u steps, %u ops lost a race\n", backend_name(), total, lost);
+	pthread_barrier_destroy(&start);
+	free(seen);
+}
+END_TEST
+
 /* ---- async, ordering, size ------------------------------------------ */
 
 START_TEST(t_async_many)
@@ -2017,6 +2335,10 @@ static Suite *store_suite(void)
 	tcase_add_test(tc, t_omap_rm_range);
 	tcase_add_test(tc, t_omap_long_keys);
 	tcase_add_test(tc, t_atomic);
+	tcase_add_test(tc, t_omap_cmp);
+	tcase_add_test(tc, t_omap_cmp_bad_args);
+	tcase_add_test(tc, t_omap_cmp_batch);
+	tcase_add_test(tc, t_omap_cmp_race);
 	tcase_add_test(tc, t_async_many);
 	tcase_add_test(tc, t_ordering);
 	tcase_add_test(tc, t_threads);

@@ -27,6 +27,8 @@
  *                   hook): it reads EIO rather than the missing bytes, and
  *                   another process redoes what it left, so every
  *                   acknowledged byte is there
+ *   t_cas_two_procs two processes race guarded ops (store_op_omap_cmp) on
+ *                   one key: exactly one winner per step
  */
 #include <check.h>
 #include <errno.h>
@@ -661,6 +663,183 @@ START_TEST(t_failed_apply)
 }
 END_TEST
 
+/* ---- compare-and-swap across processes (store_op_omap_cmp) ----------- */
+
+#define CAS_TARGET 600u
+#define CAS_PROC_THREADS 4
+
+struct cas_thr {
+	pthread_t th;
+	struct store_pool *p;
+	int fd;                  /* the report pipe, shared by the process's threads */
+	pthread_barrier_t *start;
+	int err;
+};
+
+/* One thread of a racer: moves "epoch" one step with a guarded op until it reaches CAS_TARGET. */
+static void *cas_thr_main(void *arg)
+{
+	struct cas_thr *t = arg;
+
+	pthread_barrier_wait(t->start);
+	for (;;) {
+		char cur[16], next[16];
+		struct store_op *op;
+		unsigned long e;
+		size_t len;
+		void *v;
+		int r = store_omap_get(t->p, "shared", "epoch", &v, &len);
+
+		if (r || len == 0 || len >= sizeof(cur)) {
+			t->err = r ? r : -EIO;
+			free(v);
+			return NULL;
+		}
+		memcpy(cur, v, len);
+		cur[len] = 0;
+		free(v);
+		e = strtoul(cur, NULL, 10);
+		if (e >= CAS_TARGET)
+			return NULL;
+		snprintf(next, sizeof(next), "%lu", e + 1);
+		op = store_op_new();
+		store_op_omap_cmp(op, "epoch", cur, len);
+		store_op_omap_set(op, "epoch", next, strlen(next));
+		r = store_op_exec(t->p, "shared", op);
+		if (r == 0) {
+			uint32_t won = (uint32_t)(e + 1);   /* one write of 4 bytes: atomic on a pipe */
+			if (write(t->fd, &won, sizeof(won)) != sizeof(won)) {
+				t->err = -EPIPE;
+				return NULL;
+			}
+		} else if (r != -ECANCELED) {
+			t->err = r;
+			return NULL;
+		}
+	}
+}
+
+/* A racing process: CAS_PROC_THREADS threads on its own open of the store; each epoch it made to @fd. */
+static int cas_child(const char *path, int fd)
+{
+	struct store_config cfg;
+	struct cas_thr t[CAS_PROC_THREADS];
+	pthread_barrier_t start;
+	struct store_pool *p;
+	struct store *st;
+	int rc = 0;
+
+	snprintf(dir, sizeof(dir), "%s", path);
+	cfg = make_cfg(false);
+	if (store_open(&cfg, &st) || store_pool_open(st, "data", NULL, &p))
+		return 2;
+	pthread_barrier_init(&start, NULL, CAS_PROC_THREADS);
+	for (int i = 0; i < CAS_PROC_THREADS; i++) {
+		t[i] = (struct cas_thr){ .p = p, .fd = fd, .start = &start };
+		if (pthread_create(&t[i].th, NULL, cas_thr_main, &t[i]))
+			return 3;
+	}
+	for (int i = 0; i < CAS_PROC_THREADS; i++) {
+		pthread_join(t[i].th, NULL);
+		if (t[i].err) {
+			fprintf(stderr, "cas child: %s\n", strerror(-t[i].err));
+			rc = 4;
+		}
+	}
+	store_pool_close(p);
+	store_close(st);
+	return rc;
+}
+
+/*
+ * Two processes, the store open in both, race to move "epoch" one step at
+ * a time: every step has exactly one winner, and the wins add up to it.
+ */
+START_TEST(t_cas_two_procs)
+{
+	struct store_config cfg = make_cfg(false);
+	unsigned char *seen = calloc(CAS_TARGET + 1, 1);
+	unsigned wins[2] = { 0 }, total = 0;
+	struct store_pool *p;
+	struct store *st;
+	struct store_op *op;
+	struct pollfd pf[2];
+	pid_t pid[2];
+	int open_fds = 2;
+
+	ck_assert_int_eq(store_open(&cfg, &st), 0);
+	ck_assert_int_eq(store_pool_open(st, "data", NULL, &p), 0);
+	op = store_op_new();
+	store_op_omap_set(op, "epoch", "0", 1);
+	ck_assert_int_eq(store_op_exec(p, "shared", op), 0);
+	store_pool_close(p);
+	store_close(st);
+
+	for (int i = 0; i < 2; i++) {
+		int pfd[2];
+		char fdarg[16];
+
+		ck_assert_int_eq(pipe(pfd), 0);
+		snprintf(fdarg, sizeof(fdarg), "%d", pfd[1]);
+		{
+			const char *args[] = { "cas", dir, fdarg, NULL };
+			pid[i] = test_child_spawn(args);
+		}
+		ck_assert_int_gt(pid[i], 0);
+		close(pfd[1]);
+		pf[i] = (struct pollfd){ .fd = pfd[0], .events = POLLIN };
+	}
+	while (open_fds) {
+		ck_assert_int_gt(poll(pf, 2, -1), 0);
+		for (int i = 0; i < 2; i++) {
+			uint32_t e;
+			ssize_t n;
+
+			if (pf[i].fd < 0 || !pf[i].revents)
+				continue;
+			n = read(pf[i].fd, &e, sizeof(e));
+			if (n <= 0) {
+				close(pf[i].fd);
+				pf[i].fd = -1;
+				open_fds--;
+				continue;
+			}
+			ck_assert_int_eq(n, sizeof(e));
+			ck_assert_uint_ge(e, 1);
+			ck_assert_uint_le(e, CAS_TARGET);
+			ck_assert_msg(!seen[e], "epoch %u won twice", e);
+			seen[e] = 1;
+			wins[i]++;
+		}
+	}
+	for (int i = 0; i < 2; i++) {
+		int status;
+
+		ck_assert_int_eq(waitpid(pid[i], &status, 0), pid[i]);
+		ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "racer %d: status %d", i, status);
+		total += wins[i];
+	}
+	ck_assert_uint_eq(total, CAS_TARGET);
+	{
+		void *v;
+		size_t len;
+		char want[16];
+
+		snprintf(want, sizeof(want), "%u", CAS_TARGET);
+		ck_assert_int_eq(store_open(&cfg, &st), 0);
+		ck_assert_int_eq(store_pool_open(st, "data", NULL, &p), 0);
+		ck_assert_int_eq(store_omap_get(p, "shared", "epoch", &v, &len), 0);
+		ck_assert_uint_eq(len, strlen(want));
+		ck_assert_int_eq(memcmp(v, want, len), 0);
+		free(v);
+		store_pool_close(p);
+		store_close(st);
+	}
+	fprintf(stderr, "two processes: %u and %u of %u steps\n", wins[0], wins[1], CAS_TARGET);
+	free(seen);
+}
+END_TEST
+
 int main(int argc, char **argv)
 {
 	Suite *s;
@@ -669,8 +848,11 @@ int main(int argc, char **argv)
 	int failed;
 
 	log_init("test_store_multi");
-	if (test_child_is(argc, argv))
+	if (test_child_is(argc, argv)) {
+		if (!strcmp(argv[2], "cas") && argc == 5)
+			return cas_child(argv[3], atoi(argv[4]));
 		return !strcmp(argv[2], "second-open") && argc == 4 ? second_open_child(argv[3]) : 2;
+	}
 	s = suite_create("store_multi");
 	tc = tcase_create("processes");
 	tcase_add_checked_fixture(tc, setup, teardown);
@@ -681,6 +863,7 @@ int main(int argc, char **argv)
 	tcase_add_test(tc, t_kill_one);
 	tcase_add_test(tc, t_failed_apply);
 	tcase_add_test(tc, t_stopped_waiter);
+	tcase_add_test(tc, t_cas_two_procs);
 	tcase_set_timeout(tc, 120);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);

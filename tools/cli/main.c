@@ -174,9 +174,23 @@ static bool is_daemon_name(const char *s)
 	return !strcmp(s, "mds") || !strcmp(s, "client") || !strncmp(s, "mds.", 4) || !strncmp(s, "client.", 7);
 }
 
+/*
+ * The admin socket of rank 0's holder: mds.0's (the name of a lone MDS),
+ * else whichever mds.NAME answers (with standbys, rank 0 moves between
+ * names; standbys open their admin socket only once they hold the rank).
+ */
 static int mds_sock(char *buf, size_t len)
 {
-	return daemon_sock("mds.0", buf, len);
+	int r;
+
+	if (g_opts.mds_asok)
+		return daemon_sock("mds.0", buf, len);
+	r = daemon_sock("mds.0", buf, len);
+	if (r == 0 && sock_live(buf))
+		return 0;
+	if (daemon_sock("mds.\x01", buf, len) == 0)
+		return 0;
+	return r ? r : daemon_sock("mds.0", buf, len);
 }
 
 static int find_mds_asok_cb(char *buf, size_t len, void *arg)
@@ -258,12 +272,13 @@ static int c_tell(const struct cli_cmd *c, int n, char **w)
 		fprintf(stderr, "usage: loligo tell mds.0 <command words...> (try: help)\n");
 		return EXIT_USAGE;
 	}
-	if (strcmp(w[0], "mds.0") && strcmp(w[0], "mds")) {
-		fprintf(stderr, "loligo: unknown daemon '%s': this cluster has one MDS, mds.0 "
-				"(clients: loligo daemon client.NAME ...)\n", w[0]);
+	if (strncmp(w[0], "mds.", 4) && strcmp(w[0], "mds")) {
+		fprintf(stderr, "loligo: unknown daemon '%s': tell talks to MDS daemons, mds.0 (rank 0's holder) or "
+				"mds.NAME (clients: loligo daemon client.NAME ...)\n", w[0]);
 		return EXIT_USAGE;
 	}
-	r = mds_sock(sock, sizeof(sock));
+	r = !strcmp(w[0], "mds.0") || !strcmp(w[0], "mds") ? mds_sock(sock, sizeof(sock))
+							    : daemon_sock(w[0], sock, sizeof(sock));
 	if (r)
 		return r;
 	return run_asok_command(sock, "mds.0", n - 1, w + 1, g_opts.fmt, g_opts.timeout_ms);
@@ -307,9 +322,11 @@ static const struct cli_cmd cmds[] = {
 	{ "health detail", "", "the health checks with a line per affected item", c_health, 0 },
 	{ "df", "", "raw capacity, and per pool stored bytes, objects and used bytes", c_df, 0 },
 	{ "fs ls", "", "filesystems and their pools", c_forward, 0 },
-	{ "fs status", "", "filesystem status: MDS, pools, usage", c_forward, 0 },
-	{ "fs dump", "", "the filesystem map: pools, flags, MDS ranks and addresses", c_forward, 0 },
+	{ "fs status", "", "filesystem status: rank 0's holder, standbys, map epoch, pools, usage", c_forward, 0 },
+	{ "fs dump", "", "the filesystem map: pools, flags, MDS ranks and addresses, standbys, map epoch", c_forward, 0 },
 	{ "mds stat", "", "the MDS's status, as it reports it", c_forward, 0 },
+	{ "mds fail", "0", "fail rank 0's holder: it leaves the MDS map and exits, a standby fences it and takes over",
+	  c_forward, -1 },
 	/* as `ceph osd blocklist ...`: the MDS keeps the list and fences the data store */
 	{ "blocklist ls", "", "evicted clients kept out, with their expiry", c_forward, 0 },
 	{ "blocklist add", "ENTITY [EXPIRE_SECS]",

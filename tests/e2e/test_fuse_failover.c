@@ -1,0 +1,497 @@
+/*
+ * test_fuse_failover.c - several loligo-mds daemons on one filesystem
+ * (issue 19): who holds rank 0, fencing, and a FUSE mount that follows.
+ *
+ *   zombie        the active is SIGSTOPped past the grace, the standby
+ *                 fences it and serves; the mount follows; then the new
+ *                 active is stopped too, the old one woken: it must write
+ *                 nothing (every object of the metadata pool, data and
+ *                 omap, hashed before and after) and exit, naming the new
+ *                 epoch and holder
+ *   race          two standbys, the active stopped: exactly one takes the
+ *                 rank, the epoch grows by exactly one
+ *   damaged_map   a map object that does not parse: no daemon takes the
+ *                 rank on a guess, the log says what is wrong; removed by
+ *                 the operator, the standby goes on
+ *   fail_and_stop `mds fail` and SIGTERM of the active: the standby takes
+ *                 over without waiting for the grace
+ *
+ * Each daemon stands for a machine of its own; they share the store (the
+ * local store is one host's, RADOS the cluster's: the suite runs on both).
+ * Tests wait for events (port files, `fs status`, exits, log lines); the
+ * grace is set short so that a wait that would never end ends the test
+ * through the hang bound instead.
+ */
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <json-c/json.h>
+
+#include "common/admin_sock.h"
+#include "common/crc32c.h"
+#include "store/store.h"
+#include "tests/e2e/test_fuse_harness.h"
+
+static struct lfs fs;
+static const char *const fast[] = { "--mds_beacon_interval=0.2", "--mds_beacon_grace=1.5", NULL };
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void nap(void)
+{
+	struct timespec ts = { 0, 20 * 1000000L };
+
+	nanosleep(&ts, NULL);
+}
+
+/* the hang bound: a wait for an event that never comes fails here */
+static double bound(void)
+{
+	const char *e = getenv("LOLIGO_TEST_HANG_S");
+
+	return e && atof(e) > 0 ? atof(e) : 60;
+}
+
+static void asok_path(const char *name, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s/mds.%s.asok", fs.dir, name);
+}
+
+static struct json_object *asok(const char *name, const char *prefix)
+{
+	struct json_object *req = json_object_new_object(), *rep = NULL;
+	char p[PATH_MAX + 32];
+
+	asok_path(name, p, sizeof(p));
+	json_object_object_add(req, "prefix", json_object_new_string(prefix));
+	if (asok_request(p, req, &rep, 10000) != 0 && rep) {
+		json_object_put(rep);
+		rep = NULL;
+	}
+	json_object_put(req);
+	return rep;
+}
+
+/* the map as daemon @name (active) shows it: epoch, live standbys */
+static long map_epoch(const char *name, int *standbys)
+{
+	struct json_object *rep = asok(name, "fs status"), *mm, *v, *sb;
+	long e = -1;
+
+	if (standbys)
+		*standbys = -1;
+	if (rep && json_object_object_get_ex(rep, "mdsmap", &mm)) {
+		if (json_object_object_get_ex(mm, "epoch", &v))
+			e = (long)json_object_get_int64(v);
+		if (standbys && json_object_object_get_ex(mm, "standbys", &sb)) {
+			*standbys = 0;
+			for (size_t i = 0; i < json_object_array_length(sb); i++) {
+				struct json_object *st;
+
+				if (json_object_object_get_ex(json_object_array_get_idx(sb, i), "state", &st) &&
+				    !strcmp(json_object_get_string(st), "standby"))
+					(*standbys)++;
+			}
+		}
+	}
+	json_object_put(rep);
+	return e;
+}
+
+static bool wait_active(const char *name, pid_t pid)
+{
+	double end = now_s() + bound();
+
+	while (now_s() < end) {
+		if (lfs_mds_daemon_port(&fs, name) > 0)
+			return true;
+		if (pid > 0 && waitpid(pid, NULL, WNOHANG) == pid)
+			return false;
+		nap();
+	}
+	return false;
+}
+
+static bool wait_standbys(const char *active, int n)
+{
+	double end = now_s() + bound();
+	int sb;
+
+	while (now_s() < end) {
+		map_epoch(active, &sb);
+		if (sb >= n)
+			return true;
+		nap();
+	}
+	return false;
+}
+
+/* does daemon @name's log hold @needle? */
+static bool log_has(const char *name, const char *needle)
+{
+	char p[PATH_MAX + 32], line[4096];
+	bool found = false;
+	FILE *f;
+
+	snprintf(p, sizeof(p), "%s/mds.%s.log", fs.dir, name);
+	f = fopen(p, "r");
+	if (!f)
+		return false;
+	while (!found && fgets(line, sizeof(line), f))
+		found = strstr(line, needle) != NULL;
+	fclose(f);
+	return found;
+}
+
+static bool wait_log(const char *name, const char *needle)
+{
+	double end = now_s() + bound();
+
+	while (now_s() < end) {
+		if (log_has(name, needle))
+			return true;
+		nap();
+	}
+	return false;
+}
+
+/* until @pid exits: its wait status, or -1 (still running at the bound) */
+static int wait_exit(pid_t pid)
+{
+	double end = now_s() + bound();
+	int st;
+
+	while (now_s() < end) {
+		if (waitpid(pid, &st, WNOHANG) == pid)
+			return st;
+		nap();
+	}
+	return -1;
+}
+
+static void mnt_path(const char *rel, char *buf, size_t len)
+{
+	lfs_path(&fs, rel, buf, len);
+}
+
+static int create_fsync(const char *rel)
+{
+	char p[PATH_MAX];
+	int fd, r;
+
+	mnt_path(rel, p, sizeof(p));
+	fd = open(p, O_CREAT | O_EXCL | O_WRONLY, 0644);
+	if (fd < 0)
+		return -errno;
+	r = write(fd, rel, strlen(rel)) == (ssize_t)strlen(rel) && fsync(fd) == 0 ? 0 : -errno;
+	close(fd);
+	return r;
+}
+
+static bool exists(const char *rel)
+{
+	char p[PATH_MAX];
+	struct stat st;
+
+	mnt_path(rel, p, sizeof(p));
+	return stat(p, &st) == 0;
+}
+
+static void mount_both(const int *ports, int n)
+{
+	static char addrs[256];
+	int off = snprintf(addrs, sizeof(addrs), "--client_mds_addr=");
+
+	for (int k = 0; k < n; k++)
+		off += snprintf(addrs + off, sizeof(addrs) - (size_t)off, "%s127.0.0.1:%d", k ? "," : "", ports[k]);
+	fs.fuse_args[0] = addrs;
+	fs.mds_port = ports[0];
+	if (lfs_mount(&fs, NULL) != 0) {
+		lfs_dump_logs(&fs);
+		ck_abort_msg("cannot mount loligo-fuse with %s", addrs);
+	}
+}
+
+/*
+ * A digest of every object of the metadata pool: name, data and omap.  The
+ * local store only (-1 on RADOS, whose pool the harness names per run: the
+ * zombie test then checks the exit and the log line only).
+ */
+static long long pool_digest(void)
+{
+	struct store_config sc = { .backend = "local" };
+	struct store *st = NULL;
+	struct store_pool *p = NULL;
+	char path[PATH_MAX], **names = NULL;
+	size_t n = 0;
+	uint32_t crc = 0;
+	long long out = -1;
+
+	if (lfs_rados())
+		return -1;
+	snprintf(path, sizeof(path), "%s/store", fs.dir);
+	sc.local_path = path;
+	if (store_open(&sc, &st) || store_pool_open(st, "loligo_metadata", NULL, &p) ||
+	    store_list_objects(p, &names, &n))
+		goto out;
+	for (size_t i = 0; i < n; i++) {
+		static char buf[1 << 20];
+		struct store_omap_iter it;
+		const struct store_kv *kv;
+		uint64_t off = 0;
+		ssize_t got;
+
+		crc = crc32c(crc, names[i], strlen(names[i]) + 1);
+		while ((got = store_read(p, names[i], off, sizeof(buf), buf)) > 0) {
+			crc = crc32c(crc, buf, (size_t)got);
+			off += (uint64_t)got;
+		}
+		store_omap_iter_init(&it, p, names[i], NULL, 512);
+		while ((kv = store_omap_iter_next(&it)) != NULL) {
+			crc = crc32c(crc, kv->key, strlen(kv->key) + 1);
+			crc = crc32c(crc, kv->val, kv->len);
+		}
+		store_omap_iter_end(&it);
+		free(names[i]);
+	}
+	free(names);
+	out = crc;
+out:
+	if (p)
+		store_pool_close(p);
+	if (st)
+		store_close(st);
+	return out;
+}
+
+START_TEST(test_zombie_writes_nothing)
+{
+	int ports[2] = { lfs_free_port(), lfs_free_port() };
+	pid_t a, b;
+	long ea, eb;
+	long long before, after;
+	int st;
+	char name[32];
+
+	a = lfs_mds_daemon_start(&fs, "a", ports[0], fast);
+	ck_assert_msg(wait_active("a", a), "mds.a did not take rank 0");
+	b = lfs_mds_daemon_start(&fs, "b", ports[1], fast);
+	ck_assert_msg(wait_standbys("a", 1), "mds.b did not register as a standby");
+	mount_both(ports, 2);
+	for (int i = 0; i < 5; i++) {
+		snprintf(name, sizeof(name), "before.%d", i);
+		ck_assert_int_eq(create_fsync(name), 0);
+	}
+	ea = map_epoch("a", NULL);
+
+	/* a pauses past the grace: b fences it and takes over; the mount follows */
+	ck_assert_int_eq(kill(a, SIGSTOP), 0);
+	ck_assert_msg(wait_active("b", b), "mds.b did not take rank 0 from the stopped mds.a");
+	ck_assert_msg(log_has("b", "fenced mds.a"), "mds.b serves without having fenced mds.a");
+	for (int i = 0; i < 5; i++) {
+		snprintf(name, sizeof(name), "after.%d", i);
+		ck_assert_int_eq(create_fsync(name), 0);
+	}
+	eb = map_epoch("b", NULL);
+	ck_assert_msg(eb > ea, "the map epoch did not move (%ld -> %ld)", ea, eb);
+
+	/* nothing else writes: b stopped too; then a wakes up */
+	ck_assert_int_eq(kill(b, SIGSTOP), 0);
+	before = pool_digest();
+	ck_assert_int_eq(kill(a, SIGCONT), 0);
+	st = wait_exit(a);
+	ck_assert_msg(st != -1, "the deposed mds.a still runs after waking up");
+	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 1, "the deposed mds.a ended with status %#x", st);
+	ck_assert_msg(log_has("a", "was deposed") && log_has("a", "held by mds.b"),
+		      "the deposed mds.a did not say who holds rank 0 now");
+	after = pool_digest();
+	ck_assert_msg(before == after, "the metadata pool changed while only the deposed mds.a ran (%llx -> %llx)",
+		      before, after);
+	if (before >= 0)
+		fprintf(stderr, "test_fuse_failover: metadata pool digest %08llx before and after the zombie woke\n",
+			before);
+
+	ck_assert_int_eq(kill(b, SIGCONT), 0);
+	for (int i = 0; i < 5; i++) {
+		snprintf(name, sizeof(name), "before.%d", i);
+		ck_assert_msg(exists(name), "%s is lost", name);
+		snprintf(name, sizeof(name), "after.%d", i);
+		ck_assert_msg(exists(name), "%s is lost", name);
+	}
+	ck_assert_int_eq(create_fsync("end"), 0);
+	ck_assert_int_eq(lfs_umount(&fs), 0);
+	kill(b, SIGTERM);
+	ck_assert_int_ne(wait_exit(b), -1);
+}
+END_TEST
+
+START_TEST(test_standbys_race)
+{
+	int ports[3] = { lfs_free_port(), lfs_free_port(), lfs_free_port() };
+	pid_t a, b, c;
+	long e0, e1;
+	int nactive, sb;
+
+	a = lfs_mds_daemon_start(&fs, "a", ports[0], fast);
+	ck_assert_msg(wait_active("a", a), "mds.a did not take rank 0");
+	b = lfs_mds_daemon_start(&fs, "b", ports[1], fast);
+	c = lfs_mds_daemon_start(&fs, "c", ports[2], fast);
+	ck_assert_msg(wait_standbys("a", 2), "mds.b and mds.c did not both register as standbys");
+	e0 = map_epoch("a", NULL);
+	/* stopped, not dead: no host lock shortcut, both standbys see the grace run out at once */
+	ck_assert_int_eq(kill(a, SIGSTOP), 0);
+	{
+		double end = now_s() + bound();
+
+		while (now_s() < end && lfs_mds_daemon_port(&fs, "b") == 0 && lfs_mds_daemon_port(&fs, "c") == 0)
+			nap();
+	}
+	nactive = (lfs_mds_daemon_port(&fs, "b") > 0) + (lfs_mds_daemon_port(&fs, "c") > 0);
+	ck_assert_msg(nactive == 1, "%d standbys serve after the race", nactive);
+	{
+		const char *w = lfs_mds_daemon_port(&fs, "b") > 0 ? "b" : "c", *l = *w == 'b' ? "c" : "b";
+
+		/* the loser stays a standby of the winner, and never serves */
+		ck_assert_msg(wait_standbys(w, 1), "the loser mds.%s is not a standby of mds.%s", l, w);
+		e1 = map_epoch(w, &sb);
+		ck_assert_msg(lfs_mds_daemon_port(&fs, l) == 0, "mds.%s serves too", l);
+		ck_assert_msg(e1 == e0 + 1, "the epoch went from %ld to %ld: one takeover must add exactly one", e0, e1);
+		fprintf(stderr, "test_fuse_failover: race won by mds.%s, epoch %ld -> %ld\n", w, e0, e1);
+	}
+	kill(a, SIGKILL);
+	waitpid(a, NULL, 0);
+	kill(b, SIGTERM);
+	kill(c, SIGTERM);
+	ck_assert_int_ne(wait_exit(b), -1);
+	ck_assert_int_ne(wait_exit(c), -1);
+}
+END_TEST
+
+START_TEST(test_damaged_map)
+{
+	int port = lfs_free_port();
+	struct store_config sc = { .backend = "local" };
+	struct store *st = NULL;
+	struct store_pool *p = NULL;
+	struct store_op *op;
+	char path[PATH_MAX];
+	pid_t a, d;
+
+	if (lfs_rados())
+		return;         /* the damage is written with the local store's API */
+	a = lfs_mds_daemon_start(&fs, "a", port, fast);
+	ck_assert_msg(wait_active("a", a), "mds.a did not take rank 0");
+	kill(a, SIGTERM);
+	ck_assert_int_ne(wait_exit(a), -1);
+
+	snprintf(path, sizeof(path), "%s/store", fs.dir);
+	sc.local_path = path;
+	ck_assert_int_eq(store_open(&sc, &st), 0);
+	ck_assert_int_eq(store_pool_open(st, "loligo_metadata", NULL, &p), 0);
+	op = store_op_new();
+	store_op_omap_set(op, "map", "{\"v\":1,\"epo", 11);
+	ck_assert_int_eq(store_op_exec(p, "mds_map", op), 0);
+
+	d = lfs_mds_daemon_start(&fs, "d", port, fast);
+	ck_assert_msg(wait_log("d", "is damaged"), "mds.d did not report the damaged map");
+	ck_assert_msg(lfs_mds_daemon_port(&fs, "d") == 0, "mds.d took rank 0 over a damaged map");
+	ck_assert_msg(waitpid(d, NULL, WNOHANG) == 0, "mds.d exited instead of waiting for the repair");
+
+	/* the operator removes the object: the standby goes on and serves */
+	op = store_op_new();
+	store_op_remove(op);
+	ck_assert_int_eq(store_op_exec(p, "mds_map", op), 0);
+	store_pool_close(p);
+	store_close(st);
+	ck_assert_msg(wait_active("d", d), "mds.d did not take rank 0 after the repair");
+	mount_both(&port, 1);
+	ck_assert_int_eq(create_fsync("x"), 0);
+	ck_assert_int_eq(lfs_umount(&fs), 0);
+	kill(d, SIGTERM);
+	ck_assert_int_ne(wait_exit(d), -1);
+}
+END_TEST
+
+START_TEST(test_fail_and_stop)
+{
+	/* a grace the test would notice: the takeovers below must not wait for it */
+	static const char *const slow[] = { "--mds_beacon_interval=0.2", "--mds_beacon_grace=600", NULL };
+	int ports[2] = { lfs_free_port(), lfs_free_port() };
+	struct json_object *rep;
+	pid_t a, b;
+	int st;
+
+	a = lfs_mds_daemon_start(&fs, "a", ports[0], slow);
+	ck_assert_msg(wait_active("a", a), "mds.a did not take rank 0");
+	b = lfs_mds_daemon_start(&fs, "b", ports[1], slow);
+	ck_assert_msg(wait_standbys("a", 1), "mds.b did not register as a standby");
+	mount_both(ports, 2);
+	ck_assert_int_eq(create_fsync("one"), 0);
+
+	rep = asok("a", "mds fail");
+	ck_assert_msg(rep != NULL, "mds fail: no answer");
+	json_object_put(rep);
+	st = wait_exit(a);
+	ck_assert_msg(st != -1 && WIFEXITED(st), "mds.a did not exit after mds fail");
+	ck_assert_msg(wait_active("b", b), "mds.b did not take rank 0 after mds fail");
+	ck_assert_int_eq(create_fsync("two"), 0);
+
+	/* a clean stop leaves the rank vacant: the restarted mds.a takes it at once */
+	a = lfs_mds_daemon_start(&fs, "a", ports[0], slow);
+	ck_assert_msg(wait_standbys("b", 1), "mds.a did not come back as a standby");
+	kill(b, SIGTERM);
+	ck_assert_int_ne(wait_exit(b), -1);
+	ck_assert_msg(wait_active("a", a), "mds.a did not take the rank mds.b left");
+	ck_assert_int_eq(create_fsync("three"), 0);
+	ck_assert(exists("one") && exists("two"));
+	ck_assert_int_eq(lfs_umount(&fs), 0);
+	kill(a, SIGTERM);
+	ck_assert_int_ne(wait_exit(a), -1);
+}
+END_TEST
+
+static void setup(void)
+{
+	if (lfs_init(&fs) != 0) {
+		lfs_cleanup(&fs);
+		fprintf(stderr, "e2e setup failed\n");
+		exit(1);
+	}
+}
+
+static void teardown(void)
+{
+	lfs_cleanup(&fs);
+}
+
+static Suite *suite(void)
+{
+	Suite *s = suite_create("fuse_failover");
+
+	lfs_suite_add(s, "zombie", test_zombie_writes_nothing, setup, teardown, 180);
+	lfs_suite_add(s, "race", test_standbys_race, setup, teardown, 180);
+	lfs_suite_add(s, "damaged_map", test_damaged_map, setup, teardown, 180);
+	lfs_suite_add(s, "fail_and_stop", test_fail_and_stop, setup, teardown, 180);
+	return s;
+}
+
+int main(void)
+{
+	return lfs_suite_main(suite(), "test_fuse_failover");
+}
