@@ -145,7 +145,9 @@ struct mds_session {
 	uint32_t addr_idx;              /* m->addrs[] index of m->addr (session thread writes) */
 	uint32_t round_failed;          /* attempts failed in a row: a round of m->naddrs backs off */
 	uint64_t next_probe_ns;         /* a silent MDS: the other addresses probed again from then */
-	uint32_t failovers;             /* the session moved to another address */
+	uint32_t probe_moves;           /* the probe left a silent MDS for one that accepted */
+	uint32_t addr_moves;            /* the session came up at another address than before */
+	uint32_t open_idx;              /* m->addrs[] index of the last session that came up */
 	uint64_t wait_logged_ns;        /* last "waiting for the MDS" line (0: not waiting) */
 };
 

@@ -688,6 +688,9 @@ static void connect_session(struct mds_client *m)
 		s->last_error = 0;
 		s->opened_ns = now_mono_ns();
 		s->round_failed = 0;            /* the next round starts at this address */
+		if (was_open_before && s->open_idx != s->addr_idx)
+			s->addr_moves++;
+		s->open_idx = s->addr_idx;
 		if (resume_id)
 			s->reconnects++;
 		m->want_session = true;         /* from now on the session is kept up */
@@ -954,7 +957,7 @@ static void *session_main(void *arg)
 				if (j >= 0 && s->conn == c && !atomic_load(&c->dead) && quiet >= after) {
 					set_addr_locked(m, (uint32_t)j);
 					s->round_failed = 0;
-					s->failovers++;
+					s->probe_moves++;
 					mdsc_conn_mark_dead(c, false, 0, NULL);
 					mdsc_unlock(m, SEC_SESSION, t0);
 					derr(CLIENT, "mds %s: nothing heard for %.1f s while waiting for it, and the mds at %s "
@@ -1271,7 +1274,8 @@ struct json_object *mdsc_session_json(struct mds_client *m)
 		json_object_object_add(o, "mds_addrs", a);
 	}
 	json_object_object_add(o, "connected", json_object_new_boolean(s->conn && !atomic_load(&s->conn->dead)));
-	json_object_object_add(o, "failovers", json_object_new_int64(s->failovers));
+	json_object_object_add(o, "address_moves", json_object_new_int64(s->addr_moves));
+	json_object_object_add(o, "probe_moves", json_object_new_int64(s->probe_moves));
 	json_object_object_add(o, "client", json_object_new_string(m->name));
 	json_object_object_add(o, "state", json_object_new_string(state_name(s->state)));
 	json_object_object_add(o, "session_id", json_object_new_uint64(s->id));

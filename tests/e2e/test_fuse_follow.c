@@ -321,6 +321,7 @@ static void failover(int sig)
 	ck_assert_msg(id2 == id, "the session was not resumed: id %llu at %s, %llu before",
 		      (unsigned long long)id2, b_addr, (unsigned long long)id);
 	ck_assert_int_ge(session_field("reconnects"), 1);
+	ck_assert_int_eq(session_field("address_moves"), 1);
 	ck_assert_msg(client_counter("mds_client", "replays") > replays0,
 		      "no request was replayed: the UNSAFE creates were not tested");
 	check_files();
@@ -374,7 +375,7 @@ START_TEST(test_probe_follows_silent_mds)
 
 	/* the client probes the stand-in (a connect closed at once), then
 	 * connects to it for good and sends its handshake */
-	LT_WAIT_UNTIL(session_field("failovers") == 1 && session_str_is("mds", b_addr),
+	LT_WAIT_UNTIL(session_field("probe_moves") == 1 && session_str_is("mds", b_addr),
 		      "the client did not leave the silent MDS for %s", b_addr);
 	pfd = (struct pollfd){ .fd = standin_fd, .events = POLLIN };
 	LT_WAIT_UNTIL(poll(&pfd, 1, 0) == 1, "nothing connected to the stand-in");

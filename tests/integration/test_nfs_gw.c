@@ -413,6 +413,32 @@ START_TEST(exports_refused_by_the_programs)
 }
 END_TEST
 
+/* The gateway's client takes client_mds_addr as a list of the filesystem's
+ * MDS daemons (issue 19.3): the first has nothing listening, the session
+ * opens at the second, and NFS requests are served through it.  The
+ * failover itself is the client library's (test_fuse_follow, test_mdsc). */
+START_TEST(mds_address_list)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t al = sizeof(a);
+	char v[128];
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	ck_assert_int_eq(getsockname(fd, (struct sockaddr *)&a, &al), 0);
+	close(fd);                                      /* nothing listens there now */
+	snprintf(v, sizeof(v), "127.0.0.1:%u,127.0.0.1:%u", ntohs(a.sin_port), nfsgw_mds.port);
+	nfsgw_opt("client_mds_addr", v);
+	nfsgw_opt("nfs_exports", "id=1,path=/,rw,no_root_squash,insecure");
+	nfsgw_start(&g);
+	fd = nfsw_connect(NULL, NULL, g.port);
+	ck_assert_int_eq(v4_mkdir_call(fd, 1, "via-list"), 0);
+	ck_assert(exists("via-list"));
+	close(fd);
+}
+END_TEST
+
 /* knfsd's defaults on the wire: read-only, root squashed, privileged ports only. */
 START_TEST(exports_defaults_on_the_wire)
 {
@@ -1156,6 +1182,7 @@ int main(void)
 	tcase_add_test(tc, exports_refused_by_the_programs);
 	tcase_add_test(tc, exports_defaults_on_the_wire);
 	tcase_add_test(tc, exports_reload);
+	tcase_add_test(tc, mds_address_list);
 	tcase_add_test(tc, clients_addr_and_expire);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("nfs3");

@@ -1068,7 +1068,7 @@ START_TEST(test_probe_silent_mds)
 	LT_WAIT_UNTIL(!mdsc_is_open(m) && session_str_is(m, "mds", other),
 		      "the client did not leave the silent mds for the one that accepts");
 	o = mdsc_session_json(m);
-	ck_assert(json_object_object_get_ex(o, "failovers", &v) && json_object_get_int64(v) == 1);
+	ck_assert(json_object_object_get_ex(o, "probe_moves", &v) && json_object_get_int64(v) == 1);
 	json_object_put(o);
 	/* the stand-in goes away, the first MDS answers again: the round comes
 	 * back to it and the session is resumed */
