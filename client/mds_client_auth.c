@@ -163,8 +163,9 @@ static void log_auth_reject(struct mds_client *m, const struct mdsp_auth *a)
 	if (a->op != MDSP_AUTH_REJECT)          /* our own verdict on the mds */
 		snprintf(msg, sizeof(msg), "%s", reason);
 	else if (err == -EACCES && m->keyring_missing)
-		snprintf(msg, sizeof(msg), "the mds requires authentication, but the keyring %s (client_keyring) does "
-			 "not exist: create it on the mds host with 'loligo auth get-or-create %s -o %s' and copy it here",
+		snprintf(msg, sizeof(msg), "the mds requires a key for %s (auth_required, or the name has a key in "
+			 "its keyring), but the keyring %s (client_keyring) does not exist: create it on the mds host "
+			 "with 'loligo auth get-or-create %s -o %s' and copy it here (mode 0600)", m->auth_name,
 			 *m->keyring_path ? m->keyring_path : "(none)", m->auth_name,
 			 *m->keyring_path ? m->keyring_path : "FILE");
 	else if (err == -EKEYREJECTED)

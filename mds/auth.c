@@ -319,8 +319,9 @@ static void cut_name(struct mds *m, const char *name, bool keyless_only, const c
 	if (evicted < 0 || (cap && !v))
 		derr(MDS, "auth: %s: out of memory while cutting it off: some of its connections or sessions may "
 			  "remain (`loligo tell mds.0 client evict` them)", reason);
-	dinfo(MDS, "auth: %s: closed %zu connection(s) and evicted %d session(s) of %s", reason, n,
-	      evicted > 0 ? evicted : 0, name);
+	if (!keyless_only || n)
+		dinfo(MDS, "auth: %s: closed %zu connection(s) and evicted %d session(s) of %s", reason, n,
+		      evicted > 0 ? evicted : 0, name);
 	if (nconns)
 		*nconns = (int)n;
 	if (nsessions)

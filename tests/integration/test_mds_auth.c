@@ -608,6 +608,12 @@ START_TEST(test_auth_admin)
 	mdsw_close(&w);
 	ck_assert_int_ne(run_cli("auth get client.cli"), 0);
 	ck_assert_int_ne(run_cli("auth get-or-create not-a-name"), 0);
+	/* offline, on a keyring file: rm says 0 when it removed the key */
+	snprintf(args, sizeof(args), "auth get-or-create client.off --keyring %s/off.keyring", P.dir);
+	ck_assert_int_eq(run_cli(args), 0);
+	snprintf(args, sizeof(args), "auth rm client.off --keyring %s/off.keyring", P.dir);
+	ck_assert_int_eq(run_cli(args), 0);
+	ck_assert_int_ne(run_cli(args), 0);        /* not there any more */
 }
 END_TEST
 
