@@ -190,6 +190,11 @@ int lclient_check_mds_addr(char *err, size_t errlen)
 	return r;
 }
 
+int lclient_check_keyring(char *err, size_t errlen)
+{
+	return mdsc_keyring_check(err, errlen);
+}
+
 int lclient_create(struct lclient **out)
 {
 	struct lclient *c;
@@ -492,7 +497,8 @@ static int mount_mds(struct lclient *c, const char *root_path)
 	snprintf(name, sizeof(name), "client.%s.%d", host, (int)getpid());
 	r = mdsc_create(c->mds_addr, name, &client_mdsc_ops, c, &c->mdsc);
 	if (r < 0) {
-		derr(CLIENT, "mount: bad MDS address %s: %s", c->mds_addr, strerror(-r));
+		derr(CLIENT, "mount: no MDS client for %s: %s (the line above says why)", c->mds_addr,
+		     strerror(-r));
 		return r;
 	}
 	set_session_meta(c, host, root_path);

@@ -143,6 +143,15 @@ int lclient_check_mds_addr(char *err, size_t errlen);
 int lclient_create(struct lclient **out);
 
 /**
+ * lclient_check_keyring - the client's keyring (client_keyring, for
+ * client_auth_name) as the mount will read it, so a daemon refuses a bad
+ * one at start: 0 (its key is there, or no keyring: no key), or -errno
+ * with @err saying what is wrong and what to do (-EPERM: group or others
+ * may access the file).  Reads the file only.
+ */
+int lclient_check_keyring(char *err, size_t errlen);
+
+/**
  * lclient_mount - open the object store, open an MDS session (bounded by
  * client_mount_timeout: a dead MDS gives -ETIMEDOUT or -ECONNREFUSED, never
  * a hang) and resolve @root_path ("/" or client_mountpoint) as the root.

@@ -137,6 +137,15 @@ int mdsc_create(const char *addr, const char *client_name, const struct mdsc_ops
  */
 const char *mdsc_addr(struct mds_client *mdsc);
 /**
+ * mdsc_keyring_check - read client_keyring for client_auth_name as
+ * mdsc_create() will, for a daemon to refuse a bad one at start with the
+ * reason on its stderr.  Return: 0 (the key is there, or there is no
+ * keyring: the client connects without a key), or -errno with @err saying
+ * what is wrong and what to do (-EPERM: group or others may access the
+ * file; -ENOKEY, -EINVAL, ...).  No lock, no thread; reads the file.
+ */
+int mdsc_keyring_check(char *err, size_t errlen);
+/**
  * mdsc_open_session - connect and open the session within @timeout_ms
  * (retrying a refused or failed connection with backoff until then).
  * Return: 0, or -ECONNREFUSED (nothing listening at the address),

@@ -37,11 +37,74 @@
 /* ---- handshake ------------------------------------------------------------------ */
 
 
-int mdsc_auth_init(struct mds_client *m)
+/*
+ * Read @name's key from the keyring @path (client_keyring).  Return: 0 with
+ * the key in @key, 1 when there is no keyring (connect without a key), or
+ * -errno with @err saying what is wrong and what to do: the keyring is
+ * unreadable, malformed or accessible by group or others (-EPERM: a key
+ * anyone on the host may read is refused, as ssh refuses such a private
+ * key), or it holds no key for @name (-ENOKEY).
+ */
+static int load_key(const char *name, const char *path, uint8_t key[MDSP_KEY_LEN], char *err, size_t errlen)
 {
 	struct mdsp_keyring kr;
 	const struct mdsp_key *k;
-	char err[1024];
+	char why[1024];
+	int r;
+
+	if (!*path)
+		return 1;
+	r = mdsp_keyring_load_flags(path, MDSP_KEYRING_PRIVATE, &kr, why, sizeof(why));
+	if (r == -ENOENT)
+		return 1;
+	if (r == -EPERM) {
+		snprintf(err, errlen, "%s (client_keyring)", why);
+		return r;
+	}
+	if (r) {
+		snprintf(err, errlen, "%s (client_keyring): fix the file or point client_keyring at another", why);
+		return r;
+	}
+	k = mdsp_keyring_find(&kr, name);
+	if (!k) {
+		snprintf(err, errlen, "keyring %s (client_keyring) has no key for %s (client_auth_name): write it "
+			 "with 'loligo auth get-or-create %s -o %s' on the mds host, or set client_auth_name to a "
+			 "name it holds", path, name, name, path);
+		mdsp_keyring_free(&kr);
+		return -ENOKEY;
+	}
+	memcpy(key, k->secret, MDSP_KEY_LEN);
+	mdsp_keyring_free(&kr);
+	return 0;
+}
+
+int mdsc_keyring_check(char *err, size_t errlen)
+{
+	char *name = cfg_strdup(CFG_client_auth_name), *path = cfg_strdup(CFG_client_keyring);
+	uint8_t key[MDSP_KEY_LEN];
+	int r = -ENOMEM;
+
+	*err = '\0';
+	if (!name || !path)
+		goto out;
+	if (!mdsp_auth_name_valid(name)) {
+		snprintf(err, errlen, "client_auth_name '%s' is not a name of the form client.NAME", name);
+		r = -EINVAL;
+		goto out;
+	}
+	r = load_key(name, path, key, err, errlen);
+	if (r > 0)
+		r = 0;
+	memset(key, 0, sizeof(key));
+out:
+	free(name);
+	free(path);
+	return r;
+}
+
+int mdsc_auth_init(struct mds_client *m)
+{
+	char err[1536];
 	int r;
 
 	m->auth_name = cfg_strdup(CFG_client_auth_name);
@@ -52,31 +115,19 @@ int mdsc_auth_init(struct mds_client *m)
 		derr(CLIENT, "client_auth_name '%s' is not a name of the form client.NAME", m->auth_name);
 		return -EINVAL;
 	}
-	if (!*m->keyring_path) {
-		m->keyring_missing = true;
-		return 0;
-	}
-	r = mdsp_keyring_load(m->keyring_path, &kr, err, sizeof(err));
-	if (r == -ENOENT) {
-		m->keyring_missing = true;
-		dout(CLIENT, 1, "no keyring at %s (client_keyring): connecting without a key", m->keyring_path);
-		return 0;
-	}
-	if (r) {
-		derr(CLIENT, "%s (client_keyring): fix the file or point client_keyring at another", err);
+	r = load_key(m->auth_name, m->keyring_path, m->key, err, sizeof(err));
+	if (r < 0) {
+		derr(CLIENT, "%s", err);
 		return r;
 	}
-	k = mdsp_keyring_find(&kr, m->auth_name);
-	if (!k) {
-		derr(CLIENT, "keyring %s (client_keyring) has no key for %s (client_auth_name): write it with "
-		     "'loligo auth get-or-create %s -o %s' on the mds host, or set client_auth_name to a name it holds",
-		     m->keyring_path, m->auth_name, m->auth_name, m->keyring_path);
-		mdsp_keyring_free(&kr);
-		return -ENOKEY;
+	if (r > 0) {
+		m->keyring_missing = true;
+		if (*m->keyring_path)
+			dout(CLIENT, 1, "no keyring at %s (client_keyring): connecting without a key",
+			     m->keyring_path);
+		return 0;
 	}
-	memcpy(m->key, k->secret, MDSP_KEY_LEN);
 	m->have_key = true;
-	mdsp_keyring_free(&kr);
 	return 0;
 }
 
@@ -112,8 +163,9 @@ static void log_auth_reject(struct mds_client *m, const struct mdsp_auth *a)
 	if (a->op != MDSP_AUTH_REJECT)          /* our own verdict on the mds */
 		snprintf(msg, sizeof(msg), "%s", reason);
 	else if (err == -EACCES && m->keyring_missing)
-		snprintf(msg, sizeof(msg), "the mds requires authentication, but the keyring %s (client_keyring) does "
-			 "not exist: create it on the mds host with 'loligo auth get-or-create %s -o %s' and copy it here",
+		snprintf(msg, sizeof(msg), "the mds requires a key for %s (auth_required, or the name has a key in "
+			 "its keyring), but the keyring %s (client_keyring) does not exist: create it on the mds host "
+			 "with 'loligo auth get-or-create %s -o %s' and copy it here (mode 0600)", m->auth_name,
 			 *m->keyring_path ? m->keyring_path : "(none)", m->auth_name,
 			 *m->keyring_path ? m->keyring_path : "FILE");
 	else if (err == -EKEYREJECTED)

@@ -771,17 +771,20 @@ static int cmd_auth_rm(struct json_object *args, struct json_object **out, void 
 {
 	const char *name;
 	char err[512];
+	int nconns = 0, nsessions = 0;
 	int r = entity_arg(args, &name, out);
 
 	if (r)
 		return r;
-	r = auth_admin_rm(priv, name, err, sizeof(err));
+	r = auth_admin_rm(priv, name, &nconns, &nsessions, err, sizeof(err));
 	if (r) {
 		*out = jerr(err);
 		return r;
 	}
 	*out = json_object_new_object();
 	json_object_object_add(*out, "removed", json_object_new_string(name));
+	json_object_object_add(*out, "connections_closed", json_object_new_int(nconns));
+	json_object_object_add(*out, "sessions_evicted", json_object_new_int(nsessions));
 	return 0;
 }
 
@@ -818,7 +821,7 @@ static const struct asok_cmd mds_cmds[] = {
 	{ "auth get-or-create", "entity:str", "the key of entity (client.NAME), created if it has none; "
 	  "the keyring file is rewritten", cmd_auth_get_or_create },
 	{ "auth get", "entity:str", "the key of entity (client.NAME)", cmd_auth_get },
-	{ "auth rm", "entity:str", "remove the key of entity: it can no longer authenticate", cmd_auth_rm },
+	{ "auth rm", "entity:str", "remove the key of entity: it can no longer authenticate, and its connections and sessions are cut at once", cmd_auth_rm },
 	{ "auth ls", "", "entities with a key in the MDS keyring (names only)", cmd_auth_ls },
 };
 

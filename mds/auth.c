@@ -17,12 +17,26 @@
  * CHALLENGE: the reader takes only small frames (mds_unauth_max_payload)
  * until the connection is authenticated.
  *
- * The keyring (mds_keyring) is read at start-up and changed only by the
- * admin commands here, which write it back atomically (temp file, rename,
- * mode 0600) before they answer, so a restart sees what the admin was told.
- * A key removed or replaced takes effect for new connections; connections
- * already authenticated keep their derived keys until they close (the
- * admin evicts a session to cut it off at once).
+ * A name that has a key is taken only with it, whatever auth_required
+ * says: with auth_required off a peer without a key may use any other
+ * name, never one in the keyring.
+ *
+ * The keyring (mds_keyring) is read at start-up, refused if group or others
+ * may access it, and changed only by the admin commands here, which write
+ * it back atomically (temp file, rename, mode 0600) before they answer, so
+ * a restart sees what the admin was told.  The write happens on a copy
+ * under keys_admin_lock, never under keys_lock, which every handshake
+ * takes; the copy replaces the keys in memory once it is on disk.
+ *
+ * A key removed (or created for a name anonymous peers were using) cuts
+ * that name off at once (cut_name): every connection whose HELLO claimed it
+ * is closed and every session authenticated as it is evicted, so nothing
+ * derived from the old key (MAC keys, a session secret for RECONNECT)
+ * serves any more.  No connection escapes: a connection publishes the name
+ * it claims (conn->claimed_name, under conns_lock) before it looks the key
+ * up (under keys_lock), and the admin changes the key before it looks for
+ * the connections; whichever comes first, the connection either sees the
+ * new keyring or is found.
  */
 #include <errno.h>
 #include <json-c/json.h>
@@ -37,12 +51,14 @@
 #include "mds/mds.h"
 #include "mds/auth.h"
 #include "mds/net.h"
+#include "mds/session.h"
 
 int auth_load(struct mds *m, char *err, size_t errlen)
 {
 	int r;
 
 	pthread_mutex_init(&m->keys_lock, NULL);
+	pthread_mutex_init(&m->keys_admin_lock, NULL);
 	m->auth_required = cfg_bool(CFG_auth_required);
 	m->keyring_path = cfg_strdup(CFG_mds_keyring);
 	if (!m->keyring_path)
@@ -55,7 +71,9 @@ int auth_load(struct mds *m, char *err, size_t errlen)
 				      "file (loligo auth get-or-create client.NAME --keyring FILE makes one)");
 		return -EINVAL;
 	}
-	r = mdsp_keyring_load(m->keyring_path, &m->keys, err, errlen);
+	/* one that group or others may access is refused whatever
+	 * auth_required says: its keys are as good as public */
+	r = mdsp_keyring_load_flags(m->keyring_path, MDSP_KEYRING_PRIVATE, &m->keys, err, errlen);
 	if (r == -ENOENT && !m->auth_required) {
 		dinfo(MDS, "no keyring at %s (mds_keyring): only clients without a key are served", m->keyring_path);
 		return 0;
@@ -65,6 +83,12 @@ int auth_load(struct mds *m, char *err, size_t errlen)
 				      "with 'loligo auth get-or-create client.admin --keyring %s -o CLIENT_KEYRING'",
 			 m->keyring_path, m->keyring_path);
 		return r;
+	}
+	if (r == -EPERM || r == -EINVAL) {
+		char why[1024];
+
+		snprintf(why, sizeof(why), "%s", err);
+		snprintf(err, errlen, "%s (mds_keyring)", why);
 	}
 	if (r)
 		return r;
@@ -79,6 +103,7 @@ void auth_free(struct mds *m)
 	free(m->keyring_path);
 	m->keyring_path = NULL;
 	pthread_mutex_destroy(&m->keys_lock);
+	pthread_mutex_destroy(&m->keys_admin_lock);
 }
 
 /* Copy @name's secret out of the keyring.  Return: true if it has one. */
@@ -128,6 +153,11 @@ static int handle_hello(struct mds *m, struct conn *c, const struct mdsp_auth *a
 		return reject(m, c, -EINVAL, "the name is not of the form client.NAME (client_auth_name)", line);
 	}
 	snprintf(c->auth_name, sizeof(c->auth_name), "%s", a->name);
+	/* published before the key is looked up (see the top of the file) */
+	pthread_mutex_lock(&m->conns_lock);
+	snprintf(c->claimed_name, sizeof(c->claimed_name), "%s", a->name);
+	c->claimed_keyless = !(a->flags & MDSP_AUTH_HAVE_KEY);
+	pthread_mutex_unlock(&m->conns_lock);
 	memcpy(c->cnonce, a->nonce, MDSP_NONCE_LEN);
 	if (mdsp_random(c->snonce, MDSP_NONCE_LEN))
 		return reject(m, c, -EIO, "the mds could not draw a nonce", "no random bytes");
@@ -148,6 +178,16 @@ static int handle_hello(struct mds *m, struct conn *c, const struct mdsp_auth *a
 			 "a keyring with the key of %s (client_keyring; 'loligo auth get-or-create %s -o FILE')",
 			 c->auth_name, c->auth_name, c->auth_name);
 		snprintf(line, sizeof(line), "%s offered no key and auth_required is on", c->auth_name);
+		return reject(m, c, -EACCES, reason, line);
+	} else if (key_lookup(m, c->auth_name, secret)) {
+		memset(secret, 0, sizeof(secret));
+		snprintf(reason, sizeof(reason),
+			 "%s has a key in the mds keyring, and a name with a key is taken only with its key "
+			 "(whatever auth_required says): give the client its keyring (client_keyring; 'loligo auth "
+			 "get %s -o FILE' on the mds host), or connect without a key under a name that has none "
+			 "(client_auth_name)", c->auth_name, c->auth_name);
+		snprintf(line, sizeof(line), "%s offered no key, but the name has one in %s", c->auth_name,
+			 m->keyring_path);
 		return reject(m, c, -EACCES, reason, line);
 	} else {
 		c->auth = CONN_AUTH_UNAUTHENTICATED;
@@ -238,24 +278,105 @@ int auth_handle(struct mds *m, struct conn *c, struct mdsp_auth *a)
 
 /* ---- admin commands ------------------------------------------------------- */
 
-/* Caller holds keys_lock. */
-static int save_locked(struct mds *m, char *err, size_t errlen)
+/*
+ * Cut @name off: its key was removed (close every connection whose HELLO
+ * claimed it, evict every session authenticated as it), or a name peers
+ * used without a key got one (@keyless_only: close the connections that
+ * claimed it without a key).  Log what was cut.  Bounded by the connections
+ * and sessions there are (mds_max_conns, mds_max_sessions).  No lock held:
+ * conns_lock and mds->lock are each taken alone, for bookkeeping only;
+ * the evictions (which may fence the client in the data store) and the
+ * shutdowns run outside them.
+ */
+static void cut_name(struct mds *m, const char *name, bool keyless_only, const char *why, int *nconns,
+		     int *nsessions)
 {
+	struct conn **v = NULL, *c;
+	size_t n = 0, cap = 0, i;
+	char reason[256];
+	int evicted;
+
+	snprintf(reason, sizeof(reason), "%s %s", name, why);
+	/* the connections are gathered first, the sessions evicted next (their
+	 * clients are told why, EVICTED, before their connection goes), the
+	 * rest shut down last */
+	pthread_mutex_lock(&m->conns_lock);
+	for (c = m->conns; c; c = c->next)
+		cap++;
+	v = cap ? calloc(cap, sizeof(*v)) : NULL;
+	for (c = m->conns; v && c; c = c->next)
+		if (!c->exited && !strcmp(c->claimed_name, name) && (!keyless_only || c->claimed_keyless)) {
+			conn_get(c);
+			v[n++] = c;
+		}
+	pthread_mutex_unlock(&m->conns_lock);
+	evicted = keyless_only ? 0 : session_evict_auth_name(m, name, reason);
+	for (i = 0; i < n; i++) {
+		conn_shutdown(v[i]);
+		conn_put(v[i]);
+	}
+	free(v);
+	if (evicted < 0 || (cap && !v))
+		derr(MDS, "auth: %s: out of memory while cutting it off: some of its connections or sessions may "
+			  "remain (`loligo tell mds.0 client evict` them)", reason);
+	if (!keyless_only || n)
+		dinfo(MDS, "auth: %s: closed %zu connection(s) and evicted %d session(s) of %s", reason, n,
+		      evicted > 0 ? evicted : 0, name);
+	if (nconns)
+		*nconns = (int)n;
+	if (nsessions)
+		*nsessions = evicted > 0 ? evicted : 0;
+}
+
+/* A copy of the keys in memory, to change and write out.  Caller holds keys_lock. */
+static int keys_copy_locked(struct mds *m, struct mdsp_keyring *out)
+{
+	size_t i;
+	int r = 0;
+
 	lockdep_assert_held(&m->keys_lock);
+	memset(out, 0, sizeof(*out));
+	for (i = 0; !r && i < m->keys.n; i++)
+		r = mdsp_keyring_add(out, m->keys.keys[i].name, m->keys.keys[i].secret);
+	if (r)
+		mdsp_keyring_free(out);
+	return r;
+}
+
+/*
+ * Write @kr to the keyring file and make it the keys in memory; @kr gets
+ * the old ones (the caller frees them).  Caller holds keys_admin_lock
+ * (which serialises the writers); keys_lock is taken only for the swap, so
+ * handshakes never wait for the disk.
+ */
+static int keys_commit_admin_locked(struct mds *m, struct mdsp_keyring *kr, char *err, size_t errlen)
+{
+	struct mdsp_keyring old;
+	int r;
+
+	lockdep_assert_held(&m->keys_admin_lock);
 	if (!*m->keyring_path) {
 		snprintf(err, errlen, "mds_keyring is not set: the key cannot be kept");
 		return -EINVAL;
 	}
-	return mdsp_keyring_save(m->keyring_path, &m->keys, err, errlen);
+	r = mdsp_keyring_save(m->keyring_path, kr, err, errlen);
+	if (r)
+		return r;
+	pthread_mutex_lock(&m->keys_lock);
+	old = m->keys;
+	m->keys = *kr;
+	*kr = old;
+	pthread_mutex_unlock(&m->keys_lock);
+	return 0;
 }
 
 int auth_admin_get_or_create(struct mds *m, const char *name, bool create, struct json_object *out, char *err,
 			     size_t errlen)
 {
-	const struct mdsp_key *k;
+	struct mdsp_keyring kr = { 0 };
 	uint8_t secret[MDSP_KEY_LEN];
 	char b64[64];
-	bool created = false;
+	bool found, created = false;
 	int r = 0;
 
 	if (!mdsp_auth_name_valid(name)) {
@@ -263,65 +384,76 @@ int auth_admin_get_or_create(struct mds *m, const char *name, bool create, struc
 			 name);
 		return -EINVAL;
 	}
-	pthread_mutex_lock(&m->keys_lock);
-	k = mdsp_keyring_find(&m->keys, name);
-	if (!k && !create) {
+	pthread_mutex_lock(&m->keys_admin_lock);
+	found = key_lookup(m, name, secret);
+	if (!found && !create) {
 		snprintf(err, errlen, "no key for %s", name);
 		r = -ENOENT;
 		goto out;
 	}
-	if (!k) {
-		r = mdsp_random(secret, sizeof(secret));
+	if (!found) {
+		pthread_mutex_lock(&m->keys_lock);
+		r = keys_copy_locked(m, &kr);
+		pthread_mutex_unlock(&m->keys_lock);
 		if (!r)
-			r = mdsp_keyring_add(&m->keys, name, secret);
-		if (!r) {
-			r = save_locked(m, err, errlen);
-			if (r)
-				mdsp_keyring_remove(&m->keys, name);
-		} else {
+			r = mdsp_random(secret, sizeof(secret));
+		if (!r)
+			r = mdsp_keyring_add(&kr, name, secret);
+		if (r) {
 			snprintf(err, errlen, "cannot add the key: %s", strerror(-r));
+			goto out;
 		}
+		r = keys_commit_admin_locked(m, &kr, err, errlen);
 		if (r)
 			goto out;
-		k = mdsp_keyring_find(&m->keys, name);
 		created = true;
 	}
-	mdsp_key_base64(k->secret, b64, sizeof(b64));
+	mdsp_key_base64(secret, b64, sizeof(b64));
 	json_object_object_add(out, "entity", json_object_new_string(name));
 	json_object_object_add(out, "key", json_object_new_string(b64));
 	json_object_object_add(out, "created", json_object_new_boolean(created));
 	memset(b64, 0, sizeof(b64));
 out:
-	pthread_mutex_unlock(&m->keys_lock);
+	pthread_mutex_unlock(&m->keys_admin_lock);
+	mdsp_keyring_free(&kr);
 	memset(secret, 0, sizeof(secret));
-	if (created)
+	if (created) {
 		dinfo(MDS, "auth: created a key for %s in %s", name, m->keyring_path);
+		/* peers that used the name without a key until now lose it */
+		cut_name(m, name, true, "got a key (auth get-or-create)", NULL, NULL);
+	}
 	return r;
 }
 
-int auth_admin_rm(struct mds *m, const char *name, char *err, size_t errlen)
+int auth_admin_rm(struct mds *m, const char *name, int *nconns, int *nsessions, char *err, size_t errlen)
 {
-	struct mdsp_key saved;
-	const struct mdsp_key *k;
+	struct mdsp_keyring kr = { 0 };
 	int r;
 
+	pthread_mutex_lock(&m->keys_admin_lock);
 	pthread_mutex_lock(&m->keys_lock);
-	k = mdsp_keyring_find(&m->keys, name);
-	if (!k) {
+	if (!mdsp_keyring_find(&m->keys, name)) {
 		pthread_mutex_unlock(&m->keys_lock);
+		pthread_mutex_unlock(&m->keys_admin_lock);
 		snprintf(err, errlen, "no key for %s", name);
 		return -ENOENT;
 	}
-	saved = *k;
-	mdsp_keyring_remove(&m->keys, name);
-	r = save_locked(m, err, errlen);
-	if (r)
-		mdsp_keyring_add(&m->keys, saved.name, saved.secret);
+	r = keys_copy_locked(m, &kr);
 	pthread_mutex_unlock(&m->keys_lock);
-	memset(&saved, 0, sizeof(saved));
+	if (r)
+		snprintf(err, errlen, "cannot copy the keyring: %s", strerror(-r));
 	if (!r)
-		dinfo(MDS, "auth: removed the key of %s from %s", name, m->keyring_path);
-	return r;
+		r = mdsp_keyring_remove(&kr, name);
+	if (!r)
+		r = keys_commit_admin_locked(m, &kr, err, errlen);
+	pthread_mutex_unlock(&m->keys_admin_lock);
+	mdsp_keyring_free(&kr);
+	if (r)
+		return r;
+	dinfo(MDS, "auth: removed the key of %s from %s", name, m->keyring_path);
+	/* what the old key derived (MAC keys, session secrets) serves no more */
+	cut_name(m, name, false, "lost its key (auth rm)", nconns, nsessions);
+	return 0;
 }
 
 struct json_object *auth_admin_ls(struct mds *m)

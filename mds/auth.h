@@ -20,7 +20,12 @@ int auth_handle(struct mds *m, struct conn *c, struct mdsp_auth *a);
 struct json_object;
 int auth_admin_get_or_create(struct mds *m, const char *name, bool create, struct json_object *out, char *err,
 			     size_t errlen);
-int auth_admin_rm(struct mds *m, const char *name, char *err, size_t errlen);
+/*
+ * auth_admin_rm - remove @name's key, write the keyring, then cut the name
+ * off: its connections are closed and its sessions evicted (how many into
+ * *@nconns, *@nsessions, may be NULL).  No lock held.
+ */
+int auth_admin_rm(struct mds *m, const char *name, int *nconns, int *nsessions, char *err, size_t errlen);
 struct json_object *auth_admin_ls(struct mds *m);
 
 #endif

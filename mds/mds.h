@@ -66,6 +66,8 @@
  *     j->hdr_lock              held across a header write
  *     j->seg_lock              the sealed segments
  *     x->lock                  one japply's ops in flight
+ *   mds->keys_admin_lock       one auth admin command, across its keyring write
+ *     mds->keys_lock           (a leaf otherwise)
  *   leaves, taken alone: mds->conns_lock, mds->space_lock, mds->keys_lock,
  *     mds->tick_lock; the store's locks are leaves under all of these
  *
@@ -285,6 +287,12 @@ struct conn {
 	bool on_flush_list;           /* protected by mds->flush_lock: the flusher has it (queued or polling) */
 	uint64_t accepted_ns;         /* set before the reader starts, then read-only */
 	uint64_t session_id;          /* protected by mds->lock; 0: none */
+	/* the name its AUTH HELLO claims, published before the key of the name
+	 * is looked up, so that a key removed, replaced or created finds every
+	 * connection that may hold its old standing (auth.c cut_name);
+	 * protected by mds->conns_lock ("" before HELLO) */
+	char claimed_name[MDSP_AUTH_NAME_MAX + 1];
+	bool claimed_keyless;         /* protected by mds->conns_lock: ... and offered no key */
 	/* the reader thread's own (nobody else touches them): */
 	enum conn_auth auth;
 	char auth_name[MDSP_AUTH_NAME_MAX + 1];
@@ -458,7 +466,10 @@ struct mds {
 
 	/* authentication: the keyring, read at start-up and changed by the
 	 * auth admin commands (written back to keyring_path) */
-	pthread_mutex_t keys_lock;    /* taken alone */
+	pthread_mutex_t keys_admin_lock; /* one auth admin command at a time: held across the keyring
+					  * file's write, which keys_lock never is (every handshake
+					  * takes keys_lock); taken before keys_lock, nothing else */
+	pthread_mutex_t keys_lock;    /* taken alone (or under keys_admin_lock) */
 	struct mdsp_keyring keys;     /* protected by keys_lock */
 	char *keyring_path;           /* read-only after start-up */
 	bool auth_required;           /* read-only after start-up */

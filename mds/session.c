@@ -1091,6 +1091,36 @@ int session_evict_timeout(struct mds *m, uint64_t id, const char *why)
 	return session_evict_how(m, id, why, cfg_bool(CFG_mds_session_blocklist_on_timeout));
 }
 
+int session_evict_auth_name(struct mds *m, const char *name, const char *why)
+{
+	struct session *s;
+	uint64_t idx, *ids = NULL;
+	size_t n = 0, cap = 0, i;
+	int evicted = 0;
+
+	/* the ids under the lock (bookkeeping only), the evictions after it:
+	 * each takes the lock itself and fences outside it */
+	pthread_mutex_lock(&m->lock);
+	cap = m->nsessions;
+	ids = cap ? calloc(cap, sizeof(*ids)) : NULL;
+	rcu_read_lock();
+	xa_for_each(&m->sessions, idx, s) {
+		if (n == cap)
+			break;
+		if (*s->auth_name && !strcmp(s->auth_name, name))
+			ids[n++] = s->id;
+	}
+	rcu_read_unlock();
+	pthread_mutex_unlock(&m->lock);
+	if (cap && !ids)
+		return -ENOMEM;
+	for (i = 0; i < n; i++)
+		if (!session_evict(m, ids[i], why))
+			evicted++;
+	free(ids);
+	return evicted;
+}
+
 void session_tick(struct mds *m)
 {
 	uint64_t now, idx;

@@ -29,6 +29,13 @@ void session_reconnect_check(struct mds *m);
 int session_evict(struct mds *m, uint64_t id, const char *why);
 int session_evict_timeout(struct mds *m, uint64_t id, const char *why);
 /*
+ * session_evict_auth_name - session_evict() every session opened by a
+ * connection authenticated as @name (its key was removed or replaced: what
+ * the old key derived must not serve any more).  No lock held.
+ * Return: how many were evicted, or -ENOMEM.
+ */
+int session_evict_auth_name(struct mds *m, const char *name, const char *why);
+/*
  * session_reconnect_hold_locked - must @req of @s (not a mutation: a file
  * lock request) wait for the end of the reconnect phase?  Ends the phase
  * on its timeout, and @req ends @s's replay as any new request does.

@@ -339,7 +339,42 @@ static char *trim(char *s)
 	return s;
 }
 
+/*
+ * A keyring's secrets let whoever reads them act as those clients, and
+ * whoever may write it can plant a key: like ssh with a private key, take
+ * it only if nobody but its owner may touch it.  Checked on the open file
+ * (fstat), so what is judged is what is read.
+ */
+static int check_private(FILE *f, const char *path, char *err, size_t errlen)
+{
+	struct stat st;
+
+	if (fstat(fileno(f), &st)) {
+		int r = -errno;
+
+		snprintf(err, errlen, "keyring %s: %s", path, strerror(-r));
+		return r;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		snprintf(err, errlen, "keyring %s is not a regular file: point the option at the keyring file itself",
+			 path);
+		return -EINVAL;
+	}
+	if (st.st_mode & 077) {
+		snprintf(err, errlen, "Permissions %04o for '%s' are too open: a keyring must not be accessible by "
+				      "group or others (its keys let whoever reads it act as those clients); "
+				      "run 'chmod 600 %s'", (unsigned)(st.st_mode & 07777), path, path);
+		return -EPERM;
+	}
+	return 0;
+}
+
 int mdsp_keyring_load(const char *path, struct mdsp_keyring *kr, char *err, size_t errlen)
+{
+	return mdsp_keyring_load_flags(path, 0, kr, err, errlen);
+}
+
+int mdsp_keyring_load_flags(const char *path, unsigned flags, struct mdsp_keyring *kr, char *err, size_t errlen)
 {
 	char line[1024], section[MDSP_AUTH_NAME_MAX + 2] = "", *s, *eq;
 	bool have_key = true;
@@ -351,6 +386,10 @@ int mdsp_keyring_load(const char *path, struct mdsp_keyring *kr, char *err, size
 	if (!f) {
 		r = -errno;
 		snprintf(err, errlen, "keyring %s: %s", path, strerror(-r));
+		return r;
+	}
+	if ((flags & MDSP_KEYRING_PRIVATE) && (r = check_private(f, path, err, errlen))) {
+		fclose(f);
 		return r;
 	}
 	while (fgets(line, sizeof(line), f)) {

@@ -690,6 +690,17 @@ bool mdsp_auth_name_valid(const char *name);
  * line and what is wrong).  On error @kr is empty.
  */
 int mdsp_keyring_load(const char *path, struct mdsp_keyring *kr, char *err, size_t errlen);
+/* mdsp_keyring_load_flags: the file may be read by its owner only (no bit of
+ * 077): what the daemons ask of the keyring they run with */
+#define MDSP_KEYRING_PRIVATE 0x1
+/**
+ * mdsp_keyring_load_flags - mdsp_keyring_load() with @flags (MDSP_KEYRING_*).
+ * With MDSP_KEYRING_PRIVATE a file that group or others may access is
+ * refused with -EPERM (@err names the file, its mode and the chmod that
+ * fixes it), before anything is read from it; -EINVAL if it is not a
+ * regular file.
+ */
+int mdsp_keyring_load_flags(const char *path, unsigned flags, struct mdsp_keyring *kr, char *err, size_t errlen);
 /**
  * mdsp_keyring_save - write @kr to @path atomically (a temp file renamed
  * over it), mode 0600.  Return: 0 or -errno (@err says what failed).

@@ -508,6 +508,12 @@ int main(int argc, char **argv)
 		goto out_args;
 	}
 	if (a.check_config) {
+		char kerr[1536];
+
+		if (lclient_check_keyring(kerr, sizeof(kerr))) {
+			fprintf(stderr, PROG ": %s\n", kerr);
+			goto out_args;
+		}
 		ret = lfuse_check_config();
 		goto out_args;
 	}
@@ -516,6 +522,16 @@ int main(int argc, char **argv)
 	cfg_set_identity("client", ident);
 	if (a.nfs_addr && lfuse_nfs_check_syntax())
 		goto out_args;           /* a bad export: fail before anything starts */
+	{
+		/* a keyring group or others may read (or a broken one) stops us
+		 * here, with the reason on stderr, before we fork or mount */
+		char kerr[1536];
+
+		if (lclient_check_keyring(kerr, sizeof(kerr))) {
+			fprintf(stderr, PROG ": %s\n", kerr);
+			goto out_args;
+		}
+	}
 	if (a.mountpoint) {
 		char *abs = realpath(a.mountpoint, NULL);
 		struct stat st;

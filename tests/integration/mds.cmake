@@ -11,6 +11,9 @@ foreach(t namespace recovery badinput store_damage faults auth purge locks)
       LABELS integration mds
       TIMEOUT 120)
     add_dependencies(test_mds_${t} loligo-mds)
+    if(TARGET loligo-fuse AND t STREQUAL "auth")
+      add_dependencies(test_mds_${t} loligo-fuse)   # started with a keyring others may read
+    endif()
     if(TARGET loligo AND t STREQUAL "faults")
       add_dependencies(test_mds_${t} loligo)   # runs `loligo -s`
     endif()

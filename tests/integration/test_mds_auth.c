@@ -4,7 +4,9 @@
  * refused and the live client notices nothing), session and connection
  * limits per peer address and in all, a restart does not wait for sessions
  * that held no state, and stalled frames of unauthenticated peers cost
- * almost no memory.
+ * almost no memory.  Hardening (issue 20): a keyring others may read stops
+ * the daemons at start, a name with a key is never taken without it, and a
+ * removed key cuts its connections and sessions at once.
  */
 #include <arpa/inet.h>
 #include <check.h>
@@ -20,10 +22,13 @@
 #include <json-c/json.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "common/admin_sock.h"
+#include "tests/lib/daemon.h"
+#include "tests/lib/wait.h"
 #include "tools/bench/mds_wire.h"
 
 #define ROOT MDSP_ROOT_INO
@@ -603,6 +608,12 @@ START_TEST(test_auth_admin)
 	mdsw_close(&w);
 	ck_assert_int_ne(run_cli("auth get client.cli"), 0);
 	ck_assert_int_ne(run_cli("auth get-or-create not-a-name"), 0);
+	/* offline, on a keyring file: rm says 0 when it removed the key */
+	snprintf(args, sizeof(args), "auth get-or-create client.off --keyring %s/off.keyring", P.dir);
+	ck_assert_int_eq(run_cli(args), 0);
+	snprintf(args, sizeof(args), "auth rm client.off --keyring %s/off.keyring", P.dir);
+	ck_assert_int_eq(run_cli(args), 0);
+	ck_assert_int_ne(run_cli(args), 0);        /* not there any more */
 }
 END_TEST
 
@@ -614,6 +625,233 @@ START_TEST(test_missing_mds_keyring)
 
 	ck_assert_int_ne(mdsproc_run(&P, args, err, sizeof(err)), 0);
 	ck_assert_msg(strstr(err, "/nonexistent/loligo.keyring") && strstr(err, "get-or-create"), "%s", err);
+}
+END_TEST
+
+/* ---- issue 20, hardening --------------------------------------------------- */
+
+/* @path has a line with @a (and @b, if not NULL); read once. */
+static bool file_has(const char *path, const char *a, const char *b)
+{
+	char line[4096];
+	bool found = false;
+	FILE *f = fopen(path, "r");
+
+	if (!f)
+		return false;
+	while (!found && fgets(line, sizeof(line), f))
+		found = strstr(line, a) && (!b || strstr(line, b));
+	fclose(f);
+	return found;
+}
+
+static bool mds_logged(const char *a, const char *b)
+{
+	char path[512];
+
+	snprintf(path, sizeof(path), "%s/mds.log", P.dir);
+	return file_has(path, a, b);
+}
+
+/* The MDS closed @fd (EOF or a reset); what it sent before is read and dropped. */
+static bool peer_closed(int fd)
+{
+	char buf[4096];
+	ssize_t n;
+
+	do
+		n = recv(fd, buf, sizeof(buf), MSG_DONTWAIT);
+	while (n > 0);
+	return n == 0 || (n < 0 && errno == ECONNRESET);
+}
+
+/* A keyring group or others may access stops loligo-mds at start (exit 1),
+ * whatever auth_required says, with the file, its mode and the chmod that
+ * fixes it; 0600 starts. */
+START_TEST(test_mds_keyring_too_open)
+{
+	static const char *const run_args[] = { "--mds_port=0", NULL };
+	static const char *const run_noauth[] = { "--mds_port=0", "--auth_required=false", NULL };
+	char path[512], err[4096], want[700];
+
+	snprintf(path, sizeof(path), "%s/keyring", P.dir);
+	ck_assert_int_eq(chmod(path, 0644), 0);
+	ck_assert_msg(mdsproc_start(&P) != 0, "loligo-mds started with a keyring of mode 0644");
+	ck_assert_int_eq(mdsproc_run(&P, run_args, err, sizeof(err)), 1);
+	snprintf(want, sizeof(want), "Permissions 0644 for '%s' are too open", path);
+	ck_assert_msg(strstr(err, want) && strstr(err, "mds_keyring"), "%s", err);
+	snprintf(want, sizeof(want), "chmod 600 %s", path);
+	ck_assert_msg(strstr(err, want), "%s", err);
+	/* not more permissive without auth_required */
+	ck_assert_int_eq(mdsproc_run(&P, run_noauth, err, sizeof(err)), 1);
+	ck_assert_msg(strstr(err, "Permissions 0644"), "%s", err);
+	/* others may not write it either */
+	ck_assert_int_eq(chmod(path, 0620), 0);
+	ck_assert_int_eq(mdsproc_run(&P, run_args, err, sizeof(err)), 1);
+	ck_assert_msg(strstr(err, "Permissions 0620"), "%s", err);
+	ck_assert_int_eq(chmod(path, 0600), 0);
+	ck_assert_int_eq(mdsproc_start(&P), 0);
+}
+END_TEST
+
+/* The same for the client: loligo-fuse (and its NFS gateway) stops at start
+ * on a client keyring group or others may read, before it connects. */
+START_TEST(test_client_keyring_too_open)
+{
+	char bin[512], kr[512], mnt[512], out[512], a_kr[600], a_log[600], want[700], text[8192];
+	const char *bd = getenv("LOLIGO_BUILD_DIR");
+	size_t n;
+	FILE *f;
+	int st;
+
+	snprintf(bin, sizeof(bin), "%s/client/fuse/loligo-fuse", bd ? bd : ".");
+	if (access(bin, X_OK)) {
+		fprintf(stderr, "test_client_keyring_too_open: no %s (built without FUSE): skipped\n", bin);
+		return;
+	}
+	snprintf(kr, sizeof(kr), "%s/client.keyring", P.dir);
+	snprintf(mnt, sizeof(mnt), "%s/mnt", P.dir);
+	snprintf(out, sizeof(out), "%s/fuse.out", P.dir);
+	ck_assert_int_eq(mkdir(mnt, 0755), 0);
+	ck_assert_int_eq(chmod(kr, 0644), 0);
+	snprintf(a_kr, sizeof(a_kr), "--client_keyring=%s", kr);
+	snprintf(a_log, sizeof(a_log), "--log_file=%s/fuse.log", P.dir);
+	{
+		/* no MDS at that address: a client that did not check would fail
+		 * there instead, in client_mount_timeout */
+		char *argv[] = { bin, "-f", "--client_mds_addr=127.0.0.1:1", a_kr, a_log, "--client_mount_timeout=2",
+				 "--admin_socket=", mnt, NULL };
+
+		st = lt_run(argv, out);
+	}
+	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 1, "loligo-fuse: wait status %d", st);
+	f = fopen(out, "r");
+	ck_assert_ptr_nonnull(f);
+	n = fread(text, 1, sizeof(text) - 1, f);
+	text[n] = 0;
+	fclose(f);
+	snprintf(want, sizeof(want), "Permissions 0644 for '%s' are too open", kr);
+	ck_assert_msg(strstr(text, want) && strstr(text, "client_keyring"), "%s", text);
+	snprintf(want, sizeof(want), "chmod 600 %s", kr);
+	ck_assert_msg(strstr(text, want), "%s", text);
+}
+END_TEST
+
+/* With auth_required off, a peer without a key may use a name that has no
+ * key, never one that has: refused at HELLO, saying why.  A name that gets
+ * a key is taken from the anonymous peers using it at once. */
+START_TEST(test_keyed_name_needs_its_key)
+{
+	struct json_object *rep = NULL, *v;
+	struct mdsw w, anon;
+	struct mdsp_inode in;
+	uint8_t key[MDSP_KEY_LEN];
+	char reason[1024];
+
+	snprintf(P.extra[P.nextra++], 256, "--auth_required=false");
+	ck_assert_int_eq(mdsproc_start(&P), 0);
+
+	ck_assert_int_eq(mdsw_connect_raw(&w, P.port), 0);
+	reason[0] = 0;
+	ck_assert_int_eq(mdsw_handshake_as(&w, "client.admin", NULL, reason, sizeof(reason)), -EACCES);
+	ck_assert_msg(strstr(reason, "client.admin has a key") && strstr(reason, "client_keyring"), "%s", reason);
+	LT_WAIT_UNTIL(peer_closed(w.fd), "the keyless claim of client.admin was not closed");
+	mdsw_close(&w);
+	LT_WAIT_UNTIL(mds_logged("client.admin offered no key, but the name has one", "peer 127.0.0.1:"),
+		      "no log line for the refused claim");
+
+	/* a name without a key: served */
+	ck_assert_int_eq(mdsw_connect_raw(&anon, P.port), 0);
+	ck_assert_int_eq(mdsw_handshake_as(&anon, "client.anon", NULL, NULL, 0), 0);
+	ck_assert_int_eq(mdsw_open(&anon, "client.anon"), 0);
+	ck_assert_int_eq(mdsw_getattr(&anon, ROOT, &in), 0);
+
+	/* the name gets a key: the keyless peer loses it at once */
+	ck_assert_int_eq(asok_auth("auth get-or-create", "client.anon", &rep), 0);
+	ck_assert(json_object_object_get_ex(rep, "key", &v));
+	ck_assert_int_eq(mdsp_key_unbase64(json_object_get_string(v), key), 0);
+	json_object_put(rep);
+	LT_WAIT_UNTIL(peer_closed(anon.fd), "the keyless peer of client.anon kept its connection");
+	mdsw_close(&anon);
+	LT_WAIT_UNTIL(mds_logged("client.anon got a key", "closed 1 connection(s)"), "no log line for the cut");
+
+	/* and from now on only with it */
+	ck_assert_int_eq(mdsw_connect_raw(&anon, P.port), 0);
+	ck_assert_int_eq(mdsw_handshake_as(&anon, "client.anon", NULL, NULL, 0), -EACCES);
+	mdsw_close(&anon);
+	ck_assert_int_eq(mdsw_connect_raw(&w, P.port), 0);
+	ck_assert_int_eq(mdsw_handshake_as(&w, "client.anon", key, NULL, 0), 0);
+	ck_assert_int_eq(mdsw_open(&w, "client.anon"), 0);
+	ck_assert_int_eq(mdsw_getattr(&w, ROOT, &in), 0);
+	mdsw_close(&w);
+}
+END_TEST
+
+/* `auth rm NAME` cuts NAME off at once: its connections are closed (with a
+ * session or without), its sessions evicted, so nothing the old key derived
+ * serves: not the MAC keys, not the session secret (a RECONNECT proving it,
+ * even over a connection authenticated with the name's next key, fails).
+ * Everyone else notices nothing. */
+START_TEST(test_auth_rm_cuts_the_name_off)
+{
+	struct json_object *rep = NULL, *v;
+	struct mdsw w, idle, by, again;
+	struct mdsp_inode in;
+	uint8_t key[MDSP_KEY_LEN], key2[MDSP_KEY_LEN], secret[MDSP_KEY_LEN];
+	uint64_t sid;
+
+	ck_assert_int_eq(mdsproc_start(&P), 0);
+	ck_assert_int_eq(asok_auth("auth get-or-create", "client.victim", &rep), 0);
+	ck_assert(json_object_object_get_ex(rep, "key", &v));
+	ck_assert_int_eq(mdsp_key_unbase64(json_object_get_string(v), key), 0);
+	json_object_put(rep);
+
+	ck_assert_int_eq(mdsw_connect_raw(&w, P.port), 0);
+	ck_assert_int_eq(mdsw_handshake_as(&w, "client.victim", key, NULL, 0), 0);
+	ck_assert_int_eq(mdsw_open(&w, "client.victim"), 0);
+	ck_assert_int_eq(mdsw_create(&w, ROOT, "v1", 0644, O_CREAT | O_EXCL, &in), 0);
+	sid = w.sid;
+	memcpy(secret, w.secret, sizeof(secret));
+	ck_assert_int_eq(mdsw_connect_raw(&idle, P.port), 0);     /* authenticated, no session */
+	ck_assert_int_eq(mdsw_handshake_as(&idle, "client.victim", key, NULL, 0), 0);
+	ck_assert_int_eq(mdsw_connect(&by, P.port), 0);           /* client.admin, a bystander */
+	ck_assert_int_eq(mdsw_open(&by, "client.bystander"), 0);
+
+	ck_assert_int_eq(asok_auth("auth rm", "client.victim", &rep), 0);
+	LT_WAIT_UNTIL(peer_closed(w.fd), "the session's connection of a removed key stays open");
+	LT_WAIT_UNTIL(peer_closed(idle.fd), "an authenticated connection of a removed key stays open");
+	ck_assert_msg(json_object_object_get_ex(rep, "sessions_evicted", &v) && json_object_get_int(v) == 1, "%s",
+		      json_object_to_json_string(rep));
+	ck_assert_msg(json_object_object_get_ex(rep, "connections_closed", &v) && json_object_get_int(v) == 2, "%s",
+		      json_object_to_json_string(rep));
+	json_object_put(rep);
+	mdsw_close(&w);
+	mdsw_close(&idle);
+	LT_WAIT_UNTIL(mds_logged("client.victim lost its key (auth rm)", "closed 2 connection(s) and evicted 1"),
+		      "no log line for the cut");
+	LT_WAIT_UNTIL(mds_logged("session", "evicted: client.victim lost its key"), "no eviction logged");
+
+	/* the bystander noticed nothing */
+	ck_assert_int_eq(mdsw_getattr(&by, ROOT, &in), 0);
+	ck_assert_int_eq(mdsw_create(&by, ROOT, "b1", 0644, O_CREAT | O_EXCL, &in), 0);
+
+	/* the old key opens nothing */
+	ck_assert_int_eq(mdsw_connect_raw(&again, P.port), 0);
+	ck_assert_int_eq(mdsw_handshake_as(&again, "client.victim", key, NULL, 0), -ENOKEY);
+	mdsw_close(&again);
+	/* the name's next key authenticates, but what the old key derived (the
+	 * session secret) resumes nothing */
+	ck_assert_int_eq(asok_auth("auth get-or-create", "client.victim", &rep), 0);
+	ck_assert(json_object_object_get_ex(rep, "key", &v));
+	ck_assert_int_eq(mdsp_key_unbase64(json_object_get_string(v), key2), 0);
+	json_object_put(rep);
+	ck_assert(memcmp(key, key2, sizeof(key)));
+	ck_assert_int_eq(mdsw_connect_raw(&again, P.port), 0);
+	ck_assert_int_eq(mdsw_handshake_as(&again, "client.victim", key2, NULL, 0), 0);
+	ck_assert_int_lt(mdsw_reconnect_secret(&again, sid, secret), 0);
+	mdsw_close(&again);
+	ck_assert_int_eq(mdsw_getattr(&by, ROOT, &in), 0);
+	mdsw_close(&by);
 }
 END_TEST
 
@@ -700,6 +938,10 @@ static Suite *suite(void)
 	tcase_add_test(ta, test_unauthenticated_session_secret);
 	tcase_add_test(ta, test_auth_admin);
 	tcase_add_test(ta, test_missing_mds_keyring);
+	tcase_add_test(ta, test_mds_keyring_too_open);
+	tcase_add_test(ta, test_client_keyring_too_open);
+	tcase_add_test(ta, test_keyed_name_needs_its_key);
+	tcase_add_test(ta, test_auth_rm_cuts_the_name_off);
 	suite_add_tcase(s, ta);
 	tcase_add_checked_fixture(tp, setup, teardown);
 	tcase_set_timeout(tp, 60);

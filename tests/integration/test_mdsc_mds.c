@@ -821,9 +821,29 @@ START_TEST(test_auth_errors_say_what_to_do)
 
 		fputs("[client.admin]\n\tkey = nonsense\n", f);
 		fclose(f);
+		ck_assert_int_eq(chmod(path, 0600), 0);
 	}
 	ck_assert_int_eq(open_with(path, "client.admin", &cerr), -EINVAL);
 	ck_assert(file_has(log, "bad.keyring line 2", NULL));
+
+	/* a good key in a keyring group or others may read: refused at create,
+	 * naming the file, its mode and the chmod that fixes it */
+	snprintf(path, sizeof(path), "%s/client.keyring", wdir);
+	ck_assert_int_eq(chmod(path, 0644), 0);
+	ck_assert_int_eq(open_with(path, "client.admin", &cerr), -EPERM);
+	ck_assert_int_eq(cerr, -EPERM);
+	{
+		char want[600];
+
+		snprintf(want, sizeof(want), "Permissions 0644 for '%s' are too open", path);
+		ck_assert(file_has(log, want, "client_keyring"));
+		snprintf(want, sizeof(want), "chmod 600 %s", path);
+		ck_assert(file_has(log, want, NULL));
+	}
+	ck_assert_int_eq(chmod(path, 0620), 0);     /* others may not write it either */
+	ck_assert_int_eq(open_with(path, "client.admin", &cerr), -EPERM);
+	ck_assert_int_eq(chmod(path, 0600), 0);
+	ck_assert_int_eq(open_with(path, "client.admin", &cerr), 0);
 
 	/* and the MDS logged each refusal with the peer and the reason */
 	snprintf(path, sizeof(path), "%s/mds.log", wdir);

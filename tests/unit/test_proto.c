@@ -1427,6 +1427,39 @@ START_TEST(test_keyring_files)
 	ck_assert_uint_eq(st.st_mode & 0777, 0600);
 	ck_assert_int_eq(mdsp_keyring_load(path, &back, err, sizeof(err)), 0);
 	ck_assert_uint_eq(back.n, 2);
+	mdsp_keyring_free(&back);
+	/* what the daemons ask: nobody but the owner may access it */
+	ck_assert_int_eq(mdsp_keyring_load_flags(path, MDSP_KEYRING_PRIVATE, &back, err, sizeof(err)), 0);
+	ck_assert_uint_eq(back.n, 2);
+	mdsp_keyring_free(&back);
+	{
+		static const mode_t open_modes[] = { 0644, 0640, 0604, 0620, 0602, 0610, 0601, 0660 };
+		char want[300];
+		size_t i;
+
+		for (i = 0; i < sizeof(open_modes) / sizeof(open_modes[0]); i++) {
+			ck_assert_int_eq(chmod(path, open_modes[i]), 0);
+			ck_assert_int_eq(mdsp_keyring_load_flags(path, MDSP_KEYRING_PRIVATE, &back, err, sizeof(err)),
+					 -EPERM);
+			ck_assert_uint_eq(back.n, 0);
+			snprintf(want, sizeof(want), "Permissions %04o for '%s' are too open", (unsigned)open_modes[i],
+				 path);
+			ck_assert_msg(strstr(err, want), "%s", err);
+			snprintf(want, sizeof(want), "chmod 600 %s", path);
+			ck_assert_msg(strstr(err, want), "%s", err);
+			/* the parser alone does not judge the mode */
+			ck_assert_int_eq(mdsp_keyring_load(path, &back, err, sizeof(err)), 0);
+			mdsp_keyring_free(&back);
+		}
+		ck_assert_int_eq(chmod(path, 0400), 0);
+		ck_assert_int_eq(mdsp_keyring_load_flags(path, MDSP_KEYRING_PRIVATE, &back, err, sizeof(err)), 0);
+		mdsp_keyring_free(&back);
+		ck_assert_int_eq(chmod(path, 0600), 0);
+		ck_assert_int_eq(mdsp_keyring_load_flags(dir, MDSP_KEYRING_PRIVATE, &back, err, sizeof(err)),
+				 -EINVAL);
+		ck_assert_msg(strstr(err, "not a regular file"), "%s", err);
+	}
+	ck_assert_int_eq(mdsp_keyring_load(path, &back, err, sizeof(err)), 0);
 	ck_assert(memcmp(mdsp_keyring_find(&back, "client.admin")->secret, a, 32) == 0);
 	ck_assert(memcmp(mdsp_keyring_find(&back, "client.b-1.x_y")->secret, b, 32) == 0);
 	ck_assert_ptr_null(mdsp_keyring_find(&back, "client.nobody"));

@@ -96,7 +96,7 @@ static int offline(const char *verb, const char *name, const char *keyring, cons
 		else if ((r = mdsp_keyring_save(keyring, &kr, err, sizeof(err))))
 			fprintf(stderr, "loligo: %s\n", err);
 		mdsp_keyring_free(&kr);
-		return EXIT_FAIL;
+		return r ? EXIT_FAIL : 0;
 	}
 	if (!k && !strcmp(verb, "get")) {
 		fprintf(stderr, "loligo: %s has no key for %s (create one with 'loligo auth get-or-create %s')\n",
