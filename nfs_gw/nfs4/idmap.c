@@ -33,9 +33,13 @@
 #define NSS_BUF_MAX (1u << 20)          /* a group with many members needs a big buffer */
 #define LOG_INTERVAL_NS 1000000000ull   /* at most one "unknown owner" line a second */
 
+struct link {
+	struct link *prev, *next;
+};
+
 struct ent {
+	struct link lru;                 /* first: LRU list, most recent first */
 	struct ent *hnext;               /* hash chain */
-	struct ent *prev, *next;         /* LRU list, most recent first */
 	uint64_t hash;
 	uint64_t expires;
 	uint8_t kind;                    /* enum idmap_kind */
@@ -59,7 +63,7 @@ struct idmap {
 	pthread_mutex_t lock;            /* a leaf; protects what follows */
 	struct ent **tab;                /* protected by lock */
 	size_t nbuckets;                 /* power of two; fixed */
-	struct ent lru;                  /* protected by lock: list head */
+	struct link lru;                 /* protected by lock: list head */
 	unsigned int count;              /* protected by lock */
 
 	_Atomic uint64_t last_log;       /* the last "unknown owner" line (ns) */
@@ -232,18 +236,23 @@ static uint64_t key_hash(const struct idmap *m, enum idmap_kind k, bool by_name,
 	return siphash24(m->key, buf, n);
 }
 
+static struct ent *lru_ent(struct link *l)
+{
+	return (struct ent *)l;          /* the link is an entry's first member */
+}
+
 static void lru_unlink(struct ent *e)
 {
-	e->prev->next = e->next;
-	e->next->prev = e->prev;
+	e->lru.prev->next = e->lru.next;
+	e->lru.next->prev = e->lru.prev;
 }
 
 static void lru_push(struct idmap *m, struct ent *e)
 {
-	e->next = m->lru.next;
-	e->prev = &m->lru;
-	m->lru.next->prev = e;
-	m->lru.next = e;
+	e->lru.next = m->lru.next;
+	e->lru.prev = &m->lru;
+	m->lru.next->prev = &e->lru;
+	m->lru.next = &e->lru;
 }
 
 static struct ent **find_slot_locked(struct idmap *m, uint64_t h, enum idmap_kind k, bool by_name, uint32_t id,
@@ -332,7 +341,7 @@ static void cache_put(struct idmap *m, enum idmap_kind k, bool by_name, uint32_t
 	if (*pp)
 		remove_locked(m, pp);        /* another thread's answer for the same key: the newer wins */
 	while (m->count >= m->cache_max && m->lru.prev != &m->lru) {
-		struct ent *old = m->lru.prev;
+		struct ent *old = lru_ent(m->lru.prev);
 
 		remove_locked(m, find_slot_locked(m, old->hash, old->kind, old->by_name, old->id, old->name));
 	}
@@ -400,7 +409,7 @@ void idmap_destroy(struct idmap *m)
 	if (!m)
 		return;
 	while (m->lru.next != &m->lru) {
-		struct ent *e = m->lru.next;
+		struct ent *e = lru_ent(m->lru.next);
 
 		lru_unlink(e);
 		free(e);
