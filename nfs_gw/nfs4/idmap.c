@@ -294,10 +294,10 @@ static int cache_get(struct idmap *m, enum idmap_kind k, bool by_name, uint32_t 
 
 	if (!m->tab)
 		return 0;
-	h = key_hash(m, k, by_name, *id, name);
+	h = key_hash(m, k, by_name, by_name ? 0 : *id, name);   /* *id is only an output for a name */
 	now = m->now();
 	pthread_mutex_lock(&m->lock);
-	pp = find_slot_locked(m, h, k, by_name, *id, name);
+	pp = find_slot_locked(m, h, k, by_name, by_name ? 0 : *id, name);
 	if (*pp && (*pp)->expires <= now) {
 		remove_locked(m, pp);
 	} else if (*pp) {
