@@ -33,6 +33,7 @@
 #include <stdint.h>
 
 #include "common/perf.h"
+#include "nfs_gw/nfs4/idmap.h"
 #include "nfs_gw/nfs4/nfs4_xdr.h"
 #include "nfs_gw/nfs4/open_state.h"
 #include "nfs_gw/nfs4/slot_table.h"
@@ -274,6 +275,7 @@ struct nfs4_perf {
 	struct perf_counter delegs_granted, delegs_recalled, delegs_returned, delegs_revoked;
 	struct perf_counter delegs_granted_write;   /* of delegs_granted: write delegations */
 	struct perf_counter cb_getattrs, cb_getattr_failures;   /* CB_GETATTR sent; unanswered or refused */
+	struct idmap_stats idmap;        /* owner strings (idmap.h) */
 };
 
 struct nfs4_params {

@@ -3,10 +3,11 @@
  * GETATTR, SETATTR, VERIFY, NVERIFY, ACCESS.
  *
  * We encode the REQUIRED attributes and the RECOMMENDED ones a POSIX
- * client uses (mode, numlinks, owner/owner_group as numeric strings, the
- * times, space_*, rawdev, mounted_on_fileid, maxread/maxwrite,
- * suppattr_exclcreat...).  Owners are numeric ids: the Linux client sends
- * and accepts them with AUTH_SYS, so no idmapping is needed.
+ * client uses (mode, numlinks, owner/owner_group, the times, space_*,
+ * rawdev, mounted_on_fileid, maxread/maxwrite, suppattr_exclcreat...).
+ * Owner strings go through idmap.h both ways: numbers for AUTH_SYS while
+ * nfs4_disable_idmapping is set (knfsd's default), else name@domain; in,
+ * both are accepted, and a name we cannot map is NFS4ERR_BADOWNER.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -93,11 +94,11 @@ static void put_time(struct xdr_enc *e, const struct timespec *ts)
 	xdr_put_u32(e, (uint32_t)ts->tv_nsec);
 }
 
-static void put_id(struct xdr_enc *e, uint32_t id)
+static void put_owner(struct xdr_enc *e, const struct nfs4_attr_src *s, enum idmap_kind k, uint32_t id)
 {
-	char buf[16];
+	char buf[IDMAP_OWNER_MAX];
 
-	snprintf(buf, sizeof(buf), "%u", id);
+	idmap_id_to_owner(s->idmap, k, id, !s->idmap, buf, sizeof(buf));
 	xdr_put_string(e, buf);
 }
 
@@ -151,8 +152,8 @@ static void put_attr(struct xdr_enc *e, unsigned int n, const struct nfs4_attr_s
 	case FATTR4_MODE: xdr_put_u32(e, a->mode & 07777); break;
 	case FATTR4_NO_TRUNC: xdr_put_bool(e, true); break;
 	case FATTR4_NUMLINKS: xdr_put_u32(e, a->nlink); break;
-	case FATTR4_OWNER: put_id(e, a->uid); break;
-	case FATTR4_OWNER_GROUP: put_id(e, a->gid); break;
+	case FATTR4_OWNER: put_owner(e, s, IDMAP_USER, a->uid); break;
+	case FATTR4_OWNER_GROUP: put_owner(e, s, IDMAP_GROUP, a->gid); break;
 	case FATTR4_RAWDEV:
 		xdr_put_u32(e, major(a->rdev));
 		xdr_put_u32(e, minor(a->rdev));
@@ -220,24 +221,6 @@ int nfs4_attr_encode(struct xdr_enc *e, const struct xdr_bitmap *req, const stru
 
 /* ---- settable attributes ------------------------------------------------------- */
 
-static int parse_id(const char *s, uint32_t *id)
-{
-	char *end;
-	unsigned long v;
-
-	if (!strcmp(s, "nobody") || !strncmp(s, "nobody@", 7)) {
-		*id = 65534;
-		return 0;
-	}
-	if (!*s || *s == '@')
-		return -1;
-	v = strtoul(s, &end, 10);
-	if ((*end && *end != '@') || v > UINT32_MAX)
-		return -1;
-	*id = (uint32_t)v;
-	return 0;
-}
-
 static uint32_t get_settime(struct xdr_dec *d, struct timespec *ts, bool *now)
 {
 	uint32_t how;
@@ -262,7 +245,7 @@ static uint32_t get_settime(struct xdr_dec *d, struct timespec *ts, bool *now)
 	return NFS4_OK;
 }
 
-uint32_t nfs4_sattr_decode(struct xdr_dec *d, struct nfs4_sattr *s)
+uint32_t nfs4_sattr_decode(struct xdr_dec *d, struct idmap *map, struct nfs4_sattr *s)
 {
 	struct xdr_bitmap bm;
 	struct xdr_dec v;
@@ -302,12 +285,17 @@ uint32_t nfs4_sattr_decode(struct xdr_dec *d, struct nfs4_sattr *s)
 		case FATTR4_OWNER:
 		case FATTR4_OWNER_GROUP: {
 			uint32_t id;
+			int r;
 
 			if (xdr_get_string(&v, buf, sizeof(buf), NFS4_OPAQUE_LIMIT))
 				return NFS4ERR_BADXDR;
 			if (!buf[0])
 				return NFS4ERR_INVAL;      /* a zero-length utf8string (RFC 7530 12.7) */
-			if (parse_id(buf, &id))
+			/* strict: a setter of an unknown name is told so, not given nobody */
+			r = idmap_owner_to_id(map, n == FATTR4_OWNER ? IDMAP_USER : IDMAP_GROUP, buf, true, &id);
+			if (r == -EAGAIN)
+				return NFS4ERR_DELAY;
+			if (r)
 				return NFS4ERR_BADOWNER;
 			if (n == FATTR4_OWNER) {
 				s->a.uid = id;
@@ -361,6 +349,13 @@ void nfs4ops_fill_src(struct nfs4_compound *cs, const struct nfs4_obj *o, const 
 		s->maxfilesize = c && c->lc ? lc_max_file_size(c->lc) : 0;
 	}
 	s->minor = cs->minorversion;
+	{
+		struct nfs4ops_ctx *c = nfs4ops_ctx(cs);
+
+		/* NULL: numeric strings (AUTH_SYS under nfs4_disable_idmapping) */
+		if (c && c->idmap && !idmap_numeric_for(c->idmap, cs->cred ? cs->cred->flavor : RPC_AUTH_NONE))
+			s->idmap = c->idmap;
+	}
 }
 
 /* ---- operations ------------------------------------------------------------------- */
@@ -458,7 +453,7 @@ NFS4_OP(setattr)
 		xdr_put_bitmap(res, zero, 3);
 		return NFS4ERR_BADXDR;
 	}
-	st = nfs4_sattr_decode(args, &sa);
+	st = nfs4_sattr_decode(args, nfs4ops_ctx(cs)->idmap, &sa);
 	if (st) {
 		xdr_put_bitmap(res, zero, 3);
 		return st;

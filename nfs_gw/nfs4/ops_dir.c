@@ -91,7 +91,7 @@ NFS4_OP(create)
 	}
 	st = nfs4_get_component(args, name, sizeof(name));
 	if (!st)
-		st = nfs4_sattr_decode(args, &sa);
+		st = nfs4_sattr_decode(args, nfs4ops_ctx(cs)->idmap, &sa);
 	if (!st)
 		st = cur_dir(cs, &d, true);
 	if (st) {

@@ -63,6 +63,19 @@ int nfs4ops_ctx_create(struct nfs4_server *srv)
 		c->st->seq_wait_max = nw ? (unsigned int)(nw < 1024 ? nw : 1024) : 1;
 	}
 	c->st->stats = &srv->perf.seq;
+	{
+		struct idmap_params ip;
+
+		idmap_params_from_config(&ip);
+		ip.stats = &srv->perf.idmap;
+		if (idmap_create(&ip, &c->idmap)) {
+			ostate_destroy(c->st, c->lc);
+			free(c);
+			return -ENOMEM;
+		}
+		dinfo(NFS, "nfs4 idmap: domain %s; owners go out %s", idmap_domain(c->idmap),
+		      ip.numeric_sys ? "as numbers to AUTH_SYS callers (nfs4_disable_idmapping)" : "as name@domain");
+	}
 	v = now_real_ns();
 	for (int i = 0; i < NFS4_VERIFIER_SIZE; i++)
 		c->write_verf[i] = (uint8_t)(v >> (8 * i));
@@ -87,6 +100,7 @@ void nfs4ops_ctx_destroy(struct nfs4_server *srv)
 	pthread_mutex_unlock(&srv->lock);
 	srv->ops_ctx = NULL;
 	ostate_destroy(c->st, c->lc);
+	idmap_destroy(c->idmap);
 	free(c);
 }
 

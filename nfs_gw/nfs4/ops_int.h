@@ -26,6 +26,7 @@ struct nfs4ops_ctx {
 	struct nfs4_server *srv;
 	struct lclient *lc;
 	struct ostate *st;               /* opens, locks, owners */
+	struct idmap *idmap;             /* owner strings (idmap.h) */
 	uint8_t write_verf[NFS4_VERIFIER_SIZE]; /* changes on every gateway start */
 };
 
@@ -224,6 +225,7 @@ struct nfs4_attr_src {
 	const struct statvfs *sfs;       /* NULL: space/files attributes read as 0 */
 	uint32_t rdattr_error;           /* for READDIR entries that failed */
 	uint32_t minor;                  /* the minor version asking: supported_attrs depends on it */
+	struct idmap *idmap;             /* owner strings by name; NULL: numeric */
 };
 
 /** nfs4_attr_supported - the bitmap of attributes we encode for minor version 1 (3 words). */
@@ -248,11 +250,14 @@ struct nfs4_sattr {
 };
 
 /**
- * nfs4_sattr_decode - a fattr4 with only settable attributes.
+ * nfs4_sattr_decode - a fattr4 with only settable attributes; owner and
+ * owner_group mapped with @map (NULL: numbers and "nobody" only).  May ask
+ * NSS (idmap.h): call it with no lock held.
  * Return: NFS4_OK, NFS4ERR_BADXDR, NFS4ERR_ATTRNOTSUPP, NFS4ERR_INVAL
- * (read-only attribute given), NFS4ERR_BADOWNER.
+ * (read-only attribute given, empty owner), NFS4ERR_BADOWNER (a name
+ * unknown or of another domain), NFS4ERR_DELAY (NSS failed).
  */
-uint32_t nfs4_sattr_decode(struct xdr_dec *d, struct nfs4_sattr *s);
+uint32_t nfs4_sattr_decode(struct xdr_dec *d, struct idmap *map, struct nfs4_sattr *s);
 
 /** nfs4ops_fill_src - fill @s for @o (fsid, mounted_on, lease). */
 void nfs4ops_fill_src(struct nfs4_compound *cs, const struct nfs4_obj *o, const struct nfs4_fh *fh,

@@ -90,7 +90,7 @@ static uint32_t decode_open(struct nfs4_compound *cs, struct xdr_dec *d, struct 
 		switch (a->createmode) {
 		case UNCHECKED4:
 		case GUARDED4:
-			st = nfs4_sattr_decode(d, &a->sa);
+			st = nfs4_sattr_decode(d, nfs4ops_ctx(cs)->idmap, &a->sa);
 			if (st)
 				return st;
 			break;
@@ -103,7 +103,7 @@ static uint32_t decode_open(struct nfs4_compound *cs, struct xdr_dec *d, struct 
 				return NFS4ERR_BADXDR;    /* not a createmode4 of RFC 7530 */
 			if (xdr_get_fixed(d, a->verf, NFS4_VERIFIER_SIZE))
 				return NFS4ERR_BADXDR;
-			st = nfs4_sattr_decode(d, &a->sa);
+			st = nfs4_sattr_decode(d, nfs4ops_ctx(cs)->idmap, &a->sa);
 			if (st)
 				return st;
 			break;

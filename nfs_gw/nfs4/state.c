@@ -516,6 +516,9 @@ int nfs4_server_create(const struct nfs4_params *p, struct lclient *lc, struct n
 		perf_register_counter(g, "write_delegations_granted", &srv->perf.delegs_granted_write);
 		perf_register_counter(g, "cb_getattrs", &srv->perf.cb_getattrs);
 		perf_register_counter(g, "cb_getattr_failures", &srv->perf.cb_getattr_failures);
+		perf_register_counter(g, "idmap_lookups", &srv->perf.idmap.lookups);
+		perf_register_counter(g, "idmap_cache_hits", &srv->perf.idmap.hits);
+		perf_register_counter(g, "idmap_unknown", &srv->perf.idmap.unknown);
 		srv->perf_registered = true;
 	}
 	*out = srv;

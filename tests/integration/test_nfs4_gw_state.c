@@ -896,6 +896,272 @@ START_TEST(attributes_v41)
 }
 END_TEST
 
+/* ---- owners by name (issue 20, item 4) ------------------------------------------------------- */
+
+#define IDMAP_DOM "loligo.test"
+
+/* a fattr4's values with owner and/or owner_group (NULL: not given) */
+static size_t owner_vals(uint32_t w[3], uint8_t *buf, size_t len, const char *owner, const char *group)
+{
+	struct xdr_enc v;
+	size_t n;
+
+	w[0] = w[1] = w[2] = 0;
+	xdr_enc_init(&v, 1024);
+	if (owner) {
+		w[1] |= 1u << (FATTR4_OWNER - 32);
+		xdr_put_string(&v, owner);
+	}
+	if (group) {
+		w[1] |= 1u << (FATTR4_OWNER_GROUP - 32);
+		xdr_put_string(&v, group);
+	}
+	ck_assert_uint_le(v.len, len);
+	memcpy(buf, v.buf, v.len);
+	n = v.len;
+	xdr_enc_free(&v);
+	return n;
+}
+
+static uint32_t set_owners(struct nc *n, const struct nfs4_fh *fh, const char *owner, const char *group)
+{
+	uint32_t w[3];
+	uint8_t vals[512];
+	size_t len = owner_vals(w, vals, sizeof(vals), owner, group);
+	struct ncc c;
+
+	ncc_begin(&c, n);
+	enc_putfh(&c, fh);
+	enc_setattr_raw(&c, &anon_sid, w, vals, (uint32_t)len);
+	return ncc_status(&c);
+}
+
+/* GETATTR owner and owner_group of @fh as strings */
+static void get_owners(struct nc *n, const struct nfs4_fh *fh, char *owner, char *group)
+{
+	static const int attrs[] = { FATTR4_OWNER, FATTR4_OWNER_GROUP, -1 };
+	struct xdr_bitmap bm;
+	struct xdr_dec v;
+	struct nrep r;
+
+	ck_assert_uint_eq(getattr(n, fh, attrs, &r, &bm, &v), NFS4_OK);
+	ck_assert_int_eq(xdr_get_string(&v, owner, 256, 255), 0);
+	ck_assert_int_eq(xdr_get_string(&v, group, 256, 255), 0);
+	rep_free(&r);
+}
+
+/* uid and gid of @name in the test's directory, through the client library */
+static void ids_of(const char *name, uint32_t *uid, uint32_t *gid)
+{
+	struct lc_inode *d, *in;
+	struct lc_attr a;
+
+	ck_assert_int_eq(lc_lookup(lc, lroot, tdir, &rootcr, NULL, &d), 0);
+	ck_assert_int_eq(lc_lookup(lc, d, name, &rootcr, NULL, &in), 0);
+	ck_assert_int_eq(lc_getattr(lc, in, &rootcr, true, &a), 0);
+	*uid = a.uid;
+	*gid = a.gid;
+	lc_put(lc, in);
+	lc_put(lc, d);
+}
+
+/* CREATE a directory @name in @d with owner @owner: the status */
+static uint32_t mkdir_owned(struct nc *n, const struct nfs4_fh *d, const char *name, const char *owner)
+{
+	uint32_t w[3];
+	uint8_t vals[512];
+	size_t len = owner_vals(w, vals, sizeof(vals), owner, NULL);
+	struct ncc c;
+
+	ncc_begin(&c, n);
+	enc_putfh(&c, d);
+	ncc_op(&c, OP_CREATE);
+	xdr_put_u32(&c.e, NF4DIR);
+	xdr_put_string(&c.e, name);
+	xdr_put_bitmap(&c.e, w, 2);
+	xdr_put_opaque(&c.e, vals, (uint32_t)len);
+	return ncc_status(&c);
+}
+
+/* 4.1 OPEN (UNCHECKED4) creating @name in @d with owner_group @group: the status */
+static uint32_t create_owned(struct nc *n, const struct nfs4_fh *d, const char *name, const char *group)
+{
+	uint32_t w[3];
+	uint8_t vals[512];
+	size_t len = owner_vals(w, vals, sizeof(vals), NULL, group);
+	struct ncc c;
+
+	ncc_begin(&c, n);
+	enc_putfh(&c, d);
+	enc_open_head(&c, 0, 3, 0, n->clientid, "idmap-oo");
+	xdr_put_u32(&c.e, 1);                    /* OPEN4_CREATE */
+	xdr_put_u32(&c.e, 0);                    /* UNCHECKED4 */
+	xdr_put_bitmap(&c.e, w, 2);
+	xdr_put_opaque(&c.e, vals, (uint32_t)len);
+	xdr_put_u32(&c.e, 0);                    /* CLAIM_NULL */
+	xdr_put_string(&c.e, name);
+	return ncc_status(&c);
+}
+
+/* READDIR of @d asking for owner: the owner of entry @name into @owner */
+static void readdir_owner(struct nc *n, const struct nfs4_fh *d, const char *name, char *owner)
+{
+	static const int attrs[] = { FATTR4_OWNER, -1 };
+	struct ncc c;
+	struct nrep r;
+	bool more, found = false;
+
+	ncc_begin(&c, n);
+	enc_putfh(&c, d);
+	enc_readdir(&c, attrs);
+	ncc_call(&c, &r);
+	ck_assert_uint_eq(rep_next(&r, OP_PUTFH), NFS4_OK);
+	ck_assert_uint_eq(rep_next(&r, OP_READDIR), NFS4_OK);
+	ck_assert_int_eq(xdr_skip(&r.d, NFS4_VERIFIER_SIZE), 0);
+	for (;;) {
+		char ename[256];
+		uint64_t cookie;
+		struct xdr_bitmap bm;
+		struct xdr_dec v;
+
+		ck_assert_int_eq(xdr_get_bool(&r.d, &more), 0);
+		if (!more)
+			break;
+		ck_assert_int_eq(xdr_get_u64(&r.d, &cookie), 0);
+		ck_assert_int_eq(xdr_get_string(&r.d, ename, sizeof(ename), 255), 0);
+		rep_fattr(&r, &bm, &v);
+		if (!strcmp(ename, name)) {
+			ck_assert_int_eq(xdr_get_string(&v, owner, 256, 255), 0);
+			found = true;
+		}
+	}
+	rep_free(&r);
+	ck_assert_msg(found, "%s not in READDIR", name);
+}
+
+/*
+ * RFC 7530 5.9 / RFC 8881 5.9, as knfsd with nfsidmap: with
+ * nfs4_disable_idmapping = false, owners go out as "name@domain" (GETATTR
+ * and READDIR; an id without a name as its number) and come in by name,
+ * with the domain or without, or as numbers; a name nobody knows, or of
+ * another domain, is NFS4ERR_BADOWNER for SETATTR, CREATE and OPEN, and
+ * changes nothing.  Repeated GETATTRs are answered from the cache, not
+ * NSS.  (Before: owners were numbers only; "daemon@domain" and every other
+ * name was BADOWNER, and "root@other" was taken as root.)
+ */
+START_TEST(owners_by_name_v41)
+{
+	static const char *const opts[] = { "nfs4_disable_idmapping=false", "nfs4_idmap_domain=" IDMAP_DOM, NULL };
+	char o[256], g[256];
+	struct nfs4_fh d, fh;
+	struct nc *n;
+	uint32_t uid, gid;
+	long long lookups;
+
+	gw_up_opts(opts);
+	n = nc_connect(port, 1);
+	nc_session(n, "idmap-41", 1);
+	test_dir(n, "idmap41", &d);
+	make_file("f", "x", 0644);
+	lookup(n, &d, "f", &fh);
+	get_owners(n, &fh, o, g);
+	ck_assert_str_eq(o, "root@" IDMAP_DOM);
+	ck_assert_str_eq(g, "root@" IDMAP_DOM);
+	/* the hot path: the second and third GETATTR do not ask NSS */
+	get_owners(n, &fh, o, g);
+	lookups = perf_counter("nfs4", "idmap_lookups");
+	ck_assert_int_gt(lookups, 0);
+	get_owners(n, &fh, o, g);
+	get_owners(n, &fh, o, g);
+	ck_assert_int_eq(perf_counter("nfs4", "idmap_lookups"), lookups);
+	ck_assert_int_gt(perf_counter("nfs4", "idmap_cache_hits"), 0);
+
+	/* known names (Debian: user daemon = 1, group nogroup = 65534) */
+	ck_assert_uint_eq(set_owners(n, &fh, "daemon@" IDMAP_DOM, "nogroup@" IDMAP_DOM), NFS4_OK);
+	ids_of("f", &uid, &gid);
+	ck_assert_uint_eq(uid, 1);
+	ck_assert_uint_eq(gid, 65534);
+	get_owners(n, &fh, o, g);
+	ck_assert_str_eq(o, "daemon@" IDMAP_DOM);
+	ck_assert_str_eq(g, "nogroup@" IDMAP_DOM);
+	/* unknown names and another domain: BADOWNER, and the file keeps its owners */
+	ck_assert_uint_eq(set_owners(n, &fh, "no-such-user-loligo@" IDMAP_DOM, NULL), NFS4ERR_BADOWNER);
+	ck_assert_uint_eq(set_owners(n, &fh, NULL, "no-such-group-loligo@" IDMAP_DOM), NFS4ERR_BADOWNER);
+	ck_assert_uint_eq(set_owners(n, &fh, "root@other.test", NULL), NFS4ERR_BADOWNER);
+	ck_assert_uint_eq(set_owners(n, &fh, "root", "no-such-group-loligo"), NFS4ERR_BADOWNER);
+	ids_of("f", &uid, &gid);
+	ck_assert_uint_eq(uid, 1);
+	ck_assert_uint_eq(gid, 65534);
+	ck_assert_int_ge(perf_counter("nfs4", "idmap_unknown"), 4);
+	/* numeric strings are taken; ids without a name go out as numbers */
+	ck_assert_uint_eq(set_owners(n, &fh, "4000123", "4000124@" IDMAP_DOM), NFS4_OK);
+	ids_of("f", &uid, &gid);
+	ck_assert_uint_eq(uid, 4000123);
+	ck_assert_uint_eq(gid, 4000124);
+	get_owners(n, &fh, o, g);
+	ck_assert_str_eq(o, "4000123");
+	ck_assert_str_eq(g, "4000124");
+	/* a bare name is ours; READDIR sends names too */
+	ck_assert_uint_eq(set_owners(n, &fh, "root", "daemon"), NFS4_OK);
+	ids_of("f", &uid, &gid);
+	ck_assert_uint_eq(uid, 0);
+	ck_assert_uint_eq(gid, 1);
+	readdir_owner(n, &d, "f", o);
+	ck_assert_str_eq(o, "root@" IDMAP_DOM);
+
+	/* CREATE and OPEN's attributes */
+	ck_assert_uint_eq(mkdir_owned(n, &d, "sub", "daemon@" IDMAP_DOM), NFS4_OK);
+	ids_of("sub", &uid, &gid);
+	ck_assert_uint_eq(uid, 1);
+	ck_assert_uint_eq(mkdir_owned(n, &d, "sub2", "no-such-user-loligo@" IDMAP_DOM), NFS4ERR_BADOWNER);
+	ck_assert_uint_eq(create_owned(n, &d, "g", "daemon@" IDMAP_DOM), NFS4_OK);
+	ids_of("g", &uid, &gid);
+	ck_assert_uint_eq(gid, 1);
+	ck_assert_uint_eq(create_owned(n, &d, "h", "root@other.test"), NFS4ERR_BADOWNER);
+	nc_close(n);
+	gw_down();
+}
+END_TEST
+
+/*
+ * knfsd's default, nfs4_disable_idmapping = true: an AUTH_SYS client gets
+ * numbers (what a Linux client mounting with sec=sys expects) but may
+ * still send names.  (Before: numbers out, but names refused.)
+ */
+START_TEST(owners_numeric_for_auth_sys_by_default_v40)
+{
+	static const char *const opts[] = { "nfs4_idmap_domain=" IDMAP_DOM, NULL };
+	char o[256], g[256];
+	struct nfs4_fh d, fh;
+	struct nc *n;
+	uint32_t uid, gid;
+
+	gw_up_opts(opts);
+	n = nc_connect(port, 0);
+	nc_setclientid(n, "idmap-40", 1);
+	test_dir(n, "idmap40", &d);
+	make_file("f", "x", 0644);
+	lookup(n, &d, "f", &fh);
+	get_owners(n, &fh, o, g);
+	ck_assert_str_eq(o, "0");
+	ck_assert_str_eq(g, "0");
+	ck_assert_uint_eq(set_owners(n, &fh, "daemon@" IDMAP_DOM, "nogroup"), NFS4_OK);
+	ids_of("f", &uid, &gid);
+	ck_assert_uint_eq(uid, 1);
+	ck_assert_uint_eq(gid, 65534);
+	get_owners(n, &fh, o, g);
+	ck_assert_str_eq(o, "1");
+	ck_assert_str_eq(g, "65534");
+	ck_assert_uint_eq(set_owners(n, &fh, "no-such-user-loligo@" IDMAP_DOM, NULL), NFS4ERR_BADOWNER);
+	ck_assert_uint_eq(set_owners(n, &fh, "1234", "4321"), NFS4_OK);
+	ids_of("f", &uid, &gid);
+	ck_assert_uint_eq(uid, 1234);
+	ck_assert_uint_eq(gid, 4321);
+	nc_close(n);
+	gw_down();
+}
+END_TEST
+
 /* ---- files removed while open --------------------------------------------------------------- */
 
 /* Does the MDS still answer for inode @ino (unlinked, open here)? */
@@ -1019,6 +1285,8 @@ static Suite *suite(void)
 	tcase_add_test(tc, read_eof);
 	tcase_add_test(tc, attributes_v40);
 	tcase_add_test(tc, attributes_v41);
+	tcase_add_test(tc, owners_by_name_v41);
+	tcase_add_test(tc, owners_numeric_for_auth_sys_by_default_v40);
 	tcase_add_test(tc, removed_while_open);
 	suite_add_tcase(s, tc);
 	return s;

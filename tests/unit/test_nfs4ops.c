@@ -184,7 +184,7 @@ START_TEST(sattr_decode)
 	xdr_enc_init(&e, 4096);
 	put_fattr(&e, &b, vals_mode_owner_time);
 	xdr_dec_init(&d, e.buf, e.len);
-	ck_assert_uint_eq(nfs4_sattr_decode(&d, &s), NFS4_OK);
+	ck_assert_uint_eq(nfs4_sattr_decode(&d, NULL, &s), NFS4_OK);
 	ck_assert_int_eq(s.mask, LC_SET_MODE | LC_SET_UID | LC_SET_GID | LC_SET_MTIME);
 	ck_assert_uint_eq(s.a.mode, 0755);
 	ck_assert_uint_eq(s.a.uid, 1234);
@@ -197,26 +197,26 @@ START_TEST(sattr_decode)
 	b = bm(1, FATTR4_OWNER);
 	put_fattr(&e, &b, vals_bad_owner);
 	xdr_dec_init(&d, e.buf, e.len);
-	ck_assert_uint_eq(nfs4_sattr_decode(&d, &s), NFS4ERR_BADOWNER);
+	ck_assert_uint_eq(nfs4_sattr_decode(&d, NULL, &s), NFS4ERR_BADOWNER);
 
 	/* read-only attribute: INVAL; unsupported: ATTRNOTSUPP */
 	xdr_enc_truncate(&e, 0);
 	b = bm(1, FATTR4_FILEID);
 	put_fattr(&e, &b, vals_none);
 	xdr_dec_init(&d, e.buf, e.len);
-	ck_assert_uint_eq(nfs4_sattr_decode(&d, &s), NFS4ERR_INVAL);
+	ck_assert_uint_eq(nfs4_sattr_decode(&d, NULL, &s), NFS4ERR_INVAL);
 	xdr_enc_truncate(&e, 0);
 	b = bm(1, 12 /* acl */);
 	put_fattr(&e, &b, vals_none);
 	xdr_dec_init(&d, e.buf, e.len);
-	ck_assert_uint_eq(nfs4_sattr_decode(&d, &s), NFS4ERR_ATTRNOTSUPP);
+	ck_assert_uint_eq(nfs4_sattr_decode(&d, NULL, &s), NFS4ERR_ATTRNOTSUPP);
 
 	/* truncated values: BADXDR */
 	xdr_enc_truncate(&e, 0);
 	b = bm(1, FATTR4_MODE);
 	put_fattr(&e, &b, vals_none);
 	xdr_dec_init(&d, e.buf, e.len);
-	ck_assert_uint_eq(nfs4_sattr_decode(&d, &s), NFS4ERR_BADXDR);
+	ck_assert_uint_eq(nfs4_sattr_decode(&d, NULL, &s), NFS4ERR_BADXDR);
 	xdr_enc_free(&e);
 }
 END_TEST
