@@ -17,6 +17,7 @@
 /* ---- the context -------------------------------------------------------- */
 
 _Atomic nfs4ops_seq_hook_fn nfs4ops_seq_hook;
+_Atomic nfs4ops_mds_lock_hook_fn nfs4ops_mds_lock_hook;
 
 /* The state hooks find the context in srv->hooks.arg (set with them). */
 static void client_release_hook(struct nfs4_server *srv, struct nfs4_client *clp)

@@ -53,6 +53,14 @@ typedef uint32_t (*seq_fn)(struct nfs4_compound *cs, struct os_stid *s, void *ar
 uint32_t nfs4ops_seq_stid_op(struct nfs4_compound *cs, const struct nfs4_stateid *sid, uint32_t seqid,
 			     unsigned int kinds, seq_fn fn, void *arg, struct xdr_enc *res);
 
+static void mds_hook(struct nfs4_compound *cs, uint64_t ino)
+{
+	nfs4ops_mds_lock_hook_fn h = atomic_load_explicit(&nfs4ops_mds_lock_hook, memory_order_acquire);
+
+	if (h)
+		h(cs, cs->op, ino);
+}
+
 static uint32_t lock_type(uint32_t t)
 {
 	return (t == READ_LT || t == READW_LT) ? OS_READ_LT : OS_WRITE_LT;
@@ -160,6 +168,7 @@ static uint32_t do_lock(struct nfs4_compound *cs, struct os_stid *ls, const stru
 		int r;
 
 		mds_lock_of(&lk, a->type, a->start, a->end, ls->id);
+		mds_hook(cs, ls->file->ino);
 		r = lc_setlk(c->lc, ls->file->in, &lk, false);
 		if (r)
 			return mds_refused(cs, ls->file->in, &lk, r, res);
@@ -423,6 +432,7 @@ NFS4_OP(lockt)
 		if (st)
 			return st;
 		mds_lock_of(&lk, lock_type(locktype), start, end, owner);
+		mds_hook(cs, ino);
 		r = o.in ? lc_getlk(c->lc, o.in, &lk) : -EINVAL;
 		nfs4ops_release(cs, &o);
 		if (r)
@@ -451,6 +461,7 @@ static uint32_t locku_fn(struct nfs4_compound *cs, struct os_stid *ls, void *arg
 		int r;
 
 		mds_lock_of(&un, 0, a->start, a->end, ls->id);
+		mds_hook(cs, ls->file->ino);
 		r = lc_setlk(c->lc, ls->file->in, &un, false);
 		if (r)     /* unlocked here; the MDS drops it with the session at the latest */
 			dout(NFS, 1, "LOCKU: the MDS did not release [%" PRIu64 ", %" PRIu64 ") of lock stateid %"
