@@ -54,6 +54,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/lockdep.h"
 #include "common/log.h"
 #include "nfs_gw/nfs4/ops.h"
 #include "nfs_gw/nfs4/ops_int.h"
@@ -70,10 +71,16 @@ typedef uint32_t (*seq_fn)(struct nfs4_compound *cs, struct os_stid *s, void *ar
 uint32_t nfs4ops_seq_stid_op(struct nfs4_compound *cs, const struct nfs4_stateid *sid, uint32_t seqid,
 			     unsigned int kinds, seq_fn fn, void *arg, struct xdr_enc *res);
 
-static void mds_hook(struct nfs4_compound *cs, uint64_t ino)
+/*
+ * Every MDS call of this file starts here: no mutex may be held across it
+ * (st->lock above all: lockdep aborts a debug build that does), also when
+ * the client library answers without asking the MDS this time.
+ */
+static void mds_call_begin(struct nfs4_compound *cs, uint64_t ino)
 {
 	nfs4ops_mds_lock_hook_fn h = atomic_load_explicit(&nfs4ops_mds_lock_hook, memory_order_acquire);
 
+	lockdep_might_wait("a lock request to the MDS");
 	if (h)
 		h(cs, cs->op, ino);
 }
@@ -241,7 +248,7 @@ static uint32_t do_lock(struct nfs4_compound *cs, struct os_stid *ls, const stru
 
 	/* other mounts' and gateways' locks: the MDS's, asked without st->lock */
 	pthread_mutex_unlock(&c->st->lock);
-	mds_hook(cs, f->ino);
+	mds_call_begin(cs, f->ino);
 	r = lc_setlk(c->lc, in, &lk, false);
 	if (r == -EAGAIN)
 		mds_holder(c, in, &lk, &held);
@@ -266,6 +273,7 @@ static uint32_t do_lock(struct nfs4_compound *cs, struct os_stid *ls, const stru
 
 		mds_lock_of(&un, 0, a->start, a->end, lk.owner);
 		pthread_mutex_unlock(&c->st->lock);
+		lockdep_might_wait("a lock request to the MDS");
 		r = lc_setlk(c->lc, in, &un, false);
 		if (r)        /* the MDS drops it with the gateway's session at the latest */
 			dout(NFS, 1, "LOCK: the MDS did not take back [%" PRIu64 ", %" PRIu64 ") of lock stateid %"
@@ -534,7 +542,7 @@ NFS4_OP(lockt)
 		if (st)
 			return st;
 		mds_lock_of(&lk, lock_type(locktype), start, end, owner);
-		mds_hook(cs, ino);
+		mds_call_begin(cs, ino);
 		r = o.in ? lc_getlk(c->lc, o.in, &lk) : -EINVAL;
 		nfs4ops_release(cs, &o);
 		if (r)
@@ -593,7 +601,7 @@ static uint32_t locku_fn(struct nfs4_compound *cs, struct os_stid *ls, void *arg
 		os_putlist_add_inode(pl, in);
 		mds_lock_of(&un, 0, a->start, a->end, ls->id);
 		pthread_mutex_unlock(&c->st->lock);
-		mds_hook(cs, f->ino);
+		mds_call_begin(cs, f->ino);
 		r = lc_setlk(c->lc, in, &un, false);
 		if (r)     /* unlocked here; the MDS drops it with the session at the latest */
 			dout(NFS, 1, "LOCKU: the MDS did not release [%" PRIu64 ", %" PRIu64 ") of lock stateid %"
