@@ -14,7 +14,10 @@
  * nfs_exports value is parsed and every path resolved before anything
  * changes; then the table is swapped.  A request in flight finishes with
  * the table it began with; the next one sees the new rules.  A bad new
- * value changes nothing and says why.
+ * value changes nothing and says why.  Resolving the paths asks the MDS,
+ * so no mutex is held meanwhile: reloads take turns on a flag lock
+ * (gw->reloading), and `exports reload` keeps the gateway alive with a
+ * count gw_stop waits for, not with asok_lock.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -27,6 +30,7 @@
 #include "client/client.h"
 #include "common/admin_sock.h"
 #include "common/config.h"
+#include "common/lockdep.h"
 #include "common/log.h"
 #include "common/time.h"
 #include "nfs_gw/export/export.h"
@@ -41,7 +45,11 @@
 struct gw {
 	struct lclient *lc;
 	struct nfs_export_set exports;
-	pthread_mutex_t reload_lock;     /* one reload at a time */
+	/* one reload at a time: a flag lock (reload_lock, reload_cond) held
+	 * across the reload's MDS lookups */
+	pthread_mutex_t reload_lock;     /* protects reloading */
+	pthread_cond_t reload_cond;
+	bool reloading;
 	struct drc *drc;
 	struct rpc_svc *svc;
 	struct nfs4_server *nfs4;
@@ -111,8 +119,10 @@ int gw_check_exports(struct lclient *c, char *err, size_t errlen)
 /* ---- admin socket: `exports`, `exports reload` -------------------------------- */
 
 static pthread_mutex_t asok_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t asok_cond = PTHREAD_COND_INITIALIZER;  /* asok_users fell */
 static struct gw *asok_gw;               /* protected by asok_lock */
 static struct asok *asok_registered;     /* protected by asok_lock */
+static unsigned int asok_users;          /* protected by asok_lock: commands using asok_gw without it */
 
 static struct json_object *exports_json(struct gw *gw)
 {
@@ -152,23 +162,30 @@ static int asok_exports(struct json_object *args, struct json_object **out, void
 static int asok_exports_reload(struct json_object *args, struct json_object **out, void *priv)
 {
 	char err[1024];
+	struct gw *gw;
 	int r;
 
+	/* the reload asks the MDS: asok_lock is not held across it, a use
+	 * count keeps the gateway (gw_stop waits for it) */
 	pthread_mutex_lock(&asok_lock);
-	if (!asok_gw) {
-		r = not_running(out);
-		goto out;
-	}
-	r = gw_exports_reload(asok_gw, err, sizeof(err));
+	gw = asok_gw;
+	if (gw)
+		asok_users++;
+	pthread_mutex_unlock(&asok_lock);
+	if (!gw)
+		return not_running(out);
+	r = gw_exports_reload(gw, err, sizeof(err));
 	if (r < 0) {
 		*out = json_object_new_object();
 		json_object_object_add(*out, "error", json_object_new_string(err));
-		goto out;
+	} else {
+		*out = exports_json(gw);
+		json_object_object_add(*out, "changed", json_object_new_boolean(r > 0));
+		r = 0;
 	}
-	*out = exports_json(asok_gw);
-	json_object_object_add(*out, "changed", json_object_new_boolean(r > 0));
-	r = 0;
-out:
+	pthread_mutex_lock(&asok_lock);
+	asok_users--;
+	pthread_cond_broadcast(&asok_cond);
 	pthread_mutex_unlock(&asok_lock);
 	return r;
 }
@@ -195,6 +212,31 @@ static int reload_check(const char *value, void *arg, char *err, size_t errlen)
 	return exports_load(value, rc->gw->lc, &rc->x, err, errlen);
 }
 
+/* gw->reloading: held across a reload's MDS lookups; its waiters hold nothing else */
+static LOCKDEP_CLASS(reload_class, "NFS exports reload (gw->reloading)");
+
+static void reload_begin(struct gw *gw)
+{
+	pthread_mutex_lock(&gw->reload_lock);
+	if (gw->reloading) {
+		lockdep_wait_cond(&reload_class, &gw->reloading, &gw->reload_lock);
+		while (gw->reloading)
+			pthread_cond_wait(&gw->reload_cond, &gw->reload_lock);
+	}
+	gw->reloading = true;
+	lockdep_acquired(&reload_class, &gw->reloading, true);
+	pthread_mutex_unlock(&gw->reload_lock);
+}
+
+static void reload_end(struct gw *gw)
+{
+	pthread_mutex_lock(&gw->reload_lock);
+	lockdep_released(&gw->reloading);
+	gw->reloading = false;
+	pthread_cond_broadcast(&gw->reload_cond);
+	pthread_mutex_unlock(&gw->reload_lock);
+}
+
 int gw_exports_reload(struct gw *gw, char *err, size_t errlen)
 {
 	struct reload_ctx rc = { .gw = gw };
@@ -203,7 +245,7 @@ int gw_exports_reload(struct gw *gw, char *err, size_t errlen)
 	bool changed;
 	int r;
 
-	pthread_mutex_lock(&gw->reload_lock);
+	reload_begin(gw);
 	r = cfg_reload_option(CFG_nfs_exports, reload_check, &rc, err, errlen);
 	if (r < 0)
 		goto fail;
@@ -226,12 +268,12 @@ int gw_exports_reload(struct gw *gw, char *err, size_t errlen)
 	}
 	nfs_exports_put(old);
 	nfs_export_set_replace(&gw->exports, rc.x);
-	pthread_mutex_unlock(&gw->reload_lock);
+	reload_end(gw);
 	dinfo(NFS, "exports reloaded (%u export%s%s)", rc.x->n, rc.x->n == 1 ? "" : "s",
 	      changed ? "" : ", unchanged");
 	return changed ? 1 : 0;
 fail:
-	pthread_mutex_unlock(&gw->reload_lock);
+	reload_end(gw);
 	if (r == -ENOMEM && !err[0])
 		snprintf(err, errlen, "out of memory");
 	derr(NFS, "exports reload failed, the exports in force stay: %s", err);
@@ -417,6 +459,7 @@ int gw_start(const char *addr_port, struct lclient *c, struct asok *asok, struct
 	gw->lc = c;
 	nfs_export_set_init(&gw->exports, x);
 	pthread_mutex_init(&gw->reload_lock, NULL);
+	pthread_cond_init(&gw->reload_cond, NULL);
 	pthread_mutex_init(&gw->rv_lock, NULL);
 	pthread_cond_init(&gw->rv_cond, NULL);
 	rpc_svc_params_from_config(&sp);
@@ -497,6 +540,7 @@ out_drc:
 	drc_destroy(gw->drc);
 out_free:
 	pthread_mutex_destroy(&gw->reload_lock);
+	pthread_cond_destroy(&gw->reload_cond);
 	pthread_mutex_destroy(&gw->rv_lock);
 	pthread_cond_destroy(&gw->rv_cond);
 	nfs_export_set_fini(&gw->exports);
@@ -516,6 +560,8 @@ void gw_stop(struct gw *gw)
 	pthread_mutex_lock(&asok_lock);
 	if (asok_gw == gw)
 		asok_gw = NULL;
+	while (asok_users)               /* an `exports reload` still uses it */
+		pthread_cond_wait(&asok_cond, &asok_lock);
 	pthread_mutex_unlock(&asok_lock);
 	if (gw->rpcb)
 		rpc_rpcb_unset(rpcb_progs, 3);
@@ -526,6 +572,7 @@ void gw_stop(struct gw *gw)
 	nfs4_server_destroy(gw->nfs4);
 	drc_destroy(gw->drc);
 	pthread_mutex_destroy(&gw->reload_lock);
+	pthread_cond_destroy(&gw->reload_cond);
 	pthread_mutex_destroy(&gw->rv_lock);
 	pthread_cond_destroy(&gw->rv_cond);
 	nfs_export_set_fini(&gw->exports);

@@ -5,8 +5,11 @@
  * (clientid, kind, owner bytes), files by inode number.  Objects are small
  * and the lock is only held for bookkeeping, never across the client
  * library, so one lock serves the gateway's worker pool; what limits a 4.1
- * client's concurrency is its session's slots, never an owner.
+ * client's concurrency is its session's slots, never an owner.  A request
+ * that calls the MDS about a lock stateid pins it and holds its file's
+ * lock-call marker instead (open_state.h).
  */
+#include <assert.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
@@ -48,19 +51,19 @@ int ostate_create(uint32_t boot, uint64_t grace_ns, struct ostate **out)
 		return -ENOMEM;
 	pthread_condattr_t ca;
 
+	/* never held across an MDS round trip (lockdep_might_wait checks it) */
 	pthread_mutex_init(&st->lock, NULL);
-	/* known debt (issue 21): OPEN, LOCK and the other stateid operations
-	 * call the MDS from their callback under st->lock */
-	lockdep_mutex_may_wait(&st->lock, "the NFSv4 state machine calls the MDS under st->lock (issue 21)");
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&st->deleg_cv, &ca);
+	pthread_cond_init(&st->lk_cv, &ca);
 	pthread_condattr_destroy(&ca);
 	st->boot = boot;
 	st->next_id = 1;
 	st->grace_end_ns = now_mono_ns() + grace_ns;
 	st->seq_wait_max = OS_SEQ_WAIT_MAX;
 	st->seq_wait_per_owner = OS_SEQ_WAIT_PER_OWNER;
+	st->lk_wait_max = OS_LK_WAIT_MAX;
 	*out = st;
 	return 0;
 }
@@ -104,7 +107,7 @@ void os_putlist_add(struct os_putlist *pl, struct os_fhref *r)
 		atomic_fetch_add(&r->refs, 1); /* leak rather than lc_release under the lock */
 }
 
-static void putlist_add_inode(struct os_putlist *pl, struct lc_inode *in)
+void os_putlist_add_inode(struct os_putlist *pl, struct lc_inode *in)
 {
 	/* as above: a few per call; past the array the reference is leaked,
 	 * never put under the lock */
@@ -248,7 +251,7 @@ void os_file_put_locked(struct ostate *st, struct os_file *f)
 	unsigned int h;
 	struct os_file **pp;
 
-	if (!f || f->stids || f->locks)
+	if (!f || f->stids || f->locks || f->refs)
 		return;
 	h = (unsigned int)(mix64(f->ino) % OS_HASH);
 	for (pp = &st->files[h]; *pp; pp = &(*pp)->hnext)
@@ -258,6 +261,59 @@ void os_file_put_locked(struct ostate *st, struct os_file *f)
 		}
 	st->nfiles--;
 	free(f);
+}
+
+/* f->lk_busy: a flag lock (st->lock, st->lk_cv) held by the one LOCK/LOCKU
+ * of the file at the MDS; its holder waits for nothing else of the kind,
+ * its waiters hold only st->lock, which they release while waiting */
+static LOCKDEP_CLASS(lk_class, "NFSv4 lock call of a file at the MDS (f->lk_busy)");
+
+uint32_t os_file_lk_begin_locked(struct ostate *st, struct os_file *f, uint64_t wait_ns)
+{
+	lockdep_assert_held(&st->lock);
+	f->refs++;
+	if (f->lk_busy) {
+		struct timespec deadline;
+
+		if (st->lk_waiting >= st->lk_wait_max) {
+			/* a waiter holds a worker thread: bounded, as the seqid waits */
+			f->refs--;
+			os_file_put_locked(st, f);
+			return NFS4ERR_DELAY;
+		}
+		clock_gettime(CLOCK_MONOTONIC, &deadline);
+		deadline.tv_sec += (time_t)(wait_ns / 1000000000ULL);
+		deadline.tv_nsec += (long)(wait_ns % 1000000000ULL);
+		if (deadline.tv_nsec >= 1000000000L) {
+			deadline.tv_sec++;
+			deadline.tv_nsec -= 1000000000L;
+		}
+		st->lk_waiting++;
+		lockdep_wait_cond(&lk_class, f, &st->lock);
+		while (f->lk_busy)
+			if (pthread_cond_timedwait(&st->lk_cv, &st->lock, &deadline) == ETIMEDOUT)
+				break;
+		st->lk_waiting--;
+		if (f->lk_busy) {
+			f->refs--;
+			os_file_put_locked(st, f);
+			return NFS4ERR_DELAY;
+		}
+	}
+	f->lk_busy = true;
+	lockdep_acquired(&lk_class, f, true);
+	return NFS4_OK;
+}
+
+void os_file_lk_end_locked(struct ostate *st, struct os_file *f)
+{
+	lockdep_assert_held(&st->lock);
+	assert(f->lk_busy && f->refs > 0);
+	lockdep_released(f);
+	f->lk_busy = false;
+	pthread_cond_broadcast(&st->lk_cv);
+	f->refs--;
+	os_file_put_locked(st, f);
 }
 
 static struct os_stid *stid_lookup_locked(struct ostate *st, uint64_t id)
@@ -366,7 +422,7 @@ static void stid_detach_locked(struct os_stid *s, struct os_putlist *pl)
 	s->fh = NULL;
 	/* the inode stays while locks are left: their release at the MDS needs it */
 	if (!opens && !f->locks && f->in) {
-		putlist_add_inode(pl, f->in);
+		os_putlist_add_inode(pl, f->in);
 		f->in = NULL;
 	}
 	s->file = NULL;
@@ -385,6 +441,26 @@ static void deleg_unlink_locked(struct ostate *st, struct os_stid *d)
 		}
 }
 
+/* @s is unhashed and detached: free it, or leave it to the last unpin */
+static void stid_release_locked(struct os_stid *s)
+{
+	if (s->pins) {
+		s->gone = true;
+		s->owner = NULL;         /* may go now: nothing of a gone stateid is used */
+		s->open = NULL;
+		return;
+	}
+	free(s);
+}
+
+void os_stid_unpin_locked(struct ostate *st, struct os_stid *s)
+{
+	lockdep_assert_held(&st->lock);
+	assert(s->pins > 0);
+	if (--s->pins == 0 && s->gone)
+		free(s);
+}
+
 void os_stid_free_locked(struct ostate *st, struct os_stid *s, struct os_putlist *pl)
 {
 	stid_unhash_locked(st, s);
@@ -399,13 +475,13 @@ void os_stid_free_locked(struct ostate *st, struct os_stid *s, struct os_putlist
 		if (s->owner->closed == s)
 			s->owner->closed = NULL;
 		st->nclosed--;
-		free(s);
+		stid_release_locked(s);
 		return;
 	}
 	stid_detach_locked(s, pl);
 	s->owner->nstids--;
 	st->nstids--;
-	free(s);
+	stid_release_locked(s);
 }
 
 void os_stid_retire_locked(struct ostate *st, struct os_stid *s, bool current, struct os_putlist *pl)
@@ -557,7 +633,7 @@ int os_open_downgrade_locked(struct os_stid *s, uint32_t access, uint32_t deny)
 void os_file_set_inode_locked(struct os_file *f, struct lc_inode *in, struct os_putlist *pl)
 {
 	if (f->in)
-		putlist_add_inode(pl, in);
+		os_putlist_add_inode(pl, in);
 	else
 		f->in = in;
 }
@@ -1014,6 +1090,7 @@ void ostate_destroy(struct ostate *st, struct lclient *lc)
 		}
 	}
 	pthread_cond_destroy(&st->deleg_cv);
+	pthread_cond_destroy(&st->lk_cv);
 	pthread_mutex_destroy(&st->lock);
 	free(st);
 }

@@ -41,8 +41,29 @@
  *
  * Locking: one mutex, st->lock, protects every table and object here; it
  * is a leaf (nothing else is taken under it) and is never held across
- * client library calls: lc_fh handles are refcounted (struct os_fhref) so a
- * READ can use one after dropping the lock while a CLOSE releases it.
+ * client library calls (lockdep_might_wait at the MDS waits checks it):
+ * lc_fh handles are refcounted (struct os_fhref) so a READ can use one
+ * after dropping the lock while a CLOSE releases it.
+ *
+ * A LOCK or LOCKU asks the MDS with st->lock dropped (ops_lock.c).  Across
+ * that round trip it holds:
+ *  - a pin on its lock stateid (os_stid_pin): a CLOSE, RELEASE_LOCKOWNER,
+ *    FREE_STATEID or the end of the client may still release the stateid
+ *    meanwhile; it is then unhashed and detached at once ("gone",
+ *    os_stid_live() is false) and freed by the last unpin, so the request
+ *    finds out when it comes back and undoes what the MDS granted;
+ *  - the file's lock-call marker f->lk_busy (os_file_lk_begin_locked), a
+ *    flag lock of st->lock and st->lk_cv: one LOCK/LOCKU of a file at the
+ *    MDS at a time, so they reach the MDS in the order they are recorded
+ *    here and a conflict is answered with the lock-owner the gateway
+ *    recorded, as when the whole call ran under st->lock.  It is held
+ *    across the MDS round trip only; its waiters hold st->lock (released
+ *    while they wait), bounded like the seqid waits (st->lk_wait_max, then
+ *    NFS4ERR_DELAY).  OPEN, CLOSE and everything about other files never
+ *    wait for it.
+ *
+ * Lock order: (a 4.0 owner's seqid turn, ow->busy) -> f->lk_busy ->
+ * st->lock -> nothing.
  */
 #ifndef LOLIGO_NFS_GW_NFS4_OPEN_STATE_H
 #define LOLIGO_NFS_GW_NFS4_OPEN_STATE_H
@@ -83,12 +104,15 @@ struct os_owner;
 #define OS_SEQ_DELAYED_MAX 64           /* DELAYed future seqids remembered per owner */
 #define OS_SEQ_WAIT_PER_OWNER 1         /* default st->seq_wait_per_owner */
 #define OS_SEQ_WAIT_MAX 4               /* default st->seq_wait_max */
+#define OS_LK_WAIT_MAX 4                /* default st->lk_wait_max */
 
 struct os_stid {
 	uint64_t id;                     /* client id's low half << 32 | counter: "other" after the boot */
 	uint32_t seqid;                  /* of the current stateid */
 	enum os_kind kind;
 	bool closed;                     /* 4.0: kept only to answer a retransmission (owner->closed) */
+	bool gone;                       /* freed while pinned: unhashed, detached, no owner; the last unpin frees it */
+	unsigned int pins;               /* requests that use it across an MDS round trip (os_stid_pin) */
 	uint64_t clientid;
 	struct os_owner *owner;
 	struct os_file *file;            /* NULL once closed */
@@ -159,6 +183,8 @@ struct os_file {
 	struct lc_inode *in;             /* a reference while the file is open (os_file_set_inode) */
 	struct os_stid *stids;
 	struct os_lock *locks;
+	bool lk_busy;                    /* a LOCK/LOCKU of the file is at the MDS (os_file_lk_begin_locked) */
+	unsigned int refs;               /* requests holding or waiting for lk_busy: not freed meanwhile */
 	struct os_file *hnext;
 };
 
@@ -187,6 +213,10 @@ struct ostate {
 	unsigned int seq_waiting;
 	unsigned int seq_wait_max;       /* gateway-wide */
 	unsigned int seq_wait_per_owner;
+	/* requests waiting for a file's lock-call marker (f->lk_busy), and the cap */
+	pthread_cond_t lk_cv;            /* (CLOCK_MONOTONIC) a file's lk_busy was cleared */
+	unsigned int lk_waiting;
+	unsigned int lk_wait_max;        /* gateway-wide */
 };
 
 /* ---- lifetime ----------------------------------------------------------- */
@@ -220,6 +250,8 @@ struct os_putlist {
 	} unlock[64];
 };
 void os_putlist_add(struct os_putlist *pl, struct os_fhref *r);
+/** os_putlist_add_inode - an inode reference to lc_put() once st->lock is dropped. */
+void os_putlist_add_inode(struct os_putlist *pl, struct lc_inode *in);
 /** os_putlist_run - put what @pl holds; the MDS locks of lock stateids that went are released first. */
 void os_putlist_run(struct lclient *lc, struct os_putlist *pl);
 
@@ -252,6 +284,33 @@ void os_stid_retire_locked(struct ostate *st, struct os_stid *s, bool current, s
 struct os_stid *os_stid_find_locked(struct os_file *f, struct os_owner *ow, enum os_kind kind);
 /** os_file_put_locked - free @f if nothing refers to it any more. */
 void os_file_put_locked(struct ostate *st, struct os_file *f);
+
+/* ---- requests that call the MDS about a stateid (see the top) ------------------------ */
+
+/** os_stid_pin - keep @s's memory while st->lock is dropped (st->lock held). */
+static inline void os_stid_pin(struct os_stid *s)
+{
+	s->pins++;
+}
+/** os_stid_unpin_locked - st->lock held: drop a pin; the last one frees a stateid that went meanwhile. */
+void os_stid_unpin_locked(struct ostate *st, struct os_stid *s);
+/** os_stid_live - st->lock held: @s (pinned) is still in force: not freed, not closed, on its file. */
+static inline bool os_stid_live(const struct os_stid *s)
+{
+	return !s->gone && !s->closed && s->file;
+}
+/**
+ * os_file_lk_begin_locked - st->lock held: take @f's lock-call marker
+ * (f->lk_busy), waiting (st->lock dropped meanwhile) while another request
+ * holds it, at most @wait_ns and only if fewer than st->lk_wait_max
+ * requests wait already.  @f is not freed while the marker is held.
+ * Return: NFS4_OK (call os_file_lk_end_locked()), or NFS4ERR_DELAY (not
+ * taken; @f may be gone).  Stateids the caller has must be checked again
+ * after it (os_stid_live()): it may have waited.
+ */
+uint32_t os_file_lk_begin_locked(struct ostate *st, struct os_file *f, uint64_t wait_ns);
+/** os_file_lk_end_locked - st->lock held: release @f's marker; @f is freed if nothing else refers to it. */
+void os_file_lk_end_locked(struct ostate *st, struct os_file *f);
 
 void os_stid_wire(const struct ostate *st, const struct os_stid *s, struct nfs4_stateid *out);
 /** os_is_special - "other" is all zeros or all ones: a special stateid's, never one we hand out. */

@@ -17,6 +17,7 @@
 /* ---- the context -------------------------------------------------------- */
 
 _Atomic nfs4ops_seq_hook_fn nfs4ops_seq_hook;
+_Atomic nfs4ops_mds_lock_hook_fn nfs4ops_mds_lock_hook;
 
 /* The state hooks find the context in srv->hooks.arg (set with them). */
 static void client_release_hook(struct nfs4_server *srv, struct nfs4_client *clp)
@@ -61,6 +62,8 @@ int nfs4ops_ctx_create(struct nfs4_server *srv)
 		uint64_t nw = cfg_uint(CFG_nfs_workers) / 4;
 
 		c->st->seq_wait_max = nw ? (unsigned int)(nw < 1024 ? nw : 1024) : 1;
+		/* so do LOCK/LOCKU waiting for another one of their file at the MDS */
+		c->st->lk_wait_max = c->st->seq_wait_max;
 	}
 	c->st->stats = &srv->perf.seq;
 	{

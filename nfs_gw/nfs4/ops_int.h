@@ -130,6 +130,14 @@ uint32_t nfs4ops_file_type(const struct nfs4_compound *cs, mode_t mode);
 typedef void (*nfs4ops_seq_hook_fn)(const struct nfs4_compound *cs, uint32_t op, const void *owner, uint32_t seqid);
 extern _Atomic nfs4ops_seq_hook_fn nfs4ops_seq_hook;
 
+/*
+ * Test hook: when set, called just before LOCK, LOCKT or LOCKU asks the MDS
+ * about the file @ino (lc_setlk, lc_getlk), in the thread that makes the
+ * call.  Tests hold a request there to stand for a slow MDS answer.
+ */
+typedef void (*nfs4ops_mds_lock_hook_fn)(const struct nfs4_compound *cs, uint32_t op, uint64_t ino);
+extern _Atomic nfs4ops_mds_lock_hook_fn nfs4ops_mds_lock_hook;
+
 /* ---- delegations (ops_deleg.c) ---------------------------------------------- */
 
 /* A recall decided under the state lock, sent after it is dropped. */

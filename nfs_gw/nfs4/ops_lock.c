@@ -17,8 +17,22 @@
  * its locks, RELEASE_LOCKOWNER, an expired or courtesy client, FREE_STATEID)
  * release them at the MDS once st->lock is dropped (os_putlist_run).  A
  * conflict at the MDS is answered NFS4ERR_DENIED naming the holder as
- * client id 0, owner "loligo-session-S-pid-P".  The MDS round trips of
- * LOCK/LOCKT/LOCKU are made under st->lock (see ARCHITECTURE's limits).
+ * client id 0, owner "loligo-session-S-pid-P".
+ *
+ * No MDS round trip is made under st->lock, which every OPEN and CLOSE
+ * needs (issue 21).  LOCK and LOCKU check and decide under it, pin the
+ * lock stateid and take the file's lock-call marker (open_state.h), drop
+ * it for the MDS call and take it again to record the result: the lock
+ * ranges and the stateid's new seqid together, so a LOCK's seqid moves
+ * with its result.  If the lock stateid went meanwhile (a CLOSE of its
+ * open, RELEASE_LOCKOWNER, FREE_STATEID, the end of its client), the LOCK
+ * gives back what the MDS granted and answers NFS4ERR_BAD_STATEID (or
+ * NFS4ERR_EXPIRED for a cancelled lease).  One LOCK/LOCKU per file is at
+ * the MDS at a time, so a conflict between two of this gateway's
+ * lock-owners is still seen here first and answered with the owner that
+ * holds it; others of the file wait for it (bounded, then
+ * NFS4ERR_DELAY), nothing else does.  LOCKT asks the MDS with no lock
+ * held.
  *
  * The rules the RFCs leave to the server follow POSIX and knfsd: a read
  * lock needs an open for reading and a write lock one for writing
@@ -40,6 +54,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/lockdep.h"
 #include "common/log.h"
 #include "nfs_gw/nfs4/ops.h"
 #include "nfs_gw/nfs4/ops_int.h"
@@ -47,11 +62,28 @@
 enum { READ_LT = 1, WRITE_LT = 2, READW_LT = 3, WRITEW_LT = 4 };
 #define SEQ_WAIT_NS (2ull * 1000000000ull)
 
+/* How long a LOCK/LOCKU waits for another one of its file at the MDS. */
+#define LK_WAIT_NS (2ull * 1000000000ull)
+
 uint32_t nfs4ops_v40_client(struct nfs4_compound *cs, uint64_t clientid);
 typedef uint32_t (*seq_fn)(struct nfs4_compound *cs, struct os_stid *s, void *arg, struct xdr_enc *res,
 			   struct os_putlist *pl);
 uint32_t nfs4ops_seq_stid_op(struct nfs4_compound *cs, const struct nfs4_stateid *sid, uint32_t seqid,
 			     unsigned int kinds, seq_fn fn, void *arg, struct xdr_enc *res);
+
+/*
+ * Every MDS call of this file starts here: no mutex may be held across it
+ * (st->lock above all: lockdep aborts a debug build that does), also when
+ * the client library answers without asking the MDS this time.
+ */
+static void mds_call_begin(struct nfs4_compound *cs, uint64_t ino)
+{
+	nfs4ops_mds_lock_hook_fn h = atomic_load_explicit(&nfs4ops_mds_lock_hook, memory_order_acquire);
+
+	lockdep_might_wait("a lock request to the MDS");
+	if (h)
+		h(cs, cs->op, ino);
+}
 
 static uint32_t lock_type(uint32_t t)
 {
@@ -94,21 +126,23 @@ static void put_denied_mds(struct nfs4_compound *cs, struct xdr_enc *res, const 
 	xdr_put_opaque(res, (const uint8_t *)owner, (uint32_t)n);
 }
 
-/* What a lock request the MDS refused answers (-EAGAIN: DENIED with the holder, asked for). */
-static uint32_t mds_refused(struct nfs4_compound *cs, struct lc_inode *in, const struct lc_lock *lk, int r,
-			    struct xdr_enc *res)
+/* Who holds what the MDS refused @lk for (-EAGAIN): an F_GETLK, no lock held. */
+static void mds_holder(struct nfs4ops_ctx *c, struct lc_inode *in, const struct lc_lock *lk, struct lc_lock *held)
 {
-	struct nfs4ops_ctx *c = nfs4ops_ctx(cs);
-	struct lc_lock held = *lk;
+	*held = *lk;
+	held->type = lk->type == F_UNLCK ? F_WRLCK : lk->type;
+	if (lc_getlk(c->lc, in, held) || held->type == F_UNLCK) {
+		/* gone meanwhile, or not known: still denied, holder unknown */
+		*held = *lk;
+		held->holder_session = 0;
+	}
+}
 
+/* What a lock request the MDS refused with @r answers (-EAGAIN: DENIED with @held, mds_holder()). */
+static uint32_t mds_refused(struct nfs4_compound *cs, int r, const struct lc_lock *held, struct xdr_enc *res)
+{
 	if (r == -EAGAIN) {
-		held.type = lk->type == F_UNLCK ? F_WRLCK : lk->type;
-		if (lc_getlk(c->lc, in, &held) || held.type == F_UNLCK) {
-			/* gone meanwhile, or not known: still denied, holder unknown */
-			held = *lk;
-			held.holder_session = 0;
-		}
-		put_denied_mds(cs, res, &held);
+		put_denied_mds(cs, res, held);
 		return NFS4ERR_DENIED;
 	}
 	if (r == -ENOLCK)        /* past the MDS's per-session lock limits */
@@ -137,47 +171,118 @@ struct lock_args {
 	uint64_t ino;                    /* the current filehandle's */
 };
 
-/*
- * st->lock held; @ls checked.  A conflicting lock of another client may be
- * a courtesy client's: then NFS4OPS_RETRY (ops_int.h).
- */
-static uint32_t do_lock(struct nfs4_compound *cs, struct os_stid *ls, const struct lock_args *a, struct xdr_enc *res)
+/* st->lock held: another owner's lock in the way of @a on @ls's file (DENIED), a
+ * courtesy client's (NFS4OPS_RETRY, ops_int.h), or none (NFS4_OK) */
+static uint32_t local_conflict(struct nfs4_compound *cs, struct os_stid *ls, const struct lock_args *a,
+			       struct xdr_enc *res)
 {
-	struct nfs4ops_ctx *c = nfs4ops_ctx(cs);
-	const struct os_lock *l;
-	struct nfs4_stateid sid;
+	const struct os_lock *l = os_lock_conflict_locked(ls->file, ls->owner, a->type, a->start, a->end);
 
-	l = os_lock_conflict_locked(ls->file, ls->owner, a->type, a->start, a->end);
 	if (l && l->ls->clientid != ls->clientid && nfs4ops_courtesy_candidate(cs, l->ls->clientid))
 		return NFS4OPS_RETRY;
 	if (l) {
 		put_denied(cs, res, l);
 		return NFS4ERR_DENIED;
 	}
-	/* other mounts' and gateways' locks: the MDS's */
-	if (ls->file->in) {
-		struct lc_lock lk;
-		int r;
+	return NFS4_OK;
+}
 
-		mds_lock_of(&lk, a->type, a->start, a->end, ls->id);
-		r = lc_setlk(c->lc, ls->file->in, &lk, false);
-		if (r)
-			return mds_refused(cs, ls->file->in, &lk, r, res);
-	}
-	if (os_lock_set_locked(ls->file, ls, a->type, a->start, a->end)) {
-		struct lc_lock un;
+/* st->lock held: the LOCK is granted; its stateid's seqid moves with it */
+static uint32_t lock_granted(struct nfs4_compound *cs, struct os_stid *ls, struct xdr_enc *res)
+{
+	struct nfs4_stateid sid;
 
-		/* what the MDS granted goes back: nothing is recorded here */
-		mds_lock_of(&un, 0, a->start, a->end, ls->id);
-		if (ls->file->in)
-			lc_setlk(c->lc, ls->file->in, &un, false);
-		return NFS4ERR_RESOURCE;
-	}
 	ls->seqid++;
-	os_stid_wire(c->st, ls, &sid);
+	os_stid_wire(nfs4ops_ctx(cs)->st, ls, &sid);
 	nfs4ops_stateid_out(cs, &sid);
 	nfs4_put_stateid(res, &sid);
 	return NFS4_OK;
+}
+
+/*
+ * st->lock held; @ls checked and pinned by the caller.  The MDS is asked
+ * with st->lock dropped (the top of this file), so @ls may be gone when
+ * this returns (os_stid_live); st->lock is held again then.  A conflicting
+ * lock of another client may be a courtesy client's: then NFS4OPS_RETRY
+ * (ops_int.h).  Inode references to put go into @pl.
+ */
+static uint32_t do_lock(struct nfs4_compound *cs, struct os_stid *ls, const struct lock_args *a, struct xdr_enc *res,
+			struct os_putlist *pl)
+{
+	struct nfs4ops_ctx *c = nfs4ops_ctx(cs);
+	struct os_file *f = ls->file;
+	struct lc_lock lk, held;
+	struct lc_inode *in;
+	bool undo = false;
+	uint32_t st;
+	int r;
+
+	st = local_conflict(cs, ls, a, res);
+	if (st)
+		return st;
+	if (!f->in) {
+		/* no inode to ask the MDS about: the gateway's own record only */
+		if (os_lock_set_locked(f, ls, a->type, a->start, a->end))
+			return NFS4ERR_RESOURCE;
+		return lock_granted(cs, ls, res);
+	}
+	st = os_file_lk_begin_locked(c->st, f, LK_WAIT_NS);
+	if (st)
+		return st;
+	/* we may have waited: the state may be gone, another LOCK of the file recorded */
+	if (!os_stid_live(ls) || ls->file != f) {
+		st = NFS4ERR_BAD_STATEID;
+		goto out;
+	}
+	st = local_conflict(cs, ls, a, res);
+	if (st)
+		goto out;
+	in = f->in;
+	if (!in) {
+		st = os_lock_set_locked(f, ls, a->type, a->start, a->end) ? NFS4ERR_RESOURCE : lock_granted(cs, ls, res);
+		goto out;
+	}
+	lc_get(in);                       /* a reference count: no client library work under the lock */
+	os_putlist_add_inode(pl, in);     /* put once st->lock is dropped for good */
+	mds_lock_of(&lk, a->type, a->start, a->end, ls->id);
+
+	/* other mounts' and gateways' locks: the MDS's, asked without st->lock */
+	pthread_mutex_unlock(&c->st->lock);
+	mds_call_begin(cs, f->ino);
+	r = lc_setlk(c->lc, in, &lk, false);
+	if (r == -EAGAIN)
+		mds_holder(c, in, &lk, &held);
+	pthread_mutex_lock(&c->st->lock);
+
+	if (!os_stid_live(ls) || ls->file != f) {
+		/* released meanwhile (CLOSE, RELEASE_LOCKOWNER, FREE_STATEID,
+		 * the end of its client): nothing of this LOCK may stay */
+		st = NFS4ERR_BAD_STATEID;
+		undo = !r;
+	} else if (r) {
+		st = mds_refused(cs, r, &held, res);
+	} else if (os_lock_set_locked(f, ls, a->type, a->start, a->end)) {
+		st = NFS4ERR_RESOURCE;
+		undo = true;
+	} else {
+		st = lock_granted(cs, ls, res);
+	}
+	if (undo) {
+		/* what the MDS granted goes back, still as the file's one lock call */
+		struct lc_lock un;
+
+		mds_lock_of(&un, 0, a->start, a->end, lk.owner);
+		pthread_mutex_unlock(&c->st->lock);
+		lockdep_might_wait("a lock request to the MDS");
+		r = lc_setlk(c->lc, in, &un, false);
+		if (r)        /* the MDS drops it with the gateway's session at the latest */
+			dout(NFS, 1, "LOCK: the MDS did not take back [%" PRIu64 ", %" PRIu64 ") of lock stateid %"
+			     PRIx64 ": %s", a->start, a->end, lk.owner, strerror(-r));
+		pthread_mutex_lock(&c->st->lock);
+	}
+out:
+	os_file_lk_end_locked(c->st, f);
+	return st;
 }
 
 /* POSIX: a read lock on an open for reading, a write lock on one for writing */
@@ -196,13 +301,15 @@ static uint32_t lock_existing_fn(struct nfs4_compound *cs, struct os_stid *s, vo
 	struct lock_args *a = arg;
 	uint32_t st;
 
-	(void)pl;
 	if (a->ino != s->file->ino)
 		return NFS4ERR_BAD_STATEID;
 	st = check_openmode(s->open, a->type);
 	if (st)
 		return st;
-	return do_lock(cs, s, a, res);
+	os_stid_pin(s);
+	st = do_lock(cs, s, a, res, pl);
+	os_stid_unpin_locked(nfs4ops_ctx(cs)->st, s);
+	return st;
 }
 
 struct new_owner_args {
@@ -275,14 +382,26 @@ static uint32_t lock_new_fn(struct nfs4_compound *cs, struct os_stid *os, void *
 		}
 		ls->open = os;
 	}
-	st = do_lock(cs, ls, a->la, res);
-	if (st && ls->seqid == 1 && !os_stid_has_locks_locked(ls))
+	/* the MDS is asked with st->lock dropped: the lock stateid and the
+	 * lock-owner stay (a 4.1 or new 4.0 lock-owner is not sequenced:
+	 * pinned as a 4.1 OPEN pins its open-owner) */
+	os_stid_pin(ls);
+	lo->waiters++;
+	st = do_lock(cs, ls, a->la, res, pl);
+	lo->waiters--;
+	if (!os_stid_live(ls)) {
+		/* its open went meanwhile: nothing of this LOCK stays, nor a
+		 * lock-owner nothing else uses (a sequenced one is kept) */
+		if (!gated)
+			os_owner_release_locked(c->st, lo);
+	} else if (st && ls->seqid == 1 && !os_stid_has_locks_locked(ls)) {
 		os_stid_free_locked(c->st, ls, pl);   /* nothing was created after all */
-	else if (v40 && !gated && st != NFS4OPS_RETRY) {
+	} else if (v40 && !gated && st != NFS4OPS_RETRY) {
 		/* a new lock-owner: its sequence starts at lock_seqid */
 		lo->seqid = a->lock_seqid;
 		lo->seq_valid = true;
 	}
+	os_stid_unpin_locked(c->st, ls);
 out:
 	if (gated && st != NFS4OPS_RETRY) {
 		os_seq_end_locked(c->st, lo, a->lock_seqid, OP_LOCK, st, (st && !cs->body_on_error) ? NULL : res->buf + body,
@@ -423,6 +542,7 @@ NFS4_OP(lockt)
 		if (st)
 			return st;
 		mds_lock_of(&lk, lock_type(locktype), start, end, owner);
+		mds_call_begin(cs, ino);
 		r = o.in ? lc_getlk(c->lc, o.in, &lk) : -EINVAL;
 		nfs4ops_release(cs, &o);
 		if (r)
@@ -434,28 +554,68 @@ NFS4_OP(lockt)
 	}
 }
 
+/*
+ * st->lock held, @ls checked.  The gateway's record and the stateid's seqid
+ * change first (LOCKU cannot fail after that), then the MDS is told with
+ * st->lock dropped, holding the file's lock-call marker so that a LOCK of
+ * the file that follows reaches the MDS after this unlock.
+ */
 static uint32_t locku_fn(struct nfs4_compound *cs, struct os_stid *ls, void *arg, struct xdr_enc *res,
 			 struct os_putlist *pl)
 {
 	struct nfs4ops_ctx *c = nfs4ops_ctx(cs);
 	struct lock_args *a = arg;
+	struct os_file *f = ls->file;
 	struct nfs4_stateid sid;
+	struct lc_inode *in;
+	struct lc_lock un;
+	uint32_t st;
+	int r;
 
-	(void)pl;
-	if (a->ino != ls->file->ino)
+	if (a->ino != f->ino)
 		return NFS4ERR_BAD_STATEID;
-	if (os_lock_unset_locked(ls->file, ls, a->start, a->end))
-		return NFS4ERR_RESOURCE;
-	if (ls->file->in) {
-		struct lc_lock un;
-		int r;
-
+	if (!f->in) {
+		if (os_lock_unset_locked(f, ls, a->start, a->end))
+			return NFS4ERR_RESOURCE;
+		goto done;
+	}
+	os_stid_pin(ls);
+	st = os_file_lk_begin_locked(c->st, f, LK_WAIT_NS);
+	if (st) {
+		os_stid_unpin_locked(c->st, ls);
+		return st;
+	}
+	if (!os_stid_live(ls) || ls->file != f) {
+		st = NFS4ERR_BAD_STATEID;         /* went while we waited for the file */
+		goto out;
+	}
+	if (os_lock_unset_locked(f, ls, a->start, a->end)) {
+		st = NFS4ERR_RESOURCE;
+		goto out;
+	}
+	ls->seqid++;
+	os_stid_wire(c->st, ls, &sid);
+	in = f->in;
+	if (in) {
+		lc_get(in);
+		os_putlist_add_inode(pl, in);
 		mds_lock_of(&un, 0, a->start, a->end, ls->id);
-		r = lc_setlk(c->lc, ls->file->in, &un, false);
+		pthread_mutex_unlock(&c->st->lock);
+		mds_call_begin(cs, f->ino);
+		r = lc_setlk(c->lc, in, &un, false);
 		if (r)     /* unlocked here; the MDS drops it with the session at the latest */
 			dout(NFS, 1, "LOCKU: the MDS did not release [%" PRIu64 ", %" PRIu64 ") of lock stateid %"
-			     PRIx64 ": %s", a->start, a->end, ls->id, strerror(-r));
+			     PRIx64 ": %s", a->start, a->end, un.owner, strerror(-r));
+		pthread_mutex_lock(&c->st->lock);
 	}
+	nfs4ops_stateid_out(cs, &sid);
+	nfs4_put_stateid(res, &sid);
+	st = NFS4_OK;
+out:
+	os_file_lk_end_locked(c->st, f);
+	os_stid_unpin_locked(c->st, ls);
+	return st;
+done:
 	ls->seqid++;
 	os_stid_wire(c->st, ls, &sid);
 	nfs4ops_stateid_out(cs, &sid);

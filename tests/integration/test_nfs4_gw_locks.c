@@ -12,10 +12,14 @@
  * release them at the MDS.
  */
 #include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <sys/socket.h>
 #include <time.h>
 
 #include "nfs_gw/nfs4/ops_int.h"
 #include "nfs4gw_fixture.h"
+#include "tests/lib/wait.h"
 
 /* ---- NFS helpers ------------------------------------------------------------------ */
 
@@ -294,6 +298,242 @@ START_TEST(a_cancelled_lease_releases_its_mds_locks)
 }
 END_TEST
 
+/* ---- a slow MDS answer to one lock request (issue 21 item 5) -------------------------- */
+
+/*
+ * nfs4ops_mds_lock_hook holds the gateway's lock calls to the MDS about
+ * one file until the test releases them: a slow MDS answer, as the test
+ * sees it.  The hook gives up by itself after the hang bound, so a
+ * gateway that stalls other clients meanwhile fails the test (they finish
+ * only after the held request went on) instead of hanging it.
+ */
+static pthread_mutex_t hold_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t hold_cond = PTHREAD_COND_INITIALIZER;
+static _Atomic uint64_t hold_ino;
+static _Atomic int hold_inside;          /* requests held in the hook now */
+static bool hold_released;               /* protected by hold_lock */
+
+static void hold_hook(const struct nfs4_compound *cs, uint32_t op, uint64_t ino)
+{
+	struct timespec ts;
+	uint64_t end = now_mono_ns() + lt_hang_ns();
+
+	(void)cs;
+	(void)op;
+	if (ino != atomic_load(&hold_ino))
+		return;
+	ts.tv_sec = (time_t)(end / 1000000000ull);
+	ts.tv_nsec = (long)(end % 1000000000ull);
+	pthread_mutex_lock(&hold_lock);
+	atomic_fetch_add(&hold_inside, 1);
+	while (!hold_released && now_mono_ns() < end)
+		pthread_cond_timedwait(&hold_cond, &hold_lock, &ts);
+	atomic_fetch_sub(&hold_inside, 1);
+	pthread_mutex_unlock(&hold_lock);
+}
+
+static void hold_start(uint64_t ino)
+{
+	pthread_condattr_t ca;
+
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&hold_cond, &ca);
+	pthread_condattr_destroy(&ca);
+	hold_released = false;
+	atomic_store(&hold_ino, ino);
+	nfs4ops_mds_lock_hook = hold_hook;
+}
+
+static void hold_release(void)
+{
+	pthread_mutex_lock(&hold_lock);
+	hold_released = true;
+	pthread_cond_broadcast(&hold_cond);
+	pthread_mutex_unlock(&hold_lock);
+}
+
+static uint64_t file_ino(const char *name)
+{
+	struct lc_inode *d, *in;
+	struct lc_attr a;
+
+	ck_assert_int_eq(lc_lookup(lc, lroot, tdir, &rootcr, NULL, &d), 0);
+	ck_assert_int_eq(lc_lookup(lc, d, name, &rootcr, &a, &in), 0);
+	lc_put(lc, in);
+	lc_put(lc, d);
+	return a.ino;
+}
+
+/* @n waits for replies longer than the hook holds a request: a reply that
+ * waited for the held request arrives late rather than not at all */
+static void patient(struct nc *n)
+{
+	struct timeval tv = { .tv_sec = (time_t)(2 * lt_hang_ns() / 1000000000ull) };
+
+	ck_assert_int_eq(setsockopt(n->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)), 0);
+}
+
+/* no reply has come on @n's connection yet */
+static bool no_reply_yet(struct nc *n)
+{
+	char b;
+
+	return recv(n->fd, &b, 1, MSG_PEEK | MSG_DONTWAIT) < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
+}
+
+/* send a compound and come back for its reply later (lock_wait) */
+static void lock_send(struct ncc *c)
+{
+	ck_assert_int_eq(c->e.err, 0);
+	ck_assert_int_eq(trpc_send_record(c->n->fd, c->e.buf, c->e.len, 0), 0);
+}
+
+/* the reply of the PUTFH + LOCK @c sent: LOCK's status */
+static uint32_t lock_wait(struct ncc *c)
+{
+	struct nrep r;
+	uint32_t st;
+
+	memset(&r, 0, sizeof(r));
+	r.buf = trpc_recv_record(c->n->fd, &r.len, NULL);
+	ck_assert_msg(r.buf != NULL, "no reply to the held LOCK");
+	rep_parse(&r, c->seq);
+	ck_assert_uint_eq(r.xid, c->xid);
+	ncc_free(c);
+	ck_assert_uint_eq(rep_next(&r, OP_PUTFH), NFS4_OK);
+	st = rep_next(&r, OP_LOCK);
+	rep_free(&r);
+	return st;
+}
+
+static uint32_t close_sid(struct nc *n, const struct nfs4_fh *fh, const struct nfs4_stateid *sid)
+{
+	struct ncc c;
+
+	ncc_begin(&c, n);
+	enc_putfh(&c, fh);
+	enc_close(&c, 0, sid);
+	return ncc_status(&c);
+}
+
+/*
+ * Client A's LOCK waits for the MDS (held in the hook); meanwhile client B
+ * opens, locks, tests, unlocks and closes other files, and opens and
+ * closes A's file too.  All of that completes while A's LOCK is still
+ * unanswered: one slow lock stalls nobody else (before, the gateway made
+ * the round trip under its state lock, and B's OPEN waited for it).
+ */
+START_TEST(a_slow_mds_lock_stalls_no_other_client)
+{
+	struct nc *a, *b;
+	struct nfs4_fh d, fa, fb, fc, fx;
+	struct nfs4_stateid aosid, bosid, bosid2, blsid;
+	struct ncc held;
+
+	gw_up();
+	a = nc_connect(port, 1);
+	nc_session(a, "slowlock-a", 1);
+	b = nc_connect(port, 1);
+	nc_session(b, "slowlock-b", 1);
+	patient(a);
+	patient(b);
+	test_dir(a, "slowlock", &d);
+	make_file("fa", "0123456789", 0666);
+	make_file("fb", "0123456789", 0666);
+	make_file("fc", "0123456789", 0666);
+	ck_assert_uint_eq(nc_open(a, &d, "fa", 3, 0, "oa", NC_NOCREATE, NULL, &aosid, &fa), NFS4_OK);
+
+	hold_start(file_ino("fa"));
+	ncc_begin(&held, a);
+	enc_putfh(&held, &fa);
+	enc_lock_new(&held, NC_WRITE_LT, 0, 10, 0, &aosid, 0, "la");
+	lock_send(&held);
+	LT_WAIT_UNTIL(atomic_load(&hold_inside) == 1, "A's LOCK never reached the MDS call");
+
+	/* B, on other files: OPEN, LOCK, LOCKT, LOCKU, CLOSE, and OPEN with create */
+	ck_assert_uint_eq(nc_open(b, &d, "fb", 3, 0, "ob", NC_NOCREATE, NULL, &bosid, &fb), NFS4_OK);
+	ck_assert_uint_eq(lock_new(b, &fb, NC_WRITE_LT, 0, 10, &bosid, "lb", &blsid, NULL, 0), NFS4_OK);
+	ck_assert_uint_eq(lockt(b, &fb, NC_WRITE_LT, 0, 10, "other"), NFS4ERR_DENIED);
+	ck_assert_uint_eq(lock_more(b, &fb, NC_READ_LT, 20, 5, &blsid), NFS4_OK);
+	ck_assert_uint_eq(locku(b, &fb, &blsid, 0, 30), NFS4_OK);
+	ck_assert_uint_eq(close_sid(b, &fb, &bosid), NFS4_OK);
+	ck_assert_uint_eq(nc_open(b, &d, "fc", 3, 0, "ob", NC_NOCREATE, NULL, &bosid, &fc), NFS4_OK);
+	ck_assert_uint_eq(close_sid(b, &fc, &bosid), NFS4_OK);
+	ck_assert_uint_eq(nc_open(b, &d, "fnew", 3, 0, "ob", NC_CREATE, NULL, &bosid, &fx), NFS4_OK);
+	ck_assert_uint_eq(close_sid(b, &fx, &bosid), NFS4_OK);
+	/* and A's file itself: OPEN and CLOSE do not wait for its locks */
+	ck_assert_uint_eq(nc_open(b, &d, "fa", 1, 0, "ob2", NC_NOCREATE, NULL, &bosid2, NULL), NFS4_OK);
+	ck_assert_uint_eq(close_sid(b, &fa, &bosid2), NFS4_OK);
+
+	ck_assert_msg(atomic_load(&hold_inside) == 1 && no_reply_yet(a),
+		      "B's operations completed only after A's LOCK was answered: they waited for it");
+	hold_release();
+	ck_assert_uint_eq(lock_wait(&held), NFS4_OK);
+	nfs4ops_mds_lock_hook = NULL;
+	/* A holds the lock, at the MDS too: B is refused */
+	ck_assert_uint_eq(nc_open(b, &d, "fa", 3, 0, "ob3", NC_NOCREATE, NULL, &bosid, NULL), NFS4_OK);
+	ck_assert_uint_eq(lock_new(b, &fa, NC_WRITE_LT, 5, 1, &bosid, "lb3", NULL, NULL, 0), NFS4ERR_DENIED);
+	nc_close(a);
+	nc_close(b);
+	gw_down();
+}
+END_TEST
+
+/*
+ * The open a LOCK came with is closed while the LOCK waits for the MDS:
+ * the CLOSE completes at once (the lock stateid had no lock yet), the LOCK
+ * then answers NFS4ERR_BAD_STATEID, and what the MDS granted it is given
+ * back: another client gets the range.
+ */
+START_TEST(a_close_beside_a_slow_lock_leaves_no_mds_lock)
+{
+	struct nc *a, *a2, *b;
+	struct nfs4_fh d, fa;
+	struct nfs4_stateid aosid, bosid;
+	struct ncc held;
+	uint32_t st;
+
+	gw_up();
+	a = nc_connect(port, 1);
+	nc_session(a, "slowclose-a", 1);
+	b = nc_connect(port, 1);
+	nc_session(b, "slowclose-b", 1);
+	patient(a);
+	patient(b);
+	test_dir(a, "slowclose", &d);
+	make_file("fa", "0123456789", 0666);
+	ck_assert_uint_eq(nc_open(a, &d, "fa", 3, 0, "oa", NC_NOCREATE, NULL, &aosid, &fa), NFS4_OK);
+
+	hold_start(file_ino("fa"));
+	ncc_begin(&held, a);
+	enc_putfh(&held, &fa);
+	enc_lock_new(&held, NC_WRITE_LT, 0, 10, 0, &aosid, 0, "la");
+	lock_send(&held);
+	LT_WAIT_UNTIL(atomic_load(&hold_inside) == 1, "A's LOCK never reached the MDS call");
+
+	/* A's CLOSE on another slot and connection of its session */
+	a2 = nc_clone(a);
+	patient(a2);
+	a2->slot = 1;
+	aosid.seqid = 0;
+	st = close_sid(a2, &fa, &aosid);
+	ck_assert_msg(atomic_load(&hold_inside) == 1 && no_reply_yet(a),
+		      "A's CLOSE completed only after its LOCK was answered: it waited for it");
+	ck_assert_uint_eq(st, NFS4_OK);
+	hold_release();
+	ck_assert_uint_eq(lock_wait(&held), NFS4ERR_BAD_STATEID);
+	nfs4ops_mds_lock_hook = NULL;
+	/* nothing of A's is left, at the MDS either */
+	ck_assert_uint_eq(nc_open(b, &d, "fa", 3, 0, "ob", NC_NOCREATE, NULL, &bosid, NULL), NFS4_OK);
+	ck_assert_uint_eq(lock_new(b, &fa, NC_WRITE_LT, 0, 10, &bosid, "lb", NULL, NULL, 0), NFS4_OK);
+	nc_close(a2);
+	nc_close(a);
+	nc_close(b);
+	gw_down();
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("nfs4_gw_locks");
@@ -304,6 +544,21 @@ static Suite *suite(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, nfs_and_another_client_see_each_others_locks);
 	tcase_add_test(tc, a_cancelled_lease_releases_its_mds_locks);
+	suite_add_tcase(s, tc);
+
+	/* an MDS each: a test that fails here leaves a session the MDS waits
+	 * out (its caps), which would stall the next test's mount */
+	tc = tcase_create("slow_mds_lock");
+	tcase_add_unchecked_fixture(tc, fs_setup, fs_teardown);
+	tcase_add_checked_fixture(tc, NULL, teardown);
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, a_slow_mds_lock_stalls_no_other_client);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("slow_mds_lock_close");
+	tcase_add_unchecked_fixture(tc, fs_setup, fs_teardown);
+	tcase_add_checked_fixture(tc, NULL, teardown);
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, a_close_beside_a_slow_lock_leaves_no_mds_lock);
 	suite_add_tcase(s, tc);
 	return s;
 }

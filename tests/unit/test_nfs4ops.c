@@ -589,6 +589,125 @@ START_TEST(byte_range_locks)
 }
 END_TEST
 
+/*
+ * A LOCK pins its lock stateid across its MDS call (st->lock dropped): the
+ * client's state released meanwhile unhashes and detaches it at once (its
+ * id answers BAD_STATEID), and the memory stays until the last unpin.
+ */
+START_TEST(pinned_stid_outlives_release)
+{
+	struct os_owner *lo;
+	struct os_stid *o, *l, *got;
+	struct nfs4_stateid lsid;
+
+	pthread_mutex_lock(&st->lock);
+	lo = os_owner_find_locked(st, 11, true, (const uint8_t *)"lo", 2, true);
+	o = os_stid_new_locked(st, OS_OPEN, ow, f);
+	l = os_stid_new_locked(st, OS_LOCK, lo, f);
+	l->open = o;
+	os_stid_wire(st, l, &lsid);
+	os_stid_pin(l);
+	ck_assert(os_stid_live(l));
+	pthread_mutex_unlock(&st->lock);
+
+	os_client_release(st, NULL, 11);      /* the lease ended while the LOCK was at the MDS */
+	pthread_mutex_lock(&st->lock);
+	ck_assert(l->gone);
+	ck_assert(!os_stid_live(l));
+	ck_assert_ptr_null(l->file);
+	ck_assert_ptr_null(l->owner);
+	ck_assert_uint_eq(os_stid_check_locked(st, &lsid, 0, 0, OS_LOCK, &got), NFS4ERR_BAD_STATEID);
+	ck_assert_uint_eq(st->nstids, 0);
+	os_stid_unpin_locked(st, l);          /* freed now (ASan/valgrind would see a leak or a double free) */
+	pthread_mutex_unlock(&st->lock);
+}
+END_TEST
+
+struct lk_req {
+	pthread_t t;
+	struct os_file *f;
+	uint64_t wait_ns;
+	uint32_t res;
+};
+
+/* take @q->f's lock-call marker and give it back at once */
+static void *run_lk(void *arg)
+{
+	struct lk_req *q = arg;
+
+	pthread_mutex_lock(&st->lock);
+	q->res = os_file_lk_begin_locked(st, q->f, q->wait_ns);
+	if (q->res == NFS4_OK)
+		os_file_lk_end_locked(st, q->f);
+	pthread_mutex_unlock(&st->lock);
+	return NULL;
+}
+
+static void wait_lk_waiting(unsigned int n)
+{
+	for (;;) {
+		pthread_mutex_lock(&st->lock);
+		bool ok = st->lk_waiting == n;
+		pthread_mutex_unlock(&st->lock);
+		if (ok)
+			return;
+		usleep(1000);
+	}
+}
+
+/*
+ * One LOCK/LOCKU per file at the MDS: a second one waits for the first
+ * (st->lock released meanwhile, so everything else goes on), at most
+ * lk_wait_max of them in all and each at most its wait; beyond that
+ * NFS4ERR_DELAY.  A file is not freed while its marker is held.
+ */
+START_TEST(file_lock_call_marker)
+{
+	struct lk_req b = { .f = f, .wait_ns = 30000000000ull }, c = { .f = f, .wait_ns = 30000000000ull };
+	struct os_file *g;
+
+	st->lk_wait_max = 1;
+	pthread_mutex_lock(&st->lock);
+	os_stid_new_locked(st, OS_OPEN, ow, f);   /* an open keeps f after the markers */
+	ck_assert_uint_eq(os_file_lk_begin_locked(st, f, 0), NFS4_OK);
+	pthread_mutex_unlock(&st->lock);
+	ck_assert_int_eq(pthread_create(&b.t, NULL, run_lk, &b), 0);
+	wait_lk_waiting(1);
+	/* st->lock is free while b waits: another file's marker, and the cap */
+	pthread_mutex_lock(&st->lock);
+	g = os_file_get_locked(st, 2000, true);
+	ck_assert_uint_eq(os_file_lk_begin_locked(st, g, 0), NFS4_OK);
+	os_file_put_locked(st, g);            /* nothing else on it, but the marker keeps it */
+	ck_assert_ptr_eq(os_file_get_locked(st, 2000, false), g);
+	os_file_lk_end_locked(st, g);         /* ... until it is given back */
+	ck_assert_ptr_null(os_file_get_locked(st, 2000, false));
+	pthread_mutex_unlock(&st->lock);
+	ck_assert_int_eq(pthread_create(&c.t, NULL, run_lk, &c), 0);
+	pthread_join(c.t, NULL);
+	ck_assert_uint_eq(c.res, NFS4ERR_DELAY);   /* lk_wait_max (1) waits already */
+	/* the holder gives it back: b gets it */
+	pthread_mutex_lock(&st->lock);
+	os_file_lk_end_locked(st, f);
+	pthread_mutex_unlock(&st->lock);
+	pthread_join(b.t, NULL);
+	ck_assert_uint_eq(b.res, NFS4_OK);
+	/* a wait that ends before the holder does: DELAY */
+	st->lk_wait_max = 4;
+	pthread_mutex_lock(&st->lock);
+	ck_assert_uint_eq(os_file_lk_begin_locked(st, f, 0), NFS4_OK);
+	pthread_mutex_unlock(&st->lock);
+	c = (struct lk_req){ .f = f, .wait_ns = 1000000ull };
+	ck_assert_int_eq(pthread_create(&c.t, NULL, run_lk, &c), 0);
+	pthread_join(c.t, NULL);
+	ck_assert_uint_eq(c.res, NFS4ERR_DELAY);
+	pthread_mutex_lock(&st->lock);
+	ck_assert(f->lk_busy);
+	ck_assert_uint_eq(st->lk_waiting, 0);
+	os_file_lk_end_locked(st, f);
+	pthread_mutex_unlock(&st->lock);
+}
+END_TEST
+
 START_TEST(grace_period)
 {
 	struct ostate *g;
@@ -742,6 +861,8 @@ int main(void)
 	tcase_add_test(t, v40_seqid_waits_for_predecessor);
 	tcase_add_test(t, v40_seqid_wait_caps);
 	tcase_add_test(t, byte_range_locks);
+	tcase_add_test(t, pinned_stid_outlives_release);
+	tcase_add_test(t, file_lock_call_marker);
 	tcase_add_test(t, grace_period);
 	suite_add_tcase(s, t);
 	t = tcase_create("server");
