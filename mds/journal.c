@@ -289,8 +289,8 @@ static void write_failed(struct mds *m, const char *oid, int r)
 		 * no longer serves: exit before a request sees the read-only
 		 * state (their clients resend to the new holder).
 		 */
-		derr(JOURNAL, "journal write to %s refused: the store fenced this MDS (another daemon holds rank 0 "
-		     "now); exiting at once, answering nothing more", oid);
+		derr(JOURNAL, "journal write to %s refused: the store fenced this MDS, which was deposed (another daemon "
+		     "holds rank 0 now); exiting at once, answering nothing more", oid);
 		_exit(1);
 	}
 	pthread_mutex_lock(&j->lock);
