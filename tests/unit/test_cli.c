@@ -329,9 +329,10 @@ START_TEST(test_mds_commands)
 	ck_assert_int_eq(r->code, 1);
 	has(r->err, "does not know the command 'fs status'");
 
-	r = run_cli("--mds-asok", sock, "tell", "mds.3", "session", "ls", NULL);
+	/* tell talks to MDS daemons: mds.0 (rank 0's holder) or mds.NAME */
+	r = run_cli("--mds-asok", sock, "tell", "osd.3", "session", "ls", NULL);
 	ck_assert_int_eq(r->code, 2);
-	has(r->err, "unknown daemon 'mds.3'");
+	has(r->err, "unknown daemon 'osd.3'");
 
 	/* the socket from the config file's [mds] section */
 	snprintf(conf, sizeof(conf), "%s/loligo.conf", dir);
