@@ -1,0 +1,231 @@
+/*
+ * test_fuse_reclaim.c - a crashed client comes back at once (issue 19,
+ * item 4; client/reclaim.c, mds/session.c session_reclaim).
+ *
+ * A loligo-fuse killed with kill -9 leaves its session at the MDS with its
+ * caps: the directory-create cap on the directory it made.  Until
+ * mds_session_timeout (600 s here, far past the tests' hang bound) every
+ * other client's request on that directory waits for it.  A loligo-fuse
+ * restarted with the same name on the same mount point proves the old one
+ * is dead (its lock file is free) and has the MDS evict the old session at
+ * mount: the other client's create goes through and the remount serves,
+ * with the data the dead one had fsync'd.  A second live process with the
+ * same name and mount point is refused.
+ *
+ * Real loligo-mds and loligo-fuse processes (tests/e2e/test_fuse_harness.c);
+ * every wait is for an event (LT_WAIT_UNTIL), never for the clock.
+ */
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <json-c/json.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "common/admin_sock.h"
+#include "tests/e2e/test_fuse_harness.h"
+#include "tests/lib/wait.h"
+
+static struct lfs fs;
+
+static const char *P(const char *rel)
+{
+	static __thread char buf[8][PATH_MAX];
+	static __thread int i;
+
+	i = (i + 1) % 8;
+	return lfs_path(&fs, rel, buf[i], sizeof(buf[i]));
+}
+
+/* a path on mount 2 */
+static const char *P2(const char *rel)
+{
+	static __thread char buf[4][PATH_MAX + 64];
+	static __thread int i;
+
+	i = (i + 1) % 4;
+	snprintf(buf[i], sizeof(buf[i]), "%.4000s/%.60s", fs.mnt2, rel);
+	return buf[i];
+}
+
+static int64_t perf_mds(const char *group, const char *name)
+{
+	struct json_object *req = json_object_new_object(), *rep = NULL, *g, *v;
+	char p[PATH_MAX + 16];
+	int64_t n = -1;
+
+	snprintf(p, sizeof(p), "%s/mds.asok", fs.dir);
+	json_object_object_add(req, "prefix", json_object_new_string("perf dump"));
+	if (asok_request(p, req, &rep, 10000) == 0 && json_object_object_get_ex(rep, group, &g) &&
+	    json_object_object_get_ex(g, name, &v))
+		n = json_object_get_int64(v);
+	json_object_put(req);
+	if (rep)
+		json_object_put(rep);
+	return n;
+}
+
+/* @path's text contains @needle */
+static bool file_has(const char *path, const char *needle)
+{
+	char buf[16384];
+	size_t n;
+	FILE *f = fopen(path, "r");
+
+	if (!f)
+		return false;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	return strstr(buf, needle) != NULL;
+}
+
+/* The child's exit status once it exited, -1 while it runs. */
+static int exited(pid_t pid)
+{
+	int st;
+
+	if (waitpid(pid, &st, WNOHANG) != pid)
+		return -1;
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+static void setup(void)
+{
+	/* the dead session would hold its caps for 10 minutes */
+	ck_assert_int_eq(lfs_init_with(&fs, "mds_session_timeout = 600\nmds_session_autoclose = 1200\n"), 0);
+	ck_assert_int_eq(lfs_mds_start(&fs), 0);
+}
+
+static void teardown(void)
+{
+	lfs_cleanup(&fs);
+}
+
+/*
+ * Mount 1 makes directory d (it holds d's directory-create cap) and files
+ * in it, fsyncs them, and is killed -9.  Mount 2's create in d waits for
+ * that cap.  Mount 1 comes back (same name, same mount point): mount 2's
+ * create completes and mount 1 serves, with what it had fsync'd, both long
+ * before mds_session_timeout.
+ */
+START_TEST(test_restart_reclaims_dead_session)
+{
+	int64_t parked, reclaimed;
+	pid_t b;
+	int st;
+
+	ck_assert_int_eq(lfs_mount(&fs, NULL), 0);
+	ck_assert_int_eq(lfs_mount2(&fs, NULL), 0);
+	ck_assert_int_eq(mkdir(P("d"), 0755), 0);
+	for (int i = 0; i < 3; i++) {
+		char rel[32];
+
+		snprintf(rel, sizeof(rel), "d/f%d", i);
+		ck_assert_int_eq(lfs_write_file(P(rel), 100000 + i, 40 + (unsigned)i), 0);
+		int fd = open(P(rel), O_RDWR);
+		ck_assert_int_ge(fd, 0);
+		ck_assert_int_eq(fsync(fd), 0);
+		close(fd);
+	}
+	{
+		int dfd = open(P("d"), O_RDONLY | O_DIRECTORY);
+
+		ck_assert_int_ge(dfd, 0);
+		ck_assert_int_eq(fsync(dfd), 0);
+		close(dfd);
+	}
+	ck_assert_int_eq(kill(fs.fuse_pid, SIGKILL), 0);
+	waitpid(fs.fuse_pid, NULL, 0);
+	fs.fuse_pid = 0;
+
+	/* mount 2 creates in d: it waits for the dead session's cap */
+	parked = perf_mds("mds_caps", "requests_parked");
+	ck_assert_int_ge(parked, 0);
+	b = fork();
+	ck_assert_int_ge(b, 0);
+	if (b == 0) {
+		int fd = open(P2("d/from-b"), O_CREAT | O_EXCL | O_WRONLY, 0644);
+
+		_exit(fd >= 0 && close(fd) == 0 ? 0 : 1);
+	}
+	LT_WAIT_UNTIL(perf_mds("mds_caps", "requests_parked") > parked || exited(b) >= 0,
+		      "mount 2's create in d neither waited nor completed");
+	st = exited(b);
+	ck_assert_msg(st < 0, "mount 2's create in d did not wait for the dead client's cap (exit %d)", st);
+
+	/* mount 1 comes back: same name, same mount point */
+	lfs_umount(&fs);   /* the dead process' FUSE connection */
+	ck_assert_int_eq(lfs_mount(&fs, NULL), 0);
+	LT_WAIT_UNTIL((st = exited(b)) >= 0,
+		      "mount 2's create in d still waits for the dead client's session after its restart");
+	ck_assert_int_eq(st, 0);
+	reclaimed = perf_mds("mds", "sessions_reclaimed");
+	ck_assert_int_eq(reclaimed, 1);
+
+	/* the remount serves, with what the dead process had fsync'd */
+	for (int i = 0; i < 3; i++) {
+		char rel[32];
+
+		snprintf(rel, sizeof(rel), "d/f%d", i);
+		ck_assert_int_eq(lfs_check_file(P(rel), 100000 + i, 40 + (unsigned)i), 0);
+	}
+	{
+		struct stat st_b;
+
+		ck_assert_int_eq(stat(P("d/from-b"), &st_b), 0);
+		ck_assert_int_eq(mkdir(P("d/after"), 0755), 0);
+		ck_assert_int_eq(stat(P2("d/after"), &st_b), 0);
+	}
+	ck_assert_int_eq(lfs_umount2(&fs), 0);
+	ck_assert_int_eq(lfs_umount(&fs), 0);
+}
+END_TEST
+
+/* A second live loligo-fuse with the same name and mount point is refused,
+ * saying why, and the first mount goes on serving. */
+START_TEST(test_second_live_process_refused)
+{
+	char fuse[PATH_MAX], mds[64], logo[PATH_MAX + 32], asoko[PATH_MAX + 32], out[PATH_MAX + 32];
+	struct stat st;
+	int r;
+
+	ck_assert_int_eq(lfs_mount(&fs, NULL), 0);
+	ck_assert_int_eq(mkdir(P("x"), 0755), 0);
+	snprintf(mds, sizeof(mds), "--client_mds_addr=127.0.0.1:%d", fs.mds_port);
+	snprintf(logo, sizeof(logo), "--log_file=%s/client3.log", fs.dir);
+	snprintf(asoko, sizeof(asoko), "--admin_socket=%s/client3.asok", fs.dir);
+	snprintf(out, sizeof(out), "%s/client3.out", fs.dir);
+	{
+		char *argv[] = { (char *)lfs_bin("client/fuse/loligo-fuse", fuse, sizeof(fuse)), "-f", "-c", fs.conf,
+				 mds, logo, asoko, fs.mnt, NULL };
+
+		/* the bound only turns a process that runs on (old code: a second
+		 * mount over the first) into a failure */
+		r = lfs_run(argv, (int)(lt_hang_ns() / 1000000), out);
+	}
+	ck_assert_msg(r != 0 && r != -1, "a second live loligo-fuse on %s was not refused (exit %d)", fs.mnt, r);
+	ck_assert_msg(file_has(out, "another live loligo client") && file_has(out, fs.mnt),
+		      "the refusal does not say why (see %s)", out);
+	/* the first one still serves */
+	ck_assert(lfs_is_mounted(fs.mnt));
+	ck_assert_int_eq(stat(P("x"), &st), 0);
+	ck_assert_int_eq(lfs_write_file(P("x/y"), 4096, 7), 0);
+	ck_assert_int_eq(lfs_check_file(P("x/y"), 4096, 7), 0);
+	ck_assert_int_eq(lfs_umount(&fs), 0);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("fuse_reclaim");
+
+	lfs_suite_add(s, "restart_reclaims_dead_session", test_restart_reclaims_dead_session, setup, teardown, 300);
+	lfs_suite_add(s, "second_live_process_refused", test_second_live_process_refused, setup, teardown, 300);
+	return lfs_suite_main(s, "test_fuse_reclaim");
+}
