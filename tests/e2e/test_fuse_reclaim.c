@@ -10,7 +10,9 @@
  * is dead (its lock file is free) and has the MDS evict the old session at
  * mount: the other client's create goes through and the remount serves,
  * with the data the dead one had fsync'd.  A second live process with the
- * same name and mount point is refused.
+ * same name and mount point is refused.  The NFS gateway alone (loligo-fuse
+ * --no-mount --nfs ADDR:PORT) keys on its address: a restarted gateway
+ * releases at once the file locks its NFS clients held through the dead one.
  *
  * Real loligo-mds and loligo-fuse processes (tests/e2e/test_fuse_harness.c);
  * every wait is for an event (LT_WAIT_UNTIL), never for the clock.
@@ -23,12 +25,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <netinet/in.h>
+#include <sys/socket.h>
+
 #include "common/admin_sock.h"
 #include "tests/e2e/test_fuse_harness.h"
+#include "tests/integration/nfs4_client.h"
 #include "tests/lib/wait.h"
 
 static struct lfs fs;
@@ -221,11 +228,192 @@ START_TEST(test_second_live_process_refused)
 }
 END_TEST
 
+/* ---- the NFS gateway alone ----------------------------------------------- */
+
+static void setup_gw(void)
+{
+	ck_assert_int_eq(lfs_init_with(&fs, "mds_session_timeout = 600\nmds_session_autoclose = 1200\n"
+					    "nfs_exports = id=1,path=/,rw,no_root_squash,insecure\n"
+					    "nfs_rpcbind = false\nnfs4_grace_time = 0\n"), 0);
+	ck_assert_int_eq(lfs_mds_start(&fs), 0);
+}
+
+/* kill what a failed case left of its gateways (their pid files) */
+static void teardown_gw(void)
+{
+	for (int k = 1; k <= 3; k++) {
+		char pidf[PATH_MAX + 32];
+		FILE *f;
+		int pid = 0;
+
+		snprintf(pidf, sizeof(pidf), "%s/gw%d.pid", fs.dir, k);
+		f = fopen(pidf, "r");
+		if (f && fscanf(f, "%d", &pid) == 1 && pid > 0)
+			kill(pid, SIGKILL);
+		if (f)
+			fclose(f);
+	}
+	lfs_cleanup(&fs);
+}
+
+static int free_port(void)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t len = sizeof(a);
+	int s = socket(AF_INET, SOCK_STREAM, 0), port;
+
+	ck_assert_int_ge(s, 0);
+	ck_assert_int_eq(bind(s, (struct sockaddr *)&a, sizeof(a)), 0);
+	ck_assert_int_eq(getsockname(s, (struct sockaddr *)&a, &len), 0);
+	port = ntohs(a.sin_port);
+	close(s);
+	return port;
+}
+
+/*
+ * loligo-fuse --no-mount --nfs 127.0.0.1:@port logging to DIR/@tag.log;
+ * returns its pid once it serves (or, when it exits first, -(exit status)
+ * - 1000 with its stderr in DIR/@tag.out).
+ */
+static pid_t gw_start(const char *tag, int port)
+{
+	char fuse[PATH_MAX], mds[64], logo[PATH_MAX + 32], asoko[PATH_MAX + 32], out[PATH_MAX + 32], nfs[64];
+	char pidf[PATH_MAX + 32];
+	pid_t pid;
+	int st;
+
+	snprintf(mds, sizeof(mds), "--client_mds_addr=127.0.0.1:%d", fs.mds_port);
+	snprintf(logo, sizeof(logo), "--log_file=%s/%s.log", fs.dir, tag);
+	snprintf(asoko, sizeof(asoko), "--admin_socket=%s/%s.asok", fs.dir, tag);
+	snprintf(out, sizeof(out), "%s/%s.out", fs.dir, tag);
+	snprintf(nfs, sizeof(nfs), "127.0.0.1:%d", port);
+	lfs_bin("client/fuse/loligo-fuse", fuse, sizeof(fuse));
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		char *argv[] = { fuse, "-f", "-c", fs.conf, mds, logo, asoko, "--no-mount", "--nfs", nfs, NULL };
+		int fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (fd >= 0) {
+			dup2(fd, 1);
+			dup2(fd, 2);
+		}
+		execv(fuse, argv);
+		_exit(127);
+	}
+	/* the check parent's teardown kills what the pid file names */
+	snprintf(pidf, sizeof(pidf), "%s/%s.pid", fs.dir, tag);
+	{
+		FILE *f = fopen(pidf, "w");
+
+		if (f) {
+			fprintf(f, "%d\n", (int)pid);
+			fclose(f);
+		}
+	}
+	snprintf(logo, sizeof(logo), "%s/%s.log", fs.dir, tag);
+	st = -1;
+	LT_WAIT_UNTIL(file_has(logo, "NFS gateway serving") || (st = exited(pid)) >= 0,
+		      "the gateway %s neither served nor exited", tag);
+	return st >= 0 ? -st - 1000 : pid;
+}
+
+/* F_SETLK of a write lock on @path's [0,10): 0 or -errno */
+static int try_lock(const char *path)
+{
+	struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 10 };
+	int fd = open(path, O_RDWR), r;
+
+	if (fd < 0)
+		return -errno;
+	r = fcntl(fd, F_SETLK, &fl) < 0 ? -errno : 0;
+	close(fd);   /* gives the lock back, if it got it */
+	return r;
+}
+
+/*
+ * An NFSv4.1 client locks a file through a gateway alone (a FUSE mount's
+ * F_SETLK on it is refused).  A second live gateway on the same address is
+ * refused.  The gateway is killed -9 and restarted on its address: it
+ * reclaims the dead one's session, and the FUSE mount gets the lock long
+ * before mds_session_timeout (on the old code its open waited for it).
+ */
+START_TEST(test_gateway_restart_releases_locks)
+{
+	struct nfs4_fh d, fh;
+	struct nfs4_stateid osid, lsid;
+	char out[PATH_MAX + 32];
+	int port = free_port(), st;
+	pid_t g1, g2, g3, t;
+	struct nc *n;
+
+	ck_assert_int_eq(lfs_mount2(&fs, NULL), 0);
+	ck_assert_int_eq(mkdir(P2("nd"), 0777), 0);
+	ck_assert_int_eq(lfs_write_file(P2("nd/f"), 100, 3), 0);
+	g1 = gw_start("gw1", port);
+	ck_assert_int_gt(g1, 0);
+	n = nc_connect((uint16_t)port, 1);
+	nc_session(n, "reclaim-41", 1);
+	nc_lookup_path(n, "nd", &d);
+	ck_assert_uint_eq(nc_open(n, &d, "f", 3, 0, "o", NC_NOCREATE, NULL, &osid, &fh), NFS4_OK);
+	{
+		struct ncc c;
+		struct nrep r;
+
+		ncc_begin(&c, n);
+		enc_putfh(&c, &fh);
+		enc_lock_new(&c, NC_WRITE_LT, 0, 10, 0, &osid, 0, "lo");
+		ncc_call(&c, &r);
+		ck_assert_uint_eq(rep_next(&r, OP_PUTFH), NFS4_OK);
+		ck_assert_uint_eq(rep_next(&r, OP_LOCK), NFS4_OK);
+		rep_stateid(&r, &lsid);
+		rep_free(&r);
+	}
+	ck_assert_int_eq(try_lock(P2("nd/f")), -EAGAIN);
+
+	/* a second live gateway on that address: refused, saying why */
+	g2 = gw_start("gw2", port);
+	ck_assert_msg(g2 < 0, "a second live gateway on 127.0.0.1:%d was not refused", port);
+	snprintf(out, sizeof(out), "%s/gw2.out", fs.dir);
+	ck_assert_msg(file_has(out, "another live loligo client"), "the refusal does not say why (see %s)", out);
+
+	/* the gateway dies holding the NFS client's lock; the FUSE mount
+	 * tries for it from a child (while the dead session holds caps on
+	 * the file, even the open waits: that is what must end) */
+	nc_close(n);
+	ck_assert_int_eq(kill(g1, SIGKILL), 0);
+	waitpid(g1, NULL, 0);
+	t = fork();
+	ck_assert_int_ge(t, 0);
+	if (t == 0) {
+		unsigned us = 1000;
+		int r;
+
+		while ((r = try_lock(P2("nd/f"))) == -EAGAIN)
+			lt_poll_pause(&us);
+		_exit(r == 0 ? 0 : 1);
+	}
+	/* restarted on the same address, it reclaims the dead one's session */
+	g3 = gw_start("gw3", port);
+	ck_assert_int_gt(g3, 0);
+	LT_WAIT_UNTIL((st = exited(t)) >= 0, "the dead gateway's lock is still held after its restart");
+	ck_assert_int_eq(st, 0);
+	ck_assert_int_eq(perf_mds("mds", "sessions_reclaimed"), 1);
+	kill(g3, SIGTERM);
+	waitpid(g3, &st, 0);
+	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "the gateway's stop: status %d", st);
+	ck_assert_int_eq(lfs_umount2(&fs), 0);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("fuse_reclaim");
 
 	lfs_suite_add(s, "restart_reclaims_dead_session", test_restart_reclaims_dead_session, setup, teardown, 300);
 	lfs_suite_add(s, "second_live_process_refused", test_second_live_process_refused, setup, teardown, 300);
+	lfs_suite_add(s, "gateway_restart_releases_locks", test_gateway_restart_releases_locks, setup_gw, teardown_gw,
+		      300);
 	return lfs_suite_main(s, "test_fuse_reclaim");
 }
