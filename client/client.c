@@ -308,8 +308,10 @@ void lc_notify_entry(struct lclient *c, struct lc_inode *dir, const char *name)
 /* caps (caps.c) and file locks (flock.c) both hear of a lost session */
 static void client_session_event(void *arg, uint32_t op)
 {
-	if (op == MDSP_SESSION_OPEN)
-		lc_reclaim_opened(arg);    /* a new session after a lost one: ours to reclaim now */
+	/* a new session after a lost one (EVICTED also when a refused resume
+	 * opened a new one at once): the lock file names it from now on */
+	if (op == MDSP_SESSION_OPEN || op == MDSP_SESSION_EVICTED)
+		lc_reclaim_opened(arg);
 	lc_session_event(arg, op);
 	if (op == MDSP_SESSION_EVICTED)
 		lc_locks_session_lost(arg);
@@ -504,6 +506,10 @@ static int mount_mds(struct lclient *c, const char *root_path)
 	if (r < 0) {
 		derr(CLIENT, "mount: no session with the MDS at %s within %d ms: %s", c->mds_addr, tmo_ms,
 		     strerror(-r));
+		if (r == -EPERM && c->reclaim_held && c->reclaim_sid)
+			derr(CLIENT, "mount: %s names session %" PRIu64 " to reclaim, which the MDS refused (see the "
+				     "reason above); remove the file to mount without reclaiming it", c->reclaim_path,
+			     c->reclaim_sid);
 		goto out_mdsc;
 	}
 	lc_reclaim_opened(c);

@@ -813,6 +813,14 @@ void session_handle(struct mds *m, struct conn *c, struct mdsp_session *msg)
 				     "this connection already has a session");
 			return;
 		}
+		/* a new session is journaled: not while journal writes fail */
+		if ((ro = journal_read_only(m))) {
+			pthread_mutex_unlock(&m->lock);
+			send_session(m, c, MDSP_SESSION_REJECT, 0, msg->seq, ro,
+				     "the MDS is read-only: its journal cannot be written (see `loligo status`); "
+				     "try again once it is read-write");
+			return;
+		}
 		if (msg->reclaim_sid) {
 			/* the dead predecessor goes first (its slot too, for the limits below) */
 			pthread_mutex_unlock(&m->lock);
@@ -824,14 +832,6 @@ void session_handle(struct mds *m, struct conn *c, struct mdsp_session *msg)
 				return;
 			}
 			pthread_mutex_lock(&m->lock);
-		}
-		/* a new session is journaled: not while journal writes fail */
-		if ((ro = journal_read_only(m))) {
-			pthread_mutex_unlock(&m->lock);
-			send_session(m, c, MDSP_SESSION_REJECT, 0, msg->seq, ro,
-				     "the MDS is read-only: its journal cannot be written (see `loligo status`); "
-				     "try again once it is read-write");
-			return;
 		}
 		err = session_limits_locked(m, c, reason, sizeof(reason));
 		if (err) {
