@@ -407,12 +407,155 @@ START_TEST(test_gateway_restart_releases_locks)
 }
 END_TEST
 
+/* ---- a live client whose connection broke keeps its session ---------------- */
+
+/* The id of loligo-fuse @pid's session at the MDS (client_name ends ".PID"), 0 if none;
+ * *@connected (may be NULL): whether a connection is bound to it. */
+static uint64_t session_of(pid_t pid, bool *connected)
+{
+	struct json_object *req = json_object_new_object(), *rep = NULL, *e, *v;
+	char p[PATH_MAX + 16], suffix[32];
+	uint64_t sid = 0;
+
+	snprintf(p, sizeof(p), "%s/mds.asok", fs.dir);
+	snprintf(suffix, sizeof(suffix), ".%d", (int)pid);
+	json_object_object_add(req, "prefix", json_object_new_string("session ls"));
+	if (asok_request(p, req, &rep, 10000) == 0 && json_object_is_type(rep, json_type_array))
+		for (size_t i = 0; i < json_object_array_length(rep); i++) {
+			const char *name;
+
+			e = json_object_array_get_idx(rep, i);
+			if (!json_object_object_get_ex(e, "client_name", &v))
+				continue;
+			name = json_object_get_string(v);
+			if (strlen(name) > strlen(suffix) && !strcmp(name + strlen(name) - strlen(suffix), suffix) &&
+			    json_object_object_get_ex(e, "id", &v)) {
+				sid = (uint64_t)json_object_get_int64(v);
+				if (connected)
+					*connected = json_object_object_get_ex(e, "connected", &v) &&
+						     json_object_get_boolean(v);
+			}
+		}
+	json_object_put(req);
+	if (rep)
+		json_object_put(rep);
+	return sid;
+}
+
+/* latency_proxy to the MDS on 127.0.0.1:@port (0: ephemeral); returns its pid, *@port set. */
+static pid_t proxy_start(int *port)
+{
+	char proxy[PATH_MAX], portfile[PATH_MAX + 16], target[16], listen_[16];
+	pid_t px;
+
+	snprintf(portfile, sizeof(portfile), "%s/proxy.port", fs.dir);
+	unlink(portfile);
+	snprintf(target, sizeof(target), "%d", fs.mds_port);
+	snprintf(listen_, sizeof(listen_), "%d", *port);
+	lfs_bin("tools/proxy/latency_proxy", proxy, sizeof(proxy));
+	px = fork();
+	ck_assert_int_ge(px, 0);
+	if (px == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		execl(proxy, "latency_proxy", "--target", target, "--delay-ms", "0", "--listen", listen_,
+		      "--port-file", portfile, (char *)NULL);
+		_exit(127);
+	}
+	{
+		int pp = 0;
+
+		LT_WAIT_UNTIL(({
+				      FILE *f = fopen(portfile, "r");
+
+				      if (f) {
+					      if (fscanf(f, "%d", &pp) != 1)
+						      pp = 0;
+					      fclose(f);
+				      }
+				      pp > 0;
+			      }) || exited(px) >= 0,
+			      "the proxy did not start");
+		ck_assert_int_gt(pp, 0);
+		*port = pp;
+	}
+	return px;
+}
+
+/*
+ * Mount 1 talks to the MDS through a proxy, makes d and a file in it
+ * (holding d's directory-create cap) and is cut off when the proxy dies.
+ * Its process is alive: a second one with its name and mount point is
+ * refused, so nothing can reclaim its session.  The proxy comes back on its
+ * port: mount 1 resumes the same session (RECONNECT), nothing was evicted
+ * or reclaimed, and its caps work as before: mount 2's create in d is
+ * served once mount 1 gives the cap back.
+ */
+START_TEST(test_broken_connection_keeps_session)
+{
+	char addr[64], fuse[PATH_MAX], mds[64], logo[PATH_MAX + 32], asoko[PATH_MAX + 32], out[PATH_MAX + 32];
+	int64_t evicted;
+	uint64_t sid;
+	bool conn = true;
+	int pport = 0, r;
+	pid_t px;
+
+	px = proxy_start(&pport);
+	snprintf(addr, sizeof(addr), "--client_mds_addr=127.0.0.1:%d", pport);
+	fs.fuse_args[0] = addr;
+	ck_assert_int_eq(lfs_mount(&fs, NULL), 0);
+	fs.fuse_args[0] = NULL;
+	ck_assert_int_eq(lfs_mount2(&fs, NULL), 0);
+	sid = session_of(fs.fuse_pid, NULL);
+	ck_assert_uint_ne(sid, 0);
+	ck_assert_int_eq(mkdir(P("d"), 0755), 0);
+	ck_assert_int_eq(lfs_write_file(P("d/f0"), 5000, 9), 0);
+	evicted = perf_mds("mds", "sessions_evicted");
+
+	/* its connection breaks; the process lives on */
+	kill(px, SIGKILL);
+	waitpid(px, NULL, 0);
+	LT_WAIT_UNTIL(session_of(fs.fuse_pid, &conn) == sid && !conn, "the MDS did not see the connection close");
+
+	/* a second process with its name and mount point: refused, it is alive */
+	snprintf(mds, sizeof(mds), "--client_mds_addr=127.0.0.1:%d", fs.mds_port);
+	snprintf(logo, sizeof(logo), "--log_file=%s/client3.log", fs.dir);
+	snprintf(asoko, sizeof(asoko), "--admin_socket=%s/client3.asok", fs.dir);
+	snprintf(out, sizeof(out), "%s/client3.out", fs.dir);
+	{
+		char *argv[] = { (char *)lfs_bin("client/fuse/loligo-fuse", fuse, sizeof(fuse)), "-f", "-c", fs.conf,
+				 mds, logo, asoko, fs.mnt, NULL };
+
+		r = lfs_run(argv, (int)(lt_hang_ns() / 1000000), out);
+	}
+	ck_assert_msg(r != 0 && r != -1 && file_has(out, "another live loligo client"),
+		      "a second process took over a live client cut off from the MDS (exit %d, see %s)", r, out);
+
+	/* the connection comes back: the same session, nothing evicted or reclaimed */
+	px = proxy_start(&pport);
+	LT_WAIT_UNTIL(session_of(fs.fuse_pid, &conn) == sid && conn, "mount 1 did not resume session %llu",
+		      (unsigned long long)sid);
+	ck_assert_int_eq(perf_mds("mds", "sessions_evicted"), evicted);
+	ck_assert_int_eq(perf_mds("mds", "sessions_reclaimed"), 0);
+	ck_assert_int_eq(lfs_check_file(P("d/f0"), 5000, 9), 0);
+	/* its cap on d is revoked and given back as usual */
+	ck_assert_int_eq(lfs_write_file(P2("d/from-b"), 10, 4), 0);
+	ck_assert_int_eq(lfs_check_file(P("d/from-b"), 10, 4), 0);
+	ck_assert_uint_eq(session_of(fs.fuse_pid, NULL), sid);
+	ck_assert_int_eq(lfs_umount2(&fs), 0);
+	ck_assert_int_eq(lfs_umount(&fs), 0);
+	kill(px, SIGKILL);
+	waitpid(px, NULL, 0);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("fuse_reclaim");
 
 	lfs_suite_add(s, "restart_reclaims_dead_session", test_restart_reclaims_dead_session, setup, teardown, 300);
 	lfs_suite_add(s, "second_live_process_refused", test_second_live_process_refused, setup, teardown, 300);
+	lfs_suite_add(s, "broken_connection_keeps_session", test_broken_connection_keeps_session, setup, teardown,
+		      300);
 	lfs_suite_add(s, "gateway_restart_releases_locks", test_gateway_restart_releases_locks, setup_gw, teardown_gw,
 		      300);
 	return lfs_suite_main(s, "test_fuse_reclaim");
