@@ -225,6 +225,7 @@ static void perf_register_all(struct mds *m)
 	perf_register_counter("mds", "bad_peers", &m->bad_peers);
 	perf_register_counter("mds", "sessions_opened", &m->sessions_opened);
 	perf_register_counter("mds", "sessions_evicted", &m->sessions_evicted);
+	perf_register_counter("mds", "sessions_reclaimed", &m->sessions_reclaimed);
 	perf_register_counter("mds", "sessions_stale", &m->sessions_stale);
 }
 
