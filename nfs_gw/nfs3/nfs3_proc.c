@@ -33,6 +33,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -108,6 +109,16 @@ uint32_t nfs3_resolve(struct nfs3_req *r, const struct nfs3_fh *fh, struct nfs3_
 	if (e) {
 		o->in = NULL;
 		return (e == -ENOENT || e == -ESTALE) ? NFS3ERR_STALE : nfs3_errno(e);
+	}
+	/* the inode must lie below the export the handle names (export/subtree.c) */
+	e = nfs_export_contains(r->x, o->exp, r->s->lc, o->in, o->attr.ino);
+	if (e) {
+		if (e == -ESTALE)
+			dout(NFS, 1, "%s: handle of inode %" PRIx64 " outside export %u (%s): STALE",
+			     r->req->xprt->peer_str, o->attr.ino, o->exp->id, o->exp->path);
+		lc_put(r->s->lc, o->in);
+		o->in = NULL;
+		return e == -ESTALE ? NFS3ERR_STALE : nfs3_errno(e);
 	}
 	return NFS3_OK;
 }
@@ -357,7 +368,12 @@ static int p_lookup(struct nfs3_req *r, struct xdr_dec *args, struct xdr_enc *re
 				e = lc_lookup_parent(r->s->lc, d.in, &at, &in);
 			}
 		} else {
+			uint64_t epoch = lc_ns_epoch(r->s->lc);
+
 			e = lc_lookup(r->s->lc, d.in, name, &d.cr, &at, &in);
+			/* found by name in a checked directory: inside (a hard link too) */
+			if (!e)
+				nfs_export_note_inside(r->x, d.exp, at.ino, epoch);
 		}
 		st = nfs3_errno(e);
 	}
