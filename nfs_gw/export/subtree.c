@@ -112,16 +112,26 @@ int nfs_export_contains(struct nfs_exports *x, const struct nfs_export *e, struc
 
 	if (!cfg_bool(CFG_nfs_subtree_check) || !strcmp(e->path, "/"))
 		return 0;
+	epoch = lc_ns_epoch(lc);     /* before anything is asked: a change meanwhile voids the verdict */
+	now = now_mono_ns();
+	/* the storm's path: the root and the verdict under one lock */
+	pthread_mutex_lock(&x->lock);
+	if (e->resolved && e->root_ino == ino) {
+		v = 1;
+	} else if (e->resolved && x->stc) {
+		const struct nfs_subtree_slot *s = &x->stc[slot_of(e->id, ino)];
+
+		if (s->ino == ino && s->export_id == e->id && s->epoch == epoch && now < s->until)
+			v = s->inside;
+	}
+	pthread_mutex_unlock(&x->lock);
+	if (v >= 0)
+		return v ? 0 : -ESTALE;
 	r = nfs_export_root(x, e, lc, &rino, &rgen);
 	if (r)
 		return r;
 	if (ino == rino)
 		return 0;
-	epoch = lc_ns_epoch(lc);     /* before anything is asked: a change meanwhile voids the verdict */
-	now = now_mono_ns();
-	v = cache_get(x, e->id, ino, epoch, now);
-	if (v >= 0)
-		return v ? 0 : -ESTALE;
 
 	lc_get(in);
 	cur = in;
