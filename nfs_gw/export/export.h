@@ -99,6 +99,11 @@ struct nfs_subtree_slot {
 	uint64_t until;
 	uint16_t export_id;
 	bool inside;
+	/* a name it was found by in the export (nfs_export_note_inside), kept
+	 * across verdicts: a hard-linked inode has no parent the MDS can name,
+	 * so it is proved again through this link ("" : none, or too long) */
+	uint64_t link_dir;
+	char link_name[48];
 };
 
 #define NFS_SUBTREE_SLOTS 8192       /* direct-mapped: a collision replaces */
@@ -170,8 +175,9 @@ struct lc_inode;
  * while lc_ns_epoch() has not moved, at most nfs_subtree_check_ttl).  An
  * export of "/" and nfs_subtree_check=false: always inside, no MDS call.
  * An inode with no primary parent (hard-linked: the MDS keeps no parent
- * for it) is inside only while a cached LOOKUP in the export says so
- * (nfs_export_note_inside), else outside.
+ * for it) is inside if the link a LOOKUP in the export found it by
+ * (nfs_export_note_inside) still names it and its directory is inside,
+ * else outside.
  * Locking: takes @x->lock for bookkeeping only, never across the walk.
  * Return: 0 inside, -ESTALE outside, another -errno if the walk failed.
  */
@@ -179,12 +185,16 @@ int nfs_export_contains(struct nfs_exports *x, const struct nfs_export *e, struc
 			struct lc_inode *in, uint64_t ino);
 
 /**
- * nfs_export_note_inside - inode @ino was just found by name in a directory
- * that passed nfs_export_contains() for @e (LOOKUP, CREATE...): it is
- * inside, through that link, as of @epoch (lc_ns_epoch() read BEFORE the
- * lookup, so a rename that raced it voids the note).
+ * nfs_export_note_inside - inode @ino was just found as @name in directory
+ * @dir, which passed nfs_export_contains() for @e (LOOKUP): it is inside,
+ * through that link, as of @epoch (lc_ns_epoch() read BEFORE the lookup,
+ * so a rename that raced it voids the verdict).  The link is remembered:
+ * once the verdict is void, an inode the MDS names no parent for (hard
+ * links) is checked again through it (the name still names it, and @dir
+ * is still inside).
  */
-void nfs_export_note_inside(struct nfs_exports *x, const struct nfs_export *e, uint64_t ino, uint64_t epoch);
+void nfs_export_note_inside(struct nfs_exports *x, const struct nfs_export *e, uint64_t ino, uint64_t epoch,
+			    uint64_t dir, const char *name);
 
 /**
  * nfs_export_cred - the caller's identity for @e: @rc's uid, gid and

@@ -22,11 +22,15 @@
  * at most, and a READ/GETATTR storm costs a table look-up per request.
  *
  * Hard links: the MDS keeps no parent for a hard-linked inode (its names
- * are all remote dentries), so the walk cannot prove one inside; it is
- * inside while a LOOKUP (or CREATE, LINK...) in a checked directory of the
- * export found it there (nfs_export_note_inside), as knfsd accepts any
- * alias within the export.  After that note expires (epoch, TTL, restart)
- * its handle is STALE until the client looks it up by name again.
+ * are all remote dentries), so the walk cannot prove one inside.  A LOOKUP
+ * in a checked directory of the export that finds it records that link
+ * (nfs_export_note_inside); when the verdict is void the link is checked
+ * again (the name still names the inode, its directory is inside: one
+ * lease-cached LOOKUP and that directory's own check), as knfsd accepts any
+ * alias within the export.  A hard-linked inode no LOOKUP through this
+ * gateway found (a handle from before a restart, a slot taken by another
+ * inode, a name of 48 bytes or more) is STALE until the client looks it up
+ * by name again.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -78,6 +82,10 @@ static void cache_put(struct nfs_exports *x, uint16_t export_id, const uint64_t 
 			/* an older epoch's verdict never replaces a newer one's */
 			if (s->ino == inos[i] && s->export_id == export_id && s->epoch > epoch)
 				continue;
+			if (s->ino != inos[i] || s->export_id != export_id) {
+				s->link_dir = 0;     /* another inode's slot now */
+				s->link_name[0] = 0;
+			}
 			s->ino = inos[i];
 			s->export_id = export_id;
 			s->epoch = epoch;
@@ -93,11 +101,73 @@ static uint64_t ttl_ns(void)
 	return (uint64_t)(cfg_double(CFG_nfs_subtree_check_ttl) * 1e9);
 }
 
-void nfs_export_note_inside(struct nfs_exports *x, const struct nfs_export *e, uint64_t ino, uint64_t epoch)
+void nfs_export_note_inside(struct nfs_exports *x, const struct nfs_export *e, uint64_t ino, uint64_t epoch,
+			    uint64_t dir, const char *name)
 {
 	if (!cfg_bool(CFG_nfs_subtree_check) || !strcmp(e->path, "/"))
 		return;
 	cache_put(x, e->id, &ino, 1, true, epoch, now_mono_ns() + ttl_ns());
+	pthread_mutex_lock(&x->lock);
+	if (x->stc) {
+		struct nfs_subtree_slot *s = &x->stc[slot_of(e->id, ino)];
+
+		if (s->ino == ino && s->export_id == e->id) {
+			bool fits = strlen(name) < sizeof(s->link_name);
+
+			s->link_dir = fits ? dir : 0;
+			snprintf(s->link_name, sizeof(s->link_name), "%s", fits ? name : "");
+		}
+	}
+	pthread_mutex_unlock(&x->lock);
+}
+
+/* The link @ino was last found by in export @e (0: none known). */
+static uint64_t link_of(struct nfs_exports *x, uint16_t export_id, uint64_t ino, char *name, size_t len)
+{
+	uint64_t dir = 0;
+
+	pthread_mutex_lock(&x->lock);
+	if (x->stc) {
+		const struct nfs_subtree_slot *s = &x->stc[slot_of(export_id, ino)];
+
+		if (s->ino == ino && s->export_id == export_id && s->link_dir && s->link_name[0]) {
+			dir = s->link_dir;
+			snprintf(name, len, "%s", s->link_name);
+		}
+	}
+	pthread_mutex_unlock(&x->lock);
+	return dir;
+}
+
+/*
+ * @ino has no parent the MDS can name (hard-linked): inside if the link a
+ * LOOKUP in @e found it by still names it and that directory is inside.
+ * 1 inside, 0 not (or no link known), -errno.
+ */
+static int via_link(struct nfs_exports *x, const struct nfs_export *e, struct lclient *lc, uint64_t ino, int depth)
+{
+	static const struct lc_cred root = { 0 };
+	struct lc_inode *dir = NULL, *child = NULL;
+	char name[64];
+	struct lc_attr a;
+	uint64_t d = link_of(x, e->id, ino, name, sizeof(name));
+	int r;
+
+	if (!d || depth > 0)
+		return 0;
+	r = lc_lookup_ino(lc, d, 0, &a, &dir);
+	if (r)
+		return r == -ESTALE ? 0 : r;
+	r = lc_lookup(lc, dir, name, &root, &a, &child);
+	if (child)
+		lc_put(lc, child);
+	if (r || a.ino != ino) {
+		lc_put(lc, dir);
+		return r && r != -ENOENT ? r : 0;
+	}
+	r = nfs_export_contains(x, e, lc, dir, d);
+	lc_put(lc, dir);
+	return r == 0 ? 1 : r == -ESTALE ? 0 : r;
 }
 
 int nfs_export_contains(struct nfs_exports *x, const struct nfs_export *e, struct lclient *lc,
@@ -140,11 +210,16 @@ int nfs_export_contains(struct nfs_exports *x, const struct nfs_export *e, struc
 			passed[npassed++] = cur_ino;
 		r = lc_lookup_parent(lc, cur, &a, &up);
 		if (r == -ESTALE || r == -ENOENT) {
-			/* no primary parent: hard-linked (or removed), and no
-			 * note says a name of it is inside */
-			dout(NFS, 10, "subtree check: inode %" PRIx64 " (at %" PRIx64 ") has no parent: not in export %u",
-			     ino, cur_ino, e->id);
-			v = 0;
+			/* no primary parent: hard-linked (or removed): the
+			 * name a LOOKUP in the export found it by, if any */
+			r = cur_ino == ino ? via_link(x, e, lc, ino, 0) : 0;
+			if (r < 0)
+				break;
+			v = r;
+			r = 0;
+			if (!v)
+				dout(NFS, 10, "subtree check: inode %" PRIx64 " (at %" PRIx64 ") has no parent: not in export %u",
+				     ino, cur_ino, e->id);
 			break;
 		}
 		if (r)

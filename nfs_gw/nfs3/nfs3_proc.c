@@ -373,7 +373,7 @@ static int p_lookup(struct nfs3_req *r, struct xdr_dec *args, struct xdr_enc *re
 			e = lc_lookup(r->s->lc, d.in, name, &d.cr, &at, &in);
 			/* found by name in a checked directory: inside (a hard link too) */
 			if (!e)
-				nfs_export_note_inside(r->x, d.exp, at.ino, epoch);
+				nfs_export_note_inside(r->x, d.exp, at.ino, epoch, d.attr.ino, name);
 		}
 		st = nfs3_errno(e);
 	}

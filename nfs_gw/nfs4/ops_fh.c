@@ -470,7 +470,7 @@ NFS4_OP(lookup_name)
 	r = lc_lookup(c->lc, o.in, name, &o.cr, &a, &child);
 	if (!r) {
 		/* found by name in a checked directory: inside (a hard link too) */
-		nfs_export_note_inside(cs->exports, o.exp, a.ino, epoch);
+		nfs_export_note_inside(cs->exports, o.exp, a.ino, epoch, o.attr.ino, name);
 		nfs4ops_set_cfh(cs, o.exp, &a);
 		lc_put(c->lc, child);
 	}

@@ -1388,6 +1388,38 @@ START_TEST(v3_handles_stay_in_their_export)
 	ck_assert_uint_eq(up.len, ra.len);
 	ck_assert(!memcmp(up.d, ra.d, ra.len));
 
+	/* hard links: the MDS names no parent for them; a name in the export is enough */
+	{
+		struct lc_inode *ea = dir_lc("ea"), *eb = dir_lc("eb"), *f = NULL, *t = NULL;
+		struct fh3 hl;
+
+		ck_assert_int_eq(lc_lookup(g.c, eb, "fb", &rootcr, NULL, &f), 0);
+		ck_assert_int_eq(lc_link(g.c, f, ea, "hl", &rootcr, NULL), 0);
+		ck_assert_uint_eq(lookup3(fd, &ra, "hl", &hl), 0);
+		ck_assert_uint_eq(getattr3(fd, &hl, &type, &nlink), 0);
+		ck_assert_uint_eq(nlink, 2);
+		/* a rename elsewhere voids every verdict: proved again through ea/hl */
+		ck_assert_int_eq(lc_rename(g.c, g.root, "top", g.root, "top2", 0, &rootcr), 0);
+		ck_assert_uint_eq(getattr3(fd, &hl, &type, &nlink), 0);
+		ck_assert_uint_eq(read3(fd, &hl), 0);
+		/* export 2's own handle of it, found by its name there */
+		ck_assert_uint_eq(getattr3(fd, &fb, &type, &nlink), 0);
+		/* a hard-linked file with no name in export 1: STALE */
+		ck_assert_int_eq(lc_lookup(g.c, g.root, "top2", &rootcr, NULL, &t), 0);
+		ck_assert_int_eq(lc_link(g.c, t, g.root, "top-link", &rootcr, NULL), 0);
+		ino_of("top2", &ino, &gen);
+		forged = forge(&ra, 1, ino, gen);
+		ck_assert_uint_eq(getattr3(fd, &forged, &type, &nlink), 70);
+		/* its name in export 1 removed: STALE there, still good in export 2 */
+		ck_assert_int_eq(lc_unlink(g.c, ea, "hl", &rootcr), 0);
+		ck_assert_uint_eq(getattr3(fd, &hl, &type, &nlink), 70);
+		ck_assert_uint_eq(getattr3(fd, &fb, &type, &nlink), 0);
+		lc_put(g.c, t);
+		lc_put(g.c, f);
+		lc_put(g.c, ea);
+		lc_put(g.c, eb);
+	}
+
 	/* renamed out through the gateway's own client (the FUSE mount's) */
 	{
 		struct lc_inode *ea = dir_lc("ea"), *eb = dir_lc("eb");
