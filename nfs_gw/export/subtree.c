@@ -23,7 +23,8 @@
  *
  * Hard links: the MDS keeps no parent for a hard-linked inode (its names
  * are all remote dentries), so the walk cannot prove one inside.  A LOOKUP
- * in a checked directory of the export that finds it records that link
+ * or listing (READDIRPLUS, v4 READDIR) in a checked directory of the
+ * export that finds it records that link
  * (nfs_export_note_inside); when the verdict is void the link is checked
  * again (the name still names the inode, its directory is inside: one
  * lease-cached LOOKUP and that directory's own check), as knfsd accepts any

@@ -915,6 +915,7 @@ struct rd {
 	uint32_t dir_bytes, dircount;    /* READDIRPLUS: the directory part only */
 	unsigned int n;
 	bool full;
+	uint64_t epoch;                  /* lc_ns_epoch() before the listing (the subtree check's notes) */
 };
 
 /* One entry; 1 if it did not fit (nothing of it is left in res). */
@@ -940,6 +941,9 @@ static int rd_entry(struct rd *rd, const char *name, const struct lc_attr *a, ui
 		nfs3_put_post_op_attr(e, &f);
 		nfs3_make_fh(rd->dir->exp, a->ino, a->generation, &fh);
 		nfs3_put_post_op_fh(e, &fh);
+		/* a handle found by name in a checked directory: inside (hard links too) */
+		if (cookie > 2 && strcmp(name, ".") && strcmp(name, ".."))
+			nfs_export_note_inside(rd->r->x, rd->dir->exp, a->ino, rd->epoch, rd->dir->attr.ino, name);
 	}
 	if (e->err || e->len > rd->limit) {
 		xdr_enc_truncate(e, mark);
@@ -986,6 +990,7 @@ static int readdir_common(struct nfs3_req *r, struct xdr_dec *args, struct xdr_e
 	rd.dir = &d;
 	rd.res = res;
 	rd.plus = plus;
+	rd.epoch = lc_ns_epoch(r->s->lc);
 	rd.dircount = plus ? a.dircount : UINT32_MAX;
 	/* count/maxcount bound the whole resok; keep 8 bytes for the end
 	 * of the list and eof, and never more than the RPC reply allows */
