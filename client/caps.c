@@ -806,6 +806,8 @@ static void process_revoke(struct lclient *c, struct cap_work *w)
 	}
 	pthread_mutex_unlock(&c->work_lock);
 	perf_inc(&c->perf.caps_revoke, 1);
+	if (S_ISDIR(in->mi.mode))
+		lc_ns_changed(c);   /* its names may be changing (rename, unlink) */
 	/* an orphan now (mds locker_stray_notify): the attributes say nlink 0,
 	 * and the inode goes as soon as nothing here uses it */
 	if (m->attr.ino == m->ino && m->attr.nlink == 0)
@@ -931,6 +933,7 @@ static void process_lease_revoke(struct lclient *c, const struct mdsp_caps *m)
 	struct mdsp_caps ack = { .op = MDSP_CAPS_LEASE_ACK, .ino = m->ino, .seq = m->seq, .dname = m->dname };
 
 	perf_inc(&c->perf.lease_revoke, 1);
+	lc_ns_changed(c);       /* the name may be renamed or removed (before the ack goes) */
 	if (m->dname)
 		lc_dcache_revoke_lease(c, m->ino, m->dname);
 	if (c->mdsc)

@@ -290,8 +290,22 @@ int lc_lookup(struct lclient *c, struct lc_inode *dir, const char *name, const s
 /** lc_lookup_ino - inode by number (NFS file handles); -ESTALE if gone or generation differs (gen 0: any). */
 int lc_lookup_ino(struct lclient *c, uint64_t ino, uint64_t generation, struct lc_attr *attr,
 		  struct lc_inode **out);
-/** lc_lookup_parent - parent directory of directory @dir (root's parent is root). */
+/**
+ * lc_lookup_parent - parent directory of @dir (root's parent is root).  Any
+ * inode with a primary link works (a file too); one with none (hard-linked,
+ * or removed) is -ESTALE.
+ */
 int lc_lookup_parent(struct lclient *c, struct lc_inode *dir, struct lc_attr *attr, struct lc_inode **out);
+/**
+ * lc_ns_epoch - a counter that moves whenever this client learns that a
+ * name may have moved or gone: its own RENAME/UNLINK/RMDIR succeeded, the
+ * MDS revoked one of its dentry leases or a directory's caps.  What was
+ * found out about the namespace (e.g. "inode X lies below directory D",
+ * the NFS gateway's subtree check) while it read E holds while it still
+ * reads E - for the names this client caches; a change nobody told it
+ * about needs a bound of its own.  No lock; never goes back.
+ */
+uint64_t lc_ns_epoch(struct lclient *c);
 
 /** lc_getattr - @force: ask the MDS even if the cache is valid. */
 int lc_getattr(struct lclient *c, struct lc_inode *in, const struct lc_cred *cr, bool force,

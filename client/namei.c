@@ -109,6 +109,17 @@ static int dir_search_ok(struct lc_inode *dir, const struct lc_cred *cr)
 	return r < 0 ? r : 1;
 }
 
+uint64_t lc_ns_epoch(struct lclient *c)
+{
+	return atomic_load_explicit(&c->ns_epoch, memory_order_acquire);
+}
+
+/* A name may have moved: lc_ns_epoch readers must look again. */
+void lc_ns_changed(struct lclient *c)
+{
+	atomic_fetch_add_explicit(&c->ns_epoch, 1, memory_order_acq_rel);
+}
+
 int lc_lookup_parent(struct lclient *c, struct lc_inode *dir, struct lc_attr *attr, struct lc_inode **out)
 {
 	struct mds_request *req;
@@ -701,6 +712,7 @@ static int remove_told(struct lclient *c, uint32_t op, struct lc_inode *dir, con
 		lc_dcache_lookup(c, dir, name, &victim);
 	r = remove_name(c, op, dir, name, cr);
 	if (r == 0) {
+		lc_ns_changed(c);       /* a hard link's other names may be all that is left */
 		lc_frontends_entry_changed(c, dir, name);
 		lc_frontends_inode_changed(c, victim, -1, 0);
 	}
@@ -1261,6 +1273,7 @@ int lc_rename(struct lclient *c, struct lc_inode *olddir, const char *oldname, s
 		lc_dcache_lookup(c, olddir, oldname, &moved);
 	r = rename_names(c, olddir, oldname, newdir, newname, flags, cr);
 	if (r == 0) {
+		lc_ns_changed(c);
 		lc_frontends_entry_changed(c, olddir, oldname);
 		lc_frontends_entry_changed(c, newdir, newname);
 		lc_frontends_inode_changed(c, moved, -1, 0);

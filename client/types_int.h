@@ -391,6 +391,10 @@ struct lc_data_ops {
 #define LC_CAP_WORKERS 4
 
 struct lclient {
+	/* lc_ns_epoch(): moves whenever this client learns that a name may
+	 * have moved (its own rename/unlink, a dentry lease or directory cap
+	 * revoked); no lock */
+	_Atomic uint64_t ns_epoch;
 	/* configuration, read at create (timeouts re-read at use) */
 	char *mds_addr;
 	char *mountpoint;

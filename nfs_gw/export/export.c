@@ -474,6 +474,7 @@ void nfs_exports_put(struct nfs_exports *x)
 	if (!x || atomic_fetch_sub_explicit(&x->refs, 1, memory_order_acq_rel) != 1)
 		return;
 	pthread_mutex_destroy(&x->lock);
+	free(x->stc);
 	free(x->e);
 	free(x->pn);
 	free(x);

@@ -87,6 +87,27 @@ struct nfs_pnode {
 	const struct nfs_export *exp;    /* export mounted here, or NULL */
 };
 
+/*
+ * One cached subtree-check verdict (subtree.c): inode @ino lies (@inside)
+ * or does not lie below export @export_id's root, as found while the
+ * client library's lc_ns_epoch() read @epoch; used until @until (mono ns)
+ * and while the epoch still reads @epoch.
+ */
+struct nfs_subtree_slot {
+	uint64_t ino;                    /* 0: empty */
+	uint64_t epoch;
+	uint64_t until;
+	uint16_t export_id;
+	bool inside;
+	/* a name it was found by in the export (nfs_export_note_inside), kept
+	 * across verdicts: a hard-linked inode has no parent the MDS can name,
+	 * so it is proved again through this link ("" : none, or too long) */
+	uint64_t link_dir;
+	char link_name[48];
+};
+
+#define NFS_SUBTREE_SLOTS 8192       /* direct-mapped: a collision replaces */
+
 struct nfs_exports {
 	_Atomic int refs;
 	unsigned int n;
@@ -94,7 +115,8 @@ struct nfs_exports {
 	const struct nfs_export *root;   /* export at pseudo "/", or NULL: pseudo root */
 	unsigned int npnodes;
 	struct nfs_pnode *pn;            /* pn[i].id == i + 1; NFS_PSEUDO_MAX of room */
-	pthread_mutex_t lock;            /* the e[].resolved caches */
+	pthread_mutex_t lock;            /* the e[].resolved caches, stc */
+	struct nfs_subtree_slot *stc;    /* NFS_SUBTREE_SLOTS, made at first use; protected by lock */
 };
 
 /**
@@ -141,6 +163,38 @@ int nfs_export_root(struct nfs_exports *x, const struct nfs_export *e, struct lc
  * the export and its path.
  */
 int nfs_exports_check_paths(struct nfs_exports *x, struct lclient *lc, char *err, size_t errlen);
+
+struct lc_inode;
+
+/**
+ * nfs_export_contains - the subtree check (knfsd's subtree_check): does
+ * inode @in (number @ino, a reference the caller holds) lie below @e's root?
+ * Climbs primary parents (lc_lookup_parent, one MDS LOOKUPPARENT per level)
+ * up to @e's root (inside) or the filesystem's (outside), and caches the
+ * verdict of @in and of every directory passed in @x (subtree.c: valid
+ * while lc_ns_epoch() has not moved, at most nfs_subtree_check_ttl).  An
+ * export of "/" and nfs_subtree_check=false: always inside, no MDS call.
+ * An inode with no primary parent (hard-linked: the MDS keeps no parent
+ * for it) is inside if the link a LOOKUP in the export found it by
+ * (nfs_export_note_inside) still names it and its directory is inside,
+ * else outside.
+ * Locking: takes @x->lock for bookkeeping only, never across the walk.
+ * Return: 0 inside, -ESTALE outside, another -errno if the walk failed.
+ */
+int nfs_export_contains(struct nfs_exports *x, const struct nfs_export *e, struct lclient *lc,
+			struct lc_inode *in, uint64_t ino);
+
+/**
+ * nfs_export_note_inside - inode @ino was just found as @name in directory
+ * @dir, which passed nfs_export_contains() for @e (LOOKUP): it is inside,
+ * through that link, as of @epoch (lc_ns_epoch() read BEFORE the lookup,
+ * so a rename that raced it voids the verdict).  The link is remembered:
+ * once the verdict is void, an inode the MDS names no parent for (hard
+ * links) is checked again through it (the name still names it, and @dir
+ * is still inside).
+ */
+void nfs_export_note_inside(struct nfs_exports *x, const struct nfs_export *e, uint64_t ino, uint64_t epoch,
+			    uint64_t dir, const char *name);
 
 /**
  * nfs_export_cred - the caller's identity for @e: @rc's uid, gid and

@@ -33,6 +33,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -108,6 +109,16 @@ uint32_t nfs3_resolve(struct nfs3_req *r, const struct nfs3_fh *fh, struct nfs3_
 	if (e) {
 		o->in = NULL;
 		return (e == -ENOENT || e == -ESTALE) ? NFS3ERR_STALE : nfs3_errno(e);
+	}
+	/* the inode must lie below the export the handle names (export/subtree.c) */
+	e = nfs_export_contains(r->x, o->exp, r->s->lc, o->in, o->attr.ino);
+	if (e) {
+		if (e == -ESTALE)
+			dout(NFS, 1, "%s: handle of inode %" PRIx64 " outside export %u (%s): STALE",
+			     r->req->xprt->peer_str, o->attr.ino, o->exp->id, o->exp->path);
+		lc_put(r->s->lc, o->in);
+		o->in = NULL;
+		return e == -ESTALE ? NFS3ERR_STALE : nfs3_errno(e);
 	}
 	return NFS3_OK;
 }
@@ -357,7 +368,12 @@ static int p_lookup(struct nfs3_req *r, struct xdr_dec *args, struct xdr_enc *re
 				e = lc_lookup_parent(r->s->lc, d.in, &at, &in);
 			}
 		} else {
+			uint64_t epoch = lc_ns_epoch(r->s->lc);
+
 			e = lc_lookup(r->s->lc, d.in, name, &d.cr, &at, &in);
+			/* found by name in a checked directory: inside (a hard link too) */
+			if (!e)
+				nfs_export_note_inside(r->x, d.exp, at.ino, epoch, d.attr.ino, name);
 		}
 		st = nfs3_errno(e);
 	}
@@ -899,6 +915,7 @@ struct rd {
 	uint32_t dir_bytes, dircount;    /* READDIRPLUS: the directory part only */
 	unsigned int n;
 	bool full;
+	uint64_t epoch;                  /* lc_ns_epoch() before the listing (the subtree check's notes) */
 };
 
 /* One entry; 1 if it did not fit (nothing of it is left in res). */
@@ -924,6 +941,9 @@ static int rd_entry(struct rd *rd, const char *name, const struct lc_attr *a, ui
 		nfs3_put_post_op_attr(e, &f);
 		nfs3_make_fh(rd->dir->exp, a->ino, a->generation, &fh);
 		nfs3_put_post_op_fh(e, &fh);
+		/* a handle found by name in a checked directory: inside (hard links too) */
+		if (cookie > 2 && strcmp(name, ".") && strcmp(name, ".."))
+			nfs_export_note_inside(rd->r->x, rd->dir->exp, a->ino, rd->epoch, rd->dir->attr.ino, name);
 	}
 	if (e->err || e->len > rd->limit) {
 		xdr_enc_truncate(e, mark);
@@ -970,6 +990,7 @@ static int readdir_common(struct nfs3_req *r, struct xdr_dec *args, struct xdr_e
 	rd.dir = &d;
 	rd.res = res;
 	rd.plus = plus;
+	rd.epoch = lc_ns_epoch(r->s->lc);
 	rd.dircount = plus ? a.dircount : UINT32_MAX;
 	/* count/maxcount bound the whole resok; keep 8 bytes for the end
 	 * of the list and eof, and never more than the RPC reply allows */

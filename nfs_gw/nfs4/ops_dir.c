@@ -328,6 +328,7 @@ struct rd {
 	size_t limit;                    /* res->len may not pass this */
 	unsigned int n;
 	bool full;
+	uint64_t epoch;                  /* lc_ns_epoch() before the listing (the subtree check's notes) */
 };
 
 static int rd_entry(struct rd *rd, const char *name, const struct lc_attr *a, uint64_t cookie,
@@ -371,6 +372,9 @@ static int rd_cb(void *arg, const char *name, struct lc_inode *in, const struct 
 	int r;
 
 	nfs4_fh_encode(&fi, &fh);
+	/* a handle found by name in a checked directory: inside (hard links too) */
+	if (strcmp(name, ".") && strcmp(name, ".."))
+		nfs_export_note_inside(rd->cs->exports, rd->dir->exp, attr->ino, rd->epoch, rd->dir->attr.ino, name);
 	r = rd_entry(rd, name, attr, next + COOKIE_BASE, &fh, false);
 	if (!r && in)
 		lc_put(c->lc, in);
@@ -462,6 +466,7 @@ NFS4_OP(readdir)
 	rd.res = res;
 	rd.bm = &bm;
 	rd.limit = start + maxcount - 8; /* room for the list end and eof */
+	rd.epoch = c->lc ? lc_ns_epoch(c->lc) : 0;
 	if (d.fi.kind == NFS4_FH_PSEUDO) {
 		st = readdir_pseudo(cs, &rd, cookie, &eof);
 	} else {

@@ -5,6 +5,7 @@
  * exports.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -194,6 +195,16 @@ uint32_t nfs4ops_resolve(struct nfs4_compound *cs, const struct nfs4_fh *fh, str
 	if (r) {
 		o->in = NULL;
 		return (r == -ENOENT || r == -ESTALE) ? NFS4ERR_STALE : nfs4_errno_to_status(r);
+	}
+	/* the inode must lie below the export the handle names (subtree.c) */
+	r = nfs_export_contains(cs->exports, o->exp, c->lc, o->in, o->attr.ino);
+	if (r) {
+		if (r == -ESTALE)
+			dout(NFS, 1, "%s: handle of inode %" PRIx64 " outside export %u (%s): STALE",
+			     cs->req->xprt->peer_str, o->attr.ino, o->exp->id, o->exp->path);
+		lc_put(c->lc, o->in);
+		o->in = NULL;
+		return r == -ESTALE ? NFS4ERR_STALE : nfs4_errno_to_status(r);
 	}
 	return NFS4_OK;
 }
@@ -422,6 +433,7 @@ NFS4_OP(lookup_name)
 	struct nfs4_obj o;
 	struct lc_inode *child = NULL;
 	struct lc_attr a;
+	uint64_t epoch;
 	uint32_t st;
 	int r;
 
@@ -454,8 +466,11 @@ NFS4_OP(lookup_name)
 		nfs4ops_release(cs, &o);
 		return st;
 	}
+	epoch = lc_ns_epoch(c->lc);
 	r = lc_lookup(c->lc, o.in, name, &o.cr, &a, &child);
 	if (!r) {
+		/* found by name in a checked directory: inside (a hard link too) */
+		nfs_export_note_inside(cs->exports, o.exp, a.ino, epoch, o.attr.ino, name);
 		nfs4ops_set_cfh(cs, o.exp, &a);
 		lc_put(c->lc, child);
 	}

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "test_nfs_wire.h"
+#include "tests/test_child.h"
 
 struct mdsproc nfsgw_mds;
 static char parent[256];
@@ -1161,8 +1162,432 @@ START_TEST(v3_retransmit_after_reconnect)
 }
 END_TEST
 
-int main(void)
+/* ---- the subtree check (issue 20.2) ------------------------------------------ */
+
+/* /ea (export 1) and /eb (export 2) with a file each, /ea/sub/deep, /top
+ * beside them: made by a client of its own before the gateway starts. */
+static void subtree_tree(void)
 {
+	static const char *dirs[] = { "ea", "eb", "ea/sub" };
+	static const char *files[] = { "ea/fa", "ea/fc", "ea/fd", "ea/sub/deep", "eb/fb", "top" };
+	struct lclient *c;
+	struct lc_inode *rt, *d, *in;
+	char path[64], *slash;
+	int r;
+
+	ck_assert_int_eq(lclient_create(&c), 0);
+	ck_assert_int_eq(lclient_mount(c, NULL), 0);
+	rt = lc_root(c);
+	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]) + sizeof(files) / sizeof(files[0]); i++) {
+		bool isdir = i < sizeof(dirs) / sizeof(dirs[0]);
+		const char *name;
+
+		snprintf(path, sizeof(path), "%s", isdir ? dirs[i] : files[i - sizeof(dirs) / sizeof(dirs[0])]);
+		d = rt;
+		lc_get(d);
+		name = path;
+		while ((slash = strchr(name, '/'))) {
+			*slash = 0;
+			ck_assert_int_eq(lc_lookup(c, d, name, &rootcr, NULL, &in), 0);
+			lc_put(c, d);
+			d = in;
+			name = slash + 1;
+		}
+		in = NULL;
+		/* the case before may have made it (one MDS per case) */
+		if (isdir)
+			r = lc_mkdir(c, d, name, 0755, &rootcr, NULL, &in);
+		else
+			r = lc_mknod(c, d, name, S_IFREG | 0644, 0, &rootcr, NULL, &in);
+		ck_assert_msg(r == 0 || r == -EEXIST, "%s: %d", name, r);
+		if (in)
+			lc_put(c, in);
+		lc_put(c, d);
+	}
+	lc_put(c, rt);
+	lclient_unmount(c);
+	lclient_destroy(c);
+	nfsgw_opt("nfs_exports", "id=1,path=/ea,rw,no_root_squash,insecure;id=2,path=/eb,rw,no_root_squash,insecure");
+}
+
+/* @h as if export @id had given it, inode @ino (0: keep)/@gen: a forgery. */
+static struct fh3 forge(const struct fh3 *h, uint16_t id, uint64_t ino, uint64_t gen)
+{
+	struct fh3 f = *h;
+
+	ck_assert_uint_eq(f.len, 32);
+	f.d[4] = (uint8_t)(id >> 8);
+	f.d[5] = (uint8_t)id;
+	for (int i = 0; i < 8; i++) {
+		f.d[8 + i] = (uint8_t)((uint64_t)id >> (56 - 8 * i));
+		if (ino) {
+			f.d[16 + i] = (uint8_t)(ino >> (56 - 8 * i));
+			f.d[24 + i] = (uint8_t)(gen >> (56 - 8 * i));
+		}
+	}
+	return f;
+}
+
+static uint32_t read3(int fd, const struct fh3 *fh)
+{
+	struct xdr_enc e;
+	struct r3 r;
+	uint32_t st;
+
+	c3_begin(&e, 0x3003, 100003, P3_READ);
+	xdr_put_opaque(&e, fh->d, fh->len);
+	xdr_put_u64(&e, 0);
+	xdr_put_u32(&e, 4096);
+	c3_call(fd, &e, &r);
+	st = r.status;
+	free(r.buf);
+	return st;
+}
+
+/* The inode of @path (from the root) as the gateway's client sees it. */
+static void ino_of(const char *path, uint64_t *ino, uint64_t *gen)
+{
+	struct lc_inode *d = g.root, *in = NULL;
+	struct lc_attr a;
+	char p[64], *save = NULL;
+
+	lc_get(d);
+	snprintf(p, sizeof(p), "%s", path);
+	ck_assert_int_eq(lc_getattr(g.c, d, &rootcr, false, &a), 0);
+	for (char *c = strtok_r(p, "/", &save); c; c = strtok_r(NULL, "/", &save)) {
+		ck_assert_int_eq(lc_lookup(g.c, d, c, &rootcr, &a, &in), 0);
+		lc_put(g.c, d);
+		d = in;
+	}
+	lc_put(g.c, d);
+	*ino = a.ino;
+	*gen = a.generation;
+}
+
+static struct lc_inode *dir_lc(const char *name)
+{
+	struct lc_inode *in = NULL;
+
+	ck_assert_int_eq(lc_lookup(g.c, g.root, name, &rootcr, NULL, &in), 0);
+	return in;
+}
+
+/*
+ * Another client of the MDS in a process of its own (tests/test_child.h:
+ * this binary exec'd again; a forked copy of the gateway's process must
+ * not mount): renames @sdir/@name to @ddir/@newname ("" is the root) and
+ * exits 0, or the step that failed.
+ */
+static int child_main(int argc, char **argv)
+{
+	struct lclient *c;
+	struct lc_inode *rt, *sd = NULL, *dd = NULL;
+
+	if (argc != 7 || strcmp(argv[0], "renamer"))
+		return 2;
+	char v[3][512], err[256];
+	const char *opts[][2] = { { "store_backend", "local" },  { "store_local_path", v[0] },
+				  { "client_mds_addr", v[1] },   { "client_keyring", v[2] },
+				  { "client_mount_timeout", "10" } };
+
+	/* nfsgw_config's values, without check's asserts (no test runs here) */
+	snprintf(v[0], sizeof(v[0]), "%s/store", argv[1]);
+	snprintf(v[1], sizeof(v[1]), "127.0.0.1:%s", argv[2]);
+	snprintf(v[2], sizeof(v[2]), "%s/client.keyring", argv[1]);
+	log_init("test_nfs_gw-renamer");
+	cfg_init("client");
+	for (size_t i = 0; i < sizeof(opts) / sizeof(opts[0]); i++)
+		if (cfg_set(cfg_lookup(opts[i][0]), opts[i][1], false, err, sizeof(err))) {
+			fprintf(stderr, "renamer: %s: %s\n", opts[i][0], err);
+			return 2;
+		}
+	if (lclient_create(&c) || lclient_mount(c, NULL))
+		return 3;
+	rt = lc_root(c);
+	if ((*argv[3] ? lc_lookup(c, rt, argv[3], &rootcr, NULL, &sd) : (lc_get(rt), sd = rt, 0)) ||
+	    (*argv[5] ? lc_lookup(c, rt, argv[5], &rootcr, NULL, &dd) : (lc_get(rt), dd = rt, 0)))
+		return 4;
+	if (lc_rename(c, sd, argv[4], dd, argv[6], 0, &rootcr))
+		return 5;
+	lc_put(c, sd);
+	lc_put(c, dd);
+	lc_put(c, rt);
+	lclient_unmount(c);
+	lclient_destroy(c);
+	return 0;
+}
+
+/* Rename @sdir/@name to @ddir/@newname through another client; wait for it. */
+static void other_rename(const char *sdir, const char *name, const char *ddir, const char *newname)
+{
+	char port[16];
+	pid_t pid;
+	int st = -1;
+
+	snprintf(port, sizeof(port), "%u", nfsgw_mds.port);
+	pid = test_child_spawn((const char *const[]){ "renamer", nfsgw_mds.dir, port, sdir, name, ddir, newname,
+						      NULL });
+	ck_assert_int_gt(pid, 0);
+	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "the other client failed (status %#x)", st);
+}
+
+/*
+ * A client of export 1 (/ea) forges handles: export 1's id with an inode of
+ * export 2's tree, with the filesystem's root, with a file beside the
+ * exports: GETATTR, READ and LOOKUP answer NFS3ERR_STALE (before the
+ * subtree check they answered NFS3_OK: any inode of the filesystem).  Its
+ * own handles keep working, ".." of its root stays there, and a file
+ * renamed out of /ea - by the gateway's own client (as the FUSE mount of
+ * the same process would) and by another client of the MDS - is STALE on
+ * the next request after the rename.
+ */
+START_TEST(v3_handles_stay_in_their_export)
+{
+	struct fh3 ra, rb, fa, fb, sub, deep, fc, fd_, up, forged;
+	uint64_t ino, gen;
+	uint32_t type = 0, nlink = 0;
+	int fd;
+
+	subtree_tree();
+	/* only what the gateway's client hears of may end a cached verdict here */
+	nfsgw_opt("nfs_subtree_check_ttl", "3600");
+	nfsgw_start(&g);
+	fd = nfsw_connect(NULL, NULL, g.port);
+	ck_assert_uint_eq(mnt3(fd, "/ea", &ra), 0);
+	ck_assert_uint_eq(mnt3(fd, "/eb", &rb), 0);
+	ck_assert_uint_eq(lookup3(fd, &ra, "fa", &fa), 0);
+	ck_assert_uint_eq(lookup3(fd, &ra, "sub", &sub), 0);
+	ck_assert_uint_eq(lookup3(fd, &sub, "deep", &deep), 0);
+	ck_assert_uint_eq(lookup3(fd, &rb, "fb", &fb), 0);
+	ck_assert_uint_eq(getattr3(fd, &deep, &type, &nlink), 0);
+	ck_assert_uint_eq(read3(fd, &fa), 0);
+
+	/* export 2's file and root under export 1's id */
+	forged = forge(&fb, 1, 0, 0);
+	ck_assert_uint_eq(getattr3(fd, &forged, &type, &nlink), 70);
+	ck_assert_uint_eq(read3(fd, &forged), 70);
+	forged = forge(&rb, 1, 0, 0);
+	ck_assert_uint_eq(lookup3(fd, &forged, "fb", NULL), 70);
+	ck_assert_uint_eq(getattr3(fd, &forged, &type, &nlink), 70);
+	/* the filesystem's root, and a file beside the exports */
+	ino_of("/", &ino, &gen);
+	forged = forge(&ra, 1, ino, gen);
+	ck_assert_uint_eq(getattr3(fd, &forged, &type, &nlink), 70);
+	ck_assert_uint_eq(lookup3(fd, &forged, "eb", NULL), 70);
+	ino_of("top", &ino, &gen);
+	forged = forge(&ra, 1, ino, gen);
+	ck_assert_uint_eq(getattr3(fd, &forged, &type, &nlink), 70);
+	ck_assert_uint_eq(read3(fd, &forged), 70);
+	/* asked again (a cached verdict): still STALE; the real handles still work */
+	ck_assert_uint_eq(getattr3(fd, &forged, &type, &nlink), 70);
+	ck_assert_uint_eq(getattr3(fd, &fb, &type, &nlink), 0);
+	ck_assert_uint_eq(getattr3(fd, &fa, &type, &nlink), 0);
+	/* ".." of the export's root is the root */
+	ck_assert_uint_eq(lookup3(fd, &ra, "..", &up), 0);
+	ck_assert_uint_eq(up.len, ra.len);
+	ck_assert(!memcmp(up.d, ra.d, ra.len));
+
+	/* hard links: the MDS names no parent for them; a name in the export is enough */
+	{
+		struct lc_inode *ea = dir_lc("ea"), *eb = dir_lc("eb"), *f = NULL, *t = NULL;
+		struct fh3 hl;
+
+		ck_assert_int_eq(lc_lookup(g.c, eb, "fb", &rootcr, NULL, &f), 0);
+		ck_assert_int_eq(lc_link(g.c, f, ea, "hl", &rootcr, NULL), 0);
+		ck_assert_uint_eq(lookup3(fd, &ra, "hl", &hl), 0);
+		ck_assert_uint_eq(getattr3(fd, &hl, &type, &nlink), 0);
+		ck_assert_uint_eq(nlink, 2);
+		/* a rename elsewhere voids every verdict: proved again through ea/hl */
+		ck_assert_int_eq(lc_rename(g.c, g.root, "top", g.root, "top2", 0, &rootcr), 0);
+		ck_assert_uint_eq(getattr3(fd, &hl, &type, &nlink), 0);
+		ck_assert_uint_eq(read3(fd, &hl), 0);
+		/* export 2's own handle of it, found by its name there */
+		ck_assert_uint_eq(getattr3(fd, &fb, &type, &nlink), 0);
+		/* a hard-linked file with no name in export 1: STALE */
+		ck_assert_int_eq(lc_lookup(g.c, g.root, "top2", &rootcr, NULL, &t), 0);
+		ck_assert_int_eq(lc_link(g.c, t, g.root, "top-link", &rootcr, NULL), 0);
+		ino_of("top2", &ino, &gen);
+		forged = forge(&ra, 1, ino, gen);
+		ck_assert_uint_eq(getattr3(fd, &forged, &type, &nlink), 70);
+		/* its name in export 1 removed: STALE there, still good in export 2 */
+		ck_assert_int_eq(lc_unlink(g.c, ea, "hl", &rootcr), 0);
+		ck_assert_uint_eq(getattr3(fd, &hl, &type, &nlink), 70);
+		ck_assert_uint_eq(getattr3(fd, &fb, &type, &nlink), 0);
+		lc_put(g.c, t);
+		lc_put(g.c, f);
+		lc_put(g.c, ea);
+		lc_put(g.c, eb);
+	}
+
+	/* renamed out through the gateway's own client (the FUSE mount's) */
+	{
+		struct lc_inode *ea = dir_lc("ea"), *eb = dir_lc("eb");
+
+		ck_assert_uint_eq(getattr3(fd, &fa, &type, &nlink), 0);
+		ck_assert_int_eq(lc_rename(g.c, ea, "fa", eb, "fa-moved", 0, &rootcr), 0);
+		ck_assert_uint_eq(getattr3(fd, &fa, &type, &nlink), 70);
+		ck_assert_uint_eq(read3(fd, &fa), 70);
+		/* and back in: good again */
+		ck_assert_int_eq(lc_rename(g.c, eb, "fa-moved", ea, "fa", 0, &rootcr), 0);
+		ck_assert_uint_eq(getattr3(fd, &fa, &type, &nlink), 0);
+		/* a directory moved out takes what is below it along */
+		ck_assert_uint_eq(getattr3(fd, &deep, &type, &nlink), 0);
+		ck_assert_int_eq(lc_rename(g.c, ea, "sub", g.root, "sub-moved", 0, &rootcr), 0);
+		ck_assert_uint_eq(getattr3(fd, &deep, &type, &nlink), 70);
+		ck_assert_uint_eq(getattr3(fd, &sub, &type, &nlink), 70);
+		lc_put(g.c, ea);
+		lc_put(g.c, eb);
+	}
+	/* renamed out by another client of the MDS */
+	ck_assert_uint_eq(lookup3(fd, &ra, "fc", &fc), 0);
+	ck_assert_uint_eq(lookup3(fd, &ra, "fd", &fd_), 0);
+	ck_assert_uint_eq(getattr3(fd, &fc, &type, &nlink), 0);
+	ck_assert_uint_eq(read3(fd, &fd_), 0);
+	other_rename("ea", "fc", "eb", "fc-moved");
+	other_rename("ea", "fd", "", "fd-moved");
+	ck_assert_uint_eq(getattr3(fd, &fc, &type, &nlink), 70);
+	ck_assert_uint_eq(read3(fd, &fd_), 70);
+	close(fd);
+}
+END_TEST
+
+/* NFSv4.0 COMPOUND: PUTFH @fh, then @op (GETATTR type, or LOOKUP @name); the
+ * compound's status. */
+enum { V4_GETATTR = 9, V4_GETFH = 10, V4_LOOKUP = 15, V4_LOOKUPP = 16, V4_PUTFH = 22 };
+
+static int64_t v4_putfh_then(int fd, const struct fh3 *fh, uint32_t op, const char *name)
+{
+	struct xdr_enc e;
+	uint8_t *b;
+	size_t len;
+	uint32_t xid;
+	int64_t st;
+
+	v40_begin(&e, 0x4000, 2);
+	xdr_put_u32(&e, V4_PUTFH);
+	xdr_put_opaque(&e, fh->d, fh->len);
+	xdr_put_u32(&e, op);
+	if (op == V4_GETATTR) {
+		xdr_put_u32(&e, 1);
+		xdr_put_u32(&e, 1u << 1);        /* type */
+	} else if (op == V4_LOOKUP) {
+		xdr_put_string(&e, name);
+	}
+	ck_assert_int_eq(trpc_send_record(fd, e.buf, e.len, 0), 0);
+	xdr_enc_free(&e);
+	b = trpc_recv_record(fd, &len, NULL);
+	ck_assert_ptr_nonnull(b);
+	st = v4_status(b, len, &xid);
+	free(b);
+	return st;
+}
+
+/* PUTROOTFH, LOOKUP @path's components, LOOKUPP @ups times, GETFH: the
+ * compound's status, the handle into @out. */
+static int64_t v4_walk(int fd, const char *path, int ups, struct fh3 *out)
+{
+	struct xdr_enc e;
+	struct trpc_reply r;
+	char p[64], *save = NULL, *comp[8];
+	uint32_t st, v, n = 0;
+	uint8_t *b;
+	size_t len;
+
+	snprintf(p, sizeof(p), "%s", path);
+	for (char *c = strtok_r(p, "/", &save); c && n < 8; c = strtok_r(NULL, "/", &save))
+		comp[n++] = c;
+	v40_begin(&e, 0x4001, 2 + n + (uint32_t)ups);
+	xdr_put_u32(&e, V4_PUTROOTFH);
+	for (uint32_t i = 0; i < n; i++) {
+		xdr_put_u32(&e, V4_LOOKUP);
+		xdr_put_string(&e, comp[i]);
+	}
+	for (int i = 0; i < ups; i++)
+		xdr_put_u32(&e, V4_LOOKUPP);
+	xdr_put_u32(&e, V4_GETFH);
+	ck_assert_int_eq(trpc_send_record(fd, e.buf, e.len, 0), 0);
+	xdr_enc_free(&e);
+	b = trpc_recv_record(fd, &len, NULL);
+	ck_assert_ptr_nonnull(b);
+	ck_assert_int_eq(trpc_parse_reply(b, len, &r), 0);
+	ck_assert_int_eq(xdr_get_u32(&r.res, &st), 0);
+	if (!st) {
+		char tag[16];
+
+		ck_assert_int_eq(xdr_get_string(&r.res, tag, sizeof(tag), 15), 0);
+		ck_assert_int_eq(xdr_get_u32(&r.res, &v), 0);             /* results */
+		for (uint32_t i = 0; i < 1 + n + (uint32_t)ups; i++) {
+			xdr_get_u32(&r.res, &v);                           /* op */
+			xdr_get_u32(&r.res, &v);                           /* its status */
+		}
+		xdr_get_u32(&r.res, &v);                                   /* GETFH */
+		xdr_get_u32(&r.res, &v);
+		ck_assert_int_eq(xdr_get_opaque_copy(&r.res, out->d, &out->len, 64), 0);
+	}
+	free(b);
+	return st;
+}
+
+/*
+ * The same over NFSv4: PUTFH of a forged handle (export 1's id, export 2's
+ * file; the filesystem's root; a file beside the exports) and the
+ * operation after it answer NFS4ERR_STALE; a file renamed out of the
+ * export is STALE after the rename; LOOKUPP from an export's root goes to
+ * the pseudo filesystem (never to the directory the export lies in), and
+ * further up stays in it.
+ */
+START_TEST(v4_handles_stay_in_their_export)
+{
+	struct fh3 ra, fa, fb, up, forged;
+	uint64_t ino, gen;
+	int fd;
+
+	subtree_tree();
+	nfsgw_opt("nfs_subtree_check_ttl", "3600");
+	nfsgw_start(&g);
+	fd = nfsw_connect(NULL, NULL, g.port);
+	ck_assert_int_eq(v4_walk(fd, "ea", 0, &ra), 0);
+	ck_assert_int_eq(v4_walk(fd, "ea/fa", 0, &fa), 0);
+	ck_assert_int_eq(v4_walk(fd, "eb/fb", 0, &fb), 0);
+	ck_assert_int_eq(v4_putfh_then(fd, &fa, V4_GETATTR, NULL), 0);
+	ck_assert_int_eq(v4_putfh_then(fd, &fb, V4_GETATTR, NULL), 0);
+
+	forged = forge(&fb, 1, 0, 0);
+	ck_assert_int_eq(v4_putfh_then(fd, &forged, V4_GETATTR, NULL), 70);     /* NFS4ERR_STALE */
+	ino_of("/", &ino, &gen);
+	forged = forge(&ra, 1, ino, gen);
+	ck_assert_int_eq(v4_putfh_then(fd, &forged, V4_GETATTR, NULL), 70);
+	ck_assert_int_eq(v4_putfh_then(fd, &forged, V4_LOOKUP, "eb"), 70);
+	ino_of("top", &ino, &gen);
+	forged = forge(&ra, 1, ino, gen);
+	ck_assert_int_eq(v4_putfh_then(fd, &forged, V4_GETATTR, NULL), 70);
+
+	/* LOOKUPP above the export's root: the pseudo root, whose parent is nothing */
+	ck_assert_int_eq(v4_walk(fd, "ea", 1, &up), 0);
+	ck_assert_uint_eq(up.d[3], 1);                                  /* NFS4_FH_PSEUDO */
+	ck_assert_int_eq(v4_walk(fd, "ea", 2, &up), 2);                 /* NFS4ERR_NOENT */
+	ck_assert_int_eq(v4_walk(fd, "ea/sub", 2, &up), 0);
+	ck_assert_uint_eq(up.d[3], 1);
+	ck_assert_int_eq(v4_walk(fd, "top", 0, &up), 2);                /* not in the pseudo fs */
+
+	/* renamed out through the gateway's own client */
+	{
+		struct lc_inode *ea = dir_lc("ea"), *eb = dir_lc("eb");
+
+		ck_assert_int_eq(lc_rename(g.c, ea, "fa", eb, "fa-moved", 0, &rootcr), 0);
+		ck_assert_int_eq(v4_putfh_then(fd, &fa, V4_GETATTR, NULL), 70);
+		lc_put(g.c, ea);
+		lc_put(g.c, eb);
+	}
+	close(fd);
+}
+END_TEST
+
+int main(int argc, char **argv)
+{
+	if (test_child_is(argc, argv))
+		return child_main(argc - 2, argv + 2);
 	Suite *s = suite_create("nfs_gw");
 	TCase *tc = tcase_create("drc");
 	SRunner *sr;
@@ -1193,6 +1618,18 @@ int main(void)
 	tcase_add_test(tc, v3_procedures);
 	tcase_add_test(tc, v3_retransmit_after_reconnect);
 	tcase_add_test(tc, v3_renamed_over_open);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("subtree");
+	tcase_add_unchecked_fixture(tc, mds_up, mds_down);
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, v3_handles_stay_in_their_export);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("subtree4");       /* an MDS of its own: the tree is made again */
+	tcase_add_unchecked_fixture(tc, mds_up, mds_down);
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, v4_handles_stay_in_their_export);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

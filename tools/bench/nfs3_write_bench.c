@@ -5,13 +5,19 @@
  *
  *   nfs3_write_bench --port P [--conns C] [--inflight K] [--seconds S]
  *                    [--file-mb M] [--stable] [--tag NAME]
+ *                    [--export PATH] [--op write|read|getattr]
  *
  * C connections (one client each, its own source port), each with a file
  * of its own (CREATE "<tag>.<c>" in the export root, found with MNT "/"),
  * each keeping K WRITEs of 4 KiB at random 4 KiB-aligned offsets below M
  * MiB in flight (K = 1: a client that waits for each reply; K > 1: a
  * pipelining one), UNSTABLE unless --stable (FILE_SYNC), for S seconds.
- * Then COMMIT.  Prints one line:
+ * Then COMMIT.  --export mounts PATH instead of "/" (the subtree check
+ * runs for exports other than "/"); --op read or getattr sends 4 KiB READs
+ * (of the empty file: no data, the request's own cost) or GETATTRs
+ * instead of WRITEs (a READ/GETATTR storm, each naming the file's handle).
+ * --mkdirs: make --export's directories (MKDIR from MNT "/", an existing
+ * one is fine) and exit, so that a gateway may then export it.  Prints one line:
  *   RESULT conns=C inflight=K ops=N seconds=S ops_per_s=X mean_latency_us=Y p99_latency_us=Z
  */
 #include <arpa/inet.h>
@@ -53,6 +59,9 @@ struct conn {
 static int port, nconns = 1, inflight = 1, seconds = 10, file_mb = 64;
 static bool stable;
 static const char *tag = "nfs3-write-bench";
+static const char *export_path = "/";
+static bool mkdirs;
+static int op = 7;                       /* NFSv3 procedure: WRITE, READ (6), GETATTR (1) */
 static struct conn cs[MAXC];
 static uint32_t next_xid = 1;
 static uint64_t *lat;                    /* every latency, ns */
@@ -261,11 +270,11 @@ static void setup(struct conn *c, int i)
 	char name[128];
 
 	c->fd = tcp_connect();
-	begin(&b, next_xid++, 100005, 1);    /* MNT "/" */
-	popaque(&b, "/", 1);
+	begin(&b, next_xid++, 100005, 1);    /* MNT --export */
+	popaque(&b, export_path, (uint32_t)strlen(export_path));
 	st = call_sync(c, &b, &r, &keep);
 	if (st)
-		die("MNT / (is the export rw,no_root_squash,insecure?)", st);
+		die("MNT (is the export rw,no_root_squash,insecure?)", st);
 	rootlen = g32(&r);
 	if (rootlen > 64)
 		die("root handle", rootlen);
@@ -298,17 +307,75 @@ static void setup(struct conn *c, int i)
 	c->in.len = 0;
 }
 
+/* --mkdirs: every component of export_path, from MNT "/". */
+static void make_dirs(void)
+{
+	struct conn c0 = { 0 };
+	struct buf b = { 0 };
+	struct rd r;
+	uint8_t dir[64], *keep;
+	uint32_t dirlen, st;
+	char path[1024], *save = NULL;
+
+	c0.fd = tcp_connect();
+	begin(&b, next_xid++, 100005, 1);
+	popaque(&b, "/", 1);
+	if ((st = call_sync(&c0, &b, &r, &keep)))
+		die("MNT /", st);
+	dirlen = g32(&r);
+	if (dirlen > 64)
+		die("root handle", dirlen);
+	memcpy(dir, r.p, dirlen);
+	free(keep);
+	snprintf(path, sizeof(path), "%s", export_path);
+	for (char *n = strtok_r(path, "/", &save); n; n = strtok_r(NULL, "/", &save)) {
+		begin(&b, next_xid++, 100003, 3);    /* LOOKUP */
+		popaque(&b, dir, dirlen);
+		popaque(&b, n, (uint32_t)strlen(n));
+		st = call_sync(&c0, &b, &r, &keep);
+		if (st == 2) {                       /* NOENT: MKDIR mode 0755 */
+			free(keep);
+			begin(&b, next_xid++, 100003, 9);
+			popaque(&b, dir, dirlen);
+			popaque(&b, n, (uint32_t)strlen(n));
+			p32(&b, 1);
+			p32(&b, 0755);
+			for (int i = 0; i < 5; i++)
+				p32(&b, 0);
+			if ((st = call_sync(&c0, &b, &r, &keep)))
+				die("MKDIR", st);
+			if (g32(&r) != 1)
+				die("MKDIR gave no handle", 0);
+		} else if (st) {
+			die("LOOKUP", st);
+		}
+		dirlen = g32(&r);
+		if (dirlen > 64 || r.err)
+			die("directory handle", dirlen);
+		memcpy(dir, r.p, dirlen);
+		free(keep);
+	}
+	close(c0.fd);
+	free(b.p);
+	free(c0.in.p);
+}
+
 static void send_write(struct conn *c, int slot, struct buf *b)
 {
 	uint64_t off = ((uint64_t)rand() % ((uint64_t)file_mb * 256)) * WSIZE;
 
 	c->slot_xid[slot] = next_xid;
-	begin(b, next_xid++, 100003, 7);
+	begin(b, next_xid++, 100003, (uint32_t)op);
 	popaque(b, c->fh, c->fhlen);
-	p64(b, off);
-	p32(b, WSIZE);
-	p32(b, stable ? 2 : 0);
-	popaque(b, data, WSIZE);
+	if (op != 1)
+		p64(b, off);
+	if (op == 7) {
+		p32(b, WSIZE);
+		p32(b, stable ? 2 : 0);
+		popaque(b, data, WSIZE);
+	} else if (op == 6) {
+		p32(b, WSIZE);
+	}
 	finish(b);
 	c->sent_ns[slot] = now_ns();
 	send_all(c->fd, b);
@@ -346,7 +413,8 @@ int main(int argc, char **argv)
 	static const struct option lo[] = {
 		{ "port", 1, NULL, 'p' }, { "conns", 1, NULL, 'c' }, { "inflight", 1, NULL, 'k' },
 		{ "seconds", 1, NULL, 's' }, { "file-mb", 1, NULL, 'm' }, { "stable", 0, NULL, 'S' },
-		{ "tag", 1, NULL, 't' }, { NULL, 0, NULL, 0 },
+		{ "tag", 1, NULL, 't' }, { "export", 1, NULL, 'e' }, { "op", 1, NULL, 'o' },
+		{ "mkdirs", 0, NULL, 'M' }, { NULL, 0, NULL, 0 },
 	};
 	struct pollfd pf[MAXC];
 	struct buf b = { 0 };
@@ -362,14 +430,25 @@ int main(int argc, char **argv)
 		case 'm': file_mb = atoi(optarg); break;
 		case 'S': stable = true; break;
 		case 't': tag = optarg; break;
+		case 'e': export_path = optarg; break;
+		case 'M': mkdirs = true; break;
+		case 'o':
+			op = !strcmp(optarg, "write") ? 7 : !strcmp(optarg, "read") ? 6 : !strcmp(optarg, "getattr") ? 1 : -1;
+			if (op < 0)
+				die("--op: write, read or getattr", 0);
+			break;
 		default:
 			fprintf(stderr, "usage: nfs3_write_bench --port P [--conns C] [--inflight K] [--seconds S] "
-					"[--file-mb M] [--stable] [--tag NAME]\n");
+					"[--file-mb M] [--stable] [--tag NAME] [--export PATH] [--op write|read|getattr] [--mkdirs]\n");
 			return 2;
 		}
 	}
 	if (port <= 0 || nconns < 1 || nconns > MAXC || inflight < 1 || inflight > MAXK || seconds < 1 || file_mb < 1)
 		die("bad arguments", 0);
+	if (mkdirs) {
+		make_dirs();
+		return 0;
+	}
 	memset(data, 0x5a, sizeof(data));
 	srand(42);
 	for (i = 0; i < nconns; i++)
@@ -405,7 +484,7 @@ int main(int argc, char **argv)
 
 				consume(c, total);
 				if (st)
-					die("WRITE failed", st);
+					die(op == 7 ? "WRITE failed" : op == 6 ? "READ failed" : "GETATTR failed", st);
 				for (k = 0; k < inflight && c->slot_xid[k] != xid; k++)
 					;
 				if (k == inflight || !c->sent_ns[k])
@@ -428,8 +507,8 @@ int main(int argc, char **argv)
 	for (i = 0; i < nconns; i++)
 		cleanup(&cs[i], i);
 	qsort(lat, nlat, sizeof(*lat), cmp64);
-	printf("RESULT conns=%d inflight=%d ops=%llu seconds=%.2f ops_per_s=%.1f mean_latency_us=%.1f "
-	       "p99_latency_us=%.1f\n", nconns, inflight, (unsigned long long)ops, (double)(end - start) / 1e9,
+	printf("RESULT op=%s export=%s conns=%d inflight=%d ops=%llu seconds=%.2f ops_per_s=%.1f mean_latency_us=%.1f "
+	       "p99_latency_us=%.1f\n", op == 7 ? "write" : op == 6 ? "read" : "getattr", export_path, nconns, inflight, (unsigned long long)ops, (double)(end - start) / 1e9,
 	       (double)ops * 1e9 / (double)(end - start), nlat ? (double)sum / (double)nlat / 1e3 : 0.0,
 	       nlat ? (double)lat[nlat * 99 / 100] / 1e3 : 0.0);
 	free(b.p);

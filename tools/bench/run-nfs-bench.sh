@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # run-nfs-bench.sh - the NFS gateway benchmarks of docs/BENCHMARKS.md.
 #
-#   tools/bench/run-nfs-bench.sh BUILD_DIR [seqid|drc|drc3|all] [SECONDS]
+#   tools/bench/run-nfs-bench.sh BUILD_DIR [seqid|drc|drc3|subtree|all] [SECONDS]
 #
 # seqid: OPEN/CLOSE as ONE open-owner over one connection through
 #        latency_proxy (5 ms each way = 10 ms RTT) at 1, 8, 16 and 32
@@ -19,6 +19,12 @@
 #        WRITEs (every one through the DRC, as in knfsd) from 4 clients
 #        (connections), 1 in flight each and then 16 each (pipelined),
 #        implied_ack against expiry (nfs3_write_bench).
+# subtree: what the subtree check (handles stay in their export) costs: an
+#        NFSv3 GETATTR storm and a READ storm (4 KiB of an empty file: the
+#        request's own cost) from 4 connections x 16 in flight on one file
+#        of an export 4 directories deep (/st/a/b/c), with the check off
+#        (nfs_subtree_check=false), on (its cached verdicts), and on with
+#        nfs_subtree_check_ttl=0 (no cache: the parent walk at every request).
 #
 # LOLIGO_BENCH_OUT=DIR: the drc/drc3 runs also write their samples there,
 # one file per run, drc-<mode>-<inflight>[v3].tsv: "seconds population pinned"
@@ -228,10 +234,40 @@ drc3() {
 	done
 }
 
+subtree() {
+	local d=$T/subtree what op out
+	echo "== subtree: NFSv3 storms on /st/a/b/c/<file>, 4 connections x 16 in flight, ${SECS}s per run"
+	start_gw "$d"
+	"$BENCH3" --port "$NFS_PORT" --export /st/a/b/c --mkdirs || exit 1
+	for what in off on nocache; do
+		kill -TERM "$GW_PID"
+		wait "$GW_PID" 2>/dev/null
+		case $what in
+		off) opt=--nfs_subtree_check=false ;;
+		on) opt=--nfs_subtree_check=true ;;
+		nocache) opt=--nfs_subtree_check_ttl=0 ;;
+		esac
+		NFS_PORT=$(free_port)
+		"$FUSE" -f -c "$d/loligo.conf" --client_mds_addr=127.0.0.1:$(cat "$d/mds.port") --no-mount \
+			--nfs 127.0.0.1:$NFS_PORT "--nfs_exports=id=1,path=/,rw,no_root_squash,insecure;id=2,path=/st/a/b/c,rw,no_root_squash,insecure" \
+			$opt > "$d/fuse-$what.out" 2>&1 &
+		GW_PID=$!
+		PIDS+=($GW_PID)
+		for _ in $(seq 100); do (exec 3<>/dev/tcp/127.0.0.1/$NFS_PORT) 2>/dev/null && break; sleep 0.1; done
+		for op in getattr read; do
+			out=$d/bench-$what-$op.out
+			bench_wait "$out" "$BENCH3" --port "$NFS_PORT" --conns 4 --inflight 16 --seconds "$SECS" \
+				--export /st/a/b/c --op $op --tag "st-$op" || { echo "the $op storm failed"; exit 1; }
+			printf '   check %-8s %-8s %s\n' "$what" "$op" "$(sed -E 's/^RESULT op=[a-z]+ export=[^ ]+ //' "$out")"
+		done
+	done
+}
+
 case $WHAT in
 seqid) seqid ;;
 drc) drc ;;
 drc3) drc3 ;;
-all) seqid; drc; drc3 ;;
+subtree) subtree ;;
+all) seqid; drc; drc3; subtree ;;
 *) echo "unknown: $WHAT"; exit 2 ;;
 esac
