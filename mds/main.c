@@ -556,15 +556,25 @@ static int replay_and_start_journal(struct mds *m)
 	return 0;
 }
 
-/* The admin socket (admin_socket, expanded).  Return: 0 or the exit status. */
+/*
+ * The admin socket (admin_socket, expanded).  A holder this daemon just
+ * deposed (a new instance of the same name) may still have it for up to
+ * a beacon interval before it sees that and exits: wait for it, bounded.
+ * Return: 0 or the exit status.
+ */
 static int start_admin(struct mds *m)
 {
 	char raw[4096], asok[4096];
+	uint64_t until = now_mono_ns() + (uint64_t)(cfg_double(CFG_mds_beacon_grace) * 2e9) + 1000000000ull;
 	int r;
 
 	cfg_str(CFG_admin_socket, raw, sizeof(raw));
 	cfg_expand(raw, asok, sizeof(asok));
-	r = admin_start(m, asok);
+	while ((r = admin_start(m, asok)) == -EADDRINUSE && now_mono_ns() < until) {
+		struct timespec ts = { 0, 50 * 1000000L };
+
+		nanosleep(&ts, NULL);
+	}
 	if (r)
 		return fail("admin socket %s: %s", asok, strerror(-r));
 	return 0;

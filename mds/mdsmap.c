@@ -396,6 +396,7 @@ static int cas_map(struct mds *m, const struct view *v, struct json_object *map,
 	json_object_object_add(map, "epoch", json_object_new_int64((int64_t)(v->epoch + 1)));
 	json_object_object_add(map, "fs", json_object_new_string(m->fs_name ? m->fs_name : ""));
 	js = json_object_to_json_string_ext(map, JSON_C_TO_STRING_PLAIN);
+	store_op_no_inject(op);
 	if (v->exists)
 		store_op_omap_cmp(op, KEY_EPOCH, v->epoch_raw, strlen(v->epoch_raw));
 	else
@@ -693,6 +694,7 @@ static void register_standby(struct mds *m, uint64_t n)
 	json_object_object_add(o, "beacon", json_object_new_int64((int64_t)n));
 	js = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN);
 	snprintf(key, sizeof(key), PFX_STANDBY "%s", mm->gid);
+	store_op_no_inject(op);
 	store_op_omap_set(op, key, js, strlen(js));
 	r = store_op_submit(m->meta, MDSMAP_OID, op, registered, mm);
 	if (r) {
@@ -710,6 +712,7 @@ static void unregister_standby(struct mds *m)
 	if (!op)
 		return;
 	snprintf(key, sizeof(key), PFX_STANDBY "%s", m->map->gid);
+	store_op_no_inject(op);
 	store_op_assert_exists(op);
 	store_op_omap_rm(op, key);
 	store_op_exec(m->meta, MDSMAP_OID, op);
@@ -1038,6 +1041,7 @@ static int renew(struct mds *m)
 	if (!op)
 		return -ENOMEM;
 	epoch_str(cur, sizeof(cur), atomic_load(&mm->epoch));
+	store_op_no_inject(op);
 	store_op_omap_cmp(op, KEY_EPOCH, cur, strlen(cur));
 	renew_extra(op, &k);
 	snprintf(key, sizeof(key), PFX_HOSTLOCK "%s", mm->gid);
@@ -1118,7 +1122,7 @@ static void *beacon_main(void *arg)
 {
 	struct mds *m = arg;
 	struct mdsmap *mm = m->map;
-	uint64_t last_ok = now_mono_ns(), next_view = 0;
+	uint64_t last_ok = now_mono_ns(), next_view = 0, last_said = 0;
 
 	refresh_view(m);        /* `fs status` knows the standbys from the start */
 
@@ -1151,11 +1155,17 @@ static void *beacon_main(void *arg)
 			deposed(m, r);
 		if (!r) {
 			last_ok = now_mono_ns();
-		} else if (now_mono_ns() - last_ok > secs_ns(grace)) {
-			derr(MDS, "mdsmap: %s (gid %s) could not renew its beacon for %.1f s (%s): a standby may hold "
-			     "rank 0 by now; exiting rather than contesting it", mm->name, mm->gid,
+		} else if (now_mono_ns() - last_ok > secs_ns(grace) && now_mono_ns() - last_said > secs_ns(grace)) {
+			/*
+			 * Not an exit: a store that refuses every write refuses
+			 * a standby's takeover too, and the journal's read-only
+			 * state keeps serving reads.  A standby that can write
+			 * fences us, and then the refusal says so (ESHUTDOWN).
+			 */
+			derr(MDS, "mdsmap: %s (gid %s) has not renewed its beacon for %.1f s (%s): a standby that can "
+			     "reach the store takes rank 0 and fences this daemon", mm->name, mm->gid,
 			     (double)(now_mono_ns() - last_ok) / 1e9, strerror(-r));
-					_exit(1);
+			last_said = now_mono_ns();
 		} else {
 			dout(MDS, 1, "mdsmap: beacon: %s", strerror(-r));
 		}

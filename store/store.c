@@ -659,6 +659,12 @@ void store_op_omap_cmp(struct store_op *op, const char *key, const void *val, si
 	copy_data(op, s, val, len);
 }
 
+void store_op_no_inject(struct store_op *op)
+{
+	if (op)
+		op->no_inject = true;
+}
+
 int store_op_submit(struct store_pool *p, const char *oid, struct store_op *op, store_cb_t cb, void *arg)
 {
 	int r;
@@ -668,7 +674,7 @@ int store_op_submit(struct store_pool *p, const char *oid, struct store_op *op, 
 	r = op->err ? op->err : check_oid(oid);
 	if (r == 0 && (!cb || op->n == 0))   /* RADOS refuses an empty op too */
 		r = -EINVAL;
-	if (r == 0)
+	if (r == 0 && !op->no_inject)
 		r = -inject_take();
 	if (r == 0 && !p->st->be->can_allocate)
 		for (size_t i = 0; i < op->n; i++)

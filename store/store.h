@@ -193,6 +193,14 @@ void store_op_omap_clear(struct store_op *op);
 void store_op_omap_cmp(struct store_op *op, const char *key, const void *val, size_t len);
 
 /**
+ * store_op_no_inject - testing: the fault injection (store_inject_write_error)
+ * passes @op through.  For the MDS map's small writes: a test of a failing
+ * store is about the journal and the objects, and an MDS that cannot write
+ * its map cannot hold rank 0 at all.
+ */
+void store_op_no_inject(struct store_op *op);
+
+/**
  * store_op_submit - apply @op to object @oid asynchronously; @cb(r, arg) runs
  * when it is durable (r = 0) or failed (-errno; nothing of it was applied).
  * Writing to a missing object creates it, as in RADOS.  The op is consumed

@@ -52,6 +52,7 @@ struct store_op {
 	size_t n, cap;
 	size_t bytes;   /* payload bytes (data, keys, values): for throttling */
 	int err;        /* first error while building (-ENOMEM, -ENAMETOOLONG, -EINVAL) */
+	bool no_inject; /* store_op_no_inject(): store_inject_write_error leaves it alone */
 };
 
 struct store_backend {
