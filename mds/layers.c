@@ -13,7 +13,7 @@
  *   locker                  caps and dentry leases, parked requests
  *   flock                   file locks
  *   session, prealloc       sessions, reconnect, inode preallocation
- *   server                  the POSIX semantics of every op
+ *   server, authcaps        the POSIX semantics of every op; the caps mds of a key
  *   request                 the request pipeline (decode, admit, run, reply)
  *   auth, admin             the AUTH handshake; admin commands
  *   layers, main            this wiring; start-up and shutdown
