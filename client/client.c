@@ -365,8 +365,14 @@ static int resolve_root(struct lclient *c, const char *path, struct lc_inode **o
 			continue;
 		r = lc_lookup(c, cur, comp, NULL, NULL, &next);
 		if (r < 0) {
-			derr(CLIENT, "mount: cannot resolve client_mountpoint %s at \"%s\": %s", path, comp,
-			     strerror(-r));
+			if (r == -EACCES)
+				derr(CLIENT, "mount: the MDS refused client_mountpoint %s at \"%s\" (EACCES): the "
+				     "key's caps mds do not grant that path (need 'allow r[w] path=%s' or above it; "
+				     "'loligo auth get NAME' shows them): mount a directory they grant", path, comp,
+				     path);
+			else
+				derr(CLIENT, "mount: cannot resolve client_mountpoint %s at \"%s\": %s", path, comp,
+				     strerror(-r));
 			lc_put(c, cur);
 			free(dup);
 			return r;
