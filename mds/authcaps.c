@@ -17,9 +17,9 @@
  * Names inside a covered directory are covered by it.
  *
  * So that a client can mount its directory, the directories on the way to
- * a clause's path may be looked up by the one name that leads there, and
- * GETATTRed (a mount starts at the root); nothing else: no listing, no
- * other name.
+ * a clause's path may be looked up by the one name that leads there (the
+ * client's mount names the root by number, never GETATTRs it); nothing
+ * else: no listing, no other name, no GETATTR, so a mount of / fails.
  *
  * An inode with no primary link (hard-linked, in the inode table; an
  * orphan still open) has no path: it is allowed only to a session that
@@ -207,20 +207,6 @@ static bool on_the_way(struct mds *m, const struct mdsp_mdscaps *caps, uint64_t 
 	return false;
 }
 
-/* GETATTR of a directory on the way down to a clause's path (a mount
- * starts at the root): its attributes, never its names. */
-static bool ancestor_of_grant(struct mds *m, struct session *s, const struct mdsp_mdscaps *caps, uint64_t ino)
-{
-	struct minode *in;
-	uint64_t dir;
-	uint32_t i;
-
-	for (i = 0; i < caps->n; i++)
-		if (!resolve(m, caps->c[i].path, &dir) && !inode_get(m, dir, &in) && under(m, s, in, ino) == 1)
-			return true;
-	return false;
-}
-
 static bool is_write(const struct mdsp_request *req)
 {
 	if (req->op == MDSP_OP_OPEN)
@@ -263,8 +249,6 @@ int authcaps_check_locked(struct mds *m, struct session *s, struct mdsp_request 
 	if (r == -ENOENT || r == -ESTALE)
 		return 0;       /* the op answers that itself */
 	if (r == 0 && req->op == MDSP_OP_LOOKUP && on_the_way(m, caps, req->ino, req->name))
-		r = 1;
-	if (r == 0 && req->op == MDSP_OP_GETATTR && ancestor_of_grant(m, s, caps, req->ino))
 		r = 1;
 	if (r == 0) {
 		refused(s, req, req->ino, path_ok ? (write ? "a write where its caps allow reads only, or other ids"
