@@ -272,6 +272,25 @@ int authcaps_check_locked(struct mds *m, struct session *s, struct mdsp_request 
 	return 0;
 }
 
+bool authcaps_may_write_locked(struct mds *m, struct session *s, struct minode *in)
+{
+	const struct mdsp_mdscaps *caps;
+	uint64_t dir;
+	uint32_t i;
+
+	lockdep_assert_held(&m->lock);
+	if (!s || !s->auth_name[0])
+		return true;
+	if (refresh_locked(m, s, &caps))
+		return false;
+	if (!caps)
+		return true;
+	for (i = 0; i < caps->n; i++)
+		if (caps->c[i].write && !resolve(m, caps->c[i].path, &dir) && under(m, s, in, dir) == 1)
+			return true;
+	return false;
+}
+
 int authcaps_check_target_locked(struct mds *m, struct session *s, const struct mdsp_request *req, uint64_t ino)
 {
 	const struct mdsp_caller *caller = &req->caller;

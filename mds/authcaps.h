@@ -19,6 +19,11 @@ int authcaps_check_locked(struct mds *m, struct session *s, struct mdsp_request 
  * (LOOKUP "..", LOOKUPPARENT): may @s see the inode it reached?  Caller
  * holds mds->lock.  Return: 0 or -EACCES.
  */
+/**
+ * authcaps_may_write_locked - may session @s change @in (a cap flush: no
+ * caller ids, so path and access only)?  Caller holds mds->lock.
+ */
+bool authcaps_may_write_locked(struct mds *m, struct session *s, struct minode *in);
 int authcaps_check_target_locked(struct mds *m, struct session *s, const struct mdsp_request *req,
 				 uint64_t ino);
 

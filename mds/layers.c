@@ -27,6 +27,7 @@
 #include "mds/mds.h"
 #include "mds/admin.h"
 #include "mds/auth.h"
+#include "mds/authcaps.h"
 #include "mds/blocklist.h"
 #include "mds/flock.h"
 #include "mds/journal.h"
@@ -71,6 +72,7 @@ static const struct journal_hooks journal_hooks = {
 static const struct locker_ops locker_ops = {
 	.request_resume = request_resume,
 	.session_evict = session_evict,
+	.may_write_locked = authcaps_may_write_locked,
 };
 
 static const struct flock_ops flock_ops = {

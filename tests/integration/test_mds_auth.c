@@ -669,6 +669,27 @@ static void connect_as(struct mdsw *w, const char *name)
 	ck_assert_int_eq(mdsw_open(w, name), 0);
 }
 
+/* A cap FLUSH of @ino growing it to @size, then a GETATTR on the same
+ * connection: the MDS handles a connection's frames in order, so when
+ * that answers the flush was handled.  The size the admin then sees. */
+static uint64_t flush_size(struct mdsw *w, struct mdsw *adm, uint64_t ino, uint64_t size)
+{
+	struct mdsp_caps cm;
+	struct mdsp_inode in;
+
+	memset(&cm, 0, sizeof(cm));
+	cm.op = MDSP_CAPS_FLUSH;
+	cm.ino = ino;
+	cm.caps = MDSP_CAP_PIN | MDSP_CAP_ATTR_SHARED;
+	cm.flush_tid = 1;
+	cm.dirty = MDSP_DIRTY_SIZE;
+	cm.attr.size = size;
+	ck_assert_int_eq(mdsw_send_caps(w, &cm), 0);
+	mdsw_getattr(w, ino, &in);
+	ck_assert_int_eq(mdsw_getattr(adm, ino, &in), 0);
+	return in.size;
+}
+
 static int call_ino(struct mdsw *w, uint32_t op, uint64_t ino)
 {
 	struct mdsp_request req;
@@ -771,12 +792,21 @@ START_TEST(test_caps_escape_matrix)
 	mdsw_close(&a);
 
 	connect_as(&a, "client.ro");
+	a.keep_caps = true;
 	ck_assert_int_eq(mdsw_lookup(&a, alice.ino, "mine", &in), 0);
+	/* nor by a cap flush (size, mtime) of a file it holds caps on */
+	ck_assert_uint_eq(flush_size(&a, &adm, in.ino, 4096), 0);
 	ck_assert_int_eq(mdsw_create(&a, alice.ino, "w", 0644, O_CREAT | O_RDWR, &in), -EACCES);
 	ck_assert_int_eq(mdsw_unlink(&a, alice.ino, "mine"), -EACCES);
+	/* it held caps: closing its session lets them go now, not at its timeout */
+	ck_assert_int_eq(mdsw_session_close(&a), 0);
 	mdsw_close(&a);
 
 	connect_as(&a, "client.sq");
+	a.keep_caps = true;
+	/* the same flush from a key that may write here does grow the file */
+	ck_assert_int_eq(mdsw_lookup(&a, alice.ino, "mine", &in), 0);
+	ck_assert_uint_eq(flush_size(&a, &adm, in.ino, 4096), 4096);
 	a.caller.uid = 0;
 	a.caller.gid = 0;
 	ck_assert_int_eq(mdsw_create(&a, alice.ino, "squashed", 0644, O_CREAT | O_RDWR, &in), 0);
