@@ -325,6 +325,10 @@ void lc_notify_entry(struct lclient *c, struct lc_inode *dir, const char *name)
 /* caps (caps.c) and file locks (flock.c) both hear of a lost session */
 static void client_session_event(void *arg, uint32_t op)
 {
+	/* a new session after a lost one (EVICTED also when a refused resume
+	 * opened a new one at once): the lock file names it from now on */
+	if (op == MDSP_SESSION_OPEN || op == MDSP_SESSION_EVICTED)
+		lc_reclaim_opened(arg);
 	lc_session_event(arg, op);
 	if (op == MDSP_SESSION_EVICTED)
 		lc_locks_session_lost(arg);
@@ -528,6 +532,8 @@ static int mount_mds(struct lclient *c, const char *root_path)
 		return r;
 	}
 	set_session_meta(c, host, root_path);
+	if (c->reclaim_held && c->reclaim_sid)
+		mdsc_set_reclaim(c->mdsc, c->reclaim_sid, c->reclaim_uuid);
 	{
 		/* what an eviction fences: this process' data-store instance */
 		char addr[STORE_ADDR_MAX];
@@ -544,8 +550,13 @@ static int mount_mds(struct lclient *c, const char *root_path)
 	if (r < 0) {
 		derr(CLIENT, "mount: no session with the MDS at %s within %d ms: %s", c->mds_addr, tmo_ms,
 		     strerror(-r));
+		if (r == -EPERM && c->reclaim_held && c->reclaim_sid)
+			derr(CLIENT, "mount: %s names session %" PRIu64 " to reclaim, which the MDS refused (see the "
+				     "reason above); remove the file to mount without reclaiming it", c->reclaim_path,
+			     c->reclaim_sid);
 		goto out_mdsc;
 	}
+	lc_reclaim_opened(c);
 	r = resolve_root(c, root_path ? root_path : c->mountpoint, &c->root);
 	if (r < 0)
 		goto out_mdsc;
@@ -643,9 +654,11 @@ void lclient_unmount(struct lclient *c)
 	 * replies): client_unmount_timeout in all, not per wait, counted from
 	 * the shutdown's start (a SIGTERM that found requests waiting) */
 	uint64_t end, now;
+	bool had_session;
 
 	if (!c)
 		return;
+	had_session = c->mdsc != NULL;
 	lclient_shutdown_begin(c);
 	end = atomic_load(&c->unmount_by);
 	if (c->mdsc)
@@ -683,6 +696,9 @@ void lclient_unmount(struct lclient *c)
 		mdsc_destroy_by(c->mdsc, end);
 		c->mdsc = NULL;
 	}
+	/* the session is closed (or, with the MDS gone, left to its timeout); a
+	 * mount that never opened one keeps the predecessor named in the file */
+	lc_reclaim_release(c, had_session);
 	lc_put(c, c->root);
 	c->root = NULL;
 	c->mounted = false;

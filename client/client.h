@@ -166,6 +166,20 @@ int lclient_mount(struct lclient *c, const char *root_path);
 int lclient_set_mount_point(struct lclient *c, const char *where);
 
 /**
+ * lclient_claim - become the one live client of this client_auth_name and
+ * mount @key (the realpath of the FUSE mount point, or "nfs ADDR:PORT" for
+ * a gateway alone) on this host: take its lock file in client_reclaim_dir
+ * (client/reclaim.c) for the life of the process.  If a dead predecessor's
+ * session is named there, lclient_mount() has the MDS evict it before our
+ * session opens (reclaim), so nothing waits for it.  Call before anything
+ * with effects outside the process (admin socket, mount).
+ * Return: 0 (also when client_reclaim_dir is "" or cannot be made: no
+ * reclaim, logged), -EBUSY when another live process holds the lock (@err
+ * says which and where), or another -errno with @err.
+ */
+int lclient_claim(struct lclient *c, const char *key, char *err, size_t errlen);
+
+/**
  * lclient_shutdown_begin - the frontend is stopping (SIGTERM, an unmount from
  * outside): from now, every wait of this client for the MDS (a request, a
  * size flush, a wait for SAFE, a file lock) ends within one

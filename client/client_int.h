@@ -20,4 +20,17 @@ int lclient_create_local(struct store_pool *data, struct lclient **out);
  */
 int lclient_mount_shared(struct lclient *c, struct lclient *with, const char *root_path);
 
+/* ---- reclaim.c ----------------------------------------------------------- */
+/**
+ * lc_reclaim_opened - a session opened: write its id and our uuid into the
+ * lock file, for a successor to reclaim if we die.  No lock held (the
+ * client mutex is taken briefly); writes a small local file.
+ */
+void lc_reclaim_opened(struct lclient *c);
+/**
+ * lc_reclaim_release - let the lock file go (unmount): removed first when
+ * @unlink_file (the session was closed: nothing to reclaim).
+ */
+void lc_reclaim_release(struct lclient *c, bool unlink_file);
+
 #endif

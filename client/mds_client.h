@@ -277,6 +277,19 @@ uint64_t mdsc_oldest_tid(struct mds_client *mdsc);
 uint64_t mdsc_last_tid(struct mds_client *mdsc);
 /** mdsc_max_file_size - the filesystem's max_file_size from the session OPEN; 0 if the MDS did not say.  No lock. */
 uint64_t mdsc_max_file_size(struct mds_client *mdsc);
+/**
+ * mdsc_set_reclaim - the session @sid of client @uuid (16 bytes; NULL:
+ * none) is our dead predecessor's (client/reclaim.c): the first
+ * REQUEST_OPEN names it, and the MDS evicts it before our session opens.
+ * Before mdsc_open_session().
+ */
+void mdsc_set_reclaim(struct mds_client *mdsc, uint64_t sid, const uint8_t *uuid);
+/**
+ * mdsc_session_ident - our session's id (0 while none is open) and, in
+ * @uuid (16 bytes), our client uuid: what a successor reclaims.  Takes the
+ * client mutex briefly; never blocks on the network.
+ */
+uint64_t mdsc_session_ident(struct mds_client *mdsc, uint8_t *uuid);
 /** mdsc_is_open - true while the session is open (not connecting or reconnecting). */
 bool mdsc_is_open(struct mds_client *mdsc);
 

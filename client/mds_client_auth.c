@@ -330,6 +330,11 @@ int mdsc_handshake(struct mds_client *m, struct mds_conn *c, uint64_t resume_id,
 		out.session.nlocks = nlocks;
 	}
 	out.session.store_addr = m->store_addr;
+	if (!resume_id && m->reclaim_sid) {
+		/* our dead predecessor's session: the MDS evicts it first */
+		out.session.reclaim_sid = m->reclaim_sid;
+		memcpy(out.session.reclaim_uuid, m->reclaim_uuid, sizeof(m->reclaim_uuid));
+	}
 	mdsp_buf_init(&b);
 	r = mdsp_encode(&b, &out);
 	for (uint32_t i = 0; caps && i < ncaps; i++)
@@ -383,6 +388,7 @@ int mdsc_handshake(struct mds_client *m, struct mds_conn *c, uint64_t resume_id,
 			in.session.locks = NULL;
 			in.session.nlocks = 0;
 			mdsp_msg_free(&in);
+			m->reclaim_sid = 0;     /* reclaimed (or gone): once is enough */
 			return 0;
 		case MDSP_SESSION_REJECT:
 		case MDSP_SESSION_CLOSE:

@@ -194,6 +194,11 @@ struct mds_client {
 	struct mdsp_meta meta[MDSP_META_MAX];
 	uint32_t nmeta;
 	char *store_addr;               /* set before the session opens, then read-only */
+	/* the dead predecessor's session to reclaim (mdsc_set_reclaim): set
+	 * before the first session opens, sent in its REQUEST_OPEN only, and
+	 * cleared by the session thread once a session opened */
+	uint64_t reclaim_sid;
+	uint8_t reclaim_uuid[16];
 	/* the client's operations blocked past client_op_warn_s (mdsc_set_slow_ops),
 	 * sent with every renewal; protected by mutex */
 	uint32_t slow_ops;

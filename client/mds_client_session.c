@@ -1247,6 +1247,22 @@ uint64_t mdsc_max_file_size(struct mds_client *m)
 	return atomic_load(&m->max_file_size);
 }
 
+void mdsc_set_reclaim(struct mds_client *m, uint64_t sid, const uint8_t *uuid)
+{
+	m->reclaim_sid = uuid ? sid : 0;
+	if (uuid)
+		memcpy(m->reclaim_uuid, uuid, sizeof(m->reclaim_uuid));
+}
+
+uint64_t mdsc_session_ident(struct mds_client *m, uint8_t *uuid)
+{
+	uint64_t t0 = mdsc_lock(m), id = m->session.state == SESS_OPEN ? m->session.id : 0;
+
+	mdsc_unlock(m, SEC_OTHER, t0);
+	memcpy(uuid, m->uuid, sizeof(m->uuid));   /* fixed at create */
+	return id;
+}
+
 bool mdsc_is_open(struct mds_client *m)
 {
 	uint64_t t0 = mdsc_lock(m);

@@ -22,6 +22,7 @@
  *             flock.c, seek.c: namespace operations mapped to MDS requests
  *   facade    client_int.h: client.c, the lifetime of a client (create,
  *             mount, unmount), config, perf counters, admin commands;
+ *             reclaim.c (a restarted client reclaims its dead session);
  *             client.h is the public API of all of it (fuse, nfs_gw)
  *
  * Where a layer needs something from above, the layer above registers it
@@ -394,6 +395,14 @@ struct lclient {
 	char *mds_addr;
 	char *mountpoint;
 	char *mounted_at;            /* lclient_set_mount_point(): session metadata */
+	/* the lock file of this client's name and mount key (reclaim.c): set by
+	 * lclient_claim before the mount, read-only after (the file's text is
+	 * rewritten only by the thread that opened a session) */
+	bool reclaim_held;
+	int reclaim_fd;
+	char *reclaim_path, *reclaim_key;
+	uint64_t reclaim_sid;        /* the dead predecessor's session named in it, or 0 */
+	uint8_t reclaim_uuid[16];
 	char *data_pool_name;
 	uint32_t default_object_size;
 

@@ -630,7 +630,8 @@ void cfg_print_help(FILE *f, const char *prefix_filter)
 struct ini_entry {
 	int id;
 	int line;
-	bool global;		/* [global] (or before any section) vs our section */
+	int tier;		/* 0: [global] (or before any section), 1: our section ([mds]),
+				 * 2: our named section ([mds.b]): the higher wins */
 	char *value;
 };
 
@@ -681,15 +682,14 @@ static int entry_handler(void *user, const char *section, const char *name, cons
 	struct ini_ctx *c = user;
 	char clean[4096];
 	const char *hash;
-	bool global;
-	int id;
+	int tier, id;
 
 	if (c->err)
 		return 1;
 	if (!*section || !strcmp(section, "global"))
-		global = true;
+		tier = 0;
 	else if (section_is_ours(section))
-		global = false;
+		tier = strchr(section, '.') ? 2 : 1;
 	else
 		return 1;	/* another daemon's section: not ours to judge */
 
@@ -736,7 +736,7 @@ static int entry_handler(void *user, const char *section, const char *name, cons
 		goto nomem;
 	c->ents[c->n].id = id;
 	c->ents[c->n].line = c->line;
-	c->ents[c->n].global = global;
+	c->ents[c->n].tier = tier;
 	c->n++;
 	return 1;
 nomem:
@@ -806,11 +806,11 @@ int cfg_load_file(const char *path, char *err, size_t errlen)
 	if (r)
 		goto out_free;
 
-	/* everything validated: apply [global] first, then our section */
+	/* everything validated: apply [global] first, then our section, then our named one */
 	loading_file = true;
-	for (pass = 0; pass < 2; pass++) {
+	for (pass = 0; pass < 3; pass++) {
 		for (i = 0; i < c.n; i++) {
-			if (c.ents[i].global != (pass == 0))
+			if (c.ents[i].tier != pass)
 				continue;
 			r = cfg_set(c.ents[i].id, c.ents[i].value, false, err, errlen);
 			if (r) {
@@ -849,6 +849,7 @@ int cfg_reload_option(enum cfg_opt_id id, cfg_check_fn check, void *arg, char *e
 	struct ini_ctx c;
 	char path[sizeof(loaded_path)], dummy[8], *old = NULL, *now = NULL;
 	const char *sec = NULL, *glob = NULL, *val;
+	bool named = false;           /* a value from our named section: [mds] ones no longer override it */
 	size_t i;
 	int r;
 
@@ -870,12 +871,14 @@ int cfg_reload_option(enum cfg_opt_id id, cfg_check_fn check, void *arg, char *e
 	for (i = 0; i < c.n; i++) {
 		if (c.ents[i].id != (int)id)
 			continue;
-		if (c.ents[i].global)
+		if (c.ents[i].tier == 0)
 			glob = c.ents[i].value;
-		else
+		else if (c.ents[i].tier == 1 ? !named : true)
 			sec = c.ents[i].value;
+		if (c.ents[i].tier == 2)
+			named = true;
 	}
-	val = sec ? sec : glob;          /* our section over [global], as at start */
+	val = sec ? sec : glob;          /* our sections over [global], as at start */
 	if (check) {
 		r = check(val ? val : cfg_options[id].def, arg, err, errlen);
 		if (r)

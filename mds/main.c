@@ -70,7 +70,9 @@ static void usage(FILE *f)
 		"The loligo metadata server.  Reads [global] and [mds] of the config file.\n"
 		"  -c, --conf FILE     config file\n"
 		"  --mkfs              create the pools and an empty filesystem in the store, then exit\n"
-		"  --port-file PATH    write the TCP port the MDS listens on to PATH once it serves\n"
+		"  --port-file PATH    write the TCP port the MDS listens on to PATH once it serves (holds rank 0)\n"
+		"  -i, --id NAME       this daemon's name (mds_name; its [mds.NAME] section of the config wins over [mds])\n"
+		"  --unit CLUSTER[:NAME]  as systemd's loligo-mds@CLUSTER[:NAME]: -c /etc/loligo/CLUSTER.conf --id NAME\n"
 		"  --journal-inspect   check the journal offline: header, segments, entries, the first bad one\n"
 		"                      (--summary: segments only); exit status 1 if it is damaged\n"
 		"  journal export FILE copy the journal (header and every segment, damaged or not) to FILE\n"
@@ -225,6 +227,7 @@ static void perf_register_all(struct mds *m)
 	perf_register_counter("mds", "bad_peers", &m->bad_peers);
 	perf_register_counter("mds", "sessions_opened", &m->sessions_opened);
 	perf_register_counter("mds", "sessions_evicted", &m->sessions_evicted);
+	perf_register_counter("mds", "sessions_reclaimed", &m->sessions_reclaimed);
 	perf_register_counter("mds", "sessions_stale", &m->sessions_stale);
 }
 
@@ -609,6 +612,89 @@ static void stop_ticker(struct mds *m)
 
 
 
+/* a name for a config file or a daemon: letters, digits, '_', '-' */
+static bool plain_name(const char *s, size_t n)
+{
+	if (!n || n > 48)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z') || (s[i] >= '0' && s[i] <= '9') ||
+		      s[i] == '_' || s[i] == '-'))
+			return false;
+	return true;
+}
+
+/*
+ * Which daemon this is, before the config is read: `--id NAME` (-i, as
+ * ceph-mds) is mds_name NAME and reads the config's [mds.NAME] section
+ * over [mds]; `--unit CLUSTER[:NAME]` (the systemd units: loligo-mds@%i)
+ * is also `-c $LOLIGO_CONF_DIR/CLUSTER.conf` (/etc/loligo).  Both are
+ * rewritten in @argv to the options they mean.  Return: 0, or the exit
+ * status for a bad one.
+ */
+static int daemon_args(int *argc, char ***argv, char *section, size_t len)
+{
+	static char conf[4096], name_opt[80], *nargv[256];
+	const char *unit = NULL, *id = NULL, *dir = getenv("LOLIGO_CONF_DIR");
+	int n = 0;
+
+	snprintf(section, len, "mds");
+	for (int i = 1; i < *argc; i++) {
+		const char *a = (*argv)[i];
+
+		if ((!strcmp(a, "--unit") || !strcmp(a, "-i") || !strcmp(a, "--id")) && i + 1 < *argc) {
+			if (!strcmp(a, "--unit"))
+				unit = (*argv)[++i];
+			else
+				id = (*argv)[++i];
+		} else if (!strncmp(a, "--unit=", 7)) {
+			unit = a + 7;
+		} else if (!strncmp(a, "--id=", 5)) {
+			id = a + 5;
+		}
+	}
+	if (!unit && !id)
+		return 0;
+	if (unit) {
+		const char *colon = strchr(unit, ':');
+		size_t cl = colon ? (size_t)(colon - unit) : strlen(unit);
+
+		if (!plain_name(unit, cl) || (colon && !plain_name(colon + 1, strlen(colon + 1))))
+			return fail("--unit '%s': expected CLUSTER or CLUSTER:NAME (letters, digits, '_', '-'), as in "
+				    "loligo-mds@loligo or loligo-mds@loligo:b", unit);
+		snprintf(conf, sizeof(conf), "%s/%.*s.conf", dir && *dir ? dir : "/etc/loligo", (int)cl, unit);
+		if (colon)
+			id = colon + 1;
+	}
+	if (id && !plain_name(id, strlen(id)))
+		return fail("--id '%s': a daemon name is 1 to 48 letters, digits, '_' or '-'", id);
+	nargv[n++] = (*argv)[0];
+	if (unit) {
+		nargv[n++] = "-c";
+		nargv[n++] = conf;
+	}
+	if (id) {
+		snprintf(name_opt, sizeof(name_opt), "--mds_name=%s", id);
+		nargv[n++] = name_opt;
+		snprintf(section, len, "mds,mds.%s", id);
+	}
+	for (int i = 1; i < *argc && n < 255; i++) {
+		const char *a = (*argv)[i];
+
+		if (!strcmp(a, "--unit") || !strcmp(a, "-i") || !strcmp(a, "--id")) {
+			i++;
+			continue;
+		}
+		if (!strncmp(a, "--unit=", 7) || !strncmp(a, "--id=", 5))
+			continue;
+		nargv[n++] = (*argv)[i];
+	}
+	nargv[n] = NULL;
+	*argc = n;
+	*argv = nargv;
+	return 0;
+}
+
 /*
  * main - the steps above in order; each failure unwinds, in reverse, what
  * the steps before it started (the labels).
@@ -623,10 +709,14 @@ int main(int argc, char **argv)
 	bool served = false;
 	int lockfd = -1;
 	sigset_t sigs;
+	char section[96];
 	int r, rc, sig;
 
 	log_init("loligo-mds");
-	cfg_init("mds");
+	rc = daemon_args(&argc, &argv, section, sizeof(section));
+	if (rc)
+		return rc;
+	cfg_init(section);
 	cfg_set_identity("mds", "mds.0");
 	rc = parse_args(argc, argv, &a);
 	if (rc >= 0)
@@ -702,8 +792,9 @@ int main(int argc, char **argv)
 		rc = fail("cannot start the ticker thread");
 		goto out_net;
 	}
-	dinfo(MDS, "loligo-mds serving filesystem '%s' on %s:%u (epoch %" PRIu64 ", max_file_size %" PRIu64 ")",
-	      m->fs_name, addr, m->port, m->epoch, m->max_file_size);
+	dinfo(MDS, "loligo-mds %s serving filesystem '%s' as rank 0 on %s:%u (MDS map epoch %" PRIu64 ", instance %"
+	      PRIu64 ", max_file_size %" PRIu64 ")", mdsmap_name(m), m->fs_name, addr, m->port, mdsmap_epoch(m), m->epoch,
+	      m->max_file_size);
 	if (a.port_file) {
 		r = write_port_file(a.port_file, m->port);
 		if (r) {

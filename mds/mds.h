@@ -496,6 +496,7 @@ struct mds {
 	struct perf_counter op_count[MDSP_OP_MAX];
 	struct perf_counter req_replayed, req_total, bad_peers;
 	struct perf_counter sessions_opened, sessions_evicted, sessions_stale;
+	struct perf_counter sessions_reclaimed;    /* evicted by their restarted client (session.c) */
 	struct perf_counter auth_ok, auth_failed, sessions_refused;
 };
 

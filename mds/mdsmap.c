@@ -1120,6 +1120,8 @@ static void *beacon_main(void *arg)
 	struct mdsmap *mm = m->map;
 	uint64_t last_ok = now_mono_ns(), next_view = 0;
 
+	refresh_view(m);        /* `fs status` knows the standbys from the start */
+
 	for (;;) {
 		double iv = opt_secs(CFG_mds_beacon_interval, 1), grace = opt_secs(CFG_mds_beacon_grace, 5);
 		uint64_t wake = now_mono_ns() + secs_ns(iv);

@@ -734,6 +734,57 @@ static void bind_conn_locked(struct mds *m, struct session *s, struct conn *c)
 	c->session_id = s->id;
 }
 
+static int session_evict_how(struct mds *m, uint64_t id, const char *why, bool blocklist);
+
+/*
+ * A REQUEST_OPEN that names a session to reclaim: the session of this
+ * client's predecessor, a process of the same name on the same host and
+ * mount point that is gone (the client proves that with a lock file the
+ * kernel released at its death: client/reclaim.c).  It is evicted exactly
+ * as `client evict` does it (blocklisted and fenced in the data store
+ * first, then its caps, leases, file locks and parked requests dropped,
+ * journaled) before the new session opens, so nobody waits
+ * mds_session_timeout for a client that is known to be dead.
+ *
+ * The uuid must match too (a session id alone is a small number anyone can
+ * guess), and the session must belong to the name this connection
+ * authenticated as ("" for both without authentication): else -EPERM with
+ * @reason, and no session opens.  A session that is gone (closed, evicted,
+ * or forgotten by a restarted MDS) is nothing to reclaim: 0.
+ * No lock held; blocks while the store fence is set.
+ */
+static int session_reclaim(struct mds *m, struct conn *c, const struct mdsp_session *msg, char *reason,
+			   size_t len)
+{
+	static const uint8_t zero[16];
+	uint64_t sid = msg->reclaim_sid;
+	const char *me = c->auth == CONN_AUTH_DONE ? c->auth_name : "";
+	char why[384], u[40];
+	struct session *s;
+
+	blocklist_uuid_str(msg->reclaim_uuid, u, sizeof(u));
+	pthread_mutex_lock(&m->lock);
+	s = xa_load(&m->sessions, sid);
+	if (!s || !memcmp(msg->reclaim_uuid, zero, 16) || memcmp(s->uuid, msg->reclaim_uuid, 16)) {
+		pthread_mutex_unlock(&m->lock);
+		dinfo(MDS, "peer %s: %s reclaims session %" PRIu64 " (client %s): gone already, nothing to reclaim",
+		      c->peer, msg->client_name ? msg->client_name : "?", sid, u);
+		return 0;
+	}
+	if (strcmp(s->auth_name, me)) {
+		pthread_mutex_unlock(&m->lock);
+		snprintf(reason, len, "session %" PRIu64 " to reclaim belongs to another authenticated name than %s: "
+				      "not reclaimed, and no session opened", sid, *me ? me : "(unauthenticated)");
+		return -EPERM;
+	}
+	snprintf(why, sizeof(why), "reclaimed by its restarted client %s from %s (session %s was %s)",
+		 msg->client_name ? msg->client_name : "?", c->peer, u, s->client_name ? s->client_name : "?");
+	pthread_mutex_unlock(&m->lock);
+	if (session_evict_how(m, sid, why, cfg_bool(CFG_mds_session_blocklist_on_evict)) == 0)
+		perf_inc(&m->sessions_reclaimed, 1);
+	return 0;
+}
+
 void session_handle(struct mds *m, struct conn *c, struct mdsp_session *msg)
 {
 	struct session *s;
@@ -771,6 +822,18 @@ void session_handle(struct mds *m, struct conn *c, struct mdsp_session *msg)
 				     "the MDS is read-only: its journal cannot be written (see `loligo status`); "
 				     "try again once it is read-write");
 			return;
+		}
+		if (msg->reclaim_sid) {
+			/* the dead predecessor goes first (its slot too, for the limits below) */
+			pthread_mutex_unlock(&m->lock);
+			if ((err = session_reclaim(m, c, msg, reason, sizeof(reason)))) {
+				perf_inc(&m->sessions_refused, 1);
+				derr(MDS, "peer %s: session open by %s refused: %s", c->peer,
+				     msg->client_name ? msg->client_name : "?", reason);
+				send_session(m, c, MDSP_SESSION_REJECT, 0, msg->seq, err, reason);
+				return;
+			}
+			pthread_mutex_lock(&m->lock);
 		}
 		err = session_limits_locked(m, c, reason, sizeof(reason));
 		if (err) {

@@ -229,6 +229,11 @@ struct mdsp_session {
 					* than its client_op_warn_s (0: none; the MDS's health
 					* check MDS_CLIENT_SLOW_OPS shows them) */
 	char *slow_op;                 /* REQUEST_RENEW: the oldest of them, described; may be NULL */
+	/* version 7 */
+	uint64_t reclaim_sid;          /* REQUEST_OPEN: the session of this client's dead predecessor
+					* (same name, same host and mount point: client/reclaim.c),
+					* which the MDS evicts before opening ours; 0: none */
+	uint8_t reclaim_uuid[16];      /* REQUEST_OPEN: that predecessor's client_uuid (it must match) */
 };
 
 /* ---- REQUEST ------------------------------------------------------------ */

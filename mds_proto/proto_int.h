@@ -33,8 +33,9 @@
 /* Struct versions we write and understand.  Bump the version when adding a
  * field at the end of a struct; bump compat only when older decoders can no
  * longer make sense of the struct at all. */
-#define V_SESSION        6   /* 2: secret, proof; 3: max_file_size; 4: client metadata;
-				 * 5: locks, store_addr; 6: slow_ops, slow_op */
+#define V_SESSION        7   /* 2: secret, proof; 3: max_file_size; 4: client metadata;
+				 * 5: locks, store_addr; 6: slow_ops, slow_op;
+				 * 7: reclaim_sid, reclaim_uuid */
 #define V_CAP_RECONNECT  2   /* 2: dname, seq */
 #define V_REQUEST        2   /* 2: want_ino */
 #define V_CALLER         1

@@ -17,6 +17,9 @@
  * Version 6 appends what a REQUEST_RENEW says of the client's stalled
  * operations (how many, the oldest described); older structs decode with
  * none.
+ * Version 7 appends the session a REQUEST_OPEN reclaims (the id and uuid
+ * of the same client's dead predecessor, client/reclaim.c); older structs
+ * decode with none (0: nothing to reclaim).
  */
 #include <stdlib.h>
 
@@ -79,6 +82,8 @@ int enc_session(struct mdsp_buf *b, const struct mdsp_session *s)
 	put_str(b, s->store_addr);
 	put_u32(b, s->slow_ops);                /* v6 */
 	put_str(b, s->slow_op);
+	put_u64(b, s->reclaim_sid);             /* v7 */
+	put_bytes(b, s->reclaim_uuid, sizeof(s->reclaim_uuid));
 	struct_close(b, off);
 	return 0;
 }
@@ -177,6 +182,10 @@ int dec_session(struct cur *c, struct mdsp_session *s)
 	}
 	/* version 5 ends here: no slow operations */
 	if (version >= 6 && ((r = get_u32(c, &s->slow_ops)) || (r = get_str(c, &s->slow_op, MDSP_SLOW_OP_MAX))))
+		goto bad;
+	/* version 6 ends here: nothing to reclaim */
+	if (version >= 7 && ((r = get_u64(c, &s->reclaim_sid)) ||
+			     (r = get_bytes(c, s->reclaim_uuid, sizeof(s->reclaim_uuid)))))
 		goto bad;
 	struct_leave(c, outer);
 	return 0;

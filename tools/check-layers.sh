@@ -54,6 +54,7 @@ flock.c ns
 seek.c ns
 ns_int.h ns
 client.c facade
+reclaim.c facade
 client_int.h facade
 '
 

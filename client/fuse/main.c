@@ -581,6 +581,26 @@ int main(int argc, char **argv)
 		fprintf(stderr, PROG ": cannot create the client: %s\n", strerror(-r));
 		goto out;
 	}
+	{
+		/* one live process per name and mount point on this host; a
+		 * restart after kill -9 reclaims the dead one's session at mount
+		 * (client/reclaim.c).  Before the admin socket and the mount: a
+		 * refused second process must touch nothing of the first's.  The
+		 * gateway alone keys on its address, unless the port is 0 (no
+		 * address its NFS clients could come back to) */
+		char key[PATH_MAX + 64] = "", err[PATH_MAX + 512] = "";
+		const char *port = a.nfs_addr ? strrchr(a.nfs_addr, ':') : NULL;
+
+		if (!a.no_mount)
+			snprintf(key, sizeof(key), "%s", a.mountpoint);
+		else if (port && atoi(port + 1) > 0)
+			snprintf(key, sizeof(key), "nfs %s", a.nfs_addr);
+		r = key[0] ? lclient_claim(lf.c, key, err, sizeof(err)) : 0;
+		if (r) {
+			fprintf(stderr, PROG ": refusing to mount: %s\n", err);
+			goto out;
+		}
+	}
 	cfg_str(CFG_admin_socket, raw, sizeof(raw));
 	cfg_expand(raw, asok_path, sizeof(asok_path));
 	if (asok_path[0]) {

@@ -311,8 +311,10 @@ int lfs_init_with(struct lfs *fs, const char *conf)
 		 "[client]\n"
 		 "log_file = %s/client.log\n"
 		 "admin_socket = %s/client.asok\n"
-		 "client_keyring = %s/client.keyring\n",
-		 backend, dbg, conf ? conf : "", base, base, base, base, base, base);
+		 "client_keyring = %s/client.keyring\n"
+		 /* the lock files of client/reclaim.c, not the host's /run/loligo */
+		 "client_reclaim_dir = %s/reclaim\n",
+		 backend, dbg, conf ? conf : "", base, base, base, base, base, base, base);
 	write_text(fs->conf, text);
 	if (test_write_keyrings(fs->dir))
 		return -1;

@@ -617,6 +617,72 @@ START_TEST(test_auth_admin)
 }
 END_TEST
 
+/* ---- issue 19.4: a restarted client reclaims its dead session ------------- */
+
+/* A REQUEST_OPEN may name a session to reclaim (the client's dead
+ * predecessor: client/reclaim.c).  The MDS evicts it only when its uuid
+ * matches and it belongs to the name this connection authenticated as: a
+ * wrong uuid reclaims nothing (the new session opens, the old one is left
+ * alone), another name is refused with EPERM and opens nothing, and the
+ * rightful successor's open evicts the old session first. */
+START_TEST(test_reclaim_needs_same_name)
+{
+	struct json_object *rep = NULL, *v;
+	uint8_t key[MDSP_KEY_LEN];
+	struct mdsw owner, other, succ;
+	struct mdsp_inode in;
+	char reason[256];
+
+	ck_assert_int_eq(mdsproc_start(&P), 0);
+	ck_assert_int_eq(mdsw_connect(&owner, P.port), 0);
+	memset(owner.uuid, 0x5a, sizeof(owner.uuid));
+	ck_assert_int_eq(mdsw_open(&owner, "client.owner"), 0);
+	ck_assert_int_eq(mdsw_create(&owner, ROOT, "mine", 0644, O_CREAT | O_EXCL, &in), 0);
+
+	/* the same name with a wrong uuid: a new session, nothing reclaimed */
+	ck_assert_int_eq(mdsw_connect(&succ, P.port), 0);
+	memset(succ.uuid, 0x11, sizeof(succ.uuid));
+	succ.reclaim_sid = owner.sid;
+	memset(succ.reclaim_uuid, 0x5b, sizeof(succ.reclaim_uuid));
+	ck_assert_int_eq(mdsw_open(&succ, "client.guess"), 0);
+	ck_assert(logged("nothing to reclaim", "client.guess"));
+	mdsw_close(&succ);
+	ck_assert_int_eq(mdsw_getattr(&owner, in.ino, &in), 0);
+
+	/* another authenticated name, right id and uuid: EPERM, no session */
+	ck_assert_int_eq(asok_auth("auth get-or-create", "client.other", &rep), 0);
+	ck_assert(json_object_object_get_ex(rep, "key", &v));
+	ck_assert_int_eq(mdsp_key_unbase64(json_object_get_string(v), key), 0);
+	json_object_put(rep);
+	ck_assert_int_eq(mdsw_connect_raw(&other, P.port), 0);
+	ck_assert_int_eq(mdsw_handshake_as(&other, "client.other", key, reason, sizeof(reason)), 0);
+	memset(other.uuid, 0x22, sizeof(other.uuid));
+	other.reclaim_sid = owner.sid;
+	memcpy(other.reclaim_uuid, owner.uuid, sizeof(other.reclaim_uuid));
+	ck_assert_int_eq(mdsw_open(&other, "client.thief"), -EPERM);
+	ck_assert(logged("client.thief", "another authenticated name"));
+	other.next_tid = 5000;
+	ck_assert_int_eq(mdsw_getattr(&other, ROOT, &in), -ENOTCONN);
+	mdsw_close(&other);
+	/* the owner noticed nothing */
+	ck_assert_int_eq(mdsw_create(&owner, ROOT, "still-mine", 0644, O_CREAT | O_EXCL, &in), 0);
+	ck_assert_int_eq(mdsw_renew(&owner), 0);
+
+	/* its successor (same name, its id and uuid): the old session is
+	 * evicted (its connection told and closed), then the new one opens */
+	ck_assert_int_eq(mdsw_connect(&succ, P.port), 0);
+	memset(succ.uuid, 0x33, sizeof(succ.uuid));
+	succ.reclaim_sid = owner.sid;
+	memcpy(succ.reclaim_uuid, owner.uuid, sizeof(succ.reclaim_uuid));
+	ck_assert_int_eq(mdsw_open(&succ, "client.successor"), 0);
+	ck_assert(logged("evicted", "reclaimed by its restarted client client.successor"));
+	ck_assert_int_lt(mdsw_getattr(&owner, ROOT, &in), 0);
+	ck_assert_int_eq(mdsw_create(&succ, ROOT, "after", 0644, O_CREAT | O_EXCL, &in), 0);
+	mdsw_close(&owner);
+	mdsw_close(&succ);
+}
+END_TEST
+
 /* The MDS refuses to start without the keyring it needs, saying what to do. */
 START_TEST(test_missing_mds_keyring)
 {
@@ -1112,6 +1178,7 @@ static Suite *suite(void)
 	tcase_add_test(ts, test_session_limits);
 	tcase_add_test(ts, test_session_limit_in_all);
 	tcase_add_test(ts, test_dead_session_waited_for_once);
+	tcase_add_test(ts, test_reclaim_needs_same_name);
 	suite_add_tcase(s, ts);
 	ta = tcase_create("auth");
 	tcase_add_checked_fixture(ta, setup, teardown);

@@ -191,6 +191,9 @@ start() {
 
 CONF=/etc/loligo/loligo.conf
 cp /etc/loligo/loligo.conf.example $CONF
+# a standby MDS on this host (loligo-mds@loligo:b), as loligo.conf.example shows
+sed -i 's/^client_mds_addr = .*/client_mds_addr = 127.0.0.1:6800,127.0.0.1:6801/' $CONF
+printf '[mds.b]\nmds_port = 6801\nmds_beacon_interval = 0.5\n' >> $CONF
 # as README.Debian says, before the first start
 loligo-mds -c $CONF --mkfs > $L/mkfs.out 2>&1 || fail "loligo-mds -c $CONF --mkfs"
 loligo auth get-or-create client.admin --keyring /etc/loligo/mds.keyring -o /etc/loligo/client.keyring \
@@ -203,6 +206,19 @@ for _ in $(seq 150); do loligo -c $CONF --timeout 2 daemon mds.0 version > /dev/
 loligo -c $CONF --timeout 5 daemon mds.0 version > /dev/null 2>&1 || fail "loligo-mds@loligo does not answer"
 [ -S /run/loligo/loligo-mds.0.asok ] && [ -f /var/log/loligo/loligo-mds.0.log ] ||
 	fail "the MDS's socket and log are not where the example config says: $(ls /run/loligo /var/log/loligo)"
+
+start loligo-mds@.service loligo:b
+STANDBY_PID=$MAINPID
+fs_standbys() { # how many live standbys rank 0's holder sees
+	loligo -c $CONF --timeout 2 --format json fs status 2> /dev/null | python3 -c '
+import json, sys
+j = json.load(sys.stdin)
+print(sum(1 for s in j["mdsmap"]["standbys"] if s["state"] == "standby"))' 2> /dev/null
+}
+for _ in $(seq 150); do [ "$(fs_standbys)" = 1 ] && break; sleep 0.2; done
+[ "$(fs_standbys)" = 1 ] || fail "loligo-mds@loligo:b is not a standby of mds.0: $(tail -3 /var/log/loligo/loligo-mds.b.log)"
+[ -S /run/loligo/loligo-mds.b.asok ] && fail "the standby opened an admin socket before it holds rank 0"
+echo "PASS: loligo-mds@loligo:b ([mds.b], port 6801) stands by for rank 0"
 
 INST=$(systemd-escape -p /mnt/loligo)
 start loligo-fuse@.service "$INST"
@@ -244,6 +260,16 @@ for _ in $(seq 100); do [ -f /var/log/loligo/loligo-mds.0.log ] && break; sleep 
 kill -0 $MDS_PID && kill -0 $FUSE_PID || fail "a daemon stopped on reload/logrotate"
 echo x > /mnt/loligo/after-reload && loligo -c $CONF -s > /dev/null || fail "not serving after reload/logrotate"
 echo "PASS: ExecReload (SIGHUP) and /etc/logrotate.d/loligo: logs reopened, both keep serving"
+
+# the active dies: the standby takes rank 0 (its host lock is free at once) and the mount follows
+kill -KILL $MDS_PID; wait $MDS_PID
+for _ in $(seq 150); do loligo -c $CONF --timeout 2 daemon mds.b version > /dev/null 2>&1 && break; sleep 0.2; done
+loligo -c $CONF --timeout 5 daemon mds.b version > /dev/null 2>&1 || fail "mds.b did not take rank 0: $(tail -5 /var/log/loligo/loligo-mds.b.log)"
+echo y > /mnt/loligo/after-failover && cmp $L/data /mnt/loligo/data || fail "the mount does not follow rank 0 to mds.b"
+loligo -c $CONF --format json fs status > $L/fss.json 2>&1 || fail "fs status after the failover"
+grep -q '"name": *"mds.b"' $L/fss.json || fail "fs status does not name mds.b: $(cat $L/fss.json)"
+MDS_PID=$STANDBY_PID
+echo "PASS: kill -9 of loligo-mds@loligo: loligo-mds@loligo:b took rank 0, the mount followed"
 
 # stop as systemd does: SIGTERM to the main process, then ExecStopPost
 kill -TERM $FUSE_PID; wait $FUSE_PID; rc=$?

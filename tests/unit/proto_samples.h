@@ -127,6 +127,12 @@ static __attribute__((unused)) void sample_session(struct mdsp_msg *m, uint32_t 
 		s->slow_ops = 3;
 		s->slow_op = sample_str(MDSP_SLOW_OP_MAX, op);
 	}
+	/* v7: an open reclaims its dead predecessor's session */
+	if (op == MDSP_SESSION_REQUEST_OPEN) {
+		s->reclaim_sid = 0x7ec1a1000000000aull;
+		for (i = 0; i < 16; i++)
+			s->reclaim_uuid[i] = (uint8_t)(0x30 + 7 * i);
+	}
 }
 
 static __attribute__((unused)) void sample_auth(struct mdsp_msg *m, uint32_t op)
@@ -379,7 +385,8 @@ static __attribute__((unused)) int msg_eq(const struct mdsp_msg *a, const struct
 		    memcmp(x->secret, y->secret, MDSP_KEY_LEN) || memcmp(x->proof, y->proof, MDSP_MAC_LEN) ||
 		    x->max_file_size != y->max_file_size || x->nmeta != y->nmeta || x->nlocks != y->nlocks ||
 		    !str_eq(x->store_addr, y->store_addr) || x->slow_ops != y->slow_ops ||
-		    !str_eq(x->slow_op, y->slow_op))
+		    !str_eq(x->slow_op, y->slow_op) || x->reclaim_sid != y->reclaim_sid ||
+		    memcmp(x->reclaim_uuid, y->reclaim_uuid, 16))
 			return 0;
 		for (i = 0; i < x->nmeta; i++)
 			if (!str_eq(x->meta[i].key, y->meta[i].key) || !str_eq(x->meta[i].val, y->meta[i].val))

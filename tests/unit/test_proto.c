@@ -542,8 +542,10 @@ static void as_older(struct mdsp_buf *b, uint8_t ver, size_t drop)
 #define ENVELOPE 6
 #define LOCK_V1_LEN 36u
 #define LOCK_V2_LEN (LOCK_V1_LEN + 4 + 8 + 8 + 8)
-/* the version 6 tail (slow_ops, slow_op) of a session without slow operations */
-#define V6_TAIL (4 + 4)
+/* the version 7 tail (reclaim_sid, reclaim_uuid) */
+#define V7_TAIL (8 + 16)
+/* the version 6 and 7 tails (slow_ops, slow_op) of a session without slow operations */
+#define V6_TAIL (4 + 4 + V7_TAIL)
 /* the version 5 and 6 tails */
 #define V5_TAIL(nlocks, addr) (4 + (size_t)(nlocks) * (ENVELOPE + LOCK_V2_LEN) + 4 + ((addr) ? strlen(addr) : 0) + V6_TAIL)
 static void as_older(struct mdsp_buf *b, uint8_t ver, size_t drop)
@@ -653,6 +655,8 @@ START_TEST(test_session_v3_has_no_metadata)
 	m.session.nmeta = 0;
 	free(m.session.store_addr);
 	m.session.store_addr = NULL;
+	m.session.reclaim_sid = 0;
+	memset(m.session.reclaim_uuid, 0, 16);
 	ck_assert(msg_eq(&m, &d));
 	mdsp_msg_free(&d);
 	mdsp_buf_free(&b);
@@ -825,7 +829,7 @@ START_TEST(test_session_v5_has_no_slow_ops)
 	sample_session(&m, MDSP_SESSION_REQUEST_RENEW, 0);
 	ck_assert_uint_eq(m.session.slow_ops, 3);
 	encode_ok(&m, &b);
-	as_older(&b, 5, 4 + 4 + strlen(m.session.slow_op));
+	as_older(&b, 5, 4 + 4 + strlen(m.session.slow_op) + V7_TAIL);
 	ck_assert_int_eq(mdsp_decode_frame(b.data, b.len, &d, &why), 0);
 	ck_assert_uint_eq(d.session.slow_ops, 0);
 	ck_assert_ptr_null(d.session.slow_op);
@@ -846,6 +850,49 @@ START_TEST(test_session_v5_has_no_slow_ops)
 	m.session.slow_op = sample_str(MDSP_SLOW_OP_MAX + 1, 1);
 	mdsp_buf_init(&b);
 	ck_assert_int_lt(mdsp_encode(&b, &m), 0);
+	mdsp_buf_free(&b);
+	mdsp_msg_free(&m);
+}
+END_TEST
+
+/* A version-6 SESSION (before reclaims): an open reclaims nothing, every
+ * field before decodes as sent, and an open cut inside the reclaim fields
+ * is malformed. */
+START_TEST(test_session_v6_has_no_reclaim)
+{
+	struct mdsp_msg m, d;
+	struct mdsp_buf b;
+	const char *why = NULL;
+
+	sample_session(&m, MDSP_SESSION_REQUEST_OPEN, 0);
+	ck_assert_uint_ne(m.session.reclaim_sid, 0);
+	encode_ok(&m, &b);
+	/* ours round-trips, the reclaim identity included */
+	ck_assert_int_eq(mdsp_decode_frame(b.data, b.len, &d, &why), 0);
+	ck_assert(msg_eq(&m, &d));
+	ck_assert_uint_eq(d.session.reclaim_sid, m.session.reclaim_sid);
+	ck_assert_int_eq(memcmp(d.session.reclaim_uuid, m.session.reclaim_uuid, 16), 0);
+	mdsp_msg_free(&d);
+	as_older(&b, 6, V7_TAIL);
+	ck_assert_int_eq(mdsp_decode_frame(b.data, b.len, &d, &why), 0);
+	ck_assert_uint_eq(d.session.reclaim_sid, 0);
+	m.session.reclaim_sid = 0;
+	memset(m.session.reclaim_uuid, 0, 16);
+	ck_assert(msg_eq(&m, &d));
+	mdsp_msg_free(&d);
+	/* the same bytes claiming version 7 are truncated */
+	b.data[MDSP_HDR_LEN] = 7;
+	reframe(b.data, b.len - MDSP_HDR_LEN);
+	ck_assert_int_eq(mdsp_decode_frame(b.data, b.len, &d, &why), -EBADMSG);
+	mdsp_buf_free(&b);
+	mdsp_msg_free(&m);
+	/* a version-7 open that stops inside the uuid is malformed */
+	sample_session(&m, MDSP_SESSION_REQUEST_OPEN, 0);
+	encode_ok(&m, &b);
+	b.len -= 5;
+	wr32le(b.data + MDSP_HDR_LEN + 2, rd32le(b.data + MDSP_HDR_LEN + 2) - 5);
+	reframe(b.data, b.len - MDSP_HDR_LEN);
+	ck_assert_int_eq(mdsp_decode_frame(b.data, b.len, &d, &why), -EBADMSG);
 	mdsp_buf_free(&b);
 	mdsp_msg_free(&m);
 }
@@ -1589,6 +1636,7 @@ static Suite *proto_suite(void)
 	tcase_add_test(tc, test_older_peers_decode);
 	tcase_add_test(tc, test_session_v4_has_no_locks);
 	tcase_add_test(tc, test_session_v5_has_no_slow_ops);
+	tcase_add_test(tc, test_session_v6_has_no_reclaim);
 	tcase_add_test(tc, test_lock_v1_decodes);
 	tcase_add_test(tc, test_decoder_bounds);
 	tcase_add_test(tc, test_caps_extents_bounds);

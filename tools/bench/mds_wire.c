@@ -394,6 +394,11 @@ static int open_session(struct mdsw *w, uint32_t op, const char *name, uint64_t 
 
 	if (op == MDSP_SESSION_RECONNECT)
 		mdsp_reconnect_proof(w->secret, sid, w->cnonce, w->snonce, q.proof);
+	memcpy(q.client_uuid, w->uuid, sizeof(q.client_uuid));
+	if (op == MDSP_SESSION_REQUEST_OPEN) {
+		q.reclaim_sid = w->reclaim_sid;
+		memcpy(q.reclaim_uuid, w->reclaim_uuid, sizeof(q.reclaim_uuid));
+	}
 	r = session_round_trip(w, &q, ops, &s);
 	if (r)
 		return r;

@@ -46,6 +46,9 @@ struct mdsw {
 	bool no_ack;                /* leave revokes unanswered (a client that hangs) */
 	bool no_lease_ack;          /* leave dentry lease revokes unanswered (caps revokes are acked) */
 	unsigned revokes, lease_revokes, grants;   /* CAPS messages seen */
+	uint8_t uuid[16];           /* client_uuid sent by mdsw_open (default zeros: none) */
+	uint64_t reclaim_sid;       /* mdsw_open reclaims this session of client reclaim_uuid (0: none) */
+	uint8_t reclaim_uuid[16];
 };
 
 /* The key of client.admin that every mdsproc of this process holds. */
