@@ -342,35 +342,61 @@ static const struct mdsc_ops client_mdsc_ops = {
 	.locks_refused = lc_locks_refused,
 };
 
-/* walk @path from the filesystem root with LOOKUPs */
+static void refused_log(const char *path, const char *at)
+{
+	derr(CLIENT, "mount: the MDS refused client_mountpoint %s at \"%s\" (EACCES): the key's caps mds do "
+	     "not grant that path (it needs 'allow r[w] path=%s' or a path above it; 'loligo auth get NAME' "
+	     "on the MDS host shows them): mount a directory they grant", path, at, path);
+}
+
+/*
+ * Walk @path from the filesystem root with LOOKUPs.  A mount below the
+ * root never asks for the root itself: the first LOOKUP names it by
+ * number, so a key whose caps mds grant only that directory (and the names
+ * on the way to it) can mount it.
+ */
 static int resolve_root(struct lclient *c, const char *path, struct lc_inode **out)
 {
 	struct mds_request *req;
 	struct lc_inode *cur = NULL, *next;
+	char *dup = strdup(path ? path : "/"), *save = NULL, *first;
 	int r;
 
-	req = lc_req_new(c, MDSP_OP_GETATTR, MDSP_ROOT_INO, NULL);
-	if (!req)
+	if (!dup)
 		return -ENOMEM;
-	r = lc_req_run(c, req, &cur);
-	mdsc_request_put(req);
-	if (r < 0)
-		return r;
-	if (!cur)
-		return -EIO;
-
-	char *dup = strdup(path ? path : "/"), *save = NULL;
-	if (!dup) {
-		lc_put(c, cur);
+	first = strtok_r(dup, "/", &save);
+	while (first && !strcmp(first, "."))
+		first = strtok_r(NULL, "/", &save);
+	req = lc_req_new(c, first ? MDSP_OP_LOOKUP : MDSP_OP_GETATTR, MDSP_ROOT_INO, NULL);
+	if (!req) {
+		free(dup);
 		return -ENOMEM;
 	}
-	for (char *comp = strtok_r(dup, "/", &save); comp; comp = strtok_r(NULL, "/", &save)) {
+	if (first && !(req->args.name = strdup(first))) {
+		mdsc_request_put(req);
+		free(dup);
+		return -ENOMEM;
+	}
+	r = lc_req_run(c, req, &cur);
+	mdsc_request_put(req);
+	if (r == -EACCES)
+		refused_log(path ? path : "/", first ? first : "/");
+	else if (r < 0 && first)
+		derr(CLIENT, "mount: cannot resolve client_mountpoint %s at \"%s\": %s", path, first, strerror(-r));
+	if (r < 0 || !cur) {
+		free(dup);
+		return r < 0 ? r : -EIO;
+	}
+	for (char *comp = strtok_r(NULL, "/", &save); comp; comp = strtok_r(NULL, "/", &save)) {
 		if (strcmp(comp, ".") == 0)
 			continue;
 		r = lc_lookup(c, cur, comp, NULL, NULL, &next);
 		if (r < 0) {
-			derr(CLIENT, "mount: cannot resolve client_mountpoint %s at \"%s\": %s", path, comp,
-			     strerror(-r));
+			if (r == -EACCES)
+				refused_log(path, comp);
+			else
+				derr(CLIENT, "mount: cannot resolve client_mountpoint %s at \"%s\": %s", path, comp,
+				     strerror(-r));
 			lc_put(c, cur);
 			free(dup);
 			return r;

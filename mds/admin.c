@@ -737,17 +737,47 @@ static int entity_arg(struct json_object *args, const char **name, struct json_o
 	return 0;
 }
 
-static int auth_get_common(struct json_object *args, struct json_object **out, void *priv, bool create)
+/* the optional caps mds string of an auth command */
+static const char *caps_arg(struct json_object *args)
+{
+	struct json_object *v;
+
+	if (json_object_object_get_ex(args, "caps", &v) && json_object_is_type(v, json_type_string))
+		return json_object_get_string(v);
+	return NULL;
+}
+
+static int cmd_auth_caps(struct json_object *args, struct json_object **out, void *priv)
 {
 	const char *name;
-	char err[512];
+	char err[MDSP_MDSCAPS_STR_MAX + 512];
 	struct json_object *o;
 	int r = entity_arg(args, &name, out);
 
 	if (r)
 		return r;
 	o = json_object_new_object();
-	r = auth_admin_get_or_create(priv, name, create, o, err, sizeof(err));
+	r = auth_admin_caps(priv, name, caps_arg(args), o, err, sizeof(err));
+	if (r) {
+		json_object_put(o);
+		*out = jerr(err);
+		return r;
+	}
+	*out = o;
+	return 0;
+}
+
+static int auth_get_common(struct json_object *args, struct json_object **out, void *priv, bool create)
+{
+	const char *name;
+	char err[MDSP_MDSCAPS_STR_MAX + 512];
+	struct json_object *o;
+	int r = entity_arg(args, &name, out);
+
+	if (r)
+		return r;
+	o = json_object_new_object();
+	r = auth_admin_get_or_create(priv, name, caps_arg(args), create, o, err, sizeof(err));
 	if (r) {
 		json_object_put(o);
 		*out = jerr(err);
@@ -818,11 +848,14 @@ static const struct asok_cmd mds_cmds[] = {
 	{ "blocklist rm", "entity:str", "let a blocklisted client in again (and lift its data-store fence)",
 	  cmd_blocklist_rm },
 	{ "journal status", "", "journal positions and group-commit statistics", cmd_journal_status },
-	{ "auth get-or-create", "entity:str", "the key of entity (client.NAME), created if it has none; "
-	  "the keyring file is rewritten", cmd_auth_get_or_create },
+	{ "auth get-or-create", "entity:str caps:str?", "the key of entity (client.NAME), created with caps "
+	  "(caps mds, e.g. 'allow rw path=/home/alice'; none: allow rw) if it has none; the keyring file is "
+	  "rewritten", cmd_auth_get_or_create },
+	{ "auth caps", "entity:str caps:str?", "set the caps mds of entity (none: allow rw); its sessions follow "
+	  "them from their next request", cmd_auth_caps },
 	{ "auth get", "entity:str", "the key of entity (client.NAME)", cmd_auth_get },
 	{ "auth rm", "entity:str", "remove the key of entity: it can no longer authenticate, and its connections and sessions are cut at once", cmd_auth_rm },
-	{ "auth ls", "", "entities with a key in the MDS keyring (names only)", cmd_auth_ls },
+	{ "auth ls", "", "entities with a key in the MDS keyring, and their caps mds", cmd_auth_ls },
 };
 
 #define NCMDS ((int)(sizeof(mds_cmds) / sizeof(mds_cmds[0])))

@@ -64,6 +64,7 @@ int auth_load(struct mds *m, char *err, size_t errlen)
 	if (!m->keyring_path)
 		return -ENOMEM;
 	memset(&m->keys, 0, sizeof(m->keys));
+	atomic_store(&m->keys_gen, 1);
 	if (!*m->keyring_path) {
 		if (!m->auth_required)
 			return 0;
@@ -336,8 +337,13 @@ static int keys_copy_locked(struct mds *m, struct mdsp_keyring *out)
 
 	lockdep_assert_held(&m->keys_lock);
 	memset(out, 0, sizeof(*out));
-	for (i = 0; !r && i < m->keys.n; i++)
+	for (i = 0; !r && i < m->keys.n; i++) {
+		char err[256];
+
 		r = mdsp_keyring_add(out, m->keys.keys[i].name, m->keys.keys[i].secret);
+		if (!r && m->keys.keys[i].caps)
+			r = mdsp_keyring_set_caps(out, m->keys.keys[i].name, m->keys.keys[i].caps, err, sizeof(err));
+	}
 	if (r)
 		mdsp_keyring_free(out);
 	return r;
@@ -366,16 +372,37 @@ static int keys_commit_admin_locked(struct mds *m, struct mdsp_keyring *kr, char
 	old = m->keys;
 	m->keys = *kr;
 	*kr = old;
+	atomic_fetch_add_explicit(&m->keys_gen, 1, memory_order_release);
 	pthread_mutex_unlock(&m->keys_lock);
 	return 0;
 }
 
-int auth_admin_get_or_create(struct mds *m, const char *name, bool create, struct json_object *out, char *err,
-			     size_t errlen)
+/* @name's caps string into @out ("" when it has none), under keys_lock. */
+static void caps_of(struct mds *m, const char *name, char *out, size_t len)
+{
+	const struct mdsp_key *k;
+
+	pthread_mutex_lock(&m->keys_lock);
+	k = mdsp_keyring_find(&m->keys, name);
+	snprintf(out, len, "%s", k && k->caps ? k->caps : "");
+	pthread_mutex_unlock(&m->keys_lock);
+}
+
+static void add_caps_json(struct json_object *out, const char *caps)
+{
+	struct json_object *c = json_object_new_object();
+
+	/* no caps: what the key may do is everything, say so as cephx would */
+	json_object_object_add(c, "mds", json_object_new_string(*caps ? caps : "allow rw"));
+	json_object_object_add(out, "caps", c);
+}
+
+int auth_admin_get_or_create(struct mds *m, const char *name, const char *caps, bool create,
+			     struct json_object *out, char *err, size_t errlen)
 {
 	struct mdsp_keyring kr = { 0 };
 	uint8_t secret[MDSP_KEY_LEN];
-	char b64[64];
+	char b64[64], have[MDSP_MDSCAPS_STR_MAX];
 	bool found, created = false;
 	int r = 0;
 
@@ -384,8 +411,25 @@ int auth_admin_get_or_create(struct mds *m, const char *name, bool create, struc
 			 name);
 		return -EINVAL;
 	}
+	if (caps) {
+		struct mdsp_mdscaps *p = malloc(sizeof(*p));
+
+		r = p ? mdsp_mdscaps_parse(caps, p, err, errlen) : -ENOMEM;
+		free(p);
+		if (r)
+			return r;
+	}
 	pthread_mutex_lock(&m->keys_admin_lock);
 	found = key_lookup(m, name, secret);
+	if (found && caps) {
+		caps_of(m, name, have, sizeof(have));
+		if (strcmp(have, caps)) {
+			snprintf(err, errlen, "key for %s exists but its caps mds are '%s', not '%s': change them with "
+				 "'loligo auth caps %s mds \"%s\"'", name, *have ? have : "allow rw", caps, name, caps);
+			r = -EINVAL;
+			goto out;
+		}
+	}
 	if (!found && !create) {
 		snprintf(err, errlen, "no key for %s", name);
 		r = -ENOENT;
@@ -403,6 +447,8 @@ int auth_admin_get_or_create(struct mds *m, const char *name, bool create, struc
 			snprintf(err, errlen, "cannot add the key: %s", strerror(-r));
 			goto out;
 		}
+		if (caps && (r = mdsp_keyring_set_caps(&kr, name, caps, err, errlen)))
+			goto out;
 		r = keys_commit_admin_locked(m, &kr, err, errlen);
 		if (r)
 			goto out;
@@ -412,6 +458,8 @@ int auth_admin_get_or_create(struct mds *m, const char *name, bool create, struc
 	json_object_object_add(out, "entity", json_object_new_string(name));
 	json_object_object_add(out, "key", json_object_new_string(b64));
 	json_object_object_add(out, "created", json_object_new_boolean(created));
+	caps_of(m, name, have, sizeof(have));
+	add_caps_json(out, have);
 	memset(b64, 0, sizeof(b64));
 out:
 	pthread_mutex_unlock(&m->keys_admin_lock);
@@ -423,6 +471,33 @@ out:
 		cut_name(m, name, true, "got a key (auth get-or-create)", NULL, NULL);
 	}
 	return r;
+}
+
+int auth_admin_caps(struct mds *m, const char *name, const char *caps, struct json_object *out, char *err,
+		    size_t errlen)
+{
+	struct mdsp_keyring kr = { 0 };
+	int r;
+
+	pthread_mutex_lock(&m->keys_admin_lock);
+	pthread_mutex_lock(&m->keys_lock);
+	r = keys_copy_locked(m, &kr);
+	pthread_mutex_unlock(&m->keys_lock);
+	if (r)
+		snprintf(err, errlen, "cannot copy the keyring: %s", strerror(-r));
+	if (!r)
+		r = mdsp_keyring_set_caps(&kr, name, caps && *caps ? caps : NULL, err, errlen);
+	if (!r)
+		r = keys_commit_admin_locked(m, &kr, err, errlen);
+	pthread_mutex_unlock(&m->keys_admin_lock);
+	mdsp_keyring_free(&kr);
+	if (r)
+		return r;
+	dinfo(MDS, "auth: caps mds of %s are now '%s' (%s): they apply to its next request", name,
+	      caps && *caps ? caps : "allow rw", m->keyring_path);
+	json_object_object_add(out, "entity", json_object_new_string(name));
+	add_caps_json(out, caps ? caps : "");
+	return 0;
 }
 
 int auth_admin_rm(struct mds *m, const char *name, int *nconns, int *nsessions, char *err, size_t errlen)
@@ -459,12 +534,17 @@ int auth_admin_rm(struct mds *m, const char *name, int *nconns, int *nsessions, 
 struct json_object *auth_admin_ls(struct mds *m)
 {
 	struct json_object *o = json_object_new_object(), *a = json_object_new_array();
+	struct json_object *caps = json_object_new_object();
 	size_t i;
 
 	pthread_mutex_lock(&m->keys_lock);
-	for (i = 0; i < m->keys.n; i++)
+	for (i = 0; i < m->keys.n; i++) {
 		json_object_array_add(a, json_object_new_string(m->keys.keys[i].name));
+		json_object_object_add(caps, m->keys.keys[i].name,
+				       json_object_new_string(m->keys.keys[i].caps ? m->keys.keys[i].caps : "allow rw"));
+	}
 	pthread_mutex_unlock(&m->keys_lock);
+	json_object_object_add(o, "caps_mds", caps);
 	json_object_object_add(o, "keyring", json_object_new_string(m->keyring_path));
 	json_object_object_add(o, "auth_required", json_object_new_boolean(m->auth_required));
 	json_object_object_add(o, "entities", a);

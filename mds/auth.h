@@ -18,8 +18,18 @@ void auth_free(struct mds *m);
 int auth_handle(struct mds *m, struct conn *c, struct mdsp_auth *a);
 /* auth_admin_* - the auth admin commands; the keyring is written back. */
 struct json_object;
-int auth_admin_get_or_create(struct mds *m, const char *name, bool create, struct json_object *out, char *err,
-			     size_t errlen);
+/*
+ * auth_admin_get_or_create - @name's key (created with @caps if it has
+ * none, and @create).  @caps (NULL: not given) must parse and, for a key
+ * that exists, be its caps already (-EINVAL otherwise, @err says to use
+ * auth caps).  The reply carries the key and caps.mds.
+ */
+int auth_admin_get_or_create(struct mds *m, const char *name, const char *caps, bool create,
+			     struct json_object *out, char *err, size_t errlen);
+/* auth_admin_caps - set @name's caps mds (NULL or "": none, i.e. allow rw);
+ * sessions of @name follow them from their next request. */
+int auth_admin_caps(struct mds *m, const char *name, const char *caps, struct json_object *out, char *err,
+		    size_t errlen);
 /*
  * auth_admin_rm - remove @name's key, write the keyring, then cut the name
  * off: its connections are closed and its sessions evicted (how many into

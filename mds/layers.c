@@ -13,7 +13,7 @@
  *   locker                  caps and dentry leases, parked requests
  *   flock                   file locks
  *   session, prealloc       sessions, reconnect, inode preallocation
- *   server                  the POSIX semantics of every op
+ *   server, authcaps        the POSIX semantics of every op; the caps mds of a key
  *   request                 the request pipeline (decode, admit, run, reply)
  *   auth, admin             the AUTH handshake; admin commands
  *   layers, main            this wiring; start-up and shutdown
@@ -27,6 +27,7 @@
 #include "mds/mds.h"
 #include "mds/admin.h"
 #include "mds/auth.h"
+#include "mds/authcaps.h"
 #include "mds/blocklist.h"
 #include "mds/flock.h"
 #include "mds/journal.h"
@@ -71,6 +72,7 @@ static const struct journal_hooks journal_hooks = {
 static const struct locker_ops locker_ops = {
 	.request_resume = request_resume,
 	.session_evict = session_evict,
+	.may_write_locked = authcaps_may_write_locked,
 };
 
 static const struct flock_ops flock_ops = {

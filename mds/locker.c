@@ -823,6 +823,14 @@ static bool apply_flush(struct mds *m, struct mcap *cap, const struct mdsp_caps 
 
 	if (!msg->dirty)
 		return false;
+	/* a key whose caps do not let it write here (allow r, or the file
+	 * moved out of its paths) changes nothing by a flush either; the
+	 * flush is still acked, so the client does not wait for it */
+	if (m->locker_ops && m->locker_ops->may_write_locked && !m->locker_ops->may_write_locked(m, cap->s, in)) {
+		dout(MDS, 1, "session %" PRIu64 " (%s): cap flush of ino %" PRIx64 " ignored: its caps mds "
+		     "do not allow writes there", cap->s->id, cap->s->auth_name, in->a.ino);
+		return false;
+	}
 	if (apply_extents(in, msg))
 		changed = true;
 	if ((msg->dirty & MDSP_DIRTY_SIZE) && msg->attr.size > in->a.size) {

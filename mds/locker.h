@@ -16,6 +16,9 @@
 struct locker_ops {
 	void (*request_resume)(struct mds *m, struct mwaiter *w);
 	int (*session_evict)(struct mds *m, uint64_t id, const char *why);
+	/* may @s change @in's data (a cap flush's size, mtime, extents)?  Its
+	 * key's caps mds (authcaps.c).  Caller holds mds->lock. */
+	bool (*may_write_locked)(struct mds *m, struct session *s, struct minode *in);
 };
 
 /* locker_set_ops - register @ops (static storage) before requests run. */

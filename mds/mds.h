@@ -67,7 +67,8 @@
  *     j->seg_lock              the sealed segments
  *     x->lock                  one japply's ops in flight
  *   mds->keys_admin_lock       one auth admin command, across its keyring write
- *     mds->keys_lock           (a leaf otherwise)
+ *     mds->keys_lock           (a leaf otherwise; also under mds->lock, where
+ *                              authcaps.c copies a session's caps)
  *   leaves, taken alone: mds->conns_lock, mds->space_lock, mds->keys_lock,
  *     mds->tick_lock; the store's locks are leaves under all of these
  *
@@ -336,6 +337,10 @@ struct session {
 	uint8_t uuid[16];
 	uint8_t secret[MDSP_KEY_LEN]; /* proven at RECONNECT; all zeros: none (an older record) */
 	char auth_name[MDSP_AUTH_NAME_MAX + 1]; /* "" when opened without authentication */
+	/* authcaps.c: auth_name's caps mds as of keys_gen authcaps_gen (0:
+	 * not read yet); NULL: everything (no caps, or no auth_name) */
+	struct mdsp_mdscaps *authcaps;
+	uint64_t authcaps_gen;
 	char peer_addr[48];           /* address it was opened from: mds_max_sessions_per_peer */
 	uint32_t flags;               /* SESSION_F_* */
 	enum session_state state;
@@ -469,8 +474,11 @@ struct mds {
 	pthread_mutex_t keys_admin_lock; /* one auth admin command at a time: held across the keyring
 					  * file's write, which keys_lock never is (every handshake
 					  * takes keys_lock); taken before keys_lock, nothing else */
-	pthread_mutex_t keys_lock;    /* taken alone (or under keys_admin_lock) */
+	pthread_mutex_t keys_lock;    /* a leaf: under keys_admin_lock, or under mds->lock where a
+				       * session's caps are refreshed (authcaps.c) */
 	struct mdsp_keyring keys;     /* protected by keys_lock */
+	_Atomic uint64_t keys_gen;    /* bumped after every change of the keys: sessions re-read
+				       * their caps when it moved (authcaps.c) */
 	char *keyring_path;           /* read-only after start-up */
 	bool auth_required;           /* read-only after start-up */
 	/* locker.c (protected by mds->lock) */

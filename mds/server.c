@@ -37,6 +37,7 @@
 #include "common/time.h"
 #include "mds/codec.h"
 #include "mds/mds.h"
+#include "mds/authcaps.h"
 #include "mds/locker.h"
 #include "mds/mdcache.h"
 #include "mds/prealloc.h"
@@ -1557,10 +1558,17 @@ void server_dispatch(struct mds *m, struct session *s, struct mdsp_request *req,
 		return;
 	}
 	t->s = s;
-	if (needs_space(req->op) && stores_full(m))
+	/* the key's caps first: a request outside them learns nothing else */
+	if ((r = authcaps_check_locked(m, s, req)))
+		;
+	else if (needs_space(req->op) && stores_full(m))
 		r = -ENOSPC;
 	else if ((r = want_dirs(m, req, t)) == 0)
 		r = fn(m, s, req, rep, t);
+	/* the ops that go up the tree: what they reached must be covered too */
+	if (!r && rep->has_target &&
+	    (req->op == MDSP_OP_LOOKUPPARENT || (req->op == MDSP_OP_LOOKUP && req->name && !strcmp(req->name, ".."))))
+		r = authcaps_check_target_locked(m, s, req, rep->target.ino);
 	if (r == LOCKER_WAIT) {
 		/* nothing changed; the caller parks it (locker_park) */
 		rep->result = r;

@@ -451,6 +451,8 @@ static void session_free_locked(struct mds *m, struct session *s)
 			completed_free(ce);
 	}
 	xa_destroy(&s->completed);
+	free(s->authcaps);
+	s->authcaps = NULL;
 	xa_destroy(&s->cap_index);     /* emptied by locker_session_drop */
 	xa_destroy(&s->lease_index);
 	if (c) {

@@ -305,6 +305,33 @@ int mdsp_keyring_add(struct mdsp_keyring *kr, const char *name, const uint8_t se
 	return 0;
 }
 
+int mdsp_keyring_set_caps(struct mdsp_keyring *kr, const char *name, const char *caps, char *err, size_t errlen)
+{
+	struct mdsp_key *k = (struct mdsp_key *)mdsp_keyring_find(kr, name);
+	struct mdsp_mdscaps *parsed;
+	char *dup = NULL;
+	int r = 0;
+
+	if (!k) {
+		snprintf(err, errlen, "no key for %s", name ? name : "");
+		return -ENOENT;
+	}
+	if (caps) {
+		parsed = malloc(sizeof(*parsed));
+		if (!parsed)
+			return -ENOMEM;
+		r = mdsp_mdscaps_parse(caps, parsed, err, errlen);
+		free(parsed);
+		if (r)
+			return r;
+		if (!(dup = strdup(caps)))
+			return -ENOMEM;
+	}
+	free(k->caps);
+	k->caps = dup;
+	return 0;
+}
+
 int mdsp_keyring_remove(struct mdsp_keyring *kr, const char *name)
 {
 	struct mdsp_key *k = (struct mdsp_key *)mdsp_keyring_find(kr, name);
@@ -313,6 +340,7 @@ int mdsp_keyring_remove(struct mdsp_keyring *kr, const char *name)
 	if (!k)
 		return -ENOENT;
 	i = (size_t)(k - kr->keys);
+	free(k->caps);
 	OPENSSL_cleanse(k, sizeof(*k));
 	memmove(k, k + 1, (kr->n - i - 1) * sizeof(*k));
 	kr->n--;
@@ -321,6 +349,8 @@ int mdsp_keyring_remove(struct mdsp_keyring *kr, const char *name)
 
 void mdsp_keyring_free(struct mdsp_keyring *kr)
 {
+	for (size_t i = 0; i < kr->n; i++)
+		free(kr->keys[i].caps);
 	if (kr->keys)
 		OPENSSL_cleanse(kr->keys, kr->cap * sizeof(*kr->keys));
 	free(kr->keys);
@@ -369,6 +399,25 @@ static int check_private(FILE *f, const char *path, char *err, size_t errlen)
 	return 0;
 }
 
+/* The caps line of section @section (read before or after its key), once the section ends. */
+static int caps_flush(struct mdsp_keyring *kr, const char *section, char **caps, int line, const char *path,
+		      char *err, size_t errlen)
+{
+	char why[MDSP_MDSCAPS_STR_MAX + 256];
+	int r;
+
+	if (!*caps)
+		return 0;
+	r = mdsp_keyring_set_caps(kr, section, *caps, why, sizeof(why));
+	free(*caps);
+	*caps = NULL;
+	if (r == -ENOENT)
+		snprintf(err, errlen, "keyring %s line %d: caps for [%s], which has no key", path, line, section);
+	else if (r)
+		snprintf(err, errlen, "keyring %s line %d: [%s]: %s", path, line, section, why);
+	return r;
+}
+
 int mdsp_keyring_load(const char *path, struct mdsp_keyring *kr, char *err, size_t errlen)
 {
 	return mdsp_keyring_load_flags(path, 0, kr, err, errlen);
@@ -376,8 +425,9 @@ int mdsp_keyring_load(const char *path, struct mdsp_keyring *kr, char *err, size
 
 int mdsp_keyring_load_flags(const char *path, unsigned flags, struct mdsp_keyring *kr, char *err, size_t errlen)
 {
-	char line[1024], section[MDSP_AUTH_NAME_MAX + 2] = "", *s, *eq;
-	bool have_key = true;
+	char line[MDSP_MDSCAPS_STR_MAX + 64], section[MDSP_AUTH_NAME_MAX + 2] = "", *s, *eq, *pending_caps = NULL;
+	int caps_line = 0;
+	bool have_key = true, in_header = false;
 	int lineno = 0, r = 0;
 	FILE *f;
 
@@ -400,11 +450,13 @@ int mdsp_keyring_load_flags(const char *path, unsigned flags, struct mdsp_keyrin
 		if (*s == '[') {
 			char *end = strchr(s, ']');
 
-			if (!have_key) {
+			if (!have_key && !in_header) {
 				snprintf(err, errlen, "keyring %s: [%s] has no key", path, section);
 				r = -EINVAL;
 				break;
 			}
+			if ((r = caps_flush(kr, section, &pending_caps, caps_line, path, err, errlen)))
+				break;
 			if (!end || end[1] || (size_t)(end - s - 1) >= sizeof(section)) {
 				snprintf(err, errlen, "keyring %s line %d: bad section header", path, lineno);
 				r = -EINVAL;
@@ -412,6 +464,11 @@ int mdsp_keyring_load_flags(const char *path, unsigned flags, struct mdsp_keyrin
 			}
 			*end = '\0';
 			snprintf(section, sizeof(section), "%s", s + 1);
+			in_header = !strcmp(section, "keyring");
+			if (in_header) {
+				have_key = true;
+				continue;
+			}
 			if (!mdsp_auth_name_valid(section)) {
 				snprintf(err, errlen, "keyring %s line %d: '%s' is not an entity name (client.NAME)",
 					 path, lineno, section);
@@ -429,8 +486,46 @@ int mdsp_keyring_load_flags(const char *path, unsigned flags, struct mdsp_keyrin
 			break;
 		}
 		*eq = '\0';
-		if (strcmp(trim(s), "key"))
-			continue;       /* caps and the like: not ours */
+		s = trim(s);
+		if (in_header) {
+			char *end;
+			long v;
+
+			if (strcmp(s, "version"))
+				continue;
+			v = strtol(trim(eq + 1), &end, 10);
+			if (*end || v < 1) {
+				snprintf(err, errlen, "keyring %s line %d: version is not a number", path, lineno);
+				r = -EINVAL;
+				break;
+			}
+			if (v > MDSP_KEYRING_VERSION) {
+				snprintf(err, errlen, "keyring %s line %d: version %ld, this loligo reads up to %d: "
+					 "it was written by a newer loligo", path, lineno, v, MDSP_KEYRING_VERSION);
+				r = -EINVAL;
+				break;
+			}
+			continue;
+		}
+		if (!strcmp(s, "caps mds") || !strncmp(s, "caps mds ", 9) || !strncmp(s, "caps mds\t", 9)) {
+			char *v = trim(eq + 1);
+			size_t vl = strlen(v);
+
+			if (vl >= 2 && v[0] == '"' && v[vl - 1] == '"') {
+				v[vl - 1] = '\0';
+				v++;
+			}
+			free(pending_caps);
+			if (!(pending_caps = strdup(v))) {
+				r = -ENOMEM;
+				snprintf(err, errlen, "keyring %s: %s", path, strerror(-r));
+				break;
+			}
+			caps_line = lineno;
+			continue;
+		}
+		if (strcmp(s, "key"))
+			continue;       /* other caps (mon, osd) and the like: not ours */
 		{
 			uint8_t secret[MDSP_KEY_LEN];
 
@@ -453,6 +548,9 @@ int mdsp_keyring_load_flags(const char *path, unsigned flags, struct mdsp_keyrin
 		snprintf(err, errlen, "keyring %s: [%s] has no key", path, section);
 		r = -EINVAL;
 	}
+	if (!r)
+		r = caps_flush(kr, section, &pending_caps, caps_line, path, err, errlen);
+	free(pending_caps);
 	if (!r && ferror(f)) {
 		r = -EIO;
 		snprintf(err, errlen, "keyring %s: read error", path);
@@ -488,9 +586,18 @@ int mdsp_keyring_save(const char *path, const struct mdsp_keyring *kr, char *err
 		close(fd);
 		goto fail;
 	}
+	/* the version header only when it matters: a keyring without caps
+	 * stays readable by a loligo that predates them */
+	for (i = 0; i < kr->n; i++)
+		if (kr->keys[i].caps) {
+			fprintf(f, "[keyring]\n\tversion = %d\n", MDSP_KEYRING_VERSION);
+			break;
+		}
 	for (i = 0; i < kr->n; i++) {
 		mdsp_key_base64(kr->keys[i].secret, b64, sizeof(b64));
 		fprintf(f, "[%s]\n\tkey = %s\n", kr->keys[i].name, b64);
+		if (kr->keys[i].caps)
+			fprintf(f, "\tcaps mds = \"%s\"\n", kr->keys[i].caps);
 	}
 	OPENSSL_cleanse(b64, sizeof(b64));
 	if (fflush(f) || fsync(fileno(f)))

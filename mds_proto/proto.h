@@ -674,13 +674,68 @@ int mdsp_auth_derive(const uint8_t secret[MDSP_KEY_LEN], enum mdsp_derive what, 
 int mdsp_reconnect_proof(const uint8_t secret[MDSP_KEY_LEN], uint64_t sid, const uint8_t cnonce[MDSP_NONCE_LEN],
 			 const uint8_t snonce[MDSP_NONCE_LEN], uint8_t out[MDSP_MAC_LEN]);
 
-/* A keyring: entity names and their secrets, as a file like Ceph's:
- *     [client.admin]
+/* ---- MDS capabilities of a client name (mds_proto/mdscaps.c) -------------------- */
+
+/*
+ * What a key may do, cephx's `caps mds = "..."`: one or more clauses,
+ * separated by commas (or ';'), each
+ *
+ *     allow (r|rw|*) [path=/DIR] [root_squash] [uid=N] [gids=A,B,...]
+ *
+ * A request is allowed by the first clause whose path covers the inode it
+ * names (DIR itself or anything under it), whose uid/gids admit the
+ * caller's credentials, and whose access includes what the op needs (r:
+ * reads; rw and *: everything).  A key without caps has "allow rw" (the
+ * behaviour before caps existed).
+ */
+#define MDSP_MDSCAPS_MAX 16            /* clauses in one caps string */
+#define MDSP_MDSCAPS_GIDS_MAX 16
+#define MDSP_MDSCAPS_STR_MAX 1024
+#define MDSP_ANON_ID 65534u            /* root_squash: uid/gid 0 become this (NFS's nobody) */
+
+struct mdsp_mdscap {
+	bool write;                     /* rw or *: else r */
+	bool root_squash;
+	bool has_uid;
+	uint32_t uid;
+	uint32_t ngids;
+	uint32_t gids[MDSP_MDSCAPS_GIDS_MAX];
+	char path[512];                  /* normalised: "/" or "/a/b" (no trailing '/', no ".", "..") */
+};
+struct mdsp_mdscaps {
+	uint32_t n;
+	struct mdsp_mdscap c[MDSP_MDSCAPS_MAX];
+};
+
+/**
+ * mdsp_mdscaps_parse - parse the caps string @s into @out.
+ * Return: 0, or -EINVAL with @err saying where (the offset and the token)
+ * and what was expected.  Never reads past @s's NUL.
+ */
+int mdsp_mdscaps_parse(const char *s, struct mdsp_mdscaps *out, char *err, size_t errlen);
+/** mdsp_mdscaps_allow_all - @out = "allow rw" (a key without caps). */
+void mdsp_mdscaps_allow_all(struct mdsp_mdscaps *out);
+/**
+ * mdsp_mdscap_admits - does clause @c admit caller @uid/@gid/@groups (its
+ * uid=, gids= restrictions)?  Ignores path and access.
+ */
+bool mdsp_mdscap_admits(const struct mdsp_mdscap *c, const struct mdsp_caller *caller);
+
+/* A keyring: entity names, their secrets and MDS caps, as a file like Ceph's:
+ *     [keyring]
+ *         version = 2                  (written when a key has caps)
+ *     [client.alice]
  *         key = <base64 of MDSP_KEY_LEN bytes>
- * Other settings in a section (caps ...) are kept out of the way: ignored. */
+ *         caps mds = "allow rw path=/home/alice"
+ * Version 1 (no [keyring] section) has no caps: every key "allow rw".  A
+ * binary that predates caps refuses a version 2 file ("[keyring]" is no
+ * entity name) rather than granting everything.  Other caps (mon, osd)
+ * are ignored. */
+#define MDSP_KEYRING_VERSION 2
 struct mdsp_key {
 	char name[MDSP_AUTH_NAME_MAX + 1];
 	uint8_t secret[MDSP_KEY_LEN];
+	char *caps;                     /* caps mds string (malloc'd), NULL: none ("allow rw") */
 };
 struct mdsp_keyring {
 	struct mdsp_key *keys;
@@ -714,6 +769,11 @@ int mdsp_keyring_save(const char *path, const struct mdsp_keyring *kr, char *err
 const struct mdsp_key *mdsp_keyring_find(const struct mdsp_keyring *kr, const char *name);
 /** mdsp_keyring_add - add or replace @name's secret.  Return: 0, -EINVAL (name), -ENOMEM. */
 int mdsp_keyring_add(struct mdsp_keyring *kr, const char *name, const uint8_t secret[MDSP_KEY_LEN]);
+/**
+ * mdsp_keyring_set_caps - set @name's caps mds string (NULL: none), which
+ * must parse (mdsp_mdscaps_parse).  Return: 0, -ENOENT, -EINVAL (@err), -ENOMEM.
+ */
+int mdsp_keyring_set_caps(struct mdsp_keyring *kr, const char *name, const char *caps, char *err, size_t errlen);
 /** mdsp_keyring_remove - Return: 0 or -ENOENT. */
 int mdsp_keyring_remove(struct mdsp_keyring *kr, const char *name);
 void mdsp_keyring_free(struct mdsp_keyring *kr);

@@ -10,6 +10,7 @@
  * client, and works in a directory of its own.
  */
 #include <check.h>
+#include <json-c/json.h>
 
 #include "tests/test_keyring.h"
 #include <errno.h>
@@ -28,6 +29,7 @@
 
 #include "client/client.h"
 #include "client/client_int.h"
+#include "common/admin_sock.h"
 #include "common/config.h"
 #include "common/log.h"
 #include "common/time.h"
@@ -795,6 +797,77 @@ START_TEST(test_mountpoint_and_dead_mds)
 }
 END_TEST
 
+/* A client keyring at @path for @name, with caps @caps, made on the running MDS (auth get-or-create). */
+static void tenant_key(const char *name, const char *caps, const char *path)
+{
+	struct json_object *req = json_object_new_object(), *rep = NULL, *v;
+	struct mdsp_keyring kr = { 0 };
+	uint8_t key[MDSP_KEY_LEN];
+	char sock[PATH_MAX + 16], err[512];
+
+	snprintf(sock, sizeof(sock), "%s/mds.asok", dir);
+	json_object_object_add(req, "prefix", json_object_new_string("auth get-or-create"));
+	json_object_object_add(req, "entity", json_object_new_string(name));
+	json_object_object_add(req, "caps", json_object_new_string(caps));
+	ck_assert_int_eq(asok_request(sock, req, &rep, 10000), 0);
+	json_object_put(req);
+	ck_assert_msg(json_object_object_get_ex(rep, "key", &v), "%s", json_object_to_json_string(rep));
+	ck_assert_int_eq(mdsp_key_unbase64(json_object_get_string(v), key), 0);
+	json_object_put(rep);
+	ck_assert_int_eq(mdsp_keyring_add(&kr, name, key), 0);
+	ck_assert_msg(mdsp_keyring_save(path, &kr, err, sizeof(err)) == 0, "%s", err);
+	mdsp_keyring_free(&kr);
+}
+
+/* A tenant key limited to /home/alice mounts /home/alice (client_mountpoint)
+ * and works there; a mount of / or of /home/bob fails with EACCES, and the
+ * client says which cap is missing. */
+START_TEST(test_tenant_mount)
+{
+	struct lc_inode *home = mkdir_p(root, "home"), *alice = mkdir_p(home, "alice"), *bob = mkdir_p(home, "bob");
+	struct lc_inode *in;
+	struct lc_fh *fh;
+	char kr[PATH_MAX + 32], logf[PATH_MAX + 32], line[1024];
+	bool said = false;
+	FILE *f;
+
+	lc_put(c, alice);
+	lc_put(c, bob);
+	lc_put(c, home);
+	client_down(&c, &root);
+	snprintf(kr, sizeof(kr), "%s/alice.keyring", dir);
+	tenant_key("client.alice", "allow rw path=/home/alice", kr);
+	set_opt("client_auth_name", "client.alice");
+	set_opt("client_keyring", kr);
+	set_opt("client_mountpoint", "/home/alice");
+	ck_assert_int_eq(client_up(&c, &root), 0);
+	ck_assert_int_eq(lc_create(c, root, "mine", 0644, O_WRONLY | O_CREAT, &rootcr, NULL, &in, &fh), 0);
+	lc_release(c, fh);
+	lc_put(c, in);
+	ck_assert_int_eq(lc_lookup(c, root, "mine", &rootcr, NULL, &in), 0);
+	lc_put(c, in);
+	/* ".." of its root is its root, as any mount's */
+	ck_assert_int_eq(lc_lookup_parent(c, root, NULL, &in), 0);
+	ck_assert_ptr_eq(in, root);
+	lc_put(c, in);
+	client_down(&c, &root);
+
+	snprintf(logf, sizeof(logf), "%s/tenant.log", dir);
+	set_opt("log_file", logf);
+	set_opt("client_mountpoint", "/");
+	ck_assert_int_eq(client_up(&c, &root), -EACCES);
+	set_opt("client_mountpoint", "/home/bob");
+	ck_assert_int_eq(client_up(&c, &root), -EACCES);
+	set_opt("log_file", "");
+	f = fopen(logf, "r");
+	ck_assert_ptr_nonnull(f);
+	while (fgets(line, sizeof(line), f))
+		said |= strstr(line, "client_mountpoint /home/bob") && strstr(line, "allow r[w] path=/home/bob");
+	fclose(f);
+	ck_assert_msg(said, "the client did not say which cap /home/bob needs (%s)", logf);
+}
+END_TEST
+
 /* lc_notify_*: what another frontend changed reaches the registered
  * callbacks; the library's own operations never call them (one client, no
  * cap revokes), so FUSE keeps its caches across its own writes. */
@@ -897,6 +970,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_permissions_and_xattrs);
 	tcase_add_test(tc, test_notify);
 	tcase_add_test(tc, test_mountpoint_and_dead_mds);
+	tcase_add_test(tc, test_tenant_mount);
 	suite_add_tcase(s, tc);
 	return s;
 }

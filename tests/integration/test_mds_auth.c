@@ -719,6 +719,191 @@ static bool mds_logged(const char *a, const char *b)
 	return file_has(path, a, b);
 }
 
+/* Connect to P as @name, with the key the MDS holds for it (asked on its admin socket), and open a session. */
+static void connect_as(struct mdsw *w, const char *name)
+{
+	struct json_object *rep = NULL, *v;
+	uint8_t key[MDSP_KEY_LEN];
+	char reason[512] = "";
+
+	ck_assert_int_eq(asok_auth("auth get", name, &rep), 0);
+	ck_assert(json_object_object_get_ex(rep, "key", &v));
+	ck_assert_int_eq(mdsp_key_unbase64(json_object_get_string(v), key), 0);
+	json_object_put(rep);
+	ck_assert_int_eq(mdsw_connect_raw(w, P.port), 0);
+	ck_assert_msg(mdsw_handshake_as(w, name, key, reason, sizeof(reason)) == 0, "%s: %s", name, reason);
+	ck_assert_int_eq(mdsw_open(w, name), 0);
+}
+
+/* A cap FLUSH of @ino growing it to @size, then a GETATTR on the same
+ * connection: the MDS handles a connection's frames in order, so when
+ * that answers the flush was handled.  The size the admin then sees. */
+static uint64_t flush_size(struct mdsw *w, struct mdsw *adm, uint64_t ino, uint64_t size)
+{
+	struct mdsp_caps cm;
+	struct mdsp_inode in;
+
+	memset(&cm, 0, sizeof(cm));
+	cm.op = MDSP_CAPS_FLUSH;
+	cm.ino = ino;
+	cm.caps = MDSP_CAP_PIN | MDSP_CAP_ATTR_SHARED;
+	cm.flush_tid = 1;
+	cm.dirty = MDSP_DIRTY_SIZE;
+	cm.attr.size = size;
+	ck_assert_int_eq(mdsw_send_caps(w, &cm), 0);
+	mdsw_getattr(w, ino, &in);
+	ck_assert_int_eq(mdsw_getattr(adm, ino, &in), 0);
+	return in.size;
+}
+
+static int call_ino(struct mdsw *w, uint32_t op, uint64_t ino)
+{
+	struct mdsp_request req;
+	struct mdsp_reply rep;
+	int r;
+
+	memset(&req, 0, sizeof(req));
+	req.op = op;
+	req.ino = ino;
+	req.max_entries = 16;
+	r = mdsw_call(w, &req, &rep);
+	mdsw_reply_free(&rep);
+	return r;
+}
+
+/*
+ * The caps escape matrix over real sockets against loligo-mds: a key
+ * limited to /home/alice (made with the CLI while the MDS runs) reaches
+ * nothing outside by any route; allow r writes nothing; root_squash owns
+ * uid 0's creates by 65534; a key without caps keeps everything; a changed
+ * caps string applies to the next request.
+ */
+START_TEST(test_caps_escape_matrix)
+{
+	struct mdsw adm, a;
+	struct mdsp_inode home, alice, bob, secret, in;
+	struct mdsp_request req;
+	struct mdsp_reply rep;
+	struct json_object *o = NULL, *v, *c;
+
+	ck_assert_int_eq(mdsproc_start(&P), 0);
+	ck_assert_int_eq(mdsw_connect(&adm, P.port), 0);
+	ck_assert_int_eq(mdsw_open(&adm, "client.admin"), 0);
+	ck_assert_int_eq(mdsw_mkdir(&adm, ROOT, "home", 0755, &home), 0);
+	ck_assert_int_eq(mdsw_mkdir(&adm, home.ino, "alice", 0777, &alice), 0);
+	ck_assert_int_eq(mdsw_mkdir(&adm, home.ino, "bob", 0777, &bob), 0);
+	ck_assert_int_eq(mdsw_create(&adm, bob.ino, "secret", 0644, O_CREAT | O_RDWR, &secret), 0);
+
+	ck_assert_int_eq(run_cli("auth get-or-create client.alice mds 'allow rw path=/home/alice'"), 0);
+	ck_assert_int_eq(run_cli("fs authorize loligo client.ro /home/alice r"), 0);
+	ck_assert_int_eq(run_cli("fs authorize loligo client.sq /home/alice rw root_squash"), 0);
+	/* a bad caps string is refused before anything is written */
+	ck_assert_int_ne(run_cli("auth get-or-create client.bad mds 'allow rx path=/x'"), 0);
+	ck_assert_int_eq(asok_auth("auth get", "client.bad", &o), 0);
+	ck_assert_msg(json_object_object_get_ex(o, "error", &v), "client.bad got a key: %s",
+		      json_object_to_json_string(o));
+	json_object_put(o);
+	o = NULL;
+	/* auth ls shows the caps */
+	ck_assert_int_eq(asok_auth("auth ls", NULL, &o), 0);
+	ck_assert(json_object_object_get_ex(o, "caps_mds", &c));
+	ck_assert(json_object_object_get_ex(c, "client.alice", &v));
+	ck_assert_str_eq(json_object_get_string(v), "allow rw path=/home/alice");
+	ck_assert(json_object_object_get_ex(c, "client.ro", &v));
+	ck_assert_str_eq(json_object_get_string(v), "allow r path=/home/alice");
+	ck_assert(json_object_object_get_ex(c, "client.admin", &v));
+	ck_assert_str_eq(json_object_get_string(v), "allow rw");
+	json_object_put(o);
+
+	connect_as(&a, "client.alice");
+	ck_assert_int_eq(mdsw_create(&a, alice.ino, "mine", 0644, O_CREAT | O_RDWR, &in), 0);
+	/* the way down to its directory, as a mount of /home/alice walks it */
+	ck_assert_int_eq(mdsw_lookup(&a, ROOT, "home", &in), 0);
+	ck_assert_int_eq(mdsw_lookup(&a, home.ino, "alice", &in), 0);
+	ck_assert_int_eq(mdsw_lookup(&a, home.ino, "bob", &in), -EACCES);
+	/* a mount of / lists nothing */
+	memset(&rep, 0, sizeof(rep));
+	ck_assert_int_eq(mdsw_readdir(&a, ROOT, 0, 16, &rep), -EACCES);
+	mdsw_reply_free(&rep);
+	/* .. from its root */
+	ck_assert_int_eq(mdsw_lookup(&a, alice.ino, "..", &in), -EACCES);
+	ck_assert_int_eq(call_ino(&a, MDSP_OP_LOOKUPPARENT, alice.ino), -EACCES);
+	/* an inode outside by number (a file handle) */
+	ck_assert_int_eq(call_ino(&a, MDSP_OP_LOOKUPINO, secret.ino), -EACCES);
+	ck_assert_int_eq(mdsw_getattr(&a, secret.ino, &in), -EACCES);
+	/* hard link and rename across the boundary */
+	ck_assert_int_eq(mdsw_link(&a, alice.ino, "stolen", secret.ino, &in), -EPERM);
+	ck_assert_int_eq(mdsw_rename(&a, alice.ino, "mine", bob.ino, "mine", 0), -EPERM);
+	ck_assert_int_eq(mdsw_rename(&a, bob.ino, "secret", alice.ino, "got", 0), -EACCES);
+	/* a create in a directory outside, and one sent as a replay */
+	ck_assert_int_eq(mdsw_create(&a, bob.ino, "x", 0644, O_CREAT | O_RDWR, &in), -EACCES);
+	memset(&req, 0, sizeof(req));
+	req.op = MDSP_OP_CREATE;
+	req.ino = bob.ino;
+	req.name = "replayed";
+	req.mode = S_IFREG | 0644;
+	req.oflags = O_CREAT | O_RDWR;
+	req.flags = MDSP_REQ_REPLAY;
+	req.want_ino = secret.ino + 1000;
+	ck_assert_int_eq(mdsw_call(&a, &req, &rep), -EACCES);
+	mdsw_reply_free(&rep);
+	ck_assert_int_eq(mdsw_lookup(&adm, bob.ino, "replayed", &in), -ENOENT);
+	ck_assert_int_eq(mdsw_lookup(&adm, bob.ino, "mine", &in), -ENOENT);
+	ck_assert_int_eq(mdsw_lookup(&adm, alice.ino, "stolen", &in), -ENOENT);
+
+	/* caps changed while it runs: the next request follows them */
+	ck_assert_int_eq(run_cli("auth caps client.alice mds 'allow r path=/home/alice'"), 0);
+	ck_assert_int_eq(mdsw_create(&a, alice.ino, "more", 0644, O_CREAT | O_RDWR, &in), -EACCES);
+	ck_assert_int_eq(mdsw_lookup(&a, alice.ino, "mine", &in), 0);
+	mdsw_close(&a);
+
+	connect_as(&a, "client.ro");
+	a.keep_caps = true;
+	ck_assert_int_eq(mdsw_lookup(&a, alice.ino, "mine", &in), 0);
+	/* nor by a cap flush (size, mtime) of a file it holds caps on */
+	ck_assert_uint_eq(flush_size(&a, &adm, in.ino, 4096), 0);
+	ck_assert_int_eq(mdsw_create(&a, alice.ino, "w", 0644, O_CREAT | O_RDWR, &in), -EACCES);
+	ck_assert_int_eq(mdsw_unlink(&a, alice.ino, "mine"), -EACCES);
+	/* it held caps: closing its session lets them go now, not at its timeout */
+	ck_assert_int_eq(mdsw_session_close(&a), 0);
+	mdsw_close(&a);
+
+	connect_as(&a, "client.sq");
+	a.keep_caps = true;
+	/* the same flush from a key that may write here does grow the file */
+	ck_assert_int_eq(mdsw_lookup(&a, alice.ino, "mine", &in), 0);
+	ck_assert_uint_eq(flush_size(&a, &adm, in.ino, 4096), 4096);
+	a.caller.uid = 0;
+	a.caller.gid = 0;
+	ck_assert_int_eq(mdsw_create(&a, alice.ino, "squashed", 0644, O_CREAT | O_RDWR, &in), 0);
+	ck_assert_uint_eq(in.uid, 65534);
+	ck_assert_uint_eq(in.gid, 65534);
+	mdsw_close(&a);
+
+	/* the key without caps: everything, as before */
+	ck_assert_int_eq(call_ino(&adm, MDSP_OP_LOOKUPINO, secret.ino), 0);
+	ck_assert_int_eq(mdsw_create(&adm, bob.ino, "ok", 0644, O_CREAT | O_RDWR, &in), 0);
+	mdsw_close(&adm);
+}
+END_TEST
+
+/* A keyring whose caps line does not parse stops loligo-mds at start, naming the line. */
+START_TEST(test_mds_keyring_bad_caps)
+{
+	static const char *const run_args[] = { "--mds_port=0", NULL };
+	char path[512], err[4096];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/keyring", P.dir);
+	f = fopen(path, "a");
+	ck_assert_ptr_nonnull(f);
+	fprintf(f, "\tcaps mds = \"allow rw path=relative\"\n");
+	fclose(f);
+	ck_assert_int_eq(mdsproc_run(&P, run_args, err, sizeof(err)), 1);
+	ck_assert_msg(strstr(err, "line ") && strstr(err, "absolute path") && strstr(err, "mds_keyring"), "%s", err);
+}
+END_TEST
+
 /* The MDS closed @fd (EOF or a reset); what it sent before is read and dropped. */
 static bool peer_closed(int fd)
 {
@@ -1009,6 +1194,8 @@ static Suite *suite(void)
 	tcase_add_test(ta, test_client_keyring_too_open);
 	tcase_add_test(ta, test_keyed_name_needs_its_key);
 	tcase_add_test(ta, test_auth_rm_cuts_the_name_off);
+	tcase_add_test(ta, test_caps_escape_matrix);
+	tcase_add_test(ta, test_mds_keyring_bad_caps);
 	suite_add_tcase(s, ta);
 	tcase_add_checked_fixture(tp, setup, teardown);
 	tcase_set_timeout(tp, 60);

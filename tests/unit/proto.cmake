@@ -16,3 +16,9 @@ loligo_check_test(test_extents
   LIBS loligo_proto
   LABELS unit proto
   TIMEOUT 60)
+# caps mds: the parser (good, bad, garbage) and caps in keyring files
+loligo_check_test(test_mdscaps
+  SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/unit/test_mdscaps.c
+  LIBS loligo_proto
+  LABELS unit proto auth
+  TIMEOUT 60)

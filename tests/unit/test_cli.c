@@ -176,6 +176,51 @@ static struct run *run_cli(const char *first, ...)
 
 #define has(s, sub) ck_assert_msg(strstr((s), (sub)), "expected '%s' in: %s", (sub), (s))
 
+/* Caps mds with the offline keyring (--keyring): get-or-create with caps,
+ * fs authorize, auth caps, ls and get show them; a bad caps string is a
+ * usage error that names what is wrong and writes nothing. */
+START_TEST(test_auth_caps_offline)
+{
+	char kr[512];
+	struct run *r;
+
+	snprintf(kr, sizeof(kr), "%s/caps.keyring", dir);
+	r = run_cli("auth", "get-or-create", "client.alice", "mds", "allow rw path=/home/alice", "--keyring", kr, NULL);
+	ck_assert_msg(r->code == 0, "%s", r->err);
+	has(r->out, "caps mds = \"allow rw path=/home/alice\"");
+	r = run_cli("fs", "authorize", "loligo", "client.bob", "/home/bob", "r", "root_squash", "--keyring", kr, NULL);
+	ck_assert_msg(r->code == 0, "%s", r->err);
+	has(r->out, "caps mds = \"allow r path=/home/bob root_squash\"");
+	r = run_cli("auth", "get-or-create", "client.admin", "--keyring", kr, NULL);
+	ck_assert_msg(r->code == 0, "%s", r->err);
+	has(r->out, "caps mds = \"allow rw\"");
+	/* the same name with other caps: refused, pointing at auth caps */
+	r = run_cli("auth", "get-or-create", "client.alice", "mds", "allow r", "--keyring", kr, NULL);
+	ck_assert_int_ne(r->code, 0);
+	has(r->err, "auth caps");
+	r = run_cli("auth", "caps", "client.alice", "mds", "allow r path=/home/alice, allow rw path=/tmp", "--keyring",
+		    kr, NULL);
+	ck_assert_msg(r->code == 0, "%s", r->err);
+	r = run_cli("-f", "json", "auth", "ls", "--keyring", kr, NULL);
+	ck_assert_msg(r->code == 0, "%s", r->err);
+	has(r->out, "\"client.alice\":\"allow r path=\\/home\\/alice, allow rw path=\\/tmp\"");
+	has(r->out, "\"client.admin\":\"allow rw\"");
+	r = run_cli("auth", "get", "client.bob", "--keyring", kr, NULL);
+	has(r->out, "root_squash");
+	/* garbage */
+	r = run_cli("auth", "get-or-create", "client.eve", "mds", "allow rw path=etc", "--keyring", kr, NULL);
+	ck_assert_int_eq(r->code, 2);
+	has(r->err, "absolute path");
+	r = run_cli("auth", "get", "client.eve", "--keyring", kr, NULL);
+	ck_assert_int_ne(r->code, 0);
+	r = run_cli("fs", "authorize", "loligo", "client.eve", "/x", "rwx", "--keyring", kr, NULL);
+	ck_assert_int_eq(r->code, 2);
+	r = run_cli("auth", "get-or-create", "client.eve", "mon", "allow r", "--keyring", kr, NULL);
+	ck_assert_int_eq(r->code, 2);
+	has(r->err, "only mds caps");
+}
+END_TEST
+
 START_TEST(test_daemon_builtins)
 {
 	struct run *r;
@@ -385,5 +430,6 @@ int main(void)
 	tcase_add_test(tc, test_daemon_builtins);
 	tcase_add_test(tc, test_daemon_errors);
 	tcase_add_test(tc, test_mds_commands);
+	tcase_add_test(tc, test_auth_caps_offline);
 	return tmpdir_run("cli", tc);
 }

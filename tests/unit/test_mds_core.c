@@ -391,6 +391,125 @@ START_TEST(t_restart)
 }
 END_TEST
 
+/* Give @name (session @s's auth name) the caps @caps (NULL: none), as auth caps does. */
+static void set_caps(struct core *c, struct session *s, const char *name, const char *caps)
+{
+	uint8_t secret[MDSP_KEY_LEN] = { 1 };
+	char err[512];
+
+	pthread_mutex_lock(&c->m->keys_lock);
+	ck_assert_int_eq(mdsp_keyring_add(&c->m->keys, name, secret), 0);
+	ck_assert_msg(mdsp_keyring_set_caps(&c->m->keys, name, caps, err, sizeof(err)) == 0, "%s", err);
+	atomic_fetch_add(&c->m->keys_gen, 1);
+	pthread_mutex_unlock(&c->m->keys_lock);
+	snprintf(s->auth_name, sizeof(s->auth_name), "%s", name);
+}
+
+/*
+ * The escape matrix: a key limited to /home/alice, whatever it names and
+ * however it names it, reaches nothing outside; "allow r" writes nothing;
+ * root_squash and uid/gids; a key without caps keeps today's behaviour.
+ */
+START_TEST(t_authcaps)
+{
+	struct core c;
+	struct res home, alice, bob, secret, f, sub, r;
+	struct mdsp_request req;
+
+	core_start(&c, true);
+	pthread_mutex_init(&c.m->keys_lock, NULL);
+	home = mk(&c, MDSP_OP_MKDIR, ROOT_INO, "home", S_IFDIR | 0755, 0);
+	alice = mk(&c, MDSP_OP_MKDIR, home.ino, "alice", S_IFDIR | 0777, 0);
+	bob = mk(&c, MDSP_OP_MKDIR, home.ino, "bob", S_IFDIR | 0777, 0);
+	secret = mk(&c, MDSP_OP_CREATE, bob.ino, "secret", S_IFREG | 0644, 0);
+	f = mk(&c, MDSP_OP_CREATE, alice.ino, "f", S_IFREG | 0644, 0);
+	sub = mk(&c, MDSP_OP_MKDIR, alice.ino, "sub", S_IFDIR | 0777, 0);
+	ck_assert(!home.result && !alice.result && !bob.result && !secret.result && !f.result && !sub.result);
+
+	set_caps(&c, c.s, "client.alice", "allow rw path=/home/alice");
+	/* inside: everything as before */
+	ck_assert_int_eq(mk(&c, MDSP_OP_CREATE, sub.ino, "g", S_IFREG | 0644, 0).result, 0);
+	ck_assert_int_eq(lookup(&c, alice.ino, "f").result, 0);
+	ck_assert_int_eq(simple(&c, MDSP_OP_GETATTR, sub.ino, NULL, 0).result, 0);
+	ck_assert_int_eq(lookup(&c, sub.ino, "..").result, 0);
+	/* the way down to its root, name by name (a mount), and nothing else */
+	r = lookup(&c, ROOT_INO, "home");
+	ck_assert_int_eq(r.result, 0);
+	ck_assert_int_eq(lookup(&c, home.ino, "alice").result, 0);
+	ck_assert_int_eq(lookup(&c, home.ino, "bob").result, -EACCES);
+	ck_assert_int_eq(list(&c, home.ino).result, -EACCES);
+	/* a mount of / (the client GETATTRs the root), and a listing of it */
+	ck_assert_int_eq(simple(&c, MDSP_OP_GETATTR, ROOT_INO, NULL, 0).result, -EACCES);
+	ck_assert_int_eq(list(&c, ROOT_INO).result, -EACCES);
+	ck_assert_int_eq(simple(&c, MDSP_OP_GETATTR, bob.ino, NULL, 0).result, -EACCES);
+	/* ".." from its root, and LOOKUPPARENT */
+	ck_assert_int_eq(lookup(&c, alice.ino, "..").result, -EACCES);
+	ck_assert_int_eq(simple(&c, MDSP_OP_LOOKUPPARENT, alice.ino, NULL, 0).result, -EACCES);
+	/* an inode outside by number: LOOKUPINO (an NFS handle), GETATTR, OPEN */
+	ck_assert_int_eq(simple(&c, MDSP_OP_LOOKUPINO, secret.ino, NULL, 0).result, -EACCES);
+	ck_assert_int_eq(simple(&c, MDSP_OP_GETATTR, secret.ino, NULL, 0).result, -EACCES);
+	req = rq(MDSP_OP_OPEN, secret.ino, NULL, 0, 0);
+	req.oflags = O_RDONLY;
+	ck_assert_int_eq(run(&c, c.s, &req).result, -EACCES);
+	/* a create in a directory outside, and its replay after a restart */
+	ck_assert_int_eq(mk(&c, MDSP_OP_CREATE, bob.ino, "x", S_IFREG | 0644, 0).result, -EACCES);
+	req = rq(MDSP_OP_CREATE, bob.ino, "y", 0, 0);
+	req.mode = S_IFREG | 0644;
+	req.oflags = O_RDWR | O_CREAT;
+	req.flags = MDSP_REQ_REPLAY;
+	req.want_ino = secret.ino + 100;
+	ck_assert_int_eq(run(&c, c.s, &req).result, -EACCES);
+	/* a hard link and renames across the boundary: EPERM */
+	req = rq(MDSP_OP_LINK, alice.ino, "stolen", 0, 0);
+	req.ino2 = secret.ino;
+	ck_assert_int_eq(run(&c, c.s, &req).result, -EPERM);
+	ck_assert_int_eq(do_rename(&c, alice.ino, "f", bob.ino, "f").result, -EPERM);
+	ck_assert_int_eq(do_rename(&c, bob.ino, "secret", alice.ino, "mine").result, -EACCES);
+	ck_assert_int_eq(lookup(&c, alice.ino, "stolen").result, -ENOENT);
+	ck_assert_int_eq(lookup(&c, alice.ino, "mine").result, -ENOENT);
+
+	/* allow r: reads pass, writes are EACCES */
+	set_caps(&c, c.s, "client.alice", "allow r path=/home/alice");
+	ck_assert_int_eq(lookup(&c, alice.ino, "f").result, 0);
+	ck_assert_int_eq(list(&c, alice.ino).result, 0);
+	ck_assert_int_eq(mk(&c, MDSP_OP_CREATE, alice.ino, "w", S_IFREG | 0644, 0).result, -EACCES);
+	ck_assert_int_eq(simple(&c, MDSP_OP_UNLINK, alice.ino, "f", 0).result, -EACCES);
+	req = rq(MDSP_OP_OPEN, f.ino, NULL, 0, 0);
+	req.oflags = O_WRONLY;
+	ck_assert_int_eq(run(&c, c.s, &req).result, -EACCES);
+	req = rq(MDSP_OP_SETATTR, f.ino, NULL, 0, 0);
+	req.mask = MDSP_SETATTR_MODE;
+	req.attr.mode = S_IFREG | 0666;
+	ck_assert_int_eq(run(&c, c.s, &req).result, -EACCES);
+
+	/* root_squash: uid 0's creates are owned by 65534 */
+	set_caps(&c, c.s, "client.alice", "allow rw path=/home/alice root_squash");
+	r = mk(&c, MDSP_OP_CREATE, alice.ino, "squashed", S_IFREG | 0644, 0);
+	ck_assert_int_eq(r.result, 0);
+	ck_assert_uint_eq(r.uid, 65534);
+	ck_assert_uint_eq(r.gid, 65534);
+
+	/* uid/gids: other ids are refused */
+	set_caps(&c, c.s, "client.alice", "allow rw path=/home/alice uid=1000 gids=1000,1001");
+	ck_assert_int_eq(mk(&c, MDSP_OP_CREATE, alice.ino, "u1", S_IFREG | 0644, 1000).result, 0);
+	ck_assert_int_eq(mk(&c, MDSP_OP_CREATE, alice.ino, "u2", S_IFREG | 0644, 0).result, -EACCES);
+	ck_assert_int_eq(mk(&c, MDSP_OP_CREATE, alice.ino, "u3", S_IFREG | 0644, 1001).result, -EACCES);
+
+	/* two clauses: rw on its own directory, r on bob's */
+	set_caps(&c, c.s, "client.alice", "allow rw path=/home/alice, allow r path=/home/bob");
+	ck_assert_int_eq(simple(&c, MDSP_OP_GETATTR, secret.ino, NULL, 0).result, 0);
+	ck_assert_int_eq(mk(&c, MDSP_OP_CREATE, bob.ino, "z", S_IFREG | 0644, 0).result, -EACCES);
+	ck_assert_int_eq(do_rename(&c, alice.ino, "f", bob.ino, "f").result, -EACCES);
+
+	/* a key without caps: everything, as before caps existed */
+	set_caps(&c, c.s, "client.alice", NULL);
+	ck_assert_int_eq(simple(&c, MDSP_OP_GETATTR, ROOT_INO, NULL, 0).result, 0);
+	ck_assert_int_eq(mk(&c, MDSP_OP_CREATE, bob.ino, "ok", S_IFREG | 0644, 0).result, 0);
+	ck_assert_int_eq(lookup(&c, alice.ino, "..").result, 0);
+	core_stop(&c);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("mds_core");
@@ -405,6 +524,7 @@ int main(void)
 	tcase_add_test(tc, t_permissions);
 	tcase_add_test(tc, t_caps);
 	tcase_add_test(tc, t_restart);
+	tcase_add_test(tc, t_authcaps);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

@@ -4,6 +4,7 @@
  *
  *   mds_bench [--spawn | --port PORT] [-n CLIENTS] [-t SECONDS] [--unsafe]
  *             [--no-auth | --keyring FILE] [--storm FILES [--release-caps]]
+ *             [--caps CAPS]
  *
  * Each client is a thread with its own TCP connection and MDS session, and
  * its own directory; it loops create + getattr + unlink for T seconds.  By
@@ -51,6 +52,12 @@
 static const uint8_t *bench_key;    /* client.admin's; NULL: --no-auth */
 static const uint8_t *admin_key;    /* for the journal status command */
 
+/* --caps: the clients are client.tenant, whose caps mds are CAPS (say
+ * "allow rw path=/bench"), working in /bench, which client.admin makes:
+ * what the MDS's caps check costs per request (with --spawn) */
+static const char *bench_name = "client.admin";
+static uint64_t bench_parent = MDSP_ROOT_INO;
+
 /* Connect and authenticate with @key (NULL: without a key). */
 static int bench_connect(struct mdsw *w, uint16_t port, const uint8_t *key)
 {
@@ -58,7 +65,7 @@ static int bench_connect(struct mdsw *w, uint16_t port, const uint8_t *key)
 
 	/* without a key, a name the keyring has no key for: client.admin has
 	 * one, and a name with a key is taken only with it */
-	if (!r && (r = mdsw_handshake_as(w, key ? "client.admin" : "client.bench-nokey", key, NULL, 0)))
+	if (!r && (r = mdsw_handshake_as(w, key ? bench_name : "client.bench-nokey", key, NULL, 0)))
 		mdsw_close(w);
 	return r;
 }
@@ -100,7 +107,7 @@ static void *client_main(void *arg)
 	}
 	w.wait_safe = !c->unsafe;
 	snprintf(name, sizeof(name), "bench.%d.%d", (int)getpid(), c->id);
-	if (mdsw_mkdir(&w, MDSP_ROOT_INO, name, 0755, &dir)) {
+	if (mdsw_mkdir(&w, bench_parent, name, 0755, &dir)) {
 		c->errors++;
 		mdsw_close(&w);
 		return NULL;
@@ -238,10 +245,45 @@ static int journal_counts(uint16_t port, uint64_t *writes, uint64_t *entries)
 	return 0;
 }
 
+/* --caps: client.tenant, with admin's secret and @caps, in the spawned MDS's keyring */
+static int add_tenant(struct mdsproc *p, const uint8_t *key, const char *caps)
+{
+	struct mdsp_keyring kr;
+	char path[512], err[2048];
+	int r;
+
+	snprintf(path, sizeof(path), "%s/keyring", p->dir);
+	r = mdsp_keyring_load(path, &kr, err, sizeof(err));
+	if (!r && !(r = mdsp_keyring_add(&kr, "client.tenant", key)) &&
+	    !(r = mdsp_keyring_set_caps(&kr, "client.tenant", caps, err, sizeof(err))))
+		r = mdsp_keyring_save(path, &kr, err, sizeof(err));
+	if (r)
+		fprintf(stderr, "mds_bench: --caps: %s\n", err);
+	mdsp_keyring_free(&kr);
+	return r;
+}
+
+static int make_bench_dir(uint16_t port)
+{
+	struct mdsw w;
+	struct mdsp_inode dir;
+	int r;
+
+	if (bench_connect(&w, port, bench_key) || mdsw_open(&w, "client.bench-setup"))
+		return -1;
+	r = mdsw_mkdir(&w, MDSP_ROOT_INO, "bench", 0755, &dir);
+	mdsw_close(&w);
+	if (r)
+		return -1;
+	bench_parent = dir.ino;
+	bench_name = "client.tenant";
+	return 0;
+}
+
 static void usage(void)
 {
 	fprintf(stderr, "usage: mds_bench [--spawn | --port PORT] [-n CLIENTS] [-t SECONDS] [--unsafe] "
-			"[--no-auth | --keyring FILE] [--storm FILES [--release-caps]]\n");
+			"[--no-auth | --keyring FILE] [--storm FILES [--release-caps]] [--caps CAPS (with --spawn)]\n");
 }
 
 int main(int argc, char **argv)
@@ -256,13 +298,14 @@ int main(int argc, char **argv)
 		{ "keyring", required_argument, NULL, 'k' },
 		{ "storm", required_argument, NULL, 'S' },
 		{ "release-caps", no_argument, NULL, 'R' },
+		{ "caps", required_argument, NULL, 'C' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct mdsproc proc;
 	struct client *cl;
 	bool spawn = false, unsafe = false, no_auth = false;
-	const char *keyring = NULL;
+	const char *keyring = NULL, *caps = NULL;
 	static uint8_t file_key[MDSP_KEY_LEN];
 	int n = 1, i, opt, rc = 0;
 	double seconds = 5;
@@ -282,10 +325,12 @@ int main(int argc, char **argv)
 		case 'k': keyring = optarg; break;
 		case 'S': storm_files = atoi(optarg); break;
 		case 'R': storm_release = true; break;
+		case 'C': caps = optarg; break;
 		default: usage(); return opt == 'h' ? 0 : 2;
 		}
 	}
-	if (n < 1 || n > 1024 || seconds <= 0 || (!spawn && !port) || storm_files < 0 || storm_files > 1000000) {
+	if (n < 1 || n > 1024 || seconds <= 0 || (!spawn && !port) || storm_files < 0 || storm_files > 1000000 ||
+	    (caps && (!spawn || no_auth || storm_files))) {
 		usage();
 		return 2;
 	}
@@ -310,12 +355,17 @@ int main(int argc, char **argv)
 			setenv("LOLIGO_BUILD_DIR", ".", 0);
 		if (mdsproc_init(&proc, NULL) ||
 		    (no_auth && snprintf(proc.extra[proc.nextra++], sizeof(proc.extra[0]), "--auth_required=false") < 0) ||
-		    mdsproc_mkfs(&proc) || mdsproc_start(&proc)) {
+		    mdsproc_mkfs(&proc) || (caps && add_tenant(&proc, admin_key, caps)) || mdsproc_start(&proc)) {
 			fprintf(stderr, "mds_bench: cannot start loligo-mds (set LOLIGO_BUILD_DIR to the build dir)\n");
 			mdsproc_cleanup(&proc);
 			return 1;
 		}
 		port = proc.port;
+		if (caps && make_bench_dir(port)) {
+			fprintf(stderr, "mds_bench: cannot make /bench\n");
+			mdsproc_cleanup(&proc);
+			return 1;
+		}
 	}
 	cl = calloc((size_t)n, sizeof(*cl));
 	if (!cl)

@@ -91,5 +91,9 @@ const char *cli_duration(double secs, char *buf, size_t len);
  */
 int cli_auth(int n, char **words, enum cli_format fmt, int timeout_ms,
 	     int (*find_sock)(char *buf, size_t len, void *arg), void *arg);
+/* cli_fs_authorize - `loligo fs authorize FSNAME client.NAME PATH r|rw
+ * [root_squash]`: auth get-or-create with "allow r|rw path=PATH". */
+int cli_fs_authorize(int n, char **words, enum cli_format fmt, int timeout_ms,
+		     int (*find_sock)(char *buf, size_t len, void *arg), void *arg);
 
 #endif

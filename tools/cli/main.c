@@ -643,6 +643,8 @@ int main(int argc, char **argv)
 	n = argc - 1;
 	if (!strcmp(cmd[0], "auth"))	/* auth.c reads the verb (and says its usage) itself */
 		return c_auth(NULL, n - 1, cmd + 1);
+	if (n >= 2 && !strcmp(cmd[0], "fs") && !strcmp(cmd[1], "authorize"))
+		return cli_fs_authorize(n - 2, cmd + 2, g_opts.fmt, g_opts.timeout_ms, find_mds_asok_cb, NULL);
 	for (i = 0; i < NCMDS; i++) {
 		int k = match(cmds[i].words, n, cmd);
 
