@@ -26,7 +26,7 @@ bool lc_cap_work_run_queued(struct lclient *c);
 /* ---- inode.c ------------------------------------------------------------- */
 /** lc_orphans_evict - the flusher: evict the queued orphans nobody uses (their caps go back to the MDS). */
 void lc_orphans_evict(struct lclient *c);
-/** lc_ns_changed - a name may have moved or gone: lc_ns_epoch() moves on (namei.c). */
+/** lc_ns_changed - a name may have moved or gone: lc_ns_epoch() moves on (dentry.c). */
 void lc_ns_changed(struct lclient *c);
 
 /* ---- optrack.c ----------------------------------------------------------- */

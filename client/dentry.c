@@ -625,3 +625,16 @@ void lc_dir_not_complete(struct lclient *c, uint64_t dir_ino)
 	pthread_mutex_unlock(&dir->lock);
 	lc_put(c, dir);
 }
+
+/* ---- the namespace epoch (lc_ns_epoch) ---------------------------------------- */
+
+uint64_t lc_ns_epoch(struct lclient *c)
+{
+	return atomic_load_explicit(&c->ns_epoch, memory_order_acquire);
+}
+
+/* A name may have moved: lc_ns_epoch readers must look again. */
+void lc_ns_changed(struct lclient *c)
+{
+	atomic_fetch_add_explicit(&c->ns_epoch, 1, memory_order_acq_rel);
+}

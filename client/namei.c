@@ -109,16 +109,6 @@ static int dir_search_ok(struct lc_inode *dir, const struct lc_cred *cr)
 	return r < 0 ? r : 1;
 }
 
-uint64_t lc_ns_epoch(struct lclient *c)
-{
-	return atomic_load_explicit(&c->ns_epoch, memory_order_acquire);
-}
-
-/* A name may have moved: lc_ns_epoch readers must look again. */
-void lc_ns_changed(struct lclient *c)
-{
-	atomic_fetch_add_explicit(&c->ns_epoch, 1, memory_order_acq_rel);
-}
 
 int lc_lookup_parent(struct lclient *c, struct lc_inode *dir, struct lc_attr *attr, struct lc_inode **out)
 {
