@@ -334,6 +334,38 @@ START_TEST(records_follow_the_clients)
 }
 END_TEST
 
+/*
+ * When the grace period runs out (here 2 s: a recorded client stays away,
+ * so it cannot end early), the records of the clients that did not come
+ * back are dropped and those of the ones that did stay.
+ */
+START_TEST(grace_end_drops_the_clients_that_did_not_come_back)
+{
+	const char *opts[] = { "nfs_gateway_id=gw-drop", "nfs4_grace_time=2", NULL };
+	struct nc *a, *b;
+
+	gw_up_opts(opts);
+	a = nc_connect(port, 1);
+	nc_session(a, "back-41", 3);
+	b = nc_connect(port, 1);
+	nc_session(b, "gone-41", 3);
+	nc_close(a);
+	nc_close(b);
+	gw_down();
+
+	gw_up_opts(opts);
+	ck_assert_msg(gw_log_has("2 clients recorded (0 NFSv4.0): grace period of 2s starts"), "%s/gw.log", dir);
+	a = nc_connect(port, 1);
+	nc_session(a, "back-41", 3);
+	LT_WAIT_UNTIL(record_of("gw-drop", "gone-41") == -ENOENT, "the client that did not come back is still recorded");
+	ck_assert_int_eq(record_of("gw-drop", "back-41"), 0);
+	ck_assert(gw_log_has("1 recorded clients came back, 1 records of clients that did not dropped"));
+	ck_assert(!gw_log_has("lifted early"));
+	nc_close(a);
+	gw_down();
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("nfs4_gw_recovery");
@@ -358,6 +390,7 @@ static Suite *suite(void)
 	tcase_add_checked_fixture(tc, NULL, teardown);
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, records_follow_the_clients);
+	tcase_add_test(tc, grace_end_drops_the_clients_that_did_not_come_back);
 	suite_add_tcase(s, tc);
 	return s;
 }
