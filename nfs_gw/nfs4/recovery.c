@@ -99,7 +99,7 @@ int nfs4_rec_decode(const uint8_t *buf, size_t len, struct nfs4_rec *r)
 	if (buf[1] > NFS4_REC_VERSION)   /* compat: the oldest reader that understands it */
 		return -EINVAL;
 	body = (size_t)buf[2] << 8 | buf[3];
-	if (body > len - 4 || body < 44)
+	if (body > len - 4 || body < 40)         /* the fixed fields */
 		return -EINVAL;
 	p = buf + 4;
 	end = p + body;
