@@ -22,7 +22,8 @@
  * Lock order: srv->lock (client and session tables) before any
  * slot_table lock and before the state code's st->lock (its
  * client_has_state hook runs under srv->lock); nothing else is taken
- * under them.
+ * under them.  The client records' lock (recovery.h) is a leaf, never
+ * held across store I/O.
  */
 #ifndef LOLIGO_NFS_GW_NFS4_NFS4_H
 #define LOLIGO_NFS_GW_NFS4_NFS4_H

@@ -563,6 +563,7 @@ static struct json_object *clients_json(struct nfs4_server *srv)
 		json_object_object_add(c, "addr", json_object_new_string(clp->addr));
 		json_object_object_add(c, "minorversion", json_object_new_int((int)clp->minorversion));
 		json_object_object_add(c, "confirmed", json_object_new_boolean(clp->confirmed));
+		json_object_object_add(c, "recorded", json_object_new_boolean(atomic_load(&clp->recorded)));
 		json_object_object_add(c, "reclaim_complete", json_object_new_boolean(clp->reclaim_complete));
 		json_object_object_add(c, "courtesy", json_object_new_boolean(clp->courtesy));
 		json_object_object_add(c, "lease_age_s",
