@@ -109,7 +109,8 @@ struct nfs4_client {
 	bool confirmed;                  /* protected by srv->lock */
 	bool reclaim_complete;           /* protected by srv->lock */
 	/* on stable storage (recovery.h): set once the record is durable;
-	 * rec_val is what was written (removal compares it) */
+	 * rec_val is what was written (removal compares it); protected by
+	 * the records' lock (srv->rec->lock) */
 	_Atomic bool recorded;
 	uint8_t rec_val[4 + 44 + NFS4_OPAQUE_LIMIT];
 	size_t rec_len;

@@ -277,29 +277,34 @@ int nfs4_rec_record(struct nfs4_server *srv, struct nfs4_client *clp)
 {
 	struct nfs4_recovery *rec = srv->rec;
 	char key[NFS4_REC_KEY_MAX + 1];
+	uint8_t val[NFS4_REC_MAX];
 	struct nfs4_rec r;
 	struct store_op *op;
 	struct old_rec *o;
+	size_t len;
 	int err;
 
 	if (!rec || rec->degraded || atomic_load(&clp->recorded))
 		return 0;
 	rec_of_client(srv, clp, &r);
-	clp->rec_len = nfs4_rec_encode(&r, clp->rec_val);
+	len = nfs4_rec_encode(&r, val);
 	nfs4_rec_key(clp->owner, clp->owner_len, key);
 	op = store_op_new();
 	if (!op)
 		return -ENOMEM;
-	store_op_omap_set(op, key, clp->rec_val, clp->rec_len);
+	store_op_omap_set(op, key, val, len);
 	err = store_op_exec(rec->pool, rec->oid, op);
 	if (err) {
 		derr(NFS, "nfs4 recovery: client %#llx (%s): cannot record it in %s: %s", (unsigned long long)clp->clientid,
 		     clp->addr, rec->oid, strerror(-err));
 		return err;
 	}
-	atomic_store(&clp->recorded, true);
 	dout(NFS, 5, "nfs4 recovery: client %#llx recorded", (unsigned long long)clp->clientid);
 	pthread_mutex_lock(&rec->lock);
+	/* two first OPENs may both have written it: the same bytes */
+	memcpy(clp->rec_val, val, len);
+	clp->rec_len = len;
+	atomic_store(&clp->recorded, true);
 	o = old_find_locked(rec, clp->owner, clp->owner_len);
 	if (o)
 		o->back = true;          /* its key now holds our record: never drop it as an old one */
@@ -325,12 +330,22 @@ void nfs4_rec_forget(struct nfs4_server *srv, struct nfs4_client *clp)
 {
 	struct nfs4_recovery *rec = srv->rec;
 	char key[NFS4_REC_KEY_MAX + 1];
+	uint8_t val[NFS4_REC_MAX];
+	size_t len;
 	int err;
 
-	if (!rec || !atomic_exchange(&clp->recorded, false))
+	if (!rec)
+		return;
+	pthread_mutex_lock(&rec->lock);
+	len = clp->rec_len;
+	memcpy(val, clp->rec_val, len);
+	if (!atomic_exchange(&clp->recorded, false))
+		len = 0;
+	pthread_mutex_unlock(&rec->lock);
+	if (!len)
 		return;
 	nfs4_rec_key(clp->owner, clp->owner_len, key);
-	err = remove_if(rec, key, clp->rec_val, clp->rec_len);
+	err = remove_if(rec, key, val, len);
 	if (err)
 		derr(NFS, "nfs4 recovery: client %#llx: cannot remove its record from %s: %s",
 		     (unsigned long long)clp->clientid, rec->oid, strerror(-err));
@@ -341,12 +356,17 @@ void nfs4_rec_forget(struct nfs4_server *srv, struct nfs4_client *clp)
 bool nfs4_rec_may_reclaim(struct nfs4_server *srv, const struct nfs4_client *clp)
 {
 	struct nfs4_recovery *rec = srv->rec;
+	struct old_rec *o;
 	bool ok;
 
 	if (!rec || rec->degraded)
 		return true;
 	pthread_mutex_lock(&rec->lock);
-	ok = old_find_locked(rec, clp->owner, clp->owner_len) != NULL;
+	o = old_find_locked(rec, clp->owner, clp->owner_len);
+	/* and by the principal that established it then (nfsdcld v2 compares
+	 * a hash of it too): an owner string alone is easy to guess */
+	ok = o && o->r.flavor == clp->principal.flavor && o->r.uid == clp->principal.uid &&
+	     o->r.gid == clp->principal.gid;
 	pthread_mutex_unlock(&rec->lock);
 	return ok;
 }

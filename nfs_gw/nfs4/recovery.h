@@ -94,7 +94,8 @@ int nfs4_rec_record(struct nfs4_server *srv, struct nfs4_client *clp);
 void nfs4_rec_forget(struct nfs4_server *srv, struct nfs4_client *clp);
 /**
  * nfs4_rec_may_reclaim - whether @clp's owner was recorded by the previous
- * incarnation (it may reclaim in the grace period).  Any lock.
+ * incarnation, with the same principal (it may reclaim in the grace
+ * period).  Any lock but the records' own.
  */
 bool nfs4_rec_may_reclaim(struct nfs4_server *srv, const struct nfs4_client *clp);
 /**

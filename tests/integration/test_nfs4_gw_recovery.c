@@ -134,6 +134,22 @@ static uint32_t reclaim_complete(struct nc *n)
 	return ncc_status(&c);
 }
 
+/* DESTROY_SESSION, then DESTROY_CLIENTID (4.1). */
+static void destroy_client(struct nc *n)
+{
+	struct ncc c;
+
+	ncc_begin(&c, n);
+	ncc_op(&c, OP_DESTROY_SESSION);
+	xdr_put_fixed(&c.e, n->sessionid, NFS4_SESSIONID_SIZE);
+	ck_assert_uint_eq(ncc_status(&c), NFS4_OK);
+	n->has_session = false;
+	ncc_begin_raw(&c, n, 1, 0);
+	ncc_op(&c, OP_DESTROY_CLIENTID);
+	xdr_put_u64(&c.e, n->clientid);
+	ck_assert_uint_eq(ncc_status(&c), NFS4_OK);
+}
+
 /*
  * A gateway in a process of its own (forked before this one has threads),
  * with directory "rec" and file "rec/f" made; its port in *@pport.
@@ -172,7 +188,8 @@ static pid_t gw_child(const char *const *opts, uint16_t *pport)
  * The whole story over 4.1: a first start with no records serves at once;
  * its client is recorded; kill -9; the successor (same gateway id) has a
  * grace period in which the recorded client reclaims its open and its
- * lock, a stranger's reclaim is RECLAIM_BAD and its new opens wait
+ * lock, its owner string from another principal and a stranger may not
+ * (RECLAIM_BAD) and its new opens wait
  * (GRACE); the recorded client's RECLAIM_COMPLETE lifts the grace at once
  * (not after 60 s), the stranger opens, and a reclaim after that is
  * NO_GRACE.
@@ -201,6 +218,13 @@ START_TEST(v41_restart_reclaim_and_early_lift)
 	gw_up_opts(opts);
 	ck_assert_msg(gw_log_has("1 clients recorded (0 NFSv4.0): grace period of 60s starts"),
 		      "no grace period for the recorded client (%s/gw.log)", dir);
+	/* the recorded owner string from another principal is not the client */
+	s = nc_connect(port, 1);
+	s->uid = s->gid = 1000;
+	nc_session_rc(s, "recovery-41", 7, false);
+	ck_assert_uint_eq(reclaim_open(s, &fh, 3, "o", NULL, &sid2), NFS4ERR_RECLAIM_BAD);
+	destroy_client(s);
+	nc_close(s);
 	n = nc_connect(port, 1);
 	nc_session_rc(n, "recovery-41", 7, false);
 	s = nc_connect(port, 1);
@@ -300,7 +324,6 @@ START_TEST(records_follow_the_clients)
 {
 	const char *opts[] = { "nfs_gateway_id=gw-exp", "nfs4_lease_time=2", NULL };
 	struct nc *a, *b, *c;
-	struct ncc cc;
 
 	gw_up_opts(opts);
 	a = nc_connect(port, 1);
@@ -314,15 +337,7 @@ START_TEST(records_follow_the_clients)
 	c = nc_connect(port, 1);
 	nc_session(c, "destroyed-41", 3);
 	ck_assert_int_eq(record_of("gw-exp", "destroyed-41"), 0);
-	ncc_begin(&cc, c);
-	ncc_op(&cc, OP_DESTROY_SESSION);
-	xdr_put_fixed(&cc.e, c->sessionid, NFS4_SESSIONID_SIZE);
-	ck_assert_uint_eq(ncc_status(&cc), NFS4_OK);
-	c->has_session = false;
-	ncc_begin_raw(&cc, c, 1, 0);
-	ncc_op(&cc, OP_DESTROY_CLIENTID);
-	xdr_put_u64(&cc.e, c->clientid);
-	ck_assert_uint_eq(ncc_status(&cc), NFS4_OK);
+	destroy_client(c);
 	ck_assert_int_eq(record_of("gw-exp", "destroyed-41"), -ENOENT);
 	/* a and b say nothing more: their leases (2 s) run out */
 	LT_WAIT_UNTIL(record_of("gw-exp", "expiring-41") == -ENOENT, "the expired 4.1 client is still recorded");
