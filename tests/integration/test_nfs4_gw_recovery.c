@@ -188,11 +188,10 @@ static pid_t gw_child(const char *const *opts, uint16_t *pport)
  * The whole story over 4.1: a first start with no records serves at once;
  * its client is recorded; kill -9; the successor (same gateway id) has a
  * grace period in which the recorded client reclaims its open and its
- * lock, its owner string from another principal and a stranger may not
- * (RECLAIM_BAD) and its new opens wait
- * (GRACE); the recorded client's RECLAIM_COMPLETE lifts the grace at once
- * (not after 60 s), the stranger opens, and a reclaim after that is
- * NO_GRACE.
+ * lock, while its owner string from another principal and a stranger may
+ * not (RECLAIM_BAD) and the stranger's new opens wait (GRACE); the
+ * recorded client's RECLAIM_COMPLETE lifts the grace at once (not after
+ * 60 s), the stranger opens, and a reclaim after that is NO_GRACE.
  */
 START_TEST(v41_restart_reclaim_and_early_lift)
 {
