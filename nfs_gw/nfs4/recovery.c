@@ -284,7 +284,7 @@ int nfs4_rec_record(struct nfs4_server *srv, struct nfs4_client *clp)
 	size_t len;
 	int err;
 
-	if (!rec || rec->degraded || atomic_load(&clp->recorded))
+	if (!rec || atomic_load(&clp->recorded))
 		return 0;
 	rec_of_client(srv, clp, &r);
 	len = nfs4_rec_encode(&r, val);
