@@ -273,6 +273,21 @@ static struct old_rec *old_find_locked(struct nfs4_recovery *rec, const uint8_t 
 	return NULL;
 }
 
+/*
+ * The previous incarnation's record of @clp: its owner, and the principal
+ * that established it then (nfsdcld v2 compares a hash of it too: an
+ * owner string alone is easy to guess), or NULL.  Caller holds rec->lock.
+ */
+static struct old_rec *old_of_locked(struct nfs4_recovery *rec, const struct nfs4_client *clp)
+{
+	struct old_rec *o = old_find_locked(rec, clp->owner, clp->owner_len);
+
+	if (o && o->r.flavor == clp->principal.flavor && o->r.uid == clp->principal.uid &&
+	    o->r.gid == clp->principal.gid)
+		return o;
+	return NULL;
+}
+
 int nfs4_rec_record(struct nfs4_server *srv, struct nfs4_client *clp)
 {
 	struct nfs4_recovery *rec = srv->rec;
@@ -356,17 +371,12 @@ void nfs4_rec_forget(struct nfs4_server *srv, struct nfs4_client *clp)
 bool nfs4_rec_may_reclaim(struct nfs4_server *srv, const struct nfs4_client *clp)
 {
 	struct nfs4_recovery *rec = srv->rec;
-	struct old_rec *o;
 	bool ok;
 
 	if (!rec || rec->degraded)
 		return true;
 	pthread_mutex_lock(&rec->lock);
-	o = old_find_locked(rec, clp->owner, clp->owner_len);
-	/* and by the principal that established it then (nfsdcld v2 compares
-	 * a hash of it too): an owner string alone is easy to guess */
-	ok = o && o->r.flavor == clp->principal.flavor && o->r.uid == clp->principal.uid &&
-	     o->r.gid == clp->principal.gid;
+	ok = old_of_locked(rec, clp) != NULL;
 	pthread_mutex_unlock(&rec->lock);
 	return ok;
 }
@@ -382,7 +392,7 @@ void nfs4_rec_reclaim_complete(struct nfs4_server *srv, const struct nfs4_client
 	if (!rec || !c)
 		return;
 	pthread_mutex_lock(&rec->lock);
-	o = old_find_locked(rec, clp->owner, clp->owner_len);
+	o = old_of_locked(rec, clp);    /* not an impostor's RECLAIM_COMPLETE */
 	if (o)
 		o->done = true;
 	for (o = rec->old; o; o = o->next)

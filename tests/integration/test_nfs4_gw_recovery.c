@@ -222,6 +222,7 @@ START_TEST(v41_restart_reclaim_and_early_lift)
 	s->uid = s->gid = 1000;
 	nc_session_rc(s, "recovery-41", 7, false);
 	ck_assert_uint_eq(reclaim_open(s, &fh, 3, "o", NULL, &sid2), NFS4ERR_RECLAIM_BAD);
+	ck_assert_uint_eq(reclaim_complete(s), NFS4_OK);    /* and does not end the grace (below) */
 	destroy_client(s);
 	nc_close(s);
 	n = nc_connect(port, 1);
@@ -262,14 +263,16 @@ END_TEST
 /*
  * 4.0 after a clean stop: the records stay; the recorded client reclaims
  * (CLAIM_PREVIOUS, OPEN_CONFIRM), one that was not recorded gets
- * RECLAIM_BAD and GRACE for a new open.
+ * RECLAIM_BAD, and GRACE for a new open even after every recorded 4.1
+ * client sent RECLAIM_COMPLETE (a recorded 4.0 client keeps the whole
+ * grace period, as knfsd).
  */
 START_TEST(v40_records_survive_a_stop_and_only_they_reclaim)
 {
 	const char *opts[] = { "nfs_gateway_id=gw-40", "nfs4_grace_time=60", NULL };
 	struct nfs4_fh d, fh;
 	struct nfs4_stateid sid;
-	struct nc *n, *b;
+	struct nc *n, *m, *b;
 	uint32_t seq = 1, bseq = 1;
 
 	gw_up_opts(opts);
@@ -279,19 +282,28 @@ START_TEST(v40_records_survive_a_stop_and_only_they_reclaim)
 	make_file("f", "data", 0644);
 	ck_assert_uint_eq(nc_open(n, &d, "f", 1, 0, "o", NC_NOCREATE, &seq, &sid, &fh), NFS4_OK);
 	nc_close(n);
+	m = nc_connect(port, 1);
+	nc_session(m, "mixed-41", 5);
+	nc_close(m);
 	gw_down();
 
 	gw_up_opts(opts);
-	ck_assert_msg(gw_log_has("1 clients recorded (1 NFSv4.0): grace period of 60s starts"), "%s/gw.log", dir);
+	ck_assert_msg(gw_log_has("2 clients recorded (1 NFSv4.0): grace period of 60s starts"), "%s/gw.log", dir);
 	n = nc_connect(port, 0);
 	nc_setclientid(n, "recovery-40", 5);
 	seq = 1;
 	ck_assert_uint_eq(reclaim_open(n, &fh, 1, "o", &seq, &sid), NFS4_OK);
+	/* every 4.1 client sent RECLAIM_COMPLETE, but a 4.0 client never
+	 * says it is done: the grace period runs on (checked below) */
+	m = nc_connect(port, 1);
+	nc_session(m, "mixed-41", 5);
 	b = nc_connect(port, 0);
 	nc_setclientid(b, "stranger-40", 5);
 	ck_assert_uint_eq(reclaim_open(b, &fh, 1, "bo", &bseq, &sid), NFS4ERR_RECLAIM_BAD);
 	ck_assert_uint_eq(nc_open(b, &d, "f", 1, 0, "bo", NC_NOCREATE, &bseq, &sid, &fh), NFS4ERR_GRACE);
+	ck_assert(!gw_log_has("lifted early"));
 	nc_close(b);
+	nc_close(m);
 	nc_close(n);
 	gw_down();
 }
