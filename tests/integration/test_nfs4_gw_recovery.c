@@ -16,6 +16,7 @@
 #include <sys/prctl.h>
 
 #include "nfs4gw_fixture.h"
+#include "nfs_gw/nfs4/recovery.h"
 #include "store/store.h"
 #include "tests/lib/wait.h"
 
@@ -325,11 +326,31 @@ static int record_of(const char *id, const char *owner)
 	return r;
 }
 
+/* The verifier in @owner's record of gateway @id (the record must be there). */
+static uint64_t record_verifier(const char *id, const char *owner)
+{
+	char oid[128], key[256];
+	struct nfs4_rec rec;
+	void *val = NULL;
+	size_t len;
+	uint64_t v;
+
+	snprintf(oid, sizeof(oid), "nfs4_recovery.%s", id);
+	nfs4_rec_key((const uint8_t *)owner, (uint32_t)strlen(owner), key);
+	ck_assert_int_eq(store_omap_get(lclient_data_pool(lc), oid, key, &val, &len), 0);
+	ck_assert_int_eq(nfs4_rec_decode(val, len, &rec), 0);
+	free(val);
+	v = 0;
+	for (int i = 0; i < NFS4_VERIFIER_SIZE; i++)     /* as EXCHANGE_ID sent it: XDR, big-endian */
+		v = v << 8 | rec.verifier[i];
+	return v;
+}
+
 /*
  * Records come and go with the client's state: recorded at
  * RECLAIM_COMPLETE (4.1) and SETCLIENTID_CONFIRM (4.0); gone when the
- * lease expires with nothing held, at DESTROY_CLIENTID, and when `nfs
- * client expire` ends it.
+ * lease expires with nothing held and at DESTROY_CLIENTID; a rebooted
+ * client's new record replaces its old incarnation's.
  */
 START_TEST(records_follow_the_clients)
 {
@@ -350,6 +371,20 @@ START_TEST(records_follow_the_clients)
 	ck_assert_int_eq(record_of("gw-exp", "destroyed-41"), 0);
 	destroy_client(c);
 	ck_assert_int_eq(record_of("gw-exp", "destroyed-41"), -ENOENT);
+	/* a client that rebooted (new verifier): its old incarnation goes,
+	 * the new one is what is recorded */
+	{
+		struct nc *r1 = nc_connect(port, 1), *r2;
+		uint64_t v1 = 0x1111, v2 = 0x2222;
+
+		nc_session(r1, "rebooting-41", 0x1111);
+		ck_assert(record_verifier("gw-exp", "rebooting-41") == v1);
+		r2 = nc_connect(port, 1);
+		nc_session(r2, "rebooting-41", 0x2222);
+		ck_assert(record_verifier("gw-exp", "rebooting-41") == v2);
+		nc_close(r1);
+		nc_close(r2);
+	}
 	/* a and b say nothing more: their leases (2 s) run out */
 	LT_WAIT_UNTIL(record_of("gw-exp", "expiring-41") == -ENOENT, "the expired 4.1 client is still recorded");
 	LT_WAIT_UNTIL(record_of("gw-exp", "expiring-40") == -ENOENT, "the expired 4.0 client is still recorded");
