@@ -746,6 +746,11 @@ void lclient_destroy(struct lclient *c)
 	free(c);
 }
 
+struct store_pool *lclient_data_pool(struct lclient *c)
+{
+	return c->data;
+}
+
 struct lc_inode *lc_root(struct lclient *c)
 {
 	if (!c->root)

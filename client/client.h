@@ -34,6 +34,7 @@ struct lclient;
 struct lc_inode;
 struct lc_fh;
 struct asok;
+struct store_pool;
 
 #define LC_MAX_GROUPS 64
 
@@ -264,6 +265,12 @@ int lclient_register_asok(struct lclient *c, struct asok *a);
 
 /** lc_root - the mount's root inode (a new reference). */
 struct lc_inode *lc_root(struct lclient *c);
+/**
+ * lclient_data_pool - the data pool this client has open (after
+ * lclient_mount), for a frontend's own small objects (the NFS gateway's
+ * client records).  Owned by the client: valid until lclient_destroy.
+ */
+struct store_pool *lclient_data_pool(struct lclient *c);
 void lc_get(struct lc_inode *in);
 void lc_put(struct lclient *c, struct lc_inode *in);
 /** lc_forget - drop @n references at once (FUSE forget). */

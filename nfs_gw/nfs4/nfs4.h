@@ -22,7 +22,8 @@
  * Lock order: srv->lock (client and session tables) before any
  * slot_table lock and before the state code's st->lock (its
  * client_has_state hook runs under srv->lock); nothing else is taken
- * under them.
+ * under them.  The client records' lock (recovery.h) is a leaf, never
+ * held across store I/O.
  */
 #ifndef LOLIGO_NFS_GW_NFS4_NFS4_H
 #define LOLIGO_NFS_GW_NFS4_NFS4_H
@@ -107,6 +108,12 @@ struct nfs4_client {
 	uint32_t flags;                  /* EXCHGID4_FLAG_* we granted */
 	bool confirmed;                  /* protected by srv->lock */
 	bool reclaim_complete;           /* protected by srv->lock */
+	/* on stable storage (recovery.h): set once the record is durable;
+	 * rec_val is what was written (removal compares it); protected by
+	 * the records' lock (srv->rec->lock) */
+	_Atomic bool recorded;
+	uint8_t rec_val[4 + 44 + NFS4_OPAQUE_LIMIT];
+	size_t rec_len;
 	bool dead;                       /* unhashed; protected by srv->lock */
 	/*
 	 * Courtesy (RFC 7530 9.6.3.1): the lease expired but the client holds
@@ -330,6 +337,9 @@ struct nfs4_server {
 	bool stopping;                   /* protected by lock */
 
 	struct nfs4_cb_queue *cbq;       /* the callback thread (callback.c) */
+	struct nfs4_recovery *rec;       /* client records (recovery.h); NULL: no store */
+	uint64_t grace_ns;               /* of this start (nfs4_rec_start): 0 none */
+	_Atomic bool keep_records;       /* stopping: released clients keep their records */
 };
 
 /** nfs4_params_from_config - the nfs4_* options and the RPC limits. */

@@ -70,7 +70,12 @@ int ostate_create(uint32_t boot, uint64_t grace_ns, struct ostate **out)
 
 bool os_in_grace(struct ostate *st)
 {
-	return now_mono_ns() < st->grace_end_ns;
+	return now_mono_ns() < atomic_load(&st->grace_end_ns);
+}
+
+void os_end_grace(struct ostate *st)
+{
+	atomic_store(&st->grace_end_ns, 0);
 }
 
 struct os_fhref *os_fhref_new(struct lc_fh *fh, uint32_t access)

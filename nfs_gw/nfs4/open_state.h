@@ -202,7 +202,7 @@ struct ostate {
 	uint32_t boot;
 	uint32_t next_id;                /* protected by lock; the counter half of stateid ids */
 	struct os_seq_stats *stats;      /* NULL: not counted (unit tests) */
-	uint64_t grace_end_ns;
+	_Atomic uint64_t grace_end_ns;   /* mono ns; 0: over (os_end_grace) */
 	struct os_stid *stids[OS_HASH];
 	struct os_owner *owners[OS_HASH];
 	struct os_file *files[OS_HASH];
@@ -226,6 +226,8 @@ int ostate_create(uint32_t boot, uint64_t grace_ns, struct ostate **out);
 void ostate_destroy(struct ostate *st, struct lclient *lc);
 /** os_in_grace - the grace period after start is still running. */
 bool os_in_grace(struct ostate *st);
+/** os_end_grace - lift the grace period now (every recorded client reclaimed). */
+void os_end_grace(struct ostate *st);
 
 /* ---- handles ------------------------------------------------------------------ */
 

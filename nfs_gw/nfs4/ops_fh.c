@@ -53,7 +53,7 @@ int nfs4ops_ctx_create(struct nfs4_server *srv)
 		return -ENOMEM;
 	c->srv = srv;
 	c->lc = srv->lc;
-	if (ostate_create(srv->boot, (uint64_t)(cfg_double(CFG_nfs4_grace_time) * 1e9), &c->st)) {
+	if (ostate_create(srv->boot, srv->grace_ns, &c->st)) {
 		free(c);
 		return -ENOMEM;
 	}

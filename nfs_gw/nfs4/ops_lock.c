@@ -58,6 +58,7 @@
 #include "common/log.h"
 #include "nfs_gw/nfs4/ops.h"
 #include "nfs_gw/nfs4/ops_int.h"
+#include "nfs_gw/nfs4/recovery.h"
 
 enum { READ_LT = 1, WRITE_LT = 2, READW_LT = 3, WRITEW_LT = 4 };
 #define SEQ_WAIT_NS (2ull * 1000000000ull)
@@ -443,6 +444,10 @@ NFS4_OP(lock)
 	}
 	if (reclaim && (!os_in_grace(c->st) || done))
 		return NFS4ERR_NO_GRACE;
+	/* 4.1: only a recorded client reclaims; a 4.0 reclaim LOCK stands on
+	 * an open its client reclaimed, which OPEN checked */
+	if (reclaim && cs->clp && !nfs4_rec_may_reclaim(cs->srv, cs->clp))
+		return NFS4ERR_RECLAIM_BAD;
 	/* RFC 8881 18.51.3: no new locks before the client's RECLAIM_COMPLETE */
 	if (!reclaim && (os_in_grace(c->st) || (cs->minorversion >= 1 && !done)))
 		return NFS4ERR_GRACE;

@@ -32,6 +32,7 @@
 #include "common/log.h"
 #include "nfs_gw/nfs4/ops.h"
 #include "nfs_gw/nfs4/ops_int.h"
+#include "nfs_gw/nfs4/recovery.h"
 
 #define OPEN4_NOCREATE 0
 #define OPEN4_CREATE 1
@@ -669,6 +670,23 @@ NFS4_OP(open)
 		} else if (os_in_grace(c->st) || (cs->minorversion >= 1 && !done)) {
 			return NFS4ERR_GRACE;
 		}
+	}
+	/* a reclaim only from a client the previous incarnation recorded
+	 * (RFC 8881 8.4.2.1, RFC 7530 9.6.3.4), and no open without a record */
+	{
+		struct nfs4_client *clp = cs->clp;
+		uint32_t rst = NFS4_OK;
+
+		if (!clp && nfs4_client_find(cs->srv, clientid, &clp) != NFS4_OK)
+			return NFS4ERR_STALE_CLIENTID;
+		if (a.claim == CLAIM_PREVIOUS && !nfs4_rec_may_reclaim(cs->srv, clp))
+			rst = NFS4ERR_RECLAIM_BAD;
+		else if (nfs4_rec_record(cs->srv, clp))
+			rst = NFS4ERR_DELAY;
+		if (clp != cs->clp)
+			nfs4_client_put(cs->srv, clp);
+		if (rst)
+			return rst;
 	}
 
 	pthread_mutex_lock(&c->st->lock);

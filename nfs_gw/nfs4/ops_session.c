@@ -28,6 +28,7 @@
 #include "common/log.h"
 #include "nfs_gw/nfs4/nfs4.h"
 #include "nfs_gw/nfs4/ops.h"
+#include "nfs_gw/nfs4/recovery.h"
 
 #define SERVER_MAJOR_ID "loligo-nfs-gw"
 #define SERVER_SCOPE "loligo"
@@ -532,9 +533,20 @@ NFS4_OP(reclaim_complete)
 	pthread_mutex_lock(&cs->srv->lock);
 	if (cs->clp->reclaim_complete)
 		st = NFS4ERR_COMPLETE_ALREADY;
+	pthread_mutex_unlock(&cs->srv->lock);
+	if (st)
+		return st;
+	/* from here on it opens and locks anew: on stable storage first */
+	if (nfs4_rec_record(cs->srv, cs->clp))
+		return NFS4ERR_DELAY;
+	pthread_mutex_lock(&cs->srv->lock);
+	if (cs->clp->reclaim_complete)
+		st = NFS4ERR_COMPLETE_ALREADY;      /* a concurrent one won */
 	else
 		cs->clp->reclaim_complete = true;
 	pthread_mutex_unlock(&cs->srv->lock);
+	if (st == NFS4_OK)
+		nfs4_rec_reclaim_complete(cs->srv, cs->clp);
 	return st;
 }
 

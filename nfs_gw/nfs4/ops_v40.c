@@ -37,6 +37,7 @@
 #include "common/log.h"
 #include "nfs_gw/nfs4/ops.h"
 #include "nfs_gw/nfs4/ops_int.h"
+#include "nfs_gw/nfs4/recovery.h"
 
 static bool same_owner(const struct nfs4_client *clp, const uint8_t *id, uint32_t len)
 {
@@ -204,6 +205,10 @@ NFS4_OP(setclientid_confirm)
 	pthread_mutex_unlock(&srv->lock);
 	if (probe)
 		nfs4_cb_probe(srv, clientid, NULL);
+	/* on stable storage before it can open anything (OPEN records it
+	 * too, should this fail) */
+	if (st == NFS4_OK)
+		nfs4_rec_record(srv, clp);
 	nfs4_client_put(srv, clp);
 	if (gone)
 		nfs4_client_release(srv, gone);

@@ -35,6 +35,7 @@
 #include "common/time.h"
 #include "nfs_gw/export/export.h"
 #include "nfs_gw/nfs4/nfs4.h"
+#include "nfs_gw/nfs4/recovery.h"
 
 void nfs4_params_from_config(struct nfs4_params *p, size_t max_record, size_t max_reply)
 {
@@ -322,6 +323,10 @@ void nfs4_client_release(struct nfs4_server *srv, struct nfs4_client *clp)
 	dout(NFS, 5, "client %#llx released", (unsigned long long)clp->clientid);
 	if (srv->hooks.client_release)
 		srv->hooks.client_release(srv, clp);
+	/* its state is gone for good, unless the gateway only stops: then
+	 * the client reclaims it from the next incarnation */
+	if (!atomic_load(&srv->keep_records))
+		nfs4_rec_forget(srv, clp);
 	nfs4_client_put(srv, clp);             /* the table's reference */
 }
 
@@ -430,6 +435,7 @@ static void *reaper(void *arg)
 		}
 		if (tick)
 			tick(srv, now);
+		nfs4_rec_tick(srv);      /* the grace period ran out: drop who did not come back */
 		pthread_mutex_lock(&srv->lock);
 	}
 	pthread_mutex_unlock(&srv->lock);
@@ -481,11 +487,14 @@ int nfs4_server_create(const struct nfs4_params *p, struct lclient *lc, struct n
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&srv->reaper_cond, &ca);
 	pthread_condattr_destroy(&ca);
-	r = nfs4ops_ctx_create(srv);
+	r = nfs4_rec_start(srv, &srv->grace_ns);
+	if (r == 0)
+		r = nfs4ops_ctx_create(srv);
 	if (r == 0)
 		r = -pthread_create(&srv->reaper, NULL, reaper, srv);
 	if (r) {
 		nfs4ops_ctx_destroy(srv);
+		nfs4_rec_free(srv);
 		pthread_cond_destroy(&srv->reaper_cond);
 		pthread_mutex_destroy(&srv->lock);
 		if (srv->own_exports) {
@@ -554,6 +563,7 @@ static struct json_object *clients_json(struct nfs4_server *srv)
 		json_object_object_add(c, "addr", json_object_new_string(clp->addr));
 		json_object_object_add(c, "minorversion", json_object_new_int((int)clp->minorversion));
 		json_object_object_add(c, "confirmed", json_object_new_boolean(clp->confirmed));
+		json_object_object_add(c, "recorded", json_object_new_boolean(atomic_load(&clp->recorded)));
 		json_object_object_add(c, "reclaim_complete", json_object_new_boolean(clp->reclaim_complete));
 		json_object_object_add(c, "courtesy", json_object_new_boolean(clp->courtesy));
 		json_object_object_add(c, "lease_age_s",
@@ -725,6 +735,7 @@ void nfs4_server_destroy(struct nfs4_server *srv)
 		pthread_join(srv->reaper, NULL);
 	}
 	nfs4_cb_stop(srv);       /* no call in flight while the clients go */
+	atomic_store(&srv->keep_records, true);   /* they reclaim from the next incarnation */
 	pthread_mutex_lock(&srv->lock);
 	while ((clp = srv->clients)) {
 		nfs4_client_expire_locked(srv, clp, false);
@@ -745,6 +756,7 @@ void nfs4_server_destroy(struct nfs4_server *srv)
 		nfs4_client_release(srv, clp);
 	}
 	nfs4ops_ctx_destroy(srv);   /* after the clients: their release uses it */
+	nfs4_rec_free(srv);
 	nfs4_cb_free(srv);
 	pthread_cond_destroy(&srv->reaper_cond);
 	pthread_mutex_destroy(&srv->lock);

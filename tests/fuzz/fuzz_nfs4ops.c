@@ -8,7 +8,8 @@
  * Input: byte 0 picks the operation, byte 1 the minor version (bit 0)
  * and whether the current filehandle is a raw client one (bit 1: the next
  * 32 bytes), the rest are the operation's XDR arguments.  Several ops may
- * follow in one input (byte 0x00 separator), like a COMPOUND.
+ * follow in one input (byte 0x00 separator), like a COMPOUND.  The whole
+ * input is also decoded as an NFSv4 client record (recovery.h).
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -20,6 +21,7 @@
 #include "nfs_gw/nfs4/fh.h"
 #include "nfs_gw/nfs4/nfs4.h"
 #include "nfs_gw/nfs4/ops.h"
+#include "nfs_gw/nfs4/recovery.h"
 
 static const nfs4_op_fn fns[] = {
 	nfs4_op_putrootfh, nfs4_op_putpubfh, nfs4_op_putfh, nfs4_op_getfh, nfs4_op_savefh, nfs4_op_restorefh,
@@ -87,6 +89,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct nfs4_fhinfo fi = { .kind = NFS4_FH_PSEUDO, .ino = NFS_PSEUDO_ROOT };
 	struct xdr_enc res;
 
+	/* every input is also a client record (recovery.c) as read at start:
+	 * a record that decodes re-encodes to one that decodes the same */
+	{
+		static struct nfs4_rec r, r2;
+		static uint8_t buf[NFS4_REC_MAX];
+		char key[NFS4_REC_KEY_MAX + 1];
+
+		if (nfs4_rec_decode(data, size, &r) == 0) {
+			size_t n = nfs4_rec_encode(&r, buf);
+
+			if (nfs4_rec_decode(buf, n, &r2) || r2.owner_len != r.owner_len ||
+			    memcmp(r2.owner, r.owner, r.owner_len) || r2.clientid != r.clientid)
+				abort();
+			nfs4_rec_key(r.owner, r.owner_len, key);
+		}
+	}
 	memset(&cs, 0, sizeof(cs));
 	cs.srv = srv;
 	cs.req = &req;

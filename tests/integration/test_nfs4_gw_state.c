@@ -476,7 +476,7 @@ END_TEST
  */
 START_TEST(special_stateids_in_grace)
 {
-	const char *opts[] = { "nfs4_grace_time=120", NULL };
+	const char *opts[] = { "nfs4_grace_time=120", "nfs_gateway_id=grace", NULL };
 	struct nc *n;
 	struct nfs4_fh d, fh;
 	struct nfs4_stateid sid;
@@ -484,6 +484,12 @@ START_TEST(special_stateids_in_grace)
 	uint32_t seq = 1;
 	char buf[256];
 
+	/* a grace period needs a client recorded by the previous incarnation */
+	gw_up_opts(opts);
+	n = nc_connect(port, 0);
+	nc_setclientid(n, "grace-40", 1);
+	nc_close(n);
+	gw_down();
 	gw_up_opts(opts);
 	n = nc_connect(port, 0);
 	nc_setclientid(n, "grace-40", 1);
