@@ -81,7 +81,7 @@
 #define PFX_HOSTLOCK "hostlock."
 
 struct mdsmap {
-	char name[64];                /* "mds.NAME" */
+	char name[72];                /* "mds.NAME" (NAME at most 48) */
 	char gid[17];                 /* random per process, hex */
 	char fence_meta[STORE_ADDR_MAX];   /* our instance of m->st */
 	char fence_data[STORE_ADDR_MAX];   /* of m->data_st (local), "" when data is in m->st */
