@@ -43,7 +43,7 @@
 #include "tests/e2e/test_fuse_harness.h"
 
 static struct lfs fs;
-static const char *const fast[] = { "--mds_beacon_interval=0.2", "--mds_beacon_grace=1.5", NULL };
+static const char *const fast[] = { "--mds_beacon_interval=0.3", "--mds_beacon_grace=3", NULL };
 
 static double now_s(void)
 {
