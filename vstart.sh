@@ -154,13 +154,18 @@ else
 	rm -f "$out/mds.port"
 	"$bin/mds/loligo-mds" -c "$conf" --port-file "$out/mds.port" >>"$out/mds.stderr" 2>&1 &
 	echo $! > "$out/mds.pid"
-	for i in $(seq 1 100); do [[ -s $out/mds.port ]] && break; alive "$out/mds.pid" || break; sleep 0.1; done
-	if ! [[ -s $out/mds.port ]]; then
+	# the new daemon's own log line: another daemon holds rank 0 (vstart --standby)
+	standing_by() { grep "mdsmap: mds.0 (gid" "$out/loligo-mds.0.log" 2>/dev/null | tail -1 | grep -q "is a standby"; }
+	for i in $(seq 1 100); do [[ -s $out/mds.port ]] && break; alive "$out/mds.pid" || break; standing_by && break; sleep 0.1; done
+	if ! [[ -s $out/mds.port ]] && alive "$out/mds.pid" && standing_by; then
+		echo "started loligo-mds (pid $(cat "$out/mds.pid")) as a standby: another daemon holds rank 0"
+	elif ! [[ -s $out/mds.port ]]; then
 		echo "vstart: loligo-mds did not start; see $out/mds.stderr and $out/loligo-mds.0.log:" >&2
 		tail -5 "$out/mds.stderr" >&2 || true
 		exit 1
+	else
+		echo "started loligo-mds (pid $(cat "$out/mds.pid")) on 127.0.0.1:$(cat "$out/mds.port")"
 	fi
-	echo "started loligo-mds (pid $(cat "$out/mds.pid")) on 127.0.0.1:$(cat "$out/mds.port")"
 fi
 
 # ---- standby MDS daemons (--standby N): mds.a, mds.b, ... on the next ports
