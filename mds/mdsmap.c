@@ -322,68 +322,8 @@ static void epoch_str(char *buf, size_t len, uint64_t e)
  * epoch.  @extra adds sub-ops (beacon keys).  Return: 0, -ECANCELED (the
  * map moved), -errno.
  */
-struct waiter {
-	pthread_mutex_t mu;
-	pthread_cond_t cv;
-	bool done;
-	int r;
-};
-
-static void waiter_cb(int r, void *arg)
-{
-	struct waiter *w = arg;
-
-	pthread_mutex_lock(&w->mu);
-	w->r = r;
-	w->done = true;
-	pthread_cond_signal(&w->cv);
-	pthread_mutex_unlock(&w->mu);
-}
-
-/*
- * store_op_exec() on the map object, but if it has not completed after
- * @timeout_ns (0: no bound), call @stuck(@arg) once and wait on: a write
- * of the local store waits for its single writer lock, which a stopped
- * process may hold (see stonith()).
- */
-static int op_exec_timed(struct mds *m, struct store_op *op, uint64_t timeout_ns, void (*stuck)(void *),
-			 void *stuck_arg)
-{
-	struct waiter w = { .done = false };
-	pthread_condattr_t ca;
-	struct timespec ts = ns_to_timespec(now_mono_ns() + timeout_ns);
-	int r;
-
-	if (!timeout_ns || !stuck)
-		return store_op_exec(m->meta, MDSMAP_OID, op);
-	pthread_mutex_init(&w.mu, NULL);
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&w.cv, &ca);
-	pthread_condattr_destroy(&ca);
-	r = store_op_submit(m->meta, MDSMAP_OID, op, waiter_cb, &w);
-	if (!r) {
-		pthread_mutex_lock(&w.mu);
-		while (!w.done && pthread_cond_timedwait(&w.cv, &w.mu, &ts) == 0)
-			;
-		if (!w.done) {
-			pthread_mutex_unlock(&w.mu);
-			stuck(stuck_arg);
-			pthread_mutex_lock(&w.mu);
-			while (!w.done)
-				pthread_cond_wait(&w.cv, &w.mu);
-		}
-		r = w.r;
-		pthread_mutex_unlock(&w.mu);
-	}
-	pthread_mutex_destroy(&w.mu);
-	pthread_cond_destroy(&w.cv);
-	return r;
-}
-
 static int cas_map(struct mds *m, const struct view *v, struct json_object *map,
-		   void (*extra)(struct store_op *op, void *arg), void *arg, uint64_t timeout_ns,
-		   void (*stuck)(void *), void *stuck_arg)
+		   void (*extra)(struct store_op *op, void *arg), void *arg)
 {
 	struct store_op *op = store_op_new();
 	char next[32];
@@ -405,7 +345,7 @@ static int cas_map(struct mds *m, const struct view *v, struct json_object *map,
 	store_op_omap_set(op, KEY_MAP, js, strlen(js));
 	if (extra)
 		extra(op, arg);
-	return op_exec_timed(m, op, timeout_ns, stuck, stuck_arg);
+	return store_op_exec(m->meta, MDSMAP_OID, op);
 }
 
 /* ---- fencing -------------------------------------------------------------------------- */
@@ -563,7 +503,6 @@ static int takeover(struct mds *m, struct view *v, enum mdsmap_reason why, char 
 	struct takeover_keys k = { .mm = mm, .old_gid = old ? jstr(old, "gid") : NULL };
 	const char *vstate = failed ? jstr(failed, "reason") : NULL;
 	struct stonith_arg sk = { .mm = mm, .holder = old };
-	uint64_t stonith_after = 0;
 	int r;
 
 	/* local store: a holder whose beacon stopped dies before we write (see stonith()) */
@@ -592,7 +531,7 @@ static int takeover(struct mds *m, struct view *v, enum mdsmap_reason why, char 
 		json_object_object_add(f, "fenced_by", json_object_new_string(mm->name));
 		json_object_object_add(map, "failed", f);
 	}
-	r = cas_map(m, v, map, takeover_extra, &k, stonith_after, NULL, NULL);
+	r = cas_map(m, v, map, takeover_extra, &k);
 	json_object_put(map);
 	if (r == -ECANCELED || r == -EEXIST) {
 		dinfo(MDS, "mdsmap: %s lost the race for rank 0 at epoch %" PRIu64 ": another daemon moved the map first",
@@ -1105,7 +1044,7 @@ static int vacate(struct mds *m, const char *reason)
 		json_object_object_del(map, "active");
 		json_object_object_add(f, "reason", json_object_new_string(reason));
 		json_object_object_add(map, "failed", f);
-		r = cas_map(m, &v, map, NULL, NULL, 0, NULL, NULL);
+		r = cas_map(m, &v, map, NULL, NULL);
 		json_object_put(map);
 	}
 	view_free(&v);
