@@ -198,7 +198,10 @@ loligo_mount() { # T [MNT]
 	fuse_bin=$(bin_of "$t")/client/fuse/loligo-fuse
 	mkdir -p "$m"
 	# a second mount: its own admin socket and log ($m.asok, $m.log)
-	"$fuse_bin" -f -c "$work/$t.conf" "--client_mds_addr=127.0.0.1:${mds_port[$t]}" \
+	# LOLIGO_BENCH_FUSE_ARGS: more loligo-fuse options for every mount (a
+	# knob under study, e.g. --client_readahead_max=64M), split on blanks
+	# shellcheck disable=SC2086
+	"$fuse_bin" -f -c "$work/$t.conf" "--client_mds_addr=127.0.0.1:${mds_port[$t]}" ${LOLIGO_BENCH_FUSE_ARGS:-} \
 		${2:+"--admin_socket=$m.asok" "--log_file=$m.log"} "$m" >>"$work/$t-client.out" 2>&1 &
 	p=$!
 	if [[ -z ${2:-} ]]; then fuse_pid[$t]=$p; else fuse2_pid=$p; fi

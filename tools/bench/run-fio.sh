@@ -37,6 +37,7 @@
 #                   runs, alternating; the table gets a column for it
 #   --rows LIST     comma-separated subset of the rows below (all)
 #   --keep          keep the temp dir (logs, fio JSON)
+#   --no-rados-bench  with a cluster: skip the rados bench rows (below)
 #
 # Rows (jobs in tools/bench/fio/, buffered I/O; "remount" = a fresh client,
 # so reads start with cold client caches and an empty kernel page cache):
@@ -47,8 +48,19 @@
 #   seqwrite-1m-fsync   the same with an fsync at the end
 #   seqread-1m          1 MiB reads of that file, remount
 # For every target and row: MiB/s, IOPS, and the CPU seconds the client
-# process (loligo-fuse or ceph-fuse) used.  The last lines are the table:
-#   TABLE row | local | rados | ceph-fuse | rados/ceph-fuse (min-max over runs)
+# process (loligo-fuse or ceph-fuse) used.
+#
+# With a cluster, every run also measures the ceiling of any client's data
+# path on it: `rados bench` in the data pool of the rados target (or a pool
+# of its own), with loligo's object size (4 MiB) and rados bench's default
+# 16 ops in flight, over as many objects as the 1 MiB rows write
+# (--max-objects SIZE1M / 4 MiB):
+#   write (no cleanup)   beside seqwrite-1m and seqwrite-1m-fsync
+#   seq                  beside seqread-1m
+#   rand                 4 MiB random object reads, its own row
+# The last lines are the table:
+#   TABLE row | local | rados | ceph-fuse | rados/ceph-fuse | rados bench |
+#         rados/rados bench (min-max over runs; ratios from the same run)
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -57,7 +69,7 @@ shared=${LOLIGO_SHARED_DIR:-$top/../shared}
 bench=run-fio bench_fs=fiobench
 # shellcheck source=tools/bench/lib-targets.sh
 . "$here/lib-targets.sh"
-size4k=256M size1m=1G runtime=30 mounts=1 perf=0 perf_jobs='*read*' plot=
+size4k=256M size1m=1G runtime=30 mounts=1 perf=0 perf_jobs='*read*' plot= radosbench=1
 rows=randwrite-4k,randwrite-4k-fsync,randread-4k,seqwrite-1m,seqwrite-1m-fsync,seqread-1m
 while (($#)); do
 	if bench_opt "$@"; then shift "$bench_nargs"; continue; fi
@@ -70,6 +82,7 @@ while (($#)); do
 	--perf) perf=1 keep=1 ;;
 	--perf-jobs) perf_jobs=$2; shift ;;
 	--rows) rows=$2; shift ;;
+	--no-rados-bench) radosbench=0 ;;
 	*) bench_usage "unknown argument '$1'" ;;
 	esac
 	shift
@@ -148,6 +161,49 @@ run_job() {
 }
 
 row() { [[ ,$rows, == *,$1,* ]]; }
+
+# rados bench RUN: the cluster's own ceiling, one line per mode in
+# $work/results as target "radosbench" (write -> the seqwrite rows, seq ->
+# seqread-1m, rand -> its own row)
+rb_pool=
+radosbench_pool() {
+	if [[ ,$targets, == *,rados,* ]]; then
+		rb_pool=$(fs_name_of rados)_data
+	else
+		rb_pool=radosbench$$
+		ceph -c "$ceph_dir/ceph.conf" osd pool create "$rb_pool" 8 >/dev/null 2>&1 ||
+			{ echo "run-fio: cannot create pool $rb_pool" >&2; exit 1; }
+		ceph -c "$ceph_dir/ceph.conf" osd pool set "$rb_pool" size 1 --yes-i-really-mean-it >/dev/null 2>&1 || true
+	fi
+}
+run_radosbench() { # RUN
+	local run=$1 mode job out objs secs line
+	objs=$(( ($(numfmt --from=iec "$size1m") + 4194303) / 4194304 ))
+	secs=$(( runtime > 60 ? runtime : 60 ))   # an upper bound: --max-objects ends the write
+	for mode in write seq rand; do
+		case $mode in
+		write) job=seqwrite-1m ;;
+		seq) job=seqread-1m ;;
+		rand) job=rand-4m ;;
+		esac
+		out=$work/radosbench.$mode.$run.txt
+		local extra=(-t 16)
+		[[ $mode == write ]] && extra+=(-b 4194304 -O 4194304 --max-objects "$objs" --no-cleanup)
+		[[ $mode == rand ]] && secs=$runtime
+		bg_run rados -c "$ceph_dir/ceph.conf" -p "$rb_pool" bench "$secs" "$mode" "${extra[@]}" \
+			--run-name "runfio$$" >"$out" 2>&1 ||
+			{ echo "run-fio: rados bench $mode failed:" >&2; tail -5 "$out" >&2; exit 1; }
+		line=$(awk -v run="$run" -v job="$job" -v load="$(cut -d' ' -f1 /proc/loadavg)" '
+			/^Bandwidth \(MB\/sec\):/ { bw = $3 } /^Average IOPS:/ { iops = $3 }
+			END { if (bw == "") exit 1; printf "%s\tradosbench\t%s\t%.1f\t%d\t-\t%s", run, job, bw, iops, load }' "$out") ||
+			{ echo "run-fio: no result in rados bench $mode output ($out)" >&2; exit 1; }
+		echo "$line" >>"$work/results"
+		[[ $mode == write ]] && echo "${line/seqwrite-1m/seqwrite-1m-fsync}" >>"$work/results"
+		[[ -n $tsv ]] && echo "$line" >>"$tsv"
+		printf 'run %s  %-9s %-19s %8s MiB/s %8s IOPS  client CPU %6ss  load %s\n' $line
+	done
+	rados -c "$ceph_dir/ceph.conf" -p "$rb_pool" cleanup --run-name "runfio$$" >/dev/null 2>&1 || true
+}
 run_target() { # RUN TARGET
 	local run=$1 t=$2 m
 	m=$(mnt_of "$t")
@@ -186,9 +242,14 @@ for t in "${tl[@]}"; do
 	*) echo "run-fio: unknown target $t" >&2; exit 2 ;;
 	esac
 done
+((radosbench)) && [[ -n $ceph_dir ]] && radosbench_pool
 for run in $(seq 1 "$runs"); do
 	for t in "${tl[@]}"; do run_target "$run" "$t"; done
+	((radosbench)) && [[ -n $ceph_dir ]] && run_radosbench "$run"
 done
+if [[ $rb_pool == radosbench$$ ]]; then
+	ceph -c "$ceph_dir/ceph.conf" osd pool rm "$rb_pool" "$rb_pool" --yes-i-really-really-mean-it >/dev/null 2>&1 || true
+fi
 
 if ((mounts >= 2)) && [[ ,$targets, == *,local,* ]]; then
 	loligo_mount local
@@ -218,16 +279,20 @@ awk -F'\t' -v compare="$compare_label" '
 		return rlo == "" ? "-" : (sprintf("%.2f", rlo) == sprintf("%.2f", rhi) ? sprintf("%.2fx", rlo) : sprintf("%.2f-%.2fx", rlo, rhi))
 	}
 	END {
-		n = split("randwrite-4k randwrite-4k-fsync randread-4k seqwrite-1m seqwrite-1m-fsync seqread-1m", order, " ")
+		n = split("randwrite-4k randwrite-4k-fsync randread-4k seqwrite-1m seqwrite-1m-fsync seqread-1m rand-4m", order, " ")
 		c0 = ("rados0" in tgt)
-		printf "TABLE | fio (MiB/s) | loligo, local store |%s loligo on RADOS | ceph-fuse | RADOS / ceph-fuse |%s\n",
-			c0 ? " loligo on RADOS, " compare " |" : "", c0 ? " RADOS / " compare " |" : ""
-		printf "TABLE |---|---|---|---|---|%s\n", c0 ? "---|---|" : ""
+		rb = ("radosbench" in tgt)
+		printf "TABLE | fio (MiB/s) | loligo, local store |%s loligo on RADOS | ceph-fuse | RADOS / ceph-fuse |%s%s\n",
+			c0 ? " loligo on RADOS, " compare " |" : "", c0 ? " RADOS / " compare " |" : "",
+			rb ? " rados bench | RADOS / rados bench | ceph-fuse / rados bench |" : ""
+		printf "TABLE |---|---|---|---|---|%s%s\n", c0 ? "---|---|" : "", rb ? "---|---|---|" : ""
 		for (i = 1; i <= n; i++) {
 			j = order[i]; if (!(j in jobs)) continue
-			printf "TABLE | %s | %s |%s %s | %s | %s |%s\n", j, cell(j, "local"), c0 ? " " cell(j, "rados0") " |" : "",
+			printf "TABLE | %s | %s |%s %s | %s | %s |%s%s\n", j == "rand-4m" ? "rand-4m (rados bench rand)" : j,
+				cell(j, "local"), c0 ? " " cell(j, "rados0") " |" : "",
 				cell(j, "rados"), cell(j, "cephfuse"), ratio(j, "rados", "cephfuse"),
-				c0 ? " " ratio(j, "rados", "rados0") " |" : ""
+				c0 ? " " ratio(j, "rados", "rados0") " |" : "",
+				rb ? " " cell(j, "radosbench") " | " ratio(j, "rados", "radosbench") " | " ratio(j, "cephfuse", "radosbench") " |" : ""
 		}
 	}' "$work/results"
 if [[ -n $plot ]]; then
