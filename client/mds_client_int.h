@@ -149,6 +149,13 @@ struct mds_session {
 	uint32_t addr_moves;            /* the session came up at another address than before */
 	uint32_t open_idx;              /* m->addrs[] index of the last session that came up */
 	uint64_t wait_logged_ns;        /* last "waiting for the MDS" line (0: not waiting) */
+	/* cap messages (acks of revokes the reader thread already delivers,
+	 * flushes) sent while a new connection is set up: the replays must go
+	 * first, so they wait here and go out, in order, as the gate opens;
+	 * dropped with the connection they were meant for (conn_gen) */
+	struct out_frame *parked, **parked_tail;
+	uint32_t nparked;
+	uint64_t parked_gen;
 };
 
 struct mds_client {

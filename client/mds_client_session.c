@@ -122,6 +122,76 @@
 
 #define CLOSE_WAIT_MS 2000
 
+/* A connection is published (s->conn) but its replays have not all gone. */
+static bool setting_up(const struct mds_session *s)
+{
+	return s->state == SESS_OPENING || s->state == SESS_RECONNECTING;
+}
+
+/* Bound on the cap messages parked during one setup: a client holds at most
+ * this many caps' worth of acks in flight anyway; past it, ENOTCONN (as
+ * before parking existed: the flush is retried, the MDS re-sends revokes at
+ * the next reconnect). */
+#define PARKED_MAX 65536u
+
+/* The connection they were for is gone: as if sent on it before it died. */
+static void drop_parked_locked(struct mds_session *s)
+{
+	struct out_frame *f, *next;
+
+	for (f = s->parked; f; f = next) {
+		next = f->next;
+		mdsp_buf_free(&f->b);
+		free(f);
+	}
+	s->parked = NULL;
+	s->parked_tail = &s->parked;
+	s->nparked = 0;
+}
+
+/* Takes @b's bytes on success.  Caller holds the client mutex. */
+static int park_frame_locked(struct mds_session *s, struct mdsp_buf *b)
+{
+	struct out_frame *f;
+
+	if (s->parked_gen != s->gen)
+		drop_parked_locked(s);
+	if (s->nparked >= PARKED_MAX || !(f = malloc(sizeof(*f))))
+		return -ENOTCONN;
+	f->b = *b;
+	f->next = NULL;
+	mdsp_buf_init(b);
+	if (!s->parked)
+		s->parked_tail = &s->parked;
+	*s->parked_tail = f;
+	s->parked_tail = &f->next;
+	s->nparked++;
+	s->parked_gen = s->gen;
+	return 0;
+}
+
+/* The gate opens on @c: what waited goes first, in order.  The sends queue
+ * (never block; out_lock is a leaf), so under the client mutex no later
+ * mdsc_send_caps can overtake them. */
+static void send_parked_locked(struct mds_session *s, struct mds_conn *c)
+{
+	struct out_frame *f, *next;
+
+	if (s->parked_gen != c->gen) {
+		drop_parked_locked(s);
+		return;
+	}
+	for (f = s->parked; f; f = next) {
+		next = f->next;
+		mdsc_conn_send_wait(c, &f->b, SEND_NOWAIT);
+		mdsp_buf_free(&f->b);
+		free(f);
+	}
+	s->parked = NULL;
+	s->parked_tail = &s->parked;
+	s->nparked = 0;
+}
+
 static const char *state_name(enum sess_state st)
 {
 	switch (st) {
@@ -680,9 +750,21 @@ static void connect_session(struct mds_client *m)
 		nreplay = resend(m, c, true);
 	nretry = resend(m, c, false);
 
+	{
+		/* test hook: hold the window in which acks are parked open */
+		uint64_t d = mdsc_secs_to_ns(CFG_client_debug_reconnect_gate_delay);
+
+		if (d && resume_id) {
+			struct timespec ts = { .tv_sec = (time_t)(d / 1000000000ull),
+					       .tv_nsec = (long)(d % 1000000000ull) };
+
+			nanosleep(&ts, NULL);
+		}
+	}
 	/* replay, teardown: open the gate */
 	t0 = mdsc_lock(m);
 	if (s->conn == c && !atomic_load(&c->dead)) {
+		send_parked_locked(s, c);
 		s->state = SESS_OPEN;
 		s->backoff_ns = 0;
 		s->last_error = 0;
@@ -900,6 +982,7 @@ static void *session_main(void *arg)
 		c = s->conn;
 		if (c && atomic_load(&c->dead)) {
 			s->conn = NULL;
+			drop_parked_locked(s);
 			if (s->state != SESS_CLOSING && s->state != SESS_CLOSED && s->state != SESS_EVICTED)
 				s->state = s->id ? SESS_RECONNECTING : SESS_NEW;
 			s->next_attempt_ns = now;       /* first attempt at once, then back off */
@@ -1207,6 +1290,7 @@ void mdsc_session_close(struct mds_client *m, uint64_t unmount_deadline_ns)
 	t0 = mdsc_lock(m);
 	c = s->conn;
 	s->conn = NULL;
+	drop_parked_locked(s);
 	s->state = SESS_CLOSED;
 	pthread_cond_broadcast(&m->session_cond);
 	mdsc_unlock(m, SEC_SESSION, t0);
@@ -1224,19 +1308,32 @@ int mdsc_send_caps(struct mds_client *m, const struct mdsp_caps *caps)
 	uint64_t t0;
 	int r;
 
+	msg.caps = *caps;
+	mdsp_buf_init(&b);
+	r = mdsp_encode(&b, &msg);
+	if (r) {
+		mdsp_buf_free(&b);
+		return r;
+	}
 	t0 = mdsc_lock(m);
 	if (m->session.state == SESS_OPEN && m->session.conn) {
 		c = m->session.conn;
 		mdsc_conn_get(c);
+	} else if (m->session.conn && setting_up(&m->session)) {
+		/* the ack of a revoke the reader delivered while the replays
+		 * are still going: after them, not never (the MDS would wait
+		 * for it until mds_session_timeout and evict us) */
+		r = park_frame_locked(&m->session, &b);
+		mdsc_unlock(m, SEC_OTHER, t0);
+		mdsp_buf_free(&b);
+		return r;
 	}
 	mdsc_unlock(m, SEC_OTHER, t0);
-	if (!c)
+	if (!c) {
+		mdsp_buf_free(&b);
 		return -ENOTCONN;
-	msg.caps = *caps;
-	mdsp_buf_init(&b);
-	r = mdsp_encode(&b, &msg);
-	if (!r)
-		r = mdsc_conn_send_wait(c, &b, SEND_NOWAIT);         /* documented never to block */
+	}
+	r = mdsc_conn_send_wait(c, &b, SEND_NOWAIT);         /* documented never to block */
 	mdsp_buf_free(&b);
 	mdsc_conn_put(c);
 	return r;

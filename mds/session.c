@@ -1014,10 +1014,17 @@ void session_handle(struct mds *m, struct conn *c, struct mdsp_session *msg)
 		if (flock_reconnect_locked(m, s, msg->locks, msg->nlocks, &refused, &nrefused))
 			derr(MDS, "session %" PRIu64 ": out of memory for its file locks", s->id);
 		sid = s->id;
-		locker_session_reconnect(m, s, msg->caps, msg->ncaps);
-		dinfo(MDS, "session %" PRIu64 " reconnected from %s", sid, c->peer);
-		pthread_mutex_unlock(&m->lock);
+		/*
+		 * The OPEN goes first: the revokes the lost connection swallowed
+		 * (locker_session_reconnect sends them again, and new ones for
+		 * caps claimed after the reconnect phase) must reach a client
+		 * that has left its handshake, or it has no session to apply
+		 * them to.  Sends queue and never block: fine under m->lock.
+		 */
 		send_session_locks(m, c, MDSP_SESSION_OPEN, sid, msg->seq, refused, nrefused);
+		locker_session_reconnect(m, s, msg->caps, msg->ncaps);
+		pthread_mutex_unlock(&m->lock);
+		dinfo(MDS, "session %" PRIu64 " reconnected from %s", sid, c->peer);
 		free(refused);
 		return;
 	}

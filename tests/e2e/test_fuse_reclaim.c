@@ -548,6 +548,93 @@ START_TEST(test_broken_connection_keeps_session)
 }
 END_TEST
 
+/*
+ * A revoke the MDS could not send while a live client was cut off goes out
+ * again when the client resumes its session, and is answered.  Mount 2's
+ * create in d waits for mount 1's cap while mount 1's connection is down;
+ * when it comes back, the MDS re-sends the revoke on the new connection.
+ * Before, it went ahead of the OPEN reply and the client, still in its
+ * handshake, dropped it ("CAPS before the session opened: ignored"); an ack
+ * made before the session was marked open was refused (ENOTCONN) and lost
+ * too: mount 2 waited for mds_session_timeout and mount 1 was evicted.
+ */
+static void revoke_across_reconnect(const char *gate_delay)
+{
+	char addr[64];
+	int64_t evicted, parked;
+	uint64_t sid;
+	bool conn = true;
+	int pport = 0, st;
+	pid_t px, b;
+
+	px = proxy_start(&pport);
+	snprintf(addr, sizeof(addr), "--client_mds_addr=127.0.0.1:%d", pport);
+	fs.fuse_args[0] = addr;
+	fs.fuse_args[1] = gate_delay;
+	ck_assert_int_eq(lfs_mount(&fs, NULL), 0);
+	fs.fuse_args[0] = fs.fuse_args[1] = NULL;
+	ck_assert_int_eq(lfs_mount2(&fs, NULL), 0);
+	sid = session_of(fs.fuse_pid, NULL);
+	ck_assert_uint_ne(sid, 0);
+	ck_assert_int_eq(mkdir(P("d"), 0755), 0);
+	ck_assert_int_eq(lfs_write_file(P("d/f0"), 5000, 9), 0);
+	evicted = perf_mds("mds", "sessions_evicted");
+
+	kill(px, SIGKILL);
+	waitpid(px, NULL, 0);
+	LT_WAIT_UNTIL(session_of(fs.fuse_pid, &conn) == sid && !conn, "the MDS did not see the connection close");
+
+	/* mount 2 creates in d: the revoke of mount 1's cap cannot be sent */
+	parked = perf_mds("mds_caps", "requests_parked");
+	ck_assert_int_ge(parked, 0);
+	b = fork();
+	ck_assert_int_ge(b, 0);
+	if (b == 0) {
+		int fd = open(P2("d/from-b"), O_CREAT | O_EXCL | O_WRONLY, 0644);
+
+		_exit(fd >= 0 && close(fd) == 0 ? 0 : 1);
+	}
+	LT_WAIT_UNTIL(perf_mds("mds_caps", "requests_parked") > parked || exited(b) >= 0,
+		      "mount 2's create in d neither waited nor completed");
+	st = exited(b);
+	ck_assert_msg(st < 0, "mount 2's create did not wait for the cut-off client's cap (exit %d)", st);
+
+	/* the connection comes back: the revoke goes again and is answered */
+	px = proxy_start(&pport);
+	LT_WAIT_UNTIL(session_of(fs.fuse_pid, &conn) == sid && conn, "mount 1 did not resume session %llu",
+		      (unsigned long long)sid);
+	LT_WAIT_UNTIL((st = exited(b)) >= 0 || perf_mds("mds", "sessions_evicted") != evicted,
+		      "mount 2's create in d still waits for a cap of the resumed session");
+	ck_assert_msg(st >= 0 && perf_mds("mds", "sessions_evicted") == evicted,
+		      "mount 2's create was served only by evicting mount 1: the re-sent revoke was lost");
+	ck_assert_int_eq(st, 0);
+	ck_assert_int_eq(lfs_check_file(P("d/f0"), 5000, 9), 0);
+	ck_assert_int_eq(access(P("d/from-b"), F_OK), 0);
+	ck_assert_uint_eq(session_of(fs.fuse_pid, NULL), sid);
+	ck_assert_int_eq(lfs_umount2(&fs), 0);
+	ck_assert_int_eq(lfs_umount(&fs), 0);
+	kill(px, SIGKILL);
+	waitpid(px, NULL, 0);
+}
+
+START_TEST(test_revoke_across_reconnect)
+{
+	revoke_across_reconnect(NULL);
+}
+END_TEST
+
+/*
+ * The same with mount 1 holding its gate shut for 2 s after its replays
+ * (a test hook): the re-sent revoke now reaches it through the reader while
+ * the session is still being set up, and the ack must wait for the gate
+ * rather than be refused (ENOTCONN) and lost.
+ */
+START_TEST(test_revoke_ack_during_setup)
+{
+	revoke_across_reconnect("--client_debug_reconnect_gate_delay=2");
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("fuse_reclaim");
@@ -556,6 +643,8 @@ int main(void)
 	lfs_suite_add(s, "second_live_process_refused", test_second_live_process_refused, setup, teardown, 300);
 	lfs_suite_add(s, "broken_connection_keeps_session", test_broken_connection_keeps_session, setup, teardown,
 		      300);
+	lfs_suite_add(s, "revoke_across_reconnect", test_revoke_across_reconnect, setup, teardown, 300);
+	lfs_suite_add(s, "revoke_ack_during_setup", test_revoke_ack_during_setup, setup, teardown, 300);
 	lfs_suite_add(s, "gateway_restart_releases_locks", test_gateway_restart_releases_locks, setup_gw, teardown_gw,
 		      300);
 	return lfs_suite_main(s, "test_fuse_reclaim");
