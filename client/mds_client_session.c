@@ -298,6 +298,7 @@ static void handle_session(struct mds_client *m, struct mds_conn *c, const struc
 {
 	struct mds_session *s = &m->session;
 	uint32_t event = 0;
+	bool config = false;
 	uint64_t t0, id;
 
 	t0 = mdsc_lock(m);
@@ -311,6 +312,13 @@ static void handle_session(struct mds_client *m, struct mds_conn *c, const struc
 		s->last_renew_ack_ns = now_mono_ns();
 		if (ss->lease_ms)
 			s->lease_ms = ss->lease_ms;
+		break;
+	case MDSP_SESSION_CONFIG:
+		/* `fs set max_file_size`: writes past it fail with EFBIG from now on */
+		if (ss->max_file_size && ss->max_file_size != atomic_load(&m->max_file_size)) {
+			atomic_store(&m->max_file_size, ss->max_file_size);
+			config = true;
+		}
 		break;
 	case MDSP_SESSION_STALE:
 		s->stale_count++;
@@ -347,7 +355,11 @@ static void handle_session(struct mds_client *m, struct mds_conn *c, const struc
 	if (event == MDSP_SESSION_STALE)
 		derr(CLIENT, "mds %s: session %llu went stale (%s): renewing", m->addr, (unsigned long long)id,
 		     ss->reason ? ss->reason : "lease ran out");
-	else if (!event && ss->op != MDSP_SESSION_RENEW && ss->op != MDSP_SESSION_CLOSE)
+	else if (config)
+		dinfo(CLIENT, "mds %s: the filesystem's max_file_size is now %llu bytes", m->addr,
+		      (unsigned long long)ss->max_file_size);
+	else if (!event && ss->op != MDSP_SESSION_RENEW && ss->op != MDSP_SESSION_CLOSE &&
+		 ss->op != MDSP_SESSION_CONFIG)
 		dout(CLIENT, 1, "mds %s: unexpected session message %s ignored", m->addr,
 		     mdsp_session_op_name(ss->op));
 	if (event && m->ops.session_event)
@@ -1400,6 +1412,7 @@ struct json_object *mdsc_session_json(struct mds_client *m)
 			       json_object_new_double(s->last_renew_ack_ns ?
 						      (double)(now - s->last_renew_ack_ns) / 1e6 : -1));
 	json_object_object_add(o, "reconnects", json_object_new_int64(s->reconnects));
+	json_object_object_add(o, "max_file_size", json_object_new_int64((int64_t)atomic_load(&m->max_file_size)));
 	json_object_object_add(o, "stale", json_object_new_int64(s->stale_count));
 	if (s->last_error)
 		json_object_object_add(o, "last_error", json_object_new_string(strerror(-s->last_error)));

@@ -34,6 +34,7 @@
 #include "mds/auth.h"
 #include "mds/blocklist.h"
 #include "mds/flock.h"
+#include "mds/fsset.h"
 #include "mds/journal.h"
 #include "mds/locker.h"
 #include "mds/mdcache.h"
@@ -527,7 +528,7 @@ static int cmd_fs_dump(struct json_object *args, struct json_object **out, void 
 	json_object_array_add(dp, json_object_new_string(m->data_pool_name));
 	json_object_object_add(fs, "data_pools", dp);
 	json_object_object_add(fs, "store_backend", json_object_new_string(store_backend_name(m->st)));
-	json_object_object_add(fs, "max_file_size", json_object_new_int64((int64_t)m->max_file_size));
+	fsset_dump(m, fs);
 	json_object_object_add(fs, "default_object_size", json_object_new_int64((int64_t)m->object_size));
 	json_object_object_add(flags, "auth_required", json_object_new_boolean(cfg_bool(CFG_auth_required)));
 	json_object_object_add(flags, "read_only", json_object_new_boolean(journal_read_only(m) != 0));
@@ -818,6 +819,27 @@ static int cmd_auth_rm(struct json_object *args, struct json_object **out, void 
 	return 0;
 }
 
+static int cmd_fs_set(struct json_object *args, struct json_object **out, void *priv)
+{
+	const char *a[3], *names[3] = { "fs_name", "var", "val" };
+	struct json_object *v;
+	char err[512];
+	int i, r;
+
+	for (i = 0; i < 3; i++) {
+		if (!json_object_object_get_ex(args, names[i], &v) || !json_object_is_type(v, json_type_string)) {
+			*out = jerr("usage: fs set <fs_name> <var> <val> (var: max_file_size, refuse_client_session, "
+				    "session_timeout, session_autoclose, standby_count_wanted)");
+			return -EINVAL;
+		}
+		a[i] = json_object_get_string(v);
+	}
+	r = fsset_set(priv, a[0], a[1], a[2], out, err, sizeof(err));
+	if (r)
+		*out = jerr(err);
+	return r;
+}
+
 static int cmd_auth_ls(struct json_object *args, struct json_object **out, void *priv)
 {
 	*out = auth_admin_ls(priv);
@@ -831,6 +853,9 @@ static const struct asok_cmd mds_cmds[] = {
 	{ "fs status", "", "filesystem status: MDS, pools, usage", cmd_fs_status },
 	{ "df", "", "space and inode usage: raw capacity, and per pool stored bytes, objects and used bytes", cmd_df },
 	{ "fs dump", "", "the filesystem map: pools, flags, MDS ranks and their addresses", cmd_fs_dump },
+	{ "fs set", "fs_name:str var:str val:str", "change a setting kept with the filesystem (journaled): "
+	  "max_file_size BYTES, refuse_client_session true|false, session_timeout SECS, session_autoclose SECS, "
+	  "standby_count_wanted N", cmd_fs_set },
 	{ "health", "", "health status and the checks behind it", cmd_health },
 	{ "health detail", "", "health checks with a line per affected item", cmd_health_detail },
 	{ "ops", "", "requests in flight with their age: parked for revokes (what for, and which sessions hold it), waiting for the journal", cmd_ops },

@@ -719,6 +719,8 @@ static void *writer_main(void *arg)
 			seal_cur(j, next_start);
 		pthread_mutex_lock(&j->lock);
 		j->writing = false;
+		if (last > j->written_seq)
+			j->written_seq = last;
 		j->cur_len = j->cur->len;
 		j->cur_nedits = j->cur->nedits;
 		j->cur_first_ns = j->cur->first_ns;
@@ -795,6 +797,32 @@ unsigned journal_drain(struct mds *m, uint64_t deadline_ns)
 	left = items_count(j->items) + (j->writing ? items_count(j->writing_items) : 0);
 	pthread_mutex_unlock(&j->lock);
 	return left;
+}
+
+int journal_wait_written(struct mds *m, uint64_t seq, uint64_t deadline_ns)
+{
+	struct journal *j = m->j;
+	struct timespec ts = ns_to_timespec(deadline_ns);
+	int r = 0;
+
+	if (!j || !j->writer_started)
+		return -ENOTCONN;
+	lockdep_might_wait("a journal write");
+	pthread_mutex_lock(&j->lock);
+	pthread_cond_broadcast(&j->cond);       /* a batch delay need not run out for us */
+	while (j->written_seq < seq) {
+		if (j->stop) {
+			r = -ESHUTDOWN;
+			break;
+		}
+		/* a failing write is retried: the entry may still land */
+		if (pthread_cond_timedwait(&j->cond, &j->lock, &ts) == ETIMEDOUT) {
+			r = j->written_seq >= seq ? 0 : j->werr ? j->werr : -ETIMEDOUT;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&j->lock);
+	return r;
 }
 
 void journal_stop(struct mds *m)

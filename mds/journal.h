@@ -29,6 +29,15 @@ int journal_start(struct mds *m);
  * Returns the entry's sequence number.
  */
 uint64_t journal_submit_locked(struct mds *m, struct txn *t, struct jitem *item);
+/*
+ * journal_wait_written - wait until the entry @seq (journal_submit_locked's
+ * answer) is durable.  0; at @deadline_ns (CLOCK_MONOTONIC) -ETIMEDOUT,
+ * or the write error while the journal is read-only (the entry may still
+ * land when a retry succeeds); -ESHUTDOWN when it stopped.  Call without
+ * mds->lock (admin commands, not the request path: requests get their SAFE
+ * reply instead).
+ */
+int journal_wait_written(struct mds *m, uint64_t seq, uint64_t deadline_ns);
 /* journal_throttle - wait while the unwritten journal backlog is over
  * mds_journal_max_pending (not while read-only: see journal_admit).  Call
  * without mds->lock, before a mutation; @c (may be NULL): the reader's

@@ -59,6 +59,7 @@ struct journal {
 	struct jitem *items, **items_tail;
 	struct jitem *writing_items;	/* the batch the writer has taken (`ops`); protected by lock */
 	uint64_t next_seq;            /* last seq handed out */
+	uint64_t written_seq;         /* entries up to it are durable (journal_wait_written) */
 	bool stop, seal_req, writing;
 	bool draining;                /* shutdown: write what is queued at once (journal_drain) */
 	uint64_t seg_size;

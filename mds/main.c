@@ -44,6 +44,7 @@
 #include "common/prometheus.h"
 #include "common/rcu.h"
 #include "common/time.h"
+#include "mds/fsset.h"
 #include "mds/journal_int.h"
 #include "mds/mds.h"
 #include "mds/admin.h"
@@ -542,6 +543,9 @@ static int replay_and_start_journal(struct mds *m)
 	int r;
 
 	if (mds_replay(m, err, sizeof(err)))
+		return fail("%s", err);
+	/* `fs set` values kept with the filesystem win over the config file */
+	if (fsset_apply_loaded(m, err, sizeof(err)))
 		return fail("%s", err);
 	session_reconnect_phase_start(m);
 	server_space_refresh(m);

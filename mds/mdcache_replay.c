@@ -62,6 +62,14 @@ static int replay_table(struct mds *m, int op, const char *key, const void *val,
 		m->nfiles = le64_get(val);
 	} else if (!strcmp(key, "max_file_size")) {
 		m->max_file_size = le64_get(val);
+	} else if (!strcmp(key, "refuse_client_session")) {
+		m->refuse_client_session = le64_get(val) != 0;
+	} else if (!strcmp(key, "session_timeout_ms")) {
+		m->fs_session_timeout_ms = le64_get(val);
+	} else if (!strcmp(key, "session_autoclose_ms")) {
+		m->fs_session_autoclose_ms = le64_get(val);
+	} else if (!strcmp(key, "standby_count_wanted")) {
+		m->fs_standby_wanted = le64_get(val);
 	} else if (!strcmp(key, "cookie_key0") || !strcmp(key, "cookie_key1")) {
 		memcpy(m->cookie_key + (key[10] == '1' ? 8 : 0), val, 8);
 		m->have_cookie_key = true;   /* both are written together */

@@ -411,7 +411,14 @@ struct mds {
 	pthread_mutex_t space_lock;   /* a leaf */
 	uint64_t ninodes_cached, ndirs_cached;
 	uint32_t object_size;
-	uint64_t max_file_size;       /* the filesystem's limit (mds_table, set at mkfs); read-only once serving */
+	/* the filesystem's limit (mds_table, set at mkfs, changed by `fs set`,
+	 * journaled): written under lock, read without it by hot paths */
+	_Atomic uint64_t max_file_size;
+	/* `fs set` settings kept with the filesystem (mds_table, journaled;
+	 * fsset.c); written under lock.  The *_ms ones are 0 when never set
+	 * (the config file's value counts), standby_wanted is value + 1. */
+	_Atomic bool refuse_client_session;
+	uint64_t fs_session_timeout_ms, fs_session_autoclose_ms, fs_standby_wanted;
 	uint8_t cookie_key[16];       /* readdir cookies' SipHash key (mds_table cookie_key0/1); read-only once serving */
 	bool have_cookie_key;
 	bool data_indexed;            /* the data pool's files keep object indexes (store_file_pool_indexed) */

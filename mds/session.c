@@ -88,7 +88,7 @@ static int session_frame(struct mds *m, struct mdsp_buf *b, uint32_t op, uint64_
 	msg.session.seq = seq;
 	msg.session.lease_ms = lease_ms();
 	msg.session.mds_epoch = m->epoch;
-	if (op == MDSP_SESSION_OPEN)
+	if (op == MDSP_SESSION_OPEN || op == MDSP_SESSION_CONFIG)
 		msg.session.max_file_size = m->max_file_size;
 	msg.session.result = result;
 	msg.session.reason = (char *)reason;
@@ -815,6 +815,17 @@ void session_handle(struct mds *m, struct conn *c, struct mdsp_session *msg)
 				     "this connection already has a session");
 			return;
 		}
+		if (atomic_load(&m->refuse_client_session)) {
+			pthread_mutex_unlock(&m->lock);
+			perf_inc(&m->sessions_refused, 1);
+			dinfo(MDS, "peer %s: session open by %s refused: refuse_client_session is set", c->peer,
+			      msg->client_name ? msg->client_name : "?");
+			send_session(m, c, MDSP_SESSION_REJECT, 0, msg->seq, -EPERM,
+				     "the filesystem refuses new client sessions (an operator set refuse_client_session; "
+				     "`loligo fs set NAME refuse_client_session false` lifts it); sessions that exist may "
+				     "reconnect");
+			return;
+		}
 		/* a new session is journaled: not while journal writes fail */
 		if ((ro = journal_read_only(m))) {
 			pthread_mutex_unlock(&m->lock);
@@ -1032,6 +1043,24 @@ void session_handle(struct mds *m, struct conn *c, struct mdsp_session *msg)
 		dout(MDS, 1, "%s: unexpected session op %s ignored", c->peer, mdsp_session_op_name(msg->op));
 		return;
 	}
+}
+
+unsigned session_push_config_locked(struct mds *m)
+{
+	struct session *s;
+	uint64_t idx;
+	unsigned n = 0;
+
+	lockdep_assert_held(&m->lock);
+	rcu_read_lock();
+	xa_for_each(&m->sessions, idx, s) {
+		if (!s->conn || s->state != SESSION_OPEN)
+			continue;       /* a reconnect's OPEN carries the settings */
+		send_session(m, s->conn, MDSP_SESSION_CONFIG, s->id, 0, 0, NULL);
+		n++;
+	}
+	rcu_read_unlock();
+	return n;
 }
 
 void session_conn_closed(struct mds *m, struct conn *c)

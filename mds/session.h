@@ -10,6 +10,9 @@
 
 void session_handle(struct mds *m, struct conn *c, struct mdsp_session *msg);
 void session_conn_closed(struct mds *m, struct conn *c);
+/* Tell every connected session the per-filesystem settings (`fs set`):
+ * MDSP_SESSION_CONFIG, queued.  Returns how many were told. */
+unsigned session_push_config_locked(struct mds *m);
 void session_tick(struct mds *m);
 /* session_reconnect_phase_start - after replay: wait for restored sessions. */
 void session_reconnect_phase_start(struct mds *m);

@@ -64,6 +64,7 @@ static const char *const session_op_names[] = {
 	[MDSP_SESSION_STALE] = "stale",
 	[MDSP_SESSION_EVICTED] = "evicted",
 	[MDSP_SESSION_REJECT] = "reject",
+	[MDSP_SESSION_CONFIG] = "config",
 };
 
 static const char *const caps_op_names[] = {

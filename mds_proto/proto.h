@@ -169,6 +169,8 @@ enum mdsp_session_op {
 	MDSP_SESSION_STALE = 8,          /* mds -> client: lease ran out, caps gone */
 	MDSP_SESSION_EVICTED = 9,        /* mds -> client: evicted by the admin */
 	MDSP_SESSION_REJECT = 10,        /* mds -> client: result and reason say why */
+	MDSP_SESSION_CONFIG = 11,        /* mds -> client: a per-filesystem setting changed
+					  * (max_file_size; `fs set`); older clients ignore it */
 };
 
 /*

@@ -324,6 +324,9 @@ static const struct cli_cmd cmds[] = {
 	{ "fs ls", "", "filesystems and their pools", c_forward, 0 },
 	{ "fs status", "", "filesystem status: rank 0's holder, standbys, map epoch, pools, usage", c_forward, 0 },
 	{ "fs dump", "", "the filesystem map: pools, flags, MDS ranks and addresses, standbys, map epoch", c_forward, 0 },
+	{ "fs set", "NAME VAR VAL", "change a setting kept with the filesystem: max_file_size BYTES, "
+	  "refuse_client_session true|false, session_timeout SECS, session_autoclose SECS, standby_count_wanted N",
+	  c_forward, 3 },
 	{ "mds stat", "", "the MDS's status, as it reports it", c_forward, 0 },
 	{ "mds fail", "0", "fail rank 0's holder: it leaves the MDS map and exits, a standby fences it and takes over",
 	  c_forward, -1 },
@@ -656,8 +659,9 @@ int main(int argc, char **argv)
 	if (best && (best->nargs < 0 || n - blen == best->nargs))
 		return best->fn(best, n - blen, cmd + blen);
 	if (best)
-		fprintf(stderr, "loligo: '%s' takes no arguments (usage: loligo %s%s%s)\n", best->words, best->words,
-			*best->args ? " " : "", best->args);
+		fprintf(stderr, "loligo: '%s' takes %s (usage: loligo %s%s%s)\n", best->words,
+			best->nargs == 0 ? "no arguments" : best->nargs == 1 ? "one argument" : "other arguments",
+			best->words, *best->args ? " " : "", best->args);
 	else {
 		fprintf(stderr, "loligo: unknown command '%s'", cmd[0]);
 		for (int k = 1; k < n; k++)
