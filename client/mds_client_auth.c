@@ -406,3 +406,60 @@ int mdsc_handshake(struct mds_client *m, struct mds_conn *c, uint64_t resume_id,
 		}
 	}
 }
+
+/*
+ * Does an MDS answer at @addr?  A connect, an AUTH HELLO (a fresh nonce;
+ * the connection is dropped before anything is proven), and any byte back
+ * before @timeout_ms runs out.  A deposed MDS that is stopped still
+ * accepts connects (the kernel fills its listen backlog) but never answers;
+ * standbys do not listen.  0, or -errno (-ETIMEDOUT: accepted, silent).
+ */
+int mdsc_probe_answers(struct mds_client *m, const char *addr, int timeout_ms)
+{
+	struct mdsp_msg out = { .type = MDSP_MSG_AUTH };
+	uint64_t deadline = now_mono_ns() + (uint64_t)timeout_ms * 1000000ull, now;
+	struct pollfd pfd;
+	struct mdsp_buf b;
+	const char *why;
+	char byte;
+	ssize_t n;
+	int fd, r;
+
+	r = mdsc_tcp_connect(addr, timeout_ms, 0, &fd, &why);
+	if (r)
+		return r;
+	out.auth.op = MDSP_AUTH_HELLO;
+	out.auth.flags = m->have_key ? MDSP_AUTH_HAVE_KEY : 0;
+	out.auth.name = m->auth_name;
+	mdsp_buf_init(&b);
+	if (mdsp_random(out.auth.nonce, MDSP_NONCE_LEN) || mdsp_encode(&b, &out) ||
+	    mdsp_frame_seal(b.data, b.len, 1, NULL, NULL)) {
+		r = -EIO;
+		goto out;
+	}
+	do {
+		n = send(fd, b.data, b.len, MSG_NOSIGNAL | MSG_DONTWAIT);
+	} while (n < 0 && errno == EINTR);
+	if (n != (ssize_t)b.len) {
+		r = n < 0 ? -errno : -EIO;
+		goto out;
+	}
+	r = -ETIMEDOUT;
+	pfd.fd = fd;
+	pfd.events = POLLIN;
+	while ((now = now_mono_ns()) < deadline) {
+		int p = poll(&pfd, 1, (int)((deadline - now) / 1000000ull) + 1);
+
+		if (p < 0 && errno == EINTR)
+			continue;
+		if (p <= 0)
+			break;
+		n = recv(fd, &byte, 1, MSG_DONTWAIT);
+		r = n > 0 ? 0 : n == 0 ? -ECONNRESET : -errno;
+		break;
+	}
+out:
+	mdsp_buf_free(&b);
+	close(fd);
+	return r;
+}

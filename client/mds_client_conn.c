@@ -606,20 +606,3 @@ int mdsc_tcp_connect(const char *addr, int timeout_ms, unsigned int stall_ms, in
 	return ret;
 }
 
-/*
- * A probe of another MDS address (the silent-MDS rule in
- * mds_client_session.c): only whether something accepts a TCP connection
- * there within @timeout_ms.  A standby does not listen, so an accept means
- * that another MDS took the rank.  The connection is closed at once, before
- * any byte: the MDS drops it as a peer that said nothing.
- */
-int mdsc_tcp_probe(const char *addr, int timeout_ms)
-{
-	const char *why;
-	int fd, r;
-
-	r = mdsc_tcp_connect(addr, timeout_ms, 0, &fd, &why);
-	if (!r)
-		close(fd);
-	return r;
-}

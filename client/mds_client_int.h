@@ -145,7 +145,8 @@ struct mds_session {
 	uint32_t addr_idx;              /* m->addrs[] index of m->addr (session thread writes) */
 	uint32_t round_failed;          /* attempts failed in a row: a round of m->naddrs backs off */
 	uint64_t next_probe_ns;         /* a silent MDS: the other addresses probed again from then */
-	uint32_t probe_moves;           /* the probe left a silent MDS for one that accepted */
+	uint32_t probe_moves;           /* the probe left a silent MDS for one that answered */
+	uint32_t probes;                /* probes of the other addresses made */
 	uint32_t addr_moves;            /* the session came up at another address than before */
 	uint32_t open_idx;              /* m->addrs[] index of the last session that came up */
 	uint64_t wait_logged_ns;        /* last "waiting for the MDS" line (0: not waiting) */
@@ -322,7 +323,8 @@ uint64_t mdsc_conn_stalled_ns(struct mds_conn *c, uint64_t now);
 /* the stall bound: client_session_timeout, 30 s when that is 0 (conn.c) */
 uint64_t mdsc_send_stall_ns(void);
 /* can a TCP connection to @addr be made within @timeout_ms?  0 (closed at once) or -errno (conn.c) */
-int mdsc_tcp_probe(const char *addr, int timeout_ms);
+/* an MDS answers at @addr: connect, AUTH HELLO, a byte back (mds_client_auth.c) */
+int mdsc_probe_answers(struct mds_client *m, const char *addr, int timeout_ms);
 /* connect to @addr within @timeout_ms, the socket's send stall bound @stall_ms (conn.c) */
 int mdsc_tcp_connect(const char *addr, int timeout_ms, unsigned int stall_ms, int *out, const char **why);
 /* AUTH, then SESSION open (or RECONNECT of @resume_id with @secret): what was granted in @g (auth.c) */

@@ -85,13 +85,12 @@
  * for the MDS (a renew unanswered, or a request in the map, which waits for
  * a reply or its SAFE: xa_count under the client mutex, once per tick)
  * makes the session thread probe the other addresses, with no lock held,
- * one 300 ms connect each, at most once per interval.  One that accepts has
- * the rank (standbys do not listen): the silent connection is declared dead
- * and the session resumed there, with the replay above.  An MDS that spoke
- * during the probe is kept.  Limit: a deposed MDS still stopped also
- * accepts connects (its listen backlog), so a client whose current MDS is
- * slow to answer a request may probe it, try it, lose client_connect_timeout
- * on its silent handshake and come back; with one address nothing is
+ * at most once per interval: a connect and an AUTH HELLO each, answered
+ * within 500 ms.  One that answers has the rank (standbys do not listen; a
+ * deposed MDS still stopped accepts connects into its listen backlog but
+ * says nothing, so it is not taken for one): the silent connection is
+ * declared dead and the session resumed there, with the replay above.  An
+ * MDS that spoke during the probe is kept.  With one address nothing is
  * probed.
  */
 #include "client/mds_client_int.h"
@@ -962,17 +961,19 @@ static bool probe_due_locked(struct mds_client *m, struct mds_conn *c, uint64_t 
 }
 
 /*
- * Probe every MDS address but m->addrs[@cur], in list order after it, with
- * a short bounded connect each.  No lock held (session thread; m->addrs is
- * read-only).  Return: the index of the first that accepted, or -1.
+ * Probe every MDS address but m->addrs[@cur], in list order after it: a
+ * short bounded connect and AUTH HELLO each, which must be answered (a
+ * stopped MDS accepts the connect but says nothing).  No lock held (session
+ * thread; m->addrs is read-only).  Return: the index of the first that
+ * answered, or -1.
  */
-#define PROBE_CONNECT_MS 300
+#define PROBE_MS 500
 static int probe_others(struct mds_client *m, uint32_t cur)
 {
 	for (uint32_t k = 1; k < m->naddrs; k++) {
 		uint32_t i = (cur + k) % m->naddrs;
 
-		if (!mdsc_tcp_probe(m->addrs[i], PROBE_CONNECT_MS))
+		if (!mdsc_probe_answers(m, m->addrs[i], PROBE_MS))
 			return (int)i;
 	}
 	return -1;
@@ -1048,6 +1049,7 @@ static void *session_main(void *arg)
 				mdsc_unlock(m, SEC_SESSION, t0);
 				j = probe_others(m, cur);
 				t0 = mdsc_lock(m);
+				s->probes++;
 				quiet = mono_since(now_mono_ns(), atomic_load(&c->last_rx_ns));
 				if (j >= 0 && s->conn == c && !atomic_load(&c->dead) && quiet >= after) {
 					set_addr_locked(m, (uint32_t)j);
@@ -1056,13 +1058,13 @@ static void *session_main(void *arg)
 					mdsc_conn_mark_dead(c, false, 0, NULL);
 					mdsc_unlock(m, SEC_SESSION, t0);
 					derr(CLIENT, "mds %s: nothing heard for %.1f s while waiting for it, and the mds at %s "
-					     "accepts connections: following it (the session is resumed there)", from,
+					     "answers: following it (the session is resumed there)", from,
 					     (double)quiet / 1e9, m->addrs[j]);
 				} else {
 					mdsc_unlock(m, SEC_SESSION, t0);
 					dout(CLIENT, 1, "mds %s: silent for %.1f s; %s", from, (double)quiet / 1e9,
 					     j >= 0 ? "it spoke again meanwhile: staying" :
-					     "no other mds address accepts connections: staying");
+					     "no other mds address answers: staying");
 				}
 				mdsc_conn_put(c);
 				t0 = mdsc_lock(m);
@@ -1401,6 +1403,7 @@ struct json_object *mdsc_session_json(struct mds_client *m)
 	json_object_object_add(o, "connected", json_object_new_boolean(s->conn && !atomic_load(&s->conn->dead)));
 	json_object_object_add(o, "address_moves", json_object_new_int64(s->addr_moves));
 	json_object_object_add(o, "probe_moves", json_object_new_int64(s->probe_moves));
+	json_object_object_add(o, "probes", json_object_new_int64(s->probes));
 	json_object_object_add(o, "client", json_object_new_string(m->name));
 	json_object_object_add(o, "state", json_object_new_string(state_name(s->state)));
 	json_object_object_add(o, "session_id", json_object_new_uint64(s->id));

@@ -345,6 +345,24 @@ START_TEST(test_failover_kill9)
 }
 END_TEST
 
+/* A connection waiting on the stand-in: read what it says and answer with
+ * one byte, as a live MDS answers the probe's HELLO.  Returns 1 if one was
+ * answered. */
+static int standin_answer(void)
+{
+	struct pollfd pfd = { .fd = standin_fd, .events = POLLIN };
+	char buf[512];
+	int c, n = 0;
+
+	if (poll(&pfd, 1, 0) != 1 || (c = accept(standin_fd, NULL, NULL)) < 0)
+		return 0;
+	pfd = (struct pollfd){ .fd = c, .events = POLLIN };
+	if (poll(&pfd, 1, 2000) == 1 && read(c, buf, sizeof(buf)) > 0)
+		n = write(c, "x", 1) == 1;
+	close(c);
+	return n;
+}
+
 START_TEST(test_probe_follows_silent_mds)
 {
 	char list[128], a_addr[64], b_addr[64], p[PATH_MAX];
@@ -373,9 +391,11 @@ START_TEST(test_probe_follows_silent_mds)
 		_exit(mkdir(lfs_path(&fs, "during", p, sizeof(p)), 0755) == 0 ? 0 : 1);
 	}
 
-	/* the client probes the stand-in (a connect closed at once), then
-	 * connects to it for good and sends its handshake */
-	LT_WAIT_UNTIL(session_field("probe_moves") == 1 && session_str_is("mds", b_addr),
+	/* the client probes the stand-in (a connect and a HELLO, which it
+	 * answers as a live MDS would), then connects to it for good and
+	 * sends its handshake */
+	LT_WAIT_UNTIL((conns += standin_answer(), session_field("probe_moves") == 1 &&
+						   session_str_is("mds", b_addr)),
 		      "the client did not leave the silent MDS for %s", b_addr);
 	pfd = (struct pollfd){ .fd = standin_fd, .events = POLLIN };
 	LT_WAIT_UNTIL(poll(&pfd, 1, 0) == 1, "nothing connected to the stand-in");

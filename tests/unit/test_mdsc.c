@@ -290,6 +290,50 @@ static int listen_any(uint16_t *port)
 	return fd;
 }
 
+/* A listener that answers whatever a peer sends with one byte (an MDS that
+ * is alive as far as the probe can tell), on a thread until @stop. */
+struct answerer {
+	int fd;
+	atomic_bool stop;
+	pthread_t t;
+};
+
+static void *answer_main(void *arg)
+{
+	struct answerer *a = arg;
+
+	while (!atomic_load(&a->stop)) {
+		struct pollfd p = { .fd = a->fd, .events = POLLIN };
+		char buf[512];
+		int c;
+
+		if (poll(&p, 1, 20) <= 0)
+			continue;
+		c = accept(a->fd, NULL, NULL);
+		if (c < 0)
+			continue;
+		/* the probe may have gone meanwhile: nothing to do then */
+		if (read(c, buf, sizeof(buf)) > 0 && write(c, "x", 1) != 1)
+			dout(CLIENT, 1, "answerer: the probe went before the answer");
+		close(c);
+	}
+	return NULL;
+}
+
+static void answerer_start(struct answerer *a, int fd)
+{
+	a->fd = fd;
+	atomic_store(&a->stop, false);
+	ck_assert_int_eq(pthread_create(&a->t, NULL, answer_main, a), 0);
+}
+
+static void answerer_stop(struct answerer *a)
+{
+	atomic_store(&a->stop, true);
+	pthread_join(a->t, NULL);
+	close(a->fd);
+}
+
 static void set_opt(const char *name, const char *val)
 {
 	char err[256];
@@ -1044,14 +1088,17 @@ START_TEST(test_probe_silent_mds)
 {
 	/* The MDS in use goes silent with its socket open (a deposed MDS,
 	 * SIGSTOPped).  client_session_timeout is far away; the probe finds
-	 * the second address accepting (a plain listening socket standing for
-	 * the new active) and the client goes there. */
+	 * the second address answering (a listener that answers the HELLO,
+	 * standing for the new active) and the client goes there. */
 	struct mds_client *m;
 	struct mds_request *r;
 	struct json_object *o, *v;
+	struct answerer ans;
 	char list[128], addr[64], other[64];
 	uint16_t lport;
 	int lfd = listen_any(&lport);
+
+	answerer_start(&ans, lfd);
 
 	set_opt("client_session_renew_interval", "0.1");
 	set_opt("client_session_timeout", "300");
@@ -1075,7 +1122,7 @@ START_TEST(test_probe_silent_mds)
 	pthread_mutex_lock(&F.lock);
 	F.mute = false;
 	pthread_mutex_unlock(&F.lock);
-	close(lfd);
+	answerer_stop(&ans);
 	r = mkreq(m, MDSP_OP_GETATTR, NULL);
 	ck_assert_int_eq(mdsc_do_request(m, r), 0);
 	mdsc_request_put(r);
@@ -1084,6 +1131,61 @@ START_TEST(test_probe_silent_mds)
 	ck_assert_int_eq(F.nreconnect, 1);
 	pthread_mutex_unlock(&F.lock);
 	mdsc_destroy(m);
+}
+END_TEST
+
+START_TEST(test_probe_skips_a_silent_listener)
+{
+	/* The MDS in use is slow to answer (muted for a while); the other
+	 * address is a deposed MDS still stopped: its socket accepts connects
+	 * into the backlog but nothing answers.  The probe must not take it
+	 * for the new active (that cost a client_connect_timeout on a silent
+	 * handshake and a move back): the session stays where it is and goes
+	 * on once the MDS answers again. */
+	struct mds_client *m;
+	struct mds_request *r;
+	struct json_object *o, *v;
+	char list[128], addr[64], other[64];
+	uint16_t lport;
+	int lfd = listen_any(&lport);       /* never accepted, never answers */
+	int64_t probes = 0, moves = -1;
+
+	set_opt("client_session_renew_interval", "0.1");
+	set_opt("client_session_timeout", "300");
+	set_opt("client_mds_probe_after", "0.2");
+	snprintf(addr, sizeof(addr), "127.0.0.1:%u", F.port);
+	snprintf(other, sizeof(other), "127.0.0.1:%u", lport);
+	snprintf(list, sizeof(list), "%s,%s", addr, other);
+	ck_assert_int_eq(mdsc_create(list, "client.test", NULL, NULL, &m), 0);
+	ck_assert_int_eq(mdsc_open_session(m, 2000), 0);
+	pthread_mutex_lock(&F.lock);
+	F.mute = true;
+	pthread_mutex_unlock(&F.lock);
+	/* two probes made (the event waited for), and neither moved */
+	LT_WAIT_UNTIL(({
+			      o = mdsc_session_json(m);
+			      if (json_object_object_get_ex(o, "probes", &v))
+				      probes = json_object_get_int64(v);
+			      if (json_object_object_get_ex(o, "probe_moves", &v))
+				      moves = json_object_get_int64(v);
+			      json_object_put(o);
+			      probes >= 2 || moves != 0;
+		      }),
+		      "the client made no probe of the other address");
+	ck_assert_msg(moves == 0, "the client left its MDS for a stopped one that only accepts connects");
+	ck_assert(session_str_is(m, "mds", addr));
+	ck_assert(mdsc_is_open(m));
+	pthread_mutex_lock(&F.lock);
+	F.mute = false;
+	pthread_mutex_unlock(&F.lock);
+	r = mkreq(m, MDSP_OP_GETATTR, NULL);
+	ck_assert_int_eq(mdsc_do_request(m, r), 0);
+	mdsc_request_put(r);
+	pthread_mutex_lock(&F.lock);
+	ck_assert_int_eq(F.nreconnect, 0);
+	pthread_mutex_unlock(&F.lock);
+	mdsc_destroy(m);
+	close(lfd);
 }
 END_TEST
 
@@ -1588,6 +1690,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_addrs_parse);
 	tcase_add_test(tc, test_addr_list_round);
 	tcase_add_test(tc, test_probe_silent_mds);
+	tcase_add_test(tc, test_probe_skips_a_silent_listener);
 	tcase_add_test(tc, test_probe_needs_two_addresses);
 	tcase_add_test(tc, test_waiting_request_times_out);
 	tcase_add_test(tc, test_stalled_send_detected);
