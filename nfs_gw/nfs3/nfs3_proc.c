@@ -1104,7 +1104,8 @@ static int p_fsinfo(struct nfs3_req *r, struct xdr_dec *args, struct xdr_enc *re
 		xdr_put_u32(res, io);    /* wtpref */
 		xdr_put_u32(res, 4096);  /* wtmult */
 		xdr_put_u32(res, 65536); /* dtpref */
-		xdr_put_u64(res, NFS3_MAXFILESIZE);
+		/* the filesystem's max_file_size (`fs set` changes it) */
+		xdr_put_u64(res, r->s->lc && lc_max_file_size(r->s->lc) ? lc_max_file_size(r->s->lc) : NFS3_MAXFILESIZE);
 		xdr_put_u32(res, 0);     /* time_delta: 1 ns */
 		xdr_put_u32(res, 1);
 		xdr_put_u32(res, FSF3_LINK | FSF3_SYMLINK | FSF3_HOMOGENEOUS | FSF3_CANSETTIME);
