@@ -228,6 +228,34 @@ static int key_slot(uint64_t k)
 	return -1;
 }
 
+/* Every 16th key (in sorted order) is stable: inserted before the threads
+ * start and never erased, so an ordered scan must never step over one. */
+static bool stable(unsigned int slot)
+{
+	return slot % 16 == 15;
+}
+
+/* The first stable key at or after @k, or false when none is. */
+static bool next_stable(uint64_t k, uint64_t *out)
+{
+	int lo = 0, hi = NKEYS;
+
+	while (lo < hi) {   /* lower bound of @k in skeys */
+		int mid = (lo + hi) / 2;
+
+		if (skeys[mid] < k)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (; lo < NKEYS; lo++)
+		if (stable((unsigned int)lo)) {
+			*out = skeys[lo];
+			return true;
+		}
+	return false;
+}
+
 static void *writer(void *arg)
 {
 	unsigned int id = (unsigned int)(uintptr_t)arg, seed = id * 7919 + 1;
@@ -237,6 +265,8 @@ static void *writer(void *arg)
 		unsigned int slot = ((unsigned int)rand_r(&seed) % (NKEYS / NWRITERS)) * NWRITERS + id;
 		uint64_t k = skeys[slot];
 
+		if (stable(slot))
+			continue;
 		if (atomic_load(&present[slot])) {
 			void *old = xa_erase(&sxa, k);
 
@@ -278,7 +308,13 @@ static void *reader(void *arg)
 		idx = ((uint64_t)rand_r(&seed) << 40);
 		prev = idx;
 		for (n = 0; n < 32; n++) {
+			uint64_t st;
+			bool have = next_stable(prev, &st);
+
 			e = xa_find(&sxa, &idx);
+			/* nothing stable skipped: found at or before the next stable key */
+			ck_assert_msg(!have || (e && idx <= st), "xa_find from %llx skipped the stable key %llx",
+				      (unsigned long long)prev, (unsigned long long)st);
 			if (!e)
 				break;
 			ck_assert_uint_ge(idx, prev);
@@ -311,6 +347,11 @@ START_TEST(test_concurrent_stress)
 	for (i = 0; i < NKEYS; i++)
 		ck_assert_uint_ne(skeys[i], ENTRY_XOR);
 	xa_init(&sxa);
+	for (i = 0; i < NKEYS; i++)
+		if (stable(i)) {
+			ck_assert_int_eq(xa_insert(&sxa, skeys[i], ENTRY(skeys[i])), 0);
+			atomic_store(&present[i], true);
+		}
 
 	for (i = 0; i < NWRITERS; i++)
 		ck_assert_int_eq(pthread_create(&w[i], NULL, writer, (void *)(uintptr_t)i), 0);
