@@ -824,7 +824,8 @@ void session_reclaim_request(struct mds *m, struct conn *c, const struct mdsp_re
 		return;
 	}
 	/* a takeover is exactly when the other one may still be alive: always fenced */
-	r = reclaim_sid(m, c, req->ino, req->data, name, "the gateway taking over its NFS clients,", true, reason, sizeof(reason));
+	r = reclaim_sid(m, c, req->ino, req->data, name, "the gateway taking over its NFS clients,", true, reason,
+			sizeof(reason));
 	if (r)
 		derr(MDS, "peer %s: session %" PRIu64 " reclaims session %" PRIu64 ": refused: %s", c->peer, me,
 		     req->ino, reason);
