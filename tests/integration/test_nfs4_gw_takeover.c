@@ -222,8 +222,8 @@ static struct nc *nc_connect_c(const char *addr, uint32_t minor)
 	return n;
 }
 
-/* Gateway A: a process of its own (forked before the test has threads), with tk/f made. */
-static pid_t gw_a_child(void)
+/* Gateway A (id @id): a process of its own (forked before the test has threads), with @dname/f made. */
+static pid_t gw_a_child(const char *id, const char *dname)
 {
 	int p[2];
 	pid_t pid;
@@ -237,10 +237,10 @@ static pid_t gw_a_child(void)
 
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		close(p[0]);
-		gw_up_in(ns_a, "gw-a");
-		ck_assert_int_eq(lc_mkdir(lc, lroot, "tk", 0777, &rootcr, NULL, &d), 0);
+		gw_up_in(ns_a, id);
+		ck_assert_int_eq(lc_mkdir(lc, lroot, dname, 0777, &rootcr, NULL, &d), 0);
 		lc_put(lc, d);
-		snprintf(tdir, sizeof(tdir), "tk");
+		snprintf(tdir, sizeof(tdir), "%s", dname);
 		make_file("f", "..........", 0666);
 		if (write(p[1], "y", 1) != 1)
 			_exit(1);
@@ -248,7 +248,7 @@ static pid_t gw_a_child(void)
 			pause();
 	}
 	close(p[1]);
-	ck_assert_msg(read(p[0], &ok, 1) == 1, "gateway A did not start (%s/gw-gw-a.log)", dir);
+	ck_assert_msg(read(p[0], &ok, 1) == 1, "gateway A did not start (%s/gw-%s.log)", dir, id);
 	close(p[0]);
 	return pid;
 }
@@ -431,7 +431,7 @@ START_TEST(takeover_moves_clients_and_their_locks)
 	int wst;
 
 	ck_assert_msg(ns_made, "no network namespaces (the runner could not make them)");
-	child = gw_a_child();
+	child = gw_a_child("gw-a", "tk");
 	gw_up_in(ns_b, "gw-b");
 	ck_assert_msg(log_has("gw-b", "no clients recorded: no grace period"), "%s/gw-gw-b.log", dir);
 
@@ -558,6 +558,66 @@ START_TEST(takeover_moves_clients_and_their_locks)
 }
 END_TEST
 
+/*
+ * A gateway taken over that is not dead (a network partition, a hung
+ * process that wakes up) must not go on changing the files its clients
+ * moved away from: the takeover fences it as `client evict` does
+ * (blocklisted, its data-store instance fenced).  Its client Z, still on
+ * A's own address, writes before (served) and after the takeover (not
+ * served), and the file holds only the first write.
+ */
+START_TEST(takeover_fences_a_live_gateway)
+{
+	struct json_object *req, *reply = NULL, *v;
+	struct nfs4_fh d, fh;
+	struct nfs4_stateid sid;
+	struct nc *z;
+	pid_t child;
+	uint32_t st;
+	int wst;
+
+	ck_assert_msg(ns_made, "no network namespaces (the runner could not make them)");
+	child = gw_a_child("gw-live", "live");
+	gw_up_in(ns_b, "gw-b2");
+	z = nc_connect_c("10.77.1.1", 1);        /* A's own address, which does not move */
+	nc_session(z, "stays-41", 5);
+	nc_lookup_path(z, "live", &d);
+	ck_assert_uint_eq(nc_open(z, &d, "f", 3, 0, "zo", NC_NOCREATE, NULL, &sid, &fh), NFS4_OK);
+	ck_assert_uint_eq(write_at(z, &fh, &sid, 0, "11111"), NFS4_OK);
+
+	req = json_object_new_object();
+	json_object_object_add(req, "prefix", json_object_new_string("nfs takeover"));
+	json_object_object_add(req, "id", json_object_new_string("gw-live"));
+	ck_assert_int_eq(asok_request(asok_path, req, &reply, 30000), 0);
+	ck_assert_msg(!json_object_object_get_ex(reply, "error", &v), "nfs takeover gw-live: %s",
+		      json_object_to_json_string(reply));
+	json_object_put(reply);
+	json_object_put(req);
+	/* A is alive and its client still talks to it: nothing it writes lands */
+	st = write_at(z, &fh, &sid, 5, "22222");
+	ck_assert_msg(st != NFS4_OK, "a fenced gateway still wrote for its client");
+	{
+		struct lc_inode *dd, *in;
+		struct lc_fh *f;
+		char buf[16] = "";
+
+		ck_assert_int_eq(lc_lookup(lc, lroot, "live", &rootcr, NULL, &dd), 0);
+		ck_assert_int_eq(lc_lookup(lc, dd, "f", &rootcr, NULL, &in), 0);
+		ck_assert_int_eq(lc_open(lc, in, O_RDONLY, &rootcr, &f), 0);
+		ck_assert_int_eq(lc_read(lc, f, 0, 10, buf), 10);
+		ck_assert_msg(!memcmp(buf, "11111.....", 10), "the file holds '%.10s'", buf);
+		lc_release(lc, f);
+		lc_put(lc, in);
+		lc_put(lc, dd);
+	}
+	fprintf(stderr, "takeover of a live gateway: its client's next WRITE answered %u\n", st);
+	nc_close(z);
+	kill(child, SIGKILL);
+	waitpid(child, &wst, 0);
+	gw_down();
+}
+END_TEST
+
 /* A takeover of a gateway id nobody recorded anything under is refused. */
 START_TEST(takeover_of_nothing_is_refused)
 {
@@ -590,6 +650,7 @@ static Suite *suite(void)
 	tcase_add_checked_fixture(tc, NULL, teardown);
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, takeover_moves_clients_and_their_locks);
+	tcase_add_test(tc, takeover_fences_a_live_gateway);
 	tcase_add_test(tc, takeover_of_nothing_is_refused);
 	suite_add_tcase(s, tc);
 	return s;
