@@ -52,6 +52,7 @@ struct nfs4_recovery {
 	uint64_t noted_sid;              /* protected by lock: the session named in our object */
 	/* a takeover (nfs4_rec_takeover), protected by lock; only while not finished */
 	bool takeover;
+	bool taking;                     /* nfs4_rec_takeover runs (one at a time) */
 	char their_id[256];
 	char their_oid[300];
 };
@@ -607,7 +608,9 @@ int nfs4_rec_takeover(struct nfs4_server *srv, const char *id, char *msg, size_t
 		return -EINVAL;
 	}
 	pthread_mutex_lock(&rec->lock);
-	r = !rec->finished || os_in_grace(c->st);
+	r = !rec->finished || rec->taking || os_in_grace(c->st);
+	if (!r)
+		rec->taking = true;
 	pthread_mutex_unlock(&rec->lock);
 	if (r) {
 		snprintf(msg, msglen, "this gateway is in a grace period (its start's or another takeover's): "
@@ -663,6 +666,9 @@ int nfs4_rec_takeover(struct nfs4_server *srv, const char *id, char *msg, size_t
 			free(o);
 		}
 		derr(NFS, "nfs4 recovery: takeover of gateway %s refused: %s", id, msg);
+		pthread_mutex_lock(&rec->lock);
+		rec->taking = false;
+		pthread_mutex_unlock(&rec->lock);
 		return r;
 	}
 	/*
@@ -699,6 +705,7 @@ int nfs4_rec_takeover(struct nfs4_server *srv, const char *id, char *msg, size_t
 		rec->nold = rec->nold40 = 0;
 		rec->takeover = false;
 		rec->finished = true;
+		rec->taking = false;
 		pthread_mutex_unlock(&rec->lock);
 		os_end_grace(c->st);
 		while ((o = list)) {
@@ -721,11 +728,12 @@ int nfs4_rec_takeover(struct nfs4_server *srv, const char *id, char *msg, size_t
 			 "recorded: no grace period", id, oid, (unsigned long long)sid,
 			 mono_since(now_mono_ns(), t0) / 1e6, n);
 	dinfo(NFS, "nfs4 recovery: %s", msg);
-	if (!n || !grace) {
-		pthread_mutex_lock(&rec->lock);
-		rec->finished = false;
-		pthread_mutex_unlock(&rec->lock);
-		nfs4_rec_tick(srv);      /* merge (drop) at once */
-	}
+	pthread_mutex_lock(&rec->lock);
+	rec->taking = false;
+	if (!n || !grace)
+		rec->finished = false;   /* nothing to wait for: merge (drop) at once */
+	pthread_mutex_unlock(&rec->lock);
+	if (!n || !grace)
+		nfs4_rec_tick(srv);
 	return 0;
 }
