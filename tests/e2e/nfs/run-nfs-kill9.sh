@@ -91,7 +91,7 @@ for _ in $(seq 150); do [ -s "$T/mds.port" ] && break; sleep 0.1; done
 [ -s "$T/mds.port" ] || { FAILED=1; echo "FAIL: loligo-mds did not start"; exit 1; }
 MDS_PORT=$(cat "$T/mds.port")
 NFS_PORT=0
-served() { grep -c "NFS gateway serving" "$T/client.log" 2>/dev/null; }
+served() { local n; n=$(grep -c "NFS gateway serving" "$T/client.log" 2>/dev/null); echo "${n:-0}"; }
 start_fuse() {
 	local n0=$(served)
 	"$FUSE" -f -c "$T/loligo.conf" --client_mds_addr=127.0.0.1:$MDS_PORT --nfs 127.0.0.1:$NFS_PORT "$MNT" \
