@@ -590,6 +590,7 @@ int nfs4_rec_takeover(struct nfs4_server *srv, const char *id, char *msg, size_t
 	char oid[300], mine[256];
 	uint8_t uuid[16];
 	uint64_t t0 = now_mono_ns();
+	bool append;
 	int r;
 
 	if (!rec || !c || rec->degraded) {
@@ -607,14 +608,18 @@ int nfs4_rec_takeover(struct nfs4_server *srv, const char *id, char *msg, size_t
 		snprintf(msg, msglen, "%s is this gateway's own id", id);
 		return -EINVAL;
 	}
+	/* in the grace period of our own start (nfs_takeover at start, or
+	 * soon after): theirs join our records for the one grace; after
+	 * another takeover's, or in a grace without records: try later */
 	pthread_mutex_lock(&rec->lock);
-	r = !rec->finished || rec->taking || os_in_grace(c->st);
+	append = !rec->finished;
+	r = rec->takeover || rec->taking || (rec->finished && os_in_grace(c->st));
 	if (!r)
 		rec->taking = true;
 	pthread_mutex_unlock(&rec->lock);
 	if (r) {
-		snprintf(msg, msglen, "this gateway is in a grace period (its start's or another takeover's): "
-			 "try again when it is over");
+		snprintf(msg, msglen, "this gateway is in the grace period of another takeover: try again when it "
+			 "is over");
 		return -EBUSY;
 	}
 	snprintf(oid, sizeof(oid), "nfs4_recovery.%s", id);
@@ -682,13 +687,28 @@ int nfs4_rec_takeover(struct nfs4_server *srv, const char *id, char *msg, size_t
 	if (n && grace)
 		os_start_grace(c->st, grace);    /* before finished goes false: the reaper's tick */
 	pthread_mutex_lock(&rec->lock);
-	prev = rec->old;                 /* the start's: all finished, came back or unreadable */
-	rec->old = list;
-	rec->nold = n;
-	rec->nold40 = n40;
+	if (append && rec->finished)
+		append = false;          /* the start's grace ran out meanwhile */
+	if (append) {
+		/* our start's grace runs: its records stay what they are */
+		prev = NULL;
+		for (o = list; o && o->next; o = o->next)
+			;
+		if (o) {
+			o->next = rec->old;
+			rec->old = list;
+		}
+		rec->nold += n;
+		rec->nold40 += n40;
+	} else {
+		prev = rec->old;         /* the start's: all finished, came back or unreadable */
+		rec->old = list;
+		rec->nold = n;
+		rec->nold40 = n40;
+		rec->finished = !n || !grace;
+		rec->start_ns = t0;
+	}
 	rec->takeover = true;
-	rec->finished = !n || !grace;
-	rec->start_ns = t0;
 	snprintf(rec->their_id, sizeof(rec->their_id), "%s", id);
 	snprintf(rec->their_oid, sizeof(rec->their_oid), "%s", oid);
 	pthread_mutex_unlock(&rec->lock);
@@ -699,15 +719,28 @@ int nfs4_rec_takeover(struct nfs4_server *srv, const char *id, char *msg, size_t
 	r = lclient_reclaim_session(srv->lc, sid, uuid);
 	if (r) {
 		/* not fenced: it may be alive and its clients with it; leave them */
+		struct old_rec **pp;
+
 		pthread_mutex_lock(&rec->lock);
-		list = rec->old;
-		rec->old = NULL;
-		rec->nold = rec->nold40 = 0;
+		list = NULL;
+		for (pp = &rec->old; (o = *pp);) {
+			if (!o->theirs) {
+				pp = &o->next;
+				continue;
+			}
+			*pp = o->next;
+			o->next = list;
+			list = o;
+		}
+		rec->nold -= n;
+		rec->nold40 -= n40;
 		rec->takeover = false;
-		rec->finished = true;
 		rec->taking = false;
+		if (!append)
+			rec->finished = true;
 		pthread_mutex_unlock(&rec->lock);
-		os_end_grace(c->st);
+		if (!append)
+			os_end_grace(c->st);     /* ours, for nothing: our start's is left alone */
 		while ((o = list)) {
 			list = o->next;
 			free(o);
@@ -730,10 +763,10 @@ int nfs4_rec_takeover(struct nfs4_server *srv, const char *id, char *msg, size_t
 	dinfo(NFS, "nfs4 recovery: %s", msg);
 	pthread_mutex_lock(&rec->lock);
 	rec->taking = false;
-	if (!n || !grace)
+	if (!append && (!n || !grace))
 		rec->finished = false;   /* nothing to wait for: merge (drop) at once */
 	pthread_mutex_unlock(&rec->lock);
-	if (!n || !grace)
+	if (!append && (!n || !grace))
 		nfs4_rec_tick(srv);
 	return 0;
 }

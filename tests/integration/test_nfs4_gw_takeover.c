@@ -620,6 +620,81 @@ START_TEST(takeover_fences_a_live_gateway)
 }
 END_TEST
 
+/* `nfs takeover @id` on the gateway of this process: NULL, or the error it answered. */
+static char *takeover(const char *id)
+{
+	struct json_object *req, *reply = NULL, *v;
+	char *err = NULL;
+
+	req = json_object_new_object();
+	json_object_object_add(req, "prefix", json_object_new_string("nfs takeover"));
+	json_object_object_add(req, "id", json_object_new_string(id));
+	ck_assert_int_eq(asok_request(asok_path, req, &reply, 30000), 0);
+	if (json_object_object_get_ex(reply, "error", &v))
+		err = strdup(json_object_get_string(v));
+	json_object_put(reply);
+	json_object_put(req);
+	return err;
+}
+
+/*
+ * A takeover while the survivor's own start grace runs (it restarted, and
+ * then the other died too): the dead one's clients join the same grace,
+ * which ends early only once its own recorded client and the dead one's
+ * both sent RECLAIM_COMPLETE.
+ */
+START_TEST(takeover_during_own_grace)
+{
+	struct nfs4_fh d, fh, qd, qfh;
+	struct nfs4_stateid sid, qsid;
+	struct nc *p, *q;
+	pid_t child;
+	uint32_t st;
+	char *err;
+	int wst;
+
+	ck_assert_msg(ns_made, "no network namespaces (the runner could not make them)");
+	child = gw_a_child("gw-p", "pg");
+	p = nc_connect_c("10.77.1.1", 1);
+	nc_session(p, "p-41", 3);
+	nc_lookup_path(p, "pg", &d);
+	ck_assert_uint_eq(nc_open(p, &d, "f", 3, 0, "po", NC_NOCREATE, NULL, &sid, &fh), NFS4_OK);
+	nc_close(p);
+	/* the survivor's previous incarnation recorded its own client */
+	gw_up_in(ns_b, "gw-q");
+	q = nc_connect_c(B_ADDR, 1);
+	nc_session(q, "q-41", 4);
+	nc_lookup_path(q, "pg", &qd);
+	ck_assert_uint_eq(nc_open(q, &qd, "g", 3, 0, "qo", NC_CREATE, NULL, &qsid, &qfh), NFS4_OK);
+	nc_close(q);
+	gw_down();
+	ck_assert_int_eq(kill(child, SIGKILL), 0);
+	ck_assert_int_eq(waitpid(child, &wst, 0), child);
+
+	gw_up_in(ns_b, "gw-q");
+	ck_assert_msg(log_has("gw-q", "1 clients recorded (0 NFSv4.0): grace period of 60s starts"),
+		      "%s/gw-gw-q.log", dir);
+	err = takeover("gw-p");
+	ck_assert_msg(!err, "nfs takeover gw-p in our start's grace: %s", err);
+	q = nc_connect_c(B_ADDR, 1);
+	nc_session_rc(q, "q-41", 4, false);
+	ck_assert_uint_eq(reclaim_open(q, &qfh, "qo", &qsid), NFS4_OK);
+	ck_assert_uint_eq(reclaim_complete(q), NFS4_OK);
+	p = nc_connect_c(B_ADDR, 1);
+	nc_session_rc(p, "p-41", 3, false);
+	/* the dead one's client has not said it is done: the grace goes on */
+	ck_assert(!log_has("gw-q", "lifted early"));
+	LT_WAIT_UNTIL((st = reclaim_open(p, &fh, "po", &sid)) != NFS4ERR_DELAY, "reclaim open: DELAY");
+	ck_assert_uint_eq(st, NFS4_OK);
+	ck_assert_uint_eq(reclaim_complete(p), NFS4_OK);
+	LT_WAIT_UNTIL(log_has("gw-q", "grace period lifted early"), "%s/gw-gw-q.log", dir);
+	LT_WAIT_UNTIL(log_has("gw-q", "takeover of gateway gw-p: grace period over"), "%s/gw-gw-q.log", dir);
+	nc_close(p);
+	nc_close(q);
+	gw_down();
+}
+END_TEST
+
 /* A takeover of a gateway id nobody recorded anything under is refused. */
 START_TEST(takeover_of_nothing_is_refused)
 {
@@ -654,6 +729,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, takeover_moves_clients_and_their_locks);
 	tcase_add_test(tc, takeover_fences_a_live_gateway);
 	tcase_add_test(tc, takeover_of_nothing_is_refused);
+	tcase_add_test(tc, takeover_during_own_grace);
 	suite_add_tcase(s, tc);
 	return s;
 }
