@@ -119,8 +119,9 @@ void nfs4_rec_tick(struct nfs4_server *srv);
  * longer write).  Its recorded clients then reclaim here; the grace ends
  * early once each sent RECLAIM_COMPLETE (none of them 4.0), and at its end
  * the records of those that came back are in our object and theirs is
- * empty.  Refused (-EBUSY) in a grace period, and when the session cannot
- * be fenced (the grace is then lifted, nothing taken).  @msg: what
+ * empty.  In our own start's grace their clients join it; refused
+ * (-EBUSY) in another takeover's, and when the session cannot be fenced
+ * (the grace is then lifted, nothing taken).  @msg: what
  * happened, for the admin.  Blocks on the store and the MDS; no lock held.
  * Return: 0 or -errno.
  */
