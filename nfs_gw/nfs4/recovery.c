@@ -50,6 +50,7 @@ struct nfs4_recovery {
 	unsigned int nold, nold40;       /* protected by lock */
 	bool finished;                   /* protected by lock: grace over, old records dropped */
 	uint64_t noted_sid;              /* protected by lock: the session named in our object */
+	uint64_t noted_err_sid;          /* protected by lock: failed to name it (logged once) */
 	/* a takeover (nfs4_rec_takeover), protected by lock; only while not finished */
 	bool takeover;
 	bool taking;                     /* nfs4_rec_takeover runs (one at a time) */
@@ -174,8 +175,8 @@ static void rec_of_client(const struct nfs4_server *srv, const struct nfs4_clien
 /*
  * Name our MDS session (id, client uuid) in our object, so that a gateway
  * taking over our clients evicts and fences it (nfs4_rec_takeover): at
- * start, and again with a client's record when the session changed (a
- * new one after an eviction).  @op: add it to that operation (NULL: a
+ * start, and again when the session changed (a new one after an
+ * eviction): with the next client's record, or from the reaper's tick.  @op: add it to that operation (NULL: a
  * write of its own, errors logged).  Return: whether it was added.
  */
 static bool note_session(struct nfs4_server *srv, struct store_op *op)
@@ -203,8 +204,13 @@ static bool note_session(struct nfs4_server *srv, struct store_op *op)
 		return true;
 	err = store_op_exec(rec->pool, rec->oid, op);
 	if (err) {
-		derr(NFS, "nfs4 recovery: cannot name our MDS session in %s: %s (a takeover of this gateway "
-			  "could not fence it)", rec->oid, strerror(-err));
+		pthread_mutex_lock(&rec->lock);
+		n = rec->noted_err_sid != sid;
+		rec->noted_err_sid = sid;
+		pthread_mutex_unlock(&rec->lock);
+		if (n)
+			derr(NFS, "nfs4 recovery: cannot name our MDS session in %s: %s (a takeover of this gateway "
+				  "could not fence it; tried again every lease tick)", rec->oid, strerror(-err));
 		return false;
 	}
 	pthread_mutex_lock(&rec->lock);
@@ -484,7 +490,12 @@ void nfs4_rec_tick(struct nfs4_server *srv)
 	char their_id[256], their_oid[300];
 	bool takeover;
 
-	if (!rec || !c || os_in_grace(c->st))
+	if (!rec || !c)
+		return;
+	/* a new MDS session (after an eviction): named for a takeover at once,
+	 * not only with the next client's record */
+	note_session(srv, NULL);
+	if (os_in_grace(c->st))
 		return;
 	pthread_mutex_lock(&rec->lock);
 	if (rec->finished) {
