@@ -176,8 +176,9 @@ static void rec_of_client(const struct nfs4_server *srv, const struct nfs4_clien
  * Name our MDS session (id, client uuid) in our object, so that a gateway
  * taking over our clients evicts and fences it (nfs4_rec_takeover): at
  * start, and again when the session changed (a new one after an
- * eviction): with the next client's record, or from the reaper's tick.  @op: add it to that operation (NULL: a
- * write of its own, errors logged).  Return: whether it was added.
+ * eviction): with the next client's record, or from the reaper's tick.
+ * @op: add it to that operation (NULL: a write of its own, a failure
+ * logged once).  Return: whether it was added to @op.
  */
 static bool note_session(struct nfs4_server *srv, struct store_op *op)
 {
@@ -619,9 +620,9 @@ int nfs4_rec_takeover(struct nfs4_server *srv, const char *id, char *msg, size_t
 		snprintf(msg, msglen, "%s is this gateway's own id", id);
 		return -EINVAL;
 	}
-	/* in the grace period of our own start (nfs_takeover at start, or
-	 * soon after): theirs join our records for the one grace; after
-	 * another takeover's, or in a grace without records: try later */
+	/* in the grace period of our own start (we restarted, then they
+	 * died): theirs join our records for the one grace; in another
+	 * takeover's, or in a grace without records: try later */
 	pthread_mutex_lock(&rec->lock);
 	append = !rec->finished;
 	r = rec->takeover || rec->taking || (rec->finished && os_in_grace(c->st));
