@@ -56,6 +56,8 @@ struct nfs4_recovery {
 	bool taking;                     /* nfs4_rec_takeover runs (one at a time) */
 	char their_id[256];
 	char their_oid[300];
+	uint8_t their_session[128];      /* its REC_SESSION_KEY value as read */
+	size_t their_session_len;
 };
 
 /*
@@ -489,6 +491,8 @@ void nfs4_rec_tick(struct nfs4_server *srv)
 	struct old_rec *o, *gone = NULL, *moved = NULL, **pp;
 	unsigned int ndropped = 0, nback = 0, nmoved = 0;
 	char their_id[256], their_oid[300];
+	uint8_t their_session[128];
+	size_t their_session_len;
 	bool takeover;
 
 	if (!rec || !c)
@@ -508,6 +512,8 @@ void nfs4_rec_tick(struct nfs4_server *srv)
 	rec->takeover = false;
 	snprintf(their_id, sizeof(their_id), "%s", rec->their_id);
 	snprintf(their_oid, sizeof(their_oid), "%s", rec->their_oid);
+	their_session_len = rec->their_session_len;
+	memcpy(their_session, rec->their_session, their_session_len);
 	/* the old list is read by nothing else from here on but
 	 * nfs4_rec_may_reclaim, which only matters in grace: take the ones to
 	 * drop off it; after a takeover also those that came back (they are
@@ -549,8 +555,10 @@ void nfs4_rec_tick(struct nfs4_server *srv)
 	if (takeover) {
 		struct store_op *op = store_op_new();
 
-		/* its session was evicted: nothing more to fence there */
+		/* its session was evicted: nothing more to fence there (unless
+		 * it was restarted meanwhile and named a new one) */
 		if (op) {
+			store_op_omap_cmp(op, REC_SESSION_KEY, their_session, their_session_len);
 			store_op_omap_rm(op, REC_SESSION_KEY);
 			(void)store_op_exec(rec->pool, their_oid, op);
 		}
@@ -600,7 +608,8 @@ int nfs4_rec_takeover(struct nfs4_server *srv, const char *id, char *msg, size_t
 	struct store_omap_iter it;
 	const struct store_kv *kv;
 	char oid[300], mine[256];
-	uint8_t uuid[16];
+	uint8_t uuid[16], sval[128];
+	size_t slen = 0;
 	uint64_t t0 = now_mono_ns();
 	bool append;
 	int r;
@@ -640,6 +649,8 @@ int nfs4_rec_takeover(struct nfs4_server *srv, const char *id, char *msg, size_t
 		if (!strcmp(kv->key, REC_SESSION_KEY)) {
 			if (parse_session(kv->val, kv->len, &sid, uuid))
 				sid = 0;
+			else
+				memcpy(sval, kv->val, slen = kv->len);   /* < 128: parse_session checked */
 			continue;
 		}
 		o = calloc(1, sizeof(*o));
@@ -721,6 +732,8 @@ int nfs4_rec_takeover(struct nfs4_server *srv, const char *id, char *msg, size_t
 		rec->start_ns = t0;
 	}
 	rec->takeover = true;
+	memcpy(rec->their_session, sval, slen);
+	rec->their_session_len = slen;
 	snprintf(rec->their_id, sizeof(rec->their_id), "%s", id);
 	snprintf(rec->their_oid, sizeof(rec->their_oid), "%s", oid);
 	pthread_mutex_unlock(&rec->lock);
