@@ -271,6 +271,21 @@ struct lc_inode *lc_root(struct lclient *c);
  * client records).  Owned by the client: valid until lclient_destroy.
  */
 struct store_pool *lclient_data_pool(struct lclient *c);
+/**
+ * lclient_session_ident - our MDS session's id (0 while none is open) and
+ * its client uuid in @uuid (16 bytes), which lclient_reclaim_session() of
+ * another client names it by.
+ */
+uint64_t lclient_session_ident(struct lclient *c, uint8_t *uuid);
+/**
+ * lclient_reclaim_session - have the MDS evict session @sid (client uuid
+ * @uuid, of our authenticated name), blocklisted and fenced in the data
+ * store first, as `client evict` does: another process whose clients we
+ * take over and which may still be alive (the NFS gateway's takeover).
+ * Return: 0 (evicted, or gone already), -EPERM (another name), -EOPNOTSUPP
+ * (an MDS older than this), -errno.  Blocks; no lock held.
+ */
+int lclient_reclaim_session(struct lclient *c, uint64_t sid, const uint8_t *uuid);
 void lc_get(struct lc_inode *in);
 void lc_put(struct lclient *c, struct lc_inode *in);
 /** lc_forget - drop @n references at once (FUSE forget). */

@@ -42,6 +42,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "client/cache_int.h"
 #include "client/client_int.h"
 #include "client/mds_client.h"
 #include "common/config.h"
@@ -245,4 +246,33 @@ void lc_reclaim_release(struct lclient *c, bool unlink_file)
 	free(c->reclaim_key);
 	c->reclaim_path = NULL;
 	c->reclaim_key = NULL;
+}
+
+uint64_t lclient_session_ident(struct lclient *c, uint8_t *uuid)
+{
+	return c->mdsc ? mdsc_session_ident(c->mdsc, uuid) : 0;
+}
+
+int lclient_reclaim_session(struct lclient *c, uint64_t sid, const uint8_t *uuid)
+{
+	struct mds_request *req;
+	int r;
+
+	if (!sid)
+		return -EINVAL;
+	req = lc_req_new(c, MDSP_OP_RECLAIM_SESSION, sid, NULL);
+	if (!req)
+		return c->mdsc ? -ENOMEM : -ENOTCONN;
+	req->args.data = malloc(16);
+	if (!req->args.data) {
+		mdsc_request_put(req);
+		return -ENOMEM;
+	}
+	memcpy(req->args.data, uuid, 16);
+	req->args.data_len = 16;
+	r = lc_req_run(c, req, NULL);
+	mdsc_request_put(req);
+	dinfo(CLIENT, "reclaim: session %" PRIu64 " of another client reclaimed: %s", sid, r ? strerror(-r) : "evicted "
+	      "(or gone already)");
+	return r;
 }

@@ -139,6 +139,12 @@ static bool request_run(struct mds *m, struct conn *c, struct mdsp_msg *msg, uin
 			DTRACE_PROBE3(loligo_mds, request_done, req->tid, req->op, 0);
 			return false;
 		}
+		if (req->op == MDSP_OP_RECLAIM_SESSION) {
+			/* evicts (journaled, store fence) on its own: no lock held */
+			session_reclaim_request(m, c, req, &r);
+			send_error(c, req->tid, r);
+			return false;
+		}
 		if (journaled)
 			journal_throttle(m, c);
 	}

@@ -753,36 +753,83 @@ static int session_evict_how(struct mds *m, uint64_t id, const char *why, bool b
  * or forgotten by a restarted MDS) is nothing to reclaim: 0.
  * No lock held; blocks while the store fence is set.
  */
-static int session_reclaim(struct mds *m, struct conn *c, const struct mdsp_session *msg, char *reason,
-			   size_t len)
+static int reclaim_sid(struct mds *m, struct conn *c, uint64_t sid, const uint8_t *uuid, const char *client_name,
+		       const char *by, bool blocklist, char *reason, size_t len)
 {
 	static const uint8_t zero[16];
-	uint64_t sid = msg->reclaim_sid;
 	const char *me = c->auth == CONN_AUTH_DONE ? c->auth_name : "";
 	char why[384], u[40];
 	struct session *s;
 
-	blocklist_uuid_str(msg->reclaim_uuid, u, sizeof(u));
+	blocklist_uuid_str(uuid, u, sizeof(u));
 	pthread_mutex_lock(&m->lock);
 	s = xa_load(&m->sessions, sid);
-	if (!s || !memcmp(msg->reclaim_uuid, zero, 16) || memcmp(s->uuid, msg->reclaim_uuid, 16)) {
+	if (!s || !memcmp(uuid, zero, 16) || memcmp(s->uuid, uuid, 16)) {
 		pthread_mutex_unlock(&m->lock);
 		dinfo(MDS, "peer %s: %s reclaims session %" PRIu64 " (client %s): gone already, nothing to reclaim",
-		      c->peer, msg->client_name ? msg->client_name : "?", sid, u);
+		      c->peer, client_name ? client_name : "?", sid, u);
 		return 0;
 	}
 	if (strcmp(s->auth_name, me)) {
 		pthread_mutex_unlock(&m->lock);
-		snprintf(reason, len, "session %" PRIu64 " to reclaim belongs to another authenticated name than %s: "
-				      "not reclaimed, and no session opened", sid, *me ? me : "(unauthenticated)");
+		snprintf(reason, len, "session %" PRIu64 " to reclaim belongs to another authenticated name than %s",
+			 sid, *me ? me : "(unauthenticated)");
 		return -EPERM;
 	}
-	snprintf(why, sizeof(why), "reclaimed by its restarted client %s from %s (session %s was %s)",
-		 msg->client_name ? msg->client_name : "?", c->peer, u, s->client_name ? s->client_name : "?");
+	if (sid == c->session_id) {
+		pthread_mutex_unlock(&m->lock);
+		snprintf(reason, len, "session %" PRIu64 " is the reclaimer's own", sid);
+		return -EINVAL;
+	}
+	snprintf(why, sizeof(why), "reclaimed by %s %s from %s (session %s was %s)", by,
+		 client_name ? client_name : "?", c->peer, u, s->client_name ? s->client_name : "?");
 	pthread_mutex_unlock(&m->lock);
-	if (session_evict_how(m, sid, why, cfg_bool(CFG_mds_session_blocklist_on_evict)) == 0)
+	if (session_evict_how(m, sid, why, blocklist) == 0)
 		perf_inc(&m->sessions_reclaimed, 1);
 	return 0;
+}
+
+static int session_reclaim(struct mds *m, struct conn *c, const struct mdsp_session *msg, char *reason,
+			   size_t len)
+{
+	int r = reclaim_sid(m, c, msg->reclaim_sid, msg->reclaim_uuid, msg->client_name, "its restarted client",
+			    cfg_bool(CFG_mds_session_blocklist_on_evict), reason, len);
+
+	if (r == -EPERM)
+		snprintf(reason + strlen(reason), len - strlen(reason), ": not reclaimed, and no session opened");
+	return r;
+}
+
+void session_reclaim_request(struct mds *m, struct conn *c, const struct mdsp_request *req, int *result)
+{
+	char reason[512] = "", name[160] = "?";
+	uint64_t me;
+	int r;
+
+	pthread_mutex_lock(&m->lock);
+	me = c->session_id;
+	if (me) {
+		struct session *s = xa_load(&m->sessions, me);
+
+		if (s && s->client_name)
+			snprintf(name, sizeof(name), "%s", s->client_name);
+	}
+	pthread_mutex_unlock(&m->lock);
+	if (!me) {
+		*result = -ENOTCONN;
+		return;
+	}
+	if (req->data_len != 16 || !req->ino) {
+		*result = -EINVAL;
+		return;
+	}
+	/* a takeover is exactly when the other one may still be alive: always fenced */
+	r = reclaim_sid(m, c, req->ino, req->data, name, "the gateway taking over its NFS clients,", true, reason,
+			sizeof(reason));
+	if (r)
+		derr(MDS, "peer %s: session %" PRIu64 " reclaims session %" PRIu64 ": refused: %s", c->peer, me,
+		     req->ino, reason);
+	*result = r;
 }
 
 void session_handle(struct mds *m, struct conn *c, struct mdsp_session *msg)

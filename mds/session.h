@@ -39,6 +39,16 @@ int session_evict_timeout(struct mds *m, uint64_t id, const char *why);
  */
 int session_evict_auth_name(struct mds *m, const char *name, const char *why);
 /*
+ * session_reclaim_request - MDSP_OP_RECLAIM_SESSION from a client with a
+ * session: evict session req->ino if its uuid is req->data (16 bytes) and
+ * it belongs to the same authenticated name, blocklisted and fenced in the
+ * data store first (an NFS gateway taking over another's clients, which
+ * may still be alive: nfs_gw/nfs4/recovery.c).  Gone already: 0.  Not the
+ * caller's own session.  *@result: 0 or -errno.  No lock held.
+ */
+struct mdsp_request;
+void session_reclaim_request(struct mds *m, struct conn *c, const struct mdsp_request *req, int *result);
+/*
  * session_reconnect_hold_locked - must @req of @s (not a mutation: a file
  * lock request) wait for the end of the reconnect phase?  Ends the phase
  * on its timeout, and @req ends @s's replay as any new request does.

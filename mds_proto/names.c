@@ -33,6 +33,7 @@ static const char *const op_names[] = {
 	[MDSP_OP_LOOKUPPARENT] = "lookupparent",
 	[MDSP_OP_TMPFILE] = "tmpfile",
 	[MDSP_OP_EXTENTS] = "extents",
+	[MDSP_OP_RECLAIM_SESSION] = "reclaim_session",
 };
 
 static const char *const msg_type_names[] = {

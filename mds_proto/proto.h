@@ -282,6 +282,14 @@ enum mdsp_op {
 	 * an MDS older than this op answers EOPNOTSUPP.
 	 */
 	MDSP_OP_EXTENTS = 25,
+	/*
+	 * ino=session id, data=its client uuid (16 bytes) -> nothing: evict
+	 * that session of the same authenticated name, blocklisted and fenced
+	 * first (an NFS gateway taking over another's clients: it may still be
+	 * alive).  Not journaled as a request (the eviction is); gone already:
+	 * 0; another name: EPERM; an MDS older than this op answers EOPNOTSUPP.
+	 */
+	MDSP_OP_RECLAIM_SESSION = 26,
 	MDSP_OP_MAX
 };
 

@@ -73,6 +73,14 @@ bool os_in_grace(struct ostate *st)
 	return now_mono_ns() < atomic_load(&st->grace_end_ns);
 }
 
+void os_start_grace(struct ostate *st, uint64_t grace_ns)
+{
+	uint64_t end = now_mono_ns() + grace_ns, cur = atomic_load(&st->grace_end_ns);
+
+	while (cur < end && !atomic_compare_exchange_weak(&st->grace_end_ns, &cur, end))
+		;
+}
+
 void os_end_grace(struct ostate *st)
 {
 	atomic_store(&st->grace_end_ns, 0);

@@ -226,6 +226,8 @@ int ostate_create(uint32_t boot, uint64_t grace_ns, struct ostate **out);
 void ostate_destroy(struct ostate *st, struct lclient *lc);
 /** os_in_grace - the grace period after start is still running. */
 bool os_in_grace(struct ostate *st);
+/** os_start_grace - a grace period of @grace_ns from now (a takeover), unless a longer one runs. */
+void os_start_grace(struct ostate *st, uint64_t grace_ns);
 /** os_end_grace - lift the grace period now (every recorded client reclaimed). */
 void os_end_grace(struct ostate *st);
 

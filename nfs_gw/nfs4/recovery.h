@@ -109,4 +109,22 @@ void nfs4_rec_reclaim_complete(struct nfs4_server *srv, const struct nfs4_client
  */
 void nfs4_rec_tick(struct nfs4_server *srv);
 
+/**
+ * nfs4_rec_takeover - take over the clients of gateway @id (another
+ * gateway on the filesystem, dead or to be fenced; its address moves here):
+ * read its records (nfs4_recovery.@id), start a grace period of
+ * nfs4_grace_time for the whole gateway (our own clients' new opens and
+ * locks wait too), then have the MDS evict and fence the MDS session its
+ * object names (its opens, locks and caps released; a live one can no
+ * longer write).  Its recorded clients then reclaim here; the grace ends
+ * early once each sent RECLAIM_COMPLETE (none of them 4.0), and at its end
+ * the records of those that came back are in our object and theirs is
+ * empty.  In our own start's grace their clients join it; refused
+ * (-EBUSY) in another takeover's, and when the session cannot be fenced
+ * (the grace is then lifted, nothing taken).  @msg: what
+ * happened, for the admin.  Blocks on the store and the MDS; no lock held.
+ * Return: 0 or -errno.
+ */
+int nfs4_rec_takeover(struct nfs4_server *srv, const char *id, char *msg, size_t msglen);
+
 #endif

@@ -539,6 +539,10 @@ int nfs4_server_create(const struct nfs4_params *p, struct lclient *lc, struct n
 static pthread_mutex_t asok_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct nfs4_server *asok_srv;      /* protected by asok_lock */
 static struct asok *asok_registered;      /* protected by asok_lock */
+/* `nfs takeover`s running without asok_lock (they wait for the store and
+ * the MDS) on asok_srv: destroy waits for them; protected by asok_lock */
+static unsigned int asok_busy;
+static pthread_cond_t asok_idle = PTHREAD_COND_INITIALIZER;
 
 static struct json_object *clients_json(struct nfs4_server *srv)
 {
@@ -694,12 +698,47 @@ static int asok_nfs_client_callback(struct json_object *args, struct json_object
 	return 0;
 }
 
+/*
+ * `nfs takeover ID`: take over the NFSv4 clients of gateway ID (dead, or
+ * to be fenced), whose address was or is being moved here by whoever
+ * manages the floating address (recovery.c, nfs4_rec_takeover).
+ */
+static int asok_nfs_takeover(struct json_object *args, struct json_object **out, void *priv)
+{
+	struct nfs4_server *srv;
+	struct json_object *v = NULL;
+	const char *id;
+	char msg[512] = "";
+	int r;
+
+	id = json_object_object_get_ex(args, "id", &v) ? json_object_get_string(v) : NULL;
+	*out = json_object_new_object();
+	pthread_mutex_lock(&asok_lock);
+	if (!asok_srv) {
+		json_object_object_add(*out, "error", json_object_new_string("the NFS gateway is not running"));
+		pthread_mutex_unlock(&asok_lock);
+		return -ENOENT;
+	}
+	srv = asok_srv;
+	asok_busy++;
+	pthread_mutex_unlock(&asok_lock);
+	r = nfs4_rec_takeover(srv, id ? id : "", msg, sizeof(msg));
+	pthread_mutex_lock(&asok_lock);
+	if (!--asok_busy)
+		pthread_cond_broadcast(&asok_idle);
+	pthread_mutex_unlock(&asok_lock);
+	json_object_object_add(*out, r ? "error" : "result", json_object_new_string(msg));
+	return r;
+}
+
 static const struct asok_cmd nfs4_cmds[] = {
 	{ "nfs clients", "", "NFSv4 clients of the gateway: address, owner, sessions and lease age", asok_nfs_clients },
 	{ "nfs client expire", "id:int", "drop NFSv4 client ID's opens, locks and sessions now (as when its lease "
 	  "runs out); the client must establish itself again", asok_nfs_client_expire },
 	{ "nfs client callback", "id:int", "call NFSv4 client ID back now (4.1: CB_SEQUENCE on its back channel, "
 	  "4.0: CB_NULL to its callback address) and say how it went", asok_nfs_client_callback },
+	{ "nfs takeover", "id:str", "take over the NFSv4 clients of dead gateway ID (nfs_gateway_id) whose address "
+	  "moves here: fence its MDS session, grace period for its clients' reclaims", asok_nfs_takeover },
 };
 
 int nfs4_asok_attach(struct nfs4_server *srv, struct asok *a)
@@ -726,6 +765,8 @@ void nfs4_server_destroy(struct nfs4_server *srv)
 	pthread_mutex_lock(&asok_lock);
 	if (asok_srv == srv)
 		asok_srv = NULL;
+	while (asok_busy)               /* a takeover on it (on the one server there is) */
+		pthread_cond_wait(&asok_idle, &asok_lock);
 	pthread_mutex_unlock(&asok_lock);
 	if (srv->reaper_started) {
 		pthread_mutex_lock(&srv->lock);

@@ -683,6 +683,81 @@ START_TEST(test_reclaim_needs_same_name)
 }
 END_TEST
 
+/* MDSP_OP_RECLAIM_SESSION of session @sid with @uuid, from @w's session. */
+static int reclaim_req(struct mdsw *w, uint64_t sid, const uint8_t *uuid)
+{
+	struct mdsp_request req;
+	struct mdsp_reply rep;
+	uint8_t u[16];
+	int r;
+
+	memcpy(u, uuid, sizeof(u));
+	memset(&req, 0, sizeof(req));
+	req.op = MDSP_OP_RECLAIM_SESSION;
+	req.ino = sid;
+	req.data = u;
+	req.data_len = sizeof(u);
+	r = mdsw_call(w, &req, &rep);
+	mdsw_reply_free(&rep);
+	return r;
+}
+
+/* The same eviction asked for by a live session (an NFS gateway taking
+ * over another's clients, which may be alive: nfs_gw/nfs4/recovery.c):
+ * not its own session (EINVAL), a wrong uuid evicts nothing, another
+ * authenticated name is EPERM, the right one evicts and blocklists (the
+ * evicted client's uuid cannot open a session again) whatever
+ * mds_session_blocklist_on_evict says. */
+START_TEST(test_takeover_reclaim_request)
+{
+	struct json_object *rep = NULL, *v;
+	uint8_t key[MDSP_KEY_LEN], wrong[16];
+	struct mdsw owner, taker, other, again;
+	struct mdsp_inode in;
+	char reason[256];
+
+	ck_assert_int_eq(mdsproc_start(&P), 0);
+	ck_assert_int_eq(mdsproc_config_set(&P, "mds_session_blocklist_on_evict", "false"), 0);
+	ck_assert_int_eq(mdsw_connect(&owner, P.port), 0);
+	memset(owner.uuid, 0x5a, sizeof(owner.uuid));
+	ck_assert_int_eq(mdsw_open(&owner, "client.gwa"), 0);
+	ck_assert_int_eq(mdsw_create(&owner, ROOT, "held", 0644, O_CREAT | O_EXCL, &in), 0);
+	ck_assert_int_eq(mdsw_connect(&taker, P.port), 0);
+	memset(taker.uuid, 0x66, sizeof(taker.uuid));
+	ck_assert_int_eq(mdsw_open(&taker, "client.gwb"), 0);
+
+	ck_assert_int_eq(reclaim_req(&taker, taker.sid, taker.uuid), -EINVAL);
+	memset(wrong, 0x5b, sizeof(wrong));
+	ck_assert_int_eq(reclaim_req(&taker, owner.sid, wrong), 0);        /* nothing to reclaim */
+	ck_assert(logged("nothing to reclaim", "client.gwb"));
+	ck_assert_int_eq(mdsw_getattr(&owner, in.ino, &in), 0);
+
+	ck_assert_int_eq(asok_auth("auth get-or-create", "client.other", &rep), 0);
+	ck_assert(json_object_object_get_ex(rep, "key", &v));
+	ck_assert_int_eq(mdsp_key_unbase64(json_object_get_string(v), key), 0);
+	json_object_put(rep);
+	ck_assert_int_eq(mdsw_connect_raw(&other, P.port), 0);
+	ck_assert_int_eq(mdsw_handshake_as(&other, "client.other", key, reason, sizeof(reason)), 0);
+	memset(other.uuid, 0x22, sizeof(other.uuid));
+	ck_assert_int_eq(mdsw_open(&other, "client.thief"), 0);
+	ck_assert_int_eq(reclaim_req(&other, owner.sid, owner.uuid), -EPERM);
+	ck_assert_int_eq(mdsw_renew(&owner), 0);
+	mdsw_close(&other);
+
+	ck_assert_int_eq(reclaim_req(&taker, owner.sid, owner.uuid), 0);
+	ck_assert(logged("evicted", "the gateway taking over its NFS clients, client.gwb"));
+	ck_assert_int_lt(mdsw_getattr(&owner, ROOT, &in), 0);
+	mdsw_close(&owner);
+	/* blocklisted although mds_session_blocklist_on_evict is off */
+	ck_assert_int_eq(mdsw_connect(&again, P.port), 0);
+	memset(again.uuid, 0x5a, sizeof(again.uuid));
+	ck_assert_int_lt(mdsw_open(&again, "client.gwa"), 0);
+	mdsw_close(&again);
+	ck_assert_int_eq(mdsw_create(&taker, ROOT, "after", 0644, O_CREAT | O_EXCL, &in), 0);
+	mdsw_close(&taker);
+}
+END_TEST
+
 /* The MDS refuses to start without the keyring it needs, saying what to do. */
 START_TEST(test_missing_mds_keyring)
 {
@@ -1179,6 +1254,7 @@ static Suite *suite(void)
 	tcase_add_test(ts, test_session_limit_in_all);
 	tcase_add_test(ts, test_dead_session_waited_for_once);
 	tcase_add_test(ts, test_reclaim_needs_same_name);
+	tcase_add_test(ts, test_takeover_reclaim_request);
 	suite_add_tcase(s, ts);
 	ta = tcase_create("auth");
 	tcase_add_checked_fixture(ta, setup, teardown);
