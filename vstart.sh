@@ -4,7 +4,7 @@
 # loligo-fuse mount, and the embedded NFS gateway in the same client process.
 #
 #   ./vstart.sh [--dir DIR] [--mnt MNT] [--nfs-port PORT] [--mds-port PORT]
-#               [--standby N] [--no-nfs] [--no-build]
+#               [--standby N] [--standby-replay N] [--no-nfs] [--no-build]
 #   ./vstart.sh --stop [--dir DIR] [--mnt MNT]
 #
 #   --dir DIR        state: config, store, logs, admin sockets (default ./vstart)
@@ -14,6 +14,9 @@
 #   --standby N      N more loligo-mds daemons (mds.a, mds.b, ...) on the
 #                    next ports, standing by for rank 0; the mount is given
 #                    every MDS address and follows the rank by itself
+#   --standby-replay N  as --standby N, but the standbys follow rank 0's
+#                    journal as it is written (mds_standby_replay): a
+#                    takeover replays only what they have not applied yet
 #   --no-nfs         do not start the NFS gateway
 #   --no-build       do not (re)build; use ./build as it is
 #   --stop           unmount and stop everything started with this --dir
@@ -24,7 +27,7 @@ set -euo pipefail
 cd "$(dirname "$0")"
 top=$PWD
 
-dir=$top/vstart mnt=$top/mnt nfs_port=2049 mds_port=6800 nfs=1 build=1 stop=0 standby=0
+dir=$top/vstart mnt=$top/mnt nfs_port=2049 mds_port=6800 nfs=1 build=1 stop=0 standby=0 sreplay=false
 while (($#)); do
 	case $1 in
 	--dir) dir=$2; shift ;;
@@ -33,10 +36,12 @@ while (($#)); do
 	--mds-port) mds_port=$2; shift ;;
 	--standby) standby=$2; shift
 		[[ $standby =~ ^[0-9]$ ]] || { echo "vstart: --standby takes 0 to 9" >&2; exit 2; } ;;
+	--standby-replay) standby=$2 sreplay=true; shift
+		[[ $standby =~ ^[0-9]$ ]] || { echo "vstart: --standby-replay takes 0 to 9" >&2; exit 2; } ;;
 	--no-nfs) nfs=0 ;;
 	--no-build) build=0 ;;
 	--stop) stop=1 ;;
-	-h|--help) sed -n '2,23p' "$0"; exit 0 ;;
+	-h|--help) sed -n '2,26p' "$0"; exit 0 ;;
 	*) echo "vstart: unknown argument '$1' (try --help)" >&2; exit 2 ;;
 	esac
 	shift
@@ -179,9 +184,9 @@ for ((k = 0; k < standby; k++)); do
 		continue
 	fi
 	"$bin/mds/loligo-mds" -c "$conf" --mds_name="$n" --mds_port="$p" \
-		--mds_standby_count_wanted="$standby" >>"$out/mds.$n.stderr" 2>&1 &
+		--mds_standby_count_wanted="$standby" --mds_standby_replay="$sreplay" >>"$out/mds.$n.stderr" 2>&1 &
 	echo $! > "$out/mds.$n.pid"
-	echo "started loligo-mds mds.$n (pid $!) on 127.0.0.1:$p, standing by for rank 0"
+	echo "started loligo-mds mds.$n (pid $!) on 127.0.0.1:$p, standing by for rank 0$([[ $sreplay == true ]] && echo " (standby-replay: following its journal)")"
 done
 ((standby)) && "$bin/tools/cli/loligo" -c "$conf" daemon mds.0 config set mds_standby_count_wanted "$standby" \
 	>/dev/null 2>&1 || true

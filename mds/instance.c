@@ -130,6 +130,22 @@ int mds_mkfs(struct mds *m, char *err, size_t len)
 
 int mds_load(struct mds *m, char *err, size_t len)
 {
+	int r = mds_load_readonly(m, err, len);
+
+	return r ? r : mds_load_finish(m, err, len);
+}
+
+int mds_load_finish(struct mds *m, char *err, size_t len)
+{
+	int r = mdcache_cookie_key_ensure(m);
+
+	if (r)
+		snprintf(err, len, "cannot write the filesystem's readdir cookie key: %s", strerror(-r));
+	return r;
+}
+
+int mds_load_readonly(struct mds *m, char *err, size_t len)
+{
 	int r;
 
 	pthread_mutex_lock(&m->lock);
@@ -141,11 +157,6 @@ int mds_load(struct mds *m, char *err, size_t len)
 	}
 	if (r) {
 		snprintf(err, len, "cannot load the filesystem tables: %s", strerror(-r));
-		return r;
-	}
-	r = mdcache_cookie_key_ensure(m);
-	if (r) {
-		snprintf(err, len, "cannot write the filesystem's readdir cookie key: %s", strerror(-r));
 		return r;
 	}
 	if (m->max_file_size == 0 || m->max_file_size > (uint64_t)INT64_MAX) {
@@ -166,10 +177,19 @@ int mds_load(struct mds *m, char *err, size_t len)
 
 int mds_replay(struct mds *m, char *err, size_t len)
 {
-	int r = journal_replay(m);
+	return mds_replay_from(m, 0, err, len);
+}
+
+int mds_replay_from(struct mds *m, uint64_t applied, char *err, size_t len)
+{
+	int r = journal_replay_from(m, applied);
 
 	if (r == -EUCLEAN && journal_damage_msg(m)) {
 		snprintf(err, len, "%s", journal_damage_msg(m));
+		return r;
+	}
+	if (r == -ESTALE) {
+		snprintf(err, len, "the journal no longer holds what this standby-replay's cache lacks");
 		return r;
 	}
 	if (r) {

@@ -27,6 +27,15 @@ int mds_mkfs(struct mds *m, char *err, size_t len);
 int mds_load(struct mds *m, char *err, size_t len);
 /* Replay the journal into memory (not started yet): 0 or -errno (-EUCLEAN: damage, said in @err). */
 int mds_replay(struct mds *m, char *err, size_t len);
+/*
+ * mds_load_readonly - mds_load() without its one write (a new readdir
+ * cookie key): a standby-replay loads this way; mds_load_finish() writes
+ * it once the rank is held.
+ */
+int mds_load_readonly(struct mds *m, char *err, size_t len);
+int mds_load_finish(struct mds *m, char *err, size_t len);
+/* mds_replay_from - mds_replay() over a cache that holds every entry up to @applied (-ESTALE: it cannot be used) */
+int mds_replay_from(struct mds *m, uint64_t applied, char *err, size_t len);
 /* Sessions, caps, locks, the purge queue and the blocklist leave memory. */
 void mds_free_state(struct mds *m);
 /* Close the pools and the stores. */

@@ -252,6 +252,19 @@ int journal_mkfs(struct mds *m)
 
 /* ---- read-only state ------------------------------------------------------------ */
 
+uint64_t journal_last_seq(struct mds *m)
+{
+	struct journal *j = m->j;
+	uint64_t v;
+
+	if (!j)
+		return 0;
+	pthread_mutex_lock(&j->lock);
+	v = j->next_seq;
+	pthread_mutex_unlock(&j->lock);
+	return v;
+}
+
 int journal_read_only(struct mds *m)
 {
 	return m->j ? atomic_load_explicit(&m->j->ro_err, memory_order_relaxed) : 0;

@@ -21,6 +21,13 @@ void journal_set_hooks(struct mds *m, const struct journal_hooks *h);
 
 int journal_mkfs(struct mds *m);
 int journal_replay(struct mds *m);
+/*
+ * journal_replay_from - journal_replay() by a standby-replay whose cache
+ * holds every entry up to @applied: those are checked but not applied
+ * again.  -ESTALE: the journal no longer holds the entries after @applied
+ * (trimmed past it), or ends before it; the cache cannot be used.
+ */
+int journal_replay_from(struct mds *m, uint64_t applied);
 int journal_start(struct mds *m);
 /*
  * journal_submit_locked - queue the edits of @t (may be empty) and @item
@@ -60,6 +67,8 @@ int journal_health(struct mds *m, char *msg, size_t len);
 /* journal_damage_msg - why journal_replay() refused the journal (-EUCLEAN), or NULL. */
 const char *journal_damage_msg(struct mds *m);
 void journal_tick(struct mds *m);
+/* journal_last_seq - the sequence number of the last entry handed out (queued or written). */
+uint64_t journal_last_seq(struct mds *m);
 /* journal_clean_below - every entry with a lower sequence number is expired. */
 uint64_t journal_clean_below(struct mds *m);
 /*

@@ -49,6 +49,13 @@ static int replay_entry(void *arg, uint64_t segno, size_t off, const struct jent
 
 	if (e->type != JE_EDITS)
 		return 0;
+	if (e->seq && e->seq <= m->j->replay_skip) {
+		/* a standby-replay applied it to its cache already */
+		m->j->replay_skipped++;
+		m->j->replay_last_edit = e->seq;
+		return 0;
+	}
+	m->j->replay_applied++;
 	r = jedits_for_each(e->payload, e->plen, replay_edit, m);
 	if (r)
 		derr(JOURNAL, "replay: entry %" PRIu64 " at %" PRIx64 "+%zu does not decode (%s); skipped", e->seq,
@@ -92,6 +99,11 @@ const char *journal_damage_msg(struct mds *m)
 }
 
 int journal_replay(struct mds *m)
+{
+	return journal_replay_from(m, 0);
+}
+
+int journal_replay_from(struct mds *m, uint64_t applied)
 {
 	struct journal *j;
 	struct jscan_result res;
@@ -138,6 +150,13 @@ int journal_replay(struct mds *m)
 		derr(JOURNAL, "cannot read the journal header %s: %s", OID_JOURNAL, strerror(-r));
 		return r;
 	}
+	if (applied && (j->hdr.fmt != JFMT_V2 || j->hdr.expire_seq > applied + 1)) {
+		dinfo(JOURNAL, "the journal starts at entry %" PRIu64 " (segment %" PRIx64 "), after the entries this "
+		      "standby-replay applied (up to %" PRIu64 "): what lies between is in the objects only",
+		      j->hdr.expire_seq, j->hdr.expire_seg, applied);
+		return -ESTALE;
+	}
+	j->replay_skip = applied;
 	j->expire_seg = j->hdr.expire_seg;
 	j->removed_upto = j->hdr.removed_upto;
 	journal_hdr_publish(j);
@@ -167,6 +186,11 @@ int journal_replay(struct mds *m)
 		derr(JOURNAL, "journal replay failed: %s", strerror(-r));
 		return r;
 	}
+	if (applied && (!res.next_seq || res.next_seq - 1 < applied)) {
+		derr(JOURNAL, "the journal ends at entry %" PRIu64 ", before entry %" PRIu64 " this standby-replay "
+		     "applied: its cache is not the journal's", res.next_seq ? res.next_seq - 1 : 0, applied);
+		return -ESTALE;
+	}
 	if (!j->cur) {
 		/* the newest segment is sealed, or there is none: the next one
 		 * starts with the next write */
@@ -186,8 +210,14 @@ int journal_replay(struct mds *m)
 	j->cur_len = j->cur->len;
 	j->cur_nedits = j->cur->nedits;
 	j->cur_first_ns = j->cur->first_ns;
-	dinfo(JOURNAL, "journal (format %u) replayed %" PRIu64 " entries from segment %" PRIx64 " to %" PRIx64
-	      "+%zu", j->hdr.fmt, res.nedits, j->hdr.expire_seg, j->cur->no, j->cur->len);
+	if (applied)
+		dinfo(JOURNAL, "journal (format %u) replayed %" PRIu64 " entries from segment %" PRIx64 " to %" PRIx64
+		      "+%zu: standby-replay had applied %" PRIu64 " of them (up to entry %" PRIu64 "), %" PRIu64
+		      " applied at takeover", j->hdr.fmt, res.nedits, j->hdr.expire_seg, j->cur->no, j->cur->len,
+		      j->replay_skipped, applied, j->replay_applied);
+	else
+		dinfo(JOURNAL, "journal (format %u) replayed %" PRIu64 " entries from segment %" PRIx64 " to %" PRIx64
+		      "+%zu", j->hdr.fmt, res.nedits, j->hdr.expire_seg, j->cur->no, j->cur->len);
 	return 0;
 }
 

@@ -61,6 +61,7 @@
 #include "mds/purge.h"
 #include "mds/server.h"
 #include "mds/session.h"
+#include "mds/standby_replay.h"
 
 
 static void usage(FILE *f)
@@ -504,7 +505,8 @@ static int auth_and_bind(struct mds *m, char *addr, size_t addrlen)
 /*
  * Wait as a standby until this daemon holds rank 0 and has fenced the old
  * holder (mdsmap.c), then listen.  Return: 0 (active), -1 (a signal
- * stopped the wait: exit 0), or the exit status.
+ * stopped the wait: exit 0), -2 (start again: sreplay_restart_wanted()),
+ * or the exit status.
  */
 static int become_active(struct mds *m, sigset_t *sigs)
 {
@@ -516,6 +518,8 @@ static int become_active(struct mds *m, sigset_t *sigs)
 		dinfo(MDS, "signal %d while standby: stopping", sig);
 		return -1;
 	}
+	if (r == 2)
+		return -2;      /* the standby-replay follower asks for a restart */
 	if (r)
 		return fail("%s", *err ? err : strerror(-r));
 	/* from here on, renew the hold: a replay longer than the grace must not look like a death */
@@ -536,13 +540,47 @@ static int load_tables(struct mds *m)
 	return mds_load(m, err, sizeof(err)) ? fail("%s", err) : 0;
 }
 
-/* Replay the journal, open the reconnect phase and start the journal writer.  Return: 0 or the exit status. */
-static int replay_and_start_journal(struct mds *m)
+/*
+ * mds_standby_replay: read where the journal starts, load the tables
+ * without writing, and follow the journal (standby_replay.c).  A journal
+ * it cannot follow leaves a cold standby.  *@warm: the tables are loaded
+ * (also on failure: the caller unwinds them).  Return: 0 or the exit status.
+ */
+static int start_follower(struct mds *m, bool *warm)
+{
+	char err[MDS_ERR_LEN] = "";
+	int r;
+
+	r = sreplay_begin(m, err, sizeof(err));
+	if (r) {
+		derr(MDS, "standby-replay: %s: this daemon waits as a cold standby", err);
+		return 0;
+	}
+	*warm = true;
+	if (mds_load_readonly(m, err, sizeof(err)))
+		return fail("%s", err);
+	r = sreplay_start(m);
+	if (r)
+		return fail("cannot start the standby-replay thread: %s", strerror(-r));
+	return 0;
+}
+
+/*
+ * Replay the journal (a standby-replay: only what follows @applied), open
+ * the reconnect phase and start the journal writer.  Return: 0, -1 (the
+ * standby-replay's cache cannot be used: start again), or the exit status.
+ */
+static int replay_and_start_journal(struct mds *m, uint64_t applied)
 {
 	char err[MDS_ERR_LEN];
 	int r;
 
-	if (mds_replay(m, err, sizeof(err)))
+	r = mds_replay_from(m, applied, err, sizeof(err));
+	if (r == -ESTALE && applied) {
+		derr(MDS, "standby-replay: %s: leaving rank 0 vacant and starting again", err);
+		return -1;
+	}
+	if (r)
 		return fail("%s", err);
 	/* `fs set` values kept with the filesystem win over the config file */
 	if (fsset_apply_loaded(m, err, sizeof(err)))
@@ -710,6 +748,30 @@ static int daemon_args(int *argc, char ***argv, char *section, size_t len)
 }
 
 /*
+ * A standby-replay that cannot go on with its cache (the journal was
+ * trimmed past it, or it cannot read it) starts again as the same
+ * program with the same arguments, everything closed (@cold: as a cold
+ * standby).  Return: the exit status if exec fails.
+ */
+static int restart_self(int argc, char **argv, bool cold)
+{
+	char **nargv = calloc((size_t)argc + 2, sizeof(*nargv));
+	int i;
+
+	if (!nargv)
+		return fail("out of memory");
+	for (i = 0; i < argc; i++)
+		nargv[i] = argv[i];
+	if (cold)
+		nargv[i++] = "--mds_standby_replay=false";
+	nargv[i] = NULL;
+	dinfo(MDS, "standby-replay: starting again%s", cold ? " as a cold standby" : "");
+	execv("/proc/self/exe", nargv);
+	free(nargv);
+	return fail("cannot start again (exec /proc/self/exe): %s", strerror(errno));
+}
+
+/*
  * main - the steps above in order; each failure unwinds, in reverse, what
  * the steps before it started (the labels).
  */
@@ -724,7 +786,9 @@ int main(int argc, char **argv)
 	int lockfd = -1;
 	sigset_t sigs;
 	char section[96];
-	int r, rc, sig;
+	int r, rc, sig, reexec = 0, argc0 = argc;
+	char **argv0 = argv;
+	bool warm = false;
 
 	log_init("loligo-mds");
 	rc = daemon_args(&argc, &argv, section, sizeof(section));
@@ -775,15 +839,48 @@ int main(int argc, char **argv)
 	rc = auth_and_bind(m, addr, sizeof(addr));
 	if (rc)
 		goto out_map;
+	if (cfg_bool(CFG_mds_standby_replay)) {
+		rc = start_follower(m, &warm);
+		if (rc)
+			goto out_journal;
+	}
 	rc = become_active(m, &sigs);
 	if (rc) {
+		if (rc == -2)
+			reexec = sreplay_restart_wanted(m);
 		rc = rc < 0 ? 0 : rc;
+		if (warm)
+			goto out_journal;
 		goto out_map;
 	}
-	rc = load_tables(m);
-	if (rc)
-		goto out_cache;
-	rc = replay_and_start_journal(m);
+	if (warm) {
+		char err[MDS_ERR_LEN];
+		uint64_t applied;
+
+		if (sreplay_stop(m, &applied)) {
+			/* it gave up following after its last look at the map */
+			reexec = sreplay_restart_wanted(m);
+			if (!reexec)
+				reexec = SREPLAY_RELOAD;
+			mdsmap_stop(m, true);
+			goto out_journal;
+		}
+		rc = mds_load_finish(m, err, sizeof(err)) ? fail("%s", err) : 0;
+		if (rc)
+			goto out_journal;
+		rc = replay_and_start_journal(m, applied);
+	} else {
+		rc = load_tables(m);
+		if (rc)
+			goto out_cache;
+		rc = replay_and_start_journal(m, 0);
+	}
+	if (rc == -1) {
+		reexec = SREPLAY_RELOAD;
+		rc = 0;
+		mdsmap_stop(m, true);
+		goto out_journal;
+	}
 	if (rc)
 		goto out_journal;
 	rc = start_admin(m);
@@ -841,6 +938,7 @@ out_jstop:
 	perf_unregister_group("mds");
 	perf_unregister_group("mds_caps");
 out_journal:
+	sreplay_free(m);
 	mds_free_state(m);
 out_cache:
 	pthread_mutex_lock(&m->lock);
@@ -860,5 +958,7 @@ out_free:
 	mds_destroy(m);
 	if (served)
 		dinfo(MDS, "loligo-mds stopped");
+	if (reexec)
+		return restart_self(argc0, argv0, reexec == SREPLAY_COLD);
 	return rc;
 }

@@ -92,6 +92,7 @@
 #include "store/store.h"
 
 struct journal;
+struct sreplay;
 struct asok;
 struct json_object;
 struct net_ops;
@@ -433,6 +434,7 @@ struct mds {
 	pthread_cond_t reconnect_cond;  /* with mds->lock */
 
 	struct journal *j;
+	struct sreplay *sreplay;       /* standby_replay.c: this standby follows the journal (NULL: it does not) */
 	uint64_t committed_jseq;      /* every entry <= this is durable */
 
 	/* network */

@@ -71,7 +71,9 @@
 #include "common/log.h"
 #include "common/time.h"
 #include "mds/mds.h"
+#include "mds/journal.h"
 #include "mds/mdsmap.h"
+#include "mds/standby_replay.h"
 
 #define MAP_VERSION 1
 #define KEY_EPOCH "epoch"
@@ -595,6 +597,60 @@ int mdsmap_try_takeover(struct mds *m, enum mdsmap_reason why, char *err, size_t
 
 /* ---- standby --------------------------------------------------------------------------- */
 
+/* when each standby's registration last changed, on our clock (mm->seen).  Caller holds mm->lock. */
+static void seen_update_locked(struct mdsmap *mm, struct json_object *standbys, uint64_t now)
+{
+	json_object_object_foreach(standbys, gid, reg) {
+		struct json_object *seen, *b = NULL;
+		const char *cur;
+
+		json_object_object_get_ex(reg, "beacon", &b);
+		cur = b ? json_object_get_string(b) : "";
+		if (!json_object_object_get_ex(mm->seen, gid, &seen) ||
+		    strcmp(json_object_get_string(json_object_array_get_idx(seen, 0)), cur)) {
+			seen = json_object_new_array();
+			json_object_array_add(seen, json_object_new_string(cur));
+			json_object_array_add(seen, json_object_new_int64((int64_t)now));
+			json_object_object_add(mm->seen, gid, seen);
+		}
+	}
+}
+
+/* is the standby @gid alive: its beacon moved within the grace (as this daemon saw it) */
+static bool standby_live_locked(struct mdsmap *mm, const char *gid, uint64_t now, double *age)
+{
+	struct json_object *seen;
+
+	if (!json_object_object_get_ex(mm->seen, gid, &seen)) {
+		*age = -1;
+		return false;
+	}
+	*age = (double)(now - (uint64_t)json_object_get_int64(json_object_array_get_idx(seen, 1))) / 1e9;
+	return *age < opt_secs(CFG_mds_beacon_grace, 5);
+}
+
+/*
+ * A live standby-replay other than us in @v (its registration moved within
+ * the grace): a cold standby lets it take a free rank first.
+ */
+static bool other_replay_live(struct mdsmap *mm, const struct view *v, uint64_t now)
+{
+	bool live = false;
+
+	pthread_mutex_lock(&mm->lock);
+	seen_update_locked(mm, v->standbys, now);
+	json_object_object_foreach(v->standbys, gid, reg) {
+		const char *st = jstr(reg, "state");
+		double age;
+
+		if (strcmp(gid, mm->gid) && st && !strcmp(st, "standby-replay") &&
+		    standby_live_locked(mm, gid, now, &age) && age >= 0)
+			live = true;
+	}
+	pthread_mutex_unlock(&mm->lock);
+	return live;
+}
+
 static void registered(int r, void *arg)
 {
 	struct mdsmap *mm = arg;
@@ -629,8 +685,9 @@ static void register_standby(struct mds *m, uint64_t n)
 	pthread_mutex_lock(&mm->lock);
 	json_object_object_add(o, "addr", json_object_new_string(mm->addr));
 	pthread_mutex_unlock(&mm->lock);
-	json_object_object_add(o, "state", json_object_new_string("standby"));
+	json_object_object_add(o, "state", json_object_new_string(sreplay_following(m) ? "standby-replay" : "standby"));
 	json_object_object_add(o, "beacon", json_object_new_int64((int64_t)n));
+	sreplay_status_add(m, o);
 	js = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN);
 	snprintf(key, sizeof(key), PFX_STANDBY "%s", mm->gid);
 	store_op_no_inject(op);
@@ -788,7 +845,8 @@ int mdsmap_join(struct mds *m, const sigset_t *sigs, int *sig, char *err, size_t
 	uint64_t poll_ns = secs_ns(iv / 4 < 0.05 ? 0.05 : iv / 4 > 1 ? 1 : iv / 4);
 	char watched_gid[64] = "", watched_beacon[40] = "", last_damage[384] = "";
 	uint64_t changed_mono = 0, next_reg = 0, nreg = 0, vacant_since = 0;
-	bool said_standby = false;
+	bool said_standby = false, defer = false;
+	double defer_s = opt_secs(CFG_mds_standby_replay_defer, 2);
 	struct watchdog *wd = watchdog_start(mm, grace);
 	int r;
 
@@ -799,6 +857,12 @@ int mdsmap_join(struct mds *m, const sigset_t *sigs, int *sig, char *err, size_t
 		bool take = false;
 		uint64_t now;
 
+		if (sreplay_restart_wanted(m) != SREPLAY_RUNNING) {
+			watchdog_stop(wd);
+			wait_registered(mm);
+			unregister_standby(m);
+			return 2;
+		}
 		watchdog_busy(wd, true);
 		r = read_view(m, &v);
 		watchdog_busy(wd, false);
@@ -829,6 +893,8 @@ int mdsmap_join(struct mds *m, const sigset_t *sigs, int *sig, char *err, size_t
 			pthread_mutex_unlock(&mm->lock);
 		}
 		h = holder(&v);
+		/* a cold standby lets a live standby-replay take a free rank first */
+		defer = !sreplay_following(m) && other_replay_live(mm, &v, now);
 		if (!v.exists || (!h && !jobj(v.map, "failed") && !jobj(v.map, "last_takeover"))) {
 			take = true;
 			why = MDSMAP_FIRST;
@@ -843,6 +909,8 @@ int mdsmap_join(struct mds *m, const sigset_t *sigs, int *sig, char *err, size_t
 			why = MDSMAP_VACANT;
 			if (fname && !strcmp(fname, mm->name) && freason && !strcmp(freason, "mds fail") &&
 			    now - vacant_since < secs_ns(grace))
+				take = false;
+			if (defer && now - vacant_since < secs_ns(defer_s))
 				take = false;
 		} else {
 			const char *gid = jstr(h, "gid") ? jstr(h, "gid") : "", *name = jstr(h, "name");
@@ -859,14 +927,15 @@ int mdsmap_join(struct mds *m, const sigset_t *sigs, int *sig, char *err, size_t
 			if (name && !strcmp(name, mm->name) && strcmp(gid, mm->gid)) {
 				take = true;
 				why = MDSMAP_SAME_NAME;
-			} else if (((json_object_object_get_ex(h, "host_lock", &hl) && json_object_get_boolean(hl)) ||
+			} else if (!defer &&
+				   ((json_object_object_get_ex(h, "host_lock", &hl) && json_object_get_boolean(hl)) ||
 				    json_object_object_get_ex(v.hostlocks, gid, &hl)) && mm->host_lock_fd >= 0) {
 				if (host_lock_try(mm)) {
 					take = true;
 					why = MDSMAP_HOST_LOCK;
 				}
 			}
-			if (!take && now - changed_mono >= secs_ns(grace)) {
+			if (!take && now - changed_mono >= secs_ns(grace + (defer ? defer_s : 0))) {
 				take = true;
 				why = MDSMAP_GRACE;
 			}
@@ -1005,20 +1074,7 @@ static void refresh_view(struct mds *m)
 	if (v.map)
 		json_object_object_add(o, "map", json_object_get(v.map));
 	pthread_mutex_lock(&mm->lock);
-	json_object_object_foreach(v.standbys, gid, reg) {
-		struct json_object *seen, *b = NULL;
-		const char *cur;
-
-		json_object_object_get_ex(reg, "beacon", &b);
-		cur = b ? json_object_get_string(b) : "";
-		if (!json_object_object_get_ex(mm->seen, gid, &seen) ||
-		    strcmp(json_object_get_string(json_object_array_get_idx(seen, 0)), cur)) {
-			seen = json_object_new_array();
-			json_object_array_add(seen, json_object_new_string(cur));
-			json_object_array_add(seen, json_object_new_int64((int64_t)now));
-			json_object_object_add(mm->seen, gid, seen);
-		}
-	}
+	seen_update_locked(mm, v.standbys, now);
 	json_object_put(mm->view);
 	mm->view = o;
 	mm->view_mono = now;
@@ -1259,25 +1315,13 @@ const char *mdsmap_name(struct mds *m)
 	return m->map ? m->map->name : "mds.0";
 }
 
-/* is the standby @gid alive: its beacon moved within the grace (as this holder saw it) */
-static bool standby_live_locked(struct mdsmap *mm, const char *gid, uint64_t now, double *age)
-{
-	struct json_object *seen;
-
-	if (!json_object_object_get_ex(mm->seen, gid, &seen)) {
-		*age = -1;
-		return false;
-	}
-	*age = (double)(now - (uint64_t)json_object_get_int64(json_object_array_get_idx(seen, 1))) / 1e9;
-	return *age < opt_secs(CFG_mds_beacon_grace, 5);
-}
 
 struct json_object *mdsmap_status_json(struct mds *m)
 {
 	struct mdsmap *mm = m->map;
 	struct json_object *o = json_object_new_object(), *ranks = json_object_new_array(),
 			   *r0 = json_object_new_object(), *sb = json_object_new_array(), *map = NULL;
-	uint64_t now = now_mono_ns();
+	uint64_t now = now_mono_ns(), aseq = m->j ? journal_last_seq(m) : 0;  /* not under mm->lock, a leaf */
 
 	if (!mm) {
 		json_object_put(ranks);
@@ -1311,7 +1355,22 @@ struct json_object *mdsmap_status_json(struct mds *m)
 
 				json_object_object_add(e, "name", json_object_new_string(jstr(reg, "name") ? jstr(reg, "name") : "?"));
 				json_object_object_add(e, "gid", json_object_new_string(gid));
-				json_object_object_add(e, "state", json_object_new_string(live ? "standby" : "standby (laggy)"));
+				const char *st = jstr(reg, "state") ? jstr(reg, "state") : "standby";
+				struct json_object *rp = jobj(reg, "replay");
+				char stb[48];
+
+				snprintf(stb, sizeof(stb), "%s%s", st, live ? "" : " (laggy)");
+				json_object_object_add(e, "state", json_object_new_string(stb));
+				if (rp) {
+					struct json_object *c = json_object_get(rp), *q;
+					uint64_t seq = json_object_object_get_ex(rp, "seq", &q) ? (uint64_t)json_object_get_int64(q) : 0;
+
+					/* as of its registration, at most a beacon interval old */
+					json_object_object_add(c, "active_seq", json_object_new_int64((int64_t)aseq));
+					json_object_object_add(c, "behind_events",
+							       json_object_new_int64(aseq > seq ? (int64_t)(aseq - seq) : 0));
+					json_object_object_add(e, "replay", c);
+				}
 				json_object_object_add(e, "host", json_object_new_string(jstr(reg, "host") ? jstr(reg, "host") : ""));
 				json_object_object_add(e, "addr", json_object_new_string(jstr(reg, "addr") ? jstr(reg, "addr") : ""));
 				json_object_object_add(e, "beacon_age_s", json_object_new_double(age));
@@ -1370,6 +1429,34 @@ void mdsmap_health(struct mds *m, mdsmap_health_fn add, void *h)
 			 live ? "fewer standbys than wanted remain" : "nobody takes rank 0 over");
 		add(h, "MDS_INSUFFICIENT_STANDBY", false, "no standby MDS daemon is available", msg);
 	}
+	pthread_mutex_lock(&mm->lock);
+	if (mm->view) {
+		struct json_object *sbs = NULL;
+		double warn = opt_secs(CFG_mds_standby_replay_lag_warn, 10);
+
+		json_object_object_get_ex(mm->view, "standbys", &sbs);
+		if (sbs) {
+			json_object_object_foreach(sbs, gid, reg) {
+				struct json_object *rp = jobj(reg, "replay"), *q;
+				double age, lag;
+
+				if (!rp || !standby_live_locked(mm, gid, now, &age) ||
+				    !json_object_object_get_ex(rp, "caught_up_age_s", &q))
+					continue;
+				lag = json_object_get_double(q) + (age > 0 ? age : 0);
+				if (lag < warn)
+					continue;
+				snprintf(msg, sizeof(msg), "standby-replay %s last caught up with the journal %.1f s ago "
+					 "(mds_standby_replay_lag_warn %.1f s): a takeover by it replays what it lacks",
+					 jstr(reg, "name") ? jstr(reg, "name") : gid, lag, warn);
+				pthread_mutex_unlock(&mm->lock);
+				add(h, "MDS_STANDBY_REPLAY_LAGGING", false, "a standby-replay daemon is falling behind", msg);
+				pthread_mutex_lock(&mm->lock);
+				break;
+			}
+		}
+	}
+	pthread_mutex_unlock(&mm->lock);
 	if (m->reconnecting && mm->reason != MDSMAP_FIRST) {
 		snprintf(msg, sizeof(msg), "%s took rank 0 over %.1f s ago (%s) and waits for the clients of %s to "
 			 "reconnect", mm->name, (double)(now - mm->active_since_mono) / 1e9, reason_name(mm->reason),

@@ -48,6 +48,8 @@ int mdsmap_init(struct mds *m, char *err, size_t len);
  * store.  Only then may the caller replay the journal and serve.  Sleeps
  * in sigtimedwait(@sigs): a signal there stops the wait.
  * Return: 0 (active at m->map's epoch), 1 (stopped by signal *@sig),
+ * 2 (this standby-replay's follower asked for a restart: sreplay_restart_wanted();
+ * its registration is removed),
  * or -errno with a message in @err (a damaged map is waited out, not an
  * error: the standby says so in the log and takes nothing on a guess).
  */
@@ -102,7 +104,9 @@ struct json_object *mdsmap_status_json(struct mds *m);
 
 typedef void (*mdsmap_health_fn)(void *h, const char *code, bool error, const char *summary, const char *msg);
 /**
- * mdsmap_health - MDS_INSUFFICIENT_STANDBY (no live standby) and
+ * mdsmap_health - MDS_INSUFFICIENT_STANDBY (no live standby),
+ * MDS_STANDBY_REPLAY_LAGGING (a standby-replay that last caught up with
+ * the journal longer than mds_standby_replay_lag_warn ago) and
  * FS_DEGRADED (a failover in progress: the reconnect phase after a
  * takeover) through @add(@h, ...), admin.c's health_add().
  */

@@ -40,6 +40,7 @@ declare -A layer=(
 	# 10: authentication, admin commands, the MDS map
 	[auth.h]=10 [auth.c]=10 [admin.h]=10 [admin.c]=10 [mdsmap.h]=10 [mdsmap.c]=10
 	[fsset.h]=10 [fsset.c]=10
+	[standby_replay.h]=10 [standby_replay.c]=10
 	# 11: the wiring and the program
 	[layers.h]=11 [layers.c]=11 [instance.h]=11 [instance.c]=11 [main.c]=11
 )
