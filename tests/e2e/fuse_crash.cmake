@@ -10,6 +10,13 @@ if(TARGET loligo-fuse AND TARGET loligo-mds)
     TIMEOUT 560)
   add_dependencies(test_fuse_crash loligo-fuse loligo-mds)
   set_tests_properties(test_fuse_crash PROPERTIES SKIP_RETURN_CODE 77 RUN_SERIAL TRUE)
+  # its failover case with a standby-replay standby (issue 19): every
+  # acknowledged operation exactly once, and each takeover applied only
+  # what the follower had not
+  add_test(NAME test_fuse_crash_sreplay COMMAND test_fuse_crash)
+  set_tests_properties(test_fuse_crash_sreplay PROPERTIES
+    SKIP_RETURN_CODE 77 RUN_SERIAL TRUE TIMEOUT 400 LABELS "e2e;fuse"
+    ENVIRONMENT "CK_RUN_CASE=failover;CK_DEFAULT_TIMEOUT=400;LOLIGO_FAILOVERS=4;LOLIGO_FAILOVER_THREADS=8;LOLIGO_FAILOVER_STANDBY_REPLAY=1;LOLIGO_BUILD_DIR=${CMAKE_BINARY_DIR};LOLIGO_SOURCE_DIR=${CMAKE_SOURCE_DIR}")
 endif()
 
 # Several MDS daemons on one filesystem (issue 19): a deposed MDS that must

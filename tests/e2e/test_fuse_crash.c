@@ -916,6 +916,38 @@ END_TEST
 
 enum { NFAILOVERS = 6 };
 
+/* the standbys are standby-replay daemons (LOLIGO_FAILOVER_STANDBY_REPLAY=1) */
+static bool sreplay_mode;
+
+/*
+ * The new active's last takeover line of a standby-replay: how many journal
+ * entries its cache held already (*@had) and how many it applied at the
+ * takeover (*@now).  False: there is none (the takeover was cold).
+ */
+static bool sreplay_takeover(const char *name, long *had, long *now)
+{
+	char p[PATH_MAX + 32], line[4096];
+	bool found = false;
+	FILE *f;
+
+	spr(p, sizeof(p), "%s/mds.%s.log", fs.dir, name);
+	f = fopen(p, "r");
+	if (!f)
+		return false;
+	while (fgets(line, sizeof(line), f)) {
+		const char *q = strstr(line, "standby-replay had applied ");
+		long a, b;
+
+		if (q && sscanf(q, "standby-replay had applied %ld of them (up to entry %*d), %ld applied", &a, &b) == 2) {
+			*had = a;
+			*now = b;
+			found = true;
+		}
+	}
+	fclose(f);
+	return found;
+}
+
 /* the active's `fs status`: its map epoch, and how many live standbys it sees (-1: no answer) */
 static int mds_map_status(const char *asok, long *epoch)
 {
@@ -928,7 +960,7 @@ static int mds_map_status(const char *asok, long *epoch)
 		for (size_t i = 0; i < json_object_array_length(sb); i++) {
 			struct json_object *e = json_object_array_get_idx(sb, i), *st;
 			if (json_object_object_get_ex(e, "state", &st) &&
-			    !strcmp(json_object_get_string(st), "standby"))
+			    !strcmp(json_object_get_string(st), sreplay_mode ? "standby-replay" : "standby"))
 				n++;
 		}
 		if (epoch && json_object_object_get_ex(mm, "epoch", &v))
@@ -991,7 +1023,10 @@ static int env_int(const char *name, int dflt, int lo, int hi)
  * a held journal stalls syscalls on purpose), LOLIGO_FAILOVER_SIGNAL=STOP
  * (the active is stopped instead: the standby waits out the grace, and the
  * woken old holder must exit, deposed, with status 1) and
- * LOLIGO_FAILOVER_MDS_ARGS (options for both daemons, e.g. the grace).
+ * LOLIGO_FAILOVER_MDS_ARGS (options for both daemons, e.g. the grace);
+ * LOLIGO_FAILOVER_STANDBY_REPLAY=1 makes the standby a standby-replay
+ * (mds_standby_replay): each takeover must then have applied only what
+ * the follower had not (its log line), far less than what it held.
  */
 START_TEST(test_namespace_ops_survive_mds_failover)
 {
@@ -1007,8 +1042,9 @@ START_TEST(test_namespace_ops_survive_mds_failover)
 	struct check c = {0};
 	long before_replays, replays, base, epoch0 = 0, epoch1 = 0;
 	double t0 = now_s(), worst_serve = 0, worst_ack = 0, sum_serve = 0;
-	const char *extra[8] = { "--mds_beacon_interval=0.5", "--mds_beacon_grace=3", NULL };
+	const char *extra[10] = { "--mds_beacon_interval=0.5", "--mds_beacon_grace=3", NULL };
 	int act = 0, st, holds = 0, nkilled = 0;
+	long sr_had = 0, sr_now = 0;
 	pid_t child;
 
 	nthreads = env_int("LOLIGO_FAILOVER_THREADS", 4, 1, MAXTHREADS);
@@ -1019,6 +1055,15 @@ START_TEST(test_namespace_ops_survive_mds_failover)
 		snprintf(margs, sizeof(margs), "%s", getenv("LOLIGO_FAILOVER_MDS_ARGS"));
 		for (tok = strtok_r(margs, " ", &save); tok && k < 7; tok = strtok_r(NULL, " ", &save))
 			extra[k++] = tok;
+		extra[k] = NULL;
+	}
+	sreplay_mode = env_int("LOLIGO_FAILOVER_STANDBY_REPLAY", 0, 0, 1);
+	if (sreplay_mode) {
+		int k = 0;
+
+		while (extra[k])
+			k++;
+		extra[k++] = "--mds_standby_replay=true";
 		extra[k] = NULL;
 	}
 	fprintf(stderr, "test_fuse_failover: seed %u (LOLIGO_CRASH_SEED=%u replays it), %d rounds of SIG%s, %d "
@@ -1080,6 +1125,17 @@ START_TEST(test_namespace_ops_survive_mds_failover)
 		ts = now_s() - tk;
 		ck_assert_msg(wait_progress(base, 1, 60, child), "failover %d: nothing acknowledged after it", k);
 		ta = now_s() - tk;
+		if (sreplay_mode) {
+			long had = 0, now = 0;
+
+			ck_assert_msg(sreplay_takeover(names[sb], &had, &now),
+				      "failover %d: mds.%s took over cold: no standby-replay takeover in its log", k,
+				      names[sb]);
+			fprintf(stderr, "test_fuse_failover: failover %d: the standby-replay held %ld journal entries, "
+				"applied %ld at the takeover\n", k, had, now);
+			sr_had += had;
+			sr_now += now;
+		}
 		worst_serve = ts > worst_serve ? ts : worst_serve;
 		worst_ack = ta > worst_ack ? ta : worst_ack;
 		sum_serve += ts;
@@ -1121,6 +1177,9 @@ START_TEST(test_namespace_ops_survive_mds_failover)
 		"first ack: longest %.3f s; longest syscall %.3f s; %d stopped holders killed by their successor, %.1f s\n",
 		acked_total(), nthreads, nfail, holds, replays, epoch0, epoch1, sum_serve / nfail, worst_serve, worst_ack,
 		(double)atomic_load(&S->max_op_ns) / 1e9, nkilled, now_s() - t0);
+	if (sreplay_mode)
+		ck_assert_msg(sr_had > 0 && sr_now * 2 < sr_had, "the standby-replays applied %ld entries at their "
+			      "takeovers, against %ld they held already: they did not keep up", sr_now, sr_had);
 	if (holds)
 		ck_assert_msg(replays > 0, "no request was replayed: the failovers did not hit UNSAFE operations");
 	ck_assert_msg(epoch1 >= epoch0 + nfail, "the map epoch grew by %ld over %d failovers", epoch1 - epoch0, nfail);
