@@ -787,9 +787,12 @@ int main(int argc, char **argv)
 	sigset_t sigs;
 	char section[96];
 	int r, rc, sig, reexec = 0, argc0 = argc;
-	char **argv0 = argv;
+	static char **argv0;          /* static: reachable on the early returns */
 	bool warm = false;
 
+	argv0 = calloc((size_t)argc + 1, sizeof(*argv0));   /* the parsers below shuffle argv */
+	if (argv0)
+		memcpy(argv0, argv, (size_t)argc * sizeof(*argv0));
 	log_init("loligo-mds");
 	rc = daemon_args(&argc, &argv, section, sizeof(section));
 	if (rc)
@@ -958,7 +961,8 @@ out_free:
 	mds_destroy(m);
 	if (served)
 		dinfo(MDS, "loligo-mds stopped");
-	if (reexec)
-		return restart_self(argc0, argv0, reexec == SREPLAY_COLD);
+	if (reexec && argv0)
+		rc = restart_self(argc0, argv0, reexec == SREPLAY_COLD);
+	free(argv0);
 	return rc;
 }

@@ -15,6 +15,17 @@
  *                 the operator, the standby goes on
  *   fail_and_stop `mds fail` and SIGTERM of the active: the standby takes
  *                 over without waiting for the grace
+ *   sreplay_follows  a standby-replay follows a burst of creates (its
+ *                 position in `fs status` reaches the active's), writes
+ *                 nothing but its registration (the metadata pool but the
+ *                 map object hashed before it started and once it caught
+ *                 up), and a kill -9 of the active hands it the rank with
+ *                 only the remainder replayed
+ *   sreplay_trimmed  the active expires and removes journal segments the
+ *                 follower has not read yet: it says so, loads afresh,
+ *                 follows again and takes over with every file
+ *   sreplay_preferred  a cold standby and a standby-replay, the active
+ *                 killed: the standby-replay takes the rank
  *
  * Each daemon stands for a machine of its own; they share the store (the
  * local store is one host's, RADOS the cluster's: the suite runs on both).
@@ -232,7 +243,13 @@ static void mount_both(const int *ports, int n)
  * A digest of every object of the metadata pool: name, data and omap
  * (-1: the store could not be read).
  */
+static long long pool_digest_but(const char *skip);
 static long long pool_digest(void)
+{
+	return pool_digest_but(NULL);
+}
+
+static long long pool_digest_but(const char *skip)
 {
 	struct store_config sc = { .backend = "local" };
 	struct store *st = NULL;
@@ -270,6 +287,10 @@ static long long pool_digest(void)
 		uint64_t off = 0;
 		ssize_t got;
 
+		if (skip && !strcmp(names[i], skip)) {
+			free(names[i]);
+			continue;
+		}
 		crc = crc32c(crc, names[i], strlen(names[i]) + 1);
 		while ((got = store_read(p, names[i], off, sizeof(buf), buf)) > 0) {
 			crc = crc32c(crc, buf, (size_t)got);
@@ -491,6 +512,267 @@ START_TEST(test_fail_and_stop)
 }
 END_TEST
 
+/* ---- standby-replay ------------------------------------------------------------------ */
+
+/*
+ * Daemon @name's entry in the standbys of the active @active's `fs status`:
+ * its state (copied into @state), its replay position and the active's
+ * last journal entry.  False: not listed.
+ */
+static bool sreplay_entry(const char *active, const char *name, char *state, size_t len, long *seq, long *aseq)
+{
+	struct json_object *rep = asok(active, "fs status"), *mm, *sb, *v, *rp;
+	char full[64];
+	bool found = false;
+
+	snprintf(full, sizeof(full), "mds.%s", name);
+	*seq = *aseq = -1;
+	if (rep && json_object_object_get_ex(rep, "mdsmap", &mm) && json_object_object_get_ex(mm, "standbys", &sb)) {
+		for (size_t i = 0; i < json_object_array_length(sb); i++) {
+			struct json_object *e = json_object_array_get_idx(sb, i);
+
+			if (!json_object_object_get_ex(e, "name", &v) || strcmp(json_object_get_string(v), full))
+				continue;
+			found = true;
+			if (json_object_object_get_ex(e, "state", &v))
+				snprintf(state, len, "%s", json_object_get_string(v));
+			if (json_object_object_get_ex(e, "replay", &rp)) {
+				if (json_object_object_get_ex(rp, "seq", &v))
+					*seq = (long)json_object_get_int64(v);
+				if (json_object_object_get_ex(rp, "active_seq", &v))
+					*aseq = (long)json_object_get_int64(v);
+			}
+		}
+	}
+	json_object_put(rep);
+	return found;
+}
+
+/* until the standby-replay @name's position (as @active shows it) reaches @active's last journal entry */
+static bool wait_caught_up(const char *active, const char *name)
+{
+	double end = now_s() + bound();
+	char st[64] = "";
+	long seq, aseq;
+
+	while (now_s() < end) {
+		if (sreplay_entry(active, name, st, sizeof(st), &seq, &aseq) && !strcmp(st, "standby-replay") &&
+		    seq > 0 && seq >= aseq)
+			return true;
+		nap();
+	}
+	fprintf(stderr, "test_fuse_failover: mds.%s is at %s, entry %ld of %ld\n", name, st, seq, aseq);
+	return false;
+}
+
+/* how many lines of daemon @name's log hold @needle */
+static int log_count(const char *name, const char *needle)
+{
+	char p[PATH_MAX + 32], line[4096];
+	int n = 0;
+	FILE *f;
+
+	snprintf(p, sizeof(p), "%s/mds.%s.log", fs.dir, name);
+	f = fopen(p, "r");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		n += strstr(line, needle) != NULL;
+	fclose(f);
+	return n;
+}
+
+/* the last standby-replay takeover in @name's log: entries its cache held, entries applied at the takeover */
+static bool takeover_counts(const char *name, long *had, long *applied)
+{
+	char p[PATH_MAX + 32], line[4096];
+	bool found = false;
+	FILE *f;
+
+	snprintf(p, sizeof(p), "%s/mds.%s.log", fs.dir, name);
+	f = fopen(p, "r");
+	if (!f)
+		return false;
+	while (fgets(line, sizeof(line), f)) {
+		const char *q = strstr(line, "standby-replay had applied ");
+
+		if (q && sscanf(q, "standby-replay had applied %ld of them (up to entry %*d), %ld applied", had,
+				applied) == 2)
+			found = true;
+	}
+	fclose(f);
+	return found;
+}
+
+/* the metadata pool but the map object (which standbys register in), once it stops changing */
+static long long settled_digest(void)
+{
+	double end = now_s() + bound();
+	long long d = pool_digest_but("mds_map"), prev = -2;
+
+	while (d != prev && now_s() < end) {
+		/* across a housekeeping tick of the active */
+		struct timespec ts = { 1, 200 * 1000000L };
+
+		nanosleep(&ts, NULL);
+		prev = d;
+		d = pool_digest_but("mds_map");
+	}
+	return d == prev ? d : -1;
+}
+
+static const char *const sr_active[] = { "--mds_beacon_interval=0.3", "--mds_beacon_grace=3",
+					  "--mds_journal_expire_age=3600", NULL };
+static const char *const sr_follow[] = { "--mds_beacon_interval=0.3", "--mds_beacon_grace=3",
+					  "--mds_standby_replay=true", NULL };
+
+START_TEST(test_sreplay_follows)
+{
+	int ports[2] = { lfs_free_port(), lfs_free_port() };
+	long long d0, d1;
+	long had = 0, applied = 0;
+	char name[32];
+	pid_t a, b;
+
+	a = lfs_mds_daemon_start(&fs, "a", ports[0], sr_active);
+	ck_assert_msg(wait_active("a", a), "mds.a did not take rank 0");
+	mount_both(ports, 2);
+	for (int i = 0; i < 50; i++) {
+		snprintf(name, sizeof(name), "early.%d", i);
+		ck_assert_int_eq(create_fsync(name), 0);
+	}
+	ck_assert_int_eq(lfs_umount(&fs), 0);
+
+	/* mds.a idle (no client, no segment sealed by age): only the map object changes */
+	d0 = settled_digest();
+	ck_assert_msg(d0 >= 0, "the metadata pool does not settle with mds.a idle");
+	b = lfs_mds_daemon_start(&fs, "b", ports[1], sr_follow);
+	ck_assert_msg(wait_caught_up("a", "b"), "mds.b did not catch up with mds.a's journal");
+	ck_assert_msg(wait_log("b", "caught up with the journal"), "mds.b did not log its catch-up");
+	d1 = pool_digest_but("mds_map");
+	ck_assert_msg(d0 == d1, "the metadata pool changed while the standby-replay loaded and followed "
+		      "(%llx -> %llx)", d0, d1);
+	fprintf(stderr, "test_fuse_failover: metadata pool digest %08llx before and after the standby-replay "
+		"caught up\n", d0);
+
+	/* a burst of creates through the mount: the follower's position reaches the active's */
+	mount_both(ports, 2);
+	for (int i = 0; i < 300; i++) {
+		snprintf(name, sizeof(name), "burst.%d", i);
+		ck_assert_int_eq(create_fsync(name), 0);
+	}
+	ck_assert_msg(wait_caught_up("a", "b"), "mds.b did not follow the burst");
+
+	/* the active dies: the follower applies only what it had not */
+	ck_assert_int_eq(create_fsync("last"), 0);
+	ck_assert_int_eq(kill(a, SIGKILL), 0);
+	waitpid(a, NULL, 0);
+	ck_assert_msg(wait_active("b", b), "mds.b did not take rank 0");
+	ck_assert_msg(takeover_counts("b", &had, &applied), "mds.b took over cold");
+	fprintf(stderr, "test_fuse_failover: standby-replay takeover: %ld entries held, %ld applied at takeover\n",
+		had, applied);
+	ck_assert_msg(had >= 350 && applied < 50, "the takeover replayed %ld entries, the cache held %ld", applied,
+		      had);
+	for (int i = 0; i < 300; i++) {
+		snprintf(name, sizeof(name), "burst.%d", i);
+		ck_assert_msg(exists(name), "%s is lost", name);
+	}
+	ck_assert_msg(exists("early.49") && exists("last"), "a file is lost");
+	ck_assert_int_eq(create_fsync("after"), 0);
+	ck_assert_int_eq(lfs_umount(&fs), 0);
+	kill(b, SIGTERM);
+	ck_assert_int_ne(wait_exit(b), -1);
+}
+END_TEST
+
+START_TEST(test_sreplay_trimmed)
+{
+	/* small segments expired at every tick; the follower looks only every 3 s */
+	static const char *const act[] = { "--mds_beacon_interval=0.3", "--mds_beacon_grace=3",
+					   "--mds_journal_segment_size=4096", "--mds_journal_expire_age=0.1", NULL };
+	static const char *const lazy[] = { "--mds_beacon_interval=0.3", "--mds_beacon_grace=3",
+					    "--mds_standby_replay=true", "--mds_standby_replay_interval=3", NULL };
+	int ports[2] = { lfs_free_port(), lfs_free_port() };
+	double end;
+	long had = 0, applied = 0;
+	char name[32];
+	pid_t a, b;
+	int n = 0;
+
+	a = lfs_mds_daemon_start(&fs, "a", ports[0], act);
+	ck_assert_msg(wait_active("a", a), "mds.a did not take rank 0");
+	b = lfs_mds_daemon_start(&fs, "b", ports[1], lazy);
+	ck_assert_msg(wait_log("b", "caught up with the journal"), "mds.b did not catch up");
+	mount_both(ports, 2);
+	/* the journal moves on and is expired under the follower between two of its looks */
+	end = now_s() + bound();
+	while (!log_has("b", "was expired and removed before this standby read it") && now_s() < end) {
+		for (int i = 0; i < 10; i++, n++) {
+			snprintf(name, sizeof(name), "f.%d", n);
+			ck_assert_int_eq(create_fsync(name), 0);
+		}
+	}
+	ck_assert_msg(log_has("b", "was expired and removed before this standby read it"),
+		      "mds.b did not see the journal trimmed under it");
+	/* it starts again (the same process, exec), loads afresh and follows */
+	ck_assert_msg(wait_log("b", "standby-replay: starting again"), "mds.b did not start again");
+	{
+		double e2 = now_s() + bound();
+
+		while (log_count("b", "caught up with the journal") < 2 && now_s() < e2)
+			nap();
+	}
+	ck_assert_msg(log_count("b", "caught up with the journal") >= 2, "mds.b did not catch up again");
+	ck_assert_msg(lfs_mds_daemon_port(&fs, "b") == 0, "mds.b serves beside mds.a");
+	ck_assert_msg(wait_caught_up("a", "b"), "mds.b does not follow after its reload");
+	ck_assert_int_eq(kill(a, SIGKILL), 0);
+	waitpid(a, NULL, 0);
+	ck_assert_msg(wait_active("b", b), "mds.b did not take rank 0");
+	ck_assert_msg(takeover_counts("b", &had, &applied), "mds.b took over cold");
+	fprintf(stderr, "test_fuse_failover: %d files; after the trim: %ld entries held, %ld applied at takeover\n",
+		n, had, applied);
+	for (int i = 0; i < n; i++) {
+		snprintf(name, sizeof(name), "f.%d", i);
+		ck_assert_msg(exists(name), "%s is lost", name);
+	}
+	ck_assert_int_eq(lfs_umount(&fs), 0);
+	kill(b, SIGTERM);
+	ck_assert_int_ne(wait_exit(b), -1);
+}
+END_TEST
+
+START_TEST(test_sreplay_preferred)
+{
+	int ports[3] = { lfs_free_port(), lfs_free_port(), lfs_free_port() };
+	char st[64] = "";
+	long seq, aseq;
+	pid_t a, b, c;
+
+	a = lfs_mds_daemon_start(&fs, "a", ports[0], fast);
+	ck_assert_msg(wait_active("a", a), "mds.a did not take rank 0");
+	c = lfs_mds_daemon_start(&fs, "c", ports[2], fast);          /* cold, registered first */
+	ck_assert_msg(wait_standbys("a", 1), "mds.c did not register as a standby");
+	b = lfs_mds_daemon_start(&fs, "b", ports[1], sr_follow);
+	ck_assert_msg(wait_caught_up("a", "b"), "mds.b did not follow");
+	ck_assert_int_eq(kill(a, SIGKILL), 0);
+	waitpid(a, NULL, 0);
+	{
+		double end = now_s() + bound();
+
+		while (now_s() < end && lfs_mds_daemon_port(&fs, "b") == 0 && lfs_mds_daemon_port(&fs, "c") == 0)
+			nap();
+	}
+	ck_assert_msg(lfs_mds_daemon_port(&fs, "b") > 0, "the standby-replay mds.b did not win the rank");
+	ck_assert_msg(wait_standbys("b", 1), "the cold mds.c is not a standby of mds.b");
+	ck_assert_msg(lfs_mds_daemon_port(&fs, "c") == 0, "mds.c serves too");
+	ck_assert_msg(!sreplay_entry("b", "b", st, sizeof(st), &seq, &aseq), "mds.b lists itself as a standby");
+	kill(b, SIGTERM);
+	kill(c, SIGTERM);
+	ck_assert_int_ne(wait_exit(b), -1);
+	ck_assert_int_ne(wait_exit(c), -1);
+}
+END_TEST
+
 static void setup(void)
 {
 	if (lfs_init(&fs) != 0) {
@@ -513,6 +795,9 @@ static Suite *suite(void)
 	lfs_suite_add(s, "race", test_standbys_race, setup, teardown, 180);
 	lfs_suite_add(s, "damaged_map", test_damaged_map, setup, teardown, 180);
 	lfs_suite_add(s, "fail_and_stop", test_fail_and_stop, setup, teardown, 180);
+	lfs_suite_add(s, "sreplay_follows", test_sreplay_follows, setup, teardown, 180);
+	lfs_suite_add(s, "sreplay_trimmed", test_sreplay_trimmed, setup, teardown, 180);
+	lfs_suite_add(s, "sreplay_preferred", test_sreplay_preferred, setup, teardown, 180);
 	return s;
 }
 
