@@ -5,6 +5,7 @@
 #   tools/bench/run-failover.sh [--build DIR] [--rounds N] [--threads T]
 #                               [--backends "local rados"] [--signals "KILL STOP"]
 #                               [--mds-args "--mds_beacon_interval=1 --mds_beacon_grace=5"]
+#                               [--standby-replay]
 #
 # Each run is the failover case of tests/e2e/test_fuse_crash.c: two
 # loligo-mds daemons on one filesystem (an active and a standby), a FUSE
@@ -22,13 +23,16 @@
 # active serving (its port file) and to the first operation acknowledged
 # after it, the longest any syscall took, operations acknowledged.
 # RADOS runs start a single-node Ceph cluster (../shared/ceph) per run.
+# --standby-replay: the standby follows the journal (mds_standby_replay);
+# also reported then: journal entries the new active's cache held and the
+# most it applied at a takeover.
 #
 # No journal holds here (LOLIGO_FAILOVER_HOLD=0): the suite's own run holds
 # the journal on purpose, which stalls syscalls by design.
 set -uo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 build=$top/build rounds=10 threads=8 backends="local rados" signals="KILL STOP"
-mds_args="--mds_beacon_interval=1 --mds_beacon_grace=5"
+mds_args="--mds_beacon_interval=1 --mds_beacon_grace=5" sreplay=0
 while (($#)); do
 	case $1 in
 	--build) build=$2; shift ;;
@@ -37,7 +41,8 @@ while (($#)); do
 	--backends) backends=$2; shift ;;
 	--signals) signals=$2; shift ;;
 	--mds-args) mds_args=$2; shift ;;
-	-h|--help) sed -n '2,28p' "$0"; exit 0 ;;
+	--standby-replay) sreplay=1 ;;
+	-h|--help) sed -n '2,32p' "$0"; exit 0 ;;
 	*) echo "run-failover: unknown argument $1" >&2; exit 2 ;;
 	esac
 	shift
@@ -51,7 +56,8 @@ run() { # backend signal -> $out/$backend.$signal.log
 	local be=$1 sig=$2 log=$out/$1.$2.log
 	local -a env=(LOLIGO_BUILD_DIR="$build" LOLIGO_SOURCE_DIR="$top" CK_RUN_CASE=failover
 		CK_TIMEOUT_MULTIPLIER=20 LOLIGO_FAILOVERS="$rounds" LOLIGO_FAILOVER_THREADS="$threads"
-		LOLIGO_FAILOVER_HOLD=0 LOLIGO_FAILOVER_SIGNAL="$sig" LOLIGO_FAILOVER_MDS_ARGS="$mds_args")
+		LOLIGO_FAILOVER_HOLD=0 LOLIGO_FAILOVER_SIGNAL="$sig" LOLIGO_FAILOVER_MDS_ARGS="$mds_args"
+		LOLIGO_FAILOVER_STANDBY_REPLAY="$sreplay")
 	if [[ $be == rados ]]; then
 		env "${env[@]}" LOLIGO_SUITE_TIMEOUT=3000 bash "$top/tests/e2e/fuse_suite_rados.sh" failover-bench "$bin" \
 			> "$log" 2>&1
@@ -69,6 +75,9 @@ serve = [float(x) for x in re.findall(r"serves ([0-9.]+) s after", text)]
 ack = [float(x) for x in re.findall(r"first op acknowledged after ([0-9.]+) s", text)]
 m = re.search(r"(\d+) ops acknowledged by (\d+) threads.*longest syscall ([0-9.]+) s; (\d+) stopped", text)
 ok = "every acknowledged operation is there exactly once" in text and "100%: Checks" in text
+sr = [(int(a), int(b)) for a, b in re.findall(r"standby-replay held (\d+) journal entries, applied (\d+)", text)]
+if sr:
+    sig += f" (standby-replay: cache held {min(a for a, b in sr)}-{max(a for a, b in sr)} entries, applied at most {max(b for a, b in sr)} at a takeover)"
 if not serve or not m:
     print(f"| {be} | SIG{sig} | failed: see the log | | | | |")
     sys.exit(0)
@@ -78,7 +87,7 @@ print(f"| {be} | SIG{sig} | {len(serve)} | {med:.2f} / {max(serve):.2f} | {max(a
 PY
 }
 
-echo "# run-failover.sh: $rounds rounds, $threads threads, MDS: $mds_args ($(date -u +%F), $(git -C "$top" rev-parse --short HEAD))"
+echo "# run-failover.sh: $rounds rounds, $threads threads, MDS: $mds_args$( ((sreplay)) && echo ", standby-replay") ($(date -u +%F), $(git -C "$top" rev-parse --short HEAD))"
 echo "| store | signal | failovers | to serve, median / max (s) | to first ack, max (s) | longest syscall (s) | ops acknowledged | checker | holders killed by successor |"
 echo "|---|---|---|---|---|---|---|---|---|"
 rc=0
