@@ -21,9 +21,11 @@
  *                 map object hashed before it started and once it caught
  *                 up), and a kill -9 of the active hands it the rank with
  *                 only the remainder replayed
- *   sreplay_trimmed  the active expires and removes journal segments the
- *                 follower has not read yet: it says so, loads afresh,
- *                 follows again and takes over with every file
+ *   sreplay_trimmed  a follower that looks only every 3 s: health warns
+ *                 MDS_STANDBY_REPLAY_LAGGING; the active expires and
+ *                 removes journal segments it has not read yet: it says
+ *                 so, loads afresh, follows again and takes over with
+ *                 every file
  *   sreplay_preferred  a cold standby and a standby-replay, the active
  *                 killed: the standby-replay takes the rank
  *
@@ -689,7 +691,8 @@ START_TEST(test_sreplay_trimmed)
 {
 	/* small segments expired at every tick; the follower looks only every 3 s */
 	static const char *const act[] = { "--mds_beacon_interval=0.3", "--mds_beacon_grace=3",
-					   "--mds_journal_segment_size=4096", "--mds_journal_expire_age=0.1", NULL };
+					   "--mds_journal_segment_size=4096", "--mds_journal_expire_age=0.1",
+					   "--mds_standby_replay_lag_warn=1", NULL };
 	static const char *const lazy[] = { "--mds_beacon_interval=0.3", "--mds_beacon_grace=3",
 					    "--mds_standby_replay=true", "--mds_standby_replay_interval=3", NULL };
 	int ports[2] = { lfs_free_port(), lfs_free_port() };
@@ -703,6 +706,22 @@ START_TEST(test_sreplay_trimmed)
 	ck_assert_msg(wait_active("a", a), "mds.a did not take rank 0");
 	b = lfs_mds_daemon_start(&fs, "b", ports[1], lazy);
 	ck_assert_msg(wait_log("b", "caught up with the journal"), "mds.b did not catch up");
+	/* between two looks 3 s apart it has not caught up for longer than the 1 s warning */
+	{
+		double e1 = now_s() + bound();
+		bool warned = false;
+
+		while (!warned && now_s() < e1) {
+			struct json_object *h = asok("a", "health"), *checks;
+
+			warned = h && json_object_object_get_ex(h, "checks", &checks) &&
+				 json_object_object_get_ex(checks, "MDS_STANDBY_REPLAY_LAGGING", NULL);
+			json_object_put(h);
+			if (!warned)
+				nap();
+		}
+		ck_assert_msg(warned, "no MDS_STANDBY_REPLAY_LAGGING for a standby-replay looking every 3 s");
+	}
 	mount_both(ports, 2);
 	/* the journal moves on and is expired under the follower between two of its looks */
 	end = now_s() + bound();
