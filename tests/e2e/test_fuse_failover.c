@@ -28,6 +28,8 @@
  *                 every file
  *   sreplay_preferred  a cold standby and a standby-replay, the active
  *                 killed: the standby-replay takes the rank
+ *   sreplay_undecodable  an entry out of sequence in the journal: the
+ *                 follower says so and becomes a cold standby (local store)
  *
  * Each daemon stands for a machine of its own; they share the store (the
  * local store is one host's, RADOS the cluster's: the suite runs on both).
@@ -792,6 +794,85 @@ START_TEST(test_sreplay_preferred)
 }
 END_TEST
 
+/*
+ * An entry with the wrong sequence number appended to the journal's newest
+ * segment (a valid checksum: not a torn tail): the follower must not
+ * guess, but say so and start again as a cold standby; the next write of
+ * the active overwrites it (it writes at its own end of the segment), and
+ * the cold standby's takeover loads and replays everything.
+ */
+START_TEST(test_sreplay_undecodable)
+{
+	int ports[2] = { lfs_free_port(), lfs_free_port() };
+	struct store_config sc = { .backend = "local" };
+	struct store *st = NULL;
+	struct store_pool *p = NULL;
+	struct store_op *op;
+	struct store_stat sst;
+	char path[PATH_MAX], newest[128] = "", **names = NULL, state[64] = "";
+	uint8_t e[24];
+	size_t n = 0;
+	long seq, aseq, had, applied;
+	uint64_t bogus = 999999999;
+	pid_t a, b;
+
+	if (lfs_rados())
+		return;         /* the bad entry is written with the local store's API */
+	a = lfs_mds_daemon_start(&fs, "a", ports[0], sr_active);
+	ck_assert_msg(wait_active("a", a), "mds.a did not take rank 0");
+	mount_both(ports, 2);
+	ck_assert_int_eq(create_fsync("one"), 0);
+	b = lfs_mds_daemon_start(&fs, "b", ports[1], sr_follow);
+	ck_assert_msg(wait_caught_up("a", "b"), "mds.b did not follow");
+
+	snprintf(path, sizeof(path), "%s/store", fs.dir);
+	sc.local_path = path;
+	ck_assert_int_eq(store_open(&sc, &st), 0);
+	ck_assert_int_eq(store_pool_open(st, "loligo_metadata", NULL, &p), 0);
+	ck_assert_int_eq(store_list_objects(p, &names, &n), 0);
+	for (size_t i = 0; i < n; i++) {
+		if (!strncmp(names[i], "mds_journal.", 12) && strcmp(names[i], newest) > 0)
+			snprintf(newest, sizeof(newest), "%s", names[i]);
+		free(names[i]);
+	}
+	free(names);
+	ck_assert_msg(*newest, "no journal segment");
+	ck_assert_int_eq(store_stat(p, newest, &sst), 0);
+	/* "LJE2", EDITS, seq, no payload, crc32c of the 20 bytes before it */
+	memcpy(e, "LJE2", 4);
+	e[4] = 1, e[5] = e[6] = e[7] = 0;
+	for (int i = 0; i < 8; i++)
+		e[8 + i] = (uint8_t)(bogus >> (8 * i));
+	memset(e + 16, 0, 4);
+	{
+		uint32_t c = crc32c(0, e, 20);
+
+		for (int i = 0; i < 4; i++)
+			e[20 + i] = (uint8_t)(c >> (8 * i));
+	}
+	op = store_op_new();
+	store_op_write(op, sst.size, e, sizeof(e));
+	ck_assert_int_eq(store_op_exec(p, newest, op), 0);
+	store_pool_close(p);
+	store_close(st);
+
+	ck_assert_msg(wait_log("b", "where entry"), "mds.b did not report the entry out of sequence");
+	ck_assert_msg(wait_log("b", "starting again as a cold standby"), "mds.b did not fall back to a cold standby");
+	ck_assert_msg(wait_standbys("a", 1), "mds.b is not a (cold) standby after its fallback");
+	ck_assert_msg(sreplay_entry("a", "b", state, sizeof(state), &seq, &aseq) && !strcmp(state, "standby"),
+		      "mds.b is listed as '%s', not a cold standby", state);
+	ck_assert_int_eq(create_fsync("two"), 0);
+	ck_assert_int_eq(kill(a, SIGKILL), 0);
+	waitpid(a, NULL, 0);
+	ck_assert_msg(wait_active("b", b), "the cold mds.b did not take rank 0");
+	ck_assert_msg(!takeover_counts("b", &had, &applied), "the cold mds.b took over as a standby-replay");
+	ck_assert_msg(exists("one") && exists("two"), "a file is lost");
+	ck_assert_int_eq(lfs_umount(&fs), 0);
+	kill(b, SIGTERM);
+	ck_assert_int_ne(wait_exit(b), -1);
+}
+END_TEST
+
 static void setup(void)
 {
 	if (lfs_init(&fs) != 0) {
@@ -817,6 +898,7 @@ static Suite *suite(void)
 	lfs_suite_add(s, "sreplay_follows", test_sreplay_follows, setup, teardown, 180);
 	lfs_suite_add(s, "sreplay_trimmed", test_sreplay_trimmed, setup, teardown, 180);
 	lfs_suite_add(s, "sreplay_preferred", test_sreplay_preferred, setup, teardown, 180);
+	lfs_suite_add(s, "sreplay_undecodable", test_sreplay_undecodable, setup, teardown, 180);
 	return s;
 }
 
