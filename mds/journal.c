@@ -254,7 +254,15 @@ int journal_mkfs(struct mds *m)
 
 uint64_t journal_last_seq(struct mds *m)
 {
-	return m->j ? atomic_load(&m->j->written_seq) : 0;
+	struct journal *j = m->j;
+	uint64_t v;
+
+	if (!j)
+		return 0;
+	pthread_mutex_lock(&j->lock);
+	v = j->written_seq;
+	pthread_mutex_unlock(&j->lock);
+	return v;
 }
 
 int journal_read_only(struct mds *m)
@@ -701,10 +709,8 @@ static void *writer_main(void *arg)
 			}
 			cur->nentries += n + (seal ? 1 : 0);
 			cur->nedits += n;
-			if (buf.len) {
+			if (buf.len)
 				cur->last_seq = last;
-				atomic_store(&j->written_seq, last);
-			}
 			if (!buf.len) {
 				mdsp_buf_free(&buf);
 			} else if (jseg_add_chunk(cur, buf.data, buf.len)) {

@@ -67,7 +67,7 @@ int journal_health(struct mds *m, char *msg, size_t len);
 /* journal_damage_msg - why journal_replay() refused the journal (-EUCLEAN), or NULL. */
 const char *journal_damage_msg(struct mds *m);
 void journal_tick(struct mds *m);
-/* journal_last_seq - the sequence number of the last entry written to a segment (lock-free). */
+/* journal_last_seq - the sequence number of the last entry durable in a segment (takes j->lock). */
 uint64_t journal_last_seq(struct mds *m);
 /* journal_clean_below - every entry with a lower sequence number is expired. */
 uint64_t journal_clean_below(struct mds *m);

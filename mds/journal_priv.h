@@ -95,7 +95,6 @@ struct journal {
 	bool expire_failing;          /* expire_lock: the last expiry failed (log once) */
 	_Atomic uint64_t clean_below; /* entries with a lower seq are expired (0: replayed ones are not yet) */
 	uint64_t replay_last_edit;    /* seq of the last EDITS entry replayed at start (v2) */
-	_Atomic uint64_t written_seq; /* the last entry durable in a segment (status: a standby-replay's lag) */
 	uint64_t replay_skip;         /* replay applies only entries after this one (a standby-replay's position) */
 	uint64_t replay_applied, replay_skipped;  /* EDITS entries replay applied, and left to the standby-replay's cache */
 

@@ -207,7 +207,7 @@ int journal_replay_from(struct mds *m, uint64_t applied)
 	/* the last seq handed out: the current segment's last entry, or its
 	 * SEG_START's if that is still to be written */
 	j->next_seq = j->cur->opened ? j->cur->last_seq : j->cur->start_seq;
-	atomic_store(&j->written_seq, res.next_seq ? res.next_seq - 1 : 0);
+	j->written_seq = res.next_seq ? res.next_seq - 1 : 0;   /* replayed: durable */
 	j->cur_len = j->cur->len;
 	j->cur_nedits = j->cur->nedits;
 	j->cur_first_ns = j->cur->first_ns;
