@@ -41,7 +41,7 @@ while (($#)); do
 	--no-nfs) nfs=0 ;;
 	--no-build) build=0 ;;
 	--stop) stop=1 ;;
-	-h|--help) sed -n '2,26p' "$0"; exit 0 ;;
+	-h|--help) sed -n '2,25p' "$0"; exit 0 ;;
 	*) echo "vstart: unknown argument '$1' (try --help)" >&2; exit 2 ;;
 	esac
 	shift

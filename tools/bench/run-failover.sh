@@ -42,7 +42,7 @@ while (($#)); do
 	--signals) signals=$2; shift ;;
 	--mds-args) mds_args=$2; shift ;;
 	--standby-replay) sreplay=1 ;;
-	-h|--help) sed -n '2,32p' "$0"; exit 0 ;;
+	-h|--help) sed -n '2,31p' "$0"; exit 0 ;;
 	*) echo "run-failover: unknown argument $1" >&2; exit 2 ;;
 	esac
 	shift
