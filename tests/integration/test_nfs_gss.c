@@ -457,6 +457,23 @@ static void gcall(struct gcl *c, uint32_t proc, struct xdr_enc *a, struct gres *
 	size_t len = 0;
 	uint8_t *rep;
 
+	if (c->ctx == GSS_C_NO_CONTEXT) {   /* AUTH_SYS (root), for the comparison in throughput */
+		struct trpc_reply tr;
+
+		memset(r, 0, sizeof(*r));
+		xdr_enc_init(&e, 4 << 20);
+		trpc_call_header(&e, ++c->xid, NFS_PROG, 3, proc);
+		xdr_put_fixed(&e, a->buf, a->len);
+		xdr_enc_free(a);
+		r->rec = roundtrip(c->fd, &e, &len);
+		ck_assert_int_eq(trpc_parse_reply(r->rec, len, &tr), 0);
+		r->xid = tr.xid;
+		r->reply_stat = tr.reply_stat;
+		r->stat = tr.stat;
+		r->res = tr.res;
+		ck_assert_uint_eq(r->xid, c->xid);
+		return;
+	}
 	gcl_encode(c, &e, ++c->xid, NFS_PROG, proc, RPCSEC_GSS_DATA, seq, a->buf, a->len, CORRUPT_NONE);
 	xdr_enc_free(a);
 	rep = roundtrip(c->fd, &e, &len);
@@ -568,7 +585,7 @@ static uint32_t g_create(struct gcl *c, const struct fh3 *dir, const char *name,
 	return st;
 }
 
-static uint32_t g_write(struct gcl *c, const struct fh3 *fh, const void *data, uint32_t n)
+static uint32_t g_write_at(struct gcl *c, const struct fh3 *fh, uint64_t off, const void *data, uint32_t n)
 {
 	struct xdr_enc a;
 	struct gres r;
@@ -576,9 +593,9 @@ static uint32_t g_write(struct gcl *c, const struct fh3 *fh, const void *data, u
 
 	xdr_enc_init(&a, 2 << 20);
 	xdr_put_opaque(&a, fh->d, fh->len);
-	xdr_put_u64(&a, 0);
+	xdr_put_u64(&a, off);
 	xdr_put_u32(&a, n);
-	xdr_put_u32(&a, 2);              /* FILE_SYNC */
+	xdr_put_u32(&a, off ? 0 : 2);    /* FILE_SYNC (the first), then UNSTABLE */
 	xdr_put_opaque(&a, data, n);
 	gcall(c, P3_WRITE, &a, &r);
 	ck_assert_uint_eq(r.stat, RPC_SUCCESS);
@@ -587,8 +604,13 @@ static uint32_t g_write(struct gcl *c, const struct fh3 *fh, const void *data, u
 	return st;
 }
 
+static uint32_t g_write(struct gcl *c, const struct fh3 *fh, const void *data, uint32_t n)
+{
+	return g_write_at(c, fh, 0, data, n);
+}
+
 /* READ @n bytes at 0 into @buf: the status; *got the count. */
-static uint32_t g_read(struct gcl *c, const struct fh3 *fh, void *buf, uint32_t n, uint32_t *got)
+static uint32_t g_read_at(struct gcl *c, const struct fh3 *fh, uint64_t off, void *buf, uint32_t n, uint32_t *got)
 {
 	struct xdr_enc a;
 	struct gres r;
@@ -597,7 +619,7 @@ static uint32_t g_read(struct gcl *c, const struct fh3 *fh, void *buf, uint32_t 
 
 	xdr_enc_init(&a, 4096);
 	xdr_put_opaque(&a, fh->d, fh->len);
-	xdr_put_u64(&a, 0);
+	xdr_put_u64(&a, off);
 	xdr_put_u32(&a, n);
 	gcall(c, P3_READ, &a, &r);
 	ck_assert_uint_eq(r.stat, RPC_SUCCESS);
@@ -612,6 +634,11 @@ static uint32_t g_read(struct gcl *c, const struct fh3 *fh, void *buf, uint32_t 
 	}
 	gres_free(&r);
 	return st;
+}
+
+static uint32_t g_read(struct gcl *c, const struct fh3 *fh, void *buf, uint32_t n, uint32_t *got)
+{
+	return g_read_at(c, fh, 0, buf, n, got);
 }
 
 /* The file @dir/@name as the client library sees it: its owner and size. */
@@ -1031,6 +1058,68 @@ START_TEST(bad_keytab_refused)
 }
 END_TEST
 
+/*
+ * Not a check: throughput of sys, krb5, krb5i and krb5p on one connection
+ * (one 1 MiB WRITE or READ in flight at a time, over 64 MiB of a file),
+ * GSS_BENCH seconds each way.  docs/BENCHMARKS.md has the numbers.
+ */
+START_TEST(throughput)
+{
+	static const char *modes[] = { "sys", "krb5", "krb5i", "krb5p" };
+	static const uint32_t svcs[] = { 0, RPC_GSS_SVC_NONE, RPC_GSS_SVC_INTEGRITY, RPC_GSS_SVC_PRIVACY };
+	const uint32_t io = 1 << 20;
+	double secs = atof(getenv("GSS_BENCH"));
+	struct fh3 root, dir, f;
+	uint32_t flav[4], nflav, uid, got;
+	char *data = malloc(io), *back = malloc(io), name[32];
+
+	gw_up("id=1,path=/,rw,insecure,no_root_squash,sec=sys:krb5:krb5i:krb5p");
+	kinit("user.keytab", "daemon", "cc.daemon", "1h");
+	mkdir_lc("bench");
+	mnt(g.port, "/", &root, flav, &nflav);
+	memset(data, 0x5a, io);
+	for (int m = 0; m < 4; m++) {
+		struct gcl c = { .ctx = GSS_C_NO_CONTEXT, .xid = 0x100 };
+		uint64_t t0, t1, n = 0, rn = 0;
+		int fd = trpc_connect(g.port);
+
+		ck_assert_int_ge(fd, 0);
+		c.fd = fd;
+		if (m) {
+			ck_assert_uint_eq(gcl_init(&c, fd, "cc.daemon", "nfs/localhost"), GSS_S_COMPLETE);
+			c.service = svcs[m];
+		}
+		ck_assert_uint_eq(g_lookup(&c, &root, "bench", &dir), 0);
+		snprintf(name, sizeof(name), "w-%s", modes[m]);
+		ck_assert_uint_eq(g_create(&c, &dir, name, &f, &uid), 0);
+		t0 = now_mono_ns();
+		do {
+			ck_assert_uint_eq(g_write_at(&c, &f, (n % 64) * io, data, io), 0);
+			n++;
+			t1 = now_mono_ns();
+		} while (t1 - t0 < (uint64_t)(secs * 1e9));
+		{
+			uint64_t r0 = now_mono_ns(), r1;
+
+			do {
+				ck_assert_uint_eq(g_read_at(&c, &f, (rn % (n < 64 ? n : 64)) * io, back, io, &got), 0);
+				ck_assert_uint_eq(got, io);
+				rn++;
+				r1 = now_mono_ns();
+			} while (r1 - r0 < (uint64_t)(secs * 1e9));
+			printf("GSSBENCH mode=%s write_MiBps=%.1f read_MiBps=%.1f (1 MiB ops, 1 in flight, %.0f s each)\n",
+			       modes[m], (double)n / ((double)(t1 - t0) / 1e9), (double)rn / ((double)(r1 - r0) / 1e9), secs);
+			fflush(stdout);
+		}
+		if (m)
+			gcl_free(&c);
+		close(fd);
+	}
+	free(data);
+	free(back);
+}
+END_TEST
+
 int main(int argc, char **argv)
 {
 	Suite *s = suite_create("nfs_gss");
@@ -1057,6 +1146,14 @@ int main(int argc, char **argv)
 	tcase_add_test(tc, drc_across_seq);
 	tcase_add_test(tc, bad_keytab_refused);
 	suite_add_tcase(s, tc);
+	if (getenv("GSS_BENCH")) {
+		tc = tcase_create("bench");
+		tcase_set_timeout(tc, 600);
+		tcase_add_unchecked_fixture(tc, suite_up, suite_down);
+		tcase_add_checked_fixture(tc, NULL, teardown);
+		tcase_add_test(tc, throughput);
+		suite_add_tcase(s, tc);
+	}
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
 	nf = srunner_ntests_failed(sr);
