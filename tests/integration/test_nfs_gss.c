@@ -164,6 +164,7 @@ struct gcl {
 	uint32_t seq, window;
 	uint32_t service;                /* 1 none, 2 integrity, 3 privacy */
 	uint32_t xid;
+	uint32_t vers;                   /* of the NFS program: 3 unless set (4) */
 };
 
 static gss_cred_id_t initiator(const char *cc)
@@ -333,7 +334,7 @@ static void gcl_encode(struct gcl *c, struct xdr_enc *e, uint32_t xid, uint32_t 
 	xdr_put_u32(e, RPC_CALL);
 	xdr_put_u32(e, RPC_VERSION);
 	xdr_put_u32(e, prog);
-	xdr_put_u32(e, 3);
+	xdr_put_u32(e, c->vers ? c->vers : 3);
 	xdr_put_u32(e, proc);
 	put_gss_cred(e, gproc, seq, c->service, c->handle, c->hlen);
 	in.value = e->buf;
@@ -462,7 +463,7 @@ static void gcall(struct gcl *c, uint32_t proc, struct xdr_enc *a, struct gres *
 
 		memset(r, 0, sizeof(*r));
 		xdr_enc_init(&e, 4 << 20);
-		trpc_call_header(&e, ++c->xid, NFS_PROG, 3, proc);
+		trpc_call_header(&e, ++c->xid, NFS_PROG, c->vers ? c->vers : 3, proc);
 		xdr_put_fixed(&e, a->buf, a->len);
 		xdr_enc_free(a);
 		r->rec = roundtrip(c->fd, &e, &len);
@@ -1031,6 +1032,125 @@ START_TEST(drc_across_seq)
 }
 END_TEST
 
+/* An NFSv4.0 COMPOUND of @ops (already encoded, @nops of them) under @c
+ * (AUTH_SYS when it has no context): the reply in @r, positioned at the
+ * first op result; the compound status in *@st. */
+static void v4_compound(struct gcl *c, const struct xdr_enc *ops, uint32_t nops, struct gres *r, uint32_t *st)
+{
+	struct xdr_enc a;
+	uint32_t taglen;
+
+	xdr_enc_init(&a, 8192);
+	xdr_put_opaque(&a, NULL, 0);     /* tag */
+	xdr_put_u32(&a, 0);              /* minorversion */
+	xdr_put_u32(&a, nops);
+	xdr_put_fixed(&a, ops->buf, ops->len);
+	c->vers = 4;
+	gcall(c, 1, &a, r);
+	ck_assert_uint_eq(r->reply_stat, RPC_MSG_ACCEPTED);
+	ck_assert_uint_eq(r->stat, RPC_SUCCESS);
+	xdr_get_u32(&r->res, st);
+	xdr_get_u32(&r->res, &taglen);
+	xdr_skip(&r->res, taglen);
+	xdr_get_u32(&r->res, &nops);     /* results */
+	ck_assert_int_eq(r->res.err, 0);
+}
+
+static uint32_t v4_op_status(struct gres *r, uint32_t op)
+{
+	uint32_t o = 0, st = 99;
+
+	xdr_get_u32(&r->res, &o);
+	xdr_get_u32(&r->res, &st);
+	ck_assert_int_eq(r->res.err, 0);
+	ck_assert_uint_eq(o, op);
+	return st;
+}
+
+enum { V4_GETATTR = 9, V4_LOOKUP = 15, V4_PUTROOTFH = 24, V4_SECINFO = 33, V4_WRONGSEC = 10016 };
+
+static void v4_getattr_ops(struct xdr_enc *ops)
+{
+	xdr_enc_truncate(ops, 0);
+	xdr_put_u32(ops, V4_PUTROOTFH);
+	xdr_put_u32(ops, V4_LOOKUP);
+	xdr_put_string(ops, "k");
+	xdr_put_u32(ops, V4_GETATTR);
+	xdr_put_u32(ops, 1);
+	xdr_put_u32(ops, 1u << 1);       /* type */
+}
+
+/*
+ * NFSv4 and sec=: the pseudo root serves every flavour; an export of
+ * krb5p and krb5 answers an AUTH_SYS GETATTR of its root NFS4ERR_WRONGSEC
+ * (PUTROOTFH and LOOKUP into it do not: RFC 8881 2.6.3.1), SECINFO lists
+ * its flavours in order with the krb5 OID, and the same GETATTR under
+ * krb5p works.
+ */
+START_TEST(v4_wrongsec_and_secinfo)
+{
+	static const uint8_t krb5_oid[] = { 0x2a, 0x86, 0x48, 0x86, 0xf7, 0x12, 0x01, 0x02, 0x02 };
+	struct gcl c = { .ctx = GSS_C_NO_CONTEXT, .xid = 0x400 };
+	struct xdr_enc ops;
+	struct gres r;
+	uint32_t st, n, fl, qop, svc, oidlen;
+	uint8_t oid[32];
+	int fd;
+
+	gw_up("id=1,path=/,pseudo=/k,rw,insecure,sec=krb5p:krb5");
+	kinit("user.keytab", "daemon", "cc.daemon", "1h");
+	fd = trpc_connect(g.port);
+	ck_assert_int_ge(fd, 0);
+	c.fd = fd;
+
+	/* AUTH_SYS: PUTROOTFH, LOOKUP k, GETATTR -> WRONGSEC at the GETATTR */
+	xdr_enc_init(&ops, 1024);
+	v4_getattr_ops(&ops);
+	v4_compound(&c, &ops, 3, &r, &st);
+	ck_assert_uint_eq(st, V4_WRONGSEC);
+	ck_assert_uint_eq(v4_op_status(&r, V4_PUTROOTFH), 0);
+	ck_assert_uint_eq(v4_op_status(&r, V4_LOOKUP), 0);
+	ck_assert_uint_eq(v4_op_status(&r, V4_GETATTR), V4_WRONGSEC);
+	gres_free(&r);
+
+	/* AUTH_SYS: PUTROOTFH, SECINFO k -> krb5p, krb5 */
+	xdr_enc_truncate(&ops, 0);
+	xdr_put_u32(&ops, V4_PUTROOTFH);
+	xdr_put_u32(&ops, V4_SECINFO);
+	xdr_put_string(&ops, "k");
+	v4_compound(&c, &ops, 2, &r, &st);
+	ck_assert_uint_eq(st, 0);
+	ck_assert_uint_eq(v4_op_status(&r, V4_PUTROOTFH), 0);
+	ck_assert_uint_eq(v4_op_status(&r, V4_SECINFO), 0);
+	xdr_get_u32(&r.res, &n);
+	ck_assert_uint_eq(n, 2);
+	for (uint32_t i = 0; i < n; i++) {
+		xdr_get_u32(&r.res, &fl);
+		ck_assert_uint_eq(fl, RPCSEC_GSS);
+		xdr_get_opaque_copy(&r.res, oid, &oidlen, sizeof(oid));
+		ck_assert_uint_eq(oidlen, sizeof(krb5_oid));
+		ck_assert(memcmp(oid, krb5_oid, oidlen) == 0);
+		xdr_get_u32(&r.res, &qop);
+		xdr_get_u32(&r.res, &svc);
+		ck_assert_uint_eq(qop, 0);
+		ck_assert_uint_eq(svc, i == 0 ? RPC_GSS_SVC_PRIVACY : RPC_GSS_SVC_NONE);
+	}
+	ck_assert_int_eq(r.res.err, 0);
+	gres_free(&r);
+
+	/* krb5p: the GETATTR works */
+	ck_assert_uint_eq(gcl_init(&c, fd, "cc.daemon", "nfs/localhost"), GSS_S_COMPLETE);
+	c.service = RPC_GSS_SVC_PRIVACY;
+	v4_getattr_ops(&ops);
+	v4_compound(&c, &ops, 3, &r, &st);
+	ck_assert_uint_eq(st, 0);
+	gres_free(&r);
+	xdr_enc_free(&ops);
+	gcl_free(&c);
+	close(fd);
+}
+END_TEST
+
 /* A bad keytab stops the gateway at start, saying so. */
 START_TEST(bad_keytab_refused)
 {
@@ -1145,6 +1265,7 @@ int main(int argc, char **argv)
 	tcase_add_test(tc, expired_ticket);
 	tcase_add_test(tc, drc_across_seq);
 	tcase_add_test(tc, bad_keytab_refused);
+	tcase_add_test(tc, v4_wrongsec_and_secinfo);
 	suite_add_tcase(s, tc);
 	if (getenv("GSS_BENCH")) {
 		tc = tcase_create("bench");
