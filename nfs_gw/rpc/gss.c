@@ -551,7 +551,8 @@ static enum rpc_gss_verdict gss_init(struct rpc_gss *g, struct rpc_req *req, str
 		}
 		c->gctx = GSS_C_NO_CONTEXT;
 		c->refs = 1;
-		c->expire_ns = UINT64_MAX;
+		/* a context left half made (CONTINUE_NEEDED) goes within a minute */
+		c->expire_ns = now_mono_ns() + 60ull * 1000000000ull;
 		pthread_mutex_init(&c->lock, NULL);
 		if (getrandom(c->handle, sizeof(c->handle), 0) != (ssize_t)sizeof(c->handle)) {
 			ctx_free(c);
