@@ -9,9 +9,11 @@
  * AUTH_SYS), BIND_CONN_TO_SESSION binds another connection to it (after a
  * reconnect: SEQUENCE reports SEQ4_STATUS_CB_PATH_DOWN until then),
  * BACKCHANNEL_CTL changes its program and security; each binding is probed
- * with CB_NULL.  State protection is SP4_NONE only: SP4_MACH_CRED needs an
- * RPCSEC_GSS request (RFC 8881 18.35.3; NFS4ERR_INVAL for AUTH_SYS, as
- * knfsd answers), SP4_SSV is not supported.
+ * with CB_NULL.  State protection is SP4_NONE only: SP4_MACH_CRED is
+ * NFS4ERR_INVAL (knfsd's answer to it over AUTH_SYS; the gateway speaks
+ * RPCSEC_GSS since issue 20.3 but does not keep machine-credential state
+ * protection yet: it would need the principal itself in the client record,
+ * not the uid it maps to), SP4_SSV is not supported.
  *
  * EXCHANGE_ID and CREATE_SESSION follow the case analysis of RFC 8881
  * 18.35.4 and 18.36.4 (numbered as there): records are compared by owner,
@@ -121,7 +123,7 @@ NFS4_OP(exchange_id)
 	/* undefined bits (CONFIRMED_R is the server's alone) are NFS4ERR_INVAL (18.35.3) */
 	if (owner_len == 0 || (flags & ~EXCHGID4_CLIENT_FLAGS))
 		return NFS4ERR_INVAL;
-	/* machine credentials are RPCSEC_GSS principals: not with AUTH_SYS */
+	/* machine-credential state protection: not yet, whatever the flavour */
 	if (how == SP4_MACH_CRED)
 		return NFS4ERR_INVAL;
 	update = flags & EXCHGID4_FLAG_UPD_CONFIRMED_REC_A;

@@ -590,15 +590,9 @@ static enum rpc_gss_verdict gss_init(struct rpc_gss *g, struct rpc_req *req, str
 			gss_release_buffer(&m2, &nb);
 		}
 		rpc_gss_map_principal(name, g->realm, g->realms, &c->cred);
-		/* the ticket's end: accept_sec_context's time_rec has MIT's clock
-		 * skew (5 min) added, inquire_context's lifetime has not */
-		{
-			OM_uint32 life = 0;
-
-			if (gss_inquire_context(&m2, c->gctx, NULL, NULL, &life, NULL, NULL, NULL, NULL) ==
-			    GSS_S_COMPLETE)
-				time_rec = life;
-		}
+		/* time_rec: until the ticket's end plus MIT's allowed clock skew
+		 * (krb5.conf clockskew, 5 min by default), as MIT itself keeps
+		 * accepting the context's tokens until then */
 		c->cred.flavor = RPCSEC_GSS;
 		c->expire_ns = time_rec == GSS_C_INDEFINITE ? UINT64_MAX
 							    : now_mono_ns() + (uint64_t)time_rec * 1000000000ull;
