@@ -61,6 +61,7 @@ void nfs4_principal_of(const struct rpc_cred *cred, struct nfs4_principal *p)
 	if (cred->flavor == RPC_AUTH_SYS || cred->flavor == RPCSEC_GSS) {   /* GSS: the mapped principal */
 		p->uid = cred->uid;
 		p->gid = cred->gid;
+		p->gss = cred->gss_princ;
 	}
 }
 

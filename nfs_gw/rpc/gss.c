@@ -594,6 +594,13 @@ static enum rpc_gss_verdict gss_init(struct rpc_gss *g, struct rpc_req *req, str
 		 * (krb5.conf clockskew, 5 min by default), as MIT itself keeps
 		 * accepting the context's tokens until then */
 		c->cred.flavor = RPCSEC_GSS;
+		{
+			uint64_t h = 0xcbf29ce484222325ull;   /* FNV-1a: who it is, for NFSv4 state protection */
+
+			for (const char *p = name; *p; p++)
+				h = (h ^ (uint8_t)*p) * 0x100000001b3ull;
+			c->cred.gss_princ = h | 1;
+		}
 		c->expire_ns = time_rec == GSS_C_INDEFINITE ? UINT64_MAX
 							    : now_mono_ns() + (uint64_t)time_rec * 1000000000ull;
 		c->complete = true;

@@ -78,6 +78,7 @@ struct rpc_cred {
 	uint32_t flavor;                 /* RPC_AUTH_NONE, RPC_AUTH_SYS or RPCSEC_GSS */
 	uint32_t gss_service;            /* RPCSEC_GSS: enum rpc_gss_service */
 	bool anon;                       /* RPCSEC_GSS: unmapped principal: the export's anonuid/anongid */
+	uint64_t gss_princ;              /* RPCSEC_GSS: a hash of the principal's name (never 0); else 0 */
 	uint32_t stamp;
 	uint32_t uid, gid;               /* AUTH_NONE: 65534/65534 (nobody) */
 	uint32_t ngids;

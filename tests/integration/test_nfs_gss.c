@@ -1036,14 +1036,15 @@ END_TEST
 /* An NFSv4.0 COMPOUND of @ops (already encoded, @nops of them) under @c
  * (AUTH_SYS when it has no context): the reply in @r, positioned at the
  * first op result; the compound status in *@st. */
-static void v4_compound(struct gcl *c, const struct xdr_enc *ops, uint32_t nops, struct gres *r, uint32_t *st)
+static void v4_compound_mv(struct gcl *c, const struct xdr_enc *ops, uint32_t nops, struct gres *r, uint32_t *st,
+			   uint32_t minor)
 {
 	struct xdr_enc a;
 	uint32_t taglen;
 
 	xdr_enc_init(&a, 8192);
 	xdr_put_opaque(&a, NULL, 0);     /* tag */
-	xdr_put_u32(&a, 0);              /* minorversion */
+	xdr_put_u32(&a, minor);
 	xdr_put_u32(&a, nops);
 	xdr_put_fixed(&a, ops->buf, ops->len);
 	c->vers = 4;
@@ -1055,6 +1056,11 @@ static void v4_compound(struct gcl *c, const struct xdr_enc *ops, uint32_t nops,
 	xdr_skip(&r->res, taglen);
 	xdr_get_u32(&r->res, &nops);     /* results */
 	ck_assert_int_eq(r->res.err, 0);
+}
+
+static void v4_compound(struct gcl *c, const struct xdr_enc *ops, uint32_t nops, struct gres *r, uint32_t *st)
+{
+	v4_compound_mv(c, ops, nops, r, st, 0);
 }
 
 static uint32_t v4_op_status(struct gres *r, uint32_t op)
@@ -1147,6 +1153,102 @@ START_TEST(v4_wrongsec_and_secinfo)
 	ck_assert_uint_eq(st, 0);
 	gres_free(&r);
 	xdr_enc_free(&ops);
+	gcl_free(&c);
+	close(fd);
+}
+END_TEST
+
+enum { V4_EXCHANGE_ID = 42, V4_DESTROY_CLIENTID = 57, V4_SP4_MACH_CRED = 1, V4_INVAL = 22, V4_CLID_INUSE = 10017 };
+
+/* EXCHANGE_ID (4.1) with SP4_MACH_CRED asking enforcement of the client
+ * record's ops: the status; the clientid and the enforced bitmap's word 1. */
+static uint32_t v41_exchange_id_mach(struct gcl *c, uint64_t *clientid, uint32_t *enforce1)
+{
+	struct xdr_enc ops;
+	struct gres r;
+	uint32_t st, op, how, seq, flags, nw, w[4] = { 0 };
+
+	xdr_enc_init(&ops, 1024);
+	xdr_put_u32(&ops, V4_EXCHANGE_ID);
+	xdr_put_fixed(&ops, "verf0001", 8);
+	xdr_put_string(&ops, "gss-mach-cred-client");
+	xdr_put_u32(&ops, 0);            /* flags */
+	xdr_put_u32(&ops, V4_SP4_MACH_CRED);
+	xdr_put_u32(&ops, 2);            /* must_enforce: BIND_CONN(41) EXCHANGE_ID CREATE_SESSION DESTROY_SESSION, DESTROY_CLIENTID */
+	xdr_put_u32(&ops, 0);
+	xdr_put_u32(&ops, (1u << 9) | (1u << 10) | (1u << 11) | (1u << 12) | (1u << 25));
+	xdr_put_u32(&ops, 0);            /* must_allow: none */
+	xdr_put_u32(&ops, 0);            /* no impl id */
+	v4_compound_mv(c, &ops, 1, &r, &st, 1);
+	xdr_enc_free(&ops);
+	xdr_get_u32(&r.res, &op);
+	ck_assert_uint_eq(op, V4_EXCHANGE_ID);
+	xdr_get_u32(&r.res, &st);
+	if (!st) {
+		xdr_get_u64(&r.res, clientid);
+		xdr_get_u32(&r.res, &seq);
+		xdr_get_u32(&r.res, &flags);
+		xdr_get_u32(&r.res, &how);
+		ck_assert_uint_eq(how, V4_SP4_MACH_CRED);
+		xdr_get_u32(&r.res, &nw);
+		ck_assert_uint_le(nw, 4);
+		for (uint32_t i = 0; i < nw; i++)
+			xdr_get_u32(&r.res, &w[i]);
+		*enforce1 = w[1];
+		ck_assert_int_eq(r.res.err, 0);
+	}
+	gres_free(&r);
+	return st;
+}
+
+static uint32_t v41_destroy_clientid(struct gcl *c, uint64_t clientid)
+{
+	struct xdr_enc ops;
+	struct gres r;
+	uint32_t st;
+
+	xdr_enc_init(&ops, 64);
+	xdr_put_u32(&ops, V4_DESTROY_CLIENTID);
+	xdr_put_u64(&ops, clientid);
+	v4_compound_mv(c, &ops, 1, &r, &st, 1);
+	xdr_enc_free(&ops);
+	gres_free(&r);
+	return st;
+}
+
+/*
+ * SP4_MACH_CRED (RFC 8881 18.35): refused (NFS4ERR_INVAL) over AUTH_SYS
+ * and over krb5 without integrity; granted over krb5i to the machine
+ * principal nfs/localhost with the client record's ops enforced; then
+ * host/localhost, another principal that maps to the same uid 0, may not
+ * destroy that client (CLID_INUSE), nfs/localhost may.
+ */
+START_TEST(v41_sp4_mach_cred)
+{
+	struct gcl c = { .ctx = GSS_C_NO_CONTEXT, .xid = 0x500 }, h;
+	uint64_t clientid = 0;
+	uint32_t enf = 0;
+	int fd;
+
+	gw_up("id=1,path=/,rw,insecure,sec=sys:krb5:krb5i");
+	kinit("nfs.keytab", "nfs/localhost", "cc.machine", "1h");
+	kinit("nfs.keytab", "host/localhost", "cc.host", "1h");
+	fd = trpc_connect(g.port);
+	ck_assert_int_ge(fd, 0);
+	c.fd = fd;
+	ck_assert_uint_eq(v41_exchange_id_mach(&c, &clientid, &enf), V4_INVAL);        /* AUTH_SYS */
+	ck_assert_uint_eq(gcl_init(&c, fd, "cc.machine", "nfs/localhost"), GSS_S_COMPLETE);
+	ck_assert_uint_eq(v41_exchange_id_mach(&c, &clientid, &enf), V4_INVAL);        /* krb5 */
+	c.service = RPC_GSS_SVC_INTEGRITY;
+	ck_assert_uint_eq(v41_exchange_id_mach(&c, &clientid, &enf), 0);               /* krb5i */
+	ck_assert_uint_eq(enf, (1u << 9) | (1u << 10) | (1u << 11) | (1u << 12) | (1u << 25));
+
+	ck_assert_uint_eq(gcl_init(&h, fd, "cc.host", "nfs/localhost"), GSS_S_COMPLETE);
+	h.service = RPC_GSS_SVC_INTEGRITY;
+	h.xid = 0x600;
+	ck_assert_uint_eq(v41_destroy_clientid(&h, clientid), V4_CLID_INUSE);
+	ck_assert_uint_eq(v41_destroy_clientid(&c, clientid), 0);
+	gcl_free(&h);
 	gcl_free(&c);
 	close(fd);
 }
@@ -1290,6 +1392,7 @@ int main(int argc, char **argv)
 	tcase_add_test(tc, bad_keytab_refused);
 	tcase_add_test(tc, keytab_without_the_key_refused);
 	tcase_add_test(tc, v4_wrongsec_and_secinfo);
+	tcase_add_test(tc, v41_sp4_mach_cred);
 	suite_add_tcase(s, tc);
 	if (getenv("GSS_BENCH")) {
 		tc = tcase_create("bench");
