@@ -51,6 +51,7 @@ struct gw {
 	pthread_cond_t reload_cond;
 	bool reloading;
 	struct drc *drc;
+	struct rpc_gss *gss;             /* RPCSEC_GSS (some export asks for krb5*), or NULL */
 	struct rpc_svc *svc;
 	struct nfs4_server *nfs4;
 	struct lc_revoke_hook revoke_hook;   /* registered with the client library (caps.c) */
@@ -99,6 +100,35 @@ static int exports_load(const char *spec, struct lclient *lc, struct nfs_exports
 	return 0;
 }
 
+/*
+ * RPCSEC_GSS when an export of @x asks for krb5, krb5i or krb5p (or a
+ * keytab is configured): the keytab is read now, so a bad one stops the
+ * gateway before anything listens.  @out NULL: only check.
+ */
+static int gss_load(const struct nfs_exports *x, struct rpc_gss **out, char *err, size_t errlen)
+{
+	struct rpc_gss_params gp;
+	struct rpc_gss *g = NULL;
+	char why[768];
+	int r;
+
+	rpc_gss_params_from_config(&gp);
+	if (out)
+		*out = NULL;
+	if (!nfs_exports_want_gss(x) && !gp.keytab[0])
+		return 0;
+	r = rpc_gss_create(&gp, &g, why, sizeof(why));
+	if (r) {
+		snprintf(err, errlen, "RPCSEC_GSS (sec=krb5*): %s", why);
+		return r;
+	}
+	if (out)
+		*out = g;
+	else
+		rpc_gss_destroy(g);
+	return 0;
+}
+
 int gw_check_exports(struct lclient *c, char *err, size_t errlen)
 {
 	struct nfs_exports *x;
@@ -111,8 +141,10 @@ int gw_check_exports(struct lclient *c, char *err, size_t errlen)
 	}
 	r = exports_load(spec, c, &x, err, errlen);
 	free(spec);
-	if (!r)
+	if (!r) {
+		r = gss_load(x, NULL, err, errlen);
 		nfs_exports_put(x);
+	}
 	return r;
 }
 
@@ -257,6 +289,13 @@ int gw_exports_reload(struct gw *gw, char *err, size_t errlen)
 		free(spec);
 		if (r)
 			goto fail;
+	}
+	if (!gw->gss && nfs_exports_want_gss(rc.x)) {
+		snprintf(err, errlen, "an export asks for sec=krb5* but the gateway started without RPCSEC_GSS "
+			 "(no export had it and nfs_gss_keytab was empty): restart it");
+		nfs_exports_put(rc.x);
+		r = -EINVAL;
+		goto fail;
 	}
 	old = nfs_export_set_get(&gw->exports);
 	{
@@ -469,12 +508,19 @@ int gw_start(const char *addr_port, struct lclient *c, struct asok *asok, struct
 	nfs3_params_from_config(&n3, sp.max_record, sp.max_reply);
 	n3.exports = &gw->exports;
 
+	r = gss_load(x, &gw->gss, err, sizeof(err));
+	if (r) {
+		derr(NFS, "%s: not serving NFS", err);
+		goto out_free;
+	}
 	r = drc_create(&dp, &gw->drc);
 	if (r)
 		goto out_free;
 	r = rpc_svc_create(&sp, gw->drc, &gw->svc);
 	if (r)
 		goto out_drc;
+	if (gw->gss)
+		rpc_svc_set_gss(gw->svc, gw->gss);
 	r = nfs4_server_create(&np, c, &gw->nfs4);
 	if (r)
 		goto out_svc;
@@ -539,6 +585,7 @@ out_svc:
 out_drc:
 	drc_destroy(gw->drc);
 out_free:
+	rpc_gss_destroy(gw->gss);
 	pthread_mutex_destroy(&gw->reload_lock);
 	pthread_cond_destroy(&gw->reload_cond);
 	pthread_mutex_destroy(&gw->rv_lock);
@@ -571,6 +618,7 @@ void gw_stop(struct gw *gw)
 	nfs3_server_destroy(gw->nfs3);
 	nfs4_server_destroy(gw->nfs4);
 	drc_destroy(gw->drc);
+	rpc_gss_destroy(gw->gss);        /* after the service: no call uses a context any more */
 	pthread_mutex_destroy(&gw->reload_lock);
 	pthread_cond_destroy(&gw->reload_cond);
 	pthread_mutex_destroy(&gw->rv_lock);

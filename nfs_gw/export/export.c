@@ -20,6 +20,7 @@
 #include <json-c/json.h>
 
 #include "nfs_gw/export/export.h"
+#include "nfs_gw/rpc/rpc.h"
 
 /* ---- client rules --------------------------------------------------------- */
 
@@ -219,6 +220,48 @@ static void export_name(const char *spec, unsigned int pos, char *buf, size_t le
 		goto bad;                                      \
 	} while (0)
 
+static uint32_t sec_flavor(const char *f)
+{
+	if (!strcmp(f, "sys"))
+		return RPC_AUTH_SYS;
+	if (!strcmp(f, "krb5"))
+		return RPC_FLAVOR_KRB5;
+	if (!strcmp(f, "krb5i"))
+		return RPC_FLAVOR_KRB5I;
+	if (!strcmp(f, "krb5p"))
+		return RPC_FLAVOR_KRB5P;
+	return 0;
+}
+
+static const char *sec_name(uint32_t fl)
+{
+	switch (fl) {
+	case RPC_FLAVOR_KRB5: return "krb5";
+	case RPC_FLAVOR_KRB5I: return "krb5i";
+	case RPC_FLAVOR_KRB5P: return "krb5p";
+	default: return "sys";
+	}
+}
+
+bool nfs_export_sec_ok(const struct nfs_export *e, const struct rpc_cred *rc)
+{
+	uint32_t fl = rc->flavor == RPC_AUTH_NONE ? RPC_AUTH_SYS : rpc_cred_pseudoflavor(rc);
+
+	for (unsigned int i = 0; i < e->nsec; i++)
+		if (e->sec[i] == fl)
+			return true;
+	return false;
+}
+
+bool nfs_exports_want_gss(const struct nfs_exports *x)
+{
+	for (unsigned int i = 0; i < x->n; i++)
+		for (unsigned int j = 0; j < x->e[i].nsec; j++)
+			if (x->e[i].sec[j] != RPC_AUTH_SYS)
+				return true;
+	return false;
+}
+
 static int parse_one(char *spec, unsigned int pos, struct nfs_export *e, char *err, size_t errlen)
 {
 	char name[300], why[400], *save = NULL, *tok;
@@ -234,6 +277,8 @@ static int parse_one(char *spec, unsigned int pos, struct nfs_export *e, char *e
 	e->root_squash = true;
 	e->insecure = false;
 	e->anon_uid = e->anon_gid = 65534;
+	e->sec[0] = RPC_AUTH_SYS;
+	e->nsec = 1;
 	for (tok = strtok_r(spec, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 		char *val;
 		int f, k;
@@ -304,10 +349,23 @@ static int parse_one(char *spec, unsigned int pos, struct nfs_export *e, char *e
 				have_gid = true;
 			}
 		} else if (!strcmp(tok, "sec")) {
+			char *fs, *s3 = NULL;
+
 			if (have_sec)
 				FAIL("sec given twice");
-			if (strcmp(val, "sys"))
-				FAIL("sec: '%s' is not supported (only sec=sys, AUTH_SYS, for now)", val);
+			e->nsec = 0;             /* not the default any more */
+			for (fs = strtok_r(val, ":", &s3); fs; fs = strtok_r(NULL, ":", &s3)) {
+				uint32_t fl = sec_flavor(fs);
+
+				if (!fl)
+					FAIL("sec: '%s' is not a flavour (sys, krb5, krb5i, krb5p, ':'-separated)", fs);
+				for (unsigned int i = 0; i < e->nsec; i++)
+					if (e->sec[i] == fl)
+						FAIL("sec: '%s' given twice", fs);
+				e->sec[e->nsec++] = fl;   /* at most 4 distinct ones */
+			}
+			if (!e->nsec)
+				FAIL("sec: empty (give sys, krb5, krb5i and/or krb5p)");
 			have_sec = true;
 		} else {
 			FAIL("unknown setting '%s='", tok);
@@ -523,9 +581,14 @@ const struct nfs_pnode *nfs_pnode_child(const struct nfs_exports *x, uint32_t id
 
 void nfs_export_options(const struct nfs_export *e, char *buf, size_t len)
 {
-	snprintf(buf, len, "%s,%s,%s,%s,anonuid=%u,anongid=%u,sec=sys", e->ro ? "ro" : "rw",
+	char sec[64] = "";
+	size_t o = 0;
+
+	for (unsigned int i = 0; i < e->nsec && o < sizeof(sec); i++)
+		o += (size_t)snprintf(sec + o, sizeof(sec) - o, "%s%s", i ? ":" : "", sec_name(e->sec[i]));
+	snprintf(buf, len, "%s,%s,%s,%s,anonuid=%u,anongid=%u,sec=%s", e->ro ? "ro" : "rw",
 		 e->root_squash ? "root_squash" : "no_root_squash", e->all_squash ? "all_squash" : "no_all_squash",
-		 e->insecure ? "insecure" : "secure", e->anon_uid, e->anon_gid);
+		 e->insecure ? "insecure" : "secure", e->anon_uid, e->anon_gid, sec);
 }
 
 void nfs_export_rule_str(const struct nfs_client_rule *r, char *buf, size_t len)

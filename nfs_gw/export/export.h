@@ -19,8 +19,13 @@
  *   all_squash | no_all_squash       every uid does (default no_all_squash)
  *   anonuid=N, anongid=N             (default 65534)
  *   secure | insecure                refuse or accept source ports >= 1024 (default secure)
- *   sec=sys         the only flavour there is for now (AUTH_SYS; AUTH_NONE
- *                   callers are the anonymous user)
+ *   sec=F:F...      the flavours a client may use, most preferred first
+ *                   (default sys): sys (AUTH_SYS; AUTH_NONE callers are the
+ *                   anonymous user), krb5, krb5i, krb5p (RPCSEC_GSS with
+ *                   Kerberos v5: authentication, integrity, privacy; the
+ *                   gateway then needs its keytab, nfs_gss_keytab).  A call
+ *                   in another flavour is refused (NFSv4 NFS4ERR_WRONGSEC,
+ *                   NFSv3 AUTH_TOOWEAK); MOUNT and SECINFO list them in order.
  *
  * Fail closed: an unknown setting, a bad value, a setting given twice,
  * conflicting flags, a duplicate id or pseudo path, no export at all, and
@@ -59,6 +64,7 @@ struct json_object;
 #define NFS_EXPORT_RULES_MAX 16
 #define NFS_PSEUDO_MAX 256
 #define NFS_PSEUDO_ROOT 1u
+#define NFS_EXPORT_SEC_MAX 4
 
 struct nfs_client_rule {
 	int family;                      /* 0: any address ('*') */
@@ -72,6 +78,8 @@ struct nfs_export {
 	char pseudo[PATH_MAX];
 	bool ro, root_squash, all_squash, insecure;
 	uint32_t anon_uid, anon_gid;
+	unsigned int nsec;
+	uint32_t sec[NFS_EXPORT_SEC_MAX];  /* RPC_AUTH_SYS or RPC_FLAVOR_KRB5* (gss.h), in preference order */
 	unsigned int nrules;
 	struct nfs_client_rule rules[NFS_EXPORT_RULES_MAX];
 	uint32_t pnode;                  /* pseudo node it is mounted on (0: it is the root) */
@@ -146,6 +154,15 @@ const struct nfs_export *nfs_export_by_id(const struct nfs_exports *x, uint16_t 
  * MNT: a path that is not an export is refused, never a subdirectory).
  */
 const struct nfs_export *nfs_export_by_path(const struct nfs_exports *x, const char *path);
+
+/**
+ * nfs_export_sec_ok - @rc's flavour (krb5 pseudo-flavour for RPCSEC_GSS;
+ * AUTH_NONE counts as sys) is one of @e's sec= list.
+ */
+bool nfs_export_sec_ok(const struct nfs_export *e, const struct rpc_cred *rc);
+
+/** nfs_exports_want_gss - some export of @x lists a krb5 flavour. */
+bool nfs_exports_want_gss(const struct nfs_exports *x);
 
 /** nfs_export_allows - @peer matches one of @e's client rules. */
 bool nfs_export_allows(const struct nfs_export *e, const struct sockaddr_storage *peer);

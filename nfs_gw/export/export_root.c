@@ -19,9 +19,11 @@ void nfs_export_cred(const struct nfs_export *e, const struct rpc_cred *rc, stru
 	cr->ngroups = (int)(rc->ngids > LC_MAX_GROUPS ? LC_MAX_GROUPS : rc->ngids);
 	for (int i = 0; i < cr->ngroups; i++)
 		cr->groups[i] = rc->gids[i];
-	if (e && (e->all_squash || (e->root_squash && rc->uid == 0))) {
-		cr->uid = e->anon_uid;
-		cr->gid = e->anon_gid;
+	/* an RPCSEC_GSS principal nothing maps is the anonymous user, as knfsd
+	 * makes it (gssd hands it down as -1: the export's anonuid) */
+	if (rc->anon || (e && (e->all_squash || (e->root_squash && rc->uid == 0)))) {
+		cr->uid = e ? e->anon_uid : 65534;
+		cr->gid = e ? e->anon_gid : 65534;
 		cr->ngroups = 0;
 	}
 }

@@ -136,9 +136,15 @@ int nfs3_mount_dispatch(void *priv, struct rpc_req *req, struct xdr_dec *args, s
 		st = mnt(&r, path, &fh);
 		xdr_put_u32(res, st);
 		if (!st) {
+			const struct nfs_export *e = nfs_export_by_path(r.x, path);
+
 			xdr_put_opaque(res, fh.data, fh.len);
-			xdr_put_u32(res, 1);             /* auth_flavors<> */
-			xdr_put_u32(res, RPC_AUTH_SYS);
+			/* auth_flavors<>: the export's sec= list, in its order */
+			xdr_put_u32(res, e ? e->nsec : 1);
+			for (unsigned int i = 0; e && i < e->nsec; i++)
+				xdr_put_u32(res, e->sec[i]);
+			if (!e)
+				xdr_put_u32(res, RPC_AUTH_SYS);
 			mount_add(s, host, path);
 			dinfo(NFS, "%s: MNT %s", req->xprt->peer_str, path);
 		}

@@ -102,6 +102,14 @@ uint32_t nfs3_resolve(struct nfs3_req *r, const struct nfs3_fh *fh, struct nfs3_
 	st = nfs3_export_ok(r, o->exp);
 	if (st)
 		return st;
+	if (!nfs_export_sec_ok(o->exp, &r->req->call.cred)) {
+		/* knfsd: an RPC-level AUTH_TOOWEAK, so the client knows to use
+		 * another flavour (MOUNT's reply lists them) */
+		dout(NFS, 1, "%s: flavor %u is not one of export %u's", r->req->xprt->peer_str,
+		     rpc_cred_pseudoflavor(&r->req->call.cred), o->exp->id);
+		r->req->auth_stat = RPC_AUTH_TOOWEAK;
+		return NFS3ERR_ACCES;
+	}
 	if (!r->s->lc)
 		return NFS3ERR_SERVERFAULT;
 	nfs_export_cred(o->exp, &r->req->call.cred, &o->cr);
@@ -1237,6 +1245,8 @@ static int nfs3_dispatch(void *priv, struct rpc_req *req, struct xdr_dec *args, 
 		st = procs[proc].fn(&r, args, res);
 		lc_op_end(slot);
 	}
+	if (req->auth_stat && st == RPC_SUCCESS)
+		st = RPC_AUTH_ERR_REPLY;  /* a flavour the export does not take (nfs3_resolve) */
 	perf_inc(&proc_stats[proc].n, 1);
 	hist_add(&proc_stats[proc].lat, now_mono_ns() - t0);
 	dout(NFS, 15, "%s: v3 %s -> %d", req->xprt->peer_str, procs[proc].name, st);

@@ -90,11 +90,12 @@ struct nfs4_back_chan {
  */
 struct nfs4_principal {
 	uint32_t flavor, uid, gid;
+	uint64_t gss;                    /* RPCSEC_GSS: the principal (rpc_cred.gss_princ); not in recovery records */
 };
 
 static inline bool nfs4_principal_eq(const struct nfs4_principal *a, const struct nfs4_principal *b)
 {
-	return a->flavor == b->flavor && a->uid == b->uid && a->gid == b->gid;
+	return a->flavor == b->flavor && a->uid == b->uid && a->gid == b->gid && a->gss == b->gss;
 }
 
 struct nfs4_client {
@@ -106,6 +107,10 @@ struct nfs4_client {
 	char addr[64];                   /* peer that sent it ("1.2.3.4:567"), for `nfs clients` */
 	uint32_t minorversion;
 	uint32_t flags;                  /* EXCHGID4_FLAG_* we granted */
+	/* SP4_MACH_CRED (EXCHANGE_ID over krb5i/krb5p): the ops only its
+	 * principal may send (the others: NFS4ERR_WRONG_CRED) */
+	bool mach_cred;
+	uint32_t spo_enforce[2], spo_allow[2];
 	bool confirmed;                  /* protected by srv->lock */
 	bool reclaim_complete;           /* protected by srv->lock */
 	/* on stable storage (recovery.h): set once the record is durable;
@@ -395,6 +400,14 @@ bool nfs4_client_expired32(struct nfs4_server *srv, uint32_t low);
 void nfs4_forget_expired_locked(struct nfs4_server *srv, const uint8_t *owner, uint32_t owner_len, uint32_t minor);
 /** nfs4_new_verifier_locked - a verifier this server never handed out before.  Caller holds srv->lock. */
 void nfs4_new_verifier_locked(struct nfs4_server *srv, uint8_t out[NFS4_VERIFIER_SIZE]);
+struct nfs4_compound;
+/**
+ * nfs4_mach_cred_check - SP4_MACH_CRED (ops_session.c): NFS4ERR_WRONG_CRED
+ * when @op is one @clp's EXCHANGE_ID made only its own principal's and the
+ * request comes from another; NFS4_OK otherwise.
+ */
+uint32_t nfs4_mach_cred_check(const struct nfs4_compound *cs, const struct nfs4_client *clp, uint32_t op);
+
 /** nfs4_principal_of - the principal of a request's credential. */
 void nfs4_principal_of(const struct rpc_cred *cred, struct nfs4_principal *p);
 /**

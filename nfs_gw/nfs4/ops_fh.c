@@ -144,6 +144,32 @@ static void pseudo_attr(struct nfs4_server *srv, uint32_t node, struct lc_attr *
 	a->atime.tv_sec = a->mtime.tv_sec = a->ctime.tv_sec = a->btime.tv_sec = srv->boot;
 }
 
+/*
+ * RFC 8881 2.6.3.1: the operations that only set or look for a filehandle
+ * (and SECINFO, which says what the right flavour is) never answer
+ * NFS4ERR_WRONGSEC; the first operation that uses a filehandle of an
+ * export whose sec= list lacks the caller's flavour does.  The pseudo
+ * filesystem serves every flavour.
+ */
+static bool sec_exempt(const struct nfs4_compound *cs)
+{
+	switch (cs->op) {
+	case OP_PUTFH:
+	case OP_PUTPUBFH:
+	case OP_PUTROOTFH:
+	case OP_LOOKUP:
+	case OP_LOOKUPP:
+	case OP_SAVEFH:
+	case OP_RESTOREFH:
+	case OP_GETFH:
+	case OP_SECINFO:
+	case OP_SECINFO_NO_NAME:
+		return true;
+	default:
+		return false;
+	}
+}
+
 uint32_t nfs4ops_resolve(struct nfs4_compound *cs, const struct nfs4_fh *fh, struct nfs4_obj *o)
 {
 	struct nfs4ops_ctx *c = nfs4ops_ctx(cs);
@@ -172,6 +198,11 @@ uint32_t nfs4ops_resolve(struct nfs4_compound *cs, const struct nfs4_fh *fh, str
 	}
 	if (!o->exp->insecure && rpc_xprt_peer_port(cs->req->xprt) >= 1024)
 		return NFS4ERR_PERM;
+	if (!sec_exempt(cs) && cs->cred && !nfs_export_sec_ok(o->exp, cs->cred)) {
+		dout(NFS, 5, "%s: op %u: flavor %u is not one of export %s's: WRONGSEC", cs->req->xprt->peer_str, cs->op,
+		     rpc_cred_pseudoflavor(cs->cred), o->exp->path);
+		return NFS4ERR_WRONGSEC;
+	}
 	if (!c->lc)
 		return NFS4ERR_SERVERFAULT;
 	nfs4ops_cred(cs, o->exp, &o->cr);

@@ -9,9 +9,16 @@
  * AUTH_SYS), BIND_CONN_TO_SESSION binds another connection to it (after a
  * reconnect: SEQUENCE reports SEQ4_STATUS_CB_PATH_DOWN until then),
  * BACKCHANNEL_CTL changes its program and security; each binding is probed
- * with CB_NULL.  State protection is SP4_NONE only: SP4_MACH_CRED needs an
- * RPCSEC_GSS request (RFC 8881 18.35.3; NFS4ERR_INVAL for AUTH_SYS, as
- * knfsd answers), SP4_SSV is not supported.
+ * with CB_NULL.  State protection: SP4_NONE, and SP4_MACH_CRED over an
+ * integrity-protected RPCSEC_GSS request (krb5i, krb5p; NFS4ERR_INVAL
+ * otherwise, as knfsd): the client record then enforces, of what the
+ * client asks, EXCHANGE_ID, CREATE_SESSION, DESTROY_CLIENTID (by the
+ * principal comparison they always make, which for GSS compares the
+ * principal itself: rpc_cred.gss_princ), DESTROY_SESSION and
+ * BIND_CONN_TO_SESSION (NFS4ERR_WRONG_CRED from another principal), and
+ * allows the machine credential for CLOSE, COMMIT, DELEGRETURN, LOCKU,
+ * OPEN_DOWNGRADE, SECINFO*, TEST_STATEID and FREE_STATEID, which take any
+ * principal here anyway.  SP4_SSV is not supported.
  *
  * EXCHANGE_ID and CREATE_SESSION follow the case analysis of RFC 8881
  * 18.35.4 and 18.36.4 (numbered as there): records are compared by owner,
@@ -73,13 +80,33 @@ static struct nfs4_client *find_owner_locked(struct nfs4_server *srv, const uint
 	return NULL;
 }
 
-static uint32_t get_state_protect_ops(struct xdr_dec *args)
+static uint32_t get_state_protect_ops(struct xdr_dec *args, struct xdr_bitmap *enforce, struct xdr_bitmap *allow)
 {
-	struct xdr_bitmap enforce, allow;
-
-	if (xdr_get_bitmap(args, &enforce) || xdr_get_bitmap(args, &allow))
+	if (xdr_get_bitmap(args, enforce) || xdr_get_bitmap(args, allow))
 		return NFS4ERR_BADXDR;
 	return NFS4_OK;
+}
+
+/* SP4_MACH_CRED: what the gateway enforces of what a client asks (the
+ * operations on the client record and its sessions, as knfsd), and what it
+ * lets a client send with the machine credential in place of the user's */
+static const uint32_t spo_enforce_ours[2] = { 0, (1u << (OP_BIND_CONN_TO_SESSION - 32)) |
+						 (1u << (OP_EXCHANGE_ID - 32)) | (1u << (OP_CREATE_SESSION - 32)) |
+						 (1u << (OP_DESTROY_SESSION - 32)) | (1u << (OP_DESTROY_CLIENTID - 32)) };
+static const uint32_t spo_allow_ours[2] = { (1u << OP_CLOSE) | (1u << OP_COMMIT) | (1u << OP_DELEGRETURN) |
+					       (1u << OP_LOCKU) | (1u << OP_OPEN_DOWNGRADE),
+					   (1u << (OP_SECINFO - 32)) | (1u << (OP_SECINFO_NO_NAME - 32)) | (1u << (OP_TEST_STATEID - 32)) |
+					   (1u << (OP_FREE_STATEID - 32)) };
+
+/* RFC 8881 18.35.3: an op of @clp's spo_must_enforce from another principal */
+uint32_t nfs4_mach_cred_check(const struct nfs4_compound *cs, const struct nfs4_client *clp, uint32_t op)
+{
+	struct nfs4_principal p;
+
+	if (!clp || !clp->mach_cred || op >= 64 || !(clp->spo_enforce[op / 32] & (1u << (op % 32))))
+		return NFS4_OK;
+	nfs4_principal_of(cs->cred, &p);
+	return nfs4_principal_eq(&clp->principal, &p) ? NFS4_OK : NFS4ERR_WRONG_CRED;
 }
 
 /* ---- EXCHANGE_ID (18.35) ------------------------------------------------------ */
@@ -93,8 +120,11 @@ NFS4_OP(exchange_id)
 	struct nfs4_time date;
 	struct nfs4_client *conf, *unconf, *clp = NULL, *old[2] = { NULL, NULL };
 	struct nfs4_principal p;
+	struct xdr_bitmap enforce, allow;
 	bool update;
 
+	memset(&enforce, 0, sizeof(enforce));
+	memset(&allow, 0, sizeof(allow));
 	if (xdr_get_fixed(args, verifier, sizeof(verifier)) ||
 	    xdr_get_opaque(args, &owner, &owner_len, NFS4_OPAQUE_LIMIT) || xdr_get_u32(args, &flags) ||
 	    xdr_get_u32(args, &how))
@@ -103,7 +133,7 @@ NFS4_OP(exchange_id)
 	case SP4_NONE:
 		break;
 	case SP4_MACH_CRED:
-		if (get_state_protect_ops(args))
+		if (get_state_protect_ops(args, &enforce, &allow))
 			return NFS4ERR_BADXDR;
 		break;
 	case SP4_SSV:
@@ -121,8 +151,10 @@ NFS4_OP(exchange_id)
 	/* undefined bits (CONFIRMED_R is the server's alone) are NFS4ERR_INVAL (18.35.3) */
 	if (owner_len == 0 || (flags & ~EXCHGID4_CLIENT_FLAGS))
 		return NFS4ERR_INVAL;
-	/* machine credentials are RPCSEC_GSS principals: not with AUTH_SYS */
-	if (how == SP4_MACH_CRED)
+	/* machine credentials are RPCSEC_GSS principals, and the request must
+	 * be integrity protected (knfsd answers the same) */
+	if (how == SP4_MACH_CRED && (!cs->cred || cs->cred->flavor != RPCSEC_GSS ||
+				     cs->cred->gss_service < RPC_GSS_SVC_INTEGRITY))
 		return NFS4ERR_INVAL;
 	update = flags & EXCHGID4_FLAG_UPD_CONFIRMED_REC_A;
 	nfs4_principal_of(cs->cred, &p);
@@ -167,10 +199,19 @@ NFS4_OP(exchange_id)
 	}
 	if (clp) {
 		clp->flags = EXCHGID4_FLAG_USE_NON_PNFS;
+		clp->mach_cred = how == SP4_MACH_CRED;
+		for (int i = 0; i < 2; i++) {
+			clp->spo_enforce[i] = clp->mach_cred ? enforce.w[i] & spo_enforce_ours[i] : 0;
+			clp->spo_allow[i] = clp->mach_cred ? allow.w[i] & spo_allow_ours[i] : 0;
+		}
 		xdr_put_u64(res, clp->clientid);
 		xdr_put_u32(res, clp->cs_seqid + 1);
 		xdr_put_u32(res, clp->flags | (clp->confirmed ? EXCHGID4_FLAG_CONFIRMED_R : 0));
-		xdr_put_u32(res, SP4_NONE);
+		xdr_put_u32(res, how == SP4_MACH_CRED ? SP4_MACH_CRED : SP4_NONE);
+		if (how == SP4_MACH_CRED) {
+			xdr_put_bitmap(res, clp->spo_enforce, 2);
+			xdr_put_bitmap(res, clp->spo_allow, 2);
+		}
 		xdr_put_u64(res, 0);                      /* so_minor_id */
 		xdr_put_opaque(res, SERVER_MAJOR_ID, sizeof(SERVER_MAJOR_ID) - 1);
 		xdr_put_opaque(res, SERVER_SCOPE, sizeof(SERVER_SCOPE) - 1);
@@ -396,6 +437,10 @@ NFS4_OP(destroy_session)
 		nfs4_session_put(srv, ses);
 		return NFS4ERR_NOT_ONLY_OP;
 	}
+	if (nfs4_mach_cred_check(cs, ses->clp, OP_DESTROY_SESSION)) {
+		nfs4_session_put(srv, ses);
+		return NFS4ERR_WRONG_CRED;
+	}
 	/* RFC 8881 18.37.3: from a connection of that session only */
 	{
 		bool bound = false;
@@ -431,6 +476,10 @@ NFS4_OP(bind_conn_to_session)
 	ses = nfs4_session_find(srv, id);
 	if (!ses)
 		return NFS4ERR_BADSESSION;
+	if (nfs4_mach_cred_check(cs, ses->clp, OP_BIND_CONN_TO_SESSION)) {
+		nfs4_session_put(srv, ses);
+		return NFS4ERR_WRONG_CRED;
+	}
 	/* the back channel needs a flavour we can call with (CREATE_SESSION's
 	 * or BACKCHANNEL_CTL's); without one *_OR_BOTH binds the fore channel */
 	pthread_mutex_lock(&srv->lock);

@@ -133,11 +133,63 @@ NFS4_OP(delegreturn)
 	return nfs4ops_stateid_verdict(cs, &sid, st);
 }
 
-static void put_secinfo(struct xdr_enc *res)
+/* The export @fh is in (NULL: a pseudo-filesystem directory, or garbage). */
+static const struct nfs_export *fh_export(struct nfs4_compound *cs, const struct nfs4_fh *fh)
 {
-	xdr_put_u32(res, 2);
-	xdr_put_u32(res, RPC_AUTH_SYS);
-	xdr_put_u32(res, RPC_AUTH_NONE);
+	struct nfs4_fhinfo fi;
+
+	if (nfs4_fh_decode(fh, &fi) != NFS4_OK || fi.kind != NFS4_FH_EXPORT)
+		return NULL;
+	return nfs_export_by_id(cs->exports, fi.export_id);
+}
+
+/* The Kerberos v5 mechanism's OID, 1.2.840.113554.1.2.2, as the Linux
+ * client and server put it in a secinfo4 (DER contents, no tag). */
+static const uint8_t krb5_oid[] = { 0x2a, 0x86, 0x48, 0x86, 0xf7, 0x12, 0x01, 0x02, 0x02 };
+
+static void put_flavor(struct xdr_enc *res, uint32_t fl)
+{
+	if (fl == RPC_AUTH_SYS) {
+		xdr_put_u32(res, RPC_AUTH_SYS);
+		return;
+	}
+	xdr_put_u32(res, RPCSEC_GSS);
+	xdr_put_opaque(res, krb5_oid, sizeof(krb5_oid));
+	xdr_put_u32(res, 0);                         /* qop: the default */
+	xdr_put_u32(res, fl == RPC_FLAVOR_KRB5P ? RPC_GSS_SVC_PRIVACY
+			 : fl == RPC_FLAVOR_KRB5I ? RPC_GSS_SVC_INTEGRITY : RPC_GSS_SVC_NONE);
+}
+
+/*
+ * SECINFO4resok: @e's sec= flavours in its order; for a pseudo-filesystem
+ * directory (@e NULL) every flavour some export has, in the order first
+ * met, so a client mounting the root with sec=krb5p finds it.
+ */
+static void put_secinfo(struct nfs4_compound *cs, const struct nfs_export *e, struct xdr_enc *res)
+{
+	uint32_t fl[NFS_EXPORT_SEC_MAX];
+	unsigned int n = 0;
+
+	if (e) {
+		for (n = 0; n < e->nsec; n++)
+			fl[n] = e->sec[n];
+	} else {
+		for (unsigned int i = 0; i < cs->exports->n; i++)
+			for (unsigned int j = 0; j < cs->exports->e[i].nsec; j++) {
+				uint32_t f = cs->exports->e[i].sec[j];
+				unsigned int k;
+
+				for (k = 0; k < n && fl[k] != f; k++)
+					;
+				if (k == n && n < NFS_EXPORT_SEC_MAX)
+					fl[n++] = f;
+			}
+		if (!n)
+			fl[n++] = RPC_AUTH_SYS;
+	}
+	xdr_put_u32(res, n);
+	for (unsigned int i = 0; i < n; i++)
+		put_flavor(res, fl[i]);
 }
 
 NFS4_OP(secinfo)
@@ -146,6 +198,7 @@ NFS4_OP(secinfo)
 	uint32_t st;
 	uint64_t before = res->len;
 	struct nfs4_fh saved = cs->cfh;
+	const struct nfs_export *exp;
 
 	st = nfs4_get_component(args, name, sizeof(name));
 	if (st)
@@ -163,10 +216,11 @@ NFS4_OP(secinfo)
 		st = nfs4_op_lookup_name(cs, &d, res);
 		xdr_enc_truncate(res, (size_t)before);
 	}
+	exp = st ? NULL : fh_export(cs, &cs->cfh);
 	cs->cfh = saved;
 	if (st)
 		return st;
-	put_secinfo(res);
+	put_secinfo(cs, exp, res);
 	/* RFC 8881 2.6.3.1.1.8: SECINFO consumes the current filehandle */
 	if (cs->minorversion >= 1)
 		cs->cfh.len = 0;
@@ -184,6 +238,7 @@ enum { SECINFO_STYLE4_CURRENT_FH = 0, SECINFO_STYLE4_PARENT = 1 };
 NFS4_OP(secinfo_no_name)
 {
 	uint32_t style, st;
+	const struct nfs_export *exp = NULL;
 
 	if (xdr_get_u32(args, &style))
 		return NFS4ERR_BADXDR;
@@ -193,6 +248,8 @@ NFS4_OP(secinfo_no_name)
 		struct nfs4_stateid cur = cs->cur_stateid;
 
 		st = nfs4_op_lookupp(cs, args, res);
+		if (!st)
+			exp = fh_export(cs, &cs->cfh);
 		cs->cfh = saved;
 		cs->has_cur_stateid = had;
 		cs->cur_stateid = cur;
@@ -202,13 +259,14 @@ NFS4_OP(secinfo_no_name)
 		struct nfs4_obj o;
 
 		st = nfs4ops_cur(cs, &o);
+		exp = o.exp;
 		nfs4ops_release(cs, &o);
 		if (st)
 			return st;
 	} else {
 		return NFS4ERR_INVAL;      /* not a secinfo_style4 (knfsd answers the same) */
 	}
-	put_secinfo(res);
+	put_secinfo(cs, exp, res);
 	cs->cfh.len = 0;
 	return NFS4_OK;
 }

@@ -58,9 +58,10 @@ void nfs4_principal_of(const struct rpc_cred *cred, struct nfs4_principal *p)
 {
 	memset(p, 0, sizeof(*p));
 	p->flavor = cred->flavor;
-	if (cred->flavor == RPC_AUTH_SYS) {
+	if (cred->flavor == RPC_AUTH_SYS || cred->flavor == RPCSEC_GSS) {   /* GSS: the mapped principal */
 		p->uid = cred->uid;
 		p->gid = cred->gid;
+		p->gss = cred->gss_princ;
 	}
 }
 

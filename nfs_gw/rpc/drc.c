@@ -289,6 +289,7 @@ static int prunable_locked(const struct drc *d, struct drc_entry *e, uint64_t t)
 static bool key_eq(const struct drc_key *a, const struct drc_key *b)
 {
 	return a->xid == b->xid && a->csum == b->csum && a->proc == b->proc && a->prog == b->prog &&
+	       a->flavor == b->flavor &&
 	       a->vers == b->vers && a->args_len == b->args_len && a->family == b->family &&
 	       a->port == b->port && memcmp(a->addr, b->addr, sizeof(a->addr)) == 0;
 }
@@ -314,8 +315,13 @@ void drc_make_key(const struct drc *d, const struct rpc_call *c, const struct rp
 	k->prog = c->prog;
 	k->vers = c->vers;
 	k->proc = c->proc;
+	/* for RPCSEC_GSS, c->args are the unwrapped arguments (without the
+	 * seq_num): a retransmission, which carries a new seq_num, matches */
+	k->flavor = c->cred.flavor;
 	k->args_len = (uint32_t)c->args_len;
 	k->csum = n ? crc32c(0, c->args, n) : 0;
+	if (c->cred.flavor == RPCSEC_GSS)  /* another principal's call is not a retransmission */
+		k->csum ^= (c->cred.uid + 1) * 0x9e3779b1u;
 	k->family = x->peer.ss_family;
 	if (x->peer.ss_family == AF_INET) {
 		const struct sockaddr_in *s = (const struct sockaddr_in *)&x->peer;

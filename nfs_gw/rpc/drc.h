@@ -93,6 +93,7 @@ struct drc_params {
 
 struct drc_key {
 	uint32_t xid, prog, vers, proc;
+	uint32_t flavor;         /* RPCSEC_GSS entries keep the unwrapped results only */
 	uint32_t csum;
 	uint32_t args_len;
 	uint16_t family, port;

@@ -2,8 +2,9 @@
  * msg.c - ONC RPC call headers and reply headers (RFC 5531 section 9).
  *
  * A call is: xid, CALL, rpcvers, prog, vers, proc, cred, verf, args.  We
- * accept AUTH_NONE and AUTH_SYS credentials with an AUTH_NONE verifier;
- * any other flavour is AUTH_BADCRED (as knfsd answers a flavour it has no
+ * accept AUTH_NONE and AUTH_SYS credentials with an AUTH_NONE verifier,
+ * and RPCSEC_GSS ones (decoded here, checked by gss.c); any other flavour
+ * is AUTH_BADCRED (as knfsd answers a flavour it has no
  * authenticator for), a malformed credential body is AUTH_BADCRED and a
  * bad verifier AUTH_BADVERF.  Everything is decoded with the bounded xdr.h
  * helpers, so this file is safe to feed raw network bytes (it is fuzzed by
@@ -88,6 +89,27 @@ enum rpc_decode_result rpc_decode_call(const uint8_t *rec, size_t len, struct rp
 			return RPC_DEC_AUTH_ERROR;
 		}
 		break;
+	case RPCSEC_GSS:
+		/* the header MIC of a DATA call covers xid .. end of the credential */
+		c->gss.hdr_len = (size_t)(cbody + XDR_PAD(clen) - rec);
+		if (rpc_gss_decode_cred(cbody, clen, &c->gss)) {
+			*auth_stat = RPC_AUTH_BADCRED;
+			return RPC_DEC_AUTH_ERROR;
+		}
+		c->cred.uid = c->cred.gid = NOBODY;   /* until gss.c maps the principal */
+		c->cred.gss_service = c->gss.service;
+		/* INIT and CONTINUE_INIT have an AUTH_NONE verifier, the others
+		 * the header's MIC (checked by gss.c) */
+		if (vflavor != (c->gss.proc == RPCSEC_GSS_INIT || c->gss.proc == RPCSEC_GSS_CONTINUE_INIT
+					? (uint32_t)RPC_AUTH_NONE : (uint32_t)RPCSEC_GSS)) {
+			*auth_stat = RPC_AUTH_BADVERF;
+			return RPC_DEC_AUTH_ERROR;
+		}
+		c->gss.verf = vbody;
+		c->gss.verf_len = vlen;
+		c->args = d.p;
+		c->args_len = xdr_dec_left(&d);
+		return RPC_DEC_OK;
 	default:
 		*auth_stat = RPC_AUTH_BADCRED;
 		return RPC_DEC_AUTH_ERROR;

@@ -33,6 +33,7 @@
 #include <stdint.h>
 #include <sys/socket.h>
 
+#include "nfs_gw/rpc/gss.h"
 #include "nfs_gw/rpc/xdr.h"
 
 /* ---- RFC 5531 constants ------------------------------------------------ */
@@ -49,6 +50,7 @@ enum rpc_accept_stat {
 	RPC_GARBAGE_ARGS = 4,
 	RPC_SYSTEM_ERR = 5,
 	RPC_DROP_REPLY = -1,    /* not on the wire: send nothing */
+	RPC_AUTH_ERR_REPLY = -2, /* not on the wire: answer MSG_DENIED AUTH_ERROR req->auth_stat */
 };
 enum rpc_reject_stat { RPC_MISMATCH = 0, RPC_AUTH_ERROR = 1 };
 enum rpc_auth_stat {
@@ -73,7 +75,10 @@ enum rpc_auth_flavor { RPC_AUTH_NONE = 0, RPC_AUTH_SYS = 1, RPC_AUTH_SHORT = 2, 
 /* ---- decoded call -------------------------------------------------------- */
 
 struct rpc_cred {
-	uint32_t flavor;                 /* RPC_AUTH_NONE or RPC_AUTH_SYS */
+	uint32_t flavor;                 /* RPC_AUTH_NONE, RPC_AUTH_SYS or RPCSEC_GSS */
+	uint32_t gss_service;            /* RPCSEC_GSS: enum rpc_gss_service */
+	bool anon;                       /* RPCSEC_GSS: unmapped principal: the export's anonuid/anongid */
+	uint64_t gss_princ;              /* RPCSEC_GSS: a hash of the principal's name (never 0); else 0 */
 	uint32_t stamp;
 	uint32_t uid, gid;               /* AUTH_NONE: 65534/65534 (nobody) */
 	uint32_t ngids;
@@ -81,11 +86,21 @@ struct rpc_cred {
 	char machine[RPC_AUTHSYS_MAX_MACHINE + 1];
 };
 
+/** rpc_cred_pseudoflavor - AUTH_SYS/AUTH_NONE, or the krb5 pseudo-flavor of a GSS call's service. */
+static inline uint32_t rpc_cred_pseudoflavor(const struct rpc_cred *c)
+{
+	if (c->flavor != RPCSEC_GSS)
+		return c->flavor;
+	return c->gss_service == RPC_GSS_SVC_PRIVACY ? RPC_FLAVOR_KRB5P
+	       : c->gss_service == RPC_GSS_SVC_INTEGRITY ? RPC_FLAVOR_KRB5I : RPC_FLAVOR_KRB5;
+}
+
 struct rpc_call {
 	uint32_t xid;
 	uint32_t rpcvers, prog, vers, proc;
 	struct rpc_cred cred;
 	uint32_t verf_flavor;
+	struct rpc_gss_cred gss;         /* cred.flavor == RPCSEC_GSS */
 	const uint8_t *args;             /* into the record */
 	size_t args_len;
 };
@@ -354,6 +369,9 @@ struct rpc_req {
 	/* set by a dispatch function that used the DRC to say this reply must
 	 * not be kept (the NFSv4.0 compound turned out to change nothing) */
 	bool drc_nocache;
+	/* set by a dispatch function returning RPC_AUTH_ERR_REPLY: why */
+	uint32_t auth_stat;
+	struct rpc_gss_req gss;          /* RPCSEC_GSS DATA calls (gss.h) */
 	struct rpc_req *next;            /* work queue link */
 };
 
@@ -419,6 +437,13 @@ int rpc_svc_create(const struct rpc_svc_params *p, struct drc *drc, struct rpc_s
 
 /** rpc_svc_register - add a program version range (before rpc_svc_start). */
 int rpc_svc_register(struct rpc_svc *svc, const struct rpc_program *prog);
+
+/**
+ * rpc_svc_set_gss - serve RPCSEC_GSS calls with @g (not owned; before
+ * rpc_svc_start).  Without it they are AUTH_BADCRED, as before.
+ */
+void rpc_svc_set_gss(struct rpc_svc *svc, struct rpc_gss *g);
+
 
 /** rpc_svc_set_port_check - install the privileged-port policy hook. */
 void rpc_svc_set_port_check(struct rpc_svc *svc, rpc_port_check_fn fn, void *arg);

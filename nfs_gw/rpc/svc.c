@@ -31,6 +31,7 @@ struct rpc_svc {
 	int nprogs;
 	rpc_port_check_fn port_check;
 	void *port_check_arg;
+	struct rpc_gss *gss;             /* RPCSEC_GSS, or NULL: AUTH_BADCRED */
 	struct rpc_transport *t;
 
 	pthread_mutex_t lock;
@@ -98,8 +99,14 @@ void rpc_svc_set_port_check(struct rpc_svc *svc, rpc_port_check_fn fn, void *arg
 	svc->port_check_arg = arg;
 }
 
+void rpc_svc_set_gss(struct rpc_svc *svc, struct rpc_gss *g)
+{
+	svc->gss = g;
+}
+
 static void req_free(struct rpc_req *req)
 {
+	rpc_gss_req_done(req);
 	free(req->rec);
 	free(req);
 }
@@ -147,6 +154,67 @@ static const struct rpc_program *find_prog(struct rpc_svc *svc, uint32_t prog, u
 	return NULL;
 }
 
+/* An accepted reply header: with the RPCSEC_GSS verifier for a GSS call. */
+static void reply_accepted(struct rpc_req *req, struct xdr_enc *e, enum rpc_accept_stat st)
+{
+	if (req->gss.ctx)
+		rpc_gss_reply_accepted(req, e, st);
+	else
+		rpc_reply_accepted(e, req->call.xid, st);
+}
+
+/*
+ * RPCSEC_GSS: authenticate the call (gss.c).  Return true to go on with
+ * the call (a verified DATA call, arguments unwrapped), false when it has
+ * been answered (or dropped) here.
+ */
+static bool gss_gate(struct rpc_svc *svc, struct rpc_req *req, struct xdr_enc *e)
+{
+	struct rpc_call *c = &req->call;
+	uint32_t why = RPC_AUTH_BADCRED;
+
+	if (!svc->gss) {
+		rpc_reply_auth_error(e, c->xid, RPC_AUTH_BADCRED);
+		req_complete(req, e, NULL);
+		return false;
+	}
+	e->max += 1024;                  /* the verifier and the wrapping around the results */
+	switch (rpc_gss_accept(svc->gss, req, e, &why)) {
+	case RPC_GSS_DISPATCH:
+		return true;
+	case RPC_GSS_REPLIED:
+		req_complete(req, e, NULL);
+		return false;
+	case RPC_GSS_DROP:
+		xdr_enc_free(e);
+		req_complete(req, NULL, NULL);
+		return false;
+	case RPC_GSS_GARBAGE:
+		reply_accepted(req, e, RPC_GARBAGE_ARGS);
+		req_complete(req, e, NULL);
+		return false;
+	case RPC_GSS_AUTH_ERROR:
+	default:
+		dout(RPC, 5, "xprt %llu %s: xid %#x: RPCSEC_GSS auth error %u", (unsigned long long)req->xprt->id,
+		     req->xprt->peer_str, c->xid, why);
+		rpc_reply_auth_error(e, c->xid, (enum rpc_auth_stat)why);
+		req_complete(req, e, NULL);
+		return false;
+	}
+}
+
+/* Results from @body_off to the end of @e: wrap them (GSS integrity or
+ * privacy); on failure answer SYSTEM_ERR instead. */
+static void gss_finish(struct rpc_req *req, struct xdr_enc *e, size_t stat_off, size_t body_off)
+{
+	if (!req->gss.ctx || rpc_gss_wrap(req, e, body_off) == 0)
+		return;
+	derr(RPC, "xprt %llu %s: xid %#x: RPCSEC_GSS could not wrap the reply", (unsigned long long)req->xprt->id,
+	     req->xprt->peer_str, req->call.xid);
+	xdr_enc_truncate(e, stat_off);
+	xdr_put_u32(e, RPC_SYSTEM_ERR);
+}
+
 static void process(struct rpc_svc *svc, struct rpc_req *req)
 {
 	struct rpc_call *c = &req->call;
@@ -159,7 +227,7 @@ static void process(struct rpc_svc *svc, struct rpc_req *req)
 	struct xdr_dec args;
 	bool known;
 	uint32_t lo, hi;
-	size_t stat_off;
+	size_t stat_off, body_off;
 	int st;
 
 	xdr_enc_init(&e, svc->p.max_reply);
@@ -186,15 +254,20 @@ static void process(struct rpc_svc *svc, struct rpc_req *req)
 	case RPC_DEC_OK:
 		break;
 	}
+	if (c->cred.flavor == RPCSEC_GSS && !gss_gate(svc, req, &e))
+		return;
 	dout(RPC, 15, "xprt %llu: call xid %#x prog %u vers %u proc %u", (unsigned long long)req->xprt->id,
 	     c->xid, c->prog, c->vers, c->proc);
 
 	prog = find_prog(svc, c->prog, c->vers, &known, &lo, &hi);
 	if (!prog) {
-		if (known)
-			rpc_reply_prog_mismatch(&e, c->xid, lo, hi);
-		else
-			rpc_reply_accepted(&e, c->xid, RPC_PROG_UNAVAIL);
+		if (known) {
+			reply_accepted(req, &e, RPC_PROG_MISMATCH);
+			xdr_put_u32(&e, lo);
+			xdr_put_u32(&e, hi);
+		} else {
+			reply_accepted(req, &e, RPC_PROG_UNAVAIL);
+		}
 		req_complete(req, &e, NULL);
 		return;
 	}
@@ -205,7 +278,10 @@ static void process(struct rpc_svc *svc, struct rpc_req *req)
 		return;
 	}
 	if (c->proc == 0) {             /* NULL: every program, every version */
-		rpc_reply_accepted(&e, c->xid, RPC_SUCCESS);
+		reply_accepted(req, &e, RPC_SUCCESS);
+		stat_off = e.len - 4;
+		xdr_reserve(&e, rpc_gss_body_reserve(req));
+		gss_finish(req, &e, stat_off, e.len);
 		req_complete(req, &e, NULL);
 		return;
 	}
@@ -219,6 +295,19 @@ static void process(struct rpc_svc *svc, struct rpc_req *req)
 		case DRC_HIT:
 			dout(RPC, 5, "xprt %llu %s: xid %#x: replay from the DRC", (unsigned long long)req->xprt->id,
 			     req->xprt->peer_str, c->xid);
+			if (req->gss.ctx) {
+				/* the results are kept unwrapped: a retransmission has a
+				 * new seq_num, so a new verifier and wrapping */
+				reply_accepted(req, &e, RPC_SUCCESS);
+				stat_off = e.len - 4;
+				xdr_reserve(&e, rpc_gss_body_reserve(req));
+				body_off = e.len;
+				xdr_put_fixed(&e, cached, clen);
+				free(cached);
+				gss_finish(req, &e, stat_off, body_off);
+				req_complete(req, &e, de);
+				return;
+			}
 			xdr_enc_free(&e);
 			rpc_xprt_complete(req->xprt, cached, clen, de);
 			req->xprt = NULL;
@@ -235,14 +324,24 @@ static void process(struct rpc_svc *svc, struct rpc_req *req)
 		}
 	}
 
-	rpc_reply_accepted(&e, c->xid, RPC_SUCCESS);
+	reply_accepted(req, &e, RPC_SUCCESS);
 	stat_off = e.len - 4;
+	xdr_reserve(&e, rpc_gss_body_reserve(req));
+	body_off = e.len;
 	xdr_dec_init(&args, c->args, c->args_len);
 	st = prog->dispatch(prog->priv, req, &args, &e);
 	if (st == RPC_SUCCESS && e.err) {
 		derr(RPC, "xprt %llu %s: xid %#x: reply over %zu bytes", (unsigned long long)req->xprt->id,
 		     req->xprt->peer_str, c->xid, svc->p.max_reply);
 		st = RPC_SYSTEM_ERR;
+	}
+	if (st == RPC_AUTH_ERR_REPLY) {
+		if (de)
+			drc_abort(svc->drc, de);
+		xdr_enc_truncate(&e, RPC_RM_HDR);
+		rpc_reply_auth_error(&e, c->xid, (enum rpc_auth_stat)req->auth_stat);
+		req_complete(req, &e, NULL);
+		return;
 	}
 	if (st == RPC_DROP_REPLY) {
 		if (de)
@@ -256,14 +355,18 @@ static void process(struct rpc_svc *svc, struct rpc_req *req)
 		xdr_put_u32(&e, (uint32_t)st);
 	}
 	if (de) {
-		if (req->drc_nocache || st != RPC_SUCCESS || rpc_reply_end(&e)) {
+		/* a GSS call's cache entry keeps the results alone (see the hit) */
+		if (req->drc_nocache || st != RPC_SUCCESS || (!req->gss.ctx && rpc_reply_end(&e))) {
 			drc_abort(svc->drc, de);
 			de = NULL;
-		} else if (drc_finish(svc->drc, de, e.buf, e.len)) {
+		} else if (req->gss.ctx ? drc_finish(svc->drc, de, e.buf + body_off, e.len - body_off)
+					: drc_finish(svc->drc, de, e.buf, e.len)) {
 			dout(RPC, 10, "xprt %llu: xid %#x: reply of %zu bytes not kept in the DRC",
 			     (unsigned long long)req->xprt->id, c->xid, e.len);
 		}
 	}
+	if (st == RPC_SUCCESS)
+		gss_finish(req, &e, stat_off, body_off);
 	req_complete(req, &e, de);
 }
 
@@ -335,6 +438,8 @@ void rpc_svc_tick(struct rpc_svc *svc, uint64_t now)
 {
 	if (svc->drc)
 		drc_prune(svc->drc);
+	if (svc->gss)
+		rpc_gss_prune(svc->gss);
 }
 
 int rpc_svc_start(struct rpc_svc *svc, const char *addr_port)

@@ -1,7 +1,7 @@
 /*
  * fuzz_rpc_call.c - libFuzzer target for what a TCP peer controls first:
  * the record-marking reassembler fed in arbitrary chunk sizes, then the
- * call-header decoder (credentials included) on every record, then the
+ * call-header decoder (credentials included: AUTH_SYS and RPCSEC_GSS) on every record, then the
  * reply-header encoders for whatever the decoder concluded.
  */
 #include <stdint.h>
@@ -48,6 +48,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			if (c.args < rec || c.args + c.args_len != rec + len)
 				abort();
 			if (c.cred.ngids > RPC_AUTHSYS_MAX_GIDS || strlen(c.cred.machine) > RPC_AUTHSYS_MAX_MACHINE)
+				abort();
+			/* RPCSEC_GSS: the handle, the MIC'd header and the verifier lie in the record */
+			if (c.cred.flavor == RPCSEC_GSS &&
+			    (c.gss.handle_len > RPC_GSS_MAX_HANDLE || c.gss.hdr_len > len ||
+			     (c.gss.handle_len && (c.gss.handle < rec || c.gss.handle + c.gss.handle_len > rec + len)) ||
+			     (c.gss.verf_len && (c.gss.verf < rec || c.gss.verf + c.gss.verf_len > rec + len)) ||
+			     c.gss.service < RPC_GSS_SVC_NONE || c.gss.service > RPC_GSS_SVC_PRIVACY))
 				abort();
 			rpc_reply_accepted(&e, c.xid, RPC_SUCCESS);
 			break;

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "nfs_gw/export/export.h"
+#include "nfs_gw/rpc/rpc.h"
 
 static struct sockaddr_storage v4(const char *a)
 {
@@ -60,6 +61,28 @@ START_TEST(defaults_are_knfsd_s)
 	ck_assert_uint_eq(x->e[0].id, 7);
 	ck_assert_str_eq(x->e[0].path, "/a/b");
 	ck_assert(!x->e[0].ro && !x->e[0].root_squash && x->e[0].insecure);
+	ck_assert(!nfs_exports_want_gss(x));
+	nfs_exports_put(x);
+	/* a sec= list keeps its order; the flavours are enforced exactly */
+	ck_assert_int_eq(nfs_exports_parse("id=8,path=/k,sec=krb5p:sys:krb5i", &x, err, sizeof(err)), 0);
+	ck_assert_uint_eq(x->e[0].nsec, 3);
+	ck_assert_uint_eq(x->e[0].sec[0], RPC_FLAVOR_KRB5P);
+	ck_assert_uint_eq(x->e[0].sec[1], RPC_AUTH_SYS);
+	ck_assert_uint_eq(x->e[0].sec[2], RPC_FLAVOR_KRB5I);
+	ck_assert(nfs_exports_want_gss(x));
+	{
+		struct rpc_cred c = { .flavor = RPC_AUTH_NONE };
+		char opts[256];
+
+		ck_assert(nfs_export_sec_ok(&x->e[0], &c));          /* AUTH_NONE counts as sys */
+		c.flavor = RPCSEC_GSS;
+		c.gss_service = RPC_GSS_SVC_INTEGRITY;
+		ck_assert(nfs_export_sec_ok(&x->e[0], &c));
+		c.gss_service = RPC_GSS_SVC_NONE;
+		ck_assert(!nfs_export_sec_ok(&x->e[0], &c));         /* krb5 is not listed */
+		nfs_export_options(&x->e[0], opts, sizeof(opts));
+		ck_assert_ptr_nonnull(strstr(opts, ",sec=krb5p:sys:krb5i"));
+	}
 	nfs_exports_put(x);
 }
 END_TEST
@@ -93,7 +116,8 @@ START_TEST(bad_values_refused)
 		{ "id=1,path=relative", "path: 'relative' is not an absolute path" },
 		{ "id=1,path=/a/../b", "path: '/a/../b' is not an absolute path" },
 		{ "id=1,path=/,pseudo=x", "pseudo: 'x' is not an absolute path" },
-		{ "id=1,path=/,sec=krb5", "sec: 'krb5' is not supported (only sec=sys" },
+		{ "id=1,path=/,sec=krb6", "sec: 'krb6' is not a flavour" },
+		{ "id=1,path=/,sec=krb5:krb5", "sec: 'krb5' given twice" },
 		{ "path=/", "export 1 (no id, path=/): no id=" },
 		{ "id=1", "export 1 (id=1, no path): no path=" },
 		{ "id=0,path=/", "id: '0' is not a number from 1 to 65535" },

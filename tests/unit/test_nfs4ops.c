@@ -753,7 +753,7 @@ START_TEST(lease_expiry_releases_state)
 	ck_assert_ptr_nonnull(c);
 	ck_assert_ptr_nonnull(srv->hooks.client_release);
 	pthread_mutex_lock(&srv->lock);
-	clp = nfs4_client_new_locked(srv, (const uint8_t *)"lease-test", 10, verf, &(struct nfs4_principal){ 1, 0, 0 },
+	clp = nfs4_client_new_locked(srv, (const uint8_t *)"lease-test", 10, verf, &(struct nfs4_principal){ .flavor = 1 },
 				     0);
 	clp->confirmed = true;
 	id = clp->clientid;

@@ -1045,6 +1045,59 @@ END_TEST
  * AUTH_NONE), and rpc_decode_reply() reads every reply header the server
  * writes; every truncation of either is refused, never read past.
  */
+/*
+ * RPCSEC_GSS credentials (RFC 2203 5): decoded with their bounds (version
+ * 1, a known gss_proc and service, a handle of at most 32 bytes, nothing
+ * after it), and principals mapped as knfsd's gssd does.
+ */
+START_TEST(gss_cred_and_mapping)
+{
+	uint8_t b[64];
+	struct rpc_gss_cred gc;
+	struct rpc_cred cr;
+	struct xdr_enc e;
+
+	xdr_enc_init(&e, 64);
+	xdr_put_u32(&e, 1);
+	xdr_put_u32(&e, RPCSEC_GSS_DATA);
+	xdr_put_u32(&e, 77);
+	xdr_put_u32(&e, RPC_GSS_SVC_PRIVACY);
+	xdr_put_opaque(&e, "0123456789abcdef", 16);
+	memcpy(b, e.buf, e.len);
+	ck_assert_int_eq(rpc_gss_decode_cred(b, (uint32_t)e.len, &gc), 0);
+	ck_assert_uint_eq(gc.seq, 77);
+	ck_assert_uint_eq(gc.service, RPC_GSS_SVC_PRIVACY);
+	ck_assert_uint_eq(gc.handle_len, 16);
+	ck_assert_int_eq(rpc_gss_decode_cred(b, (uint32_t)e.len - 4, &gc), -EBADMSG);   /* truncated */
+	xdr_store_u32(b, 2);                                                          /* version 2 */
+	ck_assert_int_eq(rpc_gss_decode_cred(b, (uint32_t)e.len, &gc), -EBADMSG);
+	xdr_store_u32(b, 1);
+	xdr_store_u32(b + 12, 4);                                                     /* service 4 */
+	ck_assert_int_eq(rpc_gss_decode_cred(b, (uint32_t)e.len, &gc), -EBADMSG);
+	xdr_enc_free(&e);
+
+	rpc_gss_map_principal("root@EXAMPLE.ORG", "EXAMPLE.ORG", "", &cr);
+	ck_assert(!cr.anon);
+	ck_assert_uint_eq(cr.uid, 0);                  /* the local user root */
+	rpc_gss_map_principal("root@ELSEWHERE", "EXAMPLE.ORG", "", &cr);
+	ck_assert(cr.anon);                            /* a realm not ours: anonymous */
+	rpc_gss_map_principal("root@ELSEWHERE", "EXAMPLE.ORG", "OTHER, ELSEWHERE", &cr);
+	ck_assert(!cr.anon);                           /* unless nfs_gss_realms lists it */
+	rpc_gss_map_principal("nfs/client.example.org@EXAMPLE.ORG", "EXAMPLE.ORG", "", &cr);
+	ck_assert(!cr.anon);
+	ck_assert_uint_eq(cr.uid, 0);                  /* a machine principal: root */
+	rpc_gss_map_principal("host/client@EXAMPLE.ORG", "EXAMPLE.ORG", "", &cr);
+	ck_assert_uint_eq(cr.uid, 0);
+	rpc_gss_map_principal("HTTP/client@EXAMPLE.ORG", "EXAMPLE.ORG", "", &cr);
+	ck_assert(cr.anon);                            /* another service's */
+	rpc_gss_map_principal("no-such-user-here@EXAMPLE.ORG", "EXAMPLE.ORG", "", &cr);
+	ck_assert(cr.anon);
+	ck_assert_uint_eq(cr.uid, 65534);
+	rpc_gss_map_principal("noatsign", "EXAMPLE.ORG", "", &cr);
+	ck_assert(cr.anon);
+}
+END_TEST
+
 START_TEST(call_and_reply_headers)
 {
 	struct rpc_call_hdr h = { .prog = 0x40000000, .vers = 1, .proc = 1, .flavor = RPC_AUTH_SYS, .stamp = 9,
@@ -1408,6 +1461,7 @@ int main(void)
 	tcase_set_timeout(tc, 20);
 	tcase_add_test(tc, null_and_echo);
 	tcase_add_test(tc, call_and_reply_headers);
+	tcase_add_test(tc, gss_cred_and_mapping);
 	tcase_add_test(tc, back_channel_calls);
 	tcase_add_test(tc, tcp_calls);
 	tcase_add_test(tc, fragments);
