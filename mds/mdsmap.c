@@ -1039,12 +1039,45 @@ static void renew_extra(struct store_op *op, void *arg)
  * the standbys, not a change of who holds the rank, so the epoch stays).
  * Return: 0, -ECANCELED/-ESHUTDOWN (deposed), -errno.
  */
+#define PRUNE_MAX 8               /* dead standbys dropped per renewal */
+#define PRUNE_GRACES 3            /* silent this many beacon graces: dead */
+
+/*
+ * Standbys whose registration has not moved for PRUNE_GRACES x the grace,
+ * as the holder saw it (killed -9, their machine gone): their entries go
+ * with our next renewal, as Ceph's monitors drop a standby whose beacons
+ * stopped, so `fs status` does not list them for ever and health counts
+ * only live ones.  One that was only paused registers again when it runs.
+ */
+static int stale_standbys(struct mdsmap *mm, uint64_t now, char gids[][sizeof(mm->gid)], char names[][64])
+{
+	struct json_object *sbs = NULL;
+	double limit = PRUNE_GRACES * opt_secs(CFG_mds_beacon_grace, 5), age;
+	int n = 0;
+
+	pthread_mutex_lock(&mm->lock);
+	if (mm->view && json_object_object_get_ex(mm->view, "standbys", &sbs)) {
+		json_object_object_foreach(sbs, gid, reg) {
+			if (n == PRUNE_MAX)
+				break;
+			if (standby_live_locked(mm, gid, now, &age) || age < limit || strlen(gid) >= sizeof(mm->gid))
+				continue;
+			snprintf(gids[n], sizeof(mm->gid), "%s", gid);
+			snprintf(names[n], 64, "%s", jstr(reg, "name") ? jstr(reg, "name") : "?");
+			n++;
+		}
+	}
+	pthread_mutex_unlock(&mm->lock);
+	return n;
+}
+
 static int renew(struct mds *m)
 {
 	struct mdsmap *mm = m->map;
 	struct renew_keys k = { .mm = mm, .n = ++mm->beacons };
 	struct store_op *op = store_op_new();
-	char cur[32], key[64];
+	char cur[32], key[192], gids[PRUNE_MAX][sizeof(mm->gid)], names[PRUNE_MAX][64];
+	int nstale, i, r;
 
 	if (!op)
 		return -ENOMEM;
@@ -1055,7 +1088,22 @@ static int renew(struct mds *m)
 	snprintf(key, sizeof(key), PFX_HOSTLOCK "%s", mm->gid);
 	if (mm->host_lock_held)
 		store_op_omap_set(op, key, "1", 1);
-	return store_op_exec(m->meta, MDSMAP_OID, op);
+	nstale = stale_standbys(mm, now_mono_ns(), gids, names);
+	for (i = 0; i < nstale; i++) {
+		snprintf(key, sizeof(key), PFX_STANDBY "%s", gids[i]);
+		store_op_omap_rm(op, key);
+	}
+	r = store_op_exec(m->meta, MDSMAP_OID, op);
+	if (!r && nstale) {
+		pthread_mutex_lock(&mm->lock);
+		for (i = 0; i < nstale; i++)
+			json_object_object_del(mm->seen, gids[i]);
+		pthread_mutex_unlock(&mm->lock);
+		for (i = 0; i < nstale; i++)
+			dinfo(MDS, "mdsmap: standby %s (gid %s) silent for %d beacon graces: dropped from the map "
+			      "(it registers again if it runs)", names[i], gids[i], PRUNE_GRACES);
+	}
+	return r;
 }
 
 /* For status: the map as the beacon last read it, and when each daemon's beacon last moved. */

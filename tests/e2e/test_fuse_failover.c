@@ -433,6 +433,52 @@ START_TEST(test_standbys_race)
 }
 END_TEST
 
+/* Every standby entry `fs status` of @active lists (live or laggy), or -1. */
+static int standby_entries(const char *active)
+{
+	struct json_object *rep = asok(active, "fs status"), *mm, *sb;
+	int n = -1;
+
+	if (rep && json_object_object_get_ex(rep, "mdsmap", &mm) && json_object_object_get_ex(mm, "standbys", &sb))
+		n = (int)json_object_array_length(sb);
+	json_object_put(rep);
+	return n;
+}
+
+/*
+ * A standby killed with -9 leaves the map: the holder drops a registration
+ * silent for three graces (before, it stayed listed as laggy for ever and
+ * counted nowhere).  The holder and a live standby are left alone.
+ */
+START_TEST(test_dead_standby_dropped)
+{
+	int ports[3] = { lfs_free_port(), lfs_free_port(), lfs_free_port() };
+	pid_t a, b, c;
+
+	a = lfs_mds_daemon_start(&fs, "a", ports[0], fast);
+	ck_assert_msg(wait_active("a", a), "mds.a did not take rank 0");
+	b = lfs_mds_daemon_start(&fs, "b", ports[1], fast);
+	c = lfs_mds_daemon_start(&fs, "c", ports[2], fast);
+	ck_assert_msg(wait_standbys("a", 2), "mds.b and mds.c did not both register as standbys");
+	kill(b, SIGKILL);
+	waitpid(b, NULL, 0);
+	ck_assert_msg(wait_log("a", "standby mds.b"), "mds.a did not drop the dead standby mds.b from the map");
+	{
+		double end = now_s() + bound();
+
+		while (now_s() < end && standby_entries("a") != 1)
+			nap();
+	}
+	ck_assert_int_eq(standby_entries("a"), 1);
+	ck_assert_msg(wait_standbys("a", 1), "the live standby mds.c is gone too");
+	ck_assert_msg(lfs_mds_daemon_port(&fs, "a") > 0, "mds.a no longer serves");
+	kill(c, SIGTERM);
+	ck_assert_int_ne(wait_exit(c), -1);
+	kill(a, SIGTERM);
+	ck_assert_int_ne(wait_exit(a), -1);
+}
+END_TEST
+
 START_TEST(test_damaged_map)
 {
 	int port = lfs_free_port();
@@ -893,6 +939,7 @@ static Suite *suite(void)
 
 	lfs_suite_add(s, "zombie", test_zombie_writes_nothing, setup, teardown, 180);
 	lfs_suite_add(s, "race", test_standbys_race, setup, teardown, 180);
+	lfs_suite_add(s, "dead_standby_dropped", test_dead_standby_dropped, setup, teardown, 180);
 	lfs_suite_add(s, "damaged_map", test_damaged_map, setup, teardown, 180);
 	lfs_suite_add(s, "fail_and_stop", test_fail_and_stop, setup, teardown, 180);
 	lfs_suite_add(s, "sreplay_follows", test_sreplay_follows, setup, teardown, 180);
