@@ -1075,8 +1075,7 @@ static int op_readdir(struct mds *m, struct session *s, struct mdsp_request *r, 
 		return 0;
 	/* the chunk: entries [cookie + 1, last] */
 	idx = r->cookie + 1;
-	rcu_read_lock();
-	while ((dn = xa_find(&d->by_cookie, &idx))) {
+	while ((dn = mdir_cookie_find(d, &idx))) {
 		if (want == max || bytes > (MDSP_MAX_PAYLOAD / 2)) {
 			more = true;
 			break;
@@ -1089,7 +1088,6 @@ static int op_readdir(struct mds *m, struct session *s, struct mdsp_request *r, 
 			break;
 		idx++;
 	}
-	rcu_read_unlock();
 	if (!want) {
 		rep->end = !more;
 		return 0;
@@ -1102,8 +1100,8 @@ static int op_readdir(struct mds *m, struct session *s, struct mdsp_request *r, 
 	t->listed = (struct txn_listed *)(rep->entries + want);
 	np = (char *)(t->listed + want);
 	idx = r->cookie + 1;
-	rcu_read_lock();
-	while (n < want && (dn = xa_find(&d->by_cookie, &idx)) && idx <= last) {
+	rcu_read_lock();      /* for inode_get's lookups */
+	while (n < want && (dn = mdir_cookie_find(d, &idx)) && idx <= last) {
 		if ((e = inode_get(m, dn->ino, &in)) == 0) {
 			struct mdsp_dirent *de = &rep->entries[n];
 

@@ -14,6 +14,8 @@
 #   --runs N        each (size, target) N times (default 2)
 #   --targets LIST  comma-separated subset of ext4,local,local0
 #   --compare DIR   also local0: loligo with the binaries of build tree DIR
+#   --tools DIR     the build tree of bigdir and creates (default: --build's;
+#                   for a --build of a commit that has no bigdir yet)
 #   --mds-only N    instead: the MDS side of one directory of N entries (no
 #                   FUSE): make it over the wire, restart the MDS, and time
 #                   its first lookup (the directory's load), a full READDIR
@@ -42,7 +44,7 @@ shared=${LOLIGO_SHARED_DIR:-$top/../shared}
 bench=run-bigdir bench_fs=bigdirbench
 # shellcheck source=tools/bench/lib-targets.sh
 . "$here/lib-targets.sh"
-files=20000,200000 runs=2 mds_only= t=
+files=20000,200000 runs=2 mds_only= t= tools=
 runs_set=0
 while (($#)); do
 	if bench_opt "$@"; then
@@ -52,6 +54,7 @@ while (($#)); do
 	case $1 in
 	--files) files=${2:?--files needs a value}; shift ;;
 	--mds-only) mds_only=${2:?--mds-only needs a value}; shift ;;
+	--tools) tools=${2:?--tools needs a value}; shift ;;
 	*) bench_usage "unknown argument '$1'" ;;
 	esac
 	shift
@@ -62,8 +65,9 @@ bench_check
 [[ -z $mds_only || $mds_only =~ ^[1-9][0-9]*$ ]] || bench_usage "--mds-only takes a size"
 bench_need jq fusermount3 mkfs.ext4 losetup bc
 [[ $(id -u) == 0 ]] || { echo "run-bigdir: needs root (loop device, mounts, drop_caches)" >&2; exit 1; }
-bigdir=$build/tools/bench/bigdir creates=$build/tools/bench/creates
-[[ -x $bigdir && -x $creates ]] || { echo "run-bigdir: no $bigdir or $creates (ninja -C $build bigdir creates)" >&2; exit 1; }
+tools=${tools:-$build}
+bigdir=$tools/tools/bench/bigdir creates=$tools/tools/bench/creates
+[[ -x $bigdir && -x $creates ]] || { echo "run-bigdir: no $bigdir or $creates (ninja -C $tools bigdir creates)" >&2; exit 1; }
 
 bench_workdir
 loopdev= ext4_mnt=$work/ext4.mnt
