@@ -63,6 +63,15 @@ static int session(struct mdsw *w, const char *name)
 	return 0;
 }
 
+/* the session closed, not only the connection: what a list kept (caps on
+ * every entry, leases) would otherwise hold up the next creates in the
+ * directory until the MDS times the session out */
+static void end_session(struct mdsw *w)
+{
+	mdsw_session_close(w);
+	mdsw_close(w);
+}
+
 static int find_dir(bool make)
 {
 	struct mdsp_inode in;
@@ -76,7 +85,7 @@ static int find_dir(bool make)
 		r = mdsw_mkdir(&w, MDSP_ROOT_INO, dirname_, 0755, &in);
 	if (!r)
 		dir_ino = in.ino;
-	mdsw_close(&w);
+	end_session(&w);
 	return r;
 }
 
@@ -102,7 +111,7 @@ static void *make_main(void *arg)
 		w.wait_safe = i == m->to - 1;        /* the last one: everything is journaled */
 		m->err = mdsw_create(&w, dir_ino, name, 0644, O_CREAT | O_EXCL, &in);
 	}
-	mdsw_close(&w);
+	end_session(&w);
 	return NULL;
 }
 
@@ -173,7 +182,7 @@ static int cmd_list(long n, long *entries, long *extra)
 			fprintf(stderr, "bigdir: f%07ld missing\n", k);
 			r = -ENOENT;
 		}
-	mdsw_close(&w);
+	end_session(&w);
 	free(seen);
 	return r;
 }
@@ -194,7 +203,7 @@ static int cmd_lookup(long k)
 		snprintf(name, sizeof(name), "f%07ld", (long)(rand_r(&seed) % (unsigned long)nfiles));
 		r = mdsw_lookup(&w, dir_ino, name, &in);
 	}
-	mdsw_close(&w);
+	end_session(&w);
 	return r;
 }
 
@@ -215,7 +224,7 @@ static int cmd_create(long k)
 		snprintf(name, sizeof(name), "g%d.%ld", (int)getpid(), i);
 		r = mdsw_unlink(&w, dir_ino, name);
 	}
-	mdsw_close(&w);
+	end_session(&w);
 	return r;
 }
 
