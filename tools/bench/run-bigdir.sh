@@ -107,7 +107,7 @@ start_mds() { # T: the filesystem loligo_setup made, again
 wire() { "$bigdir" --port "${mds_port[$t]}" --keyring "$work/client.keyring" "$@"; }
 fresh_loligo() { # T: a new filesystem and its MDS (the old one's store removed)
 	[[ -n ${mds_pid[$1]:-} ]] && stop_mds "$1"
-	rm -rf "$work/$1.store" "$work/$1.store.data" "$work/$1-mds.asok"
+	rm -rf "$work/$1.store" "$work/$1.store.data" "$work/$1-mds.asok" "$work/$1-mds.port"
 	loligo_setup "$1"
 }
 
