@@ -44,7 +44,7 @@ shared=${LOLIGO_SHARED_DIR:-$top/../shared}
 bench=run-bigdir bench_fs=bigdirbench
 # shellcheck source=tools/bench/lib-targets.sh
 . "$here/lib-targets.sh"
-files=20000,200000 runs=2 mds_only= t= tools=
+files=20000,200000 runs=2 mds_only='' t='' tools=''
 runs_set=0
 while (($#)); do
 	if bench_opt "$@"; then
@@ -70,7 +70,7 @@ bigdir=$tools/tools/bench/bigdir creates=$tools/tools/bench/creates
 [[ -x $bigdir && -x $creates ]] || { echo "run-bigdir: no $bigdir or $creates (ninja -C $tools bigdir creates)" >&2; exit 1; }
 
 bench_workdir
-loopdev= ext4_mnt=$work/ext4.mnt
+loopdev='' ext4_mnt=$work/ext4.mnt
 cleanup() {
 	set +e
 	trap '' INT TERM
