@@ -63,7 +63,7 @@ done
 bench_check
 [[ $files =~ ^[1-9][0-9]*(,[1-9][0-9]*)*$ ]] || bench_usage "--files takes sizes like 20000,200000"
 [[ -z $mds_only || $mds_only =~ ^[1-9][0-9]*$ ]] || bench_usage "--mds-only takes a size"
-bench_need jq fusermount3 mkfs.ext4 losetup bc
+bench_need jq fusermount3 mkfs.ext4 losetup
 [[ $(id -u) == 0 ]] || { echo "run-bigdir: needs root (loop device, mounts, drop_caches)" >&2; exit 1; }
 tools=${tools:-$build}
 bigdir=$tools/tools/bench/bigdir creates=$tools/tools/bench/creates
@@ -84,7 +84,7 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 now() { date +%s.%N; }
-secs_since() { echo "scale=3; ($(now) - $1) / 1" | bc; }
+secs_since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.3f", b - a }'; }
 load1() { cut -d' ' -f1 /proc/loadavg; }
 rss_of() { awk '/VmRSS/ { printf "%.0f MiB", $2 / 1024 }' "/proc/$1/status" 2>/dev/null; }
 mds_perf() { "$cli" -f json daemon "$work/$1-mds.asok" perf dump 2>/dev/null || echo '{}'; }
