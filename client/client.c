@@ -69,6 +69,7 @@ static void perf_register(struct lclient *c)
 	C(readdir_cached);
 	C(readdir_fetch);
 	C(readdir_shared);
+	C(xattr_cached);
 	C(rd_bytes);
 	C(wr_bytes);
 	C(ra_hit);

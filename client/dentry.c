@@ -525,9 +525,10 @@ void lc_dcache_revoke_dir(struct lclient *c, struct lc_inode *dir)
 /*
  * Drop entries once the table is larger than the inode cache bound (a
  * dentry is tiny, but a long-running mount must not grow without end):
- * first the expired and dead ones, then any.  A name still leased is
- * released: at the MDS (so nobody waits to revoke it from us) and in the
- * kernel, which may be caching it on the strength of that lease.
+ * first the expired and dead ones, then any the kernel does not cache (a
+ * name it caches holds its inode here anyway, and is let go once the
+ * kernel's timeout for it passes).  A name still leased is released at
+ * the MDS, so nobody waits to revoke it from us.
  */
 struct released {
 	uint64_t parent, seq;
@@ -555,7 +556,12 @@ void lc_dcache_trim(struct lclient *c)
 
 			if (atomic_load(&c->ndentries) <= max - max / 8)
 				break;
-			if (pass == 0 && (now < d->until || kernel))
+			/* a name the kernel caches stays: dropping it here expired
+			 * it in the kernel too, and a `ls -l` of a directory bigger
+			 * than the bound then looked up again what its readdirplus
+			 * had just given the kernel (issue 21.3).  It becomes
+			 * evictable when the kernel's timeout for it runs out. */
+			if (kernel || (pass == 0 && now < d->until))
 				continue;
 			if (leased || kernel) {
 				if (nrel == crel) {

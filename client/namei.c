@@ -966,6 +966,41 @@ static void fcaps_forget(struct lc_inode *in)
 	pthread_mutex_unlock(&in->lock);
 }
 
+/*
+ * Whether @in has no xattr at all, as far as we may know without asking:
+ * the last trace of it said so (MDSP_XATTRS_NONE) and we hold As, which
+ * the MDS revokes from every other client before any xattr of the inode
+ * changes (mds/server.c op_setxattr, op_removexattr).  ls -l asks for
+ * security.selinux (and the ACL names) of every file it lists: with this
+ * a listing costs the readdirplus batches only.  Our own change's reply
+ * brings the new state in its trace.
+ */
+static bool xattrs_none(struct lc_inode *in)
+{
+	pthread_mutex_lock(&in->lock);
+	bool none = (in->caps & MDSP_CAP_AUTH_SHARED) && in->mi.xattrs == MDSP_XATTRS_NONE;
+	pthread_mutex_unlock(&in->lock);
+	return none;
+}
+
+/* getxattr of @name of an inode without xattrs (xattrs_none): what the
+ * MDS's op_getxattr would answer, or 1 where only it can tell (a user.*
+ * name we may not read, a namespace it refuses) */
+static int getxattr_none(struct lc_inode *in, const char *name, const struct lc_cred *cr)
+{
+	if (!strncmp(name, "security.", 9) || !strncmp(name, "trusted.", 8))
+		return -ENODATA;
+	if (!strncmp(name, "user.", 5)) {
+		struct lc_attr a;
+
+		lc_inode_fill_attr(in, &a);
+		if (!S_ISREG(a.mode) && !S_ISDIR(a.mode))
+			return -ENODATA;
+		return lc_perm_check(&a, 4, cr) == 0 ? -ENODATA : 1;
+	}
+	return 1;
+}
+
 ssize_t lc_getxattr(struct lclient *c, struct lc_inode *in, const char *name, void *buf, size_t size,
 		    const struct lc_cred *cr)
 {
@@ -977,6 +1012,14 @@ ssize_t lc_getxattr(struct lclient *c, struct lc_inode *in, const char *name, vo
 
 	if (!name || !name[0] || strlen(name) > MDSP_XATTR_NAME_MAX)
 		return -ERANGE;
+	if (xattrs_none(in)) {
+		int r = getxattr_none(in, name, cr);
+
+		if (r <= 0) {
+			perf_inc(&c->perf.xattr_cached, 1);
+			return r;
+		}
+	}
 	fcaps = is_fcaps(name);
 	if (fcaps) {
 		pthread_mutex_lock(&in->lock);
@@ -1009,6 +1052,10 @@ ssize_t lc_getxattr(struct lclient *c, struct lc_inode *in, const char *name, vo
 
 ssize_t lc_listxattr(struct lclient *c, struct lc_inode *in, char *buf, size_t size, const struct lc_cred *cr)
 {
+	if (xattrs_none(in)) {
+		perf_inc(&c->perf.xattr_cached, 1);
+		return 0;
+	}
 	struct mds_request *req = lc_req_new(c, MDSP_OP_LISTXATTR, in->ino, cr);
 
 	if (!req)

@@ -318,6 +318,7 @@ struct lc_perf {
 	struct perf_counter attr_hit, attr_miss;
 	struct perf_counter dentry_hit, dentry_miss, dentry_neg_hit;
 	struct perf_counter readdir_cached, readdir_fetch, readdir_shared;
+	struct perf_counter xattr_cached;      /* getxattr/listxattr answered from a trace (namei.c) */
 	struct perf_counter rd_bytes, wr_bytes;
 	struct perf_counter ra_hit, ra_wait, ra_miss, ra_bytes, ra_buf_reuse;
 	struct perf_counter wb_bytes, wb_ops, wb_throttle, wb_full_ops;

@@ -49,6 +49,12 @@ void minode_free(struct mds *m, struct minode *in);
 int inode_get(struct mds *m, uint64_t ino, struct minode **out);
 int mdir_get(struct mds *m, uint64_t ino, struct mdir **out);
 struct mdentry *mdir_lookup(struct mdir *d, const char *name);
+/*
+ * mdir_cookie_find - the dentry of @d with the smallest cookie >= *@idx,
+ * and *@idx set to its cookie; NULL when there is none.  Caller holds
+ * mds->lock (the cookie index has no RCU readers).
+ */
+struct mdentry *mdir_cookie_find(struct mdir *d, uint64_t *idx);
 struct mdentry *mdir_add(struct mds *m, struct mdir *d, const char *name, uint64_t ino, uint32_t dtype,
 			 bool remote, uint64_t cookie, struct txn *t);
 void mdir_del(struct mds *m, struct mdentry *dn, struct txn *t);

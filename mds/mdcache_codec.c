@@ -132,6 +132,7 @@ int inode_blob_decode(const void *p, size_t len, struct minode *in)
 	mdsp_extset_free(&in->ext);
 	in->ext = ext;
 	in->a = a;
+	in->a.xattrs = MDSP_XATTRS_UNKNOWN;   /* said by the traces only (server.c set_target) */
 	if (ver < 3 || !S_ISREG(a.mode))
 		mdsp_extset_clear(&in->ext);
 	inode_blocks_sync(in);

@@ -129,6 +129,7 @@ struct mdentry {
 				       * (0: none yet); moves with the leases (locker_dentry_move) */
 	uint32_t hash;
 	uint32_t namelen;
+	struct mdentry *cl, *cr;      /* dir->by_cookie: children in the cookie treap */
 	char name[];
 };
 
@@ -137,7 +138,11 @@ struct mdir {
 	struct mdentry **buckets;
 	uint32_t nbuckets;
 	uint32_t count;
-	struct xarray by_cookie;      /* cookie -> mdentry, for readdir order */
+	/* cookie -> mdentry, for readdir order: a treap through the dentries
+	 * (mdcache.c mdir_cookie_*), ~16 bytes an entry.  Not an xarray: the
+	 * cookies are hashes spread over [2^61, 2^62), where a 64-ary radix
+	 * tree spends ~4.5 KiB of nodes per entry (issue 21.3). */
+	struct mdentry *by_cookie;
 	uint64_t next_cookie;
 	uint64_t cookie_reserved;     /* next_cookie may go up to this before "/meta" is journaled */
 	uint64_t last_jseq;           /* journal entry that last edited its object (0: none this run) */

@@ -150,6 +150,7 @@ static void set_target(struct mdsp_reply *rep, const struct minode *in)
 {
 	rep->has_target = true;
 	rep->target = in->a;
+	rep->target.xattrs = in->xattrs ? MDSP_XATTRS_SOME : MDSP_XATTRS_NONE;
 	if (S_ISREG(in->a.mode))
 		rep->target.max_size = UINT64_MAX;
 	rep->caps = 0;
@@ -1074,8 +1075,7 @@ static int op_readdir(struct mds *m, struct session *s, struct mdsp_request *r, 
 		return 0;
 	/* the chunk: entries [cookie + 1, last] */
 	idx = r->cookie + 1;
-	rcu_read_lock();
-	while ((dn = xa_find(&d->by_cookie, &idx))) {
+	while ((dn = mdir_cookie_find(d, &idx))) {
 		if (want == max || bytes > (MDSP_MAX_PAYLOAD / 2)) {
 			more = true;
 			break;
@@ -1088,7 +1088,6 @@ static int op_readdir(struct mds *m, struct session *s, struct mdsp_request *r, 
 			break;
 		idx++;
 	}
-	rcu_read_unlock();
 	if (!want) {
 		rep->end = !more;
 		return 0;
@@ -1101,8 +1100,8 @@ static int op_readdir(struct mds *m, struct session *s, struct mdsp_request *r, 
 	t->listed = (struct txn_listed *)(rep->entries + want);
 	np = (char *)(t->listed + want);
 	idx = r->cookie + 1;
-	rcu_read_lock();
-	while (n < want && (dn = xa_find(&d->by_cookie, &idx)) && idx <= last) {
+	rcu_read_lock();      /* for inode_get's lookups */
+	while (n < want && (dn = mdir_cookie_find(d, &idx)) && idx <= last) {
 		if ((e = inode_get(m, dn->ino, &in)) == 0) {
 			struct mdsp_dirent *de = &rep->entries[n];
 
@@ -1113,6 +1112,7 @@ static int op_readdir(struct mds *m, struct session *s, struct mdsp_request *r, 
 			np += dn->namelen + 1;
 			de->cookie = dn->cookie;
 			de->inode = in->a;
+			de->inode.xattrs = in->xattrs ? MDSP_XATTRS_SOME : MDSP_XATTRS_NONE;
 		} else {
 			skipped = e;          /* an entry whose inode cannot be read is left out */
 		}
@@ -1274,14 +1274,16 @@ static int op_setxattr(struct mds *m, struct session *s, struct mdsp_request *r,
 	x = xattr_find(in, r->name);
 	if (x && (r->oflags & XATTR_CREATE_FLAG))
 		return -EEXIST;
-	if (!strncmp(r->name, "system.posix_acl", 16) || is_fcaps(r->name)) {
-		/* an ACL is part of who may do what: what others cache of it goes;
-		 * so is a file capability, whose absence clients remember under As
-		 * (client/namei.c lc_getxattr) */
-		locker_want_caps(m, t, in, AS);
-		if ((e = locker_blocked(t)))
-			return e;
-	}
+	/*
+	 * What others know of the xattrs goes first: clients answer
+	 * getxattr/listxattr of an inode that had none in their last trace
+	 * from that trace while they hold As (MDSP_XATTRS_NONE; a file
+	 * capability's absence likewise), and an ACL is part of who may do
+	 * what.  Ceph revokes Xs here; As stands for it (no Xs is issued).
+	 */
+	locker_want_caps(m, t, in, AS);
+	if ((e = locker_blocked(t)))
+		return e;
 	if (!x && (r->oflags & XATTR_REPLACE_FLAG))
 		return -ENODATA;
 	if (in->xattr_bytes - (x ? x->len + strlen(x->name) : 0) + r->data_len + strlen(r->name) >
@@ -1373,11 +1375,9 @@ static int op_removexattr(struct mds *m, struct session *s, struct mdsp_request 
 	x = *pp;
 	if (!x)
 		return -ENODATA;
-	if (!strncmp(r->name, "system.posix_acl", 16)) {
-		locker_want_caps(m, t, in, AS);
-		if ((e = locker_blocked(t)))
-			return e;
-	}
+	locker_want_caps(m, t, in, AS);    /* as op_setxattr: others' "none" stays true */
+	if ((e = locker_blocked(t)))
+		return e;
 	*pp = x->next;
 	in->xattr_bytes -= x->len + (uint32_t)strlen(x->name);
 	free(x->name);

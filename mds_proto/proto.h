@@ -124,6 +124,9 @@ struct mdsp_inode {
 				  * the extents written, fallocated, not punched (MDSP_BLOCKS_UNKNOWN:
 				  * not tracked, a file of an older MDS or written by an older client) */
 	uint32_t flags;          /* MDSP_FL_*: chattr's immutable and append-only */
+	/* version 3 */
+	uint32_t xattrs;         /* MDSP_XATTRS_*: whether the inode has any xattr, in the
+				  * traces of replies (the target, readdir entries) only */
 };
 
 #define MDSP_BLOCKS_UNKNOWN UINT64_MAX
@@ -131,6 +134,16 @@ struct mdsp_inode {
 #define MDSP_FL_IMMUTABLE 0x10   /* FS_IMMUTABLE_FL: no change of data, attributes or names */
 #define MDSP_FL_APPEND    0x20   /* FS_APPEND_FL: data only appended; no other change */
 #define MDSP_FL_ALL       (MDSP_FL_IMMUTABLE | MDSP_FL_APPEND)
+/*
+ * mdsp_inode.xattrs: a reply's trace says whether the inode has xattrs,
+ * so a client holding As answers getxattr/listxattr of an inode with none
+ * without asking (ls -l asks for security.selinux of every file): the MDS
+ * revokes others' As before any xattr changes.  UNKNOWN (an older peer, a
+ * CAPS message, the stored inode) means: ask the MDS.
+ */
+#define MDSP_XATTRS_UNKNOWN 0
+#define MDSP_XATTRS_NONE    1
+#define MDSP_XATTRS_SOME    2
 
 /*
  * A byte range of a file's data (extents.c).  Extent sets are sorted,

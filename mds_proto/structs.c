@@ -60,6 +60,7 @@ void enc_inode(struct mdsp_buf *b, const struct mdsp_inode *in)
 	put_u64(b, in->files);
 	put_u64(b, in->blocks);                 /* v2 */
 	put_u32(b, in->flags);
+	put_u32(b, in->xattrs);                 /* v3 */
 	struct_close(b, off);
 }
 
@@ -83,6 +84,11 @@ int dec_inode(struct cur *c, struct mdsp_inode *in)
 	in->flags = 0;
 	if (v >= 2 && (get_u64(c, &in->blocks) || get_u32(c, &in->flags)))
 		return -EBADMSG;
+	in->xattrs = MDSP_XATTRS_UNKNOWN;
+	if (v >= 3 && get_u32(c, &in->xattrs))
+		return -EBADMSG;
+	if (in->xattrs > MDSP_XATTRS_SOME)
+		in->xattrs = MDSP_XATTRS_UNKNOWN;   /* a newer peer's value we cannot read: ask */
 	struct_leave(c, outer);
 	return 0;
 }

@@ -389,6 +389,113 @@ START_TEST(test_rename_unlink_cached)
 }
 END_TEST
 
+/* ---- xattrs answered from a listing ------------------------------------------- */
+
+/* the MDS's perf counter mds.@name (requests by op: "op_getxattr") */
+static int64_t mds_op_counter(const char *name)
+{
+	struct json_object *rep = mds_cmd("perf dump"), *g;
+	int64_t v = -1;
+
+	if (json_object_object_get_ex(rep, "mds", &g))
+		v = json_int(g, name);
+	json_object_put(rep);
+	return v;
+}
+
+#define XA_FILES 8
+
+struct xa_list {
+	struct lclient *c;
+	struct lc_inode *in[XA_FILES];
+	int n;
+};
+
+static int xa_cb(void *arg, const char *name, struct lc_inode *in, const struct lc_attr *attr, uint64_t next)
+{
+	struct xa_list *l = arg;
+	int i;
+
+	(void)attr;
+	(void)next;
+	ck_assert_ptr_nonnull(in);
+	ck_assert_int_eq(sscanf(name, "f%d", &i), 1);
+	ck_assert(i >= 0 && i < XA_FILES && !l->in[i]);
+	l->in[i] = in;           /* readdirplus: the reference is ours */
+	l->n++;
+	return 0;
+}
+
+/*
+ * ls -l asks for security.selinux (and the ACL names) of every file it
+ * lists: after a readdirplus listing, B answers getxattr and listxattr of
+ * files without xattrs from the entries' traces, with no MDS request (it
+ * sent one GETXATTR per file).  And B still sees at once what A sets or
+ * removes: A's change revokes B's As first.
+ */
+START_TEST(test_xattrs_none_answered_from_listing)
+{
+	struct lc_inode *da = mkdir_in(A, ra, "xa", 0755), *db, *fa, *fb;
+	struct xa_list l = { .c = B };
+	char name[16], buf[64];
+	bool eof = false;
+
+	for (int i = 0; i < XA_FILES; i++) {
+		snprintf(name, sizeof(name), "f%d", i);
+		put_file(A, da, name, "x");
+	}
+	db = lookup_ok(B, rb, "xa");
+	ck_assert_int_eq(lc_readdir(B, db, 0, true, &rootcr, xa_cb, &l, &eof), 0);
+	ck_assert(eof);
+	ck_assert_int_eq(l.n, XA_FILES);
+
+	int64_t get0 = mds_op_counter("op_getxattr"), list0 = mds_op_counter("op_listxattr");
+	ck_assert_int_ge(get0, 0);
+	for (int i = 0; i < XA_FILES; i++) {
+		ck_assert_int_eq(lc_getxattr(B, l.in[i], "security.selinux", buf, sizeof(buf), &rootcr), -ENODATA);
+		ck_assert_int_eq(lc_getxattr(B, l.in[i], "user.color", NULL, 0, &rootcr), -ENODATA);
+		ck_assert_int_eq(lc_getxattr(B, l.in[i], "trusted.t", NULL, 0, &rootcr), -ENODATA);
+		ck_assert_int_eq(lc_listxattr(B, l.in[i], buf, sizeof(buf), &rootcr), 0);
+	}
+	ck_assert_int_eq(mds_op_counter("op_getxattr"), get0);
+	ck_assert_int_eq(mds_op_counter("op_listxattr"), list0);
+	/* a namespace the MDS refuses is still its answer */
+	ck_assert_int_eq(lc_getxattr(B, l.in[0], "system.posix_acl_access", NULL, 0, &rootcr), -EOPNOTSUPP);
+
+	/* A sets one: B sees it at once, value and list */
+	fa = lookup_ok(A, da, "f3");
+	ck_assert_int_eq(lc_setxattr(A, fa, "user.color", "blue", 4, 0, &rootcr), 0);
+	ck_assert_int_eq(lc_getxattr(B, l.in[3], "user.color", buf, sizeof(buf), &rootcr), 4);
+	ck_assert(memcmp(buf, "blue", 4) == 0);
+	ck_assert_int_eq(lc_listxattr(B, l.in[3], buf, sizeof(buf), &rootcr), 11);
+	ck_assert_str_eq(buf, "user.color");
+	lc_put(A, fa);
+	fa = lookup_ok(A, da, "f4");
+	ck_assert_int_eq(lc_setxattr(A, fa, "security.selinux", "ctx", 4, 0, &rootcr), 0);
+	ck_assert_int_eq(lc_getxattr(B, l.in[4], "security.selinux", buf, sizeof(buf), &rootcr), 4);
+	ck_assert_str_eq(buf, "ctx");
+	/* and removes it: gone for B too, also after B asked again */
+	ck_assert_int_eq(lc_removexattr(A, fa, "security.selinux", &rootcr), 0);
+	ck_assert_int_eq(lc_getxattr(B, l.in[4], "security.selinux", buf, sizeof(buf), &rootcr), -ENODATA);
+	ck_assert_int_eq(lc_setxattr(A, fa, "security.selinux", "ctx2", 5, 0, &rootcr), 0);
+	ck_assert_int_eq(lc_getxattr(B, l.in[4], "security.selinux", buf, sizeof(buf), &rootcr), 5);
+	ck_assert_str_eq(buf, "ctx2");
+	lc_put(A, fa);
+
+	/* B's own change: its reply's trace, so B does not answer "none" */
+	ck_assert_int_eq(lc_setxattr(B, l.in[5], "user.mine", "1", 1, 0, &rootcr), 0);
+	ck_assert_int_eq(lc_getxattr(B, l.in[5], "user.mine", buf, sizeof(buf), &rootcr), 1);
+	fb = lookup_ok(A, da, "f5");
+	ck_assert_int_eq(lc_getxattr(A, fb, "user.mine", buf, sizeof(buf), &rootcr), 1);
+	lc_put(A, fb);
+
+	for (int i = 0; i < XA_FILES; i++)
+		lc_put(B, l.in[i]);
+	lc_put(B, db);
+	lc_put(A, da);
+}
+END_TEST
+
 /* ---- chmod / chown ------------------------------------------------------------- */
 
 START_TEST(test_chmod_chown_denies_at_once)
@@ -1453,6 +1560,7 @@ static Suite *suite(void)
 	ADD(tc, test_close_to_open);
 	ADD(tc, test_append_while_stat);
 	ADD(tc, test_rename_unlink_cached);
+	ADD(tc, test_xattrs_none_answered_from_listing);
 	ADD(tc, test_chmod_chown_denies_at_once);
 	ADD(tc, test_two_writers_uncached);
 	ADD(tc, test_two_writers_size_while_flush_unacked);

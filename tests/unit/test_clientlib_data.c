@@ -1527,6 +1527,51 @@ static void t_inval_dentry(void *arg, uint64_t parent, const char *name)
 	n_inval_dentry++;
 }
 
+/* Past its bound (2 x client_cache_size) the dentry trim drops what the
+ * kernel does not hold and keeps what it does: dropping those expired them
+ * in the kernel, and a `ls -l` of a big directory looked up again what its
+ * readdirplus had just handed over (issue 21.3). */
+START_TEST(test_dcache_trim_keeps_kernel_names)
+{
+	static const struct lc_callbacks cb = { .inval_inode = t_inval_inode, .inval_dentry = t_inval_dentry };
+	struct mdsp_inode dmi = { .ino = 0xe00, .generation = 1, .mode = S_IFDIR | 0755, .nlink = 2 };
+	struct lc_inode *dir = lc_inode_update(c, &dmi, MDSP_CAP_PIN | MDSP_CAP_ATTR_SHARED, 1);
+	char name[16];
+	uint64_t ino;
+
+	set_opt("client_cache_size", "10");
+	set_opt("client_caps_timeout", "30");
+	lclient_set_callbacks(c, &cb, NULL);
+	n_inval_dentry = 0;
+	for (int i = 0; i < 60; i++) {
+		struct mdsp_inode mi = { .ino = 0xe01 + (uint64_t)i, .generation = 1, .mode = S_IFREG | 0644, .nlink = 1 };
+		struct lc_inode *in = lc_inode_update(c, &mi, 0, 0);
+
+		snprintf(name, sizeof(name), "f%d", i);
+		lc_dcache_add_lease(c, dir, name, in->ino, 1 + (uint64_t)i);
+		if (i < 30)     /* handed to the kernel, as readdirplus does */
+			ck_assert(lc_dentry_timeout(c, dir, name, in) >= 30);
+		lc_put(c, in);
+	}
+	ck_assert_uint_eq(atomic_load(&c->ndentries), 60);
+	lc_dcache_trim(c);
+	ck_assert_uint_le(atomic_load(&c->ndentries), 30);
+	for (int i = 0; i < 30; i++) {
+		snprintf(name, sizeof(name), "f%d", i);
+		ck_assert_msg(lc_dcache_lookup(c, dir, name, &ino) == 1, "%s, held by the kernel, was trimmed", name);
+	}
+	/* what went is released (lease and kernel): only names not handed over */
+	ck_assert_int_eq(n_inval_dentry, 30);
+	for (int i = 0; i < 8; i++) {
+		int k = atoi(inval_names[i] + 1);
+
+		ck_assert_msg(k >= 30, "%s, held by the kernel, was expired there", inval_names[i]);
+	}
+	lclient_set_callbacks(c, NULL, NULL);
+	lc_put(c, dir);
+}
+END_TEST
+
 /* a revoke of a directory's caps (another client's chmod) drops its names
  * here and in the kernel, its negative names and its listing */
 START_TEST(test_dir_revoke)
@@ -1613,6 +1658,7 @@ static Suite *suite(void)
 	tcase_add_test(tc2, test_dentries);
 	tcase_add_test(tc2, test_perm_check);
 	tcase_add_test(tc2, test_dir_revoke);
+	tcase_add_test(tc2, test_dcache_trim_keeps_kernel_names);
 	suite_add_tcase(s, tc2);
 	return s;
 }

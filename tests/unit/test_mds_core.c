@@ -296,6 +296,89 @@ START_TEST(t_namespace)
 }
 END_TEST
 
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * The readdir cookie index (mdcache.c, a treap through the dentries):
+ * after random adds and removes, a walk by mdir_cookie_find gives every
+ * cookie left once, in order, and a search from any point finds the first
+ * cookie at or after it; both hashed cookies and sequence numbers.
+ */
+START_TEST(t_cookie_index)
+{
+	enum { N = 20000 };
+	static struct mdentry *dns[N];
+	static uint64_t cookies[N], left[N];
+	struct core c;
+	struct mdir *d;
+	struct res dr;
+	char name[32];
+	unsigned int seed = 42;
+	size_t nleft = 0;
+
+	core_start(&c, true);
+	dr = mk(&c, MDSP_OP_MKDIR, ROOT_INO, "idx", S_IFDIR | 0755, 0);
+	ck_assert_int_eq(dr.result, 0);
+	pthread_mutex_lock(&c.m->lock);
+	ck_assert_int_eq(mdir_get(c.m, dr.ino, &d), 0);
+	for (int i = 0; i < N; i++) {
+		/* half sequence numbers, half spread as the hashed ones are */
+		cookies[i] = i % 2 ? 100 + (uint64_t)i : (1ull << 61) | ((uint64_t)rand_r(&seed) << 30) | (uint64_t)i;
+		snprintf(name, sizeof(name), "n%d", i);
+		dns[i] = mdir_add(c.m, d, name, 1000000 + (uint64_t)i, S_IFREG, true, cookies[i], NULL);
+		ck_assert_ptr_nonnull(dns[i]);
+	}
+	/* a cookie taken is refused */
+	ck_assert_ptr_null(mdir_add(c.m, d, "dup", 2000000, S_IFREG, true, cookies[7], NULL));
+	for (int i = 0; i < N; i++) {
+		if (rand_r(&seed) % 3 == 0)
+			mdir_del(c.m, dns[i], NULL);
+		else
+			left[nleft++] = cookies[i];
+	}
+	qsort(left, nleft, sizeof(left[0]), cmp_u64);
+	uint64_t idx = 0;
+	struct mdentry *dn;
+	size_t k = 0;
+	while ((dn = mdir_cookie_find(d, &idx))) {
+		ck_assert_uint_lt(k, nleft);
+		ck_assert_uint_eq(idx, left[k]);
+		ck_assert_uint_eq(dn->cookie, left[k]);
+		k++;
+		idx++;
+	}
+	ck_assert_uint_eq(k, nleft);
+	for (int i = 0; i < 2000; i++) {
+		uint64_t q = i % 2 ? (uint64_t)rand_r(&seed) % (N + 200) : (1ull << 61) | ((uint64_t)rand_r(&seed) << 31);
+		size_t lo = 0, hi = nleft;
+
+		while (lo < hi) {
+			size_t mid = (lo + hi) / 2;
+
+			if (left[mid] < q)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		idx = q;
+		dn = mdir_cookie_find(d, &idx);
+		if (lo == nleft) {
+			ck_assert_ptr_null(dn);
+		} else {
+			ck_assert_ptr_nonnull(dn);
+			ck_assert_uint_eq(idx, left[lo]);
+		}
+	}
+	pthread_mutex_unlock(&c.m->lock);
+	core_stop(&c);
+}
+END_TEST
+
 START_TEST(t_permissions)
 {
 	struct core c;
@@ -524,6 +607,7 @@ int main(void)
 	cfg_init("mds");
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, t_namespace);
+	tcase_add_test(tc, t_cookie_index);
 	tcase_add_test(tc, t_permissions);
 	tcase_add_test(tc, t_caps);
 	tcase_add_test(tc, t_restart);
