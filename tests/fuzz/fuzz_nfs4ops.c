@@ -73,7 +73,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	if (nfs4_server_create(&p, NULL, &srv))
 		abort();
 	pthread_mutex_lock(&srv->lock);
-	clp = nfs4_client_new_locked(srv, (const uint8_t *)"fuzz", 4, verf, &(struct nfs4_principal){ 1, 0, 0 }, 1);
+	clp = nfs4_client_new_locked(srv, (const uint8_t *)"fuzz", 4, verf, &(struct nfs4_principal){ .flavor = 1 }, 1);
 	clp->confirmed = true;
 	pthread_mutex_unlock(&srv->lock);
 	sin.sin_addr.s_addr = htonl(0x7f000001);
