@@ -505,7 +505,11 @@ struct waiter {
 static void *waiter_main(void *arg)
 {
 	struct waiter *w = arg;
+	sigset_t all;
 
+	/* no signal of the test process lands here: it would interrupt the wait (EINTR) */
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, NULL);
 	w->r = create_fsync(w->name);
 	atomic_store(&w->done, 1);
 	return NULL;
@@ -747,22 +751,31 @@ static void teardown(void)
 	net_down();
 }
 
-/* can we make a namespace here? */
+/* can we make a namespace and a veth pair into it here? */
 static bool netns_usable(void)
 {
-	char name[32];
+	char name[32], v[IFNAMSIZ], pv[IFNAMSIZ];
+	bool ok;
 
 	if (!(ip_bin = find_ip())) {
 		fprintf(stderr, "test_fuse_netns: SKIP: no `ip` (iproute2) found\n");
 		return false;
 	}
 	snprintf(name, sizeof(name), "lfs%dprobe", (int)getpid());
+	snprintf(v, sizeof(v), "lv%dp", (int)getpid());
+	snprintf(pv, sizeof(pv), "lv%dq", (int)getpid());
 	if (ip("netns add %s", name) != 0) {
-		fprintf(stderr, "test_fuse_netns: SKIP: `ip netns add` does not work here (CAP_NET_ADMIN, /run/netns?)\n");
+		fprintf(stderr, "test_fuse_netns: SKIP: `ip netns add` does not work here (CAP_SYS_ADMIN, /run/netns?)\n");
 		return false;
 	}
+	ok = ip("link add %s type veth peer name %s netns %s", v, pv, name) == 0;
+	if (ok)
+		ip("link del %s", v);
 	ip("netns del %s", name);
-	return true;
+	if (!ok)
+		fprintf(stderr, "test_fuse_netns: SKIP: cannot make a veth pair into a namespace (CAP_NET_ADMIN, "
+			"veth module?)\n");
+	return ok;
 }
 
 static Suite *suite(void)
