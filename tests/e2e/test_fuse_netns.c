@@ -14,7 +14,7 @@
  *              mount follows over the other veth, the waiting create
  *              completes, the files made before are there, the epoch grew
  *              by exactly one
- *   partition  the root side of mds.a's veth goes down: the mount can no
+ *   partition  mds.a's end of its veth goes down: the mount can no
  *              longer reach mds.a, but mds.a still renews its beacon
  *              through the shared store.  mds.b must not take over: the
  *              test waits for more renewals of mds.a than fit in the grace
@@ -59,13 +59,15 @@
 #include "tests/e2e/test_fuse_harness.h"
 
 #define MDS_PORT 6800
+#define GUARD_METRIC 4000
 
 static struct lfs fs;
 static const char *ip_bin;
 static char ns[2][32];          /* lfsNNNNa, lfsNNNNb: the namespaces */
 static char veth[2][IFNAMSIZ];  /* lvNNNNa: the root namespace's end */
 static char peer[2][IFNAMSIZ];  /* lvNNNNan: the end inside the namespace */
-static char mds_ip[2][16], host_ip[2][16];
+static char mds_ip[2][16], host_ip[2][16], subnet[2][24];
+static bool guard[2];           /* the unreachable route of subnet[i] is ours to remove */
 static char mds_addr_arg[2][48], client_addrs[96];
 static const char *const names[2] = { "a", "b" };
 static pid_t mds_pid[2];
@@ -159,6 +161,8 @@ static void net_down(void)
 		 * its last process does: the daemons are killed before this */
 		if (*veth[i] && if_nametoindex(veth[i]))
 			ip("link del %s", veth[i]);
+		if (guard[i] && ip("route del unreachable %s metric %d", subnet[i], GUARD_METRIC) == 0)
+			guard[i] = false;
 	}
 }
 
@@ -178,6 +182,13 @@ static int net_up(void)
 		snprintf(mds_ip[i], sizeof(mds_ip[i]), "10.88.%d.1", net + i);
 		snprintf(host_ip[i], sizeof(host_ip[i]), "10.88.%d.2", net + i);
 		snprintf(mds_addr_arg[i], sizeof(mds_addr_arg[i]), "--mds_addr=%s", mds_ip[i]);
+		snprintf(subnet[i], sizeof(subnet[i]), "10.88.%d.0/30", net + i);
+		/* nothing leaves the machine: without the veth's own route (its link
+		 * down, or gone) the subnet is unreachable here, never sent to the
+		 * default route */
+		if (ip("route add unreachable %s metric %d", subnet[i], GUARD_METRIC))
+			return -1;
+		guard[i] = true;
 		if (ip("netns add %s", ns[i]) || ip("link add %s type veth peer name %s netns %s", veth[i], peer[i], ns[i]) ||
 		    ip("addr add %s/30 dev %s", host_ip[i], veth[i]) || ip("link set %s up", veth[i]) ||
 		    ip("-n %s addr add %s/30 dev %s", ns[i], mds_ip[i], peer[i]) ||
@@ -656,8 +667,8 @@ START_TEST(test_partition)
 	ck_assert_msg(read_map(&v0), "cannot read the MDS map from the store");
 	rc0 = session_field("reconnects");
 
-	/* the mount loses mds.a; the store does not */
-	ck_assert_int_eq(ip("link set %s down", veth[0]), 0);
+	/* the mount loses mds.a (its packets are dropped: connects time out); the store does not */
+	ck_assert_int_eq(ip("-n %s link set %s down", ns[0], peer[0]), 0);
 	waiter_start(&w, "during");
 	ck_assert_msg(wait_requests(), "the create never reached the client's request map");
 	ck_assert_msg(read_map(&v0), "cannot read the MDS map from the store");
@@ -685,7 +696,7 @@ START_TEST(test_partition)
 		(unsigned long long)v.beacon, (unsigned long long)v0.standby_beacon,
 		(unsigned long long)v.standby_beacon);
 
-	ck_assert_int_eq(ip("link set %s up", veth[0]), 0);
+	ck_assert_int_eq(ip("-n %s link set %s up", ns[0], peer[0]), 0);
 	ck_assert_msg(waiter_wait(&w), "the waiting create did not complete once mds.a was reachable again");
 	ck_assert_msg(w.r == 0, "the waiting create failed: %s", strerror(-w.r));
 	sid2 = wait_session_at(0);
