@@ -33,6 +33,7 @@
  * iproute2, no CAP_NET_ADMIN) the test is skipped (77) with a message.
  */
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <check.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -166,12 +167,33 @@ static void net_down(void)
 	}
 }
 
+/*
+ * Guard routes for two free /30s from 10.88.@net.0 on: nothing leaves the
+ * machine, since without a veth's own route (its link down, or gone) its
+ * subnet is unreachable here instead of sent to the default route.  A
+ * subnet with an address here, or a guard already (another run), is
+ * skipped.  0 or -1.
+ */
+static int net_guard(int net)
+{
+	for (int i = 0; i < 2; i++) {
+		snprintf(subnet[i], sizeof(subnet[i]), "10.88.%d.0/30", net + i);
+		if (!net_free(net + i) || ip("route add unreachable %s metric %d", subnet[i], GUARD_METRIC)) {
+			if (i == 1 && ip("route del unreachable %s metric %d", subnet[0], GUARD_METRIC) == 0)
+				guard[0] = false;
+			return -1;
+		}
+		guard[i] = true;
+	}
+	return 0;
+}
+
 /* two namespaces, a veth pair each, 10.88.N.1 inside and 10.88.N.2 here: 0 or -1 */
 static int net_up(void)
 {
 	int pid = (int)getpid(), net = 1;
 
-	for (; net < 250 && !(net_free(net) && net_free(net + 1)); net += 2)
+	for (; net < 250 && net_guard(net); net += 2)
 		;
 	if (net >= 250)
 		return -1;
@@ -182,13 +204,6 @@ static int net_up(void)
 		snprintf(mds_ip[i], sizeof(mds_ip[i]), "10.88.%d.1", net + i);
 		snprintf(host_ip[i], sizeof(host_ip[i]), "10.88.%d.2", net + i);
 		snprintf(mds_addr_arg[i], sizeof(mds_addr_arg[i]), "--mds_addr=%s", mds_ip[i]);
-		snprintf(subnet[i], sizeof(subnet[i]), "10.88.%d.0/30", net + i);
-		/* nothing leaves the machine: without the veth's own route (its link
-		 * down, or gone) the subnet is unreachable here, never sent to the
-		 * default route */
-		if (ip("route add unreachable %s metric %d", subnet[i], GUARD_METRIC))
-			return -1;
-		guard[i] = true;
 		if (ip("netns add %s", ns[i]) || ip("link add %s type veth peer name %s netns %s", veth[i], peer[i], ns[i]) ||
 		    ip("addr add %s/30 dev %s", host_ip[i], veth[i]) || ip("link set %s up", veth[i]) ||
 		    ip("-n %s addr add %s/30 dev %s", ns[i], mds_ip[i], peer[i]) ||
@@ -198,6 +213,34 @@ static int net_up(void)
 	snprintf(client_addrs, sizeof(client_addrs), "--client_mds_addr=%s:%d,%s:%d", mds_ip[0], MDS_PORT, mds_ip[1],
 		 MDS_PORT);
 	return 0;
+}
+
+/*
+ * What a run killed outright (SIGKILL of the test: no teardown) left: our
+ * namespaces (lfsPIDa, lfsPIDb) and root-side veths (lvPIDa, lvPIDb) of a
+ * pid that no longer runs.  Its guard routes stay (their owner cannot be
+ * told); net_guard() skips those subnets.
+ */
+static void reap_stale(void)
+{
+	struct if_nameindex *ifs = if_nameindex();
+	DIR *d = opendir("/run/netns");
+	struct dirent *de;
+	char c, rest;
+	int pid;
+
+	while (d && (de = readdir(d)))
+		if (sscanf(de->d_name, "lfs%d%c%c", &pid, &c, &rest) == 2 && (c == 'a' || c == 'b') && pid > 0 &&
+		    kill(pid, 0) < 0 && errno == ESRCH)
+			ip("netns del %s", de->d_name);
+	if (d)
+		closedir(d);
+	for (struct if_nameindex *i = ifs; i && i->if_index; i++)
+		if (sscanf(i->if_name, "lv%d%c%c", &pid, &c, &rest) == 2 && (c == 'a' || c == 'b') && pid > 0 &&
+		    kill(pid, 0) < 0 && errno == ESRCH)
+			ip("link del %s", i->if_name);
+	if (ifs)
+		if_freenameindex(ifs);
 }
 
 /* ---- the daemons ----------------------------------------------------------------------------- */
@@ -783,6 +826,8 @@ static bool netns_usable(void)
 	if (ok)
 		ip("link del %s", v);
 	ip("netns del %s", name);
+	if (ok)
+		reap_stale();
 	if (!ok)
 		fprintf(stderr, "test_fuse_netns: SKIP: cannot make a veth pair into a namespace (CAP_NET_ADMIN, "
 			"veth module?)\n");
