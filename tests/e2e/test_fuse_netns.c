@@ -156,12 +156,12 @@ static bool ns_exists(const char *name)
 static void net_down(void)
 {
 	for (int i = 0; i < 2; i++) {
-		if (*ns[i] && ns_exists(ns[i]))
-			ip("netns del %s", ns[i]);
-		/* a namespace goes (with its end of the veth, and so the pair) when
-		 * its last process does: the daemons are killed before this */
+		/* the pair first (both ends go at once); a deleted namespace would
+		 * take its end only when its last process is gone */
 		if (*veth[i] && if_nametoindex(veth[i]))
 			ip("link del %s", veth[i]);
+		if (*ns[i] && ns_exists(ns[i]))
+			ip("netns del %s", ns[i]);
 		if (guard[i] && ip("route del unreachable %s metric %d", subnet[i], GUARD_METRIC) == 0)
 			guard[i] = false;
 	}
