@@ -501,24 +501,25 @@ static int64_t session_field(const char *k)
 	return v;
 }
 
-/* metadata requests the mount has in flight */
-static int requests_in_flight(void)
+/* the mount has a metadata request for the name @name in flight */
+static bool request_in_flight(const char *name)
 {
 	struct json_object *rep = asok(fs.asok, "mds_requests"), *arr;
-	int n = -1;
+	bool found = false;
 
 	if (rep && json_object_object_get_ex(rep, "requests", &arr))
-		n = (int)json_object_array_length(arr);
+		for (size_t k = 0; !found && k < json_object_array_length(arr); k++)
+			found = !strcmp(jstr(json_object_array_get_idx(arr, k), "name"), name);
 	json_object_put(rep);
-	return n;
+	return found;
 }
 
-static bool wait_requests(void)
+static bool wait_request(const char *name)
 {
 	double end = now_s() + bound();
 
 	while (now_s() < end) {
-		if (requests_in_flight() > 0)
+		if (request_in_flight(name))
 			return true;
 		nap();
 	}
@@ -667,7 +668,7 @@ START_TEST(test_kill_active)
 	/* the create waits for the stopped mds.a, which then dies */
 	ck_assert_int_eq(kill(mds_pid[0], SIGSTOP), 0);
 	waiter_start(&w, "during");
-	ck_assert_msg(wait_requests(), "the create never reached the client's request map");
+	ck_assert_msg(wait_request("during"), "the create of \"during\" never reached the client's request map");
 	ck_assert_msg(!atomic_load(&w.done), "the create completed while mds.a was stopped");
 	ck_assert_int_eq(kill(mds_pid[0], SIGKILL), 0);
 	stt = wait_exit(mds_pid[0]);
@@ -713,7 +714,7 @@ START_TEST(test_partition)
 	/* the mount loses mds.a (its packets are dropped: connects time out); the store does not */
 	ck_assert_int_eq(ip("-n %s link set %s down", ns[0], peer[0]), 0);
 	waiter_start(&w, "during");
-	ck_assert_msg(wait_requests(), "the create never reached the client's request map");
+	ck_assert_msg(wait_request("during"), "the create of \"during\" never reached the client's request map");
 	ck_assert_msg(read_map(&v0), "cannot read the MDS map from the store");
 	end = now_s() + bound();
 	for (;;) {
