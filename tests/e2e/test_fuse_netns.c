@@ -3,8 +3,10 @@
  * machines (issue 19): mds.a and mds.b each run in a network namespace of
  * their own, reached from the root namespace (where the FUSE mount runs)
  * over a veth pair each, with addresses of a private /30 that exists only
- * on those veths.  Nothing leaves the machine.  Both daemons share the
- * local store in the temp dir, as two machines would share a RADOS cluster.
+ * on those veths.  Nothing leaves the machine (an unreachable route per /30
+ * while the test runs catches what a downed veth no longer routes).  Both
+ * daemons share the local store in the temp dir, as two machines would
+ * share a RADOS cluster.
  *
  *   kill       mds.a is stopped while the mount waits for it, then killed
  *              (-9, in its namespace): the local store's host lock shortcut
@@ -33,8 +35,8 @@
  * iproute2, no CAP_NET_ADMIN) the test is skipped (77) with a message.
  */
 #include <arpa/inet.h>
-#include <dirent.h>
 #include <check.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ifaddrs.h>
