@@ -426,7 +426,7 @@ pid_t lfs_mds_daemon_start(struct lfs *fs, const char *name, int port, const cha
 {
 	char mds[PATH_MAX], pf[PATH_MAX + 32], out[PATH_MAX + 32], portarg[32], nm[64], asok[PATH_MAX + 32],
 	     log[PATH_MAX + 32], pidf[64];
-	char *argv[24];
+	char *argv[30];
 	int i = 0;
 	pid_t pid;
 
@@ -437,6 +437,8 @@ pid_t lfs_mds_daemon_start(struct lfs *fs, const char *name, int port, const cha
 	snprintf(asok, sizeof(asok), "--admin_socket=%s/mds.%s.asok", fs->dir, name);
 	snprintf(log, sizeof(log), "--log_file=%s/mds.%s.log", fs->dir, name);
 	unlink(pf);
+	for (int k = 0; k < 6 && fs->mds_wrap[k]; k++)
+		argv[i++] = (char *)fs->mds_wrap[k];
 	argv[i++] = (char *)lfs_bin("mds/loligo-mds", mds, sizeof(mds));
 	argv[i++] = "-c";
 	argv[i++] = fs->conf;
@@ -446,7 +448,7 @@ pid_t lfs_mds_daemon_start(struct lfs *fs, const char *name, int port, const cha
 	argv[i++] = log;
 	argv[i++] = "--port-file";
 	argv[i++] = pf;
-	for (int k = 0; extra && extra[k] && i < 23; k++)
+	for (int k = 0; extra && extra[k] && i < 29; k++)
 		argv[i++] = (char *)extra[k];
 	argv[i] = NULL;
 	pid = spawn_gated(argv, out, SIGKILL, -1);

@@ -30,6 +30,10 @@ struct lfs {
 	pid_t mds_gate_pid;     /* lfs_mds_prepare()d, waiting for lfs_mds_start() */
 	int mds_gate_fd;
 	const char *fuse_args[4]; /* extra loligo-fuse arguments for lfs_mount (e.g. "--nfs", "127.0.0.1:0") */
+	/* run lfs_mds_daemon_start's daemon through this command, NULL-terminated
+	 * (e.g. "/usr/sbin/ip", "netns", "exec", NS): it must exec, not fork,
+	 * so that the pid is the daemon's */
+	const char *mds_wrap[6];
 };
 
 /** lfs_bin - path of a built program: "mds/loligo-mds" -> $LOLIGO_BUILD_DIR/mds/loligo-mds. */
@@ -74,7 +78,8 @@ int lfs_free_port(void);
  * admin socket DIR/mds.NAME.asok, log DIR/mds.NAME.log, output
  * DIR/mds.NAME.out, and port file DIR/mds.NAME.port, which it writes once
  * it holds rank 0 and serves (a standby writes none).  @extra: more
- * arguments, NULL-terminated (may be NULL).  Does not wait.  Its pid, or -1.
+ * arguments, NULL-terminated (may be NULL).  Run through @fs->mds_wrap if
+ * set.  Does not wait.  Its pid, or -1.
  */
 pid_t lfs_mds_daemon_start(struct lfs *fs, const char *name, int port, const char *const *extra);
 /** lfs_mds_daemon_port - the port daemon @name wrote (it serves as rank 0), or 0. */
