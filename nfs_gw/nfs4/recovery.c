@@ -243,6 +243,26 @@ void nfs4_rec_free(struct nfs4_server *srv)
 	srv->rec = NULL;
 }
 
+/*
+ * A client record read back from @oid: its key, and its decoded fields
+ * with the raw value.  An unreadable one was somebody: it keeps the grace,
+ * nobody may reclaim by it (no owner matches) and it is never dropped.
+ * Returns true when it was unreadable.
+ */
+static bool old_rec_fill(struct old_rec *o, const char *oid, const struct store_kv *kv)
+{
+	snprintf(o->key, sizeof(o->key), "%s", kv->key);
+	if (nfs4_rec_decode(kv->val, kv->len, &o->r) || kv->len > sizeof(o->val)) {
+		derr(NFS, "nfs4 recovery: %s: record %.64s unreadable (%zu bytes): kept", oid, kv->key, kv->len);
+		o->back = true;
+		o->r.owner_len = 0;
+		return true;
+	}
+	memcpy(o->val, kv->val, kv->len);
+	o->val_len = kv->len;
+	return false;
+}
+
 /* nfs_gateway_id, or the host name; only characters safe in an object name. */
 static void gateway_id(char *id, size_t len)
 {
@@ -290,19 +310,8 @@ int nfs4_rec_start(struct nfs4_server *srv, uint64_t *grace_ns)
 			rec_free(rec);
 			return -ENOMEM;
 		}
-		snprintf(o->key, sizeof(o->key), "%s", kv->key);
-		if (nfs4_rec_decode(kv->val, kv->len, &o->r) || kv->len > sizeof(o->val)) {
-			/* unreadable: it was somebody; keep the grace, let nobody
-			 * reclaim by it (no owner matches), and never drop it */
-			derr(NFS, "nfs4 recovery: %s: record %.64s unreadable (%zu bytes): kept", rec->oid, kv->key,
-			     kv->len);
+		if (old_rec_fill(o, rec->oid, kv))
 			bad++;
-			o->back = true;
-			o->r.owner_len = 0;
-		} else {
-			memcpy(o->val, kv->val, kv->len);
-			o->val_len = kv->len;
-		}
 		if (o->r.minorversion == 0 && o->r.owner_len)
 			rec->nold40++;
 		o->next = rec->old;
@@ -659,15 +668,7 @@ int nfs4_rec_takeover(struct nfs4_server *srv, const char *id, char *msg, size_t
 			break;
 		}
 		o->theirs = true;
-		snprintf(o->key, sizeof(o->key), "%s", kv->key);
-		if (nfs4_rec_decode(kv->val, kv->len, &o->r) || kv->len > sizeof(o->val)) {
-			derr(NFS, "nfs4 recovery: %s: record %.64s unreadable (%zu bytes): kept", oid, kv->key, kv->len);
-			o->back = true;
-			o->r.owner_len = 0;
-		} else {
-			memcpy(o->val, kv->val, kv->len);
-			o->val_len = kv->len;
-		}
+		old_rec_fill(o, oid, kv);
 		if (o->r.minorversion == 0 && o->r.owner_len)
 			n40++;
 		o->next = list;
