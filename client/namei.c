@@ -1012,15 +1012,31 @@ ssize_t lc_getxattr(struct lclient *c, struct lc_inode *in, const char *name, vo
 
 	if (!name || !name[0] || strlen(name) > MDSP_XATTR_NAME_MAX)
 		return -ERANGE;
+	fcaps = is_fcaps(name);
 	if (xattrs_none(in)) {
 		int r = getxattr_none(in, name, cr);
 
 		if (r <= 0) {
 			perf_inc(&c->perf.xattr_cached, 1);
+			if (fcaps && r == -ENODATA) {
+				/*
+				 * Remembered as an MDS answer would be: the
+				 * trace's "no xattrs" goes with the next CAPS
+				 * message (they carry no xattr state), and every
+				 * write asks again; an evicted client that does
+				 * not know yet must still get its write to the
+				 * data store, which refuses it.
+				 */
+				pthread_mutex_lock(&in->lock);
+				if ((in->caps & MDSP_CAP_AUTH_SHARED) && in->mi.xattrs == MDSP_XATTRS_NONE) {
+					in->fcaps_none = true;
+					in->fcaps_seq = in->cap_seq;
+				}
+				pthread_mutex_unlock(&in->lock);
+			}
 			return r;
 		}
 	}
-	fcaps = is_fcaps(name);
 	if (fcaps) {
 		pthread_mutex_lock(&in->lock);
 		as_held = in->caps & MDSP_CAP_AUTH_SHARED;
