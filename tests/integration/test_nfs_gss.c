@@ -194,13 +194,25 @@ static void put_gss_cred(struct xdr_enc *e, uint32_t proc, uint32_t seq, uint32_
 	xdr_put_opaque(e, h, hl);
 }
 
-/* One record out, one back (NULL: nothing within the socket timeout). */
+static void cb_answer(int fd, const uint8_t *rec, size_t len);
+
+/* One record out, one back (NULL: nothing within the socket timeout).  A
+ * callback the gateway sends on the connection meanwhile (a CALL: the 4.1
+ * back channel) is answered by cb_answer() and the wait goes on. */
 static uint8_t *roundtrip(int fd, struct xdr_enc *e, size_t *len)
 {
+	uint8_t *rec;
+
 	ck_assert_int_eq(e->err, 0);
 	ck_assert_int_eq(trpc_send_record(fd, e->buf, e->len, 0), 0);
 	xdr_enc_free(e);
-	return trpc_recv_record(fd, len, NULL);
+	for (;;) {
+		rec = trpc_recv_record(fd, len, NULL);
+		if (!rec || *len < 8 || xdr_load_u32(rec + 4) != RPC_CALL)
+			return rec;
+		cb_answer(fd, rec, *len);
+		free(rec);
+	}
 }
 
 /*
@@ -1254,6 +1266,404 @@ START_TEST(v41_sp4_mach_cred)
 }
 END_TEST
 
+/* ---- RPCSEC_GSS on the 4.1 back channel (RFC 8881 2.10.8.3, 18.33, 18.36) ---- */
+
+#define CB_PROG_T 0x40000123u
+enum { V4_BACKCHANNEL_CTL = 40, V4_CREATE_SESSION = 43, V4_SEQUENCE = 53, V4_RECLAIM_COMPLETE = 58 };
+#define T_CONN_BACK_CHAN 0x2u
+#define T_CB_PATH_DOWN 0x1u
+#define T_CB_PATH_DOWN_SESSION 0x200u
+
+/* What the test's callback service saw (cb_answer), and how it answers. */
+static struct {
+	gss_ctx_id_t ctx;                /* the client's context the callbacks must be made with */
+	bool corrupt_reply;              /* answer with a verifier that does not verify */
+	unsigned int calls;
+	uint32_t prog, proc, flavor, gproc, seq, service;
+	uint8_t handle[64];
+	uint32_t hlen;
+	bool mic_ok, body_ok;
+} cbs;
+
+/*
+ * A callback on the back channel: check its credential and verifier with
+ * our own context (cbs.ctx), unwrap its body per service, and answer it as
+ * an RPCSEC_GSS server does (the MIC of its seq_num as verifier; a NULL
+ * procedure's void result wrapped per service).  Only CB_NULL is answered:
+ * a CB_COMPOUND gets no answer (it times out: the test makes none).
+ */
+static void cb_answer(int fd, const uint8_t *rec, size_t len)
+{
+	struct xdr_dec d;
+	uint32_t xid, mt, rv, clen, vflavor, vlen, cv, blen, slen;
+	const uint8_t *h, *verf, *body, *sum;
+	size_t hdr_len;
+	gss_buffer_desc in, tok, out = GSS_C_EMPTY_BUFFER, mic = GSS_C_EMPTY_BUFFER;
+	OM_uint32 minor;
+	struct xdr_enc e;
+	uint8_t sb[4];
+	int conf = 0;
+
+	cbs.calls++;
+	cbs.mic_ok = cbs.body_ok = false;
+	xdr_dec_init(&d, rec, len);
+	xdr_get_u32(&d, &xid);
+	xdr_get_u32(&d, &mt);
+	xdr_get_u32(&d, &rv);
+	xdr_get_u32(&d, &cbs.prog);
+	xdr_get_u32(&d, &rv);            /* version */
+	xdr_get_u32(&d, &cbs.proc);
+	xdr_get_u32(&d, &cbs.flavor);
+	xdr_get_u32(&d, &clen);
+	if (d.err || cbs.flavor != RPCSEC_GSS)
+		return;                  /* not GSS: the test's asserts say so */
+	xdr_get_u32(&d, &cv);
+	xdr_get_u32(&d, &cbs.gproc);
+	xdr_get_u32(&d, &cbs.seq);
+	xdr_get_u32(&d, &cbs.service);
+	xdr_get_opaque(&d, &h, &cbs.hlen, sizeof(cbs.handle));
+	if (d.err)
+		return;
+	memcpy(cbs.handle, h, cbs.hlen);
+	hdr_len = len - xdr_dec_left(&d);
+	xdr_get_u32(&d, &vflavor);
+	xdr_get_opaque(&d, &verf, &vlen, 400);
+	if (d.err || vflavor != RPCSEC_GSS)
+		return;
+	in.value = (void *)rec;
+	in.length = hdr_len;
+	tok.value = (void *)verf;
+	tok.length = vlen;
+	cbs.mic_ok = !GSS_ERROR(gss_verify_mic(&minor, cbs.ctx, &in, &tok, NULL));
+	if (cbs.service == RPC_GSS_SVC_NONE) {
+		cbs.body_ok = true;
+	} else if (cbs.service == RPC_GSS_SVC_INTEGRITY) {
+		xdr_get_opaque(&d, &body, &blen, UINT32_MAX);
+		xdr_get_opaque(&d, &sum, &slen, 400);
+		if (!d.err && blen >= 4 && xdr_load_u32(body) == cbs.seq) {
+			in.value = (void *)body;
+			in.length = blen;
+			tok.value = (void *)sum;
+			tok.length = slen;
+			cbs.body_ok = !GSS_ERROR(gss_verify_mic(&minor, cbs.ctx, &in, &tok, NULL));
+		}
+	} else {
+		xdr_get_opaque(&d, &body, &blen, UINT32_MAX);
+		if (!d.err) {
+			in.value = (void *)body;
+			in.length = blen;
+			cbs.body_ok = !GSS_ERROR(gss_unwrap(&minor, cbs.ctx, &in, &out, &conf, NULL)) && conf &&
+				      out.length >= 4 && xdr_load_u32(out.value) == cbs.seq;
+			gss_release_buffer(&minor, &out);
+		}
+	}
+	if (cbs.proc != 0 || !cbs.mic_ok)
+		return;
+	/* the reply: verifier = MIC(seq_num), the void result wrapped */
+	xdr_store_u32(sb, cbs.seq);
+	in.value = sb;
+	in.length = 4;
+	ck_assert_int_eq(gss_get_mic(&minor, cbs.ctx, 0, &in, &mic), GSS_S_COMPLETE);
+	if (cbs.corrupt_reply)
+		((uint8_t *)mic.value)[mic.length - 1] ^= 1;
+	xdr_enc_init(&e, 4096);
+	xdr_put_u32(&e, xid);
+	xdr_put_u32(&e, RPC_REPLY);
+	xdr_put_u32(&e, RPC_MSG_ACCEPTED);
+	xdr_put_u32(&e, RPCSEC_GSS);
+	xdr_put_opaque(&e, mic.value, (uint32_t)mic.length);
+	xdr_put_u32(&e, RPC_SUCCESS);
+	gss_release_buffer(&minor, &mic);
+	if (cbs.service == RPC_GSS_SVC_INTEGRITY) {
+		ck_assert_int_eq(gss_get_mic(&minor, cbs.ctx, 0, &in, &mic), GSS_S_COMPLETE);
+		xdr_put_opaque(&e, sb, 4);
+		xdr_put_opaque(&e, mic.value, (uint32_t)mic.length);
+		gss_release_buffer(&minor, &mic);
+	} else if (cbs.service == RPC_GSS_SVC_PRIVACY) {
+		ck_assert_int_eq(gss_wrap(&minor, cbs.ctx, 1, 0, &in, &conf, &mic), GSS_S_COMPLETE);
+		xdr_put_opaque(&e, mic.value, (uint32_t)mic.length);
+		gss_release_buffer(&minor, &mic);
+	}
+	ck_assert_int_eq(e.err, 0);
+	ck_assert_int_eq(trpc_send_record(fd, e.buf, e.len, 0), 0);
+	xdr_enc_free(&e);
+}
+
+struct v41s {
+	uint64_t clientid;
+	uint8_t sid[16];
+	uint32_t slot_seq;
+};
+
+/* EXCHANGE_ID (SP4_NONE) for @owner: clientid and the CREATE_SESSION seq. */
+static void v41_exchange_id(struct gcl *c, const char *owner, struct v41s *s, uint32_t *csseq)
+{
+	struct xdr_enc ops;
+	struct gres r;
+	uint32_t st;
+
+	xdr_enc_init(&ops, 1024);
+	xdr_put_u32(&ops, V4_EXCHANGE_ID);
+	xdr_put_fixed(&ops, "verf0002", 8);
+	xdr_put_string(&ops, owner);
+	xdr_put_u32(&ops, 0);
+	xdr_put_u32(&ops, 0);            /* SP4_NONE */
+	xdr_put_u32(&ops, 0);
+	v4_compound_mv(c, &ops, 1, &r, &st, 1);
+	xdr_enc_free(&ops);
+	ck_assert_uint_eq(st, 0);
+	ck_assert_uint_eq(v4_op_status(&r, V4_EXCHANGE_ID), 0);
+	xdr_get_u64(&r.res, &s->clientid);
+	xdr_get_u32(&r.res, csseq);
+	ck_assert_int_eq(r.res.err, 0);
+	gres_free(&r);
+}
+
+static void put_chan(struct xdr_enc *e, uint32_t reqs)
+{
+	xdr_put_u32(e, 0);               /* headerpadsize */
+	xdr_put_u32(e, 1 << 20);
+	xdr_put_u32(e, 1 << 20);
+	xdr_put_u32(e, 8192);
+	xdr_put_u32(e, 16);
+	xdr_put_u32(e, reqs);
+	xdr_put_u32(e, 0);               /* rdma_ird<> */
+}
+
+/* callback_sec_parms4 with one RPCSEC_GSS entry: gss_cb_handles4 */
+static void put_gss_cb_sec(struct xdr_enc *e, uint32_t service, const uint8_t *from_server, uint32_t fslen,
+			   const char *from_client)
+{
+	xdr_put_u32(e, 1);
+	xdr_put_u32(e, RPCSEC_GSS);
+	xdr_put_u32(e, service);
+	xdr_put_opaque(e, from_server, fslen);
+	xdr_put_opaque(e, from_client, (uint32_t)strlen(from_client));
+}
+
+/* CREATE_SESSION asking for the back channel on this connection with one
+ * RPCSEC_GSS callback entry; the session's flags (csr_flags). */
+static uint32_t v41_create_session(struct gcl *c, struct v41s *s, uint32_t csseq, uint32_t service,
+				   const uint8_t *hs, uint32_t hslen, const char *hc)
+{
+	struct xdr_enc ops;
+	struct gres r;
+	uint32_t st, seq, flags;
+
+	xdr_enc_init(&ops, 1024);
+	xdr_put_u32(&ops, V4_CREATE_SESSION);
+	xdr_put_u64(&ops, s->clientid);
+	xdr_put_u32(&ops, csseq);
+	xdr_put_u32(&ops, T_CONN_BACK_CHAN);
+	put_chan(&ops, 8);
+	put_chan(&ops, 2);
+	xdr_put_u32(&ops, CB_PROG_T);
+	put_gss_cb_sec(&ops, service, hs, hslen, hc);
+	v4_compound_mv(c, &ops, 1, &r, &st, 1);
+	xdr_enc_free(&ops);
+	ck_assert_uint_eq(st, 0);
+	ck_assert_uint_eq(v4_op_status(&r, V4_CREATE_SESSION), 0);
+	xdr_get_fixed(&r.res, s->sid, 16);
+	xdr_get_u32(&r.res, &seq);
+	xdr_get_u32(&r.res, &flags);
+	ck_assert_int_eq(r.res.err, 0);
+	gres_free(&r);
+	s->slot_seq = 0;
+	return flags;
+}
+
+/* SEQUENCE (slot 0), then @more (ops already encoded, @nmore of them):
+ * SEQUENCE's sr_status_flags; the status of the op after it in *@st2. */
+static uint32_t v41_sequence(struct gcl *c, struct v41s *s, const struct xdr_enc *more, uint32_t nmore,
+			     uint32_t op2, uint32_t *st2)
+{
+	struct xdr_enc ops;
+	struct gres r;
+	uint32_t st, v, flags;
+	uint8_t sid[16];
+
+	xdr_enc_init(&ops, 2048);
+	xdr_put_u32(&ops, V4_SEQUENCE);
+	xdr_put_fixed(&ops, s->sid, 16);
+	xdr_put_u32(&ops, ++s->slot_seq);
+	xdr_put_u32(&ops, 0);
+	xdr_put_u32(&ops, 0);
+	xdr_put_u32(&ops, 0);            /* cachethis */
+	if (more)
+		xdr_put_fixed(&ops, more->buf, more->len);
+	v4_compound_mv(c, &ops, 1 + nmore, &r, &st, 1);
+	xdr_enc_free(&ops);
+	ck_assert_uint_eq(v4_op_status(&r, V4_SEQUENCE), 0);
+	xdr_get_fixed(&r.res, sid, 16);
+	for (int i = 0; i < 4; i++)
+		xdr_get_u32(&r.res, &v);  /* seqid, slotid, highest, target highest */
+	xdr_get_u32(&r.res, &flags);
+	ck_assert_int_eq(r.res.err, 0);
+	if (more && st2)
+		*st2 = v4_op_status(&r, op2);
+	gres_free(&r);
+	return flags;
+}
+
+/* BACKCHANNEL_CTL after SEQUENCE with one RPCSEC_GSS entry: its status. */
+static uint32_t v41_backchannel_ctl(struct gcl *c, struct v41s *s, uint32_t service, const uint8_t *hs,
+				    uint32_t hslen, const char *hc)
+{
+	struct xdr_enc op;
+	uint32_t st = 99;
+
+	xdr_enc_init(&op, 512);
+	xdr_put_u32(&op, V4_BACKCHANNEL_CTL);
+	xdr_put_u32(&op, CB_PROG_T);
+	put_gss_cb_sec(&op, service, hs, hslen, hc);
+	v41_sequence(c, s, &op, 1, V4_BACKCHANNEL_CTL, &st);
+	xdr_enc_free(&op);
+	return st;
+}
+
+/* SEQUENCEs until @calls callbacks were answered and the path flags are
+ * @want (bounded: 500 rounds of 10 ms). */
+static uint32_t wait_cb(struct gcl *c, struct v41s *s, unsigned int calls, uint32_t want)
+{
+	uint32_t f = 0;
+
+	for (int i = 0; i < 500; i++) {
+		f = v41_sequence(c, s, NULL, 0, 0, NULL) & (T_CB_PATH_DOWN | T_CB_PATH_DOWN_SESSION);
+		if (cbs.calls >= calls && f == want)
+			break;
+		usleep(10000);
+	}
+	return f;
+}
+
+static void assert_cb(uint32_t service, const char *handle)
+{
+	ck_assert_uint_eq(cbs.prog, CB_PROG_T);
+	ck_assert_uint_eq(cbs.proc, 0);  /* the CB_NULL probe */
+	ck_assert_msg(cbs.flavor == RPCSEC_GSS, "callback credential flavor %u, not RPCSEC_GSS", cbs.flavor);
+	ck_assert_uint_eq(cbs.gproc, RPCSEC_GSS_DATA);
+	ck_assert_uint_eq(cbs.service, service);
+	ck_assert_uint_eq(cbs.hlen, strlen(handle));
+	ck_assert_msg(!memcmp(cbs.handle, handle, cbs.hlen), "callback credential handle is not gcbp_handle_from_client");
+	ck_assert_msg(cbs.mic_ok, "the callback's verifier is not the MIC of its header with our context");
+	ck_assert_msg(cbs.body_ok, "the callback's body does not unwrap (service %u)", service);
+}
+
+/*
+ * A 4.1 client whose CREATE_SESSION offers only RPCSEC_GSS for callbacks,
+ * naming its own krb5i context (gcbp_handle_from_server) and a handle of
+ * its own for the callbacks' credential (gcbp_handle_from_client): the
+ * back channel is granted and the CB_NULL probe comes with an RPCSEC_GSS
+ * credential carrying that handle and service, a verifier that is the MIC
+ * of the header under the client's context, and an integrity-wrapped
+ * body.  BACKCHANNEL_CTL switches to krb5p (a new probe, sealed).  A
+ * reply whose verifier does not verify is not believed: the path goes
+ * down (CB_PATH_DOWN); a good answer brings it back.  Destroying the
+ * context leaves the back channel down.
+ */
+START_TEST(v41_gss_callback)
+{
+	struct gcl c = { .ctx = GSS_C_NO_CONTEXT }, c2 = { .ctx = GSS_C_NO_CONTEXT };
+	struct v41s s = { 0 };
+	uint32_t csseq, flags;
+	uint8_t *rep;
+	size_t len;
+	int fd;
+
+	gw_up("id=1,path=/,rw,insecure,sec=sys:krb5:krb5i:krb5p");
+	kinit("nfs.keytab", "nfs/localhost", "cc.machine", "1h");
+	fd = trpc_connect(g.port);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_uint_eq(gcl_init(&c, fd, "cc.machine", "nfs/localhost"), GSS_S_COMPLETE);
+	c.service = RPC_GSS_SVC_INTEGRITY;
+	memset(&cbs, 0, sizeof(cbs));
+	cbs.ctx = c.ctx;
+
+	v41_exchange_id(&c, "gss-cb-client", &s, &csseq);
+	flags = v41_create_session(&c, &s, csseq, RPC_GSS_SVC_INTEGRITY, c.handle, c.hlen, "cb-krb5i");
+	ck_assert_msg(flags & T_CONN_BACK_CHAN, "no back channel granted for our RPCSEC_GSS handles (flags %#x)", flags);
+	ck_assert_uint_eq(wait_cb(&c, &s, 1, 0), 0);
+	ck_assert_uint_eq(cbs.calls, 1);
+	assert_cb(RPC_GSS_SVC_INTEGRITY, "cb-krb5i");
+
+	/* krb5p from now on */
+	ck_assert_uint_eq(v41_backchannel_ctl(&c, &s, RPC_GSS_SVC_PRIVACY, c.handle, c.hlen, "cb-krb5p"), 0);
+	ck_assert_uint_eq(wait_cb(&c, &s, 2, 0), 0);
+	assert_cb(RPC_GSS_SVC_PRIVACY, "cb-krb5p");
+	ck_assert_uint_gt(cbs.seq, 1);   /* sequence numbers of its own, moving */
+
+	/* an answer whose verifier does not verify: the path is down */
+	cbs.corrupt_reply = true;
+	ck_assert_uint_eq(v41_backchannel_ctl(&c, &s, RPC_GSS_SVC_INTEGRITY, c.handle, c.hlen, "cb-krb5i"), 0);
+	ck_assert_uint_eq(wait_cb(&c, &s, 3, T_CB_PATH_DOWN | T_CB_PATH_DOWN_SESSION),
+			  T_CB_PATH_DOWN | T_CB_PATH_DOWN_SESSION);
+	cbs.corrupt_reply = false;
+	ck_assert_uint_eq(v41_backchannel_ctl(&c, &s, RPC_GSS_SVC_INTEGRITY, c.handle, c.hlen, "cb-krb5i"), 0);
+	ck_assert_uint_eq(wait_cb(&c, &s, 4, 0), 0);
+
+	/* the context destroyed (the fore channel goes on under a second one
+	 * of the same principal): the back channel is down */
+	ck_assert_uint_eq(gcl_init(&c2, fd, "cc.machine", "nfs/localhost"), GSS_S_COMPLETE);
+	c2.service = RPC_GSS_SVC_INTEGRITY;
+	c2.xid = 0x9000;
+	rep = raw_call(&c, 0x8800, 0, RPCSEC_GSS_DESTROY, ++c.seq, NULL, 0, CORRUPT_NONE, &len);
+	ck_assert_ptr_nonnull(rep);
+	free(rep);
+	flags = v41_sequence(&c2, &s, NULL, 0, 0, NULL);
+	ck_assert_msg((flags & (T_CB_PATH_DOWN | T_CB_PATH_DOWN_SESSION)) == (T_CB_PATH_DOWN | T_CB_PATH_DOWN_SESSION),
+		      "back channel still up after its RPCSEC_GSS context was destroyed (flags %#x)", flags);
+	gcl_free(&c2);
+	gcl_free(&c);
+	close(fd);
+}
+END_TEST
+
+/*
+ * RPCSEC_GSS callback handles that name no context of the caller's
+ * principal: a forged handle, and the context of another principal
+ * (daemon's, on the same connection).  No back channel is granted
+ * (csr_flags without CONN_BACK_CHAN), SEQUENCE says CB_PATH_DOWN, and no
+ * callback is made.
+ */
+START_TEST(v41_gss_callback_bad_handle)
+{
+	static const uint8_t forged[16] = "forged-handle-16";
+	struct gcl c = { .ctx = GSS_C_NO_CONTEXT }, u = { .ctx = GSS_C_NO_CONTEXT };
+	struct v41s s = { 0 }, s2 = { 0 };
+	uint32_t csseq, flags;
+	int fd;
+
+	gw_up("id=1,path=/,rw,insecure,sec=sys:krb5:krb5i:krb5p");
+	kinit("nfs.keytab", "nfs/localhost", "cc.machine", "1h");
+	kinit("user.keytab", "daemon", "cc.daemon", "1h");
+	fd = trpc_connect(g.port);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_uint_eq(gcl_init(&c, fd, "cc.machine", "nfs/localhost"), GSS_S_COMPLETE);
+	ck_assert_uint_eq(gcl_init(&u, fd, "cc.daemon", "nfs/localhost"), GSS_S_COMPLETE);
+	c.service = RPC_GSS_SVC_INTEGRITY;
+	c.xid = 0x7000;
+	memset(&cbs, 0, sizeof(cbs));
+	cbs.ctx = c.ctx;
+
+	v41_exchange_id(&c, "gss-cb-forged", &s, &csseq);
+	flags = v41_create_session(&c, &s, csseq, RPC_GSS_SVC_INTEGRITY, forged, sizeof(forged), "cb-x");
+	ck_assert_uint_eq(flags & T_CONN_BACK_CHAN, 0);
+	flags = v41_sequence(&c, &s, NULL, 0, 0, NULL);
+	ck_assert_msg((flags & (T_CB_PATH_DOWN | T_CB_PATH_DOWN_SESSION)) == (T_CB_PATH_DOWN | T_CB_PATH_DOWN_SESSION),
+		      "a forged callback handle: flags %#x, not CB_PATH_DOWN", flags);
+
+	v41_exchange_id(&c, "gss-cb-other", &s2, &csseq);
+	flags = v41_create_session(&c, &s2, csseq, RPC_GSS_SVC_INTEGRITY, u.handle, u.hlen, "cb-y");
+	ck_assert_uint_eq(flags & T_CONN_BACK_CHAN, 0);
+	flags = v41_sequence(&c, &s2, NULL, 0, 0, NULL);
+	ck_assert_msg(flags & T_CB_PATH_DOWN, "another principal's context: flags %#x, not CB_PATH_DOWN", flags);
+	ck_assert_uint_eq(cbs.calls, 0);
+	gcl_free(&u);
+	gcl_free(&c);
+	close(fd);
+}
+END_TEST
+
 /* A bad keytab stops the gateway at start, saying so. */
 START_TEST(bad_keytab_refused)
 {
@@ -1393,6 +1803,8 @@ int main(int argc, char **argv)
 	tcase_add_test(tc, keytab_without_the_key_refused);
 	tcase_add_test(tc, v4_wrongsec_and_secinfo);
 	tcase_add_test(tc, v41_sp4_mach_cred);
+	tcase_add_test(tc, v41_gss_callback);
+	tcase_add_test(tc, v41_gss_callback_bad_handle);
 	suite_add_tcase(s, tc);
 	if (getenv("GSS_BENCH")) {
 		tc = tcase_create("bench");
