@@ -11,6 +11,11 @@
  * back-channel slot of ours (struct nfs4_back_chan: one seqid per slot,
  * advanced when the client answered it).
  *
+ * Under RPCSEC_GSS (4.1 only, RFC 8881 18.36.4) a callback is made with the
+ * client's own fore-channel context (gss.h: rpc_gss_call_encode(), the
+ * reply's verifier checked by rpc_gss_reply_check()); the context gone or
+ * expired, or a reply that does not verify, is a path DOWN.
+ *
  * 4.0: SETCLIENTID names a callback address; after SETCLIENTID_CONFIRM we
  * probe it with CB_NULL over a TCP connection of our own (rpc_tcp_call),
  * kept open for the next call.  We only connect to the host the client's
@@ -153,7 +158,7 @@ uint32_t nfs4_cb_get_sec(struct xdr_dec *args, const struct rpc_req *req, struct
 				goto badxdr;
 			sec->gss_offered = true;
 			if (!sec->ok && !gss_sec_take(req, v, hs, hslen, hc, hclen, sec))
-				dout(NFS, 5, "%s: callback RPCSEC_GSS handle (service %u) names no context of the caller's: not usable",
+				dout(NFS, 5, "%s: callback RPCSEC_GSS handle (service %u) is no context of the caller's",
 				     req && req->xprt ? req->xprt->peer_str : "?", v);
 			break;
 		default:
