@@ -1631,6 +1631,26 @@ static uint32_t wait_cb(struct gcl *c, struct v41s *s, unsigned int calls, uint3
 	return f;
 }
 
+/* `nfs clients`: the back_channel_sec of @clientid's first session ("" if none). */
+static void back_channel_sec(uint64_t clientid, char *out, size_t len)
+{
+	struct json_object *reply = nfsgw_cmd(&g, "nfs clients", NULL, NULL), *arr, *c, *v, *ss;
+
+	out[0] = 0;
+	if (json_object_object_get_ex(reply, "clients", &arr))
+		for (size_t i = 0; i < json_object_array_length(arr); i++) {
+			c = json_object_array_get_idx(arr, i);
+			if (!json_object_object_get_ex(c, "clientid", &v) ||
+			    (uint64_t)json_object_get_int64(v) != clientid)
+				continue;
+			if (json_object_object_get_ex(c, "sessions", &ss) && json_object_array_length(ss) &&
+			    json_object_object_get_ex(json_object_array_get_idx(ss, 0), "back_channel_sec", &v))
+				snprintf(out, len, "%s", json_object_get_string(v));
+			break;
+		}
+	json_object_put(reply);
+}
+
 static void assert_cb(uint32_t service, const char *handle)
 {
 	ck_assert_uint_eq(cbs.prog, CB_PROG_T);
@@ -1810,6 +1830,7 @@ START_TEST(v41_gss_recall)
 	struct v41s sa = { 0 }, sb = { 0 };
 	uint32_t csseq, dt;
 	uint8_t dsid[16] = { 0 };
+	char secname[32];
 	int fa, fb;
 
 	gw_up_opt("id=1,path=/,rw,insecure,no_root_squash,sec=sys:krb5:krb5i:krb5p", "nfs4_delegations", "true");
@@ -1831,6 +1852,8 @@ START_TEST(v41_gss_recall)
 		  T_CONN_BACK_CHAN);
 	ck_assert_uint_eq(wait_cb(&a, &sa, 1, 0), 0);
 	assert_cb(RPC_GSS_SVC_PRIVACY, "cb-recall");
+	back_channel_sec(sa.clientid, secname, sizeof(secname));
+	ck_assert_str_eq(secname, "krb5p");
 	v41_reclaim_complete(&a, &sa);
 	ck_assert_uint_eq(v41_open(&a, &sa, "deleg-gss", "ownA", 1 | T_WANT_READ_DELEG, &dt, dsid), 0);
 	ck_assert_msg(dt == 1, "no read delegation over an RPCSEC_GSS back channel (type %#x)", dt);
@@ -1877,6 +1900,7 @@ START_TEST(v41_gss_callback_bad_handle)
 
 	uint32_t dt;
 	uint8_t dsid[16];
+	char secname[32];
 
 	gw_up_opt("id=1,path=/,rw,insecure,sec=sys:krb5:krb5i:krb5p", "nfs4_delegations", "true");
 	kinit("nfs.keytab", "nfs/localhost", "cc.machine", "1h");
@@ -1900,6 +1924,8 @@ START_TEST(v41_gss_callback_bad_handle)
 	v41_reclaim_complete(&c, &s);
 	ck_assert_uint_eq(v41_open(&c, &s, "deleg-forged", "ownF", 1 | T_WANT_READ_DELEG, &dt, dsid), 0);
 	ck_assert_msg(dt != 1 && dt != 2, "a delegation (type %u) without a back channel", dt);
+	back_channel_sec(s.clientid, secname, sizeof(secname));
+	ck_assert_str_eq(secname, "unusable RPCSEC_GSS");
 
 	v41_exchange_id(&c, "gss-cb-other", &s2, &csseq);
 	flags = v41_create_session(&c, &s2, csseq, RPC_GSS_SVC_INTEGRITY, u.handle, u.hlen, "cb-y");
