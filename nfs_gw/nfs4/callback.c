@@ -11,6 +11,11 @@
  * back-channel slot of ours (struct nfs4_back_chan: one seqid per slot,
  * advanced when the client answered it).
  *
+ * Under RPCSEC_GSS (4.1 only, RFC 8881 18.36.4) a callback is made with the
+ * client's own fore-channel context (gss.h: rpc_gss_call_encode(), the
+ * reply's verifier checked by rpc_gss_reply_check()); the context gone or
+ * expired, or a reply that does not verify, is a path DOWN.
+ *
  * 4.0: SETCLIENTID names a callback address; after SETCLIENTID_CONFIRM we
  * probe it with CB_NULL over a TCP connection of our own (rpc_tcp_call),
  * kept open for the next call.  We only connect to the host the client's
@@ -74,10 +79,45 @@ const char *nfs4_cb_state_name(enum nfs4_cb_state st)
 
 /* ---- what the client told us ------------------------------------------------- */
 
-uint32_t nfs4_cb_get_sec(struct xdr_dec *args, struct nfs4_cb_sec *sec)
+void nfs4_cb_sec_release(struct nfs4_cb_sec *sec)
 {
-	uint32_t n, i, flavor, v, len, uid, gid, stamp;
-	const uint8_t *p;
+	if (sec->ctx)
+		rpc_gss_ctx_put(sec->gss, sec->ctx);
+	sec->ctx = NULL;
+}
+
+/*
+ * RPCSEC_GSS for the back channel (RFC 8881 18.36.4): usable when the call
+ * itself came under RPCSEC_GSS and gcbp_handle_from_server is one of our
+ * handles whose context belongs to the same principal.  Anything else (a
+ * forged or stale handle, another client's context, an AUTH_SYS caller)
+ * is not ours to use: the entry is skipped.
+ */
+static bool gss_sec_take(const struct rpc_req *req, uint32_t service, const uint8_t *hs, uint32_t hslen,
+			 const uint8_t *hc, uint32_t hclen, struct nfs4_cb_sec *sec)
+{
+	struct gss_sctx *c;
+
+	if (!req || !req->gss.ctx || !req->gss.g || req->call.cred.flavor != RPCSEC_GSS ||
+	    service < RPC_GSS_SVC_NONE || service > RPC_GSS_SVC_PRIVACY || hclen > RPC_GSS_MAX_HANDLE)
+		return false;
+	c = rpc_gss_ctx_get(req->gss.g, hs, hslen, req->call.cred.gss_princ);
+	if (!c)
+		return false;
+	sec->ok = true;
+	sec->flavor = RPCSEC_GSS;
+	sec->gss = req->gss.g;
+	sec->ctx = c;
+	sec->gss_service = service;
+	memcpy(sec->gss_handle, hc, hclen);
+	sec->gss_handle_len = hclen;
+	return true;
+}
+
+uint32_t nfs4_cb_get_sec(struct xdr_dec *args, const struct rpc_req *req, struct nfs4_cb_sec *sec)
+{
+	uint32_t n, i, flavor, v, len, uid, gid, stamp, hslen, hclen;
+	const uint8_t *hs, *hc;
 	char machine[RPC_AUTHSYS_MAX_MACHINE + 1];
 
 	memset(sec, 0, sizeof(*sec));
@@ -85,7 +125,7 @@ uint32_t nfs4_cb_get_sec(struct xdr_dec *args, struct nfs4_cb_sec *sec)
 		return NFS4ERR_BADXDR;
 	for (i = 0; i < n; i++) {
 		if (xdr_get_u32(args, &flavor))
-			return NFS4ERR_BADXDR;
+			goto badxdr;
 		switch (flavor) {
 		case RPC_AUTH_NONE:
 			if (!sec->ok) {
@@ -99,7 +139,7 @@ uint32_t nfs4_cb_get_sec(struct xdr_dec *args, struct nfs4_cb_sec *sec)
 			xdr_get_u32(args, &uid);
 			xdr_get_u32(args, &gid);
 			if (xdr_get_u32(args, &len) || len > RPC_AUTHSYS_MAX_GIDS)
-				return NFS4ERR_BADXDR;
+				goto badxdr;
 			xdr_skip(args, (size_t)len * 4);
 			if (!args->err && !sec->ok) {
 				sec->ok = true;
@@ -109,18 +149,28 @@ uint32_t nfs4_cb_get_sec(struct xdr_dec *args, struct nfs4_cb_sec *sec)
 				snprintf(sec->machine, sizeof(sec->machine), "%s", machine);
 			}
 			break;
-		case RPCSEC_GSS:                 /* not one we can send */
+		case RPCSEC_GSS:
+			/* gss_cb_handles4 */
 			xdr_get_u32(args, &v);
-			xdr_get_opaque(args, &p, &len, NFS4_OPAQUE_LIMIT);
-			xdr_get_opaque(args, &p, &len, NFS4_OPAQUE_LIMIT);
+			xdr_get_opaque(args, &hs, &hslen, NFS4_OPAQUE_LIMIT);
+			xdr_get_opaque(args, &hc, &hclen, NFS4_OPAQUE_LIMIT);
+			if (args->err)
+				goto badxdr;
+			sec->gss_offered = true;
+			if (!sec->ok && !gss_sec_take(req, v, hs, hslen, hc, hclen, sec))
+				dout(NFS, 5, "%s: callback RPCSEC_GSS handle (service %u) is no context of the caller's",
+				     req && req->xprt ? req->xprt->peer_str : "?", v);
 			break;
 		default:
-			return NFS4ERR_BADXDR;
+			goto badxdr;
 		}
 		if (args->err)
-			return NFS4ERR_BADXDR;
+			goto badxdr;
 	}
 	return NFS4_OK;
+badxdr:
+	nfs4_cb_sec_release(sec);
+	return NFS4ERR_BADXDR;
 }
 
 void nfs4_cb_bind_back_locked(struct nfs4_session *ses, struct rpc_xprt *x)
@@ -147,13 +197,16 @@ void nfs4_cb_session_free_locked(struct nfs4_session *ses)
 	if (ses->cb.xprt)
 		rpc_xprt_put(ses->cb.xprt);
 	ses->cb.xprt = NULL;
+	nfs4_cb_sec_release(&ses->cb.sec);
 }
 
 /* The back channel may carry a call: bound, connection open, not known broken. */
 static bool back_usable_locked(const struct nfs4_back_chan *b)
 {
 	return b->xprt && !atomic_load_explicit(&b->xprt->closed_at, memory_order_acquire) &&
-	       (b->state == NFS4_CB_UNKNOWN || b->state == NFS4_CB_UP);
+	       (b->state == NFS4_CB_UNKNOWN || b->state == NFS4_CB_UP) &&
+	       /* RPCSEC_GSS: the context destroyed or expired is a path down */
+	       (!b->sec.ctx || rpc_gss_ctx_alive(b->sec.gss, b->sec.ctx));
 }
 
 uint32_t nfs4_cb_seq_flags_locked(const struct nfs4_session *ses)
@@ -375,6 +428,24 @@ static int encode_call(struct xdr_enc *e, uint32_t xid, const struct rpc_call_hd
 	return rpc_reply_end(e);
 }
 
+/* The same call under RPCSEC_GSS with @sec's context (4.1 back channel). */
+static int encode_gss_call(struct xdr_enc *e, uint32_t xid, const struct rpc_call_hdr *h,
+			   const struct nfs4_cb_args *a, const struct nfs4_cb_sec *sec, uint32_t *gseq)
+{
+	struct xdr_enc args;
+	int r;
+
+	xdr_enc_init(&args, CB_MAX_REPLY);
+	if (h->proc == NFS4_CB_PROC_COMPOUND)
+		nfs4_cb_put_compound(&args, a);
+	r = args.err;
+	if (!r)
+		r = rpc_gss_call_encode(sec->gss, sec->ctx, e, xid, h, sec->gss_handle, sec->gss_handle_len,
+					sec->gss_service, args.buf, args.len, gseq);
+	xdr_enc_free(&args);
+	return r ? r : rpc_reply_end(e);
+}
+
 /*
  * Decode the reply of a call; @err the transport's result.  Return what the
  * job's done() gets: 0 and *@status, or -errno; *@fault: the client
@@ -382,7 +453,8 @@ static int encode_call(struct xdr_enc *e, uint32_t xid, const struct rpc_call_hd
  */
 static int decode_reply(int err, const uint8_t *rep, size_t len, const struct rpc_call_hdr *h,
 			const struct nfs4_cb_args *a, struct nfs4_cb_job *job, uint32_t *status, bool *fault,
-			bool *seq_done, char *why, size_t whylen)
+			bool *seq_done, char *why, size_t whylen, const struct nfs4_cb_sec *sec, uint32_t gseq,
+			void **plain)
 {
 	struct rpc_reply rr;
 	struct nfs4_cb_res cr;
@@ -399,6 +471,16 @@ static int decode_reply(int err, const uint8_t *rep, size_t len, const struct rp
 		snprintf(why, whylen, "garbage reply");
 		*fault = true;
 		return -EPROTO;
+	}
+	if (sec && sec->ctx) {
+		/* RPCSEC_GSS: nothing of the reply counts before its verifier
+		 * (and, with integrity or privacy, its body) verifies */
+		r = rpc_gss_reply_check(sec->gss, sec->ctx, gseq, sec->gss_service, &rr, plain);
+		if (r) {
+			snprintf(why, whylen, "%s", r == -EKEYEXPIRED ? "RPCSEC_GSS context expired"
+							   : "reply's RPCSEC_GSS verifier or body does not verify");
+			return r == -EKEYEXPIRED ? r : -EACCES;   /* not believed: the path is down */
+		}
 	}
 	r = rpc_reply_errno(&rr);
 	if (r) {
@@ -486,11 +568,13 @@ static int run41(struct nfs4_server *srv, struct nfs4_cb_job *job, uint32_t *sta
 	struct nfs4_session *ses = NULL, *s;
 	struct rpc_call_hdr h = { 0 };
 	struct nfs4_cb_args a = { .minorversion = 1 };
+	struct nfs4_cb_sec sec;
 	struct rpc_xprt *x = NULL;
 	struct xdr_enc e;
 	uint8_t *rep = NULL;
+	void *plain = NULL;
 	size_t rlen = 0, len;
-	uint32_t slot = 0, xid;
+	uint32_t slot = 0, xid, gseq = 0;
 	bool fault, seq_done;
 	char why[128];
 	int r;
@@ -527,6 +611,9 @@ static int run41(struct nfs4_server *srv, struct nfs4_cb_job *job, uint32_t *sta
 	h.vers = NFS4_CB_VERSION;
 	h.proc = job->kind == NFS4_CBJ_NULL ? NFS4_CB_PROC_NULL : NFS4_CB_PROC_COMPOUND;
 	sec_hdr(&h, &ses->cb.sec);
+	sec = ses->cb.sec;
+	if (sec.ctx)
+		rpc_gss_ctx_hold(sec.gss, sec.ctx);   /* ours for the call */
 	a.sequence = true;
 	memcpy(a.sessionid, ses->id, NFS4_SESSIONID_SIZE);
 	a.seqid = ses->cb.seqid[slot] + 1;
@@ -538,7 +625,10 @@ static int run41(struct nfs4_server *srv, struct nfs4_cb_job *job, uint32_t *sta
 
 	xid = rpc_new_xid();
 	xdr_enc_init(&e, CB_MAX_REPLY);
-	r = encode_call(&e, xid, &h, job, &a);
+	if (sec.ctx)
+		r = encode_gss_call(&e, xid, &h, &a, &sec, &gseq);
+	else
+		r = encode_call(&e, xid, &h, job, &a);
 	if (!r) {
 		uint8_t *buf = xdr_enc_steal(&e, &len);
 
@@ -547,8 +637,11 @@ static int run41(struct nfs4_server *srv, struct nfs4_cb_job *job, uint32_t *sta
 		set_busy(srv->cbq, NULL);
 	}
 	xdr_enc_free(&e);
-	r = decode_reply(r, rep, rlen, &h, &a, job, status, &fault, &seq_done, why, sizeof(why));
+	r = decode_reply(r, rep, rlen, &h, &a, job, status, &fault, &seq_done, why, sizeof(why), &sec, gseq,
+			 &plain);
+	free(plain);
 	free(rep);
+	nfs4_cb_sec_release(&sec);
 
 	pthread_mutex_lock(&srv->lock);
 	ses->cb.busy[slot] = false;
@@ -586,6 +679,7 @@ static int run40(struct nfs4_server *srv, struct nfs4_client *clp, struct nfs4_c
 	socklen_t sl;
 	struct xdr_enc e;
 	uint8_t *rep = NULL;
+	void *plain = NULL;
 	size_t rlen = 0;
 	uint32_t xid;
 	bool fault, seq_done;
@@ -624,7 +718,8 @@ static int run40(struct nfs4_server *srv, struct nfs4_client *clp, struct nfs4_c
 					 cb_timeout(srv), &rep, &rlen);
 	}
 	xdr_enc_free(&e);
-	r = decode_reply(r, rep, rlen, &h, &a, job, status, &fault, &seq_done, why, sizeof(why));
+	r = decode_reply(r, rep, rlen, &h, &a, job, status, &fault, &seq_done, why, sizeof(why), NULL, 0, &plain);
+	free(plain);
 	free(rep);
 	pthread_mutex_lock(&srv->lock);
 	if (!r)

@@ -38,6 +38,7 @@
 #include "nfs_gw/nfs4/nfs4_xdr.h"
 #include "nfs_gw/nfs4/open_state.h"
 #include "nfs_gw/nfs4/slot_table.h"
+#include "nfs_gw/rpc/gss.h"
 #include "nfs_gw/rpc/rpc.h"
 
 struct lclient;
@@ -61,11 +62,24 @@ enum nfs4_cb_state { NFS4_CB_NONE = 0, NFS4_CB_UNKNOWN, NFS4_CB_UP, NFS4_CB_DOWN
 
 #define NFS4_CB_SLOTS 4                  /* back-channel slots we use at most */
 
-/* The security a callback is sent with (callback_sec_parms4, cb_client4). */
+/*
+ * The security a callback is sent with (callback_sec_parms4, cb_client4).
+ * RPCSEC_GSS (4.1 only, RFC 8881 18.36.4): @ctx is a reference on the
+ * fore-channel context gcbp_handle_from_server named (of the client's own
+ * principal), @gss_handle the gcbp_handle_from_client the callbacks'
+ * credential carries, @gss_service the gcbp_service they are sent with.
+ * Whoever holds a struct with a @ctx releases it with nfs4_cb_sec_release().
+ */
 struct nfs4_cb_sec {
-	bool ok;                         /* one we can send (AUTH_NONE or AUTH_SYS) */
+	bool ok;                         /* one we can send (AUTH_NONE, AUTH_SYS, a usable RPCSEC_GSS) */
 	uint32_t flavor, uid, gid;
 	char machine[RPC_AUTHSYS_MAX_MACHINE + 1];
+	bool gss_offered;                /* the client offered RPCSEC_GSS (usable or not) */
+	struct rpc_gss *gss;             /* RPCSEC_GSS: the table @ctx is in */
+	struct gss_sctx *ctx;
+	uint32_t gss_service;
+	uint8_t gss_handle[RPC_GSS_MAX_HANDLE];
+	uint32_t gss_handle_len;
 };
 
 /* A 4.1 session's back channel; protected by srv->lock. */
@@ -485,10 +499,15 @@ void nfs4_cb_queue(struct nfs4_server *srv, struct nfs4_cb_job *job);
 void nfs4_cb_probe(struct nfs4_server *srv, uint64_t clientid, const struct nfs4_session *ses);
 /**
  * nfs4_cb_get_sec - decode a callback_sec_parms4<> list: the first entry we
- * can send with (AUTH_NONE or AUTH_SYS) goes into @sec (sec->ok false if
- * none).  Return: NFS4_OK or NFS4ERR_BADXDR.
+ * can send with goes into @sec (sec->ok false if none).  AUTH_NONE and
+ * AUTH_SYS always can; RPCSEC_GSS when @req is an RPCSEC_GSS call (NULL:
+ * never) and gcbp_handle_from_server names a live context of the caller's
+ * own principal (then @sec holds a reference: nfs4_cb_sec_release()).
+ * Return: NFS4_OK or NFS4ERR_BADXDR.
  */
-uint32_t nfs4_cb_get_sec(struct xdr_dec *args, struct nfs4_cb_sec *sec);
+uint32_t nfs4_cb_get_sec(struct xdr_dec *args, const struct rpc_req *req, struct nfs4_cb_sec *sec);
+/** nfs4_cb_sec_release - drop @sec's context reference, if any (any lock may be held). */
+void nfs4_cb_sec_release(struct nfs4_cb_sec *sec);
 /**
  * nfs4_cb_bind_back_locked - make @x @ses's back channel (a reference is
  * taken, the old one dropped); state UNKNOWN until the probe.  Caller holds

@@ -286,15 +286,17 @@ NFS4_OP(create_session)
 	    nfs4_get_channel_attrs(args, &fore) || nfs4_get_channel_attrs(args, &back) ||
 	    xdr_get_u32(args, &cb_program))
 		return NFS4ERR_BADXDR;
-	st = nfs4_cb_get_sec(args, &sec);
+	st = nfs4_cb_get_sec(args, cs->req, &sec);
 	if (st)
 		return st;
 	nfs4_principal_of(cs->cred, &p);
 
 	/* 1. the client record */
 	st = nfs4_client_find(srv, clientid, &clp);
-	if (st)
+	if (st) {
+		nfs4_cb_sec_release(&sec);
 		return NFS4ERR_STALE_CLIENTID;   /* a tombstone is no record either */
+	}
 	pthread_mutex_lock(&srv->lock);
 	if (clp->dead || clp->minorversion < 1) {
 		st = NFS4ERR_STALE_CLIENTID;
@@ -355,11 +357,18 @@ NFS4_OP(create_session)
 	ses->flags = 0;          /* no persistence, no RDMA */
 	ses->cb.program = cb_program;
 	ses->cb.sec = sec;
+	sec.ctx = NULL;          /* the session's reference now */
 	if ((flags & CREATE_SESSION4_FLAG_CONN_BACK_CHAN) && sec.ok) {
 		/* this connection carries our callbacks too */
 		ses->flags |= CREATE_SESSION4_FLAG_CONN_BACK_CHAN;
 		nfs4_cb_bind_back_locked(ses, cs->req->xprt);
 		probe = true;
+	} else if ((flags & CREATE_SESSION4_FLAG_CONN_BACK_CHAN) && sec.gss_offered) {
+		/* wanted, but only RPCSEC_GSS handles we cannot use (no context
+		 * of this principal): the back channel is down from the start,
+		 * and SEQUENCE says so (CB_PATH_DOWN); no delegations */
+		ses->cb.wanted = true;
+		ses->cb.state = NFS4_CB_DOWN;
 	}
 	ses->clp = clp;
 	clp->refs++;
@@ -399,8 +408,9 @@ NFS4_OP(create_session)
 	dout(NFS, 5, "CREATE_SESSION from %s: client %#llx, %u slots, %u ops%s", cs->req->xprt->peer_str,
 	     (unsigned long long)clientid, fore.maxrequests, fore.maxoperations,
 	     probe ? ", back channel on this connection"
-		   : (flags & CREATE_SESSION4_FLAG_CONN_BACK_CHAN) ? ", no back channel (no AUTH_NONE/AUTH_SYS offered)"
-								  : "");
+		   : (flags & CREATE_SESSION4_FLAG_CONN_BACK_CHAN)
+			? ", no back channel (no AUTH_NONE/AUTH_SYS, no RPCSEC_GSS handle of this principal)"
+			: "");
 	st = NFS4_OK;
 out_cache:
 	if (res->err)
@@ -417,6 +427,7 @@ out_unlock:
 		nfs4_client_release(srv, c);
 	}
 	nfs4_client_put(srv, clp);
+	nfs4_cb_sec_release(&sec);       /* unless a session took it */
 	return st;
 }
 
@@ -518,13 +529,14 @@ NFS4_OP(backchannel_ctl)
 	(void)res;
 	if (xdr_get_u32(args, &prog))
 		return NFS4ERR_BADXDR;
-	st = nfs4_cb_get_sec(args, &sec);
+	st = nfs4_cb_get_sec(args, cs->req, &sec);
 	if (st)
 		return st;
 	if (!sec.ok)
-		return NFS4ERR_INVAL;    /* only RPCSEC_GSS offered: we cannot call with it */
+		return NFS4ERR_INVAL;    /* only RPCSEC_GSS handles we cannot use */
 	pthread_mutex_lock(&srv->lock);
 	cs->session->cb.program = prog;
+	nfs4_cb_sec_release(&cs->session->cb.sec);
 	cs->session->cb.sec = sec;
 	probe = cs->session->cb.xprt != NULL;
 	if (probe)

@@ -535,6 +535,18 @@ int nfs4_server_create(const struct nfs4_params *p, struct lclient *lc, struct n
 	return 0;
 }
 
+/* How a session's callbacks are secured, for `nfs clients`. */
+static const char *cb_sec_name(const struct nfs4_cb_sec *sec)
+{
+	if (!sec->ok)
+		return sec->gss_offered ? "unusable RPCSEC_GSS" : "none offered";
+	if (sec->flavor == RPCSEC_GSS)
+		return sec->gss_service == RPC_GSS_SVC_PRIVACY ? "krb5p"
+		       : sec->gss_service == RPC_GSS_SVC_INTEGRITY ? "krb5i" : "krb5";
+	return sec->flavor == RPC_AUTH_SYS ? "sys" : "none";
+}
+
+
 /* ---- admin socket: `nfs clients` --------------------------------------------- */
 
 static pthread_mutex_t asok_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -588,6 +600,7 @@ static struct json_object *clients_json(struct nfs4_server *srv)
 			json_object_object_add(s, "maxops", json_object_new_int((int)ses->fore.maxoperations));
 			json_object_object_add(s, "connections", json_object_new_int((int)ses->nconns));
 			json_object_object_add(s, "back_channel", json_object_new_string(nfs4_cb_state_name(ses->cb.state)));
+			json_object_object_add(s, "back_channel_sec", json_object_new_string(cb_sec_name(&ses->cb.sec)));
 			if (ses->cb.xprt)
 				json_object_object_add(s, "back_channel_conn",
 						       json_object_new_string(ses->cb.xprt->peer_str));

@@ -45,6 +45,7 @@ struct gss_sctx {
 	uint32_t seq_max;                /* protected by lock */
 	bool seq_any;
 	uint64_t win[GSS_WIN_MAX / 64];  /* bit (seq % window): seen */
+	uint32_t cb_seq;                 /* protected by lock: the last seq_num of our callbacks */
 	struct rpc_cred cred;            /* the mapped identity */
 	int refs;                        /* protected by g->lock */
 	struct gss_sctx *hnext;
@@ -802,4 +803,204 @@ enum rpc_gss_verdict rpc_gss_accept(struct rpc_gss *g, struct rpc_req *req, stru
 		call->cred.gss_service = svc;
 	}
 	return RPC_GSS_DISPATCH;
+}
+
+/* ---- the NFSv4.1 back channel: calls we make with a client's context ---------- */
+
+struct gss_sctx *rpc_gss_ctx_get(struct rpc_gss *g, const uint8_t *h, uint32_t len, uint64_t princ)
+{
+	struct gss_sctx *c;
+
+	if (!g || !princ)
+		return NULL;
+	c = ctx_find(g, h, len);
+	if (!c)
+		return NULL;
+	if (!c->complete || c->cred.gss_princ != princ || c->expire_ns < now_mono_ns()) {
+		ctx_put(g, c);
+		return NULL;
+	}
+	return c;
+}
+
+void rpc_gss_ctx_hold(struct rpc_gss *g, struct gss_sctx *c)
+{
+	pthread_mutex_lock(&g->lock);
+	c->refs++;
+	pthread_mutex_unlock(&g->lock);
+}
+
+void rpc_gss_ctx_put(struct rpc_gss *g, struct gss_sctx *c)
+{
+	ctx_put(g, c);
+}
+
+bool rpc_gss_ctx_alive(struct rpc_gss *g, struct gss_sctx *c)
+{
+	bool alive;
+
+	pthread_mutex_lock(&g->lock);
+	alive = c->linked && c->complete && c->expire_ns >= now_mono_ns();
+	pthread_mutex_unlock(&g->lock);
+	return alive;
+}
+
+int rpc_gss_call_encode(struct rpc_gss *g, struct gss_sctx *c, struct xdr_enc *e, uint32_t xid,
+			const struct rpc_call_hdr *h, const uint8_t *handle, uint32_t handle_len, uint32_t service,
+			const uint8_t *args, size_t args_len, uint32_t *seq)
+{
+	gss_buffer_desc in, mic = GSS_C_EMPTY_BUFFER, out = GSS_C_EMPTY_BUFFER;
+	OM_uint32 major, minor;
+	uint8_t *body = NULL;
+	size_t start;
+	int conf = 0, r = 0;
+
+	if (handle_len > RPC_GSS_MAX_HANDLE || service < RPC_GSS_SVC_NONE || service > RPC_GSS_SVC_PRIVACY)
+		return -EINVAL;
+	if (!rpc_gss_ctx_alive(g, c))
+		return -EKEYEXPIRED;
+	pthread_mutex_lock(&c->lock);
+	if (c->cb_seq + 1 >= RPCSEC_GSS_MAXSEQ) {
+		pthread_mutex_unlock(&c->lock);
+		return -EKEYEXPIRED;     /* RFC 2203 5.3.3.1: no more calls on this context */
+	}
+	*seq = ++c->cb_seq;
+	pthread_mutex_unlock(&c->lock);
+
+	xdr_reserve(e, RPC_RM_HDR);
+	start = e->len;
+	xdr_put_u32(e, xid);
+	xdr_put_u32(e, RPC_CALL);
+	xdr_put_u32(e, RPC_VERSION);
+	xdr_put_u32(e, h->prog);
+	xdr_put_u32(e, h->vers);
+	xdr_put_u32(e, h->proc);
+	xdr_put_u32(e, RPCSEC_GSS);
+	xdr_put_u32(e, (uint32_t)(20 + XDR_PAD(handle_len)));
+	xdr_put_u32(e, RPCSEC_GSS_VERS_1);
+	xdr_put_u32(e, RPCSEC_GSS_DATA);
+	xdr_put_u32(e, *seq);
+	xdr_put_u32(e, service);
+	xdr_put_opaque(e, handle, handle_len);
+	if (e->err)
+		return e->err;
+	/* the verifier: the MIC of the header, xid to the end of the credential */
+	in.value = xdr_at(e, start);
+	in.length = e->len - start;
+	pthread_mutex_lock(&c->lock);
+	major = gss_get_mic(&minor, c->gctx, GSS_C_QOP_DEFAULT, &in, &mic);
+	pthread_mutex_unlock(&c->lock);
+	if (GSS_ERROR(major))
+		return major == GSS_S_CONTEXT_EXPIRED ? -EKEYEXPIRED : -EIO;
+	xdr_put_u32(e, RPCSEC_GSS);
+	xdr_put_opaque(e, mic.value, (uint32_t)mic.length);
+	gss_release_buffer(&minor, &mic);
+	if (service == RPC_GSS_SVC_NONE) {
+		if (args_len)
+			xdr_put_fixed(e, args, args_len);
+		return e->err;
+	}
+	/* { seq_num, args } signed (rpc_gss_integ_data) or sealed (rpc_gss_priv_data) */
+	body = malloc(args_len + 4);
+	if (!body)
+		return -ENOMEM;
+	xdr_store_u32(body, *seq);
+	if (args_len)
+		memcpy(body + 4, args, args_len);
+	in.value = body;
+	in.length = args_len + 4;
+	pthread_mutex_lock(&c->lock);
+	if (service == RPC_GSS_SVC_INTEGRITY)
+		major = gss_get_mic(&minor, c->gctx, GSS_C_QOP_DEFAULT, &in, &out);
+	else
+		major = gss_wrap(&minor, c->gctx, 1, GSS_C_QOP_DEFAULT, &in, &conf, &out);
+	pthread_mutex_unlock(&c->lock);
+	if (GSS_ERROR(major)) {
+		r = major == GSS_S_CONTEXT_EXPIRED ? -EKEYEXPIRED : -EIO;
+	} else if (service == RPC_GSS_SVC_INTEGRITY) {
+		xdr_put_opaque(e, body, (uint32_t)in.length);
+		xdr_put_opaque(e, out.value, (uint32_t)out.length);
+		r = e->err;
+	} else if (!conf) {
+		r = -EIO;
+	} else {
+		xdr_put_opaque(e, out.value, (uint32_t)out.length);
+		r = e->err;
+	}
+	gss_release_buffer(&minor, &out);
+	free(body);
+	return r;
+}
+
+int rpc_gss_reply_check(struct rpc_gss *g, struct gss_sctx *c, uint32_t seq, uint32_t service,
+			struct rpc_reply *rr, void **plain)
+{
+	gss_buffer_desc in, tok, out = GSS_C_EMPTY_BUFFER;
+	OM_uint32 major, minor;
+	struct xdr_dec d;
+	const uint8_t *body, *sum;
+	uint32_t blen, slen;
+	uint8_t sb[4];
+	int conf = 0;
+
+	*plain = NULL;
+	if (rr->reply_stat != RPC_MSG_ACCEPTED)
+		return 0;                /* a denial has no verifier: an error either way */
+	if (rr->verf_flavor != RPCSEC_GSS || !rr->verf_len)
+		return -EBADMSG;
+	xdr_store_u32(sb, seq);
+	in.value = sb;
+	in.length = 4;
+	tok.value = (void *)rr->verf;
+	tok.length = rr->verf_len;
+	pthread_mutex_lock(&c->lock);
+	/* supplementary bits (a gap, out of order) are for the RPC seq to judge:
+	 * the MIC is over our own seq_num */
+	major = gss_verify_mic(&minor, c->gctx, &in, &tok, NULL);
+	pthread_mutex_unlock(&c->lock);
+	if (GSS_ERROR(major))
+		return major == GSS_S_CONTEXT_EXPIRED ? -EKEYEXPIRED : -EBADMSG;
+	if (rr->stat != RPC_SUCCESS || service == RPC_GSS_SVC_NONE)
+		return 0;
+	xdr_dec_init(&d, rr->res, rr->res_len);
+	if (service == RPC_GSS_SVC_INTEGRITY) {
+		xdr_get_opaque(&d, &body, &blen, UINT32_MAX);
+		xdr_get_opaque(&d, &sum, &slen, RPC_MAX_AUTH_BYTES);
+		if (d.err || blen < 4 || xdr_load_u32(body) != seq)
+			return -EBADMSG;
+		in.value = (void *)body;
+		in.length = blen;
+		tok.value = (void *)sum;
+		tok.length = slen;
+		pthread_mutex_lock(&c->lock);
+		major = gss_verify_mic(&minor, c->gctx, &in, &tok, NULL);
+		pthread_mutex_unlock(&c->lock);
+		if (GSS_ERROR(major))
+			return -EBADMSG;
+		rr->res = body + 4;
+		rr->res_len = blen - 4;
+		return 0;
+	}
+	xdr_get_opaque(&d, &body, &blen, UINT32_MAX);
+	if (d.err)
+		return -EBADMSG;
+	in.value = (void *)body;
+	in.length = blen;
+	pthread_mutex_lock(&c->lock);
+	major = gss_unwrap(&minor, c->gctx, &in, &out, &conf, NULL);
+	pthread_mutex_unlock(&c->lock);
+	if (GSS_ERROR(major) || !conf || out.length < 4 || xdr_load_u32(out.value) != seq) {
+		gss_release_buffer(&minor, &out);
+		return -EBADMSG;
+	}
+	*plain = malloc(out.length);
+	if (!*plain) {
+		gss_release_buffer(&minor, &out);
+		return -ENOMEM;
+	}
+	memcpy(*plain, out.value, out.length);
+	rr->res = (const uint8_t *)*plain + 4;
+	rr->res_len = out.length - 4;
+	gss_release_buffer(&minor, &out);
+	return 0;
 }

@@ -153,4 +153,57 @@ int rpc_gss_decode_cred(const uint8_t *body, uint32_t len, struct rpc_gss_cred *
  */
 void rpc_gss_map_principal(const char *name, const char *default_realm, const char *realms, struct rpc_cred *cr);
 
+/*
+ * ---- the NFSv4.1 back channel (RFC 8881 2.10.8.3, 18.33, 18.36) ----------
+ *
+ * A 4.1 client may ask for callbacks under RPCSEC_GSS with gss_cb_handles4
+ * { gcbp_service, gcbp_handle_from_server, gcbp_handle_from_client }: the
+ * server reuses the context the client made on the fore channel (named by
+ * handle_from_server, a handle we gave out), puts handle_from_client in
+ * the callbacks' credential, and signs and wraps them with that context as
+ * the service says.  No context is created by the server.  The calls have
+ * sequence numbers of their own (a counter per context, separate from the
+ * window of the client's calls); each reply's verifier must be the MIC of
+ * the call's seq_num.
+ */
+
+/**
+ * rpc_gss_ctx_get - a reference on the complete, unexpired context @h names
+ * if its principal is @princ (rpc_cred.gss_princ), else NULL.
+ */
+struct gss_sctx *rpc_gss_ctx_get(struct rpc_gss *g, const uint8_t *h, uint32_t len, uint64_t princ);
+/** rpc_gss_ctx_hold - another reference on @c. */
+void rpc_gss_ctx_hold(struct rpc_gss *g, struct gss_sctx *c);
+/** rpc_gss_ctx_put - drop a reference from rpc_gss_ctx_get()/hold() (NULL: nothing). */
+void rpc_gss_ctx_put(struct rpc_gss *g, struct gss_sctx *c);
+/** rpc_gss_ctx_alive - @c still in the table (not destroyed, evicted or pruned) and unexpired. */
+bool rpc_gss_ctx_alive(struct rpc_gss *g, struct gss_sctx *c);
+
+struct rpc_call_hdr;
+struct rpc_reply;
+
+/**
+ * rpc_gss_call_encode - a CALL record in @e (record mark reserved, filled
+ * in by rpc_reply_end()): the header of @h with the credential
+ * { DATA, seq, @service, @handle } and the MIC of the header as verifier,
+ * then @args (@args_len bytes of XDR; may be 0) as @service says (plain,
+ * rpc_gss_integ_data or rpc_gss_priv_data).  *@seq: the seq_num used.
+ * Return 0, -EKEYEXPIRED (context gone or expired: the path is down),
+ * -EIO (GSS failed), -EINVAL.
+ */
+int rpc_gss_call_encode(struct rpc_gss *g, struct gss_sctx *c, struct xdr_enc *e, uint32_t xid,
+			const struct rpc_call_hdr *h, const uint8_t *handle, uint32_t handle_len, uint32_t service,
+			const uint8_t *args, size_t args_len, uint32_t *seq);
+
+/**
+ * rpc_gss_reply_check - the reply @rr (decoded from the record) to the call
+ * made with seq_num @seq: its verifier must be RPCSEC_GSS and the MIC of
+ * @seq.  For an accepted SUCCESS under integrity or privacy the results are
+ * unwrapped (checksum, seq_num) and rr->res/res_len point at them (*@plain:
+ * a malloc'd buffer to free, or NULL).  Return 0, -EBADMSG (verifier or
+ * body does not verify: never trust the reply), -EKEYEXPIRED.
+ */
+int rpc_gss_reply_check(struct rpc_gss *g, struct gss_sctx *c, uint32_t seq, uint32_t service,
+			struct rpc_reply *rr, void **plain);
+
 #endif

@@ -225,6 +225,9 @@ int rpc_decode_reply(const uint8_t *rec, size_t len, struct rpc_reply *r)
 		if (xdr_get_u32(&d, &vflavor) || xdr_get_opaque(&d, &v, &vlen, RPC_MAX_AUTH_BYTES) ||
 		    xdr_get_u32(&d, &r->stat))
 			return -EBADMSG;
+		r->verf_flavor = vflavor;
+		r->verf = v;
+		r->verf_len = vlen;
 		if (r->stat == RPC_PROG_MISMATCH && (xdr_get_u32(&d, &r->low) || xdr_get_u32(&d, &r->high)))
 			return -EBADMSG;
 		r->res = d.p;

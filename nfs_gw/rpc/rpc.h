@@ -160,6 +160,9 @@ struct rpc_reply {
 	uint32_t stat;                   /* accept_stat, or reject_stat */
 	uint32_t low, high;              /* PROG_MISMATCH / RPC_MISMATCH */
 	uint32_t auth_stat;              /* AUTH_ERROR */
+	uint32_t verf_flavor;            /* accepted: the verifier */
+	const uint8_t *verf;
+	uint32_t verf_len;
 	const uint8_t *res;              /* the results (accepted): into the record */
 	size_t res_len;
 };

@@ -36,14 +36,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (rr.reply_stat == RPC_MSG_ACCEPTED &&
 		    (rr.res < data || rr.res + rr.res_len != data + size))
 			abort();
+		if (rr.reply_stat == RPC_MSG_ACCEPTED && (rr.verf < data || rr.verf + rr.verf_len > rr.res))
+			abort();         /* the verifier (RPCSEC_GSS checks it) lies inside the record */
 		if (rr.reply_stat == RPC_MSG_ACCEPTED && rpc_reply_errno(&rr) == 0)
 			check_res(nfs4_cb_get_compound_res(rr.res, rr.res_len, &cr), &cr);
 	}
 	check_res(nfs4_cb_get_compound_res(data, size, &cr), &cr);
 	xdr_dec_init(&d, data, size);
-	if (nfs4_cb_get_sec(&d, &sec) == NFS4_OK && sec.ok &&
-	    (strnlen(sec.machine, sizeof(sec.machine)) >= sizeof(sec.machine) ||
-	     (sec.flavor != RPC_AUTH_NONE && sec.flavor != RPC_AUTH_SYS)))
+	/* no RPCSEC_GSS call: an RPCSEC_GSS entry is never usable, no context is taken */
+	if (nfs4_cb_get_sec(&d, NULL, &sec) == NFS4_OK && (sec.ctx ||
+	    (sec.ok && (strnlen(sec.machine, sizeof(sec.machine)) >= sizeof(sec.machine) ||
+			(sec.flavor != RPC_AUTH_NONE && sec.flavor != RPC_AUTH_SYS)))))
 		abort();
 	return 0;
 }

@@ -133,7 +133,14 @@ static void kinit(const char *keytab, const char *princ, const char *cc, const c
 	ck_assert_msg(system(cmd) == 0, "%s failed (see %s/kinit.log)", cmd, kdir);
 }
 
+static void gw_up_opt(const char *exports, const char *k, const char *val);
+
 static void gw_up(const char *exports)
+{
+	gw_up_opt(exports, NULL, NULL);
+}
+
+static void gw_up_opt(const char *exports, const char *k, const char *val)
 {
 	char v[400];
 
@@ -146,6 +153,8 @@ static void gw_up(const char *exports)
 	nfsgw_opt("nfs_gss_principal", "nfs/localhost");
 	if (getenv("GSS_DEBUG"))
 		nfsgw_opt("debug_rpc", getenv("GSS_DEBUG"));
+	if (k)
+		nfsgw_opt(k, val);
 	nfsgw_start(&g);
 }
 
@@ -194,13 +203,25 @@ static void put_gss_cred(struct xdr_enc *e, uint32_t proc, uint32_t seq, uint32_
 	xdr_put_opaque(e, h, hl);
 }
 
-/* One record out, one back (NULL: nothing within the socket timeout). */
+static void cb_answer(int fd, const uint8_t *rec, size_t len);
+
+/* One record out, one back (NULL: nothing within the socket timeout).  A
+ * callback the gateway sends on the connection meanwhile (a CALL: the 4.1
+ * back channel) is answered by cb_answer() and the wait goes on. */
 static uint8_t *roundtrip(int fd, struct xdr_enc *e, size_t *len)
 {
+	uint8_t *rec;
+
 	ck_assert_int_eq(e->err, 0);
 	ck_assert_int_eq(trpc_send_record(fd, e->buf, e->len, 0), 0);
 	xdr_enc_free(e);
-	return trpc_recv_record(fd, len, NULL);
+	for (;;) {
+		rec = trpc_recv_record(fd, len, NULL);
+		if (!rec || *len < 8 || xdr_load_u32(rec + 4) != RPC_CALL)
+			return rec;
+		cb_answer(fd, rec, *len);
+		free(rec);
+	}
 }
 
 /*
@@ -1254,6 +1275,670 @@ START_TEST(v41_sp4_mach_cred)
 }
 END_TEST
 
+/* ---- RPCSEC_GSS on the 4.1 back channel (RFC 8881 2.10.8.3, 18.33, 18.36) ---- */
+
+#define CB_PROG_T 0x40000123u
+enum { V4_BACKCHANNEL_CTL = 40, V4_CREATE_SESSION = 43, V4_SEQUENCE = 53, V4_RECLAIM_COMPLETE = 58 };
+#define T_CONN_BACK_CHAN 0x2u
+#define T_CB_PATH_DOWN 0x1u
+#define T_CB_PATH_DOWN_SESSION 0x200u
+
+/* What the test's callback service saw (cb_answer), and how it answers. */
+static struct {
+	gss_ctx_id_t ctx;                /* the client's context the callbacks must be made with */
+	bool corrupt_reply;              /* answer with a verifier that does not verify */
+	unsigned int calls;
+	uint32_t prog, proc, flavor, gproc, seq, service;
+	uint8_t handle[64];
+	uint32_t hlen;
+	bool mic_ok, body_ok;
+	unsigned int recalls;            /* CB_COMPOUNDs with CB_SEQUENCE + CB_RECALL answered */
+	uint8_t recall_sid[16];
+} cbs;
+
+/* The results of a CB_COMPOUND of CB_SEQUENCE + CB_RECALL whose unwrapped
+ * arguments are @a (@alen bytes) into @res; false if it is something else. */
+static bool cb_compound_res(const uint8_t *a, size_t alen, struct xdr_enc *res)
+{
+	struct xdr_dec d;
+	uint32_t tl, mv, ident, nops, op, seqid, slot, high, cachethis, nref, trunc, fhl;
+	const uint8_t *sid, *fh;
+
+	xdr_dec_init(&d, a, alen);
+	xdr_get_u32(&d, &tl);
+	xdr_skip(&d, XDR_PAD(tl));
+	xdr_get_u32(&d, &mv);
+	xdr_get_u32(&d, &ident);
+	xdr_get_u32(&d, &nops);
+	xdr_get_u32(&d, &op);
+	if (d.err || nops != 2 || op != 11)  /* CB_SEQUENCE */
+		return false;
+	xdr_get_fixed_ptr(&d, &sid, 16);
+	xdr_get_u32(&d, &seqid);
+	xdr_get_u32(&d, &slot);
+	xdr_get_u32(&d, &high);
+	xdr_get_u32(&d, &cachethis);
+	xdr_get_u32(&d, &nref);
+	xdr_get_u32(&d, &op);
+	if (d.err || nref || op != 4)        /* CB_RECALL */
+		return false;
+	xdr_put_u32(res, 0);             /* NFS4_OK */
+	xdr_put_opaque(res, NULL, 0);
+	xdr_put_u32(res, 2);
+	xdr_put_u32(res, 11);
+	xdr_put_u32(res, 0);
+	xdr_put_fixed(res, sid, 16);
+	xdr_put_u32(res, seqid);
+	xdr_put_u32(res, slot);
+	xdr_put_u32(res, high);
+	xdr_put_u32(res, high);
+	xdr_put_u32(res, 4);
+	xdr_put_u32(res, 0);
+	{
+		const uint8_t *rs;
+
+		xdr_get_fixed_ptr(&d, &rs, 16);
+		xdr_get_u32(&d, &trunc);
+		xdr_get_opaque(&d, &fh, &fhl, 128);
+		if (d.err)
+			return false;
+		memcpy(cbs.recall_sid, rs, 16);
+	}
+	cbs.recalls++;
+	return true;
+}
+
+/*
+ * A callback on the back channel: check its credential and verifier with
+ * our own context (cbs.ctx), unwrap its body per service, and answer it as
+ * an RPCSEC_GSS server does (the MIC of its seq_num as verifier; a NULL
+ * procedure's void result, or a CB_SEQUENCE + CB_RECALL's results, wrapped
+ * per service).  Anything else gets no answer (it times out).
+ */
+static void cb_answer(int fd, const uint8_t *rec, size_t len)
+{
+	struct xdr_dec d;
+	uint32_t xid, mt, rv, clen, vflavor, vlen, cv, blen, slen;
+	const uint8_t *h, *verf, *body, *sum;
+	size_t hdr_len;
+	gss_buffer_desc in, tok, out = GSS_C_EMPTY_BUFFER, mic = GSS_C_EMPTY_BUFFER;
+	OM_uint32 minor;
+	struct xdr_enc e, res;
+	uint8_t sb[4], *args = NULL;
+	size_t alen = 0;
+	int conf = 0;
+
+	cbs.calls++;
+	cbs.mic_ok = cbs.body_ok = false;
+	xdr_dec_init(&d, rec, len);
+	xdr_get_u32(&d, &xid);
+	xdr_get_u32(&d, &mt);
+	xdr_get_u32(&d, &rv);
+	xdr_get_u32(&d, &cbs.prog);
+	xdr_get_u32(&d, &rv);            /* version */
+	xdr_get_u32(&d, &cbs.proc);
+	xdr_get_u32(&d, &cbs.flavor);
+	xdr_get_u32(&d, &clen);
+	if (d.err || cbs.flavor != RPCSEC_GSS)
+		return;                  /* not GSS: the test's asserts say so */
+	xdr_get_u32(&d, &cv);
+	xdr_get_u32(&d, &cbs.gproc);
+	xdr_get_u32(&d, &cbs.seq);
+	xdr_get_u32(&d, &cbs.service);
+	xdr_get_opaque(&d, &h, &cbs.hlen, sizeof(cbs.handle));
+	if (d.err)
+		return;
+	memcpy(cbs.handle, h, cbs.hlen);
+	hdr_len = len - xdr_dec_left(&d);
+	xdr_get_u32(&d, &vflavor);
+	xdr_get_opaque(&d, &verf, &vlen, 400);
+	if (d.err || vflavor != RPCSEC_GSS)
+		return;
+	in.value = (void *)rec;
+	in.length = hdr_len;
+	tok.value = (void *)verf;
+	tok.length = vlen;
+	cbs.mic_ok = !GSS_ERROR(gss_verify_mic(&minor, cbs.ctx, &in, &tok, NULL));
+	if (cbs.service == RPC_GSS_SVC_NONE) {
+		cbs.body_ok = true;
+		alen = xdr_dec_left(&d);
+		args = malloc(alen + 1);
+		memcpy(args, d.p, alen);
+	} else if (cbs.service == RPC_GSS_SVC_INTEGRITY) {
+		xdr_get_opaque(&d, &body, &blen, UINT32_MAX);
+		xdr_get_opaque(&d, &sum, &slen, 400);
+		if (!d.err && blen >= 4 && xdr_load_u32(body) == cbs.seq) {
+			in.value = (void *)body;
+			in.length = blen;
+			tok.value = (void *)sum;
+			tok.length = slen;
+			cbs.body_ok = !GSS_ERROR(gss_verify_mic(&minor, cbs.ctx, &in, &tok, NULL));
+			alen = blen - 4;
+			args = malloc(alen + 1);
+			memcpy(args, body + 4, alen);
+		}
+	} else {
+		xdr_get_opaque(&d, &body, &blen, UINT32_MAX);
+		if (!d.err) {
+			in.value = (void *)body;
+			in.length = blen;
+			cbs.body_ok = !GSS_ERROR(gss_unwrap(&minor, cbs.ctx, &in, &out, &conf, NULL)) && conf &&
+				      out.length >= 4 && xdr_load_u32(out.value) == cbs.seq;
+			if (cbs.body_ok) {
+				alen = out.length - 4;
+				args = malloc(alen + 1);
+				memcpy(args, (uint8_t *)out.value + 4, alen);
+			}
+			gss_release_buffer(&minor, &out);
+		}
+	}
+	xdr_enc_init(&res, 8192);
+	xdr_store_u32(sb, cbs.seq);
+	xdr_put_fixed(&res, sb, 4);      /* seq_num, then the results */
+	if (!cbs.mic_ok || !cbs.body_ok || (cbs.proc != 0 && !cb_compound_res(args, alen, &res))) {
+		free(args);
+		xdr_enc_free(&res);
+		return;                  /* unanswered: it times out */
+	}
+	free(args);
+	/* the reply: verifier = MIC(seq_num), the results wrapped */
+	in.value = sb;
+	in.length = 4;
+	ck_assert_int_eq(gss_get_mic(&minor, cbs.ctx, 0, &in, &mic), GSS_S_COMPLETE);
+	if (cbs.corrupt_reply)
+		((uint8_t *)mic.value)[mic.length - 1] ^= 1;
+	xdr_enc_init(&e, 16384);
+	xdr_put_u32(&e, xid);
+	xdr_put_u32(&e, RPC_REPLY);
+	xdr_put_u32(&e, RPC_MSG_ACCEPTED);
+	xdr_put_u32(&e, RPCSEC_GSS);
+	xdr_put_opaque(&e, mic.value, (uint32_t)mic.length);
+	xdr_put_u32(&e, RPC_SUCCESS);
+	gss_release_buffer(&minor, &mic);
+	in.value = res.buf;
+	in.length = res.len;
+	if (cbs.service == RPC_GSS_SVC_NONE) {
+		xdr_put_fixed(&e, res.buf + 4, res.len - 4);
+	} else if (cbs.service == RPC_GSS_SVC_INTEGRITY) {
+		ck_assert_int_eq(gss_get_mic(&minor, cbs.ctx, 0, &in, &mic), GSS_S_COMPLETE);
+		xdr_put_opaque(&e, res.buf, (uint32_t)res.len);
+		xdr_put_opaque(&e, mic.value, (uint32_t)mic.length);
+		gss_release_buffer(&minor, &mic);
+	} else {
+		ck_assert_int_eq(gss_wrap(&minor, cbs.ctx, 1, 0, &in, &conf, &mic), GSS_S_COMPLETE);
+		xdr_put_opaque(&e, mic.value, (uint32_t)mic.length);
+		gss_release_buffer(&minor, &mic);
+	}
+	xdr_enc_free(&res);
+	ck_assert_int_eq(e.err, 0);
+	ck_assert_int_eq(trpc_send_record(fd, e.buf, e.len, 0), 0);
+	xdr_enc_free(&e);
+}
+
+struct v41s {
+	uint64_t clientid;
+	uint8_t sid[16];
+	uint32_t slot_seq;
+};
+
+/* EXCHANGE_ID (SP4_NONE) for @owner: clientid and the CREATE_SESSION seq. */
+static void v41_exchange_id(struct gcl *c, const char *owner, struct v41s *s, uint32_t *csseq)
+{
+	struct xdr_enc ops;
+	struct gres r;
+	uint32_t st;
+
+	xdr_enc_init(&ops, 1024);
+	xdr_put_u32(&ops, V4_EXCHANGE_ID);
+	xdr_put_fixed(&ops, "verf0002", 8);
+	xdr_put_string(&ops, owner);
+	xdr_put_u32(&ops, 0);
+	xdr_put_u32(&ops, 0);            /* SP4_NONE */
+	xdr_put_u32(&ops, 0);
+	v4_compound_mv(c, &ops, 1, &r, &st, 1);
+	xdr_enc_free(&ops);
+	ck_assert_uint_eq(st, 0);
+	ck_assert_uint_eq(v4_op_status(&r, V4_EXCHANGE_ID), 0);
+	xdr_get_u64(&r.res, &s->clientid);
+	xdr_get_u32(&r.res, csseq);
+	ck_assert_int_eq(r.res.err, 0);
+	gres_free(&r);
+}
+
+static void put_chan(struct xdr_enc *e, uint32_t reqs)
+{
+	xdr_put_u32(e, 0);               /* headerpadsize */
+	xdr_put_u32(e, 1 << 20);
+	xdr_put_u32(e, 1 << 20);
+	xdr_put_u32(e, 8192);
+	xdr_put_u32(e, 16);
+	xdr_put_u32(e, reqs);
+	xdr_put_u32(e, 0);               /* rdma_ird<> */
+}
+
+/* callback_sec_parms4 with one RPCSEC_GSS entry: gss_cb_handles4 */
+static void put_gss_cb_sec(struct xdr_enc *e, uint32_t service, const uint8_t *from_server, uint32_t fslen,
+			   const char *from_client)
+{
+	xdr_put_u32(e, 1);
+	xdr_put_u32(e, RPCSEC_GSS);
+	xdr_put_u32(e, service);
+	xdr_put_opaque(e, from_server, fslen);
+	xdr_put_opaque(e, from_client, (uint32_t)strlen(from_client));
+}
+
+static uint32_t v41_create_session_f(struct gcl *c, struct v41s *s, uint32_t csseq, uint32_t csflags,
+				     uint32_t service, const uint8_t *hs, uint32_t hslen, const char *hc);
+
+/* CREATE_SESSION asking for the back channel on this connection with one
+ * RPCSEC_GSS callback entry; the session's flags (csr_flags). */
+static uint32_t v41_create_session(struct gcl *c, struct v41s *s, uint32_t csseq, uint32_t service,
+				   const uint8_t *hs, uint32_t hslen, const char *hc)
+{
+	return v41_create_session_f(c, s, csseq, T_CONN_BACK_CHAN, service, hs, hslen, hc);
+}
+
+static uint32_t v41_create_session_f(struct gcl *c, struct v41s *s, uint32_t csseq, uint32_t csflags,
+				     uint32_t service, const uint8_t *hs, uint32_t hslen, const char *hc)
+{
+	struct xdr_enc ops;
+	struct gres r;
+	uint32_t st, seq, flags;
+
+	xdr_enc_init(&ops, 1024);
+	xdr_put_u32(&ops, V4_CREATE_SESSION);
+	xdr_put_u64(&ops, s->clientid);
+	xdr_put_u32(&ops, csseq);
+	xdr_put_u32(&ops, csflags);
+	put_chan(&ops, 8);
+	put_chan(&ops, 2);
+	xdr_put_u32(&ops, CB_PROG_T);
+	put_gss_cb_sec(&ops, service, hs, hslen, hc);
+	v4_compound_mv(c, &ops, 1, &r, &st, 1);
+	xdr_enc_free(&ops);
+	ck_assert_uint_eq(st, 0);
+	ck_assert_uint_eq(v4_op_status(&r, V4_CREATE_SESSION), 0);
+	xdr_get_fixed(&r.res, s->sid, 16);
+	xdr_get_u32(&r.res, &seq);
+	xdr_get_u32(&r.res, &flags);
+	ck_assert_int_eq(r.res.err, 0);
+	gres_free(&r);
+	s->slot_seq = 0;
+	return flags;
+}
+
+/* SEQUENCE (slot 0), then @more (ops already encoded, @nmore of them):
+ * SEQUENCE's sr_status_flags; the status of the op after it in *@st2. */
+static uint32_t v41_sequence(struct gcl *c, struct v41s *s, const struct xdr_enc *more, uint32_t nmore,
+			     uint32_t op2, uint32_t *st2)
+{
+	struct xdr_enc ops;
+	struct gres r;
+	uint32_t st, v, flags;
+	uint8_t sid[16];
+
+	xdr_enc_init(&ops, 2048);
+	xdr_put_u32(&ops, V4_SEQUENCE);
+	xdr_put_fixed(&ops, s->sid, 16);
+	xdr_put_u32(&ops, ++s->slot_seq);
+	xdr_put_u32(&ops, 0);
+	xdr_put_u32(&ops, 0);
+	xdr_put_u32(&ops, 0);            /* cachethis */
+	if (more)
+		xdr_put_fixed(&ops, more->buf, more->len);
+	v4_compound_mv(c, &ops, 1 + nmore, &r, &st, 1);
+	xdr_enc_free(&ops);
+	ck_assert_uint_eq(v4_op_status(&r, V4_SEQUENCE), 0);
+	xdr_get_fixed(&r.res, sid, 16);
+	for (int i = 0; i < 4; i++)
+		xdr_get_u32(&r.res, &v);  /* seqid, slotid, highest, target highest */
+	xdr_get_u32(&r.res, &flags);
+	ck_assert_int_eq(r.res.err, 0);
+	if (more && st2)
+		*st2 = v4_op_status(&r, op2);
+	gres_free(&r);
+	return flags;
+}
+
+/* BACKCHANNEL_CTL after SEQUENCE with one RPCSEC_GSS entry: its status. */
+static uint32_t v41_backchannel_ctl(struct gcl *c, struct v41s *s, uint32_t service, const uint8_t *hs,
+				    uint32_t hslen, const char *hc)
+{
+	struct xdr_enc op;
+	uint32_t st = 99;
+
+	xdr_enc_init(&op, 512);
+	xdr_put_u32(&op, V4_BACKCHANNEL_CTL);
+	xdr_put_u32(&op, CB_PROG_T);
+	put_gss_cb_sec(&op, service, hs, hslen, hc);
+	v41_sequence(c, s, &op, 1, V4_BACKCHANNEL_CTL, &st);
+	xdr_enc_free(&op);
+	return st;
+}
+
+/* SEQUENCEs until @calls callbacks were answered and the path flags are
+ * @want (bounded: 500 rounds of 10 ms). */
+static uint32_t wait_cb(struct gcl *c, struct v41s *s, unsigned int calls, uint32_t want)
+{
+	uint32_t f = 0;
+
+	for (int i = 0; i < 500; i++) {
+		f = v41_sequence(c, s, NULL, 0, 0, NULL) & (T_CB_PATH_DOWN | T_CB_PATH_DOWN_SESSION);
+		if (cbs.calls >= calls && f == want)
+			break;
+		usleep(10000);
+	}
+	return f;
+}
+
+/* `nfs clients`: the back_channel_sec of @clientid's first session ("" if none). */
+static void back_channel_sec(uint64_t clientid, char *out, size_t len)
+{
+	struct json_object *reply = nfsgw_cmd(&g, "nfs clients", NULL, NULL), *arr, *c, *v, *ss;
+
+	out[0] = 0;
+	if (json_object_object_get_ex(reply, "clients", &arr))
+		for (size_t i = 0; i < json_object_array_length(arr); i++) {
+			c = json_object_array_get_idx(arr, i);
+			if (!json_object_object_get_ex(c, "clientid", &v) ||
+			    (uint64_t)json_object_get_int64(v) != clientid)
+				continue;
+			if (json_object_object_get_ex(c, "sessions", &ss) && json_object_array_length(ss) &&
+			    json_object_object_get_ex(json_object_array_get_idx(ss, 0), "back_channel_sec", &v))
+				snprintf(out, len, "%s", json_object_get_string(v));
+			break;
+		}
+	json_object_put(reply);
+}
+
+static void assert_cb(uint32_t service, const char *handle)
+{
+	ck_assert_uint_eq(cbs.prog, CB_PROG_T);
+	ck_assert_uint_eq(cbs.proc, 0);  /* the CB_NULL probe */
+	ck_assert_msg(cbs.flavor == RPCSEC_GSS, "callback credential flavor %u, not RPCSEC_GSS", cbs.flavor);
+	ck_assert_uint_eq(cbs.gproc, RPCSEC_GSS_DATA);
+	ck_assert_uint_eq(cbs.service, service);
+	ck_assert_uint_eq(cbs.hlen, strlen(handle));
+	ck_assert_msg(!memcmp(cbs.handle, handle, cbs.hlen), "callback credential handle is not gcbp_handle_from_client");
+	ck_assert_msg(cbs.mic_ok, "the callback's verifier is not the MIC of its header with our context");
+	ck_assert_msg(cbs.body_ok, "the callback's body does not unwrap (service %u)", service);
+}
+
+/*
+ * A 4.1 client whose CREATE_SESSION offers only RPCSEC_GSS for callbacks,
+ * naming its own krb5i context (gcbp_handle_from_server) and a handle of
+ * its own for the callbacks' credential (gcbp_handle_from_client): the
+ * back channel is granted and the CB_NULL probe comes with an RPCSEC_GSS
+ * credential carrying that handle and service, a verifier that is the MIC
+ * of the header under the client's context, and an integrity-wrapped
+ * body.  BACKCHANNEL_CTL switches to krb5p (a new probe, sealed).  A
+ * reply whose verifier does not verify is not believed: the path goes
+ * down (CB_PATH_DOWN); a good answer brings it back.  Destroying the
+ * context leaves the back channel down.
+ */
+START_TEST(v41_gss_callback)
+{
+	struct gcl c = { .ctx = GSS_C_NO_CONTEXT }, c2 = { .ctx = GSS_C_NO_CONTEXT };
+	struct v41s s = { 0 };
+	uint32_t csseq, flags;
+	uint8_t *rep;
+	size_t len;
+	int fd;
+
+	gw_up("id=1,path=/,rw,insecure,sec=sys:krb5:krb5i:krb5p");
+	kinit("nfs.keytab", "nfs/localhost", "cc.machine", "1h");
+	fd = trpc_connect(g.port);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_uint_eq(gcl_init(&c, fd, "cc.machine", "nfs/localhost"), GSS_S_COMPLETE);
+	c.service = RPC_GSS_SVC_INTEGRITY;
+	memset(&cbs, 0, sizeof(cbs));
+	cbs.ctx = c.ctx;
+
+	v41_exchange_id(&c, "gss-cb-client", &s, &csseq);
+	flags = v41_create_session(&c, &s, csseq, RPC_GSS_SVC_INTEGRITY, c.handle, c.hlen, "cb-krb5i");
+	ck_assert_msg(flags & T_CONN_BACK_CHAN, "no back channel granted for our RPCSEC_GSS handles (flags %#x)", flags);
+	ck_assert_uint_eq(wait_cb(&c, &s, 1, 0), 0);
+	ck_assert_uint_eq(cbs.calls, 1);
+	assert_cb(RPC_GSS_SVC_INTEGRITY, "cb-krb5i");
+
+	/* krb5p from now on */
+	ck_assert_uint_eq(v41_backchannel_ctl(&c, &s, RPC_GSS_SVC_PRIVACY, c.handle, c.hlen, "cb-krb5p"), 0);
+	ck_assert_uint_eq(wait_cb(&c, &s, 2, 0), 0);
+	assert_cb(RPC_GSS_SVC_PRIVACY, "cb-krb5p");
+	ck_assert_uint_gt(cbs.seq, 1);   /* sequence numbers of its own, moving */
+
+	/* an answer whose verifier does not verify: the path is down */
+	cbs.corrupt_reply = true;
+	ck_assert_uint_eq(v41_backchannel_ctl(&c, &s, RPC_GSS_SVC_INTEGRITY, c.handle, c.hlen, "cb-krb5i"), 0);
+	ck_assert_uint_eq(wait_cb(&c, &s, 3, T_CB_PATH_DOWN | T_CB_PATH_DOWN_SESSION),
+			  T_CB_PATH_DOWN | T_CB_PATH_DOWN_SESSION);
+	cbs.corrupt_reply = false;
+	ck_assert_uint_eq(v41_backchannel_ctl(&c, &s, RPC_GSS_SVC_INTEGRITY, c.handle, c.hlen, "cb-krb5i"), 0);
+	ck_assert_uint_eq(wait_cb(&c, &s, 4, 0), 0);
+
+	/* the context destroyed (the fore channel goes on under a second one
+	 * of the same principal): the back channel is down */
+	ck_assert_uint_eq(gcl_init(&c2, fd, "cc.machine", "nfs/localhost"), GSS_S_COMPLETE);
+	c2.service = RPC_GSS_SVC_INTEGRITY;
+	c2.xid = 0x9000;
+	rep = raw_call(&c, 0x8800, 0, RPCSEC_GSS_DESTROY, ++c.seq, NULL, 0, CORRUPT_NONE, &len);
+	ck_assert_ptr_nonnull(rep);
+	free(rep);
+	flags = v41_sequence(&c2, &s, NULL, 0, 0, NULL);
+	ck_assert_msg((flags & (T_CB_PATH_DOWN | T_CB_PATH_DOWN_SESSION)) == (T_CB_PATH_DOWN | T_CB_PATH_DOWN_SESSION),
+		      "back channel still up after its RPCSEC_GSS context was destroyed (flags %#x)", flags);
+	gcl_free(&c2);
+	gcl_free(&c);
+	close(fd);
+}
+END_TEST
+
+
+#define T_WANT_READ_DELEG 0x0100u
+enum { V4_OPEN = 18, V4_DELAY = 10008 };
+
+/* A file in the export's root with @content, made through the client library. */
+static void make_root_file(const char *name, const char *content)
+{
+	struct lc_inode *in = NULL;
+	struct lc_fh *fh = NULL;
+	size_t len = strlen(content);
+
+	ck_assert_int_eq(lc_create(g.c, g.root, name, S_IFREG | 0666, O_RDWR | O_CREAT | O_EXCL, &rootcr, NULL, &in,
+				   &fh), 0);
+	ck_assert_int_eq(lc_write(g.c, fh, 0, len, content), (ssize_t)len);
+	ck_assert_int_eq(lc_release(g.c, fh), 0);
+	lc_put(g.c, in);
+}
+
+/* RECLAIM_COMPLETE (after SEQUENCE): a 4.1 client's OPENs are GRACE before it. */
+static void v41_reclaim_complete(struct gcl *c, struct v41s *s)
+{
+	struct xdr_enc op;
+	uint32_t st = 99;
+
+	xdr_enc_init(&op, 64);
+	xdr_put_u32(&op, V4_RECLAIM_COMPLETE);
+	xdr_put_u32(&op, 0);             /* rca_one_fs */
+	v41_sequence(c, s, &op, 1, V4_RECLAIM_COMPLETE, &st);
+	xdr_enc_free(&op);
+	ck_assert_uint_eq(st, 0);
+}
+
+/* SEQUENCE, PUTROOTFH, OPEN (no create) of @name: OPEN's status; the
+ * delegation type in *@dt (0 none, 1 read, 2 write, 3 none_ext) and its
+ * stateid in @dsid. */
+static uint32_t v41_open(struct gcl *c, struct v41s *s, const char *name, const char *owner, uint32_t access,
+			 uint32_t *dt, uint8_t dsid[16])
+{
+	struct xdr_enc ops;
+	struct gres r;
+	uint32_t st, v, nw;
+	uint8_t sid[16];
+
+	*dt = 99;
+	xdr_enc_init(&ops, 2048);
+	xdr_put_u32(&ops, V4_SEQUENCE);
+	xdr_put_fixed(&ops, s->sid, 16);
+	xdr_put_u32(&ops, ++s->slot_seq);
+	xdr_put_u32(&ops, 0);
+	xdr_put_u32(&ops, 0);
+	xdr_put_u32(&ops, 0);
+	xdr_put_u32(&ops, V4_PUTROOTFH);
+	xdr_put_u32(&ops, V4_OPEN);
+	xdr_put_u32(&ops, 0);            /* seqid */
+	xdr_put_u32(&ops, access);
+	xdr_put_u32(&ops, 0);            /* deny */
+	xdr_put_u64(&ops, s->clientid);
+	xdr_put_string(&ops, owner);
+	xdr_put_u32(&ops, 0);            /* OPEN4_NOCREATE */
+	xdr_put_u32(&ops, 0);            /* CLAIM_NULL */
+	xdr_put_string(&ops, name);
+	v4_compound_mv(c, &ops, 3, &r, &st, 1);
+	xdr_enc_free(&ops);
+	ck_assert_uint_eq(v4_op_status(&r, V4_SEQUENCE), 0);
+	xdr_get_fixed(&r.res, sid, 16);
+	for (int i = 0; i < 5; i++)
+		xdr_get_u32(&r.res, &v);
+	ck_assert_uint_eq(v4_op_status(&r, V4_PUTROOTFH), 0);
+	st = v4_op_status(&r, V4_OPEN);
+	if (st == 0) {
+		xdr_skip(&r.res, 16 + 20);   /* stateid, change_info4 */
+		xdr_get_u32(&r.res, &v);     /* rflags */
+		xdr_get_u32(&r.res, &nw);    /* attrset */
+		xdr_skip(&r.res, (size_t)nw * 4);
+		xdr_get_u32(&r.res, dt);
+		if (*dt == 1 || *dt == 2)
+			xdr_get_fixed(&r.res, dsid, 16);
+		ck_assert_int_eq(r.res.err, 0);
+	}
+	gres_free(&r);
+	return st;
+}
+
+/*
+ * A read delegation held by a client whose back channel is RPCSEC_GSS
+ * (krb5p): another client's OPEN for writing is NFS4ERR_DELAY while the
+ * gateway recalls it, and the CB_RECALL (after CB_SEQUENCE) comes with
+ * the RPCSEC_GSS credential, a header MIC of the holder's context and a
+ * sealed body naming the delegation's stateid; the answer (wrapped the
+ * same way) is believed: the path stays up.
+ */
+START_TEST(v41_gss_recall)
+{
+	struct gcl a = { .ctx = GSS_C_NO_CONTEXT }, b = { .ctx = GSS_C_NO_CONTEXT };
+	struct v41s sa = { 0 }, sb = { 0 };
+	uint32_t csseq, dt;
+	uint8_t dsid[16] = { 0 };
+	char secname[32];
+	int fa, fb;
+
+	gw_up_opt("id=1,path=/,rw,insecure,no_root_squash,sec=sys:krb5:krb5i:krb5p", "nfs4_delegations", "true");
+	kinit("nfs.keytab", "nfs/localhost", "cc.machine", "1h");
+	make_root_file("deleg-gss", "hello kerberos delegation");
+	fa = trpc_connect(g.port);
+	fb = trpc_connect(g.port);
+	ck_assert_int_ge(fa, 0);
+	ck_assert_int_ge(fb, 0);
+	ck_assert_uint_eq(gcl_init(&a, fa, "cc.machine", "nfs/localhost"), GSS_S_COMPLETE);
+	ck_assert_uint_eq(gcl_init(&b, fb, "cc.machine", "nfs/localhost"), GSS_S_COMPLETE);
+	a.service = b.service = RPC_GSS_SVC_INTEGRITY;
+	b.xid = 0xb000;
+	memset(&cbs, 0, sizeof(cbs));
+	cbs.ctx = a.ctx;
+
+	v41_exchange_id(&a, "gss-deleg-reader", &sa, &csseq);
+	ck_assert(v41_create_session(&a, &sa, csseq, RPC_GSS_SVC_PRIVACY, a.handle, a.hlen, "cb-recall") &
+		  T_CONN_BACK_CHAN);
+	ck_assert_uint_eq(wait_cb(&a, &sa, 1, 0), 0);
+	assert_cb(RPC_GSS_SVC_PRIVACY, "cb-recall");
+	back_channel_sec(sa.clientid, secname, sizeof(secname));
+	ck_assert_str_eq(secname, "krb5p");
+	v41_reclaim_complete(&a, &sa);
+	ck_assert_uint_eq(v41_open(&a, &sa, "deleg-gss", "ownA", 1 | T_WANT_READ_DELEG, &dt, dsid), 0);
+	ck_assert_msg(dt == 1, "no read delegation over an RPCSEC_GSS back channel (type %#x)", dt);
+
+	v41_exchange_id(&b, "gss-deleg-writer", &sb, &csseq);
+	v41_create_session_f(&b, &sb, csseq, 0, RPC_GSS_SVC_INTEGRITY, b.handle, b.hlen, "cb-unused");
+	v41_reclaim_complete(&b, &sb);
+	ck_assert_uint_eq(v41_open(&b, &sb, "deleg-gss", "ownB", 2, &dt, dsid + 0), V4_DELAY);
+	/* the recall comes on a's connection: a's next call reads and answers it */
+	for (int i = 0; i < 500 && !cbs.recalls; i++) {
+		v41_sequence(&a, &sa, NULL, 0, 0, NULL);
+		if (!cbs.recalls)
+			usleep(10000);
+	}
+	ck_assert_msg(cbs.recalls == 1, "no CB_RECALL answered (callbacks seen %u, proc %u, mic %d, body %d)",
+		      cbs.calls, cbs.proc, cbs.mic_ok, cbs.body_ok);
+	ck_assert_uint_eq(cbs.proc, 1);  /* CB_COMPOUND */
+	ck_assert_uint_eq(cbs.flavor, RPCSEC_GSS);
+	ck_assert_uint_eq(cbs.service, RPC_GSS_SVC_PRIVACY);
+	ck_assert(cbs.hlen == strlen("cb-recall") && !memcmp(cbs.handle, "cb-recall", cbs.hlen));
+	ck_assert(cbs.mic_ok && cbs.body_ok);
+	ck_assert_uint_eq(wait_cb(&a, &sa, 2, 0), 0);   /* our answer was believed: still up */
+	gcl_free(&b);
+	gcl_free(&a);
+	close(fb);
+	close(fa);
+}
+END_TEST
+
+/*
+ * RPCSEC_GSS callback handles that name no context of the caller's
+ * principal: a forged handle, and the context of another principal
+ * (daemon's, on the same connection).  No back channel is granted
+ * (csr_flags without CONN_BACK_CHAN), SEQUENCE says CB_PATH_DOWN, an OPEN
+ * that wants a read delegation gets none, and no callback is made.
+ */
+START_TEST(v41_gss_callback_bad_handle)
+{
+	static const uint8_t forged[16] = "forged-handle-16";
+	struct gcl c = { .ctx = GSS_C_NO_CONTEXT }, u = { .ctx = GSS_C_NO_CONTEXT };
+	struct v41s s = { 0 }, s2 = { 0 };
+	uint32_t csseq, flags;
+	int fd;
+
+	uint32_t dt;
+	uint8_t dsid[16];
+	char secname[32];
+
+	gw_up_opt("id=1,path=/,rw,insecure,sec=sys:krb5:krb5i:krb5p", "nfs4_delegations", "true");
+	kinit("nfs.keytab", "nfs/localhost", "cc.machine", "1h");
+	kinit("user.keytab", "daemon", "cc.daemon", "1h");
+	make_root_file("deleg-forged", "no delegation here");
+	fd = trpc_connect(g.port);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_uint_eq(gcl_init(&c, fd, "cc.machine", "nfs/localhost"), GSS_S_COMPLETE);
+	ck_assert_uint_eq(gcl_init(&u, fd, "cc.daemon", "nfs/localhost"), GSS_S_COMPLETE);
+	c.service = RPC_GSS_SVC_INTEGRITY;
+	c.xid = 0x7000;
+	memset(&cbs, 0, sizeof(cbs));
+	cbs.ctx = c.ctx;
+
+	v41_exchange_id(&c, "gss-cb-forged", &s, &csseq);
+	flags = v41_create_session(&c, &s, csseq, RPC_GSS_SVC_INTEGRITY, forged, sizeof(forged), "cb-x");
+	ck_assert_uint_eq(flags & T_CONN_BACK_CHAN, 0);
+	flags = v41_sequence(&c, &s, NULL, 0, 0, NULL);
+	ck_assert_msg((flags & (T_CB_PATH_DOWN | T_CB_PATH_DOWN_SESSION)) == (T_CB_PATH_DOWN | T_CB_PATH_DOWN_SESSION),
+		      "a forged callback handle: flags %#x, not CB_PATH_DOWN", flags);
+	v41_reclaim_complete(&c, &s);
+	ck_assert_uint_eq(v41_open(&c, &s, "deleg-forged", "ownF", 1 | T_WANT_READ_DELEG, &dt, dsid), 0);
+	ck_assert_msg(dt != 1 && dt != 2, "a delegation (type %u) without a back channel", dt);
+	back_channel_sec(s.clientid, secname, sizeof(secname));
+	ck_assert_str_eq(secname, "unusable RPCSEC_GSS");
+
+	v41_exchange_id(&c, "gss-cb-other", &s2, &csseq);
+	flags = v41_create_session(&c, &s2, csseq, RPC_GSS_SVC_INTEGRITY, u.handle, u.hlen, "cb-y");
+	ck_assert_uint_eq(flags & T_CONN_BACK_CHAN, 0);
+	flags = v41_sequence(&c, &s2, NULL, 0, 0, NULL);
+	ck_assert_msg(flags & T_CB_PATH_DOWN, "another principal's context: flags %#x, not CB_PATH_DOWN", flags);
+	ck_assert_uint_eq(cbs.calls, 0);
+	gcl_free(&u);
+	gcl_free(&c);
+	close(fd);
+}
+END_TEST
+
 /* A bad keytab stops the gateway at start, saying so. */
 START_TEST(bad_keytab_refused)
 {
@@ -1393,6 +2078,9 @@ int main(int argc, char **argv)
 	tcase_add_test(tc, keytab_without_the_key_refused);
 	tcase_add_test(tc, v4_wrongsec_and_secinfo);
 	tcase_add_test(tc, v41_sp4_mach_cred);
+	tcase_add_test(tc, v41_gss_callback);
+	tcase_add_test(tc, v41_gss_callback_bad_handle);
+	tcase_add_test(tc, v41_gss_recall);
 	suite_add_tcase(s, tc);
 	if (getenv("GSS_BENCH")) {
 		tc = tcase_create("bench");
