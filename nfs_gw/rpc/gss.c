@@ -98,6 +98,45 @@ static void gss_status_str(OM_uint32 major, OM_uint32 minor, char *buf, size_t l
 	}
 }
 
+/*
+ * Whether @keytab (empty: the default one) holds a key of @principal, asked
+ * of krb5 directly: MIT's gss_acquire_cred leaks what it copied when the key
+ * is missing (a config error that stops the gateway anyway, but a leak all
+ * the same), and this says more precisely what is wrong.  0, or -errno with
+ * the reason in @why.
+ */
+static int keytab_has(const char *keytab, const char *principal, char *why, size_t len)
+{
+	krb5_context kc;
+	krb5_keytab kt = NULL;
+	krb5_principal pr = NULL;
+	krb5_keytab_entry ent;
+	krb5_error_code r;
+
+	if (krb5_init_context(&kc))
+		return 0;       /* no krb5 here: gss_acquire_cred says what is wrong */
+	r = keytab[0] ? krb5_kt_resolve(kc, keytab, &kt) : krb5_kt_default(kc, &kt);
+	if (!r)
+		r = krb5_parse_name(kc, principal, &pr);
+	if (!r) {
+		r = krb5_kt_get_entry(kc, kt, pr, 0, 0, &ent);
+		if (!r)
+			krb5_free_keytab_entry_contents(kc, &ent);
+	}
+	if (r) {
+		const char *m = krb5_get_error_message(kc, r);
+
+		snprintf(why, len, "%s", m);
+		krb5_free_error_message(kc, m);
+	}
+	if (pr)
+		krb5_free_principal(kc, pr);
+	if (kt)
+		krb5_kt_close(kc, kt);
+	krb5_free_context(kc);
+	return r ? -ENOENT : 0;
+}
+
 int rpc_gss_create(const struct rpc_gss_params *p, struct rpc_gss **out, char *err, size_t errlen)
 {
 	struct rpc_gss *g = calloc(1, sizeof(*g));
@@ -142,11 +181,16 @@ int rpc_gss_create(const struct rpc_gss_params *p, struct rpc_gss **out, char *e
 		snprintf(err, errlen, "nfs_gss_principal '%s': %s", g->principal, st);
 		goto fail;
 	}
+	if (p->keytab[0] && access(p->keytab, R_OK)) {
+		snprintf(err, errlen, "nfs_gss_keytab '%s': %s", p->keytab, strerror(errno));
+		goto fail;
+	}
+	if (keytab_has(p->keytab, g->principal, st, sizeof(st))) {
+		snprintf(err, errlen, "no key for %s in keytab %s: %s", g->principal,
+			 p->keytab[0] ? p->keytab : "(default)", st);
+		goto fail;
+	}
 	if (p->keytab[0]) {
-		if (access(p->keytab, R_OK)) {
-			snprintf(err, errlen, "nfs_gss_keytab '%s': %s", p->keytab, strerror(errno));
-			goto fail;
-		}
 		kv.value = p->keytab;
 		major = gss_acquire_cred_from(&minor, name, GSS_C_INDEFINITE, &mechs, GSS_C_ACCEPT, &store, &g->cred,
 					      NULL, NULL);
