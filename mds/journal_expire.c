@@ -48,6 +48,7 @@ struct japply {
 	pthread_cond_t cond;
 	size_t inflight;
 	int first_err;
+	bool split;             /* edits of a directory fragment split among them (the crash hook) */
 };
 
 static uint32_t str_hash(const char *s)
@@ -122,6 +123,8 @@ int japply_edit(void *arg, int op, const char *oid, const char *key, const void 
 
 	if (!o)
 		return -ENOMEM;
+	if (op == EDIT_SET && !strcmp(key, DIR_FRAGS_KEY))
+		x->split = true;
 	/*
 	 * One compound op per object, in journal order.  The removals (rm,
 	 * rm_range, clear, remove) fail the whole op with -ENOENT on a missing
@@ -208,6 +211,7 @@ void japply_free(struct japply *x)
 
 int japply_run(struct japply *x, struct store_pool *pool, size_t *nobjects)
 {
+	uint64_t crash_after = x->split ? cfg_uint(CFG_mds_debug_split_crash_after) : 0, done = 0;
 	size_t i;
 	int r;
 
@@ -229,6 +233,18 @@ int japply_run(struct japply *x, struct store_pool *pool, size_t *nobjects)
 			if (!x->first_err)
 				x->first_err = r;
 			pthread_mutex_unlock(&x->lock);
+		}
+		if (crash_after) {
+			/* the test hook: one object at a time, then die halfway */
+			pthread_mutex_lock(&x->lock);
+			while (x->inflight)
+				pthread_cond_wait(&x->cond, &x->lock);
+			pthread_mutex_unlock(&x->lock);
+			if (++done == crash_after) {
+				derr(JOURNAL, "mds_debug_split_crash_after: exiting after %" PRIu64
+					      " objects of a fragment split", done);
+				_exit(99);
+			}
 		}
 	}
 	pthread_mutex_lock(&x->lock);

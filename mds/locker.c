@@ -638,63 +638,65 @@ void locker_session_drop(struct mds *m, struct session *s)
 	locker_wake(m, 0);
 }
 
-bool locker_dir_pinned(struct mds *m, struct mdir *d)
+bool locker_dir_pinned(struct mds *m, struct mdir *d, uint64_t lo, uint64_t hi)
 {
 	struct minode *in = locker_inode_at(m, d->ino);
-	uint32_t i;
+	struct mdentry *dn;
+	uint64_t idx = lo;
 
-	if (in && in->caps.next && !cds_list_empty(&in->caps))
+	if (!lo && hi == UINT64_MAX && in && in->caps.next && !cds_list_empty(&in->caps))
 		return true;
-	for (i = 0; i < d->nbuckets; i++) {
-		struct mdentry *dn;
-
-		for (dn = d->buckets[i]; dn; dn = dn->hnext) {
-			if (dn->leases || dn->gather)
-				return true;
-			if (dn->remote)
-				continue;
+	while ((dn = mdir_cookie_find(d, &idx)) && idx < hi) {
+		if (dn->leases || dn->gather)
+			return true;
+		if (!dn->remote) {
 			in = locker_inode_at(m, dn->ino);
 			if (in && in->caps.next && !cds_list_empty(&in->caps))
 				return true;
 		}
+		if (idx == UINT64_MAX)
+			break;
+		idx++;
 	}
 	return false;
 }
 
 /*
- * The cache is over mds_cache_size and @d is cold but clients cache it:
- * ask them to give it up (Ceph's cache-pressure recall), all but what open
- * files need.  The next trim finds it free.  Returns the revokes sent.
+ * The cache is over mds_cache_size and @d (or the fragment [lo, hi) of it)
+ * is cold but clients cache it: ask them to give it up (Ceph's
+ * cache-pressure recall), all but what open files need.  The next trim
+ * finds it free.  Returns the revokes sent.
  */
-int locker_recall_dir(struct mds *m, struct mdir *d)
+int locker_recall_dir(struct mds *m, struct mdir *d, uint64_t lo, uint64_t hi)
 {
 	struct minode *in = locker_inode_at(m, d->ino);
 	struct mcap *cap;
-	uint32_t i;
+	struct mdentry *dn;
+	uint64_t idx = lo;
 	int n = 0;
 
-	for (i = 0; i < d->nbuckets; i++) {
-		struct mdentry *dn;
+	while ((dn = mdir_cookie_find(d, &idx)) && idx < hi) {
+		struct mlease *l;
+		struct minode *child;
 
-		for (dn = d->buckets[i]; dn; dn = dn->hnext) {
-			struct mlease *l;
-			struct minode *child;
-
-			for (l = dn->leases; l; l = l->next)
-				if (!l->revoke_seq) {
-					locker_lease_revoke(m, l);
-					n++;
-				}
-			child = dn->remote ? NULL : locker_inode_at(m, dn->ino);
-			if (!child || !child->caps.next)
-				continue;
+		for (l = dn->leases; l; l = l->next)
+			if (!l->revoke_seq) {
+				locker_lease_revoke(m, l);
+				n++;
+			}
+		child = dn->remote ? NULL : locker_inode_at(m, dn->ino);
+		if (child && child->caps.next)
 			cds_list_for_each_entry(cap, &child->caps, in_item)
 				if (!cap->wanted && !cap->revoke_seq && cap->pending) {
 					cap_revoke(m, cap, cap->pending);
 					n++;
 				}
-		}
+		if (idx == UINT64_MAX)
+			break;
+		idx++;
 	}
+	if (lo || hi != UINT64_MAX)
+		in = NULL;
 	if (in && in->caps.next)
 		cds_list_for_each_entry(cap, &in->caps, in_item)
 			if (!cap->wanted && !cap->revoke_seq && cap->pending) {
@@ -1011,9 +1013,8 @@ void locker_session_reconnect(struct mds *m, struct session *s, const struct mds
 			struct mdentry *dn;
 			uint64_t seq;
 
-			if (mdir_get(m, r->ino, &d))
+			if (mdir_get(m, r->ino, &d) || mdir_lookup_load(m, d, r->dname, &dn))
 				continue;
-			dn = mdir_lookup(d, r->dname);
 			if (!dn)
 				continue;
 			/* not through lease_issue: that waits for the phase to end */

@@ -107,10 +107,13 @@ bool locker_keeps_orphan(const struct minode *in);
  * longer uses it releases it at once.  mds->lock held.
  */
 void locker_stray_notify(struct mds *m, struct minode *in);
-/* locker_dir_pinned - @d or something in it is cached by a client: it must stay in memory. */
-bool locker_dir_pinned(struct mds *m, struct mdir *d);
-/* locker_recall_dir - ask the clients caching @d (not for open files) to give it up.  mds->lock held. */
-int locker_recall_dir(struct mds *m, struct mdir *d);
+/* locker_dir_pinned - a dentry of @d with a cookie in [@lo, @hi), or its
+ * inode, is cached by a client (and @d itself, for the whole range [0,
+ * UINT64_MAX)): it must stay in memory. */
+bool locker_dir_pinned(struct mds *m, struct mdir *d, uint64_t lo, uint64_t hi);
+/* locker_recall_dir - ask the clients caching what locker_dir_pinned looks
+ * at (not for open files) to give it up.  mds->lock held. */
+int locker_recall_dir(struct mds *m, struct mdir *d, uint64_t lo, uint64_t hi);
 /* locker_tick - revokes not acked within mds_session_timeout evict their session; orphans. No lock. */
 void locker_tick(struct mds *m);
 /* locker_wake_all - every parked request runs again soon (locker_run_waiters).  mds->lock held. */

@@ -590,6 +590,7 @@ static int replay_and_start_journal(struct mds *m, uint64_t applied)
 	perf_register_all(m);
 	purge_register_perf(m);
 	locker_register_perf(m);
+	mdcache_register_perf();
 	flock_register_perf(m);
 	blocklist_register_perf(m);
 	r = journal_start(m);

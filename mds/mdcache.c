@@ -154,8 +154,12 @@ void inode_blocks_sync(struct minode *in)
 
 /* ---- dentries and directories -------------------------------------------- */
 
+static struct perf_counter c_dir_splits, c_frags_loaded, c_frags_evicted;
+
 static void txn_touch_dir(struct txn *t, struct mdir *d);
 static void txn_untouch_dir(struct txn *t, struct mdir *d);
+static void frag_evict(struct mds *m, struct mdir *d, uint32_t i);
+static void mdir_split_full(struct mds *m, struct mdir *d, struct txn *t);
 
 static uint32_t name_hash(const char *s, size_t n)
 {
@@ -168,6 +172,65 @@ static uint32_t name_hash(const char *s, size_t n)
 	return h;
 }
 
+
+/* ---- fragments: where a dentry is stored -------------------------------------
+ *
+ * A directory's dentries are stored by cookie: a leaf fragment holds the
+ * keys [lo, next leaf's lo) (mds.h struct mfrag), the key of a cookie
+ * being its offset from 2^61 (hashed cookies are in [2^61, 2^62)) and 0
+ * for the sequence-number cookies of older filesystems, so cookie order is
+ * fragment order and a listing walks the fragments in turn.  A cookie is
+ * the name's SipHash, so the fragments fill evenly; a cookie never changes
+ * when its fragment splits, so readdir positions given out stay valid.
+ */
+static uint64_t frag_key(uint64_t cookie)
+{
+	if (cookie < COOKIE_HASHED)
+		return 0;
+	if (cookie >= 2 * COOKIE_HASHED)
+		return COOKIE_HASHED - 1;
+	return cookie - COOKIE_HASHED;
+}
+
+uint32_t mdir_frag_of(const struct mdir *d, uint64_t cookie)
+{
+	uint64_t k = frag_key(cookie);
+	uint32_t lo = 0, hi = d->nfrags;
+
+	while (hi - lo > 1) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (d->frags[mid].lo <= k)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* the first cookie of fragment @i, and the first past it (UINT64_MAX: none) */
+static uint64_t frag_first(const struct mdir *d, uint32_t i)
+{
+	return i ? COOKIE_HASHED + d->frags[i].lo : 0;
+}
+
+static uint64_t frag_end(const struct mdir *d, uint32_t i)
+{
+	return i + 1 < d->nfrags ? COOKIE_HASHED + d->frags[i + 1].lo : UINT64_MAX;
+}
+
+static bool mdir_fragmented(const struct mdir *d)
+{
+	return d->frags[0].bits != 0;
+}
+
+void oid_frag(char *buf, size_t len, const struct mdir *d, uint32_t i)
+{
+	if (!d->frags[i].bits)
+		oid_dir(buf, len, d->ino);
+	else
+		snprintf(buf, len, "%" PRIx64 ".%u-%" PRIx64 ".dir", d->ino, d->frags[i].bits, d->frags[i].value);
+}
 
 static void dir_rehash(struct mdir *d)
 {
@@ -211,7 +274,16 @@ struct mdir *mdir_create(struct mds *m, uint64_t ino)
 	d->last_used_ns = now_mono_ns();
 	d->next_cookie = COOKIE_FIRST;
 	d->cookie_reserved = COOKIE_FIRST;
+	d->frags = calloc(1, sizeof(*d->frags));
+	if (!d->frags) {
+		free(d);
+		return NULL;
+	}
+	d->nfrags = 1;
+	d->frags[0].loaded = true;          /* a new directory: nothing to read */
+	d->frags[0].last_used_ns = d->last_used_ns;
 	if (xa_store(&m->dirs, ino, d)) {
+		free(d->frags);
 		free(d);
 		return NULL;
 	}
@@ -332,6 +404,7 @@ static void dentry_unlink_mem(struct mds *m, struct mdentry *dn)
 		*pp = dn->hnext;
 	cookie_erase(d, dn);
 	d->count--;
+	d->frags[mdir_frag_of(d, dn->cookie)].count--;
 	if (!dn->remote) {
 		in = xa_load(&m->inodes, dn->ino);
 		if (in && in->primary == dn)
@@ -358,6 +431,7 @@ void mdcache_mdir_free_mem(struct mds *m, struct mdir *d)
 		}
 	d->by_cookie = NULL;   /* its nodes were the dentries */
 	free(d->buckets);
+	free(d->frags);
 	if (xa_load(&m->dirs, d->ino) == d) {
 		xa_erase(&m->dirs, d->ino);
 		m->ndirs_cached--;
@@ -370,6 +444,12 @@ void mdir_destroy(struct mds *m, struct mdir *d, struct txn *t)
 	char oid[64];
 
 	if (t) {
+		/* the fragments' objects, then the head (replay frees the
+		 * directory at the head's removal) */
+		for (uint32_t i = 0; i < d->nfrags && d->frags[0].bits; i++) {
+			oid_frag(oid, sizeof(oid), d, i);
+			txn_edit(t, EDIT_REMOVE, oid, NULL, NULL, 0, NULL);
+		}
 		oid_dir(oid, sizeof(oid), d->ino);
 		txn_edit(t, EDIT_REMOVE, oid, NULL, NULL, 0, NULL);
 		txn_untouch_dir(t, d);
@@ -424,7 +504,7 @@ static void emit_dentry(struct txn *t, struct mdentry *dn, struct minode *in)
 
 	mdsp_buf_init(&b);
 	mdcache_dentry_value_encode(&b, dn, in);
-	oid_dir(oid, sizeof(oid), dn->dir->ino);
+	oid_frag(oid, sizeof(oid), dn->dir, mdir_frag_of(dn->dir, dn->cookie));
 	txn_edit(t, EDIT_SET, oid, dn->name, b.data, b.len, NULL);
 	mdsp_buf_free(&b);
 	txn_touch_dir(t, dn->dir);
@@ -481,6 +561,16 @@ struct mdentry *mdir_add(struct mds *m, struct mdir *d, const char *name, uint64
 	dn->hnext = d->buckets[dn->hash & (d->nbuckets - 1)];
 	d->buckets[dn->hash & (d->nbuckets - 1)] = dn;
 	d->count++;
+	{
+		struct mfrag *f = &d->frags[mdir_frag_of(d, cookie)];
+		uint64_t split = t ? cfg_uint(CFG_mds_dir_split_size) : 0;
+
+		f->count++;
+		if (split && f->count > split && f->bits + 1 <= FRAG_KEY_BITS) {
+			d->split_pending = true;   /* txn_finish splits it */
+			txn_touch_dir(t, d);
+		}
+	}
 	if (remote && t)
 		emit_dentry(t, dn, NULL);
 	return dn;
@@ -491,7 +581,7 @@ void mdir_del(struct mds *m, struct mdentry *dn, struct txn *t)
 	char oid[64];
 
 	if (t) {
-		oid_dir(oid, sizeof(oid), dn->dir->ino);
+		oid_frag(oid, sizeof(oid), dn->dir, mdir_frag_of(dn->dir, dn->cookie));
 		txn_edit(t, EDIT_RM, oid, dn->name, NULL, 0, NULL);
 		txn_touch_dir(t, dn->dir);
 	}
@@ -539,34 +629,31 @@ int mdcache_dentry_install(struct mds *m, struct mdir *d, const char *name, cons
 }
 
 
-int mdir_get(struct mds *m, uint64_t ino, struct mdir **out)
+/* ---- fragments: loading, splitting, evicting ----------------------------- */
+
+/*
+ * Read fragment @i's object into memory.  A damaged entry costs that entry;
+ * on any other error what was read of it goes again and @i stays unloaded.
+ */
+static int frag_load(struct mds *m, struct mdir *d, uint32_t i)
 {
-	struct mdir *d;
 	struct store_omap_iter it;
 	const struct store_kv *kv;
 	char oid[64];
 	int r = 0;
 
-	rcu_read_lock();
-	d = xa_load(&m->dirs, ino);
-	rcu_read_unlock();
-	if (d) {
-		d->last_used_ns = now_mono_ns();
-		*out = d;
-		return 0;
-	}
-	d = mdir_create(m, ino);
-	if (!d)
-		return -ENOMEM;
-	oid_dir(oid, sizeof(oid), ino);
+	oid_frag(oid, sizeof(oid), d, i);
 	store_omap_iter_init(&it, m->meta, oid, NULL, 1024);
 	while (!r && (kv = store_omap_iter_next(&it)) != NULL) {
-		if (!strcmp(kv->key, DIR_META_KEY)) {
+		if (kv->key[0] == '/') {
 			uint64_t res;
 
-			r = mdcache_dir_meta_decode(kv->val, kv->len, &res);
-			if (!r && res > d->cookie_reserved)
-				d->cookie_reserved = res;
+			/* "/meta" (the head only); "/frags" is read by mdir_get */
+			if (!strcmp(kv->key, DIR_META_KEY)) {
+				r = mdcache_dir_meta_decode(kv->val, kv->len, &res);
+				if (!r && res > d->cookie_reserved)
+					d->cookie_reserved = res;
+			}
 		} else {
 			struct dentry_val v;
 
@@ -585,15 +672,312 @@ int mdir_get(struct mds *m, uint64_t ino, struct mdir **out)
 	if (store_omap_iter_end(&it))
 		r = it.err;
 	if (r) {
+		frag_evict(m, d, i);
+		return r;
+	}
+	d->frags[i].loaded = true;
+	d->frags[i].last_used_ns = now_mono_ns();
+	perf_inc(&c_frags_loaded, 1);
+	dout(MDS, 10, "loaded directory fragment %s (%u entries)", oid, d->frags[i].count);
+	return 0;
+}
+
+static int frag_want(struct mds *m, struct mdir *d, uint32_t i)
+{
+	d->frags[i].last_used_ns = d->last_used_ns;
+	return d->frags[i].loaded ? 0 : frag_load(m, d, i);
+}
+
+/* Replace @d's leaves by the encoded tree @p (a "/frags" value); every new
+ * leaf is loaded if @loaded, and counts what memory holds of it. */
+static int frags_set(struct mdir *d, const void *p, size_t len, bool loaded)
+{
+	struct mfrag *f = NULL;
+	uint32_t n = 0, i;
+	uint64_t idx;
+	struct mdentry *dn;
+	int r = mdcache_dir_frags_decode(p, len, &f, &n);
+
+	if (r)
+		return r;
+	for (i = 0; i < n; i++)
+		f[i].loaded = loaded;
+	free(d->frags);
+	d->frags = f;
+	d->nfrags = n;
+	idx = 0;
+	while ((dn = mdir_cookie_find(d, &idx))) {
+		d->frags[mdir_frag_of(d, idx)].count++;
+		if (idx == UINT64_MAX)
+			break;
+		idx++;
+	}
+	return 0;
+}
+
+int mdir_get(struct mds *m, uint64_t ino, struct mdir **out)
+{
+	struct mdir *d;
+	char oid[64];
+	void *val = NULL;
+	size_t len = 0;
+	int r;
+
+	rcu_read_lock();
+	d = xa_load(&m->dirs, ino);
+	rcu_read_unlock();
+	if (d) {
+		d->last_used_ns = now_mono_ns();
+		*out = d;
+		return 0;
+	}
+	d = mdir_create(m, ino);
+	if (!d)
+		return -ENOMEM;
+	oid_dir(oid, sizeof(oid), ino);
+	r = store_omap_get(m->meta, oid, DIR_FRAGS_KEY, &val, &len);
+	if (r == -ENOENT) {
+		/* one fragment, the head itself (every directory of an older
+		 * filesystem): read whole, as always */
+		d->frags[0].loaded = false;
+		r = frag_load(m, d, 0);
+	} else if (!r) {
+		/* fragments, loaded on demand; the head keeps "/meta" */
+		r = frags_set(d, val, len, false);
+		free(val);
+		val = NULL;
+		if (!r) {
+			uint64_t res;
+
+			r = store_omap_get(m->meta, oid, DIR_META_KEY, &val, &len);
+			if (!r && !mdcache_dir_meta_decode(val, len, &res) && res > d->cookie_reserved)
+				d->cookie_reserved = res;
+			if (r == -ENOENT)
+				r = 0;
+			free(val);
+		} else {
+			derr(MDS, "directory %" PRIx64 ": damaged fragment tree", ino);
+		}
+	}
+	if (r) {
 		mdcache_mdir_free_mem(m, d);
 		return r;
 	}
 	if (d->cookie_reserved > d->next_cookie)
 		d->next_cookie = d->cookie_reserved;
 	d->cookie_reserved = d->next_cookie;
-	dout(MDS, 10, "loaded directory %" PRIx64 " (%u entries)", ino, d->count);
+	dout(MDS, 10, "opened directory %" PRIx64 " (%u fragments, %u entries in memory)", ino, d->nfrags, d->count);
 	*out = d;
 	return 0;
+}
+
+int mdir_load_all(struct mds *m, struct mdir *d)
+{
+	int r = 0;
+
+	for (uint32_t i = 0; i < d->nfrags && !r; i++)
+		r = frag_want(m, d, i);
+	return r;
+}
+
+int mdir_load_name(struct mds *m, struct mdir *d, const char *name)
+{
+	uint64_t h;
+	uint32_t a, b;
+	int r;
+
+	d->last_used_ns = now_mono_ns();
+	if (d->nfrags == 1)
+		return frag_want(m, d, 0);
+	if (!m->have_cookie_key)
+		return mdir_load_all(m, d);
+	/* the name's cookie is its hash, or one of the next 63 after a
+	 * collision (mdir_add): the fragments of both ends */
+	h = siphash24(m->cookie_key, name, strlen(name)) & (COOKIE_HASHED - 1);
+	a = mdir_frag_of(d, COOKIE_HASHED | h);
+	b = mdir_frag_of(d, COOKIE_HASHED | ((h + 63) & (COOKIE_HASHED - 1)));
+	r = frag_want(m, d, a);
+	if (!r && b != a)
+		r = frag_want(m, d, b);
+	return r;
+}
+
+int mdir_lookup_load(struct mds *m, struct mdir *d, const char *name, struct mdentry **out)
+{
+	int r = mdir_load_name(m, d, name);
+
+	*out = r ? NULL : mdir_lookup(d, name);
+	return r;
+}
+
+int mdir_is_empty(struct mds *m, struct mdir *d)
+{
+	for (uint32_t i = 0; i < d->nfrags; i++) {
+		int r = frag_want(m, d, i);
+
+		if (r)
+			return r;
+		if (d->frags[i].count)
+			return 0;
+	}
+	return 1;
+}
+
+int mdir_readdir_span(struct mds *m, struct mdir *d, uint64_t from, uint32_t max, uint64_t *end)
+{
+	uint32_t i = mdir_frag_of(d, from), n = 0;
+	int r;
+
+	d->last_used_ns = now_mono_ns();
+	for (; i < d->nfrags; i++) {
+		uint64_t idx = from > frag_first(d, i) ? from : frag_first(d, i);
+		struct mdentry *dn;
+
+		if ((r = frag_want(m, d, i)))
+			return r;
+		/* what this fragment adds from @from on */
+		while (n < max && (dn = mdir_cookie_find(d, &idx)) && idx < frag_end(d, i)) {
+			n++;
+			if (idx == UINT64_MAX)
+				break;
+			idx++;
+		}
+		if (n >= max)
+			break;
+	}
+	*end = i + 1 < d->nfrags ? frag_end(d, i) : UINT64_MAX;
+	return 0;
+}
+
+/* Drop fragment @i's dentries and their inodes from memory (nothing journaled). */
+static void frag_evict(struct mds *m, struct mdir *d, uint32_t i)
+{
+	uint64_t idx = frag_first(d, i), end = frag_end(d, i);
+	struct mdentry *dn;
+
+	while ((dn = mdir_cookie_find(d, &idx)) && idx < end) {
+		if (!dn->remote) {
+			struct minode *in = xa_load(&m->inodes, dn->ino);
+
+			if (in && in->primary == dn)
+				minode_free(m, in);
+		}
+		mdir_del(m, dn, NULL);
+		if (idx == UINT64_MAX)
+			break;
+		idx++;
+	}
+	d->frags[i].loaded = false;
+	d->frags[i].count = 0;
+}
+
+void mdcache_register_perf(void)
+{
+	perf_register_counter("mds_cache", "dir_splits", &c_dir_splits);
+	perf_register_counter("mds_cache", "dir_frags_loaded", &c_frags_loaded);
+	perf_register_counter("mds_cache", "dir_frags_evicted", &c_frags_evicted);
+}
+
+static void emit_frags(struct txn *t, struct mdir *d)
+{
+	struct mdsp_buf b;
+	char oid[64];
+
+	mdsp_buf_init(&b);
+	mdcache_dir_frags_encode(&b, d->frags, d->nfrags);
+	oid_dir(oid, sizeof(oid), d->ino);
+	txn_edit(t, EDIT_SET, oid, DIR_FRAGS_KEY, b.data, b.len, NULL);
+	mdsp_buf_free(&b);
+	txn_touch_dir(t, d);
+}
+
+/*
+ * Split loaded fragment @i into 2^bits, all in @t's journal entry: the old
+ * object emptied (the head, which keeps "/meta") or removed, the new leaf
+ * list in the head's "/frags", and every dentry of it written whole into
+ * its new fragment's object.  One journal entry, so a crash leaves the
+ * split done or not begun: replay (mdcache_replay_edit) treats the
+ * emptying and the removal as moves, not as removed names.
+ */
+static int frag_split(struct mds *m, struct mdir *d, uint32_t i, uint32_t bits, struct txn *t)
+{
+	uint32_t nb = 1u << bits, k;
+	struct mfrag old = d->frags[i], *nf;
+	uint64_t idx = frag_first(d, i), end = frag_end(d, i);
+	struct mdentry *dn;
+	char oid[64];
+
+	if (old.bits + bits > FRAG_KEY_BITS)
+		return -ERANGE;
+	nf = realloc(d->frags, (d->nfrags + nb - 1) * sizeof(*nf));
+	if (!nf)
+		return -ENOMEM;
+	d->frags = nf;
+	oid_frag(oid, sizeof(oid), d, i);
+	if (old.bits) {
+		txn_edit(t, EDIT_REMOVE, oid, NULL, NULL, 0, NULL);
+	} else {
+		txn_edit(t, EDIT_CLEAR, oid, NULL, NULL, 0, NULL);
+		emit_dir_meta(t, d);
+	}
+	memmove(&nf[i + nb], &nf[i + 1], (d->nfrags - i - 1) * sizeof(*nf));
+	for (k = 0; k < nb; k++) {
+		nf[i + k] = old;
+		nf[i + k].bits = old.bits + bits;
+		nf[i + k].value = (old.value << bits) | k;
+		nf[i + k].lo = nf[i + k].value << (FRAG_KEY_BITS - nf[i + k].bits);
+		nf[i + k].count = 0;
+	}
+	d->nfrags += nb - 1;
+	emit_frags(t, d);
+	while ((dn = mdir_cookie_find(d, &idx)) && idx < end) {
+		struct minode *in = NULL;
+
+		if (!dn->remote) {
+			in = xa_load(&m->inodes, dn->ino);
+			if (in && in->primary != dn)
+				in = NULL;
+		}
+		d->frags[mdir_frag_of(d, idx)].count++;
+		emit_dentry(t, dn, in);
+		if (idx == UINT64_MAX)
+			break;
+		idx++;
+	}
+	dout(MDS, 5, "directory %" PRIx64 ": fragment %s (%u entries) split in %u", d->ino, oid, old.count, nb);
+	perf_inc(&c_dir_splits, 1);
+	return 0;
+}
+
+/* Split every loaded fragment of @d past mds_dir_split_size, in @t. */
+static void mdir_split_full(struct mds *m, struct mdir *d, struct txn *t)
+{
+	uint64_t max = cfg_uint(CFG_mds_dir_split_size);
+	uint32_t bits = cfg_uint(CFG_mds_dir_split_bits), i;
+
+	d->split_pending = false;
+	if (!max)
+		return;
+	if (bits < 1)
+		bits = 1;
+	if (bits > 8)
+		bits = 8;
+	for (i = 0; i < d->nfrags; i++) {
+		struct mfrag *f = &d->frags[i];
+
+		if (f->loaded && f->count > max && f->bits + bits <= FRAG_KEY_BITS) {
+			if (frag_split(m, d, i, bits, t))
+				break;
+			i--;    /* its first child may need splitting again */
+		}
+	}
+}
+
+int mdcache_frags_replay(struct mds *m, struct mdir *d, const void *val, uint32_t len)
+{
+	(void)m;
+	/* replay holds every fragment of a directory it touches */
+	return frags_set(d, val, len, true);
 }
 
 
@@ -635,8 +1019,9 @@ static int inode_get_depth(struct mds *m, uint64_t ino, struct minode **out, int
 		r = -ESTALE;
 	if (!r)
 		r = mdir_get(m, parent, &d);
+	if (!r)
+		r = mdir_lookup_load(m, d, name, &dn);
 	if (!r) {
-		dn = mdir_lookup(d, name);
 		rcu_read_lock();
 		in = (dn && dn->ino == ino && !dn->remote) ? xa_load(&m->inodes, ino) : NULL;
 		rcu_read_unlock();
@@ -830,6 +1215,11 @@ void txn_finish(struct mds *m, struct txn *t)
 		txn_edit(t, EDIT_SET, OID_TABLE, "nfiles", v, 8, NULL);
 	}
 	t->ndead = 0;
+	/* fragments that grew past the split size: split in this entry
+	 * (after the dirty inodes, so the moved dentries carry them) */
+	for (i = 0; i < t->ndirs; i++)
+		if (t->dirs[i]->split_pending)
+			mdir_split_full(m, t->dirs[i], t);
 }
 
 void mdcache_set_hooks(struct mds *m, const struct mdcache_hooks *h)
@@ -882,7 +1272,7 @@ static void mdir_evict(struct mds *m, struct mdir *d)
 
 void mdcache_trim(struct mds *m, uint64_t clean_below)
 {
-	uint64_t limit = cfg_uint(CFG_mds_cache_size), idx, now = now_mono_ns(), n = 0;
+	uint64_t limit = cfg_uint(CFG_mds_cache_size), idx, now = now_mono_ns(), n = 0, nfrags = 0;
 	struct mdir *d;
 	int nrecall = 0;
 
@@ -892,12 +1282,33 @@ void mdcache_trim(struct mds *m, uint64_t clean_below)
 	xa_for_each(&m->dirs, idx, d) {
 		if (m->ninodes_cached <= limit - limit / 10)
 			break;
-		if (d->ino == MDSP_ROOT_INO || d->last_jseq >= clean_below ||
-		    mono_since(now, d->last_used_ns) < 1000000000ull)
+		if (d->last_jseq >= clean_below)
 			continue;
-		if (m->cache_hooks->dir_pinned(m, d)) {
+		if (mdir_fragmented(d)) {
+			/* fragment by fragment: the directory stays, its cold
+			 * fragments go (read again when a name in them is wanted) */
+			for (uint32_t i = 0; i < d->nfrags && m->ninodes_cached > limit - limit / 10; i++) {
+				struct mfrag *f = &d->frags[i];
+
+				if (!f->loaded || mono_since(now, f->last_used_ns) < 1000000000ull)
+					continue;
+				if (m->cache_hooks->dir_pinned(m, d, frag_first(d, i), frag_end(d, i))) {
+					if (nrecall < 64 &&
+					    m->cache_hooks->recall_dir(m, d, frag_first(d, i), frag_end(d, i)))
+						nrecall++;
+					continue;
+				}
+				frag_evict(m, d, i);
+				perf_inc(&c_frags_evicted, 1);
+				nfrags++;
+			}
+			continue;
+		}
+		if (d->ino == MDSP_ROOT_INO || mono_since(now, d->last_used_ns) < 1000000000ull)
+			continue;
+		if (m->cache_hooks->dir_pinned(m, d, 0, UINT64_MAX)) {
 			/* clients cache it: recall it, evict it once they let go */
-			if (nrecall < 64 && m->cache_hooks->recall_dir(m, d))
+			if (nrecall < 64 && m->cache_hooks->recall_dir(m, d, 0, UINT64_MAX))
 				nrecall++;
 			continue;
 		}
@@ -905,7 +1316,7 @@ void mdcache_trim(struct mds *m, uint64_t clean_below)
 		n++;
 	}
 	rcu_read_unlock();
-	if (n || nrecall)
-		dout(MDS, 5, "cache trim: evicted %" PRIu64 " directories, recalled %d from clients; %" PRIu64
-			     " inodes cached", n, nrecall, m->ninodes_cached);
+	if (n || nfrags || nrecall)
+		dout(MDS, 5, "cache trim: evicted %" PRIu64 " directories and %" PRIu64 " fragments, recalled %d from"
+			     " clients; %" PRIu64 " inodes cached", n, nfrags, nrecall, m->ninodes_cached);
 }

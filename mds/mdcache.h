@@ -22,8 +22,8 @@ struct mdcache_hooks {
 	bool (*keeps_orphan)(const struct minode *in);
 	void (*note_orphan)(void);
 	void (*stray_notify)(struct mds *m, struct minode *in);
-	bool (*dir_pinned)(struct mds *m, struct mdir *d);
-	int (*recall_dir)(struct mds *m, struct mdir *d);
+	bool (*dir_pinned)(struct mds *m, struct mdir *d, uint64_t lo, uint64_t hi);
+	int (*recall_dir)(struct mds *m, struct mdir *d, uint64_t lo, uint64_t hi);
 	void (*purge_inode)(struct mds *m, struct txn *t, const struct minode *in);
 	int (*purge_load)(struct mds *m);
 	int (*purge_replay_edit)(struct mds *m, int op, const char *key, const void *val, uint32_t len);
@@ -48,7 +48,28 @@ struct minode *minode_alloc(struct mds *m, uint64_t ino);
 void minode_free(struct mds *m, struct minode *in);
 int inode_get(struct mds *m, uint64_t ino, struct minode **out);
 int mdir_get(struct mds *m, uint64_t ino, struct mdir **out);
+/* mdir_lookup - @name in what memory holds of @d (see mdir_lookup_load) */
 struct mdentry *mdir_lookup(struct mdir *d, const char *name);
+/*
+ * Fragments (mdcache.c): mdir_get reads a directory's head, and its only
+ * fragment whole; of a fragmented one each fragment is read when needed.
+ * mdir_load_name - the fragment(s) @name can be in are in memory;
+ * mdir_lookup_load - that, then mdir_lookup (*@out NULL: no such name);
+ * mdir_load_all - every fragment; mdir_is_empty - 1 if @d has no entry, 0
+ * if it has, -errno (reads fragments until one is not empty);
+ * mdir_readdir_span - the fragments a READDIR from cookie @from needs for
+ * @max entries are in memory, all of them up to the cookie *@end
+ * (UINT64_MAX: to the end of the directory); mdir_frag_of - the leaf that
+ * holds @cookie.  Callers hold mds->lock.
+ */
+int mdir_load_name(struct mds *m, struct mdir *d, const char *name);
+int mdir_lookup_load(struct mds *m, struct mdir *d, const char *name, struct mdentry **out);
+int mdir_load_all(struct mds *m, struct mdir *d);
+int mdir_is_empty(struct mds *m, struct mdir *d);
+int mdir_readdir_span(struct mds *m, struct mdir *d, uint64_t from, uint32_t max, uint64_t *end);
+uint32_t mdir_frag_of(const struct mdir *d, uint64_t cookie);
+/* mdcache_register_perf - the mds_cache counters (dir_splits, dir_frags_loaded, dir_frags_evicted) */
+void mdcache_register_perf(void);
 /*
  * mdir_cookie_find - the dentry of @d with the smallest cookie >= *@idx,
  * and *@idx set to its cookie; NULL when there is none.  Caller holds

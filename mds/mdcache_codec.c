@@ -209,3 +209,50 @@ int mdcache_anchor_decode(const void *p, size_t len, uint64_t *parent, char **na
 	*name = dec_str(&s, MDSP_NAME_MAX);
 	return s.bad ? -EBADMSG : 0;
 }
+
+void mdcache_dir_frags_encode(struct mdsp_buf *b, const struct mfrag *f, uint32_t n)
+{
+	size_t off = enc_begin(b, V_DIRFRAGS, 1);
+
+	enc_u32(b, n);
+	for (uint32_t i = 0; i < n; i++) {
+		enc_u32(b, f[i].bits);
+		enc_u64(b, f[i].value);
+	}
+	enc_end(b, off);
+}
+
+int mdcache_dir_frags_decode(const void *p, size_t len, struct mfrag **out, uint32_t *np)
+{
+	struct dec c, s;
+	struct mfrag *f;
+	uint64_t next = 0;
+	uint32_t n, i;
+
+	dec_init(&c, p, len);
+	if (!dec_enter(&c, V_DIRFRAGS, &s))
+		return -EBADMSG;
+	n = dec_u32(&s);
+	if (s.bad || !n || n > (1u << 24))
+		return -EBADMSG;
+	f = calloc(n, sizeof(*f));
+	if (!f)
+		return -ENOMEM;
+	for (i = 0; i < n && !s.bad; i++) {
+		f[i].bits = dec_u32(&s);
+		f[i].value = dec_u64(&s);
+		/* leaves in order, each starting where the one before ended */
+		if (f[i].bits > FRAG_KEY_BITS || (f[i].bits < 64 && f[i].value >> f[i].bits) ||
+		    (f[i].value << (FRAG_KEY_BITS - f[i].bits)) != next)
+			break;
+		f[i].lo = next;
+		next += 1ull << (FRAG_KEY_BITS - f[i].bits);
+	}
+	if (s.bad || i < n || next != 1ull << FRAG_KEY_BITS) {
+		free(f);
+		return -EBADMSG;
+	}
+	*out = f;
+	*np = n;
+	return 0;
+}

@@ -16,6 +16,7 @@
 #define BLOB_LINKABLE 0x1     /* minode.linkable */
 #define V_DENTRY     1
 #define V_DIRMETA    1
+#define V_DIRFRAGS   1
 #define V_ANCHOR     1
 #define INO_FIRST    0x1000ull
 #define COOKIE_PREALLOC 1024
@@ -42,6 +43,11 @@ int mdcache_dentry_install(struct mds *m, struct mdir *d, const char *name, cons
 void mdcache_dentry_value_encode(struct mdsp_buf *b, const struct mdentry *dn, const struct minode *in);
 int mdcache_dentry_value_decode(const void *p, size_t len, struct dentry_val *v);
 int mdcache_dir_meta_decode(const void *p, size_t len, uint64_t *reserved);
+/* a directory's leaf fragments ("/frags"): decode checks they cover the keys whole, in order */
+void mdcache_dir_frags_encode(struct mdsp_buf *b, const struct mfrag *f, uint32_t n);
+int mdcache_dir_frags_decode(const void *p, size_t len, struct mfrag **out, uint32_t *n);
+/* mdcache_frags_replay - a replayed "/frags" of @d (every fragment of it is in memory) */
+int mdcache_frags_replay(struct mds *m, struct mdir *d, const void *val, uint32_t len);
 int mdcache_anchor_decode(const void *p, size_t len, uint64_t *parent, char **name);
 
 #endif

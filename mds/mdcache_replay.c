@@ -26,7 +26,8 @@
 
 /* ---- replay ----------------------------------------------------------------- */
 
-static bool parse_dir_oid(const char *oid, uint64_t *ino)
+/* "<ino>.dir" (the head, *frag false) or "<ino>.<bits>-<value>.dir" (a fragment) */
+static bool parse_dir_oid(const char *oid, uint64_t *ino, bool *frag)
 {
 	char *end;
 	unsigned long long v;
@@ -34,6 +35,16 @@ static bool parse_dir_oid(const char *oid, uint64_t *ino)
 	if (!*oid)
 		return false;
 	v = strtoull(oid, &end, 16);
+	*frag = false;
+	if (*end == '.' && end[1] >= '0' && end[1] <= '9' && strchr(end + 1, '-')) {
+		char *e2;
+
+		(void)strtoul(end + 1, &e2, 10);
+		if (*e2 != '-')
+			return false;
+		(void)strtoull(e2 + 1, &end, 16);
+		*frag = true;
+	}
 	if (strcmp(end, ".dir"))
 		return false;
 	*ino = v;
@@ -164,10 +175,19 @@ int mdcache_replay_edit(struct mds *m, int op, const char *oid, const char *key,
 	uint64_t ino;
 	struct mdir *d;
 	struct mdentry *dn;
+	bool frag;
 	int r;
 
-	if (parse_dir_oid(oid, &ino)) {
-		if (op == EDIT_REMOVE || op == EDIT_CLEAR) {
+	if (parse_dir_oid(oid, &ino, &frag)) {
+		/*
+		 * Memory holds a directory as one set of names, whatever object
+		 * each is stored in; replay reads every fragment of a directory
+		 * it touches.  Emptying the head (CLEAR) and removing a
+		 * fragment's object are a split moving the names (their sets in
+		 * the new fragments follow in the same entry); removing the
+		 * head is the directory going (its fragments go before it).
+		 */
+		if (op == EDIT_REMOVE && !frag) {
 			rcu_read_lock();
 			d = xa_load(&m->dirs, ino);
 			rcu_read_unlock();
@@ -175,7 +195,11 @@ int mdcache_replay_edit(struct mds *m, int op, const char *oid, const char *key,
 				mdcache_mdir_free_mem(m, d);
 			return 0;
 		}
+		if (op == EDIT_REMOVE || op == EDIT_CLEAR)
+			return 0;
 		r = mdir_get(m, ino, &d);
+		if (!r)
+			r = mdir_load_all(m, d);
 		if (r)
 			return r;
 		if (op == EDIT_RM) {
@@ -186,6 +210,8 @@ int mdcache_replay_edit(struct mds *m, int op, const char *oid, const char *key,
 		}
 		if (op != EDIT_SET)
 			return 0;
+		if (!strcmp(key, DIR_FRAGS_KEY))
+			return mdcache_frags_replay(m, d, val, len);
 		if (!strcmp(key, DIR_META_KEY)) {
 			uint64_t res;
 

@@ -133,6 +133,23 @@ struct mdentry {
 	char name[];
 };
 
+/*
+ * One fragment of a directory (mdcache.c, "Fragments"): the dentries whose
+ * cookies' key (cookie - 2^61, sequence-number cookies: 0) has @value in
+ * its top @bits of 61 bits, stored in object "<ino hex>.<bits>-<value
+ * hex>.dir" ("<ino hex>.dir" itself while the directory has one fragment,
+ * bits 0).  The leaves of a directory are kept sorted by @lo, and cover
+ * [0, 2^61) without a gap: cookie order is fragment order.
+ */
+struct mfrag {
+	uint64_t lo;                  /* the first key of its range: value << (61 - bits) */
+	uint64_t value;
+	uint32_t bits;
+	uint32_t count;               /* its dentries in memory (all of them once loaded) */
+	bool loaded;                  /* its object was read: every dentry of it is in memory */
+	uint64_t last_used_ns;        /* for cache trimming */
+};
+
 struct mdir {
 	uint64_t ino;
 	struct mdentry **buckets;
@@ -147,6 +164,9 @@ struct mdir {
 	uint64_t cookie_reserved;     /* next_cookie may go up to this before "/meta" is journaled */
 	uint64_t last_jseq;           /* journal entry that last edited its object (0: none this run) */
 	uint64_t last_used_ns;        /* for cache trimming */
+	struct mfrag *frags;          /* the leaf fragments, by lo (one of bits 0: not fragmented) */
+	uint32_t nfrags;
+	bool split_pending;           /* a fragment grew past mds_dir_split_size: split at txn_finish */
 };
 
 struct minode {
@@ -517,6 +537,8 @@ struct mds {
 /* ---- shared by every layer: object names and the inode blob -------- */
 void oid_dir(char *buf, size_t len, uint64_t ino);
 void oid_completed(char *buf, size_t len, uint64_t sid);
+/* oid_frag - the object of @d's leaf fragment @i ("<ino>.dir" while there is one) */
+void oid_frag(char *buf, size_t len, const struct mdir *d, uint32_t i);
 
 #define OID_TABLE     "mds_table"
 #define OID_INOTABLE  "mds_inotable"
@@ -526,6 +548,8 @@ void oid_completed(char *buf, size_t len, uint64_t sid);
 #define OID_STRAY     "mds_stray"
 #define OID_BLOCKLIST "mds_blocklist"
 #define DIR_META_KEY  "/meta"
+#define DIR_FRAGS_KEY "/frags"   /* in the head "<ino>.dir": the leaf fragments, once split */
+#define FRAG_KEY_BITS 61         /* fragments divide the cookie keys [0, 2^61) (mdcache.c) */
 #define COOKIE_FIRST  3          /* 0 = start of dir; 1 and 2 stay free for . and .. */
 #define COOKIE_HASHED (1ull << 61) /* cookies from names live in [2^61, 2^62) (mdcache.c) */
 

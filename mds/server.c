@@ -275,7 +275,8 @@ static int op_lookup(struct mds *m, struct session *s, struct mdsp_request *r, s
 	if (e)
 		return e;
 	set_dir(rep, din, r->name);
-	dn = mdir_lookup(d, r->name);
+	if ((e = mdir_lookup_load(m, d, r->name, &dn)))
+		return e;
 	if (!dn)
 		return -ENOENT;
 	e = inode_get(m, dn->ino, &in);
@@ -435,6 +436,7 @@ static int prep_new(struct mds *m, struct mdsp_request *r, struct minode **din, 
 		    struct mdsp_reply *rep)
 {
 	int e = get_dir(m, r->ino, din, d), k;
+	struct mdentry *dn;
 
 	if (e)
 		return e;
@@ -444,7 +446,11 @@ static int prep_new(struct mds *m, struct mdsp_request *r, struct minode **din, 
 	if (k < 0)
 		return k;
 	set_dir(rep, *din, r->name);
-	if (k == 1 || mdir_lookup(*d, r->name))
+	if (k == 1)
+		return -EEXIST;
+	if ((e = mdir_lookup_load(m, *d, r->name, &dn)))
+		return e;
+	if (dn)
 		return -EEXIST;
 	if ((*din)->a.nlink == 0)
 		return -ENOENT;   /* removed directory */
@@ -481,7 +487,9 @@ static int op_create(struct mds *m, struct session *s, struct mdsp_request *r, s
 	if (k < 0)
 		return k;
 	set_dir(rep, din, r->name);
-	dn = k == 1 ? NULL : mdir_lookup(d, r->name);
+	dn = NULL;
+	if (k != 1 && (e = mdir_lookup_load(m, d, r->name, &dn)))
+		return e;
 	if (k == 1 || dn) {
 		if (r->oflags & O_EXCL)
 			return -EEXIST;
@@ -759,7 +767,8 @@ static int op_unlink(struct mds *m, struct session *s, struct mdsp_request *r, s
 	if (k == 1)
 		return -EISDIR;
 	set_dir(rep, din, r->name);
-	dn = mdir_lookup(d, r->name);
+	if ((e = mdir_lookup_load(m, d, r->name, &dn)))
+		return e;
 	if (!dn)
 		return -ENOENT;
 	if ((e = may_access(din, &r->caller, MAY_WRITE | MAY_EXEC)))
@@ -815,7 +824,8 @@ static int op_rmdir(struct mds *m, struct session *s, struct mdsp_request *r, st
 	if (k == 1)
 		return strcmp(r->name, ".") ? -ENOTEMPTY : -EINVAL;
 	set_dir(rep, din, r->name);
-	dn = mdir_lookup(d, r->name);
+	if ((e = mdir_lookup_load(m, d, r->name, &dn)))
+		return e;
 	if (!dn)
 		return -ENOENT;
 	if ((e = may_access(din, &r->caller, MAY_WRITE | MAY_EXEC)))
@@ -828,8 +838,8 @@ static int op_rmdir(struct mds *m, struct session *s, struct mdsp_request *r, st
 		return e;
 	if ((e = mdir_get(m, in->a.ino, &td)))
 		return e;
-	if (td->count)
-		return -ENOTEMPTY;
+	if ((e = mdir_is_empty(m, td)) <= 0)
+		return e ? e : -ENOTEMPTY;
 	want_dir_change(m, t, din, true);
 	locker_want_dentry(m, t, dn);
 	locker_want_caps(m, t, in, LS | FS);
@@ -871,12 +881,14 @@ static int op_rename(struct mds *m, struct session *s, struct mdsp_request *r, s
 		return e;
 	if ((e = may_access(sdin, c, MAY_EXEC)) || (e = may_access(ddin, c, MAY_EXEC)))
 		return e;
-	sdn = mdir_lookup(sd, r->name);
+	if ((e = mdir_lookup_load(m, sd, r->name, &sdn)))
+		return e;
 	if (!sdn)
 		return -ENOENT;
 	if ((e = inode_get(m, sdn->ino, &src)))
 		return e;
-	ddn = mdir_lookup(dd, r->name2);
+	if ((e = mdir_lookup_load(m, dd, r->name2, &ddn)))
+		return e;
 	if (ddn && (e = inode_get(m, ddn->ino, &dst)))
 		return e;
 	if ((flags & MDSP_RENAME_EXCHANGE) && !ddn)
@@ -971,8 +983,8 @@ static int op_rename(struct mds *m, struct session *s, struct mdsp_request *r, s
 
 			if ((e = mdir_get(m, dst->a.ino, &td)))
 				return e;
-			if (td->count)
-				return -ENOTEMPTY;
+			if ((e = mdir_is_empty(m, td)) <= 0)
+				return e ? e : -ENOTEMPTY;
 		}
 	} else if (sdir && sdin != ddin && ddin->a.nlink >= NLINK_MAX) {
 		return -EMLINK;
@@ -1049,7 +1061,7 @@ static int op_readdir(struct mds *m, struct session *s, struct mdsp_request *r, 
 	struct mdir *d;
 	struct mdentry *dn;
 	uint32_t max = r->max_entries ? r->max_entries : 1024, n = 0, want = 0;
-	uint64_t idx, last = 0, bytes = 0;
+	uint64_t idx, last = 0, bytes = 0, end;
 	size_t names = 0;
 	char *np;
 	bool more = false;
@@ -1073,9 +1085,16 @@ static int op_readdir(struct mds *m, struct session *s, struct mdsp_request *r, 
 	rep->end = true;
 	if (r->cookie == UINT64_MAX)
 		return 0;
-	/* the chunk: entries [cookie + 1, last] */
+	/* the chunk: entries [cookie + 1, last], from the fragments in
+	 * memory up to @end (the ones after it are read by later READDIRs) */
+	if ((e = mdir_readdir_span(m, d, r->cookie + 1, max, &end)))
+		return e;
 	idx = r->cookie + 1;
 	while ((dn = mdir_cookie_find(d, &idx))) {
+		if (idx >= end) {
+			more = true;
+			break;
+		}
 		if (want == max || bytes > (MDSP_MAX_PAYLOAD / 2)) {
 			more = true;
 			break;
@@ -1088,6 +1107,8 @@ static int op_readdir(struct mds *m, struct session *s, struct mdsp_request *r, 
 			break;
 		idx++;
 	}
+	if (end != UINT64_MAX)
+		more = true;      /* fragments past @end, not read yet */
 	if (!want) {
 		rep->end = !more;
 		return 0;

@@ -20,9 +20,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <json-c/json.h>
 
+#include "common/admin_sock.h"
 #include "tools/bench/mds_wire.h"
 #include "tests/lib/daemon.h"
+#include "tests/lib/wait.h"
 
 #define ROOT MDSP_ROOT_INO
 #define MAKERS 4
@@ -30,14 +34,60 @@ static char parent_dir[256];
 static struct mdsproc P;
 static long nentries;
 static uint64_t dir_ino;
+static long split_size;
+
+/* @group.@name of the MDS's @cmd ("perf dump": a group; "status",
+ * "journal status": @group NULL), UINT64_MAX when it is not there */
+static uint64_t asok_value(const char *cmd, const char *group, const char *name)
+{
+	struct json_object *req = json_object_new_object(), *rep = NULL, *g, *v;
+	char path[512];
+	uint64_t val = UINT64_MAX;
+
+	snprintf(path, sizeof(path), "%s/mds.asok", P.dir);
+	json_object_object_add(req, "prefix", json_object_new_string(cmd));
+	if (asok_request(path, req, &rep, 5000) == 0) {
+		g = rep;
+		if ((!group || json_object_object_get_ex(rep, group, &g)) && json_object_object_get_ex(g, name, &v))
+			val = (uint64_t)json_object_get_int64(v);
+	}
+	json_object_put(req);
+	if (rep)
+		json_object_put(rep);
+	return val;
+}
+
+static uint64_t perf_value(const char *group, const char *name)
+{
+	return asok_value("perf dump", group, name);
+}
+
+/* every journal segment up to the one written now has expired into the
+ * directory objects (the MDS runs with a short mds_journal_expire_age) */
+static void wait_expired(void)
+{
+	uint64_t head = asok_value("journal status", NULL, "head_segment");
+
+	ck_assert(head != UINT64_MAX);
+	LT_WAIT_UNTIL(asok_value("journal status", NULL, "expire_segment") > head,
+		      "journal segment %llu did not expire", (unsigned long long)head);
+}
 
 static void setup(void)
 {
 	const char *e = getenv("LOLIGO_TEST_BIGDIR_ENTRIES");
 
+	const char *sp = getenv("LOLIGO_TEST_BIGDIR_SPLIT");
+
 	nentries = e ? atol(e) : 50000;
 	ck_assert_msg(nentries > 0, "LOLIGO_TEST_BIGDIR_ENTRIES=%s", e);
 	ck_assert_int_eq(mdsproc_init(&P, parent_dir), 0);
+	/* fragments of a few hundred entries: many of them, many splits */
+	split_size = sp ? atol(sp) : 500;
+	snprintf(P.extra[P.nextra++], 256, "--mds_dir_split_size=%ld", split_size);
+	snprintf(P.extra[P.nextra++], 256, "--mds_journal_expire_age=0.1");
+	snprintf(P.extra[P.nextra++], 256, "--mds_tick_interval=0.05");
+	snprintf(P.extra[P.nextra++], 256, "--mds_reconnect_timeout=0");
 	ck_assert_int_eq(mdsproc_mkfs(&P), 0);
 	ck_assert_int_eq(mdsproc_start(&P), 0);
 }
@@ -159,6 +209,10 @@ START_TEST(test_bigdir_listed_after_restart)
 		pthread_join(m[t].th, NULL);
 		ck_assert_msg(m[t].err == 0, "creates of f%07ld..: %d", m[t].from, m[t].err);
 	}
+	/* the directory is in fragments, split while it was being filled */
+	ck_assert_msg(nentries <= split_size || perf_value("mds_cache", "dir_splits") >= (uint64_t)(nentries / split_size / 8),
+		      "%llu fragment splits for %ld entries of at most %ld a fragment",
+		      (unsigned long long)perf_value("mds_cache", "dir_splits"), nentries, split_size);
 	/* some go, a third of those under another name */
 	ck_assert_int_eq(mdsw_connect(&w, P.port), 0);
 	ck_assert_int_eq(mdsw_open(&w, "client.bigdir"), 0);
@@ -202,15 +256,192 @@ START_TEST(test_bigdir_listed_after_restart)
 }
 END_TEST
 
+
+static void make_range(long from, long to)
+{
+	struct maker mk = { .from = from, .to = to };
+
+	make_main(&mk);
+	ck_assert_msg(mk.err == 0, "creates of f%07ld..: %d", from, mk.err);
+}
+
+static void lookup_all(struct mdsw *w, long n, const unsigned char *skip)
+{
+	struct mdsp_inode in;
+	char name[32];
+
+	for (long i = 0; i < n; i++) {
+		if (skip && skip[i])
+			continue;
+		snprintf(name, sizeof(name), "f%07ld", i);
+		ck_assert_msg(mdsw_lookup(w, dir_ino, name, &in) == 0, "lookup of %s failed", name);
+	}
+}
+
+/*
+ * A lookup after a restart reads the name's fragment, not the directory:
+ * with the journal expired, the MDS starts with nothing of it in memory,
+ * and random lookups bring in one fragment each (the old MDS read the
+ * whole directory object at the first one).  Then a full listing (every
+ * name once) and lookups of every name.
+ */
+START_TEST(test_bigdir_lookup_reads_one_fragment)
+{
+	struct mdsp_inode d, in;
+	struct mdsw w;
+	unsigned char *seen = calloc((size_t)nentries, 1), *renamed = calloc((size_t)nentries, 1);
+	uint64_t cookie = 0, loaded0, cached;
+	char name[32];
+	int nlook = 20;
+
+	ck_assert(seen && renamed);
+	ck_assert_msg(nentries >= 16 * split_size, "LOLIGO_TEST_BIGDIR_ENTRIES %ld: at least 16 fragments' worth", nentries);
+	ck_assert_int_eq(mdsw_connect(&w, P.port), 0);
+	ck_assert_int_eq(mdsw_open(&w, "client.bigdir"), 0);
+	ck_assert_int_eq(mdsw_mkdir(&w, ROOT, "big", 0755, &d), 0);
+	dir_ino = d.ino;
+	mdsw_close(&w);
+	make_range(0, nentries);
+	wait_expired();
+	restart(SIGTERM);
+	loaded0 = perf_value("mds_cache", "dir_frags_loaded");
+	ck_assert_int_eq(mdsw_connect(&w, P.port), 0);
+	ck_assert_int_eq(mdsw_open(&w, "client.bigdir-look"), 0);
+	srandom(42);
+	for (int k = 0; k < nlook; k++) {
+		long i = random() % nentries;
+
+		snprintf(name, sizeof(name), "f%07ld", i);
+		ck_assert_msg(mdsw_lookup(&w, dir_ino, name, &in) == 0, "lookup of %s failed", name);
+	}
+	ck_assert_int_eq(mdsw_lookup(&w, dir_ino, "never-made", &in), -ENOENT);
+	cached = asok_value("status", NULL, "inodes_cached");
+	/* each lookup reads at most the two fragments its name's cookie may be in */
+	ck_assert_msg(perf_value("mds_cache", "dir_frags_loaded") - loaded0 <= 2 * (uint64_t)(nlook + 1),
+		      "%llu fragments read for %d lookups",
+		      (unsigned long long)(perf_value("mds_cache", "dir_frags_loaded") - loaded0), nlook + 1);
+	ck_assert_msg(cached < (uint64_t)nentries / 2, "%llu inodes in memory after %d lookups in a directory of %ld",
+		      (unsigned long long)cached, nlook + 1, nentries);
+	ck_assert(list_some(&w, &cookie, 0, seen, renamed));
+	for (long i = 0; i < nentries; i++)
+		ck_assert_msg(seen[i] == 1 && !renamed[i], "f%07ld listed %d times", i, seen[i]);
+	lookup_all(&w, nentries, NULL);
+	mdsw_close(&w);
+	free(seen);
+	free(renamed);
+}
+END_TEST
+
+/*
+ * A crash in the middle of a split loses nothing.  The split is in the
+ * journal entry of the create that made the fragment too big; the test
+ * hook mds_debug_split_crash_after makes the MDS exit (as kill -9) after
+ * applying @after objects of the segment with that entry to the store, so
+ * some of the split's objects are written and some are not (the head
+ * emptied, the new fragments not there yet, or the other way round).  The
+ * restart replays it; every name acknowledged is listed once and found,
+ * also after a later clean restart that reads the objects alone.  Rounds:
+ * the first split of a directory (its head emptied) and a later one (a
+ * fragment's object removed), each at several points.
+ */
+START_TEST(test_bigdir_split_crash)
+{
+	static const unsigned afters[] = { 1, 2, 4, 7 };
+	const long S = 64;               /* a small fragment: splits come quickly */
+	long n = 16 * S;
+	unsigned char *seen = calloc((size_t)n, 1), *renamed = calloc((size_t)n, 1);
+
+	ck_assert(seen && renamed);
+	for (unsigned round = 0; round < 2 * sizeof(afters) / sizeof(afters[0]); round++) {
+		unsigned after = afters[round % 4];
+		bool later = round >= 4;   /* rounds 4..: the head was split before the hook is armed */
+		struct mdsp_inode d, in;
+		struct mdsw w;
+		char dname[32], name[32];
+		uint64_t cookie = 0, splits0;
+		long made, i;
+		int st, err = 0;
+
+		snprintf(dname, sizeof(dname), "big%u", round);
+		ck_assert_int_eq(mdsproc_config_set(&P, "mds_dir_split_size", "64"), 0);
+		ck_assert_int_eq(mdsw_connect(&w, P.port), 0);
+		ck_assert_int_eq(mdsw_open(&w, "client.bigdir"), 0);
+		ck_assert_int_eq(mdsw_mkdir(&w, ROOT, dname, 0755, &d), 0);
+		dir_ino = d.ino;
+		mdsw_close(&w);
+		made = later ? 2 * S : S;
+		make_range(0, made);
+		wait_expired();
+		splits0 = perf_value("mds_cache", "dir_splits");
+		ck_assert(splits0 != UINT64_MAX);
+		char v[16];
+		snprintf(v, sizeof(v), "%u", after);
+		ck_assert_int_eq(mdsproc_config_set(&P, "mds_debug_split_crash_after", v), 0);
+		/* creates, each waiting for SAFE, until one splits a fragment and
+		 * the expiry of its segment takes the MDS down */
+		ck_assert_int_eq(mdsw_connect(&w, P.port), 0);
+		ck_assert_int_eq(mdsw_open(&w, "client.bigdir-split"), 0);
+		for (i = made; i < n && !err; i++) {
+			snprintf(name, sizeof(name), "f%07ld", i);
+			w.wait_safe = true;
+			err = mdsw_create(&w, dir_ino, name, 0644, O_CREAT | O_EXCL, &in);
+		}
+		mdsw_close(&w);
+		ck_assert_msg(err, "round %u: %ld creates and the MDS still runs", round, n - made);
+		made = i - 1;              /* f<made> was in flight: there or not */
+		ck_assert_int_eq(waitpid(P.pid, &st, 0), P.pid);
+		P.pid = 0;
+		ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 99, "round %u: MDS ended with status %#x", round, st);
+		ck_assert_int_eq(mdsproc_start(&P), 0);
+		for (int pass = 0; pass < 2; pass++) {
+			memset(seen, 0, (size_t)n);
+			memset(renamed, 0, (size_t)n);
+			cookie = 0;
+			ck_assert_int_eq(mdsw_connect(&w, P.port), 0);
+			ck_assert_int_eq(mdsw_open(&w, "client.bigdir-check"), 0);
+			long save = nentries;
+			nentries = n;
+			ck_assert(list_some(&w, &cookie, 0, seen, renamed));
+			nentries = save;
+			for (i = 0; i < n; i++)
+				ck_assert_msg(seen[i] == (i < made) || (i == made && seen[i] <= 1),
+					      "round %u pass %d: f%07ld listed %d times (%ld acknowledged)",
+					      round, pass, i, seen[i], made);
+			lookup_all(&w, made, NULL);
+			mdsw_close(&w);
+			/* then from the objects alone: the replayed split expired */
+			if (pass == 0) {
+				wait_expired();
+				restart(SIGTERM);
+				ck_assert_int_eq(mdsproc_config_set(&P, "mds_dir_split_size", "64"), 0);
+			}
+		}
+	}
+	free(seen);
+	free(renamed);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("mds_bigdir");
-	TCase *tc = tcase_create("bigdir");
+	const struct {
+		const char *name;
+		const TTest *test;
+	} cases[] = {
+		{ "listed", test_bigdir_listed_after_restart },
+		{ "lookup", test_bigdir_lookup_reads_one_fragment },
+		{ "splitcrash", test_bigdir_split_crash },
+	};
 
-	tcase_add_checked_fixture(tc, setup, teardown);
-	tcase_set_timeout(tc, 1800);
-	tcase_add_test(tc, test_bigdir_listed_after_restart);
-	suite_add_tcase(s, tc);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		TCase *tc = tcase_create(cases[i].name);
+
+		tcase_add_checked_fixture(tc, setup, teardown);
+		tcase_set_timeout(tc, 1800);
+		tcase_add_test(tc, cases[i].test);
+		suite_add_tcase(s, tc);
+	}
 	return s;
 }
 
