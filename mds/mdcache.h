@@ -68,6 +68,8 @@ int mdir_load_all(struct mds *m, struct mdir *d);
 int mdir_is_empty(struct mds *m, struct mdir *d);
 int mdir_readdir_span(struct mds *m, struct mdir *d, uint64_t from, uint32_t max, uint64_t *end);
 uint32_t mdir_frag_of(const struct mdir *d, uint64_t cookie);
+/* oid_frag - the object of @d's leaf fragment @i ("<ino>.dir" while there is one) */
+void oid_frag(char *buf, size_t len, const struct mdir *d, uint32_t i);
 /* mdcache_register_perf - the mds_cache counters (dir_splits, dir_frags_loaded, dir_frags_evicted) */
 void mdcache_register_perf(void);
 /*

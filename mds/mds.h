@@ -537,8 +537,6 @@ struct mds {
 /* ---- shared by every layer: object names and the inode blob -------- */
 void oid_dir(char *buf, size_t len, uint64_t ino);
 void oid_completed(char *buf, size_t len, uint64_t sid);
-/* oid_frag - the object of @d's leaf fragment @i ("<ino>.dir" while there is one) */
-void oid_frag(char *buf, size_t len, const struct mdir *d, uint32_t i);
 
 #define OID_TABLE     "mds_table"
 #define OID_INOTABLE  "mds_inotable"
