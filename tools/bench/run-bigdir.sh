@@ -6,7 +6,7 @@
 #
 #   tools/bench/run-bigdir.sh [--build DIR] [--files N[,N...]] [--runs N]
 #                             [--targets LIST] [--compare DIR] [--mds-only N]
-#                             [--tsv FILE] [--keep]
+#                             [--tsv FILE] [--perf DIR] [--keep]
 #
 #   --build DIR     build tree with loligo-mds, loligo-fuse, loligo, bigdir
 #                   (default: $LOLIGO_BUILD_DIR, else ./build)
@@ -22,6 +22,9 @@
 #                   listing, 20,000 random lookups, and creates into it
 #                   against creates into an empty directory (alternating);
 #                   the MDS's RSS after each step
+#   --perf DIR      record each loligo `ls -l` with `perf record -g` of
+#                   loligo-fuse and loligo-mds into DIR/perf-T-N-R.data
+#                   (times then include perf's overhead)
 #   --tsv FILE      append one line per measurement:
 #                   run target files secs mds_requests getxattr lookup getattr readdir load1
 #   --keep          keep the temp dir
@@ -44,7 +47,7 @@ shared=${LOLIGO_SHARED_DIR:-$top/../shared}
 bench=run-bigdir bench_fs=bigdirbench
 # shellcheck source=tools/bench/lib-targets.sh
 . "$here/lib-targets.sh"
-files=20000,200000 runs=2 mds_only='' t='' tools=''
+files=20000,200000 runs=2 mds_only='' t='' tools='' perf_dir=''
 runs_set=0
 while (($#)); do
 	if bench_opt "$@"; then
@@ -54,6 +57,7 @@ while (($#)); do
 	case $1 in
 	--files) files=${2:?--files needs a value}; shift ;;
 	--mds-only) mds_only=${2:?--mds-only needs a value}; shift ;;
+	--perf) perf_dir=${2:?--perf needs a directory}; shift ;;
 	--tools) tools=${2:?--tools needs a value}; shift ;;
 	*) bench_usage "unknown argument '$1'" ;;
 	esac
@@ -180,9 +184,18 @@ for n in "${flist[@]}"; do
 			echo 3 >/proc/sys/vm/drop_caches
 			p0='{}' p1='{}'
 			[[ $t != ext4 ]] && p0=$(mds_perf "$t")
+			perf_pid=''
+			if [[ -n $perf_dir && $t != ext4 ]]; then
+				mkdir -p "$perf_dir"
+				perf record -q -F 999 -g -p "${fuse_pid[$t]},${mds_pid[$t]}" \
+					-o "$perf_dir/perf-$t-$n-$r.data" >/dev/null 2>&1 &
+				perf_pid=$!
+				sleep 1   # perf attaches: not synchronisation of the measurement
+			fi
 			t0=$(now)
 			bg_run ls -l "$dir" >"$work/ls.out"
 			secs=$(secs_since "$t0")
+			if [[ -n $perf_pid ]]; then kill -INT "$perf_pid"; wait "$perf_pid" || true; fi
 			[[ $t != ext4 ]] && p1=$(mds_perf "$t")
 			lines=$(($(wc -l <"$work/ls.out") - 1))   # less "total"
 			((lines == n)) || { echo "run-bigdir: ls -l of $t listed $lines of $n files" >&2; exit 1; }
