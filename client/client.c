@@ -89,6 +89,8 @@ static void perf_register(struct lclient *c)
 	C(cap_flushes);
 	C(caps_released);
 	C(ino_evicted);
+	C(ino_trim_walks);
+	C(ino_trim_skipped);
 	C(index_ops);
 	C(purge_files);
 	C(purge_objects);

@@ -325,6 +325,8 @@ struct lc_perf {
 	struct perf_counter size_reports;
 	struct perf_counter caps_grant, caps_revoke, caps_revoke_deferred, lease_revoke, cap_flushes, caps_released;
 	struct perf_counter ino_evicted;
+	struct perf_counter ino_trim_walks, ino_trim_skipped;  /* lc_icache_trim: walks made, and not made
+							         * because no inode was unreferenced */
 	struct perf_counter index_ops;
 	struct perf_counter purge_files, purge_objects, purge_queued;
 	struct perf_counter async_creates, async_failed, async_sync, async_setattrs;

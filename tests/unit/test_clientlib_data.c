@@ -1572,6 +1572,33 @@ START_TEST(test_dcache_trim_keeps_kernel_names)
 }
 END_TEST
 
+/* the inode trim walks the cache only when some inode has no reference:
+ * during a listing the kernel holds every one, and a walk frees nothing */
+START_TEST(test_icache_trim_skips_held)
+{
+	struct lc_inode *held[40];
+	uint64_t walks0 = perf_get(&c->perf.ino_trim_walks), skipped0 = perf_get(&c->perf.ino_trim_skipped);
+
+	set_opt("client_cache_size", "10");
+	for (int i = 0; i < 40; i++) {
+		struct mdsp_inode mi = { .ino = 0xf01 + (uint64_t)i, .generation = 1, .mode = S_IFREG | 0644, .nlink = 1 };
+
+		held[i] = lc_inode_update(c, &mi, 0, 0);
+	}
+	c->itrim_ns = c->itrim_left = 0;
+	lc_icache_trim(c);
+	ck_assert_uint_eq(perf_get(&c->perf.ino_trim_walks), walks0);
+	ck_assert_uint_eq(perf_get(&c->perf.ino_trim_skipped), skipped0 + 1);
+	ck_assert_uint_ge(atomic_load(&c->ninodes), 40);
+	for (int i = 0; i < 40; i++)
+		lc_put(c, held[i]);
+	c->itrim_ns = c->itrim_left = 0;
+	lc_icache_trim(c);
+	ck_assert_uint_eq(perf_get(&c->perf.ino_trim_walks), walks0 + 1);
+	ck_assert_uint_le(atomic_load(&c->ninodes), 10);
+}
+END_TEST
+
 /* a revoke of a directory's caps (another client's chmod) drops its names
  * here and in the kernel, its negative names and its listing */
 START_TEST(test_dir_revoke)
@@ -1659,6 +1686,7 @@ static Suite *suite(void)
 	tcase_add_test(tc2, test_perm_check);
 	tcase_add_test(tc2, test_dir_revoke);
 	tcase_add_test(tc2, test_dcache_trim_keeps_kernel_names);
+	tcase_add_test(tc2, test_icache_trim_skips_held);
 	suite_add_tcase(s, tc2);
 	return s;
 }
