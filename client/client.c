@@ -91,6 +91,8 @@ static void perf_register(struct lclient *c)
 	C(ino_evicted);
 	C(ino_trim_walks);
 	C(ino_trim_skipped);
+	C(dn_trim_walks);
+	C(dn_trim_skipped);
 	C(index_ops);
 	C(purge_files);
 	C(purge_objects);

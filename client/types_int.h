@@ -325,6 +325,7 @@ struct lc_perf {
 	struct perf_counter size_reports;
 	struct perf_counter caps_grant, caps_revoke, caps_revoke_deferred, lease_revoke, cap_flushes, caps_released;
 	struct perf_counter ino_evicted;
+	struct perf_counter dn_trim_walks, dn_trim_skipped;    /* lc_dcache_trim's, likewise */
 	struct perf_counter ino_trim_walks, ino_trim_skipped;  /* lc_icache_trim: walks made, and not made
 							         * because no inode was unreferenced */
 	struct perf_counter index_ops;
@@ -446,6 +447,7 @@ struct lclient {
 	unsigned long inodes_fit, dentries_fit; /* flusher only: lc_lfht_fit's last size */
 	bool search_unchecked_ok;    /* lclient_set_search_unchecked_ok; set before serving */
 	uint64_t itrim_ns, itrim_left;           /* flusher only: lc_icache_trim's last walk */
+	uint64_t dtrim_ns, dtrim_left;           /* flusher only: lc_dcache_trim's last walk */
 
 	/* writeback */
 	pthread_mutex_t dirty_lock;  /* protects dirty_list */

@@ -1599,6 +1599,47 @@ START_TEST(test_icache_trim_skips_held)
 }
 END_TEST
 
+/* the dentry trim does not walk again and again a table it cannot shrink
+ * (every name held by the kernel): not until it grew by an eighth */
+START_TEST(test_dcache_trim_waits_for_growth)
+{
+	static const struct lc_callbacks cb = { .inval_inode = t_inval_inode, .inval_dentry = t_inval_dentry };
+	struct mdsp_inode dmi = { .ino = 0xa00, .generation = 1, .mode = S_IFDIR | 0755, .nlink = 2 };
+	struct lc_inode *dir = lc_inode_update(c, &dmi, MDSP_CAP_PIN | MDSP_CAP_ATTR_SHARED, 1);
+	uint64_t walks0 = perf_get(&c->perf.dn_trim_walks), w1 = 0;
+	char name[16];
+
+	/* (the client's flusher trims too: every count is the same whichever
+	 * of the two made the walk) */
+	set_opt("client_cache_size", "10");
+	set_opt("client_caps_timeout", "30");
+	lclient_set_callbacks(c, &cb, NULL);
+	for (int i = 0; i < 45; i++) {
+		struct mdsp_inode mi = { .ino = 0xa01 + (uint64_t)i, .generation = 1, .mode = S_IFREG | 0644, .nlink = 1 };
+		struct lc_inode *in = lc_inode_update(c, &mi, 0, 0);
+
+		snprintf(name, sizeof(name), "k%d", i);
+		lc_dcache_add_lease(c, dir, name, in->ino, 1 + (uint64_t)i);
+		ck_assert(lc_dentry_timeout(c, dir, name, in) >= 30);   /* the kernel has it */
+		lc_put(c, in);
+		if (i == 39) {
+			lc_dcache_trim(c);            /* walks, frees nothing */
+			w1 = perf_get(&c->perf.dn_trim_walks);
+			ck_assert_uint_gt(w1, walks0);
+			ck_assert_uint_eq(atomic_load(&c->ndentries), 40);
+			c->dtrim_ns -= 2000000000ull;  /* past the one-a-second limit */
+			lc_dcache_trim(c);            /* 40 < 40 + 40/8: no walk */
+			ck_assert_uint_eq(perf_get(&c->perf.dn_trim_walks), w1);
+		}
+	}
+	c->dtrim_ns -= 2000000000ull;
+	lc_dcache_trim(c);                            /* 45: grown by an eighth */
+	ck_assert_uint_gt(perf_get(&c->perf.dn_trim_walks), w1);
+	lclient_set_callbacks(c, NULL, NULL);
+	lc_put(c, dir);
+}
+END_TEST
+
 /* a revoke of a directory's caps (another client's chmod) drops its names
  * here and in the kernel, its negative names and its listing */
 START_TEST(test_dir_revoke)
@@ -1687,6 +1728,7 @@ static Suite *suite(void)
 	tcase_add_test(tc2, test_dir_revoke);
 	tcase_add_test(tc2, test_dcache_trim_keeps_kernel_names);
 	tcase_add_test(tc2, test_icache_trim_skips_held);
+	tcase_add_test(tc2, test_dcache_trim_waits_for_growth);
 	suite_add_tcase(s, tc2);
 	return s;
 }
