@@ -98,6 +98,7 @@
 #include "mds/locker.h"
 #include "mds/locker_priv.h"
 #include "mds/mdcache.h"
+#include "mds/rstat.h"
 #include "mds/net.h"
 #include "mds/purge.h"
 
@@ -819,6 +820,7 @@ static bool apply_extents(struct minode *in, const struct mdsp_caps *msg)
 static bool apply_flush(struct mds *m, struct mcap *cap, const struct mdsp_caps *msg, struct txn *t)
 {
 	struct minode *in = cap->in;
+	uint64_t old_size = in->a.size;
 	bool changed = false;
 
 	if (!msg->dirty)
@@ -847,6 +849,8 @@ static bool apply_flush(struct mds *m, struct mcap *cap, const struct mdsp_caps 
 	if (changed) {
 		in->a.change++;
 		txn_dirty(t, in);
+		/* the size counts in the tree's rbytes from now on (rstat.c) */
+		rstat_inode_changed(m, t, in, old_size);
 	}
 	perf_inc(&c_flushes, 1);
 	(void)m;

@@ -112,6 +112,7 @@ struct minode *minode_alloc(struct mds *m, uint64_t ino)
 	if (!in)
 		return NULL;
 	in->a.ino = ino;
+	in->a.quota_room = MDSP_QUOTA_NONE;   /* said by the traces only (server.c) */
 	CDS_INIT_LIST_HEAD(&in->caps);
 	if (xa_store(&m->inodes, ino, in)) {
 		free(in);
@@ -680,6 +681,8 @@ uint64_t mds_grant_inos(struct mds *m, struct txn *t, uint64_t n, uint64_t min_e
 void txn_init(struct txn *t)
 {
 	memset(t, 0, sizeof(*t));
+	t->dirty = t->dirty_inline;
+	t->dirty_cap = TXN_INLINE_DIRTY;
 	mdsp_buf_init(&t->b);
 	enc_u32(&t->b, 0);
 }
@@ -687,6 +690,10 @@ void txn_init(struct txn *t)
 void txn_free(struct txn *t)
 {
 	mdsp_buf_free(&t->b);
+	if (t->dirty != t->dirty_inline)
+		free(t->dirty);
+	t->dirty = t->dirty_inline;
+	t->dirty_cap = TXN_INLINE_DIRTY;
 }
 
 void txn_edit(struct txn *t, enum edit_op op, const char *oid, const char *key, const void *val,
@@ -708,10 +715,21 @@ void txn_dirty(struct txn *t, struct minode *in)
 {
 	if (in->dirty)
 		return;
-	if (t->ndirty == TXN_MAX_DIRTY) {
-		/* no op touches more than a handful of inodes: a bug if hit */
-		derr(MDS, "txn: too many dirty inodes");
-		return;
+	if (t->ndirty == t->dirty_cap) {
+		int cap = t->dirty_cap * 2;
+		struct minode **v = malloc((size_t)cap * sizeof(*v));
+
+		if (!v) {
+			/* its edit would be lost: stop the MDS rather than
+			 * acknowledge a change it cannot journal */
+			derr(MDS, "txn: out of memory for %d dirty inodes", cap);
+			abort();
+		}
+		memcpy(v, t->dirty, (size_t)t->ndirty * sizeof(*v));
+		if (t->dirty != t->dirty_inline)
+			free(t->dirty);
+		t->dirty = v;
+		t->dirty_cap = cap;
 	}
 	in->dirty = true;
 	t->dirty[t->ndirty++] = in;

@@ -12,7 +12,7 @@
 #include "mds/mdcache.h"
 #include "mds/mds.h"
 
-#define V_INODE_BLOB 3        /* 2: flags; 3: the data extents (minode.ext) */
+#define V_INODE_BLOB 4        /* 2: flags; 3: the data extents (minode.ext); 4: rparent */
 #define BLOB_LINKABLE 0x1     /* minode.linkable */
 #define V_DENTRY     1
 #define V_DIRMETA    1

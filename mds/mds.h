@@ -166,6 +166,10 @@ struct minode {
 				       * may give it its first name (the kernel's I_LINKABLE) */
 	bool dirty;                   /* in the current txn's dirty list */
 	bool anchor_dirty;            /* primary dentry moved: journal its anchor */
+	/* a regular file in the inode table (hard-linked): the directory of
+	 * the link whose tree counts its bytes in rbytes (0: none, that link
+	 * went); journaled in the inode blob (rstat.c) */
+	uint64_t rparent;
 	struct cds_list_head caps;    /* locker.c: struct mcap of each session caching it */
 	struct mgather *gather;       /* park.c: cap bits requests wait to revoke (NULL: none) */
 };
@@ -238,12 +242,16 @@ struct mwaiter {
 	bool queued;                  /* on m->waiters */
 };
 
-#define TXN_MAX_DIRTY 16
+#define TXN_INLINE_DIRTY 16
 struct txn {
 	struct mdsp_buf b;            /* u32 count placeholder + edits */
 	uint32_t n;
-	struct minode *dirty[TXN_MAX_DIRTY];
-	int ndirty;
+	/* the inodes to journal: a handful, plus every ancestor of a change
+	 * whose recursive statistics move (rstat.c), so it grows past the
+	 * inline array on deep trees (txn_free frees it) */
+	struct minode **dirty;
+	struct minode *dirty_inline[TXN_INLINE_DIRTY];
+	int ndirty, dirty_cap;
 	struct minode *dead[4];       /* inodes whose last link went: removed at commit */
 	int ndead;
 	struct mdir *dirs[16];        /* directory objects the edits touch */

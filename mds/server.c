@@ -27,6 +27,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -41,6 +42,7 @@
 #include "mds/locker.h"
 #include "mds/mdcache.h"
 #include "mds/prealloc.h"
+#include "mds/rstat.h"
 #include "mds/server.h"
 #include "perm/perm.h"
 
@@ -343,6 +345,14 @@ static int op_setattr(struct mds *m, struct session *s, struct mdsp_request *r, 
 	e = mdsp_setattr_check(&in->a, c, mask, a, m->max_file_size, &kill);
 	if (e)
 		return e;
+	/* a truncate up is growth like a write: the byte quotas above (exact
+	 * here, where the MDS sees it) */
+	if ((mask & MDSP_SETATTR_SIZE) && S_ISREG(in->a.mode) && a->size > in->a.size) {
+		struct rstat_delta d = { (int64_t)(a->size - in->a.size), 0, 0 };
+
+		if ((e = rstat_quota_check(m, rstat_acct_dir(in), &d, 0)))
+			return e;
+	}
 	/* what other clients cache of it goes first */
 	if ((mask & (MDSP_SETATTR_MODE | MDSP_SETATTR_UID | MDSP_SETATTR_GID | MDSP_SETATTR_KILL_SUID |
 		     MDSP_SETATTR_CHOWN | MDSP_SETATTR_FLAGS)) || kill)
@@ -368,6 +378,7 @@ static int op_setattr(struct mds *m, struct session *s, struct mdsp_request *r, 
 	if ((mask & MDSP_SETATTR_SIZE) && in->a.size < old_size)
 		blocks_truncated(in, in->a.size);
 	txn_dirty(t, in);
+	rstat_inode_changed(m, t, in, old_size);
 	set_target(rep, in);
 	return 0;
 }
@@ -396,13 +407,16 @@ static int open_check(struct minode *in, const struct mdsp_caller *c, uint32_t o
 	return mask ? may_access(in, c, mask) : 0;
 }
 
-static void open_trunc(struct minode *in, uint32_t oflags, struct txn *t)
+static void open_trunc(struct mds *m, struct minode *in, uint32_t oflags, struct txn *t)
 {
 	if ((oflags & O_TRUNC) && S_ISREG(in->a.mode) && in->a.size) {
+		uint64_t old = in->a.size;
+
 		in->a.size = 0;
 		blocks_truncated(in, 0);
 		touch(in, true);
 		txn_dirty(t, in);
+		rstat_inode_changed(m, t, in, old);
 	}
 }
 
@@ -425,9 +439,37 @@ static int op_open(struct mds *m, struct session *s, struct mdsp_request *r, str
 	locker_want_open(m, t, in, r->oflags);
 	if ((e = locker_blocked(t)))
 		return e;
-	open_trunc(in, r->oflags, t);
+	open_trunc(m, in, r->oflags, t);
 	set_target(rep, in);
 	return 0;
+}
+
+/* One more name in @din: refused (EDQUOT) where a file quota above is full. */
+static int quota_one_more(struct mds *m, struct minode *din)
+{
+	struct rstat_delta d = { 0, 1, 0 };
+
+	return rstat_quota_check(m, din->a.ino, &d, 0);
+}
+
+/* A name of @in was added to (@sign 1) or removed from (-1) directory @din,
+ * counting its bytes if @bytes: the statistics of @din and everything above. */
+static void rstat_name(struct mds *m, struct txn *t, struct minode *din, const struct minode *in, bool bytes,
+		       int sign)
+{
+	struct rstat_delta d;
+
+	rstat_of_name(in, bytes, &d);
+	d.bytes *= sign;
+	d.files *= sign;
+	d.subdirs *= sign;
+	rstat_propagate(m, t, din->a.ino, &d, &din->a.ctime);
+}
+
+/* Does the name @dn in @din count @in's bytes? */
+static bool name_counts_bytes(const struct mdentry *dn, const struct minode *din, const struct minode *in)
+{
+	return !dn->remote || (in->in_table && in->rparent == din->a.ino);
 }
 
 /* Common part of create/mknod/mkdir/symlink: the dir, the name, permissions. */
@@ -448,7 +490,9 @@ static int prep_new(struct mds *m, struct mdsp_request *r, struct minode **din, 
 		return -EEXIST;
 	if ((*din)->a.nlink == 0)
 		return -ENOENT;   /* removed directory */
-	return may_access(*din, &r->caller, MAY_WRITE | MAY_EXEC);
+	if ((e = may_access(*din, &r->caller, MAY_WRITE | MAY_EXEC)))
+		return e;
+	return quota_one_more(m, *din);
 }
 
 static int finish_new(struct mds *m, struct mdir *d, struct minode *din, struct minode *in,
@@ -459,6 +503,8 @@ static int finish_new(struct mds *m, struct mdir *d, struct minode *din, struct 
 	if (e)
 		return e;
 	dir_changed(din, 1, S_ISDIR(in->a.mode) ? 1 : 0, t);
+	in->a.rctime = in->a.ctime;
+	rstat_name(m, t, din, in, true, 1);
 	set_dir(rep, din, name);
 	set_target(rep, in);
 	return 0;
@@ -496,13 +542,15 @@ static int op_create(struct mds *m, struct session *s, struct mdsp_request *r, s
 		locker_want_open(m, t, in, r->oflags);
 		if ((e = locker_blocked(t)))
 			return e;
-		open_trunc(in, r->oflags, t);
+		open_trunc(m, in, r->oflags, t);
 		set_target(rep, in);
 		return 0;
 	}
 	if (din->a.nlink == 0)
 		return -ENOENT;
 	if ((e = may_access(din, &r->caller, MAY_WRITE | MAY_EXEC)))
+		return e;
+	if ((e = quota_one_more(m, din)))
 		return e;
 	want_dir_change(m, t, din, false);
 	if ((e = locker_blocked(t)))
@@ -659,6 +707,7 @@ static int link_tmpfile(struct mds *m, struct session *s, struct mdsp_request *r
 	in->a.nlink = 1;
 	touch(in, false);
 	dir_changed(din, 1, 0, t);
+	rstat_name(m, t, din, in, true, 1);
 	dinfo(MDS, "O_TMPFILE inode %" PRIx64 " linked as '%s' in %" PRIx64, in->a.ino, r->name, din->a.ino);
 	set_dir(rep, din, r->name);
 	set_target(rep, in);
@@ -671,6 +720,7 @@ static int op_link(struct mds *m, struct session *s, struct mdsp_request *r, str
 	struct minode *din, *in;
 	struct mdir *d;
 	struct mdentry *dn;
+	bool bytes;
 	int e;
 
 	if ((e = inode_get(m, r->ino2, &in)))
@@ -690,6 +740,8 @@ static int op_link(struct mds *m, struct session *s, struct mdsp_request *r, str
 	if ((e = locker_blocked(t)))
 		return e;
 	if (!in->in_table) {
+		/* its bytes stay counted where its name was (rstat.c) */
+		in->rparent = in->primary ? in->primary->dir->ino : 0;
 		/* first hard link: the inode moves to the inode table and its
 		 * primary dentry becomes a remote one like the new link (same
 		 * name, same target: its leases stay valid and move with it) */
@@ -722,8 +774,13 @@ static int op_link(struct mds *m, struct session *s, struct mdsp_request *r, str
 		return -ENOMEM;
 	in->a.nlink++;
 	touch(in, false);
+	/* a file whose counting name went is counted here from now on */
+	bytes = !in->rparent;
+	if (bytes)
+		in->rparent = din->a.ino;
 	txn_dirty(t, in);
 	dir_changed(din, 1, 0, t);
+	rstat_name(m, t, din, in, bytes, 1);
 	set_dir(rep, din, r->name);
 	set_target(rep, in);
 	return 0;
@@ -747,6 +804,7 @@ static int op_unlink(struct mds *m, struct session *s, struct mdsp_request *r, s
 	struct minode *din, *in;
 	struct mdir *d;
 	struct mdentry *dn;
+	bool bytes;
 	int e, k;
 
 	if ((e = get_dir(m, r->ino, &din, &d)))
@@ -775,9 +833,13 @@ static int op_unlink(struct mds *m, struct session *s, struct mdsp_request *r, s
 	locker_want_caps(m, t, in, LS);
 	if ((e = locker_blocked(t)))
 		return e;
+	bytes = name_counts_bytes(dn, din, in);
+	if (bytes && dn->remote)
+		in->rparent = 0;   /* its other names do not count its bytes */
 	mdir_del(m, dn, t);
 	drop_link(in, t);
 	dir_changed(din, -1, 0, t);
+	rstat_name(m, t, din, in, bytes, -1);
 	set_dir(rep, din, r->name);
 	set_target(rep, in);   /* the victim, with its new nlink (0: gone) */
 	return 0;
@@ -839,6 +901,7 @@ static int op_rmdir(struct mds *m, struct session *s, struct mdsp_request *r, st
 	if ((e = remove_dir_inode(m, in, t)))
 		return e;
 	dir_changed(din, -1, -1, t);
+	rstat_name(m, t, din, in, true, -1);
 	set_dir(rep, din, r->name);
 	set_target(rep, in);
 	return 0;
@@ -852,7 +915,8 @@ static int op_rename(struct mds *m, struct session *s, struct mdsp_request *r, s
 	struct minode *sdin, *ddin, *src, *dst = NULL, *wo = NULL;
 	struct mdir *sd, *dd;
 	struct mdentry *sdn, *ddn, *ndn;
-	bool sdir, ddir = false;
+	bool sdir, ddir = false, s_bytes, d_bytes = false;
+	struct rstat_delta cs, cd = { 0, 0, 0 }, q;
 	int e, k;
 
 	if (flags & ~(uint32_t)(MDSP_RENAME_NOREPLACE | MDSP_RENAME_EXCHANGE | MDSP_RENAME_WHITEOUT))
@@ -899,6 +963,13 @@ static int op_rename(struct mds *m, struct session *s, struct mdsp_request *r, s
 		return e;
 	if (dst && (e = sticky_ok(ddin, dst, c)))
 		return e;
+	/* what each name adds to its directory's statistics (rstat.c) */
+	s_bytes = name_counts_bytes(sdn, sdin, src);
+	rstat_of_name(src, s_bytes, &cs);
+	if (dst) {
+		d_bytes = name_counts_bytes(ddn, ddin, dst);
+		rstat_of_name(dst, d_bytes, &cd);
+	}
 	if (sdir && sdin != ddin) {
 		if ((e = is_ancestor(m, src, ddin)) < 0)
 			return e;
@@ -919,6 +990,14 @@ static int op_rename(struct mds *m, struct session *s, struct mdsp_request *r, s
 			if (e)
 				return -EINVAL;
 			if ((e = may_access(dst, c, MAY_WRITE)))
+				return e;
+		}
+		if (ddin != sdin) {
+			q = (struct rstat_delta){ cs.bytes - cd.bytes, cs.files - cd.files, cs.subdirs - cd.subdirs };
+			if ((e = rstat_quota_check(m, ddin->a.ino, &q, sdin->a.ino)))
+				return e;
+			q = (struct rstat_delta){ -q.bytes, -q.files, -q.subdirs };
+			if ((e = rstat_quota_check(m, sdin->a.ino, &q, ddin->a.ino)))
 				return e;
 		}
 		want_dir_change(m, t, sdin, sdir != ddir);
@@ -950,6 +1029,11 @@ static int op_rename(struct mds *m, struct session *s, struct mdsp_request *r, s
 			ddin->a.nlink = (uint32_t)((int32_t)ddin->a.nlink + delta);
 			sdin->a.nlink = (uint32_t)((int32_t)sdin->a.nlink - delta);
 		}
+		/* the names that counted bytes still do, in their new places */
+		if (s_rem && s_bytes)
+			src->rparent = ddin->a.ino;
+		if (d_rem && d_bytes)
+			dst->rparent = sdin->a.ino;
 		touch(src, false);
 		touch(dst, false);
 		txn_dirty(t, src);
@@ -957,6 +1041,10 @@ static int op_rename(struct mds *m, struct session *s, struct mdsp_request *r, s
 		dir_changed(sdin, 0, 0, t);
 		if (ddin != sdin)
 			dir_changed(ddin, 0, 0, t);
+		q = (struct rstat_delta){ cd.bytes - cs.bytes, cd.files - cs.files, cd.subdirs - cs.subdirs };
+		rstat_propagate(m, t, sdin->a.ino, &q, &sdin->a.ctime);
+		q = (struct rstat_delta){ -q.bytes, -q.files, -q.subdirs };
+		rstat_propagate(m, t, ddin->a.ino, &q, &ddin->a.ctime);
 		set_dir(rep, ddin, r->name2);
 		set_target(rep, src);
 		return 0;
@@ -977,6 +1065,12 @@ static int op_rename(struct mds *m, struct session *s, struct mdsp_request *r, s
 	} else if (sdir && sdin != ddin && ddin->a.nlink >= NLINK_MAX) {
 		return -EMLINK;
 	}
+	/* the quotas of the trees it moves into (net of what it replaces) */
+	q = (struct rstat_delta){ cs.bytes - cd.bytes, cs.files - cd.files, cs.subdirs - cd.subdirs };
+	if (sdin != ddin && (e = rstat_quota_check(m, ddin->a.ino, &q, sdin->a.ino)))
+		return e;
+	if ((flags & MDSP_RENAME_WHITEOUT) && (e = quota_one_more(m, sdin)))
+		return e;
 	/* checks done: what other clients cache of it goes first */
 	want_dir_change(m, t, sdin, sdir || ddir);
 	if (ddin != sdin)
@@ -995,6 +1089,8 @@ static int op_rename(struct mds *m, struct session *s, struct mdsp_request *r, s
 		return e;
 	/* apply */
 	if (dst) {
+		if (d_bytes && ddn->remote)
+			dst->rparent = 0;   /* its other names do not count its bytes */
 		mdir_del(m, ddn, t);
 		if (ddir) {
 			if ((e = remove_dir_inode(m, dst, t)))
@@ -1017,6 +1113,8 @@ static int op_rename(struct mds *m, struct session *s, struct mdsp_request *r, s
 		if (!rem) {
 			src->primary = ndn;
 			src->anchor_dirty = true;
+		} else if (s_bytes) {
+			src->rparent = ddin->a.ino;
 		}
 	}
 	if (wo && (e = link_primary(m, sd, r->name, wo, t)))
@@ -1029,6 +1127,11 @@ static int op_rename(struct mds *m, struct session *s, struct mdsp_request *r, s
 	}
 	dir_changed(sdin, wo ? 0 : -1, 0, t);
 	dir_changed(ddin, 1, 0, t);
+	/* out of the source's tree (a whiteout stays there), into the target's */
+	q = (struct rstat_delta){ -cs.bytes, (wo ? 1 : 0) - cs.files, -cs.subdirs };
+	rstat_propagate(m, t, sdin->a.ino, &q, &sdin->a.ctime);
+	q = (struct rstat_delta){ cs.bytes - cd.bytes, cs.files - cd.files, cs.subdirs - cd.subdirs };
+	rstat_propagate(m, t, ddin->a.ino, &q, &ddin->a.ctime);
 	set_dir(rep, ddin, r->name2);
 	set_target(rep, src);
 	return 0;
@@ -1195,7 +1298,128 @@ void server_statfs(struct mds *m, struct mdsp_statfs *sf)
 static int op_statfs(struct mds *m, struct session *s, struct mdsp_request *r, struct mdsp_reply *rep,
 		     struct txn *t)
 {
+	uint64_t maxb, usedb, maxf, usedf;
+
 	server_statfs(m, &rep->statfs);
+	/* a mount of a directory under a quota sees the quota as its size */
+	if (r->ino && r->ino != MDSP_ROOT_INO && rstat_quota_statfs(m, r->ino, &maxb, &usedb, &maxf, &usedf)) {
+		struct mdsp_statfs *sf = &rep->statfs;
+		uint64_t bs = sf->bsize ? sf->bsize : 4096;
+
+		if (maxb) {
+			uint64_t total = (maxb + bs - 1) / bs, used = (usedb + bs - 1) / bs;
+			uint64_t left = used >= total ? 0 : total - used;
+
+			sf->blocks = total;
+			sf->bfree = left < sf->bfree ? left : sf->bfree;
+			sf->bavail = left < sf->bavail ? left : sf->bavail;
+		}
+		if (maxf) {
+			sf->files = maxf;
+			sf->ffree = usedf >= maxf ? 0 : maxf - usedf;
+		}
+	}
+	return 0;
+}
+
+/*
+ * The virtual xattrs of directories (rstat.c): loligo.dir.* read the
+ * statistics, loligo.quota.* read and set the quotas.  They are not stored
+ * and not listed (as Ceph's ceph.dir.*); reading them costs O(1).
+ */
+#define VX_DIR   "loligo.dir."
+#define VX_QUOTA "loligo.quota."
+
+static bool is_vxattr(const char *name)
+{
+	return name && !strncmp(name, "loligo.", 7);
+}
+
+static int vxattr_get(struct minode *in, const char *name, struct mdsp_reply *rep)
+{
+	const struct mdsp_inode *a = &in->a;
+	uint64_t subdirs = a->nlink > 2 ? a->nlink - 2 : 0, v;
+	char buf[48];
+	int n;
+
+	if (!S_ISDIR(a->mode))
+		return -ENODATA;
+	if (!strcmp(name, VX_DIR "rctime")) {
+		n = snprintf(buf, sizeof(buf), "%" PRId64 ".%09u", a->rctime.sec, a->rctime.nsec);
+		goto out;
+	}
+	if (!strcmp(name, VX_DIR "rbytes"))
+		v = a->rbytes;
+	else if (!strcmp(name, VX_DIR "rfiles"))
+		v = a->rfiles;
+	else if (!strcmp(name, VX_DIR "rsubdirs"))
+		v = a->rsubdirs;
+	else if (!strcmp(name, VX_DIR "rentries"))
+		v = a->rfiles + a->rsubdirs;
+	else if (!strcmp(name, VX_DIR "entries"))
+		v = a->files;
+	else if (!strcmp(name, VX_DIR "subdirs"))
+		v = subdirs;
+	else if (!strcmp(name, VX_DIR "files"))
+		v = a->files > subdirs ? a->files - subdirs : 0;
+	else if (!strcmp(name, VX_QUOTA "max_bytes"))
+		v = a->quota_max_bytes;
+	else if (!strcmp(name, VX_QUOTA "max_files"))
+		v = a->quota_max_files;
+	else
+		return -ENODATA;
+	n = snprintf(buf, sizeof(buf), "%" PRIu64, v);
+out:
+	rep->data = (uint8_t *)strdup(buf);
+	if (!rep->data)
+		return -ENOMEM;
+	rep->data_len = (uint32_t)n;
+	return 0;
+}
+
+/*
+ * Set (or with @remove clear) a quota of directory @in.  Root only, after
+ * the key's root_squash (authcaps.c): a key that squashes root cannot.
+ * The value is a decimal number; 0 removes the quota, as in Ceph.
+ */
+static int vxattr_set(struct mds *m, struct minode *in, const struct mdsp_request *r, bool remove,
+		      struct mdsp_reply *rep, struct txn *t)
+{
+	uint64_t *field, v = 0;
+	char buf[32], *end;
+
+	if (strncmp(r->name, VX_QUOTA, strlen(VX_QUOTA)))
+		return -EPERM;   /* the statistics are read-only */
+	if (!S_ISDIR(in->a.mode))
+		return -EINVAL;
+	if (!strcmp(r->name, VX_QUOTA "max_bytes"))
+		field = &in->a.quota_max_bytes;
+	else if (!strcmp(r->name, VX_QUOTA "max_files"))
+		field = &in->a.quota_max_files;
+	else
+		return -EINVAL;
+	if (r->caller.uid != 0)
+		return -EPERM;
+	if (!remove) {
+		if (!r->data_len || r->data_len >= sizeof(buf))
+			return -EINVAL;
+		memcpy(buf, r->data, r->data_len);
+		buf[r->data_len] = 0;
+		if (buf[r->data_len - 1] == '\n')
+			buf[r->data_len - 1] = 0;
+		errno = 0;
+		v = strtoull(buf, &end, 10);
+		if (errno || end == buf || *end || buf[0] == '-')
+			return -EINVAL;
+	} else if (!*field) {
+		return -ENODATA;
+	}
+	*field = v;
+	touch(in, false);
+	txn_dirty(t, in);
+	rstat_inode_changed(m, t, in, in->a.size);
+	dinfo(MDS, "quota %s of directory %" PRIx64 " set to %" PRIu64, r->name + strlen(VX_QUOTA), in->a.ino, v);
+	set_target(rep, in);
 	return 0;
 }
 
@@ -1240,6 +1464,8 @@ static int op_getxattr(struct mds *m, struct session *s, struct mdsp_request *r,
 
 	if (e)
 		return e;
+	if (is_vxattr(r->name))
+		return vxattr_get(in, r->name, rep);
 	if ((e = xattr_perm(in, &r->caller, r->name, false)))
 		return e;
 	x = xattr_find(in, r->name);
@@ -1265,6 +1491,8 @@ static int op_setxattr(struct mds *m, struct session *s, struct mdsp_request *r,
 
 	if (e)
 		return e;
+	if (is_vxattr(r->name))
+		return vxattr_set(m, in, r, false, rep, t);
 	if ((e = xattr_perm(in, &r->caller, r->name, true)))
 		return e;
 	if (r->data_len > MDSP_XATTR_SIZE_MAX)
@@ -1355,6 +1583,8 @@ static int op_removexattr(struct mds *m, struct session *s, struct mdsp_request 
 
 	if (e)
 		return e;
+	if (is_vxattr(r->name))
+		return vxattr_set(m, in, r, true, rep, t);
 	/*
 	 * A file's capabilities go with any write to it, by whoever may write
 	 * it: the kernel removes them on the writer's behalf before a write,
@@ -1588,6 +1818,13 @@ void server_dispatch(struct mds *m, struct session *s, struct mdsp_request *req,
 		rep->caps = 0;
 	}
 	rep->result = r;
+	/* a regular file's trace says how far it may grow under byte quotas */
+	if (!r && rep->has_target && S_ISREG(rep->target.mode)) {
+		struct minode *in;
+
+		rep->target.quota_room = inode_get(m, rep->target.ino, &in) ? MDSP_QUOTA_NONE
+									: rstat_quota_room(m, in);
+	}
 	locker_fill_reply(m, s, req, rep, t);
 	dout(MDS, 15, "session %" PRIu64 " tid %" PRIu64 " %s ino %" PRIx64 " '%s' -> %d",
 	     s ? s->id : 0, req->tid, mdsp_op_name(req->op), req->ino, req->name ? req->name : "", r);

@@ -127,7 +127,21 @@ struct mdsp_inode {
 	/* version 3 */
 	uint32_t xattrs;         /* MDSP_XATTRS_*: whether the inode has any xattr, in the
 				  * traces of replies (the target, readdir entries) only */
+	/* version 4: directories: recursive statistics of everything below
+	 * (not the directory itself), exact at the MDS (mds/rstat.c), and the
+	 * quotas set on it (0: none) */
+	uint64_t rbytes;         /* sum of st_size of the regular files below */
+	uint64_t rfiles;         /* names of non-directories below (a hard link counts per name) */
+	uint64_t rsubdirs;       /* directories below */
+	struct mdsp_time rctime; /* newest ctime of the directory and anything below */
+	uint64_t quota_max_bytes;
+	uint64_t quota_max_files;   /* limit on rentries (rfiles + rsubdirs) */
+	/* regular files, in traces only: bytes the file may still grow by
+	 * before the tightest byte quota above it is reached (MDSP_QUOTA_NONE:
+	 * no byte quota above it) */
+	uint64_t quota_room;
 };
+#define MDSP_QUOTA_NONE UINT64_MAX
 
 #define MDSP_BLOCKS_UNKNOWN UINT64_MAX
 /* mdsp_inode.flags: the Linux FS_*_FL values (FS_IOC_GETFLAGS/SETFLAGS) */

@@ -22,6 +22,7 @@ declare -A layer=(
 	[net.h]=1 [net.c]=1
 	# 2: the namespace in memory and its transactions
 	[mdcache.h]=2 [mdcache_priv.h]=2 [mdcache.c]=2 [mdcache_codec.c]=2 [mdcache_replay.c]=2
+	[rstat.h]=2 [rstat.c]=2
 	# 3: the journal: writer, expiry, replay, the offline tools
 	[journal.h]=3 [journal_priv.h]=3 [journal.c]=3 [journal_expire.c]=3 [journal_replay.c]=3
 	[journal_tool.c]=3
