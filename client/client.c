@@ -70,6 +70,7 @@ static void perf_register(struct lclient *c)
 	C(readdir_fetch);
 	C(readdir_shared);
 	C(xattr_cached);
+	C(quota_refused);
 	C(rd_bytes);
 	C(wr_bytes);
 	C(ra_hit);

@@ -647,6 +647,64 @@ static int clamp_to_limit(struct lclient *c, uint64_t off, size_t *len)
 }
 
 /*
+ * Byte quotas (loligo.quota.max_bytes, mds/rstat.c): the MDS counts a file's
+ * size once a cap flush brings it, and says in each trace of a regular file
+ * how far it may grow (quota_room, from the size it knew: quota_base).  A
+ * write, or a fallocate, that grows the file past quota_base + quota_room
+ * is cut short there (EDQUOT if it starts past it), as ext4 cuts a write at
+ * a quota.  The room others used meanwhile is seen by asking again: before
+ * refusing, and whenever the file has grown by an object since the MDS last
+ * said, our size goes to the MDS first (lc_wb_flush, cap flush) and a
+ * GETATTR brings the room back.  So what the MDS does not know of our
+ * growth is under one object size, and with N clients writing into one
+ * quota the tree may pass max_bytes by less than N object sizes.  A quota
+ * set while a file is open for writing is seen at the next trace of it
+ * (an open, a stat that reaches the MDS).  @whole: all or nothing
+ * (fallocate).
+ */
+static int quota_allow(struct lclient *c, struct lc_inode *in, uint64_t off, size_t *len, bool whole)
+{
+	uint32_t osize = lc_inode_object_size(in);
+	bool asked = false;
+	int r;
+
+	if (!c->mdsc)
+		return 0;
+	for (;;) {
+		uint64_t end = off + *len, size = lc_inode_size(in), room, base, limit;
+
+		pthread_mutex_lock(&in->lock);
+		room = in->quota_room;
+		base = in->quota_base;
+		pthread_mutex_unlock(&in->lock);
+		if (room == MDSP_QUOTA_NONE || room == MDSP_QUOTA_UNSAID || end <= size)
+			return 0;
+		limit = base > UINT64_MAX - room ? UINT64_MAX : base + room;
+		if (!asked && (end > limit || end - base > osize)) {
+			r = lc_wb_flush(c, in);
+			if (r == 0)
+				r = lc_cap_flush_sync(c, in);
+			if (r == 0)
+				r = c->data_ops.getattr(c, in, NULL, true, NULL);
+			if (r < 0)
+				return r;
+			asked = true;
+			continue;
+		}
+		if (end <= limit)
+			return 0;
+		if (limit < size)
+			limit = size;
+		if (off >= limit || whole) {
+			perf_inc(&c->perf.quota_refused, 1);
+			return -EDQUOT;
+		}
+		*len = (size_t)(limit - off);
+		return 0;
+	}
+}
+
+/*
  * A write while the data store is full: object by object, straight to the
  * store, which takes what lands in space reserved for it (fallocate:
  * store_op_allocate) and refuses the rest with ENOSPC before writing
@@ -708,6 +766,9 @@ static ssize_t write_fh(struct lclient *c, struct lc_fh *fh, off_t offset, size_
 	 * writeback (write_while_full) */
 	full = lc_data_full(c);
 	r = kill_privs(c, fh);
+	if (r < 0)
+		return r;
+	r = quota_allow(c, in, append ? lc_inode_size(in) : off, &len, false);
 	if (r < 0)
 		return r;
 	pthread_mutex_lock(&in->lock);
@@ -1178,6 +1239,12 @@ int lc_fallocate(struct lclient *c, struct lc_fh *fh, int mode, off_t offset, of
 	}
 	/* mode 0 and KEEP_SIZE: the range's space, then the size (ext4's order:
 	 * a reservation that fails leaves the size as it was) */
+	if (!(mode & FALLOC_FL_KEEP_SIZE) && end > size) {
+		size_t n = (size_t)len;
+
+		if ((r = quota_allow(c, in, off, &n, true)) < 0)
+			return r;
+	}
 	r = alloc_data(c, in, off, end, true);
 	if (r == 0 && !(mode & FALLOC_FL_KEEP_SIZE) && end > size) {
 		struct lc_attr set = { .size = end };

@@ -247,6 +247,7 @@ static struct lc_inode *inode_alloc(struct lclient *c, uint64_t ino)
 	atomic_init(&in->ref, 1);
 	atomic_init(&in->last_used, now_mono_ns());
 	atomic_init(&in->dgen, 1);
+	in->quota_room = MDSP_QUOTA_NONE;
 	xa_init(&in->objs);
 	pthread_mutex_init(&in->lock, NULL);
 	pthread_condattr_init(&ca);
@@ -267,10 +268,21 @@ double lc_secs(int id)
 	return cfg_double((enum cfg_opt_id)id);
 }
 
+/* in->lock held: what a trace says of the byte quotas above a regular file */
+static void note_quota_locked(struct lc_inode *in, const struct mdsp_inode *mi)
+{
+	lockdep_assert_held(&in->lock);
+	if (mi->quota_room == MDSP_QUOTA_UNSAID)
+		return;
+	in->quota_room = mi->quota_room;
+	in->quota_base = mi->size;
+}
+
 /* in->lock held: @mi from the MDS becomes the inode's attributes (@fresh: a new inode) */
 static void apply_mi_locked(struct lc_inode *in, const struct mdsp_inode *mi, bool fresh)
 {
 	lockdep_assert_held(&in->lock);
+	note_quota_locked(in, mi);
 	/* an older reply must not overwrite a newer state (change only grows) */
 	if (!fresh && mi->change < in->mi.change)
 		return;
@@ -359,6 +371,7 @@ struct lc_inode *lc_inode_update(struct lclient *c, const struct mdsp_inode *mi,
 			in = nin;
 			nin = NULL;
 			pthread_mutex_lock(&in->lock);
+			note_quota_locked(in, mi);
 			lc_caps_apply_locked(in, caps, cap_seq);
 			pthread_mutex_unlock(&in->lock);
 			return in;

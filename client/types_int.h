@@ -151,6 +151,10 @@ struct lc_inode {
 	bool fcaps_none;
 	uint64_t fcaps_seq;
 	uint32_t fcaps_gen;
+	/* regular files: the byte quotas above (mds/rstat.c), as the MDS's
+	 * last trace of it said: it may grow to quota_base + quota_room
+	 * (quota_room MDSP_QUOTA_NONE: no byte quota); file.c quota_allow */
+	uint64_t quota_room, quota_base;
 	struct rd_batch *rd;         /* dirs: last READDIR batch (while Fs is held) */
 	/* dirs: one READDIR in flight per directory; those that come meanwhile
 	 * for the same cookie take its batch (readdir.c) */
@@ -319,6 +323,7 @@ struct lc_perf {
 	struct perf_counter dentry_hit, dentry_miss, dentry_neg_hit;
 	struct perf_counter readdir_cached, readdir_fetch, readdir_shared;
 	struct perf_counter xattr_cached;      /* getxattr/listxattr answered from a trace (namei.c) */
+	struct perf_counter quota_refused;     /* writes and fallocates refused or cut short by a byte quota (file.c) */
 	struct perf_counter rd_bytes, wr_bytes;
 	struct perf_counter ra_hit, ra_wait, ra_miss, ra_bytes, ra_buf_reuse;
 	struct perf_counter wb_bytes, wb_ops, wb_throttle, wb_full_ops;

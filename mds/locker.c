@@ -286,6 +286,9 @@ static uint32_t allowed_for(struct mds *m, struct minode *in, struct mcap *mine,
 		allowed &= ~(uint32_t)OPEN_BITS;
 	if (!S_ISDIR(in->a.mode))
 		allowed &= ~(uint32_t)Dc;
+	/* under a file quota every create must reach the MDS to be counted */
+	else if (rstat_files_quota_above(m, in))
+		allowed &= ~(uint32_t)Dc;
 	cds_list_for_each_entry(cap, &in->caps, in_item)
 		if (cap != mine)
 			others |= cap->issued | cap->pending;
@@ -436,6 +439,17 @@ void locker_want_caps(struct mds *m, struct txn *t, struct minode *in, uint32_t 
 	}
 	if (blocked)
 		locker_gather_add(t, in->a.ino, mask, NULL);
+}
+
+void locker_revoke_own(struct mds *m, struct txn *t, struct minode *in, uint32_t mask)
+{
+	struct mcap *cap;
+
+	if (!in->caps.next)
+		return;
+	cds_list_for_each_entry(cap, &in->caps, in_item)
+		if (cap->s == t->s && (cap->pending & mask))
+			cap_revoke(m, cap, mask);
 }
 
 void locker_want_dentry(struct mds *m, struct txn *t, struct mdentry *dn)

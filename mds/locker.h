@@ -37,6 +37,13 @@ void locker_register_perf(struct mds *m);
  * mds->lock.
  */
 void locker_want_caps(struct mds *m, struct txn *t, struct minode *in, uint32_t mask);
+/*
+ * locker_revoke_own - the requesting session itself gives up @mask of @in
+ * too (a quota now needs every create below at the MDS: Dc).  Not waited
+ * for: the revoke goes out on its connection before the reply, and what it
+ * sent before was sent before the request.  Caller holds mds->lock.
+ */
+void locker_revoke_own(struct mds *m, struct txn *t, struct minode *in, uint32_t mask);
 /* locker_want_dentry - likewise for the leases other sessions hold on @dn. */
 void locker_want_dentry(struct mds *m, struct txn *t, struct mdentry *dn);
 /* locker_blocked - LOCKER_WAIT if @t must wait for revokes, else 0. */

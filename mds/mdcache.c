@@ -112,7 +112,7 @@ struct minode *minode_alloc(struct mds *m, uint64_t ino)
 	if (!in)
 		return NULL;
 	in->a.ino = ino;
-	in->a.quota_room = MDSP_QUOTA_NONE;   /* said by the traces only (server.c) */
+	in->a.quota_room = MDSP_QUOTA_UNSAID;   /* said by the traces only (server.c) */
 	CDS_INIT_LIST_HEAD(&in->caps);
 	if (xa_store(&m->inodes, ino, in)) {
 		free(in);

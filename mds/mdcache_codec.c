@@ -138,7 +138,7 @@ int inode_blob_decode(const void *p, size_t len, struct minode *in)
 	in->ext = ext;
 	in->a = a;
 	in->a.xattrs = MDSP_XATTRS_UNKNOWN;   /* said by the traces only (server.c set_target) */
-	in->a.quota_room = MDSP_QUOTA_NONE;
+	in->a.quota_room = MDSP_QUOTA_UNSAID;
 	if (ver < 3 || !S_ISREG(a.mode))
 		mdsp_extset_clear(&in->ext);
 	inode_blocks_sync(in);

@@ -248,3 +248,23 @@ bool rstat_quota_statfs(struct mds *m, uint64_t ino, uint64_t *max_bytes, uint64
 	}
 	return any;
 }
+
+bool rstat_files_quota_above(struct mds *m, struct minode *in)
+{
+	int depth = 0;
+
+	for (; in && depth < DEPTH_MAX; in = up(m, in), depth++)
+		if (in->a.quota_max_files)
+			return true;
+	return false;
+}
+
+bool rstat_is_below(struct mds *m, struct minode *in, const struct minode *anc)
+{
+	int depth = 0;
+
+	for (; in && depth < DEPTH_MAX; in = up(m, in), depth++)
+		if (in == anc)
+			return true;
+	return false;
+}

@@ -60,6 +60,16 @@ int rstat_quota_check(struct mds *m, uint64_t dir_ino, const struct rstat_delta 
 uint64_t rstat_quota_room(struct mds *m, const struct minode *in);
 
 /*
+ * rstat_files_quota_above - has directory @in or an ancestor a file quota?
+ * Then no client answers creates in it itself (no Dc, locker.c): the MDS
+ * must count each one.  O(depth).
+ */
+bool rstat_files_quota_above(struct mds *m, struct minode *in);
+
+/* rstat_is_below - is @in @anc or below it?  O(depth). */
+bool rstat_is_below(struct mds *m, struct minode *in, const struct minode *anc);
+
+/*
  * rstat_quota_statfs - the tightest byte and file quotas on @ino and its
  * ancestors, with their use: what df shows on a mount of that directory.
  * Returns false when there is none.

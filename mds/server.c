@@ -1378,6 +1378,43 @@ out:
 }
 
 /*
+ * Revoke Dc from every cached directory at or below @top (locker.c):
+ * other sessions' first, waited for; then the caller's own.  O(cached
+ * directories), once per quota set.
+ */
+static int revoke_dc_below(struct mds *m, struct minode *top, struct txn *t)
+{
+	unsigned long idx;
+	struct mdir *d;
+	int pass, e = 0;
+
+	for (pass = 0; pass < 2 && !e; pass++) {
+		rcu_read_lock();
+		xa_for_each(&m->dirs, idx, d) {
+			struct minode *din = xa_load(&m->inodes, d->ino);
+			struct mcap *cap;
+			bool dc = false;
+
+			if (!din)
+				continue;
+			cds_list_for_each_entry(cap, &din->caps, in_item)
+				if ((cap->issued | cap->pending) & MDSP_CAP_DIR_CREATE)
+					dc = true;
+			if (!dc || !rstat_is_below(m, din, top))
+				continue;
+			if (pass == 0)
+				locker_want_caps(m, t, din, MDSP_CAP_DIR_CREATE);
+			else
+				locker_revoke_own(m, t, din, MDSP_CAP_DIR_CREATE);
+		}
+		rcu_read_unlock();
+		if (pass == 0)
+			e = locker_blocked(t);
+	}
+	return e;
+}
+
+/*
  * Set (or with @remove clear) a quota of directory @in.  Root only, after
  * the key's root_squash (authcaps.c): a key that squashes root cannot.
  * The value is a decimal number; 0 removes the quota, as in Ceph.
@@ -1387,6 +1424,7 @@ static int vxattr_set(struct mds *m, struct minode *in, const struct mdsp_reques
 {
 	uint64_t *field, v = 0;
 	char buf[32], *end;
+	int e;
 
 	if (strncmp(r->name, VX_QUOTA, strlen(VX_QUOTA)))
 		return -EPERM;   /* the statistics are read-only */
@@ -1414,6 +1452,10 @@ static int vxattr_set(struct mds *m, struct minode *in, const struct mdsp_reques
 	} else if (!*field) {
 		return -ENODATA;
 	}
+	/* a file quota counts every create at the MDS: clients that answer
+	 * creates themselves below (Dc) give that up first */
+	if (field == &in->a.quota_max_files && v && (e = revoke_dc_below(m, in, t)))
+		return e;
 	*field = v;
 	touch(in, false);
 	txn_dirty(t, in);

@@ -141,7 +141,9 @@ struct mdsp_inode {
 	 * no byte quota above it) */
 	uint64_t quota_room;
 };
-#define MDSP_QUOTA_NONE UINT64_MAX
+#define MDSP_QUOTA_NONE   UINT64_MAX        /* quota_room: no byte quota above */
+#define MDSP_QUOTA_UNSAID (UINT64_MAX - 1)  /* quota_room: this message does not say (CAPS,
+					     * readdir entries, directories, older peers) */
 
 #define MDSP_BLOCKS_UNKNOWN UINT64_MAX
 /* mdsp_inode.flags: the Linux FS_*_FL values (FS_IOC_GETFLAGS/SETFLAGS) */

@@ -100,7 +100,7 @@ int dec_inode(struct cur *c, struct mdsp_inode *in)
 	in->rbytes = in->rfiles = in->rsubdirs = 0;
 	in->rctime = (struct mdsp_time){ 0, 0 };
 	in->quota_max_bytes = in->quota_max_files = 0;
-	in->quota_room = MDSP_QUOTA_NONE;
+	in->quota_room = MDSP_QUOTA_UNSAID;
 	if (v >= 4 && (get_u64(c, &in->rbytes) || get_u64(c, &in->rfiles) || get_u64(c, &in->rsubdirs) ||
 		       get_time(c, &in->rctime) || get_u64(c, &in->quota_max_bytes) ||
 		       get_u64(c, &in->quota_max_files) || get_u64(c, &in->quota_room)))

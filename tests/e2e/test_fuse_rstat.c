@@ -27,7 +27,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
-#include <sys/wait.h>
+#include <sys/fsuid.h>
 #include <sys/xattr.h>
 #include <unistd.h>
 
@@ -195,6 +195,180 @@ START_TEST(test_stats)
 	ck_r("", 15000, 4, 3);
 	ck_assert_int_eq(unlink(P("x/f2")), 0);
 	ck_r("", 3000, 3, 3);
+	/* unmounted while the restarted MDS (our child: it dies with us) serves */
+	ck_assert_int_eq(lfs_umount(&fs), 0);
+}
+END_TEST
+
+
+static void setup_other(void)
+{
+	ck_assert_int_eq(lfs_init(&fs), 0);
+	ck_assert_int_eq(lfs_mds_start(&fs), 0);
+	ck_assert_int_eq(lfs_mount(&fs, "allow_other"), 0);
+}
+
+static int set_quota(const char *rel, const char *which, long long v)
+{
+	char name[64], val[32];
+
+	snprintf(name, sizeof(name), "loligo.quota.%s", which);
+	snprintf(val, sizeof(val), "%lld", v);
+	return setxattr(P(rel), name, val, strlen(val), 0);
+}
+
+/* errno of creating @rel (a file), 0 if it worked */
+static int create_err(const char *rel)
+{
+	int fd = open(P(rel), O_CREAT | O_EXCL | O_WRONLY, 0644);
+
+	if (fd < 0)
+		return errno;
+	close(fd);
+	return 0;
+}
+
+/* errno of an op, 0 if it worked */
+#define ERR(call) ((call) == 0 ? 0 : errno)
+
+START_TEST(test_quota_files)
+{
+	int r, err;
+
+	ck_assert_int_eq(mkdir(P("q"), 0777), 0);
+	ck_assert_int_eq(mkdir(P("q/in"), 0777), 0);
+	ck_assert_int_eq(create_err("outside"), 0);
+	ck_assert_int_eq(set_quota("q", "max_files", 5), 0);
+	ck_assert_int_eq(set_quota("q/in", "max_files", 2), 0);
+	ck_assert_int_eq(vx("q", "quota.max_files"), 5);
+
+	/* the inner quota is the tighter one */
+	ck_assert_int_eq(create_err("q/in/f1"), 0);
+	ck_assert_int_eq(create_err("q/in/f2"), 0);
+	ck_assert_int_eq(create_err("q/in/f3"), EDQUOT);
+	ck_assert_int_eq(ERR(mkdir(P("q/in/d"), 0755)), EDQUOT);
+	ck_assert_int_eq(ERR(symlink("x", P("q/in/s"))), EDQUOT);
+	/* the outer one: in, f1, f2 and two more */
+	ck_assert_int_eq(create_err("q/a"), 0);
+	ck_assert_int_eq(create_err("q/b"), 0);
+	ck_assert_int_eq(create_err("q/c"), EDQUOT);
+	ck_assert_int_eq(ERR(mkdir(P("q/d"), 0755)), EDQUOT);
+	/* renames and links into a full tree are refused, renames inside it
+	 * (where the count does not change) are not */
+	ck_assert_int_eq(ERR(rename(P("outside"), P("q/x"))), EDQUOT);
+	ck_assert_int_eq(ERR(link(P("outside"), P("q/l"))), EDQUOT);
+	ck_assert_int_eq(ERR(rename(P("q/a"), P("q/in/a"))), EDQUOT);
+	ck_assert_int_eq(ERR(rename(P("q/a"), P("q/a2"))), 0);
+	ck_assert_int_eq(ERR(rename(P("q/in/f1"), P("q/f1"))), 0);    /* out of in: room there... */
+	ck_assert_int_eq(create_err("q/in/f3"), EDQUOT);             /* ...but not in q */
+	/* a rename over an existing name adds nothing */
+	ck_assert_int_eq(create_err("o2"), 0);
+	ck_assert_int_eq(ERR(rename(P("o2"), P("q/b"))), 0);
+	/* moving a name out makes room */
+	ck_assert_int_eq(ERR(rename(P("q/b"), P("b"))), 0);
+	ck_assert_int_eq(create_err("q/in/f3"), 0);
+	ck_assert_int_eq(create_err("q/c"), EDQUOT);
+	ck_assert_int_eq(vx("q", "dir.rentries"), 5);
+	ck_assert_int_eq(vx("q/in", "dir.rentries"), 2);
+
+	/* only root sets quotas (the FUSE request carries the fsuid) */
+	setfsgid(65534);
+	setfsuid(65534);
+	errno = 0;
+	r = set_quota("q", "max_files", 100);
+	err = errno;
+	setfsuid(0);
+	setfsgid(0);
+	ck_assert_msg(r == -1 && err == EPERM, "a non-root caller setting a quota: %d (%s)", r, strerror(err));
+	ck_assert_int_eq(vx("q", "quota.max_files"), 5);
+
+	/* kept across a kill -9 of the MDS; removed with 0 */
+	lfs_mds_stop(&fs, SIGKILL);
+	ck_assert_int_eq(lfs_mds_start(&fs), 0);
+	ck_assert_int_eq(create_err("q/e"), EDQUOT);
+	ck_assert_int_eq(vx("q/in", "quota.max_files"), 2);
+	ck_assert_int_eq(set_quota("q", "max_files", 0), 0);
+	ck_assert_int_eq(create_err("q/e"), 0);
+	/* unmounted while the restarted MDS (our child: it dies with us) serves */
+	ck_assert_int_eq(lfs_umount(&fs), 0);
+}
+END_TEST
+
+/* bytes written to @rel in 64 KiB writes until one fails; its errno in *@err */
+static off_t fill(const char *rel, off_t at_most, int *err)
+{
+	static char buf[65536];
+	off_t done = 0;
+	int fd = open(P(rel), O_CREAT | O_WRONLY, 0644);
+
+	*err = 0;
+	if (fd < 0) {
+		*err = errno;
+		return 0;
+	}
+	memset(buf, 'q', sizeof(buf));
+	while (done < at_most) {
+		ssize_t n = write(fd, buf, sizeof(buf));
+
+		if (n < 0) {
+			*err = errno;
+			break;
+		}
+		done += n;
+	}
+	if (fsync(fd) && !*err)
+		*err = errno;
+	close(fd);
+	return done;
+}
+
+START_TEST(test_quota_bytes)
+{
+	const off_t max = 1 << 20, osize = 4 << 20;
+	struct statvfs sv;
+	off_t n;
+	int err, fd;
+
+	ck_assert_int_eq(mkdir(P("q"), 0777), 0);
+	ck_assert_int_eq(mkdir(P("q/sub"), 0777), 0);
+	ck_assert_int_eq(set_quota("q", "max_bytes", max), 0);
+	ck_assert_int_eq(set_quota("q", "max_files", 1000), 0);
+
+	/* a truncate past it: the MDS refuses it exactly */
+	fd = open(P("q/t"), O_CREAT | O_WRONLY, 0644);
+	ck_assert_int_ge(fd, 0);
+	errno = 0;
+	ck_assert_int_eq(ftruncate(fd, max + 1), -1);
+	ck_assert_int_eq(errno, EDQUOT);
+	ck_assert_int_eq(ftruncate(fd, 1000), 0);
+	close(fd);
+	ck_assert_int_eq(unlink(P("q/t")), 0);
+
+	/* writes: EDQUOT within one object size of it */
+	n = fill("q/sub/f", 64 << 20, &err);
+	ck_assert_msg(err == EDQUOT, "writing 64 MiB under a 1 MiB quota: %s after %lld bytes", strerror(err),
+		      (long long)n);
+	ck_assert_msg(n >= max / 2 && n <= max + osize, "%lld bytes written under a quota of %lld", (long long)n,
+		      (long long)max);
+	ck_assert_int_le(vx("q", "dir.rbytes"), max + osize);
+	ck_assert_int_eq(vx("q", "dir.rbytes"), n);
+	/* another file in the full tree gets nothing more */
+	n = fill("q/g", 1 << 20, &err);
+	ck_assert_int_eq(err, EDQUOT);
+	ck_assert_int_le(vx("q", "dir.rbytes"), max + osize);
+
+	/* a mount of the quota'd directory: df shows the quota */
+	ck_assert_int_eq(lfs_mount2(&fs, "client_mountpoint=/q"), 0);
+	ck_assert_int_eq(statvfs(fs.mnt2, &sv), 0);
+	ck_assert_msg((off_t)sv.f_blocks * (off_t)sv.f_frsize == max, "df of the quota'd mount: %llu blocks of %lu",
+		      (unsigned long long)sv.f_blocks, (unsigned long)sv.f_frsize);
+	ck_assert_int_eq(sv.f_files, 1000);
+	ck_assert_int_eq(lfs_umount2(&fs), 0);
+
+	/* raised: writing goes on (the client asks the MDS again) */
+	ck_assert_int_eq(set_quota("q", "max_bytes", 8 * max), 0);
+	n = fill("q/g", 1 << 20, &err);
+	ck_assert_msg(err == 0 && n == 1 << 20, "after the raise: %s after %lld bytes", strerror(err), (long long)n);
 }
 END_TEST
 
@@ -203,5 +377,7 @@ int main(void)
 	Suite *s = suite_create("fuse_rstat");
 
 	lfs_suite_add(s, "stats", test_stats, setup, teardown, 300);
+	lfs_suite_add(s, "quota_files", test_quota_files, setup_other, teardown, 300);
+	lfs_suite_add(s, "quota_bytes", test_quota_bytes, setup, teardown, 300);
 	return lfs_suite_main(s, "test_fuse_rstat");
 }
