@@ -181,6 +181,25 @@ START_TEST(test_stats)
 	ck_r("x", 12000, 1, 0);
 	ck_r("", 15000, 5, 3);
 
+	/* `loligo fs du` prints them */
+	{
+		char cli[PATH_MAX], out[PATH_MAX + 16], buf[4096];
+		char *argv[] = { (char *)lfs_bin("tools/cli/loligo", cli, sizeof(cli)), "--format", "json", "fs", "du",
+				 (char *)P("a"), (char *)P("x"), NULL };
+		FILE *f;
+		size_t len;
+
+		snprintf(out, sizeof(out), "%s/du.out", fs.dir);
+		ck_assert_int_eq(lfs_run(argv, 30000, out), 0);
+		f = fopen(out, "r");
+		ck_assert_ptr_nonnull(f);
+		len = fread(buf, 1, sizeof(buf) - 1, f);
+		fclose(f);
+		buf[len] = 0;
+		ck_assert_msg(strstr(buf, "\"rbytes\":3000") && strstr(buf, "\"rbytes\":12000") &&
+			      strstr(buf, "\"rfiles\":4"), "loligo fs du said: %s", buf);
+	}
+
 	/* all of it journaled with the changes: the same after a kill -9 */
 	lfs_mds_stop(&fs, SIGKILL);
 	ck_assert_int_eq(lfs_mds_start(&fs), 0);
