@@ -16,11 +16,15 @@
  *   quota_bytes     loligo.quota.max_bytes: a truncate past it gets EDQUOT
  *                   (exact), writes get EDQUOT within one object size of it;
  *                   statfs of a mount of the quota'd directory shows it.
+ *   quota_two_clients  two mounts writing into one byte quota at once both
+ *                   get EDQUOT, together within one object size each of it.
+ *   `loligo fs du` is checked in stats.
  */
 #include <check.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -391,6 +395,67 @@ START_TEST(test_quota_bytes)
 }
 END_TEST
 
+struct writer {
+	char path[PATH_MAX + 64];
+	off_t done;
+	int err;
+};
+
+/* write 64 KiB at a time to @w->path until a write fails (or 64 MiB) */
+static void *writer_run(void *arg)
+{
+	static char buf[65536];
+	struct writer *w = arg;
+	int fd = open(w->path, O_CREAT | O_WRONLY, 0644);
+
+	memset(buf, 'w', sizeof(buf));
+	if (fd < 0) {
+		w->err = errno;
+		return NULL;
+	}
+	while (w->done < (64 << 20)) {
+		ssize_t n = write(fd, buf, sizeof(buf));
+
+		if (n < 0) {
+			w->err = errno;
+			break;
+		}
+		w->done += n;
+	}
+	if (fsync(fd) && !w->err)
+		w->err = errno;
+	close(fd);
+	return NULL;
+}
+
+START_TEST(test_quota_two_clients)
+{
+	const off_t max = 2 << 20, osize = 4 << 20;
+	struct writer w[2];
+	pthread_t th[2];
+
+	ck_assert_int_eq(mkdir(P("q"), 0777), 0);
+	ck_assert_int_eq(set_quota("q", "max_bytes", max), 0);
+	ck_assert_int_eq(lfs_mount2(&fs, NULL), 0);
+	memset(w, 0, sizeof(w));
+	snprintf(w[0].path, sizeof(w[0].path), "%s/q/one", fs.mnt);
+	snprintf(w[1].path, sizeof(w[1].path), "%s/q/two", fs.mnt2);
+	for (int i = 0; i < 2; i++)
+		ck_assert_int_eq(pthread_create(&th[i], NULL, writer_run, &w[i]), 0);
+	for (int i = 0; i < 2; i++)
+		pthread_join(th[i], NULL);
+	for (int i = 0; i < 2; i++)
+		ck_assert_msg(w[i].err == EDQUOT, "writer %d: %s after %lld bytes", i, strerror(w[i].err),
+			      (long long)w[i].done);
+	/* both flushed (fsync): the MDS's count is what they wrote, within
+	 * one object size per writing client of the quota */
+	ck_assert_int_eq(vx("q", "dir.rbytes"), w[0].done + w[1].done);
+	ck_assert_msg(w[0].done + w[1].done <= max + 2 * osize, "two writers wrote %lld + %lld under a quota of %lld",
+		      (long long)w[0].done, (long long)w[1].done, (long long)max);
+	ck_assert_int_eq(lfs_umount2(&fs), 0);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("fuse_rstat");
@@ -398,5 +463,6 @@ int main(void)
 	lfs_suite_add(s, "stats", test_stats, setup, teardown, 300);
 	lfs_suite_add(s, "quota_files", test_quota_files, setup_other, teardown, 300);
 	lfs_suite_add(s, "quota_bytes", test_quota_bytes, setup, teardown, 300);
+	lfs_suite_add(s, "quota_two_clients", test_quota_two_clients, setup, teardown, 300);
 	return lfs_suite_main(s, "test_fuse_rstat");
 }
