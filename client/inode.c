@@ -282,10 +282,10 @@ static void note_quota_locked(struct lc_inode *in, const struct mdsp_inode *mi)
 static void apply_mi_locked(struct lc_inode *in, const struct mdsp_inode *mi, bool fresh)
 {
 	lockdep_assert_held(&in->lock);
-	note_quota_locked(in, mi);
 	/* an older reply must not overwrite a newer state (change only grows) */
 	if (!fresh && mi->change < in->mi.change)
 		return;
+	note_quota_locked(in, mi);
 	uint64_t old_mtime = (uint64_t)in->mi.mtime.sec;
 	uint32_t old_nsec = in->mi.mtime.nsec;
 	if (S_ISREG(mi->mode) && mi->size < in->mi.size) {
