@@ -58,6 +58,14 @@ static __attribute__((unused)) void sample_inode(struct mdsp_inode *in, uint64_t
 	in->files = seed * 11;
 	in->blocks = (seed + 1) * 4096;
 	in->flags = seed % 2 ? MDSP_FL_APPEND : MDSP_FL_IMMUTABLE;
+	/* v4 */
+	in->rbytes = 0x123456789ull * (seed + 1);
+	in->rfiles = seed * 13;
+	in->rsubdirs = seed * 17;
+	in->rctime = (struct mdsp_time){ 1800000000 + (int64_t)seed, 333333333 };
+	in->quota_max_bytes = seed % 3 ? 0 : 1ull << 36;
+	in->quota_max_files = seed * 1000;
+	in->quota_room = seed % 2 ? MDSP_QUOTA_UNSAID : seed;
 }
 
 static __attribute__((unused)) void sample_lock(struct mdsp_lock *l, uint64_t seed)
@@ -345,7 +353,10 @@ static __attribute__((unused)) int inode_eq(const struct mdsp_inode *a, const st
 	       time_eq(&a->mtime, &b->mtime) && time_eq(&a->ctime, &b->ctime) &&
 	       time_eq(&a->btime, &b->btime) && a->change == b->change &&
 	       a->object_size == b->object_size && a->max_size == b->max_size &&
-	       a->files == b->files && a->blocks == b->blocks && a->flags == b->flags;
+	       a->files == b->files && a->blocks == b->blocks && a->flags == b->flags &&
+	       a->rbytes == b->rbytes && a->rfiles == b->rfiles && a->rsubdirs == b->rsubdirs &&
+	       time_eq(&a->rctime, &b->rctime) && a->quota_max_bytes == b->quota_max_bytes &&
+	       a->quota_max_files == b->quota_max_files && a->quota_room == b->quota_room;
 }
 
 static __attribute__((unused)) int ext_eq(const struct mdsp_extent *a, uint32_t na, const struct mdsp_extent *b,
