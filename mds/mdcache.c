@@ -524,6 +524,8 @@ int mdcache_dentry_install(struct mds *m, struct mdir *d, const char *name, cons
 				minode_free(m, in);
 			return -EBADMSG;
 		}
+		if (in->a.quota_max_bytes || in->a.quota_max_files)
+			m->quotas_seen = true;
 	}
 	dn = mdir_add(m, d, name, v->ino, v->dtype, v->remote, v->cookie, NULL);
 	if (!dn)

@@ -44,8 +44,13 @@ static int replay_table(struct mds *m, int op, const char *key, const void *val,
 {
 	if (op != EDIT_SET)
 		return 0;
-	if (!strcmp(key, "root"))
-		return inode_blob_decode(val, len, m->root);
+	if (!strcmp(key, "root")) {
+		int r = inode_blob_decode(val, len, m->root);
+
+		if (!r && (m->root->a.quota_max_bytes || m->root->a.quota_max_files))
+			m->quotas_seen = true;
+		return r;
+	}
 	if (len != 8)
 		return -EBADMSG;
 	if (!strcmp(key, "next_ino")) {
@@ -142,6 +147,8 @@ static int replay_ino_table(struct mds *m, enum ino_table which, int op, const c
 	r = inode_blob_decode(val, len, in);
 	if (!r && in->a.ino != ino)
 		r = -EBADMSG;
+	if (!r && (in->a.quota_max_bytes || in->a.quota_max_files))
+		m->quotas_seen = true;
 	if (r) {
 		if (fresh)
 			minode_free(m, in);

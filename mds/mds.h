@@ -420,6 +420,10 @@ struct mds {
 	uint64_t next_ino, ino_reserved;
 	uint64_t next_sid;
 	uint64_t nfiles;              /* inodes in the filesystem (statfs) */
+	/* some directory loaded or changed since the start has a quota: until
+	 * then rstat.c's quota walks are skipped (every cached inode's
+	 * ancestors were loaded before it, so none was missed) */
+	bool quotas_seen;
 	struct store_space space;     /* the data store's, for statfs; protected by space_lock */
 	bool space_known;             /* protected by space_lock */
 	pthread_mutex_t space_lock;   /* a leaf */

@@ -151,7 +151,7 @@ int rstat_quota_check(struct mds *m, uint64_t dir_ino, const struct rstat_delta 
 	struct minode *in;
 	int n = 0, cap = 0, depth = 0, r = 0;
 
-	if (d->files + d->subdirs <= 0 && d->bytes <= 0)
+	if (!m->quotas_seen || (d->files + d->subdirs <= 0 && d->bytes <= 0))
 		return 0;
 	if (from_ino && !inode_get(m, from_ino, &in)) {
 		for (; in && depth < DEPTH_MAX; in = up(m, in), depth++) {
@@ -195,7 +195,7 @@ uint64_t rstat_quota_room(struct mds *m, const struct minode *in)
 	struct minode *d;
 	int depth = 0;
 
-	if (!rstat_acct_dir(in) || inode_get(m, rstat_acct_dir(in), &d))
+	if (!m->quotas_seen || !rstat_acct_dir(in) || inode_get(m, rstat_acct_dir(in), &d))
 		return room;
 	for (; d && depth < DEPTH_MAX; d = up(m, d), depth++) {
 		const struct mdsp_inode *a = &d->a;
@@ -219,7 +219,7 @@ bool rstat_quota_statfs(struct mds *m, uint64_t ino, uint64_t *max_bytes, uint64
 	int depth = 0;
 
 	*max_bytes = *used_bytes = *max_files = *used_files = 0;
-	if (inode_get(m, ino, &d) || !S_ISDIR(d->a.mode))
+	if (!m->quotas_seen || inode_get(m, ino, &d) || !S_ISDIR(d->a.mode))
 		return false;
 	for (; d && depth < DEPTH_MAX; d = up(m, d), depth++) {
 		const struct mdsp_inode *a = &d->a;
@@ -253,6 +253,8 @@ bool rstat_files_quota_above(struct mds *m, struct minode *in)
 {
 	int depth = 0;
 
+	if (!m->quotas_seen)
+		return false;
 	for (; in && depth < DEPTH_MAX; in = up(m, in), depth++)
 		if (in->a.quota_max_files)
 			return true;

@@ -1457,6 +1457,8 @@ static int vxattr_set(struct mds *m, struct minode *in, const struct mdsp_reques
 	if (field == &in->a.quota_max_files && v && (e = revoke_dc_below(m, in, t)))
 		return e;
 	*field = v;
+	if (v)
+		m->quotas_seen = true;
 	touch(in, false);
 	txn_dirty(t, in);
 	rstat_inode_changed(m, t, in, in->a.size);
