@@ -400,8 +400,8 @@ static uint32_t readdir_pseudo(struct nfs4_compound *cs, struct rd *rd, uint64_t
 		a.ino = pn->id;
 		a.mode = S_IFDIR | 0555;
 		a.nlink = 2;
-		a.change = cs->srv->boot;
-		a.atime.tv_sec = a.mtime.tv_sec = a.ctime.tv_sec = cs->srv->boot;
+		a.change = (uint64_t)cs->srv->boot_sec;
+		a.atime.tv_sec = a.mtime.tv_sec = a.ctime.tv_sec = cs->srv->boot_sec;
 		if (pn->exp) {
 			uint64_t ino = 0, gen = 0;
 			struct lc_inode *in;

@@ -806,6 +806,56 @@ START_TEST(lease_expiry_releases_state)
 }
 END_TEST
 
+/*
+ * Two gateway instances started in the same second (two gateways on one
+ * filesystem, or one restarted at once) hand out different client ids,
+ * and each takes the other's for stale: they share the server owner and
+ * scope, so a client would otherwise take them for one server.
+ */
+START_TEST(instances_never_share_ids)
+{
+	struct nfs4_params p = { .lease_ns = 1000000000ull, .max_ops = 16, .slots = 4, .max_req = 65536,
+				 .max_resp = 65536, .max_resp_cached = 4096 };
+	uint8_t verf[NFS4_VERIFIER_SIZE] = { 7 };
+	struct nfs4_principal pr = { .flavor = 1 };
+
+	for (int attempt = 0;; attempt++) {
+		struct nfs4_server *a, *b;
+		struct nfs4_client *ca, *cb, *found;
+		uint64_t t0 = now_real_ns(), t1;
+		uint64_t ida, idb;
+
+		ck_assert_int_eq(nfs4_server_create(&p, NULL, &a), 0);
+		ck_assert_int_eq(nfs4_server_create(&p, NULL, &b), 0);
+		t1 = now_real_ns();
+		pthread_mutex_lock(&a->lock);
+		ca = nfs4_client_new_locked(a, (const uint8_t *)"same-second", 11, verf, &pr, 1);
+		ca->confirmed = true;
+		ida = ca->clientid;
+		pthread_mutex_unlock(&a->lock);
+		pthread_mutex_lock(&b->lock);
+		cb = nfs4_client_new_locked(b, (const uint8_t *)"same-second", 11, verf, &pr, 1);
+		cb->confirmed = true;
+		idb = cb->clientid;
+		pthread_mutex_unlock(&b->lock);
+		if (t0 / 1000000000ull == t1 / 1000000000ull || attempt == 5) {
+			ck_assert_uint_ne(a->boot, b->boot);
+			ck_assert_uint_ne(ida, idb);
+			ck_assert_uint_eq(nfs4_client_find(b, ida, &found), NFS4ERR_STALE_CLIENTID);
+			ck_assert_uint_eq(nfs4_client_find(a, idb, &found), NFS4ERR_STALE_CLIENTID);
+			ck_assert_uint_eq(nfs4_client_find(b, idb, &found), NFS4_OK);
+			nfs4_client_put(b, found);
+		}
+		nfs4_client_put(a, ca);
+		nfs4_client_put(b, cb);
+		nfs4_server_destroy(a);
+		nfs4_server_destroy(b);
+		if (t0 / 1000000000ull == t1 / 1000000000ull || attempt == 5)
+			break;           /* the pair straddled a second: try again */
+	}
+}
+END_TEST
+
 START_TEST(root_squash)
 {
 	struct nfs_exports *x;
@@ -869,6 +919,7 @@ int main(void)
 	tcase_set_timeout(t, 30);
 	tcase_add_test(t, lease_expiry_releases_state);
 	tcase_add_test(t, root_squash);
+	tcase_add_test(t, instances_never_share_ids);
 	suite_add_tcase(s, t);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
