@@ -53,6 +53,7 @@ struct mlease *locker_lease_add(struct mds *m, struct session *s, struct mdentry
 		free(l);
 		return NULL;
 	}
+	mds_mem_add(MDS_MEM_LEASE, l);
 	l->dn = dn;
 	l->s = s;
 	CDS_INIT_LIST_HEAD(&l->revoke_item);
@@ -76,7 +77,10 @@ void locker_lease_del(struct mlease *l)
 	cds_list_del(&l->s_item);
 	if (l->revoke_seq)
 		cds_list_del(&l->revoke_item);
+	if (l->revoke_seq && l->recall)
+		locker_recall_answered(l->s);
 	l->s->nleases--;
+	mds_mem_sub(MDS_MEM_LEASE, l);
 	free(l);
 }
 
@@ -119,6 +123,9 @@ bool locker_lease_issue(struct mds *m, struct session *s, struct mdentry *dn, ui
 		return false;
 	l->seq = ++s->lease_seq;
 	*seq = l->seq;
+	/* s->leases in the order of last use: recall takes the coldest */
+	cds_list_del(&l->s_item);
+	cds_list_add_tail(&l->s_item, &s->leases);
 	return true;
 }
 

@@ -231,6 +231,7 @@ static void perf_register_all(struct mds *m)
 	perf_register_counter("mds", "sessions_evicted", &m->sessions_evicted);
 	perf_register_counter("mds", "sessions_reclaimed", &m->sessions_reclaimed);
 	perf_register_counter("mds", "sessions_stale", &m->sessions_stale);
+	mdcache_register_perf();
 }
 
 static char *pool_name(enum cfg_opt_id opt, const char *fs, const char *suffix)
@@ -940,6 +941,7 @@ out_jstop:
 	journal_stop(m);
 	perf_unregister_group("mds");
 	perf_unregister_group("mds_caps");
+	perf_unregister_group("mds_mem");
 out_journal:
 	sreplay_free(m);
 	mds_free_state(m);

@@ -23,7 +23,8 @@ struct mdcache_hooks {
 	void (*note_orphan)(void);
 	void (*stray_notify)(struct mds *m, struct minode *in);
 	bool (*dir_pinned)(struct mds *m, struct mdir *d);
-	int (*recall_dir)(struct mds *m, struct mdir *d);
+	/* ask clients for @want caps and leases back (cache pressure) */
+	void (*recall)(struct mds *m, uint64_t want);
 	void (*purge_inode)(struct mds *m, struct txn *t, const struct minode *in);
 	int (*purge_load)(struct mds *m);
 	int (*purge_replay_edit)(struct mds *m, int op, const char *key, const void *val, uint32_t len);
@@ -38,6 +39,8 @@ struct mdcache_hooks {
 void mdcache_set_hooks(struct mds *m, const struct mdcache_hooks *h);
 
 int mdcache_mkfs(struct mds *m);
+/* mdcache_register_perf - the mds_mem gauges: bytes per kind, total, limit, rss. */
+void mdcache_register_perf(void);
 /* mdcache_cookie_key_ensure - the readdir cookies' key exists (made and stored now if not). */
 int mdcache_cookie_key_ensure(struct mds *m);
 int mdcache_load(struct mds *m);          /* tables before journal replay */
@@ -78,8 +81,9 @@ void txn_kill_inode(struct txn *t, struct minode *in);
  */
 void txn_unstray(struct txn *t, struct minode *in);
 /* mdcache_trim - evict clean, unused directories (and the inodes they hold)
- * while more than mds_cache_size inodes are cached.  @clean_below: journal
- * entries below it are expired.  Caller holds mds->lock. */
+ * while more than mds_cache_size inodes or mds_cache_memory_limit bytes
+ * are cached, and recall from clients what keeps it over.  @clean_below:
+ * journal entries below it are expired.  Caller holds mds->lock. */
 void mdcache_trim(struct mds *m, uint64_t clean_below);
 /* txn_finish - emit the dirty inodes' edits, free dead inodes.  Caller holds mds->lock. */
 void txn_finish(struct mds *m, struct txn *t);

@@ -105,6 +105,45 @@ struct mds;
 
 /* ---- namespace -------------------------------------------------------- */
 
+/*
+ * What the cache holds, in bytes, per kind (mdcache.c): every allocation of
+ * the namespace and the locker adds what malloc really gave it
+ * (malloc_usable_size, plus the allocator's word of header) when it is made
+ * and takes it away when it is freed, so `cache status` and the perf
+ * counters (mds_mem) are what the heap holds for the cache, not an
+ * estimate; mds_cache_memory_limit is enforced on their sum (mdcache_trim,
+ * locker_recall_tick).  Not counted: the xarrays' nodes (inode and cap
+ * indexes, ~9 bytes an entry with dense inode numbers), the journal's
+ * buffers and the sessions' completed-request tables.  One MDS per
+ * process: the counters are the process's.
+ */
+enum mds_mem_kind {
+	MDS_MEM_INODE,        /* struct minode */
+	MDS_MEM_INODE_DATA,   /* symlink targets, data extents */
+	MDS_MEM_XATTR,        /* struct mxattr, names, values */
+	MDS_MEM_DENTRY,       /* struct mdentry with its name */
+	MDS_MEM_DIR,          /* struct mdir and its hash buckets */
+	MDS_MEM_CAP,          /* struct mcap */
+	MDS_MEM_LEASE,        /* struct mlease */
+	MDS_MEM_NKINDS
+};
+extern _Atomic uint64_t mds_mem_bytes[MDS_MEM_NKINDS];
+extern const char *const mds_mem_names[MDS_MEM_NKINDS];
+/* mds_mem_size - the heap bytes behind @p (0 for NULL). */
+size_t mds_mem_size(const void *p);
+static inline void mds_mem_add(enum mds_mem_kind k, const void *p)
+{
+	atomic_fetch_add_explicit(&mds_mem_bytes[k], mds_mem_size(p), memory_order_relaxed);
+}
+static inline void mds_mem_sub(enum mds_mem_kind k, const void *p)
+{
+	atomic_fetch_sub_explicit(&mds_mem_bytes[k], mds_mem_size(p), memory_order_relaxed);
+}
+/* mds_mem_total - the sum over every kind. */
+uint64_t mds_mem_total(void);
+/* mds_rss_bytes - the process's resident set (/proc/self/statm), 0 if unknown. */
+uint64_t mds_rss_bytes(void);
+
 struct mxattr {
 	struct mxattr *next;
 	char *name;
@@ -166,6 +205,9 @@ struct minode {
 				       * may give it its first name (the kernel's I_LINKABLE) */
 	bool dirty;                   /* in the current txn's dirty list */
 	bool anchor_dirty;            /* primary dentry moved: journal its anchor */
+	/* bytes of its symlink and extents (MDS_MEM_INODE_DATA) and of its
+	 * xattrs (MDS_MEM_XATTR) as last counted (mdcache_inode_mem_sync) */
+	uint32_t mem_data, mem_xattr;
 	struct cds_list_head caps;    /* locker.c: struct mcap of each session caching it */
 	struct mgather *gather;       /* park.c: cap bits requests wait to revoke (NULL: none) */
 };
@@ -189,6 +231,8 @@ struct mcap {
 	uint64_t issue_seq;                /* the last one that added bits (Ceph's last_issue) */
 	uint64_t revoke_seq;               /* outstanding revoke (0: none) */
 	uint64_t revoke_ns;                /* mono ns it was sent */
+	bool recall;                       /* the revoke in flight is a recall for cache pressure
+					    * (locker_recall_tick), not for a conflicting request */
 };
 
 /* One session's lease on one dentry: it caches that the name maps to its
@@ -201,6 +245,7 @@ struct mlease {
 	struct session *s;
 	uint64_t seq;
 	uint64_t revoke_seq, revoke_ns;
+	bool recall;                       /* as struct mcap.recall */
 };
 
 /* Edits of one mutation, journaled as one entry (see journal.c). */
@@ -383,6 +428,14 @@ struct session {
 	 * client_op_warn_s (health MDS_CLIENT_SLOW_OPS); not journaled */
 	uint32_t slow_ops;
 	char *slow_op;
+	/* locker.c locker_recall_tick (cache pressure, Ceph's recall_client_state):
+	 * recall revokes of its caps and leases not answered yet, what was
+	 * recalled lately (a count decaying with half-life
+	 * mds_recall_max_decay_rate: Ceph's recall_caps), and totals */
+	uint64_t recall_inflight;
+	double recall_decayed;
+	uint64_t recall_decayed_ns;
+	uint64_t recalled, recall_answered;
 };
 
 /* An action the journal runs once the entry it rides with is durable. */
