@@ -986,7 +986,7 @@ static const struct asok_cmd mds_cmds[] = {
 /* Commands that change nothing and reveal no file names: allowed over the MDS port. */
 static const char *const net_allowed[] = {
 	"status", "mds stat", "fs ls", "fs status", "df", "session ls", "journal status",
-	"fs dump", "health", "health detail", "ops",
+	"fs dump", "health", "health detail", "ops", "cache status",
 };
 
 static bool net_allows(const char *prefix)
