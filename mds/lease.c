@@ -23,6 +23,7 @@
 #include "mds/mds.h"
 #include "mds/locker.h"
 #include "mds/locker_priv.h"
+#include "mds/mdcache.h"
 
 
 /* ---- leases ----------------------------------------------------------------- */

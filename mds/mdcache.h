@@ -39,6 +39,23 @@ struct mdcache_hooks {
 void mdcache_set_hooks(struct mds *m, const struct mdcache_hooks *h);
 
 int mdcache_mkfs(struct mds *m);
+/* What the cache holds in bytes, per kind (enum mds_mem_kind, mds.h). */
+extern _Atomic uint64_t mds_mem_bytes[MDS_MEM_NKINDS];
+extern const char *const mds_mem_names[MDS_MEM_NKINDS];
+/* mds_mem_size - the heap bytes behind @p (0 for NULL). */
+size_t mds_mem_size(const void *p);
+static inline void mds_mem_add(enum mds_mem_kind k, const void *p)
+{
+	atomic_fetch_add_explicit(&mds_mem_bytes[k], mds_mem_size(p), memory_order_relaxed);
+}
+static inline void mds_mem_sub(enum mds_mem_kind k, const void *p)
+{
+	atomic_fetch_sub_explicit(&mds_mem_bytes[k], mds_mem_size(p), memory_order_relaxed);
+}
+/* mds_mem_total - the sum over every kind. */
+uint64_t mds_mem_total(void);
+/* mds_rss_bytes - the process's resident set (/proc/self/statm), 0 if unknown. */
+uint64_t mds_rss_bytes(void);
 /* mdcache_register_perf - the mds_mem gauges: bytes per kind, total, limit, rss. */
 void mdcache_register_perf(void);
 /* mdcache_cookie_key_ensure - the readdir cookies' key exists (made and stored now if not). */
