@@ -741,7 +741,7 @@ static int cmd_cache_status(struct json_object *args, struct json_object **out, 
 	json_object_object_add(o, "bytes", b);
 	json_object_object_add(o, "total_bytes", json_object_new_uint64(total));
 	json_object_object_add(o, "limit_bytes", json_object_new_uint64(cfg_uint(CFG_mds_cache_memory_limit)));
-	json_object_object_add(o, "inodes", json_object_new_uint64(m->ninodes_cached));
+	json_object_object_add(o, "inodes_cached", json_object_new_uint64(m->ninodes_cached));
 	json_object_object_add(o, "inodes_limit", json_object_new_uint64(cfg_uint(CFG_mds_cache_size)));
 	json_object_object_add(o, "dirs", json_object_new_uint64(m->ndirs_cached));
 	json_object_object_add(o, "bytes_per_inode",
