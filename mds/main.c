@@ -29,6 +29,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <malloc.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -172,7 +173,7 @@ static void *ticker_main(void *arg)
 	uint64_t next_tick = 0;
 
 	for (;;) {
-		uint64_t now = now_mono_ns(), wake, rd;
+		uint64_t now = now_mono_ns(), wake, rd, freed;
 		struct timespec ts;
 
 		if (!next_tick) {
@@ -206,8 +207,13 @@ static void *ticker_main(void *arg)
 		journal_tick(m);
 		server_space_refresh(m);
 		pthread_mutex_lock(&m->lock);
-		mdcache_trim(m, journal_clean_below(m));
+		freed = mdcache_trim(m, journal_clean_below(m));
 		pthread_mutex_unlock(&m->lock);
+		/* what an eviction freed lies between what stays, in the arenas
+		 * of the reader threads that made it: hand the whole pages of it
+		 * back (glibc madvises them away), or the RSS keeps the peak */
+		if (freed >= 8u << 20)
+			malloc_trim(0);
 	}
 	return NULL;
 }

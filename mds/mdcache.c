@@ -1012,14 +1012,14 @@ static bool cache_over(struct mds *m, uint64_t ilimit, uint64_t blimit, bool lo)
  * itself, locker.c locker_recall), and evict what they let go of at a
  * later tick.
  */
-void mdcache_trim(struct mds *m, uint64_t clean_below)
+uint64_t mdcache_trim(struct mds *m, uint64_t clean_below)
 {
 	uint64_t ilimit = cfg_uint(CFG_mds_cache_size), blimit = cfg_uint(CFG_mds_cache_memory_limit);
-	uint64_t idx, now = now_mono_ns(), n = 0, npinned = 0, want = 0, bytes;
+	uint64_t idx, now = now_mono_ns(), n = 0, npinned = 0, want = 0, bytes, before = mds_mem_total();
 	struct mdir *d;
 
 	if (!cache_over(m, ilimit, blimit, false))
-		return;
+		return 0;
 	rcu_read_lock();
 	xa_for_each(&m->dirs, idx, d) {
 		if (!cache_over(m, ilimit, blimit, true))
@@ -1054,4 +1054,5 @@ void mdcache_trim(struct mds *m, uint64_t clean_below)
 		dout(MDS, 5, "cache trim: evicted %" PRIu64 " directories, %" PRIu64 " pinned by clients, recalling %"
 			     PRIu64 "; %" PRIu64 " inodes, %" PRIu64 " bytes cached", n, npinned, want,
 		     m->ninodes_cached, bytes);
+	return before > bytes ? before - bytes : 0;
 }

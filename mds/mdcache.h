@@ -100,8 +100,9 @@ void txn_unstray(struct txn *t, struct minode *in);
 /* mdcache_trim - evict clean, unused directories (and the inodes they hold)
  * while more than mds_cache_size inodes or mds_cache_memory_limit bytes
  * are cached, and recall from clients what keeps it over.  @clean_below:
- * journal entries below it are expired.  Caller holds mds->lock. */
-void mdcache_trim(struct mds *m, uint64_t clean_below);
+ * journal entries below it are expired.  Returns the cache bytes freed.
+ * Caller holds mds->lock. */
+uint64_t mdcache_trim(struct mds *m, uint64_t clean_below);
 /* txn_finish - emit the dirty inodes' edits, free dead inodes.  Caller holds mds->lock. */
 void txn_finish(struct mds *m, struct txn *t);
 
