@@ -75,10 +75,10 @@ for t in $targets; do
 	cbytes=$(jq -r '.client.cache_bytes // 0' <<<"$perf")
 	echo "RESULT run-memlim target=$t files=$files" \
 		"mds_rss_anon_mb=$m0->$m1 mds_rss_per_file=$(awk -v a="$m0" -v b="$m1" -v n="$files" 'BEGIN { printf "%.0f", (b - a) * 1048576 / n }')" \
-		"mds_cache_bytes_per_inode=$(awk -v b="$mbytes" -v n="$mino" 'BEGIN { printf "%.0f", n ? b / n : 0 }')" \
+		"mds_cache_bytes_per_inode=$(awk -v b="$mbytes" -v n="$mino" 'BEGIN { if (n + 0 > 0) printf "%.0f", b / n; else printf "n/a" }')" \
 		"ls_lR_s=$secs client_rss_anon_mb=$c0->$c1 client_inodes=$cino" \
 		"client_rss_per_inode=$(awk -v a="$c0" -v b="$c1" -v n="$cino" 'BEGIN { printf "%.0f", n ? (b - a) * 1048576 / n : 0 }')" \
-		"client_cache_bytes_per_inode=$(awk -v b="$cbytes" -v n="$cino" 'BEGIN { printf "%.0f", n ? b / n : 0 }')"
+		"client_cache_bytes_per_inode=$(awk -v b="$cbytes" -v n="$cino" 'BEGIN { if (n + 0 > 0 && b + 0 > 0) printf "%.0f", b / n; else printf "n/a" }')"
 	unmount "$work/$t.mnt" "${fuse_pid[$t]}"
 	unset "fuse_pid[$t]"
 done
