@@ -46,6 +46,7 @@ static void setup(void)
 	snprintf(P.extra[P.nextra++], sizeof(P.extra[0]), "--mds_recall_warning_timeout=1");
 	snprintf(P.extra[P.nextra++], sizeof(P.extra[0]), "--mds_recall_evict_timeout=4");
 	snprintf(P.extra[P.nextra++], sizeof(P.extra[0]), "--mds_journal_expire_age=1");
+	snprintf(P.extra[P.nextra++], sizeof(P.extra[0]), "--debug_mds=5");   /* the recall's pacing, logged */
 	ck_assert_int_eq(mdsproc_mkfs(&P), 0);
 	ck_assert_int_eq(mdsproc_start(&P), 0);
 	ck_assert_int_eq(mdsw_connect(&W, P.port), 0);
@@ -106,6 +107,24 @@ static char *recall_health(void)
 		s = strdup(json_object_to_json_string(c));
 	json_object_put(o);
 	return s;
+}
+
+/* the recall's decisions the MDS logged (debug_mds 5): how it paced itself */
+static void print_recalls(void)
+{
+	char path[512], line[1024];
+	FILE *f;
+	int n = 0;
+
+	snprintf(path, sizeof(path), "%s/mds.log", P.dir);
+	f = fopen(path, "r");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f))
+		if (strstr(line, "cache pressure: recalled") && n++ < 12)
+			fprintf(stderr, "memlim: %s", strstr(line, "cache pressure"));
+	fclose(f);
+	fprintf(stderr, "memlim: %d recall decisions logged\n", n);
 }
 
 static bool session_listed(uint64_t sid)
@@ -207,6 +226,7 @@ START_TEST(test_memlim_recall_warn_evict)
 		      "MDS_CLIENT_RECALL stays after the eviction");
 
 	fprintf(stderr, "memlim: after the eviction %" PRIu64 " bytes cached\n", total);
+	print_recalls();
 	/* C still works: a lookup is answered (from the store, after the eviction) */
 	ck_assert_int_eq(mdsw_lookup(&C, dirs[DIRS - 1], "f0007", &in), 0);
 	mdsw_close(&H);
