@@ -44,17 +44,16 @@ struct mlease *locker_lease_find(struct mdentry *dn, struct session *s)
 /* A new lease of @s on @dn (not granted yet: seq 0), or NULL. */
 struct mlease *locker_lease_add(struct mds *m, struct session *s, struct mdentry *dn)
 {
-	struct mlease *l = calloc(1, sizeof(*l));
+	struct mlease *l = mds_obj_alloc(MDS_MEM_LEASE, sizeof(*l));
 
 	if (!l)
 		return NULL;
 	if (!dn->lease_id)
 		dn->lease_id = ++m->lease_ids;
 	if (xa_insert(&s->lease_index, dn->lease_id, l)) {
-		free(l);
+		mds_obj_free(MDS_MEM_LEASE, l, sizeof(*l));
 		return NULL;
 	}
-	mds_mem_add(MDS_MEM_LEASE, l);
 	l->dn = dn;
 	l->s = s;
 	CDS_INIT_LIST_HEAD(&l->revoke_item);
@@ -81,8 +80,7 @@ void locker_lease_del(struct mlease *l)
 	if (l->revoke_seq && l->recall)
 		locker_recall_answered(l->s);
 	l->s->nleases--;
-	mds_mem_sub(MDS_MEM_LEASE, l);
-	free(l);
+	mds_obj_free(MDS_MEM_LEASE, l, sizeof(*l));
 }
 
 void locker_send_lease_msg(struct mlease *l, uint32_t op)

@@ -177,17 +177,16 @@ struct mcap *locker_cap_find(struct minode *in, struct session *s)
 
 static struct mcap *cap_add(struct minode *in, struct session *s)
 {
-	struct mcap *cap = calloc(1, sizeof(*cap));
+	struct mcap *cap = mds_obj_alloc(MDS_MEM_CAP, sizeof(*cap));
 
 	if (!cap)
 		return NULL;
 	/* one cap per session and inode; without an index entry there is
 	 * no cap (issuing nothing is always safe) */
 	if (xa_insert(&s->cap_index, in->a.ino, cap)) {
-		free(cap);
+		mds_obj_free(MDS_MEM_CAP, cap, sizeof(*cap));
 		return NULL;
 	}
-	mds_mem_add(MDS_MEM_CAP, cap);
 	cap->in = in;
 	cap->s = s;
 	CDS_INIT_LIST_HEAD(&cap->revoke_item);
@@ -207,8 +206,7 @@ static void cap_del(struct mcap *cap)
 	if (cap->revoke_seq && cap->recall)
 		locker_recall_answered(cap->s);
 	cap->s->ncaps--;
-	mds_mem_sub(MDS_MEM_CAP, cap);
-	free(cap);
+	mds_obj_free(MDS_MEM_CAP, cap, sizeof(*cap));
 }
 
 void locker_send_caps(struct session *s, const struct mdsp_caps *cm)

@@ -208,17 +208,16 @@ void mdcache_xattrs_free(struct minode *in)
 
 struct minode *minode_alloc(struct mds *m, uint64_t ino)
 {
-	struct minode *in = calloc(1, sizeof(*in));
+	struct minode *in = mds_obj_alloc(MDS_MEM_INODE, sizeof(*in));
 
 	if (!in)
 		return NULL;
 	in->a.ino = ino;
 	CDS_INIT_LIST_HEAD(&in->caps);
 	if (xa_store(&m->inodes, ino, in)) {
-		free(in);
+		mds_obj_free(MDS_MEM_INODE, in, sizeof(*in));
 		return NULL;
 	}
-	mds_mem_add(MDS_MEM_INODE, in);
 	m->ninodes_cached++;
 	return in;
 }
@@ -235,8 +234,7 @@ void minode_free(struct mds *m, struct minode *in)
 	mdsp_extset_free(&in->ext);
 	mem_adjust(MDS_MEM_INODE_DATA, &in->mem_data, 0);
 	mem_adjust(MDS_MEM_XATTR, &in->mem_xattr, 0);
-	mds_mem_sub(MDS_MEM_INODE, in);
-	free(in);
+	mds_obj_free(MDS_MEM_INODE, in, sizeof(*in));
 }
 
 struct mxattr *xattr_find(struct minode *in, const char *name)
@@ -310,7 +308,7 @@ struct mdentry *mdir_lookup(struct mdir *d, const char *name)
 
 struct mdir *mdir_create(struct mds *m, uint64_t ino)
 {
-	struct mdir *d = calloc(1, sizeof(*d));
+	struct mdir *d = mds_obj_alloc(MDS_MEM_DIR, sizeof(*d));
 
 	if (!d)
 		return NULL;
@@ -319,10 +317,9 @@ struct mdir *mdir_create(struct mds *m, uint64_t ino)
 	d->next_cookie = COOKIE_FIRST;
 	d->cookie_reserved = COOKIE_FIRST;
 	if (xa_store(&m->dirs, ino, d)) {
-		free(d);
+		mds_obj_free(MDS_MEM_DIR, d, sizeof(*d));
 		return NULL;
 	}
-	mds_mem_add(MDS_MEM_DIR, d);
 	m->ndirs_cached++;
 	return d;
 }
@@ -462,18 +459,16 @@ void mdcache_mdir_free_mem(struct mds *m, struct mdir *d)
 					in->primary = NULL;
 			}
 			m->cache_hooks->dentry_drop(m, dn);
-			mds_mem_sub(MDS_MEM_DENTRY, dn);
-			free(dn);
+			mds_obj_free(MDS_MEM_DENTRY, dn, sizeof(*dn) + dn->namelen + 1);
 		}
 	d->by_cookie = NULL;   /* its nodes were the dentries */
 	mds_mem_sub(MDS_MEM_DIR, d->buckets);
-	mds_mem_sub(MDS_MEM_DIR, d);
 	free(d->buckets);
 	if (xa_load(&m->dirs, d->ino) == d) {
 		xa_erase(&m->dirs, d->ino);
 		m->ndirs_cached--;
 	}
-	free(d);
+	mds_obj_free(MDS_MEM_DIR, d, sizeof(*d));
 }
 
 void mdir_destroy(struct mds *m, struct mdir *d, struct txn *t)
@@ -545,7 +540,7 @@ struct mdentry *mdir_add(struct mds *m, struct mdir *d, const char *name, uint64
 			 bool remote, uint64_t cookie, struct txn *t)
 {
 	size_t n = strlen(name);
-	struct mdentry *dn = calloc(1, sizeof(*dn) + n + 1);
+	struct mdentry *dn = mds_obj_alloc(MDS_MEM_DENTRY, sizeof(*dn) + n + 1);
 
 	if (!dn)
 		return NULL;
@@ -575,10 +570,9 @@ struct mdentry *mdir_add(struct mds *m, struct mdir *d, const char *name, uint64
 			d->cookie_reserved = d->next_cookie;
 	}
 	if (cookie_load(d, cookie)) {
-		free(dn);
+		mds_obj_free(MDS_MEM_DENTRY, dn, sizeof(*dn) + n + 1);
 		return NULL;
 	}
-	mds_mem_add(MDS_MEM_DENTRY, dn);
 	dn->dir = d;
 	dn->cookie = cookie;
 	d->by_cookie = treap_insert(d->by_cookie, dn);
@@ -609,8 +603,7 @@ void mdir_del(struct mds *m, struct mdentry *dn, struct txn *t)
 	}
 	dentry_unlink_mem(m, dn);
 	m->cache_hooks->dentry_drop(m, dn);
-	mds_mem_sub(MDS_MEM_DENTRY, dn);
-	free(dn);
+	mds_obj_free(MDS_MEM_DENTRY, dn, sizeof(*dn) + dn->namelen + 1);
 }
 
 /* Add a loaded or replayed dentry to @d; for a primary link, create or

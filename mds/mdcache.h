@@ -6,6 +6,7 @@
 #ifndef LOLIGO_MDS_MDCACHE_H
 #define LOLIGO_MDS_MDCACHE_H
 
+#include "common/slab.h"
 #include "mds/mds.h"
 
 /*
@@ -51,6 +52,23 @@ static inline void mds_mem_add(enum mds_mem_kind k, const void *p)
 static inline void mds_mem_sub(enum mds_mem_kind k, const void *p)
 {
 	atomic_fetch_sub_explicit(&mds_mem_bytes[k], mds_mem_size(p), memory_order_relaxed);
+}
+/*
+ * The cache's own objects (inodes, dentries, directories, caps, leases)
+ * come from common/slab.c's size classes, apart from the requests'
+ * short-lived buffers (slab.h says why); counted by their class's size.
+ */
+static inline void *mds_obj_alloc(enum mds_mem_kind k, size_t size)
+{
+	void *p = slab_zalloc(size);
+
+	atomic_fetch_add_explicit(&mds_mem_bytes[k], slab_size(p, size), memory_order_relaxed);
+	return p;
+}
+static inline void mds_obj_free(enum mds_mem_kind k, void *p, size_t size)
+{
+	atomic_fetch_sub_explicit(&mds_mem_bytes[k], slab_size(p, size), memory_order_relaxed);
+	slab_free(p, size);
 }
 /* mds_mem_total - the sum over every kind. */
 uint64_t mds_mem_total(void);
