@@ -659,6 +659,36 @@ void lc_lfht_fit(struct cds_lfht *ht, unsigned long *fit, uint64_t count)
 	}
 }
 
+/* drop every directory's cached READDIR batches (memory pressure) */
+static void dirlists_drop(struct lclient *c)
+{
+	struct cds_lfht_iter it;
+	struct lc_inode *in;
+
+	rcu_read_lock();
+	LC_LFHT_FOR_EACH(c->inodes, &it, in, hnode) {
+		struct rd_batch *rd = NULL, *last = NULL;
+
+		if (!atomic_load_explicit(&c->mem[LC_MEM_DIRLIST], memory_order_relaxed) || !lc_mem_over(c, true))
+			break;
+		if (!get_unless_dead(in))
+			continue;
+		pthread_mutex_lock(&in->lock);
+		if (!in->rd_busy) {
+			rd = in->rd;
+			last = in->rd_last;
+			in->rd = in->rd_last = NULL;
+		}
+		pthread_mutex_unlock(&in->lock);
+		if (rd)
+			c->cache_ops.dir_batch_put(rd);
+		if (last)
+			c->cache_ops.dir_batch_put(last);
+		put_n(c, in, 1);
+	}
+	rcu_read_unlock();
+}
+
 void lc_icache_trim(struct lclient *c)
 {
 	uint64_t max = cfg_uint(CFG_client_cache_size);
@@ -692,6 +722,12 @@ void lc_icache_trim(struct lclient *c)
 	    mono_since(now, c->itrim_ns) < 10000000000ull)
 		return;
 	c->itrim_ns = now;
+	/* past the bound in bytes, the directories' cached listings go first
+	 * (a READDIR batch repeats every entry's attributes: ~230 bytes an
+	 * entry listed); a listing in progress holds its own reference, and
+	 * one waiting for a fetch (rd_busy) fetches again when it finds none */
+	if (mem)
+		dirlists_drop(c);
 	/* first pass spares what was used in the last second; second takes any */
 	for (int pass = 0; pass < 2 && (atomic_load(&c->ninodes) > target || lc_mem_over(c, true)); pass++) {
 		rcu_read_lock();

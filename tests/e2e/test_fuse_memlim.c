@@ -4,7 +4,9 @@
  * holds, what the client's caches hold (perf client.cache_bytes, counted as
  * allocated) comes back under the limit, every file still answers stat
  * correctly, and the inodes the kernel held through the names it cached
- * were let go (the client invalidated those names, the kernel forgot them).
+ * were let go (the client invalidated those names, the kernel forgot them);
+ * then a listing of the whole directory, whose cached READDIR batches go
+ * too.
  *
  * The mount runs with client_cache_memory_limit = LIMIT and
  * client_flush_interval = 1 (the trimmer runs with the flusher); FILES
@@ -12,6 +14,7 @@
  * the counter (LT_WAIT_UNTIL), the bound only turns a hang into a failure.
  */
 #include <check.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -137,6 +140,25 @@ START_TEST(test_stat_storm_bounded)
 	/* a second storm: every file still right, and the bound holds again */
 	storm();
 	LT_WAIT_UNTIL((bytes = perf("cache_bytes")) <= LIMIT, "client cache at %" PRId64 " bytes after a second storm",
+		      bytes);
+
+	/* a listing of the whole directory (readdirplus: the client keeps the
+	 * READDIR batches, every entry's attributes again): listed
+	 * completely, and the bound holds with those too */
+	{
+		DIR *dp = opendir(lfs_path(&fs, "d", p, sizeof(p)));
+		struct dirent *de;
+		int n = 0;
+
+		ck_assert_ptr_nonnull(dp);
+		while ((de = readdir(dp)))
+			n += de->d_name[0] == 'f';
+		closedir(dp);
+		ck_assert_int_eq(n, FILES);
+	}
+	fprintf(stderr, "memlim: after a listing %" PRId64 " bytes cached (%" PRId64 " in listings)\n",
+		perf("cache_bytes"), perf("cache_bytes_dirlists"));
+	LT_WAIT_UNTIL((bytes = perf("cache_bytes")) <= LIMIT, "client cache at %" PRId64 " bytes after a listing",
 		      bytes);
 }
 END_TEST
