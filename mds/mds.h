@@ -70,7 +70,8 @@
  *     mds->keys_lock           (a leaf otherwise; also under mds->lock, where
  *                              authcaps.c copies a session's caps)
  *   leaves, taken alone: mds->conns_lock, mds->space_lock, mds->keys_lock,
- *     mds->tick_lock; the store's locks are leaves under all of these
+ *     mds->tick_lock; the store's locks are leaves under all of these, and
+ *     so are common/slab.c's class locks (the cache's allocations)
  *
  * Checked in the lockdep builds (common/lockdep.h): every static _locked
  * helper names its lock and asserts it with lockdep_assert_held().
