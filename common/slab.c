@@ -14,6 +14,22 @@
 #define SLAB_CHUNK (1u << 20)
 #define NCLASSES (SLAB_MAX / 16)
 
+/*
+ * Under AddressSanitizer (LOLIGO_SANITIZE) every object is malloc's: a
+ * class's free list would hide a use after free of an inode or a dentry
+ * from it, which is what that build is for.
+ */
+#if defined(__SANITIZE_ADDRESS__)
+#define SLAB_PASSTHROUGH 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define SLAB_PASSTHROUGH 1
+#endif
+#endif
+#ifndef SLAB_PASSTHROUGH
+#define SLAB_PASSTHROUGH 0
+#endif
+
 struct slab_class {
 	pthread_mutex_t lock;
 	void *free;               /* free objects, linked through their first word; lock */
@@ -34,7 +50,7 @@ size_t slab_size(const void *p, size_t size)
 {
 	if (!p)
 		return 0;
-	if (!size || size > SLAB_MAX)
+	if (SLAB_PASSTHROUGH || !size || size > SLAB_MAX)
 		return malloc_usable_size((void *)p) + sizeof(size_t);   /* malloc's, and its header word */
 	return (class_of(size) + 1) * 16;
 }
@@ -44,7 +60,7 @@ void *slab_zalloc(size_t size)
 	struct slab_class *c;
 	void *p;
 
-	if (!size || size > SLAB_MAX)
+	if (SLAB_PASSTHROUGH || !size || size > SLAB_MAX)
 		return calloc(1, size ? size : 1);
 	c = &classes[class_of(size)];
 	size = (class_of(size) + 1) * 16;
@@ -79,7 +95,7 @@ void slab_free(void *p, size_t size)
 
 	if (!p)
 		return;
-	if (!size || size > SLAB_MAX) {
+	if (SLAB_PASSTHROUGH || !size || size > SLAB_MAX) {
 		free(p);
 		return;
 	}

@@ -16,7 +16,8 @@
  * good keeps its peak.
  *
  * Classes are multiples of 16 bytes up to SLAB_MAX; anything bigger goes to
- * malloc.  The caller passes the size again to slab_free (the objects carry
+ * malloc, and so does everything under AddressSanitizer (a free list would
+ * hide a use after free from it).  The caller passes the size again to slab_free (the objects carry
  * no header).  Thread-safe: one mutex per class (a leaf lock).
  */
 #ifndef LOLIGO_COMMON_SLAB_H
