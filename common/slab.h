@@ -17,7 +17,9 @@
  *
  * Classes are multiples of 16 bytes up to SLAB_MAX; anything bigger goes to
  * malloc, and so does everything under AddressSanitizer (a free list would
- * hide a use after free from it).  The caller passes the size again to slab_free (the objects carry
+ * hide a use after free from it; LeakSanitizer then sees the cache's
+ * objects too).  Under valgrind the chunks are mmap'ed memory, not heap: a
+ * cache object never given back is not reported as a leak there.  The caller passes the size again to slab_free (the objects carry
  * no header).  Thread-safe: one mutex per class (a leaf lock).
  */
 #ifndef LOLIGO_COMMON_SLAB_H

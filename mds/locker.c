@@ -687,6 +687,7 @@ bool locker_dir_pinned(struct mds *m, struct mdir *d)
  *    that decays with half-life mds_recall_max_decay_rate: a client that
  *    gives back at once can be asked again at the next tick, but never for
  *    more than it could have answered meanwhile;
+ *  - never below mds_min_caps_per_client (100) caps and leases;
  *  - nothing while an earlier recall of it is unanswered: a recall it is
  *    still working through (a writeback, its kernel's FORGETs) is not
  *    piled on, and a client that never answers is asked once.
@@ -757,6 +758,7 @@ static uint64_t recall_session(struct mds *m, struct session *s, uint64_t n)
 void locker_recall(struct mds *m, uint64_t want)
 {
 	uint64_t now = now_mono_ns(), total = 0, idx, maxc = cfg_uint(CFG_mds_recall_max_caps);
+	uint64_t minc = cfg_uint(CFG_mds_min_caps_per_client);
 	struct session *s;
 
 	lockdep_assert_held(&m->lock);
@@ -773,11 +775,11 @@ void locker_recall(struct mds *m, uint64_t want)
 	xa_for_each(&m->sessions, idx, s) {
 		uint64_t held = s->ncaps + s->nleases, ask, budget, n;
 
-		if (s->state != SESSION_OPEN || !s->conn || !held || s->recall_inflight)
+		if (s->state != SESSION_OPEN || !s->conn || held <= minc || s->recall_inflight)
 			continue;
 		ask = (uint64_t)ceil((double)want * (double)held / (double)total);
-		if (ask > held)
-			ask = held;
+		if (ask > held - minc)
+			ask = held - minc;
 		budget = (double)maxc > s->recall_decayed ? maxc - (uint64_t)s->recall_decayed : 0;
 		if (ask > budget)
 			ask = budget;
