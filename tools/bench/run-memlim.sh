@@ -4,12 +4,15 @@
 # tree, side by side.
 #
 #   tools/bench/run-memlim.sh [--build DIR] [--compare DIR] [--files N]
-#                             [--per-dir K] [--keep]
+#                             [--per-dir K] [--workload ls|stat] [--keep]
 #
 #   --files N     files in the namespace (default 200000), made over the
 #                 wire by tools/bench/mds_bench --fill (of --build) in
 #                 directories of --per-dir K (default 1000)
 #   --compare DIR also "local0": the loligo-mds and loligo-fuse of DIR
+#   --workload    ls (default): `ls -lR` of the mount (READDIRs: the client
+#                 also keeps the directories' listings); stat: a stat of
+#                 every file by name (LOOKUPs only, 4 in parallel)
 #
 # Per target: a fresh filesystem on the local store, N files made over the
 # wire (the MDS's anonymous RSS and, where the MDS has it, `cache status`
@@ -28,17 +31,19 @@ shared=${LOLIGO_SHARED_DIR:-$top/../shared}
 bench=run-memlim bench_fs=memlimbench
 # shellcheck source=tools/bench/lib-targets.sh
 . "$here/lib-targets.sh"
-files=200000 per_dir=1000
+files=200000 per_dir=1000 workload=ls
 while (($#)); do
 	if bench_opt "$@"; then shift "$bench_nargs"; continue; fi
 	case $1 in
 	--files) files=${2:?--files needs a value}; shift ;;
 	--per-dir) per_dir=${2:?--per-dir needs a value}; shift ;;
+	--workload) workload=${2:?--workload needs a value}; shift ;;
 	*) bench_usage "unknown argument '$1'" ;;
 	esac
 	shift
 done
 bench_check
+[[ $workload == ls || $workload == stat ]] || bench_usage "--workload takes ls or stat"
 bench_need jq fusermount3
 [[ $(id -u) == 0 ]] || { echo "run-memlim: needs root (FUSE mounts)" >&2; exit 1; }
 mds_bench=$build/tools/bench/mds_bench
@@ -67,7 +72,13 @@ for t in $targets; do
 	LOLIGO_BENCH_FUSE_ARGS=$fuse_args loligo_mount "$t"
 	c0=$(anon_mb "${fuse_pid[$t]}")
 	t0=$(date +%s.%N)
-	ls -lR "$work/$t.mnt" >/dev/null
+	if [[ $workload == ls ]]; then
+		ls -lR "$work/$t.mnt" >/dev/null
+	else
+		# mds_bench --fill's names: fill.D/fF, D = F / per_dir
+		seq 0 $((files - 1)) | awk -v m="$work/$t.mnt/fill." -v k="$per_dir" '{ printf "%s%d/f%d\n", m, int($1 / k), $1 }' |
+			xargs -P 4 -n 500 stat >/dev/null
+	fi
 	secs=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
 	c1=$(anon_mb "${fuse_pid[$t]}")
 	perf=$("$cli" -f json daemon "$work/$t-client.asok" perf dump 2>/dev/null || echo '{}')
@@ -76,7 +87,7 @@ for t in $targets; do
 	echo "RESULT run-memlim target=$t files=$files" \
 		"mds_rss_anon_mb=$m0->$m1 mds_rss_per_file=$(awk -v a="$m0" -v b="$m1" -v n="$files" 'BEGIN { printf "%.0f", (b - a) * 1048576 / n }')" \
 		"mds_cache_bytes_per_inode=$(awk -v b="$mbytes" -v n="$mino" 'BEGIN { if (n + 0 > 0) printf "%.0f", b / n; else printf "n/a" }')" \
-		"ls_lR_s=$secs client_rss_anon_mb=$c0->$c1 client_inodes=$cino" \
+		"workload=$workload workload_s=$secs client_rss_anon_mb=$c0->$c1 client_inodes=$cino" \
 		"client_rss_per_inode=$(awk -v a="$c0" -v b="$c1" -v n="$cino" 'BEGIN { printf "%.0f", n ? (b - a) * 1048576 / n : 0 }')" \
 		"client_cache_bytes_per_inode=$(awk -v b="$cbytes" -v n="$cino" 'BEGIN { if (n + 0 > 0 && b + 0 > 0) printf "%.0f", b / n; else printf "n/a" }')"
 	unmount "$work/$t.mnt" "${fuse_pid[$t]}"
