@@ -49,7 +49,11 @@ bench_need jq fusermount3
 mds_bench=$build/tools/bench/mds_bench
 [[ -x $mds_bench ]] || { echo "run-memlim: no $mds_bench (ninja -C $build mds_bench)" >&2; exit 1; }
 bench_workdir
-trap bench_cleanup EXIT
+cleanup() {
+	bench_cleanup
+	if ((keep)); then echo "run-memlim: kept $work"; else rm -rf "$work"; fi
+}
+trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 anon_mb() { awk '/RssAnon/ { printf "%.1f", $2 / 1024 }' "/proc/$1/status"; }
