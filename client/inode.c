@@ -14,6 +14,7 @@
  * evicted and freed.
  */
 #include <errno.h>
+#include <malloc.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -68,7 +69,10 @@ static void inode_free(struct lc_inode *in)
 	free(in->dtails);
 	extents_free(in->flushing);
 	lc_blocks_free(in);
-	xa_destroy(&in->objs);
+	if (in->objs) {
+		xa_destroy(in->objs);
+		free(in->objs);
+	}
 	free(in);
 }
 
@@ -229,8 +233,10 @@ void lc_inode_unhash(struct lclient *c, struct lc_inode *in)
 	if (was)
 		return;
 	rcu_read_lock();
-	if (!cds_lfht_del(c->inodes, &in->hnode))
+	if (!cds_lfht_del(c->inodes, &in->hnode)) {
 		atomic_fetch_sub(&c->ninodes, 1);
+		lc_mem_sub(c, LC_MEM_INODE, lc_mem_size(in));
+	}
 	rcu_read_unlock();
 }
 
@@ -247,7 +253,6 @@ static struct lc_inode *inode_alloc(struct lclient *c, uint64_t ino)
 	atomic_init(&in->ref, 1);
 	atomic_init(&in->last_used, now_mono_ns());
 	atomic_init(&in->dgen, 1);
-	xa_init(&in->objs);
 	pthread_mutex_init(&in->lock, NULL);
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
@@ -356,6 +361,7 @@ struct lc_inode *lc_inode_update(struct lclient *c, const struct mdsp_inode *mi,
 		rcu_read_unlock();
 		if (got == &nin->hnode) {
 			atomic_fetch_add(&c->ninodes, 1);
+			lc_mem_add(c, LC_MEM_INODE, lc_mem_size(nin));
 			in = nin;
 			nin = NULL;
 			pthread_mutex_lock(&in->lock);
@@ -448,9 +454,10 @@ void lc_inode_fill_attr_locked(const struct lc_inode *in, struct lc_attr *attr)
 	lc_attr_from_mdsp(&in->mi, attr);
 	/* st_blocks of a file whose blocks the MDS does not keep: what the
 	 * objects hold, once lc_obj_allocated() counted it for this version */
-	if (in->mi.blocks == MDSP_BLOCKS_UNKNOWN && in->alloc_known && in->alloc_key[0] == in->mi.size &&
-	    in->alloc_key[2] == in->mi.change && in->alloc_key[1] == in->mi.mtime.sec * 1000000000ull + in->mi.mtime.nsec)
-		attr->blocks = (in->alloc_bytes + 511) / 512;
+	if (in->mi.blocks == MDSP_BLOCKS_UNKNOWN && in->blk && in->blk->alloc_known &&
+	    in->blk->alloc_key[0] == in->mi.size && in->blk->alloc_key[2] == in->mi.change &&
+	    in->blk->alloc_key[1] == in->mi.mtime.sec * 1000000000ull + in->mi.mtime.nsec)
+		attr->blocks = (in->blk->alloc_bytes + 511) / 512;
 	/* the NFS change attribute: the MDS's, and this client's writes since */
 	if (in->wchange_base == in->mi.change)
 		attr->change += in->wchanges;
@@ -566,8 +573,10 @@ static bool try_evict(struct lclient *c, struct lc_inode *in)
 	if (!atomic_compare_exchange_strong(&in->ref, &zero, LC_REF_DEAD))
 		return false;
 	if (!atomic_exchange(&in->unhashed, true)) {
-		if (!cds_lfht_del(c->inodes, &in->hnode))
+		if (!cds_lfht_del(c->inodes, &in->hnode)) {
 			atomic_fetch_sub(&c->ninodes, 1);
+			lc_mem_sub(c, LC_MEM_INODE, lc_mem_size(in));
+		}
 	}
 	lc_release_caps(c, in, caps, seq);
 	perf_inc(&c->perf.ino_evicted, 1);
@@ -650,6 +659,36 @@ void lc_lfht_fit(struct cds_lfht *ht, unsigned long *fit, uint64_t count)
 	}
 }
 
+/* drop every directory's cached READDIR batches (memory pressure) */
+static void dirlists_drop(struct lclient *c)
+{
+	struct cds_lfht_iter it;
+	struct lc_inode *in;
+
+	rcu_read_lock();
+	LC_LFHT_FOR_EACH(c->inodes, &it, in, hnode) {
+		struct rd_batch *rd = NULL, *last = NULL;
+
+		if (!atomic_load_explicit(&c->mem[LC_MEM_DIRLIST], memory_order_relaxed) || !lc_mem_over(c, true))
+			break;
+		if (!get_unless_dead(in))
+			continue;
+		pthread_mutex_lock(&in->lock);
+		if (!in->rd_busy) {
+			rd = in->rd;
+			last = in->rd_last;
+			in->rd = in->rd_last = NULL;
+		}
+		pthread_mutex_unlock(&in->lock);
+		if (rd)
+			c->cache_ops.dir_batch_put(rd);
+		if (last)
+			c->cache_ops.dir_batch_put(last);
+		put_n(c, in, 1);
+	}
+	rcu_read_unlock();
+}
+
 void lc_icache_trim(struct lclient *c)
 {
 	uint64_t max = cfg_uint(CFG_client_cache_size);
@@ -658,7 +697,8 @@ void lc_icache_trim(struct lclient *c)
 	struct lc_inode *in;
 
 	lc_lfht_fit(c->inodes, &c->inodes_fit, n);
-	if (n <= max)
+	bool mem = lc_mem_over(c, false);
+	if (n <= max && !mem)
 		return;
 	uint64_t target = max - max / 8;
 	uint64_t now = now_mono_ns();
@@ -676,15 +716,23 @@ void lc_icache_trim(struct lclient *c)
 	 */
 	if (c->itrim_ns && mono_since(now, c->itrim_ns) < 1000000000ull)
 		return;
-	if (c->itrim_left && n < c->itrim_left + (c->itrim_left > max ? c->itrim_left : max) / 8 &&
+	/* past the bound in bytes the kernel is being asked to forget names
+	 * (lc_dcache_trim), which lets their inodes go: walk every second */
+	if (!mem && c->itrim_left && n < c->itrim_left + (c->itrim_left > max ? c->itrim_left : max) / 8 &&
 	    mono_since(now, c->itrim_ns) < 10000000000ull)
 		return;
 	c->itrim_ns = now;
+	/* past the bound in bytes, the directories' cached listings go first
+	 * (a READDIR batch repeats every entry's attributes: ~230 bytes an
+	 * entry listed); a listing in progress holds its own reference, and
+	 * one waiting for a fetch (rd_busy) fetches again when it finds none */
+	if (mem)
+		dirlists_drop(c);
 	/* first pass spares what was used in the last second; second takes any */
-	for (int pass = 0; pass < 2 && atomic_load(&c->ninodes) > target; pass++) {
+	for (int pass = 0; pass < 2 && (atomic_load(&c->ninodes) > target || lc_mem_over(c, true)); pass++) {
 		rcu_read_lock();
 		LC_LFHT_FOR_EACH(c->inodes, &it, in, hnode) {
-			if (atomic_load(&c->ninodes) <= target)
+			if (atomic_load(&c->ninodes) <= target && !lc_mem_over(c, true))
 				break;
 			if (atomic_load_explicit(&in->ref, memory_order_relaxed) != 0)
 				continue;
@@ -786,17 +834,59 @@ void lc_mark_dirty_locked(struct lclient *c, struct lc_inode *in)
 	pthread_mutex_unlock(&c->dirty_lock);
 }
 
+size_t lc_mem_size(const void *p)
+{
+	return p ? malloc_usable_size((void *)p) + sizeof(size_t) : 0;
+}
+
+uint64_t lc_mem_total(struct lclient *c)
+{
+	uint64_t t = 0;
+
+	for (int k = 0; k < LC_MEM_NKINDS; k++)
+		t += atomic_load_explicit(&c->mem[k], memory_order_relaxed);
+	return t;
+}
+
+bool lc_mem_over(struct lclient *c, bool lo)
+{
+	uint64_t limit = cfg_uint(CFG_client_cache_memory_limit);
+
+	return limit && lc_mem_total(c) > (lo ? limit - limit / 10 : limit);
+}
+
+struct xarray *lc_obj_index_set(struct lc_inode *in)
+{
+	struct xarray *xa = atomic_load_explicit(&in->objs, memory_order_acquire), *nx, *none = NULL;
+
+	if (xa)
+		return xa;
+	nx = malloc(sizeof(*nx));
+	if (!nx)
+		return NULL;
+	xa_init(nx);
+	if (atomic_compare_exchange_strong_explicit(&in->objs, &none, nx, memory_order_acq_rel,
+						    memory_order_acquire))
+		return nx;
+	xa_destroy(nx);   /* another thread made it first */
+	free(nx);
+	return none;
+}
+
 void lc_obj_index_forget(struct lc_inode *in, uint64_t objno)
 {
 	uint64_t idx = objno;
 
+	if (!atomic_load_explicit(&in->objs, memory_order_acquire))
+		return;     /* nothing known: nothing to forget */
+
 	for (;;) {
 		rcu_read_lock();
-		void *e = xa_find(&in->objs, &idx);
+		void *e = xa_find(in->objs, &idx);
 		rcu_read_unlock();
 		if (!e)
 			break;
-		xa_erase(&in->objs, idx);
+		xa_erase(in->objs, idx);
 		if (idx == UINT64_MAX)
 			break;
 		idx++;

@@ -44,8 +44,13 @@ static int replay_table(struct mds *m, int op, const char *key, const void *val,
 {
 	if (op != EDIT_SET)
 		return 0;
-	if (!strcmp(key, "root"))
-		return inode_blob_decode(val, len, m->root);
+	if (!strcmp(key, "root")) {
+		int r = inode_blob_decode(val, len, m->root);
+
+		if (!r)
+			mdcache_inode_mem_sync(m->root);
+		return r;
+	}
 	if (len != 8)
 		return -EBADMSG;
 	if (!strcmp(key, "next_ino")) {
@@ -140,6 +145,8 @@ static int replay_ino_table(struct mds *m, enum ino_table which, int op, const c
 		fresh = true;
 	}
 	r = inode_blob_decode(val, len, in);
+	if (!r)
+		mdcache_inode_mem_sync(in);
 	if (!r && in->a.ino != ino)
 		r = -EBADMSG;
 	if (r) {
