@@ -201,8 +201,14 @@ int lc_async_create(struct lclient *c, struct lc_inode *dir, const char *name, m
 	/* the name must be known not to exist */
 	if (lc_dcache_lookup(c, dir, name, &known) ? known != 0 : !complete)
 		goto out;
-	if (lc_perm_check(&da, 3, cr) < 0)
-		goto out;               /* the MDS says EACCES, in its words */
+	if (lc_perm_check(&da, 3, cr) != 0)
+		goto out;               /* the MDS says EACCES (or an ACL decides), in its words */
+	/* the parent's default ACL is the MDS's to apply (server.c inherit_acl) */
+	if (cr && cr->umask_set) {
+		if (da.may_acl)
+			goto out;
+		mode &= ~cr->umask;
+	}
 	if (!lc_deleg_take(c, &ino))
 		goto out;
 

@@ -32,6 +32,19 @@ bool mdsp_in_group(const struct mdsp_caller *c, uint32_t gid)
 
 int mdsp_may_access(const struct mdsp_inode *in, const struct mdsp_caller *c, int mask)
 {
+	return mdsp_may_access_acl(in, NULL, 0, c, mask);
+}
+
+/*
+ * generic_permission() and acl_permission_check(): the owner by the mode's
+ * owner bits; anyone else by the access ACL when there is one and the
+ * group class is not empty (Linux skips the ACL when it is: the mask then
+ * grants nobody anything, and a named user falls to the other bits), else
+ * by the group or other bits; root past all of it.
+ */
+int mdsp_may_access_acl(const struct mdsp_inode *in, const void *acl, size_t acl_len, const struct mdsp_caller *c,
+			int mask)
+{
 	uint32_t mode = in->mode, bits;
 
 	/* before root's pass, as inode_permission() does */
@@ -45,6 +58,8 @@ int mdsp_may_access(const struct mdsp_inode *in, const struct mdsp_caller *c, in
 	}
 	if (c->uid == in->uid)
 		bits = (mode >> 6) & 7;
+	else if (acl && mdsp_acl_count(acl_len) && (mode & S_IRWXG))
+		return mdsp_acl_permission(in, acl, acl_len, c, mask);
 	else if (mdsp_in_group(c, in->gid))
 		bits = (mode >> 3) & 7;
 	else
