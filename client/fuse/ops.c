@@ -306,7 +306,12 @@ static void ll_init(void *userdata, struct fuse_conn_info *conn)
 	if (lf->acl) {
 		if (conn->capable & FUSE_CAP_POSIX_ACL)
 			conn->want |= FUSE_CAP_POSIX_ACL;
-		else
+		/* the VFS leaves the umask to a filesystem with ACLs, and FUSE
+		 * only passes it on unapplied with DONT_MASK */
+		if ((conn->capable & (FUSE_CAP_POSIX_ACL | FUSE_CAP_DONT_MASK)) ==
+		    (FUSE_CAP_POSIX_ACL | FUSE_CAP_DONT_MASK))
+			conn->want |= FUSE_CAP_DONT_MASK;
+		if (!(conn->capable & FUSE_CAP_POSIX_ACL))
 			dout(FUSE, 0, "init: the kernel has no FUSE_POSIX_ACL: it checks no ACL");
 	}
 	/* With the kernel checking permissions, opendir has nothing to do:
