@@ -92,6 +92,11 @@ NFS4_OP(create)
 	st = nfs4_get_component(args, name, sizeof(name));
 	if (!st)
 		st = nfs4_sattr_decode(args, nfs4ops_ctx(cs)->idmap, &sa);
+	if (!st) {
+		/* an acl among the create attributes is not applied (attrset says so) */
+		sa.set[0] &= ~(1u << FATTR4_ACL);
+		sa.has_acl = false;
+	}
 	if (!st)
 		st = cur_dir(cs, &d, true);
 	if (st) {

@@ -94,6 +94,9 @@ static uint32_t decode_open(struct nfs4_compound *cs, struct xdr_dec *d, struct 
 			st = nfs4_sattr_decode(d, nfs4ops_ctx(cs)->idmap, &a->sa);
 			if (st)
 				return st;
+			/* an acl among the create attributes is not applied (attrset says so) */
+			a->sa.set[0] &= ~(1u << FATTR4_ACL);
+			a->sa.has_acl = false;
 			break;
 		case EXCLUSIVE4:
 			if (xdr_get_fixed(d, a->verf, NFS4_VERIFIER_SIZE))
@@ -107,6 +110,9 @@ static uint32_t decode_open(struct nfs4_compound *cs, struct xdr_dec *d, struct 
 			st = nfs4_sattr_decode(d, nfs4ops_ctx(cs)->idmap, &a->sa);
 			if (st)
 				return st;
+			/* an acl among the create attributes is not applied (attrset says so) */
+			a->sa.set[0] &= ~(1u << FATTR4_ACL);
+			a->sa.has_acl = false;
 			break;
 		default:
 			return NFS4ERR_BADXDR;
