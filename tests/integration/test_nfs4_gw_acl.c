@@ -168,7 +168,7 @@ static uint32_t access_as(struct nc *n, const struct nfs4_fh *fh, uint32_t uid, 
 /* SETATTR acl of @fh as @uid, @n ACEs */
 static uint32_t set_acl_wire(struct nc *n, const struct nfs4_fh *fh, uint32_t uid, const struct ace *a, uint32_t cnt)
 {
-	uint32_t w[3] = { 1u << FATTR4_ACL, 0, 0 }, st;
+	uint32_t w[3] = { 1u << ATTR_ACL, 0, 0 }, st;
 	struct xdr_enc v;
 	struct ncc c;
 	struct nrep r;
