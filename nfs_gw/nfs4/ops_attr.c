@@ -592,6 +592,7 @@ NFS4_OP(setattr)
 
 static uint32_t verify_common(struct nfs4_compound *cs, struct xdr_dec *args, bool *same)
 {
+	struct nfs4_acl_bufs ab = { 0 };
 	struct nfs4ops_ctx *c;
 	struct xdr_bitmap bm;
 	const uint8_t *vals;
@@ -619,10 +620,13 @@ static uint32_t verify_common(struct nfs4_compound *cs, struct xdr_dec *args, bo
 	nfs4ops_fill_src(cs, &o, &cs->cfh, &s);
 	if (nfs4_attr_want_statfs(&bm) && o.in && !lc_statfs(c->lc, o.in, &sfs))
 		s.sfs = &sfs;
+	if (is_set(bm.w, FATTR4_ACL))
+		nfs4ops_fetch_acls(cs, &o, &ab, &s);
 	xdr_enc_init(&e, 64 * 1024);
 	put_vals(&e, bm.w, &s);
 	*same = !e.err && e.len == vlen && (vlen == 0 || !memcmp(e.buf, vals, vlen));
 	xdr_enc_free(&e);
+	nfs4ops_acl_bufs_free(&ab);
 	nfs4ops_release(cs, &o);
 	return NFS4_OK;
 }
