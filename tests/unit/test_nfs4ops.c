@@ -206,10 +206,16 @@ START_TEST(sattr_decode)
 	xdr_dec_init(&d, e.buf, e.len);
 	ck_assert_uint_eq(nfs4_sattr_decode(&d, NULL, &s), NFS4ERR_INVAL);
 	xdr_enc_truncate(&e, 0);
-	b = bm(1, 12 /* acl */);
+	b = bm(1, 14 /* archive */);
 	put_fattr(&e, &b, vals_none);
 	xdr_dec_init(&d, e.buf, e.len);
 	ck_assert_uint_eq(nfs4_sattr_decode(&d, NULL, &s), NFS4ERR_ATTRNOTSUPP);
+	/* acl is settable (POSIX ACLs): its value must be there */
+	xdr_enc_truncate(&e, 0);
+	b = bm(1, 12 /* acl */);
+	put_fattr(&e, &b, vals_none);
+	xdr_dec_init(&d, e.buf, e.len);
+	ck_assert_uint_eq(nfs4_sattr_decode(&d, NULL, &s), NFS4ERR_BADXDR);
 
 	/* truncated values: BADXDR */
 	xdr_enc_truncate(&e, 0);
