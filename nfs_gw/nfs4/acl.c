@@ -437,7 +437,8 @@ static uint32_t get_ace(struct xdr_dec *d, struct idmap *map, struct ace *a)
 				      &a->id);
 		if (r == -EAGAIN)
 			return NFS4ERR_DELAY;
-		if (r)
+		/* (uid_t)-1 names nobody a POSIX ACL can hold */
+		if (r || a->id == MDSP_ACL_UNDEFINED_ID)
 			return NFS4ERR_BADOWNER;
 	}
 	return NFS4_OK;
