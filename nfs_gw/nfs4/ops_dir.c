@@ -336,11 +336,12 @@ struct rd {
 	uint64_t epoch;                  /* lc_ns_epoch() before the listing (the subtree check's notes) */
 };
 
-static int rd_entry(struct rd *rd, const char *name, const struct lc_attr *a, uint64_t cookie,
+static int rd_entry(struct rd *rd, const char *name, const struct lc_attr *a, struct lc_inode *in, uint64_t cookie,
 		    const struct nfs4_fh *fh, bool pseudo)
 {
 	struct xdr_enc *e = rd->res;
 	size_t mark = e->len;
+	struct nfs4_acl_bufs ab = { 0 };
 	struct nfs4_attr_src s;
 	struct nfs4_obj o;
 
@@ -349,10 +350,17 @@ static int rd_entry(struct rd *rd, const char *name, const struct lc_attr *a, ui
 	o.exp = rd->dir->exp;
 	o.fi.kind = pseudo ? NFS4_FH_PSEUDO : NFS4_FH_EXPORT;
 	nfs4ops_fill_src(rd->cs, &o, fh, &s);
+	/* acl asked for: an entry that may have one reads it (no lock held here) */
+	if (in && a->may_acl && (rd->bm->w[0] & (1u << FATTR4_ACL))) {
+		o.in = in;
+		o.cr = rd->dir->cr;
+		nfs4ops_fetch_acls(rd->cs, &o, &ab, &s);
+	}
 	xdr_put_u32(e, 1);               /* value follows */
 	xdr_put_u64(e, cookie);
 	xdr_put_string(e, name);
 	nfs4_attr_encode(e, rd->bm, &s);
+	nfs4ops_acl_bufs_free(&ab);
 	if (e->err || e->len > rd->limit) {
 		xdr_enc_truncate(e, mark);
 		rd->full = true;
@@ -380,7 +388,7 @@ static int rd_cb(void *arg, const char *name, struct lc_inode *in, const struct 
 	/* a handle found by name in a checked directory: inside (hard links too) */
 	if (strcmp(name, ".") && strcmp(name, ".."))
 		nfs_export_note_inside(rd->cs->exports, rd->dir->exp, attr->ino, rd->epoch, rd->dir->attr.ino, name);
-	r = rd_entry(rd, name, attr, next + COOKIE_BASE, &fh, false);
+	r = rd_entry(rd, name, attr, in, next + COOKIE_BASE, &fh, false);
 	if (!r && in)
 		lc_put(c->lc, in);
 	return r;
@@ -423,7 +431,7 @@ static uint32_t readdir_pseudo(struct nfs4_compound *cs, struct rd *rd, uint64_t
 			fi.gen = gen;
 		}
 		nfs4_fh_encode(&fi, &fh);
-		if (rd_entry(rd, pn->name, &a, i + 1 + COOKIE_BASE, &fh, !pn->exp)) {
+		if (rd_entry(rd, pn->name, &a, NULL, i + 1 + COOKIE_BASE, &fh, !pn->exp)) {
 			*eof = false;
 			break;
 		}

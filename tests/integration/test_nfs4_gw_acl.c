@@ -6,7 +6,7 @@
  *                the named user, GROUP@, EVERYONE@; DENYs where a later
  *                principal would get what an earlier one does not); a
  *                directory's default ACL as inherit-only ACEs; aclsupport
- *                says ALLOW and DENY
+ *                says ALLOW and DENY; READDIR's acl is the entry's
  *   access       ACCESS honours the ACL (a named user may read and write
  *                what the mode bits alone deny it)
  *   setattr      an ACE list set by the owner becomes the POSIX ACL knfsd
@@ -216,6 +216,50 @@ START_TEST(getattr_acl)
 	ace_is(&a[1], 0, 0, ANYONE | 0x7, "2002");
 	ace_is(&a[2], 0, 0, ANYONE | 0x1, "GROUP@");
 	ace_is(&a[3], 0, 0, ANYONE, "EVERYONE@");
+
+	/* READDIR asking for acl: the same ACEs for the entry */
+	{
+		static const int attrs[] = { ATTR_ACL, -1 };
+		struct ncc c;
+		struct nrep r;
+		bool more, found = false;
+
+		ncc_begin(&c, n);
+		enc_putfh(&c, &d);
+		enc_readdir(&c, attrs);
+		ncc_call(&c, &r);
+		ck_assert_uint_eq(rep_next(&r, OP_PUTFH), NFS4_OK);
+		ck_assert_uint_eq(rep_next(&r, OP_READDIR), NFS4_OK);
+		ck_assert_int_eq(xdr_skip(&r.d, NFS4_VERIFIER_SIZE), 0);
+		for (;;) {
+			char ename[256];
+			uint64_t cookie;
+			struct xdr_bitmap bm;
+			struct xdr_dec v;
+			struct ace x;
+
+			ck_assert_int_eq(xdr_get_bool(&r.d, &more), 0);
+			if (!more)
+				break;
+			ck_assert_int_eq(xdr_get_u64(&r.d, &cookie), 0);
+			ck_assert_int_eq(xdr_get_string(&r.d, ename, sizeof(ename), 255), 0);
+			rep_fattr(&r, &bm, &v);
+			if (strcmp(ename, "f"))
+				continue;
+			found = true;
+			ck_assert_int_eq(xdr_get_u32(&v, &cnt), 0);
+			ck_assert_uint_eq(cnt, 4);
+			for (int i = 0; i < 2; i++) {
+				ck_assert_int_eq(xdr_get_u32(&v, &x.type), 0);
+				ck_assert_int_eq(xdr_get_u32(&v, &x.flag), 0);
+				ck_assert_int_eq(xdr_get_u32(&v, &x.mask), 0);
+				ck_assert_int_eq(xdr_get_string(&v, x.who, sizeof(x.who), 63), 0);
+			}
+			ace_is(&x, 0, 0, ANYONE | 0x7, "2002");
+		}
+		rep_free(&r);
+		ck_assert_msg(found, "f not in READDIR");
+	}
 
 	/* a mode alone: u::rw- g::--- o::r-- needs DENYs (knfsd's shape) */
 	make_file("m", "x", 0604);
