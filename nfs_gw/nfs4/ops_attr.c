@@ -419,7 +419,7 @@ void nfs4ops_acl_bufs_free(struct nfs4_acl_bufs *b)
  * caller, so that the MDS checks ownership, keeps an ACL the mode can say
  * as the mode only and updates the mode's group class.
  */
-static uint32_t set_acl(struct nfs4_compound *cs, struct nfs4_obj *o, struct nfs4_sattr *sa)
+uint32_t nfs4ops_set_acl(struct nfs4_compound *cs, const struct nfs4_obj *o, struct nfs4_sattr *sa)
 {
 	struct nfs4ops_ctx *c = nfs4ops_ctx(cs);
 	bool isdir = S_ISDIR(o->attr.mode);
@@ -584,7 +584,7 @@ NFS4_OP(setattr)
 	}
 	/* after the mode, as knfsd (nfsd_setattr, then the ACLs) */
 	if (!st && sa.has_acl)
-		st = o.in ? set_acl(cs, &o, &sa) : NFS4ERR_ATTRNOTSUPP;
+		st = o.in ? nfs4ops_set_acl(cs, &o, &sa) : NFS4ERR_ATTRNOTSUPP;
 	nfs4ops_release(cs, &o);
 	xdr_put_bitmap(res, st ? zero : sa.set, 3);
 	return st;

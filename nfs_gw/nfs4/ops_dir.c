@@ -92,11 +92,6 @@ NFS4_OP(create)
 	st = nfs4_get_component(args, name, sizeof(name));
 	if (!st)
 		st = nfs4_sattr_decode(args, nfs4ops_ctx(cs)->idmap, &sa);
-	if (!st) {
-		/* an acl among the create attributes is not applied (attrset says so) */
-		sa.set[0] &= ~(1u << FATTR4_ACL);
-		sa.has_acl = false;
-	}
 	if (!st)
 		st = cur_dir(cs, &d, true);
 	if (st) {
@@ -135,6 +130,16 @@ NFS4_OP(create)
 		mask &= ~(LC_SET_ATIME | LC_SET_MTIME | LC_SET_ATIME_NOW | LC_SET_MTIME_NOW);
 	if (mask)
 		lc_setattr(c->lc, in, &sa.a, mask, &d.cr, &a);
+	/* an acl among the create attributes, as knfsd: set on the new
+	 * object, left out of attrset when that fails (symlinks have none) */
+	if (sa.has_acl) {
+		struct nfs4_obj no = { .in = in, .attr = a, .cr = d.cr };
+
+		if (nfs4ops_set_acl(cs, &no, &sa))
+			sa.set[0] &= ~(1u << FATTR4_ACL);
+		else
+			lc_getattr(c->lc, in, &d.cr, true, &a);
+	}
 	nfs4ops_put_cinfo(res, before, dir_change(c, &d));
 	sa.set[0] &= ~(1u << FATTR4_SIZE);
 	xdr_put_bitmap(res, sa.set, 3);

@@ -285,6 +285,12 @@ struct nfs4_acl_bufs {
 void nfs4ops_fetch_acls(struct nfs4_compound *cs, const struct nfs4_obj *o, struct nfs4_acl_bufs *b,
 			struct nfs4_attr_src *s);
 void nfs4ops_acl_bufs_free(struct nfs4_acl_bufs *b);
+/**
+ * nfs4ops_set_acl - set the acl attribute @sa holds (sa->has_acl) on @o, as
+ * @o->cr: a POSIX access ACL and, for a directory, its default ACL (knfsd's
+ * nfsd4_set_nfs4_acl).  No lock may be held.  Return: NFS4_OK or a status.
+ */
+uint32_t nfs4ops_set_acl(struct nfs4_compound *cs, const struct nfs4_obj *o, struct nfs4_sattr *sa);
 /** nfs4ops_fill_src - fill @s for @o (fsid, mounted_on, lease). */
 void nfs4ops_fill_src(struct nfs4_compound *cs, const struct nfs4_obj *o, const struct nfs4_fh *fh,
 		      struct nfs4_attr_src *s);

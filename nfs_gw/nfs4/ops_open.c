@@ -94,9 +94,6 @@ static uint32_t decode_open(struct nfs4_compound *cs, struct xdr_dec *d, struct 
 			st = nfs4_sattr_decode(d, nfs4ops_ctx(cs)->idmap, &a->sa);
 			if (st)
 				return st;
-			/* an acl among the create attributes is not applied (attrset says so) */
-			a->sa.set[0] &= ~(1u << FATTR4_ACL);
-			a->sa.has_acl = false;
 			break;
 		case EXCLUSIVE4:
 			if (xdr_get_fixed(d, a->verf, NFS4_VERIFIER_SIZE))
@@ -110,9 +107,6 @@ static uint32_t decode_open(struct nfs4_compound *cs, struct xdr_dec *d, struct 
 			st = nfs4_sattr_decode(d, nfs4ops_ctx(cs)->idmap, &a->sa);
 			if (st)
 				return st;
-			/* an acl among the create attributes is not applied (attrset says so) */
-			a->sa.set[0] &= ~(1u << FATTR4_ACL);
-			a->sa.has_acl = false;
 			break;
 		default:
 			return NFS4ERR_BADXDR;
@@ -334,6 +328,16 @@ static uint32_t open_file(struct nfs4_compound *cs, struct open_args *a, struct 
 				mask |= a->sa.mask & (LC_SET_ATIME | LC_SET_MTIME | LC_SET_ATIME_NOW | LC_SET_MTIME_NOW);
 			if (mask)
 				lc_setattr(c->lc, *in, &a->sa.a, mask, &dir->cr, attr);
+			/* an acl among the create attributes, as knfsd: set on the
+			 * new file, left out of attrset when that fails */
+			if (a->sa.has_acl) {
+				struct nfs4_obj no = { .in = *in, .attr = *attr, .cr = dir->cr };
+
+				if (nfs4ops_set_acl(cs, &no, &a->sa))
+					a->sa.set[0] &= ~(1u << FATTR4_ACL);
+				else
+					lc_getattr(c->lc, *in, &dir->cr, true, attr);
+			}
 			for (int i = 0; i < 3; i++)
 				attrset[i] |= a->sa.set[i];
 		}

@@ -13,6 +13,7 @@
  *                would make (named entries, mask, the mode's group class);
  *                ACEs POSIX cannot say are NFS4ERR_ATTRNOTSUPP; a non-owner
  *                gets NFS4ERR_PERM
+ *   create       an acl among CREATE's attributes is set and in attrset
  */
 #include "nfs_gw/nfs4/ops_int.h"
 #include "nfs4gw_fixture.h"
@@ -386,6 +387,70 @@ START_TEST(setattr_acl)
 }
 END_TEST
 
+/* CREATE (a directory) with an acl among its attributes: set on the new
+ * directory, and said so in attrset */
+START_TEST(create_with_acl)
+{
+	const struct ace acl[] = {
+		{ 0, 0, 0x67, "OWNER@" },
+		{ 0, 0, 0x67, "2002" },
+		{ 0, 0, 0x21, "GROUP@" },
+		{ 0, 0, 0x21, "EVERYONE@" },
+	};
+	uint32_t w[3] = { 1u << ATTR_ACL, 1u << (33 - 32) /* mode */, 0 };
+	uint8_t got[512], want[512];
+	struct nfs4_fh d;
+	struct xdr_bitmap set;
+	struct xdr_enc v;
+	struct lc_inode *in;
+	struct lc_attr at;
+	struct ncc c;
+	struct nrep r;
+	struct nc *n;
+	ssize_t len;
+	size_t wlen;
+
+	gw_up();
+	n = nc_connect(port, 1);
+	nc_session(n, "acl-create", 1);
+	test_dir(n, "aclcreate", &d);
+	xdr_enc_init(&v, 4096);
+	xdr_put_u32(&v, 4);
+	for (int i = 0; i < 4; i++) {
+		xdr_put_u32(&v, acl[i].type);
+		xdr_put_u32(&v, acl[i].flag);
+		xdr_put_u32(&v, acl[i].mask);
+		xdr_put_string(&v, acl[i].who);
+	}
+	xdr_put_u32(&v, 0700);                  /* mode */
+	ncc_begin(&c, n);
+	enc_putfh(&c, &d);
+	ncc_op(&c, OP_CREATE);
+	xdr_put_u32(&c.e, 2);                   /* NF4DIR */
+	xdr_put_string(&c.e, "cd");
+	xdr_put_bitmap(&c.e, w, 2);
+	xdr_put_opaque(&c.e, v.buf, (uint32_t)v.len);
+	ncc_call(&c, &r);
+	xdr_enc_free(&v);
+	ck_assert_uint_eq(rep_next(&r, OP_PUTFH), NFS4_OK);
+	ck_assert_uint_eq(rep_next(&r, OP_CREATE), NFS4_OK);
+	ck_assert_int_eq(xdr_skip(&r.d, 4 + 8 + 8), 0);     /* change_info4 */
+	ck_assert_int_eq(xdr_get_bitmap(&r.d, &set), 0);
+	ck_assert_msg(set.w[0] & (1u << ATTR_ACL), "acl not in attrset (0x%x)", set.w[0]);
+	rep_free(&r);
+	in = node_of("cd");
+	len = lc_getxattr(lc, in, MDSP_XATTR_ACL_ACCESS, got, sizeof(got), &rootcr);
+	wlen = acl_bytes("u::rwx,u:2002:rwx,g::r-x,m::rwx,o::r-x", want);
+	ck_assert_int_eq(len, (ssize_t)wlen);
+	ck_assert_int_eq(memcmp(got, want, wlen), 0);
+	ck_assert_int_eq(lc_getattr(lc, in, &rootcr, true, &at), 0);
+	ck_assert_uint_eq(at.mode & 07777, 0775);
+	lc_put(lc, in);
+	nc_close(n);
+	gw_down();
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("nfs4_gw_acl");
@@ -397,6 +462,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, getattr_acl);
 	tcase_add_test(tc, access_by_acl);
 	tcase_add_test(tc, setattr_acl);
+	tcase_add_test(tc, create_with_acl);
 	suite_add_tcase(s, tc);
 	return s;
 }
