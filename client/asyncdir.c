@@ -203,12 +203,11 @@ int lc_async_create(struct lclient *c, struct lc_inode *dir, const char *name, m
 		goto out;
 	if (lc_perm_check(&da, 3, cr) != 0)
 		goto out;               /* the MDS says EACCES (or an ACL decides), in its words */
-	/* the parent's default ACL is the MDS's to apply (server.c inherit_acl) */
-	if (cr && cr->umask_set) {
-		if (da.may_acl)
-			goto out;
+	/* a directory with a default ACL is never ours under Dc (the MDS
+	 * inherits it, mds/locker.c allowed_for), so only the umask is left,
+	 * where the kernel left it to us (-o acl) */
+	if (cr && cr->umask_set)
 		mode &= ~cr->umask;
-	}
 	if (!lc_deleg_take(c, &ino))
 		goto out;
 

@@ -1124,6 +1124,11 @@ ssize_t lc_listxattr(struct lclient *c, struct lc_inode *in, char *buf, size_t s
 	return xattr_data(c, req, buf, size);
 }
 
+static bool is_acl_name(const char *name)
+{
+	return !strcmp(name, MDSP_XATTR_ACL_ACCESS) || !strcmp(name, MDSP_XATTR_ACL_DEFAULT);
+}
+
 int lc_setxattr(struct lclient *c, struct lc_inode *in, const char *name, const void *val, size_t size, int flags,
 		const struct lc_cred *cr)
 {
@@ -1134,6 +1139,10 @@ int lc_setxattr(struct lclient *c, struct lc_inode *in, const char *name, const 
 		return -ERANGE;
 	if (size > MDSP_XATTR_SIZE_MAX)
 		return -E2BIG;
+	/* an ACL changes what its setattrs may do and do (perm/acl.c): the
+	 * MDS decides them from now on, not asyncdir.c */
+	if (is_acl_name(name))
+		lc_async_forget(c, in->ino);
 	req = lc_req_new(c, MDSP_OP_SETXATTR, in->ino, cr);
 	if (!req)
 		return -ENOTCONN;

@@ -391,7 +391,7 @@ static void blocks_truncated(struct minode *in, uint64_t size)
 }
 
 /*
- * SETATTR: the checks (mdsp_setattr_check, mds_proto/perm.c: Linux's
+ * SETATTR: the checks (mdsp_setattr_check_acl, perm/perm.c: Linux's
  * notify_change() and setattr_prepare() in their order) are shared with a
  * client that answers a setattr of an inode only it knows itself
  * (client/asyncdir.c), so both decide alike; every change moves ctime.
@@ -406,6 +406,7 @@ static int op_setattr(struct mds *m, struct session *s, struct mdsp_request *r, 
 	const uint32_t times = MDSP_SETATTR_ATIME | MDSP_SETATTR_MTIME | MDSP_SETATTR_ATIME_NOW |
 			       MDSP_SETATTR_MTIME_NOW;
 	uint32_t mask = r->mask, kill = 0;
+	const struct mxattr *acl;
 	struct mdsp_time now;
 	struct minode *in;
 	uint64_t old_size;
@@ -413,7 +414,9 @@ static int op_setattr(struct mds *m, struct session *s, struct mdsp_request *r, 
 
 	if (e)
 		return e;
-	e = mdsp_setattr_check(&in->a, c, mask, a, m->max_file_size, &kill);
+	acl = xattr_of(in, MDSP_XATTR_ACL_ACCESS);
+	e = mdsp_setattr_check_acl(&in->a, acl ? acl->val : NULL, acl ? acl->len : 0, c, mask, a, m->max_file_size,
+				   &kill);
 	if (e)
 		return e;
 	/* what other clients cache of it goes first */
@@ -440,10 +443,10 @@ static int op_setattr(struct mds *m, struct session *s, struct mdsp_request *r, 
 	/* a chmod rewrites the access ACL's owner, mask (or group) and other
 	 * entries (posix_acl_chmod); a kill of setuid/setgid leaves them */
 	if (mask & MDSP_SETATTR_MODE) {
-		struct mxattr *acl = xattr_find(in, MDSP_XATTR_ACL_ACCESS);
+		struct mxattr *x = xattr_find(in, MDSP_XATTR_ACL_ACCESS);
 
-		if (acl)
-			mdsp_acl_chmod(acl->val, acl->len, in->a.mode);
+		if (x)
+			mdsp_acl_chmod(x->val, x->len, in->a.mode);
 	}
 	/* what the objects hold follows the data: a truncate cuts it */
 	if ((mask & MDSP_SETATTR_SIZE) && in->a.size < old_size)
@@ -1404,6 +1407,8 @@ static int set_acl(struct mds *m, struct minode *in, struct mdsp_request *r, str
 			mode &= ~(uint32_t)S_ISGID;
 	}
 	locker_want_caps(m, t, in, AS);
+	if (!access && keep)
+		locker_want_no_dir_create(m, t, in);
 	if ((e = locker_blocked(t)))
 		return e;
 	if (keep) {

@@ -71,6 +71,14 @@ uint32_t mdsp_write_kill_bits(const struct mdsp_inode *in, const struct mdsp_cal
 int mdsp_setattr_check(const struct mdsp_inode *in, const struct mdsp_caller *c, uint32_t mask,
 		       const struct mdsp_inode *a, uint64_t max_file_size, uint32_t *kill);
 /**
+ * mdsp_setattr_check_acl - mdsp_setattr_check where the write permission
+ * some changes need (a truncate by path, times to "now" by a non-owner)
+ * is decided with the inode's access ACL (@acl, @acl_len; NULL: none).
+ */
+int mdsp_setattr_check_acl(const struct mdsp_inode *in, const void *acl, size_t acl_len,
+			   const struct mdsp_caller *c, uint32_t mask, const struct mdsp_inode *a,
+			   uint64_t max_file_size, uint32_t *kill);
+/**
  * mdsp_setattr_apply - make the change mdsp_setattr_check allowed (@kill is
  * what it said) at time @now: every change moves ctime and the change count;
  * S_ISGID goes from a chmod by a caller outside the (new) group.

@@ -5,7 +5,8 @@
  * filesystem with ACLs (ext4 where the test's temp dir lives, else a tmpfs
  * the test mounts), as unprivileged users in forked children:
  *
- *   named user and named group allowed, the owning group's entry, other;
+ *   named user and named group allowed (open, truncate, times to now),
+ *   the owning group's entry, other;
  *   the mask limiting them and chmod rewriting it; an access ACL the mode
  *   can say alone kept as the mode only; malformed ACLs refused (EINVAL);
  *   default ACLs inherited by create and mkdir (instead of the umask, and
@@ -48,7 +49,8 @@
 
 static struct lfs fs;
 
-enum op { MKDIR, CHOWN, CREATE, OPEN_R, OPEN_W, CHMOD, STAT, SETACL, SETDEF, SETRAW, GETACL, GETDEF, RMACL };
+enum op { MKDIR, CHOWN, CREATE, OPEN_R, OPEN_W, CHMOD, STAT, SETACL, SETDEF, SETRAW, GETACL, GETDEF, RMACL, TRUNC,
+	  TOUCH };
 
 struct step {
 	uid_t uid;
@@ -69,6 +71,10 @@ static const struct step steps[] = {
 	{ OWNER, 0, GETACL, "t/f", 0, NULL },
 	{ ALICE, 0, OPEN_W, "t/f", 0, NULL },
 	{ ALICE, 0, OPEN_R, "t/f", 0, NULL },
+	{ ALICE, 0, TRUNC, "t/f", 0, NULL },            /* write permission by the ACL: truncate(2), */
+	{ ALICE, 0, TOUCH, "t/f", 0, NULL },            /* utimensat(NULL) */
+	{ OTHER, 0, TRUNC, "t/f", 0, NULL },
+	{ OTHER, 0, TOUCH, "t/f", 0, NULL },
 	{ BOB, STAFF, OPEN_R, "t/f", 0, NULL },
 	{ BOB, STAFF, OPEN_W, "t/f", 0, NULL },
 	{ OTHER, 0, OPEN_R, "t/f", 0, NULL },
@@ -137,7 +143,7 @@ static const struct step steps[] = {
 #define NSTEPS (sizeof(steps) / sizeof(steps[0]))
 
 static const char *opname[] = { "mkdir", "chown", "create", "open_r", "open_w", "chmod", "stat", "setacl",
-				"setdef", "setraw", "getacl", "getdef", "rmacl" };
+				"setdef", "setraw", "getacl", "getdef", "rmacl", "trunc", "touch" };
 
 static void put_ent(uint8_t *p, unsigned tag, unsigned perm, uint32_t id)
 {
@@ -258,6 +264,12 @@ static void run_step(const char *base, const struct step *s, int fd)
 		break;
 	case RMACL:
 		r = removexattr(path, ACC);
+		break;
+	case TRUNC:
+		r = truncate(path, 0);
+		break;
+	case TOUCH:
+		r = utimensat(AT_FDCWD, path, NULL, 0);
 		break;
 	}
 	dprintf(fd, "%-7s %-14s as %u: %s%s\n", opname[s->op], s->path, (unsigned)s->uid,

@@ -205,6 +205,26 @@ START_TEST(test_mode_interplay)
 }
 END_TEST
 
+/* SETATTR's write-permission checks (truncate by path, times to now) honour the ACL */
+START_TEST(test_setattr_by_acl)
+{
+	struct mdsp_caller alice = user(1001, 500, 0), other = user(1005, 500, 0);
+	struct mdsp_inode in = { .mode = S_IFREG | 0660, .uid = 1000, .gid = 100 }, a = { 0 };
+	uint32_t kill;
+	uint8_t b[256];
+	size_t n = MK(b, { U, 6, X }, { NU, 6, 1001 }, { G, 4, X }, { M, 6, X }, { O, 0, X });
+
+	ck_assert_int_eq(mdsp_setattr_check_acl(&in, b, n, &alice, MDSP_SETATTR_SIZE, &a, 1 << 20, &kill), 0);
+	ck_assert_int_eq(mdsp_setattr_check_acl(&in, b, n, &other, MDSP_SETATTR_SIZE, &a, 1 << 20, &kill), -EACCES);
+	ck_assert_int_eq(mdsp_setattr_check_acl(&in, b, n, &alice, MDSP_SETATTR_ATIME_NOW | MDSP_SETATTR_MTIME_NOW,
+						&a, 1 << 20, &kill), 0);
+	/* without the ACL alice is other */
+	ck_assert_int_eq(mdsp_setattr_check(&in, &alice, MDSP_SETATTR_SIZE, &a, 1 << 20, &kill), -EACCES);
+	/* explicit times stay the owner's */
+	ck_assert_int_eq(mdsp_setattr_check_acl(&in, b, n, &alice, MDSP_SETATTR_MTIME, &a, 1 << 20, &kill), -EPERM);
+}
+END_TEST
+
 static Suite *acl_suite(void)
 {
 	Suite *s = suite_create("perm_acl");
@@ -213,6 +233,7 @@ static Suite *acl_suite(void)
 	tcase_add_test(tc, test_valid);
 	tcase_add_test(tc, test_permission);
 	tcase_add_test(tc, test_mode_interplay);
+	tcase_add_test(tc, test_setattr_by_acl);
 	suite_add_tcase(s, tc);
 	return s;
 }
