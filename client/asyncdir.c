@@ -194,6 +194,7 @@ int lc_async_create(struct lclient *c, struct lc_inode *dir, const char *name, m
 	complete = lc_dir_complete_locked(dir);
 	lc_inode_fill_attr_locked(dir, &da);
 	da.mode = dir->mi.mode;
+	da.may_acl = false;             /* held under Dc: it has no ACL (mds/locker.c allowed_for) */
 	/* a revoke of Dc from here on waits until this create is sent */
 	lc_async_submit_begin_locked(dir);
 	pthread_mutex_unlock(&dir->lock);

@@ -284,9 +284,11 @@ static uint32_t allowed_for(struct mds *m, struct minode *in, struct mcap *mine,
 		return 0;
 	if (!S_ISREG(in->a.mode))
 		allowed &= ~(uint32_t)OPEN_BITS;
-	/* a directory with a default ACL: its creates inherit it, which the
-	 * MDS does (server.c inherit_acl), so nobody answers them itself */
-	if (!S_ISDIR(in->a.mode) || xattr_find(in, MDSP_XATTR_ACL_DEFAULT))
+	/* a directory with an ACL: its creates inherit the default one, which
+	 * the MDS does (server.c inherit_acl), and who may create or remove
+	 * names in it is the access one's to say, which clients do not keep;
+	 * so nobody answers them itself (a Dc holder knows it has no ACL) */
+	if (!S_ISDIR(in->a.mode) || xattr_find(in, MDSP_XATTR_ACL_DEFAULT) || xattr_find(in, MDSP_XATTR_ACL_ACCESS))
 		allowed &= ~(uint32_t)Dc;
 	cds_list_for_each_entry(cap, &in->caps, in_item)
 		if (cap != mine)

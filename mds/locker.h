@@ -38,7 +38,7 @@ void locker_register_perf(struct mds *m);
  */
 void locker_want_caps(struct mds *m, struct txn *t, struct minode *in, uint32_t mask);
 /*
- * locker_want_no_dir_create - directory @in gets a default ACL: nobody may
+ * locker_want_no_dir_create - directory @in gets an ACL: nobody may
  * answer creates in it any more (Dc).  Other sessions' Dc as
  * locker_want_caps; the caller's own is revoked without waiting (its
  * creates were sent before this request).  Caller holds mds->lock.

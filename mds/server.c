@@ -1407,7 +1407,7 @@ static int set_acl(struct mds *m, struct minode *in, struct mdsp_request *r, str
 			mode &= ~(uint32_t)S_ISGID;
 	}
 	locker_want_caps(m, t, in, AS);
-	if (!access && keep)
+	if (keep && S_ISDIR(in->a.mode))
 		locker_want_no_dir_create(m, t, in);
 	if ((e = locker_blocked(t)))
 		return e;
