@@ -202,8 +202,8 @@ int lc_async_create(struct lclient *c, struct lc_inode *dir, const char *name, m
 	/* the name must be known not to exist */
 	if (lc_dcache_lookup(c, dir, name, &known) ? known != 0 : !complete)
 		goto out;
-	if (lc_perm_check(&da, 3, cr) != 0)
-		goto out;               /* the MDS says EACCES (or an ACL decides), in its words */
+	if (lc_perm_check(&da, 3, cr) < 0)
+		goto out;               /* the MDS says EACCES, in its words */
 	/* a directory with a default ACL is never ours under Dc (the MDS
 	 * inherits it, mds/locker.c allowed_for), so only the umask is left,
 	 * where the kernel left it to us (-o acl) */
