@@ -156,6 +156,8 @@ struct xarray *lc_obj_index_set(struct lc_inode *in);
 void lc_icache_trim(struct lclient *c);
 /** lc_lfht_fit - the flusher: size @ht (one of ours) to @count entries; *@fit is its size as we set it last. */
 void lc_lfht_fit(struct cds_lfht *ht, unsigned long *fit, uint64_t count);
+/* 0, -EACCES, or LC_PERM_ASK: an ACL may decide, ask for it (inode.c) */
+#define LC_PERM_ASK 1
 int lc_perm_check(const struct lc_attr *a, int mask, const struct lc_cred *cr);
 struct json_object *lc_icache_dump(struct lclient *c);
 void lc_attr_from_mdsp(const struct mdsp_inode *mi, struct lc_attr *a);

@@ -25,6 +25,7 @@
 #include "common/config.h"
 #include "common/log.h"
 #include "common/time.h"
+#include "perm/perm.h"
 
 static inline unsigned long ino_hash(uint64_t ino)
 {
@@ -419,6 +420,7 @@ void lc_attr_from_mdsp(const struct mdsp_inode *mi, struct lc_attr *a)
 	a->mode = mi->mode;
 	a->uid = mi->uid;
 	a->gid = mi->gid;
+	a->may_acl = mi->xattrs != MDSP_XATTRS_NONE && !S_ISLNK(mi->mode);
 	a->nlink = mi->nlink;
 	a->size = mi->size;
 	/* what the objects hold, as the MDS keeps it; a file of an older
@@ -516,35 +518,26 @@ uint64_t lc_inode_size(struct lc_inode *in)
 	return s;
 }
 
-static bool in_groups(const struct lc_cred *cr, gid_t g)
-{
-	if (cr->gid == g)
-		return true;
-	for (int i = 0; i < cr->ngroups && i < LC_MAX_GROUPS; i++)
-		if (cr->groups[i] == g)
-			return true;
-	return false;
-}
-
+/*
+ * The mode-bit decision is perm/perm.c's, the MDS's own.  An inode that
+ * may carry an access ACL (its trace said it has xattrs, or nobody said)
+ * decides by it for everyone but root and the owner, and the ACL is not
+ * cached here: LC_PERM_ASK tells the caller to fetch it (lc_access) or let
+ * the MDS decide.
+ */
 int lc_perm_check(const struct lc_attr *a, int mask, const struct lc_cred *cr)
 {
-	mode_t m = a->mode;
+	struct mdsp_inode mi;
+	struct mdsp_caller caller;
 
-	mask &= 7;
-	if (!cr || cr->uid == 0) {
-		/* root: everything but executing a file nobody may execute */
-		if ((mask & 1) && !S_ISDIR(m) && !(m & 0111))
-			return -EACCES;
-		return 0;
-	}
-	unsigned int bits;
-	if (cr->uid == a->uid)
-		bits = (m >> 6) & 7;
-	else if (in_groups(cr, a->gid))
-		bits = (m >> 3) & 7;
-	else
-		bits = m & 7;
-	return (bits & (unsigned int)mask) == (unsigned int)mask ? 0 : -EACCES;
+	memset(&mi, 0, sizeof(mi));
+	mi.mode = a->mode;
+	mi.uid = a->uid;
+	mi.gid = a->gid;
+	lc_cred_to_caller(cr, &caller);
+	if (a->may_acl && caller.uid != 0 && caller.uid != mi.uid && (mi.mode & S_IRWXG))
+		return LC_PERM_ASK;
+	return mdsp_may_access(&mi, &caller, mask & 7);
 }
 
 /* in->lock held; drops SAFE entries of in->unsafe (an inode is not clean while

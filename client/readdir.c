@@ -253,12 +253,18 @@ int lc_readdir(struct lclient *c, struct lc_inode *dir, uint64_t cookie, bool pl
 			struct lc_attr da;
 			lc_inode_fill_attr(dir, &da);
 			r = lc_perm_check(&da, 4, cr);
-			if (r < 0) {
+			if (r == LC_PERM_ASK) {
+				/* an ACL decides: the MDS's readdir */
+				lc_rd_batch_put(b);
+				b = NULL;
+			} else if (r < 0) {
 				lc_rd_batch_put(b);
 				return r;
+			} else {
+				perf_inc(&c->perf.readdir_cached, 1);
 			}
-			perf_inc(&c->perf.readdir_cached, 1);
-		} else {
+		}
+		if (!b) {
 			r = shared_fetch(c, dir, cookie, cr, &b);
 			if (r < 0)
 				return r;

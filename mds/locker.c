@@ -99,6 +99,7 @@
 #include "mds/locker.h"
 #include "mds/locker_priv.h"
 #include "mds/mdcache.h"
+#include "perm/perm.h"
 #include "mds/net.h"
 #include "mds/purge.h"
 
@@ -289,7 +290,11 @@ static uint32_t allowed_for(struct mds *m, struct minode *in, struct mcap *mine,
 		return 0;
 	if (!S_ISREG(in->a.mode))
 		allowed &= ~(uint32_t)OPEN_BITS;
-	if (!S_ISDIR(in->a.mode))
+	/* a directory with an ACL: its creates inherit the default one, which
+	 * the MDS does (server.c inherit_acl), and who may create or remove
+	 * names in it is the access one's to say, which clients do not keep;
+	 * so nobody answers them itself (a Dc holder knows it has no ACL) */
+	if (!S_ISDIR(in->a.mode) || xattr_find(in, MDSP_XATTR_ACL_DEFAULT) || xattr_find(in, MDSP_XATTR_ACL_ACCESS))
 		allowed &= ~(uint32_t)Dc;
 	cds_list_for_each_entry(cap, &in->caps, in_item)
 		if (cap != mine)
@@ -446,6 +451,18 @@ void locker_want_caps(struct mds *m, struct txn *t, struct minode *in, uint32_t 
 	}
 	if (blocked)
 		locker_gather_add(t, in->a.ino, mask, NULL);
+}
+
+void locker_want_no_dir_create(struct mds *m, struct txn *t, struct minode *in)
+{
+	struct mcap *cap;
+
+	locker_want_caps(m, t, in, Dc);
+	if (!in->caps.next)
+		return;
+	cds_list_for_each_entry(cap, &in->caps, in_item)
+		if (cap->s == t->s && (cap->pending & Dc))
+			cap_revoke(m, cap, Dc);
 }
 
 void locker_want_dentry(struct mds *m, struct txn *t, struct mdentry *dn)

@@ -37,6 +37,13 @@ void locker_register_perf(struct mds *m);
  * mds->lock.
  */
 void locker_want_caps(struct mds *m, struct txn *t, struct minode *in, uint32_t mask);
+/*
+ * locker_want_no_dir_create - directory @in gets an ACL: nobody may
+ * answer creates in it any more (Dc).  Other sessions' Dc as
+ * locker_want_caps; the caller's own is revoked without waiting (its
+ * creates were sent before this request).  Caller holds mds->lock.
+ */
+void locker_want_no_dir_create(struct mds *m, struct txn *t, struct minode *in);
 /* locker_want_dentry - likewise for the leases other sessions hold on @dn. */
 void locker_want_dentry(struct mds *m, struct txn *t, struct mdentry *dn);
 /* locker_blocked - LOCKER_WAIT if @t must wait for revokes, else 0. */
