@@ -40,6 +40,32 @@ static uint64_t gauge_inodes(void *arg)
 	return atomic_load(&((struct lclient *)arg)->ninodes);
 }
 
+static uint64_t gauge_mem_inodes(void *arg)
+{
+	return atomic_load(&((struct lclient *)arg)->mem[LC_MEM_INODE]);
+}
+
+static uint64_t gauge_mem_dentries(void *arg)
+{
+	return atomic_load(&((struct lclient *)arg)->mem[LC_MEM_DENTRY]);
+}
+
+static uint64_t gauge_mem_dirlists(void *arg)
+{
+	return atomic_load(&((struct lclient *)arg)->mem[LC_MEM_DIRLIST]);
+}
+
+static uint64_t gauge_mem_total(void *arg)
+{
+	return lc_mem_total(arg);
+}
+
+static uint64_t gauge_mem_limit(void *arg)
+{
+	(void)arg;
+	return cfg_uint(CFG_client_cache_memory_limit);
+}
+
 static uint64_t gauge_dentries(void *arg)
 {
 	return atomic_load(&((struct lclient *)arg)->ndentries);
@@ -108,6 +134,12 @@ static void perf_register(struct lclient *c)
 	perf_register_hist(g, "flush_lat", &p->flush_lat);
 	perf_register_fn(g, "inodes", gauge_inodes, c);
 	perf_register_fn(g, "dentries", gauge_dentries, c);
+	/* what the caches hold in bytes, counted as allocated (client_cache_memory_limit) */
+	perf_register_fn(g, "cache_bytes", gauge_mem_total, c);
+	perf_register_fn(g, "cache_bytes_inodes", gauge_mem_inodes, c);
+	perf_register_fn(g, "cache_bytes_dentries", gauge_mem_dentries, c);
+	perf_register_fn(g, "cache_bytes_dirlists", gauge_mem_dirlists, c);
+	perf_register_fn(g, "cache_memory_limit", gauge_mem_limit, c);
 	perf_register_fn(g, "dirty_bytes", gauge_dirty, c);
 	lc_locks_register_perf(c, g);
 }

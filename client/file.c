@@ -801,7 +801,6 @@ static ssize_t write_fh(struct lclient *c, struct lc_fh *fh, off_t offset, size_
 		lc_wb_note_write_locked(in, off + len);
 		in->wmtime = lc_now_mdsp();
 		in->dirty_meta |= MDSP_DIRTY_SIZE | MDSP_DIRTY_MTIME;
-		in->wcred = fh->cred;
 		lc_inode_note_write_locked(in);
 		atomic_fetch_add(&in->data_gen, 1);
 		lc_mark_dirty_locked(c, in);

@@ -14,6 +14,7 @@
  * evicted and freed.
  */
 #include <errno.h>
+#include <malloc.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -24,6 +25,7 @@
 #include "common/config.h"
 #include "common/log.h"
 #include "common/time.h"
+#include "perm/perm.h"
 
 static inline unsigned long ino_hash(uint64_t ino)
 {
@@ -68,7 +70,10 @@ static void inode_free(struct lc_inode *in)
 	free(in->dtails);
 	extents_free(in->flushing);
 	lc_blocks_free(in);
-	xa_destroy(&in->objs);
+	if (in->objs) {
+		xa_destroy(in->objs);
+		free(in->objs);
+	}
 	free(in);
 }
 
@@ -229,8 +234,10 @@ void lc_inode_unhash(struct lclient *c, struct lc_inode *in)
 	if (was)
 		return;
 	rcu_read_lock();
-	if (!cds_lfht_del(c->inodes, &in->hnode))
+	if (!cds_lfht_del(c->inodes, &in->hnode)) {
 		atomic_fetch_sub(&c->ninodes, 1);
+		lc_mem_sub(c, LC_MEM_INODE, lc_mem_size(in));
+	}
 	rcu_read_unlock();
 }
 
@@ -248,7 +255,6 @@ static struct lc_inode *inode_alloc(struct lclient *c, uint64_t ino)
 	atomic_init(&in->last_used, now_mono_ns());
 	atomic_init(&in->dgen, 1);
 	in->quota_room = MDSP_QUOTA_NONE;
-	xa_init(&in->objs);
 	pthread_mutex_init(&in->lock, NULL);
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
@@ -368,6 +374,7 @@ struct lc_inode *lc_inode_update(struct lclient *c, const struct mdsp_inode *mi,
 		rcu_read_unlock();
 		if (got == &nin->hnode) {
 			atomic_fetch_add(&c->ninodes, 1);
+			lc_mem_add(c, LC_MEM_INODE, lc_mem_size(nin));
 			in = nin;
 			nin = NULL;
 			pthread_mutex_lock(&in->lock);
@@ -426,6 +433,7 @@ void lc_attr_from_mdsp(const struct mdsp_inode *mi, struct lc_attr *a)
 	a->mode = mi->mode;
 	a->uid = mi->uid;
 	a->gid = mi->gid;
+	a->may_acl = mi->xattrs != MDSP_XATTRS_NONE && !S_ISLNK(mi->mode);
 	a->nlink = mi->nlink;
 	a->size = mi->size;
 	/* what the objects hold, as the MDS keeps it; a file of an older
@@ -461,9 +469,10 @@ void lc_inode_fill_attr_locked(const struct lc_inode *in, struct lc_attr *attr)
 	lc_attr_from_mdsp(&in->mi, attr);
 	/* st_blocks of a file whose blocks the MDS does not keep: what the
 	 * objects hold, once lc_obj_allocated() counted it for this version */
-	if (in->mi.blocks == MDSP_BLOCKS_UNKNOWN && in->alloc_known && in->alloc_key[0] == in->mi.size &&
-	    in->alloc_key[2] == in->mi.change && in->alloc_key[1] == in->mi.mtime.sec * 1000000000ull + in->mi.mtime.nsec)
-		attr->blocks = (in->alloc_bytes + 511) / 512;
+	if (in->mi.blocks == MDSP_BLOCKS_UNKNOWN && in->blk && in->blk->alloc_known &&
+	    in->blk->alloc_key[0] == in->mi.size && in->blk->alloc_key[2] == in->mi.change &&
+	    in->blk->alloc_key[1] == in->mi.mtime.sec * 1000000000ull + in->mi.mtime.nsec)
+		attr->blocks = (in->blk->alloc_bytes + 511) / 512;
 	/* the NFS change attribute: the MDS's, and this client's writes since */
 	if (in->wchange_base == in->mi.change)
 		attr->change += in->wchanges;
@@ -522,35 +531,26 @@ uint64_t lc_inode_size(struct lc_inode *in)
 	return s;
 }
 
-static bool in_groups(const struct lc_cred *cr, gid_t g)
-{
-	if (cr->gid == g)
-		return true;
-	for (int i = 0; i < cr->ngroups && i < LC_MAX_GROUPS; i++)
-		if (cr->groups[i] == g)
-			return true;
-	return false;
-}
-
+/*
+ * The mode-bit decision is perm/perm.c's, the MDS's own.  An inode that
+ * may carry an access ACL (its trace said it has xattrs, or nobody said)
+ * decides by it for everyone but root and the owner, and the ACL is not
+ * cached here: LC_PERM_ASK tells the caller to fetch it (lc_access) or let
+ * the MDS decide.
+ */
 int lc_perm_check(const struct lc_attr *a, int mask, const struct lc_cred *cr)
 {
-	mode_t m = a->mode;
+	struct mdsp_inode mi;
+	struct mdsp_caller caller;
 
-	mask &= 7;
-	if (!cr || cr->uid == 0) {
-		/* root: everything but executing a file nobody may execute */
-		if ((mask & 1) && !S_ISDIR(m) && !(m & 0111))
-			return -EACCES;
-		return 0;
-	}
-	unsigned int bits;
-	if (cr->uid == a->uid)
-		bits = (m >> 6) & 7;
-	else if (in_groups(cr, a->gid))
-		bits = (m >> 3) & 7;
-	else
-		bits = m & 7;
-	return (bits & (unsigned int)mask) == (unsigned int)mask ? 0 : -EACCES;
+	memset(&mi, 0, sizeof(mi));
+	mi.mode = a->mode;
+	mi.uid = a->uid;
+	mi.gid = a->gid;
+	lc_cred_to_caller(cr, &caller);
+	if (a->may_acl && caller.uid != 0 && caller.uid != mi.uid && (mi.mode & S_IRWXG))
+		return LC_PERM_ASK;
+	return mdsp_may_access(&mi, &caller, mask & 7);
 }
 
 /* in->lock held; drops SAFE entries of in->unsafe (an inode is not clean while
@@ -579,8 +579,10 @@ static bool try_evict(struct lclient *c, struct lc_inode *in)
 	if (!atomic_compare_exchange_strong(&in->ref, &zero, LC_REF_DEAD))
 		return false;
 	if (!atomic_exchange(&in->unhashed, true)) {
-		if (!cds_lfht_del(c->inodes, &in->hnode))
+		if (!cds_lfht_del(c->inodes, &in->hnode)) {
 			atomic_fetch_sub(&c->ninodes, 1);
+			lc_mem_sub(c, LC_MEM_INODE, lc_mem_size(in));
+		}
 	}
 	lc_release_caps(c, in, caps, seq);
 	perf_inc(&c->perf.ino_evicted, 1);
@@ -663,6 +665,36 @@ void lc_lfht_fit(struct cds_lfht *ht, unsigned long *fit, uint64_t count)
 	}
 }
 
+/* drop every directory's cached READDIR batches (memory pressure) */
+static void dirlists_drop(struct lclient *c)
+{
+	struct cds_lfht_iter it;
+	struct lc_inode *in;
+
+	rcu_read_lock();
+	LC_LFHT_FOR_EACH(c->inodes, &it, in, hnode) {
+		struct rd_batch *rd = NULL, *last = NULL;
+
+		if (!atomic_load_explicit(&c->mem[LC_MEM_DIRLIST], memory_order_relaxed) || !lc_mem_over(c, true))
+			break;
+		if (!get_unless_dead(in))
+			continue;
+		pthread_mutex_lock(&in->lock);
+		if (!in->rd_busy) {
+			rd = in->rd;
+			last = in->rd_last;
+			in->rd = in->rd_last = NULL;
+		}
+		pthread_mutex_unlock(&in->lock);
+		if (rd)
+			c->cache_ops.dir_batch_put(rd);
+		if (last)
+			c->cache_ops.dir_batch_put(last);
+		put_n(c, in, 1);
+	}
+	rcu_read_unlock();
+}
+
 void lc_icache_trim(struct lclient *c)
 {
 	uint64_t max = cfg_uint(CFG_client_cache_size);
@@ -671,7 +703,8 @@ void lc_icache_trim(struct lclient *c)
 	struct lc_inode *in;
 
 	lc_lfht_fit(c->inodes, &c->inodes_fit, n);
-	if (n <= max)
+	bool mem = lc_mem_over(c, false);
+	if (n <= max && !mem)
 		return;
 	uint64_t target = max - max / 8;
 	uint64_t now = now_mono_ns();
@@ -689,15 +722,23 @@ void lc_icache_trim(struct lclient *c)
 	 */
 	if (c->itrim_ns && mono_since(now, c->itrim_ns) < 1000000000ull)
 		return;
-	if (c->itrim_left && n < c->itrim_left + (c->itrim_left > max ? c->itrim_left : max) / 8 &&
+	/* past the bound in bytes the kernel is being asked to forget names
+	 * (lc_dcache_trim), which lets their inodes go: walk every second */
+	if (!mem && c->itrim_left && n < c->itrim_left + (c->itrim_left > max ? c->itrim_left : max) / 8 &&
 	    mono_since(now, c->itrim_ns) < 10000000000ull)
 		return;
 	c->itrim_ns = now;
+	/* past the bound in bytes, the directories' cached listings go first
+	 * (a READDIR batch repeats every entry's attributes: ~230 bytes an
+	 * entry listed); a listing in progress holds its own reference, and
+	 * one waiting for a fetch (rd_busy) fetches again when it finds none */
+	if (mem)
+		dirlists_drop(c);
 	/* first pass spares what was used in the last second; second takes any */
-	for (int pass = 0; pass < 2 && atomic_load(&c->ninodes) > target; pass++) {
+	for (int pass = 0; pass < 2 && (atomic_load(&c->ninodes) > target || lc_mem_over(c, true)); pass++) {
 		rcu_read_lock();
 		LC_LFHT_FOR_EACH(c->inodes, &it, in, hnode) {
-			if (atomic_load(&c->ninodes) <= target)
+			if (atomic_load(&c->ninodes) <= target && !lc_mem_over(c, true))
 				break;
 			if (atomic_load_explicit(&in->ref, memory_order_relaxed) != 0)
 				continue;
@@ -799,17 +840,59 @@ void lc_mark_dirty_locked(struct lclient *c, struct lc_inode *in)
 	pthread_mutex_unlock(&c->dirty_lock);
 }
 
+size_t lc_mem_size(const void *p)
+{
+	return p ? malloc_usable_size((void *)p) + sizeof(size_t) : 0;
+}
+
+uint64_t lc_mem_total(struct lclient *c)
+{
+	uint64_t t = 0;
+
+	for (int k = 0; k < LC_MEM_NKINDS; k++)
+		t += atomic_load_explicit(&c->mem[k], memory_order_relaxed);
+	return t;
+}
+
+bool lc_mem_over(struct lclient *c, bool lo)
+{
+	uint64_t limit = cfg_uint(CFG_client_cache_memory_limit);
+
+	return limit && lc_mem_total(c) > (lo ? limit - limit / 10 : limit);
+}
+
+struct xarray *lc_obj_index_set(struct lc_inode *in)
+{
+	struct xarray *xa = atomic_load_explicit(&in->objs, memory_order_acquire), *nx, *none = NULL;
+
+	if (xa)
+		return xa;
+	nx = malloc(sizeof(*nx));
+	if (!nx)
+		return NULL;
+	xa_init(nx);
+	if (atomic_compare_exchange_strong_explicit(&in->objs, &none, nx, memory_order_acq_rel,
+						    memory_order_acquire))
+		return nx;
+	xa_destroy(nx);   /* another thread made it first */
+	free(nx);
+	return none;
+}
+
 void lc_obj_index_forget(struct lc_inode *in, uint64_t objno)
 {
 	uint64_t idx = objno;
 
+	if (!atomic_load_explicit(&in->objs, memory_order_acquire))
+		return;     /* nothing known: nothing to forget */
+
 	for (;;) {
 		rcu_read_lock();
-		void *e = xa_find(&in->objs, &idx);
+		void *e = xa_find(in->objs, &idx);
 		rcu_read_unlock();
 		if (!e)
 			break;
-		xa_erase(&in->objs, idx);
+		xa_erase(in->objs, idx);
 		if (idx == UINT64_MAX)
 			break;
 		idx++;

@@ -370,7 +370,7 @@ int mdsc_send_request(struct mds_client *m, struct mds_conn *c, struct mdsc_req 
 	if (msg.request.oldest_tid > r->tid)    /* cannot happen (see the top); never trim ourselves */
 		msg.request.oldest_tid = r->tid;
 	msg.request.attempt = atomic_fetch_add(&r->attempts, 1) + 1;
-	msg.request.flags = flags | (r->pub.args.flags & MDSP_REQ_WANT_INOS);
+	msg.request.flags = flags | (r->pub.args.flags & (MDSP_REQ_WANT_INOS | MDSP_REQ_UMASK));
 	/* a replay must get back the very inode its UNSAFE reply named: data
 	 * and children hang off that ino (mds/prealloc.c); an asynchronous
 	 * create names its delegated ino on every attempt */

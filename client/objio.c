@@ -59,7 +59,7 @@ bool lc_obj_alloc_stale_locked(struct lclient *c, const struct lc_inode *in)
 	    !in->mi.size || in->dirty_meta || in->dirty || in->flushing)
 		return false;
 	alloc_key_of(in, key);
-	return !in->alloc_known || memcmp(key, in->alloc_key, sizeof(key));
+	return !in->blk || !in->blk->alloc_known || memcmp(key, in->blk->alloc_key, sizeof(key));
 }
 
 void lc_obj_allocated(struct lclient *c, struct lc_inode *in)
@@ -76,7 +76,7 @@ void lc_obj_allocated(struct lclient *c, struct lc_inode *in)
 		return;
 	pthread_mutex_lock(&in->lock);
 	alloc_key_of(in, key);
-	have_key = in->alloc_known && !memcmp(key, in->alloc_key, sizeof(key));
+	have_key = in->blk && in->blk->alloc_known && !memcmp(key, in->blk->alloc_key, sizeof(key));
 	osize = in->mi.object_size ? in->mi.object_size : c->default_object_size;
 	if (have_key || in->mi.blocks != MDSP_BLOCKS_UNKNOWN || !S_ISREG(in->mi.mode) || in->dirty_meta ||
 	    in->dirty || in->flushing || !key[0] || !osize) {
@@ -126,10 +126,12 @@ void lc_obj_allocated(struct lclient *c, struct lc_inode *in)
 		uint64_t now[3];
 
 		alloc_key_of(in, now);
-		if (!memcmp(now, key, sizeof(now)) && !in->dirty_meta && !in->dirty) {
-			in->alloc_known = true;
-			in->alloc_bytes = total;
-			memcpy(in->alloc_key, now, sizeof(now));
+		struct lc_blocks *b;
+
+		if (!memcmp(now, key, sizeof(now)) && !in->dirty_meta && !in->dirty && (b = lc_blocks_get_locked(in))) {
+			b->alloc_known = true;
+			b->alloc_bytes = total;
+			memcpy(b->alloc_key, now, sizeof(now));
 		}
 	}
 	pthread_mutex_unlock(&in->lock);
@@ -144,10 +146,12 @@ static struct store_op *index_op(struct lc_inode *in, const uint64_t *objs, size
 {
 	struct store_op *op = NULL;
 
+	struct xarray *xa = atomic_load_explicit(&in->objs, memory_order_acquire);
+
 	*r = 0;
 	for (size_t i = 0; i < n; i++) {
 		rcu_read_lock();
-		bool known = xa_load(&in->objs, objs[i]) != NULL;
+		bool known = xa && xa_load(xa, objs[i]) != NULL;
 		rcu_read_unlock();
 		if (known)
 			continue;
@@ -163,8 +167,10 @@ static struct store_op *index_op(struct lc_inode *in, const uint64_t *objs, size
 void lc_obj_index_known(struct lc_inode *in, const uint64_t *objs, size_t n)
 {
 	/* best effort: a key we fail to remember is only set again */
-	for (size_t i = 0; i < n; i++)
-		xa_store(&in->objs, objs[i], KNOWN);
+	struct xarray *xa = lc_obj_index_set(in);
+
+	for (size_t i = 0; xa && i < n; i++)
+		xa_store(xa, objs[i], KNOWN);
 }
 
 int lc_obj_index_submit(struct lclient *c, struct lc_io_batch *b, struct lc_inode *in, const uint64_t *objs,
@@ -223,8 +229,10 @@ int lc_obj_index_present(struct lclient *c, struct lc_inode *in, const uint64_t 
 
 bool lc_obj_indexed(struct lc_inode *in, uint64_t objno)
 {
+	struct xarray *xa = atomic_load_explicit(&in->objs, memory_order_acquire);
+
 	rcu_read_lock();
-	bool known = xa_load(&in->objs, objno) != NULL;
+	bool known = xa && xa_load(xa, objno) != NULL;
 	rcu_read_unlock();
 	return known;
 }

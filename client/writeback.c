@@ -407,8 +407,6 @@ int lc_wb_write(struct lclient *c, struct lc_inode *in, uint64_t *offp, size_t *
 		lc_wb_note_write_locked(in, o);
 		in->wmtime = lc_now_mdsp();
 		in->dirty_meta |= MDSP_DIRTY_SIZE | MDSP_DIRTY_MTIME;
-		if (cr)
-			in->wcred = *cr;
 		lc_inode_note_write_locked(in);
 		atomic_fetch_add(&in->data_gen, 1);
 		lc_mark_dirty_locked(c, in);

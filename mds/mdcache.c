@@ -31,11 +31,13 @@
  * unexpired edit, and at start-up the replay loads every directory the
  * journal touches.  Inodes of the inode table are all loaded at start.
  *
- * Eviction keeps that true: past mds_cache_size inodes, mdcache_trim()
- * evicts (mdir_evict) only directories whose last journaled change is
- * below the expired mark (clean_below: their objects are current), unused
- * for a second, and cached by no client (a pinned one is recalled from its
- * clients first and evicted on a later pass); the root never goes.
+ * Eviction keeps that true: past mds_cache_size inodes or
+ * mds_cache_memory_limit bytes, mdcache_trim() evicts (mdir_evict) only
+ * directories whose last journaled change is below the expired mark
+ * (clean_below: their objects are current), unused for a second, and
+ * cached by no client (what clients pin is recalled from them, paced,
+ * locker.c locker_recall, and evicted on a later pass once they let go);
+ * the root never goes.
  *
  * readdir cookies are stored with the dentry, and a listing resumes "after
  * cookie c" whatever was inserted or removed meanwhile.  A new name's cookie
@@ -52,13 +54,16 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "common/config.h"
+#include "common/perf.h"
 #include "common/log.h"
 #include "common/siphash.h"
 #include "common/rcu.h"
@@ -89,6 +94,102 @@ static void key_ino(char *buf, size_t len, uint64_t ino)
 	snprintf(buf, len, "%016" PRIx64, ino);
 }
 
+/* ---- what the cache holds in bytes (mds.h) -------------------------------- */
+
+_Atomic uint64_t mds_mem_bytes[MDS_MEM_NKINDS];
+const char *const mds_mem_names[MDS_MEM_NKINDS] = {
+	[MDS_MEM_INODE] = "inodes", [MDS_MEM_INODE_DATA] = "inode_data", [MDS_MEM_XATTR] = "xattrs",
+	[MDS_MEM_DENTRY] = "dentries", [MDS_MEM_DIR] = "dirs", [MDS_MEM_CAP] = "caps",
+	[MDS_MEM_LEASE] = "leases",
+};
+
+size_t mds_mem_size(const void *p)
+{
+	/* what glibc's malloc gave, and the size word before it */
+	return p ? malloc_usable_size((void *)p) + sizeof(size_t) : 0;
+}
+
+uint64_t mds_mem_total(void)
+{
+	uint64_t t = 0;
+	int k;
+
+	for (k = 0; k < MDS_MEM_NKINDS; k++)
+		t += atomic_load_explicit(&mds_mem_bytes[k], memory_order_relaxed);
+	return t;
+}
+
+static uint64_t g_mem(void *arg)
+{
+	return atomic_load_explicit((_Atomic uint64_t *)arg, memory_order_relaxed);
+}
+
+static uint64_t g_mem_total(void *arg)
+{
+	(void)arg;
+	return mds_mem_total();
+}
+
+static uint64_t g_mem_limit(void *arg)
+{
+	(void)arg;
+	return cfg_uint(CFG_mds_cache_memory_limit);
+}
+
+static uint64_t g_rss(void *arg)
+{
+	(void)arg;
+	return mds_rss_bytes();
+}
+
+uint64_t mds_rss_bytes(void)
+{
+	unsigned long long size, rss;
+	FILE *f = fopen("/proc/self/statm", "r");
+	int n;
+
+	if (!f)
+		return 0;
+	n = fscanf(f, "%llu %llu", &size, &rss);
+	fclose(f);
+	return n == 2 ? rss * (uint64_t)sysconf(_SC_PAGESIZE) : 0;
+}
+
+void mdcache_register_perf(void)
+{
+	int k;
+
+	for (k = 0; k < MDS_MEM_NKINDS; k++)
+		perf_register_fn("mds_mem", mds_mem_names[k], g_mem, &mds_mem_bytes[k]);
+	perf_register_fn("mds_mem", "total", g_mem_total, NULL);
+	perf_register_fn("mds_mem", "limit", g_mem_limit, NULL);
+	perf_register_fn("mds_mem", "rss", g_rss, NULL);
+}
+
+static void mem_adjust(enum mds_mem_kind k, uint32_t *was, size_t now)
+{
+	if (now > UINT32_MAX)
+		now = UINT32_MAX;
+	atomic_fetch_add_explicit(&mds_mem_bytes[k], now, memory_order_relaxed);
+	atomic_fetch_sub_explicit(&mds_mem_bytes[k], *was, memory_order_relaxed);
+	*was = (uint32_t)now;
+}
+
+/*
+ * Count again what @in's symlink, extents and xattrs hold: after a decode
+ * and at every journaled change (txn_finish), the only places they change.
+ */
+void mdcache_inode_mem_sync(struct minode *in)
+{
+	size_t x = 0;
+	struct mxattr *xa;
+
+	for (xa = in->xattrs; xa; xa = xa->next)
+		x += mds_mem_size(xa) + mds_mem_size(xa->name) + mds_mem_size(xa->val);
+	mem_adjust(MDS_MEM_INODE_DATA, &in->mem_data, mds_mem_size(in->symlink) + mds_mem_size(in->ext.v));
+	mem_adjust(MDS_MEM_XATTR, &in->mem_xattr, x);
+}
+
 /* ---- inodes ------------------------------------------------------------- */
 
 void mdcache_xattrs_free(struct minode *in)
@@ -107,7 +208,7 @@ void mdcache_xattrs_free(struct minode *in)
 
 struct minode *minode_alloc(struct mds *m, uint64_t ino)
 {
-	struct minode *in = calloc(1, sizeof(*in));
+	struct minode *in = mds_obj_alloc(MDS_MEM_INODE, sizeof(*in));
 
 	if (!in)
 		return NULL;
@@ -115,7 +216,7 @@ struct minode *minode_alloc(struct mds *m, uint64_t ino)
 	in->a.quota_room = MDSP_QUOTA_UNSAID;   /* said by the traces only (server.c) */
 	CDS_INIT_LIST_HEAD(&in->caps);
 	if (xa_store(&m->inodes, ino, in)) {
-		free(in);
+		mds_obj_free(MDS_MEM_INODE, in, sizeof(*in));
 		return NULL;
 	}
 	m->ninodes_cached++;
@@ -132,7 +233,9 @@ void minode_free(struct mds *m, struct minode *in)
 	mdcache_xattrs_free(in);
 	free(in->symlink);
 	mdsp_extset_free(&in->ext);
-	free(in);
+	mem_adjust(MDS_MEM_INODE_DATA, &in->mem_data, 0);
+	mem_adjust(MDS_MEM_XATTR, &in->mem_xattr, 0);
+	mds_obj_free(MDS_MEM_INODE, in, sizeof(*in));
 }
 
 struct mxattr *xattr_find(struct minode *in, const char *name)
@@ -177,6 +280,8 @@ static void dir_rehash(struct mdir *d)
 
 	if (!b)
 		return;             /* keep the old table: slower, still correct */
+	mds_mem_add(MDS_MEM_DIR, b);
+	mds_mem_sub(MDS_MEM_DIR, d->buckets);
 	for (i = 0; i < d->nbuckets; i++)
 		for (dn = d->buckets[i]; dn; dn = next) {
 			next = dn->hnext;
@@ -204,7 +309,7 @@ struct mdentry *mdir_lookup(struct mdir *d, const char *name)
 
 struct mdir *mdir_create(struct mds *m, uint64_t ino)
 {
-	struct mdir *d = calloc(1, sizeof(*d));
+	struct mdir *d = mds_obj_alloc(MDS_MEM_DIR, sizeof(*d));
 
 	if (!d)
 		return NULL;
@@ -213,7 +318,7 @@ struct mdir *mdir_create(struct mds *m, uint64_t ino)
 	d->next_cookie = COOKIE_FIRST;
 	d->cookie_reserved = COOKIE_FIRST;
 	if (xa_store(&m->dirs, ino, d)) {
-		free(d);
+		mds_obj_free(MDS_MEM_DIR, d, sizeof(*d));
 		return NULL;
 	}
 	m->ndirs_cached++;
@@ -355,15 +460,16 @@ void mdcache_mdir_free_mem(struct mds *m, struct mdir *d)
 					in->primary = NULL;
 			}
 			m->cache_hooks->dentry_drop(m, dn);
-			free(dn);
+			mds_obj_free(MDS_MEM_DENTRY, dn, sizeof(*dn) + dn->namelen + 1);
 		}
 	d->by_cookie = NULL;   /* its nodes were the dentries */
+	mds_mem_sub(MDS_MEM_DIR, d->buckets);
 	free(d->buckets);
 	if (xa_load(&m->dirs, d->ino) == d) {
 		xa_erase(&m->dirs, d->ino);
 		m->ndirs_cached--;
 	}
-	free(d);
+	mds_obj_free(MDS_MEM_DIR, d, sizeof(*d));
 }
 
 void mdir_destroy(struct mds *m, struct mdir *d, struct txn *t)
@@ -435,7 +541,7 @@ struct mdentry *mdir_add(struct mds *m, struct mdir *d, const char *name, uint64
 			 bool remote, uint64_t cookie, struct txn *t)
 {
 	size_t n = strlen(name);
-	struct mdentry *dn = calloc(1, sizeof(*dn) + n + 1);
+	struct mdentry *dn = mds_obj_alloc(MDS_MEM_DENTRY, sizeof(*dn) + n + 1);
 
 	if (!dn)
 		return NULL;
@@ -465,7 +571,7 @@ struct mdentry *mdir_add(struct mds *m, struct mdir *d, const char *name, uint64
 			d->cookie_reserved = d->next_cookie;
 	}
 	if (cookie_load(d, cookie)) {
-		free(dn);
+		mds_obj_free(MDS_MEM_DENTRY, dn, sizeof(*dn) + n + 1);
 		return NULL;
 	}
 	dn->dir = d;
@@ -498,7 +604,7 @@ void mdir_del(struct mds *m, struct mdentry *dn, struct txn *t)
 	}
 	dentry_unlink_mem(m, dn);
 	m->cache_hooks->dentry_drop(m, dn);
-	free(dn);
+	mds_obj_free(MDS_MEM_DENTRY, dn, sizeof(*dn) + dn->namelen + 1);
 }
 
 /* Add a loaded or replayed dentry to @d; for a primary link, create or
@@ -531,6 +637,7 @@ int mdcache_dentry_install(struct mds *m, struct mdir *d, const char *name, cons
 	if (!dn)
 		return -ENOMEM;
 	if (in) {
+		mdcache_inode_mem_sync(in);
 		in->primary = dn;
 		in->in_table = false;
 		/* an O_TMPFILE orphan given its name (txn_unstray): the stray
@@ -808,8 +915,10 @@ void txn_finish(struct mds *m, struct txn *t)
 			if (t->dead[k] == in)
 				dead = true;
 		in->dirty = false;
-		if (!dead)
+		if (!dead) {
 			emit_inode(m, t, in);
+			mdcache_inode_mem_sync(in);
+		}
 	}
 	t->ndirty = 0;
 	for (k = 0; k < t->ndead; k++) {
@@ -900,32 +1009,63 @@ static void mdir_evict(struct mds *m, struct mdir *d)
 	mdcache_mdir_free_mem(m, d);
 }
 
-void mdcache_trim(struct mds *m, uint64_t clean_below)
+/* Is the cache past its bounds (@lo: past where trimming stops)? */
+static bool cache_over(struct mds *m, uint64_t ilimit, uint64_t blimit, bool lo)
 {
-	uint64_t limit = cfg_uint(CFG_mds_cache_size), idx, now = now_mono_ns(), n = 0;
-	struct mdir *d;
-	int nrecall = 0;
+	if (ilimit && m->ninodes_cached > (lo ? ilimit - ilimit / 10 : ilimit))
+		return true;
+	return blimit && mds_mem_total() > (lo ? blimit - blimit / 10 : blimit - blimit / 20);
+}
 
-	if (!limit || m->ninodes_cached <= limit)
-		return;
+/*
+ * Past mds_cache_size inodes or 95% of mds_cache_memory_limit bytes, evict
+ * clean unused directories down to 90%; what is still over after that is
+ * what clients pin (caps, leases on the names): ask them for that many
+ * caps and leases back, each tick as long as it lasts (the recall paces
+ * itself, locker.c locker_recall), and evict what they let go of at a
+ * later tick.
+ */
+uint64_t mdcache_trim(struct mds *m, uint64_t clean_below)
+{
+	uint64_t ilimit = cfg_uint(CFG_mds_cache_size), blimit = cfg_uint(CFG_mds_cache_memory_limit);
+	uint64_t idx, now = now_mono_ns(), n = 0, npinned = 0, want = 0, bytes, before = mds_mem_total();
+	struct mdir *d;
+
+	if (!cache_over(m, ilimit, blimit, false))
+		return 0;
 	rcu_read_lock();
 	xa_for_each(&m->dirs, idx, d) {
-		if (m->ninodes_cached <= limit - limit / 10)
+		if (!cache_over(m, ilimit, blimit, true))
 			break;
 		if (d->ino == MDSP_ROOT_INO || d->last_jseq >= clean_below ||
 		    mono_since(now, d->last_used_ns) < 1000000000ull)
 			continue;
 		if (m->cache_hooks->dir_pinned(m, d)) {
-			/* clients cache it: recall it, evict it once they let go */
-			if (nrecall < 64 && m->cache_hooks->recall_dir(m, d))
-				nrecall++;
+			npinned++;
 			continue;
 		}
 		mdir_evict(m, d);
 		n++;
 	}
 	rcu_read_unlock();
-	if (n || nrecall)
-		dout(MDS, 5, "cache trim: evicted %" PRIu64 " directories, recalled %d from clients; %" PRIu64
-			     " inodes cached", n, nrecall, m->ninodes_cached);
+	bytes = mds_mem_total();
+	if (npinned && cache_over(m, ilimit, blimit, true)) {
+		/* how many inodes' worth we are over, at the cache's own
+		 * average bytes per inode */
+		if (ilimit && m->ninodes_cached > ilimit - ilimit / 10)
+			want = m->ninodes_cached - (ilimit - ilimit / 10);
+		if (blimit && bytes > blimit - blimit / 10 && m->ninodes_cached) {
+			uint64_t per = bytes / m->ninodes_cached;
+			uint64_t w = (bytes - (blimit - blimit / 10)) / (per ? per : 1) + 1;
+
+			if (w > want)
+				want = w;
+		}
+		m->cache_hooks->recall(m, want);
+	}
+	if (n || want)
+		dout(MDS, 5, "cache trim: evicted %" PRIu64 " directories, %" PRIu64 " pinned by clients, recalling %"
+			     PRIu64 "; %" PRIu64 " inodes, %" PRIu64 " bytes cached", n, npinned, want,
+		     m->ninodes_cached, bytes);
+	return before > bytes ? before - bytes : 0;
 }

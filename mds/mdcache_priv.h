@@ -33,6 +33,8 @@ struct dentry_val {
 
 /* mdcache.c */
 void mdcache_xattrs_free(struct minode *in);
+/* mdcache_inode_mem_sync - count @in's symlink, extents and xattrs again (mds_mem_bytes). */
+void mdcache_inode_mem_sync(struct minode *in);
 /* mdcache_mdir_free_mem - drop @d and its dentries from memory (nothing journaled). */
 void mdcache_mdir_free_mem(struct mds *m, struct mdir *d);
 /* mdcache_dentry_install - put a dentry loaded or replayed from the store into @d. */

@@ -49,6 +49,8 @@ static int replay_table(struct mds *m, int op, const char *key, const void *val,
 
 		if (!r && (m->root->a.quota_max_bytes || m->root->a.quota_max_files))
 			m->quotas_seen = true;
+		if (!r)
+			mdcache_inode_mem_sync(m->root);
 		return r;
 	}
 	if (len != 8)
@@ -145,6 +147,8 @@ static int replay_ino_table(struct mds *m, enum ino_table which, int op, const c
 		fresh = true;
 	}
 	r = inode_blob_decode(val, len, in);
+	if (!r)
+		mdcache_inode_mem_sync(in);
 	if (!r && in->a.ino != ino)
 		r = -EBADMSG;
 	if (!r && (in->a.quota_max_bytes || in->a.quota_max_files))

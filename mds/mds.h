@@ -70,7 +70,8 @@
  *     mds->keys_lock           (a leaf otherwise; also under mds->lock, where
  *                              authcaps.c copies a session's caps)
  *   leaves, taken alone: mds->conns_lock, mds->space_lock, mds->keys_lock,
- *     mds->tick_lock; the store's locks are leaves under all of these
+ *     mds->tick_lock; the store's locks are leaves under all of these, and
+ *     so are common/slab.c's class locks (the cache's allocations)
  *
  * Checked in the lockdep builds (common/lockdep.h): every static _locked
  * helper names its lock and asserts it with lockdep_assert_held().
@@ -104,6 +105,30 @@ struct dec;
 struct mds;
 
 /* ---- namespace -------------------------------------------------------- */
+
+/*
+ * What the cache holds, in bytes, per kind (mdcache.c): every allocation of
+ * the namespace and the locker adds what malloc really gave it
+ * (malloc_usable_size, plus the allocator's word of header) when it is made
+ * and takes it away when it is freed, so `cache status` and the perf
+ * counters (mds_mem) are what the heap holds for the cache, not an
+ * estimate; mds_cache_memory_limit is enforced on their sum (mdcache_trim,
+ * locker_recall_tick).  Not counted: the xarrays' nodes (inode and cap
+ * indexes, ~9 bytes an entry with dense inode numbers), the journal's
+ * buffers and the sessions' completed-request tables.  One MDS per
+ * process: the counters are the process's.
+ */
+enum mds_mem_kind {
+	MDS_MEM_INODE,        /* struct minode */
+	MDS_MEM_INODE_DATA,   /* symlink targets, data extents */
+	MDS_MEM_XATTR,        /* struct mxattr, names, values */
+	MDS_MEM_DENTRY,       /* struct mdentry with its name */
+	MDS_MEM_DIR,          /* struct mdir and its hash buckets */
+	MDS_MEM_CAP,          /* struct mcap */
+	MDS_MEM_LEASE,        /* struct mlease */
+	MDS_MEM_NKINDS
+};
+/* the counters themselves and their helpers: mdcache.h */
 
 struct mxattr {
 	struct mxattr *next;
@@ -170,6 +195,9 @@ struct minode {
 	 * the link whose tree counts its bytes in rbytes (0: none, that link
 	 * went); journaled in the inode blob (rstat.c) */
 	uint64_t rparent;
+	/* bytes of its symlink and extents (MDS_MEM_INODE_DATA) and of its
+	 * xattrs (MDS_MEM_XATTR) as last counted (mdcache_inode_mem_sync) */
+	uint32_t mem_data, mem_xattr;
 	struct cds_list_head caps;    /* locker.c: struct mcap of each session caching it */
 	struct mgather *gather;       /* park.c: cap bits requests wait to revoke (NULL: none) */
 };
@@ -193,6 +221,8 @@ struct mcap {
 	uint64_t issue_seq;                /* the last one that added bits (Ceph's last_issue) */
 	uint64_t revoke_seq;               /* outstanding revoke (0: none) */
 	uint64_t revoke_ns;                /* mono ns it was sent */
+	bool recall;                       /* the revoke in flight is a recall for cache pressure
+					    * (locker_recall_tick), not for a conflicting request */
 };
 
 /* One session's lease on one dentry: it caches that the name maps to its
@@ -205,6 +235,7 @@ struct mlease {
 	struct session *s;
 	uint64_t seq;
 	uint64_t revoke_seq, revoke_ns;
+	bool recall;                       /* as struct mcap.recall */
 };
 
 /* Edits of one mutation, journaled as one entry (see journal.c). */
@@ -391,6 +422,14 @@ struct session {
 	 * client_op_warn_s (health MDS_CLIENT_SLOW_OPS); not journaled */
 	uint32_t slow_ops;
 	char *slow_op;
+	/* locker.c locker_recall_tick (cache pressure, Ceph's recall_client_state):
+	 * recall revokes of its caps and leases not answered yet, what was
+	 * recalled lately (a count decaying with half-life
+	 * mds_recall_max_decay_rate: Ceph's recall_caps), and totals */
+	uint64_t recall_inflight;
+	double recall_decayed;
+	uint64_t recall_decayed_ns;
+	uint64_t recalled, recall_answered;
 };
 
 /* An action the journal runs once the entry it rides with is durable. */

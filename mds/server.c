@@ -79,10 +79,79 @@ static bool in_group(const struct mdsp_caller *c, uint32_t gid)
 	return mdsp_in_group(c, gid);
 }
 
-/* the mode-bit check of every op: mds_proto/perm.c, the client's too */
+static const struct mxattr *xattr_of(const struct minode *in, const char *name)
+{
+	const struct mxattr *x;
+
+	for (x = in->xattrs; x; x = x->next)
+		if (!strcmp(x->name, name))
+			return x;
+	return NULL;
+}
+
+/* the permission check of every op: perm/perm.c (the client's too), with
+ * the inode's access ACL */
 static int may_access(const struct minode *in, const struct mdsp_caller *c, int mask)
 {
-	return mdsp_may_access(&in->a, c, mask);
+	const struct mxattr *acl = xattr_of(in, MDSP_XATTR_ACL_ACCESS);
+
+	return mdsp_may_access_acl(&in->a, acl ? acl->val : NULL, acl ? acl->len : 0, c, mask);
+}
+
+/* Attach xattr @name = @val (@len bytes, copied) to a new inode @in. */
+static int xattr_add_new(struct minode *in, const char *name, const void *val, uint32_t len)
+{
+	struct mxattr *x = calloc(1, sizeof(*x));
+
+	if (!x)
+		return -ENOMEM;
+	x->name = strdup(name);
+	x->val = malloc(len ? len : 1);
+	if (!x->name || !x->val) {
+		free(x->name);
+		free(x->val);
+		free(x);
+		return -ENOMEM;
+	}
+	memcpy(x->val, val, len);
+	x->len = len;
+	x->next = in->xattrs;
+	in->xattrs = x;
+	in->xattr_bytes += (uint32_t)strlen(name) + len;
+	return 0;
+}
+
+/*
+ * posix_acl_create: a new inode under @dir takes its access ACL from the
+ * directory's default ACL, masked with the mode it asked for (and the mode
+ * with it), instead of the umask; a new directory also keeps the default
+ * as its own.  Without a default ACL the umask applies, when the client
+ * left it to us (MDSP_REQ_UMASK: a FUSE mount with POSIX ACLs, where the
+ * kernel does not apply it).  The ACLs are xattrs of the new inode, so they
+ * are journaled with the create.
+ */
+static int inherit_acl(const struct mdsp_request *r, const struct minode *dir, struct minode *in,
+		       uint32_t *modep)
+{
+	const struct mxattr *def = xattr_of(dir, MDSP_XATTR_ACL_DEFAULT);
+	uint8_t *acl;
+	int e = 0;
+
+	if (!def || !mdsp_acl_count(def->len)) {
+		if (r->flags & MDSP_REQ_UMASK)
+			*modep &= ~(r->umask & 0777);
+		return 0;
+	}
+	if (S_ISDIR(*modep) && (e = xattr_add_new(in, MDSP_XATTR_ACL_DEFAULT, def->val, def->len)))
+		return e;
+	acl = malloc(def->len);
+	if (!acl)
+		return -ENOMEM;
+	memcpy(acl, def->val, def->len);
+	if (mdsp_acl_create_masq(acl, def->len, modep))
+		e = xattr_add_new(in, MDSP_XATTR_ACL_ACCESS, acl, def->len);
+	free(acl);
+	return e;
 }
 
 static bool is_owner(const struct minode *in, const struct mdsp_caller *c)
@@ -212,6 +281,10 @@ static int new_inode(struct mds *m, struct session *s, const struct mdsp_request
 	if (!S_ISDIR(mode) && (mode & (S_ISGID | S_IXGRP)) == (S_ISGID | S_IXGRP) && (dir->a.mode & S_ISGID) &&
 	    c->uid != 0 && !in_group(c, dir->a.gid))
 		mode &= ~(uint32_t)S_ISGID;
+	if (r->op != MDSP_OP_RENAME && !S_ISLNK(mode) && (e = inherit_acl(r, dir, in, &mode))) {
+		minode_free(m, in);
+		return e;
+	}
 	in->a.mode = mode;
 	in->a.nlink = S_ISDIR(mode) ? 2 : 1;
 	now_time(&in->a.ctime);
@@ -320,7 +393,7 @@ static void blocks_truncated(struct minode *in, uint64_t size)
 }
 
 /*
- * SETATTR: the checks (mdsp_setattr_check, mds_proto/perm.c: Linux's
+ * SETATTR: the checks (mdsp_setattr_check_acl, perm/perm.c: Linux's
  * notify_change() and setattr_prepare() in their order) are shared with a
  * client that answers a setattr of an inode only it knows itself
  * (client/asyncdir.c), so both decide alike; every change moves ctime.
@@ -335,6 +408,7 @@ static int op_setattr(struct mds *m, struct session *s, struct mdsp_request *r, 
 	const uint32_t times = MDSP_SETATTR_ATIME | MDSP_SETATTR_MTIME | MDSP_SETATTR_ATIME_NOW |
 			       MDSP_SETATTR_MTIME_NOW;
 	uint32_t mask = r->mask, kill = 0;
+	const struct mxattr *acl;
 	struct mdsp_time now;
 	struct minode *in;
 	uint64_t old_size;
@@ -342,7 +416,9 @@ static int op_setattr(struct mds *m, struct session *s, struct mdsp_request *r, 
 
 	if (e)
 		return e;
-	e = mdsp_setattr_check(&in->a, c, mask, a, m->max_file_size, &kill);
+	acl = xattr_of(in, MDSP_XATTR_ACL_ACCESS);
+	e = mdsp_setattr_check_acl(&in->a, acl ? acl->val : NULL, acl ? acl->len : 0, c, mask, a, m->max_file_size,
+				   &kill);
 	if (e)
 		return e;
 	/* a truncate up is growth like a write: the byte quotas above (exact
@@ -374,6 +450,14 @@ static int op_setattr(struct mds *m, struct session *s, struct mdsp_request *r, 
 		now_time(&now);
 	old_size = in->a.size;
 	mdsp_setattr_apply(&in->a, c, mask, a, kill, now);
+	/* a chmod rewrites the access ACL's owner, mask (or group) and other
+	 * entries (posix_acl_chmod); a kill of setuid/setgid leaves them */
+	if (mask & MDSP_SETATTR_MODE) {
+		struct mxattr *x = xattr_find(in, MDSP_XATTR_ACL_ACCESS);
+
+		if (x)
+			mdsp_acl_chmod(x->val, x->len, in->a.mode);
+	}
 	/* what the objects hold follows the data: a truncate cuts it */
 	if ((mask & MDSP_SETATTR_SIZE) && in->a.size < old_size)
 		blocks_truncated(in, in->a.size);
@@ -1378,40 +1462,31 @@ out:
 }
 
 /*
- * Revoke Dc from every cached directory at or below @top (locker.c):
- * other sessions' first, waited for; then the caller's own.  O(cached
- * directories), once per quota set.
+ * Revoke Dc from every cached directory at or below @top (locker.c
+ * locker_want_no_dir_create: other sessions' waited for, the caller's own
+ * not).  O(cached directories), once per quota set.
  */
 static int revoke_dc_below(struct mds *m, struct minode *top, struct txn *t)
 {
 	unsigned long idx;
 	struct mdir *d;
-	int pass, e = 0;
 
-	for (pass = 0; pass < 2 && !e; pass++) {
-		rcu_read_lock();
-		xa_for_each(&m->dirs, idx, d) {
-			struct minode *din = xa_load(&m->inodes, d->ino);
-			struct mcap *cap;
-			bool dc = false;
+	rcu_read_lock();
+	xa_for_each(&m->dirs, idx, d) {
+		struct minode *din = xa_load(&m->inodes, d->ino);
+		struct mcap *cap;
+		bool dc = false;
 
-			if (!din)
-				continue;
-			cds_list_for_each_entry(cap, &din->caps, in_item)
-				if ((cap->issued | cap->pending) & MDSP_CAP_DIR_CREATE)
-					dc = true;
-			if (!dc || !rstat_is_below(m, din, top))
-				continue;
-			if (pass == 0)
-				locker_want_caps(m, t, din, MDSP_CAP_DIR_CREATE);
-			else
-				locker_revoke_own(m, t, din, MDSP_CAP_DIR_CREATE);
-		}
-		rcu_read_unlock();
-		if (pass == 0)
-			e = locker_blocked(t);
+		if (!din)
+			continue;
+		cds_list_for_each_entry(cap, &din->caps, in_item)
+			if ((cap->issued | cap->pending) & MDSP_CAP_DIR_CREATE)
+				dc = true;
+		if (dc && rstat_is_below(m, din, top))
+			locker_want_no_dir_create(m, t, din);
 	}
-	return e;
+	rcu_read_unlock();
+	return locker_blocked(t);
 }
 
 /*
@@ -1467,7 +1542,17 @@ static int vxattr_set(struct mds *m, struct minode *in, const struct mdsp_reques
 	return 0;
 }
 
-/* xattr namespaces as Linux has them; system.* (ACLs) is not supported. */
+static bool is_acl_name(const char *name)
+{
+	return !strcmp(name, MDSP_XATTR_ACL_ACCESS) || !strcmp(name, MDSP_XATTR_ACL_DEFAULT);
+}
+
+/*
+ * xattr namespaces as Linux has them.  system.posix_acl_{access,default}
+ * are POSIX ACLs: anyone reads them (xattr_permission leaves system.* to
+ * the filesystem), the owner or root sets them (set_posix_acl); symlinks
+ * have none.  Other system.* names are not supported.
+ */
 static int xattr_perm(struct minode *in, const struct mdsp_caller *c, const char *name, bool write)
 {
 	size_t n = name ? strlen(name) : 0;
@@ -1489,6 +1574,11 @@ static int xattr_perm(struct minode *in, const struct mdsp_caller *c, const char
 		return c->uid == 0 ? 0 : (write ? -EPERM : -ENODATA);
 	if (!strncmp(name, "security.", 9))
 		return !write || is_owner(in, c) ? 0 : -EPERM;
+	if (is_acl_name(name)) {
+		if (S_ISLNK(in->a.mode))
+			return -EOPNOTSUPP;
+		return !write || is_owner(in, c) ? 0 : -EPERM;
+	}
 	return -EOPNOTSUPP;
 }
 
@@ -1525,6 +1615,96 @@ static int op_getxattr(struct mds *m, struct session *s, struct mdsp_request *r,
 	return 0;
 }
 
+/* Drop xattr @name of @in, if it has one. */
+static void xattr_drop(struct minode *in, const char *name)
+{
+	struct mxattr **pp, *x;
+
+	for (pp = &in->xattrs; *pp; pp = &(*pp)->next)
+		if (!strcmp((*pp)->name, name))
+			break;
+	x = *pp;
+	if (!x)
+		return;
+	*pp = x->next;
+	in->xattr_bytes -= x->len + (uint32_t)strlen(x->name);
+	free(x->name);
+	free(x->val);
+	free(x);
+}
+
+/*
+ * setxattr of a POSIX ACL (set_posix_acl, posix_acl_update_mode): checked
+ * (EINVAL for a malformed one, whatever the client checked before), a
+ * default ACL on directories only (EACCES), an access ACL the mode can say
+ * alone is kept as the mode only, and the mode's group class becomes the
+ * mask (or the owning group's entry); setgid goes when the caller is
+ * neither in the group nor root.  An ACL with no entry removes it.
+ */
+static int set_acl(struct mds *m, struct minode *in, struct mdsp_request *r, struct mdsp_reply *rep,
+		   struct txn *t)
+{
+	bool access = !strcmp(r->name, MDSP_XATTR_ACL_ACCESS), keep = true;
+	uint32_t mode = in->a.mode, len = r->data_len;
+	struct mxattr *x;
+	uint8_t *val;
+	int e;
+
+	if (len && (e = mdsp_acl_valid(r->data, len)))
+		return e;
+	if (!len || !mdsp_acl_count(len))
+		keep = false;           /* no ACL: as removing it */
+	if (!access && !S_ISDIR(in->a.mode))
+		return keep ? -EACCES : 0;
+	x = xattr_find(in, r->name);
+	if (x && (r->oflags & XATTR_CREATE_FLAG))
+		return -EEXIST;
+	if (!x && (r->oflags & XATTR_REPLACE_FLAG))
+		return -ENODATA;
+	if (access && keep) {
+		if (!mdsp_acl_equiv_mode(r->data, len, &mode))
+			keep = false;
+		if (r->caller.uid != 0 && !in_group(&r->caller, in->a.gid))
+			mode &= ~(uint32_t)S_ISGID;
+	}
+	locker_want_caps(m, t, in, AS);
+	if (keep && S_ISDIR(in->a.mode))
+		locker_want_no_dir_create(m, t, in);
+	if ((e = locker_blocked(t)))
+		return e;
+	if (keep) {
+		if (in->xattr_bytes - (x ? x->len + strlen(x->name) : 0) + len + strlen(r->name) > XATTR_TOTAL_MAX)
+			return -ENOSPC;
+		val = malloc(len);
+		if (!val)
+			return -ENOMEM;
+		memcpy(val, r->data, len);
+		if (!x) {
+			if ((e = xattr_add_new(in, r->name, val, len))) {
+				free(val);
+				return e;
+			}
+			free(val);
+		} else {
+			in->xattr_bytes -= x->len;
+			free(x->val);
+			x->val = val;
+			x->len = len;
+			in->xattr_bytes += len;
+		}
+		/* the owner, mask and other entries are the mode's from now on */
+		if (access)
+			mdsp_acl_chmod(xattr_find(in, r->name)->val, len, mode);
+	} else {
+		xattr_drop(in, r->name);
+	}
+	in->a.mode = mode;
+	touch(in, false);
+	txn_dirty(t, in);
+	set_target(rep, in);
+	return 0;
+}
+
 static int op_setxattr(struct mds *m, struct session *s, struct mdsp_request *r, struct mdsp_reply *rep,
 		       struct txn *t)
 {
@@ -1543,6 +1723,8 @@ static int op_setxattr(struct mds *m, struct session *s, struct mdsp_request *r,
 		return -E2BIG;
 	if (r->oflags & ~(uint32_t)(XATTR_CREATE_FLAG | XATTR_REPLACE_FLAG))
 		return -EINVAL;
+	if (is_acl_name(r->name))
+		return set_acl(m, in, r, rep, t);
 	x = xattr_find(in, r->name);
 	if (x && (r->oflags & XATTR_CREATE_FLAG))
 		return -EEXIST;

@@ -327,6 +327,9 @@ enum mdsp_op {
 #define MDSP_REQ_RETRY      0x2   /* resent after a lost connection, never answered */
 #define MDSP_REQ_WANT_INOS  0x4   /* a create of a client that answers creates itself: delegate it
 				   * a fresh range of inos (reply deleg_start/deleg_len) */
+#define MDSP_REQ_UMASK      0x8   /* CREATE/MKNOD/MKDIR: @mode is unmasked; the MDS masks it with
+				   * @umask unless the parent has a default ACL, which then
+				   * decides instead (a FUSE mount with POSIX ACLs) */
 
 /* setattr mask */
 #define MDSP_SETATTR_MODE      0x001
@@ -412,6 +415,7 @@ struct mdsp_request {
 	 * it never gives a new one.  0 otherwise.
 	 */
 	uint64_t want_ino;
+	uint32_t umask;          /* v3: with MDSP_REQ_UMASK, the caller's umask */
 };
 
 /* ---- REPLY -------------------------------------------------------------- */

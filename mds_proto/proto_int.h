@@ -37,7 +37,7 @@
 				 * 5: locks, store_addr; 6: slow_ops, slow_op;
 				 * 7: reclaim_sid, reclaim_uuid */
 #define V_CAP_RECONNECT  2   /* 2: dname, seq */
-#define V_REQUEST        2   /* 2: want_ino */
+#define V_REQUEST        3   /* 2: want_ino; 3: umask */
 #define V_CALLER         1
 #define V_LOCK           2   /* 2: owner_ns, session_id, wait_tid, ino */
 #define V_INODE          4   /* 2: blocks, flags; 3: xattrs; 4: rstats, quotas */

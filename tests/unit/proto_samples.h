@@ -199,6 +199,7 @@ static __attribute__((unused)) void sample_request(struct mdsp_msg *m, uint32_t 
 	q->data = data_len ? sample_blob(data_len, op) : NULL;
 	sample_lock(&q->lock, op);
 	q->want_ino = 0x10000401ull + op;
+	q->umask = 022 + op;
 }
 
 static __attribute__((unused)) void sample_reply(struct mdsp_msg *m, uint32_t nentries, size_t namelen,
@@ -436,7 +437,8 @@ static __attribute__((unused)) int msg_eq(const struct mdsp_msg *a, const struct
 		       x->mask == y->mask && inode_eq(&x->attr, &y->attr) &&
 		       x->cookie == y->cookie && x->max_entries == y->max_entries &&
 		       blob_eq(x->data, x->data_len, y->data, y->data_len) &&
-		       lock_eq(&x->lock, &y->lock) && x->want_ino == y->want_ino;
+		       lock_eq(&x->lock, &y->lock) && x->want_ino == y->want_ino &&
+		       x->umask == y->umask;
 	}
 	case MDSP_MSG_REPLY: {
 		const struct mdsp_reply *x = &a->reply, *y = &b->reply;

@@ -343,7 +343,7 @@ static const struct cli_cmd cmds[] = {
 	  "keep a client out (ENTITY: its uuid or data-store address, as session ls shows them)", c_forward, -1 },
 	{ "blocklist rm", "ENTITY", "let a blocklisted client in again", c_forward, 1 },
 	{ "tell", "mds.0 <command...>",
-	  "an MDS command: session ls | ops | client evict id=N | locks | dump cache | help",
+	  "an MDS command: session ls | ops | client evict id=N | locks | dump cache | cache status | help",
 	  c_tell, -1 },
 	{ "daemon", "mds.0|client.NAME|SOCKET <command...>",
 	  "any daemon by name or socket: help | perf dump | perf schema | config show | config diff | "
