@@ -132,6 +132,14 @@ void lc_inode_invalidate(struct lc_inode *in);
 /** lc_inode_unhash - drop @in from the cache; it is freed with its last reference. */
 void lc_inode_unhash(struct lclient *c, struct lc_inode *in);
 uint32_t lc_inode_object_size(struct lc_inode *in);
+struct store_file_layout;
+/**
+ * lc_mi_layout - the data layout of @mi (store_file_map: object size,
+ * stripe unit and count; 0s are the client's default object size, plain).
+ */
+void lc_mi_layout(const struct lclient *c, const struct mdsp_inode *mi, struct store_file_layout *ly);
+/** lc_inode_layout - lc_mi_layout of @in's attributes.  Takes in->lock. */
+void lc_inode_layout(struct lc_inode *in, struct store_file_layout *ly);
 uint64_t lc_inode_size(struct lc_inode *in);
 /** lc_icache_trim - evict unreferenced clean inodes past client_cache_size. */
 void lc_icache_trim(struct lclient *c);

@@ -1105,6 +1105,16 @@ int lc_setxattr(struct lclient *c, struct lc_inode *in, const char *name, const 
 	req->args.oflags = (uint32_t)flags;
 	if (r == 0 && is_fcaps(name))
 		fcaps_forget(in);   /* before: a getxattr answered meanwhile may say "none" */
+	/* a file's layout is set only while it has no data (mds/server.c
+	 * layout_setxattr, which sees what other clients buffered once it
+	 * revoked their caps): what we wrote and the MDS may not know yet
+	 * says no here */
+	if (r == 0 && !strncmp(name, "loligo.file.layout", 18)) {
+		pthread_mutex_lock(&in->lock);
+		if (in->dirty || in->flushing || in->wsize || in->mi.size)
+			r = -ENOTEMPTY;
+		pthread_mutex_unlock(&in->lock);
+	}
 	if (r == 0)
 		r = lc_req_run(c, req, NULL);
 	if (r == 0 && is_fcaps(name))

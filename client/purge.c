@@ -177,10 +177,12 @@ static int purge_one(struct lc_purger *p, const struct pitem *it)
 {
 	struct lclient *c = p->c;
 	struct store_file_trim t;
+	struct store_file_layout ly;
 	uint64_t bound = lc_max_file_size(c);
 	int r;
 
-	store_file_trim_init(&t, it->ino, it->osize, 0, it->size < bound ? it->size : bound, c->data_indexed);
+	store_file_layout_init(&ly, it->osize, 0, 0);
+	store_file_trim_init(&t, it->ino, &ly, 0, it->size < bound ? it->size : bound, c->data_indexed);
 	for (;;) {
 		uint64_t before = t.removed;
 		unsigned int slice = (unsigned int)cfg_uint(CFG_client_purge_slice);
@@ -429,7 +431,7 @@ void lc_purge_stop(struct lclient *c)
 	free(p);
 }
 
-void lc_purge_enqueue(struct lclient *c, uint64_t ino, uint32_t osize, uint64_t size)
+void lc_purge_enqueue(struct lclient *c, uint64_t ino, const struct store_file_layout *ly, uint64_t size)
 {
 	struct lc_purger *p = c->purger;
 	struct pitem *it;
@@ -437,10 +439,18 @@ void lc_purge_enqueue(struct lclient *c, uint64_t ino, uint32_t osize, uint64_t 
 	if (!p) {
 		/* no thread (a test client without one): do it here */
 		uint64_t bound = lc_max_file_size(c);
-		lc_obj_truncate(c, ino, osize, size < bound ? size : bound, 0);
+		lc_obj_truncate(c, ino, ly, size < bound ? size : bound, 0);
 		return;
 	}
-	it = item_new(ino, osize, size, false);
+	/*
+	 * The queue records an object size and a size bound, which a purge
+	 * reads in the plain layout (the index is what counts; the bound only
+	 * where there is none): a striped file's bound is the plain size that
+	 * covers every object it may have.
+	 */
+	if (!store_file_layout_plain(ly))
+		size = store_file_obj_end(ly, size) * ly->object_size;
+	it = item_new(ino, ly->object_size, size, false);
 	if (!it) {
 		derr(CLIENT, "no memory to queue the purge of %" PRIx64 ": its objects stay", ino);
 		return;

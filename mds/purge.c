@@ -117,6 +117,8 @@ static int decode(const void *v, size_t len, uint64_t *size, uint32_t *osize)
 
 void purge_queue_inode(struct mds *m, struct txn *t, const struct minode *in)
 {
+	struct store_file_layout ly;
+	uint64_t bound;
 	struct mdsp_buf b;
 	size_t off;
 	char key[32];
@@ -125,13 +127,21 @@ void purge_queue_inode(struct mds *m, struct txn *t, const struct minode *in)
 		return;
 	mdsp_buf_init(&b);
 	off = enc_begin(&b, V_PURGE, 1);
-	enc_u64(&b, in->a.size);
-	enc_u32(&b, in->a.object_size);
+	/*
+	 * The record keeps an object size and a size bound that a purge reads
+	 * in the plain layout (the object index is what counts; the bound only
+	 * where there is none): a striped file's bound is the plain size that
+	 * covers every object it may have.
+	 */
+	store_file_layout_init(&ly, in->a.object_size, in->a.stripe_unit, in->a.stripe_count);
+	bound = store_file_layout_plain(&ly) ? in->a.size : store_file_obj_end(&ly, in->a.size) * ly.object_size;
+	enc_u64(&b, bound);
+	enc_u32(&b, ly.object_size);
 	enc_end(&b, off);
 	key_ino(key, sizeof(key), in->a.ino);
 	txn_edit(t, EDIT_SET, OID_PURGE, key, b.data, b.len, NULL);
 	mdsp_buf_free(&b);
-	enqueue_locked(m, in->a.ino, in->a.size, in->a.object_size);
+	enqueue_locked(m, in->a.ino, bound, ly.object_size);
 	(void)m;
 }
 
@@ -214,10 +224,12 @@ static bool stopping(void)
 static int purge_objects(struct mds *m, const struct purge *p)
 {
 	struct store_file_trim t;
+	struct store_file_layout ly;
 	uint64_t bound = p->size < m->max_file_size ? p->size : m->max_file_size;
 	int r;
 
-	store_file_trim_init(&t, p->ino, p->object_size, 0, bound, m->data_indexed);
+	store_file_layout_init(&ly, p->object_size, 0, 0);
+	store_file_trim_init(&t, p->ino, &ly, 0, bound, m->data_indexed);
 	for (;;) {
 		uint64_t before = t.removed;
 		unsigned int slice = (unsigned int)cfg_uint(CFG_mds_purge_slice);
