@@ -1,0 +1,401 @@
+/*
+ * test_fuse_layout.c - file layouts (issue 22.4) through real FUSE mounts of
+ * a real loligo-mds: the loligo.{file,dir}.layout virtual xattrs and files
+ * striped over several objects, read back through a second client.
+ *
+ *   dir_inherit     loligo.dir.layout.* on a directory; files and
+ *                   directories made below it get it (nearest ancestor
+ *                   with a layout wins), a directory without one shows
+ *                   none (ENODATA), bad layouts are refused (EINVAL).
+ *   file_empty      loligo.file.layout.* set on an empty file, refused on
+ *                   one with data (ENOTEMPTY), also data the MDS has not
+ *                   heard of yet (buffered by this client).
+ *   striped         a file striped over 4 objects (4 KiB units, 64 KiB
+ *                   objects) written on one mount, checked byte for byte
+ *                   on a second; truncated into the middle of an object
+ *                   set and punched across units, checked again; then,
+ *                   with the daemons stopped, the objects in the data pool
+ *                   are exactly those the striping says, each as long as
+ *                   store_file_obj_keep says (Ceph's file_to_extents).
+ *
+ * Runs on the local store, and on RADOS (fuse_layout_rados:
+ * tests/e2e/fuse_suite_rados.sh).
+ */
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+#include <linux/falloc.h>
+
+#include "store/store.h"
+#include "tests/e2e/test_fuse_harness.h"
+
+static struct lfs fs;
+
+static void setup(void)
+{
+	ck_assert_int_eq(lfs_init(&fs), 0);
+	ck_assert_int_eq(lfs_mds_start(&fs), 0);
+	ck_assert_int_eq(lfs_mount(&fs, NULL), 0);
+}
+
+static void teardown(void)
+{
+	lfs_cleanup(&fs);
+}
+
+static const char *P(const char *rel)
+{
+	static char buf[4][PATH_MAX + 64];
+	static int i;
+
+	i = (i + 1) % 4;
+	snprintf(buf[i], sizeof(buf[i]), "%s/%s", fs.mnt, rel);
+	return buf[i];
+}
+
+static const char *P2(const char *rel)
+{
+	static char buf[4][PATH_MAX + 64];
+	static int i;
+
+	i = (i + 1) % 4;
+	snprintf(buf[i], sizeof(buf[i]), "%s/%s", fs.mnt2, rel);
+	return buf[i];
+}
+
+static int set(const char *path, const char *name, const char *val)
+{
+	return setxattr(path, name, val, strlen(val), 0) < 0 ? -errno : 0;
+}
+
+/* the xattr's text, or "" with errno set */
+static const char *get(const char *path, const char *name)
+{
+	static char buf[4][512];
+	static int i;
+	ssize_t n;
+
+	i = (i + 1) % 4;
+	n = getxattr(path, name, buf[i], sizeof(buf[i]) - 1);
+	buf[i][n < 0 ? 0 : n] = '\0';
+	return buf[i];
+}
+
+static void assert_xattr(const char *path, const char *name, const char *want)
+{
+	const char *v = get(path, name);
+
+	ck_assert_msg(!strcmp(v, want), "%s of %s: '%s' (%s), want '%s'", name, path, v, *v ? "" : strerror(errno),
+		      want);
+}
+
+static void touch(const char *path)
+{
+	int fd = open(path, O_CREAT | O_WRONLY, 0644);
+
+	ck_assert_msg(fd >= 0, "create %s: %s", path, strerror(errno));
+	close(fd);
+}
+
+START_TEST(test_dir_inherit)
+{
+	char pool[256];
+
+	ck_assert_int_eq(mkdir(P("d"), 0755), 0);
+	ck_assert_int_eq(mkdir(P("d/before"), 0755), 0);
+	/* no layout of its own: nothing to show, as CephFS */
+	ck_assert_int_lt(getxattr(P("d"), "loligo.dir.layout", NULL, 0), 0);
+	ck_assert_int_eq(errno, ENODATA);
+	/* a file has one always: the filesystem's default */
+	touch(P("plain"));
+	assert_xattr(P("plain"), "loligo.file.layout.stripe_count", "1");
+	assert_xattr(P("plain"), "loligo.file.layout.object_size", "4194304");
+	snprintf(pool, sizeof(pool), "%s", get(P("plain"), "loligo.file.layout.pool"));
+	ck_assert_msg(*pool, "a pool name");
+
+	ck_assert_int_eq(set(P("d"), "loligo.dir.layout.stripe_unit", "65536"), 0);
+	ck_assert_int_eq(set(P("d"), "loligo.dir.layout.stripe_count", "4"), 0);
+	ck_assert_int_eq(set(P("d"), "loligo.dir.layout.object_size", "1048576"), 0);
+	assert_xattr(P("d"), "loligo.dir.layout.stripe_count", "4");
+	{
+		char want[512];
+
+		snprintf(want, sizeof(want), "stripe_unit=65536 stripe_count=4 object_size=1048576 pool=%s", pool);
+		assert_xattr(P("d"), "loligo.dir.layout", want);
+	}
+	/* refused: a unit not dividing the object, not a multiple of 4 KiB, no objects, junk, unknown pool */
+	ck_assert_int_eq(set(P("d"), "loligo.dir.layout.stripe_unit", "3000000"), -EINVAL);
+	ck_assert_int_eq(set(P("d"), "loligo.dir.layout.stripe_unit", "5000"), -EINVAL);
+	ck_assert_int_eq(set(P("d"), "loligo.dir.layout.stripe_count", "0"), -EINVAL);
+	ck_assert_int_eq(set(P("d"), "loligo.dir.layout.object_size", "12k"), -EINVAL);
+	ck_assert_int_eq(set(P("d"), "loligo.dir.layout.pool", "no_such_pool"), -EINVAL);
+	ck_assert_int_eq(set(P("d"), "loligo.dir.layout.color", "1"), -EINVAL);
+	assert_xattr(P("d"), "loligo.dir.layout.stripe_unit", "65536");
+
+	/* new files and directories below get it, at any depth */
+	touch(P("d/f"));
+	ck_assert_int_eq(mkdir(P("d/sub"), 0755), 0);
+	ck_assert_int_eq(mkdir(P("d/sub/deeper"), 0755), 0);
+	touch(P("d/sub/deeper/g"));
+	{
+		char want[512];
+
+		snprintf(want, sizeof(want), "stripe_unit=65536 stripe_count=4 object_size=1048576 pool=%s", pool);
+		assert_xattr(P("d/f"), "loligo.file.layout", want);
+		assert_xattr(P("d/sub/deeper/g"), "loligo.file.layout", want);
+	}
+	/* the nearest wins */
+	ck_assert_int_eq(set(P("d/sub"), "loligo.dir.layout", "stripe_count=2 stripe_unit=4096"), 0);
+	touch(P("d/sub/h"));
+	assert_xattr(P("d/sub/h"), "loligo.file.layout.stripe_count", "2");
+	assert_xattr(P("d/sub/h"), "loligo.file.layout.stripe_unit", "4096");
+	assert_xattr(P("d/sub/h"), "loligo.file.layout.object_size", "1048576");
+	/* a file made before keeps its own; so does the file outside */
+	assert_xattr(P("d/f"), "loligo.file.layout.stripe_count", "4");
+	assert_xattr(P("plain"), "loligo.file.layout.stripe_count", "1");
+	/* removed: files get the parent's again */
+	ck_assert_int_eq(removexattr(P("d/sub"), "loligo.dir.layout"), 0);
+	touch(P("d/sub/i"));
+	assert_xattr(P("d/sub/i"), "loligo.file.layout.stripe_count", "4");
+	/* a second client sees what the first set */
+	ck_assert_int_eq(lfs_mount2(&fs, NULL), 0);
+	assert_xattr(P2("d/f"), "loligo.file.layout.stripe_unit", "65536");
+	assert_xattr(P2("d"), "loligo.dir.layout.object_size", "1048576");
+	touch(P2("d/from2"));
+	assert_xattr(P("d/from2"), "loligo.file.layout.stripe_count", "4");
+}
+END_TEST
+
+START_TEST(test_file_empty)
+{
+	int fd;
+
+	touch(P("e"));
+	ck_assert_int_eq(set(P("e"), "loligo.file.layout.stripe_unit", "8192"), 0);
+	ck_assert_int_eq(set(P("e"), "loligo.file.layout.stripe_count", "3"), 0);
+	assert_xattr(P("e"), "loligo.file.layout", get(P("e"), "loligo.file.layout"));
+	assert_xattr(P("e"), "loligo.file.layout.stripe_count", "3");
+	/* a directory's names do not apply to a file, nor a file's to a directory */
+	ck_assert_int_eq(set(P("e"), "loligo.dir.layout.stripe_count", "2"), -EINVAL);
+	ck_assert_int_eq(mkdir(P("dir"), 0755), 0);
+	ck_assert_int_eq(set(P("dir"), "loligo.file.layout.stripe_count", "2"), -EINVAL);
+
+	/* data written and flushed: refused, nothing changed */
+	ck_assert_int_eq(lfs_write_file(P("e"), 100000, 7), 0);
+	ck_assert_int_eq(set(P("e"), "loligo.file.layout.stripe_count", "1"), -ENOTEMPTY);
+	assert_xattr(P("e"), "loligo.file.layout.stripe_count", "3");
+	ck_assert_int_eq(lfs_check_file(P("e"), 100000, 7), 0);
+
+	/* buffered and not flushed yet: refused too */
+	fd = open(P("b"), O_CREAT | O_WRONLY, 0644);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(write(fd, "x", 1), 1);
+	ck_assert_int_eq(set(P("b"), "loligo.file.layout.stripe_count", "2"), -ENOTEMPTY);
+	close(fd);
+
+	/* written by another client: refused */
+	ck_assert_int_eq(lfs_mount2(&fs, NULL), 0);
+	touch(P("o"));
+	ck_assert_int_eq(lfs_write_file(P2("o"), 5000, 3), 0);
+	ck_assert_int_eq(set(P("o"), "loligo.file.layout.stripe_count", "2"), -ENOTEMPTY);
+
+	/* truncated back to empty: allowed again */
+	ck_assert_int_eq(truncate(P("e"), 0), 0);
+	ck_assert_int_eq(set(P("e"), "loligo.file.layout.object_size", "65536"), 0);
+	ck_assert_int_eq(lfs_write_file(P("e"), 300000, 9), 0);
+	ck_assert_int_eq(lfs_check_file(P2("e"), 300000, 9), 0);
+}
+END_TEST
+
+/* ---- the objects in the data pool ------------------------------------------ */
+
+/* the fs_name line of the harness's config (RADOS: a filesystem per init) */
+static void conf_value(const char *key, char *out, size_t len)
+{
+	FILE *f = fopen(fs.conf, "r");
+	char line[1024];
+
+	*out = '\0';
+	while (f && fgets(line, sizeof(line), f)) {
+		size_t k = strlen(key);
+
+		if (!strncmp(line, key, k) && line[k] == ' ') {
+			char *v = strchr(line, '=');
+
+			if (v) {
+				v += strspn(v + 1, " ") + 1;
+				v[strcspn(v, "\n")] = '\0';
+				snprintf(out, len, "%s", v);
+			}
+		}
+	}
+	if (f)
+		fclose(f);
+}
+
+#define MAXOBJ 64
+
+/* sizes of @ino's data objects (-1: missing), daemons stopped; returns how many exist */
+static int objects_of(uint64_t ino, int64_t sizes[MAXOBJ])
+{
+	struct store_config sc = { 0 };
+	struct store *st;
+	struct store_pool *pool;
+	char path[PATH_MAX + 16], name[256], rconf[PATH_MAX], prefix[32], **names = NULL;
+	size_t n = 0;
+	int found = 0;
+
+	for (int i = 0; i < MAXOBJ; i++)
+		sizes[i] = -1;
+	conf_value("fs_name", name, sizeof(name));
+	if (lfs_rados()) {
+		conf_value("rados_conf", rconf, sizeof(rconf));
+		sc.backend = "rados";
+		sc.rados_conf = rconf;
+		sc.rados_id = "admin";
+	} else {
+		/* the data pool is a store of its own beside the metadata one (store/local.c) */
+		snprintf(path, sizeof(path), "%s/store.data", fs.dir);
+		sc.backend = "local";
+		sc.local_path = path;
+	}
+	if (!name[0])
+		snprintf(name, sizeof(name), "loligo");
+	strncat(name, "_data", sizeof(name) - strlen(name) - 1);
+	ck_assert_int_eq(store_open(&sc, &st), 0);
+	ck_assert_int_eq(store_pool_open(st, name, NULL, &pool), 0);
+	ck_assert_int_eq(store_list_objects(pool, &names, &n), 0);
+	snprintf(prefix, sizeof(prefix), "%" PRIx64 ".", ino);
+	for (size_t i = 0; i < n; i++) {
+		char *end;
+		uint64_t o;
+
+		if (!strncmp(names[i], prefix, strlen(prefix)) && strcmp(names[i] + strlen(prefix), "objs")) {
+			o = strtoull(names[i] + strlen(prefix), &end, 16);
+			if (!*end && o < MAXOBJ) {
+				struct store_stat ss;
+
+				ck_assert_int_eq(store_stat(pool, names[i], &ss), 0);
+				sizes[o] = (int64_t)ss.size;
+				found++;
+			} else {
+				ck_abort_msg("object %s: not a data object of a small file", names[i]);
+			}
+		}
+		free(names[i]);
+	}
+	free(names);
+	store_pool_close(pool);
+	store_close(st);
+	return found;
+}
+
+/* zero [off, off+len) of the pattern file's expected bytes and compare the file with it */
+static void check_against(const char *path, const unsigned char *want, size_t size)
+{
+	unsigned char *got = malloc(size + 1);
+	int fd = open(path, O_RDONLY);
+	ssize_t n;
+
+	ck_assert_int_ge(fd, 0);
+	n = pread(fd, got, size + 1, 0);
+	ck_assert_int_eq(n, (ssize_t)size);
+	for (size_t i = 0; i < size; i++)
+		if (got[i] != want[i])
+			ck_abort_msg("%s: byte %zu is 0x%02x, want 0x%02x", path, i, got[i], want[i]);
+	close(fd);
+	free(got);
+}
+
+START_TEST(test_striped)
+{
+	const uint32_t os = 65536, su = 4096, sc = 4;
+	const size_t size = 3 * os * sc + 12345;     /* three object sets and a bit */
+	const size_t cut = os * sc + 5 * su + 100;   /* into the second object set */
+	const size_t punch_off = 2 * su + 10, punch_len = 3 * su;
+	struct store_file_layout ly;
+	unsigned char *want = malloc(size);
+	int64_t sizes[MAXOBJ];
+	struct stat sb;
+	int fd, nobj;
+
+	ck_assert_int_eq(mkdir(P("s"), 0755), 0);
+	ck_assert_int_eq(set(P("s"), "loligo.dir.layout", "object_size=65536 stripe_unit=4096 stripe_count=4"), 0);
+	ck_assert_int_eq(lfs_write_file(P("s/f"), (off_t)size, 42), 0);
+	ck_assert_int_eq(stat(P("s/f"), &sb), 0);
+	assert_xattr(P("s/f"), "loligo.file.layout.stripe_count", "4");
+
+	/* through the second client: every byte where it was written */
+	ck_assert_int_eq(lfs_mount2(&fs, NULL), 0);
+	assert_xattr(P2("s/f"), "loligo.file.layout.stripe_unit", "4096");
+	ck_assert_int_eq(lfs_check_file(P2("s/f"), (off_t)size, 42), 0);
+	/* and a write of the second client lands where the first reads it */
+	fd = open(P2("s/f"), O_WRONLY);
+	ck_assert_int_ge(fd, 0);
+	for (size_t i = 0; i < size; i++)
+		want[i] = lfs_pat(42, (off_t)i);
+	memset(want + os + 3, 0xab, 3 * su);
+	{
+		unsigned char *b = malloc(3 * su);
+
+		memset(b, 0xab, 3 * su);
+		ck_assert_int_eq(pwrite(fd, b, 3 * su, os + 3), (ssize_t)(3 * su));
+		free(b);
+	}
+	ck_assert_int_eq(fsync(fd), 0);
+	close(fd);
+	check_against(P("s/f"), want, size);
+
+	/* truncate into the second object set, from the second client */
+	ck_assert_int_eq(truncate(P2("s/f"), (off_t)cut), 0);
+	check_against(P("s/f"), want, cut);
+	/* punch across three units (three objects), from the first */
+	fd = open(P("s/f"), O_RDWR);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)punch_off,
+				   (off_t)punch_len), 0);
+	close(fd);
+	memset(want + punch_off, 0, punch_len);
+	check_against(P2("s/f"), want, cut);
+	check_against(P("s/f"), want, cut);
+
+	/* the objects: daemons stopped, the pool listed */
+	ck_assert_int_eq(lfs_umount2(&fs), 0);
+	ck_assert_int_eq(lfs_umount(&fs), 0);
+	lfs_mds_stop(&fs, SIGTERM);
+	nobj = objects_of((uint64_t)sb.st_ino, sizes);
+	store_file_layout_init(&ly, os, su, sc);
+	for (uint64_t o = 0; o < MAXOBJ; o++) {
+		uint64_t keep = store_file_obj_keep(&ly, o, cut);
+
+		if (!keep) {
+			ck_assert_msg(sizes[o] == -1, "object %" PRIu64 " holds %" PRId64 " bytes past the end", o,
+				      sizes[o]);
+			continue;
+		}
+		ck_assert_msg(sizes[o] == (int64_t)keep, "object %" PRIu64 ": %" PRId64 " bytes, the layout says %"
+			      PRIu64, o, sizes[o], keep);
+	}
+	/* two object sets of four: the file reached 4 objects at once */
+	ck_assert_int_eq(nobj, 8);
+	free(want);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("fuse_layout");
+
+	lfs_suite_add(s, "dir_inherit", test_dir_inherit, setup, teardown, 300);
+	lfs_suite_add(s, "file_empty", test_file_empty, setup, teardown, 300);
+	lfs_suite_add(s, "striped", test_striped, setup, teardown, 300);
+	return lfs_suite_main(s, "test_fuse_layout");
+}
