@@ -34,8 +34,17 @@ struct lc_io_batch {
 	unsigned int pending;  /* protected by m */
 	int err;               /* first error; protected by m */
 	unsigned int maxq;     /* client_max_io_inflight */
+	struct store_pool *pool;  /* where its ops go: NULL, c->data (the index; lc_io_batch_init's) */
 };
 void lc_io_batch_init(struct lc_io_batch *b);
+/**
+ * lc_layout_resolve - open @ly's data pool if it is not open here yet (the
+ * first file of a pool: its name from the MDS, c->data_ops.pool_name of
+ * @ino), and set ly->pool.  Blocking: call with no lock held, before the
+ * I/O functions below, which need ly->pool (a pool id other than 0 with no
+ * handle fails them with -EIO).  Return: 0 or -errno.
+ */
+int lc_layout_resolve(struct lclient *c, uint64_t ino, struct store_file_layout *ly);
 /** lc_io_batch_submit_op - submit @op (consumed) on @oid; may wait for room in the batch. */
 void lc_io_batch_submit_op(struct lclient *c, struct lc_io_batch *b, const char *oid, struct store_op *op);
 /**

@@ -528,6 +528,8 @@ static ssize_t do_read(struct lclient *c, struct lc_fh *fh, off_t offset, size_t
 	uint64_t ramax = (caps & MDSP_CAP_FILE_CACHE) ? cfg_uint(CFG_client_readahead_max) : 0;
 
 	lc_inode_layout(in, &ly);
+	if ((r = lc_layout_resolve(c, in->ino, &ly)) < 0)
+		return r;
 	if (ramax && !has_buffered(in) && ra_read(c, fh, &ly, size, off, len, rb))
 		goto out;
 	/* random, or buffered data to overlay: straight into the caller's
@@ -707,6 +709,15 @@ static ssize_t write_fh(struct lclient *c, struct lc_fh *fh, off_t offset, size_
 		return (int)flags;
 	if ((flags & MDSP_FL_IMMUTABLE) || ((flags & MDSP_FL_APPEND) && !append))
 		return -EPERM;
+	{
+		/* the file's data pool open before anything is buffered: the
+		 * writeback (which may run on a revoke) then never asks the MDS */
+		struct store_file_layout ly;
+
+		lc_inode_layout(in, &ly);
+		if ((r = lc_layout_resolve(c, in->ino, &ly)) < 0)
+			return r;
+	}
 	/* the data store is full: the store says now whether the write lands
 	 * in space fallocate reserved, as a local filesystem would, not at
 	 * writeback (write_while_full) */
@@ -731,6 +742,8 @@ static ssize_t write_fh(struct lclient *c, struct lc_fh *fh, off_t offset, size_
 		struct store_file_layout ly;
 
 		lc_inode_layout(in, &ly);
+		if ((r = lc_layout_resolve(c, in->ino, &ly)) < 0)
+			return r;
 		if (append)
 			off = lc_inode_size(in);
 		r = clamp_to_limit(c, off, &len);
@@ -961,7 +974,8 @@ void lc_purge_data(struct lclient *c, struct lc_inode *in)
 	pthread_mutex_unlock(&in->lock);
 	lc_obj_index_forget(in, 0);
 	/* the store work is the purge thread's, never this caller's (a FUSE
-	 * worker, or the NFS gateway's lease reaper closing expired opens) */
+	 * worker, the NFS gateway's lease reaper closing expired opens, or
+	 * the MDS session's reader: an asynchronous unlink's reply) */
 	if (size)
 		lc_purge_enqueue(c, in->ino, &ly, size);
 }
@@ -985,7 +999,9 @@ int lc_truncate_data(struct lclient *c, struct lc_inode *in, uint64_t old_size, 
 	if (new_size >= old_size)
 		return 0;
 	lc_obj_index_forget(in, store_file_obj_first(&ly, new_size));
-	return lc_obj_truncate(c, in->ino, &ly, old_size, new_size);
+	int r = lc_layout_resolve(c, in->ino, &ly);
+
+	return r < 0 ? r : lc_obj_truncate(c, in->ino, &ly, old_size, new_size);
 }
 
 int lc_get_flags(struct lclient *c, struct lc_inode *in, uint32_t *flags)
@@ -1010,8 +1026,13 @@ static int per_object(struct lclient *c, struct lc_inode *in, uint64_t off, uint
 	struct lc_io_batch b;
 	char oid[64];
 
+	int r;
+
 	lc_inode_layout(in, &ly);
+	if ((r = lc_layout_resolve(c, in->ino, &ly)) < 0)
+		return r;
 	lc_io_batch_init(&b);
+	b.pool = ly.pool;
 	for (uint64_t o = off; o < end;) {
 		uint64_t objno, ooff, n = store_file_map(&ly, o, &objno, &ooff);
 		struct store_op *op = store_op_new();
@@ -1101,6 +1122,8 @@ static int alloc_data(struct lclient *c, struct lc_inode *in, uint64_t off, uint
 	int r;
 
 	lc_inode_layout(in, &ly);
+	if ((r = lc_layout_resolve(c, in->ino, &ly)) < 0)
+		return r;
 	/* from the object's start: in the plain layout that is a file range; a
 	 * striped object's head holds other units (their index keys are set by
 	 * the range's own, and their blocks are not counted) */

@@ -490,10 +490,26 @@ void lc_cached_attr(struct lc_inode *in, struct lc_attr *attr)
 	lc_inode_fill_attr(in, attr);
 }
 
-void lc_mi_layout(const struct lclient *c, const struct mdsp_inode *mi, struct store_file_layout *ly)
+struct store_pool *lc_pool_peek(struct lclient *c, uint32_t id)
+{
+	struct store_pool *p = NULL;
+
+	if (id == 0)
+		return c->data;
+	pthread_mutex_lock(&c->pools_lock);
+	for (size_t i = 0; i < c->npools; i++)
+		if (c->pools[i].id == id)
+			p = c->pools[i].p;
+	pthread_mutex_unlock(&c->pools_lock);
+	return p;
+}
+
+void lc_mi_layout(struct lclient *c, const struct mdsp_inode *mi, struct store_file_layout *ly)
 {
 	store_file_layout_init(ly, mi->object_size ? mi->object_size : c->default_object_size, mi->stripe_unit,
 			       mi->stripe_count);
+	ly->pool_id = mi->pool;
+	ly->pool = lc_pool_peek(c, mi->pool);
 }
 
 void lc_inode_layout(struct lc_inode *in, struct store_file_layout *ly)

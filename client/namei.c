@@ -945,6 +945,28 @@ static ssize_t xattr_data(struct lclient *c, struct mds_request *req, void *buf,
 }
 
 /*
+ * The data path's c->data_ops.pool_name: the pool file @ino's layout names,
+ * from the MDS (the name of a pool id is the MDS's table: fs add_data_pool).
+ */
+static int pool_name(struct lclient *c, uint64_t ino, char *buf, size_t len)
+{
+	struct mds_request *req = lc_req_new(c, MDSP_OP_GETXATTR, ino, NULL);
+	ssize_t n;
+
+	if (!req)
+		return -ENOTCONN;
+	if (set_name(req, "loligo.file.layout.pool") < 0) {
+		mdsc_request_put(req);
+		return -ENOMEM;
+	}
+	n = xattr_data(c, req, buf, len - 1);
+	if (n < 0)
+		return (int)n;
+	buf[n] = '\0';
+	return 0;
+}
+
+/*
  * security.capability is asked for before every write, truncate and
  * fallocate (the kernel's file_remove_privs, which FUSE does not cache), so
  * its absence is remembered: an MDS answer of "none" holds while we keep As
@@ -1363,5 +1385,6 @@ void lc_ns_register(struct lclient *c)
 	c->cache_ops.async_unlink_defer = lc_async_unlink_defer;
 	c->cache_ops.async_unlink_drop = lc_async_unlink_drop;
 	c->data_ops.getattr = lc_getattr;
+	c->data_ops.pool_name = pool_name;
 	c->data_ops.fsetattr = lc_fsetattr;
 }

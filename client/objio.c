@@ -43,6 +43,75 @@ void lc_obj_name(char *buf, size_t len, uint64_t ino, uint64_t objno)
 	store_file_oid(buf, len, ino, objno);
 }
 
+/* ---- data pools ----------------------------------------------------------- */
+
+/*
+ * A file's data objects are in the pool its layout names (fs add_data_pool);
+ * its object index always in the first pool, c->data, which must keep omap
+ * (an erasure-coded RADOS pool cannot: it may hold data only).  Pools other
+ * than the first are opened at their first use and kept for the mount.
+ */
+int lc_layout_resolve(struct lclient *c, uint64_t ino, struct store_file_layout *ly)
+{
+	struct store_pool *p = NULL;
+	char name[256];
+	int r;
+
+	if (ly->pool)
+		return 0;
+	if (!ly->pool_id) {
+		ly->pool = c->data;
+		return 0;
+	}
+	if ((ly->pool = lc_pool_peek(c, ly->pool_id)))
+		return 0;
+	if (!c->data_ops.pool_name || !c->store)
+		return -EIO;
+	/* (a file's pool changes only while it is empty: the name is the id's) */
+	r = c->data_ops.pool_name(c, ino, name, sizeof(name));
+	if (r < 0) {
+		derr(CLIENT, "data pool %" PRIu32 " of inode %" PRIx64 ": cannot learn its name: %s", ly->pool_id, ino,
+		     strerror(-r));
+		return r == -ENODATA ? -EIO : r;
+	}
+	r = store_pool_open(c->store, name, NULL, &p);
+	if (r < 0) {
+		derr(CLIENT, "cannot open data pool %s (id %" PRIu32 "): %s", name, ly->pool_id, strerror(-r));
+		return r == -ENOENT ? -EIO : r;
+	}
+	pthread_mutex_lock(&c->pools_lock);
+	for (size_t i = 0; i < c->npools; i++)
+		if (c->pools[i].id == ly->pool_id) {
+			ly->pool = c->pools[i].p;   /* another thread was quicker */
+			break;
+		}
+	if (!ly->pool) {
+		struct lc_pool *v = realloc(c->pools, (c->npools + 1) * sizeof(*v));
+
+		if (v) {
+			c->pools = v;
+			v[c->npools].id = ly->pool_id;
+			v[c->npools].p = p;
+			c->npools++;
+			ly->pool = p;
+			p = NULL;
+		}
+	}
+	pthread_mutex_unlock(&c->pools_lock);
+	if (p)
+		store_pool_close(p);
+	if (!ly->pool)
+		return -ENOMEM;
+	dinfo(CLIENT, "data pool %s (id %" PRIu32 ") open", name, ly->pool_id);
+	return 0;
+}
+
+/* the pool of @ly's data objects (lc_layout_resolve'd), or NULL */
+static struct store_pool *pool_of(struct lclient *c, const struct store_file_layout *ly)
+{
+	return ly->pool ? ly->pool : ly->pool_id ? NULL : c->data;
+}
+
 /* ---- what a file holds: st_blocks ---------------------------------------- */
 
 #define LC_ALLOC_STAT_MAX 32        /* objects stat'ed one by one */
@@ -85,6 +154,8 @@ void lc_obj_allocated(struct lclient *c, struct lc_inode *in)
 	have_key = in->alloc_known && !memcmp(key, in->alloc_key, sizeof(key));
 	lc_mi_layout(c, &in->mi, &ly);
 	osize = ly.object_size;
+	if (!ly.pool)
+		have_key = true;   /* not open here: the size stands (the reads open it) */
 	if (have_key || in->mi.blocks != MDSP_BLOCKS_UNKNOWN || !S_ISREG(in->mi.mode) || in->dirty_meta ||
 	    in->dirty || in->flushing || !key[0] || !osize) {
 		pthread_mutex_unlock(&in->lock);
@@ -108,7 +179,7 @@ void lc_obj_allocated(struct lclient *c, struct lc_inode *in)
 
 			if (nobj < LC_ALLOC_STAT_MAX) {
 				store_file_oid(name, sizeof(name), ino, objno);
-				if (store_stat(c->data, name, &st) == 0)
+				if (store_stat(ly.pool, name, &st) == 0)
 					total += st.size < osize ? st.size : osize;
 				/* a key without its object (a crash between the two): nothing */
 			} else {
@@ -278,6 +349,7 @@ static unsigned int max_inflight(void);
 
 static void group_init(struct io_group *g)
 {
+	g->pool = NULL;
 	pthread_mutex_init(&g->m, NULL);
 	pthread_cond_init(&g->cv, NULL);
 	g->pending = 0;
@@ -366,7 +438,9 @@ int lc_obj_read_start(struct lclient *c, uint64_t ino, const struct store_file_l
 
 	store_file_map(ly, off, &objno, &ooff);
 	lc_obj_name(oid, sizeof(oid), ino, objno);
-	return store_aio_read(c->data, oid, ooff, len, buf, out);
+	if (!pool_of(c, ly))
+		return -EIO;
+	return store_aio_read(pool_of(c, ly), oid, ooff, len, buf, out);
 }
 
 int lc_obj_read_end(struct store_aio *a, char *buf, size_t len)
@@ -464,6 +538,8 @@ int lc_obj_write(struct lclient *c, uint64_t ino, const struct store_file_layout
 	char oid[64];
 	int r;
 
+	if (!pool_of(c, ly))
+		return -EIO;
 	group_init(&g);
 	while (len > 0) {
 		uint64_t objno, ooff;
@@ -483,7 +559,7 @@ int lc_obj_write(struct lclient *c, uint64_t ino, const struct store_file_layout
 			break;
 		}
 		store_op_write(op, ooff, buf, n);
-		r = store_op_submit(c->data, oid, op, piece_done, p);
+		r = store_op_submit(pool_of(c, ly), oid, op, piece_done, p);
 		if (r < 0)
 			piece_failed(p, r);
 		group_wait(&g, maxq - 1);
@@ -511,6 +587,8 @@ int lc_obj_truncate(struct lclient *c, uint64_t ino, const struct store_file_lay
 	if (old_size > bound)
 		old_size = bound > new_size ? bound : new_size;
 	store_file_trim_init(&t, ino, ly, new_size, old_size, c->data_indexed);
+	if (!(t.data = pool_of(c, ly)))
+		return -EIO;
 	do
 		r = store_file_trim_step(c->data, &t, 1024, max_inflight());
 	while (r > 0);
@@ -539,7 +617,7 @@ static void submit_op(struct lclient *c, struct lc_io_batch *b, const char *oid,
 		return;
 	}
 	p->ignore_enoent = ignore_enoent;
-	r = store_op_submit(c->data, oid, op, piece_done, p);
+	r = store_op_submit(b->pool ? b->pool : c->data, oid, op, piece_done, p);
 	if (r < 0)
 		piece_failed(p, r);
 	group_wait(b, b->maxq - 1);

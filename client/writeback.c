@@ -803,7 +803,11 @@ static void wb_submit(struct lclient *c, struct lc_inode *in, struct wb_flight *
 		derr(CLIENT, "object index of %" PRIx64 ": %s", in->ino, strerror(-r));
 	else
 		for_objs(c, in, f, index_known);
+	/* the file's data pool (the index above is in the first) */
+	if (r >= 0 && (r = lc_layout_resolve(c, in->ino, &f->ly)) < 0)
+		derr(CLIENT, "writeback of %" PRIx64 ": its data pool: %s", in->ino, strerror(-r));
 	lc_io_batch_init(&f->b);
+	f->b.pool = f->ly.pool;
 	if (r < 0) {
 		/* write nothing: the batch reports the error */
 		pthread_mutex_lock(&f->b.m);

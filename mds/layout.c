@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "mds/layout.h"
+#include "mds/mds.h"
 
 static const struct {
 	const char *name;
@@ -70,21 +71,50 @@ void layout_store(struct mdsp_inode *a, const struct mlayout *ly)
 	a->pool = ly->pool;
 }
 
-static void pool_text(uint32_t pool, const char *pool_name, char *buf, size_t len)
+const char *layout_pool_name(const struct mds *m, uint32_t id)
 {
-	if (pool == 0 && pool_name && *pool_name)
-		snprintf(buf, len, "%s", pool_name);
-	else
-		snprintf(buf, len, "%" PRIu32, pool);
+	if (id == 0)
+		return m->data_pool_name;
+	for (uint32_t i = 0; i < m->ndata_pools; i++)
+		if (m->data_pools[i].id == id)
+			return m->data_pools[i].name;
+	return NULL;
 }
 
-size_t layout_format(const struct mlayout *ly, enum layout_field field, const char *pool_name, char *buf,
+static int parse_u32(const char *s, uint32_t *out);
+
+int layout_pool_id(const struct mds *m, const char *name, uint32_t *id)
+{
+	uint32_t v;
+
+	if (m->data_pool_name && !strcmp(name, m->data_pool_name)) {
+		*id = 0;
+		return 0;
+	}
+	for (uint32_t i = 0; i < m->ndata_pools; i++)
+		if (!strcmp(m->data_pools[i].name, name)) {
+			*id = m->data_pools[i].id;
+			return 0;
+		}
+	/* by id, as Ceph takes a pool id too */
+	if (parse_u32(name, &v) == 0 && layout_pool_name(m, v)) {
+		*id = v;
+		return 0;
+	}
+	return -ENOENT;
+}
+
+size_t layout_format(const struct mds *m, const struct mlayout *ly, enum layout_field field, char *buf,
 		     size_t len)
 {
+	const char *pn = layout_pool_name(m, ly->pool);
 	char pool[256];
 	int n = 0;
 
-	pool_text(ly->pool, pool_name, pool, sizeof(pool));
+	if (pn)
+		snprintf(pool, sizeof(pool), "%s", pn);
+	else
+		snprintf(pool, sizeof(pool), "%" PRIu32, ly->pool);   /* removed under it: the id */
 	switch (field) {
 	case LAYOUT_ALL:
 		n = snprintf(buf, len, "stripe_unit=%" PRIu32 " stripe_count=%" PRIu32 " object_size=%" PRIu32
@@ -121,23 +151,7 @@ static int parse_u32(const char *s, uint32_t *out)
 	return 0;
 }
 
-static int parse_pool(const char *s, const char *pool_name, uint32_t *out)
-{
-	uint32_t id;
-
-	if (pool_name && !strcmp(s, pool_name)) {
-		*out = 0;
-		return 0;
-	}
-	/* only the filesystem's data pool (id 0) exists so far */
-	if (parse_u32(s, &id) == 0 && id == 0) {
-		*out = 0;
-		return 0;
-	}
-	return -EINVAL;
-}
-
-static int parse_one(struct mlayout *ly, enum layout_field field, const char *s, const char *pool_name)
+static int parse_one(const struct mds *m, struct mlayout *ly, enum layout_field field, const char *s)
 {
 	switch (field) {
 	case LAYOUT_OBJECT_SIZE:
@@ -147,14 +161,14 @@ static int parse_one(struct mlayout *ly, enum layout_field field, const char *s,
 	case LAYOUT_STRIPE_COUNT:
 		return parse_u32(s, &ly->stripe_count);
 	case LAYOUT_POOL:
-		return parse_pool(s, pool_name, &ly->pool);
+		return layout_pool_id(m, s, &ly->pool) ? -EINVAL : 0;
 	case LAYOUT_ALL:
 		break;
 	}
 	return -EINVAL;
 }
 
-int layout_parse(struct mlayout *ly, enum layout_field field, const char *val, size_t len, const char *pool_name)
+int layout_parse(const struct mds *m, struct mlayout *ly, enum layout_field field, const char *val, size_t len)
 {
 	struct mlayout n = *ly;
 	char *s, *tok, *save = NULL;
@@ -171,7 +185,7 @@ int layout_parse(struct mlayout *ly, enum layout_field field, const char *val, s
 	while (len && (s[len - 1] == '\n' || s[len - 1] == ' '))
 		s[--len] = '\0';
 	if (field != LAYOUT_ALL) {
-		r = parse_one(&n, field, s, pool_name);
+		r = parse_one(m, &n, field, s);
 		goto out;
 	}
 	for (tok = strtok_r(s, " ", &save); tok && !r; tok = strtok_r(NULL, " ", &save)) {
@@ -186,7 +200,7 @@ int layout_parse(struct mlayout *ly, enum layout_field field, const char *val, s
 		for (i = 0; i < sizeof(fields) / sizeof(fields[0]); i++)
 			if (!strcmp(tok, fields[i].name))
 				break;
-		r = i < sizeof(fields) / sizeof(fields[0]) ? parse_one(&n, fields[i].field, eq + 1, pool_name) : -EINVAL;
+		r = i < sizeof(fields) / sizeof(fields[0]) ? parse_one(m, &n, fields[i].field, eq + 1) : -EINVAL;
 	}
 out:
 	free(s);

@@ -13,6 +13,8 @@
 
 #include "mds_proto/proto.h"
 
+struct mds;
+
 /* a layout with every field spelled out (none of the inode's 0 defaults) */
 struct mlayout {
 	uint32_t object_size, stripe_unit, stripe_count, pool;
@@ -39,19 +41,23 @@ void layout_of(const struct mdsp_inode *a, uint32_t default_osize, struct mlayou
 void layout_store(struct mdsp_inode *a, const struct mlayout *ly);
 /**
  * layout_format - @field of @ly as text into @buf (NUL-terminated when it
- * fits); the pool by name (@pool_name for pool 0).  Return: its length
- * without the NUL.
+ * fits); the pool by name (@m's data pools).  Caller holds mds->lock.
+ * Return: its length without the NUL.
  */
-size_t layout_format(const struct mlayout *ly, enum layout_field field, const char *pool_name, char *buf,
+size_t layout_format(const struct mds *m, const struct mlayout *ly, enum layout_field field, char *buf,
 		     size_t len);
 /**
  * layout_parse - apply the text @val (@len bytes, not NUL-terminated) for
  * @field to @ly: a number, or for LAYOUT_ALL "key=value" pairs separated
  * by spaces (any of object_size, stripe_unit, stripe_count, pool); a pool
- * by id or by name (only @pool_name, id 0, exists for now).  Then checks
- * the result holds together (layout_valid).  Return: 0 or -EINVAL.
+ * by name or id, one of @m's data pools.  Then checks the result holds
+ * together (layout_valid).  Caller holds mds->lock.  Return: 0 or -EINVAL.
  */
-int layout_parse(struct mlayout *ly, enum layout_field field, const char *val, size_t len, const char *pool_name);
+int layout_parse(const struct mds *m, struct mlayout *ly, enum layout_field field, const char *val, size_t len);
+/** layout_pool_name - the name of data pool @id, or NULL (no such pool).  Caller holds mds->lock. */
+const char *layout_pool_name(const struct mds *m, uint32_t id);
+/** layout_pool_id - the id of data pool @name (a name, or an id as text).  Caller holds mds->lock.  0 or -ENOENT. */
+int layout_pool_id(const struct mds *m, const char *name, uint32_t *id);
 /**
  * layout_valid - Ceph's file_layout_t::is_valid with loligo's bounds: the
  * stripe unit a multiple of MDSP_LAYOUT_UNIT_MIN dividing the object size,

@@ -1268,7 +1268,7 @@ static int layout_getxattr(struct mds *m, struct minode *in, bool dir, enum layo
 	if (dir && !(in->a.layout_flags & MDSP_LAYOUT_DIR_SET))
 		return -ENODATA;
 	layout_of(&in->a, m->object_size, &ly);
-	n = layout_format(&ly, field, m->data_pool_name, buf, sizeof(buf));
+	n = layout_format(m, &ly, field, buf, sizeof(buf));
 	if (n >= sizeof(buf))
 		return -ERANGE;
 	rep->data = malloc(n);
@@ -1301,7 +1301,7 @@ static int layout_setxattr(struct mds *m, struct minode *in, bool dir, enum layo
 	if (r->oflags & ~(uint32_t)(XATTR_CREATE_FLAG | XATTR_REPLACE_FLAG))
 		return -EINVAL;
 	layout_of(&in->a, m->object_size, &ly);
-	if ((e = layout_parse(&ly, field, (const char *)r->data, r->data_len, m->data_pool_name)))
+	if ((e = layout_parse(m, &ly, field, (const char *)r->data, r->data_len)))
 		return e;
 	locker_want_caps(m, t, in, AS | (dir ? 0 : FILE_CACHES));
 	if ((e = locker_blocked(t)))

@@ -9,7 +9,10 @@
  * its end has one object.  Removing "every object the size covers" costs
  * 262,144 deletes there, and 4.4e12 for a size of 2^64-1.  RADOS cannot
  * list a pool by name prefix cheaply, so each file keeps an index of its
- * objects in the data pool itself:
+ * objects in the filesystem's first data pool (the one that holds the data
+ * of files with the default layout; a file whose layout names another
+ * pool has its data objects there and its index here, so that a pool
+ * without omap, an erasure-coded RADOS pool, can hold file data):
  *
  *   "<ino hex>.objs"  omap: one key per data object that may exist,
  *                     "%016x" of its object number (sorted = numeric order),
@@ -100,6 +103,8 @@ void store_file_layout_init(struct store_file_layout *ly, uint32_t object_size, 
 			    uint32_t stripe_count)
 {
 	ly->object_size = object_size ? object_size : (4u << 20);
+	ly->pool_id = 0;
+	ly->pool = NULL;
 	ly->stripe_unit = stripe_unit;
 	ly->stripe_count = stripe_count;
 	if (!stripe_unit || !stripe_count || stripe_unit > ly->object_size || ly->object_size % stripe_unit) {
@@ -247,7 +252,7 @@ static void trim_one(struct store_pool *p, struct store_file_trim *t, struct gro
 	g->pending++;
 	pthread_mutex_unlock(&g->m);
 	t->ops++;
-	r = store_op_submit(p, oid, op, piece_done, pc);
+	r = store_op_submit(t->data ? t->data : p, oid, op, piece_done, pc);
 	if (r < 0) {
 		pc->remove = false;
 		piece_done(r, pc);

@@ -391,6 +391,11 @@ struct store_file_layout {
 	uint32_t object_size;   /* bytes per object */
 	uint32_t stripe_unit;   /* bytes in one object before the next; divides object_size */
 	uint32_t stripe_count;  /* objects in one object set */
+	/* where the data objects are, for the caller (the mapping does not look):
+	 * loligo's data pool id (0: the filesystem's first data pool, which also
+	 * holds every file's object index) and, once opened, its handle */
+	uint32_t pool_id;
+	struct store_pool *pool;
 };
 
 /**
@@ -398,6 +403,7 @@ struct store_file_layout {
  * @stripe_count is the plain layout (older inodes); a layout that does not
  * hold together (unit not dividing the object size) also falls back to it,
  * so a bad field can never put bytes at two places.  @object_size 0: 4 MiB.
+ * The pool fields are cleared.
  */
 void store_file_layout_init(struct store_file_layout *ly, uint32_t object_size, uint32_t stripe_unit,
 			    uint32_t stripe_count);
@@ -446,6 +452,7 @@ int store_file_pool_mark_indexed(struct store_pool *p);
 struct store_file_trim {
 	uint64_t ino;
 	struct store_file_layout ly;
+	struct store_pool *data;   /* the data objects' pool (NULL: the index's, store_file_trim_step's @p) */
 	uint64_t size;      /* objects past it go; the one holding it is cut */
 	bool indexed;       /* trust the index (marked pool) */
 	uint64_t next;      /* next object number to consider */
@@ -463,7 +470,8 @@ struct store_file_trim {
 void store_file_trim_init(struct store_file_trim *t, uint64_t ino, const struct store_file_layout *ly,
 			  uint64_t new_size, uint64_t old_size, bool indexed);
 /**
- * store_file_trim_step - one bounded slice: at most @max objects removed
+ * store_file_trim_step - one bounded slice of @t, the index in @p (the data
+ * objects in t->data when set): at most @max objects removed
  * (or cut), at most @inflight ops in flight.  Blocking; no lock held.
  * Return: 1 when more is left, 0 when the trim is complete, -errno (the
  * step may be retried: everything is idempotent).

@@ -18,6 +18,14 @@
  *                   are exactly those the striping says, each as long as
  *                   store_file_obj_keep says (Ceph's file_to_extents).
  *
+ *   pools           fs add_data_pool: a directory's layout names the new
+ *                   pool, a file written below has its data objects there
+ *                   (its object index stays in the first pool), a second
+ *                   client reads it; rm_data_pool is refused while a file
+ *                   uses the pool and for the first pool; the pool table
+ *                   survives a kill -9 of the MDS (journaled); with the
+ *                   file gone and purged, rm_data_pool works.
+ *
  * Runs on the local store, and on RADOS (fuse_layout_rados:
  * tests/e2e/fuse_suite_rados.sh).
  */
@@ -34,8 +42,12 @@
 #include <unistd.h>
 #include <linux/falloc.h>
 
+#include <json-c/json.h>
+
+#include "common/admin_sock.h"
 #include "store/store.h"
 #include "tests/e2e/test_fuse_harness.h"
+#include "tests/lib/wait.h"
 
 static struct lfs fs;
 
@@ -393,6 +405,172 @@ START_TEST(test_striped)
 }
 END_TEST
 
+/* ---- data pools ------------------------------------------------------------ */
+
+/* An MDS admin command with string arguments; 0, or -1 with its error text in @err. */
+static int mds_cmd(const char *prefix, const char *const *kv, char *err, size_t len)
+{
+	struct json_object *req = json_object_new_object(), *rep = NULL, *e;
+	char p[PATH_MAX + 16];
+	int r = -1;
+
+	snprintf(p, sizeof(p), "%s/mds.asok", fs.dir);
+	json_object_object_add(req, "prefix", json_object_new_string(prefix));
+	for (; kv && kv[0]; kv += 2)
+		json_object_object_add(req, kv[0], json_object_new_string(kv[1]));
+	if (err && len)
+		snprintf(err, len, "no answer");
+	if (asok_request(p, req, &rep, 30000) == 0 && rep) {
+		if (json_object_object_get_ex(rep, "error", &e)) {
+			if (err && len)
+				snprintf(err, len, "%s", json_object_get_string(e));
+		} else {
+			r = 0;
+		}
+	}
+	json_object_put(req);
+	if (rep)
+		json_object_put(rep);
+	return r;
+}
+
+/* data pool names of `fs dump`, as one string "a,b," */
+static void dump_pools(char *out, size_t len)
+{
+	struct json_object *req = json_object_new_object(), *rep = NULL, *a, *f, *dp;
+	char p[PATH_MAX + 16];
+	size_t o = 0;
+
+	*out = '\0';
+	snprintf(p, sizeof(p), "%s/mds.asok", fs.dir);
+	json_object_object_add(req, "prefix", json_object_new_string("fs dump"));
+	if (asok_request(p, req, &rep, 30000) == 0 && rep && json_object_object_get_ex(rep, "filesystems", &a) &&
+	    json_object_array_length(a) > 0 &&
+	    json_object_object_get_ex((f = json_object_array_get_idx(a, 0)), "data_pools", &dp))
+		for (size_t i = 0; i < json_object_array_length(dp) && o < len; i++)
+			o += (size_t)snprintf(out + o, len - o, "%s,",
+					      json_object_get_string(json_object_array_get_idx(dp, i)));
+	json_object_put(req);
+	if (rep)
+		json_object_put(rep);
+}
+
+/* objects of file @ino in pool @pool (daemons stopped): data objects, and whether its index is there */
+static int objects_in(const char *pool, uint64_t ino, bool *index)
+{
+	struct store_config sc = { 0 };
+	struct store *st;
+	struct store_pool *p;
+	char path[PATH_MAX + 16], rconf[PATH_MAX], prefix[32], idx[64], **names = NULL;
+	size_t n = 0;
+	int found = 0;
+
+	if (lfs_rados()) {
+		conf_value("rados_conf", rconf, sizeof(rconf));
+		sc.backend = "rados";
+		sc.rados_conf = rconf;
+		sc.rados_id = "admin";
+	} else {
+		snprintf(path, sizeof(path), "%s/store.data", fs.dir);
+		sc.backend = "local";
+		sc.local_path = path;
+	}
+	ck_assert_int_eq(store_open(&sc, &st), 0);
+	ck_assert_int_eq(store_pool_open(st, pool, NULL, &p), 0);
+	ck_assert_int_eq(store_list_objects(p, &names, &n), 0);
+	snprintf(prefix, sizeof(prefix), "%" PRIx64 ".", ino);
+	snprintf(idx, sizeof(idx), "%" PRIx64 ".objs", ino);
+	*index = false;
+	for (size_t i = 0; i < n; i++) {
+		if (!strcmp(names[i], idx))
+			*index = true;
+		else if (!strncmp(names[i], prefix, strlen(prefix)))
+			found++;
+		free(names[i]);
+	}
+	free(names);
+	store_pool_close(p);
+	store_close(st);
+	return found;
+}
+
+START_TEST(test_pools)
+{
+	char fsname[256], first[300], second[300], err[1024], list[1024];
+	const char *kv[5];
+	struct stat sb;
+	bool index;
+	int fd;
+
+	conf_value("fs_name", fsname, sizeof(fsname));
+	if (!fsname[0])
+		snprintf(fsname, sizeof(fsname), "loligo");
+	snprintf(first, sizeof(first), "%s_data", fsname);
+	snprintf(second, sizeof(second), "%s_second", fsname);   /* ours alone on a shared cluster */
+	kv[0] = "fs_name", kv[1] = fsname, kv[2] = "pool", kv[3] = second, kv[4] = NULL;
+
+	/* not one of ours yet: a layout cannot name it */
+	ck_assert_int_eq(mkdir(P("p"), 0755), 0);
+	ck_assert_int_eq(set(P("p"), "loligo.dir.layout.pool", second), -EINVAL);
+	ck_assert_msg(mds_cmd("fs add_data_pool", kv, err, sizeof(err)) == 0, "add_data_pool: %s", err);
+	dump_pools(list, sizeof(list));
+	ck_assert_msg(strstr(list, second), "fs dump data_pools: %s", list);
+	ck_assert_int_eq(set(P("p"), "loligo.dir.layout.pool", second), 0);
+	assert_xattr(P("p"), "loligo.dir.layout.pool", second);
+	/* a file below: its data in the second pool, striped there too */
+	ck_assert_int_eq(set(P("p"), "loligo.dir.layout", "stripe_unit=65536 stripe_count=2 object_size=262144"), 0);
+	ck_assert_int_eq(lfs_write_file(P("p/f"), 3 << 20, 11), 0);
+	assert_xattr(P("p/f"), "loligo.file.layout.pool", second);
+	ck_assert_int_eq(stat(P("p/f"), &sb), 0);
+	ck_assert_int_eq(lfs_mount2(&fs, NULL), 0);
+	ck_assert_int_eq(lfs_check_file(P2("p/f"), 3 << 20, 11), 0);
+	/* written through the second client, read through the first */
+	ck_assert_int_eq(lfs_write_file(P2("p/g"), 700000, 12), 0);
+	ck_assert_int_eq(lfs_check_file(P("p/g"), 700000, 12), 0);
+	ck_assert_int_eq(lfs_umount2(&fs), 0);
+
+	/* in use: refused, with a reason; the first pool never */
+	ck_assert_int_ne(mds_cmd("fs rm_data_pool", kv, err, sizeof(err)), 0);
+	ck_assert_msg(strstr(err, "in use") || strstr(err, "files use it"), "rm_data_pool of a used pool: %s", err);
+	kv[3] = first;
+	ck_assert_int_ne(mds_cmd("fs rm_data_pool", kv, err, sizeof(err)), 0);
+	ck_assert_msg(strstr(err, "first data pool"), "rm_data_pool of the first pool: %s", err);
+	kv[3] = second;
+
+	/* journaled: after a kill -9 the table (and the layouts) are back */
+	lfs_mds_stop(&fs, SIGKILL);
+	ck_assert_int_eq(lfs_mds_start(&fs), 0);
+	dump_pools(list, sizeof(list));
+	ck_assert_msg(strstr(list, second), "fs dump data_pools after a restart: %s", list);
+	assert_xattr(P("p/f"), "loligo.file.layout.pool", second);
+	ck_assert_int_eq(lfs_check_file(P("p/f"), 3 << 20, 11), 0);
+
+	/* the objects: in the second pool, the index in the first */
+	fd = open(P("p/f"), O_RDONLY);
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	ck_assert_int_eq(lfs_umount(&fs), 0);
+	lfs_mds_stop(&fs, SIGTERM);
+	ck_assert_int_eq(objects_in(second, (uint64_t)sb.st_ino, &index), 12);   /* 3 MiB / 256 KiB */
+	ck_assert_msg(!index, "the object index is in the first pool");
+	ck_assert_int_eq(objects_in(first, (uint64_t)sb.st_ino, &index), 0);
+	ck_assert_msg(index, "the object index is in the first pool");
+
+	/* nothing uses it any more (the files gone and purged, the directory's
+	 * layout back to the first pool): removed */
+	ck_assert_int_eq(lfs_mds_start(&fs), 0);
+	ck_assert_int_eq(lfs_mount(&fs, NULL), 0);
+	ck_assert_int_eq(unlink(P("p/f")), 0);
+	ck_assert_int_eq(unlink(P("p/g")), 0);
+	ck_assert_int_eq(set(P("p"), "loligo.dir.layout.pool", first), 0);
+	LT_WAIT_UNTIL(mds_cmd("fs rm_data_pool", kv, err, sizeof(err)) == 0,
+		      "rm_data_pool after the files are gone: %s", err);
+	dump_pools(list, sizeof(list));
+	ck_assert_msg(!strstr(list, second), "fs dump data_pools after rm: %s", list);
+	ck_assert_int_eq(set(P("p"), "loligo.dir.layout.pool", second), -EINVAL);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("fuse_layout");
@@ -400,5 +578,6 @@ int main(void)
 	lfs_suite_add(s, "dir_inherit", test_dir_inherit, setup, teardown, 300);
 	lfs_suite_add(s, "file_empty", test_file_empty, setup, teardown, 300);
 	lfs_suite_add(s, "striped", test_striped, setup, teardown, 300);
+	lfs_suite_add(s, "pools", test_pools, setup, teardown, 300);
 	return lfs_suite_main(s, "test_fuse_layout");
 }
