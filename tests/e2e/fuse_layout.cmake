@@ -12,3 +12,13 @@ if(TARGET loligo-fuse AND TARGET loligo-mds)
   set_tests_properties(test_fuse_layout PROPERTIES SKIP_RETURN_CODE 77 RUN_SERIAL TRUE)
   loligo_fuse_rados_test(layout test_fuse_layout)
 endif()
+# The case "ec_pool": file data in an erasure-coded pool, on a cluster of its
+# own that can hold one (3 BlueStore OSDs; fuse_layout_ec_rados.sh says why).
+if(TARGET loligo-fuse AND TARGET loligo-mds AND LOLIGO_RADOS)
+  add_test(NAME fuse_layout_ec_rados
+           COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/fuse_layout_ec_rados.sh $<TARGET_FILE:test_fuse_layout>)
+  set_tests_properties(fuse_layout_ec_rados PROPERTIES
+    TIMEOUT 600 RUN_SERIAL TRUE SKIP_RETURN_CODE 77
+    LABELS "e2e;fuse;rados"
+    ENVIRONMENT "LOLIGO_SOURCE_DIR=${CMAKE_SOURCE_DIR};LOLIGO_BUILD_DIR=${CMAKE_BINARY_DIR}")
+endif()

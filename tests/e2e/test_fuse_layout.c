@@ -26,6 +26,13 @@
  *                   survives a kill -9 of the MDS (journaled); with the
  *                   file gone and purged, rm_data_pool works.
  *
+ *   ec_pool         (only with LOLIGO_E2E_EC_POOL=POOL, an erasure-coded
+ *                   RADOS pool: tests/e2e/fuse_layout_ec_rados.sh) the
+ *                   pool added as a data pool, a striped file's data
+ *                   written there and read back through a second client,
+ *                   truncated and punched; its objects in the EC pool, its
+ *                   object index (omap, which EC pools refuse) in the first.
+ *
  * Runs on the local store, and on RADOS (fuse_layout_rados:
  * tests/e2e/fuse_suite_rados.sh).
  */
@@ -571,6 +578,63 @@ START_TEST(test_pools)
 }
 END_TEST
 
+START_TEST(test_ec_pool)
+{
+	const char *ec = getenv("LOLIGO_E2E_EC_POOL");
+	char fsname[256], err[1024];
+	const char *kv[5];
+	const size_t size = (3 << 20) + 4321, cut = (1 << 20) + 77;
+	struct stat sb;
+	bool index;
+	int fd;
+
+	ck_assert_ptr_nonnull(ec);
+	ck_assert(lfs_rados());
+	conf_value("fs_name", fsname, sizeof(fsname));
+	kv[0] = "fs_name", kv[1] = fsname, kv[2] = "pool", kv[3] = ec, kv[4] = NULL;
+	ck_assert_msg(mds_cmd("fs add_data_pool", kv, err, sizeof(err)) == 0, "add_data_pool %s: %s", ec, err);
+	ck_assert_int_eq(mkdir(P("ec"), 0755), 0);
+	ck_assert_int_eq(set(P("ec"), "loligo.dir.layout", "object_size=1048576 stripe_unit=65536 stripe_count=4"), 0);
+	ck_assert_int_eq(set(P("ec"), "loligo.dir.layout.pool", ec), 0);
+	ck_assert_int_eq(lfs_write_file(P("ec/f"), (off_t)size, 21), 0);
+	assert_xattr(P("ec/f"), "loligo.file.layout.pool", ec);
+	ck_assert_int_eq(stat(P("ec/f"), &sb), 0);
+	ck_assert_int_eq(lfs_mount2(&fs, NULL), 0);
+	ck_assert_int_eq(lfs_check_file(P2("ec/f"), (off_t)size, 21), 0);
+	/* partial overwrites (allow_ec_overwrites), a truncate and a punch */
+	ck_assert_int_eq(truncate(P2("ec/f"), (off_t)cut), 0);
+	{
+		unsigned char *want = malloc(cut);
+
+		for (size_t i = 0; i < cut; i++)
+			want[i] = lfs_pat(21, (off_t)i);
+		fd = open(P("ec/f"), O_RDWR);
+		ck_assert_int_ge(fd, 0);
+		ck_assert_int_eq(fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 70000, 200000), 0);
+		ck_assert_int_eq(pwrite(fd, "overwrite", 9, 300001), 9);
+		ck_assert_int_eq(fsync(fd), 0);
+		close(fd);
+		memset(want + 70000, 0, 200000);
+		memcpy(want + 300001, "overwrite", 9);
+		check_against(P2("ec/f"), want, cut);
+		free(want);
+	}
+	ck_assert_int_eq(lfs_umount2(&fs), 0);
+	ck_assert_int_eq(lfs_umount(&fs), 0);
+	lfs_mds_stop(&fs, SIGTERM);
+	/* 1 MiB + 77 bytes over 4 objects of the first set */
+	ck_assert_int_eq(objects_in(ec, (uint64_t)sb.st_ino, &index), 4);
+	ck_assert_msg(!index, "an object index in the EC pool");
+	{
+		char first[300];
+
+		snprintf(first, sizeof(first), "%s_data", fsname);
+		objects_in(first, (uint64_t)sb.st_ino, &index);
+		ck_assert_msg(index, "the object index is in the first pool");
+	}
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("fuse_layout");
@@ -579,5 +643,8 @@ int main(void)
 	lfs_suite_add(s, "file_empty", test_file_empty, setup, teardown, 300);
 	lfs_suite_add(s, "striped", test_striped, setup, teardown, 300);
 	lfs_suite_add(s, "pools", test_pools, setup, teardown, 300);
+	/* on a cluster with an erasure-coded pool only (fuse_layout_ec_rados.sh) */
+	if (getenv("LOLIGO_E2E_EC_POOL"))
+		lfs_suite_add(s, "ec_pool", test_ec_pool, setup, teardown, 300);
 	return lfs_suite_main(s, "test_fuse_layout");
 }
