@@ -366,10 +366,13 @@ int fsset_data_pool(struct mds *m, const char *fs_name, const char *pool, bool a
 		return -EINVAL;
 	}
 	if (add) {
+		bool ours;
+
 		pthread_mutex_lock(&m->lock);
 		r = layout_pool_id(m, pool, &id);
+		ours = r == 0 && layout_pool_name(m, id) && !strcmp(pool, layout_pool_name(m, id));
 		pthread_mutex_unlock(&m->lock);
-		if (r == 0 && !strcmp(pool, layout_pool_name(m, id) ? layout_pool_name(m, id) : "")) {
+		if (ours) {
 			*out = json_object_new_object();   /* as Ceph: already one of ours is not an error */
 			json_object_object_add(*out, "pool", json_object_new_string(pool));
 			json_object_object_add(*out, "id", json_object_new_int64(id));

@@ -519,7 +519,15 @@ START_TEST(test_pools)
 	/* not one of ours yet: a layout cannot name it */
 	ck_assert_int_eq(mkdir(P("p"), 0755), 0);
 	ck_assert_int_eq(set(P("p"), "loligo.dir.layout.pool", second), -EINVAL);
-	ck_assert_msg(mds_cmd("fs add_data_pool", kv, err, sizeof(err)) == 0, "add_data_pool: %s", err);
+	{
+		/* through the CLI, as an operator does it */
+		char cli[PATH_MAX], out[PATH_MAX + 16];
+		char *argv[] = { (char *)lfs_bin("tools/cli/loligo", cli, sizeof(cli)), "-c", fs.conf, "fs",
+				 "add_data_pool", fsname, second, NULL };
+
+		snprintf(out, sizeof(out), "%s/cli.out", fs.dir);
+		ck_assert_msg(lfs_run(argv, 30000, out) == 0, "loligo fs add_data_pool failed (see %s)", out);
+	}
 	dump_pools(list, sizeof(list));
 	ck_assert_msg(strstr(list, second), "fs dump data_pools: %s", list);
 	ck_assert_int_eq(set(P("p"), "loligo.dir.layout.pool", second), 0);
