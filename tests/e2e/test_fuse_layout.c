@@ -227,6 +227,21 @@ START_TEST(test_file_empty)
 	touch(P("o"));
 	ck_assert_int_eq(lfs_write_file(P2("o"), 5000, 3), 0);
 	ck_assert_int_eq(set(P("o"), "loligo.file.layout.stripe_count", "2"), -ENOTEMPTY);
+	/* still open there and not flushed (buffered, and written through with O_SYNC):
+	 * the MDS takes the other client's caps back first, and its data with them */
+	for (int sync = 0; sync < 2; sync++) {
+		const char *name = sync ? "w_sync" : "w_buf";
+		char path[PATH_MAX + 64];
+
+		snprintf(path, sizeof(path), "%s", P(name));
+		touch(path);
+		fd = open(P2(name), O_WRONLY | (sync ? O_SYNC : 0));
+		ck_assert_int_ge(fd, 0);
+		ck_assert_int_eq(pwrite(fd, "0123456789", 10, 4096), 10);
+		ck_assert_int_eq(set(path, "loligo.file.layout.stripe_count", "2"), -ENOTEMPTY);
+		close(fd);
+		assert_xattr(path, "loligo.file.layout.stripe_count", "1");   /* unchanged */
+	}
 
 	/* truncated back to empty: allowed again */
 	ck_assert_int_eq(truncate(P("e"), 0), 0);
