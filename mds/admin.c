@@ -498,6 +498,22 @@ static int cmd_df(struct json_object *args, struct json_object **out, void *priv
 	json_object_object_add(o, "stats", stats);
 	json_object_array_add(pools, pool_df(m->meta_pool_name, m->meta, m->st));
 	json_object_array_add(pools, pool_df(m->data_pool_name, m->data, dst));
+	{
+		/* the data pools after the first (fs add_data_pool) */
+		struct json_object *names = json_object_new_array();
+
+		fsset_dump_pools(m, names);
+		for (size_t i = 0; i < json_object_array_length(names); i++) {
+			const char *n = json_object_get_string(json_object_array_get_idx(names, i));
+			struct store_pool *p;
+
+			if (store_pool_open(dst, n, NULL, &p) == 0) {
+				json_object_array_add(pools, pool_df(n, p, dst));
+				store_pool_close(p);
+			}
+		}
+		json_object_put(names);
+	}
 	json_object_object_add(o, "pools", pools);
 	/* statfs as the clients see it */
 	json_object_object_add(o, "bsize", json_object_new_int64((int64_t)sf.bsize));
