@@ -47,6 +47,7 @@
  *     c->dirty_lock         (the list of inodes with dirty data/metadata)
  *     c->oc_lock            (dirty byte accounting waiters)
  *     c->work_lock          (cap work queue)
+ *     c->pools_lock         (the data pools open here; nothing is taken under it)
  *   c->fh_lock              (open handles; nothing is taken under it)
  *   fh->ra_lock is taken without any inode lock held, and in->lock may be
  *   taken under it; it is never held while waiting for the store.
