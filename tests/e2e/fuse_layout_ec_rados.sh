@@ -34,13 +34,7 @@ if ! ceph_start "$cluster" "$tmp/start.log" CEPH_STORE=bluestore CEPH_STORE_GB=4
 fi
 C() { timeout 60 ceph -c "$cluster/ceph.conf" "$@"; }
 for i in 1 2; do
-  uuid=$(uuidgen)
-  mkdir -p "$cluster/osd.$i"
-  C auth get-or-create "osd.$i" mon 'allow profile osd' osd 'allow *' mgr 'allow profile osd' >>"$cluster/keyring" &&
-    [[ $(C osd new "$uuid" "$i") == "$i" ]] &&
-    ceph-osd -c "$cluster/ceph.conf" -i "$i" --mkfs --osd-uuid "$uuid" >"$cluster/log/osd.$i.mkfs.log" 2>&1 &&
-    ceph-osd -c "$cluster/ceph.conf" -i "$i" >>"$cluster/log/osd.$i.out" 2>&1 ||
-    { echo "FAIL: could not add osd.$i (see $cluster/log/osd.$i.*)" >&2; exit 1; }
+  ceph_add_osd "$cluster" "$i" || { echo "FAIL: could not add osd.$i (see $cluster/log/osd.$i.*)" >&2; exit 1; }
 done
 up=0
 for _ in $(seq 1 300); do
