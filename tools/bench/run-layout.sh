@@ -4,7 +4,7 @@
 # the plain layout (4 MiB objects, one after another) against files striped
 # over 4 objects at once.
 #
-#   tools/bench/run-layout.sh [--build DIR] [--ceph DIR | --ceph-start] [--runs N]
+#   tools/bench/run-layout.sh [--build DIR] [--ceph DIR | --ceph-start [--osds N]] [--runs N]
 #                             [--size MIB] [--layouts LIST] [--keep]
 #
 #   --ceph DIR / --ceph-start   the cluster (../shared/ceph/start-cluster.sh;
@@ -14,6 +14,10 @@
 #                   (default plain=4194304:4194304:1,su1m_sc4=4194304:1048576:4,
 #                   su64k_sc4=4194304:65536:4)
 #   --runs N        every layout N times, alternating (default 1)
+#   --osds N        with --ceph-start: N BlueStore OSDs (osd.0 and N-1 more,
+#                   tests/lib-ceph.sh ceph_add_osd) instead of one memstore
+#                   OSD, so that a striped file's objects land on several
+#                   OSDs (BlueStore: a block file of 4 GiB each in the temp dir)
 #
 # Each row: `dd if=/dev/zero bs=4M conv=fsync` into a new file of a
 # directory with that loligo.dir.layout, then a remount (cold client cache)
@@ -27,13 +31,14 @@ shared=${LOLIGO_SHARED_DIR:-$top/../shared}
 bench=run-layout bench_fs=layoutbench
 # shellcheck source=tools/bench/lib-targets.sh
 . "$here/lib-targets.sh"
-size=1024
+size=1024 osds=1
 layouts=plain=4194304:4194304:1,su1m_sc4=4194304:1048576:4,su64k_sc4=4194304:65536:4
 while (($#)); do
 	if bench_opt "$@"; then shift "$bench_nargs"; continue; fi
 	case $1 in
 	--size) size=$2; shift ;;
 	--layouts) layouts=$2; shift ;;
+	--osds) osds=$2; shift ;;
 	*) bench_usage "unknown argument '$1'" ;;
 	esac
 	shift
@@ -48,7 +53,25 @@ cleanup() {
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
-((ceph_start)) && bench_ceph_start
+if ((ceph_start && osds > 1)); then
+	ceph_dir=$work/ceph
+	cluster_started=1   # bench_cleanup wipes it (ceph_stop: the added OSDs too)
+	ceph_start "$ceph_dir" "$work/ceph-start.log" CEPH_POOL= CEPH_STORE=bluestore CEPH_STORE_GB=4 ||
+		{ echo "$bench: could not start a Ceph cluster (see above)" >&2; exit 1; }
+	for i in $(seq 1 $((osds - 1))); do
+		ceph_add_osd "$ceph_dir" "$i" || { echo "$bench: could not add osd.$i" >&2; exit 1; }
+	done
+	for _ in $(seq 1 300); do
+		up=$(ceph -c "$ceph_dir/ceph.conf" osd stat -f json 2>/dev/null |
+			python3 -c 'import json, sys; print(json.load(sys.stdin)["num_up_osds"])' 2>/dev/null)
+		[[ $up == "$osds" ]] && break
+		sleep 0.2
+	done
+	[[ $up == "$osds" ]] || { echo "$bench: $up of $osds OSDs up" >&2; exit 1; }
+	echo "cluster: $osds BlueStore OSDs"
+elif ((ceph_start)); then
+	bench_ceph_start
+fi
 
 t=rados   # loligo_setup's `local t=$1 conf=$work/$t.conf` expands $t before it is local
 loligo_setup rados
