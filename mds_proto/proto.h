@@ -127,7 +127,23 @@ struct mdsp_inode {
 	/* version 3 */
 	uint32_t xattrs;         /* MDSP_XATTRS_*: whether the inode has any xattr, in the
 				  * traces of replies (the target, readdir entries) only */
+	/* version 5 (4 is the rstat block): the rest of the data layout, as Ceph's
+	 * file_layout_t.  Files: how their bytes map to objects (mdsp_layout_*,
+	 * store_file_map); 0 in stripe_unit/stripe_count is the plain layout of
+	 * older inodes (stripe_unit = object_size, stripe_count = 1).
+	 * Directories: the layout new files and directories below get (copied at
+	 * mkdir), with MDSP_LAYOUT_DIR_SET when loligo.dir.layout was set here. */
+	uint32_t stripe_unit;    /* bytes written to one object before the next (divides object_size) */
+	uint32_t stripe_count;   /* objects a stripe spans: one object set */
+	uint32_t pool;           /* data pool id (0: the filesystem's first data pool) */
+	uint32_t layout_flags;   /* MDSP_LAYOUT_* */
 };
+
+#define MDSP_LAYOUT_DIR_SET 0x1  /* directories: an explicit loligo.dir.layout */
+/* bounds a layout must keep (mdsp_layout_valid) */
+#define MDSP_LAYOUT_UNIT_MIN   4096u          /* stripe_unit: a multiple of this */
+#define MDSP_LAYOUT_OBJ_MAX    (1u << 30)     /* object_size at most */
+#define MDSP_LAYOUT_COUNT_MAX  256u           /* stripe_count at most */
 
 #define MDSP_BLOCKS_UNKNOWN UINT64_MAX
 /* mdsp_inode.flags: the Linux FS_*_FL values (FS_IOC_GETFLAGS/SETFLAGS) */

@@ -61,6 +61,11 @@ void enc_inode(struct mdsp_buf *b, const struct mdsp_inode *in)
 	put_u64(b, in->blocks);                 /* v2 */
 	put_u32(b, in->flags);
 	put_u32(b, in->xattrs);                 /* v3 */
+	/* v4: the rstat fields go here (branch rstat); v5 follows them */
+	put_u32(b, in->stripe_unit);            /* v5 */
+	put_u32(b, in->stripe_count);
+	put_u32(b, in->pool);
+	put_u32(b, in->layout_flags);
 	struct_close(b, off);
 }
 
@@ -89,6 +94,11 @@ int dec_inode(struct cur *c, struct mdsp_inode *in)
 		return -EBADMSG;
 	if (in->xattrs > MDSP_XATTRS_SOME)
 		in->xattrs = MDSP_XATTRS_UNKNOWN;   /* a newer peer's value we cannot read: ask */
+	/* v4 (rstat) is decoded before this when both are merged: keep `v >= 5` */
+	in->stripe_unit = in->stripe_count = in->pool = in->layout_flags = 0;
+	if (v >= 5 && (get_u32(c, &in->stripe_unit) || get_u32(c, &in->stripe_count) ||
+		       get_u32(c, &in->pool) || get_u32(c, &in->layout_flags)))
+		return -EBADMSG;
 	struct_leave(c, outer);
 	return 0;
 }

@@ -58,6 +58,10 @@ static __attribute__((unused)) void sample_inode(struct mdsp_inode *in, uint64_t
 	in->files = seed * 11;
 	in->blocks = (seed + 1) * 4096;
 	in->flags = seed % 2 ? MDSP_FL_APPEND : MDSP_FL_IMMUTABLE;
+	in->stripe_unit = 65536;
+	in->stripe_count = (uint32_t)seed % 7 + 1;
+	in->pool = (uint32_t)seed % 3;
+	in->layout_flags = seed % 2 ? MDSP_LAYOUT_DIR_SET : 0;
 }
 
 static __attribute__((unused)) void sample_lock(struct mdsp_lock *l, uint64_t seed)
@@ -346,7 +350,9 @@ static __attribute__((unused)) int inode_eq(const struct mdsp_inode *a, const st
 	       time_eq(&a->mtime, &b->mtime) && time_eq(&a->ctime, &b->ctime) &&
 	       time_eq(&a->btime, &b->btime) && a->change == b->change &&
 	       a->object_size == b->object_size && a->max_size == b->max_size &&
-	       a->files == b->files && a->blocks == b->blocks && a->flags == b->flags;
+	       a->files == b->files && a->blocks == b->blocks && a->flags == b->flags &&
+	       a->stripe_unit == b->stripe_unit && a->stripe_count == b->stripe_count && a->pool == b->pool &&
+	       a->layout_flags == b->layout_flags;
 }
 
 static __attribute__((unused)) int ext_eq(const struct mdsp_extent *a, uint32_t na, const struct mdsp_extent *b,

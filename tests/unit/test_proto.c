@@ -464,8 +464,9 @@ static void insert_tail(struct mdsp_buf *b, size_t at, size_t n, const size_t *e
 /* Offsets in a request payload (ngroups groups): the caller struct follows
  * tid, oldest_tid, attempt, flags and op. */
 #define REQ_CALLER_OFF 34
-/* an inode struct's body (after its 6-byte envelope): v1 124 bytes, v2's blocks and flags, v3's xattrs */
-#define INODE_BODY (124 + 8 + 4 + 4)
+/* an inode struct's body (after its 6-byte envelope): v1 124 bytes, v2's blocks and flags, v3's xattrs,
+ * v5's layout (stripe unit, count, pool, flags) */
+#define INODE_BODY (124 + 8 + 4 + 4 + 16)
 #define CALLER_LEN(ngroups) (4 + 4 + 4 + 4 * (ngroups) + 4)
 
 START_TEST(test_forward_compat_skips_unknown_tails)
