@@ -233,7 +233,11 @@ int lc_async_create(struct lclient *c, struct lc_inode *dir, const char *name, m
 	mi.atime = mi.mtime = mi.btime = mi.ctime;
 	mi.change = 1;
 	pthread_mutex_lock(&dir->lock);
+	/* the layout new files get is the directory's (mds/server.c new_inode) */
 	mi.object_size = dir->mi.object_size;
+	mi.stripe_unit = dir->mi.stripe_unit;
+	mi.stripe_count = dir->mi.stripe_count;
+	mi.pool = dir->mi.pool;
 	pthread_mutex_unlock(&dir->lock);
 	if (!mkdir)
 		mi.max_size = UINT64_MAX;

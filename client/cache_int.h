@@ -132,6 +132,19 @@ void lc_inode_invalidate(struct lc_inode *in);
 /** lc_inode_unhash - drop @in from the cache; it is freed with its last reference. */
 void lc_inode_unhash(struct lclient *c, struct lc_inode *in);
 uint32_t lc_inode_object_size(struct lc_inode *in);
+struct store_file_layout;
+/**
+ * lc_mi_layout - the data layout of @mi (store_file_map: object size,
+ * stripe unit and count; 0s are the client's default object size, plain),
+ * and its pool: ly->pool is NULL while the pool is not open here yet
+ * (lc_layout_resolve opens it).  Takes c->pools_lock, nothing else.
+ */
+void lc_mi_layout(struct lclient *c, const struct mdsp_inode *mi, struct store_file_layout *ly);
+struct store_pool;
+/** lc_pool_peek - data pool @id's handle if it is open here (0: c->data), else NULL.  Takes c->pools_lock. */
+struct store_pool *lc_pool_peek(struct lclient *c, uint32_t id);
+/** lc_inode_layout - lc_mi_layout of @in's attributes.  Takes in->lock. */
+void lc_inode_layout(struct lc_inode *in, struct store_file_layout *ly);
 uint64_t lc_inode_size(struct lc_inode *in);
 /** lc_mem_size - the heap bytes behind @p: malloc_usable_size and the chunk's header word (0 for NULL). */
 size_t lc_mem_size(const void *p);

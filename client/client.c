@@ -164,6 +164,7 @@ static int client_alloc(struct lclient **out)
 	pthread_mutex_init(&c->oc_lock, NULL);
 	pthread_mutex_init(&c->work_lock, NULL);
 	pthread_mutex_init(&c->fh_lock, NULL);
+	pthread_mutex_init(&c->pools_lock, NULL);
 	pthread_rwlock_init(&c->hooks_lock, NULL);
 	pthread_mutex_init(&c->statfs_lock, NULL);
 	pthread_mutex_init(&c->ra_pool_lock, NULL);
@@ -751,11 +752,16 @@ void lclient_destroy(struct lclient *c)
 	lc_dcache_destroy(c);
 	lc_icache_destroy(c);
 	lc_locks_destroy(c);
+	/* ours also on a borrowed store (tests), which its owner closes after */
+	for (size_t i = 0; i < c->npools; i++)
+		store_pool_close(c->pools[i].p);
 	if (c->store && !c->store_borrowed) {
 		if (c->data)
 			store_pool_close(c->data);
 		store_close(c->store);
 	}
+	free(c->pools);
+	pthread_mutex_destroy(&c->pools_lock);
 	pthread_mutex_destroy(&c->dirty_lock);
 	pthread_rwlock_destroy(&c->break_lock);
 	pthread_mutex_destroy(&c->oc_lock);

@@ -26,6 +26,7 @@
 #include "common/log.h"
 #include "common/time.h"
 #include "perm/perm.h"
+#include "store/store.h"
 
 static inline unsigned long ino_hash(uint64_t ino)
 {
@@ -297,8 +298,10 @@ static void apply_mi_locked(struct lc_inode *in, const struct mdsp_inode *mi, bo
 	if (S_ISREG(mi->mode) && mi->size < in->mi.size) {
 		/* shrunk (another client's truncate may have removed objects and
 		 * their index keys): keys past the end are no longer known set */
-		uint32_t os = in->mi.object_size ? in->mi.object_size : in->c->default_object_size;
-		lc_obj_index_forget(in, mi->size / os + (mi->size % os ? 1 : 0));
+		struct store_file_layout ly;
+
+		lc_mi_layout(in->c, &in->mi, &ly);
+		lc_obj_index_forget(in, store_file_obj_first(&ly, mi->size));
 	}
 	if (!fresh && in->async_setattrs > 0) {
 		/*
@@ -507,6 +510,35 @@ void lc_inode_fill_attr(struct lc_inode *in, struct lc_attr *attr)
 void lc_cached_attr(struct lc_inode *in, struct lc_attr *attr)
 {
 	lc_inode_fill_attr(in, attr);
+}
+
+struct store_pool *lc_pool_peek(struct lclient *c, uint32_t id)
+{
+	struct store_pool *p = NULL;
+
+	if (id == 0)
+		return c->data;
+	pthread_mutex_lock(&c->pools_lock);
+	for (size_t i = 0; i < c->npools; i++)
+		if (c->pools[i].id == id)
+			p = c->pools[i].p;
+	pthread_mutex_unlock(&c->pools_lock);
+	return p;
+}
+
+void lc_mi_layout(struct lclient *c, const struct mdsp_inode *mi, struct store_file_layout *ly)
+{
+	store_file_layout_init(ly, mi->object_size ? mi->object_size : c->default_object_size, mi->stripe_unit,
+			       mi->stripe_count);
+	ly->pool_id = mi->pool;
+	ly->pool = lc_pool_peek(c, mi->pool);
+}
+
+void lc_inode_layout(struct lc_inode *in, struct store_file_layout *ly)
+{
+	pthread_mutex_lock(&in->lock);
+	lc_mi_layout(in->c, &in->mi, ly);
+	pthread_mutex_unlock(&in->lock);
 }
 
 uint32_t lc_inode_object_size(struct lc_inode *in)

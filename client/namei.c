@@ -984,6 +984,28 @@ static ssize_t xattr_data(struct lclient *c, struct mds_request *req, void *buf,
 }
 
 /*
+ * The data path's c->data_ops.pool_name: the pool file @ino's layout names,
+ * from the MDS (the name of a pool id is the MDS's table: fs add_data_pool).
+ */
+static int pool_name(struct lclient *c, uint64_t ino, char *buf, size_t len)
+{
+	struct mds_request *req = lc_req_new(c, MDSP_OP_GETXATTR, ino, NULL);
+	ssize_t n;
+
+	if (!req)
+		return -ENOTCONN;
+	if (set_name(req, "loligo.file.layout.pool") < 0) {
+		mdsc_request_put(req);
+		return -ENOMEM;
+	}
+	n = xattr_data(c, req, buf, len - 1);
+	if (n < 0)
+		return (int)n;
+	buf[n] = '\0';
+	return 0;
+}
+
+/*
  * security.capability is asked for before every write, truncate and
  * fallocate (the kernel's file_remove_privs, which FUSE does not cache), so
  * its absence is remembered: an MDS answer of "none" holds while we keep As
@@ -1159,6 +1181,16 @@ int lc_setxattr(struct lclient *c, struct lc_inode *in, const char *name, const 
 	req->args.oflags = (uint32_t)flags;
 	if (r == 0 && is_fcaps(name))
 		fcaps_forget(in);   /* before: a getxattr answered meanwhile may say "none" */
+	/* a file's layout is set only while it has no data (mds/server.c
+	 * layout_setxattr, which sees what other clients buffered once it
+	 * revoked their caps): what we wrote and the MDS may not know yet
+	 * says no here */
+	if (r == 0 && !strncmp(name, "loligo.file.layout", 18)) {
+		pthread_mutex_lock(&in->lock);
+		if (in->dirty || in->flushing || in->wsize || in->mi.size)
+			r = -ENOTEMPTY;
+		pthread_mutex_unlock(&in->lock);
+	}
 	if (r == 0)
 		r = lc_req_run(c, req, NULL);
 	if (r == 0 && is_fcaps(name))
@@ -1407,5 +1439,6 @@ void lc_ns_register(struct lclient *c)
 	c->cache_ops.async_unlink_defer = lc_async_unlink_defer;
 	c->cache_ops.async_unlink_drop = lc_async_unlink_drop;
 	c->data_ops.getattr = lc_getattr;
+	c->data_ops.pool_name = pool_name;
 	c->data_ops.fsetattr = lc_fsetattr;
 }

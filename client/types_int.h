@@ -47,6 +47,7 @@
  *     c->dirty_lock         (the list of inodes with dirty data/metadata)
  *     c->oc_lock            (dirty byte accounting waiters)
  *     c->work_lock          (cap work queue)
+ *     c->pools_lock         (the data pools open here; nothing is taken under it)
  *   c->fh_lock              (open handles; nothing is taken under it)
  *   fh->ra_lock is taken without any inode lock held, and in->lock may be
  *   taken under it; it is never held while waiting for the store.
@@ -410,6 +411,8 @@ struct lc_data_ops {
 		       struct lc_attr *attr);
 	int (*fsetattr)(struct lclient *c, struct lc_fh *fh, const struct lc_attr *set, int mask,
 			const struct lc_cred *cr, struct lc_attr *attr);
+	/* (namei.c) the name of the data pool file @ino's layout names (an MDS getxattr) */
+	int (*pool_name)(struct lclient *c, uint64_t ino, char *buf, size_t len);
 };
 
 #define LC_DELEG_RANGES 4
@@ -438,6 +441,11 @@ struct lclient {
 	struct store *store;
 	struct store_pool *data;
 	bool data_indexed;           /* every file in the data pool keeps an object index (set at mount) */
+	/* objio.c: the data pools after the first that layouts named (id ->
+	 * handle, opened at first use: lc_layout_resolve); the first is @data */
+	pthread_mutex_t pools_lock;
+	struct lc_pool { uint32_t id; struct store_pool *p; } *pools;   /* protected by pools_lock */
+	size_t npools;               /* protected by pools_lock */
 	struct lc_purger *purger;    /* purge.c; NULL until started */
 	bool store_borrowed;         /* store/data belong to another lclient (tests) */
 	_Atomic uint64_t flush_tid;  /* last CAPS FLUSH tid */

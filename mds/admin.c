@@ -550,6 +550,22 @@ static int cmd_df(struct json_object *args, struct json_object **out, void *priv
 	json_object_object_add(o, "stats", stats);
 	json_object_array_add(pools, pool_df(m->meta_pool_name, m->meta, m->st));
 	json_object_array_add(pools, pool_df(m->data_pool_name, m->data, dst));
+	{
+		/* the data pools after the first (fs add_data_pool) */
+		struct json_object *names = json_object_new_array();
+
+		fsset_dump_pools(m, names);
+		for (size_t i = 0; i < json_object_array_length(names); i++) {
+			const char *n = json_object_get_string(json_object_array_get_idx(names, i));
+			struct store_pool *p;
+
+			if (store_pool_open(dst, n, NULL, &p) == 0) {
+				json_object_array_add(pools, pool_df(n, p, dst));
+				store_pool_close(p);
+			}
+		}
+		json_object_put(names);
+	}
 	json_object_object_add(o, "pools", pools);
 	/* statfs as the clients see it */
 	json_object_object_add(o, "bsize", json_object_new_int64((int64_t)sf.bsize));
@@ -578,6 +594,7 @@ static int cmd_fs_dump(struct json_object *args, struct json_object **out, void 
 	json_object_object_add(fs, "name", json_object_new_string(m->fs_name));
 	json_object_object_add(fs, "metadata_pool", json_object_new_string(m->meta_pool_name));
 	json_object_array_add(dp, json_object_new_string(m->data_pool_name));
+	fsset_dump_pools(m, dp);
 	json_object_object_add(fs, "data_pools", dp);
 	json_object_object_add(fs, "store_backend", json_object_new_string(store_backend_name(m->st)));
 	fsset_dump(m, fs);
@@ -936,6 +953,36 @@ static int cmd_fs_set(struct json_object *args, struct json_object **out, void *
 	return r;
 }
 
+static int cmd_fs_data_pool(struct json_object *args, struct json_object **out, void *priv, bool add)
+{
+	const char *a[2], *names[2] = { "fs_name", "pool" };
+	struct json_object *v;
+	char err[512];
+	int i, r;
+
+	for (i = 0; i < 2; i++) {
+		if (!json_object_object_get_ex(args, names[i], &v) || !json_object_is_type(v, json_type_string)) {
+			*out = jerr(add ? "usage: fs add_data_pool <fs_name> <pool>" : "usage: fs rm_data_pool <fs_name> <pool>");
+			return -EINVAL;
+		}
+		a[i] = json_object_get_string(v);
+	}
+	r = fsset_data_pool(priv, a[0], a[1], add, out, err, sizeof(err));
+	if (r)
+		*out = jerr(err);
+	return r;
+}
+
+static int cmd_fs_add_data_pool(struct json_object *args, struct json_object **out, void *priv)
+{
+	return cmd_fs_data_pool(args, out, priv, true);
+}
+
+static int cmd_fs_rm_data_pool(struct json_object *args, struct json_object **out, void *priv)
+{
+	return cmd_fs_data_pool(args, out, priv, false);
+}
+
 static int cmd_auth_ls(struct json_object *args, struct json_object **out, void *priv)
 {
 	*out = auth_admin_ls(priv);
@@ -952,6 +999,10 @@ static const struct asok_cmd mds_cmds[] = {
 	{ "fs set", "fs_name:str var:str val:str", "change a setting kept with the filesystem (journaled): "
 	  "max_file_size BYTES, refuse_client_session true|false, session_timeout SECS, session_autoclose SECS, "
 	  "standby_count_wanted N", cmd_fs_set },
+	{ "fs add_data_pool", "fs_name:str pool:str", "a data pool file layouts may name (loligo.dir.layout.pool); "
+	  "made if missing (an erasure-coded RADOS pool: make it with ceph first)", cmd_fs_add_data_pool },
+	{ "fs rm_data_pool", "fs_name:str pool:str", "remove a data pool no file uses (refused while it holds "
+	  "objects or a layout names it)", cmd_fs_rm_data_pool },
 	{ "health", "", "health status and the checks behind it", cmd_health },
 	{ "health detail", "", "health checks with a line per affected item", cmd_health_detail },
 	{ "ops", "", "requests in flight with their age: parked for revokes (what for, and which sessions hold it), waiting for the journal", cmd_ops },

@@ -444,12 +444,23 @@ struct jitem {
 	uint64_t tid;                 /* request tid (`ops`) */
 };
 
+/* A data pool a layout may name (id 0 is the first, mds->data). */
+struct mds_data_pool {
+	uint32_t id;
+	char *name;
+	struct store_pool *p;         /* opened at its first purge (NULL until then) */
+};
+
 struct mds {
 	pthread_mutex_t lock;         /* the namespace lock: everything below unless noted */
 	struct store *st;
 	struct store *data_st;        /* local backend: the data store the clients share (NULL: data in st) */
 	struct store_pool *meta, *data;
 	char *fs_name, *meta_pool_name, *data_pool_name, *store_path;
+	/* data pools after the first (`fs add_data_pool`, fsset.c): file layouts
+	 * name them by id; kept in mds_table "data_pools" ("ID=NAME" lines) */
+	struct mds_data_pool *data_pools;
+	uint32_t ndata_pools;
 
 	struct xarray inodes;         /* ino -> minode */
 	struct xarray dirs;           /* ino -> mdir (loaded directories) */

@@ -39,6 +39,7 @@
 #include "mds/codec.h"
 #include "mds/mds.h"
 #include "mds/authcaps.h"
+#include "mds/layout.h"
 #include "mds/locker.h"
 #include "mds/mdcache.h"
 #include "mds/prealloc.h"
@@ -290,7 +291,19 @@ static int new_inode(struct mds *m, struct session *s, const struct mdsp_request
 	now_time(&in->a.ctime);
 	in->a.atime = in->a.mtime = in->a.btime = in->a.ctime;
 	in->a.change = 1;
-	in->a.object_size = m->object_size;
+	/*
+	 * The layout: the directory's, which is what new files below it get
+	 * (its loligo.dir.layout, or what it got from its own parent at mkdir:
+	 * inherited by copy, so the nearest ancestor that had a layout when
+	 * the directory was made wins).  Clients making files on their own
+	 * (asyncdir.c) copy the same fields; a layout change of the directory
+	 * revokes their As first.
+	 */
+	in->a.object_size = dir->a.object_size ? dir->a.object_size : m->object_size;
+	in->a.stripe_unit = dir->a.stripe_unit;
+	in->a.stripe_count = dir->a.stripe_count;
+	in->a.pool = dir->a.pool;
+	in->a.layout_flags = 0;
 	m->nfiles++;
 	le64_put(v, m->nfiles);
 	txn_edit(t, EDIT_SET, OID_TABLE, "nfiles", v, 8, NULL);
@@ -1589,15 +1602,124 @@ static bool is_fcaps(const char *name)
 	return !strcmp(name, "security.capability");
 }
 
+/* ---- loligo.{file,dir}.layout (mds/layout.c) ------------------------------ */
+
+/* does @name fit @in's type: the file names on files, the dir names on directories */
+static int layout_fits(const struct minode *in, bool dir)
+{
+	if (dir ? !S_ISDIR(in->a.mode) : !S_ISREG(in->a.mode))
+		return -EINVAL;
+	return 0;
+}
+
+static int layout_getxattr(struct mds *m, struct minode *in, bool dir, enum layout_field field,
+			   struct mdsp_reply *rep)
+{
+	struct mlayout ly;
+	char buf[512];
+	size_t n;
+	int e;
+
+	if ((e = layout_fits(in, dir)))
+		return e == -EINVAL ? -ENODATA : e;
+	/* a directory without its own layout has none to show (as Ceph) */
+	if (dir && !(in->a.layout_flags & MDSP_LAYOUT_DIR_SET))
+		return -ENODATA;
+	layout_of(&in->a, m->object_size, &ly);
+	n = layout_format(m, &ly, field, buf, sizeof(buf));
+	if (n >= sizeof(buf))
+		return -ERANGE;
+	rep->data = malloc(n);
+	if (!rep->data)
+		return -ENOMEM;
+	memcpy(rep->data, buf, n);
+	rep->data_len = (uint32_t)n;
+	return 0;
+}
+
+/*
+ * Set a layout: a directory's at any time (files made later get it), a
+ * file's only while it has no data (Ceph's ENOTEMPTY): its bytes would be
+ * read from the wrong objects.  Other clients' buffered data of the file
+ * comes back first (the revoke makes them flush), so "no data" is true of
+ * what every client wrote, not only of what the MDS heard of.
+ */
+static int layout_setxattr(struct mds *m, struct minode *in, bool dir, enum layout_field field,
+			   const struct mdsp_request *r, struct mdsp_reply *rep, struct txn *t)
+{
+	struct mlayout ly;
+	int e;
+
+	if ((e = layout_fits(in, dir)))
+		return e;
+	if (in->a.flags & MDSP_FL_ALL)
+		return -EPERM;
+	if (!is_owner(in, &r->caller) && (e = may_access(in, &r->caller, MAY_WRITE)))
+		return e;
+	if (r->oflags & ~(uint32_t)(XATTR_CREATE_FLAG | XATTR_REPLACE_FLAG))
+		return -EINVAL;
+	layout_of(&in->a, m->object_size, &ly);
+	if ((e = layout_parse(m, &ly, field, (const char *)r->data, r->data_len)))
+		return e;
+	locker_want_caps(m, t, in, AS | (dir ? 0 : FILE_CACHES));
+	if ((e = locker_blocked(t)))
+		return e;
+	if (!dir && (in->a.size || (in->a.blocks != MDSP_BLOCKS_UNKNOWN && in->a.blocks)))
+		return -ENOTEMPTY;
+	layout_store(&in->a, &ly);
+	if (dir)
+		in->a.layout_flags |= MDSP_LAYOUT_DIR_SET;
+	touch(in, false);
+	txn_dirty(t, in);
+	set_target(rep, in);
+	return 0;
+}
+
+/* removexattr loligo.dir.layout: files made here get the parent's layout again */
+static int layout_removexattr(struct mds *m, struct minode *in, bool dir, enum layout_field field,
+			      const struct mdsp_request *r, struct mdsp_reply *rep, struct txn *t)
+{
+	struct minode *parent = NULL;
+	int e;
+
+	if (!dir || field != LAYOUT_ALL || !S_ISDIR(in->a.mode))
+		return -EINVAL;   /* a file always has a layout (Ceph refuses it too) */
+	if (!is_owner(in, &r->caller) && (e = may_access(in, &r->caller, MAY_WRITE)))
+		return e;
+	if (!(in->a.layout_flags & MDSP_LAYOUT_DIR_SET))
+		return -ENODATA;
+	locker_want_caps(m, t, in, AS);
+	if ((e = locker_blocked(t)))
+		return e;
+	if (in->primary && inode_get(m, in->primary->dir->ino, &parent) == 0 && parent) {
+		in->a.object_size = parent->a.object_size;
+		in->a.stripe_unit = parent->a.stripe_unit;
+		in->a.stripe_count = parent->a.stripe_count;
+		in->a.pool = parent->a.pool;
+	} else {
+		in->a.object_size = m->object_size;
+		in->a.stripe_unit = in->a.stripe_count = in->a.pool = 0;
+	}
+	in->a.layout_flags &= ~(uint32_t)MDSP_LAYOUT_DIR_SET;
+	touch(in, false);
+	txn_dirty(t, in);
+	set_target(rep, in);
+	return 0;
+}
+
 static int op_getxattr(struct mds *m, struct session *s, struct mdsp_request *r, struct mdsp_reply *rep,
 		       struct txn *t)
 {
 	struct minode *in;
 	struct mxattr *x;
+	enum layout_field lf;
+	bool ldir;
 	int e = inode_get(m, r->ino, &in);
 
 	if (e)
 		return e;
+	if (r->name && (e = layout_xattr(r->name, &ldir, &lf)))
+		return e < 0 ? -ENODATA : layout_getxattr(m, in, ldir, lf, rep);
 	if (is_vxattr(r->name))
 		return vxattr_get(in, r->name, rep);
 	if ((e = xattr_perm(in, &r->caller, r->name, false)))
@@ -1711,10 +1833,14 @@ static int op_setxattr(struct mds *m, struct session *s, struct mdsp_request *r,
 	struct minode *in;
 	struct mxattr *x;
 	uint8_t *val;
+	enum layout_field lf;
+	bool ldir;
 	int e = inode_get(m, r->ino, &in);
 
 	if (e)
 		return e;
+	if (r->name && (e = layout_xattr(r->name, &ldir, &lf)))
+		return e < 0 ? e : layout_setxattr(m, in, ldir, lf, r, rep, t);
 	if (is_vxattr(r->name))
 		return vxattr_set(m, in, r, false, rep, t);
 	if ((e = xattr_perm(in, &r->caller, r->name, true)))
@@ -1805,10 +1931,14 @@ static int op_removexattr(struct mds *m, struct session *s, struct mdsp_request 
 {
 	struct minode *in;
 	struct mxattr **pp, *x;
+	enum layout_field lf;
+	bool ldir;
 	int e = inode_get(m, r->ino, &in);
 
 	if (e)
 		return e;
+	if (r->name && (e = layout_xattr(r->name, &ldir, &lf)))
+		return e < 0 ? -ENODATA : layout_removexattr(m, in, ldir, lf, r, rep, t);
 	if (is_vxattr(r->name))
 		return vxattr_set(m, in, r, true, rep, t);
 	/*

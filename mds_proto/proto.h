@@ -140,10 +140,26 @@ struct mdsp_inode {
 	 * before the tightest byte quota above it is reached (MDSP_QUOTA_NONE:
 	 * no byte quota above it) */
 	uint64_t quota_room;
+	/* version 5: the rest of the data layout, as Ceph's
+	 * file_layout_t.  Files: how their bytes map to objects (mdsp_layout_*,
+	 * store_file_map); 0 in stripe_unit/stripe_count is the plain layout of
+	 * older inodes (stripe_unit = object_size, stripe_count = 1).
+	 * Directories: the layout new files and directories below get (copied at
+	 * mkdir), with MDSP_LAYOUT_DIR_SET when loligo.dir.layout was set here. */
+	uint32_t stripe_unit;    /* bytes written to one object before the next (divides object_size) */
+	uint32_t stripe_count;   /* objects a stripe spans: one object set */
+	uint32_t pool;           /* data pool id (0: the filesystem's first data pool) */
+	uint32_t layout_flags;   /* MDSP_LAYOUT_* */
 };
 #define MDSP_QUOTA_NONE   UINT64_MAX        /* quota_room: no byte quota above */
 #define MDSP_QUOTA_UNSAID (UINT64_MAX - 1)  /* quota_room: this message does not say (CAPS,
 					     * readdir entries, directories, older peers) */
+
+#define MDSP_LAYOUT_DIR_SET 0x1  /* directories: an explicit loligo.dir.layout */
+/* bounds a layout must keep (mdsp_layout_valid) */
+#define MDSP_LAYOUT_UNIT_MIN   4096u          /* stripe_unit: a multiple of this */
+#define MDSP_LAYOUT_OBJ_MAX    (1u << 30)     /* object_size at most */
+#define MDSP_LAYOUT_COUNT_MAX  256u           /* stripe_count at most */
 
 #define MDSP_BLOCKS_UNKNOWN UINT64_MAX
 /* mdsp_inode.flags: the Linux FS_*_FL values (FS_IOC_GETFLAGS/SETFLAGS) */

@@ -40,7 +40,7 @@
 #define V_REQUEST        3   /* 2: want_ino; 3: umask */
 #define V_CALLER         1
 #define V_LOCK           2   /* 2: owner_ns, session_id, wait_tid, ino */
-#define V_INODE          4   /* 2: blocks, flags; 3: xattrs; 4: rstats, quotas */
+#define V_INODE          5   /* 2: blocks, flags; 3: xattrs; 4: rstats, quotas; 5: layout */
 #define V_REPLY          4   /* 2: dir caps, trace flags, lease; 3: delegated inos; 4: extents */
 #define V_DIRENT         2
 #define V_STATFS         1

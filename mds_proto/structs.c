@@ -68,6 +68,10 @@ void enc_inode(struct mdsp_buf *b, const struct mdsp_inode *in)
 	put_u64(b, in->quota_max_bytes);
 	put_u64(b, in->quota_max_files);
 	put_u64(b, in->quota_room);
+	put_u32(b, in->stripe_unit);            /* v5 */
+	put_u32(b, in->stripe_count);
+	put_u32(b, in->pool);
+	put_u32(b, in->layout_flags);
 	struct_close(b, off);
 }
 
@@ -104,6 +108,10 @@ int dec_inode(struct cur *c, struct mdsp_inode *in)
 	if (v >= 4 && (get_u64(c, &in->rbytes) || get_u64(c, &in->rfiles) || get_u64(c, &in->rsubdirs) ||
 		       get_time(c, &in->rctime) || get_u64(c, &in->quota_max_bytes) ||
 		       get_u64(c, &in->quota_max_files) || get_u64(c, &in->quota_room)))
+		return -EBADMSG;
+	in->stripe_unit = in->stripe_count = in->pool = in->layout_flags = 0;
+	if (v >= 5 && (get_u32(c, &in->stripe_unit) || get_u32(c, &in->stripe_count) ||
+		       get_u32(c, &in->pool) || get_u32(c, &in->layout_flags)))
 		return -EBADMSG;
 	struct_leave(c, outer);
 	return 0;

@@ -35,7 +35,7 @@ declare -A layer=(
 	# 7: sessions and their inode pools
 	[session.h]=7 [session.c]=7 [prealloc.h]=7 [prealloc.c]=7
 	# 8: the POSIX semantics of the ops
-	[server.h]=8 [server.c]=8 [authcaps.h]=8 [authcaps.c]=8
+	[server.h]=8 [server.c]=8 [layout.h]=8 [layout.c]=8 [authcaps.h]=8 [authcaps.c]=8
 	# 9: the request pipeline
 	[request.h]=9 [request.c]=9
 	# 10: authentication, admin commands, the MDS map

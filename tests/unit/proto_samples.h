@@ -66,6 +66,10 @@ static __attribute__((unused)) void sample_inode(struct mdsp_inode *in, uint64_t
 	in->quota_max_bytes = seed % 3 ? 0 : 1ull << 36;
 	in->quota_max_files = seed * 1000;
 	in->quota_room = seed % 2 ? MDSP_QUOTA_UNSAID : seed;
+	in->stripe_unit = 65536;
+	in->stripe_count = (uint32_t)seed % 7 + 1;
+	in->pool = (uint32_t)seed % 3;
+	in->layout_flags = seed % 2 ? MDSP_LAYOUT_DIR_SET : 0;
 }
 
 static __attribute__((unused)) void sample_lock(struct mdsp_lock *l, uint64_t seed)
@@ -357,7 +361,9 @@ static __attribute__((unused)) int inode_eq(const struct mdsp_inode *a, const st
 	       a->files == b->files && a->blocks == b->blocks && a->flags == b->flags &&
 	       a->rbytes == b->rbytes && a->rfiles == b->rfiles && a->rsubdirs == b->rsubdirs &&
 	       time_eq(&a->rctime, &b->rctime) && a->quota_max_bytes == b->quota_max_bytes &&
-	       a->quota_max_files == b->quota_max_files && a->quota_room == b->quota_room;
+	       a->quota_max_files == b->quota_max_files && a->quota_room == b->quota_room &&
+	       a->stripe_unit == b->stripe_unit && a->stripe_count == b->stripe_count && a->pool == b->pool &&
+	       a->layout_flags == b->layout_flags;
 }
 
 static __attribute__((unused)) int ext_eq(const struct mdsp_extent *a, uint32_t na, const struct mdsp_extent *b,

@@ -465,8 +465,9 @@ static void insert_tail(struct mdsp_buf *b, size_t at, size_t n, const size_t *e
  * tid, oldest_tid, attempt, flags and op. */
 #define REQ_CALLER_OFF 34
 /* an inode struct's body (after its 6-byte envelope): v1 124 bytes, v2's blocks and flags, v3's xattrs,
- * v4's rstats (3 u64, a time), quotas (2 u64) and quota_room */
-#define INODE_BODY (124 + 8 + 4 + 4 + 3 * 8 + 12 + 3 * 8)
+ * v4's rstats (3 u64, a time), quotas (2 u64) and quota_room, v5's layout (stripe unit, count,
+ * pool, flags) */
+#define INODE_BODY (124 + 8 + 4 + 4 + 3 * 8 + 12 + 3 * 8 + 16)
 #define CALLER_LEN(ngroups) (4 + 4 + 4 + 4 * (ngroups) + 4)
 
 START_TEST(test_forward_compat_skips_unknown_tails)

@@ -334,6 +334,9 @@ static const struct cli_cmd cmds[] = {
 	  c_forward, 3 },
 	{ "fs du", "PATH...", "recursive size, files and subdirectories of directories on a mount, "
 	  "without walking them (the loligo.dir.* xattrs), and their quotas", c_fs_du, -1 },
+	{ "fs add_data_pool", "NAME POOL", "a data pool file layouts may name (loligo.dir.layout.pool); made if missing",
+	  c_forward, 2 },
+	{ "fs rm_data_pool", "NAME POOL", "remove a data pool no file uses", c_forward, 2 },
 	{ "mds stat", "", "the MDS's status, as it reports it", c_forward, 0 },
 	{ "mds fail", "0", "fail rank 0's holder: it leaves the MDS map and exits, a standby fences it and takes over",
 	  c_forward, -1 },
