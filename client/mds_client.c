@@ -77,8 +77,11 @@
 #include <errno.h>
 #include <json-c/json.h>
 #include <stdlib.h>
+#include <limits.h>
+#include <linux/futex.h>
 #include <string.h>
 #include <sys/sdt.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "common/admin_sock.h"
@@ -346,6 +349,7 @@ bool mdsc_abort_request(struct mds_client *m, struct mdsc_req *r, int err, bool 
 	atomic_fetch_or(&r->state, RS_ABORTED);
 	pthread_cond_broadcast(&r->cond);
 	pthread_mutex_unlock(&r->lock);
+	mdsc_req_kick(r);
 	wait_list_remove(m, r);
 	mdsc_unregister(m, r);
 	return true;
@@ -543,10 +547,12 @@ static int submit_request(struct mds_client *m, struct mdsc_req *r)
 }
 
 /*
- * Wait under r->lock until @mask is set in r->state, ABORTED, or
- * @deadline_ns (0: none): -ETIMEDOUT.  If the calling thread has an
- * lc_intr (a frontend call its caller may interrupt), a wait that lasts
- * past LC_INTR_ARM_NS arms it, and its firing ends the wait with -EINTR.
+ * Wait until @mask is set in r->state, ABORTED, or @deadline_ns (0: none):
+ * -ETIMEDOUT.  If the calling thread has an lc_intr (a frontend call its
+ * caller may interrupt), a wait that lasts past LC_INTR_ARM_NS arms it, and
+ * its firing ends the wait with -EINTR.  Until then (the whole wait, for
+ * nearly every request) the waiter sleeps on r->wseq with no lock
+ * (wait_fast); past it, on r->cond under r->lock, which lc_intr signals.
  */
 /* @deadline_ns (0: none), or the shutdown's bound if that is sooner */
 static uint64_t shutdown_clamp(struct mds_client *m, uint64_t deadline_ns)
@@ -554,6 +560,61 @@ static uint64_t shutdown_clamp(struct mds_client *m, uint64_t deadline_ns)
 	uint64_t by = atomic_load_explicit(&m->shutdown_by, memory_order_acquire);
 
 	return by && (!deadline_ns || by < deadline_ns) ? by : deadline_ns;
+}
+
+void mdsc_req_kick(struct mdsc_req *r)
+{
+	/* seq_cst, paired with wait_fast: either the waiter sees the new
+	 * state (or wseq moved under its futex_wait), or we see it asleep */
+	atomic_fetch_add(&r->wseq, 1);
+	if (atomic_load(&r->wsleepers))
+		syscall(SYS_futex, &r->wseq, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
+}
+
+#ifdef MDSC_TEST_HOOKS
+void (*mdsc_test_before_sleep)(struct mdsc_req *r);
+#endif
+
+/*
+ * wait_fast - the common wait: no interrupt can reach the waiter yet
+ * (before LC_INTR_ARM_NS, or no lc_intr at all), so it sleeps on r->wseq
+ * with no lock until the state it waits for, ABORTED, @deadline_ns or the
+ * shutdown's bound.  Return: 0 (the state is there), -ETIMEDOUT, -EINTR
+ * (interrupted before it slept), or 1: time to arm the interrupt, go on
+ * under r->lock (wait_state_intr).
+ */
+static int wait_fast(struct mdsc_req *r, uint32_t mask, uint64_t deadline_ns, struct lc_intr *it,
+		     uint64_t arm_ns)
+{
+	for (;;) {
+		uint32_t seq = atomic_load(&r->wseq);
+		uint64_t bound, until, now;
+		struct timespec ts;
+
+		if (atomic_load(&r->state) & (mask | RS_ABORTED))
+			return 0;       /* also a reply that came before we slept */
+		if (lc_intr_fired(it))
+			return -EINTR;
+		bound = shutdown_clamp(r->mdsc, deadline_ns);
+		until = bound;
+		if (it && (!until || arm_ns < until))
+			until = arm_ns;
+		if (until) {
+			now = now_mono_ns();
+			if (now >= until)
+				return bound && now >= bound ? -ETIMEDOUT : 1;
+			ts = ns_to_timespec(until);
+		}
+#ifdef MDSC_TEST_HOOKS
+		if (mdsc_test_before_sleep)
+			mdsc_test_before_sleep(r);
+#endif
+		atomic_fetch_add(&r->wsleepers, 1);
+		/* returns at once if wseq moved since we read it (EAGAIN) */
+		syscall(SYS_futex, &r->wseq, FUTEX_WAIT_BITSET_PRIVATE, seq, until ? &ts : NULL, NULL,
+			FUTEX_BITSET_MATCH_ANY);
+		atomic_fetch_sub(&r->wsleepers, 1);
+	}
 }
 
 static int wait_state_intr(struct mdsc_req *r, uint32_t mask, uint64_t deadline_ns, struct lc_intr *it)
@@ -564,6 +625,13 @@ static int wait_state_intr(struct mdsc_req *r, uint32_t mask, uint64_t deadline_
 
 	lockdep_might_wait("a reply from the MDS");
 	lc_op_wait_set(r->tid ? LC_WAIT_MDS : LC_WAIT_SESSION, r->tid);
+	ret = wait_fast(r, mask, deadline_ns, it, arm_ns);
+	if (ret <= 0) {
+		lc_op_wait_clear();
+		return ret;
+	}
+	ret = 0;
+	/* a long wait: from here on under r->lock, where lc_intr can wake us */
 	pthread_mutex_lock(&r->lock);
 	while (!(atomic_load(&r->state) & (mask | RS_ABORTED))) {
 		/* read under r->lock: mdsc_shutdown_begin broadcasts under it */
@@ -843,7 +911,7 @@ void mdsc_handle_reply(struct mds_client *m, struct mdsp_msg *msg)
 {
 	const struct mdsp_reply *rep = &msg->reply;
 	uint64_t tid = rep->tid;
-	bool safe = !(rep->flags & MDSP_REPLY_UNSAFE), took = false, done = false, undone = false;
+	bool safe = !(rep->flags & MDSP_REPLY_UNSAFE), took = false, done = false, undone = false, kick = false;
 	struct mdsc_req *r;
 	uint64_t t0 = 0;
 	uint32_t st;
@@ -897,9 +965,12 @@ void mdsc_handle_reply(struct mds_client *m, struct mdsp_msg *msg)
 		if (!(took && r->pub.on_reply)) {
 			atomic_fetch_or(&r->state, st);
 			pthread_cond_broadcast(&r->cond);
+			kick = true;
 		}
 	}
 	pthread_mutex_unlock(&r->lock);
+	if (kick)
+		mdsc_req_kick(r);       /* after the unlock: the waiter needs no lock to go on */
 	if (took && r->pub.on_reply) {
 		/* nobody waits for the reply itself: its effects first, then a
 		 * waiter for SAFE (fsync) wakes up and finds them done.  Never
@@ -915,6 +986,7 @@ void mdsc_handle_reply(struct mds_client *m, struct mdsp_msg *msg)
 		atomic_fetch_or(&r->state, st);
 		pthread_cond_broadcast(&r->cond);
 		pthread_mutex_unlock(&r->lock);
+		mdsc_req_kick(r);
 	}
 	dout(CLIENT, 15, "mds reply tid %llu result %d %s%s", (unsigned long long)tid, rep->result,
 	     safe ? "safe" : "unsafe", (rep->flags & MDSP_REPLY_REPLAYED) ? " (replayed)" : "");
@@ -1252,6 +1324,7 @@ void mdsc_shutdown_begin(struct mds_client *m, uint64_t deadline_ns)
 		pthread_mutex_lock(&r->lock);
 		pthread_cond_broadcast(&r->cond);
 		pthread_mutex_unlock(&r->lock);
+		mdsc_req_kick(r);
 		mdsc_req_put(r);
 	}
 }

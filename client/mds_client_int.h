@@ -61,6 +61,17 @@ struct mdsc_req {
 	struct mdsp_msg *reply_msg;     /* protected by lock; owns pub.reply */
 	pthread_mutex_t lock;           /* reply, result, and the waits on cond */
 	pthread_cond_t cond;
+	/*
+	 * The waiter's fast path (wait_state_intr): until an interrupt must
+	 * be able to reach it, the waiting thread sleeps on this futex word
+	 * with no lock; every state change that may end a wait bumps it and,
+	 * if wsleepers says someone sleeps, wakes it (mdsc_req_kick).  The
+	 * reader thread so wakes the requester directly: one futex wake and
+	 * one wait per request instead of the condition variable's wake,
+	 * its mutex hand-over and the unlock's wake.
+	 */
+	_Atomic uint32_t wseq;
+	_Atomic uint32_t wsleepers;
 	struct cds_list_head wait_item; /* protected by mdsc->wait_list_lock */
 	struct rcu_head rcu;
 };
@@ -250,6 +261,9 @@ struct mdsc_req *mdsc_req_next(struct mds_client *m, uint64_t *idx, uint64_t las
 int mdsc_register_request(struct mds_client *m, struct mdsc_req *r);
 void mdsc_unregister(struct mds_client *m, struct mdsc_req *r);
 bool mdsc_abort_request(struct mds_client *m, struct mdsc_req *r, int err, bool only_unanswered);
+/* mdsc_req_kick - wake @r's fast-path waiters after a change of r->state
+ * (or of what bounds their wait: the shutdown); no lock needed. */
+void mdsc_req_kick(struct mdsc_req *r);
 int mdsc_send_request(struct mds_client *m, struct mds_conn *c, struct mdsc_req *r, uint32_t flags);
 void mdsc_handle_reply(struct mds_client *m, struct mdsp_msg *msg);
 void mdsc_kick_wait_list(struct mds_client *m);
@@ -259,6 +273,8 @@ int mdsc_sync_until(struct mds_client *m, uint64_t deadline_ns);
 /* test builds only (tests/unit/mdsc.cmake): called after every oldest_tid
  * publication with the candidate just offered */
 extern void (*mdsc_test_published)(struct mds_client *m, uint64_t candidate);
+/* called by a waiter right before it sleeps on r->wseq (wait_fast) */
+extern void (*mdsc_test_before_sleep)(struct mdsc_req *r);
 #endif
 
 /* mds_client_session.c */
