@@ -389,7 +389,11 @@ int mdsc_send_request(struct mds_client *m, struct mds_conn *c, struct mdsc_req 
 		return ret;
 	}
 	perf_inc(&m->c_sent, 1);                /* before the send: the reply may beat us back */
-	ret = mdsc_conn_send(c, &b);
+	/* a first send that nobody waits for may share a send with the next */
+	if (!flags && r->pub.on_reply)
+		ret = mdsc_conn_send_corked(c, &b);
+	else
+		ret = mdsc_conn_send(c, &b);
 	mdsp_buf_free(&b);
 	if (!ret) {
 		dout(CLIENT, 15, "mds request tid %llu %s attempt %u flags %#x sent", (unsigned long long)r->tid,
@@ -1077,6 +1081,7 @@ static void perf_setup(struct mds_client *m)
 	perf_register_counter(MDSC_PERF_GROUP, "unsafe_lost", &m->c_unsafe_lost);
 	perf_register_counter(MDSC_PERF_GROUP, "sent_lost", &m->c_sent_lost);
 	perf_register_counter(MDSC_PERF_GROUP, "direct_sends", &m->c_direct_sends);
+	perf_register_counter(MDSC_PERF_GROUP, "corked", &m->c_corked);
 	perf_register_fn(MDSC_PERF_GROUP, "inflight", gauge_inflight, m);
 	perf_register_fn(MDSC_PERF_GROUP, "waiting", gauge_waiting, m);
 	perf_register_fn(MDSC_PERF_GROUP, "oldest_tid", gauge_oldest, m);

@@ -103,6 +103,10 @@ struct mds_conn {
 	uint64_t out_seq;               /* protected by out_lock */
 	bool writing;                   /* protected by out_lock: a send is in progress (the writer's,
 					 * or a submitter's straight to an idle socket) */
+	uint64_t cork_until;            /* protected by out_lock: 0, or the queue holds only frames
+					 * nobody waits for, and the writer sends them then
+					 * (client_mds_cork_us) unless something uncorks it first */
+	uint32_t out_nframes;           /* protected by out_lock: frames queued */
 	struct mdsp_mac *tx_mac;        /* protected by out_lock: client -> mds key, once authenticated */
 	struct mdsp_mac *rx_mac;        /* the receiver's (handshake, then reader): mds -> client key */
 	uint64_t in_seq;                /* the receiver's: seq of the last frame received */
@@ -243,6 +247,7 @@ struct mds_client {
 	struct perf_counter c_replays, c_retries, c_reconnects, c_opens, c_rejects;
 	struct perf_counter c_timeouts, c_unsafe_lost, c_sent_lost, c_interrupted;
 	struct perf_counter c_direct_sends;     /* frames a submitter sent itself (idle socket) */
+	struct perf_counter c_corked;           /* frames held for a shared send (client_mds_cork_us) */
 };
 
 /* mds_client.c */
@@ -299,6 +304,14 @@ void mdsc_conn_put(struct mds_conn *c);
  * at most the stall bound.  No lock held.
  */
 int mdsc_conn_send(struct mds_conn *c, struct mdsp_buf *b);
+/*
+ * mdsc_conn_send_corked - as mdsc_conn_send, for a frame nobody waits for
+ * (a request with on_reply): it may wait in the queue up to
+ * client_mds_cork_us for others to go out in the same send.  Any frame
+ * sent without the cork sends the queue at once (in order, by the sender
+ * itself when the socket takes it).
+ */
+int mdsc_conn_send_corked(struct mds_conn *c, struct mdsp_buf *b);
 struct json_object *mdsc_session_json(struct mds_client *m);
 
 

@@ -1823,6 +1823,66 @@ START_TEST(test_shutdown_wakes_fast_waiter)
 }
 END_TEST
 
+/* ---- corked requests (mds_client_conn.c, client_mds_cork_us) ----------- */
+
+static _Atomic int corked_replies;
+
+static void corked_reply(struct mds_request *req, void *arg)
+{
+	(void)req;
+	(void)arg;
+	atomic_fetch_add(&corked_replies, 1);
+}
+
+/*
+ * Requests nobody waits for (on_reply) wait in the queue; the next request
+ * somebody waits for sends them, in order, ahead of itself, at once (the
+ * cork here is 30 s: a request held by it would fail the bounded waits).
+ * With no other traffic, the cork's end sends them by itself.
+ */
+START_TEST(test_corked_requests)
+{
+	struct mds_client *m = new_client();
+	struct mds_request *a[3], *sync, *late;
+	uint64_t corked0;
+
+	ck_assert_int_eq(mdsc_open_session(m, 2000), 0);
+	fake_set(RM_SAFE);
+	set_opt("client_mds_cork_us", "30000000");
+	atomic_store(&corked_replies, 0);
+	corked0 = perf_hist_field("corked", "");
+	for (int i = 0; i < 3; i++) {
+		a[i] = mkreq(m, MDSP_OP_SETATTR, NULL);
+		a[i]->on_reply = corked_reply;
+		ck_assert_int_eq(mdsc_submit(m, a[i]), 0);
+	}
+	ck_assert_uint_eq(perf_hist_field("corked", "") - corked0, 3);
+	sync = mkreq(m, MDSP_OP_GETATTR, NULL);
+	ck_assert_int_eq(mdsc_do_request(m, sync), 0);
+	LT_WAIT_UNTIL(atomic_load(&corked_replies) == 3, "%d of the 3 corked requests answered",
+		      atomic_load(&corked_replies));
+	pthread_mutex_lock(&F.lock);
+	ck_assert_int_ge(F.nrec, 4);
+	for (int i = 0; i < 3; i++)
+		ck_assert_uint_eq(F.recs[F.nrec - 4 + i].tid, a[i]->args.tid);
+	ck_assert_uint_eq(F.recs[F.nrec - 1].tid, sync->args.tid);
+	pthread_mutex_unlock(&F.lock);
+
+	/* alone: the writer sends it when the cork ends */
+	set_opt("client_mds_cork_us", "20000");
+	late = mkreq(m, MDSP_OP_SETATTR, NULL);
+	late->on_reply = corked_reply;
+	ck_assert_int_eq(mdsc_submit(m, late), 0);
+	LT_WAIT_UNTIL(atomic_load(&corked_replies) == 4, "a corked request alone was never sent");
+	set_opt("client_mds_cork_us", "1000");
+	for (int i = 0; i < 3; i++)
+		mdsc_request_put(a[i]);
+	mdsc_request_put(sync);
+	mdsc_request_put(late);
+	mdsc_destroy(m);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("mdsc");
@@ -1859,6 +1919,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_reply_before_waiter_sleeps);
 	tcase_add_test(tc, test_interrupted_request);
 	tcase_add_test(tc, test_shutdown_wakes_fast_waiter);
+	tcase_add_test(tc, test_corked_requests);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -24,7 +24,7 @@
 # file and the client CPU per MDS request (perf dump mds_client.requests_sent).
 # The last lines:
 #   RESULT fusefloor round=R target=floor|loligo op=create|untar ops_s=.. cpu_us_per_file=..
-#          [mds_req_per_file=.. cpu_us_per_mds_req=..] cs_per_file=.. load=..
+#          [mds_ops=OP=N,... mds_req_per_file=.. cpu_us_per_mds_req=..] cs_per_file=.. load=..
 #   (cs_per_file: the daemon's context switches per file, perf stat)
 #   SUMMARY op=create|untar floor_ops_s=MIN-MAX loligo_ops_s=MIN-MAX ratio=MIN-MAX
 #   (ratio: floor's rate over loligo's, per round; the goal is <= 1.5)
@@ -120,15 +120,16 @@ for _ in $(seq 1 50); do [[ -S $asok ]] && break; sleep 0.1; done
 
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 hz=$(getconf CLK_TCK)
+mds_dump() { "$cli_bin" -f json daemon "$work/mds.asok" perf dump 2>/dev/null; }
 sent() { "$cli_bin" -f json daemon "$asok" perf dump 2>/dev/null | jq '.mds_client.requests_sent // 0'; }
 load() { cut -d' ' -f1 /proc/loadavg; }
 
 row() { # ROUND TARGET OP
-	local r=$1 t=$2 op=$3 root pid n args=() c0 c1 s0=0 s1=0 out ops cpu extra=
+	local r=$1 t=$2 op=$3 root pid n args=() c0 c1 s0=0 s1=0 out ops rate cpu extra=
 	[[ $t == floor ]] && root=$fmnt pid=$floor_pid || root=$mnt pid=$fuse_pid
 	[[ $op == untar ]] && n=$nuntar args=(--untar) || n=$ncreate
 	mkdir "$root/$op.$r"
-	[[ $t == loligo ]] && s0=$(sent)
+	[[ $t == loligo ]] && s0=$(sent) && mds_dump > "$work/mds0.json"
 	if [[ -n $perf_prefix && $r == 1 && $t == loligo ]]; then
 		perf record ${PERF_RECORD_OPTS:--g} -o "$perf_prefix.$op" -p "$fuse_pid" >/dev/null 2>&1 &
 		perf_pid=$!
@@ -142,15 +143,20 @@ row() { # ROUND TARGET OP
 	c1=$(cpu_ticks "$pid")
 	kill -INT "$stat_pid"; wait "$stat_pid" || true; stat_pid=
 	if [[ -n $perf_pid ]]; then kill -INT "$perf_pid"; wait "$perf_pid" || true; perf_pid=; fi
-	ops=$(sed -n 's/.* ops_s=\([0-9]*\).*/\1/p' <<<"$out")
+	rate=$(sed -n 's/.* ops_s=\([0-9]*\).*/\1/p' <<<"$out")
 	cpu=$(( (c1 - c0) * 1000000 / hz / n ))
 	if [[ $t == loligo ]]; then
 		s1=$(sent)
-		extra=" mds_req_per_file=$(awk -v a=$((s1 - s0)) -v n=$n 'BEGIN{printf "%.2f", a/n}')"
+		mds_dump > "$work/mds1.json"
+		ops=$(jq -r --slurpfile a "$work/mds0.json" '[.mds | to_entries[] | select(.key | startswith("op_"))
+		      | select(.value | type == "number") | select(.value - ($a[0].mds[.key] // 0) != 0)
+		      | "\(.key | ltrimstr("op_"))=\(.value - ($a[0].mds[.key] // 0))"] | join(",")' "$work/mds1.json")
+		extra=" mds_ops=$ops"
+		extra+=" mds_req_per_file=$(awk -v a=$((s1 - s0)) -v n=$n 'BEGIN{printf "%.2f", a/n}')"
 		extra+=" cpu_us_per_mds_req=$(awk -v c=$(( (c1 - c0) * 1000000 / hz )) -v a=$((s1 - s0)) 'BEGIN{printf "%.1f", a ? c/a : 0}')"
 	fi
 	extra+=" cs_per_file=$(awk -F, -v n=$n '$3 == "context-switches" {printf "%.1f", $1 / n}' "$work/stat")"
-	echo "RESULT fusefloor round=$r target=$t op=$op ops_s=$ops cpu_us_per_file=$cpu$extra load=$(load)" | tee -a "$work/results"
+	echo "RESULT fusefloor round=$r target=$t op=$op ops_s=$rate cpu_us_per_file=$cpu$extra load=$(load)" | tee -a "$work/results"
 }
 
 echo "== fusefloor vs loligo-fuse (local store): $runs rounds, $ncreate creates, $nuntar untar files; $(nproc) CPUs, load $(load)"
