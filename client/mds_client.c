@@ -768,6 +768,24 @@ int mdsc_submit(struct mds_client *m, struct mds_request *pub)
 	return ret ? ret : submit_request(m, r);
 }
 
+void mdsc_uncork(struct mds_client *m)
+{
+	struct mds_conn *c;
+	uint64_t t0;
+
+	if (!atomic_load_explicit(&m->out_frames, memory_order_relaxed))
+		return;         /* nothing queued anywhere: no lock */
+	t0 = mdsc_lock(m);
+	c = m->session.conn;
+	if (c)
+		mdsc_conn_get(c);
+	mdsc_unlock(m, SEC_OTHER, t0);
+	if (c) {
+		mdsc_conn_uncork(c);
+		mdsc_conn_put(c);
+	}
+}
+
 int mdsc_wait_reply(struct mds_client *m, struct mds_request *pub, uint64_t deadline_ns, bool intr)
 {
 	return wait_reply(m, to_req(pub), deadline_ns, 0, intr ? lc_intr_current() : NULL, false);

@@ -499,6 +499,24 @@ int mdsc_conn_send_wait(struct mds_conn *c, struct mdsp_buf *b, uint64_t wait_ns
 	return conn_send(c, b, wait_ns, 0);
 }
 
+void mdsc_conn_uncork(struct mds_conn *c)
+{
+	struct out_frame *done = NULL;
+	ssize_t n;
+
+	pthread_mutex_lock(&c->out_lock);
+	if (c->cork_until && c->out_head && !c->writing && !atomic_load(&c->dead)) {
+		do {
+			n = send_queue_locked(c, MSG_DONTWAIT, &done);
+		} while (n == -EINTR);
+		/* what the socket did not take, or an error to meet: the writer's */
+		if (c->out_head)
+			pthread_cond_signal(&c->out_cond);
+	}
+	pthread_mutex_unlock(&c->out_lock);
+	frames_free(done);
+}
+
 int mdsc_conn_send(struct mds_conn *c, struct mdsp_buf *b)
 {
 	/* the session thread (replay, wait-list kick) waits for room only so long */
