@@ -533,7 +533,7 @@ START_TEST(test_async_created_file_has_no_xattrs)
 	lc_release(A, fh);
 	lc_put(A, in);
 	lc_put(A, da);
-	set_opt("client_mds_cork_us", "1000");
+	set_opt("client_mds_cork_us", "0");
 }
 END_TEST
 

@@ -1874,7 +1874,7 @@ START_TEST(test_corked_requests)
 	late->on_reply = corked_reply;
 	ck_assert_int_eq(mdsc_submit(m, late), 0);
 	LT_WAIT_UNTIL(atomic_load(&corked_replies) == 4, "a corked request alone was never sent");
-	set_opt("client_mds_cork_us", "1000");
+	set_opt("client_mds_cork_us", "0");
 	for (int i = 0; i < 3; i++)
 		mdsc_request_put(a[i]);
 	mdsc_request_put(sync);
