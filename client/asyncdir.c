@@ -232,6 +232,11 @@ int lc_async_create(struct lclient *c, struct lc_inode *dir, const char *name, m
 	mi.ctime = now_time();
 	mi.atime = mi.mtime = mi.btime = mi.ctime;
 	mi.change = 1;
+	/* a new inode has no xattrs (the MDS gives it none), and nobody but
+	 * us knows it: getxattr (the kernel's security.capability before
+	 * every write) is answered here under As, not by a round trip that
+	 * would also send the create at once (issue 21.2) */
+	mi.xattrs = MDSP_XATTRS_NONE;
 	pthread_mutex_lock(&dir->lock);
 	/* the layout new files get is the directory's (mds/server.c new_inode) */
 	mi.object_size = dir->mi.object_size;

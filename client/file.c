@@ -889,6 +889,11 @@ int lc_flush(struct lclient *c, struct lc_fh *fh)
 {
 	int r, e;
 
+	/* the requests made for this file that nobody waits for (its
+	 * asynchronous create, setattrs) leave the cork before close()
+	 * returns: once closed, a file is at the MDS as without the cork */
+	if (c->mdsc)
+		mdsc_uncork(c->mdsc);
 	if ((fh->flags & O_ACCMODE) == O_RDONLY && !fh->wrote)
 		return 0;
 	/* a writeback error recorded since this handle last reported one, not
