@@ -194,6 +194,7 @@ int lc_async_create(struct lclient *c, struct lc_inode *dir, const char *name, m
 	complete = lc_dir_complete_locked(dir);
 	lc_inode_fill_attr_locked(dir, &da);
 	da.mode = dir->mi.mode;
+	da.may_acl = false;             /* held under Dc: it has no ACL (mds/locker.c allowed_for) */
 	/* a revoke of Dc from here on waits until this create is sent */
 	lc_async_submit_begin_locked(dir);
 	pthread_mutex_unlock(&dir->lock);
@@ -203,6 +204,11 @@ int lc_async_create(struct lclient *c, struct lc_inode *dir, const char *name, m
 		goto out;
 	if (lc_perm_check(&da, 3, cr) < 0)
 		goto out;               /* the MDS says EACCES, in its words */
+	/* a directory with a default ACL is never ours under Dc (the MDS
+	 * inherits it, mds/locker.c allowed_for), so only the umask is left,
+	 * where the kernel left it to us (-o acl) */
+	if (cr && cr->umask_set)
+		mode &= ~cr->umask;
 	if (!lc_deleg_take(c, &ino))
 		goto out;
 
@@ -226,8 +232,17 @@ int lc_async_create(struct lclient *c, struct lc_inode *dir, const char *name, m
 	mi.ctime = now_time();
 	mi.atime = mi.mtime = mi.btime = mi.ctime;
 	mi.change = 1;
+	/* a new inode has no xattrs (the MDS gives it none), and nobody but
+	 * us knows it: getxattr (the kernel's security.capability before
+	 * every write) is answered here under As, not by a round trip that
+	 * would also send the create at once (issue 21.2) */
+	mi.xattrs = MDSP_XATTRS_NONE;
 	pthread_mutex_lock(&dir->lock);
+	/* the layout new files get is the directory's (mds/server.c new_inode) */
 	mi.object_size = dir->mi.object_size;
+	mi.stripe_unit = dir->mi.stripe_unit;
+	mi.stripe_count = dir->mi.stripe_count;
+	mi.pool = dir->mi.pool;
 	pthread_mutex_unlock(&dir->lock);
 	if (!mkdir)
 		mi.max_size = UINT64_MAX;

@@ -361,7 +361,9 @@ int lc_async_remove(struct lclient *c, struct lc_inode *dir, const char *name, b
 		r = -ENOMEM;
 		goto out;
 	}
-	/* the MDS's checks, in its order, on what it would see (op_unlink/op_rmdir) */
+	/* the MDS's checks, in its order, on what it would see (op_unlink/op_rmdir);
+	 * a directory held under Dc has no ACL (mds/locker.c allowed_for): its
+	 * mode decides */
 	if (mdsp_may_access(&dmi, &req->args.caller, MDSP_MAY_WRITE | MDSP_MAY_EXEC) ||
 	    mdsp_sticky_ok(&dmi, &vmi, &req->args.caller))
 		goto out;               /* refused: the MDS says so, in its words */

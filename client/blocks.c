@@ -42,6 +42,26 @@
 #include "common/log.h"
 
 #define ALIGN MDSP_EXT_ALIGN
+
+static const struct lc_blocks no_blocks;
+
+/* in->lock held: what @in's objects hold as far as known (never NULL, read-only) */
+static const struct lc_blocks *B(const struct lc_inode *in)
+{
+	return in->blk ? in->blk : &no_blocks;
+}
+
+struct lc_blocks *lc_blocks_get_locked(struct lc_inode *in)
+{
+	lockdep_assert_held(&in->lock);
+	if (!in->blk) {
+		in->blk = calloc(1, sizeof(*in->blk));
+		if (!in->blk)
+			derr(CLIENT, "inode %" PRIx64 ": out of memory recording stored extents: st_blocks may be off",
+			     in->ino);
+	}
+	return in->blk;
+}
 #define RM_MAX UINT32_MAX   /* removals are never merged */
 
 static uint64_t down(uint64_t x)
@@ -81,19 +101,23 @@ static void delta_apply(struct lc_inode *in, struct mdsp_extset *add, struct mds
 
 void lc_blocks_added_locked(struct lclient *c, struct lc_inode *in, uint64_t off, uint64_t len)
 {
-	if (!len || !S_ISREG(in->mi.mode))
+	struct lc_blocks *b;
+
+	if (!len || !S_ISREG(in->mi.mode) || !(b = lc_blocks_get_locked(in)))
 		return;
-	delta_apply(in, &in->dext_add, &in->dext_rm, true, down(off), up(off + len));
+	delta_apply(in, &b->dext_add, &b->dext_rm, true, down(off), up(off + len));
 	in->dirty_meta |= MDSP_DIRTY_BLOCKS;
 	lc_mark_dirty_locked(c, in);
 }
 
 void lc_blocks_removed_locked(struct lclient *c, struct lc_inode *in, uint64_t off, uint64_t len)
 {
-	if (!len || !S_ISREG(in->mi.mode))
+	struct lc_blocks *b;
+
+	if (!len || !S_ISREG(in->mi.mode) || !(b = lc_blocks_get_locked(in)))
 		return;
 	/* a punch frees only the whole blocks inside it */
-	delta_apply(in, &in->dext_add, &in->dext_rm, false, up(off), down(off + len));
+	delta_apply(in, &b->dext_add, &b->dext_rm, false, up(off), down(off + len));
 	in->dirty_meta |= MDSP_DIRTY_BLOCKS;
 	lc_mark_dirty_locked(c, in);
 }
@@ -102,20 +126,24 @@ void lc_blocks_truncated_locked(struct lc_inode *in, uint64_t size)
 {
 	/* what we would add past the size is gone with it (a flush that
 	 * arrived after the MDS's truncate would bring it back) */
-	mdsp_extset_truncate(&in->ext_add, size);
-	mdsp_extset_truncate(&in->dext_add, size);
+	if (!in->blk)
+		return;
+	mdsp_extset_truncate(&in->blk->ext_add, size);
+	mdsp_extset_truncate(&in->blk->dext_add, size);
 }
 
 bool lc_blocks_in_flight_locked(const struct lc_inode *in)
 {
-	return in->ext_add.n || in->ext_rm.n;
+	return B(in)->ext_add.n || B(in)->ext_rm.n;
 }
 
 /* in->lock held: changes not acked by the MDS yet */
 static bool pending_locked(const struct lc_inode *in)
 {
+	const struct lc_blocks *b = B(in);
+
 	lockdep_assert_held(&in->lock);
-	return in->ext_add.n || in->ext_rm.n || in->dext_add.n || in->dext_rm.n;
+	return b->ext_add.n || b->ext_rm.n || b->dext_add.n || b->dext_rm.n;
 }
 
 void lc_blocks_send_free(struct mdsp_extset send[2])
@@ -127,21 +155,22 @@ void lc_blocks_send_free(struct mdsp_extset send[2])
 void lc_blocks_fill_locked(struct lc_inode *in, struct mdsp_caps *m, struct mdsp_extset send[2])
 {
 	struct mdsp_extset *add = &send[0], *rm = &send[1];
+	const struct lc_blocks *b = B(in);
 
 	m->has_ext = true;
 	memset(send, 0, 2 * sizeof(*send));
 	if (!pending_locked(in))
 		return;
 	/* what is in flight, then what came since */
-	if (mdsp_extset_set(add, in->ext_add.v, in->ext_add.n) || mdsp_extset_set(rm, in->ext_rm.v, in->ext_rm.n)) {
+	if (mdsp_extset_set(add, b->ext_add.v, b->ext_add.n) || mdsp_extset_set(rm, b->ext_rm.v, b->ext_rm.n)) {
 		derr(CLIENT, "inode %" PRIx64 ": out of memory sending stored extents", in->ino);
 		lc_blocks_send_free(send);
 		return;
 	}
-	for (uint32_t i = 0; i < in->dext_rm.n; i++)
-		delta_apply(in, add, rm, false, in->dext_rm.v[i].off, in->dext_rm.v[i].off + in->dext_rm.v[i].len);
-	for (uint32_t i = 0; i < in->dext_add.n; i++)
-		delta_apply(in, add, rm, true, in->dext_add.v[i].off, in->dext_add.v[i].off + in->dext_add.v[i].len);
+	for (uint32_t i = 0; i < b->dext_rm.n; i++)
+		delta_apply(in, add, rm, false, b->dext_rm.v[i].off, b->dext_rm.v[i].off + b->dext_rm.v[i].len);
+	for (uint32_t i = 0; i < b->dext_add.n; i++)
+		delta_apply(in, add, rm, true, b->dext_add.v[i].off, b->dext_add.v[i].off + b->dext_add.v[i].len);
 	m->dirty |= MDSP_DIRTY_BLOCKS;
 	m->ext_add = add->v;
 	m->n_ext_add = add->n;
@@ -153,58 +182,65 @@ void lc_blocks_sent_locked(struct lc_inode *in, struct mdsp_extset send[2])
 {
 	struct mdsp_extset *add = &send[0], *rm = &send[1];
 	uint32_t keep = rm->n < MDSP_FLUSH_EXT_MAX ? rm->n : MDSP_FLUSH_EXT_MAX;
+	struct lc_blocks *b = in->blk;
 
-	if (!add->v && !rm->v)
+	if ((!add->v && !rm->v) || !b)
 		return;   /* nothing was built (nothing pending, or no memory): it all stays */
 	/* removals past what one flush carries stay for the next one (disjoint
 	 * from everything sent, so their order after it does not matter) */
-	mdsp_extset_clear(&in->dext_add);
-	mdsp_extset_clear(&in->dext_rm);
+	mdsp_extset_clear(&b->dext_add);
+	mdsp_extset_clear(&b->dext_rm);
 	if (rm->n > keep) {
-		mdsp_extset_set(&in->dext_rm, rm->v + keep, rm->n - keep);
+		mdsp_extset_set(&b->dext_rm, rm->v + keep, rm->n - keep);
 		rm->n = keep;
 		in->dirty_meta |= MDSP_DIRTY_BLOCKS;
 	}
-	mdsp_extset_free(&in->ext_add);
-	mdsp_extset_free(&in->ext_rm);
-	in->ext_add = *add;
-	in->ext_rm = *rm;
-	in->ext_base = in->mi.blocks;
+	mdsp_extset_free(&b->ext_add);
+	mdsp_extset_free(&b->ext_rm);
+	b->ext_add = *add;
+	b->ext_rm = *rm;
+	b->ext_base = in->mi.blocks;
 	memset(send, 0, 2 * sizeof(*send));
 }
 
 void lc_blocks_resend_locked(const struct lc_inode *in, struct mdsp_caps *m)
 {
+	const struct lc_blocks *b = B(in);
+
 	m->has_ext = true;
-	m->ext_add = in->ext_add.v;
-	m->n_ext_add = in->ext_add.n;
-	m->ext_rm = in->ext_rm.v;
-	m->n_ext_rm = in->ext_rm.n;
-	if (in->ext_add.n || in->ext_rm.n)
+	m->ext_add = b->ext_add.v;
+	m->n_ext_add = b->ext_add.n;
+	m->ext_rm = b->ext_rm.v;
+	m->n_ext_rm = b->ext_rm.n;
+	if (b->ext_add.n || b->ext_rm.n)
 		m->dirty |= MDSP_DIRTY_BLOCKS;
 }
 
 void lc_blocks_acked_locked(struct lc_inode *in)
 {
-	mdsp_extset_clear(&in->ext_add);
-	mdsp_extset_clear(&in->ext_rm);
+	if (!in->blk)
+		return;
+	mdsp_extset_clear(&in->blk->ext_add);
+	mdsp_extset_clear(&in->blk->ext_rm);
 }
 
 void lc_blocks_lost_locked(struct lc_inode *in)
 {
-	struct mdsp_extset d[2] = { in->dext_add, in->dext_rm };
+	struct lc_blocks *b = in->blk;
 
-	if (!in->ext_add.n && !in->ext_rm.n)
+	if (!b || (!b->ext_add.n && !b->ext_rm.n))
 		return;
+	struct mdsp_extset d[2] = { b->dext_add, b->dext_rm };
+
 	/* in flight first, then what came since: dext becomes their composition */
-	in->dext_add = in->ext_add;
-	in->dext_rm = in->ext_rm;
-	memset(&in->ext_add, 0, sizeof(in->ext_add));
-	memset(&in->ext_rm, 0, sizeof(in->ext_rm));
+	b->dext_add = b->ext_add;
+	b->dext_rm = b->ext_rm;
+	memset(&b->ext_add, 0, sizeof(b->ext_add));
+	memset(&b->ext_rm, 0, sizeof(b->ext_rm));
 	for (uint32_t i = 0; i < d[1].n; i++)
-		delta_apply(in, &in->dext_add, &in->dext_rm, false, d[1].v[i].off, d[1].v[i].off + d[1].v[i].len);
+		delta_apply(in, &b->dext_add, &b->dext_rm, false, d[1].v[i].off, d[1].v[i].off + d[1].v[i].len);
 	for (uint32_t i = 0; i < d[0].n; i++)
-		delta_apply(in, &in->dext_add, &in->dext_rm, true, d[0].v[i].off, d[0].v[i].off + d[0].v[i].len);
+		delta_apply(in, &b->dext_add, &b->dext_rm, true, d[0].v[i].off, d[0].v[i].off + d[0].v[i].len);
 	mdsp_extset_free(&d[0]);
 	mdsp_extset_free(&d[1]);
 	in->dirty_meta |= MDSP_DIRTY_BLOCKS;
@@ -226,19 +262,20 @@ static uint64_t buffered_locked(const struct lc_inode *in)
 uint64_t lc_blocks_estimate_locked(const struct lc_inode *in, uint64_t size)
 {
 	uint64_t base = in->mi.blocks, add, rm, est;
+	const struct lc_blocks *b = B(in);
 
 	if (base == MDSP_BLOCKS_UNKNOWN)
 		return MDSP_BLOCKS_UNKNOWN;
-	add = mdsp_extset_bytes(&in->dext_add) + buffered_locked(in);
-	rm = mdsp_extset_bytes(&in->dext_rm);
+	add = mdsp_extset_bytes(&b->dext_add) + buffered_locked(in);
+	rm = mdsp_extset_bytes(&b->dext_rm);
 	/* the flush in flight, unless the MDS's count moved since it went out:
 	 * then it has most likely been applied (a reply to a later request
 	 * came first), and counting it again showed a write twice until the
 	 * ack; a move by another client's flush makes this an underestimate
 	 * until the ack instead, which the kernel is not given to cache */
-	if (in->mi.blocks == in->ext_base) {
-		add += mdsp_extset_bytes(&in->ext_add);
-		rm += mdsp_extset_bytes(&in->ext_rm);
+	if (in->mi.blocks == b->ext_base) {
+		add += mdsp_extset_bytes(&b->ext_add);
+		rm += mdsp_extset_bytes(&b->ext_rm);
 	}
 	est = base + add;
 	if (add) {
@@ -254,8 +291,12 @@ uint64_t lc_blocks_estimate_locked(const struct lc_inode *in, uint64_t size)
 
 void lc_blocks_free(struct lc_inode *in)
 {
-	mdsp_extset_free(&in->ext_add);
-	mdsp_extset_free(&in->ext_rm);
-	mdsp_extset_free(&in->dext_add);
-	mdsp_extset_free(&in->dext_rm);
+	if (!in->blk)
+		return;
+	mdsp_extset_free(&in->blk->ext_add);
+	mdsp_extset_free(&in->blk->ext_rm);
+	mdsp_extset_free(&in->blk->dext_add);
+	mdsp_extset_free(&in->blk->dext_rm);
+	free(in->blk);
+	in->blk = NULL;
 }

@@ -132,11 +132,45 @@ void lc_inode_invalidate(struct lc_inode *in);
 /** lc_inode_unhash - drop @in from the cache; it is freed with its last reference. */
 void lc_inode_unhash(struct lclient *c, struct lc_inode *in);
 uint32_t lc_inode_object_size(struct lc_inode *in);
+struct store_file_layout;
+/**
+ * lc_mi_layout - the data layout of @mi (store_file_map: object size,
+ * stripe unit and count; 0s are the client's default object size, plain),
+ * and its pool: ly->pool is NULL while the pool is not open here yet
+ * (lc_layout_resolve opens it).  Takes c->pools_lock, nothing else.
+ */
+void lc_mi_layout(struct lclient *c, const struct mdsp_inode *mi, struct store_file_layout *ly);
+struct store_pool;
+/** lc_pool_peek - data pool @id's handle if it is open here (0: c->data), else NULL.  Takes c->pools_lock. */
+struct store_pool *lc_pool_peek(struct lclient *c, uint32_t id);
+/** lc_inode_layout - lc_mi_layout of @in's attributes.  Takes in->lock. */
+void lc_inode_layout(struct lc_inode *in, struct store_file_layout *ly);
 uint64_t lc_inode_size(struct lc_inode *in);
-/** lc_icache_trim - evict unreferenced clean inodes past client_cache_size. */
+/** lc_mem_size - the heap bytes behind @p: malloc_usable_size and the chunk's header word (0 for NULL). */
+size_t lc_mem_size(const void *p);
+static inline void lc_mem_add(struct lclient *c, enum lc_mem_kind k, size_t n)
+{
+	atomic_fetch_add_explicit(&c->mem[k], n, memory_order_relaxed);
+}
+static inline void lc_mem_sub(struct lclient *c, enum lc_mem_kind k, size_t n)
+{
+	atomic_fetch_sub_explicit(&c->mem[k], n, memory_order_relaxed);
+}
+/** lc_mem_total - what the caches hold in bytes, every kind. */
+uint64_t lc_mem_total(struct lclient *c);
+/** lc_mem_over - past client_cache_memory_limit (@lo: past 90% of it, where trimming stops)? */
+bool lc_mem_over(struct lclient *c, bool lo);
+/**
+ * lc_obj_index_set - @in's set of object numbers whose index keys are known
+ * set, made at the first call (NULL only if it cannot be made).
+ */
+struct xarray *lc_obj_index_set(struct lc_inode *in);
+/** lc_icache_trim - evict unreferenced clean inodes past client_cache_size or client_cache_memory_limit. */
 void lc_icache_trim(struct lclient *c);
 /** lc_lfht_fit - the flusher: size @ht (one of ours) to @count entries; *@fit is its size as we set it last. */
 void lc_lfht_fit(struct cds_lfht *ht, unsigned long *fit, uint64_t count);
+/* 0, -EACCES, or LC_PERM_ASK: an ACL may decide, ask for it (inode.c) */
+#define LC_PERM_ASK 1
 int lc_perm_check(const struct lc_attr *a, int mask, const struct lc_cred *cr);
 struct json_object *lc_icache_dump(struct lclient *c);
 void lc_attr_from_mdsp(const struct mdsp_inode *mi, struct lc_attr *a);
@@ -267,6 +301,8 @@ void lc_blocks_lost_locked(struct lc_inode *in);
  */
 uint64_t lc_blocks_estimate_locked(const struct lc_inode *in, uint64_t size);
 void lc_blocks_free(struct lc_inode *in);
+/** lc_blocks_get_locked - @in's struct lc_blocks, made if it has none (NULL: no memory, logged); in->lock held. */
+struct lc_blocks *lc_blocks_get_locked(struct lc_inode *in);
 
 /* ---- inode.c ------------------------------------------------------------- */
 /** lc_obj_index_forget - @in's objects at or past @objno are being removed: forget they are listed. */

@@ -40,6 +40,32 @@ static uint64_t gauge_inodes(void *arg)
 	return atomic_load(&((struct lclient *)arg)->ninodes);
 }
 
+static uint64_t gauge_mem_inodes(void *arg)
+{
+	return atomic_load(&((struct lclient *)arg)->mem[LC_MEM_INODE]);
+}
+
+static uint64_t gauge_mem_dentries(void *arg)
+{
+	return atomic_load(&((struct lclient *)arg)->mem[LC_MEM_DENTRY]);
+}
+
+static uint64_t gauge_mem_dirlists(void *arg)
+{
+	return atomic_load(&((struct lclient *)arg)->mem[LC_MEM_DIRLIST]);
+}
+
+static uint64_t gauge_mem_total(void *arg)
+{
+	return lc_mem_total(arg);
+}
+
+static uint64_t gauge_mem_limit(void *arg)
+{
+	(void)arg;
+	return cfg_uint(CFG_client_cache_memory_limit);
+}
+
 static uint64_t gauge_dentries(void *arg)
 {
 	return atomic_load(&((struct lclient *)arg)->ndentries);
@@ -70,6 +96,7 @@ static void perf_register(struct lclient *c)
 	C(readdir_fetch);
 	C(readdir_shared);
 	C(xattr_cached);
+	C(quota_refused);
 	C(rd_bytes);
 	C(wr_bytes);
 	C(ra_hit);
@@ -111,6 +138,12 @@ static void perf_register(struct lclient *c)
 	perf_register_hist(g, "flush_lat", &p->flush_lat);
 	perf_register_fn(g, "inodes", gauge_inodes, c);
 	perf_register_fn(g, "dentries", gauge_dentries, c);
+	/* what the caches hold in bytes, counted as allocated (client_cache_memory_limit) */
+	perf_register_fn(g, "cache_bytes", gauge_mem_total, c);
+	perf_register_fn(g, "cache_bytes_inodes", gauge_mem_inodes, c);
+	perf_register_fn(g, "cache_bytes_dentries", gauge_mem_dentries, c);
+	perf_register_fn(g, "cache_bytes_dirlists", gauge_mem_dirlists, c);
+	perf_register_fn(g, "cache_memory_limit", gauge_mem_limit, c);
 	perf_register_fn(g, "dirty_bytes", gauge_dirty, c);
 	lc_locks_register_perf(c, g);
 }
@@ -135,6 +168,7 @@ static int client_alloc(struct lclient **out)
 	pthread_mutex_init(&c->oc_lock, NULL);
 	pthread_mutex_init(&c->work_lock, NULL);
 	pthread_mutex_init(&c->fh_lock, NULL);
+	pthread_mutex_init(&c->pools_lock, NULL);
 	pthread_rwlock_init(&c->hooks_lock, NULL);
 	pthread_mutex_init(&c->statfs_lock, NULL);
 	pthread_mutex_init(&c->ra_pool_lock, NULL);
@@ -722,11 +756,16 @@ void lclient_destroy(struct lclient *c)
 	lc_dcache_destroy(c);
 	lc_icache_destroy(c);
 	lc_locks_destroy(c);
+	/* ours also on a borrowed store (tests), which its owner closes after */
+	for (size_t i = 0; i < c->npools; i++)
+		store_pool_close(c->pools[i].p);
 	if (c->store && !c->store_borrowed) {
 		if (c->data)
 			store_pool_close(c->data);
 		store_close(c->store);
 	}
+	free(c->pools);
+	pthread_mutex_destroy(&c->pools_lock);
 	pthread_mutex_destroy(&c->dirty_lock);
 	pthread_rwlock_destroy(&c->break_lock);
 	pthread_mutex_destroy(&c->oc_lock);

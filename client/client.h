@@ -44,6 +44,10 @@ struct lc_cred {
 	int ngroups;
 	gid_t groups[LC_MAX_GROUPS];
 	pid_t pid;
+	/* creates: the mode is unmasked, the MDS applies @umask unless the
+	 * parent has a default ACL (a FUSE mount with POSIX ACLs) */
+	bool umask_set;
+	mode_t umask;
 };
 
 struct lc_attr {
@@ -59,6 +63,7 @@ struct lc_attr {
 	uint32_t blksize;
 	dev_t rdev;
 	struct timespec atime, mtime, ctime, btime;
+	bool may_acl;              /* may carry a POSIX ACL: has xattrs, or not known */
 };
 
 /* lc_setattr mask */

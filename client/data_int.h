@@ -34,16 +34,25 @@ struct lc_io_batch {
 	unsigned int pending;  /* protected by m */
 	int err;               /* first error; protected by m */
 	unsigned int maxq;     /* client_max_io_inflight */
+	struct store_pool *pool;  /* where its ops go: NULL, c->data (the index; lc_io_batch_init's) */
 };
 void lc_io_batch_init(struct lc_io_batch *b);
+/**
+ * lc_layout_resolve - open @ly's data pool if it is not open here yet (the
+ * first file of a pool: its name from the MDS, c->data_ops.pool_name of
+ * @ino), and set ly->pool.  Blocking: call with no lock held, before the
+ * I/O functions below, which need ly->pool (a pool id other than 0 with no
+ * handle fails them with -EIO).  Return: 0 or -errno.
+ */
+int lc_layout_resolve(struct lclient *c, uint64_t ino, struct store_file_layout *ly);
 /** lc_io_batch_submit_op - submit @op (consumed) on @oid; may wait for room in the batch. */
 void lc_io_batch_submit_op(struct lclient *c, struct lc_io_batch *b, const char *oid, struct store_op *op);
 /**
  * lc_obj_read_start - start reading [@off, @off+@len) of file @ino, inside
- * one object, into @buf; finish with lc_obj_read_end() (exactly once).
+ * one stripe unit (store_file_map's length), into @buf; finish with lc_obj_read_end() (exactly once).
  */
-int lc_obj_read_start(struct lclient *c, uint64_t ino, uint32_t osize, uint64_t off, size_t len, char *buf,
-		      struct store_aio **out);
+int lc_obj_read_start(struct lclient *c, uint64_t ino, const struct store_file_layout *ly, uint64_t off, size_t len,
+		      char *buf, struct store_aio **out);
 /** lc_obj_read_end - wait for @a; a hole or the part past the object's end reads as zeros.  0 or -errno. */
 int lc_obj_read_end(struct store_aio *a, char *buf, size_t len);
 /** lc_io_batch_wait - wait for every op; return the first error.  The batch is done after. */
@@ -55,9 +64,11 @@ void lc_obj_name(char *buf, size_t len, uint64_t ino, uint64_t objno);
  * objects in parallel; holes and missing objects read as zeros.  Does not
  * clamp to the file size.  Return: 0 or -errno.
  */
-int lc_obj_read(struct lclient *c, uint64_t ino, uint32_t osize, uint64_t off, size_t len, char *buf);
+int lc_obj_read(struct lclient *c, uint64_t ino, const struct store_file_layout *ly, uint64_t off, size_t len,
+		char *buf);
 /** lc_obj_write - write through, objects in parallel, durable on return. */
-int lc_obj_write(struct lclient *c, uint64_t ino, uint32_t osize, uint64_t off, size_t len, const char *buf);
+int lc_obj_write(struct lclient *c, uint64_t ino, const struct store_file_layout *ly, uint64_t off, size_t len,
+		 const char *buf);
 /** lc_data_full - the data store is full (store_space: full or past its failsafe): writes get ENOSPC. */
 bool lc_data_full(struct lclient *c);
 /** lc_data_nearfull - the data store is full or past its nearfull ratio (asynchronous creates stop). */
@@ -101,14 +112,16 @@ bool lc_obj_alloc_stale_locked(struct lclient *c, const struct lc_inode *in);
 /** lc_obj_indexed - has this client set the index key of @in's object @objno (so far as it remembers)?  Any thread, no lock. */
 bool lc_obj_indexed(struct lc_inode *in, uint64_t objno);
 /** lc_obj_index_range - lc_obj_index for every object of [@off, @off+@len). */
-int lc_obj_index_range(struct lclient *c, struct lc_inode *in, uint32_t osize, uint64_t off, size_t len);
+int lc_obj_index_range(struct lclient *c, struct lc_inode *in, const struct store_file_layout *ly, uint64_t off,
+		       size_t len);
 /**
  * lc_obj_truncate - drop data past @new_size: through the object index, a
  * cost proportional to the objects that exist; in a pool without indexes,
  * the objects @old_size covers (clamped to lc_max_file_size()).  In the
  * caller's thread, in bounded slices.
  */
-int lc_obj_truncate(struct lclient *c, uint64_t ino, uint32_t osize, uint64_t old_size, uint64_t new_size);
+int lc_obj_truncate(struct lclient *c, uint64_t ino, const struct store_file_layout *ly, uint64_t old_size,
+		    uint64_t new_size);
 
 /* ---- writeback.c --------------------------------------------------------- */
 /**
@@ -207,12 +220,12 @@ int lc_purge_start(struct lclient *c);
  */
 void lc_purge_stop(struct lclient *c);
 /**
- * lc_purge_enqueue - remove the data of file @ino (object size @osize, at
+ * lc_purge_enqueue - remove the data of file @ino (layout @ly, at
  * most @size bytes for pools without indexes) on the purge thread.  Cheap,
  * never blocks on the store.  Without a purge thread (not started): done
  * in the caller.
  */
-void lc_purge_enqueue(struct lclient *c, uint64_t ino, uint32_t osize, uint64_t size);
+void lc_purge_enqueue(struct lclient *c, uint64_t ino, const struct store_file_layout *ly, uint64_t size);
 
 /* ---- registration ------------------------------------------------------- */
 /** lc_data_register - at create: give the cache core the data path's writeback (c->cache_ops.flush_data). */

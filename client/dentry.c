@@ -150,10 +150,13 @@ static void insert(struct lclient *c, struct lc_dentry *d)
 			;
 	}
 	rcu_read_unlock();
-	if (old)
+	lc_mem_add(c, LC_MEM_DENTRY, lc_mem_size(d));
+	if (old) {
+		lc_mem_sub(c, LC_MEM_DENTRY, lc_mem_size(caa_container_of(old, struct lc_dentry, hnode)));
 		call_rcu(&caa_container_of(old, struct lc_dentry, hnode)->rcu, dentry_free_rcu);
-	else
+	} else {
 		atomic_fetch_add(&c->ndentries, 1);
+	}
 }
 
 static struct lc_dentry *dentry_new(struct lc_inode *dir, const char *name, uint64_t ino)
@@ -339,6 +342,7 @@ void lc_dcache_remove(struct lclient *c, uint64_t dir_ino, const char *name)
 	node = cds_lfht_iter_get_node(&it);
 	if (node && !cds_lfht_del(c->dentries, node)) {
 		atomic_fetch_sub(&c->ndentries, 1);
+		lc_mem_sub(c, LC_MEM_DENTRY, lc_mem_size(caa_container_of(node, struct lc_dentry, hnode)));
 		call_rcu(&caa_container_of(node, struct lc_dentry, hnode)->rcu, dentry_free_rcu);
 	}
 	rcu_read_unlock();
@@ -363,6 +367,7 @@ void lc_dcache_drop_all(struct lclient *c)
 			c->cb.inval_dentry(c->cb_arg, d->parent, d->name);
 		if (!cds_lfht_del(c->dentries, &d->hnode)) {
 			atomic_fetch_sub(&c->ndentries, 1);
+			lc_mem_sub(c, LC_MEM_DENTRY, lc_mem_size(d));
 			call_rcu(&d->rcu, dentry_free_rcu);
 		}
 	}
@@ -510,6 +515,7 @@ void lc_dcache_revoke_dir(struct lclient *c, struct lc_inode *dir)
 		}
 		if (!cds_lfht_del(c->dentries, &d->hnode)) {
 			atomic_fetch_sub(&c->ndentries, 1);
+			lc_mem_sub(c, LC_MEM_DENTRY, lc_mem_size(d));
 			call_rcu(&d->rcu, dentry_free_rcu);
 		}
 	}
@@ -548,7 +554,12 @@ void lc_dcache_trim(struct lclient *c)
 	uint64_t n = atomic_load(&c->ndentries);
 
 	lc_lfht_fit(c->dentries, &c->dentries_fit, n);
-	if (n <= max)
+	/* past client_cache_memory_limit what the cache holds is mostly
+	 * inodes the kernel holds through the names it caches: those names
+	 * go too (invalidated in the kernel, which then forgets the inodes,
+	 * and lc_icache_trim evicts them), down to 90% of the limit */
+	bool mem = lc_mem_over(c, false);
+	if (n <= max && !mem)
 		return;
 	/*
 	 * A walk visits every name, and those the kernel caches stay: during
@@ -557,33 +568,37 @@ void lc_dcache_trim(struct lclient *c)
 	 * 17 % of loligo-fuse's CPU).  So, as the inode trim: at most one walk
 	 * a second, and after one that could not get under the bound none until
 	 * the table has grown by an eighth of what it left, or 10 s have passed
-	 * (the kernel's timeouts for its names run out meanwhile).
+	 * (the kernel's timeouts for its names run out meanwhile); over the
+	 * byte limit, a walk every round.
 	 */
-	if (c->dtrim_ns && mono_since(now, c->dtrim_ns) < 1000000000ull) {
+	if (!mem && c->dtrim_ns && mono_since(now, c->dtrim_ns) < 1000000000ull) {
 		perf_inc(&c->perf.dn_trim_skipped, 1);
 		return;
 	}
-	if (c->dtrim_left && n < c->dtrim_left + (c->dtrim_left > max ? c->dtrim_left : max) / 8 &&
+	if (!mem && c->dtrim_left && n < c->dtrim_left + (c->dtrim_left > max ? c->dtrim_left : max) / 8 &&
 	    mono_since(now, c->dtrim_ns) < 10000000000ull) {
 		perf_inc(&c->perf.dn_trim_skipped, 1);
 		return;
 	}
 	c->dtrim_ns = now;
 	perf_inc(&c->perf.dn_trim_walks, 1);
-	for (int pass = 0; pass < 2 && atomic_load(&c->ndentries) > max - max / 8; pass++) {
+	for (int pass = 0; pass < 2 && (atomic_load(&c->ndentries) > max - max / 8 || (mem && lc_mem_over(c, true)));
+	     pass++) {
 		rcu_read_lock();
 		LC_LFHT_FOR_EACH(c->dentries, &it, d, hnode) {
 			bool leased = !d->dead && d->ino && d->lease_seq;
 			bool kernel = atomic_load(&d->kernel_until) > now;
 
-			if (atomic_load(&c->ndentries) <= max - max / 8)
+			if (atomic_load(&c->ndentries) <= max - max / 8 && !(mem && lc_mem_over(c, true)))
 				break;
 			/* a name the kernel caches stays: dropping it here expired
 			 * it in the kernel too, and a `ls -l` of a directory bigger
 			 * than the bound then looked up again what its readdirplus
 			 * had just given the kernel (issue 21.3).  It becomes
-			 * evictable when the kernel's timeout for it runs out. */
-			if (kernel || (pass == 0 && now < d->until))
+			 * evictable when the kernel's timeout for it runs out.
+			 * Past the bound in bytes it goes all the same (second
+			 * pass): memory first. */
+			if ((kernel && !(mem && pass == 1)) || (pass == 0 && now < d->until))
 				continue;
 			if (leased || kernel) {
 				if (nrel == crel) {
@@ -605,6 +620,7 @@ void lc_dcache_trim(struct lclient *c)
 			}
 			if (!cds_lfht_del(c->dentries, &d->hnode)) {
 				atomic_fetch_sub(&c->ndentries, 1);
+				lc_mem_sub(c, LC_MEM_DENTRY, lc_mem_size(d));
 				call_rcu(&d->rcu, dentry_free_rcu);
 			}
 		}

@@ -262,26 +262,27 @@ static bool has_buffered(struct lc_inode *in)
 }
 
 /* read [off, off+len) from the objects with the buffered overlay */
-static int read_direct(struct lclient *c, struct lc_inode *in, uint32_t osize, uint64_t off, size_t len,
-		       char *buf)
+static int read_direct(struct lclient *c, struct lc_inode *in, const struct store_file_layout *ly, uint64_t off,
+		       size_t len, char *buf)
 {
 	struct lc_extent *snap = NULL;
 	int r;
 
 	if (has_buffered(in))
 		snap = lc_wb_snapshot(in, off, len);
-	r = lc_obj_read(c, in->ino, osize, off, len, buf);
+	r = lc_obj_read(c, in->ino, ly, off, len, buf);
 	lc_wb_apply_snapshot(snap, off, len, buf);
 	return r;
 }
 
 /*
- * fh->ra_lock held.  Read [@from, @to) ahead, one chunk per object extent,
+ * fh->ra_lock held.  Read [@from, @to) ahead, one chunk per object extent
+ * (a stripe unit: store_file_map),
  * appended to the handle's list (every chunk in it ends at or before
  * fh->ra_next == @from).  Stops early past the client's readahead bound.
  */
-static void ra_issue_locked(struct lclient *c, struct lc_fh *fh, uint32_t osize, uint64_t from, uint64_t to,
-			    uint64_t gen)
+static void ra_issue_locked(struct lclient *c, struct lc_fh *fh, const struct store_file_layout *ly, uint64_t from,
+			    uint64_t to, uint64_t gen)
 {
 	uint64_t bound = cfg_uint(CFG_client_oc_size);
 	struct ra_chunk **tail = &fh->ra_chunks;
@@ -290,7 +291,8 @@ static void ra_issue_locked(struct lclient *c, struct lc_fh *fh, uint32_t osize,
 	while (*tail)
 		tail = &(*tail)->next;
 	while (from < to) {
-		size_t n = osize - from % osize;
+		uint64_t objno, ooff;
+		size_t n = (size_t)store_file_map(ly, from, &objno, &ooff);
 		struct ra_chunk *k;
 
 		if (n > to - from)
@@ -303,7 +305,7 @@ static void ra_issue_locked(struct lclient *c, struct lc_fh *fh, uint32_t osize,
 		if (!k)
 			break;
 		k->buf = lc_buf_get(c, n, &k->cap);
-		if (!k->buf || lc_obj_read_start(c, fh->in->ino, osize, from, n, k->buf, &k->aio) < 0) {
+		if (!k->buf || lc_obj_read_start(c, fh->in->ino, ly, from, n, k->buf, &k->aio) < 0) {
 			if (k->buf)
 				lc_buf_put(c, k->buf, k->cap);
 			free(k);
@@ -387,8 +389,8 @@ void lc_rdbuf_release(struct lclient *c, struct lc_rdbuf *rb)
  * Serve [off, off+len) from readahead chunks (issuing what the stream
  * needs).  Return: 1 served (rb filled), 0 not (read it directly).
  */
-static int ra_read(struct lclient *c, struct lc_fh *fh, uint32_t osize, uint64_t size, uint64_t off, size_t len,
-		   struct lc_rdbuf *rb)
+static int ra_read(struct lclient *c, struct lc_fh *fh, const struct store_file_layout *ly, uint64_t size,
+		   uint64_t off, size_t len, struct lc_rdbuf *rb)
 {
 	struct lc_inode *in = fh->in;
 	uint64_t ramax = cfg_uint(CFG_client_readahead_max);
@@ -430,7 +432,7 @@ static int ra_read(struct lclient *c, struct lc_fh *fh, uint32_t osize, uint64_t
 	 * so each top-up is whole object extents rather than one read's worth */
 	if (fh->ra_next < size && (fh->ra_next < end || fh->ra_next - end < win / 2)) {
 		uint64_t to = end + win < size ? end + win : size;
-		ra_issue_locked(c, fh, osize, fh->ra_next, to, gen);
+		ra_issue_locked(c, fh, ly, fh->ra_next, to, gen);
 	}
 	/* the chunks that cover the read, referenced */
 	pos = off;
@@ -521,18 +523,21 @@ static ssize_t do_read(struct lclient *c, struct lc_fh *fh, off_t offset, size_t
 		return 0;
 	if (len > size - off)
 		len = (size_t)(size - off);
-	uint32_t osize = lc_inode_object_size(in);
+	struct store_file_layout ly;
 	/* without Fc another client may be writing: nothing read is kept */
 	uint64_t ramax = (caps & MDSP_CAP_FILE_CACHE) ? cfg_uint(CFG_client_readahead_max) : 0;
 
-	if (ramax && !has_buffered(in) && ra_read(c, fh, osize, size, off, len, rb))
+	lc_inode_layout(in, &ly);
+	if ((r = lc_layout_resolve(c, in->ino, &ly)) < 0)
+		return r;
+	if (ramax && !has_buffered(in) && ra_read(c, fh, &ly, size, off, len, rb))
 		goto out;
 	/* random, or buffered data to overlay: straight into the caller's
 	 * buffer, or one of its own */
 	perf_inc(&c->perf.ra_miss, 1);
 	if (!dst && !(dst = rb->own = malloc(len)))
 		return -ENOMEM;
-	r = read_direct(c, in, osize, off, len, dst);
+	r = read_direct(c, in, &ly, off, len, dst);
 	if (r < 0)
 		return r;
 	rb->iov[0].iov_base = dst;
@@ -647,24 +652,83 @@ static int clamp_to_limit(struct lclient *c, uint64_t off, size_t *len)
 }
 
 /*
+ * Byte quotas (loligo.quota.max_bytes, mds/rstat.c): the MDS counts a file's
+ * size once a cap flush brings it, and says in each trace of a regular file
+ * how far it may grow (quota_room, from the size it knew: quota_base).  A
+ * write, or a fallocate, that grows the file past quota_base + quota_room
+ * is cut short there (EDQUOT if it starts past it), as ext4 cuts a write at
+ * a quota.  The room others used meanwhile is seen by asking again: before
+ * refusing, and whenever the file has grown by an object since the MDS last
+ * said, our size goes to the MDS first (lc_wb_flush, cap flush) and a
+ * GETATTR brings the room back.  So what the MDS does not know of our
+ * growth is under one object size, and with N clients writing into one
+ * quota the tree may pass max_bytes by less than N object sizes.  A quota
+ * set while a file is open for writing is seen at the next trace of it
+ * (an open, a stat that reaches the MDS).  @whole: all or nothing
+ * (fallocate).
+ */
+static int quota_allow(struct lclient *c, struct lc_inode *in, uint64_t off, size_t *len, bool whole)
+{
+	uint32_t osize = lc_inode_object_size(in);
+	bool asked = false;
+	int r;
+
+	if (!c->mdsc)
+		return 0;
+	for (;;) {
+		uint64_t end = off + *len, size = lc_inode_size(in), room, base, limit;
+
+		pthread_mutex_lock(&in->lock);
+		room = in->quota_room;
+		base = in->quota_base;
+		pthread_mutex_unlock(&in->lock);
+		if (room == MDSP_QUOTA_NONE || room == MDSP_QUOTA_UNSAID || end <= size)
+			return 0;
+		limit = base > UINT64_MAX - room ? UINT64_MAX : base + room;
+		if (!asked && (end > limit || end - base > osize)) {
+			r = lc_wb_flush(c, in);
+			if (r == 0)
+				r = lc_cap_flush_sync(c, in);
+			if (r == 0)
+				r = c->data_ops.getattr(c, in, NULL, true, NULL);
+			if (r < 0)
+				return r;
+			asked = true;
+			continue;
+		}
+		if (end <= limit)
+			return 0;
+		if (limit < size)
+			limit = size;
+		if (off >= limit || whole) {
+			perf_inc(&c->perf.quota_refused, 1);
+			return -EDQUOT;
+		}
+		*len = (size_t)(limit - off);
+		return 0;
+	}
+}
+
+/*
  * A write while the data store is full: object by object, straight to the
  * store, which takes what lands in space reserved for it (fallocate:
  * store_op_allocate) and refuses the rest with ENOSPC before writing
  * anything of it.  Cut short at the first refused object (*@len: what was
  * written), ENOSPC when it was the first.
  */
-static int write_while_full(struct lclient *c, struct lc_inode *in, uint32_t osize, uint64_t off, size_t *len,
-			    const char *buf)
+static int write_while_full(struct lclient *c, struct lc_inode *in, const struct store_file_layout *ly, uint64_t off,
+			    size_t *len, const char *buf)
 {
 	size_t done = 0;
 	int r = 0;
 
 	while (done < *len) {
-		size_t n = osize - (off + done) % osize;
+		uint64_t objno, ooff;
+		size_t n = (size_t)store_file_map(ly, off + done, &objno, &ooff);
 
 		if (n > *len - done)
 			n = *len - done;
-		r = lc_obj_write(c, in->ino, osize, off + done, n, buf + done);
+		r = lc_obj_write(c, in->ino, ly, off + done, n, buf + done);
 		if (r < 0)
 			break;
 		done += n;
@@ -703,11 +767,23 @@ static ssize_t write_fh(struct lclient *c, struct lc_fh *fh, off_t offset, size_
 		return (int)flags;
 	if ((flags & MDSP_FL_IMMUTABLE) || ((flags & MDSP_FL_APPEND) && !append))
 		return -EPERM;
+	{
+		/* the file's data pool open before anything is buffered: the
+		 * writeback (which may run on a revoke) then never asks the MDS */
+		struct store_file_layout ly;
+
+		lc_inode_layout(in, &ly);
+		if ((r = lc_layout_resolve(c, in->ino, &ly)) < 0)
+			return r;
+	}
 	/* the data store is full: the store says now whether the write lands
 	 * in space fallocate reserved, as a local filesystem would, not at
 	 * writeback (write_while_full) */
 	full = lc_data_full(c);
 	r = kill_privs(c, fh);
+	if (r < 0)
+		return r;
+	r = quota_allow(c, in, append ? lc_inode_size(in) : off, &len, false);
 	if (r < 0)
 		return r;
 	pthread_mutex_lock(&in->lock);
@@ -724,15 +800,19 @@ static ssize_t write_fh(struct lclient *c, struct lc_fh *fh, off_t offset, size_
 		r = lc_wb_flush_data(c, in);
 		if (r < 0)
 			return r;
-		uint32_t osize = lc_inode_object_size(in);
+		struct store_file_layout ly;
+
+		lc_inode_layout(in, &ly);
+		if ((r = lc_layout_resolve(c, in->ino, &ly)) < 0)
+			return r;
 		if (append)
 			off = lc_inode_size(in);
 		r = clamp_to_limit(c, off, &len);
 		if (r < 0)
 			return r;
-		r = lc_obj_index_range(c, in, osize, off, len);
+		r = lc_obj_index_range(c, in, &ly, off, len);
 		if (r == 0)
-			r = full ? write_while_full(c, in, osize, off, &len, buf) : lc_obj_write(c, in->ino, osize, off, len, buf);
+			r = full ? write_while_full(c, in, &ly, off, &len, buf) : lc_obj_write(c, in->ino, &ly, off, len, buf);
 		if (r < 0)
 			return r;
 		pthread_mutex_lock(&in->lock);
@@ -740,7 +820,6 @@ static ssize_t write_fh(struct lclient *c, struct lc_fh *fh, off_t offset, size_
 		lc_wb_note_write_locked(in, off + len);
 		in->wmtime = lc_now_mdsp();
 		in->dirty_meta |= MDSP_DIRTY_SIZE | MDSP_DIRTY_MTIME;
-		in->wcred = fh->cred;
 		lc_inode_note_write_locked(in);
 		atomic_fetch_add(&in->data_gen, 1);
 		lc_mark_dirty_locked(c, in);
@@ -810,6 +889,11 @@ int lc_flush(struct lclient *c, struct lc_fh *fh)
 {
 	int r, e;
 
+	/* the requests made for this file that nobody waits for (its
+	 * asynchronous create, setattrs) leave the cork before close()
+	 * returns: once closed, a file is at the MDS as without the cork */
+	if (c->mdsc)
+		mdsc_uncork(c->mdsc);
 	if ((fh->flags & O_ACCMODE) == O_RDONLY && !fh->wrote)
 		return 0;
 	/* a writeback error recorded since this handle last reported one, not
@@ -944,7 +1028,9 @@ void lc_purge_data(struct lclient *c, struct lc_inode *in)
 		if (in->flushing_size > size)
 			size = in->flushing_size;
 	}
-	uint32_t osize = in->mi.object_size ? in->mi.object_size : c->default_object_size;
+	struct store_file_layout ly;
+
+	lc_mi_layout(c, &in->mi, &ly);
 	pthread_mutex_unlock(&in->lock);
 
 	lc_wb_discard_past(c, in, 0);
@@ -953,15 +1039,17 @@ void lc_purge_data(struct lclient *c, struct lc_inode *in)
 	pthread_mutex_unlock(&in->lock);
 	lc_obj_index_forget(in, 0);
 	/* the store work is the purge thread's, never this caller's (a FUSE
-	 * worker, or the NFS gateway's lease reaper closing expired opens) */
+	 * worker, the NFS gateway's lease reaper closing expired opens, or
+	 * the MDS session's reader: an asynchronous unlink's reply) */
 	if (size)
-		lc_purge_enqueue(c, in->ino, osize, size);
+		lc_purge_enqueue(c, in->ino, &ly, size);
 }
 
 int lc_truncate_data(struct lclient *c, struct lc_inode *in, uint64_t old_size, uint64_t new_size)
 {
-	uint32_t osize = lc_inode_object_size(in);
+	struct store_file_layout ly;
 
+	lc_inode_layout(in, &ly);
 	lc_wb_discard_past(c, in, new_size);
 	pthread_mutex_lock(&in->lock);
 	in->mi.size = new_size;
@@ -975,8 +1063,10 @@ int lc_truncate_data(struct lclient *c, struct lc_inode *in, uint64_t old_size, 
 	pthread_mutex_unlock(&in->lock);
 	if (new_size >= old_size)
 		return 0;
-	lc_obj_index_forget(in, new_size / osize + (new_size % osize ? 1 : 0));
-	return lc_obj_truncate(c, in->ino, osize, old_size, new_size);
+	lc_obj_index_forget(in, store_file_obj_first(&ly, new_size));
+	int r = lc_layout_resolve(c, in->ino, &ly);
+
+	return r < 0 ? r : lc_obj_truncate(c, in->ino, &ly, old_size, new_size);
 }
 
 int lc_get_flags(struct lclient *c, struct lc_inode *in, uint32_t *flags)
@@ -989,18 +1079,27 @@ int lc_get_flags(struct lclient *c, struct lc_inode *in, uint32_t *flags)
 	return 0;
 }
 
-/* Submit one op per object of [@off, @off+@len) built by @build, wait for them all. */
+/*
+ * Submit one op per object extent (a stripe unit, store_file_map) of
+ * [@off, @off+@len) built by @build, wait for them all.
+ */
 static int per_object(struct lclient *c, struct lc_inode *in, uint64_t off, uint64_t len, bool maybe_missing,
 		      void (*build)(struct store_op *op, uint64_t ooff, uint64_t n, uint64_t osize))
 {
-	uint32_t osize = lc_inode_object_size(in);
+	struct store_file_layout ly;
 	uint64_t end = off + len;
 	struct lc_io_batch b;
 	char oid[64];
 
+	int r;
+
+	lc_inode_layout(in, &ly);
+	if ((r = lc_layout_resolve(c, in->ino, &ly)) < 0)
+		return r;
 	lc_io_batch_init(&b);
+	b.pool = ly.pool;
 	for (uint64_t o = off; o < end;) {
-		uint64_t objno = o / osize, ooff = o % osize, n = osize - ooff;
+		uint64_t objno, ooff, n = store_file_map(&ly, o, &objno, &ooff);
 		struct store_op *op = store_op_new();
 
 		if (n > end - o)
@@ -1012,7 +1111,7 @@ static int per_object(struct lclient *c, struct lc_inode *in, uint64_t off, uint
 			pthread_mutex_unlock(&b.m);
 			break;
 		}
-		build(op, ooff, n, osize);
+		build(op, ooff, n, ly.object_size);
 		lc_obj_name(oid, sizeof(oid), in->ino, objno);
 		if (maybe_missing)
 			lc_io_batch_submit_maybe(c, &b, oid, op);
@@ -1082,11 +1181,19 @@ static int zero_data(struct lclient *c, struct lc_inode *in, uint64_t off, uint6
  */
 static int alloc_data(struct lclient *c, struct lc_inode *in, uint64_t off, uint64_t end, bool from_start)
 {
-	uint32_t osize = lc_inode_object_size(in);
-	uint64_t first = off / osize * osize, lo = from_start ? first : off;
+	struct store_file_layout ly;
+	uint64_t first, lo;
 	struct store_space sp;
 	int r;
 
+	lc_inode_layout(in, &ly);
+	if ((r = lc_layout_resolve(c, in->ino, &ly)) < 0)
+		return r;
+	/* from the object's start: in the plain layout that is a file range; a
+	 * striped object's head holds other units (their index keys are set by
+	 * the range's own, and their blocks are not counted) */
+	first = store_file_layout_plain(&ly) ? off / ly.object_size * ly.object_size : off;
+	lo = from_start ? first : off;
 	if (c->store && store_space(c->store, &sp) == 0 && sp.total && sp.full_ratio > 0 &&
 	    !strcmp(store_backend_name(c->store), "local")) {
 		double room = (double)sp.total * sp.full_ratio - (double)sp.used;
@@ -1094,7 +1201,7 @@ static int alloc_data(struct lclient *c, struct lc_inode *in, uint64_t off, uint
 		if (room < (double)(end - lo))
 			return -ENOSPC;
 	}
-	r = lc_obj_index_range(c, in, osize, lo, (size_t)(end - lo));
+	r = lc_obj_index_range(c, in, &ly, lo, (size_t)(end - lo));
 	if (r == 0)
 		r = per_object(c, in, off, end - off, false, from_start ? build_alloc_from_start : build_alloc);
 	if (r < 0)
@@ -1178,6 +1285,12 @@ int lc_fallocate(struct lclient *c, struct lc_fh *fh, int mode, off_t offset, of
 	}
 	/* mode 0 and KEEP_SIZE: the range's space, then the size (ext4's order:
 	 * a reservation that fails leaves the size as it was) */
+	if (!(mode & FALLOC_FL_KEEP_SIZE) && end > size) {
+		size_t n = (size_t)len;
+
+		if ((r = quota_allow(c, in, off, &n, true)) < 0)
+			return r;
+	}
 	r = alloc_data(c, in, off, end, true);
 	if (r == 0 && !(mode & FALLOC_FL_KEEP_SIZE) && end > size) {
 		struct lc_attr set = { .size = end };

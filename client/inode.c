@@ -14,6 +14,7 @@
  * evicted and freed.
  */
 #include <errno.h>
+#include <malloc.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -24,6 +25,8 @@
 #include "common/config.h"
 #include "common/log.h"
 #include "common/time.h"
+#include "perm/perm.h"
+#include "store/store.h"
 
 static inline unsigned long ino_hash(uint64_t ino)
 {
@@ -68,7 +71,10 @@ static void inode_free(struct lc_inode *in)
 	free(in->dtails);
 	extents_free(in->flushing);
 	lc_blocks_free(in);
-	xa_destroy(&in->objs);
+	if (in->objs) {
+		xa_destroy(in->objs);
+		free(in->objs);
+	}
 	free(in);
 }
 
@@ -248,8 +254,10 @@ void lc_inode_unhash(struct lclient *c, struct lc_inode *in)
 	if (was)
 		return;
 	rcu_read_lock();
-	if (!cds_lfht_del(c->inodes, &in->hnode))
+	if (!cds_lfht_del(c->inodes, &in->hnode)) {
 		atomic_fetch_sub(&c->ninodes, 1);
+		lc_mem_sub(c, LC_MEM_INODE, lc_mem_size(in));
+	}
 	rcu_read_unlock();
 }
 
@@ -266,7 +274,7 @@ static struct lc_inode *inode_alloc(struct lclient *c, uint64_t ino)
 	atomic_init(&in->ref, 1);
 	atomic_init(&in->last_used, now_mono_ns());
 	atomic_init(&in->dgen, 1);
-	xa_init(&in->objs);
+	in->quota_room = MDSP_QUOTA_NONE;
 	pthread_mutex_init(&in->lock, NULL);
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
@@ -286,6 +294,16 @@ double lc_secs(int id)
 	return cfg_double((enum cfg_opt_id)id);
 }
 
+/* in->lock held: what a trace says of the byte quotas above a regular file */
+static void note_quota_locked(struct lc_inode *in, const struct mdsp_inode *mi)
+{
+	lockdep_assert_held(&in->lock);
+	if (mi->quota_room == MDSP_QUOTA_UNSAID)
+		return;
+	in->quota_room = mi->quota_room;
+	in->quota_base = mi->size;
+}
+
 /* in->lock held: @mi from the MDS becomes the inode's attributes (@fresh: a new inode) */
 static void apply_mi_locked(struct lc_inode *in, const struct mdsp_inode *mi, bool fresh)
 {
@@ -293,13 +311,16 @@ static void apply_mi_locked(struct lc_inode *in, const struct mdsp_inode *mi, bo
 	/* an older reply must not overwrite a newer state (change only grows) */
 	if (!fresh && mi->change < in->mi.change)
 		return;
+	note_quota_locked(in, mi);
 	uint64_t old_mtime = (uint64_t)in->mi.mtime.sec;
 	uint32_t old_nsec = in->mi.mtime.nsec;
 	if (S_ISREG(mi->mode) && mi->size < in->mi.size) {
 		/* shrunk (another client's truncate may have removed objects and
 		 * their index keys): keys past the end are no longer known set */
-		uint32_t os = in->mi.object_size ? in->mi.object_size : in->c->default_object_size;
-		lc_obj_index_forget(in, mi->size / os + (mi->size % os ? 1 : 0));
+		struct store_file_layout ly;
+
+		lc_mi_layout(in->c, &in->mi, &ly);
+		lc_obj_index_forget(in, store_file_obj_first(&ly, mi->size));
 	}
 	if (!fresh && in->async_setattrs > 0) {
 		/*
@@ -375,9 +396,11 @@ struct lc_inode *lc_inode_update(struct lclient *c, const struct mdsp_inode *mi,
 		rcu_read_unlock();
 		if (got == &nin->hnode) {
 			atomic_fetch_add(&c->ninodes, 1);
+			lc_mem_add(c, LC_MEM_INODE, lc_mem_size(nin));
 			in = nin;
 			nin = NULL;
 			pthread_mutex_lock(&in->lock);
+			note_quota_locked(in, mi);
 			lc_caps_apply_locked(in, caps, cap_seq);
 			pthread_mutex_unlock(&in->lock);
 			return in;
@@ -432,6 +455,7 @@ void lc_attr_from_mdsp(const struct mdsp_inode *mi, struct lc_attr *a)
 	a->mode = mi->mode;
 	a->uid = mi->uid;
 	a->gid = mi->gid;
+	a->may_acl = mi->xattrs != MDSP_XATTRS_NONE && !S_ISLNK(mi->mode);
 	a->nlink = mi->nlink;
 	a->size = mi->size;
 	/* what the objects hold, as the MDS keeps it; a file of an older
@@ -467,9 +491,10 @@ void lc_inode_fill_attr_locked(const struct lc_inode *in, struct lc_attr *attr)
 	lc_attr_from_mdsp(&in->mi, attr);
 	/* st_blocks of a file whose blocks the MDS does not keep: what the
 	 * objects hold, once lc_obj_allocated() counted it for this version */
-	if (in->mi.blocks == MDSP_BLOCKS_UNKNOWN && in->alloc_known && in->alloc_key[0] == in->mi.size &&
-	    in->alloc_key[2] == in->mi.change && in->alloc_key[1] == in->mi.mtime.sec * 1000000000ull + in->mi.mtime.nsec)
-		attr->blocks = (in->alloc_bytes + 511) / 512;
+	if (in->mi.blocks == MDSP_BLOCKS_UNKNOWN && in->blk && in->blk->alloc_known &&
+	    in->blk->alloc_key[0] == in->mi.size && in->blk->alloc_key[2] == in->mi.change &&
+	    in->blk->alloc_key[1] == in->mi.mtime.sec * 1000000000ull + in->mi.mtime.nsec)
+		attr->blocks = (in->blk->alloc_bytes + 511) / 512;
 	/* the NFS change attribute: the MDS's, and this client's writes since */
 	if (in->wchange_base == in->mi.change)
 		attr->change += in->wchanges;
@@ -506,6 +531,35 @@ void lc_cached_attr(struct lc_inode *in, struct lc_attr *attr)
 	lc_inode_fill_attr(in, attr);
 }
 
+struct store_pool *lc_pool_peek(struct lclient *c, uint32_t id)
+{
+	struct store_pool *p = NULL;
+
+	if (id == 0)
+		return c->data;
+	pthread_mutex_lock(&c->pools_lock);
+	for (size_t i = 0; i < c->npools; i++)
+		if (c->pools[i].id == id)
+			p = c->pools[i].p;
+	pthread_mutex_unlock(&c->pools_lock);
+	return p;
+}
+
+void lc_mi_layout(struct lclient *c, const struct mdsp_inode *mi, struct store_file_layout *ly)
+{
+	store_file_layout_init(ly, mi->object_size ? mi->object_size : c->default_object_size, mi->stripe_unit,
+			       mi->stripe_count);
+	ly->pool_id = mi->pool;
+	ly->pool = lc_pool_peek(c, mi->pool);
+}
+
+void lc_inode_layout(struct lc_inode *in, struct store_file_layout *ly)
+{
+	pthread_mutex_lock(&in->lock);
+	lc_mi_layout(in->c, &in->mi, ly);
+	pthread_mutex_unlock(&in->lock);
+}
+
 uint32_t lc_inode_object_size(struct lc_inode *in)
 {
 	uint32_t os;
@@ -528,35 +582,26 @@ uint64_t lc_inode_size(struct lc_inode *in)
 	return s;
 }
 
-static bool in_groups(const struct lc_cred *cr, gid_t g)
-{
-	if (cr->gid == g)
-		return true;
-	for (int i = 0; i < cr->ngroups && i < LC_MAX_GROUPS; i++)
-		if (cr->groups[i] == g)
-			return true;
-	return false;
-}
-
+/*
+ * The mode-bit decision is perm/perm.c's, the MDS's own.  An inode that
+ * may carry an access ACL (its trace said it has xattrs, or nobody said)
+ * decides by it for everyone but root and the owner, and the ACL is not
+ * cached here: LC_PERM_ASK tells the caller to fetch it (lc_access) or let
+ * the MDS decide.
+ */
 int lc_perm_check(const struct lc_attr *a, int mask, const struct lc_cred *cr)
 {
-	mode_t m = a->mode;
+	struct mdsp_inode mi;
+	struct mdsp_caller caller;
 
-	mask &= 7;
-	if (!cr || cr->uid == 0) {
-		/* root: everything but executing a file nobody may execute */
-		if ((mask & 1) && !S_ISDIR(m) && !(m & 0111))
-			return -EACCES;
-		return 0;
-	}
-	unsigned int bits;
-	if (cr->uid == a->uid)
-		bits = (m >> 6) & 7;
-	else if (in_groups(cr, a->gid))
-		bits = (m >> 3) & 7;
-	else
-		bits = m & 7;
-	return (bits & (unsigned int)mask) == (unsigned int)mask ? 0 : -EACCES;
+	memset(&mi, 0, sizeof(mi));
+	mi.mode = a->mode;
+	mi.uid = a->uid;
+	mi.gid = a->gid;
+	lc_cred_to_caller(cr, &caller);
+	if (a->may_acl && caller.uid != 0 && caller.uid != mi.uid && (mi.mode & S_IRWXG))
+		return LC_PERM_ASK;
+	return mdsp_may_access(&mi, &caller, mask & 7);
 }
 
 /* in->lock held; drops SAFE entries of in->unsafe (an inode is not clean while
@@ -586,8 +631,10 @@ static bool try_evict(struct lclient *c, struct lc_inode *in)
 		return false;
 	atomic_fetch_sub_explicit(&unref_inodes, 1, memory_order_relaxed);
 	if (!atomic_exchange(&in->unhashed, true)) {
-		if (!cds_lfht_del(c->inodes, &in->hnode))
+		if (!cds_lfht_del(c->inodes, &in->hnode)) {
 			atomic_fetch_sub(&c->ninodes, 1);
+			lc_mem_sub(c, LC_MEM_INODE, lc_mem_size(in));
+		}
 	}
 	lc_release_caps(c, in, caps, seq);
 	perf_inc(&c->perf.ino_evicted, 1);
@@ -670,6 +717,36 @@ void lc_lfht_fit(struct cds_lfht *ht, unsigned long *fit, uint64_t count)
 	}
 }
 
+/* drop every directory's cached READDIR batches (memory pressure) */
+static void dirlists_drop(struct lclient *c)
+{
+	struct cds_lfht_iter it;
+	struct lc_inode *in;
+
+	rcu_read_lock();
+	LC_LFHT_FOR_EACH(c->inodes, &it, in, hnode) {
+		struct rd_batch *rd = NULL, *last = NULL;
+
+		if (!atomic_load_explicit(&c->mem[LC_MEM_DIRLIST], memory_order_relaxed) || !lc_mem_over(c, true))
+			break;
+		if (!get_unless_dead(in))
+			continue;
+		pthread_mutex_lock(&in->lock);
+		if (!in->rd_busy) {
+			rd = in->rd;
+			last = in->rd_last;
+			in->rd = in->rd_last = NULL;
+		}
+		pthread_mutex_unlock(&in->lock);
+		if (rd)
+			c->cache_ops.dir_batch_put(rd);
+		if (last)
+			c->cache_ops.dir_batch_put(last);
+		put_n(c, in, 1);
+	}
+	rcu_read_unlock();
+}
+
 void lc_icache_trim(struct lclient *c)
 {
 	uint64_t max = cfg_uint(CFG_client_cache_size);
@@ -678,7 +755,8 @@ void lc_icache_trim(struct lclient *c)
 	struct lc_inode *in;
 
 	lc_lfht_fit(c->inodes, &c->inodes_fit, n);
-	if (n <= max)
+	bool mem = lc_mem_over(c, false);
+	if (n <= max && !mem)
 		return;
 	uint64_t target = max - max / 8;
 	uint64_t now = now_mono_ns();
@@ -698,21 +776,30 @@ void lc_icache_trim(struct lclient *c)
 		return;
 	/* every inode referenced (a listing the kernel holds): a walk would
 	 * evict nothing (issue 21.3: 17 % of loligo-fuse's CPU in cds_lfht_next
-	 * during the `ls -l` of 200,000 files, with the walks above) */
+	 * during the `ls -l` of 200,000 files, with the walks above); past the
+	 * byte limit too: inodes come free as the kernel forgets names */
 	if (atomic_load_explicit(&unref_inodes, memory_order_relaxed) <= 0) {
 		perf_inc(&c->perf.ino_trim_skipped, 1);
 		return;
 	}
 	perf_inc(&c->perf.ino_trim_walks, 1);
-	if (c->itrim_left && n < c->itrim_left + (c->itrim_left > max ? c->itrim_left : max) / 8 &&
+	/* past the bound in bytes the kernel is being asked to forget names
+	 * (lc_dcache_trim), which lets their inodes go: walk every second */
+	if (!mem && c->itrim_left && n < c->itrim_left + (c->itrim_left > max ? c->itrim_left : max) / 8 &&
 	    mono_since(now, c->itrim_ns) < 10000000000ull)
 		return;
 	c->itrim_ns = now;
+	/* past the bound in bytes, the directories' cached listings go first
+	 * (a READDIR batch repeats every entry's attributes: ~230 bytes an
+	 * entry listed); a listing in progress holds its own reference, and
+	 * one waiting for a fetch (rd_busy) fetches again when it finds none */
+	if (mem)
+		dirlists_drop(c);
 	/* first pass spares what was used in the last second; second takes any */
-	for (int pass = 0; pass < 2 && atomic_load(&c->ninodes) > target; pass++) {
+	for (int pass = 0; pass < 2 && (atomic_load(&c->ninodes) > target || lc_mem_over(c, true)); pass++) {
 		rcu_read_lock();
 		LC_LFHT_FOR_EACH(c->inodes, &it, in, hnode) {
-			if (atomic_load(&c->ninodes) <= target)
+			if (atomic_load(&c->ninodes) <= target && !lc_mem_over(c, true))
 				break;
 			if (atomic_load_explicit(&in->ref, memory_order_relaxed) != 0)
 				continue;
@@ -814,17 +901,59 @@ void lc_mark_dirty_locked(struct lclient *c, struct lc_inode *in)
 	pthread_mutex_unlock(&c->dirty_lock);
 }
 
+size_t lc_mem_size(const void *p)
+{
+	return p ? malloc_usable_size((void *)p) + sizeof(size_t) : 0;
+}
+
+uint64_t lc_mem_total(struct lclient *c)
+{
+	uint64_t t = 0;
+
+	for (int k = 0; k < LC_MEM_NKINDS; k++)
+		t += atomic_load_explicit(&c->mem[k], memory_order_relaxed);
+	return t;
+}
+
+bool lc_mem_over(struct lclient *c, bool lo)
+{
+	uint64_t limit = cfg_uint(CFG_client_cache_memory_limit);
+
+	return limit && lc_mem_total(c) > (lo ? limit - limit / 10 : limit);
+}
+
+struct xarray *lc_obj_index_set(struct lc_inode *in)
+{
+	struct xarray *xa = atomic_load_explicit(&in->objs, memory_order_acquire), *nx, *none = NULL;
+
+	if (xa)
+		return xa;
+	nx = malloc(sizeof(*nx));
+	if (!nx)
+		return NULL;
+	xa_init(nx);
+	if (atomic_compare_exchange_strong_explicit(&in->objs, &none, nx, memory_order_acq_rel,
+						    memory_order_acquire))
+		return nx;
+	xa_destroy(nx);   /* another thread made it first */
+	free(nx);
+	return none;
+}
+
 void lc_obj_index_forget(struct lc_inode *in, uint64_t objno)
 {
 	uint64_t idx = objno;
 
+	if (!atomic_load_explicit(&in->objs, memory_order_acquire))
+		return;     /* nothing known: nothing to forget */
+
 	for (;;) {
 		rcu_read_lock();
-		void *e = xa_find(&in->objs, &idx);
+		void *e = xa_find(in->objs, &idx);
 		rcu_read_unlock();
 		if (!e)
 			break;
-		xa_erase(&in->objs, idx);
+		xa_erase(in->objs, idx);
 		if (idx == UINT64_MAX)
 			break;
 		idx++;

@@ -77,8 +77,11 @@
 #include <errno.h>
 #include <json-c/json.h>
 #include <stdlib.h>
+#include <limits.h>
+#include <linux/futex.h>
 #include <string.h>
 #include <sys/sdt.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "common/admin_sock.h"
@@ -346,6 +349,7 @@ bool mdsc_abort_request(struct mds_client *m, struct mdsc_req *r, int err, bool 
 	atomic_fetch_or(&r->state, RS_ABORTED);
 	pthread_cond_broadcast(&r->cond);
 	pthread_mutex_unlock(&r->lock);
+	mdsc_req_kick(r);
 	wait_list_remove(m, r);
 	mdsc_unregister(m, r);
 	return true;
@@ -370,7 +374,7 @@ int mdsc_send_request(struct mds_client *m, struct mds_conn *c, struct mdsc_req 
 	if (msg.request.oldest_tid > r->tid)    /* cannot happen (see the top); never trim ourselves */
 		msg.request.oldest_tid = r->tid;
 	msg.request.attempt = atomic_fetch_add(&r->attempts, 1) + 1;
-	msg.request.flags = flags | (r->pub.args.flags & MDSP_REQ_WANT_INOS);
+	msg.request.flags = flags | (r->pub.args.flags & (MDSP_REQ_WANT_INOS | MDSP_REQ_UMASK));
 	/* a replay must get back the very inode its UNSAFE reply named: data
 	 * and children hang off that ino (mds/prealloc.c); an asynchronous
 	 * create names its delegated ino on every attempt */
@@ -385,7 +389,11 @@ int mdsc_send_request(struct mds_client *m, struct mds_conn *c, struct mdsc_req 
 		return ret;
 	}
 	perf_inc(&m->c_sent, 1);                /* before the send: the reply may beat us back */
-	ret = mdsc_conn_send(c, &b);
+	/* a first send that nobody waits for may share a send with the next */
+	if (!flags && r->pub.on_reply)
+		ret = mdsc_conn_send_corked(c, &b);
+	else
+		ret = mdsc_conn_send(c, &b);
 	mdsp_buf_free(&b);
 	if (!ret) {
 		dout(CLIENT, 15, "mds request tid %llu %s attempt %u flags %#x sent", (unsigned long long)r->tid,
@@ -543,10 +551,12 @@ static int submit_request(struct mds_client *m, struct mdsc_req *r)
 }
 
 /*
- * Wait under r->lock until @mask is set in r->state, ABORTED, or
- * @deadline_ns (0: none): -ETIMEDOUT.  If the calling thread has an
- * lc_intr (a frontend call its caller may interrupt), a wait that lasts
- * past LC_INTR_ARM_NS arms it, and its firing ends the wait with -EINTR.
+ * Wait until @mask is set in r->state, ABORTED, or @deadline_ns (0: none):
+ * -ETIMEDOUT.  If the calling thread has an lc_intr (a frontend call its
+ * caller may interrupt), a wait that lasts past LC_INTR_ARM_NS arms it, and
+ * its firing ends the wait with -EINTR.  Until then (the whole wait, for
+ * nearly every request) the waiter sleeps on r->wseq with no lock
+ * (wait_fast); past it, on r->cond under r->lock, which lc_intr signals.
  */
 /* @deadline_ns (0: none), or the shutdown's bound if that is sooner */
 static uint64_t shutdown_clamp(struct mds_client *m, uint64_t deadline_ns)
@@ -554,6 +564,61 @@ static uint64_t shutdown_clamp(struct mds_client *m, uint64_t deadline_ns)
 	uint64_t by = atomic_load_explicit(&m->shutdown_by, memory_order_acquire);
 
 	return by && (!deadline_ns || by < deadline_ns) ? by : deadline_ns;
+}
+
+void mdsc_req_kick(struct mdsc_req *r)
+{
+	/* seq_cst, paired with wait_fast: either the waiter sees the new
+	 * state (or wseq moved under its futex_wait), or we see it asleep */
+	atomic_fetch_add(&r->wseq, 1);
+	if (atomic_load(&r->wsleepers))
+		syscall(SYS_futex, &r->wseq, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
+}
+
+#ifdef MDSC_TEST_HOOKS
+void (*mdsc_test_before_sleep)(struct mdsc_req *r);
+#endif
+
+/*
+ * wait_fast - the common wait: no interrupt can reach the waiter yet
+ * (before LC_INTR_ARM_NS, or no lc_intr at all), so it sleeps on r->wseq
+ * with no lock until the state it waits for, ABORTED, @deadline_ns or the
+ * shutdown's bound.  Return: 0 (the state is there), -ETIMEDOUT, -EINTR
+ * (interrupted before it slept), or 1: time to arm the interrupt, go on
+ * under r->lock (wait_state_intr).
+ */
+static int wait_fast(struct mdsc_req *r, uint32_t mask, uint64_t deadline_ns, struct lc_intr *it,
+		     uint64_t arm_ns)
+{
+	for (;;) {
+		uint32_t seq = atomic_load(&r->wseq);
+		uint64_t bound, until, now;
+		struct timespec ts;
+
+		if (atomic_load(&r->state) & (mask | RS_ABORTED))
+			return 0;       /* also a reply that came before we slept */
+		if (lc_intr_fired(it))
+			return -EINTR;
+		bound = shutdown_clamp(r->mdsc, deadline_ns);
+		until = bound;
+		if (it && (!until || arm_ns < until))
+			until = arm_ns;
+		if (until) {
+			now = now_mono_ns();
+			if (now >= until)
+				return bound && now >= bound ? -ETIMEDOUT : 1;
+			ts = ns_to_timespec(until);
+		}
+#ifdef MDSC_TEST_HOOKS
+		if (mdsc_test_before_sleep)
+			mdsc_test_before_sleep(r);
+#endif
+		atomic_fetch_add(&r->wsleepers, 1);
+		/* returns at once if wseq moved since we read it (EAGAIN) */
+		syscall(SYS_futex, &r->wseq, FUTEX_WAIT_BITSET_PRIVATE, seq, until ? &ts : NULL, NULL,
+			FUTEX_BITSET_MATCH_ANY);
+		atomic_fetch_sub(&r->wsleepers, 1);
+	}
 }
 
 static int wait_state_intr(struct mdsc_req *r, uint32_t mask, uint64_t deadline_ns, struct lc_intr *it)
@@ -564,6 +629,13 @@ static int wait_state_intr(struct mdsc_req *r, uint32_t mask, uint64_t deadline_
 
 	lockdep_might_wait("a reply from the MDS");
 	lc_op_wait_set(r->tid ? LC_WAIT_MDS : LC_WAIT_SESSION, r->tid);
+	ret = wait_fast(r, mask, deadline_ns, it, arm_ns);
+	if (ret <= 0) {
+		lc_op_wait_clear();
+		return ret;
+	}
+	ret = 0;
+	/* a long wait: from here on under r->lock, where lc_intr can wake us */
 	pthread_mutex_lock(&r->lock);
 	while (!(atomic_load(&r->state) & (mask | RS_ABORTED))) {
 		/* read under r->lock: mdsc_shutdown_begin broadcasts under it */
@@ -694,6 +766,24 @@ int mdsc_submit(struct mds_client *m, struct mds_request *pub)
 	int ret = refuse_evicted(m, r);
 
 	return ret ? ret : submit_request(m, r);
+}
+
+void mdsc_uncork(struct mds_client *m)
+{
+	struct mds_conn *c;
+	uint64_t t0;
+
+	if (!atomic_load_explicit(&m->out_frames, memory_order_relaxed))
+		return;         /* nothing queued anywhere: no lock */
+	t0 = mdsc_lock(m);
+	c = m->session.conn;
+	if (c)
+		mdsc_conn_get(c);
+	mdsc_unlock(m, SEC_OTHER, t0);
+	if (c) {
+		mdsc_conn_uncork(c);
+		mdsc_conn_put(c);
+	}
 }
 
 int mdsc_wait_reply(struct mds_client *m, struct mds_request *pub, uint64_t deadline_ns, bool intr)
@@ -843,7 +933,7 @@ void mdsc_handle_reply(struct mds_client *m, struct mdsp_msg *msg)
 {
 	const struct mdsp_reply *rep = &msg->reply;
 	uint64_t tid = rep->tid;
-	bool safe = !(rep->flags & MDSP_REPLY_UNSAFE), took = false, done = false, undone = false;
+	bool safe = !(rep->flags & MDSP_REPLY_UNSAFE), took = false, done = false, undone = false, kick = false;
 	struct mdsc_req *r;
 	uint64_t t0 = 0;
 	uint32_t st;
@@ -897,9 +987,12 @@ void mdsc_handle_reply(struct mds_client *m, struct mdsp_msg *msg)
 		if (!(took && r->pub.on_reply)) {
 			atomic_fetch_or(&r->state, st);
 			pthread_cond_broadcast(&r->cond);
+			kick = true;
 		}
 	}
 	pthread_mutex_unlock(&r->lock);
+	if (kick)
+		mdsc_req_kick(r);       /* after the unlock: the waiter needs no lock to go on */
 	if (took && r->pub.on_reply) {
 		/* nobody waits for the reply itself: its effects first, then a
 		 * waiter for SAFE (fsync) wakes up and finds them done.  Never
@@ -915,6 +1008,7 @@ void mdsc_handle_reply(struct mds_client *m, struct mdsp_msg *msg)
 		atomic_fetch_or(&r->state, st);
 		pthread_cond_broadcast(&r->cond);
 		pthread_mutex_unlock(&r->lock);
+		mdsc_req_kick(r);
 	}
 	dout(CLIENT, 15, "mds reply tid %llu result %d %s%s", (unsigned long long)tid, rep->result,
 	     safe ? "safe" : "unsafe", (rep->flags & MDSP_REPLY_REPLAYED) ? " (replayed)" : "");
@@ -1005,6 +1099,7 @@ static void perf_setup(struct mds_client *m)
 	perf_register_counter(MDSC_PERF_GROUP, "unsafe_lost", &m->c_unsafe_lost);
 	perf_register_counter(MDSC_PERF_GROUP, "sent_lost", &m->c_sent_lost);
 	perf_register_counter(MDSC_PERF_GROUP, "direct_sends", &m->c_direct_sends);
+	perf_register_counter(MDSC_PERF_GROUP, "corked", &m->c_corked);
 	perf_register_fn(MDSC_PERF_GROUP, "inflight", gauge_inflight, m);
 	perf_register_fn(MDSC_PERF_GROUP, "waiting", gauge_waiting, m);
 	perf_register_fn(MDSC_PERF_GROUP, "oldest_tid", gauge_oldest, m);
@@ -1252,6 +1347,7 @@ void mdsc_shutdown_begin(struct mds_client *m, uint64_t deadline_ns)
 		pthread_mutex_lock(&r->lock);
 		pthread_cond_broadcast(&r->cond);
 		pthread_mutex_unlock(&r->lock);
+		mdsc_req_kick(r);
 		mdsc_req_put(r);
 	}
 }

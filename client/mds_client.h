@@ -242,6 +242,12 @@ int mdsc_do_request(struct mds_client *mdsc, struct mds_request *req);
  * is the two with client_request_timeout.  Return: as mdsc_do_request.
  */
 int mdsc_submit(struct mds_client *mdsc, struct mds_request *req);
+/*
+ * mdsc_uncork - send now the requests nobody waits for that the cork
+ * (client_mds_cork_us) still holds, in order, as far as the socket takes
+ * them at once (the writer sends the rest).  No lock held.
+ */
+void mdsc_uncork(struct mds_client *mdsc);
 int mdsc_wait_reply(struct mds_client *mdsc, struct mds_request *req, uint64_t deadline_ns, bool intr);
 /**
  * mdsc_wait_safe - wait until @req got its SAFE reply (bounded by

@@ -168,73 +168,99 @@ __thread bool mdsc_on_session_thread;
  * kills the connection; the queue is then dropped (the session thread
  * re-drives every unanswered request on the next connection).
  */
+/*
+ * send_queue_locked - one sendmsg of the frames at the head of @c's queue
+ * (up to WRITE_BATCH), and what went out taken off it onto *@done (to be
+ * freed without the lock).  Caller holds out_lock, with c->writing false;
+ * the lock is dropped across the system call, c->writing set meanwhile.
+ * The cork is lifted: these frames are going.  Return: the bytes sent, 0
+ * when the socket took nothing, or -errno (-EAGAIN with MSG_DONTWAIT).
+ */
+static ssize_t send_queue_locked(struct mds_conn *c, int flags, struct out_frame **done)
+{
+	struct mds_client *m = c->mdsc;
+	struct iovec iov[WRITE_BATCH];
+	struct msghdr mh = { .msg_iov = iov };
+	struct out_frame *f, **dtail = done;
+	size_t left;
+	ssize_t n;
+	int k = 0, err;
+
+	for (f = c->out_head; f && k < WRITE_BATCH; f = f->next, k++) {
+		iov[k].iov_base = f->b.data + (k ? 0 : c->out_off);
+		iov[k].iov_len = f->b.len - (k ? 0 : c->out_off);
+	}
+	c->writing = true;
+	c->cork_until = 0;
+	pthread_mutex_unlock(&c->out_lock);
+	mh.msg_iovlen = (size_t)k;
+	n = sendmsg(c->fd, &mh, MSG_NOSIGNAL | flags);
+	err = errno;
+	pthread_mutex_lock(&c->out_lock);
+	c->writing = false;
+	if (n <= 0)
+		return n < 0 ? -err : 0;
+	hist_add(&m->frames_per_write, (uint64_t)k);
+	atomic_store_explicit(&c->last_tx_ns, now_mono_ns(), memory_order_relaxed);
+	left = (size_t)n;
+	while (left && (f = c->out_head)) {
+		size_t rest = f->b.len - c->out_off;
+
+		if (left < rest) {
+			c->out_off += left;
+			break;
+		}
+		left -= rest;
+		c->out_off = 0;
+		c->out_head = f->next;
+		if (!c->out_head)
+			c->out_tail = &c->out_head;
+		c->out_bytes -= f->b.len;
+		c->out_nframes--;
+		frame_dequeued(m, f);
+		f->next = NULL;
+		*dtail = f;
+		dtail = &f->next;
+	}
+	pthread_cond_broadcast(&c->room_cond);
+	return n;
+}
+
 static void *writer_main(void *arg)
 {
 	struct mds_conn *c = arg;
 	struct mds_client *m = c->mdsc;
-	struct iovec iov[WRITE_BATCH];
-	struct msghdr mh = { .msg_iov = iov };
-	struct out_frame *f, *done, **dtail;
+	struct out_frame *f, *done;
 	const char *why = NULL;
-	size_t left;
 	ssize_t n;
-	int k, err = 0;
+	int err = 0;
 
 	pthread_mutex_lock(&c->out_lock);
 	for (;;) {
-		/* a submitter may be sending straight to an idle socket: after it */
-		while ((!c->out_head || c->writing) && !atomic_load(&c->dead))
-			pthread_cond_wait(&c->out_cond, &c->out_lock);
-		if (atomic_load(&c->dead))
-			break;
-		c->writing = true;
-		k = 0;
-		for (f = c->out_head; f && k < WRITE_BATCH; f = f->next, k++) {
-			iov[k].iov_base = f->b.data + (k ? 0 : c->out_off);
-			iov[k].iov_len = f->b.len - (k ? 0 : c->out_off);
-		}
-		pthread_mutex_unlock(&c->out_lock);
-		mh.msg_iovlen = (size_t)k;
-		n = sendmsg(c->fd, &mh, MSG_NOSIGNAL);
-		if (n < 0 && errno == EINTR) {
-			pthread_mutex_lock(&c->out_lock);
-			c->writing = false;
-			continue;
-		}
-		if (n <= 0) {
-			err = n == 0 ? -EIO : (errno == EAGAIN || errno == EWOULDBLOCK) ? -ETIMEDOUT : -errno;
-			why = err == -ETIMEDOUT ? "send stalled: the mds stopped reading" : "send failed";
-			pthread_mutex_lock(&c->out_lock);
-			c->writing = false;
-			break;
-		}
-		hist_add(&m->frames_per_write, (uint64_t)k);
-		atomic_store_explicit(&c->last_tx_ns, now_mono_ns(), memory_order_relaxed);
-		/* take what went out off the queue */
-		pthread_mutex_lock(&c->out_lock);
-		c->writing = false;
-		done = NULL;
-		dtail = &done;
-		left = (size_t)n;
-		while (left && (f = c->out_head)) {
-			size_t rest = f->b.len - c->out_off;
+		/* a submitter may be sending straight to an idle socket: after
+		 * it; corked frames (nobody waits for them) when the cork ends */
+		while (!atomic_load(&c->dead)) {
+			if (!c->out_head || c->writing) {
+				pthread_cond_wait(&c->out_cond, &c->out_lock);
+			} else if (c->cork_until && now_mono_ns() < c->cork_until) {
+				struct timespec ts = ns_to_timespec(c->cork_until);
 
-			if (left < rest) {
-				c->out_off += left;
+				pthread_cond_timedwait(&c->out_cond, &c->out_lock, &ts);
+			} else {
 				break;
 			}
-			left -= rest;
-			c->out_off = 0;
-			c->out_head = f->next;
-			if (!c->out_head)
-				c->out_tail = &c->out_head;
-			c->out_bytes -= f->b.len;
-			frame_dequeued(m, f);
-			f->next = NULL;
-			*dtail = f;
-			dtail = &f->next;
 		}
-		pthread_cond_broadcast(&c->room_cond);
+		if (atomic_load(&c->dead))
+			break;
+		done = NULL;
+		n = send_queue_locked(c, 0, &done);
+		if (n == -EINTR)
+			continue;
+		if (n <= 0) {
+			err = n == 0 ? -EIO : (n == -EAGAIN || n == -EWOULDBLOCK) ? -ETIMEDOUT : (int)n;
+			why = err == -ETIMEDOUT ? "send stalled: the mds stopped reading" : "send failed";
+			break;
+		}
 		pthread_mutex_unlock(&c->out_lock);
 		frames_free(done);
 		pthread_mutex_lock(&c->out_lock);
@@ -246,7 +272,9 @@ static void *writer_main(void *arg)
 	c->out_head = NULL;
 	c->out_tail = &c->out_head;
 	c->out_bytes = 0;
+	c->out_nframes = 0;
 	c->out_off = 0;
+	c->cork_until = 0;
 	pthread_cond_broadcast(&c->room_cond);
 	pthread_mutex_unlock(&c->out_lock);
 	frames_free(f);
@@ -269,9 +297,11 @@ static void *writer_main(void *arg)
  * bound, after which the connection is declared dead; SEND_NOWAIT never
  * waits and may pass the limit, for the small messages that must never
  * block: caps, renewals).  One frame always fits an empty queue.
+ * @cork_ns (mdsc_conn_send_corked): not 0 for a frame nobody waits for,
+ * which may wait that long in the queue for others to share its send.
  * Return: 0, -ENOTCONN (dead), -ETIMEDOUT (no room within the bound), -ENOMEM.
  */
-int mdsc_conn_send_wait(struct mds_conn *c, struct mdsp_buf *b, uint64_t wait_ns)
+static int conn_send(struct mds_conn *c, struct mdsp_buf *b, uint64_t wait_ns, uint64_t cork_ns)
 {
 	struct mds_client *m = c->mdsc;
 	struct out_frame *f;
@@ -343,6 +373,69 @@ int mdsc_conn_send_wait(struct mds_conn *c, struct mdsp_buf *b, uint64_t wait_ns
 	}
 	if (c->tx_mac)
 		f->b.len += MDSP_MAC_LEN;
+	if (cork_ns && !c->writing && (!c->out_head || c->cork_until)) {
+		/*
+		 * Nobody waits for this one's reply: hold it, so that the
+		 * frames after it (an untar's create and setattrs, file after
+		 * file) go out in one send and the MDS answers them in one.
+		 * The writer sends the queue when the cork ends, or at once
+		 * with a full batch; an uncorked frame sends it sooner.
+		 */
+		uint64_t now = now_mono_ns();
+		bool first = !c->out_head;
+
+		*c->out_tail = f;
+		c->out_tail = &f->next;
+		c->out_bytes += f->b.len;
+		c->out_nframes++;
+		atomic_fetch_add_explicit(&m->out_bytes, f->b.len, memory_order_relaxed);
+		atomic_fetch_add_explicit(&m->out_frames, 1, memory_order_relaxed);
+		perf_inc(&m->c_corked, 1);
+		if (first) {
+			c->cork_until = now + cork_ns;
+			atomic_store_explicit(&c->last_tx_ns, now, memory_order_relaxed);
+		}
+		if (c->out_nframes >= WRITE_BATCH / 2)
+			c->cork_until = now;    /* a batch is full: the writer sends it now */
+		if (first || c->cork_until == now)
+			pthread_cond_signal(&c->out_cond);
+		pthread_mutex_unlock(&c->out_lock);
+		if (t0)
+			hist_add(&m->send_wait, now_mono_ns() - t0);
+		return 0;
+	}
+	if (c->cork_until && !c->writing) {
+		/*
+		 * Corked frames wait in the queue and this one must not: send
+		 * them and it now, ourselves (MSG_DONTWAIT, as an idle socket's
+		 * direct send), instead of waking the writer; it takes over
+		 * only what the socket does not take at once.
+		 */
+		struct out_frame *done = NULL;
+		ssize_t n;
+
+		*c->out_tail = f;
+		c->out_tail = &f->next;
+		c->out_bytes += f->b.len;
+		c->out_nframes++;
+		atomic_fetch_add_explicit(&m->out_bytes, f->b.len, memory_order_relaxed);
+		atomic_fetch_add_explicit(&m->out_frames, 1, memory_order_relaxed);
+		do {
+			n = send_queue_locked(c, MSG_DONTWAIT, &done);
+		} while (n == -EINTR);
+		r = n < 0 && n != -EAGAIN && n != -EWOULDBLOCK ? (int)n : 0;
+		if (c->out_head)
+			pthread_cond_signal(&c->out_cond);      /* the rest, if the socket took less */
+		pthread_mutex_unlock(&c->out_lock);
+		frames_free(done);
+		if (t0)
+			hist_add(&m->send_wait, now_mono_ns() - t0);
+		if (!r)
+			perf_inc(&m->c_direct_sends, 1);
+		if (r)
+			mdsc_conn_mark_dead(c, true, r, "send failed");
+		return r;
+	}
 	if (!c->out_head && !c->writing) {
 		/*
 		 * The socket is idle: send it ourselves, without waiting
@@ -391,6 +484,7 @@ int mdsc_conn_send_wait(struct mds_conn *c, struct mdsp_buf *b, uint64_t wait_ns
 		c->out_tail = &f->next;
 	}
 	c->out_bytes += f->b.len;
+	c->out_nframes++;
 	atomic_fetch_add_explicit(&m->out_bytes, f->b.len, memory_order_relaxed);
 	atomic_fetch_add_explicit(&m->out_frames, 1, memory_order_relaxed);
 	pthread_cond_signal(&c->out_cond);
@@ -400,10 +494,40 @@ int mdsc_conn_send_wait(struct mds_conn *c, struct mdsp_buf *b, uint64_t wait_ns
 	return 0;
 }
 
+int mdsc_conn_send_wait(struct mds_conn *c, struct mdsp_buf *b, uint64_t wait_ns)
+{
+	return conn_send(c, b, wait_ns, 0);
+}
+
+void mdsc_conn_uncork(struct mds_conn *c)
+{
+	struct out_frame *done = NULL;
+	ssize_t n;
+
+	pthread_mutex_lock(&c->out_lock);
+	if (c->cork_until && c->out_head && !c->writing && !atomic_load(&c->dead)) {
+		do {
+			n = send_queue_locked(c, MSG_DONTWAIT, &done);
+		} while (n == -EINTR);
+		/* what the socket did not take, or an error to meet: the writer's */
+		if (c->out_head)
+			pthread_cond_signal(&c->out_cond);
+	}
+	pthread_mutex_unlock(&c->out_lock);
+	frames_free(done);
+}
+
 int mdsc_conn_send(struct mds_conn *c, struct mdsp_buf *b)
 {
 	/* the session thread (replay, wait-list kick) waits for room only so long */
-	return mdsc_conn_send_wait(c, b, mdsc_on_session_thread ? mdsc_send_stall_ns() : SEND_WAIT);
+	return conn_send(c, b, mdsc_on_session_thread ? mdsc_send_stall_ns() : SEND_WAIT, 0);
+}
+
+int mdsc_conn_send_corked(struct mds_conn *c, struct mdsp_buf *b)
+{
+	uint64_t cork_ns = cfg_uint(CFG_client_mds_cork_us) * 1000ull;
+
+	return conn_send(c, b, mdsc_on_session_thread ? mdsc_send_stall_ns() : SEND_WAIT, cork_ns);
 }
 
 /* Bytes queued on @c and how long since the queue last moved (0: empty). */

@@ -61,6 +61,17 @@ struct mdsc_req {
 	struct mdsp_msg *reply_msg;     /* protected by lock; owns pub.reply */
 	pthread_mutex_t lock;           /* reply, result, and the waits on cond */
 	pthread_cond_t cond;
+	/*
+	 * The waiter's fast path (wait_state_intr): until an interrupt must
+	 * be able to reach it, the waiting thread sleeps on this futex word
+	 * with no lock; every state change that may end a wait bumps it and,
+	 * if wsleepers says someone sleeps, wakes it (mdsc_req_kick).  The
+	 * reader thread so wakes the requester directly: one futex wake and
+	 * one wait per request instead of the condition variable's wake,
+	 * its mutex hand-over and the unlock's wake.
+	 */
+	_Atomic uint32_t wseq;
+	_Atomic uint32_t wsleepers;
 	struct cds_list_head wait_item; /* protected by mdsc->wait_list_lock */
 	struct rcu_head rcu;
 };
@@ -92,6 +103,10 @@ struct mds_conn {
 	uint64_t out_seq;               /* protected by out_lock */
 	bool writing;                   /* protected by out_lock: a send is in progress (the writer's,
 					 * or a submitter's straight to an idle socket) */
+	uint64_t cork_until;            /* protected by out_lock: 0, or the queue holds only frames
+					 * nobody waits for, and the writer sends them then
+					 * (client_mds_cork_us) unless something uncorks it first */
+	uint32_t out_nframes;           /* protected by out_lock: frames queued */
 	struct mdsp_mac *tx_mac;        /* protected by out_lock: client -> mds key, once authenticated */
 	struct mdsp_mac *rx_mac;        /* the receiver's (handshake, then reader): mds -> client key */
 	uint64_t in_seq;                /* the receiver's: seq of the last frame received */
@@ -232,6 +247,7 @@ struct mds_client {
 	struct perf_counter c_replays, c_retries, c_reconnects, c_opens, c_rejects;
 	struct perf_counter c_timeouts, c_unsafe_lost, c_sent_lost, c_interrupted;
 	struct perf_counter c_direct_sends;     /* frames a submitter sent itself (idle socket) */
+	struct perf_counter c_corked;           /* frames held for a shared send (client_mds_cork_us) */
 };
 
 /* mds_client.c */
@@ -250,6 +266,9 @@ struct mdsc_req *mdsc_req_next(struct mds_client *m, uint64_t *idx, uint64_t las
 int mdsc_register_request(struct mds_client *m, struct mdsc_req *r);
 void mdsc_unregister(struct mds_client *m, struct mdsc_req *r);
 bool mdsc_abort_request(struct mds_client *m, struct mdsc_req *r, int err, bool only_unanswered);
+/* mdsc_req_kick - wake @r's fast-path waiters after a change of r->state
+ * (or of what bounds their wait: the shutdown); no lock needed. */
+void mdsc_req_kick(struct mdsc_req *r);
 int mdsc_send_request(struct mds_client *m, struct mds_conn *c, struct mdsc_req *r, uint32_t flags);
 void mdsc_handle_reply(struct mds_client *m, struct mdsp_msg *msg);
 void mdsc_kick_wait_list(struct mds_client *m);
@@ -259,6 +278,8 @@ int mdsc_sync_until(struct mds_client *m, uint64_t deadline_ns);
 /* test builds only (tests/unit/mdsc.cmake): called after every oldest_tid
  * publication with the candidate just offered */
 extern void (*mdsc_test_published)(struct mds_client *m, uint64_t candidate);
+/* called by a waiter right before it sleeps on r->wseq (wait_fast) */
+extern void (*mdsc_test_before_sleep)(struct mdsc_req *r);
 #endif
 
 /* mds_client_session.c */
@@ -283,6 +304,16 @@ void mdsc_conn_put(struct mds_conn *c);
  * at most the stall bound.  No lock held.
  */
 int mdsc_conn_send(struct mds_conn *c, struct mdsp_buf *b);
+/*
+ * mdsc_conn_send_corked - as mdsc_conn_send, for a frame nobody waits for
+ * (a request with on_reply): it may wait in the queue up to
+ * client_mds_cork_us for others to go out in the same send.  Any frame
+ * sent without the cork sends the queue at once (in order, by the sender
+ * itself when the socket takes it).
+ */
+int mdsc_conn_send_corked(struct mds_conn *c, struct mdsp_buf *b);
+/* mdsc_conn_uncork - send what the cork holds on @c now (mdsc_uncork). */
+void mdsc_conn_uncork(struct mds_conn *c);
 struct json_object *mdsc_session_json(struct mds_client *m);
 
 

@@ -24,6 +24,7 @@
 #include "common/config.h"
 #include "common/log.h"
 #include "common/time.h"
+#include "perm/perm.h"
 
 static int set_name(struct mds_request *req, const char *name)
 {
@@ -106,6 +107,8 @@ static int dir_search_ok(struct lc_inode *dir, const struct lc_cred *cr)
 	if (!S_ISDIR(a.mode))
 		return -ENOTDIR;
 	int r = lc_perm_check(&a, 1, cr);
+	if (r == LC_PERM_ASK)
+		return 0;               /* an ACL decides: the MDS's lookup */
 	return r < 0 ? r : 1;
 }
 
@@ -512,6 +515,39 @@ int lc_set_flags(struct lclient *c, struct lc_inode *in, uint32_t flags, const s
 	return kept ? 0 : -EOPNOTSUPP;
 }
 
+/* lc_access of an inode that may have an access ACL: read it (anyone may)
+ * and decide by it, as perm/perm.c does at the MDS */
+static int access_acl(struct lclient *c, struct lc_inode *in, const struct lc_attr *a, int mask,
+		      const struct lc_cred *cr)
+{
+	struct mdsp_inode mi;
+	struct mdsp_caller caller;
+	uint8_t *acl;
+	ssize_t n;
+	int r;
+
+	acl = malloc(MDSP_XATTR_SIZE_MAX);
+	if (!acl)
+		return -ENOMEM;
+	n = lc_getxattr(c, in, MDSP_XATTR_ACL_ACCESS, acl, MDSP_XATTR_SIZE_MAX, NULL);
+	if (n == -ENODATA || n == -EOPNOTSUPP)
+		n = 0;
+	if (n < 0) {
+		free(acl);
+		return (int)n;
+	}
+	if (n && mdsp_acl_valid(acl, (size_t)n))
+		n = 0;
+	memset(&mi, 0, sizeof(mi));
+	mi.mode = a->mode;
+	mi.uid = a->uid;
+	mi.gid = a->gid;
+	lc_cred_to_caller(cr, &caller);
+	r = mdsp_may_access_acl(&mi, n ? acl : NULL, (size_t)n, &caller, mask & 7);
+	free(acl);
+	return r;
+}
+
 int lc_access(struct lclient *c, struct lc_inode *in, int mask, const struct lc_cred *cr)
 {
 	struct lc_attr a;
@@ -521,7 +557,10 @@ int lc_access(struct lclient *c, struct lc_inode *in, int mask, const struct lc_
 		return r;
 	if (mask == F_OK)
 		return 0;
-	return lc_perm_check(&a, mask, cr);
+	r = lc_perm_check(&a, mask, cr);
+	if (r == LC_PERM_ASK)
+		r = access_acl(c, in, &a, mask, cr);
+	return r;
 }
 
 /* CREATE-like ops: dir + name -> a new target */
@@ -945,6 +984,28 @@ static ssize_t xattr_data(struct lclient *c, struct mds_request *req, void *buf,
 }
 
 /*
+ * The data path's c->data_ops.pool_name: the pool file @ino's layout names,
+ * from the MDS (the name of a pool id is the MDS's table: fs add_data_pool).
+ */
+static int pool_name(struct lclient *c, uint64_t ino, char *buf, size_t len)
+{
+	struct mds_request *req = lc_req_new(c, MDSP_OP_GETXATTR, ino, NULL);
+	ssize_t n;
+
+	if (!req)
+		return -ENOTCONN;
+	if (set_name(req, "loligo.file.layout.pool") < 0) {
+		mdsc_request_put(req);
+		return -ENOMEM;
+	}
+	n = xattr_data(c, req, buf, len - 1);
+	if (n < 0)
+		return (int)n;
+	buf[n] = '\0';
+	return 0;
+}
+
+/*
  * security.capability is asked for before every write, truncate and
  * fallocate (the kernel's file_remove_privs, which FUSE does not cache), so
  * its absence is remembered: an MDS answer of "none" holds while we keep As
@@ -990,6 +1051,12 @@ static int getxattr_none(struct lc_inode *in, const char *name, const struct lc_
 {
 	if (!strncmp(name, "security.", 9) || !strncmp(name, "trusted.", 8))
 		return -ENODATA;
+	if (!strcmp(name, MDSP_XATTR_ACL_ACCESS) || !strcmp(name, MDSP_XATTR_ACL_DEFAULT)) {
+		struct lc_attr a;
+
+		lc_inode_fill_attr(in, &a);
+		return S_ISLNK(a.mode) ? 1 : -ENODATA;
+	}
 	if (!strncmp(name, "user.", 5)) {
 		struct lc_attr a;
 
@@ -1079,6 +1146,11 @@ ssize_t lc_listxattr(struct lclient *c, struct lc_inode *in, char *buf, size_t s
 	return xattr_data(c, req, buf, size);
 }
 
+static bool is_acl_name(const char *name)
+{
+	return !strcmp(name, MDSP_XATTR_ACL_ACCESS) || !strcmp(name, MDSP_XATTR_ACL_DEFAULT);
+}
+
 int lc_setxattr(struct lclient *c, struct lc_inode *in, const char *name, const void *val, size_t size, int flags,
 		const struct lc_cred *cr)
 {
@@ -1089,6 +1161,10 @@ int lc_setxattr(struct lclient *c, struct lc_inode *in, const char *name, const 
 		return -ERANGE;
 	if (size > MDSP_XATTR_SIZE_MAX)
 		return -E2BIG;
+	/* an ACL changes what its setattrs may do and do (perm/acl.c): the
+	 * MDS decides them from now on, not asyncdir.c */
+	if (is_acl_name(name))
+		lc_async_forget(c, in->ino);
 	req = lc_req_new(c, MDSP_OP_SETXATTR, in->ino, cr);
 	if (!req)
 		return -ENOTCONN;
@@ -1105,6 +1181,16 @@ int lc_setxattr(struct lclient *c, struct lc_inode *in, const char *name, const 
 	req->args.oflags = (uint32_t)flags;
 	if (r == 0 && is_fcaps(name))
 		fcaps_forget(in);   /* before: a getxattr answered meanwhile may say "none" */
+	/* a file's layout is set only while it has no data (mds/server.c
+	 * layout_setxattr, which sees what other clients buffered once it
+	 * revoked their caps): what we wrote and the MDS may not know yet
+	 * says no here */
+	if (r == 0 && !strncmp(name, "loligo.file.layout", 18)) {
+		pthread_mutex_lock(&in->lock);
+		if (in->dirty || in->flushing || in->wsize || in->mi.size)
+			r = -ENOTEMPTY;
+		pthread_mutex_unlock(&in->lock);
+	}
 	if (r == 0)
 		r = lc_req_run(c, req, NULL);
 	if (r == 0 && is_fcaps(name))
@@ -1353,5 +1439,6 @@ void lc_ns_register(struct lclient *c)
 	c->cache_ops.async_unlink_defer = lc_async_unlink_defer;
 	c->cache_ops.async_unlink_drop = lc_async_unlink_drop;
 	c->data_ops.getattr = lc_getattr;
+	c->data_ops.pool_name = pool_name;
 	c->data_ops.fsetattr = lc_fsetattr;
 }

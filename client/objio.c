@@ -2,8 +2,13 @@
  * objio.c - file data in the object store (DESIGN.md section 4).
  *
  * A file's bytes are striped over objects "<ino hex>.<objno %08x>" of
- * object_size bytes each in the data pool: byte B of the file lives at
- * offset B % object_size of object B / object_size.  Objects that were
+ * object_size bytes each in the data pool, as its layout says: stripe units
+ * round-robin over stripe_count objects (store_file_map, the one place that
+ * turns a file offset into an object and an offset in it; the plain layout
+ * puts byte B at offset B % object_size of object B / object_size).  The
+ * data path works in stripe units: a unit is contiguous in one object, and
+ * the units of one stripe go to stripe_count objects, so a large write or
+ * read keeps that many objects (OSDs) busy at once.  Objects that were
  * never written do not exist and read as zeros, as do the parts of an
  * object past its end (sparse files cost nothing).
  *
@@ -38,6 +43,75 @@ void lc_obj_name(char *buf, size_t len, uint64_t ino, uint64_t objno)
 	store_file_oid(buf, len, ino, objno);
 }
 
+/* ---- data pools ----------------------------------------------------------- */
+
+/*
+ * A file's data objects are in the pool its layout names (fs add_data_pool);
+ * its object index always in the first pool, c->data, which must keep omap
+ * (an erasure-coded RADOS pool cannot: it may hold data only).  Pools other
+ * than the first are opened at their first use and kept for the mount.
+ */
+int lc_layout_resolve(struct lclient *c, uint64_t ino, struct store_file_layout *ly)
+{
+	struct store_pool *p = NULL;
+	char name[256];
+	int r;
+
+	if (ly->pool)
+		return 0;
+	if (!ly->pool_id) {
+		ly->pool = c->data;
+		return 0;
+	}
+	if ((ly->pool = lc_pool_peek(c, ly->pool_id)))
+		return 0;
+	if (!c->data_ops.pool_name || !c->store)
+		return -EIO;
+	/* (a file's pool changes only while it is empty: the name is the id's) */
+	r = c->data_ops.pool_name(c, ino, name, sizeof(name));
+	if (r < 0) {
+		derr(CLIENT, "data pool %" PRIu32 " of inode %" PRIx64 ": cannot learn its name: %s", ly->pool_id, ino,
+		     strerror(-r));
+		return r == -ENODATA ? -EIO : r;
+	}
+	r = store_pool_open(c->store, name, NULL, &p);
+	if (r < 0) {
+		derr(CLIENT, "cannot open data pool %s (id %" PRIu32 "): %s", name, ly->pool_id, strerror(-r));
+		return r == -ENOENT ? -EIO : r;
+	}
+	pthread_mutex_lock(&c->pools_lock);
+	for (size_t i = 0; i < c->npools; i++)
+		if (c->pools[i].id == ly->pool_id) {
+			ly->pool = c->pools[i].p;   /* another thread was quicker */
+			break;
+		}
+	if (!ly->pool) {
+		struct lc_pool *v = realloc(c->pools, (c->npools + 1) * sizeof(*v));
+
+		if (v) {
+			c->pools = v;
+			v[c->npools].id = ly->pool_id;
+			v[c->npools].p = p;
+			c->npools++;
+			ly->pool = p;
+			p = NULL;
+		}
+	}
+	pthread_mutex_unlock(&c->pools_lock);
+	if (p)
+		store_pool_close(p);
+	if (!ly->pool)
+		return -ENOMEM;
+	dinfo(CLIENT, "data pool %s (id %" PRIu32 ") open", name, ly->pool_id);
+	return 0;
+}
+
+/* the pool of @ly's data objects (lc_layout_resolve'd), or NULL */
+static struct store_pool *pool_of(struct lclient *c, const struct store_file_layout *ly)
+{
+	return ly->pool ? ly->pool : ly->pool_id ? NULL : c->data;
+}
+
 /* ---- what a file holds: st_blocks ---------------------------------------- */
 
 #define LC_ALLOC_STAT_MAX 32        /* objects stat'ed one by one */
@@ -59,13 +133,14 @@ bool lc_obj_alloc_stale_locked(struct lclient *c, const struct lc_inode *in)
 	    !in->mi.size || in->dirty_meta || in->dirty || in->flushing)
 		return false;
 	alloc_key_of(in, key);
-	return !in->alloc_known || memcmp(key, in->alloc_key, sizeof(key));
+	return !in->blk || !in->blk->alloc_known || memcmp(key, in->blk->alloc_key, sizeof(key));
 }
 
 void lc_obj_allocated(struct lclient *c, struct lc_inode *in)
 {
 	struct store_kv *kv = NULL;
 	uint64_t key[3], total = 0, nobj = 0, ino = in->ino;
+	struct store_file_layout ly;
 	uint32_t osize;
 	char oid[64], after[32] = "";
 	bool more = true, exact = true, have_key;
@@ -76,8 +151,11 @@ void lc_obj_allocated(struct lclient *c, struct lc_inode *in)
 		return;
 	pthread_mutex_lock(&in->lock);
 	alloc_key_of(in, key);
-	have_key = in->alloc_known && !memcmp(key, in->alloc_key, sizeof(key));
-	osize = in->mi.object_size ? in->mi.object_size : c->default_object_size;
+	have_key = in->blk && in->blk->alloc_known && !memcmp(key, in->blk->alloc_key, sizeof(key));
+	lc_mi_layout(c, &in->mi, &ly);
+	osize = ly.object_size;
+	if (!ly.pool)
+		have_key = true;   /* not open here: the size stands (the reads open it) */
 	if (have_key || in->mi.blocks != MDSP_BLOCKS_UNKNOWN || !S_ISREG(in->mi.mode) || in->dirty_meta ||
 	    in->dirty || in->flushing || !key[0] || !osize) {
 		pthread_mutex_unlock(&in->lock);
@@ -101,7 +179,7 @@ void lc_obj_allocated(struct lclient *c, struct lc_inode *in)
 
 			if (nobj < LC_ALLOC_STAT_MAX) {
 				store_file_oid(name, sizeof(name), ino, objno);
-				if (store_stat(c->data, name, &st) == 0)
+				if (store_stat(ly.pool, name, &st) == 0)
 					total += st.size < osize ? st.size : osize;
 				/* a key without its object (a crash between the two): nothing */
 			} else {
@@ -126,10 +204,12 @@ void lc_obj_allocated(struct lclient *c, struct lc_inode *in)
 		uint64_t now[3];
 
 		alloc_key_of(in, now);
-		if (!memcmp(now, key, sizeof(now)) && !in->dirty_meta && !in->dirty) {
-			in->alloc_known = true;
-			in->alloc_bytes = total;
-			memcpy(in->alloc_key, now, sizeof(now));
+		struct lc_blocks *b;
+
+		if (!memcmp(now, key, sizeof(now)) && !in->dirty_meta && !in->dirty && (b = lc_blocks_get_locked(in))) {
+			b->alloc_known = true;
+			b->alloc_bytes = total;
+			memcpy(b->alloc_key, now, sizeof(now));
 		}
 	}
 	pthread_mutex_unlock(&in->lock);
@@ -144,10 +224,12 @@ static struct store_op *index_op(struct lc_inode *in, const uint64_t *objs, size
 {
 	struct store_op *op = NULL;
 
+	struct xarray *xa = atomic_load_explicit(&in->objs, memory_order_acquire);
+
 	*r = 0;
 	for (size_t i = 0; i < n; i++) {
 		rcu_read_lock();
-		bool known = xa_load(&in->objs, objs[i]) != NULL;
+		bool known = xa && xa_load(xa, objs[i]) != NULL;
 		rcu_read_unlock();
 		if (known)
 			continue;
@@ -163,8 +245,10 @@ static struct store_op *index_op(struct lc_inode *in, const uint64_t *objs, size
 void lc_obj_index_known(struct lc_inode *in, const uint64_t *objs, size_t n)
 {
 	/* best effort: a key we fail to remember is only set again */
-	for (size_t i = 0; i < n; i++)
-		xa_store(&in->objs, objs[i], KNOWN);
+	struct xarray *xa = lc_obj_index_set(in);
+
+	for (size_t i = 0; xa && i < n; i++)
+		xa_store(xa, objs[i], KNOWN);
 }
 
 int lc_obj_index_submit(struct lclient *c, struct lc_io_batch *b, struct lc_inode *in, const uint64_t *objs,
@@ -223,30 +307,39 @@ int lc_obj_index_present(struct lclient *c, struct lc_inode *in, const uint64_t 
 
 bool lc_obj_indexed(struct lc_inode *in, uint64_t objno)
 {
+	struct xarray *xa = atomic_load_explicit(&in->objs, memory_order_acquire);
+
 	rcu_read_lock();
-	bool known = xa_load(&in->objs, objno) != NULL;
+	bool known = xa && xa_load(xa, objno) != NULL;
 	rcu_read_unlock();
 	return known;
 }
 
-int lc_obj_index_range(struct lclient *c, struct lc_inode *in, uint32_t osize, uint64_t off, size_t len)
+int lc_obj_index_range(struct lclient *c, struct lc_inode *in, const struct store_file_layout *ly, uint64_t off,
+		       size_t len)
 {
-	uint64_t objs[16], first, last, o;
+	uint64_t objs[16], end = off + len;
+	size_t n = 0;
 	int r = 0;
 
-	if (!len)
-		return 0;
-	if (!osize)
-		osize = c->default_object_size;
-	first = off / osize;
-	last = (off + len - 1) / osize;
-	for (o = first; o <= last && r == 0;) {
-		size_t n = 0;
+	/* unit by unit: the objects of a stripe are stripe_count different ones */
+	while (off < end && r == 0) {
+		uint64_t objno, ooff, k = store_file_map(ly, off, &objno, &ooff);
+		size_t i;
 
-		while (o <= last && n < sizeof(objs) / sizeof(objs[0]))
-			objs[n++] = o++;
-		r = lc_obj_index(c, in, objs, n);
+		for (i = 0; i < n && objs[i] != objno; i++)
+			;
+		if (i == n) {
+			if (n == sizeof(objs) / sizeof(objs[0])) {
+				r = lc_obj_index(c, in, objs, n);
+				n = 0;
+			}
+			objs[n++] = objno;
+		}
+		off += k < end - off ? k : end - off;
 	}
+	if (r == 0 && n)
+		r = lc_obj_index(c, in, objs, n);
 	return r;
 }
 
@@ -264,6 +357,7 @@ static unsigned int max_inflight(void);
 
 static void group_init(struct io_group *g)
 {
+	g->pool = NULL;
 	pthread_mutex_init(&g->m, NULL);
 	pthread_cond_init(&g->cv, NULL);
 	g->pending = 0;
@@ -344,15 +438,17 @@ static void piece_failed(struct io_piece *p, int r)
 /* ---- reads: waited for in the reader's thread ------------------------------ */
 
 /* One object extent read in flight (lc_obj_read and readahead chunks). */
-int lc_obj_read_start(struct lclient *c, uint64_t ino, uint32_t osize, uint64_t off, size_t len, char *buf,
-		      struct store_aio **out)
+int lc_obj_read_start(struct lclient *c, uint64_t ino, const struct store_file_layout *ly, uint64_t off, size_t len,
+		      char *buf, struct store_aio **out)
 {
+	uint64_t objno, ooff;
 	char oid[64];
 
-	if (!osize)
-		osize = c->default_object_size;
-	lc_obj_name(oid, sizeof(oid), ino, off / osize);
-	return store_aio_read(c->data, oid, off % osize, len, buf, out);
+	store_file_map(ly, off, &objno, &ooff);
+	lc_obj_name(oid, sizeof(oid), ino, objno);
+	if (!pool_of(c, ly))
+		return -EIO;
+	return store_aio_read(pool_of(c, ly), oid, ooff, len, buf, out);
 }
 
 int lc_obj_read_end(struct store_aio *a, char *buf, size_t len)
@@ -368,7 +464,8 @@ int lc_obj_read_end(struct store_aio *a, char *buf, size_t len)
 	return 0;
 }
 
-int lc_obj_read(struct lclient *c, uint64_t ino, uint32_t osize, uint64_t off, size_t len, char *buf)
+int lc_obj_read(struct lclient *c, uint64_t ino, const struct store_file_layout *ly, uint64_t off, size_t len,
+		char *buf)
 {
 	struct piece {
 		struct store_aio *a;
@@ -379,19 +476,17 @@ int lc_obj_read(struct lclient *c, uint64_t ino, uint32_t osize, uint64_t off, s
 	size_t head = 0, n = 0;   /* v is a ring: [head, head + n) in flight */
 	int err = 0, r;
 
-	if (!osize)
-		osize = c->default_object_size;
 	if (maxq > sizeof(v) / sizeof(v[0]))
 		maxq = sizeof(v) / sizeof(v[0]);
 	/* one read per object extent, all in flight (up to maxq), waited in order */
 	while (len > 0 || n > 0) {
 		if (len > 0 && n < maxq && !err) {
-			size_t k = osize - off % osize;
+			uint64_t objno, ooff, k = store_file_map(ly, off, &objno, &ooff);
 			struct piece *p = &v[(head + n) % maxq];
 
 			if (k > len)
 				k = len;
-			r = lc_obj_read_start(c, ino, osize, off, k, buf, &p->a);
+			r = lc_obj_read_start(c, ino, ly, off, k, buf, &p->a);
 			if (r < 0) {
 				err = r;
 			} else {
@@ -443,20 +538,20 @@ bool lc_data_nearfull(struct lclient *c)
 	return lc_data_full(c) || atomic_load(&c->nearfull);
 }
 
-int lc_obj_write(struct lclient *c, uint64_t ino, uint32_t osize, uint64_t off, size_t len, const char *buf)
+int lc_obj_write(struct lclient *c, uint64_t ino, const struct store_file_layout *ly, uint64_t off, size_t len,
+		 const char *buf)
 {
 	struct io_group g;
 	unsigned int maxq = max_inflight();
 	char oid[64];
 	int r;
 
-	if (!osize)
-		osize = c->default_object_size;
+	if (!pool_of(c, ly))
+		return -EIO;
 	group_init(&g);
 	while (len > 0) {
-		uint64_t objno = off / osize;
-		uint64_t ooff = off % osize;
-		size_t n = osize - ooff;
+		uint64_t objno, ooff;
+		size_t n = (size_t)store_file_map(ly, off, &objno, &ooff);
 		if (n > len)
 			n = len;
 		lc_obj_name(oid, sizeof(oid), ino, objno);
@@ -472,7 +567,7 @@ int lc_obj_write(struct lclient *c, uint64_t ino, uint32_t osize, uint64_t off, 
 			break;
 		}
 		store_op_write(op, ooff, buf, n);
-		r = store_op_submit(c->data, oid, op, piece_done, p);
+		r = store_op_submit(pool_of(c, ly), oid, op, piece_done, p);
 		if (r < 0)
 			piece_failed(p, r);
 		group_wait(&g, maxq - 1);
@@ -486,21 +581,22 @@ int lc_obj_write(struct lclient *c, uint64_t ino, uint32_t osize, uint64_t off, 
 	return r;
 }
 
-int lc_obj_truncate(struct lclient *c, uint64_t ino, uint32_t osize, uint64_t old_size, uint64_t new_size)
+int lc_obj_truncate(struct lclient *c, uint64_t ino, const struct store_file_layout *ly, uint64_t old_size,
+		    uint64_t new_size)
 {
 	struct store_file_trim t;
 	uint64_t bound = lc_max_file_size(c);
 	int r;
 
-	if (!osize)
-		osize = c->default_object_size;
 	if (old_size <= new_size)
 		return 0;
 	/* without indexes: every object the old size covers, never past the
 	 * limit (a size set before there was one says nothing) */
 	if (old_size > bound)
 		old_size = bound > new_size ? bound : new_size;
-	store_file_trim_init(&t, ino, osize, new_size, old_size, c->data_indexed);
+	store_file_trim_init(&t, ino, ly, new_size, old_size, c->data_indexed);
+	if (!(t.data = pool_of(c, ly)))
+		return -EIO;
 	do
 		r = store_file_trim_step(c->data, &t, 1024, max_inflight());
 	while (r > 0);
@@ -529,7 +625,7 @@ static void submit_op(struct lclient *c, struct lc_io_batch *b, const char *oid,
 		return;
 	}
 	p->ignore_enoent = ignore_enoent;
-	r = store_op_submit(c->data, oid, op, piece_done, p);
+	r = store_op_submit(b->pool ? b->pool : c->data, oid, op, piece_done, p);
 	if (r < 0)
 		piece_failed(p, r);
 	group_wait(b, b->maxq - 1);

@@ -56,12 +56,13 @@
 #include "store/store.h"
 
 #define QUEUE_OID "loligo.client_purge"
-#define V_ENTRY 1
+#define V_ENTRY 2   /* 2: the data pool's id */
 
 struct pitem {
 	struct pitem *next;
 	uint64_t ino, size;
 	uint32_t osize;
+	uint32_t pool;            /* data pool id (its index is in the first pool, c->data) */
 	bool recorded;            /* in the persisted queue */
 	uint64_t not_before_ns;   /* retry after a failure */
 };
@@ -97,14 +98,16 @@ static uint64_t get_le(const uint8_t *p, int n)
 	return v;
 }
 
-/* value: u8 version, u32 object size, u64 size bound */
-#define ENTRY_LEN 13
+/* value: u8 version, u32 object size, u64 size bound; v2: u32 pool id */
+#define ENTRY_LEN_V1 13
+#define ENTRY_LEN 17
 
 static void encode(uint8_t *v, const struct pitem *it)
 {
 	v[0] = V_ENTRY;
 	put_le(v + 1, it->osize, 4);
 	put_le(v + 5, it->size, 8);
+	put_le(v + 13, it->pool, 4);
 }
 
 static bool stopping(struct lc_purger *p)
@@ -177,10 +180,22 @@ static int purge_one(struct lc_purger *p, const struct pitem *it)
 {
 	struct lclient *c = p->c;
 	struct store_file_trim t;
+	struct store_file_layout ly;
 	uint64_t bound = lc_max_file_size(c);
 	int r;
 
-	store_file_trim_init(&t, it->ino, it->osize, 0, it->size < bound ? it->size : bound, c->data_indexed);
+	store_file_layout_init(&ly, it->osize, 0, 0);
+	ly.pool_id = it->pool;
+	/* a pool is open here when this client read or wrote a file of it;
+	 * else (the file is gone, the MDS cannot name its pool any more) the
+	 * MDS's purge, which every deleted file gets, removes its objects */
+	if (!(ly.pool = lc_pool_peek(c, it->pool))) {
+		dout(CLIENT, 5, "purge of %" PRIx64 ": data pool %" PRIu32 " not open here: left to the MDS's purge",
+		     it->ino, it->pool);
+		return 0;
+	}
+	store_file_trim_init(&t, it->ino, &ly, 0, it->size < bound ? it->size : bound, c->data_indexed);
+	t.data = ly.pool;
 	for (;;) {
 		uint64_t before = t.removed;
 		unsigned int slice = (unsigned int)cfg_uint(CFG_client_purge_slice);
@@ -287,7 +302,7 @@ static void *purge_main(void *arg)
 	return NULL;
 }
 
-static struct pitem *item_new(uint64_t ino, uint32_t osize, uint64_t size, bool recorded)
+static struct pitem *item_new(uint64_t ino, uint32_t osize, uint32_t pool, uint64_t size, bool recorded)
 {
 	struct pitem *it = calloc(1, sizeof(*it));
 
@@ -295,6 +310,7 @@ static struct pitem *item_new(uint64_t ino, uint32_t osize, uint64_t size, bool 
 		return NULL;
 	it->ino = ino;
 	it->osize = osize;
+	it->pool = pool;
 	it->size = size;
 	it->recorded = recorded;
 	return it;
@@ -339,11 +355,12 @@ static int load(struct lc_purger *p)
 			uint64_t ino = strtoull(kvs[i].key, &end, 16);
 			struct pitem *it;
 
-			if (*end || kvs[i].len < ENTRY_LEN || v[0] < 1) {
+			if (*end || kvs[i].len < ENTRY_LEN_V1 || v[0] < 1 || (v[0] >= 2 && kvs[i].len < ENTRY_LEN)) {
 				derr(CLIENT, "purge queue: bad entry %s skipped", kvs[i].key);
 				continue;
 			}
-			it = item_new(ino, (uint32_t)get_le(v + 1, 4), get_le(v + 5, 8), true);
+			it = item_new(ino, (uint32_t)get_le(v + 1, 4), v[0] >= 2 ? (uint32_t)get_le(v + 13, 4) : 0,
+				      get_le(v + 5, 8), true);
 			if (!it) {
 				r = -ENOMEM;
 				break;
@@ -429,7 +446,7 @@ void lc_purge_stop(struct lclient *c)
 	free(p);
 }
 
-void lc_purge_enqueue(struct lclient *c, uint64_t ino, uint32_t osize, uint64_t size)
+void lc_purge_enqueue(struct lclient *c, uint64_t ino, const struct store_file_layout *ly, uint64_t size)
 {
 	struct lc_purger *p = c->purger;
 	struct pitem *it;
@@ -437,10 +454,18 @@ void lc_purge_enqueue(struct lclient *c, uint64_t ino, uint32_t osize, uint64_t 
 	if (!p) {
 		/* no thread (a test client without one): do it here */
 		uint64_t bound = lc_max_file_size(c);
-		lc_obj_truncate(c, ino, osize, size < bound ? size : bound, 0);
+		lc_obj_truncate(c, ino, ly, size < bound ? size : bound, 0);
 		return;
 	}
-	it = item_new(ino, osize, size, false);
+	/*
+	 * The queue records an object size and a size bound, which a purge
+	 * reads in the plain layout (the index is what counts; the bound only
+	 * where there is none): a striped file's bound is the plain size that
+	 * covers every object it may have.
+	 */
+	if (!store_file_layout_plain(ly))
+		size = store_file_obj_end(ly, size) * ly->object_size;
+	it = item_new(ino, ly->object_size, ly->pool_id, size, false);
 	if (!it) {
 		derr(CLIENT, "no memory to queue the purge of %" PRIx64 ": its objects stay", ino);
 		return;

@@ -50,12 +50,16 @@ struct rd_batch {
 	bool end;
 	uint32_t n;
 	struct rd_ent *ents;
+	struct lclient *c;      /* whose LC_MEM_DIRLIST counts mem bytes */
+	size_t mem;
 };
 
 void lc_rd_batch_put(struct rd_batch *b)
 {
 	if (!b || atomic_fetch_sub(&b->ref, 1) != 1)
 		return;
+	if (b->c)
+		lc_mem_sub(b->c, LC_MEM_DIRLIST, b->mem);
 	for (uint32_t i = 0; i < b->n; i++)
 		free(b->ents[i].name);
 	free(b->ents);
@@ -157,6 +161,11 @@ static int fetch_batch(struct lclient *c, struct lc_inode *dir, uint64_t cookie,
 	}
 	mdsc_request_put(req);
 	perf_inc(&c->perf.readdir_fetch, 1);
+	b->mem = lc_mem_size(b) + lc_mem_size(b->ents);
+	for (uint32_t i = 0; i < b->n; i++)
+		b->mem += lc_mem_size(b->ents[i].name);
+	b->c = c;
+	lc_mem_add(c, LC_MEM_DIRLIST, b->mem);
 
 	pthread_mutex_lock(&dir->lock);
 	bool shared = dir->caps & MDSP_CAP_FILE_SHARED;
@@ -244,12 +253,18 @@ int lc_readdir(struct lclient *c, struct lc_inode *dir, uint64_t cookie, bool pl
 			struct lc_attr da;
 			lc_inode_fill_attr(dir, &da);
 			r = lc_perm_check(&da, 4, cr);
-			if (r < 0) {
+			if (r == LC_PERM_ASK) {
+				/* an ACL decides: the MDS's readdir */
+				lc_rd_batch_put(b);
+				b = NULL;
+			} else if (r < 0) {
 				lc_rd_batch_put(b);
 				return r;
+			} else {
+				perf_inc(&c->perf.readdir_cached, 1);
 			}
-			perf_inc(&c->perf.readdir_cached, 1);
-		} else {
+		}
+		if (!b) {
 			r = shared_fetch(c, dir, cookie, cr, &b);
 			if (r < 0)
 				return r;

@@ -51,6 +51,10 @@ struct mds_request *lc_req_new(struct lclient *c, uint32_t op, uint64_t ino, con
 		return NULL;
 	lc_cred_to_caller(cr, &req->args.caller);
 	req->args.ino = ino;
+	if (cr && cr->umask_set && (op == MDSP_OP_CREATE || op == MDSP_OP_MKNOD || op == MDSP_OP_MKDIR)) {
+		req->args.flags |= MDSP_REQ_UMASK;
+		req->args.umask = cr->umask & 0777;
+	}
 	return req;
 }
 

@@ -47,6 +47,7 @@
  *     c->dirty_lock         (the list of inodes with dirty data/metadata)
  *     c->oc_lock            (dirty byte accounting waiters)
  *     c->work_lock          (cap work queue)
+ *     c->pools_lock         (the data pools open here; nothing is taken under it)
  *   c->fh_lock              (open handles; nothing is taken under it)
  *   fh->ra_lock is taken without any inode lock held, and in->lock may be
  *   taken under it; it is never held while waiting for the store.
@@ -85,6 +86,14 @@ struct store_aio;
 	     cds_lfht_next(ht, iter))
 
 #define LC_REF_DEAD (INT64_MIN / 2)
+
+/* struct lclient.mem: the kinds of what the caches hold */
+enum lc_mem_kind {
+	LC_MEM_INODE,        /* struct lc_inode in c->inodes */
+	LC_MEM_DENTRY,       /* struct lc_dentry in c->dentries */
+	LC_MEM_DIRLIST,      /* READDIR batches kept by directories (readdir.c) */
+	LC_MEM_NKINDS
+};
 #define LC_DEFAULT_OBJECT_SIZE (4u << 20)
 
 /* A range of dirty file data, inside one object.  Owned by its inode. */
@@ -102,6 +111,23 @@ struct lc_dtail {
 };
 
 struct rd_batch;
+
+/* What a file's data objects hold, as this client knows it (blocks.c,
+ * objio.c): an inode's, under its in->lock, made at the first use
+ * (lc_blocks_get); most cached inodes never need one. */
+struct lc_blocks {
+	/* as this client changed it: since the flush in flight (ext_add/ext_rm,
+	 * sent with flush_tid, not acked) and since then (dext_add/dext_rm, not
+	 * sent); st_blocks is mi.blocks, the MDS's, with these on top */
+	struct mdsp_extset ext_add, ext_rm, dext_add, dext_rm;
+	uint64_t ext_base;            /* mi.blocks when ext_* went out: one that moved since counts them */
+	/* st_blocks of a file whose blocks the MDS does not know
+	 * (MDSP_BLOCKS_UNKNOWN; objio.c lc_obj_allocated): bytes the file's objects hold,
+	 * valid while size, mtime and change are still alloc_key's */
+	bool alloc_known;
+	uint64_t alloc_bytes;
+	uint64_t alloc_key[3];
+};
 
 struct lc_aunlink;
 
@@ -131,11 +157,11 @@ struct lc_inode {
 	_Atomic int64_t ref;         /* references handed out; LC_REF_DEAD once evicted */
 	_Atomic uint64_t last_used;  /* mono ns of the last lookup: trimming order */
 	_Atomic bool unhashed;       /* removed from c->inodes: last put frees */
+	_Atomic bool orphaned;       /* the MDS says nlink 0: evicted as soon as unreferenced, so that
+				      * the MDS can let the orphan go (lc_orphan_queue) */
 	_Atomic uint64_t dgen;       /* dirs: bumping it invalidates every cached dentry below */
 	_Atomic uint64_t ngen;       /* dirs: bumping it invalidates the negative dentries (Fs lost) */
 	_Atomic uint64_t data_gen;   /* bumped on every write/truncate: stale readahead check */
-	_Atomic bool orphaned;       /* the MDS says nlink 0: evicted as soon as unreferenced, so that
-				      * the MDS can let the orphan go (lc_orphan_queue) */
 
 	pthread_mutex_t lock;        /* protects what the parts below say it does */
 	pthread_cond_t cond;         /* flushing done, dirty bytes written, async submissions sent */
@@ -148,39 +174,45 @@ struct lc_inode {
 	 * at cap_seq fcaps_seq (namei.c lc_getxattr): true while As is still
 	 * held at that sequence (another client's change of the xattr revokes
 	 * As first; ours bumps fcaps_gen, before and after) */
-	bool fcaps_none;
+	/* regular files: the byte quotas above (mds/rstat.c), as the MDS's
+	 * last trace of it said: it may grow to quota_base + quota_room
+	 * (quota_room MDSP_QUOTA_NONE: no byte quota); file.c quota_allow */
+	uint64_t quota_room, quota_base;
 	uint64_t fcaps_seq;
 	uint32_t fcaps_gen;
-	struct rd_batch *rd;         /* dirs: last READDIR batch (while Fs is held) */
+	bool fcaps_none;
+	/* (the bools of this part sit together: every byte of an inode is
+	 * paid for by each one cached, issue 21.4) */
 	/* dirs: one READDIR in flight per directory; those that come meanwhile
-	 * for the same cookie take its batch (readdir.c) */
+	 * for the same cookie (rd_busy_*) take its batch (readdir.c) */
 	bool rd_busy;
-	uint64_t rd_busy_cookie, rd_busy_ngen;
-	struct rd_batch *rd_last;    /* what the last fetch brought, cacheable or not */
 	/* dirs, dentry.c (asyncdir.c makes them): every name is in the dentry
 	 * cache (we made the directory under Dc and hold it since): a name not
 	 * there does not exist.  Valid while dgen/ngen are the ones recorded
-	 * and Dc|Fs held. */
+	 * (complete_*) and Dc|Fs held. */
 	bool dir_complete;
+	bool purge_pending;          /* unlinked (nlink 0) while open: drop the data at last close */
+	struct rd_batch *rd;         /* dirs: last READDIR batch (while Fs is held) */
+	uint64_t rd_busy_cookie, rd_busy_ngen;
+	struct rd_batch *rd_last;    /* what the last fetch brought, cacheable or not */
 	uint64_t complete_dgen, complete_ngen;
 	int nwriters;                /* open handles with write access */
 	int nopen;                   /* open handles */
-	bool purge_pending;          /* unlinked (nlink 0) while open: drop the data at last close */
 
 	/* ---- the kernel cache: what the frontend's kernel was given.  The
 	 * atomics take no lock; kc_* are under in->lock ---- */
 	struct {
-		_Atomic bool kernel_negatives; /* dirs: the frontend's kernel was given negative entries */
 		_Atomic uint64_t kpromise_ns; /* mono ns the frontend last asked for a kernel cache timeout of
 					       * its attributes or of a name in it (lc_kernel_promise_ns) */
 		_Atomic int kreplying;       /* attribute replies to the frontend's kernel in progress */
+		_Atomic bool kernel_negatives; /* dirs: the frontend's kernel was given negative entries */
+		bool kc_valid;               /* see kc_gen below */
 		_Atomic int64_t knlookup;    /* the frontend's kernel's lookup count of it (lc_kernel_hand) */
 		_Atomic uint64_t kattr_until; /* mono ns: the latest end of an attribute timeout the
 					       * frontend's kernel was given (lc_attr_timeout) */
 		/* the frontend's kernel page cache (lc_fh_kernel_cache): the file as it
 		 * was (data_gen, change, size, mtime) when an open with Fc last let the
 		 * kernel cache pages of it; kc_valid false: it may hold nothing of use */
-		bool kc_valid;
 		uint64_t kc_gen, kc_change, kc_size;
 		struct timespec kc_mtime;
 	};
@@ -189,13 +221,13 @@ struct lc_inode {
 	 * fields, under c->work_lock ---- */
 	struct {
 		uint32_t caps;               /* MDSP_CAP_* held (caps.c) */
+		uint32_t wanted_sent;        /* file caps we last told the MDS we want */
 		uint64_t cap_seq;            /* sequence of the last cap state applied (stale replies below it
 					      * change nothing) */
 		uint64_t acked_seq;          /* the sequence our cap messages carry: every grant and reply up to
 					      * it taken in, and a revoke only once its ack is sent (caps.c
 					      * send_ack), so that no update or flush acks a revoke still being
 					      * processed */
-		uint32_t wanted_sent;        /* file caps we last told the MDS we want */
 		bool capupd_queued;          /* on c->capupd (holds a reference); protected by c->work_lock */
 		struct lc_revoke *rv_deferred; /* a revoke of ours a hook deferred, not finished; c->work_lock */
 		struct lc_inode *capupd_next;  /* c->capupd link; c->work_lock */
@@ -214,11 +246,15 @@ struct lc_inode {
 		size_t ndtails, dtails_cap;
 		bool dtails_valid;
 		bool flushing_now;           /* one writeback per inode at a time (a flag lock) */
-		/* the end of the last buffered write, and whether it began where the
-		 * one before ended: a sequential stream, whose tail object the
-		 * flusher leaves to fill and whose next objects it indexes ahead */
-		uint64_t wb_last_end;
+		/* the end of the last buffered write (wb_last_end), and whether it
+		 * began where the one before ended: a sequential stream, whose tail
+		 * object the flusher leaves to fill and whose next objects it
+		 * indexes ahead */
 		bool wb_seq;
+		bool meta_given_up;          /* Fs/Fw revoked after our flushes: the MDS's size and
+					      * mtime have them, ours no longer override (until we write) */
+		bool on_dirty_list;          /* holds a reference while set */
+		uint64_t wb_last_end;
 		/* writeback errors, errseq_t-like (Linux's mapping->wb_err): every
 		 * error a writeback records bumps the sequence (once someone saw the
 		 * previous one); each open handle samples it and its fsync/close
@@ -236,30 +272,18 @@ struct lc_inode {
 		uint64_t flush_tid;          /* the FLUSH that carries flushing_meta */
 		uint64_t flush_acked;        /* highest flush tid the MDS acked */
 		uint64_t flushing_size;      /* what it carries */
-		bool meta_given_up;          /* Fs/Fw revoked after our flushes: the MDS's size and
-					      * mtime have them, ours no longer override (until we write) */
 		struct mdsp_time flushing_mtime;
 		uint64_t wchange_base;       /* mi.change the local write count below counts from */
 		uint32_t wchanges;           /* local writes since mi.change was wchange_base (lc_attr.change) */
-		bool on_dirty_list;          /* holds a reference while set */
 		struct lc_inode *dirty_next; /* c->dirty_list link; protected by c->dirty_lock */
-		struct lc_cred wcred;        /* credentials of the last writer (size reports) */
-		/* what the data objects hold, as this client changed it (blocks.c):
-		 * since the flush in flight (ext_add/ext_rm, sent with flush_tid, not
-		 * acked) and since then (dext_add/dext_rm, not sent); st_blocks is
-		 * mi.blocks, the MDS's, with these on top */
-		struct mdsp_extset ext_add, ext_rm, dext_add, dext_rm;
-		uint64_t ext_base;            /* mi.blocks when ext_* went out: one that moved since counts them */
-		/* st_blocks of a file whose blocks the MDS does not know
-		 * (MDSP_BLOCKS_UNKNOWN; objio.c lc_obj_allocated): bytes the file's objects hold,
-		 * valid while size, mtime and change are still alloc_key's */
-		bool alloc_known;
-		uint64_t alloc_bytes;
-		uint64_t alloc_key[3];
+		/* what the data objects hold (blocks.c, objio.c): made at the
+		 * first write, punch or count of a file; NULL: nothing known */
+		struct lc_blocks *blk;
 		/* object numbers whose keys in the file's object index are known to be
 		 * set (objio.c): the first write to any other object sets its key first.
-		 * Its own (xarray) lock; not under in->lock. */
-		struct xarray objs;
+		 * Its own (xarray) lock; not under in->lock.  Made at the first
+		 * use (lc_obj_index_set): most cached inodes never do I/O. */
+		struct xarray *_Atomic objs;
 	};
 
 	/* ---- the async operations: MDS requests answered before the MDS
@@ -271,13 +295,14 @@ struct lc_inode {
 		struct lc_unsafe *unsafe;
 		int unsafe_err;              /* one of them will never be SAFE: the next fsync says so */
 		bool unsafe_untracked;       /* one could not be tracked (ENOMEM): fsync syncs everything */
+		bool async_failed;           /* its asynchronous create failed at the MDS: it never existed */
 		int async_submitting;        /* dirs: async creates/unlinks between the Dc check and their send
 					      * (a flag lock, inode.c lc_async_submit_*) */
+		int async_setattrs;          /* setattrs answered here whose first reply is not in */
 		/* dirs, asyncunlink.c: unlinks/rmdirs answered here whose first reply
 		 * has not come; a Dc revoke waits for them (aunlink_rv) */
 		struct lc_aunlink *aunlinks;
 		struct lc_revoke *aunlink_rv;
-		bool async_failed;           /* its asynchronous create failed at the MDS: it never existed */
 		/* asyncdir.c lc_async_setattr: files and dirs we made under Dc in
 		 * directory dc_parent (0: not, or a link/rename since), while it held
 		 * Dc with epoch dc_epoch; dirs: dc_epoch is new each time Dc is
@@ -285,7 +310,6 @@ struct lc_inode {
 		 * directory kept Dc from its create on and nobody else could see it */
 		uint64_t dc_parent;
 		uint64_t dc_epoch;
-		int async_setattrs;          /* setattrs answered here whose first reply is not in */
 	};
 };
 
@@ -319,6 +343,7 @@ struct lc_perf {
 	struct perf_counter dentry_hit, dentry_miss, dentry_neg_hit;
 	struct perf_counter readdir_cached, readdir_fetch, readdir_shared;
 	struct perf_counter xattr_cached;      /* getxattr/listxattr answered from a trace (namei.c) */
+	struct perf_counter quota_refused;     /* writes and fallocates refused or cut short by a byte quota (file.c) */
 	struct perf_counter rd_bytes, wr_bytes;
 	struct perf_counter ra_hit, ra_wait, ra_miss, ra_bytes, ra_buf_reuse;
 	struct perf_counter wb_bytes, wb_ops, wb_throttle, wb_full_ops;
@@ -389,6 +414,8 @@ struct lc_data_ops {
 		       struct lc_attr *attr);
 	int (*fsetattr)(struct lclient *c, struct lc_fh *fh, const struct lc_attr *set, int mask,
 			const struct lc_cred *cr, struct lc_attr *attr);
+	/* (namei.c) the name of the data pool file @ino's layout names (an MDS getxattr) */
+	int (*pool_name)(struct lclient *c, uint64_t ino, char *buf, size_t len);
 };
 
 #define LC_DELEG_RANGES 4
@@ -417,6 +444,11 @@ struct lclient {
 	struct store *store;
 	struct store_pool *data;
 	bool data_indexed;           /* every file in the data pool keeps an object index (set at mount) */
+	/* objio.c: the data pools after the first that layouts named (id ->
+	 * handle, opened at first use: lc_layout_resolve); the first is @data */
+	pthread_mutex_t pools_lock;
+	struct lc_pool { uint32_t id; struct store_pool *p; } *pools;   /* protected by pools_lock */
+	size_t npools;               /* protected by pools_lock */
 	struct lc_purger *purger;    /* purge.c; NULL until started */
 	bool store_borrowed;         /* store/data belong to another lclient (tests) */
 	_Atomic uint64_t flush_tid;  /* last CAPS FLUSH tid */
@@ -444,6 +476,10 @@ struct lclient {
 	_Atomic uint64_t ninodes;
 	struct cds_lfht *dentries;
 	_Atomic uint64_t ndentries;
+	/* what the caches hold in bytes (client_cache_memory_limit): each
+	 * inode, dentry and directory listing by what malloc gave it
+	 * (lc_mem_size), counted as it enters its cache and leaves it */
+	_Atomic uint64_t mem[LC_MEM_NKINDS];
 	unsigned long inodes_fit, dentries_fit; /* flusher only: lc_lfht_fit's last size */
 	bool search_unchecked_ok;    /* lclient_set_search_unchecked_ok; set before serving */
 	uint64_t itrim_ns, itrim_left;           /* flusher only: lc_icache_trim's last walk */

@@ -124,14 +124,14 @@ static void dtails_invalidate_locked(struct lc_inode *in)
 }
 
 /* in->lock held: rebuild the index from the dirty list; false without memory */
-static bool dtails_rebuild_locked(struct lc_inode *in, uint32_t osize)
+static bool dtails_rebuild_locked(struct lc_inode *in, uint32_t unit)
 {
 	lockdep_assert_held(&in->lock);
 	in->ndtails = 0;
 	for (struct lc_extent *e = in->dirty; e; e = e->next) {
-		uint64_t obj = e->off / osize;
+		uint64_t obj = e->off / unit;
 
-		if (e->next && e->next->off / osize == obj)
+		if (e->next && e->next->off / unit == obj)
 			continue;
 		if (in->ndtails == in->dtails_cap) {
 			size_t ncap = in->dtails_cap ? in->dtails_cap * 2 : 16;
@@ -169,10 +169,10 @@ static size_t dtails_find(const struct lc_inode *in, uint64_t obj)
  * the last extent of the nearest object below it); *@pos gets its index in
  * dtails, SIZE_MAX without an index (out of memory: from the head).
  */
-static struct lc_extent **dirty_start_locked(struct lc_inode *in, uint32_t osize, uint64_t obj, size_t *pos)
+static struct lc_extent **dirty_start_locked(struct lc_inode *in, uint32_t unit, uint64_t obj, size_t *pos)
 {
 	lockdep_assert_held(&in->lock);
-	if (!in->dtails_valid && !dtails_rebuild_locked(in, osize)) {
+	if (!in->dtails_valid && !dtails_rebuild_locked(in, unit)) {
 		dtails_invalidate_locked(in);
 		*pos = SIZE_MAX;
 		return &in->dirty;
@@ -212,22 +212,22 @@ static void dtails_set_locked(struct lc_inode *in, size_t pos, uint64_t obj, str
  * list, merging with overlapping or adjacent extents of the same object.
  * *@delta gets the change in buffered capacity.
  */
-static int insert_locked(struct lclient *c, struct lc_inode *in, uint32_t osize, uint64_t off, size_t len,
+static int insert_locked(struct lclient *c, struct lc_inode *in, uint32_t unit, uint64_t off, size_t len,
 			 const char *buf, bool seq, int64_t *delta)
 {
-	uint64_t obj = off / osize;
+	uint64_t obj = off / unit;
 	uint64_t end = off + len;
 	size_t pos;
-	struct lc_extent **pp = dirty_start_locked(in, osize, obj, &pos), *e;
+	struct lc_extent **pp = dirty_start_locked(in, unit, obj, &pos), *e;
 
 	lockdep_assert_held(&in->lock);
 	/* first extent of this object that ends at or after off (adjacent counts) */
-	while (*pp && ((*pp)->off + (*pp)->len < off || (*pp)->off / osize < obj))
+	while (*pp && ((*pp)->off + (*pp)->len < off || (*pp)->off / unit < obj))
 		pp = &(*pp)->next;
 	e = *pp;
 	*delta = 0;
 
-	if (!e || e->off > end || e->off / osize != obj) {
+	if (!e || e->off > end || e->off / unit != obj) {
 		/* touches nothing: a new extent of just this write (a sequential
 		 * writer grows it below, doubling).  Capacity is what counts
 		 * against client_oc_size: room reserved ahead for a 4 KiB random
@@ -245,11 +245,11 @@ static int insert_locked(struct lclient *c, struct lc_inode *in, uint32_t osize,
 		 * 4 KiB append against client_oc_size. */
 		size_t cap = len;
 		struct lc_extent *n;
-		if (seq && c && (off % osize == 0 || len >= osize / 4)) {
-			size_t room = (size_t)(osize - off % osize);
+		if (seq && c && (off % unit == 0 || len >= unit / 4)) {
+			size_t room = (size_t)(unit - off % unit);
 
 			n = calloc(1, sizeof(*n));
-			if (n && !(n->buf = room == osize ? lc_buf_get(c, room, &cap) : malloc(cap = room))) {
+			if (n && !(n->buf = room == unit ? lc_buf_get(c, room, &cap) : malloc(cap = room))) {
 				free(n);
 				n = NULL;
 			}
@@ -266,18 +266,18 @@ static int insert_locked(struct lclient *c, struct lc_inode *in, uint32_t osize,
 		memcpy(n->buf, buf, len);
 		n->next = e;
 		*pp = n;
-		if (!e || e->off / osize != obj)
+		if (!e || e->off / unit != obj)
 			dtails_set_locked(in, pos, obj, n);
 		*delta = (int64_t)cap;
 		return 0;
 	}
 	/* fast path: e contains or extends at its end, and nothing after overlaps */
-	if (e->off <= off && e->off / osize == obj &&
-	    (!e->next || e->next->off > end || e->next->off / osize != obj)) {
+	if (e->off <= off && e->off / unit == obj &&
+	    (!e->next || e->next->off > end || e->next->off / unit != obj)) {
 		size_t need = (size_t)(end > e->off + e->len ? end - e->off : e->len);
 		if (need > e->cap) {
 			size_t ncap = e->cap * 2 < 65536 ? 65536 : e->cap * 2;
-			uint64_t room = osize - e->off % osize;
+			uint64_t room = unit - e->off % unit;
 			if (ncap < need)
 				ncap = need;
 			if (ncap > room)
@@ -301,7 +301,7 @@ static int insert_locked(struct lclient *c, struct lc_inode *in, uint32_t osize,
 	uint64_t hi = end;
 	struct lc_extent *last = e;
 	int64_t freed = 0;
-	for (struct lc_extent *x = e; x && x->off <= end && x->off / osize == obj; x = x->next) {
+	for (struct lc_extent *x = e; x && x->off <= end && x->off / unit == obj; x = x->next) {
 		if (x->off + x->len > hi)
 			hi = x->off + x->len;
 		last = x;
@@ -320,7 +320,7 @@ static int insert_locked(struct lclient *c, struct lc_inode *in, uint32_t osize,
 	memcpy(n->buf + (off - lo), buf, len);
 	n->next = stop;
 	*pp = n;
-	if (!stop || stop->off / osize != obj)
+	if (!stop || stop->off / unit != obj)
 		dtails_set_locked(in, pos, obj, n);   /* the last one was among those merged */
 	*delta = (int64_t)n->cap - freed;
 	return 0;
@@ -381,7 +381,14 @@ int lc_wb_write(struct lclient *c, struct lc_inode *in, uint64_t *offp, size_t *
 	}
 	if (len > limit - off)
 		*lenp = len = (size_t)(limit - off);
-	uint32_t osize = in->mi.object_size ? in->mi.object_size : c->default_object_size;
+	/* buffered extents never cross a stripe unit (in the plain layout: an
+	 * object), so each goes to one object in one piece (store_file_map) */
+	struct store_file_layout ly;
+
+	lc_mi_layout(c, &in->mi, &ly);
+	uint32_t unit = ly.stripe_unit;
+	/* a stripe's worth dirty is what a writeback keeps stripe_count objects busy with */
+	size_t kick_at = 2 * (size_t)ly.stripe_unit * ly.stripe_count;
 	uint64_t o = off;
 	size_t left = len;
 	const char *p = buf;
@@ -390,10 +397,10 @@ int lc_wb_write(struct lclient *c, struct lc_inode *in, uint64_t *offp, size_t *
 	 * whole object each) */
 	bool seq = off && off == in->wb_last_end;
 	while (left > 0) {
-		size_t n = osize - o % osize;
+		size_t n = unit - o % unit;
 		if (n > left)
 			n = left;
-		r = insert_locked(c, in, osize, o, n, p, seq, &delta);
+		r = insert_locked(c, in, unit, o, n, p, seq, &delta);
 		if (r < 0)
 			break;
 		total += delta;
@@ -407,8 +414,6 @@ int lc_wb_write(struct lclient *c, struct lc_inode *in, uint64_t *offp, size_t *
 		lc_wb_note_write_locked(in, o);
 		in->wmtime = lc_now_mdsp();
 		in->dirty_meta |= MDSP_DIRTY_SIZE | MDSP_DIRTY_MTIME;
-		if (cr)
-			in->wcred = *cr;
 		lc_inode_note_write_locked(in);
 		atomic_fetch_add(&in->data_gen, 1);
 		lc_mark_dirty_locked(c, in);
@@ -438,7 +443,7 @@ int lc_wb_write(struct lclient *c, struct lc_inode *in, uint64_t *offp, size_t *
 		lc_op_wait_clear();
 		return 0;
 	}
-	if ((target && now_dirty > target) || in_dirty >= 2 * (size_t)osize)
+	if ((target && now_dirty > target) || in_dirty >= kick_at)
 		lc_flusher_kick(c);
 	return 0;
 }
@@ -487,7 +492,7 @@ void lc_wb_apply_snapshot(struct lc_extent *snap, uint64_t off, size_t len, char
  * win).  *@delta gets the change in buffered capacity.  Return: 0, or
  * -ENOMEM (newer extents that did not fit are lost; the caller says so).
  */
-static int requeue_locked(struct lc_inode *in, uint32_t osize, struct lc_extent *list, size_t bytes,
+static int requeue_locked(struct lc_inode *in, uint32_t unit, struct lc_extent *list, size_t bytes,
 			  int64_t *delta)
 {
 	struct lc_extent *newer = in->dirty, *e, *n;
@@ -502,7 +507,7 @@ static int requeue_locked(struct lc_inode *in, uint32_t osize, struct lc_extent 
 	for (e = newer; e; e = n) {
 		n = e->next;
 		if (!r)
-			r = insert_locked(NULL, in, osize, e->off, e->len, e->buf, false, &d);
+			r = insert_locked(NULL, in, unit, e->off, e->len, e->buf, false, &d);
 		if (!r)
 			in->dirty_bytes += (size_t)d;
 		extent_free(e);
@@ -566,7 +571,8 @@ struct wb_flight {
 	uint64_t ahead_from, ahead_to;  /* a stream's objects indexed ahead: [from, to) */
 	struct lc_extent *list;      /* in->flushing */
 	size_t bytes;                /* its capacity */
-	uint32_t osize;
+	uint32_t unit;               /* extents never cross one: the layout's stripe unit */
+	struct store_file_layout ly;
 	uint64_t t0, nbytes, nops;
 	bool active;                 /* something was submitted: wb_end() must run */
 };
@@ -580,8 +586,9 @@ static int for_objs(struct lclient *c, struct lc_inode *in, struct wb_flight *f,
 	int r = 0;
 
 	for (struct lc_extent *e = f->list; e && r >= 0; e = e->next) {
-		uint64_t o = e->off / f->osize;
+		uint64_t o, ooff;
 
+		store_file_map(&f->ly, e->off, &o, &ooff);
 		if (n && objs[n - 1] == o)
 			continue;
 		if (n == sizeof(objs) / sizeof(objs[0])) {
@@ -678,7 +685,8 @@ static bool wb_take(struct lclient *c, struct lc_inode *in, struct wb_flight *f,
 		pthread_mutex_unlock(&in->lock);
 		return true;
 	}
-	f->osize = in->mi.object_size ? in->mi.object_size : c->default_object_size;
+	lc_mi_layout(c, &in->mi, &f->ly);
+	f->unit = f->ly.stripe_unit;
 	{
 		struct lc_extent **pp = &in->dirty;
 		size_t took = 0;
@@ -686,17 +694,17 @@ static bool wb_take(struct lclient *c, struct lc_inode *in, struct wb_flight *f,
 		/* the object a sequential writer is filling: left to fill (a
 		 * stream past its first object, on a file still open: a closed
 		 * file's tail is not coming) */
-		bool hold = max != SIZE_MAX && in->wb_seq && in->wb_last_end > f->osize &&
-			    in->wb_last_end % f->osize && in->nwriters > 0 &&
+		bool hold = max != SIZE_MAX && in->wb_seq && in->wb_last_end > f->unit &&
+			    in->wb_last_end % f->unit && in->nwriters > 0 &&
 			    !(bound && atomic_load(&c->oc_dirty) > bound);
-		uint64_t hold_obj = in->wb_last_end / f->osize;
+		uint64_t hold_obj = in->wb_last_end / f->unit;
 
 		while (*pp && (took == 0 || took < max)) {
-			uint64_t obj = (*pp)->off / f->osize;
+			uint64_t obj = (*pp)->off / f->unit;
 			struct lc_extent **start = pp;
 			size_t otook = 0;
 
-			while (*pp && (*pp)->off / f->osize == obj) {
+			while (*pp && (*pp)->off / f->unit == obj) {
 				otook += (*pp)->cap;
 				pp = &(*pp)->next;
 			}
@@ -716,20 +724,22 @@ static bool wb_take(struct lclient *c, struct lc_inode *in, struct wb_flight *f,
 		dtails_invalidate_locked(in);
 		f->bytes = took;
 		in->dirty_bytes -= took;
-		if (in->wb_seq && max != SIZE_MAX) {
+		/* (objects ahead by number: in the plain layout only, where a
+		 * unit is an object) */
+		if (in->wb_seq && max != SIZE_MAX && store_file_layout_plain(&f->ly)) {
 			/* a sequential stream still being written (not an fsync or
 			 * close: nothing comes after those): the objects after these up to
 			 * LC_INDEX_AHEAD past its tail get their index keys in the
 			 * same op, so that is one index op per LC_INDEX_AHEAD objects
 			 * rather than one per writeback (a key for an object never
 			 * written costs a trim one removal of nothing) */
-			uint64_t tail = in->wb_last_end ? (in->wb_last_end - 1) / f->osize : 0;
-			uint64_t n = bound ? bound / f->osize / 2 : LC_INDEX_AHEAD;
+			uint64_t tail = in->wb_last_end ? (in->wb_last_end - 1) / f->unit : 0;
+			uint64_t n = bound ? bound / f->unit / 2 : LC_INDEX_AHEAD;
 			bool need = false;
 
 			n = n < 1 ? 1 : n > LC_INDEX_AHEAD ? LC_INDEX_AHEAD : n;
 			for (struct lc_extent *e = f->list; e; e = e->next)
-				ahead_from = e->off / f->osize + 1;
+				ahead_from = e->off / f->unit + 1;
 			/* only once the stream reaches objects not indexed yet: in
 			 * steps of n objects, not one more object per writeback */
 			for (uint64_t o = ahead_from; o <= tail && o < ahead_from + 2 * LC_INDEX_AHEAD && !need; o++)
@@ -773,7 +783,7 @@ static void debug_delay(struct lc_inode *in)
 
 static void wb_submit(struct lclient *c, struct lc_inode *in, struct wb_flight *f)
 {
-	uint32_t osize = f->osize;
+	uint32_t unit = f->unit;
 	char oid[64];
 	int r;
 
@@ -791,7 +801,11 @@ static void wb_submit(struct lclient *c, struct lc_inode *in, struct wb_flight *
 		derr(CLIENT, "object index of %" PRIx64 ": %s", in->ino, strerror(-r));
 	else
 		for_objs(c, in, f, index_known);
+	/* the file's data pool (the index above is in the first) */
+	if (r >= 0 && (r = lc_layout_resolve(c, in->ino, &f->ly)) < 0)
+		derr(CLIENT, "writeback of %" PRIx64 ": its data pool: %s", in->ino, strerror(-r));
 	lc_io_batch_init(&f->b);
+	f->b.pool = f->ly.pool;
 	if (r < 0) {
 		/* write nothing: the batch reports the error */
 		pthread_mutex_lock(&f->b.m);
@@ -799,8 +813,8 @@ static void wb_submit(struct lclient *c, struct lc_inode *in, struct wb_flight *
 		pthread_mutex_unlock(&f->b.m);
 	}
 	for (struct lc_extent *e = r < 0 ? NULL : f->list; e;) {
-		/* one atomic op per object: every extent of that object */
-		uint64_t obj = e->off / osize;
+		/* one atomic op per object extent (stripe unit): every extent of it */
+		uint64_t obj = e->off / unit, objno, ooff;
 		struct store_op *op = store_op_new();
 		if (!op) {
 			pthread_mutex_lock(&f->b.m);
@@ -809,19 +823,21 @@ static void wb_submit(struct lclient *c, struct lc_inode *in, struct wb_flight *
 			pthread_mutex_unlock(&f->b.m);
 			break;
 		}
-		if (e->off % osize == 0 && e->len == osize) {
+		store_file_map(&f->ly, e->off, &objno, &ooff);
+		if (ooff == 0 && e->len == f->ly.object_size) {
 			/* the whole object (extents never cross one, so this is all of it) */
 			store_op_write_full_nocopy(op, e->buf, e->len);
 			f->nbytes += e->len;
 			perf_inc(&c->perf.wb_full_ops, 1);
 			e = e->next;
 		}
-		while (e && e->off / osize == obj) {
-			store_op_write_nocopy(op, e->off % osize, e->buf, e->len);
+		while (e && e->off / unit == obj) {
+			store_file_map(&f->ly, e->off, &objno, &ooff);
+			store_op_write_nocopy(op, ooff, e->buf, e->len);
 			f->nbytes += e->len;
 			e = e->next;
 		}
-		lc_obj_name(oid, sizeof(oid), in->ino, obj);
+		lc_obj_name(oid, sizeof(oid), in->ino, objno);   /* every extent of the unit: one object */
 		lc_io_batch_submit_op(c, &f->b, oid, op);
 		f->nops++;
 	}
@@ -839,7 +855,7 @@ static int wb_end(struct lclient *c, struct lc_inode *in, struct wb_flight *f)
 {
 	struct lc_extent *list = f->list;
 	size_t bytes = f->bytes;
-	uint32_t osize = f->osize;
+	uint32_t unit = f->unit;
 	uint64_t nbytes = f->nbytes;
 	int r;
 
@@ -857,7 +873,7 @@ static int wb_end(struct lclient *c, struct lc_inode *in, struct wb_flight *f)
 	if (r < 0 && wb_transient(c, r)) {
 		int64_t delta;
 		int was = atomic_exchange(&c->wb_failing, r);
-		int rq = requeue_locked(in, osize, list, bytes, &delta);
+		int rq = requeue_locked(in, unit, list, bytes, &delta);
 
 		list = NULL;   /* in->dirty again */
 		lc_mark_dirty_locked(c, in);

@@ -280,6 +280,56 @@ static void check_late_release(struct mds *m, struct health *h)
 	pthread_mutex_unlock(&m->lock);
 }
 
+/* one session that does not answer a cache-pressure recall (locker_recall_laggards_locked) */
+static void recall_one(void *arg, const struct session *s, double secs)
+{
+	struct health *h = arg;
+	const char *host = "";
+	char msg[1024], ev[96];
+	double ev_s = cfg_double(CFG_mds_recall_evict_timeout);
+	uint32_t i;
+
+	for (i = 0; i < s->nmeta; i++)
+		if (!strcmp(s->meta[i].key, "hostname"))
+			host = s->meta[i].val;
+	if (ev_s > 0)
+		snprintf(ev, sizeof(ev), "it is evicted at mds_recall_evict_timeout (%.0f s)", ev_s);
+	else
+		snprintf(ev, sizeof(ev), "mds_recall_evict_timeout is 0: it is not evicted for it");
+	snprintf(msg, sizeof(msg),
+		 "Client %s%s%s (session %" PRIu64 ") failing to respond to cache pressure: %" PRIu64
+		 " caps and leases recalled %.1f s ago still held (%" PRIu64 " caps, %" PRIu64 " leases); %s",
+		 s->client_name ? s->client_name : s->auth_name, *host ? " on " : "", host, s->id, s->recall_inflight,
+		 secs, s->ncaps, s->nleases, ev);
+	health_add(h, "MDS_CLIENT_RECALL", false, "clients are failing to respond to cache pressure", msg);
+}
+
+/* clients not answering recalls (Ceph's MDS_CLIENT_RECALL) */
+static void check_recall(struct mds *m, struct health *h)
+{
+	double t = cfg_double(CFG_mds_recall_warning_timeout);
+
+	if (t <= 0)
+		return;
+	pthread_mutex_lock(&m->lock);
+	locker_recall_laggards_locked(m, (uint64_t)(t * 1e9), recall_one, h);
+	pthread_mutex_unlock(&m->lock);
+}
+
+/* the cache over its bound even after trimming and recall (Ceph's MDS_CACHE_OVERSIZED) */
+static void check_cache_size(struct mds *m, struct health *h)
+{
+	uint64_t limit = cfg_uint(CFG_mds_cache_memory_limit), used = mds_mem_total();
+	char msg[256];
+
+	(void)m;
+	if (!limit || used <= limit + limit / 2)
+		return;
+	snprintf(msg, sizeof(msg), "MDS cache is too large (%" PRIu64 " bytes/%" PRIu64 " bytes); see 'loligo tell mds.0 cache status'",
+		 used, limit);
+	health_add(h, "MDS_CACHE_OVERSIZED", false, "MDS cache is too large", msg);
+}
+
 /* clients whose FUSE or NFS requests are blocked (their client_op_warn_s; issue 24) */
 static void check_client_slow_ops(struct mds *m, struct health *h)
 {
@@ -325,6 +375,8 @@ static const struct {
 	{ "MDS_CLIENTS_STALE", check_stale_clients },
 	{ "MDS_CLIENT_LATE_RELEASE", check_late_release },
 	{ "MDS_CLIENT_SLOW_OPS", check_client_slow_ops },
+	{ "MDS_CLIENT_RECALL", check_recall },
+	{ "MDS_CACHE_OVERSIZED", check_cache_size },
 	{ "MDS_INSUFFICIENT_STANDBY, FS_DEGRADED", check_mdsmap },
 	/* eviction (10.4): { "MDS_BLOCKLISTED_CLIENTS", check_blocklist } */
 };
@@ -498,6 +550,22 @@ static int cmd_df(struct json_object *args, struct json_object **out, void *priv
 	json_object_object_add(o, "stats", stats);
 	json_object_array_add(pools, pool_df(m->meta_pool_name, m->meta, m->st));
 	json_object_array_add(pools, pool_df(m->data_pool_name, m->data, dst));
+	{
+		/* the data pools after the first (fs add_data_pool) */
+		struct json_object *names = json_object_new_array();
+
+		fsset_dump_pools(m, names);
+		for (size_t i = 0; i < json_object_array_length(names); i++) {
+			const char *n = json_object_get_string(json_object_array_get_idx(names, i));
+			struct store_pool *p;
+
+			if (store_pool_open(dst, n, NULL, &p) == 0) {
+				json_object_array_add(pools, pool_df(n, p, dst));
+				store_pool_close(p);
+			}
+		}
+		json_object_put(names);
+	}
 	json_object_object_add(o, "pools", pools);
 	/* statfs as the clients see it */
 	json_object_object_add(o, "bsize", json_object_new_int64((int64_t)sf.bsize));
@@ -526,6 +594,7 @@ static int cmd_fs_dump(struct json_object *args, struct json_object **out, void 
 	json_object_object_add(fs, "name", json_object_new_string(m->fs_name));
 	json_object_object_add(fs, "metadata_pool", json_object_new_string(m->meta_pool_name));
 	json_object_array_add(dp, json_object_new_string(m->data_pool_name));
+	fsset_dump_pools(m, dp);
 	json_object_object_add(fs, "data_pools", dp);
 	json_object_object_add(fs, "store_backend", json_object_new_string(store_backend_name(m->st)));
 	fsset_dump(m, fs);
@@ -670,6 +739,50 @@ static const char *type_name(uint32_t mode)
 	case S_IFSOCK: return "sock";
 	}
 	return "?";
+}
+
+/* `cache status`: what the cache holds in bytes per kind, its bounds, and the recall per session */
+static int cmd_cache_status(struct json_object *args, struct json_object **out, void *priv)
+{
+	struct mds *m = priv;
+	struct json_object *o = json_object_new_object(), *b = json_object_new_object(), *a = json_object_new_array();
+	struct session *s;
+	uint64_t idx, total;
+	int k;
+
+	(void)args;
+	pthread_mutex_lock(&m->lock);
+	for (k = 0; k < MDS_MEM_NKINDS; k++)
+		json_object_object_add(b, mds_mem_names[k], json_object_new_uint64(atomic_load(&mds_mem_bytes[k])));
+	total = mds_mem_total();
+	json_object_object_add(o, "bytes", b);
+	json_object_object_add(o, "total_bytes", json_object_new_uint64(total));
+	json_object_object_add(o, "limit_bytes", json_object_new_uint64(cfg_uint(CFG_mds_cache_memory_limit)));
+	json_object_object_add(o, "inodes_cached", json_object_new_uint64(m->ninodes_cached));
+	json_object_object_add(o, "inodes_limit", json_object_new_uint64(cfg_uint(CFG_mds_cache_size)));
+	json_object_object_add(o, "dirs", json_object_new_uint64(m->ndirs_cached));
+	json_object_object_add(o, "bytes_per_inode",
+			       json_object_new_uint64(m->ninodes_cached ? total / m->ninodes_cached : 0));
+	json_object_object_add(o, "rss_bytes", json_object_new_uint64(mds_rss_bytes()));
+	rcu_read_lock();
+	xa_for_each(&m->sessions, idx, s) {
+		struct json_object *e = json_object_new_object();
+
+		json_object_object_add(e, "id", json_object_new_uint64(s->id));
+		json_object_object_add(e, "client", json_object_new_string(s->client_name ? s->client_name : ""));
+		json_object_object_add(e, "caps", json_object_new_uint64(s->ncaps));
+		json_object_object_add(e, "leases", json_object_new_uint64(s->nleases));
+		json_object_object_add(e, "recalled", json_object_new_uint64(s->recalled));
+		json_object_object_add(e, "recall_answered", json_object_new_uint64(s->recall_answered));
+		json_object_object_add(e, "recall_inflight", json_object_new_uint64(s->recall_inflight));
+		json_object_object_add(e, "recall_decayed", json_object_new_double(s->recall_decayed));
+		json_object_array_add(a, e);
+	}
+	rcu_read_unlock();
+	pthread_mutex_unlock(&m->lock);
+	json_object_object_add(o, "sessions", a);
+	*out = o;
+	return 0;
 }
 
 static int cmd_dump_cache(struct json_object *args, struct json_object **out, void *priv)
@@ -840,6 +953,36 @@ static int cmd_fs_set(struct json_object *args, struct json_object **out, void *
 	return r;
 }
 
+static int cmd_fs_data_pool(struct json_object *args, struct json_object **out, void *priv, bool add)
+{
+	const char *a[2], *names[2] = { "fs_name", "pool" };
+	struct json_object *v;
+	char err[512];
+	int i, r;
+
+	for (i = 0; i < 2; i++) {
+		if (!json_object_object_get_ex(args, names[i], &v) || !json_object_is_type(v, json_type_string)) {
+			*out = jerr(add ? "usage: fs add_data_pool <fs_name> <pool>" : "usage: fs rm_data_pool <fs_name> <pool>");
+			return -EINVAL;
+		}
+		a[i] = json_object_get_string(v);
+	}
+	r = fsset_data_pool(priv, a[0], a[1], add, out, err, sizeof(err));
+	if (r)
+		*out = jerr(err);
+	return r;
+}
+
+static int cmd_fs_add_data_pool(struct json_object *args, struct json_object **out, void *priv)
+{
+	return cmd_fs_data_pool(args, out, priv, true);
+}
+
+static int cmd_fs_rm_data_pool(struct json_object *args, struct json_object **out, void *priv)
+{
+	return cmd_fs_data_pool(args, out, priv, false);
+}
+
 static int cmd_auth_ls(struct json_object *args, struct json_object **out, void *priv)
 {
 	*out = auth_admin_ls(priv);
@@ -856,6 +999,10 @@ static const struct asok_cmd mds_cmds[] = {
 	{ "fs set", "fs_name:str var:str val:str", "change a setting kept with the filesystem (journaled): "
 	  "max_file_size BYTES, refuse_client_session true|false, session_timeout SECS, session_autoclose SECS, "
 	  "standby_count_wanted N", cmd_fs_set },
+	{ "fs add_data_pool", "fs_name:str pool:str", "a data pool file layouts may name (loligo.dir.layout.pool); "
+	  "made if missing (an erasure-coded RADOS pool: make it with ceph first)", cmd_fs_add_data_pool },
+	{ "fs rm_data_pool", "fs_name:str pool:str", "remove a data pool no file uses (refused while it holds "
+	  "objects or a layout names it)", cmd_fs_rm_data_pool },
 	{ "health", "", "health status and the checks behind it", cmd_health },
 	{ "health detail", "", "health checks with a line per affected item", cmd_health_detail },
 	{ "ops", "", "requests in flight with their age: parked for revokes (what for, and which sessions hold it), waiting for the journal", cmd_ops },
@@ -863,6 +1010,8 @@ static const struct asok_cmd mds_cmds[] = {
 	{ "mds fail", "rank:str?", "fail rank 0's holder (this daemon): it leaves the MDS map and exits, a standby "
 	  "fences it and takes over", cmd_mds_fail },
 	{ "client evict", "id:int", "close a client session and drop its connection", cmd_client_evict },
+	{ "cache status", "", "bytes the cache holds per kind (inodes, dentries, dirs, xattrs, caps, leases) against "
+	  "mds_cache_memory_limit, the process RSS, and each session's caps and recall", cmd_cache_status },
 	{ "dump cache", "", "inodes held in the MDS cache, with the caps clients hold, the lock states and the file locks", cmd_dump_cache },
 	{ "locks", "", "file locks held and waited for, per file, and requests held back by a reconnect phase",
 	  cmd_locks },
@@ -888,7 +1037,7 @@ static const struct asok_cmd mds_cmds[] = {
 /* Commands that change nothing and reveal no file names: allowed over the MDS port. */
 static const char *const net_allowed[] = {
 	"status", "mds stat", "fs ls", "fs status", "df", "session ls", "journal status",
-	"fs dump", "health", "health detail", "ops",
+	"fs dump", "health", "health detail", "ops", "cache status",
 };
 
 static bool net_allows(const char *prefix)

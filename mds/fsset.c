@@ -31,6 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 
 #include "common/config.h"
 #include "common/lockdep.h"
@@ -40,6 +41,7 @@
 #include "mds/codec.h"
 #include "mds/fsset.h"
 #include "mds/journal.h"
+#include "mds/layout.h"
 #include "mds/mdcache.h"
 #include "mds/session.h"
 
@@ -275,4 +277,223 @@ int fsset_set(struct mds *m, const char *fs_name, const char *var, const char *v
 	if (v->kind == K_SIZE)
 		json_object_object_add(*out, "sessions_told", json_object_new_int((int)told));
 	return 0;
+}
+
+/* ---- data pools: fs add_data_pool / rm_data_pool --------------------------- */
+
+/*
+ * The table's text ("ID=NAME" lines) with @drop left out and @add_id=@add
+ * put in (0 / NULL: none).  Caller holds mds->lock.  NULL without memory.
+ */
+static char *pools_text_locked(struct mds *m, uint32_t drop, uint32_t add_id, const char *add)
+{
+	char *s = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&s, &len);
+
+	if (!f)
+		return NULL;
+	for (uint32_t i = 0; i < m->ndata_pools; i++)
+		if (m->data_pools[i].id != drop)
+			fprintf(f, "%" PRIu32 "=%s\n", m->data_pools[i].id, m->data_pools[i].name);
+	if (add)
+		fprintf(f, "%" PRIu32 "=%s\n", add_id, add);
+	if (fclose(f))
+		return NULL;
+	return s;
+}
+
+/* the pool's store: the data store the clients share (local), else the one store */
+static struct store *pools_store(struct mds *m)
+{
+	return m->data_st ? m->data_st : m->st;
+}
+
+/* journal "data_pools" = @text and wait; then the in-memory table follows */
+static int pools_commit(struct mds *m, const char *text, char *err, size_t len)
+{
+	struct txn t;
+	uint64_t seq;
+	int r;
+
+	if ((r = journal_read_only(m))) {
+		snprintf(err, len, "the MDS is read-only (its journal cannot be written: %s); try again once it is "
+			 "read-write", strerror(-r));
+		return r;
+	}
+	pthread_mutex_lock(&m->lock);
+	txn_init(&t);
+	txn_edit(&t, EDIT_SET, OID_TABLE, "data_pools", text, (uint32_t)strlen(text), NULL);
+	seq = journal_submit_locked(m, &t, NULL);
+	txn_free(&t);
+	pthread_mutex_unlock(&m->lock);
+	r = journal_wait_written(m, seq, now_mono_ns() + FSSET_WAIT_NS);
+	if (r)
+		snprintf(err, len, "the data pool change was not made durable (%s); check with `loligo fs dump`",
+			 strerror(-r));
+	return r;
+}
+
+/* an inode the MDS holds whose layout names pool @id (files, directories' layouts) */
+static struct minode *pool_user_locked(struct mds *m, uint32_t id)
+{
+	struct minode *in;
+	uint64_t idx;
+
+	xa_for_each(&m->inodes, idx, in) {
+		if (in->a.pool == id && (S_ISREG(in->a.mode) || S_ISDIR(in->a.mode)))
+			return in;
+	}
+	return NULL;
+}
+
+int fsset_data_pool(struct mds *m, const char *fs_name, const char *pool, bool add, struct json_object **out,
+		    char *err, size_t len)
+{
+	struct store_pool *p = NULL;
+	struct minode *user;
+	uint32_t id = 0, i;
+	char *text = NULL, **names = NULL;
+	size_t n = 0, nobj = 0;
+	int r;
+
+	if (strcmp(fs_name, m->fs_name)) {
+		snprintf(err, len, "no filesystem '%s' here (this MDS serves '%s')", fs_name, m->fs_name);
+		return -ENOENT;
+	}
+	if (!*pool || strchr(pool, '\n') || strchr(pool, '=') || strlen(pool) > 200) {
+		snprintf(err, len, "'%s' is not a pool name", pool);
+		return -EINVAL;
+	}
+	if (add) {
+		bool ours;
+
+		pthread_mutex_lock(&m->lock);
+		r = layout_pool_id(m, pool, &id);
+		ours = r == 0 && layout_pool_name(m, id) && !strcmp(pool, layout_pool_name(m, id));
+		pthread_mutex_unlock(&m->lock);
+		if (ours) {
+			*out = json_object_new_object();   /* as Ceph: already one of ours is not an error */
+			json_object_object_add(*out, "pool", json_object_new_string(pool));
+			json_object_object_add(*out, "id", json_object_new_int64(id));
+			json_object_object_add(*out, "already", json_object_new_boolean(true));
+			return 0;
+		}
+		/* on RADOS an erasure-coded pool is made beforehand (ceph osd pool create NAME erasure);
+		 * a missing one is made here, replicated, as a new data pool always was */
+		r = store_pool_create(pools_store(m), pool);
+		if (r && r != -EEXIST) {
+			snprintf(err, len, "cannot create pool %s: %s", pool, strerror(-r));
+			return r;
+		}
+		r = store_pool_open(pools_store(m), pool, NULL, &p);
+		if (r) {
+			snprintf(err, len, "cannot open pool %s: %s", pool, strerror(-r));
+			return r;
+		}
+		pthread_mutex_lock(&m->lock);
+		for (i = 0, id = 0; i < m->ndata_pools; i++)
+			if (m->data_pools[i].id > id)
+				id = m->data_pools[i].id;
+		id++;
+		text = pools_text_locked(m, 0, id, pool);
+		pthread_mutex_unlock(&m->lock);
+	} else {
+		pthread_mutex_lock(&m->lock);
+		r = layout_pool_id(m, pool, &id);
+		user = r == 0 && id ? pool_user_locked(m, id) : NULL;
+		pthread_mutex_unlock(&m->lock);
+		if (r) {
+			snprintf(err, len, "%s is not a data pool of %s", pool, m->fs_name);
+			return -ENOENT;
+		}
+		if (id == 0) {
+			snprintf(err, len, "%s is the first data pool of %s (it holds every file's object index): it "
+				 "cannot be removed", pool, m->fs_name);
+			return -EINVAL;
+		}
+		if (user) {
+			snprintf(err, len, "pool %s is in use: inode %" PRIx64 "'s layout names it (set another "
+				 "layout, or remove the files, first)", pool, user->a.ino);
+			return -EBUSY;
+		}
+		/* the data of any file in it: its objects (the MDS does not hold every inode) */
+		r = store_pool_open(pools_store(m), pool, NULL, &p);
+		if (r == 0)
+			r = store_list_objects(p, &names, &n);
+		if (r == 0) {
+			for (size_t k = 0; k < n; k++) {
+				if (strcmp(names[k], "loligo.data_format"))
+					nobj++;
+				if (nobj == 1 && strcmp(names[k], "loligo.data_format"))
+					snprintf(err, len, "pool %s holds data of files (object %s): files use it; remove "
+						 "them (and let the purge finish) first", pool, names[k]);
+			}
+			for (size_t k = 0; k < n; k++)
+				free(names[k]);
+			free(names);
+		}
+		if (p)
+			store_pool_close(p);
+		p = NULL;
+		if (r) {
+			snprintf(err, len, "cannot list pool %s: %s", pool, strerror(-r));
+			return r;
+		}
+		if (nobj)
+			return -EBUSY;
+		pthread_mutex_lock(&m->lock);
+		text = pools_text_locked(m, id, 0, NULL);
+		pthread_mutex_unlock(&m->lock);
+	}
+	if (!text) {
+		if (p)
+			store_pool_close(p);
+		snprintf(err, len, "out of memory");
+		return -ENOMEM;
+	}
+	r = pools_commit(m, text, err, len);
+	if (r == 0) {
+		pthread_mutex_lock(&m->lock);
+		if (add) {
+			struct mds_data_pool *v = realloc(m->data_pools, (m->ndata_pools + 1) * sizeof(*v));
+
+			if (v) {
+				m->data_pools = v;
+				v[m->ndata_pools].id = id;
+				v[m->ndata_pools].name = strdup(pool);
+				v[m->ndata_pools].p = p;
+				if (v[m->ndata_pools].name) {
+					m->ndata_pools++;
+					p = NULL;
+				}
+			}
+		} else {
+			for (i = 0; i < m->ndata_pools; i++)
+				if (m->data_pools[i].id == id) {
+					p = m->data_pools[i].p;
+					free(m->data_pools[i].name);
+					m->data_pools[i] = m->data_pools[--m->ndata_pools];
+					break;
+				}
+		}
+		pthread_mutex_unlock(&m->lock);
+		dinfo(MDS, "fs %s %s: %s (id %" PRIu32 ")", add ? "add_data_pool" : "rm_data_pool", m->fs_name, pool,
+		      id);
+		*out = json_object_new_object();
+		json_object_object_add(*out, "pool", json_object_new_string(pool));
+		json_object_object_add(*out, "id", json_object_new_int64(id));
+	}
+	if (p)
+		store_pool_close(p);
+	free(text);
+	return r;
+}
+
+void fsset_dump_pools(struct mds *m, struct json_object *arr)
+{
+	pthread_mutex_lock(&m->lock);
+	for (uint32_t i = 0; i < m->ndata_pools; i++)
+		json_object_array_add(arr, json_object_new_string(m->data_pools[i].name));
+	pthread_mutex_unlock(&m->lock);
 }

@@ -97,6 +97,14 @@ void mds_free_state(struct mds *m)
 
 void mds_close_store(struct mds *m)
 {
+	for (uint32_t i = 0; i < m->ndata_pools; i++) {
+		if (m->data_pools[i].p)
+			store_pool_close(m->data_pools[i].p);
+		free(m->data_pools[i].name);
+	}
+	free(m->data_pools);
+	m->data_pools = NULL;
+	m->ndata_pools = 0;
 	if (m->data)
 		store_pool_close(m->data);
 	if (m->meta)

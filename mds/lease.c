@@ -23,6 +23,7 @@
 #include "mds/mds.h"
 #include "mds/locker.h"
 #include "mds/locker_priv.h"
+#include "mds/mdcache.h"
 
 
 /* ---- leases ----------------------------------------------------------------- */
@@ -43,14 +44,14 @@ struct mlease *locker_lease_find(struct mdentry *dn, struct session *s)
 /* A new lease of @s on @dn (not granted yet: seq 0), or NULL. */
 struct mlease *locker_lease_add(struct mds *m, struct session *s, struct mdentry *dn)
 {
-	struct mlease *l = calloc(1, sizeof(*l));
+	struct mlease *l = mds_obj_alloc(MDS_MEM_LEASE, sizeof(*l));
 
 	if (!l)
 		return NULL;
 	if (!dn->lease_id)
 		dn->lease_id = ++m->lease_ids;
 	if (xa_insert(&s->lease_index, dn->lease_id, l)) {
-		free(l);
+		mds_obj_free(MDS_MEM_LEASE, l, sizeof(*l));
 		return NULL;
 	}
 	l->dn = dn;
@@ -76,8 +77,10 @@ void locker_lease_del(struct mlease *l)
 	cds_list_del(&l->s_item);
 	if (l->revoke_seq)
 		cds_list_del(&l->revoke_item);
+	if (l->revoke_seq && l->recall)
+		locker_recall_answered(l->s);
 	l->s->nleases--;
-	free(l);
+	mds_obj_free(MDS_MEM_LEASE, l, sizeof(*l));
 }
 
 void locker_send_lease_msg(struct mlease *l, uint32_t op)
@@ -119,6 +122,9 @@ bool locker_lease_issue(struct mds *m, struct session *s, struct mdentry *dn, ui
 		return false;
 	l->seq = ++s->lease_seq;
 	*seq = l->seq;
+	/* s->leases in the order of last use: recall takes the coldest */
+	cds_list_del(&l->s_item);
+	cds_list_add_tail(&l->s_item, &s->leases);
 	return true;
 }
 

@@ -82,6 +82,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <json-c/json.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -98,12 +99,14 @@
 #include "mds/locker.h"
 #include "mds/locker_priv.h"
 #include "mds/mdcache.h"
+#include "mds/rstat.h"
+#include "perm/perm.h"
 #include "mds/net.h"
 #include "mds/purge.h"
 
 struct perf_counter locker_c_lease_revokes, locker_c_parked, locker_c_resumed;   /* lease.c, park.c */
 static struct perf_counter c_revokes, c_grants, c_acks_late, c_flushes,
-	c_orphans, c_orphans_purged, c_reconnect_caps;
+	c_orphans, c_orphans_purged, c_reconnect_caps, c_recalls, c_recalls_answered, c_recall_evictions;
 static struct hist h_revoke_lat;
 
 void locker_set_ops(struct mds *m, const struct locker_ops *ops)
@@ -176,14 +179,14 @@ struct mcap *locker_cap_find(struct minode *in, struct session *s)
 
 static struct mcap *cap_add(struct minode *in, struct session *s)
 {
-	struct mcap *cap = calloc(1, sizeof(*cap));
+	struct mcap *cap = mds_obj_alloc(MDS_MEM_CAP, sizeof(*cap));
 
 	if (!cap)
 		return NULL;
 	/* one cap per session and inode; without an index entry there is
 	 * no cap (issuing nothing is always safe) */
 	if (xa_insert(&s->cap_index, in->a.ino, cap)) {
-		free(cap);
+		mds_obj_free(MDS_MEM_CAP, cap, sizeof(*cap));
 		return NULL;
 	}
 	cap->in = in;
@@ -202,8 +205,10 @@ static void cap_del(struct mcap *cap)
 	cds_list_del(&cap->s_item);
 	if (cap->revoke_seq)
 		cds_list_del(&cap->revoke_item);
+	if (cap->revoke_seq && cap->recall)
+		locker_recall_answered(cap->s);
 	cap->s->ncaps--;
-	free(cap);
+	mds_obj_free(MDS_MEM_CAP, cap, sizeof(*cap));
 }
 
 void locker_send_caps(struct session *s, const struct mdsp_caps *cm)
@@ -262,6 +267,9 @@ static void cap_revoke_done(struct mcap *cap)
 	if (!cap->revoke_seq)
 		return;
 	locker_revoke_answered(cap->revoke_ns);
+	if (cap->recall)
+		locker_recall_answered(cap->s);
+	cap->recall = false;
 	cap->issued = cap->pending;
 	cap->revoke_seq = 0;
 	cds_list_del(&cap->revoke_item);
@@ -283,7 +291,14 @@ static uint32_t allowed_for(struct mds *m, struct minode *in, struct mcap *mine,
 		return 0;
 	if (!S_ISREG(in->a.mode))
 		allowed &= ~(uint32_t)OPEN_BITS;
-	if (!S_ISDIR(in->a.mode))
+	/* a directory with an ACL: its creates inherit the default one, which
+	 * the MDS does (server.c inherit_acl), and who may create or remove
+	 * names in it is the access one's to say, which clients do not keep;
+	 * so nobody answers them itself (a Dc holder knows it has no ACL) */
+	if (!S_ISDIR(in->a.mode) || xattr_find(in, MDSP_XATTR_ACL_DEFAULT) || xattr_find(in, MDSP_XATTR_ACL_ACCESS))
+		allowed &= ~(uint32_t)Dc;
+	/* under a file quota every create must reach the MDS to be counted */
+	else if (rstat_files_quota_above(m, in))
 		allowed &= ~(uint32_t)Dc;
 	cds_list_for_each_entry(cap, &in->caps, in_item)
 		if (cap != mine)
@@ -316,6 +331,9 @@ static uint32_t issue(struct mds *m, struct session *s, struct minode *in, uint3
 	 * its caps): nothing to add, whatever may be had now */
 	if (cap && !((want | cap->wanted | MDSP_CAP_PIN) & ~cap->pending)) {
 		*seq = cap->seq;
+		/* s->caps in the order of last use: recall takes the coldest */
+		cds_list_del(&cap->s_item);
+		cds_list_add_tail(&cap->s_item, &s->caps);
 		return cap->pending;
 	}
 	allowed = allowed_for(m, in, cap, replay);
@@ -336,6 +354,8 @@ static uint32_t issue(struct mds *m, struct session *s, struct minode *in, uint3
 		perf_inc(&c_grants, 1);
 	}
 	*seq = cap->seq;
+	cds_list_del(&cap->s_item);
+	cds_list_add_tail(&cap->s_item, &s->caps);
 	return cap->pending;
 }
 
@@ -435,6 +455,18 @@ void locker_want_caps(struct mds *m, struct txn *t, struct minode *in, uint32_t 
 	}
 	if (blocked)
 		locker_gather_add(t, in->a.ino, mask, NULL);
+}
+
+void locker_want_no_dir_create(struct mds *m, struct txn *t, struct minode *in)
+{
+	struct mcap *cap;
+
+	locker_want_caps(m, t, in, Dc);
+	if (!in->caps.next)
+		return;
+	cds_list_for_each_entry(cap, &in->caps, in_item)
+		if (cap->s == t->s && (cap->pending & Dc))
+			cap_revoke(m, cap, Dc);
 }
 
 void locker_want_dentry(struct mds *m, struct txn *t, struct mdentry *dn)
@@ -661,49 +693,172 @@ bool locker_dir_pinned(struct mds *m, struct mdir *d, uint64_t lo, uint64_t hi)
 	return false;
 }
 
+/* ---- recall for cache pressure ----------------------------------------------------- */
+
 /*
- * The cache is over mds_cache_size and @d (or the fragment [lo, hi) of it)
- * is cold but clients cache it: ask them to give it up (Ceph's
- * cache-pressure recall), all but what open files need.  The next trim
- * finds it free.  Returns the revokes sent.
+ * Past mds_cache_memory_limit (or mds_cache_size) with clean unused
+ * directories all evicted, what keeps the cache big is what clients
+ * cache: mdcache_trim asks for @want caps and leases back, and this shares
+ * the request among the sessions (Ceph's Server::recall_client_state),
+ * pacing itself instead of leaving it to mds_recall_* tuning:
+ *  - each session is asked for its part of @want by its part of all the
+ *    caps and leases held (the client holding most gives most back), at
+ *    least one;
+ *  - at most mds_recall_max_caps less what it was asked lately, a count
+ *    that decays with half-life mds_recall_max_decay_rate: a client that
+ *    gives back at once can be asked again at the next tick, but never for
+ *    more than it could have answered meanwhile;
+ *  - never below mds_min_caps_per_client (100) caps and leases;
+ *  - nothing while an earlier recall of it is unanswered: a recall it is
+ *    still working through (a writeback, its kernel's FORGETs) is not
+ *    piled on, and a client that never answers is asked once.
+ * @want itself follows how far over the limit the cache is, each tick
+ * (mdcache_trim): the recall stops by itself as the cache comes under it.
+ * A recall is a revoke of everything the cap has (or of the lease) on
+ * the coldest of the session's caps (s->caps is kept in the order of last
+ * use), none an open file wants.  A session that leaves it unanswered is
+ * named by health MDS_CLIENT_RECALL after mds_recall_warning_timeout and
+ * evicted after mds_recall_evict_timeout (0: never, the default, as Ceph:
+ * nothing waits on a recall; a request that comes to need the bits
+ * being recalled makes it an ordinary revoke, and the client is evicted at
+ * mds_session_timeout as for any revoke).
  */
-int locker_recall_dir(struct mds *m, struct mdir *d, uint64_t lo, uint64_t hi)
+void locker_recall_answered(struct session *s)
 {
-	struct minode *in = locker_inode_at(m, d->ino);
-	struct mcap *cap;
-	struct mdentry *dn;
-	uint64_t idx = lo;
-	int n = 0;
+	if (s->recall_inflight)
+		s->recall_inflight--;
+	s->recall_answered++;
+	perf_inc(&c_recalls_answered, 1);
+}
 
-	while ((dn = mdir_cookie_find(d, &idx)) && idx < hi) {
-		struct mlease *l;
-		struct minode *child;
+static void recall_decay(struct session *s, uint64_t now)
+{
+	double hl = cfg_double(CFG_mds_recall_max_decay_rate);
 
-		for (l = dn->leases; l; l = l->next)
-			if (!l->revoke_seq) {
-				locker_lease_revoke(m, l);
-				n++;
-			}
-		child = dn->remote ? NULL : locker_inode_at(m, dn->ino);
-		if (child && child->caps.next)
-			cds_list_for_each_entry(cap, &child->caps, in_item)
-				if (!cap->wanted && !cap->revoke_seq && cap->pending) {
-					cap_revoke(m, cap, cap->pending);
-					n++;
-				}
-		if (idx == UINT64_MAX)
+	if (hl <= 0)
+		s->recall_decayed = 0;
+	else if (s->recall_decayed_ns)
+		s->recall_decayed *= exp2(-((double)mono_since(now, s->recall_decayed_ns) / 1e9) / hl);
+	s->recall_decayed_ns = now;
+}
+
+/* Recall up to @n of @s's coldest caps and leases; returns how many went out. */
+static uint64_t recall_session(struct mds *m, struct session *s, uint64_t n)
+{
+	uint64_t held = s->ncaps + s->nleases, ncap = held ? n * s->ncaps / held : 0, sent = 0;
+	struct mcap *cap, *ctmp;
+	struct mlease *l, *ltmp;
+
+	if (s->ncaps && !ncap)
+		ncap = 1;
+	cds_list_for_each_entry_safe(cap, ctmp, &s->caps, s_item) {
+		if (sent >= ncap)
 			break;
-		idx++;
+		if (cap->wanted || cap->revoke_seq || !cap->pending || cap->in == m->root)
+			continue;
+		cap_revoke(m, cap, cap->pending);
+		if (!cap->revoke_seq)
+			continue;
+		cap->recall = true;
+		s->recall_inflight++;
+		sent++;
 	}
-	if (lo || hi != UINT64_MAX)
-		in = NULL;
-	if (in && in->caps.next)
-		cds_list_for_each_entry(cap, &in->caps, in_item)
-			if (!cap->wanted && !cap->revoke_seq && cap->pending) {
-				cap_revoke(m, cap, cap->pending);
-				n++;
+	cds_list_for_each_entry_safe(l, ltmp, &s->leases, s_item) {
+		if (sent >= n)
+			break;
+		if (l->revoke_seq || l->dn->gather)
+			continue;
+		locker_lease_revoke(m, l);
+		l->recall = true;
+		s->recall_inflight++;
+		sent++;
+	}
+	return sent;
+}
+
+void locker_recall(struct mds *m, uint64_t want)
+{
+	uint64_t now = now_mono_ns(), total = 0, idx, maxc = cfg_uint(CFG_mds_recall_max_caps);
+	uint64_t minc = cfg_uint(CFG_mds_min_caps_per_client);
+	struct session *s;
+
+	lockdep_assert_held(&m->lock);
+	rcu_read_lock();
+	xa_for_each(&m->sessions, idx, s) {
+		recall_decay(s, now);
+		if (s->state == SESSION_OPEN && s->conn)
+			total += s->ncaps + s->nleases;
+	}
+	if (!want || !total) {
+		rcu_read_unlock();
+		return;
+	}
+	xa_for_each(&m->sessions, idx, s) {
+		uint64_t held = s->ncaps + s->nleases, ask, budget, n;
+
+		if (s->state != SESSION_OPEN || !s->conn || held <= minc || s->recall_inflight)
+			continue;
+		ask = (uint64_t)ceil((double)want * (double)held / (double)total);
+		if (ask > held - minc)
+			ask = held - minc;
+		budget = (double)maxc > s->recall_decayed ? maxc - (uint64_t)s->recall_decayed : 0;
+		if (ask > budget)
+			ask = budget;
+		if (!ask)
+			continue;
+		n = recall_session(m, s, ask);
+		s->recall_decayed += (double)n;
+		s->recalled += n;
+		perf_inc(&c_recalls, n);
+		if (n)
+			dout(MDS, 5, "cache pressure: recalled %" PRIu64 " of %" PRIu64 " caps and leases of session %"
+				     PRIu64 " (%s; asked %" PRIu64 " of %" PRIu64 " wanted)",
+			     n, held, s->id, s->client_name ? s->client_name : "?", ask, want);
+	}
+	rcu_read_unlock();
+}
+
+void locker_recall_laggards_locked(struct mds *m, uint64_t age_ns,
+				   void (*fn)(void *arg, const struct session *s, double secs), void *arg)
+{
+	uint64_t now = now_mono_ns(), seen[64];
+	unsigned nseen = 0, i;
+	struct mcap *cap;
+	struct mlease *l;
+	const struct session *who;
+	uint64_t since;
+
+	lockdep_assert_held(&m->lock);
+	/* in the order the revokes began: a session's first is its oldest */
+	for (int pass = 0; pass < 2; pass++) {
+		struct cds_list_head *head = pass ? &m->revoking_leases : &m->revoking, *pos;
+
+		cds_list_for_each(pos, head) {
+			if (pass) {
+				l = cds_list_entry(pos, struct mlease, revoke_item);
+				if (!l->recall)
+					continue;
+				who = l->s;
+				since = l->revoke_ns;
+			} else {
+				cap = cds_list_entry(pos, struct mcap, revoke_item);
+				if (!cap->recall)
+					continue;
+				who = cap->s;
+				since = cap->revoke_ns;
 			}
-	return n;
+			if (mono_since(now, since) < age_ns)
+				break;
+			for (i = 0; i < nseen && seen[i] != who->id; i++)
+				;
+			if (i < nseen)
+				continue;
+			if (nseen == sizeof(seen) / sizeof(seen[0]))
+				return;
+			seen[nseen++] = who->id;
+			fn(arg, who, (double)mono_since(now, since) / 1e9);
+		}
+	}
 }
 
 /* ---- orphans -------------------------------------------------------------------- */
@@ -821,6 +976,7 @@ static bool apply_extents(struct minode *in, const struct mdsp_caps *msg)
 static bool apply_flush(struct mds *m, struct mcap *cap, const struct mdsp_caps *msg, struct txn *t)
 {
 	struct minode *in = cap->in;
+	uint64_t old_size = in->a.size;
 	bool changed = false;
 
 	if (!msg->dirty)
@@ -849,6 +1005,8 @@ static bool apply_flush(struct mds *m, struct mcap *cap, const struct mdsp_caps 
 	if (changed) {
 		in->a.change++;
 		txn_dirty(t, in);
+		/* the size counts in the tree's rbytes from now on (rstat.c) */
+		rstat_inode_changed(m, t, in, old_size);
 	}
 	perf_inc(&c_flushes, 1);
 	(void)m;
@@ -1070,40 +1228,63 @@ void locker_session_reconnect(struct mds *m, struct session *s, const struct mds
 
 void locker_tick(struct mds *m)
 {
-	uint64_t now, tmo = timeout_ns(), evict[16];
+	uint64_t now, tmo = timeout_ns(), evict[16], rtmo, first;
+	double rv = cfg_double(CFG_mds_recall_evict_timeout);
 	int nevict = 0, i;
+	bool recall_evict[16];
 
 	pthread_mutex_lock(&m->lock);
 	/* read under the lock: a revoke stamped while we waited for it must
 	 * not look 584 years old (it evicted a client that had just been sent
 	 * the revoke) */
 	now = now_mono_ns();
-	if (tmo) {
+	/* a recall (cache pressure) that nothing waits on counts against
+	 * mds_recall_evict_timeout (0: never), any other revoke against
+	 * mds_session_timeout */
+	rtmo = rv > 0 ? (uint64_t)(rv * 1e9) : 0;
+	first = tmo && rtmo ? (tmo < rtmo ? tmo : rtmo) : (tmo ? tmo : rtmo);
+	if (first) {
 		struct mcap *cap;
 		struct mlease *l;
 
 		cds_list_for_each_entry(cap, &m->revoking, revoke_item) {
-			if (mono_since(now, cap->revoke_ns) < tmo)
+			uint64_t age = mono_since(now, cap->revoke_ns);
+			bool recall = cap->recall && !cap->in->gather;
+
+			if (age < first)
 				break;
+			if (recall ? !rtmo || age < rtmo : !tmo || age < tmo)
+				continue;
 			for (i = 0; i < nevict && evict[i] != cap->s->id; i++)
 				;
 			if (i == nevict && nevict < 16) {
+				recall_evict[nevict] = recall;
 				evict[nevict++] = cap->s->id;
-				derr(MDS, "session %" PRIu64 " (%s) did not answer the revoke of inode %" PRIx64
-					  " caps within mds_session_timeout (%.0f s): evicting it",
-				     cap->s->id, cap->s->client_name, cap->in->a.ino, (double)tmo / 1e9);
+				derr(MDS, "session %" PRIu64 " (%s) did not answer the %s of inode %" PRIx64
+					  " caps within %s (%.0f s): evicting it",
+				     cap->s->id, cap->s->client_name, recall ? "recall" : "revoke", cap->in->a.ino,
+				     recall ? "mds_recall_evict_timeout" : "mds_session_timeout",
+				     (double)(recall ? rtmo : tmo) / 1e9);
 			}
 		}
 		cds_list_for_each_entry(l, &m->revoking_leases, revoke_item) {
-			if (mono_since(now, l->revoke_ns) < tmo)
+			uint64_t age = mono_since(now, l->revoke_ns);
+			bool recall = l->recall && !l->dn->gather;
+
+			if (age < first)
 				break;
+			if (recall ? !rtmo || age < rtmo : !tmo || age < tmo)
+				continue;
 			for (i = 0; i < nevict && evict[i] != l->s->id; i++)
 				;
 			if (i == nevict && nevict < 16) {
+				recall_evict[nevict] = recall;
 				evict[nevict++] = l->s->id;
-				derr(MDS, "session %" PRIu64 " (%s) did not answer the revoke of its lease on %" PRIx64
-					  "/%s within mds_session_timeout (%.0f s): evicting it",
-				     l->s->id, l->s->client_name, l->dn->dir->ino, l->dn->name, (double)tmo / 1e9);
+				derr(MDS, "session %" PRIu64 " (%s) did not answer the %s of its lease on %" PRIx64
+					  "/%s within %s (%.0f s): evicting it",
+				     l->s->id, l->s->client_name, recall ? "recall" : "revoke", l->dn->dir->ino,
+				     l->dn->name, recall ? "mds_recall_evict_timeout" : "mds_session_timeout",
+				     (double)(recall ? rtmo : tmo) / 1e9);
 			}
 		}
 	}
@@ -1111,8 +1292,10 @@ void locker_tick(struct mds *m)
 		purge_unused_strays(m);
 	pthread_mutex_unlock(&m->lock);
 	for (i = 0; i < nevict; i++) {
-		perf_inc(&c_acks_late, 1);
-		m->locker_ops->session_evict(m, evict[i], "did not answer a cap revoke within mds_session_timeout");
+		perf_inc(recall_evict[i] ? &c_recall_evictions : &c_acks_late, 1);
+		m->locker_ops->session_evict(m, evict[i], recall_evict[i] ?
+					     "did not answer a cache-pressure recall within mds_recall_evict_timeout" :
+					     "did not answer a cap revoke within mds_session_timeout");
 	}
 	locker_run_waiters(m);
 }
@@ -1130,6 +1313,9 @@ void locker_register_perf(struct mds *m)
 	perf_register_counter("mds_caps", "orphans", &c_orphans);
 	perf_register_counter("mds_caps", "orphans_purged", &c_orphans_purged);
 	perf_register_counter("mds_caps", "reconnect_caps", &c_reconnect_caps);
+	perf_register_counter("mds_caps", "recalls", &c_recalls);
+	perf_register_counter("mds_caps", "recalls_answered", &c_recalls_answered);
+	perf_register_counter("mds_caps", "recall_evictions", &c_recall_evictions);
 	perf_register_hist("mds_caps", "revoke_lat", &h_revoke_lat);
 }
 
@@ -1155,6 +1341,8 @@ void locker_late_releases_locked(struct mds *m, uint64_t age_ns,
 	cds_list_for_each_entry(cap, &m->revoking, revoke_item) {
 		if (mono_since(now, cap->revoke_ns) < age_ns)
 			break;
+		if (cap->recall && !cap->in->gather)
+			continue;   /* MDS_CLIENT_RECALL's */
 		for (i = 0; i < nseen && seen[i] != cap->s->id; i++)
 			;
 		if (i < nseen)
@@ -1167,6 +1355,8 @@ void locker_late_releases_locked(struct mds *m, uint64_t age_ns,
 	cds_list_for_each_entry(l, &m->revoking_leases, revoke_item) {
 		if (mono_since(now, l->revoke_ns) < age_ns)
 			break;
+		if (l->recall && !l->dn->gather)
+			continue;
 		for (i = 0; i < nseen && seen[i] != l->s->id; i++)
 			;
 		if (i < nseen)

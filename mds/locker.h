@@ -37,6 +37,13 @@ void locker_register_perf(struct mds *m);
  * mds->lock.
  */
 void locker_want_caps(struct mds *m, struct txn *t, struct minode *in, uint32_t mask);
+/*
+ * locker_want_no_dir_create - directory @in gets an ACL: nobody may
+ * answer creates in it any more (Dc).  Other sessions' Dc as
+ * locker_want_caps; the caller's own is revoked without waiting (its
+ * creates were sent before this request).  Caller holds mds->lock.
+ */
+void locker_want_no_dir_create(struct mds *m, struct txn *t, struct minode *in);
 /* locker_want_dentry - likewise for the leases other sessions hold on @dn. */
 void locker_want_dentry(struct mds *m, struct txn *t, struct mdentry *dn);
 /* locker_blocked - LOCKER_WAIT if @t must wait for revokes, else 0. */
@@ -111,9 +118,19 @@ void locker_stray_notify(struct mds *m, struct minode *in);
  * inode, is cached by a client (and @d itself, for the whole range [0,
  * UINT64_MAX)): it must stay in memory. */
 bool locker_dir_pinned(struct mds *m, struct mdir *d, uint64_t lo, uint64_t hi);
-/* locker_recall_dir - ask the clients caching what locker_dir_pinned looks
- * at (not for open files) to give it up.  mds->lock held. */
-int locker_recall_dir(struct mds *m, struct mdir *d, uint64_t lo, uint64_t hi);
+/*
+ * locker_recall - cache pressure: ask the sessions for @want caps and
+ * leases back, shared by what each holds and paced (locker.c has the
+ * rules).  mds->lock held.
+ */
+void locker_recall(struct mds *m, uint64_t want);
+/*
+ * locker_recall_laggards_locked - call @fn once per session with a recall
+ * unanswered for @age_ns or more, with the age of its oldest (health
+ * MDS_CLIENT_RECALL).  mds->lock held.
+ */
+void locker_recall_laggards_locked(struct mds *m, uint64_t age_ns,
+				   void (*fn)(void *arg, const struct session *s, double secs), void *arg);
 /* locker_tick - revokes not acked within mds_session_timeout evict their session; orphans. No lock. */
 void locker_tick(struct mds *m);
 /* locker_wake_all - every parked request runs again soon (locker_run_waiters).  mds->lock held. */

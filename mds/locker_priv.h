@@ -35,6 +35,8 @@ extern struct perf_counter locker_c_lease_revokes, locker_c_parked, locker_c_res
 uint32_t locker_gathering(const struct minode *in);
 struct mcap *locker_cap_find(struct minode *in, struct session *s);
 void locker_send_caps(struct session *s, const struct mdsp_caps *cm);
+/* locker_recall_answered - a recall revoke of @s was answered (or went with its cap or lease). */
+void locker_recall_answered(struct session *s);
 /* locker_revoke_answered - a revoke sent at @sent_ns was acked (latency, late acks). */
 void locker_revoke_answered(uint64_t sent_ns);
 

@@ -29,6 +29,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <malloc.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -172,7 +173,7 @@ static void *ticker_main(void *arg)
 	uint64_t next_tick = 0;
 
 	for (;;) {
-		uint64_t now = now_mono_ns(), wake, rd;
+		uint64_t now = now_mono_ns(), wake, rd, freed;
 		struct timespec ts;
 
 		if (!next_tick) {
@@ -206,8 +207,13 @@ static void *ticker_main(void *arg)
 		journal_tick(m);
 		server_space_refresh(m);
 		pthread_mutex_lock(&m->lock);
-		mdcache_trim(m, journal_clean_below(m));
+		freed = mdcache_trim(m, journal_clean_below(m));
 		pthread_mutex_unlock(&m->lock);
+		/* what an eviction freed lies between what stays, in the arenas
+		 * of the reader threads that made it: hand the whole pages of it
+		 * back (glibc madvises them away), or the RSS keeps the peak */
+		if (freed >= 8u << 20)
+			malloc_trim(0);
 	}
 	return NULL;
 }
@@ -231,6 +237,7 @@ static void perf_register_all(struct mds *m)
 	perf_register_counter("mds", "sessions_evicted", &m->sessions_evicted);
 	perf_register_counter("mds", "sessions_reclaimed", &m->sessions_reclaimed);
 	perf_register_counter("mds", "sessions_stale", &m->sessions_stale);
+	mdcache_register_perf();
 }
 
 static char *pool_name(enum cfg_opt_id opt, const char *fs, const char *suffix)
@@ -590,7 +597,6 @@ static int replay_and_start_journal(struct mds *m, uint64_t applied)
 	perf_register_all(m);
 	purge_register_perf(m);
 	locker_register_perf(m);
-	mdcache_register_perf();
 	flock_register_perf(m);
 	blocklist_register_perf(m);
 	r = journal_start(m);
@@ -941,6 +947,7 @@ out_jstop:
 	journal_stop(m);
 	perf_unregister_group("mds");
 	perf_unregister_group("mds_caps");
+	perf_unregister_group("mds_mem");
 out_journal:
 	sreplay_free(m);
 	mds_free_state(m);

@@ -31,11 +31,13 @@
  * unexpired edit, and at start-up the replay loads every directory the
  * journal touches.  Inodes of the inode table are all loaded at start.
  *
- * Eviction keeps that true: past mds_cache_size inodes, mdcache_trim()
- * evicts (mdir_evict) only directories whose last journaled change is
- * below the expired mark (clean_below: their objects are current), unused
- * for a second, and cached by no client (a pinned one is recalled from its
- * clients first and evicted on a later pass); the root never goes.
+ * Eviction keeps that true: past mds_cache_size inodes or
+ * mds_cache_memory_limit bytes, mdcache_trim() evicts (mdir_evict) only
+ * directories whose last journaled change is below the expired mark
+ * (clean_below: their objects are current), unused for a second, and
+ * cached by no client (what clients pin is recalled from them, paced,
+ * locker.c locker_recall, and evicted on a later pass once they let go);
+ * the root never goes.
  *
  * readdir cookies are stored with the dentry, and a listing resumes "after
  * cookie c" whatever was inserted or removed meanwhile.  A new name's cookie
@@ -52,13 +54,16 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "common/config.h"
+#include "common/perf.h"
 #include "common/log.h"
 #include "common/siphash.h"
 #include "common/rcu.h"
@@ -89,6 +94,105 @@ static void key_ino(char *buf, size_t len, uint64_t ino)
 	snprintf(buf, len, "%016" PRIx64, ino);
 }
 
+/* ---- what the cache holds in bytes (mds.h) -------------------------------- */
+
+_Atomic uint64_t mds_mem_bytes[MDS_MEM_NKINDS];
+const char *const mds_mem_names[MDS_MEM_NKINDS] = {
+	[MDS_MEM_INODE] = "inodes", [MDS_MEM_INODE_DATA] = "inode_data", [MDS_MEM_XATTR] = "xattrs",
+	[MDS_MEM_DENTRY] = "dentries", [MDS_MEM_DIR] = "dirs", [MDS_MEM_CAP] = "caps",
+	[MDS_MEM_LEASE] = "leases",
+};
+
+size_t mds_mem_size(const void *p)
+{
+	/* what glibc's malloc gave, and the size word before it */
+	return p ? malloc_usable_size((void *)p) + sizeof(size_t) : 0;
+}
+
+uint64_t mds_mem_total(void)
+{
+	uint64_t t = 0;
+	int k;
+
+	for (k = 0; k < MDS_MEM_NKINDS; k++)
+		t += atomic_load_explicit(&mds_mem_bytes[k], memory_order_relaxed);
+	return t;
+}
+
+static uint64_t g_mem(void *arg)
+{
+	return atomic_load_explicit((_Atomic uint64_t *)arg, memory_order_relaxed);
+}
+
+static uint64_t g_mem_total(void *arg)
+{
+	(void)arg;
+	return mds_mem_total();
+}
+
+static uint64_t g_mem_limit(void *arg)
+{
+	(void)arg;
+	return cfg_uint(CFG_mds_cache_memory_limit);
+}
+
+static uint64_t g_rss(void *arg)
+{
+	(void)arg;
+	return mds_rss_bytes();
+}
+
+uint64_t mds_rss_bytes(void)
+{
+	unsigned long long size, rss;
+	FILE *f = fopen("/proc/self/statm", "r");
+	int n;
+
+	if (!f)
+		return 0;
+	n = fscanf(f, "%llu %llu", &size, &rss);
+	fclose(f);
+	return n == 2 ? rss * (uint64_t)sysconf(_SC_PAGESIZE) : 0;
+}
+
+static void register_frag_perf(void);
+
+void mdcache_register_perf(void)
+{
+	int k;
+
+	for (k = 0; k < MDS_MEM_NKINDS; k++)
+		perf_register_fn("mds_mem", mds_mem_names[k], g_mem, &mds_mem_bytes[k]);
+	perf_register_fn("mds_mem", "total", g_mem_total, NULL);
+	perf_register_fn("mds_mem", "limit", g_mem_limit, NULL);
+	perf_register_fn("mds_mem", "rss", g_rss, NULL);
+	register_frag_perf();
+}
+
+static void mem_adjust(enum mds_mem_kind k, uint32_t *was, size_t now)
+{
+	if (now > UINT32_MAX)
+		now = UINT32_MAX;
+	atomic_fetch_add_explicit(&mds_mem_bytes[k], now, memory_order_relaxed);
+	atomic_fetch_sub_explicit(&mds_mem_bytes[k], *was, memory_order_relaxed);
+	*was = (uint32_t)now;
+}
+
+/*
+ * Count again what @in's symlink, extents and xattrs hold: after a decode
+ * and at every journaled change (txn_finish), the only places they change.
+ */
+void mdcache_inode_mem_sync(struct minode *in)
+{
+	size_t x = 0;
+	struct mxattr *xa;
+
+	for (xa = in->xattrs; xa; xa = xa->next)
+		x += mds_mem_size(xa) + mds_mem_size(xa->name) + mds_mem_size(xa->val);
+	mem_adjust(MDS_MEM_INODE_DATA, &in->mem_data, mds_mem_size(in->symlink) + mds_mem_size(in->ext.v));
+	mem_adjust(MDS_MEM_XATTR, &in->mem_xattr, x);
+}
+
 /* ---- inodes ------------------------------------------------------------- */
 
 void mdcache_xattrs_free(struct minode *in)
@@ -107,14 +211,15 @@ void mdcache_xattrs_free(struct minode *in)
 
 struct minode *minode_alloc(struct mds *m, uint64_t ino)
 {
-	struct minode *in = calloc(1, sizeof(*in));
+	struct minode *in = mds_obj_alloc(MDS_MEM_INODE, sizeof(*in));
 
 	if (!in)
 		return NULL;
 	in->a.ino = ino;
+	in->a.quota_room = MDSP_QUOTA_UNSAID;   /* said by the traces only (server.c) */
 	CDS_INIT_LIST_HEAD(&in->caps);
 	if (xa_store(&m->inodes, ino, in)) {
-		free(in);
+		mds_obj_free(MDS_MEM_INODE, in, sizeof(*in));
 		return NULL;
 	}
 	m->ninodes_cached++;
@@ -131,7 +236,9 @@ void minode_free(struct mds *m, struct minode *in)
 	mdcache_xattrs_free(in);
 	free(in->symlink);
 	mdsp_extset_free(&in->ext);
-	free(in);
+	mem_adjust(MDS_MEM_INODE_DATA, &in->mem_data, 0);
+	mem_adjust(MDS_MEM_XATTR, &in->mem_xattr, 0);
+	mds_obj_free(MDS_MEM_INODE, in, sizeof(*in));
 }
 
 struct mxattr *xattr_find(struct minode *in, const char *name)
@@ -239,6 +346,8 @@ static void dir_rehash(struct mdir *d)
 
 	if (!b)
 		return;             /* keep the old table: slower, still correct */
+	mds_mem_add(MDS_MEM_DIR, b);
+	mds_mem_sub(MDS_MEM_DIR, d->buckets);
 	for (i = 0; i < d->nbuckets; i++)
 		for (dn = d->buckets[i]; dn; dn = next) {
 			next = dn->hnext;
@@ -266,7 +375,7 @@ struct mdentry *mdir_lookup(struct mdir *d, const char *name)
 
 struct mdir *mdir_create(struct mds *m, uint64_t ino)
 {
-	struct mdir *d = calloc(1, sizeof(*d));
+	struct mdir *d = mds_obj_alloc(MDS_MEM_DIR, sizeof(*d));
 
 	if (!d)
 		return NULL;
@@ -276,15 +385,17 @@ struct mdir *mdir_create(struct mds *m, uint64_t ino)
 	d->cookie_reserved = COOKIE_FIRST;
 	d->frags = calloc(1, sizeof(*d->frags));
 	if (!d->frags) {
-		free(d);
+		mds_obj_free(MDS_MEM_DIR, d, sizeof(*d));
 		return NULL;
 	}
+	mds_mem_add(MDS_MEM_DIR, d->frags);
 	d->nfrags = 1;
 	d->frags[0].loaded = true;          /* a new directory: nothing to read */
 	d->frags[0].last_used_ns = d->last_used_ns;
 	if (xa_store(&m->dirs, ino, d)) {
+		mds_mem_sub(MDS_MEM_DIR, d->frags);
 		free(d->frags);
-		free(d);
+		mds_obj_free(MDS_MEM_DIR, d, sizeof(*d));
 		return NULL;
 	}
 	m->ndirs_cached++;
@@ -427,16 +538,18 @@ void mdcache_mdir_free_mem(struct mds *m, struct mdir *d)
 					in->primary = NULL;
 			}
 			m->cache_hooks->dentry_drop(m, dn);
-			free(dn);
+			mds_obj_free(MDS_MEM_DENTRY, dn, sizeof(*dn) + dn->namelen + 1);
 		}
 	d->by_cookie = NULL;   /* its nodes were the dentries */
+	mds_mem_sub(MDS_MEM_DIR, d->buckets);
 	free(d->buckets);
+	mds_mem_sub(MDS_MEM_DIR, d->frags);
 	free(d->frags);
 	if (xa_load(&m->dirs, d->ino) == d) {
 		xa_erase(&m->dirs, d->ino);
 		m->ndirs_cached--;
 	}
-	free(d);
+	mds_obj_free(MDS_MEM_DIR, d, sizeof(*d));
 }
 
 void mdir_destroy(struct mds *m, struct mdir *d, struct txn *t)
@@ -514,7 +627,7 @@ struct mdentry *mdir_add(struct mds *m, struct mdir *d, const char *name, uint64
 			 bool remote, uint64_t cookie, struct txn *t)
 {
 	size_t n = strlen(name);
-	struct mdentry *dn = calloc(1, sizeof(*dn) + n + 1);
+	struct mdentry *dn = mds_obj_alloc(MDS_MEM_DENTRY, sizeof(*dn) + n + 1);
 
 	if (!dn)
 		return NULL;
@@ -544,7 +657,7 @@ struct mdentry *mdir_add(struct mds *m, struct mdir *d, const char *name, uint64
 			d->cookie_reserved = d->next_cookie;
 	}
 	if (cookie_load(d, cookie)) {
-		free(dn);
+		mds_obj_free(MDS_MEM_DENTRY, dn, sizeof(*dn) + n + 1);
 		return NULL;
 	}
 	dn->dir = d;
@@ -587,7 +700,7 @@ void mdir_del(struct mds *m, struct mdentry *dn, struct txn *t)
 	}
 	dentry_unlink_mem(m, dn);
 	m->cache_hooks->dentry_drop(m, dn);
-	free(dn);
+	mds_obj_free(MDS_MEM_DENTRY, dn, sizeof(*dn) + dn->namelen + 1);
 }
 
 /* Add a loaded or replayed dentry to @d; for a primary link, create or
@@ -613,11 +726,14 @@ int mdcache_dentry_install(struct mds *m, struct mdir *d, const char *name, cons
 				minode_free(m, in);
 			return -EBADMSG;
 		}
+		if (in->a.quota_max_bytes || in->a.quota_max_files)
+			m->quotas_seen = true;
 	}
 	dn = mdir_add(m, d, name, v->ino, v->dtype, v->remote, v->cookie, NULL);
 	if (!dn)
 		return -ENOMEM;
 	if (in) {
+		mdcache_inode_mem_sync(in);
 		in->primary = dn;
 		in->in_table = false;
 		/* an O_TMPFILE orphan given its name (txn_unstray): the stray
@@ -702,8 +818,10 @@ static int frags_set(struct mdir *d, const void *p, size_t len, bool loaded)
 		return r;
 	for (i = 0; i < n; i++)
 		f[i].loaded = loaded;
+	mds_mem_sub(MDS_MEM_DIR, d->frags);
 	free(d->frags);
 	d->frags = f;
+	mds_mem_add(MDS_MEM_DIR, d->frags);
 	d->nfrags = n;
 	idx = 0;
 	while ((dn = mdir_cookie_find(d, &idx))) {
@@ -871,7 +989,7 @@ static void frag_evict(struct mds *m, struct mdir *d, uint32_t i)
 	d->frags[i].count = 0;
 }
 
-void mdcache_register_perf(void)
+static void register_frag_perf(void)
 {
 	perf_register_counter("mds_cache", "dir_splits", &c_dir_splits);
 	perf_register_counter("mds_cache", "dir_frags_loaded", &c_frags_loaded);
@@ -909,9 +1027,13 @@ static int frag_split(struct mds *m, struct mdir *d, uint32_t i, uint32_t bits, 
 
 	if (old.bits + bits > FRAG_KEY_BITS)
 		return -ERANGE;
+	mds_mem_sub(MDS_MEM_DIR, d->frags);
 	nf = realloc(d->frags, (d->nfrags + nb - 1) * sizeof(*nf));
-	if (!nf)
+	if (!nf) {
+		mds_mem_add(MDS_MEM_DIR, d->frags);
 		return -ENOMEM;
+	}
+	mds_mem_add(MDS_MEM_DIR, nf);
 	d->frags = nf;
 	oid_frag(oid, sizeof(oid), d, i);
 	if (old.bits) {
@@ -1065,6 +1187,8 @@ uint64_t mds_grant_inos(struct mds *m, struct txn *t, uint64_t n, uint64_t min_e
 void txn_init(struct txn *t)
 {
 	memset(t, 0, sizeof(*t));
+	t->dirty = t->dirty_inline;
+	t->dirty_cap = TXN_INLINE_DIRTY;
 	mdsp_buf_init(&t->b);
 	enc_u32(&t->b, 0);
 }
@@ -1072,6 +1196,10 @@ void txn_init(struct txn *t)
 void txn_free(struct txn *t)
 {
 	mdsp_buf_free(&t->b);
+	if (t->dirty != t->dirty_inline)
+		free(t->dirty);
+	t->dirty = t->dirty_inline;
+	t->dirty_cap = TXN_INLINE_DIRTY;
 }
 
 void txn_edit(struct txn *t, enum edit_op op, const char *oid, const char *key, const void *val,
@@ -1093,10 +1221,21 @@ void txn_dirty(struct txn *t, struct minode *in)
 {
 	if (in->dirty)
 		return;
-	if (t->ndirty == TXN_MAX_DIRTY) {
-		/* no op touches more than a handful of inodes: a bug if hit */
-		derr(MDS, "txn: too many dirty inodes");
-		return;
+	if (t->ndirty == t->dirty_cap) {
+		int cap = t->dirty_cap * 2;
+		struct minode **v = malloc((size_t)cap * sizeof(*v));
+
+		if (!v) {
+			/* its edit would be lost: stop the MDS rather than
+			 * acknowledge a change it cannot journal */
+			derr(MDS, "txn: out of memory for %d dirty inodes", cap);
+			abort();
+		}
+		memcpy(v, t->dirty, (size_t)t->ndirty * sizeof(*v));
+		if (t->dirty != t->dirty_inline)
+			free(t->dirty);
+		t->dirty = v;
+		t->dirty_cap = cap;
 	}
 	in->dirty = true;
 	t->dirty[t->ndirty++] = in;
@@ -1173,8 +1312,10 @@ void txn_finish(struct mds *m, struct txn *t)
 			if (t->dead[k] == in)
 				dead = true;
 		in->dirty = false;
-		if (!dead)
+		if (!dead) {
 			emit_inode(m, t, in);
+			mdcache_inode_mem_sync(in);
+		}
 	}
 	t->ndirty = 0;
 	for (k = 0; k < t->ndead; k++) {
@@ -1270,32 +1411,47 @@ static void mdir_evict(struct mds *m, struct mdir *d)
 	mdcache_mdir_free_mem(m, d);
 }
 
-void mdcache_trim(struct mds *m, uint64_t clean_below)
+/* Is the cache past its bounds (@lo: past where trimming stops)? */
+static bool cache_over(struct mds *m, uint64_t ilimit, uint64_t blimit, bool lo)
 {
-	uint64_t limit = cfg_uint(CFG_mds_cache_size), idx, now = now_mono_ns(), n = 0, nfrags = 0;
-	struct mdir *d;
-	int nrecall = 0;
+	if (ilimit && m->ninodes_cached > (lo ? ilimit - ilimit / 10 : ilimit))
+		return true;
+	return blimit && mds_mem_total() > (lo ? blimit - blimit / 10 : blimit - blimit / 20);
+}
 
-	if (!limit || m->ninodes_cached <= limit)
-		return;
+/*
+ * Past mds_cache_size inodes or 95% of mds_cache_memory_limit bytes, evict
+ * clean unused directories down to 90%; what is still over after that is
+ * what clients pin (caps, leases on the names): ask them for that many
+ * caps and leases back, each tick as long as it lasts (the recall paces
+ * itself, locker.c locker_recall), and evict what they let go of at a
+ * later tick.
+ */
+uint64_t mdcache_trim(struct mds *m, uint64_t clean_below)
+{
+	uint64_t ilimit = cfg_uint(CFG_mds_cache_size), blimit = cfg_uint(CFG_mds_cache_memory_limit);
+	uint64_t idx, now = now_mono_ns(), n = 0, nfrags = 0, npinned = 0, want = 0, bytes, before = mds_mem_total();
+	struct mdir *d;
+
+	if (!cache_over(m, ilimit, blimit, false))
+		return 0;
 	rcu_read_lock();
 	xa_for_each(&m->dirs, idx, d) {
-		if (m->ninodes_cached <= limit - limit / 10)
+		if (!cache_over(m, ilimit, blimit, true))
 			break;
 		if (d->last_jseq >= clean_below)
 			continue;
 		if (mdir_fragmented(d)) {
 			/* fragment by fragment: the directory stays, its cold
-			 * fragments go (read again when a name in them is wanted) */
-			for (uint32_t i = 0; i < d->nfrags && m->ninodes_cached > limit - limit / 10; i++) {
+			 * fragments go (read again when a name in them is
+			 * wanted); a pinned one counts for the recall */
+			for (uint32_t i = 0; i < d->nfrags && cache_over(m, ilimit, blimit, true); i++) {
 				struct mfrag *f = &d->frags[i];
 
 				if (!f->loaded || mono_since(now, f->last_used_ns) < 1000000000ull)
 					continue;
 				if (m->cache_hooks->dir_pinned(m, d, frag_first(d, i), frag_end(d, i))) {
-					if (nrecall < 64 &&
-					    m->cache_hooks->recall_dir(m, d, frag_first(d, i), frag_end(d, i)))
-						nrecall++;
+					npinned++;
 					continue;
 				}
 				frag_evict(m, d, i);
@@ -1307,16 +1463,31 @@ void mdcache_trim(struct mds *m, uint64_t clean_below)
 		if (d->ino == MDSP_ROOT_INO || mono_since(now, d->last_used_ns) < 1000000000ull)
 			continue;
 		if (m->cache_hooks->dir_pinned(m, d, 0, UINT64_MAX)) {
-			/* clients cache it: recall it, evict it once they let go */
-			if (nrecall < 64 && m->cache_hooks->recall_dir(m, d, 0, UINT64_MAX))
-				nrecall++;
+			npinned++;
 			continue;
 		}
 		mdir_evict(m, d);
 		n++;
 	}
 	rcu_read_unlock();
-	if (n || nfrags || nrecall)
-		dout(MDS, 5, "cache trim: evicted %" PRIu64 " directories and %" PRIu64 " fragments, recalled %d from"
-			     " clients; %" PRIu64 " inodes cached", n, nfrags, nrecall, m->ninodes_cached);
+	bytes = mds_mem_total();
+	if (npinned && cache_over(m, ilimit, blimit, true)) {
+		/* how many inodes' worth we are over, at the cache's own
+		 * average bytes per inode */
+		if (ilimit && m->ninodes_cached > ilimit - ilimit / 10)
+			want = m->ninodes_cached - (ilimit - ilimit / 10);
+		if (blimit && bytes > blimit - blimit / 10 && m->ninodes_cached) {
+			uint64_t per = bytes / m->ninodes_cached;
+			uint64_t w = (bytes - (blimit - blimit / 10)) / (per ? per : 1) + 1;
+
+			if (w > want)
+				want = w;
+		}
+		m->cache_hooks->recall(m, want);
+	}
+	if (n || nfrags || want)
+		dout(MDS, 5, "cache trim: evicted %" PRIu64 " directories and %" PRIu64 " fragments, %" PRIu64
+			     " pinned by clients, recalling %" PRIu64 "; %" PRIu64 " inodes, %" PRIu64 " bytes cached",
+		     n, nfrags, npinned, want, m->ninodes_cached, bytes);
+	return before > bytes ? before - bytes : 0;
 }

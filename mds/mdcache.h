@@ -6,6 +6,7 @@
 #ifndef LOLIGO_MDS_MDCACHE_H
 #define LOLIGO_MDS_MDCACHE_H
 
+#include "common/slab.h"
 #include "mds/mds.h"
 
 /*
@@ -23,7 +24,8 @@ struct mdcache_hooks {
 	void (*note_orphan)(void);
 	void (*stray_notify)(struct mds *m, struct minode *in);
 	bool (*dir_pinned)(struct mds *m, struct mdir *d, uint64_t lo, uint64_t hi);
-	int (*recall_dir)(struct mds *m, struct mdir *d, uint64_t lo, uint64_t hi);
+	/* ask clients for @want caps and leases back (cache pressure) */
+	void (*recall)(struct mds *m, uint64_t want);
 	void (*purge_inode)(struct mds *m, struct txn *t, const struct minode *in);
 	int (*purge_load)(struct mds *m);
 	int (*purge_replay_edit)(struct mds *m, int op, const char *key, const void *val, uint32_t len);
@@ -38,6 +40,43 @@ struct mdcache_hooks {
 void mdcache_set_hooks(struct mds *m, const struct mdcache_hooks *h);
 
 int mdcache_mkfs(struct mds *m);
+/* What the cache holds in bytes, per kind (enum mds_mem_kind, mds.h). */
+extern _Atomic uint64_t mds_mem_bytes[MDS_MEM_NKINDS];
+extern const char *const mds_mem_names[MDS_MEM_NKINDS];
+/* mds_mem_size - the heap bytes behind @p (0 for NULL). */
+size_t mds_mem_size(const void *p);
+static inline void mds_mem_add(enum mds_mem_kind k, const void *p)
+{
+	atomic_fetch_add_explicit(&mds_mem_bytes[k], mds_mem_size(p), memory_order_relaxed);
+}
+static inline void mds_mem_sub(enum mds_mem_kind k, const void *p)
+{
+	atomic_fetch_sub_explicit(&mds_mem_bytes[k], mds_mem_size(p), memory_order_relaxed);
+}
+/*
+ * The cache's own objects (inodes, dentries, directories, caps, leases)
+ * come from common/slab.c's size classes, apart from the requests'
+ * short-lived buffers (slab.h says why); counted by their class's size.
+ */
+static inline void *mds_obj_alloc(enum mds_mem_kind k, size_t size)
+{
+	void *p = slab_zalloc(size);
+
+	atomic_fetch_add_explicit(&mds_mem_bytes[k], slab_size(p, size), memory_order_relaxed);
+	return p;
+}
+static inline void mds_obj_free(enum mds_mem_kind k, void *p, size_t size)
+{
+	atomic_fetch_sub_explicit(&mds_mem_bytes[k], slab_size(p, size), memory_order_relaxed);
+	slab_free(p, size);
+}
+/* mds_mem_total - the sum over every kind. */
+uint64_t mds_mem_total(void);
+/* mds_rss_bytes - the process's resident set (/proc/self/statm), 0 if unknown. */
+uint64_t mds_rss_bytes(void);
+/* mdcache_register_perf - the mds_mem gauges: bytes per kind, total, limit, rss; the
+ * mds_cache counters of directory fragments (dir_splits, dir_frags_loaded, dir_frags_evicted). */
+void mdcache_register_perf(void);
 /* mdcache_cookie_key_ensure - the readdir cookies' key exists (made and stored now if not). */
 int mdcache_cookie_key_ensure(struct mds *m);
 int mdcache_load(struct mds *m);          /* tables before journal replay */
@@ -70,8 +109,7 @@ int mdir_readdir_span(struct mds *m, struct mdir *d, uint64_t from, uint32_t max
 uint32_t mdir_frag_of(const struct mdir *d, uint64_t cookie);
 /* oid_frag - the object of @d's leaf fragment @i ("<ino>.dir" while there is one) */
 void oid_frag(char *buf, size_t len, const struct mdir *d, uint32_t i);
-/* mdcache_register_perf - the mds_cache counters (dir_splits, dir_frags_loaded, dir_frags_evicted) */
-void mdcache_register_perf(void);
+
 /*
  * mdir_cookie_find - the dentry of @d with the smallest cookie >= *@idx,
  * and *@idx set to its cookie; NULL when there is none.  Caller holds
@@ -101,9 +139,11 @@ void txn_kill_inode(struct txn *t, struct minode *in);
  */
 void txn_unstray(struct txn *t, struct minode *in);
 /* mdcache_trim - evict clean, unused directories (and the inodes they hold)
- * while more than mds_cache_size inodes are cached.  @clean_below: journal
- * entries below it are expired.  Caller holds mds->lock. */
-void mdcache_trim(struct mds *m, uint64_t clean_below);
+ * while more than mds_cache_size inodes or mds_cache_memory_limit bytes
+ * are cached, and recall from clients what keeps it over.  @clean_below:
+ * journal entries below it are expired.  Returns the cache bytes freed.
+ * Caller holds mds->lock. */
+uint64_t mdcache_trim(struct mds *m, uint64_t clean_below);
 /* txn_finish - emit the dirty inodes' edits, free dead inodes.  Caller holds mds->lock. */
 void txn_finish(struct mds *m, struct txn *t);
 

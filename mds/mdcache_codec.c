@@ -49,6 +49,8 @@ int inode_blob_encode(struct mdsp_buf *b, const struct minode *in)
 		enc_u64(b, in->ext.v[i].off);
 		enc_u64(b, in->ext.v[i].len);
 	}
+	/* v4: the directory whose tree counts a hard-linked file's bytes (rstat.c) */
+	enc_u64(b, in->rparent);
 	enc_end(b, off);
 	return b->oom ? -ENOMEM : 0;
 }
@@ -63,6 +65,7 @@ int inode_blob_decode(const void *p, size_t len, struct minode *in)
 	char *symlink = NULL;
 	struct mxattr *xs = NULL, **tail = &xs, *x;
 	uint32_t n, i, bytes = 0, flags = 0;
+	uint64_t rparent = 0;
 	uint8_t ver;
 
 	dec_init(&c, p, len);
@@ -119,6 +122,8 @@ int inode_blob_decode(const void *p, size_t len, struct minode *in)
 			a.blocks = MDSP_BLOCKS_UNKNOWN;
 		}
 	}
+	if (ver >= 4)
+		rparent = dec_u64(&s);
 	if (s.bad) {
 		struct minode tmp = { .xattrs = xs };
 
@@ -133,6 +138,7 @@ int inode_blob_decode(const void *p, size_t len, struct minode *in)
 	in->ext = ext;
 	in->a = a;
 	in->a.xattrs = MDSP_XATTRS_UNKNOWN;   /* said by the traces only (server.c set_target) */
+	in->a.quota_room = MDSP_QUOTA_UNSAID;
 	if (ver < 3 || !S_ISREG(a.mode))
 		mdsp_extset_clear(&in->ext);
 	inode_blocks_sync(in);
@@ -144,6 +150,7 @@ int inode_blob_decode(const void *p, size_t len, struct minode *in)
 	in->xattrs = xs;
 	in->xattr_bytes = bytes;
 	in->linkable = flags & BLOB_LINKABLE;
+	in->rparent = rparent;
 	return 0;
 }
 

@@ -12,7 +12,7 @@
 #include "mds/mdcache.h"
 #include "mds/mds.h"
 
-#define V_INODE_BLOB 3        /* 2: flags; 3: the data extents (minode.ext) */
+#define V_INODE_BLOB 4        /* 2: flags; 3: the data extents (minode.ext); 4: rparent */
 #define BLOB_LINKABLE 0x1     /* minode.linkable */
 #define V_DENTRY     1
 #define V_DIRMETA    1
@@ -34,6 +34,8 @@ struct dentry_val {
 
 /* mdcache.c */
 void mdcache_xattrs_free(struct minode *in);
+/* mdcache_inode_mem_sync - count @in's symlink, extents and xattrs again (mds_mem_bytes). */
+void mdcache_inode_mem_sync(struct minode *in);
 /* mdcache_mdir_free_mem - drop @d and its dentries from memory (nothing journaled). */
 void mdcache_mdir_free_mem(struct mds *m, struct mdir *d);
 /* mdcache_dentry_install - put a dentry loaded or replayed from the store into @d. */

@@ -51,12 +51,74 @@ static bool parse_dir_oid(const char *oid, uint64_t *ino, bool *frag)
 	return true;
 }
 
+/*
+ * "data_pools": the data pools after the first, a line "ID=NAME" each
+ * (fsset.c writes the whole list at every add and rm).  Handles stay open
+ * for the pools that remain.
+ */
+static int replay_data_pools(struct mds *m, const void *val, uint32_t len)
+{
+	struct mds_data_pool *v = NULL;
+	uint32_t n = 0;
+	char *s = malloc(len + 1), *line, *save = NULL;
+
+	if (!s)
+		return -ENOMEM;
+	memcpy(s, val, len);
+	s[len] = '\0';
+	for (line = strtok_r(s, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char *eq = strchr(line, '='), *end;
+		unsigned long id;
+		struct mds_data_pool *nv;
+
+		if (!eq)
+			continue;
+		*eq = '\0';
+		id = strtoul(line, &end, 10);
+		if (*end || !id || id > UINT32_MAX || !eq[1])
+			continue;
+		nv = realloc(v, (n + 1) * sizeof(*v));
+		if (!nv)
+			break;
+		v = nv;
+		v[n].id = (uint32_t)id;
+		v[n].name = strdup(eq + 1);
+		v[n].p = NULL;
+		for (uint32_t i = 0; i < m->ndata_pools; i++)
+			if (m->data_pools[i].id == v[n].id && !strcmp(m->data_pools[i].name, eq + 1)) {
+				v[n].p = m->data_pools[i].p;   /* still there: keep the handle */
+				m->data_pools[i].p = NULL;
+			}
+		if (v[n].name)
+			n++;
+	}
+	free(s);
+	for (uint32_t i = 0; i < m->ndata_pools; i++) {
+		if (m->data_pools[i].p)
+			store_pool_close(m->data_pools[i].p);
+		free(m->data_pools[i].name);
+	}
+	free(m->data_pools);
+	m->data_pools = v;
+	m->ndata_pools = n;
+	return 0;
+}
+
 static int replay_table(struct mds *m, int op, const char *key, const void *val, uint32_t len)
 {
 	if (op != EDIT_SET)
 		return 0;
-	if (!strcmp(key, "root"))
-		return inode_blob_decode(val, len, m->root);
+	if (!strcmp(key, "root")) {
+		int r = inode_blob_decode(val, len, m->root);
+
+		if (!r && (m->root->a.quota_max_bytes || m->root->a.quota_max_files))
+			m->quotas_seen = true;
+		if (!r)
+			mdcache_inode_mem_sync(m->root);
+		return r;
+	}
+	if (!strcmp(key, "data_pools"))
+		return replay_data_pools(m, val, len);
 	if (len != 8)
 		return -EBADMSG;
 	if (!strcmp(key, "next_ino")) {
@@ -151,8 +213,12 @@ static int replay_ino_table(struct mds *m, enum ino_table which, int op, const c
 		fresh = true;
 	}
 	r = inode_blob_decode(val, len, in);
+	if (!r)
+		mdcache_inode_mem_sync(in);
 	if (!r && in->a.ino != ino)
 		r = -EBADMSG;
+	if (!r && (in->a.quota_max_bytes || in->a.quota_max_files))
+		m->quotas_seen = true;
 	if (r) {
 		if (fresh)
 			minode_free(m, in);

@@ -70,7 +70,8 @@
  *     mds->keys_lock           (a leaf otherwise; also under mds->lock, where
  *                              authcaps.c copies a session's caps)
  *   leaves, taken alone: mds->conns_lock, mds->space_lock, mds->keys_lock,
- *     mds->tick_lock; the store's locks are leaves under all of these
+ *     mds->tick_lock; the store's locks are leaves under all of these, and
+ *     so are common/slab.c's class locks (the cache's allocations)
  *
  * Checked in the lockdep builds (common/lockdep.h): every static _locked
  * helper names its lock and asserts it with lockdep_assert_held().
@@ -104,6 +105,30 @@ struct dec;
 struct mds;
 
 /* ---- namespace -------------------------------------------------------- */
+
+/*
+ * What the cache holds, in bytes, per kind (mdcache.c): every allocation of
+ * the namespace and the locker adds what malloc really gave it
+ * (malloc_usable_size, plus the allocator's word of header) when it is made
+ * and takes it away when it is freed, so `cache status` and the perf
+ * counters (mds_mem) are what the heap holds for the cache, not an
+ * estimate; mds_cache_memory_limit is enforced on their sum (mdcache_trim,
+ * locker_recall_tick).  Not counted: the xarrays' nodes (inode and cap
+ * indexes, ~9 bytes an entry with dense inode numbers), the journal's
+ * buffers and the sessions' completed-request tables.  One MDS per
+ * process: the counters are the process's.
+ */
+enum mds_mem_kind {
+	MDS_MEM_INODE,        /* struct minode */
+	MDS_MEM_INODE_DATA,   /* symlink targets, data extents */
+	MDS_MEM_XATTR,        /* struct mxattr, names, values */
+	MDS_MEM_DENTRY,       /* struct mdentry with its name */
+	MDS_MEM_DIR,          /* struct mdir and its hash buckets */
+	MDS_MEM_CAP,          /* struct mcap */
+	MDS_MEM_LEASE,        /* struct mlease */
+	MDS_MEM_NKINDS
+};
+/* the counters themselves and their helpers: mdcache.h */
 
 struct mxattr {
 	struct mxattr *next;
@@ -186,6 +211,13 @@ struct minode {
 				       * may give it its first name (the kernel's I_LINKABLE) */
 	bool dirty;                   /* in the current txn's dirty list */
 	bool anchor_dirty;            /* primary dentry moved: journal its anchor */
+	/* a regular file in the inode table (hard-linked): the directory of
+	 * the link whose tree counts its bytes in rbytes (0: none, that link
+	 * went); journaled in the inode blob (rstat.c) */
+	uint64_t rparent;
+	/* bytes of its symlink and extents (MDS_MEM_INODE_DATA) and of its
+	 * xattrs (MDS_MEM_XATTR) as last counted (mdcache_inode_mem_sync) */
+	uint32_t mem_data, mem_xattr;
 	struct cds_list_head caps;    /* locker.c: struct mcap of each session caching it */
 	struct mgather *gather;       /* park.c: cap bits requests wait to revoke (NULL: none) */
 };
@@ -209,6 +241,8 @@ struct mcap {
 	uint64_t issue_seq;                /* the last one that added bits (Ceph's last_issue) */
 	uint64_t revoke_seq;               /* outstanding revoke (0: none) */
 	uint64_t revoke_ns;                /* mono ns it was sent */
+	bool recall;                       /* the revoke in flight is a recall for cache pressure
+					    * (locker_recall_tick), not for a conflicting request */
 };
 
 /* One session's lease on one dentry: it caches that the name maps to its
@@ -221,6 +255,7 @@ struct mlease {
 	struct session *s;
 	uint64_t seq;
 	uint64_t revoke_seq, revoke_ns;
+	bool recall;                       /* as struct mcap.recall */
 };
 
 /* Edits of one mutation, journaled as one entry (see journal.c). */
@@ -258,12 +293,16 @@ struct mwaiter {
 	bool queued;                  /* on m->waiters */
 };
 
-#define TXN_MAX_DIRTY 16
+#define TXN_INLINE_DIRTY 16
 struct txn {
 	struct mdsp_buf b;            /* u32 count placeholder + edits */
 	uint32_t n;
-	struct minode *dirty[TXN_MAX_DIRTY];
-	int ndirty;
+	/* the inodes to journal: a handful, plus every ancestor of a change
+	 * whose recursive statistics move (rstat.c), so it grows past the
+	 * inline array on deep trees (txn_free frees it) */
+	struct minode **dirty;
+	struct minode *dirty_inline[TXN_INLINE_DIRTY];
+	int ndirty, dirty_cap;
 	struct minode *dead[4];       /* inodes whose last link went: removed at commit */
 	int ndead;
 	struct mdir *dirs[16];        /* directory objects the edits touch */
@@ -403,6 +442,14 @@ struct session {
 	 * client_op_warn_s (health MDS_CLIENT_SLOW_OPS); not journaled */
 	uint32_t slow_ops;
 	char *slow_op;
+	/* locker.c locker_recall_tick (cache pressure, Ceph's recall_client_state):
+	 * recall revokes of its caps and leases not answered yet, what was
+	 * recalled lately (a count decaying with half-life
+	 * mds_recall_max_decay_rate: Ceph's recall_caps), and totals */
+	uint64_t recall_inflight;
+	double recall_decayed;
+	uint64_t recall_decayed_ns;
+	uint64_t recalled, recall_answered;
 };
 
 /* An action the journal runs once the entry it rides with is durable. */
@@ -417,12 +464,23 @@ struct jitem {
 	uint64_t tid;                 /* request tid (`ops`) */
 };
 
+/* A data pool a layout may name (id 0 is the first, mds->data). */
+struct mds_data_pool {
+	uint32_t id;
+	char *name;
+	struct store_pool *p;         /* opened at its first purge (NULL until then) */
+};
+
 struct mds {
 	pthread_mutex_t lock;         /* the namespace lock: everything below unless noted */
 	struct store *st;
 	struct store *data_st;        /* local backend: the data store the clients share (NULL: data in st) */
 	struct store_pool *meta, *data;
 	char *fs_name, *meta_pool_name, *data_pool_name, *store_path;
+	/* data pools after the first (`fs add_data_pool`, fsset.c): file layouts
+	 * name them by id; kept in mds_table "data_pools" ("ID=NAME" lines) */
+	struct mds_data_pool *data_pools;
+	uint32_t ndata_pools;
 
 	struct xarray inodes;         /* ino -> minode */
 	struct xarray dirs;           /* ino -> mdir (loaded directories) */
@@ -432,6 +490,10 @@ struct mds {
 	uint64_t next_ino, ino_reserved;
 	uint64_t next_sid;
 	uint64_t nfiles;              /* inodes in the filesystem (statfs) */
+	/* some directory loaded or changed since the start has a quota: until
+	 * then rstat.c's quota walks are skipped (every cached inode's
+	 * ancestors were loaded before it, so none was missed) */
+	bool quotas_seen;
 	struct store_space space;     /* the data store's, for statfs; protected by space_lock */
 	bool space_known;             /* protected by space_lock */
 	pthread_mutex_t space_lock;   /* a leaf */

@@ -47,12 +47,13 @@
 #include "mds/mdcache.h"
 #include "mds/purge.h"
 
-#define V_PURGE 1
+#define V_PURGE 2   /* 2: the data pool's id */
 
 struct purge {
 	struct purge *next;
 	uint64_t ino, size;
 	uint32_t object_size;
+	uint32_t pool;          /* data pool id (fsset.c's table; 0: m->data) */
 	uint64_t due_ns;
 };
 
@@ -82,7 +83,7 @@ static void key_ino(char *buf, size_t len, uint64_t ino)
 }
 
 /* Caller holds mds->lock. */
-static void enqueue_locked(struct mds *m, uint64_t ino, uint64_t size, uint32_t osize)
+static void enqueue_locked(struct mds *m, uint64_t ino, uint64_t size, uint32_t osize, uint32_t pool)
 {
 	struct purge *p;
 
@@ -96,6 +97,7 @@ static void enqueue_locked(struct mds *m, uint64_t ino, uint64_t size, uint32_t 
 	p->ino = ino;
 	p->size = size;
 	p->object_size = osize ? osize : (4u << 20);
+	p->pool = pool;
 	p->due_ns = now_mono_ns() + (uint64_t)(cfg_double(CFG_mds_purge_delay) * 1e9);
 	*queue_tail = p;
 	queue_tail = &p->next;
@@ -103,20 +105,24 @@ static void enqueue_locked(struct mds *m, uint64_t ino, uint64_t size, uint32_t 
 	kick();
 }
 
-static int decode(const void *v, size_t len, uint64_t *size, uint32_t *osize)
+static int decode(const void *v, size_t len, uint64_t *size, uint32_t *osize, uint32_t *pool)
 {
 	struct dec c, s;
+	uint8_t ver;
 
 	dec_init(&c, v, len);
-	if (!dec_enter(&c, V_PURGE, &s))
+	if (!(ver = dec_enter(&c, V_PURGE, &s)))
 		return -EBADMSG;
 	*size = dec_u64(&s);
 	*osize = dec_u32(&s);
+	*pool = ver >= 2 ? dec_u32(&s) : 0;
 	return s.bad ? -EBADMSG : 0;
 }
 
 void purge_queue_inode(struct mds *m, struct txn *t, const struct minode *in)
 {
+	struct store_file_layout ly;
+	uint64_t bound;
 	struct mdsp_buf b;
 	size_t off;
 	char key[32];
@@ -124,14 +130,23 @@ void purge_queue_inode(struct mds *m, struct txn *t, const struct minode *in)
 	if (!S_ISREG(in->a.mode) || !in->a.size)
 		return;
 	mdsp_buf_init(&b);
-	off = enc_begin(&b, V_PURGE, 1);
-	enc_u64(&b, in->a.size);
-	enc_u32(&b, in->a.object_size);
+	off = enc_begin(&b, V_PURGE, 1);   /* a v1 reader reads size and object size, and purges pool 0 */
+	/*
+	 * The record keeps an object size and a size bound that a purge reads
+	 * in the plain layout (the object index is what counts; the bound only
+	 * where there is none): a striped file's bound is the plain size that
+	 * covers every object it may have.
+	 */
+	store_file_layout_init(&ly, in->a.object_size, in->a.stripe_unit, in->a.stripe_count);
+	bound = store_file_layout_plain(&ly) ? in->a.size : store_file_obj_end(&ly, in->a.size) * ly.object_size;
+	enc_u64(&b, bound);
+	enc_u32(&b, ly.object_size);
+	enc_u32(&b, in->a.pool);               /* v2 */
 	enc_end(&b, off);
 	key_ino(key, sizeof(key), in->a.ino);
 	txn_edit(t, EDIT_SET, OID_PURGE, key, b.data, b.len, NULL);
 	mdsp_buf_free(&b);
-	enqueue_locked(m, in->a.ino, in->a.size, in->a.object_size);
+	enqueue_locked(m, in->a.ino, bound, ly.object_size, in->a.pool);
 	(void)m;
 }
 
@@ -155,7 +170,7 @@ static void dequeue_locked(struct mds *m, uint64_t ino)
 int purge_replay_edit(struct mds *m, int op, const char *key, const void *val, uint32_t len)
 {
 	uint64_t ino = strtoull(key, NULL, 16), size;
-	uint32_t osize;
+	uint32_t osize, pool;
 	int r;
 
 	if (op == EDIT_RM) {
@@ -164,9 +179,9 @@ int purge_replay_edit(struct mds *m, int op, const char *key, const void *val, u
 	}
 	if (op != EDIT_SET)
 		return 0;
-	r = decode(val, len, &size, &osize);
+	r = decode(val, len, &size, &osize, &pool);
 	if (!r)
-		enqueue_locked(m, ino, size, osize);
+		enqueue_locked(m, ino, size, osize, pool);
 	return r;
 }
 
@@ -208,16 +223,74 @@ static bool stopping(void)
 }
 
 /*
+ * Data pool @id's handle (opened at its first use, kept in the table).
+ * -ENOENT: the pool is no longer one of ours (nothing of the file's data
+ * can be reached; its index is purged all the same).  No lock held.
+ */
+static int pool_handle(struct mds *m, uint32_t id, struct store_pool **out)
+{
+	struct store_pool *p = NULL, *mine = NULL;
+	char *name = NULL;
+	int r;
+
+	pthread_mutex_lock(&m->lock);
+	for (uint32_t i = 0; i < m->ndata_pools; i++)
+		if (m->data_pools[i].id == id) {
+			p = m->data_pools[i].p;
+			if (!p)
+				name = strdup(m->data_pools[i].name);
+		}
+	pthread_mutex_unlock(&m->lock);
+	if (p) {
+		*out = p;
+		return 0;
+	}
+	if (!name)
+		return -ENOENT;
+	r = store_pool_open(m->data_st ? m->data_st : m->st, name, NULL, &mine);
+	if (r) {
+		derr(MDS, "purge: cannot open data pool %s: %s", name, strerror(-r));
+		free(name);
+		return r;
+	}
+	pthread_mutex_lock(&m->lock);
+	for (uint32_t i = 0; i < m->ndata_pools; i++)
+		if (m->data_pools[i].id == id && !strcmp(m->data_pools[i].name, name)) {
+			if (!m->data_pools[i].p) {
+				m->data_pools[i].p = mine;
+				mine = NULL;
+			}
+			p = m->data_pools[i].p;
+		}
+	pthread_mutex_unlock(&m->lock);
+	if (mine)
+		store_pool_close(mine);
+	free(name);
+	if (!p)
+		return -ENOENT;
+	*out = p;
+	return 0;
+}
+
+/*
  * Remove the data objects of @p in slices.  Return 0 when every one is
  * gone, 1 when stopped by shutdown (the rest stays queued), -errno.
  */
 static int purge_objects(struct mds *m, const struct purge *p)
 {
 	struct store_file_trim t;
+	struct store_file_layout ly;
 	uint64_t bound = p->size < m->max_file_size ? p->size : m->max_file_size;
-	int r;
+	int r = 0;
 
-	store_file_trim_init(&t, p->ino, p->object_size, 0, bound, m->data_indexed);
+	store_file_layout_init(&ly, p->object_size, 0, 0);
+	store_file_trim_init(&t, p->ino, &ly, 0, bound, m->data_indexed);
+	/* the index is in the first pool, the data where the layout said */
+	if (p->pool && (r = pool_handle(m, p->pool, &t.data)) && r != -ENOENT)
+		return r;
+	if (r == -ENOENT)
+		dinfo(MDS, "purge of inode %" PRIx64 ": its data pool %" PRIu32 " is gone; its index goes",
+		      p->ino, p->pool);
 	for (;;) {
 		uint64_t before = t.removed;
 		unsigned int slice = (unsigned int)cfg_uint(CFG_mds_purge_slice);

@@ -27,6 +27,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -38,9 +39,11 @@
 #include "mds/codec.h"
 #include "mds/mds.h"
 #include "mds/authcaps.h"
+#include "mds/layout.h"
 #include "mds/locker.h"
 #include "mds/mdcache.h"
 #include "mds/prealloc.h"
+#include "mds/rstat.h"
 #include "mds/server.h"
 #include "perm/perm.h"
 
@@ -77,10 +80,79 @@ static bool in_group(const struct mdsp_caller *c, uint32_t gid)
 	return mdsp_in_group(c, gid);
 }
 
-/* the mode-bit check of every op: mds_proto/perm.c, the client's too */
+static const struct mxattr *xattr_of(const struct minode *in, const char *name)
+{
+	const struct mxattr *x;
+
+	for (x = in->xattrs; x; x = x->next)
+		if (!strcmp(x->name, name))
+			return x;
+	return NULL;
+}
+
+/* the permission check of every op: perm/perm.c (the client's too), with
+ * the inode's access ACL */
 static int may_access(const struct minode *in, const struct mdsp_caller *c, int mask)
 {
-	return mdsp_may_access(&in->a, c, mask);
+	const struct mxattr *acl = xattr_of(in, MDSP_XATTR_ACL_ACCESS);
+
+	return mdsp_may_access_acl(&in->a, acl ? acl->val : NULL, acl ? acl->len : 0, c, mask);
+}
+
+/* Attach xattr @name = @val (@len bytes, copied) to a new inode @in. */
+static int xattr_add_new(struct minode *in, const char *name, const void *val, uint32_t len)
+{
+	struct mxattr *x = calloc(1, sizeof(*x));
+
+	if (!x)
+		return -ENOMEM;
+	x->name = strdup(name);
+	x->val = malloc(len ? len : 1);
+	if (!x->name || !x->val) {
+		free(x->name);
+		free(x->val);
+		free(x);
+		return -ENOMEM;
+	}
+	memcpy(x->val, val, len);
+	x->len = len;
+	x->next = in->xattrs;
+	in->xattrs = x;
+	in->xattr_bytes += (uint32_t)strlen(name) + len;
+	return 0;
+}
+
+/*
+ * posix_acl_create: a new inode under @dir takes its access ACL from the
+ * directory's default ACL, masked with the mode it asked for (and the mode
+ * with it), instead of the umask; a new directory also keeps the default
+ * as its own.  Without a default ACL the umask applies, when the client
+ * left it to us (MDSP_REQ_UMASK: a FUSE mount with POSIX ACLs, where the
+ * kernel does not apply it).  The ACLs are xattrs of the new inode, so they
+ * are journaled with the create.
+ */
+static int inherit_acl(const struct mdsp_request *r, const struct minode *dir, struct minode *in,
+		       uint32_t *modep)
+{
+	const struct mxattr *def = xattr_of(dir, MDSP_XATTR_ACL_DEFAULT);
+	uint8_t *acl;
+	int e = 0;
+
+	if (!def || !mdsp_acl_count(def->len)) {
+		if (r->flags & MDSP_REQ_UMASK)
+			*modep &= ~(r->umask & 0777);
+		return 0;
+	}
+	if (S_ISDIR(*modep) && (e = xattr_add_new(in, MDSP_XATTR_ACL_DEFAULT, def->val, def->len)))
+		return e;
+	acl = malloc(def->len);
+	if (!acl)
+		return -ENOMEM;
+	memcpy(acl, def->val, def->len);
+	if (mdsp_acl_create_masq(acl, def->len, modep))
+		e = xattr_add_new(in, MDSP_XATTR_ACL_ACCESS, acl, def->len);
+	free(acl);
+	return e;
 }
 
 static bool is_owner(const struct minode *in, const struct mdsp_caller *c)
@@ -210,12 +282,28 @@ static int new_inode(struct mds *m, struct session *s, const struct mdsp_request
 	if (!S_ISDIR(mode) && (mode & (S_ISGID | S_IXGRP)) == (S_ISGID | S_IXGRP) && (dir->a.mode & S_ISGID) &&
 	    c->uid != 0 && !in_group(c, dir->a.gid))
 		mode &= ~(uint32_t)S_ISGID;
+	if (r->op != MDSP_OP_RENAME && !S_ISLNK(mode) && (e = inherit_acl(r, dir, in, &mode))) {
+		minode_free(m, in);
+		return e;
+	}
 	in->a.mode = mode;
 	in->a.nlink = S_ISDIR(mode) ? 2 : 1;
 	now_time(&in->a.ctime);
 	in->a.atime = in->a.mtime = in->a.btime = in->a.ctime;
 	in->a.change = 1;
-	in->a.object_size = m->object_size;
+	/*
+	 * The layout: the directory's, which is what new files below it get
+	 * (its loligo.dir.layout, or what it got from its own parent at mkdir:
+	 * inherited by copy, so the nearest ancestor that had a layout when
+	 * the directory was made wins).  Clients making files on their own
+	 * (asyncdir.c) copy the same fields; a layout change of the directory
+	 * revokes their As first.
+	 */
+	in->a.object_size = dir->a.object_size ? dir->a.object_size : m->object_size;
+	in->a.stripe_unit = dir->a.stripe_unit;
+	in->a.stripe_count = dir->a.stripe_count;
+	in->a.pool = dir->a.pool;
+	in->a.layout_flags = 0;
 	m->nfiles++;
 	le64_put(v, m->nfiles);
 	txn_edit(t, EDIT_SET, OID_TABLE, "nfiles", v, 8, NULL);
@@ -319,7 +407,7 @@ static void blocks_truncated(struct minode *in, uint64_t size)
 }
 
 /*
- * SETATTR: the checks (mdsp_setattr_check, mds_proto/perm.c: Linux's
+ * SETATTR: the checks (mdsp_setattr_check_acl, perm/perm.c: Linux's
  * notify_change() and setattr_prepare() in their order) are shared with a
  * client that answers a setattr of an inode only it knows itself
  * (client/asyncdir.c), so both decide alike; every change moves ctime.
@@ -334,6 +422,7 @@ static int op_setattr(struct mds *m, struct session *s, struct mdsp_request *r, 
 	const uint32_t times = MDSP_SETATTR_ATIME | MDSP_SETATTR_MTIME | MDSP_SETATTR_ATIME_NOW |
 			       MDSP_SETATTR_MTIME_NOW;
 	uint32_t mask = r->mask, kill = 0;
+	const struct mxattr *acl;
 	struct mdsp_time now;
 	struct minode *in;
 	uint64_t old_size;
@@ -341,9 +430,19 @@ static int op_setattr(struct mds *m, struct session *s, struct mdsp_request *r, 
 
 	if (e)
 		return e;
-	e = mdsp_setattr_check(&in->a, c, mask, a, m->max_file_size, &kill);
+	acl = xattr_of(in, MDSP_XATTR_ACL_ACCESS);
+	e = mdsp_setattr_check_acl(&in->a, acl ? acl->val : NULL, acl ? acl->len : 0, c, mask, a, m->max_file_size,
+				   &kill);
 	if (e)
 		return e;
+	/* a truncate up is growth like a write: the byte quotas above (exact
+	 * here, where the MDS sees it) */
+	if ((mask & MDSP_SETATTR_SIZE) && S_ISREG(in->a.mode) && a->size > in->a.size) {
+		struct rstat_delta d = { (int64_t)(a->size - in->a.size), 0, 0 };
+
+		if ((e = rstat_quota_check(m, rstat_acct_dir(in), &d, 0)))
+			return e;
+	}
 	/* what other clients cache of it goes first */
 	if ((mask & (MDSP_SETATTR_MODE | MDSP_SETATTR_UID | MDSP_SETATTR_GID | MDSP_SETATTR_KILL_SUID |
 		     MDSP_SETATTR_CHOWN | MDSP_SETATTR_FLAGS)) || kill)
@@ -365,10 +464,19 @@ static int op_setattr(struct mds *m, struct session *s, struct mdsp_request *r, 
 		now_time(&now);
 	old_size = in->a.size;
 	mdsp_setattr_apply(&in->a, c, mask, a, kill, now);
+	/* a chmod rewrites the access ACL's owner, mask (or group) and other
+	 * entries (posix_acl_chmod); a kill of setuid/setgid leaves them */
+	if (mask & MDSP_SETATTR_MODE) {
+		struct mxattr *x = xattr_find(in, MDSP_XATTR_ACL_ACCESS);
+
+		if (x)
+			mdsp_acl_chmod(x->val, x->len, in->a.mode);
+	}
 	/* what the objects hold follows the data: a truncate cuts it */
 	if ((mask & MDSP_SETATTR_SIZE) && in->a.size < old_size)
 		blocks_truncated(in, in->a.size);
 	txn_dirty(t, in);
+	rstat_inode_changed(m, t, in, old_size);
 	set_target(rep, in);
 	return 0;
 }
@@ -397,13 +505,16 @@ static int open_check(struct minode *in, const struct mdsp_caller *c, uint32_t o
 	return mask ? may_access(in, c, mask) : 0;
 }
 
-static void open_trunc(struct minode *in, uint32_t oflags, struct txn *t)
+static void open_trunc(struct mds *m, struct minode *in, uint32_t oflags, struct txn *t)
 {
 	if ((oflags & O_TRUNC) && S_ISREG(in->a.mode) && in->a.size) {
+		uint64_t old = in->a.size;
+
 		in->a.size = 0;
 		blocks_truncated(in, 0);
 		touch(in, true);
 		txn_dirty(t, in);
+		rstat_inode_changed(m, t, in, old);
 	}
 }
 
@@ -426,9 +537,37 @@ static int op_open(struct mds *m, struct session *s, struct mdsp_request *r, str
 	locker_want_open(m, t, in, r->oflags);
 	if ((e = locker_blocked(t)))
 		return e;
-	open_trunc(in, r->oflags, t);
+	open_trunc(m, in, r->oflags, t);
 	set_target(rep, in);
 	return 0;
+}
+
+/* One more name in @din: refused (EDQUOT) where a file quota above is full. */
+static int quota_one_more(struct mds *m, struct minode *din)
+{
+	struct rstat_delta d = { 0, 1, 0 };
+
+	return rstat_quota_check(m, din->a.ino, &d, 0);
+}
+
+/* A name of @in was added to (@sign 1) or removed from (-1) directory @din,
+ * counting its bytes if @bytes: the statistics of @din and everything above. */
+static void rstat_name(struct mds *m, struct txn *t, struct minode *din, const struct minode *in, bool bytes,
+		       int sign)
+{
+	struct rstat_delta d;
+
+	rstat_of_name(in, bytes, &d);
+	d.bytes *= sign;
+	d.files *= sign;
+	d.subdirs *= sign;
+	rstat_propagate(m, t, din->a.ino, &d, &din->a.ctime);
+}
+
+/* Does the name @dn in @din count @in's bytes? */
+static bool name_counts_bytes(const struct mdentry *dn, const struct minode *din, const struct minode *in)
+{
+	return !dn->remote || (in->in_table && in->rparent == din->a.ino);
 }
 
 /* Common part of create/mknod/mkdir/symlink: the dir, the name, permissions. */
@@ -454,7 +593,9 @@ static int prep_new(struct mds *m, struct mdsp_request *r, struct minode **din, 
 		return -EEXIST;
 	if ((*din)->a.nlink == 0)
 		return -ENOENT;   /* removed directory */
-	return may_access(*din, &r->caller, MAY_WRITE | MAY_EXEC);
+	if ((e = may_access(*din, &r->caller, MAY_WRITE | MAY_EXEC)))
+		return e;
+	return quota_one_more(m, *din);
 }
 
 static int finish_new(struct mds *m, struct mdir *d, struct minode *din, struct minode *in,
@@ -465,6 +606,8 @@ static int finish_new(struct mds *m, struct mdir *d, struct minode *din, struct 
 	if (e)
 		return e;
 	dir_changed(din, 1, S_ISDIR(in->a.mode) ? 1 : 0, t);
+	in->a.rctime = in->a.ctime;
+	rstat_name(m, t, din, in, true, 1);
 	set_dir(rep, din, name);
 	set_target(rep, in);
 	return 0;
@@ -504,13 +647,15 @@ static int op_create(struct mds *m, struct session *s, struct mdsp_request *r, s
 		locker_want_open(m, t, in, r->oflags);
 		if ((e = locker_blocked(t)))
 			return e;
-		open_trunc(in, r->oflags, t);
+		open_trunc(m, in, r->oflags, t);
 		set_target(rep, in);
 		return 0;
 	}
 	if (din->a.nlink == 0)
 		return -ENOENT;
 	if ((e = may_access(din, &r->caller, MAY_WRITE | MAY_EXEC)))
+		return e;
+	if ((e = quota_one_more(m, din)))
 		return e;
 	want_dir_change(m, t, din, false);
 	if ((e = locker_blocked(t)))
@@ -667,6 +812,7 @@ static int link_tmpfile(struct mds *m, struct session *s, struct mdsp_request *r
 	in->a.nlink = 1;
 	touch(in, false);
 	dir_changed(din, 1, 0, t);
+	rstat_name(m, t, din, in, true, 1);
 	dinfo(MDS, "O_TMPFILE inode %" PRIx64 " linked as '%s' in %" PRIx64, in->a.ino, r->name, din->a.ino);
 	set_dir(rep, din, r->name);
 	set_target(rep, in);
@@ -679,6 +825,7 @@ static int op_link(struct mds *m, struct session *s, struct mdsp_request *r, str
 	struct minode *din, *in;
 	struct mdir *d;
 	struct mdentry *dn;
+	bool bytes;
 	int e;
 
 	if ((e = inode_get(m, r->ino2, &in)))
@@ -698,6 +845,8 @@ static int op_link(struct mds *m, struct session *s, struct mdsp_request *r, str
 	if ((e = locker_blocked(t)))
 		return e;
 	if (!in->in_table) {
+		/* its bytes stay counted where its name was (rstat.c) */
+		in->rparent = in->primary ? in->primary->dir->ino : 0;
 		/* first hard link: the inode moves to the inode table and its
 		 * primary dentry becomes a remote one like the new link (same
 		 * name, same target: its leases stay valid and move with it) */
@@ -730,8 +879,13 @@ static int op_link(struct mds *m, struct session *s, struct mdsp_request *r, str
 		return -ENOMEM;
 	in->a.nlink++;
 	touch(in, false);
+	/* a file whose counting name went is counted here from now on */
+	bytes = !in->rparent;
+	if (bytes)
+		in->rparent = din->a.ino;
 	txn_dirty(t, in);
 	dir_changed(din, 1, 0, t);
+	rstat_name(m, t, din, in, bytes, 1);
 	set_dir(rep, din, r->name);
 	set_target(rep, in);
 	return 0;
@@ -755,6 +909,7 @@ static int op_unlink(struct mds *m, struct session *s, struct mdsp_request *r, s
 	struct minode *din, *in;
 	struct mdir *d;
 	struct mdentry *dn;
+	bool bytes;
 	int e, k;
 
 	if ((e = get_dir(m, r->ino, &din, &d)))
@@ -784,9 +939,13 @@ static int op_unlink(struct mds *m, struct session *s, struct mdsp_request *r, s
 	locker_want_caps(m, t, in, LS);
 	if ((e = locker_blocked(t)))
 		return e;
+	bytes = name_counts_bytes(dn, din, in);
+	if (bytes && dn->remote)
+		in->rparent = 0;   /* its other names do not count its bytes */
 	mdir_del(m, dn, t);
 	drop_link(in, t);
 	dir_changed(din, -1, 0, t);
+	rstat_name(m, t, din, in, bytes, -1);
 	set_dir(rep, din, r->name);
 	set_target(rep, in);   /* the victim, with its new nlink (0: gone) */
 	return 0;
@@ -849,6 +1008,7 @@ static int op_rmdir(struct mds *m, struct session *s, struct mdsp_request *r, st
 	if ((e = remove_dir_inode(m, in, t)))
 		return e;
 	dir_changed(din, -1, -1, t);
+	rstat_name(m, t, din, in, true, -1);
 	set_dir(rep, din, r->name);
 	set_target(rep, in);
 	return 0;
@@ -862,7 +1022,8 @@ static int op_rename(struct mds *m, struct session *s, struct mdsp_request *r, s
 	struct minode *sdin, *ddin, *src, *dst = NULL, *wo = NULL;
 	struct mdir *sd, *dd;
 	struct mdentry *sdn, *ddn, *ndn;
-	bool sdir, ddir = false;
+	bool sdir, ddir = false, s_bytes, d_bytes = false;
+	struct rstat_delta cs, cd = { 0, 0, 0 }, q;
 	int e, k;
 
 	if (flags & ~(uint32_t)(MDSP_RENAME_NOREPLACE | MDSP_RENAME_EXCHANGE | MDSP_RENAME_WHITEOUT))
@@ -911,6 +1072,13 @@ static int op_rename(struct mds *m, struct session *s, struct mdsp_request *r, s
 		return e;
 	if (dst && (e = sticky_ok(ddin, dst, c)))
 		return e;
+	/* what each name adds to its directory's statistics (rstat.c) */
+	s_bytes = name_counts_bytes(sdn, sdin, src);
+	rstat_of_name(src, s_bytes, &cs);
+	if (dst) {
+		d_bytes = name_counts_bytes(ddn, ddin, dst);
+		rstat_of_name(dst, d_bytes, &cd);
+	}
 	if (sdir && sdin != ddin) {
 		if ((e = is_ancestor(m, src, ddin)) < 0)
 			return e;
@@ -931,6 +1099,14 @@ static int op_rename(struct mds *m, struct session *s, struct mdsp_request *r, s
 			if (e)
 				return -EINVAL;
 			if ((e = may_access(dst, c, MAY_WRITE)))
+				return e;
+		}
+		if (ddin != sdin) {
+			q = (struct rstat_delta){ cs.bytes - cd.bytes, cs.files - cd.files, cs.subdirs - cd.subdirs };
+			if ((e = rstat_quota_check(m, ddin->a.ino, &q, sdin->a.ino)))
+				return e;
+			q = (struct rstat_delta){ -q.bytes, -q.files, -q.subdirs };
+			if ((e = rstat_quota_check(m, sdin->a.ino, &q, ddin->a.ino)))
 				return e;
 		}
 		want_dir_change(m, t, sdin, sdir != ddir);
@@ -962,6 +1138,11 @@ static int op_rename(struct mds *m, struct session *s, struct mdsp_request *r, s
 			ddin->a.nlink = (uint32_t)((int32_t)ddin->a.nlink + delta);
 			sdin->a.nlink = (uint32_t)((int32_t)sdin->a.nlink - delta);
 		}
+		/* the names that counted bytes still do, in their new places */
+		if (s_rem && s_bytes)
+			src->rparent = ddin->a.ino;
+		if (d_rem && d_bytes)
+			dst->rparent = sdin->a.ino;
 		touch(src, false);
 		touch(dst, false);
 		txn_dirty(t, src);
@@ -969,6 +1150,10 @@ static int op_rename(struct mds *m, struct session *s, struct mdsp_request *r, s
 		dir_changed(sdin, 0, 0, t);
 		if (ddin != sdin)
 			dir_changed(ddin, 0, 0, t);
+		q = (struct rstat_delta){ cd.bytes - cs.bytes, cd.files - cs.files, cd.subdirs - cs.subdirs };
+		rstat_propagate(m, t, sdin->a.ino, &q, &sdin->a.ctime);
+		q = (struct rstat_delta){ -q.bytes, -q.files, -q.subdirs };
+		rstat_propagate(m, t, ddin->a.ino, &q, &ddin->a.ctime);
 		set_dir(rep, ddin, r->name2);
 		set_target(rep, src);
 		return 0;
@@ -989,6 +1174,12 @@ static int op_rename(struct mds *m, struct session *s, struct mdsp_request *r, s
 	} else if (sdir && sdin != ddin && ddin->a.nlink >= NLINK_MAX) {
 		return -EMLINK;
 	}
+	/* the quotas of the trees it moves into (net of what it replaces) */
+	q = (struct rstat_delta){ cs.bytes - cd.bytes, cs.files - cd.files, cs.subdirs - cd.subdirs };
+	if (sdin != ddin && (e = rstat_quota_check(m, ddin->a.ino, &q, sdin->a.ino)))
+		return e;
+	if ((flags & MDSP_RENAME_WHITEOUT) && (e = quota_one_more(m, sdin)))
+		return e;
 	/* checks done: what other clients cache of it goes first */
 	want_dir_change(m, t, sdin, sdir || ddir);
 	if (ddin != sdin)
@@ -1007,6 +1198,8 @@ static int op_rename(struct mds *m, struct session *s, struct mdsp_request *r, s
 		return e;
 	/* apply */
 	if (dst) {
+		if (d_bytes && ddn->remote)
+			dst->rparent = 0;   /* its other names do not count its bytes */
 		mdir_del(m, ddn, t);
 		if (ddir) {
 			if ((e = remove_dir_inode(m, dst, t)))
@@ -1029,6 +1222,8 @@ static int op_rename(struct mds *m, struct session *s, struct mdsp_request *r, s
 		if (!rem) {
 			src->primary = ndn;
 			src->anchor_dirty = true;
+		} else if (s_bytes) {
+			src->rparent = ddin->a.ino;
 		}
 	}
 	if (wo && (e = link_primary(m, sd, r->name, wo, t)))
@@ -1041,6 +1236,11 @@ static int op_rename(struct mds *m, struct session *s, struct mdsp_request *r, s
 	}
 	dir_changed(sdin, wo ? 0 : -1, 0, t);
 	dir_changed(ddin, 1, 0, t);
+	/* out of the source's tree (a whiteout stays there), into the target's */
+	q = (struct rstat_delta){ -cs.bytes, (wo ? 1 : 0) - cs.files, -cs.subdirs };
+	rstat_propagate(m, t, sdin->a.ino, &q, &sdin->a.ctime);
+	q = (struct rstat_delta){ cs.bytes - cd.bytes, cs.files - cd.files, cs.subdirs - cd.subdirs };
+	rstat_propagate(m, t, ddin->a.ino, &q, &ddin->a.ctime);
 	set_dir(rep, ddin, r->name2);
 	set_target(rep, src);
 	return 0;
@@ -1216,11 +1416,177 @@ void server_statfs(struct mds *m, struct mdsp_statfs *sf)
 static int op_statfs(struct mds *m, struct session *s, struct mdsp_request *r, struct mdsp_reply *rep,
 		     struct txn *t)
 {
+	uint64_t maxb, usedb, maxf, usedf;
+
 	server_statfs(m, &rep->statfs);
+	/* a mount of a directory under a quota sees the quota as its size */
+	if (r->ino && r->ino != MDSP_ROOT_INO && rstat_quota_statfs(m, r->ino, &maxb, &usedb, &maxf, &usedf)) {
+		struct mdsp_statfs *sf = &rep->statfs;
+		uint64_t bs = sf->bsize ? sf->bsize : 4096;
+
+		if (maxb) {
+			uint64_t total = (maxb + bs - 1) / bs, used = (usedb + bs - 1) / bs;
+			uint64_t left = used >= total ? 0 : total - used;
+
+			sf->blocks = total;
+			sf->bfree = left < sf->bfree ? left : sf->bfree;
+			sf->bavail = left < sf->bavail ? left : sf->bavail;
+		}
+		if (maxf) {
+			sf->files = maxf;
+			sf->ffree = usedf >= maxf ? 0 : maxf - usedf;
+		}
+	}
 	return 0;
 }
 
-/* xattr namespaces as Linux has them; system.* (ACLs) is not supported. */
+/*
+ * The virtual xattrs of directories (rstat.c): loligo.dir.* read the
+ * statistics, loligo.quota.* read and set the quotas.  They are not stored
+ * and not listed (as Ceph's ceph.dir.*); reading them costs O(1).
+ */
+#define VX_DIR   "loligo.dir."
+#define VX_QUOTA "loligo.quota."
+
+static bool is_vxattr(const char *name)
+{
+	return name && !strncmp(name, "loligo.", 7);
+}
+
+static int vxattr_get(struct minode *in, const char *name, struct mdsp_reply *rep)
+{
+	const struct mdsp_inode *a = &in->a;
+	uint64_t subdirs = a->nlink > 2 ? a->nlink - 2 : 0, v;
+	char buf[48];
+	int n;
+
+	if (!S_ISDIR(a->mode))
+		return -ENODATA;
+	if (!strcmp(name, VX_DIR "rctime")) {
+		n = snprintf(buf, sizeof(buf), "%" PRId64 ".%09u", a->rctime.sec, a->rctime.nsec);
+		goto out;
+	}
+	if (!strcmp(name, VX_DIR "rbytes"))
+		v = a->rbytes;
+	else if (!strcmp(name, VX_DIR "rfiles"))
+		v = a->rfiles;
+	else if (!strcmp(name, VX_DIR "rsubdirs"))
+		v = a->rsubdirs;
+	else if (!strcmp(name, VX_DIR "rentries"))
+		v = a->rfiles + a->rsubdirs;
+	else if (!strcmp(name, VX_DIR "entries"))
+		v = a->files;
+	else if (!strcmp(name, VX_DIR "subdirs"))
+		v = subdirs;
+	else if (!strcmp(name, VX_DIR "files"))
+		v = a->files > subdirs ? a->files - subdirs : 0;
+	else if (!strcmp(name, VX_QUOTA "max_bytes"))
+		v = a->quota_max_bytes;
+	else if (!strcmp(name, VX_QUOTA "max_files"))
+		v = a->quota_max_files;
+	else
+		return -ENODATA;
+	n = snprintf(buf, sizeof(buf), "%" PRIu64, v);
+out:
+	rep->data = (uint8_t *)strdup(buf);
+	if (!rep->data)
+		return -ENOMEM;
+	rep->data_len = (uint32_t)n;
+	return 0;
+}
+
+/*
+ * Revoke Dc from every cached directory at or below @top (locker.c
+ * locker_want_no_dir_create: other sessions' waited for, the caller's own
+ * not).  O(cached directories), once per quota set.
+ */
+static int revoke_dc_below(struct mds *m, struct minode *top, struct txn *t)
+{
+	unsigned long idx;
+	struct mdir *d;
+
+	rcu_read_lock();
+	xa_for_each(&m->dirs, idx, d) {
+		struct minode *din = xa_load(&m->inodes, d->ino);
+		struct mcap *cap;
+		bool dc = false;
+
+		if (!din)
+			continue;
+		cds_list_for_each_entry(cap, &din->caps, in_item)
+			if ((cap->issued | cap->pending) & MDSP_CAP_DIR_CREATE)
+				dc = true;
+		if (dc && rstat_is_below(m, din, top))
+			locker_want_no_dir_create(m, t, din);
+	}
+	rcu_read_unlock();
+	return locker_blocked(t);
+}
+
+/*
+ * Set (or with @remove clear) a quota of directory @in.  Root only, after
+ * the key's root_squash (authcaps.c): a key that squashes root cannot.
+ * The value is a decimal number; 0 removes the quota, as in Ceph.
+ */
+static int vxattr_set(struct mds *m, struct minode *in, const struct mdsp_request *r, bool remove,
+		      struct mdsp_reply *rep, struct txn *t)
+{
+	uint64_t *field, v = 0;
+	char buf[32], *end;
+	int e;
+
+	if (strncmp(r->name, VX_QUOTA, strlen(VX_QUOTA)))
+		return -EPERM;   /* the statistics are read-only */
+	if (!S_ISDIR(in->a.mode))
+		return -EINVAL;
+	if (!strcmp(r->name, VX_QUOTA "max_bytes"))
+		field = &in->a.quota_max_bytes;
+	else if (!strcmp(r->name, VX_QUOTA "max_files"))
+		field = &in->a.quota_max_files;
+	else
+		return -EINVAL;
+	if (r->caller.uid != 0)
+		return -EPERM;
+	if (!remove) {
+		if (!r->data_len || r->data_len >= sizeof(buf))
+			return -EINVAL;
+		memcpy(buf, r->data, r->data_len);
+		buf[r->data_len] = 0;
+		if (buf[r->data_len - 1] == '\n')
+			buf[r->data_len - 1] = 0;
+		errno = 0;
+		v = strtoull(buf, &end, 10);
+		if (errno || end == buf || *end || buf[0] == '-')
+			return -EINVAL;
+	} else if (!*field) {
+		return -ENODATA;
+	}
+	/* a file quota counts every create at the MDS: clients that answer
+	 * creates themselves below (Dc) give that up first */
+	if (field == &in->a.quota_max_files && v && (e = revoke_dc_below(m, in, t)))
+		return e;
+	*field = v;
+	if (v)
+		m->quotas_seen = true;
+	touch(in, false);
+	txn_dirty(t, in);
+	rstat_inode_changed(m, t, in, in->a.size);
+	dinfo(MDS, "quota %s of directory %" PRIx64 " set to %" PRIu64, r->name + strlen(VX_QUOTA), in->a.ino, v);
+	set_target(rep, in);
+	return 0;
+}
+
+static bool is_acl_name(const char *name)
+{
+	return !strcmp(name, MDSP_XATTR_ACL_ACCESS) || !strcmp(name, MDSP_XATTR_ACL_DEFAULT);
+}
+
+/*
+ * xattr namespaces as Linux has them.  system.posix_acl_{access,default}
+ * are POSIX ACLs: anyone reads them (xattr_permission leaves system.* to
+ * the filesystem), the owner or root sets them (set_posix_acl); symlinks
+ * have none.  Other system.* names are not supported.
+ */
 static int xattr_perm(struct minode *in, const struct mdsp_caller *c, const char *name, bool write)
 {
 	size_t n = name ? strlen(name) : 0;
@@ -1242,6 +1608,11 @@ static int xattr_perm(struct minode *in, const struct mdsp_caller *c, const char
 		return c->uid == 0 ? 0 : (write ? -EPERM : -ENODATA);
 	if (!strncmp(name, "security.", 9))
 		return !write || is_owner(in, c) ? 0 : -EPERM;
+	if (is_acl_name(name)) {
+		if (S_ISLNK(in->a.mode))
+			return -EOPNOTSUPP;
+		return !write || is_owner(in, c) ? 0 : -EPERM;
+	}
 	return -EOPNOTSUPP;
 }
 
@@ -1252,15 +1623,126 @@ static bool is_fcaps(const char *name)
 	return !strcmp(name, "security.capability");
 }
 
+/* ---- loligo.{file,dir}.layout (mds/layout.c) ------------------------------ */
+
+/* does @name fit @in's type: the file names on files, the dir names on directories */
+static int layout_fits(const struct minode *in, bool dir)
+{
+	if (dir ? !S_ISDIR(in->a.mode) : !S_ISREG(in->a.mode))
+		return -EINVAL;
+	return 0;
+}
+
+static int layout_getxattr(struct mds *m, struct minode *in, bool dir, enum layout_field field,
+			   struct mdsp_reply *rep)
+{
+	struct mlayout ly;
+	char buf[512];
+	size_t n;
+	int e;
+
+	if ((e = layout_fits(in, dir)))
+		return e == -EINVAL ? -ENODATA : e;
+	/* a directory without its own layout has none to show (as Ceph) */
+	if (dir && !(in->a.layout_flags & MDSP_LAYOUT_DIR_SET))
+		return -ENODATA;
+	layout_of(&in->a, m->object_size, &ly);
+	n = layout_format(m, &ly, field, buf, sizeof(buf));
+	if (n >= sizeof(buf))
+		return -ERANGE;
+	rep->data = malloc(n);
+	if (!rep->data)
+		return -ENOMEM;
+	memcpy(rep->data, buf, n);
+	rep->data_len = (uint32_t)n;
+	return 0;
+}
+
+/*
+ * Set a layout: a directory's at any time (files made later get it), a
+ * file's only while it has no data (Ceph's ENOTEMPTY): its bytes would be
+ * read from the wrong objects.  Other clients' buffered data of the file
+ * comes back first (the revoke makes them flush), so "no data" is true of
+ * what every client wrote, not only of what the MDS heard of.
+ */
+static int layout_setxattr(struct mds *m, struct minode *in, bool dir, enum layout_field field,
+			   const struct mdsp_request *r, struct mdsp_reply *rep, struct txn *t)
+{
+	struct mlayout ly;
+	int e;
+
+	if ((e = layout_fits(in, dir)))
+		return e;
+	if (in->a.flags & MDSP_FL_ALL)
+		return -EPERM;
+	if (!is_owner(in, &r->caller) && (e = may_access(in, &r->caller, MAY_WRITE)))
+		return e;
+	if (r->oflags & ~(uint32_t)(XATTR_CREATE_FLAG | XATTR_REPLACE_FLAG))
+		return -EINVAL;
+	layout_of(&in->a, m->object_size, &ly);
+	if ((e = layout_parse(m, &ly, field, (const char *)r->data, r->data_len)))
+		return e;
+	locker_want_caps(m, t, in, AS | (dir ? 0 : FILE_CACHES));
+	if ((e = locker_blocked(t)))
+		return e;
+	if (!dir && (in->a.size || (in->a.blocks != MDSP_BLOCKS_UNKNOWN && in->a.blocks)))
+		return -ENOTEMPTY;
+	layout_store(&in->a, &ly);
+	if (dir)
+		in->a.layout_flags |= MDSP_LAYOUT_DIR_SET;
+	touch(in, false);
+	txn_dirty(t, in);
+	set_target(rep, in);
+	return 0;
+}
+
+/* removexattr loligo.dir.layout: files made here get the parent's layout again */
+static int layout_removexattr(struct mds *m, struct minode *in, bool dir, enum layout_field field,
+			      const struct mdsp_request *r, struct mdsp_reply *rep, struct txn *t)
+{
+	struct minode *parent = NULL;
+	int e;
+
+	if (!dir || field != LAYOUT_ALL || !S_ISDIR(in->a.mode))
+		return -EINVAL;   /* a file always has a layout (Ceph refuses it too) */
+	if (!is_owner(in, &r->caller) && (e = may_access(in, &r->caller, MAY_WRITE)))
+		return e;
+	if (!(in->a.layout_flags & MDSP_LAYOUT_DIR_SET))
+		return -ENODATA;
+	locker_want_caps(m, t, in, AS);
+	if ((e = locker_blocked(t)))
+		return e;
+	if (in->primary && inode_get(m, in->primary->dir->ino, &parent) == 0 && parent) {
+		in->a.object_size = parent->a.object_size;
+		in->a.stripe_unit = parent->a.stripe_unit;
+		in->a.stripe_count = parent->a.stripe_count;
+		in->a.pool = parent->a.pool;
+	} else {
+		in->a.object_size = m->object_size;
+		in->a.stripe_unit = in->a.stripe_count = in->a.pool = 0;
+	}
+	in->a.layout_flags &= ~(uint32_t)MDSP_LAYOUT_DIR_SET;
+	touch(in, false);
+	txn_dirty(t, in);
+	set_target(rep, in);
+	return 0;
+}
+
 static int op_getxattr(struct mds *m, struct session *s, struct mdsp_request *r, struct mdsp_reply *rep,
 		       struct txn *t)
 {
 	struct minode *in;
 	struct mxattr *x;
+	enum layout_field lf;
+	bool ldir;
 	int e = inode_get(m, r->ino, &in);
 
 	if (e)
 		return e;
+	if (r->name && (e = layout_xattr(r->name, &ldir, &lf)))
+		return e < 0 ? -ENODATA : layout_getxattr(m, in, ldir, lf, rep);
+	if (is_vxattr(r->name))
+		return vxattr_get(in, r->name, rep);
 	if ((e = xattr_perm(in, &r->caller, r->name, false)))
 		return e;
 	x = xattr_find(in, r->name);
@@ -1276,22 +1758,120 @@ static int op_getxattr(struct mds *m, struct session *s, struct mdsp_request *r,
 	return 0;
 }
 
+/* Drop xattr @name of @in, if it has one. */
+static void xattr_drop(struct minode *in, const char *name)
+{
+	struct mxattr **pp, *x;
+
+	for (pp = &in->xattrs; *pp; pp = &(*pp)->next)
+		if (!strcmp((*pp)->name, name))
+			break;
+	x = *pp;
+	if (!x)
+		return;
+	*pp = x->next;
+	in->xattr_bytes -= x->len + (uint32_t)strlen(x->name);
+	free(x->name);
+	free(x->val);
+	free(x);
+}
+
+/*
+ * setxattr of a POSIX ACL (set_posix_acl, posix_acl_update_mode): checked
+ * (EINVAL for a malformed one, whatever the client checked before), a
+ * default ACL on directories only (EACCES), an access ACL the mode can say
+ * alone is kept as the mode only, and the mode's group class becomes the
+ * mask (or the owning group's entry); setgid goes when the caller is
+ * neither in the group nor root.  An ACL with no entry removes it.
+ */
+static int set_acl(struct mds *m, struct minode *in, struct mdsp_request *r, struct mdsp_reply *rep,
+		   struct txn *t)
+{
+	bool access = !strcmp(r->name, MDSP_XATTR_ACL_ACCESS), keep = true;
+	uint32_t mode = in->a.mode, len = r->data_len;
+	struct mxattr *x;
+	uint8_t *val;
+	int e;
+
+	if (len && (e = mdsp_acl_valid(r->data, len)))
+		return e;
+	if (!len || !mdsp_acl_count(len))
+		keep = false;           /* no ACL: as removing it */
+	if (!access && !S_ISDIR(in->a.mode))
+		return keep ? -EACCES : 0;
+	x = xattr_find(in, r->name);
+	if (x && (r->oflags & XATTR_CREATE_FLAG))
+		return -EEXIST;
+	if (!x && (r->oflags & XATTR_REPLACE_FLAG))
+		return -ENODATA;
+	if (access && keep) {
+		if (!mdsp_acl_equiv_mode(r->data, len, &mode))
+			keep = false;
+		if (r->caller.uid != 0 && !in_group(&r->caller, in->a.gid))
+			mode &= ~(uint32_t)S_ISGID;
+	}
+	locker_want_caps(m, t, in, AS);
+	if (keep && S_ISDIR(in->a.mode))
+		locker_want_no_dir_create(m, t, in);
+	if ((e = locker_blocked(t)))
+		return e;
+	if (keep) {
+		if (in->xattr_bytes - (x ? x->len + strlen(x->name) : 0) + len + strlen(r->name) > XATTR_TOTAL_MAX)
+			return -ENOSPC;
+		val = malloc(len);
+		if (!val)
+			return -ENOMEM;
+		memcpy(val, r->data, len);
+		if (!x) {
+			if ((e = xattr_add_new(in, r->name, val, len))) {
+				free(val);
+				return e;
+			}
+			free(val);
+		} else {
+			in->xattr_bytes -= x->len;
+			free(x->val);
+			x->val = val;
+			x->len = len;
+			in->xattr_bytes += len;
+		}
+		/* the owner, mask and other entries are the mode's from now on */
+		if (access)
+			mdsp_acl_chmod(xattr_find(in, r->name)->val, len, mode);
+	} else {
+		xattr_drop(in, r->name);
+	}
+	in->a.mode = mode;
+	touch(in, false);
+	txn_dirty(t, in);
+	set_target(rep, in);
+	return 0;
+}
+
 static int op_setxattr(struct mds *m, struct session *s, struct mdsp_request *r, struct mdsp_reply *rep,
 		       struct txn *t)
 {
 	struct minode *in;
 	struct mxattr *x;
 	uint8_t *val;
+	enum layout_field lf;
+	bool ldir;
 	int e = inode_get(m, r->ino, &in);
 
 	if (e)
 		return e;
+	if (r->name && (e = layout_xattr(r->name, &ldir, &lf)))
+		return e < 0 ? e : layout_setxattr(m, in, ldir, lf, r, rep, t);
+	if (is_vxattr(r->name))
+		return vxattr_set(m, in, r, false, rep, t);
 	if ((e = xattr_perm(in, &r->caller, r->name, true)))
 		return e;
 	if (r->data_len > MDSP_XATTR_SIZE_MAX)
 		return -E2BIG;
 	if (r->oflags & ~(uint32_t)(XATTR_CREATE_FLAG | XATTR_REPLACE_FLAG))
 		return -EINVAL;
+	if (is_acl_name(r->name))
+		return set_acl(m, in, r, rep, t);
 	x = xattr_find(in, r->name);
 	if (x && (r->oflags & XATTR_CREATE_FLAG))
 		return -EEXIST;
@@ -1372,10 +1952,16 @@ static int op_removexattr(struct mds *m, struct session *s, struct mdsp_request 
 {
 	struct minode *in;
 	struct mxattr **pp, *x;
+	enum layout_field lf;
+	bool ldir;
 	int e = inode_get(m, r->ino, &in);
 
 	if (e)
 		return e;
+	if (r->name && (e = layout_xattr(r->name, &ldir, &lf)))
+		return e < 0 ? -ENODATA : layout_removexattr(m, in, ldir, lf, r, rep, t);
+	if (is_vxattr(r->name))
+		return vxattr_set(m, in, r, true, rep, t);
 	/*
 	 * A file's capabilities go with any write to it, by whoever may write
 	 * it: the kernel removes them on the writer's behalf before a write,
@@ -1609,6 +2195,13 @@ void server_dispatch(struct mds *m, struct session *s, struct mdsp_request *req,
 		rep->caps = 0;
 	}
 	rep->result = r;
+	/* a regular file's trace says how far it may grow under byte quotas */
+	if (!r && rep->has_target && S_ISREG(rep->target.mode)) {
+		struct minode *in;
+
+		rep->target.quota_room = inode_get(m, rep->target.ino, &in) ? MDSP_QUOTA_NONE
+									: rstat_quota_room(m, in);
+	}
 	locker_fill_reply(m, s, req, rep, t);
 	dout(MDS, 15, "session %" PRIu64 " tid %" PRIu64 " %s ino %" PRIx64 " '%s' -> %d",
 	     s ? s->id : 0, req->tid, mdsp_op_name(req->op), req->ino, req->name ? req->name : "", r);

@@ -127,7 +127,39 @@ struct mdsp_inode {
 	/* version 3 */
 	uint32_t xattrs;         /* MDSP_XATTRS_*: whether the inode has any xattr, in the
 				  * traces of replies (the target, readdir entries) only */
+	/* version 4: directories: recursive statistics of everything below
+	 * (not the directory itself), exact at the MDS (mds/rstat.c), and the
+	 * quotas set on it (0: none) */
+	uint64_t rbytes;         /* sum of st_size of the regular files below */
+	uint64_t rfiles;         /* names of non-directories below (a hard link counts per name) */
+	uint64_t rsubdirs;       /* directories below */
+	struct mdsp_time rctime; /* newest ctime of the directory and anything below */
+	uint64_t quota_max_bytes;
+	uint64_t quota_max_files;   /* limit on rentries (rfiles + rsubdirs) */
+	/* regular files, in traces only: bytes the file may still grow by
+	 * before the tightest byte quota above it is reached (MDSP_QUOTA_NONE:
+	 * no byte quota above it) */
+	uint64_t quota_room;
+	/* version 5: the rest of the data layout, as Ceph's
+	 * file_layout_t.  Files: how their bytes map to objects (mdsp_layout_*,
+	 * store_file_map); 0 in stripe_unit/stripe_count is the plain layout of
+	 * older inodes (stripe_unit = object_size, stripe_count = 1).
+	 * Directories: the layout new files and directories below get (copied at
+	 * mkdir), with MDSP_LAYOUT_DIR_SET when loligo.dir.layout was set here. */
+	uint32_t stripe_unit;    /* bytes written to one object before the next (divides object_size) */
+	uint32_t stripe_count;   /* objects a stripe spans: one object set */
+	uint32_t pool;           /* data pool id (0: the filesystem's first data pool) */
+	uint32_t layout_flags;   /* MDSP_LAYOUT_* */
 };
+#define MDSP_QUOTA_NONE   UINT64_MAX        /* quota_room: no byte quota above */
+#define MDSP_QUOTA_UNSAID (UINT64_MAX - 1)  /* quota_room: this message does not say (CAPS,
+					     * readdir entries, directories, older peers) */
+
+#define MDSP_LAYOUT_DIR_SET 0x1  /* directories: an explicit loligo.dir.layout */
+/* bounds a layout must keep (mdsp_layout_valid) */
+#define MDSP_LAYOUT_UNIT_MIN   4096u          /* stripe_unit: a multiple of this */
+#define MDSP_LAYOUT_OBJ_MAX    (1u << 30)     /* object_size at most */
+#define MDSP_LAYOUT_COUNT_MAX  256u           /* stripe_count at most */
 
 #define MDSP_BLOCKS_UNKNOWN UINT64_MAX
 /* mdsp_inode.flags: the Linux FS_*_FL values (FS_IOC_GETFLAGS/SETFLAGS) */
@@ -311,6 +343,9 @@ enum mdsp_op {
 #define MDSP_REQ_RETRY      0x2   /* resent after a lost connection, never answered */
 #define MDSP_REQ_WANT_INOS  0x4   /* a create of a client that answers creates itself: delegate it
 				   * a fresh range of inos (reply deleg_start/deleg_len) */
+#define MDSP_REQ_UMASK      0x8   /* CREATE/MKNOD/MKDIR: @mode is unmasked; the MDS masks it with
+				   * @umask unless the parent has a default ACL, which then
+				   * decides instead (a FUSE mount with POSIX ACLs) */
 
 /* setattr mask */
 #define MDSP_SETATTR_MODE      0x001
@@ -396,6 +431,7 @@ struct mdsp_request {
 	 * it never gives a new one.  0 otherwise.
 	 */
 	uint64_t want_ino;
+	uint32_t umask;          /* v3: with MDSP_REQ_UMASK, the caller's umask */
 };
 
 /* ---- REPLY -------------------------------------------------------------- */

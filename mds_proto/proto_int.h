@@ -37,10 +37,10 @@
 				 * 5: locks, store_addr; 6: slow_ops, slow_op;
 				 * 7: reclaim_sid, reclaim_uuid */
 #define V_CAP_RECONNECT  2   /* 2: dname, seq */
-#define V_REQUEST        2   /* 2: want_ino */
+#define V_REQUEST        3   /* 2: want_ino; 3: umask */
 #define V_CALLER         1
 #define V_LOCK           2   /* 2: owner_ns, session_id, wait_tid, ino */
-#define V_INODE          3   /* 2: blocks, flags; 3: xattrs */
+#define V_INODE          5   /* 2: blocks, flags; 3: xattrs; 4: rstats, quotas; 5: layout */
 #define V_REPLY          4   /* 2: dir caps, trace flags, lease; 3: delegated inos; 4: extents */
 #define V_DIRENT         2
 #define V_STATFS         1

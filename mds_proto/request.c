@@ -45,6 +45,7 @@ int enc_request(struct mdsp_buf *b, const struct mdsp_request *q)
 	put_blob(b, q->data, q->data_len);
 	enc_lock(b, &q->lock);
 	put_u64(b, q->want_ino);                /* v2 */
+	put_u32(b, q->umask);                   /* v3 */
 	struct_close(b, off);
 	return 0;
 }
@@ -71,6 +72,8 @@ int dec_request(struct cur *c, struct mdsp_request *q)
 	    (r = dec_lock(c, &q->lock)))
 		goto bad;
 	if (ver >= 2 && (r = get_u64(c, &q->want_ino)))
+		goto bad;
+	if (ver >= 3 && (r = get_u32(c, &q->umask)))
 		goto bad;
 	struct_leave(c, outer);
 	return 0;

@@ -61,6 +61,17 @@ void enc_inode(struct mdsp_buf *b, const struct mdsp_inode *in)
 	put_u64(b, in->blocks);                 /* v2 */
 	put_u32(b, in->flags);
 	put_u32(b, in->xattrs);                 /* v3 */
+	put_u64(b, in->rbytes);                 /* v4 */
+	put_u64(b, in->rfiles);
+	put_u64(b, in->rsubdirs);
+	put_time(b, &in->rctime);
+	put_u64(b, in->quota_max_bytes);
+	put_u64(b, in->quota_max_files);
+	put_u64(b, in->quota_room);
+	put_u32(b, in->stripe_unit);            /* v5 */
+	put_u32(b, in->stripe_count);
+	put_u32(b, in->pool);
+	put_u32(b, in->layout_flags);
 	struct_close(b, off);
 }
 
@@ -89,6 +100,19 @@ int dec_inode(struct cur *c, struct mdsp_inode *in)
 		return -EBADMSG;
 	if (in->xattrs > MDSP_XATTRS_SOME)
 		in->xattrs = MDSP_XATTRS_UNKNOWN;   /* a newer peer's value we cannot read: ask */
+	/* an older peer keeps no rstats or quotas: zero, and no quota room limit */
+	in->rbytes = in->rfiles = in->rsubdirs = 0;
+	in->rctime = (struct mdsp_time){ 0, 0 };
+	in->quota_max_bytes = in->quota_max_files = 0;
+	in->quota_room = MDSP_QUOTA_UNSAID;
+	if (v >= 4 && (get_u64(c, &in->rbytes) || get_u64(c, &in->rfiles) || get_u64(c, &in->rsubdirs) ||
+		       get_time(c, &in->rctime) || get_u64(c, &in->quota_max_bytes) ||
+		       get_u64(c, &in->quota_max_files) || get_u64(c, &in->quota_room)))
+		return -EBADMSG;
+	in->stripe_unit = in->stripe_count = in->pool = in->layout_flags = 0;
+	if (v >= 5 && (get_u32(c, &in->stripe_unit) || get_u32(c, &in->stripe_count) ||
+		       get_u32(c, &in->pool) || get_u32(c, &in->layout_flags)))
+		return -EBADMSG;
 	struct_leave(c, outer);
 	return 0;
 }

@@ -32,6 +32,19 @@ bool mdsp_in_group(const struct mdsp_caller *c, uint32_t gid)
 
 int mdsp_may_access(const struct mdsp_inode *in, const struct mdsp_caller *c, int mask)
 {
+	return mdsp_may_access_acl(in, NULL, 0, c, mask);
+}
+
+/*
+ * generic_permission() and acl_permission_check(): the owner by the mode's
+ * owner bits; anyone else by the access ACL when there is one and the
+ * group class is not empty (Linux skips the ACL when it is: the mask then
+ * grants nobody anything, and a named user falls to the other bits), else
+ * by the group or other bits; root past all of it.
+ */
+int mdsp_may_access_acl(const struct mdsp_inode *in, const void *acl, size_t acl_len, const struct mdsp_caller *c,
+			int mask)
+{
 	uint32_t mode = in->mode, bits;
 
 	/* before root's pass, as inode_permission() does */
@@ -45,6 +58,8 @@ int mdsp_may_access(const struct mdsp_inode *in, const struct mdsp_caller *c, in
 	}
 	if (c->uid == in->uid)
 		bits = (mode >> 6) & 7;
+	else if (acl && mdsp_acl_count(acl_len) && (mode & S_IRWXG))
+		return mdsp_acl_permission(in, acl, acl_len, c, mask);
 	else if (mdsp_in_group(c, in->gid))
 		bits = (mode >> 3) & 7;
 	else
@@ -90,8 +105,20 @@ static uint32_t chown_kill_bits(const struct mdsp_inode *in, const struct mdsp_c
 	return (in->mode & S_ISUID) | sgid_to_drop(in, c);
 }
 
+/* the write permission the checks below ask for, with the access ACL */
+struct acl_ref {
+	const void *acl;
+	size_t len;
+};
+
+static int may_write(const struct mdsp_inode *in, const struct acl_ref *r, const struct mdsp_caller *c)
+{
+	return mdsp_may_access_acl(in, r->acl, r->len, c, MDSP_MAY_WRITE);
+}
+
 /* @mode only clears setuid/setgid bits that a write by @c clears, and @c may write */
-static bool kernel_kill(const struct mdsp_inode *in, const struct mdsp_caller *c, uint32_t mode)
+static bool kernel_kill(const struct mdsp_inode *in, const struct acl_ref *r, const struct mdsp_caller *c,
+			uint32_t mode)
 {
 	uint32_t old = in->mode & 07777, cleared = old & ~mode & 07777;
 
@@ -99,12 +126,20 @@ static bool kernel_kill(const struct mdsp_inode *in, const struct mdsp_caller *c
 		return false;
 	if (cleared & ~(mdsp_write_kill_bits(in, c) | chown_kill_bits(in, c)))
 		return false;
-	return mdsp_may_access(in, c, MDSP_MAY_WRITE) == 0;
+	return may_write(in, r, c) == 0;
 }
 
 int mdsp_setattr_check(const struct mdsp_inode *in, const struct mdsp_caller *c, uint32_t mask,
 		       const struct mdsp_inode *a, uint64_t max_file_size, uint32_t *killp)
 {
+	return mdsp_setattr_check_acl(in, NULL, 0, c, mask, a, max_file_size, killp);
+}
+
+int mdsp_setattr_check_acl(const struct mdsp_inode *in, const void *acl, size_t acl_len,
+			   const struct mdsp_caller *c, uint32_t mask, const struct mdsp_inode *a,
+			   uint64_t max_file_size, uint32_t *killp)
+{
+	const struct acl_ref ar = { acl, acl_len }, *r = &ar;
 	bool chown = mask & (MDSP_SETATTR_UID | MDSP_SETATTR_GID | MDSP_SETATTR_CHOWN);
 	uint32_t kill = 0, tmask;
 	int e;
@@ -133,7 +168,7 @@ int mdsp_setattr_check(const struct mdsp_inode *in, const struct mdsp_caller *c,
 			return -EISDIR;
 		if (!S_ISREG(in->mode))
 			return -EINVAL;
-		if (!(mask & MDSP_SETATTR_FH) && (e = mdsp_may_access(in, c, MDSP_MAY_WRITE)))
+		if (!(mask & MDSP_SETATTR_FH) && (e = may_write(in, r, c)))
 			return e;
 		/* the filesystem's limit; also refuses anything past 2^63-1 */
 		if (a->size > max_file_size)
@@ -153,14 +188,14 @@ int mdsp_setattr_check(const struct mdsp_inode *in, const struct mdsp_caller *c,
 	 * without HANDLE_KILLPRIV clears setuid/setgid before a write, truncate
 	 * or chown by sending the caller's chmod of exactly those bits; a
 	 * writer may (Linux lets a write clear them, file_remove_privs) */
-	if ((mask & MDSP_SETATTR_MODE) && !is_owner(in, c) && !kernel_kill(in, c, a->mode))
+	if ((mask & MDSP_SETATTR_MODE) && !is_owner(in, c) && !kernel_kill(in, r, c, a->mode))
 		return -EPERM;
 	/* a chown clears the bits as a chmod by the caller would: the owner
 	 * may; for chown(-1, -1), which FUSE cannot tell from the kernel's
 	 * clearing before a write (both arrive as an empty SETATTR), so may
 	 * anyone who may write the file */
 	if (chown && chown_kill_bits(in, c) && !is_owner(in, c) &&
-	    ((mask & (MDSP_SETATTR_UID | MDSP_SETATTR_GID)) || mdsp_may_access(in, c, MDSP_MAY_WRITE)))
+	    ((mask & (MDSP_SETATTR_UID | MDSP_SETATTR_GID)) || may_write(in, r, c)))
 		return -EPERM;
 	/* "now" riding on a size change is the truncate's own mtime (ftruncate,
 	 * O_TRUNC), which needs nothing more than the size change did */
@@ -169,7 +204,7 @@ int mdsp_setattr_check(const struct mdsp_inode *in, const struct mdsp_caller *c,
 		tmask = 0;
 	if (tmask) {
 		if (tmask == TOUCH_NOW) {
-			if (!is_owner(in, c) && (e = mdsp_may_access(in, c, MDSP_MAY_WRITE)))
+			if (!is_owner(in, c) && (e = may_write(in, r, c)))
 				return e;
 		} else if (!is_owner(in, c)) {
 			return -EPERM;

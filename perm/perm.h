@@ -13,6 +13,7 @@
 #define LOLIGO_PERM_PERM_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "mds_proto/proto.h"
@@ -31,6 +32,13 @@ bool mdsp_in_group(const struct mdsp_caller *c, uint32_t gid);
  * Return: 0, -EACCES or -EPERM.
  */
 int mdsp_may_access(const struct mdsp_inode *in, const struct mdsp_caller *c, int mask);
+/**
+ * mdsp_may_access_acl - mdsp_may_access with the inode's access ACL (@acl,
+ * @acl_len bytes in the system.posix_acl_access xattr form; NULL: none),
+ * decided as Linux's generic_permission does.  Return: 0, -EACCES or -EPERM.
+ */
+int mdsp_may_access_acl(const struct mdsp_inode *in, const void *acl, size_t acl_len, const struct mdsp_caller *c,
+			int mask);
 /**
  * mdsp_sticky_ok - may @c remove or rename @victim's name in @dir?  0, or
  * -EPERM when @dir is sticky and @c owns neither (nor is root).
@@ -63,11 +71,81 @@ uint32_t mdsp_write_kill_bits(const struct mdsp_inode *in, const struct mdsp_cal
 int mdsp_setattr_check(const struct mdsp_inode *in, const struct mdsp_caller *c, uint32_t mask,
 		       const struct mdsp_inode *a, uint64_t max_file_size, uint32_t *kill);
 /**
+ * mdsp_setattr_check_acl - mdsp_setattr_check where the write permission
+ * some changes need (a truncate by path, times to "now" by a non-owner)
+ * is decided with the inode's access ACL (@acl, @acl_len; NULL: none).
+ */
+int mdsp_setattr_check_acl(const struct mdsp_inode *in, const void *acl, size_t acl_len,
+			   const struct mdsp_caller *c, uint32_t mask, const struct mdsp_inode *a,
+			   uint64_t max_file_size, uint32_t *kill);
+/**
  * mdsp_setattr_apply - make the change mdsp_setattr_check allowed (@kill is
  * what it said) at time @now: every change moves ctime and the change count;
  * S_ISGID goes from a chmod by a caller outside the (new) group.
  */
 void mdsp_setattr_apply(struct mdsp_inode *in, const struct mdsp_caller *c, uint32_t mask,
 			const struct mdsp_inode *a, uint32_t kill, struct mdsp_time now);
+
+/* ---- POSIX ACLs (acl.c) ---------------------------------------------------
+ * An ACL is handled in the form Linux's xattrs carry it (posix_acl_xattr.h):
+ * le32 version 2, then entries {le16 tag, le16 perm, le32 id}.  The mode is
+ * the truth for the USER_OBJ, MASK (GROUP_OBJ without one) and OTHER entries.
+ */
+#define MDSP_XATTR_ACL_ACCESS  "system.posix_acl_access"
+#define MDSP_XATTR_ACL_DEFAULT "system.posix_acl_default"
+#define MDSP_ACL_XATTR_VERSION 2
+#define MDSP_ACL_USER_OBJ  0x01
+#define MDSP_ACL_USER      0x02
+#define MDSP_ACL_GROUP_OBJ 0x04
+#define MDSP_ACL_GROUP     0x08
+#define MDSP_ACL_MASK      0x10
+#define MDSP_ACL_OTHER     0x20
+#define MDSP_ACL_UNDEFINED_ID 0xffffffffu
+#define MDSP_ACL_MAX_ENTRIES 8191   /* what fits MDSP_XATTR_SIZE_MAX (64 KiB) */
+
+struct mdsp_acl_entry {
+	uint16_t tag, perm;
+	uint32_t id;
+};
+
+/** mdsp_acl_count - entries in an ACL of @len bytes (validated: mdsp_acl_valid). */
+size_t mdsp_acl_count(size_t len);
+/** mdsp_acl_entry - entry @i (< mdsp_acl_count) of @acl, decoded into @e. */
+void mdsp_acl_entry(const void *acl, size_t i, struct mdsp_acl_entry *e);
+/**
+ * mdsp_acl_valid - is @acl (@len bytes from a setxattr) a well-formed ACL?
+ * posix_acl_from_xattr and posix_acl_valid: whole entries, version 2, perms
+ * within rwx, exactly one USER_OBJ, GROUP_OBJ and OTHER, named USER then
+ * GROUP entries after them sorted by id without repeats, a MASK whenever
+ * there is a named entry, in tag order.  A header alone (no entry) is valid:
+ * it removes the ACL.  Return: 0, -EINVAL, -EOPNOTSUPP (another version),
+ * -E2BIG.
+ */
+int mdsp_acl_valid(const void *acl, size_t len);
+/**
+ * mdsp_acl_permission - posix_acl_permission for a caller that is not the
+ * owner (nor root): named users, then the owning and named groups (any
+ * that grants all of @mask, EACCES if one matched and none granted),
+ * masked; then other.  The group class and other come from @in's mode.
+ */
+int mdsp_acl_permission(const struct mdsp_inode *in, const void *acl, size_t len, const struct mdsp_caller *c,
+			int mask);
+/**
+ * mdsp_acl_equiv_mode - the permission bits @acl stands for, put into
+ * *@modep (the group class is the mask when there is one).
+ * Return: 0 when the ACL says no more than those bits (it need not be
+ * kept: Linux stores only the mode), 1 otherwise.
+ */
+int mdsp_acl_equiv_mode(const void *acl, size_t len, uint32_t *modep);
+/** mdsp_acl_chmod - a chmod to @mode rewrites USER_OBJ, MASK (or GROUP_OBJ) and OTHER. */
+void mdsp_acl_chmod(void *acl, size_t len, uint32_t mode);
+/**
+ * mdsp_acl_create_masq - a new inode's access ACL from (a copy of) its
+ * parent's default @acl, and the mode it asked for *@modep: each of the
+ * ACL's USER_OBJ, GROUP_OBJ (or MASK) and OTHER and the mode's bits are
+ * masked by the other (posix_acl_create_masq).
+ * Return: 0 if the result is equivalent to the mode (keep no access ACL), 1.
+ */
+int mdsp_acl_create_masq(void *acl, size_t len, uint32_t *modep);
 
 #endif

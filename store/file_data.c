@@ -3,12 +3,16 @@
  * and removing it at a cost proportional to what exists.
  *
  * A file's bytes live in objects "<ino hex>.<objno %08x>" of object_size
- * bytes; objects never written do not exist (holes).  A file's logical size
+ * bytes, striped over them as its layout says (store_file_map, below);
+ * objects never written do not exist (holes).  A file's logical size
  * says nothing about how many objects exist: a 1 TiB file with one byte at
  * its end has one object.  Removing "every object the size covers" costs
  * 262,144 deletes there, and 4.4e12 for a size of 2^64-1.  RADOS cannot
  * list a pool by name prefix cheaply, so each file keeps an index of its
- * objects in the data pool itself:
+ * objects in the filesystem's first data pool (the one that holds the data
+ * of files with the default layout; a file whose layout names another
+ * pool has its data objects there and its index here, so that a pool
+ * without omap, an erasure-coded RADOS pool, can hold file data):
  *
  *   "<ino hex>.objs"  omap: one key per data object that may exist,
  *                     "%016x" of its object number (sorted = numeric order),
@@ -93,6 +97,83 @@ int store_file_pool_mark_indexed(struct store_pool *p)
 	return store_op_exec(p, MARKER_OID, op);
 }
 
+/* ---- the layout ----------------------------------------------------------- */
+
+void store_file_layout_init(struct store_file_layout *ly, uint32_t object_size, uint32_t stripe_unit,
+			    uint32_t stripe_count)
+{
+	ly->object_size = object_size ? object_size : (4u << 20);
+	ly->pool_id = 0;
+	ly->pool = NULL;
+	ly->stripe_unit = stripe_unit;
+	ly->stripe_count = stripe_count;
+	if (!stripe_unit || !stripe_count || stripe_unit > ly->object_size || ly->object_size % stripe_unit) {
+		ly->stripe_unit = ly->object_size;
+		ly->stripe_count = 1;
+	}
+}
+
+bool store_file_layout_plain(const struct store_file_layout *ly)
+{
+	return ly->stripe_count == 1 && ly->stripe_unit == ly->object_size;
+}
+
+uint64_t store_file_map(const struct store_file_layout *ly, uint64_t off, uint64_t *objno, uint64_t *objoff)
+{
+	uint64_t su = ly->stripe_unit, sc = ly->stripe_count, spo = ly->object_size / su;
+	uint64_t blockno = off / su, stripeno = blockno / sc, stripepos = blockno % sc;
+
+	*objno = stripeno / spo * sc + stripepos;
+	*objoff = stripeno % spo * su + off % su;
+	return su - off % su;
+}
+
+uint64_t store_file_unmap(const struct store_file_layout *ly, uint64_t objno, uint64_t objoff)
+{
+	uint64_t su = ly->stripe_unit, sc = ly->stripe_count, spo = ly->object_size / su;
+	uint64_t stripeno = objno / sc * spo + objoff / su;
+
+	return (stripeno * sc + objno % sc) * su + objoff % su;
+}
+
+uint64_t store_file_obj_keep(const struct store_file_layout *ly, uint64_t objno, uint64_t size)
+{
+	uint64_t su = ly->stripe_unit, sc = ly->stripe_count, spo = ly->object_size / su;
+	uint64_t nb = size / su, rem = size % su;
+	uint64_t base = objno / sc * spo * sc + objno % sc;   /* block number of the object's first unit */
+	uint64_t full, d;
+
+	if (nb < base)
+		return 0;
+	d = nb - base;
+	/* units k (block base + k * sc) wholly below the size: k * sc < d */
+	full = (d + sc - 1) / sc;
+	if (full >= spo)
+		return ly->object_size;
+	/* the unit holding the size itself keeps its first rem bytes */
+	return full * su + (full * sc == d ? rem : 0);
+}
+
+uint64_t store_file_obj_first(const struct store_file_layout *ly, uint64_t size)
+{
+	uint64_t objno, objoff;
+
+	store_file_map(ly, size, &objno, &objoff);
+	return objno / ly->stripe_count * ly->stripe_count;
+}
+
+uint64_t store_file_obj_end(const struct store_file_layout *ly, uint64_t size)
+{
+	uint64_t objno, objoff;
+
+	if (!size)
+		return 0;
+	store_file_map(ly, size - 1, &objno, &objoff);
+	if (ly->stripe_count == 1)
+		return objno + 1;
+	return (objno / ly->stripe_count + 1) * ly->stripe_count;
+}
+
 /* ---- trimming ------------------------------------------------------------ */
 
 /* ops of one step in flight */
@@ -141,11 +222,13 @@ static void group_fail(struct group *g, int r)
 	pthread_mutex_unlock(&g->m);
 }
 
-/* remove object @objno of @t's file, or cut it when it holds the new end */
+/*
+ * remove object @objno of @t's file, or cut it when it holds bytes below
+ * the new end (@keep of them, store_file_obj_keep; never the whole object)
+ */
 static void trim_one(struct store_pool *p, struct store_file_trim *t, struct group *g, uint64_t objno,
-		     unsigned int inflight)
+		     uint64_t keep, unsigned int inflight)
 {
-	uint64_t cut = t->size / t->osize, keep = t->size % t->osize;
 	struct store_op *op = store_op_new();
 	struct piece *pc = op ? calloc(1, sizeof(*pc)) : NULL;
 	char oid[64];
@@ -157,7 +240,7 @@ static void trim_one(struct store_pool *p, struct store_file_trim *t, struct gro
 		return;
 	}
 	pc->g = g;
-	if (objno == cut && keep) {
+	if (keep) {
 		store_op_assert_exists(op);   /* never create an object just to cut it */
 		store_op_truncate(op, keep);
 	} else {
@@ -169,7 +252,7 @@ static void trim_one(struct store_pool *p, struct store_file_trim *t, struct gro
 	g->pending++;
 	pthread_mutex_unlock(&g->m);
 	t->ops++;
-	r = store_op_submit(p, oid, op, piece_done, pc);
+	r = store_op_submit(t->data ? t->data : p, oid, op, piece_done, pc);
 	if (r < 0) {
 		pc->remove = false;
 		piece_done(r, pc);
@@ -177,18 +260,19 @@ static void trim_one(struct store_pool *p, struct store_file_trim *t, struct gro
 	group_wait(g, inflight ? inflight - 1 : 0);
 }
 
-void store_file_trim_init(struct store_file_trim *t, uint64_t ino, uint32_t osize, uint64_t new_size,
-			  uint64_t old_size, bool indexed)
+void store_file_trim_init(struct store_file_trim *t, uint64_t ino, const struct store_file_layout *ly,
+			  uint64_t new_size, uint64_t old_size, bool indexed)
 {
 	memset(t, 0, sizeof(*t));
 	t->ino = ino;
-	t->osize = osize ? osize : (4u << 20);
+	store_file_layout_init(&t->ly, ly->object_size, ly->stripe_unit, ly->stripe_count);
 	t->size = new_size;
 	t->indexed = indexed;
-	t->next = new_size / t->osize;
-	/* without an index: every object the old size covers, and one past it
-	 * (data a client wrote but had not reported yet) */
-	t->end = old_size > new_size ? (old_size - 1) / t->osize + 2 : t->next;
+	/* the object set holding the new end: each of its objects may keep some */
+	t->next = store_file_obj_first(&t->ly, new_size);
+	/* without an index: every object the old size covers, and one object
+	 * set past it (data a client wrote but had not reported yet) */
+	t->end = old_size > new_size ? store_file_obj_end(&t->ly, old_size) + t->ly.stripe_count : t->next;
 }
 
 /* the index lists what is left: remove the objects of up to @max keys */
@@ -199,6 +283,7 @@ static int step_indexed(struct store_pool *p, struct store_file_trim *t, struct 
 	struct store_kv *kvs = NULL;
 	uint64_t *objs = NULL;
 	size_t n = 0, i, nrm = 0;
+	uint64_t keep;
 	bool more = false;
 	int r;
 
@@ -225,8 +310,10 @@ static int step_indexed(struct store_pool *p, struct store_file_trim *t, struct 
 		}
 		if (o < t->next)
 			continue;
-		trim_one(p, t, g, o, inflight);
-		if (!(o == t->size / t->osize && t->size % t->osize))
+		keep = store_file_obj_keep(&t->ly, o, t->size);
+		if (keep < t->ly.object_size)
+			trim_one(p, t, g, o, keep, inflight);
+		if (!keep)
 			objs[nrm++] = o;
 		t->next = o + 1;
 	}
@@ -264,8 +351,12 @@ static int step_fallback(struct store_pool *p, struct store_file_trim *t, struct
 
 	if (stop > t->end || stop < t->next)
 		stop = t->end;
-	for (; t->next < stop; t->next++)
-		trim_one(p, t, g, t->next, inflight);
+	for (; t->next < stop; t->next++) {
+		uint64_t keep = store_file_obj_keep(&t->ly, t->next, t->size);
+
+		if (keep < t->ly.object_size)
+			trim_one(p, t, g, t->next, keep, inflight);
+	}
 	group_wait(g, 0);
 	if (g->err)
 		return g->err;
@@ -274,7 +365,8 @@ static int step_fallback(struct store_pool *p, struct store_file_trim *t, struct
 	/* a newer writer may have indexed some of them: drop those keys too */
 	char ioid[64], key[32];
 	struct store_op *op = store_op_new();
-	uint64_t first = t->size / t->osize + (t->size % t->osize ? 1 : 0);
+	/* past every object that may keep bytes (a key too many is harmless) */
+	uint64_t first = store_file_obj_end(&t->ly, t->size);
 	int r;
 
 	if (!op)

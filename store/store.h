@@ -377,6 +377,56 @@ int store_completion_wait(struct store_completion *c);
  * the top of file_data.c for the invariant writers and trimmers keep.
  */
 
+/*
+ * A file's layout: which object, and where in it, holds byte B of the file
+ * (Ceph's file_layout_t and Striper::file_to_extents).  The file is cut in
+ * stripe units; units go round-robin over stripe_count objects (one object
+ * set), object_size / stripe_unit units per object, then the next object
+ * set.  stripe_count 1 and stripe_unit = object_size is the plain layout:
+ * byte B in object B / object_size at B % object_size.  Everything that
+ * turns an offset into an object (reads, writes, truncate, punch, seek,
+ * purge, the object index) goes through these.
+ */
+struct store_file_layout {
+	uint32_t object_size;   /* bytes per object */
+	uint32_t stripe_unit;   /* bytes in one object before the next; divides object_size */
+	uint32_t stripe_count;  /* objects in one object set */
+	/* where the data objects are, for the caller (the mapping does not look):
+	 * loligo's data pool id (0: the filesystem's first data pool, which also
+	 * holds every file's object index) and, once opened, its handle */
+	uint32_t pool_id;
+	struct store_pool *pool;
+};
+
+/**
+ * store_file_layout_init - @ly from an inode's fields: 0 in @stripe_unit or
+ * @stripe_count is the plain layout (older inodes); a layout that does not
+ * hold together (unit not dividing the object size) also falls back to it,
+ * so a bad field can never put bytes at two places.  @object_size 0: 4 MiB.
+ * The pool fields are cleared.
+ */
+void store_file_layout_init(struct store_file_layout *ly, uint32_t object_size, uint32_t stripe_unit,
+			    uint32_t stripe_count);
+/** store_file_layout_plain - is @ly the one-object-after-another layout? */
+bool store_file_layout_plain(const struct store_file_layout *ly);
+/**
+ * store_file_map - byte @off of the file is at *@objoff of object *@objno.
+ * Return: how many bytes from @off on lie contiguously there (to the end of
+ * the stripe unit), at least 1.
+ */
+uint64_t store_file_map(const struct store_file_layout *ly, uint64_t off, uint64_t *objno, uint64_t *objoff);
+/** store_file_unmap - the file offset of byte @objoff of object @objno (the inverse of store_file_map). */
+uint64_t store_file_unmap(const struct store_file_layout *ly, uint64_t objno, uint64_t objoff);
+/**
+ * store_file_obj_keep - how many leading bytes of object @objno hold file
+ * bytes below @size (what a truncate to @size keeps of it: 0 removes it).
+ */
+uint64_t store_file_obj_keep(const struct store_file_layout *ly, uint64_t objno, uint64_t size);
+/** store_file_obj_first - the lowest object number a truncate to @size may touch. */
+uint64_t store_file_obj_first(const struct store_file_layout *ly, uint64_t size);
+/** store_file_obj_end - one past the highest object number that may hold bytes below @size. */
+uint64_t store_file_obj_end(const struct store_file_layout *ly, uint64_t size);
+
 /** store_file_oid - data object @objno of file @ino into @buf (>= 32 bytes). */
 void store_file_oid(char *buf, size_t len, uint64_t ino, uint64_t objno);
 /** store_file_index_oid - the object index of file @ino into @buf (>= 32 bytes). */
@@ -401,7 +451,8 @@ int store_file_pool_mark_indexed(struct store_pool *p);
  */
 struct store_file_trim {
 	uint64_t ino;
-	uint32_t osize;
+	struct store_file_layout ly;
+	struct store_pool *data;   /* the data objects' pool (NULL: the index's, store_file_trim_step's @p) */
 	uint64_t size;      /* objects past it go; the one holding it is cut */
 	bool indexed;       /* trust the index (marked pool) */
 	uint64_t next;      /* next object number to consider */
@@ -412,14 +463,15 @@ struct store_file_trim {
 };
 
 /**
- * store_file_trim_init - a trim of file @ino (object size @osize) to
+ * store_file_trim_init - a trim of file @ino (layout @ly) to
  * @new_size.  @old_size bounds the fallback for pools without an index
  * (the caller clamps it, e.g. to max_file_size); an indexed trim ignores it.
  */
-void store_file_trim_init(struct store_file_trim *t, uint64_t ino, uint32_t osize, uint64_t new_size,
-			  uint64_t old_size, bool indexed);
+void store_file_trim_init(struct store_file_trim *t, uint64_t ino, const struct store_file_layout *ly,
+			  uint64_t new_size, uint64_t old_size, bool indexed);
 /**
- * store_file_trim_step - one bounded slice: at most @max objects removed
+ * store_file_trim_step - one bounded slice of @t, the index in @p (the data
+ * objects in t->data when set): at most @max objects removed
  * (or cut), at most @inflight ops in flight.  Blocking; no lock held.
  * Return: 1 when more is left, 0 when the trim is complete, -errno (the
  * step may be retried: everything is idempotent).

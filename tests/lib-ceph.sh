@@ -28,7 +28,9 @@
 #                            the caller reaches its trap at once (not when
 #                            CMD is done), and the EXIT trap of
 #                            ceph_tmp_cluster stops CMD before the cluster
-#   ceph_stop DIR            stop-cluster.sh DIR --wipe, quietly
+#   ceph_stop DIR            stop-cluster.sh DIR --wipe, quietly (and the
+#                            OSDs ceph_add_osd added)
+#   ceph_add_osd DIR ID      osd.ID beside osd.0, made and started
 
 # a port base P with P and P+1 free on 127.0.0.1; start-cluster.sh also
 # uses P+100..P+399 (a clash there fails the start, which is retried)
@@ -58,7 +60,26 @@ ceph_check() {
 }
 
 ceph_stop() {
+	local pf
+	# OSDs a caller added (ceph_add_osd): stop-cluster.sh stops osd.0 only
+	for pf in "$1"/run/osd.*.pid; do
+		[[ -s $pf && $pf != */osd.0.pid ]] && kill -KILL "$(cat "$pf")" 2>/dev/null
+	done
 	"$ceph_scripts/stop-cluster.sh" "$1" --wipe >/dev/null 2>&1 || true
+}
+
+# ceph_add_osd DIR ID: one more OSD (same host, same store kind as osd.0)
+# in cluster DIR, started; 1 if it could not be made (logs in DIR/log).
+# ceph_stop stops it.
+ceph_add_osd() {
+	local dir=$1 id=$2 uuid
+	uuid=$(uuidgen)
+	mkdir -p "$dir/osd.$id"
+	timeout 60 ceph -c "$dir/ceph.conf" auth get-or-create "osd.$id" mon 'allow profile osd' osd 'allow *' \
+		mgr 'allow profile osd' >>"$dir/keyring" &&
+		[[ $(timeout 60 ceph -c "$dir/ceph.conf" osd new "$uuid" "$id") == "$id" ]] &&
+		ceph-osd -c "$dir/ceph.conf" -i "$id" --mkfs --osd-uuid "$uuid" >"$dir/log/osd.$id.mkfs.log" 2>&1 &&
+		ceph-osd -c "$dir/ceph.conf" -i "$id" >>"$dir/log/osd.$id.out" 2>&1
 }
 
 ceph_start() {
@@ -108,5 +129,6 @@ ceph_tmp_cluster() {
 	# shellcheck disable=SC2016  # $(cat ...) is for the watchdog's shell
 	setsid bash -c 'while kill -0 '"$$"' 2>/dev/null; do sleep 1; done
 		[[ -s "'"$tmp"'/fg.pid" ]] && kill -TERM "$(cat "'"$tmp"'/fg.pid")"
+		for pf in "'"$cluster"'"/run/osd.*.pid; do [[ -s $pf ]] && kill -KILL "$(cat "$pf")"; done
 		"'"$ceph_scripts"'/stop-cluster.sh" "'"$cluster"'" --wipe; rm -rf "'"$tmp"'"' </dev/null >/dev/null 2>&1 &
 }

@@ -22,6 +22,7 @@ declare -A layer=(
 	[net.h]=1 [net.c]=1
 	# 2: the namespace in memory and its transactions
 	[mdcache.h]=2 [mdcache_priv.h]=2 [mdcache.c]=2 [mdcache_codec.c]=2 [mdcache_replay.c]=2
+	[rstat.h]=2 [rstat.c]=2
 	# 3: the journal: writer, expiry, replay, the offline tools
 	[journal.h]=3 [journal_priv.h]=3 [journal.c]=3 [journal_expire.c]=3 [journal_replay.c]=3
 	[journal_tool.c]=3
@@ -34,7 +35,7 @@ declare -A layer=(
 	# 7: sessions and their inode pools
 	[session.h]=7 [session.c]=7 [prealloc.h]=7 [prealloc.c]=7
 	# 8: the POSIX semantics of the ops
-	[server.h]=8 [server.c]=8 [authcaps.h]=8 [authcaps.c]=8
+	[server.h]=8 [server.c]=8 [layout.h]=8 [layout.c]=8 [authcaps.h]=8 [authcaps.c]=8
 	# 9: the request pipeline
 	[request.h]=9 [request.c]=9
 	# 10: authentication, admin commands, the MDS map

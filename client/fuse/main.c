@@ -74,6 +74,7 @@ static void usage(FILE *f)
 		"  -o OPT[,OPT...]        mount options:\n"
 		"       allow_other            let other users use the mount\n"
 		"       default_permissions    permission checks in the kernel (else the MDS checks)\n"
+		"       acl                    POSIX ACLs: the kernel checks them (implies default_permissions)\n"
 		"       ro | rw                read-only / read-write mount\n"
 		"       client_mountpoint=/sub mount /sub of the filesystem as the root\n"
 		"       conf=FILE              read FILE as the config (like -c)\n"
@@ -162,6 +163,9 @@ static int parse_o(struct args *a, const char *list)
 			r = add_cfg_set(a, set);
 		} else if (eq && cfg_lookup(name) >= 0) { /* client_mountpoint=, admin_socket=, ... */
 			r = add_cfg_set(a, tok);
+		} else if (!strcmp(tok, "acl") || !strcmp(tok, "noacl")) {
+			/* ours (FUSE_CAP_POSIX_ACL at init), not libfuse's */
+			r = add_cfg_set(a, tok[0] == 'n' ? "fuse_acl=false" : "fuse_acl=true");
 		} else if (!strcmp(tok, "default_permissions")) {
 			a->default_permissions = true;
 			r = append_opt(&a->fuse_opts, tok);
@@ -555,7 +559,9 @@ int main(int argc, char **argv)
 	lf.negative_timeout = cfg_double(CFG_fuse_negative_timeout);
 	lf.max_write = (unsigned)cfg_uint(CFG_fuse_max_write);
 	lf.max_readahead = (unsigned)cfg_uint(CFG_fuse_max_readahead);
-	lf.default_permissions = a.default_permissions || cfg_bool(CFG_fuse_default_permissions);
+	lf.acl = cfg_bool(CFG_fuse_acl);
+	/* the kernel turns default_permissions on with FUSE_POSIX_ACL */
+	lf.default_permissions = a.default_permissions || cfg_bool(CFG_fuse_default_permissions) || lf.acl;
 
 	if (!a.foreground) {
 		r = daemonize();

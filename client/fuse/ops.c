@@ -137,6 +137,9 @@ static void get_cred(struct lfuse *lf, fuse_req_t req, struct lc_cred *cr)
 	cr->gid = ctx->gid;
 	cr->pid = ctx->pid;
 	cr->ngroups = 0;
+	/* with FUSE_POSIX_ACL the kernel leaves the umask of creates to us */
+	cr->umask_set = lf->acl;
+	cr->umask = lf->acl ? ctx->umask : 0;
 	/* fuse_req_getgroups() reads /proc/PID/task/TID/status: a file open per
 	 * request.  root needs no supplementary groups (it passes every check
 	 * they could grant), and the hot stat path mostly runs as root in
@@ -290,6 +293,27 @@ static void ll_init(void *userdata, struct fuse_conn_info *conn)
 		conn->want |= FUSE_CAP_POSIX_LOCKS;
 	if (conn->capable & FUSE_CAP_FLOCK_LOCKS)
 		conn->want |= FUSE_CAP_FLOCK_LOCKS;
+	/*
+	 * POSIX ACLs (-o acl): the kernel checks permissions itself
+	 * (default_permissions, which FUSE_POSIX_ACL turns on) with the ACLs
+	 * it reads as system.posix_acl_* xattrs and caches until an attribute
+	 * invalidation, and sends creates with the mode unmasked and the umask
+	 * beside it (ll_create, ll_mkdir, ll_mknod pass it on: the MDS applies
+	 * either the umask or the parent's default ACL).  Without it the kernel
+	 * checks nothing with ACLs (the MDS still does) and refuses
+	 * setfacl/getfacl with EOPNOTSUPP.
+	 */
+	if (lf->acl) {
+		if (conn->capable & FUSE_CAP_POSIX_ACL)
+			conn->want |= FUSE_CAP_POSIX_ACL;
+		/* the VFS leaves the umask to a filesystem with ACLs, and FUSE
+		 * only passes it on unapplied with DONT_MASK */
+		if ((conn->capable & (FUSE_CAP_POSIX_ACL | FUSE_CAP_DONT_MASK)) ==
+		    (FUSE_CAP_POSIX_ACL | FUSE_CAP_DONT_MASK))
+			conn->want |= FUSE_CAP_DONT_MASK;
+		if (!(conn->capable & FUSE_CAP_POSIX_ACL))
+			dout(FUSE, 0, "init: the kernel has no FUSE_POSIX_ACL: it checks no ACL");
+	}
 	/* With the kernel checking permissions, opendir has nothing to do:
 	 * answering ENOSYS makes the kernel stop sending OPENDIR/RELEASEDIR and
 	 * cache listings (FOPEN_KEEP_CACHE|FOPEN_CACHE_DIR) on its own. */

@@ -327,7 +327,12 @@ struct nfs4_server {
 	struct nfs_export_set *exports;  /* what compounds serve (see nfs4_params) */
 	struct nfs_export_set *own_exports; /* made by nfs4_server_create, or NULL */
 	struct nfs4_state_hooks hooks;
-	uint32_t boot;                   /* epoch seconds at start: high half of client ids */
+	/* this incarnation's id: the high half of client ids, the first word of
+	 * stateids and session ids.  Unique per start (random, never 0 or all
+	 * ones), not the start second: two gateways on one filesystem, or one
+	 * restarted within a second, must not hand out each other's ids. */
+	uint32_t boot;
+	int64_t boot_sec;                /* epoch seconds at start: the pseudo-fs's times */
 	uint8_t boot_verifier[NFS4_VERIFIER_SIZE];
 
 	pthread_mutex_t lock;

@@ -4,7 +4,7 @@
  * minor versions 0 and 1.  (The clients and sessions they belong to are
  * the dispatcher's: nfs4.h.)
  *
- * Stateid "other" is 12 bytes: the server's boot epoch (u32), the low half
+ * Stateid "other" is 12 bytes: the server incarnation's id (srv->boot, u32), the low half
  * of the owning client id (u32) and a per-instance counter (u32), so that
  * a stateid names its client even after the state is gone (a stateid of a
  * client whose lease was cancelled answers NFS4ERR_EXPIRED, RFC 7530

@@ -18,8 +18,10 @@
 #include <unistd.h>
 
 #include "common/log.h"
+#include "nfs_gw/nfs4/acl.h"
 #include "nfs_gw/nfs4/ops.h"
 #include "nfs_gw/nfs4/ops_int.h"
+#include "perm/perm.h"
 
 #define BIT(n) (1u << ((n) % 32))
 #define W(n) ((n) / 32)
@@ -27,7 +29,7 @@
 static const uint8_t supported_list[] = {
 	FATTR4_SUPPORTED_ATTRS, FATTR4_TYPE, FATTR4_FH_EXPIRE_TYPE, FATTR4_CHANGE, FATTR4_SIZE,
 	FATTR4_LINK_SUPPORT, FATTR4_SYMLINK_SUPPORT, FATTR4_NAMED_ATTR, FATTR4_FSID,
-	FATTR4_UNIQUE_HANDLES, FATTR4_LEASE_TIME, FATTR4_RDATTR_ERROR, FATTR4_ACLSUPPORT,
+	FATTR4_UNIQUE_HANDLES, FATTR4_LEASE_TIME, FATTR4_RDATTR_ERROR, FATTR4_ACL, FATTR4_ACLSUPPORT,
 	FATTR4_CANSETTIME, FATTR4_CASE_INSENSITIVE, FATTR4_CASE_PRESERVING, FATTR4_CHOWN_RESTRICTED,
 	FATTR4_FILEHANDLE, FATTR4_FILEID, FATTR4_FILES_AVAIL, FATTR4_FILES_FREE, FATTR4_FILES_TOTAL,
 	FATTR4_HOMOGENEOUS, FATTR4_MAXFILESIZE, FATTR4_MAXLINK, FATTR4_MAXNAME, FATTR4_MAXREAD,
@@ -128,7 +130,10 @@ static void put_attr(struct xdr_enc *e, unsigned int n, const struct nfs4_attr_s
 	case FATTR4_UNIQUE_HANDLES: xdr_put_bool(e, true); break;
 	case FATTR4_LEASE_TIME: xdr_put_u32(e, s->lease_secs); break;
 	case FATTR4_RDATTR_ERROR: xdr_put_u32(e, s->rdattr_error); break;
-	case FATTR4_ACLSUPPORT: xdr_put_u32(e, 0); break;
+	case FATTR4_ACL:
+		nfs4_acl_encode(e, a->mode, s->acl, s->acl_len, s->dacl, s->dacl_len, s->idmap);
+		break;
+	case FATTR4_ACLSUPPORT: xdr_put_u32(e, NFS4_ACLSUPPORT); break;
 	case FATTR4_CANSETTIME: xdr_put_bool(e, true); break;
 	case FATTR4_CASE_INSENSITIVE: xdr_put_bool(e, false); break;
 	case FATTR4_CASE_PRESERVING: xdr_put_bool(e, true); break;
@@ -306,6 +311,23 @@ uint32_t nfs4_sattr_decode(struct xdr_dec *d, struct idmap *map, struct nfs4_sat
 			}
 			break;
 		}
+		case FATTR4_ACL: {
+			/* kept to be mapped once the object is known (a directory
+			 * may have inheritable ACEs); its XDR checked here */
+			uint32_t cnt, u;
+
+			s->acl = v;
+			s->has_acl = true;
+			if (xdr_get_u32(&v, &cnt))
+				return NFS4ERR_BADXDR;
+			if (cnt > NFS4_ACL_MAX_ACES)
+				return NFS4ERR_INVAL;
+			for (uint32_t i = 0; i < cnt; i++)
+				if (xdr_get_u32(&v, &u) || xdr_get_u32(&v, &u) || xdr_get_u32(&v, &u) ||
+				    xdr_get_string(&v, buf, sizeof(buf), NFS4_OPAQUE_LIMIT))
+					return NFS4ERR_BADXDR;
+			break;
+		}
 		case FATTR4_TIME_ACCESS_SET:
 			st = get_settime(&v, &s->a.atime, &now);
 			s->mask |= now ? LC_SET_ATIME_NOW | LC_SET_ATIME : LC_SET_ATIME;
@@ -358,10 +380,84 @@ void nfs4ops_fill_src(struct nfs4_compound *cs, const struct nfs4_obj *o, const 
 	}
 }
 
+/* ---- ACLs ------------------------------------------------------------------------ */
+
+void nfs4ops_fetch_acls(struct nfs4_compound *cs, const struct nfs4_obj *o, struct nfs4_acl_bufs *b,
+			struct nfs4_attr_src *s)
+{
+	struct nfs4ops_ctx *c = nfs4ops_ctx(cs);
+	ssize_t n;
+
+	memset(b, 0, sizeof(*b));
+	if (!o->in || !c || !c->lc || S_ISLNK(o->attr.mode))
+		return;
+	/* anyone may read them (the MDS's xattr_perm) */
+	b->acl = malloc(MDSP_XATTR_SIZE_MAX);
+	if (b->acl && (n = lc_getxattr(c->lc, o->in, MDSP_XATTR_ACL_ACCESS, b->acl, MDSP_XATTR_SIZE_MAX, &o->cr)) > 0) {
+		s->acl = b->acl;
+		s->acl_len = (size_t)n;
+	}
+	if (!S_ISDIR(o->attr.mode))
+		return;
+	b->dacl = malloc(MDSP_XATTR_SIZE_MAX);
+	if (b->dacl &&
+	    (n = lc_getxattr(c->lc, o->in, MDSP_XATTR_ACL_DEFAULT, b->dacl, MDSP_XATTR_SIZE_MAX, &o->cr)) > 0) {
+		s->dacl = b->dacl;
+		s->dacl_len = (size_t)n;
+	}
+}
+
+void nfs4ops_acl_bufs_free(struct nfs4_acl_bufs *b)
+{
+	free(b->acl);
+	free(b->dacl);
+}
+
+/*
+ * SETATTR of acl (nfsd4_set_nfs4_acl): mapped to an access ACL and, for a
+ * directory, a default ACL (none given: the default goes), set as the
+ * caller, so that the MDS checks ownership, keeps an ACL the mode can say
+ * as the mode only and updates the mode's group class.
+ */
+uint32_t nfs4ops_set_acl(struct nfs4_compound *cs, const struct nfs4_obj *o, struct nfs4_sattr *sa)
+{
+	struct nfs4ops_ctx *c = nfs4ops_ctx(cs);
+	bool isdir = S_ISDIR(o->attr.mode);
+	uint8_t *acl, *dacl;
+	size_t len = 0, dlen = 0;
+	uint32_t st;
+	int r;
+
+	if (S_ISLNK(o->attr.mode))
+		return NFS4ERR_ATTRNOTSUPP;
+	acl = malloc(NFS4_ACL_XATTR_MAX);
+	dacl = malloc(NFS4_ACL_XATTR_MAX);
+	if (!acl || !dacl) {
+		st = NFS4ERR_RESOURCE;
+		goto out;
+	}
+	st = nfs4_acl_decode(&sa->acl, isdir, c->idmap, acl, &len, dacl, &dlen);
+	if (st)
+		goto out;
+	r = lc_setxattr(c->lc, o->in, MDSP_XATTR_ACL_ACCESS, acl, len, 0, &o->cr);
+	if (!r && isdir) {
+		if (dlen)
+			r = lc_setxattr(c->lc, o->in, MDSP_XATTR_ACL_DEFAULT, dacl, dlen, 0, &o->cr);
+		else if ((r = lc_removexattr(c->lc, o->in, MDSP_XATTR_ACL_DEFAULT, &o->cr)) == -ENODATA)
+			r = 0;
+	}
+	st = r == -EINVAL ? NFS4ERR_ATTRNOTSUPP : nfs4_errno_to_status(r);
+out:
+	free(acl);
+	free(dacl);
+	return st;
+}
+
 /* ---- operations ------------------------------------------------------------------- */
 
 NFS4_OP(getattr)
 {
+	struct nfs4_acl_bufs ab = { 0 };
 	struct nfs4ops_ctx *c;
 	struct xdr_bitmap bm;
 	struct nfs4_obj o;
@@ -380,6 +476,8 @@ NFS4_OP(getattr)
 	nfs4ops_fill_src(cs, &o, &cs->cfh, &s);
 	if (nfs4_attr_want_statfs(&bm) && o.in && !lc_statfs(c->lc, o.in, &sfs))
 		s.sfs = &sfs;
+	if (is_set(bm.w, FATTR4_ACL))
+		nfs4ops_fetch_acls(cs, &o, &ab, &s);
 	if (o.in && (bm.w[0] & (BIT(FATTR4_CHANGE) | BIT(FATTR4_SIZE)))) {
 		/* the cached attributes may lag a FUSE write of the same process: ask again */
 		struct lc_attr fresh;
@@ -391,6 +489,7 @@ NFS4_OP(getattr)
 			nfs4ops_deleg_getattr(cs, &o.attr);
 	}
 	nfs4_attr_encode(res, &bm, &s);
+	nfs4ops_acl_bufs_free(&ab);
 	nfs4ops_release(cs, &o);
 	return res->err ? NFS4ERR_RESOURCE : NFS4_OK;
 }
@@ -483,6 +582,9 @@ NFS4_OP(setattr)
 		r = lc_setattr(c->lc, o.in, &sa.a, sa.mask, &o.cr, &out);
 		st = nfs4_errno_to_status(r);
 	}
+	/* after the mode, as knfsd (nfsd_setattr, then the ACLs) */
+	if (!st && sa.has_acl)
+		st = o.in ? nfs4ops_set_acl(cs, &o, &sa) : NFS4ERR_ATTRNOTSUPP;
 	nfs4ops_release(cs, &o);
 	xdr_put_bitmap(res, st ? zero : sa.set, 3);
 	return st;
@@ -490,6 +592,7 @@ NFS4_OP(setattr)
 
 static uint32_t verify_common(struct nfs4_compound *cs, struct xdr_dec *args, bool *same)
 {
+	struct nfs4_acl_bufs ab = { 0 };
 	struct nfs4ops_ctx *c;
 	struct xdr_bitmap bm;
 	const uint8_t *vals;
@@ -517,10 +620,13 @@ static uint32_t verify_common(struct nfs4_compound *cs, struct xdr_dec *args, bo
 	nfs4ops_fill_src(cs, &o, &cs->cfh, &s);
 	if (nfs4_attr_want_statfs(&bm) && o.in && !lc_statfs(c->lc, o.in, &sfs))
 		s.sfs = &sfs;
+	if (is_set(bm.w, FATTR4_ACL))
+		nfs4ops_fetch_acls(cs, &o, &ab, &s);
 	xdr_enc_init(&e, 64 * 1024);
 	put_vals(&e, bm.w, &s);
 	*same = !e.err && e.len == vlen && (vlen == 0 || !memcmp(e.buf, vals, vlen));
 	xdr_enc_free(&e);
+	nfs4ops_acl_bufs_free(&ab);
 	nfs4ops_release(cs, &o);
 	return NFS4_OK;
 }
@@ -554,21 +660,30 @@ NFS4_OP(nverify)
 #define ACCESS4_DELETE 0x10
 #define ACCESS4_EXECUTE 0x20
 
-/* rwx bits @cr has on @a (root: rw always, x if anyone has it) */
-static unsigned int perm_bits(const struct lc_attr *a, const struct lc_cred *cr)
+/* rwx bits @o's caller has on it: the client library's check, the MDS's
+ * own (perm/perm.c), with the access ACL (root: rw always, x if anyone
+ * has it) */
+static unsigned int perm_bits(struct nfs4_compound *cs, const struct nfs4_obj *o)
 {
-	unsigned int m = a->mode;
+	struct nfs4ops_ctx *c = nfs4ops_ctx(cs);
+	unsigned int p = 0;
 
-	if (cr->uid == 0)
-		return 6 | ((m & 0111) ? 1 : 0);
-	if (cr->uid == a->uid)
-		return (m >> 6) & 7;
-	if (cr->gid == a->gid)
-		return (m >> 3) & 7;
-	for (int i = 0; i < cr->ngroups; i++)
-		if (cr->groups[i] == a->gid)
-			return (m >> 3) & 7;
-	return m & 7;
+	if (!o->in || !c || !c->lc) {
+		/* the pseudo filesystem: mode bits */
+		struct mdsp_inode mi = { .mode = o->attr.mode, .uid = o->attr.uid, .gid = o->attr.gid };
+		struct mdsp_caller mc = { .uid = o->cr.uid, .gid = o->cr.gid };
+
+		for (int i = 0; i < o->cr.ngroups && i < LC_MAX_GROUPS && i < MDSP_MAX_GROUPS; i++)
+			mc.groups[mc.ngroups++] = o->cr.groups[i];
+		for (int b = 4; b; b >>= 1)
+			if (mdsp_may_access(&mi, &mc, b) == 0)
+				p |= (unsigned int)b;
+		return p;
+	}
+	for (int b = 4; b; b >>= 1)
+		if (lc_access(c->lc, o->in, b, &o->cr) == 0)
+			p |= (unsigned int)b;
+	return p;
 }
 
 NFS4_OP(access)
@@ -587,7 +702,7 @@ NFS4_OP(access)
 	else
 		sup = ACCESS4_READ | ACCESS4_MODIFY | ACCESS4_EXTEND | ACCESS4_EXECUTE;
 	sup &= want;
-	p = perm_bits(&o.attr, &o.cr);
+	p = perm_bits(cs, &o);
 	if (p & 4)
 		got |= ACCESS4_READ;
 	if (p & 1)

@@ -130,6 +130,16 @@ NFS4_OP(create)
 		mask &= ~(LC_SET_ATIME | LC_SET_MTIME | LC_SET_ATIME_NOW | LC_SET_MTIME_NOW);
 	if (mask)
 		lc_setattr(c->lc, in, &sa.a, mask, &d.cr, &a);
+	/* an acl among the create attributes, as knfsd: set on the new
+	 * object, left out of attrset when that fails (symlinks have none) */
+	if (sa.has_acl) {
+		struct nfs4_obj no = { .in = in, .attr = a, .cr = d.cr };
+
+		if (nfs4ops_set_acl(cs, &no, &sa))
+			sa.set[0] &= ~(1u << FATTR4_ACL);
+		else
+			lc_getattr(c->lc, in, &d.cr, true, &a);
+	}
 	nfs4ops_put_cinfo(res, before, dir_change(c, &d));
 	sa.set[0] &= ~(1u << FATTR4_SIZE);
 	xdr_put_bitmap(res, sa.set, 3);
@@ -331,11 +341,12 @@ struct rd {
 	uint64_t epoch;                  /* lc_ns_epoch() before the listing (the subtree check's notes) */
 };
 
-static int rd_entry(struct rd *rd, const char *name, const struct lc_attr *a, uint64_t cookie,
+static int rd_entry(struct rd *rd, const char *name, const struct lc_attr *a, struct lc_inode *in, uint64_t cookie,
 		    const struct nfs4_fh *fh, bool pseudo)
 {
 	struct xdr_enc *e = rd->res;
 	size_t mark = e->len;
+	struct nfs4_acl_bufs ab = { 0 };
 	struct nfs4_attr_src s;
 	struct nfs4_obj o;
 
@@ -344,10 +355,17 @@ static int rd_entry(struct rd *rd, const char *name, const struct lc_attr *a, ui
 	o.exp = rd->dir->exp;
 	o.fi.kind = pseudo ? NFS4_FH_PSEUDO : NFS4_FH_EXPORT;
 	nfs4ops_fill_src(rd->cs, &o, fh, &s);
+	/* acl asked for: an entry that may have one reads it (no lock held here) */
+	if (in && a->may_acl && (rd->bm->w[0] & (1u << FATTR4_ACL))) {
+		o.in = in;
+		o.cr = rd->dir->cr;
+		nfs4ops_fetch_acls(rd->cs, &o, &ab, &s);
+	}
 	xdr_put_u32(e, 1);               /* value follows */
 	xdr_put_u64(e, cookie);
 	xdr_put_string(e, name);
 	nfs4_attr_encode(e, rd->bm, &s);
+	nfs4ops_acl_bufs_free(&ab);
 	if (e->err || e->len > rd->limit) {
 		xdr_enc_truncate(e, mark);
 		rd->full = true;
@@ -375,7 +393,7 @@ static int rd_cb(void *arg, const char *name, struct lc_inode *in, const struct 
 	/* a handle found by name in a checked directory: inside (hard links too) */
 	if (strcmp(name, ".") && strcmp(name, ".."))
 		nfs_export_note_inside(rd->cs->exports, rd->dir->exp, attr->ino, rd->epoch, rd->dir->attr.ino, name);
-	r = rd_entry(rd, name, attr, next + COOKIE_BASE, &fh, false);
+	r = rd_entry(rd, name, attr, in, next + COOKIE_BASE, &fh, false);
 	if (!r && in)
 		lc_put(c->lc, in);
 	return r;
@@ -400,8 +418,8 @@ static uint32_t readdir_pseudo(struct nfs4_compound *cs, struct rd *rd, uint64_t
 		a.ino = pn->id;
 		a.mode = S_IFDIR | 0555;
 		a.nlink = 2;
-		a.change = cs->srv->boot;
-		a.atime.tv_sec = a.mtime.tv_sec = a.ctime.tv_sec = cs->srv->boot;
+		a.change = (uint64_t)cs->srv->boot_sec;
+		a.atime.tv_sec = a.mtime.tv_sec = a.ctime.tv_sec = cs->srv->boot_sec;
 		if (pn->exp) {
 			uint64_t ino = 0, gen = 0;
 			struct lc_inode *in;
@@ -418,7 +436,7 @@ static uint32_t readdir_pseudo(struct nfs4_compound *cs, struct rd *rd, uint64_t
 			fi.gen = gen;
 		}
 		nfs4_fh_encode(&fi, &fh);
-		if (rd_entry(rd, pn->name, &a, i + 1 + COOKIE_BASE, &fh, !pn->exp)) {
+		if (rd_entry(rd, pn->name, &a, NULL, i + 1 + COOKIE_BASE, &fh, !pn->exp)) {
 			*eof = false;
 			break;
 		}

@@ -137,11 +137,11 @@ static void pseudo_attr(struct nfs4_server *srv, uint32_t node, struct lc_attr *
 	memset(a, 0, sizeof(*a));
 	a->ino = node;
 	a->generation = 0;
-	a->change = srv->boot;
+	a->change = (uint64_t)srv->boot_sec;
 	a->mode = S_IFDIR | 0555;
 	a->nlink = 2;
 	a->blksize = 4096;
-	a->atime.tv_sec = a->mtime.tv_sec = a->ctime.tv_sec = a->btime.tv_sec = srv->boot;
+	a->atime.tv_sec = a->mtime.tv_sec = a->ctime.tv_sec = a->btime.tv_sec = srv->boot_sec;
 }
 
 /*

@@ -204,7 +204,7 @@ enum {
 	FATTR4_SUPPORTED_ATTRS = 0, FATTR4_TYPE = 1, FATTR4_FH_EXPIRE_TYPE = 2, FATTR4_CHANGE = 3,
 	FATTR4_SIZE = 4, FATTR4_LINK_SUPPORT = 5, FATTR4_SYMLINK_SUPPORT = 6, FATTR4_NAMED_ATTR = 7,
 	FATTR4_FSID = 8, FATTR4_UNIQUE_HANDLES = 9, FATTR4_LEASE_TIME = 10, FATTR4_RDATTR_ERROR = 11,
-	FATTR4_ACLSUPPORT = 13, FATTR4_CANSETTIME = 15, FATTR4_CASE_INSENSITIVE = 16,
+	FATTR4_ACL = 12, FATTR4_ACLSUPPORT = 13, FATTR4_CANSETTIME = 15, FATTR4_CASE_INSENSITIVE = 16,
 	FATTR4_CASE_PRESERVING = 17, FATTR4_CHOWN_RESTRICTED = 18, FATTR4_FILEHANDLE = 19,
 	FATTR4_FILEID = 20, FATTR4_FILES_AVAIL = 21, FATTR4_FILES_FREE = 22, FATTR4_FILES_TOTAL = 23,
 	FATTR4_HOMOGENEOUS = 26, FATTR4_MAXFILESIZE = 27, FATTR4_MAXLINK = 28, FATTR4_MAXNAME = 29,
@@ -234,6 +234,10 @@ struct nfs4_attr_src {
 	uint32_t rdattr_error;           /* for READDIR entries that failed */
 	uint32_t minor;                  /* the minor version asking: supported_attrs depends on it */
 	struct idmap *idmap;             /* owner strings by name; NULL: numeric */
+	/* FATTR4_ACL: the POSIX ACLs (xattr form) nfs4ops_fetch_acls read;
+	 * NULL: none (or not read: READDIR), the mode stands for it */
+	const uint8_t *acl, *dacl;
+	size_t acl_len, dacl_len;
 };
 
 /** nfs4_attr_supported - the bitmap of attributes we encode for minor version 1 (3 words). */
@@ -255,6 +259,8 @@ struct nfs4_sattr {
 	struct lc_attr a;
 	int mask;                        /* LC_SET_* */
 	uint32_t set[3];                 /* the attribute bits given */
+	bool has_acl;                    /* FATTR4_ACL given: its value at @acl (checked XDR) */
+	struct xdr_dec acl;
 };
 
 /**
@@ -267,6 +273,24 @@ struct nfs4_sattr {
  */
 uint32_t nfs4_sattr_decode(struct xdr_dec *d, struct idmap *map, struct nfs4_sattr *s);
 
+/* the buffers nfs4ops_fetch_acls filled (nfs4ops_acl_bufs_free) */
+struct nfs4_acl_bufs {
+	uint8_t *acl, *dacl;
+};
+/**
+ * nfs4ops_fetch_acls - read @o's POSIX access and default ACLs into @b and
+ * point @s at them (FATTR4_ACL); what is missing stays NULL (the mode
+ * stands for it).  No lock may be held.
+ */
+void nfs4ops_fetch_acls(struct nfs4_compound *cs, const struct nfs4_obj *o, struct nfs4_acl_bufs *b,
+			struct nfs4_attr_src *s);
+void nfs4ops_acl_bufs_free(struct nfs4_acl_bufs *b);
+/**
+ * nfs4ops_set_acl - set the acl attribute @sa holds (sa->has_acl) on @o, as
+ * @o->cr: a POSIX access ACL and, for a directory, its default ACL (knfsd's
+ * nfsd4_set_nfs4_acl).  No lock may be held.  Return: NFS4_OK or a status.
+ */
+uint32_t nfs4ops_set_acl(struct nfs4_compound *cs, const struct nfs4_obj *o, struct nfs4_sattr *sa);
 /** nfs4ops_fill_src - fill @s for @o (fsid, mounted_on, lease). */
 void nfs4ops_fill_src(struct nfs4_compound *cs, const struct nfs4_obj *o, const struct nfs4_fh *fh,
 		      struct nfs4_attr_src *s);

@@ -328,6 +328,16 @@ static uint32_t open_file(struct nfs4_compound *cs, struct open_args *a, struct 
 				mask |= a->sa.mask & (LC_SET_ATIME | LC_SET_MTIME | LC_SET_ATIME_NOW | LC_SET_MTIME_NOW);
 			if (mask)
 				lc_setattr(c->lc, *in, &a->sa.a, mask, &dir->cr, attr);
+			/* an acl among the create attributes, as knfsd: set on the
+			 * new file, left out of attrset when that fails */
+			if (a->sa.has_acl) {
+				struct nfs4_obj no = { .in = *in, .attr = *attr, .cr = dir->cr };
+
+				if (nfs4ops_set_acl(cs, &no, &a->sa))
+					a->sa.set[0] &= ~(1u << FATTR4_ACL);
+				else
+					lc_getattr(c->lc, *in, &dir->cr, true, attr);
+			}
 			for (int i = 0; i < 3; i++)
 				attrset[i] |= a->sa.set[i];
 		}

@@ -37,7 +37,7 @@ struct nfs4_client;
 /* A record as stored (the value of its omap key). */
 struct nfs4_rec {
 	uint64_t clientid;               /* the client id of the incarnation that wrote it */
-	uint32_t boot;                   /* that incarnation's boot time (epoch s) */
+	uint32_t boot;                   /* that incarnation's id (nfs4_server.boot) */
 	uint32_t minorversion;
 	uint8_t verifier[NFS4_VERIFIER_SIZE];
 	uint32_t flavor, uid, gid;       /* the principal */

@@ -1,10 +1,11 @@
 /*
  * state.c - the NFSv4 server's client and session tables and its leases.
  *
- * Client ids are (boot time << 32 | counter), so an id from before a
- * gateway restart is recognisably stale (NFS4ERR_STALE_CLIENTID) rather
- * than unknown.  Session ids carry the client id, the boot time and a
- * counter.  The tables are short linked lists under one mutex: a gateway
+ * Client ids are (incarnation id << 32 | counter), so an id from before a
+ * gateway restart, or of another gateway, is recognisably stale
+ * (NFS4ERR_STALE_CLIENTID) rather than unknown: the incarnation id
+ * (nfs4_boot_id) is random per start.  Session ids carry the client id,
+ * the incarnation id and a counter.  The tables are short linked lists under one mutex: a gateway
  * serves a handful of clients, and every lookup is bookkeeping only.
  *
  * The lease reaper (knfsd's "laundromat") wakes every second and looks at
@@ -24,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -67,7 +69,8 @@ void nfs4_principal_of(const struct rpc_cred *cred, struct nfs4_principal *p)
 
 void nfs4_new_verifier_locked(struct nfs4_server *srv, uint8_t out[NFS4_VERIFIER_SIZE])
 {
-	/* caller holds srv->lock; the boot time and a counter, mixed: never
+	/* caller holds srv->lock; the start time, the incarnation id and a
+	 * counter, mixed: never
 	 * the same twice in this instance, nor (bar a clock going back) in
 	 * another */
 	uint64_t v = ++srv->next_verf * 0x9e3779b97f4a7c15ULL;
@@ -387,6 +390,24 @@ out:
 
 /* ---- lease reaper ----------------------------------------------------------- */
 
+/*
+ * nfs4_boot_id - this incarnation's id (srv->boot).  Random, so that two
+ * gateways started in the same second (they share the server owner and
+ * scope that let a client reclaim at either) or one restarted within a
+ * second never issue colliding client, session and stateid ids; 0 and all
+ * ones are kept out of it (special stateids are all zeros or all ones).
+ */
+static uint32_t nfs4_boot_id(uint64_t real_ns)
+{
+	uint32_t id = 0;
+
+	if (getrandom(&id, sizeof(id), 0) != sizeof(id))
+		id = (uint32_t)(real_ns ^ (real_ns >> 32) ^ ((uint64_t)getpid() << 16));
+	if (id == 0 || id == UINT32_MAX)
+		id = 0x4c6f6c69;         /* "Loli" */
+	return id;
+}
+
 static void *reaper(void *arg)
 {
 	struct nfs4_server *srv = arg;
@@ -481,7 +502,8 @@ int nfs4_server_create(const struct nfs4_params *p, struct lclient *lc, struct n
 		nfs_export_set_init(srv->own_exports, x);
 		srv->exports = srv->own_exports;
 	}
-	srv->boot = (uint32_t)(real / 1000000000ull);
+	srv->boot = nfs4_boot_id(real);
+	srv->boot_sec = (int64_t)(real / 1000000000ull);
 	memcpy(srv->boot_verifier, &real, sizeof(srv->boot_verifier));
 	pthread_mutex_init(&srv->lock, NULL);
 	pthread_condattr_init(&ca);

@@ -61,7 +61,13 @@ bool lfs_rados(void);
 int lfs_init_with(struct lfs *fs, const char *conf);
 /** lfs_nfs_port - the port the embedded NFS gateway of the running mount listens on (from its log), or -1. */
 int lfs_nfs_port(const struct lfs *fs);
-/** lfs_mds_start - start loligo-mds (same port as before, if any); waits until it listens. */
+/**
+ * lfs_mds_start - start loligo-mds (same port as before, if any); waits until it listens.
+ * The MDS dies with the process that started it (PR_SET_PDEATHSIG): one
+ * restarted inside a test (check runs it in a forked child) is gone when
+ * the test returns, so unmount before returning (lfs_umount), or the
+ * teardown's unmount waits for it until the ctest timeout.
+ */
 int lfs_mds_start(struct lfs *fs);
 /**
  * lfs_mds_prepare - fork the next loligo-mds now (same port), to be started

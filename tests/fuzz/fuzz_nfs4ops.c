@@ -9,19 +9,23 @@
  * and whether the current filehandle is a raw client one (bit 1: the next
  * 32 bytes), the rest are the operation's XDR arguments.  Several ops may
  * follow in one input (byte 0x00 separator), like a COMPOUND.  The whole
- * input is also decoded as an NFSv4 client record (recovery.h).
+ * input is also decoded as an NFSv4 client record (recovery.h) and as an
+ * acl attribute (acl.h).
  */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "common/config.h"
 #include "common/log.h"
 #include "nfs_gw/export/export.h"
+#include "nfs_gw/nfs4/acl.h"
 #include "nfs_gw/nfs4/fh.h"
 #include "nfs_gw/nfs4/nfs4.h"
 #include "nfs_gw/nfs4/ops.h"
 #include "nfs_gw/nfs4/recovery.h"
+#include "perm/perm.h"
 
 static const nfs4_op_fn fns[] = {
 	nfs4_op_putrootfh, nfs4_op_putpubfh, nfs4_op_putfh, nfs4_op_getfh, nfs4_op_savefh, nfs4_op_restorefh,
@@ -103,6 +107,25 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			    memcmp(r2.owner, r.owner, r.owner_len) || r2.clientid != r.clientid)
 				abort();
 			nfs4_rec_key(r.owner, r.owner_len, key);
+		}
+	}
+	/* and an acl attribute (acl.c): what it maps to is an ACL the MDS
+	 * takes (mdsp_acl_valid), and maps back without fault */
+	{
+		static uint8_t acl[NFS4_ACL_XATTR_MAX], dacl[NFS4_ACL_XATTR_MAX];
+		size_t n, dn;
+		struct xdr_dec d;
+		struct xdr_enc e;
+
+		for (int dir = 0; dir < 2; dir++) {
+			xdr_dec_init(&d, data, size);
+			if (nfs4_acl_decode(&d, dir, NULL, acl, &n, dacl, &dn) != NFS4_OK)
+				continue;
+			if (mdsp_acl_valid(acl, n) || (dn && mdsp_acl_valid(dacl, dn)))
+				abort();
+			xdr_enc_init(&e, 1 << 20);
+			nfs4_acl_encode(&e, dir ? S_IFDIR | 0755 : S_IFREG | 0644, acl, n, dn ? dacl : NULL, dn, NULL);
+			xdr_enc_free(&e);
 		}
 	}
 	memset(&cs, 0, sizeof(cs));

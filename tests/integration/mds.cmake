@@ -31,3 +31,12 @@ if(EXISTS ${CMAKE_CURRENT_LIST_DIR}/test_mds_bigdir.c)
     TIMEOUT 900)
   add_dependencies(test_mds_bigdir loligo-mds)
 endif()
+
+if(EXISTS ${CMAKE_CURRENT_LIST_DIR}/test_mds_memlim.c)
+  loligo_check_test(test_mds_memlim
+    SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_mds_memlim.c
+    LIBS loligo_testlib loligo_mds_wire loligo_mds loligo_store loligo_proto loligo_common PkgConfig::JSONC
+    LABELS integration mds
+    TIMEOUT 300)
+  add_dependencies(test_mds_memlim loligo-mds)
+endif()

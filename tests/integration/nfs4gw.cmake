@@ -3,7 +3,7 @@
 # real loligo-mds (tests/integration/test_nfs4_gw.c).
 if(TARGET loligo-mds AND TARGET loligo_gw)
   foreach(t test_nfs4_gw test_nfs4_gw_state test_nfs4_gw_clients test_nfs4_gw_cb test_nfs4_gw_locks test_nfs4_gw_recovery
-          test_nfs4_gw_takeover)
+          test_nfs4_gw_takeover test_nfs4_gw_acl)
     if(EXISTS ${CMAKE_CURRENT_LIST_DIR}/${t}.c)
       loligo_check_test(${t}
         SOURCES ${CMAKE_CURRENT_LIST_DIR}/${t}.c

@@ -496,6 +496,47 @@ START_TEST(test_xattrs_none_answered_from_listing)
 }
 END_TEST
 
+/*
+ * A file this client just created asynchronously (client/asyncdir.c) has no
+ * xattrs and is nobody else's: the kernel's getxattr of security.capability
+ * before each write is answered here, not at the MDS (tar's per-file
+ * sequence sent a GETXATTR per file, which also sent the corked create at
+ * once).  What the client sets on it is seen again at once, and so is what
+ * another client sets.
+ */
+START_TEST(test_async_created_file_has_no_xattrs)
+{
+	struct lc_inode *da = mkdir_in(A, ra, "xc", 0755), *in, *db, *fb;
+	struct lc_fh *fh;
+	char buf[64];
+	uint64_t async0 = perf_get(&A->perf.async_creates);
+
+	/* the create stays in A's queue (corked) until a request A waits
+	 * for goes: so its reply cannot be what answers the getxattrs */
+	set_opt("client_mds_cork_us", "30000000");
+	ck_assert_int_eq(lc_create(A, da, "new", 0644, O_RDWR | O_CREAT | O_EXCL, &rootcr, NULL, &in, &fh), 0);
+	ck_assert_uint_eq(perf_get(&A->perf.async_creates), async0 + 1);   /* answered here */
+	int64_t get0 = mds_op_counter("op_getxattr");
+	ck_assert_int_ge(get0, 0);
+	ck_assert_int_eq(lc_getxattr(A, in, "security.capability", buf, sizeof(buf), &rootcr), -ENODATA);
+	ck_assert_int_eq(lc_getxattr(A, in, "user.color", NULL, 0, &rootcr), -ENODATA);
+	ck_assert_int_eq(mds_op_counter("op_getxattr"), get0);
+	ck_assert_int_eq(lc_setxattr(A, in, "user.color", "red", 3, 0, &rootcr), 0);
+	ck_assert_int_eq(lc_getxattr(A, in, "user.color", buf, sizeof(buf), &rootcr), 3);
+	/* another client's change revokes A's As first */
+	db = lookup_ok(B, rb, "xc");
+	fb = lookup_ok(B, db, "new");
+	ck_assert_int_eq(lc_setxattr(B, fb, "security.capability", "cap", 3, 0, &rootcr), 0);
+	ck_assert_int_eq(lc_getxattr(A, in, "security.capability", buf, sizeof(buf), &rootcr), 3);
+	lc_put(B, fb);
+	lc_put(B, db);
+	lc_release(A, fh);
+	lc_put(A, in);
+	lc_put(A, da);
+	set_opt("client_mds_cork_us", "0");
+}
+END_TEST
+
 /* ---- chmod / chown ------------------------------------------------------------- */
 
 START_TEST(test_chmod_chown_denies_at_once)
@@ -1563,6 +1604,7 @@ static Suite *suite(void)
 	ADD(tc, test_append_while_stat);
 	ADD(tc, test_rename_unlink_cached);
 	ADD(tc, test_xattrs_none_answered_from_listing);
+	ADD(tc, test_async_created_file_has_no_xattrs);
 	ADD(tc, test_chmod_chown_denies_at_once);
 	ADD(tc, test_two_writers_uncached);
 	ADD(tc, test_two_writers_size_while_flush_unacked);

@@ -471,6 +471,47 @@ END_TEST
 
 /* ---- the suite --------------------------------------------------------------------- */
 
+/*
+ * A byte quota (loligo.quota.max_bytes, issue 22.2) reaches NFS clients as
+ * NFS4ERR_DQUOT: a SETATTR of the size past it (refused by the MDS) and a
+ * WRITE past it (refused by the client library under the gateway).
+ */
+START_TEST(v40_quota_dquot)
+{
+	struct nc *n;
+	struct nfs4_fh d, fh;
+	struct nfs4_stateid osid;
+	struct lc_inode *qd;
+	struct ncc c;
+	uint32_t oseq = 1;
+
+	gw_up();
+	n = nc_connect(port, 0);
+	nc_setclientid(n, "quota-client", 1);
+	test_dir(n, "quota", &d);
+	ck_assert_int_eq(lc_lookup(lc, lroot, tdir, &rootcr, NULL, &qd), 0);
+	ck_assert_int_eq(lc_setxattr(lc, qd, "loligo.quota.max_bytes", "100000", 6, 0, &rootcr), 0);
+	lc_put(lc, qd);
+	ck_assert_uint_eq(nc_open(n, &d, "f", 2, 0, "owner", NC_CREATE, &oseq, &osid, &fh), NFS4_OK);
+
+	ncc_begin(&c, n);
+	enc_putfh(&c, &fh);
+	enc_setattr_size(&c, &osid, 200000);
+	ck_assert_uint_eq(ncc_status(&c), NFS4ERR_DQUOT);
+
+	ncc_begin(&c, n);
+	enc_putfh(&c, &fh);
+	enc_write(&c, &osid, 150000, 2 /* FILE_SYNC4 */, "past the quota", 14);
+	ck_assert_uint_eq(ncc_status(&c), NFS4ERR_DQUOT);
+
+	ncc_begin(&c, n);                                  /* below it: fine */
+	enc_putfh(&c, &fh);
+	enc_write(&c, &osid, 0, 2 /* FILE_SYNC4 */, "inside", 6);
+	ck_assert_uint_eq(ncc_status(&c), NFS4_OK);
+	nc_close(n);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("nfs4_gw");
@@ -482,6 +523,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, v40_close_locku_downgrade_replay);
 	tcase_add_test(tc, v41_owner_ops_never_wait);
 	tcase_add_test(tc, v40_owner_ops_ordered);
+	tcase_add_test(tc, v40_quota_dquot);
 	suite_add_tcase(s, tc);
 	return s;
 }

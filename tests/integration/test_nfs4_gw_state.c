@@ -744,6 +744,71 @@ END_TEST
  * TRUE; otherwise, it is FALSE."  (Before: a read ending exactly at EOF
  * said FALSE, a 0-byte read below EOF TRUE.)
  */
+/* byte @off of the layout case's pattern (printable, never NUL: do_write takes a string) */
+static char lay_pat(uint64_t off)
+{
+	return (char)('A' + (off * 7 + off / 4096) % 26);
+}
+
+/*
+ * A file striped over 4 objects (issue 22.4): its directory's layout
+ * (loligo.dir.layout, set through the client library) is the one a file
+ * made through the gateway gets; written through NFS in pieces crossing
+ * the stripe units, read back through NFS at unit boundaries and whole
+ * through the client library, which reads the objects the striping names.
+ */
+START_TEST(layout_striped_rw)
+{
+	const char *lay = "object_size=65536 stripe_unit=4096 stripe_count=4";
+	const size_t size = 300000, piece = 10000;
+	struct lc_inode *d, *in;
+	struct lc_fh *lfh;
+	struct nc *n;
+	struct nfs4_fh dfh, fh;
+	struct nfs4_stateid sid;
+	char *chunk = malloc(piece + 1), buf[256], *all = malloc(size);
+	bool eof;
+
+	gw_up();
+	n = nc_connect(port, 1);
+	nc_session(n, "layout", 1);
+	test_dir(n, "lay", &dfh);
+	ck_assert_int_eq(lc_lookup(lc, lroot, "lay", &rootcr, NULL, &d), 0);
+	ck_assert_int_eq(lc_setxattr(lc, d, "loligo.dir.layout", lay, strlen(lay), 0, &rootcr), 0);
+	ck_assert_uint_eq(nc_open(n, &dfh, "f", 3, 0, "o", NC_CREATE, NULL, &sid, &fh), NFS4_OK);
+	for (size_t off = 0; off < size; off += piece) {
+		for (size_t i = 0; i < piece; i++)
+			chunk[i] = lay_pat(off + i);
+		chunk[piece] = '\0';
+		ck_assert_uint_eq(do_write(n, &fh, &sid, off, chunk, off % (3 * piece) ? 0 : 2), NFS4_OK);
+	}
+	ck_assert_uint_eq(close_sid(n, &fh, 0, &sid), NFS4_OK);
+	/* through NFS, around unit and object boundaries */
+	ck_assert_uint_eq(nc_open(n, &dfh, "f", 1, 0, "o", NC_NOCREATE, NULL, &sid, &fh), NFS4_OK);
+	for (uint64_t off = 4096 - 100; off < size; off += 65536 + 4096) {
+		ck_assert_uint_eq(do_read(n, &fh, &sid, off, 200, &eof, buf), NFS4_OK);
+		for (size_t i = 0; i < 200 && off + i < size; i++)
+			ck_assert_msg(buf[i] == lay_pat(off + i), "NFS READ: byte %llu is '%c', want '%c'",
+				      (unsigned long long)(off + i), buf[i], lay_pat(off + i));
+	}
+	ck_assert_uint_eq(close_sid(n, &fh, 0, &sid), NFS4_OK);
+	/* the file has the layout, and the client library reads every byte */
+	ck_assert_int_eq(lc_lookup(lc, d, "f", &rootcr, NULL, &in), 0);
+	ck_assert_int_eq(lc_getxattr(lc, in, "loligo.file.layout.stripe_count", buf, sizeof(buf), &rootcr), 1);
+	ck_assert_int_eq(buf[0], '4');
+	ck_assert_int_eq(lc_open(lc, in, O_RDONLY, &rootcr, &lfh), 0);
+	ck_assert_int_eq(lc_read(lc, lfh, 0, size, all), (ssize_t)size);
+	for (size_t i = 0; i < size; i++)
+		ck_assert_msg(all[i] == lay_pat(i), "byte %zu is '%c', want '%c'", i, all[i], lay_pat(i));
+	ck_assert_int_eq(lc_release(lc, lfh), 0);
+	lc_put(lc, in);
+	lc_put(lc, d);
+	free(chunk);
+	free(all);
+	nc_close(n);
+}
+END_TEST
+
 START_TEST(read_eof)
 {
 	static const struct {
@@ -1289,6 +1354,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, object_types_v41);
 	tcase_add_test(tc, io_checked_against_the_callers_credential);
 	tcase_add_test(tc, read_eof);
+	tcase_add_test(tc, layout_striped_rw);
 	tcase_add_test(tc, attributes_v40);
 	tcase_add_test(tc, attributes_v41);
 	tcase_add_test(tc, owners_by_name_v41);

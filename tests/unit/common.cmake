@@ -27,3 +27,5 @@ if(LOLIGO_LOCKDEP)
 endif()
 loligo_check_test(test_io SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_io.c
                   LIBS loligo_common LABELS unit common TIMEOUT 60)
+loligo_check_test(test_slab SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_slab.c
+                  LIBS loligo_common LABELS unit common TIMEOUT 60)

@@ -14,6 +14,8 @@ loligo_check_test(test_mdsc
   LIBS loligo_proto loligo_common PkgConfig::URCU
   LABELS unit client mdsc
   TIMEOUT 120)
+# the waiter's fast path: mdsc_test_before_sleep opens its race window
+target_compile_definitions(test_mdsc PRIVATE MDSC_TEST_HOOKS)
 # oldest_tid never passes a live request: many threads register and complete
 # requests out of order in the real request map, and a checker runs after
 # every publication (MDSC_TEST_HOOKS: the hook exists in this build only).

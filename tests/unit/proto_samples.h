@@ -58,6 +58,18 @@ static __attribute__((unused)) void sample_inode(struct mdsp_inode *in, uint64_t
 	in->files = seed * 11;
 	in->blocks = (seed + 1) * 4096;
 	in->flags = seed % 2 ? MDSP_FL_APPEND : MDSP_FL_IMMUTABLE;
+	/* v4 */
+	in->rbytes = 0x123456789ull * (seed + 1);
+	in->rfiles = seed * 13;
+	in->rsubdirs = seed * 17;
+	in->rctime = (struct mdsp_time){ 1800000000 + (int64_t)seed, 333333333 };
+	in->quota_max_bytes = seed % 3 ? 0 : 1ull << 36;
+	in->quota_max_files = seed * 1000;
+	in->quota_room = seed % 2 ? MDSP_QUOTA_UNSAID : seed;
+	in->stripe_unit = 65536;
+	in->stripe_count = (uint32_t)seed % 7 + 1;
+	in->pool = (uint32_t)seed % 3;
+	in->layout_flags = seed % 2 ? MDSP_LAYOUT_DIR_SET : 0;
 }
 
 static __attribute__((unused)) void sample_lock(struct mdsp_lock *l, uint64_t seed)
@@ -191,6 +203,7 @@ static __attribute__((unused)) void sample_request(struct mdsp_msg *m, uint32_t 
 	q->data = data_len ? sample_blob(data_len, op) : NULL;
 	sample_lock(&q->lock, op);
 	q->want_ino = 0x10000401ull + op;
+	q->umask = 022 + op;
 }
 
 static __attribute__((unused)) void sample_reply(struct mdsp_msg *m, uint32_t nentries, size_t namelen,
@@ -345,7 +358,12 @@ static __attribute__((unused)) int inode_eq(const struct mdsp_inode *a, const st
 	       time_eq(&a->mtime, &b->mtime) && time_eq(&a->ctime, &b->ctime) &&
 	       time_eq(&a->btime, &b->btime) && a->change == b->change &&
 	       a->object_size == b->object_size && a->max_size == b->max_size &&
-	       a->files == b->files && a->blocks == b->blocks && a->flags == b->flags;
+	       a->files == b->files && a->blocks == b->blocks && a->flags == b->flags &&
+	       a->rbytes == b->rbytes && a->rfiles == b->rfiles && a->rsubdirs == b->rsubdirs &&
+	       time_eq(&a->rctime, &b->rctime) && a->quota_max_bytes == b->quota_max_bytes &&
+	       a->quota_max_files == b->quota_max_files && a->quota_room == b->quota_room &&
+	       a->stripe_unit == b->stripe_unit && a->stripe_count == b->stripe_count && a->pool == b->pool &&
+	       a->layout_flags == b->layout_flags;
 }
 
 static __attribute__((unused)) int ext_eq(const struct mdsp_extent *a, uint32_t na, const struct mdsp_extent *b,
@@ -425,7 +443,8 @@ static __attribute__((unused)) int msg_eq(const struct mdsp_msg *a, const struct
 		       x->mask == y->mask && inode_eq(&x->attr, &y->attr) &&
 		       x->cookie == y->cookie && x->max_entries == y->max_entries &&
 		       blob_eq(x->data, x->data_len, y->data, y->data_len) &&
-		       lock_eq(&x->lock, &y->lock) && x->want_ino == y->want_ino;
+		       lock_eq(&x->lock, &y->lock) && x->want_ino == y->want_ino &&
+		       x->umask == y->umask;
 	}
 	case MDSP_MSG_REPLY: {
 		const struct mdsp_reply *x = &a->reply, *y = &b->reply;

@@ -23,6 +23,7 @@
 #include "client/mds_client_int.h"     /* the client mutex, held by test_reply_handled_without_client_mutex */
 #include "client/client.h"             /* enum lc_wait */
 #include "client/optrack.h"            /* lc_my_slot: what a bg thread waits for */
+#include "client/intr.h"               /* lc_intr_fire: test_interrupted_request */
 #include "common/admin_sock.h"
 #include "common/config.h"
 #include "common/log.h"
@@ -1663,6 +1664,225 @@ START_TEST(test_asok_commands)
 }
 END_TEST
 
+/* ---- the waiter's fast path (mds_client.c wait_fast) ------------------- */
+
+static _Atomic int hook_calls;
+
+/* Right before the waiter sleeps: let the SAFE reply arrive and be handled
+ * first, so that its wake comes before the futex wait. */
+static void flush_before_sleep(struct mdsc_req *r)
+{
+	if (atomic_fetch_add(&hook_calls, 1))
+		return;
+	fake_flush();
+	LT_WAIT_UNTIL(atomic_load(&r->state) & RS_GOT_SAFE, "the SAFE reply was not handled");
+}
+
+/*
+ * A reply that comes between the waiter's last look at the request's state
+ * and its sleep must still end the wait (the futex word moved: the wait
+ * returns at once).  A lost wake-up shows as a wait that lasts until
+ * client_request_timeout (3 s here), not as a hang.
+ */
+START_TEST(test_reply_before_waiter_sleeps)
+{
+	struct mds_client *m = new_client();
+	struct mds_request *a = mkreq(m, MDSP_OP_MKDIR, "a");
+	uint64_t t0;
+
+	set_opt("client_request_timeout", "3");
+	ck_assert_int_eq(mdsc_open_session(m, 2000), 0);
+	fake_set(RM_UNSAFE);
+	ck_assert_int_eq(mdsc_do_request(m, a), 0);     /* UNSAFE: the SAFE reply is still to come */
+	atomic_store(&hook_calls, 0);
+	mdsc_test_before_sleep = flush_before_sleep;
+	t0 = now_mono_ns();
+	ck_assert_int_eq(mdsc_wait_safe(m, a), 0);
+	mdsc_test_before_sleep = NULL;
+	ck_assert_int_ge(atomic_load(&hook_calls), 1);  /* the race window was taken */
+	ck_assert_uint_lt(now_mono_ns() - t0, 2000000000ull);
+	mdsc_request_put(a);
+	mdsc_destroy(m);
+}
+END_TEST
+
+static _Atomic int intr_armed, intr_disarmed;
+
+static void intr_arm(struct lc_intr *it)
+{
+	(void)it;
+	atomic_store(&intr_armed, 1);
+}
+
+static void intr_disarm(struct lc_intr *it)
+{
+	(void)it;
+	atomic_store(&intr_disarmed, 1);
+}
+
+struct intr_bg {
+	pthread_t t;
+	struct mds_client *m;
+	struct mds_request *req;
+	struct lc_intr it;
+	_Atomic int ready;
+	int ret;
+};
+
+static void *intr_bg_main(void *arg)
+{
+	struct intr_bg *b = arg;
+
+	lc_intr_begin(&b->it, intr_arm, intr_disarm, NULL);
+	atomic_store(&b->ready, 1);
+	b->ret = mdsc_do_request(b->m, b->req);
+	lc_intr_end(&b->it);
+	return NULL;
+}
+
+/*
+ * An interruptible wait starts on the futex with no lock, then (past
+ * LC_INTR_ARM_NS) arms the frontend's interrupt and goes on under the
+ * request's lock, where the interrupt reaches it: EINTR, the request given
+ * up.  The MDS never answers here.
+ */
+START_TEST(test_interrupted_request)
+{
+	struct mds_client *m = new_client();
+	struct intr_bg b = { .m = m };
+
+	set_opt("client_request_timeout", "0");
+	ck_assert_int_eq(mdsc_open_session(m, 2000), 0);
+	fake_set(RM_NONE);
+	b.req = mkreq(m, MDSP_OP_GETATTR, NULL);
+	atomic_store(&intr_armed, 0);
+	atomic_store(&intr_disarmed, 0);
+	pthread_create(&b.t, NULL, intr_bg_main, &b);
+	LT_WAIT_UNTIL(atomic_load(&intr_armed), "the wait never armed its interrupt");
+	lc_intr_fire(&b.it);
+	pthread_join(b.t, NULL);
+	ck_assert_int_eq(b.ret, -EINTR);
+	ck_assert_int_eq(atomic_load(&intr_disarmed), 1);
+	ck_assert_uint_eq(mdsc_oldest_tid(m), b.req->args.tid + 1);  /* given up: unregistered */
+	mdsc_request_put(b.req);
+	mdsc_destroy(m);
+}
+END_TEST
+
+struct safe_bg {
+	pthread_t t;
+	struct mds_client *m;
+	struct mds_request *req;
+	_Atomic int done;
+	int ret;
+};
+
+static void *safe_bg_main(void *arg)
+{
+	struct safe_bg *b = arg;
+
+	b->ret = mdsc_wait_safe(b->m, b->req);
+	atomic_store(&b->done, 1);
+	return NULL;
+}
+
+static _Atomic int sleepers_seen;
+
+static void count_sleep(struct mdsc_req *r)
+{
+	(void)r;
+	atomic_fetch_add(&sleepers_seen, 1);
+}
+
+/*
+ * A wait with no deadline and no interrupt sleeps on the futex for good
+ * unless the unmount's bound wakes it: mdsc_shutdown_begin must.
+ */
+START_TEST(test_shutdown_wakes_fast_waiter)
+{
+	struct mds_client *m = new_client();
+	struct safe_bg b = { .m = m };
+
+	set_opt("client_request_timeout", "0");
+	ck_assert_int_eq(mdsc_open_session(m, 2000), 0);
+	fake_set(RM_UNSAFE);
+	b.req = mkreq(m, MDSP_OP_MKDIR, "a");
+	ck_assert_int_eq(mdsc_do_request(m, b.req), 0);
+	atomic_store(&sleepers_seen, 0);
+	mdsc_test_before_sleep = count_sleep;
+	pthread_create(&b.t, NULL, safe_bg_main, &b);
+	LT_WAIT_UNTIL(atomic_load(&sleepers_seen) >= 1, "the waiter never went to sleep");
+	mdsc_shutdown_begin(m, now_mono_ns() + 50000000ull);
+	LT_WAIT_UNTIL(atomic_load(&b.done), "the shutdown's bound did not end the wait");
+	pthread_join(b.t, NULL);
+	mdsc_test_before_sleep = NULL;
+	ck_assert_int_ne(b.ret, 0);
+	fake_flush();
+	mdsc_request_put(b.req);
+	mdsc_destroy(m);
+}
+END_TEST
+
+/* ---- corked requests (mds_client_conn.c, client_mds_cork_us) ----------- */
+
+static _Atomic int corked_replies;
+
+static void corked_reply(struct mds_request *req, void *arg)
+{
+	(void)req;
+	(void)arg;
+	atomic_fetch_add(&corked_replies, 1);
+}
+
+/*
+ * Requests nobody waits for (on_reply) wait in the queue; the next request
+ * somebody waits for sends them, in order, ahead of itself, at once (the
+ * cork here is 30 s: a request held by it would fail the bounded waits).
+ * With no other traffic, the cork's end sends them by itself.
+ */
+START_TEST(test_corked_requests)
+{
+	struct mds_client *m = new_client();
+	struct mds_request *a[3], *sync, *late;
+	uint64_t corked0;
+
+	ck_assert_int_eq(mdsc_open_session(m, 2000), 0);
+	fake_set(RM_SAFE);
+	set_opt("client_mds_cork_us", "30000000");
+	atomic_store(&corked_replies, 0);
+	corked0 = perf_hist_field("corked", "");
+	for (int i = 0; i < 3; i++) {
+		a[i] = mkreq(m, MDSP_OP_SETATTR, NULL);
+		a[i]->on_reply = corked_reply;
+		ck_assert_int_eq(mdsc_submit(m, a[i]), 0);
+	}
+	ck_assert_uint_eq(perf_hist_field("corked", "") - corked0, 3);
+	sync = mkreq(m, MDSP_OP_GETATTR, NULL);
+	ck_assert_int_eq(mdsc_do_request(m, sync), 0);
+	LT_WAIT_UNTIL(atomic_load(&corked_replies) == 3, "%d of the 3 corked requests answered",
+		      atomic_load(&corked_replies));
+	pthread_mutex_lock(&F.lock);
+	ck_assert_int_ge(F.nrec, 4);
+	for (int i = 0; i < 3; i++)
+		ck_assert_uint_eq(F.recs[F.nrec - 4 + i].tid, a[i]->args.tid);
+	ck_assert_uint_eq(F.recs[F.nrec - 1].tid, sync->args.tid);
+	pthread_mutex_unlock(&F.lock);
+
+	/* alone: the writer sends it when the cork ends */
+	set_opt("client_mds_cork_us", "20000");
+	late = mkreq(m, MDSP_OP_SETATTR, NULL);
+	late->on_reply = corked_reply;
+	ck_assert_int_eq(mdsc_submit(m, late), 0);
+	LT_WAIT_UNTIL(atomic_load(&corked_replies) == 4, "a corked request alone was never sent");
+	set_opt("client_mds_cork_us", "0");
+	for (int i = 0; i < 3; i++)
+		mdsc_request_put(a[i]);
+	mdsc_request_put(sync);
+	mdsc_request_put(late);
+	mdsc_destroy(m);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("mdsc");
@@ -1696,6 +1916,10 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_stalled_send_detected);
 	tcase_add_test(tc, test_stalled_socket_blocks_no_submitter);
 	tcase_add_test(tc, test_send_queue_backpressure);
+	tcase_add_test(tc, test_reply_before_waiter_sleeps);
+	tcase_add_test(tc, test_interrupted_request);
+	tcase_add_test(tc, test_shutdown_wakes_fast_waiter);
+	tcase_add_test(tc, test_corked_requests);
 	suite_add_tcase(s, tc);
 	return s;
 }

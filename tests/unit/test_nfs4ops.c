@@ -14,6 +14,7 @@
 
 #include "common/time.h"
 #include "nfs_gw/export/export.h"
+#include "nfs_gw/nfs4/acl.h"
 #include "nfs_gw/nfs4/fh.h"
 #include "nfs_gw/nfs4/open_state.h"
 #include "nfs_gw/nfs4/ops_int.h"
@@ -206,10 +207,16 @@ START_TEST(sattr_decode)
 	xdr_dec_init(&d, e.buf, e.len);
 	ck_assert_uint_eq(nfs4_sattr_decode(&d, NULL, &s), NFS4ERR_INVAL);
 	xdr_enc_truncate(&e, 0);
-	b = bm(1, 12 /* acl */);
+	b = bm(1, 14 /* archive */);
 	put_fattr(&e, &b, vals_none);
 	xdr_dec_init(&d, e.buf, e.len);
 	ck_assert_uint_eq(nfs4_sattr_decode(&d, NULL, &s), NFS4ERR_ATTRNOTSUPP);
+	/* acl is settable (POSIX ACLs): its value must be there */
+	xdr_enc_truncate(&e, 0);
+	b = bm(1, 12 /* acl */);
+	put_fattr(&e, &b, vals_none);
+	xdr_dec_init(&d, e.buf, e.len);
+	ck_assert_uint_eq(nfs4_sattr_decode(&d, NULL, &s), NFS4ERR_BADXDR);
 
 	/* truncated values: BADXDR */
 	xdr_enc_truncate(&e, 0);
@@ -217,6 +224,86 @@ START_TEST(sattr_decode)
 	put_fattr(&e, &b, vals_none);
 	xdr_dec_init(&d, e.buf, e.len);
 	ck_assert_uint_eq(nfs4_sattr_decode(&d, NULL, &s), NFS4ERR_BADXDR);
+	xdr_enc_free(&e);
+}
+END_TEST
+
+/* ---- the acl attribute (acl.c) ---------------------------------------------------------- */
+
+static size_t acl_form(const uint16_t (*e)[2], const uint32_t *ids, size_t n, uint8_t *b)
+{
+	b[0] = 2, b[1] = b[2] = b[3] = 0;
+	for (size_t i = 0; i < n; i++) {
+		uint8_t *p = b + 4 + 8 * i;
+
+		p[0] = (uint8_t)e[i][0], p[1] = 0, p[2] = (uint8_t)e[i][1], p[3] = 0;
+		p[4] = (uint8_t)ids[i], p[5] = (uint8_t)(ids[i] >> 8), p[6] = (uint8_t)(ids[i] >> 16);
+		p[7] = (uint8_t)(ids[i] >> 24);
+	}
+	return 4 + 8 * n;
+}
+
+/* POSIX -> NFSv4 -> POSIX gives back the ACL (knfsd's mapping is made to),
+ * for a file and a directory with a default ACL; truncated ACE lists are
+ * BADXDR, ACEs POSIX cannot say ATTRNOTSUPP */
+START_TEST(acl_round_trip)
+{
+	static const uint16_t ent[][2] = { { 0x01, 6 }, { 0x02, 6 }, { 0x02, 4 }, { 0x04, 4 }, { 0x08, 5 },
+					   { 0x10, 7 }, { 0x20, 0 } };
+	static const uint32_t ids[] = { ~0u, 1001, 1005, ~0u, 3000, ~0u, ~0u };
+	static const uint16_t dent[][2] = { { 0x01, 7 }, { 0x04, 5 }, { 0x20, 1 } };
+	static const uint32_t dids[] = { ~0u, ~0u, ~0u };
+	uint8_t acl[256], dacl[256], out[NFS4_ACL_XATTR_MAX], dout[NFS4_ACL_XATTR_MAX];
+	size_t n = acl_form(ent, ids, 7, acl), dn = acl_form(dent, dids, 3, dacl), on, odn;
+	struct xdr_enc e;
+	struct xdr_dec d;
+
+	xdr_enc_init(&e, 4096);
+	ck_assert_int_eq(nfs4_acl_encode(&e, S_IFREG | 0670, acl, n, NULL, 0, NULL), 0);
+	xdr_dec_init(&d, e.buf, e.len);
+	ck_assert_uint_eq(nfs4_acl_decode(&d, false, NULL, out, &on, dout, &odn), NFS4_OK);
+	ck_assert_uint_eq(on, n);
+	ck_assert_int_eq(memcmp(out, acl, n), 0);
+	ck_assert_uint_eq(odn, 0);
+	/* every shorter prefix is malformed */
+	for (size_t cut = 0; cut < e.len; cut += 4) {
+		xdr_dec_init(&d, e.buf, cut);
+		ck_assert_uint_eq(nfs4_acl_decode(&d, false, NULL, out, &on, dout, &odn), NFS4ERR_BADXDR);
+	}
+	/* a directory: access and default ACLs both come back */
+	xdr_enc_truncate(&e, 0);
+	ck_assert_int_eq(nfs4_acl_encode(&e, S_IFDIR | 0670, acl, n, dacl, dn, NULL), 0);
+	xdr_dec_init(&d, e.buf, e.len);
+	ck_assert_uint_eq(nfs4_acl_decode(&d, true, NULL, out, &on, dout, &odn), NFS4_OK);
+	ck_assert_uint_eq(on, n);
+	ck_assert_int_eq(memcmp(out, acl, n), 0);
+	ck_assert_uint_eq(odn, dn);
+	ck_assert_int_eq(memcmp(dout, dacl, dn), 0);
+	/* the same inheritable ACEs on a file: not something POSIX says */
+	xdr_dec_init(&d, e.buf, e.len);
+	ck_assert_uint_eq(nfs4_acl_decode(&d, false, NULL, out, &on, dout, &odn), NFS4ERR_ATTRNOTSUPP);
+	/* an AUDIT ACE */
+	xdr_enc_truncate(&e, 0);
+	xdr_put_u32(&e, 1);
+	xdr_put_u32(&e, 2);
+	xdr_put_u32(&e, 0);
+	xdr_put_u32(&e, 1);
+	xdr_put_string(&e, "OWNER@");
+	xdr_dec_init(&d, e.buf, e.len);
+	ck_assert_uint_eq(nfs4_acl_decode(&d, false, NULL, out, &on, dout, &odn), NFS4ERR_ATTRNOTSUPP);
+	/* no ACL stored: the mode's three entries */
+	xdr_enc_truncate(&e, 0);
+	ck_assert_int_eq(nfs4_acl_encode(&e, S_IFREG | 0640, NULL, 0, NULL, 0, NULL), 0);
+	xdr_dec_init(&d, e.buf, e.len);
+	ck_assert_uint_eq(nfs4_acl_decode(&d, false, NULL, out, &on, dout, &odn), NFS4_OK);
+	{
+		static const uint16_t m[][2] = { { 0x01, 6 }, { 0x04, 4 }, { 0x20, 0 } };
+		uint8_t want[64];
+		size_t wn = acl_form(m, dids, 3, want);
+
+		ck_assert_uint_eq(on, wn);
+		ck_assert_int_eq(memcmp(out, want, wn), 0);
+	}
 	xdr_enc_free(&e);
 }
 END_TEST
@@ -806,6 +893,56 @@ START_TEST(lease_expiry_releases_state)
 }
 END_TEST
 
+/*
+ * Two gateway instances started in the same second (two gateways on one
+ * filesystem, or one restarted at once) hand out different client ids,
+ * and each takes the other's for stale: they share the server owner and
+ * scope, so a client would otherwise take them for one server.
+ */
+START_TEST(instances_never_share_ids)
+{
+	struct nfs4_params p = { .lease_ns = 1000000000ull, .max_ops = 16, .slots = 4, .max_req = 65536,
+				 .max_resp = 65536, .max_resp_cached = 4096 };
+	uint8_t verf[NFS4_VERIFIER_SIZE] = { 7 };
+	struct nfs4_principal pr = { .flavor = 1 };
+
+	for (int attempt = 0;; attempt++) {
+		struct nfs4_server *a, *b;
+		struct nfs4_client *ca, *cb, *found;
+		uint64_t t0 = now_real_ns(), t1;
+		uint64_t ida, idb;
+
+		ck_assert_int_eq(nfs4_server_create(&p, NULL, &a), 0);
+		ck_assert_int_eq(nfs4_server_create(&p, NULL, &b), 0);
+		t1 = now_real_ns();
+		pthread_mutex_lock(&a->lock);
+		ca = nfs4_client_new_locked(a, (const uint8_t *)"same-second", 11, verf, &pr, 1);
+		ca->confirmed = true;
+		ida = ca->clientid;
+		pthread_mutex_unlock(&a->lock);
+		pthread_mutex_lock(&b->lock);
+		cb = nfs4_client_new_locked(b, (const uint8_t *)"same-second", 11, verf, &pr, 1);
+		cb->confirmed = true;
+		idb = cb->clientid;
+		pthread_mutex_unlock(&b->lock);
+		if (t0 / 1000000000ull == t1 / 1000000000ull || attempt == 5) {
+			ck_assert_uint_ne(a->boot, b->boot);
+			ck_assert_uint_ne(ida, idb);
+			ck_assert_uint_eq(nfs4_client_find(b, ida, &found), NFS4ERR_STALE_CLIENTID);
+			ck_assert_uint_eq(nfs4_client_find(a, idb, &found), NFS4ERR_STALE_CLIENTID);
+			ck_assert_uint_eq(nfs4_client_find(b, idb, &found), NFS4_OK);
+			nfs4_client_put(b, found);
+		}
+		nfs4_client_put(a, ca);
+		nfs4_client_put(b, cb);
+		nfs4_server_destroy(a);
+		nfs4_server_destroy(b);
+		if (t0 / 1000000000ull == t1 / 1000000000ull || attempt == 5)
+			break;           /* the pair straddled a second: try again */
+	}
+}
+END_TEST
+
 START_TEST(root_squash)
 {
 	struct nfs_exports *x;
@@ -849,6 +986,7 @@ int main(void)
 	tcase_add_test(t, attr_encode);
 	tcase_add_test(t, attr_supported_has_required);
 	tcase_add_test(t, sattr_decode);
+	tcase_add_test(t, acl_round_trip);
 	tcase_add_test(t, errno_map);
 	suite_add_tcase(s, t);
 	t = tcase_create("state");
@@ -869,6 +1007,7 @@ int main(void)
 	tcase_set_timeout(t, 30);
 	tcase_add_test(t, lease_expiry_releases_state);
 	tcase_add_test(t, root_squash);
+	tcase_add_test(t, instances_never_share_ids);
 	suite_add_tcase(s, t);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

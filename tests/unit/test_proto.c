@@ -464,8 +464,10 @@ static void insert_tail(struct mdsp_buf *b, size_t at, size_t n, const size_t *e
 /* Offsets in a request payload (ngroups groups): the caller struct follows
  * tid, oldest_tid, attempt, flags and op. */
 #define REQ_CALLER_OFF 34
-/* an inode struct's body (after its 6-byte envelope): v1 124 bytes, v2's blocks and flags, v3's xattrs */
-#define INODE_BODY (124 + 8 + 4 + 4)
+/* an inode struct's body (after its 6-byte envelope): v1 124 bytes, v2's blocks and flags, v3's xattrs,
+ * v4's rstats (3 u64, a time), quotas (2 u64) and quota_room, v5's layout (stripe unit, count,
+ * pool, flags) */
+#define INODE_BODY (124 + 8 + 4 + 4 + 3 * 8 + 12 + 3 * 8 + 16)
 #define CALLER_LEN(ngroups) (4 + 4 + 4 + 4 * (ngroups) + 4)
 
 START_TEST(test_forward_compat_skips_unknown_tails)
@@ -564,24 +566,38 @@ START_TEST(test_older_versions_decode)
 	struct mdsp_msg m, d;
 	struct mdsp_buf b;
 
-	/* a version-1 request (before want_ino) */
+	/* a version-1 request (before want_ino and umask) */
 	sample_request(&m, MDSP_OP_CREATE, 12, 1, 0);
 	ck_assert_uint_ne(m.request.want_ino, 0);
 	encode_ok(&m, &b);
-	as_older(&b, 1, 8);
+	as_older(&b, 1, 8 + 4);
 	ck_assert_int_eq(mdsp_decode_frame(b.data, b.len, &d, NULL), 0);
 	ck_assert_uint_eq(d.request.want_ino, 0);
+	ck_assert_uint_eq(d.request.umask, 0);
 	m.request.want_ino = 0;
+	m.request.umask = 0;
 	ck_assert(msg_eq(&m, &d));
 	mdsp_msg_free(&d);
 	mdsp_buf_free(&b);
 	mdsp_msg_free(&m);
 
-	/* a version-2 request that stops inside want_ino is malformed */
+	/* a version-2 request (before umask): umask decodes as 0 */
+	sample_request(&m, MDSP_OP_MKDIR, 12, 1, 0);
+	ck_assert_uint_ne(m.request.umask, 0);
+	encode_ok(&m, &b);
+	as_older(&b, 2, 4);
+	ck_assert_int_eq(mdsp_decode_frame(b.data, b.len, &d, NULL), 0);
+	ck_assert_uint_eq(d.request.umask, 0);
+	ck_assert_uint_eq(d.request.want_ino, m.request.want_ino);
+	mdsp_msg_free(&d);
+	mdsp_buf_free(&b);
+	mdsp_msg_free(&m);
+
+	/* a version-3 request that stops inside umask is malformed */
 	sample_request(&m, MDSP_OP_MKDIR, 12, 1, 0);
 	encode_ok(&m, &b);
-	b.len -= 4;
-	wr32le(b.data + MDSP_HDR_LEN + 2, rd32le(b.data + MDSP_HDR_LEN + 2) - 4);
+	b.len -= 2;
+	wr32le(b.data + MDSP_HDR_LEN + 2, rd32le(b.data + MDSP_HDR_LEN + 2) - 2);
 	reframe(b.data, b.len - MDSP_HDR_LEN);
 	ck_assert_int_eq(mdsp_decode_frame(b.data, b.len, &d, NULL), -EBADMSG);
 	mdsp_buf_free(&b);
@@ -912,12 +928,12 @@ START_TEST(test_lock_v1_decodes)
 	sample_request(&m, MDSP_OP_SETLK, 0, 0, 0);
 	encode_ok(&m, &b);
 	p = b.data + MDSP_HDR_LEN;
-	/* the lock struct is the last one, before want_ino (8 bytes) */
-	lock_off = b.len - MDSP_HDR_LEN - 8 - (ENVELOPE + LOCK_V2_LEN);
+	/* the lock struct is the last one, before want_ino (8 bytes) and umask (4) */
+	lock_off = b.len - MDSP_HDR_LEN - 12 - (ENVELOPE + LOCK_V2_LEN);
 	ck_assert_uint_eq(p[lock_off], 2);
 	ck_assert_uint_eq(rd32le(p + lock_off + 2), LOCK_V2_LEN);
 	/* cut the v2 fields out of the lock and say version 1 */
-	memmove(p + lock_off + ENVELOPE + LOCK_V1_LEN, p + lock_off + ENVELOPE + LOCK_V2_LEN, 8);
+	memmove(p + lock_off + ENVELOPE + LOCK_V1_LEN, p + lock_off + ENVELOPE + LOCK_V2_LEN, 12);
 	b.len -= LOCK_V2_LEN - LOCK_V1_LEN;
 	p[lock_off] = 1;
 	wr32le(p + lock_off + 2, LOCK_V1_LEN);
@@ -945,7 +961,7 @@ START_TEST(test_newer_compat_is_rejected)
 
 	sample_request(&m, MDSP_OP_MKDIR, 8, 2, 0);
 	encode_ok(&m, &b);
-	b.data[MDSP_HDR_LEN + 1] = 3;           /* top-level compat (requests are version 2) */
+	b.data[MDSP_HDR_LEN + 1] = 4;           /* top-level compat (requests are version 3) */
 	reframe(b.data, b.len - MDSP_HDR_LEN);
 	ck_assert_int_eq(mdsp_decode_frame(b.data, b.len, &d, &why), -EBADMSG);
 	ck_assert_str_eq(why, "struct needs a newer decoder (compat)");

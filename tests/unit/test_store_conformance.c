@@ -2226,9 +2226,12 @@ START_TEST(t_file_trim_indexed)
 {
 	const uint32_t os = 4u << 20;
 	const uint64_t tib = 1ull << 40, last = tib / os - 1;
+	struct store_file_layout ly;
 	struct store_file_trim t;
 	char ioid[64];
 	int r, steps = 0;
+
+	store_file_layout_init(&ly, os, 0, 0);
 
 	ck_assert_int_eq(store_file_pool_indexed(pool), 0);
 	ck_assert_int_eq(store_file_pool_mark_indexed(pool), 0);
@@ -2238,7 +2241,7 @@ START_TEST(t_file_trim_indexed)
 	file_obj(0x77, last - 1, true);
 	file_obj(0x77, last, true);
 	/* truncate to 5 objects + 10 bytes: object 5 is cut, the two at the end go */
-	store_file_trim_init(&t, 0x77, os, 5ull * os + 10, tib, true);
+	store_file_trim_init(&t, 0x77, &ly, 5ull * os + 10, tib, true);
 	do
 		r = store_file_trim_step(pool, &t, 1, 4);
 	while (r == 1 && ++steps < 100);
@@ -2259,10 +2262,10 @@ START_TEST(t_file_trim_indexed)
 	}
 	/* purge, stopped after one step and resumed by a new cursor (a restart) */
 	file_obj(0x77, 9, true);
-	store_file_trim_init(&t, 0x77, os, 0, tib, true);
+	store_file_trim_init(&t, 0x77, &ly, 0, tib, true);
 	ck_assert_int_eq(store_file_trim_step(pool, &t, 1, 1), 1);
 	ck_assert_uint_eq(t.removed, 1);
-	store_file_trim_init(&t, 0x77, os, 0, tib, true);
+	store_file_trim_init(&t, 0x77, &ly, 0, tib, true);
 	while ((r = store_file_trim_step(pool, &t, 1, 1)) == 1)
 		;
 	ck_assert_int_eq(r, 0);
@@ -2273,7 +2276,7 @@ START_TEST(t_file_trim_indexed)
 	store_file_index_oid(ioid, sizeof(ioid), 0x77);
 	ck_assert(!exists(ioid));
 	/* a file that never had data: nothing to list, nothing named */
-	store_file_trim_init(&t, 0x78, os, 0, tib, true);
+	store_file_trim_init(&t, 0x78, &ly, 0, tib, true);
 	ck_assert_int_eq(store_file_trim_step(pool, &t, 256, 32), 0);
 	ck_assert_uint_le(t.ops, 1);
 }
@@ -2283,14 +2286,16 @@ END_TEST
 START_TEST(t_file_trim_fallback)
 {
 	const uint32_t os = 64u << 10;
+	struct store_file_layout ly;
 	struct store_file_trim t;
 	int r;
 
+	store_file_layout_init(&ly, os, 0, 0);
 	file_obj(0x99, 0, false);
 	file_obj(0x99, 3, false);
 	file_obj(0x99, 7, true);   /* written by a newer client: indexed */
 	/* size 8 objects: 0..8 named (one past, for unreported data), no more */
-	store_file_trim_init(&t, 0x99, os, 0, 8ull * os, false);
+	store_file_trim_init(&t, 0x99, &ly, 0, 8ull * os, false);
 	while ((r = store_file_trim_step(pool, &t, 4, 2)) == 1)
 		;
 	ck_assert_int_eq(r, 0);
@@ -2304,6 +2309,118 @@ START_TEST(t_file_trim_fallback)
 		store_file_index_oid(ioid, sizeof(ioid), 0x99);
 		ck_assert(!exists(ioid));
 	}
+}
+END_TEST
+
+/*
+ * store_file_map against Ceph's Striper::file_to_extents, written out the
+ * long way; its inverse; and truncation's per-object keep adding up to
+ * the size, for the plain layout and striped ones.
+ */
+START_TEST(t_file_map)
+{
+	static const uint32_t L[][3] = {
+		{ 4u << 20, 4u << 20, 1 }, { 65536, 4096, 4 }, { 65536, 65536, 4 }, { 1u << 20, 65536, 3 },
+		{ 8192, 4096, 1 },
+	};
+
+	for (size_t i = 0; i < sizeof(L) / sizeof(L[0]); i++) {
+		struct store_file_layout ly;
+		uint64_t os = L[i][0], su = L[i][1], sc = L[i][2];
+		uint64_t span = os * sc * 3 + 12345;
+
+		store_file_layout_init(&ly, L[i][0], L[i][1], L[i][2]);
+		ck_assert_uint_eq(ly.stripe_unit, su);
+		for (uint64_t off = 0; off < span; off += 997) {
+			uint64_t objno, ooff, n = store_file_map(&ly, off, &objno, &ooff);
+			/* file_to_extents */
+			uint64_t blockno = off / su, stripeno = blockno / sc, stripepos = blockno % sc;
+			uint64_t objsetno = stripeno / (os / su);
+
+			ck_assert_uint_eq(objno, objsetno * sc + stripepos);
+			ck_assert_uint_eq(ooff, (stripeno % (os / su)) * su + off % su);
+			ck_assert_uint_eq(n, su - off % su);
+			ck_assert_uint_eq(store_file_unmap(&ly, objno, ooff), off);
+		}
+		for (uint64_t size = 0; size < span; size += 4099) {
+			uint64_t sum = 0, end = store_file_obj_end(&ly, size);
+
+			for (uint64_t o = 0; o < end + sc; o++) {
+				uint64_t k = store_file_obj_keep(&ly, o, size);
+
+				if (o >= end)
+					ck_assert_uint_eq(k, 0);
+				if (o < store_file_obj_first(&ly, size))
+					ck_assert_uint_eq(k, os);
+				sum += k;
+			}
+			ck_assert_uint_eq(sum, size);
+		}
+	}
+	/* a layout that does not hold together is the plain one, never two places for a byte */
+	{
+		struct store_file_layout ly;
+
+		store_file_layout_init(&ly, 65536, 5000, 4);
+		ck_assert(store_file_layout_plain(&ly));
+		store_file_layout_init(&ly, 0, 0, 0);
+		ck_assert_uint_eq(ly.object_size, 4u << 20);
+	}
+}
+END_TEST
+
+/*
+ * A striped file (64 KiB objects, 4 KiB units, 4 objects a stripe): a
+ * truncate inside the second object set cuts each of its four objects
+ * where its own bytes end, removes what lies past, keeps the first set
+ * whole; a purge then takes every object and the index.
+ */
+START_TEST(t_file_trim_striped)
+{
+	const uint32_t os = 64u << 10, su = 4096;
+	struct store_file_layout ly;
+	struct store_file_trim t;
+	/* objset 1 starts at file offset 256 KiB; 5 units and 100 bytes into it */
+	const uint64_t size = 4ull * os + 5 * su + 100;
+	const uint64_t want[8] = { os, os, os, os, 2 * su, su + 100, su, su };
+	char *full = calloc(1, os);
+	int r;
+
+	store_file_layout_init(&ly, os, su, 4);
+	ck_assert(!store_file_layout_plain(&ly));
+	for (uint64_t o = 0; o < 12; o++) {
+		char oid[64];
+		struct store_op *op;
+
+		file_obj(0x55, o, true);
+		store_file_oid(oid, sizeof(oid), 0x55, o);
+		op = store_op_new();
+		store_op_write(op, 0, full, os);
+		ck_assert_int_eq(exec(op, oid), 0);
+	}
+	store_file_trim_init(&t, 0x55, &ly, size, 3ull * 4 * os, true);
+	while ((r = store_file_trim_step(pool, &t, 3, 2)) == 1)
+		;
+	ck_assert_int_eq(r, 0);
+	ck_assert_uint_eq(t.removed, 4);    /* objects 8..11: the third set */
+	for (uint64_t o = 0; o < 8; o++) {
+		struct store_stat ss;
+		char oid[64];
+
+		store_file_oid(oid, sizeof(oid), 0x55, o);
+		ck_assert_int_eq(store_stat(pool, oid, &ss), 0);
+		ck_assert_uint_eq(ss.size, want[o]);
+		ck_assert_uint_eq(store_file_obj_keep(&ly, o, size), want[o]);
+	}
+	for (uint64_t o = 8; o < 12; o++)
+		ck_assert(!file_obj_exists(0x55, o));
+	store_file_trim_init(&t, 0x55, &ly, 0, size, true);
+	while ((r = store_file_trim_step(pool, &t, 3, 2)) == 1)
+		;
+	ck_assert_int_eq(r, 0);
+	for (uint64_t o = 0; o < 12; o++)
+		ck_assert(!file_obj_exists(0x55, o));
+	free(full);
 }
 END_TEST
 
@@ -2346,6 +2463,8 @@ static Suite *store_suite(void)
 	tcase_add_test(tc, t_write_nocopy);
 	tcase_add_test(tc, t_file_trim_indexed);
 	tcase_add_test(tc, t_file_trim_fallback);
+	tcase_add_test(tc, t_file_trim_striped);
+	tcase_add_test(tc, t_file_map);
 	if (is_local()) {
 		tcase_add_test(tc, t_local_persist);
 		tcase_add_test(tc, t_local_open_errors);

@@ -29,6 +29,16 @@
  * client that caches nothing), which costs the MDS a CAPS message per
  * entry listed.
  *
+ * --fill FILES [--per-dir K]: a namespace of FILES files made over the
+ * wire (issue 21.4), in directories of K files (default 1000), the
+ * clients making their share of the directories in parallel; the clients
+ * cache nothing (every grant released at once) and go on at the UNSAFE
+ * reply.  Once a second it samples the MDS's RSS (/proc, --spawn) and
+ * `cache status` (what the cache holds, counted as allocated; absent on an
+ * MDS without it), and reports the peaks and the bytes per cached inode.
+ * --mds-opt KEY=VAL (repeatable, with --spawn) runs the MDS with
+ * --KEY=VAL, e.g. mds_cache_memory_limit=256M.
+ *
  * Clients authenticate as client.admin (every frame then carries a MAC):
  * with --spawn using the key the spawned MDS was given, with --port the key
  * in --keyring FILE.  --no-auth connects the benchmark clients without a
@@ -82,6 +92,9 @@ struct client {
 };
 
 static uint64_t storm_dir;          /* --storm: the directory's ino */
+static long fill_files, fill_per_dir = 1000;   /* --fill, --per-dir */
+static int fill_clients;
+static _Atomic long fill_made;
 static int storm_files;
 static bool storm_release;          /* --release-caps */
 
@@ -179,6 +192,101 @@ static void *storm_main(void *arg)
 	}
 	mdsw_close(&w);
 	return NULL;
+}
+
+/* --fill: client c makes directories c, c + n, c + 2n, ... of fill_per_dir files each */
+static void *fill_main(void *arg)
+{
+	struct client *c = arg;
+	long ndirs = (fill_files + fill_per_dir - 1) / fill_per_dir;
+	struct mdsp_inode dir, in;
+	struct mdsw w;
+	char name[64];
+
+	if (bench_connect(&w, c->port, bench_key) || mdsw_open(&w, "client.bench-fill")) {
+		c->errors++;
+		return NULL;
+	}
+	w.wait_safe = false;
+	for (long d = c->id; d < ndirs && c->errors < 10; d += fill_clients) {
+		long first = d * fill_per_dir, last = first + fill_per_dir;
+
+		if (last > fill_files)
+			last = fill_files;
+		snprintf(name, sizeof(name), "fill.%ld", d);
+		w.oldest_tid = w.next_tid > 64 ? w.next_tid - 64 : 0;
+		if (mdsw_mkdir(&w, bench_parent, name, 0755, &dir)) {
+			c->errors++;
+			continue;
+		}
+		for (long f = first; f < last; f++) {
+			snprintf(name, sizeof(name), "f%ld", f);
+			w.oldest_tid = w.next_tid > 64 ? w.next_tid - 64 : 0;
+			if (mdsw_create(&w, dir.ino, name, 0644, O_CREAT | O_EXCL, &in)) {
+				c->errors++;
+				break;
+			}
+			c->loops++;
+			fill_made++;
+		}
+	}
+	w.wait_safe = true;
+	mdsw_getattr(&w, bench_parent, &dir);    /* everything before it applied */
+	mdsw_close(&w);
+	return NULL;
+}
+
+/*
+ * The MDS's anonymous resident memory (RssAnon: its heap, what the cache
+ * holds); the file-backed part (RssFile) is the local store's LMDB map and
+ * the binaries, page cache the kernel takes back under pressure, in *@file.
+ */
+static uint64_t proc_rss(pid_t pid, uint64_t *file)
+{
+	char path[64], line[256];
+	uint64_t kb = 0, fkb = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f)) {
+		if (!strncmp(line, "RssAnon:", 8))
+			kb = strtoull(line + 8, NULL, 10);
+		if (!strncmp(line, "RssFile:", 8))
+			fkb = strtoull(line + 8, NULL, 10);
+	}
+	fclose(f);
+	if (file)
+		*file = fkb * 1024;
+	return kb * 1024;
+}
+
+static uint64_t json_u64(const char *out, const char *key)
+{
+	char k[64];
+	const char *p;
+
+	snprintf(k, sizeof(k), "\"%s\":", key);
+	p = strstr(out, k);
+	return p ? strtoull(p + strlen(k), NULL, 10) : 0;
+}
+
+/* `cache status`: total bytes, inodes cached and the limit (0s on an MDS without it) */
+static int cache_status(struct mdsw *w, uint64_t *total, uint64_t *inodes, uint64_t *limit)
+{
+	char *out = NULL;
+	int r = mdsw_command(w, "{\"prefix\":\"cache status\"}", &out);
+
+	*total = *inodes = *limit = 0;
+	if (!r && out) {
+		*total = json_u64(out, "total_bytes");
+		*inodes = json_u64(out, "inodes_cached");
+		*limit = json_u64(out, "limit_bytes");
+	}
+	free(out);
+	return r;
 }
 
 /* the directory and its files, made with one session, not timed */
@@ -283,7 +391,8 @@ static int make_bench_dir(uint16_t port)
 static void usage(void)
 {
 	fprintf(stderr, "usage: mds_bench [--spawn | --port PORT] [-n CLIENTS] [-t SECONDS] [--unsafe] "
-			"[--no-auth | --keyring FILE] [--storm FILES [--release-caps]] [--caps CAPS (with --spawn)]\n");
+			"[--no-auth | --keyring FILE] [--storm FILES [--release-caps]] [--caps CAPS (with --spawn)]\n"
+			"       [--fill FILES [--per-dir K]] [--mds-opt KEY=VAL ... (with --spawn)]\n");
 }
 
 int main(int argc, char **argv)
@@ -299,6 +408,9 @@ int main(int argc, char **argv)
 		{ "storm", required_argument, NULL, 'S' },
 		{ "release-caps", no_argument, NULL, 'R' },
 		{ "caps", required_argument, NULL, 'C' },
+		{ "fill", required_argument, NULL, 'F' },
+		{ "per-dir", required_argument, NULL, 'D' },
+		{ "mds-opt", required_argument, NULL, 'O' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -312,6 +424,8 @@ int main(int argc, char **argv)
 	uint16_t port = 0;
 	uint64_t w0 = 0, e0 = 0, w1 = 0, e1 = 0, loops = 0, errors = 0, lat = 0, t0, t1, requests = 0;
 	uint64_t cpu0 = 0, cpu1 = 0;
+	const char *mds_opts[6];
+	int nmds_opts = 0;
 
 	signal(SIGPIPE, SIG_IGN);
 	while ((opt = getopt_long(argc, argv, "sp:n:t:uh", opts, NULL)) != -1) {
@@ -326,11 +440,21 @@ int main(int argc, char **argv)
 		case 'S': storm_files = atoi(optarg); break;
 		case 'R': storm_release = true; break;
 		case 'C': caps = optarg; break;
+		case 'F': fill_files = atol(optarg); break;
+		case 'D': fill_per_dir = atol(optarg); break;
+		case 'O':
+			if (nmds_opts == 6) {
+				usage();
+				return 2;
+			}
+			mds_opts[nmds_opts++] = optarg;
+			break;
 		default: usage(); return opt == 'h' ? 0 : 2;
 		}
 	}
 	if (n < 1 || n > 1024 || seconds <= 0 || (!spawn && !port) || storm_files < 0 || storm_files > 1000000 ||
-	    (caps && (!spawn || no_auth || storm_files))) {
+	    (caps && (!spawn || no_auth || storm_files)) || fill_files < 0 || fill_per_dir < 1 ||
+	    (fill_files && storm_files) || (nmds_opts && !spawn)) {
 		usage();
 		return 2;
 	}
@@ -353,8 +477,13 @@ int main(int argc, char **argv)
 	if (spawn) {
 		if (!getenv("LOLIGO_BUILD_DIR"))
 			setenv("LOLIGO_BUILD_DIR", ".", 0);
-		if (mdsproc_init(&proc, NULL) ||
-		    (no_auth && snprintf(proc.extra[proc.nextra++], sizeof(proc.extra[0]), "--auth_required=false") < 0) ||
+		if (mdsproc_init(&proc, NULL)) {
+			fprintf(stderr, "mds_bench: cannot make the MDS's directory\n");
+			return 1;
+		}
+		for (i = 0; i < nmds_opts; i++)
+			snprintf(proc.extra[proc.nextra++], sizeof(proc.extra[0]), "--%s", mds_opts[i]);
+		if ((no_auth && snprintf(proc.extra[proc.nextra++], sizeof(proc.extra[0]), "--auth_required=false") < 0) ||
 		    mdsproc_mkfs(&proc) || (caps && add_tenant(&proc, admin_key, caps)) || mdsproc_start(&proc)) {
 			fprintf(stderr, "mds_bench: cannot start loligo-mds (set LOLIGO_BUILD_DIR to the build dir)\n");
 			mdsproc_cleanup(&proc);
@@ -373,6 +502,67 @@ int main(int argc, char **argv)
 	if (storm_files && storm_setup(port, storm_files)) {
 		fprintf(stderr, "mds_bench: cannot make the storm directory\n");
 		rc = 1;
+		goto out;
+	}
+	if (fill_files) {
+		struct mdsw mon;
+		uint64_t rss0 = spawn ? proc_rss(proc.pid, NULL) : 0, rss, rss_max = 0, tot, tot_max = 0, ino, lim, rfile = 0;
+		long last = 0;
+
+		fill_clients = n;
+		if (bench_connect(&mon, port, admin_key) || mdsw_open(&mon, "client.bench-monitor")) {
+			fprintf(stderr, "mds_bench: cannot connect the monitor\n");
+			rc = 1;
+			goto out;
+		}
+		t0 = mono_ns();
+		cpu0 = spawn ? proc_cpu_ns(proc.pid) : 0;
+		for (i = 0; i < n; i++) {
+			cl[i].id = i;
+			cl[i].port = port;
+			pthread_create(&cl[i].th, NULL, fill_main, &cl[i]);
+		}
+		/* sample once a second until every maker is done (the last
+		 * sample after they are) */
+		for (;;) {
+			bool done = fill_made >= fill_files;
+
+			usleep(1000000);
+			rss = spawn ? proc_rss(proc.pid, &rfile) : 0;
+			cache_status(&mon, &tot, &ino, &lim);
+			if (rss > rss_max)
+				rss_max = rss;
+			if (tot > tot_max)
+				tot_max = tot;
+			fprintf(stderr, "fill: %ld files (%.0f/s) rss anon %.1f MB (file %.1f MB) cache %.1f MB (%" PRIu64
+				" inodes) limit %.0f MB\n", (long)fill_made, (double)(fill_made - last), (double)rss / 1048576.0,
+				(double)rfile / 1048576.0,
+				(double)tot / 1048576.0, ino, (double)lim / 1048576.0);
+			last = fill_made;
+			if (done)
+				break;
+			for (i = 0; i < n && cl[i].errors < 10; i++)
+				;
+			if (i < n)
+				break;
+		}
+		for (i = 0; i < n; i++) {
+			pthread_join(cl[i].th, NULL);
+			loops += cl[i].loops;
+			errors += cl[i].errors;
+		}
+		t1 = mono_ns();
+		cpu1 = spawn ? proc_cpu_ns(proc.pid) : 0;
+		rss = spawn ? proc_rss(proc.pid, NULL) : 0;
+		cache_status(&mon, &tot, &ino, &lim);
+		mdsw_close(&mon);
+		printf("RESULT mds_bench fill clients=%d files=%" PRIu64 " per_dir=%ld seconds=%.1f creates_s=%.0f "
+		       "mds_cpu_us_per_create=%.1f rss_anon_start_mb=%.1f rss_anon_max_mb=%.1f rss_anon_end_mb=%.1f cache_max_mb=%.1f "
+		       "cache_end_mb=%.1f inodes_cached=%" PRIu64 " cache_bytes_per_inode=%.0f limit_mb=%.0f errors=%" PRIu64 "\n",
+		       n, loops, fill_per_dir, (double)(t1 - t0) / 1e9, (double)loops / ((double)(t1 - t0) / 1e9),
+		       loops && cpu1 ? (double)(cpu1 - cpu0) / 1e3 / (double)loops : 0.0, (double)rss0 / 1048576.0,
+		       (double)rss_max / 1048576.0, (double)rss / 1048576.0, (double)tot_max / 1048576.0,
+		       (double)tot / 1048576.0, ino, ino ? (double)tot / (double)ino : 0.0, (double)lim / 1048576.0, errors);
 		goto out;
 	}
 	journal_counts(port, &w0, &e0);

@@ -49,6 +49,13 @@ void render(FILE *f, struct json_object *reply, enum cli_format fmt, const char 
  */
 int cli_config_check(const char *conf);
 
+/**
+ * cli_fs_du - `loligo fs du PATH...`: the recursive statistics (loligo.dir.*
+ * xattrs) and quotas of each directory, read through its mount (du.c).
+ * Return: 0, 1 if a path could not be read, EXIT_USAGE.
+ */
+int cli_fs_du(int n, char **paths, enum cli_format fmt);
+
 int run_asok_command(const char *sock, const char *what, int nwords, char **words,
 		     enum cli_format fmt, int timeout_ms);
 

@@ -1,7 +1,7 @@
 /*
  * main.c - `loligo`, the admin CLI (DESIGN.md section 11).
  *
- *   loligo -s | status | health [detail] | df | fs ls|status|dump | mds stat
+ *   loligo -s | status | health [detail] | df | fs ls|status|dump|du PATH | mds stat
  *   loligo tell mds.0 <command words...>     the MDS, found from the config
  *   loligo daemon NAME|SOCK <command words...>  any daemon: mds.0, client.NAME, or a socket path
  *   loligo auth ... | config check | completion
@@ -313,6 +313,11 @@ static int c_auth(const struct cli_cmd *c, int n, char **w)
 	return cli_auth(n, w, g_opts.fmt, g_opts.timeout_ms, find_mds_asok_cb, NULL);
 }
 
+static int c_fs_du(const struct cli_cmd *c, int n, char **w)
+{
+	return cli_fs_du(n, w, g_opts.fmt);
+}
+
 static int c_completion(const struct cli_cmd *c, int n, char **w);
 static int c_help(const struct cli_cmd *c, int n, char **w);
 
@@ -327,6 +332,11 @@ static const struct cli_cmd cmds[] = {
 	{ "fs set", "NAME VAR VAL", "change a setting kept with the filesystem: max_file_size BYTES, "
 	  "refuse_client_session true|false, session_timeout SECS, session_autoclose SECS, standby_count_wanted N",
 	  c_forward, 3 },
+	{ "fs du", "PATH...", "recursive size, files and subdirectories of directories on a mount, "
+	  "without walking them (the loligo.dir.* xattrs), and their quotas", c_fs_du, -1 },
+	{ "fs add_data_pool", "NAME POOL", "a data pool file layouts may name (loligo.dir.layout.pool); made if missing",
+	  c_forward, 2 },
+	{ "fs rm_data_pool", "NAME POOL", "remove a data pool no file uses", c_forward, 2 },
 	{ "mds stat", "", "the MDS's status, as it reports it", c_forward, 0 },
 	{ "mds fail", "0", "fail rank 0's holder: it leaves the MDS map and exits, a standby fences it and takes over",
 	  c_forward, -1 },
@@ -336,7 +346,7 @@ static const struct cli_cmd cmds[] = {
 	  "keep a client out (ENTITY: its uuid or data-store address, as session ls shows them)", c_forward, -1 },
 	{ "blocklist rm", "ENTITY", "let a blocklisted client in again", c_forward, 1 },
 	{ "tell", "mds.0 <command...>",
-	  "an MDS command: session ls | ops | client evict id=N | locks | dump cache | help",
+	  "an MDS command: session ls | ops | client evict id=N | locks | dump cache | cache status | help",
 	  c_tell, -1 },
 	{ "daemon", "mds.0|client.NAME|SOCKET <command...>",
 	  "any daemon by name or socket: help | perf dump | perf schema | config show | config diff | "

@@ -1,0 +1,261 @@
+/*
+ * test_mds_memlim.c - the MDS cache bounded in bytes (issue 21.4):
+ * mds_cache_memory_limit holds under a load that would pass it, a client
+ * that answers recalls gives caps back, and one that never answers is
+ * named in health (MDS_CLIENT_RECALL) and finally evicted
+ * (mds_recall_evict_timeout).
+ *
+ * A real loligo-mds with a limit of LIMIT bytes; wire clients
+ * (tools/bench/mds_wire.c): a maker that caches nothing makes DIRS x FILES
+ * files (several times the limit once cached), then two clients that keep
+ * what the replies grant (caps on every entry, a lease on every name) list
+ * every directory: C answers every revoke, H (no_ack) none.  Everything
+ * is then pinned by clients, so the cache stays over the limit until they
+ * let go: the test waits for C's recalls to come and be answered, for H to
+ * be named, for H to be evicted, and then for the accounted bytes to come
+ * under the limit.  All waits are for events (LT_WAIT_UNTIL), the bound
+ * only turns a hang into a failure.
+ */
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <json-c/json.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tools/bench/mds_wire.h"
+#include "tests/lib/daemon.h"
+#include "tests/lib/wait.h"
+
+#define ROOT MDSP_ROOT_INO
+#define DIRS 40
+#define FILES 250
+#define LIMIT (2u << 20)      /* 10,000 inodes with two clients' caps and leases: ~4x this */
+
+static char parent_dir[256];
+static struct mdsproc P;
+static struct mdsw W;         /* the maker, and admin commands */
+static uint64_t dirs[DIRS];
+
+static void setup(void)
+{
+	ck_assert_int_eq(mdsproc_init(&P, parent_dir), 0);
+	snprintf(P.extra[P.nextra++], sizeof(P.extra[0]), "--mds_cache_memory_limit=%u", LIMIT);
+	snprintf(P.extra[P.nextra++], sizeof(P.extra[0]), "--mds_recall_warning_timeout=1");
+	snprintf(P.extra[P.nextra++], sizeof(P.extra[0]), "--mds_recall_evict_timeout=4");
+	snprintf(P.extra[P.nextra++], sizeof(P.extra[0]), "--mds_journal_expire_age=1");
+	snprintf(P.extra[P.nextra++], sizeof(P.extra[0]), "--debug_mds=5");   /* the recall's pacing, logged */
+	ck_assert_int_eq(mdsproc_mkfs(&P), 0);
+	ck_assert_int_eq(mdsproc_start(&P), 0);
+	ck_assert_int_eq(mdsw_connect(&W, P.port), 0);
+	ck_assert_int_eq(mdsw_open(&W, "client.memlim-admin"), 0);
+}
+
+static void teardown(void)
+{
+	mdsw_close(&W);
+	mdsproc_cleanup(&P);
+}
+
+static struct json_object *command(const char *prefix)
+{
+	char req[128], *out = NULL;
+	struct json_object *o;
+
+	snprintf(req, sizeof(req), "{\"prefix\":\"%s\"}", prefix);
+	ck_assert_msg(mdsw_command(&W, req, &out) == 0, "%s failed: %s", prefix, out ? out : "");
+	o = json_tokener_parse(out);
+	ck_assert_msg(o, "%s: not JSON: %s", prefix, out);
+	free(out);
+	return o;
+}
+
+static uint64_t jget(struct json_object *o, const char *k)
+{
+	struct json_object *v;
+
+	return json_object_object_get_ex(o, k, &v) ? (uint64_t)json_object_get_int64(v) : 0;
+}
+
+/* `cache status`'s total_bytes, and @sid's entry's @key (sid 0: none) */
+static uint64_t cache_total(uint64_t sid, const char *key, uint64_t *val)
+{
+	struct json_object *o = command("cache status"), *a;
+	uint64_t t = jget(o, "total_bytes");
+
+	if (sid && json_object_object_get_ex(o, "sessions", &a))
+		for (size_t i = 0; i < json_object_array_length(a); i++) {
+			struct json_object *e = json_object_array_get_idx(a, i);
+
+			if (jget(e, "id") == sid)
+				*val = jget(e, key);
+		}
+	json_object_put(o);
+	return t;
+}
+
+/* health detail's MDS_CLIENT_RECALL messages, or NULL (caller frees) */
+static char *recall_health(void)
+{
+	struct json_object *o = command("health detail"), *checks, *c;
+	char *s = NULL;
+
+	if (json_object_object_get_ex(o, "checks", &checks) &&
+	    json_object_object_get_ex(checks, "MDS_CLIENT_RECALL", &c))
+		s = strdup(json_object_to_json_string(c));
+	json_object_put(o);
+	return s;
+}
+
+/* the recall's decisions the MDS logged (debug_mds 5): how it paced itself */
+static void print_recalls(void)
+{
+	char path[512], line[1024];
+	FILE *f;
+	int n = 0;
+
+	snprintf(path, sizeof(path), "%s/mds.log", P.dir);
+	f = fopen(path, "r");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f))
+		if (strstr(line, "cache pressure: recalled") && n++ < 12)
+			fprintf(stderr, "memlim: %s", strstr(line, "cache pressure"));
+	fclose(f);
+	fprintf(stderr, "memlim: %d recall decisions logged\n", n);
+}
+
+static bool session_listed(uint64_t sid)
+{
+	struct json_object *o = command("session ls"), *a = o;
+	bool found = false;
+
+	if (!json_object_is_type(o, json_type_array))
+		json_object_object_get_ex(o, "sessions", &a);
+	for (size_t i = 0; a && json_object_is_type(a, json_type_array) && i < json_object_array_length(a); i++)
+		if (jget(json_object_array_get_idx(a, i), "id") == sid)
+			found = true;
+	json_object_put(o);
+	return found;
+}
+
+/* list every directory, keeping what the replies grant */
+static void list_all(struct mdsw *w)
+{
+	struct mdsp_reply rep;
+
+	for (int d = 0; d < DIRS; d++) {
+		uint64_t cookie = 0;
+
+		for (;;) {
+			ck_assert_int_eq(mdsw_readdir(w, dirs[d], cookie, 1024, &rep), 0);
+			bool end = rep.end || !rep.nentries;
+
+			if (rep.nentries)
+				cookie = rep.entries[rep.nentries - 1].cookie;
+			mdsw_reply_free(&rep);
+			if (end)
+				break;
+		}
+	}
+}
+
+START_TEST(test_memlim_recall_warn_evict)
+{
+	struct mdsw C, H;
+	struct mdsp_inode in;
+	char name[32], *h;
+	uint64_t total, inflight = 0, ccaps0 = 0, ccaps = 0;
+
+	/* the namespace: ~4x the limit once two clients cache it all */
+	W.oldest_tid = 0;
+	for (int d = 0; d < DIRS; d++) {
+		snprintf(name, sizeof(name), "d%02d", d);
+		ck_assert_int_eq(mdsw_mkdir(&W, ROOT, name, 0755, &in), 0);
+		dirs[d] = in.ino;
+		for (int f = 0; f < FILES; f++) {
+			snprintf(name, sizeof(name), "f%04d", f);
+			W.wait_safe = f == FILES - 1;
+			W.oldest_tid = W.next_tid > 64 ? W.next_tid - 64 : 0;
+			ck_assert_int_eq(mdsw_create(&W, dirs[d], name, 0644, O_CREAT | O_EXCL, &in), 0);
+		}
+	}
+	/* nobody caches any of it: trimming alone brings it under the limit */
+	LT_WAIT_UNTIL((total = cache_total(0, NULL, NULL)) <= LIMIT,
+		      "cache at %" PRIu64 " bytes with nothing pinned, limit %u", total, LIMIT);
+
+	/* C answers everything, H nothing; both keep what they are given */
+	ck_assert_int_eq(mdsw_connect(&C, P.port), 0);
+	ck_assert_int_eq(mdsw_open(&C, "client.memlim-cooperating"), 0);
+	ck_assert_int_eq(mdsw_connect(&H, P.port), 0);
+	ck_assert_int_eq(mdsw_open(&H, "client.memlim-hung"), 0);
+	C.keep_caps = H.keep_caps = true;
+	H.no_ack = true;
+	list_all(&H);
+	list_all(&C);
+	total = cache_total(C.sid, "caps", &ccaps0);
+	fprintf(stderr, "memlim: both clients listed everything: %" PRIu64 " bytes cached (limit %u), C holds %"
+		PRIu64 " caps\n", total, LIMIT, ccaps0);
+	ck_assert_msg(ccaps0 >= DIRS * FILES, "C holds %" PRIu64 " caps after listing %d files", ccaps0,
+		      DIRS * FILES);
+
+	/* C is recalled, answers (its caps go down, nothing of it in flight) */
+	LT_WAIT_UNTIL((mdsw_poll_caps(&C, 20), C.revokes + C.lease_revokes > 0),
+		      "no recall reached the cooperating client");
+	LT_WAIT_UNTIL((mdsw_poll_caps(&C, 20), cache_total(C.sid, "caps", &ccaps), ccaps < ccaps0 / 2),
+		      "the cooperating client still holds %" PRIu64 " of %" PRIu64 " caps", ccaps, ccaps0);
+	LT_WAIT_UNTIL((mdsw_poll_caps(&C, 20), cache_total(C.sid, "recall_inflight", &inflight), inflight == 0),
+		      "the cooperating client has %" PRIu64 " recalls unanswered", inflight);
+
+	/* H is named, C is not */
+	LT_WAIT_UNTIL((mdsw_poll_caps(&C, 20), (h = recall_health()) != NULL), "no MDS_CLIENT_RECALL for the hung client");
+	ck_assert_msg(strstr(h, "client.memlim-hung") && strstr(h, "failing to respond to cache pressure"),
+		      "MDS_CLIENT_RECALL does not name the hung client: %s", h);
+	ck_assert_msg(!strstr(h, "client.memlim-cooperating"), "MDS_CLIENT_RECALL names the cooperating client: %s", h);
+	fprintf(stderr, "memlim: C down to %" PRIu64 " caps; health: %s\n", ccaps, h);
+	free(h);
+
+	/* ... then evicted, and with its caps gone the cache comes under the limit */
+	LT_WAIT_UNTIL((mdsw_poll_caps(&C, 20), !session_listed(H.sid)), "the hung client was not evicted");
+	ck_assert_msg(session_listed(C.sid), "the cooperating client lost its session");
+	LT_WAIT_UNTIL((mdsw_poll_caps(&C, 20), (total = cache_total(0, NULL, NULL)) <= LIMIT),
+		      "cache at %" PRIu64 " bytes after the eviction, limit %u", total, LIMIT);
+	LT_WAIT_UNTIL((mdsw_poll_caps(&C, 20), (h = recall_health()) == NULL) || (free(h), false),
+		      "MDS_CLIENT_RECALL stays after the eviction");
+
+	{
+		struct json_object *o = command("cache status");
+
+		/* the process's RSS is printed, not asserted: it is the cache plus
+		 * the journal's and the store's buffers, which the limit does not
+		 * cover (docs/ARCHITECTURE.md, "Cache memory limits") */
+		fprintf(stderr, "memlim: after the eviction %" PRIu64 " bytes cached, MDS RSS %" PRIu64 " bytes\n",
+			total, jget(o, "rss_bytes"));
+		json_object_put(o);
+	}
+	print_recalls();
+	/* C still works: a lookup is answered (from the store, after the eviction) */
+	ck_assert_int_eq(mdsw_lookup(&C, dirs[DIRS - 1], "f0007", &in), 0);
+	mdsw_close(&H);
+	mdsw_close(&C);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+	Suite *s = suite_create("mds_memlim");
+	TCase *tc = tcase_create("memlim");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 300);
+	tcase_add_test(tc, test_memlim_recall_warn_evict);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	return lt_suite_main(suite(), "test_mds_memlim", parent_dir, sizeof(parent_dir));
+}
