@@ -237,6 +237,8 @@ int lc_async_create(struct lclient *c, struct lc_inode *dir, const char *name, m
 	 * every write) is answered here under As, not by a round trip that
 	 * would also send the create at once (issue 21.2) */
 	mi.xattrs = MDSP_XATTRS_NONE;
+	/* Dc is never held under a quota (mds/locker.c allowed_for) */
+	mi.quota_room = MDSP_QUOTA_NONE;
 	pthread_mutex_lock(&dir->lock);
 	/* the layout new files get is the directory's (mds/server.c new_inode) */
 	mi.object_size = dir->mi.object_size;

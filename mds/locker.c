@@ -297,8 +297,9 @@ static uint32_t allowed_for(struct mds *m, struct minode *in, struct mcap *mine,
 	 * so nobody answers them itself (a Dc holder knows it has no ACL) */
 	if (!S_ISDIR(in->a.mode) || xattr_find(in, MDSP_XATTR_ACL_DEFAULT) || xattr_find(in, MDSP_XATTR_ACL_ACCESS))
 		allowed &= ~(uint32_t)Dc;
-	/* under a file quota every create must reach the MDS to be counted */
-	else if (rstat_files_quota_above(m, in))
+	/* under a quota every create must reach the MDS to be counted and
+	 * to learn its room (rstat_quota_above) */
+	else if (rstat_quota_above(m, in))
 		allowed &= ~(uint32_t)Dc;
 	cds_list_for_each_entry(cap, &in->caps, in_item)
 		if (cap != mine)

@@ -249,14 +249,14 @@ bool rstat_quota_statfs(struct mds *m, uint64_t ino, uint64_t *max_bytes, uint64
 	return any;
 }
 
-bool rstat_files_quota_above(struct mds *m, struct minode *in)
+bool rstat_quota_above(struct mds *m, struct minode *in)
 {
 	int depth = 0;
 
 	if (!m->quotas_seen)
 		return false;
 	for (; in && depth < DEPTH_MAX; in = up(m, in), depth++)
-		if (in->a.quota_max_files)
+		if (in->a.quota_max_files || in->a.quota_max_bytes)
 			return true;
 	return false;
 }

@@ -60,11 +60,13 @@ int rstat_quota_check(struct mds *m, uint64_t dir_ino, const struct rstat_delta 
 uint64_t rstat_quota_room(struct mds *m, const struct minode *in);
 
 /*
- * rstat_files_quota_above - has directory @in or an ancestor a file quota?
- * Then no client answers creates in it itself (no Dc, locker.c): the MDS
- * must count each one.  O(depth).
+ * rstat_quota_above - has directory @in or an ancestor a quota (files or
+ * bytes)?  Then no client answers creates in it itself (no Dc, locker.c):
+ * the MDS must count each one, and give each new file its quota_room in
+ * the create's trace (a file made by a client alone could not know it).
+ * O(depth).
  */
-bool rstat_files_quota_above(struct mds *m, struct minode *in);
+bool rstat_quota_above(struct mds *m, struct minode *in);
 
 /* rstat_is_below - is @in @anc or below it?  O(depth). */
 bool rstat_is_below(struct mds *m, struct minode *in, const struct minode *anc);

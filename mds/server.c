@@ -1561,9 +1561,10 @@ static int vxattr_set(struct mds *m, struct minode *in, const struct mdsp_reques
 	} else if (!*field) {
 		return -ENODATA;
 	}
-	/* a file quota counts every create at the MDS: clients that answer
-	 * creates themselves below (Dc) give that up first */
-	if (field == &in->a.quota_max_files && v && (e = revoke_dc_below(m, in, t)))
+	/* a quota counts every create at the MDS, and gives each new file its
+	 * room: clients that answer creates themselves below (Dc) give that
+	 * up first */
+	if (v && (e = revoke_dc_below(m, in, t)))
 		return e;
 	*field = v;
 	if (v)
