@@ -1381,6 +1381,9 @@ void mdcache_free(struct mds *m)
 		minode_free(m, in);
 	rcu_read_unlock();
 	m->root = NULL;
+	free(m->replay_unlinked);
+	m->replay_unlinked = NULL;
+	m->nreplay_unlinked = m->replay_unlinked_cap = 0;
 }
 
 /* ---- cache trimming ---------------------------------------------------------- */

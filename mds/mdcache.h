@@ -81,6 +81,14 @@ void mdcache_register_perf(void);
 int mdcache_cookie_key_ensure(struct mds *m);
 int mdcache_load(struct mds *m);          /* tables before journal replay */
 void mdcache_after_replay(struct mds *m);
+/*
+ * mdcache_replay_sweep - a standby-replay applied whole journal entries:
+ * the inodes whose primary name they removed and that have none again
+ * (not relinked, not in the inode table, not an orphan) leave memory, as
+ * mdcache_after_replay would drop them at a takeover.  Caller holds
+ * mds->lock.
+ */
+void mdcache_replay_sweep(struct mds *m);
 void mdcache_free(struct mds *m);
 
 struct minode *minode_alloc(struct mds *m, uint64_t ino);

@@ -235,6 +235,41 @@ static int replay_ino_table(struct mds *m, enum ino_table which, int op, const c
 	return 0;
 }
 
+/* a follower's replay removed the primary name of @ino: look at it at the entry's end */
+static void note_unlinked(struct mds *m, uint64_t ino)
+{
+	if (m->nreplay_unlinked == m->replay_unlinked_cap) {
+		uint32_t cap = m->replay_unlinked_cap ? m->replay_unlinked_cap * 2 : 64;
+		uint64_t *n = realloc(m->replay_unlinked, cap * sizeof(*n));
+
+		if (!n)
+			return;          /* kept until the takeover's sweep (mdcache_after_replay) */
+		m->replay_unlinked = n;
+		m->replay_unlinked_cap = cap;
+	}
+	m->replay_unlinked[m->nreplay_unlinked++] = ino;
+}
+
+void mdcache_replay_sweep(struct mds *m)
+{
+	for (uint32_t i = 0; i < m->nreplay_unlinked; i++) {
+		struct minode *in;
+
+		rcu_read_lock();
+		in = xa_load(&m->inodes, m->replay_unlinked[i]);
+		rcu_read_unlock();
+		/* as mdcache_after_replay: no name left, not linked elsewhere, not an orphan */
+		if (in && in->a.ino != MDSP_ROOT_INO && !in->primary && !in->in_table && !in->in_stray)
+			minode_free(m, in);
+	}
+	m->nreplay_unlinked = 0;
+	if (m->replay_unlinked_cap > 4096) {
+		free(m->replay_unlinked);
+		m->replay_unlinked = NULL;
+		m->replay_unlinked_cap = 0;
+	}
+}
+
 int mdcache_replay_edit(struct mds *m, int op, const char *oid, const char *key, const void *val,
 			uint32_t len, const char *key2)
 {
@@ -268,8 +303,12 @@ int mdcache_replay_edit(struct mds *m, int op, const char *oid, const char *key,
 			r = mdir_load_all(m, d);
 		if (r)
 			return r;
+		if (m->replay_stamp && d->last_jseq != UINT64_MAX)
+			d->last_jseq = m->replay_stamp;
 		if (op == EDIT_RM) {
 			dn = mdir_lookup(d, key);
+			if (dn && !dn->remote && m->replay_stamp)
+				note_unlinked(m, dn->ino);
 			if (dn)
 				mdir_del(m, dn, NULL);
 			return 0;

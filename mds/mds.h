@@ -494,6 +494,18 @@ struct mds {
 	 * then rstat.c's quota walks are skipped (every cached inode's
 	 * ancestors were loaded before it, so none was missed) */
 	bool quotas_seen;
+	/*
+	 * standby-replay (standby_replay.c): the journal entry being applied.
+	 * Replay stamps the directories it edits with it (last_jseq), so the
+	 * follower may trim the ones the active has expired since, and notes
+	 * the primary names it removes (replay_unlinked) so that inodes left
+	 * without a name can go at the entry's end (mdcache_replay_sweep).
+	 * 0 in a takeover's replay: nothing is trimmed before its journal
+	 * expires (journal_clean_below).  Protected by lock.
+	 */
+	uint64_t replay_stamp;
+	uint64_t *replay_unlinked;
+	uint32_t nreplay_unlinked, replay_unlinked_cap;
 	struct store_space space;     /* the data store's, for statfs; protected by space_lock */
 	bool space_known;             /* protected by space_lock */
 	pthread_mutex_t space_lock;   /* a leaf */

@@ -78,6 +78,8 @@ struct sreplay {
 	uint64_t applied;             /* EDITS entries applied since start */
 	uint64_t behind_events, behind_bytes;  /* what its last look found new */
 	uint64_t caught_up_mono;      /* its last look reached the end of the journal */
+	uint64_t st_inodes, st_bytes; /* its cache at its last trim, */
+	uint64_t st_inodes_seq;       /* when it had applied up to this entry */
 	uint64_t start_mono;
 };
 
@@ -204,7 +206,10 @@ static int look(struct mds *m, struct sreplay *s)
 			}
 			if (e.type == JE_EDITS) {
 				pthread_mutex_lock(&m->lock);
+				m->replay_stamp = e.seq;
 				r = jedits_for_each(e.payload, e.plen, apply_edit, m);
+				m->replay_stamp = 0;
+				mdcache_replay_sweep(m);
 				pthread_mutex_unlock(&m->lock);
 				if (r)
 					derr(JOURNAL, "standby-replay: entry %" PRIu64 " does not decode (%s); skipped, as "
@@ -243,11 +248,37 @@ static int look(struct mds *m, struct sreplay *s)
 	return ret;
 }
 
+/*
+ * The follower's cache is bounded as the active's is (mds_cache_size,
+ * mds_cache_memory_limit): a directory whose last applied edit the active
+ * has expired since (its entry is before the journal's expire position,
+ * so its object holds it) may leave memory and be read again when a later
+ * entry edits it.  What the replay edited after that stays.
+ */
+static void trim(struct mds *m, struct sreplay *s)
+{
+	struct jheader h;
+	const char *why = NULL;
+	uint64_t inodes;
+
+	if (journal_header_read(m->meta, &h, &why))
+		return;                  /* the next look tries again */
+	pthread_mutex_lock(&m->lock);
+	mdcache_trim(m, h.expire_seq);
+	inodes = m->ninodes_cached;
+	pthread_mutex_unlock(&m->lock);
+	pthread_mutex_lock(&s->lock);
+	s->st_inodes = inodes;
+	s->st_bytes = mds_mem_total();
+	s->st_inodes_seq = s->seq;       /* s->seq is this thread's own */
+	pthread_mutex_unlock(&s->lock);
+}
+
 static void *follower_main(void *arg)
 {
 	struct mds *m = arg;
 	struct sreplay *s = m->sreplay;
-	uint64_t last_err_log = 0;
+	uint64_t last_err_log = 0, last_trim = 0;
 	bool first = true;
 
 	for (;;) {
@@ -266,6 +297,10 @@ static void *follower_main(void *arg)
 		r = look(m, s);
 		if (r == 1)
 			break;
+		if (!r && now_mono_ns() - last_trim > 1000000000ull) {
+			trim(m, s);
+			last_trim = now_mono_ns();
+		}
 		if (r < 0 && now_mono_ns() - last_err_log > 10000000000ull) {
 			derr(JOURNAL, "standby-replay: reading the journal (segment %" PRIx64 "): %s; retrying", s->seg,
 			     strerror(-r));
@@ -400,6 +435,9 @@ void sreplay_status_add(struct mds *m, struct json_object *o)
 			       json_object_new_double(s->caught_up_mono ? (double)(now - s->caught_up_mono) / 1e9
 									: (double)(now - s->start_mono) / 1e9));
 	json_object_object_add(r, "caught_up_ever", json_object_new_boolean(s->caught_up_mono != 0));
+	json_object_object_add(r, "inodes_cached", json_object_new_int64((int64_t)s->st_inodes));
+	json_object_object_add(r, "cache_bytes", json_object_new_int64((int64_t)s->st_bytes));
+	json_object_object_add(r, "cache_at_seq", json_object_new_int64((int64_t)s->st_inodes_seq));
 	pthread_mutex_unlock(&s->lock);
 	json_object_object_add(o, "replay", r);
 }

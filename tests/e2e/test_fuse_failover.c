@@ -30,6 +30,9 @@
  *                 killed: the standby-replay takes the rank
  *   sreplay_undecodable  an entry out of sequence in the journal: the
  *                 follower says so and becomes a cold standby (local store)
+ *   sreplay_bounded  a follower with a small mds_cache_size trims what the
+ *                 active expired and drops unlinked inodes; the takeover
+ *                 finds every file and none of the unlinked ones
  *
  * Each daemon stands for a machine of its own; they share the store (the
  * local store is one host's, RADOS the cluster's: the suite runs on both).
@@ -598,6 +601,31 @@ static bool sreplay_entry(const char *active, const char *name, char *state, siz
 	return found;
 }
 
+/*
+ * the standby-replay @name's cached inodes at its last trim, as @active's
+ * map shows them, if it had applied entry @seq by then (else UINT64_MAX)
+ */
+static uint64_t sreplay_inodes(const char *active, const char *name, long seq)
+{
+	struct json_object *rep = asok(active, "fs status"), *mm, *sb, *v, *rp;
+	uint64_t n = UINT64_MAX;
+	char full[64];
+
+	snprintf(full, sizeof(full), "mds.%s", name);
+	if (rep && json_object_object_get_ex(rep, "mdsmap", &mm) && json_object_object_get_ex(mm, "standbys", &sb))
+		for (size_t i = 0; i < json_object_array_length(sb); i++) {
+			struct json_object *e = json_object_array_get_idx(sb, i);
+
+			if (json_object_object_get_ex(e, "name", &v) && !strcmp(json_object_get_string(v), full) &&
+			    json_object_object_get_ex(e, "replay", &rp) &&
+			    json_object_object_get_ex(rp, "cache_at_seq", &v) && json_object_get_int64(v) >= seq &&
+			    json_object_object_get_ex(rp, "inodes_cached", &v))
+				n = (uint64_t)json_object_get_int64(v);
+		}
+	json_object_put(rep);
+	return n;
+}
+
 /* until the standby-replay @name's position (as @active shows it) reaches @active's last journal entry */
 static bool wait_caught_up(const char *active, const char *name)
 {
@@ -847,6 +875,88 @@ END_TEST
  * the active overwrites it (it writes at its own end of the segment), and
  * the cold standby's takeover loads and replays everything.
  */
+/*
+ * The follower's cache is bounded like the active's: directories whose
+ * edits the active has expired leave it, and inodes whose names the
+ * journal removed do not stay until the takeover; the takeover still
+ * finds every file, and none of the removed ones.
+ */
+START_TEST(test_sreplay_bounded)
+{
+	static const char *const act[] = { "--mds_beacon_interval=0.3", "--mds_beacon_grace=3",
+					   "--mds_journal_segment_size=65536", "--mds_journal_expire_age=1", NULL };
+	static const char *const small[] = { "--mds_beacon_interval=0.3", "--mds_beacon_grace=3",
+					     "--mds_standby_replay=true", "--mds_cache_size=120", NULL };
+	enum { NDIRS = 12, NFILES = 25, NGONE = 10 };
+	int ports[2] = { lfs_free_port(), lfs_free_port() };
+	long had = 0, applied = 0, aseq = 0;
+	uint64_t cached = UINT64_MAX;
+	char name[64], p[PATH_MAX];
+	double end;
+	pid_t a, b;
+
+	a = lfs_mds_daemon_start(&fs, "a", ports[0], act);
+	ck_assert_msg(wait_active("a", a), "mds.a did not take rank 0");
+	b = lfs_mds_daemon_start(&fs, "b", ports[1], small);
+	ck_assert_msg(wait_log("b", "caught up with the journal"), "mds.b did not catch up");
+	mount_both(ports, 2);
+	for (int d = 0; d < NDIRS; d++) {
+		snprintf(name, sizeof(name), "d.%d", d);
+		mnt_path(name, p, sizeof(p));
+		ck_assert_int_eq(mkdir(p, 0755), 0);
+		for (int f = 0; f < NFILES; f++) {
+			snprintf(name, sizeof(name), "d.%d/f.%d", d, f);
+			ck_assert_int_eq(create_fsync(name), 0);
+		}
+	}
+	for (int d = 0; d < NDIRS; d++)
+		for (int f = 0; f < NGONE; f++) {
+			snprintf(name, sizeof(name), "d.%d/f.%d", d, f);
+			mnt_path(name, p, sizeof(p));
+			ck_assert_int_eq(unlink(p), 0);
+		}
+	ck_assert_int_eq(create_fsync("last"), 0);
+	ck_assert_msg(wait_caught_up("a", "b"), "mds.b did not follow the load");
+	{
+		char st[64];
+		long seq;
+
+		ck_assert(sreplay_entry("a", "b", st, sizeof(st), &seq, &aseq) && aseq > 0);
+	}
+	/* the follower had every file's inode in memory (NDIRS * NFILES > 2 x
+	 * mds_cache_size): once the active expires the entries, it trims */
+	end = now_s() + bound();
+	while (now_s() < end) {
+		cached = sreplay_inodes("a", "b", aseq);
+		if (cached <= 120)
+			break;
+		nap();
+	}
+	fprintf(stderr, "test_fuse_failover: the standby-replay holds %llu inodes (mds_cache_size 120, %d files made)\n",
+		(unsigned long long)cached, NDIRS * NFILES);
+	/* it followed (a reload would start it with an empty cache) */
+	ck_assert_msg(!log_has("b", "standby-replay: starting again"), "mds.b fell behind and reloaded");
+	ck_assert_msg(cached <= 120, "the standby-replay's cache holds %llu inodes, past mds_cache_size 120",
+		      (unsigned long long)cached);
+
+	ck_assert_int_eq(kill(a, SIGKILL), 0);
+	waitpid(a, NULL, 0);
+	ck_assert_msg(wait_active("b", b), "mds.b did not take rank 0");
+	ck_assert_msg(takeover_counts("b", &had, &applied), "mds.b took over cold");
+	for (int d = 0; d < NDIRS; d++)
+		for (int f = 0; f < NFILES; f++) {
+			snprintf(name, sizeof(name), "d.%d/f.%d", d, f);
+			ck_assert_msg(exists(name) == (f >= NGONE), "%s %s after the takeover", name,
+				      f >= NGONE ? "is lost" : "is back");
+		}
+	ck_assert_msg(exists("last"), "last is lost");
+	ck_assert_int_eq(create_fsync("after"), 0);
+	ck_assert_int_eq(lfs_umount(&fs), 0);
+	kill(b, SIGTERM);
+	ck_assert_int_ne(wait_exit(b), -1);
+}
+END_TEST
+
 START_TEST(test_sreplay_undecodable)
 {
 	int ports[2] = { lfs_free_port(), lfs_free_port() };
@@ -946,6 +1056,7 @@ static Suite *suite(void)
 	lfs_suite_add(s, "sreplay_trimmed", test_sreplay_trimmed, setup, teardown, 180);
 	lfs_suite_add(s, "sreplay_preferred", test_sreplay_preferred, setup, teardown, 180);
 	lfs_suite_add(s, "sreplay_undecodable", test_sreplay_undecodable, setup, teardown, 180);
+	lfs_suite_add(s, "sreplay_bounded", test_sreplay_bounded, setup, teardown, 180);
 	return s;
 }
 
