@@ -159,7 +159,8 @@ bench_cleanup() {
 
 # loligo target T (local|local0|rados|rados0): config, mkfs, MDS
 loligo_setup() {
-	local t=$1 conf=$work/$t.conf store mds_bin
+	local t=$1
+	local conf=$work/$t.conf store mds_bin   # a second local: its words expand after t is set
 	mds_bin=$(bin_of "$t")/mds/loligo-mds
 	[[ -s $work/client.keyring ]] ||
 		"$cli" auth get-or-create client.admin --keyring "$work/keyring" -o "$work/client.keyring" >/dev/null 2>&1
