@@ -403,7 +403,10 @@ static uint32_t nfs4_boot_id(uint64_t real_ns)
 
 	if (getrandom(&id, sizeof(id), 0) != sizeof(id))
 		id = (uint32_t)(real_ns ^ (real_ns >> 32) ^ ((uint64_t)getpid() << 16));
-	if (id == 0 || id == UINT32_MAX)
+	/* 31 bits: client ids (id << 32 | n) stay below 2^63, so the admin
+	 * socket's and JSON's signed 64-bit integers carry them */
+	id &= 0x7fffffffu;
+	if (id == 0)
 		id = 0x4c6f6c69;         /* "Loli" */
 	return id;
 }

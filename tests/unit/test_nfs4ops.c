@@ -927,6 +927,9 @@ START_TEST(instances_never_share_ids)
 		pthread_mutex_unlock(&b->lock);
 		if (t0 / 1000000000ull == t1 / 1000000000ull || attempt == 5) {
 			ck_assert_uint_ne(a->boot, b->boot);
+			/* the admin socket's `nfs client` commands take ids as JSON's signed 64 bits */
+			ck_assert_uint_le(ida, (uint64_t)INT64_MAX);
+			ck_assert_uint_le(idb, (uint64_t)INT64_MAX);
 			ck_assert_uint_ne(ida, idb);
 			ck_assert_uint_eq(nfs4_client_find(b, ida, &found), NFS4ERR_STALE_CLIENTID);
 			ck_assert_uint_eq(nfs4_client_find(a, idb, &found), NFS4ERR_STALE_CLIENTID);
