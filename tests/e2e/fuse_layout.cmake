@@ -2,16 +2,7 @@
 # only on empty files, a file striped over 4 objects written on one mount and
 # read, truncated and punched through a second, its objects in the data pool
 # where the striping says.  Again on RADOS (fuse_layout_rados).
-if(TARGET loligo-fuse AND TARGET loligo-mds)
-  loligo_check_test(test_fuse_layout
-    SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_fuse_layout.c ${CMAKE_CURRENT_LIST_DIR}/test_fuse_harness.c
-    LIBS loligo_proto loligo_store loligo_common
-    LABELS e2e fuse
-    TIMEOUT 600)
-  add_dependencies(test_fuse_layout loligo-fuse loligo-mds)
-  set_tests_properties(test_fuse_layout PROPERTIES SKIP_RETURN_CODE 77 RUN_SERIAL TRUE)
-  loligo_fuse_rados_test(layout test_fuse_layout)
-endif()
+loligo_fuse_suite(layout 600 RADOS LIBS loligo_proto loligo_store loligo_common)
 # The case "ec_pool": file data in an erasure-coded pool, on a cluster of its
 # own that can hold one (3 BlueStore OSDs; fuse_layout_ec_rados.sh says why).
 if(TARGET loligo-fuse AND TARGET loligo-mds AND LOLIGO_RADOS)

@@ -4,12 +4,4 @@
 # on those veths).  kill -9 of the active, a partition of the active from
 # the client (it keeps its rank), mds fail.  Needs root and `ip netns`
 # (skipped, 77, without them).
-if(TARGET loligo-fuse AND TARGET loligo-mds)
-  loligo_check_test(test_fuse_netns
-    SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_fuse_netns.c ${CMAKE_CURRENT_LIST_DIR}/test_fuse_harness.c
-    LIBS loligo_store loligo_proto loligo_common
-    LABELS e2e fuse
-    TIMEOUT 600)
-  add_dependencies(test_fuse_netns loligo-fuse loligo-mds)
-  set_tests_properties(test_fuse_netns PROPERTIES SKIP_RETURN_CODE 77 RUN_SERIAL TRUE)
-endif()
+loligo_fuse_suite(netns 600 LIBS loligo_store loligo_proto loligo_common)

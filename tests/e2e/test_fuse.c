@@ -35,18 +35,13 @@
 
 #include "common/admin_sock.h"
 #include "tests/e2e/test_fuse_harness.h"
+#include "tests/lib/wait.h"
 
 #define MiB (1024 * 1024)
 
 static struct lfs fs;
 
-static const char *P(const char *rel)
-{
-	static __thread char buf[8][PATH_MAX];
-	static __thread int i;
-	i = (i + 1) % 8;
-	return lfs_path(&fs, rel, buf[i], sizeof(buf[i]));
-}
+#define P(rel) lfs_at(fs.mnt, (rel))
 
 static void setup_fs_with(const char *opts, bool mount)
 {
@@ -88,13 +83,6 @@ static void start_all(void)
 static void teardown(void)
 {
 	lfs_cleanup(&fs);
-}
-
-static double now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
 /* ---- data ---------------------------------------------------------------- */
@@ -1074,8 +1062,8 @@ START_TEST(test_mds_kill9_during_writes)
 	ck_assert_int_eq(lfs_mds_start(&fs), 0); /* same store, same port */
 	at_restart = atomic_load(&w.synced);
 	/* the mount carries on: fsync()s complete again */
-	double end = now_s() + 15;
-	while (now_s() < end && !w.err && atomic_load(&w.synced) < at_restart + 4 * 64 * 1024)
+	double end = lt_now_s() + 15;
+	while (lt_now_s() < end && !w.err && atomic_load(&w.synced) < at_restart + 4 * 64 * 1024)
 		usleep(50 * 1000);
 	usleep(500 * 1000);
 	atomic_store(&w.stop, true);
@@ -1233,9 +1221,9 @@ START_TEST(test_dead_mds_at_mount)
 	/* with the default client_mount_timeout (10 s) */
 	char *argv[] = {(char *)lfs_bin("client/fuse/loligo-fuse", fuse, sizeof(fuse)), "-c", fs.conf, addr,
 			fs.mnt, NULL};
-	t0 = now_s();
+	t0 = lt_now_s();
 	st = lfs_run(argv, 30000, out);
-	el = now_s() - t0;
+	el = lt_now_s() - t0;
 	ck_assert_msg(st > 0 && st < 128, "loligo-fuse exit status %d with no MDS", st);
 	ck_assert_msg(el < 15, "took %.1f s to fail", el);
 	ck_assert(!lfs_is_mounted(fs.mnt));

@@ -72,24 +72,9 @@
 static struct lfs fs;
 static int saved_hardlinks = -1;   /* fs.protected_hardlinks before the case; the teardown restores it */
 
-static const char *P(const char *rel)
-{
-	static __thread char buf[8][PATH_MAX];
-	static __thread int i;
+#define P(rel) lfs_at(fs.mnt, (rel))
 
-	i = (i + 1) % 8;
-	return lfs_path(&fs, rel, buf[i], sizeof(buf[i]));
-}
-
-static const char *P2(const char *rel)
-{
-	static __thread char buf[8][PATH_MAX + 256];
-	static __thread int i;
-
-	i = (i + 1) % 8;
-	snprintf(buf[i], sizeof(buf[i]), "%s/%s", fs.mnt2, rel);
-	return buf[i];
-}
+#define P2(rel) lfs_at(fs.mnt2, (rel))
 
 /* ---- helpers ------------------------------------------------------------ */
 

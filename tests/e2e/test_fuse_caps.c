@@ -49,23 +49,10 @@ static double now_ms(void)
 	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
-static const char *P(const char *rel)
-{
-	static __thread char buf[8][PATH_MAX];
-	static __thread int i;
-	i = (i + 1) % 8;
-	return lfs_path(&fs, rel, buf[i], sizeof(buf[i]));
-}
+#define P(rel) lfs_at(fs.mnt, (rel))
 
 /* a path on mount 2 */
-static const char *P2(const char *rel)
-{
-	static __thread char buf[8][2 * PATH_MAX];
-	static __thread int i;
-	i = (i + 1) % 8;
-	snprintf(buf[i], sizeof(buf[i]), "%s/%s", fs.mnt2, rel);
-	return buf[i];
-}
+#define P2(rel) lfs_at(fs.mnt2, (rel))
 
 static void append_conf(const char *path, const char *text)
 {
@@ -1112,17 +1099,7 @@ END_TEST
 
 static int64_t perf_asok(const char *asok, const char *group, const char *name)
 {
-	struct json_object *req = json_object_new_object(), *rep = NULL, *g, *v;
-	int64_t n = -1;
-
-	json_object_object_add(req, "prefix", json_object_new_string("perf dump"));
-	if (asok_request(asok, req, &rep, 10000) == 0 && json_object_object_get_ex(rep, group, &g) &&
-	    json_object_object_get_ex(g, name, &v))
-		n = json_object_get_int64(v);
-	json_object_put(req);
-	if (rep)
-		json_object_put(rep);
-	return n;
+	return lfs_perf(asok, group, name);
 }
 
 static int64_t perf2(const char *group, const char *name)

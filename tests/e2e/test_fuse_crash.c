@@ -56,6 +56,7 @@
 
 #include "common/admin_sock.h"
 #include "tests/e2e/test_fuse_harness.h"
+#include "tests/lib/wait.h"
 
 enum {
 	MAXTHREADS = 8,
@@ -538,13 +539,6 @@ static void workload(unsigned seed)
 
 /* ---- the test --------------------------------------------------------------- */
 
-static double now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 static void sleep_s(double s)
 {
 	struct timespec ts = {(time_t)s, (long)((s - (time_t)s) * 1e9)};
@@ -596,9 +590,9 @@ static long client_counter(const char *group, const char *name)
 /* wait until the workload acknowledged @n more ops than @base; false on failure or after @secs */
 static bool wait_progress(long base, long n, double secs, pid_t child)
 {
-	double end = now_s() + secs;
+	double end = lt_now_s() + secs;
 
-	while (now_s() < end) {
+	while (lt_now_s() < end) {
 		if (acked_total() >= base + n)
 			return true;
 		siginfo_t si = {0};
@@ -802,7 +796,7 @@ START_TEST(test_namespace_ops_survive_mds_kill9)
 	char mds_asok[PATH_MAX + 16];
 	struct check c = {0};
 	long before_replays, replays, base;
-	double t0 = now_s();
+	double t0 = lt_now_s();
 	pid_t child;
 	int st, holds = 0;
 
@@ -855,14 +849,14 @@ START_TEST(test_namespace_ops_survive_mds_kill9)
 		ck_assert_msg(lfs_mds_start(&fs) == 0, "restart %d of loligo-mds failed", k);
 		base = acked_total();
 		fprintf(stderr, "test_fuse_crash: kill %d%s at %.1f s, %ld ops acknowledged\n", k,
-			hold ? " (journal held)" : "", now_s() - t0, base);
+			hold ? " (journal held)" : "", lt_now_s() - t0, base);
 	}
 	ck_assert_msg(wait_progress(base, MIN_PROGRESS, 60, child), "no progress after the last restart");
 	atomic_store(&S->stop, 1);
 	{
-		double end = now_s() + 60;
+		double end = lt_now_s() + 60;
 		pid_t w;
-		while ((w = waitpid(child, &st, WNOHANG)) == 0 && now_s() < end)
+		while ((w = waitpid(child, &st, WNOHANG)) == 0 && lt_now_s() < end)
 			sleep_s(0.05);
 		if (w != child) {
 			kill(child, SIGKILL);
@@ -875,7 +869,7 @@ START_TEST(test_namespace_ops_survive_mds_kill9)
 		      "a syscall of the workload failed (its message is on stderr above)");
 	replays = client_counter("mds_client", "replays") - before_replays;
 	fprintf(stderr, "test_fuse_crash: %ld ops acknowledged by %d threads, %d kills (%d with the journal held), "
-		"%ld requests replayed, %.1f s\n", acked_total(), nthreads, NKILLS, holds, replays, now_s() - t0);
+		"%ld requests replayed, %.1f s\n", acked_total(), nthreads, NKILLS, holds, replays, lt_now_s() - t0);
 	/* with asynchronous directory operations: how many the client answered itself */
 	if (client_counter("client", "async_creates") >= 0)
 		fprintf(stderr, "test_fuse_crash: client answered %ld creates/mkdirs itself (%ld went synchronous)\n",
@@ -974,9 +968,9 @@ static int mds_map_status(const char *asok, long *epoch)
 /* until daemon @name serves (its port file) or @pid dies; false on either failure or after @secs */
 static bool wait_active(const char *name, pid_t pid, double secs)
 {
-	double end = now_s() + secs;
+	double end = lt_now_s() + secs;
 
-	while (now_s() < end) {
+	while (lt_now_s() < end) {
 		if (lfs_mds_daemon_port(&fs, name) > 0)
 			return true;
 		if (waitpid(pid, NULL, WNOHANG) == pid)
@@ -989,9 +983,9 @@ static bool wait_active(const char *name, pid_t pid, double secs)
 /* until the active (@asok) sees a live standby */
 static bool wait_standby(const char *asok, double secs)
 {
-	double end = now_s() + secs;
+	double end = lt_now_s() + secs;
 
-	while (now_s() < end) {
+	while (lt_now_s() < end) {
 		if (mds_map_status(asok, NULL) >= 1)
 			return true;
 		sleep_s(0.05);
@@ -1041,7 +1035,7 @@ START_TEST(test_namespace_ops_survive_mds_failover)
 	char asok[2][PATH_MAX + 32], addrs[128], margs[512];
 	struct check c = {0};
 	long before_replays, replays, base, epoch0 = 0, epoch1 = 0;
-	double t0 = now_s(), worst_serve = 0, worst_ack = 0, sum_serve = 0;
+	double t0 = lt_now_s(), worst_serve = 0, worst_ack = 0, sum_serve = 0;
 	const char *extra[10] = { "--mds_beacon_interval=0.5", "--mds_beacon_grace=3", NULL };
 	int act = 0, st, holds = 0, nkilled = 0;
 	long sr_had = 0, sr_now = 0;
@@ -1115,16 +1109,16 @@ START_TEST(test_namespace_ops_survive_mds_failover)
 			wait_progress(acked_total(), 5, 5, child);
 			holds++;
 		}
-		tk = now_s();
+		tk = lt_now_s();
 		kill(pids[act], stop_mode ? SIGSTOP : SIGKILL);
 		if (!stop_mode)
 			waitpid(pids[act], NULL, 0);
 		base = acked_total();
 		ck_assert_msg(wait_active(names[sb], pids[sb], 60), "failover %d: the standby %s did not take rank 0",
 			      k, names[sb]);
-		ts = now_s() - tk;
+		ts = lt_now_s() - tk;
 		ck_assert_msg(wait_progress(base, 1, 60, child), "failover %d: nothing acknowledged after it", k);
-		ta = now_s() - tk;
+		ta = lt_now_s() - tk;
 		if (sreplay_mode) {
 			long had = 0, now = 0;
 
@@ -1144,11 +1138,11 @@ START_TEST(test_namespace_ops_survive_mds_failover)
 			stop_mode ? "SIGSTOP" : "kill -9", names[act], ta);
 		if (stop_mode) {
 			/* the old holder wakes up deposed: it must see it and exit */
-			double end = now_s() + 60;
+			double end = lt_now_s() + 60;
 			pid_t w = 0;
 
 			kill(pids[act], SIGCONT);
-			while ((w = waitpid(pids[act], &st, WNOHANG)) == 0 && now_s() < end)
+			while ((w = waitpid(pids[act], &st, WNOHANG)) == 0 && lt_now_s() < end)
 				sleep_s(0.01);
 			/* exit 1, deposed; or SIGKILL: stopped inside the local store's write lock, the
 			 * new holder had to kill it (mdsmap.c, stonith) */
@@ -1176,7 +1170,7 @@ START_TEST(test_namespace_ops_survive_mds_failover)
 		"held), %ld requests replayed, map epoch %ld -> %ld, to serve: mean %.3f s, longest %.3f s; to the "
 		"first ack: longest %.3f s; longest syscall %.3f s; %d stopped holders killed by their successor, %.1f s\n",
 		acked_total(), nthreads, nfail, holds, replays, epoch0, epoch1, sum_serve / nfail, worst_serve, worst_ack,
-		(double)atomic_load(&S->max_op_ns) / 1e9, nkilled, now_s() - t0);
+		(double)atomic_load(&S->max_op_ns) / 1e9, nkilled, lt_now_s() - t0);
 	if (sreplay_mode)
 		ck_assert_msg(sr_had > 0 && sr_now * 2 < sr_had, "the standby-replays applied %ld entries at their "
 			      "takeovers, against %ld they held already: they did not keep up", sr_now, sr_had);

@@ -59,32 +59,10 @@
 #include "common/crc32c.h"
 #include "store/store.h"
 #include "tests/e2e/test_fuse_harness.h"
+#include "tests/lib/wait.h"
 
 static struct lfs fs;
 static const char *const fast[] = { "--mds_beacon_interval=0.3", "--mds_beacon_grace=3", NULL };
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static void nap(void)
-{
-	struct timespec ts = { 0, 20 * 1000000L };
-
-	nanosleep(&ts, NULL);
-}
-
-/* the hang bound: a wait for an event that never comes fails here */
-static double bound(void)
-{
-	const char *e = getenv("LOLIGO_TEST_HANG_S");
-
-	return e && atof(e) > 0 ? atof(e) : 60;
-}
 
 static void asok_path(const char *name, char *buf, size_t len)
 {
@@ -134,28 +112,28 @@ static long map_epoch(const char *name, int *standbys)
 
 static bool wait_active(const char *name, pid_t pid)
 {
-	double end = now_s() + bound();
+	double end = lt_now_s() + lt_hang_s_or(60);
 
-	while (now_s() < end) {
+	while (lt_now_s() < end) {
 		if (lfs_mds_daemon_port(&fs, name) > 0)
 			return true;
 		if (pid > 0 && waitpid(pid, NULL, WNOHANG) == pid)
 			return false;
-		nap();
+		lt_nap();
 	}
 	return false;
 }
 
 static bool wait_standbys(const char *active, int n)
 {
-	double end = now_s() + bound();
+	double end = lt_now_s() + lt_hang_s_or(60);
 	int sb;
 
-	while (now_s() < end) {
+	while (lt_now_s() < end) {
 		map_epoch(active, &sb);
 		if (sb >= n)
 			return true;
-		nap();
+		lt_nap();
 	}
 	return false;
 }
@@ -179,12 +157,12 @@ static bool log_has(const char *name, const char *needle)
 
 static bool wait_log(const char *name, const char *needle)
 {
-	double end = now_s() + bound();
+	double end = lt_now_s() + lt_hang_s_or(60);
 
-	while (now_s() < end) {
+	while (lt_now_s() < end) {
 		if (log_has(name, needle))
 			return true;
-		nap();
+		lt_nap();
 	}
 	return false;
 }
@@ -192,13 +170,13 @@ static bool wait_log(const char *name, const char *needle)
 /* until @pid exits: its wait status, or -1 (still running at the bound) */
 static int wait_exit(pid_t pid)
 {
-	double end = now_s() + bound();
+	double end = lt_now_s() + lt_hang_s_or(60);
 	int st;
 
-	while (now_s() < end) {
+	while (lt_now_s() < end) {
 		if (waitpid(pid, &st, WNOHANG) == pid)
 			return st;
-		nap();
+		lt_nap();
 	}
 	return -1;
 }
@@ -410,10 +388,10 @@ START_TEST(test_standbys_race)
 	/* stopped, not dead: no host lock shortcut, both standbys see the grace run out at once */
 	ck_assert_int_eq(kill(a, SIGSTOP), 0);
 	{
-		double end = now_s() + bound();
+		double end = lt_now_s() + lt_hang_s_or(60);
 
-		while (now_s() < end && lfs_mds_daemon_port(&fs, "b") == 0 && lfs_mds_daemon_port(&fs, "c") == 0)
-			nap();
+		while (lt_now_s() < end && lfs_mds_daemon_port(&fs, "b") == 0 && lfs_mds_daemon_port(&fs, "c") == 0)
+			lt_nap();
 	}
 	nactive = (lfs_mds_daemon_port(&fs, "b") > 0) + (lfs_mds_daemon_port(&fs, "c") > 0);
 	ck_assert_msg(nactive == 1, "%d standbys serve after the race", nactive);
@@ -467,10 +445,10 @@ START_TEST(test_dead_standby_dropped)
 	waitpid(b, NULL, 0);
 	ck_assert_msg(wait_log("a", "standby mds.b"), "mds.a did not drop the dead standby mds.b from the map");
 	{
-		double end = now_s() + bound();
+		double end = lt_now_s() + lt_hang_s_or(60);
 
-		while (now_s() < end && standby_entries("a") != 1)
-			nap();
+		while (lt_now_s() < end && standby_entries("a") != 1)
+			lt_nap();
 	}
 	ck_assert_int_eq(standby_entries("a"), 1);
 	ck_assert_msg(wait_standbys("a", 1), "the live standby mds.c is gone too");
@@ -629,15 +607,15 @@ static uint64_t sreplay_inodes(const char *active, const char *name, long seq)
 /* until the standby-replay @name's position (as @active shows it) reaches @active's last journal entry */
 static bool wait_caught_up(const char *active, const char *name)
 {
-	double end = now_s() + bound();
+	double end = lt_now_s() + lt_hang_s_or(60);
 	char st[64] = "";
 	long seq, aseq;
 
-	while (now_s() < end) {
+	while (lt_now_s() < end) {
 		if (sreplay_entry(active, name, st, sizeof(st), &seq, &aseq) && !strcmp(st, "standby-replay") &&
 		    seq > 0 && seq >= aseq)
 			return true;
-		nap();
+		lt_nap();
 	}
 	fprintf(stderr, "test_fuse_failover: mds.%s is at %s, entry %ld of %ld\n", name, st, seq, aseq);
 	return false;
@@ -685,10 +663,10 @@ static bool takeover_counts(const char *name, long *had, long *applied)
 /* the metadata pool but the map object (which standbys register in), once it stops changing */
 static long long settled_digest(void)
 {
-	double end = now_s() + bound();
+	double end = lt_now_s() + lt_hang_s_or(60);
 	long long d = pool_digest_but("mds_map"), prev = -2;
 
-	while (d != prev && now_s() < end) {
+	while (d != prev && lt_now_s() < end) {
 		/* across a housekeeping tick of the active */
 		struct timespec ts = { 1, 200 * 1000000L };
 
@@ -784,24 +762,24 @@ START_TEST(test_sreplay_trimmed)
 	ck_assert_msg(wait_log("b", "caught up with the journal"), "mds.b did not catch up");
 	/* between two looks 3 s apart it has not caught up for longer than the 1 s warning */
 	{
-		double e1 = now_s() + bound();
+		double e1 = lt_now_s() + lt_hang_s_or(60);
 		bool warned = false;
 
-		while (!warned && now_s() < e1) {
+		while (!warned && lt_now_s() < e1) {
 			struct json_object *h = asok("a", "health"), *checks;
 
 			warned = h && json_object_object_get_ex(h, "checks", &checks) &&
 				 json_object_object_get_ex(checks, "MDS_STANDBY_REPLAY_LAGGING", NULL);
 			json_object_put(h);
 			if (!warned)
-				nap();
+				lt_nap();
 		}
 		ck_assert_msg(warned, "no MDS_STANDBY_REPLAY_LAGGING for a standby-replay looking every 3 s");
 	}
 	mount_both(ports, 2);
 	/* the journal moves on and is expired under the follower between two of its looks */
-	end = now_s() + bound();
-	while (!log_has("b", "was expired and removed before this standby read it") && now_s() < end) {
+	end = lt_now_s() + lt_hang_s_or(60);
+	while (!log_has("b", "was expired and removed before this standby read it") && lt_now_s() < end) {
 		for (int i = 0; i < 10; i++, n++) {
 			snprintf(name, sizeof(name), "f.%d", n);
 			ck_assert_int_eq(create_fsync(name), 0);
@@ -812,10 +790,10 @@ START_TEST(test_sreplay_trimmed)
 	/* it starts again (the same process, exec), loads afresh and follows */
 	ck_assert_msg(wait_log("b", "standby-replay: starting again"), "mds.b did not start again");
 	{
-		double e2 = now_s() + bound();
+		double e2 = lt_now_s() + lt_hang_s_or(60);
 
-		while (log_count("b", "caught up with the journal") < 2 && now_s() < e2)
-			nap();
+		while (log_count("b", "caught up with the journal") < 2 && lt_now_s() < e2)
+			lt_nap();
 	}
 	ck_assert_msg(log_count("b", "caught up with the journal") >= 2, "mds.b did not catch up again");
 	ck_assert_msg(lfs_mds_daemon_port(&fs, "b") == 0, "mds.b serves beside mds.a");
@@ -852,10 +830,10 @@ START_TEST(test_sreplay_preferred)
 	ck_assert_int_eq(kill(a, SIGKILL), 0);
 	waitpid(a, NULL, 0);
 	{
-		double end = now_s() + bound();
+		double end = lt_now_s() + lt_hang_s_or(60);
 
-		while (now_s() < end && lfs_mds_daemon_port(&fs, "b") == 0 && lfs_mds_daemon_port(&fs, "c") == 0)
-			nap();
+		while (lt_now_s() < end && lfs_mds_daemon_port(&fs, "b") == 0 && lfs_mds_daemon_port(&fs, "c") == 0)
+			lt_nap();
 	}
 	ck_assert_msg(lfs_mds_daemon_port(&fs, "b") > 0, "the standby-replay mds.b did not win the rank");
 	ck_assert_msg(wait_standbys("b", 1), "the cold mds.c is not a standby of mds.b");
@@ -925,12 +903,12 @@ START_TEST(test_sreplay_bounded)
 	}
 	/* the follower had every file's inode in memory (NDIRS * NFILES > 2 x
 	 * mds_cache_size): once the active expires the entries, it trims */
-	end = now_s() + bound();
-	while (now_s() < end) {
+	end = lt_now_s() + lt_hang_s_or(60);
+	while (lt_now_s() < end) {
 		cached = sreplay_inodes("a", "b", aseq);
 		if (cached <= 120)
 			break;
-		nap();
+		lt_nap();
 	}
 	fprintf(stderr, "test_fuse_failover: the standby-replay holds %llu inodes (mds_cache_size 120, %d files made)\n",
 		(unsigned long long)cached, NDIRS * NFILES);

@@ -138,16 +138,7 @@ static int64_t session_field(const char *k)
 
 static long client_counter(const char *group, const char *name)
 {
-	struct json_object *req = json_object_new_object(), *rep = NULL, *g, *v;
-	long n = -1;
-
-	json_object_object_add(req, "prefix", json_object_new_string("perf dump"));
-	if (asok_request(fs.asok, req, &rep, 10000) == 0 && json_object_object_get_ex(rep, group, &g) &&
-	    json_object_object_get_ex(g, name, &v))
-		n = (long)json_object_get_int64(v);
-	json_object_put(req);
-	json_object_put(rep);
-	return n;
+	return lfs_perf(fs.asok, group, name);
 }
 
 static int mds_config_set(const char *var, const char *val)

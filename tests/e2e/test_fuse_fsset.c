@@ -43,39 +43,12 @@ static void teardown(void)
 	lfs_cleanup(&fs);
 }
 
-static const char *P(const char *rel)
-{
-	static char buf[4][PATH_MAX + 64];
-	static int i;
-
-	i = (i + 1) % 4;
-	snprintf(buf[i], sizeof(buf[i]), "%s/%s", fs.mnt, rel);
-	return buf[i];
-}
-
-/* An MDS admin command; the reply (caller puts it) or NULL.  *@err: the
- * command's error text, if it failed. */
-static struct json_object *mds_cmd(const char *prefix, const char *const *kv, const char **err)
-{
-	struct json_object *req = json_object_new_object(), *rep = NULL, *e;
-	char p[PATH_MAX + 16];
-
-	snprintf(p, sizeof(p), "%s/mds.asok", fs.dir);
-	json_object_object_add(req, "prefix", json_object_new_string(prefix));
-	for (; kv && kv[0]; kv += 2)
-		json_object_object_add(req, kv[0], json_object_new_string(kv[1]));
-	if (asok_request(p, req, &rep, 30000))
-		rep = NULL;
-	json_object_put(req);
-	if (err)
-		*err = rep && json_object_object_get_ex(rep, "error", &e) ? json_object_get_string(e) : NULL;
-	return rep;
-}
+#define P(rel) lfs_at(fs.mnt, (rel))
 
 /* The filesystem's entry of `fs dump` (a new reference), or NULL. */
 static struct json_object *fs_entry(void)
 {
-	struct json_object *rep = mds_cmd("fs dump", NULL, NULL), *a, *f = NULL;
+	struct json_object *rep = lfs_mds_cmd(&fs, "fs dump", NULL, NULL), *a, *f = NULL;
 
 	if (rep && json_object_object_get_ex(rep, "filesystems", &a) && json_object_array_length(a) > 0)
 		f = json_object_get(json_object_array_get_idx(a, 0));
@@ -114,7 +87,7 @@ static int fs_set(const char *var, const char *val, char *err, size_t len)
 {
 	const char *kv[] = { "fs_name", fs_name, "var", var, "val", val, NULL };
 	const char *e = NULL;
-	struct json_object *rep = mds_cmd("fs set", kv, &e);
+	struct json_object *rep = lfs_mds_cmd(&fs, "fs set", kv, &e);
 
 	if (err && len)
 		snprintf(err, len, "%s", e ? e : "");
@@ -143,7 +116,7 @@ static int64_t client_max_file_size(void)
 /* Sessions with a connection bound (`session ls`). */
 static int connected_sessions(void)
 {
-	struct json_object *rep = mds_cmd("session ls", NULL, NULL), *e, *v;
+	struct json_object *rep = lfs_mds_cmd(&fs, "session ls", NULL, NULL), *e, *v;
 	int n = 0;
 
 	if (rep && json_object_is_type(rep, json_type_array))
@@ -286,7 +259,7 @@ START_TEST(test_bad_values)
 		ck_assert_msg(strstr(err, bad[i][2]), "fs set %s %s: '%s' does not say '%s'", bad[i][0], bad[i][1],
 			      err, bad[i][2]);
 	}
-	rep = mds_cmd("fs set", kv, &e);
+	rep = lfs_mds_cmd(&fs, "fs set", kv, &e);
 	ck_assert_ptr_nonnull(rep);
 	ck_assert_msg(e && strstr(e, "no filesystem 'nosuchfs'"), "a wrong fs name: %s", e ? e : "accepted");
 	json_object_put(rep);

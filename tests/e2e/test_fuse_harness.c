@@ -4,6 +4,7 @@
  * fixtures can use it too.
  */
 #include "tests/e2e/test_fuse_harness.h"
+#include "common/admin_sock.h"
 #include "tests/test_keyring.h"
 
 #include <arpa/inet.h>
@@ -24,6 +25,8 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <json-c/json.h>
 
 static long now_ms(void)
 {
@@ -49,6 +52,48 @@ const char *lfs_path(const struct lfs *fs, const char *rel, char *buf, size_t le
 {
 	snprintf(buf, len, "%s/%s", fs->mnt, rel);
 	return buf;
+}
+
+const char *lfs_at(const char *root, const char *rel)
+{
+	static __thread char buf[LFS_AT_SLOTS][PATH_MAX + 256];
+	static __thread unsigned i;
+
+	i = (i + 1) % LFS_AT_SLOTS;
+	snprintf(buf[i], sizeof(buf[i]), "%.*s/%s", PATH_MAX - 1, root, rel);
+	return buf[i];
+}
+
+int64_t lfs_perf(const char *asok, const char *group, const char *name)
+{
+	struct json_object *req = json_object_new_object(), *rep = NULL, *g, *v;
+	int64_t n = -1;
+
+	json_object_object_add(req, "prefix", json_object_new_string("perf dump"));
+	if (asok_request(asok, req, &rep, 10000) == 0 && json_object_object_get_ex(rep, group, &g) &&
+	    json_object_object_get_ex(g, name, &v))
+		n = json_object_get_int64(v);
+	json_object_put(req);
+	if (rep)
+		json_object_put(rep);
+	return n;
+}
+
+struct json_object *lfs_mds_cmd(const struct lfs *fs, const char *prefix, const char *const *kv, const char **err)
+{
+	struct json_object *req = json_object_new_object(), *rep = NULL, *e;
+	char p[PATH_MAX + 16];
+
+	snprintf(p, sizeof(p), "%s/mds.asok", fs->dir);
+	json_object_object_add(req, "prefix", json_object_new_string(prefix));
+	for (; kv && kv[0] && kv[1]; kv += 2)
+		json_object_object_add(req, kv[0], json_object_new_string(kv[1]));
+	if (asok_request(p, req, &rep, 30000))
+		rep = NULL;
+	json_object_put(req);
+	if (err)
+		*err = rep && json_object_object_get_ex(rep, "error", &e) ? json_object_get_string(e) : NULL;
+	return rep;
 }
 
 static void write_text(const char *path, const char *text)

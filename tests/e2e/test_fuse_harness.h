@@ -114,6 +114,28 @@ void lfs_dump_logs(const struct lfs *fs);
 /** lfs_path - DIR/mnt/@rel into @buf. */
 const char *lfs_path(const struct lfs *fs, const char *rel, char *buf, size_t len);
 
+/**
+ * lfs_at - "@root/@rel" in one of LFS_AT_SLOTS per-thread buffers, used in
+ * turn: the result stays valid for the next LFS_AT_SLOTS - 1 calls on this
+ * thread, enough for every argument of one call.  The suites' P() and P2().
+ */
+#define LFS_AT_SLOTS 8
+const char *lfs_at(const char *root, const char *rel);
+
+struct json_object;
+/**
+ * lfs_mds_cmd - an admin command to the MDS of @fs (DIR/mds.asok) with string
+ * arguments @kv (name, value, ..., NULL; or NULL); its reply (the caller puts
+ * it), or NULL if none came within 30 s.  *@err (if @err): the reply's
+ * "error" text, or NULL when it succeeded (valid while the reply is held).
+ */
+/**
+ * lfs_perf - counter @group.@name of `perf dump` on the admin socket @asok,
+ * or -1 when the socket does not answer or has no such counter.
+ */
+int64_t lfs_perf(const char *asok, const char *group, const char *name);
+struct json_object *lfs_mds_cmd(const struct lfs *fs, const char *prefix, const char *const *kv, const char **err);
+
 /** lfs_run - fork+exec @argv, wait at most @timeout_ms; exit status, or -1 (killed on timeout). */
 int lfs_run(char *const argv[], int timeout_ms, const char *out_file);
 

@@ -70,25 +70,9 @@ static void teardown(void)
 	lfs_cleanup(&fs);
 }
 
-static const char *P(const char *rel)
-{
-	static char buf[4][PATH_MAX + 64];
-	static int i;
+#define P(rel) lfs_at(fs.mnt, (rel))
 
-	i = (i + 1) % 4;
-	snprintf(buf[i], sizeof(buf[i]), "%s/%s", fs.mnt, rel);
-	return buf[i];
-}
-
-static const char *P2(const char *rel)
-{
-	static char buf[4][PATH_MAX + 64];
-	static int i;
-
-	i = (i + 1) % 4;
-	snprintf(buf[i], sizeof(buf[i]), "%s/%s", fs.mnt2, rel);
-	return buf[i];
-}
+#define P2(rel) lfs_at(fs.mnt2, (rel))
 
 static int set(const char *path, const char *name, const char *val)
 {
@@ -432,25 +416,12 @@ END_TEST
 /* An MDS admin command with string arguments; 0, or -1 with its error text in @err. */
 static int mds_cmd(const char *prefix, const char *const *kv, char *err, size_t len)
 {
-	struct json_object *req = json_object_new_object(), *rep = NULL, *e;
-	char p[PATH_MAX + 16];
-	int r = -1;
+	const char *e = "no answer";
+	struct json_object *rep = lfs_mds_cmd(&fs, prefix, kv, &e);
+	int r = rep && !e ? 0 : -1;
 
-	snprintf(p, sizeof(p), "%s/mds.asok", fs.dir);
-	json_object_object_add(req, "prefix", json_object_new_string(prefix));
-	for (; kv && kv[0]; kv += 2)
-		json_object_object_add(req, kv[0], json_object_new_string(kv[1]));
 	if (err && len)
-		snprintf(err, len, "no answer");
-	if (asok_request(p, req, &rep, 30000) == 0 && rep) {
-		if (json_object_object_get_ex(rep, "error", &e)) {
-			if (err && len)
-				snprintf(err, len, "%s", json_object_get_string(e));
-		} else {
-			r = 0;
-		}
-	}
-	json_object_put(req);
+		snprintf(err, len, "%s", rep && !e ? "" : e ? e : "no answer");
 	if (rep)
 		json_object_put(rep);
 	return r;
@@ -459,20 +430,15 @@ static int mds_cmd(const char *prefix, const char *const *kv, char *err, size_t 
 /* data pool names of `fs dump`, as one string "a,b," */
 static void dump_pools(char *out, size_t len)
 {
-	struct json_object *req = json_object_new_object(), *rep = NULL, *a, *f, *dp;
-	char p[PATH_MAX + 16];
+	struct json_object *rep = lfs_mds_cmd(&fs, "fs dump", NULL, NULL), *a, *f, *dp;
 	size_t o = 0;
 
 	*out = '\0';
-	snprintf(p, sizeof(p), "%s/mds.asok", fs.dir);
-	json_object_object_add(req, "prefix", json_object_new_string("fs dump"));
-	if (asok_request(p, req, &rep, 30000) == 0 && rep && json_object_object_get_ex(rep, "filesystems", &a) &&
-	    json_object_array_length(a) > 0 &&
+	if (rep && json_object_object_get_ex(rep, "filesystems", &a) && json_object_array_length(a) > 0 &&
 	    json_object_object_get_ex((f = json_object_array_get_idx(a, 0)), "data_pools", &dp))
 		for (size_t i = 0; i < json_object_array_length(dp) && o < len; i++)
 			o += (size_t)snprintf(out + o, len - o, "%s,",
 					      json_object_get_string(json_object_array_get_idx(dp, i)));
-	json_object_put(req);
 	if (rep)
 		json_object_put(rep);
 }
@@ -480,20 +446,16 @@ static void dump_pools(char *out, size_t len)
 /* `df`: the objects pool @name holds, -1 when it is not listed */
 static long long df_objects(const char *name)
 {
-	struct json_object *req = json_object_new_object(), *rep = NULL, *a, *e, *v, *st;
-	char p[PATH_MAX + 16];
+	struct json_object *rep = lfs_mds_cmd(&fs, "df", NULL, NULL), *a, *e, *v, *st;
 	long long n = -1;
 
-	snprintf(p, sizeof(p), "%s/mds.asok", fs.dir);
-	json_object_object_add(req, "prefix", json_object_new_string("df"));
-	if (asok_request(p, req, &rep, 30000) == 0 && rep && json_object_object_get_ex(rep, "pools", &a))
+	if (rep && json_object_object_get_ex(rep, "pools", &a))
 		for (size_t i = 0; i < json_object_array_length(a); i++) {
 			e = json_object_array_get_idx(a, i);
 			if (json_object_object_get_ex(e, "name", &v) && !strcmp(json_object_get_string(v), name) &&
 			    json_object_object_get_ex(e, "stats", &st) && json_object_object_get_ex(st, "objects", &v))
 				n = json_object_get_int64(v);
 		}
-	json_object_put(req);
 	if (rep)
 		json_object_put(rep);
 	return n;

@@ -60,6 +60,7 @@
 #include "common/admin_sock.h"
 #include "store/store.h"
 #include "tests/e2e/test_fuse_harness.h"
+#include "tests/lib/wait.h"
 
 #define MDS_PORT 6800
 #define GUARD_METRIC 4000
@@ -74,29 +75,6 @@ static bool guard[2];           /* the unreachable route of subnet[i] is ours to
 static char mds_addr_arg[2][48], client_addrs[96];
 static const char *const names[2] = { "a", "b" };
 static pid_t mds_pid[2];
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static void nap(void)
-{
-	struct timespec ts = { 0, 20 * 1000000L };
-
-	nanosleep(&ts, NULL);
-}
-
-/* the hang bound: a wait for an event that never comes fails here */
-static double bound(void)
-{
-	const char *e = getenv("LOLIGO_TEST_HANG_S");
-
-	return e && atof(e) > 0 ? atof(e) : 60;
-}
 
 /* ---- the network --------------------------------------------------------------------------- */
 
@@ -318,14 +296,14 @@ static long map_epoch(int i, char *why, size_t len)
 
 static bool wait_active(int i)
 {
-	double end = now_s() + bound();
+	double end = lt_now_s() + lt_hang_s_or(60);
 
-	while (now_s() < end) {
+	while (lt_now_s() < end) {
 		if (lfs_mds_daemon_port(&fs, names[i]) > 0)
 			return true;
 		if (waitpid(mds_pid[i], NULL, WNOHANG) == mds_pid[i])
 			return false;
-		nap();
+		lt_nap();
 	}
 	return false;
 }
@@ -333,9 +311,9 @@ static bool wait_active(int i)
 /* the active (@i) lists @n live standbys */
 static bool wait_standbys(int i, int n)
 {
-	double end = now_s() + bound();
+	double end = lt_now_s() + lt_hang_s_or(60);
 
-	while (now_s() < end) {
+	while (lt_now_s() < end) {
 		struct json_object *rep = mds_asok(i, "fs status"), *mm, *sb;
 		int live = 0;
 
@@ -345,20 +323,20 @@ static bool wait_standbys(int i, int n)
 		json_object_put(rep);
 		if (live >= n)
 			return true;
-		nap();
+		lt_nap();
 	}
 	return false;
 }
 
 static int wait_exit(pid_t pid)
 {
-	double end = now_s() + bound();
+	double end = lt_now_s() + lt_hang_s_or(60);
 	int st;
 
-	while (now_s() < end) {
+	while (lt_now_s() < end) {
 		if (waitpid(pid, &st, WNOHANG) == pid)
 			return st;
-		nap();
+		lt_nap();
 	}
 	return -1;
 }
@@ -483,13 +461,13 @@ static uint64_t session_at(int i)
 
 static uint64_t wait_session_at(int i)
 {
-	double end = now_s() + bound();
+	double end = lt_now_s() + lt_hang_s_or(60);
 	uint64_t id;
 
-	while (now_s() < end) {
+	while (lt_now_s() < end) {
 		if ((id = session_at(i)) != 0)
 			return id;
-		nap();
+		lt_nap();
 	}
 	return 0;
 }
@@ -522,12 +500,12 @@ static bool op_waits_for_mds(void)
 
 static bool wait_op_waiting(void)
 {
-	double end = now_s() + bound();
+	double end = lt_now_s() + lt_hang_s_or(60);
 
-	while (now_s() < end) {
+	while (lt_now_s() < end) {
 		if (op_waits_for_mds())
 			return true;
-		nap();
+		lt_nap();
 	}
 	return false;
 }
@@ -591,14 +569,14 @@ static void waiter_start(struct waiter *w, const char *name)
 
 static bool waiter_wait(struct waiter *w)
 {
-	double end = now_s() + bound();
+	double end = lt_now_s() + lt_hang_s_or(60);
 
-	while (now_s() < end) {
+	while (lt_now_s() < end) {
 		if (atomic_load(&w->done)) {
 			pthread_join(w->th, NULL);
 			return true;
 		}
-		nap();
+		lt_nap();
 	}
 	return false;
 }
@@ -728,7 +706,7 @@ START_TEST(test_partition)
 	waiter_start(&w, "during");
 	ck_assert_msg(wait_op_waiting(), "the create and fsync of \"during\" never waited for the MDS");
 	ck_assert_msg(read_map(&v0), "cannot read the MDS map from the store");
-	end = now_s() + bound();
+	end = lt_now_s() + lt_hang_s_or(60);
 	for (;;) {
 		ck_assert_msg(read_map(&v), "cannot read the MDS map from the store");
 		ck_assert_msg(v.epoch == v0.epoch && !strcmp(v.gid, v0.gid),
@@ -739,13 +717,13 @@ START_TEST(test_partition)
 			      strerror(-w.r));
 		if (v.beacon >= v0.beacon + renewals && v.standby_beacon >= v0.standby_beacon + 2)
 			break;
-		ck_assert_msg(now_s() < end, "mds.a's beacon went from %llu to %llu only (want +%llu), mds.b's from "
+		ck_assert_msg(lt_now_s() < end, "mds.a's beacon went from %llu to %llu only (want +%llu), mds.b's from "
 			      "%llu to %llu", (unsigned long long)v0.beacon, (unsigned long long)v.beacon,
 			      (unsigned long long)renewals, (unsigned long long)v0.standby_beacon,
 			      (unsigned long long)v.standby_beacon);
 		ck_assert_msg(waitpid(mds_pid[0], NULL, WNOHANG) == 0 && waitpid(mds_pid[1], NULL, WNOHANG) == 0,
 			      "a daemon exited during the partition");
-		nap();
+		lt_nap();
 	}
 	fprintf(stderr, "test_fuse_netns: partition: epoch %llu kept over mds.a's renewals %llu -> %llu "
 		"(mds.b registered %llu -> %llu)\n", (unsigned long long)v.epoch, (unsigned long long)v0.beacon,

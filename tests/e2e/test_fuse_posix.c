@@ -38,26 +38,14 @@
 #include "store/store.h"
 #include "tests/e2e/test_fuse_harness.h"
 #include "tools/bench/nfs4_wire.h"
+#include "tests/lib/wait.h"
 
 #define MiB (1024ll * 1024)
 #define TiB (1ll << 40)
 
 static struct lfs fs;
 
-static const char *P(const char *rel)
-{
-	static __thread char buf[8][PATH_MAX];
-	static __thread int i;
-	i = (i + 1) % 8;
-	return lfs_path(&fs, rel, buf[i], sizeof(buf[i]));
-}
-
-static double now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
+#define P(rel) lfs_at(fs.mnt, (rel))
 
 static void start(const char *conf, bool mount)
 {
@@ -105,17 +93,7 @@ static void teardown(void)
 
 static int64_t perf_at(const char *asok, const char *group, const char *name)
 {
-	struct json_object *req = json_object_new_object(), *rep = NULL, *g, *v;
-	int64_t n = -1;
-
-	json_object_object_add(req, "prefix", json_object_new_string("perf dump"));
-	if (asok_request(asok, req, &rep, 10000) == 0 && json_object_object_get_ex(rep, group, &g) &&
-	    json_object_object_get_ex(g, name, &v))
-		n = json_object_get_int64(v);
-	json_object_put(req);
-	if (rep)
-		json_object_put(rep);
-	return n;
+	return lfs_perf(asok, group, name);
 }
 
 static int64_t client_perf(const char *name)
@@ -133,9 +111,9 @@ static int64_t mds_perf(const char *group, const char *name)
 
 static bool wait_for(int64_t (*get)(const char *), const char *name, int64_t want, double secs)
 {
-	double end = now_s() + secs;
+	double end = lt_now_s() + secs;
 
-	while (now_s() < end) {
+	while (lt_now_s() < end) {
 		if (get(name) >= want)
 			return true;
 		usleep(10000);
@@ -583,10 +561,10 @@ START_TEST(test_sigterm_during_client_purge)
 	ck_assert_int_eq(close(fd), 0);
 	ck_assert_int_eq(unlink(P("many")), 0);
 	ck_assert_msg(wait_for(client_perf, "purge_objects", 1, 10), "the purge did not start");
-	t0 = now_s();
+	t0 = lt_now_s();
 	ck_assert_int_eq(kill(fs.fuse_pid, SIGTERM), 0);
 	ck_assert_int_eq(waitpid(fs.fuse_pid, &status, 0), fs.fuse_pid);
-	took = now_s() - t0;
+	took = lt_now_s() - t0;
 	fs.fuse_pid = 0;
 	fprintf(stderr, "test_sigterm_during_client_purge: exit %.3f s after SIGTERM\n", took);
 	ck_assert_msg(took < 2.0, "loligo-fuse took %.2f s to exit on SIGTERM during a purge", took);
@@ -755,7 +733,7 @@ static void walk_denied(void *arg)
 	const char *dir = arg;
 	char f[128], sub[128], x[128];
 	struct stat st;
-	double t0 = now_s(), late;
+	double t0 = lt_now_s(), late;
 	int fd;
 
 	snprintf(f, sizeof(f), "%s/file", dir);
@@ -764,9 +742,9 @@ static void walk_denied(void *arg)
 	/* "at once": the kernel learns it as the chmod/rename returns (a loaded
 	 * machine may schedule that a little later), never after the 10 s the
 	 * names were cached for */
-	while (stat(P(f), &st) == 0 && now_s() - t0 < 1.0)
+	while (stat(P(f), &st) == 0 && lt_now_s() - t0 < 1.0)
 		usleep(1000);
-	late = now_s() - t0;
+	late = lt_now_s() - t0;
 	EXPECT(late < 1.0, "still let through %.2f s after the directory closed", late);
 	if (late > 0.001)
 		fprintf(stderr, "uid %d: %s: denied %.4f s after it closed\n", (int)getuid(), dir, late);

@@ -40,41 +40,16 @@
 
 static struct lfs fs;
 
-static const char *P(const char *rel)
-{
-	static __thread char buf[8][PATH_MAX];
-	static __thread int i;
-
-	i = (i + 1) % 8;
-	return lfs_path(&fs, rel, buf[i], sizeof(buf[i]));
-}
+#define P(rel) lfs_at(fs.mnt, (rel))
 
 /* a path on mount 2 */
-static const char *P2(const char *rel)
-{
-	static __thread char buf[4][PATH_MAX + 64];
-	static __thread int i;
-
-	i = (i + 1) % 4;
-	snprintf(buf[i], sizeof(buf[i]), "%.4000s/%.60s", fs.mnt2, rel);
-	return buf[i];
-}
+#define P2(rel) lfs_at(fs.mnt2, (rel))
 
 static int64_t perf_mds(const char *group, const char *name)
 {
-	struct json_object *req = json_object_new_object(), *rep = NULL, *g, *v;
 	char p[PATH_MAX + 16];
-	int64_t n = -1;
-
 	snprintf(p, sizeof(p), "%s/mds.asok", fs.dir);
-	json_object_object_add(req, "prefix", json_object_new_string("perf dump"));
-	if (asok_request(p, req, &rep, 10000) == 0 && json_object_object_get_ex(rep, group, &g) &&
-	    json_object_object_get_ex(g, name, &v))
-		n = json_object_get_int64(v);
-	json_object_put(req);
-	if (rep)
-		json_object_put(rep);
-	return n;
+	return lfs_perf(p, group, name);
 }
 
 /* @path's text contains @needle */

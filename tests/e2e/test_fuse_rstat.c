@@ -52,15 +52,7 @@ static void teardown(void)
 	lfs_cleanup(&fs);
 }
 
-static const char *P(const char *rel)
-{
-	static char buf[8][PATH_MAX + 64];
-	static int i;
-
-	i = (i + 1) % 8;
-	snprintf(buf[i], sizeof(buf[i]), "%s/%s", fs.mnt, rel);
-	return buf[i];
-}
+#define P(rel) lfs_at(fs.mnt, (rel))
 
 /* A numeric virtual xattr of @rel ("" for the mount's root); -1 if unreadable. */
 static long long vx(const char *rel, const char *name)

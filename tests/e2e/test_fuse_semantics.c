@@ -54,24 +54,16 @@
 
 static struct lfs fs;
 
+/* functions, not macros: the checks take the mount to use as a pointer */
 static const char *P(const char *rel)
 {
-	static __thread char buf[8][PATH_MAX];
-	static __thread int i;
-
-	i = (i + 1) % 8;
-	return lfs_path(&fs, rel, buf[i], sizeof(buf[i]));
+	return lfs_at(fs.mnt, rel);
 }
 
 /* the same name on the second mount */
 static const char *P2(const char *rel)
 {
-	static __thread char buf[8][PATH_MAX + 256];
-	static __thread int i;
-
-	i = (i + 1) % 8;
-	snprintf(buf[i], sizeof(buf[i]), "%s/%s", fs.mnt2, rel);
-	return buf[i];
+	return lfs_at(fs.mnt2, rel);
 }
 
 /* names getdents gives for @fd, "." and ".." aside */
@@ -323,22 +315,13 @@ static void truncate_as_user(const char *path)
 /* a counter of a mount's client ("client" group of perf dump): mount 1 or 2 */
 static int64_t client_perf_of(int mnt, const char *name)
 {
-	struct json_object *req = json_object_new_object(), *rep = NULL, *g, *v;
 	char path[PATH_MAX];
-	int64_t n = -1;
 
 	if (mnt == 1)
 		snprintf(path, sizeof(path), "%s", fs.asok);
 	else
 		snprintf(path, sizeof(path), "%s/client2.asok", fs.dir);
-	json_object_object_add(req, "prefix", json_object_new_string("perf dump"));
-	if (asok_request(path, req, &rep, 10000) == 0 && json_object_object_get_ex(rep, "client", &g) &&
-	    json_object_object_get_ex(g, name, &v))
-		n = json_object_get_int64(v);
-	json_object_put(req);
-	if (rep)
-		json_object_put(rep);
-	return n;
+	return lfs_perf(path, "client", name);
 }
 
 /*

@@ -45,40 +45,18 @@
 
 #include "common/admin_sock.h"
 #include "tests/e2e/test_fuse_harness.h"
+#include "tests/lib/wait.h"
 
 #define NOBODY 65534
 #define SIZE (3 * 1024 * 1024 + 77)   /* several objects, a partial last one */
 
 static struct lfs fs;
 
-static const char *P(const char *rel)
-{
-	static __thread char buf[8][PATH_MAX];
-	static __thread int i;
+#define P(rel) lfs_at(fs.mnt, (rel))
 
-	i = (i + 1) % 8;
-	return lfs_path(&fs, rel, buf[i], sizeof(buf[i]));
-}
-
-static const char *P2(const char *rel)
-{
-	static __thread char buf[8][PATH_MAX + 256];
-	static __thread int i;
-
-	i = (i + 1) % 8;
-	snprintf(buf[i], sizeof(buf[i]), "%s/%s", fs.mnt2, rel);
-	return buf[i];
-}
+#define P2(rel) lfs_at(fs.mnt2, (rel))
 
 /* ---- helpers ------------------------------------------------------------ */
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 /* inodes in use, as `df -i` shows them */
 static long long files_used(const char *mnt)
@@ -91,17 +69,7 @@ static long long files_used(const char *mnt)
 
 static int64_t client_perf(const char *name)
 {
-	struct json_object *req = json_object_new_object(), *rep = NULL, *g, *v;
-	int64_t n = -1;
-
-	json_object_object_add(req, "prefix", json_object_new_string("perf dump"));
-	if (asok_request(fs.asok, req, &rep, 10000) == 0 && json_object_object_get_ex(rep, "client", &g) &&
-	    json_object_object_get_ex(g, name, &v))
-		n = json_object_get_int64(v);
-	json_object_put(req);
-	if (rep)
-		json_object_put(rep);
-	return n;
+	return lfs_perf(fs.asok, "client", name);
 }
 
 static int names_in(const char *dir)
@@ -236,12 +204,12 @@ START_TEST(test_close)
 	ck_assert_int_eq(close(fd), 0);
 
 	/* the MDS drops the orphan when it hears of the last close */
-	end = now_s() + 30;
-	while (files_used(fs.mnt) != used && now_s() < end)
+	end = lt_now_s() + 30;
+	while (files_used(fs.mnt) != used && lt_now_s() < end)
 		usleep(20000);
 	ck_assert_int_eq(files_used(fs.mnt), used);
-	end = now_s() + 30;
-	while (client_perf("purge_files") <= purged && now_s() < end)
+	end = lt_now_s() + 30;
+	while (client_perf("purge_files") <= purged && lt_now_s() < end)
 		usleep(20000);
 	ck_assert_msg(client_perf("purge_files") > purged, "the data of the closed tmpfile was not purged");
 	ck_assert_int_eq(names_in(fs.mnt), 0);
@@ -308,8 +276,8 @@ START_TEST(test_restart)
 	ck_assert_int_eq(files_used(fs.mnt), used + 2);
 	ck_assert_int_eq(close(a), 0);
 	ck_assert_int_eq(close(b), 0);
-	end = now_s() + 30;
-	while (files_used(fs.mnt) != used + 1 && now_s() < end)
+	end = lt_now_s() + 30;
+	while (files_used(fs.mnt) != used + 1 && lt_now_s() < end)
 		usleep(20000);
 	ck_assert_int_eq(files_used(fs.mnt), used + 1);   /* b went at its close */
 	ck_assert_int_eq(names_in(fs.mnt), 1);

@@ -44,14 +44,7 @@
 
 static struct lfs fs;
 
-static const char *P(const char *rel)
-{
-	static char buf[4][PATH_MAX];
-	static int i;
-
-	i = (i + 1) % 4;
-	return lfs_path(&fs, rel, buf[i], sizeof(buf[i]));
-}
+#define P(rel) lfs_at(fs.mnt, (rel))
 
 static long now_ms(void)
 {
@@ -169,17 +162,7 @@ static int reap(pid_t pid, long ms)
 
 static int64_t client_perf(const char *group, const char *name)
 {
-	struct json_object *req = json_object_new_object(), *rep = NULL, *g, *v;
-	int64_t n = -1;
-
-	json_object_object_add(req, "prefix", json_object_new_string("perf dump"));
-	if (asok_request(fs.asok, req, &rep, 10000) == 0 && json_object_object_get_ex(rep, group, &g) &&
-	    json_object_object_get_ex(g, name, &v))
-		n = json_object_get_int64(v);
-	json_object_put(req);
-	if (rep)
-		json_object_put(rep);
-	return n;
+	return lfs_perf(fs.asok, group, name);
 }
 
 /* Lines of the client log that contain @what. */

@@ -668,6 +668,61 @@ static inline void rep_fattr(struct nrep *r, struct xdr_bitmap *bm, struct xdr_d
 /* ---- sessions and clients ----------------------------------------------------- */
 
 /* 4.0: SETCLIENTID + SETCLIENTID_CONFIRM for @id. */
+/* nc_lookup - the handle of @name in directory @d (asserts it exists) */
+static inline void nc_lookup(struct nc *n, const struct nfs4_fh *d, const char *name, struct nfs4_fh *fh)
+{
+	struct ncc c;
+	struct nrep r;
+
+	ncc_begin(&c, n);
+	enc_putfh(&c, d);
+	enc_lookup(&c, name);
+	enc_getfh(&c);
+	ncc_call(&c, &r);
+	ck_assert_msg(r.status == NFS4_OK, "LOOKUP %s: %u", name, r.status);
+	rep_next(&r, OP_PUTFH);
+	rep_next(&r, OP_LOOKUP);
+	rep_next(&r, OP_GETFH);
+	rep_fh(&r, fh);
+	rep_free(&r);
+}
+
+/*
+ * nc_readdir_entry - READDIR of @d (one reply) asking for @attrs: true with
+ * @v at entry @name's attribute values, which live in @r (rep_free(@r) once
+ * read); false, @r freed, when the reply does not list @name.
+ */
+static inline bool nc_readdir_entry(struct nc *n, const struct nfs4_fh *d, const int *attrs, const char *name,
+				    struct nrep *r, struct xdr_dec *v)
+{
+	struct ncc c;
+	bool more;
+
+	ncc_begin(&c, n);
+	enc_putfh(&c, d);
+	enc_readdir(&c, attrs);
+	ncc_call(&c, r);
+	ck_assert_uint_eq(rep_next(r, OP_PUTFH), NFS4_OK);
+	ck_assert_uint_eq(rep_next(r, OP_READDIR), NFS4_OK);
+	ck_assert_int_eq(xdr_skip(&r->d, NFS4_VERIFIER_SIZE), 0);
+	for (;;) {
+		char ename[256];
+		uint64_t cookie;
+		struct xdr_bitmap bm;
+
+		ck_assert_int_eq(xdr_get_bool(&r->d, &more), 0);
+		if (!more)
+			break;
+		ck_assert_int_eq(xdr_get_u64(&r->d, &cookie), 0);
+		ck_assert_int_eq(xdr_get_string(&r->d, ename, sizeof(ename), 255), 0);
+		rep_fattr(r, &bm, v);
+		if (!strcmp(ename, name))
+			return true;
+	}
+	rep_free(r);
+	return false;
+}
+
 static inline void nc_setclientid(struct nc *n, const char *id, uint64_t verifier)
 {
 	struct ncc c;

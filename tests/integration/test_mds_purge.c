@@ -33,13 +33,6 @@ static char parent_dir[256];
 static struct mdsproc P;
 static struct mdsw W;
 
-static double now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 static void setup(void)
 {
 	ck_assert_int_eq(mdsproc_init(&P, parent_dir), 0);
@@ -203,9 +196,9 @@ START_TEST(test_sigterm_during_purge)
 	unlink_sized("long", 64 * MiB);
 	ck_assert_msg(wait_perf("mds_purge", "slices", 2), "the purge did not start");
 	mdsw_close(&W);
-	t0 = now_s();
+	t0 = lt_now_s();
 	st = mdsproc_stop(&P, SIGTERM);
-	took = now_s() - t0;
+	took = lt_now_s() - t0;
 	ck_assert_int_eq(st, 0);
 	/* it exited mid-purge rather than finishing it first: the purge is
 	 * resumed after the restart below (how fast it exits is a benchmark's) */
@@ -232,13 +225,13 @@ START_TEST(test_old_pool_purge_is_bounded)
 	ck_assert_int_eq(mdsproc_start(&P), 0);
 	ck_assert_int_eq(mdsw_connect(&W, P.port), 0);
 	ck_assert_int_eq(mdsw_open(&W, "client.purge"), 0);
-	t0 = now_s();
+	t0 = lt_now_s();
 	unlink_sized("tib", 1ull << 40);   /* 262,145 object names at most */
 	/* 262,145 deletes of absent objects: slow under load, but a purge
 	 * bounded by the old size (no limit) would not end at all */
 	setenv("LOLIGO_TEST_HANG_S", "60", 0);
 	ck_assert_msg(wait_perf("mds_purge", "files", 1), "a 1 TiB purge did not finish");
-	fprintf(stderr, "test_old_pool_purge_is_bounded: 1 TiB purged in %.2f s without an index\n", now_s() - t0);
+	fprintf(stderr, "test_old_pool_purge_is_bounded: 1 TiB purged in %.2f s without an index\n", lt_now_s() - t0);
 }
 END_TEST
 

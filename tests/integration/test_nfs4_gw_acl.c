@@ -29,24 +29,6 @@ static const struct nfs4_stateid anon_sid;
 #define MDSP_XATTR_ACL_DEFAULT "system.posix_acl_default"
 #endif
 
-static void lookup(struct nc *n, const struct nfs4_fh *d, const char *name, struct nfs4_fh *fh)
-{
-	struct ncc c;
-	struct nrep r;
-
-	ncc_begin(&c, n);
-	enc_putfh(&c, d);
-	enc_lookup(&c, name);
-	enc_getfh(&c);
-	ncc_call(&c, &r);
-	ck_assert_msg(r.status == NFS4_OK, "LOOKUP %s: %u", name, r.status);
-	rep_next(&r, OP_PUTFH);
-	rep_next(&r, OP_LOOKUP);
-	rep_next(&r, OP_GETFH);
-	rep_fh(&r, fh);
-	rep_free(&r);
-}
-
 /* "u::rw-,u:2002:rw-,g::r--,m::rw-,o::---" in the xattr form */
 static size_t acl_bytes(const char *text, uint8_t *b)
 {
@@ -209,7 +191,7 @@ START_TEST(getattr_acl)
 	make_file("f", "x", 0640);
 	set_owner_mode("f", 2001, 2001, 0640);
 	set_acl("f", MDSP_XATTR_ACL_ACCESS, "u::rw-,u:2002:rw-,g::r--,m::rw-,o::---");
-	lookup(n, &d, "f", &fh);
+	nc_lookup(n, &d, "f", &fh);
 	cnt = get_acl(n, &fh, a, 32, &support);
 	ck_assert_uint_eq(support, 3);          /* ACL4_SUPPORT_ALLOW_ACL | ACL4_SUPPORT_DENY_ACL */
 	ck_assert_uint_eq(cnt, 4);
@@ -221,50 +203,26 @@ START_TEST(getattr_acl)
 	/* READDIR asking for acl: the same ACEs for the entry */
 	{
 		static const int attrs[] = { ATTR_ACL, -1 };
-		struct ncc c;
 		struct nrep r;
-		bool more, found = false;
+		struct xdr_dec v;
+		struct ace x;
 
-		ncc_begin(&c, n);
-		enc_putfh(&c, &d);
-		enc_readdir(&c, attrs);
-		ncc_call(&c, &r);
-		ck_assert_uint_eq(rep_next(&r, OP_PUTFH), NFS4_OK);
-		ck_assert_uint_eq(rep_next(&r, OP_READDIR), NFS4_OK);
-		ck_assert_int_eq(xdr_skip(&r.d, NFS4_VERIFIER_SIZE), 0);
-		for (;;) {
-			char ename[256];
-			uint64_t cookie;
-			struct xdr_bitmap bm;
-			struct xdr_dec v;
-			struct ace x;
-
-			ck_assert_int_eq(xdr_get_bool(&r.d, &more), 0);
-			if (!more)
-				break;
-			ck_assert_int_eq(xdr_get_u64(&r.d, &cookie), 0);
-			ck_assert_int_eq(xdr_get_string(&r.d, ename, sizeof(ename), 255), 0);
-			rep_fattr(&r, &bm, &v);
-			if (strcmp(ename, "f"))
-				continue;
-			found = true;
-			ck_assert_int_eq(xdr_get_u32(&v, &cnt), 0);
-			ck_assert_uint_eq(cnt, 4);
-			for (int i = 0; i < 2; i++) {
-				ck_assert_int_eq(xdr_get_u32(&v, &x.type), 0);
-				ck_assert_int_eq(xdr_get_u32(&v, &x.flag), 0);
-				ck_assert_int_eq(xdr_get_u32(&v, &x.mask), 0);
-				ck_assert_int_eq(xdr_get_string(&v, x.who, sizeof(x.who), 63), 0);
-			}
-			ace_is(&x, 0, 0, ANYONE | 0x7, "2002");
+		ck_assert_msg(nc_readdir_entry(n, &d, attrs, "f", &r, &v), "f not in READDIR");
+		ck_assert_int_eq(xdr_get_u32(&v, &cnt), 0);
+		ck_assert_uint_eq(cnt, 4);
+		for (int i = 0; i < 2; i++) {
+			ck_assert_int_eq(xdr_get_u32(&v, &x.type), 0);
+			ck_assert_int_eq(xdr_get_u32(&v, &x.flag), 0);
+			ck_assert_int_eq(xdr_get_u32(&v, &x.mask), 0);
+			ck_assert_int_eq(xdr_get_string(&v, x.who, sizeof(x.who), 63), 0);
 		}
+		ace_is(&x, 0, 0, ANYONE | 0x7, "2002");
 		rep_free(&r);
-		ck_assert_msg(found, "f not in READDIR");
 	}
 
 	/* a mode alone: u::rw- g::--- o::r-- needs DENYs (knfsd's shape) */
 	make_file("m", "x", 0604);
-	lookup(n, &d, "m", &fh);
+	nc_lookup(n, &d, "m", &fh);
 	cnt = get_acl(n, &fh, a, 32, &support);
 	ck_assert_uint_eq(cnt, 4);
 	ace_is(&a[0], 0, 0, ANYONE | OWNERM | 0x7, "OWNER@");
@@ -275,7 +233,7 @@ START_TEST(getattr_acl)
 	/* a directory's default ACL: the same ACEs, inherit-only */
 	make_node("dd", S_IFDIR);
 	set_acl("dd", MDSP_XATTR_ACL_DEFAULT, "u::rwx,g::r-x,o::---");
-	lookup(n, &d, "dd", &fh);
+	nc_lookup(n, &d, "dd", &fh);
 	cnt = get_acl(n, &fh, a, 32, &support);
 	ck_assert_uint_eq(cnt, 6);
 	ace_is(&a[0], 0, 0, ANYONE | OWNERM | 0x67, "OWNER@");       /* rwx + DELETE_CHILD */
@@ -300,7 +258,7 @@ START_TEST(access_by_acl)
 	make_file("f", "x", 0640);
 	set_owner_mode("f", 2001, 2001, 0640);
 	set_acl("f", MDSP_XATTR_ACL_ACCESS, "u::rw-,u:2002:rw-,g::r--,m::rw-,o::---");
-	lookup(n, &d, "f", &fh);
+	nc_lookup(n, &d, "f", &fh);
 	/* READ | MODIFY | EXTEND: the named user has them, another user not */
 	ck_assert_uint_eq(access_as(n, &fh, 2002, 0x1 | 0x4 | 0x8, &got), NFS4_OK);
 	ck_assert_uint_eq(got, 0x1 | 0x4 | 0x8);
@@ -344,7 +302,7 @@ START_TEST(setattr_acl)
 	test_dir(n, "aclset", &d);
 	make_file("f", "x", 0666);
 	set_owner_mode("f", 2001, 2001, 0666);
-	lookup(n, &d, "f", &fh);
+	nc_lookup(n, &d, "f", &fh);
 	/* not the owner */
 	ck_assert_uint_eq(set_acl_wire(n, &fh, 2002, acl, 4), NFS4ERR_PERM);
 	/* what POSIX cannot say */
@@ -370,7 +328,7 @@ START_TEST(setattr_acl)
 	/* a directory: the inheritable ACEs are its default ACL */
 	make_node("dd", S_IFDIR);
 	set_owner_mode("dd", 2001, 2001, 0755);
-	lookup(n, &d, "dd", &dfh);
+	nc_lookup(n, &d, "dd", &dfh);
 	ck_assert_uint_eq(set_acl_wire(n, &dfh, 2001, dir_acl, 7), NFS4_OK);
 	in = node_of("dd");
 	len = lc_getxattr(lc, in, MDSP_XATTR_ACL_DEFAULT, got, sizeof(got), &rootcr);

@@ -183,25 +183,6 @@ static uint64_t change_of(struct nc *n, const struct nfs4_fh *fh)
 	return ch;
 }
 
-/* the handle of @name in directory @d */
-static void lookup(struct nc *n, const struct nfs4_fh *d, const char *name, struct nfs4_fh *fh)
-{
-	struct ncc c;
-	struct nrep r;
-
-	ncc_begin(&c, n);
-	enc_putfh(&c, d);
-	enc_lookup(&c, name);
-	enc_getfh(&c);
-	ncc_call(&c, &r);
-	ck_assert_msg(r.status == NFS4_OK, "LOOKUP %s: %u", name, r.status);
-	rep_next(&r, OP_PUTFH);
-	rep_next(&r, OP_LOOKUP);
-	rep_next(&r, OP_GETFH);
-	rep_fh(&r, fh);
-	rep_free(&r);
-}
-
 /* ---- expired clients and courtesy state ------------------------------------------- */
 
 /*
@@ -496,7 +477,7 @@ START_TEST(special_stateids_in_grace)
 	test_dir(n, "grace", &d);
 	make_file("g", "0123456789", 0644);
 	ck_assert_uint_eq(nc_open(n, &d, "g", 1, 0, "o", NC_NOCREATE, &seq, &sid, &fh), NFS4ERR_GRACE);
-	lookup(n, &d, "g", &fh);
+	nc_lookup(n, &d, "g", &fh);
 	ck_assert_uint_eq(do_read(n, &fh, &anon_sid, 0, 4, NULL, buf), NFS4_OK);
 	ck_assert_str_eq(buf, "0123");
 	ck_assert_uint_eq(do_read(n, &fh, &bypass_sid, 0, 4, NULL, NULL), NFS4_OK);
@@ -648,9 +629,9 @@ static void object_types(uint32_t minor)
 	make_node("dir", S_IFDIR);
 	make_node("lnk", S_IFLNK);
 	make_node("fifo", S_IFIFO);
-	lookup(n, &d, "dir", &dirh);
-	lookup(n, &d, "lnk", &lnkh);
-	lookup(n, &d, "fifo", &fifoh);
+	nc_lookup(n, &d, "dir", &dirh);
+	nc_lookup(n, &d, "lnk", &lnkh);
+	nc_lookup(n, &d, "fifo", &fifoh);
 	ck_assert_uint_eq(nc_open(n, &d, "f", 3, 0, "o", NC_NOCREATE, minor ? NULL : &seq, &osid, &fh), NFS4_OK);
 	ck_assert_uint_eq(lock_new(n, &fh, NC_WRITE_LT, 0, 1, seq++, &osid, 0, "l", &lsid), NFS4_OK);
 
@@ -893,7 +874,7 @@ static void attributes(uint32_t minor)
 	snprintf(dname, sizeof(dname), "attrs%u", minor);
 	test_dir(n, dname, &d);
 	make_file("f", "0123456789", 0644);
-	lookup(n, &d, "f", &fh);
+	nc_lookup(n, &d, "f", &fh);
 	ck_assert_uint_eq(getattr(n, &fh, wo1, &r, &bm, &v), NFS4ERR_INVAL);
 	rep_free(&r);
 	ck_assert_uint_eq(getattr(n, &fh, wo2, &r, &bm, &v), NFS4ERR_INVAL);
@@ -1078,36 +1059,12 @@ static uint32_t create_owned(struct nc *n, const struct nfs4_fh *d, const char *
 static void readdir_owner(struct nc *n, const struct nfs4_fh *d, const char *name, char *owner)
 {
 	static const int attrs[] = { FATTR4_OWNER, -1 };
-	struct ncc c;
 	struct nrep r;
-	bool more, found = false;
+	struct xdr_dec v;
 
-	ncc_begin(&c, n);
-	enc_putfh(&c, d);
-	enc_readdir(&c, attrs);
-	ncc_call(&c, &r);
-	ck_assert_uint_eq(rep_next(&r, OP_PUTFH), NFS4_OK);
-	ck_assert_uint_eq(rep_next(&r, OP_READDIR), NFS4_OK);
-	ck_assert_int_eq(xdr_skip(&r.d, NFS4_VERIFIER_SIZE), 0);
-	for (;;) {
-		char ename[256];
-		uint64_t cookie;
-		struct xdr_bitmap bm;
-		struct xdr_dec v;
-
-		ck_assert_int_eq(xdr_get_bool(&r.d, &more), 0);
-		if (!more)
-			break;
-		ck_assert_int_eq(xdr_get_u64(&r.d, &cookie), 0);
-		ck_assert_int_eq(xdr_get_string(&r.d, ename, sizeof(ename), 255), 0);
-		rep_fattr(&r, &bm, &v);
-		if (!strcmp(ename, name)) {
-			ck_assert_int_eq(xdr_get_string(&v, owner, 256, 255), 0);
-			found = true;
-		}
-	}
+	ck_assert_msg(nc_readdir_entry(n, d, attrs, name, &r, &v), "%s not in READDIR", name);
+	ck_assert_int_eq(xdr_get_string(&v, owner, 256, 255), 0);
 	rep_free(&r);
-	ck_assert_msg(found, "%s not in READDIR", name);
 }
 
 /*
@@ -1134,7 +1091,7 @@ START_TEST(owners_by_name_v41)
 	nc_session(n, "idmap-41", 1);
 	test_dir(n, "idmap41", &d);
 	make_file("f", "x", 0644);
-	lookup(n, &d, "f", &fh);
+	nc_lookup(n, &d, "f", &fh);
 	get_owners(n, &fh, o, g);
 	ck_assert_str_eq(o, "root@" IDMAP_DOM);
 	ck_assert_str_eq(g, "root@" IDMAP_DOM);
@@ -1212,7 +1169,7 @@ START_TEST(owners_numeric_for_auth_sys_by_default_v40)
 	nc_setclientid(n, "idmap-40", 1);
 	test_dir(n, "idmap40", &d);
 	make_file("f", "x", 0644);
-	lookup(n, &d, "f", &fh);
+	nc_lookup(n, &d, "f", &fh);
 	get_owners(n, &fh, o, g);
 	ck_assert_str_eq(o, "0");
 	ck_assert_str_eq(g, "0");

@@ -29,6 +29,29 @@ static inline uint64_t lt_mono_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+/* Monotonic seconds, for tests that report or bound durations. */
+static inline double lt_now_s(void)
+{
+	return (double)lt_mono_ns() / 1e9;
+}
+
+/* A 20 ms pause between the polls of a hand-written wait loop. */
+static inline void lt_nap(void)
+{
+	struct timespec ts = { 0, 20 * 1000000L };
+
+	nanosleep(&ts, NULL);
+}
+
+/* The hang bound in seconds: LOLIGO_TEST_HANG_S, else @dflt (suites whose
+ * waits include a failover use a longer default than LT_HANG_S). */
+static inline double lt_hang_s_or(double dflt)
+{
+	const char *e = getenv("LOLIGO_TEST_HANG_S");
+
+	return e && atof(e) > 0 ? atof(e) : dflt;
+}
+
 /* The hang bound in ns (LOLIGO_TEST_HANG_S overrides LT_HANG_S). */
 static inline uint64_t lt_hang_ns(void)
 {
