@@ -1260,8 +1260,9 @@ static int op_readdir(struct mds *m, struct session *s, struct mdsp_request *r, 
 	struct minode *din, *in;
 	struct mdir *d;
 	struct mdentry *dn;
+	struct mdir_iter it;
 	uint32_t max = r->max_entries ? r->max_entries : 1024, n = 0, want = 0;
-	uint64_t idx, last = 0, bytes = 0, end;
+	uint64_t last = 0, bytes = 0, end;
 	size_t names = 0;
 	char *np;
 	bool more = false;
@@ -1289,9 +1290,9 @@ static int op_readdir(struct mds *m, struct session *s, struct mdsp_request *r, 
 	 * memory up to @end (the ones after it are read by later READDIRs) */
 	if ((e = mdir_readdir_span(m, d, r->cookie + 1, max, &end)))
 		return e;
-	idx = r->cookie + 1;
-	while ((dn = mdir_cookie_find(d, &idx))) {
-		if (idx >= end) {
+	mdir_iter_init(&it, d, r->cookie + 1);
+	while ((dn = mdir_iter_next(&it))) {
+		if (dn->cookie >= end) {
 			more = true;
 			break;
 		}
@@ -1302,10 +1303,7 @@ static int op_readdir(struct mds *m, struct session *s, struct mdsp_request *r, 
 		want++;
 		names += dn->namelen + 1;
 		bytes += dn->namelen + 200;
-		last = idx;
-		if (idx == UINT64_MAX)
-			break;
-		idx++;
+		last = dn->cookie;
 	}
 	if (end != UINT64_MAX)
 		more = true;      /* fragments past @end, not read yet */
@@ -1320,10 +1318,20 @@ static int op_readdir(struct mds *m, struct session *s, struct mdsp_request *r, 
 	rep->names_inline = true;
 	t->listed = (struct txn_listed *)(rep->entries + want);
 	np = (char *)(t->listed + want);
-	idx = r->cookie + 1;
+	mdir_iter_init(&it, d, r->cookie + 1);
 	rcu_read_lock();      /* for inode_get's lookups */
-	while (n < want && (dn = mdir_cookie_find(d, &idx)) && idx <= last) {
-		if ((e = inode_get(m, dn->ino, &in)) == 0) {
+	while (n < want && (dn = mdir_iter_next(&it)) && dn->cookie <= last) {
+		uint64_t count = d->count;
+
+		e = inode_get(m, dn->ino, &in);
+		/* an inode not in memory (a hard link's) is read from the store,
+		 * which can load another fragment of this very directory into
+		 * the treap under the walk: go on from the cookie instead */
+		if (d->count != count) {
+			mdir_iter_init(&it, d, dn->cookie + 1);
+			it.done = dn->cookie == UINT64_MAX;
+		}
+		if (!e) {
 			struct mdsp_dirent *de = &rep->entries[n];
 
 			t->listed[n].dn = dn;
@@ -1337,9 +1345,6 @@ static int op_readdir(struct mds *m, struct session *s, struct mdsp_request *r, 
 		} else {
 			skipped = e;          /* an entry whose inode cannot be read is left out */
 		}
-		if (idx == UINT64_MAX)
-			break;
-		idx++;
 	}
 	rcu_read_unlock();
 	rep->nentries = n;
