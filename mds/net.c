@@ -223,8 +223,10 @@ int conn_send_frame_locked(struct conn *c, struct mdsp_buf *b)
 	if (b->len < MDSP_HDR_LEN)
 		return -EINVAL;
 	/* frames are encoded ahead of time; the connection's sequence number
-	 * is only known now, and the crcs and the MAC cover it */
-	if (mdsp_frame_seal(b->data, b->len, ++c->out_seq, c->tx_mac, tag)) {
+	 * is only known now, and the header crc and the MAC cover it (every
+	 * frame the MDS sends comes from mdsp_encode, unchanged since: its
+	 * payload crc stands) */
+	if (mdsp_frame_seal_encoded(b->data, b->len, ++c->out_seq, c->tx_mac, tag)) {
 		conn_abort_locked(c, "cannot seal a frame (MAC)", -EIO);
 		return -EIO;
 	}
