@@ -611,6 +611,18 @@ void locker_fill_reply(struct mds *m, struct session *s, const struct mdsp_reque
 		rcu_read_lock();
 		d = xa_load(&m->dirs, rep->dir.ino);
 		rcu_read_unlock();
+		/* the session's cap and lease of each entry, looked up in one
+		 * pass and prefetched: each is a miss in indexes of every inode
+		 * and name the session holds, and the loop below, which needs
+		 * them one after the other, then finds them in the cache */
+		if (t && t->listed) {
+			for (i = 0; i < rep->nentries; i++) {
+				struct mlease *l = locker_lease_find(t->listed[i].dn, s);
+
+				__builtin_prefetch(locker_cap_find(t->listed[i].in, s));
+				__builtin_prefetch(l);
+			}
+		}
 		for (i = 0; i < rep->nentries; i++) {
 			struct mdsp_dirent *de = &rep->entries[i];
 			struct minode *in;

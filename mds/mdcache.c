@@ -503,6 +503,73 @@ struct mdentry *mdir_cookie_find(struct mdir *d, uint64_t *idx)
 	return best;
 }
 
+/* Push @t and its left spine; false (and fallback mode) if the stack is full. */
+static bool iter_push_left(struct mdir_iter *it, struct mdentry *t)
+{
+	for (; t; t = t->cl) {
+		if (it->n == MDIR_ITER_DEPTH) {
+			it->fallback = true;
+			return false;
+		}
+		it->stk[it->n++] = t;
+	}
+	return true;
+}
+
+void mdir_iter_init(struct mdir_iter *it, struct mdir *d, uint64_t from)
+{
+	struct mdentry *t = d->by_cookie;
+
+	it->d = d;
+	it->n = 0;
+	it->fallback = false;
+	it->done = false;
+	it->next_idx = from;
+	/* the ancestors where the walk goes left are the ones >= @from, in
+	 * order from the top of the stack */
+	while (t) {
+		if (t->cookie >= from) {
+			if (it->n == MDIR_ITER_DEPTH) {
+				it->fallback = true;
+				return;
+			}
+			it->stk[it->n++] = t;
+			t = t->cl;
+		} else {
+			t = t->cr;
+		}
+	}
+}
+
+struct mdentry *mdir_iter_next(struct mdir_iter *it)
+{
+	struct mdentry *t;
+
+	if (it->done)
+		return NULL;
+	if (it->fallback) {
+		uint64_t idx = it->next_idx;
+
+		t = mdir_cookie_find(it->d, &idx);
+		if (!t || idx == UINT64_MAX)
+			it->done = true;
+		else
+			it->next_idx = idx + 1;
+		return t;
+	}
+	if (!it->n) {
+		it->done = true;
+		return NULL;
+	}
+	t = it->stk[--it->n];
+	it->next_idx = t->cookie + 1;
+	if (t->cookie == UINT64_MAX)
+		it->done = true;
+	else if (!iter_push_left(it, t->cr))
+		it->n = 0;              /* fallback from next_idx on */
+	return t;
+}
+
 static void dentry_unlink_mem(struct mds *m, struct mdentry *dn)
 {
 	struct mdir *d = dn->dir;
@@ -950,16 +1017,14 @@ int mdir_readdir_span(struct mds *m, struct mdir *d, uint64_t from, uint32_t max
 	for (; i < d->nfrags; i++) {
 		uint64_t idx = from > frag_first(d, i) ? from : frag_first(d, i);
 		struct mdentry *dn;
+		struct mdir_iter it;
 
 		if ((r = frag_want(m, d, i)))
 			return r;
 		/* what this fragment adds from @from on */
-		while (n < max && (dn = mdir_cookie_find(d, &idx)) && idx < frag_end(d, i)) {
+		mdir_iter_init(&it, d, idx);
+		while (n < max && (dn = mdir_iter_next(&it)) && dn->cookie < frag_end(d, i))
 			n++;
-			if (idx == UINT64_MAX)
-				break;
-			idx++;
-		}
 		if (n >= max)
 			break;
 	}

@@ -368,6 +368,8 @@ struct conn {
 	uint64_t in_seq;              /* seq of the last frame received */
 	uint8_t *rbuf;                /* what one recv brought, not yet parsed */
 	size_t rcap, rstart, rend;
+	bool rdrained;                /* the last recv into rbuf took less than it could: the
+				       * socket was empty then, so wait before the next recv */
 };
 
 enum session_state { SESSION_OPEN = 1, SESSION_STALE = 2, SESSION_CLOSED = 3 };

@@ -223,8 +223,10 @@ int conn_send_frame_locked(struct conn *c, struct mdsp_buf *b)
 	if (b->len < MDSP_HDR_LEN)
 		return -EINVAL;
 	/* frames are encoded ahead of time; the connection's sequence number
-	 * is only known now, and the crcs and the MAC cover it */
-	if (mdsp_frame_seal(b->data, b->len, ++c->out_seq, c->tx_mac, tag)) {
+	 * is only known now, and the header crc and the MAC cover it (every
+	 * frame the MDS sends comes from mdsp_encode, unchanged since: its
+	 * payload crc stands) */
+	if (mdsp_frame_seal_encoded(b->data, b->len, ++c->out_seq, c->tx_mac, tag)) {
 		conn_abort_locked(c, "cannot seal a frame (MAC)", -EIO);
 		return -EIO;
 	}
@@ -599,10 +601,19 @@ static int read_frame_part(struct conn *c, void *buf, size_t len, size_t done, s
 		if (len - n >= c->rcap || !c->rbuf) {
 			r = recv(c->fd, (uint8_t *)buf + n, len - n, MSG_DONTWAIT);
 		} else {
+			if (c->rdrained) {
+				/* the last recv took all the socket held: a recv
+				 * now would most likely find nothing (a syscall per
+				 * request of a client that waits for each reply), so
+				 * send the replies and wait for input first */
+				c->rdrained = false;
+				goto wait;
+			}
 			c->rstart = c->rend = 0;
 			r = recv(c->fd, c->rbuf, c->rcap, MSG_DONTWAIT);
 			if (r > 0) {
 				c->rend = (size_t)r;
+				c->rdrained = (size_t)r < c->rcap;
 				r = 0;
 				conn_cork(c);
 				continue;
@@ -624,6 +635,7 @@ static int read_frame_part(struct conn *c, void *buf, size_t len, size_t done, s
 			*got = n;
 			return -errno;
 		}
+wait:
 		for (;;) {
 			int timeout = -1;
 

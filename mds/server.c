@@ -1260,8 +1260,9 @@ static int op_readdir(struct mds *m, struct session *s, struct mdsp_request *r, 
 	struct minode *din, *in;
 	struct mdir *d;
 	struct mdentry *dn;
+	struct mdir_iter it;
 	uint32_t max = r->max_entries ? r->max_entries : 1024, n = 0, want = 0;
-	uint64_t idx, last = 0, bytes = 0, end;
+	uint64_t last = 0, bytes = 0, end;
 	size_t names = 0;
 	char *np;
 	bool more = false;
@@ -1289,9 +1290,9 @@ static int op_readdir(struct mds *m, struct session *s, struct mdsp_request *r, 
 	 * memory up to @end (the ones after it are read by later READDIRs) */
 	if ((e = mdir_readdir_span(m, d, r->cookie + 1, max, &end)))
 		return e;
-	idx = r->cookie + 1;
-	while ((dn = mdir_cookie_find(d, &idx))) {
-		if (idx >= end) {
+	mdir_iter_init(&it, d, r->cookie + 1);
+	while ((dn = mdir_iter_next(&it))) {
+		if (dn->cookie >= end) {
 			more = true;
 			break;
 		}
@@ -1302,10 +1303,7 @@ static int op_readdir(struct mds *m, struct session *s, struct mdsp_request *r, 
 		want++;
 		names += dn->namelen + 1;
 		bytes += dn->namelen + 200;
-		last = idx;
-		if (idx == UINT64_MAX)
-			break;
-		idx++;
+		last = dn->cookie;
 	}
 	if (end != UINT64_MAX)
 		more = true;      /* fragments past @end, not read yet */
@@ -1320,26 +1318,43 @@ static int op_readdir(struct mds *m, struct session *s, struct mdsp_request *r, 
 	rep->names_inline = true;
 	t->listed = (struct txn_listed *)(rep->entries + want);
 	np = (char *)(t->listed + want);
-	idx = r->cookie + 1;
-	rcu_read_lock();      /* for inode_get's lookups */
-	while (n < want && (dn = mdir_cookie_find(d, &idx)) && idx <= last) {
-		if ((e = inode_get(m, dn->ino, &in)) == 0) {
-			struct mdsp_dirent *de = &rep->entries[n];
-
-			t->listed[n].dn = dn;
-			t->listed[n++].in = in;
-			memcpy(np, dn->name, dn->namelen + 1);
-			de->name = np;
-			np += dn->namelen + 1;
-			de->cookie = dn->cookie;
-			de->inode = in->a;
-			de->inode.xattrs = in->xattrs ? MDSP_XATTRS_SOME : MDSP_XATTRS_NONE;
-		} else {
-			skipped = e;          /* an entry whose inode cannot be read is left out */
+	/* first the dentries and what the inode table has of their inodes,
+	 * each inode's first lines prefetched: the copies below then find
+	 * them in the cache instead of missing on each in turn (an inode
+	 * per entry, scattered: most of a listing's time when it missed) */
+	mdir_iter_init(&it, d, r->cookie + 1);
+	rcu_read_lock();      /* for the inode table's lookups */
+	while (n < want && (dn = mdir_iter_next(&it)) && dn->cookie <= last) {
+		in = xa_load(&m->inodes, dn->ino);
+		if (in) {
+			__builtin_prefetch(&in->a);
+			__builtin_prefetch((char *)&in->a + 64);
+			__builtin_prefetch((char *)&in->a + 128);
 		}
-		if (idx == UINT64_MAX)
-			break;
-		idx++;
+		t->listed[n].dn = dn;
+		t->listed[n++].in = in;
+	}
+	/* then the entries; an inode not in memory (a hard link's) is read
+	 * here, which may load other fragments (the walk is done by then) */
+	want = n;
+	n = 0;
+	for (uint32_t k = 0; k < want; k++) {
+		struct mdsp_dirent *de = &rep->entries[n];
+
+		dn = t->listed[k].dn;
+		in = t->listed[k].in;
+		if (!in && (e = inode_get(m, dn->ino, &in))) {
+			skipped = e;          /* an entry whose inode cannot be read is left out */
+			continue;
+		}
+		t->listed[n].dn = dn;
+		t->listed[n++].in = in;
+		memcpy(np, dn->name, dn->namelen + 1);
+		de->name = np;
+		np += dn->namelen + 1;
+		de->cookie = dn->cookie;
+		de->inode = in->a;
+		de->inode.xattrs = in->xattrs ? MDSP_XATTRS_SOME : MDSP_XATTRS_NONE;
 	}
 	rcu_read_unlock();
 	rep->nentries = n;

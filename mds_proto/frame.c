@@ -44,7 +44,8 @@ static void hdr_write(uint8_t *x, const struct mdsp_hdr *h)
 	le32(x + OFF_HDR_CRC, crc32c(0, x, OFF_HDR_CRC));
 }
 
-int mdsp_frame_seal(uint8_t *frame, size_t len, uint64_t seq, struct mdsp_mac *mac, uint8_t *mac_out)
+static int frame_seal(uint8_t *frame, size_t len, uint64_t seq, struct mdsp_mac *mac, uint8_t *mac_out,
+		      bool payload_crc)
 {
 	uint32_t plen, flags;
 
@@ -58,11 +59,22 @@ int mdsp_frame_seal(uint8_t *frame, size_t len, uint64_t seq, struct mdsp_mac *m
 		flags |= MDSP_FRAME_MAC;
 	le32(frame + OFF_FLAGS, flags);
 	le64(frame + OFF_SEQ, seq);
-	le32(frame + OFF_CRC, crc32c(0, frame + MDSP_HDR_LEN, plen));
+	if (payload_crc)
+		le32(frame + OFF_CRC, crc32c(0, frame + MDSP_HDR_LEN, plen));
 	le32(frame + OFF_HDR_CRC, crc32c(0, frame, OFF_HDR_CRC));
 	if (mac)
 		return mdsp_mac_compute(mac, frame, MDSP_HDR_LEN, frame + MDSP_HDR_LEN, plen, mac_out);
 	return 0;
+}
+
+int mdsp_frame_seal(uint8_t *frame, size_t len, uint64_t seq, struct mdsp_mac *mac, uint8_t *mac_out)
+{
+	return frame_seal(frame, len, seq, mac, mac_out, true);
+}
+
+int mdsp_frame_seal_encoded(uint8_t *frame, size_t len, uint64_t seq, struct mdsp_mac *mac, uint8_t *mac_out)
+{
+	return frame_seal(frame, len, seq, mac, mac_out, false);
 }
 
 int mdsp_frame_verify(struct mdsp_mac *mac, const struct mdsp_hdr *h, const uint8_t *hdr_bytes,

@@ -38,41 +38,74 @@ int get_extents(struct cur *c, struct mdsp_extent **out, uint32_t *n, uint32_t m
 	return 0;
 }
 
+/* enc_inode's fields, version 5, after the envelope */
+#define INODE_V5_BODY 216
+
+static inline uint8_t *w32(uint8_t *p, uint32_t v)
+{
+	le32(p, v);
+	return p + 4;
+}
+
+static inline uint8_t *w64(uint8_t *p, uint64_t v)
+{
+	le64(p, v);
+	return p + 8;
+}
+
+static inline uint8_t *wtime(uint8_t *p, const struct mdsp_time *t)
+{
+	return w32(w64(p, (uint64_t)t->sec), t->nsec);
+}
+
+/*
+ * Every reply carries inodes, a READDIR one per entry: the fixed-size
+ * struct is written in one go into room reserved once, rather than as 37
+ * puts that each check for room (enc_inode and its put_time calls were
+ * ~7 % of the MDS's CPU in a listing storm).  The bytes are what the puts
+ * wrote: version 5, compat 1, length, then the fields in order.
+ */
 void enc_inode(struct mdsp_buf *b, const struct mdsp_inode *in)
 {
-	size_t off = struct_open(b, V_INODE, 1);
+	uint8_t *p;
 
-	put_u64(b, in->ino);
-	put_u64(b, in->generation);
-	put_u32(b, in->mode);
-	put_u32(b, in->uid);
-	put_u32(b, in->gid);
-	put_u32(b, in->nlink);
-	put_u64(b, in->size);
-	put_u64(b, in->rdev);
-	put_time(b, &in->atime);
-	put_time(b, &in->mtime);
-	put_time(b, &in->ctime);
-	put_time(b, &in->btime);
-	put_u64(b, in->change);
-	put_u32(b, in->object_size);
-	put_u64(b, in->max_size);
-	put_u64(b, in->files);
-	put_u64(b, in->blocks);                 /* v2 */
-	put_u32(b, in->flags);
-	put_u32(b, in->xattrs);                 /* v3 */
-	put_u64(b, in->rbytes);                 /* v4 */
-	put_u64(b, in->rfiles);
-	put_u64(b, in->rsubdirs);
-	put_time(b, &in->rctime);
-	put_u64(b, in->quota_max_bytes);
-	put_u64(b, in->quota_max_files);
-	put_u64(b, in->quota_room);
-	put_u32(b, in->stripe_unit);            /* v5 */
-	put_u32(b, in->stripe_count);
-	put_u32(b, in->pool);
-	put_u32(b, in->layout_flags);
-	struct_close(b, off);
+	if (!buf_reserve(b, ENVELOPE_LEN + INODE_V5_BODY))
+		return;
+	p = b->data + b->len;
+	*p++ = V_INODE;
+	*p++ = 1;
+	p = w32(p, INODE_V5_BODY);
+	p = w64(p, in->ino);
+	p = w64(p, in->generation);
+	p = w32(p, in->mode);
+	p = w32(p, in->uid);
+	p = w32(p, in->gid);
+	p = w32(p, in->nlink);
+	p = w64(p, in->size);
+	p = w64(p, in->rdev);
+	p = wtime(p, &in->atime);
+	p = wtime(p, &in->mtime);
+	p = wtime(p, &in->ctime);
+	p = wtime(p, &in->btime);
+	p = w64(p, in->change);
+	p = w32(p, in->object_size);
+	p = w64(p, in->max_size);
+	p = w64(p, in->files);
+	p = w64(p, in->blocks);                 /* v2 */
+	p = w32(p, in->flags);
+	p = w32(p, in->xattrs);                 /* v3 */
+	p = w64(p, in->rbytes);                 /* v4 */
+	p = w64(p, in->rfiles);
+	p = w64(p, in->rsubdirs);
+	p = wtime(p, &in->rctime);
+	p = w64(p, in->quota_max_bytes);
+	p = w64(p, in->quota_max_files);
+	p = w64(p, in->quota_room);
+	p = w32(p, in->stripe_unit);            /* v5 */
+	p = w32(p, in->stripe_count);
+	p = w32(p, in->pool);
+	p = w32(p, in->layout_flags);
+	b->len = (size_t)(p - b->data);
 }
 
 int dec_inode(struct cur *c, struct mdsp_inode *in)

@@ -661,6 +661,97 @@ START_TEST(test_slow_reader_delays_nobody)
 }
 END_TEST
 
+/* The next reply on @w, within the hang bound; its tid. */
+static uint64_t next_reply_tid(struct mdsw *w)
+{
+	struct mdsp_msg msg;
+	const char *why = NULL;
+	double t0 = mono_s();
+	uint64_t tid;
+	int r;
+
+	for (;;) {
+		r = mdsp_recv_auth(w->fd, &msg, 1000, w->rx, &w->in_seq, &why);
+		if (r == -ETIMEDOUT) {
+			ck_assert_msg(mono_s() - t0 < lt_hang_ns() / 1e9, "no reply within the hang bound");
+			continue;
+		}
+		ck_assert_msg(r == 0, "reply: %d (%s)", r, why ? why : "");
+		if (msg.type != MDSP_MSG_REPLY) {
+			mdsp_msg_free(&msg);
+			continue;
+		}
+		tid = msg.reply.tid;
+		ck_assert_int_eq(msg.reply.result, 0);
+		mdsp_msg_free(&msg);
+		return tid;
+	}
+}
+
+/*
+ * One connection's burst, cut anywhere: the reader's buffer holds several
+ * frames from one recv and a part of the next, the replies it gathers go
+ * out when it runs dry, and a recv that took less than the buffer holds
+ * makes it wait (poll) before it reads again (net.c).  Whatever the cuts,
+ * every request is answered once, in order: here one burst in random
+ * pieces, then frames split across sends where the MDS must have read the
+ * first piece (the reply to the frame before it came) before the rest is
+ * sent, so it waits with half a frame in its buffer.
+ */
+START_TEST(test_burst_cut_anywhere)
+{
+	enum { N = 400 };
+	struct mdsp_buf all, b;
+	struct mdsp_msg msg;
+	size_t off[N + 1], pos, cut;
+	uint64_t tid0 = W.next_tid, want;
+	unsigned int seed = 7;
+	int i;
+
+	mdsp_buf_init(&all);
+	for (i = 0; i < N; i++) {
+		memset(&msg, 0, sizeof(msg));
+		msg.type = MDSP_MSG_REQUEST;
+		msg.request.tid = W.next_tid++;
+		msg.request.op = i % 2 ? MDSP_OP_GETATTR : MDSP_OP_LOOKUP;
+		msg.request.ino = i % 2 ? GOOD : ROOT;
+		msg.request.name = i % 2 ? NULL : (char *)"wdir";
+		ck_assert_int_eq(mdsw_encode(&W, &msg, &b), 0);
+		off[i] = all.len;
+		all.data = realloc(all.data, all.len + b.len);
+		ck_assert_ptr_nonnull(all.data);
+		memcpy(all.data + all.len, b.data, b.len);
+		all.len += b.len;
+		mdsp_buf_free(&b);
+	}
+	off[N] = all.len;
+	/* the first half at once, in random pieces */
+	for (pos = 0; pos < off[N / 2]; pos += cut) {
+		cut = 1 + (size_t)rand_r(&seed) % 700;
+		if (cut > off[N / 2] - pos)
+			cut = off[N / 2] - pos;
+		ck_assert_int_eq(mdsw_send_raw(&W, all.data + pos, cut), 0);
+	}
+	for (want = tid0; want < tid0 + N / 2; want++)
+		ck_assert_uint_eq(next_reply_tid(&W), want);
+	/* then frame i-1's tail with frame i's head in one send, and i-1's
+	 * reply before the rest of i goes */
+	pos = off[N / 2];
+	for (i = N / 2; i < N; i++) {
+		size_t head = off[i] + 1 + (size_t)rand_r(&seed) % (off[i + 1] - off[i] - 1);
+
+		ck_assert_int_eq(mdsw_send_raw(&W, all.data + pos, head - pos), 0);
+		pos = head;
+		if (i > N / 2)
+			ck_assert_uint_eq(next_reply_tid(&W), tid0 + i - 1);
+	}
+	ck_assert_int_eq(mdsw_send_raw(&W, all.data + pos, off[N] - pos), 0);
+	ck_assert_uint_eq(next_reply_tid(&W), tid0 + N - 1);
+	mdsp_buf_free(&all);
+	good_session_still_works();
+}
+END_TEST
+
 /* Change a runtime option over the admin socket. */
 static void config_set(const char *var, const char *val)
 {
@@ -876,6 +967,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_damaged_dentries);
 	tcase_add_test(tc, test_client_that_does_not_read);
 	tcase_add_test(tc, test_slow_reader_delays_nobody);
+	tcase_add_test(tc, test_burst_cut_anywhere);
 	suite_add_tcase(s, tc);
 	tl = tcase_create("limits");
 	tcase_add_checked_fixture(tl, setup_limits, teardown);

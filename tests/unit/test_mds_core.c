@@ -374,6 +374,36 @@ START_TEST(t_cookie_index)
 			ck_assert_uint_eq(idx, left[lo]);
 		}
 	}
+	/* the in-order walk (mdir_iter): from anywhere, the cookies left in
+	 * order, to the end; also in its fallback (descents from the root) */
+	for (int i = 0; i < 400; i++) {
+		uint64_t q = i == 0 ? 0 : i % 2 ? (uint64_t)rand_r(&seed) % (N + 200)
+						: (1ull << 61) | ((uint64_t)rand_r(&seed) << 31);
+		size_t lo = 0, hi = nleft, steps = i < 2 ? nleft + 1 : 300;
+		struct mdir_iter it;
+
+		while (lo < hi) {
+			size_t mid = (lo + hi) / 2;
+
+			if (left[mid] < q)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		mdir_iter_init(&it, d, q);
+		if (i % 4 == 1)
+			it.fallback = true;
+		for (size_t j = 0; j < steps; j++, lo++) {
+			dn = mdir_iter_next(&it);
+			if (lo >= nleft) {
+				ck_assert_ptr_null(dn);
+				ck_assert_ptr_null(mdir_iter_next(&it));
+				break;
+			}
+			ck_assert_ptr_nonnull(dn);
+			ck_assert_uint_eq(dn->cookie, left[lo]);
+		}
+	}
 	pthread_mutex_unlock(&c.m->lock);
 	core_stop(&c);
 }
