@@ -578,6 +578,11 @@ int mdsc_conn_send_corked(struct mds_conn *c, struct mdsp_buf *b)
 	return conn_send(c, b, mdsc_on_session_thread ? mdsc_send_stall_ns() : SEND_WAIT, cork_ns);
 }
 
+int mdsc_conn_send_corked_nowait(struct mds_conn *c, struct mdsp_buf *b)
+{
+	return conn_send(c, b, SEND_NOWAIT, cfg_uint(CFG_client_mds_cork_us) * 1000ull);
+}
+
 /* Bytes queued on @c and how long since the queue last moved (0: empty). */
 uint64_t mdsc_conn_stalled_ns(struct mds_conn *c, uint64_t now)
 {

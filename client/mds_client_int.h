@@ -324,6 +324,9 @@ int mdsc_conn_send(struct mds_conn *c, struct mdsp_buf *b);
  * itself when the socket takes it).
  */
 int mdsc_conn_send_corked(struct mds_conn *c, struct mdsp_buf *b);
+/* mdsc_conn_send_corked_nowait - as mdsc_conn_send_corked, never waiting for
+ * room (a caps message nobody waits for: mdsc_send_caps_corked). */
+int mdsc_conn_send_corked_nowait(struct mds_conn *c, struct mdsp_buf *b);
 /* mdsc_conn_uncork - send what the cork holds on @c now (mdsc_uncork). */
 void mdsc_conn_uncork(struct mds_conn *c);
 struct json_object *mdsc_session_json(struct mds_client *m);
