@@ -315,6 +315,8 @@ static int flush_wait(struct lclient *c, struct lc_inode *in, uint64_t tid, stru
 
 	if (!tid || !c->mdsc)
 		return 0;
+	/* the flush may sit in the cork (lc_caps_update): we wait for it now */
+	mdsc_uncork(c->mdsc);
 	lc_op_wait_set(LC_WAIT_FLUSH_ACK, in->ino);
 	pthread_mutex_lock(&in->lock);
 	while (in->flush_acked < tid) {
@@ -417,7 +419,9 @@ void lc_caps_update(struct lclient *c, struct lc_inode *in)
 	}
 	m.caps = keep;
 	m.seq = in->acked_seq;
-	if (mdsc_send_caps(c->mdsc, &m) == 0) {
+	/* nobody waits for this one (yet): it may share a send (flush_wait
+	 * uncorks it for whoever comes to wait) */
+	if (mdsc_send_caps_corked(c->mdsc, &m) == 0) {
 		flush_sent_locked(in, &m, send);
 		in->caps = keep;
 		in->wanted_sent = m.wanted;

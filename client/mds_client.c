@@ -1100,6 +1100,7 @@ static void perf_setup(struct mds_client *m)
 	perf_register_counter(MDSC_PERF_GROUP, "sent_lost", &m->c_sent_lost);
 	perf_register_counter(MDSC_PERF_GROUP, "direct_sends", &m->c_direct_sends);
 	perf_register_counter(MDSC_PERF_GROUP, "corked", &m->c_corked);
+	perf_register_counter(MDSC_PERF_GROUP, "cork_wakes", &m->c_cork_wakes);
 	perf_register_fn(MDSC_PERF_GROUP, "inflight", gauge_inflight, m);
 	perf_register_fn(MDSC_PERF_GROUP, "waiting", gauge_waiting, m);
 	perf_register_fn(MDSC_PERF_GROUP, "oldest_tid", gauge_oldest, m);

@@ -272,6 +272,15 @@ int mdsc_sync(struct mds_client *mdsc);
 int mdsc_send_caps(struct mds_client *mdsc, const struct mdsp_caps *caps);
 
 /**
+ * mdsc_send_caps_corked - as mdsc_send_caps, for a message nobody waits for
+ * yet (a voluntary update: size and mtime after a writeback, wanted caps):
+ * it may wait in the cork (client_mds_cork_us) for others to share its
+ * send, the writeback flusher's 16 files in one.  A thread that comes to
+ * wait for its ack calls mdsc_uncork first.  Return: as mdsc_send_caps.
+ */
+int mdsc_send_caps_corked(struct mds_client *mdsc, const struct mdsp_caps *caps);
+
+/**
  * mdsc_register_asok - add `mds_requests` and `mds_sessions` to @a.  The
  * admin socket must be stopped before mdsc_destroy().
  */

@@ -226,6 +226,40 @@ static ssize_t send_queue_locked(struct mds_conn *c, int flags, struct out_frame
 	return n;
 }
 
+/*
+ * Corks armed within the last CORK_WARM_NAPS naps keep the writer napping
+ * (client_mds_cork_us at a time) rather than sleeping until signalled: a
+ * nap costs one timer wake-up per client_mds_cork_us however many corks it
+ * serves, where waking the writer for each cork's timer cost one per cork,
+ * i.e. per file of an untar or a create loop.
+ */
+#define CORK_WARM_NAPS 16
+
+/* How long the idle writer naps at @now: 0, sleep until signalled (no cork lately).  out_lock held. */
+static uint64_t cork_nap_ns(struct mds_conn *c, uint64_t now)
+{
+	uint64_t cork_ns = cfg_uint(CFG_client_mds_cork_us) * 1000ull;
+
+	if (!cork_ns || !c->last_cork_ns || now - c->last_cork_ns >= CORK_WARM_NAPS * cork_ns)
+		return 0;
+	return cork_ns;
+}
+
+/* The writer sleeps on out_cond until signalled or @until (UINT64_MAX: no
+ * bound), saying so in writer_wakes_by meanwhile.  out_lock held. */
+static void writer_sleep_until(struct mds_conn *c, uint64_t until)
+{
+	c->writer_wakes_by = until;
+	if (until == UINT64_MAX) {
+		pthread_cond_wait(&c->out_cond, &c->out_lock);
+	} else {
+		struct timespec ts = ns_to_timespec(until);
+
+		pthread_cond_timedwait(&c->out_cond, &c->out_lock, &ts);
+	}
+	c->writer_wakes_by = 0;
+}
+
 static void *writer_main(void *arg)
 {
 	struct mds_conn *c = arg;
@@ -240,14 +274,18 @@ static void *writer_main(void *arg)
 		/* a submitter may be sending straight to an idle socket: after
 		 * it; corked frames (nobody waits for them) when the cork ends */
 		while (!atomic_load(&c->dead)) {
-			if (!c->out_head || c->writing) {
-				pthread_cond_wait(&c->out_cond, &c->out_lock);
-			} else if (c->cork_until && now_mono_ns() < c->cork_until) {
-				struct timespec ts = ns_to_timespec(c->cork_until);
+			uint64_t now = now_mono_ns(), nap;
 
-				pthread_cond_timedwait(&c->out_cond, &c->out_lock, &ts);
-			} else {
+			if (c->out_head && !c->writing && !(c->cork_until && now < c->cork_until))
 				break;
+			if (c->out_head && !c->writing) {
+				writer_sleep_until(c, c->cork_until);
+			} else if ((nap = cork_nap_ns(c, now))) {
+				/* corks lately: nap, so that the next one
+				 * needs no wake-up (writer_wakes_by) */
+				writer_sleep_until(c, now + nap);
+			} else {
+				writer_sleep_until(c, UINT64_MAX);
 			}
 		}
 		if (atomic_load(&c->dead))
@@ -393,12 +431,22 @@ static int conn_send(struct mds_conn *c, struct mdsp_buf *b, uint64_t wait_ns, u
 		perf_inc(&m->c_corked, 1);
 		if (first) {
 			c->cork_until = now + cork_ns;
+			c->last_cork_ns = now;
 			atomic_store_explicit(&c->last_tx_ns, now, memory_order_relaxed);
 		}
 		if (c->out_nframes >= WRITE_BATCH / 2)
 			c->cork_until = now;    /* a batch is full: the writer sends it now */
-		if (first || c->cork_until == now)
+		/*
+		 * The writer must be awake by cork_until.  It is if it is not
+		 * asleep (it looks at the queue before sleeping) or naps no
+		 * longer than that (writer_wakes_by); only a writer asleep for
+		 * longer is woken, for its timer.
+		 */
+		if ((first || c->cork_until == now) && c->writer_wakes_by > c->cork_until) {
+			if (c->cork_until != now)
+				perf_inc(&m->c_cork_wakes, 1);
 			pthread_cond_signal(&c->out_cond);
+		}
 		pthread_mutex_unlock(&c->out_lock);
 		if (t0)
 			hist_add(&m->send_wait, now_mono_ns() - t0);
@@ -528,6 +576,11 @@ int mdsc_conn_send_corked(struct mds_conn *c, struct mdsp_buf *b)
 	uint64_t cork_ns = cfg_uint(CFG_client_mds_cork_us) * 1000ull;
 
 	return conn_send(c, b, mdsc_on_session_thread ? mdsc_send_stall_ns() : SEND_WAIT, cork_ns);
+}
+
+int mdsc_conn_send_corked_nowait(struct mds_conn *c, struct mdsp_buf *b)
+{
+	return conn_send(c, b, SEND_NOWAIT, cfg_uint(CFG_client_mds_cork_us) * 1000ull);
 }
 
 /* Bytes queued on @c and how long since the queue last moved (0: empty). */

@@ -107,6 +107,17 @@ struct mds_conn {
 					 * nobody waits for, and the writer sends them then
 					 * (client_mds_cork_us) unless something uncorks it first */
 	uint32_t out_nframes;           /* protected by out_lock: frames queued */
+	/*
+	 * protected by out_lock: what the writer's sleep is, so that arming a
+	 * cork need not wake it for its timer.  0: not asleep (it looks at the
+	 * queue under out_lock before it sleeps again); UINT64_MAX: asleep
+	 * until signalled; else the time it wakes by itself.  A writer that
+	 * saw a cork lately (last_cork_ns) naps client_mds_cork_us at a time
+	 * instead of sleeping until signalled: any cork armed during the nap
+	 * ends after it, so the nap's end serves as the cork's timer.
+	 */
+	uint64_t writer_wakes_by;
+	uint64_t last_cork_ns;          /* protected by out_lock: the last cork armed */
 	struct mdsp_mac *tx_mac;        /* protected by out_lock: client -> mds key, once authenticated */
 	struct mdsp_mac *rx_mac;        /* the receiver's (handshake, then reader): mds -> client key */
 	uint64_t in_seq;                /* the receiver's: seq of the last frame received */
@@ -248,6 +259,7 @@ struct mds_client {
 	struct perf_counter c_timeouts, c_unsafe_lost, c_sent_lost, c_interrupted;
 	struct perf_counter c_direct_sends;     /* frames a submitter sent itself (idle socket) */
 	struct perf_counter c_corked;           /* frames held for a shared send (client_mds_cork_us) */
+	struct perf_counter c_cork_wakes;       /* corks armed that had to wake the writer for its timer */
 };
 
 /* mds_client.c */
@@ -312,6 +324,9 @@ int mdsc_conn_send(struct mds_conn *c, struct mdsp_buf *b);
  * itself when the socket takes it).
  */
 int mdsc_conn_send_corked(struct mds_conn *c, struct mdsp_buf *b);
+/* mdsc_conn_send_corked_nowait - as mdsc_conn_send_corked, never waiting for
+ * room (a caps message nobody waits for: mdsc_send_caps_corked). */
+int mdsc_conn_send_corked_nowait(struct mds_conn *c, struct mdsp_buf *b);
 /* mdsc_conn_uncork - send what the cork holds on @c now (mdsc_uncork). */
 void mdsc_conn_uncork(struct mds_conn *c);
 struct json_object *mdsc_session_json(struct mds_client *m);

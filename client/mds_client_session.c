@@ -1314,7 +1314,7 @@ void mdsc_session_close(struct mds_client *m, uint64_t unmount_deadline_ns)
 
 /* ---- caps, state, admin ------------------------------------------------------------------ */
 
-int mdsc_send_caps(struct mds_client *m, const struct mdsp_caps *caps)
+static int send_caps(struct mds_client *m, const struct mdsp_caps *caps, bool corked)
 {
 	struct mdsp_msg msg = { .type = MDSP_MSG_CAPS };
 	struct mds_conn *c = NULL;
@@ -1347,10 +1347,21 @@ int mdsc_send_caps(struct mds_client *m, const struct mdsp_caps *caps)
 		mdsp_buf_free(&b);
 		return -ENOTCONN;
 	}
-	r = mdsc_conn_send_wait(c, &b, SEND_NOWAIT);         /* documented never to block */
+	/* documented never to block */
+	r = corked ? mdsc_conn_send_corked_nowait(c, &b) : mdsc_conn_send_wait(c, &b, SEND_NOWAIT);
 	mdsp_buf_free(&b);
 	mdsc_conn_put(c);
 	return r;
+}
+
+int mdsc_send_caps(struct mds_client *m, const struct mdsp_caps *caps)
+{
+	return send_caps(m, caps, false);
+}
+
+int mdsc_send_caps_corked(struct mds_client *m, const struct mdsp_caps *caps)
+{
+	return send_caps(m, caps, true);
 }
 
 uint64_t mdsc_max_file_size(struct mds_client *m)

@@ -70,6 +70,7 @@ struct fake {
 	/* state, protected by lock */
 	uint64_t next_sid, sid;
 	int nconn, nopen, nreconnect, nrenew;
+	int ncaps;              /* CAPS messages received */
 	uint64_t last_reconnect_sid;
 	struct rec *recs;
 	int nrec;
@@ -236,6 +237,9 @@ static void serve(int fd)
 					F.pend[oi] = F.pend[--F.npend];
 				}
 			}
+			pthread_cond_broadcast(&F.cond);
+		} else if (m.type == MDSP_MSG_CAPS) {
+			F.ncaps++;
 			pthread_cond_broadcast(&F.cond);
 		}
 		pthread_mutex_unlock(&F.lock);
@@ -1883,6 +1887,90 @@ START_TEST(test_corked_requests)
 }
 END_TEST
 
+/*
+ * Arming a cork needs a timer, and the writer thread keeps it: a writer
+ * asleep until signalled is woken for it (cork_wakes).  After a cork it
+ * naps for no longer than any later cork lasts, so the next corks cost no
+ * wake-up: the second batch here must not wake it (the cork is 30 s; both
+ * batches are sent by a request somebody waits for).
+ */
+START_TEST(test_cork_needs_no_writer_wakeup)
+{
+	struct mds_client *m = new_client();
+	struct mds_request *a[4], *sync[2];
+	uint64_t wakes;
+
+	ck_assert_int_eq(mdsc_open_session(m, 2000), 0);
+	fake_set(RM_SAFE);
+	set_opt("client_mds_cork_us", "30000000");
+	atomic_store(&corked_replies, 0);
+	for (int b = 0; b < 2; b++) {
+		wakes = perf_hist_field("cork_wakes", "");
+		for (int i = 2 * b; i < 2 * b + 2; i++) {
+			a[i] = mkreq(m, MDSP_OP_SETATTR, NULL);
+			a[i]->on_reply = corked_reply;
+			ck_assert_int_eq(mdsc_submit(m, a[i]), 0);
+		}
+		if (b == 1)
+			ck_assert_msg(perf_hist_field("cork_wakes", "") == wakes,
+				      "a cork armed while the writer naps woke it (%llu wake-ups)",
+				      (unsigned long long)(perf_hist_field("cork_wakes", "") - wakes));
+		sync[b] = mkreq(m, MDSP_OP_GETATTR, NULL);
+		ck_assert_int_eq(mdsc_do_request(m, sync[b]), 0);
+		LT_WAIT_UNTIL(atomic_load(&corked_replies) == 2 * b + 2, "%d of the %d corked requests answered",
+			      atomic_load(&corked_replies), 2 * b + 2);
+	}
+	set_opt("client_mds_cork_us", "0");
+	for (int i = 0; i < 4; i++)
+		mdsc_request_put(a[i]);
+	mdsc_request_put(sync[0]);
+	mdsc_request_put(sync[1]);
+	mdsc_destroy(m);
+}
+END_TEST
+
+static int fake_ncaps(void)
+{
+	int n;
+
+	pthread_mutex_lock(&F.lock);
+	n = F.ncaps;
+	pthread_mutex_unlock(&F.lock);
+	return n;
+}
+
+/*
+ * A caps update nobody waits for (mdsc_send_caps_corked: the flusher's size
+ * reports) waits in the cork like a request nobody waits for; whoever comes
+ * to wait for it uncorks it (mdsc_uncork, as caps.c's flush_wait does), and
+ * a caps message sent uncorked takes the queue along.
+ */
+START_TEST(test_corked_caps)
+{
+	struct mds_client *m = new_client();
+	struct mdsp_caps caps = { .op = MDSP_CAPS_UPDATE, .ino = 0x10000000123ull };
+	uint64_t corked0;
+	int n0;
+
+	ck_assert_int_eq(mdsc_open_session(m, 2000), 0);
+	set_opt("client_mds_cork_us", "30000000");
+	n0 = fake_ncaps();
+	corked0 = perf_hist_field("corked", "");
+	ck_assert_int_eq(mdsc_send_caps_corked(m, &caps), 0);
+	ck_assert_int_eq(mdsc_send_caps_corked(m, &caps), 0);
+	ck_assert_uint_eq(perf_hist_field("corked", "") - corked0, 2);
+	mdsc_uncork(m);
+	LT_WAIT_UNTIL(fake_ncaps() == n0 + 2, "%d of the 2 corked caps messages arrived", fake_ncaps() - n0);
+
+	ck_assert_int_eq(mdsc_send_caps_corked(m, &caps), 0);
+	ck_assert_uint_eq(perf_hist_field("corked", "") - corked0, 3);
+	ck_assert_int_eq(mdsc_send_caps(m, &caps), 0);
+	LT_WAIT_UNTIL(fake_ncaps() == n0 + 4, "%d of the 2 caps messages arrived", fake_ncaps() - n0 - 2);
+	set_opt("client_mds_cork_us", "0");
+	mdsc_destroy(m);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("mdsc");
@@ -1920,6 +2008,8 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_interrupted_request);
 	tcase_add_test(tc, test_shutdown_wakes_fast_waiter);
 	tcase_add_test(tc, test_corked_requests);
+	tcase_add_test(tc, test_cork_needs_no_writer_wakeup);
+	tcase_add_test(tc, test_corked_caps);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -24,8 +24,12 @@
 # file and the client CPU per MDS request (perf dump mds_client.requests_sent).
 # The last lines:
 #   RESULT fusefloor round=R target=floor|loligo op=create|untar ops_s=.. cpu_us_per_file=..
-#          [mds_ops=OP=N,... mds_req_per_file=.. cpu_us_per_mds_req=..] cs_per_file=.. load=..
-#   (cs_per_file: the daemon's context switches per file, perf stat)
+#          [mds_ops=OP=N,... mds_cpu_us_per_file=.. mds_req_per_file=.. cpu_us_per_mds_req=..]
+#          cs_per_file=.. [sends_per_file=..] load=..
+#   (mds_cpu_us_per_file: loligo-mds's CPU, which shares the machine)
+#   (cs_per_file: the daemon's context switches per file, perf stat; sends_per_file:
+#   loligo-fuse's sendmsg/sendto calls per file, i.e. sends to the MDS, when perf may
+#   count system calls)
 #   SUMMARY op=create|untar floor_ops_s=MIN-MAX loligo_ops_s=MIN-MAX ratio=MIN-MAX
 #   (ratio: floor's rate over loligo's, per round; the goal is <= 1.5)
 set -euo pipefail
@@ -42,7 +46,7 @@ while (($#)); do
 	--perf-record) perf_prefix=$2; shift ;;
 	--set) sets+=("--$2"); shift ;;
 	--keep) keep=1 ;;
-	-h|--help) sed -n '2,28p' "$0"; exit 0 ;;
+	-h|--help) sed -n '2,34p' "$0"; exit 0 ;;
 	*) echo "run-fusefloor: unknown argument '$1' (try --help)" >&2; exit 2 ;;
 	esac
 	shift
@@ -118,6 +122,10 @@ for m in "$mnt" "$fmnt"; do
 done
 for _ in $(seq 1 50); do [[ -S $asok ]] && break; sleep 0.1; done
 
+# the daemon's send system calls (to the MDS: loligo-fuse sends nothing else), if perf may count them
+sendev=
+perf stat -e syscalls:sys_enter_sendmsg,syscalls:sys_enter_sendto -x, -o /dev/null -- true 2>/dev/null &&
+	sendev=,syscalls:sys_enter_sendmsg,syscalls:sys_enter_sendto
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 hz=$(getconf CLK_TCK)
 mds_dump() { "$cli_bin" -f json daemon "$work/mds.asok" perf dump 2>/dev/null; }
@@ -125,7 +133,7 @@ sent() { "$cli_bin" -f json daemon "$asok" perf dump 2>/dev/null | jq '.mds_clie
 load() { cut -d' ' -f1 /proc/loadavg; }
 
 row() { # ROUND TARGET OP
-	local r=$1 t=$2 op=$3 root pid n args=() c0 c1 s0=0 s1=0 out ops rate cpu extra=
+	local r=$1 t=$2 op=$3 root pid n args=() c0 c1 m0 m1 s0=0 s1=0 out ops rate cpu extra=
 	[[ $t == floor ]] && root=$fmnt pid=$floor_pid || root=$mnt pid=$fuse_pid
 	[[ $op == untar ]] && n=$nuntar args=(--untar) || n=$ncreate
 	mkdir "$root/$op.$r"
@@ -135,12 +143,12 @@ row() { # ROUND TARGET OP
 		perf_pid=$!
 		sleep 0.5
 	fi
-	perf stat -e context-switches,task-clock -x, -o "$work/stat" -p "$pid" >/dev/null 2>&1 &
+	perf stat -e context-switches,task-clock$sendev -x, -o "$work/stat" -p "$pid" >/dev/null 2>&1 &
 	stat_pid=$!
 	sleep 0.2
-	c0=$(cpu_ticks "$pid")
+	c0=$(cpu_ticks "$pid") m0=$(cpu_ticks "$mds_pid")
 	out=$("$creates" "${args[@]}" "$root/$op.$r" "$n" | grep '^RESULT')
-	c1=$(cpu_ticks "$pid")
+	c1=$(cpu_ticks "$pid") m1=$(cpu_ticks "$mds_pid")
 	kill -INT "$stat_pid"; wait "$stat_pid" || true; stat_pid=
 	if [[ -n $perf_pid ]]; then kill -INT "$perf_pid"; wait "$perf_pid" || true; perf_pid=; fi
 	rate=$(sed -n 's/.* ops_s=\([0-9]*\).*/\1/p' <<<"$out")
@@ -151,11 +159,13 @@ row() { # ROUND TARGET OP
 		ops=$(jq -r --slurpfile a "$work/mds0.json" '[.mds | to_entries[] | select(.key | startswith("op_"))
 		      | select(.value | type == "number") | select(.value - ($a[0].mds[.key] // 0) != 0)
 		      | "\(.key | ltrimstr("op_"))=\(.value - ($a[0].mds[.key] // 0))"] | join(",")' "$work/mds1.json")
-		extra=" mds_ops=$ops"
+		extra=" mds_ops=$ops mds_cpu_us_per_file=$(( (m1 - m0) * 1000000 / hz / n ))"
 		extra+=" mds_req_per_file=$(awk -v a=$((s1 - s0)) -v n=$n 'BEGIN{printf "%.2f", a/n}')"
 		extra+=" cpu_us_per_mds_req=$(awk -v c=$(( (c1 - c0) * 1000000 / hz )) -v a=$((s1 - s0)) 'BEGIN{printf "%.1f", a ? c/a : 0}')"
 	fi
 	extra+=" cs_per_file=$(awk -F, -v n=$n '$3 == "context-switches" {printf "%.1f", $1 / n}' "$work/stat")"
+	[[ $t == loligo && -n $sendev ]] &&
+		extra+=" sends_per_file=$(awk -F, -v n=$n '$3 ~ /sys_enter_send/ {s += $1} END {printf "%.2f", s / n}' "$work/stat")"
 	echo "RESULT fusefloor round=$r target=$t op=$op ops_s=$rate cpu_us_per_file=$cpu$extra load=$(load)" | tee -a "$work/results"
 }
 
