@@ -40,18 +40,12 @@
 #include "common/log.h"
 #include "common/time.h"
 
-/*
- * An entry of a kept batch: its name and inode number only.  The entry's
- * inode, caps and lease went into the caches when the batch came
- * (fetch_batch); a listing that resumes in the batch takes the inode from
- * the inode cache, and fetches the batch again if it was evicted since.
- * (The whole entry, attributes and all, was ~200 bytes an entry listed,
- * held by every directory an `ls -lR` went through: issue 21.4.)
- */
 struct rd_ent {
 	char *name;
 	uint64_t cookie;
-	uint64_t ino;       /* 0: its inode could not be cached (no memory) */
+	struct mdsp_inode mi;
+	uint32_t caps;
+	uint64_t cap_seq, lease_seq;   /* lease_seq 0: no lease */
 };
 
 struct rd_batch {
@@ -202,15 +196,8 @@ static void prefetch(struct lclient *c, struct lc_inode *dir, struct rd_batch *b
 		mdsc_request_put(req);
 }
 
-/*
- * The batch after @cookie from the MDS (or the READDIR asked for ahead):
- * every entry's inode, caps and lease into the caches, and *@ins the
- * entries' inodes, a reference each (NULL for an entry not cached), for
- * the caller to go through without the inode cache in between (it may
- * evict them: a listing must get on) and put (lc_readdir).
- */
 static int fetch_batch(struct lclient *c, struct lc_inode *dir, uint64_t cookie, const struct lc_cred *cr,
-		       struct rd_batch **out, struct lc_inode ***ins)
+		       struct rd_batch **out)
 {
 	struct rd_batch *b;
 	uint64_t dgen, ngen;
@@ -236,15 +223,14 @@ static int fetch_batch(struct lclient *c, struct lc_inode *dir, uint64_t cookie,
 	b = calloc(1, sizeof(*b));
 	struct mdsp_reply *rep = req->reply;
 	uint32_t n = rep ? rep->nentries : 0;
-	*ins = calloc(n ? n : 1, sizeof(**ins));
-	if (b && n)
+	if (b && n) {
 		b->ents = calloc(n, sizeof(*b->ents));
-	if (!b || !*ins || (n && !b->ents)) {
-		if (b)
-			free(b->ents);
-		free(b);
-		free(*ins);
-		*ins = NULL;
+		if (!b->ents) {
+			free(b);
+			b = NULL;
+		}
+	}
+	if (!b) {
 		mdsc_request_put(req);
 		return -ENOMEM;
 	}
@@ -258,22 +244,13 @@ static int fetch_batch(struct lclient *c, struct lc_inode *dir, uint64_t cookie,
 		if (!e->name)
 			continue;
 		struct rd_ent *d = &b->ents[b->n];
-		struct lc_inode *in = NULL;
-
-		/* its caps and lease are ours now: into the caches at once */
-		if (e->inode.ino)
-			in = lc_inode_update(c, &e->inode, e->caps, e->cap_seq);
-		if (in) {
-			if (e->lease)
-				lc_dcache_add_lease(c, dir, e->name, in->ino, e->lease_seq);
-			else
-				lc_dcache_add(c, dir, e->name, in->ino);
-			d->ino = in->ino;
-		}
-		(*ins)[b->n] = in;
 		d->name = e->name; /* steal: the reply is freed with the request */
 		e->name = NULL;
 		d->cookie = e->cookie;
+		d->mi = e->inode;
+		d->caps = e->caps;
+		d->cap_seq = e->cap_seq;
+		d->lease_seq = e->lease ? e->lease_seq : 0;
 		b->n++;
 	}
 	mdsc_request_put(req);
@@ -310,12 +287,11 @@ static LOCKDEP_CLASS(rd_class, "directory READDIR in flight (dir->rd_busy)");
 /* The batch after @cookie: one fetch in flight per directory, which those
  * that come for the same cookie meanwhile share (see the top). */
 static int shared_fetch(struct lclient *c, struct lc_inode *dir, uint64_t cookie, const struct lc_cred *cr,
-			struct rd_batch **out, struct lc_inode ***ins)
+			struct rd_batch **out)
 {
 	uint64_t ngen;
 	int r;
 
-	*ins = NULL;    /* a batch shared: its inodes from the inode cache */
 	pthread_mutex_lock(&dir->lock);
 	ngen = atomic_load(&dir->ngen);
 	if (dir->rd_busy && dir->rd_busy_cookie == cookie && dir->rd_busy_ngen == ngen) {
@@ -341,7 +317,7 @@ static int shared_fetch(struct lclient *c, struct lc_inode *dir, uint64_t cookie
 		lockdep_acquired(&rd_class, &dir->rd_busy, true);
 	}
 	pthread_mutex_unlock(&dir->lock);
-	r = fetch_batch(c, dir, cookie, cr, out, ins);
+	r = fetch_batch(c, dir, cookie, cr, out);
 	if (mine) {
 		pthread_mutex_lock(&dir->lock);
 		lockdep_released(&dir->rd_busy);
@@ -352,22 +328,10 @@ static int shared_fetch(struct lclient *c, struct lc_inode *dir, uint64_t cookie
 	return r;
 }
 
-/* drop the references fetch_batch handed over for the entries from @i on */
-static void ins_put(struct lclient *c, struct lc_inode **ins, long i, long n)
-{
-	if (!ins)
-		return;
-	for (; i < n; i++)
-		lc_put(c, ins[i]);
-	free(ins);
-}
-
 int lc_readdir(struct lclient *c, struct lc_inode *dir, uint64_t cookie, bool plus, const struct lc_cred *cr,
 	       lc_readdir_cb cb, void *arg, bool *eof)
 {
 	struct rd_batch *b;
-	struct lc_inode **ins;
-	bool refetch = false;
 	long i;
 	int r;
 
@@ -378,8 +342,7 @@ int lc_readdir(struct lclient *c, struct lc_inode *dir, uint64_t cookie, bool pl
 	if (!isdir)
 		return -ENOTDIR;
 	for (;;) {
-		ins = NULL;
-		b = refetch ? NULL : cached_batch(dir, cookie, &i);
+		b = cached_batch(dir, cookie, &i);
 		if (b) {
 			struct lc_attr da;
 			lc_inode_fill_attr(dir, &da);
@@ -396,53 +359,42 @@ int lc_readdir(struct lclient *c, struct lc_inode *dir, uint64_t cookie, bool pl
 			}
 		}
 		if (!b) {
-			/* after a miss in a kept batch, our own fetch: its
-			 * inodes come with references, so the listing gets on */
-			r = refetch ? fetch_batch(c, dir, cookie, cr, &b, &ins) : shared_fetch(c, dir, cookie, cr, &b, &ins);
+			r = shared_fetch(c, dir, cookie, cr, &b);
 			if (r < 0)
 				return r;
 			i = 0;
 		}
-		refetch = false;
 		prefetch(c, dir, b, cr);
 		for (; i < (long)b->n; i++) {
 			struct rd_ent *e = &b->ents[i];
 			struct lc_attr attr;
-			struct lc_inode *in;
+			struct lc_inode *in = NULL;
 
-			if (ins) {
-				in = ins[i];
-				ins[i] = NULL;
+			/* a cached batch: its caps were applied when it came (a
+			 * newer state since wins by sequence) */
+			if (e->mi.ino)
+				in = lc_inode_update(c, &e->mi, e->caps, e->cap_seq);
+			if (in) {
+				if (e->lease_seq)
+					lc_dcache_add_lease(c, dir, e->name, in->ino, e->lease_seq);
+				else
+					lc_dcache_add(c, dir, e->name, in->ino);
+				lc_inode_fill_attr(in, &attr);
 			} else {
-				in = e->ino ? lc_ino_to_inode(c, e->ino) : NULL;
+				lc_attr_from_mdsp(&e->mi, &attr);
 			}
-			if (!in) {
-				if (ins || !e->ino) {
-					/* not cached when it came (no memory) */
-					ins_put(c, ins, i + 1, (long)b->n);
-					lc_rd_batch_put(b);
-					return -ENOMEM;
-				}
-				/* evicted since the batch came: fetch it again
-				 * from here, with its attributes */
-				refetch = true;
-				break;
-			}
-			lc_inode_fill_attr(in, &attr);
 			dout(CLIENT, 25, "readdir %" PRIx64 ": %s ino %" PRIx64 " gen %" PRIu64 " mode 0%o in %p cookie %" PRIu64,
 			     dir->ino, e->name, attr.ino, attr.generation, (unsigned int)attr.mode, (void *)in, e->cookie);
 			int stop = cb(arg, e->name, plus ? in : NULL, &attr, e->cookie);
 			if (!plus || stop)
 				lc_put(c, in);
 			if (stop) {
-				ins_put(c, ins, i + 1, (long)b->n);
 				lc_rd_batch_put(b);
 				return 0;
 			}
 			cookie = e->cookie;
 		}
-		ins_put(c, ins, i, (long)b->n);
-		bool end = !refetch && (b->end || b->n == 0);
+		bool end = b->end || b->n == 0;
 		lc_rd_batch_put(b);
 		if (end) {
 			*eof = true;

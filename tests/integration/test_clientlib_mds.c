@@ -15,7 +15,6 @@
 #include "tests/test_keyring.h"
 #include <errno.h>
 #include <fcntl.h>
-#include <inttypes.h>
 #include <limits.h>
 #include <pthread.h>
 #include <signal.h>
@@ -29,7 +28,6 @@
 #include <unistd.h>
 
 #include "client/client.h"
-#include "tests/lib/wait.h"
 #include "client/client_int.h"
 #include "common/admin_sock.h"
 #include "common/config.h"
@@ -677,62 +675,6 @@ START_TEST(test_readdir_5000)
 }
 END_TEST
 
-/*
- * A directory keeps its last READDIR batch without the entries' attributes
- * (their inodes are in the inode cache): a few dozen bytes an entry, not
- * the ~230 that made `ls -lR` cost 1,210 bytes per cached inode (issue
- * 21.4).  A listing that resumes in it after those inodes were evicted
- * fetches the batch again and still lists every name once.
- */
-START_TEST(test_readdir_kept_batch)
-{
-	struct lc_inode *d = mkdir_p(root, "kept"), *in;
-	struct lc_fh *fh;
-	char name[32];
-	const int N = 600;
-
-	for (int i = 0; i < N; i++) {
-		snprintf(name, sizeof(name), "k%04d", i);
-		ck_assert_int_eq(lc_create(c, d, name, 0644, O_WRONLY | O_CREAT | O_EXCL, &rootcr, NULL, &in, &fh), 0);
-		lc_release(c, fh);
-		lc_put(c, in);
-	}
-	ck_assert_int_eq(lc_fsync_dir(c, d), 0);   /* the creates SAFE: their inodes clean */
-	struct rd_state s = { .stop_every = 100, .names = calloc(N + 1, sizeof(char *)), .plus = true };
-	bool eof = false;
-	uint64_t mem0 = atomic_load(&c->mem[LC_MEM_DIRLIST]);
-	ck_assert_int_eq(lc_readdir(c, d, 0, true, &rootcr, rd_cb, &s, &eof), 0);
-	ck_assert_int_eq(s.n, 100);
-	ck_assert(!eof);
-	int64_t kept = (int64_t)atomic_load(&c->mem[LC_MEM_DIRLIST]) - (int64_t)mem0;
-	ck_assert_msg(kept > 0 && kept < N * 80, "%" PRId64 " bytes kept for a batch of %d entries", kept, N);
-	/* every inode of it evicted once nobody holds them (the flusher lets
-	 * go of what the creates left queued) */
-	uint64_t e0 = perf_get(&c->perf.ino_evicted);
-	set_opt("client_cache_size", "1");
-	LT_WAIT_UNTIL((lc_icache_trim(c), perf_get(&c->perf.ino_evicted) >= e0 + N), "%" PRIu64 " of %d inodes evicted",
-		      perf_get(&c->perf.ino_evicted) - e0, N);
-	set_opt("client_cache_size", "65536");
-	uint64_t f0 = perf_get(&c->perf.readdir_fetch);
-	for (int calls = 0; !eof; calls++) {
-		s.in_call = 0;
-		s.stop_every = 1000;
-		ck_assert_int_eq(lc_readdir(c, d, s.last_cookie, true, &rootcr, rd_cb, &s, &eof), 0);
-		ck_assert_int_lt(calls, 10);
-	}
-	ck_assert_uint_ge(perf_get(&c->perf.readdir_fetch), f0 + 1);
-	ck_assert_int_eq(s.n, N);
-	qsort(s.names, (size_t)s.n, sizeof(char *), cmpstr);
-	for (int i = 0; i < N; i++) {
-		snprintf(name, sizeof(name), "k%04d", i);
-		ck_assert_str_eq(s.names[i], name);
-		free(s.names[i]);
-	}
-	free(s.names);
-	lc_put(c, d);
-}
-END_TEST
-
 struct cw {
 	struct lc_inode *d;
 	int i;
@@ -1027,7 +969,6 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_async_unlink_right_after_create);
 	tcase_add_test(tc, test_size_reports);
 	tcase_add_test(tc, test_readdir_5000);
-	tcase_add_test(tc, test_readdir_kept_batch);
 	tcase_add_test(tc, test_concurrent_writers);
 	tcase_add_test(tc, test_permissions_and_xattrs);
 	tcase_add_test(tc, test_notify);
