@@ -95,6 +95,7 @@ static void perf_register(struct lclient *c)
 	C(readdir_cached);
 	C(readdir_fetch);
 	C(readdir_shared);
+	C(readdir_prefetched);
 	C(xattr_cached);
 	C(quota_refused);
 	C(rd_bytes);
@@ -118,6 +119,7 @@ static void perf_register(struct lclient *c)
 	C(ino_evicted);
 	C(ino_trim_walks);
 	C(ino_trim_skipped);
+	C(ino_trim_visited);
 	C(dn_trim_walks);
 	C(dn_trim_skipped);
 	C(index_ops);
@@ -174,6 +176,8 @@ static int client_alloc(struct lclient **out)
 	pthread_mutex_init(&c->ra_pool_lock, NULL);
 	pthread_mutex_init(&c->deleg_lock, NULL);
 	pthread_mutex_init(&c->orphan_lock, NULL);
+	pthread_mutex_init(&c->lru_lock, NULL);
+	pthread_mutex_init(&c->itrim_lock, NULL);
 	c->async_dirops = cfg_bool(CFG_client_async_dirops);
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
@@ -777,6 +781,8 @@ void lclient_destroy(struct lclient *c)
 	pthread_mutex_destroy(&c->ra_pool_lock);
 	pthread_mutex_destroy(&c->deleg_lock);
 	pthread_mutex_destroy(&c->orphan_lock);
+	pthread_mutex_destroy(&c->lru_lock);
+	pthread_mutex_destroy(&c->itrim_lock);
 	free(c->orphan_q);
 	pthread_cond_destroy(&c->oc_cond);
 	pthread_cond_destroy(&c->work_cond);

@@ -79,13 +79,62 @@ static void inode_free(struct lc_inode *in)
 }
 
 /*
- * Inodes with no reference (ref 0, not dead), of every client of the
- * process: the only ones lc_icache_trim can evict.  Each change of a ref
- * from or to 0 moves it, so it is exact; shared by the clients of a process
- * (tests run several), it can only make a trim walk when none would have
- * been needed, never skip one that could evict.
+ * The LRU (c->lru): the inodes whose last reference went, in the order it
+ * went; the only ones lc_icache_trim can evict, and so all it looks at.
+ * Taking a reference again does not take an inode off (lookups of a cached
+ * inode take no lock); the trim takes such an inode off when it meets it,
+ * and its next last put appends it again: a visit either evicts, or takes
+ * off an inode that was referenced since, or moves an inode it spares
+ * (used in the last second, not clean) to the tail.
+ *
+ * Whoever kills an inode (ref 0 -> LC_REF_DEAD) takes it off before it
+ * goes to call_rcu; lru_add refuses a dead one, so the two orders of a
+ * kill and an append both end with the inode off the list.
  */
-static _Atomic int64_t unref_inodes;
+static void lru_del_locked(struct lclient *c, struct lc_inode *in)
+{
+	lockdep_assert_held(&c->lru_lock);
+	if (in->lru_prev)
+		in->lru_prev->lru_next = in->lru_next;
+	else
+		c->lru_head = in->lru_next;
+	if (in->lru_next)
+		in->lru_next->lru_prev = in->lru_prev;
+	else
+		c->lru_tail = in->lru_prev;
+	in->lru_prev = in->lru_next = NULL;
+	in->on_lru = false;
+	c->nlru--;
+}
+
+/* @in has no reference (as far as anyone knows): to the tail, unless it is
+ * there already, referenced again or dead */
+static void lru_add(struct lclient *c, struct lc_inode *in)
+{
+	pthread_mutex_lock(&c->lru_lock);
+	if (!in->on_lru && atomic_load(&in->ref) == 0 && !atomic_load(&in->unhashed)) {
+		in->lru_prev = c->lru_tail;
+		in->lru_next = NULL;
+		if (c->lru_tail)
+			c->lru_tail->lru_next = in;
+		else
+			c->lru_head = in;
+		c->lru_tail = in;
+		in->on_lru = true;
+		atomic_store_explicit(&in->lru_used, false, memory_order_relaxed);
+		c->nlru++;
+	}
+	pthread_mutex_unlock(&c->lru_lock);
+}
+
+/* @in was just killed (LC_REF_DEAD): off the LRU before it is freed */
+static void lru_forget(struct lclient *c, struct lc_inode *in)
+{
+	pthread_mutex_lock(&c->lru_lock);
+	if (in->on_lru)
+		lru_del_locked(c, in);
+	pthread_mutex_unlock(&c->lru_lock);
+}
 
 static void inode_free_rcu(struct rcu_head *h)
 {
@@ -101,13 +150,12 @@ void lc_icache_destroy(struct lclient *c)
 		return;
 	rcu_read_lock();
 	LC_LFHT_FOR_EACH(c->inodes, &it, in, hnode) {
-		if (!cds_lfht_del(c->inodes, &in->hnode)) {
-			if (atomic_load(&in->ref) == 0)
-				atomic_fetch_sub_explicit(&unref_inodes, 1, memory_order_relaxed);
+		if (!cds_lfht_del(c->inodes, &in->hnode))
 			call_rcu(&in->rcu, inode_free_rcu);
-		}
 	}
 	rcu_read_unlock();
+	c->lru_head = c->lru_tail = NULL;
+	c->nlru = 0;
 	/* every callback must have run before the table goes */
 	rcu_barrier_bp();
 	cds_lfht_destroy(c->inodes, NULL);
@@ -124,15 +172,12 @@ static bool get_unless_dead(struct lc_inode *in)
 			return false;
 	} while (!atomic_compare_exchange_weak_explicit(&in->ref, &v, v + 1, memory_order_acquire,
 						       memory_order_relaxed));
-	if (v == 0)
-		atomic_fetch_sub_explicit(&unref_inodes, 1, memory_order_relaxed);
 	return true;
 }
 
 void lc_get(struct lc_inode *in)
 {
-	if (atomic_fetch_add_explicit(&in->ref, 1, memory_order_relaxed) == 0)
-		atomic_fetch_sub_explicit(&unref_inodes, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&in->ref, 1, memory_order_relaxed);
 }
 
 /*
@@ -176,16 +221,16 @@ static void put_n(struct lclient *c, struct lc_inode *in, int64_t n)
 	}
 	if (old > n)
 		return;
-	if (old > 0)
-		atomic_fetch_add_explicit(&unref_inodes, 1, memory_order_relaxed);
 	if (!atomic_load_explicit(&in->unhashed, memory_order_acquire)) {
+		/* stays cached, unreferenced, until trimmed */
+		lru_add(in->c, in);
 		if (atomic_load_explicit(&in->orphaned, memory_order_relaxed) && c)
 			orphan_queue(c, in->ino);
-		return; /* stays cached, unreferenced, until trimmed */
+		return;
 	}
 	int64_t zero = 0;
 	if (atomic_compare_exchange_strong(&in->ref, &zero, LC_REF_DEAD)) {
-		atomic_fetch_sub_explicit(&unref_inodes, 1, memory_order_relaxed);
+		lru_forget(in->c, in);
 		call_rcu(&in->rcu, inode_free_rcu);
 	}
 }
@@ -224,8 +269,8 @@ struct lc_inode *lc_ino_to_inode(struct lclient *c, uint64_t ino)
 			in = NULL;
 	}
 	rcu_read_unlock();
-	if (in)
-		atomic_store_explicit(&in->last_used, now_mono_ns(), memory_order_relaxed);
+	if (in && !atomic_load_explicit(&in->lru_used, memory_order_relaxed))
+		atomic_store_explicit(&in->lru_used, true, memory_order_relaxed);
 	return in;
 }
 
@@ -272,7 +317,6 @@ static struct lc_inode *inode_alloc(struct lclient *c, uint64_t ino)
 	in->c = c;
 	in->ino = ino;
 	atomic_init(&in->ref, 1);
-	atomic_init(&in->last_used, now_mono_ns());
 	atomic_init(&in->dgen, 1);
 	in->quota_room = MDSP_QUOTA_NONE;
 	pthread_mutex_init(&in->lock, NULL);
@@ -629,7 +673,7 @@ static bool try_evict(struct lclient *c, struct lc_inode *in)
 		return false;
 	if (!atomic_compare_exchange_strong(&in->ref, &zero, LC_REF_DEAD))
 		return false;
-	atomic_fetch_sub_explicit(&unref_inodes, 1, memory_order_relaxed);
+	lru_forget(c, in);
 	if (!atomic_exchange(&in->unhashed, true)) {
 		if (!cds_lfht_del(c->inodes, &in->hnode)) {
 			atomic_fetch_sub(&c->ninodes, 1);
@@ -747,70 +791,80 @@ static void dirlists_drop(struct lclient *c)
 	rcu_read_unlock();
 }
 
+/* over the trim's target: past 7/8 of client_cache_size, or past 90% of the byte limit */
+static bool itrim_over(struct lclient *c, uint64_t target)
+{
+	return atomic_load(&c->ninodes) > target || lc_mem_over(c, true);
+}
+
+/*
+ * Inodes are evicted from the head of the LRU (c->lru), the inodes nobody
+ * holds, oldest first; those the kernel holds (every name it caches holds
+ * its inode) or that are open are not on it.  Before, the trim walked the
+ * whole table and met mostly those: the `ls -l` of 200,000 names, every
+ * inode held by the kernel, spent 13 % of loligo-fuse's CPU in its walks
+ * (cds_lfht_next), even once a second (issue 21.3).  Now a round looks at
+ * client_trim_batch inodes at most, each one it can evict, or one that was
+ * referenced again since it went on (taken off: its next last put puts it
+ * back), or one it spares for now (moved to the tail): looked up since it
+ * went on or was last spared (a second chance, as the kernel's inode LRU
+ * gives) or not clean.
+ */
 void lc_icache_trim(struct lclient *c)
 {
 	uint64_t max = cfg_uint(CFG_client_cache_size);
 	uint64_t n = atomic_load(&c->ninodes);
-	struct cds_lfht_iter it;
-	struct lc_inode *in;
+	uint64_t budget = cfg_uint(CFG_client_trim_batch), visited = 0;
 
 	lc_lfht_fit(c->inodes, &c->inodes_fit, n);
 	bool mem = lc_mem_over(c, false);
 	if (n <= max && !mem)
 		return;
 	uint64_t target = max - max / 8;
-	uint64_t now = now_mono_ns();
-	/*
-	 * A walk visits every inode, and those the kernel holds (every name it
-	 * caches holds its inode) or that are open cannot go: the flusher,
-	 * woken at every close, walked 70,000 of them per file of an untar
-	 * (cds_lfht_next 30% of loligo-fuse's CPU).  So at most one walk a
-	 * second, and after a walk that could not get under the target, none
-	 * until the cache has grown by an eighth of what that walk left (at
-	 * least an eighth of the bound) or 10 s have passed (the kernel lets
-	 * inodes go when its own caches shrink).  A listing of 200,000 names
-	 * (every inode held by the kernel) walked the whole cache every 8,000
-	 * new inodes: 15 % of loligo-fuse's CPU in that `ls -l` (issue 21.3).
-	 */
-	if (c->itrim_ns && mono_since(now, c->itrim_ns) < 1000000000ull)
-		return;
-	/* every inode referenced (a listing the kernel holds): a walk would
-	 * evict nothing (issue 21.3: 17 % of loligo-fuse's CPU in cds_lfht_next
-	 * during the `ls -l` of 200,000 files, with the walks above); past the
-	 * byte limit too: inodes come free as the kernel forgets names */
-	if (atomic_load_explicit(&unref_inodes, memory_order_relaxed) <= 0) {
-		perf_inc(&c->perf.ino_trim_skipped, 1);
-		return;
-	}
-	perf_inc(&c->perf.ino_trim_walks, 1);
-	/* past the bound in bytes the kernel is being asked to forget names
-	 * (lc_dcache_trim), which lets their inodes go: walk every second */
-	if (!mem && c->itrim_left && n < c->itrim_left + (c->itrim_left > max ? c->itrim_left : max) / 8 &&
-	    mono_since(now, c->itrim_ns) < 10000000000ull)
-		return;
-	c->itrim_ns = now;
+
+	pthread_mutex_lock(&c->itrim_lock);
 	/* past the bound in bytes, the directories' cached listings go first
 	 * (a READDIR batch repeats every entry's attributes: ~230 bytes an
 	 * entry listed); a listing in progress holds its own reference, and
 	 * one waiting for a fetch (rd_busy) fetches again when it finds none */
 	if (mem)
 		dirlists_drop(c);
-	/* first pass spares what was used in the last second; second takes any */
-	for (int pass = 0; pass < 2 && (atomic_load(&c->ninodes) > target || lc_mem_over(c, true)); pass++) {
-		rcu_read_lock();
-		LC_LFHT_FOR_EACH(c->inodes, &it, in, hnode) {
-			if (atomic_load(&c->ninodes) <= target && !lc_mem_over(c, true))
-				break;
-			if (atomic_load_explicit(&in->ref, memory_order_relaxed) != 0)
-				continue;
-			if (pass == 0 && mono_since(now, atomic_load(&in->last_used)) < 1000000000ull)
-				continue;
-			try_evict(c, in);
-		}
-		rcu_read_unlock();
+	pthread_mutex_lock(&c->lru_lock);
+	bool none = !c->lru_head;
+	pthread_mutex_unlock(&c->lru_lock);
+	if (none) {
+		/* every inode referenced (a listing the kernel holds): nothing to do */
+		perf_inc(&c->perf.ino_trim_skipped, 1);
+		pthread_mutex_unlock(&c->itrim_lock);
+		return;
 	}
-	n = atomic_load(&c->ninodes);
-	c->itrim_left = n > target ? n : 0;
+	perf_inc(&c->perf.ino_trim_walks, 1);
+	/* the read section keeps the inodes taken off the list alive while we
+	 * look at them (a kill frees through call_rcu) */
+	rcu_read_lock();
+	/* each inode looked at twice at most: a second chance, then it goes */
+	pthread_mutex_lock(&c->lru_lock);
+	uint64_t left = 2 * c->nlru;
+	pthread_mutex_unlock(&c->lru_lock);
+	for (; left && (!budget || visited < budget) && itrim_over(c, target); left--) {
+		struct lc_inode *in;
+
+		pthread_mutex_lock(&c->lru_lock);
+		in = c->lru_head;
+		if (in)
+			lru_del_locked(c, in);
+		pthread_mutex_unlock(&c->lru_lock);
+		if (!in)
+			break;
+		visited++;
+		if (atomic_load(&in->ref) != 0)
+			continue;   /* referenced again (or dead): off the list */
+		if (atomic_exchange_explicit(&in->lru_used, false, memory_order_relaxed) || !try_evict(c, in))
+			lru_add(c, in);     /* spared: to the tail */
+	}
+	rcu_read_unlock();
+	perf_inc(&c->perf.ino_trim_visited, visited);
+	pthread_mutex_unlock(&c->itrim_lock);
 }
 
 struct json_object *lc_icache_dump(struct lclient *c)

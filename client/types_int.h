@@ -155,13 +155,15 @@ struct lc_inode {
 	struct lclient *c;
 	uint64_t ino;
 	_Atomic int64_t ref;         /* references handed out; LC_REF_DEAD once evicted */
-	_Atomic uint64_t last_used;  /* mono ns of the last lookup: trimming order */
 	_Atomic bool unhashed;       /* removed from c->inodes: last put frees */
 	_Atomic bool orphaned;       /* the MDS says nlink 0: evicted as soon as unreferenced, so that
 				      * the MDS can let the orphan go (lc_orphan_queue) */
+	bool on_lru;                 /* on c->lru (inode.c); c->lru_lock */
+	_Atomic bool lru_used;       /* looked up since it went on c->lru: the trim spares it once */
 	_Atomic uint64_t dgen;       /* dirs: bumping it invalidates every cached dentry below */
 	_Atomic uint64_t ngen;       /* dirs: bumping it invalidates the negative dentries (Fs lost) */
 	_Atomic uint64_t data_gen;   /* bumped on every write/truncate: stale readahead check */
+	struct lc_inode *lru_prev, *lru_next;  /* c->lru links; c->lru_lock */
 
 	pthread_mutex_t lock;        /* protects what the parts below say it does */
 	pthread_cond_t cond;         /* flushing done, dirty bytes written, async submissions sent */
@@ -342,6 +344,7 @@ struct lc_perf {
 	struct perf_counter attr_hit, attr_miss;
 	struct perf_counter dentry_hit, dentry_miss, dentry_neg_hit;
 	struct perf_counter readdir_cached, readdir_fetch, readdir_shared;
+	struct perf_counter readdir_prefetched;   /* READDIR batches that had been asked for ahead (readdir.c) */
 	struct perf_counter xattr_cached;      /* getxattr/listxattr answered from a trace (namei.c) */
 	struct perf_counter quota_refused;     /* writes and fallocates refused or cut short by a byte quota (file.c) */
 	struct perf_counter rd_bytes, wr_bytes;
@@ -351,8 +354,10 @@ struct lc_perf {
 	struct perf_counter caps_grant, caps_revoke, caps_revoke_deferred, lease_revoke, cap_flushes, caps_released;
 	struct perf_counter ino_evicted;
 	struct perf_counter dn_trim_walks, dn_trim_skipped;    /* lc_dcache_trim's, likewise */
-	struct perf_counter ino_trim_walks, ino_trim_skipped;  /* lc_icache_trim: walks made, and not made
-							         * because no inode was unreferenced */
+	struct perf_counter ino_trim_walks, ino_trim_skipped;  /* lc_icache_trim: rounds that looked at the
+							         * LRU, and rounds past the bound with nothing on it */
+	struct perf_counter ino_trim_visited;  /* inodes lc_icache_trim looked at (each round at most
+						* client_trim_batch) */
 	struct perf_counter index_ops;
 	struct perf_counter purge_files, purge_objects, purge_queued;
 	struct perf_counter async_creates, async_failed, async_sync, async_setattrs;
@@ -482,7 +487,15 @@ struct lclient {
 	_Atomic uint64_t mem[LC_MEM_NKINDS];
 	unsigned long inodes_fit, dentries_fit; /* flusher only: lc_lfht_fit's last size */
 	bool search_unchecked_ok;    /* lclient_set_search_unchecked_ok; set before serving */
-	uint64_t itrim_ns, itrim_left;           /* flusher only: lc_icache_trim's last walk */
+	/* inode.c: the inodes that were unreferenced when their last reference
+	 * went, oldest first: what lc_icache_trim looks at, instead of every
+	 * inode (those the kernel holds through the names it caches cannot go).
+	 * An inode referenced again stays on it until the trim meets it and
+	 * takes it off; its next last put puts it back at the tail. */
+	pthread_mutex_t lru_lock;    /* protects lru_head/tail, nlru, every inode's lru_* and on_lru; a leaf lock */
+	struct lc_inode *lru_head, *lru_tail;
+	uint64_t nlru;
+	pthread_mutex_t itrim_lock;  /* one lc_icache_trim at a time (the flusher's; tests call it too) */
 	uint64_t dtrim_ns, dtrim_left;           /* flusher only: lc_dcache_trim's last walk */
 
 	/* writeback */
