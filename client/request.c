@@ -17,7 +17,6 @@
 #include <string.h>
 
 #include "client/cache_int.h"
-#include "common/config.h"
 #include "common/lockdep.h"
 #include "common/log.h"
 
@@ -168,9 +167,9 @@ int lc_wait_unsafe(struct lclient *c, struct lc_inode *in)
 	return err;
 }
 
-/* the first reply of @req (result @r) into the cache: lc_req_run's second half */
-static int req_apply(struct lclient *c, struct mds_request *req, int r, struct lc_inode **target)
+int lc_req_run(struct lclient *c, struct mds_request *req, struct lc_inode **target)
 {
+	int r = mdsc_do_request(c->mdsc, req);
 	struct mdsp_reply *rep = req->reply;
 	struct lc_inode *din = NULL, *tin = NULL;
 
@@ -206,29 +205,6 @@ static int req_apply(struct lclient *c, struct mds_request *req, int r, struct l
 	else
 		lc_put(c, tin);
 	return r;
-}
-
-int lc_req_run(struct lclient *c, struct mds_request *req, struct lc_inode **target)
-{
-	return req_apply(c, req, mdsc_do_request(c->mdsc, req), target);
-}
-
-int lc_req_submit(struct lclient *c, struct mds_request *req)
-{
-	int r = mdsc_submit(c->mdsc, req);
-
-	if (r == 0)
-		mdsc_uncork(c->mdsc);   /* the caller waits for it soon: not held for company */
-	return r;
-}
-
-int lc_req_wait(struct lclient *c, struct mds_request *req, struct lc_inode **target)
-{
-	uint64_t tmo = lc_secs_ns(CFG_client_request_timeout);
-
-	if (target)
-		*target = NULL;
-	return req_apply(c, req, mdsc_wait_reply(c->mdsc, req, tmo ? now_mono_ns() + tmo : 0, true), target);
 }
 
 uint64_t lc_max_file_size(struct lclient *c)
