@@ -349,8 +349,10 @@ void journal_expire_sealed(struct mds *m)
 {
 	struct journal *j = m->j;
 	struct jseg *s;
+	bool expired = false;
 
 	pthread_mutex_lock(&j->expire_lock);
+	atomic_store(&j->expire_kick, false);   /* a kick from now on asks again */
 	for (;;) {
 		pthread_mutex_lock(&j->seg_lock);
 		s = j->sealed;
@@ -364,8 +366,21 @@ void journal_expire_sealed(struct mds *m)
 		j->nsealed--;
 		pthread_mutex_unlock(&j->seg_lock);
 		jseg_free(s);
+		expired = true;
 	}
 	pthread_mutex_unlock(&j->expire_lock);
+	if (expired) {
+		/* requests throttled on the segments in memory (journal_throttle) */
+		pthread_mutex_lock(&j->lock);
+		pthread_cond_broadcast(&j->space);
+		pthread_mutex_unlock(&j->lock);
+	}
+}
+
+void journal_tick_urgent(struct mds *m)
+{
+	if (m->j && atomic_load(&m->j->expire_kick))
+		journal_expire_sealed(m);
 }
 
 uint64_t journal_clean_below(struct mds *m)
