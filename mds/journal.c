@@ -533,6 +533,7 @@ void journal_throttle(struct mds *m, struct conn *c, const struct mdsp_request *
 	struct journal *j = m->j;
 	uint64_t qmax = journal_queue_bound(), smax = journal_seg_bound();
 	struct jwaiter w = { .tid = req ? req->tid : 0, .op = req ? req->op : 0 };
+	bool tried = false;
 
 	if (!qmax)
 		return;
@@ -557,13 +558,19 @@ void journal_throttle(struct mds *m, struct conn *c, const struct mdsp_request *
 	j->nwaiting++;
 	perf_inc(&j->throttled, 1);
 	while (throttle_over_locked(j, &w, qmax, smax)) {
-		if (w.segments && !atomic_exchange(&j->expire_kick, true)) {
-			/* only expiry frees segments: ask the ticker for it now */
+		if (w.segments && !tried) {
+			/* only expiry frees segments, and this request waits
+			 * for it anyway: expire the sealed ones now rather than
+			 * at the next tick (expire_lock makes it one at a time;
+			 * a failure is retried at the tick, whose expiry wakes
+			 * us) */
+			tried = true;
 			pthread_mutex_unlock(&j->lock);
-			mds_tick_kick(m);
+			journal_expire_sealed(m);
 			pthread_mutex_lock(&j->lock);
 			continue;
 		}
+		tried = false;
 		pthread_cond_wait(&j->space, &j->lock);
 		qmax = journal_queue_bound();    /* `config set` may have raised it */
 		smax = journal_seg_bound();
@@ -826,15 +833,8 @@ static void *writer_main(void *arg)
 			j->writing = false;
 			break;
 		}
-		if (seal) {
-			uint64_t smax = journal_seg_bound();
-
+		if (seal)
 			seal_cur(j, next_start);
-			/* segments stay in memory until expired (at the tick):
-			 * past their bound expire them now */
-			if (smax && journal_seg_bytes() > smax / 2 && !atomic_exchange(&j->expire_kick, true))
-				mds_tick_kick(m);
-		}
 		pthread_mutex_lock(&j->lock);
 		batch_freed_locked(j);
 		j->writing = false;

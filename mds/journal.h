@@ -67,9 +67,6 @@ uint64_t journal_queue_bound(void);
 uint64_t journal_seg_bound(void);
 /* journal_seg_bytes - bytes of journal segments in memory now.  Lock-free. */
 uint64_t journal_seg_bytes(void);
-/* journal_tick_urgent - expire the sealed segments now if journal_throttle
- * or the writer asked for it (mds_tick_kick).  Ticker only. */
-void journal_tick_urgent(struct mds *m);
 /*
  * journal_read_only - 0 while journal writes succeed; the -errno of the
  * failing write (ENOSPC, EIO, ETIMEDOUT...) while the MDS is read-only.

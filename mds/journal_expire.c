@@ -352,7 +352,6 @@ void journal_expire_sealed(struct mds *m)
 	bool expired = false;
 
 	pthread_mutex_lock(&j->expire_lock);
-	atomic_store(&j->expire_kick, false);   /* a kick from now on asks again */
 	for (;;) {
 		pthread_mutex_lock(&j->seg_lock);
 		s = j->sealed;
@@ -377,11 +376,6 @@ void journal_expire_sealed(struct mds *m)
 	}
 }
 
-void journal_tick_urgent(struct mds *m)
-{
-	if (m->j && atomic_load(&m->j->expire_kick))
-		journal_expire_sealed(m);
-}
 
 uint64_t journal_clean_below(struct mds *m)
 {

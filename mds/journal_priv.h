@@ -112,7 +112,6 @@ struct journal {
 	uint64_t qbytes_peak;         /* the highest qbytes seen (perf queued_bytes_max) */
 	struct jwaiter *waiters;      /* requests waiting in journal_throttle (`ops`) */
 	uint32_t nwaiting;
-	_Atomic bool expire_kick;     /* segments in memory are over their bound: expire before the tick */
 
 	pthread_cond_t space;         /* qbytes or the segments in memory shrank (throttled requests wait on it) */
 	struct perf_counter writes, entries, bytes, expired, expire_errors, throttled, write_errors, refused;

@@ -231,9 +231,6 @@ static void *ticker_main(void *arg)
 		pthread_mutex_unlock(&m->tick_lock);
 		if (now_mono_ns() < next_tick) {
 			session_reconnect_check(m);
-			/* the journal's segments in memory are over their
-			 * bound: requests wait for this expiry (journal_throttle) */
-			journal_tick_urgent(m);
 			continue;
 		}
 		next_tick = 0;

@@ -608,14 +608,6 @@ struct mds {
 	struct perf_counter auth_ok, auth_failed, sessions_refused;
 };
 
-/* mds_tick_kick - run the ticker's urgent work now (journal expiry asked
- * for by journal_throttle or the writer), not at the next tick.  No lock held. */
-static inline void mds_tick_kick(struct mds *m)
-{
-	pthread_mutex_lock(&m->tick_lock);
-	pthread_cond_signal(&m->tick_cond);
-	pthread_mutex_unlock(&m->tick_lock);
-}
 
 /* ---- shared by every layer: object names and the inode blob -------- */
 void oid_dir(char *buf, size_t len, uint64_t ino);
