@@ -11,6 +11,7 @@
  * objects' update and the header's) is harmless.
  */
 #include <errno.h>
+#include <malloc.h>
 #include <inttypes.h>
 #include <json-c/json.h>
 #include <stdio.h>
@@ -369,6 +370,11 @@ void journal_expire_sealed(struct mds *m)
 	}
 	pthread_mutex_unlock(&j->expire_lock);
 	if (expired) {
+		/* an expiry's peak (the segment's edits gathered per object,
+		 * the store's write batch) is freed now: hand the whole pages
+		 * back, or the arenas keep that peak in the RSS that
+		 * mds_cache_memory_limit bounds */
+		malloc_trim(0);
 		/* requests throttled on the segments in memory (journal_throttle) */
 		pthread_mutex_lock(&j->lock);
 		pthread_cond_broadcast(&j->space);
