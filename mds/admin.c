@@ -1013,7 +1013,7 @@ static const struct asok_cmd mds_cmds[] = {
 	  "objects or a layout names it)", cmd_fs_rm_data_pool },
 	{ "health", "", "health status and the checks behind it", cmd_health },
 	{ "health detail", "", "health checks with a line per affected item", cmd_health_detail },
-	{ "ops", "", "requests in flight with their age: parked for revokes (what for, and which sessions hold it), waiting for the journal", cmd_ops },
+	{ "ops", "", "requests in flight with their age: parked for revokes (what for, and which sessions hold it), waiting for the journal, throttled on the journal's memory bounds (queue or segments, with the bytes and the bound)", cmd_ops },
 	{ "session ls", "", "list client sessions", cmd_session_ls },
 	{ "mds fail", "rank:str?", "fail rank 0's holder (this daemon): it leaves the MDS map and exits, a standby "
 	  "fences it and takes over", cmd_mds_fail },
