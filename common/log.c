@@ -100,10 +100,15 @@ static pthread_once_t ring_once = PTHREAD_ONCE_INIT;
 
 static void ring_alloc(void)
 {
-	uint64_t n = cfg_uint(CFG_log_max_recent);
+	uint64_t n = cfg_uint(CFG_log_max_recent), cap = cfg_uint(CFG_log_max_recent_bytes);
 
 	if (n > 1000000)
 		n = 1000000;
+	/* every slot gets touched once the ring has wrapped: it costs its
+	 * whole size (10,000 lines were 5.3 MB), which a daemon bounded in
+	 * bytes (the MDS's memory limit) counts */
+	if (cap && n > cap / sizeof(*ring))
+		n = cap / sizeof(*ring);
 	if (!n)
 		return;
 	/* calloc of a large block maps zero pages: only used slots cost memory */
@@ -129,6 +134,18 @@ static void ring_push(const char *buf, size_t len)
 	memcpy(sl->text, buf, len);
 	sl->len = (uint32_t)len;
 	atomic_store_explicit(&sl->seq, idx + 1, memory_order_release);
+}
+
+size_t log_recent_bytes(void)
+{
+	uint64_t n = cfg_uint(CFG_log_max_recent), cap = cfg_uint(CFG_log_max_recent_bytes);
+
+	/* what ring_alloc takes (or will take: it runs at the first line) */
+	if (n > 1000000)
+		n = 1000000;
+	if (cap && n > cap / sizeof(struct ring_slot))
+		n = cap / sizeof(struct ring_slot);
+	return n * sizeof(struct ring_slot);
 }
 
 /*

@@ -85,6 +85,9 @@ void log_get_levels(enum log_subsys ss, int *level, int *mem_level);
  * `log dump`.  Return: the number of entries written.
  */
 unsigned log_dump_recent(void);
+/* log_recent_bytes - the memory the ring of recent lines takes once full
+ * (log_max_recent lines, capped by log_max_recent_bytes). */
+size_t log_recent_bytes(void);
 
 /**
  * log_install_crash_dump - on SIGSEGV, SIGBUS, SIGILL, SIGFPE and SIGABRT,

@@ -758,6 +758,14 @@ static int cmd_cache_status(struct json_object *args, struct json_object **out, 
 	json_object_object_add(o, "bytes", b);
 	json_object_object_add(o, "total_bytes", json_object_new_uint64(total));
 	json_object_object_add(o, "limit_bytes", json_object_new_uint64(cfg_uint(CFG_mds_cache_memory_limit)));
+	/* the limit is the MDS's: what the cache may hold once the bounded
+	 * consumers outside it are charged (main.c, charge_outside) */
+	json_object_object_add(o, "cache_budget_bytes", json_object_new_uint64(mdcache_budget()));
+	json_object_object_add(o, "charged_outside_bytes", json_object_new_uint64(mdcache_outside_bytes()));
+	json_object_object_add(o, "journal_queued_bytes_bound", json_object_new_uint64(journal_queue_bound()));
+	json_object_object_add(o, "journal_segment_bytes", json_object_new_uint64(journal_seg_bytes()));
+	json_object_object_add(o, "journal_segment_bytes_bound", json_object_new_uint64(journal_seg_bound()));
+	json_object_object_add(o, "log_ring_bytes", json_object_new_uint64(log_recent_bytes()));
 	json_object_object_add(o, "inodes_cached", json_object_new_uint64(m->ninodes_cached));
 	json_object_object_add(o, "inodes_limit", json_object_new_uint64(cfg_uint(CFG_mds_cache_size)));
 	json_object_object_add(o, "dirs", json_object_new_uint64(m->ndirs_cached));
@@ -1005,7 +1013,7 @@ static const struct asok_cmd mds_cmds[] = {
 	  "objects or a layout names it)", cmd_fs_rm_data_pool },
 	{ "health", "", "health status and the checks behind it", cmd_health },
 	{ "health detail", "", "health checks with a line per affected item", cmd_health_detail },
-	{ "ops", "", "requests in flight with their age: parked for revokes (what for, and which sessions hold it), waiting for the journal", cmd_ops },
+	{ "ops", "", "requests in flight with their age: parked for revokes (what for, and which sessions hold it), waiting for the journal, throttled on the journal's memory bounds (queue or segments, with the bytes and the bound)", cmd_ops },
 	{ "session ls", "", "list client sessions", cmd_session_ls },
 	{ "mds fail", "rank:str?", "fail rank 0's holder (this daemon): it leaves the MDS map and exits, a standby "
 	  "fences it and takes over", cmd_mds_fail },

@@ -68,6 +68,8 @@
 #include "mds/mdcache.h"
 #include "mds/net.h"
 
+_Atomic uint64_t journal_seg_mem;
+
 struct jseg *jseg_new(uint64_t no, uint32_t fmt)
 {
 	struct jseg *s = calloc(1, sizeof(*s));
@@ -84,6 +86,7 @@ void jseg_free(struct jseg *s)
 {
 	struct jchunk *c, *n;
 
+	atomic_fetch_sub(&journal_seg_mem, s->len);
 	for (c = s->chunks; c; c = n) {
 		n = c->next;
 		free(c->data);
@@ -103,6 +106,7 @@ int jseg_add_chunk(struct jseg *s, uint8_t *data, size_t len)
 	*s->tail = c;
 	s->tail = &c->next;
 	s->len += len;
+	atomic_fetch_add(&journal_seg_mem, len);
 	return 0;
 }
 
@@ -440,6 +444,43 @@ static int header_set_head(struct mds *m, uint64_t head)
 
 /* ---- submit and the writer ------------------------------------------------ */
 
+/* What a reply waiting for its SAFE holds: the jitem and its frame. */
+static size_t jitem_bytes(const struct jitem *it)
+{
+	return sizeof(*it) + it->frame.cap;
+}
+
+uint64_t journal_queue_bound(void)
+{
+	uint64_t max = cfg_uint(CFG_mds_journal_max_pending), lim = cfg_uint(CFG_mds_cache_memory_limit);
+	uint64_t share = lim / 16;
+
+	/* a share of the MDS's memory limit, which counts it (mdcache.c,
+	 * cache_budget): 1/16, not below 1 MiB unless asked for less */
+	if (share < (1u << 20))
+		share = 1u << 20;
+	if (max && lim && max > share)
+		max = share;
+	return max;
+}
+
+uint64_t journal_seg_bound(void)
+{
+	uint64_t q = journal_queue_bound(), seg = cfg_uint(CFG_mds_journal_segment_size);
+
+	/* the current segment (up to a segment and one batch) and the sealed
+	 * ones waiting for expiry: twice the queue, never so little that the
+	 * current segment alone could fill it before it is sealed */
+	if (!q)
+		return 0;
+	return 2 * q > 2 * seg + q ? 2 * q : 2 * seg + q;
+}
+
+uint64_t journal_seg_bytes(void)
+{
+	return atomic_load(&journal_seg_mem);
+}
+
 uint64_t journal_submit_locked(struct mds *m, struct txn *t, struct jitem *item)
 {
 	struct journal *j = m->j;
@@ -447,10 +488,12 @@ uint64_t journal_submit_locked(struct mds *m, struct txn *t, struct jitem *item)
 
 	pthread_mutex_lock(&j->lock);
 	if (t && t->n) {
+		size_t before = j->pending.len;
 		int i;
 
 		seq = ++j->next_seq;
 		jent_put(&j->pending, JE_EDITS, seq, t->b.data, t->b.len);
+		j->qbytes += j->pending.len - before;
 		j->npending++;
 		for (i = 0; i < t->ndirs; i++)
 			if (t->dirs[i]->last_jseq != UINT64_MAX)
@@ -463,34 +506,83 @@ uint64_t journal_submit_locked(struct mds *m, struct txn *t, struct jitem *item)
 		item->next = NULL;
 		*j->items_tail = item;
 		j->items_tail = &item->next;
+		j->qbytes += jitem_bytes(item);
 	}
+	if (j->qbytes > j->qbytes_peak)
+		j->qbytes_peak = j->qbytes;
 	pthread_cond_signal(&j->cond);
 	pthread_mutex_unlock(&j->lock);
 	return seq;
 }
 
-void journal_throttle(struct mds *m, struct conn *c)
+/* Caller holds j->lock.  Is the request of @w to wait, and for what. */
+static bool throttle_over_locked(struct journal *j, struct jwaiter *w, uint64_t qmax, uint64_t smax)
+{
+	lockdep_assert_held(&j->lock);
+	if (j->stop || j->werr || !qmax)
+		return false;
+	w->segments = false;
+	if (j->qbytes > qmax)
+		return true;
+	w->segments = smax && atomic_load(&journal_seg_mem) > smax;
+	return w->segments;
+}
+
+void journal_throttle(struct mds *m, struct conn *c, const struct mdsp_request *req)
 {
 	struct journal *j = m->j;
-	uint64_t max = cfg_uint(CFG_mds_journal_max_pending);
+	uint64_t qmax = journal_queue_bound(), smax = journal_seg_bound();
+	struct jwaiter w = { .tid = req ? req->tid : 0, .op = req ? req->op : 0 };
+	bool tried = false;
 
-	if (!max)
+	if (!qmax)
 		return;
 	pthread_mutex_lock(&j->lock);
-	if (j->pending.len > max && !j->werr && c) {
+	if (!throttle_over_locked(j, &w, qmax, smax)) {
+		pthread_mutex_unlock(&j->lock);
+		return;
+	}
+	if (c) {
 		/* about to wait: the replies of the reader's batch go first (not
 		 * under the journal lock: send_lock comes before it) */
 		pthread_mutex_unlock(&j->lock);
 		conn_uncork(c);
 		pthread_mutex_lock(&j->lock);
+		w.sid = c->session_id;
 	}
 	/* while read-only nothing drains: the request is refused (or let
 	 * through) by journal_admit() instead of blocking its connection */
-	while (j->pending.len > max && !j->stop && !j->werr) {
-		perf_inc(&j->throttled, 1);
+	w.start_ns = now_mono_ns();
+	w.next = j->waiters;
+	j->waiters = &w;
+	j->nwaiting++;
+	perf_inc(&j->throttled, 1);
+	while (throttle_over_locked(j, &w, qmax, smax)) {
+		if (w.segments && !tried) {
+			/* only expiry frees segments, and this request waits
+			 * for it anyway: expire the sealed ones now rather than
+			 * at the next tick (expire_lock makes it one at a time;
+			 * a failure is retried at the tick, whose expiry wakes
+			 * us) */
+			tried = true;
+			pthread_mutex_unlock(&j->lock);
+			journal_expire_sealed(m);
+			pthread_mutex_lock(&j->lock);
+			continue;
+		}
+		tried = false;
 		pthread_cond_wait(&j->space, &j->lock);
+		qmax = journal_queue_bound();    /* `config set` may have raised it */
+		smax = journal_seg_bound();
 	}
+	for (struct jwaiter **pp = &j->waiters; *pp; pp = &(*pp)->next)
+		if (*pp == &w) {
+			*pp = w.next;
+			break;
+		}
+	j->nwaiting--;
 	pthread_mutex_unlock(&j->lock);
+	hist_add(&j->throttle_lat, now_mono_ns() - w.start_ns);
 }
 
 /* Send the frames of a durable batch.  One pass under mds->lock picks each
@@ -573,6 +665,16 @@ static bool writer_idle_locked(struct journal *j)
 	return !j->npending && !j->items && !j->seal_req && !j->cur->trunc;
 }
 
+/* Caller holds j->lock.  The writer's batch and its replies are gone:
+ * throttled requests may go on. */
+static void batch_freed_locked(struct journal *j)
+{
+	lockdep_assert_held(&j->lock);
+	j->qbytes -= j->qbytes_batch;
+	j->qbytes_batch = 0;
+	pthread_cond_broadcast(&j->space);
+}
+
 /* The writer is done with its batch: `ops` must not look at it any more. */
 static void writing_done(struct journal *j)
 {
@@ -621,7 +723,7 @@ static void *writer_main(void *arg)
 		}
 		buf = j->pending;
 		mdsp_buf_init(&j->pending);
-		pthread_cond_broadcast(&j->space);
+		j->qbytes_batch = j->qbytes;   /* freed once its replies are sent */
 		n = j->npending;
 		j->npending = 0;
 		items = j->items;
@@ -674,6 +776,7 @@ static void *writer_main(void *arg)
 			writing_done(j);
 			items_drop(items);
 			pthread_mutex_lock(&j->lock);
+			batch_freed_locked(j);
 			j->writing = false;
 			break;
 		}
@@ -689,6 +792,7 @@ static void *writer_main(void *arg)
 				writing_done(j);
 				items_drop(items);
 				pthread_mutex_lock(&j->lock);
+				batch_freed_locked(j);
 				j->writing = false;
 				break;
 			}
@@ -725,12 +829,14 @@ static void *writer_main(void *arg)
 		items_done(m, items, last);
 		if (open && header_set_head(m, cur->no)) {
 			pthread_mutex_lock(&j->lock);
+			batch_freed_locked(j);
 			j->writing = false;
 			break;
 		}
 		if (seal)
 			seal_cur(j, next_start);
 		pthread_mutex_lock(&j->lock);
+		batch_freed_locked(j);
 		j->writing = false;
 		if (last > j->written_seq)
 			j->written_seq = last;
@@ -741,6 +847,57 @@ static void *writer_main(void *arg)
 	}
 	pthread_mutex_unlock(&j->lock);
 	return NULL;
+}
+
+static uint64_t g_queued(void *arg)
+{
+	struct journal *j = arg;
+	uint64_t v;
+
+	pthread_mutex_lock(&j->lock);
+	v = j->qbytes;
+	pthread_mutex_unlock(&j->lock);
+	return v;
+}
+
+static uint64_t g_queued_peak(void *arg)
+{
+	struct journal *j = arg;
+	uint64_t v;
+
+	pthread_mutex_lock(&j->lock);
+	v = j->qbytes_peak;
+	pthread_mutex_unlock(&j->lock);
+	return v;
+}
+
+static uint64_t g_waiting(void *arg)
+{
+	struct journal *j = arg;
+	uint64_t v;
+
+	pthread_mutex_lock(&j->lock);
+	v = j->nwaiting;
+	pthread_mutex_unlock(&j->lock);
+	return v;
+}
+
+static uint64_t g_queue_bound(void *arg)
+{
+	(void)arg;
+	return journal_queue_bound();
+}
+
+static uint64_t g_seg_bytes(void *arg)
+{
+	(void)arg;
+	return journal_seg_bytes();
+}
+
+static uint64_t g_seg_bound(void *arg)
+{
+	(void)arg;
+	return journal_seg_bound();
 }
 
 int journal_start(struct mds *m)
@@ -754,6 +911,13 @@ int journal_start(struct mds *m)
 	perf_register_counter("mds_journal", "expired_segments", &j->expired);
 	perf_register_counter("mds_journal", "expire_errors", &j->expire_errors);
 	perf_register_counter("mds_journal", "throttled", &j->throttled);
+	perf_register_hist("mds_journal", "throttle_lat", &j->throttle_lat);
+	perf_register_fn("mds_journal", "queued_bytes", g_queued, j);
+	perf_register_fn("mds_journal", "queued_bytes_max", g_queued_peak, j);
+	perf_register_fn("mds_journal", "queued_bytes_bound", g_queue_bound, NULL);
+	perf_register_fn("mds_journal", "throttle_waiting", g_waiting, j);
+	perf_register_fn("mds_journal", "segment_bytes", g_seg_bytes, NULL);
+	perf_register_fn("mds_journal", "segment_bytes_bound", g_seg_bound, NULL);
 	perf_register_counter("mds_journal", "write_errors", &j->write_errors);
 	perf_register_counter("mds_journal", "refused_read_only", &j->refused);
 	perf_register_hist("mds_journal", "batch_entries", &j->batch);
@@ -894,6 +1058,13 @@ struct json_object *journal_status_json(struct mds *m)
 	pthread_mutex_lock(&j->lock);
 	json_object_object_add(o, "write_offset", json_object_new_int64((int64_t)j->cur_len));
 	json_object_object_add(o, "pending_entries", json_object_new_int64(j->npending));
+	json_object_object_add(o, "queued_bytes", json_object_new_uint64(j->qbytes));
+	json_object_object_add(o, "queued_bytes_max", json_object_new_uint64(j->qbytes_peak));
+	json_object_object_add(o, "queued_bytes_bound", json_object_new_uint64(journal_queue_bound()));
+	json_object_object_add(o, "throttle_waiting", json_object_new_uint64(j->nwaiting));
+	json_object_object_add(o, "throttled", json_object_new_uint64(perf_get(&j->throttled)));
+	json_object_object_add(o, "segment_bytes", json_object_new_uint64(journal_seg_bytes()));
+	json_object_object_add(o, "segment_bytes_bound", json_object_new_uint64(journal_seg_bound()));
 	json_object_object_add(o, "last_seq", json_object_new_int64((int64_t)j->next_seq));
 	json_object_object_add(o, "read_only", json_object_new_boolean(j->werr != 0));
 	if (j->werr) {
@@ -949,6 +1120,28 @@ static void ops_add(struct json_object *a, const struct jitem *it, uint64_t now,
 	json_object_array_add(a, o);
 }
 
+/* A request throttled before it starts: why, and against what. */
+static void waiter_add(struct json_object *a, const struct jwaiter *w, uint64_t now, uint64_t qbytes)
+{
+	struct json_object *o = json_object_new_object();
+
+	json_object_object_add(o, "session", json_object_new_int64((int64_t)w->sid));
+	json_object_object_add(o, "tid", json_object_new_int64((int64_t)w->tid));
+	json_object_object_add(o, "op", json_object_new_string(mdsp_op_name(w->op)));
+	json_object_object_add(o, "state", json_object_new_string(w->segments ?
+		"throttled: journal segments in memory over their bound (waiting for expiry)" :
+		"throttled: journal queue over mds_journal_max_pending (waiting for a write)"));
+	if (w->segments) {
+		json_object_object_add(o, "segment_bytes", json_object_new_uint64(journal_seg_bytes()));
+		json_object_object_add(o, "bound", json_object_new_uint64(journal_seg_bound()));
+	} else {
+		json_object_object_add(o, "queued_bytes", json_object_new_uint64(qbytes));
+		json_object_object_add(o, "bound", json_object_new_uint64(journal_queue_bound()));
+	}
+	json_object_object_add(o, "age_ms", json_object_new_double((double)mono_since(now, w->start_ns) / 1e6));
+	json_object_array_add(a, o);
+}
+
 void journal_set_hooks(struct mds *m, const struct journal_hooks *h)
 {
 	m->journal_hooks = h;
@@ -971,6 +1164,8 @@ struct json_object *journal_ops_json(struct mds *m)
 			ops_add(a, it, now, "journal write in progress");
 		for (it = j->items; it; it = it->next)
 			ops_add(a, it, now, "waiting for the journal");
+		for (const struct jwaiter *w = j->waiters; w; w = w->next)
+			waiter_add(a, w, now, j->qbytes);
 		if (j->werr)
 			json_object_object_add(o, "journal_write_error", json_object_new_string(strerror(-j->werr)));
 		pthread_mutex_unlock(&j->lock);

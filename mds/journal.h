@@ -45,11 +45,28 @@ uint64_t journal_submit_locked(struct mds *m, struct txn *t, struct jitem *item)
  * reply instead).
  */
 int journal_wait_written(struct mds *m, uint64_t seq, uint64_t deadline_ns);
-/* journal_throttle - wait while the unwritten journal backlog is over
- * mds_journal_max_pending (not while read-only: see journal_admit).  Call
+/*
+ * journal_throttle - wait while what the journal holds in memory is over
+ * its bounds: the queue (entries unwritten or being written, and the reply
+ * frames waiting for their SAFE) over journal_queue_bound(), or the
+ * segments in memory (applied by expiry from memory) over
+ * journal_seg_bound(); not while read-only (see journal_admit).  Call
  * without mds->lock, before a mutation; @c (may be NULL): the reader's
- * connection, whose gathered replies go out before it waits. */
-void journal_throttle(struct mds *m, struct conn *c);
+ * connection, whose gathered replies go out before it waits; @req (may be
+ * NULL): the request, listed in `ops` while it waits.
+ */
+void journal_throttle(struct mds *m, struct conn *c, const struct mdsp_request *req);
+/*
+ * journal_queue_bound - the bytes of the journal's queue (entries and the
+ * replies waiting for them) beyond which mutations wait: mds_journal_max_pending,
+ * at most 1/16 of mds_cache_memory_limit (not below 1 MiB); 0: no bound.
+ */
+uint64_t journal_queue_bound(void);
+/* journal_seg_bound - bytes of journal segments kept in memory until expired
+ * beyond which mutations wait (and expiry runs at once); 0: no bound. */
+uint64_t journal_seg_bound(void);
+/* journal_seg_bytes - bytes of journal segments in memory now.  Lock-free. */
+uint64_t journal_seg_bytes(void);
 /*
  * journal_read_only - 0 while journal writes succeed; the -errno of the
  * failing write (ENOSPC, EIO, ETIMEDOUT...) while the MDS is read-only.

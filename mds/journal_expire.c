@@ -11,6 +11,7 @@
  * objects' update and the header's) is harmless.
  */
 #include <errno.h>
+#include <malloc.h>
 #include <inttypes.h>
 #include <json-c/json.h>
 #include <stdio.h>
@@ -349,6 +350,7 @@ void journal_expire_sealed(struct mds *m)
 {
 	struct journal *j = m->j;
 	struct jseg *s;
+	bool expired = false;
 
 	pthread_mutex_lock(&j->expire_lock);
 	for (;;) {
@@ -364,9 +366,22 @@ void journal_expire_sealed(struct mds *m)
 		j->nsealed--;
 		pthread_mutex_unlock(&j->seg_lock);
 		jseg_free(s);
+		expired = true;
 	}
 	pthread_mutex_unlock(&j->expire_lock);
+	if (expired) {
+		/* an expiry's peak (the segment's edits gathered per object,
+		 * the store's write batch) is freed now: hand the whole pages
+		 * back, or the arenas keep that peak in the RSS that
+		 * mds_cache_memory_limit bounds */
+		malloc_trim(0);
+		/* requests throttled on the segments in memory (journal_throttle) */
+		pthread_mutex_lock(&j->lock);
+		pthread_cond_broadcast(&j->space);
+		pthread_mutex_unlock(&j->lock);
+	}
 }
+
 
 uint64_t journal_clean_below(struct mds *m)
 {

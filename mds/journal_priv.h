@@ -100,10 +100,35 @@ struct journal {
 
 	char damage[1536];             /* why replay refused the journal (-EUCLEAN) */
 
-	pthread_cond_t space;         /* pending shrank (throttled requests wait on it) */
+	/*
+	 * What journal_throttle bounds (protected by lock): the bytes of the
+	 * entries queued or in the write in flight, with the reply frames
+	 * (and their jitems) waiting for those entries to be SAFE.  A batch's
+	 * bytes leave it only once its replies are sent, so a write in flight
+	 * counts until it is durable.
+	 */
+	uint64_t qbytes;
+	uint64_t qbytes_batch;        /* the part of qbytes in the writer's batch */
+	uint64_t qbytes_peak;         /* the highest qbytes seen (perf queued_bytes_max) */
+	struct jwaiter *waiters;      /* requests waiting in journal_throttle (`ops`) */
+	uint32_t nwaiting;
+
+	pthread_cond_t space;         /* qbytes or the segments in memory shrank (throttled requests wait on it) */
 	struct perf_counter writes, entries, bytes, expired, expire_errors, throttled, write_errors, refused;
-	struct hist batch, write_lat, expire_lat;
+	struct hist batch, write_lat, expire_lat, throttle_lat;
 };
+
+/* A request waiting in journal_throttle (on its reader's stack), for `ops`. */
+struct jwaiter {
+	struct jwaiter *next;
+	uint64_t sid, tid, start_ns;
+	uint32_t op;
+	bool segments;                /* waits for expiry (segments in memory), not for a write */
+};
+
+/* Bytes of journal segments held in memory (the current one and the sealed
+ * ones not yet expired: expiry applies them from memory). */
+extern _Atomic uint64_t journal_seg_mem;
 
 /* journal.c */
 struct jseg *jseg_new(uint64_t no, uint32_t fmt);

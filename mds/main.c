@@ -167,6 +167,39 @@ static int write_port_file(const char *path, unsigned port)
 	return 0;
 }
 
+/*
+ * mds_cache_memory_limit bounds the process, not only the cache: what is
+ * bounded outside the cache is charged against it at its bound (not at
+ * its use of the moment, which a burst can raise at once), and the cache
+ * trims to what is left (mdcache_budget, which also leaves
+ * mds_memory_reserve of the limit to what has no bound of its own).
+ */
+static void charge_outside(void)
+{
+	mdcache_charge_outside(journal_queue_bound() + journal_seg_bound() + log_recent_bytes());
+}
+
+/*
+ * malloc's free memory is in the RSS the limit bounds.  glibc gives each
+ * thread that allocates under contention an arena of its own (up to 8 per
+ * core), and every arena keeps the free memory of its peak: the reader
+ * threads that made inodes, the journal writer's batches.  Fewer arenas
+ * (mds_malloc_arena_max), and blocks of 256 KiB and more (journal
+ * batches, store buffers) mapped on their own and unmapped when freed:
+ * with the threshold set, glibc no longer raises it to 32 MiB after a
+ * large free, which kept the next batches in the arenas for good.
+ * Before any thread starts.
+ */
+static void malloc_setup(void)
+{
+	unsigned arenas = (unsigned)cfg_uint(CFG_mds_malloc_arena_max);
+
+	if (arenas)
+		mallopt(M_ARENA_MAX, (int)arenas);
+	mallopt(M_MMAP_THRESHOLD, 256 << 10);
+	mallopt(M_TRIM_THRESHOLD, 1 << 20);
+}
+
 static void *ticker_main(void *arg)
 {
 	struct mds *m = arg;
@@ -206,6 +239,7 @@ static void *ticker_main(void *arg)
 		blocklist_tick(m);
 		journal_tick(m);
 		server_space_refresh(m);
+		charge_outside();
 		pthread_mutex_lock(&m->lock);
 		freed = mdcache_trim(m, journal_clean_below(m));
 		pthread_mutex_unlock(&m->lock);
@@ -809,6 +843,8 @@ int main(int argc, char **argv)
 	rc = parse_args(argc, argv, &a);
 	if (rc >= 0)
 		return rc;
+	malloc_setup();
+	charge_outside();
 
 	m = mds_new();
 	if (!m)

@@ -136,6 +136,39 @@ static uint64_t g_mem_limit(void *arg)
 	return cfg_uint(CFG_mds_cache_memory_limit);
 }
 
+/* what the layers above bound outside the cache (mdcache_charge_outside) */
+static _Atomic uint64_t cache_charged;
+
+void mdcache_charge_outside(uint64_t bytes)
+{
+	atomic_store_explicit(&cache_charged, bytes, memory_order_relaxed);
+}
+
+uint64_t mdcache_outside_bytes(void)
+{
+	return atomic_load_explicit(&cache_charged, memory_order_relaxed);
+}
+
+uint64_t mdcache_budget(void)
+{
+	uint64_t lim = cfg_uint(CFG_mds_cache_memory_limit), c = mdcache_outside_bytes();
+	double r = cfg_double(CFG_mds_memory_reserve);
+
+	if (!lim)
+		return 0;
+	if (r > 0 && r < 1)
+		c += (uint64_t)((double)lim * r);
+	/* a limit too small for what it is charged with still leaves the
+	 * cache half of it (what is over shows in the RSS) */
+	return c < lim / 2 ? lim - c : lim - lim / 2;
+}
+
+static uint64_t g_budget(void *arg)
+{
+	(void)arg;
+	return mdcache_budget();
+}
+
 static uint64_t g_rss(void *arg)
 {
 	(void)arg;
@@ -165,6 +198,7 @@ void mdcache_register_perf(void)
 		perf_register_fn("mds_mem", mds_mem_names[k], g_mem, &mds_mem_bytes[k]);
 	perf_register_fn("mds_mem", "total", g_mem_total, NULL);
 	perf_register_fn("mds_mem", "limit", g_mem_limit, NULL);
+	perf_register_fn("mds_mem", "budget", g_budget, NULL);
 	perf_register_fn("mds_mem", "rss", g_rss, NULL);
 	register_frag_perf();
 }
@@ -1497,7 +1531,7 @@ static bool cache_over(struct mds *m, uint64_t ilimit, uint64_t blimit, bool lo)
  */
 uint64_t mdcache_trim(struct mds *m, uint64_t clean_below)
 {
-	uint64_t ilimit = cfg_uint(CFG_mds_cache_size), blimit = cfg_uint(CFG_mds_cache_memory_limit);
+	uint64_t ilimit = cfg_uint(CFG_mds_cache_size), blimit = mdcache_budget();
 	uint64_t idx, now = now_mono_ns(), n = 0, nfrags = 0, npinned = 0, want = 0, bytes, before = mds_mem_total();
 	struct mdir *d;
 

@@ -175,6 +175,16 @@ void txn_unstray(struct txn *t, struct minode *in);
  * journal entries below it are expired.  Returns the cache bytes freed.
  * Caller holds mds->lock. */
 uint64_t mdcache_trim(struct mds *m, uint64_t clean_below);
+/*
+ * mds_cache_memory_limit bounds the MDS's memory, not only the cache's:
+ * the layers above charge what they bound outside the cache (the journal's
+ * queue and segments, the log ring) with mdcache_charge_outside(), and the
+ * cache trims to mdcache_budget(): the limit less those bytes and less
+ * mds_memory_reserve of it (never less than half the limit; 0: no limit).
+ */
+void mdcache_charge_outside(uint64_t bytes);
+uint64_t mdcache_outside_bytes(void);
+uint64_t mdcache_budget(void);
 /* txn_finish - emit the dirty inodes' edits, free dead inodes.  Caller holds mds->lock. */
 void txn_finish(struct mds *m, struct txn *t);
 

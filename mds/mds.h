@@ -610,6 +610,7 @@ struct mds {
 	struct perf_counter auth_ok, auth_failed, sessions_refused;
 };
 
+
 /* ---- shared by every layer: object names and the inode blob -------- */
 void oid_dir(char *buf, size_t len, uint64_t ino);
 void oid_completed(char *buf, size_t len, uint64_t sid);

@@ -146,7 +146,7 @@ static bool request_run(struct mds *m, struct conn *c, struct mdsp_msg *msg, uin
 			return false;
 		}
 		if (journaled)
-			journal_throttle(m, c);
+			journal_throttle(m, c, req);
 	}
 	pthread_mutex_lock(&m->lock);
 	s = c->session_id ? xa_load(&m->sessions, c->session_id) : NULL;

@@ -15,11 +15,18 @@
  * be named, for H to be evicted, and then for the accounted bytes to come
  * under the limit.  All waits are for events (LT_WAIT_UNTIL), the bound
  * only turns a hang into a failure.
+ *
+ * What the MDS holds outside the cache is bounded too: test_journal_backpressure
+ * stalls the journal writer (mds_journal_hold) under a tiny queue bound
+ * (mds_journal_max_pending) and checks that creates wait, visibly (`ops`,
+ * `journal status`), that the journal's queue stays within its bound, and
+ * that every create completes, SAFE, once the writer resumes.
  */
 #include <check.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <json-c/json.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -243,6 +250,118 @@ START_TEST(test_memlim_recall_warn_evict)
 }
 END_TEST
 
+/* ---- the journal's queue, bounded in bytes ------------------------------ */
+
+#define QBOUND (64u << 10)    /* mds_journal_max_pending: ~60 creates with their replies */
+#define QCREATES 1000
+/* a request is let in while the queue is under the bound, then adds its
+ * entry and reply: one create's worth over it at most (one maker) */
+#define QSLACK (8u << 10)
+
+static void setup_journal(void)
+{
+	ck_assert_int_eq(mdsproc_init(&P, parent_dir), 0);
+	snprintf(P.extra[P.nextra++], sizeof(P.extra[0]), "--mds_journal_max_pending=%u", QBOUND);
+	ck_assert_int_eq(mdsproc_mkfs(&P), 0);
+	ck_assert_int_eq(mdsproc_start(&P), 0);
+	ck_assert_int_eq(mdsw_connect(&W, P.port), 0);
+	ck_assert_int_eq(mdsw_open(&W, "client.journal-admin"), 0);
+}
+
+struct maker {
+	struct mdsw w;
+	uint64_t dir;
+	_Atomic int made;
+	int errors;
+};
+
+static void *maker_main(void *arg)
+{
+	struct maker *mk = arg;
+	struct mdsp_inode in;
+	char name[32];
+
+	for (int i = 0; i < QCREATES; i++) {
+		snprintf(name, sizeof(name), "q%05d", i);
+		mk->w.wait_safe = i == QCREATES - 1;   /* the last one: every entry is durable */
+		if (mdsw_create(&mk->w, mk->dir, name, 0644, O_CREAT | O_EXCL, &in))
+			mk->errors++;
+		mk->made++;
+	}
+	return NULL;
+}
+
+/* `ops` has a request throttled on the journal's queue */
+static bool ops_throttled(void)
+{
+	struct json_object *o = command("ops");
+	bool found = strstr(json_object_to_json_string(o), "throttled: journal queue") != NULL;
+
+	json_object_put(o);
+	return found;
+}
+
+START_TEST(test_journal_backpressure)
+{
+	struct maker mk = { 0 };
+	struct mdsp_inode in;
+	struct json_object *js;
+	pthread_t th;
+	uint64_t waiting = 0, queued, peak, bound;
+	char name[32];
+	int made;
+
+	ck_assert_int_eq(mdsw_mkdir(&W, ROOT, "q", 0755, &in), 0);
+	mk.dir = in.ino;
+	ck_assert_int_eq(mdsw_connect(&mk.w, P.port), 0);
+	ck_assert_int_eq(mdsw_open(&mk.w, "client.journal-maker"), 0);
+
+	/* the writer stalls: nothing becomes durable, creates are answered
+	 * UNSAFE and their entries and SAFE replies pile up until the bound */
+	ck_assert_int_eq(mdsproc_config_set(&P, "mds_journal_hold", "true"), 0);
+	ck_assert_int_eq(pthread_create(&th, NULL, maker_main, &mk), 0);
+	LT_WAIT_UNTIL((js = command("journal status"), waiting = jget(js, "throttle_waiting"), json_object_put(js),
+		       waiting > 0),
+		      "no create waits for the journal (%d made with the writer stalled)", (int)mk.made);
+	ck_assert_msg(ops_throttled(), "`ops` does not say why the create waits");
+	js = command("journal status");
+	queued = jget(js, "queued_bytes");
+	peak = jget(js, "queued_bytes_max");
+	bound = jget(js, "queued_bytes_bound");
+	json_object_put(js);
+	made = mk.made;
+	fprintf(stderr, "memlim: writer stalled: %d creates in, the next waits; journal queue %" PRIu64
+		" bytes (max %" PRIu64 ", bound %" PRIu64 ")\n", made, queued, peak, bound);
+	ck_assert_uint_eq(bound, QBOUND);
+	ck_assert_msg(made < QCREATES, "all %d creates went through a stalled journal", made);
+	ck_assert_msg(queued >= QBOUND / 2, "the queue holds %" PRIu64 " bytes: it should be near its bound", queued);
+	ck_assert_msg(peak <= QBOUND + QSLACK, "the queue reached %" PRIu64 " bytes, bound %u", peak, QBOUND);
+	/* the create stays waiting while the writer does (its connection too:
+	 * nothing else comes from it) */
+	ck_assert_int_eq(mk.made, made);
+
+	/* the writer resumes: every create completes, the last one SAFE */
+	ck_assert_int_eq(mdsproc_config_set(&P, "mds_journal_hold", "false"), 0);
+	pthread_join(th, NULL);
+	ck_assert_int_eq(mk.errors, 0);
+	ck_assert_int_eq(mk.made, QCREATES);
+	js = command("journal status");
+	peak = jget(js, "queued_bytes_max");
+	fprintf(stderr, "memlim: writer resumed: %d creates done, throttled %" PRIu64 " times, queue max %" PRIu64
+		" bytes\n", (int)mk.made, jget(js, "throttled"), peak);
+	ck_assert_msg(jget(js, "throttled") > 0, "perf mds_journal.throttled did not count the waits");
+	ck_assert_msg(peak <= QBOUND + QSLACK, "the queue reached %" PRIu64 " bytes, bound %u", peak, QBOUND);
+	json_object_put(js);
+	ck_assert_msg(!ops_throttled(), "a request is still throttled");
+	/* nothing lost */
+	for (int i = 0; i < QCREATES; i++) {
+		snprintf(name, sizeof(name), "q%05d", i);
+		ck_assert_msg(mdsw_lookup(&W, mk.dir, name, &in) == 0, "%s is missing", name);
+	}
+	mdsw_close(&mk.w);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("mds_memlim");
@@ -251,6 +370,11 @@ static Suite *suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_set_timeout(tc, 300);
 	tcase_add_test(tc, test_memlim_recall_warn_evict);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("journal");
+	tcase_add_checked_fixture(tc, setup_journal, teardown);
+	tcase_set_timeout(tc, 300);
+	tcase_add_test(tc, test_journal_backpressure);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -507,6 +507,7 @@ int main(int argc, char **argv)
 	if (fill_files) {
 		struct mdsw mon;
 		uint64_t rss0 = spawn ? proc_rss(proc.pid, NULL) : 0, rss, rss_max = 0, tot, tot_max = 0, ino, lim, rfile = 0;
+		uint64_t all_max = 0;   /* anon + file (the store's LMDB map): what the memory limit bounds */
 		long last = 0;
 
 		fill_clients = n;
@@ -532,6 +533,8 @@ int main(int argc, char **argv)
 			cache_status(&mon, &tot, &ino, &lim);
 			if (rss > rss_max)
 				rss_max = rss;
+			if (rss + rfile > all_max)
+				all_max = rss + rfile;
 			if (tot > tot_max)
 				tot_max = tot;
 			fprintf(stderr, "fill: %ld files (%.0f/s) rss anon %.1f MB (file %.1f MB) cache %.1f MB (%" PRIu64
@@ -553,15 +556,27 @@ int main(int argc, char **argv)
 		}
 		t1 = mono_ns();
 		cpu1 = spawn ? proc_cpu_ns(proc.pid) : 0;
-		rss = spawn ? proc_rss(proc.pid, NULL) : 0;
+		rss = spawn ? proc_rss(proc.pid, &rfile) : 0;
 		cache_status(&mon, &tot, &ino, &lim);
+		{
+			/* the journal's backpressure (an MDS without it: zeros) */
+			char *js = NULL;
+
+			if (!mdsw_command(&mon, "{\"prefix\":\"journal status\"}", &js) && js)
+				printf("RESULT mds_bench fill_journal throttled=%" PRIu64 " queued_bytes_max=%" PRIu64
+				       " queued_bytes_bound=%" PRIu64 " segment_bytes_bound=%" PRIu64 "\n",
+				       json_u64(js, "throttled"), json_u64(js, "queued_bytes_max"),
+				       json_u64(js, "queued_bytes_bound"), json_u64(js, "segment_bytes_bound"));
+			free(js);
+		}
 		mdsw_close(&mon);
 		printf("RESULT mds_bench fill clients=%d files=%" PRIu64 " per_dir=%ld seconds=%.1f creates_s=%.0f "
-		       "mds_cpu_us_per_create=%.1f rss_anon_start_mb=%.1f rss_anon_max_mb=%.1f rss_anon_end_mb=%.1f cache_max_mb=%.1f "
-		       "cache_end_mb=%.1f inodes_cached=%" PRIu64 " cache_bytes_per_inode=%.0f limit_mb=%.0f errors=%" PRIu64 "\n",
+		       "mds_cpu_us_per_create=%.1f rss_anon_start_mb=%.1f rss_anon_max_mb=%.1f rss_anon_end_mb=%.1f rss_max_mb=%.1f rss_end_mb=%.1f "
+		       "cache_max_mb=%.1f cache_end_mb=%.1f inodes_cached=%" PRIu64 " cache_bytes_per_inode=%.0f limit_mb=%.0f errors=%" PRIu64 "\n",
 		       n, loops, fill_per_dir, (double)(t1 - t0) / 1e9, (double)loops / ((double)(t1 - t0) / 1e9),
 		       loops && cpu1 ? (double)(cpu1 - cpu0) / 1e3 / (double)loops : 0.0, (double)rss0 / 1048576.0,
-		       (double)rss_max / 1048576.0, (double)rss / 1048576.0, (double)tot_max / 1048576.0,
+		       (double)rss_max / 1048576.0, (double)rss / 1048576.0, (double)all_max / 1048576.0,
+		       (double)(rss + rfile) / 1048576.0, (double)tot_max / 1048576.0,
 		       (double)tot / 1048576.0, ino, ino ? (double)tot / (double)ino : 0.0, (double)lim / 1048576.0, errors);
 		goto out;
 	}
