@@ -35,6 +35,9 @@
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
+bench=run-fusefloor
+# shellcheck source=tools/bench/lib-local.sh
+. "$here/lib-local.sh"
 top=$(cd "$here/../.." && pwd)
 build=${LOLIGO_BUILD_DIR:-$top/build} runs=3 ncreate=5000 nuntar=2000 perf_prefix= keep=0 sets=()
 while (($#)); do
@@ -60,23 +63,10 @@ done
 
 work=$(mktemp -d /tmp/loligo-fusefloor.XXXXXX)
 chmod 755 "$work"
-mnt=$work/mnt fmnt=$work/floor conf=$work/loligo.conf asok=$work/client.asok
+mnt=$work/mnt fmnt=$work/floor conf=$work/loligo.conf asok=$work/client.asok mds_asok=$work/mds.asok
 mkdir -p "$mnt" "$fmnt" "$work/store"
 mds_pid= fuse_pid= floor_pid= perf_pid= stat_pid=
 
-reap() {
-	local p=$1
-	[[ -n $p ]] || return 0
-	for _ in $(seq 1 100); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
-	kill -KILL "$p" 2>/dev/null || true
-	wait "$p" 2>/dev/null || true
-}
-unmount_at() { # MNT PID
-	if grep -q " $1 fuse" /proc/mounts; then
-		fusermount3 -u "$1" 2>/dev/null || fusermount3 -uz "$1" 2>/dev/null || true
-	fi
-	reap "$2"
-}
 cleanup() {
 	set +e
 	trap '' INT TERM
@@ -90,37 +80,14 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-cat > "$conf" <<EOF
-[global]
-store_backend = local
-store_local_path = $work/store
-[mds]
-mds_addr = 127.0.0.1
-log_file = $work/mds.log
-admin_socket = $work/mds.asok
-mds_keyring = $work/keyring
-[client]
-log_file = $work/client.log
-admin_socket = $asok
-client_keyring = $work/client.keyring
-EOF
-"$cli_bin" auth get-or-create client.admin --keyring "$work/keyring" -o "$work/client.keyring" 2>/dev/null
-"$mds_bin" -c "$conf" --mkfs >"$work/mds.out" 2>&1
-"$mds_bin" -c "$conf" --mds_port=0 --port-file "$work/mds.port" >>"$work/mds.out" 2>&1 &
-mds_pid=$!
-for _ in $(seq 1 150); do [[ -s $work/mds.port ]] && break; sleep 0.1; done
-[[ -s $work/mds.port ]] || { echo "run-fusefloor: loligo-mds did not start" >&2; tail "$work/mds.out" >&2; exit 1; }
-port=$(cat "$work/mds.port")
+local_mds_start
 
 "$fuse_bin" -f -c "$conf" "--client_mds_addr=127.0.0.1:$port" "${sets[@]}" "$mnt" >"$work/client.out" 2>&1 &
 fuse_pid=$!
 "$floor_bin" "$fmnt" >"$work/floor.out" 2>&1 &
 floor_pid=$!
-for m in "$mnt" "$fmnt"; do
-	for _ in $(seq 1 150); do grep -q " $m fuse" /proc/mounts && break; sleep 0.1; done
-	grep -q " $m fuse" /proc/mounts || { echo "run-fusefloor: $m did not mount" >&2; tail "$work"/*.out >&2; exit 1; }
-done
-for _ in $(seq 1 50); do [[ -S $asok ]] && break; sleep 0.1; done
+wait_mounted "$fmnt" "" "$work/floor.out"
+wait_mounted "$mnt" "$asok" "$work/client.out"
 
 # the daemon's send system calls (to the MDS: loligo-fuse sends nothing else), if perf may count them
 sendev=

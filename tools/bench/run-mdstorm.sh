@@ -66,6 +66,9 @@
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
+bench=run-mdstorm
+# shellcheck source=tools/bench/lib-local.sh
+. "$here/lib-local.sh"
 top=$(cd "$here/../.." && pwd)
 # ../shared beside the tree; from a linked worktree, beside the main one
 shared=$(cd "$top/../shared" 2>/dev/null && pwd || true)
@@ -131,15 +134,6 @@ mnt2=$work/mnt2 asok2=$work/client2.asok
 mkdir -p "$mnt" "$mnt2" "$work/store" "$work/local"
 mds_pid= fuse_pid= fuse2_pid= perf_pid= mds_perf_pid= churn_pid= wl_pid=
 
-# reap PID: wait up to 10 s for child PID to exit, then SIGKILL it; reaped.
-reap() {
-	local p=$1
-	[[ -n $p ]] || return 0
-	for _ in $(seq 1 100); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
-	kill -KILL "$p" 2>/dev/null || true
-	wait "$p" 2>/dev/null || true
-}
-
 # bg_wait CMD...: run CMD in the background and wait for it, so that a
 # signal to the script reaches its trap at once (see the top)
 bg_wait() {
@@ -149,13 +143,6 @@ bg_wait() {
 	wait "$wl_pid" || st=$?
 	wl_pid=
 	return $st
-}
-
-unmount_at() { # MNT PID
-	if grep -q " $1 fuse" /proc/mounts; then
-		fusermount3 -u "$1" 2>/dev/null || fusermount3 -uz "$1" 2>/dev/null || true
-	fi
-	reap "$2"
 }
 
 unmount() {
@@ -185,28 +172,7 @@ trap 'exit 130' INT TERM
 cc -O2 -Wall -Wextra -pthread -o "$work/mdstorm" "$src"
 ((writer)) && cc -O2 -Wall -Wextra -o "$work/churn" "$here/churn.c"
 
-cat > "$conf" <<EOF
-[global]
-store_backend = local
-store_local_path = $work/store
-[mds]
-mds_addr = 127.0.0.1
-log_file = $work/mds.log
-admin_socket = $mds_asok
-mds_keyring = $work/keyring
-[client]
-log_file = $work/client.log
-admin_socket = $asok
-client_keyring = $work/client.keyring
-EOF
-"$cli_bin" auth get-or-create client.admin --keyring "$work/keyring" -o "$work/client.keyring" 2>/dev/null
-
-"$mds_bin" -c "$conf" --mkfs >"$work/mds.out" 2>&1
-"$mds_bin" -c "$conf" --mds_port=0 --port-file "$work/mds.port" >>"$work/mds.out" 2>&1 &
-mds_pid=$!
-for _ in $(seq 1 150); do [[ -s $work/mds.port ]] && break; sleep 0.1; done
-[[ -s $work/mds.port ]] || { echo "run-mdstorm: loligo-mds did not start:" >&2; tail "$work/mds.out" >&2; exit 1; }
-port=$(cat "$work/mds.port")
+local_mds_start
 
 mount_fuse() { # LOCKING
 	local fargs=(-f -c "$conf" "--client_mds_addr=127.0.0.1:$port" "${sets[@]}")
@@ -214,9 +180,7 @@ mount_fuse() { # LOCKING
 	[[ -n $fuse_opts ]] && fargs+=(-o "$fuse_opts")
 	"$fuse_bin" "${fargs[@]}" "$mnt" >>"$work/client.out" 2>&1 &
 	fuse_pid=$!
-	for _ in $(seq 1 150); do grep -q " $mnt fuse" /proc/mounts && break; sleep 0.1; done
-	grep -q " $mnt fuse" /proc/mounts || { echo "run-mdstorm: loligo-fuse did not mount:" >&2; tail "$work/client.out" >&2; exit 1; }
-	for _ in $(seq 1 50); do [[ -S $asok ]] && break; sleep 0.1; done
+	wait_mounted "$mnt" "$asok" "$work/client.out"
 }
 mount_fuse "${modes[0]}"
 if ((writer)); then
