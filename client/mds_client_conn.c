@@ -338,6 +338,12 @@ static void *writer_main(void *arg)
  * @cork_ns (mdsc_conn_send_corked): not 0 for a frame nobody waits for,
  * which may wait that long in the queue for others to share its send.
  * Return: 0, -ENOTCONN (dead), -ETIMEDOUT (no room within the bound), -ENOMEM.
+ * A send of our own that the socket refuses (EPIPE, ECONNRESET: the MDS
+ * went away and the reader has not noticed yet) kills the connection and is
+ * -ENOTCONN too, never the socket's errno: callers wait out -ENOTCONN for
+ * the session to come back (lc_cap_flush_sync) and would hand anything
+ * else to the application (an fsync() failing with ECONNRESET across an
+ * MDS restart).
  */
 static int conn_send(struct mds_conn *c, struct mdsp_buf *b, uint64_t wait_ns, uint64_t cork_ns)
 {
@@ -480,8 +486,10 @@ static int conn_send(struct mds_conn *c, struct mdsp_buf *b, uint64_t wait_ns, u
 			hist_add(&m->send_wait, now_mono_ns() - t0);
 		if (!r)
 			perf_inc(&m->c_direct_sends, 1);
-		if (r)
+		if (r) {
 			mdsc_conn_mark_dead(c, true, r, "send failed");
+			r = -ENOTCONN;  /* the frame went with the connection: as if dead already */
+		}
 		return r;
 	}
 	if (!c->out_head && !c->writing) {
@@ -515,8 +523,10 @@ static int conn_send(struct mds_conn *c, struct mdsp_buf *b, uint64_t wait_ns, u
 				perf_inc(&m->c_direct_sends, 1);
 			mdsp_buf_free(&f->b);
 			free(f);
-			if (r)
+			if (r) {
 				mdsc_conn_mark_dead(c, true, r, "send failed");
+				r = -ENOTCONN;
+			}
 			return r;
 		}
 		/* the rest goes first in the queue */

@@ -63,6 +63,7 @@ struct fake {
 	bool flush_safe;        /* send SAFE for every pending UNSAFE tid */
 	bool reject_reconnect;
 	bool mute;              /* stop reading and answering (a hung MDS) */
+	int mute_seen;          /* times the serving loop found mute set (it reads nothing now) */
 	bool evict;             /* send SESSION EVICTED */
 	bool safe_before_open;  /* on RECONNECT, send pending SAFE replies ahead of the OPEN */
 	int hold_accept_ms;     /* after a drop, wait this long before accepting */
@@ -147,6 +148,7 @@ static void serve(int fd)
 			break;
 		}
 		if (F.mute) {
+			F.mute_seen++;
 			pthread_mutex_unlock(&F.lock);
 			usleep(10000);
 			continue;
@@ -1971,6 +1973,85 @@ START_TEST(test_corked_caps)
 }
 END_TEST
 
+static int fake_mute_seen(void)
+{
+	int n;
+
+	pthread_mutex_lock(&F.lock);
+	n = F.mute_seen;
+	pthread_mutex_unlock(&F.lock);
+	return n;
+}
+
+/*
+ * Half-close our end of the session's connection (the MDS sees nothing: it
+ * is muted), so that the next send() on it fails at once with EPIPE while
+ * the reader still believes the connection alive -- what a send meets in
+ * the moment between an MDS's kill -9 (its RST) and the reader's noticing.
+ */
+static uint64_t break_conn_send(struct mds_client *m)
+{
+	uint64_t gen;
+	int seen;
+
+	seen = fake_mute_seen();
+	/* the fake is past any read it was in: it will not see our FIN */
+	LT_WAIT_UNTIL(fake_mute_seen() > seen, "the fake MDS did not go mute");
+	pthread_mutex_lock(&m->mutex);
+	ck_assert_ptr_nonnull(m->session.conn);
+	gen = m->session.conn->gen;
+	ck_assert_int_eq(shutdown(m->session.conn->fd, SHUT_WR), 0);
+	pthread_mutex_unlock(&m->mutex);
+	return gen;
+}
+
+/* open again, on a connection newer than generation @gen */
+static bool open_after(struct mds_client *m, uint64_t gen)
+{
+	bool ok;
+
+	pthread_mutex_lock(&m->mutex);
+	ok = m->session.state == SESS_OPEN && m->session.conn && m->session.conn->gen > gen;
+	pthread_mutex_unlock(&m->mutex);
+	return ok;
+}
+
+/*
+ * A caps message whose send fails because the connection just broke
+ * (EPIPE, ECONNRESET: the MDS was killed) is like one that found no
+ * session: -ENOTCONN, which the callers wait out (lc_cap_flush_sync waits
+ * for the session and sends again; lc_wb_report leaves the size dirty).
+ * The raw errno used to come back, and fsync() on a mount returned
+ * "Connection reset by peer" across an MDS restart.  Both ways a send
+ * meets the socket itself: the direct send of an idle connection, and an
+ * uncorked message taking the corked queue along.
+ */
+START_TEST(test_caps_send_on_broken_conn)
+{
+	struct mds_client *m = new_client();
+	struct mdsp_caps caps = { .op = MDSP_CAPS_FLUSH, .ino = 0x10000000123ull, .flush_tid = 1 };
+	uint64_t gen;
+	int r;
+
+	ck_assert_int_eq(mdsc_open_session(m, 2000), 0);
+	set_opt("client_mds_cork_us", "30000000");
+	for (int corked = 0; corked < 2; corked++) {
+		fake_mute(true);
+		if (corked)
+			ck_assert_int_eq(mdsc_send_caps_corked(m, &caps), 0);
+		gen = break_conn_send(m);
+		r = mdsc_send_caps(m, &caps);
+		ck_assert_msg(r == -ENOTCONN, "%s: a send on a broken connection returned %d (%s), not -ENOTCONN",
+			      corked ? "after a corked message" : "idle connection", r, strerror(-r));
+		fake_mute(false);
+		LT_WAIT_UNTIL(open_after(m, gen), "the session did not come back");
+		ck_assert_int_eq(mdsc_send_caps(m, &caps), 0);
+	}
+	set_opt("client_mds_cork_us", "0");
+	mdsc_destroy(m);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("mdsc");
@@ -2010,6 +2091,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_corked_requests);
 	tcase_add_test(tc, test_cork_needs_no_writer_wakeup);
 	tcase_add_test(tc, test_corked_caps);
+	tcase_add_test(tc, test_caps_send_on_broken_conn);
 	suite_add_tcase(s, tc);
 	return s;
 }
