@@ -306,8 +306,11 @@ static uint64_t unmount_clamp(struct lclient *c, uint64_t end)
 
 /*
  * A flush is sent again after a reconnect (lc_session_event); after the
- * loss of the session it is dirty again and the flusher sends it anew under
- * a newer tid, whose ack also ends this wait.
+ * loss of the session it is dirty again and is sent anew under a newer tid
+ * (here, or by the flusher), whose ack also ends this wait.  Until that
+ * send gets through (no session yet) we keep waiting: only an ack ends the
+ * wait with 0.  An evicted client's flush is never acked: -EIO, as the
+ * writeback reports for its data (wb_transient).
  */
 static int flush_wait(struct lclient *c, struct lc_inode *in, uint64_t tid, struct flush_intr *fi, uint64_t end)
 {
@@ -330,15 +333,26 @@ static int flush_wait(struct lclient *c, struct lc_inode *in, uint64_t tid, stru
 			r = -ETIMEDOUT;
 			break;
 		}
+		if (lc_evicted(c, NULL, 0)) {
+			r = -EIO;
+			break;
+		}
 		pthread_cond_timedwait(&in->cond, &in->lock, &dl);
 		if (in->flush_acked < tid && in->dirty_meta && !in->flushing_meta) {
 			/* dirty again (a lost session): send it now, do not wait
 			 * for the flusher's next round */
+			uint64_t again = 0;
+			int sr;
+
 			pthread_mutex_unlock(&in->lock);
-			lc_cap_flush(c, in, &tid);
+			sr = lc_cap_flush(c, in, &again);
 			pthread_mutex_lock(&in->lock);
-			if (!tid)
-				break;
+			if (again)
+				tid = again;    /* in flight: its ack covers ours */
+			else if (sr == 0)
+				break;          /* nothing dirty or in flight: acked meanwhile */
+			/* not sent (no session yet): keep @tid, wait and try
+			 * again on the next round, bounded as above */
 		}
 	}
 	pthread_mutex_unlock(&in->lock);
@@ -371,6 +385,10 @@ int lc_cap_flush_sync(struct lclient *c, struct lc_inode *in)
 	while ((r = lc_cap_flush(c, in, &tid)) == -ENOTCONN) {
 		struct timespec dl = deadline_ms(5);
 
+		if (lc_evicted(c, NULL, 0)) {
+			r = -EIO;       /* no session will take it (flush_wait) */
+			goto out;
+		}
 		if (now_mono_ns() >= unmount_clamp(c, end)) {
 			r = -ETIMEDOUT;
 			goto out;

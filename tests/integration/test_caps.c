@@ -38,6 +38,7 @@
 
 #include "client/client.h"
 #include "client/client_int.h"
+#include "client/optrack.h"
 #include "common/admin_sock.h"
 #include "common/config.h"
 #include "common/log.h"
@@ -1368,6 +1369,77 @@ START_TEST(test_caps_survive_mds_restart)
 }
 END_TEST
 
+/* ---- fsync across the loss of the session ------------------------------------------------ */
+
+struct bg_fsync {
+	struct lc_fh *fh;
+	struct lc_op_slot *_Atomic op;  /* the fsync's, to see it wait for the FLUSH_ACK */
+	int r;
+};
+
+static void *bg_fsync_main(void *arg)
+{
+	struct bg_fsync *f = arg;
+	struct lc_op_slot *op = lc_op_begin(A, "client", "test fsync", lc_ino(f->fh->in));
+
+	atomic_store(&f->op, op);
+	f->r = lc_fsync(A, f->fh, false);
+	lc_op_end(op);
+	return NULL;
+}
+
+static bool waits_for_flush_ack(struct bg_fsync *f)
+{
+	struct lc_op_slot *op = atomic_load(&f->op);
+
+	return op && atomic_load(&op->wait) == LC_WAIT_FLUSH_ACK;
+}
+
+/*
+ * An fsync waits for the FLUSH_ACK of the new size (the MDS holds it: the
+ * journal writes nothing) when A is evicted.  The lost session puts the
+ * size back to dirty (lc_session_event) and flush_wait sent it again; that
+ * send found no session and the fsync used to return 0 for a size the MDS
+ * never acked.  An evicted client's size is never acked: EIO.
+ */
+START_TEST(test_fsync_evicted_while_flush_unacked)
+{
+	struct lc_inode *da = mkdir_in(A, ra, "evfs", 0755), *ia;
+	struct bg_fsync f = { 0 };
+	struct json_object *req = json_object_new_object(), *rep = NULL;
+	char path[PATH_MAX + 16];
+	uint8_t uuid[16];
+	uint64_t sid;
+	pthread_t bg;
+
+	ck_assert_int_eq(lc_create(A, da, "f", 0644, O_RDWR | O_CREAT, &rootcr, NULL, &ia, &f.fh), 0);
+	ck_assert_int_eq(lc_write(A, f.fh, 0, 5, "aaaaa"), 5);
+	ck_assert_int_eq(lc_fsync(A, f.fh, false), 0);     /* the create SAFE, size 5 acked */
+	mds_config_set("mds_journal_hold", "true");
+	ck_assert_int_eq(lc_write(A, f.fh, 5, 3, "bbb"), 3);
+	ck_assert_int_eq(pthread_create(&bg, NULL, bg_fsync_main, &f), 0);
+	LT_WAIT_UNTIL(waits_for_flush_ack(&f), "the fsync does not wait for the FLUSH_ACK of size 8");
+
+	sid = mdsc_session_ident(A->mdsc, uuid);
+	ck_assert_uint_ne(sid, 0);
+	json_object_object_add(req, "prefix", json_object_new_string("client evict"));
+	json_object_object_add(req, "id", json_object_new_int64((int64_t)sid));
+	snprintf(path, sizeof(path), "%s/mds.asok", dir);
+	ck_assert_int_eq(asok_request(path, req, &rep, 10000), 0);
+	json_object_put(req);
+	if (rep)
+		json_object_put(rep);
+	pthread_join(bg, NULL);
+	mds_config_set("mds_journal_hold", "false");
+	ck_assert_msg(f.r == -EIO, "fsync of a size the MDS never acked (A evicted) returned %d (%s), want EIO",
+		      f.r, strerror(-f.r));
+	ck_assert(lc_evicted(A, NULL, 0));
+	lc_release(A, f.fh);
+	lc_put(A, ia);
+	lc_put(A, da);
+}
+END_TEST
+
 /* ---- an open file stays usable after its last unlink ------------------------------------ */
 
 static bool object_exists(struct lclient *c, uint64_t ino, uint64_t objno)
@@ -1616,6 +1688,7 @@ static Suite *suite(void)
 	ADD(tc, test_unanswered_revoke_evicts);
 	ADD(tc, test_revoke_storm_evicts_nobody);
 	ADD(tc, test_caps_survive_mds_restart);
+	ADD(tc, test_fsync_evicted_while_flush_unacked);
 	ADD(tc, test_open_unlinked_file);
 	ADD(tc, test_open_unlinked_across_restart);
 	ADD(tc, test_orphan_of_a_client_gone);
