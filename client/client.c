@@ -647,13 +647,14 @@ out_mdsc:
  * (until @end: the unmount's client_unmount_timeout), so that the flush below
  * sends them.  The requests not SAFE yet are mdsc_destroy_by's: it waits for
  * them itself, through a reconnect too, until the same @end.  Nothing dirty:
- * no wait for an MDS that is gone.
+ * no wait for an MDS that is gone.  Evicted: what is dirty is not ours to
+ * send any more (an fsync of it got EIO, flush_wait): no wait either.
  */
 static void unmount_wait_session(struct lclient *c, uint64_t end)
 {
 	bool logged = false;
 
-	while (!mdsc_is_open(c->mdsc) && now_mono_ns() < end) {
+	while (!mdsc_is_open(c->mdsc) && !lc_evicted(c, NULL, 0) && now_mono_ns() < end) {
 		struct cds_lfht_iter it;
 		struct lc_inode *in;
 		bool dirty = false;

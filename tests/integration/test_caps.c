@@ -1409,7 +1409,8 @@ START_TEST(test_fsync_evicted_while_flush_unacked)
 	struct json_object *req = json_object_new_object(), *rep = NULL;
 	char path[PATH_MAX + 16];
 	uint8_t uuid[16];
-	uint64_t sid;
+	uint64_t sid, t0;
+	double took;
 	pthread_t bg;
 
 	ck_assert_int_eq(lc_create(A, da, "f", 0644, O_RDWR | O_CREAT, &rootcr, NULL, &ia, &f.fh), 0);
@@ -1437,6 +1438,19 @@ START_TEST(test_fsync_evicted_while_flush_unacked)
 	lc_release(A, f.fh);
 	lc_put(A, ia);
 	lc_put(A, da);
+	/* no session will ever take the dirty size: the unmount does not wait
+	 * client_unmount_timeout (10 s) for one */
+	lc_put(A, ra);
+	lc_put(B, rb);
+	ra = rb = NULL;
+	lclient_destroy(B);     /* it borrows A's store: first */
+	B = NULL;
+	t0 = now_mono_ns();
+	lclient_destroy(A);
+	A = NULL;
+	took = ms_since(t0);
+	ck_assert_msg(took < 5000, "the unmount of an evicted client took %.0f ms (client_unmount_timeout 10 s)",
+		      took);
 }
 END_TEST
 
