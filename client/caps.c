@@ -793,6 +793,96 @@ static struct lc_revoke *revoke_new(struct lc_inode *in, const struct mdsp_caps 
 	return rv;
 }
 
+/* ---- revokes of inodes not cached ------------------------------------------ */
+
+/*
+ * The session reader hands a reply to the thread that sent the request,
+ * which folds its trace into the caches later.  A revoke of one of its
+ * inodes that a cap worker runs meanwhile finds nothing cached and acks
+ * that, and the MDS drops our cap with the ack (mds/locker.c
+ * cap_client_drops: nothing held, nothing wanted).  The reply's grant,
+ * applied after, would be caps the MDS no longer counts and never revokes:
+ * attributes and names another client changes would be trusted.  So such a
+ * revoke is noted (c->rvt, the last LC_UNCACHED_REVOKES of them), and a
+ * grant applied by a requester whose request went out before the note is
+ * dropped if the revoke is as new as it (lc_caps_seen).  The MDS counts
+ * nothing for us there, so nothing of the grant is kept (not what the
+ * revoke left); a grant newer than the revoke was made after it and holds.
+ *
+ * Ordering: the revoke is noted, then the inode looked up once more; a
+ * requester caches the inode, then reads the table: one of the two sees
+ * the other (the fences below).
+ */
+static void uncached_revoke_note(struct lclient *c, uint64_t ino, uint64_t seq)
+{
+	pthread_mutex_lock(&c->rvt_lock);
+	uint64_t g = atomic_load_explicit(&c->rvt_gen, memory_order_relaxed);
+
+	c->rvt[g % LC_UNCACHED_REVOKES].ino = ino;
+	c->rvt[g % LC_UNCACHED_REVOKES].seq = seq;
+	atomic_store_explicit(&c->rvt_gen, g + 1, memory_order_release);
+	pthread_mutex_unlock(&c->rvt_lock);
+	atomic_thread_fence(memory_order_seq_cst);   /* before the lookup that follows */
+}
+
+uint64_t lc_caps_gen(struct lclient *c)
+{
+	return atomic_load_explicit(&c->rvt_gen, memory_order_acquire);
+}
+
+uint32_t lc_caps_seen(struct lclient *c, uint64_t ino, uint32_t caps, uint64_t *seq, uint64_t since)
+{
+	bool drop = false;
+	uint64_t now;
+
+	atomic_thread_fence(memory_order_seq_cst);   /* after the inode was cached */
+	if (!caps || atomic_load_explicit(&c->rvt_gen, memory_order_acquire) == since)
+		return caps;
+	pthread_mutex_lock(&c->rvt_lock);
+	now = atomic_load_explicit(&c->rvt_gen, memory_order_relaxed);
+	if (now - since > LC_UNCACHED_REVOKES) {
+		drop = true;             /* notes lost: safe is none (the client asks again) */
+	} else {
+		for (uint64_t g = since; g != now && !drop; g++)
+			drop = c->rvt[g % LC_UNCACHED_REVOKES].ino == ino &&
+			       c->rvt[g % LC_UNCACHED_REVOKES].seq >= *seq;
+	}
+	pthread_mutex_unlock(&c->rvt_lock);
+	if (!drop)
+		return caps;
+	dout(CLIENT, 10, "inode %" PRIx64 ": grant seq %" PRIu64 " not installed: revoked while its reply waited (%s)",
+	     ino, *seq, now - since > LC_UNCACHED_REVOKES ? "table overflowed" : "acked as not cached");
+	*seq = 0;
+	return 0;
+}
+
+/* test hook: a not-cached ack of c->debug_apply_wait_ino went out */
+static void debug_note_uncached_ack(struct lclient *c, uint64_t ino)
+{
+	if (atomic_load(&c->debug_apply_wait_ino) != ino)
+		return;
+	pthread_mutex_lock(&c->rvt_lock);
+	atomic_store(&c->debug_apply_wait_ino, 0);
+	atomic_fetch_add(&c->debug_apply_waited, 1);
+	pthread_cond_broadcast(&c->rvt_cond);
+	pthread_mutex_unlock(&c->rvt_lock);
+}
+
+void lc_caps_debug_apply_wait(struct lclient *c, uint64_t ino)
+{
+	struct timespec dl;
+
+	if (!ino || atomic_load(&c->debug_apply_wait_ino) != ino)
+		return;
+	dl = ns_to_timespec(now_mono_ns() + 10000000000ull);   /* bounded: a test that fails, not hangs */
+	pthread_mutex_lock(&c->rvt_lock);
+	atomic_fetch_add(&c->debug_apply_waiting, 1);
+	while (atomic_load(&c->debug_apply_wait_ino) == ino)
+		if (pthread_cond_timedwait(&c->rvt_cond, &c->rvt_lock, &dl) == ETIMEDOUT)
+			break;
+	pthread_mutex_unlock(&c->rvt_lock);
+}
+
 static void process_revoke(struct lclient *c, struct cap_work *w)
 {
 	const struct mdsp_caps *m = &w->caps;
@@ -803,8 +893,15 @@ static void process_revoke(struct lclient *c, struct cap_work *w)
 	char ks[24];
 
 	if (!in) {
+		/* noted before we look again: a requester caching it meanwhile
+		 * either is found now or finds the note (lc_caps_seen) */
+		uncached_revoke_note(c, m->ino, m->seq);
+		in = lc_ino_to_inode(c, m->ino);
+	}
+	if (!in) {
 		perf_inc(&c->perf.caps_revoke, 1);
 		send_ack(c, NULL, m);
+		debug_note_uncached_ack(c, m->ino);
 		return;
 	}
 	pthread_mutex_lock(&c->work_lock);

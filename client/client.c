@@ -177,6 +177,7 @@ static int client_alloc(struct lclient **out)
 	pthread_mutex_init(&c->orphan_lock, NULL);
 	pthread_mutex_init(&c->lru_lock, NULL);
 	pthread_mutex_init(&c->itrim_lock, NULL);
+	pthread_mutex_init(&c->rvt_lock, NULL);
 	c->async_dirops = cfg_bool(CFG_client_async_dirops);
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
@@ -188,6 +189,7 @@ static int client_alloc(struct lclient **out)
 		pthread_cond_init(&c->capq[i].cond, &ca);
 	}
 	pthread_cond_init(&c->deferred_cond, &ca);
+	pthread_cond_init(&c->rvt_cond, &ca);
 	pthread_condattr_destroy(&ca);
 	lc_optrack_init(c);
 	r = lc_icache_init(c);
@@ -783,12 +785,14 @@ void lclient_destroy(struct lclient *c)
 	pthread_mutex_destroy(&c->orphan_lock);
 	pthread_mutex_destroy(&c->lru_lock);
 	pthread_mutex_destroy(&c->itrim_lock);
+	pthread_mutex_destroy(&c->rvt_lock);
 	free(c->orphan_q);
 	pthread_cond_destroy(&c->oc_cond);
 	pthread_cond_destroy(&c->work_cond);
 	for (int i = 0; i < LC_CAP_WORKERS; i++)
 		pthread_cond_destroy(&c->capq[i].cond);
 	pthread_cond_destroy(&c->deferred_cond);
+	pthread_cond_destroy(&c->rvt_cond);
 	free(c->mds_addr);
 	free(c->mounted_at);
 	free(c->mountpoint);

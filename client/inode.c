@@ -406,13 +406,18 @@ static void apply_mi_locked(struct lc_inode *in, const struct mdsp_inode *mi, bo
 	in->attr_until = lc_attrs_cached_locked(in) ? now_mono_ns() + lc_secs_ns(CFG_client_caps_timeout) : 0;
 }
 
-struct lc_inode *lc_inode_update(struct lclient *c, const struct mdsp_inode *mi, uint32_t caps,
-				 uint64_t cap_seq)
+/* @seen: the reply is applied by its requester, whose request went out at
+ * lc_caps_gen() @since (lc_inode_update_seen); else by the session reader,
+ * in order with the cap messages */
+static struct lc_inode *inode_update(struct lclient *c, const struct mdsp_inode *mi, uint32_t caps,
+				     uint64_t cap_seq, bool seen, uint64_t since)
 {
 	struct lc_inode *in, *nin = NULL;
 	uint64_t ino = mi->ino;
 	int spins = 0;
 
+	if (seen && caps)
+		lc_caps_debug_apply_wait(c, ino);
 	for (;;) {
 		in = lc_ino_to_inode(c, ino);
 		if (in && mi->generation && in->mi.generation && in->mi.generation != mi->generation) {
@@ -443,6 +448,9 @@ struct lc_inode *lc_inode_update(struct lclient *c, const struct mdsp_inode *mi,
 			lc_mem_add(c, LC_MEM_INODE, lc_mem_size(nin));
 			in = nin;
 			nin = NULL;
+			/* cached first, then the revokes noted meanwhile (caps.c) */
+			if (seen)
+				caps = lc_caps_seen(c, ino, caps, &cap_seq, since);
 			pthread_mutex_lock(&in->lock);
 			note_quota_locked(in, mi);
 			lc_caps_apply_locked(in, caps, cap_seq);
@@ -459,11 +467,25 @@ struct lc_inode *lc_inode_update(struct lclient *c, const struct mdsp_inode *mi,
 	}
 	if (nin)
 		inode_free(nin);
+	if (seen)
+		caps = lc_caps_seen(c, ino, caps, &cap_seq, since);
 	pthread_mutex_lock(&in->lock);
 	apply_mi_locked(in, mi, false);
 	lc_caps_apply_locked(in, caps, cap_seq);
 	pthread_mutex_unlock(&in->lock);
 	return in;
+}
+
+struct lc_inode *lc_inode_update(struct lclient *c, const struct mdsp_inode *mi, uint32_t caps,
+				 uint64_t cap_seq)
+{
+	return inode_update(c, mi, caps, cap_seq, false, 0);
+}
+
+struct lc_inode *lc_inode_update_seen(struct lclient *c, const struct mdsp_inode *mi, uint32_t caps,
+				      uint64_t cap_seq, uint64_t since)
+{
+	return inode_update(c, mi, caps, cap_seq, true, since);
 }
 
 void lc_inode_refresh(struct lc_inode *in, const struct mdsp_inode *mi)

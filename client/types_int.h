@@ -49,6 +49,8 @@
  *     c->work_lock          (cap work queue)
  *     c->pools_lock         (the data pools open here; nothing is taken under it)
  *   c->fh_lock              (open handles; nothing is taken under it)
+ *   c->rvt_lock             (revokes of inodes not cached; taken with no lock
+ *                            held, nothing is taken under it)
  *   fh->ra_lock is taken without any inode lock held, and in->lock may be
  *   taken under it; it is never held while waiting for the store.
  * No lock is held across store I/O or an MDS request.
@@ -424,6 +426,7 @@ struct lc_data_ops {
 
 #define LC_DELEG_RANGES 4
 #define LC_CAP_WORKERS 4
+#define LC_UNCACHED_REVOKES 256   /* 4 KiB: recent revokes of inodes not cached (caps.c) */
 
 struct lclient {
 	/* lc_ns_epoch(): moves whenever this client learns that a name may
@@ -544,6 +547,28 @@ struct lclient {
 	struct lc_revoke *deferred;  /* revokes hooks deferred, not finished (caps.c); work_lock */
 	pthread_cond_t deferred_cond;  /* (CLOCK_MONOTONIC) one of them finished */
 	_Atomic uint64_t sess_gen;   /* bumped when the session's caps are lost (lc_session_event) */
+
+	/*
+	 * Revokes of inodes not cached here, acked as "not cached" (caps.c
+	 * uncached_revoke_note): the MDS dropped our cap with that ack, so a
+	 * reply granting caps up to that seq, received before the revoke and
+	 * applied after it, must install none.  The last LC_UNCACHED_REVOKES
+	 * of them, by number (rvt_gen counts them all: slot rvt_gen % N is the
+	 * next); a reply applied by a thread other than the session reader
+	 * notes rvt_gen before its request goes out (lc_caps_seen).
+	 */
+	pthread_mutex_t rvt_lock;    /* protects rvt and rvt_cond's waits; a leaf lock */
+	pthread_cond_t rvt_cond;     /* (CLOCK_MONOTONIC) a revoke was noted (test hook's wait) */
+	struct {
+		uint64_t ino, seq;
+	} rvt[LC_UNCACHED_REVOKES];
+	_Atomic uint64_t rvt_gen;    /* revokes ever noted; written under rvt_lock */
+	/* test hook (tests set it, client_int.h): a requester about to apply a
+	 * reply carrying this ino waits (bounded) until a revoke of it was
+	 * acked as "not cached" -- the interleaving the table is for */
+	_Atomic uint64_t debug_apply_wait_ino;
+	_Atomic uint64_t debug_apply_waiting;  /* requesters that entered that wait */
+	_Atomic uint64_t debug_apply_waited;   /* not-cached acks of that ino (each ends the wait) */
 
 	/* the last statfs the MDS answered: lc_statfs answers from it while the
 	 * MDS cannot (no session, or no answer within client_statfs_timeout) */

@@ -593,6 +593,61 @@ START_TEST(test_chmod_chown_denies_at_once)
 }
 END_TEST
 
+/* ---- a revoke that overtakes the reply granting the caps ----------------------- */
+
+struct bg_lookup {
+	struct lc_inode *d, *in;
+	int r;
+};
+
+static void *bg_lookup_main(void *arg)
+{
+	struct bg_lookup *b = arg;
+
+	b->r = lc_lookup(A, b->d, "f", &rootcr, NULL, &b->in);
+	return NULL;
+}
+
+/*
+ * A looks f up (not cached); the reply grants A caps on it, and before A's
+ * lookup applies it, B's chmod makes the MDS revoke them: A has nothing
+ * cached, acks that, and the MDS drops A's cap.  The reply applied after
+ * must not install the grant the MDS no longer counts: A's next stat of f
+ * shows B's mode, not the one of the reply (docs/ARCHITECTURE.md, the race
+ * (1) of "limits we know of").  The hook holds A's lookup between the
+ * reply and its application until A acked the revoke.
+ */
+START_TEST(test_revoke_overtakes_reply)
+{
+	struct lc_inode *db = mkdir_in(B, rb, "race", 0755), *fb, *da;
+	struct bg_lookup lk = { 0 };
+	struct lc_attr set = { .mode = 0600 }, a;
+	pthread_t th;
+
+	/* made without an open: nobody holds Fw, A's lookup gets As|Ls|Fs */
+	ck_assert_int_eq(lc_mknod(B, db, "f", S_IFREG | 0644, 0, &rootcr, NULL, &fb), 0);
+	da = lookup_ok(A, ra, "race");
+	lk.d = da;
+	atomic_store(&A->debug_apply_wait_ino, fb->ino);
+	ck_assert_int_eq(pthread_create(&th, NULL, bg_lookup_main, &lk), 0);
+	/* A's reply is in, with A's cap counted at the MDS, not applied yet */
+	LT_WAIT_UNTIL(atomic_load(&A->debug_apply_waiting) == 1, "A's lookup of f never got its reply");
+	ck_assert_int_eq(lc_setattr(B, fb, &set, LC_SET_MODE, &rootcr, NULL), 0);
+	ck_assert_int_eq(pthread_join(th, NULL), 0);
+	ck_assert_int_eq(lk.r, 0);
+	ck_assert_msg(atomic_load(&A->debug_apply_waited) == 1, "the MDS did not revoke A's caps on f");
+	ck_assert_int_eq(lc_getattr(A, lk.in, &rootcr, false, &a), 0);
+	ck_assert_msg((a.mode & 07777) == 0600, "A sees mode 0%o after B's chmod to 0600 (a stale grant)",
+		      (unsigned int)(a.mode & 07777));
+	/* that answer came with caps of its own (a new cap at the MDS) */
+	ck_assert_msg(lc_attr_timeout(A, lk.in) >= 30, "A does not cache f's attributes again");
+	lc_put(A, lk.in);
+	lc_put(A, da);
+	lc_put(B, fb);
+	lc_put(B, db);
+}
+END_TEST
+
 /* ---- two writers: synchronous, uncached I/O ------------------------------------------ */
 
 START_TEST(test_two_writers_uncached)
@@ -1692,6 +1747,7 @@ static Suite *suite(void)
 	ADD(tc, test_xattrs_none_answered_from_listing);
 	ADD(tc, test_async_created_file_has_no_xattrs);
 	ADD(tc, test_chmod_chown_denies_at_once);
+	ADD(tc, test_revoke_overtakes_reply);
 	ADD(tc, test_two_writers_uncached);
 	ADD(tc, test_two_writers_size_while_flush_unacked);
 	ADD(tc, test_flushing_size_not_ours_after_fw_given_up);
