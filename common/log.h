@@ -20,6 +20,7 @@
 
 #include <stdarg.h>
 #include <stdatomic.h>
+#include <stddef.h>
 
 /* X(enum suffix, name used in debug_<name>, default level) */
 #define LOG_SUBSYSTEMS(X)        \
