@@ -857,12 +857,15 @@ END_TEST
  * The follower's cache is bounded like the active's: directories whose
  * edits the active has expired leave it, and inodes whose names the
  * journal removed do not stay until the takeover; the takeover still
- * finds every file, and none of the removed ones.
+ * finds every file, and none of the removed ones.  The active keeps
+ * expired segments for 5 s: a follower more than that behind reloads
+ * (as Ceph's does), which at 1 s happened on this 2-core machine under
+ * load and made the "it followed" check fail.
  */
 START_TEST(test_sreplay_bounded)
 {
 	static const char *const act[] = { "--mds_beacon_interval=0.3", "--mds_beacon_grace=3",
-					   "--mds_journal_segment_size=65536", "--mds_journal_expire_age=1", NULL };
+					   "--mds_journal_segment_size=65536", "--mds_journal_expire_age=5", NULL };
 	static const char *const small[] = { "--mds_beacon_interval=0.3", "--mds_beacon_grace=3",
 					     "--mds_standby_replay=true", "--mds_cache_size=120", NULL };
 	enum { NDIRS = 12, NFILES = 25, NGONE = 10 };
