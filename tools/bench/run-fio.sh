@@ -29,9 +29,12 @@
 #                   of loligo-fuse/ceph-fuse (perf.T.JOB.RUN.{data,txt}: the
 #                   report's top), the client's counters (loligo: perf dump
 #                   of its admin socket; ceph-fuse: of its objecter) and the
-#                   OSD's op_r latency over the job (osd.T.JOB.RUN.txt); keeps
-#                   the temp dir
+#                   OSD's op_r/op_w latency over the job and the ops in flight
+#                   there on average (osd.T.JOB.RUN.txt; rados bench's too);
+#                   keeps the temp dir
 #   --perf-jobs GLOB  the rows --perf profiles (default *read*; say randwrite-4k)
+#                   (LOLIGO_BENCH_PERF_CG=dwarf: call graphs through libc and
+#                   librados, which have no frame pointers; default fp)
 #   --compare DIR   also target "rados0": loligo on RADOS with the binaries
 #                   of build tree DIR (say, main before a change), in the same
 #                   runs, alternating; the table gets a column for it
@@ -105,14 +108,27 @@ all_targets=local
 [[ -n $ceph_dir && -n $compare ]] && all_targets=local,rados0,rados,cephfuse
 targets=${targets:-$all_targets}
 
-# the OSD's read ops so far: "count sum_seconds" of op_r_latency
-osd_r_latency() {
+# the OSD's ops so far: "count sum_seconds" of op_r_latency and of
+# op_w_latency
+osd_latency() {
 	ceph -c "$ceph_dir/ceph.conf" daemon osd.0 perf dump osd 2>/dev/null |
-		jq -r '.osd.op_r_latency | "\(.avgcount) \(.sum)"' 2>/dev/null || echo "0 0"
+		jq -r '.osd | "\(.op_r_latency.avgcount) \(.op_r_latency.sum) \(.op_w_latency.avgcount) \(.op_w_latency.sum)"' \
+			2>/dev/null || echo "0 0 0 0"
+}
+# osd_inflight BEFORE AFTER SECONDS (BEFORE, AFTER: osd_latency around a job
+# of SECONDS): per kind of op, how many, their mean latency at the OSD and
+# how many were in flight there on average over the job (Little: the
+# latencies' sum / the wall time) - what a client keeps in flight, to
+# compare with rados bench's 16 objects
+osd_inflight() {
+	echo "$1 $2 $3" | awk '{ t = $9
+		for (k = 0; k < 2; k++) { n = $(5 + 2 * k) - $(1 + 2 * k); s = $(6 + 2 * k) - $(2 + 2 * k)
+			kind = k ? "op_w" : "op_r"; f = t > 0 ? s / t : 0
+			if (n > 0) printf "osd.0 %s: %d ops, mean latency %.1f ms, %.1f in flight; ", kind, n, s / n * 1000, f } }'
 }
 # --perf, after a read job: stop perf, keep the top of its report, the
 # client's counters and the OSD's mean read latency over the job
-profile_done() { # RUN TARGET JOB PERF_PID OSD_BEFORE
+profile_done() { # RUN TARGET JOB PERF_PID OSD_BEFORE SECONDS
 	local run=$1 t=$2 job=$3 p=$4 base=$work/perf.$2.$3.$1
 	kill -INT "$p" 2>/dev/null; wait "$p" 2>/dev/null || true
 	perf report -i "$base.data" --no-children --percent-limit 1.5 --stdio -g none --sort comm,dso,sym 2>/dev/null |
@@ -125,8 +141,7 @@ profile_done() { # RUN TARGET JOB PERF_PID OSD_BEFORE
 		"$cli" -f json daemon "$work/$t-client.asok" perf dump >"$work/$t.$job.$run.counters.json" 2>/dev/null || true
 	fi
 	if [[ -n $5 ]]; then
-		echo "$5 $(osd_r_latency)" | awk '{ n = $3 - $1; printf "osd.0 op_r: %d ops, mean latency %.3f ms\n", n, (n > 0 ? ($4 - $2) / n * 1000 : 0) }' \
-			>"$work/osd.$t.$job.$run.txt"
+		osd_inflight "$5" "$(osd_latency)" "$6" >"$work/osd.$t.$job.$run.txt"
 	fi
 }
 
@@ -139,15 +154,18 @@ run_job() {
 	local prof= osd0=
 	# shellcheck disable=SC2053  # a glob on purpose
 	if ((perf)) && [[ $job == $perf_jobs ]]; then
-		perf record -q -F 499 -g -p "$pid" -o "$work/perf.$t.$job.$run.data" >/dev/null 2>&1 &
+		perf record -q -F 499 --call-graph "${LOLIGO_BENCH_PERF_CG:-fp}" -p "$pid" -o "$work/perf.$t.$job.$run.data" >/dev/null 2>&1 &
 		prof=$!
-		[[ -n $ceph_dir ]] && osd0=$(osd_r_latency)
+		[[ -n $ceph_dir ]] && osd0=$(osd_latency)
 	fi
+	local t0=$EPOCHREALTIME
 	FIO_DIR=$dir FIO_SIZE4K=$size4k FIO_SIZE1M=$size1m FIO_RUNTIME=$runtime \
 		bg_run fio --output-format=json "$jobs_dir/$job.fio" >"$out" 2>"$work/$t.$job.$run.err" ||
 		{ echo "run-fio: fio $job on $t failed:" >&2; tail -5 "$work/$t.$job.$run.err" >&2; exit 1; }
+	local secs
+	secs=$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { print b - a }')
 	c1=$(cpu_of "$pid")
-	[[ -n $prof ]] && profile_done "$run" "$t" "$job" "$prof" "$osd0"
+	[[ -n $prof ]] && profile_done "$run" "$t" "$job" "$prof" "$osd0" "$secs"
 	local line
 	line=$(jq -r --arg run "$run" --arg t "$t" --arg job "$job" --arg cpu "$(awk -v a="$c0" -v b="$c1" 'BEGIN { printf "%.2f", b - a }')" \
 		--arg load "$(cut -d' ' -f1 /proc/loadavg)" '
@@ -176,6 +194,11 @@ radosbench_pool() {
 		ceph -c "$ceph_dir/ceph.conf" osd pool set "$rb_pool" size 1 --yes-i-really-mean-it >/dev/null 2>&1 || true
 	fi
 }
+# children_cpu FILE (the output of `times`): the CPU seconds (user + system)
+# of the children waited for so far
+children_cpu() {
+	awk 'NR == 2 { t = 0; for (i = 1; i <= 2; i++) { split($i, a, /[ms]/); t += a[1] * 60 + a[2] }; print t }' "$1"
+}
 run_radosbench() { # RUN
 	local run=$1 mode job out objs secs line
 	objs=$(( ($(numfmt --from=iec "$size1m") + 4194303) / 4194304 ))
@@ -190,17 +213,32 @@ run_radosbench() { # RUN
 		local extra=(-t 16)
 		[[ $mode == write ]] && extra+=(-b 4194304 -O 4194304 --max-objects "$objs" --no-cleanup)
 		[[ $mode == rand ]] && secs=$runtime
+		local osd0='' t0 t1
+		((perf)) && osd0=$(osd_latency)
+		# its CPU, as the loligo rows': the children the shell waited for,
+		# before and after (`times` in this shell, not in a $(...) one)
+		times >"$work/times.0"
+		t0=$EPOCHREALTIME
 		bg_run rados -c "$ceph_dir/ceph.conf" -p "$rb_pool" bench "$secs" "$mode" "${extra[@]}" \
 			--run-name "runfio$$" >"$out" 2>&1 ||
 			{ echo "run-fio: rados bench $mode failed:" >&2; tail -5 "$out" >&2; exit 1; }
-		line=$(awk -v run="$run" -v job="$job" -v load="$(cut -d' ' -f1 /proc/loadavg)" '
+		t1=$EPOCHREALTIME
+		times >"$work/times.1"
+		line=$(awk -v run="$run" -v job="$job" -v load="$(cut -d' ' -f1 /proc/loadavg)" \
+			-v cpu="$(children_cpu "$work/times.1") $(children_cpu "$work/times.0")" '
 			/^Bandwidth \(MB\/sec\):/ { bw = $3 } /^Average IOPS:/ { iops = $3 }
-			END { if (bw == "") exit 1; printf "%s\tradosbench\t%s\t%.1f\t%d\t-\t%s", run, job, bw, iops, load }' "$out") ||
+			END { if (bw == "") exit 1; split(cpu, c, " ")
+				printf "%s\tradosbench\t%s\t%.1f\t%d\t%.2f\t%s", run, job, bw, iops, c[1] - c[2], load }' "$out") ||
 			{ echo "run-fio: no result in rados bench $mode output ($out)" >&2; exit 1; }
 		echo "$line" >>"$work/results"
 		[[ $mode == write ]] && echo "${line/seqwrite-1m/seqwrite-1m-fsync}" >>"$work/results"
 		[[ -n $tsv ]] && echo "$line" >>"$tsv"
 		printf 'run %s  %-9s %-19s %8s MiB/s %8s IOPS  client CPU %6ss  load %s\n' $line
+		if ((perf)); then
+			osd_inflight "$osd0" "$(osd_latency)" "$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')" \
+				>"$work/osd.radosbench.$mode.$run.txt"
+			echo "    $(cat "$work/osd.radosbench.$mode.$run.txt")"
+		fi
 	done
 	rados -c "$ceph_dir/ceph.conf" -p "$rb_pool" cleanup --run-name "runfio$$" >/dev/null 2>&1 || true
 }
