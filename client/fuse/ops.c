@@ -1475,12 +1475,31 @@ static void ll_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, void *arg
 	}
 }
 
+/*
+ * fuse_selinux_xattr off (main.c): security.selinux is refused as on a
+ * filesystem without labels (NFS without labeled NFS), for get, set and
+ * remove, and left out of listxattr, so that every answer agrees.  Each
+ * ls -l asks for it of every file it lists (getfilecon), a FUSE round trip
+ * the kernel never caches; coreutils remembers an EOPNOTSUPP per device and
+ * asks no more.  Other security.* names (security.capability) go on.
+ */
+#define SELINUX_XATTR "security.selinux"
+
+static bool selinux_refused(const struct lfuse *lf, const char *name)
+{
+	return lf->no_selinux_xattr && name && !strcmp(name, SELINUX_XATTR);
+}
+
 static void ll_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const char *value, size_t size,
 			int flags)
 {
 	LFUSE_TRACK(req, "setxattr", ino);
 	struct lfuse *lf = LF(req);
 	LFUSE_OP(lf, xattr);
+	if (selinux_refused(lf, name)) {
+		fuse_reply_err(req, EOPNOTSUPP);
+		return;
+	}
 	struct lc_inode *in = node(lf, req, ino);
 	if (!in)
 		return;
@@ -1495,6 +1514,10 @@ static void ll_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t
 	LFUSE_TRACK(req, "getxattr", ino);
 	struct lfuse *lf = LF(req);
 	LFUSE_OP(lf, xattr);
+	if (selinux_refused(lf, name)) {
+		fuse_reply_err(req, EOPNOTSUPP);
+		return;
+	}
 	struct lc_inode *in = node(lf, req, ino);
 	if (!in)
 		return;
@@ -1522,6 +1545,47 @@ static void ll_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t
 	free(buf);
 }
 
+/* the names of @in's xattrs but security.selinux, in *@out (malloc'ed):
+ * the whole list is fetched, so that a size probe gets the length of
+ * what a read will return */
+static ssize_t list_without_selinux(fuse_req_t req, struct lfuse *lf, struct lc_inode *in, const struct lc_cred *cr,
+				    char **out)
+{
+	for (int tries = 0; tries < 8; tries++) {
+		ssize_t n = INTR(req, lc_listxattr(lf->c, in, NULL, 0, cr)), m;
+		size_t w = 0;
+		char *b;
+
+		if (n <= 0)
+			return n;
+		b = malloc((size_t)n);
+		if (!b)
+			return -ENOMEM;
+		m = INTR(req, lc_listxattr(lf->c, in, b, (size_t)n, cr));
+		if (m == -ERANGE || m > n) { /* grew in between */
+			free(b);
+			continue;
+		}
+		if (m < 0) {
+			free(b);
+			return m;
+		}
+		for (size_t r = 0; r < (size_t)m;) {
+			size_t len = strnlen(b + r, (size_t)m - r);
+			size_t l = len < (size_t)m - r ? len + 1 : len;
+
+			if (len != sizeof(SELINUX_XATTR) - 1 || memcmp(b + r, SELINUX_XATTR, len) != 0) {
+				memmove(b + w, b + r, l);
+				w += l;
+			}
+			r += l;
+		}
+		*out = b;
+		return (ssize_t)w;
+	}
+	return -EAGAIN;
+}
+
 static void ll_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 {
 	LFUSE_TRACK(req, "listxattr", ino);
@@ -1535,14 +1599,18 @@ static void ll_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 	ssize_t n;
 
 	get_cred(lf, req, &cr);
-	if (size) {
-		buf = malloc(size);
-		if (!buf) {
-			fuse_reply_err(req, ENOMEM);
-			return;
+	if (lf->no_selinux_xattr) {
+		n = list_without_selinux(req, lf, in, &cr, &buf);
+	} else {
+		if (size) {
+			buf = malloc(size);
+			if (!buf) {
+				fuse_reply_err(req, ENOMEM);
+				return;
+			}
 		}
+		n = INTR(req, lc_listxattr(lf->c, in, buf, size, &cr));
 	}
-	n = INTR(req, lc_listxattr(lf->c, in, buf, size, &cr));
 	if (n < 0)
 		REPLY_ERR(req, (int)n);
 	else if (!size)
@@ -1559,6 +1627,10 @@ static void ll_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
 	LFUSE_TRACK(req, "removexattr", ino);
 	struct lfuse *lf = LF(req);
 	LFUSE_OP(lf, xattr);
+	if (selinux_refused(lf, name)) {
+		fuse_reply_err(req, EOPNOTSUPP);
+		return;
+	}
 	struct lc_inode *in = node(lf, req, ino);
 	if (!in)
 		return;
