@@ -129,7 +129,7 @@ static void reply_err(fuse_req_t req, int r, const char *fn)
 	fuse_reply_err(req, -r);
 }
 
-static void get_cred(struct lfuse *lf, fuse_req_t req, struct lc_cred *cr)
+static void get_cred_groups(struct lfuse *lf, fuse_req_t req, struct lc_cred *cr, bool groups)
 {
 	const struct fuse_ctx *ctx = fuse_req_ctx(req);
 
@@ -144,12 +144,17 @@ static void get_cred(struct lfuse *lf, fuse_req_t req, struct lc_cred *cr)
 	 * request.  root needs no supplementary groups (it passes every check
 	 * they could grant), and the hot stat path mostly runs as root in
 	 * benchmarks, so only other callers pay for it. */
-	if (lf->set_user_groups && ctx->uid != 0) {
+	if (groups && lf->set_user_groups && ctx->uid != 0) {
 		int n = fuse_req_getgroups(req, LC_MAX_GROUPS, cr->groups);
 		if (n > LC_MAX_GROUPS)
 			n = LC_MAX_GROUPS;
 		cr->ngroups = n > 0 ? n : 0;
 	}
+}
+
+static void get_cred(struct lfuse *lf, fuse_req_t req, struct lc_cred *cr)
+{
+	get_cred_groups(lf, req, cr, true);
 }
 
 static void attr_to_stat(const struct lc_attr *a, struct stat *st)
@@ -1490,6 +1495,12 @@ static bool selinux_refused(const struct lfuse *lf, const char *name)
 	return lf->no_selinux_xattr && name && !strcmp(name, SELINUX_XATTR);
 }
 
+static bool read_needs_no_groups(const char *name)
+{
+	return !strncmp(name, "security.", 9) || !strncmp(name, "trusted.", 8) ||
+	       !strcmp(name, "system.posix_acl_access") || !strcmp(name, "system.posix_acl_default");
+}
+
 static void ll_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const char *value, size_t size,
 			int flags)
 {
@@ -1525,7 +1536,10 @@ static void ll_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t
 	char *buf = NULL;
 	ssize_t n;
 
-	get_cred(lf, req, &cr);
+	/* ls -l as a user asks two names of every file: the groups, a file
+	 * read of /proc per request, decide only reads of user.* (the MDS's
+	 * xattr_perm; the others check the uid or nothing) */
+	get_cred_groups(lf, req, &cr, !read_needs_no_groups(name));
 	if (size) {
 		buf = malloc(size);
 		if (!buf) {
