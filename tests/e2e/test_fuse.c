@@ -930,6 +930,22 @@ START_TEST(test_selinux_xattr)
 	ck_assert_str_eq(buf, "ctx");
 	ck_assert_int_eq(lfs_umount(&fs), 0);
 	ck_assert_int_ne(lfs_mount(&fs, "fuse_selinux_xattr=maybe"), 0);
+
+	/* the default (auto) is off where the host has no SELinux (with it,
+	 * the kernel's LSM answers and loligo-fuse is not asked) */
+	FILE *f = fopen("/proc/filesystems", "re");
+	bool selinux = false;
+	char line[128];
+
+	ck_assert_ptr_nonnull(f);
+	while (fgets(line, sizeof(line), f))
+		selinux |= strstr(line, "\tselinuxfs\n") != NULL;
+	fclose(f);
+	if (!selinux) {
+		ck_assert_int_eq(lfs_mount(&fs, NULL), 0);
+		ck_assert_int_eq(getxattr(P("lbl/f0"), "security.selinux", buf, sizeof(buf)), -1);
+		ck_assert_int_eq(errno, EOPNOTSUPP);
+	}
 }
 END_TEST
 
