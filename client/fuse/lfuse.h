@@ -101,6 +101,7 @@ struct lfuse {
 	unsigned max_readahead;
 	atomic_bool ra_set;         /* the mount's bdi read_ahead_kb was raised to max_readahead (ops.c) */
 	bool default_permissions;   /* the kernel checks permissions (-o default_permissions) */
+	bool no_selinux_xattr;      /* fuse_selinux_xattr off: security.selinux refused */
 	bool acl;                   /* POSIX ACLs (-o acl): FUSE_CAP_POSIX_ACL, umask sent to the MDS */
 	bool no_opendir;            /* set in init: the kernel takes ENOSYS from opendir as "no state" */
 	struct lfuse_perf perf;

@@ -462,6 +462,48 @@ static const char *errmsg(int r)
 	}
 }
 
+/*
+ * Whether SELinux is enabled on this host: selinuxfs is registered only
+ * then (security/selinux/selinuxfs.c), and /proc/filesystems shows it even
+ * where /sys/fs/selinux is not mounted (a container).
+ */
+static bool host_selinux(void)
+{
+	FILE *f = fopen("/proc/filesystems", "re");
+	char line[128];
+	bool on = false;
+
+	if (!f)
+		return true; /* cannot tell: keep the labels */
+	while (!on && fgets(line, sizeof(line), f))
+		on = strstr(line, "\tselinuxfs\n") != NULL;
+	fclose(f);
+	return on;
+}
+
+/*
+ * fuse_selinux_xattr: with SELinux enabled the kernel answers getxattr of
+ * security.selinux itself (the LSM's label of the inode) and FUSE mounts
+ * are labelled by policy (genfscon), so the name reaches us only where no
+ * SELinux uses it, from ls -l (getfilecon) for every file it lists: a
+ * refusal (EOPNOTSUPP) is remembered by coreutils per filesystem.
+ */
+static int selinux_xattr_off(bool *off)
+{
+	char v[16];
+
+	cfg_str(CFG_fuse_selinux_xattr, v, sizeof(v));
+	if (!strcmp(v, "on"))
+		*off = false;
+	else if (!strcmp(v, "off"))
+		*off = true;
+	else if (!strcmp(v, "auto"))
+		*off = !host_selinux();
+	else
+		return -EINVAL;
+	return 0;
+}
+
 static struct fuse_args build_fuse_args(const char *argv0, const struct args *a)
 {
 	struct fuse_args fa = FUSE_ARGS_INIT(0, NULL);
@@ -560,6 +602,10 @@ int main(int argc, char **argv)
 	lf.max_write = (unsigned)cfg_uint(CFG_fuse_max_write);
 	lf.max_readahead = (unsigned)cfg_uint(CFG_fuse_max_readahead);
 	lf.acl = cfg_bool(CFG_fuse_acl);
+	if (selinux_xattr_off(&lf.no_selinux_xattr) < 0) {
+		fprintf(stderr, PROG ": fuse_selinux_xattr must be on, off or auto\n");
+		goto out_args;
+	}
 	/* the kernel turns default_permissions on with FUSE_POSIX_ACL */
 	lf.default_permissions = a.default_permissions || cfg_bool(CFG_fuse_default_permissions) || lf.acl;
 

@@ -129,7 +129,7 @@ static void reply_err(fuse_req_t req, int r, const char *fn)
 	fuse_reply_err(req, -r);
 }
 
-static void get_cred(struct lfuse *lf, fuse_req_t req, struct lc_cred *cr)
+static void get_cred_groups(struct lfuse *lf, fuse_req_t req, struct lc_cred *cr, bool groups)
 {
 	const struct fuse_ctx *ctx = fuse_req_ctx(req);
 
@@ -144,12 +144,17 @@ static void get_cred(struct lfuse *lf, fuse_req_t req, struct lc_cred *cr)
 	 * request.  root needs no supplementary groups (it passes every check
 	 * they could grant), and the hot stat path mostly runs as root in
 	 * benchmarks, so only other callers pay for it. */
-	if (lf->set_user_groups && ctx->uid != 0) {
+	if (groups && lf->set_user_groups && ctx->uid != 0) {
 		int n = fuse_req_getgroups(req, LC_MAX_GROUPS, cr->groups);
 		if (n > LC_MAX_GROUPS)
 			n = LC_MAX_GROUPS;
 		cr->ngroups = n > 0 ? n : 0;
 	}
+}
+
+static void get_cred(struct lfuse *lf, fuse_req_t req, struct lc_cred *cr)
+{
+	get_cred_groups(lf, req, cr, true);
 }
 
 static void attr_to_stat(const struct lc_attr *a, struct stat *st)
@@ -1475,12 +1480,37 @@ static void ll_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, void *arg
 	}
 }
 
+/*
+ * fuse_selinux_xattr off (main.c): security.selinux is refused as on a
+ * filesystem without labels (NFS without labeled NFS), for get, set and
+ * remove, and left out of listxattr, so that every answer agrees.  Each
+ * ls -l asks for it of every file it lists (getfilecon), a FUSE round trip
+ * the kernel never caches; coreutils remembers an EOPNOTSUPP per device and
+ * asks no more.  Other security.* names (security.capability) go on.
+ */
+#define SELINUX_XATTR "security.selinux"
+
+static bool selinux_refused(const struct lfuse *lf, const char *name)
+{
+	return lf->no_selinux_xattr && name && !strcmp(name, SELINUX_XATTR);
+}
+
+static bool read_needs_no_groups(const char *name)
+{
+	return !strncmp(name, "security.", 9) || !strncmp(name, "trusted.", 8) ||
+	       !strcmp(name, "system.posix_acl_access") || !strcmp(name, "system.posix_acl_default");
+}
+
 static void ll_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const char *value, size_t size,
 			int flags)
 {
 	LFUSE_TRACK(req, "setxattr", ino);
 	struct lfuse *lf = LF(req);
 	LFUSE_OP(lf, xattr);
+	if (selinux_refused(lf, name)) {
+		fuse_reply_err(req, EOPNOTSUPP);
+		return;
+	}
 	struct lc_inode *in = node(lf, req, ino);
 	if (!in)
 		return;
@@ -1495,6 +1525,10 @@ static void ll_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t
 	LFUSE_TRACK(req, "getxattr", ino);
 	struct lfuse *lf = LF(req);
 	LFUSE_OP(lf, xattr);
+	if (selinux_refused(lf, name)) {
+		fuse_reply_err(req, EOPNOTSUPP);
+		return;
+	}
 	struct lc_inode *in = node(lf, req, ino);
 	if (!in)
 		return;
@@ -1502,7 +1536,10 @@ static void ll_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t
 	char *buf = NULL;
 	ssize_t n;
 
-	get_cred(lf, req, &cr);
+	/* ls -l as a user asks two names of every file: the groups, a file
+	 * read of /proc per request, decide only reads of user.* (the MDS's
+	 * xattr_perm; the others check the uid or nothing) */
+	get_cred_groups(lf, req, &cr, !read_needs_no_groups(name));
 	if (size) {
 		buf = malloc(size);
 		if (!buf) {
@@ -1522,6 +1559,47 @@ static void ll_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t
 	free(buf);
 }
 
+/* the names of @in's xattrs but security.selinux, in *@out (malloc'ed):
+ * the whole list is fetched, so that a size probe gets the length of
+ * what a read will return */
+static ssize_t list_without_selinux(fuse_req_t req, struct lfuse *lf, struct lc_inode *in, const struct lc_cred *cr,
+				    char **out)
+{
+	for (int tries = 0; tries < 8; tries++) {
+		ssize_t n = INTR(req, lc_listxattr(lf->c, in, NULL, 0, cr)), m;
+		size_t w = 0;
+		char *b;
+
+		if (n <= 0)
+			return n;
+		b = malloc((size_t)n);
+		if (!b)
+			return -ENOMEM;
+		m = INTR(req, lc_listxattr(lf->c, in, b, (size_t)n, cr));
+		if (m == -ERANGE || m > n) { /* grew in between */
+			free(b);
+			continue;
+		}
+		if (m < 0) {
+			free(b);
+			return m;
+		}
+		for (size_t r = 0; r < (size_t)m;) {
+			size_t len = strnlen(b + r, (size_t)m - r);
+			size_t l = len < (size_t)m - r ? len + 1 : len;
+
+			if (len != sizeof(SELINUX_XATTR) - 1 || memcmp(b + r, SELINUX_XATTR, len) != 0) {
+				memmove(b + w, b + r, l);
+				w += l;
+			}
+			r += l;
+		}
+		*out = b;
+		return (ssize_t)w;
+	}
+	return -EAGAIN;
+}
+
 static void ll_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 {
 	LFUSE_TRACK(req, "listxattr", ino);
@@ -1535,14 +1613,18 @@ static void ll_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 	ssize_t n;
 
 	get_cred(lf, req, &cr);
-	if (size) {
-		buf = malloc(size);
-		if (!buf) {
-			fuse_reply_err(req, ENOMEM);
-			return;
+	if (lf->no_selinux_xattr) {
+		n = list_without_selinux(req, lf, in, &cr, &buf);
+	} else {
+		if (size) {
+			buf = malloc(size);
+			if (!buf) {
+				fuse_reply_err(req, ENOMEM);
+				return;
+			}
 		}
+		n = INTR(req, lc_listxattr(lf->c, in, buf, size, &cr));
 	}
-	n = INTR(req, lc_listxattr(lf->c, in, buf, size, &cr));
 	if (n < 0)
 		REPLY_ERR(req, (int)n);
 	else if (!size)
@@ -1559,6 +1641,10 @@ static void ll_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
 	LFUSE_TRACK(req, "removexattr", ino);
 	struct lfuse *lf = LF(req);
 	LFUSE_OP(lf, xattr);
+	if (selinux_refused(lf, name)) {
+		fuse_reply_err(req, EOPNOTSUPP);
+		return;
+	}
 	struct lc_inode *in = node(lf, req, ino);
 	if (!in)
 		return;

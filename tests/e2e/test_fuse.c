@@ -849,6 +849,106 @@ START_TEST(test_private_dir_names_cached)
 }
 END_TEST
 
+/* whether @list (listxattr's answer of @n bytes) has @name */
+static bool xattr_listed(const char *list, ssize_t n, const char *name)
+{
+	for (ssize_t r = 0; r < n; r += (ssize_t)strlen(list + r) + 1)
+		if (!strcmp(list + r, name))
+			return true;
+	return false;
+}
+
+/*
+ * ls -l asks for security.selinux (getfilecon) and system.posix_acl_access
+ * (file_has_acl) of every file, each a FUSE round trip the kernel never
+ * caches.  With fuse_selinux_xattr off the label is refused (EOPNOTSUPP),
+ * which coreutils remembers per filesystem: one GETXATTR a file is left.
+ * With it on the label is stored as before.  security.capability and
+ * user.* work either way.
+ */
+START_TEST(test_selinux_xattr)
+{
+	uint32_t cap[5] = {htole32(0x02000000), htole32(1u << 10), 0, 0, 0};
+	char buf[256], list[512], name[64];
+	int64_t before, per_ls;
+	ssize_t n;
+	enum { FILES = 200 };
+
+	ck_assert_int_eq(lfs_mds_start(&fs), 0);
+	ck_assert_int_eq(lfs_mount(&fs, "fuse_selinux_xattr=on"), 0);
+	ck_assert_int_eq(mkdir(P("lbl"), 0755), 0);
+	for (int i = 0; i < FILES; i++) {
+		snprintf(name, sizeof(name), "lbl/f%d", i);
+		ck_assert_int_eq(lfs_write_file(P(name), 0, 1), 0);
+	}
+	ck_assert_int_eq(getxattr(P("lbl/f0"), "security.selinux", buf, sizeof(buf)), -1);
+	ck_assert_int_eq(errno, ENODATA);
+	ck_assert_int_eq(setxattr(P("lbl/f0"), "security.selinux", "ctx", 4, 0), 0);
+	ck_assert_int_eq(getxattr(P("lbl/f0"), "security.selinux", buf, sizeof(buf)), 4);
+	ck_assert_int_eq(setxattr(P("lbl/f0"), "user.k", "v", 1, 0), 0);
+	n = listxattr(P("lbl/f0"), list, sizeof(list));
+	ck_assert(n > 0 && xattr_listed(list, n, "security.selinux") && xattr_listed(list, n, "user.k"));
+	char lsdir[PATH_MAX];
+	snprintf(lsdir, sizeof(lsdir), "%s", P("lbl"));
+	char *ls[] = {"/bin/ls", "-l", lsdir, NULL};
+	ck_assert_int_eq(lfs_run(ls, 60000, "/dev/null"), 0);
+	before = fuse_counter("xattr");
+	ck_assert_int_eq(lfs_run(ls, 60000, "/dev/null"), 0);
+	per_ls = fuse_counter("xattr") - before;
+	ck_assert_msg(per_ls >= 2 * FILES, "on: ls -l of %d files: %lld GETXATTRs", FILES, (long long)per_ls);
+
+	ck_assert_int_eq(lfs_umount(&fs), 0);
+	ck_assert_int_eq(lfs_mount(&fs, "fuse_selinux_xattr=off"), 0);
+	ck_assert_int_eq(lfs_run(ls, 60000, "/dev/null"), 0);
+	before = fuse_counter("xattr");
+	ck_assert_int_eq(lfs_run(ls, 60000, "/dev/null"), 0);
+	per_ls = fuse_counter("xattr") - before;
+	/* the ACL name of each file, and the one label question */
+	ck_assert_msg(per_ls <= FILES + 4, "off: ls -l of %d files: %lld GETXATTRs", FILES, (long long)per_ls);
+	/* refused alike by get, set, remove; not listed; the rest as before */
+	ck_assert_int_eq(getxattr(P("lbl/f0"), "security.selinux", buf, sizeof(buf)), -1);
+	ck_assert_int_eq(errno, EOPNOTSUPP);
+	ck_assert_int_eq(getxattr(P("lbl/f1"), "security.selinux", buf, sizeof(buf)), -1);
+	ck_assert_int_eq(errno, EOPNOTSUPP);
+	ck_assert_int_eq(setxattr(P("lbl/f1"), "security.selinux", "ctx", 4, 0), -1);
+	ck_assert_int_eq(errno, EOPNOTSUPP);
+	ck_assert_int_eq(removexattr(P("lbl/f0"), "security.selinux"), -1);
+	ck_assert_int_eq(errno, EOPNOTSUPP);
+	n = listxattr(P("lbl/f0"), NULL, 0);
+	ck_assert_int_eq(n, (ssize_t)sizeof("user.k"));
+	ck_assert_int_eq(listxattr(P("lbl/f0"), list, sizeof(list)), n);
+	ck_assert_str_eq(list, "user.k");
+	ck_assert_int_eq(getxattr(P("lbl/f0"), "user.k", buf, sizeof(buf)), 1);
+	ck_assert_int_eq(setxattr(P("lbl/f1"), "security.capability", cap, sizeof(cap), 0), 0);
+	ck_assert_int_eq(getxattr(P("lbl/f1"), "security.capability", buf, sizeof(buf)), (ssize_t)sizeof(cap));
+	ck_assert_int_eq(memcmp(buf, cap, sizeof(cap)), 0);
+
+	/* the label is still stored: on again, it is there */
+	ck_assert_int_eq(lfs_umount(&fs), 0);
+	ck_assert_int_eq(lfs_mount(&fs, "fuse_selinux_xattr=on"), 0);
+	ck_assert_int_eq(getxattr(P("lbl/f0"), "security.selinux", buf, sizeof(buf)), 4);
+	ck_assert_str_eq(buf, "ctx");
+	ck_assert_int_eq(lfs_umount(&fs), 0);
+	ck_assert_int_ne(lfs_mount(&fs, "fuse_selinux_xattr=maybe"), 0);
+
+	/* the default (auto) is off where the host has no SELinux (with it,
+	 * the kernel's LSM answers and loligo-fuse is not asked) */
+	FILE *f = fopen("/proc/filesystems", "re");
+	bool selinux = false;
+	char line[128];
+
+	ck_assert_ptr_nonnull(f);
+	while (fgets(line, sizeof(line), f))
+		selinux |= strstr(line, "\tselinuxfs\n") != NULL;
+	fclose(f);
+	if (!selinux) {
+		ck_assert_int_eq(lfs_mount(&fs, NULL), 0);
+		ck_assert_int_eq(getxattr(P("lbl/f0"), "security.selinux", buf, sizeof(buf)), -1);
+		ck_assert_int_eq(errno, EOPNOTSUPP);
+	}
+}
+END_TEST
+
 START_TEST(test_default_permissions)
 {
 	struct stat st;
@@ -1408,6 +1508,12 @@ static Suite *fuse_suite(void)
 	tcase_add_unchecked_fixture(tc, setup_fs_only, teardown);
 	tcase_set_timeout(tc, 180);
 	tcase_add_test(tc, test_default_permissions);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("selinux_xattr");
+	tcase_add_unchecked_fixture(tc, setup_fs_only, teardown);
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, test_selinux_xattr);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("private_dirs");

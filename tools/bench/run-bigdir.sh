@@ -27,7 +27,7 @@
 #                   (times then include perf's overhead)
 #   --tsv FILE      append one line per measurement:
 #                   run target files secs mds_requests getxattr lookup getattr readdir load1
-#                   fuse_cpu mds_cpu
+#                   fuse_cpu mds_cpu fuse_xattr (GETXATTRs that reached loligo-fuse)
 #   --keep          keep the temp dir
 #
 # Per size and target: a fresh filesystem (ext4: mkfs of a 4 GiB sparse file
@@ -42,6 +42,7 @@
 # the mercy of the other sessions' load than the wall time).  The last lines
 # are the table, min-max over the runs:
 #   TABLE files | ext4 s | loligo s | x ext4 | MDS requests (getxattr/lookup/getattr/readdir) | CPU s fuse/mds
+#         | FUSE GETXATTRs per file (the kernel's xattr questions, fuse.xattr)
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -95,6 +96,7 @@ secs_since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.3f", b - a }'; }
 load1() { cut -d' ' -f1 /proc/loadavg; }
 rss_of() { awk '/VmRSS/ { printf "%.0f MiB", $2 / 1024 }' "/proc/$1/status" 2>/dev/null; }
 mds_perf() { "$cli" -f json daemon "$work/$1-mds.asok" perf dump 2>/dev/null || echo '{}'; }
+fuse_perf() { "$cli" -f json daemon "$work/$1-client.asok" perf dump 2>/dev/null || echo '{}'; }
 op_count() { jq -r ".mds.$1 // 0"; }
 stop_mds() { # T
 	kill -TERM "${mds_pid[$1]}" 2>/dev/null && wait "${mds_pid[$1]}" 2>/dev/null
@@ -186,8 +188,8 @@ for n in "${flist[@]}"; do
 			sync
 			echo 3 >/proc/sys/vm/drop_caches
 			p0='{}' p1='{}'
-			c0f=0 c0m=0
-			[[ $t != ext4 ]] && { p0=$(mds_perf "$t"); c0f=$(cpu_of "${fuse_pid[$t]}"); c0m=$(cpu_of "${mds_pid[$t]}"); }
+			c0f=0 c0m=0 x0=0
+			[[ $t != ext4 ]] && { p0=$(mds_perf "$t"); x0=$(fuse_perf "$t" | jq -r '.fuse.xattr // 0'); c0f=$(cpu_of "${fuse_pid[$t]}"); c0m=$(cpu_of "${mds_pid[$t]}"); }
 			perf_pid=''
 			if [[ -n $perf_dir && $t != ext4 ]]; then
 				mkdir -p "$perf_dir"
@@ -200,9 +202,10 @@ for n in "${flist[@]}"; do
 			bg_run ls -l "$dir" >"$work/ls.out"
 			secs=$(secs_since "$t0")
 			if [[ -n $perf_pid ]]; then kill -INT "$perf_pid"; wait "$perf_pid" || true; fi
-			cf=0 cm=0
+			cf=0 cm=0 fx=0
 			if [[ $t != ext4 ]]; then
 				p1=$(mds_perf "$t")
+				fx=$(($(fuse_perf "$t" | jq -r '.fuse.xattr // 0') - x0))
 				cf=$(awk -v a="$c0f" -v b="$(cpu_of "${fuse_pid[$t]}")" 'BEGIN { printf "%.2f", b - a }')
 				cm=$(awk -v a="$c0m" -v b="$(cpu_of "${mds_pid[$t]}")" 'BEGIN { printf "%.2f", b - a }')
 			fi
@@ -210,7 +213,7 @@ for n in "${flist[@]}"; do
 			((lines == n)) || { echo "run-bigdir: ls -l of $t listed $lines of $n files" >&2; exit 1; }
 			d() { echo $(($(op_count "$1" <<<"$p1") - $(op_count "$1" <<<"$p0"))); }
 			reqs=$(d requests) gx=$(d op_getxattr) lk=$(d op_lookup) ga=$(d op_getattr) rd=$(d op_readdir)
-			printf '%s %s %s %s %s %s %s %s %s %s %s %s\n' "$r" "$t" "$n" "$secs" "$reqs" "$gx" "$lk" "$ga" "$rd" "$(load1)" "$cf" "$cm" |
+			printf '%s %s %s %s %s %s %s %s %s %s %s %s %s\n' "$r" "$t" "$n" "$secs" "$reqs" "$gx" "$lk" "$ga" "$rd" "$(load1)" "$cf" "$cm" "$fx" |
 				tee -a "$work/results"
 		done
 		if [[ $t == ext4 ]]; then umount "$ext4_mnt"; else umount_target "$t"; stop_mds "$t"; fi
@@ -220,13 +223,14 @@ done
 
 # the table: min-max per (files, target)
 echo
-echo "TABLE files | target | ls -l s (min-max) | x ext4 (min) | MDS requests (min-max): getxattr/lookup/getattr/readdir | load | CPU s (min-max) loligo-fuse / loligo-mds"
+echo "TABLE files | target | ls -l s (min-max) | x ext4 (min) | MDS requests (min-max): getxattr/lookup/getattr/readdir | load | CPU s (min-max) loligo-fuse / loligo-mds | FUSE GETXATTRs per file"
 awk '
 	{ k = $3 " " $2; if (!(k in lo) || $4 < lo[k]) lo[k] = $4; if (!(k in hi) || $4 > hi[k]) hi[k] = $4
 	  if (!(k in rlo) || $5 < rlo[k]) rlo[k] = $5; if (!(k in rhi) || $5 > rhi[k]) rhi[k] = $5
 	  ops[k] = $6 "/" $7 "/" $8 "/" $9; ld[k] = ld[k] (ld[k] == "" ? "" : ",") $10
 	  if (!(k in flo) || $11 < flo[k]) flo[k] = $11; if (!(k in fhi) || $11 > fhi[k]) fhi[k] = $11
 	  if (!(k in mlo) || $12 < mlo[k]) mlo[k] = $12; if (!(k in mhi) || $12 > mhi[k]) mhi[k] = $12
+	  if ($13 != "") fx[k] = fx[k] (fx[k] == "" ? "" : ",") sprintf("%.2f", $13 / $3)
 	  if (!($3 in seen)) { seen[$3] = 1; order[++nf] = $3 }
 	  if (!($2 in tseen)) { tseen[$2] = 1; torder[++nt] = $2 } }
 	END {
@@ -234,7 +238,7 @@ awk '
 			k = order[i] " " torder[j]; if (!(k in lo)) continue
 			e = order[i] " ext4"; x = (e in lo && lo[e] > 0) ? sprintf("%.1fx", lo[k] / lo[e]) : "-"
 			cpu = torder[j] == "ext4" ? "-" : sprintf("%s-%s / %s-%s", flo[k], fhi[k], mlo[k], mhi[k])
-			printf "TABLE %s | %s | %s-%s | %s | %s-%s: %s | %s | %s\n", order[i], torder[j], lo[k], hi[k], x,
-			       rlo[k], rhi[k], (torder[j] == "ext4" ? "-" : ops[k]), ld[k], cpu
+			printf "TABLE %s | %s | %s-%s | %s | %s-%s: %s | %s | %s | %s\n", order[i], torder[j], lo[k], hi[k], x,
+			       rlo[k], rhi[k], (torder[j] == "ext4" ? "-" : ops[k]), ld[k], cpu, (torder[j] == "ext4" ? "-" : fx[k])
 		}
 	}' "$work/results"
