@@ -307,10 +307,7 @@ int lc_async_create(struct lclient *c, struct lc_inode *dir, const char *name, m
 	dir->mi.files++;
 	if (mkdir)
 		dir->mi.nlink++;
-	if (dir->rd) {
-		lc_rd_batch_put(dir->rd);
-		dir->rd = NULL;
-	}
+	lc_dir_rd_drop_locked(dir);
 	pthread_mutex_unlock(&dir->lock);
 	/* a lease of our own until the reply brings the MDS's (nobody else
 	 * may look at the name before it: Dc) */

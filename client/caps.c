@@ -954,10 +954,8 @@ static void process_revoke(struct lclient *c, struct cap_work *w)
 	}
 	if (S_ISDIR(in->mi.mode) && !(keep & (MDSP_CAP_DIR_CREATE | MDSP_CAP_FILE_SHARED)))
 		in->dir_complete = false;
-	if (!(keep & MDSP_CAP_FILE_SHARED) && in->rd) {
-		c->cache_ops.dir_batch_put(in->rd);
-		in->rd = NULL;
-	}
+	if (!(keep & MDSP_CAP_FILE_SHARED))
+		lc_dir_rd_drop_locked(in);
 	pthread_mutex_unlock(&in->lock);
 	dout(CLIENT, 10, "revoke on %" PRIx64 ": keep %s (had 0x%x) seq %" PRIu64, m->ino,
 	     mdsp_caps_str(keep, ks, sizeof(ks)), had, m->seq);
@@ -1220,10 +1218,7 @@ void lc_session_event(void *arg, uint32_t op)
 				pthread_cond_broadcast(&in->cond);
 			}
 		}
-		if (in->rd) {
-			c->cache_ops.dir_batch_put(in->rd);
-			in->rd = NULL;
-		}
+		lc_dir_rd_drop_locked(in);
 		pthread_mutex_unlock(&in->lock);
 		run_hooks(c, in, had, 0, true, NULL);
 		atomic_fetch_add(&in->dgen, 1);

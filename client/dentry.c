@@ -36,6 +36,7 @@
  * tells the frontend first.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -44,19 +45,24 @@
 #include "common/log.h"
 #include "common/time.h"
 
+/* Every cached name pays for each byte (issue 21.4): allocated as
+ * DENTRY_SIZE(name length), the name right after the last field. */
 struct lc_dentry {
 	struct cds_lfht_node hnode;
 	struct rcu_head rcu;
 	uint64_t parent;
 	uint64_t ino;       /* 0: negative */
 	uint64_t dgen;      /* parent's dgen at insert */
-	uint64_t ngen;      /* parent's ngen at insert (negative entries) */
+	union {
+		uint64_t ngen;      /* negative entries (ino 0, not dead): parent's ngen at insert */
+		uint64_t lease_seq; /* positive: the lease it is cached under; dead: the one revoked */
+	};
 	uint64_t until;     /* mono ns: kept (and trimmed) no longer than this */
-	uint64_t lease_seq; /* positive: the lease it is cached under; dead: the one revoked */
-	bool dead;          /* the lease was revoked: a miss, and older leases stay out */
 	_Atomic uint64_t kernel_until;  /* mono ns: the frontend's kernel may hold the name until then */
+	bool dead;          /* the lease was revoked: a miss, and older leases stay out */
 	char name[];
 };
+#define DENTRY_SIZE(nl) (offsetof(struct lc_dentry, name) + (nl) + 1)
 
 struct dkey {
 	uint64_t parent;
@@ -162,7 +168,7 @@ static void insert(struct lclient *c, struct lc_dentry *d)
 static struct lc_dentry *dentry_new(struct lc_inode *dir, const char *name, uint64_t ino)
 {
 	size_t nl = strlen(name);
-	struct lc_dentry *d = calloc(1, sizeof(*d) + nl + 1);
+	struct lc_dentry *d = calloc(1, DENTRY_SIZE(nl));
 
 	if (!d)
 		return NULL;
@@ -419,11 +425,11 @@ void lc_dcache_revoke_lease(struct lclient *c, uint64_t dir_ino, const char *nam
 	lc_dir_not_complete(c, dir_ino);
 	rcu_read_lock();
 	old = find_rcu(c, dir_ino, name);
-	if (old)
+	if (old && (old->ino || old->dead))   /* (a negative entry's is its ngen) */
 		seq = old->lease_seq;
 	rcu_read_unlock();
 	/* the tombstone keeps replies with this lease (or an older one) out */
-	d = calloc(1, sizeof(*d) + nl + 1);
+	d = calloc(1, DENTRY_SIZE(nl));
 	if (d) {
 		cds_lfht_node_init(&d->hnode);
 		d->parent = dir_ino;
@@ -649,15 +655,22 @@ void lc_dcache_trim(struct lclient *c)
 
 bool lc_dir_complete_locked(struct lc_inode *dir)
 {
+	/* dir_complete is set only with dstate made */
 	return dir->dir_complete && (dir->caps & DIR_COMPLETE_CAPS) == DIR_COMPLETE_CAPS &&
-	       dir->complete_dgen == atomic_load(&dir->dgen) && dir->complete_ngen == atomic_load(&dir->ngen);
+	       dir->dstate->complete_dgen == atomic_load(&dir->dgen) &&
+	       dir->dstate->complete_ngen == atomic_load(&dir->ngen);
 }
 
 void lc_dir_set_complete_locked(struct lc_inode *dir)
 {
+	struct lc_dstate *ds = lc_dstate_locked(dir);
+
+	/* no memory: not marked complete, lookups ask the MDS */
+	if (!ds)
+		return;
 	dir->dir_complete = true;
-	dir->complete_dgen = atomic_load(&dir->dgen);
-	dir->complete_ngen = atomic_load(&dir->ngen);
+	ds->complete_dgen = atomic_load(&dir->dgen);
+	ds->complete_ngen = atomic_load(&dir->ngen);
 }
 
 void lc_dir_not_complete(struct lclient *c, uint64_t dir_ino)

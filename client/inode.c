@@ -63,10 +63,15 @@ static void inode_free(struct lc_inode *in)
 	pthread_mutex_destroy(&in->lock);
 	pthread_cond_destroy(&in->cond);
 	free(in->symlink);
-	if (in->rd)
-		in->c->cache_ops.dir_batch_put(in->rd);
-	if (in->rd_last)
-		in->c->cache_ops.dir_batch_put(in->rd_last);
+	free(in->kc);
+	if (in->dstate) {
+		if (in->dstate->rd)
+			in->c->cache_ops.dir_batch_put(in->dstate->rd);
+		if (in->dstate->rd_last)
+			in->c->cache_ops.dir_batch_put(in->dstate->rd_last);
+		lc_mem_sub(in->c, LC_MEM_DIRLIST, lc_mem_size(in->dstate));
+		free(in->dstate);
+	}
 	extents_free(in->dirty);
 	free(in->dtails);
 	extents_free(in->flushing);
@@ -306,6 +311,38 @@ void lc_inode_unhash(struct lclient *c, struct lc_inode *in)
 	rcu_read_unlock();
 }
 
+/*
+ * Every cached inode pays for each byte of struct lc_inode (issue 21.4: at
+ * most 1 KB of client memory per cached inode, its dentry and its share of
+ * the kept listings included; docs/BENCHMARKS.md "Cache memory limits").
+ * It was 912 bytes (928 with malloc's header).  A field that makes it grow
+ * past this either replaces one or goes in a part made on demand
+ * (lc_dstate, lc_kcache_key, lc_blocks), and the bound moves only with
+ * the measurement (tools/bench/run-memlim.sh).
+ */
+#define LC_INODE_MAX_BYTES 792
+_Static_assert(sizeof(struct lc_inode) <= LC_INODE_MAX_BYTES, "struct lc_inode grew (issue 21.4)");
+
+struct lc_dstate *lc_dstate_locked(struct lc_inode *in)
+{
+	lockdep_assert_held(&in->lock);
+	if (!in->dstate) {
+		in->dstate = calloc(1, sizeof(*in->dstate));
+		if (in->dstate)
+			lc_mem_add(in->c, LC_MEM_DIRLIST, lc_mem_size(in->dstate));
+	}
+	return in->dstate;
+}
+
+void lc_dir_rd_drop_locked(struct lc_inode *in)
+{
+	lockdep_assert_held(&in->lock);
+	if (in->dstate && in->dstate->rd) {
+		in->c->cache_ops.dir_batch_put(in->dstate->rd);
+		in->dstate->rd = NULL;
+	}
+}
+
 static struct lc_inode *inode_alloc(struct lclient *c, uint64_t ino)
 {
 	struct lc_inode *in = calloc(1, sizeof(*in));
@@ -396,10 +433,7 @@ static void apply_mi_locked(struct lc_inode *in, const struct mdsp_inode *mi, bo
 		in->mi.object_size = in->c->default_object_size;
 	if (!fresh && S_ISDIR(mi->mode) && (old_mtime != (uint64_t)mi->mtime.sec || old_nsec != mi->mtime.nsec)) {
 		/* the directory changed under us (another client): drop its listing */
-		if (in->rd) {
-			in->c->cache_ops.dir_batch_put(in->rd);
-			in->rd = NULL;
-		}
+		lc_dir_rd_drop_locked(in);
 	}
 	/* fresh from the MDS: cached for as long as the caps cover them (the
 	 * caller applies the reply's caps next, which may extend or end it) */
@@ -798,10 +832,10 @@ static void dirlists_drop(struct lclient *c)
 		if (!get_unless_dead(in))
 			continue;
 		pthread_mutex_lock(&in->lock);
-		if (!in->rd_busy) {
-			rd = in->rd;
-			last = in->rd_last;
-			in->rd = in->rd_last = NULL;
+		if (!in->rd_busy && in->dstate) {
+			rd = in->dstate->rd;
+			last = in->dstate->rd_last;
+			in->dstate->rd = in->dstate->rd_last = NULL;
 		}
 		pthread_mutex_unlock(&in->lock);
 		if (rd)
