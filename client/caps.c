@@ -142,8 +142,12 @@ void lc_caps_set_locked(struct lc_inode *in, uint32_t caps)
 {
 	static _Atomic uint64_t dc_epochs;
 
-	if (S_ISDIR(in->mi.mode) && (caps & MDSP_CAP_DIR_CREATE) && !(in->caps & MDSP_CAP_DIR_CREATE))
-		in->dc_epoch = atomic_fetch_add(&dc_epochs, 1) + 1;
+	if (S_ISDIR(in->mi.mode) && (caps & MDSP_CAP_DIR_CREATE) && !(in->caps & MDSP_CAP_DIR_CREATE)) {
+		/* no memory for dstate: no epoch (0), nothing made here qualifies */
+		struct lc_dstate *ds = lc_dstate_locked(in);
+		if (ds)
+			ds->dc_epoch = atomic_fetch_add(&dc_epochs, 1) + 1;
+	}
 	in->caps = caps;
 }
 
@@ -1203,7 +1207,8 @@ void lc_session_event(void *arg, uint32_t op)
 
 		pthread_mutex_lock(&in->lock);
 		in->attr_until = 0;
-		in->fcaps_none = false;   /* a new session's sequences start again */
+		if (in->rare)
+			in->rare->fcaps_none = false;   /* a new session's sequences start again */
 		if (op != MDSP_SESSION_STALE) {
 			had = in->caps;
 			in->caps = 0;

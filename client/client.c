@@ -927,14 +927,14 @@ enum lc_kcache lc_fh_kernel_cache(struct lc_fh *fh)
 	 * below makes the next open drop, never keep, what it cached */
 	uint64_t gen = atomic_load(&in->data_gen);
 	lc_inode_fill_attr_locked(in, &a);
-	struct lc_kcache_key *kc = in->kc;
+	struct lc_kcache_key *kc = in->rare ? &in->rare->kc : NULL;
 	if (in->kc_valid && kc->gen == gen && kc->change == a.change && kc->size == a.size &&
 	    kc->mtime.tv_sec == a.mtime.tv_sec && kc->mtime.tv_nsec == a.mtime.tv_nsec) {
 		k = LC_KCACHE_KEEP;
 	} else {
 		k = LC_KCACHE_DROP;
-		if (!kc)
-			kc = in->kc = malloc(sizeof(*kc));
+		struct lc_irare *r = lc_rare_locked(in);
+		kc = r ? &r->kc : NULL;
 		/* out of memory: the kernel drops what it has at every open */
 		in->kc_valid = kc != NULL;
 		if (kc) {

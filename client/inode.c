@@ -63,7 +63,11 @@ static void inode_free(struct lc_inode *in)
 	pthread_mutex_destroy(&in->lock);
 	pthread_cond_destroy(&in->cond);
 	free(in->symlink);
-	free(in->kc);
+	if (in->rare) {
+		lc_mem_sub(in->c, LC_MEM_INODE, lc_mem_size(in->rare));
+		free(in->rare);
+	}
+	free(in->dcm);
 	if (in->dstate) {
 		if (in->dstate->rd)
 			in->c->cache_ops.dir_batch_put(in->dstate->rd);
@@ -317,10 +321,10 @@ void lc_inode_unhash(struct lclient *c, struct lc_inode *in)
  * the kept listings included; docs/BENCHMARKS.md "Cache memory limits").
  * It was 912 bytes (928 with malloc's header).  A field that makes it grow
  * past this either replaces one or goes in a part made on demand
- * (lc_dstate, lc_kcache_key, lc_blocks), and the bound moves only with
+ * (lc_dstate, lc_irare, lc_dcmade, lc_blocks), and the bound moves only with
  * the measurement (tools/bench/run-memlim.sh).
  */
-#define LC_INODE_MAX_BYTES 792
+#define LC_INODE_MAX_BYTES 760
 _Static_assert(sizeof(struct lc_inode) <= LC_INODE_MAX_BYTES, "struct lc_inode grew (issue 21.4)");
 
 struct lc_dstate *lc_dstate_locked(struct lc_inode *in)
@@ -332,6 +336,19 @@ struct lc_dstate *lc_dstate_locked(struct lc_inode *in)
 			lc_mem_add(in->c, LC_MEM_DIRLIST, lc_mem_size(in->dstate));
 	}
 	return in->dstate;
+}
+
+struct lc_irare *lc_rare_locked(struct lc_inode *in)
+{
+	lockdep_assert_held(&in->lock);
+	if (!in->rare) {
+		in->rare = calloc(1, sizeof(*in->rare));
+		if (!in->rare)
+			return NULL;
+		in->rare->quota_room = MDSP_QUOTA_NONE;
+		lc_mem_add(in->c, LC_MEM_INODE, lc_mem_size(in->rare));
+	}
+	return in->rare;
 }
 
 void lc_dir_rd_drop_locked(struct lc_inode *in)
@@ -355,7 +372,6 @@ static struct lc_inode *inode_alloc(struct lclient *c, uint64_t ino)
 	in->ino = ino;
 	atomic_init(&in->ref, 1);
 	atomic_init(&in->dgen, 1);
-	in->quota_room = MDSP_QUOTA_NONE;
 	pthread_mutex_init(&in->lock, NULL);
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
@@ -381,8 +397,16 @@ static void note_quota_locked(struct lc_inode *in, const struct mdsp_inode *mi)
 	lockdep_assert_held(&in->lock);
 	if (mi->quota_room == MDSP_QUOTA_UNSAID)
 		return;
-	in->quota_room = mi->quota_room;
-	in->quota_base = mi->size;
+	in->quota_nomem = false;
+	if (mi->quota_room == MDSP_QUOTA_NONE && !in->rare)
+		return;                 /* as lc_irare would say */
+	struct lc_irare *r = lc_rare_locked(in);
+	if (!r) {
+		in->quota_nomem = true;
+		return;
+	}
+	r->quota_room = mi->quota_room;
+	r->quota_base = mi->size;
 }
 
 /* in->lock held: @mi from the MDS becomes the inode's attributes (@fresh: a new inode) */

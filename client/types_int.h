@@ -149,14 +149,48 @@ struct lc_dstate {
 	 * not come; a Dc revoke waits for them (aunlink_rv) */
 	struct lc_aunlink *aunlinks;
 	struct lc_revoke *aunlink_rv;
+	uint64_t dc_epoch;           /* new each time Dc is gained (lc_caps_set_locked); 0: none noted */
 };
 
-/* lc_inode.kc: the file as it was (data_gen, change, size, mtime) when the
+/* lc_irare.kc: the file as it was (data_gen, change, size, mtime) when the
  * frontend's kernel last was let cache pages of it (client.c
  * lc_fh_kernel_cache); in->lock */
 struct lc_kcache_key {
 	uint64_t gen, change, size;
 	struct timespec mtime;
+};
+
+/*
+ * lc_inode.rare: what few cached inodes need (most are only looked up or
+ * listed; every byte of struct lc_inode is paid for by each one cached,
+ * issue 21.4): made at the first use (lc_rare_locked), counted with the
+ * inode (LC_MEM_INODE), freed with it; in->lock.  NULL reads as: kernel
+ * key not valid, no byte quota, security.capability not known absent.
+ */
+struct lc_irare {
+	struct lc_kcache_key kc;     /* valid while in->kc_valid */
+	/* regular files: the byte quotas above (mds/rstat.c), as the MDS's
+	 * last trace of it said: it may grow to quota_base + quota_room
+	 * (quota_room MDSP_QUOTA_NONE: no byte quota); file.c quota_allow */
+	uint64_t quota_room, quota_base;
+	/* no security.capability xattr, as the MDS answered while we held As
+	 * at cap_seq fcaps_seq (namei.c lc_getxattr): true while As is still
+	 * held at that sequence (another client's change of the xattr revokes
+	 * As first; ours bumps in->fcaps_gen, before and after) */
+	uint64_t fcaps_seq;
+	bool fcaps_none;
+};
+
+/*
+ * lc_inode.dcm (asyncdir.c lc_async_setattr): a file or directory we made
+ * under Dc in directory parent while it held Dc with epoch epoch
+ * (lc_dstate.dc_epoch, new each time Dc is gained): it qualifies only while
+ * its directory kept Dc from its create on and nobody else could see it.
+ * in->lock.
+ */
+struct lc_dcmade {
+	uint64_t parent;
+	uint64_t epoch;
 };
 
 /* An MDS request an inode depends on that was only UNSAFE when it returned
@@ -203,17 +237,11 @@ struct lc_inode {
 	uint64_t attr_until;         /* mono ns: cached attrs usable until then (0 without caps) */
 	char *symlink;               /* symlinks: cached target (immutable) */
 	struct lc_dstate *dstate;    /* dirs: made at the first use (lc_dstate_locked) */
-	/* no security.capability xattr, as the MDS answered while we held As
-	 * at cap_seq fcaps_seq (namei.c lc_getxattr): true while As is still
-	 * held at that sequence (another client's change of the xattr revokes
-	 * As first; ours bumps fcaps_gen, before and after) */
-	/* regular files: the byte quotas above (mds/rstat.c), as the MDS's
-	 * last trace of it said: it may grow to quota_base + quota_room
-	 * (quota_room MDSP_QUOTA_NONE: no byte quota); file.c quota_allow */
-	uint64_t quota_room, quota_base;
-	uint64_t fcaps_seq;
-	uint32_t fcaps_gen;
-	bool fcaps_none;
+	struct lc_irare *rare;       /* made at the first use (lc_rare_locked): see there */
+	uint32_t fcaps_gen;          /* bumped by our changes of security.capability (lc_irare.fcaps_none) */
+	/* regular files: a byte quota above that could not be noted (no memory
+	 * for lc_irare): growing writes fail with ENOMEM (file.c quota_allow) */
+	bool quota_nomem;
 	/* (the bools of this part sit together: every byte of an inode is
 	 * paid for by each one cached, issue 21.4) */
 	/* dirs: one READDIR in flight per directory; those that come meanwhile
@@ -236,11 +264,6 @@ struct lc_inode {
 		_Atomic int64_t knlookup;    /* the frontend's kernel's lookup count of it (lc_kernel_hand) */
 		_Atomic uint64_t kattr_until; /* mono ns: the latest end of an attribute timeout the
 					       * frontend's kernel was given (lc_attr_timeout) */
-		/* the frontend's kernel page cache (lc_fh_kernel_cache): the file as it
-		 * was when an open with Fc last let the kernel cache pages of it;
-		 * kc_valid (below) false: it may hold nothing of use.  Made at that open (most
-		 * cached inodes are never opened: issue 21.4) */
-		struct lc_kcache_key *kc;
 	};
 
 	/* ---- the caps (caps.c): in->lock, but for the cap-update queue's
@@ -323,19 +346,16 @@ struct lc_inode {
 		 * first; pruned as they become SAFE (the inode is not evicted while
 		 * one is pending) */
 		struct lc_unsafe *unsafe;
-		/* asyncdir.c lc_async_setattr: files and dirs we made under Dc in
-		 * directory dc_parent (0: not, or a link/rename since), while it held
-		 * Dc with epoch dc_epoch; dirs: dc_epoch is new each time Dc is
-		 * gained (lc_caps_set_locked), so a file qualifies only while its
-		 * directory kept Dc from its create on and nobody else could see it */
-		uint64_t dc_parent;
-		uint64_t dc_epoch;
+		/* asyncdir.c lc_async_setattr: files and dirs we made under Dc
+		 * (NULL: not, or a link/rename since; made at the create, freed
+		 * when it ends) */
+		struct lc_dcmade *dcm;
 		int unsafe_err;              /* one of them will never be SAFE: the next fsync says so */
 		bool unsafe_untracked;       /* one could not be tracked (ENOMEM): fsync syncs everything */
 		bool async_failed;           /* its asynchronous create failed at the MDS: it never existed */
 		/* the kernel cache's part's bools, here where they fill what was padding */
 		_Atomic bool kernel_negatives; /* dirs: the frontend's kernel was given negative entries */
-		bool kc_valid;               /* see kc above; in->lock */
+		bool kc_valid;               /* rare->kc is valid; in->lock */
 		int async_submitting;        /* dirs: async creates/unlinks between the Dc check and their send
 					      * (a flag lock, inode.c lc_async_submit_*) */
 		int async_setattrs;          /* setattrs answered here whose first reply is not in */
