@@ -213,7 +213,6 @@ struct lc_unsafe {
  */
 struct lc_inode {
 	struct cds_lfht_node hnode;  /* c->inodes, key ino */
-	struct rcu_head rcu;
 	struct lclient *c;
 	uint64_t ino;
 	_Atomic int64_t ref;         /* references handed out; LC_REF_DEAD once evicted */
@@ -227,7 +226,16 @@ struct lc_inode {
 	_Atomic uint64_t dgen;       /* dirs: bumping it invalidates every cached dentry below */
 	_Atomic uint64_t ngen;       /* dirs: bumping it invalidates the negative dentries (Fs lost) */
 	_Atomic uint64_t data_gen;   /* bumped on every write/truncate: stale readahead check */
-	struct lc_inode *lru_prev, *lru_next;  /* c->lru links; c->lru_lock */
+	/* the LRU links share their bytes with the rcu_head that frees it:
+	 * call_rcu comes after the last lru_forget, and a dead inode (ref
+	 * LC_REF_DEAD) never goes on c->lru again (lru_add), as the kernel's
+	 * inode shares i_rcu with i_dentry */
+	union {
+		struct {
+			struct lc_inode *lru_prev, *lru_next;  /* c->lru links; c->lru_lock */
+		};
+		struct rcu_head rcu;
+	};
 
 	pthread_mutex_t lock;        /* protects what the parts below say it does */
 	pthread_cond_t cond;         /* flushing done, dirty bytes written, async submissions sent */
