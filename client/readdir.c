@@ -9,9 +9,10 @@
  *
  * A frontend consumes a listing in small pieces (FUSE fills one 4-128 KiB
  * buffer per call and comes back with the cookie of the last entry it
- * took), so the last batch fetched is kept on the directory (in->dstate->rd) and the
- * next call that resumes inside it is served from memory while the
- * directory holds Fs (another client's change in it revokes that first).
+ * took), so the last batch fetched is kept on the directory
+ * (in->dstate->rd) and the next call that resumes inside it is served
+ * from memory while the directory holds Fs (another client's change in it
+ * revokes that first).
  * Each entry brings the caps on its inode and a lease on its name, so the
  * kernel may cache them like a lookup's.
  *
