@@ -281,11 +281,14 @@ int lc_async_create(struct lclient *c, struct lc_inode *dir, const char *name, m
 	}
 	/* its setattrs are ours to answer while D keeps this Dc (lc_async_setattr) */
 	pthread_mutex_lock(&dir->lock);
-	epoch = dir->dc_epoch;
+	epoch = dir->dstate ? dir->dstate->dc_epoch : 0;
 	pthread_mutex_unlock(&dir->lock);
 	pthread_mutex_lock(&in->lock);
-	in->dc_parent = dir->ino;
-	in->dc_epoch = epoch;
+	/* (no epoch, or no memory: its setattrs go to the MDS) */
+	if (epoch && (in->dcm || (in->dcm = malloc(sizeof(*in->dcm))))) {
+		in->dcm->parent = dir->ino;
+		in->dcm->epoch = epoch;
+	}
 	if (mkdir)
 		lc_dir_set_complete_locked(in);
 	pthread_mutex_unlock(&in->lock);
@@ -307,10 +310,7 @@ int lc_async_create(struct lclient *c, struct lc_inode *dir, const char *name, m
 	dir->mi.files++;
 	if (mkdir)
 		dir->mi.nlink++;
-	if (dir->rd) {
-		lc_rd_batch_put(dir->rd);
-		dir->rd = NULL;
-	}
+	lc_dir_rd_drop_locked(dir);
 	pthread_mutex_unlock(&dir->lock);
 	/* a lease of our own until the reply brings the MDS's (nobody else
 	 * may look at the name before it: Dc) */
@@ -358,7 +358,8 @@ void lc_async_forget(struct lclient *c, uint64_t ino)
 	if (!in)
 		return;
 	pthread_mutex_lock(&in->lock);
-	in->dc_parent = 0;
+	free(in->dcm);
+	in->dcm = NULL;
 	pthread_mutex_unlock(&in->lock);
 	lc_put(c, in);
 }
@@ -396,7 +397,8 @@ static void async_setattr_done(struct mds_request *req, void *arg)
 	pthread_mutex_lock(&in->lock);
 	if (!in->unsafe_err)
 		in->unsafe_err = err;
-	in->dc_parent = 0;              /* the MDS decides its next ones */
+	free(in->dcm);
+	in->dcm = NULL; /* the MDS decides its next ones */
 	in->attr_until = 0;
 	in->mi.change = 0;              /* the MDS's next attributes win */
 	pthread_mutex_unlock(&in->lock);
@@ -436,14 +438,14 @@ int lc_async_setattr(struct lclient *c, struct lc_inode *in, uint32_t mask, cons
 	    !mdsc_is_open(c->mdsc))
 		return -EAGAIN;
 	pthread_mutex_lock(&in->lock);
-	parent = in->dc_parent;
-	epoch = in->dc_epoch;
+	parent = in->dcm ? in->dcm->parent : 0;
+	epoch = in->dcm ? in->dcm->epoch : 0;
 	ok = parent && !in->async_failed && in->mi.nlink && lc_attrs_cached_locked(in);
 	pthread_mutex_unlock(&in->lock);
 	if (!ok || !(dir = lc_ino_to_inode(c, parent)))
 		return -EAGAIN;
 	pthread_mutex_lock(&dir->lock);
-	if (!(dir->caps & Dc) || dir->dc_epoch != epoch || !dir->mi.nlink) {
+	if (!(dir->caps & Dc) || !dir->dstate || dir->dstate->dc_epoch != epoch || !dir->mi.nlink) {
 		pthread_mutex_unlock(&dir->lock);
 		lc_put(c, dir);
 		return -EAGAIN;
@@ -460,9 +462,9 @@ int lc_async_setattr(struct lclient *c, struct lc_inode *in, uint32_t mask, cons
 	a.ino = in->ino;
 	a.ctime = now_time();
 	pthread_mutex_lock(&in->lock);
-	/* in->dc_parent again: a link or rename may have started meanwhile */
-	r = in->dc_parent == parent ? mdsp_setattr_check(&in->mi, &req->args.caller, mask, &a, lc_max_file_size(c),
-							 &kill) : -EAGAIN;
+	/* in->dcm again: a link or rename may have started meanwhile */
+	r = in->dcm && in->dcm->parent == parent ?
+		    mdsp_setattr_check(&in->mi, &req->args.caller, mask, &a, lc_max_file_size(c), &kill) : -EAGAIN;
 	if (r == 0) {
 		mdsp_setattr_apply(&in->mi, &req->args.caller, mask, &a, kill, a.ctime);
 		if (mask & (MDSP_SETATTR_MTIME | MDSP_SETATTR_MTIME_NOW)) {
@@ -483,7 +485,8 @@ int lc_async_setattr(struct lclient *c, struct lc_inode *in, uint32_t mask, cons
 		derr(CLIENT, "asynchronous setattr of ino %" PRIx64 ": cannot submit: %s", in->ino, strerror(-r));
 		pthread_mutex_lock(&in->lock);
 		in->async_setattrs--;
-		in->dc_parent = 0;
+		free(in->dcm);
+		in->dcm = NULL;
 		in->attr_until = 0;
 		in->mi.change = 0;      /* what we applied is not the MDS's: its next attributes win */
 		pthread_mutex_unlock(&in->lock);

@@ -27,7 +27,7 @@
  * MDS's locker: another client may hold caps on the victim (it opened the
  * file before we got Dc), and the unlink waits for their revoke while our
  * later requests run.  So until its first reply, an unlink answered here is
- * on D's list (dir->aunlinks), and what the MDS must see after it waits for
+ * on D's list (dir->dstate->aunlinks), and what the MDS must see after it waits for
  * that reply (lc_async_unlink_wait): a create, link or rename onto the same
  * name, an rmdir of D, a lookup or a listing of D sent to the MDS.  A
  * revoke of Dc (caps.c process_revoke) first waits for the unlinks between
@@ -70,7 +70,7 @@
 #define Ls MDSP_CAP_LINK_SHARED
 #define Fs MDSP_CAP_FILE_SHARED
 
-/* an unlink answered here, waiting for its first reply; on dir->aunlinks */
+/* an unlink answered here, waiting for its first reply; on dir->dstate->aunlinks */
 struct lc_aunlink {
 	struct lc_aunlink *next;
 	struct mds_request *req;     /* holds a reference */
@@ -92,19 +92,23 @@ static struct mdsp_time now_time(void)
 static struct lc_aunlink *take_locked(struct lc_inode *dir, struct mds_request *req, struct lc_revoke **rv)
 {
 	struct lc_aunlink **pp, *e = NULL;
+	struct lc_dstate *ds = dir->dstate;
 
 	lockdep_assert_held(&dir->lock);
-	for (pp = &dir->aunlinks; *pp; pp = &(*pp)->next)
+	*rv = NULL;
+	if (!ds)
+		goto out;
+	for (pp = &ds->aunlinks; *pp; pp = &(*pp)->next)
 		if ((*pp)->req == req) {
 			e = *pp;
 			*pp = e->next;
 			break;
 		}
-	*rv = NULL;
-	if (!dir->aunlinks && dir->aunlink_rv) {
-		*rv = dir->aunlink_rv;
-		dir->aunlink_rv = NULL;
+	if (!ds->aunlinks && ds->aunlink_rv) {
+		*rv = ds->aunlink_rv;
+		ds->aunlink_rv = NULL;
 	}
+out:
 	pthread_cond_broadcast(&dir->cond);
 	return e;
 }
@@ -200,7 +204,7 @@ void lc_async_unlink_wait(struct lclient *c, struct lc_inode *dir, const char *n
 
 	for (;;) {
 		pthread_mutex_lock(&dir->lock);
-		for (e = dir->aunlinks; e; e = e->next)
+		for (e = dir->dstate ? dir->dstate->aunlinks : NULL; e; e = e->next)
 			if (!name || !strcmp(e->name, name))
 				break;
 		if (!e) {
@@ -268,8 +272,9 @@ bool lc_async_unlink_defer(struct lclient *c, struct lc_inode *dir, struct lc_re
 
 	(void)c;
 	pthread_mutex_lock(&dir->lock);
-	if (dir->aunlinks && !dir->aunlink_rv) {
-		dir->aunlink_rv = rv;
+	struct lc_dstate *ds = dir->dstate;
+	if (ds && ds->aunlinks && !ds->aunlink_rv) {
+		ds->aunlink_rv = rv;
 		deferred = true;
 	}
 	pthread_mutex_unlock(&dir->lock);
@@ -282,8 +287,10 @@ void lc_async_unlink_drop(struct lc_inode *dir)
 {
 	struct lc_aunlink *e;
 
-	while ((e = dir->aunlinks)) {
-		dir->aunlinks = e->next;
+	if (!dir->dstate)
+		return;
+	while ((e = dir->dstate->aunlinks)) {
+		dir->dstate->aunlinks = e->next;
 		entry_free(e);
 	}
 }
@@ -330,7 +337,10 @@ int lc_async_remove(struct lclient *c, struct lc_inode *dir, const char *name, b
 	}
 
 	pthread_mutex_lock(&dir->lock);
-	ok = (dir->caps & need) == need && S_ISDIR(dir->mi.mode) && dir->mi.nlink > 0 && dir->mi.files > 0;
+	/* (the list of unlinks answered here is the directory's lc_dstate: made
+	 * now, where no memory means the synchronous path) */
+	ok = (dir->caps & need) == need && S_ISDIR(dir->mi.mode) && dir->mi.nlink > 0 && dir->mi.files > 0 &&
+	     lc_dstate_locked(dir);
 	dmi = dir->mi;
 	if (ok) {
 		/* a revoke of Dc from here on waits until this unlink is sent */
@@ -344,7 +354,7 @@ int lc_async_remove(struct lclient *c, struct lc_inode *dir, const char *name, b
 	pthread_mutex_lock(&t->lock);
 	if (rmdir)
 		ok = S_ISDIR(t->mi.mode) && (t->caps & vneed) == vneed && t->mi.files == 0 && t->mi.nlink > 0 &&
-		     !t->aunlinks && !t->async_submitting;
+		     !(t->dstate && t->dstate->aunlinks) && !t->async_submitting;
 	else
 		/* open here: the synchronous path marks it for a purge at the
 		 * last close before it returns, so that close writes nothing back.
@@ -396,12 +406,10 @@ int lc_async_remove(struct lclient *c, struct lc_inode *dir, const char *name, b
 		dir->mi.files--;
 	if (rmdir && dir->mi.nlink > 2)
 		dir->mi.nlink--;
-	if (dir->rd) {
-		lc_rd_batch_put(dir->rd);
-		dir->rd = NULL;
-	}
-	e->next = dir->aunlinks;
-	dir->aunlinks = e;
+	lc_dir_rd_drop_locked(dir);
+	/* dstate: made above, with the Dc check, and kept until the inode goes */
+	e->next = dir->dstate->aunlinks;
+	dir->dstate->aunlinks = e;
 	pthread_mutex_unlock(&dir->lock);
 	pthread_mutex_lock(&t->lock);
 	t->mi.nlink = 0;

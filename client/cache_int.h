@@ -165,6 +165,19 @@ static inline void lc_mem_sub(struct lclient *c, enum lc_mem_kind k, size_t n)
 {
 	atomic_fetch_sub_explicit(&c->mem[k], n, memory_order_relaxed);
 }
+/**
+ * lc_dstate_locked - directory @in's lc_dstate, made at the first call (NULL
+ * only if it cannot be made: the caller then caches nothing of the kind).
+ * in->lock held.
+ */
+struct lc_dstate *lc_dstate_locked(struct lc_inode *in);
+/**
+ * lc_rare_locked - @in's lc_irare, made at the first call (NULL only if it
+ * cannot be made).  in->lock held.
+ */
+struct lc_irare *lc_rare_locked(struct lc_inode *in);
+/** lc_dir_rd_drop_locked - drop directory @in's kept READDIR batch, if any.  in->lock held. */
+void lc_dir_rd_drop_locked(struct lc_inode *in);
 /** lc_mem_total - what the caches hold in bytes, every kind. */
 uint64_t lc_mem_total(struct lclient *c);
 /** lc_mem_over - past client_cache_memory_limit (@lo: past 90% of it, where trimming stops)? */

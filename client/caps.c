@@ -142,8 +142,12 @@ void lc_caps_set_locked(struct lc_inode *in, uint32_t caps)
 {
 	static _Atomic uint64_t dc_epochs;
 
-	if (S_ISDIR(in->mi.mode) && (caps & MDSP_CAP_DIR_CREATE) && !(in->caps & MDSP_CAP_DIR_CREATE))
-		in->dc_epoch = atomic_fetch_add(&dc_epochs, 1) + 1;
+	if (S_ISDIR(in->mi.mode) && (caps & MDSP_CAP_DIR_CREATE) && !(in->caps & MDSP_CAP_DIR_CREATE)) {
+		/* no memory for dstate: no epoch (0), nothing made here qualifies */
+		struct lc_dstate *ds = lc_dstate_locked(in);
+		if (ds)
+			ds->dc_epoch = atomic_fetch_add(&dc_epochs, 1) + 1;
+	}
 	in->caps = caps;
 }
 
@@ -954,10 +958,8 @@ static void process_revoke(struct lclient *c, struct cap_work *w)
 	}
 	if (S_ISDIR(in->mi.mode) && !(keep & (MDSP_CAP_DIR_CREATE | MDSP_CAP_FILE_SHARED)))
 		in->dir_complete = false;
-	if (!(keep & MDSP_CAP_FILE_SHARED) && in->rd) {
-		c->cache_ops.dir_batch_put(in->rd);
-		in->rd = NULL;
-	}
+	if (!(keep & MDSP_CAP_FILE_SHARED))
+		lc_dir_rd_drop_locked(in);
 	pthread_mutex_unlock(&in->lock);
 	dout(CLIENT, 10, "revoke on %" PRIx64 ": keep %s (had 0x%x) seq %" PRIu64, m->ino,
 	     mdsp_caps_str(keep, ks, sizeof(ks)), had, m->seq);
@@ -1205,7 +1207,8 @@ void lc_session_event(void *arg, uint32_t op)
 
 		pthread_mutex_lock(&in->lock);
 		in->attr_until = 0;
-		in->fcaps_none = false;   /* a new session's sequences start again */
+		if (in->rare)
+			in->rare->fcaps_none = false;   /* a new session's sequences start again */
 		if (op != MDSP_SESSION_STALE) {
 			had = in->caps;
 			in->caps = 0;
@@ -1220,10 +1223,7 @@ void lc_session_event(void *arg, uint32_t op)
 				pthread_cond_broadcast(&in->cond);
 			}
 		}
-		if (in->rd) {
-			c->cache_ops.dir_batch_put(in->rd);
-			in->rd = NULL;
-		}
+		lc_dir_rd_drop_locked(in);
 		pthread_mutex_unlock(&in->lock);
 		run_hooks(c, in, had, 0, true, NULL);
 		atomic_fetch_add(&in->dgen, 1);

@@ -927,16 +927,22 @@ enum lc_kcache lc_fh_kernel_cache(struct lc_fh *fh)
 	 * below makes the next open drop, never keep, what it cached */
 	uint64_t gen = atomic_load(&in->data_gen);
 	lc_inode_fill_attr_locked(in, &a);
-	if (in->kc_valid && in->kc_gen == gen && in->kc_change == a.change && in->kc_size == a.size &&
-	    in->kc_mtime.tv_sec == a.mtime.tv_sec && in->kc_mtime.tv_nsec == a.mtime.tv_nsec) {
+	struct lc_kcache_key *kc = in->rare ? &in->rare->kc : NULL;
+	if (in->kc_valid && kc->gen == gen && kc->change == a.change && kc->size == a.size &&
+	    kc->mtime.tv_sec == a.mtime.tv_sec && kc->mtime.tv_nsec == a.mtime.tv_nsec) {
 		k = LC_KCACHE_KEEP;
 	} else {
 		k = LC_KCACHE_DROP;
-		in->kc_valid = true;
-		in->kc_gen = gen;
-		in->kc_change = a.change;
-		in->kc_size = a.size;
-		in->kc_mtime = a.mtime;
+		struct lc_irare *r = lc_rare_locked(in);
+		kc = r ? &r->kc : NULL;
+		/* out of memory: the kernel drops what it has at every open */
+		in->kc_valid = kc != NULL;
+		if (kc) {
+			kc->gen = gen;
+			kc->change = a.change;
+			kc->size = a.size;
+			kc->mtime = a.mtime;
+		}
 	}
 out:
 	pthread_mutex_unlock(&in->lock);

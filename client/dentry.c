@@ -36,6 +36,7 @@
  * tells the frontend first.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -44,19 +45,26 @@
 #include "common/log.h"
 #include "common/time.h"
 
+/* Every cached name pays for each byte (issue 21.4): allocated as
+ * DENTRY_SIZE(name length), the name right after the last field. */
 struct lc_dentry {
 	struct cds_lfht_node hnode;
 	struct rcu_head rcu;
 	uint64_t parent;
 	uint64_t ino;       /* 0: negative */
-	uint64_t dgen;      /* parent's dgen at insert */
-	uint64_t ngen;      /* parent's ngen at insert (negative entries) */
+	uint64_t dgen;      /* parent's dgen at insert; 0: dead (DENTRY_DEAD) */
+	union {
+		uint64_t ngen;      /* negative entries (ino 0, not dead): parent's ngen at insert */
+		uint64_t lease_seq; /* positive: the lease it is cached under; dead: the one revoked */
+	};
 	uint64_t until;     /* mono ns: kept (and trimmed) no longer than this */
-	uint64_t lease_seq; /* positive: the lease it is cached under; dead: the one revoked */
-	bool dead;          /* the lease was revoked: a miss, and older leases stay out */
 	_Atomic uint64_t kernel_until;  /* mono ns: the frontend's kernel may hold the name until then */
 	char name[];
 };
+/* The lease was revoked: a miss, and older leases stay out.  Such a
+ * tombstone is the only entry with dgen 0 (a directory's starts at 1). */
+#define DENTRY_DEAD(d) ((d)->dgen == 0)
+#define DENTRY_SIZE(nl) (offsetof(struct lc_dentry, name) + (nl) + 1)
 
 struct dkey {
 	uint64_t parent;
@@ -122,7 +130,7 @@ int lc_dcache_lookup(struct lclient *c, struct lc_inode *dir, const char *name, 
 	node = cds_lfht_iter_get_node(&it);
 	if (node) {
 		struct lc_dentry *d = caa_container_of(node, struct lc_dentry, hnode);
-		if (!d->dead && d->dgen == atomic_load_explicit(&dir->dgen, memory_order_acquire) &&
+		if (!DENTRY_DEAD(d) && d->dgen == atomic_load_explicit(&dir->dgen, memory_order_acquire) &&
 		    now_mono_ns() < d->until &&
 		    (d->ino || d->ngen == atomic_load_explicit(&dir->ngen, memory_order_acquire))) {
 			*ino = d->ino;
@@ -162,7 +170,7 @@ static void insert(struct lclient *c, struct lc_dentry *d)
 static struct lc_dentry *dentry_new(struct lc_inode *dir, const char *name, uint64_t ino)
 {
 	size_t nl = strlen(name);
-	struct lc_dentry *d = calloc(1, sizeof(*d) + nl + 1);
+	struct lc_dentry *d = calloc(1, DENTRY_SIZE(nl));
 
 	if (!d)
 		return NULL;
@@ -192,7 +200,7 @@ void lc_dcache_add_lease(struct lclient *c, struct lc_inode *dir, const char *na
 
 	rcu_read_lock();
 	old = find_rcu(c, dir->ino, name);
-	if (old && old->dead && seq <= old->lease_seq) {
+	if (old && DENTRY_DEAD(old) && seq <= old->lease_seq) {
 		/* that lease was revoked before this reply was applied */
 		rcu_read_unlock();
 		return;
@@ -213,7 +221,7 @@ bool lc_dcache_leased(struct lclient *c, struct lc_inode *dir, const char *name)
 
 	rcu_read_lock();
 	d = find_rcu(c, dir->ino, name);
-	leased = d && !d->dead && d->ino && d->lease_seq &&
+	leased = d && !DENTRY_DEAD(d) && d->ino && d->lease_seq &&
 		 d->dgen == atomic_load_explicit(&dir->dgen, memory_order_acquire);
 	rcu_read_unlock();
 	return leased;
@@ -231,7 +239,7 @@ void lc_dcache_add(struct lclient *c, struct lc_inode *dir, const char *name, ui
 		/* a name is cached under a lease only (lc_dcache_add_lease) */
 		rcu_read_lock();
 		d = find_rcu(c, dir->ino, name);
-		keep = d && !d->dead && d->ino == ino && d->lease_seq;
+		keep = d && !DENTRY_DEAD(d) && d->ino == ino && d->lease_seq;
 		rcu_read_unlock();
 		if (!keep)
 			lc_dcache_remove(c, dir->ino, name);
@@ -244,7 +252,7 @@ void lc_dcache_add(struct lclient *c, struct lc_inode *dir, const char *name, ui
 	if (!fs || !lc_secs_ns(CFG_client_negative_timeout)) {
 		rcu_read_lock();
 		d = find_rcu(c, dir->ino, name);
-		fs = d && d->dead;    /* keep what a revoke left behind */
+		fs = d && DENTRY_DEAD(d);    /* keep what a revoke left behind */
 		rcu_read_unlock();
 		if (!fs)
 			lc_dcache_remove(c, dir->ino, name);
@@ -363,7 +371,7 @@ void lc_dcache_drop_all(struct lclient *c)
 
 	rcu_read_lock();
 	LC_LFHT_FOR_EACH(c->dentries, &it, d, hnode) {
-		if (!d->dead && d->ino && d->lease_seq && c->cb.inval_dentry)
+		if (!DENTRY_DEAD(d) && d->ino && d->lease_seq && c->cb.inval_dentry)
 			c->cb.inval_dentry(c->cb_arg, d->parent, d->name);
 		if (!cds_lfht_del(c->dentries, &d->hnode)) {
 			atomic_fetch_sub(&c->ndentries, 1);
@@ -419,15 +427,15 @@ void lc_dcache_revoke_lease(struct lclient *c, uint64_t dir_ino, const char *nam
 	lc_dir_not_complete(c, dir_ino);
 	rcu_read_lock();
 	old = find_rcu(c, dir_ino, name);
-	if (old)
+	if (old && (old->ino || DENTRY_DEAD(old)))   /* (a negative entry's is its ngen) */
 		seq = old->lease_seq;
 	rcu_read_unlock();
 	/* the tombstone keeps replies with this lease (or an older one) out */
-	d = calloc(1, sizeof(*d) + nl + 1);
+	d = calloc(1, DENTRY_SIZE(nl));
 	if (d) {
 		cds_lfht_node_init(&d->hnode);
 		d->parent = dir_ino;
-		d->dead = true;
+		/* dead: dgen 0, as calloc left it */
 		d->lease_seq = seq ? seq : UINT64_MAX / 2;
 		d->until = now_mono_ns() + lc_secs_ns(CFG_client_caps_timeout);
 		memcpy(d->name, name, nl + 1);
@@ -452,7 +460,7 @@ int lc_dcache_reconnect_leases(struct lclient *c, struct mdsp_cap_reconnect **vp
 
 	rcu_read_lock();
 	LC_LFHT_FOR_EACH(c->dentries, &it, d, hnode) {
-		if (d->dead || !d->ino || !d->lease_seq)
+		if (DENTRY_DEAD(d) || !d->ino || !d->lease_seq)
 			continue;
 		if (n == cap) {
 			struct mdsp_cap_reconnect *nv = realloc(v, cap * 2 * sizeof(*v));
@@ -501,7 +509,7 @@ void lc_dcache_revoke_dir(struct lclient *c, struct lc_inode *dir)
 	LC_LFHT_FOR_EACH(c->dentries, &it, d, hnode) {
 		if (d->parent != dir->ino)
 			continue;
-		if (c->cb.inval_dentry && !d->dead && (d->ino || atomic_load(&d->kernel_until) > now)) {
+		if (c->cb.inval_dentry && !DENTRY_DEAD(d) && (d->ino || atomic_load(&d->kernel_until) > now)) {
 			if (n == cap) {
 				size_t ncap = cap ? cap * 2 : 16;
 				char **nn = realloc(names, ncap * sizeof(*nn));
@@ -586,7 +594,7 @@ void lc_dcache_trim(struct lclient *c)
 	     pass++) {
 		rcu_read_lock();
 		LC_LFHT_FOR_EACH(c->dentries, &it, d, hnode) {
-			bool leased = !d->dead && d->ino && d->lease_seq;
+			bool leased = !DENTRY_DEAD(d) && d->ino && d->lease_seq;
 			bool kernel = atomic_load(&d->kernel_until) > now;
 
 			if (atomic_load(&c->ndentries) <= max - max / 8 && !(mem && lc_mem_over(c, true)))
@@ -649,15 +657,22 @@ void lc_dcache_trim(struct lclient *c)
 
 bool lc_dir_complete_locked(struct lc_inode *dir)
 {
+	/* dir_complete is set only with dstate made */
 	return dir->dir_complete && (dir->caps & DIR_COMPLETE_CAPS) == DIR_COMPLETE_CAPS &&
-	       dir->complete_dgen == atomic_load(&dir->dgen) && dir->complete_ngen == atomic_load(&dir->ngen);
+	       dir->dstate->complete_dgen == atomic_load(&dir->dgen) &&
+	       dir->dstate->complete_ngen == atomic_load(&dir->ngen);
 }
 
 void lc_dir_set_complete_locked(struct lc_inode *dir)
 {
+	struct lc_dstate *ds = lc_dstate_locked(dir);
+
+	/* no memory: not marked complete, lookups ask the MDS */
+	if (!ds)
+		return;
 	dir->dir_complete = true;
-	dir->complete_dgen = atomic_load(&dir->dgen);
-	dir->complete_ngen = atomic_load(&dir->ngen);
+	ds->complete_dgen = atomic_load(&dir->dgen);
+	ds->complete_ngen = atomic_load(&dir->ngen);
 }
 
 void lc_dir_not_complete(struct lclient *c, uint64_t dir_ino)

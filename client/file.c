@@ -679,9 +679,12 @@ static int quota_allow(struct lclient *c, struct lc_inode *in, uint64_t off, siz
 		uint64_t end = off + *len, size = lc_inode_size(in), room, base, limit;
 
 		pthread_mutex_lock(&in->lock);
-		room = in->quota_room;
-		base = in->quota_base;
+		room = in->rare ? in->rare->quota_room : MDSP_QUOTA_NONE;
+		base = in->rare ? in->rare->quota_base : 0;
+		bool nomem = in->quota_nomem;
 		pthread_mutex_unlock(&in->lock);
+		if (nomem && end > size)
+			return -ENOMEM;     /* a quota above we could not note */
 		if (room == MDSP_QUOTA_NONE || room == MDSP_QUOTA_UNSAID || end <= size)
 			return 0;
 		limit = base > UINT64_MAX - room ? UINT64_MAX : base + room;

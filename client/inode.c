@@ -63,10 +63,19 @@ static void inode_free(struct lc_inode *in)
 	pthread_mutex_destroy(&in->lock);
 	pthread_cond_destroy(&in->cond);
 	free(in->symlink);
-	if (in->rd)
-		in->c->cache_ops.dir_batch_put(in->rd);
-	if (in->rd_last)
-		in->c->cache_ops.dir_batch_put(in->rd_last);
+	if (in->rare) {
+		lc_mem_sub(in->c, LC_MEM_INODE, lc_mem_size(in->rare));
+		free(in->rare);
+	}
+	free(in->dcm);
+	if (in->dstate) {
+		if (in->dstate->rd)
+			in->c->cache_ops.dir_batch_put(in->dstate->rd);
+		if (in->dstate->rd_last)
+			in->c->cache_ops.dir_batch_put(in->dstate->rd_last);
+		lc_mem_sub(in->c, LC_MEM_DIRLIST, lc_mem_size(in->dstate));
+		free(in->dstate);
+	}
 	extents_free(in->dirty);
 	free(in->dtails);
 	extents_free(in->flushing);
@@ -148,14 +157,15 @@ void lc_icache_destroy(struct lclient *c)
 
 	if (!c->inodes)
 		return;
+	/* (first: call_rcu reuses the LRU links, nothing walks them after this) */
+	c->lru_head = c->lru_tail = NULL;
+	c->nlru = 0;
 	rcu_read_lock();
 	LC_LFHT_FOR_EACH(c->inodes, &it, in, hnode) {
 		if (!cds_lfht_del(c->inodes, &in->hnode))
 			call_rcu(&in->rcu, inode_free_rcu);
 	}
 	rcu_read_unlock();
-	c->lru_head = c->lru_tail = NULL;
-	c->nlru = 0;
 	/* every callback must have run before the table goes */
 	rcu_barrier_bp();
 	cds_lfht_destroy(c->inodes, NULL);
@@ -306,6 +316,51 @@ void lc_inode_unhash(struct lclient *c, struct lc_inode *in)
 	rcu_read_unlock();
 }
 
+/*
+ * Every cached inode pays for each byte of struct lc_inode (issue 21.4: at
+ * most 1 KB of client memory per cached inode, its dentry and its share of
+ * the kept listings included; docs/BENCHMARKS.md "Cache memory limits").
+ * It was 912 bytes (928 with malloc's header); 744 is 752 with it.  A
+ * field that makes it grow past this either replaces one or goes in a part
+ * made on demand (lc_dstate, lc_irare, lc_dcmade, lc_blocks), and the bound
+ * moves only with the measurement (tools/bench/run-memlim.sh).
+ */
+#define LC_INODE_MAX_BYTES 744
+_Static_assert(sizeof(struct lc_inode) <= LC_INODE_MAX_BYTES, "struct lc_inode grew (issue 21.4)");
+
+struct lc_dstate *lc_dstate_locked(struct lc_inode *in)
+{
+	lockdep_assert_held(&in->lock);
+	if (!in->dstate) {
+		in->dstate = calloc(1, sizeof(*in->dstate));
+		if (in->dstate)
+			lc_mem_add(in->c, LC_MEM_DIRLIST, lc_mem_size(in->dstate));
+	}
+	return in->dstate;
+}
+
+struct lc_irare *lc_rare_locked(struct lc_inode *in)
+{
+	lockdep_assert_held(&in->lock);
+	if (!in->rare) {
+		in->rare = calloc(1, sizeof(*in->rare));
+		if (!in->rare)
+			return NULL;
+		in->rare->quota_room = MDSP_QUOTA_NONE;
+		lc_mem_add(in->c, LC_MEM_INODE, lc_mem_size(in->rare));
+	}
+	return in->rare;
+}
+
+void lc_dir_rd_drop_locked(struct lc_inode *in)
+{
+	lockdep_assert_held(&in->lock);
+	if (in->dstate && in->dstate->rd) {
+		in->c->cache_ops.dir_batch_put(in->dstate->rd);
+		in->dstate->rd = NULL;
+	}
+}
+
 static struct lc_inode *inode_alloc(struct lclient *c, uint64_t ino)
 {
 	struct lc_inode *in = calloc(1, sizeof(*in));
@@ -318,7 +373,6 @@ static struct lc_inode *inode_alloc(struct lclient *c, uint64_t ino)
 	in->ino = ino;
 	atomic_init(&in->ref, 1);
 	atomic_init(&in->dgen, 1);
-	in->quota_room = MDSP_QUOTA_NONE;
 	pthread_mutex_init(&in->lock, NULL);
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
@@ -344,8 +398,16 @@ static void note_quota_locked(struct lc_inode *in, const struct mdsp_inode *mi)
 	lockdep_assert_held(&in->lock);
 	if (mi->quota_room == MDSP_QUOTA_UNSAID)
 		return;
-	in->quota_room = mi->quota_room;
-	in->quota_base = mi->size;
+	in->quota_nomem = false;
+	if (mi->quota_room == MDSP_QUOTA_NONE && !in->rare)
+		return;                 /* as lc_irare would say */
+	struct lc_irare *r = lc_rare_locked(in);
+	if (!r) {
+		in->quota_nomem = true;
+		return;
+	}
+	r->quota_room = mi->quota_room;
+	r->quota_base = mi->size;
 }
 
 /* in->lock held: @mi from the MDS becomes the inode's attributes (@fresh: a new inode) */
@@ -396,10 +458,7 @@ static void apply_mi_locked(struct lc_inode *in, const struct mdsp_inode *mi, bo
 		in->mi.object_size = in->c->default_object_size;
 	if (!fresh && S_ISDIR(mi->mode) && (old_mtime != (uint64_t)mi->mtime.sec || old_nsec != mi->mtime.nsec)) {
 		/* the directory changed under us (another client): drop its listing */
-		if (in->rd) {
-			in->c->cache_ops.dir_batch_put(in->rd);
-			in->rd = NULL;
-		}
+		lc_dir_rd_drop_locked(in);
 	}
 	/* fresh from the MDS: cached for as long as the caps cover them (the
 	 * caller applies the reply's caps next, which may extend or end it) */
@@ -798,10 +857,10 @@ static void dirlists_drop(struct lclient *c)
 		if (!get_unless_dead(in))
 			continue;
 		pthread_mutex_lock(&in->lock);
-		if (!in->rd_busy) {
-			rd = in->rd;
-			last = in->rd_last;
-			in->rd = in->rd_last = NULL;
+		if (!in->rd_busy && in->dstate) {
+			rd = in->dstate->rd;
+			last = in->dstate->rd_last;
+			in->dstate->rd = in->dstate->rd_last = NULL;
 		}
 		pthread_mutex_unlock(&in->lock);
 		if (rd)

@@ -1022,7 +1022,8 @@ static bool is_fcaps(const char *name)
 static void fcaps_forget(struct lc_inode *in)
 {
 	pthread_mutex_lock(&in->lock);
-	in->fcaps_none = false;
+	if (in->rare)
+		in->rare->fcaps_none = false;
 	in->fcaps_gen++;
 	pthread_mutex_unlock(&in->lock);
 }
@@ -1095,9 +1096,12 @@ ssize_t lc_getxattr(struct lclient *c, struct lc_inode *in, const char *name, vo
 				 * data store, which refuses it.
 				 */
 				pthread_mutex_lock(&in->lock);
-				if ((in->caps & MDSP_CAP_AUTH_SHARED) && in->mi.xattrs == MDSP_XATTRS_NONE) {
-					in->fcaps_none = true;
-					in->fcaps_seq = in->cap_seq;
+				struct lc_irare *ra;
+				/* (no memory: not noted, the next write asks) */
+				if ((in->caps & MDSP_CAP_AUTH_SHARED) && in->mi.xattrs == MDSP_XATTRS_NONE &&
+				    (ra = lc_rare_locked(in))) {
+					ra->fcaps_none = true;
+					ra->fcaps_seq = in->cap_seq;
 				}
 				pthread_mutex_unlock(&in->lock);
 			}
@@ -1109,7 +1113,7 @@ ssize_t lc_getxattr(struct lclient *c, struct lc_inode *in, const char *name, vo
 		as_held = in->caps & MDSP_CAP_AUTH_SHARED;
 		seq = in->cap_seq;
 		gen = in->fcaps_gen;
-		bool none = as_held && in->fcaps_none && in->fcaps_seq == seq;
+		bool none = as_held && in->rare && in->rare->fcaps_none && in->rare->fcaps_seq == seq;
 		pthread_mutex_unlock(&in->lock);
 		if (none)
 			return -ENODATA;
@@ -1124,9 +1128,11 @@ ssize_t lc_getxattr(struct lclient *c, struct lc_inode *in, const char *name, vo
 	n = xattr_data(c, req, buf, size);
 	if (fcaps && n == -ENODATA && as_held) {
 		pthread_mutex_lock(&in->lock);
-		if ((in->caps & MDSP_CAP_AUTH_SHARED) && in->cap_seq == seq && in->fcaps_gen == gen) {
-			in->fcaps_none = true;
-			in->fcaps_seq = seq;
+		struct lc_irare *ra;
+		if ((in->caps & MDSP_CAP_AUTH_SHARED) && in->cap_seq == seq && in->fcaps_gen == gen &&
+		    (ra = lc_rare_locked(in))) {
+			ra->fcaps_none = true;
+			ra->fcaps_seq = seq;
 		}
 		pthread_mutex_unlock(&in->lock);
 	}

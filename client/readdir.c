@@ -9,9 +9,10 @@
  *
  * A frontend consumes a listing in small pieces (FUSE fills one 4-128 KiB
  * buffer per call and comes back with the cookie of the last entry it
- * took), so the last batch fetched is kept on the directory (in->rd) and the
- * next call that resumes inside it is served from memory while the
- * directory holds Fs (another client's change in it revokes that first).
+ * took), so the last batch fetched is kept on the directory
+ * (in->dstate->rd) and the next call that resumes inside it is served
+ * from memory while the directory holds Fs (another client's change in it
+ * revokes that first).
  * Each entry brings the caps on its inode and a lease on its name, so the
  * kernel may cache them like a lookup's.
  *
@@ -28,18 +29,35 @@
 #include <string.h>
 
 #include "client/ns_int.h"
+#include "client/rd_pack.h"
 #include "common/lockdep.h"
 #include "common/config.h"
 #include "common/log.h"
 #include "common/time.h"
 
+/*
+ * A kept batch is paid for by every entry of every directory listed
+ * (issue 21.4), and its entries' inodes are mostly in the inode cache
+ * already; but an entry must still be able to bring its inode back (a
+ * batch outlives the inodes the trimmer evicts meanwhile: without their
+ * attributes the listing fetched again, which made a 200,000-name `ls -l`
+ * slower).  So each entry keeps its whole mdsp_inode, packed: the fixed
+ * part that the cookie search needs in ents[], the rest in one buffer per
+ * batch (data): the name, the cap and lease sequences, then the inode as
+ * 8-byte words, each zero (a file's rstat, quotas, layout), the same as
+ * the word two before (a time as the one before it: a file's four times
+ * are often one), or a varint of it or of its complement (the "unknown"
+ * values near UINT64_MAX).  ~80 bytes an entry instead of ~310 (the
+ * record with the inode's 240 bytes, and its name's own allocation).
+ */
 struct rd_ent {
-	char *name;
 	uint64_t cookie;
-	struct mdsp_inode mi;
+	uint32_t off;                  /* in data: the entry's name, then rd_pack's */
 	uint32_t caps;
-	uint64_t cap_seq, lease_seq;   /* lease_seq 0: no lease */
 };
+
+/* every entry of a kept listing pays for it (issue 21.4) */
+_Static_assert(sizeof(struct rd_ent) == 16, "struct rd_ent grew: every entry of every kept listing pays for it");
 
 struct rd_batch {
 	_Atomic int ref;
@@ -51,9 +69,30 @@ struct rd_batch {
 	bool end;
 	uint32_t n;
 	struct rd_ent *ents;
+	char *data;             /* the entries' names and what rd_pack made of the rest */
 	struct lclient *c;      /* whose LC_MEM_DIRLIST counts mem bytes */
 	size_t mem;
 };
+
+/* @e's sequences and inode, packed at @p (NULL: only counted); the bytes it takes */
+static size_t rd_pack_ent(char *p, const struct mdsp_dirent *e)
+{
+	return rd_pack(p, e->cap_seq, e->lease ? e->lease_seq : 0, &e->inode);
+}
+
+static const char *rd_ent_name(const struct rd_batch *b, const struct rd_ent *e)
+{
+	return b->data + e->off;
+}
+
+/* @e's cap and lease sequences (0: no lease) and inode, as the READDIR reply had them */
+static void rd_ent_unpack(const struct rd_batch *b, const struct rd_ent *e, uint64_t *cap_seq, uint64_t *lease_seq,
+			  struct mdsp_inode *mi)
+{
+	const char *name = rd_ent_name(b, e);
+
+	rd_unpack(name + strlen(name) + 1, cap_seq, lease_seq, mi);
+}
 
 void lc_rd_batch_put(struct rd_batch *b)
 {
@@ -61,9 +100,8 @@ void lc_rd_batch_put(struct rd_batch *b)
 		return;
 	if (b->c)
 		lc_mem_sub(b->c, LC_MEM_DIRLIST, b->mem);
-	for (uint32_t i = 0; i < b->n; i++)
-		free(b->ents[i].name);
 	free(b->ents);
+	free(b->data);
 	free(b);
 }
 
@@ -92,7 +130,7 @@ static struct rd_batch *cached_batch(struct lc_inode *dir, uint64_t cookie, long
 	uint64_t now = now_mono_ns();
 
 	pthread_mutex_lock(&dir->lock);
-	struct rd_batch *cur = dir->rd;
+	struct rd_batch *cur = dir->dstate ? dir->dstate->rd : NULL;
 	if (cur && now < cur->until && cur->dgen == atomic_load(&dir->dgen) && (dir->caps & MDSP_CAP_FILE_SHARED)) {
 		long i = batch_index(cur, cookie);
 		/* resuming after the last entry: the next batch, unless this was the end */
@@ -131,9 +169,24 @@ static int fetch_batch(struct lclient *c, struct lc_inode *dir, uint64_t cookie,
 	b = calloc(1, sizeof(*b));
 	struct mdsp_reply *rep = req->reply;
 	uint32_t n = rep ? rep->nentries : 0;
+	size_t dlen = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		const struct mdsp_dirent *e = &rep->entries[i];
+		if (e->name)
+			dlen += strlen(e->name) + 1 + rd_pack_ent(NULL, e);
+	}
+	if (dlen > UINT32_MAX) {
+		/* off is 32 bits: MDSP_READDIR_MAX entries of names of at most
+		 * NAME_MAX are far from it */
+		free(b);
+		b = NULL;
+	}
 	if (b && n) {
 		b->ents = calloc(n, sizeof(*b->ents));
-		if (!b->ents) {
+		b->data = malloc(dlen ? dlen : 1);
+		if (!b->ents || !b->data) {
+			free(b->ents);
+			free(b->data);
 			free(b);
 			b = NULL;
 		}
@@ -148,41 +201,44 @@ static int fetch_batch(struct lclient *c, struct lc_inode *dir, uint64_t cookie,
 	b->ngen = ngen;
 	b->rv_since = rv_since;
 	b->end = rep ? rep->end : true;
+	char *p = b->data;
 	for (uint32_t i = 0; i < n; i++) {
-		struct mdsp_dirent *e = &rep->entries[i];
+		const struct mdsp_dirent *e = &rep->entries[i];
 		if (!e->name)
 			continue;
 		struct rd_ent *d = &b->ents[b->n];
-		d->name = e->name; /* steal: the reply is freed with the request */
-		e->name = NULL;
+		size_t nl = strlen(e->name) + 1;
+		d->off = (uint32_t)(p - b->data);
+		memcpy(p, e->name, nl);
+		p += nl;
+		p += rd_pack_ent(p, e);
 		d->cookie = e->cookie;
-		d->mi = e->inode;
 		d->caps = e->caps;
-		d->cap_seq = e->cap_seq;
-		d->lease_seq = e->lease ? e->lease_seq : 0;
 		b->n++;
 	}
 	mdsc_request_put(req);
 	perf_inc(&c->perf.readdir_fetch, 1);
-	b->mem = lc_mem_size(b) + lc_mem_size(b->ents);
-	for (uint32_t i = 0; i < b->n; i++)
-		b->mem += lc_mem_size(b->ents[i].name);
+	b->mem = lc_mem_size(b) + lc_mem_size(b->ents) + lc_mem_size(b->data);
 	b->c = c;
 	lc_mem_add(c, LC_MEM_DIRLIST, b->mem);
 
 	pthread_mutex_lock(&dir->lock);
 	bool shared = dir->caps & MDSP_CAP_FILE_SHARED;
 	b->until = shared ? now_mono_ns() + lc_secs_ns(CFG_client_caps_timeout) : 0;
-	if (shared) {
-		if (dir->rd)
-			lc_rd_batch_put(dir->rd);
+	/* no memory for the directory's lc_dstate: nothing kept */
+	struct lc_dstate *ds = lc_dstate_locked(dir);
+	if (shared && ds) {
+		if (ds->rd)
+			lc_rd_batch_put(ds->rd);
 		atomic_fetch_add(&b->ref, 1);
-		dir->rd = b;
+		ds->rd = b;
 	}
-	if (dir->rd_last)
-		lc_rd_batch_put(dir->rd_last);
-	atomic_fetch_add(&b->ref, 1);
-	dir->rd_last = b;
+	if (ds) {
+		if (ds->rd_last)
+			lc_rd_batch_put(ds->rd_last);
+		atomic_fetch_add(&b->ref, 1);
+		ds->rd_last = b;
+	}
 	pthread_mutex_unlock(&dir->lock);
 	*out = b;
 	return 0;
@@ -203,13 +259,14 @@ static int shared_fetch(struct lclient *c, struct lc_inode *dir, uint64_t cookie
 
 	pthread_mutex_lock(&dir->lock);
 	ngen = atomic_load(&dir->ngen);
-	if (dir->rd_busy && dir->rd_busy_cookie == cookie && dir->rd_busy_ngen == ngen) {
+	/* rd_busy is set only with dstate made */
+	if (dir->rd_busy && dir->dstate->rd_busy_cookie == cookie && dir->dstate->rd_busy_ngen == ngen) {
 		lockdep_wait_cond(&rd_class, &dir->rd_busy, &dir->lock);
 		lc_op_wait_set(LC_WAIT_MDS, 0);
 		while (dir->rd_busy)
 			pthread_cond_wait(&dir->cond, &dir->lock);
 		lc_op_wait_clear();
-		struct rd_batch *b = dir->rd_last;
+		struct rd_batch *b = dir->dstate->rd_last;
 		if (b && b->start_cookie == cookie && b->ngen == ngen && b->dgen == atomic_load(&dir->dgen)) {
 			atomic_fetch_add(&b->ref, 1);
 			pthread_mutex_unlock(&dir->lock);
@@ -218,11 +275,13 @@ static int shared_fetch(struct lclient *c, struct lc_inode *dir, uint64_t cookie
 			return 0;
 		}
 	}
-	bool mine = !dir->rd_busy;
+	/* no memory for dstate: not shared, as when another fetch is in flight */
+	struct lc_dstate *ds = dir->rd_busy ? NULL : lc_dstate_locked(dir);
+	bool mine = ds != NULL;
 	if (mine) {
 		dir->rd_busy = true;
-		dir->rd_busy_cookie = cookie;
-		dir->rd_busy_ngen = ngen;
+		ds->rd_busy_cookie = cookie;
+		ds->rd_busy_ngen = ngen;
 		lockdep_acquired(&rd_class, &dir->rd_busy, true);
 	}
 	pthread_mutex_unlock(&dir->lock);
@@ -275,27 +334,31 @@ int lc_readdir(struct lclient *c, struct lc_inode *dir, uint64_t cookie, bool pl
 		}
 		for (; i < (long)b->n; i++) {
 			struct rd_ent *e = &b->ents[i];
+			const char *name = rd_ent_name(b, e);
+			struct mdsp_inode mi;
+			uint64_t cap_seq, lease_seq;
 			struct lc_attr attr;
 			struct lc_inode *in = NULL;
 
+			rd_ent_unpack(b, e, &cap_seq, &lease_seq, &mi);
 			/* a cached batch: its caps were applied when it came (a
 			 * newer state since wins by sequence); an entry's inode
 			 * not cached then or now may have been revoked since, as
 			 * not cached: checked against the revokes since the fetch */
-			if (e->mi.ino)
-				in = lc_inode_update_seen(c, &e->mi, e->caps, e->cap_seq, b->rv_since);
+			if (mi.ino)
+				in = lc_inode_update_seen(c, &mi, e->caps, cap_seq, b->rv_since);
 			if (in) {
-				if (e->lease_seq)
-					lc_dcache_add_lease(c, dir, e->name, in->ino, e->lease_seq);
+				if (lease_seq)
+					lc_dcache_add_lease(c, dir, name, in->ino, lease_seq);
 				else
-					lc_dcache_add(c, dir, e->name, in->ino);
+					lc_dcache_add(c, dir, name, in->ino);
 				lc_inode_fill_attr(in, &attr);
 			} else {
-				lc_attr_from_mdsp(&e->mi, &attr);
+				lc_attr_from_mdsp(&mi, &attr);
 			}
 			dout(CLIENT, 25, "readdir %" PRIx64 ": %s ino %" PRIx64 " gen %" PRIu64 " mode 0%o in %p cookie %" PRIu64,
-			     dir->ino, e->name, attr.ino, attr.generation, (unsigned int)attr.mode, (void *)in, e->cookie);
-			int stop = cb(arg, e->name, plus ? in : NULL, &attr, e->cookie);
+			     dir->ino, name, attr.ino, attr.generation, (unsigned int)attr.mode, (void *)in, e->cookie);
+			int stop = cb(arg, name, plus ? in : NULL, &attr, e->cookie);
 			if (!plus || stop)
 				lc_put(c, in);
 			if (stop) {

@@ -133,6 +133,66 @@ struct lc_blocks {
 
 struct lc_aunlink;
 
+/*
+ * lc_inode.dstate: what only a directory has, under its in->lock; made at
+ * the first listing, complete mark or asynchronous unlink
+ * (lc_dstate_locked), counted with the listings (LC_MEM_DIRLIST) and freed
+ * with the inode.  A file's inode does without these 64 bytes (issue
+ * 21.4); NULL reads as all of them zero.
+ */
+struct lc_dstate {
+	struct rd_batch *rd;         /* the last READDIR batch (while Fs is held) */
+	struct rd_batch *rd_last;    /* what the last fetch brought, cacheable or not */
+	uint64_t rd_busy_cookie, rd_busy_ngen;   /* the fetch in flight (in->rd_busy) */
+	uint64_t complete_dgen, complete_ngen;   /* in->dir_complete: valid at these */
+	/* asyncunlink.c: unlinks/rmdirs answered here whose first reply has
+	 * not come; a Dc revoke waits for them (aunlink_rv) */
+	struct lc_aunlink *aunlinks;
+	struct lc_revoke *aunlink_rv;
+	uint64_t dc_epoch;           /* new each time Dc is gained (lc_caps_set_locked); 0: none noted */
+};
+
+/* lc_irare.kc: the file as it was (data_gen, change, size, mtime) when the
+ * frontend's kernel last was let cache pages of it (client.c
+ * lc_fh_kernel_cache); in->lock */
+struct lc_kcache_key {
+	uint64_t gen, change, size;
+	struct timespec mtime;
+};
+
+/*
+ * lc_inode.rare: what few cached inodes need (most are only looked up or
+ * listed; every byte of struct lc_inode is paid for by each one cached,
+ * issue 21.4): made at the first use (lc_rare_locked), counted with the
+ * inode (LC_MEM_INODE), freed with it; in->lock.  NULL reads as: kernel
+ * key not valid, no byte quota, security.capability not known absent.
+ */
+struct lc_irare {
+	struct lc_kcache_key kc;     /* valid while in->kc_valid */
+	/* regular files: the byte quotas above (mds/rstat.c), as the MDS's
+	 * last trace of it said: it may grow to quota_base + quota_room
+	 * (quota_room MDSP_QUOTA_NONE: no byte quota); file.c quota_allow */
+	uint64_t quota_room, quota_base;
+	/* no security.capability xattr, as the MDS answered while we held As
+	 * at cap_seq fcaps_seq (namei.c lc_getxattr): true while As is still
+	 * held at that sequence (another client's change of the xattr revokes
+	 * As first; ours bumps in->fcaps_gen, before and after) */
+	uint64_t fcaps_seq;
+	bool fcaps_none;
+};
+
+/*
+ * lc_inode.dcm (asyncdir.c lc_async_setattr): a file or directory we made
+ * under Dc in directory parent while it held Dc with epoch epoch
+ * (lc_dstate.dc_epoch, new each time Dc is gained): it qualifies only while
+ * its directory kept Dc from its create on and nobody else could see it.
+ * in->lock.
+ */
+struct lc_dcmade {
+	uint64_t parent;
+	uint64_t epoch;
+};
+
 /* An MDS request an inode depends on that was only UNSAFE when it returned
  * (its create, a size report, a rename into place...): fsync waits for it. */
 struct lc_unsafe {
@@ -153,7 +213,6 @@ struct lc_unsafe {
  */
 struct lc_inode {
 	struct cds_lfht_node hnode;  /* c->inodes, key ino */
-	struct rcu_head rcu;
 	struct lclient *c;
 	uint64_t ino;
 	_Atomic int64_t ref;         /* references handed out; LC_REF_DEAD once evicted */
@@ -162,10 +221,21 @@ struct lc_inode {
 				      * the MDS can let the orphan go (lc_orphan_queue) */
 	bool on_lru;                 /* on c->lru (inode.c); c->lru_lock */
 	_Atomic bool lru_used;       /* looked up since it went on c->lru: the trim spares it once */
+	_Atomic int kreplying;       /* attribute replies to the frontend's kernel in progress (the
+				      * kernel cache's part below; here it fills what was padding) */
 	_Atomic uint64_t dgen;       /* dirs: bumping it invalidates every cached dentry below */
 	_Atomic uint64_t ngen;       /* dirs: bumping it invalidates the negative dentries (Fs lost) */
 	_Atomic uint64_t data_gen;   /* bumped on every write/truncate: stale readahead check */
-	struct lc_inode *lru_prev, *lru_next;  /* c->lru links; c->lru_lock */
+	/* the LRU links share their bytes with the rcu_head that frees it:
+	 * call_rcu comes after the last lru_forget, and a dead inode (ref
+	 * LC_REF_DEAD) never goes on c->lru again (lru_add), as the kernel's
+	 * inode shares i_rcu with i_dentry */
+	union {
+		struct {
+			struct lc_inode *lru_prev, *lru_next;  /* c->lru links; c->lru_lock */
+		};
+		struct rcu_head rcu;
+	};
 
 	pthread_mutex_t lock;        /* protects what the parts below say it does */
 	pthread_cond_t cond;         /* flushing done, dirty bytes written, async submissions sent */
@@ -174,17 +244,12 @@ struct lc_inode {
 	struct mdsp_inode mi;        /* attributes as last known (size: see wsize) */
 	uint64_t attr_until;         /* mono ns: cached attrs usable until then (0 without caps) */
 	char *symlink;               /* symlinks: cached target (immutable) */
-	/* no security.capability xattr, as the MDS answered while we held As
-	 * at cap_seq fcaps_seq (namei.c lc_getxattr): true while As is still
-	 * held at that sequence (another client's change of the xattr revokes
-	 * As first; ours bumps fcaps_gen, before and after) */
-	/* regular files: the byte quotas above (mds/rstat.c), as the MDS's
-	 * last trace of it said: it may grow to quota_base + quota_room
-	 * (quota_room MDSP_QUOTA_NONE: no byte quota); file.c quota_allow */
-	uint64_t quota_room, quota_base;
-	uint64_t fcaps_seq;
-	uint32_t fcaps_gen;
-	bool fcaps_none;
+	struct lc_dstate *dstate;    /* dirs: made at the first use (lc_dstate_locked) */
+	struct lc_irare *rare;       /* made at the first use (lc_rare_locked): see there */
+	uint32_t fcaps_gen;          /* bumped by our changes of security.capability (lc_irare.fcaps_none) */
+	/* regular files: a byte quota above that could not be noted (no memory
+	 * for lc_irare): growing writes fail with ENOMEM (file.c quota_allow) */
+	bool quota_nomem;
 	/* (the bools of this part sit together: every byte of an inode is
 	 * paid for by each one cached, issue 21.4) */
 	/* dirs: one READDIR in flight per directory; those that come meanwhile
@@ -196,10 +261,6 @@ struct lc_inode {
 	 * (complete_*) and Dc|Fs held. */
 	bool dir_complete;
 	bool purge_pending;          /* unlinked (nlink 0) while open: drop the data at last close */
-	struct rd_batch *rd;         /* dirs: last READDIR batch (while Fs is held) */
-	uint64_t rd_busy_cookie, rd_busy_ngen;
-	struct rd_batch *rd_last;    /* what the last fetch brought, cacheable or not */
-	uint64_t complete_dgen, complete_ngen;
 	int nwriters;                /* open handles with write access */
 	int nopen;                   /* open handles */
 
@@ -208,17 +269,9 @@ struct lc_inode {
 	struct {
 		_Atomic uint64_t kpromise_ns; /* mono ns the frontend last asked for a kernel cache timeout of
 					       * its attributes or of a name in it (lc_kernel_promise_ns) */
-		_Atomic int kreplying;       /* attribute replies to the frontend's kernel in progress */
-		_Atomic bool kernel_negatives; /* dirs: the frontend's kernel was given negative entries */
-		bool kc_valid;               /* see kc_gen below */
 		_Atomic int64_t knlookup;    /* the frontend's kernel's lookup count of it (lc_kernel_hand) */
 		_Atomic uint64_t kattr_until; /* mono ns: the latest end of an attribute timeout the
 					       * frontend's kernel was given (lc_attr_timeout) */
-		/* the frontend's kernel page cache (lc_fh_kernel_cache): the file as it
-		 * was (data_gen, change, size, mtime) when an open with Fc last let the
-		 * kernel cache pages of it; kc_valid false: it may hold nothing of use */
-		uint64_t kc_gen, kc_change, kc_size;
-		struct timespec kc_mtime;
 	};
 
 	/* ---- the caps (caps.c): in->lock, but for the cap-update queue's
@@ -232,7 +285,6 @@ struct lc_inode {
 					      * it taken in, and a revoke only once its ack is sent (caps.c
 					      * send_ack), so that no update or flush acks a revoke still being
 					      * processed */
-		bool capupd_queued;          /* on c->capupd (holds a reference); protected by c->work_lock */
 		struct lc_revoke *rv_deferred; /* a revoke of ours a hook deferred, not finished; c->work_lock */
 		struct lc_inode *capupd_next;  /* c->capupd link; c->work_lock */
 	};
@@ -247,38 +299,22 @@ struct lc_inode {
 		 * extent of every object that has some, sorted by object; rebuilt after
 		 * a change of the list other than an insert (dtails_valid false) */
 		struct lc_dtail *dtails;
-		size_t ndtails, dtails_cap;
-		bool dtails_valid;
-		bool flushing_now;           /* one writeback per inode at a time (a flag lock) */
-		/* the end of the last buffered write (wb_last_end), and whether it
-		 * began where the one before ended: a sequential stream, whose tail
-		 * object the flusher leaves to fill and whose next objects it
+		uint32_t ndtails, dtails_cap;   /* (below) objects with dirty data: far from 2^32 */
+		/* the end of the last buffered write, and whether it began where
+		 * the one before ended (wb_seq, below): a sequential stream, whose
+		 * tail object the flusher leaves to fill and whose next objects it
 		 * indexes ahead */
-		bool wb_seq;
-		bool meta_given_up;          /* Fs/Fw revoked after our flushes: the MDS's size and
-					      * mtime have them, ours no longer override (until we write) */
-		bool on_dirty_list;          /* holds a reference while set */
 		uint64_t wb_last_end;
-		/* writeback errors, errseq_t-like (Linux's mapping->wb_err): every
-		 * error a writeback records bumps the sequence (once someone saw the
-		 * previous one); each open handle samples it and its fsync/close
-		 * report what was recorded since (writeback.c lc_wb_err_check) */
-		int wb_err;                  /* the latest error recorded (-errno) */
-		uint32_t wb_eseq;            /* its sequence << 1 | seen (0: never an error) */
-		bool wbq_queued;             /* on c->wbq (holds a reference); protected by c->work_lock */
 		struct lc_inode *wbq_next;   /* c->wbq link; c->work_lock */
 		uint64_t wsize;              /* size our writes not yet flushed give the file (while
 					      * (dirty|flushing)_meta & SIZE); without Fs it does not
 					      * include a size we cached, which another client may have cut */
 		struct mdsp_time wmtime;     /* mtime of the last local write */
-		uint32_t dirty_meta;         /* MDSP_DIRTY_SIZE|MTIME not yet sent to the MDS */
-		uint32_t flushing_meta;      /* sent in a CAPS FLUSH/ACK, not yet acked (FLUSH_ACK) */
 		uint64_t flush_tid;          /* the FLUSH that carries flushing_meta */
 		uint64_t flush_acked;        /* highest flush tid the MDS acked */
 		uint64_t flushing_size;      /* what it carries */
 		struct mdsp_time flushing_mtime;
-		uint64_t wchange_base;       /* mi.change the local write count below counts from */
-		uint32_t wchanges;           /* local writes since mi.change was wchange_base (lc_attr.change) */
+		uint64_t wchange_base;       /* mi.change the local write count (wchanges) counts from */
 		struct lc_inode *dirty_next; /* c->dirty_list link; protected by c->dirty_lock */
 		/* what the data objects hold (blocks.c, objio.c): made at the
 		 * first write, punch or count of a file; NULL: nothing known */
@@ -288,6 +324,27 @@ struct lc_inode {
 		 * Its own (xarray) lock; not under in->lock.  Made at the first
 		 * use (lc_obj_index_set): most cached inodes never do I/O. */
 		struct xarray *_Atomic objs;
+		/* (the part's small fields, together: every byte of an inode is
+		 * paid for by each one cached, issue 21.4) */
+		uint32_t dirty_meta;         /* MDSP_DIRTY_SIZE|MTIME not yet sent to the MDS */
+		uint32_t flushing_meta;      /* sent in a CAPS FLUSH/ACK, not yet acked (FLUSH_ACK) */
+		uint32_t wchanges;           /* local writes since mi.change was wchange_base (lc_attr.change) */
+		/* writeback errors, errseq_t-like (Linux's mapping->wb_err): every
+		 * error a writeback records bumps the sequence (once someone saw the
+		 * previous one); each open handle samples it and its fsync/close
+		 * report what was recorded since (writeback.c lc_wb_err_check) */
+		int wb_err;                  /* the latest error recorded (-errno) */
+		uint32_t wb_eseq;            /* its sequence << 1 | seen (0: never an error) */
+		bool dtails_valid;           /* dtails is the index of dirty */
+		bool flushing_now;           /* one writeback per inode at a time (a flag lock) */
+		bool wb_seq;                 /* see wb_last_end */
+		bool meta_given_up;          /* Fs/Fw revoked after our flushes: the MDS's size and
+					      * mtime have them, ours no longer override (until we write) */
+		bool on_dirty_list;          /* holds a reference while set */
+		/* the two queues of c->work_lock (the caps' part's capupd_queued sits
+		 * here, where it fills what would be padding) */
+		bool wbq_queued;             /* on c->wbq (holds a reference); protected by c->work_lock */
+		bool capupd_queued;          /* on c->capupd (holds a reference); protected by c->work_lock */
 	};
 
 	/* ---- the async operations: MDS requests answered before the MDS
@@ -297,23 +354,19 @@ struct lc_inode {
 		 * first; pruned as they become SAFE (the inode is not evicted while
 		 * one is pending) */
 		struct lc_unsafe *unsafe;
+		/* asyncdir.c lc_async_setattr: files and dirs we made under Dc
+		 * (NULL: not, or a link/rename since; made at the create, freed
+		 * when it ends) */
+		struct lc_dcmade *dcm;
 		int unsafe_err;              /* one of them will never be SAFE: the next fsync says so */
 		bool unsafe_untracked;       /* one could not be tracked (ENOMEM): fsync syncs everything */
 		bool async_failed;           /* its asynchronous create failed at the MDS: it never existed */
+		/* the kernel cache's part's bools, here where they fill what was padding */
+		_Atomic bool kernel_negatives; /* dirs: the frontend's kernel was given negative entries */
+		bool kc_valid;               /* rare->kc is valid; in->lock */
 		int async_submitting;        /* dirs: async creates/unlinks between the Dc check and their send
 					      * (a flag lock, inode.c lc_async_submit_*) */
 		int async_setattrs;          /* setattrs answered here whose first reply is not in */
-		/* dirs, asyncunlink.c: unlinks/rmdirs answered here whose first reply
-		 * has not come; a Dc revoke waits for them (aunlink_rv) */
-		struct lc_aunlink *aunlinks;
-		struct lc_revoke *aunlink_rv;
-		/* asyncdir.c lc_async_setattr: files and dirs we made under Dc in
-		 * directory dc_parent (0: not, or a link/rename since), while it held
-		 * Dc with epoch dc_epoch; dirs: dc_epoch is new each time Dc is
-		 * gained (lc_caps_set_locked), so a file qualifies only while its
-		 * directory kept Dc from its create on and nobody else could see it */
-		uint64_t dc_parent;
-		uint64_t dc_epoch;
 	};
 };
 

@@ -135,12 +135,12 @@ static bool dtails_rebuild_locked(struct lc_inode *in, uint32_t unit)
 			continue;
 		if (in->ndtails == in->dtails_cap) {
 			size_t ncap = in->dtails_cap ? in->dtails_cap * 2 : 16;
-			struct lc_dtail *n = realloc(in->dtails, ncap * sizeof(*n));
+			struct lc_dtail *n = ncap > UINT32_MAX ? NULL : realloc(in->dtails, ncap * sizeof(*n));
 
 			if (!n)
 				return false;
 			in->dtails = n;
-			in->dtails_cap = ncap;
+			in->dtails_cap = (uint32_t)ncap;
 		}
 		in->dtails[in->ndtails++] = (struct lc_dtail){ .obj = obj, .tail = e };
 	}
@@ -193,14 +193,14 @@ static void dtails_set_locked(struct lc_inode *in, size_t pos, uint64_t obj, str
 	}
 	if (in->ndtails == in->dtails_cap) {
 		size_t ncap = in->dtails_cap ? in->dtails_cap * 2 : 16;
-		struct lc_dtail *nt = realloc(in->dtails, ncap * sizeof(*nt));
+		struct lc_dtail *nt = ncap > UINT32_MAX ? NULL : realloc(in->dtails, ncap * sizeof(*nt));
 
 		if (!nt) {
 			dtails_invalidate_locked(in);
 			return;
 		}
 		in->dtails = nt;
-		in->dtails_cap = ncap;
+		in->dtails_cap = (uint32_t)ncap;
 	}
 	memmove(&in->dtails[pos + 1], &in->dtails[pos], (in->ndtails - pos) * sizeof(in->dtails[0]));
 	in->dtails[pos] = (struct lc_dtail){ .obj = obj, .tail = n };

@@ -50,6 +50,7 @@ namei.c ns
 asyncdir.c ns
 asyncunlink.c ns
 readdir.c ns
+rd_pack.h ns
 flock.c ns
 seek.c ns
 ns_int.h ns
