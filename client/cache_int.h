@@ -132,6 +132,13 @@ void lc_inode_refresh(struct lc_inode *in, const struct mdsp_inode *mi);
  */
 #define LC_CHANGE_SHIFT 20
 void lc_inode_note_write_locked(struct lc_inode *in);
+/**
+ * lc_err_record_locked - in->lock held: record @err (-errno) in @in's
+ * errseq (in->wb_err, wb_eseq): the next fsync or close of each handle
+ * reports it once (writeback.c lc_wb_err_check).  A failed writeback, or
+ * size/mtime an eviction dropped (lc_session_event).
+ */
+void lc_err_record_locked(struct lc_inode *in, int err);
 /** lc_inode_fill_attr_locked - in->lock held: @attr from the inode. */
 void lc_inode_fill_attr_locked(const struct lc_inode *in, struct lc_attr *attr);
 void lc_inode_fill_attr(struct lc_inode *in, struct lc_attr *attr);

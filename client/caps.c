@@ -337,7 +337,8 @@ static int flush_wait(struct lclient *c, struct lc_inode *in, uint64_t tid, stru
 			r = -ETIMEDOUT;
 			break;
 		}
-		if (lc_evicted(c, NULL, 0)) {
+		if (lc_evicted(c, NULL, 0) || tid <= in->flush_dropped) {
+			/* never acked: dropped with the evicted session */
 			r = -EIO;
 			break;
 		}
@@ -1170,12 +1171,33 @@ static void resend_flushes(struct lclient *c)
 	rcu_read_unlock();
 }
 
+/*
+ * in->lock held: the session that held @in's Fw is gone for good (evicted,
+ * or not resumable): the size and mtime we never got acked are not ours to
+ * report any more.  The MDS may have given the caps to someone else since,
+ * who set another size; a new session (client_reconnect_stale) that sent
+ * ours would undo theirs.  As Ceph drops an evicted session's dirty caps:
+ * dropped, and said once to each handle (fsync, close: EIO); a flush_wait
+ * for them ends with EIO.  Return: 1 (counted), for the caller's sum.
+ */
+static unsigned int drop_meta_locked(struct lclient *c, struct lc_inode *in)
+{
+	lockdep_assert_held(&in->lock);
+	in->dirty_meta &= ~(uint32_t)(MDSP_DIRTY_SIZE | MDSP_DIRTY_MTIME);
+	in->flush_dropped = atomic_load(&c->flush_tid);
+	in->meta_given_up = false;
+	lc_err_record_locked(in, -EIO);
+	pthread_cond_broadcast(&in->cond);
+	return 1;
+}
+
 /* session went stale or was lost: every cap is gone */
 void lc_session_event(void *arg, uint32_t op)
 {
 	struct lclient *c = arg;
 	struct cds_lfht_iter it;
 	struct lc_inode *in;
+	unsigned int dropped = 0;
 
 	/* the MDS may have lost the grant of what it delegated (asyncdir.c) */
 	if (op == MDSP_SESSION_RECONNECT || op == MDSP_SESSION_EVICTED || op == MDSP_SESSION_OPEN ||
@@ -1222,6 +1244,8 @@ void lc_session_event(void *arg, uint32_t op)
 				lc_blocks_lost_locked(in);
 				pthread_cond_broadcast(&in->cond);
 			}
+			if (op == MDSP_SESSION_EVICTED && (in->dirty_meta & (MDSP_DIRTY_SIZE | MDSP_DIRTY_MTIME)))
+				dropped += drop_meta_locked(c, in);
 		}
 		lc_dir_rd_drop_locked(in);
 		pthread_mutex_unlock(&in->lock);
@@ -1236,6 +1260,11 @@ void lc_session_event(void *arg, uint32_t op)
 	}
 	rcu_read_unlock();
 	lc_dcache_drop_all(c);
+	if (dropped) {
+		perf_inc(&c->perf.meta_dropped, dropped);
+		derr(CLIENT, "session lost (evicted): dropped the size/mtime of %u file(s) the mds never acknowledged; "
+		     "their next fsync or close reports EIO", dropped);
+	}
 }
 
 /* session thread, after a lost connection: the caps and leases we hold, for RECONNECT */

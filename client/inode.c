@@ -609,6 +609,19 @@ void lc_inode_note_write_locked(struct lc_inode *in)
 		in->wchanges++;
 }
 
+void lc_err_record_locked(struct lc_inode *in, int err)
+{
+	lockdep_assert_held(&in->lock);
+	in->wb_err = err;
+	/* bumped only once the previous error was seen (bit 0): else it just
+	 * replaces it, nobody has been told either yet */
+	if (in->wb_eseq == 0 || (in->wb_eseq & 1u)) {
+		uint32_t n = (in->wb_eseq & ~1u) + 2;
+
+		in->wb_eseq = n ? n : 2;   /* 0 means "never an error" */
+	}
+}
+
 void lc_inode_fill_attr_locked(const struct lc_inode *in, struct lc_attr *attr)
 {
 	uint32_t meta = lc_meta_ours_locked(in) ? in->dirty_meta | in->flushing_meta : 0;

@@ -1094,6 +1094,7 @@ static void perf_setup(struct mds_client *m)
 	perf_register_counter(MDSC_PERF_GROUP, "reconnects", &m->c_reconnects);
 	perf_register_counter(MDSC_PERF_GROUP, "sessions_opened", &m->c_opens);
 	perf_register_counter(MDSC_PERF_GROUP, "reconnects_rejected", &m->c_rejects);
+	perf_register_counter(MDSC_PERF_GROUP, "no_session_answers", &m->c_no_session);
 	perf_register_counter(MDSC_PERF_GROUP, "request_timeouts", &m->c_timeouts);
 	perf_register_counter(MDSC_PERF_GROUP, "requests_interrupted", &m->c_interrupted);
 	perf_register_counter(MDSC_PERF_GROUP, "unsafe_lost", &m->c_unsafe_lost);

@@ -258,6 +258,7 @@ struct mds_client {
 	struct perf_counter c_replays, c_retries, c_reconnects, c_opens, c_rejects;
 	struct perf_counter c_timeouts, c_unsafe_lost, c_sent_lost, c_interrupted;
 	struct perf_counter c_direct_sends;     /* frames a submitter sent itself (idle socket) */
+	struct perf_counter c_no_session;       /* "no session on this connection" answers (ENOTCONN): reconnected */
 	struct perf_counter c_corked;           /* frames held for a shared send (client_mds_cork_us) */
 	struct perf_counter c_cork_wakes;       /* corks armed that had to wake the writer for its timer */
 };

@@ -297,7 +297,7 @@ static void handle_session(struct mds_client *m, struct mds_conn *c, const struc
 {
 	struct mds_session *s = &m->session;
 	uint32_t event = 0;
-	bool config = false;
+	bool config = false, no_session = false;
 	uint64_t t0, id;
 
 	t0 = mdsc_lock(m);
@@ -333,8 +333,25 @@ static void handle_session(struct mds_client *m, struct mds_conn *c, const struc
 		}
 		/* an unsolicited close is an eviction */
 		__attribute__((fallthrough));
-	case MDSP_SESSION_EVICTED:
 	case MDSP_SESSION_REJECT:
+		if (ss->result == -ENOTCONN && (s->state == SESS_CLOSING || s->state == SESS_CLOSED || m->stopping))
+			break;          /* closing ourselves: a late caps message; nothing to resume */
+		if (ss->result == -ENOTCONN) {
+			/*
+			 * "No session on this connection" (to a RENEW, a caps
+			 * message): not an eviction, the MDS does not know us
+			 * here.  As after a lost connection: drop it and resume
+			 * the session; the MDS says then whether it still has it
+			 * (resumed: requests and flushes are sent again) or not
+			 * (refused: that is the eviction).
+			 */
+			no_session = true;
+			mdsc_conn_mark_dead(c, false, 0, NULL);
+			mdsc_kick_locked(m);
+			break;
+		}
+		__attribute__((fallthrough));
+	case MDSP_SESSION_EVICTED:
 		s->id = 0;
 		s->lost = true;
 		event = MDSP_SESSION_EVICTED;
@@ -348,6 +365,11 @@ static void handle_session(struct mds_client *m, struct mds_conn *c, const struc
 		break;
 	}
 	mdsc_unlock(m, SEC_SESSION, t0);
+	if (no_session) {
+		perf_inc(&m->c_no_session, 1);
+		derr(CLIENT, "mds %s: session %llu: the mds has no session on this connection (%s): reconnecting",
+		     m->addr, (unsigned long long)id, ss->reason ? ss->reason : "no reason given");
+	}
 	if (event == MDSP_SESSION_EVICTED)
 		evicted_report(m, id);
 	/* log after the unlock: no I/O under the client mutex */
@@ -370,18 +392,29 @@ static void dispatch(struct mds_client *m, struct mds_conn *c, struct mdsp_msg *
 {
 	switch (msg->type) {
 	case MDSP_MSG_REPLY:
-		if (msg->reply.result == -ESHUTDOWN) {
+		if (msg->reply.result == -ESHUTDOWN || msg->reply.result == -ENOTCONN) {
 			/*
-			 * An MDS that the store fenced (a standby took rank 0 and
-			 * deposed it) or that is going away: not an answer to give
-			 * the application.  Drop the connection; the session
-			 * resumes at the MDS that serves and the request is sent
-			 * again there.
+			 * Not an answer to give the application.  ESHUTDOWN: an
+			 * MDS that the store fenced (a standby took rank 0 and
+			 * deposed it) or that is going away.  ENOTCONN: the MDS
+			 * has no session on this connection (it went, or moved
+			 * to another connection), whatever the request was (a
+			 * file lock's too).  Either way: drop the connection, as
+			 * if it had broken; the session resumes (at the MDS that
+			 * serves) and the request is sent again there; a session
+			 * the MDS no longer has is refused then: the eviction.
 			 */
-			derr(CLIENT, "mds %s answered tid %llu with ESHUTDOWN (it no longer serves): reconnecting",
-			     m->addr, (unsigned long long)msg->reply.tid);
+			if (msg->reply.result == -ENOTCONN) {
+				perf_inc(&m->c_no_session, 1);
+				derr(CLIENT, "mds %s answered tid %llu with ENOTCONN (no session on this connection): "
+				     "reconnecting", m->addr, (unsigned long long)msg->reply.tid);
+			} else {
+				derr(CLIENT, "mds %s answered tid %llu with ESHUTDOWN (it no longer serves): reconnecting",
+				     m->addr, (unsigned long long)msg->reply.tid);
+			}
 			mdsc_conn_mark_dead(c, false, 0, NULL);
 			mdsp_msg_free(msg);
+			free(msg);
 			return;
 		}
 		mdsc_handle_reply(m, msg);

@@ -312,6 +312,8 @@ struct lc_inode {
 		struct mdsp_time wmtime;     /* mtime of the last local write */
 		uint64_t flush_tid;          /* the FLUSH that carries flushing_meta */
 		uint64_t flush_acked;        /* highest flush tid the MDS acked */
+		uint64_t flush_dropped;      /* flushes up to this tid went with an evicted session:
+					      * never acked (lc_session_event); their fsync gets EIO */
 		uint64_t flushing_size;      /* what it carries */
 		struct mdsp_time flushing_mtime;
 		uint64_t wchange_base;       /* mi.change the local write count (wchanges) counts from */
@@ -406,6 +408,8 @@ struct lc_perf {
 	struct perf_counter wb_bytes, wb_ops, wb_throttle, wb_full_ops;
 	struct perf_counter size_reports;
 	struct perf_counter caps_grant, caps_revoke, caps_revoke_deferred, lease_revoke, cap_flushes, caps_released;
+	struct perf_counter meta_dropped;      /* inodes whose dirty size/mtime an eviction dropped (caps.c) */
+	struct perf_counter unmount_evicted;   /* unmounts that did not wait for a session: evicted (client.c) */
 	struct perf_counter ino_evicted;
 	struct perf_counter dn_trim_walks, dn_trim_skipped;    /* lc_dcache_trim's, likewise */
 	struct perf_counter ino_trim_walks, ino_trim_skipped;  /* lc_icache_trim: rounds that looked at the

@@ -530,19 +530,7 @@ static int requeue_locked(struct lc_inode *in, uint32_t unit, struct lc_extent *
  * handle's fsync), and an error no handle saw yet (a writeback after the
  * last close) goes to the next handle opened.
  */
-#define ESEQ_SEEN 1u
-
-/* in->lock held: a writeback failed with @err: record it in the error sequence */
-static void err_record_locked(struct lc_inode *in, int err)
-{
-	lockdep_assert_held(&in->lock);
-	in->wb_err = err;
-	if (in->wb_eseq == 0 || (in->wb_eseq & ESEQ_SEEN)) {
-		uint32_t n = (in->wb_eseq & ~ESEQ_SEEN) + 2;
-
-		in->wb_eseq = n ? n : 2;   /* 0 means "never an error" */
-	}
-}
+#define ESEQ_SEEN 1u   /* as in lc_err_record_locked (inode.c) */
 
 uint32_t lc_wb_err_sample_locked(const struct lc_inode *in)
 {
@@ -899,7 +887,7 @@ static int wb_end(struct lclient *c, struct lc_inode *in, struct wb_flight *f)
 		     strerror(-r), nbytes);
 		/* every handle open for it learns it at its next fsync or close,
 		 * even when the flusher thread was the one that failed */
-		err_record_locked(in, r);
+		lc_err_record_locked(in, r);
 	}
 	int err = r < 0 ? r : 0;
 	/* what the objects hold now: reported with the next flush (blocks.c) */

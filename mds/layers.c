@@ -43,7 +43,7 @@ static const struct net_ops net_ops = {
 	.auth = auth_handle,
 	.session = session_handle,
 	.request = request_handle,
-	.caps = locker_handle_caps,
+	.caps = session_handle_caps,
 	.conn_closed = session_conn_closed,
 	.command = admin_command_json,
 };

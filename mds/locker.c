@@ -1127,7 +1127,7 @@ static void handle_inode_caps(struct mds *m, struct conn *c, struct session *s, 
 	}
 }
 
-void locker_handle_caps(struct mds *m, struct conn *c, struct mdsp_caps *msg)
+int locker_handle_caps(struct mds *m, struct conn *c, struct mdsp_caps *msg)
 {
 	struct session *s;
 
@@ -1135,8 +1135,9 @@ void locker_handle_caps(struct mds *m, struct conn *c, struct mdsp_caps *msg)
 	s = c->session_id ? xa_load(&m->sessions, c->session_id) : NULL;
 	if (!s) {
 		pthread_mutex_unlock(&m->lock);
-		dout(MDS, 1, "%s: caps message without a session ignored", c->peer);
-		return;
+		dout(MDS, 1, "%s: caps %s of ino %" PRIx64 " without a session: not applied", c->peer,
+		     mdsp_caps_op_name(msg->op), msg->ino);
+		return -ENOTCONN;
 	}
 	dout(MDS, 15, "session %" PRIu64 ": caps %s ino %" PRIx64 " seq %" PRIu64 " caps 0x%x wanted 0x%x dirty 0x%x",
 	     s->id, mdsp_caps_op_name(msg->op), msg->ino, msg->seq, msg->caps, msg->wanted, msg->dirty);
@@ -1146,6 +1147,7 @@ void locker_handle_caps(struct mds *m, struct conn *c, struct mdsp_caps *msg)
 		handle_inode_caps(m, c, s, msg);
 	pthread_mutex_unlock(&m->lock);
 	locker_run_waiters(m);
+	return 0;
 }
 
 /* ---- reconnect --------------------------------------------------------------------- */

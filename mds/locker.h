@@ -75,8 +75,9 @@ void locker_gather_free(struct locker_gather *g);
 void locker_park(struct mds *m, struct conn *c, struct mdsp_msg *msg, uint64_t t0, struct txn *t);
 /* locker_waiters_json - the parked requests, what they wait for and who holds it, into @a.  Caller holds mds->lock. */
 void locker_waiters_json(struct mds *m, struct json_object *a);
-/* locker_handle_caps - a CAPS message from a client (ack, flush, release, ...).  No lock held. */
-void locker_handle_caps(struct mds *m, struct conn *c, struct mdsp_caps *msg);
+/* locker_handle_caps - a CAPS message from a client (ack, flush, release, ...).  No lock held.
+ * Return: 0, or -ENOTCONN when @c has no session (nothing done: the caller tells the client). */
+int locker_handle_caps(struct mds *m, struct conn *c, struct mdsp_caps *msg);
 /* locker_session_reconnect - the caps and leases a reconnecting client re-asserts.  mds->lock held. */
 void locker_session_reconnect(struct mds *m, struct session *s, const struct mdsp_cap_reconnect *caps,
 			      uint32_t n);

@@ -832,6 +832,13 @@ void session_reclaim_request(struct mds *m, struct conn *c, const struct mdsp_re
 	*result = r;
 }
 
+void session_handle_caps(struct mds *m, struct conn *c, struct mdsp_caps *msg)
+{
+	/* ignored silently, a flush would never be acked: the client waits */
+	if (locker_handle_caps(m, c, msg) == -ENOTCONN)
+		send_session(m, c, MDSP_SESSION_REJECT, 0, 0, -ENOTCONN, "no session on this connection");
+}
+
 void session_handle(struct mds *m, struct conn *c, struct mdsp_session *msg)
 {
 	struct session *s;

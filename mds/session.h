@@ -9,6 +9,10 @@
 #include "mds/mds.h"
 
 void session_handle(struct mds *m, struct conn *c, struct mdsp_session *msg);
+/* session_handle_caps - a CAPS message (locker_handle_caps); on a connection
+ * without a session, a REJECT (ENOTCONN) tells the client so, as to a RENEW:
+ * it resumes its session (and sends its flushes again) or learns it is gone. */
+void session_handle_caps(struct mds *m, struct conn *c, struct mdsp_caps *msg);
 void session_conn_closed(struct mds *m, struct conn *c);
 /* Tell every connected session the per-filesystem settings (`fs set`):
  * MDSP_SESSION_CONFIG, queued.  Returns how many were told. */

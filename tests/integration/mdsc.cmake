@@ -12,7 +12,7 @@ if(TARGET loligo-mds)
             ${CMAKE_SOURCE_DIR}/client/mds_client_session.c
             ${CMAKE_SOURCE_DIR}/client/mds_client_conn.c
             ${CMAKE_SOURCE_DIR}/client/mds_client_auth.c
-    LIBS loligo_proto loligo_common PkgConfig::URCU
+    LIBS loligo_mds_wire loligo_proto loligo_common PkgConfig::URCU
     LABELS integration client mdsc
     TIMEOUT 240)
   add_dependencies(test_mdsc_mds loligo-mds)

@@ -43,11 +43,13 @@
 #include <unistd.h>
 
 #include "client/mds_client.h"
+#include "client/mds_client_int.h"     /* the session's id and secret, to move it away */
 #include "common/admin_sock.h"
 #include "common/config.h"
 #include "common/log.h"
 #include "common/perf.h"
 #include "common/time.h"
+#include "tools/bench/mds_wire.h"
 
 /* ---- the daemon ----------------------------------------------------------- */
 
@@ -614,6 +616,68 @@ START_TEST(test_evicted_reconnect_stale)
 }
 END_TEST
 
+/*
+ * Our session bound to another connection (a wire client that proves its
+ * secret: a RECONNECT there moves it), ours left open without one: the
+ * MDS answers "no session on this connection" (a request: ENOTCONN; a caps
+ * message: REJECT).  The client resumes its session and sends the request
+ * again: the program never sees ENOTCONN (it used to), and a caps message
+ * is not dropped silently.
+ */
+static void move_session_away(struct mds_client *m)
+{
+	struct mdsp_keyring kr;
+	const struct mdsp_key *k;
+	char path[600], err[256];
+	uint8_t secret[MDSP_KEY_LEN];
+	uint64_t sid, t0;
+	struct mdsw w;
+
+	t0 = mdsc_lock(m);
+	sid = m->session.id;
+	memcpy(secret, m->session.secret, sizeof(secret));
+	mdsc_unlock(m, SEC_SESSION, t0);
+	ck_assert_uint_ne(sid, 0);
+	snprintf(path, sizeof(path), "%s/keyring", wdir);
+	ck_assert_msg(mdsp_keyring_load(path, &kr, err, sizeof(err)) == 0, "%s", err);
+	k = mdsp_keyring_find(&kr, "client.admin");
+	ck_assert_ptr_nonnull(k);
+	ck_assert_int_eq(mdsw_connect_raw(&w, D.port), 0);
+	ck_assert_int_eq(mdsw_handshake_as(&w, "client.admin", k->secret, NULL, 0), 0);
+	ck_assert_int_eq(mdsw_reconnect_secret(&w, sid, secret), 0);
+	mdsp_keyring_free(&kr);
+	mdsw_close(&w);         /* the session waits for a reconnect, ours has none */
+}
+
+START_TEST(test_no_session_on_connection)
+{
+	struct mdsp_caps c = { .op = MDSP_CAPS_UPDATE, .ino = MDSP_ROOT_INO };
+	struct mds_client *m;
+	uint64_t rec;
+
+	/* no RENEW during the test: its REJECT would bring the client back too */
+	set_opt("client_session_renew_interval", "3600");
+	mds_start(0, "--mds_session_timeout=3600");
+	m = client();
+	ck_assert_int_eq(do_op(m, MDSP_OP_MKDIR, MDSP_ROOT_INO, "d", NULL), 0);
+	ck_assert_int_eq(mdsc_sync(m), 0);
+	rec = perf_value("reconnects");
+	move_session_away(m);
+	ck_assert_int_eq(do_op(m, MDSP_OP_LOOKUP, MDSP_ROOT_INO, "d", NULL), 0);
+	ck_assert_uint_eq(perf_value("no_session_answers"), 1);
+	ck_assert_uint_eq(perf_value("reconnects"), rec + 1);
+	/* a caps message: answered, and the client comes back the same way */
+	move_session_away(m);
+	ck_assert_int_eq(mdsc_send_caps(m, &c), 0);
+	LT_WAIT_UNTIL(perf_value("reconnects") == rec + 2, "the client did not hear that its caps found no session");
+	ck_assert_uint_eq(perf_value("no_session_answers"), 2);
+	ck_assert(!mdsc_evicted(m, NULL, 0));
+	ck_assert_int_eq(do_op(m, MDSP_OP_LOOKUP, MDSP_ROOT_INO, "d", NULL), 0);
+	ck_assert_uint_eq(perf_value("sessions_opened"), 1);
+	mdsc_destroy(m);
+}
+END_TEST
+
 struct xworker {
 	struct mds_client *m;
 	uint64_t ino;
@@ -1149,6 +1213,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_kill9_during_workload);
 	tcase_add_test(tc, test_evicted_real);
 	tcase_add_test(tc, test_evicted_reconnect_stale);
+	tcase_add_test(tc, test_no_session_on_connection);
 	tcase_add_test(tc, test_dead_mds_at_open);
 	tcase_add_test(tc, test_auth_errors_say_what_to_do);
 	tcase_add_test(tc, test_sigstop_during_big_sends);

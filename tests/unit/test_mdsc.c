@@ -65,6 +65,8 @@ struct fake {
 	bool mute;              /* stop reading and answering (a hung MDS) */
 	int mute_seen;          /* times the serving loop found mute set (it reads nothing now) */
 	bool evict;             /* send SESSION EVICTED */
+	bool reject_nosession;  /* send SESSION REJECT (ENOTCONN): "no session on this connection" */
+	int enotconn;           /* answer this many requests with ENOTCONN (as to a connection without a session) */
 	bool safe_before_open;  /* on RECONNECT, send pending SAFE replies ahead of the OPEN */
 	int hold_accept_ms;     /* after a drop, wait this long before accepting */
 	bool hold_accept;       /* accept nothing until the test clears it */
@@ -157,6 +159,15 @@ static void serve(int fd)
 			F.evict = false;
 			send_session(fd, MDSP_SESSION_EVICTED, F.sid);
 		}
+		if (F.reject_nosession) {
+			struct mdsp_msg rj = { .type = MDSP_MSG_SESSION };
+
+			F.reject_nosession = false;
+			rj.session.op = MDSP_SESSION_REJECT;
+			rj.session.result = -ENOTCONN;
+			rj.session.reason = "no session on this connection";
+			fsend(fd, &rj);
+		}
 		if (F.flush_safe) {
 			F.flush_safe = false;
 			for (int i = 0; i < F.npend; i++)
@@ -212,7 +223,15 @@ static void serve(int fd)
 			if (F.nrec < MAX_REC)
 				F.recs[F.nrec++] = (struct rec){ q->tid, q->oldest_tid, q->attempt, q->flags, q->op,
 								 F.nconn, min_pend_locked() };
-			if (replay) {
+			if (F.enotconn > 0 && !replay) {
+				struct mdsp_msg rm = { .type = MDSP_MSG_REPLY };
+
+				F.enotconn--;
+				rm.reply.tid = q->tid;
+				rm.reply.flags = MDSP_REPLY_SAFE;
+				rm.reply.result = -ENOTCONN;
+				fsend(fd, &rm);
+			} else if (replay) {
 				/* answered from the completed table */
 				for (int i = 0; i < F.npend; i++)
 					if (F.pend[i] == q->tid)
@@ -962,6 +981,79 @@ START_TEST(test_evicted)
 	pthread_mutex_unlock(&F.lock);
 	mdsc_request_put(a);
 	mdsc_request_put(b);
+	mdsc_request_put(l);
+	mdsc_destroy(m);
+}
+END_TEST
+
+/*
+ * A reply that says the MDS has no session on this connection (ENOTCONN:
+ * the session went, or moved to another connection) is not the request's
+ * result: the client resumes its session as after a broken connection and
+ * sends the request again.  It used to hand ENOTCONN to the caller.
+ */
+START_TEST(test_no_session_reply_resends)
+{
+	struct mds_client *m = new_client();
+	struct mds_request *l = mkreq(m, MDSP_OP_LOOKUP, "l");
+	struct mds_request *k = mkreq(m, MDSP_OP_SETLK, NULL);
+
+	ck_assert_int_eq(mdsc_open_session(m, 2000), 0);
+	pthread_mutex_lock(&F.lock);
+	F.enotconn = 1;
+	pthread_mutex_unlock(&F.lock);
+	ck_assert_int_eq(mdsc_do_request(m, l), 0);
+	pthread_mutex_lock(&F.lock);
+	ck_assert_int_eq(F.nrec, 2);
+	ck_assert_uint_eq(F.recs[0].tid, l->args.tid);
+	ck_assert_uint_eq(F.recs[1].tid, l->args.tid);
+	ck_assert_int_ne(F.recs[1].conn, F.recs[0].conn);
+	ck_assert_int_eq(F.nreconnect, 1);      /* resumed, not a new session */
+	ck_assert_int_eq(F.nopen, 1);
+	/* a file lock's answer too */
+	F.enotconn = 1;
+	pthread_mutex_unlock(&F.lock);
+	ck_assert_int_eq(mdsc_do_request(m, k), 0);
+	pthread_mutex_lock(&F.lock);
+	ck_assert_int_eq(F.nrec, 4);
+	ck_assert_int_eq(F.nreconnect, 2);
+	pthread_mutex_unlock(&F.lock);
+	ck_assert(!mdsc_evicted(m, NULL, 0));
+	ck_assert_uint_eq(perf_hist_field("no_session_answers", "value"), 2);
+	mdsc_request_put(l);
+	mdsc_request_put(k);
+	mdsc_destroy(m);
+}
+END_TEST
+
+static int fake_nreconnect(void)
+{
+	int n;
+
+	pthread_mutex_lock(&F.lock);
+	n = F.nreconnect;
+	pthread_mutex_unlock(&F.lock);
+	return n;
+}
+
+/* A session REJECT with ENOTCONN (the MDS's answer to a RENEW or a caps
+ * message on a connection without a session) is not an eviction: the
+ * client resumes its session.  It used to take it for one (EIO for good). */
+START_TEST(test_no_session_reject_resumes)
+{
+	struct mds_client *m = new_client();
+	struct mds_request *l = mkreq(m, MDSP_OP_LOOKUP, "l");
+
+	ck_assert_int_eq(mdsc_open_session(m, 2000), 0);
+	pthread_mutex_lock(&F.lock);
+	F.reject_nosession = true;
+	pthread_mutex_unlock(&F.lock);
+	LT_WAIT_UNTIL(fake_nreconnect() == 1 && mdsc_is_open(m), "the client did not resume its session");
+	ck_assert(!mdsc_evicted(m, NULL, 0));
+	ck_assert_int_eq(mdsc_do_request(m, l), 0);
+	pthread_mutex_lock(&F.lock);
+	ck_assert_int_eq(F.nopen, 1);
+	pthread_mutex_unlock(&F.lock);
 	mdsc_request_put(l);
 	mdsc_destroy(m);
 }
@@ -2066,6 +2158,8 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_reconnect_replay_order);
 	tcase_add_test(tc, test_locking_before);
 	tcase_add_test(tc, test_reconnect_rejected);
+	tcase_add_test(tc, test_no_session_reply_resends);
+	tcase_add_test(tc, test_no_session_reject_resumes);
 	tcase_add_test(tc, test_open_refused_is_bounded);
 	tcase_add_test(tc, test_open_silent_is_bounded);
 	tcase_add_test(tc, test_request_timeout);
