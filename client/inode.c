@@ -62,8 +62,8 @@ static void inode_free(struct lc_inode *in)
 	lc_unsafe_drop(in);
 	pthread_mutex_destroy(&in->lock);
 	pthread_cond_destroy(&in->cond);
-	free(in->symlink);
 	if (in->rare) {
+		free(in->rare->symlink);
 		lc_mem_sub(in->c, LC_MEM_INODE, lc_mem_size(in->rare));
 		free(in->rare);
 	}

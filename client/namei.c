@@ -862,8 +862,8 @@ ssize_t lc_readlink(struct lclient *c, struct lc_inode *in, char *buf, size_t si
 		pthread_mutex_unlock(&in->lock);
 		return -EINVAL;
 	}
-	if (in->symlink)
-		target = strdup(in->symlink);
+	if (in->rare && in->rare->symlink)
+		target = strdup(in->rare->symlink);
 	pthread_mutex_unlock(&in->lock);
 	if (!target) {
 		req = lc_req_new(c, MDSP_OP_READLINK, in->ino, cr);
@@ -880,8 +880,9 @@ ssize_t lc_readlink(struct lclient *c, struct lc_inode *in, char *buf, size_t si
 		if (!target)
 			return -ENOMEM;
 		pthread_mutex_lock(&in->lock);
-		if (!in->symlink)
-			in->symlink = strdup(target); /* a symlink's target never changes */
+		struct lc_irare *rare = lc_rare_locked(in);
+		if (rare && !rare->symlink)
+			rare->symlink = strdup(target); /* a symlink's target never changes */
 		pthread_mutex_unlock(&in->lock);
 	}
 	size_t n = strlen(target);

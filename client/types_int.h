@@ -165,7 +165,8 @@ struct lc_kcache_key {
  * listed; every byte of struct lc_inode is paid for by each one cached,
  * issue 21.4): made at the first use (lc_rare_locked), counted with the
  * inode (LC_MEM_INODE), freed with it; in->lock.  NULL reads as: kernel
- * key not valid, no byte quota, security.capability not known absent.
+ * key not valid, no byte quota, security.capability not known absent,
+ * no symlink target cached.
  */
 struct lc_irare {
 	struct lc_kcache_key kc;     /* valid while in->kc_valid */
@@ -179,6 +180,7 @@ struct lc_irare {
 	 * As first; ours bumps in->fcaps_gen, before and after) */
 	uint64_t fcaps_seq;
 	bool fcaps_none;
+	char *symlink;               /* symlinks: cached target (immutable; namei.c lc_readlink) */
 };
 
 /*
@@ -243,7 +245,6 @@ struct lc_inode {
 	/* ---- the attributes and the directory caches: in->lock ---- */
 	struct mdsp_inode mi;        /* attributes as last known (size: see wsize) */
 	uint64_t attr_until;         /* mono ns: cached attrs usable until then (0 without caps) */
-	char *symlink;               /* symlinks: cached target (immutable) */
 	struct lc_dstate *dstate;    /* dirs: made at the first use (lc_dstate_locked) */
 	struct lc_irare *rare;       /* made at the first use (lc_rare_locked): see there */
 	uint32_t fcaps_gen;          /* bumped by our changes of security.capability (lc_irare.fcaps_none) */
