@@ -115,11 +115,13 @@ struct lc_inode *lc_inode_update(struct lclient *c, const struct mdsp_inode *mi,
  * lc_inode_update_seen - lc_inode_update() for a reply applied by the
  * thread that sent its request, not by the session reader: @since is
  * lc_caps_gen() before the request went out, and a grant a revoke took
- * back meanwhile (acked as "not cached") is not installed (lc_caps_seen).
- * Takes no lock on entry; in->lock and c->rvt_lock inside.
+ * back meanwhile (acked as "not cached"), or one on an inode evicted since
+ * (its caps released), is not installed (lc_caps_seen).
+ * Takes no lock on entry; in->lock, c->rvt_lock and c->evt_lock inside.
  */
+struct lc_caps_since;
 struct lc_inode *lc_inode_update_seen(struct lclient *c, const struct mdsp_inode *mi, uint32_t caps,
-				      uint64_t cap_seq, uint64_t since);
+				      uint64_t cap_seq, const struct lc_caps_since *since);
 /** lc_inode_refresh - apply @mi (from the MDS) to a cached inode. */
 void lc_inode_refresh(struct lc_inode *in, const struct mdsp_inode *mi);
 /**
@@ -229,19 +231,33 @@ void lc_dcache_revoke_dir(struct lclient *c, struct lc_inode *dir);
  * Attributes stay cached (attr_until) only while they are all covered.
  */
 void lc_caps_apply_locked(struct lc_inode *in, uint32_t caps, uint64_t seq);
-/**
- * lc_caps_gen - how many revokes of inodes not cached here were acked so far;
- * a request notes it before it goes out, for lc_caps_seen.
+/*
+ * What a request notes before it goes out (lc_caps_gen), to check the grants
+ * of its reply against when it is applied (lc_caps_seen): how many revokes
+ * of inodes not cached here were acked, and how many inodes were evicted
+ * with their caps released, so far.
  */
-uint64_t lc_caps_gen(struct lclient *c);
+struct lc_caps_since {
+	uint64_t rv, ev;
+};
+/** lc_caps_gen - the counts a request notes before it goes out, for lc_caps_seen. */
+struct lc_caps_since lc_caps_gen(struct lclient *c);
 /**
  * lc_caps_seen - the caps of a reply's grant on @ino (@caps, *@seq) that may be
- * installed, its request sent when lc_caps_gen() was @since: 0 (and *@seq 0)
- * if a revoke as new as the grant was acked as "not cached" since, or if
- * the record of those revokes overflowed; @caps otherwise.  Call it after
- * the inode is in the cache, with no lock held (takes c->rvt_lock, a leaf).
+ * installed, its request sent at lc_caps_gen() @since: 0 (and *@seq 0) if a
+ * revoke as new as the grant was acked as "not cached" since, or @ino was
+ * evicted (its caps released) since, or the records of either lost what
+ * they would need to tell; @caps otherwise.  Call it after the inode is in
+ * the cache, with no lock held (takes c->rvt_lock and c->evt_lock, leaves).
  */
-uint32_t lc_caps_seen(struct lclient *c, uint64_t ino, uint32_t caps, uint64_t *seq, uint64_t since);
+uint32_t lc_caps_seen(struct lclient *c, uint64_t ino, uint32_t caps, uint64_t *seq,
+		      const struct lc_caps_since *since);
+/**
+ * lc_caps_evict_note - @ino is being evicted and its caps released: called
+ * after it is marked dead, before it leaves the hash (a requester that
+ * caches it again then finds the note).  Takes c->evt_lock (a leaf).
+ */
+void lc_caps_evict_note(struct lclient *c, uint64_t ino);
 /** lc_caps_debug_apply_wait - test hook: see c->debug_apply_wait_ino. */
 void lc_caps_debug_apply_wait(struct lclient *c, uint64_t ino);
 /** lc_attrs_cached_locked - in->lock held: the caps cover every attribute. */

@@ -825,25 +825,103 @@ static void uncached_revoke_note(struct lclient *c, uint64_t ino, uint64_t seq)
 	atomic_thread_fence(memory_order_seq_cst);   /* before the lookup that follows */
 }
 
-uint64_t lc_caps_gen(struct lclient *c)
+struct lc_caps_since lc_caps_gen(struct lclient *c)
 {
-	return atomic_load_explicit(&c->rvt_gen, memory_order_acquire);
+	return (struct lc_caps_since){
+		.rv = atomic_load_explicit(&c->rvt_gen, memory_order_acquire),
+		.ev = atomic_load_explicit(&c->evt_gen, memory_order_acquire),
+	};
 }
 
-uint32_t lc_caps_seen(struct lclient *c, uint64_t ino, uint32_t caps, uint64_t *seq, uint64_t since)
+/*
+ * An inode evicted from the cache has its caps released (inode.c try_evict,
+ * lc_release_caps), and the MDS deletes our cap when the release's seq is
+ * as new as its last grant (mds/locker.c).  A grant on that inode that came
+ * before, in a reply not applied yet (its requester still on its way, or
+ * the READDIR batch a directory keeps, applied again when a listing resumes
+ * in it), would cache the inode again with caps the MDS does not count:
+ * never revoked, attributes trusted until they time out.  The MDS keeps
+ * the cap when the release is older than its last grant, but the reply may
+ * not be that grant (it granted nothing new, or a revoke came after it),
+ * so the client decides: a grant from a request sent before the inode was
+ * evicted installs nothing, whatever its seq.  Evictions are many (75,000
+ * in an `ls -l` of 200,000 files), so they are kept by ino, in sets: a
+ * request checks only its own inodes, and a set loses a note only after 8
+ * newer evictions hashed into it while the request was out (then its inodes
+ * get no caps from it; the next request asks again).
+ */
+static struct lc_evict_set *evict_set(struct lclient *c, uint64_t ino)
+{
+	uint64_t h = ino * 0x9e3779b97f4a7c15ull;
+
+	return &c->evt[(h >> 32) % LC_EVICT_SETS];
+}
+
+void lc_caps_evict_note(struct lclient *c, uint64_t ino)
+{
+	struct lc_evict_set *set = evict_set(c, ino);
+	int old = 0;
+
+	pthread_mutex_lock(&c->evt_lock);
+	uint64_t g = atomic_load_explicit(&c->evt_gen, memory_order_relaxed) + 1;
+
+	for (int i = 0; i < LC_EVICT_WAYS; i++) {
+		if (set->w[i].ino == ino) {
+			old = i;
+			break;
+		}
+		if (set->w[i].gen < set->w[old].gen)
+			old = i;
+	}
+	if (set->w[old].ino != ino && set->w[old].gen > set->lost_gen)
+		set->lost_gen = set->w[old].gen;
+	set->w[old].ino = ino;
+	set->w[old].gen = g;
+	atomic_store_explicit(&c->evt_gen, g, memory_order_release);
+	pthread_mutex_unlock(&c->evt_lock);
+	atomic_thread_fence(memory_order_seq_cst);   /* before the inode leaves the hash */
+}
+
+/* @ino was evicted (its caps released) after @since, or may have been */
+static bool evicted_since(struct lclient *c, uint64_t ino, uint64_t since)
+{
+	struct lc_evict_set *set = evict_set(c, ino);
+	bool ev;
+
+	if (atomic_load_explicit(&c->evt_gen, memory_order_acquire) == since)
+		return false;
+	pthread_mutex_lock(&c->evt_lock);
+	ev = set->lost_gen > since;
+	for (int i = 0; i < LC_EVICT_WAYS && !ev; i++)
+		ev = set->w[i].ino == ino && set->w[i].gen > since;
+	pthread_mutex_unlock(&c->evt_lock);
+	return ev;
+}
+
+uint32_t lc_caps_seen(struct lclient *c, uint64_t ino, uint32_t caps, uint64_t *seq,
+		      const struct lc_caps_since *since)
 {
 	bool drop = false;
 	uint64_t now;
 
 	atomic_thread_fence(memory_order_seq_cst);   /* after the inode was cached */
-	if (!caps || atomic_load_explicit(&c->rvt_gen, memory_order_acquire) == since)
+	if (!caps)
+		return caps;
+	if (evicted_since(c, ino, since->ev)) {
+		dout(CLIENT, 10, "inode %" PRIx64 ": grant seq %" PRIu64 " not installed: evicted (caps released) "
+		     "while its reply was out", ino, *seq);
+		perf_inc(&c->perf.caps_grant_dropped, 1);
+		*seq = 0;
+		return 0;
+	}
+	if (atomic_load_explicit(&c->rvt_gen, memory_order_acquire) == since->rv)
 		return caps;
 	pthread_mutex_lock(&c->rvt_lock);
 	now = atomic_load_explicit(&c->rvt_gen, memory_order_relaxed);
-	if (now - since > LC_UNCACHED_REVOKES) {
+	if (now - since->rv > LC_UNCACHED_REVOKES) {
 		drop = true;             /* notes lost: safe is none (the client asks again) */
 	} else {
-		for (uint64_t g = since; g != now && !drop; g++)
+		for (uint64_t g = since->rv; g != now && !drop; g++)
 			drop = c->rvt[g % LC_UNCACHED_REVOKES].ino == ino &&
 			       c->rvt[g % LC_UNCACHED_REVOKES].seq >= *seq;
 	}
@@ -851,7 +929,8 @@ uint32_t lc_caps_seen(struct lclient *c, uint64_t ino, uint32_t caps, uint64_t *
 	if (!drop)
 		return caps;
 	dout(CLIENT, 10, "inode %" PRIx64 ": grant seq %" PRIu64 " not installed: revoked while its reply waited (%s)",
-	     ino, *seq, now - since > LC_UNCACHED_REVOKES ? "table overflowed" : "acked as not cached");
+	     ino, *seq, now - since->rv > LC_UNCACHED_REVOKES ? "table overflowed" : "acked as not cached");
+	perf_inc(&c->perf.caps_grant_dropped, 1);
 	*seq = 0;
 	return 0;
 }

@@ -47,7 +47,7 @@ struct rd_batch {
 	uint64_t ngen;          /* dir->ngen when the fetch started */
 	uint64_t until;         /* mono ns */
 	uint64_t dgen;          /* dir->dgen at fetch */
-	uint64_t rv_since;      /* lc_caps_gen() before the fetch: its entries' grants are checked against it */
+	struct lc_caps_since since;  /* lc_caps_gen() before the fetch: its entries' grants are checked against it */
 	bool end;
 	uint32_t n;
 	struct rd_ent *ents;
@@ -122,7 +122,7 @@ static int fetch_batch(struct lclient *c, struct lc_inode *dir, uint64_t cookie,
 	req->args.cookie = cookie;
 	req->args.max_entries = (uint32_t)max;
 	uint64_t dgen = atomic_load(&dir->dgen), ngen = atomic_load(&dir->ngen);
-	uint64_t rv_since = lc_caps_gen(c);
+	struct lc_caps_since since = lc_caps_gen(c);
 	r = lc_req_run(c, req, NULL);
 	if (r < 0) {
 		mdsc_request_put(req);
@@ -146,7 +146,7 @@ static int fetch_batch(struct lclient *c, struct lc_inode *dir, uint64_t cookie,
 	b->start_cookie = cookie;
 	b->dgen = dgen;
 	b->ngen = ngen;
-	b->rv_since = rv_since;
+	b->since = since;
 	b->end = rep ? rep->end : true;
 	for (uint32_t i = 0; i < n; i++) {
 		struct mdsp_dirent *e = &rep->entries[i];
@@ -280,10 +280,11 @@ int lc_readdir(struct lclient *c, struct lc_inode *dir, uint64_t cookie, bool pl
 
 			/* a cached batch: its caps were applied when it came (a
 			 * newer state since wins by sequence); an entry's inode
-			 * not cached then or now may have been revoked since, as
-			 * not cached: checked against the revokes since the fetch */
+			 * not cached now may have been revoked since, as not
+			 * cached, or evicted since, its caps released: checked
+			 * against the revokes and evictions since the fetch */
 			if (e->mi.ino)
-				in = lc_inode_update_seen(c, &e->mi, e->caps, e->cap_seq, b->rv_since);
+				in = lc_inode_update_seen(c, &e->mi, e->caps, e->cap_seq, &b->since);
 			if (in) {
 				if (e->lease_seq)
 					lc_dcache_add_lease(c, dir, e->name, in->ino, e->lease_seq);

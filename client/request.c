@@ -171,7 +171,7 @@ int lc_req_run(struct lclient *c, struct mds_request *req, struct lc_inode **tar
 {
 	/* the reply is applied here, after the reader handed it over: the
 	 * revokes it crossed are checked against this (lc_caps_seen) */
-	uint64_t since = lc_caps_gen(c);
+	struct lc_caps_since since = lc_caps_gen(c);
 	int r = mdsc_do_request(c->mdsc, req);
 	struct mdsp_reply *rep = req->reply;
 	struct lc_inode *din = NULL, *tin = NULL;
@@ -183,9 +183,9 @@ int lc_req_run(struct lclient *c, struct mds_request *req, struct lc_inode **tar
 	if (!rep)
 		return r;
 	if (rep->has_dir && rep->dir.ino)
-		din = lc_inode_update_seen(c, &rep->dir, rep->dir_caps, rep->dir_cap_seq, since);
+		din = lc_inode_update_seen(c, &rep->dir, rep->dir_caps, rep->dir_cap_seq, &since);
 	if (rep->has_target && rep->target.ino)
-		tin = lc_inode_update_seen(c, &rep->target, rep->caps, rep->cap_seq, since);
+		tin = lc_inode_update_seen(c, &rep->target, rep->caps, rep->cap_seq, &since);
 	/* the trace's dentry names the target only for these ops (LOOKUPPARENT's
 	 * names the child whose parent the target is); cached under its lease */
 	if (r == 0 && din && rep->dname && tin && tin != din && trace_names_target(req->args.op)) {

@@ -51,6 +51,8 @@
  *   c->fh_lock              (open handles; nothing is taken under it)
  *   c->rvt_lock             (revokes of inodes not cached; taken with no lock
  *                            held, nothing is taken under it)
+ *   c->evt_lock             (evictions that released caps; a leaf, taken under
+ *                            c->itrim_lock by the trim, with no lock by a requester)
  *   fh->ra_lock is taken without any inode lock held, and in->lock may be
  *   taken under it; it is never held while waiting for the store.
  * No lock is held across store I/O or an MDS request.
@@ -354,6 +356,8 @@ struct lc_perf {
 	struct perf_counter size_reports;
 	struct perf_counter caps_grant, caps_revoke, caps_revoke_deferred, lease_revoke, cap_flushes, caps_released;
 	struct perf_counter ino_evicted;
+	struct perf_counter caps_grant_dropped;  /* a reply's grant not installed: revoked or evicted
+						  * while it was out (caps.c lc_caps_seen) */
 	struct perf_counter dn_trim_walks, dn_trim_skipped;    /* lc_dcache_trim's, likewise */
 	struct perf_counter ino_trim_walks, ino_trim_skipped;  /* lc_icache_trim: rounds that looked at the
 							         * LRU, and rounds past the bound with nothing on it */
@@ -427,6 +431,8 @@ struct lc_data_ops {
 #define LC_DELEG_RANGES 4
 #define LC_CAP_WORKERS 4
 #define LC_UNCACHED_REVOKES 256   /* 4 KiB: recent revokes of inodes not cached (caps.c) */
+#define LC_EVICT_SETS 1024        /* evictions that released caps (caps.c): 1024 sets of 8, */
+#define LC_EVICT_WAYS 8           /* 136 KiB; a set loses a note after 8 newer ones in it */
 
 struct lclient {
 	/* lc_ns_epoch(): moves whenever this client learns that a name may
@@ -563,6 +569,24 @@ struct lclient {
 		uint64_t ino, seq;
 	} rvt[LC_UNCACHED_REVOKES];
 	_Atomic uint64_t rvt_gen;    /* revokes ever noted; written under rvt_lock */
+	/*
+	 * Inodes evicted with their caps released (caps.c lc_caps_evict_note):
+	 * the MDS drops our cap with the release, so a grant on that inode in a
+	 * reply whose request went out before, applied after (a READDIR batch
+	 * kept on its directory, a reply in flight), must install none.  Kept
+	 * by ino in sets of LC_EVICT_WAYS (evt_gen numbers the notes, from 1);
+	 * a note pushed out of its set is remembered by its number only
+	 * (lost_gen): a grant on any ino of that set from before it installs
+	 * nothing.  The numbers a request compares with are in lc_caps_since.
+	 */
+	pthread_mutex_t evt_lock;    /* protects evt; a leaf lock */
+	struct lc_evict_set {
+		struct {
+			uint64_t ino, gen;
+		} w[LC_EVICT_WAYS];
+		uint64_t lost_gen;
+	} evt[LC_EVICT_SETS];
+	_Atomic uint64_t evt_gen;    /* evictions ever noted; written under evt_lock */
 	/* test hook (tests set it, client_int.h): a requester about to apply a
 	 * reply carrying this ino waits (bounded) until a revoke of it was
 	 * acked as "not cached" -- the interleaving the table is for */

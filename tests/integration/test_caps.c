@@ -648,6 +648,139 @@ START_TEST(test_revoke_overtakes_reply)
 }
 END_TEST
 
+/* ---- an evicted inode and an older grant ---------------------------------------- */
+
+static int ev_cb(void *arg, const char *name, struct lc_inode *in, const struct lc_attr *attr, uint64_t next)
+{
+	struct lc_inode **f = arg;
+
+	(void)attr;
+	(void)next;
+	ck_assert_str_eq(name, "f");
+	ck_assert_ptr_nonnull(in);
+	ck_assert_ptr_null(*f);
+	*f = in;                /* readdirplus: the reference is ours */
+	return 0;
+}
+
+/* A evicts @ino, which nobody holds, releasing its caps, and the MDS has
+ * the release: A's forced getattr of @d goes out behind it on A's session */
+static void evict_from_a(uint64_t ino, struct lc_inode *d)
+{
+	uint64_t ev0 = atomic_load(&A->perf.ino_evicted.v);
+	uint64_t rel0 = atomic_load(&A->perf.caps_released.v);
+	struct lc_inode *in;
+	struct lc_attr a;
+
+	set_opt("client_cache_size", "1");
+	/* nothing else of A's is unreferenced: root stays, @d is held */
+	LT_WAIT_UNTIL((lc_icache_trim(A), atomic_load(&A->perf.ino_evicted.v) > ev0), "A does not evict f");
+	in = lc_ino_to_inode(A, ino);
+	ck_assert_msg(!in, "f is still cached in A");
+	ck_assert_msg(atomic_load(&A->perf.caps_released.v) > rel0, "A released no caps of f");
+	ck_assert_int_eq(lc_getattr(A, d, &rootcr, true, &a), 0);
+}
+
+/*
+ * A lists a directory: the batch is kept on it (A holds Fs there) and f's
+ * entry grants A caps on f.  A evicts f (caps released: the MDS drops its
+ * cap, so B's chmod revokes nothing of A's), then lists again: served from
+ * the kept batch, whose grant on f is the one A gave back.  Installed again,
+ * A would trust f's old mode until its caps time out (docs/ARCHITECTURE.md,
+ * "A grant that a revoke overtook").
+ */
+START_TEST(test_kept_batch_after_eviction)
+{
+	struct lc_inode *db = mkdir_in(B, rb, "evk", 0755), *fb, *da, *fa = NULL;
+	struct lc_attr set = { .mode = 0600 }, a;
+	uint64_t cached0;
+	bool eof;
+
+	ck_assert_int_eq(lc_mknod(B, db, "f", S_IFREG | 0644, 0, &rootcr, NULL, &fb), 0);
+	da = lookup_ok(A, ra, "evk");
+	ck_assert_int_eq(lc_readdir(A, da, 0, true, &rootcr, ev_cb, &fa, &eof), 0);
+	ck_assert(eof && fa);
+	ck_assert_msg(lc_attr_timeout(A, fa) >= 30, "the listing gave A no caps on f");
+	lc_put(A, fa);
+	fa = NULL;
+	evict_from_a(fb->ino, da);
+	ck_assert_int_eq(lc_setattr(B, fb, &set, LC_SET_MODE, &rootcr, NULL), 0);
+	cached0 = atomic_load(&A->perf.readdir_cached.v);
+	ck_assert_int_eq(lc_readdir(A, da, 0, true, &rootcr, ev_cb, &fa, &eof), 0);
+	ck_assert(eof && fa);
+	ck_assert_msg(atomic_load(&A->perf.readdir_cached.v) > cached0, "the second listing was not the kept batch");
+	ck_assert_int_eq(lc_getattr(A, fa, &rootcr, false, &a), 0);
+	ck_assert_msg((a.mode & 07777) == 0600, "A sees mode 0%o after B's chmod to 0600 (a grant it gave back)",
+		      (unsigned int)(a.mode & 07777));
+	ck_assert_uint_ge(atomic_load(&A->perf.caps_grant_dropped.v), 1);
+	ck_assert_msg(lc_attr_timeout(A, fa) >= 30, "A does not cache f's attributes again");
+	lc_put(A, fa);
+	lc_put(A, da);
+	lc_put(B, fb);
+	lc_put(B, db);
+}
+END_TEST
+
+struct bg_list {
+	struct lc_inode *d, *f;
+	int r;
+};
+
+static void *bg_list_main(void *arg)
+{
+	struct bg_list *b = arg;
+	bool eof;
+
+	b->r = lc_readdir(A, b->d, 0, true, &rootcr, ev_cb, &b->f, &eof);
+	return NULL;
+}
+
+/*
+ * A has f cached with caps; its listing's reply grants f again (the caps A
+ * holds, nothing new) and waits unapplied while A evicts f and the MDS,
+ * taking the release, drops A's cap; B's chmod then revokes nothing of A's.
+ * The reply applied after must not install that grant (the reply in flight
+ * when the inode was trimmed).  The hook holds the listing between its
+ * reply and f's entry until the test lets it go.
+ */
+START_TEST(test_reply_after_eviction)
+{
+	struct lc_inode *db = mkdir_in(B, rb, "evr", 0755), *fb, *da, *fa;
+	struct lc_attr set = { .mode = 0600 }, a;
+	struct bg_list ls = { 0 };
+	pthread_t th;
+
+	ck_assert_int_eq(lc_mknod(B, db, "f", S_IFREG | 0644, 0, &rootcr, NULL, &fb), 0);
+	da = lookup_ok(A, ra, "evr");
+	fa = lookup_ok(A, da, "f");
+	ck_assert_msg(lc_attr_timeout(A, fa) >= 30, "the lookup gave A no caps on f");
+	lc_put(A, fa);
+	ls.d = da;
+	atomic_store(&A->debug_apply_wait_ino, fb->ino);
+	ck_assert_int_eq(pthread_create(&th, NULL, bg_list_main, &ls), 0);
+	LT_WAIT_UNTIL(atomic_load(&A->debug_apply_waiting) == 1, "A's listing never got its reply");
+	evict_from_a(fb->ino, ra);
+	ck_assert_int_eq(lc_setattr(B, fb, &set, LC_SET_MODE, &rootcr, NULL), 0);
+	pthread_mutex_lock(&A->rvt_lock);
+	atomic_store(&A->debug_apply_wait_ino, 0);
+	pthread_cond_broadcast(&A->rvt_cond);
+	pthread_mutex_unlock(&A->rvt_lock);
+	ck_assert_int_eq(pthread_join(th, NULL), 0);
+	ck_assert_int_eq(ls.r, 0);
+	ck_assert_ptr_nonnull(ls.f);
+	ck_assert_msg(atomic_load(&A->debug_apply_waited) == 0, "the MDS revoked caps A had given back");
+	ck_assert_int_eq(lc_getattr(A, ls.f, &rootcr, false, &a), 0);
+	ck_assert_msg((a.mode & 07777) == 0600, "A sees mode 0%o after B's chmod to 0600 (a grant it gave back)",
+		      (unsigned int)(a.mode & 07777));
+	ck_assert_uint_ge(atomic_load(&A->perf.caps_grant_dropped.v), 1);
+	ck_assert_msg(lc_attr_timeout(A, ls.f) >= 30, "A does not cache f's attributes again");
+	lc_put(A, ls.f);
+	lc_put(A, da);
+	lc_put(B, fb);
+	lc_put(B, db);
+}
+END_TEST
+
 /* ---- two writers: synchronous, uncached I/O ------------------------------------------ */
 
 START_TEST(test_two_writers_uncached)
@@ -1748,6 +1881,8 @@ static Suite *suite(void)
 	ADD(tc, test_async_created_file_has_no_xattrs);
 	ADD(tc, test_chmod_chown_denies_at_once);
 	ADD(tc, test_revoke_overtakes_reply);
+	ADD(tc, test_kept_batch_after_eviction);
+	ADD(tc, test_reply_after_eviction);
 	ADD(tc, test_two_writers_uncached);
 	ADD(tc, test_two_writers_size_while_flush_unacked);
 	ADD(tc, test_flushing_size_not_ours_after_fw_given_up);
