@@ -87,6 +87,17 @@ struct mds_request *lc_req_new(struct lclient *c, uint32_t op, uint64_t ino, con
  */
 int lc_req_run(struct lclient *c, struct mds_request *req, struct lc_inode **target);
 /**
+ * lc_req_submit - send @req without waiting (lc_req_run in two halves: a
+ * read asked for ahead of its use), noting lc_caps_gen() in *@since just
+ * before; lc_req_wait - wait for its first reply (client_request_timeout,
+ * the thread's lc_intr) and apply it as lc_req_run does, its grants checked
+ * against @since (lc_caps_seen).  Return: as lc_req_run.
+ */
+struct lc_caps_since;
+int lc_req_submit(struct lclient *c, struct mds_request *req, struct lc_caps_since *since);
+int lc_req_wait(struct lclient *c, struct mds_request *req, const struct lc_caps_since *since,
+		struct lc_inode **target);
+/**
  * lc_wait_unsafe - wait until every MDS request @in depends on is SAFE
  * (fsync, O_SYNC writes).  Return: 0, -EIO if the MDS lost one of them
  * (reported once), -ETIMEDOUT (client_request_timeout; they stay tracked).

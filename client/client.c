@@ -95,6 +95,7 @@ static void perf_register(struct lclient *c)
 	C(readdir_cached);
 	C(readdir_fetch);
 	C(readdir_shared);
+	C(readdir_prefetched);
 	C(xattr_cached);
 	C(quota_refused);
 	C(rd_bytes);

@@ -348,6 +348,7 @@ struct lc_perf {
 	struct perf_counter attr_hit, attr_miss;
 	struct perf_counter dentry_hit, dentry_miss, dentry_neg_hit;
 	struct perf_counter readdir_cached, readdir_fetch, readdir_shared;
+	struct perf_counter readdir_prefetched;   /* READDIR batches that had been asked for ahead (readdir.c) */
 	struct perf_counter xattr_cached;      /* getxattr/listxattr answered from a trace (namei.c) */
 	struct perf_counter quota_refused;     /* writes and fallocates refused or cut short by a byte quota (file.c) */
 	struct perf_counter rd_bytes, wr_bytes;
