@@ -781,6 +781,80 @@ START_TEST(test_reply_after_eviction)
 }
 END_TEST
 
+/* ---- a revoke that overtakes a batch asked for ahead ------------------------------ */
+
+struct pf_list {
+	bool stop;                      /* stop at the first entry, not taking it */
+	char first[16];                 /* its name */
+	struct lc_inode *in[2];
+	char name[2][16];
+	int n;
+};
+
+static int pf_cb(void *arg, const char *name, struct lc_inode *in, const struct lc_attr *attr, uint64_t next)
+{
+	struct pf_list *l = arg;
+
+	(void)attr;
+	(void)next;
+	if (l->stop) {
+		snprintf(l->first, sizeof(l->first), "%s", name);
+		return 1;
+	}
+	ck_assert_int_lt(l->n, 2);
+	ck_assert_ptr_nonnull(in);
+	snprintf(l->name[l->n], sizeof(l->name[0]), "%s", name);
+	l->in[l->n++] = in;
+	return 0;
+}
+
+/*
+ * Batches of one entry: A's listing asks for the second batch while it is
+ * at the first (the prefetch), and the MDS answers it, granting A caps on
+ * the second file.  B's chmod of that file revokes them before the listing
+ * gets there: A has it not cached and acks that.  The batch, taken when
+ * the listing goes on, must not install the grant: it is checked against
+ * the revokes since its READDIR was sent, not since it was taken.
+ */
+START_TEST(test_revoke_overtakes_prefetch)
+{
+	struct lc_inode *db = mkdir_in(B, rb, "pf", 0755), *fb[2], *da, *second;
+	struct lc_attr set = { .mode = 0600 }, a;
+	struct pf_list l = { .stop = true };
+	int64_t rd0;
+	bool eof;
+
+	ck_assert_int_eq(lc_mknod(B, db, "f0", S_IFREG | 0644, 0, &rootcr, NULL, &fb[0]), 0);
+	ck_assert_int_eq(lc_mknod(B, db, "f1", S_IFREG | 0644, 0, &rootcr, NULL, &fb[1]), 0);
+	da = lookup_ok(A, ra, "pf");
+	set_opt("client_readdir_batch", "1");
+	rd0 = mds_op_counter("op_readdir");
+	ck_assert_int_eq(lc_readdir(A, da, 0, true, &rootcr, pf_cb, &l, &eof), 0);
+	ck_assert(!eof && l.first[0]);
+	/* the first batch and the one asked for ahead were answered */
+	LT_WAIT_UNTIL(mds_op_counter("op_readdir") >= rd0 + 2, "A's listing asked for no batch ahead");
+	second = fb[strcmp(l.first, "f0") == 0 ? 1 : 0];
+	atomic_store(&A->debug_apply_wait_ino, second->ino);
+	ck_assert_int_eq(lc_setattr(B, second, &set, LC_SET_MODE, &rootcr, NULL), 0);
+	/* A's ack let B's chmod go on; its count follows the send */
+	LT_WAIT_UNTIL(atomic_load(&A->debug_apply_waited) == 1, "the MDS did not revoke A's caps on the second file");
+	l.stop = false;
+	ck_assert_int_eq(lc_readdir(A, da, 0, true, &rootcr, pf_cb, &l, &eof), 0);
+	ck_assert(eof && l.n == 2);
+	ck_assert_str_eq(l.name[0], l.first);
+	ck_assert_uint_ge(atomic_load(&A->perf.readdir_prefetched.v), 1);
+	ck_assert_int_eq(lc_getattr(A, l.in[1], &rootcr, false, &a), 0);
+	ck_assert_msg((a.mode & 07777) == 0600, "A sees mode 0%o after B's chmod to 0600 (a stale grant)",
+		      (unsigned int)(a.mode & 07777));
+	lc_put(A, l.in[0]);
+	lc_put(A, l.in[1]);
+	lc_put(A, da);
+	lc_put(B, fb[0]);
+	lc_put(B, fb[1]);
+	lc_put(B, db);
+}
+END_TEST
+
 /* ---- two writers: synchronous, uncached I/O ------------------------------------------ */
 
 START_TEST(test_two_writers_uncached)
@@ -1883,6 +1957,7 @@ static Suite *suite(void)
 	ADD(tc, test_revoke_overtakes_reply);
 	ADD(tc, test_kept_batch_after_eviction);
 	ADD(tc, test_reply_after_eviction);
+	ADD(tc, test_revoke_overtakes_prefetch);
 	ADD(tc, test_two_writers_uncached);
 	ADD(tc, test_two_writers_size_while_flush_unacked);
 	ADD(tc, test_flushing_size_not_ours_after_fw_given_up);
