@@ -245,11 +245,11 @@ void lc_caps_apply_locked(struct lc_inode *in, uint32_t caps, uint64_t seq);
 /*
  * What a request notes before it goes out (lc_caps_gen), to check the grants
  * of its reply against when it is applied (lc_caps_seen): how many revokes
- * of inodes not cached here were acked, and how many inodes were evicted
- * with their caps released, so far.
+ * of inodes not cached here were acked and how many inodes were evicted with
+ * their caps released so far, and when (mono ns).
  */
 struct lc_caps_since {
-	uint64_t rv, ev;
+	uint64_t rv, ev, t;
 };
 /** lc_caps_gen - the counts a request notes before it goes out, for lc_caps_seen. */
 struct lc_caps_since lc_caps_gen(struct lclient *c);
@@ -257,18 +257,20 @@ struct lc_caps_since lc_caps_gen(struct lclient *c);
  * lc_caps_seen - the caps of a reply's grant on @ino (@caps, *@seq) that may be
  * installed, its request sent at lc_caps_gen() @since: 0 (and *@seq 0) if a
  * revoke as new as the grant was acked as "not cached" since, or @ino was
- * evicted (its caps released) since, or the records of either lost what
- * they would need to tell; @caps otherwise.  Call it after the inode is in
- * the cache, with no lock held (takes c->rvt_lock and c->evt_lock, leaves).
+ * evicted (its caps released) after its caps moved since, or the records
+ * of either lost what they would need to tell; @caps otherwise.  Call it
+ * after the inode is in the cache, with no lock held (takes c->rvt_lock
+ * and c->evt_lock, leaves).
  */
 uint32_t lc_caps_seen(struct lclient *c, uint64_t ino, uint32_t caps, uint64_t *seq,
 		      const struct lc_caps_since *since);
 /**
- * lc_caps_evict_note - @ino is being evicted and its caps released: called
- * after it is marked dead, before it leaves the hash (a requester that
- * caches it again then finds the note).  Takes c->evt_lock (a leaf).
+ * lc_caps_evict_note - @ino is being evicted and its caps released, which
+ * last moved at @caps_at (in->caps_at): called after it is marked dead,
+ * before it leaves the hash (a requester that caches it again then finds
+ * the note).  Takes c->evt_lock (a leaf).
  */
-void lc_caps_evict_note(struct lclient *c, uint64_t ino);
+void lc_caps_evict_note(struct lclient *c, uint64_t ino, uint64_t caps_at);
 /** lc_caps_debug_apply_wait - test hook: see c->debug_apply_wait_ino. */
 void lc_caps_debug_apply_wait(struct lclient *c, uint64_t ino);
 /** lc_attrs_cached_locked - in->lock held: the caps cover every attribute. */

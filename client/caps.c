@@ -159,6 +159,7 @@ void lc_caps_apply_locked(struct lc_inode *in, uint32_t caps, uint64_t seq)
 		in->acked_seq = seq;
 	lc_caps_set_locked(in, caps);
 	in->cap_seq = seq;
+	in->caps_at = now_mono_ns();    /* after any request sent before now (lc_caps_seen) */
 	if (lc_attrs_cached_locked(in)) {
 		uint64_t until = now_mono_ns() + lc_secs_ns(CFG_client_caps_timeout);
 		if (until > in->attr_until)
@@ -830,25 +831,32 @@ struct lc_caps_since lc_caps_gen(struct lclient *c)
 	return (struct lc_caps_since){
 		.rv = atomic_load_explicit(&c->rvt_gen, memory_order_acquire),
 		.ev = atomic_load_explicit(&c->evt_gen, memory_order_acquire),
+		.t = now_mono_ns(),
 	};
 }
 
 /*
  * An inode evicted from the cache has its caps released (inode.c try_evict,
  * lc_release_caps), and the MDS deletes our cap when the release's seq is
- * as new as its last grant (mds/locker.c).  A grant on that inode that came
- * before, in a reply not applied yet (its requester still on its way, or
- * the READDIR batch a directory keeps, applied again when a listing resumes
- * in it), would cache the inode again with caps the MDS does not count:
- * never revoked, attributes trusted until they time out.  The MDS keeps
- * the cap when the release is older than its last grant, but the reply may
- * not be that grant (it granted nothing new, or a revoke came after it),
- * so the client decides: a grant from a request sent before the inode was
- * evicted installs nothing, whatever its seq.  Evictions are many (75,000
- * in an `ls -l` of 200,000 files), so they are kept by ino, in sets: a
- * request checks only its own inodes, and a set loses a note only after 8
- * newer evictions hashed into it while the request was out (then its inodes
- * get no caps from it; the next request asks again).
+ * at least the cap's issue_seq (mds/locker.c).  A grant on that inode that
+ * came before, in a reply not applied yet (its requester still on its way,
+ * a READDIR batch asked for ahead, or the batch a directory keeps, applied
+ * again when a listing resumes in it), would cache it again with caps the
+ * MDS does not count: never revoked, attributes trusted until they time out.
+ *
+ * Every grant in a reply bumps the cap's seq and issue_seq at the MDS (as
+ * Ceph's does), so a release whose seq is older than the grant is ignored
+ * there and the grant holds on both sides.  The release is that old unless
+ * the inode's caps moved here after the request went out (the grant itself
+ * applied once already, or a newer message): the grant installs nothing if
+ * the inode was evicted after its caps moved at or after the request's
+ * send time, whatever its seq.  Evictions are many (75,000 in an `ls -l`
+ * of 200,000 files, a trim round evicts thousands at once), so they are
+ * kept by ino, in sets, with that time; a note pushed out of its set
+ * leaves its time, and a request older than it gets no caps on any inode
+ * of the set (the next request asks again).  The old inodes a trim round
+ * evicts moved their caps long before the requests in flight, so they
+ * cost nothing.
  */
 static struct lc_evict_set *evict_set(struct lclient *c, uint64_t ino)
 {
@@ -857,43 +865,43 @@ static struct lc_evict_set *evict_set(struct lclient *c, uint64_t ino)
 	return &c->evt[(h >> 32) % LC_EVICT_SETS];
 }
 
-void lc_caps_evict_note(struct lclient *c, uint64_t ino)
+void lc_caps_evict_note(struct lclient *c, uint64_t ino, uint64_t caps_at)
 {
 	struct lc_evict_set *set = evict_set(c, ino);
 	int old = 0;
 
 	pthread_mutex_lock(&c->evt_lock);
-	uint64_t g = atomic_load_explicit(&c->evt_gen, memory_order_relaxed) + 1;
-
 	for (int i = 0; i < LC_EVICT_WAYS; i++) {
 		if (set->w[i].ino == ino) {
 			old = i;
 			break;
 		}
-		if (set->w[i].gen < set->w[old].gen)
+		if (set->w[i].at < set->w[old].at)
 			old = i;
 	}
-	if (set->w[old].ino != ino && set->w[old].gen > set->lost_gen)
-		set->lost_gen = set->w[old].gen;
+	if (set->w[old].ino != ino && set->w[old].at > set->lost_at)
+		set->lost_at = set->w[old].at;
+	if (set->w[old].ino != ino || caps_at > set->w[old].at)
+		set->w[old].at = caps_at;
 	set->w[old].ino = ino;
-	set->w[old].gen = g;
-	atomic_store_explicit(&c->evt_gen, g, memory_order_release);
+	atomic_store_explicit(&c->evt_gen, atomic_load_explicit(&c->evt_gen, memory_order_relaxed) + 1,
+			      memory_order_release);
 	pthread_mutex_unlock(&c->evt_lock);
 	atomic_thread_fence(memory_order_seq_cst);   /* before the inode leaves the hash */
 }
 
-/* @ino was evicted (its caps released) after @since, or may have been */
-static bool evicted_since(struct lclient *c, uint64_t ino, uint64_t since)
+/* @ino was evicted after its caps moved at or after @since->t, or may have been */
+static bool evicted_since(struct lclient *c, uint64_t ino, const struct lc_caps_since *since)
 {
 	struct lc_evict_set *set = evict_set(c, ino);
 	bool ev;
 
-	if (atomic_load_explicit(&c->evt_gen, memory_order_acquire) == since)
+	if (atomic_load_explicit(&c->evt_gen, memory_order_acquire) == since->ev)
 		return false;
 	pthread_mutex_lock(&c->evt_lock);
-	ev = set->lost_gen > since;
+	ev = set->lost_at >= since->t;
 	for (int i = 0; i < LC_EVICT_WAYS && !ev; i++)
-		ev = set->w[i].ino == ino && set->w[i].gen > since;
+		ev = set->w[i].ino == ino && set->w[i].at >= since->t;
 	pthread_mutex_unlock(&c->evt_lock);
 	return ev;
 }
@@ -907,7 +915,7 @@ uint32_t lc_caps_seen(struct lclient *c, uint64_t ino, uint32_t caps, uint64_t *
 	atomic_thread_fence(memory_order_seq_cst);   /* after the inode was cached */
 	if (!caps)
 		return caps;
-	if (evicted_since(c, ino, since->ev)) {
+	if (evicted_since(c, ino, since)) {
 		dout(CLIENT, 10, "inode %" PRIx64 ": grant seq %" PRIu64 " not installed: evicted (caps released) "
 		     "while its reply was out", ino, *seq);
 		perf_inc(&c->perf.caps_grant_dropped, 1);
@@ -1021,8 +1029,10 @@ static void process_revoke(struct lclient *c, struct cap_work *w)
 	 * (the flusher's, for a file just closed) is not taken by the MDS as
 	 * the ack, so the other client cannot go on before our kernel has
 	 * dropped what it cached */
-	if (m->seq > in->cap_seq)
+	if (m->seq > in->cap_seq) {
 		in->cap_seq = m->seq;
+		in->caps_at = now_mono_ns();
+	}
 	if (!lc_attrs_cached_locked(in))
 		in->attr_until = 0;
 	if (S_ISDIR(in->mi.mode) && (had & MDSP_CAP_DIR_CREATE) && !(keep & MDSP_CAP_DIR_CREATE)) {

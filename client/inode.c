@@ -689,7 +689,7 @@ static bool try_evict(struct lclient *c, struct lc_inode *in)
 	pthread_mutex_lock(&in->lock);
 	bool clean = inode_clean_locked(in);
 	uint32_t caps = in->caps;
-	uint64_t seq = in->cap_seq;
+	uint64_t seq = in->cap_seq, caps_at = in->caps_at;
 	pthread_mutex_unlock(&in->lock);
 	if (!clean)
 		return false;
@@ -699,7 +699,7 @@ static bool try_evict(struct lclient *c, struct lc_inode *in)
 	/* before it leaves the hash: a reply that caches it again after finds
 	 * the note and does not install a grant from before the release */
 	if (caps)
-		lc_caps_evict_note(c, in->ino);
+		lc_caps_evict_note(c, in->ino, caps_at);
 	if (!atomic_exchange(&in->unhashed, true)) {
 		if (!cds_lfht_del(c->inodes, &in->hnode)) {
 			atomic_fetch_sub(&c->ninodes, 1);

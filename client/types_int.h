@@ -230,6 +230,8 @@ struct lc_inode {
 		uint32_t wanted_sent;        /* file caps we last told the MDS we want */
 		uint64_t cap_seq;            /* sequence of the last cap state applied (stale replies below it
 					      * change nothing) */
+		uint64_t caps_at;            /* mono ns when cap_seq last moved: a grant from a request sent
+					      * before never outlives this inode's eviction (lc_caps_seen) */
 		uint64_t acked_seq;          /* the sequence our cap messages carry: every grant and reply up to
 					      * it taken in, and a revoke only once its ack is sent (caps.c
 					      * send_ack), so that no update or flush acks a revoke still being
@@ -571,23 +573,24 @@ struct lclient {
 	} rvt[LC_UNCACHED_REVOKES];
 	_Atomic uint64_t rvt_gen;    /* revokes ever noted; written under rvt_lock */
 	/*
-	 * Inodes evicted with their caps released (caps.c lc_caps_evict_note):
-	 * the MDS drops our cap with the release, so a grant on that inode in a
-	 * reply whose request went out before, applied after (a READDIR batch
-	 * kept on its directory, a reply in flight), must install none.  Kept
-	 * by ino in sets of LC_EVICT_WAYS (evt_gen numbers the notes, from 1);
-	 * a note pushed out of its set is remembered by its number only
-	 * (lost_gen): a grant on any ino of that set from before it installs
-	 * nothing.  The numbers a request compares with are in lc_caps_since.
+	 * Inodes evicted with their caps released (caps.c lc_caps_evict_note),
+	 * with when their caps last moved (in->caps_at): the MDS may drop our
+	 * cap with the release, so a grant on that inode in a reply whose
+	 * request went out before that moment, applied after the eviction (a
+	 * READDIR batch kept on its directory or asked for ahead, a reply in
+	 * flight), must install none.  Kept by ino in sets of LC_EVICT_WAYS; a
+	 * note pushed out of its set leaves only its time (lost_at, the
+	 * latest): a grant on any ino of that set from a request sent before
+	 * it installs nothing.
 	 */
 	pthread_mutex_t evt_lock;    /* protects evt; a leaf lock */
 	struct lc_evict_set {
 		struct {
-			uint64_t ino, gen;
+			uint64_t ino, at;
 		} w[LC_EVICT_WAYS];
-		uint64_t lost_gen;
+		uint64_t lost_at;
 	} evt[LC_EVICT_SETS];
-	_Atomic uint64_t evt_gen;    /* evictions ever noted; written under evt_lock */
+	_Atomic uint64_t evt_gen;    /* evictions ever noted (a request that saw none skips the lock) */
 	/* test hook (tests set it, client_int.h): a requester about to apply a
 	 * reply carrying this ino waits (bounded) until a revoke of it was
 	 * acked as "not cached" -- the interleaving the table is for */

@@ -737,11 +737,13 @@ static void *bg_list_main(void *arg)
 
 /*
  * A has f cached with caps; its listing's reply grants f again (the caps A
- * holds, nothing new) and waits unapplied while A evicts f and the MDS,
- * taking the release, drops A's cap; B's chmod then revokes nothing of A's.
- * The reply applied after must not install that grant (the reply in flight
- * when the inode was trimmed).  The hook holds the listing between its
- * reply and f's entry until the test lets it go.
+ * holds, nothing new) and waits unapplied while A evicts f, releasing its
+ * caps at the seq it had.  That release is older than the grant: the MDS
+ * keeps the cap (it deleted it, and B's chmod revoked nothing of A's,
+ * before the grant had a seq of its own), and B's chmod revokes it, acked
+ * as not cached.  The reply applied after must not install that grant
+ * (the reply in flight when the inode was trimmed).  The hook holds the
+ * listing between its reply and f's entry until the test lets it go.
  */
 START_TEST(test_reply_after_eviction)
 {
@@ -768,12 +770,62 @@ START_TEST(test_reply_after_eviction)
 	ck_assert_int_eq(pthread_join(th, NULL), 0);
 	ck_assert_int_eq(ls.r, 0);
 	ck_assert_ptr_nonnull(ls.f);
-	ck_assert_msg(atomic_load(&A->debug_apply_waited) == 0, "the MDS revoked caps A had given back");
 	ck_assert_int_eq(lc_getattr(A, ls.f, &rootcr, false, &a), 0);
 	ck_assert_msg((a.mode & 07777) == 0600, "A sees mode 0%o after B's chmod to 0600 (a grant it gave back)",
 		      (unsigned int)(a.mode & 07777));
 	ck_assert_uint_ge(atomic_load(&A->perf.caps_grant_dropped.v), 1);
 	ck_assert_msg(lc_attr_timeout(A, ls.f) >= 30, "A does not cache f's attributes again");
+	lc_put(A, ls.f);
+	lc_put(A, da);
+	lc_put(B, fb);
+	lc_put(B, db);
+}
+END_TEST
+
+/*
+ * As above, but f's caps move after the listing's READDIR went out (B's
+ * open for writing revokes A's Fs; f is cached, A acks), so A's release
+ * carries the revoke's seq, newer than the listing's grant: the MDS deletes
+ * A's cap, and B's chmod revokes nothing of A's.  The grant, applied after,
+ * must install nothing.
+ */
+START_TEST(test_reply_after_eviction_caps_moved)
+{
+	struct lc_inode *db = mkdir_in(B, rb, "evm", 0755), *fb, *da, *fa;
+	struct lc_attr set = { .mode = 0600 }, a;
+	struct bg_list ls = { 0 };
+	struct lc_fh *fh;
+	uint64_t rv0;
+	pthread_t th;
+
+	ck_assert_int_eq(lc_mknod(B, db, "f", S_IFREG | 0644, 0, &rootcr, NULL, &fb), 0);
+	da = lookup_ok(A, ra, "evm");
+	fa = lookup_ok(A, da, "f");
+	ck_assert_msg(lc_attr_timeout(A, fa) >= 30, "the lookup gave A no caps on f");
+	lc_put(A, fa);
+	ls.d = da;
+	atomic_store(&A->debug_apply_wait_ino, fb->ino);
+	ck_assert_int_eq(pthread_create(&th, NULL, bg_list_main, &ls), 0);
+	LT_WAIT_UNTIL(atomic_load(&A->debug_apply_waiting) == 1, "A's listing never got its reply");
+	rv0 = atomic_load(&A->perf.caps_revoke.v);
+	ck_assert_int_eq(lc_open(B, fb, O_WRONLY, &rootcr, &fh), 0);
+	ck_assert_msg(atomic_load(&A->perf.caps_revoke.v) > rv0, "B's open revoked nothing of A's");
+	ck_assert_int_eq(lc_release(B, fh), 0);
+	evict_from_a(fb->ino, ra);
+	rv0 = atomic_load(&A->perf.caps_revoke.v);
+	ck_assert_int_eq(lc_setattr(B, fb, &set, LC_SET_MODE, &rootcr, NULL), 0);
+	ck_assert_msg(atomic_load(&A->perf.caps_revoke.v) == rv0, "the MDS revoked caps A had given back");
+	pthread_mutex_lock(&A->rvt_lock);
+	atomic_store(&A->debug_apply_wait_ino, 0);
+	pthread_cond_broadcast(&A->rvt_cond);
+	pthread_mutex_unlock(&A->rvt_lock);
+	ck_assert_int_eq(pthread_join(th, NULL), 0);
+	ck_assert_int_eq(ls.r, 0);
+	ck_assert_ptr_nonnull(ls.f);
+	ck_assert_int_eq(lc_getattr(A, ls.f, &rootcr, false, &a), 0);
+	ck_assert_msg((a.mode & 07777) == 0600, "A sees mode 0%o after B's chmod to 0600 (a grant it gave back)",
+		      (unsigned int)(a.mode & 07777));
+	ck_assert_uint_ge(atomic_load(&A->perf.caps_grant_dropped.v), 1);
 	lc_put(A, ls.f);
 	lc_put(A, da);
 	lc_put(B, fb);
@@ -1957,6 +2009,7 @@ static Suite *suite(void)
 	ADD(tc, test_revoke_overtakes_reply);
 	ADD(tc, test_kept_batch_after_eviction);
 	ADD(tc, test_reply_after_eviction);
+	ADD(tc, test_reply_after_eviction_caps_moved);
 	ADD(tc, test_revoke_overtakes_prefetch);
 	ADD(tc, test_two_writers_uncached);
 	ADD(tc, test_two_writers_size_while_flush_unacked);
