@@ -158,8 +158,9 @@ void lc_caps_apply_locked(struct lc_inode *in, uint32_t caps, uint64_t seq)
 	if (seq > in->acked_seq && !(in->caps & ~caps))
 		in->acked_seq = seq;
 	lc_caps_set_locked(in, caps);
+	if (seq != in->cap_seq)
+		in->caps_at = now_mono_ns();    /* after any request sent before now (lc_caps_seen) */
 	in->cap_seq = seq;
-	in->caps_at = now_mono_ns();    /* after any request sent before now (lc_caps_seen) */
 	if (lc_attrs_cached_locked(in)) {
 		uint64_t until = now_mono_ns() + lc_secs_ns(CFG_client_caps_timeout);
 		if (until > in->attr_until)
