@@ -12,6 +12,7 @@
 #include "client/types_int.h"
 #include "client/mds_client.h"
 #include "common/lockdep.h"
+#include "common/time.h"
 
 
 /* ---- caps.c -------------------------------------------------------------- */
@@ -87,6 +88,17 @@ struct mds_request *lc_req_new(struct lclient *c, uint32_t op, uint64_t ino, con
  */
 int lc_req_run(struct lclient *c, struct mds_request *req, struct lc_inode **target);
 /**
+ * lc_req_submit - send @req without waiting (lc_req_run in two halves: a
+ * read asked for ahead of its use), noting lc_caps_gen() in *@since just
+ * before; lc_req_wait - wait for its first reply (client_request_timeout,
+ * the thread's lc_intr) and apply it as lc_req_run does, its grants checked
+ * against @since (lc_caps_seen).  Return: as lc_req_run.
+ */
+struct lc_caps_since;
+int lc_req_submit(struct lclient *c, struct mds_request *req, struct lc_caps_since *since);
+int lc_req_wait(struct lclient *c, struct mds_request *req, const struct lc_caps_since *since,
+		struct lc_inode **target);
+/**
  * lc_wait_unsafe - wait until every MDS request @in depends on is SAFE
  * (fsync, O_SYNC writes).  Return: 0, -EIO if the MDS lost one of them
  * (reported once), -ETIMEDOUT (client_request_timeout; they stay tracked).
@@ -115,11 +127,13 @@ struct lc_inode *lc_inode_update(struct lclient *c, const struct mdsp_inode *mi,
  * lc_inode_update_seen - lc_inode_update() for a reply applied by the
  * thread that sent its request, not by the session reader: @since is
  * lc_caps_gen() before the request went out, and a grant a revoke took
- * back meanwhile (acked as "not cached") is not installed (lc_caps_seen).
- * Takes no lock on entry; in->lock and c->rvt_lock inside.
+ * back meanwhile (acked as "not cached"), or one on an inode evicted since
+ * (its caps released), is not installed (lc_caps_seen).
+ * Takes no lock on entry; in->lock, c->rvt_lock and c->evt_lock inside.
  */
+struct lc_caps_since;
 struct lc_inode *lc_inode_update_seen(struct lclient *c, const struct mdsp_inode *mi, uint32_t caps,
-				      uint64_t cap_seq, uint64_t since);
+				      uint64_t cap_seq, const struct lc_caps_since *since);
 /** lc_inode_refresh - apply @mi (from the MDS) to a cached inode. */
 void lc_inode_refresh(struct lc_inode *in, const struct mdsp_inode *mi);
 /**
@@ -131,6 +145,27 @@ void lc_inode_refresh(struct lc_inode *in, const struct mdsp_inode *mi);
  * count starts over.
  */
 #define LC_CHANGE_SHIFT 20
+/* in->lock held: @in's cap_seq moved now (in->caps_at_ms) */
+static inline void lc_caps_moved_locked(struct lc_inode *in)
+{
+	in->caps_at_ms = (uint32_t)(now_mono_ns() / 1000000);
+}
+
+/*
+ * When @in's caps last moved, in mono ns, rounded up to the end of its
+ * millisecond: a grant from a request sent in that same millisecond is
+ * taken as older (dropped: the client asks again, never keeps a grant the
+ * MDS may have let go).  Caps that moved more than 2^32 ms (49 days) ago
+ * read as more recent, with the same safe answer.
+ */
+static inline uint64_t lc_caps_at_ns(const struct lc_inode *in, uint64_t now_ns)
+{
+	uint64_t now_ms = now_ns / 1000000;
+	uint64_t ago = (uint32_t)((uint32_t)now_ms - in->caps_at_ms);
+
+	return (now_ms - (ago < now_ms ? ago : now_ms) + 1) * 1000000 - 1;
+}
+
 void lc_inode_note_write_locked(struct lc_inode *in);
 /**
  * lc_err_record_locked - in->lock held: record @err (-errno) in @in's
@@ -249,19 +284,35 @@ void lc_dcache_revoke_dir(struct lclient *c, struct lc_inode *dir);
  * Attributes stay cached (attr_until) only while they are all covered.
  */
 void lc_caps_apply_locked(struct lc_inode *in, uint32_t caps, uint64_t seq);
-/**
- * lc_caps_gen - how many revokes of inodes not cached here were acked so far;
- * a request notes it before it goes out, for lc_caps_seen.
+/*
+ * What a request notes before it goes out (lc_caps_gen), to check the grants
+ * of its reply against when it is applied (lc_caps_seen): how many revokes
+ * of inodes not cached here were acked and how many inodes were evicted with
+ * their caps released so far, and when (mono ns).
  */
-uint64_t lc_caps_gen(struct lclient *c);
+struct lc_caps_since {
+	uint64_t rv, ev, t;
+};
+/** lc_caps_gen - the counts a request notes before it goes out, for lc_caps_seen. */
+struct lc_caps_since lc_caps_gen(struct lclient *c);
 /**
  * lc_caps_seen - the caps of a reply's grant on @ino (@caps, *@seq) that may be
- * installed, its request sent when lc_caps_gen() was @since: 0 (and *@seq 0)
- * if a revoke as new as the grant was acked as "not cached" since, or if
- * the record of those revokes overflowed; @caps otherwise.  Call it after
- * the inode is in the cache, with no lock held (takes c->rvt_lock, a leaf).
+ * installed, its request sent at lc_caps_gen() @since: 0 (and *@seq 0) if a
+ * revoke as new as the grant was acked as "not cached" since, or @ino was
+ * evicted (its caps released) after its caps moved since, or the records
+ * of either lost what they would need to tell; @caps otherwise.  Call it
+ * after the inode is in the cache, with no lock held (takes c->rvt_lock
+ * and c->evt_lock, leaves).
  */
-uint32_t lc_caps_seen(struct lclient *c, uint64_t ino, uint32_t caps, uint64_t *seq, uint64_t since);
+uint32_t lc_caps_seen(struct lclient *c, uint64_t ino, uint32_t caps, uint64_t *seq,
+		      const struct lc_caps_since *since);
+/**
+ * lc_caps_evict_note - @ino is being evicted and its caps released, which
+ * last moved at @caps_at (lc_caps_at_ns: in->caps_at_ms, rounded up): called after it is marked dead,
+ * before it leaves the hash (a requester that caches it again then finds
+ * the note).  Takes c->evt_lock (a leaf).
+ */
+void lc_caps_evict_note(struct lclient *c, uint64_t ino, uint64_t caps_at);
 /** lc_caps_debug_apply_wait - test hook: see c->debug_apply_wait_ino. */
 void lc_caps_debug_apply_wait(struct lclient *c, uint64_t ino);
 /** lc_attrs_cached_locked - in->lock held: the caps cover every attribute. */

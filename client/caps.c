@@ -162,6 +162,8 @@ void lc_caps_apply_locked(struct lc_inode *in, uint32_t caps, uint64_t seq)
 	if (seq > in->acked_seq && !(in->caps & ~caps))
 		in->acked_seq = seq;
 	lc_caps_set_locked(in, caps);
+	if (seq != in->cap_seq)
+		lc_caps_moved_locked(in);       /* after any request sent before now (lc_caps_seen) */
 	in->cap_seq = seq;
 	if (lc_attrs_cached_locked(in)) {
 		uint64_t until = now_mono_ns() + lc_secs_ns(CFG_client_caps_timeout);
@@ -830,25 +832,110 @@ static void uncached_revoke_note(struct lclient *c, uint64_t ino, uint64_t seq)
 	atomic_thread_fence(memory_order_seq_cst);   /* before the lookup that follows */
 }
 
-uint64_t lc_caps_gen(struct lclient *c)
+struct lc_caps_since lc_caps_gen(struct lclient *c)
 {
-	return atomic_load_explicit(&c->rvt_gen, memory_order_acquire);
+	return (struct lc_caps_since){
+		.rv = atomic_load_explicit(&c->rvt_gen, memory_order_acquire),
+		.ev = atomic_load_explicit(&c->evt_gen, memory_order_acquire),
+		.t = now_mono_ns(),
+	};
 }
 
-uint32_t lc_caps_seen(struct lclient *c, uint64_t ino, uint32_t caps, uint64_t *seq, uint64_t since)
+/*
+ * An inode evicted from the cache has its caps released (inode.c try_evict,
+ * lc_release_caps), and the MDS deletes our cap when the release's seq is
+ * at least the cap's issue_seq (mds/locker.c).  A grant on that inode that
+ * came before, in a reply not applied yet (its requester still on its way,
+ * a READDIR batch asked for ahead, or the batch a directory keeps, applied
+ * again when a listing resumes in it), would cache it again with caps the
+ * MDS does not count: never revoked, attributes trusted until they time out.
+ *
+ * Every grant in a reply bumps the cap's seq and issue_seq at the MDS (as
+ * Ceph's does), so a release whose seq is older than the grant is ignored
+ * there and the grant holds on both sides.  The release is that old unless
+ * the inode's caps moved here after the request went out (the grant itself
+ * applied once already, or a newer message): the grant installs nothing if
+ * the inode was evicted after its caps moved at or after the request's
+ * send time, whatever its seq.  Evictions are many (75,000 in an `ls -l`
+ * of 200,000 files, a trim round evicts thousands at once), so they are
+ * kept by ino, in sets, with that time; a note pushed out of its set
+ * leaves its time, and a request older than it gets no caps on any inode
+ * of the set (the next request asks again).  The old inodes a trim round
+ * evicts moved their caps long before the requests in flight, so they
+ * cost nothing.
+ */
+static struct lc_evict_set *evict_set(struct lclient *c, uint64_t ino)
+{
+	uint64_t h = ino * 0x9e3779b97f4a7c15ull;
+
+	return &c->evt[(h >> 32) % LC_EVICT_SETS];
+}
+
+void lc_caps_evict_note(struct lclient *c, uint64_t ino, uint64_t caps_at)
+{
+	struct lc_evict_set *set = evict_set(c, ino);
+	int old = 0;
+
+	pthread_mutex_lock(&c->evt_lock);
+	for (int i = 0; i < LC_EVICT_WAYS; i++) {
+		if (set->w[i].ino == ino) {
+			old = i;
+			break;
+		}
+		if (set->w[i].at < set->w[old].at)
+			old = i;
+	}
+	if (set->w[old].ino != ino && set->w[old].at > set->lost_at)
+		set->lost_at = set->w[old].at;
+	if (set->w[old].ino != ino || caps_at > set->w[old].at)
+		set->w[old].at = caps_at;
+	set->w[old].ino = ino;
+	atomic_store_explicit(&c->evt_gen, atomic_load_explicit(&c->evt_gen, memory_order_relaxed) + 1,
+			      memory_order_release);
+	pthread_mutex_unlock(&c->evt_lock);
+	atomic_thread_fence(memory_order_seq_cst);   /* before the inode leaves the hash */
+}
+
+/* @ino was evicted after its caps moved at or after @since->t, or may have been */
+static bool evicted_since(struct lclient *c, uint64_t ino, const struct lc_caps_since *since)
+{
+	struct lc_evict_set *set = evict_set(c, ino);
+	bool ev;
+
+	if (atomic_load_explicit(&c->evt_gen, memory_order_acquire) == since->ev)
+		return false;
+	pthread_mutex_lock(&c->evt_lock);
+	ev = set->lost_at >= since->t;
+	for (int i = 0; i < LC_EVICT_WAYS && !ev; i++)
+		ev = set->w[i].ino == ino && set->w[i].at >= since->t;
+	pthread_mutex_unlock(&c->evt_lock);
+	return ev;
+}
+
+uint32_t lc_caps_seen(struct lclient *c, uint64_t ino, uint32_t caps, uint64_t *seq,
+		      const struct lc_caps_since *since)
 {
 	bool drop = false;
 	uint64_t now;
 
 	atomic_thread_fence(memory_order_seq_cst);   /* after the inode was cached */
-	if (!caps || atomic_load_explicit(&c->rvt_gen, memory_order_acquire) == since)
+	if (!caps)
+		return caps;
+	if (evicted_since(c, ino, since)) {
+		dout(CLIENT, 10, "inode %" PRIx64 ": grant seq %" PRIu64 " not installed: evicted (caps released) "
+		     "while its reply was out", ino, *seq);
+		perf_inc(&c->perf.caps_grant_dropped, 1);
+		*seq = 0;
+		return 0;
+	}
+	if (atomic_load_explicit(&c->rvt_gen, memory_order_acquire) == since->rv)
 		return caps;
 	pthread_mutex_lock(&c->rvt_lock);
 	now = atomic_load_explicit(&c->rvt_gen, memory_order_relaxed);
-	if (now - since > LC_UNCACHED_REVOKES) {
+	if (now - since->rv > LC_UNCACHED_REVOKES) {
 		drop = true;             /* notes lost: safe is none (the client asks again) */
 	} else {
-		for (uint64_t g = since; g != now && !drop; g++)
+		for (uint64_t g = since->rv; g != now && !drop; g++)
 			drop = c->rvt[g % LC_UNCACHED_REVOKES].ino == ino &&
 			       c->rvt[g % LC_UNCACHED_REVOKES].seq >= *seq;
 	}
@@ -856,7 +943,8 @@ uint32_t lc_caps_seen(struct lclient *c, uint64_t ino, uint32_t caps, uint64_t *
 	if (!drop)
 		return caps;
 	dout(CLIENT, 10, "inode %" PRIx64 ": grant seq %" PRIu64 " not installed: revoked while its reply waited (%s)",
-	     ino, *seq, now - since > LC_UNCACHED_REVOKES ? "table overflowed" : "acked as not cached");
+	     ino, *seq, now - since->rv > LC_UNCACHED_REVOKES ? "table overflowed" : "acked as not cached");
+	perf_inc(&c->perf.caps_grant_dropped, 1);
 	*seq = 0;
 	return 0;
 }
@@ -947,8 +1035,10 @@ static void process_revoke(struct lclient *c, struct cap_work *w)
 	 * (the flusher's, for a file just closed) is not taken by the MDS as
 	 * the ack, so the other client cannot go on before our kernel has
 	 * dropped what it cached */
-	if (m->seq > in->cap_seq)
+	if (m->seq > in->cap_seq) {
 		in->cap_seq = m->seq;
+		lc_caps_moved_locked(in);
+	}
 	if (!lc_attrs_cached_locked(in))
 		in->attr_until = 0;
 	if (S_ISDIR(in->mi.mode) && (had & MDSP_CAP_DIR_CREATE) && !(keep & MDSP_CAP_DIR_CREATE)) {

@@ -95,6 +95,7 @@ static void perf_register(struct lclient *c)
 	C(readdir_cached);
 	C(readdir_fetch);
 	C(readdir_shared);
+	C(readdir_prefetched);
 	C(xattr_cached);
 	C(quota_refused);
 	C(rd_bytes);
@@ -117,6 +118,7 @@ static void perf_register(struct lclient *c)
 	C(caps_released);
 	C(meta_dropped);
 	C(unmount_evicted);
+	C(caps_grant_dropped);
 	C(ino_evicted);
 	C(ino_trim_walks);
 	C(ino_trim_skipped);
@@ -180,6 +182,7 @@ static int client_alloc(struct lclient **out)
 	pthread_mutex_init(&c->lru_lock, NULL);
 	pthread_mutex_init(&c->itrim_lock, NULL);
 	pthread_mutex_init(&c->rvt_lock, NULL);
+	pthread_mutex_init(&c->evt_lock, NULL);
 	c->async_dirops = cfg_bool(CFG_client_async_dirops);
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
@@ -795,6 +798,7 @@ void lclient_destroy(struct lclient *c)
 	pthread_mutex_destroy(&c->lru_lock);
 	pthread_mutex_destroy(&c->itrim_lock);
 	pthread_mutex_destroy(&c->rvt_lock);
+	pthread_mutex_destroy(&c->evt_lock);
 	free(c->orphan_q);
 	pthread_cond_destroy(&c->oc_cond);
 	pthread_cond_destroy(&c->work_cond);

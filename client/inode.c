@@ -465,17 +465,17 @@ static void apply_mi_locked(struct lc_inode *in, const struct mdsp_inode *mi, bo
 	in->attr_until = lc_attrs_cached_locked(in) ? now_mono_ns() + lc_secs_ns(CFG_client_caps_timeout) : 0;
 }
 
-/* @seen: the reply is applied by its requester, whose request went out at
- * lc_caps_gen() @since (lc_inode_update_seen); else by the session reader,
+/* @since: the reply is applied by its requester, whose request went out at
+ * lc_caps_gen() @since (lc_inode_update_seen); NULL: by the session reader,
  * in order with the cap messages */
 static struct lc_inode *inode_update(struct lclient *c, const struct mdsp_inode *mi, uint32_t caps,
-				     uint64_t cap_seq, bool seen, uint64_t since)
+				     uint64_t cap_seq, const struct lc_caps_since *since)
 {
 	struct lc_inode *in, *nin = NULL;
 	uint64_t ino = mi->ino;
 	int spins = 0;
 
-	if (seen && caps)
+	if (since && caps)
 		lc_caps_debug_apply_wait(c, ino);
 	for (;;) {
 		in = lc_ino_to_inode(c, ino);
@@ -508,7 +508,7 @@ static struct lc_inode *inode_update(struct lclient *c, const struct mdsp_inode 
 			in = nin;
 			nin = NULL;
 			/* cached first, then the revokes noted meanwhile (caps.c) */
-			if (seen)
+			if (since)
 				caps = lc_caps_seen(c, ino, caps, &cap_seq, since);
 			pthread_mutex_lock(&in->lock);
 			note_quota_locked(in, mi);
@@ -526,7 +526,7 @@ static struct lc_inode *inode_update(struct lclient *c, const struct mdsp_inode 
 	}
 	if (nin)
 		inode_free(nin);
-	if (seen)
+	if (since)
 		caps = lc_caps_seen(c, ino, caps, &cap_seq, since);
 	pthread_mutex_lock(&in->lock);
 	apply_mi_locked(in, mi, false);
@@ -538,13 +538,13 @@ static struct lc_inode *inode_update(struct lclient *c, const struct mdsp_inode 
 struct lc_inode *lc_inode_update(struct lclient *c, const struct mdsp_inode *mi, uint32_t caps,
 				 uint64_t cap_seq)
 {
-	return inode_update(c, mi, caps, cap_seq, false, 0);
+	return inode_update(c, mi, caps, cap_seq, NULL);
 }
 
 struct lc_inode *lc_inode_update_seen(struct lclient *c, const struct mdsp_inode *mi, uint32_t caps,
-				      uint64_t cap_seq, uint64_t since)
+				      uint64_t cap_seq, const struct lc_caps_since *since)
 {
-	return inode_update(c, mi, caps, cap_seq, true, since);
+	return inode_update(c, mi, caps, cap_seq, since);
 }
 
 void lc_inode_refresh(struct lc_inode *in, const struct mdsp_inode *mi)
@@ -761,13 +761,17 @@ static bool try_evict(struct lclient *c, struct lc_inode *in)
 	pthread_mutex_lock(&in->lock);
 	bool clean = inode_clean_locked(in);
 	uint32_t caps = in->caps;
-	uint64_t seq = in->cap_seq;
+	uint64_t seq = in->cap_seq, caps_at = lc_caps_at_ns(in, now_mono_ns());
 	pthread_mutex_unlock(&in->lock);
 	if (!clean)
 		return false;
 	if (!atomic_compare_exchange_strong(&in->ref, &zero, LC_REF_DEAD))
 		return false;
 	lru_forget(c, in);
+	/* before it leaves the hash: a reply that caches it again after finds
+	 * the note and does not install a grant from before the release */
+	if (caps)
+		lc_caps_evict_note(c, in->ino, caps_at);
 	if (!atomic_exchange(&in->unhashed, true)) {
 		if (!cds_lfht_del(c->inodes, &in->hnode)) {
 			atomic_fetch_sub(&c->ninodes, 1);

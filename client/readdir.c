@@ -16,6 +16,13 @@
  * Each entry brings the caps on its inode and a lease on its name, so the
  * kernel may cache them like a lookup's.
  *
+ * While a listing goes through a batch, the batch after it is already asked
+ * for (prefetch: a READDIR submitted without waiting, hung on the batch
+ * kept on the directory, taken by the fetch of that cookie): the MDS
+ * prepares the next 1,024 entries while the client hands these to the
+ * kernel and `ls -l` stats them (issue 21.3: the MDS's part of the cold
+ * `ls -l` of 200,000 files was waited for, 196 times).
+ *
  * A storm of listings of one directory (32 FUSE threads after another
  * client's create revoked its Fs) fetches once: a READDIR that finds one
  * in flight for the same cookie waits for it and takes its batch, provided
@@ -65,13 +72,19 @@ struct rd_batch {
 	uint64_t ngen;          /* dir->ngen when the fetch started */
 	uint64_t until;         /* mono ns */
 	uint64_t dgen;          /* dir->dgen at fetch */
-	uint64_t rv_since;      /* lc_caps_gen() before the fetch: its entries' grants are checked against it */
+	struct lc_caps_since since;  /* lc_caps_gen() before the fetch: its entries' grants are checked against it */
 	bool end;
 	uint32_t n;
 	struct rd_ent *ents;
 	char *data;             /* the entries' names and what rd_pack made of the rest */
 	struct lclient *c;      /* whose LC_MEM_DIRLIST counts mem bytes */
 	size_t mem;
+	/* the READDIR of the batch after this one, asked for ahead (see the
+	 * top), with dir->dgen and dir->ngen when it was sent; dir->lock */
+	struct mds_request *pf_req;
+	uint64_t pf_dgen, pf_ngen;
+	struct lc_caps_since pf_since;  /* lc_caps_gen() when it was sent (lc_req_submit) */
+	bool pf_started;
 };
 
 /* @e's sequences and inode, packed at @p (NULL: only counted); the bytes it takes */
@@ -100,6 +113,8 @@ void lc_rd_batch_put(struct rd_batch *b)
 		return;
 	if (b->c)
 		lc_mem_sub(b->c, LC_MEM_DIRLIST, b->mem);
+	if (b->pf_req)
+		mdsc_request_put(b->pf_req);   /* its reply, if it comes, goes with it */
 	free(b->ents);
 	free(b->data);
 	free(b);
@@ -144,24 +159,111 @@ static struct rd_batch *cached_batch(struct lc_inode *dir, uint64_t cookie, long
 	return b;
 }
 
-static int fetch_batch(struct lclient *c, struct lc_inode *dir, uint64_t cookie, const struct lc_cred *cr,
-		       struct rd_batch **out)
+/* a READDIR of @dir after @cookie, not sent yet, or NULL */
+static struct mds_request *readdir_req(struct lclient *c, struct lc_inode *dir, uint64_t cookie,
+				       const struct lc_cred *cr)
 {
 	struct mds_request *req = lc_req_new(c, MDSP_OP_READDIR, dir->ino, cr);
-	struct rd_batch *b;
-	int r;
 
 	if (!req)
-		return c->mdsc ? -ENOMEM : -ENOTCONN;
-	lc_async_unlink_wait(c, dir, NULL);     /* the listing has none of the names we unlinked */
+		return NULL;
 	uint64_t max = cfg_uint(CFG_client_readdir_batch);
 	if (max == 0 || max > MDSP_READDIR_MAX)
 		max = MDSP_READDIR_MAX;
 	req->args.cookie = cookie;
 	req->args.max_entries = (uint32_t)max;
-	uint64_t dgen = atomic_load(&dir->dgen), ngen = atomic_load(&dir->ngen);
-	uint64_t rv_since = lc_caps_gen(c);
-	r = lc_req_run(c, req, NULL);
+	return req;
+}
+
+/* the READDIR asked for ahead for @cookie, if the directory's batch has one
+ * made under the directory's current dgen (the caller's then) */
+static struct mds_request *prefetched(struct lc_inode *dir, uint64_t cookie, uint64_t *dgen, uint64_t *ngen,
+				      struct lc_caps_since *since)
+{
+	struct mds_request *req = NULL;
+
+	pthread_mutex_lock(&dir->lock);
+	struct rd_batch *cur = dir->dstate ? dir->dstate->rd : NULL;
+	if (cur && cur->pf_req && cur->n && cur->ents[cur->n - 1].cookie == cookie &&
+	    cur->pf_dgen == atomic_load(&dir->dgen)) {
+		req = cur->pf_req;
+		cur->pf_req = NULL;
+		*dgen = cur->pf_dgen;
+		*ngen = cur->pf_ngen;
+		*since = cur->pf_since;
+	}
+	pthread_mutex_unlock(&dir->lock);
+	return req;
+}
+
+/*
+ * Ask now for the batch after @b, kept on @dir: the listing gets there
+ * next, and the MDS works on it meanwhile.  Once per batch; none past the
+ * end, without an MDS, or for a batch the directory does not keep (the
+ * fetch of its cookie would not find it).
+ */
+static void prefetch(struct lclient *c, struct lc_inode *dir, struct rd_batch *b, const struct lc_cred *cr)
+{
+	struct mds_request *req;
+	struct lc_caps_since since;
+	uint64_t dgen, ngen;
+
+	if (b->end || !b->n || !c->mdsc)
+		return;
+	pthread_mutex_lock(&dir->lock);
+	bool go = dir->dstate && dir->dstate->rd == b && !b->pf_started;
+	if (go)
+		b->pf_started = true;
+	pthread_mutex_unlock(&dir->lock);
+	if (!go)
+		return;
+	req = readdir_req(c, dir, b->ents[b->n - 1].cookie, cr);
+	if (!req)
+		return;
+	lc_async_unlink_wait(c, dir, NULL);     /* the listing has none of the names we unlinked */
+	dgen = atomic_load(&dir->dgen);
+	ngen = atomic_load(&dir->ngen);
+	if (lc_req_submit(c, req, &since) < 0) {
+		mdsc_request_put(req);
+		return;
+	}
+	pthread_mutex_lock(&dir->lock);
+	if (!b->pf_req) {
+		b->pf_req = req;
+		b->pf_dgen = dgen;
+		b->pf_ngen = ngen;
+		b->pf_since = since;
+		req = NULL;
+	}
+	pthread_mutex_unlock(&dir->lock);
+	if (req)
+		mdsc_request_put(req);
+}
+
+static int fetch_batch(struct lclient *c, struct lc_inode *dir, uint64_t cookie, const struct lc_cred *cr,
+		       struct rd_batch **out)
+{
+	struct rd_batch *b;
+	uint64_t dgen, ngen;
+	struct lc_caps_since since;
+	int r;
+	struct mds_request *req = prefetched(dir, cookie, &dgen, &ngen, &since);
+
+	if (req) {
+		/* its grants are checked against the revokes and evictions
+		 * since it was sent, not since now */
+		r = lc_req_wait(c, req, &since, NULL);
+		perf_inc(&c->perf.readdir_prefetched, 1);
+	} else {
+		req = readdir_req(c, dir, cookie, cr);
+		if (!req)
+			return c->mdsc ? -ENOMEM : -ENOTCONN;
+		lc_async_unlink_wait(c, dir, NULL);     /* the listing has none of the names we unlinked */
+		dgen = atomic_load(&dir->dgen);
+		ngen = atomic_load(&dir->ngen);
+		since = lc_caps_gen(c);
+		r = lc_req_run(c, req, NULL);
+	}
 	if (r < 0) {
 		mdsc_request_put(req);
 		return r;
@@ -199,7 +301,7 @@ static int fetch_batch(struct lclient *c, struct lc_inode *dir, uint64_t cookie,
 	b->start_cookie = cookie;
 	b->dgen = dgen;
 	b->ngen = ngen;
-	b->rv_since = rv_since;
+	b->since = since;
 	b->end = rep ? rep->end : true;
 	char *p = b->data;
 	for (uint32_t i = 0; i < n; i++) {
@@ -332,6 +434,7 @@ int lc_readdir(struct lclient *c, struct lc_inode *dir, uint64_t cookie, bool pl
 				return r;
 			i = 0;
 		}
+		prefetch(c, dir, b, cr);
 		for (; i < (long)b->n; i++) {
 			struct rd_ent *e = &b->ents[i];
 			const char *name = rd_ent_name(b, e);
@@ -343,10 +446,11 @@ int lc_readdir(struct lclient *c, struct lc_inode *dir, uint64_t cookie, bool pl
 			rd_ent_unpack(b, e, &cap_seq, &lease_seq, &mi);
 			/* a cached batch: its caps were applied when it came (a
 			 * newer state since wins by sequence); an entry's inode
-			 * not cached then or now may have been revoked since, as
-			 * not cached: checked against the revokes since the fetch */
+			 * not cached now may have been revoked since, as not
+			 * cached, or evicted since, its caps released: checked
+			 * against the revokes and evictions since the fetch */
 			if (mi.ino)
-				in = lc_inode_update_seen(c, &mi, e->caps, cap_seq, b->rv_since);
+				in = lc_inode_update_seen(c, &mi, e->caps, cap_seq, &b->since);
 			if (in) {
 				if (lease_seq)
 					lc_dcache_add_lease(c, dir, name, in->ino, lease_seq);

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "client/cache_int.h"
+#include "common/config.h"
 #include "common/lockdep.h"
 #include "common/log.h"
 
@@ -167,12 +168,12 @@ int lc_wait_unsafe(struct lclient *c, struct lc_inode *in)
 	return err;
 }
 
-int lc_req_run(struct lclient *c, struct mds_request *req, struct lc_inode **target)
+/* the first reply of @req (result @r) into the cache: lc_req_run's second
+ * half; @since: lc_caps_gen() before @req went out, the revokes and
+ * evictions its grants crossed are checked against it (lc_caps_seen) */
+static int req_apply(struct lclient *c, struct mds_request *req, int r, const struct lc_caps_since *since,
+		     struct lc_inode **target)
 {
-	/* the reply is applied here, after the reader handed it over: the
-	 * revokes it crossed are checked against this (lc_caps_seen) */
-	uint64_t since = lc_caps_gen(c);
-	int r = mdsc_do_request(c->mdsc, req);
 	struct mdsp_reply *rep = req->reply;
 	struct lc_inode *din = NULL, *tin = NULL;
 
@@ -208,6 +209,40 @@ int lc_req_run(struct lclient *c, struct mds_request *req, struct lc_inode **tar
 	else
 		lc_put(c, tin);
 	return r;
+}
+
+int lc_req_run(struct lclient *c, struct mds_request *req, struct lc_inode **target)
+{
+	/* the reply is applied here, after the reader handed it over */
+	struct lc_caps_since since = lc_caps_gen(c);
+	int r = mdsc_do_request(c->mdsc, req);
+
+	return req_apply(c, req, r, &since, target);
+}
+
+int lc_req_submit(struct lclient *c, struct mds_request *req, struct lc_caps_since *since)
+{
+	int r;
+
+	/* noted before it goes out, not when its reply is applied (which may
+	 * be as long after as a listing takes to get there) */
+	*since = lc_caps_gen(c);
+	r = mdsc_submit(c->mdsc, req);
+
+	if (r == 0)
+		mdsc_uncork(c->mdsc);   /* the caller waits for it soon: not held for company */
+	return r;
+}
+
+int lc_req_wait(struct lclient *c, struct mds_request *req, const struct lc_caps_since *since,
+		struct lc_inode **target)
+{
+	uint64_t tmo = lc_secs_ns(CFG_client_request_timeout);
+
+	if (target)
+		*target = NULL;
+	return req_apply(c, req, mdsc_wait_reply(c->mdsc, req, tmo ? now_mono_ns() + tmo : 0, true), since,
+			 target);
 }
 
 uint64_t lc_max_file_size(struct lclient *c)

@@ -51,6 +51,8 @@
  *   c->fh_lock              (open handles; nothing is taken under it)
  *   c->rvt_lock             (revokes of inodes not cached; taken with no lock
  *                            held, nothing is taken under it)
+ *   c->evt_lock             (evictions that released caps; a leaf, taken under
+ *                            c->itrim_lock by the trim, with no lock by a requester)
  *   fh->ra_lock is taken without any inode lock held, and in->lock may be
  *   taken under it; it is never held while waiting for the store.
  * No lock is held across store I/O or an MDS request.
@@ -348,6 +350,11 @@ struct lc_inode {
 		 * here, where it fills what would be padding) */
 		bool wbq_queued;             /* on c->wbq (holds a reference); protected by c->work_lock */
 		bool capupd_queued;          /* on c->capupd (holds a reference); protected by c->work_lock */
+		/* the caps' part's (in->lock), where it fills what was padding:
+		 * mono ms (mod 2^32) when cap_seq last moved: a grant from a
+		 * request sent before never outlives this inode's eviction
+		 * (lc_caps_seen; read back with lc_caps_at_ns) */
+		uint32_t caps_at_ms;
 	};
 
 	/* ---- the async operations: MDS requests answered before the MDS
@@ -402,6 +409,7 @@ struct lc_perf {
 	struct perf_counter attr_hit, attr_miss;
 	struct perf_counter dentry_hit, dentry_miss, dentry_neg_hit;
 	struct perf_counter readdir_cached, readdir_fetch, readdir_shared;
+	struct perf_counter readdir_prefetched;   /* READDIR batches that had been asked for ahead (readdir.c) */
 	struct perf_counter xattr_cached;      /* getxattr/listxattr answered from a trace (namei.c) */
 	struct perf_counter quota_refused;     /* writes and fallocates refused or cut short by a byte quota (file.c) */
 	struct perf_counter rd_bytes, wr_bytes;
@@ -412,6 +420,8 @@ struct lc_perf {
 	struct perf_counter meta_dropped;      /* inodes whose dirty size/mtime an eviction dropped (caps.c) */
 	struct perf_counter unmount_evicted;   /* unmounts that did not wait for a session: evicted (client.c) */
 	struct perf_counter ino_evicted;
+	struct perf_counter caps_grant_dropped;  /* a reply's grant not installed: revoked or evicted
+						  * while it was out (caps.c lc_caps_seen) */
 	struct perf_counter dn_trim_walks, dn_trim_skipped;    /* lc_dcache_trim's, likewise */
 	struct perf_counter ino_trim_walks, ino_trim_skipped;  /* lc_icache_trim: rounds that looked at the
 							         * LRU, and rounds past the bound with nothing on it */
@@ -485,6 +495,8 @@ struct lc_data_ops {
 #define LC_DELEG_RANGES 4
 #define LC_CAP_WORKERS 4
 #define LC_UNCACHED_REVOKES 256   /* 4 KiB: recent revokes of inodes not cached (caps.c) */
+#define LC_EVICT_SETS 1024        /* evictions that released caps (caps.c): 1024 sets of 8, */
+#define LC_EVICT_WAYS 8           /* 136 KiB; a set loses a note after 8 newer ones in it */
 
 struct lclient {
 	/* lc_ns_epoch(): moves whenever this client learns that a name may
@@ -621,6 +633,25 @@ struct lclient {
 		uint64_t ino, seq;
 	} rvt[LC_UNCACHED_REVOKES];
 	_Atomic uint64_t rvt_gen;    /* revokes ever noted; written under rvt_lock */
+	/*
+	 * Inodes evicted with their caps released (caps.c lc_caps_evict_note),
+	 * with when their caps last moved (lc_caps_at_ns): the MDS may drop our
+	 * cap with the release, so a grant on that inode in a reply whose
+	 * request went out before that moment, applied after the eviction (a
+	 * READDIR batch kept on its directory or asked for ahead, a reply in
+	 * flight), must install none.  Kept by ino in sets of LC_EVICT_WAYS; a
+	 * note pushed out of its set leaves only its time (lost_at, the
+	 * latest): a grant on any ino of that set from a request sent before
+	 * it installs nothing.
+	 */
+	pthread_mutex_t evt_lock;    /* protects evt; a leaf lock */
+	struct lc_evict_set {
+		struct {
+			uint64_t ino, at;
+		} w[LC_EVICT_WAYS];
+		uint64_t lost_at;
+	} evt[LC_EVICT_SETS];
+	_Atomic uint64_t evt_gen;    /* evictions ever noted (a request that saw none skips the lock) */
 	/* test hook (tests set it, client_int.h): a requester about to apply a
 	 * reply carrying this ino waits (bounded) until a revoke of it was
 	 * acked as "not cached" -- the interleaving the table is for */

@@ -329,8 +329,14 @@ static uint32_t issue(struct mds *m, struct session *s, struct minode *in, uint3
 	uint32_t allowed, add;
 
 	/* it holds all of it already (the common case of a client that keeps
-	 * its caps): nothing to add, whatever may be had now */
+	 * its caps): nothing to add, whatever may be had now.  The grant in
+	 * the reply still gets a seq of its own, as issue_seq (Ceph's
+	 * encode_inodestat: issue_norevoke, set_last_issue): a release the
+	 * client sent before it saw this reply is older and ignored
+	 * (handle_inode_caps), so the grant in flight holds on both sides and
+	 * is not installed over a cap we deleted (client/caps.c lc_caps_seen) */
 	if (cap && !((want | cap->wanted | MDSP_CAP_PIN) & ~cap->pending)) {
+		cap->issue_seq = ++cap->seq;
 		*seq = cap->seq;
 		/* s->caps in the order of last use: recall takes the coldest */
 		cds_list_del(&cap->s_item);
@@ -351,9 +357,9 @@ static uint32_t issue(struct mds *m, struct session *s, struct minode *in, uint3
 	if ((cap->pending | add) != cap->pending) {
 		cap->pending |= add;
 		cap->issued |= add;
-		cap->issue_seq = ++cap->seq;
 		perf_inc(&c_grants, 1);
 	}
+	cap->issue_seq = ++cap->seq;     /* also with nothing added: see above */
 	*seq = cap->seq;
 	cds_list_del(&cap->s_item);
 	cds_list_add_tail(&cap->s_item, &s->caps);

@@ -238,7 +238,7 @@ struct mcap {
 	struct session *s;
 	uint32_t issued, pending, wanted;  /* MDSP_CAP_* */
 	uint64_t seq;                      /* last sequence sent to the client */
-	uint64_t issue_seq;                /* the last one that added bits (Ceph's last_issue) */
+	uint64_t issue_seq;                /* the last grant in a reply or that added bits (Ceph's last_issue) */
 	uint64_t revoke_seq;               /* outstanding revoke (0: none) */
 	uint64_t revoke_ns;                /* mono ns it was sent */
 	bool recall;                       /* the revoke in flight is a recall for cache pressure

@@ -658,6 +658,265 @@ START_TEST(test_revoke_overtakes_reply)
 }
 END_TEST
 
+/* ---- an evicted inode and an older grant ---------------------------------------- */
+
+static int ev_cb(void *arg, const char *name, struct lc_inode *in, const struct lc_attr *attr, uint64_t next)
+{
+	struct lc_inode **f = arg;
+
+	(void)attr;
+	(void)next;
+	ck_assert_str_eq(name, "f");
+	ck_assert_ptr_nonnull(in);
+	ck_assert_ptr_null(*f);
+	*f = in;                /* readdirplus: the reference is ours */
+	return 0;
+}
+
+/* A evicts @ino, which nobody holds, releasing its caps, and the MDS has
+ * the release: A's forced getattr of @d goes out behind it on A's session */
+static void evict_from_a(uint64_t ino, struct lc_inode *d)
+{
+	uint64_t ev0 = atomic_load(&A->perf.ino_evicted.v);
+	uint64_t rel0 = atomic_load(&A->perf.caps_released.v);
+	struct lc_inode *in;
+	struct lc_attr a;
+
+	set_opt("client_cache_size", "1");
+	/* nothing else of A's is unreferenced: root stays, @d is held */
+	LT_WAIT_UNTIL((lc_icache_trim(A), atomic_load(&A->perf.ino_evicted.v) > ev0), "A does not evict f");
+	in = lc_ino_to_inode(A, ino);
+	ck_assert_msg(!in, "f is still cached in A");
+	ck_assert_msg(atomic_load(&A->perf.caps_released.v) > rel0, "A released no caps of f");
+	ck_assert_int_eq(lc_getattr(A, d, &rootcr, true, &a), 0);
+}
+
+/*
+ * A lists a directory: the batch is kept on it (A holds Fs there) and f's
+ * entry grants A caps on f.  A evicts f (caps released: the MDS drops its
+ * cap, so B's chmod revokes nothing of A's), then lists again: served from
+ * the kept batch, whose grant on f is the one A gave back.  Installed again,
+ * A would trust f's old mode until its caps time out (docs/ARCHITECTURE.md,
+ * "A grant that a revoke overtook").
+ */
+START_TEST(test_kept_batch_after_eviction)
+{
+	struct lc_inode *db = mkdir_in(B, rb, "evk", 0755), *fb, *da, *fa = NULL;
+	struct lc_attr set = { .mode = 0600 }, a;
+	uint64_t cached0;
+	bool eof;
+
+	ck_assert_int_eq(lc_mknod(B, db, "f", S_IFREG | 0644, 0, &rootcr, NULL, &fb), 0);
+	da = lookup_ok(A, ra, "evk");
+	ck_assert_int_eq(lc_readdir(A, da, 0, true, &rootcr, ev_cb, &fa, &eof), 0);
+	ck_assert(eof && fa);
+	ck_assert_msg(lc_attr_timeout(A, fa) >= 30, "the listing gave A no caps on f");
+	lc_put(A, fa);
+	fa = NULL;
+	evict_from_a(fb->ino, da);
+	ck_assert_int_eq(lc_setattr(B, fb, &set, LC_SET_MODE, &rootcr, NULL), 0);
+	cached0 = atomic_load(&A->perf.readdir_cached.v);
+	ck_assert_int_eq(lc_readdir(A, da, 0, true, &rootcr, ev_cb, &fa, &eof), 0);
+	ck_assert(eof && fa);
+	ck_assert_msg(atomic_load(&A->perf.readdir_cached.v) > cached0, "the second listing was not the kept batch");
+	ck_assert_int_eq(lc_getattr(A, fa, &rootcr, false, &a), 0);
+	ck_assert_msg((a.mode & 07777) == 0600, "A sees mode 0%o after B's chmod to 0600 (a grant it gave back)",
+		      (unsigned int)(a.mode & 07777));
+	ck_assert_uint_ge(atomic_load(&A->perf.caps_grant_dropped.v), 1);
+	ck_assert_msg(lc_attr_timeout(A, fa) >= 30, "A does not cache f's attributes again");
+	lc_put(A, fa);
+	lc_put(A, da);
+	lc_put(B, fb);
+	lc_put(B, db);
+}
+END_TEST
+
+struct bg_list {
+	struct lc_inode *d, *f;
+	int r;
+};
+
+static void *bg_list_main(void *arg)
+{
+	struct bg_list *b = arg;
+	bool eof;
+
+	b->r = lc_readdir(A, b->d, 0, true, &rootcr, ev_cb, &b->f, &eof);
+	return NULL;
+}
+
+/*
+ * A has f cached with caps; its listing's reply grants f again (the caps A
+ * holds, nothing new) and waits unapplied while A evicts f, releasing its
+ * caps at the seq it had.  That release is older than the grant: the MDS
+ * keeps the cap (it deleted it, and B's chmod revoked nothing of A's,
+ * before the grant had a seq of its own), and B's chmod revokes it, acked
+ * as not cached.  The reply applied after must not install that grant
+ * (the reply in flight when the inode was trimmed).  The hook holds the
+ * listing between its reply and f's entry until the test lets it go.
+ */
+START_TEST(test_reply_after_eviction)
+{
+	struct lc_inode *db = mkdir_in(B, rb, "evr", 0755), *fb, *da, *fa;
+	struct lc_attr set = { .mode = 0600 }, a;
+	struct bg_list ls = { 0 };
+	pthread_t th;
+
+	ck_assert_int_eq(lc_mknod(B, db, "f", S_IFREG | 0644, 0, &rootcr, NULL, &fb), 0);
+	da = lookup_ok(A, ra, "evr");
+	fa = lookup_ok(A, da, "f");
+	ck_assert_msg(lc_attr_timeout(A, fa) >= 30, "the lookup gave A no caps on f");
+	lc_put(A, fa);
+	ls.d = da;
+	atomic_store(&A->debug_apply_wait_ino, fb->ino);
+	ck_assert_int_eq(pthread_create(&th, NULL, bg_list_main, &ls), 0);
+	LT_WAIT_UNTIL(atomic_load(&A->debug_apply_waiting) == 1, "A's listing never got its reply");
+	evict_from_a(fb->ino, ra);
+	ck_assert_int_eq(lc_setattr(B, fb, &set, LC_SET_MODE, &rootcr, NULL), 0);
+	pthread_mutex_lock(&A->rvt_lock);
+	atomic_store(&A->debug_apply_wait_ino, 0);
+	pthread_cond_broadcast(&A->rvt_cond);
+	pthread_mutex_unlock(&A->rvt_lock);
+	ck_assert_int_eq(pthread_join(th, NULL), 0);
+	ck_assert_int_eq(ls.r, 0);
+	ck_assert_ptr_nonnull(ls.f);
+	ck_assert_int_eq(lc_getattr(A, ls.f, &rootcr, false, &a), 0);
+	ck_assert_msg((a.mode & 07777) == 0600, "A sees mode 0%o after B's chmod to 0600 (a grant it gave back)",
+		      (unsigned int)(a.mode & 07777));
+	ck_assert_uint_ge(atomic_load(&A->perf.caps_grant_dropped.v), 1);
+	ck_assert_msg(lc_attr_timeout(A, ls.f) >= 30, "A does not cache f's attributes again");
+	lc_put(A, ls.f);
+	lc_put(A, da);
+	lc_put(B, fb);
+	lc_put(B, db);
+}
+END_TEST
+
+/*
+ * As above, but f's caps move after the listing's READDIR went out (B's
+ * open for writing revokes A's Fs; f is cached, A acks), so A's release
+ * carries the revoke's seq, newer than the listing's grant: the MDS deletes
+ * A's cap, and B's chmod revokes nothing of A's.  The grant, applied after,
+ * must install nothing.
+ */
+START_TEST(test_reply_after_eviction_caps_moved)
+{
+	struct lc_inode *db = mkdir_in(B, rb, "evm", 0755), *fb, *da, *fa;
+	struct lc_attr set = { .mode = 0600 }, a;
+	struct bg_list ls = { 0 };
+	struct lc_fh *fh;
+	uint64_t rv0;
+	pthread_t th;
+
+	ck_assert_int_eq(lc_mknod(B, db, "f", S_IFREG | 0644, 0, &rootcr, NULL, &fb), 0);
+	da = lookup_ok(A, ra, "evm");
+	fa = lookup_ok(A, da, "f");
+	ck_assert_msg(lc_attr_timeout(A, fa) >= 30, "the lookup gave A no caps on f");
+	lc_put(A, fa);
+	ls.d = da;
+	atomic_store(&A->debug_apply_wait_ino, fb->ino);
+	ck_assert_int_eq(pthread_create(&th, NULL, bg_list_main, &ls), 0);
+	LT_WAIT_UNTIL(atomic_load(&A->debug_apply_waiting) == 1, "A's listing never got its reply");
+	rv0 = atomic_load(&A->perf.caps_revoke.v);
+	ck_assert_int_eq(lc_open(B, fb, O_WRONLY, &rootcr, &fh), 0);
+	ck_assert_msg(atomic_load(&A->perf.caps_revoke.v) > rv0, "B's open revoked nothing of A's");
+	ck_assert_int_eq(lc_release(B, fh), 0);
+	evict_from_a(fb->ino, ra);
+	rv0 = atomic_load(&A->perf.caps_revoke.v);
+	ck_assert_int_eq(lc_setattr(B, fb, &set, LC_SET_MODE, &rootcr, NULL), 0);
+	ck_assert_msg(atomic_load(&A->perf.caps_revoke.v) == rv0, "the MDS revoked caps A had given back");
+	pthread_mutex_lock(&A->rvt_lock);
+	atomic_store(&A->debug_apply_wait_ino, 0);
+	pthread_cond_broadcast(&A->rvt_cond);
+	pthread_mutex_unlock(&A->rvt_lock);
+	ck_assert_int_eq(pthread_join(th, NULL), 0);
+	ck_assert_int_eq(ls.r, 0);
+	ck_assert_ptr_nonnull(ls.f);
+	ck_assert_int_eq(lc_getattr(A, ls.f, &rootcr, false, &a), 0);
+	ck_assert_msg((a.mode & 07777) == 0600, "A sees mode 0%o after B's chmod to 0600 (a grant it gave back)",
+		      (unsigned int)(a.mode & 07777));
+	ck_assert_uint_ge(atomic_load(&A->perf.caps_grant_dropped.v), 1);
+	lc_put(A, ls.f);
+	lc_put(A, da);
+	lc_put(B, fb);
+	lc_put(B, db);
+}
+END_TEST
+
+/* ---- a revoke that overtakes a batch asked for ahead ------------------------------ */
+
+struct pf_list {
+	bool stop;                      /* stop at the first entry, not taking it */
+	char first[16];                 /* its name */
+	struct lc_inode *in[2];
+	char name[2][16];
+	int n;
+};
+
+static int pf_cb(void *arg, const char *name, struct lc_inode *in, const struct lc_attr *attr, uint64_t next)
+{
+	struct pf_list *l = arg;
+
+	(void)attr;
+	(void)next;
+	if (l->stop) {
+		snprintf(l->first, sizeof(l->first), "%s", name);
+		return 1;
+	}
+	ck_assert_int_lt(l->n, 2);
+	ck_assert_ptr_nonnull(in);
+	snprintf(l->name[l->n], sizeof(l->name[0]), "%s", name);
+	l->in[l->n++] = in;
+	return 0;
+}
+
+/*
+ * Batches of one entry: A's listing asks for the second batch while it is
+ * at the first (the prefetch), and the MDS answers it, granting A caps on
+ * the second file.  B's chmod of that file revokes them before the listing
+ * gets there: A has it not cached and acks that.  The batch, taken when
+ * the listing goes on, must not install the grant: it is checked against
+ * the revokes since its READDIR was sent, not since it was taken.
+ */
+START_TEST(test_revoke_overtakes_prefetch)
+{
+	struct lc_inode *db = mkdir_in(B, rb, "pf", 0755), *fb[2], *da, *second;
+	struct lc_attr set = { .mode = 0600 }, a;
+	struct pf_list l = { .stop = true };
+	int64_t rd0;
+	bool eof;
+
+	ck_assert_int_eq(lc_mknod(B, db, "f0", S_IFREG | 0644, 0, &rootcr, NULL, &fb[0]), 0);
+	ck_assert_int_eq(lc_mknod(B, db, "f1", S_IFREG | 0644, 0, &rootcr, NULL, &fb[1]), 0);
+	da = lookup_ok(A, ra, "pf");
+	set_opt("client_readdir_batch", "1");
+	rd0 = mds_op_counter("op_readdir");
+	ck_assert_int_eq(lc_readdir(A, da, 0, true, &rootcr, pf_cb, &l, &eof), 0);
+	ck_assert(!eof && l.first[0]);
+	/* the first batch and the one asked for ahead were answered */
+	LT_WAIT_UNTIL(mds_op_counter("op_readdir") >= rd0 + 2, "A's listing asked for no batch ahead");
+	second = fb[strcmp(l.first, "f0") == 0 ? 1 : 0];
+	atomic_store(&A->debug_apply_wait_ino, second->ino);
+	ck_assert_int_eq(lc_setattr(B, second, &set, LC_SET_MODE, &rootcr, NULL), 0);
+	/* A's ack let B's chmod go on; its count follows the send */
+	LT_WAIT_UNTIL(atomic_load(&A->debug_apply_waited) == 1, "the MDS did not revoke A's caps on the second file");
+	l.stop = false;
+	ck_assert_int_eq(lc_readdir(A, da, 0, true, &rootcr, pf_cb, &l, &eof), 0);
+	ck_assert(eof && l.n == 2);
+	ck_assert_str_eq(l.name[0], l.first);
+	ck_assert_uint_ge(atomic_load(&A->perf.readdir_prefetched.v), 1);
+	ck_assert_int_eq(lc_getattr(A, l.in[1], &rootcr, false, &a), 0);
+	ck_assert_msg((a.mode & 07777) == 0600, "A sees mode 0%o after B's chmod to 0600 (a stale grant)",
+		      (unsigned int)(a.mode & 07777));
+	lc_put(A, l.in[0]);
+	lc_put(A, l.in[1]);
+	lc_put(A, da);
+	lc_put(B, fb[0]);
+	lc_put(B, fb[1]);
+	lc_put(B, db);
+}
+END_TEST
+
 /* ---- two writers: synchronous, uncached I/O ------------------------------------------ */
 
 START_TEST(test_two_writers_uncached)
@@ -1831,6 +2090,10 @@ static Suite *suite(void)
 	ADD(tc, test_async_created_file_has_no_xattrs);
 	ADD(tc, test_chmod_chown_denies_at_once);
 	ADD(tc, test_revoke_overtakes_reply);
+	ADD(tc, test_kept_batch_after_eviction);
+	ADD(tc, test_reply_after_eviction);
+	ADD(tc, test_reply_after_eviction_caps_moved);
+	ADD(tc, test_revoke_overtakes_prefetch);
 	ADD(tc, test_two_writers_uncached);
 	ADD(tc, test_two_writers_size_while_flush_unacked);
 	ADD(tc, test_flushing_size_not_ours_after_fw_given_up);

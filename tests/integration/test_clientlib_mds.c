@@ -656,6 +656,9 @@ START_TEST(test_readdir_5000)
 	ck_assert_uint_ge(perf_get(&c->perf.dentry_hit) - hits, 90);
 	/* paging through cached batches does not refetch what it has */
 	ck_assert_uint_le(perf_get(&c->perf.readdir_fetch), 12);
+	/* ... and each batch after the first was asked for while the listing
+	 * went through the one before (two listings of 5 batches) */
+	ck_assert_uint_ge(perf_get(&c->perf.readdir_prefetched), 8);
 	/* a removed name is gone from the next listing */
 	ck_assert_int_eq(lc_unlink(c, d, "file00042", &rootcr), 0);
 	struct rd_state s = { .stop_every = N, .names = calloc(N + 1, sizeof(char *)) };
