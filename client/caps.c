@@ -1287,7 +1287,8 @@ void lc_session_event(void *arg, uint32_t op)
 	struct lclient *c = arg;
 	struct cds_lfht_iter it;
 	struct lc_inode *in;
-	unsigned int dropped = 0;
+	unsigned int dropped = 0, dfiles = 0;
+	uint64_t dbytes = 0;
 
 	/* the MDS may have lost the grant of what it delegated (asyncdir.c) */
 	if (op == MDSP_SESSION_RECONNECT || op == MDSP_SESSION_EVICTED || op == MDSP_SESSION_OPEN ||
@@ -1339,6 +1340,17 @@ void lc_session_event(void *arg, uint32_t op)
 		}
 		lc_dir_rd_drop_locked(in);
 		pthread_mutex_unlock(&in->lock);
+		/* and the data it buffered under those caps (writeback.c):
+		 * written by a new session, or through no fence, it would go
+		 * over what the file's next holder wrote */
+		if (op == MDSP_SESSION_EVICTED) {
+			uint64_t b = c->cache_ops.drop_data(c, in);
+
+			if (b) {
+				dbytes += b;
+				dfiles++;
+			}
+		}
 		run_hooks(c, in, had, 0, true, NULL);
 		atomic_fetch_add(&in->dgen, 1);
 		atomic_fetch_add(&in->ngen, 1);
@@ -1354,6 +1366,13 @@ void lc_session_event(void *arg, uint32_t op)
 		perf_inc(&c->perf.meta_dropped, dropped);
 		derr(CLIENT, "session lost (evicted): dropped the size/mtime of %u file(s) the mds never acknowledged; "
 		     "their next fsync or close reports EIO", dropped);
+	}
+	if (dfiles) {
+		perf_inc(&c->perf.data_dropped, dbytes);
+		perf_inc(&c->perf.data_dropped_files, dfiles);
+		derr(CLIENT, "session lost (evicted): dropped %" PRIu64 " buffered bytes of %u file(s) not written "
+		     "back yet (the files may have other writers now); their next fsync or close reports EIO",
+		     dbytes, dfiles);
 	}
 }
 

@@ -117,6 +117,8 @@ static void perf_register(struct lclient *c)
 	C(cap_flushes);
 	C(caps_released);
 	C(meta_dropped);
+	C(data_dropped);
+	C(data_dropped_files);
 	C(unmount_evicted);
 	C(caps_grant_dropped);
 	C(ino_evicted);

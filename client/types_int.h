@@ -346,6 +346,9 @@ struct lc_inode {
 		bool meta_given_up;          /* Fs/Fw revoked after our flushes: the MDS's size and
 					      * mtime have them, ours no longer override (until we write) */
 		bool on_dirty_list;          /* holds a reference while set */
+		bool wb_dropped;             /* the writeback in flight (flushing_now) went with an
+					      * evicted session: it writes and keeps nothing
+					      * (writeback.c wb_drop_evicted) */
 		/* the two queues of c->work_lock (the caps' part's capupd_queued sits
 		 * here, where it fills what would be padding) */
 		bool wbq_queued;             /* on c->wbq (holds a reference); protected by c->work_lock */
@@ -418,6 +421,9 @@ struct lc_perf {
 	struct perf_counter size_reports;
 	struct perf_counter caps_grant, caps_revoke, caps_revoke_deferred, lease_revoke, cap_flushes, caps_released;
 	struct perf_counter meta_dropped;      /* inodes whose dirty size/mtime an eviction dropped (caps.c) */
+	struct perf_counter data_dropped, data_dropped_files;   /* buffered bytes (dirty and in flight)
+								 * an eviction dropped, and their files
+								 * (writeback.c wb_drop_evicted) */
 	struct perf_counter unmount_evicted;   /* unmounts that did not wait for a session: evicted (client.c) */
 	struct perf_counter ino_evicted;
 	struct perf_counter caps_grant_dropped;  /* a reply's grant not installed: revoked or evicted
@@ -470,6 +476,9 @@ struct lc_revoke {
 struct lc_cache_ops {
 	/* the data path (writeback.c lc_wb_flush_data): write back @in's dirty data and wait */
 	int (*flush_data)(struct lclient *c, struct lc_inode *in);
+	/* (writeback.c wb_drop_evicted) the session that buffered @in's data
+	 * was evicted: drop its dirty and flushing extents; the bytes dropped */
+	uint64_t (*drop_data)(struct lclient *c, struct lc_inode *in);
 	/* the namespace layer (readdir.c lc_rd_batch_put): drop a reference to a READDIR batch */
 	void (*dir_batch_put)(struct rd_batch *b);
 	/* (asyncunlink.c) wait for / defer a revoke behind / forget @dir's asynchronous unlinks */

@@ -792,6 +792,14 @@ static void wb_submit(struct lclient *c, struct lc_inode *in, struct wb_flight *
 	/* the file's data pool (the index above is in the first) */
 	if (r >= 0 && (r = lc_layout_resolve(c, in->ino, &f->ly)) < 0)
 		derr(CLIENT, "writeback of %" PRIx64 ": its data pool: %s", in->ino, strerror(-r));
+	/* its session was evicted meanwhile (wb_drop_evicted): the bytes
+	 * are not ours to write any more, whoever has the file now */
+	if (r >= 0) {
+		pthread_mutex_lock(&in->lock);
+		if (in->wb_dropped)
+			r = -EIO;
+		pthread_mutex_unlock(&in->lock);
+	}
 	lc_io_batch_init(&f->b);
 	f->b.pool = f->ly.pool;
 	if (r < 0) {
@@ -845,6 +853,7 @@ static int wb_end(struct lclient *c, struct lc_inode *in, struct wb_flight *f)
 	size_t bytes = f->bytes;
 	uint32_t unit = f->unit;
 	uint64_t nbytes = f->nbytes;
+	bool dropped;
 	int r;
 
 	if (!f->active)
@@ -858,7 +867,14 @@ static int wb_end(struct lclient *c, struct lc_inode *in, struct wb_flight *f)
 	in->flushing = NULL;
 	in->flushing_now = false;
 	lockdep_released(&in->flushing_now);
-	if (r < 0 && wb_transient(c, r)) {
+	dropped = in->wb_dropped;
+	in->wb_dropped = false;
+	if (dropped) {
+		/* evicted while it flew (wb_drop_evicted, which counted,
+		 * logged and recorded the EIO): whatever the store said, the
+		 * extents go, never dirty again, never reported as blocks */
+		r = -EIO;
+	} else if (r < 0 && wb_transient(c, r)) {
 		int64_t delta;
 		int was = atomic_exchange(&c->wb_failing, r);
 		int rq = requeue_locked(in, unit, list, bytes, &delta);
@@ -882,7 +898,7 @@ static int wb_end(struct lclient *c, struct lc_inode *in, struct wb_flight *f)
 		atomic_store(&c->wb_failing, 0);
 		dinfo(CLIENT, "writeback works again (inode %" PRIx64 ")", in->ino);
 	}
-	if (r < 0) {
+	if (r < 0 && !dropped) {
 		derr(CLIENT, "writeback of inode %" PRIx64 " failed: %s (%" PRIu64 " bytes lost)", in->ino,
 		     strerror(-r), nbytes);
 		/* every handle open for it learns it at its next fsync or close,
@@ -903,6 +919,55 @@ static int wb_end(struct lclient *c, struct lc_inode *in, struct wb_flight *f)
 	}
 	oc_account(c, -(int64_t)bytes);
 	return err;
+}
+
+/*
+ * The session whose caps let us buffer @in's data is gone (evicted: the
+ * cache core calls this from lc_session_event through cache_ops): the
+ * bytes are not ours to write any more.  The MDS may have given the file
+ * to another client, who wrote since; with no fence in the store
+ * (mds_session_blocklist_on_evict or _on_timeout off, or the blocklist
+ * entry lifted while the data waited here) our writeback, once a new
+ * session (client_reconnect_stale) or just the flusher let it run, put the
+ * old bytes over theirs.  As Ceph drops an evicted client's dirty buffers:
+ * dropped, and EIO to every handle once (the errseq).  A writeback in
+ * flight is marked (wb_dropped): it submits nothing if it has not yet
+ * (wb_submit), and its end (wb_end) neither puts the extents back dirty
+ * after a transient error nor reports them as blocks; what it submitted
+ * before is beyond recall without a fence.  Return: the bytes dropped
+ * (dirty, and in flight).
+ */
+static uint64_t wb_drop_evicted(struct lclient *c, struct lc_inode *in)
+{
+	struct lc_extent *list, *n;
+	uint64_t bytes = 0;
+	size_t cap;
+
+	pthread_mutex_lock(&in->lock);
+	list = in->dirty;
+	cap = in->dirty_bytes;
+	in->dirty = NULL;
+	in->dirty_bytes = 0;
+	dtails_invalidate_locked(in);
+	for (struct lc_extent *e = list; e; e = e->next)
+		bytes += e->len;
+	if (in->flushing_now) {
+		in->wb_dropped = true;
+		for (struct lc_extent *e = in->flushing; e; e = e->next)
+			bytes += e->len;
+	}
+	if (bytes) {
+		lc_err_record_locked(in, -EIO);
+		pthread_cond_broadcast(&in->cond);
+	}
+	pthread_mutex_unlock(&in->lock);
+	for (; list; list = n) {
+		n = list->next;
+		extent_release(c, list);
+	}
+	if (cap)
+		oc_account(c, -(int64_t)cap);
+	return bytes;
 }
 
 int lc_wb_flush_data(struct lclient *c, struct lc_inode *in)
@@ -1369,4 +1434,5 @@ int lc_wait_flushes(struct lclient *c, uint64_t timeout_ns)
 void lc_data_register(struct lclient *c)
 {
 	c->cache_ops.flush_data = lc_wb_flush_data;
+	c->cache_ops.drop_data = wb_drop_evicted;
 }

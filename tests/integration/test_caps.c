@@ -1851,6 +1851,194 @@ START_TEST(test_evicted_dirty_size_not_sent_to_new_session)
 }
 END_TEST
 
+/* ---- an evicted client's buffered data ------------------------------------------------ */
+
+/* the first @len bytes of @ino's object 0, as the store has them */
+static void store_bytes(uint64_t ino, char *buf, size_t len)
+{
+	char oid[64];
+
+	lc_obj_name(oid, sizeof(oid), ino, 0);
+	ck_assert_int_eq(store_read(A->data, oid, 0, len, buf), (ssize_t)len);
+}
+
+static bool has_dirty_data(struct lc_inode *in)
+{
+	pthread_mutex_lock(&in->lock);
+	bool d = in->dirty || in->flushing;
+	pthread_mutex_unlock(&in->lock);
+	return d;
+}
+
+/* the blocklist entity of session @sid, or "" */
+static void blocklisted_entity(uint64_t sid, char *out, size_t len)
+{
+	struct json_object *a = mds_cmd("blocklist ls"), *v;
+
+	*out = '\0';
+	for (size_t i = 0; json_object_is_type(a, json_type_array) && i < json_object_array_length(a); i++) {
+		struct json_object *e = json_object_array_get_idx(a, i);
+
+		if (json_int(e, "session") == (int64_t)sid && json_object_object_get_ex(e, "entity", &v))
+			snprintf(out, len, "%s", json_object_get_string(v));
+	}
+	json_object_put(a);
+}
+
+static bool is_blocklisted(uint64_t sid)
+{
+	char e[128];
+
+	blocklisted_entity(sid, e, sizeof(e));
+	return *e;
+}
+
+/* lift session @sid's blocklist entry and its data-store fence (`loligo blocklist rm`) */
+static void blocklist_rm(uint64_t sid)
+{
+	struct json_object *req = json_object_new_object(), *rep = NULL;
+	char path[PATH_MAX + 16], entity[128];
+
+	blocklisted_entity(sid, entity, sizeof(entity));
+	ck_assert_msg(*entity, "session %llu is not on the blocklist", (unsigned long long)sid);
+	json_object_object_add(req, "prefix", json_object_new_string("blocklist rm"));
+	json_object_object_add(req, "entity", json_object_new_string(entity));
+	snprintf(path, sizeof(path), "%s/mds.asok", dir);
+	ck_assert_int_eq(asok_request(path, req, &rep, 10000), 0);
+	json_object_put(req);
+	if (rep)
+		json_object_put(rep);
+}
+
+/*
+ * client_reconnect_stale: A buffered 8 bytes over the file's first 8 (not
+ * written back: client_flush_interval is 30 s) and is evicted.  B writes
+ * its own 8 there and closes; A comes back in a new session and its
+ * flusher runs.  A's bytes are not A's to write any more (Ceph drops an
+ * evicted client's dirty buffers): they used to go to the store over B's,
+ * with no fence when the eviction does not blocklist, and after the
+ * blocklist entry was lifted when it does (the data waited in A's buffer).
+ * A's fsync and close say EIO once; A then reads B's bytes.
+ */
+static void evicted_buffered_data(const char *name, bool blocklist)
+{
+	struct lc_inode *da = mkdir_in(A, ra, name, 0755), *ia, *db, *ib;
+	struct lc_fh *fa, *fa2, *fa3, *fb;
+	char buf[8];
+	uint8_t uuid[16];
+	uint64_t sid, ino;
+
+	ck_assert_int_eq(lc_create(A, da, "f", 0644, O_RDWR | O_CREAT, &rootcr, NULL, &ia, &fa), 0);
+	ino = lc_ino(ia);
+	ck_assert_int_eq(lc_write(A, fa, 0, 8, "aaaaaaaa"), 8);
+	ck_assert_int_eq(lc_fsync(A, fa, false), 0);
+	ck_assert_int_eq(lc_open(A, ia, O_RDWR, &rootcr, &fa2), 0);
+	ck_assert_int_eq(lc_write(A, fa, 0, 8, "AAAAAAAA"), 8);
+	ck_assert_msg(has_dirty_data(ia), "A's write was not buffered");
+	if (!blocklist)
+		mds_config_set("mds_session_blocklist_on_evict", "false");
+	sid = mdsc_session_ident(A->mdsc, uuid);
+	evict_client(A);
+	if (blocklist) {
+		LT_WAIT_UNTIL(lc_evicted(A, NULL, 0), "A did not hear of its eviction");
+		ck_assert(is_blocklisted(sid));
+		blocklist_rm(sid);      /* the operator lets it in again: the store fence goes too */
+	}
+	LT_WAIT_UNTIL(session_changed(A, sid), "A did not open a new session after its eviction");
+	db = lookup_ok(B, rb, name);
+	ib = lookup_ok(B, db, "f");
+	ck_assert_int_eq(lc_open(B, ib, O_RDWR, &rootcr, &fb), 0);
+	ck_assert_int_eq(lc_write(B, fb, 0, 8, "BBBBBBBB"), 8);
+	ck_assert_int_eq(lc_fsync(B, fb, false), 0);
+	ck_assert_int_eq(lc_release(B, fb), 0);
+	store_bytes(ino, buf, 8);
+	ck_assert(memcmp(buf, "BBBBBBBB", 8) == 0);
+	/* A's flusher: everything dirty, sizes too */
+	(void)lc_sync_fs(A);
+	store_bytes(ino, buf, 8);
+	ck_assert_msg(memcmp(buf, "BBBBBBBB", 8) == 0,
+		      "A's bytes buffered before its eviction went over B's: the store has \"%.8s\"", buf);
+	ck_assert_int_eq(lc_fsync(A, fa, false), -EIO);
+	ck_assert_int_eq(lc_release(A, fa2), -EIO);
+	ck_assert_int_eq(lc_open(A, ia, O_RDONLY, &rootcr, &fa3), 0);
+	ck_assert_int_eq(lc_read(A, fa3, 0, 8, buf), 8);
+	ck_assert_msg(memcmp(buf, "BBBBBBBB", 8) == 0, "A reads \"%.8s\", not B's bytes", buf);
+	ck_assert_int_eq(lc_release(A, fa3), 0);
+	ck_assert(!has_dirty_data(ia));
+	ck_assert_uint_eq(perf_get(&A->perf.data_dropped), 8);
+	ck_assert_uint_eq(perf_get(&A->perf.data_dropped_files), 1);
+	mds_config_set("mds_session_blocklist_on_evict", "true");
+	lc_release(A, fa);
+	lc_put(A, ia);
+	lc_put(A, da);
+	lc_put(B, ib);
+	lc_put(B, db);
+}
+
+START_TEST(test_evicted_buffered_data_dropped)
+{
+	evicted_buffered_data("evdata", false);
+}
+END_TEST
+
+START_TEST(test_evicted_buffered_data_dropped_blocklisted)
+{
+	evicted_buffered_data("evdatabl", true);
+}
+END_TEST
+
+static bool waits_for_store(struct bg_fsync *f)
+{
+	struct lc_op_slot *op = atomic_load(&f->op);
+
+	return op && atomic_load(&op->wait) == LC_WAIT_STORE;
+}
+
+/*
+ * A writeback in flight when the eviction comes (held before its store
+ * writes by client_debug_writeback_delay, a slow store): it writes nothing
+ * once it goes on, its extents are not put back dirty, and the fsync that
+ * ran it says EIO.  It used to write A's bytes after the eviction.
+ */
+START_TEST(test_evicted_writeback_in_flight_dropped)
+{
+	struct lc_inode *da = mkdir_in(A, ra, "evfly", 0755), *ia;
+	struct bg_fsync f = { 0 };
+	char buf[8];
+	uint8_t uuid[16];
+	uint64_t sid, ino;
+	pthread_t bg;
+
+	ck_assert_int_eq(lc_create(A, da, "f", 0644, O_RDWR | O_CREAT, &rootcr, NULL, &ia, &f.fh), 0);
+	ino = lc_ino(ia);
+	ck_assert_int_eq(lc_write(A, f.fh, 0, 8, "aaaaaaaa"), 8);
+	ck_assert_int_eq(lc_fsync(A, f.fh, false), 0);
+	ck_assert_int_eq(lc_write(A, f.fh, 0, 8, "AAAAAAAA"), 8);
+	mds_config_set("mds_session_blocklist_on_evict", "false");
+	set_opt("client_debug_writeback_delay", "60");
+	ck_assert_int_eq(pthread_create(&bg, NULL, bg_fsync_main, &f), 0);
+	LT_WAIT_UNTIL(waits_for_store(&f), "the fsync's writeback is not held before its store writes");
+	sid = mdsc_session_ident(A->mdsc, uuid);
+	evict_client(A);
+	LT_WAIT_UNTIL(session_changed(A, sid), "A did not open a new session after its eviction");
+	set_opt("client_debug_writeback_delay", "0");   /* the held writeback goes on */
+	pthread_join(bg, NULL);
+	ck_assert_msg(f.r == -EIO, "the fsync of a writeback its eviction dropped returned %d", f.r);
+	store_bytes(ino, buf, 8);
+	ck_assert_msg(memcmp(buf, "aaaaaaaa", 8) == 0,
+		      "a writeback in flight at A's eviction wrote A's bytes after it: the store has \"%.8s\"", buf);
+	ck_assert_msg(!has_dirty_data(ia), "the dropped writeback's extents are dirty again");
+	(void)lc_sync_fs(A);
+	store_bytes(ino, buf, 8);
+	ck_assert_msg(memcmp(buf, "aaaaaaaa", 8) == 0, "A's flusher wrote \"%.8s\" after the eviction", buf);
+	ck_assert_uint_eq(perf_get(&A->perf.data_dropped), 8);
+	mds_config_set("mds_session_blocklist_on_evict", "true");
+	lc_release(A, f.fh);
+	lc_put(A, ia);
+	lc_put(A, da);
+}
+END_TEST
+
 /* ---- an open file stays usable after its last unlink ------------------------------------ */
 
 static bool object_exists(struct lclient *c, uint64_t ino, uint64_t objno)
@@ -2117,6 +2305,9 @@ static Suite *suite(void)
 	tcase_add_checked_fixture(tc, setup_stale, teardown);
 	tcase_set_timeout(tc, 120);
 	ADD(tc, test_evicted_dirty_size_not_sent_to_new_session);
+	ADD(tc, test_evicted_buffered_data_dropped);
+	ADD(tc, test_evicted_buffered_data_dropped_blocklisted);
+	ADD(tc, test_evicted_writeback_in_flight_dropped);
 	suite_add_tcase(s, tc);
 	return s;
 }
