@@ -138,21 +138,31 @@ static bool wait_standbys(const char *active, int n)
 	return false;
 }
 
-/* does daemon @name's log hold @needle? */
-static bool log_has(const char *name, const char *needle)
+/* does daemon @name's log hold @needle?  With @out: the two lines before
+ * the first that does (what led to it, for a failure message) */
+static bool log_line(const char *name, const char *needle, char *out, size_t len)
 {
-	char p[PATH_MAX + 32], line[4096];
+	char p[PATH_MAX + 32], line[3][2048] = { "", "", "" };
 	bool found = false;
+	unsigned int n = 0;
 	FILE *f;
 
 	snprintf(p, sizeof(p), "%s/mds.%s.log", fs.dir, name);
 	f = fopen(p, "r");
 	if (!f)
 		return false;
-	while (!found && fgets(line, sizeof(line), f))
-		found = strstr(line, needle) != NULL;
+	while (!found && fgets(line[n % 3], sizeof(line[0]), f))
+		found = strstr(line[n++ % 3], needle) != NULL;
 	fclose(f);
+	if (found && out)
+		snprintf(out, len, "%s%s", line[n % 3], line[(n + 1) % 3]);
 	return found;
+}
+
+/* does daemon @name's log hold @needle? */
+static bool log_has(const char *name, const char *needle)
+{
+	return log_line(name, needle, NULL, 0);
 }
 
 static bool wait_log(const char *name, const char *needle)
@@ -916,7 +926,12 @@ START_TEST(test_sreplay_bounded)
 	fprintf(stderr, "test_fuse_failover: the standby-replay holds %llu inodes (mds_cache_size 120, %d files made)\n",
 		(unsigned long long)cached, NDIRS * NFILES);
 	/* it followed (a reload would start it with an empty cache) */
-	ck_assert_msg(!log_has("b", "standby-replay: starting again"), "mds.b fell behind and reloaded");
+	{
+		char why[4096] = "";
+
+		ck_assert_msg(!log_line("b", "standby-replay: starting again", why, sizeof(why)),
+			      "mds.b fell behind and reloaded; its log before that:\n%s", why);
+	}
 	ck_assert_msg(cached <= 120, "the standby-replay's cache holds %llu inodes, past mds_cache_size 120",
 		      (unsigned long long)cached);
 
