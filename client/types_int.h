@@ -166,9 +166,9 @@ struct lc_kcache_key {
  * lc_inode.rare: what few cached inodes need (most are only looked up or
  * listed; every byte of struct lc_inode is paid for by each one cached,
  * issue 21.4): made at the first use (lc_rare_locked), counted with the
- * inode (LC_MEM_INODE), freed with it; in->lock.  NULL reads as: kernel
- * key not valid, no byte quota, security.capability not known absent,
- * no symlink target cached.
+ * inode (LC_MEM_INODE) while the inode is cached (counted), freed with it;
+ * in->lock.  NULL reads as: kernel key not valid, no byte quota,
+ * security.capability not known absent, no symlink target cached.
  */
 struct lc_irare {
 	struct lc_kcache_key kc;     /* valid while in->kc_valid */
@@ -182,6 +182,9 @@ struct lc_irare {
 	 * As first; ours bumps in->fcaps_gen, before and after) */
 	uint64_t fcaps_seq;
 	bool fcaps_none;
+	/* counted in LC_MEM_INODE: from lc_rare_locked to the inode's unhash
+	 * or eviction, as the inode's own bytes (inode.c rare_uncount) */
+	bool counted;
 	char *symlink;               /* symlinks: cached target (immutable; namei.c lc_readlink) */
 };
 

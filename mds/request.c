@@ -216,6 +216,20 @@ static bool request_run(struct mds *m, struct conn *c, struct mdsp_msg *msg, uin
 	txn_init(&t);
 	t.g.w = w;
 	server_dispatch(m, s, req, rep, &t);
+	if (rep->result == -ENOTCONN) {
+		/*
+		 * In a reply, ENOTCONN says "no session on this connection"
+		 * (above): the client resumes its session and sends the request
+		 * again.  An op that ran and failed with it (a store read that
+		 * lost the cluster: RADOS's ENOTCONN) answers EIO, as other
+		 * store errors do; else the client would send it again
+		 * forever, a journaled op's answered again from the completed
+		 * table each time.
+		 */
+		dout(MDS, 1, "session %" PRIu64 " tid %" PRIu64 " (%s): failed with ENOTCONN (the store): answered EIO",
+		     s->id, req->tid, mdsp_op_name(req->op));
+		rep->result = -EIO;
+	}
 	if (rep->result == LOCKER_WAIT) {
 		/* revokes are in flight: it runs again once they are acked;
 		 * @msg (and @w) belong to the waiter list from here on */

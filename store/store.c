@@ -11,7 +11,9 @@
  * of this process (every one without :N) fail with that error at
  * submission, as a backend would fail them: nothing of the op is applied.
  * Runtime-settable (`config set`), so a test can break and heal a running
- * daemon's store; "" turns it off.  Reads are never affected.
+ * daemon's store; "" turns it off.  Reads are not affected by it:
+ * store_inject_read_error does the same to omap reads (get, list), what
+ * an MDS loads on a cache miss while it serves a request.
  */
 #include <errno.h>
 #include <limits.h>
@@ -69,8 +71,17 @@ void store_config_data_from_cfg(struct store_config *sc)
 
 /* ---- fault injection -------------------------------------------------- */
 
-static _Atomic int inject_err;        /* positive errno; 0: off */
-static _Atomic int64_t inject_left;   /* ops still to fail; < 0: all */
+struct inject {
+	int opt;                  /* CFG_store_inject_{write,read}_error */
+	const char *name, *what;
+	_Atomic int err;          /* positive errno; 0: off */
+	_Atomic int64_t left;     /* ops still to fail; < 0: all */
+};
+
+static struct inject inject_w = { .opt = CFG_store_inject_write_error, .name = "store_inject_write_error",
+				  .what = "write ops" };
+static struct inject inject_r = { .opt = CFG_store_inject_read_error, .name = "store_inject_read_error",
+				  .what = "omap reads" };
 static pthread_once_t inject_once = PTHREAD_ONCE_INIT;
 
 static int errno_by_name(const char *s)
@@ -78,6 +89,7 @@ static int errno_by_name(const char *s)
 	static const struct { const char *name; int e; } tab[] = {
 		{ "EIO", EIO }, { "ENOSPC", ENOSPC }, { "ETIMEDOUT", ETIMEDOUT }, { "EDQUOT", EDQUOT },
 		{ "EROFS", EROFS }, { "ENOMEM", ENOMEM }, { "EAGAIN", EAGAIN }, { "ECONNREFUSED", ECONNREFUSED },
+		{ "ENOTCONN", ENOTCONN },
 	};
 	char *end;
 	long v;
@@ -91,13 +103,13 @@ static int errno_by_name(const char *s)
 
 static void inject_apply(int id, void *arg)
 {
+	struct inject *in = arg;
 	char v[64], *colon;
 	int e = 0;
 	int64_t n = -1;
 
 	(void)id;
-	(void)arg;
-	cfg_str(CFG_store_inject_write_error, v, sizeof(v));
+	cfg_str(in->opt, v, sizeof(v));
 	colon = strchr(v, ':');
 	if (colon) {
 		*colon = 0;
@@ -106,37 +118,39 @@ static void inject_apply(int id, void *arg)
 	if (*v) {
 		e = errno_by_name(v);
 		if (!e)
-			derr(STORE, "store_inject_write_error: '%s' is not an errno (EIO, ENOSPC, ETIMEDOUT, or a "
-			     "number, optionally :COUNT): ignored", v);
+			derr(STORE, "%s: '%s' is not an errno (EIO, ENOSPC, ETIMEDOUT, or a "
+			     "number, optionally :COUNT): ignored", in->name, v);
 		else
-			dinfo(STORE, "store: injecting %s into %s write ops (store_inject_write_error)", strerror(e),
-			      n < 0 ? "every" : colon + 1);
+			dinfo(STORE, "store: injecting %s into %s %s (%s)", strerror(e), n < 0 ? "every" : colon + 1,
+			      in->what, in->name);
 	}
-	atomic_store(&inject_left, n);
-	atomic_store(&inject_err, e);
+	atomic_store(&in->left, n);
+	atomic_store(&in->err, e);
 }
 
 static void inject_init(void)
 {
-	cfg_observe(CFG_store_inject_write_error, inject_apply, NULL);
-	inject_apply(CFG_store_inject_write_error, NULL);
+	cfg_observe(CFG_store_inject_write_error, inject_apply, &inject_w);
+	inject_apply(CFG_store_inject_write_error, &inject_w);
+	cfg_observe(CFG_store_inject_read_error, inject_apply, &inject_r);
+	inject_apply(CFG_store_inject_read_error, &inject_r);
 }
 
-/* The injected error for one write op, or 0. */
-static int inject_take(void)
+/* The injected error for one op of @in's kind, or 0. */
+static int inject_take(struct inject *in)
 {
-	int e = atomic_load_explicit(&inject_err, memory_order_relaxed);
+	int e = atomic_load_explicit(&in->err, memory_order_relaxed);
 	int64_t left;
 
 	if (!e)
 		return 0;
-	left = atomic_load(&inject_left);
-	while (left > 0 && !atomic_compare_exchange_weak(&inject_left, &left, left - 1))
+	left = atomic_load(&in->left);
+	while (left > 0 && !atomic_compare_exchange_weak(&in->left, &left, left - 1))
 		;
 	if (left == 0)
 		return 0;
 	if (left == 1)
-		atomic_store(&inject_err, 0);   /* that was the last one */
+		atomic_store(&in->err, 0);   /* that was the last one */
 	return e;
 }
 
@@ -675,7 +689,7 @@ int store_op_submit(struct store_pool *p, const char *oid, struct store_op *op, 
 	if (r == 0 && (!cb || op->n == 0))   /* RADOS refuses an empty op too */
 		r = -EINVAL;
 	if (r == 0 && !op->no_inject)
-		r = -inject_take();
+		r = -inject_take(&inject_w);
 	if (r == 0 && !p->st->be->can_allocate)
 		for (size_t i = 0; i < op->n; i++)
 			if (op->v[i].kind == SOP_ALLOCATE)
@@ -855,6 +869,8 @@ int store_omap_get(struct store_pool *p, const char *oid, const char *key, void 
 	*len = 0;
 	if (r == 0)
 		r = check_key(key);
+	if (r == 0)
+		r = -inject_take(&inject_r);
 	return r ? r : p->st->be->omap_get(p, oid, key, val, len);
 }
 
@@ -870,6 +886,8 @@ int store_omap_list(struct store_pool *p, const char *oid, const char *after, co
 		r = check_key(after);
 	if (r == 0 && prefix)
 		r = check_key(prefix);
+	if (r == 0)
+		r = -inject_take(&inject_r);
 	return r ? r : p->st->be->omap_list(p, oid, after, prefix, max, out, n, more);
 }
 

@@ -964,6 +964,46 @@ START_TEST(test_enospc_lets_unlinks_through)
 }
 END_TEST
 
+/*
+ * A request that fails on the store with ENOTCONN (RADOS's, a lost
+ * cluster) is answered EIO.  In a reply ENOTCONN means "no session on this
+ * connection": the client resumes its session and sends the request again,
+ * and a journaled op is answered again from the completed table: it went
+ * round forever (client_request_timeout 0), the program never answered.
+ */
+START_TEST(test_store_enotconn_answered_eio)
+{
+	struct mdsp_request q = { .op = MDSP_OP_UNLINK, .name = "f001" };
+	struct mdsp_reply rep;
+	uint64_t d;
+	int r;
+
+	start_and_open();
+	d = make_files("d", 3);
+	/* a clean stop expires the journal: after the start, nothing of d is
+	 * cached and the unlink reads the store */
+	ck_assert_int_eq(mdsproc_stop(&P, SIGTERM), 0);
+	mdsw_close(&W);
+	start_and_open();
+	ck_assert_int_eq(config_set("store_inject_read_error", "ENOTCONN"), 0);
+	q.ino = d;
+	r = mdsw_call(&W, &q, &rep);
+	mdsw_reply_free(&rep);
+	ck_assert_int_eq(config_set("store_inject_read_error", ""), 0);
+	ck_assert_msg(r == -EIO, "an unlink the store failed with ENOTCONN was answered %d (%s), not EIO", r,
+		      strerror(-r));
+	/* the same tid again, as a client sends it after a resume: the
+	 * recorded answer, EIO */
+	q.flags = MDSP_REQ_RETRY;
+	q.attempt = 2;
+	r = mdsw_call(&W, &q, &rep);
+	mdsw_reply_free(&rep);
+	ck_assert_msg(r == -EIO, "the unlink sent again was answered %d (%s), not EIO", r, strerror(-r));
+	/* the store is back: a new unlink goes through */
+	ck_assert_int_eq(mdsw_unlink(&W, d, "f001"), 0);
+}
+END_TEST
+
 /* Restarted on a store that fails every write: it starts, serves reads,
  * refuses writes, and heals once the store does (it used to die at every
  * start). */
@@ -1022,6 +1062,7 @@ static Suite *suite(void)
 	tcase_add_test(ro, test_write_errors_make_it_read_only);
 	tcase_add_test(ro, test_enospc_lets_unlinks_through);
 	tcase_add_test(ro, test_starts_read_only_on_failing_store);
+	tcase_add_test(ro, test_store_enotconn_answered_eio);
 	suite_add_tcase(s, ro);
 	return s;
 }
