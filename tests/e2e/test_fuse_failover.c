@@ -113,12 +113,16 @@ static long map_epoch(const char *name, int *standbys)
 static bool wait_active(const char *name, pid_t pid)
 {
 	double end = lt_now_s() + lt_hang_s_or(60);
+	int st;
 
 	while (lt_now_s() < end) {
 		if (lfs_mds_daemon_port(&fs, name) > 0)
 			return true;
-		if (pid > 0 && waitpid(pid, NULL, WNOHANG) == pid)
+		if (pid > 0 && waitpid(pid, &st, WNOHANG) == pid) {
+			fprintf(stderr, "test_fuse_failover: mds.%s exited (%s %d) before it took a rank\n", name,
+				WIFSIGNALED(st) ? "signal" : "status", WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st));
 			return false;
+		}
 		lt_nap();
 	}
 	return false;
@@ -157,6 +161,27 @@ static bool log_line(const char *name, const char *needle, char *out, size_t len
 	if (found && out)
 		snprintf(out, len, "%s%s", line[n % 3], line[(n + 1) % 3]);
 	return found;
+}
+
+/* the last lines of daemon @name's log (as many as fit @len), for a message */
+static void log_tail(const char *name, char *out, size_t len)
+{
+	char p[PATH_MAX + 32];
+	long size;
+	size_t n;
+	FILE *f;
+
+	out[0] = 0;
+	snprintf(p, sizeof(p), "%s/mds.%s.log", fs.dir, name);
+	f = fopen(p, "r");
+	if (!f)
+		return;
+	if (fseek(f, 0, SEEK_END) == 0 && (size = ftell(f)) > 0) {
+		fseek(f, size > (long)len - 1 ? size - ((long)len - 1) : 0, SEEK_SET);
+		n = fread(out, 1, len - 1, f);
+		out[n] = 0;
+	}
+	fclose(f);
 }
 
 /* does daemon @name's log hold @needle? */
@@ -544,7 +569,12 @@ START_TEST(test_fail_and_stop)
 	ck_assert_msg(wait_standbys("b", 1), "mds.a did not come back as a standby");
 	kill(b, SIGTERM);
 	ck_assert_int_ne(wait_exit(b), -1);
-	ck_assert_msg(wait_active("a", a), "mds.a did not take the rank mds.b left");
+	if (!wait_active("a", a)) {
+		char why[4096] = "";
+
+		log_tail("a", why, sizeof(why));
+		ck_abort_msg("mds.a did not take the rank mds.b left; its log:\n%s", why);
+	}
 	ck_assert_int_eq(create_fsync("three"), 0);
 	ck_assert(exists("one") && exists("two"));
 	ck_assert_int_eq(lfs_umount(&fs), 0);
