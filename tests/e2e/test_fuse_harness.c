@@ -453,18 +453,53 @@ int lfs_mds_start(struct lfs *fs)
 	return -1;
 }
 
+/* the lowest port the kernel hands out to connect() and bind(0) */
+static int ephemeral_low(void)
+{
+	FILE *f = fopen("/proc/sys/net/ipv4/ip_local_port_range", "re");
+	int low = 32768, high;
+
+	if (f) {
+		if (fscanf(f, "%d %d", &low, &high) != 2)
+			low = 32768;
+		fclose(f);
+	}
+	return low;
+}
+
+/*
+ * A port below the ephemeral range: a daemon restarted on the port it had
+ * (failover tests) must find it free, and a port from that range, once its
+ * daemon exited, can be taken meanwhile by any outgoing connection (a
+ * client's, RADOS's messenger's): the standby that takes the rank then
+ * fails to listen (EADDRINUSE) and exits.  Below the range, only an
+ * explicit bind takes it; random, and checked free now.
+ */
 int lfs_free_port(void)
 {
 	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-	socklen_t sl = sizeof(sa);
-	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), port = -1;
+	struct timespec ts;
+	int low = ephemeral_low(), base = low - 12288 > 1024 ? low - 12288 : 1024, span = low - base;
+	uint64_t x;
 
-	if (fd < 0)
-		return -1;
-	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0 && getsockname(fd, (struct sockaddr *)&sa, &sl) == 0)
-		port = ntohs(sa.sin_port);
-	close(fd);
-	return port;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	x = ((uint64_t)getpid() << 32) ^ (uint64_t)ts.tv_nsec ^ 0x9e3779b97f4a7c15ull;
+	for (int tries = 0; span > 0 && tries < 256; tries++) {
+		int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), port, ok;
+
+		if (fd < 0)
+			return -1;
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		port = base + (int)(x % (uint64_t)span);
+		sa.sin_port = htons((uint16_t)port);
+		ok = bind(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0;
+		close(fd);
+		if (ok)
+			return port;
+	}
+	return -1;
 }
 
 pid_t lfs_mds_daemon_start(struct lfs *fs, const char *name, int port, const char *const *extra)
