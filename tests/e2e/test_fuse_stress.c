@@ -689,6 +689,71 @@ static void abort_fuse_connections_of(const char *mnt)
 }
 
 /* names and their stat in @dir of @mnt, recursively, sorted: "path size nlink\n" lines */
+static void listing(const char *mnt, const char *rel, char **out, size_t *len, size_t *cap);
+
+/* does @mnt's listing of directory @rel hold @name (a fresh opendir/readdir)? */
+static bool lists_name(const char *mnt, const char *rel, const char *name)
+{
+	char p[PATH_MAX * 2];
+	struct dirent *de;
+	bool found = false;
+	DIR *d;
+
+	snprintf(p, sizeof(p), "%s/%s", mnt, rel);
+	if (!(d = opendir(p)))
+		return false;
+	while (!found && (de = readdir(d)))
+		found = !strcmp(de->d_name, name);
+	closedir(d);
+	return found;
+}
+
+/*
+ * The mounts disagree: which cache is stale?  For the first line that
+ * differs, on each mount: does a lookup of the path find it, does a fresh
+ * listing of its directory name it, and again once the kernel dropped its
+ * caches (the kernel's listing cache, cache_readdir, or loligo-fuse's).
+ */
+static void disagree_probe(const char *a, const char *b)
+{
+	const char *mnt[2] = { fs.mnt, fs.mnt2 };
+	char path[PATH_MAX], dir[PATH_MAX], *slash, *sp;
+	size_t i = 0;
+
+	while (a[i] && a[i] == b[i])
+		i++;
+	while (i > 0 && a[i - 1] != '\n')
+		i--;
+	snprintf(path, sizeof(path), "%s", strlen(a + i) > strlen(b + i) ? a + i : b + i);
+	if ((sp = strchr(path, ' ')))
+		*sp = 0;
+	snprintf(dir, sizeof(dir), "%s", path);
+	if (!(slash = strrchr(dir, '/')))
+		return;
+	*slash = 0;
+	for (int round = 0; round < 2; round++) {
+		if (round == 1) {
+			int fd = open("/proc/sys/vm/drop_caches", O_WRONLY | O_CLOEXEC);
+
+			sync();
+			if (fd >= 0) {
+				if (write(fd, "2", 1) != 1)
+					fprintf(stderr, "checker: drop_caches: %s\n", strerror(errno));
+				close(fd);
+			}
+		}
+		for (int m = 0; m < 2; m++) {
+			char p[PATH_MAX * 2];
+			struct stat st;
+
+			snprintf(p, sizeof(p), "%s/%s", mnt[m], path);
+			fprintf(stderr, "checker: %s: mount %d: lookup %s, listed %s\n", round ? "after drop_caches" : "now",
+				m + 1, lstat(p, &st) == 0 ? "finds it" : strerror(errno),
+				lists_name(mnt[m], dir, slash + 1) ? "yes" : "no");
+		}
+	}
+}
+
 static void listing(const char *mnt, const char *rel, char **out, size_t *len, size_t *cap)
 {
 	char p[PATH_MAX * 2];
@@ -973,8 +1038,10 @@ static void run_mix(bool kills)
 		listing(fs.mnt, "stress", &a, &alen, &acap);
 		listing(fs.mnt2, "stress", &b, &blen, &bcap);
 		ck_assert_msg(a && b, "a listing failed");
-		if (strcmp(a, b))
+		if (strcmp(a, b)) {
 			fprintf(stderr, "checker: mount 1 lists:\n%s\nmount 2 lists:\n%s\n", a, b);
+			disagree_probe(a, b);
+		}
 		ck_assert_msg(!strcmp(a, b), "the two mounts disagree on names, sizes or link counts");
 		free(a);
 		free(b);
