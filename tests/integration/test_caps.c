@@ -1712,11 +1712,12 @@ static void *bg_fsync_main(void *arg)
 	return NULL;
 }
 
-static bool waits_for_flush_ack(struct bg_fsync *f)
+/* is the background fsync waiting for @what (LC_WAIT_*) now? */
+static bool fsync_waits_for(struct bg_fsync *f, int what)
 {
 	struct lc_op_slot *op = atomic_load(&f->op);
 
-	return op && atomic_load(&op->wait) == LC_WAIT_FLUSH_ACK;
+	return op && (int)atomic_load(&op->wait) == what;
 }
 
 /*
@@ -1742,7 +1743,7 @@ START_TEST(test_fsync_evicted_while_flush_unacked)
 	mds_config_set("mds_journal_hold", "true");
 	ck_assert_int_eq(lc_write(A, f.fh, 5, 3, "bbb"), 3);
 	ck_assert_int_eq(pthread_create(&bg, NULL, bg_fsync_main, &f), 0);
-	LT_WAIT_UNTIL(waits_for_flush_ack(&f), "the fsync does not wait for the FLUSH_ACK of size 8");
+	LT_WAIT_UNTIL(fsync_waits_for(&f, LC_WAIT_FLUSH_ACK), "the fsync does not wait for the FLUSH_ACK of size 8");
 
 	sid = mdsc_session_ident(A->mdsc, uuid);
 	ck_assert_uint_ne(sid, 0);
@@ -1987,13 +1988,6 @@ START_TEST(test_evicted_buffered_data_dropped_blocklisted)
 }
 END_TEST
 
-static bool waits_for_store(struct bg_fsync *f)
-{
-	struct lc_op_slot *op = atomic_load(&f->op);
-
-	return op && atomic_load(&op->wait) == LC_WAIT_STORE;
-}
-
 /*
  * A writeback in flight when the eviction comes (held before its store
  * writes by client_debug_writeback_delay, a slow store): it writes nothing
@@ -2017,7 +2011,7 @@ START_TEST(test_evicted_writeback_in_flight_dropped)
 	mds_config_set("mds_session_blocklist_on_evict", "false");
 	set_opt("client_debug_writeback_delay", "60");
 	ck_assert_int_eq(pthread_create(&bg, NULL, bg_fsync_main, &f), 0);
-	LT_WAIT_UNTIL(waits_for_store(&f), "the fsync's writeback is not held before its store writes");
+	LT_WAIT_UNTIL(fsync_waits_for(&f, LC_WAIT_STORE), "the fsync's writeback is not held before its store writes");
 	sid = mdsc_session_ident(A->mdsc, uuid);
 	evict_client(A);
 	LT_WAIT_UNTIL(session_changed(A, sid), "A did not open a new session after its eviction");
