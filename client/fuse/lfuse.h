@@ -40,7 +40,8 @@ struct lfuse_inval;
 #define LFUSE_COUNTERS(X) \
 	X(lookup) X(forget) X(getattr) X(setattr) X(namespace) X(open) X(read) X(write) \
 	X(flush) X(release) X(fsync) X(opendir) X(readdir) X(readdirplus) X(xattr) X(lock) X(other) \
-	X(inval_inode) X(inval_entry) X(inval_failed) X(inval_retried) X(inval_skipped) X(keep_cache)
+	X(inval_inode) X(inval_entry) X(inval_failed) X(inval_retried) X(inval_skipped) X(keep_cache) \
+	X(size_pushed)
 
 /* FUSE requests timed from their handler's start to its end (the reply): <family>_lat */
 #define LFUSE_TIMED(X) \

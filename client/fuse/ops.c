@@ -235,7 +235,9 @@ static void reply_attr(struct lfuse *lf, fuse_req_t req, struct lc_inode *in, co
 	struct stat st;
 
 	attr_to_stat(a, &st);
-	fuse_reply_attr(req, &st, lc_attr_timeout(lf->c, in));
+	double t = lc_attr_timeout(lf->c, in);
+	debug_reply_delay();
+	fuse_reply_attr(req, &st, t);
 }
 
 /* ---- lifetime ------------------------------------------------------------ */
@@ -882,6 +884,45 @@ static void raise_readahead(struct lfuse *lf)
 	dout(FUSE, 2, "kernel readahead of the mount raised to %u KiB (%s)", kb, path);
 }
 
+/*
+ * Close-to-open for the kernel's i_size.  The kernel learned the file's size
+ * at LOOKUP, before this OPEN made another client's writer flush (a
+ * reader's open takes Fb), so it may hold a size smaller than the one the
+ * open brought.  It asks again at the first read (AUTO_INVAL_DATA: the
+ * attributes from the lookup carried no timeout without Fs), but drops
+ * that GETATTR's answer if any invalidation of the inode lands while it is
+ * out (fuse_change_attributes: attr_version moved), and then reads with
+ * the old size: end of file at 0 (test_fuse_caps
+ * test_async_unlink_open_elsewhere: the other mount's unlink revoked Ls
+ * just then).  No FUSE message sets a size; a NOTIFY_STORE does extend it,
+ * so the file's last byte is stored, and the kernel's size is right
+ * before open(2) returns, whatever it drops later.
+ *
+ * A notify from a request handler: the kernel's open holds no inode lock
+ * here (O_TRUNC opens are left out, they hold it) and the store takes only
+ * the lock of the last page, which no request of ours waits on.  Only when
+ * the size grew: a smaller one corrects itself at the first short read.
+ */
+static void kernel_size_catch_up(struct lfuse *lf, fuse_ino_t ino, struct lc_fh *fh, uint64_t before)
+{
+	struct lc_attr a;
+	char last;
+
+	lc_cached_attr(lc_fh_inode(fh), &a);
+	if (a.size <= before || !S_ISREG(a.mode))
+		return;
+	if (lc_read(lf->c, fh, (off_t)(a.size - 1), 1, &last) != 1)
+		return;    /* the first read asks (and reports) again */
+	struct fuse_bufvec bv = FUSE_BUFVEC_INIT(1);
+	bv.buf[0].mem = &last;
+	int r = fuse_lowlevel_notify_store(lf->se, ino, (off_t)(a.size - 1), &bv, 0);
+	if (r == 0)
+		perf_inc(&lf->perf.size_pushed, 1);
+	else
+		dout(FUSE, 5, "open of ino 0x%llx: size %llu not stored in the kernel: %s", (unsigned long long)ino,
+		     (unsigned long long)a.size, strerror(-r));
+}
+
 static void ll_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	LFUSE_TRACK(req, "open", ino);
@@ -892,10 +933,12 @@ static void ll_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		return;
 	struct lc_cred cr;
 	struct lc_fh *fh = NULL;
+	struct lc_attr before;
 	int r;
 
 	raise_readahead(lf);
 	get_cred(lf, req, &cr);
+	lc_cached_attr(in, &before);
 	r = INTR(req, lc_open(lf->c, in, fi->flags, &cr, &fh));
 	if (r < 0) {
 		REPLY_ERR(req, r);
@@ -909,6 +952,8 @@ static void ll_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	else   /* a reader: write delegations go back (with what they buffered) */
 		lc_break_for_read(lf->c, lc_ino(in), true);
 	set_cache_mode(lf, fh, fi);
+	if (!fi->direct_io && !(fi->flags & O_TRUNC) && (fi->flags & O_ACCMODE) != O_WRONLY)
+		kernel_size_catch_up(lf, ino, fh, before.size);
 	if (fuse_reply_open(req, fi) != 0)
 		lc_release(lf->c, fh);
 }

@@ -1277,6 +1277,60 @@ START_TEST(test_async_unlink_open_elsewhere)
 END_TEST
 
 
+/*
+ * Close-to-open for the kernel's size: mount 2 looks a file up while mount
+ * 1 still buffers what it wrote (size 0 at the MDS), and its open makes
+ * mount 1 flush.  The kernel asks for the size again at the first read,
+ * but drops that GETATTR's answer when an invalidation of the inode lands
+ * while it is out (here: mount 1's chmod, while mount 2's reply is held)
+ * and reads with the size it had: the lookup's 0 (seen in
+ * test_async_unlink_open_elsewhere under load, the unlink's revoke).  The
+ * open stores the size in the kernel itself.
+ */
+START_TEST(test_open_size_survives_inval)
+{
+	enum { SIZE = 100000 };
+	int64_t g0, p0 = perf2("fuse", "size_pushed");
+	pid_t pid;
+	int status, fd;
+
+	struct stat st;
+
+	/* mount 2's kernel has the file at size 0; mount 1 then writes it
+	 * (buffered: Fb) and closes, and the size stays with mount 1 */
+	ck_assert_int_eq(write_text(P("sz"), "", O_EXCL), 0);
+	ck_assert_int_eq(stat(P2("sz"), &st), 0);
+	ck_assert_int_eq(st.st_size, 0);
+	ck_assert_int_eq(lfs_write_file(P("sz"), SIZE, 5), 0);
+	fd = open(P2("sz"), O_RDONLY);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(perf2("fuse", "size_pushed") - p0, 1);
+	config_set_m(2, "fuse_debug_reply_delay", "0.5");
+	g0 = perf2("fuse", "getattr");
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		char *buf = malloc(SIZE);
+		ssize_t n = buf ? pread(fd, buf, SIZE, 0) : -1;
+		int i = 0;
+
+		while (n == SIZE && i < SIZE && (unsigned char)buf[i] == lfs_pat(5, i))
+			i++;
+		_exit(n == SIZE && i == SIZE ? 0 : n < 0 ? 2 : n < 100 ? (int)n + 10 : 3);
+	}
+	/* the read's GETATTR reached mount 2: its reply is held meanwhile */
+	for (int i = 0; i < 5000 && perf2("fuse", "getattr") == g0; i++)
+		usleep(1000);
+	ck_assert_int_gt(perf2("fuse", "getattr"), g0);
+	ck_assert_int_eq(chmod(P("sz"), 0600), 0);     /* revokes As: mount 2 invalidates */
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	config_set_m(2, "fuse_debug_reply_delay", "0");
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		      "mount 2's first read of the file mount 1 wrote: status %#x (10 + n: a read of n bytes)", status);
+	close(fd);
+}
+END_TEST
+
 /* ---- the same removals, answered here and by the MDS ---- */
 
 #define U1 2001
@@ -1496,6 +1550,7 @@ int main(void)
 	ADD_WITH(test_async_setattr_same_as_mds, setup_sync2);
 	ADD(test_async_unlink_seen_by_other);
 	ADD(test_async_unlink_open_elsewhere);
+	ADD(test_open_size_survives_inval);
 	ADD(test_async_unlink_permissions_differential);
 	ADD(test_async_unlink_parked_then_create);
 	sr = srunner_create(s);
