@@ -157,6 +157,15 @@ void lc_caps_apply_locked(struct lc_inode *in, uint32_t caps, uint64_t seq)
 		return;
 	if (seq < in->cap_seq)
 		return; /* older than a grant/revoke we already applied */
+	/* the same grant again (a request's safe reply after its unsafe one,
+	 * both carrying the seq the MDS gave it): what we gave up since on
+	 * our own (a close's Fr/Fw/Fb, lc_caps_update) stays given up.  The
+	 * MDS took that drop (it had granted nothing newer), so bringing the
+	 * bits back would have us cache under caps it has given to others,
+	 * and our next ack would claim them (test_async_unlink_open_elsewhere:
+	 * Fw claimed back, the orphan never purged) */
+	if (seq && seq == in->cap_seq)
+		caps &= in->caps;
 	/* a grant (nothing taken away) is taken in at once; fewer caps than we
 	 * hold is a revoke in flight, acked by its own processing (send_ack) */
 	if (seq > in->acked_seq && !(in->caps & ~caps))

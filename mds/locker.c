@@ -1032,13 +1032,26 @@ static bool apply_flush(struct mds *m, struct mcap *cap, const struct mdsp_caps 
 	return changed;
 }
 
-/* The client keeps only @caps (it gave the rest up on its own). */
+/*
+ * The client keeps only @caps (it gave the rest up on its own), as of our
+ * message @seq.  Bits we granted after @seq it may not have seen yet: its
+ * message says nothing of them, so it changes nothing.  A revoke after
+ * @seq only takes bits away, so a drop sent before the client saw it
+ * still holds for the bits the revoke lets it keep (a close's Fr/Fw while
+ * the revoke of Fb is on its way: once ignored, the MDS kept Fw for the
+ * client for good, gave nobody Fs/Fc on the file again and never purged
+ * it as an orphan).  The bits the revoke takes go only with its ack: the
+ * client sends that once its kernel dropped what it cached under them and
+ * its buffered data is written, which its message before says nothing of.
+ */
 static void cap_client_drops(struct mcap *cap, uint32_t caps, uint64_t seq)
 {
 	uint32_t keep = caps ? caps | MDSP_CAP_PIN : 0;
 
-	if (seq < cap->seq)
-		return;       /* it has not seen our latest message yet */
+	if (seq < cap->issue_seq)
+		return;       /* it has not seen our latest grant yet */
+	if (cap->revoke_seq && seq < cap->revoke_seq)
+		keep |= cap->issued & ~cap->pending;    /* being revoked: gone with the ack */
 	cap->pending &= keep;
 	cap->issued &= keep;
 	if (cap->revoke_seq && cap->issued == cap->pending)

@@ -817,6 +817,34 @@ static void *renamer_main(void *arg)
 
 static struct json_object *asok_json(const char *json);
 
+struct opener {
+	uint16_t port;
+	uint64_t ino;
+	int ret;
+	uint32_t caps;          /* what its open was granted */
+	_Atomic bool done;
+};
+
+/* another session opens @ino for reading (it takes Fb from a writer) */
+static void *opener_main(void *arg)
+{
+	struct opener *o = arg;
+	struct mdsp_request q = { .op = MDSP_OP_OPEN, .ino = o->ino, .oflags = O_RDONLY };
+	struct mdsp_reply rep;
+	struct mdsw w;
+
+	o->ret = -EIO;
+	memset(&rep, 0, sizeof(rep));
+	if (mdsw_connect(&w, o->port) == 0 && mdsw_open(&w, "client.opener") == 0) {
+		o->ret = mdsw_call(&w, &q, &rep);
+		o->caps = rep.caps;
+		mdsw_reply_free(&rep);
+	}
+	mdsw_close(&w);
+	atomic_store(&o->done, true);
+	return NULL;
+}
+
 /* the MDS's `ops` lists a request @op parked for revokes */
 static bool parked(const char *op)
 {
@@ -871,6 +899,63 @@ START_TEST(test_parked_on_dropped_lease)
 	W.no_lease_ack = false;
 	W.keep_caps = false;
 	ck_assert_int_eq(mdsw_lookup(&W, r.ddir, "f", &in), 0);
+}
+END_TEST
+
+/*
+ * A client gives bits up on its own (a close: Fr/Fw) while a revoke of
+ * another bit (Fb, for a reader's open) is on its way to it: its message
+ * carries the older cap sequence.  The MDS granted nothing since, so the
+ * drop holds (the bits the revoke takes still go only with its ack, sent
+ * once the client's caches are clean).  It ignored the drop as older than
+ * the revoke, and an ack that then named Fw (the revoke's "keep") left
+ * the client with Fw for good: the reader never got Fs/Fc, and a file
+ * unlinked meanwhile stayed an orphan (test_fuse_caps, under load).
+ */
+START_TEST(test_drop_before_revoke_seen)
+{
+	struct opener o = { .port = P.port };
+	struct mdsp_request q = { .op = MDSP_OP_CREATE, .ino = ROOT, .name = "wf", .mode = 0644,
+				  .oflags = O_CREAT | O_EXCL | O_RDWR };
+	struct mdsp_caps upd = { .op = MDSP_CAPS_UPDATE }, ack = { .op = MDSP_CAPS_ACK };
+	const uint32_t file = MDSP_CAP_FILE_RD | MDSP_CAP_FILE_CACHE | MDSP_CAP_FILE_WR | MDSP_CAP_FILE_BUFFER;
+	struct mdsp_reply rep;
+	pthread_t th;
+	int i;
+
+	W.keep_caps = true;             /* hold Fr/Fw/Fb of the file we make (open, not closed) */
+	W.no_ack = true;                /* and answer no revoke ourselves */
+	ck_assert_int_eq(mdsw_call(&W, &q, &rep), 0);
+	ck_assert(rep.has_target);
+	ck_assert_uint_eq(rep.caps & MDSP_CAP_FILE_BUFFER, MDSP_CAP_FILE_BUFFER);
+	o.ino = upd.ino = ack.ino = rep.target.ino;
+	upd.seq = rep.cap_seq;
+	upd.caps = rep.caps & ~file;                        /* the close */
+	ack.seq = rep.cap_seq + 1;                          /* the revoke's */
+	ack.caps = rep.caps & ~(uint32_t)MDSP_CAP_FILE_BUFFER;   /* its "keep" */
+	mdsw_reply_free(&rep);
+	ck_assert_int_eq(pthread_create(&th, NULL, opener_main, &o), 0);
+	for (i = 0; i < 400 && !parked("open") && !atomic_load(&o.done); i++)
+		mdsw_poll_caps(&W, 25);
+	ck_assert_msg(parked("open"), "the other session's open did not wait for our Fb (%d)", o.ret);
+	ck_assert_uint_eq(W.revokes, 1);
+	/* the close, as of the create's seq: the revoke not seen yet */
+	ck_assert_int_eq(mdsw_send_caps(&W, &upd), 0);
+	/* the revoke's ack goes only with the revoke's bits */
+	for (i = 0; i < 10 && !atomic_load(&o.done); i++)
+		mdsw_poll_caps(&W, 10);
+	ck_assert_msg(!atomic_load(&o.done), "the open went on before the revoke of Fb was acked");
+	ck_assert_int_eq(mdsw_send_caps(&W, &ack), 0);
+	for (i = 0; i < 400 && !atomic_load(&o.done); i++)
+		mdsw_poll_caps(&W, 25);
+	ck_assert_msg(atomic_load(&o.done), "the open still waits after the revoke's ack");
+	pthread_join(th, NULL);
+	ck_assert_int_eq(o.ret, 0);
+	/* nobody holds Fw now: the reader may cache */
+	ck_assert_msg((o.caps & (MDSP_CAP_FILE_SHARED | MDSP_CAP_FILE_CACHE)) ==
+		      (MDSP_CAP_FILE_SHARED | MDSP_CAP_FILE_CACHE), "the reader got caps 0x%x: Fw kept for us", o.caps);
+	W.no_ack = false;
+	W.keep_caps = false;
 }
 END_TEST
 
@@ -1064,6 +1149,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_readdir_names_and_attrs);
 	tcase_add_test(tc, test_concurrent_sessions);
 	tcase_add_test(tc, test_parked_on_dropped_lease);
+	tcase_add_test(tc, test_drop_before_revoke_seen);
 	tcase_add_test(tc, test_admin_and_evict);
 	tcase_add_test(tc, test_session_goes_stale);
 	suite_add_tcase(s, tc);

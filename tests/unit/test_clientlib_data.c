@@ -1450,6 +1450,19 @@ START_TEST(test_attr_timeout_and_caps)
 	ck_assert_uint_eq(in->caps, MDSP_CAP_PIN);
 	pthread_mutex_unlock(&in->lock);
 	ck_assert(lc_attr_timeout(c, in) == 0);
+	pthread_mutex_lock(&in->lock);
+	/* a grant, then bits given up here (a close: lc_caps_update), then the
+	 * same grant again (the request's safe reply): they stay given up */
+	uint32_t all = MDSP_CAP_PIN | MDSP_CAP_ATTR_SHARED | MDSP_CAP_FILE_RD | MDSP_CAP_FILE_WR | MDSP_CAP_FILE_BUFFER;
+	lc_caps_apply_locked(in, all, 7);
+	ck_assert_uint_eq(in->caps, all);
+	in->caps &= ~(uint32_t)(MDSP_CAP_FILE_RD | MDSP_CAP_FILE_WR | MDSP_CAP_FILE_BUFFER);
+	lc_caps_apply_locked(in, all, 7);
+	ck_assert_uint_eq(in->caps, MDSP_CAP_PIN | MDSP_CAP_ATTR_SHARED);
+	/* a newer grant brings what it grants */
+	lc_caps_apply_locked(in, all, 8);
+	ck_assert_uint_eq(in->caps, all);
+	pthread_mutex_unlock(&in->lock);
 	lc_put(c, in);
 }
 END_TEST
