@@ -146,7 +146,11 @@ static struct rd_batch *cached_batch(struct lc_inode *dir, uint64_t cookie, long
 
 	pthread_mutex_lock(&dir->lock);
 	struct rd_batch *cur = dir->dstate ? dir->dstate->rd : NULL;
-	if (cur && now < cur->until && cur->dgen == atomic_load(&dir->dgen) && (dir->caps & MDSP_CAP_FILE_SHARED)) {
+	/* listed with Fs held since its READDIR went out (ngen): a batch
+	 * whose reply came after a revoke of Fs may predate the change that
+	 * revoked it, even if Fs is back by now */
+	if (cur && now < cur->until && cur->dgen == atomic_load(&dir->dgen) && cur->ngen == atomic_load(&dir->ngen) &&
+	    (dir->caps & MDSP_CAP_FILE_SHARED)) {
 		long i = batch_index(cur, cookie);
 		/* resuming after the last entry: the next batch, unless this was the end */
 		if (i >= 0 && (i < (long)cur->n || cur->end)) {
@@ -176,7 +180,7 @@ static struct mds_request *readdir_req(struct lclient *c, struct lc_inode *dir, 
 }
 
 /* the READDIR asked for ahead for @cookie, if the directory's batch has one
- * made under the directory's current dgen (the caller's then) */
+ * made under the directory's current dgen and ngen (the caller's then) */
 static struct mds_request *prefetched(struct lc_inode *dir, uint64_t cookie, uint64_t *dgen, uint64_t *ngen,
 				      struct lc_caps_since *since)
 {
@@ -185,7 +189,7 @@ static struct mds_request *prefetched(struct lc_inode *dir, uint64_t cookie, uin
 	pthread_mutex_lock(&dir->lock);
 	struct rd_batch *cur = dir->dstate ? dir->dstate->rd : NULL;
 	if (cur && cur->pf_req && cur->n && cur->ents[cur->n - 1].cookie == cookie &&
-	    cur->pf_dgen == atomic_load(&dir->dgen)) {
+	    cur->pf_dgen == atomic_load(&dir->dgen) && cur->pf_ngen == atomic_load(&dir->ngen)) {
 		req = cur->pf_req;
 		cur->pf_req = NULL;
 		*dgen = cur->pf_dgen;
@@ -325,7 +329,12 @@ static int fetch_batch(struct lclient *c, struct lc_inode *dir, uint64_t cookie,
 	lc_mem_add(c, LC_MEM_DIRLIST, b->mem);
 
 	pthread_mutex_lock(&dir->lock);
-	bool shared = dir->caps & MDSP_CAP_FILE_SHARED;
+	/* kept only if the directory held Fs all along since the READDIR went
+	 * out: Fs lost meanwhile (ngen) means another client changed it, maybe
+	 * after the MDS listed it, whatever caps the directory has by now
+	 * (test_caps test_kept_batch_after_fs_lost) */
+	bool shared = (dir->caps & MDSP_CAP_FILE_SHARED) && ngen == atomic_load(&dir->ngen) &&
+		      dgen == atomic_load(&dir->dgen);
 	b->until = shared ? now_mono_ns() + lc_secs_ns(CFG_client_caps_timeout) : 0;
 	/* no memory for the directory's lc_dstate: nothing kept */
 	struct lc_dstate *ds = lc_dstate_locked(dir);

@@ -792,6 +792,92 @@ START_TEST(test_reply_after_eviction)
 }
 END_TEST
 
+struct bg_names {
+	struct lc_inode *d;
+	int r, n;
+	bool sub;
+};
+
+static int names_cb(void *arg, const char *name, struct lc_inode *in, const struct lc_attr *attr, uint64_t next)
+{
+	struct bg_names *b = arg;
+
+	(void)attr;
+	(void)next;
+	if (strcmp(name, ".") && strcmp(name, "..")) {
+		b->n++;
+		if (!strcmp(name, "sub"))
+			b->sub = true;
+	}
+	if (in)
+		lc_put(A, in);
+	return 0;
+}
+
+static void *bg_names_main(void *arg)
+{
+	struct bg_names *b = arg;
+	bool eof;
+
+	b->r = lc_readdir(A, b->d, 0, true, &rootcr, names_cb, b, &eof);
+	return NULL;
+}
+
+/*
+ * A's READDIR of kb goes out; B renames a directory into kb (A's Fs on kb
+ * revoked and acked meanwhile) and A gets Fs on kb back (a getattr) before
+ * its listing's reply is folded in.  That batch was listed before the
+ * rename: kept on kb, it would answer A's next listings without "sub" for
+ * as long as A holds Fs (test_fuse_stress: mount 1's listing lacked a
+ * directory renamed into it, which mount 2 listed).  A batch is kept only
+ * if kb lost no Fs since its READDIR went out (kb->ngen).  The hook holds
+ * the listing between its reply and the directory's caps in it.
+ */
+START_TEST(test_kept_batch_after_fs_lost)
+{
+	struct lc_inode *db = mkdir_in(B, rb, "kb", 0755), *sb = mkdir_in(B, rb, "kbsrc", 0755), *da, *x;
+	struct bg_names ls = { 0 }, again = { 0 };
+	struct lc_attr a;
+	uint64_t rv0;
+	pthread_t th;
+	bool eof;
+
+	ck_assert_int_eq(lc_mknod(B, db, "f", S_IFREG | 0644, 0, &rootcr, NULL, &x), 0);
+	lc_put(B, x);
+	x = mkdir_in(B, sb, "sub", 0755);
+	lc_put(B, x);
+	da = lookup_ok(A, ra, "kb");
+	ck_assert_int_eq(lc_getattr(A, da, &rootcr, true, &a), 0);
+	ck_assert_msg(lc_attr_timeout(A, da) >= 30, "A holds no Fs on kb");
+	ls.d = da;
+	atomic_store(&A->debug_apply_wait_ino, da->ino);
+	ck_assert_int_eq(pthread_create(&th, NULL, bg_names_main, &ls), 0);
+	LT_WAIT_UNTIL(atomic_load(&A->debug_apply_waiting) == 1, "A's listing never got its reply");
+	rv0 = atomic_load(&A->perf.caps_revoke.v);
+	ck_assert_int_eq(lc_rename(B, sb, "sub", db, "sub", 0, &rootcr), 0);
+	ck_assert_msg(atomic_load(&A->perf.caps_revoke.v) > rv0, "B's rename revoked nothing of A's");
+	/* the listing stays held (the hook looks at its ino only when woken)
+	 * while A's getattr, which goes through the same hook, gets Fs back */
+	atomic_store(&A->debug_apply_wait_ino, UINT64_MAX);
+	ck_assert_int_eq(lc_getattr(A, da, &rootcr, true, &a), 0);
+	ck_assert_msg(lc_attr_timeout(A, da) >= 30, "A got no Fs on kb back");
+	pthread_mutex_lock(&A->rvt_lock);
+	atomic_store(&A->debug_apply_wait_ino, 0);
+	pthread_cond_broadcast(&A->rvt_cond);
+	pthread_mutex_unlock(&A->rvt_lock);
+	ck_assert_int_eq(pthread_join(th, NULL), 0);
+	ck_assert_int_eq(ls.r, 0);
+	/* listed after the rename: "sub" is there */
+	again.d = da;
+	ck_assert_int_eq(lc_readdir(A, da, 0, true, &rootcr, names_cb, &again, &eof), 0);
+	ck_assert_msg(again.sub && again.n == 2, "A lists %d names of kb after B's rename into it, %s \"sub\"",
+		      again.n, again.sub ? "with" : "without");
+	lc_put(A, da);
+	lc_put(B, sb);
+	lc_put(B, db);
+}
+END_TEST
+
 /*
  * As above, but f's caps move after the listing's READDIR went out (B's
  * open for writing revokes A's Fs; f is cached, A acks), so A's release
@@ -2274,6 +2360,7 @@ static Suite *suite(void)
 	ADD(tc, test_revoke_overtakes_reply);
 	ADD(tc, test_kept_batch_after_eviction);
 	ADD(tc, test_reply_after_eviction);
+	ADD(tc, test_kept_batch_after_fs_lost);
 	ADD(tc, test_reply_after_eviction_caps_moved);
 	ADD(tc, test_revoke_overtakes_prefetch);
 	ADD(tc, test_two_writers_uncached);
