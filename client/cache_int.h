@@ -254,6 +254,12 @@ int lc_dcache_lookup(struct lclient *c, struct lc_inode *dir, const char *name, 
  * while @dir holds Fs (which covers names known not to exist).
  */
 void lc_dcache_add(struct lclient *c, struct lc_inode *dir, const char *name, uint64_t ino);
+/**
+ * lc_dcache_add_since - lc_dcache_add() of what a request sent at @dir's
+ * ngen @ngen0 found: a negative entry only if the directory has held Fs
+ * since (its ngen did not move).
+ */
+void lc_dcache_add_since(struct lclient *c, struct lc_inode *dir, const char *name, uint64_t ino, uint64_t ngen0);
 /** lc_dcache_add_lease - cache @name -> @ino under the lease with sequence @seq. */
 void lc_dcache_add_lease(struct lclient *c, struct lc_inode *dir, const char *name, uint64_t ino, uint64_t seq);
 /** lc_dcache_leased - @name in @dir is cached under a lease (a long kernel entry timeout is safe). */

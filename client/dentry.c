@@ -229,6 +229,11 @@ bool lc_dcache_leased(struct lclient *c, struct lc_inode *dir, const char *name)
 
 void lc_dcache_add(struct lclient *c, struct lc_inode *dir, const char *name, uint64_t ino)
 {
+	lc_dcache_add_since(c, dir, name, ino, atomic_load(&dir->ngen));
+}
+
+void lc_dcache_add_since(struct lclient *c, struct lc_inode *dir, const char *name, uint64_t ino, uint64_t ngen0)
+{
 	struct lc_dentry *d;
 	uint64_t ngen;
 	bool fs;
@@ -246,8 +251,11 @@ void lc_dcache_add(struct lclient *c, struct lc_inode *dir, const char *name, ui
 		return;
 	}
 	pthread_mutex_lock(&dir->lock);
-	fs = dir->caps & MDSP_CAP_FILE_SHARED;
+	/* Fs held since @ngen0 (when the caller learned the name is not
+	 * there): an ENOENT that a revoke of Fs overtook may predate another
+	 * client's create of the name, whatever caps the directory has now */
 	ngen = atomic_load(&dir->ngen);
+	fs = (dir->caps & MDSP_CAP_FILE_SHARED) && ngen == ngen0;
 	pthread_mutex_unlock(&dir->lock);
 	if (!fs || !lc_secs_ns(CFG_client_negative_timeout)) {
 		rcu_read_lock();

@@ -211,12 +211,13 @@ int lc_lookup(struct lclient *c, struct lc_inode *dir, const char *name, const s
 	req = lc_req_new(c, MDSP_OP_LOOKUP, dir->ino, cr);
 	if (!req)
 		return c->mdsc ? -ENOMEM : -ENOTCONN;
+	uint64_t ngen0 = atomic_load(&dir->ngen);
 	r = set_name(req, name);
 	if (r == 0)
 		r = lc_req_run(c, req, &in);
 	mdsc_request_put(req);
 	if (r == -ENOENT)
-		lc_dcache_add(c, dir, name, 0);
+		lc_dcache_add_since(c, dir, name, 0, ngen0);
 	if (r < 0)
 		return r;
 	if (!in)

@@ -878,6 +878,69 @@ START_TEST(test_kept_batch_after_fs_lost)
 }
 END_TEST
 
+struct bg_lookup_name {
+	struct lc_inode *d;
+	const char *name;
+	int r;
+};
+
+static void *bg_lookup_name_main(void *arg)
+{
+	struct bg_lookup_name *b = arg;
+	struct lc_inode *in = NULL;
+
+	b->r = lc_lookup(A, b->d, b->name, &rootcr, NULL, &in);
+	if (in)
+		lc_put(A, in);
+	return NULL;
+}
+
+/*
+ * The same for a name: A's lookup of kn/sub finds nothing at the MDS; B
+ * renames a directory in as kn/sub (A's Fs on kn revoked and acked) and A
+ * gets Fs on kn back before its ENOENT is folded in.  Cached as a negative
+ * entry under the Fs A holds now, it would answer ENOENT for the
+ * client_caps_timeout (test_fuse_stress: mount 1's lookup of a directory
+ * renamed in failed until the caches were dropped).
+ */
+START_TEST(test_negative_after_fs_lost)
+{
+	struct lc_inode *db = mkdir_in(B, rb, "kn", 0755), *sb = mkdir_in(B, rb, "knsrc", 0755), *da, *x;
+	struct bg_lookup_name lk = { .name = "sub" };
+	struct lc_attr a;
+	uint64_t rv0;
+	pthread_t th;
+
+	x = mkdir_in(B, sb, "sub", 0755);
+	lc_put(B, x);
+	da = lookup_ok(A, ra, "kn");
+	ck_assert_int_eq(lc_getattr(A, da, &rootcr, true, &a), 0);
+	ck_assert_msg(lc_attr_timeout(A, da) >= 30, "A holds no Fs on kn");
+	lk.d = da;
+	atomic_store(&A->debug_apply_wait_ino, da->ino);
+	ck_assert_int_eq(pthread_create(&th, NULL, bg_lookup_name_main, &lk), 0);
+	LT_WAIT_UNTIL(atomic_load(&A->debug_apply_waiting) == 1, "A's lookup never got its reply");
+	rv0 = atomic_load(&A->perf.caps_revoke.v);
+	ck_assert_int_eq(lc_rename(B, sb, "sub", db, "sub", 0, &rootcr), 0);
+	ck_assert_msg(atomic_load(&A->perf.caps_revoke.v) > rv0, "B's rename revoked nothing of A's");
+	atomic_store(&A->debug_apply_wait_ino, UINT64_MAX);      /* as test_kept_batch_after_fs_lost */
+	ck_assert_int_eq(lc_getattr(A, da, &rootcr, true, &a), 0);
+	ck_assert_msg(lc_attr_timeout(A, da) >= 30, "A got no Fs on kn back");
+	pthread_mutex_lock(&A->rvt_lock);
+	atomic_store(&A->debug_apply_wait_ino, 0);
+	pthread_cond_broadcast(&A->rvt_cond);
+	pthread_mutex_unlock(&A->rvt_lock);
+	ck_assert_int_eq(pthread_join(th, NULL), 0);
+	ck_assert_int_eq(lk.r, -ENOENT);                 /* looked up before the rename */
+	x = NULL;
+	ck_assert_msg(lc_lookup(A, da, "sub", &rootcr, NULL, &x) == 0, "A finds no kn/sub after B's rename into kn");
+	lc_put(A, x);
+	lc_put(A, da);
+	lc_put(B, sb);
+	lc_put(B, db);
+}
+END_TEST
+
 /*
  * As above, but f's caps move after the listing's READDIR went out (B's
  * open for writing revokes A's Fs; f is cached, A acks), so A's release
@@ -2361,6 +2424,7 @@ static Suite *suite(void)
 	ADD(tc, test_kept_batch_after_eviction);
 	ADD(tc, test_reply_after_eviction);
 	ADD(tc, test_kept_batch_after_fs_lost);
+	ADD(tc, test_negative_after_fs_lost);
 	ADD(tc, test_reply_after_eviction_caps_moved);
 	ADD(tc, test_revoke_overtakes_prefetch);
 	ADD(tc, test_two_writers_uncached);
