@@ -256,10 +256,14 @@ int lc_dcache_lookup(struct lclient *c, struct lc_inode *dir, const char *name, 
 void lc_dcache_add(struct lclient *c, struct lc_inode *dir, const char *name, uint64_t ino);
 /**
  * lc_dcache_add_since - lc_dcache_add() of what a request sent at @dir's
- * ngen @ngen0 found: a negative entry only if the directory has held Fs
- * since (its ngen did not move).
+ * ngen @ngen0 and change attribute @change0 found: a negative entry only
+ * if the directory has held Fs since (its ngen did not move) and nothing
+ * of ours changed it (its change attribute did not move; 0 is "not
+ * known", LC_CHANGE_ANY: not checked).
  */
-void lc_dcache_add_since(struct lclient *c, struct lc_inode *dir, const char *name, uint64_t ino, uint64_t ngen0);
+#define LC_CHANGE_ANY UINT64_MAX
+void lc_dcache_add_since(struct lclient *c, struct lc_inode *dir, const char *name, uint64_t ino, uint64_t ngen0,
+			 uint64_t change0);
 /** lc_dcache_add_lease - cache @name -> @ino under the lease with sequence @seq. */
 void lc_dcache_add_lease(struct lclient *c, struct lc_inode *dir, const char *name, uint64_t ino, uint64_t seq);
 /** lc_dcache_leased - @name in @dir is cached under a lease (a long kernel entry timeout is safe). */

@@ -229,10 +229,11 @@ bool lc_dcache_leased(struct lclient *c, struct lc_inode *dir, const char *name)
 
 void lc_dcache_add(struct lclient *c, struct lc_inode *dir, const char *name, uint64_t ino)
 {
-	lc_dcache_add_since(c, dir, name, ino, atomic_load(&dir->ngen));
+	lc_dcache_add_since(c, dir, name, ino, atomic_load(&dir->ngen), LC_CHANGE_ANY);
 }
 
-void lc_dcache_add_since(struct lclient *c, struct lc_inode *dir, const char *name, uint64_t ino, uint64_t ngen0)
+void lc_dcache_add_since(struct lclient *c, struct lc_inode *dir, const char *name, uint64_t ino, uint64_t ngen0,
+			 uint64_t change0)
 {
 	struct lc_dentry *d;
 	uint64_t ngen;
@@ -253,9 +254,12 @@ void lc_dcache_add_since(struct lclient *c, struct lc_inode *dir, const char *na
 	pthread_mutex_lock(&dir->lock);
 	/* Fs held since @ngen0 (when the caller learned the name is not
 	 * there): an ENOENT that a revoke of Fs overtook may predate another
-	 * client's create of the name, whatever caps the directory has now */
+	 * client's create of the name, whatever caps the directory has now;
+	 * and nothing of ours changed the directory since @change0 (a rename
+	 * of ours into it may have made the name meanwhile) */
 	ngen = atomic_load(&dir->ngen);
-	fs = (dir->caps & MDSP_CAP_FILE_SHARED) && ngen == ngen0;
+	fs = (dir->caps & MDSP_CAP_FILE_SHARED) && ngen == ngen0 &&
+	     (change0 == LC_CHANGE_ANY || (change0 && dir->mi.change == change0));
 	pthread_mutex_unlock(&dir->lock);
 	if (!fs || !lc_secs_ns(CFG_client_negative_timeout)) {
 		rcu_read_lock();

@@ -212,12 +212,15 @@ int lc_lookup(struct lclient *c, struct lc_inode *dir, const char *name, const s
 	if (!req)
 		return c->mdsc ? -ENOMEM : -ENOTCONN;
 	uint64_t ngen0 = atomic_load(&dir->ngen);
+	pthread_mutex_lock(&dir->lock);
+	uint64_t change0 = dir->mi.change;
+	pthread_mutex_unlock(&dir->lock);
 	r = set_name(req, name);
 	if (r == 0)
 		r = lc_req_run(c, req, &in);
 	mdsc_request_put(req);
 	if (r == -ENOENT)
-		lc_dcache_add_since(c, dir, name, 0, ngen0);
+		lc_dcache_add_since(c, dir, name, 0, ngen0, change0);
 	if (r < 0)
 		return r;
 	if (!in)
@@ -842,6 +845,14 @@ static int rename_names(struct lclient *c, struct lc_inode *olddir, const char *
 	}
 	lc_inode_invalidate(olddir);
 	lc_inode_invalidate(newdir);
+	/* the reply brought the target directory's new attributes (its kept
+	 * listing went with its mtime), not the source's: its listing goes
+	 * here, and its change attribute is "not known" until the MDS says,
+	 * so a READDIR or an ENOENT of it still on its way is not kept */
+	pthread_mutex_lock(&olddir->lock);
+	lc_dir_rd_drop_locked(olddir);
+	olddir->mi.change = 0;
+	pthread_mutex_unlock(&olddir->lock);
 	/* the kernel moved its dentry, with the time it may cache it for, into
 	 * a directory not everyone may search: it must come back and ask */
 	pthread_mutex_lock(&newdir->lock);

@@ -82,7 +82,7 @@ struct rd_batch {
 	/* the READDIR of the batch after this one, asked for ahead (see the
 	 * top), with dir->dgen and dir->ngen when it was sent; dir->lock */
 	struct mds_request *pf_req;
-	uint64_t pf_dgen, pf_ngen;
+	uint64_t pf_dgen, pf_ngen, pf_change;
 	struct lc_caps_since pf_since;  /* lc_caps_gen() when it was sent (lc_req_submit) */
 	bool pf_started;
 };
@@ -182,7 +182,7 @@ static struct mds_request *readdir_req(struct lclient *c, struct lc_inode *dir, 
 /* the READDIR asked for ahead for @cookie, if the directory's batch has one
  * made under the directory's current dgen and ngen (the caller's then) */
 static struct mds_request *prefetched(struct lc_inode *dir, uint64_t cookie, uint64_t *dgen, uint64_t *ngen,
-				      struct lc_caps_since *since)
+				      uint64_t *change, struct lc_caps_since *since)
 {
 	struct mds_request *req = NULL;
 
@@ -194,10 +194,26 @@ static struct mds_request *prefetched(struct lc_inode *dir, uint64_t cookie, uin
 		cur->pf_req = NULL;
 		*dgen = cur->pf_dgen;
 		*ngen = cur->pf_ngen;
+		*change = cur->pf_change;
 		*since = cur->pf_since;
 	}
 	pthread_mutex_unlock(&dir->lock);
 	return req;
+}
+
+/*
+ * dir->lock held: nothing of ours changed @dir since @change was read (a
+ * create, rename or unlink of ours in it moves its change attribute when
+ * its reply is folded in, or when we answered it ourselves; a rename's
+ * source directory is set to 0, lc_rename): a listing the MDS made before
+ * that must not be kept, Fs or not.  The READDIR's own reply folds in the
+ * directory's attributes too, so a change that only the MDS knew of
+ * (another client's, whose revoke of Fs we saw) also fails this; that
+ * costs a fetch, never a stale name.
+ */
+static bool change_unmoved(const struct lc_inode *dir, uint64_t change)
+{
+	return change && dir->mi.change == change;      /* 0: not known, the MDS's next one wins */
 }
 
 /*
@@ -210,7 +226,7 @@ static void prefetch(struct lclient *c, struct lc_inode *dir, struct rd_batch *b
 {
 	struct mds_request *req;
 	struct lc_caps_since since;
-	uint64_t dgen, ngen;
+	uint64_t dgen, ngen, change;
 
 	if (b->end || !b->n || !c->mdsc)
 		return;
@@ -227,6 +243,9 @@ static void prefetch(struct lclient *c, struct lc_inode *dir, struct rd_batch *b
 	lc_async_unlink_wait(c, dir, NULL);     /* the listing has none of the names we unlinked */
 	dgen = atomic_load(&dir->dgen);
 	ngen = atomic_load(&dir->ngen);
+	pthread_mutex_lock(&dir->lock);
+	change = dir->mi.change;
+	pthread_mutex_unlock(&dir->lock);
 	if (lc_req_submit(c, req, &since) < 0) {
 		mdsc_request_put(req);
 		return;
@@ -236,6 +255,7 @@ static void prefetch(struct lclient *c, struct lc_inode *dir, struct rd_batch *b
 		b->pf_req = req;
 		b->pf_dgen = dgen;
 		b->pf_ngen = ngen;
+		b->pf_change = change;
 		b->pf_since = since;
 		req = NULL;
 	}
@@ -251,7 +271,8 @@ static int fetch_batch(struct lclient *c, struct lc_inode *dir, uint64_t cookie,
 	uint64_t dgen, ngen;
 	struct lc_caps_since since;
 	int r;
-	struct mds_request *req = prefetched(dir, cookie, &dgen, &ngen, &since);
+	uint64_t change = 0;
+	struct mds_request *req = prefetched(dir, cookie, &dgen, &ngen, &change, &since);
 
 	if (req) {
 		/* its grants are checked against the revokes and evictions
@@ -265,6 +286,9 @@ static int fetch_batch(struct lclient *c, struct lc_inode *dir, uint64_t cookie,
 		lc_async_unlink_wait(c, dir, NULL);     /* the listing has none of the names we unlinked */
 		dgen = atomic_load(&dir->dgen);
 		ngen = atomic_load(&dir->ngen);
+		pthread_mutex_lock(&dir->lock);
+		change = dir->mi.change;
+		pthread_mutex_unlock(&dir->lock);
 		since = lc_caps_gen(c);
 		r = lc_req_run(c, req, NULL);
 	}
@@ -334,7 +358,7 @@ static int fetch_batch(struct lclient *c, struct lc_inode *dir, uint64_t cookie,
 	 * after the MDS listed it, whatever caps the directory has by now
 	 * (test_caps test_kept_batch_after_fs_lost) */
 	bool shared = (dir->caps & MDSP_CAP_FILE_SHARED) && ngen == atomic_load(&dir->ngen) &&
-		      dgen == atomic_load(&dir->dgen);
+		      dgen == atomic_load(&dir->dgen) && change_unmoved(dir, change);
 	b->until = shared ? now_mono_ns() + lc_secs_ns(CFG_client_caps_timeout) : 0;
 	/* no memory for the directory's lc_dstate: nothing kept */
 	struct lc_dstate *ds = lc_dstate_locked(dir);

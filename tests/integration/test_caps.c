@@ -942,6 +942,53 @@ START_TEST(test_negative_after_fs_lost)
 END_TEST
 
 /*
+ * Our own change while our READDIR is on its way: A's listing of ko went
+ * out, A renames a directory in as ko/sub, and the listing's reply (made
+ * before) is folded in after.  No revoke of A's Fs marks it (the change is
+ * A's own), so it was kept on ko and answered A's next listing without
+ * "sub" (and FUSE's kernel cached that for as long as ko's mtime held:
+ * test_fuse_stress, mount 1 lacking a directory it had renamed in).  A
+ * listing is kept only if ko's change attribute did not move meanwhile.
+ */
+START_TEST(test_kept_batch_after_own_rename)
+{
+	struct lc_inode *da = mkdir_in(B, rb, "ko", 0755), *sa, *x;
+	struct bg_names ls = { 0 }, again = { 0 };
+	struct lc_attr a;
+	pthread_t th;
+	bool eof;
+
+	ck_assert_int_eq(lc_mknod(B, da, "f", S_IFREG | 0644, 0, &rootcr, NULL, &x), 0);
+	lc_put(B, x);
+	lc_put(B, da);
+	da = lookup_ok(A, ra, "ko");
+	sa = mkdir_in(A, ra, "kosrc", 0755);
+	x = mkdir_in(A, sa, "sub", 0755);
+	lc_put(A, x);
+	ck_assert_int_eq(lc_getattr(A, da, &rootcr, true, &a), 0);
+	ck_assert_msg(lc_attr_timeout(A, da) >= 30, "A holds no Fs on ko");
+	ls.d = da;
+	atomic_store(&A->debug_apply_wait_ino, da->ino);
+	ck_assert_int_eq(pthread_create(&th, NULL, bg_names_main, &ls), 0);
+	LT_WAIT_UNTIL(atomic_load(&A->debug_apply_waiting) == 1, "A's listing never got its reply");
+	atomic_store(&A->debug_apply_wait_ino, UINT64_MAX);      /* the rename's reply passes */
+	ck_assert_int_eq(lc_rename(A, sa, "sub", da, "sub", 0, &rootcr), 0);
+	pthread_mutex_lock(&A->rvt_lock);
+	atomic_store(&A->debug_apply_wait_ino, 0);
+	pthread_cond_broadcast(&A->rvt_cond);
+	pthread_mutex_unlock(&A->rvt_lock);
+	ck_assert_int_eq(pthread_join(th, NULL), 0);
+	ck_assert_int_eq(ls.r, 0);
+	again.d = da;
+	ck_assert_int_eq(lc_readdir(A, da, 0, true, &rootcr, names_cb, &again, &eof), 0);
+	ck_assert_msg(again.sub && again.n == 2, "A lists %d names of ko after its own rename into it, %s \"sub\"",
+		      again.n, again.sub ? "with" : "without");
+	lc_put(A, sa);
+	lc_put(A, da);
+}
+END_TEST
+
+/*
  * As above, but f's caps move after the listing's READDIR went out (B's
  * open for writing revokes A's Fs; f is cached, A acks), so A's release
  * carries the revoke's seq, newer than the listing's grant: the MDS deletes
@@ -2425,6 +2472,7 @@ static Suite *suite(void)
 	ADD(tc, test_reply_after_eviction);
 	ADD(tc, test_kept_batch_after_fs_lost);
 	ADD(tc, test_negative_after_fs_lost);
+	ADD(tc, test_kept_batch_after_own_rename);
 	ADD(tc, test_reply_after_eviction_caps_moved);
 	ADD(tc, test_revoke_overtakes_prefetch);
 	ADD(tc, test_two_writers_uncached);
