@@ -988,6 +988,41 @@ START_TEST(test_kept_batch_after_own_rename)
 }
 END_TEST
 
+/* The same for a lookup's ENOENT made before our own rename into kp. */
+START_TEST(test_negative_after_own_rename)
+{
+	struct lc_inode *db = mkdir_in(B, rb, "kp", 0755), *da, *sa, *x = NULL;
+	struct bg_lookup_name lk = { .name = "sub" };
+	struct lc_attr a;
+	pthread_t th;
+
+	lc_put(B, db);
+	da = lookup_ok(A, ra, "kp");
+	sa = mkdir_in(A, ra, "kpsrc", 0755);
+	x = mkdir_in(A, sa, "sub", 0755);
+	lc_put(A, x);
+	ck_assert_int_eq(lc_getattr(A, da, &rootcr, true, &a), 0);
+	ck_assert_msg(lc_attr_timeout(A, da) >= 30, "A holds no Fs on kp");
+	lk.d = da;
+	atomic_store(&A->debug_apply_wait_ino, da->ino);
+	ck_assert_int_eq(pthread_create(&th, NULL, bg_lookup_name_main, &lk), 0);
+	LT_WAIT_UNTIL(atomic_load(&A->debug_apply_waiting) == 1, "A's lookup never got its reply");
+	atomic_store(&A->debug_apply_wait_ino, UINT64_MAX);
+	ck_assert_int_eq(lc_rename(A, sa, "sub", da, "sub", 0, &rootcr), 0);
+	pthread_mutex_lock(&A->rvt_lock);
+	atomic_store(&A->debug_apply_wait_ino, 0);
+	pthread_cond_broadcast(&A->rvt_cond);
+	pthread_mutex_unlock(&A->rvt_lock);
+	ck_assert_int_eq(pthread_join(th, NULL), 0);
+	ck_assert_int_eq(lk.r, -ENOENT);
+	x = NULL;
+	ck_assert_msg(lc_lookup(A, da, "sub", &rootcr, NULL, &x) == 0, "A finds no kp/sub after its own rename into kp");
+	lc_put(A, x);
+	lc_put(A, sa);
+	lc_put(A, da);
+}
+END_TEST
+
 /*
  * As above, but f's caps move after the listing's READDIR went out (B's
  * open for writing revokes A's Fs; f is cached, A acks), so A's release
@@ -2473,6 +2508,7 @@ static Suite *suite(void)
 	ADD(tc, test_kept_batch_after_fs_lost);
 	ADD(tc, test_negative_after_fs_lost);
 	ADD(tc, test_kept_batch_after_own_rename);
+	ADD(tc, test_negative_after_own_rename);
 	ADD(tc, test_reply_after_eviction_caps_moved);
 	ADD(tc, test_revoke_overtakes_prefetch);
 	ADD(tc, test_two_writers_uncached);
