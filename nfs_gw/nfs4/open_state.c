@@ -902,22 +902,7 @@ uint32_t os_seq_begin_locked(struct ostate *st, struct os_owner *ow, uint32_t se
 		if (w == ETIMEDOUT) {
 			if (!ow->busy && ow->seq_valid && seqid == ow->seqid + 1)
 				continue;
-			/*
-			 * The predecessor did not come, or still runs (an MDS
-			 * round trip on a loaded machine): DELAY, remembered
-			 * as a capped wait's is, so the client's retry with
-			 * the next seqid and the predecessor, when it comes,
-			 * both find the sequence whole.  BAD_SEQID would end
-			 * the owner for the client (the Linux client starts
-			 * its recovery) for what is only slowness.
-			 */
-			r = seq_delay(ow, seqid);
-			if (st->stats)
-				perf_inc(&st->stats->timeouts, 1);
-			dout(NFS, 1, "v4.0 owner of client %" PRIx64 ": seqid %u waited %.1f s for seqid %u (%s), "
-			     "answered %s", ow->clientid, seqid, (double)wait_ns / 1e9, ow->seqid + 1,
-			     ow->busy ? "still running" : "not arrived",
-			     r == NFS4ERR_DELAY ? "NFS4ERR_DELAY" : "NFS4ERR_BAD_SEQID (too many DELAYed ahead)");
+			r = NFS4ERR_BAD_SEQID;
 			break;
 		}
 	}

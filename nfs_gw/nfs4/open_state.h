@@ -33,9 +33,7 @@
  * NFS4ERR_BAD_SEQID.  Waiting ties up a worker thread, so it is bounded:
  * at most st->seq_wait_per_owner waiting requests per owner and
  * st->seq_wait_max gateway-wide (the gateway sets it to nfs_workers/4);
- * a request beyond either is answered NFS4ERR_DELAY at once, and one whose
- * predecessor has not come or not finished within the wait (2 s) is
- * answered DELAY then: slowness never ends an owner with BAD_SEQID.  DELAY
+ * a request beyond either is answered NFS4ERR_DELAY at once.  DELAY
  * advances a 4.0 owner's seqid (RFC 7530 9.1.7: a client retries with the
  * next one), so the seqid of a DELAYed request that was ahead of its
  * predecessor is remembered (ow->delayed) and consumed, as if it had run
@@ -196,7 +194,6 @@ struct os_file {
 struct os_seq_stats {
 	struct perf_counter waits;       /* requests that waited for their predecessor */
 	struct perf_counter delays;      /* requests refused with NFS4ERR_DELAY by a wait cap */
-	struct perf_counter timeouts;    /* waits that ended without their predecessor (DELAY) */
 	struct hist wait_ns;             /* how long the waits took */
 };
 
@@ -407,8 +404,8 @@ bool os_stid_has_locks_locked(const struct os_stid *ls);
  * reached.
  * Return: NFS4_OK (it runs: ow->busy is set, call os_seq_end_locked()),
  * OS_SEQ_REPLAY (it is the last request again: send ow->reply),
- * NFS4ERR_DELAY (a wait cap is reached, or @wait_ns passed without the
- * predecessor: answer DELAY; nothing to end), or NFS4ERR_BAD_SEQID.
+ * NFS4ERR_DELAY (a wait cap is reached: answer DELAY; nothing to end), or
+ * NFS4ERR_BAD_SEQID.
  */
 uint32_t os_seq_begin_locked(struct ostate *st, struct os_owner *ow, uint32_t seqid, uint64_t wait_ns);
 /**
