@@ -902,7 +902,15 @@ uint32_t os_seq_begin_locked(struct ostate *st, struct os_owner *ow, uint32_t se
 		if (w == ETIMEDOUT) {
 			if (!ow->busy && ow->seq_valid && seqid == ow->seqid + 1)
 				continue;
+			/* a predecessor that never comes (lost with a connection,
+			 * or from before a restart): the client must start over
+			 * (BAD_SEQID), not retry into the same gap */
 			r = NFS4ERR_BAD_SEQID;
+			if (st->stats)
+				perf_inc(&st->stats->timeouts, 1);
+			dout(NFS, 1, "v4.0 owner of client %" PRIx64 ": seqid %u waited %.1f s for seqid %u (%s): "
+			     "NFS4ERR_BAD_SEQID", ow->clientid, seqid, (double)wait_ns / 1e9, ow->seqid + 1,
+			     ow->busy ? "still running" : "not arrived");
 			break;
 		}
 	}

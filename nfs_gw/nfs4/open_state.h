@@ -194,6 +194,7 @@ struct os_file {
 struct os_seq_stats {
 	struct perf_counter waits;       /* requests that waited for their predecessor */
 	struct perf_counter delays;      /* requests refused with NFS4ERR_DELAY by a wait cap */
+	struct perf_counter timeouts;    /* waits that ended without their predecessor (BAD_SEQID) */
 	struct hist wait_ns;             /* how long the waits took */
 };
 

@@ -541,6 +541,7 @@ int nfs4_server_create(const struct nfs4_params *p, struct lclient *lc, struct n
 
 		perf_register_counter(g, "seqid_waits", &srv->perf.seq.waits);
 		perf_register_counter(g, "seqid_wait_delays", &srv->perf.seq.delays);
+		perf_register_counter(g, "seqid_wait_timeouts", &srv->perf.seq.timeouts);
 		perf_register_hist(g, "seqid_wait", &srv->perf.seq.wait_ns);
 		perf_register_counter(g, "courtesy_clients", &srv->perf.courtesy);
 		perf_register_counter(g, "leases_cancelled", &srv->perf.cancelled);

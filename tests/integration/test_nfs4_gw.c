@@ -452,8 +452,12 @@ START_TEST(v40_owner_ops_ordered)
 	/* the highest seqids first: they wait, or get DELAY when too many wait */
 	owner_ops_fire(n, &o, "oowner", "lowner", os, ls, status);
 	nfs4ops_seq_hook = NULL;
+	/* BAD_SEQID only for a wait that ran out (2 s: a predecessor that
+	 * never came, or a machine this loaded), which the gateway counts */
+	int64_t timeouts = perf_counter("nfs4", "seqid_wait_timeouts");
 	for (int i = 0; i < 16; i++)
-		ck_assert_msg(status[i] == NFS4_OK || status[i] == NFS4ERR_DELAY, "request %d (op %u): %u", i,
+		ck_assert_msg(status[i] == NFS4_OK || status[i] == NFS4ERR_DELAY ||
+			      (status[i] == NFS4ERR_BAD_SEQID && timeouts > 0), "request %d (op %u): %u", i,
 			      owner_op_num(i), status[i]);
 	/* whatever ran, ran in its owner's seqid order */
 	pthread_mutex_lock(&hook_lock);
