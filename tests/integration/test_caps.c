@@ -618,6 +618,22 @@ static void *bg_lookup_main(void *arg)
 	return NULL;
 }
 
+/* Let go of the reply that A's test hook (debug_apply_wait_ino) holds. */
+static void apply_release(void)
+{
+	pthread_mutex_lock(&A->rvt_lock);
+	atomic_store(&A->debug_apply_wait_ino, 0);
+	pthread_cond_broadcast(&A->rvt_cond);
+	pthread_mutex_unlock(&A->rvt_lock);
+}
+
+/* The reply held stays held (the hook looks at its ino only when woken),
+ * while later replies of that ino pass, until apply_release(). */
+static void apply_hold_waiting_only(void)
+{
+	atomic_store(&A->debug_apply_wait_ino, UINT64_MAX);
+}
+
 /*
  * A looks f up (not cached); the reply grants A caps on it, and before A's
  * lookup applies it, B's chmod makes the MDS revoke them: A has nothing
@@ -773,10 +789,7 @@ START_TEST(test_reply_after_eviction)
 	LT_WAIT_UNTIL(atomic_load(&A->debug_apply_waiting) == 1, "A's listing never got its reply");
 	evict_from_a(fb->ino, ra);
 	ck_assert_int_eq(lc_setattr(B, fb, &set, LC_SET_MODE, &rootcr, NULL), 0);
-	pthread_mutex_lock(&A->rvt_lock);
-	atomic_store(&A->debug_apply_wait_ino, 0);
-	pthread_cond_broadcast(&A->rvt_cond);
-	pthread_mutex_unlock(&A->rvt_lock);
+	apply_release();
 	ck_assert_int_eq(pthread_join(th, NULL), 0);
 	ck_assert_int_eq(ls.r, 0);
 	ck_assert_ptr_nonnull(ls.f);
@@ -856,15 +869,12 @@ START_TEST(test_kept_batch_after_fs_lost)
 	rv0 = atomic_load(&A->perf.caps_revoke.v);
 	ck_assert_int_eq(lc_rename(B, sb, "sub", db, "sub", 0, &rootcr), 0);
 	ck_assert_msg(atomic_load(&A->perf.caps_revoke.v) > rv0, "B's rename revoked nothing of A's");
-	/* the listing stays held (the hook looks at its ino only when woken)
-	 * while A's getattr, which goes through the same hook, gets Fs back */
-	atomic_store(&A->debug_apply_wait_ino, UINT64_MAX);
+	/* the listing stays held while A's getattr, which goes through the
+	 * same hook, gets Fs back */
+	apply_hold_waiting_only();
 	ck_assert_int_eq(lc_getattr(A, da, &rootcr, true, &a), 0);
 	ck_assert_msg(lc_attr_timeout(A, da) >= 30, "A got no Fs on kb back");
-	pthread_mutex_lock(&A->rvt_lock);
-	atomic_store(&A->debug_apply_wait_ino, 0);
-	pthread_cond_broadcast(&A->rvt_cond);
-	pthread_mutex_unlock(&A->rvt_lock);
+	apply_release();
 	ck_assert_int_eq(pthread_join(th, NULL), 0);
 	ck_assert_int_eq(ls.r, 0);
 	/* listed after the rename: "sub" is there */
@@ -923,13 +933,10 @@ START_TEST(test_negative_after_fs_lost)
 	rv0 = atomic_load(&A->perf.caps_revoke.v);
 	ck_assert_int_eq(lc_rename(B, sb, "sub", db, "sub", 0, &rootcr), 0);
 	ck_assert_msg(atomic_load(&A->perf.caps_revoke.v) > rv0, "B's rename revoked nothing of A's");
-	atomic_store(&A->debug_apply_wait_ino, UINT64_MAX);      /* as test_kept_batch_after_fs_lost */
+	apply_hold_waiting_only();
 	ck_assert_int_eq(lc_getattr(A, da, &rootcr, true, &a), 0);
 	ck_assert_msg(lc_attr_timeout(A, da) >= 30, "A got no Fs on kn back");
-	pthread_mutex_lock(&A->rvt_lock);
-	atomic_store(&A->debug_apply_wait_ino, 0);
-	pthread_cond_broadcast(&A->rvt_cond);
-	pthread_mutex_unlock(&A->rvt_lock);
+	apply_release();
 	ck_assert_int_eq(pthread_join(th, NULL), 0);
 	ck_assert_int_eq(lk.r, -ENOENT);                 /* looked up before the rename */
 	x = NULL;
@@ -971,12 +978,9 @@ START_TEST(test_kept_batch_after_own_rename)
 	atomic_store(&A->debug_apply_wait_ino, da->ino);
 	ck_assert_int_eq(pthread_create(&th, NULL, bg_names_main, &ls), 0);
 	LT_WAIT_UNTIL(atomic_load(&A->debug_apply_waiting) == 1, "A's listing never got its reply");
-	atomic_store(&A->debug_apply_wait_ino, UINT64_MAX);      /* the rename's reply passes */
+	apply_hold_waiting_only();     /* the rename's reply passes */
 	ck_assert_int_eq(lc_rename(A, sa, "sub", da, "sub", 0, &rootcr), 0);
-	pthread_mutex_lock(&A->rvt_lock);
-	atomic_store(&A->debug_apply_wait_ino, 0);
-	pthread_cond_broadcast(&A->rvt_cond);
-	pthread_mutex_unlock(&A->rvt_lock);
+	apply_release();
 	ck_assert_int_eq(pthread_join(th, NULL), 0);
 	ck_assert_int_eq(ls.r, 0);
 	again.d = da;
@@ -1007,12 +1011,9 @@ START_TEST(test_negative_after_own_rename)
 	atomic_store(&A->debug_apply_wait_ino, da->ino);
 	ck_assert_int_eq(pthread_create(&th, NULL, bg_lookup_name_main, &lk), 0);
 	LT_WAIT_UNTIL(atomic_load(&A->debug_apply_waiting) == 1, "A's lookup never got its reply");
-	atomic_store(&A->debug_apply_wait_ino, UINT64_MAX);
+	apply_hold_waiting_only();
 	ck_assert_int_eq(lc_rename(A, sa, "sub", da, "sub", 0, &rootcr), 0);
-	pthread_mutex_lock(&A->rvt_lock);
-	atomic_store(&A->debug_apply_wait_ino, 0);
-	pthread_cond_broadcast(&A->rvt_cond);
-	pthread_mutex_unlock(&A->rvt_lock);
+	apply_release();
 	ck_assert_int_eq(pthread_join(th, NULL), 0);
 	ck_assert_int_eq(lk.r, -ENOENT);
 	x = NULL;
@@ -1056,10 +1057,7 @@ START_TEST(test_reply_after_eviction_caps_moved)
 	rv0 = atomic_load(&A->perf.caps_revoke.v);
 	ck_assert_int_eq(lc_setattr(B, fb, &set, LC_SET_MODE, &rootcr, NULL), 0);
 	ck_assert_msg(atomic_load(&A->perf.caps_revoke.v) == rv0, "the MDS revoked caps A had given back");
-	pthread_mutex_lock(&A->rvt_lock);
-	atomic_store(&A->debug_apply_wait_ino, 0);
-	pthread_cond_broadcast(&A->rvt_cond);
-	pthread_mutex_unlock(&A->rvt_lock);
+	apply_release();
 	ck_assert_int_eq(pthread_join(th, NULL), 0);
 	ck_assert_int_eq(ls.r, 0);
 	ck_assert_ptr_nonnull(ls.f);
