@@ -24,7 +24,9 @@
 #                   the MDS's RSS after each step
 #   --perf DIR      record each loligo `ls -l` with `perf record -g` of
 #                   loligo-fuse and loligo-mds into DIR/perf-T-N-R.data
-#                   (times then include perf's overhead)
+#                   (times then include perf's overhead; BIGDIR_PERF_OPTS
+#                   replaces `-F 999 -g`, e.g. "-F 299 --call-graph
+#                   dwarf,16384" for stacks through liburcu and libc)
 #   --tsv FILE      append one line per measurement:
 #                   run target files secs mds_requests getxattr lookup getattr readdir load1
 #                   fuse_cpu mds_cpu fuse_xattr (GETXATTRs that reached loligo-fuse)
@@ -193,7 +195,7 @@ for n in "${flist[@]}"; do
 			perf_pid=''
 			if [[ -n $perf_dir && $t != ext4 ]]; then
 				mkdir -p "$perf_dir"
-				perf record -q -F 999 -g -p "${fuse_pid[$t]},${mds_pid[$t]}" \
+				perf record -q ${BIGDIR_PERF_OPTS:--F 999 -g} -p "${fuse_pid[$t]},${mds_pid[$t]}" \
 					-o "$perf_dir/perf-$t-$n-$r.data" >/dev/null 2>&1 &
 				perf_pid=$!
 				sleep 1   # perf attaches: not synchronisation of the measurement
