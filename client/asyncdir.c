@@ -143,7 +143,7 @@ static void async_done(struct mds_request *req, void *arg)
 		tin->async_failed = true;
 		if (!tin->unsafe_err)
 			tin->unsafe_err = rep->result ? rep->result : -EIO;
-		tin->attr_until = 0;
+		lc_attrs_forget_locked(tin);
 		pthread_mutex_unlock(&tin->lock);
 		/* what was written to it belongs to no file: gone at its last close */
 		if (req->args.op == MDSP_OP_CREATE)
@@ -156,7 +156,7 @@ static void async_done(struct mds_request *req, void *arg)
 		pthread_mutex_lock(&din->lock);
 		if (!din->unsafe_err)
 			din->unsafe_err = rep->result ? rep->result : -EIO;
-		din->attr_until = 0;    /* our count of its entries was wrong: the MDS's next one wins */
+		lc_attrs_forget_locked(din);    /* our count of its entries was wrong: the MDS's next one wins */
 		din->mi.change = 0;
 		pthread_mutex_unlock(&din->lock);
 		lc_put(c, din);
@@ -399,7 +399,7 @@ static void async_setattr_done(struct mds_request *req, void *arg)
 		in->unsafe_err = err;
 	free(in->dcm);
 	in->dcm = NULL; /* the MDS decides its next ones */
-	in->attr_until = 0;
+	lc_attrs_forget_locked(in);
 	in->mi.change = 0;              /* the MDS's next attributes win */
 	pthread_mutex_unlock(&in->lock);
 	lc_put(c, in);
@@ -487,7 +487,7 @@ int lc_async_setattr(struct lclient *c, struct lc_inode *in, uint32_t mask, cons
 		in->async_setattrs--;
 		free(in->dcm);
 		in->dcm = NULL;
-		in->attr_until = 0;
+		lc_attrs_forget_locked(in);
 		in->mi.change = 0;      /* what we applied is not the MDS's: its next attributes win */
 		pthread_mutex_unlock(&in->lock);
 		goto out;

@@ -177,7 +177,7 @@ static void aunlink_done(struct mds_request *req, void *arg)
 		pthread_mutex_lock(&din->lock);
 		if (!din->unsafe_err)
 			din->unsafe_err = rep->result;
-		din->attr_until = 0;
+		lc_attrs_forget_locked(din);
 		din->mi.change = 0;     /* the MDS's next attributes win */
 		pthread_mutex_unlock(&din->lock);
 	}
@@ -428,7 +428,7 @@ int lc_async_remove(struct lclient *c, struct lc_inode *dir, const char *name, b
 		     strerror(-r));
 		pthread_mutex_lock(&dir->lock);
 		e = take_locked(dir, req, &rv);
-		dir->attr_until = 0;
+		lc_attrs_forget_locked(dir);
 		dir->mi.change = 0;
 		pthread_mutex_unlock(&dir->lock);
 		if (rv)

@@ -179,6 +179,13 @@ void lc_inode_fill_attr_locked(const struct lc_inode *in, struct lc_attr *attr);
 void lc_inode_fill_attr(struct lc_inode *in, struct lc_attr *attr);
 /** lc_inode_attr_valid_locked - in->lock held: cached attributes may be used. */
 bool lc_inode_attr_valid_locked(const struct lc_inode *in, uint64_t now);
+/**
+ * lc_attrs_forget_locked - in->lock held: @in's attributes are not the MDS's
+ * (our change the reply did not carry, a local guess that failed): not
+ * cached until attributes newer than now come (inode.c).
+ */
+void lc_attrs_forget_locked(struct lc_inode *in);
+/** lc_inode_invalidate - lc_attrs_forget_locked with the lock taken. */
 void lc_inode_invalidate(struct lc_inode *in);
 /** lc_inode_unhash - drop @in from the cache; it is freed with its last reference. */
 void lc_inode_unhash(struct lclient *c, struct lc_inode *in);

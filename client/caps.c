@@ -135,7 +135,7 @@ static void run_hooks(struct lclient *c, struct lc_inode *in, uint32_t had, uint
 
 bool lc_attrs_cached_locked(const struct lc_inode *in)
 {
-	return (in->caps & MDSP_CAP_ATTR_SHARED) == MDSP_CAP_ATTR_SHARED;
+	return (in->caps & MDSP_CAP_ATTR_SHARED) == MDSP_CAP_ATTR_SHARED && !(in->attr_until & LC_ATTRS_STALE);
 }
 
 void lc_caps_set_locked(struct lc_inode *in, uint32_t caps)
@@ -178,8 +178,8 @@ void lc_caps_apply_locked(struct lc_inode *in, uint32_t caps, uint64_t seq)
 		uint64_t until = now_mono_ns() + lc_secs_ns(CFG_client_caps_timeout);
 		if (until > in->attr_until)
 			in->attr_until = until;
-	} else {
-		in->attr_until = 0;
+	} else if (!(in->attr_until & LC_ATTRS_STALE)) {
+		in->attr_until = 0;     /* stale stays stale: caps do not make it the MDS's */
 	}
 }
 
@@ -1048,7 +1048,7 @@ static void process_revoke(struct lclient *c, struct cap_work *w)
 		in->cap_seq = m->seq;
 		lc_caps_moved_locked(in);
 	}
-	if (!lc_attrs_cached_locked(in))
+	if (!lc_attrs_cached_locked(in) && !(in->attr_until & LC_ATTRS_STALE))
 		in->attr_until = 0;
 	if (S_ISDIR(in->mi.mode) && (had & MDSP_CAP_DIR_CREATE) && !(keep & MDSP_CAP_DIR_CREATE)) {
 		/* the creates we answered ourselves go out before the ack

@@ -218,6 +218,8 @@ struct lc_unsafe {
  *   the writeback (writeback.c, blocks.c)      in->lock; list links their lists' locks
  *   the async operations (request.c, asyncdir.c, asyncunlink.c)   in->lock
  */
+#define LC_ATTRS_STALE (1ull << 63)   /* in attr_until (mono ns stay below it) */
+
 struct lc_inode {
 	struct cds_lfht_node hnode;  /* c->inodes, key ino */
 	struct lclient *c;
@@ -249,7 +251,9 @@ struct lc_inode {
 
 	/* ---- the attributes and the directory caches: in->lock ---- */
 	struct mdsp_inode mi;        /* attributes as last known (size: see wsize) */
-	uint64_t attr_until;         /* mono ns: cached attrs usable until then (0 without caps) */
+	/* mono ns: cached attrs usable until then (0 without caps); LC_ATTRS_STALE
+	 * | t: what mi holds is not the MDS's since t (lc_attrs_forget_locked) */
+	uint64_t attr_until;
 	struct lc_dstate *dstate;    /* dirs: made at the first use (lc_dstate_locked) */
 	struct lc_irare *rare;       /* made at the first use (lc_rare_locked): see there */
 	uint32_t fcaps_gen;          /* bumped by our changes of security.capability (lc_irare.fcaps_none) */

@@ -2438,6 +2438,46 @@ START_TEST(test_orphan_of_a_client_gone)
 }
 END_TEST
 
+/*
+ * The attributes of a rename's source directory: the reply does not carry
+ * them, so A forgets what it had (its link count is one less now).  A
+ * reply from before the rename, applied after it (A's lookup in that
+ * directory, held by the hook across the rename), must not make the old
+ * link count cached again: test_fuse_stress saw a directory's nlink one too
+ * high on one mount, for as long as that mount kept its caps.
+ */
+START_TEST(test_olddir_attrs_after_own_rename)
+{
+	struct lc_inode *sb = mkdir_in(B, rb, "oasrc", 0755), *x, *sa, *da;
+	struct bg_lookup_name lk = { .name = "nope" };
+	struct lc_attr a;
+	pthread_t th;
+
+	x = mkdir_in(B, sb, "sub", 0755);
+	lc_put(B, x);
+	lc_put(B, sb);
+	da = mkdir_in(A, ra, "oadst", 0755);
+	sa = lookup_ok(A, ra, "oasrc");
+	ck_assert_int_eq(lc_getattr(A, sa, &rootcr, true, &a), 0);
+	ck_assert_uint_eq(a.nlink, 3);
+	ck_assert_msg(lc_attr_timeout(A, sa) >= 30, "A holds no Fs on oasrc");
+	lk.d = sa;
+	atomic_store(&A->debug_apply_wait_ino, sa->ino);
+	ck_assert_int_eq(pthread_create(&th, NULL, bg_lookup_name_main, &lk), 0);
+	LT_WAIT_UNTIL(atomic_load(&A->debug_apply_waiting) == 1, "A's lookup never got its reply");
+	apply_hold_waiting_only();
+	ck_assert_int_eq(lc_rename(A, sa, "sub", da, "sub", 0, &rootcr), 0);
+	apply_release();
+	ck_assert_int_eq(pthread_join(th, NULL), 0);
+	ck_assert_int_eq(lk.r, -ENOENT);
+	ck_assert_int_eq(lc_getattr(A, sa, &rootcr, false, &a), 0);
+	ck_assert_msg(a.nlink == 2, "A sees oasrc with nlink %u after moving its only subdirectory out",
+		      (unsigned int)a.nlink);
+	lc_put(A, sa);
+	lc_put(A, da);
+}
+END_TEST
+
 /* LC_TEST=name runs that test only (debugging) */
 #define ADD(tc, fn)                                                              \
 	do {                                                                     \
@@ -2507,6 +2547,7 @@ static Suite *suite(void)
 	ADD(tc, test_negative_after_fs_lost);
 	ADD(tc, test_kept_batch_after_own_rename);
 	ADD(tc, test_negative_after_own_rename);
+	ADD(tc, test_olddir_attrs_after_own_rename);
 	ADD(tc, test_reply_after_eviction_caps_moved);
 	ADD(tc, test_revoke_overtakes_prefetch);
 	ADD(tc, test_two_writers_uncached);
