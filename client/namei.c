@@ -806,6 +806,7 @@ static int rename_names(struct lclient *c, struct lc_inode *olddir, const char *
 			lc_track_unsafe(newdir, req);
 	}
 	mdsc_request_put(req);
+	uint64_t carried = t ? t->ino : 0;      /* the reply's target: the moved inode, as the MDS has it now */
 	lc_put(c, t);
 	if (r < 0)
 		return r;
@@ -830,7 +831,9 @@ static int rename_names(struct lclient *c, struct lc_inode *olddir, const char *
 		struct lc_inode *x = touched[i] ? lc_ino_to_inode(c, touched[i]) : NULL;
 		if (!x)
 			continue;
-		lc_inode_invalidate(x);
+		/* the reply carried the moved one; not the one it replaced */
+		if (touched[i] != carried)
+			lc_inode_invalidate(x);
 		/* a file replaced by the rename may have lost its last link */
 		if (i == 1 && src != dst && !(flags & MDSP_RENAME_EXCHANGE)) {
 			pthread_mutex_lock(&x->lock);
@@ -843,16 +846,19 @@ static int rename_names(struct lclient *c, struct lc_inode *olddir, const char *
 		}
 		lc_put(c, x);
 	}
-	lc_inode_invalidate(olddir);
-	lc_inode_invalidate(newdir);
 	/* the reply brought the target directory's new attributes (its kept
-	 * listing went with its mtime), not the source's: its listing goes
-	 * here, and its change attribute is "not known" until the MDS says,
-	 * so a READDIR or an ENOENT of it still on its way is not kept */
-	pthread_mutex_lock(&olddir->lock);
-	lc_dir_rd_drop_locked(olddir);
-	olddir->mi.change = 0;
-	pthread_mutex_unlock(&olddir->lock);
+	 * listing went with its mtime), not the source's: the source's link
+	 * count, times and change are stale now (lc_attrs_forget_locked), its
+	 * listing goes here, and its change attribute is "not known" until
+	 * the MDS says, so a READDIR or an ENOENT of it still on its way is
+	 * not kept */
+	if (olddir != newdir) {
+		pthread_mutex_lock(&olddir->lock);
+		lc_attrs_forget_locked(olddir);
+		lc_dir_rd_drop_locked(olddir);
+		olddir->mi.change = 0;
+		pthread_mutex_unlock(&olddir->lock);
+	}
 	/* the kernel moved its dentry, with the time it may cache it for, into
 	 * a directory not everyone may search: it must come back and ask */
 	pthread_mutex_lock(&newdir->lock);

@@ -909,8 +909,11 @@ static void kernel_size_catch_up(struct lfuse *lf, fuse_ino_t ino, struct lc_fh 
 	char last;
 
 	lc_cached_attr(lc_fh_inode(fh), &a);
-	if (a.size <= before || !S_ISREG(a.mode))
+	if (a.size <= before || !S_ISREG(a.mode)) {
+		dout(FUSE, 10, "open of ino 0x%llx: size %llu, %llu before: nothing to push", (unsigned long long)ino,
+		     (unsigned long long)a.size, (unsigned long long)before);
 		return;
+	}
 	if (lc_read(lf->c, fh, (off_t)(a.size - 1), 1, &last) != 1)
 		return;    /* the first read asks (and reports) again */
 	struct fuse_bufvec bv = FUSE_BUFVEC_INIT(1);
