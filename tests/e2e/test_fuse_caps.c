@@ -1334,8 +1334,8 @@ START_TEST(test_open_size_survives_inval)
 	fd = bo.fd;
 	ck_assert_int_ge(fd, 0);
 	if (perf2("fuse", "size_pushed") == p0) {
-		/* mount 2 knew the size before its open (under load 3 in 12 runs
-		 * beside CPU hogs, none unloaded: the size came another way, e.g.
+		/* mount 2 knew the size before its open (3 in 12 runs beside
+		 * CPU hogs, 1 in 24 unloaded: the size came another way, e.g.
 		 * with a grant after mount 1's close): nothing to push, and the
 		 * race below cannot happen; a plain read still sees every byte */
 		char *buf = malloc(SIZE);
