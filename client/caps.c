@@ -138,6 +138,14 @@ bool lc_attrs_cached_locked(const struct lc_inode *in)
 	return (in->caps & MDSP_CAP_ATTR_SHARED) == MDSP_CAP_ATTR_SHARED && !(in->attr_until & LC_ATTRS_STALE);
 }
 
+/* in->lock held: caps no longer cover the attributes; stale stays stale
+ * (lc_attrs_forget_locked: caps do not make it the MDS's) */
+static void attrs_uncached_locked(struct lc_inode *in)
+{
+	if (!(in->attr_until & LC_ATTRS_STALE))
+		in->attr_until = 0;
+}
+
 void lc_caps_set_locked(struct lc_inode *in, uint32_t caps)
 {
 	static _Atomic uint64_t dc_epochs;
@@ -178,8 +186,8 @@ void lc_caps_apply_locked(struct lc_inode *in, uint32_t caps, uint64_t seq)
 		uint64_t until = now_mono_ns() + lc_secs_ns(CFG_client_caps_timeout);
 		if (until > in->attr_until)
 			in->attr_until = until;
-	} else if (!(in->attr_until & LC_ATTRS_STALE)) {
-		in->attr_until = 0;     /* stale stays stale: caps do not make it the MDS's */
+	} else {
+		attrs_uncached_locked(in);
 	}
 }
 
@@ -1048,8 +1056,8 @@ static void process_revoke(struct lclient *c, struct cap_work *w)
 		in->cap_seq = m->seq;
 		lc_caps_moved_locked(in);
 	}
-	if (!lc_attrs_cached_locked(in) && !(in->attr_until & LC_ATTRS_STALE))
-		in->attr_until = 0;
+	if (!lc_attrs_cached_locked(in))
+		attrs_uncached_locked(in);
 	if (S_ISDIR(in->mi.mode) && (had & MDSP_CAP_DIR_CREATE) && !(keep & MDSP_CAP_DIR_CREATE)) {
 		/* the creates we answered ourselves go out before the ack
 		 * (asyncdir.c): those that saw Dc are being sent; wait for them */

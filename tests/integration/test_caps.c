@@ -993,12 +993,28 @@ START_TEST(test_kept_batch_after_own_rename)
 END_TEST
 
 /* The same for a lookup's ENOENT made before our own rename into kp. */
+/* A looks @name up in @held (the hook holds the reply, later ones of @held
+ * pass) while it renames @from/sub to @to/sub; the lookup's result */
+static int rename_sub_while_lookup_held(struct lc_inode *held, const char *name, struct lc_inode *from,
+					struct lc_inode *to)
+{
+	struct bg_lookup_name lk = { .name = name, .d = held };
+	pthread_t th;
+
+	atomic_store(&A->debug_apply_wait_ino, held->ino);
+	ck_assert_int_eq(pthread_create(&th, NULL, bg_lookup_name_main, &lk), 0);
+	LT_WAIT_UNTIL(atomic_load(&A->debug_apply_waiting) == 1, "A's lookup never got its reply");
+	apply_hold_waiting_only();
+	ck_assert_int_eq(lc_rename(A, from, "sub", to, "sub", 0, &rootcr), 0);
+	apply_release();
+	ck_assert_int_eq(pthread_join(th, NULL), 0);
+	return lk.r;
+}
+
 START_TEST(test_negative_after_own_rename)
 {
 	struct lc_inode *db = mkdir_in(B, rb, "kp", 0755), *da, *sa, *x = NULL;
-	struct bg_lookup_name lk = { .name = "sub" };
 	struct lc_attr a;
-	pthread_t th;
 
 	lc_put(B, db);
 	da = lookup_ok(A, ra, "kp");
@@ -1007,15 +1023,7 @@ START_TEST(test_negative_after_own_rename)
 	lc_put(A, x);
 	ck_assert_int_eq(lc_getattr(A, da, &rootcr, true, &a), 0);
 	ck_assert_msg(lc_attr_timeout(A, da) >= 30, "A holds no Fs on kp");
-	lk.d = da;
-	atomic_store(&A->debug_apply_wait_ino, da->ino);
-	ck_assert_int_eq(pthread_create(&th, NULL, bg_lookup_name_main, &lk), 0);
-	LT_WAIT_UNTIL(atomic_load(&A->debug_apply_waiting) == 1, "A's lookup never got its reply");
-	apply_hold_waiting_only();
-	ck_assert_int_eq(lc_rename(A, sa, "sub", da, "sub", 0, &rootcr), 0);
-	apply_release();
-	ck_assert_int_eq(pthread_join(th, NULL), 0);
-	ck_assert_int_eq(lk.r, -ENOENT);
+	ck_assert_int_eq(rename_sub_while_lookup_held(da, "sub", sa, da), -ENOENT);
 	x = NULL;
 	ck_assert_msg(lc_lookup(A, da, "sub", &rootcr, NULL, &x) == 0, "A finds no kp/sub after its own rename into kp");
 	lc_put(A, x);
@@ -2449,9 +2457,7 @@ END_TEST
 START_TEST(test_olddir_attrs_after_own_rename)
 {
 	struct lc_inode *sb = mkdir_in(B, rb, "oasrc", 0755), *x, *sa, *da;
-	struct bg_lookup_name lk = { .name = "nope" };
 	struct lc_attr a;
-	pthread_t th;
 
 	x = mkdir_in(B, sb, "sub", 0755);
 	lc_put(B, x);
@@ -2461,15 +2467,7 @@ START_TEST(test_olddir_attrs_after_own_rename)
 	ck_assert_int_eq(lc_getattr(A, sa, &rootcr, true, &a), 0);
 	ck_assert_uint_eq(a.nlink, 3);
 	ck_assert_msg(lc_attr_timeout(A, sa) >= 30, "A holds no Fs on oasrc");
-	lk.d = sa;
-	atomic_store(&A->debug_apply_wait_ino, sa->ino);
-	ck_assert_int_eq(pthread_create(&th, NULL, bg_lookup_name_main, &lk), 0);
-	LT_WAIT_UNTIL(atomic_load(&A->debug_apply_waiting) == 1, "A's lookup never got its reply");
-	apply_hold_waiting_only();
-	ck_assert_int_eq(lc_rename(A, sa, "sub", da, "sub", 0, &rootcr), 0);
-	apply_release();
-	ck_assert_int_eq(pthread_join(th, NULL), 0);
-	ck_assert_int_eq(lk.r, -ENOENT);
+	ck_assert_int_eq(rename_sub_while_lookup_held(sa, "nope", sa, da), -ENOENT);
 	ck_assert_int_eq(lc_getattr(A, sa, &rootcr, false, &a), 0);
 	ck_assert_msg(a.nlink == 2, "A sees oasrc with nlink %u after moving its only subdirectory out",
 		      (unsigned int)a.nlink);
