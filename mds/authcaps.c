@@ -105,7 +105,7 @@ static int resolve(struct mds *m, const char *path, uint64_t *ino)
 			return -ENAMETOOLONG;
 		memcpy(comp, p, (size_t)(e - p));
 		comp[e - p] = '\0';
-		if ((r = mdir_get(m, cur, &d)) || (r = mdir_lookup_load(m, d, comp, &dn)))
+		if ((r = mdir_get_dir(m, cur, &d)) || (r = mdir_lookup_load(m, d, comp, &dn)))
 			return r;
 		if (!dn)
 			return -ENOENT;
@@ -189,7 +189,7 @@ static bool on_the_way(struct mds *m, const struct mdsp_mdscaps *caps, uint64_t 
 	uint32_t i;
 	uint64_t ino;
 
-	if (!name || mdir_get(m, dir, &d) || mdir_lookup_load(m, d, name, &dn) || !dn)
+	if (!name || mdir_get_dir(m, dir, &d) || mdir_lookup_load(m, d, name, &dn) || !dn)
 		return false;
 	for (i = 0; i < caps->n; i++) {
 		char prefix[sizeof(caps->c[i].path)], *slash;

@@ -1205,7 +1205,7 @@ void locker_session_reconnect(struct mds *m, struct session *s, const struct mds
 			struct mdentry *dn;
 			uint64_t seq;
 
-			if (mdir_get(m, r->ino, &d) || mdir_lookup_load(m, d, r->dname, &dn))
+			if (mdir_get_dir(m, r->ino, &d) || mdir_lookup_load(m, d, r->dname, &dn))
 				continue;
 			if (!dn)
 				continue;

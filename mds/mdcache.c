@@ -409,7 +409,7 @@ struct mdentry *mdir_lookup(struct mdir *d, const char *name)
 
 struct mdir *mdir_create(struct mds *m, uint64_t ino)
 {
-	struct mdir *d = mds_obj_alloc(MDS_MEM_DIR, sizeof(*d));
+	struct mdir *d = mds_obj_alloc(MDS_MEM_DIR, sizeof(*d)), *old;
 
 	if (!d)
 		return NULL;
@@ -426,6 +426,13 @@ struct mdir *mdir_create(struct mds *m, uint64_t ino)
 	d->nfrags = 1;
 	d->frags[0].loaded = true;          /* a new directory: nothing to read */
 	d->frags[0].last_used_ns = d->last_used_ns;
+	if ((old = xa_load(&m->dirs, ino)) != NULL) {
+		/* a new inode number has no directory yet: one cached is a
+		 * phantom some caller made of a number that was not one */
+		derr(MDS, "directory %" PRIx64 " was cached before it was made (%u entries): dropped", ino,
+		     old->count);
+		mdcache_mdir_free_mem(m, old);
+	}
 	if (xa_store(&m->dirs, ino, d)) {
 		mds_mem_sub(MDS_MEM_DIR, d->frags);
 		free(d->frags);
@@ -988,6 +995,18 @@ int mdir_get(struct mds *m, uint64_t ino, struct mdir **out)
 	dout(MDS, 10, "opened directory %" PRIx64 " (%u fragments, %u entries in memory)", ino, d->nfrags, d->count);
 	*out = d;
 	return 0;
+}
+
+int mdir_get_dir(struct mds *m, uint64_t ino, struct mdir **out)
+{
+	struct minode *in;
+	int r = inode_get(m, ino, &in);
+
+	if (r)
+		return r;
+	if (!S_ISDIR(in->a.mode))
+		return -ENOTDIR;
+	return mdir_get(m, ino, out);
 }
 
 int mdir_load_all(struct mds *m, struct mdir *d)

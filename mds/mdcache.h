@@ -95,6 +95,13 @@ struct minode *minode_alloc(struct mds *m, uint64_t ino);
 void minode_free(struct mds *m, struct minode *in);
 int inode_get(struct mds *m, uint64_t ino, struct minode **out);
 int mdir_get(struct mds *m, uint64_t ino, struct mdir **out);
+/*
+ * mdir_get_dir - mdir_get of an inode number a peer named (a reconnect's
+ * lease, a path's component): -ESTALE unless it is a live inode, -ENOTDIR
+ * unless a directory.  mdir_get itself trusts its caller: of any other
+ * number it would cache an empty directory that is not there.
+ */
+int mdir_get_dir(struct mds *m, uint64_t ino, struct mdir **out);
 /* mdir_lookup - @name in what memory holds of @d (see mdir_lookup_load) */
 struct mdentry *mdir_lookup(struct mdir *d, const char *name);
 /*

@@ -359,6 +359,9 @@ static int op_lookup(struct mds *m, struct session *s, struct mdsp_request *r, s
 		set_dir(rep, din, r->name);
 		return 0;
 	}
+	/* a removed directory has no names (and no object to read them from) */
+	if (din->in_stray)
+		return -ENOENT;
 	e = mdir_get(m, r->ino, &d);
 	if (e)
 		return e;

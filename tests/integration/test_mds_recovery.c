@@ -53,7 +53,8 @@ static void start_and_open(void)
 	ck_assert_int_eq(mdsw_open(&W, "client.recovery"), 0);
 }
 
-static void restart(int sig)
+/* restart with @sig; the reconnect re-asserts @claims (@n of them) */
+static void restart_claiming(int sig, const struct mdsp_cap_reconnect *claims, uint32_t n)
 {
 	uint64_t sid = W.sid, tid = W.next_tid;
 	int st;
@@ -70,8 +71,13 @@ static void restart(int sig)
 		ck_assert_int_eq(st, 0);
 	ck_assert_int_eq(mdsproc_start(&P), 0);
 	ck_assert_int_eq(mdsw_connect(&W, P.port), 0);
-	ck_assert_int_eq(mdsw_reconnect(&W, sid), 0);
+	ck_assert_int_eq(mdsw_reconnect_caps(&W, sid, claims, n), 0);
 	W.next_tid = tid;
+}
+
+static void restart(int sig)
+{
+	restart_claiming(sig, NULL, 0);
 }
 
 static void teardown(void)
@@ -790,6 +796,70 @@ START_TEST(test_replay_keeps_ino)
 }
 END_TEST
 
+/* "dirs_cached" of the MDS's status */
+static int64_t dirs_cached(void)
+{
+	struct json_object *req = json_object_new_object(), *rep = NULL, *v;
+	char path[512];
+	int64_t val = -1;
+
+	snprintf(path, sizeof(path), "%s/mds.asok", P.dir);
+	json_object_object_add(req, "prefix", json_object_new_string("status"));
+	if (asok_request(path, req, &rep, 5000) == 0 && json_object_object_get_ex(rep, "dirs_cached", &v))
+		val = json_object_get_int64(v);
+	json_object_put(req);
+	if (rep)
+		json_object_put(rep);
+	return val;
+}
+
+/*
+ * A reconnect claims leases in directories the restarted MDS does not have
+ * (yet): one the client made UNSAFE and replays after its reconnect, as
+ * loligo-fuse does, a file, a number never made.  None of them may become a
+ * directory in the cache: the MDS once cached an empty one for each (and
+ * the replayed mkdir then replaced, and leaked, it).
+ */
+START_TEST(test_reconnect_claims_in_unmade_dirs)
+{
+	struct mdsp_request md = { .op = MDSP_OP_MKDIR, .ino = ROOT, .name = "dir", .mode = 040755 };
+	struct mdsp_request cf = { .op = MDSP_OP_CREATE, .name = "f", .mode = 0644, .oflags = O_CREAT | O_EXCL };
+	struct mdsp_cap_reconnect claims[3] = { { .dname = "f", .seq = 1 }, { .dname = "x", .seq = 1 },
+						{ .ino = 0x7ffff00000ull, .dname = "x", .seq = 1 } };
+	struct mdsp_reply rep;
+	struct mdsp_inode in;
+	uint64_t dino, fino;
+
+	start_and_open();
+	ck_assert_int_eq(mdsw_create(&W, ROOT, "plain", 0644, O_CREAT | O_EXCL, &in), 0);
+	claims[1].ino = in.ino;
+	hold(true);
+	ck_assert_int_eq(call_unsafe(10, &md, &rep), 0);
+	dino = rep.target.ino;
+	mdsw_reply_free(&rep);
+	cf.ino = dino;
+	ck_assert_int_eq(call_unsafe(11, &cf, &rep), 0);
+	fino = rep.target.ino;
+	mdsw_reply_free(&rep);
+	claims[0].ino = dino;
+	restart_claiming(SIGKILL, claims, 3);
+	/* the root only: none of the three is a directory here */
+	ck_assert_int_eq(dirs_cached(), 1);
+	md.want_ino = dino;
+	ck_assert_int_eq(call_tid(10, MDSP_REQ_REPLAY, &md, &rep), 0);
+	ck_assert_uint_eq(rep.target.ino, dino);
+	mdsw_reply_free(&rep);
+	cf.want_ino = fino;
+	ck_assert_int_eq(call_tid(11, MDSP_REQ_REPLAY, &cf, &rep), 0);
+	ck_assert_uint_eq(rep.target.ino, fino);
+	mdsw_reply_free(&rep);
+	ck_assert_uint_eq(lookup_ino(dino, "f"), fino);
+	ck_assert_int_eq(dirs_cached(), 2);
+	ck_assert_int_eq(mdsw_lookup(&W, claims[1].ino, "x", &in), -ENOTDIR);
+	ck_assert_int_eq(dirs_cached(), 2);
+}
+END_TEST
+
 /*
  * A replay may only take an ino of its own session: one another session
  * holds or uses fails with EEXIST (never another ino), and so does a
@@ -1049,6 +1119,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_expired_segments_are_removed);
 	tcase_add_test(tc, test_replay_goes_before_other_clients);
 	tcase_add_test(tc, test_replay_keeps_ino);
+	tcase_add_test(tc, test_reconnect_claims_in_unmade_dirs);
 	tcase_add_test(tc, test_replay_refuses_what_is_not_its_own);
 	tcase_add_test(tc, test_delegated_inos);
 	tcase_add_test(tc, test_cache_trim);

@@ -386,9 +386,11 @@ static bool secret_recall(uint64_t sid, uint8_t *secret)
 }
 
 /* REQUEST_OPEN (@name) or RECONNECT (@sid): OPEN sets w->sid and w->epoch; REJECT is its result. */
-static int open_session(struct mdsw *w, uint32_t op, const char *name, uint64_t sid)
+static int open_session(struct mdsw *w, uint32_t op, const char *name, uint64_t sid,
+			const struct mdsp_cap_reconnect *caps, uint32_t ncaps)
 {
-	struct mdsp_session q = { .op = op, .client_name = (char *)name, .session_id = sid }, s;
+	struct mdsp_session q = { .op = op, .client_name = (char *)name, .session_id = sid,
+				  .caps = (struct mdsp_cap_reconnect *)caps, .ncaps = ncaps }, s;
 	static const uint32_t ops[] = { MDSP_SESSION_OPEN, MDSP_SESSION_REJECT, 0 };
 	int r;
 
@@ -416,18 +418,23 @@ static int open_session(struct mdsw *w, uint32_t op, const char *name, uint64_t 
 int mdsw_reconnect_secret(struct mdsw *w, uint64_t sid, const uint8_t *secret)
 {
 	memcpy(w->secret, secret, MDSP_KEY_LEN);
-	return open_session(w, MDSP_SESSION_RECONNECT, NULL, sid);
+	return open_session(w, MDSP_SESSION_RECONNECT, NULL, sid, NULL, 0);
 }
 
 int mdsw_open(struct mdsw *w, const char *name)
 {
-	return open_session(w, MDSP_SESSION_REQUEST_OPEN, name, 0);
+	return open_session(w, MDSP_SESSION_REQUEST_OPEN, name, 0, NULL, 0);
 }
 
 int mdsw_reconnect(struct mdsw *w, uint64_t sid)
 {
+	return mdsw_reconnect_caps(w, sid, NULL, 0);
+}
+
+int mdsw_reconnect_caps(struct mdsw *w, uint64_t sid, const struct mdsp_cap_reconnect *caps, uint32_t n)
+{
 	secret_recall(sid, w->secret);
-	return open_session(w, MDSP_SESSION_RECONNECT, NULL, sid);
+	return open_session(w, MDSP_SESSION_RECONNECT, NULL, sid, caps, n);
 }
 
 int mdsw_renew(struct mdsw *w)

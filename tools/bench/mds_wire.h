@@ -79,6 +79,8 @@ int mdsw_open(struct mdsw *w, const char *name);
  * secret of @sid if this process opened it (else w->secret); 0 or the
  * REJECT result. */
 int mdsw_reconnect(struct mdsw *w, uint64_t sid);
+/* mdsw_reconnect_caps - the same, re-asserting @n caps and leases. */
+int mdsw_reconnect_caps(struct mdsw *w, uint64_t sid, const struct mdsp_cap_reconnect *caps, uint32_t n);
 int mdsw_renew(struct mdsw *w);
 int mdsw_session_close(struct mdsw *w);
 /* Send a raw frame buffer (for bad-input tests). */
