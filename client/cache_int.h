@@ -244,6 +244,16 @@ void lc_lfht_fit(struct cds_lfht *ht, unsigned long *fit, uint64_t count);
 #define LC_PERM_ASK 1
 int lc_perm_check(const struct lc_attr *a, int mask, const struct lc_cred *cr);
 struct json_object *lc_icache_dump(struct lclient *c);
+/*
+ * lc_inode_dump - one inode as `dump inode` shows it: attributes, caps, the
+ * directory state that answers lookups and listings without the MDS (is it
+ * complete, its generations, the kept READDIR batch) and its cached names.
+ */
+struct json_object *lc_inode_dump(struct lclient *c, struct lc_inode *in);
+/** lc_readdir_dump_locked - @dir->lock held: the READDIR batch @dir keeps, into @o as "listing" (readdir.c). */
+void lc_readdir_dump_locked(struct lc_inode *dir, struct json_object *o);
+/** lc_dcache_dump_dir - every cached name under @dir (walks the whole table: for debugging). */
+struct json_object *lc_dcache_dump_dir(struct lclient *c, struct lc_inode *dir);
 void lc_attr_from_mdsp(const struct mdsp_inode *mi, struct lc_attr *a);
 
 /* ---- dentry.c ------------------------------------------------------------ */
@@ -264,13 +274,29 @@ void lc_dcache_add(struct lclient *c, struct lc_inode *dir, const char *name, ui
 /**
  * lc_dcache_add_since - lc_dcache_add() of what a request sent at @dir's
  * ngen @ngen0 and change attribute @change0 found: a negative entry only
- * if the directory has held Fs since (its ngen did not move) and nothing
- * of ours changed it (its change attribute did not move; 0 is "not
- * known", LC_CHANGE_ANY: not checked).
+ * if the directory has held Fs since (its ngen did not move), nothing of
+ * ours changed it (its change attribute did not move; 0 is "not known",
+ * LC_CHANGE_ANY: not checked) and no reply of ours that changed names in
+ * it is newer than @rx (lc_dir_names_rx when the request went out, or the
+ * request's own rx_seq for what its change made; LC_RX_ANY: not checked).
  */
 #define LC_CHANGE_ANY UINT64_MAX
+#define LC_RX_ANY UINT64_MAX
 void lc_dcache_add_since(struct lclient *c, struct lc_inode *dir, const char *name, uint64_t ino, uint64_t ngen0,
-			 uint64_t change0);
+			 uint64_t change0, uint64_t rx);
+/**
+ * lc_dir_names_changed - the reply with rx_seq @rx of a change of ours
+ * changed names in directory @dir_ino: what was asked for before it (an
+ * ENOENT, a listing) and older replies of ours applied after it no longer
+ * make entries there (lc_dcache_add_since), and the kept listing goes.
+ * Requesters apply their replies in any order; the MDS made the changes
+ * in rx order.
+ */
+void lc_dir_names_changed(struct lclient *c, uint64_t dir_ino, uint64_t rx);
+/** lc_dir_names_rx - @dir's latest lc_dir_names_changed (0: none), to pass to lc_dcache_add_since. */
+uint64_t lc_dir_names_rx(struct lc_inode *dir);
+/** lc_dir_names_rx_locked - the same, @dir->lock held. */
+uint64_t lc_dir_names_rx_locked(const struct lc_inode *dir);
 /** lc_dcache_add_lease - cache @name -> @ino under the lease with sequence @seq. */
 void lc_dcache_add_lease(struct lclient *c, struct lc_inode *dir, const char *name, uint64_t ino, uint64_t seq);
 /** lc_dcache_leased - @name in @dir is cached under a lease (a long kernel entry timeout is safe). */

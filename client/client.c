@@ -985,6 +985,34 @@ static int cmd_dump_cache(struct json_object *args, struct json_object **out, vo
 	return 0;
 }
 
+static int cmd_dump_inode(struct json_object *args, struct json_object **out, void *priv)
+{
+	struct lclient *c = priv;
+	struct json_object *v;
+	struct lc_inode *in;
+	const char *s;
+	char *end;
+	uint64_t ino;
+
+	if (!json_object_object_get_ex(args, "ino", &v) || !(s = json_object_get_string(v)) || !*s) {
+		*out = json_object_new_string("dump inode: give the inode number (ino=N, hex with 0x)");
+		return -EINVAL;
+	}
+	errno = 0;
+	ino = strtoull(s, &end, 0);
+	if (errno || *end) {
+		*out = json_object_new_string("dump inode: the inode number is not a number");
+		return -EINVAL;
+	}
+	if (!(in = lc_ino_to_inode(c, ino))) {
+		*out = json_object_new_string("dump inode: not in this client's cache");
+		return -ENOENT;
+	}
+	*out = lc_inode_dump(c, in);
+	lc_put(c, in);
+	return 0;
+}
+
 static int cmd_ops(struct json_object *args, struct json_object **out, void *priv)
 {
 	*out = lc_ops_json(priv);
@@ -1002,6 +1030,9 @@ static int cmd_sync(struct json_object *args, struct json_object **out, void *pr
 
 static const struct asok_cmd client_cmds[] = {
 	{ "dump cache", "", "the client's cached inodes (refs, caps, sizes, dirty state)", cmd_dump_cache },
+	{ "dump inode", "ino:str", "one cached inode: its caps, attributes, and for a directory what answers lookups and "
+				 "listings without the MDS (complete, generations, the kept listing, its cached names)",
+	  cmd_dump_inode },
 	{ "ops", "", "FUSE and NFS requests in flight: op, inode, age and what each waits for (an MDS reply, "
 		     "a cap flush, another thread's writeback, room in the buffer, the store, a file lock...)", cmd_ops },
 	{ "sync", "", "write back every dirty file and wait until every metadata change is journaled "

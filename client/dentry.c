@@ -40,6 +40,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <json-c/json.h>
+
 #include "client/cache_int.h"
 #include "common/config.h"
 #include "common/log.h"
@@ -64,6 +66,9 @@ struct lc_dentry {
 /* The lease was revoked: a miss, and older leases stay out.  Such a
  * tombstone is the only entry with dgen 0 (a directory's starts at 1). */
 #define DENTRY_DEAD(d) ((d)->dgen == 0)
+/* lease sequences from here up are ours, not the MDS's (a tombstone whose
+ * lease was not known, an asynchronous create's entry): no order with it */
+#define LEASE_SEQ_LOCAL (UINT64_MAX / 2)
 #define DENTRY_SIZE(nl) (offsetof(struct lc_dentry, name) + (nl) + 1)
 
 struct dkey {
@@ -205,6 +210,13 @@ void lc_dcache_add_lease(struct lclient *c, struct lc_inode *dir, const char *na
 		rcu_read_unlock();
 		return;
 	}
+	if (old && !DENTRY_DEAD(old) && old->ino && old->lease_seq > seq && old->lease_seq < LEASE_SEQ_LOCAL &&
+	    old->dgen == atomic_load_explicit(&dir->dgen, memory_order_acquire)) {
+		/* a newer lease's word on the name came first (the MDS gives a
+		 * session's leases in order; requesters apply them in any) */
+		rcu_read_unlock();
+		return;
+	}
 	rcu_read_unlock();
 	d = dentry_new(dir, name, ino);
 	if (!d)
@@ -229,11 +241,49 @@ bool lc_dcache_leased(struct lclient *c, struct lc_inode *dir, const char *name)
 
 void lc_dcache_add(struct lclient *c, struct lc_inode *dir, const char *name, uint64_t ino)
 {
-	lc_dcache_add_since(c, dir, name, ino, atomic_load(&dir->ngen), LC_CHANGE_ANY);
+	lc_dcache_add_since(c, dir, name, ino, atomic_load(&dir->ngen), LC_CHANGE_ANY, LC_RX_ANY);
+}
+
+uint64_t lc_dir_names_rx_locked(const struct lc_inode *dir)
+{
+	return dir->dstate ? dir->dstate->names_rx : 0;
+}
+
+uint64_t lc_dir_names_rx(struct lc_inode *dir)
+{
+	uint64_t rx;
+
+	pthread_mutex_lock(&dir->lock);
+	rx = lc_dir_names_rx_locked(dir);
+	pthread_mutex_unlock(&dir->lock);
+	return rx;
+}
+
+void lc_dir_names_changed(struct lclient *c, uint64_t dir_ino, uint64_t rx)
+{
+	struct lc_inode *dir = lc_ino_to_inode(c, dir_ino);
+	struct lc_dstate *ds;
+
+	if (!dir)
+		return;         /* nothing of it cached (its names die with it: dgen) */
+	pthread_mutex_lock(&dir->lock);
+	ds = rx ? lc_dstate_locked(dir) : NULL;
+	if (ds) {
+		if (rx > ds->names_rx)
+			ds->names_rx = rx;
+	} else {
+		/* no place in the order (a reply from the MDS's completed
+		 * table), or no memory to note it: every negative entry and
+		 * listing of the directory goes, as when Fs goes */
+		atomic_fetch_add_explicit(&dir->ngen, 1, memory_order_release);
+	}
+	lc_dir_rd_drop_locked(dir);
+	pthread_mutex_unlock(&dir->lock);
+	lc_put(c, dir);
 }
 
 void lc_dcache_add_since(struct lclient *c, struct lc_inode *dir, const char *name, uint64_t ino, uint64_t ngen0,
-			 uint64_t change0)
+			 uint64_t change0, uint64_t rx)
 {
 	struct lc_dentry *d;
 	uint64_t ngen;
@@ -256,10 +306,13 @@ void lc_dcache_add_since(struct lclient *c, struct lc_inode *dir, const char *na
 	 * there): an ENOENT that a revoke of Fs overtook may predate another
 	 * client's create of the name, whatever caps the directory has now;
 	 * and nothing of ours changed the directory since @change0 (a rename
-	 * of ours into it may have made the name meanwhile) */
+	 * of ours into it may have made the name meanwhile), nor a reply of
+	 * ours newer than @rx (one applied before an older one's requester
+	 * got here: a rename of ours into it, the MDS's next change) */
 	ngen = atomic_load(&dir->ngen);
 	fs = (dir->caps & MDSP_CAP_FILE_SHARED) && ngen == ngen0 &&
-	     (change0 == LC_CHANGE_ANY || (change0 && dir->mi.change == change0));
+	     (change0 == LC_CHANGE_ANY || (change0 && dir->mi.change == change0)) &&
+	     (rx == LC_RX_ANY || lc_dir_names_rx_locked(dir) <= rx);
 	pthread_mutex_unlock(&dir->lock);
 	if (!fs || !lc_secs_ns(CFG_client_negative_timeout)) {
 		rcu_read_lock();
@@ -448,7 +501,7 @@ void lc_dcache_revoke_lease(struct lclient *c, uint64_t dir_ino, const char *nam
 		cds_lfht_node_init(&d->hnode);
 		d->parent = dir_ino;
 		/* dead: dgen 0, as calloc left it */
-		d->lease_seq = seq ? seq : UINT64_MAX / 2;
+		d->lease_seq = seq ? seq : LEASE_SEQ_LOCAL;
 		d->until = now_mono_ns() + lc_secs_ns(CFG_client_caps_timeout);
 		memcpy(d->name, name, nl + 1);
 		insert(c, d);
@@ -710,4 +763,39 @@ uint64_t lc_ns_epoch(struct lclient *c)
 void lc_ns_changed(struct lclient *c)
 {
 	atomic_fetch_add_explicit(&c->ns_epoch, 1, memory_order_acq_rel);
+}
+
+struct json_object *lc_dcache_dump_dir(struct lclient *c, struct lc_inode *dir)
+{
+	struct json_object *arr = json_object_new_array();
+	struct cds_lfht_iter it;
+	struct lc_dentry *d;
+	uint64_t now = now_mono_ns(), dgen = atomic_load(&dir->dgen), ngen = atomic_load(&dir->ngen);
+
+	rcu_read_lock();
+	LC_LFHT_FOR_EACH(c->dentries, &it, d, hnode) {
+		struct json_object *o;
+		uint64_t ku = atomic_load(&d->kernel_until);
+
+		if (d->parent != dir->ino)
+			continue;
+		o = json_object_new_object();
+		json_object_object_add(o, "name", json_object_new_string(d->name));
+		json_object_object_add(o, "ino", json_object_new_uint64(d->ino));
+		json_object_object_add(o, "state", json_object_new_string(DENTRY_DEAD(d) ? "revoked" :
+									    d->ino ? "positive" : "negative"));
+		if (!DENTRY_DEAD(d))
+			json_object_object_add(o, "dgen_ok", json_object_new_boolean(d->dgen == dgen));
+		if (!DENTRY_DEAD(d) && !d->ino)
+			json_object_object_add(o, "ngen_ok", json_object_new_boolean(d->ngen == ngen));
+		else
+			json_object_object_add(o, "lease_seq", json_object_new_uint64(d->lease_seq));
+		/* -1: until the lease is revoked */
+		json_object_object_add(o, "valid_for_s", json_object_new_double(d->until >= UINT64_MAX / 2 ? -1 :
+										 d->until > now ? (double)(d->until - now) / 1e9 : 0));
+		json_object_object_add(o, "kernel_for_s", json_object_new_double(ku > now ? (double)(ku - now) / 1e9 : 0));
+		json_object_array_add(arr, o);
+	}
+	rcu_read_unlock();
+	return arr;
 }

@@ -445,8 +445,12 @@ static void apply_mi_locked(struct lc_inode *in, const struct mdsp_inode *mi, bo
 	if (!fresh && mi->change < in->mi.change)
 		return;
 	/* nor one older than what made ours stale (lc_attrs_forget_locked) */
-	if (!fresh && (in->attr_until & LC_ATTRS_STALE) && sent_at && sent_at <= (in->attr_until & ~LC_ATTRS_STALE))
+	if (!fresh && (in->attr_until & LC_ATTRS_STALE) && sent_at && sent_at <= (in->attr_until & ~LC_ATTRS_STALE)) {
+		/* though a directory newer than ours keeps no listing of before */
+		if (S_ISDIR(in->mi.mode) && mi->change > in->mi.change)
+			lc_dir_rd_drop_locked(in);
 		return;
+	}
 	in->attr_until = 0;     /* the MDS's again (the end below decides for how long) */
 	note_quota_locked(in, mi);
 	uint64_t old_mtime = (uint64_t)in->mi.mtime.sec;
@@ -1014,6 +1018,38 @@ void lc_icache_trim(struct lclient *c)
 	rcu_read_unlock();
 	perf_inc(&c->perf.ino_trim_visited, visited);
 	pthread_mutex_unlock(&c->itrim_lock);
+}
+
+struct json_object *lc_inode_dump(struct lclient *c, struct lc_inode *in)
+{
+	struct json_object *o = json_object_new_object();
+	uint64_t now = now_mono_ns();
+	char cs[24];
+
+	pthread_mutex_lock(&in->lock);
+	json_object_object_add(o, "ino", json_object_new_uint64(in->ino));
+	json_object_object_add(o, "ref", json_object_new_int64(atomic_load(&in->ref)));
+	json_object_object_add(o, "mode", json_object_new_int((int)in->mi.mode));
+	json_object_object_add(o, "nlink", json_object_new_uint64(in->mi.nlink));
+	json_object_object_add(o, "size", json_object_new_uint64(in->mi.size));
+	json_object_object_add(o, "change", json_object_new_uint64(in->mi.change));
+	json_object_object_add(o, "mtime_ns", json_object_new_uint64((uint64_t)in->mi.mtime.sec * 1000000000ull +
+								      (uint64_t)in->mi.mtime.nsec));
+	json_object_object_add(o, "caps", json_object_new_string(mdsp_caps_str(in->caps, cs, sizeof(cs))));
+	json_object_object_add(o, "cap_seq", json_object_new_uint64(in->cap_seq));
+	json_object_object_add(o, "attrs_stale", json_object_new_boolean(in->attr_until & LC_ATTRS_STALE));
+	json_object_object_add(o, "attr_valid", json_object_new_boolean(lc_inode_attr_valid_locked(in, now)));
+	json_object_object_add(o, "kernel_lookups", json_object_new_int64(atomic_load(&in->knlookup)));
+	if (S_ISDIR(in->mi.mode)) {
+		json_object_object_add(o, "complete", json_object_new_boolean(lc_dir_complete_locked(in)));
+		json_object_object_add(o, "dgen", json_object_new_uint64(atomic_load(&in->dgen)));
+		json_object_object_add(o, "ngen", json_object_new_uint64(atomic_load(&in->ngen)));
+		lc_readdir_dump_locked(in, o);
+	}
+	pthread_mutex_unlock(&in->lock);
+	if (S_ISDIR(in->mi.mode))
+		json_object_object_add(o, "dentries", lc_dcache_dump_dir(c, in));
+	return o;
 }
 
 struct json_object *lc_icache_dump(struct lclient *c)

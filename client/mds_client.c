@@ -970,6 +970,11 @@ void mdsc_handle_reply(struct mds_client *m, struct mdsp_msg *msg)
 			r->reply_msg = msg;
 			r->pub.reply = &msg->reply;
 			r->pub.result = rep->result;
+			/* answered from the MDS's table of completed requests
+			 * (resent after a lost connection): run long before,
+			 * its place in the order is not known (0) */
+			if (!(rep->flags & MDSP_REPLY_REPLAYED))
+				r->pub.rx_seq = atomic_fetch_add(&m->rx_seq, 1) + 1;
 			took = true;
 			st |= RS_GOT_REPLY;
 			if (rep->result && r->pub.on_reply)

@@ -44,6 +44,15 @@ struct mds_request {
 	struct mdsp_reply *reply;   /* the first reply (UNSAFE or SAFE; later ones only move the
 				     * state); owned by the request */
 	int result;                 /* reply->result, or -errno from the session layer */
+	/*
+	 * The order its first reply arrived in, from 1 (0: none yet, or one
+	 * the MDS answered from its table of completed requests).  The MDS
+	 * sends the first reply of a change as it applies it (UNSAFE, or SAFE
+	 * for a failed one, later), so for two successful changes this is the
+	 * order the MDS made them in, whichever requester applies its reply
+	 * first (client/dentry.c lc_dir_names_changed).
+	 */
+	uint64_t rx_seq;
 	uint64_t timeout_ns;        /* caller, optional: give up on the first reply after this
 				     * (-ETIMEDOUT, quietly) instead of client_request_timeout */
 	/*

@@ -196,6 +196,7 @@ struct mds_client {
 	_Atomic uint64_t shutdown_by;   /* mdsc_shutdown_begin: every wait for the MDS ends by
 					 * then (CLOCK_MONOTONIC ns; 0: not shutting down) */
 	bool locking_before;            /* client_mds_locking=before (set at create, read-only) */
+	_Atomic uint64_t rx_seq;        /* the last mds_request.rx_seq given */
 	pthread_t session_thread;
 
 	struct xarray requests;         /* tid -> struct mdsc_req; its own lock */

@@ -213,14 +213,14 @@ int lc_lookup(struct lclient *c, struct lc_inode *dir, const char *name, const s
 		return c->mdsc ? -ENOMEM : -ENOTCONN;
 	uint64_t ngen0 = atomic_load(&dir->ngen);
 	pthread_mutex_lock(&dir->lock);
-	uint64_t change0 = dir->mi.change;
+	uint64_t change0 = dir->mi.change, rx0 = lc_dir_names_rx_locked(dir);
 	pthread_mutex_unlock(&dir->lock);
 	r = set_name(req, name);
 	if (r == 0)
 		r = lc_req_run(c, req, &in);
 	mdsc_request_put(req);
 	if (r == -ENOENT)
-		lc_dcache_add_since(c, dir, name, 0, ngen0, change0);
+		lc_dcache_add_since(c, dir, name, 0, ngen0, change0, rx0);
 	if (r < 0)
 		return r;
 	if (!in)
@@ -701,8 +701,18 @@ static int remove_name(struct lclient *c, uint32_t op, struct lc_inode *dir, con
 		return -ENOTCONN;
 	r = set_name(req, name);
 	struct lc_inode *t = NULL;
+	uint64_t ngen0 = atomic_load(&dir->ngen), rx0 = lc_dir_names_rx(dir);
 	if (r == 0)
 		r = lc_req_run(c, req, &t);
+	/*
+	 * The name is not there as of our change (its own place in the order)
+	 * or, for ENOENT, as of when we asked: a create or rename of ours
+	 * into it that the MDS made after, whose requester got here first,
+	 * must not be undone, nor one of another client's (ngen: Fs held
+	 * since the request went out).  A failed change is answered only
+	 * when journaled, after the UNSAFE replies of later ones.
+	 */
+	uint64_t rx = r == 0 ? req->rx_seq : rx0;
 	/* an orphan open in another session: its data stays until the last
 	 * close there (the MDS purges it then); open only here, it goes at our
 	 * own last close (lc_purge_data waits for it) */
@@ -721,7 +731,7 @@ static int remove_name(struct lclient *c, uint32_t op, struct lc_inode *dir, con
 	}
 	if (r < 0 && r != -ENOENT)
 		return r;
-	lc_dcache_add(c, dir, name, 0);
+	lc_dcache_add_since(c, dir, name, 0, ngen0, LC_CHANGE_ANY, rx);
 	if (ino) {
 		/* nlink dropped: cached attributes of the victim are stale */
 		struct lc_inode *victim = lc_ino_to_inode(c, ino);
@@ -787,6 +797,7 @@ static int rename_names(struct lclient *c, struct lc_inode *olddir, const char *
 	req = lc_req_new(c, MDSP_OP_RENAME, olddir->ino, cr);
 	if (!req)
 		return -ENOTCONN;
+	uint64_t ngen0 = atomic_load(&olddir->ngen);
 	req->args.ino2 = newdir->ino;
 	req->args.oflags = flags;
 	r = set_name(req, oldname);
@@ -805,6 +816,7 @@ static int rename_names(struct lclient *c, struct lc_inode *olddir, const char *
 		if (newdir != olddir)
 			lc_track_unsafe(newdir, req);
 	}
+	uint64_t rx = req->rx_seq;
 	mdsc_request_put(req);
 	uint64_t carried = t ? t->ino : 0;      /* the reply's target: the moved inode, as the MDS has it now */
 	lc_put(c, t);
@@ -822,7 +834,9 @@ static int rename_names(struct lclient *c, struct lc_inode *olddir, const char *
 		 * name we knew */
 		lc_dir_not_complete(c, olddir->ino);
 	} else {
-		lc_dcache_add(c, olddir, oldname, 0);
+		/* gone as of the rename: unless a change of ours the MDS made
+		 * after it (a rename back into the name) was applied first */
+		lc_dcache_add_since(c, olddir, oldname, 0, ngen0, LC_CHANGE_ANY, rx);
 	}
 	if (src)
 		lc_dcache_add(c, newdir, newname, src);

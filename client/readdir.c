@@ -35,6 +35,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <json-c/json.h>
+
 #include "client/ns_int.h"
 #include "client/rd_pack.h"
 #include "common/lockdep.h"
@@ -72,6 +74,8 @@ struct rd_batch {
 	uint64_t ngen;          /* dir->ngen when the fetch started */
 	uint64_t until;         /* mono ns */
 	uint64_t dgen;          /* dir->dgen at fetch */
+	uint64_t rx0;           /* lc_dir_names_rx when the fetch went out: its names
+				 * are the MDS's only while no change of ours came since */
 	struct lc_caps_since since;  /* lc_caps_gen() before the fetch: its entries' grants are checked against it */
 	bool end;
 	uint32_t n;
@@ -82,7 +86,7 @@ struct rd_batch {
 	/* the READDIR of the batch after this one, asked for ahead (see the
 	 * top), with dir->dgen and dir->ngen when it was sent; dir->lock */
 	struct mds_request *pf_req;
-	uint64_t pf_dgen, pf_ngen, pf_change;
+	uint64_t pf_dgen, pf_ngen, pf_change, pf_rx;
 	struct lc_caps_since pf_since;  /* lc_caps_gen() when it was sent (lc_req_submit) */
 	bool pf_started;
 };
@@ -138,6 +142,29 @@ static long batch_index(const struct rd_batch *b, uint64_t cookie)
 	return -1;
 }
 
+void lc_readdir_dump_locked(struct lc_inode *dir, struct json_object *o)
+{
+	struct rd_batch *b = dir->dstate ? dir->dstate->rd : NULL;
+	struct json_object *l, *names;
+	uint64_t now = now_mono_ns();
+
+	if (!b)
+		return;
+	l = json_object_new_object();
+	names = json_object_new_array();
+	json_object_object_add(l, "start_cookie", json_object_new_uint64(b->start_cookie));
+	json_object_object_add(l, "entries", json_object_new_uint64(b->n));
+	json_object_object_add(l, "end", json_object_new_boolean(b->end));
+	/* what cached_batch checks */
+	json_object_object_add(l, "valid_for_s", json_object_new_double(b->until > now ? (double)(b->until - now) / 1e9 : 0));
+	json_object_object_add(l, "dgen", json_object_new_uint64(b->dgen));
+	json_object_object_add(l, "ngen", json_object_new_uint64(b->ngen));
+	for (uint32_t i = 0; i < b->n && i < 256; i++)
+		json_object_array_add(names, json_object_new_string(rd_ent_name(b, &b->ents[i])));
+	json_object_object_add(l, "names", names);
+	json_object_object_add(o, "listing", l);
+}
+
 /* the cached batch covering @cookie with a reference, or NULL */
 static struct rd_batch *cached_batch(struct lc_inode *dir, uint64_t cookie, long *idx)
 {
@@ -182,7 +209,7 @@ static struct mds_request *readdir_req(struct lclient *c, struct lc_inode *dir, 
 /* the READDIR asked for ahead for @cookie, if the directory's batch has one
  * made under the directory's current dgen and ngen (the caller's then) */
 static struct mds_request *prefetched(struct lc_inode *dir, uint64_t cookie, uint64_t *dgen, uint64_t *ngen,
-				      uint64_t *change, struct lc_caps_since *since)
+				      uint64_t *change, uint64_t *rx, struct lc_caps_since *since)
 {
 	struct mds_request *req = NULL;
 
@@ -195,6 +222,7 @@ static struct mds_request *prefetched(struct lc_inode *dir, uint64_t cookie, uin
 		*dgen = cur->pf_dgen;
 		*ngen = cur->pf_ngen;
 		*change = cur->pf_change;
+		*rx = cur->pf_rx;
 		*since = cur->pf_since;
 	}
 	pthread_mutex_unlock(&dir->lock);
@@ -226,7 +254,7 @@ static void prefetch(struct lclient *c, struct lc_inode *dir, struct rd_batch *b
 {
 	struct mds_request *req;
 	struct lc_caps_since since;
-	uint64_t dgen, ngen, change;
+	uint64_t dgen, ngen, change, rx;
 
 	if (b->end || !b->n || !c->mdsc)
 		return;
@@ -245,6 +273,7 @@ static void prefetch(struct lclient *c, struct lc_inode *dir, struct rd_batch *b
 	ngen = atomic_load(&dir->ngen);
 	pthread_mutex_lock(&dir->lock);
 	change = dir->mi.change;
+	rx = lc_dir_names_rx_locked(dir);
 	pthread_mutex_unlock(&dir->lock);
 	if (lc_req_submit(c, req, &since) < 0) {
 		mdsc_request_put(req);
@@ -256,6 +285,7 @@ static void prefetch(struct lclient *c, struct lc_inode *dir, struct rd_batch *b
 		b->pf_dgen = dgen;
 		b->pf_ngen = ngen;
 		b->pf_change = change;
+		b->pf_rx = rx;
 		b->pf_since = since;
 		req = NULL;
 	}
@@ -271,8 +301,8 @@ static int fetch_batch(struct lclient *c, struct lc_inode *dir, uint64_t cookie,
 	uint64_t dgen, ngen;
 	struct lc_caps_since since;
 	int r;
-	uint64_t change = 0;
-	struct mds_request *req = prefetched(dir, cookie, &dgen, &ngen, &change, &since);
+	uint64_t change = 0, rx0 = 0;
+	struct mds_request *req = prefetched(dir, cookie, &dgen, &ngen, &change, &rx0, &since);
 
 	if (req) {
 		/* its grants are checked against the revokes and evictions
@@ -288,6 +318,7 @@ static int fetch_batch(struct lclient *c, struct lc_inode *dir, uint64_t cookie,
 		ngen = atomic_load(&dir->ngen);
 		pthread_mutex_lock(&dir->lock);
 		change = dir->mi.change;
+		rx0 = lc_dir_names_rx_locked(dir);
 		pthread_mutex_unlock(&dir->lock);
 		since = lc_caps_gen(c);
 		r = lc_req_run(c, req, NULL);
@@ -329,6 +360,7 @@ static int fetch_batch(struct lclient *c, struct lc_inode *dir, uint64_t cookie,
 	b->start_cookie = cookie;
 	b->dgen = dgen;
 	b->ngen = ngen;
+	b->rx0 = rx0;
 	b->since = since;
 	b->end = rep ? rep->end : true;
 	char *p = b->data;
@@ -358,7 +390,8 @@ static int fetch_batch(struct lclient *c, struct lc_inode *dir, uint64_t cookie,
 	 * after the MDS listed it, whatever caps the directory has by now
 	 * (test_caps test_kept_batch_after_fs_lost) */
 	bool shared = (dir->caps & MDSP_CAP_FILE_SHARED) && ngen == atomic_load(&dir->ngen) &&
-		      dgen == atomic_load(&dir->dgen) && change_unmoved(dir, change);
+		      dgen == atomic_load(&dir->dgen) && change_unmoved(dir, change) &&
+		      rx0 == lc_dir_names_rx_locked(dir);
 	b->until = shared ? now_mono_ns() + lc_secs_ns(CFG_client_caps_timeout) : 0;
 	/* no memory for the directory's lc_dstate: nothing kept */
 	struct lc_dstate *ds = lc_dstate_locked(dir);
@@ -468,6 +501,13 @@ int lc_readdir(struct lclient *c, struct lc_inode *dir, uint64_t cookie, bool pl
 			i = 0;
 		}
 		prefetch(c, dir, b, cr);
+		/* its names are the MDS's as of the fetch: not cached if a
+		 * change of ours in the directory came since (a name we
+		 * renamed away, whose lease the MDS dropped with it, would
+		 * come back under it) */
+		pthread_mutex_lock(&dir->lock);
+		bool names_ok = b->rx0 == lc_dir_names_rx_locked(dir);
+		pthread_mutex_unlock(&dir->lock);
 		for (; i < (long)b->n; i++) {
 			struct rd_ent *e = &b->ents[i];
 			const char *name = rd_ent_name(b, e);
@@ -485,9 +525,9 @@ int lc_readdir(struct lclient *c, struct lc_inode *dir, uint64_t cookie, bool pl
 			if (mi.ino)
 				in = lc_inode_update_seen(c, &mi, e->caps, cap_seq, &b->since);
 			if (in) {
-				if (lease_seq)
+				if (lease_seq && names_ok)
 					lc_dcache_add_lease(c, dir, name, in->ino, lease_seq);
-				else
+				else if (names_ok)
 					lc_dcache_add(c, dir, name, in->ino);
 				lc_inode_fill_attr(in, &attr);
 			} else {

@@ -147,6 +147,11 @@ struct lc_dstate {
 	struct rd_batch *rd_last;    /* what the last fetch brought, cacheable or not */
 	uint64_t rd_busy_cookie, rd_busy_ngen;   /* the fetch in flight (in->rd_busy) */
 	uint64_t complete_dgen, complete_ngen;   /* in->dir_complete: valid at these */
+	/* the latest reply of ours that changed names here (mds_request.rx_seq,
+	 * dentry.c lc_dir_names_changed): an ENOENT or a listing asked for
+	 * before it may predate that change, and an older reply of ours
+	 * applied after it is not the last word on a name */
+	uint64_t names_rx;
 	/* asyncunlink.c: unlinks/rmdirs answered here whose first reply has
 	 * not come; a Dc revoke waits for them (aunlink_rv) */
 	struct lc_aunlink *aunlinks;

@@ -731,6 +731,23 @@ static void disagree_probe(const char *a, const char *b)
 	if (!(slash = strrchr(dir, '/')))
 		return;
 	*slash = 0;
+	/* what each client holds of the directory (and of the name's inode), to
+	 * tell whose cache answered: theirs, or the kernel's */
+	for (int m = 0; m < 2; m++) {
+		char p[PATH_MAX * 2], bin[PATH_MAX], asok[PATH_MAX], ino[32];
+		struct stat st;
+
+		lfs_bin("tools/cli/loligo", bin, sizeof(bin));
+		snprintf(asok, sizeof(asok), "%s/%s", fs.dir, m ? "client2.asok" : "client.asok");
+		for (int which = 0; which < 2; which++) {
+			snprintf(p, sizeof(p), "%s/%s", mnt[which ? 1 : m], which ? path : dir);
+			if (lstat(p, &st) < 0)
+				continue;
+			snprintf(ino, sizeof(ino), "0x%llx", (unsigned long long)st.st_ino);
+			char *argv[] = { bin, "--format", "json-pretty", "daemon", asok, "dump", "inode", ino, NULL };
+			run_show(m ? "mount 2's cache" : "mount 1's cache", argv);
+		}
+	}
 	for (int round = 0; round < 2; round++) {
 		if (round == 1) {
 			int fd = open("/proc/sys/vm/drop_caches", O_WRONLY | O_CLOEXEC);

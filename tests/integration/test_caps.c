@@ -1032,6 +1032,66 @@ START_TEST(test_negative_after_own_rename)
 }
 END_TEST
 
+struct bg_rename {
+	struct lc_inode *from, *to;
+	const char *name;
+	int r;
+};
+
+static void *bg_rename_main(void *arg)
+{
+	struct bg_rename *b = arg;
+
+	b->r = lc_rename(A, b->from, b->name, b->to, b->name, 0, &rootcr);
+	return NULL;
+}
+
+/*
+ * A moves ro/sub out (to roz) and, while that rename's reply waits to be
+ * applied, moves another directory in as ro/sub: the MDS made the second
+ * after the first, but its requester applied it first.  The first one's
+ * "ro/x is gone" must not come after it: A, holding Fs on ro, would answer
+ * ENOENT for a name that is there, and list ro without it, for as long as
+ * it kept Fs (the names race of test_fuse_stress: mount 1 missing a dmv
+ * that another of its processes had moved in).
+ */
+START_TEST(test_older_rename_out_after_rename_in)
+{
+	struct lc_inode *d = mkdir_in(A, ra, "ro", 0755), *z = mkdir_in(A, ra, "roz", 0755);
+	struct lc_inode *y = mkdir_in(A, ra, "roy", 0755), *x1 = mkdir_in(A, d, "sub", 0755),
+		       *x2 = mkdir_in(A, y, "sub", 0755);
+	struct bg_rename mv = { .from = d, .to = z, .name = "sub" };
+	struct lc_inode *x = NULL;
+	struct lc_attr a;
+	pthread_t th;
+	struct bg_names ls = { .d = d };
+	bool eof = false;
+
+	ck_assert_int_eq(lc_fsync_dir(A, d), 0);       /* the creates are the MDS's (not asynchronous ones) */
+	ck_assert_int_eq(lc_fsync_dir(A, y), 0);
+	ck_assert_int_eq(lc_getattr(A, d, &rootcr, true, &a), 0);
+	ck_assert_msg(lc_attr_timeout(A, d) >= 30, "A holds no Fs on ro");
+	atomic_store(&A->debug_apply_wait_ino, x1->ino);
+	ck_assert_int_eq(pthread_create(&th, NULL, bg_rename_main, &mv), 0);
+	LT_WAIT_UNTIL(atomic_load(&A->debug_apply_waiting) == 1, "A's rename of ro/sub never got its reply");
+	apply_hold_waiting_only();
+	ck_assert_int_eq(lc_rename(A, y, "sub", d, "sub", 0, &rootcr), 0);
+	apply_release();
+	ck_assert_int_eq(pthread_join(th, NULL), 0);
+	ck_assert_int_eq(mv.r, 0);
+	ck_assert_msg(lc_lookup(A, d, "sub", &rootcr, NULL, &x) == 0, "A finds no ro/sub after moving one in");
+	ck_assert_uint_eq(x->ino, x2->ino);
+	lc_put(A, x);
+	ck_assert_int_eq(lc_readdir(A, d, 0, true, &rootcr, names_cb, &ls, &eof), 0);
+	ck_assert_msg(ls.sub, "A lists ro without the sub it moved in");
+	lc_put(A, x1);
+	lc_put(A, x2);
+	lc_put(A, y);
+	lc_put(A, z);
+	lc_put(A, d);
+}
+END_TEST
+
 /*
  * As above, but f's caps move after the listing's READDIR went out (B's
  * open for writing revokes A's Fs; f is cached, A acks), so A's release
@@ -2545,6 +2605,7 @@ static Suite *suite(void)
 	ADD(tc, test_negative_after_fs_lost);
 	ADD(tc, test_kept_batch_after_own_rename);
 	ADD(tc, test_negative_after_own_rename);
+	ADD(tc, test_older_rename_out_after_rename_in);
 	ADD(tc, test_olddir_attrs_after_own_rename);
 	ADD(tc, test_reply_after_eviction_caps_moved);
 	ADD(tc, test_revoke_overtakes_prefetch);
