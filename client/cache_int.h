@@ -282,6 +282,15 @@ void lc_dcache_add(struct lclient *c, struct lc_inode *dir, const char *name, ui
  */
 #define LC_CHANGE_ANY UINT64_MAX
 #define LC_RX_ANY UINT64_MAX
+/*
+ * lc_dir_ngen_fs_locked - @dir->lock held: its ngen, to pass as @ngen0, if
+ * it holds Fs now, else LC_NGEN_NO_FS (matches none).  An ngen that did not
+ * move proves Fs held all along only if it was held at the start: another
+ * client's change made while we held none revoked nothing, and a grant of
+ * Fs since (another reply's) says nothing of before it.
+ */
+#define LC_NGEN_NO_FS UINT64_MAX
+uint64_t lc_dir_ngen_fs_locked(const struct lc_inode *dir);
 void lc_dcache_add_since(struct lclient *c, struct lc_inode *dir, const char *name, uint64_t ino, uint64_t ngen0,
 			 uint64_t change0, uint64_t rx);
 /**

@@ -244,6 +244,11 @@ void lc_dcache_add(struct lclient *c, struct lc_inode *dir, const char *name, ui
 	lc_dcache_add_since(c, dir, name, ino, atomic_load(&dir->ngen), LC_CHANGE_ANY, LC_RX_ANY);
 }
 
+uint64_t lc_dir_ngen_fs_locked(const struct lc_inode *dir)
+{
+	return (dir->caps & MDSP_CAP_FILE_SHARED) ? atomic_load(&dir->ngen) : LC_NGEN_NO_FS;
+}
+
 uint64_t lc_dir_names_rx_locked(const struct lc_inode *dir)
 {
 	return dir->dstate ? dir->dstate->names_rx : 0;

@@ -211,9 +211,8 @@ int lc_lookup(struct lclient *c, struct lc_inode *dir, const char *name, const s
 	req = lc_req_new(c, MDSP_OP_LOOKUP, dir->ino, cr);
 	if (!req)
 		return c->mdsc ? -ENOMEM : -ENOTCONN;
-	uint64_t ngen0 = atomic_load(&dir->ngen);
 	pthread_mutex_lock(&dir->lock);
-	uint64_t change0 = dir->mi.change, rx0 = lc_dir_names_rx_locked(dir);
+	uint64_t ngen0 = lc_dir_ngen_fs_locked(dir), change0 = dir->mi.change, rx0 = lc_dir_names_rx_locked(dir);
 	pthread_mutex_unlock(&dir->lock);
 	r = set_name(req, name);
 	if (r == 0)
@@ -701,7 +700,9 @@ static int remove_name(struct lclient *c, uint32_t op, struct lc_inode *dir, con
 		return -ENOTCONN;
 	r = set_name(req, name);
 	struct lc_inode *t = NULL;
-	uint64_t ngen0 = atomic_load(&dir->ngen), rx0 = lc_dir_names_rx(dir);
+	pthread_mutex_lock(&dir->lock);
+	uint64_t ngen0 = lc_dir_ngen_fs_locked(dir), rx0 = lc_dir_names_rx_locked(dir);
+	pthread_mutex_unlock(&dir->lock);
 	if (r == 0)
 		r = lc_req_run(c, req, &t);
 	/*
@@ -797,7 +798,9 @@ static int rename_names(struct lclient *c, struct lc_inode *olddir, const char *
 	req = lc_req_new(c, MDSP_OP_RENAME, olddir->ino, cr);
 	if (!req)
 		return -ENOTCONN;
-	uint64_t ngen0 = atomic_load(&olddir->ngen);
+	pthread_mutex_lock(&olddir->lock);
+	uint64_t ngen0 = lc_dir_ngen_fs_locked(olddir);
+	pthread_mutex_unlock(&olddir->lock);
 	req->args.ino2 = newdir->ino;
 	req->args.oflags = flags;
 	r = set_name(req, oldname);

@@ -87,6 +87,7 @@ struct rd_batch {
 	 * top), with dir->dgen and dir->ngen when it was sent; dir->lock */
 	struct mds_request *pf_req;
 	uint64_t pf_dgen, pf_ngen, pf_change, pf_rx;
+	bool pf_fs;                     /* Fs held when it was sent */
 	struct lc_caps_since pf_since;  /* lc_caps_gen() when it was sent (lc_req_submit) */
 	bool pf_started;
 };
@@ -209,7 +210,7 @@ static struct mds_request *readdir_req(struct lclient *c, struct lc_inode *dir, 
 /* the READDIR asked for ahead for @cookie, if the directory's batch has one
  * made under the directory's current dgen and ngen (the caller's then) */
 static struct mds_request *prefetched(struct lc_inode *dir, uint64_t cookie, uint64_t *dgen, uint64_t *ngen,
-				      uint64_t *change, uint64_t *rx, struct lc_caps_since *since)
+				      uint64_t *change, uint64_t *rx, bool *fs, struct lc_caps_since *since)
 {
 	struct mds_request *req = NULL;
 
@@ -223,6 +224,7 @@ static struct mds_request *prefetched(struct lc_inode *dir, uint64_t cookie, uin
 		*ngen = cur->pf_ngen;
 		*change = cur->pf_change;
 		*rx = cur->pf_rx;
+		*fs = cur->pf_fs;
 		*since = cur->pf_since;
 	}
 	pthread_mutex_unlock(&dir->lock);
@@ -255,6 +257,7 @@ static void prefetch(struct lclient *c, struct lc_inode *dir, struct rd_batch *b
 	struct mds_request *req;
 	struct lc_caps_since since;
 	uint64_t dgen, ngen, change, rx;
+	bool fs;
 
 	if (b->end || !b->n || !c->mdsc)
 		return;
@@ -274,6 +277,7 @@ static void prefetch(struct lclient *c, struct lc_inode *dir, struct rd_batch *b
 	pthread_mutex_lock(&dir->lock);
 	change = dir->mi.change;
 	rx = lc_dir_names_rx_locked(dir);
+	fs = dir->caps & MDSP_CAP_FILE_SHARED;
 	pthread_mutex_unlock(&dir->lock);
 	if (lc_req_submit(c, req, &since) < 0) {
 		mdsc_request_put(req);
@@ -286,6 +290,7 @@ static void prefetch(struct lclient *c, struct lc_inode *dir, struct rd_batch *b
 		b->pf_ngen = ngen;
 		b->pf_change = change;
 		b->pf_rx = rx;
+		b->pf_fs = fs;
 		b->pf_since = since;
 		req = NULL;
 	}
@@ -302,7 +307,8 @@ static int fetch_batch(struct lclient *c, struct lc_inode *dir, uint64_t cookie,
 	struct lc_caps_since since;
 	int r;
 	uint64_t change = 0, rx0 = 0;
-	struct mds_request *req = prefetched(dir, cookie, &dgen, &ngen, &change, &rx0, &since);
+	bool fs0 = false;
+	struct mds_request *req = prefetched(dir, cookie, &dgen, &ngen, &change, &rx0, &fs0, &since);
 
 	if (req) {
 		/* its grants are checked against the revokes and evictions
@@ -319,6 +325,7 @@ static int fetch_batch(struct lclient *c, struct lc_inode *dir, uint64_t cookie,
 		pthread_mutex_lock(&dir->lock);
 		change = dir->mi.change;
 		rx0 = lc_dir_names_rx_locked(dir);
+		fs0 = dir->caps & MDSP_CAP_FILE_SHARED;
 		pthread_mutex_unlock(&dir->lock);
 		since = lc_caps_gen(c);
 		r = lc_req_run(c, req, NULL);
@@ -388,8 +395,10 @@ static int fetch_batch(struct lclient *c, struct lc_inode *dir, uint64_t cookie,
 	/* kept only if the directory held Fs all along since the READDIR went
 	 * out: Fs lost meanwhile (ngen) means another client changed it, maybe
 	 * after the MDS listed it, whatever caps the directory has by now
-	 * (test_caps test_kept_batch_after_fs_lost) */
-	bool shared = (dir->caps & MDSP_CAP_FILE_SHARED) && ngen == atomic_load(&dir->ngen) &&
+	 * (test_caps test_kept_batch_after_fs_lost); and Fs not held when it
+	 * went out proves nothing (another client's change then revoked
+	 * nothing of ours: lc_dir_ngen_fs_locked) */
+	bool shared = fs0 && (dir->caps & MDSP_CAP_FILE_SHARED) && ngen == atomic_load(&dir->ngen) &&
 		      dgen == atomic_load(&dir->dgen) && change_unmoved(dir, change) &&
 		      rx0 == lc_dir_names_rx_locked(dir);
 	b->until = shared ? now_mono_ns() + lc_secs_ns(CFG_client_caps_timeout) : 0;
