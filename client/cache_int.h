@@ -247,11 +247,10 @@ struct json_object *lc_icache_dump(struct lclient *c);
 /*
  * lc_inode_dump - one inode as `dump inode` shows it: attributes, caps, the
  * directory state that answers lookups and listings without the MDS (is it
- * complete, its generations, the kept READDIR batch) and its cached names.
+ * complete, its generations) and its cached names (the kept READDIR batch
+ * is the namespace layer's: lc_readdir_dump).
  */
 struct json_object *lc_inode_dump(struct lclient *c, struct lc_inode *in);
-/** lc_readdir_dump_locked - @dir->lock held: the READDIR batch @dir keeps, into @o as "listing" (readdir.c). */
-void lc_readdir_dump_locked(struct lc_inode *dir, struct json_object *o);
 /** lc_dcache_dump_dir - every cached name under @dir (walks the whole table: for debugging). */
 struct json_object *lc_dcache_dump_dir(struct lclient *c, struct lc_inode *dir);
 void lc_attr_from_mdsp(const struct mdsp_inode *mi, struct lc_attr *a);

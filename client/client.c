@@ -985,6 +985,15 @@ static int cmd_dump_cache(struct json_object *args, struct json_object **out, vo
 	return 0;
 }
 
+/* an error reply: {"error": @msg} */
+static struct json_object *dump_err(const char *msg)
+{
+	struct json_object *o = json_object_new_object();
+
+	json_object_object_add(o, "error", json_object_new_string(msg));
+	return o;
+}
+
 static int cmd_dump_inode(struct json_object *args, struct json_object **out, void *priv)
 {
 	struct lclient *c = priv;
@@ -995,20 +1004,22 @@ static int cmd_dump_inode(struct json_object *args, struct json_object **out, vo
 	uint64_t ino;
 
 	if (!json_object_object_get_ex(args, "ino", &v) || !(s = json_object_get_string(v)) || !*s) {
-		*out = json_object_new_string("dump inode: give the inode number (ino=N, hex with 0x)");
+		*out = dump_err("dump inode: give the inode number (ino=N, hex with 0x)");
 		return -EINVAL;
 	}
 	errno = 0;
 	ino = strtoull(s, &end, 0);
 	if (errno || *end) {
-		*out = json_object_new_string("dump inode: the inode number is not a number");
+		*out = dump_err("dump inode: the inode number is not a number");
 		return -EINVAL;
 	}
 	if (!(in = lc_ino_to_inode(c, ino))) {
-		*out = json_object_new_string("dump inode: not in this client's cache");
+		*out = dump_err("dump inode: not in this client's cache");
 		return -ENOENT;
 	}
 	*out = lc_inode_dump(c, in);
+	if (S_ISDIR(in->mi.mode))
+		lc_readdir_dump(in, *out);
 	lc_put(c, in);
 	return 0;
 }

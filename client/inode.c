@@ -1044,7 +1044,6 @@ struct json_object *lc_inode_dump(struct lclient *c, struct lc_inode *in)
 		json_object_object_add(o, "complete", json_object_new_boolean(lc_dir_complete_locked(in)));
 		json_object_object_add(o, "dgen", json_object_new_uint64(atomic_load(&in->dgen)));
 		json_object_object_add(o, "ngen", json_object_new_uint64(atomic_load(&in->ngen)));
-		lc_readdir_dump_locked(in, o);
 	}
 	pthread_mutex_unlock(&in->lock);
 	if (S_ISDIR(in->mi.mode))

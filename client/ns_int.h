@@ -11,6 +11,8 @@
 
 #include "client/data_int.h"
 
+struct json_object;
+
 
 /* ---- asyncdir.c ---------------------------------------------------------- */
 /**
@@ -69,6 +71,8 @@ void lc_async_unlink_drop(struct lc_inode *dir);
 
 /* ---- readdir.c ----------------------------------------------------------- */
 void lc_rd_batch_put(struct rd_batch *b);
+/** lc_readdir_dump - the READDIR batch directory @dir keeps, into @o as "listing" (`dump inode`). */
+void lc_readdir_dump(struct lc_inode *dir, struct json_object *o);
 
 /* ---- flock.c ------------------------------------------------------------- */
 int lc_locks_init(struct lclient *c);

@@ -143,14 +143,18 @@ static long batch_index(const struct rd_batch *b, uint64_t cookie)
 	return -1;
 }
 
-void lc_readdir_dump_locked(struct lc_inode *dir, struct json_object *o)
+void lc_readdir_dump(struct lc_inode *dir, struct json_object *o)
 {
-	struct rd_batch *b = dir->dstate ? dir->dstate->rd : NULL;
+	struct rd_batch *b;
 	struct json_object *l, *names;
 	uint64_t now = now_mono_ns();
 
-	if (!b)
+	pthread_mutex_lock(&dir->lock);
+	b = dir->dstate ? dir->dstate->rd : NULL;
+	if (!b) {
+		pthread_mutex_unlock(&dir->lock);
 		return;
+	}
 	l = json_object_new_object();
 	names = json_object_new_array();
 	json_object_object_add(l, "start_cookie", json_object_new_uint64(b->start_cookie));
@@ -164,6 +168,7 @@ void lc_readdir_dump_locked(struct lc_inode *dir, struct json_object *o)
 		json_object_array_add(names, json_object_new_string(rd_ent_name(b, &b->ents[i])));
 	json_object_object_add(l, "names", names);
 	json_object_object_add(o, "listing", l);
+	pthread_mutex_unlock(&dir->lock);
 }
 
 /* the cached batch covering @cookie with a reference, or NULL */
