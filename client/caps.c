@@ -754,6 +754,12 @@ static void finish_revoke(struct lclient *c, struct lc_inode *in, const struct m
 	else if (inval && (!dir || !(keep & MDSP_CAP_LINK_SHARED)))
 		wait_kernel(c, in->ino, REVOKE_INODE_WAIT_MS, false);
 	send_ack(c, in, m);
+	/* what the revoke left us that we no longer want goes back too: a
+	 * file closed while its Fb was being revoked kept the Fw the MDS let
+	 * it keep, and with it every other client's attributes uncached, for
+	 * good (test_caps chmod_chown_denies_at_once, 1 run in 7 under ASan) */
+	if (!dir)
+		lc_caps_update(c, in);
 }
 
 /* The flusher: a deferred revoke's hooks are done (or it was forced). */
