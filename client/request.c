@@ -168,24 +168,6 @@ int lc_wait_unsafe(struct lclient *c, struct lc_inode *in)
 	return err;
 }
 
-/* ops that change the names of directory args.ino (and args.ino2: rename) */
-static bool changes_names(uint32_t op)
-{
-	switch (op) {
-	case MDSP_OP_CREATE:
-	case MDSP_OP_MKNOD:
-	case MDSP_OP_MKDIR:
-	case MDSP_OP_SYMLINK:
-	case MDSP_OP_LINK:
-	case MDSP_OP_UNLINK:
-	case MDSP_OP_RMDIR:
-	case MDSP_OP_RENAME:
-		return true;
-	default:
-		return false;
-	}
-}
-
 /* the first reply of @req (result @r) into the cache: lc_req_run's second
  * half; @since: lc_caps_gen() before @req went out, the revokes and
  * evictions its grants crossed are checked against it (lc_caps_seen) */
@@ -202,7 +184,7 @@ static int req_apply(struct lclient *c, struct mds_request *req, int r, const st
 	if (!rep)
 		return r;
 	/* first: an ENOENT or a listing of ours still on its way predates it */
-	if (r == 0 && changes_names(req->args.op)) {
+	if (r == 0 && mdsp_op_changes_names(req->args.op)) {
 		lc_dir_names_changed(c, req->args.ino, req->rx_seq);
 		if (req->args.op == MDSP_OP_RENAME && req->args.ino2 != req->args.ino)
 			lc_dir_names_changed(c, req->args.ino2, req->rx_seq);

@@ -165,6 +165,12 @@ const char *mdsp_caps_str(uint32_t caps, char *buf, size_t len)
  * changes anything depends on its flags, which only the MDS can judge.
  * File locks are not namespace state.
  */
+bool mdsp_op_changes_names(uint32_t op)
+{
+	return mdsp_op_is_write(op) && op != MDSP_OP_SETATTR && op != MDSP_OP_TMPFILE && op != MDSP_OP_SETXATTR &&
+	       op != MDSP_OP_REMOVEXATTR;
+}
+
 bool mdsp_op_is_write(uint32_t op)
 {
 	switch (op) {

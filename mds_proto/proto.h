@@ -879,6 +879,8 @@ const char *mdsp_caps_op_name(uint32_t op);
 const char *mdsp_caps_str(uint32_t caps, char *buf, size_t len);
 /** mdsp_op_is_write - true for ops that change the namespace (journaled). */
 bool mdsp_op_is_write(uint32_t op);
+/* mdsp_op_changes_names - @op (when it succeeds) changes names of directory ino (and ino2: RENAME) */
+bool mdsp_op_changes_names(uint32_t op);
 /**
  * mdsp_check_name - is @name one path component a request may carry?
  * Both ends check it: the client before it sends, the MDS on what it
