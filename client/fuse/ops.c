@@ -1529,24 +1529,50 @@ static void ll_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, void *arg
 }
 
 /*
- * fuse_selinux_xattr off (main.c): security.selinux is refused as on a
- * filesystem without labels (NFS without labeled NFS), for get, set and
- * remove, and left out of listxattr, so that every answer agrees.  Each
- * ls -l asks for it of every file it lists (getfilecon), a FUSE round trip
- * the kernel never caches; coreutils remembers an EOPNOTSUPP per device and
- * asks no more.  Other security.* names (security.capability) go on.
+ * Names a mount refuses (EOPNOTSUPP for get, set and remove; left out of
+ * listxattr, so that every answer agrees), as a filesystem without that
+ * feature does.  Each ls -l asks both of every file it lists (getfilecon,
+ * file_has_acl), a FUSE round trip the kernel never caches for a cold
+ * inode; coreutils remembers an EOPNOTSUPP per device and asks no more.
+ *
+ * - security.selinux with fuse_selinux_xattr off (main.c), as NFS without
+ *   labeled NFS.  Other security.* names (security.capability) go on.
+ * - system.posix_acl_access and system.posix_acl_default without -o acl,
+ *   as ext4 mounted noacl and ceph-fuse without client_acl_type: ACLs
+ *   through the mount are what -o acl turns on.  A kernel before 6.2
+ *   refused them itself; 6.2 and later pass them on for a mount in the
+ *   initial user namespace, which made them half there (readable and
+ *   settable, never cached).  ACLs set through an -o acl mount or the
+ *   gateway stay in the MDS, which still enforces them.
  */
 #define SELINUX_XATTR "security.selinux"
+#define ACL_ACCESS_XATTR "system.posix_acl_access"
+#define ACL_DEFAULT_XATTR "system.posix_acl_default"
 
-static bool selinux_refused(const struct lfuse *lf, const char *name)
+static bool xattr_refused_n(const struct lfuse *lf, const char *name, size_t len)
 {
-	return lf->no_selinux_xattr && name && !strcmp(name, SELINUX_XATTR);
+#define IS(lit) (len == sizeof(lit) - 1 && !memcmp(name, lit, len))
+	if (lf->no_selinux_xattr && IS(SELINUX_XATTR))
+		return true;
+	return !lf->acl && (IS(ACL_ACCESS_XATTR) || IS(ACL_DEFAULT_XATTR));
+#undef IS
+}
+
+static bool xattr_refused(const struct lfuse *lf, const char *name)
+{
+	return name && xattr_refused_n(lf, name, strlen(name));
+}
+
+/* whether listxattr has names to leave out */
+static bool xattr_refuses_any(const struct lfuse *lf)
+{
+	return lf->no_selinux_xattr || !lf->acl;
 }
 
 static bool read_needs_no_groups(const char *name)
 {
-	return !strncmp(name, "security.", 9) || !strncmp(name, "trusted.", 8) ||
-	       !strcmp(name, "system.posix_acl_access") || !strcmp(name, "system.posix_acl_default");
+	return !strncmp(name, "security.", 9) || !strncmp(name, "trusted.", 8) || !strcmp(name, ACL_ACCESS_XATTR) ||
+	       !strcmp(name, ACL_DEFAULT_XATTR);
 }
 
 static void ll_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const char *value, size_t size,
@@ -1555,7 +1581,7 @@ static void ll_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const 
 	LFUSE_TRACK(req, "setxattr", ino);
 	struct lfuse *lf = LF(req);
 	LFUSE_OP(lf, xattr);
-	if (selinux_refused(lf, name)) {
+	if (xattr_refused(lf, name)) {
 		fuse_reply_err(req, EOPNOTSUPP);
 		return;
 	}
@@ -1573,7 +1599,7 @@ static void ll_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t
 	LFUSE_TRACK(req, "getxattr", ino);
 	struct lfuse *lf = LF(req);
 	LFUSE_OP(lf, xattr);
-	if (selinux_refused(lf, name)) {
+	if (xattr_refused(lf, name)) {
 		fuse_reply_err(req, EOPNOTSUPP);
 		return;
 	}
@@ -1607,10 +1633,10 @@ static void ll_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t
 	free(buf);
 }
 
-/* the names of @in's xattrs but security.selinux, in *@out (malloc'ed):
+/* the names of @in's xattrs but the refused ones, in *@out (malloc'ed):
  * the whole list is fetched, so that a size probe gets the length of
  * what a read will return */
-static ssize_t list_without_selinux(fuse_req_t req, struct lfuse *lf, struct lc_inode *in, const struct lc_cred *cr,
+static ssize_t list_without_refused(fuse_req_t req, struct lfuse *lf, struct lc_inode *in, const struct lc_cred *cr,
 				    char **out)
 {
 	for (int tries = 0; tries < 8; tries++) {
@@ -1636,7 +1662,7 @@ static ssize_t list_without_selinux(fuse_req_t req, struct lfuse *lf, struct lc_
 			size_t len = strnlen(b + r, (size_t)m - r);
 			size_t l = len < (size_t)m - r ? len + 1 : len;
 
-			if (len != sizeof(SELINUX_XATTR) - 1 || memcmp(b + r, SELINUX_XATTR, len) != 0) {
+			if (!xattr_refused_n(lf, b + r, len)) {
 				memmove(b + w, b + r, l);
 				w += l;
 			}
@@ -1661,8 +1687,8 @@ static void ll_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 	ssize_t n;
 
 	get_cred(lf, req, &cr);
-	if (lf->no_selinux_xattr) {
-		n = list_without_selinux(req, lf, in, &cr, &buf);
+	if (xattr_refuses_any(lf)) {
+		n = list_without_refused(req, lf, in, &cr, &buf);
 	} else {
 		if (size) {
 			buf = malloc(size);
@@ -1689,7 +1715,7 @@ static void ll_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
 	LFUSE_TRACK(req, "removexattr", ino);
 	struct lfuse *lf = LF(req);
 	LFUSE_OP(lf, xattr);
-	if (selinux_refused(lf, name)) {
+	if (xattr_refused(lf, name)) {
 		fuse_reply_err(req, EOPNOTSUPP);
 		return;
 	}

@@ -862,7 +862,8 @@ static bool xattr_listed(const char *list, ssize_t n, const char *name)
  * ls -l asks for security.selinux (getfilecon) and system.posix_acl_access
  * (file_has_acl) of every file, each a FUSE round trip the kernel never
  * caches.  With fuse_selinux_xattr off the label is refused (EOPNOTSUPP),
- * which coreutils remembers per filesystem: one GETXATTR a file is left.
+ * which coreutils remembers per filesystem (the ACL name too without
+ * -o acl: test_acl_names_need_acl).
  * With it on the label is stored as before.  security.capability and
  * user.* work either way.
  */
@@ -895,7 +896,8 @@ START_TEST(test_selinux_xattr)
 	before = fuse_counter("xattr");
 	ck_assert_int_eq(lfs_run(ls, 60000, "/dev/null"), 0);
 	per_ls = fuse_counter("xattr") - before;
-	ck_assert_msg(per_ls >= 2 * FILES, "on: ls -l of %d files: %lld GETXATTRs", FILES, (long long)per_ls);
+	/* the label of each file (the ACL name is refused without -o acl) */
+	ck_assert_msg(per_ls >= FILES, "on: ls -l of %d files: %lld GETXATTRs", FILES, (long long)per_ls);
 
 	ck_assert_int_eq(lfs_umount(&fs), 0);
 	ck_assert_int_eq(lfs_mount(&fs, "fuse_selinux_xattr=off"), 0);
@@ -903,8 +905,8 @@ START_TEST(test_selinux_xattr)
 	before = fuse_counter("xattr");
 	ck_assert_int_eq(lfs_run(ls, 60000, "/dev/null"), 0);
 	per_ls = fuse_counter("xattr") - before;
-	/* the ACL name of each file, and the one label question */
-	ck_assert_msg(per_ls <= FILES + 4, "off: ls -l of %d files: %lld GETXATTRs", FILES, (long long)per_ls);
+	/* the one label and the one ACL question (no -o acl) */
+	ck_assert_msg(per_ls <= 4, "off: ls -l of %d files: %lld GETXATTRs", FILES, (long long)per_ls);
 	/* refused alike by get, set, remove; not listed; the rest as before */
 	ck_assert_int_eq(getxattr(P("lbl/f0"), "security.selinux", buf, sizeof(buf)), -1);
 	ck_assert_int_eq(errno, EOPNOTSUPP);
@@ -946,6 +948,80 @@ START_TEST(test_selinux_xattr)
 		ck_assert_int_eq(getxattr(P("lbl/f0"), "security.selinux", buf, sizeof(buf)), -1);
 		ck_assert_int_eq(errno, EOPNOTSUPP);
 	}
+}
+END_TEST
+
+/*
+ * Without -o acl the mount refuses the ACL names (EOPNOTSUPP for get, set
+ * and remove, not listed), as ext4 mounted noacl does: coreutils remembers
+ * that per device, so a cold ls -l asks no ACL question per file.  An ACL
+ * set through an -o acl mount stays in the MDS and shows there again.
+ */
+START_TEST(test_acl_names_need_acl)
+{
+	/* u::rw-,u:2002:rw-,g::r--,m::rw-,o::r-- in Linux's xattr form */
+	static const uint8_t acl[] = {
+		2, 0, 0, 0,
+		0x01, 0, 6, 0, 0xff, 0xff, 0xff, 0xff,
+		0x02, 0, 6, 0, 0xd2, 0x07, 0, 0,
+		0x04, 0, 4, 0, 0xff, 0xff, 0xff, 0xff,
+		0x10, 0, 6, 0, 0xff, 0xff, 0xff, 0xff,
+		0x20, 0, 4, 0, 0xff, 0xff, 0xff, 0xff,
+	};
+	static const char *const opts[] = { NULL, "noacl" };
+	char buf[256], list[512], name[64], lsdir[PATH_MAX];
+	int64_t before, per_ls;
+	ssize_t n;
+	enum { FILES = 200 };
+
+	ck_assert_int_eq(lfs_mds_start(&fs), 0);
+	ck_assert_int_eq(lfs_mount(&fs, "acl"), 0);
+	ck_assert_int_eq(mkdir(P("ac"), 0755), 0);
+	for (int i = 0; i < FILES; i++) {
+		snprintf(name, sizeof(name), "ac/f%d", i);
+		ck_assert_int_eq(lfs_write_file(P(name), 0, 1), 0);
+	}
+	ck_assert_int_eq(setxattr(P("ac/f0"), "system.posix_acl_access", acl, sizeof(acl), 0), 0);
+	ck_assert_int_eq(getxattr(P("ac/f0"), "system.posix_acl_access", buf, sizeof(buf)), (ssize_t)sizeof(acl));
+	ck_assert_int_eq(setxattr(P("ac/f0"), "user.k", "v", 1, 0), 0);
+	ck_assert_int_eq(lfs_umount(&fs), 0);
+
+	snprintf(lsdir, sizeof(lsdir), "%s", P("ac"));
+	char *ls[] = {"/bin/ls", "-l", lsdir, NULL};
+	for (size_t o = 0; o < sizeof(opts) / sizeof(opts[0]); o++) {
+		ck_assert_int_eq(lfs_mount(&fs, opts[o]), 0);
+		ck_assert_int_eq(getxattr(P("ac/f0"), "system.posix_acl_access", buf, sizeof(buf)), -1);
+		ck_assert_int_eq(errno, EOPNOTSUPP);
+		ck_assert_int_eq(getxattr(P("ac/f1"), "system.posix_acl_access", NULL, 0), -1);
+		ck_assert_int_eq(errno, EOPNOTSUPP);
+		ck_assert_int_eq(getxattr(P("ac"), "system.posix_acl_default", buf, sizeof(buf)), -1);
+		ck_assert_int_eq(errno, EOPNOTSUPP);
+		ck_assert_int_eq(setxattr(P("ac/f1"), "system.posix_acl_access", acl, sizeof(acl), 0), -1);
+		ck_assert_int_eq(errno, EOPNOTSUPP);
+		ck_assert_int_eq(removexattr(P("ac/f0"), "system.posix_acl_access"), -1);
+		ck_assert_int_eq(errno, EOPNOTSUPP);
+		n = listxattr(P("ac/f0"), NULL, 0);
+		ck_assert_int_eq(n, (ssize_t)sizeof("user.k"));
+		ck_assert_int_eq(listxattr(P("ac/f0"), list, sizeof(list)), n);
+		ck_assert_str_eq(list, "user.k");
+		ck_assert_int_eq(getxattr(P("ac/f0"), "user.k", buf, sizeof(buf)), 1);
+
+		ck_assert_int_eq(lfs_run(ls, 60000, "/dev/null"), 0);
+		before = fuse_counter("xattr");
+		ck_assert_int_eq(lfs_run(ls, 60000, "/dev/null"), 0);
+		per_ls = fuse_counter("xattr") - before;
+		/* one ACL question and (without SELinux) one label question */
+		ck_assert_msg(per_ls <= 4, "-o %s: ls -l of %d files: %lld GETXATTRs", opts[o] ? opts[o] : "(none)",
+			      FILES, (long long)per_ls);
+		ck_assert_int_eq(lfs_umount(&fs), 0);
+	}
+
+	/* still stored: -o acl shows it as it was set */
+	ck_assert_int_eq(lfs_mount(&fs, "acl"), 0);
+	ck_assert_int_eq(getxattr(P("ac/f0"), "system.posix_acl_access", buf, sizeof(buf)), (ssize_t)sizeof(acl));
+	ck_assert_int_eq(memcmp(buf, acl, sizeof(acl)), 0);
+	n = listxattr(P("ac/f0"), list, sizeof(list));
+	ck_assert(n > 0 && xattr_listed(list, n, "system.posix_acl_access") && xattr_listed(list, n, "user.k"));
 }
 END_TEST
 
@@ -1514,6 +1590,12 @@ static Suite *fuse_suite(void)
 	tcase_add_unchecked_fixture(tc, setup_fs_only, teardown);
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_selinux_xattr);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("acl_names");
+	tcase_add_unchecked_fixture(tc, setup_fs_only, teardown);
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, test_acl_names_need_acl);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("private_dirs");
