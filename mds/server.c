@@ -2222,6 +2222,14 @@ void server_dispatch(struct mds *m, struct session *s, struct mdsp_request *req,
 									: rstat_quota_room(m, in);
 	}
 	locker_fill_reply(m, s, req, rep, t);
-	dout(MDS, 15, "session %" PRIu64 " tid %" PRIu64 " %s ino %" PRIx64 " '%s' -> %d",
-	     s ? s->id : 0, req->tid, mdsp_op_name(req->op), req->ino, req->name ? req->name : "", r);
+	/* changes at 10 (a stress failure's log ties names to inodes with
+	 * them), reads at 15 (most of the requests) */
+	if (server_op_journaled(req))
+		dout(MDS, 10, "session %" PRIu64 " tid %" PRIu64 " %s ino %" PRIx64 " '%s' ino2 %" PRIx64
+			      " '%s' -> %d target %" PRIx64,
+		     s ? s->id : 0, req->tid, mdsp_op_name(req->op), req->ino, req->name ? req->name : "", req->ino2,
+		     req->name2 ? req->name2 : "", r, rep->has_target ? rep->target.ino : 0);
+	else
+		dout(MDS, 15, "session %" PRIu64 " tid %" PRIu64 " %s ino %" PRIx64 " '%s' -> %d", s ? s->id : 0,
+		     req->tid, mdsp_op_name(req->op), req->ino, req->name ? req->name : "", r);
 }
