@@ -68,6 +68,50 @@ static void set_opt(const char *k, const char *v)
 	ck_assert_msg(cfg_set(cfg_lookup(k), v, false, err, sizeof(err)) == 0, "%s=%s: %s", k, v, err);
 }
 
+/* one admin command to the MDS; its reply (json_object_put it) */
+static inline struct json_object *fixture_mds_cmd(const char *prefix, const char *key, int64_t val)
+{
+	struct json_object *req = json_object_new_object(), *rep = NULL;
+	char path[PATH_MAX + 16];
+
+	json_object_object_add(req, "prefix", json_object_new_string(prefix));
+	if (key)
+		json_object_object_add(req, key, json_object_new_int64(val));
+	snprintf(path, sizeof(path), "%s/mds.asok", dir);
+	ck_assert_msg(asok_request(path, req, &rep, 10000) == 0 && rep, "MDS admin socket: %s", prefix);
+	json_object_put(req);
+	return rep;
+}
+
+/*
+ * The checked setup of each test: sessions left by an earlier test of the
+ * case that failed.  Its forked process exited at the failed check without
+ * unmounting, and its caps would hold this test's requests until the MDS
+ * timed the session out (mds_session_timeout): one failure made the next
+ * test wait, and maybe fail too.  Only sessions whose process is gone are
+ * evicted (a suite's own long-lived clients stay).
+ */
+static inline void evict_leftover_sessions(void)
+{
+	struct json_object *ls = fixture_mds_cmd("session ls", NULL, 0), *v;
+
+	for (size_t i = 0; json_object_is_type(ls, json_type_array) && i < json_object_array_length(ls); i++) {
+		struct json_object *o = json_object_array_get_idx(ls, i);
+
+		struct json_object *p;
+		long pid;
+
+		if (!json_object_object_get_ex(o, "id", &v) || !json_object_object_get_ex(o, "pid", &p) ||
+		    (pid = strtol(json_object_get_string(p), NULL, 10)) <= 0 || kill((pid_t)pid, 0) == 0 ||
+		    errno != ESRCH)
+			continue;
+		fprintf(stderr, "evicting session %lld of pid %ld, gone: left by an earlier test of this case\n",
+			(long long)json_object_get_int64(v), pid);
+		json_object_put(fixture_mds_cmd("client evict", "id", json_object_get_int64(v)));
+	}
+	json_object_put(ls);
+}
+
 /* Start the client library and the gateway; @opts: "key=value" pairs, NULL-terminated. */
 static void gw_up_opts(const char *const *opts)
 {

@@ -522,7 +522,7 @@ static Suite *suite(void)
 	TCase *tc = tcase_create("conformance");
 
 	tcase_add_unchecked_fixture(tc, fs_setup, fs_teardown);
-	tcase_add_checked_fixture(tc, NULL, teardown);
+	tcase_add_checked_fixture(tc, evict_leftover_sessions, teardown);
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, v40_close_locku_downgrade_replay);
 	tcase_add_test(tc, v41_owner_ops_never_wait);

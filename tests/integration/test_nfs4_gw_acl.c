@@ -415,7 +415,7 @@ static Suite *suite(void)
 	TCase *tc = tcase_create("acl");
 
 	tcase_add_unchecked_fixture(tc, fs_setup, fs_teardown);
-	tcase_add_checked_fixture(tc, NULL, teardown);
+	tcase_add_checked_fixture(tc, evict_leftover_sessions, teardown);
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, getattr_acl);
 	tcase_add_test(tc, access_by_acl);

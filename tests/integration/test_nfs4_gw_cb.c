@@ -2143,7 +2143,7 @@ static Suite *suite(void)
 		TCase *tc = tcase_create((*tests[i])->name);
 
 		tcase_add_unchecked_fixture(tc, case_setup, fs_teardown);
-		tcase_add_checked_fixture(tc, NULL, teardown);
+		tcase_add_checked_fixture(tc, evict_leftover_sessions, teardown);
 		tcase_set_timeout(tc, 60);
 		tcase_add_test(tc, *tests[i]);
 		suite_add_tcase(s, tc);

@@ -540,7 +540,7 @@ static Suite *suite(void)
 	TCase *tc = tcase_create("clients");
 
 	tcase_add_unchecked_fixture(tc, fs_setup, fs_teardown);
-	tcase_add_checked_fixture(tc, NULL, teardown);
+	tcase_add_checked_fixture(tc, evict_leftover_sessions, teardown);
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, v40_setclientid_cases);
 	tcase_add_test(tc, v41_exchange_id_cases);

@@ -540,7 +540,7 @@ static Suite *suite(void)
 	TCase *tc = tcase_create("locks");
 
 	tcase_add_unchecked_fixture(tc, fs_setup, fs_teardown);
-	tcase_add_checked_fixture(tc, NULL, teardown);
+	tcase_add_checked_fixture(tc, evict_leftover_sessions, teardown);
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, nfs_and_another_client_see_each_others_locks);
 	tcase_add_test(tc, a_cancelled_lease_releases_its_mds_locks);
@@ -550,13 +550,13 @@ static Suite *suite(void)
 	 * out (its caps), which would stall the next test's mount */
 	tc = tcase_create("slow_mds_lock");
 	tcase_add_unchecked_fixture(tc, fs_setup, fs_teardown);
-	tcase_add_checked_fixture(tc, NULL, teardown);
+	tcase_add_checked_fixture(tc, evict_leftover_sessions, teardown);
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, a_slow_mds_lock_stalls_no_other_client);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("slow_mds_lock_close");
 	tcase_add_unchecked_fixture(tc, fs_setup, fs_teardown);
-	tcase_add_checked_fixture(tc, NULL, teardown);
+	tcase_add_checked_fixture(tc, evict_leftover_sessions, teardown);
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, a_close_beside_a_slow_lock_leaves_no_mds_lock);
 	suite_add_tcase(s, tc);

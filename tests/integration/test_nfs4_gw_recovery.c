@@ -436,19 +436,19 @@ static Suite *suite(void)
 
 	tc = tcase_create("restart");
 	tcase_add_unchecked_fixture(tc, fs_setup_fast_evict, fs_teardown);
-	tcase_add_checked_fixture(tc, NULL, teardown);
+	tcase_add_checked_fixture(tc, evict_leftover_sessions, teardown);
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, v41_restart_reclaim_and_early_lift);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("v40");
 	tcase_add_unchecked_fixture(tc, fs_setup, fs_teardown);
-	tcase_add_checked_fixture(tc, NULL, teardown);
+	tcase_add_checked_fixture(tc, evict_leftover_sessions, teardown);
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, v40_records_survive_a_stop_and_only_they_reclaim);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("records");
 	tcase_add_unchecked_fixture(tc, fs_setup, fs_teardown);
-	tcase_add_checked_fixture(tc, NULL, teardown);
+	tcase_add_checked_fixture(tc, evict_leftover_sessions, teardown);
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, records_follow_the_clients);
 	tcase_add_test(tc, grace_end_drops_the_clients_that_did_not_come_back);
