@@ -104,6 +104,7 @@ struct lfuse {
 	bool default_permissions;   /* the kernel checks permissions (-o default_permissions) */
 	bool no_selinux_xattr;      /* fuse_selinux_xattr off: security.selinux refused */
 	bool acl;                   /* POSIX ACLs (-o acl): FUSE_CAP_POSIX_ACL, umask sent to the MDS */
+	atomic_bool acl_refusal_said; /* a set or remove of an ACL name was refused (logged once) */
 	bool no_opendir;            /* set in init: the kernel takes ENOSYS from opendir as "no state" */
 	struct lfuse_perf perf;
 };

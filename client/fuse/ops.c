@@ -1563,6 +1563,16 @@ static bool xattr_refused(const struct lfuse *lf, const char *name)
 	return name && xattr_refused_n(lf, name, strlen(name));
 }
 
+/* A set or remove refused: an ACL name without -o acl is someone's
+ * setfacl, and says once in the log what would make it work. */
+static void xattr_refused_change(struct lfuse *lf, const char *name)
+{
+	if (!lf->acl && strncmp(name, "system.posix_acl_", 17) == 0 &&
+	    !atomic_exchange_explicit(&lf->acl_refusal_said, true, memory_order_relaxed))
+		dout(FUSE, 0, "%s refused (EOPNOTSUPP): POSIX ACLs through this mount need -o acl (fuse_acl = true); "
+			      "the MDS still enforces ACLs set through other mounts or the gateway", name);
+}
+
 /* whether listxattr has names to leave out */
 static bool xattr_refuses_any(const struct lfuse *lf)
 {
@@ -1582,6 +1592,7 @@ static void ll_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const 
 	struct lfuse *lf = LF(req);
 	LFUSE_OP(lf, xattr);
 	if (xattr_refused(lf, name)) {
+		xattr_refused_change(lf, name);
 		fuse_reply_err(req, EOPNOTSUPP);
 		return;
 	}
@@ -1716,6 +1727,7 @@ static void ll_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
 	struct lfuse *lf = LF(req);
 	LFUSE_OP(lf, xattr);
 	if (xattr_refused(lf, name)) {
+		xattr_refused_change(lf, name);
 		fuse_reply_err(req, EOPNOTSUPP);
 		return;
 	}
