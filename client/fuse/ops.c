@@ -1539,11 +1539,13 @@ static void ll_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, void *arg
  *   labeled NFS.  Other security.* names (security.capability) go on.
  * - system.posix_acl_access and system.posix_acl_default without -o acl,
  *   as ext4 mounted noacl and ceph-fuse without client_acl_type: ACLs
- *   through the mount are what -o acl turns on.  A kernel before 6.2
- *   refused them itself; 6.2 and later pass them on for a mount in the
- *   initial user namespace, which made them half there (readable and
- *   settable, never cached).  ACLs set through an -o acl mount or the
- *   gateway stay in the MDS, which still enforces them.
+ *   through the mount are what -o acl turns on.  The kernel passes them on
+ *   to a FUSE filesystem without FUSE_POSIX_ACL for a mount in the initial
+ *   user namespace (it refuses them itself in others), which made them
+ *   half there (readable and settable, never cached).  ACLs set through an
+ *   -o acl mount or the gateway stay in the MDS, which still enforces them.
+ *   (coreutils since 9.6 asks listxattr of every file instead, which this
+ *   does not save; 9.1, Debian 12's, asks getxattr.)
  */
 #define SELINUX_XATTR "security.selinux"
 #define ACL_ACCESS_XATTR "system.posix_acl_access"
@@ -1644,15 +1646,50 @@ static void ll_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t
 	free(buf);
 }
 
-/* the names of @in's xattrs but the refused ones, in *@out (malloc'ed):
- * the whole list is fetched, so that a size probe gets the length of
- * what a read will return */
-static ssize_t list_without_refused(fuse_req_t req, struct lfuse *lf, struct lc_inode *in, const struct lc_cred *cr,
-				    char **out)
+/* drop the refused names from the list @b of @n bytes, in place; the new length */
+static size_t filter_refused(const struct lfuse *lf, char *b, size_t n)
 {
+	size_t w = 0;
+
+	for (size_t r = 0; r < n;) {
+		size_t len = strnlen(b + r, n - r);
+		size_t l = len < n - r ? len + 1 : len;
+
+		if (!xattr_refused_n(lf, b + r, len)) {
+			memmove(b + w, b + r, l);
+			w += l;
+		}
+		r += l;
+	}
+	return w;
+}
+
+/*
+ * The names of @in's xattrs but the refused ones, in *@out (malloc'ed).
+ * A size probe (@size 0) gets the length a read will return, so it reads
+ * the whole list; a read tries one fetch into @size bytes first, and reads
+ * the whole list only when the unfiltered one does not fit (ERANGE).
+ */
+static ssize_t list_without_refused(fuse_req_t req, struct lfuse *lf, struct lc_inode *in, const struct lc_cred *cr,
+				    size_t size, char **out)
+{
+	if (size) {
+		char *b = malloc(size);
+		ssize_t m;
+
+		if (!b)
+			return -ENOMEM;
+		m = INTR(req, lc_listxattr(lf->c, in, b, size, cr));
+		if (m >= 0 && (size_t)m <= size) {
+			*out = b;
+			return (ssize_t)filter_refused(lf, b, (size_t)m);
+		}
+		free(b);
+		if (m != -ERANGE)
+			return m < 0 ? m : -EIO;
+	}
 	for (int tries = 0; tries < 8; tries++) {
 		ssize_t n = INTR(req, lc_listxattr(lf->c, in, NULL, 0, cr)), m;
-		size_t w = 0;
 		char *b;
 
 		if (n <= 0)
@@ -1669,18 +1706,8 @@ static ssize_t list_without_refused(fuse_req_t req, struct lfuse *lf, struct lc_
 			free(b);
 			return m;
 		}
-		for (size_t r = 0; r < (size_t)m;) {
-			size_t len = strnlen(b + r, (size_t)m - r);
-			size_t l = len < (size_t)m - r ? len + 1 : len;
-
-			if (!xattr_refused_n(lf, b + r, len)) {
-				memmove(b + w, b + r, l);
-				w += l;
-			}
-			r += l;
-		}
 		*out = b;
-		return (ssize_t)w;
+		return (ssize_t)filter_refused(lf, b, (size_t)m);
 	}
 	return -EAGAIN;
 }
@@ -1699,7 +1726,7 @@ static void ll_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 
 	get_cred(lf, req, &cr);
 	if (xattr_refuses_any(lf)) {
-		n = list_without_refused(req, lf, in, &cr, &buf);
+		n = list_without_refused(req, lf, in, &cr, size, &buf);
 	} else {
 		if (size) {
 			buf = malloc(size);
