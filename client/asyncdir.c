@@ -116,6 +116,12 @@ static void async_done(struct mds_request *req, void *arg)
 		din = lc_inode_update(c, &rep->dir, rep->dir_caps, rep->dir_cap_seq);
 	if (rep->result == 0 && rep->has_target && rep->target.ino == req->args.want_ino) {
 		tin = lc_inode_update(c, &rep->target, rep->caps, rep->cap_seq);
+		/* the grant is the first the inode gets from the MDS: a close
+		 * made before it gave up Fw/Fb with no grant seen, which the MDS
+		 * ignores (older than its grant), and the grant brought them
+		 * back; say again what we want, now at its seq */
+		if (tin)
+			lc_caps_update(c, tin);
 		lc_put(c, tin);
 		if (din && rep->dname && (rep->trace_flags & MDSP_TRACE_LEASE))
 			lc_dcache_add_lease(c, din, rep->dname, rep->target.ino, rep->lease_seq);
@@ -386,6 +392,8 @@ static void async_setattr_done(struct mds_request *req, void *arg)
 		 * (the change count cannot tell: cap flushes move the MDS's) */
 		if (last && rep->has_target && rep->target.ino == in->ino) {
 			t = lc_inode_update(c, &rep->target, rep->caps, rep->cap_seq);
+			if (t)
+				lc_caps_update(c, t);   /* as for the create: nothing unwanted kept */
 			lc_put(c, t);
 		}
 		lc_put(c, in);
