@@ -55,9 +55,7 @@
  * an untar does to each file it made are answered here too while nobody
  * else can know the inode (made here under its directory's Dc, that Dc
  * held since, no other name): decided by the MDS's own rules
- * (mds_proto/perm.c), sent behind the create, kept like the creates;
- * the second and third merged into the first while it waits to be sent
- * ("Merging", below).
+ * (mds_proto/perm.c), sent behind the create, kept like the creates.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -416,164 +414,6 @@ static void async_setattr_done(struct mds_request *req, void *arg)
 }
 
 /*
- * Merging (mdsc_amend_setattr): tar gives each file it makes a utimensat,
- * a chown and a chmod, three SETATTRs a few microseconds apart while the
- * first still waits in the cork (client_mds_cork_us).  The next setattr of
- * the same inode replaces that first one's frame with one that carries
- * both, when
- *  - that frame is the last thing queued for the MDS (the session layer
- *    checks, under the queue's lock): nothing of ours goes between, so
- *    the merged one takes the first one's place in our order;
- *  - the same caller made both, neither clears setuid/setgid (kill), and
- *  - the MDS's own rules, applied once to the inode as it was before the
- *    first (c->sa.pre) with the union of the changes, give what applying
- *    them one by one gave here (mode, owner, group, times, flags): else
- *    each goes alone.
- * The change count moves by as many changes (MDSP_SETATTR_MERGED,
- * attr.change), which NFS clients see.  The MDS does one request, journals
- * one entry and sends two replies instead of one each.  c->sa is the last
- * asynchronous setattr submitted; a new one takes its place whether or not
- * it merges (only the last queued can be amended).
- */
-static bool caller_eq(const struct mdsp_caller *a, const struct mdsp_caller *b)
-{
-	if (a->uid != b->uid || a->gid != b->gid || a->ngroups != b->ngroups || a->ngroups > MDSP_MAX_GROUPS)
-		return false;
-	return !memcmp(a->groups, b->groups, a->ngroups * sizeof(a->groups[0]));
-}
-
-static bool time_eq(struct mdsp_time a, struct mdsp_time b)
-{
-	return a.sec == b.sec && a.nsec == b.nsec;
-}
-
-static bool attrs_eq(const struct mdsp_inode *a, const struct mdsp_inode *b)
-{
-	return a->mode == b->mode && a->uid == b->uid && a->gid == b->gid && a->flags == b->flags &&
-	       time_eq(a->atime, b->atime) && time_eq(a->mtime, b->mtime) && time_eq(a->ctime, b->ctime);
-}
-
-void lc_async_sa_release(struct lclient *c)
-{
-	struct mds_request *req;
-
-	pthread_mutex_lock(&c->sa_lock);
-	req = c->sa.req;
-	c->sa.req = NULL;
-	pthread_mutex_unlock(&c->sa_lock);
-	if (req)
-		mdsc_request_put(req);
-}
-
-/*
- * Merge the setattr (@mask, @a, @kill) just applied to @in into c->sa's
- * request, which is still waiting to be sent.  in->lock held; @in->mi is
- * the state after it.  Return: true when merged (nothing to send).
- */
-static bool sa_merge_locked(struct lclient *c, struct lc_inode *in, const struct mdsp_caller *caller,
-			    uint32_t mask, const struct mdsp_inode *a, uint32_t kill)
-{
-	const uint32_t atimes = MDSP_SETATTR_ATIME | MDSP_SETATTR_ATIME_NOW;
-	const uint32_t mtimes = MDSP_SETATTR_MTIME | MDSP_SETATTR_MTIME_NOW;
-	struct lc_sa_slot *sa = &c->sa;
-	struct mds_request *stale = NULL;
-	struct mdsp_inode m, t;
-	uint32_t mm, k2 = 0;
-	bool merged = false;
-
-	lockdep_assert_held(&in->lock);
-	pthread_mutex_lock(&c->sa_lock);
-	if (!sa->req || sa->ino != in->ino || sa->submitting || kill || sa->n >= MDSP_SETATTR_MERGE_MAX ||
-	    !caller_eq(&sa->caller, caller))
-		goto out;
-	/* the union: the later of each value */
-	mm = sa->mask | mask;
-	if (mask & atimes)
-		mm = (mm & ~atimes) | (mask & atimes);
-	if (mask & mtimes)
-		mm = (mm & ~mtimes) | (mask & mtimes);
-	m = sa->attr;
-	if (mask & MDSP_SETATTR_MODE)
-		m.mode = a->mode;
-	if (mask & MDSP_SETATTR_UID)
-		m.uid = a->uid;
-	if (mask & MDSP_SETATTR_GID)
-		m.gid = a->gid;
-	if (mask & MDSP_SETATTR_ATIME)
-		m.atime = a->atime;
-	if (mask & MDSP_SETATTR_MTIME)
-		m.mtime = a->mtime;
-	m.ctime = a->ctime;
-	/* what the MDS will make of it, from where it starts */
-	t = sa->pre;
-	if (mdsp_setattr_check(&t, caller, mm, &m, lc_max_file_size(c), &k2) || k2)
-		goto out;
-	mdsp_setattr_apply(&t, caller, mm, &m, 0, m.ctime);
-	if (!attrs_eq(&t, &in->mi))
-		goto out;
-	m.change = sa->n + 1;
-	if (mdsc_amend_setattr(c->mdsc, sa->req, mm | MDSP_SETATTR_CLIENT_TIME | MDSP_SETATTR_MERGED, &m)) {
-		/* sent (or not the last): nothing merges into it any more */
-		stale = sa->req;
-		sa->req = NULL;
-		goto out;
-	}
-	sa->mask = mm;
-	sa->attr = m;
-	sa->n++;
-	merged = true;
-out:
-	pthread_mutex_unlock(&c->sa_lock);
-	if (stale)
-		mdsc_request_put(stale);
-	return merged;
-}
-
-/* @req (the setattr @mask, @a of @in, which was @pre before it) is the last
- * asynchronous setattr from here on; submitting until sa_submitted.
- * in->lock held. */
-static void sa_claim_locked(struct lclient *c, struct lc_inode *in, struct mds_request *req, const struct mdsp_inode *pre,
-			    uint32_t mask, const struct mdsp_inode *a, uint32_t kill)
-{
-	struct lc_sa_slot *sa = &c->sa;
-	struct mds_request *old;
-
-	lockdep_assert_held(&in->lock);
-	mdsc_request_get(req);
-	pthread_mutex_lock(&c->sa_lock);
-	old = sa->req;
-	sa->req = req;
-	sa->ino = in->ino;
-	sa->submitting = true;
-	sa->n = kill ? MDSP_SETATTR_MERGE_MAX : 1;      /* one that clears bits merges nothing */
-	sa->mask = mask;
-	sa->caller = req->args.caller;
-	sa->pre = *pre;
-	sa->attr = *a;
-	pthread_mutex_unlock(&c->sa_lock);
-	if (old)
-		mdsc_request_put(old);
-}
-
-/* @req's frame is queued (@ok) or it was not submitted */
-static void sa_submitted(struct lclient *c, struct mds_request *req, bool ok)
-{
-	struct mds_request *drop = NULL;
-
-	pthread_mutex_lock(&c->sa_lock);
-	if (c->sa.req == req) {
-		c->sa.submitting = false;
-		if (!ok) {
-			drop = req;
-			c->sa.req = NULL;
-		}
-	}
-	pthread_mutex_unlock(&c->sa_lock);
-	if (drop)
-		mdsc_request_put(drop);
-}
-
-/*
  * Ordering and revokes work as for the creates: the request is submitted
  * while the directory's async_submitting holds off a revoke of its Dc, so
  * it leaves on the one MDS connection before the revoke's ack, behind the
@@ -596,10 +436,10 @@ int lc_async_setattr(struct lclient *c, struct lc_inode *in, uint32_t mask, cons
 			       MDSP_SETATTR_CHOWN;
 	struct mds_request *req = NULL;
 	struct lc_inode *dir;
-	struct mdsp_inode a = *set, pre;
+	struct mdsp_inode a = *set;
 	uint64_t parent, epoch;
 	uint32_t kill = 0;
-	bool ok, merged = false;
+	bool ok;
 	int r = -EAGAIN;
 
 	if (!c->async_dirops || !c->mdsc || !mask || (mask & ~local) || lc_evicted(c, NULL, 0) ||
@@ -634,33 +474,21 @@ int lc_async_setattr(struct lclient *c, struct lc_inode *in, uint32_t mask, cons
 	r = in->dcm && in->dcm->parent == parent ?
 		    mdsp_setattr_check(&in->mi, &req->args.caller, mask, &a, lc_max_file_size(c), &kill) : -EAGAIN;
 	if (r == 0) {
-		pre = in->mi;
 		mdsp_setattr_apply(&in->mi, &req->args.caller, mask, &a, kill, a.ctime);
 		if (mask & (MDSP_SETATTR_MTIME | MDSP_SETATTR_MTIME_NOW)) {
 			in->dirty_meta &= ~(uint32_t)MDSP_DIRTY_MTIME;
 			in->wmtime = in->mi.mtime;
 		}
-		merged = sa_merge_locked(c, in, &req->args.caller, mask, &a, kill);
-		if (!merged) {
-			in->async_setattrs++;
-			sa_claim_locked(c, in, req, &pre, mask, &a, kill);
-		}
+		in->async_setattrs++;
 	}
 	pthread_mutex_unlock(&in->lock);
 	if (r < 0)
 		goto out;               /* what the MDS would answer, in its words */
-	if (merged) {
-		perf_inc(&c->perf.async_setattrs, 1);
-		perf_inc(&c->perf.async_setattrs_merged, 1);
-		dout(CLIENT, 15, "async setattr %" PRIx64 " mask 0x%x merged into the last one", in->ino, mask);
-		goto out;
-	}
 	req->args.mask = mask | MDSP_SETATTR_CLIENT_TIME;
 	req->args.attr = a;
 	req->on_reply = async_setattr_done;
 	req->on_reply_arg = c;
 	r = mdsc_submit(c->mdsc, req);
-	sa_submitted(c, req, r == 0);
 	if (r < 0) {
 		derr(CLIENT, "asynchronous setattr of ino %" PRIx64 ": cannot submit: %s", in->ino, strerror(-r));
 		pthread_mutex_lock(&in->lock);

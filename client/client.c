@@ -135,7 +135,6 @@ static void perf_register(struct lclient *c)
 	C(async_failed);
 	C(async_sync);
 	C(async_setattrs);
-	C(async_setattrs_merged);
 	C(async_unlinks);
 	C(async_rmdirs);
 	C(async_unlink_waits);
@@ -181,7 +180,6 @@ static int client_alloc(struct lclient **out)
 	pthread_mutex_init(&c->statfs_lock, NULL);
 	pthread_mutex_init(&c->ra_pool_lock, NULL);
 	pthread_mutex_init(&c->deleg_lock, NULL);
-	pthread_mutex_init(&c->sa_lock, NULL);
 	pthread_mutex_init(&c->orphan_lock, NULL);
 	pthread_mutex_init(&c->lru_lock, NULL);
 	pthread_mutex_init(&c->itrim_lock, NULL);
@@ -754,7 +752,6 @@ void lclient_unmount(struct lclient *c)
 		 * must not hang on an MDS that is gone (a plain mdsc_sync would,
 		 * with client_request_timeout 0, forever) */
 		lc_optrack_stop(c);   /* it reports to c->mdsc */
-		lc_async_sa_release(c);
 		mdsc_destroy_by(c->mdsc, end);
 		c->mdsc = NULL;
 	}
@@ -799,7 +796,6 @@ void lclient_destroy(struct lclient *c)
 	lc_ra_pool_trim(c, true);
 	pthread_mutex_destroy(&c->ra_pool_lock);
 	pthread_mutex_destroy(&c->deleg_lock);
-	pthread_mutex_destroy(&c->sa_lock);
 	pthread_mutex_destroy(&c->orphan_lock);
 	pthread_mutex_destroy(&c->lru_lock);
 	pthread_mutex_destroy(&c->itrim_lock);

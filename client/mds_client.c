@@ -391,7 +391,7 @@ int mdsc_send_request(struct mds_client *m, struct mds_conn *c, struct mdsc_req 
 	perf_inc(&m->c_sent, 1);                /* before the send: the reply may beat us back */
 	/* a first send that nobody waits for may share a send with the next */
 	if (!flags && r->pub.on_reply)
-		ret = mdsc_conn_send_req_corked(c, &b, r->tid);
+		ret = mdsc_conn_send_corked(c, &b);
 	else
 		ret = mdsc_conn_send(c, &b);
 	mdsp_buf_free(&b);
@@ -399,69 +399,6 @@ int mdsc_send_request(struct mds_client *m, struct mds_conn *c, struct mdsc_req 
 		dout(CLIENT, 15, "mds request tid %llu %s attempt %u flags %#x sent", (unsigned long long)r->tid,
 		     mdsp_op_name(r->pub.args.op), msg.request.attempt, flags);
 	}
-	return ret;
-}
-
-struct amend_ctx {
-	struct mdsc_req *r;
-	uint32_t mask;
-	const struct mdsp_inode *attr;
-};
-
-static void amend_commit(void *arg)
-{
-	struct amend_ctx *a = arg;
-
-	a->r->pub.args.mask = a->mask;
-	a->r->pub.args.attr = *a->attr;
-}
-
-/*
- * The frame is encoded as mdsc_send_request encoded the first send (same
- * attempt, flags 0) from a copy of the args with the new mask and attr; the
- * args themselves change only once the frame is replaced (amend_commit,
- * under the queue's lock): a resend after the connection dies encodes
- * from them, and the connection is marked dead under that lock too.
- */
-int mdsc_amend_setattr(struct mds_client *m, struct mds_request *pub, uint32_t mask, const struct mdsp_inode *attr)
-{
-	struct mdsc_req *r = to_req(pub);
-	struct mdsp_msg msg = { .type = MDSP_MSG_REQUEST };
-	struct amend_ctx a = { r, mask, attr };
-	struct mds_conn *c;
-	struct mdsp_buf b;
-	uint64_t t0;
-	int ret;
-
-	if (pub->args.op != MDSP_OP_SETATTR || !pub->on_reply ||
-	    (atomic_load(&r->state) & (RS_GOT_REPLY | RS_ABORTED | RS_WAITING)) || atomic_load(&r->attempts) != 1)
-		return -EAGAIN;
-	t0 = mdsc_lock(m);
-	c = m->session.state == SESS_OPEN ? m->session.conn : NULL;
-	if (c)
-		mdsc_conn_get(c);
-	mdsc_unlock(m, SEC_DO_REQUEST, t0);
-	if (!c)
-		return -EAGAIN;
-	if (atomic_load(&r->sent_gen) != c->gen) {
-		mdsc_conn_put(c);
-		return -EAGAIN;
-	}
-	msg.request = pub->args;
-	msg.request.mask = mask;
-	msg.request.attr = *attr;
-	msg.request.tid = r->tid;
-	msg.request.oldest_tid = atomic_load_explicit(&m->oldest_tid, memory_order_acquire);
-	if (msg.request.oldest_tid > r->tid)
-		msg.request.oldest_tid = r->tid;
-	msg.request.attempt = 1;
-	msg.request.flags = pub->args.flags & (MDSP_REQ_WANT_INOS | MDSP_REQ_UMASK);
-	mdsp_buf_init(&b);
-	ret = mdsp_encode(&b, &msg) ? -EAGAIN : mdsc_conn_amend_tail(c, r->tid, &b, amend_commit, &a);
-	mdsp_buf_free(&b);
-	mdsc_conn_put(c);
-	if (!ret)
-		dout(CLIENT, 15, "mds request tid %llu setattr amended: mask %#x", (unsigned long long)r->tid, mask);
 	return ret;
 }
 

@@ -252,17 +252,6 @@ int mdsc_do_request(struct mds_client *mdsc, struct mds_request *req);
  */
 int mdsc_submit(struct mds_client *mdsc, struct mds_request *req);
 /*
- * mdsc_amend_setattr - make @req, a SETATTR submitted with on_reply that
- * is still waiting in the cork, carry @mask and @attr instead, if it is
- * the last thing queued for the MDS (so nothing of ours goes between where
- * it was and where the new one would go).  The caller decides that the
- * MDS makes of the amended request what it would have made of the two
- * (client/asyncdir.c) and serializes amends of one request.
- * Return: 0, or -EAGAIN (sent, answered, or not the last: submit anew).
- */
-int mdsc_amend_setattr(struct mds_client *mdsc, struct mds_request *req, uint32_t mask,
-		       const struct mdsp_inode *attr);
-/*
  * mdsc_uncork - send now the requests nobody waits for that the cork
  * (client_mds_cork_us) still holds, in order, as far as the socket takes
  * them at once (the writer sends the rest).  No lock held.

@@ -21,7 +21,6 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
-#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -346,7 +345,7 @@ static void *writer_main(void *arg)
  * else to the application (an fsync() failing with ECONNRESET across an
  * MDS restart).
  */
-static int conn_send(struct mds_conn *c, struct mdsp_buf *b, uint64_t wait_ns, uint64_t cork_ns, uint64_t tid)
+static int conn_send(struct mds_conn *c, struct mdsp_buf *b, uint64_t wait_ns, uint64_t cork_ns)
 {
 	struct mds_client *m = c->mdsc;
 	struct out_frame *f;
@@ -374,7 +373,6 @@ static int conn_send(struct mds_conn *c, struct mdsp_buf *b, uint64_t wait_ns, u
 	}
 	f->b = *b;
 	f->next = NULL;
-	f->tid = tid;
 	mdsp_buf_init(b);
 	pthread_mutex_lock(&c->out_lock);
 	if (wait_ns != SEND_NOWAIT) {
@@ -409,8 +407,7 @@ static int conn_send(struct mds_conn *c, struct mdsp_buf *b, uint64_t wait_ns, u
 	}
 	/* the sequence number follows the order frames go out: it is set here,
 	 * under out_lock, and the crcs and the MAC that cover it with it */
-	f->seq = ++c->out_seq;
-	r = mdsp_frame_seal(f->b.data, f->b.len, f->seq, c->tx_mac, f->b.data + f->b.len);
+	r = mdsp_frame_seal(f->b.data, f->b.len, ++c->out_seq, c->tx_mac, f->b.data + f->b.len);
 	if (r) {
 		pthread_mutex_unlock(&c->out_lock);
 		mdsp_buf_free(&f->b);
@@ -557,7 +554,7 @@ static int conn_send(struct mds_conn *c, struct mdsp_buf *b, uint64_t wait_ns, u
 
 int mdsc_conn_send_wait(struct mds_conn *c, struct mdsp_buf *b, uint64_t wait_ns)
 {
-	return conn_send(c, b, wait_ns, 0, 0);
+	return conn_send(c, b, wait_ns, 0);
 }
 
 void mdsc_conn_uncork(struct mds_conn *c)
@@ -581,70 +578,19 @@ void mdsc_conn_uncork(struct mds_conn *c)
 int mdsc_conn_send(struct mds_conn *c, struct mdsp_buf *b)
 {
 	/* the session thread (replay, wait-list kick) waits for room only so long */
-	return conn_send(c, b, mdsc_on_session_thread ? mdsc_send_stall_ns() : SEND_WAIT, 0, 0);
+	return conn_send(c, b, mdsc_on_session_thread ? mdsc_send_stall_ns() : SEND_WAIT, 0);
 }
 
 int mdsc_conn_send_corked(struct mds_conn *c, struct mdsp_buf *b)
 {
-	return mdsc_conn_send_req_corked(c, b, 0);
-}
-
-int mdsc_conn_send_req_corked(struct mds_conn *c, struct mdsp_buf *b, uint64_t tid)
-{
 	uint64_t cork_ns = cfg_uint(CFG_client_mds_cork_us) * 1000ull;
 
-	return conn_send(c, b, mdsc_on_session_thread ? mdsc_send_stall_ns() : SEND_WAIT, cork_ns, tid);
+	return conn_send(c, b, mdsc_on_session_thread ? mdsc_send_stall_ns() : SEND_WAIT, cork_ns);
 }
 
 int mdsc_conn_send_corked_nowait(struct mds_conn *c, struct mdsp_buf *b)
 {
-	return conn_send(c, b, SEND_NOWAIT, cfg_uint(CFG_client_mds_cork_us) * 1000ull, 0);
-}
-
-int mdsc_conn_amend_tail(struct mds_conn *c, uint64_t tid, struct mdsp_buf *b, void (*commit)(void *arg),
-			 void *arg)
-{
-	struct mds_client *m = c->mdsc;
-	struct out_frame *f;
-	struct mdsp_buf old;
-	int r;
-
-	if (!tid || b->oom || b->len < MDSP_HDR_LEN)
-		return -EAGAIN;
-	if (b->cap < b->len + MDSP_MAC_LEN) {
-		uint8_t *nb = realloc(b->data, b->len + MDSP_MAC_LEN);
-
-		if (!nb)
-			return -EAGAIN;
-		b->data = nb;
-		b->cap = b->len + MDSP_MAC_LEN;
-	}
-	pthread_mutex_lock(&c->out_lock);
-	/* the last frame: out_tail points at its next */
-	f = c->out_tail == &c->out_head ? NULL
-					 : (struct out_frame *)((char *)c->out_tail - offsetof(struct out_frame, next));
-	if (!f || f->tid != tid || c->writing || atomic_load(&c->dead) || (f == c->out_head && c->out_off)) {
-		pthread_mutex_unlock(&c->out_lock);
-		return -EAGAIN;
-	}
-	r = mdsp_frame_seal(b->data, b->len, f->seq, c->tx_mac, b->data + b->len);
-	if (r) {
-		pthread_mutex_unlock(&c->out_lock);
-		return -EAGAIN;
-	}
-	if (c->tx_mac)
-		b->len += MDSP_MAC_LEN;
-	commit(arg);
-	old = f->b;
-	f->b = *b;
-	c->out_bytes += f->b.len;
-	c->out_bytes -= old.len;
-	atomic_fetch_add_explicit(&m->out_bytes, f->b.len, memory_order_relaxed);
-	atomic_fetch_sub_explicit(&m->out_bytes, old.len, memory_order_relaxed);
-	pthread_mutex_unlock(&c->out_lock);
-	mdsp_buf_init(b);
-	mdsp_buf_free(&old);
-	return 0;
+	return conn_send(c, b, SEND_NOWAIT, cfg_uint(CFG_client_mds_cork_us) * 1000ull);
 }
 
 /* Bytes queued on @c and how long since the queue last moved (0: empty). */

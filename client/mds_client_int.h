@@ -80,8 +80,6 @@ struct mdsc_req {
 struct out_frame {
 	struct out_frame *next;
 	struct mdsp_buf b;
-	uint64_t tid;                   /* a request's first send, corked: its tid (else 0) */
-	uint64_t seq;                   /* the frame's sequence number (sealed with it) */
 };
 
 /*
@@ -328,19 +326,6 @@ int mdsc_conn_send(struct mds_conn *c, struct mdsp_buf *b);
  * itself when the socket takes it).
  */
 int mdsc_conn_send_corked(struct mds_conn *c, struct mdsp_buf *b);
-/* mdsc_conn_send_req_corked - mdsc_conn_send_corked of request @tid's first
- * send, which mdsc_conn_amend_tail may replace while it is the last unsent. */
-int mdsc_conn_send_req_corked(struct mds_conn *c, struct mdsp_buf *b, uint64_t tid);
-/*
- * mdsc_conn_amend_tail - replace the frame of request @tid by @b when it is
- * the last frame queued on @c and no byte of it left (nothing was queued
- * after it, so its place in the stream is the same); @commit(@arg) runs
- * under the queue's lock once it is sure, to make the request's own copy
- * of its args what @b says (a resend encodes from those).  Return: 0
- * (@b's data moved), -EAGAIN (sent, or not the last: send anew).
- */
-int mdsc_conn_amend_tail(struct mds_conn *c, uint64_t tid, struct mdsp_buf *b, void (*commit)(void *arg),
-			 void *arg);
 /* mdsc_conn_send_corked_nowait - as mdsc_conn_send_corked, never waiting for
  * room (a caps message nobody waits for: mdsc_send_caps_corked). */
 int mdsc_conn_send_corked_nowait(struct mds_conn *c, struct mdsp_buf *b);

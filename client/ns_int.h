@@ -23,9 +23,6 @@ struct json_object;
  */
 int lc_async_create(struct lclient *c, struct lc_inode *dir, const char *name, mode_t mode, int flags, bool mkdir,
 		    const struct lc_cred *cr, struct lc_attr *attr, struct lc_inode **out, struct lc_fh **fh);
-/* lc_async_sa_release - forget the setattr the next could be merged into
- * (unmount, before the session layer goes). */
-void lc_async_sa_release(struct lclient *c);
 /**
  * lc_async_setattr - answer a SETATTR (@mask MDSP_SETATTR_*, the values in
  * @set) of @in ourselves when we made @in under Dc, its directory still

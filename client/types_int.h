@@ -447,7 +447,7 @@ struct lc_perf {
 						* client_trim_batch) */
 	struct perf_counter index_ops;
 	struct perf_counter purge_files, purge_objects, purge_queued;
-	struct perf_counter async_creates, async_failed, async_sync, async_setattrs, async_setattrs_merged;
+	struct perf_counter async_creates, async_failed, async_sync, async_setattrs;
 	struct perf_counter async_unlinks, async_rmdirs, async_unlink_waits;
 	struct perf_counter slow_ops;   /* operations blocked past client_op_warn_s now (a gauge) */
 	struct hist read_lat, write_lat, flush_lat;
@@ -696,19 +696,6 @@ struct lclient {
 	/* asyncdir.c: inos the MDS delegated to the session (async creates) */
 	bool async_dirops;           /* client_async_dirops, read at create */
 	_Atomic uint64_t async_off_until; /* mono ns: a create failed for lack of space or a read-only MDS */
-	/* asyncdir.c: the last asynchronous setattr submitted, which the next
-	 * of the same inode may be merged into while it waits in the cork */
-	pthread_mutex_t sa_lock;     /* protects sa; under in->lock, above mdsc->mutex */
-	struct lc_sa_slot {
-		struct mds_request *req;     /* holds a reference (NULL: none) */
-		uint64_t ino;
-		bool submitting;             /* claimed, its frame not queued yet: nothing merges */
-		uint32_t n;                  /* setattrs it stands for */
-		uint32_t mask;               /* theirs, MDSP_SETATTR_* without CLIENT_TIME/MERGED */
-		struct mdsp_caller caller;
-		struct mdsp_inode pre;       /* the inode before the first of them */
-		struct mdsp_inode attr;      /* the values it carries */
-	} sa;
 	pthread_mutex_t deleg_lock;  /* protects the four below; a leaf lock */
 	struct { uint64_t start, len; } deleg[LC_DELEG_RANGES];
 	uint32_t ndeleg;

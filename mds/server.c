@@ -433,9 +433,6 @@ static int op_setattr(struct mds *m, struct session *s, struct mdsp_request *r, 
 
 	if (e)
 		return e;
-	if ((mask & MDSP_SETATTR_MERGED) &&
-	    (!(mask & MDSP_SETATTR_CLIENT_TIME) || a->change < 2 || a->change > MDSP_SETATTR_MERGE_MAX))
-		return -EINVAL;
 	acl = xattr_of(in, MDSP_XATTR_ACL_ACCESS);
 	e = mdsp_setattr_check_acl(&in->a, acl ? acl->val : NULL, acl ? acl->len : 0, c, mask, a, m->max_file_size,
 				   &kill);
@@ -470,8 +467,6 @@ static int op_setattr(struct mds *m, struct session *s, struct mdsp_request *r, 
 		now_time(&now);
 	old_size = in->a.size;
 	mdsp_setattr_apply(&in->a, c, mask, a, kill, now);
-	if (mask & MDSP_SETATTR_MERGED)
-		in->a.change += a->change - 1;
 	/* a chmod rewrites the access ACL's owner, mask (or group) and other
 	 * entries (posix_acl_chmod); a kill of setuid/setgid leaves them */
 	if (mask & MDSP_SETATTR_MODE) {

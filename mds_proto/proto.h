@@ -365,12 +365,6 @@ enum mdsp_op {
  * the MDS exactly as the client showed it, also when replayed */
 #define MDSP_SETATTR_CLIENT_TIME 0x1000
 #define MDSP_SETATTR_FLAGS     0x2000  /* attr.flags (chattr): the owner or root; i and a: root only */
-/* with CLIENT_TIME: this one stands for attr.change (2..MDSP_SETATTR_MERGE_MAX)
- * setattrs the client answered itself one after the other and merged while
- * the first waited to be sent (asyncdir.c): the change count moves by as
- * many (an NFS client sees each).  An older MDS moves it by one. */
-#define MDSP_SETATTR_MERGED    0x4000
-#define MDSP_SETATTR_MERGE_MAX 64
 
 /* rename flags: the Linux values.  An MDS refuses bits it does not know
  * (EINVAL), so a flag added here never silently means less to an older one. */

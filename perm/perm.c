@@ -156,8 +156,7 @@ int mdsp_setattr_check_acl(const struct mdsp_inode *in, const void *acl, size_t 
 	/* immutable: nothing but the flags changes; append-only: nothing but the
 	 * flags and the times to "now" (notify_change, do_truncate, may_open) */
 	if (in->flags & MDSP_FL_ALL) {
-		uint32_t other = mask & ~(uint32_t)(MDSP_SETATTR_FLAGS | MDSP_SETATTR_CLIENT_TIME | MDSP_SETATTR_FH |
-						     MDSP_SETATTR_MERGED);
+		uint32_t other = mask & ~(uint32_t)(MDSP_SETATTR_FLAGS | MDSP_SETATTR_CLIENT_TIME | MDSP_SETATTR_FH);
 
 		if (!(in->flags & MDSP_FL_IMMUTABLE))
 			other &= ~(uint32_t)TOUCH_NOW;

@@ -1119,96 +1119,6 @@ static int64_t perf_mds(const char *group, const char *name)
 	return perf_asok(p, group, name);
 }
 
-/* client @m's (1 or 2) cached change count of @ino (dump inode) */
-static int64_t change_of(int m, ino_t ino)
-{
-	struct json_object *req = json_object_new_object(), *rep = NULL, *v;
-	char p2[PATH_MAX + 16], arg[64];
-	int64_t n = -1;
-	int r;
-
-	snprintf(p2, sizeof(p2), "%s/client2.asok", fs.dir);
-	snprintf(arg, sizeof(arg), "0x%llx", (unsigned long long)ino);
-	json_object_object_add(req, "prefix", json_object_new_string("dump inode"));
-	json_object_object_add(req, "ino", json_object_new_string(arg));
-	r = asok_request(m == 2 ? p2 : fs.asok, req, &rep, 10000);
-	json_object_put(req);
-	ck_assert_msg(r == 0, "dump inode on mount %d: %s", m, strerror(-r));
-	if (json_object_object_get_ex(rep, "change", &v))
-		n = json_object_get_int64(v);
-	json_object_put(rep);
-	ck_assert_msg(n >= 0, "mount %d: no change count for ino %llx", m, (unsigned long long)ino);
-	return n;
-}
-
-/*
- * tar's setattrs of each file it makes (utimensat, chown, chmod) are
- * answered by the client and merged into one request while the first
- * waits in the cork (client/asyncdir.c, "Merging"): the MDS runs one
- * SETATTR a file instead of three, ends with what mount 1 showed (ctime
- * too), and moves the change count by three, as mount 1 did.
- */
-START_TEST(test_async_setattrs_merged)
-{
-	enum { N = 8 };
-	struct timespec ts[2] = { { .tv_sec = 0, .tv_nsec = UTIME_OMIT }, { .tv_sec = T1 + 7, .tv_nsec = 0 } };
-	int64_t m0, s0, a0;
-	struct stat s1, s2;
-	char name[64];
-	int fd;
-
-	/* all three within one cork, also under a sanitizer's load; the close
-	 * sends them */
-	config_set1("client_mds_cork_us", "200000");
-	ck_assert_int_eq(mkdir(P("mg"), 0755), 0);
-	m0 = perf_mds("mds", "op_setattr");
-	s0 = perf1("client", "async_setattrs_merged");
-	a0 = perf1("client", "async_setattrs");
-	for (int i = 0; i < N; i++) {
-		snprintf(name, sizeof(name), "mg/f%d", i);
-		fd = open(P(name), O_WRONLY | O_CREAT | O_EXCL, 0600);
-		ck_assert_int_ge(fd, 0);
-		ck_assert_int_eq(write(fd, "abc", 3), 3);
-		ck_assert_int_eq(futimens(fd, ts), 0);
-		ck_assert_int_eq(fchown(fd, 1001, 1002), 0);
-		ck_assert_int_eq(fchmod(fd, 0644), 0);
-		ck_assert_int_eq(fsync(fd), 0);         /* SAFE: the MDS has them all */
-		ck_assert_int_eq(close(fd), 0);
-	}
-	ck_assert_int_eq(perf1("client", "async_setattrs") - a0, 3 * N);
-	ck_assert_int_eq(perf1("client", "async_setattrs_merged") - s0, 2 * N);
-	ck_assert_int_eq(perf_mds("mds", "op_setattr") - m0, N);
-	for (int i = 0; i < N; i++) {
-		char p2[64];
-
-		snprintf(name, sizeof(name), "mg/f%d", i);
-		ck_assert_int_eq(stat(P(name), &s1), 0);
-		ck_assert_uint_eq(s1.st_mode & 07777, 0644);
-		ck_assert_int_eq(s1.st_uid, 1001);
-		ck_assert_int_eq(s1.st_gid, 1002);
-		ck_assert_int_eq(s1.st_mtim.tv_sec, T1 + 7);
-		ck_assert_int_eq(s1.st_size, 3);
-		snprintf(p2, sizeof(p2), "%s", P2(name));
-		ck_assert_int_eq(stat(p2, &s2), 0);
-		/* the MDS's (mount 2 has them from there) are mount 1's; not
-		 * atime, which no setattr here set: an asynchronous create's
-		 * times are the MDS's clock there and ours here until a
-		 * setattr sets them (docs/ARCHITECTURE.md) */
-		ck_assert_uint_eq(s2.st_mode, s1.st_mode);
-		ck_assert_int_eq(s2.st_uid, s1.st_uid);
-		ck_assert_int_eq(s2.st_gid, s1.st_gid);
-		ck_assert_int_eq(s2.st_size, s1.st_size);
-		ck_assert_int_eq(s2.st_mtim.tv_sec, s1.st_mtim.tv_sec);
-		ck_assert_int_eq(s2.st_mtim.tv_nsec, s1.st_mtim.tv_nsec);
-		ck_assert_int_eq(s2.st_ctim.tv_sec, s1.st_ctim.tv_sec);
-		ck_assert_int_eq(s2.st_ctim.tv_nsec, s1.st_ctim.tv_nsec);
-		/* the MDS's count (mount 2 has it from there) is mount 1's */
-		ck_assert_int_eq(change_of(2, s2.st_ino), change_of(1, s1.st_ino));
-	}
-	config_set1("client_mds_cork_us", "1000");
-}
-END_TEST
-
 /* mount 1 takes directory @d back from mount 2 (which holds @d/@f open):
  * chmod (As), mkdir (Ls), creates (Fs) leave mount 2 only the pin on it,
  * and Dc comes back to mount 1 */
@@ -1685,7 +1595,6 @@ int main(void)
 	ADD(test_async_creates_seen_by_other);
 	ADD(test_async_create_then_other_lookup);
 	ADD_WITH(test_async_setattr_same_as_mds, setup_sync2);
-	ADD_WITH(test_async_setattrs_merged, setup_sync2);
 	ADD(test_async_unlink_seen_by_other);
 	ADD(test_async_unlink_open_elsewhere);
 	ADD(test_open_size_survives_inval);

@@ -875,8 +875,8 @@ START_TEST(test_namespace_ops_survive_mds_kill9)
 		fprintf(stderr, "test_fuse_crash: client answered %ld creates/mkdirs itself (%ld went synchronous)\n",
 			client_counter("client", "async_creates"), client_counter("client", "async_sync"));
 	if (client_counter("client", "async_setattrs") >= 0)
-		fprintf(stderr, "test_fuse_crash: client answered %ld setattrs itself (%ld merged into the one before)\n",
-			client_counter("client", "async_setattrs"), client_counter("client", "async_setattrs_merged"));
+		fprintf(stderr, "test_fuse_crash: client answered %ld setattrs itself\n",
+			client_counter("client", "async_setattrs"));
 	/* and how many unlinks/rmdirs (asyncunlink.c): the checker below then
 	 * proves each of those names is gone exactly once after the kills */
 	if (client_counter("client", "async_unlinks") >= 0) {

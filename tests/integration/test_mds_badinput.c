@@ -950,53 +950,6 @@ START_TEST(test_slow_reader_dropped)
 }
 END_TEST
 
-/*
- * MDSP_SETATTR_MERGED (client/asyncdir.c merges a client's setattrs of a
- * file it made): the change count moves by attr.change, 2..64, and only
- * with CLIENT_TIME; anything else is refused whole (EINVAL) and changes
- * nothing.
- */
-START_TEST(test_merged_setattr)
-{
-	const uint32_t merged = MDSP_SETATTR_MODE | MDSP_SETATTR_MTIME | MDSP_SETATTR_CLIENT_TIME |
-				MDSP_SETATTR_MERGED;
-	static const uint64_t bad[] = { 0, 1, MDSP_SETATTR_MERGE_MAX + 1, UINT64_MAX };
-	struct mdsp_inode in, a, out;
-
-	ck_assert_int_eq(mdsw_create(&W, ROOT, "merged", 0600, O_CREAT | O_EXCL, &in), 0);
-	ck_assert_int_eq(mdsw_getattr(&W, in.ino, &in), 0);
-	memset(&a, 0, sizeof(a));
-	a.mode = 0640;
-	a.mtime.sec = 1000000007;
-	a.ctime.sec = 1000000009;
-	a.change = 3;
-	ck_assert_int_eq(mdsw_setattr(&W, in.ino, merged, &a, &out), 0);
-	ck_assert_int_eq(mdsw_getattr(&W, in.ino, &out), 0);
-	ck_assert_uint_eq(out.mode & 07777, 0640);
-	ck_assert_int_eq(out.mtime.sec, 1000000007);
-	ck_assert_int_eq(out.ctime.sec, 1000000009);     /* the client's clock */
-	ck_assert_uint_eq(out.change, in.change + 3);
-	in = out;
-	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		a.change = bad[i];
-		a.mode = 0604;
-		ck_assert_int_eq(mdsw_setattr(&W, in.ino, merged, &a, &out), -EINVAL);
-	}
-	a.change = 2;
-	ck_assert_int_eq(mdsw_setattr(&W, in.ino, merged & ~(uint32_t)MDSP_SETATTR_CLIENT_TIME, &a, &out), -EINVAL);
-	ck_assert_int_eq(mdsw_getattr(&W, in.ino, &out), 0);
-	ck_assert_uint_eq(out.mode & 07777, 0640);
-	ck_assert_uint_eq(out.change, in.change);
-	/* without MERGED attr.change means nothing: one change */
-	a.change = 40;
-	ck_assert_int_eq(mdsw_setattr(&W, in.ino, MDSP_SETATTR_MODE | MDSP_SETATTR_CLIENT_TIME, &a, &out), 0);
-	ck_assert_int_eq(mdsw_getattr(&W, in.ino, &out), 0);
-	ck_assert_uint_eq(out.mode & 07777, 0604);
-	ck_assert_uint_eq(out.change, in.change + 1);
-	good_session_still_works();
-}
-END_TEST
-
 static Suite *suite(void)
 {
 	Suite *s = suite_create("mds_badinput");
@@ -1015,7 +968,6 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_client_that_does_not_read);
 	tcase_add_test(tc, test_slow_reader_delays_nobody);
 	tcase_add_test(tc, test_burst_cut_anywhere);
-	tcase_add_test(tc, test_merged_setattr);
 	suite_add_tcase(s, tc);
 	tl = tcase_create("limits");
 	tcase_add_checked_fixture(tl, setup_limits, teardown);
