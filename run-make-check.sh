@@ -98,7 +98,6 @@ if ((asan)); then
 	rm -rf "$sanlogs"
 	mkdir -p "$sanlogs"
 	ASAN_OPTIONS=detect_leaks=1:log_path=$sanlogs/asan \
-		LSAN_OPTIONS=suppressions=$top/tests/lsan.supp \
 		UBSAN_OPTIONS=print_stacktrace=1:log_path=$sanlogs/ubsan \
 		run_ctest "$build-asan" --output-on-failure --timeout 1800 -LE fuzz ${CTEST_ARGS:-} || rc=1
 	if compgen -G "$sanlogs/*" > /dev/null; then
