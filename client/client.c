@@ -109,6 +109,8 @@ static void perf_register(struct lclient *c)
 	C(wb_ops);
 	C(wb_throttle);
 	C(wb_full_ops);
+	C(close_waves);
+	C(close_wb_files);
 	C(size_reports);
 	C(caps_grant);
 	C(caps_revoke);

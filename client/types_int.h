@@ -430,6 +430,8 @@ struct lc_perf {
 	struct perf_counter rd_bytes, wr_bytes;
 	struct perf_counter ra_hit, ra_wait, ra_miss, ra_bytes, ra_buf_reuse;
 	struct perf_counter wb_bytes, wb_ops, wb_throttle, wb_full_ops;
+	struct perf_counter close_waves, close_wb_files;   /* the flusher's waves of closed files
+							    * and the files in them (run_wbq) */
 	struct perf_counter size_reports;
 	struct perf_counter caps_grant, caps_revoke, caps_revoke_deferred, lease_revoke, cap_flushes, caps_released;
 	struct perf_counter meta_dropped;      /* inodes whose dirty size/mtime an eviction dropped (caps.c) */
@@ -633,6 +635,8 @@ struct lclient {
 	bool capq_running, capq_stop;
 	struct lc_inode *capupd;     /* inodes whose wanted caps changed (lc_caps_update_later) */
 	struct lc_inode *wbq;        /* closed files to write back now, then their caps (lc_wb_start) */
+	unsigned wbq_n;              /* how many are on wbq */
+	uint64_t wbq_since;          /* when the first of them was queued (mono ns) */
 	bool stop, kick;
 	bool orphan_wake;            /* orphans queued (inode.c orphan_queue): a round without a kick */
 	struct lc_revoke *deferred;  /* revokes hooks deferred, not finished (caps.c); work_lock */

@@ -43,7 +43,11 @@
  * writer and store overlap instead of taking turns (a writer that wrote
  * its own whole inode back at the bound, as before, waited for up to
  * client_oc_size of writes with the store idle while it refilled).
- * fsync and close take everything.  Size and mtime follow the data to
+ * fsync and close take everything (a close under Fb by queueing the file
+ * for the flusher, lc_wb_start: closed files gather for
+ * client_close_wb_delay_us or until a wave is full, so that tar's files,
+ * closed a few hundred us apart, share the store's commits instead of
+ * costing one each).  Size and mtime follow the data to
  * the MDS (lc_wb_report: a CAPS FLUSH) on flush, fsync, release, a revoke
  * and every client_flush_interval.  Only a client holding Fb buffers (the
  * caller, lc_write, writes through otherwise).
@@ -1021,24 +1025,6 @@ int lc_wb_flush(struct lclient *c, struct lc_inode *in)
 	return r < 0 ? r : r2;
 }
 
-bool lc_wb_start(struct lclient *c, struct lc_inode *in)
-{
-	pthread_mutex_lock(&c->work_lock);
-	if (!c->flusher_running || c->stop) {
-		pthread_mutex_unlock(&c->work_lock);
-		return false;
-	}
-	if (!in->wbq_queued) {
-		lc_get(in);
-		in->wbq_queued = true;
-		in->wbq_next = c->wbq;
-		c->wbq = in;
-	}
-	pthread_cond_signal(&c->work_cond);
-	pthread_mutex_unlock(&c->work_lock);
-	return true;
-}
-
 /*
  * A wave: up to WAVE writebacks of distinct inodes in flight together (the
  * store commits a wave's ops in few batches: an untar's closes share their
@@ -1048,6 +1034,33 @@ bool lc_wb_start(struct lclient *c, struct lc_inode *in)
  * owner (see the top).  Collisions are rare, so waves stay full.
  */
 enum { WAVE = 16 };
+
+/*
+ * Queue @in's writeback after its close.  The flusher lets closed files
+ * gather for client_close_wb_delay_us from the first (flusher_main), so
+ * the flusher is woken once a gathering, by its first close or by the one
+ * that fills a wave, not once a close.
+ */
+bool lc_wb_start(struct lclient *c, struct lc_inode *in)
+{
+	pthread_mutex_lock(&c->work_lock);
+	if (!c->flusher_running || c->stop) {
+		pthread_mutex_unlock(&c->work_lock);
+		return false;
+	}
+	if (!in->wbq_queued) {
+		lc_get(in);
+		if (!c->wbq)
+			c->wbq_since = now_mono_ns();
+		in->wbq_queued = true;
+		in->wbq_next = c->wbq;
+		c->wbq = in;
+		if (++c->wbq_n == 1 || c->wbq_n == WAVE)
+			pthread_cond_signal(&c->work_cond);
+	}
+	pthread_mutex_unlock(&c->work_lock);
+	return true;
+}
 
 struct wave {
 	struct lc_inode *in[WAVE];
@@ -1092,7 +1105,29 @@ static void wbq_after(struct lclient *c, struct lc_inode *in, int r)
 	lc_put(c, in);
 }
 
-static void run_wbq(struct lclient *c)
+/*
+ * Whether the closed files queued go now: a wave's worth, the first of them
+ * queued @delay ns ago (0: at once), or the flusher stopping or kicked for
+ * room.  work_lock held.
+ */
+static bool wbq_ready_locked(struct lclient *c, uint64_t delay)
+{
+	return c->wbq && (c->wbq_n >= WAVE || c->stop || c->kick || !delay || now_mono_ns() >= c->wbq_since + delay);
+}
+
+/* client_close_wb_delay_us in ns */
+static uint64_t wbq_delay(void)
+{
+	return cfg_uint(CFG_client_close_wb_delay_us) * 1000ull;
+}
+
+/*
+ * Write back the closed files queued, in waves.  @delay: as long as the
+ * queue is ready (wbq_ready_locked); files closed while a wave runs gather
+ * for the next instead of going one or two a wave, each wave a commit of
+ * the store's.  0: all of them (the flusher's stop).
+ */
+static void run_wbq(struct lclient *c, uint64_t delay)
 {
 	struct lc_inode *in, *busy;
 	struct wave w;
@@ -1100,6 +1135,11 @@ static void run_wbq(struct lclient *c)
 	do {
 		w.n = 0;
 		busy = NULL;
+		pthread_mutex_lock(&c->work_lock);
+		bool go = wbq_ready_locked(c, delay);
+		pthread_mutex_unlock(&c->work_lock);
+		if (!go)
+			break;
 		/* one at a time off c->wbq, so that wbq_next is only ever the
 		 * link of the one list the inode is on: lc_wb_start may queue an
 		 * inode again as soon as it is off (its link reused while this
@@ -1110,6 +1150,7 @@ static void run_wbq(struct lclient *c)
 			in = c->wbq;
 			if (in) {
 				c->wbq = in->wbq_next;
+				c->wbq_n--;
 				in->wbq_next = NULL;
 				in->wbq_queued = false;
 			}
@@ -1120,6 +1161,10 @@ static void run_wbq(struct lclient *c)
 				busy = in;
 				break;
 			}
+		}
+		if (w.n) {
+			perf_inc(&c->perf.close_waves, 1);
+			perf_inc(&c->perf.close_wb_files, (uint64_t)w.n);
 		}
 		wave_run(c, &w, NULL);
 		for (int i = 0; i < w.n; i++)
@@ -1322,6 +1367,15 @@ static void *flusher_main(void *arg)
 			struct timespec dl = deadline_ms(250);
 			pthread_cond_timedwait(&c->work_cond, &c->work_lock, &dl);
 		}
+		/* closed files gather until a wave is full or the delay since the
+		 * first has passed: one wake-up of ours, one store commit and one
+		 * send of size reports for the lot, where each close alone cost
+		 * all three (tar's files, a close every few hundred us) */
+		uint64_t delay = wbq_delay();
+		while (c->wbq && !wbq_ready_locked(c, delay) && !c->orphan_wake) {
+			struct timespec dl = ns_to_timespec(c->wbq_since + delay);
+			pthread_cond_timedwait(&c->work_cond, &c->work_lock, &dl);
+		}
 		c->orphan_wake = false;
 		bool kicked = c->kick;
 		c->kick = false;
@@ -1332,7 +1386,7 @@ static void *flusher_main(void *arg)
 		struct lc_op_slot *op;
 
 		op = lc_op_begin(c, "client", "flusher: closed files' writeback", 0);
-		run_wbq(c);
+		run_wbq(c, delay);
 		run_capupd(c);
 		lc_revoke_expire(c);
 		lc_op_end(op);
@@ -1399,7 +1453,7 @@ void lc_flusher_stop(struct lclient *c)
 	pthread_mutex_unlock(&c->work_lock);
 	pthread_join(c->flusher, NULL);
 	c->flusher_running = false;
-	run_wbq(c);   /* closes whose writeback the flusher had not started */
+	run_wbq(c, 0);   /* closes whose writeback the flusher had not started */
 	run_capupd(c);
 	/* run what is still queued, with the tails of revokes deferred since
 	 * the drain (no hook may defer now: lc_caps_process sees no cap workers) */

@@ -24,9 +24,11 @@
 # file and the client CPU per MDS request (perf dump mds_client.requests_sent).
 # The last lines:
 #   RESULT fusefloor round=R target=floor|loligo op=create|untar ops_s=.. cpu_us_per_file=..
-#          [mds_ops=OP=N,... mds_cpu_us_per_file=.. mds_req_per_file=.. cpu_us_per_mds_req=..]
+#          [mds_ops=OP=N,... mds_cpu_us_per_file=.. mds_req_per_file=.. store_commits_per_file=..
+#          cpu_us_per_mds_req=..]
 #          cs_per_file=.. [sends_per_file=..] load=..
-#   (mds_cpu_us_per_file: loligo-mds's CPU, which shares the machine)
+#   (mds_cpu_us_per_file: loligo-mds's CPU, which shares the machine; store_commits_per_file:
+#   loligo-fuse's local store commits, each an LMDB commit with its syncs)
 #   (cs_per_file: the daemon's context switches per file, perf stat; sends_per_file:
 #   loligo-fuse's sendmsg/sendto calls per file, i.e. sends to the MDS, when perf may
 #   count system calls)
@@ -97,14 +99,15 @@ cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 hz=$(getconf CLK_TCK)
 mds_dump() { "$cli_bin" -f json daemon "$work/mds.asok" perf dump 2>/dev/null; }
 sent() { "$cli_bin" -f json daemon "$asok" perf dump 2>/dev/null | jq '.mds_client.requests_sent // 0'; }
+commits() { "$cli_bin" -f json daemon "$asok" perf dump 2>/dev/null | jq '.store_local.commits // 0'; }
 load() { cut -d' ' -f1 /proc/loadavg; }
 
 row() { # ROUND TARGET OP
-	local r=$1 t=$2 op=$3 root pid n args=() c0 c1 m0 m1 s0=0 s1=0 out ops rate cpu extra=
+	local r=$1 t=$2 op=$3 root pid n args=() c0 c1 m0 m1 s0=0 s1=0 k0=0 out ops rate cpu extra=
 	[[ $t == floor ]] && root=$fmnt pid=$floor_pid || root=$mnt pid=$fuse_pid
 	[[ $op == untar ]] && n=$nuntar args=(--untar) || n=$ncreate
 	mkdir "$root/$op.$r"
-	[[ $t == loligo ]] && s0=$(sent) && mds_dump > "$work/mds0.json"
+	[[ $t == loligo ]] && s0=$(sent) && k0=$(commits) && mds_dump > "$work/mds0.json"
 	if [[ -n $perf_prefix && $r == 1 && $t == loligo ]]; then
 		perf record ${PERF_RECORD_OPTS:--g} -o "$perf_prefix.$op" -p "$fuse_pid" >/dev/null 2>&1 &
 		perf_pid=$!
@@ -128,6 +131,7 @@ row() { # ROUND TARGET OP
 		      | "\(.key | ltrimstr("op_"))=\(.value - ($a[0].mds[.key] // 0))"] | join(",")' "$work/mds1.json")
 		extra=" mds_ops=$ops mds_cpu_us_per_file=$(( (m1 - m0) * 1000000 / hz / n ))"
 		extra+=" mds_req_per_file=$(awk -v a=$((s1 - s0)) -v n=$n 'BEGIN{printf "%.2f", a/n}')"
+		extra+=" store_commits_per_file=$(awk -v a=$(( $(commits) - k0 )) -v n=$n 'BEGIN{printf "%.2f", a/n}')"
 		extra+=" cpu_us_per_mds_req=$(awk -v c=$(( (c1 - c0) * 1000000 / hz )) -v a=$((s1 - s0)) 'BEGIN{printf "%.1f", a ? c/a : 0}')"
 	fi
 	extra+=" cs_per_file=$(awk -F, -v n=$n '$3 == "context-switches" {printf "%.1f", $1 / n}' "$work/stat")"
