@@ -188,15 +188,17 @@ static void log_auth_reject(struct mds_client *m, const struct mdsp_auth *a)
 static int auth_exchange(struct mds_client *m, struct mds_conn *c, uint64_t deadline, int *result)
 {
 	struct mdsp_msg out = { .type = MDSP_MSG_AUTH }, in;
-	uint8_t want[MDSP_MAC_LEN], k_c2m[MDSP_MAC_LEN], k_m2c[MDSP_MAC_LEN];
+	uint8_t want[MDSP_MAC_LEN];
 	struct mdsp_mac *rx = NULL, *tx = NULL;
+	enum mdsp_mac_alg alg = MDSP_MAC_HMAC_SHA256;
+	bool offer_gmac = m->have_key && cfg_bool(CFG_auth_frame_gmac);
 	struct mdsp_buf b;
 	int r;
 
 	if (mdsp_random(c->cnonce, MDSP_NONCE_LEN))
 		return -EIO;
 	out.auth.op = MDSP_AUTH_HELLO;
-	out.auth.flags = m->have_key ? MDSP_AUTH_HAVE_KEY : 0;
+	out.auth.flags = (m->have_key ? MDSP_AUTH_HAVE_KEY : 0) | (offer_gmac ? MDSP_AUTH_GMAC : 0);
 	out.auth.name = m->auth_name;
 	memcpy(out.auth.nonce, c->cnonce, MDSP_NONCE_LEN);
 	mdsp_buf_init(&b);
@@ -225,6 +227,9 @@ static int auth_exchange(struct mds_client *m, struct mds_conn *c, uint64_t dead
 		return -EPROTO;
 	}
 	memcpy(c->snonce, in.auth.nonce, MDSP_NONCE_LEN);
+	/* GMAC only if we offered it: an MDS that says so unasked is not followed */
+	if (offer_gmac && (in.auth.flags & MDSP_AUTH_GMAC))
+		alg = MDSP_MAC_GMAC_AES256;
 	mdsp_msg_free(&in);
 	if (!m->have_key)
 		return 0;
@@ -271,23 +276,16 @@ static int auth_exchange(struct mds_client *m, struct mds_conn *c, uint64_t dead
 	mdsp_msg_free(&in);
 	if (r)
 		return r;
-	if (mdsp_auth_derive(m->key, MDSP_DERIVE_KEY_C2M, m->auth_name, c->cnonce, c->snonce, k_c2m) ||
-	    mdsp_auth_derive(m->key, MDSP_DERIVE_KEY_M2C, m->auth_name, c->cnonce, c->snonce, k_m2c) ||
-	    mdsp_auth_derive(m->key, MDSP_DERIVE_SESSION, m->auth_name, c->cnonce, c->snonce, c->session_secret) ||
-	    mdsp_mac_new(&rx, k_m2c) || mdsp_mac_new(&tx, k_c2m)) {
-		mdsp_mac_free(rx);
-		r = -EIO;
-		goto out;
-	}
+	if (mdsp_auth_derive(m->key, MDSP_DERIVE_SESSION, m->auth_name, c->cnonce, c->snonce, c->session_secret) ||
+	    mdsp_auth_macs(m->key, alg, m->auth_name, c->cnonce, c->snonce, &tx, &rx))
+		return -EIO;
 	c->rx_mac = rx;
 	pthread_mutex_lock(&c->out_lock);
 	c->tx_mac = tx;
 	pthread_mutex_unlock(&c->out_lock);
 	c->authenticated = true;
-out:
-	memset(k_c2m, 0, sizeof(k_c2m));
-	memset(k_m2c, 0, sizeof(k_m2c));
-	return r;
+	c->mac_alg = alg;
+	return 0;
 }
 
 /*

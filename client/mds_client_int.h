@@ -125,6 +125,7 @@ struct mds_conn {
 	uint8_t snonce[MDSP_NONCE_LEN];
 	uint8_t session_secret[MDSP_KEY_LEN]; /* authenticated: what a session opened here gets */
 	bool authenticated;             /* set by the handshake, then read-only */
+	enum mdsp_mac_alg mac_alg;      /* its frame MACs (MDSP_AUTH_GMAC), set with authenticated */
 	_Atomic bool dead;
 	_Atomic uint64_t last_rx_ns;
 	_Atomic uint64_t last_tx_ns;    /* the out queue last moved (or got its first frame) */

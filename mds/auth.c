@@ -195,6 +195,12 @@ static int handle_hello(struct mds *m, struct conn *c, const struct mdsp_auth *a
 		dout(MDS, 5, "peer %s: %s connects without a key (auth_required is off)", c->peer, c->auth_name);
 	}
 	ch.flags = m->auth_required ? MDSP_AUTH_REQUIRED : 0;
+	/* the frame MACs: GMAC if the client offers it and we take it */
+	c->mac_alg = MDSP_MAC_HMAC_SHA256;
+	if (c->auth == CONN_AUTH_CHALLENGED && (a->flags & MDSP_AUTH_GMAC) && cfg_bool(CFG_auth_frame_gmac)) {
+		c->mac_alg = MDSP_MAC_GMAC_AES256;
+		ch.flags |= MDSP_AUTH_GMAC;
+	}
 	memcpy(ch.nonce, c->snonce, MDSP_NONCE_LEN);
 	send_auth(c, &ch);
 	return 0;
@@ -203,7 +209,7 @@ static int handle_hello(struct mds *m, struct conn *c, const struct mdsp_auth *a
 static int handle_proof(struct mds *m, struct conn *c, const struct mdsp_auth *a)
 {
 	struct mdsp_auth ok = { .op = MDSP_AUTH_OK };
-	uint8_t secret[MDSP_KEY_LEN], want[MDSP_MAC_LEN], k_c2m[MDSP_MAC_LEN], k_m2c[MDSP_MAC_LEN];
+	uint8_t secret[MDSP_KEY_LEN], want[MDSP_MAC_LEN];
 	struct mdsp_mac *rx = NULL, *tx = NULL;
 	struct mdsp_msg msg;
 	struct mdsp_buf b;
@@ -226,10 +232,8 @@ static int handle_proof(struct mds *m, struct conn *c, const struct mdsp_auth *a
 		goto out;
 	}
 	if (mdsp_auth_derive(secret, MDSP_DERIVE_MDS_PROOF, c->auth_name, c->cnonce, c->snonce, ok.proof) ||
-	    mdsp_auth_derive(secret, MDSP_DERIVE_KEY_C2M, c->auth_name, c->cnonce, c->snonce, k_c2m) ||
-	    mdsp_auth_derive(secret, MDSP_DERIVE_KEY_M2C, c->auth_name, c->cnonce, c->snonce, k_m2c) ||
 	    mdsp_auth_derive(secret, MDSP_DERIVE_SESSION, c->auth_name, c->cnonce, c->snonce, c->session_secret) ||
-	    mdsp_mac_new(&rx, k_c2m) || mdsp_mac_new(&tx, k_m2c))
+	    mdsp_auth_macs(secret, c->mac_alg, c->auth_name, c->cnonce, c->snonce, &rx, &tx))
 		goto crypto;
 	/* OK is the last frame without a MAC: send it and switch under the
 	 * send lock, so that no frame slips in between */
@@ -251,7 +255,10 @@ static int handle_proof(struct mds *m, struct conn *c, const struct mdsp_auth *a
 	rx = NULL;
 	c->auth = CONN_AUTH_DONE;
 	perf_inc(&m->auth_ok, 1);
-	dout(MDS, 1, "peer %s: authenticated as %s", c->peer, c->auth_name);
+	if (c->mac_alg == MDSP_MAC_GMAC_AES256)
+		perf_inc(&m->auth_gmac, 1);
+	dout(MDS, 1, "peer %s: authenticated as %s (frame MACs %s)", c->peer, c->auth_name,
+	     mdsp_mac_alg_name(c->mac_alg));
 	r = 0;
 	goto out;
 crypto:
@@ -260,8 +267,6 @@ out:
 	mdsp_mac_free(rx);
 	mdsp_mac_free(tx);
 	memset(secret, 0, sizeof(secret));
-	memset(k_c2m, 0, sizeof(k_c2m));
-	memset(k_m2c, 0, sizeof(k_m2c));
 	return r;
 }
 

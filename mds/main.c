@@ -267,6 +267,9 @@ static void perf_register_all(struct mds *m)
 	perf_register_counter("mds", "requests", &m->req_total);
 	perf_register_counter("mds", "requests_replayed", &m->req_replayed);
 	perf_register_counter("mds", "bad_peers", &m->bad_peers);
+	perf_register_counter("mds", "auth_ok", &m->auth_ok);
+	perf_register_counter("mds", "auth_failed", &m->auth_failed);
+	perf_register_counter("mds", "auth_gmac", &m->auth_gmac);
 	perf_register_counter("mds", "sessions_opened", &m->sessions_opened);
 	perf_register_counter("mds", "sessions_evicted", &m->sessions_evicted);
 	perf_register_counter("mds", "sessions_reclaimed", &m->sessions_reclaimed);

@@ -364,6 +364,7 @@ struct conn {
 	char auth_name[MDSP_AUTH_NAME_MAX + 1];
 	uint8_t cnonce[MDSP_NONCE_LEN], snonce[MDSP_NONCE_LEN];
 	uint8_t session_secret[MDSP_KEY_LEN]; /* CONN_AUTH_DONE: what a session opened here gets */
+	enum mdsp_mac_alg mac_alg;    /* the frame MACs chosen at HELLO (MDSP_AUTH_GMAC) */
 	struct mdsp_mac *rx_mac;      /* MAC key client -> mds, once authenticated */
 	uint64_t in_seq;              /* seq of the last frame received */
 	uint8_t *rbuf;                /* what one recv brought, not yet parsed */
@@ -607,7 +608,7 @@ struct mds {
 	struct perf_counter req_replayed, req_total, bad_peers;
 	struct perf_counter sessions_opened, sessions_evicted, sessions_stale;
 	struct perf_counter sessions_reclaimed;    /* evicted by their restarted client (session.c) */
-	struct perf_counter auth_ok, auth_failed, sessions_refused;
+	struct perf_counter auth_ok, auth_failed, auth_gmac, sessions_refused;
 };
 
 

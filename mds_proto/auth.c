@@ -1,17 +1,18 @@
 /*
  * auth.c - what authentication between clients and the MDS is made of: the
- * AUTH message codec, keyed HMAC-SHA256 for frame MACs, the derivations
+ * AUTH message codec, the frame MACs (HMAC-SHA256, AES-256-GMAC), the derivations
  * both sides compute from an entity's secret and the two nonces of a
  * connection, and keyring files.
  *
- * The crypto is OpenSSL's libcrypto (EVP_MAC "HMAC" with SHA-256,
- * CRYPTO_memcmp, RAND_bytes, EVP_EncodeBlock): nothing here computes a hash
- * or compares secrets by hand.  The construction follows cephx's shape
+ * The crypto is OpenSSL's libcrypto (EVP_MAC "HMAC" with SHA-256, AES-256-GCM
+ * with only additional data for GMAC, CRYPTO_memcmp, RAND_bytes,
+ * EVP_EncodeBlock): nothing here computes a hash or compares secrets by hand.  The construction follows cephx's shape
  * without its tickets (one MDS, no monitors):
  *
  *   client proof  = HMAC(K, "loligo-auth-v1 client proof" | name | Nc | Ns)
  *   mds proof     = HMAC(K, "loligo-auth-v1 mds proof"    | name | Nc | Ns)
  *   MAC keys      = HMAC(K, "loligo-auth-v1 c2m key" | ...), "... m2c key"
+ *   GMAC keys     = HMAC(K, "loligo-auth-v1 c2m gmac key" | ...), "... m2c gmac key"
  *   session secret= HMAC(K, "loligo-auth-v1 session secret" | ...)
  *
  * K is the entity's 32-byte secret, Nc and Ns 32 random bytes each side
@@ -24,6 +25,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -88,10 +90,12 @@ void free_auth(struct mdsp_auth *a)
 	a->reason = NULL;
 }
 
-/* ---- HMAC-SHA256 ------------------------------------------------------------ */
+/* ---- frame MACs: HMAC-SHA256, AES-256-GMAC ------------------------------------ */
 
 struct mdsp_mac {
-	EVP_MAC_CTX *ctx;         /* keyed once; re-initialised (same key) per frame */
+	enum mdsp_mac_alg alg;
+	EVP_MAC_CTX *ctx;         /* HMAC: keyed once; re-initialised (same key) per frame */
+	EVP_CIPHER_CTX *gcm;      /* GMAC: keyed once; a new IV (the frame's seq) per frame */
 };
 
 static EVP_MAC *hmac_alg;
@@ -121,14 +125,29 @@ static EVP_MAC_CTX *hmac_ctx(const uint8_t *key, size_t keylen)
 	return ctx;
 }
 
-int mdsp_mac_new(struct mdsp_mac **out, const uint8_t key[MDSP_KEY_LEN])
+const char *mdsp_mac_alg_name(enum mdsp_mac_alg alg)
 {
-	struct mdsp_mac *m = calloc(1, sizeof(*m));
+	return alg == MDSP_MAC_GMAC_AES256 ? "aes256-gmac" : "hmac-sha256";
+}
 
+int mdsp_mac_new(struct mdsp_mac **out, enum mdsp_mac_alg alg, const uint8_t key[MDSP_KEY_LEN])
+{
+	struct mdsp_mac *m;
+
+	if (alg != MDSP_MAC_HMAC_SHA256 && alg != MDSP_MAC_GMAC_AES256)
+		return -EINVAL;
+	m = calloc(1, sizeof(*m));
 	if (!m)
 		return -ENOMEM;
-	m->ctx = hmac_ctx(key, MDSP_KEY_LEN);
-	if (!m->ctx) {
+	m->alg = alg;
+	if (alg == MDSP_MAC_HMAC_SHA256) {
+		m->ctx = hmac_ctx(key, MDSP_KEY_LEN);
+	} else if ((m->gcm = EVP_CIPHER_CTX_new()) &&
+		   !EVP_EncryptInit_ex(m->gcm, EVP_aes_256_gcm(), NULL, key, NULL)) {
+		EVP_CIPHER_CTX_free(m->gcm);
+		m->gcm = NULL;
+	}
+	if (!m->ctx && !m->gcm) {
 		free(m);
 		return -EIO;
 	}
@@ -141,15 +160,37 @@ void mdsp_mac_free(struct mdsp_mac *m)
 	if (!m)
 		return;
 	EVP_MAC_CTX_free(m->ctx);
+	EVP_CIPHER_CTX_free(m->gcm);
 	free(m);
 }
 
-int mdsp_mac_compute(struct mdsp_mac *m, const uint8_t *a, size_t alen, const uint8_t *b, size_t blen,
-		     uint8_t out[MDSP_MAC_LEN])
+/* GCM over no plaintext, @a then @b as additional data: the tag, then zeros to MDSP_MAC_LEN */
+static int gmac_compute(EVP_CIPHER_CTX *g, uint64_t seq, const uint8_t *a, size_t alen, const uint8_t *b,
+			size_t blen, uint8_t out[MDSP_MAC_LEN])
+{
+	uint8_t iv[12] = { 0 };
+	int n;
+
+	if (alen > INT_MAX || blen > INT_MAX)
+		return -EIO;
+	le64(iv + 4, seq);
+	memset(out, 0, MDSP_MAC_LEN);
+	if (!EVP_EncryptInit_ex(g, NULL, NULL, NULL, iv) || !EVP_EncryptUpdate(g, NULL, &n, a, (int)alen) ||
+	    (blen && !EVP_EncryptUpdate(g, NULL, &n, b, (int)blen)) || !EVP_EncryptFinal_ex(g, out, &n) ||
+	    !EVP_CIPHER_CTX_ctrl(g, EVP_CTRL_GCM_GET_TAG, 16, out))
+		return -EIO;
+	return 0;
+}
+
+int mdsp_mac_compute(struct mdsp_mac *m, uint64_t seq, const uint8_t *a, size_t alen, const uint8_t *b,
+		     size_t blen, uint8_t out[MDSP_MAC_LEN])
 {
 	size_t n = 0;
 
-	/* a NULL key re-initialises the context with the key it has */
+	if (m->alg == MDSP_MAC_GMAC_AES256)
+		return gmac_compute(m->gcm, seq, a, alen, b, blen, out);
+	/* HMAC: the seq is in the header it covers; a NULL key re-initialises
+	 * the context with the key it has */
 	if (!EVP_MAC_init(m->ctx, NULL, 0, NULL) || !EVP_MAC_update(m->ctx, a, alen) ||
 	    (blen && !EVP_MAC_update(m->ctx, b, blen)) || !EVP_MAC_final(m->ctx, out, &n, MDSP_MAC_LEN) ||
 	    n != MDSP_MAC_LEN)
@@ -191,6 +232,8 @@ static const char *const derive_labels[] = {
 	[MDSP_DERIVE_KEY_C2M] = "loligo-auth-v1 c2m key",
 	[MDSP_DERIVE_KEY_M2C] = "loligo-auth-v1 m2c key",
 	[MDSP_DERIVE_SESSION] = "loligo-auth-v1 session secret",
+	[MDSP_DERIVE_GMAC_C2M] = "loligo-auth-v1 c2m gmac key",
+	[MDSP_DERIVE_GMAC_M2C] = "loligo-auth-v1 m2c gmac key",
 };
 
 int mdsp_auth_derive(const uint8_t secret[MDSP_KEY_LEN], enum mdsp_derive what, const char *name,
@@ -212,6 +255,30 @@ int mdsp_auth_derive(const uint8_t secret[MDSP_KEY_LEN], enum mdsp_derive what, 
 
 		return mdsp_hmac(secret, MDSP_KEY_LEN, parts, lens, 5, out);
 	}
+}
+
+int mdsp_auth_macs(const uint8_t secret[MDSP_KEY_LEN], enum mdsp_mac_alg alg, const char *name,
+		   const uint8_t cnonce[MDSP_NONCE_LEN], const uint8_t snonce[MDSP_NONCE_LEN],
+		   struct mdsp_mac **c2m, struct mdsp_mac **m2c)
+{
+	bool gmac = alg == MDSP_MAC_GMAC_AES256;
+	uint8_t kc[MDSP_MAC_LEN], km[MDSP_MAC_LEN];
+	int r;
+
+	*c2m = *m2c = NULL;
+	r = mdsp_auth_derive(secret, gmac ? MDSP_DERIVE_GMAC_C2M : MDSP_DERIVE_KEY_C2M, name, cnonce, snonce, kc);
+	if (!r)
+		r = mdsp_auth_derive(secret, gmac ? MDSP_DERIVE_GMAC_M2C : MDSP_DERIVE_KEY_M2C, name, cnonce, snonce,
+				     km);
+	if (!r)
+		r = mdsp_mac_new(c2m, alg, kc);
+	if (!r && (r = mdsp_mac_new(m2c, alg, km))) {
+		mdsp_mac_free(*c2m);
+		*c2m = NULL;
+	}
+	OPENSSL_cleanse(kc, sizeof(kc));
+	OPENSSL_cleanse(km, sizeof(km));
+	return r;
 }
 
 int mdsp_reconnect_proof(const uint8_t secret[MDSP_KEY_LEN], uint64_t sid, const uint8_t cnonce[MDSP_NONCE_LEN],

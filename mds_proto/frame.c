@@ -63,8 +63,14 @@ static int frame_seal(uint8_t *frame, size_t len, uint64_t seq, struct mdsp_mac 
 		le32(frame + OFF_CRC, crc32c(0, frame + MDSP_HDR_LEN, plen));
 	le32(frame + OFF_HDR_CRC, crc32c(0, frame, OFF_HDR_CRC));
 	if (mac)
-		return mdsp_mac_compute(mac, frame, MDSP_HDR_LEN, frame + MDSP_HDR_LEN, plen, mac_out);
+		return mdsp_mac_compute(mac, seq, frame, MDSP_HDR_LEN, frame + MDSP_HDR_LEN, plen, mac_out);
 	return 0;
+}
+
+int mdsp_frame_mac(struct mdsp_mac *mac, const uint8_t *hdr, const uint8_t *payload, size_t plen,
+		   uint8_t out[MDSP_MAC_LEN])
+{
+	return mdsp_mac_compute(mac, rd64(hdr + OFF_SEQ), hdr, MDSP_HDR_LEN, payload, plen, out);
 }
 
 int mdsp_frame_seal(uint8_t *frame, size_t len, uint64_t seq, struct mdsp_mac *mac, uint8_t *mac_out)
@@ -86,7 +92,7 @@ int mdsp_frame_verify(struct mdsp_mac *mac, const struct mdsp_hdr *h, const uint
 		*why = "frame without a MAC on an authenticated connection";
 		return -EBADMSG;
 	}
-	if (mdsp_mac_compute(mac, hdr_bytes, MDSP_HDR_LEN, payload, h->len, want) ||
+	if (mdsp_mac_compute(mac, h->seq, hdr_bytes, MDSP_HDR_LEN, payload, h->len, want) ||
 	    !mdsp_mac_equal(want, mac_in)) {
 		*why = "bad frame MAC";
 		return -EBADMSG;

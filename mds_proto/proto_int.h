@@ -310,9 +310,9 @@ int enc_auth(struct mdsp_buf *b, const struct mdsp_auth *a);
 int dec_auth(struct cur *c, struct mdsp_auth *a);
 void free_auth(struct mdsp_auth *a);
 
-/* HMAC-SHA256 of @a (@alen bytes) then @b (@blen) with @mac's key (auth.c). */
-int mdsp_mac_compute(struct mdsp_mac *mac, const uint8_t *a, size_t alen, const uint8_t *b, size_t blen,
-		     uint8_t out[MDSP_MAC_LEN]);
+/* The MAC of @a (@alen bytes) then @b (@blen) with @mac's key, for the frame of @seq (auth.c). */
+int mdsp_mac_compute(struct mdsp_mac *mac, uint64_t seq, const uint8_t *a, size_t alen, const uint8_t *b,
+		     size_t blen, uint8_t out[MDSP_MAC_LEN]);
 
 int enc_command_reply(struct mdsp_buf *b, const struct mdsp_command_reply *cr);
 int dec_command_reply(struct cur *c, struct mdsp_command_reply *cr);

@@ -359,10 +359,21 @@ START_TEST(test_handshake_refusals)
 }
 END_TEST
 
+/* connect as client.admin with the frame MACs @alg (HMAC: a client that does not offer GMAC) */
+static void connect_alg(struct mdsw *w, enum mdsp_mac_alg alg)
+{
+	ck_assert_int_eq(mdsw_connect_raw(w, P.port), 0);
+	w->hmac_only = alg == MDSP_MAC_HMAC_SHA256;
+	ck_assert_int_eq(mdsw_handshake(w), 0);
+	ck_assert_int_eq(w->mac_alg, alg);
+}
+
 /* A frame whose MAC does not match (a third party's, or altered on the way)
- * closes the connection; the session stays for its owner. */
+ * closes the connection; the session stays for its owner.  Under both frame
+ * MACs (_i: enum mdsp_mac_alg), and any byte of the trailer counts. */
 START_TEST(test_bad_mac_closes)
 {
+	enum mdsp_mac_alg alg = (enum mdsp_mac_alg)_i;
 	struct mdsw w, again;
 	struct mdsp_msg msg;
 	struct mdsp_buf b;
@@ -370,7 +381,7 @@ START_TEST(test_bad_mac_closes)
 	uint64_t sid;
 
 	ck_assert_int_eq(mdsproc_start(&P), 0);
-	ck_assert_int_eq(mdsw_connect(&w, P.port), 0);
+	connect_alg(&w, alg);
 	ck_assert_int_eq(mdsw_open(&w, "client.mac"), 0);
 	sid = w.sid;
 	memset(&msg, 0, sizeof(msg));
@@ -381,15 +392,25 @@ START_TEST(test_bad_mac_closes)
 	msg.request.name = "injected";
 	msg.request.mode = 0755;
 	ck_assert_int_eq(mdsw_encode(&w, &msg, &b), 0);
-	b.data[b.len - 1] ^= 0x01;      /* the MAC */
+	b.data[b.len - MDSP_MAC_LEN] ^= 0x01;      /* the MAC's first byte */
 	ck_assert_int_eq(mdsw_send_raw(&w, b.data, b.len), 0);
 	mdsp_buf_free(&b);
 	ck_assert(closed_within(w.fd, 5));
 	mdsw_close(&w);
 	ck_assert(logged("bad frame MAC", NULL));
 
+	/* its last byte (GMAC's zero half): the same */
+	connect_alg(&w, alg);
+	ck_assert_int_eq(mdsw_open(&w, "client.mac3"), 0);
+	ck_assert_int_eq(mdsw_encode(&w, &msg, &b), 0);
+	b.data[b.len - 1] ^= 0x01;
+	ck_assert_int_eq(mdsw_send_raw(&w, b.data, b.len), 0);
+	mdsp_buf_free(&b);
+	ck_assert(closed_within(w.fd, 5));
+	mdsw_close(&w);
+
 	/* a frame with no MAC at all on an authenticated connection: the same */
-	ck_assert_int_eq(mdsw_connect(&w, P.port), 0);
+	connect_alg(&w, alg);
 	ck_assert_int_eq(mdsw_open(&w, "client.mac2"), 0);
 	{
 		struct mdsp_mac *tx = w.tx;
@@ -417,6 +438,7 @@ END_TEST
  * the connection and is not run twice. */
 START_TEST(test_replayed_frame_rejected)
 {
+	enum mdsp_mac_alg alg = (enum mdsp_mac_alg)_i;
 	struct mdsw w, again;
 	struct mdsp_msg msg;
 	struct mdsp_buf b;
@@ -427,7 +449,7 @@ START_TEST(test_replayed_frame_rejected)
 	int r;
 
 	ck_assert_int_eq(mdsproc_start(&P), 0);
-	ck_assert_int_eq(mdsw_connect(&w, P.port), 0);
+	connect_alg(&w, alg);
 	ck_assert_int_eq(mdsw_open(&w, "client.replay"), 0);
 	sid = w.sid;
 	ck_assert_int_eq(mdsw_create(&w, ROOT, "f", 0644, O_CREAT | O_EXCL, &in), 0);
@@ -1260,8 +1282,8 @@ static Suite *suite(void)
 	tcase_add_checked_fixture(ta, setup, teardown);
 	tcase_set_timeout(ta, 60);
 	tcase_add_test(ta, test_handshake_refusals);
-	tcase_add_test(ta, test_bad_mac_closes);
-	tcase_add_test(ta, test_replayed_frame_rejected);
+	tcase_add_loop_test(ta, test_bad_mac_closes, MDSP_MAC_HMAC_SHA256, MDSP_MAC_GMAC_AES256 + 1);
+	tcase_add_loop_test(ta, test_replayed_frame_rejected, MDSP_MAC_HMAC_SHA256, MDSP_MAC_GMAC_AES256 + 1);
 	tcase_add_test(ta, test_command_needs_auth);
 	tcase_add_test(ta, test_unauthenticated_session_secret);
 	tcase_add_test(ta, test_auth_admin);

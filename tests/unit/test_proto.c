@@ -1375,33 +1375,63 @@ START_TEST(test_hmac_known_answer)
 }
 END_TEST
 
+/* both frame MACs (_i: enum mdsp_mac_alg) */
 START_TEST(test_frame_mac)
 {
+	enum mdsp_mac_alg alg = (enum mdsp_mac_alg)_i;
 	struct mdsp_msg m, d;
 	struct mdsp_buf b;
 	struct mdsp_hdr h;
-	struct mdsp_mac *tx, *rx, *other;
+	struct mdsp_mac *tx, *rx, *other, *otheralg;
 	uint8_t key[MDSP_KEY_LEN], key2[MDSP_KEY_LEN], tag[MDSP_MAC_LEN], tag2[MDSP_MAC_LEN];
 	uint64_t last = 4;
 	const char *why;
 
 	memset(key, 7, sizeof(key));
 	memset(key2, 8, sizeof(key2));
-	ck_assert_int_eq(mdsp_mac_new(&tx, key), 0);
-	ck_assert_int_eq(mdsp_mac_new(&rx, key), 0);
-	ck_assert_int_eq(mdsp_mac_new(&other, key2), 0);
+	ck_assert_int_eq(mdsp_mac_new(&tx, alg, key), 0);
+	ck_assert_int_eq(mdsp_mac_new(&rx, alg, key), 0);
+	ck_assert_int_eq(mdsp_mac_new(&other, alg, key2), 0);
+	ck_assert_int_eq(mdsp_mac_new(&otheralg, alg == MDSP_MAC_GMAC_AES256 ? MDSP_MAC_HMAC_SHA256
+									      : MDSP_MAC_GMAC_AES256, key), 0);
+	ck_assert_int_eq(mdsp_mac_new(&tx, (enum mdsp_mac_alg)7, key), -EINVAL);
 	sample_caps(&m, MDSP_CAPS_FLUSH);
 	encode_ok(&m, &b);
 	ck_assert_int_eq(mdsp_frame_seal(b.data, b.len, 5, tx, tag), 0);
 	/* the same key computes the same MAC again (the context is reused) */
 	ck_assert_int_eq(mdsp_frame_seal(b.data, b.len, 5, tx, tag2), 0);
 	ck_assert(memcmp(tag, tag2, sizeof(tag)) == 0);
+	/* what tools re-MAC an altered frame with is the same */
+	ck_assert_int_eq(mdsp_frame_mac(tx, b.data, b.data + MDSP_HDR_LEN, b.len - MDSP_HDR_LEN, tag2), 0);
+	ck_assert(memcmp(tag, tag2, sizeof(tag)) == 0);
+	if (alg == MDSP_MAC_GMAC_AES256) {
+		/* a 16-byte tag and 16 zero bytes; another seq (the IV), another tag */
+		static const uint8_t zero[16];
+
+		ck_assert(memcmp(tag + 16, zero, 16) == 0);
+		ck_assert(memcmp(tag, zero, 16) != 0);
+		ck_assert_int_eq(mdsp_frame_seal(b.data, b.len, 6, tx, tag2), 0);
+		ck_assert(memcmp(tag, tag2, 16) != 0);
+		ck_assert_int_eq(mdsp_frame_seal(b.data, b.len, 5, tx, tag2), 0);
+	}
 	ck_assert_int_eq(mdsp_decode_hdr(b.data, &h, &why), 0);
 	ck_assert(h.flags & MDSP_FRAME_MAC);
 	ck_assert_uint_eq(h.seq, 5);
 	/* the wrong key, a changed payload byte, a changed tag: refused */
 	ck_assert_int_eq(mdsp_frame_verify(other, &h, b.data, b.data + MDSP_HDR_LEN, tag, &last, &why), -EBADMSG);
 	ck_assert_str_eq(why, "bad frame MAC");
+	/* the same key under the other algorithm: refused */
+	ck_assert_int_eq(mdsp_frame_verify(otheralg, &h, b.data, b.data + MDSP_HDR_LEN, tag, &last, &why), -EBADMSG);
+	/* any bit of the trailer counts, GMAC's zero half too */
+	tag[MDSP_MAC_LEN - 1] ^= 0x80;
+	ck_assert_int_eq(mdsp_frame_verify(rx, &h, b.data, b.data + MDSP_HDR_LEN, tag, &last, &why), -EBADMSG);
+	tag[MDSP_MAC_LEN - 1] ^= 0x80;
+	/* a header byte (the seq: GMAC's IV) changed: refused */
+	b.data[12] ^= 1;
+	ck_assert_int_eq(mdsp_decode_hdr(b.data, &h, &why), -EBADMSG);
+	ck_assert_int_eq(mdsp_frame_verify(rx, &h, b.data, b.data + MDSP_HDR_LEN, tag, &last, &why), -EBADMSG);
+	b.data[12] ^= 1;
+	ck_assert_int_eq(mdsp_decode_hdr(b.data, &h, &why), 0);
 	b.data[MDSP_HDR_LEN + 3] ^= 1;
 	ck_assert_int_eq(mdsp_frame_verify(rx, &h, b.data, b.data + MDSP_HDR_LEN, tag, &last, &why), -EBADMSG);
 	b.data[MDSP_HDR_LEN + 3] ^= 1;
@@ -1432,20 +1462,22 @@ START_TEST(test_frame_mac)
 	mdsp_mac_free(tx);
 	mdsp_mac_free(rx);
 	mdsp_mac_free(other);
+	mdsp_mac_free(otheralg);
 }
 END_TEST
 
 START_TEST(test_auth_derive_distinct)
 {
-	uint8_t k[MDSP_KEY_LEN], cn[MDSP_NONCE_LEN], sn[MDSP_NONCE_LEN], out[5][MDSP_MAC_LEN], o2[MDSP_MAC_LEN];
+	uint8_t k[MDSP_KEY_LEN], cn[MDSP_NONCE_LEN], sn[MDSP_NONCE_LEN], out[7][MDSP_MAC_LEN], o2[MDSP_MAC_LEN];
 	int i, j;
 
 	memset(k, 1, sizeof(k));
 	memset(cn, 2, sizeof(cn));
 	memset(sn, 3, sizeof(sn));
-	for (i = 0; i < 5; i++)
+	for (i = 0; i < 7; i++)
 		ck_assert_int_eq(mdsp_auth_derive(k, (enum mdsp_derive)i, "client.a", cn, sn, out[i]), 0);
-	for (i = 0; i < 5; i++)
+	ck_assert_int_eq(mdsp_auth_derive(k, (enum mdsp_derive)7, "client.a", cn, sn, o2), -EINVAL);
+	for (i = 0; i < 7; i++)
 		for (j = 0; j < i; j++)
 			ck_assert(memcmp(out[i], out[j], MDSP_MAC_LEN));
 	/* another nonce, another name: another proof */
@@ -1620,7 +1652,7 @@ static Suite *proto_suite(void)
 
 	tc = tcase_create("auth");
 	tcase_add_test(tc, test_hmac_known_answer);
-	tcase_add_test(tc, test_frame_mac);
+	tcase_add_loop_test(tc, test_frame_mac, MDSP_MAC_HMAC_SHA256, MDSP_MAC_GMAC_AES256 + 1);
 	tcase_add_test(tc, test_auth_derive_distinct);
 	tcase_add_test(tc, test_keyring_files);
 	tcase_add_test(tc, test_stored_v1_frame);

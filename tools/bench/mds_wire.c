@@ -140,12 +140,8 @@ void mdsw_fix_frame(struct mdsw *w, struct mdsp_buf *b, bool hdr_crc)
 
 	if (hdr_crc)
 		put32(b->data + 28, crc32c(0, b->data, 28));
-	if (w->tx) {
-		const void *parts[] = { b->data, b->data + MDSP_HDR_LEN };
-		const size_t lens[] = { MDSP_HDR_LEN, plen };
-
-		mdsp_hmac(w->tx_key, MDSP_KEY_LEN, parts, lens, 2, b->data + MDSP_HDR_LEN + plen);
-	}
+	if (w->tx)
+		mdsp_frame_mac(w->tx, b->data, b->data + MDSP_HDR_LEN, plen, b->data + MDSP_HDR_LEN + plen);
 }
 
 static int recv_msg(struct mdsw *w, struct mdsp_msg *msg, const char **why)
@@ -156,7 +152,8 @@ static int recv_msg(struct mdsw *w, struct mdsp_msg *msg, const char **why)
 int mdsw_handshake_as(struct mdsw *w, const char *name, const uint8_t *key, char *reason, size_t rlen)
 {
 	struct mdsp_msg out, in;
-	uint8_t want[MDSP_MAC_LEN], k[MDSP_MAC_LEN];
+	uint8_t want[MDSP_MAC_LEN];
+	bool gmac = false;
 	struct mdsp_buf b;
 	const char *why;
 	int r;
@@ -167,7 +164,7 @@ int mdsw_handshake_as(struct mdsw *w, const char *name, const uint8_t *key, char
 	out.type = MDSP_MSG_AUTH;
 	out.auth.op = MDSP_AUTH_HELLO;
 	out.auth.name = (char *)name;
-	out.auth.flags = key ? MDSP_AUTH_HAVE_KEY : 0;
+	out.auth.flags = key ? MDSP_AUTH_HAVE_KEY | (w->hmac_only ? 0 : MDSP_AUTH_GMAC) : 0;
 	mdsp_random(w->cnonce, MDSP_NONCE_LEN);
 	memcpy(out.auth.nonce, w->cnonce, MDSP_NONCE_LEN);
 	r = mdsw_encode(w, &out, &b);
@@ -197,6 +194,7 @@ int mdsw_handshake_as(struct mdsw *w, const char *name, const uint8_t *key, char
 				return -EPROTO;
 			}
 			memcpy(w->snonce, in.auth.nonce, MDSP_NONCE_LEN);
+			gmac = !w->hmac_only && (in.auth.flags & MDSP_AUTH_GMAC);
 			mdsp_msg_free(&in);
 			if (!key)
 				return 0;
@@ -222,11 +220,8 @@ int mdsw_handshake_as(struct mdsw *w, const char *name, const uint8_t *key, char
 		if (r)
 			return r;
 	}
-	mdsp_auth_derive(key, MDSP_DERIVE_KEY_M2C, name, w->cnonce, w->snonce, k);
-	r = mdsp_mac_new(&w->rx, k);
-	mdsp_auth_derive(key, MDSP_DERIVE_KEY_C2M, name, w->cnonce, w->snonce, w->tx_key);
-	if (!r)
-		r = mdsp_mac_new(&w->tx, w->tx_key);
+	w->mac_alg = gmac ? MDSP_MAC_GMAC_AES256 : MDSP_MAC_HMAC_SHA256;
+	r = mdsp_auth_macs(key, w->mac_alg, name, w->cnonce, w->snonce, &w->tx, &w->rx);
 	mdsp_auth_derive(key, MDSP_DERIVE_SESSION, name, w->cnonce, w->snonce, w->secret);
 	w->authenticated = !r;
 	return r;

@@ -30,7 +30,8 @@ struct mdsw {
 	uint64_t out_seq;
 	uint64_t in_seq;
 	struct mdsp_mac *tx, *rx;   /* authenticated: MAC keys */
-	uint8_t tx_key[MDSP_KEY_LEN];
+	bool hmac_only;             /* offer no GMAC in HELLO (a client of before it) */
+	enum mdsp_mac_alg mac_alg;  /* authenticated: the frame MACs the MDS chose */
 	uint8_t cnonce[MDSP_NONCE_LEN], snonce[MDSP_NONCE_LEN];
 	uint8_t secret[MDSP_KEY_LEN];   /* of the session opened or resumed here */
 	bool authenticated;
