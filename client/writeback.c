@@ -1115,10 +1115,12 @@ static bool wbq_ready_locked(struct lclient *c, uint64_t delay)
 	return c->wbq && (c->wbq_n >= WAVE || c->stop || c->kick || !delay || now_mono_ns() >= c->wbq_since + delay);
 }
 
-/* client_close_wb_delay_us in ns */
+/* client_close_wb_delay_us in ns (an hour at most) */
 static uint64_t wbq_delay(void)
 {
-	return cfg_uint(CFG_client_close_wb_delay_us) * 1000ull;
+	uint64_t us = cfg_uint(CFG_client_close_wb_delay_us);
+
+	return (us < 3600000000ull ? us : 3600000000ull) * 1000ull;
 }
 
 /*
@@ -1371,10 +1373,17 @@ static void *flusher_main(void *arg)
 		 * first has passed: one wake-up of ours, one store commit and one
 		 * send of size reports for the lot, where each close alone cost
 		 * all three (tar's files, a close every few hundred us) */
-		uint64_t delay = wbq_delay();
-		while (c->wbq && !wbq_ready_locked(c, delay) && !c->orphan_wake) {
-			struct timespec dl = ns_to_timespec(c->wbq_since + delay);
+		uint64_t delay = wbq_delay(), slice = now_mono_ns() + 250 * 1000000ull;
+
+		/* in slices of a round at most, so that a long delay holds up
+		 * none of the flusher's other work, and a delay changed at run
+		 * time counts from the next slice */
+		while (c->wbq && !wbq_ready_locked(c, delay) && !c->orphan_wake && now_mono_ns() < slice) {
+			uint64_t until = c->wbq_since + delay;
+			struct timespec dl = ns_to_timespec(until < slice ? until : slice);
+
 			pthread_cond_timedwait(&c->work_cond, &c->work_lock, &dl);
+			delay = wbq_delay();
 		}
 		c->orphan_wake = false;
 		bool kicked = c->kick;
@@ -1386,7 +1395,7 @@ static void *flusher_main(void *arg)
 		struct lc_op_slot *op;
 
 		op = lc_op_begin(c, "client", "flusher: closed files' writeback", 0);
-		run_wbq(c, delay);
+		run_wbq(c, kicked ? 0 : delay);   /* kicked for room: what is closed goes too */
 		run_capupd(c);
 		lc_revoke_expire(c);
 		lc_op_end(op);

@@ -847,14 +847,18 @@ START_TEST(test_closes_gather)
 		snprintf(path, sizeof(path), "%s/gather/b%d", fs.mnt, i);
 		ck_assert_int_eq(lfs_write_file(path, 7000 + i, 700 + i), 0);
 	}
+	waves0 = perf_counter("client", "close_waves");
 	fd = open(P("gather/b1"), O_RDWR);
 	ck_assert_int_ge(fd, 0);
 	ck_assert_int_eq(fsync(fd), 0);
 	ck_assert_int_eq(close(fd), 0);
+	/* written by the fsync itself, not by a wave (none has run) */
 	ck_assert_int_ge(perf_counter("client", "wb_ops") - ops0, 1);
-	/* sync: all of them */
+	ck_assert_int_eq(perf_counter("client", "close_waves"), waves0);
+	/* sync: all of them, the same way */
 	json_object_put(asok_cmd("sync", NULL, NULL, NULL, NULL));
 	ck_assert_int_eq(perf_counter("client", "wb_ops") - ops0, 3);
+	ck_assert_int_eq(perf_counter("client", "close_waves"), waves0);
 
 	/* the unmount writes back what is still gathering */
 	for (int i = 0; i < 2; i++) {
