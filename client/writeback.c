@@ -1134,14 +1134,17 @@ static void run_wbq(struct lclient *c, uint64_t delay)
 	struct lc_inode *in, *busy;
 	struct wave w;
 
+	busy = NULL;
 	do {
-		w.n = 0;
-		busy = NULL;
+		/* a wave cut short by an inode another thread writes back goes on
+		 * with the rest of what was ready */
 		pthread_mutex_lock(&c->work_lock);
-		bool go = wbq_ready_locked(c, delay);
+		bool go = busy || wbq_ready_locked(c, delay);
 		pthread_mutex_unlock(&c->work_lock);
 		if (!go)
 			break;
+		w.n = 0;
+		busy = NULL;
 		/* one at a time off c->wbq, so that wbq_next is only ever the
 		 * link of the one list the inode is on: lc_wb_start may queue an
 		 * inode again as soon as it is off (its link reused while this

@@ -828,14 +828,21 @@ START_TEST(test_closes_gather)
 	for (int i = 0; i < 16; i++) {
 		snprintf(path, sizeof(path), "%s/gather/a%d", fs.mnt, i);
 		ck_assert_int_eq(lfs_write_file(path, 5000 + i, 600 + i), 0);
+		/* fifteen closed: they gather, no wave has gone */
+		if (i == 14)
+			ck_assert_int_eq(perf_counter("client", "close_waves"), waves0);
 	}
 	/* the sixteenth close fills the wave: out at once, not in ten minutes */
 	ck_assert_int_ge(wait_client_counter("wb_ops", ops0 + 16) - ops0, 16);
+	for (int i = 0; i < 1000 && perf_counter("client", "close_wb_files") - files0 < 15; i++)
+		usleep(10000);
 	int64_t waves = perf_counter("client", "close_waves") - waves0;
 	int64_t files = perf_counter("client", "close_wb_files") - files0;
 	int64_t commits = perf_counter("store_local", "commits") - commits0;
-	ck_assert_msg(waves == 1 && files == 16, "16 closes went back in %lld waves of %lld files", (long long)waves,
-		      (long long)files);
+	/* one wave, or two when a member's writeback was another thread's at
+	 * that moment (the wave goes on without it, then does it alone) */
+	ck_assert_msg(waves >= 1 && waves <= 2 && files >= 15, "16 closes went back in %lld waves of %lld files",
+		      (long long)waves, (long long)files);
 	/* the wave's object index ops, then its writes, each a commit or two
 	 * (3-4 here, where each file was about one before; the store's worker
 	 * takes what is queued when it wakes, so the exact split is its timing) */
