@@ -9,7 +9,7 @@
 set -euo pipefail
 
 BUILD_PKGS=(build-essential cmake ninja-build pkg-config
-            libfuse3-dev fuse3 acl librados-dev liburing-dev liburcu-dev check
+            libfuse3-dev fuse3 acl librados-dev libradospp-dev liburing-dev liburcu-dev check
             liblmdb-dev libinih-dev libjson-c-dev systemtap-sdt-dev libtirpc-dev libssl-dev libmicrohttpd-dev libkrb5-dev)
 TEST_PKGS=(clang libclang-rt-14-dev ceph-mon ceph-osd ceph-common uuid-runtime
            qemu-system-x86 busybox-static valgrind gdb psmisc procps logrotate python3-prometheus-client

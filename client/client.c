@@ -105,6 +105,7 @@ static void perf_register(struct lclient *c)
 	C(ra_miss);
 	C(ra_bytes);
 	C(ra_buf_reuse);
+	C(ra_lent);
 	C(wb_bytes);
 	C(wb_ops);
 	C(wb_throttle);

@@ -55,6 +55,14 @@ int lc_obj_read_start(struct lclient *c, uint64_t ino, const struct store_file_l
 		      char *buf, struct store_aio **out);
 /** lc_obj_read_end - wait for @a; a hole or the part past the object's end reads as zeros.  0 or -errno. */
 int lc_obj_read_end(struct store_aio *a, char *buf, size_t len);
+/**
+ * lc_obj_read_lend_start - lc_obj_read_start() into a buffer the store lends
+ * (store_aio_read_lend), when it can and client_read_lend is on; -EOPNOTSUPP
+ * otherwise (nothing started: read into a buffer of the client's).  Finish
+ * with store_aio_wait_lent() and store_aio_put().
+ */
+int lc_obj_read_lend_start(struct lclient *c, uint64_t ino, const struct store_file_layout *ly, uint64_t off,
+			   size_t len, struct store_aio **out);
 /** lc_io_batch_wait - wait for every op; return the first error.  The batch is done after. */
 int lc_io_batch_wait(struct lc_io_batch *b);
 /** lc_obj_name - "<ino hex>.<objno %08x>" into @buf (>= 32 bytes). */

@@ -31,6 +31,14 @@
  * go straight to the store.  A random read drops the stream and is read
  * into a buffer of its own, with one store read per object it touches.
  *
+ * Where the store lends its own buffers (rados: store_aio_read_lend, the
+ * reply's bufferlist) and client_read_lend is on, a chunk's bytes stay in
+ * the store's buffer, kept until the chunk's last reference goes: librados'
+ * C API would copy every byte read out of the reply into ours, in the one
+ * messenger thread that receives every OSD reply of the client.  A short
+ * read (a hole at the object's end) or a missing object takes a pool
+ * buffer with the zeros instead.
+ *
  * Chunk buffers of 128 KiB and more come from a per-client pool of size
  * classes (powers of two, up to 4 MiB) and go back to it, up to three
  * times client_readahead_max bytes kept (what one stream holds: a window
@@ -69,7 +77,9 @@ struct ra_chunk {
 	size_t len;
 	size_t cap;               /* buf's size (its pool class), what ra_total counts */
 	uint64_t gen;             /* in->data_gen when issued */
-	char *buf;
+	char *buf;                /* the bytes (a lent chunk: NULL until its read is done, then the store's) */
+	bool lend;                /* read with lc_obj_read_lend_start: aio is a lent read */
+	struct store_aio *lent;   /* done: the read whose buffer buf is (store_aio_put at the end) */
 	_Atomic int refs;
 	/* under fh->ra_lock */
 	struct store_aio *aio;    /* in flight and nobody waiting for it yet */
@@ -163,10 +173,15 @@ static void chunk_put(struct ra_chunk *k)
 {
 	if (atomic_fetch_sub(&k->refs, 1) != 1)
 		return;
-	if (k->aio)   /* never waited for: the store still writes into buf */
+	if (k->aio && k->lend)   /* never waited for */
+		store_aio_put(k->aio);
+	else if (k->aio)         /* never waited for: the store still writes into buf */
 		lc_obj_read_end(k->aio, k->buf, k->len);
 	atomic_fetch_sub(&k->c->ra_total, k->cap);
-	lc_buf_put(k->c, k->buf, k->cap);
+	if (k->lent)
+		store_aio_put(k->lent);
+	else if (k->buf)
+		lc_buf_put(k->c, k->buf, k->cap);
 	free(k);
 }
 
@@ -304,12 +319,21 @@ static void ra_issue_locked(struct lclient *c, struct lc_fh *fh, const struct st
 		k = calloc(1, sizeof(*k));
 		if (!k)
 			break;
-		k->buf = lc_buf_get(c, n, &k->cap);
-		if (!k->buf || lc_obj_read_start(c, fh->in->ino, ly, from, n, k->buf, &k->aio) < 0) {
-			if (k->buf)
-				lc_buf_put(c, k->buf, k->cap);
+		int r = lc_obj_read_lend_start(c, fh->in->ino, ly, from, n, &k->aio);
+		if (r == 0) {
+			k->lend = true;
+			k->cap = n;   /* what ra_total counts: the store's buffer holds n bytes */
+		} else if (r != -EOPNOTSUPP) {
 			free(k);
 			break;
+		} else {
+			k->buf = lc_buf_get(c, n, &k->cap);
+			if (!k->buf || lc_obj_read_start(c, fh->in->ino, ly, from, n, k->buf, &k->aio) < 0) {
+				if (k->buf)
+					lc_buf_put(c, k->buf, k->cap);
+				free(k);
+				break;
+			}
 		}
 		k->c = c;
 		k->off = from;
@@ -323,6 +347,46 @@ static void ra_issue_locked(struct lclient *c, struct lc_fh *fh, const struct st
 		from += n;
 	}
 	fh->ra_next = from;
+}
+
+/*
+ * Wait for a lent chunk's read @a (its only waiter, without ra_lock): on
+ * success k->buf is the store's buffer, kept with k->lent.  A short read (a
+ * hole at the object's end) or a missing object gets a buffer of the
+ * client's with the zeros, as lc_obj_read_end() gives them.
+ */
+static int chunk_lent_end(struct ra_chunk *k, struct store_aio *a)
+{
+	const char *data;
+	ssize_t r = store_aio_wait_lent(a, &data);
+	size_t cap;
+	char *b;
+
+	if (r == -ENOENT)
+		r = 0;          /* never written: a hole */
+	if (r >= 0 && (size_t)r == k->len) {
+		k->buf = (char *)data;   /* served read-only (lc_read_iov) */
+		k->lent = a;
+		perf_inc(&k->c->perf.ra_lent, 1);
+		return 0;
+	}
+	if (r < 0) {
+		store_aio_put(a);
+		return (int)r;
+	}
+	b = lc_buf_get(k->c, k->len, &cap);
+	if (!b) {
+		store_aio_put(a);
+		return -ENOMEM;
+	}
+	if (r)
+		memcpy(b, data, (size_t)r);
+	memset(b + r, 0, k->len - (size_t)r);   /* past the object's end: zeros */
+	store_aio_put(a);
+	atomic_fetch_add(&k->c->ra_total, cap - k->cap);
+	k->cap = cap;
+	k->buf = b;
+	return 0;
 }
 
 /* fh->ra_lock held (dropped while waiting).  Wait until @k's read is done. */
@@ -340,7 +404,7 @@ static int chunk_wait_locked(struct lc_fh *fh, struct ra_chunk *k, bool *waited)
 		k->aio = NULL;
 		k->waiting = true;
 		pthread_mutex_unlock(&fh->ra_lock);
-		int r = lc_obj_read_end(a, k->buf, k->len);
+		int r = k->lend ? chunk_lent_end(k, a) : lc_obj_read_end(a, k->buf, k->len);
 		pthread_mutex_lock(&fh->ra_lock);
 		k->err = r;
 		k->done = true;

@@ -451,6 +451,21 @@ int lc_obj_read_start(struct lclient *c, uint64_t ino, const struct store_file_l
 	return store_aio_read(pool_of(c, ly), oid, ooff, len, buf, out);
 }
 
+int lc_obj_read_lend_start(struct lclient *c, uint64_t ino, const struct store_file_layout *ly, uint64_t off,
+			   size_t len, struct store_aio **out)
+{
+	uint64_t objno, ooff;
+	char oid[64];
+
+	if (!pool_of(c, ly))
+		return -EIO;
+	if (!cfg_bool(CFG_client_read_lend) || !store_can_lend(pool_of(c, ly)))
+		return -EOPNOTSUPP;
+	store_file_map(ly, off, &objno, &ooff);
+	lc_obj_name(oid, sizeof(oid), ino, objno);
+	return store_aio_read_lend(pool_of(c, ly), oid, ooff, len, out);
+}
+
 int lc_obj_read_end(struct store_aio *a, char *buf, size_t len)
 {
 	ssize_t r = store_aio_wait(a);

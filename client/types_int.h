@@ -428,7 +428,7 @@ struct lc_perf {
 	struct perf_counter xattr_cached;      /* getxattr/listxattr answered from a trace (namei.c) */
 	struct perf_counter quota_refused;     /* writes and fallocates refused or cut short by a byte quota (file.c) */
 	struct perf_counter rd_bytes, wr_bytes;
-	struct perf_counter ra_hit, ra_wait, ra_miss, ra_bytes, ra_buf_reuse;
+	struct perf_counter ra_hit, ra_wait, ra_miss, ra_bytes, ra_buf_reuse, ra_lent;
 	struct perf_counter wb_bytes, wb_ops, wb_throttle, wb_full_ops;
 	struct perf_counter close_waves, close_wb_files;   /* the flusher's waves of closed files
 							    * and the files in them (run_wbq) */

@@ -37,6 +37,7 @@
 
 #include "common/log.h"
 #include "common/time.h"
+#include "store/rados_lend.h"
 #include "store/store_backend.h"
 
 /* An end key that sorts after every key the store accepts: 0xff x (MAX + 1). */
@@ -547,6 +548,59 @@ static ssize_t rados_store_aio_wait(struct store_aio *base)
 	return r;
 }
 
+/* A lent read (store_aio_read_lend): the reply's bufferlist, kept by rados_lend.cc. */
+static ssize_t rados_store_aio_wait_lent(struct store_aio *base, const char **data);
+static void rados_store_aio_put(struct store_aio *base);
+
+static const struct store_backend rados_lent_be = {
+	.name = "rados-lent",
+	.aio_wait_lent = rados_store_aio_wait_lent,
+	.aio_put = rados_store_aio_put,
+};
+
+struct rados_lent {
+	struct store_aio base;
+	struct rados_store *rs;
+	struct rados_lend *l;
+};
+
+static int rados_store_aio_read_lend(struct store_pool *p, const char *oid, uint64_t off, size_t len,
+				     struct store_aio **out)
+{
+	struct rados_lent *a = calloc(1, sizeof(*a));
+	int r;
+
+	if (!a)
+		return -ENOMEM;
+	a->base.be = &rados_lent_be;
+	a->rs = RS(p->st);
+	r = rados_lend_read(RP(p)->io, oid, off, len, &a->l);
+	if (r < 0) {
+		free(a);
+		return r;
+	}
+	*out = &a->base;
+	return 0;
+}
+
+static ssize_t rados_store_aio_wait_lent(struct store_aio *base, const char **data)
+{
+	struct rados_lent *a = container_of(base, struct rados_lent, base);
+	ssize_t r = rados_lend_wait(a->l, data);
+
+	if (r < 0)
+		op_failed(a->rs, (int)r);
+	return r;
+}
+
+static void rados_store_aio_put(struct store_aio *base)
+{
+	struct rados_lent *a = container_of(base, struct rados_lent, base);
+
+	rados_lend_put(a->l);
+	free(a);
+}
+
 static int rados_store_stat(struct store_pool *p, const char *oid, struct store_stat *st)
 {
 	uint64_t size;
@@ -828,6 +882,9 @@ const struct store_backend store_rados_backend = {
 	.pool_stat = rados_store_pool_stat,
 	.aio_read = rados_store_aio_read,
 	.aio_wait = rados_store_aio_wait,
+	.aio_read_lend = rados_store_aio_read_lend,
+	.aio_wait_lent = rados_store_aio_wait_lent,
+	.aio_put = rados_store_aio_put,
 	.instance_addr = rados_store_instance_addr,
 	.blocklist_add = rados_store_blocklist_add,
 	.blocklist_rm = rados_store_blocklist_rm,

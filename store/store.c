@@ -838,6 +838,91 @@ ssize_t store_aio_wait(struct store_aio *a)
 	return r;
 }
 
+/*
+ * store_aio_read_lend for backends that cannot lend: store_aio_read into a
+ * buffer of malloc's, which the read owns.  Its store_aio's be is the table
+ * below, so store_aio_wait_lent and store_aio_put dispatch alike for both.
+ */
+struct generic_lend {
+	struct store_aio base;
+	struct store_aio *inner;   /* NULL once waited for */
+	char *buf;
+};
+
+static ssize_t generic_wait_lent(struct store_aio *a, const char **data)
+{
+	struct generic_lend *g = container_of(a, struct generic_lend, base);
+	ssize_t r = store_aio_wait(g->inner);
+
+	g->inner = NULL;
+	*data = r < 0 ? NULL : g->buf;
+	return r;
+}
+
+static void generic_put(struct store_aio *a)
+{
+	struct generic_lend *g = container_of(a, struct generic_lend, base);
+
+	if (g->inner)
+		(void)store_aio_wait(g->inner);   /* the store still writes into buf */
+	free(g->buf);
+	free(g);
+}
+
+static const struct store_backend generic_lend_be = {
+	.name = "lend",
+	.aio_wait_lent = generic_wait_lent,
+	.aio_put = generic_put,
+};
+
+int store_aio_read_lend(struct store_pool *p, const char *oid, uint64_t off, size_t len, struct store_aio **out)
+{
+	struct generic_lend *g;
+	int r = check_oid(oid);
+
+	if (r)
+		return r;
+	if (!len || off + len < off || len > SSIZE_MAX)
+		return -EINVAL;
+	if (len > INT_MAX)   /* results travel as an int */
+		len = INT_MAX & ~4095;
+	if (p->st->be->aio_read_lend)
+		return p->st->be->aio_read_lend(p, oid, off, len, out);
+	g = calloc(1, sizeof(*g));
+	if (!g)
+		return -ENOMEM;
+	g->base.be = &generic_lend_be;
+	g->buf = malloc(len);
+	if (!g->buf) {
+		free(g);
+		return -ENOMEM;
+	}
+	r = store_aio_read(p, oid, off, len, g->buf, &g->inner);
+	if (r) {
+		free(g->buf);
+		free(g);
+		return r;
+	}
+	*out = &g->base;
+	return 0;
+}
+
+ssize_t store_aio_wait_lent(struct store_aio *a, const char **data)
+{
+	return a->be->aio_wait_lent(a, data);
+}
+
+void store_aio_put(struct store_aio *a)
+{
+	if (a)
+		a->be->aio_put(a);
+}
+
+bool store_can_lend(const struct store_pool *p)
+{
+	return p->st->be->aio_read_lend != NULL;
+}
+
 ssize_t store_read(struct store_pool *p, const char *oid, uint64_t off, size_t len, void *buf)
 {
 	struct store_completion *c = store_completion_new();

@@ -234,6 +234,27 @@ int store_aio_read(struct store_pool *p, const char *oid, uint64_t off, size_t l
 		   struct store_aio **out);
 /** store_aio_wait - wait for @a; bytes read (short at end of object) or -errno (-ENOENT: no object).  Frees @a. */
 ssize_t store_aio_wait(struct store_aio *a);
+/**
+ * store_aio_read_lend - store_aio_read() into a buffer the store lends: on
+ * rados the reply's own, so the bytes are never copied out of it (librados'
+ * C API copies them into the caller's buffer, in the one messenger thread
+ * that receives every OSD reply).  store_aio_wait_lent() gives the bytes;
+ * they stay valid, and must not be written, until store_aio_put().  A store
+ * that cannot lend (store_can_lend() false) reads into a buffer of malloc's.
+ * Every started read must be put exactly once (waited for or not).
+ * Return: 0 and *@out, or -errno (nothing started; @len 0 is -EINVAL).
+ */
+int store_aio_read_lend(struct store_pool *p, const char *oid, uint64_t off, size_t len, struct store_aio **out);
+/**
+ * store_aio_wait_lent - wait for a store_aio_read_lend(): bytes read (short at
+ * the object's end; *@data points at them) or -errno (-ENOENT: no object;
+ * *@data NULL).  Once per read; @a stays the caller's until store_aio_put().
+ */
+ssize_t store_aio_wait_lent(struct store_aio *a, const char **data);
+/** store_aio_put - drop a store_aio_read_lend() and its buffer (waiting for it if nobody did). */
+void store_aio_put(struct store_aio *a);
+/** store_can_lend - whether store_aio_read_lend() lends the backend's own buffer (rados). */
+bool store_can_lend(const struct store_pool *p);
 /** store_read - blocking read; returns bytes read or -errno. */
 ssize_t store_read(struct store_pool *p, const char *oid, uint64_t off, size_t len, void *buf);
 int store_stat(struct store_pool *p, const char *oid, struct store_stat *st);

@@ -87,6 +87,13 @@ struct store_backend {
 	int (*aio_read)(struct store_pool *p, const char *oid, uint64_t off, size_t len, void *buf,
 			struct store_aio **out);
 	ssize_t (*aio_wait)(struct store_aio *a);
+	/* optional: a read into a buffer the backend lends (store_aio_read_lend);
+	 * without, store.c reads into a buffer of malloc's.  aio_wait_lent and
+	 * aio_put are also what a lent read's own store_aio->be carries. */
+	int (*aio_read_lend)(struct store_pool *p, const char *oid, uint64_t off, size_t len,
+			     struct store_aio **out);
+	ssize_t (*aio_wait_lent)(struct store_aio *a, const char **data);
+	void (*aio_put)(struct store_aio *a);
 	/* fencing (optional): see store_blocklist_add() */
 	int (*instance_addr)(struct store *st, char *buf, size_t len);
 	int (*blocklist_add)(struct store *st, const char *addr, double expire_secs);

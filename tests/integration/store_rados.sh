@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# store_rados.sh CONFORMANCE_BINARY [RADOS_FAILFAST_BINARY]
+# store_rados.sh CONFORMANCE_BINARY [RADOS_FAILFAST_BINARY [CLIENTLIB_DATA_BINARY]]
 #
 # Runs the object store conformance suite against a real single-node Ceph
 # cluster (../shared/ceph/start-cluster.sh: one mon, one memstore OSD, pool
@@ -11,6 +11,7 @@ set -uo pipefail
 
 bin=${1:?usage: $0 CONFORMANCE_BINARY [RADOS_FAILFAST_BINARY]}
 dies_bin=${2:-}
+data_bin=${3:-}
 shared=${LOLIGO_SHARED_DIR:-${LOLIGO_SOURCE_DIR:?LOLIGO_SOURCE_DIR not set}/../shared}
 # shellcheck source=tests/lib-ceph.sh
 . "$(dirname "${BASH_SOURCE[0]}")/../lib-ceph.sh"
@@ -31,6 +32,18 @@ if ((rc != 0)); then
   echo "FAIL: conformance suite against rados exited $rc; cluster logs:" >&2
   tail -20 "$cluster"/log/osd.0.log >&2 2>/dev/null
   exit $rc
+fi
+
+# the client library's data path on the cluster: readahead in the reply's
+# own buffers (store_aio_read_lend), over holes, short and missing objects
+if [[ -n $data_bin ]]; then
+  ceph_fg env LOLIGO_STORE_RADOS_CONF="$cluster/ceph.conf" LOLIGO_STORE_RADOS_POOL=rbdtest CK_RUN_CASE=rados \
+    CK_DEFAULT_TIMEOUT="${CK_DEFAULT_TIMEOUT:-120}" timeout 240 "$data_bin"
+  rc=$?
+  if ((rc != 0)); then
+    echo "FAIL: client data path against rados exited $rc" >&2
+    exit $rc
+  fi
 fi
 
 # last, as it kills the cluster: ops on a store whose cluster died fail with

@@ -56,10 +56,17 @@ static void top_teardown(void)
 		rm_rf(topdir);
 }
 
+static void client_setup(void)
+{
+	char err[256];
+
+	ck_assert_int_eq(cfg_set(cfg_lookup("client_flush_interval"), "60", false, err, sizeof(err)), 0);
+	ck_assert_int_eq(lclient_create_local(pool, &c), 0);
+}
+
 static void setup(void)
 {
 	struct store_config sc = { 0 };
-	char err[256];
 
 	cfg_init("client");
 	ck_assert_msg(topdir[0], "no temp dir");
@@ -71,8 +78,33 @@ static void setup(void)
 	ck_assert_int_eq(store_open(&sc, &st), 0);
 	ck_assert_int_eq(store_pool_create(st, "t_data"), 0);
 	ck_assert_int_eq(store_pool_open(st, "t_data", NULL, &pool), 0);
-	ck_assert_int_eq(cfg_set(cfg_lookup("client_flush_interval"), "60", false, err, sizeof(err)), 0);
-	ck_assert_int_eq(lclient_create_local(pool, &c), 0);
+	client_setup();
+}
+
+/*
+ * The "rados" case: a real Ceph cluster (tests/integration/store_rados.sh
+ * gives its conf and pool), a namespace of its own per test, so the data
+ * path's reads take the store's own buffers (store_aio_read_lend).
+ */
+static void setup_rados(void)
+{
+	struct store_config sc = { 0 };
+	char ns[64];
+
+	cfg_init("client");
+	sc.backend = "rados";
+	sc.rados_conf = getenv("LOLIGO_STORE_RADOS_CONF");
+	sc.rados_id = "admin";
+	sc.rados_mon_op_timeout = 20;
+	sc.rados_osd_op_timeout = 20;
+	ck_assert_msg(sc.rados_conf, "LOLIGO_STORE_RADOS_CONF not set");
+	const char *pname = getenv("LOLIGO_STORE_RADOS_POOL");
+	ck_assert_msg(pname, "LOLIGO_STORE_RADOS_POOL not set");
+	tmpdir[0] = 0;
+	ck_assert_int_eq(store_open(&sc, &st), 0);
+	snprintf(ns, sizeof(ns), "lc-data-%d-%llu", (int)getpid(), (unsigned long long)now_mono_ns());
+	ck_assert_int_eq(store_pool_open(st, pname, ns, &pool), 0);
+	client_setup();
 }
 
 static void teardown(void)
@@ -81,7 +113,8 @@ static void teardown(void)
 	c = NULL;
 	store_pool_close(pool);
 	store_close(st);
-	rm_rf(tmpdir);
+	if (tmpdir[0])
+		rm_rf(tmpdir);
 }
 
 static void set_opt(const char *k, const char *v)
@@ -721,6 +754,40 @@ static void ra_check_all(struct lc_fh *fh, uint64_t ino, size_t chunk, bool iov)
 	ck_assert_int_eq(lc_read(c, fh, RA_SIZE, 10, b), 0);   /* at EOF */
 	free(b);
 }
+
+/*
+ * Readahead in the store's own buffers (client_read_lend): on rados every
+ * whole chunk is lent (client.ra_lent), with the bytes right, and nothing is
+ * lent with the option off or from a store that cannot lend (local).
+ */
+START_TEST(test_readahead_lent)
+{
+	bool rados = store_can_lend(pool);
+
+	set_opt("client_readahead_max", "4M");
+	struct lc_inode *in = mkfile(0x620, 1 << 20);
+	struct lc_fh *fh = lc_fh_new(c, in, O_RDWR, NULL);
+
+	write_file(fh, 0x620, 8u << 20, 1 << 20);
+	ck_assert_int_eq(lc_wb_flush(c, fh->in), 0);
+	lc_release(c, fh);
+	for (int on = 1; on >= 0; on--) {
+		set_opt("client_read_lend", on ? "true" : "false");
+		uint64_t lent0 = perf_get(&c->perf.ra_lent), ra0 = perf_get(&c->perf.ra_bytes);
+		fh = lc_fh_new(c, in, O_RDONLY, NULL);
+		check_file(fh, 0x620, 8u << 20, 128 << 10);
+		lc_release(c, fh);
+		uint64_t lent = perf_get(&c->perf.ra_lent) - lent0;
+		ck_assert_uint_eq(perf_get(&c->perf.ra_bytes) - ra0, 8u << 20);
+		if (rados && on)   /* one chunk per 1 MiB object at least */
+			ck_assert_msg(lent >= 8, "only %llu chunks lent", (unsigned long long)lent);
+		else
+			ck_assert_uint_eq(lent, 0);
+	}
+	ck_assert_uint_eq(atomic_load(&c->ra_total), 0);   /* every chunk, lent or not, freed with its handle */
+	lc_put(c, in);
+}
+END_TEST
 
 /* readahead across object boundaries, over holes and missing objects, to an EOF inside an object */
 START_TEST(test_readahead_holes_eof)
@@ -1854,6 +1921,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_appends_after_fsync_count_their_bytes);
 	tcase_add_test(tc, test_readahead);
 	tcase_add_test(tc, test_readahead_holes_eof);
+	tcase_add_test(tc, test_readahead_lent);
 	tcase_add_test(tc, test_readahead_buffer_reuse);
 	tcase_add_test(tc, test_readahead_parallel_readers);
 	tcase_add_test(tc, test_read_races_truncate);
@@ -1879,6 +1947,21 @@ static Suite *suite(void)
 	tcase_add_test(tc2, test_dcache_trim_waits_for_growth);
 	tcase_add_test(tc2, test_rd_pack_roundtrip);
 	suite_add_tcase(s, tc2);
+	/* the data path's reads against a real cluster (store_rados.sh runs it
+	 * with CK_RUN_CASE=rados): lent readahead chunks, over holes, missing
+	 * objects and short objects, with readers in parallel and a truncate */
+	if (getenv("LOLIGO_STORE_RADOS_CONF")) {
+		TCase *tc3 = tcase_create("rados");
+		tcase_add_checked_fixture(tc3, setup_rados, teardown);
+		tcase_set_timeout(tc3, 120);
+		tcase_add_test(tc3, test_readahead);
+		tcase_add_test(tc3, test_readahead_lent);
+		tcase_add_test(tc3, test_readahead_holes_eof);
+		tcase_add_test(tc3, test_readahead_parallel_readers);
+		tcase_add_test(tc3, test_read_races_truncate);
+		tcase_add_test(tc3, test_sparse_and_holes);
+		suite_add_tcase(s, tc3);
+	}
 	return s;
 }
 
