@@ -200,9 +200,11 @@ loligo_mount() { # T [MNT]
 	mkdir -p "$m"
 	# a second mount: its own admin socket and log ($m.asok, $m.log)
 	# LOLIGO_BENCH_FUSE_ARGS: more loligo-fuse options for every mount (a
-	# knob under study, e.g. --client_readahead_max=64M), split on blanks
+	# knob under study, e.g. --client_readahead_max=64M), split on blanks;
+	# LOLIGO_BENCH_FUSE_ENV: NAME=VALUE words for loligo-fuse's environment
+	# alone (e.g. GLIBC_TUNABLES=...), not the cluster's or fio's
 	# shellcheck disable=SC2086
-	"$fuse_bin" -f -c "$work/$t.conf" "--client_mds_addr=127.0.0.1:${mds_port[$t]}" ${LOLIGO_BENCH_FUSE_ARGS:-} \
+	env ${LOLIGO_BENCH_FUSE_ENV:-} "$fuse_bin" -f -c "$work/$t.conf" "--client_mds_addr=127.0.0.1:${mds_port[$t]}" ${LOLIGO_BENCH_FUSE_ARGS:-} \
 		${2:+"--admin_socket=$m.asok" "--log_file=$m.log"} "$m" >>"$work/$t-client.out" 2>&1 &
 	p=$!
 	if [[ -z ${2:-} ]]; then fuse_pid[$t]=$p; else fuse2_pid=$p; fi
