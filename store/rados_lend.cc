@@ -26,6 +26,7 @@ struct rados_lend {
 extern "C" int rados_lend_read(rados_ioctx_t io, const char *oid, uint64_t off, size_t len, struct rados_lend **out)
 {
 	struct rados_lend *l = new (std::nothrow) rados_lend;
+	int r;
 
 	if (!l)
 		return -ENOMEM;
@@ -34,22 +35,17 @@ extern "C" int rados_lend_read(rados_ioctx_t io, const char *oid, uint64_t off, 
 
 		librados::IoCtx::from_rados_ioctx_t(io, ioctx);
 		l->c = librados::Rados::aio_create_completion();
-		int r = ioctx.aio_read(oid, l->c, &l->bl, len, off);
-		if (r < 0) {
-			l->c->release();
-			delete l;
-			return r;
-		}
+		r = ioctx.aio_read(oid, l->c, &l->bl, len, off);
 	} catch (const std::bad_alloc &) {
-		if (l->c)
-			l->c->release();
-		delete l;
-		return -ENOMEM;
+		r = -ENOMEM;
 	} catch (...) {
+		r = -EIO;
+	}
+	if (r < 0) {
 		if (l->c)
 			l->c->release();
 		delete l;
-		return -EIO;
+		return r;
 	}
 	*out = l;
 	return 0;
