@@ -164,7 +164,8 @@ static bool log_line(const char *name, const char *needle, char *out, size_t len
 }
 
 /* the last lines of daemon @name's log (as many as fit @len), for a message */
-static void log_tail(const char *name, char *out, size_t len)
+/* the end of daemon @name's file @ext ("log"; "out": its stdout and stderr) */
+static void log_tail(const char *name, const char *ext, char *out, size_t len)
 {
 	char p[PATH_MAX + 32];
 	long size;
@@ -172,7 +173,7 @@ static void log_tail(const char *name, char *out, size_t len)
 	FILE *f;
 
 	out[0] = 0;
-	snprintf(p, sizeof(p), "%s/mds.%s.log", fs.dir, name);
+	snprintf(p, sizeof(p), "%s/mds.%s.%s", fs.dir, name, ext);
 	f = fopen(p, "r");
 	if (!f)
 		return;
@@ -570,10 +571,12 @@ START_TEST(test_fail_and_stop)
 	kill(b, SIGTERM);
 	ck_assert_int_ne(wait_exit(b), -1);
 	if (!wait_active("a", a)) {
-		char why[4096] = "";
+		char why[4096] = "", out[2048] = "";
 
-		log_tail("a", why, sizeof(why));
-		ck_abort_msg("mds.a did not take the rank mds.b left; its log:\n%s", why);
+		log_tail("a", "log", why, sizeof(why));
+		log_tail("a", "out", out, sizeof(out));
+		ck_abort_msg("mds.a did not take the rank mds.b left; its log:\n%s\nits stdout and stderr:\n%s", why,
+			     out);
 	}
 	ck_assert_int_eq(create_fsync("three"), 0);
 	ck_assert(exists("one") && exists("two"));
