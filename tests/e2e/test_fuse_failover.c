@@ -142,9 +142,10 @@ static bool wait_standbys(const char *active, int n)
 	return false;
 }
 
-/* does daemon @name's log hold @needle?  With @out: the two lines before
- * the first that does (what led to it, for a failure message) */
-static bool log_line(const char *name, const char *needle, char *out, size_t len)
+/* does daemon @name's log hold @needle in more than @nth lines?  With
+ * @out: the two lines before line @nth (from 0) that does (what led to
+ * it, for a failure message) */
+static bool log_nth_line(const char *name, const char *needle, unsigned int nth, char *out, size_t len)
 {
 	char p[PATH_MAX + 32], line[3][2048] = { "", "", "" };
 	bool found = false;
@@ -156,11 +157,16 @@ static bool log_line(const char *name, const char *needle, char *out, size_t len
 	if (!f)
 		return false;
 	while (!found && fgets(line[n % 3], sizeof(line[0]), f))
-		found = strstr(line[n++ % 3], needle) != NULL;
+		found = strstr(line[n++ % 3], needle) != NULL && nth-- == 0;
 	fclose(f);
 	if (found && out)
 		snprintf(out, len, "%s%s", line[n % 3], line[(n + 1) % 3]);
 	return found;
+}
+
+static bool log_line(const char *name, const char *needle, char *out, size_t len)
+{
+	return log_nth_line(name, needle, 0, out, len);
 }
 
 /* the last lines of daemon @name's log (as many as fit @len), for a message */
@@ -916,6 +922,7 @@ START_TEST(test_sreplay_bounded)
 	long had = 0, applied = 0, aseq = 0;
 	uint64_t cached = UINT64_MAX;
 	char name[64], p[PATH_MAX];
+	int reloads;
 	double end;
 	pid_t a, b;
 
@@ -923,6 +930,10 @@ START_TEST(test_sreplay_bounded)
 	ck_assert_msg(wait_active("a", a), "mds.a did not take rank 0");
 	b = lfs_mds_daemon_start(&fs, "b", ports[1], small);
 	ck_assert_msg(wait_log("b", "caught up with the journal"), "mds.b did not catch up");
+	/* a follower that starts while the active expires the segment it
+	 * begins with reloads once before it follows (seen under ASan): what
+	 * counts is that it does not reload under the load below */
+	reloads = log_count("b", "standby-replay: starting again");
 	mount_both(ports, 2);
 	for (int d = 0; d < NDIRS; d++) {
 		snprintf(name, sizeof(name), "d.%d", d);
@@ -962,7 +973,7 @@ START_TEST(test_sreplay_bounded)
 	{
 		char why[4096] = "";
 
-		ck_assert_msg(!log_line("b", "standby-replay: starting again", why, sizeof(why)),
+		ck_assert_msg(!log_nth_line("b", "standby-replay: starting again", (unsigned int)reloads, why, sizeof(why)),
 			      "mds.b fell behind and reloaded; its log before that:\n%s", why);
 	}
 	ck_assert_msg(cached <= 120, "the standby-replay's cache holds %llu inodes, past mds_cache_size 120",
