@@ -28,7 +28,11 @@
  * data_gen and dropped when a write or truncate bumped it; a chunk that
  * finishes after a bump is not served (the read goes to the store).  What
  * all handles hold read ahead is bounded by client_oc_size; past it reads
- * go straight to the store.  A random read drops the stream and is read
+ * go straight to the store.  A stream keeps two windows behind its reader
+ * for READs that come late, but what it reads ahead comes first: a top-up
+ * that would pass the bound drops what lies behind the read first (with a
+ * window over a third of the bound, keeping both sent every other READ to
+ * the store).  A random read drops the stream and is read
  * into a buffer of its own, with one store read per object it touches.
  *
  * Where the store lends its own buffers (rados: store_aio_read_lend, the
@@ -294,10 +298,11 @@ static int read_direct(struct lclient *c, struct lc_inode *in, const struct stor
  * fh->ra_lock held.  Read [@from, @to) ahead, one chunk per object extent
  * (a stripe unit: store_file_map),
  * appended to the handle's list (every chunk in it ends at or before
- * fh->ra_next == @from).  Stops early past the client's readahead bound.
+ * fh->ra_next == @from).  Stops early past the client's readahead bound,
+ * counting @credit bytes of chunks the caller unlinked and frees after it.
  */
 static void ra_issue_locked(struct lclient *c, struct lc_fh *fh, const struct store_file_layout *ly, uint64_t from,
-			    uint64_t to, uint64_t gen)
+			    uint64_t to, uint64_t gen, uint64_t credit)
 {
 	uint64_t bound = cfg_uint(CFG_client_oc_size);
 	struct ra_chunk **tail = &fh->ra_chunks;
@@ -314,7 +319,7 @@ static void ra_issue_locked(struct lclient *c, struct lc_fh *fh, const struct st
 			n = (size_t)(to - from);
 		if (n > RA_CHUNK_MAX)
 			n = RA_CHUNK_MAX;
-		if (bound && atomic_load(&c->ra_total) + n > bound)
+		if (bound && atomic_load(&c->ra_total) + n > bound + credit)
 			break;
 		k = calloc(1, sizeof(*k));
 		if (!k)
@@ -495,8 +500,17 @@ static int ra_read(struct lclient *c, struct lc_fh *fh, const struct store_file_
 	/* less than half a window ahead: issue up to a window past this read,
 	 * so each top-up is whole object extents rather than one read's worth */
 	if (fh->ra_next < size && (fh->ra_next < end || fh->ra_next - end < win / 2)) {
-		uint64_t to = end + win < size ? end + win : size;
-		ra_issue_locked(c, fh, ly, fh->ra_next, to, gen);
+		uint64_t to = end + win < size ? end + win : size, bound = cfg_uint(CFG_client_oc_size), credit = 0;
+
+		/* what the stream read ahead comes before what it keeps behind for
+		 * late READs: with a window over a third of client_oc_size, both
+		 * do not fit, and keeping them sent every other READ to the store */
+		if (bound && atomic_load(&c->ra_total) + (to - fh->ra_next) > bound) {
+			ra_unlink_locked(fh, keep_ahead, off, &drop);
+			for (struct ra_chunk *k = drop; k; k = k->next)
+				credit += k->cap;   /* freed after ra_lock (unless a reader holds it) */
+		}
+		ra_issue_locked(c, fh, ly, fh->ra_next, to, gen, credit);
 	}
 	/* the chunks that cover the read, referenced */
 	pos = off;

@@ -760,6 +760,37 @@ static void ra_check_all(struct lc_fh *fh, uint64_t ino, size_t chunk, bool iov)
  * whole chunk is lent (client.ra_lent), with the bytes right, and nothing is
  * lent with the option off or from a store that cannot lend (local).
  */
+/*
+ * A window that is more than a third of client_oc_size: a stream keeps
+ * what it read for READs that come late, and that must give way to what
+ * it reads ahead, or every other READ found the bound reached and went to
+ * the store (client_readahead_max 64M with the default 128M halved
+ * sequential reads).
+ */
+START_TEST(test_readahead_window_near_bound)
+{
+	set_opt("client_readahead_max", "4M");
+	set_opt("client_oc_size", "8M");
+	struct lc_inode *in = mkfile(0x630, 1 << 20);
+	struct lc_fh *fh = lc_fh_new(c, in, O_RDWR, NULL);
+
+	write_file(fh, 0x630, 32u << 20, 1 << 20);
+	ck_assert_int_eq(lc_wb_flush(c, fh->in), 0);
+	lc_release(c, fh);
+	fh = lc_fh_new(c, in, O_RDONLY, NULL);
+	uint64_t hits0 = perf_get(&c->perf.ra_hit) + perf_get(&c->perf.ra_wait);
+	uint64_t miss0 = perf_get(&c->perf.ra_miss);
+	check_file(fh, 0x630, 32u << 20, 1 << 20);
+	uint64_t hits = perf_get(&c->perf.ra_hit) + perf_get(&c->perf.ra_wait) - hits0;
+	ck_assert_msg(hits == 32, "%llu of 32 reads served from readahead, %llu went to the store",
+		      (unsigned long long)hits, (unsigned long long)(perf_get(&c->perf.ra_miss) - miss0));
+	ck_assert_uint_le(atomic_load(&c->ra_total), 8u << 20);
+	lc_release(c, fh);
+	ck_assert_uint_eq(atomic_load(&c->ra_total), 0);
+	lc_put(c, in);
+}
+END_TEST
+
 START_TEST(test_readahead_lent)
 {
 	bool rados = store_can_lend(pool);
@@ -1922,6 +1953,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_readahead);
 	tcase_add_test(tc, test_readahead_holes_eof);
 	tcase_add_test(tc, test_readahead_lent);
+	tcase_add_test(tc, test_readahead_window_near_bound);
 	tcase_add_test(tc, test_readahead_buffer_reuse);
 	tcase_add_test(tc, test_readahead_parallel_readers);
 	tcase_add_test(tc, test_read_races_truncate);
@@ -1956,6 +1988,7 @@ static Suite *suite(void)
 		tcase_set_timeout(tc3, 120);
 		tcase_add_test(tc3, test_readahead);
 		tcase_add_test(tc3, test_readahead_lent);
+		tcase_add_test(tc3, test_readahead_window_near_bound);
 		tcase_add_test(tc3, test_readahead_holes_eof);
 		tcase_add_test(tc3, test_readahead_parallel_readers);
 		tcase_add_test(tc3, test_read_races_truncate);
