@@ -440,6 +440,16 @@ ssize_t lc_read_iov(struct lclient *c, struct lc_fh *fh, off_t off, size_t len, 
 void lc_rdbuf_release(struct lclient *c, struct lc_rdbuf *rb);
 /** lc_write - buffered (bounded in memory) unless the handle is O_SYNC/O_DIRECT; returns bytes written. */
 ssize_t lc_write(struct lclient *c, struct lc_fh *fh, off_t off, size_t len, const void *buf);
+/**
+ * lc_kill_privs - what a write by @cr removes before it lands, as the
+ * kernel's file_remove_privs(): setuid (and setgid where it means
+ * something) unless @cr is root, and security.capability whoever writes.
+ * For a frontend whose handles are not the writer's or whose kernel does
+ * not do it (the NFS gateway: knfsd writes with the caller's credentials);
+ * lc_write does the setuid part with the handle's own credentials.
+ * Costs nothing for a file with none of them (their absence is cached).
+ */
+int lc_kill_privs(struct lclient *c, struct lc_inode *in, const struct lc_cred *cr);
 /** lc_flush - write back dirty data and report size/mtime to the MDS (close-to-open). */
 int lc_flush(struct lclient *c, struct lc_fh *fh);
 /** lc_fsync - data on stable storage, size/mtime reported, and (unless @datasync) the MDS reply SAFE. */

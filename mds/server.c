@@ -90,6 +90,24 @@ static const struct mxattr *xattr_of(const struct minode *in, const char *name)
 	return NULL;
 }
 
+/* Drop xattr @name of @in, if it has one. */
+static void xattr_drop(struct minode *in, const char *name)
+{
+	struct mxattr **pp, *x;
+
+	for (pp = &in->xattrs; *pp; pp = &(*pp)->next)
+		if (!strcmp((*pp)->name, name))
+			break;
+	x = *pp;
+	if (!x)
+		return;
+	*pp = x->next;
+	in->xattr_bytes -= x->len + (uint32_t)strlen(x->name);
+	free(x->name);
+	free(x->val);
+	free(x);
+}
+
 /* the permission check of every op: perm/perm.c (the client's too), with
  * the inode's access ACL */
 static int may_access(const struct minode *in, const struct mdsp_caller *c, int mask)
@@ -478,6 +496,12 @@ static int op_setattr(struct mds *m, struct session *s, struct mdsp_request *r, 
 	/* what the objects hold follows the data: a truncate cuts it */
 	if ((mask & MDSP_SETATTR_SIZE) && in->a.size < old_size)
 		blocks_truncated(in, in->a.size);
+	/* a chown takes the file's capabilities, by whoever it is (the VFS's
+	 * ATTR_KILL_PRIV from chown_common: setcap, then chown, and the
+	 * program runs without them), whatever the frontend (the NFS
+	 * gateway has no kernel to do it; As went from others above) */
+	if ((mask & (MDSP_SETATTR_UID | MDSP_SETATTR_GID | MDSP_SETATTR_CHOWN)) && S_ISREG(in->a.mode))
+		xattr_drop(in, "security.capability");
 	txn_dirty(t, in);
 	rstat_inode_changed(m, t, in, old_size);
 	set_target(rep, in);
@@ -1777,23 +1801,6 @@ static int op_getxattr(struct mds *m, struct session *s, struct mdsp_request *r,
 	return 0;
 }
 
-/* Drop xattr @name of @in, if it has one. */
-static void xattr_drop(struct minode *in, const char *name)
-{
-	struct mxattr **pp, *x;
-
-	for (pp = &in->xattrs; *pp; pp = &(*pp)->next)
-		if (!strcmp((*pp)->name, name))
-			break;
-	x = *pp;
-	if (!x)
-		return;
-	*pp = x->next;
-	in->xattr_bytes -= x->len + (uint32_t)strlen(x->name);
-	free(x->name);
-	free(x->val);
-	free(x);
-}
 
 /*
  * setxattr of a POSIX ACL (set_posix_acl, posix_acl_update_mode): checked

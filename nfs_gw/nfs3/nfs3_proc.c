@@ -579,6 +579,10 @@ static int p_write(struct nfs3_req *r, struct xdr_dec *args, struct xdr_enc *res
 	 * (after the open above: a delegation granted meanwhile sees the writer) */
 	if (!st && lc_break_for_write(r->s->lc, lc_ino(o.in), false))
 		st = NFS3ERR_JUKEBOX;
+	/* setuid and file capabilities go as the caller's write removes them
+	 * (the cached handle is root's: lc_write's own kill would keep them) */
+	if (!st && a.data_len)
+		st = nfs3_errno(lc_kill_privs(r->s->lc, o.in, &o.cr));
 	if (!st && a.data_len) {
 		n = lc_write(r->s->lc, fe->fh, (off_t)a.offset, a.data_len, a.data);
 		if (n < 0)

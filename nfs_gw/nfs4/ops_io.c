@@ -289,6 +289,14 @@ NFS4_OP(write)
 		return st;
 	}
 	fh = handle_of(ref, tmp);
+	/* setuid and file capabilities go as the caller's write removes them
+	 * (the open's handle has the opener's credentials, and no kernel
+	 * removes security.capability before us) */
+	r = len && c->lc ? lc_kill_privs(c->lc, o.in, &o.cr) : 0;
+	if (r < 0) {
+		st = nfs4_errno_to_status(r);
+		goto out;
+	}
 	n = len ? lc_write(c->lc, fh, (off_t)off, len, data) : 0;
 	if (n < 0) {
 		st = nfs4_errno_to_status((int)n);

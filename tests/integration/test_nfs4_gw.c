@@ -516,6 +516,48 @@ START_TEST(v40_quota_dquot)
 }
 END_TEST
 
+/*
+ * A WRITE removes security.capability, whoever writes (root too, as
+ * cap_inode_need_killpriv() on a local filesystem; knfsd's write goes
+ * through file_remove_privs()); root's keeps the setuid bit.  No kernel
+ * removes the capability before the gateway's write, as one does before
+ * FUSE's.
+ */
+START_TEST(v40_write_kills_fcaps)
+{
+	static const uint8_t vcap[20] = { 0x01, 0x00, 0x00, 0x02, 0x00, 0x04 };
+	struct lc_attr set = { .mode = 04755 }, a;
+	struct nc *n;
+	struct nfs4_fh d, fh;
+	struct nfs4_stateid osid;
+	struct lc_inode *td, *in;
+	struct ncc c;
+	uint32_t oseq = 1;
+
+	gw_up();
+	n = nc_connect(port, 0);
+	nc_setclientid(n, "killpriv-client", 1);
+	test_dir(n, "killpriv", &d);
+	ck_assert_uint_eq(nc_open(n, &d, "f", 2, 0, "owner", NC_CREATE, &oseq, &osid, &fh), NFS4_OK);
+	ck_assert_int_eq(lc_lookup(lc, lroot, tdir, &rootcr, NULL, &td), 0);
+	ck_assert_int_eq(lc_lookup(lc, td, "f", &rootcr, NULL, &in), 0);
+	lc_put(lc, td);
+	ck_assert_int_eq(lc_setattr(lc, in, &set, LC_SET_MODE, &rootcr, NULL), 0);
+	ck_assert_int_eq(lc_setxattr(lc, in, "security.capability", vcap, sizeof(vcap), 0, &rootcr), 0);
+
+	ncc_begin(&c, n);
+	enc_putfh(&c, &fh);
+	enc_write(&c, &osid, 0, 2 /* FILE_SYNC4 */, "hello", 5);
+	ck_assert_uint_eq(ncc_status(&c), NFS4_OK);
+	ck_assert_msg(lc_getxattr(lc, in, "security.capability", NULL, 0, &rootcr) == -ENODATA,
+		      "security.capability kept after root's WRITE");
+	ck_assert_int_eq(lc_getattr(lc, in, &rootcr, true, &a), 0);
+	ck_assert_uint_eq(a.mode & 07777, 04755);
+	lc_put(lc, in);
+	nc_close(n);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("nfs4_gw");
@@ -528,6 +570,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, v41_owner_ops_never_wait);
 	tcase_add_test(tc, v40_owner_ops_ordered);
 	tcase_add_test(tc, v40_quota_dquot);
+	tcase_add_test(tc, v40_write_kills_fcaps);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -748,6 +748,92 @@ static uint32_t create3(int fd, uint32_t xid, const struct fh3 *dir, const char 
 	return st;
 }
 
+/*
+ * A WRITE removes what a write by its caller removes on a local filesystem
+ * (file_remove_privs(), as knfsd's writes with the caller's credentials):
+ * setuid for a caller other than root, security.capability whoever it is.
+ * The v3 handle cache opens files as root, so the library's own kill (by
+ * the handle's credentials) kept a setuid bit for every writer, and no
+ * kernel removes a capability before the gateway's write.  A chown takes
+ * the capability too (in the MDS, for every frontend).
+ */
+static void v3_write_as(int fd, uint32_t xid, const struct fh3 *f, uint32_t uid)
+{
+	struct xdr_enc e;
+	struct r3 r;
+
+	xdr_enc_init(&e, 2 << 20);
+	trpc_call_header_as(&e, xid, 100003, 3, P3_WRITE, uid, uid);
+	xdr_put_opaque(&e, f->d, f->len);
+	xdr_put_u64(&e, 0);
+	xdr_put_u32(&e, 5);
+	xdr_put_u32(&e, 2);              /* FILE_SYNC */
+	xdr_put_opaque(&e, "hello", 5);
+	c3_call(fd, &e, &r);
+	ck_assert_msg(r.status == 0, "WRITE as uid %u: status %u", uid, r.status);
+	free(r.buf);
+}
+
+START_TEST(v3_write_kills_privs)
+{
+	/* vfs_cap_data revision 2: effective, CAP_NET_BIND_SERVICE permitted */
+	static const uint8_t vcap[20] = { 0x01, 0x00, 0x00, 0x02, 0x00, 0x04 };
+	struct lc_attr set = { .mode = 04777 }, a;
+	struct lc_inode *in = NULL;
+	struct fh3 root, f;
+	int fd;
+
+	nfsgw_start(&g);
+	fd = nfsw_connect(NULL, NULL, g.port);
+	ck_assert_uint_eq(mnt3(fd, "/", &root), 0);
+	ck_assert_uint_eq(create3(fd, 30, &root, "killpriv", &f), 0);
+	ck_assert_int_eq(lc_lookup(g.c, g.root, "killpriv", &rootcr, NULL, &in), 0);
+	for (int round = 0; round < 2; round++) {
+		uint32_t uid = round ? 0 : 1000;
+
+		ck_assert_int_eq(lc_setattr(g.c, in, &set, LC_SET_MODE, &rootcr, NULL), 0);
+		ck_assert_int_eq(lc_setxattr(g.c, in, "security.capability", vcap, sizeof(vcap), 0, &rootcr), 0);
+		ck_assert_int_eq(lc_getxattr(g.c, in, "security.capability", NULL, 0, &rootcr), (ssize_t)sizeof(vcap));
+		v3_write_as(fd, 31 + (uint32_t)round, &f, uid);
+		ck_assert_int_eq(lc_getattr(g.c, in, &rootcr, true, &a), 0);
+		if (uid)
+			ck_assert_msg((a.mode & 07777) == 0777, "mode %o after uid %u's WRITE, want 0777", a.mode & 07777,
+				      uid);
+		else
+			ck_assert_msg((a.mode & 07777) == 04777, "mode %o after root's WRITE, want 04777",
+				      a.mode & 07777);
+		ck_assert_msg(lc_getxattr(g.c, in, "security.capability", NULL, 0, &rootcr) == -ENODATA,
+			      "security.capability kept after uid %u's WRITE", uid);
+	}
+	/* and a chown, root's too (chown_common's ATTR_KILL_PRIV) */
+	ck_assert_int_eq(lc_setxattr(g.c, in, "security.capability", vcap, sizeof(vcap), 0, &rootcr), 0);
+	{
+		struct xdr_enc e;
+		struct r3 r;
+
+		c3_begin(&e, 40, 100003, P3_SETATTR);
+		xdr_put_opaque(&e, f.d, f.len);
+		xdr_put_bool(&e, false);         /* mode */
+		xdr_put_bool(&e, true);          /* uid */
+		xdr_put_u32(&e, 1000);
+		xdr_put_bool(&e, false);         /* gid */
+		xdr_put_bool(&e, false);         /* size */
+		xdr_put_u32(&e, 0);              /* atime: don't change */
+		xdr_put_u32(&e, 0);              /* mtime */
+		xdr_put_bool(&e, false);         /* no guard */
+		c3_call(fd, &e, &r);
+		ck_assert_uint_eq(r.status, 0);
+		free(r.buf);
+	}
+	ck_assert_int_eq(lc_getattr(g.c, in, &rootcr, true, &a), 0);
+	ck_assert_uint_eq(a.uid, 1000);
+	ck_assert_msg(lc_getxattr(g.c, in, "security.capability", NULL, 0, &rootcr) == -ENODATA,
+		      "security.capability kept after a chown");
+	lc_put(g.c, in);
+	close(fd);
+}
+END_TEST
+
 /* MOUNT over a socket: EXPORT lists the exports, MNT of a path that is not
  * exported (or a subdirectory, or a denied client) is refused, MNT of an
  * export gives its root's handle, DUMP and UMNT keep the list. */
@@ -1616,6 +1702,7 @@ int main(int argc, char **argv)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, mount_protocol);
 	tcase_add_test(tc, v3_procedures);
+	tcase_add_test(tc, v3_write_kills_privs);
 	tcase_add_test(tc, v3_retransmit_after_reconnect);
 	tcase_add_test(tc, v3_renamed_over_open);
 	suite_add_tcase(s, tc);

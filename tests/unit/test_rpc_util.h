@@ -155,16 +155,17 @@ static inline bool trpc_closed(int fd)
 	}
 }
 
-/* Start a call header: xid, CALL, 2, prog, vers, proc, AUTH_SYS uid/gid, verf NONE. */
-static inline void trpc_call_header(struct xdr_enc *e, uint32_t xid, uint32_t prog, uint32_t vers, uint32_t proc)
+/* Start a call header: xid, CALL, 2, prog, vers, proc, AUTH_SYS @uid/@gid (no groups), verf NONE. */
+static inline void trpc_call_header_as(struct xdr_enc *e, uint32_t xid, uint32_t prog, uint32_t vers, uint32_t proc,
+				       uint32_t uid, uint32_t gid)
 {
 	struct xdr_enc cred;
 
 	xdr_enc_init(&cred, 512);
 	xdr_put_u32(&cred, 0);
 	xdr_put_string(&cred, "testhost");
-	xdr_put_u32(&cred, 0);
-	xdr_put_u32(&cred, 0);
+	xdr_put_u32(&cred, uid);
+	xdr_put_u32(&cred, gid);
 	xdr_put_u32(&cred, 0);
 	xdr_put_u32(e, xid);
 	xdr_put_u32(e, RPC_CALL);
@@ -177,6 +178,12 @@ static inline void trpc_call_header(struct xdr_enc *e, uint32_t xid, uint32_t pr
 	xdr_put_u32(e, RPC_AUTH_NONE);
 	xdr_put_opaque(e, NULL, 0);
 	xdr_enc_free(&cred);
+}
+
+/* the same as root (uid 0, gid 0) */
+static inline void trpc_call_header(struct xdr_enc *e, uint32_t xid, uint32_t prog, uint32_t vers, uint32_t proc)
+{
+	trpc_call_header_as(e, xid, prog, vers, proc, 0, 0);
 }
 
 struct trpc_reply {
