@@ -192,6 +192,13 @@ void lc_flusher_kick(struct lclient *c);
 struct lc_fh *lc_fh_new(struct lclient *c, struct lc_inode *in, int flags, const struct lc_cred *cr);
 void lc_fh_free(struct lclient *c, struct lc_fh *fh);
 /**
+ * lc_kill_suid - what a write by @cr clears of @in's mode: setuid, and
+ * setgid where it means something, unless @cr is root (file_remove_privs);
+ * one MDS SETATTR when there is something to clear.  lc_write does it with
+ * the handle's credentials; lc_kill_privs (namei.c) with a caller's.
+ */
+int lc_kill_suid(struct lclient *c, struct lc_inode *in, const struct lc_cred *cr);
+/**
  * lc_ra_pool_trim - free the readahead buffers kept for reuse: all of them
  * with @all, else only when none was taken or given back for 10 s (the
  * flusher's tick: an idle mount holds no readahead memory).

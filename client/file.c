@@ -677,7 +677,7 @@ static int64_t inode_flags(struct lclient *c, struct lc_inode *in)
  * The MDS makes the change; the frontend's kernel learns of the new mode
  * through lc_callbacks.  Costs nothing for files without those bits.
  */
-static int kill_suid(struct lclient *c, struct lc_inode *in, const struct lc_cred *cr)
+int lc_kill_suid(struct lclient *c, struct lc_inode *in, const struct lc_cred *cr)
 {
 	bool member;
 	int r;
@@ -714,35 +714,7 @@ static int kill_suid(struct lclient *c, struct lc_inode *in, const struct lc_cre
 /* the kill of the opener's write: the FUSE kernel removed security.capability itself */
 static int kill_privs(struct lclient *c, struct lc_fh *fh)
 {
-	return kill_suid(c, fh->in, &fh->cred);
-}
-
-int lc_kill_privs(struct lclient *c, struct lc_inode *in, const struct lc_cred *cr)
-{
-	ssize_t n;
-	int r;
-
-	pthread_mutex_lock(&in->lock);
-	bool reg = S_ISREG(in->mi.mode);
-	pthread_mutex_unlock(&in->lock);
-	if (!reg)
-		return 0;
-	r = kill_suid(c, in, cr);
-	if (r < 0)
-		return r;
-	/* by anyone, root too (cap_inode_need_killpriv); free while the
-	 * absence is known (lc_getxattr remembers it under As) */
-	n = lc_getxattr(c, in, "security.capability", NULL, 0, cr);
-	if (n == -ENODATA || n == -EOPNOTSUPP)
-		return 0;
-	if (n < 0)
-		return (int)n;
-	r = lc_removexattr(c, in, "security.capability", cr);
-	if (r == -ENODATA)
-		r = 0;   /* someone else's write took it first */
-	if (r == 0 && c->cb.inval_inode)
-		c->cb.inval_inode(c->cb_arg, in->ino, -1, 0);
-	return r;
+	return lc_kill_suid(c, fh->in, &fh->cred);
 }
 
 /*

@@ -1175,6 +1175,35 @@ ssize_t lc_getxattr(struct lclient *c, struct lc_inode *in, const char *name, vo
 	return n;
 }
 
+/* (client.h) the data layer's setuid kill, then the capability by name */
+int lc_kill_privs(struct lclient *c, struct lc_inode *in, const struct lc_cred *cr)
+{
+	ssize_t n;
+	int r;
+
+	pthread_mutex_lock(&in->lock);
+	bool reg = S_ISREG(in->mi.mode);
+	pthread_mutex_unlock(&in->lock);
+	if (!reg)
+		return 0;
+	r = lc_kill_suid(c, in, cr);
+	if (r < 0)
+		return r;
+	/* by anyone, root too (cap_inode_need_killpriv); free while the
+	 * absence is known (lc_getxattr remembers it under As) */
+	n = lc_getxattr(c, in, "security.capability", NULL, 0, cr);
+	if (n == -ENODATA || n == -EOPNOTSUPP)
+		return 0;
+	if (n < 0)
+		return (int)n;
+	r = lc_removexattr(c, in, "security.capability", cr);
+	if (r == -ENODATA)
+		r = 0;   /* someone else's write took it first */
+	if (r == 0 && c->cb.inval_inode)
+		c->cb.inval_inode(c->cb_arg, in->ino, -1, 0);
+	return r;
+}
+
 ssize_t lc_listxattr(struct lclient *c, struct lc_inode *in, char *buf, size_t size, const struct lc_cred *cr)
 {
 	if (xattrs_none(in)) {
