@@ -241,6 +241,16 @@ int log_set_file(const char *path)
 	return 0;
 }
 
+bool log_to_file(void)
+{
+	bool file;
+
+	pthread_rwlock_rdlock(&out_lock);
+	file = out_fd != STDERR_FILENO;
+	pthread_rwlock_unlock(&out_lock);
+	return file;
+}
+
 int log_reopen(void)
 {
 	char path[sizeof(out_path)];

@@ -20,6 +20,7 @@
 
 #include <stdarg.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 /* X(enum suffix, name used in debug_<name>, default level) */
@@ -65,6 +66,8 @@ int log_set_file(const char *path);
  * is kept then).
  */
 int log_reopen(void);
+/** log_to_file - whether log lines go to a file (log_file), not to stderr. */
+bool log_to_file(void);
 
 /**
  * log_ignore_file_option - keep logging to stderr whatever log_file says:

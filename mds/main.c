@@ -104,15 +104,19 @@ static void usage(FILE *f)
 }
 
 static int fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* a reason to exit: on stderr, and in the log file too where there is one
+ * (a daemon started by systemd or a test shows its log first) */
 static int fail(const char *fmt, ...)
 {
+	char msg[2048];
 	va_list ap;
 
-	fprintf(stderr, "loligo-mds: ");
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
+	fprintf(stderr, "loligo-mds: %s\n", msg);
+	if (log_to_file())
+		derr(MDS, "exiting: %s", msg);
 	return 1;
 }
 

@@ -110,6 +110,34 @@ static long map_epoch(const char *name, int *standbys)
 	return e;
 }
 
+static void log_tail(const char *name, const char *ext, char *out, size_t len);
+
+/* a wait that failed: the end of every daemon's log and of its stdout and
+ * stderr (a daemon that exits before it logs says why there only) */
+static void dump_daemons(const char *why)
+{
+	static const char *const names[] = { "a", "b", "c", "d" };
+	char p[PATH_MAX + 32], buf[3072];
+
+	fprintf(stderr, "test_fuse_failover: %s; the daemons:\n", why);
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		snprintf(p, sizeof(p), "%s/mds.%s.log", fs.dir, names[i]);
+		if (access(p, F_OK) != 0)
+			continue;
+		log_tail(names[i], "log", buf, sizeof(buf));
+		fprintf(stderr, "--- mds.%s.log:\n%s", names[i], buf);
+		log_tail(names[i], "out", buf, 1024);
+		fprintf(stderr, "--- mds.%s.out:\n%s\n", names[i], buf);
+		/* the map as this daemon sees it (the standbys' states: laggy or not) */
+		struct json_object *rep = asok(names[i], "fs status");
+
+		if (rep)
+			fprintf(stderr, "--- mds.%s's fs status:\n%s\n", names[i],
+				json_object_to_json_string_ext(rep, JSON_C_TO_STRING_PLAIN));
+		json_object_put(rep);
+	}
+}
+
 static bool wait_active(const char *name, pid_t pid)
 {
 	double end = lt_now_s() + lt_hang_s_or(60);
@@ -121,10 +149,12 @@ static bool wait_active(const char *name, pid_t pid)
 		if (pid > 0 && waitpid(pid, &st, WNOHANG) == pid) {
 			fprintf(stderr, "test_fuse_failover: mds.%s exited (%s %d) before it took a rank\n", name,
 				WIFSIGNALED(st) ? "signal" : "status", WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st));
+			dump_daemons("a daemon exited");
 			return false;
 		}
 		lt_nap();
 	}
+	dump_daemons("no daemon took the rank");
 	return false;
 }
 
@@ -139,6 +169,7 @@ static bool wait_standbys(const char *active, int n)
 			return true;
 		lt_nap();
 	}
+	dump_daemons("too few standbys registered");
 	return false;
 }
 
