@@ -1801,7 +1801,6 @@ static int op_getxattr(struct mds *m, struct session *s, struct mdsp_request *r,
 	return 0;
 }
 
-
 /*
  * setxattr of a POSIX ACL (set_posix_acl, posix_acl_update_mode): checked
  * (EINVAL for a malformed one, whatever the client checked before), a
