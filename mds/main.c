@@ -495,10 +495,12 @@ static int open_store(struct mds *m, const struct args *a, struct store_config *
 	if (r) {
 		/* a damaged store (-EUCLEAN) says why and what to do; never advise --mkfs over it */
 		const char *why = *store_open_error() ? store_open_error() : strerror(-r);
+		bool at = sc->local_path && *sc->local_path;
+
 		if (r == -EUCLEAN)
 			return fail("%s", why);
-		return fail("cannot open the %s object store%s%s: %s%s", sc->backend, sc->local_path ? " at " : "",
-			    sc->local_path ? sc->local_path : "", why,
+		return fail("cannot open the %s object store%s%s: %s%s", sc->backend, at ? " at " : "",
+			    at ? sc->local_path : "", why,
 			    r == -ENOENT && !a->mkfs ? " (create a filesystem with loligo-mds --mkfs)" : "");
 	}
 	r = open_pool(m->st, m->meta_pool_name, a->mkfs, &m->meta);

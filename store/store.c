@@ -15,6 +15,7 @@
  * store_inject_read_error does the same to omap reads (get, list), what
  * an MDS loads on a cache miss while it serves a request.
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <limits.h>
 #include <pthread.h>
@@ -22,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "common/config.h"
 #include "common/log.h"
@@ -159,10 +161,57 @@ static int inject_take(struct inject *in)
 static const struct store_backend *backends[] = {
 	&store_local_backend,
 	&store_mem_backend,
-#ifdef LOLIGO_HAVE_RADOS
-	&store_rados_backend,
-#endif
 };
+
+#ifdef LOLIGO_HAVE_RADOS
+/*
+ * The rados backend lives in a module (store_rados.so, linked to librados),
+ * loaded the first time a store asks for it and never unloaded: librados
+ * keeps threads and exit handlers.  A program in the build tree loads the
+ * build tree's module, an installed one the installed module.
+ */
+static pthread_once_t rados_once = PTHREAD_ONCE_INIT;
+static const struct store_backend *rados_backend;
+static char rados_error[PATH_MAX + 256];
+
+static void rados_module_path(char *buf, size_t len)
+{
+	char exe[PATH_MAX], build[PATH_MAX];
+	const char *dir = LOLIGO_MODULE_DIR;
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+
+	if (n > 0 && realpath(LOLIGO_BUILD_DIR, build)) {
+		size_t bl = strlen(build);
+
+		exe[n] = 0;
+		if (strncmp(exe, build, bl) == 0 && exe[bl] == '/')
+			dir = LOLIGO_BUILD_DIR "/store";
+	}
+	snprintf(buf, len, "%s/store_rados.so", dir);
+}
+
+static void rados_module_load(void)
+{
+	char path[PATH_MAX];
+	void *h;
+
+	rados_module_path(path, sizeof(path));
+	h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	if (!h) {
+		snprintf(rados_error, sizeof(rados_error), "%s", dlerror());
+		return;
+	}
+	rados_backend = dlsym(h, "store_rados_backend");
+	if (!rados_backend)
+		snprintf(rados_error, sizeof(rados_error), "%s: no store_rados_backend: %s", path, dlerror());
+}
+
+static const struct store_backend *backend_rados(void)
+{
+	pthread_once(&rados_once, rados_module_load);
+	return rados_backend;
+}
+#endif
 
 /* what the last failed store_open() of this thread said */
 static __thread char open_error[768];
@@ -181,6 +230,15 @@ const char *store_open_error(void)
 	return open_error;
 }
 
+static int backend_open(const struct store_backend *be, const struct store_config *cfg, struct store **out)
+{
+	int r = be->open(cfg, out);
+
+	if (r == 0)
+		(*out)->be = be;
+	return r;
+}
+
 int store_open(const struct store_config *cfg, struct store **out)
 {
 	const char *name = cfg->backend && *cfg->backend ? cfg->backend : "local";
@@ -190,20 +248,25 @@ int store_open(const struct store_config *cfg, struct store **out)
 	open_error[0] = 0;
 	for (size_t i = 0; i < sizeof(backends) / sizeof(backends[0]); i++) {
 		if (strcmp(backends[i]->name, name) == 0) {
-			int r;
-
 			if (backends[i]->in_process_only && !cfg->mem_ok)
 				break;   /* unknown to configuration: below */
-			r = backends[i]->open(cfg, out);
-			if (r == 0)
-				(*out)->be = backends[i];
-			return r;
+			return backend_open(backends[i], cfg, out);
 		}
 	}
-	if (strcmp(name, "rados") == 0)
+	if (strcmp(name, "rados") == 0) {
+#ifdef LOLIGO_HAVE_RADOS
+		const struct store_backend *be = backend_rados();
+
+		if (be)
+			return backend_open(be, cfg, out);
+		derr(STORE, "store: cannot load the rados backend: %s (is loligo installed whole?)", rados_error);
+		store_open_error_set("cannot load the rados backend: %s", rados_error);
+#else
 		derr(STORE, "store: the rados backend is not built in (configure with -DLOLIGO_RADOS=ON)");
-	else
-		derr(STORE, "store: unknown backend '%s' (store_backend = local | rados)", name);
+#endif
+		return -ENOTSUP;
+	}
+	derr(STORE, "store: unknown backend '%s' (store_backend = local | rados)", name);
 	return -ENOTSUP;
 }
 

@@ -117,6 +117,7 @@ struct store_pool {
 extern const struct store_backend store_local_backend;
 extern const struct store_backend store_mem_backend;
 #ifdef LOLIGO_HAVE_RADOS
+/* the entry of the rados module (store_rados.so), found by dlsym() */
 extern const struct store_backend store_rados_backend;
 #endif
 

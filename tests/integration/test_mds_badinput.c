@@ -374,6 +374,29 @@ START_TEST(test_startup_errors)
 
 		EXPECT_ONE_LINE_ERROR(args, "frobnicate");
 	}
+#ifdef LOLIGO_MODULE_DIR
+	/*
+	 * The rados backend is a module: a program outside the build tree
+	 * without an installed module says which file it could not load, at
+	 * start, before anything else (a copy of loligo-mds in our directory).
+	 */
+	if (access(LOLIGO_MODULE_DIR "/store_rados.so", F_OK) == 0) {
+		fprintf(stderr, "test_startup_errors: %s/store_rados.so is installed; not tried without it\n",
+			LOLIGO_MODULE_DIR);
+	} else {
+		const char *args[] = { "--store_backend=rados", "--mkfs", NULL };
+		char copy[sizeof(P.dir) + 32], bin[sizeof(P.bin)], cmd[sizeof(copy) + sizeof(bin) + 16];
+
+		snprintf(copy, sizeof(copy), "%s/loligo-mds", P.dir);
+		snprintf(cmd, sizeof(cmd), "cp '%s' '%s'", P.bin, copy);
+		ck_assert_int_eq(system(cmd), 0);
+		memcpy(bin, P.bin, sizeof(bin));
+		snprintf(P.bin, sizeof(P.bin), "%s", copy);
+		EXPECT_ONE_LINE_ERROR(args, "cannot load the rados backend: " LOLIGO_MODULE_DIR "/store_rados.so");
+		memcpy(P.bin, bin, sizeof(bin));
+		unlink(copy);
+	}
+#endif
 }
 END_TEST
 

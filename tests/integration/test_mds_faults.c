@@ -767,7 +767,7 @@ START_TEST(test_header_one_behind)
 	mdsp_buf_free(&hb);
 	off_close(&o);
 	for (i = 0; i < 3; i++) {
-		char tag[8];
+		char tag[16];
 
 		start_and_open();
 		snprintf(tag, sizeof(tag), "b%d", i);

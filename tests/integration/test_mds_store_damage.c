@@ -34,7 +34,7 @@ static struct mdsw W;
 static void setup(void)
 {
 	struct mdsp_inode in;
-	char name[32];
+	char name[48];
 
 	ck_assert_int_eq(mdsproc_init(&P, parent_dir), 0);
 	ck_assert_int_eq(mdsproc_mkfs(&P), 0);

@@ -68,7 +68,8 @@ if [ "${DEB_PACKAGES_INNER:-}" = "" ]; then
 	declare -A WANT=(
 		[loligo-common]="./usr/bin/loligo ./usr/share/bash-completion/completions/loligo ./etc/logrotate.d/loligo
 		                 ./etc/loligo/loligo.conf.example ./lib/systemd/system/loligo.target
-		                 ./usr/share/doc/loligo-common/README.Debian ./var/log/loligo/ ./var/lib/loligo/"
+		                 ./usr/share/doc/loligo-common/README.Debian ./var/log/loligo/ ./var/lib/loligo/
+		                 ./usr/lib/$(dpkg-architecture -qDEB_HOST_MULTIARCH)/loligo/store_rados.so"
 		[loligo-mds]="./usr/bin/loligo-mds ./lib/systemd/system/loligo-mds@.service"
 		[loligo-fuse]="./usr/bin/loligo-fuse ./sbin/mount.fuse.loligo ./lib/systemd/system/loligo-fuse@.service")
 	for p in loligo-common loligo-mds loligo-fuse; do
@@ -80,6 +81,9 @@ if [ "${DEB_PACKAGES_INNER:-}" = "" ]; then
 		awk '$2 ~ /\/s?bin\/[^\/]+$/ && $1 !~ /^-rwxr-xr-x/ {print}' "$T/$p.list" | grep . && fail "$p: a program that is not 0755"
 	done
 	dpkg-deb -f "$T/src/loligo-fuse_${V}_"*.deb Depends | grep -qw fuse3 || fail "loligo-fuse does not depend on fuse3"
+	# the rados backend is a module the programs load, not link: its package must bring librados
+	dpkg-deb -f "$T/src/loligo-common_${V}_"*.deb Depends | grep -qw librados2 ||
+		fail "loligo-common (with the rados module) does not depend on librados2"
 	for p in mds fuse; do
 		dpkg-deb -f "$T/src/loligo-${p}_${V}_"*.deb Depends | grep -q "loligo-common (= $V)" ||
 			fail "loligo-$p does not depend on loligo-common (= $V)"
@@ -90,7 +94,7 @@ if [ "${DEB_PACKAGES_INNER:-}" = "" ]; then
 		echo "PASS: lintian: no errors ($(grep -c '^W:' "$T/lintian.out") warnings: $(grep '^W:' "$T/lintian.out" |
 			awk '{print $3}' | sort | uniq -c | awk '{printf "%s %s, ", $1, $2}' | sed 's/, $//'))"
 	fi
-	echo "PASS: dpkg -c: loligo-common (CLI, completion, logrotate, example config, loligo.target), loligo-mds, loligo-fuse (/sbin/mount.fuse.loligo) and their units"
+	echo "PASS: dpkg -c: loligo-common (CLI, completion, logrotate, example config, loligo.target, the rados module), loligo-mds, loligo-fuse (/sbin/mount.fuse.loligo) and their units"
 
 	# ---- install, run, purge: in namespaces of our own ------------------------
 	DEB_PACKAGES_INNER=1 T=$T V=$V unshare --mount --pid --net --fork --propagation private "$0" ||
@@ -138,6 +142,7 @@ for f in /usr/bin/loligo /usr/bin/loligo-mds /usr/bin/loligo-fuse /sbin/mount.fu
 	/lib/systemd/system/loligo-fuse@.service /usr/share/bash-completion/completions/loligo; do
 	[ -e $f ] || fail "$f not installed"
 done
+ls /usr/lib/*/loligo/store_rados.so > /dev/null 2>&1 || fail "the rados module (/usr/lib/*/loligo/store_rados.so) not installed"
 echo "PASS: apt-get install ./loligo-{common,mds,fuse}_${V}_*.deb"
 
 # the units themselves: systemd's own checker (it needs the programs they name installed)

@@ -890,12 +890,12 @@ START_TEST(t_omap_list)
 	bool more;
 
 	for (int i = 99; i >= 0; i--) {
-		keys[nk] = malloc(16);
-		snprintf(keys[nk++], 16, "key%03d", i);
+		keys[nk] = malloc(24);
+		snprintf(keys[nk++], 24, "key%03d", i);
 	}
 	for (int i = 0; i < 10; i++) {
-		keys[nk] = malloc(16);
-		snprintf(keys[nk++], 16, "other%d", i);
+		keys[nk] = malloc(24);
+		snprintf(keys[nk++], 24, "other%d", i);
 	}
 	keys[nk++] = strdup("k");
 	keys[nk++] = strdup("key");   /* the prefix itself is a key */
