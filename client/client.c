@@ -130,6 +130,7 @@ static void perf_register(struct lclient *c)
 	C(ino_trim_visited);
 	C(dn_trim_walks);
 	C(dn_trim_skipped);
+	C(dn_lease_moved);
 	C(index_ops);
 	C(purge_files);
 	C(purge_objects);

@@ -57,7 +57,10 @@ struct lc_dentry {
 	uint64_t dgen;      /* parent's dgen at insert; 0: dead (DENTRY_DEAD) */
 	union {
 		uint64_t ngen;      /* negative entries (ino 0, not dead): parent's ngen at insert */
-		uint64_t lease_seq; /* positive: the lease it is cached under; dead: the one revoked */
+		/* positive: the lease it is cached under (moved forward in place
+		 * by a newer grant, taken, 0, by the trimmer that releases it);
+		 * dead: the one revoked */
+		_Atomic uint64_t lease_seq;
 	};
 	uint64_t until;     /* mono ns: kept (and trimmed) no longer than this */
 	_Atomic uint64_t kernel_until;  /* mono ns: the frontend's kernel may hold the name until then */
@@ -216,6 +219,28 @@ void lc_dcache_add_lease(struct lclient *c, struct lc_inode *dir, const char *na
 		 * session's leases in order; requesters apply them in any) */
 		rcu_read_unlock();
 		return;
+	}
+	if (old && !DENTRY_DEAD(old) && old->ino == ino && old->until == UINT64_MAX && seq < LEASE_SEQ_LOCAL &&
+	    old->dgen == atomic_load_explicit(&dir->dgen, memory_order_acquire)) {
+		/*
+		 * The same name, the same inode, a newer lease (every listing
+		 * and lookup brings one): move the live entry's lease forward
+		 * in place instead of a new entry and a hash replace.  Against
+		 * the trimmer, which takes the lease (0) before it drops the
+		 * entry and releases what it took: either it takes ours and
+		 * releases it, or we see 0 and insert anew (its release then
+		 * names the older lease, which the MDS ignores).  A revoke
+		 * replaces the entry: a move that comes after is lost, a miss.
+		 */
+		uint64_t cur = atomic_load(&old->lease_seq);
+
+		while (cur && cur < LEASE_SEQ_LOCAL) {
+			if (cur >= seq || atomic_compare_exchange_weak(&old->lease_seq, &cur, seq)) {
+				rcu_read_unlock();
+				perf_inc(&c->perf.dn_lease_moved, 1);
+				return;
+			}
+		}
 	}
 	rcu_read_unlock();
 	d = dentry_new(dir, name, ino);
@@ -692,7 +717,8 @@ void lc_dcache_trim(struct lclient *c)
 				if (!rel[nrel].name)
 					continue;
 				rel[nrel].parent = d->parent;
-				rel[nrel].seq = leased ? d->lease_seq : 0;
+				/* taken: a grant now makes a new entry (lc_dcache_add_lease) */
+				rel[nrel].seq = leased ? atomic_exchange(&d->lease_seq, 0) : 0;
 				rel[nrel].positive = d->ino != 0;
 				nrel++;
 			}

@@ -443,6 +443,7 @@ struct lc_perf {
 	struct perf_counter caps_grant_dropped;  /* a reply's grant not installed: revoked or evicted
 						  * while it was out (caps.c lc_caps_seen) */
 	struct perf_counter dn_trim_walks, dn_trim_skipped;    /* lc_dcache_trim's, likewise */
+	struct perf_counter dn_lease_moved;    /* newer leases on a cached name, moved in place (dentry.c) */
 	struct perf_counter ino_trim_walks, ino_trim_skipped;  /* lc_icache_trim: rounds that looked at the
 							         * LRU, and rounds past the bound with nothing on it */
 	struct perf_counter ino_trim_visited;  /* inodes lc_icache_trim looked at (each round at most

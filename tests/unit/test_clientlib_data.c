@@ -8,6 +8,7 @@
  * with lc_fh_new().  Size reports to the MDS are skipped without a session.
  */
 #include <check.h>
+#include <json-c/json.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <fcntl.h>
@@ -1791,6 +1792,69 @@ START_TEST(test_irare_uncounted_with_its_inode)
 }
 END_TEST
 
+/* the lease @name of @dir is cached under (the dump's word), 0 if none */
+static uint64_t dump_lease_seq(struct lc_inode *dir, const char *name)
+{
+	struct json_object *arr = lc_dcache_dump_dir(c, dir), *o, *v;
+	uint64_t seq = 0;
+
+	for (size_t i = 0; i < json_object_array_length(arr); i++) {
+		o = json_object_array_get_idx(arr, i);
+		if (json_object_object_get_ex(o, "name", &v) && strcmp(json_object_get_string(v), name) == 0 &&
+		    json_object_object_get_ex(o, "lease_seq", &v))
+			seq = json_object_get_uint64(v);
+	}
+	json_object_put(arr);
+	return seq;
+}
+
+/* a newer lease on a cached name (every listing brings each name under a
+ * new one) moves the entry's lease in place: no new entry, nothing
+ * allocated; an older one changes nothing; a revoke still keeps the
+ * revoked lease's replies out, and the trimmer's drop lets the next grant in */
+START_TEST(test_dcache_lease_moves_in_place)
+{
+	struct mdsp_inode dmi = { .ino = 0xb00, .generation = 1, .mode = S_IFDIR | 0755, .nlink = 2 };
+	struct mdsp_inode mi = { .ino = 0xb01, .generation = 1, .mode = S_IFREG | 0644, .nlink = 1 };
+	struct lc_inode *dir = lc_inode_update(c, &dmi, MDSP_CAP_PIN | MDSP_CAP_ATTR_SHARED, 1);
+	struct lc_inode *in = lc_inode_update(c, &mi, 0, 0);
+	uint64_t n0, mem0, moved0, ino;
+
+	lc_dcache_add_lease(c, dir, "m", in->ino, 5);
+	n0 = atomic_load(&c->ndentries);
+	mem0 = atomic_load(&c->mem[LC_MEM_DENTRY]);
+	moved0 = perf_get(&c->perf.dn_lease_moved);
+	lc_dcache_add_lease(c, dir, "m", in->ino, 9);
+	ck_assert_uint_eq(perf_get(&c->perf.dn_lease_moved), moved0 + 1);
+	ck_assert_uint_eq(atomic_load(&c->ndentries), n0);
+	ck_assert_uint_eq(atomic_load(&c->mem[LC_MEM_DENTRY]), mem0);
+	ck_assert_uint_eq(dump_lease_seq(dir, "m"), 9);
+	lc_dcache_add_lease(c, dir, "m", in->ino, 7);     /* an older reply applied late */
+	ck_assert_uint_eq(dump_lease_seq(dir, "m"), 9);
+	ck_assert(lc_dcache_lookup(c, dir, "m", &ino) && ino == in->ino);
+
+	lc_dcache_revoke_lease(c, dir->ino, "m");        /* revokes 9 */
+	ck_assert(!lc_dcache_lookup(c, dir, "m", &ino));
+	lc_dcache_add_lease(c, dir, "m", in->ino, 9);     /* the revoked lease's reply */
+	ck_assert(!lc_dcache_lookup(c, dir, "m", &ino));
+	moved0 = perf_get(&c->perf.dn_lease_moved);
+	lc_dcache_add_lease(c, dir, "m", in->ino, 10);
+	ck_assert(lc_dcache_lookup(c, dir, "m", &ino) && ino == in->ino);
+	ck_assert_uint_eq(perf_get(&c->perf.dn_lease_moved), moved0);   /* a new entry, not a move */
+
+	/* another inode under the name: a new entry, not a move */
+	mi.ino = 0xb02;
+	lc_put(c, in);
+	in = lc_inode_update(c, &mi, 0, 0);
+	lc_dcache_add_lease(c, dir, "m", in->ino, 11);
+	ck_assert_uint_eq(perf_get(&c->perf.dn_lease_moved), moved0);
+	ck_assert(lc_dcache_lookup(c, dir, "m", &ino) && ino == 0xb02);
+	ck_assert_uint_eq(dump_lease_seq(dir, "m"), 11);
+	lc_put(c, in);
+	lc_put(c, dir);
+}
+END_TEST
+
 /* the dentry trim does not walk again and again a table it cannot shrink
  * (every name held by the kernel): not until it grew by an eighth */
 START_TEST(test_dcache_trim_waits_for_growth)
@@ -1977,6 +2041,7 @@ static Suite *suite(void)
 	tcase_add_test(tc2, test_icache_trim_lru);
 	tcase_add_test(tc2, test_irare_uncounted_with_its_inode);
 	tcase_add_test(tc2, test_dcache_trim_waits_for_growth);
+	tcase_add_test(tc2, test_dcache_lease_moves_in_place);
 	tcase_add_test(tc2, test_rd_pack_roundtrip);
 	suite_add_tcase(s, tc2);
 	/* the data path's reads against a real cluster (store_rados.sh runs it
