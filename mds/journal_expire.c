@@ -336,14 +336,34 @@ static int expire_one(struct mds *m, struct jseg *s)
 		dinfo(JOURNAL, "expiring journal segment %" PRIx64 " succeeded again", s->no);
 	j->expire_failing = false;
 	j->expire_seg = s->no + 1;
+	j->expired_ns[s->no % JOURNAL_KEEP_RING] = now_mono_ns();
 	if (s->last_seq >= j->replay_last_edit && s->last_seq + 1 > atomic_load(&j->clean_below))
 		atomic_store(&j->clean_below, s->last_seq + 1);
-	journal_remove_segments(m, j->expire_seg);
 	perf_inc(&j->expired, 1);
 	hist_add(&j->expire_lat, now_mono_ns() - t0);
 	dout(JOURNAL, 5, "expired journal segment %" PRIx64 " (%" PRIu64 " entries, %zu objects)", s->no,
 	     s->nentries, nobj);
 	return 0;
+}
+
+/*
+ * Remove the objects of segments expired mds_journal_keep_expired ago (a
+ * standby-replay follower that far behind still reads them), or that the
+ * ring no longer remembers.  Caller holds expire_lock.
+ */
+static void remove_aged(struct mds *m)
+{
+	struct journal *j = m->j;
+	uint64_t keep = (uint64_t)(cfg_double(CFG_mds_journal_keep_expired) * 1e9), now = now_mono_ns();
+	uint64_t below = j->removed_upto;
+
+	for (; below < j->expire_seg; below++) {
+		uint64_t at = j->expired_ns[below % JOURNAL_KEEP_RING];
+
+		if (keep && at && now - at < keep && j->expire_seg - below <= JOURNAL_KEEP_RING)
+			break;
+	}
+	journal_remove_segments(m, below);
 }
 
 void journal_expire_sealed(struct mds *m)
@@ -368,6 +388,7 @@ void journal_expire_sealed(struct mds *m)
 		jseg_free(s);
 		expired = true;
 	}
+	remove_aged(m);
 	pthread_mutex_unlock(&j->expire_lock);
 	if (expired) {
 		/* an expiry's peak (the segment's edits gathered per object,

@@ -92,6 +92,8 @@ struct journal {
 	pthread_mutex_t expire_lock;  /* one expiry at a time */
 	uint64_t expire_seg;          /* protected by expire_lock */
 	uint64_t removed_upto;        /* segment objects below this are removed; expire_lock */
+#define JOURNAL_KEEP_RING 64
+	uint64_t expired_ns[JOURNAL_KEEP_RING];  /* expire_lock: when segment no (at no % ring) expired */
 	bool expire_failing;          /* expire_lock: the last expiry failed (log once) */
 	_Atomic uint64_t clean_below; /* entries with a lower seq are expired (0: replayed ones are not yet) */
 	uint64_t replay_last_edit;    /* seq of the last EDITS entry replayed at start (v2) */
