@@ -48,6 +48,7 @@ struct mds *mds_new(void)
 	xa_init(&m->inodes);
 	xa_init(&m->dirs);
 	xa_init(&m->sessions);
+	bufpool_init(&m->bigbufs, MDS_BIGBUF_MIN, MDS_BIGBUF_LIMIT);
 	mds_layers_wire(m);
 	locker_init(m);
 	flock_init(m);
@@ -66,6 +67,7 @@ void mds_destroy(struct mds *m)
 	xa_destroy(&m->inodes);
 	xa_destroy(&m->dirs);
 	xa_destroy(&m->sessions);
+	bufpool_destroy(&m->bigbufs);
 	free(m->fs_name);
 	free(m->meta_pool_name);
 	free(m->data_pool_name);

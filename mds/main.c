@@ -180,7 +180,8 @@ static int write_port_file(const char *path, unsigned port)
  */
 static void charge_outside(void)
 {
-	mdcache_charge_outside(journal_queue_bound() + journal_seg_bound() + log_recent_bytes());
+	mdcache_charge_outside(journal_queue_bound() + journal_seg_bound() + log_recent_bytes() +
+			       (uint64_t)BUFPOOL_SLOTS * MDS_BIGBUF_LIMIT);
 }
 
 /*
@@ -271,6 +272,8 @@ static void perf_register_all(struct mds *m)
 	perf_register_counter("mds", "requests", &m->req_total);
 	perf_register_counter("mds", "requests_replayed", &m->req_replayed);
 	perf_register_counter("mds", "bad_peers", &m->bad_peers);
+	perf_register_counter("mds", "bigbuf_hits", &m->bigbufs.hits);
+	perf_register_counter("mds", "bigbuf_misses", &m->bigbufs.misses);
 	perf_register_counter("mds", "auth_ok", &m->auth_ok);
 	perf_register_counter("mds", "auth_failed", &m->auth_failed);
 	perf_register_counter("mds", "auth_gmac", &m->auth_gmac);

@@ -71,7 +71,8 @@
  *                              authcaps.c copies a session's caps)
  *   leaves, taken alone: mds->conns_lock, mds->space_lock, mds->keys_lock,
  *     mds->tick_lock; the store's locks are leaves under all of these, and
- *     so are common/slab.c's class locks (the cache's allocations)
+ *     so are common/slab.c's class locks (the cache's allocations) and
+ *     mds->bigbufs.lock (common/bufpool.h: READDIR's buffers)
  *
  * Checked in the lockdep builds (common/lockdep.h): every static _locked
  * helper names its lock and asserts it with lockdep_assert_held().
@@ -87,6 +88,7 @@
 
 #include <urcu/list.h>
 
+#include "common/bufpool.h"
 #include "common/perf.h"
 #include "common/xarray.h"
 #include "mds_proto/proto.h"
@@ -312,6 +314,8 @@ struct txn {
 	struct txn_listed *listed;    /* READDIR: the dentry and inode of each rep->entries[i], so
 				       * locker_fill_reply need not look them up again (in the reply's
 				       * entry block; valid while mds->lock is held since op_readdir) */
+	size_t entries_cap;           /* READDIR: the bytes of the reply's entry block (0: none), which
+				       * goes back to mds->bigbufs after the reply is sent */
 };
 
 /* What op_readdir listed, one per reply entry (struct txn.listed). */
@@ -552,6 +556,12 @@ struct mds {
 	 * it is set no request handler is between its check and its journal
 	 * submission); what is queued is written and answered (mds_drain) */
 	_Atomic bool draining;
+	/* READDIR's big buffers (the entries, their encoding), kept for the
+	 * next listing instead of mapped and unmapped per reply (bufpool.h);
+	 * bounded, charged against mds_cache_memory_limit; its own leaf lock */
+	struct bufpool bigbufs;
+#define MDS_BIGBUF_LIMIT (1u << 20)   /* a READDIR of 1,024 entries: ~330 KB of entries, ~200 KB encoded */
+#define MDS_BIGBUF_MIN (64u << 10)    /* smaller buffers are malloc's business */
 	/* the flusher: writes what slow sockets did not take at once, polling
 	 * every connection with queued bytes (never blocks on one of them) */
 	pthread_t flusher;

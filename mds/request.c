@@ -51,6 +51,36 @@ static int reply_frame(struct mdsp_buf *b, const struct mdsp_reply *rep, uint32_
 	return mdsp_encode(b, &msg);
 }
 
+/*
+ * A reply that is sent and forgotten (not journaled): a listing's is
+ * encoded into one of the MDS's kept buffers, which reply_release() gives
+ * back with the listing's entry block.
+ */
+static int reply_frame_kept(struct mds *m, struct mdsp_buf *b, const struct mdsp_reply *rep, uint32_t flags)
+{
+	struct mdsp_msg msg;
+
+	mdsp_buf_init(b);
+	if (rep->nentries)
+		b->data = bufpool_get(&m->bigbufs, mdsp_reply_size_hint(rep), &b->cap);
+	memset(&msg, 0, sizeof(msg));
+	msg.type = MDSP_MSG_REPLY;
+	msg.reply = *rep;
+	msg.reply.flags = flags;
+	return mdsp_encode(b, &msg);
+}
+
+static void reply_release(struct mds *m, struct mdsp_buf *b, struct mdsp_msg *rmsg, size_t entries_cap)
+{
+	bufpool_put(&m->bigbufs, b->data, b->cap);
+	mdsp_buf_init(b);
+	if (entries_cap) {
+		bufpool_put(&m->bigbufs, rmsg->reply.entries, entries_cap);
+		rmsg->reply.entries = NULL;
+	}
+	mdsp_msg_free(rmsg);
+}
+
 static void send_error(struct conn *c, uint64_t tid, int err)
 {
 	struct mdsp_reply rep;
@@ -244,13 +274,12 @@ static bool request_run(struct mds *m, struct conn *c, struct mdsp_msg *msg, uin
 	if (!journaled) {
 		pthread_mutex_unlock(&m->lock);
 		txn_free(&t);
-		r = reply_frame(&safe, rep, MDSP_REPLY_SAFE);
+		r = reply_frame_kept(m, &safe, rep, MDSP_REPLY_SAFE);
 		if (!r)
 			conn_send_frame(c, &safe);
 		else
 			send_error(c, req->tid, r);
-		mdsp_buf_free(&safe);
-		mdsp_msg_free(&rmsg);
+		reply_release(m, &safe, &rmsg, t.entries_cap);
 		if (req->op < MDSP_OP_MAX) {
 			hist_add(&m->op_lat[req->op], now_mono_ns() - t0);
 			perf_inc(&m->op_count[req->op], 1);

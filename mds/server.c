@@ -1290,7 +1290,7 @@ static int op_readdir(struct mds *m, struct session *s, struct mdsp_request *r, 
 	struct mdir_iter it;
 	uint32_t max = r->max_entries ? r->max_entries : 1024, n = 0, want = 0;
 	uint64_t last = 0, bytes = 0, end;
-	size_t names = 0;
+	size_t names = 0, need;
 	char *np;
 	bool more = false;
 	int e, skipped = 0;
@@ -1338,8 +1338,13 @@ static int op_readdir(struct mds *m, struct session *s, struct mdsp_request *r, 
 		rep->end = !more;
 		return 0;
 	}
-	/* entries, then what they were listed from (t->listed), then names */
-	rep->entries = malloc(want * (sizeof(*rep->entries) + sizeof(*t->listed)) + names);
+	/* entries, then what they were listed from (t->listed), then names;
+	 * a big block comes from the kept ones, and goes back to them once
+	 * the reply is sent (request.c) */
+	need = want * (sizeof(*rep->entries) + sizeof(*t->listed)) + names;
+	rep->entries = bufpool_get(&m->bigbufs, need, &t->entries_cap);
+	if (!rep->entries && (rep->entries = malloc(need)))
+		t->entries_cap = need;
 	if (!rep->entries)
 		return -ENOMEM;
 	rep->names_inline = true;

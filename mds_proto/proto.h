@@ -650,6 +650,11 @@ void mdsp_buf_free(struct mdsp_buf *b);
  * -E2BIG (payload over MDSP_MAX_PAYLOAD).
  */
 int mdsp_encode(struct mdsp_buf *b, const struct mdsp_msg *msg);
+/**
+ * mdsp_reply_size_hint - about the bytes mdsp_encode() makes of a REPLY
+ * with @rp (a listing's at least): what to have ready for it.
+ */
+size_t mdsp_reply_size_hint(const struct mdsp_reply *rp);
 
 /**
  * mdsp_decode_hdr - parse and check the fixed header in @buf (MDSP_HDR_LEN

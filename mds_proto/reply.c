@@ -10,8 +10,23 @@
  * against both that bound and the bytes actually left in the message.
  */
 #include <stdlib.h>
+#include <string.h>
 
 #include "mds_proto/proto_int.h"
+
+/* a listing's bytes: each entry's fixed part, its optional inode fields
+ * at their usual size, its name (names are checked before this is used) */
+size_t mdsp_reply_size_hint(const struct mdsp_reply *rp)
+{
+	size_t n = MDSP_HDR_LEN + 512;
+	uint32_t i;
+
+	if (!rp->entries)
+		return n;
+	for (i = 0; i < rp->nentries; i++)
+		n += DIRENT_WIRE_MIN + 32 + (rp->entries[i].name ? strlen(rp->entries[i].name) : 0);
+	return n;
+}
 
 int enc_reply(struct mdsp_buf *b, const struct mdsp_reply *rp)
 {
@@ -30,7 +45,7 @@ int enc_reply(struct mdsp_buf *b, const struct mdsp_reply *rp)
 			return r;
 	/* a big listing: room for it at once, not by doubling from 256 bytes */
 	if (rp->nentries)
-		buf_reserve(b, 512 + (size_t)rp->nentries * (DIRENT_WIRE_MIN + 32));
+		buf_reserve(b, mdsp_reply_size_hint(rp));
 
 	off = struct_open(b, V_REPLY, 1);
 	put_u64(b, rp->tid);

@@ -29,3 +29,6 @@ loligo_check_test(test_io SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_io.c
                   LIBS loligo_common LABELS unit common TIMEOUT 60)
 loligo_check_test(test_slab SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_slab.c
                   LIBS loligo_common LABELS unit common TIMEOUT 60)
+# READDIR's big buffers, kept for reuse (common/bufpool.c)
+loligo_check_test(test_bufpool SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_bufpool.c
+                  LIBS loligo_common LABELS unit common TIMEOUT 60)
