@@ -826,10 +826,11 @@ END_TEST
 
 START_TEST(test_sreplay_trimmed)
 {
-	/* small segments expired at every tick; the follower looks only every 3 s */
+	/* small segments expired at every tick and removed at once (none kept
+	 * for followers); the follower looks only every 3 s */
 	static const char *const act[] = { "--mds_beacon_interval=0.3", "--mds_beacon_grace=3",
 					   "--mds_journal_segment_size=4096", "--mds_journal_expire_age=0.1",
-					   "--mds_standby_replay_lag_warn=1", NULL };
+					   "--mds_journal_keep_expired=0", "--mds_standby_replay_lag_warn=1", NULL };
 	static const char *const lazy[] = { "--mds_beacon_interval=0.3", "--mds_beacon_grace=3",
 					    "--mds_standby_replay=true", "--mds_standby_replay_interval=3", NULL };
 	int ports[2] = { lfs_free_port(), lfs_free_port() };
