@@ -824,6 +824,28 @@ START_TEST(test_sreplay_follows)
 }
 END_TEST
 
+/* kill -9 the active mds.a (@a): the follower mds.b (@b) takes rank 0 */
+static void follower_takes_over(pid_t a, pid_t b)
+{
+	ck_assert_int_eq(kill(a, SIGKILL), 0);
+	waitpid(a, NULL, 0);
+	ck_assert_msg(wait_active("b", b), "mds.b did not take rank 0");
+}
+
+/* every file @prefix.0 .. @prefix.(@n - 1) is there; then unmount and stop mds.b (@b) */
+static void all_there_then_stop(const char *prefix, int n, pid_t b)
+{
+	char name[64];
+
+	for (int i = 0; i < n; i++) {
+		snprintf(name, sizeof(name), "%s.%d", prefix, i);
+		ck_assert_msg(exists(name), "%s is lost", name);
+	}
+	ck_assert_int_eq(lfs_umount(&fs), 0);
+	kill(b, SIGTERM);
+	ck_assert_int_ne(wait_exit(b), -1);
+}
+
 START_TEST(test_sreplay_trimmed)
 {
 	/* small segments expired at every tick and removed at once (none kept
@@ -882,19 +904,11 @@ START_TEST(test_sreplay_trimmed)
 	ck_assert_msg(log_count("b", "caught up with the journal") >= 2, "mds.b did not catch up again");
 	ck_assert_msg(lfs_mds_daemon_port(&fs, "b") == 0, "mds.b serves beside mds.a");
 	ck_assert_msg(wait_caught_up("a", "b"), "mds.b does not follow after its reload");
-	ck_assert_int_eq(kill(a, SIGKILL), 0);
-	waitpid(a, NULL, 0);
-	ck_assert_msg(wait_active("b", b), "mds.b did not take rank 0");
+	follower_takes_over(a, b);
 	ck_assert_msg(takeover_counts("b", &had, &applied), "mds.b took over cold");
 	fprintf(stderr, "test_fuse_failover: %d files; after the trim: %ld entries held, %ld applied at takeover\n",
 		n, had, applied);
-	for (int i = 0; i < n; i++) {
-		snprintf(name, sizeof(name), "f.%d", i);
-		ck_assert_msg(exists(name), "%s is lost", name);
-	}
-	ck_assert_int_eq(lfs_umount(&fs), 0);
-	kill(b, SIGTERM);
-	ck_assert_int_ne(wait_exit(b), -1);
+	all_there_then_stop("f", n, b);
 }
 END_TEST
 
@@ -953,16 +967,8 @@ START_TEST(test_sreplay_kept)
 		ck_assert_msg(!log_nth_line("b", "standby-replay: starting again", 0, why, sizeof(why)),
 			      "mds.b reloaded; its log before that:\n%s", why);
 	}
-	ck_assert_int_eq(kill(a, SIGKILL), 0);
-	waitpid(a, NULL, 0);
-	ck_assert_msg(wait_active("b", b), "mds.b did not take rank 0");
-	for (int i = 0; i < n; i++) {
-		snprintf(name, sizeof(name), "k.%d", i);
-		ck_assert_msg(exists(name), "%s is lost", name);
-	}
-	ck_assert_int_eq(lfs_umount(&fs), 0);
-	kill(b, SIGTERM);
-	ck_assert_int_ne(wait_exit(b), -1);
+	follower_takes_over(a, b);
+	all_there_then_stop("k", n, b);
 }
 END_TEST
 
