@@ -39,7 +39,8 @@
 #include "mds/server.h"
 #include "mds/session.h"
 
-static int reply_frame(struct mdsp_buf *b, const struct mdsp_reply *rep, uint32_t flags)
+/* Encode @rep with @flags into @b (initialised by the caller). */
+static int reply_encode(struct mdsp_buf *b, const struct mdsp_reply *rep, uint32_t flags)
 {
 	struct mdsp_msg msg;
 
@@ -47,8 +48,13 @@ static int reply_frame(struct mdsp_buf *b, const struct mdsp_reply *rep, uint32_
 	msg.type = MDSP_MSG_REPLY;
 	msg.reply = *rep;
 	msg.reply.flags = flags;
-	mdsp_buf_init(b);
 	return mdsp_encode(b, &msg);
+}
+
+static int reply_frame(struct mdsp_buf *b, const struct mdsp_reply *rep, uint32_t flags)
+{
+	mdsp_buf_init(b);
+	return reply_encode(b, rep, flags);
 }
 
 /*
@@ -58,16 +64,10 @@ static int reply_frame(struct mdsp_buf *b, const struct mdsp_reply *rep, uint32_
  */
 static int reply_frame_kept(struct mds *m, struct mdsp_buf *b, const struct mdsp_reply *rep, uint32_t flags)
 {
-	struct mdsp_msg msg;
-
 	mdsp_buf_init(b);
 	if (rep->nentries)
 		b->data = bufpool_get(&m->bigbufs, mdsp_reply_size_hint(rep), &b->cap);
-	memset(&msg, 0, sizeof(msg));
-	msg.type = MDSP_MSG_REPLY;
-	msg.reply = *rep;
-	msg.reply.flags = flags;
-	return mdsp_encode(b, &msg);
+	return reply_encode(b, rep, flags);
 }
 
 static void reply_release(struct mds *m, struct mdsp_buf *b, struct mdsp_msg *rmsg, size_t entries_cap)
