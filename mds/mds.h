@@ -334,6 +334,15 @@ enum conn_auth {
 	CONN_AUTH_DONE,               /* proven: every frame carries a MAC */
 };
 
+/* What a connection's reader knows about its receive deadlines (net.c). */
+struct rdstate {
+	uint64_t last_msg_ns;         /* when the last whole message arrived (or accept) */
+	uint64_t frame_until;         /* the frame in progress must be complete by then (0: none) */
+	bool had_session;             /* a session was bound to it: no open deadline any more */
+};
+
+struct netloop;
+
 struct conn {
 	struct mds *mds;
 	int fd;
@@ -375,6 +384,11 @@ struct conn {
 	size_t rcap, rstart, rend;
 	bool rdrained;                /* the last recv into rbuf took less than it could: the
 				       * socket was empty then, so wait before the next recv */
+	struct rdstate rd;            /* its deadlines */
+	/* served by an event loop (mds_net_loops) instead of a thread of its own */
+	struct netloop *loop;         /* read-only after accept */
+	struct conn *lnext;           /* the loop thread's own list of its connections */
+	uint32_t rd_need;             /* a frame in progress: its whole length, once its header arrived */
 };
 
 enum session_state { SESSION_OPEN = 1, SESSION_STALE = 2, SESSION_CLOSED = 3 };
@@ -559,6 +573,8 @@ struct mds {
 	/* READDIR's big buffers (the entries, their encoding), kept for the
 	 * next listing instead of mapped and unmapped per reply (bufpool.h);
 	 * bounded, charged against mds_cache_memory_limit; its own leaf lock */
+	struct netloop *loops;        /* mds_net_loops event loops (net.c); NULL: a thread per connection */
+	unsigned nloops;
 	struct bufpool bigbufs;
 #define MDS_BIGBUF_LIMIT (1u << 20)   /* a READDIR of 1,024 entries: ~330 KB of entries, ~200 KB encoded */
 #define MDS_BIGBUF_MIN (64u << 10)    /* smaller buffers are malloc's business */

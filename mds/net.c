@@ -60,6 +60,8 @@
 #include <string.h>
 #include <linux/sockios.h>
 #include <sys/ioctl.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -524,13 +526,6 @@ int conn_send_msg(struct conn *c, struct mdsp_msg *msg)
 	return r;
 }
 
-/* What a reader knows about its connection's receive deadlines. */
-struct rdstate {
-	uint64_t last_msg_ns;         /* when the last whole message arrived (or accept) */
-	uint64_t frame_until;         /* the frame in progress must be complete by then (0: none) */
-	bool had_session;             /* a session was bound to it: no open deadline any more */
-};
-
 /*
  * Whether a connection with no frame in progress has been quiet too long:
  * without a session, mds_conn_open_timeout after it was accepted; with one,
@@ -763,6 +758,138 @@ static bool conn_trusted(struct conn *c, const struct rdstate *st, const struct 
 	return c->auth == CONN_AUTH_UNAUTHENTICATED && (st->had_session || h->type == MDSP_MSG_SESSION);
 }
 
+/*
+ * A frame's header, decoded from @hdr into @h and checked against what the
+ * connection may send (its length bound before it authenticated, the MAC
+ * flag).  0, or -1 with the peer told off (the caller closes).
+ */
+static int frame_hdr_check(struct conn *c, const struct rdstate *st, const uint8_t *hdr, struct mdsp_hdr *h)
+{
+	struct mds *m = c->mds;
+	const char *why = NULL;
+	uint64_t limit;
+	int r;
+
+	/* the header's own crc: its length can be trusted from here on */
+	r = mdsp_decode_hdr(hdr, h, &why);
+	if (r) {
+		bad_peer(m, c, "bad frame header: %s", why ? why : strerror(-r));
+		return -1;
+	}
+	limit = conn_trusted(c, st, h) ? MDSP_MAX_PAYLOAD : cfg_uint(CFG_mds_unauth_max_payload);
+	if (h->len > limit) {
+		bad_peer(m, c, "a %u-byte %s frame before the connection authenticated (mds_unauth_max_payload "
+			 "is %" PRIu64 ")", h->len, mdsp_msg_type_name(h->type), limit);
+		return -1;
+	}
+	if (!c->rx_mac != !(h->flags & MDSP_FRAME_MAC)) {
+		bad_peer(m, c, c->rx_mac ? "a frame without a MAC on an authenticated connection"
+					 : "a frame with a MAC before the connection authenticated");
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * A whole frame arrived (its header checked by frame_hdr_check): verify its
+ * MAC, decode it and hand it to the layers.  0, or -1: close the connection
+ * (the reason is logged).
+ */
+static int frame_handle(struct conn *c, struct rdstate *st, const struct mdsp_hdr *h, const uint8_t *hdr,
+			const uint8_t *payload, const uint8_t *tag)
+{
+	struct mds *m = c->mds;
+	struct mdsp_msg msg;
+	const char *why = NULL;
+	int r;
+
+	st->last_msg_ns = now_mono_ns();
+	if (c->rx_mac) {
+		r = mdsp_frame_verify(c->rx_mac, h, hdr, payload, tag, &c->in_seq, &why);
+		if (r) {
+			bad_peer(m, c, "%s (seq %" PRIu64 ", expected %" PRIu64 ")", why, h->seq, c->in_seq + 1);
+			return -1;
+		}
+	} else {
+		c->in_seq = h->seq;
+	}
+	r = mdsp_decode_payload(h, payload, h->len, &msg, &why);
+	if (r == -EOPNOTSUPP) {
+		bad_peer(m, c, "unknown message type %u", h->type);
+		return -1;
+	}
+	if (r) {
+		bad_peer(m, c, "bad %s message: %s", mdsp_msg_type_name(h->type), why ? why : strerror(-r));
+		return -1;
+	}
+	if (msg.type == MDSP_MSG_AUTH) {
+		r = m->net_ops->auth(m, c, &msg.auth);
+		mdsp_msg_free(&msg);
+		return r ? -1 : 0;
+	}
+	if (c->auth == CONN_AUTH_NONE || c->auth == CONN_AUTH_CHALLENGED) {
+		bad_peer(m, c, "a %s message before authentication (%s)", mdsp_msg_type_name(msg.type),
+			 c->auth == CONN_AUTH_NONE ? "AUTH HELLO comes first: a loligo client older than this mds?"
+						   : "AUTH PROOF expected");
+		mdsp_msg_free(&msg);
+		return -1;
+	}
+	switch (msg.type) {
+	case MDSP_MSG_SESSION:
+		m->net_ops->session(m, c, &msg.session);
+		if (!st->had_session) {
+			pthread_mutex_lock(&m->lock);
+			st->had_session = c->session_id != 0;
+			pthread_mutex_unlock(&m->lock);
+		}
+		break;
+	case MDSP_MSG_REQUEST:
+		m->net_ops->request(m, c, &msg);
+		break;
+	case MDSP_MSG_COMMAND:
+		command_handle(m, c, &msg.command);
+		break;
+	case MDSP_MSG_CAPS:
+		m->net_ops->caps(m, c, &msg.caps);
+		break;
+	default:
+		bad_peer(m, c, "unexpected %s message from a client", mdsp_msg_type_name(msg.type));
+		mdsp_msg_free(&msg);
+		return -1;
+	}
+	mdsp_msg_free(&msg);
+	return 0;
+}
+
+/* Whether @c was killed on the send side (a peer that does not read). */
+static bool conn_dead(struct conn *c)
+{
+	bool r;
+
+	pthread_mutex_lock(&c->send_lock);
+	r = c->dead;
+	pthread_mutex_unlock(&c->send_lock);
+	return r;
+}
+
+/* The end of a connection's reading: the layers forget it, and the reaper
+ * drops it (it must not be touched after this). */
+static void conn_finish(struct conn *c)
+{
+	struct mds *m = c->mds;
+
+	conn_uncork(c);
+	free(c->rbuf);
+	c->rbuf = NULL;
+	c->rcap = c->rstart = c->rend = 0;
+	m->net_ops->conn_closed(m, c);
+	conn_shutdown(c);
+	pthread_mutex_lock(&m->conns_lock);
+	c->exited = true;
+	m->nconns--;
+	pthread_mutex_unlock(&m->conns_lock);
+}
+
 static void *reader_main(void *arg)
 {
 	struct conn *c = arg;
@@ -770,11 +897,9 @@ static void *reader_main(void *arg)
 	uint8_t hdr[MDSP_HDR_LEN], tag[MDSP_MAC_LEN];
 	uint8_t *payload = NULL;
 	struct mdsp_hdr h;
-	struct mdsp_msg msg;
 	const char *why = NULL;
-	struct rdstate st = { .last_msg_ns = c->accepted_ns };
+	struct rdstate *st = &c->rd;
 	size_t got;
-	uint64_t limit;
 	int r;
 
 	dout(MDS, 1, "connection from %s", c->peer);
@@ -786,16 +911,13 @@ static void *reader_main(void *arg)
 		 * read) is done: after shutdown(SHUT_RD) the socket still
 		 * delivers what the peer keeps sending, so without this its
 		 * requests would run on with nowhere to send the replies */
-		pthread_mutex_lock(&c->send_lock);
-		r = c->dead;
-		pthread_mutex_unlock(&c->send_lock);
-		if (r) {
+		if (conn_dead(c)) {
 			dout(MDS, 1, "peer %s: connection closed on the send side: stopping its reader", c->peer);
 			break;
 		}
 		why = NULL;
-		st.frame_until = 0;
-		r = read_frame_part(c, hdr, sizeof(hdr), 0, &st, &got, &why);
+		st->frame_until = 0;
+		r = read_frame_part(c, hdr, sizeof(hdr), 0, st, &got, &why);
 		if (atomic_load(&m->stopping))
 			break;
 		if (r == -ETIMEDOUT) {
@@ -819,28 +941,13 @@ static void *reader_main(void *arg)
 			bad_peer(m, c, "disconnected mid-message (%zu of %d header bytes)", got, MDSP_HDR_LEN);
 			break;
 		}
-		/* the header's own crc: its length can be trusted from here on */
-		r = mdsp_decode_hdr(hdr, &h, &why);
-		if (r) {
-			bad_peer(m, c, "bad frame header: %s", why ? why : strerror(-r));
+		if (frame_hdr_check(c, st, hdr, &h))
 			break;
-		}
-		limit = conn_trusted(c, &st, &h) ? MDSP_MAX_PAYLOAD : cfg_uint(CFG_mds_unauth_max_payload);
-		if (h.len > limit) {
-			bad_peer(m, c, "a %u-byte %s frame before the connection authenticated (mds_unauth_max_payload "
-				 "is %" PRIu64 ")", h.len, mdsp_msg_type_name(h.type), limit);
-			break;
-		}
-		if (!c->rx_mac != !(h.flags & MDSP_FRAME_MAC)) {
-			bad_peer(m, c, c->rx_mac ? "a frame without a MAC on an authenticated connection"
-						 : "a frame with a MAC before the connection authenticated");
-			break;
-		}
-		r = read_payload(c, &payload, h.len, &st, &got, &why);
+		r = read_payload(c, &payload, h.len, st, &got, &why);
 		if (!r && got == h.len && c->rx_mac) {
 			size_t tgot = 0;
 
-			r = read_frame_part(c, tag, sizeof(tag), MDSP_HDR_LEN + h.len, &st, &tgot, &why);
+			r = read_frame_part(c, tag, sizeof(tag), MDSP_HDR_LEN + h.len, st, &tgot, &why);
 			if (!r && tgot < sizeof(tag))
 				got = 0;        /* short: reported as a disconnect below */
 		}
@@ -857,79 +964,338 @@ static void *reader_main(void *arg)
 				bad_peer(m, c, "disconnected mid-message (%zu of %u payload bytes)", got, h.len);
 			break;
 		}
-		st.last_msg_ns = now_mono_ns();
-		if (c->rx_mac) {
-			r = mdsp_frame_verify(c->rx_mac, &h, hdr, payload, tag, &c->in_seq, &why);
-			if (r) {
-				bad_peer(m, c, "%s (seq %" PRIu64 ", expected %" PRIu64 ")", why, h.seq, c->in_seq + 1);
-				break;
-			}
-		} else {
-			c->in_seq = h.seq;
-		}
-		r = mdsp_decode_payload(&h, payload, h.len, &msg, &why);
+		r = frame_handle(c, st, &h, hdr, payload, tag);
 		free(payload);
 		payload = NULL;
-		if (r == -EOPNOTSUPP) {
-			bad_peer(m, c, "unknown message type %u", h.type);
+		if (r)
+			break;
+	}
+	free(payload);
+	conn_finish(c);
+	return NULL;
+}
+
+/*
+ * Event loops (mds_net_loops > 0): each of a few threads serves many
+ * connections through one epoll set, instead of a thread per connection
+ * that sleeps in poll() after each request of a synchronous client and is
+ * woken for the next.  A loop reads what each ready socket holds, runs the
+ * whole frames it finds (the same checks and handlers as a reader thread:
+ * frame_hdr_check, frame_handle) with the connection's replies corked, and
+ * keeps a partial frame in the connection's buffer, which grows with what
+ * arrives up to the frame's checked length.  Deadlines are the reader's:
+ * a frame in progress must complete within mds_frame_timeout, an idle
+ * connection is closed by idle_expired(); the loop looks at them when it
+ * wakes, and sleeps no longer than the nearest.
+ *
+ * What a request does on a loop's time, it does for the loop's other
+ * connections too: journal_throttle() waits there, and so do store reads of
+ * cold metadata (which hold the namespace lock anyway).
+ */
+struct netloop {
+	struct mds *m;
+	pthread_t th;
+	int epfd, evfd;
+	pthread_mutex_t lock;         /* a leaf: incoming */
+	struct conn *incoming;        /* accepted, not yet taken by the loop (lock) */
+	struct conn *conns;           /* the loop thread's own, through lnext */
+	bool started;
+};
+
+static void loop_close(struct netloop *l, struct conn *c)
+{
+	struct conn **pp;
+
+	epoll_ctl(l->epfd, EPOLL_CTL_DEL, c->fd, NULL);
+	for (pp = &l->conns; *pp; pp = &(*pp)->lnext)
+		if (*pp == c) {
+			*pp = c->lnext;
 			break;
 		}
-		if (r) {
-			bad_peer(m, c, "bad %s message: %s", mdsp_msg_type_name(h.type), why ? why : strerror(-r));
+	conn_finish(c);
+}
+
+/* Make room in @c's buffer for what is due: the rest of a frame whose
+ * length is known, or at least a header.  0 or -ENOMEM. */
+static int loop_room(struct conn *c)
+{
+	size_t want = c->rd_need ? c->rd_need : MDSP_HDR_LEN, ncap;
+	uint8_t *nb;
+
+	if (c->rstart && (c->rstart == c->rend || c->rcap - c->rend < want)) {
+		memmove(c->rbuf, c->rbuf + c->rstart, c->rend - c->rstart);
+		c->rend -= c->rstart;
+		c->rstart = 0;
+	}
+	if (c->rend < c->rcap)
+		return 0;
+	/* full, and a frame bigger than the buffer is in progress: grow by
+	 * what arrived (doubling), never straight to what was announced */
+	ncap = c->rcap * 2 < want ? c->rcap * 2 : want;
+	if (ncap <= c->rcap)
+		return 0;
+	nb = realloc(c->rbuf, ncap);
+	if (!nb)
+		return -ENOMEM;
+	c->rbuf = nb;
+	c->rcap = ncap;
+	return 0;
+}
+
+/*
+ * Serve @c: what its socket holds, and every whole frame in it.  0, or -1
+ * when it is to be closed (why is logged).
+ */
+static int loop_serve(struct conn *c)
+{
+	struct mds *m = c->mds;
+	struct mdsp_hdr h;
+	uint64_t frame_t = secs_ns(CFG_mds_frame_timeout);
+	ssize_t n;
+	int r = 0;
+
+	reading_conn = c;
+	for (;;) {
+		if (conn_dead(c)) {
+			dout(MDS, 1, "peer %s: connection closed on the send side: stopping its reader", c->peer);
+			r = -1;
 			break;
 		}
-		if (msg.type == MDSP_MSG_AUTH) {
-			r = m->net_ops->auth(m, c, &msg.auth);
-			mdsp_msg_free(&msg);
-			if (r)
+		/* the whole frames that have arrived */
+		while (c->rend - c->rstart >= MDSP_HDR_LEN) {
+			const uint8_t *f = c->rbuf + c->rstart;
+			size_t total;
+
+			if (frame_hdr_check(c, &c->rd, f, &h)) {
+				r = -1;
 				goto out;
+			}
+			total = MDSP_HDR_LEN + (size_t)h.len + (c->rx_mac ? MDSP_MAC_LEN : 0);
+			if (c->rend - c->rstart < total) {
+				c->rd_need = (uint32_t)total;
+				break;
+			}
+			conn_cork(c);
+			r = frame_handle(c, &c->rd, &h, f, f + MDSP_HDR_LEN, f + MDSP_HDR_LEN + h.len);
+			c->rstart += total;
+			c->rd_need = 0;
+			c->rd.frame_until = 0;
+			if (r || atomic_load(&m->stopping)) {
+				r = -1;
+				goto out;
+			}
+		}
+		if (c->rstart == c->rend)
+			c->rstart = c->rend = 0;
+		else if (!c->rd.frame_until && frame_t)
+			c->rd.frame_until = now_mono_ns() + frame_t;   /* what is left began a frame */
+		if (loop_room(c)) {
+			derr(MDS, "peer %s: no memory for a %u-byte message: closing the connection", c->peer,
+			     c->rd_need);
+			r = -1;
+			break;
+		}
+		n = recv(c->fd, c->rbuf + c->rend, c->rcap - c->rend, MSG_DONTWAIT);
+		if (n > 0) {
+			if (c->rstart == c->rend && frame_t)
+				c->rd.frame_until = now_mono_ns() + frame_t;   /* a frame started */
+			c->rend += (size_t)n;
 			continue;
 		}
-		if (c->auth == CONN_AUTH_NONE || c->auth == CONN_AUTH_CHALLENGED) {
-			bad_peer(m, c, "a %s message before authentication (%s)", mdsp_msg_type_name(msg.type),
-				 c->auth == CONN_AUTH_NONE ? "AUTH HELLO comes first: a loligo client older than this mds?"
-							   : "AUTH PROOF expected");
-			mdsp_msg_free(&msg);
-			goto out;
+		if (n == 0) {
+			if (c->rend > c->rstart)
+				bad_peer(m, c, "disconnected mid-message (%zu bytes of a frame)", c->rend - c->rstart);
+			else
+				dout(MDS, 1, "peer %s closed the connection", c->peer);
+			r = -1;
+			break;
 		}
-		switch (msg.type) {
-		case MDSP_MSG_SESSION:
-			m->net_ops->session(m, c, &msg.session);
-			if (!st.had_session) {
-				pthread_mutex_lock(&m->lock);
-				st.had_session = c->session_id != 0;
-				pthread_mutex_unlock(&m->lock);
-			}
-			break;
-		case MDSP_MSG_REQUEST:
-			m->net_ops->request(m, c, &msg);
-			break;
-		case MDSP_MSG_COMMAND:
-			command_handle(m, c, &msg.command);
-			break;
-		case MDSP_MSG_CAPS:
-			m->net_ops->caps(m, c, &msg.caps);
-			break;
-		default:
-			bad_peer(m, c, "unexpected %s message from a client", mdsp_msg_type_name(msg.type));
-			mdsp_msg_free(&msg);
-			goto out;
+		if (errno == EINTR)
+			continue;
+		if (errno != EAGAIN && errno != EWOULDBLOCK) {
+			dout(MDS, 1, "peer %s: read error (%s): closing the connection", c->peer, strerror(errno));
+			r = -1;
 		}
-		mdsp_msg_free(&msg);
+		break;
 	}
 out:
-	free(payload);
 	conn_uncork(c);
-	free(c->rbuf);
-	c->rbuf = NULL;
-	c->rcap = c->rstart = c->rend = 0;
-	m->net_ops->conn_closed(m, c);
-	conn_shutdown(c);
-	pthread_mutex_lock(&m->conns_lock);
-	c->exited = true;
-	m->nconns--;
-	pthread_mutex_unlock(&m->conns_lock);
+	reading_conn = NULL;
+	return r;
+}
+
+/* Close the loop's connections whose deadline passed; the nearest other
+ * deadline in *@next (0: none). */
+static void loop_deadlines(struct netloop *l, uint64_t now, uint64_t *next)
+{
+	struct conn *c, *nc;
+
+	*next = 0;
+	for (c = l->conns; c; c = nc) {
+		const char *why = NULL;
+		uint64_t until = 0;
+		bool late;
+
+		nc = c->lnext;
+		if (c->rend > c->rstart) {
+			until = c->rd.frame_until;
+			late = until && now >= until;
+			if (late) {
+				bad_peer(l->m, c, "stalled mid-message for longer than mds_frame_timeout (%zu bytes "
+					 "of a frame)", c->rend - c->rstart);
+			}
+		} else {
+			late = idle_expired(c, &c->rd, now, &until, &why);
+			if (late) {
+				perf_inc(&l->m->bad_peers, 1);
+				derr(MDS, "peer %s: %s: closing the connection", c->peer, why);
+			}
+		}
+		if (late) {
+			loop_close(l, c);
+			continue;
+		}
+		if (until && (!*next || until < *next))
+			*next = until;
+	}
+}
+
+/* Take what the acceptor handed over. */
+static void loop_take(struct netloop *l)
+{
+	struct conn *c, *in;
+	uint64_t v;
+
+	if (read(l->evfd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+		derr(MDS, "event loop wake-up: %s", strerror(errno));
+	pthread_mutex_lock(&l->lock);
+	in = l->incoming;
+	l->incoming = NULL;
+	pthread_mutex_unlock(&l->lock);
+	while ((c = in)) {
+		struct epoll_event ev = { .events = EPOLLIN | EPOLLRDHUP, .data.ptr = c };
+
+		in = c->lnext;
+		dout(MDS, 1, "connection from %s", c->peer);
+		c->rbuf = malloc(RBUF_SIZE);
+		c->rcap = c->rbuf ? RBUF_SIZE : 0;
+		c->lnext = l->conns;
+		l->conns = c;
+		if (!c->rbuf || epoll_ctl(l->epfd, EPOLL_CTL_ADD, c->fd, &ev)) {
+			derr(MDS, "peer %s: cannot serve it (%s): closing the connection", c->peer,
+			     c->rbuf ? strerror(errno) : "out of memory");
+			loop_close(l, c);
+		}
+	}
+}
+
+static void *loop_main(void *arg)
+{
+	struct netloop *l = arg;
+	struct mds *m = l->m;
+	struct epoll_event ev[64];
+	uint64_t next_check = 0;
+
+	for (;;) {
+		uint64_t now = now_mono_ns(), next = 0;
+		int timeout = -1, n, i;
+
+		if (atomic_load(&m->stopping))
+			break;
+		/* deadlines: at most every 100 ms, or when one is due */
+		if (!next_check || now >= next_check) {
+			loop_deadlines(l, now, &next);
+			next_check = next && next < now + 100000000ull ? next : now + 100000000ull;
+		}
+		timeout = next_check <= now ? 0 : (int)((next_check - now) / 1000000 + 1);
+		n = epoll_wait(l->epfd, ev, 64, timeout);
+		if (n < 0 && errno != EINTR) {
+			derr(MDS, "event loop: epoll_wait: %s", strerror(errno));
+			usleep(10000);
+			continue;
+		}
+		for (i = 0; i < n; i++) {
+			struct conn *c = ev[i].data.ptr;
+
+			if (!c) {
+				loop_take(l);
+				continue;
+			}
+			if (loop_serve(c))
+				loop_close(l, c);
+		}
+	}
+	while (l->conns)
+		loop_close(l, l->conns);
 	return NULL;
+}
+
+static void loops_stop(struct mds *m)
+{
+	uint64_t one = 1;
+	unsigned i;
+
+	for (i = 0; i < m->nloops; i++) {
+		struct netloop *l = &m->loops[i];
+
+		if (l->started) {
+			if (write(l->evfd, &one, sizeof(one)) < 0)
+				derr(MDS, "event loop wake-up: %s", strerror(errno));
+			pthread_join(l->th, NULL);
+			l->started = false;
+		}
+		if (l->epfd >= 0)
+			close(l->epfd);
+		if (l->evfd >= 0)
+			close(l->evfd);
+		pthread_mutex_destroy(&l->lock);
+	}
+	free(m->loops);
+	m->loops = NULL;
+	m->nloops = 0;
+}
+
+static int loops_start(struct mds *m)
+{
+	unsigned n = (unsigned)cfg_uint(CFG_mds_net_loops), i;
+
+	if (!n)
+		return 0;
+	m->loops = calloc(n, sizeof(*m->loops));
+	if (!m->loops)
+		return -ENOMEM;
+	m->nloops = n;
+	for (i = 0; i < n; i++) {
+		struct netloop *l = &m->loops[i];
+		struct epoll_event ev = { .events = EPOLLIN, .data.ptr = NULL };
+
+		l->m = m;
+		pthread_mutex_init(&l->lock, NULL);
+		l->epfd = epoll_create1(EPOLL_CLOEXEC);
+		l->evfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+		if (l->epfd < 0 || l->evfd < 0 || epoll_ctl(l->epfd, EPOLL_CTL_ADD, l->evfd, &ev))
+			return -errno;
+		if (pthread_create(&l->th, NULL, loop_main, l))
+			return -EAGAIN;
+		l->started = true;
+	}
+	return 0;
+}
+
+/* Hand an accepted @c to a loop (round robin). */
+static void loop_give(struct mds *m, struct conn *c)
+{
+	static unsigned rr;
+	struct netloop *l = &m->loops[rr++ % m->nloops];
+	uint64_t one = 1;
+
+	c->loop = l;
+	pthread_mutex_lock(&l->lock);
+	c->lnext = l->incoming;
+	l->incoming = c;
+	pthread_mutex_unlock(&l->lock);
+	if (write(l->evfd, &one, sizeof(one)) < 0)
+		derr(MDS, "event loop wake-up: %s", strerror(errno));
 }
 
 /* Join and drop connections whose reader has finished. */
@@ -953,7 +1319,8 @@ static void reap(struct mds *m, bool all)
 		dead = c->next;
 		if (all)
 			conn_shutdown(c);
-		pthread_join(c->thread, NULL);
+		if (!c->loop)
+			pthread_join(c->thread, NULL);
 		conn_put(c);
 	}
 }
@@ -1073,12 +1440,21 @@ static void *acceptor_main(void *arg)
 		c->mds = m;
 		c->fd = fd;
 		c->accepted_ns = now_mono_ns();
+		c->rd.last_msg_ns = c->accepted_ns;
 		atomic_init(&c->ref, 1);
 		pthread_mutex_init(&c->send_lock, NULL);
 		mdsp_buf_init(&c->outq);
 		snprintf(c->peer, sizeof(c->peer), "%s", peer);
 		snprintf(c->peer_addr, sizeof(c->peer_addr), "%s", addr);
 		pthread_mutex_lock(&m->conns_lock);
+		if (m->nloops) {
+			c->next = m->conns;
+			m->conns = c;
+			m->nconns++;
+			pthread_mutex_unlock(&m->conns_lock);
+			loop_give(m, c);
+			continue;
+		}
 		if (pthread_create(&c->thread, &attr, reader_main, c)) {
 			pthread_mutex_unlock(&m->conns_lock);
 			derr(MDS, "cannot start a reader thread for %s", c->peer);
@@ -1178,6 +1554,9 @@ int net_start(struct mds *m)
 	if (r)
 		return -r;
 	m->flusher_started = true;
+	r = loops_start(m);
+	if (r)
+		return r;
 	r = pthread_create(&m->acceptor, NULL, acceptor_main, m);
 	return -r;
 }
@@ -1270,6 +1649,7 @@ void net_stop(struct mds *m)
 {
 	atomic_store(&m->stopping, true);
 	listener_stop(m);
+	loops_stop(m);
 	reap(m, true);
 	if (m->flusher_started) {
 		struct conn *c;
