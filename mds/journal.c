@@ -528,6 +528,27 @@ static bool throttle_over_locked(struct journal *j, struct jwaiter *w, uint64_t 
 	return w->segments;
 }
 
+bool journal_over(struct mds *m)
+{
+	struct journal *j = m->j;
+	uint64_t qmax = journal_queue_bound(), smax = journal_seg_bound();
+	struct jwaiter w = { 0 };
+	bool over;
+
+	if (!j || !qmax)
+		return false;
+	pthread_mutex_lock(&j->lock);
+	over = throttle_over_locked(j, &w, qmax, smax);
+	pthread_mutex_unlock(&j->lock);
+	if (over && w.segments) {
+		journal_expire_sealed(m);
+		pthread_mutex_lock(&j->lock);
+		over = throttle_over_locked(j, &w, qmax, smax);
+		pthread_mutex_unlock(&j->lock);
+	}
+	return over;
+}
+
 void journal_throttle(struct mds *m, struct conn *c, const struct mdsp_request *req)
 {
 	struct journal *j = m->j;
@@ -667,12 +688,14 @@ static bool writer_idle_locked(struct journal *j)
 
 /* Caller holds j->lock.  The writer's batch and its replies are gone:
  * throttled requests may go on. */
-static void batch_freed_locked(struct journal *j)
+static void batch_freed_locked(struct mds *m, struct journal *j)
 {
 	lockdep_assert_held(&j->lock);
 	j->qbytes -= j->qbytes_batch;
 	j->qbytes_batch = 0;
 	pthread_cond_broadcast(&j->space);
+	if (m->journal_hooks && m->journal_hooks->space_freed)
+		m->journal_hooks->space_freed(m);
 }
 
 /* The writer is done with its batch: `ops` must not look at it any more. */
@@ -776,7 +799,7 @@ static void *writer_main(void *arg)
 			writing_done(j);
 			items_drop(items);
 			pthread_mutex_lock(&j->lock);
-			batch_freed_locked(j);
+			batch_freed_locked(m, j);
 			j->writing = false;
 			break;
 		}
@@ -792,7 +815,7 @@ static void *writer_main(void *arg)
 				writing_done(j);
 				items_drop(items);
 				pthread_mutex_lock(&j->lock);
-				batch_freed_locked(j);
+				batch_freed_locked(m, j);
 				j->writing = false;
 				break;
 			}
@@ -829,14 +852,14 @@ static void *writer_main(void *arg)
 		items_done(m, items, last);
 		if (open && header_set_head(m, cur->no)) {
 			pthread_mutex_lock(&j->lock);
-			batch_freed_locked(j);
+			batch_freed_locked(m, j);
 			j->writing = false;
 			break;
 		}
 		if (seal)
 			seal_cur(j, next_start);
 		pthread_mutex_lock(&j->lock);
-		batch_freed_locked(j);
+		batch_freed_locked(m, j);
 		j->writing = false;
 		if (last > j->written_seq)
 			j->written_seq = last;
@@ -1013,6 +1036,8 @@ void journal_stop(struct mds *m)
 		j->stop = true;
 		pthread_cond_broadcast(&j->cond);
 		pthread_cond_broadcast(&j->space);
+		if (m->journal_hooks && m->journal_hooks->space_freed)
+			m->journal_hooks->space_freed(m);
 		pthread_mutex_unlock(&j->lock);
 		pthread_join(j->writer, NULL);
 		j->writer_started = false;

@@ -14,6 +14,8 @@
  */
 struct journal_hooks {
 	void (*waiters_json)(struct mds *m, struct json_object *a);
+	/* space freed (j->lock held: must not take locks or block) */
+	void (*space_freed)(struct mds *m);
 };
 
 /* journal_set_hooks - register @h (static storage) before journal_start(). */
@@ -56,6 +58,9 @@ int journal_wait_written(struct mds *m, uint64_t seq, uint64_t deadline_ns);
  * NULL): the request, listed in `ops` while it waits.
  */
 void journal_throttle(struct mds *m, struct conn *c, const struct mdsp_request *req);
+/* journal_over - whether journal_throttle() would wait now (the sealed
+ * segments are expired first when they are what is over). */
+bool journal_over(struct mds *m);
 /*
  * journal_queue_bound - the bytes of the journal's queue (entries and the
  * replies waiting for them) beyond which mutations wait: mds_journal_max_pending,

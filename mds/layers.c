@@ -43,6 +43,7 @@ static const struct net_ops net_ops = {
 	.auth = auth_handle,
 	.session = session_handle,
 	.request = request_handle,
+	.request_must_wait = request_must_wait,
 	.caps = session_handle_caps,
 	.conn_closed = session_conn_closed,
 	.command = admin_command_json,
@@ -67,6 +68,7 @@ static const struct mdcache_hooks cache_hooks = {
 
 static const struct journal_hooks journal_hooks = {
 	.waiters_json = locker_waiters_json,
+	.space_freed = net_space_freed,
 };
 
 static const struct locker_ops locker_ops = {

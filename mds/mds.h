@@ -389,6 +389,8 @@ struct conn {
 	struct netloop *loop;         /* read-only after accept */
 	struct conn *lnext;           /* the loop thread's own list of its connections */
 	uint32_t rd_need;             /* a frame in progress: its whole length, once its header arrived */
+	struct mdsp_msg *held;        /* a request the loop holds until the journal has space */
+	struct conn *hnext;           /* the loop's list of connections holding one */
 };
 
 enum session_state { SESSION_OPEN = 1, SESSION_STALE = 2, SESSION_CLOSED = 3 };

@@ -792,8 +792,9 @@ static int frame_hdr_check(struct conn *c, const struct rdstate *st, const uint8
 
 /*
  * A whole frame arrived (its header checked by frame_hdr_check): verify its
- * MAC, decode it and hand it to the layers.  0, or -1: close the connection
- * (the reason is logged).
+ * MAC, decode it and hand it to the layers.  0, -1: close the connection
+ * (the reason is logged), or 1 (an event loop's connection only): a request
+ * that would wait for the journal is in c->held, not run.
  */
 static int frame_handle(struct conn *c, struct rdstate *st, const struct mdsp_hdr *h, const uint8_t *hdr,
 			const uint8_t *payload, const uint8_t *tag)
@@ -844,6 +845,18 @@ static int frame_handle(struct conn *c, struct rdstate *st, const struct mdsp_hd
 		}
 		break;
 	case MDSP_MSG_REQUEST:
+		if (c->loop && m->net_ops->request_must_wait(m, &msg)) {
+			/* an event loop does not wait: it holds the request, and
+			 * the connection, until the journal has room */
+			c->held = malloc(sizeof(*c->held));
+			if (!c->held) {
+				mdsp_msg_free(&msg);
+				derr(MDS, "peer %s: no memory to hold a request: closing the connection", c->peer);
+				return -1;
+			}
+			*c->held = msg;
+			return 1;
+		}
 		m->net_ops->request(m, c, &msg);
 		break;
 	case MDSP_MSG_COMMAND:
@@ -999,14 +1012,47 @@ struct netloop {
 	pthread_mutex_t lock;         /* a leaf: incoming */
 	struct conn *incoming;        /* accepted, not yet taken by the loop (lock) */
 	struct conn *conns;           /* the loop thread's own, through lnext */
+	struct conn *held;            /* the loop thread's own, through hnext: holding a request */
+	_Atomic unsigned nheld;       /* how many: the journal's space hook wakes the loop */
 	bool started;
 };
+
+static int loop_serve(struct conn *c);
+
+/* Stop reading @c while it holds a request; the journal's space wakes us. */
+static void loop_hold(struct netloop *l, struct conn *c)
+{
+	struct epoll_event ev = { .events = 0, .data.ptr = c };
+
+	epoll_ctl(l->epfd, EPOLL_CTL_MOD, c->fd, &ev);
+	c->hnext = l->held;
+	l->held = c;
+	atomic_fetch_add(&l->nheld, 1);
+}
+
+static void held_drop(struct netloop *l, struct conn *c)
+{
+	struct conn **pp;
+
+	for (pp = &l->held; *pp; pp = &(*pp)->hnext)
+		if (*pp == c) {
+			*pp = c->hnext;
+			atomic_fetch_sub(&l->nheld, 1);
+			break;
+		}
+	if (c->held) {
+		mdsp_msg_free(c->held);
+		free(c->held);
+		c->held = NULL;
+	}
+}
 
 static void loop_close(struct netloop *l, struct conn *c)
 {
 	struct conn **pp;
 
 	epoll_ctl(l->epfd, EPOLL_CTL_DEL, c->fd, NULL);
+	held_drop(l, c);
 	for (pp = &l->conns; *pp; pp = &(*pp)->lnext)
 		if (*pp == c) {
 			*pp = c->lnext;
@@ -1080,6 +1126,12 @@ static int loop_serve(struct conn *c)
 			c->rstart += total;
 			c->rd_need = 0;
 			c->rd.frame_until = 0;
+			if (r == 1) {
+				/* held: the frames after it wait in the buffer */
+				loop_hold(c->loop, c);
+				r = 0;
+				goto out;
+			}
 			if (r || atomic_load(&m->stopping)) {
 				r = -1;
 				goto out;
@@ -1160,6 +1212,34 @@ static void loop_deadlines(struct netloop *l, uint64_t now, uint64_t *next)
 	}
 }
 
+/* Run the requests held for the journal's space, where there is room now. */
+static void loop_release(struct netloop *l)
+{
+	struct mds *m = l->m;
+	struct conn *c, *next;
+
+	for (c = l->held; c; c = next) {
+		struct epoll_event ev = { .events = EPOLLIN | EPOLLRDHUP, .data.ptr = c };
+		struct mdsp_msg *msg = c->held;
+
+		next = c->hnext;
+		if (m->net_ops->request_must_wait(m, msg))
+			continue;
+		c->held = NULL;
+		held_drop(l, c);
+		reading_conn = c;
+		conn_cork(c);
+		m->net_ops->request(m, c, msg);
+		mdsp_msg_free(msg);
+		free(msg);
+		conn_uncork(c);
+		reading_conn = NULL;
+		/* then what arrived behind it, and the socket again */
+		if (epoll_ctl(l->epfd, EPOLL_CTL_MOD, c->fd, &ev) || loop_serve(c))
+			loop_close(l, c);
+	}
+}
+
 /* Take what the acceptor handed over. */
 static void loop_take(struct netloop *l)
 {
@@ -1199,6 +1279,7 @@ static void *loop_main(void *arg)
 	for (;;) {
 		uint64_t now = now_mono_ns(), next = 0;
 		int timeout = -1, n, i;
+		bool woke = false;
 
 		if (atomic_load(&m->stopping))
 			break;
@@ -1218,11 +1299,23 @@ static void *loop_main(void *arg)
 			struct conn *c = ev[i].data.ptr;
 
 			if (!c) {
-				loop_take(l);
+				woke = true;    /* after the others: it may close connections of ev[] */
+				continue;
+			}
+			if (c->held) {
+				/* not read while it holds a request (its frames keep
+				 * their order); a peer gone meanwhile is closed */
+				if (ev[i].events & (EPOLLHUP | EPOLLERR))
+					loop_close(l, c);
 				continue;
 			}
 			if (loop_serve(c))
 				loop_close(l, c);
+		}
+		if (woke) {
+			loop_take(l);
+			if (l->held)
+				loop_release(l);
 		}
 	}
 	while (l->conns)
@@ -1280,6 +1373,17 @@ static int loops_start(struct mds *m)
 		l->started = true;
 	}
 	return 0;
+}
+
+void net_space_freed(struct mds *m)
+{
+	uint64_t one = 1;
+	unsigned i;
+
+	for (i = 0; i < m->nloops; i++)
+		if (atomic_load(&m->loops[i].nheld) && write(m->loops[i].evfd, &one, sizeof(one)) < 0 &&
+		    errno != EAGAIN)
+			derr(MDS, "event loop wake-up: %s", strerror(errno));
 }
 
 /* Hand an accepted @c to a loop (round robin). */

@@ -16,11 +16,18 @@ struct net_ops {
 	int (*auth)(struct mds *m, struct conn *c, struct mdsp_auth *a);
 	void (*session)(struct mds *m, struct conn *c, struct mdsp_session *msg);
 	void (*request)(struct mds *m, struct conn *c, struct mdsp_msg *msg);
+	/* an event loop asks before it runs a request: would it wait for the
+	 * journal's space (journal_throttle)?  Then the loop holds it and the
+	 * connection's later frames, and runs it when space frees (net_space_freed) */
+	bool (*request_must_wait)(struct mds *m, const struct mdsp_msg *msg);
 	void (*caps)(struct mds *m, struct conn *c, struct mdsp_caps *msg);
 	/* the reader ends: the sessions and parked requests of @c let go of it */
 	void (*conn_closed)(struct mds *m, struct conn *c);
 	int (*command)(struct mds *m, const char *json, char **out);
 };
+
+/* net_space_freed - the journal freed space: the loops look at the requests they hold. */
+void net_space_freed(struct mds *m);
 
 /* net_set_ops - register @ops (static storage) before net_start(). */
 void net_set_ops(struct mds *m, const struct net_ops *ops);

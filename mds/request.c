@@ -363,6 +363,11 @@ static bool request_run(struct mds *m, struct conn *c, struct mdsp_msg *msg, uin
 	return false;
 }
 
+bool request_must_wait(struct mds *m, const struct mdsp_msg *msg)
+{
+	return server_op_journaled(&msg->request) && journal_over(m);
+}
+
 void request_handle(struct mds *m, struct conn *c, struct mdsp_msg *msg)
 {
 	request_run(m, c, msg, now_mono_ns(), NULL);

@@ -7,6 +7,8 @@
 
 #include "mds/mds.h"
 
+/* request_must_wait - whether @msg (a REQUEST) would wait for the journal's space now */
+bool request_must_wait(struct mds *m, const struct mdsp_msg *msg);
 /* request_handle - run a request; a request that must wait for revokes is
  * parked and @msg is left empty (the waiter owns its contents). */
 void request_handle(struct mds *m, struct conn *c, struct mdsp_msg *msg);
