@@ -549,6 +549,45 @@ bool journal_over(struct mds *m)
 	return over;
 }
 
+struct jwaiter *journal_hold(struct mds *m, struct conn *c, const struct mdsp_request *req)
+{
+	struct journal *j = m->j;
+	struct jwaiter *w = calloc(1, sizeof(*w));
+
+	if (!w)
+		return NULL;
+	w->tid = req->tid;
+	w->op = req->op;
+	w->sid = c->session_id;       /* read as journal_throttle does */
+	w->start_ns = now_mono_ns();
+	pthread_mutex_lock(&j->lock);
+	throttle_over_locked(j, w, journal_queue_bound(), journal_seg_bound());   /* what it waits for */
+	w->next = j->waiters;
+	j->waiters = w;
+	j->nwaiting++;
+	pthread_mutex_unlock(&j->lock);
+	perf_inc(&j->throttled, 1);
+	return w;
+}
+
+void journal_unhold(struct mds *m, struct jwaiter *w)
+{
+	struct journal *j = m->j;
+
+	if (!w)
+		return;
+	pthread_mutex_lock(&j->lock);
+	for (struct jwaiter **pp = &j->waiters; *pp; pp = &(*pp)->next)
+		if (*pp == w) {
+			*pp = w->next;
+			break;
+		}
+	j->nwaiting--;
+	pthread_mutex_unlock(&j->lock);
+	hist_add(&j->throttle_lat, now_mono_ns() - w->start_ns);
+	free(w);
+}
+
 void journal_throttle(struct mds *m, struct conn *c, const struct mdsp_request *req)
 {
 	struct journal *j = m->j;

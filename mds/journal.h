@@ -62,6 +62,14 @@ void journal_throttle(struct mds *m, struct conn *c, const struct mdsp_request *
  * segments are expired first when they are what is over). */
 bool journal_over(struct mds *m);
 /*
+ * journal_hold - an event loop holds a request instead of waiting in
+ * journal_throttle(): listed and counted as a throttled one (`ops`,
+ * `journal status`) until journal_unhold().  NULL: no memory (the caller
+ * waits as journal_throttle does).
+ */
+struct jwaiter *journal_hold(struct mds *m, struct conn *c, const struct mdsp_request *req);
+void journal_unhold(struct mds *m, struct jwaiter *w);
+/*
  * journal_queue_bound - the bytes of the journal's queue (entries and the
  * replies waiting for them) beyond which mutations wait: mds_journal_max_pending,
  * at most 1/16 of mds_cache_memory_limit (not below 1 MiB); 0: no bound.

@@ -390,6 +390,7 @@ struct conn {
 	struct conn *lnext;           /* the loop thread's own list of its connections */
 	uint32_t rd_need;             /* a frame in progress: its whole length, once its header arrived */
 	struct mdsp_msg *held;        /* a request the loop holds until the journal has space */
+	struct jwaiter *held_w;       /* ... listed among the journal's throttled requests */
 	struct conn *hnext;           /* the loop's list of connections holding one */
 };
 

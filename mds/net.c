@@ -855,6 +855,7 @@ static int frame_handle(struct conn *c, struct rdstate *st, const struct mdsp_hd
 				return -1;
 			}
 			*c->held = msg;
+			c->held_w = m->net_ops->request_hold(m, c, c->held);
 			return 1;
 		}
 		m->net_ops->request(m, c, &msg);
@@ -1044,6 +1045,10 @@ static void held_drop(struct netloop *l, struct conn *c)
 		mdsp_msg_free(c->held);
 		free(c->held);
 		c->held = NULL;
+	}
+	if (c->held_w) {
+		l->m->net_ops->request_unhold(l->m, c->held_w);
+		c->held_w = NULL;
 	}
 }
 

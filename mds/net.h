@@ -7,6 +7,8 @@
 
 #include "mds/mds.h"
 
+struct jwaiter;
+
 /*
  * struct net_ops - where a reader thread hands what it decoded: the layers
  * above the connections (auth, sessions, the request pipeline, caps,
@@ -20,6 +22,9 @@ struct net_ops {
 	 * journal's space (journal_throttle)?  Then the loop holds it and the
 	 * connection's later frames, and runs it when space frees (net_space_freed) */
 	bool (*request_must_wait)(struct mds *m, const struct mdsp_msg *msg);
+	/* ... and while it holds one, it is listed as throttled (`ops`) */
+	struct jwaiter *(*request_hold)(struct mds *m, struct conn *c, const struct mdsp_msg *msg);
+	void (*request_unhold)(struct mds *m, struct jwaiter *w);
 	void (*caps)(struct mds *m, struct conn *c, struct mdsp_caps *msg);
 	/* the reader ends: the sessions and parked requests of @c let go of it */
 	void (*conn_closed)(struct mds *m, struct conn *c);

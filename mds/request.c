@@ -368,6 +368,16 @@ bool request_must_wait(struct mds *m, const struct mdsp_msg *msg)
 	return server_op_journaled(&msg->request) && journal_over(m);
 }
 
+struct jwaiter *request_hold(struct mds *m, struct conn *c, const struct mdsp_msg *msg)
+{
+	return journal_hold(m, c, &msg->request);
+}
+
+void request_unhold(struct mds *m, struct jwaiter *w)
+{
+	journal_unhold(m, w);
+}
+
 void request_handle(struct mds *m, struct conn *c, struct mdsp_msg *msg)
 {
 	request_run(m, c, msg, now_mono_ns(), NULL);
