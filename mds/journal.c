@@ -541,10 +541,14 @@ bool journal_over(struct mds *m)
 	over = throttle_over_locked(j, &w, qmax, smax);
 	pthread_mutex_unlock(&j->lock);
 	if (over && w.segments) {
-		journal_expire_sealed(m);
-		pthread_mutex_lock(&j->lock);
-		over = throttle_over_locked(j, &w, qmax, smax);
-		pthread_mutex_unlock(&j->lock);
+		/* only expiry frees segments, and it writes every object the
+		 * segments touched: not on an event loop, which serves many
+		 * connections.  The ticker expires now rather than at its next
+		 * tick; the expiry's space_freed wakes the loops. */
+		pthread_mutex_lock(&m->tick_lock);
+		m->tick_expire = true;
+		pthread_cond_signal(&m->tick_cond);
+		pthread_mutex_unlock(&m->tick_lock);
 	}
 	return over;
 }
@@ -567,6 +571,8 @@ struct jwaiter *journal_hold(struct mds *m, struct conn *c, const struct mdsp_re
 	j->nwaiting++;
 	pthread_mutex_unlock(&j->lock);
 	perf_inc(&j->throttled, 1);
+	if (w->segments)
+		perf_inc(&j->throttled_segments, 1);
 	return w;
 }
 
@@ -617,6 +623,8 @@ void journal_throttle(struct mds *m, struct conn *c, const struct mdsp_request *
 	j->waiters = &w;
 	j->nwaiting++;
 	perf_inc(&j->throttled, 1);
+	if (w.segments)
+		perf_inc(&j->throttled_segments, 1);
 	while (throttle_over_locked(j, &w, qmax, smax)) {
 		if (w.segments && !tried) {
 			/* only expiry frees segments, and this request waits
@@ -973,6 +981,7 @@ int journal_start(struct mds *m)
 	perf_register_counter("mds_journal", "expired_segments", &j->expired);
 	perf_register_counter("mds_journal", "expire_errors", &j->expire_errors);
 	perf_register_counter("mds_journal", "throttled", &j->throttled);
+	perf_register_counter("mds_journal", "throttled_segments", &j->throttled_segments);
 	perf_register_hist("mds_journal", "throttle_lat", &j->throttle_lat);
 	perf_register_fn("mds_journal", "queued_bytes", g_queued, j);
 	perf_register_fn("mds_journal", "queued_bytes_max", g_queued_peak, j);
@@ -1127,6 +1136,7 @@ struct json_object *journal_status_json(struct mds *m)
 	json_object_object_add(o, "queued_bytes_bound", json_object_new_uint64(journal_queue_bound()));
 	json_object_object_add(o, "throttle_waiting", json_object_new_uint64(j->nwaiting));
 	json_object_object_add(o, "throttled", json_object_new_uint64(perf_get(&j->throttled)));
+	json_object_object_add(o, "throttled_segments", json_object_new_uint64(perf_get(&j->throttled_segments)));
 	json_object_object_add(o, "segment_bytes", json_object_new_uint64(journal_seg_bytes()));
 	json_object_object_add(o, "segment_bytes_bound", json_object_new_uint64(journal_seg_bound()));
 	json_object_object_add(o, "last_seq", json_object_new_int64((int64_t)j->next_seq));

@@ -58,8 +58,9 @@ int journal_wait_written(struct mds *m, uint64_t seq, uint64_t deadline_ns);
  * NULL): the request, listed in `ops` while it waits.
  */
 void journal_throttle(struct mds *m, struct conn *c, const struct mdsp_request *req);
-/* journal_over - whether journal_throttle() would wait now (the sealed
- * segments are expired first when they are what is over). */
+/* journal_over - whether journal_throttle() would wait now; when the sealed
+ * segments are what is over, the ticker is asked to expire them at once
+ * (mds->tick_expire) and the journal's space_freed hook says when it has. */
 bool journal_over(struct mds *m);
 /*
  * journal_hold - an event loop holds a request instead of waiting in
@@ -97,6 +98,9 @@ int journal_health(struct mds *m, char *msg, size_t len);
 /* journal_damage_msg - why journal_replay() refused the journal (-EUCLEAN), or NULL. */
 const char *journal_damage_msg(struct mds *m);
 void journal_tick(struct mds *m);
+/* journal_expire_sealed - expire every sealed segment now (takes
+ * expire_lock; writes the objects they touched: not on an event loop). */
+void journal_expire_sealed(struct mds *m);
 /* journal_last_seq - the sequence number of the last entry durable in a segment (takes j->lock). */
 uint64_t journal_last_seq(struct mds *m);
 /* journal_clean_below - every entry with a lower sequence number is expired. */

@@ -117,6 +117,7 @@ struct journal {
 
 	pthread_cond_t space;         /* qbytes or the segments in memory shrank (throttled requests wait on it) */
 	struct perf_counter writes, entries, bytes, expired, expire_errors, throttled, write_errors, refused;
+	struct perf_counter throttled_segments;   /* of throttled: waiting for expiry, not a write */
 	struct hist batch, write_lat, expire_lat, throttle_lat;
 };
 
@@ -142,8 +143,6 @@ void journal_hdr_publish(struct journal *j);
 /* journal_expire.c */
 /* journal_remove_segments - remove expired segment objects below @below.  Caller holds expire_lock. */
 void journal_remove_segments(struct mds *m, uint64_t below);
-/* journal_expire_sealed - expire every sealed segment (takes expire_lock). */
-void journal_expire_sealed(struct mds *m);
 
 /* journal_replay.c */
 /* journal_upgrade_v1 - replace a format-1 journal by an empty format-2 one (after its replay). */

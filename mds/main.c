@@ -213,6 +213,7 @@ static void *ticker_main(void *arg)
 	for (;;) {
 		uint64_t now = now_mono_ns(), wake, rd, freed;
 		struct timespec ts;
+		bool expire;
 
 		if (!next_tick) {
 			double iv = cfg_double(CFG_mds_tick_interval);
@@ -227,13 +228,19 @@ static void *ticker_main(void *arg)
 			wake = rd;
 		ts = ns_to_timespec(wake);
 		pthread_mutex_lock(&m->tick_lock);
-		if (!m->tick_stop)
+		if (!m->tick_stop && !m->tick_expire)
 			pthread_cond_timedwait(&m->tick_cond, &m->tick_lock, &ts);
 		if (m->tick_stop) {
 			pthread_mutex_unlock(&m->tick_lock);
 			break;
 		}
+		expire = m->tick_expire;
+		m->tick_expire = false;
 		pthread_mutex_unlock(&m->tick_lock);
+		/* an event loop holds requests until the sealed segments expire
+		 * (journal_over): at once, not at the next tick */
+		if (expire)
+			journal_expire_sealed(m);
 		if (now_mono_ns() < next_tick) {
 			session_reconnect_check(m);
 			continue;

@@ -70,7 +70,8 @@
  *     mds->keys_lock           (a leaf otherwise; also under mds->lock, where
  *                              authcaps.c copies a session's caps)
  *   leaves, taken alone: mds->conns_lock, mds->space_lock, mds->keys_lock,
- *     mds->tick_lock; the store's locks are leaves under all of these, and
+ *     mds->tick_lock, an event loop's l->lock (net.c: what the acceptor
+ *     hands it); the store's locks are leaves under all of these, and
  *     so are common/slab.c's class locks (the cache's allocations) and
  *     mds->bigbufs.lock (common/bufpool.h: READDIR's buffers)
  *
@@ -573,11 +574,11 @@ struct mds {
 	 * it is set no request handler is between its check and its journal
 	 * submission); what is queued is written and answered (mds_drain) */
 	_Atomic bool draining;
+	struct netloop *loops;        /* mds_net_loops event loops (net.c); NULL: a thread per connection */
+	unsigned nloops;
 	/* READDIR's big buffers (the entries, their encoding), kept for the
 	 * next listing instead of mapped and unmapped per reply (bufpool.h);
 	 * bounded, charged against mds_cache_memory_limit; its own leaf lock */
-	struct netloop *loops;        /* mds_net_loops event loops (net.c); NULL: a thread per connection */
-	unsigned nloops;
 	struct bufpool bigbufs;
 #define MDS_BIGBUF_LIMIT (1u << 20)   /* a READDIR of 1,024 entries: ~330 KB of entries, ~200 KB encoded */
 #define MDS_BIGBUF_MIN (64u << 10)    /* smaller buffers are malloc's business */
@@ -595,6 +596,9 @@ struct mds {
 	pthread_mutex_t tick_lock;
 	pthread_cond_t tick_cond;
 	bool tick_stop;               /* protected by tick_lock */
+	/* protected by tick_lock: an event loop holds requests until sealed
+	 * segments expire, and leaves the expiry to the ticker (journal_over) */
+	bool tick_expire;
 
 	struct asok *asok;
 	struct mdsmap *map;            /* mdsmap.c: rank 0, beacons (NULL: in-process tests without one) */

@@ -1020,6 +1020,15 @@ struct netloop {
 
 static int loop_serve(struct conn *c);
 
+/* Wake @l: it takes what the acceptor handed over and looks at what it holds. */
+static void loop_wake(struct netloop *l)
+{
+	uint64_t one = 1;
+
+	if (write(l->evfd, &one, sizeof(one)) < 0 && errno != EAGAIN)
+		derr(MDS, "event loop wake-up: %s", strerror(errno));
+}
+
 /* Stop reading @c while it holds a request; the journal's space wakes us. */
 static void loop_hold(struct netloop *l, struct conn *c)
 {
@@ -1134,6 +1143,11 @@ static int loop_serve(struct conn *c)
 			if (r == 1) {
 				/* held: the frames after it wait in the buffer */
 				loop_hold(c->loop, c);
+				/* space freed between "it must wait" and the hold
+				 * woke no loop (nheld was 0): look again now that
+				 * the next freeing will */
+				if (!m->net_ops->request_must_wait(m, c->held))
+					loop_wake(c->loop);
 				r = 0;
 				goto out;
 			}
@@ -1382,13 +1396,11 @@ static int loops_start(struct mds *m)
 
 void net_space_freed(struct mds *m)
 {
-	uint64_t one = 1;
 	unsigned i;
 
 	for (i = 0; i < m->nloops; i++)
-		if (atomic_load(&m->loops[i].nheld) && write(m->loops[i].evfd, &one, sizeof(one)) < 0 &&
-		    errno != EAGAIN)
-			derr(MDS, "event loop wake-up: %s", strerror(errno));
+		if (atomic_load(&m->loops[i].nheld))
+			loop_wake(&m->loops[i]);
 }
 
 /* Hand an accepted @c to a loop (round robin). */
@@ -1396,15 +1408,13 @@ static void loop_give(struct mds *m, struct conn *c)
 {
 	static unsigned rr;
 	struct netloop *l = &m->loops[rr++ % m->nloops];
-	uint64_t one = 1;
 
 	c->loop = l;
 	pthread_mutex_lock(&l->lock);
 	c->lnext = l->incoming;
 	l->incoming = c;
 	pthread_mutex_unlock(&l->lock);
-	if (write(l->evfd, &one, sizeof(one)) < 0)
-		derr(MDS, "event loop wake-up: %s", strerror(errno));
+	loop_wake(l);
 }
 
 /* Join and drop connections whose reader has finished. */

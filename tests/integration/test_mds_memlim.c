@@ -27,6 +27,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <signal.h>
 #include <json-c/json.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -362,6 +363,149 @@ START_TEST(test_journal_backpressure)
 }
 END_TEST
 
+/* ---- many connections against a tiny journal --------------------------- */
+
+/*
+ * Eight connections create as fast as UNSAFE replies let them into a
+ * journal whose queue and segments are tiny, so that requests keep waiting
+ * for its space: for the queue's bytes (freed by the writer) and for the
+ * sealed segments (freed by expiry).  With event loops a waiting request
+ * is held with its connection unread and the loop goes on with the others;
+ * a wake-up lost between "it must wait" and "it is held" leaves it held
+ * for good once everything else waits too.  The checker: every create
+ * completes, no connection stops making progress, and each name is there
+ * exactly once.  Run with a thread per connection and with 2 loops.
+ */
+#define SMAKERS 8
+#define SCREATES 500
+#define SQBOUND (16u << 10)
+
+static unsigned stress_loops;
+
+static void setup_stress(unsigned loops)
+{
+	stress_loops = loops;
+	ck_assert_int_eq(mdsproc_init(&P, parent_dir), 0);
+	snprintf(P.extra[P.nextra++], sizeof(P.extra[0]), "--mds_journal_max_pending=%u", SQBOUND);
+	snprintf(P.extra[P.nextra++], sizeof(P.extra[0]), "--mds_journal_segment_size=8192");
+	snprintf(P.extra[P.nextra++], sizeof(P.extra[0]), "--mds_net_loops=%u", loops);
+	ck_assert_int_eq(mdsproc_mkfs(&P), 0);
+	ck_assert_int_eq(mdsproc_start(&P), 0);
+	ck_assert_int_eq(mdsw_connect(&W, P.port), 0);
+	ck_assert_int_eq(mdsw_open(&W, "client.stress-admin"), 0);
+}
+
+static void setup_stress_threads(void)
+{
+	setup_stress(0);
+}
+
+static void setup_stress_loops(void)
+{
+	setup_stress(2);
+}
+
+static void *smaker_main(void *arg)
+{
+	struct maker *mk = arg;
+	struct mdsp_inode in;
+	char name[32];
+
+	for (int i = 0; i < SCREATES; i++) {
+		snprintf(name, sizeof(name), "s%p-%04d", (void *)mk, i);
+		mk->w.wait_safe = i == SCREATES - 1;
+		if (mdsw_create(&mk->w, mk->dir, name, 0644, O_CREAT | O_EXCL, &in))
+			mk->errors++;
+		mk->made++;
+	}
+	return NULL;
+}
+
+START_TEST(test_journal_stress)
+{
+	struct maker mk[SMAKERS];
+	pthread_t th[SMAKERS];
+	struct mdsp_inode in;
+	struct json_object *js;
+	uint64_t last_change = lt_mono_ns(), cookie = 0, listed = 0, throttled, throttled_seg;
+	int done = 0, last = -1, i;
+	bool stuck = false;
+
+	memset(mk, 0, sizeof(mk));
+	ck_assert_int_eq(mdsw_mkdir(&W, ROOT, "s", 0755, &in), 0);
+	for (i = 0; i < SMAKERS; i++) {
+		char cname[48];
+
+		mk[i].dir = in.ino;
+		snprintf(cname, sizeof(cname), "client.stress-%d", i);
+		ck_assert_int_eq(mdsw_connect(&mk[i].w, P.port), 0);
+		ck_assert_int_eq(mdsw_open(&mk[i].w, cname), 0);
+	}
+	for (i = 0; i < SMAKERS; i++)
+		ck_assert_int_eq(pthread_create(&th[i], NULL, smaker_main, &mk[i]), 0);
+	/* progress, not a deadline: fail when no create completes for the
+	 * hang bound, saying what the MDS says its requests wait for */
+	while (done < SMAKERS * SCREATES) {
+		done = 0;
+		for (i = 0; i < SMAKERS; i++)
+			done += mk[i].made;
+		if (done != last) {
+			last = done;
+			last_change = lt_mono_ns();
+		} else if (lt_mono_ns() - last_change > lt_hang_ns()) {
+			stuck = true;
+			break;
+		}
+		lt_nap();
+	}
+	if (stuck) {
+		js = command("ops");
+		fprintf(stderr, "memlim stress: stuck at %d creates; ops: %s\n", done, json_object_to_json_string(js));
+		json_object_put(js);
+		js = command("journal status");
+		fprintf(stderr, "memlim stress: journal status: %s\n", json_object_to_json_string(js));
+		json_object_put(js);
+		/* the makers wait for replies that will not come: let them go */
+		mdsproc_stop(&P, SIGKILL);
+		for (i = 0; i < SMAKERS; i++)
+			pthread_join(th[i], NULL);
+		ck_abort_msg("no create completed for %.0f s (%d of %d done, %u loops)", lt_hang_ns() / 1e9, done,
+			     SMAKERS * SCREATES, stress_loops);
+	}
+	for (i = 0; i < SMAKERS; i++) {
+		pthread_join(th[i], NULL);
+		ck_assert_int_eq(mk[i].errors, 0);
+		mdsw_close(&mk[i].w);
+	}
+	js = command("journal status");
+	throttled = jget(js, "throttled");
+	throttled_seg = jget(js, "throttled_segments");
+	fprintf(stderr, "memlim stress (%u loops): %d creates, throttled %" PRIu64 " times (%" PRIu64
+		" for expiry), queue max %" PRIu64 " bytes\n", stress_loops, done, throttled, throttled_seg,
+		jget(js, "queued_bytes_max"));
+	json_object_put(js);
+	ck_assert_msg(throttled > throttled_seg, "no create waited for a journal write: the test did not test it");
+	ck_assert_msg(throttled_seg > 0, "no create waited for expiry: the test did not test it");
+	ck_assert_msg(!ops_throttled(), "a request is still throttled");
+	/* each name exactly once */
+	for (;;) {
+		struct mdsp_reply rep;
+
+		bool end;
+
+		ck_assert_int_eq(mdsw_readdir(&W, in.ino, cookie, 1024, &rep), 0);
+		listed += rep.nentries;
+		if (rep.nentries)
+			cookie = rep.entries[rep.nentries - 1].cookie;
+		end = rep.end;
+		mdsw_reply_free(&rep);
+		if (end)
+			break;
+	}
+	ck_assert_uint_eq(listed, SMAKERS * SCREATES);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("mds_memlim");
@@ -375,6 +519,16 @@ static Suite *suite(void)
 	tcase_add_checked_fixture(tc, setup_journal, teardown);
 	tcase_set_timeout(tc, 300);
 	tcase_add_test(tc, test_journal_backpressure);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("stress_threads");
+	tcase_add_checked_fixture(tc, setup_stress_threads, teardown);
+	tcase_set_timeout(tc, 300);
+	tcase_add_test(tc, test_journal_stress);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("stress_loops");
+	tcase_add_checked_fixture(tc, setup_stress_loops, teardown);
+	tcase_set_timeout(tc, 300);
+	tcase_add_test(tc, test_journal_stress);
 	suite_add_tcase(s, tc);
 	return s;
 }
