@@ -22,6 +22,7 @@
 #include "mds/flock.h"
 #include "mds/instance.h"
 #include "mds/journal.h"
+#include "mds/net.h"
 #include "mds/layers.h"
 #include "mds/locker.h"
 #include "mds/mdcache.h"
@@ -64,6 +65,7 @@ struct mds *mds_new(void)
 void mds_destroy(struct mds *m)
 {
 	rcu_barrier();
+	net_free(m);
 	xa_destroy(&m->inodes);
 	xa_destroy(&m->dirs);
 	xa_destroy(&m->sessions);

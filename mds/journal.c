@@ -330,6 +330,12 @@ static void write_failed(struct mds *m, const char *oid, int r)
 	j->werr = r;
 	snprintf(j->werr_oid, sizeof(j->werr_oid), "%s", oid);
 	atomic_store(&j->ro_err, r);
+	/* read-only: requests waiting for the queue's space go on, to be
+	 * refused (or let through) by journal_admit() rather than wait out
+	 * the outage (held ones too: the loops look again) */
+	pthread_cond_broadcast(&j->space);
+	if (m->journal_hooks && m->journal_hooks->space_freed)
+		m->journal_hooks->space_freed(m);
 	pthread_mutex_unlock(&j->lock);
 }
 

@@ -6,11 +6,14 @@
  * layers it calls.
  *
  * The shape (one paragraph per file):
- *  - net.c: a TCP listener and one reader thread per connection.  Each
- *    reader decodes frames (loligo_proto), and runs requests under the
+ *  - net.c: a TCP listener and event loops (mds_net_loops epoll threads;
+ *    0: one reader thread per connection).  A loop decodes the frames of
+ *    its ready connections (loligo_proto) and runs requests under the
  *    namespace lock (mds->lock), the way Ceph's MDS serialises on mds_lock:
  *    the namespace work per request is a few microseconds, the expensive
- *    parts (decode, encode, send, the journal write) run outside the lock.
+ *    parts (decode, encode, send, the journal write) run outside the lock;
+ *    a request that must wait for the journal's space is held, not waited
+ *    for.
  *  - mdcache.c: inodes, directories and dentries in memory, loaded lazily
  *    from the store ("<ino hex>.dir" objects, omap name -> dentry with the
  *    inode embedded for primary links), and the edits that put changes back;
@@ -34,7 +37,7 @@
  *  - locker.c: capabilities: who caches what, revokes before conflicting
  *    changes, cap flushes, reconnect, orphans (open, unlinked); lease.c:
  *    dentry leases; park.c: requests waiting for the acks, parked off the
- *    reader threads.
+ *    loops (or reader threads).
  *  - flock.c: file locks (fcntl byte ranges, flock) of every client, their
  *    waits, deadlock detection, re-assertion after a restart (not journaled).
  *  - blocklist.c: evicted clients kept out (journaled, with expiry), and
@@ -71,7 +74,8 @@
  *                              authcaps.c copies a session's caps)
  *   leaves, taken alone: mds->conns_lock, mds->space_lock, mds->keys_lock,
  *     mds->tick_lock, an event loop's l->lock (net.c: what the acceptor
- *     hands it); the store's locks are leaves under all of these, and
+ *     hands it, its eventfd; also under j->lock, where the journal's
+ *     space_freed hook wakes a loop); the store's locks are leaves under all of these, and
  *     so are common/slab.c's class locks (the cache's allocations) and
  *     mds->bigbufs.lock (common/bufpool.h: READDIR's buffers)
  *

@@ -1,16 +1,25 @@
 /*
  * net.c - the MDS's TCP listener and connections.
  *
- * One reader thread per connection, blocking reads.  Why not an epoll loop:
- * every request runs under the one namespace lock anyway, so a loop would
- * not add parallelism, while a thread per connection lets the decode and
- * encode of different clients (the bulk of the per-request CPU outside the
- * lock) run on different cores, keeps a slow or hostile peer from stalling
- * anyone else, and keeps the code straight-line.  The MDS serves tens to a
- * few hundred client sessions (one per mount or gateway, not per user), so
- * the thread count stays small, and mds_max_conns caps it: connections
- * beyond it are closed at accept.  Writes to a connection come from its
- * reader (UNSAFE and read replies), the journal writer (SAFE replies) and
+ * Event loops (mds_net_loops epoll threads, 2 by default): the acceptor
+ * hands each connection to a loop (round robin), and the loop reads what
+ * its ready sockets hold into each connection's buffer, serves the whole
+ * frames with the connection's replies corked, and keeps a partial frame
+ * for later.  Every request runs under the one namespace lock anyway, so
+ * two loops give the decode and encode of different clients (the bulk of
+ * the per-request CPU outside the lock) two cores; what a loop saves over
+ * a thread per connection is the sleep and wake-up around each
+ * synchronous request (the storm's context switches per request: 1.3 ->
+ * 0.5).  A loop never waits: a request that must wait for the journal's
+ * space is held with its connection unread (loop_hold) until the
+ * journal's space_freed hook wakes the loop; a connection is served at
+ * most LOOP_READS recvs per turn, so a peer that keeps its socket full
+ * does not keep the loop from the others.  mds_net_loops=0 keeps the
+ * older model, a reader thread per connection with blocking reads
+ * (reader_main; the same frame checks and handlers).  mds_max_conns caps
+ * the connections: those beyond it are closed at accept.  Writes to a
+ * connection come from its loop or reader (UNSAFE and read replies), the
+ * journal writer (SAFE replies) and
  * the ticker (STALE), serialised by the connection's send lock, and never
  * block: what the socket does not take at once is queued and written by
  * the flusher thread, which polls every connection with queued bytes and
@@ -78,6 +87,7 @@
 #define OUTQ_MAX (64u << 20)   /* queued reply bytes beyond which a peer is dropped */
 #define OUTQ_COMPACT (1u << 20) /* sent bytes at the front of outq worth a memmove */
 #define RBUF_SIZE (256u << 10)  /* the reader's receive buffer: one recv takes many frames */
+#define LOOP_READS 4            /* recvs of one connection per turn of its loop */
 #define CORK_MAX (64u << 10)    /* corked replies beyond which they go out at once */
 
 /* the connection whose reader this thread is (corking applies to its own replies) */
@@ -1029,10 +1039,11 @@ static void loop_wake(struct netloop *l)
 		derr(MDS, "event loop wake-up: %s", strerror(errno));
 }
 
-/* Stop reading @c while it holds a request; the journal's space wakes us. */
+/* Stop reading @c while it holds a request; the journal's space wakes us.
+ * A peer that goes away meanwhile is still noticed (RDHUP, HUP, ERR). */
 static void loop_hold(struct netloop *l, struct conn *c)
 {
-	struct epoll_event ev = { .events = 0, .data.ptr = c };
+	struct epoll_event ev = { .events = EPOLLRDHUP, .data.ptr = c };
 
 	epoll_ctl(l->epfd, EPOLL_CTL_MOD, c->fd, &ev);
 	c->hnext = l->held;
@@ -1075,6 +1086,21 @@ static void loop_close(struct netloop *l, struct conn *c)
 	conn_finish(c);
 }
 
+/* A buffer grown for a big frame goes back to RBUF_SIZE once that frame
+ * is served (empty): not kept at its peak for the connection's life. */
+static void loop_shrink(struct conn *c)
+{
+	uint8_t *nb;
+
+	if (c->rcap <= RBUF_SIZE)
+		return;
+	nb = realloc(c->rbuf, RBUF_SIZE);
+	if (nb) {
+		c->rbuf = nb;
+		c->rcap = RBUF_SIZE;
+	}
+}
+
 /* Make room in @c's buffer for what is due: the rest of a frame whose
  * length is known, or at least a header.  0 or -ENOMEM. */
 static int loop_room(struct conn *c)
@@ -1111,6 +1137,7 @@ static int loop_serve(struct conn *c)
 	struct mds *m = c->mds;
 	struct mdsp_hdr h;
 	uint64_t frame_t = secs_ns(CFG_mds_frame_timeout);
+	unsigned reads = 0;
 	ssize_t n;
 	int r = 0;
 
@@ -1156,10 +1183,17 @@ static int loop_serve(struct conn *c)
 				goto out;
 			}
 		}
-		if (c->rstart == c->rend)
+		if (c->rstart == c->rend) {
 			c->rstart = c->rend = 0;
-		else if (!c->rd.frame_until && frame_t)
+			loop_shrink(c);
+		} else if (!c->rd.frame_until && frame_t) {
 			c->rd.frame_until = now_mono_ns() + frame_t;   /* what is left began a frame */
+		}
+		/* a peer that keeps its socket full does not keep the loop:
+		 * its whole frames are served, the rest waits for the next
+		 * turn (epoll is level-triggered: it says again) */
+		if (reads++ == LOOP_READS)
+			break;
 		if (loop_room(c)) {
 			derr(MDS, "peer %s: no memory for a %u-byte message: closing the connection", c->peer,
 			     c->rd_need);
@@ -1208,6 +1242,8 @@ static void loop_deadlines(struct netloop *l, uint64_t now, uint64_t *next)
 		bool late;
 
 		nc = c->lnext;
+		if (c->held)
+			continue;       /* the MDS holds it, not the peer: no deadline runs */
 		if (c->rend > c->rstart) {
 			until = c->rd.frame_until;
 			late = until && now >= until;
@@ -1246,6 +1282,7 @@ static void loop_release(struct netloop *l)
 			continue;
 		c->held = NULL;
 		held_drop(l, c);
+		c->rd.last_msg_ns = now_mono_ns();      /* the hold was ours: its idle clock starts again */
 		reading_conn = c;
 		conn_cork(c);
 		m->net_ops->request(m, c, msg);
@@ -1323,8 +1360,10 @@ static void *loop_main(void *arg)
 			}
 			if (c->held) {
 				/* not read while it holds a request (its frames keep
-				 * their order); a peer gone meanwhile is closed */
-				if (ev[i].events & (EPOLLHUP | EPOLLERR))
+				 * their order); a peer gone meanwhile is closed (its
+				 * request never ran: it sends it again, if it comes
+				 * back) */
+				if (ev[i].events & (EPOLLHUP | EPOLLERR | EPOLLRDHUP))
 					loop_close(l, c);
 				continue;
 			}
@@ -1358,10 +1397,24 @@ static void loops_stop(struct mds *m)
 		}
 		if (l->epfd >= 0)
 			close(l->epfd);
+		l->epfd = -1;
+		/* the journal's writer may call net_space_freed() until
+		 * journal_stop(): it finds no eventfd (l->lock), and the array
+		 * stays until net_free() */
+		pthread_mutex_lock(&l->lock);
 		if (l->evfd >= 0)
 			close(l->evfd);
-		pthread_mutex_destroy(&l->lock);
+		l->evfd = -1;
+		pthread_mutex_unlock(&l->lock);
 	}
+}
+
+void net_free(struct mds *m)
+{
+	unsigned i;
+
+	for (i = 0; i < m->nloops; i++)
+		pthread_mutex_destroy(&m->loops[i].lock);
 	free(m->loops);
 	m->loops = NULL;
 	m->nloops = 0;
@@ -1378,11 +1431,14 @@ static int loops_start(struct mds *m)
 		return -ENOMEM;
 	m->nloops = n;
 	for (i = 0; i < n; i++) {
+		m->loops[i].m = m;
+		m->loops[i].epfd = m->loops[i].evfd = -1;
+		pthread_mutex_init(&m->loops[i].lock, NULL);
+	}
+	for (i = 0; i < n; i++) {
 		struct netloop *l = &m->loops[i];
 		struct epoll_event ev = { .events = EPOLLIN, .data.ptr = NULL };
 
-		l->m = m;
-		pthread_mutex_init(&l->lock, NULL);
 		l->epfd = epoll_create1(EPOLL_CLOEXEC);
 		l->evfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 		if (l->epfd < 0 || l->evfd < 0 || epoll_ctl(l->epfd, EPOLL_CTL_ADD, l->evfd, &ev))
@@ -1398,9 +1454,16 @@ void net_space_freed(struct mds *m)
 {
 	unsigned i;
 
-	for (i = 0; i < m->nloops; i++)
-		if (atomic_load(&m->loops[i].nheld))
-			loop_wake(&m->loops[i]);
+	for (i = 0; i < m->nloops; i++) {
+		struct netloop *l = &m->loops[i];
+
+		if (!atomic_load(&l->nheld))
+			continue;
+		pthread_mutex_lock(&l->lock);
+		if (l->evfd >= 0)
+			loop_wake(l);
+		pthread_mutex_unlock(&l->lock);
+	}
 }
 
 /* Hand an accepted @c to a loop (round robin). */
@@ -1674,10 +1737,11 @@ int net_start(struct mds *m)
 		return -r;
 	m->flusher_started = true;
 	r = loops_start(m);
+	if (!r)
+		r = -pthread_create(&m->acceptor, NULL, acceptor_main, m);
 	if (r)
-		return r;
-	r = pthread_create(&m->acceptor, NULL, acceptor_main, m);
-	return -r;
+		loops_stop(m);  /* the ones that started */
+	return r;
 }
 
 /* Stop the acceptor and close the listening socket (idempotent). */

@@ -58,6 +58,9 @@ void net_quiesce(struct mds *m);
  */
 unsigned net_flush(struct mds *m, uint64_t deadline_ns);
 void net_stop(struct mds *m);
+/* net_free - what net_start() left after net_stop() (the loops' array, which
+ * the journal's hook may look at until journal_stop()). */
+void net_free(struct mds *m);
 void conn_get(struct conn *c);
 void conn_put(struct conn *c);
 /* conn_send_frame - patch seq and crc of the frame in @b and send it. */

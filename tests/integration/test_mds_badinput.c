@@ -16,11 +16,13 @@
 #include <json-c/json.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -973,6 +975,118 @@ START_TEST(test_slow_reader_dropped)
 }
 END_TEST
 
+/*
+ * A peer that keeps its socket full (a gateway under load, or a hostile
+ * one that pipelines GETATTRs and reads the replies) shares an event loop
+ * with everyone else (mds_net_loops=1 here: every connection on it).  The
+ * loop serves it a few reads per turn, not for as long as it keeps
+ * sending: another connection's request is answered while the flood is
+ * still going (the flooder is told to stop only after).
+ */
+static void setup_oneloop(void)
+{
+	ck_assert_int_eq(mdsproc_init(&P, parent_dir), 0);
+	snprintf(P.extra[P.nextra++], sizeof(P.extra[0]), "--mds_net_loops=1");
+	ck_assert_int_eq(mdsproc_mkfs(&P), 0);
+	ck_assert_int_eq(mdsproc_start(&P), 0);
+	ck_assert_int_eq(mdsw_connect(&W, P.port), 0);
+	ck_assert_int_eq(mdsw_open(&W, "client.good"), 0);
+	good_dir();
+}
+
+struct flood {
+	struct mdsw w;
+	_Atomic bool stop;
+	_Atomic uint64_t sent, got;     /* frames sent, reply bytes read */
+	int err;
+};
+
+static void *flood_send_main(void *arg)
+{
+	struct flood *f = arg;
+	struct mdsp_msg msg;
+	struct mdsp_buf b;
+	static uint8_t batch[256 << 10];
+	size_t len;
+
+	/* frames 256 KiB at a time: far faster than the MDS can answer them,
+	 * so the socket stays full */
+	while (!atomic_load(&f->stop)) {
+		uint64_t n = 0;
+
+		for (len = 0; len + 512 < sizeof(batch); n++) {
+			memset(&msg, 0, sizeof(msg));
+			msg.type = MDSP_MSG_REQUEST;
+			msg.request.tid = f->w.next_tid++;
+			msg.request.op = MDSP_OP_GETATTR;
+			msg.request.ino = ROOT;
+			if (mdsw_encode(&f->w, &msg, &b) || b.len > 512) {
+				f->err = -ENOMEM;
+				return NULL;
+			}
+			memcpy(batch + len, b.data, b.len);
+			len += b.len;
+			mdsp_buf_free(&b);
+		}
+		f->err = mdsw_send_raw(&f->w, batch, len);
+		if (f->err)
+			break;
+		atomic_fetch_add(&f->sent, n);
+	}
+	return NULL;
+}
+
+static void *flood_read_main(void *arg)
+{
+	struct flood *f = arg;
+	static char buf[1 << 16];
+	ssize_t n;
+
+	/* the replies, read as fast as they come (not decoded): the MDS never
+	 * has a reason to drop this peer for not reading */
+	while ((n = read(f->w.fd, buf, sizeof(buf))) > 0)
+		atomic_fetch_add(&f->got, (uint64_t)n);
+	return NULL;
+}
+
+START_TEST(test_flooder_starves_nobody)
+{
+	struct flood f;
+	struct mdsw other;
+	struct mdsp_inode in;
+	pthread_t ts, tr;
+	uint64_t sent_before;
+	int r;
+
+	memset(&f, 0, sizeof(f));
+	ck_assert_int_eq(mdsw_connect(&f.w, P.port), 0);
+	ck_assert_int_eq(mdsw_open(&f.w, "client.flood"), 0);
+	ck_assert_int_eq(mdsw_connect(&other, P.port), 0);
+	ck_assert_int_eq(mdsw_open(&other, "client.other"), 0);
+	ck_assert_int_eq(pthread_create(&tr, NULL, flood_read_main, &f), 0);
+	ck_assert_int_eq(pthread_create(&ts, NULL, flood_send_main, &f), 0);
+	/* the flood is on: the MDS answers it (1 MiB of replies came) */
+	LT_WAIT_UNTIL(atomic_load(&f.got) > (1u << 20) || f.err, "the flood got no replies (%" PRIu64 " bytes)",
+		      (uint64_t)atomic_load(&f.got));
+	ck_assert_int_eq(f.err, 0);
+	sent_before = atomic_load(&f.sent);
+	/* another connection on the same loop is answered meanwhile (a loop
+	 * that served the flooder until its socket ran dry would not come
+	 * back to it before the flood ends, i.e. after the hang bound) */
+	other.timeout_ms = (int)(lt_hang_ns() / 1000000);
+	r = mdsw_getattr(&other, ROOT, &in);
+	ck_assert_msg(r == 0, "a GETATTR beside a flooding peer: %d (starved?)", r);
+	ck_assert_msg(!f.err && atomic_load(&f.sent) > sent_before, "the flood had stopped (%d)", f.err);
+	good_session_still_works();
+	atomic_store(&f.stop, true);
+	pthread_join(ts, NULL);
+	shutdown(f.w.fd, SHUT_RDWR);
+	pthread_join(tr, NULL);
+	mdsw_close(&other);
+	mdsw_close(&f.w);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("mds_badinput");
@@ -1000,6 +1114,11 @@ static Suite *suite(void)
 	tcase_add_test(tl, test_no_session_deadline);
 	tcase_add_test(tl, test_max_conns);
 	tcase_add_test(tl, test_slow_reader_dropped);
+	suite_add_tcase(s, tl);
+	tl = tcase_create("oneloop");
+	tcase_add_checked_fixture(tl, setup_oneloop, teardown);
+	tcase_set_timeout(tl, 60);
+	tcase_add_test(tl, test_flooder_starves_nobody);
 	suite_add_tcase(s, tl);
 	tcase_add_checked_fixture(tb, setup_bare, teardown_bare);
 	tcase_set_timeout(tb, 60);

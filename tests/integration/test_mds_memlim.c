@@ -363,6 +363,48 @@ START_TEST(test_journal_backpressure)
 }
 END_TEST
 
+/*
+ * Requests waiting for the journal's space when its writes start failing:
+ * the MDS is read-only, nothing will drain until the store heals, so they
+ * must not wait for that; they go on and are refused with the error, as
+ * every other mutation is (journal_admit).  Seen failing before the write
+ * failure woke them: the maker's create stayed held with the store failing.
+ */
+START_TEST(test_journal_waiters_refused_when_read_only)
+{
+	struct maker mk = { 0 };
+	struct mdsp_inode in;
+	struct json_object *js;
+	uint64_t waiting = 0;
+	pthread_t th;
+
+	ck_assert_int_eq(mdsw_mkdir(&W, ROOT, "q", 0755, &in), 0);
+	mk.dir = in.ino;
+	ck_assert_int_eq(mdsw_connect(&mk.w, P.port), 0);
+	ck_assert_int_eq(mdsw_open(&mk.w, "client.journal-maker"), 0);
+	ck_assert_int_eq(mdsproc_config_set(&P, "mds_journal_hold", "true"), 0);
+	ck_assert_int_eq(pthread_create(&th, NULL, maker_main, &mk), 0);
+	LT_WAIT_UNTIL((js = command("journal status"), waiting = jget(js, "throttle_waiting"), json_object_put(js),
+		       waiting > 0),
+		      "no create waits for the journal (%d made with the writer stalled)", (int)mk.made);
+	/* the store fails every write; the writer resumes and fails: read-only */
+	ck_assert_int_eq(mdsproc_config_set(&P, "store_inject_write_error", "EIO"), 0);
+	ck_assert_int_eq(mdsproc_config_set(&P, "mds_journal_hold", "false"), 0);
+	/* the waiting create is answered (EIO), and the next ones at once */
+	LT_WAIT_UNTIL(mk.errors > 0, "a create waiting for the journal stayed waiting while the MDS is read-only "
+		      "(%d made, %d refused)", (int)mk.made, mk.errors);
+	js = command("journal status");
+	ck_assert_msg(json_object_get_boolean(json_object_object_get(js, "read_only")), "not read-only: %s",
+		      json_object_to_json_string(js));
+	json_object_put(js);
+	/* the store heals: the queue drains, the maker ends */
+	ck_assert_int_eq(mdsproc_config_set(&P, "store_inject_write_error", ""), 0);
+	pthread_join(th, NULL);
+	ck_assert_msg(!ops_throttled(), "a request is still throttled");
+	mdsw_close(&mk.w);
+}
+END_TEST
+
 /* ---- many connections against a tiny journal --------------------------- */
 
 /*
@@ -519,6 +561,7 @@ static Suite *suite(void)
 	tcase_add_checked_fixture(tc, setup_journal, teardown);
 	tcase_set_timeout(tc, 300);
 	tcase_add_test(tc, test_journal_backpressure);
+	tcase_add_test(tc, test_journal_waiters_refused_when_read_only);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("stress_threads");
 	tcase_add_checked_fixture(tc, setup_stress_threads, teardown);
