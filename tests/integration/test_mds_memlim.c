@@ -302,28 +302,38 @@ static bool ops_throttled(void)
 	return found;
 }
 
+/* Stall the journal writer and start @mk creating in a new directory "q"
+ * until one of its creates waits for the journal's space. */
+static void maker_start_stalled(struct maker *mk, pthread_t *th)
+{
+	struct mdsp_inode in;
+	struct json_object *js;
+	uint64_t waiting = 0;
+
+	ck_assert_int_eq(mdsw_mkdir(&W, ROOT, "q", 0755, &in), 0);
+	mk->dir = in.ino;
+	ck_assert_int_eq(mdsw_connect(&mk->w, P.port), 0);
+	ck_assert_int_eq(mdsw_open(&mk->w, "client.journal-maker"), 0);
+	/* the writer stalls: nothing becomes durable, creates are answered
+	 * UNSAFE and their entries and SAFE replies pile up until the bound */
+	ck_assert_int_eq(mdsproc_config_set(&P, "mds_journal_hold", "true"), 0);
+	ck_assert_int_eq(pthread_create(th, NULL, maker_main, mk), 0);
+	LT_WAIT_UNTIL((js = command("journal status"), waiting = jget(js, "throttle_waiting"), json_object_put(js),
+		       waiting > 0),
+		      "no create waits for the journal (%d made with the writer stalled)", (int)mk->made);
+}
+
 START_TEST(test_journal_backpressure)
 {
 	struct maker mk = { 0 };
 	struct mdsp_inode in;
 	struct json_object *js;
 	pthread_t th;
-	uint64_t waiting = 0, queued, peak, bound;
+	uint64_t queued, peak, bound;
 	char name[32];
 	int made;
 
-	ck_assert_int_eq(mdsw_mkdir(&W, ROOT, "q", 0755, &in), 0);
-	mk.dir = in.ino;
-	ck_assert_int_eq(mdsw_connect(&mk.w, P.port), 0);
-	ck_assert_int_eq(mdsw_open(&mk.w, "client.journal-maker"), 0);
-
-	/* the writer stalls: nothing becomes durable, creates are answered
-	 * UNSAFE and their entries and SAFE replies pile up until the bound */
-	ck_assert_int_eq(mdsproc_config_set(&P, "mds_journal_hold", "true"), 0);
-	ck_assert_int_eq(pthread_create(&th, NULL, maker_main, &mk), 0);
-	LT_WAIT_UNTIL((js = command("journal status"), waiting = jget(js, "throttle_waiting"), json_object_put(js),
-		       waiting > 0),
-		      "no create waits for the journal (%d made with the writer stalled)", (int)mk.made);
+	maker_start_stalled(&mk, &th);
 	ck_assert_msg(ops_throttled(), "`ops` does not say why the create waits");
 	js = command("journal status");
 	queued = jget(js, "queued_bytes");
@@ -373,20 +383,10 @@ END_TEST
 START_TEST(test_journal_waiters_refused_when_read_only)
 {
 	struct maker mk = { 0 };
-	struct mdsp_inode in;
 	struct json_object *js;
-	uint64_t waiting = 0;
 	pthread_t th;
 
-	ck_assert_int_eq(mdsw_mkdir(&W, ROOT, "q", 0755, &in), 0);
-	mk.dir = in.ino;
-	ck_assert_int_eq(mdsw_connect(&mk.w, P.port), 0);
-	ck_assert_int_eq(mdsw_open(&mk.w, "client.journal-maker"), 0);
-	ck_assert_int_eq(mdsproc_config_set(&P, "mds_journal_hold", "true"), 0);
-	ck_assert_int_eq(pthread_create(&th, NULL, maker_main, &mk), 0);
-	LT_WAIT_UNTIL((js = command("journal status"), waiting = jget(js, "throttle_waiting"), json_object_put(js),
-		       waiting > 0),
-		      "no create waits for the journal (%d made with the writer stalled)", (int)mk.made);
+	maker_start_stalled(&mk, &th);
 	/* the store fails every write; the writer resumes and fails: read-only */
 	ck_assert_int_eq(mdsproc_config_set(&P, "store_inject_write_error", "EIO"), 0);
 	ck_assert_int_eq(mdsproc_config_set(&P, "mds_journal_hold", "false"), 0);
