@@ -1737,6 +1737,10 @@ int net_start(struct mds *m)
 		return -r;
 	m->flusher_started = true;
 	r = loops_start(m);
+	if (!r && m->nloops)
+		dinfo(MDS, "client connections served by %u event loop(s) (mds_net_loops)", m->nloops);
+	else if (!r)
+		dinfo(MDS, "client connections served by a reader thread each (mds_net_loops=0)");
 	if (!r)
 		r = -pthread_create(&m->acceptor, NULL, acceptor_main, m);
 	if (r)

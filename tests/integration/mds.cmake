@@ -24,6 +24,16 @@ foreach(t namespace recovery badinput store_damage faults auth purge locks)
   endif()
 endforeach()
 
+# The MDS's older connection model, a reader thread per connection
+# (mds_net_loops=0; event loops are the default): the bad-input suite again,
+# every daemon it starts in that mode unless a case sets the option itself.
+if(TARGET test_mds_badinput)
+  add_test(NAME test_mds_badinput_threads COMMAND test_mds_badinput)
+  set_tests_properties(test_mds_badinput_threads PROPERTIES TIMEOUT 120
+      ENVIRONMENT "CK_DEFAULT_TIMEOUT=120;LOLIGO_BUILD_DIR=${CMAKE_BINARY_DIR};LOLIGO_SOURCE_DIR=${CMAKE_SOURCE_DIR};LOLIGO_TEST_MDS_OPTS=--mds_net_loops=0"
+      LABELS "integration;mds")
+endif()
+
 # A big directory made over the wire, listed after MDS restarts (issue 21.3):
 # LOLIGO_TEST_BIGDIR_ENTRIES entries (default 50,000; 1000000 for the issue's
 # size, minutes), so its own timeout.

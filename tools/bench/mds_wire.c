@@ -740,6 +740,47 @@ int mdsproc_init(struct mdsproc *p, const char *parent)
 	return 0;
 }
 
+/* Whether one of @p's own extra arguments sets the option of @arg (--name=...). */
+static bool extra_sets(const struct mdsproc *p, const char *arg)
+{
+	size_t klen = strcspn(arg, "=");
+
+	for (int k = 0; k < p->nextra; k++)
+		if (!strncmp(p->extra[k], arg, klen) && (p->extra[k][klen] == '=' || !p->extra[k][klen]))
+			return true;
+	return false;
+}
+
+/*
+ * LOLIGO_TEST_MDS_OPTS: options (--name=value, space-separated, at most 4)
+ * given to every loligo-mds a suite starts, unless the test sets the same
+ * option itself: ctest runs a suite a second time in another mode with it
+ * (tests/integration/mds.cmake: test_mds_badinput_threads).
+ */
+static void env_args(const struct mdsproc *p, const char **argv, int *i)
+{
+	static char words[4][128];
+	static int nwords = -1;
+	const char *e = getenv("LOLIGO_TEST_MDS_OPTS");
+
+	if (nwords < 0) {
+		nwords = 0;
+		while (e && *e && nwords < 4) {
+			size_t len;
+
+			e += strspn(e, " ");
+			len = strcspn(e, " ");
+			if (!len)
+				break;
+			snprintf(words[nwords++], sizeof(words[0]), "%.*s", (int)len, e);
+			e += len;
+		}
+	}
+	for (int w = 0; w < nwords; w++)
+		if (!extra_sets(p, words[w]))
+			argv[(*i)++] = words[w];
+}
+
 static void build_args(struct mdsproc *p, const char **argv, char bufs[][512], int *n)
 {
 	int i = 0, k;
@@ -752,6 +793,7 @@ static void build_args(struct mdsproc *p, const char **argv, char bufs[][512], i
 	argv[i++] = "--mds_addr=127.0.0.1";
 	snprintf(bufs[3], 512, "--mds_keyring=%s/keyring", p->dir);
 	argv[i++] = bufs[3];
+	env_args(p, argv, &i);
 	for (k = 0; k < p->nextra; k++)
 		argv[i++] = p->extra[k];
 	*n = i;
