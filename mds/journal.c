@@ -292,6 +292,16 @@ int journal_admit(struct mds *m, const struct mdsp_request *req)
 }
 
 /* A journal write to @oid failed with @r: read-only until one succeeds. */
+void journal_space_freed_locked(struct mds *m)
+{
+	struct journal *j = m->j;
+
+	lockdep_assert_held(&j->lock);
+	pthread_cond_broadcast(&j->space);
+	if (m->journal_hooks && m->journal_hooks->space_freed)
+		m->journal_hooks->space_freed(m);
+}
+
 static void write_failed(struct mds *m, const char *oid, int r)
 {
 	struct journal *j = m->j;
@@ -333,9 +343,7 @@ static void write_failed(struct mds *m, const char *oid, int r)
 	/* read-only: requests waiting for the queue's space go on, to be
 	 * refused (or let through) by journal_admit() rather than wait out
 	 * the outage (held ones too: the loops look again) */
-	pthread_cond_broadcast(&j->space);
-	if (m->journal_hooks && m->journal_hooks->space_freed)
-		m->journal_hooks->space_freed(m);
+	journal_space_freed_locked(m);
 	pthread_mutex_unlock(&j->lock);
 }
 
@@ -534,6 +542,33 @@ static bool throttle_over_locked(struct journal *j, struct jwaiter *w, uint64_t 
 	return w->segments;
 }
 
+/* Caller holds j->lock.  @w waits for space from now on: listed (`ops`,
+ * `journal status`) and counted. */
+static void waiter_add_locked(struct journal *j, struct jwaiter *w)
+{
+	lockdep_assert_held(&j->lock);
+	w->start_ns = now_mono_ns();
+	w->next = j->waiters;
+	j->waiters = w;
+	j->nwaiting++;
+	perf_inc(&j->throttled, 1);
+	if (w->segments)
+		perf_inc(&j->throttled_segments, 1);
+}
+
+/* Caller holds j->lock.  @w waits no more. */
+static void waiter_remove_locked(struct journal *j, struct jwaiter *w)
+{
+	lockdep_assert_held(&j->lock);
+	for (struct jwaiter **pp = &j->waiters; *pp; pp = &(*pp)->next)
+		if (*pp == w) {
+			*pp = w->next;
+			break;
+		}
+	j->nwaiting--;
+	hist_add(&j->throttle_lat, now_mono_ns() - w->start_ns);
+}
+
 bool journal_over(struct mds *m)
 {
 	struct journal *j = m->j;
@@ -569,16 +604,10 @@ struct jwaiter *journal_hold(struct mds *m, struct conn *c, const struct mdsp_re
 	w->tid = req->tid;
 	w->op = req->op;
 	w->sid = c->session_id;       /* read as journal_throttle does */
-	w->start_ns = now_mono_ns();
 	pthread_mutex_lock(&j->lock);
 	throttle_over_locked(j, w, journal_queue_bound(), journal_seg_bound());   /* what it waits for */
-	w->next = j->waiters;
-	j->waiters = w;
-	j->nwaiting++;
+	waiter_add_locked(j, w);
 	pthread_mutex_unlock(&j->lock);
-	perf_inc(&j->throttled, 1);
-	if (w->segments)
-		perf_inc(&j->throttled_segments, 1);
 	return w;
 }
 
@@ -589,14 +618,8 @@ void journal_unhold(struct mds *m, struct jwaiter *w)
 	if (!w)
 		return;
 	pthread_mutex_lock(&j->lock);
-	for (struct jwaiter **pp = &j->waiters; *pp; pp = &(*pp)->next)
-		if (*pp == w) {
-			*pp = w->next;
-			break;
-		}
-	j->nwaiting--;
+	waiter_remove_locked(j, w);
 	pthread_mutex_unlock(&j->lock);
-	hist_add(&j->throttle_lat, now_mono_ns() - w->start_ns);
 	free(w);
 }
 
@@ -624,13 +647,7 @@ void journal_throttle(struct mds *m, struct conn *c, const struct mdsp_request *
 	}
 	/* while read-only nothing drains: the request is refused (or let
 	 * through) by journal_admit() instead of blocking its connection */
-	w.start_ns = now_mono_ns();
-	w.next = j->waiters;
-	j->waiters = &w;
-	j->nwaiting++;
-	perf_inc(&j->throttled, 1);
-	if (w.segments)
-		perf_inc(&j->throttled_segments, 1);
+	waiter_add_locked(j, &w);
 	while (throttle_over_locked(j, &w, qmax, smax)) {
 		if (w.segments && !tried) {
 			/* only expiry frees segments, and this request waits
@@ -649,14 +666,8 @@ void journal_throttle(struct mds *m, struct conn *c, const struct mdsp_request *
 		qmax = journal_queue_bound();    /* `config set` may have raised it */
 		smax = journal_seg_bound();
 	}
-	for (struct jwaiter **pp = &j->waiters; *pp; pp = &(*pp)->next)
-		if (*pp == &w) {
-			*pp = w.next;
-			break;
-		}
-	j->nwaiting--;
+	waiter_remove_locked(j, &w);
 	pthread_mutex_unlock(&j->lock);
-	hist_add(&j->throttle_lat, now_mono_ns() - w.start_ns);
 }
 
 /* Send the frames of a durable batch.  One pass under mds->lock picks each
@@ -746,9 +757,7 @@ static void batch_freed_locked(struct mds *m, struct journal *j)
 	lockdep_assert_held(&j->lock);
 	j->qbytes -= j->qbytes_batch;
 	j->qbytes_batch = 0;
-	pthread_cond_broadcast(&j->space);
-	if (m->journal_hooks && m->journal_hooks->space_freed)
-		m->journal_hooks->space_freed(m);
+	journal_space_freed_locked(m);
 }
 
 /* The writer is done with its batch: `ops` must not look at it any more. */
@@ -1089,9 +1098,7 @@ void journal_stop(struct mds *m)
 		pthread_mutex_lock(&j->lock);
 		j->stop = true;
 		pthread_cond_broadcast(&j->cond);
-		pthread_cond_broadcast(&j->space);
-		if (m->journal_hooks && m->journal_hooks->space_freed)
-			m->journal_hooks->space_freed(m);
+		journal_space_freed_locked(m);
 		pthread_mutex_unlock(&j->lock);
 		pthread_join(j->writer, NULL);
 		j->writer_started = false;

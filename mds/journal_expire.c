@@ -398,9 +398,7 @@ void journal_expire_sealed(struct mds *m)
 		malloc_trim(0);
 		/* requests throttled on the segments in memory (journal_throttle) */
 		pthread_mutex_lock(&j->lock);
-		pthread_cond_broadcast(&j->space);
-		if (m->journal_hooks && m->journal_hooks->space_freed)
-			m->journal_hooks->space_freed(m);
+		journal_space_freed_locked(m);
 		pthread_mutex_unlock(&j->lock);
 	}
 }

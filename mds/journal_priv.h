@@ -140,6 +140,12 @@ int jseg_add_chunk(struct jseg *s, uint8_t *data, size_t len);
 /* journal_hdr_publish - copy j->hdr to the lock-free pub_* fields (status).  Caller holds hdr_lock. */
 void journal_hdr_publish(struct journal *j);
 
+/* journal_space_freed_locked - the queue or the segments shrank, or the
+ * journal went read-only or stops: throttled requests look again (j->space)
+ * and so do the event loops' held ones (the space_freed hook).  Caller
+ * holds j->lock. */
+void journal_space_freed_locked(struct mds *m);
+
 /* journal_expire.c */
 /* journal_remove_segments - remove expired segment objects below @below.  Caller holds expire_lock. */
 void journal_remove_segments(struct mds *m, uint64_t below);

@@ -1013,8 +1013,10 @@ static void *reader_main(void *arg)
  * wakes, and sleeps no longer than the nearest.
  *
  * What a request does on a loop's time, it does for the loop's other
- * connections too: journal_throttle() waits there, and so do store reads of
- * cold metadata (which hold the namespace lock anyway).
+ * connections too.  So nothing waits there: a request that would wait for
+ * the journal's space is held (loop_hold; its expiry is the ticker's), and
+ * what still blocks is a store read of cold metadata (which holds the
+ * namespace lock anyway) and a reclaim's blocklist write.
  */
 struct netloop {
 	struct mds *m;
@@ -1383,15 +1385,13 @@ static void *loop_main(void *arg)
 
 static void loops_stop(struct mds *m)
 {
-	uint64_t one = 1;
 	unsigned i;
 
 	for (i = 0; i < m->nloops; i++) {
 		struct netloop *l = &m->loops[i];
 
 		if (l->started) {
-			if (write(l->evfd, &one, sizeof(one)) < 0)
-				derr(MDS, "event loop wake-up: %s", strerror(errno));
+			loop_wake(l);   /* it sees m->stopping */
 			pthread_join(l->th, NULL);
 			l->started = false;
 		}
