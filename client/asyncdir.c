@@ -41,7 +41,11 @@
  * UNSAFE one from the start (lc_track_unsafe), so fsync of either waits
  * for SAFE.  It stays in the request map until SAFE: after an MDS restart
  * it is replayed (UNSAFE) or resent (unanswered) with its want_ino, and the
- * MDS gives it exactly that ino (prealloc.c), or fails it loudly.
+ * MDS gives it exactly that ino (prealloc.c), or fails it loudly.  A create
+ * whose ino was delegated on an earlier connection than the one it is first
+ * sent on (it took the ino before a reconnect) goes as a resend too
+ * (req->want_ino_gen, mdsc_send_request): the restarted MDS has forgotten
+ * the delegation and would refuse it as a fresh request.
  *
  * A failure at the MDS (ENOSPC, EDQUOT, EROFS, a refused ino...) cannot
  * reach the caller, who was answered already: it is logged, counted
@@ -177,7 +181,7 @@ int lc_async_create(struct lclient *c, struct lc_inode *dir, const char *name, m
 	struct lc_inode *in = NULL;
 	struct mdsp_inode mi;
 	struct lc_attr da;
-	uint64_t ino, known, epoch;
+	uint64_t ino, ino_gen = 0, known, epoch;
 	bool complete, write = (flags & O_ACCMODE) != O_RDONLY;
 	int r = -EAGAIN;
 
@@ -215,7 +219,7 @@ int lc_async_create(struct lclient *c, struct lc_inode *dir, const char *name, m
 	 * where the kernel left it to us (-o acl) */
 	if (cr && cr->umask_set)
 		mode &= ~cr->umask;
-	if (!lc_deleg_take(c, &ino))
+	if (!lc_deleg_take(c, &ino, &ino_gen))
 		goto out;
 
 	memset(&mi, 0, sizeof(mi));
@@ -264,6 +268,7 @@ int lc_async_create(struct lclient *c, struct lc_inode *dir, const char *name, m
 	if (!mkdir)
 		req->args.oflags = (uint32_t)((flags | O_CREAT | O_EXCL) & ~O_TRUNC);
 	req->args.want_ino = ino;
+	req->want_ino_gen = ino_gen;
 	req->args.flags |= lc_deleg_want_flag(c);
 	req->on_reply = async_done;
 	req->on_reply_arg = c;

@@ -47,8 +47,10 @@ struct json_object *lc_ops_json(struct lclient *c);
 uint32_t lc_deleg_want_flag(struct lclient *c);
 /** lc_deleg_reply - the reply of a create that carried MDSP_REQ_WANT_INOS: keep what it delegated. */
 void lc_deleg_reply(struct lclient *c, const struct mds_request *req);
-/** lc_deleg_take - an ino delegated to the session for an asynchronous create into *@ino: false when none is left. */
-bool lc_deleg_take(struct lclient *c, uint64_t *ino);
+/** lc_deleg_take - an ino delegated to the session for an asynchronous create into *@ino, and the
+ * generation of the connection that delegated it into *@gen (mds_request.want_ino_gen): false when
+ * none is left. */
+bool lc_deleg_take(struct lclient *c, uint64_t *ino, uint64_t *gen);
 /** lc_deleg_reset - forget the delegated inos (a reconnect: the MDS may have lost their grant). */
 void lc_deleg_reset(struct lclient *c);
 

@@ -375,6 +375,10 @@ int mdsc_send_request(struct mds_client *m, struct mds_conn *c, struct mdsc_req 
 		msg.request.oldest_tid = r->tid;
 	msg.request.attempt = atomic_fetch_add(&r->attempts, 1) + 1;
 	msg.request.flags = flags | (r->pub.args.flags & (MDSP_REQ_WANT_INOS | MDSP_REQ_UMASK));
+	/* an ino delegated on an earlier connection: perhaps by an MDS that
+	 * restarted since and forgot it (see mds_request.want_ino_gen) */
+	if (r->pub.args.want_ino && r->pub.want_ino_gen && r->pub.want_ino_gen != c->gen)
+		msg.request.flags |= MDSP_REQ_RETRY;
 	/* a replay must get back the very inode its UNSAFE reply named: data
 	 * and children hang off that ino (mds/prealloc.c); an asynchronous
 	 * create names its delegated ino on every attempt */
@@ -1391,6 +1395,11 @@ void mdsc_destroy_by(struct mds_client *m, uint64_t deadline_ns)
 	free(m->store_addr);
 	free(m->slow_op);
 	free(m);
+}
+
+uint64_t mdsc_request_conn_gen(const struct mds_request *pub)
+{
+	return atomic_load(&to_req((struct mds_request *)pub)->sent_gen);
 }
 
 uint64_t mdsc_oldest_tid(struct mds_client *m)

@@ -299,6 +299,7 @@ void lc_deleg_reply(struct lclient *c, const struct mds_request *req)
 		}
 		c->deleg[c->ndeleg].start = rep->deleg_start;
 		c->deleg[c->ndeleg].len = rep->deleg_len;
+		c->deleg[c->ndeleg].gen = mdsc_request_conn_gen(req);
 		c->ndeleg++;
 		c->deleg_chunk = rep->deleg_len;
 		dout(CLIENT, 10, "delegated inos [%" PRIx64 ", +%" PRIu64 ")", rep->deleg_start, rep->deleg_len);
@@ -314,12 +315,13 @@ void lc_deleg_reset(struct lclient *c)
 	pthread_mutex_unlock(&c->deleg_lock);
 }
 
-bool lc_deleg_take(struct lclient *c, uint64_t *ino)
+bool lc_deleg_take(struct lclient *c, uint64_t *ino, uint64_t *gen)
 {
 	bool ok = false;
 
 	pthread_mutex_lock(&c->deleg_lock);
 	if (c->ndeleg) {
+		*gen = c->deleg[0].gen;
 		*ino = c->deleg[0].start++;
 		if (!--c->deleg[0].len) {
 			memmove(&c->deleg[0], &c->deleg[1], (c->ndeleg - 1) * sizeof(c->deleg[0]));

@@ -702,7 +702,7 @@ struct lclient {
 	bool async_dirops;           /* client_async_dirops, read at create */
 	_Atomic uint64_t async_off_until; /* mono ns: a create failed for lack of space or a read-only MDS */
 	pthread_mutex_t deleg_lock;  /* protects the four below; a leaf lock */
-	struct { uint64_t start, len; } deleg[LC_DELEG_RANGES];
+	struct { uint64_t start, len, gen; } deleg[LC_DELEG_RANGES];   /* gen: the connection's */
 	uint32_t ndeleg;
 	uint64_t deleg_chunk;        /* length of the last range granted */
 	bool deleg_asked;            /* a request with MDSP_REQ_WANT_INOS is in flight */

@@ -417,6 +417,57 @@ START_TEST(test_concurrent_threads)
 }
 END_TEST
 
+/*
+ * An asynchronous create names an ino its session was delegated (mds/prealloc.c)
+ * and may go out only after the MDS restarted (queued while there was no
+ * session, or taken between the reconnect and the client dropping its
+ * delegations): the restarted MDS no longer knows the delegation, which it
+ * keeps in memory only, and refused such a create as fresh (EINVAL), an
+ * acknowledged create lost (test_fuse_crash saw it once in CI).  Sent on a
+ * later connection than the delegation's, it goes as a resend and gets
+ * exactly its ino.  Seen failing without want_ino_gen: EINVAL.
+ */
+START_TEST(test_delegated_ino_after_restart)
+{
+	struct mds_client *m;
+	struct mds_request *r;
+	uint64_t dir = 0, ino, gen;
+	uint16_t port;
+
+	mds_start(0, NULL);
+	port = D.port;
+	m = client();
+	ck_assert_int_eq(do_op(m, MDSP_OP_MKDIR, MDSP_ROOT_INO, "deleg", &dir), 0);
+	r = req_new(m, MDSP_OP_CREATE, dir, "a");
+	r->args.mode = S_IFREG | 0644;
+	r->args.oflags = O_CREAT | O_EXCL | O_RDWR;
+	r->args.flags |= MDSP_REQ_WANT_INOS;
+	ck_assert_int_eq(mdsc_do_request(m, r), 0);
+	ck_assert_msg(r->reply->deleg_len > 0 && r->reply->deleg_start, "no inos delegated");
+	ino = r->reply->deleg_start;
+	gen = mdsc_request_conn_gen(r);
+	ck_assert_uint_gt(gen, 0);
+	mdsc_request_put(r);
+	ck_assert_int_eq(mdsc_sync(m), 0);     /* the delegation's grant is durable */
+
+	mds_kill(SIGKILL);
+	LT_WAIT_UNTIL(!mdsc_is_open(m), "the client did not notice its MDS was killed");
+	mds_start(port, NULL);
+
+	r = req_new(m, MDSP_OP_CREATE, dir, "b");
+	r->args.mode = S_IFREG | 0644;
+	r->args.oflags = O_CREAT | O_EXCL | O_RDWR;
+	r->args.want_ino = ino;
+	r->want_ino_gen = gen;
+	ck_assert_int_eq(mdsc_do_request(m, r), 0);
+	ck_assert_uint_eq(r->reply->target.ino, ino);
+	mdsc_request_put(r);
+	ck_assert_int_eq(mdsc_sync(m), 0);
+	ck_assert_int_eq(count_entries(m, dir), 2);
+	mdsc_destroy(m);
+}
+END_TEST
+
 START_TEST(test_unsafe_then_safe_real)
 {
 	struct mds_client *m;
@@ -1250,6 +1301,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_concurrent_threads);
 	tcase_add_test(tc, test_unsafe_then_safe_real);
 	tcase_add_test(tc, test_kill9_during_workload);
+	tcase_add_test(tc, test_delegated_ino_after_restart);
 	tcase_add_test(tc, test_evicted_real);
 	tcase_add_test(tc, test_evicted_reconnect_stale);
 	tcase_add_test(tc, test_no_session_on_connection);
