@@ -264,6 +264,11 @@ static void *ticker_main(void *arg)
 	return NULL;
 }
 
+static uint64_t g_rbuf_bytes(void *arg)
+{
+	return atomic_load_explicit(&((struct mds *)arg)->net_rbuf_bytes, memory_order_relaxed);
+}
+
 static void perf_register_all(struct mds *m)
 {
 	char name[64];
@@ -288,6 +293,7 @@ static void perf_register_all(struct mds *m)
 	perf_register_counter("mds", "sessions_evicted", &m->sessions_evicted);
 	perf_register_counter("mds", "sessions_reclaimed", &m->sessions_reclaimed);
 	perf_register_counter("mds", "sessions_stale", &m->sessions_stale);
+	perf_register_fn("mds_net", "rbuf_bytes", g_rbuf_bytes, m);
 	mdcache_register_perf();
 }
 
@@ -1003,6 +1009,7 @@ out_jstop:
 	perf_unregister_group("mds");
 	perf_unregister_group("mds_caps");
 	perf_unregister_group("mds_mem");
+	perf_unregister_group("mds_net");
 out_journal:
 	sreplay_free(m);
 	mds_free_state(m);

@@ -646,6 +646,7 @@ struct mds {
 	struct perf_counter sessions_opened, sessions_evicted, sessions_stale;
 	struct perf_counter sessions_reclaimed;    /* evicted by their restarted client (session.c) */
 	struct perf_counter auth_ok, auth_failed, auth_gmac, sessions_refused;
+	_Atomic uint64_t net_rbuf_bytes;   /* net.c: every connection's receive buffer (perf mds_net.rbuf_bytes) */
 };
 
 

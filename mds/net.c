@@ -896,6 +896,24 @@ static bool conn_dead(struct conn *c)
 	return r;
 }
 
+/* Give @c the receive buffer @buf of @cap bytes (NULL, 0: none), keeping
+ * the sum over connections (perf mds_net.rbuf_bytes) true. */
+static void conn_rbuf_set(struct conn *c, uint8_t *buf, size_t cap)
+{
+	atomic_fetch_add_explicit(&c->mds->net_rbuf_bytes, (uint64_t)cap - (uint64_t)c->rcap, memory_order_relaxed);
+	c->rbuf = buf;
+	c->rcap = cap;
+}
+
+/* A connection's first receive buffer: false when there is no memory. */
+static bool conn_rbuf_alloc(struct conn *c)
+{
+	uint8_t *b = malloc(RBUF_SIZE);
+
+	conn_rbuf_set(c, b, b ? RBUF_SIZE : 0);
+	return b;
+}
+
 /* The end of a connection's reading: the layers forget it, and the reaper
  * drops it (it must not be touched after this). */
 static void conn_finish(struct conn *c)
@@ -904,8 +922,8 @@ static void conn_finish(struct conn *c)
 
 	conn_uncork(c);
 	free(c->rbuf);
-	c->rbuf = NULL;
-	c->rcap = c->rstart = c->rend = 0;
+	conn_rbuf_set(c, NULL, 0);
+	c->rstart = c->rend = 0;
 	m->net_ops->conn_closed(m, c);
 	conn_shutdown(c);
 	pthread_mutex_lock(&m->conns_lock);
@@ -928,8 +946,7 @@ static void *reader_main(void *arg)
 
 	dout(MDS, 1, "connection from %s", c->peer);
 	reading_conn = c;
-	c->rbuf = malloc(RBUF_SIZE);
-	c->rcap = c->rbuf ? RBUF_SIZE : 0;
+	conn_rbuf_alloc(c);
 	for (;;) {
 		/* a connection killed on the send side (a peer that does not
 		 * read) is done: after shutdown(SHUT_RD) the socket still
@@ -1097,10 +1114,8 @@ static void loop_shrink(struct conn *c)
 	if (c->rcap <= RBUF_SIZE)
 		return;
 	nb = realloc(c->rbuf, RBUF_SIZE);
-	if (nb) {
-		c->rbuf = nb;
-		c->rcap = RBUF_SIZE;
-	}
+	if (nb)
+		conn_rbuf_set(c, nb, RBUF_SIZE);
 }
 
 /* Make room in @c's buffer for what is due: the rest of a frame whose
@@ -1125,8 +1140,7 @@ static int loop_room(struct conn *c)
 	nb = realloc(c->rbuf, ncap);
 	if (!nb)
 		return -ENOMEM;
-	c->rbuf = nb;
-	c->rcap = ncap;
+	conn_rbuf_set(c, nb, ncap);
 	return 0;
 }
 
@@ -1315,8 +1329,7 @@ static void loop_take(struct netloop *l)
 
 		in = c->lnext;
 		dout(MDS, 1, "connection from %s", c->peer);
-		c->rbuf = malloc(RBUF_SIZE);
-		c->rcap = c->rbuf ? RBUF_SIZE : 0;
+		conn_rbuf_alloc(c);
 		c->lnext = l->conns;
 		l->conns = c;
 		if (!c->rbuf || epoll_ctl(l->epfd, EPOLL_CTL_ADD, c->fd, &ev)) {

@@ -1096,6 +1096,84 @@ START_TEST(test_flooder_starves_nobody)
 }
 END_TEST
 
+static uint32_t rd_le32(const uint8_t *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static void wr_le32(uint8_t *p, uint32_t v)
+{
+	p[0] = (uint8_t)v;
+	p[1] = (uint8_t)(v >> 8);
+	p[2] = (uint8_t)(v >> 16);
+	p[3] = (uint8_t)(v >> 24);
+}
+
+/* mds_net.rbuf_bytes now (every connection's receive buffer at the MDS) */
+static uint64_t rbuf_bytes(void)
+{
+	uint64_t v = 0;
+
+	ck_assert_int_eq(mdsproc_perf(&P, "mds_net", "rbuf_bytes", &v), 0);
+	return v;
+}
+
+/*
+ * A loop's receive buffer grows for a big frame (doubling as it arrives)
+ * and goes back to its usual size once that frame is served: 16 MiB frames
+ * from many peers must not stay pinned for their connections' lives.  The
+ * frame is a GETATTR whose request struct carries 8 MiB the decoder skips
+ * (what a newer client's fields look like to this MDS).
+ */
+START_TEST(test_big_frame_buffer_released)
+{
+	const size_t pad = 8u << 20;
+	struct mdsp_msg msg;
+	struct mdsp_buf b, big;
+	uint64_t base, grown, tid;
+	uint8_t *pl;
+	size_t plen, half;
+	bool mac = W.tx != NULL;
+
+	base = rbuf_bytes();
+	ck_assert_uint_gt(base, 0);
+	memset(&msg, 0, sizeof(msg));
+	msg.type = MDSP_MSG_REQUEST;
+	msg.request.tid = tid = W.next_tid++;
+	msg.request.op = MDSP_OP_GETATTR;
+	msg.request.ino = ROOT;
+	ck_assert_int_eq(mdsw_encode(&W, &msg, &b), 0);
+	plen = b.len - MDSP_HDR_LEN - (mac ? MDSP_MAC_LEN : 0);
+	memset(&big, 0, sizeof(big));
+	big.len = b.len + pad;
+	big.data = calloc(1, big.len);
+	ck_assert_ptr_nonnull(big.data);
+	memcpy(big.data, b.data, MDSP_HDR_LEN + plen);
+	mdsp_buf_free(&b);
+	/* the padding goes at the end of the outermost struct (the whole
+	 * payload): its length, the frame's, the payload crc, then the header
+	 * crc and MAC as a sender would */
+	pl = big.data + MDSP_HDR_LEN;
+	wr_le32(pl + 2, rd_le32(pl + 2) + (uint32_t)pad);
+	wr_le32(big.data + 20, (uint32_t)(plen + pad));
+	wr_le32(big.data + 24, crc32c(0, pl, plen + pad));
+	mdsw_fix_frame(&W, &big, true);
+
+	/* half of it: the buffer has grown past its usual size */
+	half = big.len / 2;
+	ck_assert_int_eq(mdsw_send_raw(&W, big.data, half), 0);
+	LT_WAIT_UNTIL((grown = rbuf_bytes()) >= base + pad / 4, "the receive buffers did not grow for a big frame (%" PRIu64 " bytes, %" PRIu64 " before)",
+		      grown, base);
+	/* the rest: it is served, and the buffer shrinks back */
+	ck_assert_int_eq(mdsw_send_raw(&W, big.data + half, big.len - half), 0);
+	ck_assert_uint_eq(next_reply_tid(&W), tid);
+	LT_WAIT_UNTIL((grown = rbuf_bytes()) <= base,
+		      "the receive buffers kept %" PRIu64 " bytes after the big frame was served (%" PRIu64 " before)", grown, base);
+	free(big.data);
+	good_session_still_works();
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("mds_badinput");
@@ -1128,6 +1206,7 @@ static Suite *suite(void)
 	tcase_add_checked_fixture(tl, setup_oneloop, teardown);
 	tcase_set_timeout(tl, 60);
 	tcase_add_test(tl, test_flooder_starves_nobody);
+	tcase_add_test(tl, test_big_frame_buffer_released);
 	suite_add_tcase(s, tl);
 	tcase_add_checked_fixture(tb, setup_bare, teardown_bare);
 	tcase_set_timeout(tb, 60);

@@ -980,6 +980,27 @@ int mdsproc_config_set(struct mdsproc *p, const char *var, const char *val)
 	return r;
 }
 
+int mdsproc_perf(struct mdsproc *p, const char *group, const char *name, uint64_t *v)
+{
+	struct json_object *req = json_object_new_object(), *rep = NULL, *g, *e;
+	char path[512];
+	int r;
+
+	snprintf(path, sizeof(path), "%s/mds.asok", p->dir);
+	json_object_object_add(req, "prefix", json_object_new_string("perf dump"));
+	r = asok_request(path, req, &rep, 5000);
+	json_object_put(req);
+	if (!r) {
+		if (json_object_object_get_ex(rep, group, &g) && json_object_object_get_ex(g, name, &e))
+			*v = (uint64_t)json_object_get_int64(e);
+		else
+			r = -ENOENT;
+	}
+	if (rep)
+		json_object_put(rep);
+	return r;
+}
+
 void mdsproc_cleanup(struct mdsproc *p)
 {
 	if (p->pid > 0) {

@@ -151,6 +151,9 @@ int mdsproc_stop(struct mdsproc *p, int sig);
  * daemon's error, logged to stderr).
  */
 int mdsproc_config_set(struct mdsproc *p, const char *var, const char *val);
+/* mdsproc_perf - @group.@name of the running daemon's `perf dump` (a counter
+ * or gauge) into *@v.  Return: 0, -ENOENT (no such entry), or -errno. */
+int mdsproc_perf(struct mdsproc *p, const char *group, const char *name, uint64_t *v);
 /* mdsproc_cleanup - kill it if running and remove the temp dir. */
 void mdsproc_cleanup(struct mdsproc *p);
 /* mdsproc_parent_init - make a suite's parent dir $TMPDIR/<prefix>XXXXXX for mdsproc_init (0 or -errno). */
