@@ -269,6 +269,7 @@ static void *writer_main(void *arg)
 	ssize_t n;
 	int err = 0;
 
+	pthread_setname_np(pthread_self(), "mdsc-writer");
 	pthread_mutex_lock(&c->out_lock);
 	for (;;) {
 		/* a submitter may be sending straight to an idle socket: after

@@ -442,6 +442,7 @@ static void *reader_main(void *arg)
 	struct mdsp_msg *msg;
 	int r;
 
+	pthread_setname_np(pthread_self(), "mdsc-reader");
 	for (;;) {
 		msg = malloc(sizeof(*msg));
 		if (!msg) {
@@ -1019,6 +1020,7 @@ static void *session_main(void *arg)
 	uint64_t t0, now, next, iv, tmo, id, seq;
 	struct mds_conn *c;
 
+	pthread_setname_np(pthread_self(), "mdsc-session");
 	mdsc_on_session_thread = true;
 	t0 = mdsc_lock(m);
 	while (!m->stopping) {

@@ -1366,6 +1366,7 @@ static void *flusher_main(void *arg)
 	struct lclient *c = arg;
 	uint64_t last_flush = now_mono_ns();
 
+	pthread_setname_np(pthread_self(), "lc-flusher");
 	pthread_mutex_lock(&c->work_lock);
 	while (!c->stop) {
 		if (!c->kick && !c->wbq && !c->orphan_wake) {

@@ -612,6 +612,7 @@ static void *asok_thread(void *arg)
 		{ .fd = a->wake[0], .events = POLLIN },
 	};
 
+	pthread_setname_np(pthread_self(), "admin-socket");
 	for (;;) {
 		int fd, r = poll(p, 2, -1);
 

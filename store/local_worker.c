@@ -158,6 +158,7 @@ void *local_worker_main(void *arg)
 {
 	struct local_store *ls = arg;
 
+	pthread_setname_np(pthread_self(), "store-local");
 	arm_event(ls);
 	io_uring_submit(&ls->ring);
 	for (;;) {

@@ -413,6 +413,7 @@ static void *mem_completer(void *arg)
 {
 	struct mem_store *ms = arg;
 
+	pthread_setname_np(pthread_self(), "store-mem");
 	pthread_mutex_lock(&ms->qlock);
 	for (;;) {
 		struct mem_done *d = ms->head;

@@ -95,6 +95,7 @@ static void *refresher_main(void *arg)
 	struct rados_store *rs = arg;
 	uint64_t last = 0;
 
+	pthread_setname_np(pthread_self(), "rados-refresh");
 	pthread_mutex_lock(&rs->lock);
 	while (!rs->stop) {
 		uint64_t now;

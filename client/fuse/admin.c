@@ -77,7 +77,8 @@ int lfuse_register_asok(struct lfuse *lf, struct asok *a)
 #define X(n) perf_register_counter(GROUP, #n, &lf->perf.n);
 	LFUSE_COUNTERS(X)
 #undef X
-#define X(n) perf_register_hist(GROUP, #n "_lat", &lf->perf.n##_lat);
+#define X(n) perf_register_hist(GROUP, #n "_lat", &lf->perf.n##_lat); \
+	perf_register_hist(GROUP, #n "_cpu", &lf->perf.n##_cpu);
 	LFUSE_TIMED(X)
 #undef X
 	if (!a)

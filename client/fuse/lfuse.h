@@ -30,6 +30,7 @@
 #include <stdint.h>
 
 #include "client/client.h"
+#include "common/config.h"
 #include "common/perf.h"
 #include "common/time.h"
 
@@ -52,20 +53,37 @@ struct lfuse_perf {
 #define X(n) struct perf_counter n;
 	LFUSE_COUNTERS(X)
 #undef X
-#define X(n) struct hist n##_lat;
+#define X(n) struct hist n##_lat, n##_cpu;
 	LFUSE_TIMED(X)
 #undef X
 };
 
-/* Count a request of family @n and time it until the end of the enclosing block. */
+/* Count a request of family @n and time it until the end of the enclosing
+ * block: wall time into @h, and with fuse_op_cpu the thread's CPU time into
+ * @cpu (NULL: off). */
 struct lfuse_timer {
 	struct hist *h;
 	uint64_t t0;
+	struct hist *cpu;
+	uint64_t c0;
 };
 
 static inline void lfuse_timer_done(struct lfuse_timer *t)
 {
 	hist_add(t->h, now_mono_ns() - t->t0);
+	if (t->cpu)
+		hist_add(t->cpu, thread_cpu_ns() - t->c0);
+}
+
+static inline struct lfuse_timer lfuse_timer_start(struct hist *lat, struct hist *cpu)
+{
+	struct lfuse_timer t = { lat, now_mono_ns(), NULL, 0 };
+
+	if (cfg_bool(CFG_fuse_op_cpu)) {
+		t.cpu = cpu;
+		t.c0 = thread_cpu_ns();
+	}
+	return t;
 }
 
 /* The request is in the client's operations in flight (client.h lc_op_begin) until the handler returns. */
@@ -79,11 +97,10 @@ static inline void lfuse_op_done(struct lc_op_slot **s)
 		((struct lfuse *)fuse_req_userdata(req))->c, "fuse", (name),                                  \
 		lfuse_ino_of((struct lfuse *)fuse_req_userdata(req), (nodeid)))
 
-#define LFUSE_OP(lf, n)                                                                     \
-	perf_inc(&(lf)->perf.n, 1);                                                         \
-	struct lfuse_timer lfuse_timer_ __attribute__((cleanup(lfuse_timer_done), unused)) = { \
-		&(lf)->perf.n##_lat, now_mono_ns()                                           \
-	}
+#define LFUSE_OP(lf, n)                                                                       \
+	perf_inc(&(lf)->perf.n, 1);                                                           \
+	struct lfuse_timer lfuse_timer_ __attribute__((cleanup(lfuse_timer_done), unused)) = \
+		lfuse_timer_start(&(lf)->perf.n##_lat, &(lf)->perf.n##_cpu)
 
 struct lfuse {
 	struct lclient *c;

@@ -406,6 +406,7 @@ static void *hup_main(void *arg)
 	sigset_t hup;
 	int sig;
 
+	pthread_setname_np(pthread_self(), "fuse-hup");
 	sigemptyset(&hup);
 	sigaddset(&hup, SIGHUP);
 	for (;;) {

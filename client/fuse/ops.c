@@ -1339,9 +1339,9 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, b
 	bool eof = false;
 	int r = 0;
 
-	struct lfuse_timer lfuse_timer_ __attribute__((cleanup(lfuse_timer_done), unused)) = {
-		plus ? &lf->perf.readdirplus_lat : &lf->perf.readdir_lat, now_mono_ns()
-	};
+	struct lfuse_timer lfuse_timer_ __attribute__((cleanup(lfuse_timer_done), unused)) =
+		lfuse_timer_start(plus ? &lf->perf.readdirplus_lat : &lf->perf.readdir_lat,
+				  plus ? &lf->perf.readdirplus_cpu : &lf->perf.readdir_cpu);
 
 	if (plus)
 		perf_inc(&lf->perf.readdirplus, 1);

@@ -665,6 +665,53 @@ static void wait_counter(const char *name, int64_t above)
 	ck_assert_msg(fuse_counter(name) > above, "fuse.%s never went past %lld", name, (long long)above);
 }
 
+/* perf dump -> the count of histogram fuse.@name */
+static int64_t fuse_hist_count(const char *name)
+{
+	struct json_object *rep = asok_cmd("perf dump", NULL, NULL, NULL, NULL), *g, *h, *v;
+	int64_t n;
+
+	ck_assert_msg(json_object_object_get_ex(rep, "fuse", &g) && json_object_object_get_ex(g, name, &h) &&
+			      json_object_object_get_ex(h, "count", &v),
+		      "no histogram fuse.%s", name);
+	n = json_object_get_int64(v);
+	json_object_put(rep);
+	return n;
+}
+
+static void fuse_config_set(const char *var, const char *val)
+{
+	json_object_put(asok_cmd("config set", "var", json_object_new_string(var), "val", json_object_new_string(val)));
+}
+
+/* fuse_op_cpu: off by default (no CPU clock read per request); set at run
+ * time, the handlers' CPU time is counted by family (what
+ * tools/bench/run-mdstorm.sh reports as handler-cpu) */
+START_TEST(test_op_cpu)
+{
+	struct stat st;
+	int64_t lookups, n;
+
+	ck_assert_int_eq(mkdir(P("cpu"), 0755), 0);
+	lookups = fuse_counter("lookup");
+	ck_assert_int_eq(stat(P("cpu/none"), &st), -1);   /* negative lookups are not cached: a LOOKUP */
+	ck_assert_int_gt(fuse_counter("lookup"), lookups);
+	ck_assert_int_eq(fuse_hist_count("lookup_cpu"), 0);
+
+	fuse_config_set("fuse_op_cpu", "true");
+	lookups = fuse_counter("lookup");
+	ck_assert_int_eq(stat(P("cpu/none"), &st), -1);
+	n = fuse_counter("lookup") - lookups;
+	ck_assert_int_gt(n, 0);
+	ck_assert_int_eq(fuse_hist_count("lookup_cpu"), n);
+
+	fuse_config_set("fuse_op_cpu", "false");
+	ck_assert_int_eq(stat(P("cpu/none"), &st), -1);
+	ck_assert_int_eq(fuse_hist_count("lookup_cpu"), n);
+	ck_assert_int_eq(rmdir(P("cpu")), 0);
+}
+END_TEST
+
 START_TEST(test_kernel_invalidation)
 {
 	struct stat st, dst;
@@ -1699,6 +1746,7 @@ static Suite *fuse_suite(void)
 	tcase_set_timeout(tc, 180);
 	tcase_add_test(tc, test_lookup_counts);
 	tcase_add_test(tc, test_kernel_invalidation);
+	tcase_add_test(tc, test_op_cpu);
 	tcase_add_test(tc, test_writes_need_no_mds);
 	tcase_add_test(tc, test_seq_write_whole_objects);
 	suite_add_tcase(s, tc);

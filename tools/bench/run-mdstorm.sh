@@ -47,6 +47,9 @@
 #   SUMMARY loligo stat_ops_s=... p50_us=... p99_us=... readdir_s=...
 #   SUMMARY create files_s=...
 #   SUMMARY hold-create|hold-storm <section> count=... p50_us=... p99_us=... max_us=...
+#   SUMMARY cpu-<mode> thread=<name> us_per_req=...   (loligo-fuse's CPU by thread per MDS request)
+#   SUMMARY handler-cpu-<mode> <family> count=.. avg_us=.. p99_us=.. us_per_req=..
+#          (with --set fuse_op_cpu=true: CPU inside the FUSE handlers, by request family)
 #   with --writer also, per locking mode:
 #   SUMMARY writer-<mode> ops_s=... p50_us=... p99_us=...      (creates + unlinks on mount 2)
 #   SUMMARY caps-<mode> revokes_s=... lease_revokes_s=... revoke_p50_us=... revoke_p99_us=... acks_late=...
@@ -243,6 +246,15 @@ save_metrics() {
 # CPU time of a process so far, in clock ticks (user + system)
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 hz=$(getconf CLK_TCK)
+# CPU time of each thread of a process so far, summed by thread name: "name ticks" lines
+# (the FUSE workers keep the process's name, loligo-fuse; the others are named)
+thread_ticks() {
+	local t
+	for t in /proc/"$1"/task/*; do
+		# comm may hold spaces: the fields after its closing parenthesis
+		sed -E 's/^[0-9]+ \((.*)\) (.*)$/\1\t\2/' "$t/stat" 2>/dev/null
+	done | awk -F'\t' '{ split($2, f, " "); t[$1] += f[12] + f[13] } END { for (n in t) print n, t[n] }'
+}
 
 # one storm per locking mode: perf-<mode>.json, mds-<mode>-{0,1}.json, <mode>.out, cpu-<mode>
 storm() { # MODE
@@ -252,6 +264,7 @@ storm() { # MODE
 	asok_cmd "perf reset" "$mds_asok" >/dev/null
 	asok_cmd "perf dump" "$mds_asok" > "$work/mds-$mode-0.json"
 	m0=$(cpu_ticks "$mds_pid") f0=$(cpu_ticks "$fuse_pid")
+	thread_ticks "$fuse_pid" > "$work/threads-$mode-0"
 	if [[ -n $perf_out ]]; then
 		perf record -g -o "$perf_out.$mode" -p "$fuse_pid" -- sleep "$secs" >/dev/null 2>&1 &
 		perf_pid=$!
@@ -267,6 +280,7 @@ storm() { # MODE
 	bg_wait "$work/mdstorm" "$mnt/storm" "$threads" "$secs" "$files" nocreate 1 "$spr" >"$work/$mode.out" || true
 	cat "$work/$mode.out"
 	echo "$(($(cpu_ticks "$mds_pid") - m0)) $(($(cpu_ticks "$fuse_pid") - f0))" > "$work/cpu-$mode"
+	thread_ticks "$fuse_pid" > "$work/threads-$mode-1"
 	asok_cmd "perf dump" > "$work/perf-$mode.json"
 	asok_cmd "perf dump" "$mds_asok" > "$work/mds-$mode-1.json"
 	[[ -n $out ]] && save_metrics "$out/metrics-$mode.txt"
@@ -327,6 +341,22 @@ for mode in "${modes[@]}"; do
 	jq -r --arg m "$mode" --slurpfile a "$work/mds-$mode-0.json" '.mds | to_entries[]
 	       | select(.value | type == "number") | select(.value - ($a[0].mds[.key] // 0) != 0)
 	       | "mds \($m) \(.key)=\(.value - ($a[0].mds[.key] // 0))"' "$work/mds-$mode-1.json" || true
+done
+# where loligo-fuse's CPU went, per MDS request: by thread (name), and with
+# --set fuse_op_cpu=true in the FUSE handlers by request family (the workers'
+# CPU outside them is libfuse's and the kernel's transport)
+for mode in "${modes[@]}"; do
+	reqs=$(jq -n --slurpfile a "$work/mds-$mode-0.json" --slurpfile b "$work/mds-$mode-1.json" \
+		'($b[0].mds.requests // 0) - ($a[0].mds.requests // 0)')
+	((reqs > 0)) || continue
+	awk -v n="$reqs" -v hz="$hz" -v m="$mode" 'NR == FNR { t0[$1] = $2; next }
+		{ d = $2 - t0[$1]; if (d > 0) printf "SUMMARY cpu-%s thread=%s us_per_req=%.1f\n", m, $1, d * 1e6 / hz / n }' \
+		"$work/threads-$mode-0" "$work/threads-$mode-1" | sort -t= -k3 -rn
+	jq -r --arg m "$mode" --argjson n "$reqs" '.fuse // {} | to_entries[]
+	       | select(.key | endswith("_cpu")) | select(.value.count > 0)
+	       | "SUMMARY handler-cpu-\($m) \(.key | rtrimstr("_cpu")) count=\(.value.count) avg_us=\(.value.avg_ns / 1000)" +
+	         " p99_us=\(.value.p99_ns / 1000) us_per_req=\(.value.sum_ns / 1000 / $n * 10 | floor / 10)"' \
+		"$work/perf-$mode.json"
 done
 # the machine-readable lines: the local directory's, then one per mode, last
 emit() { # LINE: to stdout, and to --out's result.txt
