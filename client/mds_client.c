@@ -980,6 +980,9 @@ void mdsc_handle_reply(struct mds_client *m, struct mdsp_msg *msg)
 			if (!(rep->flags & MDSP_REPLY_REPLAYED))
 				r->pub.rx_seq = atomic_fetch_add(&m->rx_seq, 1) + 1;
 			took = true;
+			/* the connection it came on: the session thread joins a
+			 * connection's reader before it resends on the next */
+			atomic_store(&r->reply_gen, atomic_load(&r->sent_gen));
 			st |= RS_GOT_REPLY;
 			if (rep->result && r->pub.on_reply)
 				r->safe_err = rep->result;      /* nobody waited: fsync reports it */
@@ -1397,9 +1400,11 @@ void mdsc_destroy_by(struct mds_client *m, uint64_t deadline_ns)
 	free(m);
 }
 
-uint64_t mdsc_request_conn_gen(const struct mds_request *pub)
+uint64_t mdsc_request_reply_gen(const struct mds_request *pub)
 {
-	return atomic_load(&to_req((struct mds_request *)pub)->sent_gen);
+	const struct mdsc_req *r = caa_container_of(pub, const struct mdsc_req, pub);
+
+	return atomic_load(&r->reply_gen);
 }
 
 uint64_t mdsc_oldest_tid(struct mds_client *m)

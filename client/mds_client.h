@@ -67,7 +67,7 @@ struct mds_request {
 	void *on_reply_arg;
 	/*
 	 * caller, with args.want_ino: the connection generation whose reply
-	 * delegated that ino (mdsc_request_conn_gen of that request).  Sent
+	 * delegated that ino (mdsc_request_reply_gen of that request).  Sent
 	 * on a later connection, the request goes as a resend
 	 * (MDSP_REQ_RETRY): the MDS may have restarted and forgotten the
 	 * delegation, which it keeps in memory only (mds/prealloc.c), and
@@ -306,9 +306,9 @@ int mdsc_register_asok(struct mds_client *mdsc, struct asok *a);
 
 /** mdsc_oldest_tid - the oldest tid not yet SAFE (what requests carry as oldest_tid). */
 uint64_t mdsc_oldest_tid(struct mds_client *mdsc);
-/* mdsc_request_conn_gen - the generation of the connection @req was last
- * sent on, so the one its reply came on (0: never sent). */
-uint64_t mdsc_request_conn_gen(const struct mds_request *req);
+/* mdsc_request_reply_gen - the generation of the connection @req's first
+ * reply came on (0: no reply yet). */
+uint64_t mdsc_request_reply_gen(const struct mds_request *req);
 /** mdsc_last_tid - the last tid handed out (0: none yet). */
 uint64_t mdsc_last_tid(struct mds_client *mdsc);
 /** mdsc_max_file_size - the filesystem's max_file_size from the session OPEN; 0 if the MDS did not say.  No lock. */

@@ -53,6 +53,7 @@ struct mdsc_req {
 	_Atomic uint32_t state;         /* RS_* */
 	_Atomic uint32_t attempts;      /* sends so far */
 	_Atomic uint64_t sent_gen;      /* connection generation of the last send; 0: never sent */
+	_Atomic uint64_t reply_gen;     /* sent_gen when the first reply was taken; 0: none yet */
 	uint64_t submit_ns;              /* set before registration */
 	int abort_err;                  /* protected by lock */
 	int safe_err;                   /* protected by lock: the SAFE reply undid an UNSAFE one (-EIO) */

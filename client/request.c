@@ -299,7 +299,7 @@ void lc_deleg_reply(struct lclient *c, const struct mds_request *req)
 		}
 		c->deleg[c->ndeleg].start = rep->deleg_start;
 		c->deleg[c->ndeleg].len = rep->deleg_len;
-		c->deleg[c->ndeleg].gen = mdsc_request_conn_gen(req);
+		c->deleg[c->ndeleg].gen = mdsc_request_reply_gen(req);
 		c->ndeleg++;
 		c->deleg_chunk = rep->deleg_len;
 		dout(CLIENT, 10, "delegated inos [%" PRIx64 ", +%" PRIu64 ")", rep->deleg_start, rep->deleg_len);

@@ -405,7 +405,10 @@ enum session_state { SESSION_OPEN = 1, SESSION_STALE = 2, SESSION_CLOSED = 3 };
 struct ino_range {
 	uint64_t start, len;
 	bool deleg;     /* told to the client (MDSP_REQ_WANT_INOS): it names them in want_ino,
-			 * the MDS never picks them itself; not journaled */
+			 * the MDS never picks them itself; journaled (session record v5) */
+	bool stale;     /* delegated before the session's last reconnect (or the MDS's
+			 * restart): the client forgot the range, only its requests resent
+			 * with an ino it had taken use it; the first dropped for room */
 };
 #define MDS_PREALLOC_RANGES 16
 

@@ -50,10 +50,15 @@
  * create itself with one of them and sends the request, with want_ino,
  * in the background.  The MDS never picks a delegated ino for a create
  * without want_ino, and a want_ino on a fresh request must be in the
- * session's pool and unused (else EINVAL, logged: never another ino).  The
- * delegated mark lives in memory only: after a restart the client drops
- * what it was told (a reconnect) and asks again; its unanswered requests
- * are resent with MDSP_REQ_RETRY and take their inos like a replay.
+ * session's pool, unused and not stale (else EINVAL, logged: never another
+ * ino).  The
+ * delegated mark is journaled with the pool (session record v5): after a
+ * restart the MDS must still not pick those inos for a fresh create, since
+ * the client may have answered creates with some of them that it sends only
+ * now.  The client drops what it was told at any reconnect and asks again;
+ * the old ranges become stale (taken by its requests resent with
+ * MDSP_REQ_RETRY, or sent first on the new connection, like a replay; never
+ * delegated again; the first dropped when the pool needs room).
  *
  * Everything here runs under mds->lock.
  */
@@ -96,6 +101,13 @@ static void remove_at(struct session *s, uint32_t i)
 	s->nprealloc--;
 }
 
+/* which range to drop first for room: a stale delegation (its client forgot
+ * it), then one of the MDS's own, last one the client may still name */
+static int drop_rank(const struct ino_range *r)
+{
+	return r->stale ? 0 : r->deleg ? 2 : 1;
+}
+
 /* Make room for one more range: drop the smallest (its inos are never used). */
 static void make_room(struct session *s)
 {
@@ -103,10 +115,11 @@ static void make_room(struct session *s)
 
 	if (s->nprealloc < MDS_PREALLOC_RANGES)
 		return;
-	/* the smallest, a range the client was not told of first */
+	/* the smallest of the lowest rank */
 	for (i = 1; i < s->nprealloc; i++)
-		if (s->prealloc[i].deleg < s->prealloc[min].deleg ||
-		    (s->prealloc[i].deleg == s->prealloc[min].deleg && s->prealloc[i].len < s->prealloc[min].len))
+		if (drop_rank(&s->prealloc[i]) < drop_rank(&s->prealloc[min]) ||
+		    (drop_rank(&s->prealloc[i]) == drop_rank(&s->prealloc[min]) &&
+		     s->prealloc[i].len < s->prealloc[min].len))
 			min = i;
 	dout(MDS, 5, "session %" PRIu64 ": ino pool has %u ranges: dropping [%" PRIx64 ", +%" PRIu64 ")", s->id,
 	     s->nprealloc, s->prealloc[min].start, s->prealloc[min].len);
@@ -118,7 +131,7 @@ static void add_grant(struct session *s, uint64_t start, uint64_t len, bool dele
 {
 	struct ino_range *last = s->nprealloc ? &s->prealloc[s->nprealloc - 1] : NULL;
 
-	if (last && last->start + last->len == start && last->deleg == deleg) {
+	if (last && last->start + last->len == start && last->deleg == deleg && !last->stale) {
 		last->len += len;
 		return;
 	}
@@ -126,6 +139,7 @@ static void add_grant(struct session *s, uint64_t start, uint64_t len, bool dele
 	s->prealloc[s->nprealloc].start = start;
 	s->prealloc[s->nprealloc].len = len;
 	s->prealloc[s->nprealloc].deleg = deleg;
+	s->prealloc[s->nprealloc].stale = false;
 	s->nprealloc++;
 }
 
@@ -188,6 +202,7 @@ static int take(struct session *s, uint64_t ino)
 		s->prealloc[i + 1].start = ino + 1;
 		s->prealloc[i + 1].len = end - ino - 1;
 		s->prealloc[i + 1].deleg = r->deleg;
+		s->prealloc[i + 1].stale = r->stale;
 		s->nprealloc++;
 	}
 	return 0;
@@ -212,10 +227,11 @@ int prealloc_take_locked(struct mds *m, struct session *s, const struct mdsp_req
 	if (want) {
 		int i = find(s, want);
 
-		if (!resent && (i < 0 || !s->prealloc[i].deleg || ino_in_use(m, want))) {
+		if (!resent && (i < 0 || !s->prealloc[i].deleg || s->prealloc[i].stale || ino_in_use(m, want))) {
 			derr(MDS, "session %" PRIu64 " (%s) tid %" PRIu64 ": %s of '%s' names ino %" PRIx64 ", which "
 			     "is not an unused ino delegated to the session: refused (EINVAL); a client names an ino "
-			     "only from a range an earlier reply delegated (deleg_start) since its session (re)opened",
+			     "only from a range a reply delegated (deleg_start) on its current connection, and resends "
+			     "with MDSP_REQ_RETRY a request whose ino came from an earlier one",
 			     s->id, s->client_name ? s->client_name : "", req->tid, mdsp_op_name(req->op),
 			     req->name ? req->name : "", want);
 			return -EINVAL;
@@ -292,7 +308,7 @@ int prealloc_decode(struct dec *d, struct session *s)
 	for (i = 0; i < n; i++) {
 		r[i].start = dec_u64(d);
 		r[i].len = dec_u64(d);
-		r[i].deleg = false;
+		r[i].deleg = r[i].stale = false;   /* prealloc_deleg_restore */
 		if (!r[i].len || r[i].start + r[i].len < r[i].start ||
 		    (i && r[i].start < r[i - 1].start + r[i - 1].len))
 			return -EBADMSG;
@@ -302,4 +318,31 @@ int prealloc_decode(struct dec *d, struct session *s)
 	memcpy(s->prealloc, r, n * sizeof(r[0]));
 	s->nprealloc = n;
 	return 0;
+}
+
+uint32_t prealloc_deleg_mask(const struct session *s)
+{
+	uint32_t i, mask = 0;
+
+	for (i = 0; i < s->nprealloc; i++)
+		if (s->prealloc[i].deleg)
+			mask |= 1u << i;
+	return mask;
+}
+
+void prealloc_deleg_restore(struct session *s, uint32_t mask)
+{
+	uint32_t i;
+
+	for (i = 0; i < s->nprealloc; i++)
+		s->prealloc[i].deleg = s->prealloc[i].stale = mask & (1u << i);
+}
+
+void prealloc_reconnect_locked(struct session *s)
+{
+	uint32_t i;
+
+	for (i = 0; i < s->nprealloc; i++)
+		if (s->prealloc[i].deleg)
+			s->prealloc[i].stale = true;
 }

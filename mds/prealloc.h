@@ -30,5 +30,14 @@ uint64_t prealloc_count(const struct session *s);
 /* prealloc_encode, prealloc_decode - the pool in the session record. */
 void prealloc_encode(struct mdsp_buf *b, const struct session *s);
 int prealloc_decode(struct dec *d, struct session *s);
+/* prealloc_deleg_mask - bit i set when range i of @s's pool is delegated
+ * (session record v5); prealloc_deleg_restore - apply such a mask to a
+ * decoded pool: those ranges are delegated and stale (the client forgets
+ * its delegations when it reconnects). */
+uint32_t prealloc_deleg_mask(const struct session *s);
+void prealloc_deleg_restore(struct session *s, uint32_t mask);
+/* prealloc_reconnect_locked - @s's client reconnected and forgot the
+ * ranges delegated to it: they become stale.  Caller holds mds->lock. */
+void prealloc_reconnect_locked(struct session *s);
 
 #endif

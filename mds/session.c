@@ -63,8 +63,9 @@
 #include "mds/prealloc.h"
 #include "mds/session.h"
 
-#define V_SESSION_REC 4   /* 2: the ino pool (prealloc.c); 3: secret, flags, auth name, peer address;
-			   * 4: the data-store address (blocklist.c fences it) */
+#define V_SESSION_REC 5   /* 2: the ino pool (prealloc.c); 3: secret, flags, auth name, peer address;
+			   * 4: the data-store address (blocklist.c fences it); 5: which of the
+			   * pool's ranges are delegated */
 
 void session_key_tid(char *buf, size_t len, uint64_t tid)
 {
@@ -495,6 +496,7 @@ static void session_rec_encode(struct mdsp_buf *b, const struct session *s)
 	enc_str(b, s->auth_name);
 	enc_str(b, s->peer_addr);
 	enc_str(b, s->store_addr ? s->store_addr : "");   /* v4 */
+	enc_u32(b, prealloc_deleg_mask(s));                /* v5 */
 	enc_end(b, off);
 }
 
@@ -537,6 +539,8 @@ static int session_rec_apply(struct mds *m, const void *p, size_t len)
 	}
 	if (ver >= 4)
 		store_addr = dec_str(&d, MDSP_STORE_ADDR_MAX);
+	if (ver >= 5)
+		prealloc_deleg_restore(&pool, dec_u32(&d));
 	if (d.bad || !id) {
 		free(name);
 		free(auth_name);
@@ -1064,6 +1068,7 @@ void session_handle(struct mds *m, struct conn *c, struct mdsp_session *msg)
 		}
 		bind_conn_locked(m, s, c);
 		session_take_meta(s, msg);
+		prealloc_reconnect_locked(s);
 		s->state = SESSION_OPEN;
 		s->last_renew_ns = now_mono_ns();
 		if (msg->store_addr && *msg->store_addr &&

@@ -991,7 +991,8 @@ START_TEST(test_delegated_inos)
 	ck_assert_int_eq(call_tid(7, MDSP_REQ_RETRY, &cx, &rep), 0);
 	ck_assert_uint_eq(rep.target.ino, start + 9);
 	mdsw_reply_free(&rep);
-	/* after the restart the delegation is gone for fresh requests */
+	/* after the restart (a reconnect) the old delegation is stale: no
+	 * fresh request may name it */
 	cx.name = "f";
 	cx.want_ino = start + 11;
 	ck_assert_int_eq(call_tid(8, 0, &cx, &rep), -EINVAL);

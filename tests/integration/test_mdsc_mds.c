@@ -434,7 +434,11 @@ START_TEST(test_delegated_ino_after_restart)
 	uint64_t dir = 0, ino, gen;
 	uint16_t port;
 
-	mds_start(0, NULL);
+	char name[16];
+
+	/* pools of 4 inos: the session's own pool is refilled above the
+	 * delegated range after a few creates */
+	mds_start(0, "--mds_client_prealloc_inos=4");
 	port = D.port;
 	m = client();
 	ck_assert_int_eq(do_op(m, MDSP_OP_MKDIR, MDSP_ROOT_INO, "deleg", &dir), 0);
@@ -445,14 +449,28 @@ START_TEST(test_delegated_ino_after_restart)
 	ck_assert_int_eq(mdsc_do_request(m, r), 0);
 	ck_assert_msg(r->reply->deleg_len > 0 && r->reply->deleg_start, "no inos delegated");
 	ino = r->reply->deleg_start;
-	gen = mdsc_request_conn_gen(r);
+	gen = mdsc_request_reply_gen(r);
 	ck_assert_uint_gt(gen, 0);
 	mdsc_request_put(r);
+	for (int i = 0; i < 4; i++) {
+		snprintf(name, sizeof(name), "own%d", i);
+		ck_assert_int_eq(do_op(m, MDSP_OP_CREATE, dir, name, NULL), 0);
+	}
 	ck_assert_int_eq(mdsc_sync(m), 0);     /* the delegation's grant is durable */
 
 	mds_kill(SIGKILL);
 	LT_WAIT_UNTIL(!mdsc_is_open(m), "the client did not notice its MDS was killed");
-	mds_start(port, NULL);
+	mds_start(port, "--mds_client_prealloc_inos=4");
+
+	/* a fresh create after the restart must not be given the delegated
+	 * ino (the MDS forgot the delegation: the create below then failed
+	 * with EEXIST) */
+	r = req_new(m, MDSP_OP_CREATE, dir, "fresh");
+	r->args.mode = S_IFREG | 0644;
+	r->args.oflags = O_CREAT | O_EXCL | O_RDWR;
+	ck_assert_int_eq(mdsc_do_request(m, r), 0);
+	ck_assert_uint_ne(r->reply->target.ino, ino);
+	mdsc_request_put(r);
 
 	r = req_new(m, MDSP_OP_CREATE, dir, "b");
 	r->args.mode = S_IFREG | 0644;
@@ -463,7 +481,7 @@ START_TEST(test_delegated_ino_after_restart)
 	ck_assert_uint_eq(r->reply->target.ino, ino);
 	mdsc_request_put(r);
 	ck_assert_int_eq(mdsc_sync(m), 0);
-	ck_assert_int_eq(count_entries(m, dir), 2);
+	ck_assert_int_eq(count_entries(m, dir), 7);
 	mdsc_destroy(m);
 }
 END_TEST
