@@ -703,7 +703,10 @@ START_TEST(test_op_cpu)
 	ck_assert_int_eq(stat(P("cpu/none"), &st), -1);
 	n = fuse_counter("lookup") - lookups;
 	ck_assert_int_gt(n, 0);
-	ck_assert_int_eq(fuse_hist_count("lookup_cpu"), n);
+	/* the sample is added once the handler has replied: stat() may
+	 * return first */
+	LT_WAIT_UNTIL(fuse_hist_count("lookup_cpu") == n, "fuse.lookup_cpu counted %lld of %lld LOOKUPs",
+		      (long long)fuse_hist_count("lookup_cpu"), (long long)n);
 
 	fuse_config_set("fuse_op_cpu", "false");
 	ck_assert_int_eq(stat(P("cpu/none"), &st), -1);

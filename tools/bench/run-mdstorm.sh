@@ -246,14 +246,17 @@ save_metrics() {
 # CPU time of a process so far, in clock ticks (user + system)
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 hz=$(getconf CLK_TCK)
-# CPU time of each thread of a process so far, summed by thread name: "name ticks" lines
-# (the FUSE workers keep the process's name, loligo-fuse; the others are named)
+# CPU time of each live thread of a process so far, summed by thread name:
+# "name<TAB>ticks" lines (the FUSE workers keep the process's name,
+# loligo-fuse; the others are named).  A thread may exit between the glob
+# and the read: skipped (what exited threads spent is the process's total
+# less the live threads', reported as "(exited)" below).
 thread_ticks() {
 	local t
 	for t in /proc/"$1"/task/*; do
 		# comm may hold spaces: the fields after its closing parenthesis
-		sed -E 's/^[0-9]+ \((.*)\) (.*)$/\1\t\2/' "$t/stat" 2>/dev/null
-	done | awk -F'\t' '{ split($2, f, " "); t[$1] += f[12] + f[13] } END { for (n in t) print n, t[n] }'
+		sed -E 's/^[0-9]+ \((.*)\) (.*)$/\1\t\2/' "$t/stat" 2>/dev/null || true
+	done | awk -F'\t' '{ split($2, f, " "); t[$1] += f[12] + f[13] } END { for (n in t) printf "%s\t%d\n", n, t[n] }'
 }
 
 # one storm per locking mode: perf-<mode>.json, mds-<mode>-{0,1}.json, <mode>.out, cpu-<mode>
@@ -349,8 +352,10 @@ for mode in "${modes[@]}"; do
 	reqs=$(jq -n --slurpfile a "$work/mds-$mode-0.json" --slurpfile b "$work/mds-$mode-1.json" \
 		'($b[0].mds.requests // 0) - ($a[0].mds.requests // 0)')
 	((reqs > 0)) || continue
-	awk -v n="$reqs" -v hz="$hz" -v m="$mode" 'NR == FNR { t0[$1] = $2; next }
-		{ d = $2 - t0[$1]; if (d > 0) printf "SUMMARY cpu-%s thread=%s us_per_req=%.1f\n", m, $1, d * 1e6 / hz / n }' \
+	read -r _ ft < "$work/cpu-$mode"
+	awk -F'\t' -v n="$reqs" -v hz="$hz" -v m="$mode" -v total="$ft" 'NR == FNR { t0[$1] = $2; next }
+		{ d = $2 - t0[$1]; live += d; if (d > 0) printf "SUMMARY cpu-%s thread=%s us_per_req=%.1f\n", m, $1, d * 1e6 / hz / n }
+		END { if (total - live > 0) printf "SUMMARY cpu-%s thread=(exited) us_per_req=%.1f\n", m, (total - live) * 1e6 / hz / n }' \
 		"$work/threads-$mode-0" "$work/threads-$mode-1" | sort -t= -k3 -rn
 	jq -r --arg m "$mode" --argjson n "$reqs" '.fuse // {} | to_entries[]
 	       | select(.key | endswith("_cpu")) | select(.value.count > 0)
