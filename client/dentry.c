@@ -555,7 +555,10 @@ int lc_dcache_reconnect_leases(struct lclient *c, struct mdsp_cap_reconnect **vp
 
 	rcu_read_lock();
 	LC_LFHT_FOR_EACH(c->dentries, &it, d, hnode) {
-		if (DENTRY_DEAD(d) || !d->ino || !d->lease_seq)
+		/* a name we made ourselves (LEASE_SEQ_LOCAL, an async create's
+		 * marker) holds no lease of the MDS's to claim: its directory's
+		 * caps cover it */
+		if (DENTRY_DEAD(d) || !d->ino || !d->lease_seq || d->lease_seq >= LEASE_SEQ_LOCAL)
 			continue;
 		if (n == cap) {
 			struct mdsp_cap_reconnect *nv = realloc(v, cap * 2 * sizeof(*v));

@@ -291,7 +291,10 @@ void lc_deleg_reply(struct lclient *c, const struct mds_request *req)
 
 	pthread_mutex_lock(&c->deleg_lock);
 	c->deleg_asked = false;
-	if (rep && rep->deleg_len && rep->deleg_start) {
+	/* a reply from the MDS's table of completed requests (a resend) names
+	 * a range delegated before our reconnect: stale now (an older MDS
+	 * still sends it) */
+	if (rep && rep->deleg_len && rep->deleg_start && !(rep->flags & MDSP_REPLY_REPLAYED)) {
 		if (c->ndeleg == LC_DELEG_RANGES) {
 			/* the oldest goes (its inos stay unused in the session's pool) */
 			memmove(&c->deleg[0], &c->deleg[1], (LC_DELEG_RANGES - 1) * sizeof(c->deleg[0]));

@@ -300,6 +300,11 @@ static bool request_run(struct mds *m, struct conn *c, struct mdsp_msg *msg, uin
 
 		slim.has_dir = false;
 		slim.dname = NULL;
+		/* nor the inos it delegated: whoever resends it has reconnected
+		 * since and forgot them, and they are stale (prealloc.c); a
+		 * client that took them as new would name them on fresh
+		 * requests, which are refused */
+		slim.deleg_start = slim.deleg_len = 0;
 		r = reply_frame(&stored, &slim, MDSP_REPLY_SAFE);
 	}
 	if (!r)

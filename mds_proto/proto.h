@@ -473,6 +473,10 @@ struct mdsp_request {
 
 /* mdsp_reply.trace_flags */
 #define MDSP_TRACE_LEASE   0x1  /* the client holds a lease on the trace dentry (dir, dname) */
+/* the highest lease sequence an MDS hands out: a session's leases count
+ * from 1, so a reconnect claiming one above it (a client's own marker for
+ * a name it made itself, or garbage) is ignored */
+#define MDSP_LEASE_SEQ_MAX  (1ull << 62)
 #define MDSP_TRACE_ORPHAN  0x2  /* the target lost its last link but stays: another session has it open
                                   * (the receiver must not purge its data; the MDS does at the last close) */
 

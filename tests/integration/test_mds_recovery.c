@@ -861,6 +861,33 @@ START_TEST(test_reconnect_claims_in_unmade_dirs)
 END_TEST
 
 /*
+ * A reconnect claiming a lease with a sequence no MDS hands out (the
+ * client's own marker for a name it made, UINT64_MAX - 1) must not move the
+ * session's count there: two leases later it wrapped to 0, a lease whose
+ * revoke is never seen as pending.
+ */
+START_TEST(test_reconnect_claim_absurd_lease_seq)
+{
+	struct mdsp_request lk = { .op = MDSP_OP_LOOKUP, .ino = ROOT, .name = "b" };
+	struct mdsp_cap_reconnect claim = { .ino = ROOT, .dname = "a", .seq = UINT64_MAX - 1 };
+	struct mdsp_reply rep;
+	struct mdsp_inode in;
+
+	start_and_open();
+	ck_assert_int_eq(mdsw_create(&W, ROOT, "a", 0644, O_CREAT | O_EXCL, &in), 0);
+	ck_assert_int_eq(mdsw_create(&W, ROOT, "b", 0644, O_CREAT | O_EXCL, &in), 0);
+	restart_claiming(SIGKILL, &claim, 1);
+	for (int i = 0; i < 3; i++) {
+		ck_assert_int_eq(call_tid(W.next_tid++, 0, &lk, &rep), 0);
+		ck_assert_msg(rep.trace_flags & MDSP_TRACE_LEASE, "no lease on the looked-up name");
+		ck_assert_msg(rep.lease_seq > 0 && rep.lease_seq <= MDSP_LEASE_SEQ_MAX, "lease seq %llu",
+			      (unsigned long long)rep.lease_seq);
+		mdsw_reply_free(&rep);
+	}
+}
+END_TEST
+
+/*
  * A replay may only take an ino of its own session: one another session
  * holds or uses fails with EEXIST (never another ino), and so does a
  * replayed create whose name another session took meanwhile.  want_ino on a
@@ -1003,6 +1030,16 @@ START_TEST(test_delegated_inos)
 	ck_assert_uint_eq(in.ino, start + 9);
 	ck_assert_int_eq(mdsw_lookup(&W, ROOT, "y", &in), 0);
 	ck_assert_uint_eq(in.ino, start + 5);
+	/* the first create resent: answered from the completed table, without
+	 * the delegation it brought (stale since the reconnect: a client that
+	 * took it as new would name it on fresh requests, which are refused) */
+	cx.name = "x";
+	cx.want_ino = 0;
+	ck_assert_int_eq(call_tid(1, MDSP_REQ_RETRY | MDSP_REQ_WANT_INOS, &cx, &rep), 0);
+	ck_assert(rep.flags & MDSP_REPLY_REPLAYED);
+	ck_assert_uint_eq(rep.target.ino, xino);
+	ck_assert_uint_eq(rep.deleg_len, 0);
+	mdsw_reply_free(&rep);
 }
 END_TEST
 
@@ -1121,6 +1158,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_replay_goes_before_other_clients);
 	tcase_add_test(tc, test_replay_keeps_ino);
 	tcase_add_test(tc, test_reconnect_claims_in_unmade_dirs);
+	tcase_add_test(tc, test_reconnect_claim_absurd_lease_seq);
 	tcase_add_test(tc, test_replay_refuses_what_is_not_its_own);
 	tcase_add_test(tc, test_delegated_inos);
 	tcase_add_test(tc, test_cache_trim);
