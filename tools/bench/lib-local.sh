@@ -3,7 +3,33 @@
 # single-build benchmarks (run-fusefloor.sh, run-mdstorm.sh); sourced, not
 # run.  The sourcing script sets bench (its name, for messages), work (its
 # temp dir), conf, asok (the client's admin socket), mds_asok and mds_bin,
-# cli_bin; it gets mds_pid and port from local_mds_start.
+# cli_bin; it gets mds_pid and port from local_mds_start.  thread_ticks
+# and thread_cpu_lines split a daemon's CPU by thread name.
+
+# CPU time of each live thread of a process so far, summed by thread name:
+# "name<TAB>ticks" lines (the FUSE workers keep the process's name,
+# loligo-fuse; the others are named).  A thread may exit between the glob
+# and the read: skipped (what exited threads spent is the process's total
+# less the live threads', reported as "(exited)" below).
+thread_ticks() {
+	local t
+	for t in /proc/"$1"/task/*; do
+		# comm may hold spaces: the fields after its closing parenthesis
+		sed -E 's/^[0-9]+ \((.*)\) (.*)$/\1\t\2/' "$t/stat" 2>/dev/null || true
+	done | awk -F'\t' '{ split($2, f, " "); t[$1] += f[12] + f[13] } END { for (n in t) printf "%s\t%d\n", n, t[n] }'
+}
+
+# thread_cpu_lines BEFORE AFTER TOTAL_TICKS N PREFIX: from two thread_ticks
+# files, "PREFIX thread=NAME us_per=X" lines, largest first: each thread
+# name's CPU per unit (N units: requests, files), and "(exited)" for what
+# threads that exited spent (TOTAL_TICKS, the process's, less the live
+# threads').
+thread_cpu_lines() {
+	awk -F'\t' -v n="$4" -v hz="$(getconf CLK_TCK)" -v p="$5" -v total="$3" 'NR == FNR { t0[$1] = $2; next }
+		{ d = $2 - t0[$1]; live += d; if (d > 0) printf "%d\t%s thread=%s us_per=%.1f\n", d, p, $1, d * 1e6 / hz / n }
+		END { d = total - live; if (d > 0) printf "%d\t%s thread=(exited) us_per=%.1f\n", d, p, d * 1e6 / hz / n }' \
+		"$1" "$2" | sort -rn | cut -f2-
+}
 
 # reap PID: wait up to 10 s for child PID to exit, then SIGKILL it; reaped.
 reap() {

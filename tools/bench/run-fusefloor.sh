@@ -32,6 +32,9 @@
 #   (cs_per_file: the daemon's context switches per file, perf stat; sends_per_file:
 #   loligo-fuse's sendmsg/sendto calls per file, i.e. sends to the MDS, when perf may
 #   count system calls)
+#   CPU round=R op=OP thread=NAME us_per_file=..   (loligo-fuse's CPU by thread, "(exited)"
+#   for threads that ended during the row) and, with --set fuse_op_cpu=true,
+#   CPU round=R op=OP handler=FAMILY count_per_file=.. us_per_file=..
 #   SUMMARY op=create|untar floor_ops_s=MIN-MAX loligo_ops_s=MIN-MAX ratio=MIN-MAX
 #   (ratio: floor's rate over loligo's, per round; the goal is <= 1.5)
 set -euo pipefail
@@ -101,6 +104,12 @@ mds_dump() { "$cli_bin" -f json daemon "$work/mds.asok" perf dump 2>/dev/null; }
 sent() { "$cli_bin" -f json daemon "$asok" perf dump 2>/dev/null | jq '.mds_client.requests_sent // 0'; }
 commits() { "$cli_bin" -f json daemon "$asok" perf dump 2>/dev/null | jq '.store_local.commits // 0'; }
 load() { cut -d' ' -f1 /proc/loadavg; }
+# the FUSE handlers' CPU so far (fuse_op_cpu): "family count sum_ns" lines
+fuse_cpu() {
+	"$cli_bin" -f json daemon "$asok" perf dump 2>/dev/null |
+		jq -r '.fuse // {} | to_entries[] | select(.key | endswith("_cpu"))
+		       | "\(.key | rtrimstr("_cpu")) \(.value.count) \(.value.sum_ns)"'
+}
 
 row() { # ROUND TARGET OP
 	local r=$1 t=$2 op=$3 root pid n args=() c0 c1 m0 m1 s0=0 s1=0 k0=0 out ops rate cpu extra=
@@ -116,9 +125,11 @@ row() { # ROUND TARGET OP
 	perf stat -e context-switches,task-clock$sendev -x, -o "$work/stat" -p "$pid" >/dev/null 2>&1 &
 	stat_pid=$!
 	sleep 0.2
+	[[ $t == loligo ]] && thread_ticks "$pid" > "$work/threads0" && fuse_cpu > "$work/hcpu0"
 	c0=$(cpu_ticks "$pid") m0=$(cpu_ticks "$mds_pid")
 	out=$("$creates" "${args[@]}" "$root/$op.$r" "$n" | grep '^RESULT')
 	c1=$(cpu_ticks "$pid") m1=$(cpu_ticks "$mds_pid")
+	[[ $t == loligo ]] && thread_ticks "$pid" > "$work/threads1" && fuse_cpu > "$work/hcpu1"
 	kill -INT "$stat_pid"; wait "$stat_pid" || true; stat_pid=
 	if [[ -n $perf_pid ]]; then kill -INT "$perf_pid"; wait "$perf_pid" || true; perf_pid=; fi
 	rate=$(sed -n 's/.* ops_s=\([0-9]*\).*/\1/p' <<<"$out")
@@ -138,6 +149,15 @@ row() { # ROUND TARGET OP
 	[[ $t == loligo && -n $sendev ]] &&
 		extra+=" sends_per_file=$(awk -F, -v n=$n '$3 ~ /sys_enter_send/ {s += $1} END {printf "%.2f", s / n}' "$work/stat")"
 	echo "RESULT fusefloor round=$r target=$t op=$op ops_s=$rate cpu_us_per_file=$cpu$extra load=$(load)" | tee -a "$work/results"
+	if [[ $t == loligo ]]; then
+		# where loligo-fuse's CPU went per file: by thread, and (with
+		# --set fuse_op_cpu=true) in the FUSE handlers by family
+		thread_cpu_lines "$work/threads0" "$work/threads1" $((c1 - c0)) "$n" "CPU round=$r op=$op" |
+			sed 's/ us_per=/ us_per_file=/'
+		awk -v n="$n" -v p="CPU round=$r op=$op" 'NR == FNR { c0[$1] = $2; s0[$1] = $3; next }
+			$2 > c0[$1] { printf "%s handler=%s count_per_file=%.2f us_per_file=%.1f\n", p, $1,
+				      ($2 - c0[$1]) / n, ($3 - s0[$1]) / 1000 / n }' "$work/hcpu0" "$work/hcpu1"
+	fi
 }
 
 echo "== fusefloor vs loligo-fuse (local store): $runs rounds, $ncreate creates, $nuntar untar files; $(nproc) CPUs, load $(load)"

@@ -246,18 +246,6 @@ save_metrics() {
 # CPU time of a process so far, in clock ticks (user + system)
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 hz=$(getconf CLK_TCK)
-# CPU time of each live thread of a process so far, summed by thread name:
-# "name<TAB>ticks" lines (the FUSE workers keep the process's name,
-# loligo-fuse; the others are named).  A thread may exit between the glob
-# and the read: skipped (what exited threads spent is the process's total
-# less the live threads', reported as "(exited)" below).
-thread_ticks() {
-	local t
-	for t in /proc/"$1"/task/*; do
-		# comm may hold spaces: the fields after its closing parenthesis
-		sed -E 's/^[0-9]+ \((.*)\) (.*)$/\1\t\2/' "$t/stat" 2>/dev/null || true
-	done | awk -F'\t' '{ split($2, f, " "); t[$1] += f[12] + f[13] } END { for (n in t) printf "%s\t%d\n", n, t[n] }'
-}
 
 # one storm per locking mode: perf-<mode>.json, mds-<mode>-{0,1}.json, <mode>.out, cpu-<mode>
 storm() { # MODE
@@ -353,10 +341,8 @@ for mode in "${modes[@]}"; do
 		'($b[0].mds.requests // 0) - ($a[0].mds.requests // 0)')
 	((reqs > 0)) || continue
 	read -r _ ft < "$work/cpu-$mode"
-	awk -F'\t' -v n="$reqs" -v hz="$hz" -v m="$mode" -v total="$ft" 'NR == FNR { t0[$1] = $2; next }
-		{ d = $2 - t0[$1]; live += d; if (d > 0) printf "SUMMARY cpu-%s thread=%s us_per_req=%.1f\n", m, $1, d * 1e6 / hz / n }
-		END { if (total - live > 0) printf "SUMMARY cpu-%s thread=(exited) us_per_req=%.1f\n", m, (total - live) * 1e6 / hz / n }' \
-		"$work/threads-$mode-0" "$work/threads-$mode-1" | sort -t= -k3 -rn
+	thread_cpu_lines "$work/threads-$mode-0" "$work/threads-$mode-1" "$ft" "$reqs" "SUMMARY cpu-$mode" |
+		sed 's/ us_per=/ us_per_req=/'
 	jq -r --arg m "$mode" --argjson n "$reqs" '.fuse // {} | to_entries[]
 	       | select(.key | endswith("_cpu")) | select(.value.count > 0)
 	       | "SUMMARY handler-cpu-\($m) \(.key | rtrimstr("_cpu")) count=\(.value.count) avg_us=\(.value.avg_ns / 1000)" +
