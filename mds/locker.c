@@ -1205,6 +1205,15 @@ void locker_session_reconnect(struct mds *m, struct session *s, const struct mds
 			struct mdentry *dn;
 			uint64_t seq;
 
+			/* a claim above anything an MDS hands out would wrap the
+			 * session's count (seq 0: a lease never seen revoked);
+			 * refused before anything is looked up for it */
+			if (r->seq > MDSP_LEASE_SEQ_MAX) {
+				dout(MDS, 1, "session %" PRIu64 ": reconnect claims a lease on '%s' in %" PRIx64
+				     " with seq %" PRIu64 ", above any an MDS gives: ignored", s->id, r->dname, r->ino,
+				     r->seq);
+				continue;
+			}
 			if (mdir_get_dir(m, r->ino, &d) || mdir_lookup_load(m, d, r->dname, &dn))
 				continue;
 			if (!dn)
@@ -1213,15 +1222,7 @@ void locker_session_reconnect(struct mds *m, struct session *s, const struct mds
 			l = locker_lease_find(dn, s);
 			if (!l && !(l = locker_lease_add(m, s, dn)))
 				continue;
-			/* the client applies only leases newer than what it has;
-			 * a claim above anything an MDS hands out would wrap the
-			 * session's count (seq 0: a lease never seen revoked) */
-			if (r->seq > MDSP_LEASE_SEQ_MAX) {
-				dout(MDS, 1, "session %" PRIu64 ": reconnect claims a lease on '%s' in %" PRIx64
-				     " with seq %" PRIu64 ", above any an MDS gives: ignored", s->id, r->dname, r->ino,
-				     r->seq);
-				continue;
-			}
+			/* the client applies only leases newer than what it has */
 			seq = r->seq > s->lease_seq ? r->seq : s->lease_seq;
 			s->lease_seq = seq;
 			l->seq = seq;
