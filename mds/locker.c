@@ -104,7 +104,7 @@
 #include "mds/net.h"
 #include "mds/purge.h"
 
-struct perf_counter locker_c_lease_revokes, locker_c_parked, locker_c_resumed;   /* lease.c, park.c */
+struct perf_counter locker_c_lease_revokes, locker_c_parked, locker_c_resumed, locker_c_ordered;   /* lease.c, park.c */
 static struct perf_counter c_revokes, c_grants, c_acks_late, c_flushes,
 	c_orphans, c_orphans_purged, c_reconnect_caps, c_recalls, c_recalls_answered, c_recall_evictions;
 static struct hist h_revoke_lat;
@@ -1353,6 +1353,8 @@ void locker_register_perf(struct mds *m)
 	perf_register_counter("mds_caps", "flushes", &c_flushes);
 	perf_register_counter("mds_caps", "requests_parked", &locker_c_parked);
 	perf_register_counter("mds_caps", "requests_resumed", &locker_c_resumed);
+	/* parked to keep a session's resent requests in order (park.c) */
+	perf_register_counter("mds_caps", "requests_ordered", &locker_c_ordered);
 	perf_register_counter("mds_caps", "orphans", &c_orphans);
 	perf_register_counter("mds_caps", "orphans_purged", &c_orphans_purged);
 	perf_register_counter("mds_caps", "reconnect_caps", &c_reconnect_caps);

@@ -70,9 +70,22 @@ void locker_gather_free(struct locker_gather *g);
 /*
  * locker_park - park the request @msg of @c (its contents move into the
  * waiter; @msg is left empty) until the revokes in @t->g are acked.
- * Caller holds mds->lock.
+ * Caller holds mds->lock.  Return: the waiter (NULL: no memory, the
+ * request is dropped and the client resends it after its reconnect).
  */
-void locker_park(struct mds *m, struct conn *c, struct mdsp_msg *msg, uint64_t t0, struct txn *t);
+struct mwaiter *locker_park(struct mds *m, struct conn *c, struct mdsp_msg *msg, uint64_t t0, struct txn *t);
+/*
+ * locker_order_blocked - an earlier request of @s than the one numbered
+ * @seq waits on the session's ordered list: this one must wait behind it.
+ * locker_order_add - put parked @w on the list (no-op if it is on it).
+ * A waiter leaves the list when it is freed (locker_waiter_free), which
+ * makes the rest of the list ready.  Caller holds mds->lock.
+ */
+bool locker_order_blocked(const struct session *s, uint64_t seq);
+void locker_order_add(struct session *s, struct mwaiter *w);
+/* locker_order_session_gone - @s is freed: its ordered waiters run (and are
+ * dropped, their session gone).  mds->lock held. */
+void locker_order_session_gone(struct mds *m, struct session *s);
 /* locker_waiters_json - the parked requests, what they wait for and who holds it, into @a.  Caller holds mds->lock. */
 void locker_waiters_json(struct mds *m, struct json_object *a);
 /* locker_handle_caps - a CAPS message from a client (ack, flush, release, ...).  No lock held.

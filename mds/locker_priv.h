@@ -29,7 +29,7 @@ struct mgather {
 };
 
 /* defined and registered in locker.c (mds_caps perf section) */
-extern struct perf_counter locker_c_lease_revokes, locker_c_parked, locker_c_resumed;
+extern struct perf_counter locker_c_lease_revokes, locker_c_parked, locker_c_resumed, locker_c_ordered;
 
 /* locker.c */
 uint32_t locker_gathering(const struct minode *in);

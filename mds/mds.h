@@ -298,6 +298,12 @@ struct mwaiter {
 	struct locker_gather g;       /* what it waits for (names owned) */
 	bool ready;                   /* something it waits for changed: run it again */
 	bool queued;                  /* on m->waiters */
+	/* park.c, keeping a session's resent requests in order: its arrival
+	 * number in the session (session.req_seq), and whether it is on the
+	 * session's ordered list (session.ordered, by seq) */
+	uint64_t seq;
+	bool ordered;
+	struct mwaiter *order_next;
 };
 
 #define TXN_INLINE_DIRTY 16
@@ -451,6 +457,13 @@ struct session {
 	bool warned_completed;
 	bool replay_pending;          /* restored at start-up, has not finished replaying */
 	uint64_t nreq;
+	/* park.c: requests are numbered as they arrive (req_seq); a resent
+	 * request (REPLAY, RETRY) that parks, and every later request of the
+	 * session while one does, wait on @ordered (sorted by seq) and run
+	 * only when no earlier one is left there (Ceph's clientreplay runs a
+	 * client's replays one at a time) */
+	uint64_t req_seq;
+	struct mwaiter *ordered;
 	/* unused inos preallocated to the session, sorted, disjoint; journaled
 	 * in the session record by every create (prealloc.c) */
 	struct ino_range prealloc[MDS_PREALLOC_RANGES];

@@ -148,7 +148,7 @@ int locker_blocked(struct txn *t)
 	return t->g.n || t->g.overflow ? LOCKER_WAIT : 0;
 }
 
-void locker_park(struct mds *m, struct conn *c, struct mdsp_msg *msg, uint64_t t0, struct txn *t)
+struct mwaiter *locker_park(struct mds *m, struct conn *c, struct mdsp_msg *msg, uint64_t t0, struct txn *t)
 {
 	struct mwaiter *w = t->g.w;
 
@@ -158,7 +158,7 @@ void locker_park(struct mds *m, struct conn *c, struct mdsp_msg *msg, uint64_t t
 			/* cannot wait: the client retries after its reconnect */
 			derr(MDS, "no memory to park a request of %s", c->peer);
 			locker_gather_free(&t->g);
-			return;
+			return NULL;
 		}
 		conn_get(c);
 		w->conn = c;
@@ -184,6 +184,81 @@ void locker_park(struct mds *m, struct conn *c, struct mdsp_msg *msg, uint64_t t
 	m->nwaiters++;
 	dout(MDS, 10, "parked %s tid %" PRIu64 " of session %" PRIu64 " (%d gathers)",
 	     mdsp_op_name(w->msg.request.op), w->msg.request.tid, w->sid, w->g.n);
+	return w;
+}
+
+/* ---- a session's resent requests, in order ---------------------------------------
+ *
+ * A client resends what a lost connection or a restarted MDS may not have
+ * run (REPLAY, RETRY) in the order it first sent it, and an unlink then a
+ * create of the same name only mean the same thing in that order.  Parked
+ * requests run again in the order they become ready, and the reader goes on
+ * with the requests behind a parked one, so a parked resend is kept at the
+ * head of its session's ordered list, and every later request of the
+ * session joins the list behind it until the list is empty.  Only a
+ * resend starts a list: the normal path is not serialized.
+ */
+
+bool locker_order_blocked(const struct session *s, uint64_t seq)
+{
+	const struct mwaiter *w;
+
+	for (w = s->ordered; w; w = w->order_next)
+		if (w->seq < seq)
+			return true;
+	return false;
+}
+
+void locker_order_add(struct session *s, struct mwaiter *w)
+{
+	struct mwaiter **pp = &s->ordered;
+
+	if (w->ordered)
+		return;
+	while (*pp && (*pp)->seq < w->seq)
+		pp = &(*pp)->order_next;
+	w->order_next = *pp;
+	*pp = w;
+	w->ordered = true;
+	perf_inc(&locker_c_ordered, 1);
+}
+
+/* @w leaves its session's list: the ones behind it may run now. */
+static void order_del(struct mds *m, struct mwaiter *w)
+{
+	struct session *s;
+	struct mwaiter **pp, *o;
+
+	if (!w->ordered)
+		return;
+	w->ordered = false;
+	rcu_read_lock();
+	s = xa_load(&m->sessions, w->sid);
+	rcu_read_unlock();
+	if (!s)
+		return;
+	for (pp = &s->ordered; *pp && *pp != w; pp = &(*pp)->order_next)
+		;
+	if (*pp)
+		*pp = w->order_next;
+	w->order_next = NULL;
+	for (o = s->ordered; o; o = o->order_next) {
+		o->ready = true;
+		atomic_store_explicit(&m->waiters_ready, true, memory_order_relaxed);
+	}
+}
+
+void locker_order_session_gone(struct mds *m, struct session *s)
+{
+	struct mwaiter *w;
+
+	while ((w = s->ordered)) {
+		s->ordered = w->order_next;
+		w->order_next = NULL;
+		w->ordered = false;
+		w->ready = true;
+		atomic_store_explicit(&m->waiters_ready, true, memory_order_relaxed);
+	}
 }
 
 /* Waiters gathering on @ino (0: all) may proceed. */
@@ -216,6 +291,7 @@ void locker_wake_all(struct mds *m)
 
 void locker_waiter_free(struct mds *m, struct mwaiter *w)
 {
+	order_del(m, w);
 	gather_refs(m, &w->g, -1);
 	locker_gather_free(&w->g);
 	mdsp_msg_free(&w->msg);
@@ -225,31 +301,39 @@ void locker_waiter_free(struct mds *m, struct mwaiter *w)
 
 void locker_run_waiters(struct mds *m)
 {
-	struct mwaiter *ready = NULL, **rt = &ready, **pp, *w;
+	struct mwaiter *ready, **rt, **pp, *w;
+	int pass;
 
-	pthread_mutex_lock(&m->lock);
-	atomic_store_explicit(&m->waiters_ready, false, memory_order_relaxed);
-	pp = &m->waiters;
-	while ((w = *pp)) {
-		if (!w->ready) {
-			pp = &w->next;
-			continue;
+	/* a waiter that ran may make others ready (the rest of its session's
+	 * ordered list): they run in the next pass, not at the next request
+	 * or tick; bounded, should running waiters keep waking each other */
+	for (pass = 0; pass < 4 && atomic_load_explicit(&m->waiters_ready, memory_order_relaxed); pass++) {
+		ready = NULL;
+		rt = &ready;
+		pthread_mutex_lock(&m->lock);
+		atomic_store_explicit(&m->waiters_ready, false, memory_order_relaxed);
+		pp = &m->waiters;
+		while ((w = *pp)) {
+			if (!w->ready) {
+				pp = &w->next;
+				continue;
+			}
+			*pp = w->next;
+			w->queued = false;
+			m->nwaiters--;
+			w->next = NULL;
+			*rt = w;
+			rt = &w->next;
 		}
-		*pp = w->next;
-		w->queued = false;
-		m->nwaiters--;
-		w->next = NULL;
-		*rt = w;
-		rt = &w->next;
-	}
-	m->waiters_tail = pp;
-	pthread_mutex_unlock(&m->lock);
-	/* in arrival order; each takes the lock itself and may park again */
-	while ((w = ready)) {
-		ready = w->next;
-		w->next = NULL;
-		perf_inc(&locker_c_resumed, 1);
-		m->locker_ops->request_resume(m, w);
+		m->waiters_tail = pp;
+		pthread_mutex_unlock(&m->lock);
+		/* in arrival order; each takes the lock itself and may park again */
+		while ((w = ready)) {
+			ready = w->next;
+			w->next = NULL;
+			perf_inc(&locker_c_resumed, 1);
+			m->locker_ops->request_resume(m, w);
+		}
 	}
 }
 

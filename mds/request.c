@@ -139,6 +139,26 @@ static void answer_completed_unlock(struct mds *m, struct conn *c, struct sessio
 }
 
 /*
+ * Park @msg (the request numbered @seq of @s) as locker_park does; @ordered:
+ * on the session's ordered list too, so that its later requests wait behind
+ * it (a resend that waits, or one that waits behind such).  mds->lock held.
+ */
+static void park_ordered(struct mds *m, struct conn *c, struct mdsp_msg *msg, uint64_t t0, struct txn *t,
+			 struct session *s, uint64_t seq, bool ordered)
+{
+	struct mwaiter *w = locker_park(m, c, msg, t0, t);
+
+	if (!w)
+		return;
+	w->seq = seq;
+	if (ordered) {
+		locker_order_add(s, w);
+		dout(MDS, 10, "session %" PRIu64 " tid %" PRIu64 " (%s, seq %" PRIu64 "): its later requests wait behind it",
+		     s->id, w->msg.request.tid, mdsp_op_name(w->msg.request.op), seq);
+	}
+}
+
+/*
  * Run a request (again, for a parked one: @w).  Returns true when it was
  * parked to wait for revokes (park.c): it runs again when they are acked,
  * and @msg no longer belongs to the caller.
@@ -156,6 +176,8 @@ static bool request_run(struct mds *m, struct conn *c, struct mdsp_msg *msg, uin
 	uint64_t trim_to = 0, stored_before = 0;
 	bool journaled = server_op_journaled(req);
 	char oid[64], key[32];
+	uint64_t seq;
+	bool resent, gated, ordered;
 	int r;
 
 	memset(&rmsg, 0, sizeof(rmsg));
@@ -195,14 +217,22 @@ static bool request_run(struct mds *m, struct conn *c, struct mdsp_msg *msg, uin
 		send_error(c, req->tid, -ENOTCONN);
 		return false;
 	}
-	if (!w)
+	if (!w) {
 		s->nreq++;
-	if (session_reconnect_gate_locked(m, s, req, journaled, !w)) {
+		seq = ++s->req_seq;
+	} else {
+		seq = w->seq;
+	}
+	resent = req->flags & (MDSP_REQ_REPLAY | MDSP_REQ_RETRY);
+	gated = session_reconnect_gate_locked(m, s, req, journaled, !w);
+	/* behind an earlier resend of its session that waits (park.c) */
+	ordered = s->ordered && locker_order_blocked(s, seq);
+	if (gated || ordered) {
 		txn_init(&t);
 		t.s = s;
 		t.g.w = w;
-		t.g.overflow = true;     /* run again on the phase's end (or any ack) */
-		locker_park(m, c, msg, t0, &t);
+		t.g.overflow = true;     /* run again on the phase's end, or any ack */
+		park_ordered(m, c, msg, t0, &t, s, seq, ordered || resent);
 		pthread_mutex_unlock(&m->lock);
 		txn_free(&t);
 		return true;
@@ -268,7 +298,7 @@ static bool request_run(struct mds *m, struct conn *c, struct mdsp_msg *msg, uin
 		 * @msg (and @w) belong to the waiter list from here on */
 		if (trim_to)
 			s->trimmed_stored = stored_before;   /* its txn is not journaled */
-		locker_park(m, c, msg, t0, &t);
+		park_ordered(m, c, msg, t0, &t, s, seq, resent);
 		pthread_mutex_unlock(&m->lock);
 		txn_free(&t);
 		mdsp_msg_free(&rmsg);

@@ -437,6 +437,7 @@ static void session_free_locked(struct mds *m, struct session *s)
 	lockdep_assert_held(&m->lock);
 	replay_done_locked(m, s);
 	locker_session_drop(m, s);
+	locker_order_session_gone(m, s);
 	flock_session_drop_locked(m, s);
 
 	if (xa_load(&m->sessions, s->id) == s) {

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <time.h>
@@ -29,6 +30,7 @@
 static char parent_dir[256];
 static struct mdsproc P;
 static struct mdsw W;
+static struct mdsw W2 = { .fd = -1 };     /* a second client, for the tests that need one */
 
 static void setup(void)
 {
@@ -82,6 +84,7 @@ static void restart(int sig)
 
 static void teardown(void)
 {
+	mdsw_close(&W2);
 	mdsw_close(&W);
 	mdsproc_cleanup(&P);
 }
@@ -737,6 +740,103 @@ static int call_unsafe(uint64_t tid, struct mdsp_request *q, struct mdsp_reply *
 	return r;
 }
 
+static bool readable(int fd)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+
+	return poll(&p, 1, 0) == 1;
+}
+
+/*
+ * A session's replays keep their order when one of them must wait: the
+ * replayed unlink of "x" parks for another client's lease on the name, and
+ * the replayed create of "x" behind it, then a fresh lookup, wait for it.
+ * They ran at once before (the create failed with EEXIST, an acknowledged
+ * create lost, and the lookup found the unlinked file).
+ */
+START_TEST(test_replays_wait_behind_a_parked_one)
+{
+	struct mdsp_request ux = { .op = MDSP_OP_UNLINK, .ino = ROOT, .name = "x" };
+	struct mdsp_request cx = { .op = MDSP_OP_CREATE, .ino = ROOT, .name = "x", .mode = 0644,
+				   .oflags = O_CREAT | O_EXCL };
+	struct mdsp_request lx = { .op = MDSP_OP_LOOKUP, .ino = ROOT, .name = "x" };
+	struct mdsp_cap_reconnect claim = { .ino = ROOT, .dname = "x", .seq = 1 };
+	struct mdsp_reply rep;
+	struct mdsp_inode in;
+	uint64_t sid, sid2, old_ino, new_ino, parked0, ordered0 = 0, tids[3];
+	int results[3], i, j;
+
+	start_and_open();
+	ck_assert_int_eq(mdsw_connect(&W2, P.port), 0);
+	ck_assert_int_eq(mdsw_open(&W2, "client.other"), 0);
+	sid2 = W2.sid;
+	ck_assert_int_eq(mdsw_create(&W, ROOT, "x", 0644, O_CREAT | O_EXCL, &in), 0);
+	old_ino = in.ino;
+	hold(true);
+	ck_assert_int_eq(call_unsafe(10, &ux, &rep), 0);
+	mdsw_reply_free(&rep);
+	ck_assert_int_eq(call_unsafe(11, &cx, &rep), 0);
+	new_ino = rep.target.ino;
+	mdsw_reply_free(&rep);
+	sid = W.sid;
+	ck_assert_int_eq(mdsproc_stop(&P, SIGKILL), 128 + SIGKILL);
+	mdsw_close(&W);
+	mdsw_close(&W2);
+	ck_assert_int_eq(mdsproc_start(&P), 0);
+	/* the other client comes back holding a lease on the name, and does
+	 * not answer its revoke until told */
+	ck_assert_int_eq(mdsw_connect(&W2, P.port), 0);
+	W2.keep_caps = true;
+	W2.no_lease_ack = true;
+	ck_assert_int_eq(mdsw_reconnect_caps(&W2, sid2, &claim, 1), 0);
+	ck_assert_int_eq(mdsw_connect(&W, P.port), 0);
+	ck_assert_int_eq(mdsw_reconnect(&W, sid), 0);
+	ck_assert_int_eq(mdsproc_perf(&P, "mds_caps", "requests_parked", &parked0), 0);
+	mdsproc_perf(&P, "mds_caps", "requests_ordered", &ordered0);
+	ux.tid = 10, ux.flags = MDSP_REQ_REPLAY, ux.attempt = 2;
+	ck_assert_int_eq(mdsw_send_request(&W, &ux), 0);
+	LT_WAIT_UNTIL(perf_at_least("mds_caps", "requests_parked", parked0 + 1), "the replayed unlink was not parked");
+	cx.tid = 11, cx.flags = MDSP_REQ_REPLAY, cx.attempt = 2, cx.want_ino = new_ino;
+	ck_assert_int_eq(mdsw_send_request(&W, &cx), 0);
+	lx.tid = 12;
+	ck_assert_int_eq(mdsw_send_request(&W, &lx), 0);
+	/* both behind the unlink now, or (the bug) answered already */
+	LT_WAIT_UNTIL(perf_at_least("mds_caps", "requests_ordered", ordered0 + 2) || readable(W.fd),
+		      "the create and the lookup were neither answered nor held");
+	W2.no_lease_ack = false;
+	LT_WAIT_UNTIL(mdsw_poll_caps(&W2, 10) == 0 && W2.lease_revokes >= 1, "no lease revoke reached the other client");
+	/* the order they ran in is the order of their first replies (a
+	 * change's UNSAFE one, the lookup's only one) */
+	W.wait_safe = false;
+	for (i = 0; i < 3;) {
+		ck_assert_int_eq(mdsw_recv_reply(&W, &rep), 0);
+		for (j = 0; j < i && tids[j] != rep.tid; j++)
+			;
+		if (j < i) {
+			mdsw_reply_free(&rep);   /* the SAFE one after an UNSAFE */
+			continue;
+		}
+		tids[i] = rep.tid;
+		results[i] = rep.result;
+		if (rep.tid == 12 && !rep.result)
+			ck_assert_msg(rep.target.ino == new_ino, "the lookup found ino %llx, not the created %llx",
+				      (unsigned long long)rep.target.ino, (unsigned long long)new_ino);
+		mdsw_reply_free(&rep);
+		i++;
+	}
+	W.wait_safe = true;
+	ck_assert_msg(tids[0] == 10 && tids[1] == 11 && tids[2] == 12,
+		      "answered in the order %llu (%d), %llu (%d), %llu (%d)", (unsigned long long)tids[0], results[0],
+		      (unsigned long long)tids[1], results[1], (unsigned long long)tids[2], results[2]);
+	ck_assert_int_eq(results[0], 0);
+	ck_assert_int_eq(results[1], 0);
+	ck_assert_int_eq(results[2], 0);
+	W.next_tid = 13;
+	ck_assert_uint_eq(lookup_ino(ROOT, "x"), new_ino);
+	ck_assert_uint_ne(new_ino, old_ino);
+}
+END_TEST
+
 /*
  * Creates answered UNSAFE and lost in a crash: replayed with the ino of that
  * reply (want_ino), they get exactly it, and a child's replay finds its
@@ -1157,6 +1257,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_expired_segments_are_removed);
 	tcase_add_test(tc, test_replay_goes_before_other_clients);
 	tcase_add_test(tc, test_replay_keeps_ino);
+	tcase_add_test(tc, test_replays_wait_behind_a_parked_one);
 	tcase_add_test(tc, test_reconnect_claims_in_unmade_dirs);
 	tcase_add_test(tc, test_reconnect_claim_absurd_lease_seq);
 	tcase_add_test(tc, test_replay_refuses_what_is_not_its_own);

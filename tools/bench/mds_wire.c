@@ -516,13 +516,11 @@ static void release_reply(struct mdsw *w, const struct mdsp_request *req, const 
 	}
 }
 
-int mdsw_call(struct mdsw *w, struct mdsp_request *req, struct mdsp_reply *rep)
+int mdsw_send_request(struct mdsw *w, struct mdsp_request *req)
 {
-	struct mdsp_msg msg, in;
-	const char *why;
+	struct mdsp_msg msg;
 	int r;
 
-	memset(rep, 0, sizeof(*rep));
 	if (!req->tid)
 		req->tid = w->next_tid++;
 	if (!req->attempt)
@@ -534,8 +532,39 @@ int mdsw_call(struct mdsw *w, struct mdsp_request *req, struct mdsp_reply *rep)
 	msg.type = MDSP_MSG_REQUEST;
 	msg.request = *req;
 	r = send_msg(w, &msg);
+	return r ? -1000 + r : 0;
+}
+
+int mdsw_recv_reply(struct mdsw *w, struct mdsp_reply *rep)
+{
+	struct mdsp_msg in;
+	const char *why;
+	int r;
+
+	memset(rep, 0, sizeof(*rep));
+	for (;;) {
+		r = recv_msg(w, &in, &why);
+		if (r)
+			return -1000 + r;
+		if (in.type == MDSP_MSG_REPLY && ((in.reply.flags & MDSP_REPLY_SAFE) || !w->wait_safe)) {
+			*rep = in.reply;
+			return 0;
+		}
+		caps_in(w, &in);
+		mdsp_msg_free(&in);
+	}
+}
+
+int mdsw_call(struct mdsw *w, struct mdsp_request *req, struct mdsp_reply *rep)
+{
+	struct mdsp_msg in;
+	const char *why;
+	int r;
+
+	memset(rep, 0, sizeof(*rep));
+	r = mdsw_send_request(w, req);
 	if (r)
-		return -1000 + r;
+		return r;
 	w->got_unsafe = false;
 	for (;;) {
 		r = recv_msg(w, &in, &why);

@@ -97,6 +97,11 @@ int mdsw_encode(struct mdsw *w, struct mdsp_msg *msg, struct mdsp_buf *out);
  * (-1000 + -errno).  Free @rep with mdsw_reply_free.
  */
 int mdsw_call(struct mdsw *w, struct mdsp_request *req, struct mdsp_reply *rep);
+/* mdsw_send_request - send @req as mdsw_call does, without waiting: 0 or < -1000. */
+int mdsw_send_request(struct mdsw *w, struct mdsp_request *req);
+/* mdsw_recv_reply - the next reply of any tid (SAFE, or any if !w->wait_safe)
+ * into @rep, CAPS messages handled meanwhile; nothing is released: 0 or < -1000. */
+int mdsw_recv_reply(struct mdsw *w, struct mdsp_reply *rep);
 /* mdsw_send_caps - send a CAPS message (no answer expected). */
 int mdsw_send_caps(struct mdsw *w, const struct mdsp_caps *c);
 /* mdsw_poll_caps - read for @ms and answer the revokes that come (ack unless no_ack). */
