@@ -24,7 +24,9 @@
  *      order with MDSP_REQ_RETRY; a tid the MDS already executed is again
  *      answered from the completed table, so nothing runs twice;
  *   3. the session becomes OPEN and the wait list (requests submitted while
- *      there was no session) is kicked.
+ *      there was no session) is kicked; until it is empty, requests
+ *      submitted meanwhile join its tail (wait_kicking), so that none
+ *      overtakes one that waited (a chmod of a file whose create waited).
  *
  * The client mutex is held for the setup (publish the connection, bump the
  * generation; the session is not OPEN yet, so new requests park on the
@@ -810,6 +812,9 @@ static void connect_session(struct mds_client *m)
 	t0 = mdsc_lock(m);
 	if (s->conn == c && !atomic_load(&c->dead)) {
 		send_parked_locked(s, c);
+		/* what waited for the session goes before anything submitted
+		 * from now on (mdsc_kick_wait_list, below) */
+		atomic_store_explicit(&m->wait_kicking, true, memory_order_relaxed);
 		s->state = SESS_OPEN;
 		s->backoff_ns = 0;
 		s->last_error = 0;

@@ -804,6 +804,72 @@ START_TEST(test_reconnect_replay_order)
 }
 END_TEST
 
+/* session_event of test_new_request_after_waiting: submits D at the moment
+ * the session is open again but the wait list is not sent yet, and returns
+ * once D is either sent (the bug) or waiting behind the list */
+static struct {
+	struct mds_client *m;
+	struct mds_request *d;
+	struct bg bd;
+	bool started;
+} late;
+
+static void late_submit(void *arg, uint32_t op)
+{
+	(void)arg;
+	if (op != MDSP_SESSION_RECONNECT || late.started)
+		return;
+	late.started = true;
+	bg_start(&late.bd, late.m, late.d, 0);
+	LT_WAIT_UNTIL(atomic_load(&late.m->nr_waiting) >= 2 || fake_nrec() >= 2,
+		      "the late request was neither sent nor queued");
+}
+
+/*
+ * A request submitted after the session opened again, while the requests
+ * that waited for it are not sent yet, goes after them: C (a create that
+ * waited) is sent before D (submitted right at the open, say a chmod of
+ * what C creates).  D went first before.
+ */
+START_TEST(test_new_request_after_waiting)
+{
+	struct mdsc_ops ops = { .session_event = late_submit };
+	struct mds_client *m;
+	struct mds_request *a, *c;
+	struct bg bc;
+	char addr[64];
+
+	snprintf(addr, sizeof(addr), "127.0.0.1:%u", F.port);
+	ck_assert_int_eq(mdsc_create(addr, "client.test", &ops, NULL, &m), 0);
+	a = mkreq(m, MDSP_OP_GETATTR, NULL);
+	c = mkreq(m, MDSP_OP_CREATE, "c");
+	memset(&late, 0, sizeof(late));
+	late.m = m;
+	late.d = mkreq(m, MDSP_OP_SETATTR, NULL);
+	ck_assert_int_eq(mdsc_open_session(m, 2000), 0);
+	fake_set(RM_SAFE);
+	ck_assert_int_eq(mdsc_do_request(m, a), 0);
+	fake_drop_hold();
+	wait_not_open(m);
+	bg_start(&bc, m, c, 0);          /* parks on the wait list */
+	LT_WAIT_UNTIL(atomic_load(&m->nr_waiting) == 1, "the create did not wait for the session");
+	fake_release();
+	ck_assert_int_eq(bg_join(&bc), 0);
+	ck_assert(late.started);
+	ck_assert_int_eq(bg_join(&late.bd), 0);
+	pthread_mutex_lock(&F.lock);
+	ck_assert_int_eq(F.nrec, 3);
+	ck_assert_msg(F.recs[1].tid == c->args.tid && F.recs[2].tid == late.d->args.tid,
+		      "sent tid %llu then %llu: the waiting create is tid %llu", (unsigned long long)F.recs[1].tid,
+		      (unsigned long long)F.recs[2].tid, (unsigned long long)c->args.tid);
+	pthread_mutex_unlock(&F.lock);
+	mdsc_request_put(a);
+	mdsc_request_put(c);
+	mdsc_request_put(late.d);
+	mdsc_destroy(m);
+}
+END_TEST
+
 START_TEST(test_reconnect_rejected)
 {
 	/* The MDS forgot the session: a new one is opened.  Nothing sent on the
@@ -2156,6 +2222,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_reply_handled_without_client_mutex);
 	tcase_add_test(tc, test_concurrent_oldest_tid);
 	tcase_add_test(tc, test_reconnect_replay_order);
+	tcase_add_test(tc, test_new_request_after_waiting);
 	tcase_add_test(tc, test_locking_before);
 	tcase_add_test(tc, test_reconnect_rejected);
 	tcase_add_test(tc, test_no_session_reply_resends);
