@@ -420,6 +420,9 @@ int lc_async_remove(struct lclient *c, struct lc_inode *dir, const char *name, b
 	pthread_mutex_unlock(&t->lock);
 	lc_dcache_add(c, dir, name, 0);
 
+	/* a create of the name answered here goes first (the cache says
+	 * nothing of the name any more: the target by its ino) */
+	lc_async_order_ino(c, t->ino);
 	r = mdsc_submit(c->mdsc, req);
 	if (r < 0) {
 		struct lc_revoke *rv;

@@ -62,6 +62,15 @@ void lc_deleg_reset(struct lclient *c);
 void lc_caps_set_locked(struct lc_inode *in, uint32_t caps);
 
 /* ---- inode.c ------------------------------------------------------------- */
+/**
+ * lc_async_order - before @req is submitted: if an inode it names (ino,
+ * ino2) is an asynchronous create or mkdir whose own request is not
+ * submitted yet (its name and inode are in the caches a moment before),
+ * wait until it is, so that @req goes out behind it.  No lock held.
+ */
+void lc_async_order(struct lclient *c, const struct mds_request *req);
+/** lc_async_order_ino - the same for the inode @ino. */
+void lc_async_order_ino(struct lclient *c, uint64_t ino);
 /** lc_async_submit_begin_locked - dir->lock held: an async operation of @dir passed its Dc check. */
 void lc_async_submit_begin_locked(struct lc_inode *dir);
 /** lc_async_submit_end - ... and has been sent (takes dir->lock). */

@@ -142,6 +142,7 @@ static void perf_register(struct lclient *c)
 	C(async_unlinks);
 	C(async_rmdirs);
 	C(async_unlink_waits);
+	C(async_order_waits);
 	C(slow_ops);
 #undef C
 	perf_register_hist(g, "read_lat", &p->read_lat);

@@ -313,6 +313,7 @@ int lc_setlk(struct lclient *c, struct lc_inode *in, const struct lc_lock *lk, b
 	req->args.lock.owner = lk->owner;
 	req->args.lock.owner_ns = lk->owner_ns;
 	req->args.lock.pid = (uint32_t)lk->pid;
+	lc_async_order(c, req);
 	if (wait) {
 		r = mdsc_submit(c->mdsc, req);
 		if (!r) {

@@ -221,7 +221,10 @@ int lc_req_run(struct lclient *c, struct mds_request *req, struct lc_inode **tar
 {
 	/* the reply is applied here, after the reader handed it over */
 	struct lc_caps_since since = lc_caps_gen(c);
-	int r = mdsc_do_request(c->mdsc, req);
+	int r;
+
+	lc_async_order(c, req);
+	r = mdsc_do_request(c->mdsc, req);
 
 	return req_apply(c, req, r, &since, target);
 }
@@ -233,6 +236,7 @@ int lc_req_submit(struct lclient *c, struct mds_request *req, struct lc_caps_sin
 	/* noted before it goes out, not when its reply is applied (which may
 	 * be as long after as a listing takes to get there) */
 	*since = lc_caps_gen(c);
+	lc_async_order(c, req);
 	r = mdsc_submit(c->mdsc, req);
 
 	if (r == 0)

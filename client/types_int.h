@@ -389,8 +389,11 @@ struct lc_inode {
 		/* the kernel cache's part's bools, here where they fill what was padding */
 		_Atomic bool kernel_negatives; /* dirs: the frontend's kernel was given negative entries */
 		bool kc_valid;               /* rare->kc is valid; in->lock */
-		int async_submitting;        /* dirs: async creates/unlinks between the Dc check and their send
-					      * (a flag lock, inode.c lc_async_submit_*) */
+		uint16_t async_submitting;   /* dirs: async creates/unlinks between the Dc check and their send
+					      * (a flag lock, inode.c lc_async_submit_*; at most one per
+					      * thread) */
+		bool create_unsent;          /* made by an async create whose request is not submitted yet
+					      * (lc_async_order waits on in->cond) */
 		int async_setattrs;          /* setattrs answered here whose first reply is not in */
 	};
 };
@@ -452,6 +455,7 @@ struct lc_perf {
 	struct perf_counter purge_files, purge_objects, purge_queued;
 	struct perf_counter async_creates, async_failed, async_sync, async_setattrs;
 	struct perf_counter async_unlinks, async_rmdirs, async_unlink_waits;
+	struct perf_counter async_order_waits;   /* requests that waited for an async create's submit */
 	struct perf_counter slow_ops;   /* operations blocked past client_op_warn_s now (a gauge) */
 	struct hist read_lat, write_lat, flush_lat;
 };
@@ -701,6 +705,7 @@ struct lclient {
 	/* asyncdir.c: inos the MDS delegated to the session (async creates) */
 	bool async_dirops;           /* client_async_dirops, read at create */
 	_Atomic uint64_t async_off_until; /* mono ns: a create failed for lack of space or a read-only MDS */
+	_Atomic uint32_t async_unsent;   /* inodes with create_unsent set (lc_async_order looks only then) */
 	pthread_mutex_t deleg_lock;  /* protects the four below; a leaf lock */
 	struct { uint64_t start, len, gen; } deleg[LC_DELEG_RANGES];   /* gen: the connection's */
 	uint32_t ndeleg;

@@ -588,6 +588,89 @@ START_TEST(test_close_before_create_reply)
 }
 END_TEST
 
+struct mkdir_bg {
+	struct lc_inode *dir, *out;
+	_Atomic int done;
+	int r;
+};
+
+static void *mkdir_bg_main(void *arg)
+{
+	struct mkdir_bg *b = arg;
+
+	b->r = lc_mkdir(A, b->dir, "d", 0755, &rootcr, NULL, &b->out);
+	atomic_store(&b->done, 1);
+	return NULL;
+}
+
+struct create_bg {
+	struct lc_inode *dir;
+	_Atomic int done;
+	int r;
+};
+
+static void *create_bg_main(void *arg)
+{
+	struct create_bg *b = arg;
+	struct lc_inode *in = NULL;
+	struct lc_fh *fh = NULL;
+
+	b->r = lc_create(A, b->dir, "f", 0644, O_WRONLY | O_CREAT | O_EXCL, &rootcr, NULL, &in, &fh);
+	if (!b->r) {
+		lc_release(A, fh);
+		lc_put(A, in);
+	}
+	atomic_store(&b->done, 1);
+	return NULL;
+}
+
+/*
+ * An asynchronous mkdir's name is in A's caches a moment before its request
+ * is submitted (client_debug_async_mkdir_delay holds that moment open).
+ * A create inside the new directory made in that moment must reach the
+ * MDS behind the mkdir: it went first, and failed there (ENOENT) after
+ * its caller was told it succeeded.
+ */
+START_TEST(test_create_in_unsent_async_mkdir)
+{
+	struct lc_inode *da = mkdir_in(A, ra, "um", 0755), *d, *db, *dd, *f;
+	uint64_t async0 = perf_get(&A->perf.async_creates), failed0 = perf_get(&A->perf.async_failed);
+	uint64_t waits0 = perf_get(&A->perf.async_order_waits);
+	struct mkdir_bg mk = { .dir = da };
+	struct create_bg cr;
+	pthread_t tm, tc;
+
+	set_opt("client_debug_async_mkdir_delay", "3600");
+	ck_assert_int_eq(pthread_create(&tm, NULL, mkdir_bg_main, &mk), 0);
+	/* the name is there (A answers from its cache), the request not sent */
+	LT_WAIT_UNTIL(lc_lookup(A, da, "d", &rootcr, NULL, &d) == 0, "the async mkdir's name never appeared");
+	ck_assert_int_eq(atomic_load(&mk.done), 0);
+	memset(&cr, 0, sizeof(cr));
+	cr.dir = d;
+	ck_assert_int_eq(pthread_create(&tc, NULL, create_bg_main, &cr), 0);
+	/* held behind the mkdir, or (the bug) gone out already */
+	LT_WAIT_UNTIL(perf_get(&A->perf.async_order_waits) > waits0 || atomic_load(&cr.done),
+		      "the create neither waited nor finished");
+	set_opt("client_debug_async_mkdir_delay", "0");
+	pthread_join(tm, NULL);
+	pthread_join(tc, NULL);
+	ck_assert_int_eq(mk.r, 0);
+	ck_assert_int_eq(cr.r, 0);
+	ck_assert_int_eq(lc_sync_fs(A), 0);
+	ck_assert_uint_eq(perf_get(&A->perf.async_creates), async0 + 2);   /* both answered here */
+	ck_assert_uint_eq(perf_get(&A->perf.async_failed), failed0);
+	db = lookup_ok(B, rb, "um");
+	dd = lookup_ok(B, db, "d");
+	f = lookup_ok(B, dd, "f");
+	lc_put(B, f);
+	lc_put(B, dd);
+	lc_put(B, db);
+	lc_put(A, mk.out);
+	lc_put(A, d);
+	lc_put(A, da);
+}
+END_TEST
+
 /* ---- chmod / chown ------------------------------------------------------------- */
 
 START_TEST(test_chmod_chown_denies_at_once)
@@ -2638,6 +2721,7 @@ static Suite *suite(void)
 	ADD(tc, test_xattrs_none_answered_from_listing);
 	ADD(tc, test_async_created_file_has_no_xattrs);
 	ADD(tc, test_close_before_create_reply);
+	ADD(tc, test_create_in_unsent_async_mkdir);
 	ADD(tc, test_chmod_chown_denies_at_once);
 	ADD(tc, test_revoke_overtakes_reply);
 	ADD(tc, test_kept_batch_after_eviction);
