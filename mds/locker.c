@@ -105,7 +105,7 @@
 #include "mds/purge.h"
 
 struct perf_counter locker_c_lease_revokes, locker_c_parked, locker_c_resumed, locker_c_ordered;   /* lease.c, park.c */
-static struct perf_counter c_revokes, c_grants, c_acks_late, c_flushes,
+static struct perf_counter c_revokes, c_grants, c_acks_late, c_flushes, c_caps_parked,
 	c_orphans, c_orphans_purged, c_reconnect_caps, c_recalls, c_recalls_answered, c_recall_evictions;
 static struct hist h_revoke_lat;
 
@@ -1058,13 +1058,53 @@ static void cap_client_drops(struct mcap *cap, uint32_t caps, uint64_t seq)
 		cap_revoke_done(cap);
 }
 
-static void handle_inode_caps(struct mds *m, struct conn *c, struct session *s, struct mdsp_caps *msg)
+/*
+ * A flush (or an ack carrying dirty metadata) of an inode the session holds
+ * no cap on, while an earlier request of the session waits in its ordered
+ * list (park.c): a replayed or resent create of that very inode, say, that
+ * parked for a revoke, or waits for the end of the reconnect phase.  It
+ * waits behind it: acked now, it would be acked without being applied, and
+ * the size the client wrote lost.  Takes @msg's contents.
+ */
+static void park_caps(struct mds *m, struct conn *c, struct session *s, struct mdsp_caps *msg)
+{
+	struct mdsp_msg mm = { .type = MDSP_MSG_CAPS };
+	struct mwaiter *w;
+	struct txn t;
+
+	mm.caps = *msg;
+	memset(msg, 0, sizeof(*msg));
+	txn_init(&t);
+	t.s = s;
+	t.g.overflow = true;
+	w = locker_park(m, c, &mm, now_mono_ns(), &t);
+	txn_free(&t);
+	if (!w) {
+		/* not acked: the client sends it again after its next reconnect */
+		mdsp_msg_free(&mm);
+		return;
+	}
+	w->seq = ++s->req_seq;
+	locker_order_add(s, w);
+	perf_inc(&c_caps_parked, 1);
+	dout(MDS, 10, "session %" PRIu64 ": caps %s of ino %" PRIx64 " (flush tid %" PRIu64 ") waits behind its earlier requests",
+	     s->id, mdsp_caps_op_name(w->msg.caps.op), w->msg.caps.ino, w->msg.caps.flush_tid);
+}
+
+/* @may_park: not run again from the waiter list (locker_caps_resume) */
+static void handle_inode_caps(struct mds *m, struct conn *c, struct session *s, struct mdsp_caps *msg,
+			      bool may_park)
 {
 	struct minode *in = locker_inode_at(m, msg->ino);
 	struct mcap *cap = in ? locker_cap_find(in, s) : NULL;
 	struct txn t;
 	bool journal = false;
 
+	if (!cap && may_park && s->ordered &&
+	    (msg->op == MDSP_CAPS_FLUSH || (msg->op == MDSP_CAPS_ACK && msg->dirty))) {
+		park_caps(m, c, s, msg);
+		return;
+	}
 	if (!cap) {
 		/* nothing of its own here (released, or the inode is gone); a
 		 * flush must still be answered, or the client waits for it */
@@ -1163,10 +1203,38 @@ int locker_handle_caps(struct mds *m, struct conn *c, struct mdsp_caps *msg)
 	if (msg->op == MDSP_CAPS_LEASE_ACK || msg->op == MDSP_CAPS_LEASE_RELEASE)
 		locker_handle_lease(m, c, s, msg);
 	else
-		handle_inode_caps(m, c, s, msg);
+		handle_inode_caps(m, c, s, msg, true);
 	pthread_mutex_unlock(&m->lock);
 	locker_run_waiters(m);
 	return 0;
+}
+
+void locker_caps_resume(struct mds *m, struct mwaiter *w)
+{
+	struct session *s;
+	struct txn t;
+
+	pthread_mutex_lock(&m->lock);
+	rcu_read_lock();
+	s = xa_load(&m->sessions, w->sid);
+	rcu_read_unlock();
+	if (s && s->conn == w->conn && locker_order_blocked(s, w->seq)) {
+		/* what it waits behind is still there: back in line */
+		txn_init(&t);
+		t.s = s;
+		t.g.w = w;
+		t.g.overflow = true;
+		locker_park(m, w->conn, &w->msg, w->t0, &t);
+		txn_free(&t);
+		pthread_mutex_unlock(&m->lock);
+		return;
+	}
+	/* (its session gone or on another connection: the client sends its
+	 * flushes again after the reconnect) */
+	if (s && s->conn == w->conn)
+		handle_inode_caps(m, w->conn, s, &w->msg.caps, false);
+	locker_waiter_free(m, w);
+	pthread_mutex_unlock(&m->lock);
 }
 
 /* ---- reconnect --------------------------------------------------------------------- */
@@ -1351,6 +1419,8 @@ void locker_register_perf(struct mds *m)
 	perf_register_counter("mds_caps", "grants", &c_grants);
 	perf_register_counter("mds_caps", "acks_late", &c_acks_late);
 	perf_register_counter("mds_caps", "flushes", &c_flushes);
+	/* flushes of inodes an earlier request of the session has yet to make (park_caps) */
+	perf_register_counter("mds_caps", "flushes_parked", &c_caps_parked);
 	perf_register_counter("mds_caps", "requests_parked", &locker_c_parked);
 	perf_register_counter("mds_caps", "requests_resumed", &locker_c_resumed);
 	/* parked to keep a session's resent requests in order (park.c) */
@@ -1467,12 +1537,21 @@ void locker_waiters_json(struct mds *m, struct json_object *a)
 							w->g.e[i].name ? w->g.e[i].name : cs);
 		}
 		json_object_object_add(o, "session", json_object_new_int64((int64_t)w->sid));
-		json_object_object_add(o, "tid", json_object_new_int64((int64_t)w->msg.request.tid));
-		json_object_object_add(o, "op", json_object_new_string(mdsp_op_name(w->msg.request.op)));
+		if (w->msg.type == MDSP_MSG_CAPS) {
+			json_object_object_add(o, "flush_tid", json_object_new_int64((int64_t)w->msg.caps.flush_tid));
+			json_object_object_add(o, "op", json_object_new_string(mdsp_caps_op_name(w->msg.caps.op)));
+			json_object_object_add(o, "ino", json_object_new_int64((int64_t)w->msg.caps.ino));
+		} else {
+			json_object_object_add(o, "tid", json_object_new_int64((int64_t)w->msg.request.tid));
+			json_object_object_add(o, "op", json_object_new_string(mdsp_op_name(w->msg.request.op)));
+		}
 		if (!w->g.n)
 			snprintf(why, sizeof(why), "%s", w->g.overflow ? "any revoke's ack" : "its turn to run again");
 		char state[600];
-		snprintf(state, sizeof(state), "parked: waiting for revokes of %s", why);
+		if (w->ordered && !w->g.n)
+			snprintf(state, sizeof(state), "parked: behind an earlier request of its session that waits");
+		else
+			snprintf(state, sizeof(state), "parked: waiting for revokes of %s", why);
 		json_object_object_add(o, "state", json_object_new_string(state));
 		json_object_object_add(o, "age_ms", json_object_new_double((double)mono_since(now, w->parked_ns) / 1e6));
 		json_object_object_add(o, "waits_for", wait);

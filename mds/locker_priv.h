@@ -55,4 +55,8 @@ struct minode *locker_inode_at(struct mds *m, uint64_t ino);
 void locker_gather_add(struct txn *t, uint64_t ino, uint32_t mask, const char *name);
 void locker_wake(struct mds *m, uint64_t ino);
 
+/* locker.c: a caps message parked behind its session's earlier requests
+ * (park_caps) runs again, or goes back in line; consumes @w.  No lock held. */
+void locker_caps_resume(struct mds *m, struct mwaiter *w);
+
 #endif

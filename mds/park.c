@@ -182,8 +182,9 @@ struct mwaiter *locker_park(struct mds *m, struct conn *c, struct mdsp_msg *msg,
 	*m->waiters_tail = w;
 	m->waiters_tail = &w->next;
 	m->nwaiters++;
-	dout(MDS, 10, "parked %s tid %" PRIu64 " of session %" PRIu64 " (%d gathers)",
-	     mdsp_op_name(w->msg.request.op), w->msg.request.tid, w->sid, w->g.n);
+	if (w->msg.type != MDSP_MSG_CAPS)
+		dout(MDS, 10, "parked %s tid %" PRIu64 " of session %" PRIu64 " (%d gathers)",
+		     mdsp_op_name(w->msg.request.op), w->msg.request.tid, w->sid, w->g.n);
 	return w;
 }
 
@@ -332,7 +333,10 @@ void locker_run_waiters(struct mds *m)
 			ready = w->next;
 			w->next = NULL;
 			perf_inc(&locker_c_resumed, 1);
-			m->locker_ops->request_resume(m, w);
+			if (w->msg.type == MDSP_MSG_CAPS)
+				locker_caps_resume(m, w);
+			else
+				m->locker_ops->request_resume(m, w);
 		}
 	}
 }
@@ -348,8 +352,9 @@ void locker_conn_closed(struct mds *m, struct conn *c)
 		}
 		*pp = w->next;
 		m->nwaiters--;
-		dout(MDS, 5, "dropping parked %s tid %" PRIu64 " of closed connection %s",
-		     mdsp_op_name(w->msg.request.op), w->msg.request.tid, c->peer);
+		if (w->msg.type != MDSP_MSG_CAPS)
+			dout(MDS, 5, "dropping parked %s tid %" PRIu64 " of closed connection %s",
+			     mdsp_op_name(w->msg.request.op), w->msg.request.tid, c->peer);
 		locker_waiter_free(m, w);
 	}
 	m->waiters_tail = pp;

@@ -748,6 +748,60 @@ static bool readable(int fd)
 }
 
 /*
+ * The stage of the two tests below: "x" exists; the session unlinks it and
+ * creates it again (a new ino, *@new_ino), both answered UNSAFE only, and
+ * the MDS is killed.  After the restart another client (W2) comes back
+ * holding a lease on the name that it does not give up until told, and
+ * the session replays the unlink, which parks for that lease, then the
+ * create (not waited for).
+ */
+static void stage_parked_unlink(struct mdsp_request *ux, struct mdsp_request *cx, uint64_t *old_ino,
+				uint64_t *new_ino)
+{
+	struct mdsp_cap_reconnect claim = { .ino = ROOT, .dname = "x", .seq = 1 };
+	struct mdsp_reply rep;
+	struct mdsp_inode in;
+	uint64_t sid, sid2, parked0;
+
+	start_and_open();
+	ck_assert_int_eq(mdsw_connect(&W2, P.port), 0);
+	ck_assert_int_eq(mdsw_open(&W2, "client.other"), 0);
+	sid2 = W2.sid;
+	ck_assert_int_eq(mdsw_create(&W, ROOT, "x", 0644, O_CREAT | O_EXCL, &in), 0);
+	*old_ino = in.ino;
+	hold(true);
+	ck_assert_int_eq(call_unsafe(10, ux, &rep), 0);
+	mdsw_reply_free(&rep);
+	ck_assert_int_eq(call_unsafe(11, cx, &rep), 0);
+	*new_ino = rep.target.ino;
+	mdsw_reply_free(&rep);
+	sid = W.sid;
+	ck_assert_int_eq(mdsproc_stop(&P, SIGKILL), 128 + SIGKILL);
+	mdsw_close(&W);
+	mdsw_close(&W2);
+	ck_assert_int_eq(mdsproc_start(&P), 0);
+	ck_assert_int_eq(mdsw_connect(&W2, P.port), 0);
+	W2.keep_caps = true;
+	W2.no_lease_ack = true;
+	ck_assert_int_eq(mdsw_reconnect_caps(&W2, sid2, &claim, 1), 0);
+	ck_assert_int_eq(mdsw_connect(&W, P.port), 0);
+	ck_assert_int_eq(mdsw_reconnect(&W, sid), 0);
+	ck_assert_int_eq(mdsproc_perf(&P, "mds_caps", "requests_parked", &parked0), 0);
+	ux->tid = 10, ux->flags = MDSP_REQ_REPLAY, ux->attempt = 2;
+	ck_assert_int_eq(mdsw_send_request(&W, ux), 0);
+	LT_WAIT_UNTIL(perf_at_least("mds_caps", "requests_parked", parked0 + 1), "the replayed unlink was not parked");
+	cx->tid = 11, cx->flags = MDSP_REQ_REPLAY, cx->attempt = 2, cx->want_ino = *new_ino;
+	ck_assert_int_eq(mdsw_send_request(&W, cx), 0);
+}
+
+/* W2 gives the lease up: the parked unlink runs */
+static void release_lease(void)
+{
+	W2.no_lease_ack = false;
+	LT_WAIT_UNTIL(mdsw_poll_caps(&W2, 10) == 0 && W2.lease_revokes >= 1, "no lease revoke reached the other client");
+}
+
+/*
  * A session's replays keep their order when one of them must wait: the
  * replayed unlink of "x" parks for another client's lease on the name, and
  * the replayed create of "x" behind it, then a fresh lookup, wait for it.
@@ -760,51 +814,18 @@ START_TEST(test_replays_wait_behind_a_parked_one)
 	struct mdsp_request cx = { .op = MDSP_OP_CREATE, .ino = ROOT, .name = "x", .mode = 0644,
 				   .oflags = O_CREAT | O_EXCL };
 	struct mdsp_request lx = { .op = MDSP_OP_LOOKUP, .ino = ROOT, .name = "x" };
-	struct mdsp_cap_reconnect claim = { .ino = ROOT, .dname = "x", .seq = 1 };
 	struct mdsp_reply rep;
-	struct mdsp_inode in;
-	uint64_t sid, sid2, old_ino, new_ino, parked0, ordered0 = 0, tids[3];
+	uint64_t old_ino, new_ino, tids[3];
 	int results[3], i, j;
 
-	start_and_open();
-	ck_assert_int_eq(mdsw_connect(&W2, P.port), 0);
-	ck_assert_int_eq(mdsw_open(&W2, "client.other"), 0);
-	sid2 = W2.sid;
-	ck_assert_int_eq(mdsw_create(&W, ROOT, "x", 0644, O_CREAT | O_EXCL, &in), 0);
-	old_ino = in.ino;
-	hold(true);
-	ck_assert_int_eq(call_unsafe(10, &ux, &rep), 0);
-	mdsw_reply_free(&rep);
-	ck_assert_int_eq(call_unsafe(11, &cx, &rep), 0);
-	new_ino = rep.target.ino;
-	mdsw_reply_free(&rep);
-	sid = W.sid;
-	ck_assert_int_eq(mdsproc_stop(&P, SIGKILL), 128 + SIGKILL);
-	mdsw_close(&W);
-	mdsw_close(&W2);
-	ck_assert_int_eq(mdsproc_start(&P), 0);
-	/* the other client comes back holding a lease on the name, and does
-	 * not answer its revoke until told */
-	ck_assert_int_eq(mdsw_connect(&W2, P.port), 0);
-	W2.keep_caps = true;
-	W2.no_lease_ack = true;
-	ck_assert_int_eq(mdsw_reconnect_caps(&W2, sid2, &claim, 1), 0);
-	ck_assert_int_eq(mdsw_connect(&W, P.port), 0);
-	ck_assert_int_eq(mdsw_reconnect(&W, sid), 0);
-	ck_assert_int_eq(mdsproc_perf(&P, "mds_caps", "requests_parked", &parked0), 0);
-	mdsproc_perf(&P, "mds_caps", "requests_ordered", &ordered0);
-	ux.tid = 10, ux.flags = MDSP_REQ_REPLAY, ux.attempt = 2;
-	ck_assert_int_eq(mdsw_send_request(&W, &ux), 0);
-	LT_WAIT_UNTIL(perf_at_least("mds_caps", "requests_parked", parked0 + 1), "the replayed unlink was not parked");
-	cx.tid = 11, cx.flags = MDSP_REQ_REPLAY, cx.attempt = 2, cx.want_ino = new_ino;
-	ck_assert_int_eq(mdsw_send_request(&W, &cx), 0);
+	stage_parked_unlink(&ux, &cx, &old_ino, &new_ino);
 	lx.tid = 12;
 	ck_assert_int_eq(mdsw_send_request(&W, &lx), 0);
-	/* both behind the unlink now, or (the bug) answered already */
-	LT_WAIT_UNTIL(perf_at_least("mds_caps", "requests_ordered", ordered0 + 2) || readable(W.fd),
+	/* the create and the lookup behind the unlink now (the counts of an
+	 * MDS that just started), or (the bug) answered already */
+	LT_WAIT_UNTIL(perf_at_least("mds_caps", "requests_ordered", 3) || readable(W.fd),
 		      "the create and the lookup were neither answered nor held");
-	W2.no_lease_ack = false;
-	LT_WAIT_UNTIL(mdsw_poll_caps(&W2, 10) == 0 && W2.lease_revokes >= 1, "no lease revoke reached the other client");
+	release_lease();
 	/* the order they ran in is the order of their first replies (a
 	 * change's UNSAFE one, the lookup's only one) */
 	W.wait_safe = false;
@@ -833,6 +854,47 @@ START_TEST(test_replays_wait_behind_a_parked_one)
 	ck_assert_int_eq(results[2], 0);
 	W.next_tid = 13;
 	ck_assert_uint_eq(lookup_ino(ROOT, "x"), new_ino);
+	ck_assert_uint_ne(new_ino, old_ino);
+}
+END_TEST
+
+/*
+ * A size flushed for a file whose replayed create waits behind a parked
+ * replay (the client wrote to it after the create's UNSAFE reply) is
+ * applied once the create ran; it was acked at once without being applied
+ * (the MDS had no such inode yet), and the size lost.
+ */
+START_TEST(test_flush_waits_behind_a_parked_create)
+{
+	struct mdsp_request ux = { .op = MDSP_OP_UNLINK, .ino = ROOT, .name = "x" };
+	struct mdsp_request cx = { .op = MDSP_OP_CREATE, .ino = ROOT, .name = "x", .mode = 0644,
+				   .oflags = O_CREAT | O_EXCL };
+	struct mdsp_caps fl = { .op = MDSP_CAPS_FLUSH, .dirty = MDSP_DIRTY_SIZE, .flush_tid = 1,
+				.caps = MDSP_CAP_PIN | MDSP_CAP_FILE_WR | MDSP_CAP_FILE_BUFFER };
+	struct mdsp_reply rep;
+	struct mdsp_inode in;
+	uint64_t old_ino, new_ino, fparked0 = 0;
+	int got = 0;
+
+	stage_parked_unlink(&ux, &cx, &old_ino, &new_ino);
+	mdsproc_perf(&P, "mds_caps", "flushes_parked", &fparked0);
+	fl.ino = new_ino;
+	fl.attr.ino = new_ino;
+	fl.attr.size = 4242;
+	ck_assert_int_eq(mdsw_send_caps(&W, &fl), 0);
+	/* held behind the create, or (the bug) acked already */
+	LT_WAIT_UNTIL(perf_at_least("mds_caps", "flushes_parked", fparked0 + 1) || readable(W.fd),
+		      "the flush was neither acked nor held");
+	release_lease();
+	while (got < 2) {       /* the SAFE replies of the unlink and the create */
+		ck_assert_int_eq(mdsw_recv_reply(&W, &rep), 0);
+		ck_assert_int_eq(rep.result, 0);
+		got++;
+		mdsw_reply_free(&rep);
+	}
+	W.next_tid = 12;
+	ck_assert_int_eq(mdsw_getattr(&W, new_ino, &in), 0);
+	ck_assert_uint_eq(in.size, 4242);
 	ck_assert_uint_ne(new_ino, old_ino);
 }
 END_TEST
@@ -1258,6 +1320,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_replay_goes_before_other_clients);
 	tcase_add_test(tc, test_replay_keeps_ino);
 	tcase_add_test(tc, test_replays_wait_behind_a_parked_one);
+	tcase_add_test(tc, test_flush_waits_behind_a_parked_create);
 	tcase_add_test(tc, test_reconnect_claims_in_unmade_dirs);
 	tcase_add_test(tc, test_reconnect_claim_absurd_lease_seq);
 	tcase_add_test(tc, test_replay_refuses_what_is_not_its_own);
