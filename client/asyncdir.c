@@ -32,7 +32,12 @@
  * Ordering: requests go out in order on the one MDS connection and the MDS
  * runs a session's requests in arrival order; an async create cannot park
  * in the locker (nobody else holds caps on D to revoke), so a setattr or a
- * create in the new directory that follows it finds it done.  A revoke of
+ * create in the new directory that follows it finds it done.  "Follows"
+ * means submitted after it: the new name is in the caches a moment before
+ * the create is submitted, so a request naming the new inode waits for
+ * that (in->create_unsent, lc_async_order).  A resent create that parks at
+ * the MDS after a restart keeps its place too: the session's later
+ * requests, and flushes of the inode, wait behind it (mds/park.c).  A revoke of
  * Dc (process_revoke, caps.c) waits until every create that saw Dc has been
  * sent (dir->async_submitting) and acks after them, so the other client's
  * request that caused the revoke runs after all of them.

@@ -37,7 +37,10 @@
  * SESSION_F_DISCONNECTED) and when it comes back; since journal entries are
  * durable in order, a durable "disconnected" means every change the session
  * made before is durable too, so it has no UNSAFE reply the crash could
- * have taken back.  A session that did not come back within one reconnect
+ * have taken back.  A connection the MDS closes because it stops does not
+ * mark its session: the client reconnects to the next MDS with what it
+ * still has to send (asynchronous creates queued, caps, locks), and the
+ * next MDS waits for it as after a crash.  A session that did not come back within one reconnect
  * phase is marked (SESSION_F_MISSED_RECONNECT) and not waited for again.
  */
 #include <errno.h>
@@ -1132,9 +1135,13 @@ void session_conn_closed(struct mds *m, struct conn *c)
 	if (s && s->conn == c) {
 		s->conn = NULL;
 		conn_put(c);
-		if (!(s->flags & SESSION_F_DISCONNECTED)) {
+		if (!(s->flags & SESSION_F_DISCONNECTED) && !atomic_load(&m->stopping)) {
 			/* after every change it made, in journal order; with its
-			 * file locks, a restart waits for it to re-assert them */
+			 * file locks, a restart waits for it to re-assert them.
+			 * Not when we close it to stop: the client did not go,
+			 * it comes back to the next MDS (with requests it has
+			 * not sent yet, caps, locks), whose reconnect phase
+			 * must wait for it as after a crash */
 			s->flags |= SESSION_F_DISCONNECTED;
 			if (flock_session_has_locks_locked(s))
 				s->flags |= SESSION_F_HELD_LOCKS;

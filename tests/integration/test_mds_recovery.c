@@ -11,6 +11,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <time.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -636,6 +637,7 @@ struct racer {
 	uint16_t port;
 	int result;
 	double secs;
+	_Atomic bool done;
 };
 
 static double mono_s(void)
@@ -659,6 +661,7 @@ static void *racer_main(void *arg)
 	r->result = mdsw_create(&w, ROOT, "contested", 0644, O_CREAT | O_EXCL, &in);
 	r->secs = mono_s() - t0;
 	mdsw_close(&w);
+	atomic_store(&r->done, true);
 	return NULL;
 }
 
@@ -699,6 +702,43 @@ START_TEST(test_replay_goes_before_other_clients)
 	pthread_join(th, NULL);
 	ck_assert_int_eq(rc.result, -EEXIST);
 	ck_assert(rc.secs < lt_hang_ns() / 1e9);    /* released by the replay, not by the timeout */
+}
+END_TEST
+
+/*
+ * A clean stop (SIGTERM) with a client connected: the client did not go,
+ * it comes back to the next MDS with what it has not sent yet (here a
+ * create resent with MDSP_REQ_RETRY, as an asynchronous create queued
+ * across the stop is), so the next MDS waits for it as after a crash.  The
+ * stop marked the session disconnected before, and another client's create
+ * of the same name ran first.
+ */
+START_TEST(test_clean_stop_waits_for_connected_sessions)
+{
+	struct mdsp_request q = { .op = MDSP_OP_CREATE, .ino = ROOT, .name = "contested", .mode = 0644,
+				  .oflags = O_CREAT | O_EXCL };
+	struct mdsp_reply rep;
+	struct racer rc = { 0 };
+	pthread_t th;
+	uint64_t sid, tid;
+
+	start_and_open();
+	sid = W.sid;
+	tid = W.next_tid++;
+	ck_assert_int_eq(mdsproc_stop(&P, SIGTERM), 0);   /* W still connected */
+	mdsw_close(&W);
+	snprintf(P.extra[P.nextra++], 256, "--mds_reconnect_timeout=3600");
+	ck_assert_int_eq(mdsproc_start(&P), 0);
+	rc.port = P.port;
+	ck_assert_int_eq(pthread_create(&th, NULL, racer_main, &rc), 0);
+	LT_WAIT_UNTIL(perf_at_least("mds_caps", "requests_parked", 1) || atomic_load(&rc.done),
+		      "the other client's create neither ran nor was held");
+	ck_assert_int_eq(mdsw_connect(&W, P.port), 0);
+	ck_assert_int_eq(mdsw_reconnect(&W, sid), 0);
+	ck_assert_int_eq(call_tid(tid, MDSP_REQ_RETRY, &q, &rep), 0);
+	mdsw_reply_free(&rep);
+	pthread_join(th, NULL);
+	ck_assert_int_eq(rc.result, -EEXIST);
 }
 END_TEST
 
@@ -1318,6 +1358,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_torn_journal_tail);
 	tcase_add_test(tc, test_expired_segments_are_removed);
 	tcase_add_test(tc, test_replay_goes_before_other_clients);
+	tcase_add_test(tc, test_clean_stop_waits_for_connected_sessions);
 	tcase_add_test(tc, test_replay_keeps_ino);
 	tcase_add_test(tc, test_replays_wait_behind_a_parked_one);
 	tcase_add_test(tc, test_flush_waits_behind_a_parked_create);
