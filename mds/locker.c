@@ -1059,12 +1059,13 @@ static void cap_client_drops(struct mcap *cap, uint32_t caps, uint64_t seq)
 }
 
 /*
- * A flush (or an ack carrying dirty metadata) of an inode the session holds
- * no cap on, while an earlier request of the session waits in its ordered
+ * A flush (or an ack carrying dirty metadata of an inode the session holds
+ * no cap on) while an earlier request of the session waits in its ordered
  * list (park.c): a replayed or resent create of that very inode, say, that
- * parked for a revoke, or waits for the end of the reconnect phase.  It
- * waits behind it: acked now, it would be acked without being applied, and
- * the size the client wrote lost.  Takes @msg's contents.
+ * parked for a revoke, or waits for the end of the reconnect phase, or a
+ * replayed truncate the client wrote after.  It waits behind it: handled
+ * now, it would be acked without being applied (no inode yet), or undone.
+ * Takes @msg's contents.
  */
 static void park_caps(struct mds *m, struct conn *c, struct session *s, struct mdsp_caps *msg)
 {
@@ -1076,12 +1077,15 @@ static void park_caps(struct mds *m, struct conn *c, struct session *s, struct m
 	memset(msg, 0, sizeof(*msg));
 	txn_init(&t);
 	t.s = s;
-	t.g.overflow = true;
 	w = locker_park(m, c, &mm, now_mono_ns(), &t);
 	txn_free(&t);
 	if (!w) {
-		/* not acked: the client sends it again after its next reconnect */
+		/* not acked: the client sends it again after the reconnect
+		 * that closing the connection makes it do */
+		derr(MDS, "session %" PRIu64 ": no memory to hold a cap flush of ino %" PRIx64 ": closing its connection",
+		     s->id, mm.caps.ino);
 		mdsp_msg_free(&mm);
+		conn_shutdown(c);
 		return;
 	}
 	w->seq = ++s->req_seq;
@@ -1100,8 +1104,12 @@ static void handle_inode_caps(struct mds *m, struct conn *c, struct session *s, 
 	struct txn t;
 	bool journal = false;
 
-	if (!cap && may_park && s->ordered &&
-	    (msg->op == MDSP_CAPS_FLUSH || (msg->op == MDSP_CAPS_ACK && msg->dirty))) {
+	/* a flush waits behind the session's held requests whatever the inode:
+	 * one of them may make it (a create) or change what it reports (a
+	 * replayed truncate after which the flushed size was written).  Not
+	 * an ack of a revoke: another session's request may wait for it. */
+	if (may_park && s->ordered && locker_order_blocked(s, UINT64_MAX) &&
+	    (msg->op == MDSP_CAPS_FLUSH || (msg->op == MDSP_CAPS_ACK && msg->dirty && !cap))) {
 		park_caps(m, c, s, msg);
 		return;
 	}
@@ -1223,7 +1231,6 @@ void locker_caps_resume(struct mds *m, struct mwaiter *w)
 		txn_init(&t);
 		t.s = s;
 		t.g.w = w;
-		t.g.overflow = true;
 		locker_park(m, w->conn, &w->msg, w->t0, &t);
 		txn_free(&t);
 		pthread_mutex_unlock(&m->lock);

@@ -82,6 +82,8 @@ struct mwaiter *locker_park(struct mds *m, struct conn *c, struct mdsp_msg *msg,
  * makes the rest of the list ready.  Caller holds mds->lock.
  */
 bool locker_order_blocked(const struct session *s, uint64_t seq);
+/* locker_order_holds_replay - a REPLAY of @s waits on its ordered list. */
+bool locker_order_holds_replay(const struct session *s);
 void locker_order_add(struct session *s, struct mwaiter *w);
 /* locker_order_session_gone - @s is freed: its ordered waiters run (and are
  * dropped, their session gone).  mds->lock held. */

@@ -373,6 +373,9 @@ struct conn {
 	pthread_t thread;
 	struct conn *next;            /* protected by mds->conns_lock */
 	bool exited;                  /* protected by mds->conns_lock: reader is done */
+	/* net_stop closes it, its peer did not (no end of file was waiting):
+	 * its session is not marked disconnected (session_conn_closed) */
+	_Atomic bool closed_by_stop;
 	struct conn *fnext;           /* protected by mds->flush_lock */
 	bool on_flush_list;           /* protected by mds->flush_lock: the flusher has it (queued or polling) */
 	uint64_t accepted_ns;         /* set before the reader starts, then read-only */
@@ -464,6 +467,9 @@ struct session {
 	 * client's replays one at a time) */
 	uint64_t req_seq;
 	struct mwaiter *ordered;
+	/* its first request that is not a REPLAY came while a REPLAY waited
+	 * on @ordered: its replay ends once none does (session.c) */
+	bool replay_deferred;
 	/* unused inos preallocated to the session, sorted, disjoint; journaled
 	 * in the session record by every create (prealloc.c) */
 	struct ino_range prealloc[MDS_PREALLOC_RANGES];

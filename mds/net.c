@@ -1845,8 +1845,27 @@ unsigned net_flush(struct mds *m, uint64_t deadline_ns)
 	return left;
 }
 
+/*
+ * Before the stop closes anything: mark the connections it is about to
+ * close, as opposed to those whose peer closed them already (an end of file
+ * waiting to be read).  The sessions of the first are not marked
+ * disconnected: their clients come back to the next MDS.
+ */
+static void mark_closed_by_stop(struct mds *m)
+{
+	struct conn *c;
+	char b;
+
+	pthread_mutex_lock(&m->conns_lock);
+	for (c = m->conns; c; c = c->next)
+		if (!c->exited && recv(c->fd, &b, 1, MSG_PEEK | MSG_DONTWAIT) != 0)
+			atomic_store(&c->closed_by_stop, true);
+	pthread_mutex_unlock(&m->conns_lock);
+}
+
 void net_stop(struct mds *m)
 {
+	mark_closed_by_stop(m);
 	atomic_store(&m->stopping, true);
 	listener_stop(m);
 	loops_stop(m);

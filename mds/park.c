@@ -204,8 +204,20 @@ bool locker_order_blocked(const struct session *s, uint64_t seq)
 {
 	const struct mwaiter *w;
 
+	/* (those of a connection the session left are dropped with it, and
+	 * their requests come again on the new one) */
 	for (w = s->ordered; w; w = w->order_next)
-		if (w->seq < seq)
+		if (w->seq < seq && w->conn == s->conn)
+			return true;
+	return false;
+}
+
+bool locker_order_holds_replay(const struct session *s)
+{
+	const struct mwaiter *w;
+
+	for (w = s->ordered; w; w = w->order_next)
+		if (w->conn == s->conn && w->msg.type == MDSP_MSG_REQUEST && (w->msg.request.flags & MDSP_REQ_REPLAY))
 			return true;
 	return false;
 }

@@ -231,7 +231,9 @@ static bool request_run(struct mds *m, struct conn *c, struct mdsp_msg *msg, uin
 		txn_init(&t);
 		t.s = s;
 		t.g.w = w;
-		t.g.overflow = true;     /* run again on the phase's end, or any ack */
+		/* gated: run again at the phase's end (or any ack); held in
+		 * order only: when what it waits behind leaves (park.c) */
+		t.g.overflow = gated;
 		park_ordered(m, c, msg, t0, &t, s, seq, ordered || resent);
 		pthread_mutex_unlock(&m->lock);
 		txn_free(&t);

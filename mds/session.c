@@ -392,8 +392,15 @@ bool session_reconnect_gate_locked(struct mds *m, struct session *s, const struc
 		reconnect_phase_end_locked(m, "timeout");
 	if (!m->reconnecting || (req->flags & MDSP_REQ_REPLAY))
 		return false;
+	/* its replay is over, unless a replay of it still waits in its
+	 * ordered list (park.c): ended now, the phase would let other
+	 * sessions' changes run before that one */
 	if (first)
+		s->replay_deferred = true;
+	if (s->replay_deferred && !locker_order_holds_replay(s)) {
+		s->replay_deferred = false;
 		replay_done_locked(m, s);
+	}
 	return journaled && m->reconnecting;
 }
 
@@ -1135,7 +1142,7 @@ void session_conn_closed(struct mds *m, struct conn *c)
 	if (s && s->conn == c) {
 		s->conn = NULL;
 		conn_put(c);
-		if (!(s->flags & SESSION_F_DISCONNECTED) && !atomic_load(&m->stopping)) {
+		if (!(s->flags & SESSION_F_DISCONNECTED) && !atomic_load(&c->closed_by_stop)) {
 			/* after every change it made, in journal order; with its
 			 * file locks, a restart waits for it to re-assert them.
 			 * Not when we close it to stop: the client did not go,
@@ -1154,6 +1161,9 @@ void session_conn_closed(struct mds *m, struct conn *c)
 	c->session_id = 0;
 	locker_conn_closed(m, c);
 	pthread_mutex_unlock(&m->lock);
+	/* the ones its dropped waiters held back in their sessions' order */
+	if (atomic_load_explicit(&m->waiters_ready, memory_order_relaxed))
+		locker_run_waiters(m);
 }
 
 /*

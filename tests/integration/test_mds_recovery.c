@@ -788,17 +788,19 @@ static bool readable(int fd)
 }
 
 /*
- * The stage of the two tests below: "x" exists; the session unlinks it and
- * creates it again (a new ino, *@new_ino), both answered UNSAFE only, and
- * the MDS is killed.  After the restart another client (W2) comes back
- * holding a lease on the name that it does not give up until told, and
- * the session replays the unlink, which parks for that lease, then the
- * create (not waited for).
+ * The stage of the tests below: "x" and "f" exist; the session unlinks "x"
+ * and then sends @second (a create of "x" again: *@second_ino is the new
+ * ino; or a change of "f"), both answered UNSAFE only, and the MDS is
+ * killed.  After the restart another client (W2) comes back holding a
+ * lease on "x" that it does not give up until told, the session comes back
+ * holding its caps on "f" (@f_caps) and replays the unlink, which parks for
+ * that lease, then @second (not waited for).
  */
-static void stage_parked_unlink(struct mdsp_request *ux, struct mdsp_request *cx, uint64_t *old_ino,
-				uint64_t *new_ino)
+static void stage_parked_unlink(struct mdsp_request *ux, struct mdsp_request *second, uint32_t f_caps,
+				uint64_t *old_ino, uint64_t *f_ino, uint64_t *second_ino)
 {
 	struct mdsp_cap_reconnect claim = { .ino = ROOT, .dname = "x", .seq = 1 };
+	struct mdsp_cap_reconnect fcap = { .caps = f_caps, .wanted = f_caps, .seq = 1 };
 	struct mdsp_reply rep;
 	struct mdsp_inode in;
 	uint64_t sid, sid2, parked0;
@@ -809,11 +811,15 @@ static void stage_parked_unlink(struct mdsp_request *ux, struct mdsp_request *cx
 	sid2 = W2.sid;
 	ck_assert_int_eq(mdsw_create(&W, ROOT, "x", 0644, O_CREAT | O_EXCL, &in), 0);
 	*old_ino = in.ino;
+	ck_assert_int_eq(mdsw_create(&W, ROOT, "f", 0644, O_CREAT | O_EXCL, &in), 0);
+	*f_ino = fcap.ino = in.ino;
+	if (second->op == MDSP_OP_SETATTR)
+		second->ino = in.ino;
 	hold(true);
 	ck_assert_int_eq(call_unsafe(10, ux, &rep), 0);
 	mdsw_reply_free(&rep);
-	ck_assert_int_eq(call_unsafe(11, cx, &rep), 0);
-	*new_ino = rep.target.ino;
+	ck_assert_int_eq(call_unsafe(11, second, &rep), 0);
+	*second_ino = rep.target.ino;
 	mdsw_reply_free(&rep);
 	sid = W.sid;
 	ck_assert_int_eq(mdsproc_stop(&P, SIGKILL), 128 + SIGKILL);
@@ -825,13 +831,15 @@ static void stage_parked_unlink(struct mdsp_request *ux, struct mdsp_request *cx
 	W2.no_lease_ack = true;
 	ck_assert_int_eq(mdsw_reconnect_caps(&W2, sid2, &claim, 1), 0);
 	ck_assert_int_eq(mdsw_connect(&W, P.port), 0);
-	ck_assert_int_eq(mdsw_reconnect(&W, sid), 0);
+	ck_assert_int_eq(mdsw_reconnect_caps(&W, sid, &fcap, f_caps ? 1 : 0), 0);
 	ck_assert_int_eq(mdsproc_perf(&P, "mds_caps", "requests_parked", &parked0), 0);
 	ux->tid = 10, ux->flags = MDSP_REQ_REPLAY, ux->attempt = 2;
 	ck_assert_int_eq(mdsw_send_request(&W, ux), 0);
 	LT_WAIT_UNTIL(perf_at_least("mds_caps", "requests_parked", parked0 + 1), "the replayed unlink was not parked");
-	cx->tid = 11, cx->flags = MDSP_REQ_REPLAY, cx->attempt = 2, cx->want_ino = *new_ino;
-	ck_assert_int_eq(mdsw_send_request(&W, cx), 0);
+	second->tid = 11, second->flags = MDSP_REQ_REPLAY, second->attempt = 2;
+	if (second->op == MDSP_OP_CREATE)
+		second->want_ino = *second_ino;
+	ck_assert_int_eq(mdsw_send_request(&W, second), 0);
 }
 
 /* W2 gives the lease up: the parked unlink runs */
@@ -855,10 +863,10 @@ START_TEST(test_replays_wait_behind_a_parked_one)
 				   .oflags = O_CREAT | O_EXCL };
 	struct mdsp_request lx = { .op = MDSP_OP_LOOKUP, .ino = ROOT, .name = "x" };
 	struct mdsp_reply rep;
-	uint64_t old_ino, new_ino, tids[3];
+	uint64_t old_ino, f_ino, new_ino, tids[3];
 	int results[3], i, j;
 
-	stage_parked_unlink(&ux, &cx, &old_ino, &new_ino);
+	stage_parked_unlink(&ux, &cx, 0, &old_ino, &f_ino, &new_ino);
 	lx.tid = 12;
 	ck_assert_int_eq(mdsw_send_request(&W, &lx), 0);
 	/* the create and the lookup behind the unlink now (the counts of an
@@ -913,10 +921,10 @@ START_TEST(test_flush_waits_behind_a_parked_create)
 				.caps = MDSP_CAP_PIN | MDSP_CAP_FILE_WR | MDSP_CAP_FILE_BUFFER };
 	struct mdsp_reply rep;
 	struct mdsp_inode in;
-	uint64_t old_ino, new_ino, fparked0 = 0;
+	uint64_t old_ino, f_ino, new_ino, fparked0 = 0;
 	int got = 0;
 
-	stage_parked_unlink(&ux, &cx, &old_ino, &new_ino);
+	stage_parked_unlink(&ux, &cx, 0, &old_ino, &f_ino, &new_ino);
 	mdsproc_perf(&P, "mds_caps", "flushes_parked", &fparked0);
 	fl.ino = new_ino;
 	fl.attr.ino = new_ino;
@@ -938,6 +946,140 @@ START_TEST(test_flush_waits_behind_a_parked_create)
 	ck_assert_uint_ne(new_ino, old_ino);
 }
 END_TEST
+
+/*
+ * A size flushed for a file the session holds caps on, written after a
+ * truncate whose replay waits behind a parked replay: the flush waits too,
+ * and the size survives the truncate's replay.  Run at once, it was undone
+ * by it (the size the client wrote after the truncate, lost).
+ */
+START_TEST(test_flush_waits_behind_a_parked_truncate)
+{
+	struct mdsp_request ux = { .op = MDSP_OP_UNLINK, .ino = ROOT, .name = "x" };
+	struct mdsp_request tr = { .op = MDSP_OP_SETATTR, .mask = MDSP_SETATTR_SIZE };
+	uint32_t fcaps = MDSP_CAP_PIN | MDSP_CAP_FILE_RD | MDSP_CAP_FILE_WR | MDSP_CAP_FILE_BUFFER;
+	struct mdsp_caps fl = { .op = MDSP_CAPS_FLUSH, .dirty = MDSP_DIRTY_SIZE, .flush_tid = 1, .caps = fcaps,
+				.seq = 1 };
+	struct mdsp_reply rep;
+	struct mdsp_inode in;
+	uint64_t old_ino, f_ino, tino, fparked0 = 0;
+	int got = 0;
+
+	tr.attr.size = 0;
+	stage_parked_unlink(&ux, &tr, fcaps, &old_ino, &f_ino, &tino);
+	mdsproc_perf(&P, "mds_caps", "flushes_parked", &fparked0);
+	fl.ino = fl.attr.ino = f_ino;
+	fl.attr.size = 4242;
+	ck_assert_int_eq(mdsw_send_caps(&W, &fl), 0);
+	/* held behind the truncate, or (the bug) applied and acked already */
+	LT_WAIT_UNTIL(perf_at_least("mds_caps", "flushes_parked", fparked0 + 1) || readable(W.fd),
+		      "the flush was neither acked nor held");
+	release_lease();
+	while (got < 2) {       /* the SAFE replies of the unlink and the truncate */
+		ck_assert_int_eq(mdsw_recv_reply(&W, &rep), 0);
+		ck_assert_int_eq(rep.result, 0);
+		got++;
+		mdsw_reply_free(&rep);
+	}
+	W.next_tid = 12;
+	ck_assert_int_eq(mdsw_getattr(&W, f_ino, &in), 0);
+	ck_assert_uint_eq(in.size, 4242);
+	(void)old_ino;
+	(void)tino;
+}
+END_TEST
+
+/* the SAFE reply of @tid on W (others read and dropped): its result */
+static int wait_tid(uint64_t tid)
+{
+	struct mdsp_reply rep;
+	uint64_t got;
+	int r;
+
+	for (;;) {
+		ck_assert_int_eq(mdsw_recv_reply(&W, &rep), 0);
+		r = rep.result;
+		got = rep.tid;
+		mdsw_reply_free(&rep);
+		if (got == tid)
+			return r;
+	}
+}
+
+/*
+ * The reconnect phase lasts until a session's held replays ran: a fresh
+ * request of the session, held behind a parked replay, does not end the
+ * session's replay, or the phase's end would let another client's create
+ * run before the session's replayed create of the same name (EEXIST, an
+ * acknowledged create lost).
+ */
+START_TEST(test_phase_waits_for_held_replays)
+{
+	struct mdsp_request ux = { .op = MDSP_OP_UNLINK, .ino = ROOT, .name = "x" };
+	struct mdsp_request cc = { .op = MDSP_OP_CREATE, .ino = ROOT, .name = "contested", .mode = 0644,
+				   .oflags = O_CREAT | O_EXCL };
+	struct mdsp_request gx = { .op = MDSP_OP_GETATTR, .ino = ROOT };
+	struct mdsp_request lk = { .op = MDSP_OP_LOOKUP, .ino = ROOT, .name = "contested" };
+	struct mdsp_cap_reconnect claim = { .ino = ROOT, .dname = "x", .seq = 1 };
+	struct mdsp_reply rep;
+	struct mdsp_inode in;
+	struct racer rc = { 0 };
+	pthread_t th;
+	uint64_t sid, sid2, cino;
+
+	start_and_open();
+	ck_assert_int_eq(mdsw_connect(&W2, P.port), 0);
+	ck_assert_int_eq(mdsw_open(&W2, "client.other"), 0);
+	sid2 = W2.sid;
+	ck_assert_int_eq(mdsw_create(&W, ROOT, "x", 0644, O_CREAT | O_EXCL, &in), 0);
+	hold(true);
+	ck_assert_int_eq(call_unsafe(10, &ux, &rep), 0);
+	mdsw_reply_free(&rep);
+	ck_assert_int_eq(call_unsafe(11, &cc, &rep), 0);
+	cino = rep.target.ino;
+	mdsw_reply_free(&rep);
+	sid = W.sid;
+	ck_assert_int_eq(mdsproc_stop(&P, SIGKILL), 128 + SIGKILL);
+	mdsw_close(&W);
+	mdsw_close(&W2);
+	snprintf(P.extra[P.nextra++], 256, "--mds_reconnect_timeout=3600");
+	ck_assert_int_eq(mdsproc_start(&P), 0);
+	/* the other client is back with its lease on "x", and done replaying */
+	ck_assert_int_eq(mdsw_connect(&W2, P.port), 0);
+	W2.keep_caps = true;
+	W2.no_lease_ack = true;
+	ck_assert_int_eq(mdsw_reconnect_caps(&W2, sid2, &claim, 1), 0);
+	ck_assert_int_eq(mdsw_call(&W2, &gx, &rep), 0);
+	mdsw_reply_free(&rep);
+	/* a third client's create of the name waits for the phase */
+	rc.port = P.port;
+	ck_assert_int_eq(pthread_create(&th, NULL, racer_main, &rc), 0);
+	LT_WAIT_UNTIL(perf_at_least("mds_caps", "requests_parked", 1) || atomic_load(&rc.done),
+		      "the other client's create neither ran nor was held");
+	ck_assert_int_eq(mdsw_connect(&W, P.port), 0);
+	ck_assert_int_eq(mdsw_reconnect(&W, sid), 0);
+	ux.tid = 10, ux.flags = MDSP_REQ_REPLAY, ux.attempt = 2;
+	ck_assert_int_eq(mdsw_send_request(&W, &ux), 0);
+	LT_WAIT_UNTIL(perf_at_least("mds_caps", "requests_parked", 2) || atomic_load(&rc.done),
+		      "the replayed unlink was not parked");
+	cc.tid = 11, cc.flags = MDSP_REQ_REPLAY, cc.attempt = 2, cc.want_ino = cino;
+	ck_assert_int_eq(mdsw_send_request(&W, &cc), 0);
+	lk.tid = 12;
+	ck_assert_int_eq(mdsw_send_request(&W, &lk), 0);
+	/* the create and the lookup are held behind the unlink (or the bug
+	 * ended the phase at the lookup, and the third client's create ran) */
+	LT_WAIT_UNTIL(perf_at_least("mds_caps", "requests_ordered", 3) || atomic_load(&rc.done),
+		      "the create and the lookup were not held");
+	release_lease();
+	ck_assert_int_eq(wait_tid(11), 0);
+	pthread_join(th, NULL);
+	ck_assert_int_eq(rc.result, -EEXIST);
+	W.next_tid = 13;
+	ck_assert_uint_eq(lookup_ino(ROOT, "contested"), cino);
+}
+END_TEST
+
+
 
 /*
  * Creates answered UNSAFE and lost in a crash: replayed with the ino of that
@@ -1362,6 +1504,8 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_replay_keeps_ino);
 	tcase_add_test(tc, test_replays_wait_behind_a_parked_one);
 	tcase_add_test(tc, test_flush_waits_behind_a_parked_create);
+	tcase_add_test(tc, test_flush_waits_behind_a_parked_truncate);
+	tcase_add_test(tc, test_phase_waits_for_held_replays);
 	tcase_add_test(tc, test_reconnect_claims_in_unmade_dirs);
 	tcase_add_test(tc, test_reconnect_claim_absurd_lease_seq);
 	tcase_add_test(tc, test_replay_refuses_what_is_not_its_own);
