@@ -410,15 +410,16 @@ int mdsc_send_request(struct mds_client *m, struct mds_conn *c, struct mdsc_req 
  * do_request - send @r on the open session, or park it on the wait list.
  * The client mutex covers only the session choice and binding the request
  * to the connection's generation; encoding and sending run after it.
- * While the wait list of a session that just opened is being sent, a new
- * request joins its tail (@kicked: it is one of those being sent).
+ * While the wait list of a session that just opened is being sent
+ * (wait_kicking), a new request waits for that to end, so that it goes
+ * after them (@kicked: it is one of those being sent).
  * Caller holds a reference on @r; no lock held.
  */
 static void do_request(struct mds_client *m, struct mdsc_req *r, bool kicked)
 {
 	struct mds_session *s;
 	struct mds_conn *c = NULL;
-	bool stopping, open;
+	bool stopping, waited = false;
 	uint64_t t0;
 
 	if (atomic_load(&r->state) & (RS_ABORTED | RS_GOT_REPLY))
@@ -429,18 +430,18 @@ static void do_request(struct mds_client *m, struct mdsc_req *r, bool kicked)
 	}
 	t0 = mdsc_lock(m);
 	s = &m->session;
+	while (!kicked && m->wait_kicking && s->state == SESS_OPEN && !m->stopping) {
+		if (!waited)
+			lc_op_wait_set(LC_WAIT_SESSION, 0);
+		waited = true;
+		mdsc_cond_wait(m, &m->session_cond, 0, SEC_DO_REQUEST, &t0);
+	}
+	if (waited)
+		lc_op_wait_clear();
 	stopping = m->stopping;
-	open = s->state == SESS_OPEN && s->conn && !stopping;
-	if (!open || (!kicked && atomic_load_explicit(&m->wait_kicking, memory_order_relaxed))) {
+	if (s->state != SESS_OPEN || !s->conn || stopping) {
 		if (!stopping) {
 			pthread_mutex_lock(&m->wait_list_lock);
-			if (open && !atomic_load_explicit(&m->wait_kicking, memory_order_relaxed)) {
-				/* the kick ended meanwhile: send it ourselves */
-				pthread_mutex_unlock(&m->wait_list_lock);
-				goto send;
-			}
-			if (!open)
-				atomic_store_explicit(&m->wait_kicking, false, memory_order_relaxed);
 			if (!(atomic_load(&r->state) & (RS_WAITING | RS_ABORTED))) {
 				mdsc_req_get(r);
 				cds_list_add_tail(&r->wait_item, &m->wait_list);
@@ -448,7 +449,7 @@ static void do_request(struct mds_client *m, struct mdsc_req *r, bool kicked)
 				atomic_fetch_add(&m->nr_waiting, 1);
 			}
 			pthread_mutex_unlock(&m->wait_list_lock);
-			if (!open && !m->want_session) {
+			if (!m->want_session) {
 				m->want_session = true;
 				mdsc_kick_locked(m);
 			}
@@ -458,7 +459,6 @@ static void do_request(struct mds_client *m, struct mdsc_req *r, bool kicked)
 			mdsc_abort_request(m, r, -ESHUTDOWN, false);
 		return;
 	}
-send:
 	c = s->conn;
 	mdsc_conn_get(c);
 	atomic_store(&r->sent_gen, c->gen);
@@ -536,7 +536,7 @@ static int submit_request_before(struct mds_client *m, struct mdsc_req *r)
 	mdsc_req_get(r);
 	t0 = mdsc_lock(m);
 	ret = register_locked(m, r);
-	if (ret || s->state != SESS_OPEN || !s->conn) {
+	if (ret || s->state != SESS_OPEN || !s->conn || m->wait_kicking) {
 		mdsc_unlock(m, SEC_SUBMIT, t0);
 		if (!ret)
 			do_request(m, r, false);
@@ -1433,43 +1433,34 @@ uint64_t mdsc_last_tid(struct mds_client *m)
 /*
  * mdsc_kick_wait_list - the session opened: drive every parked request.
  * The list is spliced out under wait_list_lock alone; do_request then takes
- * the client mutex per request, as a fresh submission would.  While
- * wait_kicking is set (the session thread set it when it opened the
- * session), requests submitted meanwhile joined the list's tail: they are
- * sent in further passes, and the flag is cleared once a pass finds the
- * list empty.  Without it (a lost session's requests failing), one pass.
+ * the client mutex per request, as a fresh submission would.  Requests
+ * submitted meanwhile wait for the session thread to end the kick
+ * (wait_kicking); one that finds the session gone again goes back on the
+ * list for the next open.
  */
 void mdsc_kick_wait_list(struct mds_client *m)
 {
 	struct cds_list_head local, *pos, *tmp;
 	struct mdsc_req *r;
-	unsigned int n = 0, pass;
+	unsigned int n = 0;
 
-	for (pass = 0;; pass++) {
-		CDS_INIT_LIST_HEAD(&local);
-		pthread_mutex_lock(&m->wait_list_lock);
-		if (cds_list_empty(&m->wait_list) ||
-		    (pass && !atomic_load_explicit(&m->wait_kicking, memory_order_relaxed))) {
-			atomic_store_explicit(&m->wait_kicking, false, memory_order_relaxed);
-			pthread_mutex_unlock(&m->wait_list_lock);
-			break;
-		}
-		cds_list_splice(&m->wait_list, &local);
-		CDS_INIT_LIST_HEAD(&m->wait_list);
-		cds_list_for_each(pos, &local) {
-			r = cds_list_entry(pos, struct mdsc_req, wait_item);
-			atomic_fetch_and(&r->state, ~RS_WAITING);
-			atomic_fetch_sub(&m->nr_waiting, 1);
-		}
-		pthread_mutex_unlock(&m->wait_list_lock);
+	CDS_INIT_LIST_HEAD(&local);
+	pthread_mutex_lock(&m->wait_list_lock);
+	cds_list_splice(&m->wait_list, &local);
+	CDS_INIT_LIST_HEAD(&m->wait_list);
+	cds_list_for_each(pos, &local) {
+		r = cds_list_entry(pos, struct mdsc_req, wait_item);
+		atomic_fetch_and(&r->state, ~RS_WAITING);
+		atomic_fetch_sub(&m->nr_waiting, 1);
+	}
+	pthread_mutex_unlock(&m->wait_list_lock);
 
-		cds_list_for_each_safe(pos, tmp, &local) {
-			r = cds_list_entry(pos, struct mdsc_req, wait_item);
-			cds_list_del_init(&r->wait_item);
-			do_request(m, r, true);
-			mdsc_req_put(r);        /* the wait list's reference */
-			n++;
-		}
+	cds_list_for_each_safe(pos, tmp, &local) {
+		r = cds_list_entry(pos, struct mdsc_req, wait_item);
+		cds_list_del_init(&r->wait_item);
+		do_request(m, r, true);
+		mdsc_req_put(r);                /* the wait list's reference */
+		n++;
 	}
 	if (n)
 		dout(CLIENT, 5, "mds session open: sent %u waiting request(s)", n);

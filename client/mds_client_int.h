@@ -212,10 +212,11 @@ struct mds_client {
 	struct cds_list_head wait_list; /* protected by wait_list_lock */
 	_Atomic uint64_t nr_waiting;    /* changed under wait_list_lock */
 	/* the session is OPEN but the wait list is still being sent
-	 * (mdsc_kick_wait_list): new requests queue behind it, so none
-	 * overtakes one that waited for the session.  Set under mutex by the
-	 * session thread, cleared under wait_list_lock */
-	_Atomic bool wait_kicking;
+	 * (mdsc_kick_wait_list): new requests wait for the end (session_cond),
+	 * and caps messages are parked until then, so that none overtakes a
+	 * request that waited for the session.  Set and cleared under mutex by
+	 * the session thread */
+	bool wait_kicking;
 
 	/*
 	 * The MDS daemons of the filesystem (client_mds_addr, a comma-separated

@@ -24,9 +24,11 @@
  *      order with MDSP_REQ_RETRY; a tid the MDS already executed is again
  *      answered from the completed table, so nothing runs twice;
  *   3. the session becomes OPEN and the wait list (requests submitted while
- *      there was no session) is kicked; until it is empty, requests
- *      submitted meanwhile join its tail (wait_kicking), so that none
- *      overtakes one that waited (a chmod of a file whose create waited).
+ *      there was no session) is kicked; until that is done, requests
+ *      submitted meanwhile wait for it, and caps messages (those parked
+ *      during the setup too) are parked (wait_kicking), so that none
+ *      overtakes one that waited (a chmod, or a size flush, of a file
+ *      whose create waited).
  *
  * The client mutex is held for the setup (publish the connection, bump the
  * generation; the session is not OPEN yet, so new requests park on the
@@ -811,10 +813,11 @@ static void connect_session(struct mds_client *m)
 	/* replay, teardown: open the gate */
 	t0 = mdsc_lock(m);
 	if (s->conn == c && !atomic_load(&c->dead)) {
-		send_parked_locked(s, c);
 		/* what waited for the session goes before anything submitted
-		 * from now on (mdsc_kick_wait_list, below) */
-		atomic_store_explicit(&m->wait_kicking, true, memory_order_relaxed);
+		 * from now on, and before the caps messages parked during the
+		 * setup (a flush of a file whose create waited): both wait for
+		 * the end of the kick below */
+		m->wait_kicking = true;
 		s->state = SESS_OPEN;
 		s->backoff_ns = 0;
 		s->last_error = 0;
@@ -848,6 +851,12 @@ static void connect_session(struct mds_client *m)
 	else if (m->ops.session_event && (resumed || was_open_before))
 		m->ops.session_event(m->ops_arg, resumed ? MDSP_SESSION_RECONNECT : MDSP_SESSION_OPEN);
 	mdsc_kick_wait_list(m);
+	t0 = mdsc_lock(m);
+	if (s->conn == c && s->state == SESS_OPEN && !atomic_load(&c->dead))
+		send_parked_locked(s, c);
+	m->wait_kicking = false;
+	pthread_cond_broadcast(&m->session_cond);
+	mdsc_unlock(m, SEC_REPLAY, t0);
 	mdsc_conn_put(c);
 	return;
 
@@ -1370,10 +1379,10 @@ static int send_caps(struct mds_client *m, const struct mdsp_caps *caps, bool co
 		return r;
 	}
 	t0 = mdsc_lock(m);
-	if (m->session.state == SESS_OPEN && m->session.conn) {
+	if (m->session.state == SESS_OPEN && m->session.conn && !m->wait_kicking) {
 		c = m->session.conn;
 		mdsc_conn_get(c);
-	} else if (m->session.conn && setting_up(&m->session)) {
+	} else if (m->session.conn && (setting_up(&m->session) || m->session.state == SESS_OPEN)) {
 		/* the ack of a revoke the reader delivered while the replays
 		 * are still going: after them, not never (the MDS would wait
 		 * for it until mds_session_timeout and evict us) */

@@ -74,6 +74,7 @@ struct fake {
 	uint64_t next_sid, sid;
 	int nconn, nopen, nreconnect, nrenew;
 	int ncaps;              /* CAPS messages received */
+	int caps_nrec;          /* nrec when the last CAPS message came (how many requests went before it) */
 	uint64_t last_reconnect_sid;
 	struct rec *recs;
 	int nrec;
@@ -261,6 +262,7 @@ static void serve(int fd)
 			pthread_cond_broadcast(&F.cond);
 		} else if (m.type == MDSP_MSG_CAPS) {
 			F.ncaps++;
+			F.caps_nrec = F.nrec;
 			pthread_cond_broadcast(&F.cond);
 		}
 		pthread_mutex_unlock(&F.lock);
@@ -804,32 +806,40 @@ START_TEST(test_reconnect_replay_order)
 }
 END_TEST
 
-/* session_event of test_new_request_after_waiting: submits D at the moment
- * the session is open again but the wait list is not sent yet, and returns
- * once D is either sent (the bug) or waiting behind the list */
+static int fake_ncaps(void);
+
+/* session_event of test_new_request_after_waiting: at the moment the
+ * session is open again but the wait list is not sent yet, sends a caps
+ * flush and submits D, and returns once D is either sent (the bug) or
+ * waiting for the wait list */
 static struct {
 	struct mds_client *m;
 	struct mds_request *d;
 	struct bg bd;
 	bool started;
+	int caps_r;
 } late;
 
 static void late_submit(void *arg, uint32_t op)
 {
+	struct mdsp_caps fl = { .op = MDSP_CAPS_FLUSH, .ino = 0x1234, .dirty = MDSP_DIRTY_SIZE, .flush_tid = 1 };
+
 	(void)arg;
 	if (op != MDSP_SESSION_RECONNECT || late.started)
 		return;
 	late.started = true;
+	late.caps_r = mdsc_send_caps(late.m, &fl);
 	bg_start(&late.bd, late.m, late.d, 0);
-	LT_WAIT_UNTIL(atomic_load(&late.m->nr_waiting) >= 2 || fake_nrec() >= 2,
-		      "the late request was neither sent nor queued");
+	LT_WAIT_UNTIL(atomic_load(&late.bd.slot.wait) == LC_WAIT_SESSION || fake_nrec() >= 2,
+		      "the late request was neither sent nor held");
 }
 
 /*
  * A request submitted after the session opened again, while the requests
  * that waited for it are not sent yet, goes after them: C (a create that
  * waited) is sent before D (submitted right at the open, say a chmod of
- * what C creates).  D went first before.
+ * what C creates), and so is a caps flush sent then (of the file C
+ * creates, say).  D and the flush went first before.
  */
 START_TEST(test_new_request_after_waiting)
 {
@@ -856,12 +866,16 @@ START_TEST(test_new_request_after_waiting)
 	fake_release();
 	ck_assert_int_eq(bg_join(&bc), 0);
 	ck_assert(late.started);
+	ck_assert_int_eq(late.caps_r, 0);
 	ck_assert_int_eq(bg_join(&late.bd), 0);
+	LT_WAIT_UNTIL(fake_ncaps() >= 1, "the flush never reached the MDS");
 	pthread_mutex_lock(&F.lock);
 	ck_assert_int_eq(F.nrec, 3);
 	ck_assert_msg(F.recs[1].tid == c->args.tid && F.recs[2].tid == late.d->args.tid,
 		      "sent tid %llu then %llu: the waiting create is tid %llu", (unsigned long long)F.recs[1].tid,
 		      (unsigned long long)F.recs[2].tid, (unsigned long long)c->args.tid);
+	ck_assert_msg(F.caps_nrec >= 2, "the flush reached the MDS after %d request(s), before the waiting create",
+		      F.caps_nrec);
 	pthread_mutex_unlock(&F.lock);
 	mdsc_request_put(a);
 	mdsc_request_put(c);
