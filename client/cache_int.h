@@ -71,6 +71,10 @@ void lc_caps_set_locked(struct lc_inode *in, uint32_t caps);
 void lc_async_order(struct lclient *c, const struct mds_request *req);
 /** lc_async_order_ino - the same for the inode @ino. */
 void lc_async_order_ino(struct lclient *c, uint64_t ino);
+/** lc_create_unsent_begin - @in's name is about to be published by its async create (inode.c). */
+void lc_create_unsent_begin(struct lclient *c, struct lc_inode *in);
+/** lc_create_unsent_end - ... and its request is submitted, or never will be. */
+void lc_create_unsent_end(struct lclient *c, struct lc_inode *in);
 /** lc_async_submit_begin_locked - dir->lock held: an async operation of @dir passed its Dc check. */
 void lc_async_submit_begin_locked(struct lc_inode *dir);
 /** lc_async_submit_end - ... and has been sent (takes dir->lock). */

@@ -1127,6 +1127,78 @@ void lc_async_submit_wait_locked(struct lc_inode *dir)
 	lc_op_wait_clear();
 }
 
+/* ---- an async create not submitted yet: a flag lock on its new inode ---------- */
+
+/*
+ * in->create_unsent: an inode made by an async create (asyncdir.c), from
+ * the moment its name is in the caches until its request is submitted.  A
+ * request naming it waits (lc_async_order) so as to go out behind the
+ * create.  A flag lock like dir->async_submitting, taken after it (the
+ * creator holds its directory's); its holder waits only for the send, and
+ * takes it only after waiting for its own directory's, so nobody waits
+ * holding one.
+ */
+static LOCKDEP_CLASS(unsent_class, "async create not submitted yet (in->create_unsent)");
+
+void lc_create_unsent_begin(struct lclient *c, struct lc_inode *in)
+{
+	pthread_mutex_lock(&in->lock);
+	in->create_unsent = true;
+	lockdep_acquired(&unsent_class, &in->create_unsent, true);   /* taking it never waits */
+	pthread_mutex_unlock(&in->lock);
+	atomic_fetch_add(&c->async_unsent, 1);
+}
+
+void lc_create_unsent_end(struct lclient *c, struct lc_inode *in)
+{
+	pthread_mutex_lock(&in->lock);
+	lockdep_released(&in->create_unsent);
+	in->create_unsent = false;
+	pthread_cond_broadcast(&in->cond);
+	pthread_mutex_unlock(&in->lock);
+	atomic_fetch_sub(&c->async_unsent, 1);
+}
+
+/* Wait until the inode @ino (and the one @name names in it, if it is a
+ * cached directory) is not an unsent async create. */
+static void order_behind(struct lclient *c, uint64_t ino, const char *name)
+{
+	struct lc_inode *in = ino ? lc_ino_to_inode(c, ino) : NULL;
+	uint64_t known = 0;
+
+	if (!in)
+		return;
+	pthread_mutex_lock(&in->lock);
+	if (in->create_unsent) {
+		perf_inc(&c->perf.async_order_waits, 1);
+		lockdep_wait_cond(&unsent_class, &in->create_unsent, &in->lock);
+		lc_op_wait_set(LC_WAIT_ASYNC, in->ino);
+		while (in->create_unsent)
+			pthread_cond_wait(&in->cond, &in->lock);
+		lc_op_wait_clear();
+	}
+	pthread_mutex_unlock(&in->lock);
+	/* an unlink, rename or link of the name goes behind its create too */
+	if (name && lc_dcache_lookup(c, in, name, &known) == 1 && known && known != ino)
+		order_behind(c, known, NULL);
+	lc_put(c, in);
+}
+
+void lc_async_order_ino(struct lclient *c, uint64_t ino)
+{
+	if (atomic_load_explicit(&c->async_unsent, memory_order_acquire))
+		order_behind(c, ino, NULL);
+}
+
+void lc_async_order(struct lclient *c, const struct mds_request *req)
+{
+	if (!atomic_load_explicit(&c->async_unsent, memory_order_acquire))
+		return;
+	order_behind(c, req->args.ino, req->args.name);
+	if (req->args.ino2)
+		order_behind(c, req->args.ino2, req->args.name2);
+}
+
 void lc_mark_dirty_locked(struct lclient *c, struct lc_inode *in)
 {
 	if (in->on_dirty_list)

@@ -428,6 +428,8 @@ static void do_request(struct mds_client *m, struct mdsc_req *r, bool kicked)
 		mdsc_abort_request(m, r, -EIO, false);    /* evicted: nothing is sent any more */
 		return;
 	}
+	if (!kicked)
+		lockdep_might_wait("the wait list's kick (mdsc->wait_kicking)");
 	t0 = mdsc_lock(m);
 	s = &m->session;
 	while (!kicked && m->wait_kicking && s->state == SESS_OPEN && !m->stopping) {

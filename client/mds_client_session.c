@@ -1209,7 +1209,9 @@ int mdsc_open_session(struct mds_client *m, int timeout_ms)
 	if (!s->conn)
 		s->next_attempt_ns = 0;
 	mdsc_kick_locked(m);
-	while (s->state != SESS_OPEN && !s->rejected && !m->stopping) {
+	/* open, and what waited for it sent (wait_kicking): a request made
+	 * right after goes straight out */
+	while ((s->state != SESS_OPEN || m->wait_kicking) && !s->rejected && !m->stopping) {
 		if (mdsc_cond_wait(m, &m->session_cond, deadline, SEC_SESSION, &t0) == -ETIMEDOUT)
 			break;
 	}
@@ -1385,11 +1387,18 @@ static int send_caps(struct mds_client *m, const struct mdsp_caps *caps, bool co
 	} else if (m->session.conn && (setting_up(&m->session) || m->session.state == SESS_OPEN)) {
 		/* the ack of a revoke the reader delivered while the replays
 		 * are still going: after them, not never (the MDS would wait
-		 * for it until mds_session_timeout and evict us) */
+		 * for it until mds_session_timeout and evict us); during the
+		 * wait list's kick, after it.  Past the bound, in the kick, it
+		 * goes now rather than never */
 		r = park_frame_locked(&m->session, &b);
-		mdsc_unlock(m, SEC_OTHER, t0);
-		mdsp_buf_free(&b);
-		return r;
+		if (r && m->session.state == SESS_OPEN) {
+			c = m->session.conn;
+			mdsc_conn_get(c);
+		} else {
+			mdsc_unlock(m, SEC_OTHER, t0);
+			mdsp_buf_free(&b);
+			return r;
+		}
 	}
 	mdsc_unlock(m, SEC_OTHER, t0);
 	if (!c) {

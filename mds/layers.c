@@ -77,6 +77,7 @@ static const struct locker_ops locker_ops = {
 	.request_resume = request_resume,
 	.session_evict = session_evict,
 	.may_write_locked = authcaps_may_write_locked,
+	.replay_left_locked = session_replay_left_locked,
 };
 
 static const struct flock_ops flock_ops = {

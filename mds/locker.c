@@ -1095,15 +1095,60 @@ static void park_caps(struct mds *m, struct conn *c, struct session *s, struct m
 	     s->id, mdsp_caps_op_name(w->msg.caps.op), w->msg.caps.ino, w->msg.caps.flush_tid);
 }
 
+static void handle_inode_caps(struct mds *m, struct conn *c, struct session *s, struct mdsp_caps *msg,
+			      bool may_park);
+
+/* Whether a request of @s held in its ordered list before @seq names @ino. */
+static bool held_request_names(const struct session *s, uint64_t seq, uint64_t ino)
+{
+	const struct mwaiter *w;
+
+	for (w = s->ordered; w && w->seq < seq; w = w->order_next) {
+		const struct mdsp_request *q = &w->msg.request;
+
+		if (w->msg.type == MDSP_MSG_REQUEST && w->conn == s->conn &&
+		    (q->ino == ino || q->ino2 == ino || q->want_ino == ino))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * An ack of a revoke of @ino's caps: the flushes of @ino the session sent
+ * before it, held in its ordered list (park_caps), are applied first, as
+ * the client expects (its ack carries no size: the flush did).  Else the
+ * revoke would complete, another client change the file, and the held
+ * flush later put back the size and mtime of before.  Not one that a held
+ * request of the session before it changes the inode in (a replayed
+ * truncate, a create): that must run first, and the ack does not wait.
+ */
+static void flushes_before_ack(struct mds *m, struct session *s, uint64_t ino)
+{
+	struct mwaiter *w;
+
+	for (w = s->ordered; w; w = w->order_next) {
+		if (w->msg.type != MDSP_MSG_CAPS || w->caps_done || w->conn != s->conn || w->msg.caps.ino != ino)
+			continue;
+		if (held_request_names(s, w->seq, ino))
+			return;
+		handle_inode_caps(m, w->conn, s, &w->msg.caps, false);
+		w->caps_done = true;
+	}
+}
+
 /* @may_park: not run again from the waiter list (locker_caps_resume) */
 static void handle_inode_caps(struct mds *m, struct conn *c, struct session *s, struct mdsp_caps *msg,
 			      bool may_park)
 {
-	struct minode *in = locker_inode_at(m, msg->ino);
-	struct mcap *cap = in ? locker_cap_find(in, s) : NULL;
+	struct minode *in;
+	struct mcap *cap;
 	struct txn t;
 	bool journal = false;
 
+	if (may_park && msg->op == MDSP_CAPS_ACK && s->ordered)
+		flushes_before_ack(m, s, msg->ino);
+	in = locker_inode_at(m, msg->ino);
+	cap = in ? locker_cap_find(in, s) : NULL;
 	/* a flush waits behind the session's held requests whatever the inode:
 	 * one of them may make it (a create) or change what it reports (a
 	 * replayed truncate after which the flushed size was written).  Not
@@ -1226,7 +1271,7 @@ void locker_caps_resume(struct mds *m, struct mwaiter *w)
 	rcu_read_lock();
 	s = xa_load(&m->sessions, w->sid);
 	rcu_read_unlock();
-	if (s && s->conn == w->conn && locker_order_blocked(s, w->seq)) {
+	if (s && s->conn == w->conn && !w->caps_done && locker_order_blocked(s, w->seq)) {
 		/* what it waits behind is still there: back in line */
 		txn_init(&t);
 		t.s = s;
@@ -1237,8 +1282,8 @@ void locker_caps_resume(struct mds *m, struct mwaiter *w)
 		return;
 	}
 	/* (its session gone or on another connection: the client sends its
-	 * flushes again after the reconnect) */
-	if (s && s->conn == w->conn)
+	 * flushes again after the reconnect; applied already: before an ack) */
+	if (s && s->conn == w->conn && !w->caps_done)
 		handle_inode_caps(m, w->conn, s, &w->msg.caps, false);
 	locker_waiter_free(m, w);
 	pthread_mutex_unlock(&m->lock);

@@ -19,6 +19,9 @@ struct locker_ops {
 	/* may @s change @in's data (a cap flush's size, mtime, extents)?  Its
 	 * key's caps mds (authcaps.c).  Caller holds mds->lock. */
 	bool (*may_write_locked)(struct mds *m, struct session *s, struct minode *in);
+	/* a REPLAY of @s left its ordered list: its replay may be over now
+	 * (session.c).  Caller holds mds->lock. */
+	void (*replay_left_locked)(struct mds *m, struct session *s);
 };
 
 /* locker_set_ops - register @ops (static storage) before requests run. */

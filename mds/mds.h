@@ -303,6 +303,7 @@ struct mwaiter {
 	 * session's ordered list (session.ordered, by seq) */
 	uint64_t seq;
 	bool ordered;
+	bool caps_done;               /* a parked caps message applied ahead of its turn (locker.c) */
 	struct mwaiter *order_next;
 };
 

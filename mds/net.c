@@ -1857,9 +1857,17 @@ static void mark_closed_by_stop(struct mds *m)
 	char b;
 
 	pthread_mutex_lock(&m->conns_lock);
-	for (c = m->conns; c; c = c->next)
-		if (!c->exited && recv(c->fd, &b, 1, MSG_PEEK | MSG_DONTWAIT) != 0)
+	for (c = m->conns; c; c = c->next) {
+		ssize_t n;
+
+		if (c->exited)
+			continue;
+		n = recv(c->fd, &b, 1, MSG_PEEK | MSG_DONTWAIT);
+		/* open with nothing or data waiting: ours to close; an end of
+		 * file or a reset: the peer's */
+		if (n > 0 || (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)))
 			atomic_store(&c->closed_by_stop, true);
+	}
 	pthread_mutex_unlock(&m->conns_lock);
 }
 

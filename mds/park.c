@@ -259,6 +259,10 @@ static void order_del(struct mds *m, struct mwaiter *w)
 		o->ready = true;
 		atomic_store_explicit(&m->waiters_ready, true, memory_order_relaxed);
 	}
+	/* (one dropped with its connection is not over: it comes again) */
+	if (w->msg.type == MDSP_MSG_REQUEST && (w->msg.request.flags & MDSP_REQ_REPLAY) && w->conn == s->conn &&
+	    m->locker_ops && m->locker_ops->replay_left_locked)
+		m->locker_ops->replay_left_locked(m, s);
 }
 
 void locker_order_session_gone(struct mds *m, struct session *s)

@@ -385,6 +385,30 @@ void session_reconnect_phase_start(struct mds *m)
  * here, because the reader thread must go on reading: another client's
  * replay may revoke caps this client has to ack.  Caller holds mds->lock.
  */
+/*
+ * A request of @s that is not a REPLAY came (@first: for the first time):
+ * its replay is over, unless a replay of it still waits in its ordered
+ * list (park.c); ended now, the phase would let other sessions' changes
+ * run before that one.  Then it ends with the next of its requests that
+ * passes here once none does.  Caller holds mds->lock.
+ */
+static void replay_over_locked(struct mds *m, struct session *s, bool first)
+{
+	if (first)
+		s->replay_deferred = true;
+	if (s->replay_deferred && !locker_order_holds_replay(s)) {
+		s->replay_deferred = false;
+		replay_done_locked(m, s);
+	}
+}
+
+void session_replay_left_locked(struct mds *m, struct session *s)
+{
+	lockdep_assert_held(&m->lock);
+	if (s->replay_deferred)
+		replay_over_locked(m, s, false);
+}
+
 bool session_reconnect_gate_locked(struct mds *m, struct session *s, const struct mdsp_request *req,
 				   bool journaled, bool first)
 {
@@ -392,15 +416,7 @@ bool session_reconnect_gate_locked(struct mds *m, struct session *s, const struc
 		reconnect_phase_end_locked(m, "timeout");
 	if (!m->reconnecting || (req->flags & MDSP_REQ_REPLAY))
 		return false;
-	/* its replay is over, unless a replay of it still waits in its
-	 * ordered list (park.c): ended now, the phase would let other
-	 * sessions' changes run before that one */
-	if (first)
-		s->replay_deferred = true;
-	if (s->replay_deferred && !locker_order_holds_replay(s)) {
-		s->replay_deferred = false;
-		replay_done_locked(m, s);
-	}
+	replay_over_locked(m, s, first);
 	return journaled && m->reconnecting;
 }
 
@@ -433,7 +449,7 @@ bool session_reconnect_hold_locked(struct mds *m, struct session *s, const struc
 	if (!m->reconnecting)
 		return false;
 	if (!(req->flags & MDSP_REQ_REPLAY))
-		replay_done_locked(m, s);
+		replay_over_locked(m, s, true);
 	/* locks are re-asserted in RECONNECT: once every session that may
 	 * hold some did, lock requests need not wait for the replays */
 	return m->reconnecting && flock_reassert_pending_locked(m);

@@ -81,6 +81,9 @@ struct jitem *session_item_new(struct conn *c, uint64_t sid);
 int session_completed_add(struct session *s, uint64_t tid, const void *frame, size_t len, uint64_t jseq);
 /* session_completed_trim_locked - forget @s's replies below tid @below.  Caller holds mds->lock. */
 void session_completed_trim_locked(struct session *s, uint64_t below);
+/* session_replay_left_locked - a REPLAY of @s left its ordered list: the
+ * replay it deferred may be over (locker_ops.replay_left_locked).  mds->lock held. */
+void session_replay_left_locked(struct mds *m, struct session *s);
 /*
  * session_reconnect_gate_locked - must @req of @s wait for the end of the
  * reconnect phase (the caller parks it)?  @journaled: @req is a mutation;

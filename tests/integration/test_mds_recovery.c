@@ -989,6 +989,73 @@ START_TEST(test_flush_waits_behind_a_parked_truncate)
 }
 END_TEST
 
+struct getattr_bg {
+	uint64_t ino;
+	int r;
+	uint64_t size;
+	_Atomic bool done;
+};
+
+/* W2 opens @ino for writing: the caps that takes revoke W's buffering */
+static void *getattr_bg_main(void *arg)
+{
+	struct getattr_bg *g = arg;
+	struct mdsp_request q = { .op = MDSP_OP_OPEN, .oflags = O_RDWR };
+	struct mdsp_reply rep;
+
+	q.ino = g->ino;
+	g->r = mdsw_call(&W2, &q, &rep);
+	g->size = rep.target.size;
+	mdsw_reply_free(&rep);
+	atomic_store(&g->done, true);
+	return NULL;
+}
+
+/*
+ * A revoke's ack goes after the flush the client sent before it, even when
+ * that flush is held behind a parked replay: another client's open for
+ * writing, which revoked the writer's caps, sees the flushed size, not the
+ * one of before (the ack completed the revoke while the flush still waited).
+ */
+START_TEST(test_ack_after_a_held_flush)
+{
+	struct mdsp_request ux = { .op = MDSP_OP_UNLINK, .ino = ROOT, .name = "x" };
+	struct mdsp_request cy = { .op = MDSP_OP_CREATE, .ino = ROOT, .name = "y", .mode = 0644,
+				   .oflags = O_CREAT | O_EXCL };
+	uint32_t fcaps = MDSP_CAP_PIN | MDSP_CAP_FILE_RD | MDSP_CAP_FILE_WR | MDSP_CAP_FILE_BUFFER |
+			 MDSP_CAP_FILE_CACHE | MDSP_CAP_ATTR_SHARED;
+	struct mdsp_caps fl = { .op = MDSP_CAPS_FLUSH, .dirty = MDSP_DIRTY_SIZE, .flush_tid = 1, .caps = fcaps,
+				.seq = 1 };
+	struct getattr_bg g = { 0 };
+	uint64_t old_ino, f_ino, yino, fparked0 = 0, parked0 = 0;
+	pthread_t th;
+
+	stage_parked_unlink(&ux, &cy, fcaps, &old_ino, &f_ino, &yino);
+	mdsproc_perf(&P, "mds_caps", "flushes_parked", &fparked0);
+	fl.ino = fl.attr.ino = f_ino;
+	fl.attr.size = 4242;
+	ck_assert_int_eq(mdsw_send_caps(&W, &fl), 0);
+	LT_WAIT_UNTIL(perf_at_least("mds_caps", "flushes_parked", fparked0 + 1) || readable(W.fd),
+		      "the flush was neither acked nor held");
+	ck_assert_int_eq(mdsproc_perf(&P, "mds_caps", "requests_parked", &parked0), 0);
+	g.ino = f_ino;
+	ck_assert_int_eq(pthread_create(&th, NULL, getattr_bg_main, &g), 0);
+	/* W answers the revoke the open makes (mdsw acks what it reads) */
+	LT_WAIT_UNTIL(mdsw_poll_caps(&W, 10) == 0 && (atomic_load(&g.done) || W.revokes >= 1),
+		      "the open neither revoked W's caps nor returned");
+	LT_WAIT_UNTIL((mdsw_poll_caps(&W, 10), atomic_load(&g.done)), "the open never returned");
+	pthread_join(th, NULL);
+	ck_assert_int_eq(g.r, 0);
+	ck_assert_msg(W.revokes >= 1, "the open revoked nothing of W's: the test tests nothing");
+	ck_assert_uint_eq(g.size, 4242);
+	release_lease();
+	(void)old_ino;
+	(void)yino;
+	(void)parked0;
+}
+END_TEST
+
+
 /* the SAFE reply of @tid on W (others read and dropped): its result */
 static int wait_tid(uint64_t tid)
 {
@@ -1020,6 +1087,7 @@ START_TEST(test_phase_waits_for_held_replays)
 				   .oflags = O_CREAT | O_EXCL };
 	struct mdsp_request gx = { .op = MDSP_OP_GETATTR, .ino = ROOT };
 	struct mdsp_request lk = { .op = MDSP_OP_LOOKUP, .ino = ROOT, .name = "contested" };
+	struct mdsp_request gl = { .op = MDSP_OP_GETLK };
 	struct mdsp_cap_reconnect claim = { .ino = ROOT, .dname = "x", .seq = 1 };
 	struct mdsp_reply rep;
 	struct mdsp_inode in;
@@ -1032,6 +1100,10 @@ START_TEST(test_phase_waits_for_held_replays)
 	ck_assert_int_eq(mdsw_open(&W2, "client.other"), 0);
 	sid2 = W2.sid;
 	ck_assert_int_eq(mdsw_create(&W, ROOT, "x", 0644, O_CREAT | O_EXCL, &in), 0);
+	gl.ino = in.ino;
+	gl.lock.type = F_WRLCK;
+	gl.lock.len = 1;
+	gl.lock.owner = 1;
 	hold(true);
 	ck_assert_int_eq(call_unsafe(10, &ux, &rep), 0);
 	mdsw_reply_free(&rep);
@@ -1064,7 +1136,10 @@ START_TEST(test_phase_waits_for_held_replays)
 		      "the replayed unlink was not parked");
 	cc.tid = 11, cc.flags = MDSP_REQ_REPLAY, cc.attempt = 2, cc.want_ino = cino;
 	ck_assert_int_eq(mdsw_send_request(&W, &cc), 0);
-	lk.tid = 12;
+	/* a lock request is no REPLAY either: it does not end the replay */
+	gl.tid = 12;
+	ck_assert_int_eq(mdsw_send_request(&W, &gl), 0);
+	lk.tid = 13;
 	ck_assert_int_eq(mdsw_send_request(&W, &lk), 0);
 	/* the create and the lookup are held behind the unlink (or the bug
 	 * ended the phase at the lookup, and the third client's create ran) */
@@ -1074,7 +1149,7 @@ START_TEST(test_phase_waits_for_held_replays)
 	ck_assert_int_eq(wait_tid(11), 0);
 	pthread_join(th, NULL);
 	ck_assert_int_eq(rc.result, -EEXIST);
-	W.next_tid = 13;
+	W.next_tid = 14;
 	ck_assert_uint_eq(lookup_ino(ROOT, "contested"), cino);
 }
 END_TEST
@@ -1505,6 +1580,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_replays_wait_behind_a_parked_one);
 	tcase_add_test(tc, test_flush_waits_behind_a_parked_create);
 	tcase_add_test(tc, test_flush_waits_behind_a_parked_truncate);
+	tcase_add_test(tc, test_ack_after_a_held_flush);
 	tcase_add_test(tc, test_phase_waits_for_held_replays);
 	tcase_add_test(tc, test_reconnect_claims_in_unmade_dirs);
 	tcase_add_test(tc, test_reconnect_claim_absurd_lease_seq);
