@@ -907,6 +907,35 @@ START_TEST(test_replays_wait_behind_a_parked_one)
 END_TEST
 
 /*
+ * Send @fl, a flush of size 4242 for @ino, behind the stage's parked unlink
+ * and its second request: it is held (or, the bug, answered at once); once
+ * the lease goes and both replays ran, @ino has the flushed size.
+ */
+static void flush_held_then_applied(struct mdsp_caps *fl, uint64_t ino)
+{
+	struct mdsp_reply rep;
+	struct mdsp_inode in;
+	uint64_t fparked0 = 0;
+	int got;
+
+	mdsproc_perf(&P, "mds_caps", "flushes_parked", &fparked0);
+	fl->ino = fl->attr.ino = ino;
+	fl->attr.size = 4242;
+	ck_assert_int_eq(mdsw_send_caps(&W, fl), 0);
+	LT_WAIT_UNTIL(perf_at_least("mds_caps", "flushes_parked", fparked0 + 1) || readable(W.fd),
+		      "the flush was neither acked nor held");
+	release_lease();
+	for (got = 0; got < 2; got++) {    /* the SAFE replies of the two replays */
+		ck_assert_int_eq(mdsw_recv_reply(&W, &rep), 0);
+		ck_assert_int_eq(rep.result, 0);
+		mdsw_reply_free(&rep);
+	}
+	W.next_tid = 12;
+	ck_assert_int_eq(mdsw_getattr(&W, ino, &in), 0);
+	ck_assert_uint_eq(in.size, 4242);
+}
+
+/*
  * A size flushed for a file whose replayed create waits behind a parked
  * replay (the client wrote to it after the create's UNSAFE reply) is
  * applied once the create ran; it was acked at once without being applied
@@ -919,30 +948,10 @@ START_TEST(test_flush_waits_behind_a_parked_create)
 				   .oflags = O_CREAT | O_EXCL };
 	struct mdsp_caps fl = { .op = MDSP_CAPS_FLUSH, .dirty = MDSP_DIRTY_SIZE, .flush_tid = 1,
 				.caps = MDSP_CAP_PIN | MDSP_CAP_FILE_WR | MDSP_CAP_FILE_BUFFER };
-	struct mdsp_reply rep;
-	struct mdsp_inode in;
-	uint64_t old_ino, f_ino, new_ino, fparked0 = 0;
-	int got = 0;
+	uint64_t old_ino, f_ino, new_ino;
 
 	stage_parked_unlink(&ux, &cx, 0, &old_ino, &f_ino, &new_ino);
-	mdsproc_perf(&P, "mds_caps", "flushes_parked", &fparked0);
-	fl.ino = new_ino;
-	fl.attr.ino = new_ino;
-	fl.attr.size = 4242;
-	ck_assert_int_eq(mdsw_send_caps(&W, &fl), 0);
-	/* held behind the create, or (the bug) acked already */
-	LT_WAIT_UNTIL(perf_at_least("mds_caps", "flushes_parked", fparked0 + 1) || readable(W.fd),
-		      "the flush was neither acked nor held");
-	release_lease();
-	while (got < 2) {       /* the SAFE replies of the unlink and the create */
-		ck_assert_int_eq(mdsw_recv_reply(&W, &rep), 0);
-		ck_assert_int_eq(rep.result, 0);
-		got++;
-		mdsw_reply_free(&rep);
-	}
-	W.next_tid = 12;
-	ck_assert_int_eq(mdsw_getattr(&W, new_ino, &in), 0);
-	ck_assert_uint_eq(in.size, 4242);
+	flush_held_then_applied(&fl, new_ino);
 	ck_assert_uint_ne(new_ino, old_ino);
 }
 END_TEST
@@ -960,30 +969,11 @@ START_TEST(test_flush_waits_behind_a_parked_truncate)
 	uint32_t fcaps = MDSP_CAP_PIN | MDSP_CAP_FILE_RD | MDSP_CAP_FILE_WR | MDSP_CAP_FILE_BUFFER;
 	struct mdsp_caps fl = { .op = MDSP_CAPS_FLUSH, .dirty = MDSP_DIRTY_SIZE, .flush_tid = 1, .caps = fcaps,
 				.seq = 1 };
-	struct mdsp_reply rep;
-	struct mdsp_inode in;
-	uint64_t old_ino, f_ino, tino, fparked0 = 0;
-	int got = 0;
+	uint64_t old_ino, f_ino, tino;
 
 	tr.attr.size = 0;
 	stage_parked_unlink(&ux, &tr, fcaps, &old_ino, &f_ino, &tino);
-	mdsproc_perf(&P, "mds_caps", "flushes_parked", &fparked0);
-	fl.ino = fl.attr.ino = f_ino;
-	fl.attr.size = 4242;
-	ck_assert_int_eq(mdsw_send_caps(&W, &fl), 0);
-	/* held behind the truncate, or (the bug) applied and acked already */
-	LT_WAIT_UNTIL(perf_at_least("mds_caps", "flushes_parked", fparked0 + 1) || readable(W.fd),
-		      "the flush was neither acked nor held");
-	release_lease();
-	while (got < 2) {       /* the SAFE replies of the unlink and the truncate */
-		ck_assert_int_eq(mdsw_recv_reply(&W, &rep), 0);
-		ck_assert_int_eq(rep.result, 0);
-		got++;
-		mdsw_reply_free(&rep);
-	}
-	W.next_tid = 12;
-	ck_assert_int_eq(mdsw_getattr(&W, f_ino, &in), 0);
-	ck_assert_uint_eq(in.size, 4242);
+	flush_held_then_applied(&fl, f_ino);
 	(void)old_ino;
 	(void)tino;
 }
