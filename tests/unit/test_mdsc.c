@@ -1525,27 +1525,40 @@ START_TEST(test_stalled_socket_blocks_no_submitter)
 	struct xw *w = calloc((size_t)nw, sizeof(*w));
 	struct mds_client *m;
 	struct mds_request *r;
-	uint64_t t0, took, worst = 0, end;
+	uint64_t t0, took, worst = 0, end, sent;
 	int small = 4096, i, ret;
 
 	setsockopt(F.lfd, SOL_SOCKET, SO_RCVBUF, &small, sizeof(small));
 	set_opt("client_session_renew_interval", "0.2");
-	set_opt("client_session_timeout", "3");
+	/* the muted MDS is declared dead only once the queue is checked
+	 * (lowered to 3 s below), not while slow writers still fill it */
+	set_opt("client_session_timeout", "60");
 	set_opt("client_request_timeout", "0");
 	set_opt("client_mds_send_queue", "16M");
 	m = new_client();
 	ck_assert_int_eq(mdsc_open_session(m, 2000), 0);
 	fake_mute(true);
+	t0 = now_mono_ns();
+	sent = perf_hist_field("requests_sent", "");
 	for (i = 0; i < nw; i++) {
 		w[i] = (struct xw){ .m = m };
 		pthread_create(&w[i].t, NULL, xattr_main, &w[i]);
 	}
-	/* the socket is full and the rest waits in the queue: more writers
-	 * than the largest send buffer TCP may give the socket holds (48 of
-	 * them once: the buffer grew, took the queue, and the check read 0),
-	 * and none with a timeout of its own that could empty it meanwhile */
-	for (end = now_mono_ns() + 20000000000ull; perf_gauge("send_queue_bytes") < (128u << 10) && now_mono_ns() < end;)
+	/*
+	 * The socket is full and the rest waits in the queue: more writers
+	 * than the largest send buffer TCP may give the socket holds, and none
+	 * with a timeout of its own that could empty it meanwhile.  Checked
+	 * once every writer has sent: before that, the growing send buffer
+	 * may still take what is queued (48 writers once, and under ASan on a
+	 * loaded CI run the first 128 KiB of 144, so the check read 0).
+	 */
+	for (end = now_mono_ns() + 30000000000ull;
+	     (perf_hist_field("requests_sent", "") < sent + (uint64_t)nw ||
+	      perf_gauge("send_queue_bytes") < (128u << 10)) && now_mono_ns() < end;)
 		usleep(2000);
+	fprintf(stderr, "stalled socket: %d writers filled the queue in %.0f ms\n", nw,
+		(double)(now_mono_ns() - t0) / 1e6);
+	ck_assert_msg(mdsc_is_open(m), "the session ended while the writers filled the queue");
 	ck_assert_uint_ge(perf_gauge("send_queue_bytes"), 128u << 10);
 	set_opt("client_request_timeout", "0.5");
 	for (i = 0; i < 20; i++) {
@@ -1565,6 +1578,7 @@ START_TEST(test_stalled_socket_blocks_no_submitter)
 	ck_assert_uint_lt(took, 1500000000ull);
 	mdsc_request_put(r);
 	/* the stall ends the connection within client_session_timeout */
+	set_opt("client_session_timeout", "3");
 	wait_not_open(m);
 	fake_mute(false);
 	for (i = 0; i < nw; i++) {
