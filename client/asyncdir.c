@@ -212,7 +212,7 @@ int lc_async_create(struct lclient *c, struct lc_inode *dir, const char *name, m
 	struct mdsp_inode mi;
 	struct lc_attr da;
 	uint64_t ino, ino_gen = 0, known, epoch;
-	bool complete, write = (flags & O_ACCMODE) != O_RDONLY, unsent = false;
+	bool complete, write = (flags & O_ACCMODE) != O_RDONLY, unsent = false, taking = false;
 	int r = -EAGAIN;
 
 	/* a request queued while the session is away would go out fresh
@@ -249,8 +249,11 @@ int lc_async_create(struct lclient *c, struct lc_inode *dir, const char *name, m
 	 * where the kernel left it to us (-o acl) */
 	if (cr && cr->umask_set)
 		mode &= ~cr->umask;
+	/* from here until its request is registered, a reconnect waits for
+	 * us (lc_deleg_quiesce): its RECONNECT bounds the tids naming the ino */
 	if (!lc_deleg_take(c, &ino, &ino_gen))
 		goto out;
+	taking = true;
 
 	memset(&mi, 0, sizeof(mi));
 	mi.ino = ino;
@@ -369,6 +372,7 @@ int lc_async_create(struct lclient *c, struct lc_inode *dir, const char *name, m
 		debug_submit_delay(in);
 
 	r = mdsc_submit(c->mdsc, req);
+	lc_deleg_taken(c, &taking);
 	submitted(c, in, &unsent);
 	if (r < 0) {
 		derr(CLIENT, "asynchronous %s of '%s': cannot submit: %s", mkdir ? "mkdir" : "create", name,
@@ -392,6 +396,7 @@ int lc_async_create(struct lclient *c, struct lc_inode *dir, const char *name, m
 		in = NULL;
 	}
 out:
+	lc_deleg_taken(c, &taking);
 	submitted(c, in ? in : (out ? *out : NULL), &unsent);
 	lc_async_submit_end(dir);
 	if (req)

@@ -53,6 +53,15 @@ void lc_deleg_reply(struct lclient *c, const struct mds_request *req);
 bool lc_deleg_take(struct lclient *c, uint64_t *ino, uint64_t *gen);
 /** lc_deleg_reset - forget the delegated inos (a reconnect: the MDS may have lost their grant). */
 void lc_deleg_reset(struct lclient *c);
+/** lc_deleg_taken - the request of an ino lc_deleg_take gave is registered (or never will be); *@taking
+ * says whether one is still owed, and is cleared. */
+void lc_deleg_taken(struct lclient *c, bool *taking);
+/**
+ * lc_deleg_quiesce - mdsc_ops.deleg_quiesce: before a RECONNECT, stop taking delegated inos (until the
+ * session is back: lc_deleg_reset) and wait up to @timeout_ns for those taken to be in registered
+ * requests.  Return: true when none is owed.
+ */
+bool lc_deleg_quiesce(void *arg, uint64_t timeout_ns);
 
 /* ---- caps.c -------------------------------------------------------------- */
 /**

@@ -143,6 +143,7 @@ static void perf_register(struct lclient *c)
 	C(async_rmdirs);
 	C(async_unlink_waits);
 	C(async_order_waits);
+	C(deleg_quiesce_waits);
 	C(slow_ops);
 #undef C
 	perf_register_hist(g, "read_lat", &p->read_lat);
@@ -202,6 +203,7 @@ static int client_alloc(struct lclient **out)
 	}
 	pthread_cond_init(&c->deferred_cond, &ca);
 	pthread_cond_init(&c->rvt_cond, &ca);
+	pthread_cond_init(&c->deleg_cond, &ca);
 	pthread_condattr_destroy(&ca);
 	lc_optrack_init(c);
 	r = lc_icache_init(c);
@@ -395,6 +397,7 @@ static const struct mdsc_ops client_mdsc_ops = {
 	.session_event = client_session_event,
 	.reconnect_caps = lc_reconnect_caps,
 	.reconnect_locks = lc_reconnect_locks,
+	.deleg_quiesce = lc_deleg_quiesce,
 	.locks_refused = lc_locks_refused,
 };
 
@@ -801,6 +804,7 @@ void lclient_destroy(struct lclient *c)
 	lc_ra_pool_trim(c, true);
 	pthread_mutex_destroy(&c->ra_pool_lock);
 	pthread_mutex_destroy(&c->deleg_lock);
+	pthread_cond_destroy(&c->deleg_cond);
 	pthread_mutex_destroy(&c->orphan_lock);
 	pthread_mutex_destroy(&c->lru_lock);
 	pthread_mutex_destroy(&c->itrim_lock);

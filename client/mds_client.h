@@ -109,6 +109,15 @@ struct mdsc_ops {
 	 * runs on the session thread before the session is OPEN, no lock held.
 	 */
 	int (*reconnect_locks)(void *arg, struct mdsp_lock **locks, uint32_t *nlocks);
+	/*
+	 * Optional: before a RECONNECT, stop handing out inos the MDS delegated
+	 * (until the next session_event) and wait up to @timeout_ns until every
+	 * one handed out is in a registered request; true when so.  The
+	 * RECONNECT then says the last tid (deleg_tid), and the MDS frees the
+	 * old delegations once our oldest_tid passes it.  Session thread, no
+	 * lock held.
+	 */
+	bool (*deleg_quiesce)(void *arg, uint64_t timeout_ns);
 	void (*locks_refused)(void *arg, const struct mdsp_lock *locks, uint32_t n);
 };
 

@@ -300,13 +300,18 @@ int mdsc_handshake(struct mds_client *m, struct mds_conn *c, uint64_t resume_id,
 		     int timeout_ms, struct mdsc_granted *g, int *result)
 {
 	struct mdsp_msg out = { .type = MDSP_MSG_SESSION }, in;
-	uint64_t deadline = now_mono_ns() + (uint64_t)timeout_ms * 1000000ull;
+	uint64_t deadline, tmo_ns = (uint64_t)timeout_ms * 1000000ull;
 	struct mdsp_cap_reconnect *caps = NULL;
 	struct mdsp_lock *locks = NULL;
 	uint32_t ncaps = 0, nlocks = 0;
 	struct mdsp_buf b;
 	int r;
 
+	/* before the MDS makes our delegations stale: no request above this
+	 * tid names one of their inos (0: not known, it keeps them) */
+	if (resume_id && m->ops.deleg_quiesce && m->ops.deleg_quiesce(m->ops_arg, tmo_ns / 2))
+		out.session.deleg_tid = mdsc_last_tid(m);
+	deadline = now_mono_ns() + tmo_ns;
 	r = auth_exchange(m, c, deadline, result);
 	if (r)
 		return r;

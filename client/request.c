@@ -297,8 +297,9 @@ void lc_deleg_reply(struct lclient *c, const struct mds_request *req)
 	c->deleg_asked = false;
 	/* a reply from the MDS's table of completed requests (a resend) names
 	 * a range delegated before our reconnect: stale now (an older MDS
-	 * still sends it) */
-	if (rep && rep->deleg_len && rep->deleg_start && !(rep->flags & MDSP_REPLY_REPLAYED)) {
+	 * still sends it); so does a late one while we reconnect */
+	if (rep && rep->deleg_len && rep->deleg_start && !(rep->flags & MDSP_REPLY_REPLAYED) &&
+	    !c->deleg_frozen) {
 		if (c->ndeleg == LC_DELEG_RANGES) {
 			/* the oldest goes (its inos stay unused in the session's pool) */
 			memmove(&c->deleg[0], &c->deleg[1], (LC_DELEG_RANGES - 1) * sizeof(c->deleg[0]));
@@ -319,6 +320,7 @@ void lc_deleg_reset(struct lclient *c)
 	pthread_mutex_lock(&c->deleg_lock);
 	c->ndeleg = 0;
 	c->deleg_asked = false;
+	c->deleg_frozen = false;
 	pthread_mutex_unlock(&c->deleg_lock);
 }
 
@@ -327,15 +329,57 @@ bool lc_deleg_take(struct lclient *c, uint64_t *ino, uint64_t *gen)
 	bool ok = false;
 
 	pthread_mutex_lock(&c->deleg_lock);
-	if (c->ndeleg) {
+	if (c->ndeleg && !c->deleg_frozen) {
 		*gen = c->deleg[0].gen;
 		*ino = c->deleg[0].start++;
 		if (!--c->deleg[0].len) {
 			memmove(&c->deleg[0], &c->deleg[1], (c->ndeleg - 1) * sizeof(c->deleg[0]));
 			c->ndeleg--;
 		}
+		c->deleg_taking++;
 		ok = true;
 	}
 	pthread_mutex_unlock(&c->deleg_lock);
 	return ok;
+}
+
+void lc_deleg_taken(struct lclient *c, bool *taking)
+{
+	if (!*taking)
+		return;
+	*taking = false;
+	pthread_mutex_lock(&c->deleg_lock);
+	if (!--c->deleg_taking)
+		pthread_cond_broadcast(&c->deleg_cond);
+	pthread_mutex_unlock(&c->deleg_lock);
+}
+
+/*
+ * The MDS frees the ranges a reconnect makes stale once the session's
+ * oldest_tid passes the RECONNECT's deleg_tid (mds/prealloc.c), so every
+ * request naming one of their inos must have a tid up to it: none may be
+ * taken from now on, and those taken must be registered first.  A take's
+ * request is registered a few steps after it (asyncdir.c), with nothing
+ * between that waits for the session.
+ */
+bool lc_deleg_quiesce(void *arg, uint64_t timeout_ns)
+{
+	struct lclient *c = arg;
+	struct timespec ts = ns_to_timespec(now_mono_ns() + timeout_ns);
+	bool drained;
+
+	pthread_mutex_lock(&c->deleg_lock);
+	c->deleg_frozen = true;
+	c->ndeleg = 0;
+	if (c->deleg_taking)
+		perf_inc(&c->perf.deleg_quiesce_waits, 1);
+	while (c->deleg_taking && pthread_cond_timedwait(&c->deleg_cond, &c->deleg_lock, &ts) != ETIMEDOUT)
+		;
+	drained = !c->deleg_taking;
+	pthread_mutex_unlock(&c->deleg_lock);
+	if (!drained)
+		derr(CLIENT, "reconnect: %u asynchronous create(s) took a delegated ino and did not submit it "
+		     "within %.1f s: the MDS keeps the session's old delegations", c->deleg_taking,
+		     (double)timeout_ns / 1e9);
+	return drained;
 }

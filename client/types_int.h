@@ -456,6 +456,7 @@ struct lc_perf {
 	struct perf_counter async_creates, async_failed, async_sync, async_setattrs;
 	struct perf_counter async_unlinks, async_rmdirs, async_unlink_waits;
 	struct perf_counter async_order_waits;   /* requests that waited for an async create's submit */
+	struct perf_counter deleg_quiesce_waits; /* reconnects that waited for a delegated ino's request */
 	struct perf_counter slow_ops;   /* operations blocked past client_op_warn_s now (a gauge) */
 	struct hist read_lat, write_lat, flush_lat;
 };
@@ -706,11 +707,14 @@ struct lclient {
 	bool async_dirops;           /* client_async_dirops, read at create */
 	_Atomic uint64_t async_off_until; /* mono ns: a create failed for lack of space or a read-only MDS */
 	_Atomic uint32_t async_unsent;   /* inodes with create_unsent set (lc_async_order looks only then) */
-	pthread_mutex_t deleg_lock;  /* protects the four below; a leaf lock */
+	pthread_mutex_t deleg_lock;  /* protects the seven below; a leaf lock */
+	pthread_cond_t deleg_cond;   /* deleg_taking fell to 0 */
 	struct { uint64_t start, len, gen; } deleg[LC_DELEG_RANGES];   /* gen: the connection's */
 	uint32_t ndeleg;
 	uint64_t deleg_chunk;        /* length of the last range granted */
 	bool deleg_asked;            /* a request with MDSP_REQ_WANT_INOS is in flight */
+	bool deleg_frozen;           /* a reconnect is under way: nothing is taken or kept */
+	uint32_t deleg_taking;       /* inos taken whose request is not registered yet */
 
 	/* inode.c: orphans (nlink 0) whose last reference went, to evict and release
 	 * at the flusher's next round (lc_orphan_queue) */

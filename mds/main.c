@@ -293,6 +293,7 @@ static void perf_register_all(struct mds *m)
 	perf_register_counter("mds", "sessions_evicted", &m->sessions_evicted);
 	perf_register_counter("mds", "sessions_reclaimed", &m->sessions_reclaimed);
 	perf_register_counter("mds", "sessions_stale", &m->sessions_stale);
+	perf_register_counter("mds", "deleg_stale_freed", &m->deleg_stale_freed);
 	perf_register_fn("mds_net", "rbuf_bytes", g_rbuf_bytes, m);
 	mdcache_register_perf();
 }

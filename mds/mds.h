@@ -419,6 +419,9 @@ struct ino_range {
 	bool stale;     /* delegated before the session's last reconnect (or the MDS's
 			 * restart): the client forgot the range, only its requests resent
 			 * with an ino it had taken use it; the first dropped for room */
+	uint64_t stale_tid;     /* stale: no request above this tid names it (the RECONNECT's
+				 * deleg_tid); freed once the session's oldest_tid passes
+				 * it.  0: not known (kept).  In memory only */
 };
 #define MDS_PREALLOC_RANGES 16
 
@@ -669,6 +672,7 @@ struct mds {
 	struct perf_counter sessions_opened, sessions_evicted, sessions_stale;
 	struct perf_counter sessions_reclaimed;    /* evicted by their restarted client (session.c) */
 	struct perf_counter auth_ok, auth_failed, auth_gmac, sessions_refused;
+	struct perf_counter deleg_stale_freed;  /* stale delegated ranges freed (prealloc.c) */
 	_Atomic uint64_t net_rbuf_bytes;   /* net.c: every connection's receive buffer (perf mds_net.rbuf_bytes) */
 };
 

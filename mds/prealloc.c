@@ -58,7 +58,13 @@
  * now.  The client drops what it was told at any reconnect and asks again;
  * the old ranges become stale (taken by its requests resent with
  * MDSP_REQ_RETRY, or sent first on the new connection, like a replay; never
- * delegated again; the first dropped when the pool needs room).
+ * delegated again).  Before its RECONNECT the client stops taking inos from
+ * them and waits until every ino it took is in a registered request, and
+ * says the highest tid then (deleg_tid): once the session's oldest_tid
+ * passes it, every request that could name a stale range was answered
+ * safely, and the range is freed (prealloc_trim_stale_locked).  Without a
+ * bound (an older client, or the client's wait timed out) a stale range is
+ * kept, and is the first dropped when the pool needs room, the oldest first.
  *
  * Everything here runs under mds->lock.
  */
@@ -95,6 +101,15 @@ uint64_t prealloc_count(const struct session *s)
 	return n;
 }
 
+uint32_t prealloc_stale_count(const struct session *s)
+{
+	uint32_t i, n = 0;
+
+	for (i = 0; i < s->nprealloc; i++)
+		n += s->prealloc[i].stale;
+	return n;
+}
+
 static void remove_at(struct session *s, uint32_t i)
 {
 	memmove(&s->prealloc[i], &s->prealloc[i + 1], (s->nprealloc - i - 1) * sizeof(s->prealloc[0]));
@@ -108,19 +123,25 @@ static int drop_rank(const struct ino_range *r)
 	return r->stale ? 0 : r->deleg ? 2 : 1;
 }
 
-/* Make room for one more range: drop the smallest (its inos are never used). */
+/*
+ * Make room for one more range: drop one (its inos are never used).  Of the
+ * lowest rank; of stale ones the oldest (the lowest: the mark only grows),
+ * whose requests are the likeliest answered by now, else the smallest.
+ */
 static void make_room(struct session *s)
 {
+	const struct ino_range *a, *b;
 	uint32_t i, min = 0;
 
 	if (s->nprealloc < MDS_PREALLOC_RANGES)
 		return;
-	/* the smallest of the lowest rank */
-	for (i = 1; i < s->nprealloc; i++)
-		if (drop_rank(&s->prealloc[i]) < drop_rank(&s->prealloc[min]) ||
-		    (drop_rank(&s->prealloc[i]) == drop_rank(&s->prealloc[min]) &&
-		     s->prealloc[i].len < s->prealloc[min].len))
-			min = i;
+	for (i = 1; i < s->nprealloc; i++) {
+		a = &s->prealloc[i];
+		b = &s->prealloc[min];
+		if (drop_rank(a) < drop_rank(b) ||
+		    (drop_rank(a) == drop_rank(b) && !a->stale && a->len < b->len))
+			min = i;                /* ranges are sorted: a stale b is older */
+	}
 	dout(MDS, 5, "session %" PRIu64 ": ino pool has %u ranges: dropping [%" PRIx64 ", +%" PRIu64 ")", s->id,
 	     s->nprealloc, s->prealloc[min].start, s->prealloc[min].len);
 	remove_at(s, min);
@@ -140,6 +161,7 @@ static void add_grant(struct session *s, uint64_t start, uint64_t len, bool dele
 	s->prealloc[s->nprealloc].len = len;
 	s->prealloc[s->nprealloc].deleg = deleg;
 	s->prealloc[s->nprealloc].stale = false;
+	s->prealloc[s->nprealloc].stale_tid = 0;
 	s->nprealloc++;
 }
 
@@ -203,6 +225,7 @@ static int take(struct session *s, uint64_t ino)
 		s->prealloc[i + 1].len = end - ino - 1;
 		s->prealloc[i + 1].deleg = r->deleg;
 		s->prealloc[i + 1].stale = r->stale;
+		s->prealloc[i + 1].stale_tid = r->stale_tid;
 		s->nprealloc++;
 	}
 	return 0;
@@ -309,6 +332,7 @@ int prealloc_decode(struct dec *d, struct session *s)
 		r[i].start = dec_u64(d);
 		r[i].len = dec_u64(d);
 		r[i].deleg = r[i].stale = false;   /* prealloc_deleg_restore */
+		r[i].stale_tid = 0;
 		if (!r[i].len || r[i].start + r[i].len < r[i].start ||
 		    (i && r[i].start < r[i - 1].start + r[i - 1].len))
 			return -EBADMSG;
@@ -338,11 +362,38 @@ void prealloc_deleg_restore(struct session *s, uint32_t mask)
 		s->prealloc[i].deleg = s->prealloc[i].stale = mask & (1u << i);
 }
 
-void prealloc_reconnect_locked(struct session *s)
+void prealloc_reconnect_locked(struct session *s, uint64_t deleg_tid)
 {
+	struct ino_range *r;
 	uint32_t i;
 
-	for (i = 0; i < s->nprealloc; i++)
-		if (s->prealloc[i].deleg)
-			s->prealloc[i].stale = true;
+	for (i = 0; i < s->nprealloc; i++) {
+		r = &s->prealloc[i];
+		if (!r->deleg)
+			continue;
+		r->stale = true;
+		/* an older bound holds: tids only grow */
+		if (!r->stale_tid || (deleg_tid && deleg_tid < r->stale_tid))
+			r->stale_tid = deleg_tid;
+	}
+}
+
+unsigned int prealloc_trim_stale_locked(struct session *s, uint64_t oldest_tid)
+{
+	struct ino_range *r;
+	unsigned int n = 0;
+	uint32_t i = 0;
+
+	while (i < s->nprealloc) {
+		r = &s->prealloc[i];
+		if (!r->stale || !r->stale_tid || r->stale_tid >= oldest_tid) {
+			i++;
+			continue;
+		}
+		dout(MDS, 10, "session %" PRIu64 ": stale delegation [%" PRIx64 ", +%" PRIu64 ") freed: every "
+		     "request up to tid %" PRIu64 " is answered", s->id, r->start, r->len, r->stale_tid);
+		remove_at(s, i);
+		n++;
+	}
+	return n;
 }

@@ -27,6 +27,8 @@ void prealloc_grant_locked(struct mds *m, struct session *s, struct txn *t);
 uint64_t prealloc_delegate_locked(struct mds *m, struct session *s, struct txn *t, uint64_t *len);
 /* prealloc_count - inos left in @s's pool.  Caller holds mds->lock. */
 uint64_t prealloc_count(const struct session *s);
+/* prealloc_stale_count - stale delegated ranges in @s's pool.  Caller holds mds->lock. */
+uint32_t prealloc_stale_count(const struct session *s);
 /* prealloc_encode, prealloc_decode - the pool in the session record. */
 void prealloc_encode(struct mdsp_buf *b, const struct session *s);
 int prealloc_decode(struct dec *d, struct session *s);
@@ -37,7 +39,12 @@ int prealloc_decode(struct dec *d, struct session *s);
 uint32_t prealloc_deleg_mask(const struct session *s);
 void prealloc_deleg_restore(struct session *s, uint32_t mask);
 /* prealloc_reconnect_locked - @s's client reconnected and forgot the
- * ranges delegated to it: they become stale.  Caller holds mds->lock. */
-void prealloc_reconnect_locked(struct session *s);
+ * ranges delegated to it: they become stale, and no request above
+ * @deleg_tid (0: not known) names them.  Caller holds mds->lock. */
+void prealloc_reconnect_locked(struct session *s, uint64_t deleg_tid);
+/* prealloc_trim_stale_locked - @s's client has every request below
+ * @oldest_tid answered safely: free the stale ranges only those named.
+ * Return: how many were freed.  Caller holds mds->lock. */
+unsigned int prealloc_trim_stale_locked(struct session *s, uint64_t oldest_tid);
 
 #endif

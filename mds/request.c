@@ -35,6 +35,7 @@
 #include "mds/locker.h"
 #include "mds/mdcache.h"
 #include "mds/net.h"
+#include "mds/prealloc.h"
 #include "mds/request.h"
 #include "mds/server.h"
 #include "mds/session.h"
@@ -178,6 +179,7 @@ static bool request_run(struct mds *m, struct conn *c, struct mdsp_msg *msg, uin
 	char oid[64], key[32];
 	uint64_t seq;
 	bool resent, gated, ordered;
+	unsigned int n;
 	int r;
 
 	memset(&rmsg, 0, sizeof(rmsg));
@@ -250,6 +252,9 @@ static bool request_run(struct mds *m, struct conn *c, struct mdsp_msg *msg, uin
 	if (req->oldest_tid > s->trimmed_below) {
 		session_completed_trim_locked(s, req->oldest_tid);
 		s->trimmed_below = req->oldest_tid;
+		n = prealloc_trim_stale_locked(s, req->oldest_tid);
+		if (n)
+			perf_inc(&m->deleg_stale_freed, n);
 	}
 	if (journaled) {
 		rcu_read_lock();

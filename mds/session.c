@@ -1095,7 +1095,7 @@ void session_handle(struct mds *m, struct conn *c, struct mdsp_session *msg)
 		}
 		bind_conn_locked(m, s, c);
 		session_take_meta(s, msg);
-		prealloc_reconnect_locked(s);
+		prealloc_reconnect_locked(s, msg->deleg_tid);
 		s->state = SESSION_OPEN;
 		s->last_renew_ns = now_mono_ns();
 		if (msg->store_addr && *msg->store_addr &&
@@ -1385,6 +1385,8 @@ struct json_object *session_ls_json(struct mds *m)
 		json_object_object_add(o, "completed_requests", json_object_new_int64((int64_t)s->ncompleted));
 		json_object_object_add(o, "oldest_tid", json_object_new_int64((int64_t)s->trimmed_below));
 		json_object_object_add(o, "prealloc_inos", json_object_new_int64((int64_t)prealloc_count(s)));
+		json_object_object_add(o, "ino_ranges", json_object_new_int64(s->nprealloc));
+		json_object_object_add(o, "stale_ino_ranges", json_object_new_int64(prealloc_stale_count(s)));
 		json_object_object_add(o, "idle_s", json_object_new_double((double)mono_since(now, s->last_renew_ns) / 1e9));
 		/* who the client says it is (SESSION v4 metadata; "" from an older client) */
 		{

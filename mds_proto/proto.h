@@ -289,6 +289,12 @@ struct mdsp_session {
 					* (same name, same host and mount point: client/reclaim.c),
 					* which the MDS evicts before opening ours; 0: none */
 	uint8_t reclaim_uuid[16];      /* REQUEST_OPEN: that predecessor's client_uuid (it must match) */
+	/* version 8 */
+	uint64_t deleg_tid;            /* RECONNECT: no request above this tid names an ino delegated
+					* before this reconnect (the client stopped taking them and
+					* registered those it took); once the session's oldest_tid
+					* passes it, the MDS frees those ranges.  0: no bound (the
+					* MDS keeps them) */
 };
 
 /* ---- REQUEST ------------------------------------------------------------ */

@@ -33,9 +33,9 @@
 /* Struct versions we write and understand.  Bump the version when adding a
  * field at the end of a struct; bump compat only when older decoders can no
  * longer make sense of the struct at all. */
-#define V_SESSION        7   /* 2: secret, proof; 3: max_file_size; 4: client metadata;
+#define V_SESSION        8   /* 2: secret, proof; 3: max_file_size; 4: client metadata;
 				 * 5: locks, store_addr; 6: slow_ops, slow_op;
-				 * 7: reclaim_sid, reclaim_uuid */
+				 * 7: reclaim_sid, reclaim_uuid; 8: deleg_tid */
 #define V_CAP_RECONNECT  2   /* 2: dname, seq */
 #define V_REQUEST        3   /* 2: want_ino; 3: umask */
 #define V_CALLER         1

@@ -84,6 +84,7 @@ int enc_session(struct mdsp_buf *b, const struct mdsp_session *s)
 	put_str(b, s->slow_op);
 	put_u64(b, s->reclaim_sid);             /* v7 */
 	put_bytes(b, s->reclaim_uuid, sizeof(s->reclaim_uuid));
+	put_u64(b, s->deleg_tid);               /* v8 */
 	struct_close(b, off);
 	return 0;
 }
@@ -186,6 +187,9 @@ int dec_session(struct cur *c, struct mdsp_session *s)
 	/* version 6 ends here: nothing to reclaim */
 	if (version >= 7 && ((r = get_u64(c, &s->reclaim_sid)) ||
 			     (r = get_bytes(c, s->reclaim_uuid, sizeof(s->reclaim_uuid)))))
+		goto bad;
+	/* version 7 ends here: no bound on the tids naming old delegations */
+	if (version >= 8 && (r = get_u64(c, &s->deleg_tid)))
 		goto bad;
 	struct_leave(c, outer);
 	return 0;

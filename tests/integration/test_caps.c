@@ -671,6 +671,70 @@ START_TEST(test_create_in_unsent_async_mkdir)
 }
 END_TEST
 
+static int64_t stale_ino_ranges(void)
+{
+	struct json_object *ls = mds_cmd("session ls");
+	int64_t n = 0;
+
+	for (size_t i = 0; i < json_object_array_length(ls); i++)
+		n += json_int(json_object_array_get_idx(ls, i), "stale_ino_ranges");
+	json_object_put(ls);
+	return n;
+}
+
+static bool both_reconnected(void);
+static void end_reconnect_phase(void);
+
+/*
+ * Audit item (d): an async mkdir has taken a delegated ino and is not yet
+ * submitted (client_debug_async_mkdir_delay holds that moment open) when
+ * the MDS restarts.  The RECONNECT's deleg_tid must cover its request: the
+ * reconnect waits until it is registered.  Sent before it, the bound let the
+ * MDS free the stale range once A's next request passed it, and the mkdir,
+ * resent with that ino after, was refused (EEXIST) after its caller had been
+ * told it worked.
+ */
+START_TEST(test_reconnect_waits_for_a_taken_ino)
+{
+	struct lc_inode *da = mkdir_in(A, ra, "tk", 0755), *db, *dd;
+	uint64_t failed0 = perf_get(&A->perf.async_failed), waits0 = perf_get(&A->perf.deleg_quiesce_waits);
+	struct mkdir_bg mk = { .dir = da };
+	pthread_t tm;
+
+	/* journaled: the test is about the mkdir that is not sent yet */
+	ck_assert_int_eq(lc_sync_fs(A), 0);
+	set_opt("client_debug_async_mkdir_delay", "3600");
+	ck_assert_int_eq(pthread_create(&tm, NULL, mkdir_bg_main, &mk), 0);
+	LT_WAIT_UNTIL(lc_dcache_leased(A, da, "d"), "the async mkdir never took its ino");
+	mds_kill(SIGKILL);
+	mds_start();
+	/* the reconnect waits for the mkdir's request (or, the bug, is back
+	 * without it: then A's next request frees the range it names) */
+	LT_WAIT_UNTIL(perf_get(&A->perf.deleg_quiesce_waits) > waits0 || mdsc_is_open(A->mdsc),
+		      "A neither waited for the mkdir nor reconnected");
+	if (mdsc_is_open(A->mdsc))
+		ck_assert_int_eq(lc_getattr(A, ra, &rootcr, true, NULL), 0);
+	set_opt("client_debug_async_mkdir_delay", "0");
+	pthread_join(tm, NULL);
+	ck_assert_int_eq(mk.r, 0);
+	LT_WAIT_UNTIL(both_reconnected(), "clients did not reconnect");
+	end_reconnect_phase();
+	ck_assert_int_eq(lc_sync_fs(A), 0);
+	ck_assert_uint_eq(perf_get(&A->perf.async_failed), failed0);
+	db = lookup_ok(B, rb, "tk");
+	dd = lookup_ok(B, db, "d");
+	ck_assert_uint_eq(dd->ino, mk.out->ino);
+	/* answered: the stale ranges go with the next requests */
+	ck_assert_int_eq(lc_getattr(A, ra, &rootcr, true, NULL), 0);
+	ck_assert_int_eq(lc_getattr(B, rb, &rootcr, true, NULL), 0);
+	ck_assert_int_eq(stale_ino_ranges(), 0);
+	lc_put(B, dd);
+	lc_put(B, db);
+	lc_put(A, mk.out);
+	lc_put(A, da);
+}
+END_TEST
+
 /* ---- chmod / chown ------------------------------------------------------------- */
 
 START_TEST(test_chmod_chown_denies_at_once)
@@ -2722,6 +2786,7 @@ static Suite *suite(void)
 	ADD(tc, test_async_created_file_has_no_xattrs);
 	ADD(tc, test_close_before_create_reply);
 	ADD(tc, test_create_in_unsent_async_mkdir);
+	ADD(tc, test_reconnect_waits_for_a_taken_ino);
 	ADD(tc, test_chmod_chown_denies_at_once);
 	ADD(tc, test_revoke_overtakes_reply);
 	ADD(tc, test_kept_batch_after_eviction);

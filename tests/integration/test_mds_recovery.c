@@ -1452,6 +1452,102 @@ START_TEST(test_delegated_inos)
 }
 END_TEST
 
+/* close the connection and resume the session on a new one, telling the
+ * MDS that no request above @deleg_tid names an ino delegated before */
+static void reconnect_bounded(uint64_t deleg_tid)
+{
+	uint64_t sid = W.sid;
+
+	mdsw_close(&W);
+	ck_assert_int_eq(mdsw_connect(&W, P.port), 0);
+	W.deleg_tid = deleg_tid;
+	ck_assert_int_eq(mdsw_reconnect(&W, sid), 0);
+	W.deleg_tid = 0;
+}
+
+/*
+ * Audit item (d): stale delegated ranges are freed once every request that
+ * could name them is answered safely (the RECONNECT's deleg_tid, passed by
+ * the session's oldest_tid), so that many reconnects do not fill the
+ * session's 16 range slots with them; those are what a pool that needs room
+ * dropped, and a resend naming an ino of a dropped range got EEXIST.
+ */
+START_TEST(test_stale_delegations_freed)
+{
+	struct mdsp_request c = { .op = MDSP_OP_CREATE, .ino = ROOT, .mode = 0644, .oflags = O_CREAT | O_EXCL };
+	struct mdsp_reply rep;
+	struct mdsp_inode in;
+	uint64_t tid = 1, start, len, pending_tid, pending_ino, freed0;
+	char name[32];
+	int k;
+
+	snprintf(P.extra[P.nextra++], 256, "--mds_client_prealloc_inos=8");
+	start_and_open();
+	freed0 = perf_value("mds", "deleg_stale_freed");
+	/* reconnects with nothing in flight: what each one makes stale is freed
+	 * with the next request (its oldest_tid is past the bound) */
+	for (k = 0; k < 24; k++, tid++) {
+		snprintf(name, sizeof(name), "a%d", k);
+		c.name = name;
+		W.oldest_tid = tid;
+		ck_assert_int_eq(call_tid(tid, MDSP_REQ_WANT_INOS, &c, &rep), 0);
+		ck_assert_uint_gt(rep.deleg_len, 0);
+		mdsw_reply_free(&rep);
+		reconnect_bounded(tid);
+	}
+	/* a delegation mostly used, its last ino taken by a create that is
+	 * registered (pending_tid) but sent only after the next reconnect */
+	c.name = "b";
+	W.oldest_tid = tid;
+	ck_assert_int_eq(call_tid(tid++, MDSP_REQ_WANT_INOS, &c, &rep), 0);
+	start = rep.deleg_start;
+	len = rep.deleg_len;
+	mdsw_reply_free(&rep);
+	ck_assert_uint_ge(len, 2);
+	for (k = 0; k + 1 < (int)len; k++, tid++) {
+		snprintf(name, sizeof(name), "b%d", k);
+		c.name = name;
+		c.want_ino = start + (uint64_t)k;
+		W.oldest_tid = tid;
+		ck_assert_int_eq(call_tid(tid, 0, &c, &rep), 0);
+		mdsw_reply_free(&rep);
+	}
+	pending_tid = tid++;
+	pending_ino = start + len - 1;
+	reconnect_bounded(pending_tid);
+	/* more delegations while it is outstanding (oldest_tid stays at it) */
+	for (k = 0; k < 4; k++, tid++) {
+		snprintf(name, sizeof(name), "c%d", k);
+		c.name = name;
+		c.want_ino = 0;
+		W.oldest_tid = pending_tid;
+		ck_assert_int_eq(call_tid(tid, MDSP_REQ_WANT_INOS, &c, &rep), 0);
+		mdsw_reply_free(&rep);
+	}
+	/* the old stale ranges are gone, the pending one's is kept */
+	ck_assert_uint_ge(perf_value("mds", "deleg_stale_freed"), freed0 + 24);
+	ck_assert_int_le(session_ls_value("ino_ranges"), 8);
+	ck_assert_int_eq(session_ls_value("stale_ino_ranges"), 1);
+	/* the pending create goes now, as a resend on the new connection: it
+	 * gets its ino (EEXIST when its range had been dropped for room) */
+	c.name = "p";
+	c.want_ino = pending_ino;
+	W.oldest_tid = pending_tid;
+	ck_assert_int_eq(call_tid(pending_tid, MDSP_REQ_RETRY, &c, &rep), 0);
+	ck_assert_uint_eq(rep.target.ino, pending_ino);
+	mdsw_reply_free(&rep);
+	ck_assert_int_eq(mdsw_lookup(&W, ROOT, "p", &in), 0);
+	ck_assert_uint_eq(in.ino, pending_ino);
+	/* answered: its range goes with the next request's oldest_tid */
+	c.name = "q";
+	c.want_ino = 0;
+	W.oldest_tid = tid;
+	ck_assert_int_eq(call_tid(tid++, 0, &c, &rep), 0);
+	mdsw_reply_free(&rep);
+	ck_assert_int_eq(session_ls_value("stale_ino_ranges"), 0);
+}
+END_TEST
+
 static int64_t status_value(const char *key)
 {
 	struct json_object *req = json_object_new_object(), *rep = NULL, *v;
@@ -1576,6 +1672,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_reconnect_claim_absurd_lease_seq);
 	tcase_add_test(tc, test_replay_refuses_what_is_not_its_own);
 	tcase_add_test(tc, test_delegated_inos);
+	tcase_add_test(tc, test_stale_delegations_freed);
 	tcase_add_test(tc, test_cache_trim);
 	suite_add_tcase(s, tc);
 	return s;

@@ -145,6 +145,9 @@ static __attribute__((unused)) void sample_session(struct mdsp_msg *m, uint32_t 
 		for (i = 0; i < 16; i++)
 			s->reclaim_uuid[i] = (uint8_t)(0x30 + 7 * i);
 	}
+	/* v8: a reconnect bounds the tids naming its old delegations */
+	if (op == MDSP_SESSION_RECONNECT)
+		s->deleg_tid = 0xde1e6000000000d7ull;
 }
 
 static __attribute__((unused)) void sample_auth(struct mdsp_msg *m, uint32_t op)
@@ -404,7 +407,7 @@ static __attribute__((unused)) int msg_eq(const struct mdsp_msg *a, const struct
 		    x->max_file_size != y->max_file_size || x->nmeta != y->nmeta || x->nlocks != y->nlocks ||
 		    !str_eq(x->store_addr, y->store_addr) || x->slow_ops != y->slow_ops ||
 		    !str_eq(x->slow_op, y->slow_op) || x->reclaim_sid != y->reclaim_sid ||
-		    memcmp(x->reclaim_uuid, y->reclaim_uuid, 16))
+		    memcmp(x->reclaim_uuid, y->reclaim_uuid, 16) || x->deleg_tid != y->deleg_tid)
 			return 0;
 		for (i = 0; i < x->nmeta; i++)
 			if (!str_eq(x->meta[i].key, y->meta[i].key) || !str_eq(x->meta[i].val, y->meta[i].val))

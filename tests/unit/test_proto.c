@@ -544,8 +544,10 @@ static void as_older(struct mdsp_buf *b, uint8_t ver, size_t drop)
 #define ENVELOPE 6
 #define LOCK_V1_LEN 36u
 #define LOCK_V2_LEN (LOCK_V1_LEN + 4 + 8 + 8 + 8)
-/* the version 7 tail (reclaim_sid, reclaim_uuid) */
-#define V7_TAIL (8 + 16)
+/* the version 8 tail (deleg_tid) */
+#define V8_TAIL 8
+/* the version 7 and 8 tails (reclaim_sid, reclaim_uuid) */
+#define V7_TAIL (8 + 16 + V8_TAIL)
 /* the version 6 and 7 tails (slow_ops, slow_op) of a session without slow operations */
 #define V6_TAIL (4 + 4 + V7_TAIL)
 /* the version 5 and 6 tails */
@@ -871,6 +873,36 @@ START_TEST(test_session_v5_has_no_slow_ops)
 }
 END_TEST
 
+/* A version-7 SESSION (before deleg_tid): a RECONNECT bounds nothing (the
+ * MDS keeps the stale delegations), every field before decodes as sent. */
+START_TEST(test_session_v7_has_no_deleg_tid)
+{
+	struct mdsp_msg m, d;
+	struct mdsp_buf b;
+	const char *why = NULL;
+
+	sample_session(&m, MDSP_SESSION_RECONNECT, 2);
+	ck_assert_uint_ne(m.session.deleg_tid, 0);
+	encode_ok(&m, &b);
+	ck_assert_int_eq(mdsp_decode_frame(b.data, b.len, &d, &why), 0);
+	ck_assert(msg_eq(&m, &d));
+	ck_assert_uint_eq(d.session.deleg_tid, m.session.deleg_tid);
+	mdsp_msg_free(&d);
+	as_older(&b, 7, V8_TAIL);
+	ck_assert_int_eq(mdsp_decode_frame(b.data, b.len, &d, &why), 0);
+	ck_assert_uint_eq(d.session.deleg_tid, 0);
+	m.session.deleg_tid = 0;
+	ck_assert(msg_eq(&m, &d));
+	mdsp_msg_free(&d);
+	/* the same bytes claiming version 8 are truncated */
+	b.data[MDSP_HDR_LEN] = 8;
+	reframe(b.data, b.len - MDSP_HDR_LEN);
+	ck_assert_int_eq(mdsp_decode_frame(b.data, b.len, &d, &why), -EBADMSG);
+	mdsp_buf_free(&b);
+	mdsp_msg_free(&m);
+}
+END_TEST
+
 /* A version-6 SESSION (before reclaims): an open reclaims nothing, every
  * field before decodes as sent, and an open cut inside the reclaim fields
  * is malformed. */
@@ -902,11 +934,11 @@ START_TEST(test_session_v6_has_no_reclaim)
 	ck_assert_int_eq(mdsp_decode_frame(b.data, b.len, &d, &why), -EBADMSG);
 	mdsp_buf_free(&b);
 	mdsp_msg_free(&m);
-	/* a version-7 open that stops inside the uuid is malformed */
+	/* an open that stops inside the uuid is malformed */
 	sample_session(&m, MDSP_SESSION_REQUEST_OPEN, 0);
 	encode_ok(&m, &b);
-	b.len -= 5;
-	wr32le(b.data + MDSP_HDR_LEN + 2, rd32le(b.data + MDSP_HDR_LEN + 2) - 5);
+	b.len -= V8_TAIL + 5;
+	wr32le(b.data + MDSP_HDR_LEN + 2, rd32le(b.data + MDSP_HDR_LEN + 2) - (V8_TAIL + 5));
 	reframe(b.data, b.len - MDSP_HDR_LEN);
 	ck_assert_int_eq(mdsp_decode_frame(b.data, b.len, &d, &why), -EBADMSG);
 	mdsp_buf_free(&b);
@@ -1686,6 +1718,7 @@ static Suite *proto_suite(void)
 	tcase_add_test(tc, test_session_v4_has_no_locks);
 	tcase_add_test(tc, test_session_v5_has_no_slow_ops);
 	tcase_add_test(tc, test_session_v6_has_no_reclaim);
+	tcase_add_test(tc, test_session_v7_has_no_deleg_tid);
 	tcase_add_test(tc, test_lock_v1_decodes);
 	tcase_add_test(tc, test_decoder_bounds);
 	tcase_add_test(tc, test_caps_extents_bounds);

@@ -389,8 +389,10 @@ static int open_session(struct mdsw *w, uint32_t op, const char *name, uint64_t 
 	static const uint32_t ops[] = { MDSP_SESSION_OPEN, MDSP_SESSION_REJECT, 0 };
 	int r;
 
-	if (op == MDSP_SESSION_RECONNECT)
+	if (op == MDSP_SESSION_RECONNECT) {
 		mdsp_reconnect_proof(w->secret, sid, w->cnonce, w->snonce, q.proof);
+		q.deleg_tid = w->deleg_tid;
+	}
 	memcpy(q.client_uuid, w->uuid, sizeof(q.client_uuid));
 	if (op == MDSP_SESSION_REQUEST_OPEN) {
 		q.reclaim_sid = w->reclaim_sid;

@@ -50,6 +50,7 @@ struct mdsw {
 	uint8_t uuid[16];           /* client_uuid sent by mdsw_open (default zeros: none) */
 	uint64_t reclaim_sid;       /* mdsw_open reclaims this session of client reclaim_uuid (0: none) */
 	uint8_t reclaim_uuid[16];
+	uint64_t deleg_tid;         /* sent in RECONNECT (0: no bound on the tids naming old delegations) */
 };
 
 /* The key of client.admin that every mdsproc of this process holds. */
