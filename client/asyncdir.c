@@ -302,7 +302,7 @@ int lc_async_create(struct lclient *c, struct lc_inode *dir, const char *name, m
 		req->args.oflags = (uint32_t)((flags | O_CREAT | O_EXCL) & ~O_TRUNC);
 	req->args.want_ino = ino;
 	req->want_ino_gen = ino_gen;
-	req->args.flags |= lc_deleg_want_flag(c);
+	lc_deleg_want(c, req);
 	req->on_reply = async_done;
 	req->on_reply_arg = c;
 	req->args.name = strdup(name);

@@ -43,8 +43,9 @@ void lc_optrack_destroy(struct lclient *c);
 struct json_object *lc_ops_json(struct lclient *c);
 
 /* ---- request.c ----------------------------------------------------------- */
-/** lc_deleg_want_flag - MDSP_REQ_WANT_INOS when a create should ask for more inos (then it is asked). */
-uint32_t lc_deleg_want_flag(struct lclient *c);
+/** lc_deleg_want - flag @req MDSP_REQ_WANT_INOS when a create should ask for more inos (then it is
+ * asked), with the delegation epoch its reply's range is checked against. */
+void lc_deleg_want(struct lclient *c, struct mds_request *req);
 /** lc_deleg_reply - the reply of a create that carried MDSP_REQ_WANT_INOS: keep what it delegated. */
 void lc_deleg_reply(struct lclient *c, const struct mds_request *req);
 /** lc_deleg_take - an ino delegated to the session for an asynchronous create into *@ino, and the

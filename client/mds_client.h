@@ -74,6 +74,10 @@ struct mds_request {
 	 * takes a resent request's ino as it takes a replay's.
 	 */
 	uint64_t want_ino_gen;
+	/* caller, with MDSP_REQ_WANT_INOS: the client's delegation epoch when it
+	 * asked (client/request.c lc_deleg_want); a range in a reply to an
+	 * older epoch's ask was delegated before a reconnect, and is stale */
+	uint64_t deleg_epoch;
 	/* the rest is private to mds_client.c */
 	void *priv;
 };

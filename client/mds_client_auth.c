@@ -290,33 +290,29 @@ static int auth_exchange(struct mds_client *m, struct mds_conn *c, uint64_t dead
 
 /*
  * Authenticate on @c, then send REQUEST_OPEN (or RECONNECT of @resume_id
- * with the proof of @secret) and read the answer.
+ * with the proof of @secret and @deleg_tid) and read the answer.
  * Return: 0 with @g filled; -ESTALE when the MDS refused the session
  * (reason logged, @result gets its errno); -EACCES when it refused our
  * authentication (@result: ENOKEY, EKEYREJECTED, EACCES); -ETIMEDOUT or a
  * connection error.
  */
 int mdsc_handshake(struct mds_client *m, struct mds_conn *c, uint64_t resume_id, const uint8_t *secret,
-		     int timeout_ms, struct mdsc_granted *g, int *result)
+		   uint64_t deleg_tid, int timeout_ms, struct mdsc_granted *g, int *result)
 {
 	struct mdsp_msg out = { .type = MDSP_MSG_SESSION }, in;
-	uint64_t deadline, tmo_ns = (uint64_t)timeout_ms * 1000000ull;
+	uint64_t deadline = now_mono_ns() + (uint64_t)timeout_ms * 1000000ull;
 	struct mdsp_cap_reconnect *caps = NULL;
 	struct mdsp_lock *locks = NULL;
 	uint32_t ncaps = 0, nlocks = 0;
 	struct mdsp_buf b;
 	int r;
 
-	/* before the MDS makes our delegations stale: no request above this
-	 * tid names one of their inos (0: not known, it keeps them) */
-	if (resume_id && m->ops.deleg_quiesce && m->ops.deleg_quiesce(m->ops_arg, tmo_ns / 2))
-		out.session.deleg_tid = mdsc_last_tid(m);
-	deadline = now_mono_ns() + tmo_ns;
 	r = auth_exchange(m, c, deadline, result);
 	if (r)
 		return r;
 	out.session.op = resume_id ? MDSP_SESSION_RECONNECT : MDSP_SESSION_REQUEST_OPEN;
 	out.session.session_id = resume_id;
+	out.session.deleg_tid = resume_id ? deleg_tid : 0;
 	out.session.client_name = m->name;
 	out.session.meta = m->meta;
 	out.session.nmeta = m->nmeta;

@@ -385,6 +385,6 @@ int mdsc_probe_answers(struct mds_client *m, const char *addr, int timeout_ms);
 int mdsc_tcp_connect(const char *addr, int timeout_ms, unsigned int stall_ms, int *out, const char **why);
 /* AUTH, then SESSION open (or RECONNECT of @resume_id with @secret): what was granted in @g (auth.c) */
 int mdsc_handshake(struct mds_client *m, struct mds_conn *c, uint64_t resume_id, const uint8_t *secret,
-		   int timeout_ms, struct mdsc_granted *g, int *result);
+		   uint64_t deleg_tid, int timeout_ms, struct mdsc_granted *g, int *result);
 
 #endif

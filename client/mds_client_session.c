@@ -638,7 +638,7 @@ static void connect_session(struct mds_client *m)
 {
 	struct mds_session *s = &m->session;
 	int tmo = (int)(mdsc_secs_to_ns(CFG_client_connect_timeout) / 1000000ull);
-	uint64_t t0, resume_id, old_epoch, backoff, tmo_ns;
+	uint64_t t0, resume_id, old_epoch, backoff, tmo_ns, deleg_tid = 0;
 	uint8_t secret[MDSP_KEY_LEN];
 	struct mdsc_granted g = { 0 };
 	const char *addr = atomic_load(&m->addr), *next_addr;   /* only this thread changes it */
@@ -666,6 +666,10 @@ static void connect_session(struct mds_client *m)
 			derr(CLIENT, "mds %s: session was evicted: %u request(s) with only an UNSAFE reply "
 			     "failed", m->addr, nlost);
 	}
+	/* before the MDS makes our delegations stale: no request above this
+	 * tid names one of their inos (0: not known, it keeps them) */
+	if (resume_id && m->ops.deleg_quiesce && m->ops.deleg_quiesce(m->ops_arg, (uint64_t)tmo * 500000ull))
+		deleg_tid = mdsc_last_tid(m);
 	tmo_ns = mdsc_secs_to_ns(CFG_client_session_timeout);
 	r = mdsc_tcp_connect(addr, tmo, (unsigned int)(tmo_ns / 1000000ull), &fd, &why);
 	if (r)
@@ -682,7 +686,7 @@ static void connect_session(struct mds_client *m)
 		mdsc_conn_mark_dead(c, false, 0, NULL);
 	s->handshaking = c;
 	mdsc_unlock(m, SEC_SESSION, t0);
-	r = mdsc_handshake(m, c, resume_id, secret, tmo, &g, &refused);
+	r = mdsc_handshake(m, c, resume_id, secret, deleg_tid, tmo, &g, &refused);
 	memset(secret, 0, sizeof(secret));
 	t0 = mdsc_lock(m);
 	s->handshaking = NULL;

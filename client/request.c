@@ -271,22 +271,22 @@ bool lc_evicted(struct lclient *c, char *why, size_t len)
 
 /* ---- delegated inos ------------------------------------------------------- */
 
-uint32_t lc_deleg_want_flag(struct lclient *c)
+void lc_deleg_want(struct lclient *c, struct mds_request *req)
 {
 	uint64_t n = 0;
-	uint32_t i, f = 0;
+	uint32_t i;
 
 	if (!c->async_dirops)
-		return 0;
+		return;
 	pthread_mutex_lock(&c->deleg_lock);
 	for (i = 0; i < c->ndeleg; i++)
 		n += c->deleg[i].len;
-	if (!c->deleg_asked && n < (c->deleg_chunk ? c->deleg_chunk / 2 : 1)) {
+	if (!c->deleg_asked && !c->deleg_frozen && n < (c->deleg_chunk ? c->deleg_chunk / 2 : 1)) {
 		c->deleg_asked = true;
-		f = MDSP_REQ_WANT_INOS;
+		req->args.flags |= MDSP_REQ_WANT_INOS;
+		req->deleg_epoch = c->deleg_epoch;
 	}
 	pthread_mutex_unlock(&c->deleg_lock);
-	return f;
 }
 
 void lc_deleg_reply(struct lclient *c, const struct mds_request *req)
@@ -294,10 +294,21 @@ void lc_deleg_reply(struct lclient *c, const struct mds_request *req)
 	const struct mdsp_reply *rep = req->reply;
 
 	pthread_mutex_lock(&c->deleg_lock);
+	if (req->deleg_epoch != c->deleg_epoch) {
+		/*
+		 * Asked before a reconnect (lc_deleg_quiesce): what it brings
+		 * is stale at the MDS, and the RECONNECT's deleg_tid does not
+		 * cover the requests that would name it, so the MDS may free
+		 * it under them.  Whenever it comes: to a caller that ran late,
+		 * or as a SAFE reply the MDS sends on the new connection.
+		 */
+		pthread_mutex_unlock(&c->deleg_lock);
+		return;
+	}
 	c->deleg_asked = false;
 	/* a reply from the MDS's table of completed requests (a resend) names
 	 * a range delegated before our reconnect: stale now (an older MDS
-	 * still sends it); so does a late one while we reconnect */
+	 * still sends it) */
 	if (rep && rep->deleg_len && rep->deleg_start && !(rep->flags & MDSP_REPLY_REPLAYED) &&
 	    !c->deleg_frozen) {
 		if (c->ndeleg == LC_DELEG_RANGES) {
@@ -366,20 +377,22 @@ bool lc_deleg_quiesce(void *arg, uint64_t timeout_ns)
 {
 	struct lclient *c = arg;
 	struct timespec ts = ns_to_timespec(now_mono_ns() + timeout_ns);
-	bool drained;
+
+	uint32_t owed;
 
 	pthread_mutex_lock(&c->deleg_lock);
 	c->deleg_frozen = true;
 	c->ndeleg = 0;
+	c->deleg_asked = false;
+	c->deleg_epoch++;               /* the replies to asks of before bring stale ranges */
 	if (c->deleg_taking)
 		perf_inc(&c->perf.deleg_quiesce_waits, 1);
 	while (c->deleg_taking && pthread_cond_timedwait(&c->deleg_cond, &c->deleg_lock, &ts) != ETIMEDOUT)
 		;
-	drained = !c->deleg_taking;
+	owed = c->deleg_taking;
 	pthread_mutex_unlock(&c->deleg_lock);
-	if (!drained)
+	if (owed)
 		derr(CLIENT, "reconnect: %u asynchronous create(s) took a delegated ino and did not submit it "
-		     "within %.1f s: the MDS keeps the session's old delegations", c->deleg_taking,
-		     (double)timeout_ns / 1e9);
-	return drained;
+		     "within %.1f s: the MDS keeps the session's old delegations", owed, (double)timeout_ns / 1e9);
+	return !owed;
 }

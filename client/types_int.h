@@ -707,7 +707,7 @@ struct lclient {
 	bool async_dirops;           /* client_async_dirops, read at create */
 	_Atomic uint64_t async_off_until; /* mono ns: a create failed for lack of space or a read-only MDS */
 	_Atomic uint32_t async_unsent;   /* inodes with create_unsent set (lc_async_order looks only then) */
-	pthread_mutex_t deleg_lock;  /* protects the seven below; a leaf lock */
+	pthread_mutex_t deleg_lock;  /* protects the eight below; a leaf lock */
 	pthread_cond_t deleg_cond;   /* deleg_taking fell to 0 */
 	struct { uint64_t start, len, gen; } deleg[LC_DELEG_RANGES];   /* gen: the connection's */
 	uint32_t ndeleg;
@@ -715,6 +715,7 @@ struct lclient {
 	bool deleg_asked;            /* a request with MDSP_REQ_WANT_INOS is in flight */
 	bool deleg_frozen;           /* a reconnect is under way: nothing is taken or kept */
 	uint32_t deleg_taking;       /* inos taken whose request is not registered yet */
+	uint64_t deleg_epoch;        /* lc_deleg_quiesce's count: a reply to an older ask is stale */
 
 	/* inode.c: orphans (nlink 0) whose last reference went, to evict and release
 	 * at the flusher's next round (lc_orphan_queue) */

@@ -735,6 +735,53 @@ START_TEST(test_reconnect_waits_for_a_taken_ino)
 }
 END_TEST
 
+/*
+ * A range that answers an ask made before a reconnect was delegated on the
+ * old connection: stale at the MDS, and the RECONNECT's deleg_tid does not
+ * cover the requests that would name it.  It must not be taken, whenever
+ * its reply is applied: by a synchronous create's caller that ran only
+ * after the session was back, or as a SAFE reply the MDS sends on the new
+ * connection.  Asks made after the reconnect are kept.  (The reply is
+ * applied by hand: the race it stands for is a thread descheduled across
+ * a whole reconnect.)
+ */
+START_TEST(test_deleg_reply_of_an_ask_before_reconnect)
+{
+	struct mds_request *old = lc_req_new(A, MDSP_OP_CREATE, ra->ino, &rootcr);
+	struct mds_request *new = lc_req_new(A, MDSP_OP_CREATE, ra->ino, &rootcr);
+	struct mdsp_reply rep = { .deleg_start = 0x7d000000, .deleg_len = 8 };
+	uint64_t ino, gen;
+	bool taking = true;
+
+	ck_assert_ptr_nonnull(old);
+	ck_assert_ptr_nonnull(new);
+	lc_deleg_reset(A);
+	lc_deleg_want(A, old);
+	ck_assert(old->args.flags & MDSP_REQ_WANT_INOS);
+	/* the reconnect: quiesced, then the session event */
+	ck_assert(lc_deleg_quiesce(A, 0));
+	lc_deleg_reset(A);
+	old->reply = &rep;
+	lc_deleg_reply(A, old);
+	old->reply = NULL;
+	ck_assert_msg(!lc_deleg_take(A, &ino, &gen), "took ino %" PRIx64 " of a range asked for before the reconnect",
+		      ino);
+	/* an ask of the new connection is kept */
+	lc_deleg_want(A, new);
+	ck_assert(new->args.flags & MDSP_REQ_WANT_INOS);
+	rep.deleg_start = 0x7e000000;
+	new->reply = &rep;
+	lc_deleg_reply(A, new);
+	new->reply = NULL;
+	ck_assert(lc_deleg_take(A, &ino, &gen));
+	ck_assert_uint_eq(ino, 0x7e000000);
+	lc_deleg_taken(A, &taking);
+	lc_deleg_reset(A);              /* the made-up range goes */
+	mdsc_request_put(old);
+	mdsc_request_put(new);
+}
+END_TEST
+
 /* ---- chmod / chown ------------------------------------------------------------- */
 
 START_TEST(test_chmod_chown_denies_at_once)
@@ -2787,6 +2834,7 @@ static Suite *suite(void)
 	ADD(tc, test_close_before_create_reply);
 	ADD(tc, test_create_in_unsent_async_mkdir);
 	ADD(tc, test_reconnect_waits_for_a_taken_ino);
+	ADD(tc, test_deleg_reply_of_an_ask_before_reconnect);
 	ADD(tc, test_chmod_chown_denies_at_once);
 	ADD(tc, test_revoke_overtakes_reply);
 	ADD(tc, test_kept_batch_after_eviction);
