@@ -396,6 +396,9 @@ int lc_async_create(struct lclient *c, struct lc_inode *dir, const char *name, m
 		in = NULL;
 	}
 out:
+	/* an ask whose reply will never come (not submitted): ask again later */
+	if (r && req && (req->args.flags & MDSP_REQ_WANT_INOS))
+		lc_deleg_reply(c, req);
 	lc_deleg_taken(c, &taking);
 	submitted(c, in ? in : (out ? *out : NULL), &unsent);
 	lc_async_submit_end(dir);

@@ -574,9 +574,10 @@ static int make_node(struct lclient *c, struct mds_request *req, struct lc_inode
 	int r = set_name(req, name);
 
 	lc_async_unlink_wait(c, dir, name);     /* an unlink of the name answered here runs first */
-	lc_deleg_want(c, req);
-	if (r == 0)
+	if (r == 0) {
+		lc_deleg_want(c, req);          /* only when its reply comes (lc_deleg_reply) */
 		r = lc_req_run(c, req, &in);
+	}
 	mdsc_request_put(req);
 	if (r < 0)
 		return r;
@@ -1353,10 +1354,11 @@ static int create_file(struct lclient *c, struct lc_inode *dir, const char *name
 		return -ENOTCONN;
 	req->args.mode = (mode & 07777) | S_IFREG;
 	req->args.oflags = (uint32_t)((flags | O_CREAT) & ~O_TRUNC);
-	lc_deleg_want(c, req);
 	r = set_name(req, name);
-	if (r == 0)
+	if (r == 0) {
+		lc_deleg_want(c, req);
 		r = lc_req_run(c, req, &in);
+	}
 	mdsc_request_put(req);
 	if (r < 0)
 		return r;

@@ -332,6 +332,7 @@ void lc_deleg_reset(struct lclient *c)
 	c->ndeleg = 0;
 	c->deleg_asked = false;
 	c->deleg_frozen = false;
+	c->deleg_epoch++;               /* an eviction, a new session: what was asked is gone too */
 	pthread_mutex_unlock(&c->deleg_lock);
 }
 

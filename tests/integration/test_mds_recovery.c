@@ -1495,16 +1495,17 @@ START_TEST(test_stale_delegations_freed)
 		mdsw_reply_free(&rep);
 		reconnect_bounded(tid);
 	}
-	/* a delegation mostly used, its last ino taken by a create that is
-	 * registered (pending_tid) but sent only after the next reconnect */
+	/* a delegation mostly used, the last but one ino taken by a create
+	 * that is registered (pending_tid) but sent only after the next
+	 * reconnect; the last one is left (so the range outlives the create) */
 	c.name = "b";
 	W.oldest_tid = tid;
 	ck_assert_int_eq(call_tid(tid++, MDSP_REQ_WANT_INOS, &c, &rep), 0);
 	start = rep.deleg_start;
 	len = rep.deleg_len;
 	mdsw_reply_free(&rep);
-	ck_assert_uint_ge(len, 2);
-	for (k = 0; k + 1 < (int)len; k++, tid++) {
+	ck_assert_uint_ge(len, 3);
+	for (k = 0; k + 2 < (int)len; k++, tid++) {
 		snprintf(name, sizeof(name), "b%d", k);
 		c.name = name;
 		c.want_ino = start + (uint64_t)k;
@@ -1513,7 +1514,7 @@ START_TEST(test_stale_delegations_freed)
 		mdsw_reply_free(&rep);
 	}
 	pending_tid = tid++;
-	pending_ino = start + len - 1;
+	pending_ino = start + len - 2;
 	reconnect_bounded(pending_tid);
 	/* more delegations while it is outstanding (oldest_tid stays at it) */
 	for (k = 0; k < 4; k++, tid++) {
