@@ -312,7 +312,7 @@ int mdsc_handshake(struct mds_client *m, struct mds_conn *c, uint64_t resume_id,
 		return r;
 	out.session.op = resume_id ? MDSP_SESSION_RECONNECT : MDSP_SESSION_REQUEST_OPEN;
 	out.session.session_id = resume_id;
-	out.session.deleg_tid = resume_id ? deleg_tid : 0;
+	out.session.deleg_tid = deleg_tid;     /* 0 unless resuming (connect_session) */
 	out.session.client_name = m->name;
 	out.session.meta = m->meta;
 	out.session.nmeta = m->nmeta;

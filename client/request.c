@@ -378,7 +378,6 @@ bool lc_deleg_quiesce(void *arg, uint64_t timeout_ns)
 {
 	struct lclient *c = arg;
 	struct timespec ts = ns_to_timespec(now_mono_ns() + timeout_ns);
-
 	uint32_t owed;
 
 	pthread_mutex_lock(&c->deleg_lock);
