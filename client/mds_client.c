@@ -875,6 +875,8 @@ int mdsc_wait_safe(struct mds_client *m, struct mds_request *pub)
 
 	if (!r->tid && !(atomic_load(&r->state) & RS_ABORTED))
 		return -EINVAL;                 /* never submitted */
+	if (!(atomic_load(&r->state) & (RS_GOT_SAFE | RS_ABORTED)))
+		mdsc_flush_hint(m, r->tid);
 	ret = wait_state(r, RS_GOT_SAFE, tmo ? now_mono_ns() + tmo : 0);
 	if (ret)
 		return ret;
@@ -894,6 +896,8 @@ int mdsc_sync_until(struct mds_client *m, uint64_t deadline_ns)
 	int ret, first_err = 0;
 
 	for (; (r = mdsc_req_next(m, &idx, target)); idx++) {
+		if (!(atomic_load(&r->state) & (RS_GOT_SAFE | RS_ABORTED)))
+			mdsc_flush_hint(m, target);     /* one hint for them all */
 		ret = wait_state(r, RS_GOT_SAFE, deadline_ns);
 		if (!ret)
 			ret = safe_result(r);
@@ -1113,6 +1117,7 @@ static void perf_setup(struct mds_client *m)
 	perf_register_counter(MDSC_PERF_GROUP, "requests_sent", &m->c_sent);
 	perf_register_counter(MDSC_PERF_GROUP, "replies_unsafe", &m->c_replies_unsafe);
 	perf_register_counter(MDSC_PERF_GROUP, "replies_safe", &m->c_replies_safe);
+	perf_register_counter(MDSC_PERF_GROUP, "flush_hints", &m->c_flush_hints);
 	perf_register_counter(MDSC_PERF_GROUP, "replies_replayed", &m->c_replies_replayed);
 	perf_register_counter(MDSC_PERF_GROUP, "replays", &m->c_replays);
 	perf_register_counter(MDSC_PERF_GROUP, "retries", &m->c_retries);

@@ -206,6 +206,8 @@ struct mds_client {
 	_Atomic uint64_t oldest_tid;    /* see the top of mds_client.c */
 	_Atomic uint64_t registered_tid;/* every tid <= this is in the map or done; stored
 					 * under mutex after the insert */
+	_Atomic uint64_t flush_hint_tid;/* the requests up to this tid were sent before a
+					 * REQUEST_FLUSH_JOURNAL (mdsc_flush_hint) */
 	_Atomic uint64_t max_file_size; /* from the last session OPEN; 0: not said (older MDS) */
 
 	pthread_mutex_t wait_list_lock;
@@ -264,6 +266,7 @@ struct mds_client {
 	struct hist frames_per_write;   /* frames the writer offered to one writev */
 	_Atomic uint64_t out_bytes, out_frames;  /* queued on every connection */
 	struct perf_counter c_sent, c_replies_unsafe, c_replies_safe, c_replies_replayed;
+	struct perf_counter c_flush_hints;      /* REQUEST_FLUSH_JOURNAL sent: a wait for SAFE began */
 	struct perf_counter c_replays, c_retries, c_reconnects, c_opens, c_rejects;
 	struct perf_counter c_timeouts, c_unsafe_lost, c_sent_lost, c_interrupted;
 	struct perf_counter c_direct_sends;     /* frames a submitter sent itself (idle socket) */
@@ -337,6 +340,14 @@ int mdsc_conn_send_corked(struct mds_conn *c, struct mdsp_buf *b);
 /* mdsc_conn_send_corked_nowait - as mdsc_conn_send_corked, never waiting for
  * room (a caps message nobody waits for: mdsc_send_caps_corked). */
 int mdsc_conn_send_corked_nowait(struct mds_conn *c, struct mdsp_buf *b);
+/*
+ * mdsc_flush_hint - we wait for the SAFE reply of @tid: unless a hint sent
+ * since covers it, tell the MDS (SESSION REQUEST_FLUSH_JOURNAL) not to hold
+ * its journal write for more entries (mds_journal_max_delay).  Sent after
+ * what the cork holds, never waiting for room; nothing without an open
+ * session (the replays after a reconnect are written at once).
+ */
+void mdsc_flush_hint(struct mds_client *m, uint64_t tid);
 /* mdsc_conn_uncork - send what the cork holds on @c now (mdsc_uncork). */
 void mdsc_conn_uncork(struct mds_conn *c);
 struct json_object *mdsc_session_json(struct mds_client *m);

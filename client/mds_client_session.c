@@ -1369,6 +1369,31 @@ void mdsc_session_close(struct mds_client *m, uint64_t unmount_deadline_ns)
 
 /* ---- caps, state, admin ------------------------------------------------------------------ */
 
+void mdsc_flush_hint(struct mds_client *m, uint64_t tid)
+{
+	uint64_t covered = atomic_load(&m->flush_hint_tid), upto = atomic_load(&m->last_tid), t0, id = 0;
+	struct mds_conn *c = NULL;
+
+	if (tid <= covered)
+		return;
+	t0 = mdsc_lock(m);
+	if (m->session.state == SESS_OPEN && m->session.conn && !m->wait_kicking) {
+		c = m->session.conn;
+		id = m->session.id;
+		mdsc_conn_get(c);
+	}
+	mdsc_unlock(m, SEC_OTHER, t0);
+	if (!c)
+		return;
+	/* one waiter sends it for all the requests made so far; the tids
+	 * of those not sent yet go after the hint on the same connection
+	 * and are written at most mds_journal_max_delay later */
+	if (atomic_compare_exchange_strong(&m->flush_hint_tid, &covered, upto) &&
+	    !send_session_msg(m, c, MDSP_SESSION_REQUEST_FLUSH_JOURNAL, id, 0, SEND_NOWAIT))
+		perf_inc(&m->c_flush_hints, 1);
+	mdsc_conn_put(c);
+}
+
 static int send_caps(struct mds_client *m, const struct mdsp_caps *caps, bool corked)
 {
 	struct mdsp_msg msg = { .type = MDSP_MSG_CAPS };

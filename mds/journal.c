@@ -22,7 +22,13 @@
  * as one store write, waits for it to be durable, then sends the SAFE
  * replies that rode with those entries.  While one write is in flight the
  * next batch accumulates, so the batch size grows with the load by itself;
- * mds_journal_max_delay can add a wait.
+ * mds_journal_max_delay can add a wait, as Ceph's journaler_batch_interval:
+ * only while nobody waits for the batch.  A mutation answered UNSAFE is
+ * queued lazily (journal_submit_lazy_locked: its client went on); anything
+ * else queued (a failed request's only reply, a session's, a cap flush's
+ * ack, the MDS's own entries) and a client that starts to wait for SAFE
+ * (fsync: SESSION REQUEST_FLUSH_JOURNAL, journal_flush_hint, as Ceph's
+ * REQUEST_FLUSH_MDLOG) end the wait.
  *
  * Write errors make the MDS read-only, not dead.  A failed write (ENOSPC,
  * EIO, an OSD timeout) is retried, the same bytes at the same offset (so a
@@ -495,12 +501,14 @@ uint64_t journal_seg_bytes(void)
 	return atomic_load(&journal_seg_mem);
 }
 
-uint64_t journal_submit_locked(struct mds *m, struct txn *t, struct jitem *item)
+static uint64_t submit_locked(struct mds *m, struct txn *t, struct jitem *item, bool urgent)
 {
 	struct journal *j = m->j;
 	uint64_t seq;
 
 	pthread_mutex_lock(&j->lock);
+	if (urgent)
+		j->urgent = true;
 	if (t && t->n) {
 		size_t before = j->pending.len;
 		int i;
@@ -527,6 +535,29 @@ uint64_t journal_submit_locked(struct mds *m, struct txn *t, struct jitem *item)
 	pthread_cond_signal(&j->cond);
 	pthread_mutex_unlock(&j->lock);
 	return seq;
+}
+
+uint64_t journal_submit_locked(struct mds *m, struct txn *t, struct jitem *item)
+{
+	return submit_locked(m, t, item, true);
+}
+
+uint64_t journal_submit_lazy_locked(struct mds *m, struct txn *t, struct jitem *item)
+{
+	return submit_locked(m, t, item, false);
+}
+
+void journal_flush_hint(struct mds *m)
+{
+	struct journal *j = m->j;
+
+	if (!j)
+		return;
+	pthread_mutex_lock(&j->lock);
+	j->urgent = true;
+	perf_inc(&j->flush_hints, 1);
+	pthread_cond_signal(&j->cond);
+	pthread_mutex_unlock(&j->lock);
 }
 
 /* Caller holds j->lock.  Is the request of @w to wait, and for what. */
@@ -798,14 +829,18 @@ static void *writer_main(void *arg)
 			double delay = cfg_double(CFG_mds_journal_max_delay);
 			uint64_t maxb = cfg_uint(CFG_mds_journal_max_batch);
 
-			if (delay > 0 && !j->stop && !j->draining && j->npending && j->npending < maxb) {
+			/* only while nobody waits for the batch: what is queued
+			 * was answered UNSAFE (journal_submit_lazy_locked), and a
+			 * client that starts to wait for its SAFE says so */
+			if (delay > 0 && !j->urgent && !j->stop && !j->draining && j->npending && j->npending < maxb) {
 				struct timespec ts = ns_to_timespec(now_mono_ns() + (uint64_t)(delay * 1e9));
 
-				while (j->npending < maxb && !j->stop && !j->draining &&
+				while (j->npending < maxb && !j->urgent && !j->stop && !j->draining &&
 				       pthread_cond_timedwait(&j->cond, &j->lock, &ts) == 0)
 					;
 			}
 		}
+		j->urgent = false;      /* for what comes after this batch */
 		buf = j->pending;
 		mdsp_buf_init(&j->pending);
 		j->qbytes_batch = j->qbytes;   /* freed once its replies are sent */
@@ -997,6 +1032,7 @@ int journal_start(struct mds *m)
 	perf_register_counter("mds_journal", "expire_errors", &j->expire_errors);
 	perf_register_counter("mds_journal", "throttled", &j->throttled);
 	perf_register_counter("mds_journal", "throttled_segments", &j->throttled_segments);
+	perf_register_counter("mds_journal", "flush_hints", &j->flush_hints);
 	perf_register_hist("mds_journal", "throttle_lat", &j->throttle_lat);
 	perf_register_fn("mds_journal", "queued_bytes", g_queued, j);
 	perf_register_fn("mds_journal", "queued_bytes_max", g_queued_peak, j);
@@ -1072,7 +1108,8 @@ int journal_wait_written(struct mds *m, uint64_t seq, uint64_t deadline_ns)
 		return -ENOTCONN;
 	lockdep_might_wait("a journal write");
 	pthread_mutex_lock(&j->lock);
-	pthread_cond_broadcast(&j->cond);       /* a batch delay need not run out for us */
+	j->urgent = true;                        /* a batch delay need not run out for us */
+	pthread_cond_broadcast(&j->cond);
 	while (j->written_seq < seq) {
 		if (j->stop) {
 			r = -ESHUTDOWN;

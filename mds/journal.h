@@ -39,6 +39,19 @@ int journal_start(struct mds *m);
  */
 uint64_t journal_submit_locked(struct mds *m, struct txn *t, struct jitem *item);
 /*
+ * journal_submit_lazy_locked - as journal_submit_locked, for a mutation
+ * whose client was answered UNSAFE and went on: the write may wait up to
+ * mds_journal_max_delay for more entries, unless something else queued or
+ * journal_flush_hint() says that somebody waits.
+ */
+uint64_t journal_submit_lazy_locked(struct mds *m, struct txn *t, struct jitem *item);
+/*
+ * journal_flush_hint - a client waits for the SAFE replies of what it sent
+ * (SESSION REQUEST_FLUSH_JOURNAL): write what is queued without waiting for
+ * more.  Any context; takes the journal's lock.
+ */
+void journal_flush_hint(struct mds *m);
+/*
  * journal_wait_written - wait until the entry @seq (journal_submit_locked's
  * answer) is durable.  0; at @deadline_ns (CLOCK_MONOTONIC) -ETIMEDOUT,
  * or the write error while the journal is read-only (the entry may still

@@ -62,6 +62,9 @@ struct journal {
 	uint64_t written_seq;         /* entries up to it are durable (journal_wait_written) */
 	bool stop, seal_req, writing;
 	bool draining;                /* shutdown: write what is queued at once (journal_drain) */
+	bool urgent;                  /* somebody waits for what is queued: no mds_journal_max_delay
+				       * (journal_submit_locked, journal_flush_hint); the writer
+				       * clears it as it takes a batch */
 	uint64_t seg_size;
 	size_t cur_len;               /* copies of cur->len, cur->nedits and cur->first_ns for journal_tick */
 	uint64_t cur_nedits;
@@ -118,6 +121,7 @@ struct journal {
 	pthread_cond_t space;         /* qbytes or the segments in memory shrank (throttled requests wait on it) */
 	struct perf_counter writes, entries, bytes, expired, expire_errors, throttled, write_errors, refused;
 	struct perf_counter throttled_segments;   /* of throttled: waiting for expiry, not a write */
+	struct perf_counter flush_hints;          /* clients that wait for SAFE asked for a write now */
 	struct hist batch, write_lat, expire_lat, throttle_lat;
 };
 

@@ -389,7 +389,12 @@ static bool request_run(struct mds *m, struct conn *c, struct mdsp_msg *msg, uin
 	 * out before the writer can send the SAFE one */
 	pthread_mutex_lock(&c->send_lock);
 	ce = xa_load(&s->completed, req->tid);
-	ce->jseq = journal_submit_locked(m, &t, it);
+	/* a failed op's only reply is the SAFE one, which its client waits
+	 * for; a replay's client waits for it to end its reconnect */
+	if (rep->result || (req->flags & MDSP_REQ_REPLAY))
+		ce->jseq = journal_submit_locked(m, &t, it);
+	else
+		ce->jseq = journal_submit_lazy_locked(m, &t, it);
 	pthread_mutex_unlock(&m->lock);
 	txn_free(&t);
 	/* a failed op changed nothing: it gets only the SAFE reply (its

@@ -1125,6 +1125,15 @@ void session_handle(struct mds *m, struct conn *c, struct mdsp_session *msg)
 		free(refused);
 		return;
 	}
+	case MDSP_SESSION_REQUEST_FLUSH_JOURNAL:
+		/* no answer: the SAFE replies it waits for are the answer; a
+		 * peer without a session has nothing queued to wait for */
+		pthread_mutex_lock(&m->lock);
+		sid = c->session_id;
+		pthread_mutex_unlock(&m->lock);
+		if (sid)
+			journal_flush_hint(m);
+		return;
 	default:
 		dout(MDS, 1, "%s: unexpected session op %s ignored", c->peer, mdsp_session_op_name(msg->op));
 		return;

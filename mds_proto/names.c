@@ -66,6 +66,7 @@ static const char *const session_op_names[] = {
 	[MDSP_SESSION_EVICTED] = "evicted",
 	[MDSP_SESSION_REJECT] = "reject",
 	[MDSP_SESSION_CONFIG] = "config",
+	[MDSP_SESSION_REQUEST_FLUSH_JOURNAL] = "request_flush_journal",
 };
 
 static const char *const caps_op_names[] = {

@@ -224,6 +224,10 @@ enum mdsp_session_op {
 	MDSP_SESSION_REJECT = 10,        /* mds -> client: result and reason say why */
 	MDSP_SESSION_CONFIG = 11,        /* mds -> client: a per-filesystem setting changed
 					  * (max_file_size; `fs set`); older clients ignore it */
+	MDSP_SESSION_REQUEST_FLUSH_JOURNAL = 12, /* client -> mds: it waits for the SAFE replies of what
+						  * it sent (fsync): write the journal now, not after
+						  * mds_journal_max_delay (Ceph's REQUEST_FLUSH_MDLOG);
+						  * no answer; older MDSs ignore it */
 };
 
 /*

@@ -1359,7 +1359,8 @@ START_TEST(test_names)
 	ck_assert_str_eq(mdsp_session_op_name(MDSP_SESSION_RECONNECT), "reconnect");
 	ck_assert_str_eq(mdsp_session_op_name(MDSP_SESSION_REJECT), "reject");
 	ck_assert_str_eq(mdsp_session_op_name(MDSP_SESSION_CONFIG), "config");
-	ck_assert_str_eq(mdsp_session_op_name(12), "unknown");
+	ck_assert_str_eq(mdsp_session_op_name(MDSP_SESSION_REQUEST_FLUSH_JOURNAL), "request_flush_journal");
+	ck_assert_str_eq(mdsp_session_op_name(13), "unknown");
 	for (op = 1; op < MDSP_CAPS_OP_MAX; op++)
 		ck_assert_str_ne(mdsp_caps_op_name(op), "unknown");
 	ck_assert_str_eq(mdsp_caps_op_name(MDSP_CAPS_LEASE_RELEASE), "lease_release");

@@ -5,6 +5,8 @@
 # temp dir), conf, asok (the client's admin socket), mds_asok and mds_bin,
 # cli_bin; it gets mds_pid and port from local_mds_start.  thread_ticks
 # and thread_cpu_lines split a daemon's CPU by thread name.
+# LOLIGO_BENCH_MDS_ARGS (environment): more loligo-mds options, split on
+# spaces, e.g. "--mds_journal_max_delay=0" to compare with the default.
 
 # CPU time of each live thread of a process so far, summed by thread name:
 # "name<TAB>ticks" lines (the FUSE workers keep the process's name,
@@ -70,7 +72,8 @@ EOF
 	"$cli_bin" auth get-or-create client.admin --keyring "$work/keyring" -o "$work/client.keyring" 2>/dev/null
 	"$mds_bin" -c "$conf" --mkfs >"$work/mds.out" 2>&1 ||
 		{ echo "$bench: loligo-mds --mkfs failed:" >&2; tail "$work/mds.out" >&2; exit 1; }
-	"$mds_bin" -c "$conf" --mds_port=0 --port-file "$work/mds.port" >>"$work/mds.out" 2>&1 &
+	# shellcheck disable=SC2086 # LOLIGO_BENCH_MDS_ARGS: extra options, split on spaces
+	"$mds_bin" -c "$conf" --mds_port=0 --port-file "$work/mds.port" ${LOLIGO_BENCH_MDS_ARGS:-} >>"$work/mds.out" 2>&1 &
 	mds_pid=$!
 	for _ in $(seq 1 150); do [[ -s $work/mds.port ]] && break; sleep 0.1; done
 	[[ -s $work/mds.port ]] || { echo "$bench: loligo-mds did not start:" >&2; tail "$work/mds.out" >&2; exit 1; }

@@ -537,6 +537,17 @@ int mdsw_send_request(struct mdsw *w, struct mdsp_request *req)
 	return r ? -1000 + r : 0;
 }
 
+int mdsw_flush_hint(struct mdsw *w)
+{
+	struct mdsp_msg msg;
+
+	memset(&msg, 0, sizeof(msg));
+	msg.type = MDSP_MSG_SESSION;
+	msg.session.op = MDSP_SESSION_REQUEST_FLUSH_JOURNAL;
+	msg.session.session_id = w->sid;
+	return send_msg(w, &msg);
+}
+
 int mdsw_recv_reply(struct mdsw *w, struct mdsp_reply *rep)
 {
 	struct mdsp_msg in;
@@ -551,6 +562,11 @@ int mdsw_recv_reply(struct mdsw *w, struct mdsp_reply *rep)
 		if (in.type == MDSP_MSG_REPLY && ((in.reply.flags & MDSP_REPLY_SAFE) || !w->wait_safe)) {
 			*rep = in.reply;
 			return 0;
+		}
+		/* we wait for its SAFE reply: as the client's fsync, say so */
+		if (in.type == MDSP_MSG_REPLY && !w->no_flush_hint && (r = mdsw_flush_hint(w))) {
+			mdsp_msg_free(&in);
+			return -1000 + r;
 		}
 		caps_in(w, &in);
 		mdsp_msg_free(&in);
@@ -581,6 +597,11 @@ int mdsw_call(struct mdsw *w, struct mdsp_request *req, struct mdsp_reply *rep)
 				return rep->result;
 			}
 			w->got_unsafe = true;
+			/* we wait for its SAFE reply: as the client's fsync, say so */
+			if (!w->no_flush_hint && (r = mdsw_flush_hint(w))) {
+				mdsp_msg_free(&in);
+				return -1000 + r;
+			}
 		}
 		caps_in(w, &in);
 		mdsp_msg_free(&in);

@@ -42,6 +42,7 @@ struct mdsw {
 	struct mdsp_caller caller;
 	bool got_unsafe;            /* last request: an UNSAFE reply came first */
 	bool wait_safe;             /* default true: mdsw_call returns on SAFE */
+	bool no_flush_hint;         /* waiting for SAFE, send no REQUEST_FLUSH_JOURNAL (an older client) */
 	int timeout_ms;
 	bool keep_caps;             /* hold what replies grant (default: release at once) */
 	bool no_ack;                /* leave revokes unanswered (a client that hangs) */
@@ -103,6 +104,10 @@ int mdsw_send_request(struct mdsw *w, struct mdsp_request *req);
 /* mdsw_recv_reply - the next reply of any tid (SAFE, or any if !w->wait_safe)
  * into @rep, CAPS messages handled meanwhile; nothing is released: 0 or < -1000. */
 int mdsw_recv_reply(struct mdsw *w, struct mdsp_reply *rep);
+/* mdsw_flush_hint - SESSION REQUEST_FLUSH_JOURNAL: we wait for SAFE replies,
+ * write the journal now (mdsw_call and mdsw_recv_reply send it on an UNSAFE
+ * reply while they wait for the SAFE one, unless w->no_flush_hint). */
+int mdsw_flush_hint(struct mdsw *w);
 /* mdsw_send_caps - send a CAPS message (no answer expected). */
 int mdsw_send_caps(struct mdsw *w, const struct mdsp_caps *c);
 /* mdsw_poll_caps - read for @ms and answer the revokes that come (ack unless no_ack). */
