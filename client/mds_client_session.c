@@ -1371,7 +1371,7 @@ void mdsc_session_close(struct mds_client *m, uint64_t unmount_deadline_ns)
 
 void mdsc_flush_hint(struct mds_client *m, uint64_t tid)
 {
-	uint64_t covered = atomic_load(&m->flush_hint_tid), upto = atomic_load(&m->last_tid), t0, id = 0;
+	uint64_t covered = atomic_load(&m->flush_hint_tid), upto, t0, id = 0;
 	struct mds_conn *c = NULL;
 
 	if (tid <= covered)
@@ -1387,10 +1387,20 @@ void mdsc_flush_hint(struct mds_client *m, uint64_t tid)
 		return;
 	/* one waiter sends it for all the requests made so far; the tids
 	 * of those not sent yet go after the hint on the same connection
-	 * and are written at most mds_journal_max_delay later */
-	if (atomic_compare_exchange_strong(&m->flush_hint_tid, &covered, upto) &&
-	    !send_session_msg(m, c, MDSP_SESSION_REQUEST_FLUSH_JOURNAL, id, 0, SEND_NOWAIT))
+	 * and are written at most mds_journal_max_delay later.  A waiter
+	 * whose tid another's hint does not reach sends its own */
+	upto = atomic_load(&m->last_tid);
+	do {
+		if (tid <= covered) {
+			mdsc_conn_put(c);
+			return;
+		}
+	} while (!atomic_compare_exchange_weak(&m->flush_hint_tid, &covered, upto));
+	if (!send_session_msg(m, c, MDSP_SESSION_REQUEST_FLUSH_JOURNAL, id, 0, SEND_NOWAIT))
 		perf_inc(&m->c_flush_hints, 1);
+	else
+		/* not sent: the next wait for these tids tries again */
+		atomic_compare_exchange_strong(&m->flush_hint_tid, &upto, covered);
 	mdsc_conn_put(c);
 }
 
