@@ -585,6 +585,9 @@ static void waiter_add_locked(struct journal *j, struct jwaiter *w)
 	perf_inc(&j->throttled, 1);
 	if (w->segments)
 		perf_inc(&j->throttled_segments, 1);
+	/* a request waits for a write to make room: no batch delay */
+	j->urgent = true;
+	pthread_cond_signal(&j->cond);
 }
 
 /* Caller holds j->lock.  @w waits no more. */
