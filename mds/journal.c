@@ -26,7 +26,8 @@
  * only while nobody waits for the batch.  A mutation answered UNSAFE is
  * queued lazily (journal_submit_lazy_locked: its client went on); anything
  * else queued (a failed request's only reply, a session's, a cap flush's
- * ack, the MDS's own entries) and a client that starts to wait for SAFE
+ * ack, the MDS's own entries), a request throttled for room in the queue
+ * and a client that starts to wait for SAFE
  * (fsync: SESSION REQUEST_FLUSH_JOURNAL, journal_flush_hint, as Ceph's
  * REQUEST_FLUSH_MDLOG) end the wait.
  *
